@@ -1,0 +1,202 @@
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { systemClock, type Clock } from '../clock.js';
+import { decide, isNoop, type Decision } from '../election/decide.js';
+import { plan } from '../election/plan.js';
+import { isCandidateStale, isIdentityExpired, vacancy } from '../election/vacancy.js';
+import type { Candidate } from '../schemas/candidate.js';
+import type { IdentityLease } from '../schemas/identity.js';
+import { electionConfig, type ElectionConfig, type ElectionConfigInput, type TableNames } from '../schemas/config.js';
+import type { Lease } from '../schemas/lease.js';
+import { CandidateStore } from '../stores/candidate-store.js';
+import { ConflictError } from '../stores/errors.js';
+import { IdentityStore } from '../stores/identity-store.js';
+import type { InvalidItem } from '../stores/item-store.js';
+import { LeaseStore, type LeaseRead } from '../stores/lease-store.js';
+import { mapLimit } from '../util/pool.js';
+
+export interface CoordinatorDeps {
+  leases: LeaseStore;
+  candidates: CandidateStore;
+  identities: IdentityStore;
+  clock: Clock;
+  config: ElectionConfig;
+}
+
+export function coordinatorDeps(client: DynamoDBClient, tables: TableNames, opts: { clock?: Clock; config?: ElectionConfigInput } = {}): CoordinatorDeps {
+  return {
+    leases: new LeaseStore(client, tables.leases),
+    candidates: new CandidateStore(client, tables.candidates),
+    identities: new IdentityStore(client, tables.identities),
+    clock: opts.clock ?? systemClock,
+    config: electionConfig(opts.config),
+  };
+}
+
+/** What one reconcile did, for events and metrics. */
+export interface ReconcileOutcome {
+  lease: string;
+  decision: Decision;
+  /** The lease before the decision (absent: there was none). */
+  before: Lease | undefined;
+  /** The lease as written; absent when nothing was written. */
+  after: Lease | undefined;
+  /** Candidates actually pinged (a gone or already pinged one is skipped). */
+  pinged: string[];
+  /** Candidate rows that do not match the schema: they took no part. */
+  invalidCandidates: InvalidItem[];
+  /** Reads and decisions made: more than 1 means races were lost and decided again. */
+  attempts: number;
+  /** When the decision was made. */
+  at: number;
+}
+
+/** Lost more races in a row than the configuration allows; the next trigger will try again. */
+export class TooManyConflictsError extends Error {
+  override readonly name = 'TooManyConflictsError';
+  constructor(readonly lease: string, readonly attempts: number, readonly last: ConflictError) {
+    super(`lease "${lease}": gave up after losing ${attempts} write races in a row (${last.message})`);
+  }
+}
+
+interface Snapshot {
+  read: LeaseRead;
+  candidates: Candidate[];
+  invalid: InvalidItem[];
+}
+
+async function snapshot(deps: CoordinatorDeps, name: string): Promise<Snapshot> {
+  const [read, list] = await Promise.all([deps.leases.read(name), deps.candidates.list(name)]);
+  return { read, candidates: list.candidates, invalid: list.invalid };
+}
+
+/**
+ * Reconciles one lease: consistent reads, the pure decision, its conditional writes. A lost race
+ * (ConflictError) means reading and deciding again. A malformed lease item is a ValidationError:
+ * no decision is taken on data that does not parse.
+ */
+export async function reconcileLease(deps: CoordinatorDeps, name: string, seed?: Snapshot): Promise<ReconcileOutcome> {
+  for (let attempt = 1; ; attempt++) {
+    const snap = attempt === 1 && seed ? seed : await snapshot(deps, name);
+    const now = deps.clock.now();
+    const before = snap.read.item;
+    const decision = decide(name, before, snap.candidates, now, deps.config);
+    const outcome: ReconcileOutcome = { lease: name, decision, before, after: undefined, pinged: [], invalidCandidates: snap.invalid, attempts: attempt, at: now };
+    if (isNoop(decision)) return outcome;
+    const writes = plan(decision, before, now, deps.config);
+    try {
+      if (writes.ping.length) {
+        const pingTime = writes.pingTime!;
+        const done = await Promise.all(writes.ping.map((c) => deps.candidates.ping(name, c, pingTime)));
+        outcome.pinged = writes.ping.filter((_, i) => done[i]);
+      }
+      if (writes.lease) outcome.after = await deps.leases.write(snap.read, writes.lease);
+      return outcome;
+    } catch (e) {
+      if (!(e instanceof ConflictError)) throw e;
+      if (attempt >= deps.config.maxConflictRetries) throw new TooManyConflictsError(name, attempt, e);
+    }
+  }
+}
+
+export interface ReconcileAllResult {
+  /** Leases looked at (every lease with candidates or an election in flight). */
+  leases: number;
+  /** Every outcome, no-ops included. */
+  outcomes: ReconcileOutcome[];
+  /** Leases whose reconcile failed (retried at the next trigger); the others went on. */
+  errors: { lease: string; error: Error }[];
+  /** Rows that do not match their schema, in any table. */
+  invalid: InvalidItem[];
+  collectedCandidates: { leaseName: string; name: string }[];
+  collectedIdentities: { component: string; name: string }[];
+  /** Coordinated leases (OldestEmulationVersion, with live candidates) that have no live holder after this pass. */
+  leaderless: string[];
+}
+
+/**
+ * The coordinator's tick: every lease that has candidates or an election in flight is reconciled,
+ * at most `config.concurrency` at a time, from two consistent scans (one per table) rather than
+ * two reads per lease; only leases whose decision writes are read again, by their own reconcile.
+ * Then stale candidates and expired identity leases are collected, each delete conditioned on
+ * the revision scanned, so a row renewed meanwhile stays.
+ */
+export async function reconcileAll(deps: CoordinatorDeps): Promise<ReconcileAllResult> {
+  const result: ReconcileAllResult = { leases: 0, outcomes: [], errors: [], invalid: [], collectedCandidates: [], collectedIdentities: [], leaderless: [] };
+  const leases = new Map<string, Lease>();
+  const badLeases = new Set<string>();
+  for await (const page of deps.leases.scan()) {
+    for (const s of page) {
+      if (s.ok) leases.set(s.item.name, s.item);
+      else {
+        result.invalid.push(s.invalid);
+        badLeases.add(String(s.invalid.key['name']));
+      }
+    }
+  }
+  const groups = new Map<string, { candidates: Candidate[]; invalid: InvalidItem[] }>();
+  const group = (n: string) => groups.get(n) ?? groups.set(n, { candidates: [], invalid: [] }).get(n)!;
+  for await (const page of deps.candidates.scan()) {
+    for (const s of page) {
+      if (s.ok) group(s.item.leaseName).candidates.push(s.item);
+      else {
+        result.invalid.push(s.invalid);
+        group(String(s.invalid.key['leaseName'])).invalid.push(s.invalid);
+      }
+    }
+  }
+  for (const [n, l] of leases) if (l.election && !groups.has(n)) group(n);
+  for (const n of badLeases) groups.delete(n); // reported above; never decided on
+
+  const names = [...groups.keys()].sort();
+  result.leases = names.length;
+  const outcomes = await mapLimit(names, deps.config.concurrency, async (name) => {
+    const g = groups.get(name)!;
+    try {
+      return await reconcileLease(deps, name, { read: LeaseStore.readOf(name, leases.get(name)), candidates: g.candidates, invalid: g.invalid });
+    } catch (e) {
+      result.errors.push({ lease: name, error: e instanceof Error ? e : new Error(String(e)) });
+      return undefined;
+    }
+  });
+  const now = deps.clock.now();
+  for (const o of outcomes) {
+    if (!o) continue;
+    result.outcomes.push(o);
+    const g = groups.get(o.lease)!;
+    // Leaderless: a lease Conclave elects for, with live candidates, and no live holder after this pass.
+    const notOurs = o.decision.kind === 'leaveAlone' && (o.decision.reason === 'noCoordination' || o.decision.reason === 'unknownStrategy');
+    const hasLive = g.candidates.some((c) => !isCandidateStale(c, now, deps.config.candidateStaleAfterMs));
+    if (!notOurs && hasLive && vacancy(o.after ?? o.before, now, deps.config.clockSkewMs).vacant) result.leaderless.push(o.lease);
+  }
+
+  await collectGarbage(deps, [...groups.values()].flatMap((g) => g.candidates), result);
+  return result;
+}
+
+async function collectGarbage(deps: CoordinatorDeps, candidates: Candidate[], result: ReconcileAllResult): Promise<void> {
+  const now = deps.clock.now();
+  const stale = candidates.filter((c) => isCandidateStale(c, now, deps.config.candidateStaleAfterMs));
+  await mapLimit(stale, deps.config.concurrency, async (c) => {
+    try {
+      await deps.candidates.delete(CandidateStore.readOf(c));
+      result.collectedCandidates.push({ leaseName: c.leaseName, name: c.name });
+    } catch (e) {
+      if (!(e instanceof ConflictError)) throw e; // renewed (or already gone) since the scan: keep it
+    }
+  });
+  const expired: IdentityLease[] = [];
+  for await (const page of deps.identities.scan()) {
+    for (const s of page) {
+      if (!s.ok) result.invalid.push(s.invalid);
+      else if (isIdentityExpired(s.item, now, deps.config.identityGcGraceMs)) expired.push(s.item);
+    }
+  }
+  await mapLimit(expired, deps.config.concurrency, async (i) => {
+    try {
+      await deps.identities.delete(IdentityStore.readOf(i));
+      result.collectedIdentities.push({ component: i.component, name: i.name });
+    } catch (e) {
+      if (!(e instanceof ConflictError)) throw e; // renewed since the scan: it lives on
+    }
+  });
+}

@@ -1,0 +1,140 @@
+import type { Candidate } from '../schemas/candidate.js';
+import type { ElectionConfig } from '../schemas/config.js';
+import type { Election, ElectionFailure, Lease } from '../schemas/lease.js';
+import { NO_COORDINATION, OLDEST_EMULATION_VERSION, isKnownStrategy } from '../schemas/strategy.js';
+import { isBetterThanHolder, orderCandidates, pickBest, skewPrevented } from './ordering.js';
+import { strategyConsensus } from './strategy.js';
+import { liveCandidates, vacancy, type VacancyReason } from './vacancy.js';
+
+export type LeaveAloneReason =
+  | 'noCandidates'
+  | 'noLiveCandidates'
+  | 'noCoordination'
+  | 'unknownStrategy'
+  | 'contradictoryStrategies'
+  | 'leaderHealthy'
+  | 'preemptionPending';
+
+/** What one reconcile of one lease should do. Pure: the same inputs always give the same decision. */
+export type Decision =
+  | { kind: 'leaveAlone'; reason: LeaveAloneReason; strategy?: string; detail?: string }
+  | { kind: 'awaitAcks'; strategy: string; election: Election; pending: string[] }
+  /** Ping `ping` (the live candidates that neither renewed lately nor ignored their last ping), then open. */
+  | { kind: 'openElection'; strategy: string; vacancy: VacancyReason; election: Election; ping: string[] }
+  /** Give the lease to `winner`. `election` is absent when every live candidate was fresh: no ping needed. */
+  | { kind: 'elect'; strategy: string; winner: string; acked: string[]; election?: Election; vacancy?: VacancyReason; skewPrevented: boolean }
+  | { kind: 'failElection'; strategy?: string; failure: ElectionFailure }
+  | { kind: 'cancelElection'; strategy: string; election: Election; why: 'holderPresent' | 'strategyChanged' }
+  | { kind: 'preempt'; strategy: string; holder: string; preferredHolder: string }
+  | { kind: 'clearPreferredHolder'; strategy: string; preferredHolder: string; why: 'holderIsBest' | 'noValidCandidate' };
+
+export type DecisionKind = Decision['kind'];
+
+/** Whether a decision writes nothing. */
+export const isNoop = (d: Decision): boolean => d.kind === 'leaveAlone' || d.kind === 'awaitAcks';
+
+/** Election ids are derived, not random: the lease name and the revision the election is written at. */
+export const electionIdFor = (name: string, lease: Lease | undefined): string => `${name}#${(lease?.revision ?? 0) + 1}`;
+
+/** Acknowledged: renewed within the ack window before the election opened, or any time since. */
+export const hasAcked = (c: Candidate, e: Pick<Election, 'startedAt'>, ackWindowMs: number): boolean => c.renewTime >= e.startedAt - ackWindowMs;
+
+/** Pinged for this election and not answered yet: the election waits for it until its deadline. */
+export const isPending = (c: Candidate, e: Pick<Election, 'startedAt'>, ackWindowMs: number): boolean =>
+  c.pingTime !== undefined && c.pingTime >= e.startedAt && c.renewTime < c.pingTime && !hasAcked(c, e, ackWindowMs);
+
+/**
+ * Ignored its last ping (Kubernetes: "send another ping only if it already acked the first one"):
+ * such a candidate is neither pinged nor waited for again until it renews on its own, so one dead
+ * candidate costs one ack window, not one per election.
+ */
+export const ignoredLastPing = (c: Candidate, now: number, ackWindowMs: number): boolean =>
+  c.pingTime !== undefined && c.renewTime < c.pingTime && c.pingTime + ackWindowMs <= now;
+
+/**
+ * The coordinator's decision for one lease, from the lease (absent if none), all its candidate
+ * rows (stale ones included: they are filtered here) and the time.
+ */
+export function decide(name: string, lease: Lease | undefined, candidates: readonly Candidate[], now: number, config: ElectionConfig): Decision {
+  const live = liveCandidates(candidates, now, config.candidateStaleAfterMs);
+  const election = lease?.election;
+  const fail = (reason: ElectionFailure['reason'], message: string, strategy?: string): Decision => ({
+    kind: 'failElection',
+    ...(strategy ? { strategy } : {}),
+    failure: { at: now, ...(election ? { electionId: election.id } : {}), reason, message },
+  });
+
+  // 1. Which strategy: the lease's (set by an operator or a third party), else the candidates' consensus.
+  let strategy: string;
+  if (lease?.strategy) strategy = lease.strategy;
+  else {
+    const consensus = strategyConsensus(live);
+    if (!consensus.ok) {
+      if (consensus.reason === 'noCandidates') {
+        if (election) return fail('noLiveCandidates', `no live candidate is left for election ${election.id}`);
+        return { kind: 'leaveAlone', reason: candidates.length ? 'noLiveCandidates' : 'noCandidates' };
+      }
+      const v = vacancy(lease, now, config.clockSkewMs);
+      const recorded = lease?.lastElectionFailure;
+      const alreadySaid = !election && recorded?.reason === 'contradictoryStrategies' && recorded.message === consensus.message;
+      if ((election || v.vacant) && !alreadySaid) return fail('contradictoryStrategies', consensus.message);
+      return { kind: 'leaveAlone', reason: 'contradictoryStrategies', detail: consensus.message };
+    }
+    strategy = consensus.strategy;
+  }
+
+  // 2. Strategies Conclave does not run.
+  if (strategy !== OLDEST_EMULATION_VERSION) {
+    if (election) return { kind: 'cancelElection', strategy, election, why: 'strategyChanged' };
+    return { kind: 'leaveAlone', reason: strategy === NO_COORDINATION ? 'noCoordination' : 'unknownStrategy', strategy, ...(isKnownStrategy(strategy) ? {} : { detail: `strategy "${strategy}" is elected by a third party` }) };
+  }
+
+  const v = vacancy(lease, now, config.clockSkewMs);
+
+  // 3. An election in flight: finish it when nobody is pending or the ack window is over.
+  if (election) {
+    if (election.strategy !== strategy) return { kind: 'cancelElection', strategy, election, why: 'strategyChanged' };
+    if (!v.vacant) return { kind: 'cancelElection', strategy, election, why: 'holderPresent' };
+    const pending = live.filter((c) => isPending(c, election, config.ackWindowMs)).map((c) => c.name);
+    if (pending.length > 0 && now < election.deadline) return { kind: 'awaitAcks', strategy, election, pending };
+    return finish(live.filter((c) => hasAcked(c, election, config.ackWindowMs)), election);
+  }
+
+  // 4. Vacant: elect at once if every live candidate is fresh, else ping and open an election.
+  if (v.vacant) {
+    if (live.length === 0) return { kind: 'leaveAlone', reason: candidates.length ? 'noLiveCandidates' : 'noCandidates', strategy };
+    const fresh = live.filter((c) => c.renewTime >= now - config.ackWindowMs);
+    const ping = live.filter((c) => !fresh.includes(c) && !ignoredLastPing(c, now, config.ackWindowMs)).map((c) => c.name);
+    if (ping.length === 0) return finish(fresh, undefined, v.reason);
+    const opened: Election = { id: electionIdFor(name, lease), startedAt: now, deadline: now + config.ackWindowMs, strategy };
+    return { kind: 'openElection', strategy, vacancy: v.reason, election: opened, ping };
+  }
+
+  // 5. Held and renewed: preempt a worse holder, keep preferredHolder pointing at the best candidate.
+  const holder = lease!.holderIdentity!;
+  const preferred = lease!.preferredHolder;
+  const best = pickBest(live, now);
+  const want = best && isBetterThanHolder(best, holder, live, now) ? best.candidate.name : undefined;
+  if (want === preferred) return { kind: 'leaveAlone', reason: want ? 'preemptionPending' : 'leaderHealthy', strategy };
+  if (want) return { kind: 'preempt', strategy, holder, preferredHolder: want };
+  return { kind: 'clearPreferredHolder', strategy, preferredHolder: preferred!, why: best ? 'holderIsBest' : 'noValidCandidate' };
+
+  function finish(acked: Candidate[], e: Election | undefined, reason?: VacancyReason): Decision {
+    const ranked = orderCandidates(acked, now);
+    const winner = ranked[0];
+    if (!winner) {
+      return acked.length === 0
+        ? fail('noLiveCandidates', e ? `no candidate acknowledged election ${e.id} within ${config.ackWindowMs} ms` : 'every live candidate ignored its last ping', strategy)
+        : fail('noValidCandidates', `candidates ${acked.map((c) => c.name).sort().join(', ')} acknowledged but none has a valid emulationVersion and binaryVersion`, strategy);
+    }
+    return {
+      kind: 'elect',
+      strategy,
+      winner: winner.candidate.name,
+      acked: acked.map((c) => c.name).sort(),
+      ...(e ? { election: e } : {}),
+      ...(reason ? { vacancy: reason } : {}),
+      skewPrevented: skewPrevented(winner, ranked),
+    };
+  }
+}

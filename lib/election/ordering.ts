@@ -1,0 +1,68 @@
+import type { SemVer } from 'semver';
+import type { Candidate } from '../schemas/candidate.js';
+import { parseVersionTolerant } from '../schemas/version.js';
+
+/** A candidate whose versions parse (tolerantly): the only kind that may win an election. */
+export interface Ranked {
+  readonly candidate: Candidate;
+  readonly emulation: SemVer;
+  readonly binary: SemVer;
+  /** Priority in force at the time of the decision; 0 when unset or expired. */
+  readonly priority: number;
+}
+
+/** An operator's priority counts until its expiry (a forgotten pin must not last for ever). */
+export function effectivePriority(c: Candidate, now: number): number {
+  if (c.priority === undefined) return 0;
+  if (c.priorityExpiresAt !== undefined && c.priorityExpiresAt <= now) return 0;
+  return c.priority;
+}
+
+/** Undefined when the emulation or the binary version does not parse: such a candidate never wins. */
+export function rank(c: Candidate, now: number): Ranked | undefined {
+  const emulation = parseVersionTolerant(c.emulationVersion);
+  const binary = parseVersionTolerant(c.binaryVersion);
+  if (!emulation || !binary) return undefined;
+  return { candidate: c, emulation, binary, priority: effectivePriority(c, now) };
+}
+
+/**
+ * Negative when `a` is the better leader. Priority first (higher wins, unset lowest); then
+ * OldestEmulationVersion: lower emulation version, lower binary version, earlier creation (what
+ * Kubernetes' code does), and finally the name, so the order is total and independent of the
+ * order rows came back in (Kubernetes keeps the first of two equals; we never tie).
+ */
+export function compareRanked(a: Ranked, b: Ranked): number {
+  return (
+    b.priority - a.priority ||
+    a.emulation.compare(b.emulation) ||
+    a.binary.compare(b.binary) ||
+    a.candidate.createdAt - b.candidate.createdAt ||
+    (a.candidate.name < b.candidate.name ? -1 : a.candidate.name > b.candidate.name ? 1 : 0)
+  );
+}
+
+/** The candidates that can win, best first. */
+export function orderCandidates(candidates: readonly Candidate[], now: number): Ranked[] {
+  return candidates.map((c) => rank(c, now)).filter((r): r is Ranked => r !== undefined).sort(compareRanked);
+}
+
+export function pickBest(candidates: readonly Candidate[], now: number): Ranked | undefined {
+  return orderCandidates(candidates, now)[0];
+}
+
+/**
+ * Whether `best` should replace the current holder: the holder has no valid candidate row among
+ * `candidates` (it cannot be ranked), or `best` ranks strictly above it.
+ */
+export function isBetterThanHolder(best: Ranked, holder: string, candidates: readonly Candidate[], now: number): boolean {
+  if (best.candidate.name === holder) return false;
+  const row = candidates.find((c) => c.name === holder);
+  const held = row && rank(row, now);
+  return !held || compareRanked(best, held) < 0;
+}
+
+/** KEP-4355's skew prevention: an electee was chosen over a candidate with a newer binary. */
+export function skewPrevented(winner: Ranked, field: readonly Ranked[]): boolean {
+  return field.some((r) => r.binary.compare(winner.binary) > 0);
+}

@@ -1,0 +1,62 @@
+import type { ElectionConfig } from '../schemas/config.js';
+import type { Lease } from '../schemas/lease.js';
+import type { LeasePatch } from '../stores/lease-store.js';
+import type { Decision } from './decide.js';
+
+/** The writes a decision needs: pings first (so a crash before the lease write loses nothing), then the lease. */
+export interface WritePlan {
+  ping: string[];
+  /** Stamped on pinged candidates and used as the election's start. */
+  pingTime?: number;
+  lease?: LeasePatch;
+}
+
+/** Fields of a lease that does not exist yet, for decisions that create it. */
+const fresh = (config: ElectionConfig) => ({ leaseDurationSeconds: config.defaultLeaseDurationSeconds, leaseTransitions: 0, fencingToken: 0 });
+
+/** Turns a decision into the writes that carry it out. Pure. */
+export function plan(d: Decision, lease: Lease | undefined, now: number, config: ElectionConfig): WritePlan {
+  const base = lease ? {} : fresh(config);
+  switch (d.kind) {
+    case 'leaveAlone':
+    case 'awaitAcks':
+      return { ping: [] };
+    case 'openElection':
+      return {
+        ping: d.ping,
+        pingTime: d.election.startedAt,
+        lease: {
+          set: { ...base, election: d.election },
+          // An expired or reported term ends here, so its holder can no longer renew into the new election.
+          remove: ['holderIdentity', 'preferredHolder', 'vacancyReport'],
+        },
+      };
+    case 'elect':
+      return {
+        ping: [],
+        lease: {
+          set: {
+            ...base,
+            holderIdentity: d.winner,
+            acquireTime: now,
+            renewTime: now,
+            // A short first term: an electee that died right after acknowledging is replaced quickly.
+            leaseDurationSeconds: config.electedLeaseDurationSeconds,
+            leaseTransitions: lease ? lease.leaseTransitions + 1 : 0,
+            fencingToken: (lease?.fencingToken ?? 0) + 1,
+            electedBy: 'coordinator',
+            electedStrategy: d.strategy,
+          },
+          remove: ['election', 'preferredHolder', 'vacancyReport', 'lastElectionFailure'],
+        },
+      };
+    case 'failElection':
+      return { ping: [], lease: { set: { ...base, lastElectionFailure: d.failure }, remove: ['election'] } };
+    case 'cancelElection':
+      return { ping: [], lease: { remove: ['election'] } };
+    case 'preempt':
+      return { ping: [], lease: { set: { preferredHolder: d.preferredHolder } } };
+    case 'clearPreferredHolder':
+      return { ping: [], lease: { remove: ['preferredHolder'] } };
+  }
+}

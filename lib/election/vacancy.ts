@@ -1,0 +1,41 @@
+import type { Candidate } from '../schemas/candidate.js';
+import type { IdentityLease } from '../schemas/identity.js';
+import type { Lease } from '../schemas/lease.js';
+
+export type VacancyReason = 'noLease' | 'noHolder' | 'expired' | 'reported';
+export type Vacancy = { vacant: false; expiresAt: number } | { vacant: true; reason: VacancyReason };
+
+/** When the holder's term ends by its own stamp: renewTime + leaseDurationSeconds. */
+export function leaseExpiresAt(lease: Lease): number | undefined {
+  return lease.renewTime === undefined ? undefined : lease.renewTime + lease.leaseDurationSeconds * 1000;
+}
+
+/**
+ * A server-side judgement of vacancy. It compares another machine's stamp with our clock, so the
+ * lease counts as expired only `skewMs` after its term ends (and, like Kubernetes, not at the
+ * very end of it). A worker's vacancy report needs no margin: the report's write was conditioned
+ * on the revision the worker watched unchanged for a whole lease duration on its own clock, and
+ * every renewal removes the report.
+ */
+export function vacancy(lease: Lease | undefined, now: number, skewMs: number): Vacancy {
+  if (!lease) return { vacant: true, reason: 'noLease' };
+  if (lease.holderIdentity === undefined) return { vacant: true, reason: 'noHolder' };
+  if (lease.vacancyReport) return { vacant: true, reason: 'reported' };
+  const expiresAt = leaseExpiresAt(lease);
+  if (expiresAt === undefined || expiresAt + skewMs < now) return { vacant: true, reason: 'expired' };
+  return { vacant: false, expiresAt };
+}
+
+/** A candidate not renewed for `staleAfterMs` no longer counts, and is collected (Kubernetes: 30 min). */
+export function isCandidateStale(c: Candidate, now: number, staleAfterMs: number): boolean {
+  return c.renewTime + staleAfterMs < now;
+}
+
+export function liveCandidates(candidates: readonly Candidate[], now: number, staleAfterMs: number): Candidate[] {
+  return candidates.filter((c) => !isCandidateStale(c, now, staleAfterMs));
+}
+
+/** An identity lease is collected only `graceMs` after it expired: late rather than early. */
+export function isIdentityExpired(i: IdentityLease, now: number, graceMs: number): boolean {
+  return i.renewTime + i.leaseDurationSeconds * 1000 + graceMs < now;
+}

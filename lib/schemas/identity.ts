@@ -1,0 +1,21 @@
+import * as z from 'zod';
+import { Labels, Millis, Name, Revision, TtlSeconds } from './common.js';
+
+/**
+ * A process heartbeat (KEP-1965), a row of the identities table (key `component` + `name`).
+ * `name` comes from a hash of host name and component, so a restart takes its old row back;
+ * `holderIdentity` is unique per start-up.
+ */
+export const IdentityLeaseItem = z.object({
+  component: Name,
+  name: Name,
+  holderIdentity: z.string().min(1),
+  hostname: z.string().min(1),
+  leaseDurationSeconds: z.number().int().min(1),
+  acquireTime: Millis,
+  renewTime: Millis,
+  labels: Labels.optional(),
+  revision: Revision,
+  expiresAt: TtlSeconds.optional(),
+});
+export type IdentityLease = z.infer<typeof IdentityLeaseItem>;

@@ -1,0 +1,61 @@
+import * as z from 'zod';
+import { Millis, Name, Revision } from './common.js';
+import { StrategyName } from './strategy.js';
+
+export const LeaseName = Name;
+
+/** The election in flight on a lease: opened by a reconciler, finished by the last ack or the timer. */
+export const Election = z.object({
+  /** Unique per election; the ack window timer and events refer to it. */
+  id: z.string().min(1),
+  /** When the candidates were pinged; a candidate has acknowledged when its renewTime ≥ startedAt. */
+  startedAt: Millis,
+  /** End of the ack window: then the election finishes with whoever answered. */
+  deadline: Millis,
+  /** The strategy the election runs under (the lease's, or the candidates' consensus). */
+  strategy: StrategyName,
+});
+export type Election = z.infer<typeof Election>;
+
+/**
+ * A worker that judged the lease expired by its own clock (the record did not change for a whole
+ * lease duration while it watched) says so here; the write is conditioned on the revision it kept
+ * seeing, so the report proves the holder did not renew in that time.
+ */
+export const VacancyReport = z.object({
+  by: z.string().min(1),
+  at: Millis,
+  observedRevision: Revision,
+});
+
+export const ElectionFailure = z.object({
+  at: Millis,
+  electionId: z.string().min(1).optional(),
+  reason: z.enum(['noLiveCandidates', 'noValidCandidates', 'contradictoryStrategies']),
+  message: z.string(),
+});
+export type ElectionFailure = z.infer<typeof ElectionFailure>;
+
+/** One row of the leases table (key `name`), named as in Kubernetes' Lease where one exists. */
+export const LeaseItem = z.object({
+  name: LeaseName,
+  holderIdentity: z.string().min(1).optional(),
+  leaseDurationSeconds: z.number().int().min(1).max(86_400),
+  acquireTime: Millis.optional(),
+  renewTime: Millis.optional(),
+  leaseTransitions: z.number().int().min(0),
+  /** Set by an operator or a third party; absent = the candidates' consensus decides. */
+  strategy: StrategyName.optional(),
+  /** Set by the coordinator: the holder should stop and release so this candidate can lead. */
+  preferredHolder: z.string().min(1).optional(),
+  /** +1 on every acquisition, never reused: guards the leader's writes (fencing). */
+  fencingToken: z.number().int().min(0),
+  electedBy: z.enum(['coordinator', 'self']).optional(),
+  /** The strategy the current holder was elected under (informational). */
+  electedStrategy: StrategyName.optional(),
+  election: Election.optional(),
+  vacancyReport: VacancyReport.optional(),
+  lastElectionFailure: ElectionFailure.optional(),
+  revision: Revision,
+});
+export type Lease = z.infer<typeof LeaseItem>;

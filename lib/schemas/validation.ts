@@ -1,0 +1,41 @@
+import * as z from 'zod';
+
+export interface FieldIssue {
+  /** Dotted path of the field, e.g. `election.deadline`; `(root)` for the whole value. */
+  readonly field: string;
+  readonly message: string;
+}
+
+/**
+ * Input that does not match its schema: an item read from a table, an event, a configuration or a
+ * CLI argument. The message names every offending field and what it should be.
+ */
+export class ValidationError extends Error {
+  override readonly name = 'ValidationError';
+  constructor(
+    /** What was being read, e.g. `lease "jobs"` or `LeaderElector options`. */
+    readonly subject: string,
+    readonly issues: readonly FieldIssue[],
+  ) {
+    super(`invalid ${subject}: ${issues.map((i) => `${i.field}: ${i.message}`).join('; ')}`);
+  }
+
+  /** The offending field names, e.g. ['renewTime', 'priority']. */
+  get fields(): string[] {
+    return this.issues.map((i) => i.field);
+  }
+}
+
+const fieldOf = (path: readonly PropertyKey[]): string =>
+  path.length === 0 ? '(root)' : path.map((p) => (typeof p === 'number' ? `[${p}]` : String(p))).join('.').replace(/\.\[/g, '[');
+
+export function issuesOf(error: z.ZodError): FieldIssue[] {
+  return error.issues.map((i) => ({ field: fieldOf(i.path), message: i.message }));
+}
+
+/** Parses `raw` with `schema`; throws a ValidationError naming `subject` and each bad field. */
+export function parse<S extends z.ZodType>(schema: S, raw: unknown, subject: string): z.output<S> {
+  const r = schema.safeParse(raw);
+  if (r.success) return r.data;
+  throw new ValidationError(subject, issuesOf(r.error));
+}

@@ -1,0 +1,242 @@
+import {
+  DeleteItemCommand,
+  GetItemCommand,
+  QueryCommand,
+  ScanCommand,
+  UpdateItemCommand,
+  type AttributeValue,
+  type DynamoDBClient,
+} from '@aws-sdk/client-dynamodb';
+import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
+import type * as z from 'zod';
+import { ValidationError, parse } from '../schemas/validation.js';
+import { ConflictError, isConditionFailed } from './errors.js';
+
+/** An item with a revision: every write is conditioned on the revision it read. */
+export interface Revisioned {
+  revision: number;
+}
+
+/** What a read returned: the item (absent when it does not exist) and the revision to write against. */
+export interface Read<T> {
+  readonly key: Record<string, string>;
+  readonly item: T | undefined;
+  /** 0 when the item does not exist: the next write then creates it, if nobody else did first. */
+  readonly revision: number;
+}
+
+/** A change to one item: attributes to set and attributes to remove. Revision is handled here. */
+export interface Patch<T> {
+  set?: { [K in keyof T]?: T[K] | undefined };
+  remove?: readonly (keyof T & string)[];
+}
+
+/** A row that is in the table but does not match its schema: reported, never acted on. */
+export interface InvalidItem {
+  readonly key: Record<string, unknown>;
+  readonly error: ValidationError;
+}
+
+export type Scanned<T> = { ok: true; item: T } | { ok: false; invalid: InvalidItem };
+
+export interface ItemStoreOptions<S extends z.ZodType> {
+  client: DynamoDBClient;
+  table: string;
+  /** Key attribute names: [partition] or [partition, sort]. */
+  keys: readonly [string] | readonly [string, string];
+  schema: S;
+  /** What an item is called in messages, e.g. `lease`. */
+  kind: string;
+}
+
+const RESERVED_SET = new Set(['revision']);
+
+/**
+ * Shared mechanics of the three stores: reads parsed by the item's zod schema, and writes
+ * conditioned on the revision that was read, so no read-modify-write can lose an update.
+ */
+export class ItemStore<S extends z.ZodType<Revisioned>> {
+  readonly table: string;
+  private readonly client: DynamoDBClient;
+  private readonly keys: readonly string[];
+  private readonly schema: S;
+  private readonly kind: string;
+
+  constructor(opts: ItemStoreOptions<S>) {
+    this.client = opts.client;
+    this.table = opts.table;
+    this.keys = opts.keys;
+    this.schema = opts.schema;
+    this.kind = opts.kind;
+  }
+
+  describe(key: Record<string, unknown>): string {
+    return `${this.kind} ${this.keys.map((k) => JSON.stringify(key[k])).join('/')} in table ${this.table}`;
+  }
+
+  /** Parses a raw (unmarshalled) item; throws ValidationError naming the item and its bad fields. */
+  parseItem(raw: Record<string, unknown>): z.output<S> {
+    return parse(this.schema, raw, this.describe(raw));
+  }
+
+  private tryParse(raw: Record<string, unknown>): Scanned<z.output<S>> {
+    try {
+      return { ok: true, item: this.parseItem(raw) };
+    } catch (e) {
+      if (!(e instanceof ValidationError)) throw e;
+      return { ok: false, invalid: { key: Object.fromEntries(this.keys.map((k) => [k, raw[k]])), error: e } };
+    }
+  }
+
+  /** Strongly consistent read of one item. A malformed item is a ValidationError. */
+  async get(key: Record<string, string>): Promise<Read<z.output<S>>> {
+    const r = await this.client.send(new GetItemCommand({ TableName: this.table, Key: marshall(key), ConsistentRead: true }));
+    if (!r.Item) return { key, item: undefined, revision: 0 };
+    const item = this.parseItem(unmarshall(r.Item));
+    return { key, item, revision: item.revision };
+  }
+
+  /**
+   * Applies `patch` to the item that was read, if its revision is still the one read (or, for
+   * revision 0, if it still does not exist). The resulting item is validated before anything is
+   * written, so a bad patch writes nothing. Returns the item as written.
+   */
+  async write(read: Read<z.output<S>>, patch: Patch<z.output<S>>): Promise<z.output<S>> {
+    const set = Object.fromEntries(Object.entries(patch.set ?? {}).filter(([k, v]) => v !== undefined && !RESERVED_SET.has(k) && !this.keys.includes(k)));
+    const remove = (patch.remove ?? []).filter((k) => !this.keys.includes(k) && !RESERVED_SET.has(k) && !(k in set));
+    const merged: Record<string, unknown> = { ...(read.item as Record<string, unknown> | undefined), ...set, ...read.key, revision: read.revision + 1 };
+    for (const k of remove) delete merged[k];
+    const next = this.parseItem(merged);
+
+    const names: Record<string, string> = { '#rev': 'revision' };
+    const values: Record<string, unknown> = { ':next': read.revision + 1 };
+    const sets = ['#rev = :next'];
+    Object.entries(set).forEach(([k, v], i) => {
+      names[`#s${i}`] = k;
+      values[`:s${i}`] = v;
+      sets.push(`#s${i} = :s${i}`);
+    });
+    const removes = remove.map((k, i) => {
+      names[`#r${i}`] = k;
+      return `#r${i}`;
+    });
+    let condition: string;
+    if (read.revision === 0) {
+      names['#pk'] = this.keys[0]!;
+      condition = 'attribute_not_exists(#pk)';
+    } else {
+      values[':rev'] = read.revision;
+      condition = '#rev = :rev';
+    }
+    await this.conditional(read.key, read.revision, () =>
+      this.client.send(
+        new UpdateItemCommand({
+          TableName: this.table,
+          Key: marshall(read.key),
+          UpdateExpression: `SET ${sets.join(', ')}${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}`,
+          ConditionExpression: condition,
+          ExpressionAttributeNames: names,
+          ExpressionAttributeValues: marshall(values, { removeUndefinedValues: true }),
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      ),
+    );
+    return next;
+  }
+
+  /**
+   * An update that does not depend on what was read (a ping, a heartbeat): `set` is applied and the
+   * revision raised by one, if `condition` holds. Returns false when the condition did not hold.
+   */
+  async touch(key: Record<string, string>, set: Record<string, unknown>, condition: { expression: string; names?: Record<string, string>; values?: Record<string, unknown> }): Promise<boolean> {
+    const names: Record<string, string> = { '#rev': 'revision', '#pk': this.keys[0]!, ...condition.names };
+    const values: Record<string, unknown> = { ':one': 1, ...condition.values };
+    const sets = Object.entries(set).map(([k, v], i) => {
+      names[`#t${i}`] = k;
+      values[`:t${i}`] = v;
+      return `#t${i} = :t${i}`;
+    });
+    try {
+      await this.client.send(
+        new UpdateItemCommand({
+          TableName: this.table,
+          Key: marshall(key),
+          UpdateExpression: `SET ${sets.join(', ')} ADD #rev :one`,
+          ConditionExpression: `attribute_exists(#pk) AND (${condition.expression})`,
+          ExpressionAttributeNames: names,
+          ExpressionAttributeValues: marshall(values, { removeUndefinedValues: true }),
+        }),
+      );
+      return true;
+    } catch (e) {
+      if (isConditionFailed(e)) return false;
+      throw e;
+    }
+  }
+
+  /** Deletes the item if it is still at the revision read. */
+  async delete(read: Read<z.output<S>>): Promise<void> {
+    if (read.revision === 0) return;
+    await this.conditional(read.key, read.revision, () =>
+      this.client.send(
+        new DeleteItemCommand({
+          TableName: this.table,
+          Key: marshall(read.key),
+          ConditionExpression: '#rev = :rev',
+          ExpressionAttributeNames: { '#rev': 'revision' },
+          ExpressionAttributeValues: marshall({ ':rev': read.revision }),
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      ),
+    );
+  }
+
+  /** Every item under one partition key, strongly consistent; malformed rows come back apart. */
+  async query(partition: string): Promise<{ items: z.output<S>[]; invalid: InvalidItem[] }> {
+    const items: z.output<S>[] = [];
+    const invalid: InvalidItem[] = [];
+    let start: Record<string, AttributeValue> | undefined;
+    do {
+      const r = await this.client.send(
+        new QueryCommand({
+          TableName: this.table,
+          KeyConditionExpression: '#pk = :pk',
+          ExpressionAttributeNames: { '#pk': this.keys[0]! },
+          ExpressionAttributeValues: marshall({ ':pk': partition }),
+          ConsistentRead: true,
+          ExclusiveStartKey: start,
+        }),
+      );
+      for (const raw of r.Items ?? []) {
+        const p = this.tryParse(unmarshall(raw));
+        if (p.ok) items.push(p.item);
+        else invalid.push(p.invalid);
+      }
+      start = r.LastEvaluatedKey;
+    } while (start);
+    return { items, invalid };
+  }
+
+  /** Pages through the whole table (strongly consistent), one parsed page at a time. */
+  async *scan(): AsyncGenerator<Scanned<z.output<S>>[]> {
+    let start: Record<string, AttributeValue> | undefined;
+    do {
+      const r = await this.client.send(new ScanCommand({ TableName: this.table, ConsistentRead: true, ExclusiveStartKey: start }));
+      yield (r.Items ?? []).map((raw) => this.tryParse(unmarshall(raw)));
+      start = r.LastEvaluatedKey;
+    } while (start);
+  }
+
+  /** Turns a lost condition into a ConflictError carrying the current item. */
+  private async conditional(key: Record<string, unknown>, expected: number, send: () => Promise<unknown>): Promise<void> {
+    try {
+      await send();
+    } catch (e) {
+      if (isConditionFailed(e)) {
+        const item = (e as { Item?: Record<string, AttributeValue> }).Item;
+        throw new ConflictError(this.describe(key), expected, item ? unmarshall(item) : undefined);
+      }
+      throw e;
+    }
+  }
+}

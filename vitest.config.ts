@@ -1,0 +1,13 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    // One DynamoDB Local per run; every test file makes its own uniquely named tables.
+    globalSetup: ['test/global-setup.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    // 2-core CI machines: files run in parallel but not more than the cores can carry.
+    maxWorkers: 2,
+  },
+});
