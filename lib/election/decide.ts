@@ -36,8 +36,14 @@ export const isNoop = (d: Decision): boolean => d.kind === 'leaveAlone' || d.kin
 /** Election ids are derived, not random: the lease name and the revision the election is written at. */
 export const electionIdFor = (name: string, lease: Lease | undefined): string => `${name}#${(lease?.revision ?? 0) + 1}`;
 
-/** Acknowledged: renewed within the ack window before the election opened, or any time since. */
-export const hasAcked = (c: Candidate, e: Pick<Election, 'startedAt'>, ackWindowMs: number): boolean => c.renewTime >= e.startedAt - ackWindowMs;
+/**
+ * Fresh: renewed less than one ack window ago; such a candidate counts as acknowledged without a
+ * ping (Kubernetes: renewTime + electionDuration > now, strictly).
+ */
+export const isFresh = (c: Candidate, at: number, ackWindowMs: number): boolean => c.renewTime + ackWindowMs > at;
+
+/** Acknowledged: fresh when the election opened, or renewed any time since. */
+export const hasAcked = (c: Candidate, e: Pick<Election, 'startedAt'>, ackWindowMs: number): boolean => isFresh(c, e.startedAt, ackWindowMs);
 
 /** Pinged for this election and not answered yet: the election waits for it until its deadline. */
 export const isPending = (c: Candidate, e: Pick<Election, 'startedAt'>, ackWindowMs: number): boolean =>
@@ -103,7 +109,7 @@ export function decide(name: string, lease: Lease | undefined, candidates: reado
   // 4. Vacant: elect at once if every live candidate is fresh, else ping and open an election.
   if (v.vacant) {
     if (live.length === 0) return { kind: 'leaveAlone', reason: candidates.length ? 'noLiveCandidates' : 'noCandidates', strategy };
-    const fresh = live.filter((c) => c.renewTime >= now - config.ackWindowMs);
+    const fresh = live.filter((c) => isFresh(c, now, config.ackWindowMs));
     const ping = live.filter((c) => !fresh.includes(c) && !ignoredLastPing(c, now, config.ackWindowMs)).map((c) => c.name);
     if (ping.length === 0) return finish(fresh, undefined, v.reason);
     const opened: Election = { id: electionIdFor(name, lease), startedAt: now, deadline: now + config.ackWindowMs, strategy };

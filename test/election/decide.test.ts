@@ -1,0 +1,200 @@
+import { describe, expect, it } from 'vitest';
+import { decide, type Decision } from '../../lib/election/decide.js';
+import { plan } from '../../lib/election/plan.js';
+import { isCandidateStale, isIdentityExpired, vacancy } from '../../lib/election/vacancy.js';
+import type { Candidate } from '../../lib/schemas/candidate.js';
+import { electionConfig } from '../../lib/schemas/config.js';
+import type { IdentityLease } from '../../lib/schemas/identity.js';
+import type { Lease } from '../../lib/schemas/lease.js';
+import { MIN, NOW, SEC, cand, lease } from '../fixtures.js';
+
+const config = electionConfig();
+const E = config.ackWindowMs; // Kubernetes' electionDuration: 5 s
+const OEV = 'OldestEmulationVersion';
+const run = (l: Lease | undefined, cs: Candidate[], now = NOW) => decide('component-A', l, cs, now, config);
+
+interface Row {
+  name: string;
+  lease?: Lease;
+  candidates: Candidate[];
+  now?: number;
+  want: Partial<Decision> & { kind: Decision['kind'] };
+}
+
+// Rows carried over from TestReconcileElectionStep (kubernetes leaderelection_controller_test.go).
+// Kubernetes answers with (requeue, error) and the resulting lease; we answer with the decision
+// whose writes (plan) give that lease. Where Conclave differs on purpose, the row says so.
+const kubernetesRows: Row[] = [
+  { name: 'no candidates, no lease, noop', candidates: [], want: { kind: 'leaveAlone', reason: 'noCandidates' } },
+  { name: 'no candidates, lease exists. noop, not managed by CLE', lease: lease('someone'), candidates: [], want: { kind: 'leaveAlone', reason: 'noCandidates' } },
+  {
+    name: 'candidates exist, no existing lease should create lease',
+    candidates: [cand('component-identity-1', '1.19.0', '1.19.0')],
+    want: { kind: 'elect', winner: 'component-identity-1', strategy: OEV, vacancy: 'noLease' },
+  },
+  {
+    name: 'candidates exist, lease exists, unoptimal should set preferredHolder',
+    lease: lease('component-identity-1'),
+    candidates: [cand('component-identity-1', '1.19.0', '1.19.0'), cand('component-identity-2', '1.18.0', '1.18.0')],
+    want: { kind: 'preempt', holder: 'component-identity-1', preferredHolder: 'component-identity-2' },
+  },
+  {
+    name: 'candidates exist, should only elect leader from acked candidates',
+    candidates: [
+      cand('component-identity-1', '1.19.0', '1.19.0', { pingTime: NOW - 2 * E, renewTime: NOW - 4 * E }),
+      cand('component-identity-2', '1.20.0', '1.20.0', { pingTime: NOW, renewTime: NOW }),
+    ],
+    want: { kind: 'elect', winner: 'component-identity-2', acked: ['component-identity-2'] },
+  },
+  {
+    name: 'candidates exist, lease exists, lease expired',
+    lease: lease('component-identity-expired', { renewTime: NOW - MIN }),
+    candidates: [cand('component-identity-1', '1.19.0', '1.19.0')],
+    want: { kind: 'elect', winner: 'component-identity-1', vacancy: 'expired' },
+  },
+  {
+    // Kubernetes returns an error and writes nothing; Conclave records the failure on the lease (loud, and retried).
+    name: 'candidates exist, no acked candidates should return error',
+    candidates: [cand('component-identity-1', '1.19.0', '1.19.0', { pingTime: NOW - MIN, renewTime: NOW - 2 * MIN })],
+    want: { kind: 'failElection' },
+  },
+  {
+    name: 'candidates exist, should ping on election',
+    candidates: [cand('component-identity-1', '1.19.0', '1.19.0', { renewTime: NOW - 2 * E })],
+    want: { kind: 'openElection', ping: ['component-identity-1'], vacancy: 'noLease' },
+  },
+  {
+    // From the parallel-ping variant: renewed exactly one window ago is not fresh, so both are pinged at once.
+    name: 'candidates exist, update lease candidates error (both pinged at once)',
+    candidates: [cand('component-identity-1', '1.19.0', '1.19.0', { renewTime: NOW - 2 * E }), cand('component-identity-2', '1.20.0', '1.20.0', { renewTime: NOW - E })],
+    want: { kind: 'openElection', ping: ['component-identity-1', 'component-identity-2'] },
+  },
+  {
+    // Kubernetes waits without a lease; Conclave opens the election (its ping is already there) and waits for the ack.
+    name: 'candidate exist, pinged candidate should have until electionDuration until election decision is made',
+    candidates: [cand('component-identity-1', '1.19.0', '1.19.0', { pingTime: NOW, renewTime: NOW - MIN })],
+    want: { kind: 'openElection', ping: ['component-identity-1'] },
+  },
+  {
+    // Kubernetes writes the strategy onto the lease and no holder; Conclave writes nothing at all.
+    name: 'candidates exist, lease exists, lease expired, 3rdparty strategy',
+    lease: lease('component-identity-expired', { renewTime: NOW - MIN }),
+    candidates: [cand('component-identity-1', '1.19.0', '1.19.0', { preferredStrategies: ['foo.com/bar'] })],
+    want: { kind: 'leaveAlone', reason: 'unknownStrategy', strategy: 'foo.com/bar' },
+  },
+];
+
+const opened = { id: 'component-A#13', startedAt: NOW - 2 * SEC, deadline: NOW - 2 * SEC + E, strategy: OEV };
+const inElection = (extra: Partial<Lease> = {}) => lease(undefined, { election: opened, renewTime: NOW - MIN, ...extra });
+
+const conclaveRows: Row[] = [
+  // vacancy
+  { name: 'released lease (no holder) is vacant', lease: lease(undefined), candidates: [cand('a', '1.0.0', '1.0.0')], want: { kind: 'elect', winner: 'a', vacancy: 'noHolder' } },
+  { name: 'a reported vacancy needs no expiry', lease: lease('a', { vacancyReport: { by: 'b', at: NOW, observedRevision: 12 } }), candidates: [cand('b', '1.0.0', '1.0.0')], want: { kind: 'elect', winner: 'b', vacancy: 'reported' } },
+  { name: 'expired, but inside the clock-skew margin: not yet', lease: lease('x', { renewTime: NOW - 10 * SEC - config.clockSkewMs }), candidates: [cand('a', '1.0.0', '1.0.0')], want: { kind: 'preempt', preferredHolder: 'a' } },
+  { name: 'expired past the clock-skew margin', lease: lease('x', { renewTime: NOW - 10 * SEC - config.clockSkewMs - 1 }), candidates: [cand('a', '1.0.0', '1.0.0')], want: { kind: 'elect', vacancy: 'expired' } },
+  // elections in flight
+  { name: 'waits while a pinged candidate has not answered', lease: inElection(), candidates: [cand('a', '1.0.0', '1.0.0', { renewTime: NOW - MIN, pingTime: opened.startedAt }), cand('b', '1.1.0', '1.1.0', { renewTime: NOW - SEC })], want: { kind: 'awaitAcks', pending: ['a'] } },
+  { name: 'finishes at once when the last pinged candidate acknowledges', lease: inElection(), candidates: [cand('a', '1.0.0', '1.0.0', { renewTime: NOW - SEC, pingTime: opened.startedAt }), cand('b', '1.1.0', '1.1.0', { renewTime: NOW - SEC, pingTime: opened.startedAt })], want: { kind: 'elect', winner: 'a', acked: ['a', 'b'] } },
+  { name: 'at the deadline: elects among those who answered', lease: inElection(), now: opened.deadline, candidates: [cand('a', '1.0.0', '1.0.0', { renewTime: NOW - MIN, pingTime: opened.startedAt }), cand('b', '1.1.0', '1.1.0', { renewTime: NOW - SEC, pingTime: opened.startedAt })], want: { kind: 'elect', winner: 'b', acked: ['b'] } },
+  { name: 'at the deadline with no answer: fails loudly', lease: inElection(), now: opened.deadline, candidates: [cand('a', '1.0.0', '1.0.0', { renewTime: NOW - MIN, pingTime: opened.startedAt })], want: { kind: 'failElection' } },
+  { name: 'answers only from malformed versions: fails, never elects them', lease: inElection(), candidates: [cand('a', 'bad', '1.0.0', { renewTime: NOW, pingTime: opened.startedAt })], want: { kind: 'failElection' } },
+  { name: 'every candidate gone during the election: fails', lease: inElection(), candidates: [], want: { kind: 'failElection' } },
+  { name: 'someone took the lease directly during the election: cancel it', lease: inElection({ holderIdentity: 'fallback', renewTime: NOW }), candidates: [cand('a', '1.0.0', '1.0.0')], want: { kind: 'cancelElection', why: 'holderPresent' } },
+  { name: 'strategy switched to NoCoordination during the election: cancel it', lease: inElection({ strategy: 'NoCoordination' }), candidates: [cand('a', '1.0.0', '1.0.0')], want: { kind: 'cancelElection', why: 'strategyChanged' } },
+  // strategies
+  { name: 'NoCoordination on the lease: leave alone', lease: lease('x', { strategy: 'NoCoordination', renewTime: NOW - MIN }), candidates: [cand('a', '1.0.0', '1.0.0')], want: { kind: 'leaveAlone', reason: 'noCoordination' } },
+  { name: "the lease's strategy overrides the candidates'", lease: lease(undefined, { strategy: OEV }), candidates: [cand('a', '1.0.0', '1.0.0', { preferredStrategies: ['NoCoordination'] })], want: { kind: 'elect', winner: 'a' } },
+  { name: 'contradictory preferences on a vacant lease: fail with the reason', lease: lease(undefined), candidates: [cand('a', '1.0.0', '1.0.0', { preferredStrategies: [OEV, 'NoCoordination'] }), cand('b', '1.0.0', '1.0.0', { preferredStrategies: ['NoCoordination', OEV] })], want: { kind: 'failElection' } },
+  { name: 'contradictory preferences on a held lease: no preemption', lease: lease('a'), candidates: [cand('a', '2.0.0', '2.0.0', { preferredStrategies: [OEV, 'NoCoordination'] }), cand('b', '1.0.0', '1.0.0', { preferredStrategies: ['NoCoordination', OEV] })], want: { kind: 'leaveAlone', reason: 'contradictoryStrategies' } },
+  // preemption
+  { name: 'best candidate already leads', lease: lease('a'), candidates: [cand('a', '1.0.0', '1.0.0'), cand('b', '2.0.0', '2.0.0')], want: { kind: 'leaveAlone', reason: 'leaderHealthy' } },
+  { name: 'preemption already requested', lease: lease('b', { preferredHolder: 'a' }), candidates: [cand('a', '1.0.0', '1.0.0'), cand('b', '2.0.0', '2.0.0')], want: { kind: 'leaveAlone', reason: 'preemptionPending' } },
+  { name: 'preferred holder has gone: point at the next best', lease: lease('c', { preferredHolder: 'gone' }), candidates: [cand('a', '1.0.0', '1.0.0'), cand('c', '2.0.0', '2.0.0')], want: { kind: 'preempt', preferredHolder: 'a' } },
+  { name: 'preferred holder has gone and the holder is best: clear it', lease: lease('a', { preferredHolder: 'gone' }), candidates: [cand('a', '1.0.0', '1.0.0')], want: { kind: 'clearPreferredHolder', why: 'holderIsBest' } },
+  { name: 'preferred holder went stale (30 min): clear it', lease: lease('a', { preferredHolder: 'b' }), candidates: [cand('a', '1.0.0', '1.0.0'), cand('b', '0.9.0', '0.9.0', { renewTime: NOW - 31 * MIN })], want: { kind: 'clearPreferredHolder' } },
+  { name: 'a priority pins the holder against older versions', lease: lease('C1'), candidates: [cand('C1', '2.0.0', '2.0.0', { priority: 100 }), cand('C2', '1.0.0', '2.0.0')], want: { kind: 'leaveAlone', reason: 'leaderHealthy' } },
+  { name: 'an expired priority lets the older version preempt', lease: lease('C1'), candidates: [cand('C1', '2.0.0', '2.0.0', { priority: 100, priorityExpiresAt: NOW - 1 }), cand('C2', '1.0.0', '2.0.0')], want: { kind: 'preempt', preferredHolder: 'C2' } },
+  // candidates
+  { name: 'stale candidates do not count', candidates: [cand('a', '1.0.0', '1.0.0', { renewTime: NOW - 31 * MIN })], want: { kind: 'leaveAlone', reason: 'noLiveCandidates' } },
+  { name: 'candidates that ignored their last ping are not pinged again', candidates: [cand('dead', '1.0.0', '1.0.0', { renewTime: NOW - 2 * MIN, pingTime: NOW - MIN }), cand('b', '1.1.0', '1.1.0', { renewTime: NOW - MIN })], want: { kind: 'openElection', ping: ['b'] } },
+  { name: 'malformed versions never win', candidates: [cand('a', 'garbage', '1.0.0'), cand('b', '9.0.0', '9.0.0')], want: { kind: 'elect', winner: 'b' } },
+  { name: 'skew prevention reported', candidates: [cand('old', '1.29.0', '1.29.0'), cand('new', '1.29.0', '1.30.0')], want: { kind: 'elect', winner: 'old', skewPrevented: true } },
+];
+
+describe('decide', () => {
+  it.each(kubernetesRows)('kubernetes: $name', ({ lease: l, candidates, now, want }) => {
+    expect(run(l, candidates, now)).toMatchObject(want);
+  });
+  it.each(conclaveRows)('conclave: $name', ({ lease: l, candidates, now, want }) => {
+    expect(run(l, candidates, now)).toMatchObject(want);
+  });
+
+  it('records a contradiction once, not on every tick', () => {
+    const cs = [cand('a', '1.0.0', '1.0.0', { preferredStrategies: [OEV, 'X'] }), cand('b', '1.0.0', '1.0.0', { preferredStrategies: ['X', OEV] })];
+    const first = run(lease(undefined), cs);
+    expect(first.kind).toBe('failElection');
+    const failure = first.kind === 'failElection' ? first.failure : undefined;
+    expect(run(lease(undefined, { lastElectionFailure: failure }), cs)).toMatchObject({ kind: 'leaveAlone', reason: 'contradictoryStrategies' });
+  });
+});
+
+describe('plan: the writes of each decision', () => {
+  it('elect: holder, fresh renew time, short first term, transitions+1, fencing token+1, election and preferredHolder cleared', () => {
+    const before = inElection({ preferredHolder: 'x', leaseTransitions: 3, fencingToken: 7 });
+    const d = run(before, [cand('a', '1.0.0', '1.0.0', { renewTime: NOW, pingTime: opened.startedAt })]);
+    expect(plan(d, before, NOW, config)).toEqual({
+      ping: [],
+      lease: {
+        set: { holderIdentity: 'a', acquireTime: NOW, renewTime: NOW, leaseDurationSeconds: config.electedLeaseDurationSeconds, leaseTransitions: 4, fencingToken: 8, electedBy: 'coordinator', electedStrategy: OEV },
+        remove: ['election', 'preferredHolder', 'vacancyReport', 'lastElectionFailure'],
+      },
+    });
+  });
+  it('first election on a new lease: transitions 0, fencing token 1', () => {
+    const d = run(undefined, [cand('a', '1.0.0', '1.0.0')]);
+    expect(plan(d, undefined, NOW, config).lease?.set).toMatchObject({ leaseTransitions: 0, fencingToken: 1, holderIdentity: 'a' });
+  });
+  it('open: pings first, then the election; an expired term ends', () => {
+    const before = lease('x', { renewTime: NOW - MIN });
+    const d = run(before, [cand('a', '1.0.0', '1.0.0', { renewTime: NOW - MIN })]);
+    expect(plan(d, before, NOW, config)).toEqual({
+      ping: ['a'],
+      pingTime: NOW,
+      lease: { set: { election: { id: 'component-A#13', startedAt: NOW, deadline: NOW + E, strategy: OEV } }, remove: ['holderIdentity', 'preferredHolder', 'vacancyReport'] },
+    });
+  });
+  it('fail: the election goes, the failure stays', () => {
+    const before = inElection();
+    const d = run(before, [], NOW);
+    expect(plan(d, before, NOW, config).lease).toMatchObject({ set: { lastElectionFailure: { reason: 'noLiveCandidates', electionId: opened.id } }, remove: ['election'] });
+  });
+});
+
+describe('staleness (TestLeaseCandidateGCController and identity leases)', () => {
+  it.each([
+    { name: 'delete expired lease candidates (renewed 30 min ago, seen just after)', renewTime: NOW - 30 * MIN - 1, stale: true },
+    { name: 'no expired lease candidates (renewed now)', renewTime: NOW, stale: false },
+    { name: 'exactly 30 min is not yet stale', renewTime: NOW - 30 * MIN, stale: false },
+  ])('$name', ({ renewTime, stale }) => {
+    expect(isCandidateStale(cand('c', '1.0.0', '1.0.0', { renewTime }), NOW, config.candidateStaleAfterMs)).toBe(stale);
+  });
+
+  const identity = (renewTime: number): IdentityLease => ({ component: 'api', name: 'api-x', holderIdentity: 'api-x_1', hostname: 'h', leaseDurationSeconds: 3600, acquireTime: renewTime, renewTime, revision: 1 });
+  it.each([
+    { name: 'renewed within its hour', renewTime: NOW - 59 * MIN, grace: 0, expired: false },
+    { name: 'not renewed for over an hour', renewTime: NOW - 61 * MIN, grace: 0, expired: true },
+    { name: 'expired but inside the grace', renewTime: NOW - 61 * MIN, grace: 5 * MIN, expired: false },
+  ])('identity: $name', ({ renewTime, grace, expired }) => {
+    expect(isIdentityExpired(identity(renewTime), NOW, grace)).toBe(expired);
+  });
+
+  it('vacancy reasons', () => {
+    expect(vacancy(undefined, NOW, 0)).toEqual({ vacant: true, reason: 'noLease' });
+    expect(vacancy(lease('a', { renewTime: undefined }), NOW, 0)).toEqual({ vacant: true, reason: 'expired' });
+    expect(vacancy(lease('a'), NOW, 0)).toEqual({ vacant: false, expiresAt: NOW + 10 * SEC });
+    // Like Kubernetes, not expired at the very end of the term.
+    expect(vacancy(lease('a'), NOW + 10 * SEC, 0).vacant).toBe(false);
+    expect(vacancy(lease('a'), NOW + 10 * SEC + 1, 0).vacant).toBe(true);
+  });
+});
