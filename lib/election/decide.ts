@@ -19,13 +19,17 @@ export type LeaveAloneReason =
 export type Decision =
   | { kind: 'leaveAlone'; reason: LeaveAloneReason; strategy?: string; detail?: string }
   | { kind: 'awaitAcks'; strategy: string; election: Election; pending: string[] }
-  /** Ping `ping` (the live candidates that neither renewed lately nor ignored their last ping), then open. */
-  | { kind: 'openElection'; strategy: string; vacancy: VacancyReason; election: Election; ping: string[] }
+  /**
+   * Ping `ping` (the live candidates that neither renewed lately nor ignored their last ping), then
+   * open. Without `vacancy` it is a re-election: the holder keeps leading while candidates answer.
+   */
+  | { kind: 'openElection'; strategy: string; vacancy?: VacancyReason; election: Election; ping: string[] }
   /** Give the lease to `winner`. `election` is absent when every live candidate was fresh: no ping needed. */
   | { kind: 'elect'; strategy: string; winner: string; acked: string[]; election?: Election; vacancy?: VacancyReason; skewPrevented: boolean }
   | { kind: 'failElection'; strategy?: string; failure: ElectionFailure }
-  | { kind: 'cancelElection'; strategy: string; election: Election; why: 'holderPresent' | 'strategyChanged' }
-  | { kind: 'preempt'; strategy: string; holder: string; preferredHolder: string }
+  | { kind: 'cancelElection'; strategy: string; election: Election; why: 'holderChanged' | 'strategyChanged' | 'holderIsBest' }
+  /** Ask the holder to yield to `preferredHolder`; closes the re-election `election` that found it. */
+  | { kind: 'preempt'; strategy: string; holder: string; preferredHolder: string; election?: Election }
   | { kind: 'clearPreferredHolder'; strategy: string; preferredHolder: string; why: 'holderIsBest' | 'noValidCandidate' };
 
 export type DecisionKind = Decision['kind'];
@@ -96,21 +100,33 @@ export function decide(name: string, lease: Lease | undefined, candidates: reado
   }
 
   const v = vacancy(lease, now, config.clockSkewMs);
+  // Candidates that may be preferred over a holder: a candidate that ignored its last ping is
+  // presumed dead until it renews on its own, so a crashed candidate cannot make the coordinator
+  // hand leadership back and forth (Kubernetes would, for up to 30 minutes).
+  const responsive = live.filter((c) => !ignoredLastPing(c, now, config.ackWindowMs));
 
   // 3. An election in flight: finish it when nobody is pending or the ack window is over.
   if (election) {
     if (election.strategy !== strategy) return { kind: 'cancelElection', strategy, election, why: 'strategyChanged' };
-    if (!v.vacant) return { kind: 'cancelElection', strategy, election, why: 'holderPresent' };
+    const holder = v.vacant ? undefined : lease!.holderIdentity;
+    if (holder !== undefined && holder !== election.holder) return { kind: 'cancelElection', strategy, election, why: 'holderChanged' };
     const pending = live.filter((c) => isPending(c, election, config.ackWindowMs)).map((c) => c.name);
     if (pending.length > 0 && now < election.deadline) return { kind: 'awaitAcks', strategy, election, pending };
-    return finish(live.filter((c) => hasAcked(c, election, config.ackWindowMs)), election);
+    // The holder proves it is alive by renewing the lease; it needs no ack.
+    const acked = live.filter((c) => hasAcked(c, election, config.ackWindowMs) || c.name === holder);
+    if (holder === undefined) return finish(acked, election);
+    // A re-election: preempt only in favour of a candidate that just answered.
+    const best = pickBest(acked, now);
+    if (best && isBetterThanHolder(best, holder, live, now)) return { kind: 'preempt', strategy, holder, preferredHolder: best.candidate.name, election };
+    return { kind: 'cancelElection', strategy, election, why: 'holderIsBest' };
   }
 
   // 4. Vacant: elect at once if every live candidate is fresh, else ping and open an election.
+  const fresh = live.filter((c) => isFresh(c, now, config.ackWindowMs));
+  const toPing = () => responsive.filter((c) => !fresh.includes(c)).map((c) => c.name);
   if (v.vacant) {
     if (live.length === 0) return { kind: 'leaveAlone', reason: candidates.length ? 'noLiveCandidates' : 'noCandidates', strategy };
-    const fresh = live.filter((c) => isFresh(c, now, config.ackWindowMs));
-    const ping = live.filter((c) => !fresh.includes(c) && !ignoredLastPing(c, now, config.ackWindowMs)).map((c) => c.name);
+    const ping = toPing();
     if (ping.length === 0) return finish(fresh, undefined, v.reason);
     const opened: Election = { id: electionIdFor(name, lease), startedAt: now, deadline: now + config.ackWindowMs, strategy };
     return { kind: 'openElection', strategy, vacancy: v.reason, election: opened, ping };
@@ -119,10 +135,15 @@ export function decide(name: string, lease: Lease | undefined, candidates: reado
   // 5. Held and renewed: preempt a worse holder, keep preferredHolder pointing at the best candidate.
   const holder = lease!.holderIdentity!;
   const preferred = lease!.preferredHolder;
-  const best = pickBest(live, now);
+  const best = pickBest(responsive, now);
   const want = best && isBetterThanHolder(best, holder, live, now) ? best.candidate.name : undefined;
   if (want === preferred) return { kind: 'leaveAlone', reason: want ? 'preemptionPending' : 'leaderHealthy', strategy };
-  if (want) return { kind: 'preempt', strategy, holder, preferredHolder: want };
+  if (want) {
+    // A fresh candidate has just shown it is alive; otherwise ask everyone first (a re-election).
+    if (fresh.some((c) => c.name === want)) return { kind: 'preempt', strategy, holder, preferredHolder: want };
+    const opened: Election = { id: electionIdFor(name, lease), startedAt: now, deadline: now + config.ackWindowMs, strategy, holder };
+    return { kind: 'openElection', strategy, election: opened, ping: toPing() };
+  }
   return { kind: 'clearPreferredHolder', strategy, preferredHolder: preferred!, why: best ? 'holderIsBest' : 'noValidCandidate' };
 
   function finish(acked: Candidate[], e: Election | undefined, reason?: VacancyReason): Decision {

@@ -25,11 +25,11 @@ export function plan(d: Decision, lease: Lease | undefined, now: number, config:
       return {
         ping: d.ping,
         pingTime: d.election.startedAt,
-        lease: {
-          set: { ...base, election: d.election },
-          // An expired or reported term ends here, so its holder can no longer renew into the new election.
-          remove: ['holderIdentity', 'preferredHolder', 'vacancyReport'],
-        },
+        lease: d.vacancy
+          ? // An expired or reported term ends here, so its holder can no longer renew into the new election.
+            { set: { ...base, election: d.election }, remove: ['holderIdentity', 'preferredHolder', 'vacancyReport'] }
+          : // A re-election: the holder keeps leading while the candidates answer.
+            { set: { election: d.election } },
       };
     case 'elect':
       return {
@@ -55,7 +55,7 @@ export function plan(d: Decision, lease: Lease | undefined, now: number, config:
     case 'cancelElection':
       return { ping: [], lease: { remove: ['election'] } };
     case 'preempt':
-      return { ping: [], lease: { set: { preferredHolder: d.preferredHolder } } };
+      return { ping: [], lease: { set: { preferredHolder: d.preferredHolder }, remove: ['election'] } };
     case 'clearPreferredHolder':
       return { ping: [], lease: { remove: ['preferredHolder'] } };
   }

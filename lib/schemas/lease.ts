@@ -14,6 +14,11 @@ export const Election = z.object({
   deadline: Millis,
   /** The strategy the election runs under (the lease's, or the candidates' consensus). */
   strategy: StrategyName,
+  /**
+   * Set when the lease was held as the election opened: a re-election, to find out whether a
+   * better candidate is alive before preempting the holder (who keeps leading meanwhile).
+   */
+  holder: z.string().min(1).optional(),
 });
 export type Election = z.infer<typeof Election>;
 

@@ -1,0 +1,418 @@
+import { PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { manualClock } from '../../lib/clock.js';
+import { TooManyConflictsError, coordinatorDeps, reconcileAll, reconcileLease, type CoordinatorDeps } from '../../lib/coordinator/reconcile.js';
+import { pickBest } from '../../lib/election/ordering.js';
+import type { Candidate } from '../../lib/schemas/candidate.js';
+import type { Lease } from '../../lib/schemas/lease.js';
+import { ValidationError } from '../../lib/schemas/validation.js';
+import { Fleet } from '../fleet.js';
+import { testTables, type TestTables } from '../support.js';
+
+const T0 = Date.UTC(2026, 2, 1);
+const OEV = 'OldestEmulationVersion';
+let t: TestTables;
+let clock = manualClock(T0);
+let deps: CoordinatorDeps;
+let seq = 0;
+/** Every test works on its own lease names. */
+let L: string;
+
+beforeAll(async () => {
+  t = await testTables('reconcile');
+});
+afterAll(() => t.drop());
+beforeEach(() => {
+  clock = manualClock(T0);
+  deps = coordinatorDeps(t.client, t.names, { clock });
+  L = `lease-${++seq}`;
+});
+
+async function seedCandidate(lease: string, name: string, emu: string, bin: string, extra: Partial<Candidate> = {}) {
+  const now = clock.now();
+  return deps.candidates.write({ key: { leaseName: lease, name }, item: undefined, revision: 0 }, {
+    set: { emulationVersion: emu, binaryVersion: bin, preferredStrategies: [OEV], renewTime: now, createdAt: now, ...extra },
+  });
+}
+async function seedLease(lease: string, fields: Partial<Lease>) {
+  return deps.leases.write(await deps.leases.read(lease), { set: { leaseDurationSeconds: 15, leaseTransitions: 0, fencingToken: 0, ...fields } });
+}
+const leaseOf = async (name: string) => (await deps.leases.read(name)).item;
+const candidateOf = async (lease: string, name: string) => (await deps.candidates.read(lease, name)).item;
+
+describe('reconcileLease: each outcome, from a seeded table to the resulting items', () => {
+  it('elects at once when every live candidate renewed within the ack window', async () => {
+    await seedCandidate(L, 'b', '1.30.0', '1.30.0');
+    await seedCandidate(L, 'a', '1.29.0', '1.30.0');
+    const o = await reconcileLease(deps, L);
+    expect(o.decision).toMatchObject({ kind: 'elect', winner: 'a', acked: ['a', 'b'], skewPrevented: false });
+    expect(await leaseOf(L)).toMatchObject({ holderIdentity: 'a', renewTime: T0, acquireTime: T0, leaseDurationSeconds: 5, leaseTransitions: 0, fencingToken: 1, electedBy: 'coordinator', revision: 1 });
+  });
+
+  it('opens an election, pings every live candidate, and finishes when the last one acknowledges', async () => {
+    await seedCandidate(L, 'a', '1.29.0', '1.29.0');
+    await seedCandidate(L, 'b', '1.30.0', '1.30.0');
+    clock.advance(60_000);
+    const open = await reconcileLease(deps, L);
+    expect(open.decision).toMatchObject({ kind: 'openElection', ping: ['a', 'b'] });
+    expect(open.pinged).toEqual(['a', 'b']);
+    const started = clock.now();
+    expect((await leaseOf(L))?.election).toEqual({ id: `${L}#1`, startedAt: started, deadline: started + 5000, strategy: OEV });
+    expect(await candidateOf(L, 'a')).toMatchObject({ pingTime: started });
+    expect(await candidateOf(L, 'b')).toMatchObject({ pingTime: started });
+
+    clock.advance(300);
+    await deps.candidates.renew(L, 'b', clock.now());
+    expect((await reconcileLease(deps, L)).decision).toMatchObject({ kind: 'awaitAcks', pending: ['a'] });
+    expect((await leaseOf(L))?.holderIdentity).toBeUndefined();
+
+    clock.advance(300);
+    await deps.candidates.renew(L, 'a', clock.now());
+    const done = await reconcileLease(deps, L);
+    expect(done.decision).toMatchObject({ kind: 'elect', winner: 'a' });
+    const l = await leaseOf(L);
+    expect(l).toMatchObject({ holderIdentity: 'a', renewTime: started + 600, fencingToken: 1 });
+    expect(l?.election).toBeUndefined();
+  });
+
+  it('at the end of the ack window elects among those who answered', async () => {
+    await seedCandidate(L, 'dead', '1.29.0', '1.29.0');
+    await seedCandidate(L, 'live', '1.30.0', '1.30.0');
+    clock.advance(60_000);
+    await reconcileLease(deps, L);
+    await deps.candidates.renew(L, 'live', clock.advance(100));
+    expect((await reconcileLease(deps, L)).decision.kind).toBe('awaitAcks');
+    clock.advance(5000);
+    expect((await reconcileLease(deps, L)).decision).toMatchObject({ kind: 'elect', winner: 'live', acked: ['live'] });
+    expect((await leaseOf(L))?.holderIdentity).toBe('live');
+  });
+
+  it('fails the election when nobody answered, and says why on the lease', async () => {
+    await seedCandidate(L, 'a', '1.29.0', '1.29.0');
+    clock.advance(60_000);
+    await reconcileLease(deps, L);
+    clock.advance(5000);
+    const o = await reconcileLease(deps, L);
+    expect(o.decision).toMatchObject({ kind: 'failElection', failure: { reason: 'noLiveCandidates', electionId: `${L}#1` } });
+    const l = await leaseOf(L);
+    expect(l?.election).toBeUndefined();
+    expect(l?.holderIdentity).toBeUndefined();
+    expect(l?.lastElectionFailure).toMatchObject({ reason: 'noLiveCandidates', at: clock.now() });
+    // retried: once the candidate renews on its own, the next reconcile elects it
+    await deps.candidates.renew(L, 'a', clock.advance(60_000));
+    expect((await reconcileLease(deps, L)).decision).toMatchObject({ kind: 'elect', winner: 'a' });
+    expect((await leaseOf(L))?.lastElectionFailure).toBeUndefined();
+  });
+
+  it('preempts a worse holder by setting preferredHolder, and clears it when that candidate goes', async () => {
+    await seedCandidate(L, 'old', '1.29.0', '1.29.0');
+    await seedCandidate(L, 'new', '1.30.0', '1.30.0');
+    await seedLease(L, { holderIdentity: 'new', renewTime: clock.now(), fencingToken: 4 });
+    expect((await reconcileLease(deps, L)).decision).toMatchObject({ kind: 'preempt', holder: 'new', preferredHolder: 'old' });
+    expect(await leaseOf(L)).toMatchObject({ holderIdentity: 'new', preferredHolder: 'old', fencingToken: 4 });
+    expect((await reconcileLease(deps, L)).decision).toMatchObject({ kind: 'leaveAlone', reason: 'preemptionPending' });
+    await deps.candidates.delete(await deps.candidates.read(L, 'old'));
+    expect((await reconcileLease(deps, L)).decision).toMatchObject({ kind: 'clearPreferredHolder', why: 'holderIsBest' });
+    expect((await leaseOf(L))?.preferredHolder).toBeUndefined();
+  });
+
+  it('cancels an election when a holder took the lease directly meanwhile', async () => {
+    await seedCandidate(L, 'a', '1.29.0', '1.29.0', { renewTime: T0 - 60_000 });
+    await seedLease(L, { election: { id: 'x', startedAt: T0, deadline: T0 + 5000, strategy: OEV }, holderIdentity: 'self-elected', renewTime: T0, electedBy: 'self' });
+    expect((await reconcileLease(deps, L)).decision).toMatchObject({ kind: 'cancelElection', why: 'holderChanged' });
+    expect(await leaseOf(L)).toMatchObject({ holderIdentity: 'self-elected' });
+    expect((await leaseOf(L))?.election).toBeUndefined();
+  });
+
+  it.each([
+    { name: 'NoCoordination', strategy: 'NoCoordination', reason: 'noCoordination' },
+    { name: 'an unknown (third-party) strategy', strategy: 'example.com/custom', reason: 'unknownStrategy' },
+  ])('leaves a lease with $name alone, even expired', async ({ strategy, reason }) => {
+    await seedCandidate(L, 'a', '1.29.0', '1.29.0');
+    const before = await seedLease(L, { strategy, holderIdentity: 'x', renewTime: T0 - 3_600_000 });
+    expect((await reconcileLease(deps, L)).decision).toMatchObject({ kind: 'leaveAlone', reason });
+    expect(await leaseOf(L)).toEqual(before);
+  });
+
+  it('records contradictory preferences once and elects nobody until they agree', async () => {
+    await seedCandidate(L, 'a', '1.29.0', '1.29.0', { preferredStrategies: [OEV, 'NoCoordination'] });
+    await seedCandidate(L, 'b', '1.29.0', '1.29.0', { preferredStrategies: ['NoCoordination', OEV] });
+    expect((await reconcileLease(deps, L)).decision).toMatchObject({ kind: 'failElection', failure: { reason: 'contradictoryStrategies' } });
+    const recorded = await leaseOf(L);
+    expect(recorded?.lastElectionFailure?.message).toMatch(/a, b/);
+    expect((await reconcileLease(deps, L)).decision).toMatchObject({ kind: 'leaveAlone', reason: 'contradictoryStrategies' });
+    expect(await leaseOf(L)).toEqual(recorded);
+    const b = await deps.candidates.read(L, 'b');
+    await deps.candidates.write(b, { set: { preferredStrategies: [OEV] } });
+    expect((await reconcileLease(deps, L)).decision).toMatchObject({ kind: 'elect', winner: 'a' });
+  });
+
+  it('does nothing for a lease nobody stands for', async () => {
+    const o = await reconcileLease(deps, L);
+    expect(o.decision).toEqual({ kind: 'leaveAlone', reason: 'noCandidates' });
+    expect(await leaseOf(L)).toBeUndefined();
+  });
+});
+
+describe('races', () => {
+  it('10 concurrent reconciles of a vacant lease: one election, one holder, the fencing token raised once', async () => {
+    for (const [n, v] of [['c1', '1.30.0'], ['c2', '1.29.0'], ['c3', '1.31.0']] as const) await seedCandidate(L, n, v, v);
+    await seedLease(L, { holderIdentity: 'gone', renewTime: T0 - 60_000, fencingToken: 41, leaseTransitions: 9 });
+    clock.advance(60_000); // nobody is fresh: an election with pings
+    const opens = await Promise.all(Array.from({ length: 10 }, () => reconcileLease(deps, L)));
+    expect(opens.filter((o) => o.decision.kind === 'openElection' && o.after).length).toBe(1);
+    const election = (await leaseOf(L))?.election;
+    expect(election).toBeDefined();
+    clock.advance(50);
+    for (const n of ['c1', 'c2', 'c3']) await deps.candidates.renew(L, n, clock.now());
+    const elects = await Promise.all(Array.from({ length: 10 }, () => reconcileLease(deps, L)));
+    const winners = elects.filter((o) => o.decision.kind === 'elect' && o.after);
+    expect(winners).toHaveLength(1);
+    expect(await leaseOf(L)).toMatchObject({ holderIdentity: 'c2', fencingToken: 42, leaseTransitions: 10 });
+    // the losers re-read, re-decided, and found nothing to do
+    expect(elects.filter((o) => o !== winners[0]).every((o) => o.decision.kind === 'leaveAlone' && o.after === undefined && o.attempts >= 1)).toBe(true);
+  });
+
+  it('a reconcile acting on a stale read loses its write and changes nothing', async () => {
+    await seedCandidate(L, 'a', '1.29.0', '1.29.0');
+    await seedCandidate(L, 'b', '1.30.0', '1.30.0');
+    const stale = { read: await deps.leases.read(L), candidates: (await deps.candidates.list(L)).candidates, invalid: [] };
+    const winner = await reconcileLease(deps, L); // someone else elects first
+    expect(winner.after?.holderIdentity).toBe('a');
+    const strict = { ...deps, config: { ...deps.config, maxConflictRetries: 1 } };
+    await expect(reconcileLease(strict, L, stale)).rejects.toBeInstanceOf(TooManyConflictsError);
+    expect(await leaseOf(L)).toEqual(winner.after);
+    // with retries allowed it re-reads and decides again on what is there
+    expect((await reconcileLease(deps, L, stale)).decision).toMatchObject({ kind: 'leaveAlone', reason: 'leaderHealthy' });
+    expect(await leaseOf(L)).toEqual(winner.after);
+  });
+});
+
+describe('KEP-4355 user stories, stepped with an injected clock', () => {
+  const V1 = '1.30.0';
+  const V2 = '1.31.0';
+
+  /** Once the coordinator has acted, the holder is the best live candidate by the ordering. */
+  async function expectBestLeads(fleet: Fleet) {
+    const { candidates } = await deps.candidates.list(fleet.leaseName);
+    const live = candidates.filter((c) => fleet.alive.has(c.name));
+    const holder = await fleet.holder();
+    const best = pickBest(live, clock.now())!;
+    expect(holder).toBe(best.candidate.name);
+    const oldest = live.map((c) => c.emulationVersion).sort()[0];
+    if (!best.priority) expect(live.find((c) => c.name === holder)?.emulationVersion).toBe(oldest);
+    return holder;
+  }
+
+  async function restart(fleet: Fleet, name: string, emu: string, bin: string) {
+    fleet.down(name);
+    await fleet.settle(); // the rest of the fleet carries on (a new leader if it was the leader)
+    await expectBestLeads(fleet);
+    await fleet.join(name, emu, bin);
+    await fleet.settle();
+  }
+
+  it('story 1: node-by-node upgrade; the leader always has the oldest emulation version', async () => {
+    const fleet = new Fleet(deps, clock, L);
+    for (const n of ['c1', 'c2', 'c3']) await fleet.join(n, V1, V1);
+    await fleet.settle();
+    expect(await expectBestLeads(fleet)).toBe('c1');
+    const leaders: (string | undefined)[] = [];
+    for (const n of ['c1', 'c2', 'c3']) {
+      await restart(fleet, n, V2, V2);
+      leaders.push(await expectBestLeads(fleet));
+    }
+    // old versions keep leading until the last node is upgraded; then the first upgraded leads
+    expect(leaders).toEqual(['c2', 'c3', 'c1']);
+  });
+
+  it('story 2: node-by-node rollback; a rolled-back candidate preempts the newer leader', async () => {
+    const fleet = new Fleet(deps, clock, L);
+    for (const n of ['c1', 'c2', 'c3']) await fleet.join(n, V2, V2);
+    await fleet.settle();
+    const leaders: (string | undefined)[] = [];
+    for (const n of ['c1', 'c2', 'c3']) {
+      fleet.down(n);
+      await fleet.settle();
+      await fleet.join(n, V1, V1);
+      const outcomes = await fleet.settle();
+      if (n === 'c1') expect(outcomes.some((o) => o.decision.kind === 'preempt' && o.decision.preferredHolder === 'c1')).toBe(true);
+      leaders.push(await expectBestLeads(fleet));
+    }
+    expect(leaders).toEqual(['c1', 'c1', 'c1']);
+  });
+
+  it('priority scenario: C1 gets priority 100 and leads; unsetting it on rollback hands over to C2', async () => {
+    const fleet = new Fleet(deps, clock, L);
+    // 1. initial state: all V1/V1, C1 leads
+    for (const n of ['C1', 'C2', 'C3']) await fleet.join(n, V1, V1);
+    await fleet.settle();
+    expect(await fleet.holder()).toBe('C1');
+    // 2. upgrade: C1 → V2/V2, C2 and C3 → binary V2 emulating V1; C2 is (momentarily) elected
+    await restart(fleet, 'C1', V2, V2);
+    await restart(fleet, 'C2', V1, V2);
+    await restart(fleet, 'C3', V1, V2);
+    expect(await fleet.holder()).toBe('C2');
+    // 3. the operator gives C1 priority 100: C2 is preempted, C1 leads
+    await fleet.setPriority('C1', 100);
+    await fleet.settle();
+    expect(await expectBestLeads(fleet)).toBe('C1');
+    const atStep3 = clock.now();
+    // 4.2 rollback: the operator unsets C1's priority; C2 (oldest emulation) leads
+    await fleet.setPriority('C1', undefined);
+    const outcomes = await fleet.settle();
+    expect(outcomes.some((o) => o.decision.kind === 'preempt' && o.decision.preferredHolder === 'C2')).toBe(true);
+    expect(await expectBestLeads(fleet)).toBe('C2');
+    expect(clock.now()).toBeGreaterThan(atStep3);
+  });
+
+  it('priority scenario 4.1: with the priority kept, C1 stays leader through the end of the upgrade', async () => {
+    const fleet = new Fleet(deps, clock, L);
+    await fleet.join('C1', V2, V2, { priority: 100 });
+    await fleet.join('C2', V1, V2);
+    await fleet.join('C3', V1, V2);
+    await fleet.settle();
+    expect(await fleet.holder()).toBe('C1');
+    for (const n of ['C2', 'C3']) {
+      await restart(fleet, n, V2, V2);
+      expect(await fleet.holder()).toBe('C1');
+    }
+  });
+});
+
+// TestController (kubernetes leaderelection_controller_test.go): the controller end to end, with
+// workers that acknowledge pings and yield to preferredHolder. Here the Fleet plays the workers.
+describe('TestController scenarios', () => {
+  it('single candidate leader election', async () => {
+    const fleet = new Fleet(deps, clock, L);
+    await fleet.join('component-identity-1', '1.19.0', '1.19.0');
+    await fleet.settle();
+    expect(await fleet.holder()).toBe('component-identity-1');
+  });
+
+  it('multiple candidate leader election', async () => {
+    const fleet = new Fleet(deps, clock, L);
+    await fleet.join('component-identity-1', '1.19.0', '1.19.0');
+    await fleet.join('component-identity-2', '1.19.0', '1.20.0');
+    await fleet.join('component-identity-3', '1.20.0', '1.20.0');
+    await fleet.settle();
+    expect(await fleet.holder()).toBe('component-identity-1');
+  });
+
+  it('deletion of lease triggers reelection', async () => {
+    const fleet = new Fleet(deps, clock, L);
+    await seedLease(L, { holderIdentity: 'some-other-component', renewTime: clock.now() + 1000, leaseDurationSeconds: 10 });
+    await fleet.join('component-identity-1', '1.19.0', '1.19.0');
+    expect((await reconcileLease(deps, L)).decision).toMatchObject({ kind: 'preempt', preferredHolder: 'component-identity-1' });
+    await deps.leases.delete(await deps.leases.read(L));
+    await fleet.settle();
+    expect(await fleet.holder()).toBe('component-identity-1');
+  });
+
+  it('expired lease is replaced', async () => {
+    const fleet = new Fleet(deps, clock, L);
+    await seedLease(L, { holderIdentity: 'some-other-component', renewTime: clock.now() - 11_000, leaseDurationSeconds: 10, strategy: OEV });
+    await fleet.join('component-identity-1', '1.19.0', '1.19.0');
+    await fleet.settle();
+    expect(await fleet.holder()).toBe('component-identity-1');
+  });
+
+  it('better candidate triggers reelection', async () => {
+    const fleet = new Fleet(deps, clock, L);
+    await seedLease(L, { holderIdentity: 'component-identity-1', renewTime: clock.now() + 1000, leaseDurationSeconds: 10, strategy: OEV });
+    await fleet.join('component-identity-1', '1.20.0', '1.20.0');
+    await fleet.settle();
+    expect(await fleet.holder()).toBe('component-identity-1');
+    await fleet.join('component-identity-2', '1.19.0', '1.19.0');
+    const outcomes = await fleet.settle();
+    expect(outcomes.map((o) => o.decision.kind)).toContain('preempt');
+    expect(await fleet.holder()).toBe('component-identity-2');
+    expect((await leaseOf(L))?.fencingToken).toBe(1);
+  });
+});
+
+describe('malformed items never make a wrong leader', () => {
+  it('a malformed lease item is a typed error and nothing is written', async () => {
+    await seedCandidate(L, 'a', '1.29.0', '1.29.0');
+    const raw = { name: L, holderIdentity: 42, leaseDurationSeconds: 15, leaseTransitions: 0, fencingToken: 0, revision: 1 };
+    await t.client.send(new PutItemCommand({ TableName: t.names.leases, Item: marshall(raw) }));
+    const err = await reconcileLease(deps, L).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ValidationError);
+    expect((err as ValidationError).fields).toEqual(['holderIdentity']);
+    const still = await t.client.send(new (await import('@aws-sdk/client-dynamodb')).GetItemCommand({ TableName: t.names.leases, Key: marshall({ name: L }) }));
+    expect(still.Item?.['holderIdentity']).toEqual({ N: '42' });
+  });
+
+  it('candidates with bad semver, missing fields or wrong types take no part', async () => {
+    await seedCandidate(L, 'good', '1.31.0', '1.31.0');
+    await seedCandidate(L, 'bad-semver', 'one.two', '1.0.0', { priority: 1000 });
+    const junk = [
+      { leaseName: L, name: 'missing-fields', binaryVersion: '1.0.0', revision: 1 },
+      { leaseName: L, name: 'wrong-types', binaryVersion: 1, emulationVersion: 1, preferredStrategies: OEV, renewTime: 'now', createdAt: 0, revision: 1 },
+    ];
+    for (const item of junk) await t.client.send(new PutItemCommand({ TableName: t.names.candidates, Item: marshall(item) }));
+    const o = await reconcileLease(deps, L);
+    expect(o.decision).toMatchObject({ kind: 'elect', winner: 'good' });
+    expect(o.invalidCandidates.map((i) => i.key['name']).sort()).toEqual(['missing-fields', 'wrong-types']);
+    expect(o.invalidCandidates.find((i) => i.key['name'] === 'wrong-types')?.error.fields).toEqual(
+      expect.arrayContaining(['binaryVersion', 'emulationVersion', 'preferredStrategies', 'renewTime']),
+    );
+  });
+
+  it('a holder whose row turned malformed is preempted by a valid candidate', async () => {
+    await seedCandidate(L, 'valid', '1.31.0', '1.31.0');
+    await seedLease(L, { holderIdentity: 'broken', renewTime: clock.now() });
+    await t.client.send(new PutItemCommand({ TableName: t.names.candidates, Item: marshall({ leaseName: L, name: 'broken', binaryVersion: 'x', revision: 1 }) }));
+    expect((await reconcileLease(deps, L)).decision).toMatchObject({ kind: 'preempt', preferredHolder: 'valid' });
+  });
+});
+
+describe('reconcileAll', () => {
+  it('reconciles every lease with candidates, reports malformed rows, collects stale candidates and expired identities', async () => {
+    const tables = await testTables('all');
+    const d = coordinatorDeps(tables.client, tables.names, { clock, config: { concurrency: 4 } });
+    try {
+      const now = clock.now();
+      const put = (lease: string, name: string, v: string, renewTime = now) =>
+        d.candidates.write({ key: { leaseName: lease, name }, item: undefined, revision: 0 }, { set: { emulationVersion: v, binaryVersion: v, preferredStrategies: [OEV], renewTime, createdAt: renewTime } });
+      for (let i = 0; i < 12; i++) {
+        await put(`job-${i}`, 'x', '1.30.0');
+        await put(`job-${i}`, 'y', '1.29.0');
+      }
+      await put('job-0', 'stale', '1.0.0', now - 31 * 60_000);
+      await d.leases.write(await d.leases.read('plain'), { set: { holderIdentity: 'p', renewTime: now, leaseDurationSeconds: 15, leaseTransitions: 0, fencingToken: 3 } });
+      await tables.client.send(new PutItemCommand({ TableName: tables.names.leases, Item: marshall({ name: 'job-11', revision: 'one' }) }));
+      const identity = (name: string, renewTime: number) =>
+        d.identities.write({ key: { component: 'worker', name }, item: undefined, revision: 0 }, { set: { holderIdentity: `${name}_1`, hostname: 'h', leaseDurationSeconds: 3600, acquireTime: renewTime, renewTime } });
+      await identity('alive', now);
+      await identity('expired', now - 3_600_001);
+
+      const r = await reconcileAll(d);
+      expect(r.leases).toBe(11); // 12 with candidates, less job-11 whose lease item is malformed; 'plain' has no candidates
+      expect(r.errors).toEqual([]);
+      expect(r.invalid.map((i) => i.key['name'])).toEqual(['job-11']);
+      expect(r.outcomes.filter((o) => o.decision.kind === 'elect')).toHaveLength(11);
+      for (let i = 0; i < 11; i++) expect((await d.leases.read(`job-${i}`)).item?.holderIdentity).toBe('y');
+      expect(r.collectedCandidates).toEqual([{ leaseName: 'job-0', name: 'stale' }]);
+      expect((await d.candidates.read('job-0', 'stale')).item).toBeUndefined();
+      expect(r.collectedIdentities).toEqual([{ component: 'worker', name: 'expired' }]);
+      expect((await d.identities.read('worker', 'alive')).item).toBeDefined();
+      expect(r.leaderless).toEqual([]);
+      expect((await d.leases.read('plain')).item?.fencingToken).toBe(3);
+
+      // a second tick over unchanged, healthy leases writes nothing
+      const again = await reconcileAll(d);
+      expect(again.outcomes.every((o) => o.after === undefined && o.pinged.length === 0)).toBe(true);
+      expect(again.outcomes.map((o) => o.decision.kind)).toEqual(Array(11).fill('leaveAlone'));
+
+      // all holders gone quiet past their terms: the tick opens elections and counts them leaderless
+      clock.advance(60_000);
+      const vacant = await reconcileAll(d);
+      expect(vacant.outcomes.map((o) => o.decision.kind)).toEqual(Array(11).fill('openElection'));
+      expect(vacant.leaderless).toHaveLength(11);
+    } finally {
+      await tables.drop();
+    }
+  });
+});

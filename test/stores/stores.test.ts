@@ -1,0 +1,151 @@
+import { PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ValidationError } from '../../lib/schemas/validation.js';
+import { CandidateStore } from '../../lib/stores/candidate-store.js';
+import { ConflictError } from '../../lib/stores/errors.js';
+import { IdentityStore } from '../../lib/stores/identity-store.js';
+import { LeaseStore } from '../../lib/stores/lease-store.js';
+import { NOW, cand } from '../fixtures.js';
+import { testTables, type TestTables } from '../support.js';
+
+let t: TestTables;
+let leases: LeaseStore;
+let candidates: CandidateStore;
+let identities: IdentityStore;
+
+beforeAll(async () => {
+  t = await testTables('stores');
+  leases = new LeaseStore(t.client, t.names.leases);
+  candidates = new CandidateStore(t.client, t.names.candidates);
+  identities = new IdentityStore(t.client, t.names.identities);
+});
+afterAll(() => t.drop());
+
+const newLease = { leaseDurationSeconds: 15, leaseTransitions: 0, fencingToken: 0 };
+
+describe('LeaseStore', () => {
+  it('creates at revision 1 and raises the revision on every write', async () => {
+    const r0 = await leases.read('create');
+    expect(r0).toMatchObject({ item: undefined, revision: 0 });
+    const l1 = await leases.write(r0, { set: newLease });
+    expect(l1).toMatchObject({ name: 'create', revision: 1 });
+    const l2 = await leases.write(await leases.read('create'), { set: { holderIdentity: 'a' } });
+    expect(l2.revision).toBe(2);
+    expect((await leases.read('create')).item).toEqual(l2);
+  });
+
+  it('a second create of the same lease is a conflict, not an overwrite', async () => {
+    const r0 = await leases.read('twice');
+    await leases.write(r0, { set: { ...newLease, holderIdentity: 'first' } });
+    await expect(leases.write(r0, { set: { ...newLease, holderIdentity: 'second' } })).rejects.toBeInstanceOf(ConflictError);
+    expect((await leases.read('twice')).item?.holderIdentity).toBe('first');
+  });
+
+  it('a write against a stale revision loses, carries the current item, and changes nothing', async () => {
+    await leases.write(await leases.read('stale'), { set: newLease });
+    const old = await leases.read('stale');
+    await leases.write(old, { set: { holderIdentity: 'winner' } });
+    const err = await leases.write(old, { set: { holderIdentity: 'loser' } }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ConflictError);
+    expect((err as ConflictError).current).toMatchObject({ holderIdentity: 'winner', revision: 2 });
+    expect((err as ConflictError).message).toMatch(/changed since revision 1 was read \(now revision 2\)/);
+    expect((await leases.read('stale')).item).toMatchObject({ holderIdentity: 'winner', revision: 2 });
+  });
+
+  it('removes attributes', async () => {
+    await leases.write(await leases.read('rm'), { set: { ...newLease, holderIdentity: 'a', preferredHolder: 'b' } });
+    const after = await leases.write(await leases.read('rm'), { remove: ['holderIdentity', 'preferredHolder'] });
+    expect(after.holderIdentity).toBeUndefined();
+    const read = await leases.read('rm');
+    expect(read.item).toEqual(after);
+    expect(read.item && 'preferredHolder' in read.item).toBe(false);
+  });
+
+  it('a patch that would make the item invalid writes nothing and names the field', async () => {
+    await leases.write(await leases.read('bad-patch'), { set: newLease });
+    const read = await leases.read('bad-patch');
+    const err = await leases.write(read, { set: { fencingToken: -1 } }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ValidationError);
+    expect((err as ValidationError).fields).toEqual(['fencingToken']);
+    expect((await leases.read('bad-patch')).item).toEqual(read.item);
+    // creating without the required fields is refused the same way
+    const err2 = await leases.write(await leases.read('incomplete'), { set: { holderIdentity: 'a' } }).catch((e: unknown) => e);
+    expect((err2 as ValidationError).fields.sort()).toEqual(['fencingToken', 'leaseDurationSeconds', 'leaseTransitions']);
+    expect((await leases.read('incomplete')).item).toBeUndefined();
+  });
+
+  it('deletes only at the revision read', async () => {
+    await leases.write(await leases.read('del'), { set: newLease });
+    const r1 = await leases.read('del');
+    await leases.write(r1, { set: { holderIdentity: 'x' } });
+    await expect(leases.delete(r1)).rejects.toBeInstanceOf(ConflictError);
+    await leases.delete(await leases.read('del'));
+    expect((await leases.read('del')).item).toBeUndefined();
+  });
+
+  it('a malformed item is a typed error naming each bad field', async () => {
+    await t.client.send(new PutItemCommand({ TableName: t.names.leases, Item: marshall({ name: 'malformed', leaseDurationSeconds: 'fifteen', leaseTransitions: 0, revision: 3 }) }));
+    const err = await leases.read('malformed').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ValidationError);
+    expect((err as ValidationError).fields.sort()).toEqual(['fencingToken', 'leaseDurationSeconds']);
+    expect((err as Error).message).toMatch(/lease "malformed" in table .*leaseDurationSeconds/);
+  });
+
+  it('scans every page, keeping malformed rows apart', async () => {
+    const seen: string[] = [];
+    let invalid = 0;
+    for await (const page of leases.scan()) for (const s of page) s.ok ? seen.push(s.item.name) : invalid++;
+    expect(seen).toEqual(expect.arrayContaining(['create', 'twice', 'stale', 'rm']));
+    expect(invalid).toBe(1);
+  });
+});
+
+describe('CandidateStore', () => {
+  const put = async (c = cand('c1', '1.0.0', '1.0.0')) => candidates.write({ key: { leaseName: c.leaseName, name: c.name }, item: undefined, revision: 0 }, { set: c });
+
+  it('lists a lease’s candidates consistently and reports malformed rows apart', async () => {
+    await put(cand('c1', '1.0.0', '1.0.0'));
+    await put(cand('c2', '1.1.0', '1.1.0'));
+    await t.client.send(new PutItemCommand({ TableName: t.names.candidates, Item: marshall({ leaseName: 'component-A', name: 'broken', binaryVersion: 1, revision: 1 }) }));
+    const list = await candidates.list('component-A');
+    expect(list.candidates.map((c) => c.name).sort()).toEqual(['c1', 'c2']);
+    expect(list.invalid).toHaveLength(1);
+    expect(list.invalid[0]!.key).toEqual({ leaseName: 'component-A', name: 'broken' });
+    expect(list.invalid[0]!.error.fields).toEqual(expect.arrayContaining(['binaryVersion', 'emulationVersion', 'renewTime']));
+  });
+
+  it('ping stamps pingTime once per election, never on a gone candidate, and does not race an ack', async () => {
+    expect(await candidates.ping('component-A', 'c1', NOW + 100)).toBe(true);
+    expect(await candidates.ping('component-A', 'c1', NOW + 100)).toBe(false); // already pinged for this election
+    expect(await candidates.ping('component-A', 'nobody', NOW + 100)).toBe(false); // never creates a row
+    expect((await candidates.read('component-A', 'nobody')).item).toBeUndefined();
+    const before = await candidates.read('component-A', 'c1');
+    expect(await candidates.renew('component-A', 'c1', NOW + 200)).toBe(true); // the ack
+    const after = (await candidates.read('component-A', 'c1')).item!;
+    expect(after).toMatchObject({ pingTime: NOW + 100, renewTime: NOW + 200, revision: before.revision + 1 });
+    expect(await candidates.renew('component-A', 'c1', NOW + 150)).toBe(false); // never moves renewTime back
+  });
+
+  it('a stale write to a candidate loses', async () => {
+    const r = await candidates.read('component-A', 'c2');
+    await candidates.write(r, { set: { priority: 10 } });
+    await expect(candidates.write(r, { set: { priority: 20 } })).rejects.toBeInstanceOf(ConflictError);
+    expect((await candidates.read('component-A', 'c2')).item?.priority).toBe(10);
+  });
+});
+
+describe('IdentityStore', () => {
+  it('lists one component with a query and deletes at the revision read', async () => {
+    const base = { hostname: 'h', leaseDurationSeconds: 3600, acquireTime: NOW, renewTime: NOW };
+    await identities.write({ key: { component: 'api', name: 'api-1' }, item: undefined, revision: 0 }, { set: { ...base, holderIdentity: 'api-1_a' } });
+    await identities.write({ key: { component: 'api', name: 'api-2' }, item: undefined, revision: 0 }, { set: { ...base, holderIdentity: 'api-2_a' } });
+    await identities.write({ key: { component: 'sched', name: 'sched-1' }, item: undefined, revision: 0 }, { set: { ...base, holderIdentity: 'sched-1_a' } });
+    const { items } = await identities.query('api');
+    expect(items.map((i) => i.name).sort()).toEqual(['api-1', 'api-2']);
+    const r = await identities.read('api', 'api-1');
+    await identities.write(r, { set: { renewTime: NOW + 10_000 } });
+    await expect(identities.delete(r)).rejects.toBeInstanceOf(ConflictError);
+    expect((await identities.read('api', 'api-1')).item).toBeDefined();
+  });
+});
