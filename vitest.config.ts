@@ -9,5 +9,6 @@ export default defineConfig({
     hookTimeout: 60_000,
     // 2-core CI machines: files run in parallel but not more than the cores can carry.
     maxWorkers: 2,
+    reporters: ['default', './test/summary-reporter.ts'],
   },
 });

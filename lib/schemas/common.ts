@@ -9,7 +9,7 @@ export const Revision = z.number().int('must be a whole number').min(1, 'must be
 /** Names of leases, candidates and components: what a user types, kept printable and bounded. */
 export const Name = z
   .string()
-  .min(1, 'must not be empty')
+  .min(1, { message: 'must not be empty', abort: true })
   .max(253, 'must be at most 253 characters')
   .regex(/^[A-Za-z0-9][A-Za-z0-9._:\/-]*$/, 'may use letters, digits and . _ : / - and must start with a letter or digit');
 

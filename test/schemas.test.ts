@@ -1,0 +1,62 @@
+import { describe, expect, it } from 'vitest';
+import { CandidateSpec } from '../lib/schemas/candidate.js';
+import { electionConfig } from '../lib/schemas/config.js';
+import { LeaseItem } from '../lib/schemas/lease.js';
+import { ValidationError, parse } from '../lib/schemas/validation.js';
+
+const spec = { leaseName: 'jobs', name: 'worker-1', binaryVersion: '1.31.0', emulationVersion: '1.30.0', preferredStrategies: ['OldestEmulationVersion'] };
+const errorOf = (f: () => unknown): ValidationError => {
+  try {
+    f();
+  } catch (e) {
+    if (e instanceof ValidationError) return e;
+    throw e;
+  }
+  throw new Error('expected a ValidationError');
+};
+
+describe('CandidateSpec: strict at the edge', () => {
+  it('accepts a well-formed candidate', () => {
+    expect(parse(CandidateSpec, spec, 'candidate')).toEqual(spec);
+  });
+
+  it.each([
+    { name: 'emulation newer than binary', change: { emulationVersion: '1.32.0' }, field: 'emulationVersion', message: /≤ binaryVersion 1\.31\.0/ },
+    { name: 'leading v', change: { binaryVersion: 'v1.31.0' }, field: 'binaryVersion', message: /no leading "v"/ },
+    { name: 'short form', change: { emulationVersion: '1.30' }, field: 'emulationVersion', message: /MAJOR\.MINOR\.PATCH/ },
+    { name: 'priority 0', change: { priority: 0 }, field: 'priority', message: /> 0/ },
+    { name: 'negative priority', change: { priority: -5 }, field: 'priority', message: /> 0/ },
+    { name: 'fractional priority', change: { priority: 1.5 }, field: 'priority', message: /whole number/ },
+    { name: 'empty name', change: { name: '' }, field: 'name', message: /must not be empty/ },
+    { name: 'empty lease name', change: { leaseName: '' }, field: 'leaseName', message: /must not be empty/ },
+    { name: 'no strategies', change: { preferredStrategies: [] }, field: 'preferredStrategies', message: /at least one/ },
+    { name: 'a strategy twice', change: { preferredStrategies: ['OldestEmulationVersion', 'OldestEmulationVersion'] }, field: 'preferredStrategies', message: /twice/ },
+    { name: 'expiry without priority', change: { priorityExpiresAt: 1 }, field: 'priorityExpiresAt', message: /set priority too/ },
+    { name: 'unknown field', change: { prority: 3 }, field: '(root)', message: /prority/ },
+  ])('rejects $name, naming the field', ({ change, field, message }) => {
+    const e = errorOf(() => parse(CandidateSpec, { ...spec, ...change }, 'candidate "worker-1"'));
+    expect(e.fields).toEqual([field]);
+    expect(e.issues[0]!.message).toMatch(message);
+    expect(e.message).toMatch(/^invalid candidate "worker-1": /);
+  });
+});
+
+describe('LeaseItem', () => {
+  it('names every bad field of a malformed item', () => {
+    const e = errorOf(() => parse(LeaseItem, { name: 'x', leaseDurationSeconds: '15', leaseTransitions: -1, fencingToken: 0, revision: 1, election: { id: 'e', startedAt: 'soon' } }, 'lease "x"'));
+    expect(e.fields.sort()).toEqual(['election.deadline', 'election.startedAt', 'election.strategy', 'leaseDurationSeconds', 'leaseTransitions']);
+  });
+});
+
+describe('ElectionConfig', () => {
+  it('has Kubernetes’ defaults', () => {
+    expect(electionConfig()).toMatchObject({ ackWindowMs: 5000, electedLeaseDurationSeconds: 5, candidateStaleAfterMs: 1_800_000, candidateRepingAfterMs: 900_000 });
+  });
+  it.each([
+    { input: { ackWindowMs: 0 }, field: 'ackWindowMs' },
+    { input: { candidateRepingAfterMs: 1_800_000 }, field: 'candidateRepingAfterMs' },
+    { input: { concurency: 3 }, field: '(root)' },
+  ])('rejects $input naming $field', ({ input, field }) => {
+    expect(errorOf(() => electionConfig(input as never)).fields).toEqual([field]);
+  });
+});
