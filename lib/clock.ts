@@ -1,10 +1,17 @@
 /** Time comes in through this, never from Date.now() inside a decision. */
 export interface Clock {
-  /** Epoch milliseconds. */
+  /** Epoch milliseconds: stamps written to tables (compared across machines only with a margin). */
   now(): number;
+  /**
+   * Milliseconds on a clock that never jumps: what durations on this machine are measured with
+   * (client-go's observedTime). Defaults to now() where a clock has no separate one.
+   */
+  monotonic?(): number;
 }
 
-export const systemClock: Clock = { now: () => Date.now() };
+export const systemClock: Clock = { now: () => Date.now(), monotonic: () => performance.now() };
+
+export const monotonicOf = (c: Clock): number => (c.monotonic ? c.monotonic() : c.now());
 
 /** A clock moved by hand: tests step through time without sleeping. */
 export interface ManualClock extends Clock {

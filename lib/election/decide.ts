@@ -25,7 +25,7 @@ export type Decision =
    */
   | { kind: 'openElection'; strategy: string; vacancy?: VacancyReason; election: Election; ping: string[] }
   /** Give the lease to `winner`. `election` is absent when every live candidate was fresh: no ping needed. */
-  | { kind: 'elect'; strategy: string; winner: string; acked: string[]; election?: Election; vacancy?: VacancyReason; skewPrevented: boolean }
+  | { kind: 'elect'; strategy: string; winner: string; winnerInstance?: string; acked: string[]; election?: Election; vacancy?: VacancyReason; skewPrevented: boolean }
   | { kind: 'failElection'; strategy?: string; failure: ElectionFailure }
   | { kind: 'cancelElection'; strategy: string; election: Election; why: 'holderChanged' | 'strategyChanged' | 'holderIsBest' }
   /** Ask the holder to yield to `preferredHolder`; closes the re-election `election` that found it. */
@@ -158,6 +158,7 @@ export function decide(name: string, lease: Lease | undefined, candidates: reado
       kind: 'elect',
       strategy,
       winner: winner.candidate.name,
+      ...(winner.candidate.identity ? { winnerInstance: winner.candidate.identity } : {}),
       acked: acked.map((c) => c.name).sort(),
       ...(e ? { election: e } : {}),
       ...(reason ? { vacancy: reason } : {}),

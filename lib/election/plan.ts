@@ -27,7 +27,7 @@ export function plan(d: Decision, lease: Lease | undefined, now: number, config:
         pingTime: d.election.startedAt,
         lease: d.vacancy
           ? // An expired or reported term ends here, so its holder can no longer renew into the new election.
-            { set: { ...base, election: d.election }, remove: ['holderIdentity', 'preferredHolder', 'vacancyReport'] }
+            { set: { ...base, election: d.election }, remove: ['holderIdentity', 'holderInstance', 'preferredHolder', 'vacancyReport'] }
           : // A re-election: the holder keeps leading while the candidates answer.
             { set: { election: d.election } },
       };
@@ -38,6 +38,7 @@ export function plan(d: Decision, lease: Lease | undefined, now: number, config:
           set: {
             ...base,
             holderIdentity: d.winner,
+            holderInstance: d.winnerInstance,
             acquireTime: now,
             renewTime: now,
             // A short first term: an electee that died right after acknowledging is replaced quickly.
@@ -47,7 +48,7 @@ export function plan(d: Decision, lease: Lease | undefined, now: number, config:
             electedBy: 'coordinator',
             electedStrategy: d.strategy,
           },
-          remove: ['election', 'preferredHolder', 'vacancyReport', 'lastElectionFailure'],
+          remove: ['election', 'preferredHolder', 'vacancyReport', 'lastElectionFailure', ...(d.winnerInstance ? [] : (['holderInstance'] as const))],
         },
       };
     case 'failElection':

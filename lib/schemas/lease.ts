@@ -45,6 +45,11 @@ export type ElectionFailure = z.infer<typeof ElectionFailure>;
 export const LeaseItem = z.object({
   name: LeaseName,
   holderIdentity: z.string().min(1).optional(),
+  /**
+   * The holder's process, unique per start-up (the candidate's `identity`): a restarted worker
+   * with the same name is a new holder and never adopts its previous incarnation's term.
+   */
+  holderInstance: z.string().min(1).optional(),
   leaseDurationSeconds: z.number().int().min(1).max(86_400),
   acquireTime: Millis.optional(),
   renewTime: Millis.optional(),

@@ -39,6 +39,13 @@ export interface InvalidItem {
 
 export type Scanned<T> = { ok: true; item: T } | { ok: false; invalid: InvalidItem };
 
+/** A DynamoDB condition expression with its own placeholders. */
+export interface Condition {
+  expression: string;
+  names?: Record<string, string>;
+  values?: Record<string, unknown>;
+}
+
 export interface ItemStoreOptions<S extends z.ZodType> {
   client: DynamoDBClient;
   table: string;
@@ -148,28 +155,42 @@ export class ItemStore<S extends z.ZodType<Revisioned>> {
    * An update that does not depend on what was read (a ping, a heartbeat): `set` is applied and the
    * revision raised by one, if `condition` holds. Returns false when the condition did not hold.
    */
-  async touch(key: Record<string, string>, set: Record<string, unknown>, condition: { expression: string; names?: Record<string, string>; values?: Record<string, unknown> }): Promise<boolean> {
+  async touch(key: Record<string, string>, set: Record<string, unknown>, condition: Condition): Promise<boolean> {
+    return (await this.updateIf(key, { set }, condition)) !== undefined;
+  }
+
+  /**
+   * Applies `patch` and raises the revision by one if the item exists and `condition` holds — for
+   * writes guarded by ownership rather than by a read (a holder renewing or releasing its lease).
+   * Returns the item as written, or undefined when the condition did not hold.
+   */
+  async updateIf(key: Record<string, string>, patch: { set?: Record<string, unknown>; remove?: readonly string[] }, condition: Condition): Promise<z.output<S> | undefined> {
     const names: Record<string, string> = { '#rev': 'revision', '#pk': this.keys[0]!, ...condition.names };
     const values: Record<string, unknown> = { ':one': 1, ...condition.values };
-    const sets = Object.entries(set).map(([k, v], i) => {
+    const sets = Object.entries(patch.set ?? {}).map(([k, v], i) => {
       names[`#t${i}`] = k;
       values[`:t${i}`] = v;
       return `#t${i} = :t${i}`;
     });
+    const removes = (patch.remove ?? []).map((k, i) => {
+      names[`#u${i}`] = k;
+      return `#u${i}`;
+    });
     try {
-      await this.client.send(
+      const r = await this.client.send(
         new UpdateItemCommand({
           TableName: this.table,
           Key: marshall(key),
-          UpdateExpression: `SET ${sets.join(', ')} ADD #rev :one`,
+          UpdateExpression: `${sets.length ? `SET ${sets.join(', ')} ` : ''}${removes.length ? `REMOVE ${removes.join(', ')} ` : ''}ADD #rev :one`,
           ConditionExpression: `attribute_exists(#pk) AND (${condition.expression})`,
           ExpressionAttributeNames: names,
           ExpressionAttributeValues: marshall(values, { removeUndefinedValues: true }),
+          ReturnValues: 'ALL_NEW',
         }),
       );
-      return true;
+      return this.parseItem(unmarshall(r.Attributes ?? {}));
     } catch (e) {
-      if (isConditionFailed(e)) return false;
+      if (isConditionFailed(e)) return undefined;
       throw e;
     }
   }

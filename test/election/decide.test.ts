@@ -149,11 +149,11 @@ describe('decide', () => {
 describe('plan: the writes of each decision', () => {
   it('elect: holder, fresh renew time, short first term, transitions+1, fencing token+1, election and preferredHolder cleared', () => {
     const before = inElection({ preferredHolder: 'x', leaseTransitions: 3, fencingToken: 7 });
-    const d = run(before, [cand('a', '1.0.0', '1.0.0', { renewTime: NOW, pingTime: opened.startedAt })]);
+    const d = run(before, [cand('a', '1.0.0', '1.0.0', { renewTime: NOW, pingTime: opened.startedAt, identity: 'a_1234' })]);
     expect(plan(d, before, NOW, config)).toEqual({
       ping: [],
       lease: {
-        set: { holderIdentity: 'a', acquireTime: NOW, renewTime: NOW, leaseDurationSeconds: config.electedLeaseDurationSeconds, leaseTransitions: 4, fencingToken: 8, electedBy: 'coordinator', electedStrategy: OEV },
+        set: { holderIdentity: 'a', holderInstance: 'a_1234', acquireTime: NOW, renewTime: NOW, leaseDurationSeconds: config.electedLeaseDurationSeconds, leaseTransitions: 4, fencingToken: 8, electedBy: 'coordinator', electedStrategy: OEV },
         remove: ['election', 'preferredHolder', 'vacancyReport', 'lastElectionFailure'],
       },
     });
@@ -168,7 +168,7 @@ describe('plan: the writes of each decision', () => {
     expect(plan(d, before, NOW, config)).toEqual({
       ping: ['a'],
       pingTime: NOW,
-      lease: { set: { election: { id: 'component-A#13', startedAt: NOW, deadline: NOW + E, strategy: OEV } }, remove: ['holderIdentity', 'preferredHolder', 'vacancyReport'] },
+      lease: { set: { election: { id: 'component-A#13', startedAt: NOW, deadline: NOW + E, strategy: OEV } }, remove: ['holderIdentity', 'holderInstance', 'preferredHolder', 'vacancyReport'] },
     });
   });
   it('fail: the election goes, the failure stays', () => {

@@ -1,0 +1,370 @@
+import { randomUUID } from 'node:crypto';
+import type { DynamoDBClient, TransactWriteItemsCommandInput, TransactWriteItemsCommandOutput } from '@aws-sdk/client-dynamodb';
+import * as z from 'zod';
+import { monotonicOf, systemClock, type Clock } from '../clock.js';
+import { Name } from '../schemas/common.js';
+import type { Lease } from '../schemas/lease.js';
+import { parse } from '../schemas/validation.js';
+import { ConflictError } from '../stores/errors.js';
+import { LeaseStore, type LeaseRead, type Term } from '../stores/lease-store.js';
+import { LeaseCandidate, type CandidateOptionsInput } from './candidate.js';
+import { fencedTransactWrite, FencingError } from './fencing.js';
+
+/** The data options of a LeaderElector, with client-go's defaults. */
+export const ElectorOptions = z
+  .object({
+    leaseName: Name,
+    /** This worker's name: its candidate name and, while it leads, the lease's holderIdentity. */
+    identity: Name,
+    /** Leases table name. */
+    table: z.string().min(3, 'must be the leases table name'),
+    /** How long a term lasts after a renewal (client-go LeaseDuration). */
+    leaseDurationMs: z.number().int().min(1_000, 'must be ≥ 1000 ms (DynamoDB stores whole seconds)').default(15_000),
+    /** A leader that could not renew for this long stops acting (client-go RenewDeadline). */
+    renewDeadlineMs: z.number().int().positive().default(10_000),
+    /** How often a leader renews and a follower polls (client-go RetryPeriod). */
+    retryPeriodMs: z.number().int().positive().default(2_000),
+    /** Give the lease up when run() is cancelled, so the next leader need not wait for expiry. */
+    releaseOnCancel: z.boolean().default(true),
+    /**
+     * `coordinated`: stand as a candidate and let the coordinator elect (KEP-4355), with the
+     * fallback below. `NoCoordination`: a plain client-go race for the lease, no coordinator needed.
+     */
+    mode: z.enum(['coordinated', 'NoCoordination']).default('coordinated'),
+    /** A coordinated worker acquires a lease vacant this long directly. @default 3 × leaseDurationMs */
+    fallbackAfterMs: z.number().int().positive().optional(),
+    /** healthy() turns false when a leader's term is expired by more than this (client-go healthz). */
+    healthToleranceMs: z.number().int().min(0).default(0),
+  })
+  .strict()
+  .superRefine((o, ctx) => {
+    if (o.renewDeadlineMs >= o.leaseDurationMs)
+      ctx.addIssue({ code: 'custom', path: ['renewDeadlineMs'], message: `must be < leaseDurationMs (${o.leaseDurationMs}) so a leader stops acting before its term can expire` });
+    if (o.retryPeriodMs >= o.renewDeadlineMs)
+      ctx.addIssue({ code: 'custom', path: ['retryPeriodMs'], message: `must be < renewDeadlineMs (${o.renewDeadlineMs}) so a leader gets more than one try to renew` });
+  });
+export type ElectorOptionsInput = z.input<typeof ElectorOptions>;
+
+export type StopReason = 'cancelled' | 'preempted' | 'renewDeadline' | 'deposed';
+
+export interface LeaderCallbacks {
+  /** Runs when this worker becomes leader; `signal` aborts the moment it must stop acting. */
+  onStartedLeading(signal: AbortSignal, term: { fencingToken: number }): void | Promise<void>;
+  /** Runs when it stops leading, before the lease is released. */
+  onStoppedLeading?(info: { reason: StopReason; fencingToken: number }): void;
+  /** Runs whenever a new holder is observed (this worker included). */
+  onNewLeader?(identity: string): void;
+}
+
+export interface LeaderElectorDeps {
+  client: DynamoDBClient;
+  callbacks: LeaderCallbacks;
+  clock?: Clock;
+  /**
+   * For `coordinated` mode: the candidacy (lease name and name are the elector's). Without it a
+   * coordinated elector cannot be elected, only fall back.
+   */
+  candidate?: Omit<CandidateOptionsInput, 'leaseName' | 'name'>;
+  /** Faults that were retried (a failed poll, a failed renewal inside the deadline). */
+  onError?: (error: Error) => void;
+}
+
+const sleep = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    if (signal.aborted) return resolve();
+    const t = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+    function done() {
+      clearTimeout(t);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+  });
+
+interface Leading {
+  term: Term;
+  controller: AbortController;
+  /** Monotonic time the last successful renewal was *sent*: the term is safe until then + renewDeadline. */
+  renewedAt: number;
+  deadline: NodeJS.Timeout;
+}
+
+/**
+ * client-go's LeaderElector on a DynamoDB lease, taking part in KEP-4355's coordinated election:
+ * a follower polls the lease, judges expiry on its own monotonic clock, acknowledges elections and
+ * reports vacancies; a leader renews every retry period, stops acting when it has not renewed for
+ * the renew deadline (before the term can expire for anyone else), and yields to preferredHolder
+ * by releasing the lease.
+ */
+export class LeaderElector {
+  readonly options: z.output<typeof ElectorOptions>;
+  readonly candidate: LeaseCandidate | undefined;
+  /** Unique per start-up: written as the lease's holderInstance. */
+  readonly instance: string;
+  private readonly leases: LeaseStore;
+  private readonly client: DynamoDBClient;
+  private readonly clock: Clock;
+  private readonly callbacks: LeaderCallbacks;
+  private readonly onError: (e: Error) => void;
+  private leading: Leading | undefined;
+  private observed: { key: string; at: number; revision: number } | undefined;
+  private vacantSince: number | undefined;
+  private lastLeader: string | undefined;
+  private ackedElection: string | undefined;
+
+  constructor(options: ElectorOptionsInput, deps: LeaderElectorDeps) {
+    this.options = parse(ElectorOptions, options, `LeaderElector options${typeof options?.identity === 'string' ? ` for "${options.identity}"` : ''}`);
+    this.client = deps.client;
+    this.clock = deps.clock ?? systemClock;
+    this.callbacks = deps.callbacks;
+    this.onError = deps.onError ?? ((e) => process.emitWarning(e));
+    this.leases = new LeaseStore(deps.client, this.options.table);
+    this.instance = `${this.options.identity}_${randomUUID()}`;
+    this.candidate =
+      this.options.mode === 'coordinated' && deps.candidate
+        ? new LeaseCandidate({ ...deps.candidate, leaseName: this.options.leaseName, name: this.options.identity }, { client: deps.client, clock: this.clock, instance: this.instance, onError: this.onError })
+        : undefined;
+  }
+
+  private mono(): number {
+    return monotonicOf(this.clock);
+  }
+
+  private get fallbackAfterMs(): number {
+    return this.options.fallbackAfterMs ?? 3 * this.options.leaseDurationMs;
+  }
+
+  isLeader(): boolean {
+    return this.leading !== undefined;
+  }
+
+  /** The fencing token of the current term; undefined when not leading. */
+  get fencingToken(): number | undefined {
+    return this.leading?.term.fencingToken;
+  }
+
+  /** The holder last observed (this worker included). */
+  get leader(): string | undefined {
+    return this.lastLeader;
+  }
+
+  /**
+   * client-go's healthz adaptor: a leader whose term, as it last renewed it, is expired by more
+   * than the tolerance is unhealthy (it is stuck: its renew deadline should have stopped it).
+   */
+  healthy(toleranceMs = this.options.healthToleranceMs): boolean {
+    if (!this.leading) return true;
+    return this.mono() - this.leading.renewedAt <= this.options.leaseDurationMs + toleranceMs;
+  }
+
+  /**
+   * Runs the user's DynamoDB transaction with one more condition: the lease is still in this
+   * worker's term (holder and fencing token). A deposed or paused leader's write fails with a
+   * FencingError and writes nothing.
+   */
+  fencedWrite(input: TransactWriteItemsCommandInput): Promise<TransactWriteItemsCommandOutput> {
+    const term = this.leading?.term;
+    if (!term) return Promise.reject(new FencingError(this.options.leaseName, undefined, 'this worker is not leading'));
+    return fencedTransactWrite(this.client, { table: this.options.table, leaseName: this.options.leaseName, term }, input);
+  }
+
+  /** Takes part until `signal` aborts; resolves after stepping down (and releasing, if configured). */
+  async run(signal: AbortSignal): Promise<void> {
+    if (this.candidate) await this.candidate.start();
+    try {
+      while (!signal.aborted) {
+        try {
+          if (this.leading) await this.leaderStep();
+          else await this.followerStep();
+        } catch (e) {
+          this.onError(e as Error); // a fault: try again next period; the renew deadline guards a leader
+        }
+        // jitter a follower's poll a little (client-go's JitterFactor 1.2 is for acquisition)
+        const wait = this.leading ? this.options.retryPeriodMs : this.options.retryPeriodMs * (1 + Math.random() * 0.2);
+        await sleep(wait, signal);
+      }
+    } finally {
+      const leading = this.leading;
+      if (leading) {
+        this.stopLeading(leading, 'cancelled');
+        if (this.options.releaseOnCancel) await this.release(leading.term);
+      }
+      if (this.candidate) await this.candidate.stop();
+    }
+  }
+
+  /** The part of the record a renewal changes: what client-go compares to reset observedTime. */
+  private static termKey(l: Lease | undefined): string {
+    return l ? `${l.holderIdentity ?? ''}|${l.holderInstance ?? ''}|${l.renewTime ?? ''}|${l.fencingToken}|${l.leaseDurationSeconds}` : '';
+  }
+
+  private observe(read: LeaseRead): void {
+    const key = LeaderElector.termKey(read.item);
+    if (this.observed?.key !== key) this.observed = { key, at: this.mono(), revision: read.revision };
+    else this.observed.revision = read.revision;
+    const holder = read.item?.holderIdentity;
+    if (holder && holder !== this.lastLeader) {
+      this.lastLeader = holder;
+      this.callbacks.onNewLeader?.(holder);
+    }
+  }
+
+  private async followerStep(): Promise<void> {
+    const read = await this.leases.read(this.options.leaseName);
+    this.observe(read);
+    const lease = read.item;
+    const now = this.mono();
+
+    // Elected (by the coordinator, for this start-up): confirm by renewing before acting.
+    if (lease?.holderIdentity === this.options.identity && lease.holderInstance === this.instance) {
+      await this.takeTerm({ holderIdentity: lease.holderIdentity, fencingToken: lease.fencingToken });
+      return;
+    }
+    if (this.candidate && lease?.election && this.ackedElection !== lease.election.id) {
+      await this.candidate.ack();
+      this.ackedElection = lease.election.id;
+    }
+
+    const held = lease?.holderIdentity !== undefined;
+    // observer's clock, not renewTime: tolerates skew between machines
+    const expired = held && now - this.observed!.at > lease!.leaseDurationSeconds * 1000;
+    if (held && !expired) {
+      this.vacantSince = undefined;
+      return;
+    }
+    this.vacantSince ??= expired ? this.observed!.at + lease!.leaseDurationSeconds * 1000 : now;
+
+    if (this.options.mode === 'NoCoordination') {
+      await this.acquire(read);
+      return;
+    }
+    if (expired && !lease!.vacancyReport && !lease!.election) await this.reportVacancy(read);
+    if (now - this.vacantSince >= this.fallbackAfterMs) await this.acquire(read);
+  }
+
+  /** Tells the coordinator the holder has not renewed for a whole term, as this worker watched. */
+  private async reportVacancy(read: LeaseRead): Promise<void> {
+    try {
+      await this.leases.write(read, { set: { vacancyReport: { by: this.options.identity, at: this.clock.now(), observedRevision: read.revision } } });
+      if (this.candidate) await this.candidate.ack();
+    } catch (e) {
+      if (!(e instanceof ConflictError)) throw e; // the lease moved on: nothing to report
+    }
+  }
+
+  /** Direct acquisition (NoCoordination, or the fallback), conditioned on the revision read. */
+  private async acquire(read: LeaseRead): Promise<void> {
+    const lease = read.item;
+    const sentAt = this.mono();
+    const now = this.clock.now();
+    try {
+      const written = await this.leases.write(read, {
+        set: {
+          holderIdentity: this.options.identity,
+          holderInstance: this.instance,
+          acquireTime: now,
+          renewTime: now,
+          leaseDurationSeconds: Math.ceil(this.options.leaseDurationMs / 1000),
+          leaseTransitions: lease ? lease.leaseTransitions + 1 : 0,
+          fencingToken: (lease?.fencingToken ?? 0) + 1,
+          electedBy: 'self',
+        },
+        remove: ['election', 'preferredHolder', 'vacancyReport'],
+      });
+      this.observe({ ...read, item: written, revision: written.revision });
+      this.startLeading({ holderIdentity: this.options.identity, fencingToken: written.fencingToken }, sentAt);
+    } catch (e) {
+      if (!(e instanceof ConflictError)) throw e; // somebody else moved first
+    }
+  }
+
+  /** Confirms a term the coordinator gave this worker: a renewal first, then the work. */
+  private async takeTerm(term: Term): Promise<void> {
+    const sentAt = this.mono();
+    const renewed = await this.leases.renewTerm(this.options.leaseName, term, this.clock.now(), Math.ceil(this.options.leaseDurationMs / 1000));
+    if (!renewed) return;
+    this.observe({ key: { name: this.options.leaseName }, item: renewed, revision: renewed.revision });
+    this.startLeading(term, sentAt);
+    await this.afterRenewal(renewed);
+  }
+
+  private startLeading(term: Term, renewedAt: number): void {
+    const controller = new AbortController();
+    const leading: Leading = { term, controller, renewedAt, deadline: setTimeout(() => undefined, 0) };
+    this.leading = leading;
+    this.armDeadline(leading);
+    this.vacantSince = undefined;
+    try {
+      const r = this.callbacks.onStartedLeading(controller.signal, { fencingToken: term.fencingToken });
+      if (r instanceof Promise) r.catch((e: unknown) => this.onError(e as Error));
+    } catch (e) {
+      this.onError(e as Error);
+    }
+  }
+
+  /** Stop acting at renewedAt + renewDeadline even if a renewal hangs: before anyone can see the term expire. */
+  private armDeadline(leading: Leading): void {
+    clearTimeout(leading.deadline);
+    const left = leading.renewedAt + this.options.renewDeadlineMs - this.mono();
+    leading.deadline = setTimeout(() => {
+      if (this.leading === leading) this.stopLeading(leading, 'renewDeadline');
+    }, Math.max(0, left));
+    leading.deadline.unref();
+  }
+
+  private stopLeading(leading: Leading, reason: StopReason): void {
+    if (this.leading !== leading) return;
+    this.leading = undefined;
+    clearTimeout(leading.deadline);
+    leading.controller.abort(reason);
+    try {
+      this.callbacks.onStoppedLeading?.({ reason, fencingToken: leading.term.fencingToken });
+    } catch (e) {
+      this.onError(e as Error);
+    }
+  }
+
+  private async leaderStep(): Promise<void> {
+    const leading = this.leading!;
+    const sentAt = this.mono();
+    let renewed: Lease | undefined;
+    try {
+      renewed = await this.leases.renewTerm(this.options.leaseName, leading.term, this.clock.now(), Math.ceil(this.options.leaseDurationMs / 1000));
+    } catch (e) {
+      // a fault: keep trying until the renew deadline (the armed timer stops us there)
+      this.onError(e as Error);
+      return;
+    }
+    if (this.leading !== leading) return; // the deadline passed while the renewal was in flight
+    if (!renewed) {
+      this.stopLeading(leading, 'deposed'); // the lease is no longer in our term
+      return;
+    }
+    leading.renewedAt = sentAt;
+    this.armDeadline(leading);
+    this.observe({ key: { name: this.options.leaseName }, item: renewed, revision: renewed.revision });
+    await this.afterRenewal(renewed);
+  }
+
+  private async afterRenewal(lease: Lease): Promise<void> {
+    const leading = this.leading;
+    if (!leading) return;
+    if (this.options.mode === 'coordinated' && lease.preferredHolder && lease.preferredHolder !== this.options.identity) {
+      this.stopLeading(leading, 'preempted');
+      await this.release(leading.term);
+      return;
+    }
+    if (this.candidate && lease.election && this.ackedElection !== lease.election.id) {
+      await this.candidate.ack();
+      this.ackedElection = lease.election.id;
+    }
+  }
+
+  private async release(term: Term): Promise<void> {
+    try {
+      await this.leases.releaseTerm(this.options.leaseName, term, this.clock.now());
+    } catch (e) {
+      this.onError(e as Error); // the term simply runs out
+    }
+  }
+}

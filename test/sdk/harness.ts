@@ -1,0 +1,118 @@
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { reconcileLease, type CoordinatorDeps } from '../../lib/coordinator/reconcile.js';
+import { LeaderElector, type ElectorOptionsInput, type StopReason } from '../../lib/sdk/elector.js';
+import type { TestTables } from '../support.js';
+
+/** The coordinator, driven in-process: reconcile one lease every `everyMs` (stands in for streams and the timer). */
+export function coordinatorLoop(deps: CoordinatorDeps, leaseName: string, everyMs = 100) {
+  let running = true;
+  const errors: Error[] = [];
+  const done = (async () => {
+    while (running) {
+      try {
+        await reconcileLease(deps, leaseName);
+      } catch (e) {
+        errors.push(e as Error);
+      }
+      await new Promise((r) => setTimeout(r, everyMs));
+    }
+  })();
+  return {
+    errors,
+    async stop() {
+      running = false;
+      await done;
+    },
+  };
+}
+
+export interface LogEntry {
+  at: number;
+  who: string;
+  what: 'started' | 'stopped' | 'newLeader';
+  token?: number;
+  reason?: StopReason;
+  leader?: string;
+}
+
+/** One ordered log of every elector's callbacks in this process. */
+export class Log {
+  readonly entries: LogEntry[] = [];
+  add(e: Omit<LogEntry, 'at'>) {
+    this.entries.push({ at: performance.now(), ...e });
+  }
+  of(what: LogEntry['what'], who?: string) {
+    return this.entries.filter((e) => e.what === what && (who === undefined || e.who === who));
+  }
+  /** The largest number of workers leading at once, replaying started/stopped in order. */
+  maxConcurrentLeaders(): number {
+    const leading = new Set<string>();
+    let max = 0;
+    for (const e of this.entries) {
+      if (e.what === 'started') leading.add(e.who);
+      if (e.what === 'stopped') leading.delete(e.who);
+      max = Math.max(max, leading.size);
+    }
+    return max;
+  }
+}
+
+export const FAST = { leaseDurationMs: 2_000, renewDeadlineMs: 1_500, retryPeriodMs: 250 } as const;
+
+export interface RunningElector {
+  elector: LeaderElector;
+  controller: AbortController;
+  done: Promise<void>;
+  signals: AbortSignal[];
+  stop(): Promise<void>;
+}
+
+/** Starts an elector that logs its callbacks; `signals` collects every term's AbortSignal. */
+export function startElector(
+  t: TestTables,
+  log: Log,
+  identity: string,
+  opts: Partial<ElectorOptionsInput> & { leaseName: string },
+  extra: { client?: DynamoDBClient; versions?: [string, string]; priority?: number; errors?: Error[] } = {},
+): RunningElector {
+  const signals: AbortSignal[] = [];
+  const [emulationVersion, binaryVersion] = extra.versions ?? ['1.30.0', '1.30.0'];
+  const elector = new LeaderElector(
+    { identity, table: t.names.leases, ...FAST, ...opts },
+    {
+      client: extra.client ?? t.client,
+      candidate: { table: t.names.candidates, emulationVersion, binaryVersion, ...(extra.priority ? { priority: extra.priority } : {}) },
+      callbacks: {
+        onStartedLeading: (signal, { fencingToken }) => {
+          signals.push(signal);
+          log.add({ who: identity, what: 'started', token: fencingToken });
+        },
+        onStoppedLeading: ({ reason, fencingToken }) => log.add({ who: identity, what: 'stopped', reason, token: fencingToken }),
+        onNewLeader: (leader) => log.add({ who: identity, what: 'newLeader', leader }),
+      },
+      onError: (e) => extra.errors?.push(e),
+    },
+  );
+  const controller = new AbortController();
+  const done = elector.run(controller.signal);
+  return {
+    elector,
+    controller,
+    done,
+    signals,
+    async stop() {
+      controller.abort();
+      await done;
+    },
+  };
+}
+
+export async function waitFor<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 15_000): Promise<T> {
+  const end = performance.now() + timeoutMs;
+  for (;;) {
+    const v = await probe();
+    if (v) return v;
+    if (performance.now() > end) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
