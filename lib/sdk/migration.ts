@@ -1,0 +1,308 @@
+/**
+ * Leader migration (KEP-2436): moving controllers from one component to another without ever
+ * running them in both. Each component keeps its own (primary) lease; the migrating controllers
+ * run under one extra lease shared by every party of the migration, so exactly one process runs
+ * them whichever side of the upgrade it is on.
+ */
+import { readFile } from 'node:fs/promises';
+import { extname } from 'node:path';
+import { YAMLParseError, parse as parseYaml } from 'yaml';
+import * as z from 'zod';
+import { Name } from '../schemas/common.js';
+import { LeaseName } from '../schemas/lease.js';
+import { parse } from '../schemas/validation.js';
+
+/** KEP-2436's wildcard: the controller may run in any component that takes part in the migration. */
+export const ANY_COMPONENT = '*';
+
+/**
+ * The lease the default configuration migrates under. Fixed, like Kubernetes'
+ * `cloud-provider-extraction-migration`: both parties compute the default on their own, and they
+ * exclude each other only if they land on the same lease (the KEP: "version skew is handled as long
+ * as the leader name is consistent"). A name derived from the component computing it would give
+ * each side its own lease and run the migrated controllers twice.
+ */
+export const DEFAULT_MIGRATION_LEADER_NAME = 'conclave-leader-migration';
+
+const ComponentOrAny = z
+  .string()
+  .min(1, { message: `must not be empty: a component name, or "${ANY_COMPONENT}" for any component`, abort: true })
+  .refine((c) => c === ANY_COMPONENT || Name.safeParse(c).success, `must be a component name (letters, digits, . _ : / -) or "${ANY_COMPONENT}" for any component`);
+
+/** One migrating controller and the component that runs it, under the migration lease. */
+export const ControllerLeaderConfiguration = z.strictObject({
+  /** The controller's name as the component registers it, e.g. `route`. */
+  name: z.string().min(1, 'must not be empty: the name the component registers the controller under'),
+  /** The component that runs it during this release, or `*` when either party may. */
+  component: ComponentOrAny,
+});
+export type ControllerLeaderConfiguration = z.infer<typeof ControllerLeaderConfiguration>;
+
+/**
+ * KEP-2436's configuration file, field for field, so a Kubernetes file loads unchanged (its
+ * `apiVersion` is accepted as is: Conclave has no API groups to check it against). Strict: a
+ * misspelt field is an error, not a silently ignored setting.
+ */
+export const LeaderMigrationConfiguration = z
+  .strictObject(
+    {
+      kind: z.literal('LeaderMigrationConfiguration', { message: 'must be "LeaderMigrationConfiguration" (or left out)' }).optional(),
+      apiVersion: z.string().optional(),
+      /** The migration lease: the same on every party, different from each party's own lease. */
+      leaderName: LeaseName,
+      /** Kept for Kubernetes files; Conclave only has leases. */
+      resourceLock: z.literal('leases', { message: 'must be "leases" (the only lock Conclave has) or left out' }).optional(),
+      controllerLeaders: z
+        .array(ControllerLeaderConfiguration, { message: 'must be a list of { name, component }' })
+        .min(1, 'must list at least one controller: a migration of nothing is a mistake (disable leader migration instead)')
+        .superRefine((leaders, ctx) => {
+          const firstAt = new Map<string, number>();
+          leaders.forEach(({ name }, i) => {
+            const first = firstAt.get(name);
+            if (first === undefined) firstAt.set(name, i);
+            else
+              ctx.addIssue({
+                code: 'custom',
+                path: [i, 'name'],
+                message: `"${name}" is already listed at controllerLeaders[${first}]: a controller runs in exactly one place, list it once`,
+              });
+          });
+        }),
+    },
+    {
+      error: (issue) =>
+        issue.code === 'invalid_type' ? 'must be a LeaderMigrationConfiguration mapping with leaderName and controllerLeaders' : undefined,
+    },
+  );
+export type LeaderMigrationConfiguration = z.infer<typeof LeaderMigrationConfiguration>;
+
+/**
+ * The leader migration configuration cannot be used at all (unreadable, not YAML/JSON, or given
+ * while migration is off). Kubernetes exits at FATAL for these: starting anyway could run the
+ * migrated controllers in two places or in none.
+ */
+export class MigrationConfigError extends Error {
+  override readonly name = 'MigrationConfigError';
+  constructor(
+    message: string,
+    /** The configuration file concerned, when there is one. */
+    readonly path?: string,
+    /** 1-based line of a syntax error, when the parser gives it. */
+    readonly line?: number,
+  ) {
+    super(message);
+  }
+}
+
+const reasonOf = (e: unknown): string => (e instanceof Error ? e.message : String(e));
+
+/** Line and column of a JSON.parse error: Node 22 prints them; older V8 only the offset. */
+function jsonErrorPosition(message: string, text: string): { line: number; column: number } | undefined {
+  const lc = /line (\d+) column (\d+)/.exec(message);
+  if (lc) return { line: Number(lc[1]), column: Number(lc[2]) };
+  const pos = /position (\d+)/.exec(message);
+  if (!pos) return undefined;
+  const before = text.slice(0, Number(pos[1])).split('\n');
+  return { line: before.length, column: (before.at(-1)?.length ?? 0) + 1 };
+}
+
+function syntaxError(path: string, format: string, reason: string, where: { line: number; column: number } | undefined, hint = ''): MigrationConfigError {
+  const at = where ? ` at line ${where.line}, column ${where.column}` : '';
+  return new MigrationConfigError(
+    `leader migration configuration "${path}" is not valid ${format}${at}: ${reason}.${hint} Fix the file, or drop it to use the default configuration.`,
+    path,
+    where?.line,
+  );
+}
+
+function parseText(path: string, text: string): unknown {
+  if (extname(path).toLowerCase() === '.json') {
+    try {
+      return JSON.parse(text);
+    } catch (e) {
+      const reason = reasonOf(e);
+      throw syntaxError(path, 'JSON', reason, jsonErrorPosition(reason, text));
+    }
+  }
+  try {
+    return parseYaml(text);
+  } catch (e) {
+    if (!(e instanceof YAMLParseError)) throw e;
+    const where = e.linePos ? { line: e.linePos[0].line, column: e.linePos[0].col } : undefined;
+    // The parser's first line, without its own "at line …" suffix and code frame.
+    const reason = (e.message.split('\n')[0] ?? e.message).replace(/ at line \d+, column \d+:?$/, '');
+    // The KEP's own example writes `component: *`, which YAML reads as an alias.
+    const hint = e.code === 'BAD_ALIAS' ? ` A bare * starts a YAML alias: quote the wildcard, component: "${ANY_COMPONENT}".` : '';
+    throw syntaxError(path, 'YAML', reason, where, hint);
+  }
+}
+
+/**
+ * Reads a KEP-2436 configuration file (YAML, or JSON when it ends in `.json`). Everything wrong
+ * with it surfaces here, before any lease is touched: an unreadable file or bad syntax is a
+ * MigrationConfigError naming the file (and the line), a wrong field a ValidationError naming the
+ * file and each field.
+ */
+export async function loadLeaderMigrationConfiguration(path: string): Promise<LeaderMigrationConfiguration> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (e) {
+    throw new MigrationConfigError(
+      `cannot read the leader migration configuration "${path}": ${reasonOf(e)}. Check the path and the file's permissions, or drop it to use the default configuration.`,
+      path,
+    );
+  }
+  if (text.trim() === '') {
+    throw new MigrationConfigError(
+      `leader migration configuration "${path}" is empty. Write leaderName and controllerLeaders in it, or drop it to use the default configuration.`,
+      path,
+    );
+  }
+  const raw = parseText(path, text);
+  return parse(LeaderMigrationConfiguration, raw, `leader migration configuration "${path}"`);
+}
+
+/**
+ * The configuration used when migration is enabled without a file (KEP-2436: the default "just
+ * works"). As in Kubernetes every controller is `*`: during the upgrade old and new components
+ * both qualify, and the shared lease decides which one runs them.
+ *
+ * Takes no component, unlike a `${component}-migration` name would need: the lease has to be the
+ * same for every party, so it is a fixed name (`conclave-leader-migration`). A product that ships
+ * its own default, as Kubernetes does with `cloud-provider-extraction-migration`, passes its
+ * migration's name; that also keeps two unrelated migrations in one leases table apart.
+ */
+export function defaultLeaderMigrationConfiguration(
+  controllers: readonly string[],
+  leaderName: string = DEFAULT_MIGRATION_LEADER_NAME,
+): LeaderMigrationConfiguration {
+  return parse(
+    LeaderMigrationConfiguration,
+    { kind: 'LeaderMigrationConfiguration', leaderName, resourceLock: 'leases', controllerLeaders: controllers.map((name) => ({ name, component: ANY_COMPONENT })) },
+    'default leader migration configuration',
+  );
+}
+
+/** How a component is started, in the terms of KEP-2436's two flags. */
+export interface LeaderMigrationOptions {
+  /** `--enable-leader-migration`. */
+  enabled: boolean;
+  /** `--leader-migration-config`; empty counts as not given. */
+  configPath?: string | undefined;
+  /** This component, as `controllerLeaders[].component` names it. */
+  component: string;
+  /** The controllers this component's default configuration migrates. */
+  defaultControllers?: readonly string[] | undefined;
+  /** The default configuration's lease. @default DEFAULT_MIGRATION_LEADER_NAME */
+  defaultLeaderName?: string | undefined;
+}
+
+/**
+ * Applies KEP-2436's flag rules once at start-up, so a component either runs with a valid
+ * migration configuration, runs without migration, or does not start: a file given while
+ * migration is off is an error (the operator meant something the component would ignore);
+ * enabled without a file means the default; neither means no migration (undefined).
+ */
+export async function resolveLeaderMigration(opts: LeaderMigrationOptions): Promise<LeaderMigrationConfiguration | undefined> {
+  const given = opts.configPath !== undefined && opts.configPath !== '';
+  if (!opts.enabled) {
+    if (!given) return undefined;
+    throw new MigrationConfigError(
+      `${opts.component}: a leader migration configuration ("${opts.configPath}") was given but leader migration is not enabled. Enable leader migration, or drop the configuration file.`,
+      opts.configPath,
+    );
+  }
+  if (given) return loadLeaderMigrationConfiguration(opts.configPath!);
+  if (!opts.defaultControllers || opts.defaultControllers.length === 0) {
+    // A default that migrates nothing would let the operator believe a migration is under way.
+    throw new MigrationConfigError(
+      `${opts.component}: leader migration is enabled without a configuration file, and ${opts.component} has no default migration. Give a configuration file, or disable leader migration.`,
+    );
+  }
+  return defaultLeaderMigrationConfiguration(opts.defaultControllers, opts.defaultLeaderName);
+}
+
+/** Where each of a component's controllers runs. */
+export interface ControllerAssignment {
+  /** Under the component's own lease: not part of the migration. */
+  primary: string[];
+  /** Under the migration lease (`config.leaderName`): listed for this component or for `*`. */
+  migration: string[];
+  /** Listed for another component: that component runs them, this one must not. */
+  notHere: string[];
+}
+
+/**
+ * Splits this component's controllers between its two leases (Kubernetes' migrated, non-migrated
+ * and unowned). Pure, so a component can log or check its share before it starts anything.
+ * Controllers keep their given order in each list.
+ */
+export function assignControllers(config: LeaderMigrationConfiguration | undefined, component: string, controllers: readonly string[]): ControllerAssignment {
+  const out: ControllerAssignment = { primary: [], migration: [], notHere: [] };
+  const listedFor = new Map((config?.controllerLeaders ?? []).map((c) => [c.name, c.component]));
+  for (const name of controllers) {
+    const owner = listedFor.get(name);
+    if (owner === undefined) out.primary.push(name);
+    else if (owner === component || owner === ANY_COMPONENT) out.migration.push(name);
+    else out.notHere.push(name);
+  }
+  return out;
+}
+
+/** A controller: runs until `signal` aborts (leadership lost or shutdown). */
+export type Controller = (signal: AbortSignal) => Promise<void> | void;
+
+/**
+ * Campaigns for `leaseName` until `signal` aborts, calling `onStartedLeading` with a signal that
+ * aborts when that leadership ends; resolves once `signal` has aborted. The LeaderElector's shape.
+ */
+export type StartElector = (leaseName: string, onStartedLeading: (signal: AbortSignal) => Promise<void> | void, signal: AbortSignal) => Promise<void>;
+
+/** What runWithLeaderMigration needs; the elector is injected so this file stays free of DynamoDB. */
+export interface LeaderMigrationRun {
+  startElector: StartElector;
+  controllers: ReadonlyMap<string, Controller> | Readonly<Record<string, Controller>>;
+  component: string;
+  /** The component's own lease. */
+  primaryLeaseName: string;
+  /** From resolveLeaderMigration; undefined runs everything under the primary lease. */
+  config: LeaderMigrationConfiguration | undefined;
+  /** Shutdown. */
+  signal: AbortSignal;
+}
+
+/**
+ * Runs a component's controllers under the lease each belongs to. As in Kubernetes' controller
+ * managers, the migration lease is campaigned for only while this process leads its primary lease,
+ * and given up with it: otherwise one replica could lead the primary lease while another replica of
+ * the same component held the migration lease. A component that runs none of the migrated
+ * controllers does not campaign at all, so it can never hold the migration lease while running
+ * nothing under it. A failing controller rejects `onStartedLeading`; what follows is the elector's
+ * policy.
+ */
+export async function runWithLeaderMigration(run: LeaderMigrationRun): Promise<void> {
+  const { startElector, component, primaryLeaseName, config, signal } = run;
+  if (config && config.leaderName === primaryLeaseName) {
+    throw new MigrationConfigError(
+      `${component}: the migration lease "${config.leaderName}" is ${component}'s own lease; give leaderName a name of its own, shared by every party of the migration.`,
+    );
+  }
+  const table: ReadonlyMap<string, Controller> = run.controllers instanceof Map ? run.controllers : new Map(Object.entries(run.controllers));
+  const { primary, migration } = assignControllers(config, component, [...table.keys()]);
+  const runEach = (names: string[]) => async (leading: AbortSignal) => {
+    await Promise.all(names.map(async (name) => table.get(name)?.(leading)));
+  };
+  const runMigration = runEach(migration);
+  const runPrimary = runEach(primary);
+  await startElector(
+    primaryLeaseName,
+    async (leading) => {
+      await Promise.all([
+        runPrimary(leading),
+        config && migration.length > 0 ? startElector(config.leaderName, runMigration, leading) : undefined,
+      ]);
+    },
+    signal,
+  );
+}

@@ -1,0 +1,403 @@
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ValidationError } from '../../lib/schemas/validation.js';
+import {
+  DEFAULT_MIGRATION_LEADER_NAME,
+  type Controller,
+  type LeaderMigrationConfiguration,
+  MigrationConfigError,
+  type StartElector,
+  assignControllers,
+  defaultLeaderMigrationConfiguration,
+  loadLeaderMigrationConfiguration,
+  resolveLeaderMigration,
+  runWithLeaderMigration,
+} from '../../lib/sdk/migration.js';
+
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'conclave-migration-'));
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+let files = 0;
+const file = async (ext: string, text: string): Promise<string> => {
+  const path = join(dir, `config-${++files}${ext}`);
+  await writeFile(path, text);
+  return path;
+};
+const rejection = async (p: Promise<unknown>): Promise<unknown> => p.then(
+  () => { throw new Error('expected a rejection'); },
+  (e: unknown) => e,
+);
+
+const kepYaml = `kind: LeaderMigrationConfiguration
+apiVersion: controllermanager.config.k8s.io/v1
+leaderName: cloud-provider-extraction-migration
+resourceLock: leases
+controllerLeaders:
+  - name: route
+    component: "*"
+  - name: service
+    component: "*"
+  - name: cloud-node-lifecycle
+    component: cloud-controller-manager
+`;
+const kepConfig: LeaderMigrationConfiguration = {
+  kind: 'LeaderMigrationConfiguration',
+  apiVersion: 'controllermanager.config.k8s.io/v1',
+  leaderName: 'cloud-provider-extraction-migration',
+  resourceLock: 'leases',
+  controllerLeaders: [
+    { name: 'route', component: '*' },
+    { name: 'service', component: '*' },
+    { name: 'cloud-node-lifecycle', component: 'cloud-controller-manager' },
+  ],
+};
+
+describe('loadLeaderMigrationConfiguration', () => {
+  it.each(['.yaml', '.yml', '.conf'])('reads the KEP’s file as YAML (%s)', async (ext) => {
+    expect(await loadLeaderMigrationConfiguration(await file(ext, kepYaml))).toEqual(kepConfig);
+  });
+
+  it('reads JSON, and needs only leaderName and controllerLeaders', async () => {
+    const path = await file('.json', JSON.stringify({ leaderName: 'm', controllerLeaders: [{ name: 'route', component: 'ccm' }] }, null, 2));
+    expect(await loadLeaderMigrationConfiguration(path)).toEqual({ leaderName: 'm', controllerLeaders: [{ name: 'route', component: 'ccm' }] });
+  });
+
+  it.each([
+    { name: 'a missing file', path: () => join(dir, 'nope.yaml'), reason: /ENOENT/ },
+    { name: 'a directory', path: async () => { const d = join(dir, 'a-dir.yaml'); await mkdir(d); return d; }, reason: /EISDIR/ },
+  ])('reports $name as unreadable, with the OS reason and what to do', async ({ path, reason }) => {
+    const p = await path();
+    const e = await rejection(loadLeaderMigrationConfiguration(p));
+    expect(e).toBeInstanceOf(MigrationConfigError);
+    expect((e as MigrationConfigError).path).toBe(p);
+    expect((e as Error).message).toContain(`"${p}"`);
+    expect((e as Error).message).toMatch(reason);
+    expect((e as Error).message).toMatch(/check the path.*or drop it/i);
+  });
+
+  it.each([
+    { name: 'JSON missing a comma', ext: '.json', text: '{\n  "leaderName": "m"\n  "controllerLeaders": []\n}\n', line: 3, format: /not valid JSON at line 3/ },
+    { name: 'YAML badly indented', ext: '.yaml', text: 'leaderName: m\ncontrollerLeaders:\n  - name: route\n     component: "*"\n', line: 3, format: /not valid YAML at line 3, column \d+: Nested mappings/ },
+    { name: 'a duplicate YAML key', ext: '.yaml', text: 'leaderName: m\nleaderName: n\ncontrollerLeaders: []\n', line: 2, format: /not valid YAML at line 2.*unique/ },
+  ])('reports $name as a syntax error naming the file and the line', async ({ ext, text, line, format }) => {
+    const p = await file(ext, text);
+    const e = await rejection(loadLeaderMigrationConfiguration(p));
+    expect(e).toBeInstanceOf(MigrationConfigError);
+    expect(e).toMatchObject({ path: p, line });
+    expect((e as Error).message).toContain(`"${p}"`);
+    expect((e as Error).message).toMatch(format);
+  });
+
+  it('explains the KEP example’s unquoted `component: *`', async () => {
+    const e = await rejection(loadLeaderMigrationConfiguration(await file('.yaml', kepYaml.replaceAll('"*"', '*'))));
+    expect(e).toMatchObject({ name: 'MigrationConfigError', line: 7 });
+    expect((e as Error).message).toMatch(/quote the wildcard, component: "\*"/);
+  });
+
+  it('reports an empty file', async () => {
+    const e = await rejection(loadLeaderMigrationConfiguration(await file('.yaml', '\n  \n')));
+    expect(e).toBeInstanceOf(MigrationConfigError);
+    expect((e as Error).message).toMatch(/is empty/);
+  });
+
+  const valid = { leaderName: 'm', controllerLeaders: [{ name: 'route', component: '*' }, { name: 'service', component: 'ccm' }] };
+  it.each([
+    { name: 'no leaderName', change: { leaderName: undefined }, field: 'leaderName', message: /string/ },
+    { name: 'an empty leaderName', change: { leaderName: '' }, field: 'leaderName', message: /must not be empty/ },
+    { name: 'a wrong kind', change: { kind: 'KubeControllerManagerConfiguration' }, field: 'kind', message: /"LeaderMigrationConfiguration"/ },
+    { name: 'a non-string apiVersion', change: { apiVersion: 1 }, field: 'apiVersion', message: /string/ },
+    { name: 'an endpoints lock', change: { resourceLock: 'endpoints' }, field: 'resourceLock', message: /"leases"/ },
+    { name: 'no controllerLeaders', change: { controllerLeaders: undefined }, field: 'controllerLeaders', message: /list of \{ name, component \}/ },
+    { name: 'empty controllerLeaders', change: { controllerLeaders: [] }, field: 'controllerLeaders', message: /at least one controller/ },
+    { name: 'an empty component', change: { controllerLeaders: [{ name: 'route', component: '' }] }, field: 'controllerLeaders[0].component', message: /must not be empty/ },
+    { name: 'a missing component', change: { controllerLeaders: [{ name: 'route' }] }, field: 'controllerLeaders[0].component', message: /string/ },
+    { name: 'a malformed component', change: { controllerLeaders: [{ name: 'route', component: 'kcm or ccm' }] }, field: 'controllerLeaders[0].component', message: /component name .* or "\*"/ },
+    { name: 'an empty controller name', change: { controllerLeaders: [{ name: 'route', component: '*' }, { name: '', component: '*' }] }, field: 'controllerLeaders[1].name', message: /must not be empty/ },
+    { name: 'an unknown field on a controller', change: { controllerLeaders: [{ name: 'route', component: '*', compnent: 'x' }] }, field: 'controllerLeaders[0]', message: /compnent/ },
+    { name: 'an unknown top-level field', change: { leaderNmae: 'x' }, field: '(root)', message: /leaderNmae/ },
+    {
+      name: 'a controller listed twice',
+      change: { controllerLeaders: [{ name: 'route', component: '*' }, { name: 'service', component: 'ccm' }, { name: 'route', component: 'kcm' }] },
+      field: 'controllerLeaders[2].name',
+      message: /"route" is already listed at controllerLeaders\[0\]/,
+    },
+  ])('rejects $name, naming the field and the file', async ({ change, field, message }) => {
+    const p = await file('.json', JSON.stringify({ ...valid, ...change }));
+    const e = await rejection(loadLeaderMigrationConfiguration(p));
+    expect(e).toBeInstanceOf(ValidationError);
+    const v = e as ValidationError;
+    expect(v.fields).toEqual([field]);
+    expect(v.issues[0]!.message).toMatch(message);
+    expect(v.subject).toContain(p);
+  });
+
+  it('reports a duplicate together with the other bad fields', async () => {
+    const p = await file('.json', JSON.stringify({ leaderName: '', controllerLeaders: [{ name: 'route', component: '*' }, { name: 'route', component: 'ccm' }] }));
+    const e = await rejection(loadLeaderMigrationConfiguration(p));
+    expect((e as ValidationError).fields.sort()).toEqual(['controllerLeaders[1].name', 'leaderName']);
+  });
+
+  it('rejects a YAML document that is not a mapping', async () => {
+    const e = await rejection(loadLeaderMigrationConfiguration(await file('.yaml', '- route\n- service\n')));
+    expect(e).toBeInstanceOf(ValidationError);
+    expect((e as ValidationError).issues).toEqual([{ field: '(root)', message: expect.stringMatching(/mapping with leaderName and controllerLeaders/) }]);
+  });
+});
+
+describe('resolveLeaderMigration: the KEP’s flag rules', () => {
+  it('neither enabled nor a file: no migration', async () => {
+    expect(await resolveLeaderMigration({ enabled: false, component: 'kcm', defaultControllers: ['route'] })).toBeUndefined();
+    expect(await resolveLeaderMigration({ enabled: false, configPath: '', component: 'kcm' })).toBeUndefined();
+  });
+
+  it('a file given while migration is off is an error, even a valid file', async () => {
+    const p = await file('.yaml', kepYaml);
+    const e = await rejection(resolveLeaderMigration({ enabled: false, configPath: p, component: 'kcm' }));
+    expect(e).toBeInstanceOf(MigrationConfigError);
+    expect((e as Error).message).toMatch(/not enabled.*Enable leader migration, or drop the configuration file/);
+  });
+
+  it('enabled without a file: the default, every controller under "*" on the fixed lease', async () => {
+    const config = await resolveLeaderMigration({ enabled: true, component: 'kcm', defaultControllers: ['route', 'service'] });
+    expect(config).toEqual(defaultLeaderMigrationConfiguration(['route', 'service']));
+    expect(config).toEqual({
+      kind: 'LeaderMigrationConfiguration',
+      leaderName: DEFAULT_MIGRATION_LEADER_NAME,
+      resourceLock: 'leases',
+      controllerLeaders: [{ name: 'route', component: '*' }, { name: 'service', component: '*' }],
+    });
+  });
+
+  it('both parties computing the default land on the same lease', async () => {
+    const kcm = await resolveLeaderMigration({ enabled: true, component: 'kube-controller-manager', defaultControllers: ['route'] });
+    const ccm = await resolveLeaderMigration({ enabled: true, configPath: '', component: 'cloud-controller-manager', defaultControllers: ['route'] });
+    expect(kcm).toEqual(ccm);
+  });
+
+  it('a product may name its default migration’s lease', async () => {
+    const config = await resolveLeaderMigration({ enabled: true, component: 'kcm', defaultControllers: ['route'], defaultLeaderName: 'cloud-provider-extraction-migration' });
+    expect(config?.leaderName).toBe('cloud-provider-extraction-migration');
+  });
+
+  it('enabled without a file for a component that has no default: an error, not a silent no-op', async () => {
+    const e = await rejection(resolveLeaderMigration({ enabled: true, component: 'kcm' }));
+    expect(e).toBeInstanceOf(MigrationConfigError);
+    expect((e as Error).message).toMatch(/no default migration\. Give a configuration file, or disable leader migration/);
+  });
+
+  it('enabled with a file: the file replaces the default entirely', async () => {
+    const p = await file('.yaml', kepYaml);
+    expect(await resolveLeaderMigration({ enabled: true, configPath: p, component: 'kcm', defaultControllers: ['nodeipam'] })).toEqual(kepConfig);
+  });
+
+  it('enabled with a bad file: its error, not the default', async () => {
+    const p = await file('.json', JSON.stringify({ leaderName: '', controllerLeaders: [{ name: 'route', component: '*' }] }));
+    const e = await rejection(resolveLeaderMigration({ enabled: true, configPath: p, component: 'kcm', defaultControllers: ['route'] }));
+    expect(e).toBeInstanceOf(ValidationError);
+    expect((e as ValidationError).fields).toEqual(['leaderName']);
+  });
+
+  it('the default validates the controllers it is given', () => {
+    expect(() => defaultLeaderMigrationConfiguration(['route', 'route'])).toThrow(/controllerLeaders\[1\]\.name: "route" is already listed/);
+  });
+});
+
+describe('assignControllers', () => {
+  const config: LeaderMigrationConfiguration = {
+    leaderName: 'm',
+    controllerLeaders: [
+      { name: 'service', component: 'kcm' },
+      { name: 'route', component: '*' },
+      { name: 'cloud-node-lifecycle', component: 'ccm' },
+    ],
+  };
+  it.each([
+    { name: 'listed for this component', controllers: ['service'], want: { primary: [], migration: ['service'], notHere: [] } },
+    { name: 'listed for any component', controllers: ['route'], want: { primary: [], migration: ['route'], notHere: [] } },
+    { name: 'listed for another component', controllers: ['cloud-node-lifecycle'], want: { primary: [], migration: [], notHere: ['cloud-node-lifecycle'] } },
+    { name: 'not listed', controllers: ['garbage-collector'], want: { primary: ['garbage-collector'], migration: [], notHere: [] } },
+    {
+      name: 'all at once, order kept',
+      controllers: ['garbage-collector', 'cloud-node-lifecycle', 'route', 'namespace', 'service'],
+      want: { primary: ['garbage-collector', 'namespace'], migration: ['route', 'service'], notHere: ['cloud-node-lifecycle'] },
+    },
+  ])('$name', ({ controllers, want }) => {
+    expect(assignControllers(config, 'kcm', controllers)).toEqual(want);
+  });
+
+  it('the other party gets the mirror image; "*" runs on both sides (the lease picks one)', () => {
+    expect(assignControllers(config, 'ccm', ['service', 'route', 'cloud-node-lifecycle'])).toEqual({
+      primary: [],
+      migration: ['route', 'cloud-node-lifecycle'],
+      notHere: ['service'],
+    });
+  });
+
+  it('without a configuration every controller runs under the primary lease', () => {
+    expect(assignControllers(undefined, 'kcm', ['service', 'route'])).toEqual({ primary: ['service', 'route'], migration: [], notHere: [] });
+  });
+});
+
+/** An elector driven by hand: `lead` and `lose` stand for what the lease would decide. */
+function handElector() {
+  type Campaign = { onStartedLeading: (s: AbortSignal) => Promise<void> | void; signal: AbortSignal; leading?: AbortController; ended: boolean };
+  const campaigns = new Map<string, Campaign>();
+  const startElector: StartElector = (leaseName, onStartedLeading, signal) =>
+    new Promise<void>((resolve) => {
+      const c: Campaign = { onStartedLeading, signal, ended: false };
+      campaigns.set(leaseName, c);
+      signal.addEventListener('abort', () => {
+        c.leading?.abort();
+        c.ended = true;
+        resolve();
+      }, { once: true });
+    });
+  const campaign = (lease: string): Campaign => {
+    const c = campaigns.get(lease);
+    if (!c || c.ended) throw new Error(`not campaigning for ${lease}`);
+    return c;
+  };
+  return {
+    startElector,
+    campaigning: (lease: string) => campaigns.get(lease)?.ended === false,
+    lead(lease: string) {
+      const c = campaign(lease);
+      c.leading = new AbortController();
+      void c.onStartedLeading(AbortSignal.any([c.signal, c.leading.signal]));
+    },
+    lose(lease: string) {
+      campaign(lease).leading?.abort();
+    },
+  };
+}
+
+/** Controllers that record when they start and stop, and run until their signal aborts. */
+function recordingControllers(names: string[]) {
+  const running = new Set<string>();
+  const seen: string[] = [];
+  const controllers = new Map<string, Controller>(
+    names.map((name) => [
+      name,
+      (signal: AbortSignal) =>
+        new Promise<void>((resolve) => {
+          running.add(name);
+          seen.push(`start ${name}`);
+          signal.addEventListener('abort', () => {
+            running.delete(name);
+            seen.push(`stop ${name}`);
+            resolve();
+          }, { once: true });
+        }),
+    ]),
+  );
+  return { controllers, running: () => [...running].sort(), seen };
+}
+
+const settled = () => new Promise((r) => setImmediate(r));
+
+describe('runWithLeaderMigration', () => {
+  const config: LeaderMigrationConfiguration = {
+    leaderName: 'cloud-migration',
+    controllerLeaders: [
+      { name: 'route', component: '*' },
+      { name: 'service', component: 'kcm' },
+      { name: 'nodeipam', component: 'ccm' },
+    ],
+  };
+
+  it('runs each controller under its own lease, and stops it with that lease', async () => {
+    const elector = handElector();
+    const { controllers, running, seen } = recordingControllers(['gc', 'route', 'service', 'nodeipam']);
+    const shutdown = new AbortController();
+    let done = false;
+    const run = runWithLeaderMigration({ startElector: elector.startElector, controllers, component: 'kcm', primaryLeaseName: 'kcm', config, signal: shutdown.signal })
+      .then(() => { done = true; });
+    await settled();
+
+    // Not leading anything: nothing runs, and the migration lease is not even campaigned for.
+    expect(elector.campaigning('kcm')).toBe(true);
+    expect(elector.campaigning('cloud-migration')).toBe(false);
+    expect(running()).toEqual([]);
+
+    elector.lead('kcm');
+    await settled();
+    expect(running()).toEqual(['gc']);
+    expect(elector.campaigning('cloud-migration')).toBe(true);
+
+    elector.lead('cloud-migration');
+    await settled();
+    expect(running()).toEqual(['gc', 'route', 'service']);
+
+    // Losing the migration lease stops only the migrated controllers; they come back with it.
+    elector.lose('cloud-migration');
+    await settled();
+    expect(running()).toEqual(['gc']);
+    elector.lead('cloud-migration');
+    await settled();
+    expect(running()).toEqual(['gc', 'route', 'service']);
+
+    // Losing the primary lease stops everything and gives up the migration campaign.
+    elector.lose('kcm');
+    await settled();
+    expect(running()).toEqual([]);
+    expect(elector.campaigning('cloud-migration')).toBe(false);
+    expect(seen).not.toContain('start nodeipam');
+
+    // Leading the primary lease again campaigns for the migration lease again.
+    elector.lead('kcm');
+    await settled();
+    expect(elector.campaigning('cloud-migration')).toBe(true);
+    elector.lead('cloud-migration');
+    await settled();
+    expect(running()).toEqual(['gc', 'route', 'service']);
+
+    expect(done).toBe(false);
+    shutdown.abort();
+    await run;
+    expect(running()).toEqual([]);
+  });
+
+  it('without a configuration runs everything under the primary lease only', async () => {
+    const elector = handElector();
+    const { controllers, running } = recordingControllers(['gc', 'route']);
+    const shutdown = new AbortController();
+    const run = runWithLeaderMigration({ startElector: elector.startElector, controllers, component: 'kcm', primaryLeaseName: 'kcm', config: undefined, signal: shutdown.signal });
+    elector.lead('kcm');
+    await settled();
+    expect(running()).toEqual(['gc', 'route']);
+    expect(elector.campaigning('cloud-migration')).toBe(false);
+    shutdown.abort();
+    await run;
+    expect(running()).toEqual([]);
+  });
+
+  it('a component running none of the migrated controllers never campaigns for the migration lease', async () => {
+    const elector = handElector();
+    const { controllers, running } = recordingControllers(['gc', 'nodeipam']);
+    const shutdown = new AbortController();
+    const run = runWithLeaderMigration({ startElector: elector.startElector, controllers: Object.fromEntries(controllers), component: 'kcm', primaryLeaseName: 'kcm', config, signal: shutdown.signal });
+    elector.lead('kcm');
+    await settled();
+    expect(running()).toEqual(['gc']);
+    expect(elector.campaigning('cloud-migration')).toBe(false);
+    shutdown.abort();
+    await run;
+  });
+
+  it('refuses a migration lease that is the component’s own lease', async () => {
+    const elector = handElector();
+    const e = await rejection(
+      runWithLeaderMigration({ startElector: elector.startElector, controllers: {}, component: 'kcm', primaryLeaseName: 'cloud-migration', config, signal: new AbortController().signal }),
+    );
+    expect(e).toBeInstanceOf(MigrationConfigError);
+    expect((e as Error).message).toMatch(/"cloud-migration" is kcm's own lease/);
+    expect(elector.campaigning('cloud-migration')).toBe(false);
+  });
+});

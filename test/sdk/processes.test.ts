@@ -1,0 +1,94 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { coordinatorDeps } from '../../lib/coordinator/reconcile.js';
+import { localClient } from '../../lib/local/dynamodb-local.js';
+import { createTables, defaultTableNames } from '../../lib/tables.js';
+import { coordinatorLoop, waitFor } from './harness.js';
+
+const LEASE_MS = 2_000;
+const RETRY_MS = 250;
+const ACK_MS = 500;
+
+interface Event {
+  event: string;
+  identity: string;
+  at: number;
+  fencingToken?: number;
+  reason?: string;
+}
+
+interface Worker {
+  identity: string;
+  child: ChildProcess;
+  events: Event[];
+  exited: Promise<number | null>;
+}
+
+const prefix = `t-procs-${process.pid}`;
+const tables = defaultTableNames(prefix);
+let client: ReturnType<typeof localClient>;
+
+function startWorker(identity: string, emulationVersion: string): Worker {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'examples/worker.ts'], {
+    env: {
+      ...process.env,
+      CONCLAVE_ENDPOINT: inject('ddbEndpoint'),
+      CONCLAVE_TABLE_PREFIX: prefix,
+      LEASE: 'reports',
+      IDENTITY: identity,
+      EMULATION_VERSION: emulationVersion,
+      BINARY_VERSION: '1.31.0',
+      LEASE_DURATION_MS: String(LEASE_MS),
+      RENEW_DEADLINE_MS: '1500',
+      RETRY_PERIOD_MS: String(RETRY_MS),
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const events: Event[] = [];
+  createInterface({ input: child.stdout! }).on('line', (line) => {
+    if (line.startsWith('{')) events.push(JSON.parse(line) as Event);
+  });
+  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+  return { identity, child, events, exited };
+}
+
+beforeAll(async () => {
+  client = localClient(inject('ddbEndpoint'));
+  await createTables(client, tables);
+});
+afterAll(() => client.destroy());
+
+describe('three worker processes', () => {
+  it('the leader is SIGKILLed: another process leads within term + poll + election, with a higher fencing token', async () => {
+    const coord = coordinatorLoop(coordinatorDeps(client, tables, { config: { ackWindowMs: ACK_MS, electedLeaseDurationSeconds: 2 } }), 'reports');
+    const workers = [startWorker('w1', '1.30.0'), startWorker('w2', '1.30.0'), startWorker('w3', '1.31.0')];
+    try {
+      const started = (w: Worker, after = 0) => w.events.filter((e) => e.event === 'started' && e.at > after);
+      const leading = (w: Worker) => w.events.filter((e) => e.event === 'started' || e.event === 'stopped').at(-1)?.event === 'started';
+      // whoever registered first may lead for a moment; the oldest emulation version must end up leading
+      const first = await waitFor('an oldest-emulation leader process', () => workers.find((w) => w.identity !== 'w3' && leading(w)), 30_000);
+      const token = started(first).at(-1)!.fencingToken!;
+
+      const killedAt = Date.now();
+      first.child.kill('SIGKILL');
+      await first.exited;
+      const others = workers.filter((w) => w !== first);
+      const next = await waitFor('a new leader process', () => others.find((w) => started(w, killedAt).length > 0), 30_000);
+      const failover = started(next, killedAt)[0]!.at - killedAt;
+      expect(next.identity).toBe(first.identity === 'w1' ? 'w2' : 'w1'); // the remaining oldest emulation version
+      expect(started(next, killedAt)[0]!.fencingToken).toBeGreaterThan(token);
+      expect(failover).toBeLessThan(LEASE_MS + RETRY_MS + ACK_MS + 3_000);
+      await new Promise((r) => setTimeout(r, 500));
+      expect(others.flatMap((w) => started(w, killedAt))).toHaveLength(1); // exactly one new leader
+
+      // graceful stop of the rest: they release and exit 0
+      for (const w of others) w.child.kill('SIGTERM');
+      expect(await Promise.all(others.map((w) => w.exited))).toEqual([0, 0]);
+      expect(next.events.find((e) => e.event === 'stopped')?.reason).toBe('cancelled');
+    } finally {
+      for (const w of workers) if (w.child.exitCode === null && w.child.signalCode === null) w.child.kill('SIGKILL');
+      await coord.stop();
+    }
+  }, 90_000);
+});
