@@ -11,3 +11,14 @@ export { OLDEST_EMULATION_VERSION, NO_COORDINATION } from '../schemas/strategy.j
 export type { Lease } from '../schemas/lease.js';
 export type { Candidate } from '../schemas/candidate.js';
 export type { Clock } from '../clock.js';
+export {
+  LeaderMigrationConfiguration,
+  MigrationConfigError,
+  assignControllers,
+  defaultLeaderMigrationConfiguration,
+  electorStarter,
+  loadLeaderMigrationConfiguration,
+  resolveLeaderMigration,
+  runWithLeaderMigration,
+  DEFAULT_MIGRATION_LEADER_NAME,
+} from './migration.js';

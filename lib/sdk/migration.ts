@@ -11,6 +11,7 @@ import * as z from 'zod';
 import { Name } from '../schemas/common.js';
 import { LeaseName } from '../schemas/lease.js';
 import { parse } from '../schemas/validation.js';
+import { LeaderElector, type ElectorOptionsInput, type LeaderElectorDeps } from './elector.js';
 
 /** KEP-2436's wildcard: the controller may run in any component that takes part in the migration. */
 export const ANY_COMPONENT = '*';
@@ -305,4 +306,13 @@ export async function runWithLeaderMigration(run: LeaderMigrationRun): Promise<v
     },
     signal,
   );
+}
+
+/**
+ * The StartElector that runWithLeaderMigration needs, made of LeaderElectors: one per lease,
+ * all with the same options and candidacy (the lease name is the only difference).
+ */
+export function electorStarter(base: Omit<ElectorOptionsInput, 'leaseName'>, deps: Omit<LeaderElectorDeps, 'callbacks'>): StartElector {
+  return (leaseName, onStartedLeading, signal) =>
+    new LeaderElector({ ...base, leaseName }, { ...deps, callbacks: { onStartedLeading: (leading) => onStartedLeading(leading) } }).run(signal);
 }
