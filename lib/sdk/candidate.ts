@@ -122,12 +122,17 @@ export class LeaseCandidate {
 
   /**
    * Renews the row now; this is also the acknowledgement of an election (renewTime ≥ pingTime).
-   * A row that is gone (collected after a long pause, or deleted by an operator) is registered again.
+   * A row that is gone (collected after a long pause, or deleted by an operator) is registered
+   * again; a row another start-up of the same name has taken is left to it (no tug of war).
    */
   async renew(): Promise<void> {
     const now = this.clock.now();
-    const ok = await this.store.renew(this.options.leaseName, this.options.name, now, this.expiresAt(now));
-    if (!ok) await this.register();
+    if (await this.store.renew(this.options.leaseName, this.options.name, now, this.expiresAt(now))) return;
+    const read = await this.store.read(this.options.leaseName, this.options.name);
+    if (!read.item) await this.register();
+    else if (read.item.identity !== this.instance)
+      this.onError(new Error(`candidate "${this.options.name}" of lease "${this.options.leaseName}" was registered by another start-up (${read.item.identity}); two workers share one name — give each a unique name`));
+    // else: renewed already at or after `now` (a clock step back): nothing to do
   }
 
   /** Acknowledges an open election. */
