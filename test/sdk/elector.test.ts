@@ -3,6 +3,7 @@ import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { coordinatorDeps, type CoordinatorDeps } from '../../lib/coordinator/reconcile.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../lib/local/dynamodb-local.js';
+import { manualClock } from '../../lib/clock.js';
 import { LeaderElector } from '../../lib/sdk/elector.js';
 import { FencingError, fencedTransactWrite } from '../../lib/sdk/fencing.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
@@ -169,6 +170,31 @@ describe('safety of a leader that cannot renew', () => {
       await a.stop();
       await coord.stop();
       faulty.destroy();
+    }
+  });
+});
+
+describe('health (client-go healthz adaptor)', () => {
+  it('a leader whose term ran out without it stepping down is unhealthy; a follower is healthy', async () => {
+    const L = lease();
+    const clock = manualClock(Date.now());
+    const e = new LeaderElector({ leaseName: L, identity: 'h', table: t.names.leases, mode: 'NoCoordination', ...FAST, healthToleranceMs: 500 }, { client: t.client, clock, callbacks: { onStartedLeading: () => undefined } });
+    expect(e.healthy()).toBe(true);
+    const stop = new AbortController();
+    const done = e.run(stop.signal);
+    try {
+      await waitFor('h to lead', () => e.isLeader());
+      expect(e.fencingToken).toBe(1);
+      expect(e.leader).toBe('h');
+      expect(e.healthy()).toBe(true);
+      clock.advance(FAST.leaseDurationMs + 500); // the term and the tolerance, no more: still healthy
+      expect(e.healthy()).toBe(true);
+      clock.advance(1);
+      expect(e.healthy()).toBe(false);
+      expect(e.healthy(10_000)).toBe(true); // a caller's own tolerance
+    } finally {
+      stop.abort();
+      await done;
     }
   });
 });
