@@ -19,7 +19,8 @@ export interface ManualClock extends Clock {
   set(ms: number): void;
 }
 
-export function manualClock(start = Date.UTC(2026, 0, 1)): ManualClock {
+/** Starts at the real time by default: DynamoDB Local applies TTLs (`expiresAt`) against its own wall clock. */
+export function manualClock(start = Date.now()): ManualClock {
   let t = start;
   return {
     now: () => t,

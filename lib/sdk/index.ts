@@ -22,3 +22,15 @@ export {
   runWithLeaderMigration,
   DEFAULT_MIGRATION_LEADER_NAME,
 } from './migration.js';
+export {
+  IdentityLeaseHeartbeat,
+  IdentityHeartbeatOptions,
+  identityLeaseName,
+  isIdentityLive,
+  listIdentities,
+  listLiveIdentities,
+  type IdentityHeartbeatOptionsInput,
+  type IdentityLost,
+} from './identity.js';
+export { IdentityStore } from '../stores/identity-store.js';
+export type { IdentityLease } from '../schemas/identity.js';

@@ -1,0 +1,355 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { hostname as osHostname } from 'node:os';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import * as z from 'zod';
+import { systemClock, type Clock } from '../clock.js';
+import { isIdentityExpired } from '../election/vacancy.js';
+import { Labels, Name } from '../schemas/common.js';
+import { TableNames } from '../schemas/config.js';
+import type { IdentityLease } from '../schemas/identity.js';
+import { parse } from '../schemas/validation.js';
+import { ConflictError } from '../stores/errors.js';
+import { IdentityStore, type IdentityRead } from '../stores/identity-store.js';
+import type { InvalidItem } from '../stores/item-store.js';
+
+/** Bytes of sha256 kept in a name: 128 bits, as kube-apiserver keeps (26 base32 characters). */
+const HASH_BYTES = 16;
+const HASH_CHARS = Math.ceil((HASH_BYTES * 8) / 5);
+/** The longest component whose `${component}-${hash}` still fits the 253 characters of a Name. */
+const MAX_COMPONENT = 253 - 1 - HASH_CHARS;
+/** The TTL backstop lies this many lease durations after the last renewal; GC normally comes first. */
+const TTL_FACTOR = 2;
+/** Lost write races in a row before an acquisition gives up (start rejects, a renewal reports it). */
+const MAX_ATTEMPTS = 5;
+
+/** A component name that leaves room for the host hash in the identity lease's name. */
+const Component = Name.max(MAX_COMPONENT, `must be at most ${MAX_COMPONENT} characters (the lease name adds "-" and a ${HASH_CHARS}-character hash)`);
+/** What the host calls itself: hashed into the name, and stored in the row and its labels as is. */
+const Hostname = z.string().min(1, 'must not be empty').max(253, 'must be at most 253 characters (a DNS name)');
+
+const BASE32 = 'abcdefghijklmnopqrstuvwxyz234567';
+
+/** RFC 4648 base32, lowercase, without padding (Go's base32.StdEncoding.WithPadding(NoPadding), lowered). */
+function base32(bytes: Uint8Array): string {
+  let out = '';
+  let value = 0;
+  let bits = 0;
+  for (const b of bytes) {
+    value = ((value << 8) | b) & 0x1fff; // at most 12 pending bits: 13 are enough
+    bits += 8;
+    while (bits >= 5) {
+      out += BASE32[(value >>> (bits - 5)) & 31];
+      bits -= 5;
+    }
+  }
+  if (bits > 0) out += BASE32[(value << (5 - bits)) & 31];
+  return out;
+}
+
+/**
+ * The identity lease's name for `component` on `hostname` (KEP-1965): like kube-apiserver's
+ * `apiserver-` + base32(sha256(host)[:16]), prefixed by the component instead. Deterministic, so
+ * a restart on the same host takes its old row back; hashed, so a long host name never has to be
+ * truncated into a collision. A bad component or host name is a ValidationError naming it.
+ */
+export function identityLeaseName(component: string, hostname: string): string {
+  const v = parse(z.object({ component: Component, hostname: Hostname }), { component, hostname }, 'identity lease name');
+  const hash = createHash('sha256').update(v.hostname, 'utf8').digest().subarray(0, HASH_BYTES);
+  return `${v.component}-${base32(hash)}`;
+}
+
+/** How a heartbeat lost its row. */
+export type IdentityLost =
+  /** The row was gone (collected after a long pause, or deleted by an operator): it was created again. */
+  | { reason: 'gone' }
+  /**
+   * A newer start-up with the same host and component took the row (KEP-1965: the newest start-up
+   * owns the identity). This heartbeat stopped for good and never writes the row again.
+   */
+  | { reason: 'superseded'; by: string };
+
+/** What one renewal did. */
+export type RenewOutcome = 'renewed' | 'reacquired' | 'superseded' | 'stopped';
+
+export type HeartbeatState = 'idle' | 'running' | 'superseded' | 'stopped';
+
+const fn = <F>(what: string) => z.custom<F>((v) => typeof v === 'function', `must be ${what}`);
+
+/** Options of an IdentityLeaseHeartbeat; a bad one is a ValidationError naming the field. */
+export const IdentityHeartbeatOptions = z
+  .object({
+    client: z.custom<DynamoDBClient>((v) => typeof v === 'object' && v !== null && typeof (v as { send?: unknown }).send === 'function', 'must be a DynamoDBClient'),
+    /** The identities table. */
+    table: TableNames.shape.identities,
+    /** What kind of process this is, e.g. `report-worker`: the partition listed by listLiveIdentities. */
+    component: Component,
+    /** @default os.hostname() */
+    hostname: Hostname.prefault(() => osHostname()),
+    /** How often renewTime is written (kube-apiserver: 10 s). */
+    renewIntervalMs: z.number().int('must be whole milliseconds').positive('must be > 0').default(10_000),
+    /** How long after its last renewal the row counts as dead (kube-apiserver: 3600 s). */
+    leaseDurationSeconds: z.number().int('must be whole seconds').min(1, 'must be ≥ 1').default(3_600),
+    /** Extra labels; `component` and `hostname` are always set (and win over the same keys here). */
+    labels: Labels.optional(),
+    /** @default systemClock */
+    clock: z.custom<Clock>((v) => typeof v === 'object' && v !== null && typeof (v as { now?: unknown }).now === 'function', 'must be a Clock').default(systemClock),
+    /** The per-start-up part of holderIdentity. @default crypto.randomUUID */
+    newId: fn<() => string>('a function returning a unique id').default(() => randomUUID),
+    /** The row was lost; see IdentityLost. @default a process warning */
+    onLost: fn<(lost: IdentityLost) => void>('a function').optional(),
+    /** A renewal failed for another reason (retried at the next interval). @default a process warning */
+    onError: fn<(error: Error) => void>('a function').optional(),
+  })
+  .strict()
+  .superRefine((o, ctx) => {
+    if (o.leaseDurationSeconds * 1000 <= o.renewIntervalMs) {
+      ctx.addIssue({ code: 'custom', path: ['leaseDurationSeconds'], message: `must be longer than renewIntervalMs (${o.renewIntervalMs} ms), or the lease expires between renewals` });
+    }
+  });
+export type IdentityHeartbeatOptionsInput = z.input<typeof IdentityHeartbeatOptions>;
+type Options = z.output<typeof IdentityHeartbeatOptions>;
+
+const holderCondition = (holder: string) => ({ expression: '#holder = :holder', names: { '#holder': 'holderIdentity' }, values: { ':holder': holder } });
+
+/**
+ * A process heartbeat (KEP-1965): one row per host and component in the identities table, which
+ * the process renews while it lives, so others can list which processes are alive. The row's name
+ * is derived from host and component (a restart takes the same row back); holderIdentity is
+ * `${name}_${uuid}`, new at every start-up. Expired rows are collected by the coordinator's
+ * `reconcileAll`; `expiresAt` (2 lease durations) is the TTL backstop.
+ *
+ * Two live processes with the same host and component share the row: the newest start-up owns
+ * it, and the older one, finding another holder at its next renewal, reports `superseded` and
+ * stops for good. A row that is simply gone is created again. Neither can flap.
+ */
+export class IdentityLeaseHeartbeat {
+  private readonly o: Options;
+  private readonly store: IdentityStore;
+  private readonly leaseName: string;
+  private readonly holder: string;
+  private readonly onLost: (lost: IdentityLost) => void;
+  private readonly onError: (error: Error) => void;
+  private status: HeartbeatState = 'idle';
+  private timer: NodeJS.Timeout | undefined;
+  private ticking = false;
+  private started: Promise<IdentityLease> | undefined;
+  /** Every read-then-write runs here, one at a time: a renewal never races its own stop(). */
+  private queue: Promise<unknown> = Promise.resolve();
+
+  constructor(options: IdentityHeartbeatOptionsInput) {
+    this.o = parse(IdentityHeartbeatOptions, options, 'IdentityLeaseHeartbeat options');
+    this.store = new IdentityStore(this.o.client, this.o.table);
+    this.leaseName = identityLeaseName(this.o.component, this.o.hostname);
+    this.holder = `${this.leaseName}_${this.o.newId()}`;
+    this.onLost = this.o.onLost ?? ((l) => process.emitWarning(`identity lease ${this.leaseName}: ${l.reason === 'gone' ? 'the row was gone and was created again' : `taken by ${l.by}, a newer start-up; this one stopped`}`, { code: 'CONCLAVE_IDENTITY_LOST' }));
+    this.onError = this.o.onError ?? ((e) => process.emitWarning(e));
+  }
+
+  /** The row's name (sort key), the same for every start-up on this host. */
+  get name(): string {
+    return this.leaseName;
+  }
+  /** holderIdentity: unique to this start-up. */
+  get identity(): string {
+    return this.holder;
+  }
+  get component(): string {
+    return this.o.component;
+  }
+  get hostname(): string {
+    return this.o.hostname;
+  }
+  get state(): HeartbeatState {
+    return this.status;
+  }
+
+  /**
+   * Creates the row, or takes it back from an earlier start-up on this host (whoever holds it: this
+   * start-up is the newest), then renews it every renewIntervalMs. A lost race is read again and
+   * retried; another failure rejects and leaves the heartbeat idle (start() may be called again).
+   * While starting or running it returns the first start's result. A stopped or superseded
+   * heartbeat never starts again: a new start-up is a new IdentityLeaseHeartbeat (a new holderIdentity).
+   */
+  start(): Promise<IdentityLease> {
+    if (this.status === 'stopped' || this.status === 'superseded') {
+      return Promise.reject(new Error(`identity lease ${this.leaseName}: this heartbeat is ${this.status}; a new start-up is a new IdentityLeaseHeartbeat`));
+    }
+    this.started ??= this.serial(async () => {
+      const written = await this.acquire(true);
+      if ('supersededBy' in written) throw new Error('unreachable: a take-over is never superseded');
+      this.status = 'running';
+      this.timer = setInterval(() => this.tick(), this.o.renewIntervalMs);
+      this.timer.unref(); // a heartbeat never keeps a process alive
+      return written;
+    }).catch((e: unknown) => {
+      this.started = undefined; // nothing was written: a later start() tries again
+      throw e;
+    });
+    return this.started;
+  }
+
+  /**
+   * One renewal, awaited (the timer does the same, reporting failures to onError instead): renewTime
+   * and expiresAt move if the row is still this start-up's. A row that is gone is created again
+   * (onLost `gone`); a row another start-up holds ends this heartbeat (onLost `superseded`).
+   */
+  renewNow(): Promise<RenewOutcome> {
+    return this.serial(() => this.renew());
+  }
+
+  /**
+   * Stops renewing and deletes the row if it is still this start-up's (conditioned on the revision
+   * read). `deleteRow: false` leaves it for the next start-up on this host to take back, as after a
+   * crash. Idempotent.
+   */
+  async stop(opts: { deleteRow?: boolean } = {}): Promise<void> {
+    this.clearTimer();
+    await this.serial(async () => {
+      this.clearTimer(); // a start() queued before this stop() may have set it
+      if (this.status !== 'running') return; // never started, already stopped, or superseded (the row is not ours)
+      this.status = 'stopped';
+      if (opts.deleteRow !== false) await this.release();
+    });
+  }
+
+  private serial<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(work);
+    this.queue = run.then(
+      () => undefined,
+      () => undefined, // the caller of `work` gets its error through `run`; the queue goes on
+    );
+    return run;
+  }
+
+  private tick(): void {
+    if (this.ticking) return; // the previous renewal is still out: the next interval tries again
+    this.ticking = true;
+    void this.renewNow()
+      .catch((e: unknown) => this.report(e))
+      .finally(() => {
+        this.ticking = false;
+      });
+  }
+
+  private async renew(): Promise<RenewOutcome> {
+    if (this.status === 'superseded') return 'superseded';
+    if (this.status !== 'running') return 'stopped';
+    const now = this.o.clock.now();
+    if (await this.store.touch({ component: this.o.component, name: this.leaseName }, { renewTime: now, expiresAt: this.expiresAt(now) }, holderCondition(this.holder))) {
+      return 'renewed';
+    }
+    // Lost the condition: the row is gone, or another start-up holds it. Read which.
+    const read = await this.store.read(this.o.component, this.leaseName);
+    const gone = read.item === undefined;
+    const written = await this.acquire(false, read);
+    if ('supersededBy' in written) {
+      this.status = 'superseded';
+      this.clearTimer();
+      this.lost({ reason: 'superseded', by: written.supersededBy });
+      return 'superseded';
+    }
+    if (!gone) return 'renewed'; // it was ours after all (written meanwhile by this start-up): renewed now
+    this.lost({ reason: 'gone' });
+    return 'reacquired';
+  }
+
+  /**
+   * Writes the row as this start-up's: a new acquisition (acquireTime = now) unless it already is
+   * ours. Without `takeOver`, a row another start-up holds is left alone and reported instead.
+   */
+  private async acquire(takeOver: boolean, first?: IdentityRead): Promise<IdentityLease | { supersededBy: string }> {
+    for (let attempt = 1; ; attempt++) {
+      const read = attempt === 1 && first ? first : await this.store.read(this.o.component, this.leaseName);
+      const ours = read.item?.holderIdentity === this.holder;
+      if (read.item && !ours && !takeOver) return { supersededBy: read.item.holderIdentity };
+      const now = this.o.clock.now();
+      try {
+        return await this.store.write(read, {
+          set: {
+            holderIdentity: this.holder,
+            hostname: this.o.hostname,
+            leaseDurationSeconds: this.o.leaseDurationSeconds,
+            acquireTime: ours && read.item ? read.item.acquireTime : now,
+            renewTime: now,
+            labels: { ...this.o.labels, component: this.o.component, hostname: this.o.hostname },
+            expiresAt: this.expiresAt(now),
+          },
+        });
+      } catch (e) {
+        if (!(e instanceof ConflictError) || attempt >= MAX_ATTEMPTS) throw e; // a fault, or too many lost races
+      }
+    }
+  }
+
+  /** Deletes the row if this start-up still holds it; a newer start-up's row is left alone. */
+  private async release(): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      const read = await this.store.read(this.o.component, this.leaseName);
+      if (read.item?.holderIdentity !== this.holder) return; // gone, or a newer start-up's
+      try {
+        await this.store.delete(read);
+        return;
+      } catch (e) {
+        if (!(e instanceof ConflictError) || attempt >= MAX_ATTEMPTS) throw e;
+      }
+    }
+  }
+
+  private expiresAt(now: number): number {
+    return Math.ceil((now + TTL_FACTOR * this.o.leaseDurationSeconds * 1000) / 1000);
+  }
+
+  private clearTimer(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  private lost(l: IdentityLost): void {
+    try {
+      this.onLost(l);
+    } catch (e) {
+      this.report(e); // a throwing callback must not turn a handled loss into a failed renewal
+    }
+  }
+
+  private report(e: unknown): void {
+    const error = e instanceof Error ? e : new Error(String(e));
+    try {
+      this.onError(error);
+    } catch (inner) {
+      process.emitWarning(inner instanceof Error ? inner : String(inner)); // never an unhandled rejection
+    }
+  }
+}
+
+/** Live: not expired by the coordinator's rule (strict, like Kubernetes': at renewTime + duration still live). */
+export const isIdentityLive = (i: IdentityLease, now: number): boolean => !isIdentityExpired(i, now, 0);
+
+export interface IdentityListing {
+  /** Rows renewed within their lease duration, by name. */
+  live: IdentityLease[];
+  /** Rows past their duration, not yet collected. */
+  expired: IdentityLease[];
+  /**
+   * Rows that do not match the schema: neither live nor dead as far as anyone can tell. A caller
+   * that acts on the absence of an identity (collecting what it owned) should hold back while any
+   * are present: late rather than early (KEP-1965).
+   */
+  invalid: InvalidItem[];
+}
+
+/** One consistent Query of the component's partition, sorted into live, expired and unreadable rows. */
+export async function listIdentities(store: IdentityStore, component: string, now: number): Promise<IdentityListing> {
+  const { items, invalid } = await store.query(component);
+  const byName = (a: IdentityLease, b: IdentityLease) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+  return {
+    live: items.filter((i) => isIdentityLive(i, now)).sort(byName),
+    expired: items.filter((i) => !isIdentityLive(i, now)).sort(byName),
+    invalid,
+  };
+}
+
+/** The component's live identity leases (renewTime + leaseDurationSeconds ≥ now), by name; malformed rows skipped. */
+export async function listLiveIdentities(store: IdentityStore, component: string, now: number): Promise<IdentityLease[]> {
+  return (await listIdentities(store, component, now)).live;
+}

@@ -1,0 +1,356 @@
+import { hostname as osHostname } from 'node:os';
+import { PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { manualClock, type ManualClock } from '../../lib/clock.js';
+import { coordinatorDeps, reconcileAll } from '../../lib/coordinator/reconcile.js';
+import {
+  IdentityLeaseHeartbeat,
+  identityLeaseName,
+  listIdentities,
+  listLiveIdentities,
+  type IdentityHeartbeatOptionsInput,
+  type IdentityLost,
+} from '../../lib/sdk/identity.js';
+import { Name } from '../../lib/schemas/common.js';
+import { ValidationError } from '../../lib/schemas/validation.js';
+import { IdentityStore } from '../../lib/stores/identity-store.js';
+import { createTables, deleteTables } from '../../lib/tables.js';
+import { testTables, type TestTables } from '../support.js';
+
+/**
+ * The manual clocks start at the real present (whole seconds): rows carry the `expiresAt` TTL, and
+ * DynamoDB Local deletes rows whose TTL lies in the past of *its* wall clock, whatever our clock says.
+ */
+const T0 = Math.floor(Date.now() / 1000) * 1000;
+const SEC = 1000;
+const MIN = 60 * SEC;
+const HOUR = 60 * MIN;
+
+let t: TestTables;
+let store: IdentityStore;
+const running: IdentityLeaseHeartbeat[] = [];
+
+beforeAll(async () => {
+  t = await testTables('identity');
+  store = new IdentityStore(t.client, t.names.identities);
+});
+afterEach(async () => {
+  // only end the timers (deleteRow: false writes nothing); the rows stay as the test left them
+  await Promise.all(running.splice(0).map((h) => h.stop({ deleteRow: false })));
+});
+afterAll(() => t.drop());
+
+interface Probe {
+  hb: IdentityLeaseHeartbeat;
+  lost: IdentityLost[];
+  errors: Error[];
+}
+
+/** A heartbeat on the test tables with the given clock; its losses and errors are recorded. */
+function heartbeat(clock: ManualClock, component: string, hostname: string, id: string, extra: Partial<IdentityHeartbeatOptionsInput> = {}): Probe {
+  const lost: IdentityLost[] = [];
+  const errors: Error[] = [];
+  const hb = new IdentityLeaseHeartbeat({
+    client: t.client,
+    table: t.names.identities,
+    component,
+    hostname,
+    clock,
+    newId: () => id,
+    onLost: (l) => lost.push(l),
+    onError: (e) => errors.push(e),
+    ...extra,
+  });
+  running.push(hb);
+  return { hb, lost, errors };
+}
+
+const rowOf = async (hb: IdentityLeaseHeartbeat) => (await store.read(hb.component, hb.name)).item;
+const rowsOf = async (component: string) => (await store.query(component)).items;
+const validationError = (f: () => unknown): ValidationError => {
+  try {
+    f();
+  } catch (e) {
+    if (e instanceof ValidationError) return e;
+    throw e;
+  }
+  throw new Error('expected a ValidationError');
+};
+
+describe('identityLeaseName', () => {
+  it('is the component and 128 bits of sha256(host name) in lowercase unpadded RFC 4648 base32', () => {
+    // expected values from Python: base64.b32encode(hashlib.sha256(host).digest()[:16]).lower().rstrip('=')
+    expect(identityLeaseName('worker', 'node-1')).toBe('worker-gwlrxzxjxmbevckvql7a4qxaja');
+    expect(identityLeaseName('report-worker', 'ip-10-0-0-1.ec2.internal')).toBe('report-worker-7dmaekazxkgeb55ssa32u53nae');
+  });
+
+  it('is deterministic, and differs per component and per host', () => {
+    expect(identityLeaseName('worker', 'node-1')).toBe(identityLeaseName('worker', 'node-1'));
+    expect(identityLeaseName('worker', 'node-1')).not.toBe(identityLeaseName('worker', 'node-2'));
+    expect(identityLeaseName('worker', 'node-1')).not.toBe(identityLeaseName('sched', 'node-1'));
+  });
+
+  it('is a valid Name for the longest component and host name, and refuses a longer component', () => {
+    const component = 'c'.repeat(226);
+    const name = identityLeaseName(component, 'h'.repeat(253));
+    expect(name).toHaveLength(253);
+    expect(Name.safeParse(name).success).toBe(true);
+    expect(validationError(() => identityLeaseName(`${component}x`, 'h')).fields).toEqual(['component']);
+    expect(validationError(() => identityLeaseName('', 'h')).fields).toEqual(['component']);
+    expect(validationError(() => identityLeaseName('worker', '')).fields).toEqual(['hostname']);
+  });
+});
+
+describe('IdentityLeaseHeartbeat options', () => {
+  const base = (): IdentityHeartbeatOptionsInput => ({ client: t.client, table: t.names.identities, component: 'opts', hostname: 'h' });
+
+  it.each([
+    ['an empty component', { component: '' }, 'component'],
+    ['a zero renew interval', { renewIntervalMs: 0 }, 'renewIntervalMs'],
+    ['a lease no longer than the renew interval', { renewIntervalMs: 10_000, leaseDurationSeconds: 10 }, 'leaseDurationSeconds'],
+    ['a fractional lease duration', { leaseDurationSeconds: 1.5 }, 'leaseDurationSeconds'],
+    ['a client that is not one', { client: {} as never }, 'client'],
+    ['a newId that is not a function', { newId: 'x' as never }, 'newId'],
+    ['an unknown option', { renewInterval: 5 } as never, '(root)'],
+  ])('refuses %s, naming the field', (_, patch, field) => {
+    const err = validationError(() => new IdentityLeaseHeartbeat({ ...base(), ...patch }));
+    expect(err.fields).toEqual([field]);
+    expect(err.message).toMatch(/^invalid IdentityLeaseHeartbeat options: /);
+  });
+
+  it('defaults to this host and a random UUID per start-up', () => {
+    const a = new IdentityLeaseHeartbeat({ ...base(), hostname: undefined });
+    const b = new IdentityLeaseHeartbeat({ ...base(), hostname: undefined });
+    expect(a.hostname).toBe(osHostname());
+    expect(a.name).toBe(identityLeaseName('opts', osHostname()));
+    expect(a.name).toBe(b.name);
+    expect(a.identity).toMatch(new RegExp(`^${a.name}_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`));
+    expect(a.identity).not.toBe(b.identity);
+  });
+});
+
+describe('IdentityLeaseHeartbeat', () => {
+  it('start creates the row: holder per start-up, times, labels, TTL backstop at two durations', async () => {
+    const clock = manualClock(T0);
+    const { hb, errors } = heartbeat(clock, 'create', 'node-1', 'u1', { labels: { zone: 'a', component: 'ignored' } });
+    const written = await hb.start();
+    expect(hb.identity).toBe(`${identityLeaseName('create', 'node-1')}_u1`);
+    expect(written).toEqual({
+      component: 'create',
+      name: identityLeaseName('create', 'node-1'),
+      holderIdentity: hb.identity,
+      hostname: 'node-1',
+      leaseDurationSeconds: 3600,
+      acquireTime: T0,
+      renewTime: T0,
+      labels: { zone: 'a', component: 'create', hostname: 'node-1' },
+      expiresAt: T0 / SEC + 2 * 3600,
+      revision: 1,
+    });
+    expect(await rowOf(hb)).toEqual(written);
+    expect(hb.state).toBe('running');
+    expect(await hb.start()).toEqual(written); // while running: the same start, nothing written again
+    expect((await rowOf(hb))?.revision).toBe(1);
+    expect(errors).toEqual([]);
+  });
+
+  it('renewals move renewTime and the TTL, keep holder and acquireTime, and raise the revision', async () => {
+    const clock = manualClock(T0);
+    const { hb, lost, errors } = heartbeat(clock, 'renew', 'node-1', 'u1');
+    await hb.start();
+    clock.advance(10 * SEC);
+    expect(await hb.renewNow()).toBe('renewed');
+    clock.advance(10 * SEC);
+    expect(await hb.renewNow()).toBe('renewed');
+    expect(await rowOf(hb)).toMatchObject({ holderIdentity: hb.identity, acquireTime: T0, renewTime: T0 + 20 * SEC, expiresAt: (T0 + 20 * SEC) / SEC + 7200, revision: 3 });
+    expect(lost).toEqual([]);
+    expect(errors).toEqual([]);
+  });
+
+  it('lists the live identities of one component: other hosts yes, an expired one and other components no', async () => {
+    const clock = manualClock(T0);
+    const a = heartbeat(clock, 'list', 'node-a', 'ua').hb;
+    const b = heartbeat(clock, 'list', 'node-b', 'ub').hb;
+    const other = heartbeat(clock, 'list-other', 'node-a', 'uo').hb;
+    await Promise.all([a.start(), b.start(), other.start()]);
+    expect((await listLiveIdentities(store, 'list', clock.now())).map((i) => i.holderIdentity).sort()).toEqual([a.identity, b.identity].sort());
+
+    clock.advance(30 * MIN);
+    expect(await b.renewNow()).toBe('renewed');
+    clock.set(T0 + HOUR); // a: exactly renewTime + duration is not yet expired (as in Kubernetes and the coordinator)
+    expect((await listLiveIdentities(store, 'list', clock.now())).map((i) => i.name).sort()).toEqual([a.name, b.name].sort());
+    clock.advance(1); // a: past its hour
+    expect((await listLiveIdentities(store, 'list', clock.now())).map((i) => i.name)).toEqual([b.name]);
+
+    // a malformed row is neither live nor expired: it comes back apart
+    await t.client.send(new PutItemCommand({ TableName: t.names.identities, Item: marshall({ component: 'list', name: 'list-broken', holderIdentity: 'x', revision: 1 }) }));
+    const listing = await listIdentities(store, 'list', clock.now());
+    expect(listing.live.map((i) => i.name)).toEqual([b.name]);
+    expect(listing.expired.map((i) => i.name)).toEqual([a.name]);
+    expect(listing.invalid.map((i) => i.key)).toEqual([{ component: 'list', name: 'list-broken' }]);
+    expect(listing.invalid[0]!.error.fields).toEqual(expect.arrayContaining(['hostname', 'renewTime']));
+  });
+
+  it('a restart on the same host takes the old row back: same name, new holder, revision raised, one row', async () => {
+    const clock = manualClock(T0);
+    const before = heartbeat(clock, 'restart', 'node-1', 'old').hb;
+    await before.start();
+    await before.stop({ deleteRow: false }); // a crash: the row stays
+    clock.advance(5 * MIN);
+    const after = heartbeat(clock, 'restart', 'node-1', 'new').hb;
+    expect(after.name).toBe(before.name);
+    expect(after.identity).not.toBe(before.identity);
+    const written = await after.start();
+    expect(written).toMatchObject({ name: before.name, holderIdentity: after.identity, acquireTime: T0 + 5 * MIN, renewTime: T0 + 5 * MIN, revision: 2 });
+    expect(await rowsOf('restart')).toEqual([written]);
+  });
+
+  it('two live processes with one host and component: the newest start-up keeps the row, the older one stops for good', async () => {
+    const clock = manualClock(T0);
+    const first = heartbeat(clock, 'twin', 'node-1', 'first');
+    const second = heartbeat(clock, 'twin', 'node-1', 'second');
+    await first.hb.start();
+    clock.advance(SEC);
+    await second.hb.start(); // takes the row while `first` still runs
+    clock.advance(10 * SEC);
+
+    expect(await first.hb.renewNow()).toBe('superseded');
+    expect(first.lost).toEqual([{ reason: 'superseded', by: second.hb.identity }]);
+    expect(first.hb.state).toBe('superseded');
+    const row = await rowOf(second.hb);
+    expect(row).toMatchObject({ holderIdentity: second.hb.identity, acquireTime: T0 + SEC });
+
+    // no flapping: the superseded one never writes again, the newest renews undisturbed
+    for (let i = 0; i < 3; i++) {
+      clock.advance(10 * SEC);
+      expect(await first.hb.renewNow()).toBe('superseded');
+      expect(await second.hb.renewNow()).toBe('renewed');
+    }
+    expect(await rowOf(second.hb)).toMatchObject({ holderIdentity: second.hb.identity, revision: row!.revision + 3 });
+    expect(first.lost).toHaveLength(1);
+    expect(second.lost).toEqual([]);
+
+    // stopping the superseded one leaves the newer row; it cannot be started again
+    await first.hb.stop();
+    expect((await rowOf(second.hb))?.holderIdentity).toBe(second.hb.identity);
+    await expect(first.hb.start()).rejects.toThrow(/superseded; a new start-up is a new IdentityLeaseHeartbeat/);
+    expect([...first.errors, ...second.errors]).toEqual([]);
+  });
+
+  it('expired rows are collected by reconcileAll; a renewed one stays; the collected one comes back at its next renewal', async () => {
+    const clock = manualClock(T0);
+    const paused = heartbeat(clock, 'gc', 'node-paused', 'p');
+    const alive = heartbeat(clock, 'gc', 'node-alive', 'a');
+    await Promise.all([paused.hb.start(), alive.hb.start()]);
+    const deps = coordinatorDeps(t.client, t.names, { clock });
+
+    clock.advance(30 * MIN);
+    await alive.hb.renewNow();
+    expect((await reconcileAll(deps)).collectedIdentities.filter((c) => c.component === 'gc')).toEqual([]); // nothing expired yet
+
+    clock.advance(30 * MIN + 1); // `paused` is past its hour, `alive` renewed 30 min ago
+    const tick = await reconcileAll(deps);
+    expect(tick.collectedIdentities.filter((c) => c.component === 'gc')).toEqual([{ component: 'gc', name: paused.hb.name }]);
+    expect((await rowsOf('gc')).map((i) => i.name)).toEqual([alive.hb.name]);
+
+    // the paused process wakes up: its row is gone, so it is created again under the same holder
+    expect(await paused.hb.renewNow()).toBe('reacquired');
+    expect(paused.lost).toEqual([{ reason: 'gone' }]);
+    expect(await rowOf(paused.hb)).toMatchObject({ holderIdentity: paused.hb.identity, acquireTime: clock.now(), renewTime: clock.now(), revision: 1 });
+    expect(paused.hb.state).toBe('running');
+    expect(await paused.hb.renewNow()).toBe('renewed');
+    expect([...paused.errors, ...alive.errors]).toEqual([]);
+  });
+
+  it('stop deletes the row if it is still ours, is idempotent, and a stopped heartbeat never writes again', async () => {
+    const clock = manualClock(T0);
+    const { hb, errors } = heartbeat(clock, 'stop', 'node-1', 'u1');
+    await hb.start();
+    await hb.stop();
+    expect(await rowOf(hb)).toBeUndefined();
+    await hb.stop();
+    expect(hb.state).toBe('stopped');
+    expect(await hb.renewNow()).toBe('stopped');
+    expect(await rowOf(hb)).toBeUndefined();
+    await expect(hb.start()).rejects.toThrow(/stopped/);
+    expect(errors).toEqual([]);
+  });
+
+  it('stop leaves a row a newer start-up holds', async () => {
+    const clock = manualClock(T0);
+    const old = heartbeat(clock, 'stop-newer', 'node-1', 'old').hb;
+    const newer = heartbeat(clock, 'stop-newer', 'node-1', 'new').hb;
+    await old.start();
+    await newer.start();
+    await old.stop(); // has not renewed since: it still thinks it holds the row
+    expect((await rowOf(newer))?.holderIdentity).toBe(newer.identity);
+  });
+});
+
+/**
+ * Retries `check` until it passes, on real setTimeout. Not vi.waitFor: under fake timers it
+ * advances them on every try, firing extra heartbeats.
+ */
+async function eventually(check: () => unknown | Promise<unknown>): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await check();
+      return;
+    } catch (e) {
+      if (attempt >= 500) throw e;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  }
+}
+
+describe('IdentityLeaseHeartbeat timer', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('renews every interval; a failure goes to onError, never crashes, and the next interval recovers', async () => {
+    // only the heartbeat's interval is faked: the SDK's own timers stay real
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    const own = await testTables('identity-fault');
+    try {
+      const clock = manualClock(T0);
+      const lost: IdentityLost[] = [];
+      const errors: Error[] = [];
+      const hb = new IdentityLeaseHeartbeat({ client: own.client, table: own.names.identities, component: 'timer', hostname: 'node-1', clock, renewIntervalMs: 10_000, newId: () => 'u1', onLost: (l) => lost.push(l), onError: (e) => errors.push(e) });
+      const ownStore = new IdentityStore(own.client, own.names.identities);
+      await hb.start();
+      expect(vi.getTimerCount()).toBe(1);
+
+      clock.advance(10 * SEC);
+      vi.advanceTimersByTime(10_000);
+      await eventually(async () => expect((await ownStore.read('timer', hb.name)).item?.renewTime).toBe(T0 + 10 * SEC));
+
+      // the table disappears: renewals fail, are reported, and are tried again at each interval
+      // (intervals are fired on every try: one whose predecessor is still out is skipped)
+      await deleteTables(own.client, own.names);
+      await eventually(() => {
+        vi.advanceTimersByTime(10_000);
+        expect(errors.length).toBeGreaterThanOrEqual(2);
+      });
+      expect(errors.every((e) => e.name === 'ResourceNotFoundException')).toBe(true);
+      expect(hb.state).toBe('running');
+
+      // it comes back (empty): an interval creates the row again, reported once as gone
+      await createTables(own.client, own.names);
+      clock.advance(10 * SEC);
+      await eventually(async () => {
+        vi.advanceTimersByTime(10_000);
+        expect(lost).toEqual([{ reason: 'gone' }]);
+        expect((await ownStore.read('timer', hb.name)).item).toMatchObject({ holderIdentity: hb.identity, renewTime: clock.now() });
+      });
+
+      await hb.stop();
+      expect((await ownStore.read('timer', hb.name)).item).toBeUndefined();
+      expect(vi.getTimerCount()).toBe(0); // no interval left to renew a stopped heartbeat
+      expect(lost).toEqual([{ reason: 'gone' }]);
+    } finally {
+      await own.drop();
+    }
+  });
+});
