@@ -27,7 +27,7 @@ export function plan(d: Decision, lease: Lease | undefined, now: number, config:
         pingTime: d.election.startedAt,
         lease: d.vacancy
           ? // An expired or reported term ends here, so its holder can no longer renew into the new election.
-            { set: { ...base, election: d.election }, remove: ['holderIdentity', 'holderInstance', 'preferredHolder', 'vacancyReport'] }
+            { set: { ...base, election: d.election, lastHolderIdentity: lease?.holderIdentity }, remove: ['holderIdentity', 'holderInstance', 'preferredHolder', 'vacancyReport'] }
           : // A re-election: the holder keeps leading while the candidates answer.
             { set: { election: d.election } },
       };

@@ -50,6 +50,8 @@ export const LeaseItem = z.object({
    * with the same name is a new holder and never adopts its previous incarnation's term.
    */
   holderInstance: z.string().min(1).optional(),
+  /** The holder whose term ended last (released, expired, deposed): what "Leader Changed" compares with. */
+  lastHolderIdentity: z.string().min(1).optional(),
   leaseDurationSeconds: z.number().int().min(1).max(86_400),
   acquireTime: Millis.optional(),
   renewTime: Millis.optional(),

@@ -41,7 +41,7 @@ export class LeaseStore extends ItemStore<typeof LeaseItem> {
 
   /** The holder gives its term up so the next election starts at once. Undefined when it was not its term any more. */
   releaseTerm(name: string, term: Term, now: number): Promise<Lease | undefined> {
-    return this.updateIf({ name }, { set: { renewTime: now }, remove: ['holderIdentity', 'holderInstance', 'preferredHolder', 'vacancyReport'] }, termCondition(term));
+    return this.updateIf({ name }, { set: { renewTime: now, lastHolderIdentity: term.holderIdentity }, remove: ['holderIdentity', 'holderInstance', 'preferredHolder', 'vacancyReport'] }, termCondition(term));
   }
 
   /** The read to write against when the lease is known to be absent, or known from a bulk read. */

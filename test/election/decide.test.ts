@@ -168,7 +168,7 @@ describe('plan: the writes of each decision', () => {
     expect(plan(d, before, NOW, config)).toEqual({
       ping: ['a'],
       pingTime: NOW,
-      lease: { set: { election: { id: 'component-A#13', startedAt: NOW, deadline: NOW + E, strategy: OEV } }, remove: ['holderIdentity', 'holderInstance', 'preferredHolder', 'vacancyReport'] },
+      lease: { set: { election: { id: 'component-A#13', startedAt: NOW, deadline: NOW + E, strategy: OEV }, lastHolderIdentity: 'x' }, remove: ['holderIdentity', 'holderInstance', 'preferredHolder', 'vacancyReport'] },
     });
   });
   it('fail: the election goes, the failure stays', () => {
