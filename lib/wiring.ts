@@ -1,0 +1,84 @@
+/**
+ * Which function runs on which trigger, declared once: the CDK construct builds its event
+ * sources from this, and the local runtime polls and schedules from the same values, so local
+ * mode cannot drift from AWS.
+ */
+
+export interface StreamTrigger {
+  readonly kind: 'stream';
+  /** The table whose stream feeds the function. */
+  readonly table: 'leases' | 'candidates';
+  readonly batchSize: number;
+  /** How long records may gather before a batch is sent (Lambda's MaximumBatchingWindowInSeconds). */
+  readonly maxBatchingWindowSeconds: number;
+  readonly startingPosition: 'TRIM_HORIZON' | 'LATEST';
+  /** Split a failing batch in two and retry each half (Lambda's BisectBatchOnFunctionError). */
+  readonly bisectOnError: boolean;
+  /** Retries of a failing batch before it goes to the dead-letter destination. */
+  readonly retryAttempts: number;
+  /** Records older than this are sent to the dead-letter destination unprocessed. */
+  readonly maxRecordAgeSeconds: number;
+  /** The handler returns batchItemFailures; processing resumes from the first failed record. */
+  readonly reportBatchItemFailures: true;
+}
+
+export interface ScheduleTrigger {
+  readonly kind: 'schedule';
+  readonly everySeconds: number;
+}
+
+export interface QueueTrigger {
+  readonly kind: 'queue';
+  readonly queue: 'electionTimer';
+  readonly batchSize: number;
+  readonly reportBatchItemFailures: true;
+  /** Receives before a message goes to the queue's dead-letter queue. */
+  readonly maxReceiveCount: number;
+}
+
+export type Trigger = StreamTrigger | ScheduleTrigger | QueueTrigger;
+
+export interface FunctionWiring {
+  /** The handler module under functions/ (its `handler` export). */
+  readonly entry: string;
+  readonly trigger: Trigger;
+  readonly timeoutSeconds: number;
+  readonly memoryMb: number;
+}
+
+const stream = (table: StreamTrigger['table']): StreamTrigger => ({
+  kind: 'stream',
+  table,
+  batchSize: 100,
+  maxBatchingWindowSeconds: 0,
+  startingPosition: 'TRIM_HORIZON',
+  bisectOnError: true,
+  retryAttempts: 3,
+  maxRecordAgeSeconds: 3600,
+  reportBatchItemFailures: true,
+});
+
+export const wiring = {
+  coordinator: { entry: 'functions/coordinator.ts', trigger: { kind: 'schedule', everySeconds: 60 }, timeoutSeconds: 300, memoryMb: 512 },
+  candidateStream: { entry: 'functions/candidate-stream.ts', trigger: stream('candidates'), timeoutSeconds: 60, memoryMb: 256 },
+  leaseStream: { entry: 'functions/lease-stream.ts', trigger: stream('leases'), timeoutSeconds: 60, memoryMb: 256 },
+  electionTimer: {
+    entry: 'functions/election-timer.ts',
+    trigger: { kind: 'queue', queue: 'electionTimer', batchSize: 10, reportBatchItemFailures: true, maxReceiveCount: 5 },
+    timeoutSeconds: 60,
+    memoryMb: 256,
+  },
+} as const satisfies Record<string, FunctionWiring>;
+
+export type FunctionName = keyof typeof wiring;
+
+/** Environment variables every function reads its resources from (set by CDK and by local mode). */
+export const ENV = {
+  leasesTable: 'CONCLAVE_LEASES_TABLE',
+  candidatesTable: 'CONCLAVE_CANDIDATES_TABLE',
+  identitiesTable: 'CONCLAVE_IDENTITIES_TABLE',
+  eventBus: 'CONCLAVE_EVENT_BUS',
+  timerQueueUrl: 'CONCLAVE_TIMER_QUEUE_URL',
+  /** Optional ElectionConfig overrides as JSON, e.g. {"ackWindowMs":2000}. */
+  electionConfig: 'CONCLAVE_ELECTION_CONFIG',
+} as const;
