@@ -185,11 +185,11 @@ export class LeaderElector {
       }
     } finally {
       const leading = this.leading;
-      if (leading) {
-        this.stopLeading(leading, 'cancelled');
-        if (this.options.releaseOnCancel) await this.release(leading.term);
-      }
+      if (leading) this.stopLeading(leading, 'cancelled');
+      // Candidacy goes before the lease is released, so the election the release starts cannot
+      // pick this departing worker (it would never confirm, and its term would have to run out).
       if (this.candidate) await this.candidate.stop();
+      if (leading && this.options.releaseOnCancel) await this.release(leading.term);
     }
   }
 

@@ -1,0 +1,213 @@
+import { isCandidateStale } from '../election/vacancy.js';
+import type { Candidate } from '../schemas/candidate.js';
+import type { Lease } from '../schemas/lease.js';
+import type { VacancyReason } from '../election/vacancy.js';
+import type { ConclaveEvent, DetailOf, DetailType } from './schemas.js';
+
+/** One change of the leases table, as a stream record carries it (images already parsed). */
+export interface LeaseChange {
+  /** The stream record's eventID: event ids are derived from it. */
+  eventID: string;
+  /** When the change happened, epoch ms (the record's ApproximateCreationDateTime). */
+  at: number;
+  oldLease?: Lease | undefined;
+  newLease?: Lease | undefined;
+}
+
+/** One change of the candidates table. */
+export interface CandidateChange {
+  eventID: string;
+  at: number;
+  oldCandidate?: Candidate | undefined;
+  newCandidate?: Candidate | undefined;
+  /** A candidate not renewed for this long is stale (ElectionConfig.candidateStaleAfterMs). */
+  staleAfterMs: number;
+  /**
+   * How much later than `at` the change may really have happened. DynamoDB streams round
+   * ApproximateCreationDateTime down to the second: pass 1000 when `at` comes from it, so a row
+   * collected within a second of turning stale still counts as expired. @default 0
+   */
+  atPrecisionMs?: number;
+}
+
+const iso = (ms: number): string => new Date(ms).toISOString();
+
+/** `Leader Elected` → `leader-elected`: one event of each kind per record at most, so ids are distinct. */
+const slug = (t: DetailType): string => t.toLowerCase().replace(/ /g, '-');
+
+/**
+ * The id of an event derived from stream record `eventID`: the same record always yields the
+ * same ids (consumers drop duplicates on redelivery), and the kinds within one record differ.
+ */
+export const eventIdFor = (eventID: string, detailType: DetailType): string => `${eventID}:${slug(detailType)}`;
+
+/** Drops undefined fields so details compare and serialize cleanly. */
+function defined<T extends Record<string, unknown>>(o: T): T {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
+}
+
+function event<T extends DetailType>(change: { eventID: string; at: number; name: string }, detailType: T, fields: Omit<DetailOf<T>, 'id' | 'lease' | 'time'>): ConclaveEvent {
+  const detail = defined({ id: eventIdFor(change.eventID, detailType), lease: change.name, time: iso(change.at), ...fields });
+  return { detailType, detail } as unknown as ConclaveEvent;
+}
+
+/**
+ * Why an election opened in this change found the lease vacant, read off the image before it
+ * (the same order as `vacancy()`): no lease, no holder, a worker's report, else expiry.
+ */
+function vacancyOf(old: Lease | undefined): VacancyReason {
+  if (!old) return 'noLease';
+  if (old.holderIdentity === undefined) return 'noHolder';
+  if (old.vacancyReport) return 'reported';
+  return 'expired';
+}
+
+/**
+ * The events of one change of a lease. Pure.
+ *
+ * - a new term (`fencingToken` raised and a holder set) → Leader Elected; and Leader Changed when
+ *   the previous term's holder (`holderIdentity` of the old image, else `lastHolderIdentity`)
+ *   differs from the new one. A first-ever term, or the same holder again after a gap: no Changed.
+ * - `preferredHolder` set, or changed to someone else, on a held lease → Leader Preemption Requested.
+ * - holder removed without opening an election → Lease Released (a worker's release, an operator's,
+ *   the platform handler's). A holder removed by an election opening on an expired or reported
+ *   lease is told by Election Started's `previousHolder` instead.
+ * - a new election id → Election Started.
+ * - `lastElectionFailure` newly present or with a new `at` → Election Failed.
+ * - anything else (renewals, vacancy reports, a closed or cancelled election, a cleared
+ *   preferredHolder, a strategy change) → nothing. Deleting a lease → nothing: a delete is an
+ *   administrative act that no Conclave component makes, not a release of leadership.
+ *
+ * Several events can come of one change (Elected + Changed; Started + Failed cannot, but the code
+ * does not assume it); ordered: endings first, then beginnings.
+ */
+export function eventsFromLeaseChange(change: LeaseChange): ConclaveEvent[] {
+  const { oldLease: old, newLease: neu } = change;
+  if (!neu) return [];
+  const c = { eventID: change.eventID, at: change.at, name: neu.name };
+  const events: ConclaveEvent[] = [];
+
+  const newTerm = neu.holderIdentity !== undefined && neu.fencingToken > (old?.fencingToken ?? 0);
+  const opened = neu.election !== undefined && neu.election.id !== old?.election?.id ? neu.election : undefined;
+  const removedHolder = old?.holderIdentity !== undefined && neu.holderIdentity === undefined ? old.holderIdentity : undefined;
+  // An election that was open before and is gone now: finished by this change (elect or preempt).
+  const closed = old?.election && !neu.election ? old.election : undefined;
+
+  if (removedHolder !== undefined && !opened) {
+    events.push(
+      event(c, 'Lease Released', {
+        previousHolder: removedHolder,
+        fencingToken: old!.fencingToken,
+        acquireTime: old!.acquireTime === undefined ? undefined : iso(old!.acquireTime),
+        preferredHolder: old!.preferredHolder,
+      }),
+    );
+  }
+
+  const failure = neu.lastElectionFailure;
+  if (failure && failure.at !== old?.lastElectionFailure?.at) {
+    events.push(
+      event(c, 'Election Failed', {
+        electionId: failure.electionId,
+        reason: failure.reason,
+        message: failure.message,
+        strategy: old?.election?.strategy, // the election this failure closed, if one was open
+      }),
+    );
+  }
+
+  if (opened) {
+    events.push(
+      event(c, 'Election Started', {
+        electionId: opened.id,
+        startedAt: iso(opened.startedAt),
+        deadline: iso(opened.deadline),
+        strategy: opened.strategy,
+        reelection: opened.holder !== undefined,
+        holder: opened.holder,
+        previousHolder: removedHolder,
+        vacancy: opened.holder !== undefined ? undefined : vacancyOf(old),
+        fencingToken: neu.fencingToken,
+      }),
+    );
+  }
+
+  if (newTerm) {
+    const holder = neu.holderIdentity!;
+    const previousHolder = old?.holderIdentity ?? old?.lastHolderIdentity;
+    const strategy = neu.electedStrategy ?? neu.strategy;
+    events.push(
+      event(c, 'Leader Elected', {
+        holder,
+        holderInstance: neu.holderInstance,
+        previousHolder,
+        fencingToken: neu.fencingToken,
+        leaseTransitions: neu.leaseTransitions,
+        electedBy: neu.electedBy,
+        strategy,
+        electionId: closed?.id,
+      }),
+    );
+    if (previousHolder !== undefined && previousHolder !== holder) {
+      events.push(event(c, 'Leader Changed', { previousHolder, holder, fencingToken: neu.fencingToken, electedBy: neu.electedBy, strategy }));
+    }
+  }
+
+  const preferred = neu.preferredHolder;
+  if (preferred !== undefined && preferred !== old?.preferredHolder && neu.holderIdentity !== undefined && preferred !== neu.holderIdentity) {
+    events.push(
+      event(c, 'Leader Preemption Requested', {
+        holder: neu.holderIdentity,
+        preferredHolder: preferred,
+        fencingToken: neu.fencingToken,
+        strategy: closed?.strategy ?? neu.strategy,
+        electionId: closed?.id,
+      }),
+    );
+  }
+
+  return events;
+}
+
+/**
+ * The events of one change of a candidate row. Pure.
+ *
+ * - created (no old image) → Candidate Joined.
+ * - deleted while stale at `at` (renewTime + staleAfterMs < at, `at` widened by `atPrecisionMs`:
+ *   garbage collection or the TTL) →
+ *   Candidate Expired. A live row deleted (a worker withdrawing) → nothing.
+ * - any other change (renewal, ack, ping, priority, versions) → nothing.
+ */
+export function eventsFromCandidateChange(change: CandidateChange): ConclaveEvent[] {
+  const { oldCandidate: old, newCandidate: neu } = change;
+  if (!old && neu) {
+    const c = { eventID: change.eventID, at: change.at, name: neu.leaseName };
+    return [
+      event(c, 'Candidate Joined', {
+        candidate: neu.name,
+        binaryVersion: neu.binaryVersion,
+        emulationVersion: neu.emulationVersion,
+        priority: neu.priority,
+        identity: neu.identity,
+        preferredStrategies: neu.preferredStrategies,
+      }),
+    ];
+  }
+  // The latest the deletion can have happened: a row that may have been stale by then counts as
+  // expired (a worker withdrawing its own row renewed it minutes ago, never a second ago).
+  const latest = change.at + Math.max(0, (change.atPrecisionMs ?? 0) - 1);
+  if (old && !neu && isCandidateStale(old, latest, change.staleAfterMs)) {
+    const c = { eventID: change.eventID, at: change.at, name: old.leaseName };
+    return [
+      event(c, 'Candidate Expired', {
+        candidate: old.name,
+        binaryVersion: old.binaryVersion,
+        emulationVersion: old.emulationVersion,
+        priority: old.priority,
+        identity: old.identity,
+        lastRenewTime: iso(old.renewTime),
+      }),
+    ];
+  }
+  return [];
+}

@@ -1,0 +1,158 @@
+import * as z from 'zod';
+import { Name } from '../schemas/common.js';
+import { ElectionFailure } from '../schemas/lease.js';
+import { StrategyName } from '../schemas/strategy.js';
+import { ValidationError, parse } from '../schemas/validation.js';
+import type { VacancyReason } from '../election/vacancy.js';
+
+/** The `source` of every Conclave event on EventBridge. */
+export const EVENT_SOURCE = 'conclave';
+
+/** Times leave Conclave as ISO strings (the tables hold epoch milliseconds). */
+const IsoTime = z.iso.datetime();
+const Holder = z.string().min(1);
+const FencingToken = z.number().int().min(0);
+const Priority = z.number().int().positive();
+const VACANCY_REASONS = ['noLease', 'noHolder', 'expired', 'reported'] as const;
+// Fails to compile if lib/election/vacancy.ts gains or loses a reason.
+const sameReasons: [VacancyReason] extends [(typeof VACANCY_REASONS)[number]] ? ([(typeof VACANCY_REASONS)[number]] extends [VacancyReason] ? true : never) : never = true;
+void sameReasons;
+const Vacancy = z.enum(VACANCY_REASONS);
+
+/** Fields every detail carries. */
+const base = {
+  id: z
+    .string()
+    .min(1)
+    .describe('Derived from the stream record (`<eventID>:<kind>`): a redelivered record yields the same id, so consumers can drop duplicates'),
+  lease: Name.describe('The lease name'),
+  time: IsoTime.describe('When the change happened (the stream record), ISO 8601 UTC'),
+};
+
+export const LeaderElected = z
+  .object({
+    ...base,
+    holder: Holder.describe('The new holder (holderIdentity)'),
+    holderInstance: z.string().min(1).optional().describe('The holder process, unique per start-up'),
+    previousHolder: Holder.optional().describe('The holder of the previous term, when there was one (may equal holder: re-elected after a gap)'),
+    fencingToken: FencingToken.describe('The new term’s fencing token'),
+    leaseTransitions: z.number().int().min(0),
+    electedBy: z.enum(['coordinator', 'self']).optional().describe('coordinator: elected; self: acquired directly (fallback or NoCoordination)'),
+    strategy: StrategyName.optional().describe('The strategy the holder was elected under (electedStrategy, else the lease’s strategy)'),
+    electionId: z.string().min(1).optional().describe('The election this term finished, when one was open'),
+  })
+  .meta({ title: 'Leader Elected', description: 'A new term began: a holder was elected or acquired the lease, with a higher fencing token.' });
+
+export const LeaderChanged = z
+  .object({
+    ...base,
+    previousHolder: Holder,
+    holder: Holder,
+    fencingToken: FencingToken.describe('The new term’s fencing token'),
+    electedBy: z.enum(['coordinator', 'self']).optional(),
+    strategy: StrategyName.optional(),
+  })
+  .meta({ title: 'Leader Changed', description: 'A new term began with a different holder than the previous term’s.' });
+
+export const LeaderPreemptionRequested = z
+  .object({
+    ...base,
+    holder: Holder.describe('The holder asked to yield'),
+    preferredHolder: Holder.describe('The candidate it should yield to'),
+    fencingToken: FencingToken.describe('The holder’s term'),
+    strategy: StrategyName.optional(),
+    electionId: z.string().min(1).optional().describe('The re-election that found the better candidate, if any'),
+  })
+  .meta({ title: 'Leader Preemption Requested', description: 'preferredHolder was set: the holder should stop and release the lease at its next renewal.' });
+
+export const LeaseReleased = z
+  .object({
+    ...base,
+    previousHolder: Holder,
+    fencingToken: FencingToken.describe('The fencing token of the term that ended'),
+    acquireTime: IsoTime.optional().describe('When the term that ended began'),
+    preferredHolder: Holder.optional().describe('Set when a preemption was pending: the release most likely answered it'),
+  })
+  .meta({ title: 'Lease Released', description: 'The holder was removed without a new election: released by the holder, an operator or the platform handler.' });
+
+export const ElectionStarted = z
+  .object({
+    ...base,
+    electionId: z.string().min(1),
+    startedAt: IsoTime,
+    deadline: IsoTime.describe('End of the ack window'),
+    strategy: StrategyName,
+    reelection: z.boolean().describe('The lease is held and its holder keeps leading while candidates answer'),
+    holder: Holder.optional().describe('The holder during a re-election'),
+    previousHolder: Holder.optional().describe('The holder whose expired or reported term this change ended'),
+    vacancy: Vacancy.optional().describe('Why the lease was vacant (absent for a re-election)'),
+    fencingToken: FencingToken.describe('The lease’s latest fencing token; the winner gets a higher one'),
+  })
+  .meta({ title: 'Election Started', description: 'An election was opened on the lease and its candidates pinged.' });
+
+export const ElectionFailed = z
+  .object({
+    ...base,
+    electionId: z.string().min(1).optional(),
+    reason: ElectionFailure.shape.reason,
+    message: z.string(),
+    strategy: StrategyName.optional(),
+  })
+  .meta({ title: 'Election Failed', description: 'An election ended without a leader (recorded as lastElectionFailure); the next trigger tries again.' });
+
+const candidateFields = {
+  candidate: Name.describe('The candidate name'),
+  binaryVersion: z.string(),
+  emulationVersion: z.string(),
+  priority: Priority.optional(),
+  identity: z.string().min(1).optional().describe('The worker process behind the candidate'),
+};
+
+export const CandidateJoined = z
+  .object({
+    ...base,
+    ...candidateFields,
+    preferredStrategies: z.array(StrategyName),
+  })
+  .meta({ title: 'Candidate Joined', description: 'A candidate row was created for the lease.' });
+
+export const CandidateExpired = z
+  .object({
+    ...base,
+    ...candidateFields,
+    lastRenewTime: IsoTime.describe('The candidate’s last renewal'),
+  })
+  .meta({ title: 'Candidate Expired', description: 'A candidate row that had gone stale was deleted (garbage collection or TTL).' });
+
+/** One zod schema per detail-type; the EventBridge `DetailType` is exactly the key. */
+export const DETAIL_SCHEMAS = {
+  'Leader Elected': LeaderElected,
+  'Leader Changed': LeaderChanged,
+  'Leader Preemption Requested': LeaderPreemptionRequested,
+  'Lease Released': LeaseReleased,
+  'Election Started': ElectionStarted,
+  'Election Failed': ElectionFailed,
+  'Candidate Joined': CandidateJoined,
+  'Candidate Expired': CandidateExpired,
+} as const;
+
+export type DetailType = keyof typeof DETAIL_SCHEMAS;
+export const DETAIL_TYPES = Object.keys(DETAIL_SCHEMAS) as DetailType[];
+export type DetailOf<T extends DetailType> = z.output<(typeof DETAIL_SCHEMAS)[T]>;
+
+/** A Conclave event before it goes on the bus: discriminated by `detailType`. */
+export type ConclaveEvent = { [T in DetailType]: { detailType: T; detail: DetailOf<T> } }[DetailType];
+
+export const isDetailType = (s: string): s is DetailType => Object.hasOwn(DETAIL_SCHEMAS, s);
+
+/**
+ * Reads an event as a consumer receives it (EventBridge `detail-type` and `detail`); throws a
+ * ValidationError naming each bad field, or the unknown detail-type.
+ */
+export function parseEvent(detailType: string, detail: unknown): ConclaveEvent {
+  if (!isDetailType(detailType)) {
+    throw new ValidationError('Conclave event', [{ field: 'detail-type', message: `"${detailType}" is not a Conclave detail-type; expected one of: ${DETAIL_TYPES.join(', ')}` }]);
+  }
+  const schema: z.ZodType = DETAIL_SCHEMAS[detailType];
+  return { detailType, detail: parse(schema, detail, `"${detailType}" event detail`) } as ConclaveEvent;
+}

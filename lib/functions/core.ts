@@ -1,0 +1,138 @@
+/**
+ * What the functions do, apart from Lambda: each handler in functions/ parses its event and makes
+ * one call in here. Local mode calls the very same handlers.
+ */
+import type { Logger } from '@aws-lambda-powertools/logger';
+import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
+import { reconcileAll, reconcileLease, type CoordinatorDeps, type ReconcileAllResult, type ReconcileOutcome } from '../coordinator/reconcile.js';
+import { eventsFromCandidateChange, eventsFromLeaseChange } from '../events/derive.js';
+import type { ConclaveEvent } from '../events/schemas.js';
+import type { Candidate } from '../schemas/candidate.js';
+import type { Lease } from '../schemas/lease.js';
+import type { Change } from './records.js';
+import type { TimerMessage, TimerQueue } from './timer.js';
+
+export interface FunctionDeps {
+  coordinator: CoordinatorDeps;
+  timer: TimerQueue;
+  /** Publishes events; throws when some could not be published (the record is then retried). */
+  publish(events: ConclaveEvent[]): Promise<void>;
+  logger: Logger;
+  metrics: Metrics;
+}
+
+/** KEP-4355's metric names, plus what client-go and Conclave add. */
+export const METRIC = {
+  leaderChanges: 'coordinated_leader_election_leader_changes',
+  preemptions: 'coordinated_leader_election_leader_preemptions',
+  failures: 'coordinated_leader_election_failures_total',
+  skewPreventions: 'coordinated_leader_election_skew_preventions_total',
+  electionDuration: 'coordinated_leader_election_duration',
+  leaderless: 'coordinated_leader_election_leaderless_leases',
+  conflicts: 'coordinated_leader_election_write_conflicts',
+} as const;
+
+/** Per-lease metrics carry the lease as a dimension (KEP: name="<component>"). */
+type Unit = (typeof MetricUnit)[keyof typeof MetricUnit];
+function leaseMetric(metrics: Metrics, lease: string, name: string, unit: Unit, value: number) {
+  const single = metrics.singleMetric();
+  single.addDimension('lease', lease);
+  single.addMetric(name, unit, value);
+}
+
+/**
+ * Logs, measures and follows up one reconcile: an opened election gets its deadline timer (so it
+ * finishes even if the last ack never comes), and an early timer is put back.
+ */
+export async function afterReconcile(deps: FunctionDeps, o: ReconcileOutcome, trigger: string): Promise<void> {
+  const d = o.decision;
+  const log = { lease: o.lease, trigger, decision: d.kind, attempts: o.attempts };
+  if (o.invalidCandidates.length) deps.logger.warn('candidate rows that do not match the schema took no part', { ...log, invalid: o.invalidCandidates.map((i) => ({ key: i.key, error: i.error.message })) });
+  if (o.attempts > 1) deps.metrics.addMetric(METRIC.conflicts, MetricUnit.Count, o.attempts - 1);
+  switch (d.kind) {
+    case 'openElection':
+    case 'awaitAcks':
+      await deps.timer.schedule({ lease: o.lease, electionId: d.election.id, deadline: d.election.deadline }, d.election.deadline - o.at);
+      break;
+    case 'elect':
+      if (d.election) leaseMetric(deps.metrics, o.lease, METRIC.electionDuration, MetricUnit.Milliseconds, o.at - d.election.startedAt);
+      if (d.skewPrevented) deps.metrics.addMetric(METRIC.skewPreventions, MetricUnit.Count, 1);
+      break;
+    case 'failElection':
+      deps.metrics.addMetric(METRIC.failures, MetricUnit.Count, 1);
+      break;
+    case 'preempt':
+      leaseMetric(deps.metrics, o.lease, METRIC.preemptions, MetricUnit.Count, 1);
+      break;
+    default:
+      break;
+  }
+  if (d.kind === 'leaveAlone' || d.kind === 'awaitAcks') deps.logger.debug('reconciled', { ...log, ...('reason' in d ? { reason: d.reason } : {}) });
+  else deps.logger.info('reconciled', { ...log, decision: d });
+}
+
+async function reconcile(deps: FunctionDeps, lease: string, trigger: string): Promise<ReconcileOutcome> {
+  const o = await reconcileLease(deps.coordinator, lease);
+  await afterReconcile(deps, o, trigger);
+  return o;
+}
+
+const changed = (a: unknown, b: unknown) => JSON.stringify(a) !== JSON.stringify(b);
+
+/**
+ * Whether a candidate change matters to an election: it joined, left, changed what ranks it
+ * (versions, priority, strategies), or acknowledged a ping. A plain periodic renewal does not.
+ */
+export function candidateChangeMatters(c: Change<Candidate>): boolean {
+  if (!c.old || !c.new) return true;
+  const o = c.old;
+  const n = c.new;
+  if (o.identity !== n.identity) return true; // a new start-up registered: it may be the best again
+  if (changed([o.emulationVersion, o.binaryVersion, o.priority, o.priorityExpiresAt, o.preferredStrategies], [n.emulationVersion, n.binaryVersion, n.priority, n.priorityExpiresAt, n.preferredStrategies])) return true;
+  const acked = n.pingTime !== undefined && n.renewTime >= n.pingTime && o.renewTime < n.pingTime;
+  return acked;
+}
+
+/** Whether a lease change calls for a reconcile: released, reported vacant, or its strategy changed. */
+export function leaseChangeMatters(c: Change<Lease>): boolean {
+  const o = c.old;
+  const n = c.new;
+  if (!n) return false; // deleted: the candidates' next change (or the tick) creates it again
+  if (!o) return n.holderIdentity === undefined; // created without a holder (an operator's strategy)
+  if (o.holderIdentity !== undefined && n.holderIdentity === undefined && !n.election) return true; // released
+  if (!o.vacancyReport && n.vacancyReport) return true;
+  return o.strategy !== n.strategy;
+}
+
+export async function onCandidateChange(deps: FunctionDeps, c: Change<Candidate>): Promise<ReconcileOutcome | undefined> {
+  const row = c.new ?? c.old!;
+  const events = eventsFromCandidateChange({ eventID: c.eventID, at: c.at ?? deps.coordinator.clock.now(), oldCandidate: c.old, newCandidate: c.new, staleAfterMs: deps.coordinator.config.candidateStaleAfterMs });
+  if (events.length) await deps.publish(events);
+  if (!candidateChangeMatters(c)) return undefined;
+  return reconcile(deps, row.leaseName, `candidate ${c.eventName}`);
+}
+
+export async function onLeaseChange(deps: FunctionDeps, c: Change<Lease>): Promise<ReconcileOutcome | undefined> {
+  const events = eventsFromLeaseChange({ eventID: c.eventID, at: c.at ?? deps.coordinator.clock.now(), oldLease: c.old, newLease: c.new });
+  if (events.length) {
+    await deps.publish(events);
+    for (const e of events) if (e.detailType === 'Leader Changed') leaseMetric(deps.metrics, e.detail.lease, METRIC.leaderChanges, MetricUnit.Count, 1);
+  }
+  if (!leaseChangeMatters(c)) return undefined;
+  return reconcile(deps, (c.new ?? c.old)!.name, `lease ${c.eventName}`);
+}
+
+export function onTimer(deps: FunctionDeps, m: TimerMessage): Promise<ReconcileOutcome> {
+  return reconcile(deps, m.lease, `timer ${m.electionId}`);
+}
+
+/** The scheduled tick: every lease, garbage collection, and the leaderless gauge. */
+export async function onTick(deps: FunctionDeps): Promise<ReconcileAllResult> {
+  const r = await reconcileAll(deps.coordinator);
+  for (const o of r.outcomes) await afterReconcile(deps, o, 'tick');
+  for (const e of r.errors) deps.logger.error('reconcile failed; the next trigger retries', { lease: e.lease, error: e.error });
+  for (const i of r.invalid) deps.logger.warn('row does not match its schema; left alone', { key: i.key, error: i.error.message });
+  deps.metrics.addMetric(METRIC.leaderless, MetricUnit.Count, r.leaderless.length);
+  deps.logger.info('tick', { leases: r.leases, leaderless: r.leaderless, collectedCandidates: r.collectedCandidates.length, collectedIdentities: r.collectedIdentities.length, errors: r.errors.length });
+  return r;
+}

@@ -1,0 +1,73 @@
+import { Logger } from '@aws-lambda-powertools/logger';
+import { Metrics } from '@aws-lambda-powertools/metrics';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import * as z from 'zod';
+import { coordinatorDeps } from '../coordinator/reconcile.js';
+import { publishOrThrow } from '../events/publisher.js';
+import { ElectionConfig } from '../schemas/config.js';
+import { ValidationError, parse } from '../schemas/validation.js';
+import { ENV } from '../wiring.js';
+import type { FunctionDeps } from './core.js';
+import { sqsTimerQueue } from './timer.js';
+
+const Env = z.object({
+  [ENV.leasesTable]: z.string().min(3),
+  [ENV.candidatesTable]: z.string().min(3),
+  [ENV.identitiesTable]: z.string().min(3),
+  [ENV.eventBus]: z.string().min(1),
+  [ENV.timerQueueUrl]: z.string().min(1),
+  [ENV.electionConfig]: z.string().optional(),
+});
+
+export const SERVICE = 'conclave';
+export const NAMESPACE = 'Conclave';
+
+/**
+ * Observability for one function: Powertools Logger and Metrics (embedded metric format). Most
+ * stream batches change nothing worth a metric, so Metrics' "no application metrics" warning
+ * goes to debug; its other warnings stay warnings.
+ */
+export function observability(functionName: string, logLevel?: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR' | 'SILENT'): Pick<FunctionDeps, 'logger' | 'metrics'> {
+  const logger = new Logger({ serviceName: SERVICE, ...(logLevel ? { logLevel } : {}) });
+  const metricsLogger = {
+    trace: (...a: unknown[]) => logger.trace(String(a[0])),
+    debug: (...a: unknown[]) => logger.debug(String(a[0])),
+    info: (...a: unknown[]) => logger.info(String(a[0])),
+    error: (...a: unknown[]) => logger.error(String(a[0])),
+    warn: (...a: unknown[]) => (String(a[0]).startsWith('No application metrics') ? logger.debug(String(a[0])) : logger.warn(String(a[0]))),
+  };
+  return { logger, metrics: new Metrics({ namespace: NAMESPACE, serviceName: SERVICE, defaultDimensions: { function: functionName }, logger: metricsLogger }) };
+}
+
+function jsonOf(text: string, subject: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (e) {
+    throw new ValidationError(subject, [{ field: '(root)', message: `must be JSON such as {"ackWindowMs":2000} (${(e as Error).message})` }]);
+  }
+}
+
+/** A function's dependencies from its environment (set by the CDK construct). */
+export function depsFromEnv(functionName: string, env: NodeJS.ProcessEnv = process.env): FunctionDeps {
+  const e = parse(Env, env, `environment of the ${functionName} function`);
+  const configJson = e[ENV.electionConfig];
+  const config = configJson ? parse(ElectionConfig, jsonOf(configJson, ENV.electionConfig), ENV.electionConfig) : undefined;
+  const events = new EventBridgeClient({});
+  const bus = e[ENV.eventBus];
+  return {
+    coordinator: coordinatorDeps(new DynamoDBClient({}), { leases: e[ENV.leasesTable], candidates: e[ENV.candidatesTable], identities: e[ENV.identitiesTable] }, config ? { config } : {}),
+    timer: sqsTimerQueue(new SQSClient({}), e[ENV.timerQueueUrl]),
+    publish: async (list) => {
+      await publishOrThrow(events, bus, list);
+    },
+    ...observability(functionName),
+  };
+}
+
+/** A handler built on first use, so importing a handler module never needs its environment. */
+export function lazy<H extends (...args: never[]) => unknown>(make: () => H): H {
+  let built: H | undefined;
+  return ((...args: Parameters<H>) => (built ??= make())(...args)) as H;
+}

@@ -1,0 +1,25 @@
+import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
+import middy from '@middy/core';
+import type { Context, DynamoDBRecord, DynamoDBStreamEvent, SQSEvent, SQSRecord } from 'aws-lambda';
+import type { FunctionDeps } from './core.js';
+
+/** The pipeline every function shares: Powertools logger context and metrics flushed per invocation. */
+export const observed = <E, R>(deps: FunctionDeps, fn: (event: E, context: Context) => Promise<R>) =>
+  middy(fn).use(injectLambdaContext(deps.logger)).use(logMetrics(deps.metrics));
+
+function batch<E extends DynamoDBStreamEvent | SQSEvent, R>(deps: FunctionDeps, type: keyof typeof EventType, onRecord: (r: R) => Promise<void>) {
+  const processor = new BatchProcessor(EventType[type]);
+  return observed(deps, (event: E, context: Context) => processPartialResponse(event as never, onRecord as never, processor, { context, processInParallel: false }));
+}
+
+/**
+ * A stream handler with partial batch responses: records are handled one after another (order
+ * matters within a shard); a failing record is reported as a batchItemFailure so processing
+ * resumes from it, and after the event source's retries it is dead-lettered.
+ */
+export const streamHandler = (deps: FunctionDeps, onRecord: (r: DynamoDBRecord) => Promise<void>) => batch<DynamoDBStreamEvent, DynamoDBRecord>(deps, 'DynamoDBStreams', onRecord);
+
+/** A queue handler with partial batch responses: a failing message alone goes back to the queue. */
+export const queueHandler = (deps: FunctionDeps, onRecord: (r: SQSRecord) => Promise<void>) => batch<SQSEvent, SQSRecord>(deps, 'SQS', onRecord);

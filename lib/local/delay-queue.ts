@@ -1,0 +1,81 @@
+import { randomUUID } from 'node:crypto';
+import type { SQSEvent, SQSRecord } from 'aws-lambda';
+import type { TimerQueue } from '../functions/timer.js';
+import { sqsDelaySeconds } from '../functions/timer.js';
+import type { QueueTrigger } from '../wiring.js';
+import type { BatchResponse, DeadLetter } from './stream-poller.js';
+
+export interface DelayQueueOptions {
+  trigger: QueueTrigger;
+  functionName: string;
+  invoke: (event: SQSEvent) => Promise<BatchResponse | void>;
+  deadLetter: (entry: DeadLetter) => void;
+  /** How long a failed message stays invisible before it is received again. @default 1000 ms */
+  visibilityTimeoutMs?: number;
+}
+
+/**
+ * SQS with per-message delay, in memory: the election timer's queue in local mode. It rounds the
+ * delay up to whole seconds as SQS does, delivers in Lambda's SQS event shape, redelivers a
+ * message the handler reported failed, and dead-letters it after maxReceiveCount receives.
+ */
+export class DelayQueue implements TimerQueue {
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private inFlight = new Set<Promise<void>>();
+  private stopped = false;
+  /** Messages delivered, for tests and the summary. */
+  delivered = 0;
+
+  constructor(private readonly o: DelayQueueOptions) {}
+
+  async schedule(message: unknown, delayMs: number): Promise<void> {
+    this.later({ id: randomUUID(), body: JSON.stringify(message), receives: 0 }, sqsDelaySeconds(delayMs) * 1000);
+  }
+
+  private later(m: { id: string; body: string; receives: number }, ms: number): void {
+    if (this.stopped) return;
+    const t = setTimeout(() => {
+      this.timers.delete(t);
+      const p = this.receive(m).finally(() => this.inFlight.delete(p));
+      this.inFlight.add(p);
+    }, ms);
+    this.timers.add(t);
+  }
+
+  private async receive(m: { id: string; body: string; receives: number }): Promise<void> {
+    m.receives++;
+    const record: SQSRecord = {
+      messageId: m.id,
+      receiptHandle: `${m.id}:${m.receives}`,
+      body: m.body,
+      attributes: { ApproximateReceiveCount: String(m.receives), SentTimestamp: String(Date.now()), SenderId: 'local', ApproximateFirstReceiveTimestamp: String(Date.now()) },
+      messageAttributes: {},
+      md5OfBody: '',
+      eventSource: 'aws:sqs',
+      eventSourceARN: `arn:aws:sqs:local:000000000000:${this.o.trigger.queue}`,
+      awsRegion: 'local',
+    };
+    this.delivered++;
+    let failed: string | undefined;
+    try {
+      const res = await this.o.invoke({ Records: [record] });
+      if (res?.batchItemFailures?.some((f) => f.itemIdentifier === m.id)) failed = 'reported as a batch item failure';
+    } catch (e) {
+      failed = `handler threw: ${(e as Error).message}`;
+    }
+    if (!failed) return;
+    if (m.receives >= this.o.trigger.maxReceiveCount) {
+      this.o.deadLetter({ function: this.o.functionName, reason: failed, records: [{ eventID: m.id }], at: new Date().toISOString() });
+      return;
+    }
+    this.later(m, this.o.visibilityTimeoutMs ?? 1000);
+  }
+
+  /** Pending messages are dropped (the tick finishes their elections); in-flight ones are awaited. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    for (const t of this.timers) clearTimeout(t);
+    this.timers.clear();
+    await Promise.all(this.inFlight);
+  }
+}

@@ -1,0 +1,187 @@
+/**
+ * KEP-4355's stories, played by three worker processes on the local runtime: node-by-node
+ * upgrade, rollback, a priority override, a leader crash and a graceful hand-off. Prints a live
+ * leader timeline and a closing summary; the result says whether every expectation held.
+ */
+import { pickBest } from '../election/ordering.js';
+import type { LocalRuntime } from './runtime.js';
+import { WorkerProcess, type WorkerEvent, type WorkerSpec } from './worker-process.js';
+
+export interface DemoOptions {
+  /** A shorter play (start, one upgrade step, a crash, a hand-off) for CI. */
+  short?: boolean;
+  print?: (line: string) => void;
+}
+
+export interface StepResult {
+  story: string;
+  step: string;
+  leader: string | undefined;
+  fencingToken: number | undefined;
+  /** From the step's action to the expected leader acting (onStartedLeading), when the leader changed. */
+  msToNewLeader: number | undefined;
+  ok: boolean;
+  note?: string;
+}
+
+export interface DemoResult {
+  steps: StepResult[];
+  /** Moments at which two workers acted as leader at once (by their own start/stop lines). */
+  overlaps: number;
+  leaderChanges: number;
+  ok: boolean;
+}
+
+export const LEASE = 'nightly-report';
+/** Short terms so the stories take seconds: lease 4 s, renew deadline 3 s, retry 0.5 s. */
+export const DEMO_TIMING = { leaseDurationMs: 4_000, renewDeadlineMs: 3_000, retryPeriodMs: 500 } as const;
+/** The coordinator's settings for the demo (passed to startLocalRuntime). */
+export const DEMO_ELECTION = { ackWindowMs: 1_500, electedLeaseDurationSeconds: 4 } as const;
+
+const V_OLD = '1.30.0';
+const V_NEW = '1.31.0';
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export async function playStories(rt: LocalRuntime, opts: DemoOptions = {}): Promise<DemoResult> {
+  const print = opts.print ?? ((l: string) => process.stdout.write(`${l}\n`));
+  const t0 = Date.now();
+  const since = () => `${((Date.now() - t0) / 1000).toFixed(1).padStart(5)}s`;
+  const workers = new Map<string, WorkerProcess>();
+  const all: WorkerProcess[] = [];
+  const timeline: WorkerEvent[] = [];
+  const steps: StepResult[] = [];
+  let story = '';
+
+  const start = (spec: Omit<WorkerSpec, 'lease' | 'timing'>) => {
+    const w = new WorkerProcess({ ...spec, lease: LEASE, timing: DEMO_TIMING }, { endpoint: rt.endpoint, tablePrefix: rt.tables.leases.replace(/-leases$/, '') });
+    w.on((e) => {
+      if (e.event !== 'started' && e.event !== 'stopped') return;
+      timeline.push(e);
+      if (e.event === 'started') print(`  ${since()}  ▶ ${e.identity} leads (emulation ${spec.emulationVersion}, binary ${spec.binaryVersion}${spec.priority ? `, priority ${spec.priority}` : ''}) · fencing token ${e.fencingToken}`);
+      else print(`  ${since()}  ■ ${e.identity} stops leading (${e.reason})`);
+    });
+    workers.set(spec.identity, w);
+    all.push(w);
+    return w;
+  };
+  const leader = () => [...workers.values()].find((w) => w.leading);
+
+  /** Waits until the best live candidate (by the coordinator's own ordering) is the one leading, and the lease is quiet. */
+  async function settle(step: string, actionAt: number, previous: string | undefined, timeoutMs = 30_000): Promise<void> {
+    const end = Date.now() + timeoutMs;
+    let note: string | undefined;
+    for (;;) {
+      const { candidates } = await rt.deps.coordinator.candidates.list(LEASE);
+      const running = candidates.filter((c) => workers.get(c.name)?.alive);
+      const best = pickBest(running, Date.now())?.candidate.name;
+      const lease = (await rt.deps.coordinator.leases.read(LEASE)).item;
+      const l = leader();
+      const leaders = [...workers.values()].filter((w) => w.leading).length;
+      if (best && l?.identity === best && leaders === 1 && lease?.holderIdentity === best && !lease.election && !lease.preferredHolder) {
+        const started = l.events.filter((e) => e.event === 'started').at(-1)!;
+        const changed = previous !== best || started.at >= actionAt;
+        steps.push({ story, step, leader: best, fencingToken: lease.fencingToken, msToNewLeader: changed ? started.at - actionAt : undefined, ok: true });
+        return;
+      }
+      if (Date.now() > end) {
+        note = `expected ${best ?? 'a leader'} to lead; leading: ${l?.identity ?? 'nobody'}; lease holder ${lease?.holderIdentity ?? '-'}`;
+        steps.push({ story, step, leader: l?.identity, fencingToken: lease?.fencingToken, msToNewLeader: undefined, ok: false, note });
+        print(`  ${since()}  ✗ ${step}: ${note}`);
+        return;
+      }
+      await sleep(100);
+    }
+  }
+
+  async function act(step: string, action: () => Promise<void>) {
+    print(`  ${since()}  · ${step}`);
+    const previous = leader()?.identity;
+    const at = Date.now();
+    await action();
+    await settle(step, at, previous);
+  }
+
+  /** Until the worker's own start-up owns its candidate row (so a step is judged with it in the field). */
+  const registered = async (w: WorkerProcess) => {
+    for (let i = 0; i < 300; i++) {
+      const instance = w.events.find((e) => e.event === 'ready')?.instance;
+      const row = instance && (await rt.deps.coordinator.candidates.read(LEASE, w.identity)).item;
+      if (row && row.identity === instance) return;
+      await sleep(50);
+    }
+  };
+  const restart = async (name: string, emulationVersion: string, binaryVersion: string) => {
+    await workers.get(name)?.stop();
+    await registered(start({ identity: name, emulationVersion, binaryVersion }));
+  };
+  const setPriority = async (name: string, priority: number | undefined) => {
+    const store = rt.deps.coordinator.candidates;
+    const read = await store.read(LEASE, name);
+    await store.write(read, priority === undefined ? { remove: ['priority'] } : { set: { priority } });
+  };
+
+  try {
+    story = 'start';
+    print(`\n▸ Three workers stand for lease "${LEASE}", all at ${V_OLD}`);
+    await act('w1, w2, w3 start', async () => {
+      // One after another: with equal versions the longest-standing candidate wins, so w1 leads.
+      for (const id of ['w1', 'w2', 'w3']) await registered(start({ identity: id, emulationVersion: V_OLD, binaryVersion: V_OLD }));
+    });
+
+    story = 'upgrade';
+    print(`\n▸ Story 1: node-by-node upgrade to ${V_NEW} — the leader stays on the oldest version until the last node`);
+    for (const id of opts.short ? ['w1'] : ['w1', 'w2', 'w3']) await act(`upgrade ${id} to ${V_NEW}`, () => restart(id, V_NEW, V_NEW));
+
+    if (!opts.short) {
+      story = 'rollback';
+      print(`\n▸ Story 2: node-by-node rollback to ${V_OLD} — the first rolled-back node preempts the newer leader`);
+      for (const id of ['w1', 'w2', 'w3']) await act(`roll ${id} back to ${V_OLD}`, () => restart(id, V_OLD, V_OLD));
+
+      story = 'priority';
+      print('\n▸ Priority override: an operator pins w3 with priority 100, then unpins it');
+      await act('set priority 100 on w3', () => setPriority('w3', 100));
+      await act('clear the priority on w3', () => setPriority('w3', undefined));
+    }
+
+    story = 'crash';
+    print('\n▸ A leader crash (SIGKILL): the others wait out its term, then one is elected');
+    const crashed = leader()!;
+    await act(`kill -9 ${crashed.identity}`, () => crashed.kill());
+    await act(`restart ${crashed.identity}`, () => registered(start({ identity: crashed.identity, emulationVersion: crashed.spec.emulationVersion, binaryVersion: crashed.spec.binaryVersion })));
+
+    story = 'handoff';
+    print('\n▸ A graceful hand-off (SIGTERM): the leader releases, the next election starts at once');
+    const leaving = leader()!;
+    await act(`stop ${leaving.identity}`, () => leaving.stop());
+  } finally {
+    await Promise.all([...workers.values()].map((w) => w.stop()));
+  }
+
+  // Overlaps: replay every worker's start/stop lines in time order.
+  const sorted = all.flatMap((w) => w.events.filter((e) => e.event === 'started' || e.event === 'stopped')).sort((a, b) => a.at - b.at);
+  const leading = new Set<string>();
+  let overlaps = 0;
+  for (const e of sorted) {
+    if (e.event === 'started') {
+      if (leading.size > 0) overlaps++;
+      leading.add(e.identity);
+    } else leading.delete(e.identity);
+  }
+  // Leader changes as the workers lived them, against the Leader Changed events a consumer that
+  // drops duplicate ids would count (the last change's event may still be on its way).
+  const starts = sorted.filter((e) => e.event === 'started').map((e) => e.identity);
+  const leaderChanges = starts.filter((id, i) => i > 0 && id !== starts[i - 1]).length;
+  const changedEvents = () => new Set(rt.events.filter((e) => e.detailType === 'Leader Changed').map((e) => e.detail.id)).size;
+  for (let i = 0; i < 50 && changedEvents() < leaderChanges; i++) await sleep(100);
+  const ok = steps.every((s) => s.ok) && overlaps === 0 && changedEvents() === leaderChanges && rt.deadLetters.length === 0;
+
+  print('\nSummary');
+  const w = Math.max(...steps.map((s) => s.step.length));
+  for (const s of steps) {
+    print(`  ${s.ok ? '✓' : '✗'} ${s.step.padEnd(w)}  leader ${String(s.leader ?? '-').padEnd(3)}  token ${String(s.fencingToken ?? '-').padStart(3)}  ${s.msToNewLeader === undefined ? 'leader unchanged' : `new leader after ${(s.msToNewLeader / 1000).toFixed(1)}s`}${s.note ? `  (${s.note})` : ''}`);
+  }
+  print(`  Leader Changed events: ${changedEvents()} for ${leaderChanges} leader changes; events published: ${rt.events.length}; dead letters: ${rt.deadLetters.length}`);
+  print(`  two leaders at once: ${overlaps === 0 ? 'never' : `${overlaps} time(s)`}`);
+  print(`  ${ok ? 'all expectations held' : 'SOME EXPECTATIONS FAILED'} in ${((Date.now() - t0) / 1000).toFixed(1)}s`);
+  return { steps, overlaps, leaderChanges, ok };
+}

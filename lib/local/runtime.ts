@@ -1,0 +1,200 @@
+/**
+ * The whole system on one machine: DynamoDB Local with the tables, the same handlers as in AWS
+ * wired from the same declaration (lib/wiring.ts) — streams polled through the real Streams API
+ * with Lambda's batch semantics, the election timer as an in-memory delay queue, the tick on a
+ * timer — and EventBridge as a loopback endpoint the real EventBridgeClient publishes to.
+ */
+import { randomUUID } from 'node:crypto';
+import { appendFileSync, mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { DescribeTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
+import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
+import type { Context } from 'aws-lambda';
+import { systemClock, type Clock } from '../clock.js';
+import { coordinatorDeps } from '../coordinator/reconcile.js';
+import { startLocalEventBus } from '../events/local-bus.js';
+import { publishOrThrow } from '../events/publisher.js';
+import { parseEvent, type ConclaveEvent } from '../events/schemas.js';
+import type { FunctionDeps } from '../functions/core.js';
+import { observability } from '../functions/env.js';
+import type { ElectionConfigInput, TableNames } from '../schemas/config.js';
+import { createTables, defaultTableNames } from '../tables.js';
+import { wiring, type FunctionName } from '../wiring.js';
+import { DelayQueue } from './delay-queue.js';
+import { LOCAL_CREDENTIALS, LOCAL_REGION, localClient, startDynamoDBLocal, type DynamoDBLocal } from './dynamodb-local.js';
+import { StreamPoller, type DeadLetter } from './stream-poller.js';
+
+export interface LocalRuntimeOptions {
+  /** Table name prefix. @default 'conclave-local' */
+  prefix?: string;
+  /** Where events.jsonl and dead-letters.jsonl go. @default .local */
+  dir?: string;
+  /** An already running DynamoDB Local (tests share one); default: start one. */
+  endpoint?: string;
+  /** The coordinator tick. @default the wiring's schedule (60 s) */
+  tickEveryMs?: number;
+  config?: ElectionConfigInput;
+  clock?: Clock;
+  /** Handler log level. @default 'WARN' */
+  logLevel?: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR' | 'SILENT';
+  /** Called for every event published (after it is appended to the events file). */
+  onEvent?: (e: LocalEvent) => void;
+  /** Called for every batch or message sent to the dead-letter file. */
+  onDeadLetter?: (d: DeadLetter) => void;
+}
+
+/** One event as the local bus received it. */
+export interface LocalEvent {
+  time: string;
+  source: string;
+  detailType: ConclaveEvent['detailType'];
+  detail: ConclaveEvent['detail'];
+  event: ConclaveEvent;
+}
+
+export interface LocalRuntime {
+  endpoint: string;
+  tables: TableNames;
+  eventsFile: string;
+  deadLetterFile: string;
+  eventBusEndpoint: string;
+  client: DynamoDBClient;
+  deps: FunctionDeps;
+  events: LocalEvent[];
+  deadLetters: DeadLetter[];
+  /** Runs the coordinator tick now (as the schedule would). */
+  tick(): Promise<unknown>;
+  stop(): Promise<void>;
+}
+
+const EVENT_BUS = 'conclave-local';
+
+function lambdaContext(name: FunctionName): Context {
+  const w = wiring[name];
+  const started = Date.now();
+  return {
+    functionName: `conclave-${name}`,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:conclave-${name}`,
+    memoryLimitInMB: String(w.memoryMb),
+    awsRequestId: randomUUID(),
+    logGroupName: `/aws/lambda/conclave-${name}`,
+    logStreamName: 'local',
+    callbackWaitsForEmptyEventLoop: true,
+    getRemainingTimeInMillis: () => w.timeoutSeconds * 1000 - (Date.now() - started),
+    done: () => undefined,
+    fail: () => undefined,
+    succeed: () => undefined,
+  };
+}
+
+async function streamArn(client: DynamoDBClient, table: string): Promise<string> {
+  const d = await client.send(new DescribeTableCommand({ TableName: table }));
+  const arn = d.Table?.LatestStreamArn;
+  if (!arn) throw new Error(`table ${table} has no stream; the tables are declared with streams in lib/tables.ts`);
+  return arn;
+}
+
+export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise<LocalRuntime> {
+  const dir = resolve(opts.dir ?? '.local');
+  mkdirSync(dir, { recursive: true });
+  const eventsFile = join(dir, 'events.jsonl');
+  const deadLetterFile = join(dir, 'dead-letters.jsonl');
+  let ddb: DynamoDBLocal | undefined;
+  const endpoint = opts.endpoint ?? (ddb = await startDynamoDBLocal()).endpoint;
+  const client = localClient(endpoint);
+  const tables = defaultTableNames(opts.prefix ?? 'conclave-local');
+  await createTables(client, tables);
+
+  const events: LocalEvent[] = [];
+  const deadLetters: DeadLetter[] = [];
+  const bus = await startLocalEventBus({
+    onEvent(entry) {
+      const event = parseEvent(entry.detailType, entry.detail);
+      const e: LocalEvent = { time: entry.time, source: entry.source, detailType: event.detailType, detail: event.detail, event };
+      events.push(e);
+      appendFileSync(eventsFile, `${JSON.stringify({ time: e.time, source: e.source, detailType: e.detailType, detail: e.detail })}\n`);
+      opts.onEvent?.(e);
+    },
+  });
+  const deadLetter = (d: DeadLetter) => {
+    deadLetters.push(d);
+    appendFileSync(deadLetterFile, `${JSON.stringify(d)}\n`);
+    opts.onDeadLetter?.(d);
+  };
+
+  // Metrics go to stdout in embedded metric format in Lambda; locally they would drown the story.
+  process.env['POWERTOOLS_METRICS_DISABLED'] ??= 'true';
+  const eventBridge = new EventBridgeClient({ endpoint: bus.endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
+  const invokers = {} as Record<FunctionName, (event: unknown) => Promise<unknown>>;
+  const timer = new DelayQueue({
+    trigger: wiring.electionTimer.trigger,
+    functionName: 'electionTimer',
+    invoke: (e) => invokers.electionTimer(e) as Promise<void>,
+    deadLetter,
+  });
+  const deps: FunctionDeps = {
+    coordinator: coordinatorDeps(client, tables, { ...(opts.clock ? { clock: opts.clock } : {}), ...(opts.config ? { config: opts.config } : {}) }),
+    timer,
+    publish: async (list) => {
+      await publishOrThrow(eventBridge, EVENT_BUS, list);
+    },
+    ...observability('local', opts.logLevel ?? 'WARN'),
+  };
+
+  // The same handler modules Lambda runs, built with local dependencies.
+  for (const name of Object.keys(wiring) as FunctionName[]) {
+    const mod = (await import(`../../${wiring[name].entry.replace(/\.ts$/, '.js')}`)) as { makeHandler(d: FunctionDeps): (event: unknown, context: Context) => Promise<unknown> };
+    const handler = mod.makeHandler(deps);
+    invokers[name] = (event) => handler(event, lambdaContext(name));
+  }
+
+  const streams = new DynamoDBStreamsClient({ endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
+  const pollers: StreamPoller[] = [];
+  for (const name of Object.keys(wiring) as FunctionName[]) {
+    const trigger = wiring[name].trigger;
+    if (trigger.kind !== 'stream') continue;
+    const poller = new StreamPoller({
+      client: streams,
+      streamArn: await streamArn(client, tables[trigger.table]),
+      trigger,
+      functionName: name,
+      invoke: (e) => invokers[name](e) as Promise<void>,
+      deadLetter,
+    });
+    poller.start();
+    pollers.push(poller);
+  }
+
+  const tickEveryMs = opts.tickEveryMs ?? wiring.coordinator.trigger.everySeconds * 1000;
+  const tick = () => invokers.coordinator({ 'detail-type': 'Scheduled Event', source: 'aws.events', time: new Date((opts.clock ?? systemClock).now()).toISOString() });
+  let ticking: Promise<unknown> = Promise.resolve();
+  const tickTimer = setInterval(() => {
+    ticking = tick().catch((e: unknown) => deps.logger.error('tick failed', { error: e as Error }));
+  }, tickEveryMs);
+
+  return {
+    endpoint,
+    tables,
+    eventsFile,
+    deadLetterFile,
+    eventBusEndpoint: bus.endpoint,
+    client,
+    deps,
+    events,
+    deadLetters,
+    tick,
+    async stop() {
+      clearInterval(tickTimer);
+      await ticking;
+      await Promise.all(pollers.map((p) => p.stop()));
+      await timer.stop();
+      await bus.stop();
+      streams.destroy();
+      eventBridge.destroy();
+      client.destroy();
+      await ddb?.stop();
+    },
+  };
+}

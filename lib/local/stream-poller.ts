@@ -1,0 +1,180 @@
+import {
+  DescribeStreamCommand,
+  DynamoDBStreamsClient,
+  GetRecordsCommand,
+  GetShardIteratorCommand,
+  type _Record,
+} from '@aws-sdk/client-dynamodb-streams';
+import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
+import type { StreamTrigger } from '../wiring.js';
+
+/** What a Lambda handler returns for a batch with ReportBatchItemFailures. */
+export interface BatchResponse {
+  batchItemFailures?: { itemIdentifier: string }[];
+}
+
+export interface DeadLetter {
+  function: string;
+  reason: string;
+  records: { eventID?: string; sequenceNumber?: string }[];
+  at: string;
+}
+
+export interface StreamPollerOptions {
+  client: DynamoDBStreamsClient;
+  streamArn: string;
+  trigger: StreamTrigger;
+  functionName: string;
+  invoke: (event: DynamoDBStreamEvent) => Promise<BatchResponse | void>;
+  deadLetter: (entry: DeadLetter) => void;
+  /** A failure reading the stream (retried). */
+  onError?: (e: Error) => void;
+  /** How long to wait when a shard had nothing new. @default 100 ms */
+  idleMs?: number;
+  now?: () => number;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The Streams API's record, as Lambda hands it to a function (epoch-seconds creation time). */
+export function toLambdaRecord(r: _Record, streamArn: string): DynamoDBRecord {
+  const d = r.dynamodb ?? {};
+  const created = d.ApproximateCreationDateTime;
+  return {
+    eventID: r.eventID,
+    eventName: r.eventName,
+    eventVersion: r.eventVersion ?? '1.1',
+    eventSource: 'aws:dynamodb',
+    awsRegion: r.awsRegion ?? 'local',
+    eventSourceARN: streamArn,
+    dynamodb: {
+      ...(created ? { ApproximateCreationDateTime: Math.floor(new Date(created).getTime() / 1000) } : {}),
+      Keys: d.Keys,
+      NewImage: d.NewImage,
+      OldImage: d.OldImage,
+      SequenceNumber: d.SequenceNumber,
+      SizeBytes: d.SizeBytes,
+      StreamViewType: d.StreamViewType,
+    },
+  } as DynamoDBRecord;
+}
+
+/**
+ * Lambda's event source mapping for one DynamoDB stream, on the real Streams API: one reader per
+ * shard, batches of `batchSize`, and Lambda's failure semantics — with ReportBatchItemFailures
+ * the batch is retried from the first failed record; a batch that keeps failing is split in two
+ * (bisect) and each half retried; after `retryAttempts` the records go to the dead-letter file and
+ * the shard moves on; records older than `maxRecordAgeSeconds` are dead-lettered unprocessed.
+ */
+export class StreamPoller {
+  private running = false;
+  private readonly shards = new Map<string, Promise<void>>();
+  private loop: Promise<void> | undefined;
+  /** Batches delivered, for tests and the summary. */
+  delivered = 0;
+
+  constructor(private readonly o: StreamPollerOptions) {}
+
+  start(): void {
+    this.running = true;
+    this.loop = this.discover();
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    await this.loop;
+    await Promise.all(this.shards.values());
+  }
+
+  /** Finds shards (new ones appear as old ones close) and reads each from its start. */
+  private async discover(): Promise<void> {
+    while (this.running) {
+      const d = await this.o.client.send(new DescribeStreamCommand({ StreamArn: this.o.streamArn }));
+      for (const shard of d.StreamDescription?.Shards ?? []) {
+        const id = shard.ShardId!;
+        if (!this.shards.has(id)) this.shards.set(id, this.readShard(id));
+      }
+      for (let i = 0; i < 20 && this.running; i++) await sleep(100);
+    }
+  }
+
+  private async iterator(shardId: string, after: string | undefined): Promise<string | undefined> {
+    const it = await this.o.client.send(
+      new GetShardIteratorCommand({
+        StreamArn: this.o.streamArn,
+        ShardId: shardId,
+        ...(after ? { ShardIteratorType: 'AFTER_SEQUENCE_NUMBER', SequenceNumber: after } : { ShardIteratorType: this.o.trigger.startingPosition }),
+      }),
+    );
+    return it.ShardIterator;
+  }
+
+  private async readShard(shardId: string): Promise<void> {
+    let last: string | undefined;
+    let iterator: string | undefined;
+    let started = false;
+    while (this.running && (iterator || !started)) {
+      try {
+        if (!started) {
+          iterator = await this.iterator(shardId, last);
+          started = true;
+          continue;
+        }
+        const r = await this.o.client.send(new GetRecordsCommand({ ShardIterator: iterator, Limit: this.o.trigger.batchSize }));
+        iterator = r.NextShardIterator;
+        const records = (r.Records ?? []).map((x) => toLambdaRecord(x, this.o.streamArn));
+        if (records.length) {
+          await this.deliver(records);
+          last = records.at(-1)!.dynamodb?.SequenceNumber;
+        } else await sleep(this.o.idleMs ?? 100);
+      } catch (e) {
+        // An expired or trimmed iterator (DynamoDB Local also trims the iterator of an empty new
+        // shard): take a new one after the last record delivered, so nothing is skipped or repeated.
+        const name = (e as Error).name;
+        if (name !== 'TrimmedDataAccessException' && name !== 'ExpiredIteratorException') this.o.onError?.(e as Error);
+        started = false;
+        await sleep(this.o.idleMs ?? 100);
+      }
+    }
+  }
+
+  private async deliver(records: DynamoDBRecord[]): Promise<void> {
+    const now = this.o.now?.() ?? Date.now();
+    const maxAgeMs = this.o.trigger.maxRecordAgeSeconds * 1000;
+    const fresh = records.filter((r) => now - (r.dynamodb?.ApproximateCreationDateTime ?? now / 1000) * 1000 <= maxAgeMs);
+    if (fresh.length < records.length) this.deadLetter(records.filter((r) => !fresh.includes(r)), 'record older than maxRecordAgeSeconds');
+    if (fresh.length) await this.attempt(fresh, 0);
+  }
+
+  private async attempt(batch: DynamoDBRecord[], retries: number): Promise<void> {
+    let failedAt: number | undefined;
+    let reason = '';
+    try {
+      this.delivered++;
+      const res = await this.o.invoke({ Records: batch });
+      const failed = new Set((res?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
+      if (failed.size) {
+        failedAt = batch.findIndex((r) => failed.has(r.dynamodb?.SequenceNumber ?? ''));
+        if (failedAt < 0) failedAt = 0; // an identifier not in the batch: Lambda retries the whole batch
+        reason = `batchItemFailures from ${batch[failedAt]!.eventID}`;
+      }
+    } catch (e) {
+      failedAt = 0;
+      reason = `handler threw: ${(e as Error).message}`;
+    }
+    if (failedAt === undefined) return;
+    const rest = batch.slice(failedAt); // checkpoint: everything before the first failure is done
+    if (retries >= this.o.trigger.retryAttempts) return this.deadLetter(rest, reason);
+    if (this.o.trigger.bisectOnError && rest.length > 1) {
+      const half = Math.ceil(rest.length / 2);
+      await this.attempt(rest.slice(0, half), retries + 1);
+      await this.attempt(rest.slice(half), retries + 1);
+      return;
+    }
+    await this.attempt(rest, retries + 1);
+  }
+
+  private deadLetter(records: DynamoDBRecord[], reason: string): void {
+    this.o.deadLetter({ function: this.o.functionName, reason, records: records.map((r) => ({ eventID: r.eventID, sequenceNumber: r.dynamodb?.SequenceNumber })), at: new Date().toISOString() });
+  }
+}

@@ -1,0 +1,94 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+
+/** One line a worker (examples/worker.ts) prints on stdout. */
+export interface WorkerEvent {
+  event: 'ready' | 'started' | 'stopped' | 'newLeader' | 'error' | 'exited';
+  identity: string;
+  at: number;
+  fencingToken?: number;
+  reason?: string;
+  leader?: string;
+  message?: string;
+  /** On `ready`: this start-up's instance id (the candidate row's identity). */
+  instance?: string;
+}
+
+export interface WorkerSpec {
+  identity: string;
+  lease: string;
+  emulationVersion: string;
+  binaryVersion: string;
+  priority?: number;
+  timing?: { leaseDurationMs: number; renewDeadlineMs: number; retryPeriodMs: number };
+}
+
+const WORKER = fileURLToPath(new URL('../../examples/worker.ts', import.meta.url));
+
+/** A worker as a separate OS process, started with the example worker and watched through its stdout. */
+export class WorkerProcess {
+  readonly events: WorkerEvent[] = [];
+  readonly child: ChildProcess;
+  readonly exited: Promise<number | null>;
+  private listeners = new Set<(e: WorkerEvent) => void>();
+
+  constructor(readonly spec: WorkerSpec, env: { endpoint: string; tablePrefix: string }) {
+    const t = spec.timing;
+    this.child = spawn(process.execPath, ['--import', 'tsx', WORKER], {
+      env: {
+        ...process.env,
+        CONCLAVE_ENDPOINT: env.endpoint,
+        CONCLAVE_TABLE_PREFIX: env.tablePrefix,
+        LEASE: spec.lease,
+        IDENTITY: spec.identity,
+        EMULATION_VERSION: spec.emulationVersion,
+        BINARY_VERSION: spec.binaryVersion,
+        ...(spec.priority ? { PRIORITY: String(spec.priority) } : {}),
+        ...(t ? { LEASE_DURATION_MS: String(t.leaseDurationMs), RENEW_DEADLINE_MS: String(t.renewDeadlineMs), RETRY_PERIOD_MS: String(t.retryPeriodMs) } : {}),
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    createInterface({ input: this.child.stdout! }).on('line', (line) => {
+      if (!line.startsWith('{')) return;
+      const e = JSON.parse(line) as WorkerEvent;
+      this.events.push(e);
+      for (const l of this.listeners) l(e);
+    });
+    this.child.stderr!.resume(); // SDK warnings; not part of the story
+    this.exited = new Promise((r) => this.child.on('exit', (code) => r(code)));
+  }
+
+  get identity(): string {
+    return this.spec.identity;
+  }
+
+  get alive(): boolean {
+    return this.child.exitCode === null && this.child.signalCode === null;
+  }
+
+  /** Leading now, by its own last started/stopped line. */
+  get leading(): boolean {
+    return this.alive && this.events.filter((e) => e.event === 'started' || e.event === 'stopped').at(-1)?.event === 'started';
+  }
+
+  on(listener: (e: WorkerEvent) => void): void {
+    this.listeners.add(listener);
+  }
+
+  /** SIGTERM: the worker steps down, releases its lease, removes its candidacy and exits. */
+  async stop(): Promise<void> {
+    if (this.alive) this.child.kill('SIGTERM');
+    await this.exited;
+  }
+
+  /** SIGKILL: a crash; nothing is released. A leader stops acting at this instant, so that is recorded. */
+  async kill(): Promise<void> {
+    if (!this.alive) return;
+    const wasLeading = this.leading;
+    const at = Date.now();
+    this.child.kill('SIGKILL');
+    await this.exited;
+    if (wasLeading) this.events.push({ event: 'stopped', identity: this.identity, at, reason: 'killed' });
+  }
+}

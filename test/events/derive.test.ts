@@ -1,0 +1,362 @@
+import { describe, expect, it } from 'vitest';
+import type { Decision } from '../../lib/election/decide.js';
+import { plan } from '../../lib/election/plan.js';
+import { eventIdFor, eventsFromCandidateChange, eventsFromLeaseChange } from '../../lib/events/derive.js';
+import { DETAIL_SCHEMAS, type ConclaveEvent, type DetailType } from '../../lib/events/schemas.js';
+import type { Candidate } from '../../lib/schemas/candidate.js';
+import { electionConfig } from '../../lib/schemas/config.js';
+import { LeaseItem, type Election, type Lease } from '../../lib/schemas/lease.js';
+import type { LeasePatch } from '../../lib/stores/lease-store.js';
+import { MIN, NOW, SEC, cand, lease } from '../fixtures.js';
+
+const config = electionConfig();
+const OEV = 'OldestEmulationVersion';
+const NAME = 'component-A';
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/** A patch applied the way ItemStore applies it: undefined values are not written, revision +1. */
+function applied(l: Lease | undefined, patch: LeasePatch): Lease {
+  const set = Object.fromEntries(Object.entries(patch.set ?? {}).filter(([, v]) => v !== undefined));
+  const next: Record<string, unknown> = { ...l, ...set, name: NAME, revision: (l?.revision ?? 0) + 1 };
+  for (const k of patch.remove ?? []) if (!(k in set)) delete next[k];
+  return LeaseItem.parse(next);
+}
+
+/** The lease after the coordinator carries out `d` at `now` (lib/election/plan.ts). */
+const after = (l: Lease | undefined, d: Decision, now = NOW): Lease => applied(l, plan(d, l, now, config).lease!);
+
+// The worker's writes (lib/stores/lease-store.ts, lib/sdk/elector.ts).
+const renewed = (l: Lease, now = NOW + 2 * SEC): Lease => applied(l, { set: { renewTime: now, leaseDurationSeconds: 15 }, remove: ['vacancyReport'] });
+const released = (l: Lease, now = NOW + 2 * SEC): Lease =>
+  applied(l, { set: { renewTime: now, lastHolderIdentity: l.holderIdentity }, remove: ['holderIdentity', 'holderInstance', 'preferredHolder', 'vacancyReport'] });
+const reported = (l: Lease, by = 'B'): Lease => applied(l, { set: { vacancyReport: { by, at: NOW, observedRevision: l.revision } } });
+const selfAcquired = (l: Lease | undefined, who: string, now = NOW): Lease =>
+  applied(l, {
+    set: { holderIdentity: who, holderInstance: `${who}-1`, acquireTime: now, renewTime: now, leaseDurationSeconds: 15, leaseTransitions: l ? l.leaseTransitions + 1 : 0, fencingToken: (l?.fencingToken ?? 0) + 1, electedBy: 'self' },
+    remove: ['election', 'preferredHolder', 'vacancyReport'],
+  });
+
+const election = (extra: Partial<Election> = {}): Election => ({ id: `${NAME}#13`, startedAt: NOW, deadline: NOW + 5 * SEC, strategy: OEV, ...extra });
+const elect = (winner: string, e?: Election): Decision => ({ kind: 'elect', strategy: OEV, winner, winnerInstance: `${winner}-1`, acked: [winner], skewPrevented: false, ...(e ? { election: e } : {}) });
+const open = (e: Election, vacancy?: 'noLease' | 'noHolder' | 'expired' | 'reported'): Decision => ({ kind: 'openElection', strategy: OEV, election: e, ping: ['B'], ...(vacancy ? { vacancy } : {}) });
+
+/** A held by A, term 7, elected by the coordinator under OldestEmulationVersion. */
+const heldByA = lease('A', { holderInstance: 'A-1', electedStrategy: OEV, acquireTime: NOW - 5 * MIN });
+const expiredA = lease('A', { holderInstance: 'A-1', renewTime: NOW - MIN });
+const releasedByA = released(heldByA);
+const withElection = after(releasedByA, open(election(), 'noHolder'));
+const reelecting = after(heldByA, open(election({ holder: 'A' })));
+
+interface Row {
+  name: string;
+  old?: Lease;
+  new?: Lease;
+  /** The detail-types, in order, and what each detail must contain. */
+  want: { type: DetailType; detail?: Record<string, unknown> }[];
+}
+
+const rows: Row[] = [
+  // Nothing to tell.
+  { name: 'renewal', old: heldByA, new: renewed(heldByA), want: [] },
+  { name: 'renewal withdrawing a vacancy report', old: reported(heldByA), new: renewed(reported(heldByA)), want: [] },
+  { name: 'vacancy report', old: heldByA, new: reported(heldByA), want: [] },
+  { name: 'lease deleted', old: heldByA, want: [] },
+  { name: 'nothing before or after', want: [] },
+  { name: 'election cancelled', old: reelecting, new: after(reelecting, { kind: 'cancelElection', strategy: OEV, election: reelecting.election!, why: 'holderIsBest' }), want: [] },
+  {
+    name: 'preferredHolder cleared',
+    old: lease('A', { preferredHolder: 'B' }),
+    new: after(lease('A', { preferredHolder: 'B' }), { kind: 'clearPreferredHolder', strategy: OEV, preferredHolder: 'B', why: 'holderIsBest' }),
+    want: [],
+  },
+  { name: 'renewal while a preemption is pending', old: lease('A', { preferredHolder: 'B' }), new: renewed(lease('A', { preferredHolder: 'B' })), want: [] },
+  { name: 'an operator sets the strategy', old: heldByA, new: applied(heldByA, { set: { strategy: 'NoCoordination' } }), want: [] },
+  {
+    name: 'a write that keeps the recorded failure',
+    old: lease(undefined, { lastElectionFailure: { at: NOW - MIN, reason: 'noLiveCandidates', message: 'x' } }),
+    new: applied(lease(undefined, { lastElectionFailure: { at: NOW - MIN, reason: 'noLiveCandidates', message: 'x' } }), { set: { strategy: OEV } }),
+    want: [],
+  },
+
+  // New terms.
+  {
+    name: 'first-ever election: Elected, not Changed',
+    new: after(undefined, elect('B')),
+    want: [{ type: 'Leader Elected', detail: { holder: 'B', holderInstance: 'B-1', fencingToken: 1, leaseTransitions: 0, electedBy: 'coordinator', strategy: OEV } }],
+  },
+  {
+    name: 'elected over an expired holder: Elected + Changed',
+    old: expiredA,
+    new: after(expiredA, elect('B')),
+    want: [
+      { type: 'Leader Elected', detail: { holder: 'B', previousHolder: 'A', fencingToken: 8, leaseTransitions: 4, electedBy: 'coordinator' } },
+      { type: 'Leader Changed', detail: { previousHolder: 'A', holder: 'B', fencingToken: 8, electedBy: 'coordinator', strategy: OEV } },
+    ],
+  },
+  {
+    name: 'elected after a release: the previous holder comes from lastHolderIdentity',
+    old: releasedByA,
+    new: after(releasedByA, elect('B')),
+    want: [{ type: 'Leader Elected', detail: { holder: 'B', previousHolder: 'A' } }, { type: 'Leader Changed', detail: { previousHolder: 'A', holder: 'B' } }],
+  },
+  {
+    name: 'the same holder re-elected after a gap: Elected, not Changed',
+    old: releasedByA,
+    new: after(releasedByA, elect('A')),
+    want: [{ type: 'Leader Elected', detail: { holder: 'A', previousHolder: 'A', fencingToken: 8 } }],
+  },
+  {
+    name: 'the same holder re-elected over its own expired term: Elected, not Changed',
+    old: expiredA,
+    new: after(expiredA, elect('A')),
+    want: [{ type: 'Leader Elected', detail: { holder: 'A', previousHolder: 'A', fencingToken: 8 } }],
+  },
+  {
+    name: 'an election finished: Elected names it',
+    old: withElection,
+    new: after(withElection, elect('B', withElection.election)),
+    want: [{ type: 'Leader Elected', detail: { electionId: withElection.election!.id, holder: 'B' } }, { type: 'Leader Changed' }],
+  },
+  {
+    name: 'direct acquisition (fallback): electedBy self, the lease strategy',
+    old: lease(undefined, { lastHolderIdentity: 'A', strategy: OEV }),
+    new: selfAcquired(lease(undefined, { lastHolderIdentity: 'A', strategy: OEV }), 'C'),
+    want: [
+      { type: 'Leader Elected', detail: { holder: 'C', electedBy: 'self', strategy: OEV, fencingToken: 8 } },
+      { type: 'Leader Changed', detail: { previousHolder: 'A', holder: 'C', electedBy: 'self' } },
+    ],
+  },
+  {
+    name: 'direct acquisition of a new lease (NoCoordination): no strategy, no previous holder',
+    new: selfAcquired(undefined, 'C'),
+    want: [{ type: 'Leader Elected', detail: { holder: 'C', electedBy: 'self', fencingToken: 1 } }],
+  },
+
+  // Preemption.
+  {
+    name: 'preemption requested',
+    old: heldByA,
+    new: after(heldByA, { kind: 'preempt', strategy: OEV, holder: 'A', preferredHolder: 'B' }),
+    want: [{ type: 'Leader Preemption Requested', detail: { holder: 'A', preferredHolder: 'B', fencingToken: 7 } }],
+  },
+  {
+    name: 'preemption found by a re-election: names it',
+    old: reelecting,
+    new: after(reelecting, { kind: 'preempt', strategy: OEV, holder: 'A', preferredHolder: 'B', election: reelecting.election! }),
+    want: [{ type: 'Leader Preemption Requested', detail: { holder: 'A', preferredHolder: 'B', electionId: reelecting.election!.id, strategy: OEV } }],
+  },
+  {
+    name: 'preferredHolder changed to another candidate',
+    old: lease('A', { preferredHolder: 'B' }),
+    new: after(lease('A', { preferredHolder: 'B' }), { kind: 'preempt', strategy: OEV, holder: 'A', preferredHolder: 'C' }),
+    want: [{ type: 'Leader Preemption Requested', detail: { holder: 'A', preferredHolder: 'C' } }],
+  },
+
+  // Releases.
+  {
+    name: "the holder's release",
+    old: heldByA,
+    new: releasedByA,
+    want: [{ type: 'Lease Released', detail: { previousHolder: 'A', fencingToken: 7, acquireTime: iso(NOW - 5 * MIN) } }],
+  },
+  {
+    name: 'a release answering a preemption names the preferred holder',
+    old: lease('A', { preferredHolder: 'B' }),
+    new: released(lease('A', { preferredHolder: 'B' })),
+    want: [{ type: 'Lease Released', detail: { previousHolder: 'A', preferredHolder: 'B' } }],
+  },
+  {
+    name: "an operator's release (holder removed by hand)",
+    old: heldByA,
+    new: applied(heldByA, { set: { lastHolderIdentity: 'A' }, remove: ['holderIdentity', 'holderInstance'] }),
+    want: [{ type: 'Lease Released', detail: { previousHolder: 'A', fencingToken: 7 } }],
+  },
+
+  // Elections.
+  {
+    name: 'election opened on an expired lease: Started names the removed holder, no Released',
+    old: expiredA,
+    new: after(expiredA, open(election(), 'expired')),
+    want: [{ type: 'Election Started', detail: { electionId: `${NAME}#13`, startedAt: iso(NOW), deadline: iso(NOW + 5 * SEC), strategy: OEV, reelection: false, previousHolder: 'A', vacancy: 'expired', fencingToken: 7 } }],
+  },
+  {
+    name: 'election opened on a lease reported vacant',
+    old: reported(expiredA),
+    new: after(reported(expiredA), open(election(), 'reported')),
+    want: [{ type: 'Election Started', detail: { previousHolder: 'A', vacancy: 'reported' } }],
+  },
+  {
+    name: 'election opened on a released lease',
+    old: releasedByA,
+    new: withElection,
+    want: [{ type: 'Election Started', detail: { reelection: false, vacancy: 'noHolder' } }],
+  },
+  {
+    name: 'election opened where there was no lease',
+    new: after(undefined, open(election({ id: `${NAME}#1` }), 'noLease')),
+    want: [{ type: 'Election Started', detail: { electionId: `${NAME}#1`, vacancy: 'noLease', fencingToken: 0 } }],
+  },
+  {
+    name: 're-election: the holder keeps leading',
+    old: heldByA,
+    new: reelecting,
+    want: [{ type: 'Election Started', detail: { reelection: true, holder: 'A', fencingToken: 7 } }],
+  },
+  {
+    name: 'election failed',
+    old: withElection,
+    new: after(withElection, { kind: 'failElection', strategy: OEV, failure: { at: NOW + 5 * SEC, electionId: withElection.election!.id, reason: 'noLiveCandidates', message: 'nobody answered' } }),
+    want: [{ type: 'Election Failed', detail: { electionId: withElection.election!.id, reason: 'noLiveCandidates', message: 'nobody answered', strategy: OEV } }],
+  },
+  {
+    name: 'failed again (a new at)',
+    old: lease(undefined, { lastElectionFailure: { at: NOW - MIN, reason: 'contradictoryStrategies', message: 'x' } }),
+    new: after(lease(undefined, { lastElectionFailure: { at: NOW - MIN, reason: 'contradictoryStrategies', message: 'x' } }), { kind: 'failElection', failure: { at: NOW, reason: 'contradictoryStrategies', message: 'y' } }),
+    want: [{ type: 'Election Failed', detail: { reason: 'contradictoryStrategies', message: 'y' } }],
+  },
+];
+
+const EVENT_ID = 'c0ffee0000000000000000000001';
+const derive = (r: Pick<Row, 'old' | 'new'>, eventID = EVENT_ID) => eventsFromLeaseChange({ eventID, at: NOW + 3 * SEC, oldLease: r.old, newLease: r.new });
+
+describe('eventsFromLeaseChange', () => {
+  it.each(rows)('$name', (row) => {
+    const events = derive(row);
+    expect(events.map((e) => e.detailType)).toEqual(row.want.map((w) => w.type));
+    row.want.forEach((w, i) => {
+      const e = events[i]!;
+      expect(e.detail).toMatchObject({ id: eventIdFor(EVENT_ID, w.type), lease: NAME, time: iso(NOW + 3 * SEC), ...w.detail });
+    });
+  });
+
+  it('a first-ever term names no previous holder', () => {
+    const first = derive({ new: after(undefined, elect('B')) });
+    expect(first[0]!.detail).not.toHaveProperty('previousHolder');
+  });
+
+  it('every derived detail validates against its zod schema, with no field the schema does not name', () => {
+    for (const row of rows) {
+      for (const e of derive(row)) {
+        const parsed = DETAIL_SCHEMAS[e.detailType].safeParse(e.detail);
+        expect(parsed.success, `${row.name}: ${e.detailType}`).toBe(true);
+        expect(parsed.data, `${row.name}: ${e.detailType}`).toEqual(e.detail); // z.object strips unknown keys
+        expect(Object.values(e.detail)).not.toContain(undefined);
+      }
+    }
+  });
+
+  it('ids are stable under redelivery and distinct within a record and across records', () => {
+    const row = rows.find((r) => r.name.startsWith('elected over an expired holder'))!;
+    const once = derive(row);
+    expect(derive(row)).toEqual(once); // the same record delivered again: the same events, the same ids
+    expect(once).toHaveLength(2);
+    expect(new Set(once.map((e) => e.detail.id)).size).toBe(2);
+    const other = derive(row, 'c0ffee0000000000000000000002');
+    expect(other.map((e) => e.detail.id)).not.toContain(once[0]!.detail.id);
+    // Every row: no id repeats within its record.
+    for (const r of rows) {
+      const ids = derive(r).map((e) => e.detail.id);
+      expect(new Set(ids).size, r.name).toBe(ids.length);
+    }
+  });
+});
+
+/** Runs writes one after another, as stream records; returns the events of each. */
+function sequence(start: Lease | undefined, steps: ((l: Lease | undefined) => Lease | undefined)[]): ConclaveEvent[][] {
+  let cur = start;
+  return steps.map((step, i) => {
+    const next = step(cur);
+    const events = eventsFromLeaseChange({ eventID: `record-${i}`, at: NOW + i * SEC, oldLease: cur, newLease: next });
+    cur = next;
+    return events;
+  });
+}
+const types = (records: ConclaveEvent[][]) => records.map((r) => r.map((e) => e.detailType));
+const changed = (records: ConclaveEvent[][]) => records.flat().filter((e) => e.detailType === 'Leader Changed');
+
+describe('sequences of writes', () => {
+  it('release, election, elect: exactly one Leader Changed, from the releaser to the winner', () => {
+    const records = sequence(heldByA, [
+      (l) => renewed(l!),
+      (l) => released(l!),
+      (l) => after(l, open(election({ id: `${NAME}#15` }), 'noHolder')),
+      (l) => after(l, elect('B', l!.election)),
+      (l) => renewed(l!),
+    ]);
+    expect(types(records)).toEqual([[], ['Lease Released'], ['Election Started'], ['Leader Elected', 'Leader Changed'], []]);
+    expect(changed(records).map((e) => e.detail)).toMatchObject([{ previousHolder: 'A', holder: 'B', fencingToken: 8 }]);
+  });
+
+  it('expiry, failed election, second election, elect: one Leader Changed; the ended term survives the failed round', () => {
+    const records = sequence(expiredA, [
+      (l) => after(l, open(election({ id: `${NAME}#13` }), 'expired')),
+      (l) => after(l, { kind: 'failElection', strategy: OEV, failure: { at: NOW + 5 * SEC, electionId: `${NAME}#13`, reason: 'noLiveCandidates', message: 'nobody answered' } }),
+      (l) => after(l, open(election({ id: `${NAME}#15`, startedAt: NOW + 9 * SEC, deadline: NOW + 14 * SEC }), 'noHolder')),
+      (l) => after(l, elect('B', l!.election), NOW + 10 * SEC),
+    ]);
+    expect(types(records)).toEqual([['Election Started'], ['Election Failed'], ['Election Started'], ['Leader Elected', 'Leader Changed']]);
+    expect(records[0]![0]!.detail).toMatchObject({ previousHolder: 'A', vacancy: 'expired' });
+    expect(changed(records).map((e) => e.detail)).toMatchObject([{ previousHolder: 'A', holder: 'B' }]);
+  });
+
+  it('preempt, release, direct elect: one request, one release, one change', () => {
+    const records = sequence(heldByA, [
+      (l) => after(l, { kind: 'preempt', strategy: OEV, holder: 'A', preferredHolder: 'B' }),
+      (l) => renewed(l!),
+      (l) => released(l!),
+      (l) => after(l, elect('B'), NOW + 3 * SEC),
+    ]);
+    expect(types(records)).toEqual([['Leader Preemption Requested'], [], ['Lease Released'], ['Leader Elected', 'Leader Changed']]);
+    expect(records[2]![0]!.detail).toMatchObject({ previousHolder: 'A', preferredHolder: 'B', fencingToken: 7 });
+  });
+
+  it('a re-election that keeps the holder: Started, then nothing; leadership never changes', () => {
+    const records = sequence(heldByA, [
+      (l) => after(l, open(election({ holder: 'A' }))),
+      (l) => renewed(l!),
+      (l) => after(l, { kind: 'cancelElection', strategy: OEV, election: l!.election!, why: 'holderIsBest' }),
+    ]);
+    expect(types(records)).toEqual([['Election Started'], [], []]);
+  });
+});
+
+describe('eventsFromCandidateChange', () => {
+  const STALE = config.candidateStaleAfterMs;
+  const joined = cand('B', '1.30.0', '1.31.0', { priority: 5, identity: 'B-1' });
+  const stale = cand('B', '1.30.0', '1.31.0', { renewTime: NOW - STALE - SEC });
+  interface CandRow {
+    name: string;
+    old?: Candidate;
+    new?: Candidate;
+    at?: number;
+    atPrecisionMs?: number;
+    want: { type: DetailType; detail?: Record<string, unknown> }[];
+  }
+  const candRows: CandRow[] = [
+    {
+      name: 'a row created: Joined',
+      new: joined,
+      want: [{ type: 'Candidate Joined', detail: { lease: NAME, candidate: 'B', emulationVersion: '1.30.0', binaryVersion: '1.31.0', priority: 5, identity: 'B-1', preferredStrategies: [OEV] } }],
+    },
+    { name: 'a renewal', old: joined, new: { ...joined, renewTime: NOW + MIN, revision: 2 }, want: [] },
+    { name: 'an ack', old: { ...joined, pingTime: NOW }, new: { ...joined, pingTime: NOW, renewTime: NOW + SEC, revision: 2 }, want: [] },
+    { name: 'a priority change', old: joined, new: { ...joined, priority: 9, revision: 2 }, want: [] },
+    { name: 'a stale row deleted: Expired', old: stale, want: [{ type: 'Candidate Expired', detail: { candidate: 'B', lastRenewTime: iso(NOW - STALE - SEC), emulationVersion: '1.30.0' } }] },
+    { name: 'a live row deleted (a worker withdrew)', old: joined, want: [] },
+    { name: 'deleted exactly when it turns stale: not yet stale', old: cand('B', '1.30.0', '1.31.0', { renewTime: NOW - STALE }), want: [] },
+    {
+      name: 'deleted within the second it turned stale, at rounded down to the second',
+      old: cand('B', '1.30.0', '1.31.0', { renewTime: NOW - STALE + 499 }),
+      atPrecisionMs: 1000,
+      want: [{ type: 'Candidate Expired' }],
+    },
+  ];
+
+  it.each(candRows)('$name', (row) => {
+    const at = row.at ?? NOW;
+    const events = eventsFromCandidateChange({ eventID: EVENT_ID, at, oldCandidate: row.old, newCandidate: row.new, staleAfterMs: STALE, ...(row.atPrecisionMs ? { atPrecisionMs: row.atPrecisionMs } : {}) });
+    expect(events.map((e) => e.detailType)).toEqual(row.want.map((w) => w.type));
+    row.want.forEach((w, i) => expect(events[i]!.detail).toMatchObject({ id: eventIdFor(EVENT_ID, w.type), lease: NAME, time: iso(at), ...w.detail }));
+    for (const e of events) expect(DETAIL_SCHEMAS[e.detailType].parse(e.detail)).toEqual(e.detail);
+  });
+});

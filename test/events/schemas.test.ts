@@ -1,0 +1,55 @@
+import { describe, expect, it } from 'vitest';
+import { eventJsonSchemas } from '../../lib/events/json-schema.js';
+import { DETAIL_SCHEMAS, DETAIL_TYPES, EVENT_SOURCE, parseEvent } from '../../lib/events/schemas.js';
+import { ValidationError } from '../../lib/schemas/validation.js';
+
+const ALL = [
+  'Leader Elected',
+  'Leader Changed',
+  'Leader Preemption Requested',
+  'Lease Released',
+  'Election Started',
+  'Election Failed',
+  'Candidate Joined',
+  'Candidate Expired',
+];
+
+describe('event schemas', () => {
+  it('one source, eight detail-types named exactly', () => {
+    expect(EVENT_SOURCE).toBe('conclave');
+    expect([...DETAIL_TYPES].sort()).toEqual([...ALL].sort());
+    expect(Object.keys(DETAIL_SCHEMAS).sort()).toEqual([...ALL].sort());
+  });
+
+  it.each(['draft-2020-12', 'draft-04', 'openapi-3.0'] as const)('a JSON Schema for every detail-type (%s)', (target) => {
+    const schemas = eventJsonSchemas({ target });
+    expect(Object.keys(schemas).sort()).toEqual([...ALL].sort());
+    for (const t of ALL) {
+      const s = schemas[t as keyof typeof schemas] as { type: string; title: string; required: string[]; properties: Record<string, { format?: string }>; additionalProperties?: unknown };
+      expect(s.type).toBe('object');
+      expect(s.title).toBe(t);
+      expect(s.required).toEqual(expect.arrayContaining(['id', 'lease', 'time']));
+      expect(s.properties['time']!.format).toBe('date-time');
+      // Consumers with an older schema keep accepting events that gained an optional field.
+      expect(s.additionalProperties).toBeUndefined();
+    }
+  });
+
+  it('Leader Changed requires both holders', () => {
+    const s = eventJsonSchemas()['Leader Changed'] as { required: string[] };
+    expect(s.required).toEqual(expect.arrayContaining(['previousHolder', 'holder', 'fencingToken']));
+  });
+
+  it('parseEvent reads a consumer event and names bad fields', () => {
+    const detail = { id: 'r:lease-released', lease: 'jobs', time: '2026-01-01T12:00:00.000Z', previousHolder: 'a', fencingToken: 3 };
+    expect(parseEvent('Lease Released', detail)).toEqual({ detailType: 'Lease Released', detail });
+    expect(() => parseEvent('Lease Released', { ...detail, time: 1767268800000 })).toThrow(ValidationError);
+    try {
+      parseEvent('Lease Released', { ...detail, fencingToken: -1, previousHolder: undefined });
+      expect.unreachable();
+    } catch (e) {
+      expect((e as ValidationError).fields.sort()).toEqual(['fencingToken', 'previousHolder']);
+    }
+    expect(() => parseEvent('Leader Left', detail)).toThrow(/not a Conclave detail-type/);
+  });
+});
