@@ -2,10 +2,12 @@ import type { ScheduledEvent } from 'aws-lambda';
 import { onTick, type FunctionDeps } from '../lib/functions/core.js';
 import { depsFromEnv, lazy } from '../lib/functions/env.js';
 import { observed } from '../lib/functions/lambda.js';
+import { parseTick } from '../lib/functions/records.js';
 
 /** The scheduled tick: reconcile every lease, collect garbage, report leaderless leases. */
 export const makeHandler = (deps: FunctionDeps) =>
-  observed(deps, async (_event: ScheduledEvent) => {
+  observed(deps, async (event: ScheduledEvent) => {
+    parseTick(event);
     const r = await onTick(deps);
     return { leases: r.leases, leaderless: r.leaderless.length, errors: r.errors.map((e) => ({ lease: e.lease, error: e.error.message })), collectedCandidates: r.collectedCandidates.length, collectedIdentities: r.collectedIdentities.length };
   });

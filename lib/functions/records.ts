@@ -42,3 +42,11 @@ function change<S extends z.ZodType>(schema: S, raw: unknown, what: string): Cha
 /** A leases-table stream record, both images parsed; a malformed one is a ValidationError naming the field. */
 export const leaseChange = (raw: unknown): Change<Lease> => change(LeaseItem, raw, 'lease');
 export const candidateChange = (raw: unknown): Change<Candidate> => change(CandidateItem, raw, 'candidate');
+
+/** The schedule's event (EventBridge Scheduler / rule): only its shape is checked, nothing in it is used. */
+export const ScheduledTick = z.looseObject({
+  source: z.literal('aws.events'),
+  'detail-type': z.literal('Scheduled Event'),
+  time: z.iso.datetime(),
+});
+export const parseTick = (raw: unknown) => parse(ScheduledTick, raw, 'scheduled event');

@@ -42,6 +42,8 @@ export interface LocalRuntimeOptions {
   onEvent?: (e: LocalEvent) => void;
   /** Called for every batch or message sent to the dead-letter file. */
   onDeadLetter?: (d: DeadLetter) => void;
+  /** Wraps the functions' dependencies (fault injection: lost responses, failing publishes). */
+  decorate?: (deps: FunctionDeps) => FunctionDeps;
 }
 
 /** One event as the local bus received it. */
@@ -70,7 +72,8 @@ export interface LocalRuntime {
 
 const EVENT_BUS = 'conclave-local';
 
-function lambdaContext(name: FunctionName): Context {
+/** The Lambda context a local invocation gets (timeout and memory from the wiring). */
+export function lambdaContext(name: FunctionName): Context {
   const w = wiring[name];
   const started = Date.now();
   return {
@@ -134,7 +137,7 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
     invoke: (e) => invokers.electionTimer(e) as Promise<void>,
     deadLetter,
   });
-  const deps: FunctionDeps = {
+  const plain: FunctionDeps = {
     coordinator: coordinatorDeps(client, tables, { ...(opts.clock ? { clock: opts.clock } : {}), ...(opts.config ? { config: opts.config } : {}) }),
     timer,
     publish: async (list) => {
@@ -142,10 +145,11 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
     },
     ...observability('local', opts.logLevel ?? 'WARN'),
   };
+  const deps = opts.decorate ? opts.decorate(plain) : plain;
 
   // The same handler modules Lambda runs, built with local dependencies.
   for (const name of Object.keys(wiring) as FunctionName[]) {
-    const mod = (await import(`../../${wiring[name].entry.replace(/\.ts$/, '.js')}`)) as { makeHandler(d: FunctionDeps): (event: unknown, context: Context) => Promise<unknown> };
+    const mod = (await import(/* @vite-ignore */ `../../${wiring[name].entry.replace(/\.ts$/, '.js')}`)) as { makeHandler(d: FunctionDeps): (event: unknown, context: Context) => Promise<unknown> };
     const handler = mod.makeHandler(deps);
     invokers[name] = (event) => handler(event, lambdaContext(name));
   }

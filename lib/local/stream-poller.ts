@@ -36,10 +36,24 @@ export interface StreamPollerOptions {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** The Streams API's record, as Lambda hands it to a function (epoch-seconds creation time). */
-export function toLambdaRecord(r: _Record, streamArn: string): DynamoDBRecord {
+/**
+ * When a record was created, in epoch seconds as Lambda gives it. AWS rounds down to the second;
+ * DynamoDB Local rounds down to the minute, which would make every event of a minute look
+ * simultaneous. A record read within that minute is stamped with the second it was read instead
+ * (at most one poll interval late).
+ */
+export function creationSeconds(created: Date | undefined, readAt: number | undefined): number | undefined {
+  if (!created) return undefined;
+  const ms = new Date(created).getTime();
+  const minuteRounded = ms % 60_000 === 0;
+  if (readAt !== undefined && minuteRounded && readAt >= ms && readAt - ms < 60_000) return Math.floor(readAt / 1000);
+  return Math.floor(ms / 1000);
+}
+
+/** The Streams API's record, as Lambda hands it to a function. */
+export function toLambdaRecord(r: _Record, streamArn: string, readAt?: number): DynamoDBRecord {
   const d = r.dynamodb ?? {};
-  const created = d.ApproximateCreationDateTime;
+  const created = creationSeconds(d.ApproximateCreationDateTime, readAt);
   return {
     eventID: r.eventID,
     eventName: r.eventName,
@@ -48,7 +62,7 @@ export function toLambdaRecord(r: _Record, streamArn: string): DynamoDBRecord {
     awsRegion: r.awsRegion ?? 'local',
     eventSourceARN: streamArn,
     dynamodb: {
-      ...(created ? { ApproximateCreationDateTime: Math.floor(new Date(created).getTime() / 1000) } : {}),
+      ...(created !== undefined ? { ApproximateCreationDateTime: created } : {}),
       Keys: d.Keys,
       NewImage: d.NewImage,
       OldImage: d.OldImage,
@@ -122,7 +136,8 @@ export class StreamPoller {
         }
         const r = await this.o.client.send(new GetRecordsCommand({ ShardIterator: iterator, Limit: this.o.trigger.batchSize }));
         iterator = r.NextShardIterator;
-        const records = (r.Records ?? []).map((x) => toLambdaRecord(x, this.o.streamArn));
+        const readAt = this.o.now?.() ?? Date.now();
+        const records = (r.Records ?? []).map((x) => toLambdaRecord(x, this.o.streamArn, readAt));
         if (records.length) {
           await this.deliver(records);
           last = records.at(-1)!.dynamodb?.SequenceNumber;

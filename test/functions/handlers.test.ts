@@ -1,0 +1,166 @@
+/**
+ * The stream and queue handlers as Lambda calls them, fed batches built from real stream records
+ * of DynamoDB Local: duplicated, reordered and poisoned. Each must end in the state a clean
+ * delivery gives, report exactly the poison record as failed, and change nothing on redelivery.
+ */
+import { DescribeStreamCommand, DynamoDBStreamsClient, GetRecordsCommand, GetShardIteratorCommand } from '@aws-sdk/client-dynamodb-streams';
+import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
+import type { DynamoDBRecord, DynamoDBStreamEvent, SQSEvent, SQSRecord } from 'aws-lambda';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { makeHandler as candidateStream } from '../../functions/candidate-stream.js';
+import { makeHandler as coordinatorTick } from '../../functions/coordinator.js';
+import { makeHandler as electionTimer } from '../../functions/election-timer.js';
+import { makeHandler as leaseStream } from '../../functions/lease-stream.js';
+import { coordinatorDeps } from '../../lib/coordinator/reconcile.js';
+import type { ConclaveEvent } from '../../lib/events/schemas.js';
+import type { FunctionDeps } from '../../lib/functions/core.js';
+import { observability } from '../../lib/functions/env.js';
+import type { TimerMessage } from '../../lib/functions/timer.js';
+import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../lib/local/dynamodb-local.js';
+import { lambdaContext } from '../../lib/local/runtime.js';
+import { toLambdaRecord } from '../../lib/local/stream-poller.js';
+import { OLDEST_EMULATION_VERSION } from '../../lib/schemas/strategy.js';
+import { testTables, type TestTables } from '../support.js';
+
+let t: TestTables;
+let streams: DynamoDBStreamsClient;
+const MIN = 60_000;
+
+beforeAll(async () => {
+  t = await testTables('handlers');
+  streams = new DynamoDBStreamsClient({ endpoint: inject('ddbEndpoint'), region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
+});
+afterAll(async () => {
+  streams.destroy();
+  await t.drop();
+});
+
+/** Every record on a table's stream so far, in order, as Lambda would deliver them. */
+async function streamRecords(table: string): Promise<DynamoDBRecord[]> {
+  const arn = (await t.client.send(new DescribeTableCommand({ TableName: table }))).Table!.LatestStreamArn!;
+  const shards = (await streams.send(new DescribeStreamCommand({ StreamArn: arn }))).StreamDescription!.Shards!;
+  const out: DynamoDBRecord[] = [];
+  for (const s of shards) {
+    let it = (await streams.send(new GetShardIteratorCommand({ StreamArn: arn, ShardId: s.ShardId, ShardIteratorType: 'TRIM_HORIZON' }))).ShardIterator;
+    for (let i = 0; it && i < 5; i++) {
+      const r = await streams.send(new GetRecordsCommand({ ShardIterator: it }));
+      out.push(...(r.Records ?? []).map((x) => toLambdaRecord(x, arn)));
+      it = r.Records?.length ? r.NextShardIterator : undefined;
+    }
+  }
+  return out;
+}
+
+function deps() {
+  const published: ConclaveEvent[] = [];
+  const timers: TimerMessage[] = [];
+  const d: FunctionDeps = {
+    coordinator: coordinatorDeps(t.client, t.names, { config: { ackWindowMs: 5_000 } }),
+    timer: { schedule: async (m) => void timers.push(m) },
+    publish: async (events) => void published.push(...events),
+    ...observability('test', 'SILENT'),
+  };
+  return { d, published, timers, ids: () => new Set(published.map((e) => e.detail.id)) };
+}
+
+/** A copy of `r` that no handler can read: `field` of its new image has the wrong type. */
+function poisoned(r: DynamoDBRecord, field: string, seq: string): DynamoDBRecord {
+  const copy = structuredClone(r);
+  copy.eventID = `poison-${seq}`;
+  copy.dynamodb!.SequenceNumber = seq;
+  copy.dynamodb!.NewImage![field] = { S: 'not a number' };
+  return copy;
+}
+
+const failures = (r: unknown) => (r as { batchItemFailures: { itemIdentifier: string }[] }).batchItemFailures.map((f) => f.itemIdentifier);
+const seq = (r: DynamoDBRecord) => r.dynamodb!.SequenceNumber!;
+
+describe('stream handlers under duplicated, reordered and poisoned batches', () => {
+  const lease = 'batch-job';
+  const cands = () => t.client && coordinatorDeps(t.client, t.names).candidates;
+  const leases = () => coordinatorDeps(t.client, t.names).leases;
+
+  it('lease stream: a release, twice, after a poison record, before the older grant → one election, one Lease Released, the poison alone failed', async () => {
+    const now = Date.now();
+    // b and c stand, last renewed 10 minutes ago (so an election has to ping them); a holds and releases.
+    for (const [name, age] of [['b', 3], ['c', 2]] as const) {
+      await cands().write(await cands().read(lease, name), { set: { binaryVersion: '1.30.0', emulationVersion: '1.30.0', preferredStrategies: [OLDEST_EMULATION_VERSION], renewTime: now - 10 * MIN, createdAt: now - age * 60 * MIN } });
+    }
+    await leases().write(await leases().read(lease), { set: { holderIdentity: 'a', holderInstance: 'a-1', leaseDurationSeconds: 15, acquireTime: now, renewTime: now, leaseTransitions: 0, fencingToken: 1, electedBy: 'coordinator' } });
+    const held = await leases().read(lease);
+    await leases().write(held, { set: { renewTime: Date.now(), lastHolderIdentity: 'a' }, remove: ['holderIdentity', 'holderInstance'] });
+
+    const [granted, released] = (await streamRecords(t.names.leases)).filter((r) => JSON.stringify(r.dynamodb!.Keys).includes(lease));
+    expect([granted!.eventName, released!.eventName]).toEqual(['INSERT', 'MODIFY']);
+    const poison = poisoned(released!, 'fencingToken', '99999999999999999999');
+
+    const { d, published, timers, ids } = deps();
+    const handler = leaseStream(d);
+    const batch: DynamoDBStreamEvent = { Records: [released!, poison, released!, granted!] };
+    expect(failures(await handler(batch, lambdaContext('leaseStream')))).toEqual([seq(poison)]);
+
+    const after = (await leases().read(lease)).item!;
+    expect(after.holderIdentity).toBeUndefined();
+    expect(after.election).toBeDefined();
+    // Its deadline timer: scheduled again by the duplicate (at least once, so a crash between the
+    // election's write and the timer's send is repaired by the retry); a second firing is harmless.
+    expect(new Set(timers.map((m) => m.electionId))).toEqual(new Set([after.election!.id]));
+    const b = (await cands().read(lease, 'b')).item!;
+    expect(b.pingTime).toBe(after.election!.startedAt);
+    // Duplicates publish the same ids: a consumer dropping repeats sees each event once.
+    expect([...ids()].sort()).toEqual([`${granted!.eventID}:leader-elected`, `${released!.eventID}:lease-released`].sort());
+    expect(published.filter((e) => e.detailType === 'Lease Released')).toHaveLength(2);
+
+    // The whole batch again (Lambda retrying it): nothing is written, no new election, same ids.
+    expect(failures(await handler(batch, lambdaContext('leaseStream')))).toEqual([seq(poison)]);
+    expect((await leases().read(lease)).item).toEqual(after);
+    expect(ids().size).toBe(2);
+  });
+
+  it('candidate stream: acks delivered twice and out of order, with a poison record → elected once, the poison alone failed', async () => {
+    const before = (await leases().read(lease)).item!;
+    const election = before.election!;
+    // Both candidates answer the ping (what LeaseCandidate does: renew).
+    for (const name of ['c', 'b']) {
+      const r = await cands().read(lease, name);
+      await cands().write(r, { set: { renewTime: Date.now() } });
+    }
+    const acks = (await streamRecords(t.names.candidates)).filter((r) => r.eventName === 'MODIFY' && JSON.stringify(r.dynamodb!.NewImage).includes(lease) && Number(r.dynamodb!.NewImage!['renewTime']!.N) >= election.startedAt);
+    expect(acks).toHaveLength(2);
+    const joins = (await streamRecords(t.names.candidates)).filter((r) => r.eventName === 'INSERT');
+    const poison = poisoned(acks[0]!, 'renewTime', '88888888888888888888');
+
+    const { d, ids } = deps();
+    const handler = candidateStream(d);
+    const batch: DynamoDBStreamEvent = { Records: [acks[1]!, poison, acks[0]!, acks[1]!, ...joins.reverse()] };
+    expect(failures(await handler(batch, lambdaContext('candidateStream')))).toEqual([seq(poison)]);
+
+    const after = (await leases().read(lease)).item!;
+    expect(after.holderIdentity).toBe('b'); // the longest-standing of equal versions
+    expect(after.election).toBeUndefined();
+    expect(after.fencingToken).toBe(before.fencingToken + 1);
+    expect([...ids()].every((id) => id.endsWith(':candidate-joined'))).toBe(true);
+
+    expect(failures(await handler(batch, lambdaContext('candidateStream')))).toEqual([seq(poison)]);
+    expect((await leases().read(lease)).item).toEqual(after);
+  });
+
+  it('election timer: a message that is not JSON and one with a missing field fail alone; a duplicate timer changes nothing', async () => {
+    const before = (await leases().read(lease)).item!;
+    const message = (id: string, body: string): SQSRecord =>
+      ({ messageId: id, receiptHandle: id, body, attributes: {} as SQSRecord['attributes'], messageAttributes: {}, md5OfBody: '', eventSource: 'aws:sqs', eventSourceARN: 'arn:aws:sqs:local:000000000000:timer', awsRegion: 'local' }) as SQSRecord;
+    const good = JSON.stringify({ lease, electionId: 'old-election', deadline: Date.now() });
+    const event: SQSEvent = { Records: [message('1', good), message('2', 'not json'), message('3', JSON.stringify({ lease })), message('4', good)] };
+    const { d } = deps();
+    expect(failures(await electionTimer(d)(event, lambdaContext('electionTimer')))).toEqual(['2', '3']);
+    expect((await leases().read(lease)).item).toEqual(before);
+  });
+
+  it('coordinator: a scheduled event is checked; anything else is a typed error naming the field', async () => {
+    const { d } = deps();
+    const tick = coordinatorTick(d);
+    const r = (await tick({ source: 'aws.events', 'detail-type': 'Scheduled Event', time: new Date().toISOString() } as never, lambdaContext('coordinator'))) as { leases: number };
+    expect(r.leases).toBeGreaterThanOrEqual(1);
+    await expect(tick({ source: 'aws.events', 'detail-type': 'Scheduled Event' } as never, lambdaContext('coordinator'))).rejects.toThrow(/time/);
+  });
+});

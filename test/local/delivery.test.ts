@@ -1,0 +1,107 @@
+/**
+ * Delivery on the local runtime: a poison row on a stream goes to the dead-letter file after the
+ * event source's retries while the records behind it are handled; events published again after a
+ * lost response carry the same ids, so a consumer that drops repeats sees each change once.
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { afterEach, describe, expect, inject, it } from 'vitest';
+import type { FunctionDeps } from '../../lib/functions/core.js';
+import { startLocalRuntime, type LocalRuntime, type LocalRuntimeOptions } from '../../lib/local/runtime.js';
+import { wiring } from '../../lib/wiring.js';
+import { Log, startElector, waitFor, type RunningElector } from '../sdk/harness.js';
+
+const open: { rt: LocalRuntime; electors: RunningElector[] }[] = [];
+afterEach(async () => {
+  for (const { rt, electors } of open.splice(0)) {
+    await Promise.all(electors.map((e) => e.stop()));
+    await rt.stop();
+  }
+});
+
+async function runtime(extra: Partial<LocalRuntimeOptions> = {}) {
+  const rt = await startLocalRuntime({
+    endpoint: inject('ddbEndpoint'),
+    prefix: `dl-${randomUUID().slice(0, 8)}`,
+    dir: mkdtempSync(join(tmpdir(), 'conclave-delivery-')),
+    tickEveryMs: 600_000,
+    logLevel: 'SILENT',
+    ...extra,
+  });
+  const env = { rt, electors: [] as RunningElector[] };
+  open.push(env);
+  return env;
+}
+
+describe('local runtime delivery', () => {
+  it('a poison lease row: retried, then dead-lettered to the file; the change behind it is still handled', async () => {
+    const { rt } = await runtime();
+    // A row no Conclave component would write: its fencing token is a string.
+    await rt.client.send(new PutItemCommand({ TableName: rt.tables.leases, Item: { name: { S: 'broken' }, fencingToken: { S: 'seven' }, revision: { N: '1' } } }));
+    // Then a good change on the same shard: a worker takes a new lease directly (NoCoordination).
+    const leases = rt.deps.coordinator.leases;
+    const now = Date.now();
+    await leases.write(await leases.read('fine'), { set: { holderIdentity: 'x', leaseDurationSeconds: 15, acquireTime: now, renewTime: now, leaseTransitions: 0, fencingToken: 1, electedBy: 'self' } });
+
+    const dead = await waitFor('the dead letter', () => rt.deadLetters.find((d) => d.function === 'leaseStream'), 20_000);
+    expect(dead.records).toHaveLength(1);
+    expect(dead.reason).toMatch(/failed/);
+    const file = readFileSync(rt.deadLetterFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { function: string; records: { eventID: string }[] });
+    expect(file).toEqual([expect.objectContaining({ function: 'leaseStream', records: [expect.objectContaining({ eventID: dead.records[0]!.eventID })] })]);
+    // The good record behind it was handled: its Leader Elected event went out.
+    const elected = await waitFor('the good record handled', () => rt.events.find((e) => e.detailType === 'Leader Elected' && e.detail.lease === 'fine'));
+    expect(elected.detail).toMatchObject({ holder: 'x', fencingToken: 1, electedBy: 'self' });
+    expect(rt.deadLetters).toHaveLength(1);
+  }, 40_000);
+
+  it('publishes answered by a lost response are retried: a consumer dropping duplicate ids sees one Leader Changed per holder change', async () => {
+    let lost = 0;
+    const seen = new Set<string>();
+    const { rt, electors } = await runtime({
+      config: { ackWindowMs: 1_000 },
+      // The first publish of every set of events "times out" after EventBridge took it: the record
+      // is retried and publishes the same events again.
+      decorate: (d: FunctionDeps): FunctionDeps => ({
+        ...d,
+        publish: async (events) => {
+          await d.publish(events);
+          const key = events.map((e) => e.detail.id).join();
+          if (!seen.has(key)) {
+            seen.add(key);
+            lost++;
+            throw new Error('socket hang up (after EventBridge accepted the entries)');
+          }
+        },
+      }),
+    });
+    const log = new Log();
+    const t = { client: rt.client, names: rt.tables, drop: async () => undefined };
+    for (const id of ['a', 'b', 'c']) electors.push(startElector(t, log, id, { leaseName: 'ingest' }));
+    const changes = () => {
+      const starts = log.of('started').map((s) => s.who);
+      return starts.filter((w, i) => i > 0 && w !== starts[i - 1]).length;
+    };
+    await waitFor('a leader', () => log.of('started').length === 1, 30_000);
+    // Two graceful hand-offs: two holder changes.
+    for (let n = 1; n <= 2; n++) {
+      await electors.find((e) => e.elector.isLeader())!.stop();
+      await waitFor(`holder change ${n}`, () => changes() === n && electors.some((e) => e.elector.isLeader()), 30_000);
+    }
+    const leaderChanged = () => rt.events.filter((e) => e.detailType === 'Leader Changed');
+    await waitFor('the events of both changes, delivered twice each', () => leaderChanged().length >= 4, 15_000);
+
+    const unique = new Map(leaderChanged().map((e) => [e.detail.id, e.detail as { previousHolder: string; holder: string }]));
+    expect(unique.size).toBe(2);
+    const starts = log.of('started').map((s) => s.who);
+    expect([...unique.values()].map((d) => [d.previousHolder, d.holder])).toEqual([
+      [starts[0], starts[1]],
+      [starts[1], starts[2]],
+    ]);
+    expect(lost).toBeGreaterThan(0);
+    expect(rt.deadLetters).toEqual([]);
+    expect(wiring.leaseStream.trigger.retryAttempts).toBeGreaterThan(0);
+  }, 60_000);
+});

@@ -1,0 +1,111 @@
+/**
+ * End to end on the local runtime: real stream polling, the real handlers, the in-memory delay
+ * queue, and workers running the SDK. The tick is switched off (every 10 min) so that only the
+ * streams and the election timer can finish an election.
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { afterEach, describe, expect, inject, it } from 'vitest';
+import type { LocalEvent, LocalRuntime } from '../../lib/local/runtime.js';
+import { startLocalRuntime } from '../../lib/local/runtime.js';
+import type { ElectionConfigInput } from '../../lib/schemas/config.js';
+import { OLDEST_EMULATION_VERSION } from '../../lib/schemas/strategy.js';
+import { Log, startElector, waitFor, type RunningElector } from '../sdk/harness.js';
+import type { TestTables } from '../support.js';
+
+const LEASE = 'reports';
+const running: { rt: LocalRuntime; electors: RunningElector[] }[] = [];
+
+async function runtime(config: ElectionConfigInput) {
+  const rt = await startLocalRuntime({
+    endpoint: inject('ddbEndpoint'),
+    prefix: `e2e-${randomUUID().slice(0, 8)}`,
+    dir: mkdtempSync(join(tmpdir(), 'conclave-e2e-')),
+    tickEveryMs: 600_000,
+    config,
+    logLevel: 'SILENT',
+  });
+  const env = { rt, electors: [] as RunningElector[] };
+  running.push(env);
+  const t: TestTables = { client: rt.client, names: rt.tables, drop: async () => undefined };
+  const log = new Log();
+  const start = (id: string, versions: [string, string] = ['1.30.0', '1.30.0']) => {
+    const e = startElector(t, log, id, { leaseName: LEASE }, { versions });
+    env.electors.push(e);
+    return e;
+  };
+  return { rt, log, start };
+}
+
+afterEach(async () => {
+  for (const { rt, electors } of running.splice(0)) {
+    await Promise.all(electors.map((e) => e.stop()));
+    await rt.stop();
+  }
+});
+
+const ofType = (rt: LocalRuntime, type: LocalEvent['detailType']) => rt.events.filter((e) => e.detailType === type);
+const detail = (e: LocalEvent) => e.detail as Record<string, unknown>;
+
+/** The Election Started and Leader Elected events of the election that made `holder` leader with `token`. */
+function electionOf(rt: LocalRuntime, holder: string, token: number) {
+  const elected = ofType(rt, 'Leader Elected').find((e) => detail(e)['holder'] === holder && detail(e)['fencingToken'] === token);
+  const id = elected && detail(elected)['electionId'];
+  const started = id === undefined ? undefined : ofType(rt, 'Election Started').find((e) => detail(e)['electionId'] === id);
+  return elected && started ? { elected, started, deadline: Date.parse(detail(started)['deadline'] as string), startedAt: Date.parse(detail(started)['startedAt'] as string) } : undefined;
+}
+
+describe('local runtime: elections finish by acknowledgement or by the timer', () => {
+  it('all candidates alive: the election ends as soon as the last one acknowledges, long before the ack window', async () => {
+    const ackWindowMs = 4_000;
+    const { rt, log, start } = await runtime({ ackWindowMs });
+    const electors = [start('a'), start('b'), start('c')];
+    await waitFor('a leader', () => log.of('started').length > 0, 30_000);
+    const first = log.of('started')[0]!;
+    // Candidates renewed within the last ack window count as answered without a ping (the first
+    // election above was one). Let that pass, so the next election has to ask.
+    await new Promise((r) => setTimeout(r, ackWindowMs + 500));
+
+    // The leader leaves gracefully: its release starts an election among the two left.
+    const leaving = electors.find((e) => e.elector.isLeader())!;
+    await leaving.stop();
+    await waitFor('a new leader', () => log.of('started').some((s) => s.who !== first.who), 30_000);
+    const next = log.of('started').find((s) => s.who !== first.who)!;
+
+    const lease = (await rt.deps.coordinator.leases.read(LEASE)).item!;
+    expect(lease.holderIdentity).toBe(next.who);
+    const e = await waitFor('the events of that election', () => electionOf(rt, next.who, lease.fencingToken), 10_000);
+    // Both live candidates were asked, both answered, and the winner's term began before the
+    // window closed: the timer (which fires at the deadline, never earlier) played no part.
+    expect(lease.acquireTime!).toBeLessThan(e.deadline);
+    expect(lease.acquireTime!).toBeGreaterThanOrEqual(e.startedAt);
+    expect(detail(e.started)['vacancy']).toBe('noHolder');
+    expect(log.maxConcurrentLeaders()).toBe(1);
+  }, 60_000);
+
+  it('one candidate dead: the election waits for its window, then the timer elects among the live ones', async () => {
+    const { rt, log, start } = await runtime({ ackWindowMs: 2_000 });
+    // A candidate that would win on versions, but whose process is gone: it never answers a ping.
+    const now = Date.now();
+    const store = rt.deps.coordinator.candidates;
+    await store.write(await store.read(LEASE, 'ghost'), {
+      set: { binaryVersion: '1.29.0', emulationVersion: '1.29.0', preferredStrategies: [OLDEST_EMULATION_VERSION], renewTime: now, createdAt: now - 3_600_000 },
+    });
+    start('a');
+    start('b');
+    await waitFor('a leader', () => log.of('started').length > 0, 30_000);
+    const winner = log.of('started')[0]!.who;
+    expect(['a', 'b']).toContain(winner);
+
+    const lease = (await rt.deps.coordinator.leases.read(LEASE)).item!;
+    const e = await waitFor('the events of that election', () => electionOf(rt, winner, lease.fencingToken), 10_000);
+    // The ghost held the election open until the deadline; the timer message finished it.
+    expect(lease.acquireTime!).toBeGreaterThanOrEqual(e.deadline);
+    expect(detail(e.elected)['holder']).not.toBe('ghost');
+    const ghost = (await store.read(LEASE, 'ghost')).item!;
+    expect(ghost.pingTime).toBeDefined();
+    expect(ghost.renewTime).toBeLessThan(ghost.pingTime!);
+  }, 60_000);
+});

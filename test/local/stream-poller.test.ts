@@ -1,0 +1,122 @@
+/**
+ * The local event source mapping on a real DynamoDB Local stream: Lambda's checkpoint, retry,
+ * bisect and dead-letter rules, and maximum record age.
+ */
+import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
+import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
+import type { DynamoDBStreamEvent } from 'aws-lambda';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../lib/local/dynamodb-local.js';
+import { StreamPoller, creationSeconds, type DeadLetter } from '../../lib/local/stream-poller.js';
+import { OLDEST_EMULATION_VERSION } from '../../lib/schemas/strategy.js';
+import { CandidateStore } from '../../lib/stores/candidate-store.js';
+import { wiring } from '../../lib/wiring.js';
+import { waitFor } from '../sdk/harness.js';
+import { testTables, type TestTables } from '../support.js';
+
+let t: TestTables;
+let streams: DynamoDBStreamsClient;
+let arn: string;
+const NAMES = ['p1', 'p2', 'p3', 'p4', 'p5'];
+
+beforeAll(async () => {
+  t = await testTables('poller');
+  streams = new DynamoDBStreamsClient({ endpoint: inject('ddbEndpoint'), region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
+  arn = (await t.client.send(new DescribeTableCommand({ TableName: t.names.candidates }))).Table!.LatestStreamArn!;
+  // Five records on the stream before any poller reads it: they come as one batch.
+  const store = new CandidateStore(t.client, t.names.candidates);
+  for (const name of NAMES) {
+    await store.write(await store.read('job', name), { set: { binaryVersion: '1.0.0', emulationVersion: '1.0.0', preferredStrategies: [OLDEST_EMULATION_VERSION], renewTime: Date.now(), createdAt: Date.now() } });
+  }
+});
+afterAll(async () => {
+  streams.destroy();
+  await t.drop();
+});
+
+const names = (e: DynamoDBStreamEvent) => e.Records.map((r) => r.dynamodb!.Keys!['name']!.S!);
+
+describe('StreamPoller', () => {
+  it('a record reported failed: resumes from it, bisects, retries, dead-letters it alone; earlier records are never redelivered', async () => {
+    const batches: string[][] = [];
+    const dead: DeadLetter[] = [];
+    const poller = new StreamPoller({
+      client: streams,
+      streamArn: arn,
+      trigger: wiring.candidateStream.trigger,
+      functionName: 'candidateStream',
+      invoke: async (e) => {
+        batches.push(names(e));
+        const poison = e.Records.find((r) => r.dynamodb!.Keys!['name']!.S === 'p3');
+        return { batchItemFailures: poison ? [{ itemIdentifier: poison.dynamodb!.SequenceNumber! }] : [] };
+      },
+      deadLetter: (d) => dead.push(d),
+    });
+    poller.start();
+    await waitFor('the dead letter', () => dead.length > 0);
+    await poller.stop();
+
+    expect(batches[0]).toEqual(NAMES);
+    // Every later batch starts at or after the failed record: what was done stays done.
+    for (const b of batches.slice(1)) expect(b).not.toContain('p1');
+    for (const b of batches.slice(1)) expect(b).not.toContain('p2');
+    expect(dead).toHaveLength(1);
+    expect(dead[0]!.records).toHaveLength(1);
+    expect(dead[0]!.function).toBe('candidateStream');
+    // p4 and p5 were delivered in a batch without p3 (the bisected half) and succeeded there.
+    expect(batches.some((b) => b.includes('p4') && !b.includes('p3'))).toBe(true);
+    expect(batches.some((b) => b.includes('p5') && !b.includes('p3'))).toBe(true);
+    // p3 was tried as many times as the first delivery plus the retries, no more.
+    expect(batches.filter((b) => b.includes('p3'))).toHaveLength(1 + wiring.candidateStream.trigger.retryAttempts);
+  });
+
+  it('a handler that throws fails the whole batch, which is retried and then dead-lettered', async () => {
+    const dead: DeadLetter[] = [];
+    let calls = 0;
+    const poller = new StreamPoller({
+      client: streams,
+      streamArn: arn,
+      trigger: { ...wiring.candidateStream.trigger, bisectOnError: false },
+      functionName: 'candidateStream',
+      invoke: async () => {
+        calls++;
+        throw new Error('boom');
+      },
+      deadLetter: (d) => dead.push(d),
+    });
+    poller.start();
+    await waitFor('the dead letter', () => dead.length > 0);
+    await poller.stop();
+    expect(calls).toBe(1 + wiring.candidateStream.trigger.retryAttempts);
+    expect(dead[0]!.records).toHaveLength(NAMES.length);
+    expect(dead[0]!.reason).toMatch(/handler threw: boom/);
+  });
+
+  it('records older than maxRecordAgeSeconds go to the dead-letter destination unprocessed', async () => {
+    const dead: DeadLetter[] = [];
+    let calls = 0;
+    const poller = new StreamPoller({
+      client: streams,
+      streamArn: arn,
+      trigger: wiring.candidateStream.trigger,
+      functionName: 'candidateStream',
+      invoke: async () => void calls++,
+      deadLetter: (d) => dead.push(d),
+      now: () => Date.now() + (wiring.candidateStream.trigger.maxRecordAgeSeconds + 120) * 1000,
+    });
+    poller.start();
+    await waitFor('the dead letter', () => dead.length > 0);
+    await poller.stop();
+    expect(calls).toBe(0);
+    expect(dead[0]!.reason).toMatch(/maxRecordAgeSeconds/);
+  });
+
+  it('creation times: DynamoDB Local rounds to the minute, so a record read within it gets the second it was read', () => {
+    const minute = new Date(Date.UTC(2026, 10, 23, 12, 0, 0));
+    expect(creationSeconds(minute, minute.getTime() + 12_345)).toBe(minute.getTime() / 1000 + 12);
+    expect(creationSeconds(minute, minute.getTime() + 90_000)).toBe(minute.getTime() / 1000);
+    const precise = new Date(Date.UTC(2026, 10, 23, 12, 0, 7));
+    expect(creationSeconds(precise, precise.getTime() + 500)).toBe(precise.getTime() / 1000);
+    expect(creationSeconds(undefined, 1)).toBeUndefined();
+  });
+});
