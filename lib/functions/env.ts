@@ -36,7 +36,7 @@ export function observability(functionName: string, logLevel?: 'DEBUG' | 'INFO' 
     debug: (...a: unknown[]) => logger.debug(String(a[0])),
     info: (...a: unknown[]) => logger.info(String(a[0])),
     error: (...a: unknown[]) => logger.error(String(a[0])),
-    warn: (...a: unknown[]) => (String(a[0]).startsWith('No application metrics') ? logger.debug(String(a[0])) : logger.warn(String(a[0]))),
+    warn: (...a: unknown[]) => (String(a[0]).startsWith('No application metrics') ? undefined : logger.warn(String(a[0]))),
   };
   return { logger, metrics: new Metrics({ namespace: NAMESPACE, serviceName: SERVICE, defaultDimensions: { function: functionName }, logger: metricsLogger }) };
 }

@@ -9,6 +9,40 @@ import type { FunctionDeps } from './core.js';
 export const observed = <E, R>(deps: FunctionDeps, fn: (event: E, context: Context) => Promise<R>) =>
   middy(fn).use(injectLambdaContext(deps.logger)).use(logMetrics(deps.metrics));
 
+/**
+ * Runs one record with the lease it concerns on every log line, and logs a failure (with the
+ * record's id) before the batch processor reports it.
+ */
+function perRecord<R>(deps: FunctionDeps, describe: (r: R) => { id: string; lease: string | undefined }, onRecord: (r: R) => Promise<void>) {
+  return async (r: R): Promise<void> => {
+    const { id, lease } = describe(r);
+    deps.logger.appendKeys({ lease: lease ?? '(unknown)', record: id });
+    try {
+      await onRecord(r);
+    } catch (e) {
+      deps.logger.error('record failed; reported for retry', { error: e as Error });
+      throw e;
+    } finally {
+      deps.logger.removeKeys(['lease', 'record']);
+    }
+  };
+}
+
+/** The lease a stream record concerns, from its keys (readable even when an image is malformed). */
+function streamLease(r: DynamoDBRecord): string | undefined {
+  const k = r.dynamodb?.Keys;
+  return k?.['leaseName']?.S ?? k?.['name']?.S;
+}
+
+function queueLease(r: SQSRecord): string | undefined {
+  try {
+    const lease = (JSON.parse(r.body) as { lease?: unknown }).lease;
+    return typeof lease === 'string' ? lease : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 function batch<E extends DynamoDBStreamEvent | SQSEvent, R>(deps: FunctionDeps, type: keyof typeof EventType, onRecord: (r: R) => Promise<void>) {
   const processor = new BatchProcessor(EventType[type]);
   return observed(deps, (event: E, context: Context) => processPartialResponse(event as never, onRecord as never, processor, { context, processInParallel: false }));
@@ -19,7 +53,9 @@ function batch<E extends DynamoDBStreamEvent | SQSEvent, R>(deps: FunctionDeps, 
  * matters within a shard); a failing record is reported as a batchItemFailure so processing
  * resumes from it, and after the event source's retries it is dead-lettered.
  */
-export const streamHandler = (deps: FunctionDeps, onRecord: (r: DynamoDBRecord) => Promise<void>) => batch<DynamoDBStreamEvent, DynamoDBRecord>(deps, 'DynamoDBStreams', onRecord);
+export const streamHandler = (deps: FunctionDeps, onRecord: (r: DynamoDBRecord) => Promise<void>) =>
+  batch<DynamoDBStreamEvent, DynamoDBRecord>(deps, 'DynamoDBStreams', perRecord(deps, (r) => ({ id: r.eventID ?? '?', lease: streamLease(r) }), onRecord));
 
 /** A queue handler with partial batch responses: a failing message alone goes back to the queue. */
-export const queueHandler = (deps: FunctionDeps, onRecord: (r: SQSRecord) => Promise<void>) => batch<SQSEvent, SQSRecord>(deps, 'SQS', onRecord);
+export const queueHandler = (deps: FunctionDeps, onRecord: (r: SQSRecord) => Promise<void>) =>
+  batch<SQSEvent, SQSRecord>(deps, 'SQS', perRecord(deps, (r) => ({ id: r.messageId, lease: queueLease(r) }), onRecord));

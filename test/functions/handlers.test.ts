@@ -163,4 +163,27 @@ describe('stream handlers under duplicated, reordered and poisoned batches', () 
     expect(r.leases).toBeGreaterThanOrEqual(1);
     await expect(tick({ source: 'aws.events', 'detail-type': 'Scheduled Event' } as never, lambdaContext('coordinator'))).rejects.toThrow(/time/);
   });
+
+  it('every log line of a stream batch names its lease, and a failed record is logged with its error', async () => {
+    const records = (await streamRecords(t.names.leases)).filter((r) => JSON.stringify(r.dynamodb!.Keys).includes(lease));
+    const poison = poisoned(records[1]!, 'fencingToken', '77777777777777777777');
+    const lines: string[] = [];
+    const [out, err] = [process.stdout.write.bind(process.stdout), process.stderr.write.bind(process.stderr)];
+    process.stdout.write = process.stderr.write = ((chunk: string | Uint8Array) => (lines.push(String(chunk)), true)) as typeof process.stdout.write;
+    try {
+      const { d } = deps();
+      const verbose = { ...d, ...observability('test', 'DEBUG') };
+      await leaseStream(verbose)({ Records: [...records, poison] }, lambdaContext('leaseStream'));
+    } finally {
+      process.stdout.write = out;
+      process.stderr.write = err;
+    }
+    const logs = lines.flatMap((l) => l.split('\n')).filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(logs.length).toBeGreaterThan(0);
+    expect(logs.filter((l) => l['lease'] !== lease)).toEqual([]);
+    const failed = logs.filter((l) => l['message'] === 'record failed; reported for retry');
+    expect(failed).toHaveLength(1);
+    expect(failed[0]!['record']).toBe(poison.eventID);
+    expect(JSON.stringify(failed[0]!['error'])).toMatch(/fencingToken/);
+  });
 });
