@@ -27,7 +27,7 @@ export const NAMESPACE = 'Conclave';
 /**
  * Observability for one function: Powertools Logger and Metrics (embedded metric format). Most
  * stream batches change nothing worth a metric, so Metrics' "no application metrics" warning
- * goes to debug; its other warnings stay warnings.
+ * is dropped; its other warnings stay warnings.
  */
 export function observability(functionName: string, logLevel?: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR' | 'SILENT'): Pick<FunctionDeps, 'logger' | 'metrics'> {
   const logger = new Logger({ serviceName: SERVICE, ...(logLevel ? { logLevel } : {}) });
