@@ -3,6 +3,8 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { WorkerProcess } from '../lib/local/worker-process.js';
+import { waitFor } from './sdk/harness.js';
 
 describe('npm start -- --short', () => {
   it('plays the stories on its own DynamoDB Local with three worker processes, prints the summary, and exits 0', () => {
@@ -25,5 +27,37 @@ describe('npm start -- --short', () => {
     expect(summary).toMatch(/Leader Changed events: 4 for 4 leader changes/);
     expect(summary).toMatch(/dead letters: 0/);
     expect(summary).toMatch(/all expectations held/);
+  }, 120_000);
+});
+
+describe('npm start -- --serve', () => {
+  it('keeps the system up and prints what your own worker needs; a worker started from those lines is elected; Ctrl-C stops it', async () => {
+    const { spawn } = await import('node:child_process');
+    const dir = mkdtempSync(join(tmpdir(), 'conclave-serve-'));
+    const serve = spawn(process.execPath, ['--import', 'tsx', 'lib/local/start.ts', '--serve', '--dir', dir], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    serve.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    const exited = new Promise<number | null>((r) => serve.on('exit', (code) => r(code)));
+    try {
+      await waitFor('the serve banner', () => out.includes('Ctrl-C stops it'), 60_000);
+      const endpoint = /CONCLAVE_ENDPOINT=(\S+)/.exec(out)![1]!;
+      const prefix = /CONCLAVE_TABLE_PREFIX=(\S+)/.exec(out)![1]!;
+      expect(endpoint).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      expect(out).toContain(`tables          ${prefix}-leases, ${prefix}-candidates, ${prefix}-identities`);
+
+      // Your own worker, started the way the banner says.
+      const worker = new WorkerProcess({ identity: 'mine', lease: 'my-job', emulationVersion: '1.30.0', binaryVersion: '1.30.0', timing: { leaseDurationMs: 2_000, renewDeadlineMs: 1_500, retryPeriodMs: 250 } }, { endpoint, tablePrefix: prefix });
+      try {
+        const started = await waitFor('the worker leading', () => worker.events.find((e) => e.event === 'started'), 30_000);
+        expect(started.fencingToken).toBe(1);
+        // The serving system prints the events as they come.
+        await waitFor('the Leader Elected line', () => /event .* Leader Elected: holder mine/.test(out), 15_000);
+      } finally {
+        await worker.stop();
+      }
+    } finally {
+      serve.kill('SIGINT');
+    }
+    expect(await exited).toBe(0);
   }, 120_000);
 });
