@@ -6,6 +6,8 @@ export default defineConfig({
     // One DynamoDB Local per run; every test file makes its own uniquely named tables.
     globalSetup: ['test/global-setup.ts'],
     testTimeout: 30_000,
+    // No network beyond loopback: workers must not ask the EC2 instance metadata service.
+    env: { AWS_EC2_METADATA_DISABLED: 'true' },
     hookTimeout: 60_000,
     // 2-core CI machines: files run in parallel but not more than the cores can carry.
     maxWorkers: 2,

@@ -13,10 +13,29 @@ import type { TableNames } from './schemas/config.js';
  * (a backstop behind active garbage collection).
  */
 export const TABLES = {
-  leases: { partitionKey: 'name', stream: true },
-  candidates: { partitionKey: 'leaseName', sortKey: 'name', stream: true },
-  identities: { partitionKey: 'component', sortKey: 'name', stream: false },
-} as const satisfies Record<keyof TableNames, { partitionKey: string; sortKey?: string; stream: boolean }>;
+  leases: { partitionKey: 'name', stream: true, indexes: [{ name: 'byHolderPlatform', partitionKey: 'holderPlatformId' }] },
+  candidates: { partitionKey: 'leaseName', sortKey: 'name', stream: true, indexes: [] },
+  identities: { partitionKey: 'component', sortKey: 'name', stream: false, indexes: [] },
+} as const satisfies Record<keyof TableNames, TableSpec>;
+
+/**
+ * A global secondary index: string keys, keys-only projection (whoever queries it reads the
+ * item itself, consistently, before writing). Sparse: only items with the key attribute are in it.
+ */
+export interface IndexSpec {
+  readonly name: string;
+  readonly partitionKey: string;
+}
+
+export interface TableSpec {
+  readonly partitionKey: string;
+  readonly sortKey?: string;
+  readonly stream: boolean;
+  readonly indexes: readonly IndexSpec[];
+}
+
+/** The leases held by one ECS task or EC2 instance (the platform handler's lookup: a query, not a scan). */
+export const HOLDER_PLATFORM_INDEX = TABLES.leases.indexes[0];
 
 export const TTL_ATTRIBUTE = 'expiresAt';
 
@@ -30,14 +49,18 @@ export const defaultTableNames = (prefix = 'conclave'): TableNames => ({
 export async function createTables(client: DynamoDBClient, names: TableNames): Promise<void> {
   await Promise.all(
     (Object.keys(TABLES) as (keyof TableNames)[]).map(async (role) => {
-      const t: { partitionKey: string; sortKey?: string; stream: boolean } = TABLES[role];
+      const t: TableSpec = TABLES[role];
       const keys = [t.partitionKey, ...(t.sortKey ? [t.sortKey] : [])];
+      const attributes = [...new Set([...keys, ...t.indexes.map((i) => i.partitionKey)])];
       await client.send(
         new CreateTableCommand({
           TableName: names[role],
           BillingMode: 'PAY_PER_REQUEST',
-          AttributeDefinitions: keys.map((k) => ({ AttributeName: k, AttributeType: 'S' })),
+          AttributeDefinitions: attributes.map((k) => ({ AttributeName: k, AttributeType: 'S' })),
           KeySchema: keys.map((k, i) => ({ AttributeName: k, KeyType: i === 0 ? 'HASH' : 'RANGE' })),
+          ...(t.indexes.length
+            ? { GlobalSecondaryIndexes: t.indexes.map((i) => ({ IndexName: i.name, KeySchema: [{ AttributeName: i.partitionKey, KeyType: 'HASH' as const }], Projection: { ProjectionType: 'KEYS_ONLY' as const } })) }
+            : {}),
           ...(t.stream ? { StreamSpecification: { StreamEnabled: true, StreamViewType: 'NEW_AND_OLD_IMAGES' } } : {}),
         }),
       );

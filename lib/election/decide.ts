@@ -1,6 +1,7 @@
 import type { Candidate } from '../schemas/candidate.js';
 import type { ElectionConfig } from '../schemas/config.js';
 import type { Election, ElectionFailure, Lease } from '../schemas/lease.js';
+import type { Platform } from '../schemas/platform.js';
 import { NO_COORDINATION, OLDEST_EMULATION_VERSION, isKnownStrategy } from '../schemas/strategy.js';
 import { isBetterThanHolder, orderCandidates, pickBest, skewPrevented } from './ordering.js';
 import { strategyConsensus } from './strategy.js';
@@ -25,7 +26,7 @@ export type Decision =
    */
   | { kind: 'openElection'; strategy: string; vacancy?: VacancyReason; election: Election; ping: string[] }
   /** Give the lease to `winner`. `election` is absent when every live candidate was fresh: no ping needed. */
-  | { kind: 'elect'; strategy: string; winner: string; winnerInstance?: string; acked: string[]; election?: Election; vacancy?: VacancyReason; skewPrevented: boolean }
+  | { kind: 'elect'; strategy: string; winner: string; winnerInstance?: string; winnerPlatform?: Platform; acked: string[]; election?: Election; vacancy?: VacancyReason; skewPrevented: boolean }
   | { kind: 'failElection'; strategy?: string; failure: ElectionFailure }
   | { kind: 'cancelElection'; strategy: string; election: Election; why: 'holderChanged' | 'strategyChanged' | 'holderIsBest' }
   /** Ask the holder to yield to `preferredHolder`; closes the re-election `election` that found it. */
@@ -159,6 +160,7 @@ export function decide(name: string, lease: Lease | undefined, candidates: reado
       strategy,
       winner: winner.candidate.name,
       ...(winner.candidate.identity ? { winnerInstance: winner.candidate.identity } : {}),
+      ...(winner.candidate.platform ? { winnerPlatform: winner.candidate.platform } : {}),
       acked: acked.map((c) => c.name).sort(),
       ...(e ? { election: e } : {}),
       ...(reason ? { vacancy: reason } : {}),

@@ -1,5 +1,6 @@
 import type { ElectionConfig } from '../schemas/config.js';
 import type { Lease } from '../schemas/lease.js';
+import { HOLDER_FIELDS } from '../schemas/platform.js';
 import type { LeasePatch } from '../stores/lease-store.js';
 import type { Decision } from './decide.js';
 
@@ -27,7 +28,7 @@ export function plan(d: Decision, lease: Lease | undefined, now: number, config:
         pingTime: d.election.startedAt,
         lease: d.vacancy
           ? // An expired or reported term ends here, so its holder can no longer renew into the new election.
-            { set: { ...base, election: d.election, lastHolderIdentity: lease?.holderIdentity }, remove: ['holderIdentity', 'holderInstance', 'preferredHolder', 'vacancyReport'] }
+            { set: { ...base, election: d.election, lastHolderIdentity: lease?.holderIdentity }, remove: [...HOLDER_FIELDS, 'preferredHolder', 'vacancyReport'] }
           : // A re-election: the holder keeps leading while the candidates answer.
             { set: { election: d.election } },
       };
@@ -39,6 +40,8 @@ export function plan(d: Decision, lease: Lease | undefined, now: number, config:
             ...base,
             holderIdentity: d.winner,
             holderInstance: d.winnerInstance,
+            holderPlatform: d.winnerPlatform,
+            holderPlatformId: d.winnerPlatform?.id,
             acquireTime: now,
             renewTime: now,
             // A short first term: an electee that died right after acknowledging is replaced quickly.
@@ -48,7 +51,11 @@ export function plan(d: Decision, lease: Lease | undefined, now: number, config:
             electedBy: 'coordinator',
             electedStrategy: d.strategy,
           },
-          remove: ['election', 'preferredHolder', 'vacancyReport', 'lastElectionFailure', ...(d.winnerInstance ? [] : (['holderInstance'] as const))],
+          remove: [
+            ...(['election', 'preferredHolder', 'vacancyReport', 'lastElectionFailure'] as const),
+            ...(d.winnerInstance ? [] : (['holderInstance'] as const)),
+            ...(d.winnerPlatform ? [] : (['holderPlatform', 'holderPlatformId'] as const)),
+          ],
         },
       };
     case 'failElection':

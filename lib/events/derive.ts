@@ -69,8 +69,8 @@ function vacancyOf(old: Lease | undefined): VacancyReason {
  *   the previous term's holder (`holderIdentity` of the old image, else `lastHolderIdentity`)
  *   differs from the new one. A first-ever term, or the same holder again after a gap: no Changed.
  * - `preferredHolder` set, or changed to someone else, on a held lease → Leader Preemption Requested.
- * - holder removed without opening an election → Lease Released (a worker's release, an operator's,
- *   the platform handler's). A holder removed by an election opening on an expired or reported
+ * - holder removed without opening an election → Lease Released (a worker's release, an
+ *   operator's), or Leader Lost when the platform handler ended the term (`holderLoss` newly set). A holder removed by an election opening on an expired or reported
  *   lease is told by Election Started's `previousHolder` instead.
  * - a new election id → Election Started.
  * - `lastElectionFailure` newly present or with a new `at` → Election Failed.
@@ -93,7 +93,11 @@ export function eventsFromLeaseChange(change: LeaseChange): ConclaveEvent[] {
   // An election that was open before and is gone now: finished by this change (elect or preempt).
   const closed = old?.election && !neu.election ? old.election : undefined;
 
-  if (removedHolder !== undefined && !opened) {
+  const loss = neu.holderLoss;
+  const lostNow = removedHolder !== undefined && loss !== undefined && (loss.at !== old?.holderLoss?.at || loss.fencingToken !== old?.holderLoss?.fencingToken);
+  if (removedHolder !== undefined && !opened && lostNow) {
+    events.push(event(c, 'Leader Lost', { previousHolder: removedHolder, fencingToken: loss.fencingToken, source: loss.source, platformId: loss.platformId, reason: loss.reason }));
+  } else if (removedHolder !== undefined && !opened) {
     events.push(
       event(c, 'Lease Released', {
         previousHolder: removedHolder,

@@ -75,6 +75,17 @@ export const LeaseReleased = z
   })
   .meta({ title: 'Lease Released', description: 'The holder was removed without a new election: released by the holder, an operator or the platform handler.' });
 
+export const LeaderLost = z
+  .object({
+    ...base,
+    previousHolder: Holder.describe('The holder whose term the platform ended'),
+    fencingToken: FencingToken.describe('The fencing token of the term that ended: any write still in flight with it is rejected'),
+    source: z.enum(['aws.ecs', 'aws.ec2']).describe('Which platform said so'),
+    platformId: z.string().min(1).describe('The ECS task ARN or EC2 instance id that stopped'),
+    reason: z.string().describe('The platform’s words: ECS stoppedReason (stopCode), or the EC2 state'),
+  })
+  .meta({ title: 'Leader Lost', description: 'The platform reported the holder’s ECS task stopped or EC2 instance stopped/terminated; its term was ended at once and the next election starts.' });
+
 export const ElectionStarted = z
   .object({
     ...base,
@@ -130,6 +141,7 @@ export const DETAIL_SCHEMAS = {
   'Leader Changed': LeaderChanged,
   'Leader Preemption Requested': LeaderPreemptionRequested,
   'Lease Released': LeaseReleased,
+  'Leader Lost': LeaderLost,
   'Election Started': ElectionStarted,
   'Election Failed': ElectionFailed,
   'Candidate Joined': CandidateJoined,

@@ -22,6 +22,7 @@ import type { ElectionConfigInput, TableNames } from '../schemas/config.js';
 import { createTables, defaultTableNames } from '../tables.js';
 import { wiring, type FunctionName } from '../wiring.js';
 import { DelayQueue } from './delay-queue.js';
+import { startEcsTask, type LocalEcsTask } from './ecs-task.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION, localClient, startDynamoDBLocal, type DynamoDBLocal } from './dynamodb-local.js';
 import { StreamPoller, type DeadLetter } from './stream-poller.js';
 
@@ -67,6 +68,14 @@ export interface LocalRuntime {
   deadLetters: DeadLetter[];
   /** Runs the coordinator tick now (as the schedule would). */
   tick(): Promise<unknown>;
+  /**
+   * An ECS task for a local worker process: its own task metadata endpoint (pass `env` to the
+   * process, then `attach` it). When the process exits, ECS's "Task State Change" STOPPED event
+   * goes to the platform function, unless `signal` is false (a platform that says nothing).
+   */
+  ecsTask(opts?: { signal?: boolean; delayMs?: number }): Promise<LocalEcsTask>;
+  /** Delivers an event from the default bus to the platform function, with Lambda's asynchronous retries. */
+  platformEvent(event: unknown): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -154,6 +163,41 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
     invokers[name] = (event) => handler(event, lambdaContext(name));
   }
 
+  // The platform function: EventBridge invokes it asynchronously — on an error Lambda tries twice
+  // more, then the event goes to the dead-letter destination.
+  const platformModule = (await import('../../functions/platform.js')) as { makeHandler(d: FunctionDeps): (event: unknown, context: Context) => Promise<unknown> };
+  const platformHandler = platformModule.makeHandler(deps);
+  const pendingPlatform = new Set<Promise<void>>();
+  const platformEvent = (event: unknown): Promise<void> => {
+    const run = (async () => {
+      let last: Error | undefined;
+      for (let attempt = 1; attempt <= 3; attempt++) {
+        try {
+          await platformHandler(event, lambdaContext('leaseStream'));
+          return;
+        } catch (e) {
+          last = e as Error;
+          await new Promise((r) => setTimeout(r, 200 * attempt));
+        }
+      }
+      const id = (event as { id?: unknown } | undefined)?.id;
+      deadLetter({ function: 'platform', reason: `handler threw: ${last?.message}`, records: [{ eventID: typeof id === 'string' ? id : '(no id)' }], at: new Date().toISOString() });
+    })();
+    pendingPlatform.add(run);
+    void run.finally(() => pendingPlatform.delete(run));
+    return run;
+  };
+  const tasks = new Set<LocalEcsTask>();
+  const ecsTask = async (o: { signal?: boolean; delayMs?: number } = {}) => {
+    const task = await startEcsTask((event) => {
+      tasks.delete(task);
+      if (o.signal === false) return;
+      setTimeout(() => void platformEvent(event), o.delayMs ?? 0);
+    });
+    tasks.add(task);
+    return task;
+  };
+
   const streams = new DynamoDBStreamsClient({ endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
   const pollers: StreamPoller[] = [];
   for (const name of Object.keys(wiring) as FunctionName[]) {
@@ -189,9 +233,13 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
     events,
     deadLetters,
     tick,
+    ecsTask,
+    platformEvent,
     async stop() {
       clearInterval(tickTimer);
       await ticking;
+      await Promise.all([...tasks].map((t) => t.close()));
+      await Promise.all(pendingPlatform);
       await Promise.all(pollers.map((p) => p.stop()));
       await timer.stop();
       await bus.stop();

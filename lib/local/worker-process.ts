@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 
 /** One line a worker (examples/worker.ts) prints on stdout. */
 export interface WorkerEvent {
-  event: 'ready' | 'started' | 'stopped' | 'newLeader' | 'error' | 'exited';
+  event: 'ready' | 'started' | 'stopped' | 'newLeader' | 'error' | 'exited' | 'requests';
   identity: string;
   at: number;
   fencingToken?: number;
@@ -13,6 +13,8 @@ export interface WorkerEvent {
   message?: string;
   /** On `ready`: this start-up's instance id (the candidate row's identity). */
   instance?: string;
+  /** On `requests` (COUNT_REQUESTS_EVERY_MS set): DynamoDB requests so far, by role. */
+  requests?: Record<string, { requests: number; rru: number; wru: number; failed: number; commands: Record<string, number> }>;
 }
 
 export interface WorkerSpec {
@@ -22,6 +24,8 @@ export interface WorkerSpec {
   binaryVersion: string;
   priority?: number;
   timing?: { leaseDurationMs: number; renewDeadlineMs: number; retryPeriodMs: number };
+  /** Another worker script that reads the same variables and prints the same lines (bench/baseline/worker.ts). @default examples/worker.ts */
+  script?: string;
 }
 
 const WORKER = fileURLToPath(new URL('../../examples/worker.ts', import.meta.url));
@@ -33,13 +37,16 @@ export class WorkerProcess {
   readonly exited: Promise<number | null>;
   private listeners = new Set<(e: WorkerEvent) => void>();
 
-  constructor(readonly spec: WorkerSpec, env: { endpoint: string; tablePrefix: string }) {
+  constructor(readonly spec: WorkerSpec, env: { endpoint: string; tablePrefix: string; extra?: Record<string, string> }) {
     const t = spec.timing;
-    this.child = spawn(process.execPath, ['--import', 'tsx', WORKER], {
+    this.child = spawn(process.execPath, ['--import', 'tsx', spec.script ?? WORKER], {
       env: {
         ...process.env,
         CONCLAVE_ENDPOINT: env.endpoint,
         CONCLAVE_TABLE_PREFIX: env.tablePrefix,
+        // A local worker is no EC2 instance, even on one: only an ECS task the runtime gives it counts.
+        AWS_EC2_METADATA_DISABLED: 'true',
+        ...env.extra,
         LEASE: spec.lease,
         IDENTITY: spec.identity,
         EMULATION_VERSION: spec.emulationVersion,

@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { Labels, Millis, Name, Revision, TtlSeconds } from './common.js';
+import { Platform } from './platform.js';
 import { StrategyName } from './strategy.js';
 import { StrictVersion, emulationWithinBinary } from './version.js';
 
@@ -26,6 +27,8 @@ export const CandidateItem = z.object({
   createdAt: Millis,
   /** The worker process behind the candidate (its identity lease holder), informational. */
   identity: z.string().min(1).optional(),
+  /** Where the worker runs (ECS task or EC2 instance), when it could tell. */
+  platform: Platform.optional(),
   labels: Labels.optional(),
   revision: Revision,
   expiresAt: TtlSeconds.optional(),
@@ -43,6 +46,7 @@ export const CandidateSpec = z
     priorityExpiresAt: Millis.optional(),
     preferredStrategies: z.array(StrategyName).min(1, 'must list at least one strategy, e.g. ["OldestEmulationVersion"]'),
     identity: z.string().min(1).optional(),
+    platform: Platform.optional(),
     labels: Labels.optional(),
   })
   .strict()

@@ -6,3 +6,4 @@ export * from './lease.js';
 export * from './strategy.js';
 export * from './validation.js';
 export * from './version.js';
+export * from './platform.js';

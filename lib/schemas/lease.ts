@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { Millis, Name, Revision } from './common.js';
+import { HolderLoss, Platform } from './platform.js';
 import { StrategyName } from './strategy.js';
 
 export const LeaseName = Name;
@@ -50,6 +51,12 @@ export const LeaseItem = z.object({
    * with the same name is a new holder and never adopts its previous incarnation's term.
    */
   holderInstance: z.string().min(1).optional(),
+  /** Where the holder runs (from its candidate row, or its own detection when it acquired directly). */
+  holderPlatform: Platform.optional(),
+  /** `holderPlatform.id` at the top level: the key of the index the platform handler queries. */
+  holderPlatformId: z.string().min(1).optional(),
+  /** The last term the platform handler ended because the holder's task or instance stopped. */
+  holderLoss: HolderLoss.optional(),
   /** The holder whose term ended last (released, expired, deposed): what "Leader Changed" compares with. */
   lastHolderIdentity: z.string().min(1).optional(),
   leaseDurationSeconds: z.number().int().min(1).max(86_400),

@@ -3,6 +3,7 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import * as z from 'zod';
 import { systemClock, type Clock } from '../clock.js';
 import { CandidateSpec, type Candidate } from '../schemas/candidate.js';
+import { Platform } from '../schemas/platform.js';
 import { OLDEST_EMULATION_VERSION } from '../schemas/strategy.js';
 import { parse } from '../schemas/validation.js';
 import { CandidateStore } from '../stores/candidate-store.js';
@@ -53,6 +54,7 @@ export class LeaseCandidate {
   private readonly onError: (e: Error) => void;
   private timer: NodeJS.Timeout | undefined;
   private registered = false;
+  private platform: Platform | undefined;
 
   constructor(options: CandidateOptionsInput, deps: LeaseCandidateDeps) {
     this.options = parse(CandidateOptions, options, `LeaseCandidate options${typeof options?.name === 'string' ? ` for "${options.name}"` : ''}`);
@@ -62,6 +64,11 @@ export class LeaseCandidate {
     this.clock = deps.clock ?? systemClock;
     this.instance = deps.instance ?? `${this.options.name}_${randomUUID()}`;
     this.onError = deps.onError ?? ((e) => process.emitWarning(e));
+  }
+
+  /** Where this worker runs (LeaderElector sets what it detected); written at the next registration. */
+  setPlatform(platform: Platform | undefined): void {
+    this.platform = platform === undefined ? undefined : parse(Platform, platform, `LeaseCandidate platform for "${this.options.name}"`);
   }
 
   get leaseName(): string {
@@ -82,6 +89,7 @@ export class LeaseCandidate {
       ...(o.priority !== undefined ? { priority: o.priority } : {}),
       ...(o.priorityExpiresAt !== undefined ? { priorityExpiresAt: o.priorityExpiresAt } : {}),
       ...(o.labels ? { labels: o.labels } : {}),
+      ...(this.platform ? { platform: this.platform } : {}),
     };
   }
 
@@ -110,7 +118,7 @@ export class LeaseCandidate {
       try {
         const written = await this.store.write(read, {
           set: { ...this.spec(), identity: this.instance, renewTime: now, createdAt: read.item?.createdAt ?? now, expiresAt: this.expiresAt(now) },
-          remove: [...(this.options.priority === undefined ? (['priority', 'priorityExpiresAt'] as const) : []), ...(this.options.labels ? [] : (['labels'] as const)), 'pingTime'],
+          remove: [...(this.options.priority === undefined ? (['priority', 'priorityExpiresAt'] as const) : []), ...(this.options.labels ? [] : (['labels'] as const)), ...(this.platform ? [] : (['platform'] as const)), 'pingTime'],
         });
         this.registered = true;
         return written;

@@ -4,11 +4,13 @@ import * as z from 'zod';
 import { monotonicOf, systemClock, type Clock } from '../clock.js';
 import { Name } from '../schemas/common.js';
 import type { Lease } from '../schemas/lease.js';
+import { HOLDER_FIELDS, Platform } from '../schemas/platform.js';
 import { parse } from '../schemas/validation.js';
 import { ConflictError } from '../stores/errors.js';
 import { LeaseStore, type LeaseRead, type Term } from '../stores/lease-store.js';
 import { LeaseCandidate, type CandidateOptionsInput } from './candidate.js';
 import { fencedTransactWrite, FencingError } from './fencing.js';
+import { detectPlatform } from './platform.js';
 
 /** The data options of a LeaderElector, with client-go's defaults. */
 export const ElectorOptions = z
@@ -33,6 +35,12 @@ export const ElectorOptions = z
     mode: z.enum(['coordinated', 'NoCoordination']).default('coordinated'),
     /** A coordinated worker acquires a lease vacant this long directly. @default 3 × leaseDurationMs */
     fallbackAfterMs: z.number().int().positive().optional(),
+    /**
+     * Where this worker runs, written on its candidate row and on the lease while it leads, so that
+     * the platform's "task stopped" / "instance stopped" event ends its term at once. `detect`:
+     * ECS task metadata, then EC2 IMDSv2, each with a short timeout; `none`: record nothing.
+     */
+    platform: z.union([Platform, z.enum(['detect', 'none'])]).default('detect'),
     /** healthy() turns false when a leader's term is expired by more than this (client-go healthz). */
     healthToleranceMs: z.number().int().min(0).default(0),
   })
@@ -67,6 +75,8 @@ export interface LeaderElectorDeps {
   candidate?: Omit<CandidateOptionsInput, 'leaseName' | 'name'>;
   /** Faults that were retried (a failed poll, a failed renewal inside the deadline). */
   onError?: (error: Error) => void;
+  /** How `platform: 'detect'` asks. @default detectPlatform() (lib/sdk/platform.ts) */
+  detectPlatform?: () => Promise<Platform | undefined>;
 }
 
 const sleep = (ms: number, signal: AbortSignal) =>
@@ -111,6 +121,8 @@ export class LeaderElector {
   private vacantSince: number | undefined;
   private lastLeader: string | undefined;
   private ackedElection: string | undefined;
+  private readonly detect: () => Promise<Platform | undefined>;
+  private platformFound: Platform | undefined;
 
   constructor(options: ElectorOptionsInput, deps: LeaderElectorDeps) {
     this.options = parse(ElectorOptions, options, `LeaderElector options${typeof options?.identity === 'string' ? ` for "${options.identity}"` : ''}`);
@@ -120,6 +132,7 @@ export class LeaderElector {
     this.onError = deps.onError ?? ((e) => process.emitWarning(e));
     this.leases = new LeaseStore(deps.client, this.options.table);
     this.instance = `${this.options.identity}_${randomUUID()}`;
+    this.detect = deps.detectPlatform ?? (() => detectPlatform());
     this.candidate =
       this.options.mode === 'coordinated' && deps.candidate
         ? new LeaseCandidate({ ...deps.candidate, leaseName: this.options.leaseName, name: this.options.identity }, { client: deps.client, clock: this.clock, instance: this.instance, onError: this.onError })
@@ -168,9 +181,19 @@ export class LeaderElector {
     return fencedTransactWrite(this.client, { table: this.options.table, leaseName: this.options.leaseName, term }, input);
   }
 
+  /** Where this worker runs, once run() has looked (undefined: not known, or `platform: 'none'`). */
+  get platform(): Platform | undefined {
+    return this.platformFound;
+  }
+
   /** Takes part until `signal` aborts; resolves after stepping down (and releasing, if configured). */
   async run(signal: AbortSignal): Promise<void> {
-    if (this.candidate) await this.candidate.start();
+    const p = this.options.platform;
+    this.platformFound = p === 'none' ? undefined : p === 'detect' ? await this.detect() : p;
+    if (this.candidate) {
+      this.candidate.setPlatform(this.platformFound);
+      await this.candidate.start();
+    }
     try {
       while (!signal.aborted) {
         try {
@@ -262,6 +285,8 @@ export class LeaderElector {
         set: {
           holderIdentity: this.options.identity,
           holderInstance: this.instance,
+          holderPlatform: this.platformFound,
+          holderPlatformId: this.platformFound?.id,
           acquireTime: now,
           renewTime: now,
           leaseDurationSeconds: Math.ceil(this.options.leaseDurationMs / 1000),
@@ -269,7 +294,7 @@ export class LeaderElector {
           fencingToken: (lease?.fencingToken ?? 0) + 1,
           electedBy: 'self',
         },
-        remove: ['election', 'preferredHolder', 'vacancyReport'],
+        remove: ['election', 'preferredHolder', 'vacancyReport', ...(this.platformFound ? [] : HOLDER_FIELDS.filter((f) => f.startsWith('holderPlatform')))],
       });
       this.observe({ ...read, item: written, revision: written.revision });
       this.startLeading({ holderIdentity: this.options.identity, fencingToken: written.fencingToken }, sentAt);

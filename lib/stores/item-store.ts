@@ -64,7 +64,7 @@ const RESERVED_SET = new Set(['revision']);
  */
 export class ItemStore<S extends z.ZodType<Revisioned>> {
   readonly table: string;
-  private readonly client: DynamoDBClient;
+  protected readonly client: DynamoDBClient;
   private readonly keys: readonly string[];
   private readonly schema: S;
   private readonly kind: string;

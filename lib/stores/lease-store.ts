@@ -1,5 +1,7 @@
-import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { QueryCommand, type AttributeValue, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { LeaseItem, type Lease } from '../schemas/lease.js';
+import { HOLDER_FIELDS, type HolderLoss } from '../schemas/platform.js';
+import { HOLDER_PLATFORM_INDEX } from '../tables.js';
 import { ItemStore, type Patch, type Read } from './item-store.js';
 
 export type LeaseRead = Read<Lease>;
@@ -41,7 +43,49 @@ export class LeaseStore extends ItemStore<typeof LeaseItem> {
 
   /** The holder gives its term up so the next election starts at once. Undefined when it was not its term any more. */
   releaseTerm(name: string, term: Term, now: number): Promise<Lease | undefined> {
-    return this.updateIf({ name }, { set: { renewTime: now, lastHolderIdentity: term.holderIdentity }, remove: ['holderIdentity', 'holderInstance', 'preferredHolder', 'vacancyReport'] }, termCondition(term));
+    return this.updateIf({ name }, { set: { renewTime: now, lastHolderIdentity: term.holderIdentity }, remove: [...HOLDER_FIELDS, 'preferredHolder', 'vacancyReport'] }, termCondition(term));
+  }
+
+  /**
+   * The names of the leases whose holder runs on `platformId` (an ECS task ARN or an EC2 instance
+   * id): one query on the sparse holder-platform index, whatever the number of leases. The index is
+   * eventually consistent: read each lease before acting on it.
+   */
+  async heldOnPlatform(platformId: string): Promise<string[]> {
+    const names: string[] = [];
+    let start: Record<string, AttributeValue> | undefined;
+    do {
+      const r = await this.client.send(
+        new QueryCommand({
+          TableName: this.table,
+          IndexName: HOLDER_PLATFORM_INDEX.name,
+          KeyConditionExpression: '#p = :p',
+          ExpressionAttributeNames: { '#p': HOLDER_PLATFORM_INDEX.partitionKey },
+          ExpressionAttributeValues: { ':p': { S: platformId } },
+          ...(start ? { ExclusiveStartKey: start } : {}),
+        }),
+      );
+      for (const item of r.Items ?? []) if (item['name']?.S) names.push(item['name'].S);
+      start = r.LastEvaluatedKey;
+    } while (start);
+    return names;
+  }
+
+  /**
+   * Ends the term of a holder whose task or instance the platform reported stopped: only if the
+   * lease is still at the revision read *and* still held by that holder, in that term, on that
+   * platform — a lease that has moved on is never touched. Undefined when the condition failed.
+   */
+  vacateLostHolder(read: LeaseRead, loss: HolderLoss): Promise<Lease | undefined> {
+    return this.updateIf(
+      { name: read.key['name']! },
+      { set: { renewTime: loss.at, lastHolderIdentity: loss.holder, holderLoss: loss }, remove: [...HOLDER_FIELDS, 'preferredHolder', 'vacancyReport'] },
+      {
+        expression: '#rev = :rev AND #holder = :holder AND #token = :token AND #pid = :pid',
+        names: { '#rev': 'revision', '#holder': 'holderIdentity', '#token': 'fencingToken', '#pid': 'holderPlatformId' },
+        values: { ':rev': read.revision, ':holder': loss.holder, ':token': loss.fencingToken, ':pid': loss.platformId },
+      },
+    );
   }
 
   /** The read to write against when the lease is known to be absent, or known from a bulk read. */

@@ -8,6 +8,7 @@ const ALL = [
   'Leader Changed',
   'Leader Preemption Requested',
   'Lease Released',
+  'Leader Lost',
   'Election Started',
   'Election Failed',
   'Candidate Joined',
@@ -15,7 +16,7 @@ const ALL = [
 ];
 
 describe('event schemas', () => {
-  it('one source, eight detail-types named exactly', () => {
+  it('one source, nine detail-types named exactly', () => {
     expect(EVENT_SOURCE).toBe('conclave');
     expect([...DETAIL_TYPES].sort()).toEqual([...ALL].sort());
     expect(Object.keys(DETAIL_SCHEMAS).sort()).toEqual([...ALL].sort());

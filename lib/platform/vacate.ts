@@ -1,0 +1,72 @@
+import type { Lease } from '../schemas/lease.js';
+import { sameCluster } from '../schemas/platform.js';
+import type { CandidateStore } from '../stores/candidate-store.js';
+import { ConflictError } from '../stores/errors.js';
+import type { LeaseStore } from '../stores/lease-store.js';
+import type { PlatformStop } from './signals.js';
+
+export type VacateOutcome =
+  /** The term ended; the lease stream starts the next election. */
+  | { lease: string; outcome: 'vacated'; holder: string; fencingToken: number }
+  /** The index still named it, but the lease has a new holder or term (or none): left alone. */
+  | { lease: string; outcome: 'movedOn'; why: string };
+
+function stillHeldBy(lease: Lease | undefined, stop: PlatformStop): string | undefined {
+  if (!lease?.holderIdentity) return 'the lease has no holder';
+  if (lease.holderPlatformId !== stop.platformId) return `the holder now runs on ${lease.holderPlatformId ?? 'an unknown platform'}`;
+  const cluster = lease.holderPlatform?.kind === 'ecs' ? lease.holderPlatform.cluster : undefined;
+  if (stop.cluster && cluster && !sameCluster(cluster, stop.cluster)) return `the holder's task is in cluster ${cluster}, the event's in ${stop.cluster}`;
+  return undefined;
+}
+
+/**
+ * Removes the stopped holder's candidate row for `lease`, if it is still that start-up's (its
+ * platform is the stopped one): otherwise the election that follows could pick the dead worker
+ * again while its row still counts as freshly renewed. A row a new start-up has taken is kept.
+ */
+async function withdrawCandidate(candidates: CandidateStore, lease: string, holder: string, stop: PlatformStop): Promise<void> {
+  for (let attempt = 1; attempt <= 5; attempt++) {
+    const read = await candidates.read(lease, holder);
+    if (read.item?.platform?.id !== stop.platformId) return;
+    try {
+      await candidates.delete(read);
+      return;
+    } catch (e) {
+      if (!(e instanceof ConflictError)) throw e; // it renewed meanwhile: look again
+    }
+  }
+}
+
+/**
+ * Ends every term held on a stopped task or instance. Each lease is read (consistently) and
+ * vacated only if that holder, in that term, on that platform still holds it, conditioned on the
+ * revision read; a renewal racing in between (sent before the process died) changes the revision,
+ * so the lease is read again and the same check decides. The holder's candidate row on that lease
+ * goes first (see withdrawCandidate); its rows on leases it did not hold are left to the usual
+ * rules (pinged, never answering, never preferred; collected when stale). Idempotent: a duplicate
+ * event finds the leases already moved on.
+ */
+export async function vacateStoppedHolder(stores: { leases: LeaseStore; candidates: CandidateStore }, stop: PlatformStop, now: number): Promise<VacateOutcome[]> {
+  const { leases, candidates } = stores;
+  const out: VacateOutcome[] = [];
+  for (const name of await leases.heldOnPlatform(stop.platformId)) {
+    for (let attempt = 1; ; attempt++) {
+      const read = await leases.read(name);
+      const lease = read.item;
+      const why = stillHeldBy(lease, stop);
+      if (why || !lease) {
+        out.push({ lease: name, outcome: 'movedOn', why: why ?? 'the lease is gone' });
+        break;
+      }
+      // The candidacy first: the lease write below starts the next election, which must not see it.
+      await withdrawCandidate(candidates, name, lease.holderIdentity!, stop);
+      const loss = { holder: lease.holderIdentity!, fencingToken: lease.fencingToken, source: stop.source, platformId: stop.platformId, reason: stop.reason, at: now };
+      if (await leases.vacateLostHolder(read, loss)) {
+        out.push({ lease: name, outcome: 'vacated', holder: loss.holder, fencingToken: loss.fencingToken });
+        break;
+      }
+      if (attempt >= 5) throw new Error(`lease "${name}" kept changing while its stopped holder's term was being ended; the event will be retried`);
+    }
+  }
+  return out;
+}

@@ -1,0 +1,55 @@
+import * as z from 'zod';
+
+const AvailabilityZone = z.string().min(1).max(64);
+
+/** An ECS task: its ARN is the platform id (unique per start: a restarted task has a new ARN). */
+export const EcsPlatform = z
+  .object({
+    kind: z.literal('ecs'),
+    /** The task ARN. */
+    id: z.string().regex(/^arn:[a-z-]+:ecs:[a-z0-9-]+:\d{12}:task\/.+/, 'must be an ECS task ARN (arn:aws:ecs:<region>:<account>:task/<cluster>/<id>)'),
+    /** The cluster ARN or name, as the task metadata gives it. */
+    cluster: z.string().min(1),
+    availabilityZone: AvailabilityZone.optional(),
+  })
+  .strict();
+
+/** An EC2 instance: its id is the platform id. */
+export const Ec2Platform = z
+  .object({
+    kind: z.literal('ec2'),
+    id: z.string().regex(/^i-[0-9a-f]{8,17}$/, 'must be an EC2 instance id (i- and 8 or 17 hex digits)'),
+    availabilityZone: AvailabilityZone.optional(),
+  })
+  .strict();
+
+/**
+ * Where a worker runs, as the platform knows it: recorded on its candidate row and, while it
+ * holds a lease, on the lease (`holderPlatform`, and `holderPlatformId` for the index the
+ * platform handler queries), so that the platform's own "stopped" event can end its term at once.
+ */
+export const Platform = z.discriminatedUnion('kind', [EcsPlatform, Ec2Platform]);
+export type Platform = z.infer<typeof Platform>;
+
+/**
+ * Why a holder's term was ended by the platform handler: the platform said its task or
+ * instance stopped. Kept on the lease (the lease stream tells it as "Leader Lost").
+ */
+export const HolderLoss = z
+  .object({
+    holder: z.string().min(1),
+    fencingToken: z.number().int().min(0),
+    source: z.enum(['aws.ecs', 'aws.ec2']),
+    platformId: z.string().min(1),
+    /** The platform's words: ECS stoppedReason (and stopCode), or the EC2 state. */
+    reason: z.string(),
+    at: z.number().int().nonnegative(),
+  })
+  .strict();
+export type HolderLoss = z.infer<typeof HolderLoss>;
+
+/** The lease fields that name the holder; all go together when a term ends. */
+export const HOLDER_FIELDS = ['holderIdentity', 'holderInstance', 'holderPlatform', 'holderPlatformId'] as const;
+
+/** The same platform, whether an ECS cluster is written as an ARN or a name. */
+export const sameCluster = (a: string, b: string): boolean => a === b || a.replace(/^arn:.*:cluster\//, '') === b.replace(/^arn:.*:cluster\//, '');

@@ -1,0 +1,66 @@
+/**
+ * Where this worker runs, asked of the platform itself at start-up: the ECS task metadata
+ * endpoint (v4) or the EC2 instance metadata service (IMDSv2 tokens only). Each answer is
+ * awaited for a short time; no answer means no platform, never a failure.
+ */
+import { Platform } from '../schemas/platform.js';
+
+export interface DetectOptions {
+  /** Where ECS_CONTAINER_METADATA_URI_V4 and the IMDS settings are read. @default process.env */
+  env?: NodeJS.ProcessEnv;
+  /** Per request. @default 1000 */
+  timeoutMs?: number;
+  /** Try the EC2 instance metadata service when not on ECS. @default true unless AWS_EC2_METADATA_DISABLED=true */
+  ec2?: boolean;
+}
+
+/** The IMDS address: AWS_EC2_METADATA_SERVICE_ENDPOINT (as the AWS SDKs read it), else the link-local one. */
+const imdsEndpoint = (env: NodeJS.ProcessEnv) => (env['AWS_EC2_METADATA_SERVICE_ENDPOINT'] ?? 'http://169.254.169.254').replace(/\/$/, '');
+
+async function request(url: string, init: RequestInit, timeoutMs: number): Promise<string | undefined> {
+  try {
+    const r = await fetch(url, { ...init, signal: AbortSignal.timeout(timeoutMs) });
+    return r.ok ? await r.text() : undefined;
+  } catch {
+    return undefined; // not there, refused, or too slow: not this platform
+  }
+}
+
+/** ECS: `${ECS_CONTAINER_METADATA_URI_V4}/task` → cluster, task ARN, availability zone. */
+export async function detectEcs(env: NodeJS.ProcessEnv, timeoutMs: number): Promise<Platform | undefined> {
+  const base = env['ECS_CONTAINER_METADATA_URI_V4'];
+  if (!base) return undefined;
+  const body = await request(`${base.replace(/\/$/, '')}/task`, {}, timeoutMs);
+  if (!body) return undefined;
+  try {
+    const t = JSON.parse(body) as { Cluster?: unknown; TaskARN?: unknown; AvailabilityZone?: unknown };
+    const r = Platform.safeParse({ kind: 'ecs', id: t.TaskARN, cluster: t.Cluster, ...(typeof t.AvailabilityZone === 'string' && t.AvailabilityZone ? { availabilityZone: t.AvailabilityZone } : {}) });
+    return r.success ? r.data : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** EC2: an IMDSv2 session token, then instance id and availability zone. IMDSv1 is never used. */
+export async function detectEc2(env: NodeJS.ProcessEnv, timeoutMs: number): Promise<Platform | undefined> {
+  const base = imdsEndpoint(env);
+  const token = await request(`${base}/latest/api/token`, { method: 'PUT', headers: { 'X-aws-ec2-metadata-token-ttl-seconds': '60' } }, timeoutMs);
+  if (!token) return undefined;
+  const headers = { 'X-aws-ec2-metadata-token': token };
+  const [id, az] = await Promise.all([
+    request(`${base}/latest/meta-data/instance-id`, { headers }, timeoutMs),
+    request(`${base}/latest/meta-data/placement/availability-zone`, { headers }, timeoutMs),
+  ]);
+  const r = Platform.safeParse({ kind: 'ec2', id: id?.trim(), ...(az?.trim() ? { availabilityZone: az.trim() } : {}) });
+  return r.success ? r.data : undefined;
+}
+
+/** ECS first (a task on an EC2 host is the task that stops), then EC2; undefined when neither answers. */
+export async function detectPlatform(opts: DetectOptions = {}): Promise<Platform | undefined> {
+  const env = opts.env ?? process.env;
+  const timeoutMs = opts.timeoutMs ?? 1_000;
+  const ecs = await detectEcs(env, timeoutMs);
+  if (ecs) return ecs;
+  const ec2 = opts.ec2 ?? env['AWS_EC2_METADATA_DISABLED']?.toLowerCase() !== 'true';
+  return ec2 ? detectEc2(env, timeoutMs) : undefined;
+}

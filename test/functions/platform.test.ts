@@ -1,0 +1,227 @@
+/**
+ * The platform function on DynamoDB Local: a stopped ECS task or EC2 instance ends exactly the
+ * terms held there, and nothing else — not a lease that moved on, not another cluster's, not a
+ * candidate that does not hold, not an in-between state.
+ */
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { makeHandler } from '../../functions/platform.js';
+import { coordinatorDeps, reconcileLease } from '../../lib/coordinator/reconcile.js';
+import { eventsFromLeaseChange } from '../../lib/events/derive.js';
+import type { FunctionDeps } from '../../lib/functions/core.js';
+import { observability } from '../../lib/functions/env.js';
+import type { PlatformResult } from '../../lib/functions/platform.js';
+import { lambdaContext } from '../../lib/local/runtime.js';
+import { vacateStoppedHolder } from '../../lib/platform/vacate.js';
+import { readPlatformEvent } from '../../lib/platform/signals.js';
+import type { Platform } from '../../lib/schemas/platform.js';
+import { ValidationError } from '../../lib/schemas/validation.js';
+import { LeaseStore } from '../../lib/stores/lease-store.js';
+import { CLUSTER, ec2StateChange, ecsTaskStateChange, taskArn } from '../platform-fixtures.js';
+import { Log, startElector, waitFor } from '../sdk/harness.js';
+import { testTables, type TestTables } from '../support.js';
+
+let t: TestTables;
+let deps: FunctionDeps;
+let leases: LeaseStore;
+let n = 0;
+beforeAll(async () => {
+  t = await testTables('platform');
+  deps = {
+    coordinator: coordinatorDeps(t.client, t.names),
+    timer: { schedule: async () => undefined },
+    publish: async () => undefined,
+    ...observability('test', 'SILENT'),
+  };
+  leases = deps.coordinator.leases;
+});
+afterAll(() => t.drop());
+
+const handler = () => (event: unknown) => makeHandler(deps)(event as never, lambdaContext('leaseStream')) as Promise<PlatformResult>;
+const ecs = (id: string, cluster = CLUSTER): Platform => ({ kind: 'ecs', id: taskArn(id), cluster, availabilityZone: 'eu-west-1a' });
+const ec2 = (id: string): Platform => ({ kind: 'ec2', id });
+
+/** A lease held by `holder` on `platform`, in term `token`; returns its name. */
+async function held(holder: string, platform: Platform | undefined, token = 3): Promise<string> {
+  const name = `lease-${++n}`;
+  const now = Date.now();
+  await leases.write(await leases.read(name), {
+    set: { holderIdentity: holder, holderInstance: `${holder}_1`, holderPlatform: platform, holderPlatformId: platform?.id, leaseDurationSeconds: 15, acquireTime: now, renewTime: now, leaseTransitions: 2, fencingToken: token, electedBy: 'coordinator' },
+  });
+  return name;
+}
+
+/** A candidate row for `lease` on `platform`. */
+async function candidate(lease: string, name: string, platform: Platform) {
+  const store = deps.coordinator.candidates;
+  await store.write(await store.read(lease, name), { set: { binaryVersion: '1.0.0', emulationVersion: '1.0.0', preferredStrategies: ['OldestEmulationVersion'], renewTime: Date.now(), createdAt: Date.now(), platform } });
+}
+
+describe('the SDK records where it runs', () => {
+  it('on its candidate row, and on the lease when the coordinator elects it or it acquires directly', async () => {
+    const log = new Log();
+    const task = ecs('aaaa1111');
+    const e = startElector(t, log, 'w1', { leaseName: 'sdk-lease', platform: task });
+    const fallback = startElector(t, log, 'solo', { leaseName: 'solo-lease', mode: 'NoCoordination', platform: ec2('i-0aaaaaaaaaaaaaaaa') });
+    try {
+      await waitFor('w1 registered', async () => (await deps.coordinator.candidates.read('sdk-lease', 'w1')).item);
+      expect((await deps.coordinator.candidates.read('sdk-lease', 'w1')).item!.platform).toEqual(task);
+      await reconcileLease(deps.coordinator, 'sdk-lease');
+      await waitFor('w1 leading', () => e.elector.isLeader());
+      expect((await leases.read('sdk-lease')).item).toMatchObject({ holderIdentity: 'w1', holderPlatform: task, holderPlatformId: task.id });
+      await waitFor('solo leading', () => fallback.elector.isLeader());
+      expect((await leases.read('solo-lease')).item).toMatchObject({ holderIdentity: 'solo', holderPlatformId: 'i-0aaaaaaaaaaaaaaaa' });
+      expect(await leases.heldOnPlatform(task.id)).toEqual(['sdk-lease']);
+    } finally {
+      await e.stop();
+      await fallback.stop();
+    }
+    // A release takes the platform off the lease with the holder.
+    const after = (await leases.read('sdk-lease')).item!;
+    expect(after.holderPlatform).toBeUndefined();
+    expect(after.holderPlatformId).toBeUndefined();
+  });
+});
+
+describe('platform function', () => {
+  beforeEach(() => void (n += 100));
+
+  it('ECS task STOPPED: its holder’s term ends at once, with the reason and the ended fencing token on the lease; the stream tells it as Leader Lost', async () => {
+    const task = ecs('bbbb2222');
+    const name = await held('w1', task, 7);
+    await candidate(name, 'w1', task);
+    await candidate(name, 'w2', ecs('bbbb3333'));
+    const before = (await leases.read(name)).item!;
+    const r = await handler()(ecsTaskStateChange(task.id, 'STOPPED', { stoppedReason: 'Task failed ELB health checks', stopCode: 'TaskFailedToStart' }));
+    expect(r.outcomes).toEqual([{ lease: name, outcome: 'vacated', holder: 'w1', fencingToken: 7 }]);
+    const after = (await leases.read(name)).item!;
+    expect(after.holderIdentity).toBeUndefined();
+    expect(after.holderPlatformId).toBeUndefined();
+    expect(after.lastHolderIdentity).toBe('w1');
+    expect(after.holderLoss).toMatchObject({ holder: 'w1', fencingToken: 7, source: 'aws.ecs', platformId: task.id, reason: 'Task failed ELB health checks (TaskFailedToStart)' });
+    expect(after.fencingToken).toBe(7); // the next term gets 8; fenced writes with 7 now fail
+    // The dead worker's candidacy is gone (the election that follows must not pick it); w2's stays.
+    expect((await deps.coordinator.candidates.read(name, 'w1')).item).toBeUndefined();
+    expect((await deps.coordinator.candidates.read(name, 'w2')).item).toBeDefined();
+
+    const events = eventsFromLeaseChange({ eventID: 'rec-1', at: Date.now(), oldLease: before, newLease: after });
+    expect(events.map((e) => e.detailType)).toEqual(['Leader Lost']);
+    expect(events[0]!.detail).toMatchObject({ previousHolder: 'w1', fencingToken: 7, source: 'aws.ecs', platformId: task.id, reason: 'Task failed ELB health checks (TaskFailedToStart)' });
+  });
+
+  it('every lease the task held ends; leases held elsewhere are untouched', async () => {
+    const task = ecs('cccc3333');
+    const [a, b] = [await held('w1', task), await held('w1', task)];
+    const other = await held('w2', ecs('dddd4444'));
+    const r = await handler()(ecsTaskStateChange(task.id, 'STOPPED'));
+    expect(r.outcomes.map((o) => o.lease).sort()).toEqual([a, b].sort());
+    expect((await leases.read(other)).item!.holderIdentity).toBe('w2');
+  });
+
+  it('EC2 instance stopped or terminated ends its terms; pending, running, stopping and shutting-down change nothing', async () => {
+    const lease1 = await held('host-1', ec2('i-0123456789abcdef0'));
+    for (const state of ['pending', 'running', 'stopping', 'shutting-down']) {
+      const r = await handler()(ec2StateChange('i-0123456789abcdef0', state));
+      expect(r.ignored).toMatch(new RegExp(`is ${state}, not stopped or terminated`));
+      expect((await leases.read(lease1)).item!.holderIdentity).toBe('host-1');
+    }
+    expect((await handler()(ec2StateChange('i-0123456789abcdef0', 'terminated'))).outcomes).toEqual([expect.objectContaining({ lease: lease1, outcome: 'vacated' })]);
+    const lease2 = await held('host-2', ec2('i-0fedcba9876543210'));
+    expect((await handler()(ec2StateChange('i-0fedcba9876543210', 'stopped'))).outcomes).toEqual([expect.objectContaining({ lease: lease2, outcome: 'vacated' })]);
+    expect((await leases.read(lease2)).item!.holderLoss).toMatchObject({ source: 'aws.ec2', reason: 'instance stopped' });
+  });
+
+  it('ECS states before STOPPED (PROVISIONING … DEACTIVATING, STOPPING, DEPROVISIONING) change nothing', async () => {
+    const task = ecs('eeee5555');
+    const name = await held('w1', task);
+    for (const s of ['PROVISIONING', 'PENDING', 'ACTIVATING', 'RUNNING', 'DEACTIVATING', 'STOPPING', 'DEPROVISIONING']) {
+      expect((await handler()(ecsTaskStateChange(task.id, s))).ignored).toMatch(/not STOPPED/);
+    }
+    expect((await leases.read(name)).item!.holderIdentity).toBe('w1');
+  });
+
+  it('unknown task, a candidate that does not hold, another cluster: nothing changes', async () => {
+    expect((await handler()(ecsTaskStateChange(taskArn('ffff0000'), 'STOPPED'))).outcomes).toEqual([]);
+    // A candidate row on the task, but the lease is held by someone else elsewhere.
+    const task = ecs('ffff1111');
+    await candidate('cand-lease', 'c1', task);
+    const holderElsewhere = await held('c2', ecs('ffff2222'));
+    expect((await handler()(ecsTaskStateChange(task.id, 'STOPPED'))).outcomes).toEqual([]);
+    expect((await leases.read(holderElsewhere)).item!.holderIdentity).toBe('c2');
+    // The same task ARN reported from another cluster (a forged or misrouted event).
+    const mine = ecs('ffff3333');
+    const name = await held('w9', mine);
+    const r = await handler()(ecsTaskStateChange(mine.id, 'STOPPED', { clusterArn: 'arn:aws:ecs:eu-west-1:000000000000:cluster/other' }));
+    expect(r.outcomes).toEqual([{ lease: name, outcome: 'movedOn', why: expect.stringMatching(/cluster/) }]);
+    expect((await leases.read(name)).item!.holderIdentity).toBe('w9');
+  });
+
+  it('a duplicate event is harmless: the second finds nothing held there', async () => {
+    const task = ecs('abab1212');
+    const name = await held('w1', task);
+    const event = ecsTaskStateChange(task.id, 'STOPPED');
+    expect((await handler()(event)).outcomes).toHaveLength(1);
+    const after = (await leases.read(name)).item!;
+    expect((await handler()(event)).outcomes).toEqual([]);
+    expect((await leases.read(name)).item).toEqual(after);
+  });
+
+  it('malformed events are ValidationErrors naming the field (Lambda retries, then the dead-letter queue)', async () => {
+    const bad = ecsTaskStateChange(taskArn('x'), 'STOPPED') as Record<string, unknown> & { detail: Record<string, unknown> };
+    delete bad.detail['taskArn'];
+    await expect(handler()(bad)).rejects.toThrow(ValidationError);
+    await expect(handler()(bad)).rejects.toThrow(/detail\.taskArn/);
+    await expect(handler()({ ...ec2StateChange('i-0123456789abcdef0', 'stopped'), time: 'yesterday' })).rejects.toThrow(/time/);
+    await expect(handler()({ ...ec2StateChange('i-0123456789abcdef0', 'stopped'), source: 'aws.rds' })).rejects.toThrow(/source/);
+    await expect(handler()(ec2StateChange('not-an-instance', 'stopped'))).rejects.toThrow(/instance-id/);
+  });
+});
+
+describe('attacks on the safety argument', () => {
+  it('an event for a task already replaced: the restarted worker (new task, new term) keeps its lease', async () => {
+    const old = ecs('1111aaaa');
+    const name = await held('w1', old, 4);
+    // w1 restarts as a new task and is elected again: new task ARN, new term.
+    const read = await leases.read(name);
+    const replacement = ecs('2222bbbb');
+    await leases.write(read, { set: { holderInstance: 'w1_2', holderPlatform: replacement, holderPlatformId: replacement.id, fencingToken: 5 } });
+    await candidate(name, 'w1', replacement);
+    expect((await handler()(ecsTaskStateChange(old.id, 'STOPPED'))).outcomes).toEqual([]);
+    expect((await deps.coordinator.candidates.read(name, 'w1')).item!.platform).toEqual(replacement);
+    expect((await leases.read(name)).item).toMatchObject({ holderIdentity: 'w1', fencingToken: 5, holderPlatformId: replacement.id });
+  });
+
+  it('an event arriving late, after a new holder took over: nothing changes', async () => {
+    const dead = ecs('3333cccc');
+    const name = await held('w1', dead, 4);
+    const read = await leases.read(name);
+    const w2 = ecs('4444dddd');
+    await leases.write(read, { set: { holderIdentity: 'w2', holderInstance: 'w2_1', holderPlatform: w2, holderPlatformId: w2.id, fencingToken: 5 } });
+    expect((await handler()(ecsTaskStateChange(dead.id, 'STOPPED'))).outcomes).toEqual([]);
+    expect((await leases.read(name)).item!.holderIdentity).toBe('w2');
+  });
+
+  it('an event racing a renewal: the renewal lands between the read and the write; the term still ends, and no renewal after it succeeds', async () => {
+    const task = ecs('5555eeee');
+    const name = await held('w1', task, 9);
+    // A store whose first read is followed, before the write, by the holder's renewal (sent
+    // before its process died, landing late): real writes, a forced interleaving.
+    let raced = false;
+    const racing = new LeaseStore(t.client, t.names.leases);
+    const read = racing.read.bind(racing);
+    racing.read = async (lease: string) => {
+      const r = await read(lease);
+      if (!raced) {
+        raced = true;
+        expect(await leases.renewTerm(lease, { holderIdentity: 'w1', fencingToken: 9 }, Date.now(), 15)).toBeDefined();
+      }
+      return r;
+    };
+    const stop = readPlatformEvent(ecsTaskStateChange(task.id, 'STOPPED'));
+    if (!('stop' in stop)) throw new Error('expected a stop');
+    expect(await vacateStoppedHolder({ leases: racing, candidates: deps.coordinator.candidates }, stop.stop, Date.now())).toEqual([{ lease: name, outcome: 'vacated', holder: 'w1', fencingToken: 9 }]);
+    expect(raced).toBe(true);
+    // Whatever else was in flight from the dead holder fails now.
+    expect(await leases.renewTerm(name, { holderIdentity: 'w1', fencingToken: 9 }, Date.now(), 15)).toBeUndefined();
+    expect((await leases.read(name)).item!.holderIdentity).toBeUndefined();
+  });
+});

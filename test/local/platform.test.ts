@@ -1,0 +1,66 @@
+/**
+ * Platform-confirmed failover end to end: worker processes run as local ECS tasks (each with its
+ * own task metadata endpoint, detected by the SDK for real); SIGKILL the leader and ECS's STOPPED
+ * event ends its term, so the next leader comes long before the 15 s lease could run out.
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { startEcsWorker } from '../../lib/local/ecs-worker.js';
+import { startLocalRuntime, type LocalRuntime } from '../../lib/local/runtime.js';
+import type { WorkerProcess } from '../../lib/local/worker-process.js';
+import { waitFor } from '../sdk/harness.js';
+
+let rt: LocalRuntime;
+const workers: WorkerProcess[] = [];
+beforeAll(async () => {
+  rt = await startLocalRuntime({ endpoint: inject('ddbEndpoint'), prefix: `pf-${randomUUID().slice(0, 8)}`, dir: mkdtempSync(join(tmpdir(), 'conclave-pf-')), tickEveryMs: 600_000, logLevel: 'SILENT' });
+});
+afterAll(async () => {
+  await Promise.all(workers.map((w) => w.stop()));
+  await rt.stop();
+});
+
+/** Every start/stop line of every worker, in time order: the largest number leading at once. */
+function maxConcurrent(): number {
+  const lines = workers.flatMap((w) => w.events.filter((e) => e.event === 'started' || e.event === 'stopped')).sort((a, b) => a.at - b.at);
+  const leading = new Set<string>();
+  let max = 0;
+  for (const e of lines) {
+    if (e.event === 'started') leading.add(e.identity);
+    else leading.delete(e.identity);
+    max = Math.max(max, leading.size);
+  }
+  return max;
+}
+
+describe('crash failover with the platform signal', () => {
+  it('SIGKILL the leader: its task STOPPED event ends the term; a new leader long before the lease (15 s) would expire; never two at once', async () => {
+    const LEASE_MS = 15_000;
+    for (const id of ['t1', 't2', 't3']) {
+      workers.push(await startEcsWorker(rt, { identity: id, lease: 'ecs-job', emulationVersion: '1.30.0', binaryVersion: '1.30.0', timing: { leaseDurationMs: LEASE_MS, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 } }));
+    }
+    const leader = await waitFor('a leader', () => workers.find((w) => w.leading), 30_000);
+    const first = (await rt.deps.coordinator.leases.read('ecs-job')).item!;
+    // The SDK found its task through the metadata endpoint and it is on the lease.
+    expect(first.holderPlatform).toMatchObject({ kind: 'ecs', cluster: expect.stringContaining(':cluster/conclave-local') });
+    expect(first.holderPlatformId).toMatch(/^arn:aws:ecs:local:000000000000:task\/conclave-local\//);
+
+    await leader.kill();
+    const killedAt = leader.events.at(-1)!.at;
+    const next = await waitFor('the next leader', () => workers.find((w) => w !== leader && w.leading), 30_000);
+    const startedAt = next.events.filter((e) => e.event === 'started').at(-1)!.at;
+    // Without the signal nobody may take over before the term has run out; with it, well before.
+    expect(startedAt - killedAt).toBeLessThan(LEASE_MS);
+
+    const lost = await waitFor('Leader Lost', () => rt.events.find((e) => e.detailType === 'Leader Lost'));
+    expect(lost.detail).toMatchObject({ previousHolder: leader.identity, fencingToken: first.fencingToken, source: 'aws.ecs', platformId: first.holderPlatformId, reason: 'Essential container in task exited (EssentialContainerExited)' });
+    const after = (await rt.deps.coordinator.leases.read('ecs-job')).item!;
+    expect(after.fencingToken).toBeGreaterThan(first.fencingToken);
+    expect(after.holderIdentity).toBe(next.identity);
+    expect(maxConcurrent()).toBe(1);
+    expect(rt.deadLetters).toEqual([]);
+  }, 60_000);
+});

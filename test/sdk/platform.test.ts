@@ -1,0 +1,88 @@
+/**
+ * Platform detection against loopback stand-ins for the ECS task metadata endpoint and the EC2
+ * instance metadata service (IMDSv2: a PUT for a token, then GETs that must carry it).
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { detectPlatform } from '../../lib/sdk/platform.js';
+import { startEcsTask } from '../../lib/local/ecs-task.js';
+
+const servers: { close(): void }[] = [];
+afterEach(() => servers.splice(0).forEach((s) => s.close()));
+
+async function serve(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<string> {
+  const server = createServer(handler);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  servers.push({
+    close: () => {
+      server.closeAllConnections();
+      server.close();
+    },
+  });
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+/** IMDSv2 as EC2 serves it: GETs without the session token are refused. */
+const imds = (opts: { v2?: boolean; id?: string } = {}) =>
+  serve((req, res) => {
+    if (req.method === 'PUT' && req.url === '/latest/api/token') {
+      if (opts.v2 === false) return res.writeHead(403).end();
+      if (!req.headers['x-aws-ec2-metadata-token-ttl-seconds']) return res.writeHead(400).end();
+      return res.writeHead(200).end('TOKEN-1');
+    }
+    if (req.headers['x-aws-ec2-metadata-token'] !== 'TOKEN-1') return res.writeHead(401).end();
+    if (req.url === '/latest/meta-data/instance-id') return res.writeHead(200).end(opts.id ?? 'i-0123456789abcdef0');
+    if (req.url === '/latest/meta-data/placement/availability-zone') return res.writeHead(200).end('eu-west-1b');
+    res.writeHead(404).end();
+  });
+
+describe('detectPlatform', () => {
+  it('ECS: reads cluster, task ARN and zone from <ECS_CONTAINER_METADATA_URI_V4>/task', async () => {
+    const task = await startEcsTask(() => undefined);
+    try {
+      expect(await detectPlatform({ env: task.env, ec2: false })).toEqual(task.platform);
+    } finally {
+      await task.close();
+    }
+  });
+
+  it('ECS wins over EC2 (a task on an EC2 host is what stops)', async () => {
+    const task = await startEcsTask(() => undefined);
+    try {
+      const ec2 = await imds();
+      expect(await detectPlatform({ env: { ...task.env, AWS_EC2_METADATA_SERVICE_ENDPOINT: ec2 } })).toMatchObject({ kind: 'ecs' });
+    } finally {
+      await task.close();
+    }
+  });
+
+  it('EC2: an IMDSv2 token first, then instance id and zone with it', async () => {
+    const ec2 = await imds();
+    expect(await detectPlatform({ env: { AWS_EC2_METADATA_SERVICE_ENDPOINT: ec2 } })).toEqual({ kind: 'ec2', id: 'i-0123456789abcdef0', availabilityZone: 'eu-west-1b' });
+  });
+
+  it('an IMDS that refuses tokens (v1 only) is not used: no platform', async () => {
+    const ec2 = await imds({ v2: false });
+    expect(await detectPlatform({ env: { AWS_EC2_METADATA_SERVICE_ENDPOINT: ec2 } })).toBeUndefined();
+  });
+
+  it('answers that are not what the platform gives are ignored', async () => {
+    const ec2 = await imds({ id: '<html>captive portal</html>' });
+    expect(await detectPlatform({ env: { AWS_EC2_METADATA_SERVICE_ENDPOINT: ec2 } })).toBeUndefined();
+    const ecs = await serve((_req, res) => res.writeHead(200).end('{"Cluster": 3}'));
+    expect(await detectPlatform({ env: { ECS_CONTAINER_METADATA_URI_V4: ecs }, ec2: false })).toBeUndefined();
+  });
+
+  it('nothing listening, or an endpoint that never answers: no platform (the request is abandoned at the timeout)', async () => {
+    const silent = await serve(() => undefined); // accepts, never answers
+    expect(await detectPlatform({ env: { ECS_CONTAINER_METADATA_URI_V4: silent, AWS_EC2_METADATA_SERVICE_ENDPOINT: 'http://127.0.0.1:1' }, timeoutMs: 200 })).toBeUndefined();
+  });
+
+  it('AWS_EC2_METADATA_DISABLED=true: IMDS is not asked at all', async () => {
+    let asked = 0;
+    const ec2 = await serve((_req, res) => (asked++, res.writeHead(500).end()));
+    expect(await detectPlatform({ env: { AWS_EC2_METADATA_SERVICE_ENDPOINT: ec2, AWS_EC2_METADATA_DISABLED: 'true' } })).toBeUndefined();
+    expect(asked).toBe(0);
+  });
+});
