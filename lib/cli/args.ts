@@ -1,0 +1,111 @@
+/**
+ * The CLI's input, as zod schemas: commander only splits argv; every value a user types is
+ * parsed here, so a bad one fails at the edge with the field named (ValidationError).
+ */
+import * as z from 'zod';
+import { DETAIL_TYPES } from '../events/schemas.js';
+import { CandidateItem } from '../schemas/candidate.js';
+import { Name } from '../schemas/common.js';
+import { TableNames } from '../schemas/config.js';
+import { KNOWN_STRATEGIES, StrategyName, isKnownStrategy } from '../schemas/strategy.js';
+import { parse } from '../schemas/validation.js';
+import { defaultTableNames } from '../tables.js';
+
+/** `90s`, `10m`, `2h`, `1h30m` → milliseconds. */
+export const Duration = z
+  .string()
+  .trim()
+  .regex(/^(?=\d)(?:\d+h)?(?:\d+m)?(?:\d+s)?$/, 'must be a duration like 90s, 10m, 2h or 1h30m (units s, m, h)')
+  .transform((s) => {
+    const part = (unit: string) => Number(new RegExp(`(\\d+)${unit}`).exec(s)?.[1] ?? 0);
+    return ((part('h') * 60 + part('m')) * 60 + part('s')) * 1000;
+  })
+  .pipe(z.number().positive('must be longer than 0s'));
+
+/** An operator's priority as typed: a whole number, then the candidate schema's own rule. */
+export const PriorityArg = z
+  .string()
+  .trim()
+  .regex(/^\d+$/, 'must be a whole number ≥ 1, e.g. 10 (higher wins)')
+  .transform(Number)
+  .pipe(CandidateItem.shape.priority.unwrap());
+
+const Seconds = (what: string) =>
+  z
+    .string()
+    .trim()
+    .regex(/^\d+(\.\d+)?$/, `must be a number of seconds, e.g. ${what}`)
+    .transform(Number)
+    .pipe(z.number().min(0.1, 'must be at least 0.1 seconds'));
+
+const Count = z.string().trim().regex(/^\d+$/, 'must be a whole number ≥ 1').transform(Number).pipe(z.number().int().min(1, 'must be ≥ 1'));
+
+export const OUTPUTS = ['table', 'json'] as const;
+export type OutputFormat = (typeof OUTPUTS)[number];
+
+/** Global options after environment fallbacks: where DynamoDB is and which tables to use. */
+export const GlobalOptions = z
+  .object({
+    endpoint: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL such as http://127.0.0.1:8000' }).optional(),
+    region: z.string().regex(/^[a-z0-9-]{2,32}$/, 'must be an AWS region such as eu-west-1').optional(),
+    tablePrefix: z.string().regex(/^[A-Za-z0-9_.-]{1,200}$/, 'may use A-Z a-z 0-9 _ . - (tables are PREFIX-leases, PREFIX-candidates, PREFIX-identities)').default('conclave'),
+    leasesTable: z.string().optional(),
+    candidatesTable: z.string().optional(),
+    identitiesTable: z.string().optional(),
+    output: z.enum(OUTPUTS, { error: `must be one of: ${OUTPUTS.join(', ')}` }).default('table'),
+  })
+  .transform((o, ctx) => {
+    const defaults = defaultTableNames(o.tablePrefix);
+    const tables = TableNames.safeParse({
+      leases: o.leasesTable ?? defaults.leases,
+      candidates: o.candidatesTable ?? defaults.candidates,
+      identities: o.identitiesTable ?? defaults.identities,
+    });
+    if (!tables.success) {
+      for (const i of tables.error.issues) ctx.addIssue({ code: 'custom', path: [`${String(i.path[0])}Table`], message: i.message });
+      return z.NEVER;
+    }
+    return { endpoint: o.endpoint, region: o.region, tablePrefix: o.tablePrefix, tables: tables.data, output: o.output };
+  });
+export type GlobalOptions = z.output<typeof GlobalOptions>;
+
+/** Commander's raw global options plus the environment: CONCLAVE_ENDPOINT, CONCLAVE_TABLE_PREFIX. */
+export function globalOptions(raw: Record<string, unknown>, env: Record<string, string | undefined>): GlobalOptions {
+  return parse(
+    GlobalOptions,
+    { ...raw, endpoint: raw['endpoint'] ?? (env['CONCLAVE_ENDPOINT'] || undefined), tablePrefix: raw['tablePrefix'] ?? (env['CONCLAVE_TABLE_PREFIX'] || undefined) },
+    'global options',
+  );
+}
+
+export const LeaseArg = z.object({ lease: Name });
+export const CandidatesArgs = z.object({ lease: Name.optional() });
+
+export const SetPriorityArgs = z
+  .object({ lease: Name, candidate: Name, priority: PriorityArg.optional(), for: Duration.optional(), clear: z.boolean().default(false) })
+  .superRefine((a, ctx) => {
+    if (a.clear && a.priority !== undefined) ctx.addIssue({ code: 'custom', path: ['priority'], message: 'give either a priority or --clear, not both' });
+    if (!a.clear && a.priority === undefined) ctx.addIssue({ code: 'custom', path: ['priority'], message: 'is required: a whole number ≥ 1 (or --clear to remove the pin)' });
+    if (a.clear && a.for !== undefined) ctx.addIssue({ code: 'custom', path: ['for'], message: 'only goes with a priority, not with --clear' });
+  });
+
+export const SetStrategyArgs = z
+  .object({ lease: Name, strategy: StrategyName.optional(), clear: z.boolean().default(false), thirdParty: z.boolean().default(false) })
+  .superRefine((a, ctx) => {
+    if (a.clear && a.strategy !== undefined) ctx.addIssue({ code: 'custom', path: ['strategy'], message: 'give either a strategy or --clear, not both' });
+    if (!a.clear && a.strategy === undefined) ctx.addIssue({ code: 'custom', path: ['strategy'], message: `is required: one of ${KNOWN_STRATEGIES.join(', ')} (or --clear to let the candidates decide)` });
+    if (a.strategy !== undefined && !isKnownStrategy(a.strategy) && !a.thirdParty) {
+      ctx.addIssue({ code: 'custom', path: ['strategy'], message: `"${a.strategy}" is not a strategy Conclave runs; valid: ${KNOWN_STRATEGIES.join(', ')} (a strategy a third party elects by needs --third-party)` });
+    }
+  });
+
+export const PreemptArgs = z.object({ lease: Name, to: Name, for: Duration.default(10 * 60_000) });
+
+export const WatchArgs = z.object({ lease: Name.optional(), interval: Seconds('1 or 0.5').default(1), count: Count.optional() });
+
+export const EventsArgs = z.object({
+  eventsFile: z.string().min(1).default('.local/events.jsonl'),
+  follow: z.boolean().default(false),
+  lease: Name.optional(),
+  type: z.enum(DETAIL_TYPES, { error: `must be one of: ${DETAIL_TYPES.map((t) => `"${t}"`).join(', ')}` }).optional(),
+});

@@ -1,0 +1,84 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { Clock } from '../clock.js';
+import { LOCAL_CREDENTIALS, localClient } from '../local/dynamodb-local.js';
+import { electionConfig, type ElectionConfig, type TableNames } from '../schemas/config.js';
+import { CandidateStore } from '../stores/candidate-store.js';
+import { LeaseStore } from '../stores/lease-store.js';
+import type { GlobalOptions, OutputFormat } from './args.js';
+
+/** Where a command writes: results to `out`, notes and errors to `err`. Each call is one line or more. */
+export interface Sink {
+  out(text: string): void;
+  err(text: string): void;
+  /** ANSI colours and screen redraws (a terminal, and NO_COLOR unset). */
+  color: boolean;
+}
+
+/** How long-running commands (watch, events --follow) wait, and what stops them (Ctrl-C). */
+export interface Pace {
+  sleep(ms: number): Promise<void>;
+  signal: AbortSignal;
+}
+
+/** Real waiting, cut short when `signal` aborts. */
+export function realPace(signal: AbortSignal): Pace {
+  return {
+    signal,
+    sleep: (ms) =>
+      new Promise<void>((resolve) => {
+        const done = () => {
+          clearTimeout(timer);
+          signal.removeEventListener('abort', done);
+          resolve();
+        };
+        const timer = setTimeout(done, ms);
+        signal.addEventListener('abort', done, { once: true });
+      }),
+  };
+}
+
+/** Where DynamoDB is, as the user gave it: named in error messages. */
+export interface Target {
+  endpoint?: string | undefined;
+  region?: string | undefined;
+  tablePrefix: string;
+  tables: TableNames;
+}
+
+/** Everything a command needs; tests build one around their own client and clock. */
+export interface CliContext {
+  client: DynamoDBClient;
+  target: Target;
+  leases: LeaseStore;
+  candidates: CandidateStore;
+  clock: Clock;
+  /**
+   * The coordinator's tuning the CLI judges with (staleness, ack window, skew margin): Kubernetes'
+   * defaults, as the coordinator runs unless configured otherwise.
+   */
+  config: ElectionConfig;
+  sink: Sink;
+  output: OutputFormat;
+}
+
+/** The SDK client for the options: DynamoDB Local with dummy credentials, or the default credential chain. */
+export function clientFor(opts: Pick<GlobalOptions, 'endpoint' | 'region'>): DynamoDBClient {
+  if (opts.endpoint) {
+    return opts.region ? new DynamoDBClient({ endpoint: opts.endpoint, region: opts.region, credentials: LOCAL_CREDENTIALS, maxAttempts: 3 }) : localClient(opts.endpoint);
+  }
+  return new DynamoDBClient(opts.region ? { region: opts.region } : {});
+}
+
+export function cliContext(client: DynamoDBClient, target: Target, rest: { clock: Clock; sink: Sink; output: OutputFormat }): CliContext {
+  return {
+    client,
+    target,
+    leases: new LeaseStore(client, target.tables.leases),
+    candidates: new CandidateStore(client, target.tables.candidates),
+    config: electionConfig(),
+    ...rest,
+  };
+}
+
+/** Prints one JSON document. */
+export const printJson = (ctx: Pick<CliContext, 'sink'>, value: unknown): void => ctx.sink.out(JSON.stringify(value, null, 2));

@@ -1,0 +1,105 @@
+import { decide } from '../election/decide.js';
+import { strategyConsensus } from '../election/strategy.js';
+import { leaseExpiresAt, liveCandidates, vacancy } from '../election/vacancy.js';
+import type { Candidate } from '../schemas/candidate.js';
+import type { ElectionConfig } from '../schemas/config.js';
+import type { Lease } from '../schemas/lease.js';
+import { printJson, type CliContext } from './context.js';
+import { nextStep, standings, whyBetter, type Standing } from './explain.js';
+import { dash, fields, relative, span, stamp, table } from './format.js';
+import { snapshot } from './read.js';
+import { pingOf, priorityOf } from './views.js';
+
+function stateOf(lease: Lease | undefined, now: number, config: ElectionConfig): string {
+  const v = vacancy(lease, now, config.clockSkewMs);
+  if (!v.vacant) return `held, term ends ${relative(v.expiresAt, now)}`;
+  switch (v.reason) {
+    case 'noLease':
+      return 'vacant: no lease row yet (the coordinator writes it at the first election)';
+    case 'noHolder':
+      return 'vacant: no holder';
+    case 'expired':
+      return `vacant: expired (the term ended ${relative(lease && leaseExpiresAt(lease), now)}; the coordinator allows ${span(config.clockSkewMs)} of clock skew)`;
+    case 'reported':
+      return `vacant: reported by ${lease?.vacancyReport?.by}, who watched it unchanged for a whole term`;
+  }
+}
+
+function strategyLine(lease: Lease | undefined, candidates: readonly Candidate[], now: number, config: ElectionConfig): string {
+  if (lease?.strategy) return `${lease.strategy} (set by an operator; sticky until \`conclave set-strategy ${lease.name} --clear\`)`;
+  const consensus = strategyConsensus(liveCandidates(candidates, now, config.candidateStaleAfterMs));
+  if (consensus.ok) return `not set: the candidates agree on ${consensus.strategy}`;
+  return `not set: ${consensus.message}`;
+}
+
+function leaseLines(name: string, lease: Lease | undefined, candidates: readonly Candidate[], now: number, config: ElectionConfig): string[] {
+  const state = stateOf(lease, now, config);
+  if (!lease) return fields([['Lease', name], ['State', state], ['Strategy', strategyLine(lease, candidates, now, config)]]);
+  const e = lease.election;
+  const f = lease.lastElectionFailure;
+  const r = lease.vacancyReport;
+  return fields([
+    ['Lease', lease.name],
+    ['Holder', lease.holderIdentity ? `${lease.holderIdentity}${lease.holderInstance ? ` (instance ${lease.holderInstance})` : ''}` : '-'],
+    ['State', state],
+    ['Fencing token', `${lease.fencingToken} (transitions: ${lease.leaseTransitions})`],
+    ['Acquired', stamp(lease.acquireTime, now)],
+    ['Renewed', stamp(lease.renewTime, now)],
+    ['Duration', `${lease.leaseDurationSeconds}s`],
+    ['Strategy', strategyLine(lease, candidates, now, config)],
+    ['Elected', lease.electedBy ? `by ${lease.electedBy === 'self' ? 'itself (direct acquisition)' : 'the coordinator'}${lease.electedStrategy ? ` under ${lease.electedStrategy}` : ''}` : '-'],
+    ['Preferred holder', lease.preferredHolder ? `${lease.preferredHolder} (${lease.holderIdentity ?? 'the holder'} should release at its next renewal)` : '-'],
+    ['Last holder', dash(lease.lastHolderIdentity)],
+    ['Election', e ? `${e.id}: started ${relative(e.startedAt, now)}, acks ${now < e.deadline ? 'until' : 'closed'} ${relative(e.deadline, now)}, strategy ${e.strategy}${e.holder ? `, re-election while ${e.holder} keeps leading` : ''}` : 'none open'],
+    ['Last failure', f ? `${relative(f.at, now)}${f.electionId ? ` in ${f.electionId}` : ''} (${f.reason}): ${f.message}` : 'none'],
+    ['Vacancy report', r ? `by ${r.by} ${relative(r.at, now)}, revision ${r.observedRevision} unchanged for a whole term` : 'none'],
+    ['Revision', String(lease.revision)],
+  ]);
+}
+
+function candidateLines(ordered: readonly Standing[], now: number, config: ElectionConfig): string[] {
+  return table<Standing>(
+    [
+      { header: '#', cell: (s) => (s.place === undefined ? '-' : String(s.place)) },
+      { header: 'NAME', cell: (s) => s.candidate.name },
+      { header: 'PRIORITY', cell: (s) => priorityOf(s.candidate, now) },
+      { header: 'EMULATION', cell: (s) => s.candidate.emulationVersion },
+      { header: 'BINARY', cell: (s) => s.candidate.binaryVersion },
+      { header: 'CREATED', cell: (s) => relative(s.candidate.createdAt, now) },
+      { header: 'RENEWED', cell: (s) => relative(s.candidate.renewTime, now) },
+      { header: 'PING/ACK', cell: (s) => pingOf(s.candidate, now, config) },
+      { header: 'STATE', cell: (s) => s.state },
+    ],
+    ordered,
+  );
+}
+
+/** Everything about one lease, for `describe lease` and `watch LEASE`. */
+export function describeLines(name: string, lease: Lease | undefined, candidates: readonly Candidate[], now: number, config: ElectionConfig): string[] {
+  const { ordered, best, runnerUp } = standings(lease, candidates, now, config);
+  const lines = leaseLines(name, lease, candidates, now, config);
+  lines.push('', 'Candidates, in the coordinator’s order (priority, oldest emulation, oldest binary, earliest registration, name):');
+  if (ordered.length === 0) lines.push('  none');
+  else lines.push(...candidateLines(ordered, now, config).map((l) => `  ${l}`));
+  lines.push('');
+  const why = best && (runnerUp ? `: ${whyBetter(best, runnerUp)}` : ': the only candidate that counts');
+  lines.push(...fields([
+    ['Best candidate', best ? `${best.candidate.name}${why}` : 'none (no live candidate with valid versions that answers pings)'],
+    ['Next step', `${nextStep(decide(name, lease, candidates, now, config), lease)}`],
+  ]));
+  lines.push(`(judged now with the coordinator's default settings: ack window ${span(config.ackWindowMs)}, clock skew ${span(config.clockSkewMs)}, candidates stale after ${span(config.candidateStaleAfterMs)})`);
+  return lines;
+}
+
+/** One lease as JSON: the lease row (null when there is none) and its candidate rows, in the coordinator's order. */
+export function describeJson(lease: Lease | undefined, candidates: readonly Candidate[], now: number, config: ElectionConfig) {
+  return { lease: lease ?? null, candidates: standings(lease, candidates, now, config).ordered.map((s) => s.candidate) };
+}
+
+/** `conclave describe lease NAME`. */
+export async function describeLease(ctx: CliContext, args: { lease: string }): Promise<void> {
+  const snap = await snapshot(ctx, args.lease);
+  const now = ctx.clock.now();
+  if (ctx.output === 'json') return printJson(ctx, describeJson(snap.read.item, snap.candidates, now, ctx.config));
+  for (const line of describeLines(args.lease, snap.read.item, snap.candidates, now, ctx.config)) ctx.sink.out(line);
+}

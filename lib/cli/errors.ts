@@ -1,0 +1,84 @@
+import { ListTablesCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { ValidationError } from '../schemas/validation.js';
+import { ConflictError } from '../stores/errors.js';
+import type { Target } from './context.js';
+
+/** An expected failure: the message says what to do; printed without a stack trace. */
+export class CliError extends Error {
+  override readonly name = 'CliError';
+  constructor(
+    message: string,
+    /** 1: the user's input or the data; 2: usage (commander's own errors). */
+    readonly exitCode = 1,
+  ) {
+    super(message);
+  }
+}
+
+const NETWORK_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE']);
+
+/** Lists `names` for a message, a bounded number of them. */
+export function listNames(names: readonly string[], max = 20): string {
+  if (names.length === 0) return '(none)';
+  const shown = names.slice(0, max).join(', ');
+  return names.length > max ? `${shown}, … and ${names.length - max} more` : shown;
+}
+
+/** Every table name at the target, or undefined when they cannot be listed. Best effort. */
+async function tablesThere(client: DynamoDBClient): Promise<string[] | undefined> {
+  try {
+    const names: string[] = [];
+    let start: string | undefined;
+    do {
+      const r = await client.send(new ListTablesCommand({ ExclusiveStartTableName: start }));
+      names.push(...(r.TableNames ?? []));
+      start = r.LastEvaluatedTableName;
+    } while (start);
+    return names;
+  } catch {
+    return undefined; // the error being explained is the news; a failing listing adds nothing
+  }
+}
+
+const where = (t: Target) => (t.endpoint ? `at ${t.endpoint}` : `in region ${t.region ?? process.env['AWS_REGION'] ?? '(default)'}`);
+
+/**
+ * Turns the errors a user can do something about into a CliError saying what to do; anything
+ * else (a bug, an unknown fault) is returned as it is.
+ */
+export async function explain(e: unknown, target: Target, client?: DynamoDBClient): Promise<unknown> {
+  if (e instanceof CliError) return e;
+  if (e instanceof ValidationError) return new CliError(e.message);
+  if (e instanceof ConflictError) return new CliError(`the row changed while writing (${e.message.replace(/; read it again.*$/, '')}); nothing was written — run the command again`);
+  if (!(e instanceof Error)) return e;
+  const code = (e as { code?: unknown }).code;
+  if (typeof code === 'string' && NETWORK_CODES.has(code)) {
+    return new CliError(
+      target.endpoint
+        ? `cannot reach DynamoDB at ${target.endpoint} (${code}) — is \`npm start -- --serve\` running? It prints the endpoint to pass as --endpoint URL (or set CONCLAVE_ENDPOINT)`
+        : `cannot reach DynamoDB ${where(target)} (${code}) — check the network and --region; for DynamoDB Local pass --endpoint URL`,
+    );
+  }
+  if (e.name === 'ResourceNotFoundException') {
+    const there = client ? await tablesThere(client) : undefined;
+    const ours = Object.values(target.tables);
+    const missing = there ? ours.filter((t) => !there.includes(t)) : ours;
+    const prefixes = there?.filter((n) => n.endsWith('-leases')).map((n) => n.slice(0, -'-leases'.length));
+    const hint = prefixes === undefined ? '' : prefixes.length ? `; the Conclave table prefixes there: ${listNames(prefixes)}` : '; there are no Conclave tables there';
+    return new CliError(
+      `${missing.length === 1 ? `table ${missing[0]} does not exist` : `tables ${listNames(missing)} do not exist`} ${where(target)} (prefix "${target.tablePrefix}") — ` +
+        `pass --table-prefix PREFIX (or CONCLAVE_TABLE_PREFIX), or name a table with --leases-table / --candidates-table${hint}`,
+    );
+  }
+  if (e.name === 'CredentialsProviderError') {
+    return new CliError(
+      'no AWS credentials found — configure them (aws configure, aws sso login with AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY), or pass --endpoint URL for DynamoDB Local',
+    );
+  }
+  if (/^Region is missing/.test(e.message)) return new CliError('no AWS region configured — pass --region (or set AWS_REGION), or pass --endpoint URL for DynamoDB Local');
+  if (e.name === 'UnrecognizedClientException' || e.name === 'InvalidSignatureException' || e.name === 'ExpiredTokenException') {
+    return new CliError(`AWS rejected the credentials (${e.name}: ${e.message}) — refresh them (aws sso login) or check AWS_PROFILE`);
+  }
+  if (e.name === 'AccessDeniedException') return new CliError(`access denied ${where(target)} (${e.message}) — the credentials need read (and for writes, UpdateItem) on the Conclave tables`);
+  return e;
+}

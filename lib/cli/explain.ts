@@ -1,0 +1,102 @@
+/**
+ * The coordinator's reasoning in words, from the same pure functions it decides with
+ * (lib/election): the CLI never re-implements a rule, it only describes the outcome.
+ */
+import { ignoredLastPing, isFresh, isPending, type Decision } from '../election/decide.js';
+import { orderCandidates, pickBest, rank, type Ranked } from '../election/ordering.js';
+import { isCandidateStale } from '../election/vacancy.js';
+import type { Candidate } from '../schemas/candidate.js';
+import type { ElectionConfig } from '../schemas/config.js';
+import type { Lease } from '../schemas/lease.js';
+import { relative, span } from './format.js';
+
+/** Why `a` ranks above `b`: the first of the coordinator's criteria that tells them apart. */
+export function whyBetter(a: Ranked, b: Ranked): string {
+  const [ca, cb] = [a.candidate, b.candidate];
+  if (a.priority !== b.priority) return `higher priority than ${cb.name} (${a.priority || 'none'} > ${b.priority || 'none'})`;
+  if (a.emulation.compare(b.emulation)) return `older emulation version than ${cb.name} (${ca.emulationVersion} < ${cb.emulationVersion})`;
+  if (a.binary.compare(b.binary)) return `same emulation version as ${cb.name}, older binary (${ca.binaryVersion} < ${cb.binaryVersion})`;
+  if (ca.createdAt !== cb.createdAt) return `same versions as ${cb.name}, registered earlier (${new Date(ca.createdAt).toISOString()})`;
+  return `same versions and registration time as ${cb.name}; the name sorts first`;
+}
+
+/** One candidate's standing on the lease, in the coordinator's order. */
+export interface Standing {
+  candidate: Candidate;
+  /** 1-based place among the candidates that count; undefined when it does not count. */
+  place: number | undefined;
+  state: string;
+}
+
+function stateOf(c: Candidate, lease: Lease | undefined, now: number, config: ElectionConfig): string {
+  const tags = [c.name === lease?.holderIdentity ? 'holder' : '', c.name === lease?.preferredHolder ? 'preferred holder' : ''].filter(Boolean);
+  let state: string;
+  if (!rank(c, now)) state = 'versions do not parse: never elected';
+  else if (isCandidateStale(c, now, config.candidateStaleAfterMs)) state = `stale (not renewed for ${span(config.candidateStaleAfterMs)}): not counted`;
+  else if (ignoredLastPing(c, now, config.ackWindowMs)) state = 'ignored its last ping: not preferred until it renews';
+  else if (lease?.election && isPending(c, lease.election, config.ackWindowMs)) state = 'pinged, not answered yet';
+  else if (isFresh(c, now, config.ackWindowMs)) state = 'fresh';
+  else state = `live (renewed ${relative(c.renewTime, now)})`;
+  return [...tags, state].join(', ');
+}
+
+/**
+ * Every candidate in the coordinator's order (live, valid ones ranked; the rest after them), the
+ * one it would prefer now (live and not ignoring pings), and the runner-up to explain why.
+ */
+export function standings(lease: Lease | undefined, candidates: readonly Candidate[], now: number, config: ElectionConfig) {
+  const live = candidates.filter((c) => !isCandidateStale(c, now, config.candidateStaleAfterMs));
+  const ranked = orderCandidates(live, now);
+  const rest = candidates.filter((c) => !ranked.some((r) => r.candidate === c));
+  const ordered: Standing[] = [
+    ...ranked.map((r, i) => ({ candidate: r.candidate, place: i + 1, state: stateOf(r.candidate, lease, now, config) })),
+    ...rest.map((c) => ({ candidate: c, place: undefined, state: stateOf(c, lease, now, config) })),
+  ];
+  const responsive = live.filter((c) => !ignoredLastPing(c, now, config.ackWindowMs));
+  const best = pickBest(responsive, now);
+  const runnerUp = best && orderCandidates(responsive.filter((c) => c !== best.candidate), now)[0];
+  return { ordered, best, runnerUp };
+}
+
+/** A decision of `decide()` as a sentence: what the coordinator does at its next reconcile. */
+export function nextStep(d: Decision, lease: Lease | undefined): string {
+  switch (d.kind) {
+    case 'leaveAlone':
+      return leftAlone(d, lease);
+    case 'awaitAcks':
+      return `wait for ${d.pending.join(', ')} to answer election ${d.election.id} (until ${new Date(d.election.deadline).toISOString()})`;
+    case 'openElection':
+      return d.vacancy
+        ? `open election ${d.election.id} (vacant: ${d.vacancy})${d.ping.length ? ` and ping ${d.ping.join(', ')}` : ''}`
+        : `open re-election ${d.election.id}: ping ${d.ping.join(', ') || 'nobody'} while ${lease?.holderIdentity} keeps leading, then preempt it for a better candidate that answers`;
+    case 'elect':
+      return `elect ${d.winner} with fencing token ${(lease?.fencingToken ?? 0) + 1}${d.skewPrevented ? ' (over a candidate with a newer binary: skew prevention)' : ''}`;
+    case 'failElection':
+      return `record an election failure (${d.failure.reason}): ${d.failure.message}`;
+    case 'cancelElection':
+      return `cancel election ${d.election.id} (${d.why})`;
+    case 'preempt':
+      return `ask ${d.holder} to yield to ${d.preferredHolder} (preferredHolder); ${d.holder} releases at its next renewal and the next election elects ${d.preferredHolder}`;
+    case 'clearPreferredHolder':
+      return `clear preferredHolder ${d.preferredHolder} (${d.why === 'holderIsBest' ? 'the holder is the best candidate again' : 'no valid candidate to prefer'})`;
+  }
+}
+
+function leftAlone(d: Extract<Decision, { kind: 'leaveAlone' }>, lease: Lease | undefined): string {
+  switch (d.reason) {
+    case 'noCandidates':
+      return 'nothing: the lease has no candidates';
+    case 'noLiveCandidates':
+      return 'nothing: no candidate renewed recently enough to count';
+    case 'noCoordination':
+      return 'nothing: under NoCoordination the workers acquire the lease directly';
+    case 'unknownStrategy':
+      return `nothing: ${d.detail ?? `strategy "${d.strategy}" is elected by a third party`}`;
+    case 'contradictoryStrategies':
+      return `nothing: ${d.detail ?? 'the candidates’ strategies contradict each other'}`;
+    case 'leaderHealthy':
+      return `nothing: ${lease?.holderIdentity ?? 'the holder'} is the best candidate and its term is current`;
+    case 'preemptionPending':
+      return `nothing new: ${lease?.preferredHolder} is preferred; ${lease?.holderIdentity} should release at its next renewal`;
+  }
+}

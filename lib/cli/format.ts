@@ -1,0 +1,51 @@
+/** Human forms of the tables' values: epoch ms become ages, rows become aligned columns. */
+
+/** `42s`, `5m10s`, `3h5m`, `2d4h`: the two largest units, floored. */
+export function span(ms: number): string {
+  const s = Math.floor(Math.abs(ms) / 1000);
+  if (s < 60) return `${s}s`;
+  const two = (a: number, ua: string, b: number, ub: string) => (b ? `${a}${ua}${b}${ub}` : `${a}${ua}`);
+  if (s < 3600) return two(Math.floor(s / 60), 'm', s % 60, 's');
+  if (s < 86_400) return two(Math.floor(s / 3600), 'h', Math.floor((s % 3600) / 60), 'm');
+  return two(Math.floor(s / 86_400), 'd', Math.floor((s % 86_400) / 3600), 'h');
+}
+
+/** A past stamp as `3s ago`, a future one as `in 12s`. */
+export function relative(at: number | undefined, now: number): string {
+  if (at === undefined) return '-';
+  return at <= now ? `${span(now - at)} ago` : `in ${span(at - now)}`;
+}
+
+/** An epoch-ms stamp with its age: `3s ago (2026-01-01T12:00:00.000Z)`. */
+export const stamp = (at: number | undefined, now: number): string => (at === undefined ? '-' : `${relative(at, now)} (${new Date(at).toISOString()})`);
+
+export const dash = (v: string | number | undefined): string => (v === undefined || v === '' ? '-' : String(v));
+
+export interface Column<R> {
+  header: string;
+  cell(row: R): string;
+}
+
+/** Length on screen: ANSI styles take no room. */
+const visible = (s: string): number => s.replace(/\x1b\[[0-9;]*m/g, '').length;
+
+/** Aligned columns, kubectl style: a header line, then one line per row. Cells may carry styles. */
+export function table<R>(columns: readonly Column<R>[], rows: readonly R[]): string[] {
+  const cells = [columns.map((c) => c.header), ...rows.map((r) => columns.map((c) => c.cell(r)))];
+  const widths = columns.map((_, i) => Math.max(...cells.map((line) => visible(line[i]!))));
+  return cells.map((line) => line.map((v, i) => (i === line.length - 1 ? v : v + ' '.repeat(widths[i]! - visible(v)))).join('   ').trimEnd());
+}
+
+/** `label:  value` lines with the values aligned. */
+export function fields(pairs: readonly (readonly [string, string])[]): string[] {
+  const width = Math.max(...pairs.map(([k]) => k.length)) + 1;
+  return pairs.map(([k, v]) => `${`${k}:`.padEnd(width)}  ${v}`);
+}
+
+const ANSI = { bold: '1', inverse: '7', yellow: '33' } as const;
+
+/** Wraps `text` in an ANSI style when `on`. */
+export const style = (on: boolean, name: keyof typeof ANSI, text: string): string => (on ? `\x1b[${ANSI[name]}m${text}\x1b[0m` : text);
+
+/** Clears the terminal and moves to its top: a watch frame replaces the previous one. */
+export const CLEAR_SCREEN = '\x1b[H\x1b[2J';

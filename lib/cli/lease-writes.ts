@@ -1,0 +1,67 @@
+/** Operator writes to a lease row: its sticky `strategy`, and a release of its holder. */
+import { NO_COORDINATION, OLDEST_EMULATION_VERSION } from '../schemas/strategy.js';
+import { printJson, type CliContext } from './context.js';
+import { CliError } from './errors.js';
+import { standings } from './explain.js';
+import { snapshot, unknownLease } from './read.js';
+
+function strategyEffect(strategy: string | undefined): string {
+  if (strategy === undefined) return 'the candidates’ preferredStrategies decide again (KEP-4355 consensus)';
+  if (strategy === OLDEST_EMULATION_VERSION) return 'the coordinator elects by priority, then the oldest emulation and binary versions, whatever the candidates prefer';
+  if (strategy === NO_COORDINATION) return 'the coordinator leaves the lease alone; workers acquire it directly (a plain client-go race)';
+  return `the coordinator leaves the lease alone; a third party elects under "${strategy}"`;
+}
+
+/**
+ * `conclave set-strategy LEASE STRATEGY` / `--clear`: conditioned on the revision read. A lease
+ * without a row gets one, without a holder, as the coordinator creates it before an election.
+ */
+export async function setStrategy(ctx: CliContext, args: { lease: string; strategy?: string | undefined; clear: boolean }): Promise<void> {
+  const read = await ctx.leases.read(args.lease);
+  const before = read.item?.strategy;
+  if (args.clear && before === undefined) {
+    if (!read.item) throw await unknownLease(ctx, args.lease);
+    ctx.sink.err(`lease ${args.lease} has no operator strategy; nothing to clear`);
+    return ctx.output === 'json' ? printJson(ctx, read.item) : undefined;
+  }
+  const created = read.item === undefined;
+  const written = await ctx.leases.write(
+    read,
+    args.clear
+      ? { remove: ['strategy'] }
+      : { set: { ...(created ? { leaseDurationSeconds: ctx.config.defaultLeaseDurationSeconds, leaseTransitions: 0, fencingToken: 0 } : {}), strategy: args.strategy } },
+  );
+  if (ctx.output === 'json') return printJson(ctx, written);
+  const what = args.clear ? `cleared the strategy of lease ${args.lease} (was ${before})` : `set the strategy of lease ${args.lease} to ${written.strategy}${before ? ` (was ${before})` : ''}`;
+  ctx.sink.out(`${what}${created ? ' — created the lease row, without a holder' : ''}`);
+  ctx.sink.out(`from now on ${strategyEffect(written.strategy)}`);
+}
+
+/**
+ * `conclave release LEASE`: ends the holder's term the way the SDK's own release does
+ * (LeaseStore.releaseTerm), guarded by the term read — holder and fencing token — so a release
+ * never ends a term that began after the read, and a renewal in between does not make it fail.
+ */
+export async function release(ctx: CliContext, args: { lease: string }): Promise<void> {
+  const { read, candidates } = await snapshot(ctx, args.lease);
+  const lease = read.item;
+  if (!lease) throw new CliError(`lease ${args.lease} has no row yet, so no holder; nothing to release`);
+  if (!lease.holderIdentity) throw new CliError(`lease ${args.lease} has no holder${lease.lastHolderIdentity ? ` (the last one was ${lease.lastHolderIdentity})` : ''}; nothing to release`);
+  const term = { holderIdentity: lease.holderIdentity, fencingToken: lease.fencingToken };
+  const now = ctx.clock.now();
+  const written = await ctx.leases.releaseTerm(args.lease, term, now);
+  if (!written) {
+    throw new CliError(`the row changed while writing: the term of ${term.holderIdentity} (fencing token ${term.fencingToken}) had already ended; nothing was written — run the command again to see the lease now`);
+  }
+  if (ctx.output === 'json') return printJson(ctx, written);
+  ctx.sink.out(`released lease ${args.lease}: ${term.holderIdentity}'s term (fencing token ${term.fencingToken}) is over`);
+  ctx.sink.out(`${term.holderIdentity} stops leading at its next renewal; its writes fenced with token ${term.fencingToken} fail from now on`);
+  const { best } = standings(written, candidates, now, ctx.config);
+  ctx.sink.out(
+    !best
+      ? 'no candidate can be elected now: the lease stays vacant until one registers and renews'
+      : best.candidate.name === term.holderIdentity
+        ? `the coordinator elects the next holder at its next reconcile, with a new fencing token: the best candidate is still ${best.candidate.name} (\`conclave preempt ${args.lease} --to …\` picks another)`
+        : `the coordinator elects the next holder at its next reconcile, with a new fencing token: the best candidate now is ${best.candidate.name}`,
+  );
+}

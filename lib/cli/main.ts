@@ -1,0 +1,182 @@
+/**
+ * `conclave`: the operator CLI. Commander splits argv; zod schemas (args.ts) parse every value;
+ * the commands are plain functions of a context (tests run them in-process on DynamoDB Local).
+ */
+import { Command, CommanderError } from 'commander';
+import { systemClock, type Clock } from '../clock.js';
+import { DETAIL_TYPES } from '../events/schemas.js';
+import { ValidationError, parse } from '../schemas/validation.js';
+import { KNOWN_STRATEGIES } from '../schemas/strategy.js';
+import { CandidatesArgs, EventsArgs, LeaseArg, PreemptArgs, SetPriorityArgs, SetStrategyArgs, WatchArgs, globalOptions, type GlobalOptions } from './args.js';
+import { cliContext, clientFor, realPace, type CliContext, type Pace, type Sink } from './context.js';
+import { describeLease } from './describe.js';
+import { CliError, explain } from './errors.js';
+import { events } from './events.js';
+import { getCandidates, getLeases } from './get.js';
+import { release, setStrategy } from './lease-writes.js';
+import { preempt, setPriority } from './priority.js';
+import { watch } from './watch.js';
+
+export interface CliIO extends Sink {
+  env: Record<string, string | undefined>;
+  clock: Clock;
+  /** Waiting and stopping for watch and events --follow; default: real time, stopped by Ctrl-C. */
+  pace?: Pace;
+}
+
+function defaultIO(): CliIO {
+  return {
+    out: (t) => process.stdout.write(`${t}\n`),
+    err: (t) => process.stderr.write(`${t}\n`),
+    color: Boolean(process.stdout.isTTY) && !process.env['NO_COLOR'],
+    env: process.env,
+    clock: systemClock,
+  };
+}
+
+const EXAMPLES = `
+Examples (local mode: \`npm start -- --serve\` prints the endpoint and prefix):
+  $ conclave --endpoint http://127.0.0.1:8000 --table-prefix conclave-local get leases
+  $ conclave describe lease nightly-report
+  $ conclave preempt nightly-report --to worker-2 --for 15m
+  $ conclave events --follow --type "Leader Changed"
+
+Environment: CONCLAVE_ENDPOINT, CONCLAVE_TABLE_PREFIX; without --endpoint the AWS SDK's default
+credential chain and region (AWS_PROFILE, AWS_REGION, …) are used.`;
+
+function program(io: CliIO, pace: () => Pace): Command {
+  const root = new Command('conclave')
+    .description('Operate Conclave: coordinated leader election (KEP-4355) on DynamoDB')
+    .option('--endpoint <url>', 'DynamoDB endpoint, e.g. DynamoDB Local; dummy credentials (env CONCLAVE_ENDPOINT)')
+    .option('--region <region>', 'AWS region (default: the AWS SDK’s, e.g. AWS_REGION)')
+    .option('--table-prefix <prefix>', 'tables PREFIX-leases, PREFIX-candidates, PREFIX-identities (env CONCLAVE_TABLE_PREFIX; default "conclave")')
+    .option('--leases-table <name>', 'the leases table’s name, overriding the prefix')
+    .option('--candidates-table <name>', 'the candidates table’s name, overriding the prefix')
+    .option('--identities-table <name>', 'the identities table’s name, overriding the prefix')
+    .option('-o, --output <format>', 'table or json (json: the items as parsed, one document)')
+    .addHelpText('after', EXAMPLES)
+    .showHelpAfterError('(conclave --help shows the commands and options)')
+    .exitOverride()
+    .configureOutput({ writeOut: (s) => io.out(s.replace(/\n$/, '')), writeErr: (s) => io.err(s.replace(/\n$/, '')) });
+
+  /** Runs `fn` with a client for the global options; known SDK errors become what-to-do messages. */
+  const withDb = async (cmd: Command, fn: (ctx: CliContext) => Promise<void>): Promise<void> => {
+    const opts: GlobalOptions = globalOptions(cmd.optsWithGlobals(), io.env);
+    const client = clientFor(opts);
+    const target = { endpoint: opts.endpoint, region: opts.region, tablePrefix: opts.tablePrefix, tables: opts.tables };
+    try {
+      await fn(cliContext(client, target, { clock: io.clock, sink: io, output: opts.output }));
+    } catch (e) {
+      throw await explain(e, target, client);
+    } finally {
+      client.destroy();
+    }
+  };
+  const output = (cmd: Command) => globalOptions(cmd.optsWithGlobals(), io.env).output;
+
+  const get = root.command('get').description('list leases or candidates');
+  get
+    .command('leases')
+    .description('every lease: holder, fencing token, strategy, election, preferred holder, renewal and expiry')
+    .action((_opts, cmd: Command) => withDb(cmd, getLeases));
+  get
+    .command('candidates')
+    .argument('[lease]', 'only this lease’s candidates (default: all)')
+    .description('candidates: versions, priority, strategies, renewal, ping/ack, identity')
+    .action((lease: string | undefined, _opts, cmd: Command) => withDb(cmd, (ctx) => getCandidates(ctx, parse(CandidatesArgs, { lease }, 'arguments'))));
+
+  root
+    .command('describe')
+    .description('everything about one lease')
+    .command('lease')
+    .argument('<name>', 'the lease')
+    .description('a lease in full, its candidates in the coordinator’s order, and what the coordinator does next')
+    .action((lease: string, _opts, cmd: Command) => withDb(cmd, (ctx) => describeLease(ctx, parse(LeaseArg, { lease }, 'arguments'))));
+
+  root
+    .command('set-priority')
+    .argument('<lease>')
+    .argument('<candidate>')
+    .argument('[priority]', 'a whole number ≥ 1; higher wins')
+    .option('--for <duration>', 'the pin expires after this long, e.g. 30m, 2h')
+    .option('--clear', 'remove the candidate’s priority')
+    .description('pin a candidate’s priority (an operator’s override of the version order), or clear it')
+    .action((lease: string, candidate: string, priority: string | undefined, opts: { for?: string; clear?: boolean }, cmd: Command) =>
+      withDb(cmd, (ctx) => setPriority(ctx, parse(SetPriorityArgs, { lease, candidate, priority, for: opts.for, clear: opts.clear }, 'set-priority arguments'))),
+    );
+
+  root
+    .command('set-strategy')
+    .argument('<lease>')
+    .argument('[strategy]', KNOWN_STRATEGIES.join(' or '))
+    .option('--clear', 'remove the operator’s strategy: the candidates’ consensus decides again')
+    .option('--third-party', 'allow a strategy Conclave does not run (a third party elects)')
+    .description('set the lease’s strategy (sticky; the coordinator never overwrites it), or clear it')
+    .action((lease: string, strategy: string | undefined, opts: { clear?: boolean; thirdParty?: boolean }, cmd: Command) =>
+      withDb(cmd, (ctx) => setStrategy(ctx, parse(SetStrategyArgs, { lease, strategy, clear: opts.clear, thirdParty: opts.thirdParty }, 'set-strategy arguments'))),
+    );
+
+  root
+    .command('preempt')
+    .argument('<lease>')
+    .requiredOption('--to <candidate>', 'the candidate that should lead')
+    .option('--for <duration>', 'how long the pin holds (default 10m)')
+    .description('make a candidate the leader: a priority pin above all others; the coordinator preempts the holder')
+    .action((lease: string, opts: { to: string; for?: string }, cmd: Command) => withDb(cmd, (ctx) => preempt(ctx, parse(PreemptArgs, { lease, to: opts.to, for: opts.for }, 'preempt arguments'))));
+
+  root
+    .command('release')
+    .argument('<lease>')
+    .description('end the holder’s term now: it stops at its next renewal, its fenced writes fail at once')
+    .action((lease: string, _opts, cmd: Command) => withDb(cmd, (ctx) => release(ctx, parse(LeaseArg, { lease }, 'arguments'))));
+
+  root
+    .command('watch')
+    .argument('[lease]', 'one lease and its candidates (default: the leases table)')
+    .option('--interval <seconds>', 'seconds between refreshes (default 1)')
+    .option('--count <n>', 'stop after n refreshes')
+    .description('redraw the leases (or one lease) every interval; holder changes are highlighted')
+    .action((lease: string | undefined, opts: { interval?: string; count?: string }, cmd: Command) =>
+      withDb(cmd, (ctx) => watch(ctx, parse(WatchArgs, { lease, interval: opts.interval, count: opts.count }, 'watch arguments'), pace())),
+    );
+
+  root
+    .command('events')
+    .option('--events-file <path>', 'the local runtime’s events file (default .local/events.jsonl)')
+    .option('-f, --follow', 'keep reading lines appended to the file')
+    .option('--lease <name>', 'only events of this lease')
+    .option('--type <detail-type>', `only events of this detail-type: ${DETAIL_TYPES.map((t) => `"${t}"`).join(', ')}`)
+    .description('tail the local events (JSON lines written by `npm start`), validated; bad lines are reported and skipped')
+    .action(async (opts: { eventsFile?: string; follow?: boolean; lease?: string; type?: string }, cmd: Command) => {
+      const args = parse(EventsArgs, opts, 'events options');
+      await events({ sink: io, output: output(cmd) }, args, pace());
+    });
+  return root;
+}
+
+/** Runs the CLI on `argv` (without node and the script); returns the exit code. */
+export async function main(argv: readonly string[], given: Partial<CliIO> = {}): Promise<number> {
+  const io: CliIO = { ...defaultIO(), ...given };
+  const stop = new AbortController();
+  const onSignal = () => stop.abort();
+  const pace = () => {
+    if (io.pace) return io.pace;
+    process.once('SIGINT', onSignal).once('SIGTERM', onSignal);
+    return realPace(stop.signal);
+  };
+  try {
+    await program(io, pace).parseAsync([...argv], { from: 'user' });
+    return 0;
+  } catch (e) {
+    if (e instanceof CommanderError) return e.exitCode === 0 ? 0 : 2; // commander printed the message
+    const known = e instanceof ValidationError ? new CliError(e.message) : e; // withDb explained the rest
+    if (known instanceof CliError) {
+      io.err(`error: ${known.message}`);
+      return known.exitCode;
+    }
+    io.err(`unexpected error (a bug: please report it): ${known instanceof Error ? (known.stack ?? known.message) : String(known)}`);
+    return 1;
+  } finally {
+    process.off('SIGINT', onSignal).off('SIGTERM', onSignal);
+  }
+}

@@ -1,0 +1,88 @@
+/**
+ * Operator priority pins (candidate `priority`, `priorityExpiresAt`). The coordinator alone
+ * decides elections: `preempt` is a pin the coordinator's own rules then act on.
+ */
+import { decide, ignoredLastPing } from '../election/decide.js';
+import { effectivePriority, rank } from '../election/ordering.js';
+import { strategyConsensus } from '../election/strategy.js';
+import { isCandidateStale, liveCandidates } from '../election/vacancy.js';
+import type { Candidate } from '../schemas/candidate.js';
+import type { Lease } from '../schemas/lease.js';
+import { OLDEST_EMULATION_VERSION } from '../schemas/strategy.js';
+import { CandidateStore, type CandidatePatch } from '../stores/candidate-store.js';
+import { printJson, type CliContext } from './context.js';
+import { CliError } from './errors.js';
+import { nextStep } from './explain.js';
+import { relative, span } from './format.js';
+import { snapshot, unknownCandidate, type Snapshot } from './read.js';
+
+async function candidateOf(ctx: CliContext, lease: string, name: string): Promise<{ snap: Snapshot; candidate: Candidate }> {
+  const snap = await snapshot(ctx, lease);
+  const candidate = snap.candidates.find((c) => c.name === name);
+  if (!candidate) throw unknownCandidate(lease, name, snap.candidates);
+  return { snap, candidate };
+}
+
+/** What the coordinator will do once `written` is in place, in words. */
+function foreseen(ctx: CliContext, snap: Snapshot, written: Candidate, now: number): string {
+  const candidates = snap.candidates.map((c) => (c.name === written.name ? written : c));
+  return nextStep(decide(written.leaseName, snap.read.item, candidates, now, ctx.config), snap.read.item);
+}
+
+/** Why the coordinator does not elect on the lease (its strategy is not OldestEmulationVersion), or undefined. */
+function notElected(lease: Lease | undefined, candidates: readonly Candidate[], now: number, ctx: CliContext): string | undefined {
+  if (lease?.strategy) return lease.strategy === OLDEST_EMULATION_VERSION ? undefined : `its strategy is ${lease.strategy} (set by an operator)`;
+  const consensus = strategyConsensus(liveCandidates(candidates, now, ctx.config.candidateStaleAfterMs));
+  if (!consensus.ok) return consensus.message;
+  return consensus.strategy === OLDEST_EMULATION_VERSION ? undefined : `its candidates agree on ${consensus.strategy}`;
+}
+
+const until = (at: number, now: number) => `until ${relative(at, now)} (${new Date(at).toISOString()})`;
+
+/** `conclave set-priority LEASE CANDIDATE N [--for D]` and `… --clear`: conditioned on the revision read. */
+export async function setPriority(ctx: CliContext, args: { lease: string; candidate: string; priority?: number | undefined; for?: number | undefined; clear: boolean }): Promise<void> {
+  const { snap, candidate } = await candidateOf(ctx, args.lease, args.candidate);
+  const now = ctx.clock.now();
+  if (args.clear && candidate.priority === undefined) {
+    ctx.sink.err(`${candidate.name} on lease ${candidate.leaseName} has no priority; nothing to clear`);
+    return ctx.output === 'json' ? printJson(ctx, candidate) : undefined;
+  }
+  const patch: CandidatePatch = args.clear
+    ? { remove: ['priority', 'priorityExpiresAt'] }
+    : { set: { priority: args.priority, priorityExpiresAt: args.for === undefined ? undefined : now + args.for }, remove: args.for === undefined ? ['priorityExpiresAt'] : [] };
+  const written = await ctx.candidates.write(CandidateStore.readOf(candidate), patch);
+  if (ctx.output === 'json') return printJson(ctx, written);
+  if (args.clear) ctx.sink.out(`cleared the priority of ${written.name} on lease ${written.leaseName} (was ${candidate.priority})`);
+  else {
+    const expiry = written.priorityExpiresAt === undefined ? 'with no expiry (it lasts until `--clear` or the worker restarts; `--for 1h` sets an expiry)' : until(written.priorityExpiresAt, now);
+    ctx.sink.out(`set the priority of ${written.name} on lease ${written.leaseName} to ${written.priority}, ${expiry}`);
+  }
+  ctx.sink.out(`the coordinator's next step: ${foreseen(ctx, snap, written, now)}`);
+}
+
+/**
+ * `conclave preempt LEASE --to CANDIDATE [--for D]`: pins CANDIDATE one above every other
+ * candidate's priority in force, with an expiry; the coordinator then preempts the holder.
+ */
+export async function preempt(ctx: CliContext, args: { lease: string; to: string; for: number }): Promise<void> {
+  const { snap, candidate } = await candidateOf(ctx, args.lease, args.to);
+  const lease = snap.read.item;
+  const now = ctx.clock.now();
+  if (lease?.holderIdentity === candidate.name) throw new CliError(`${candidate.name} already holds lease ${args.lease}; nothing to preempt (\`conclave describe lease ${args.lease}\` shows the candidates)`);
+  if (!rank(candidate, now)) throw new CliError(`${candidate.name} cannot be elected: its versions do not parse (emulation "${candidate.emulationVersion}", binary "${candidate.binaryVersion}"); its worker must register valid versions`);
+  if (isCandidateStale(candidate, now, ctx.config.candidateStaleAfterMs)) {
+    throw new CliError(`${candidate.name} has not renewed for ${span(now - candidate.renewTime)}, so the coordinator does not count it; is its worker running?`);
+  }
+  const others = snap.candidates.filter((c) => c.name !== candidate.name);
+  const priority = Math.max(0, ...others.map((c) => effectivePriority(c, now))) + 1;
+  const pinned: Candidate = { ...candidate, priority, priorityExpiresAt: now + args.for };
+  const unelected = notElected(lease, snap.candidates, now, ctx);
+  if (unelected) throw new CliError(`the coordinator does not elect on lease ${args.lease}: ${unelected} — first run \`conclave set-strategy ${args.lease} OldestEmulationVersion\``);
+  const decision = decide(args.lease, lease, [...others, pinned], now, ctx.config);
+  const written = await ctx.candidates.write(CandidateStore.readOf(candidate), { set: { priority: pinned.priority, priorityExpiresAt: pinned.priorityExpiresAt } });
+  if (ctx.output === 'json') return printJson(ctx, written);
+  ctx.sink.out(`pinned ${written.name} on lease ${args.lease} at priority ${written.priority} (one above every other candidate), ${until(written.priorityExpiresAt!, now)}`);
+  ctx.sink.out(`the coordinator's next step: ${nextStep(decision, lease)}`);
+  if (ignoredLastPing(candidate, now, ctx.config.ackWindowMs)) ctx.sink.out(`note: ${candidate.name} ignored its last ping; the coordinator prefers it only once it renews on its own`);
+  ctx.sink.out(`when the pin expires the usual order applies again and may move leadership back; \`conclave set-priority ${args.lease} ${written.name} --clear\` ends it sooner`);
+}

@@ -1,0 +1,72 @@
+/** Reads for the commands: consistent, parsed by the stores, unknown names answered with the known ones. */
+import type { Candidate } from '../schemas/candidate.js';
+import type { Lease } from '../schemas/lease.js';
+import type { InvalidItem, Scanned } from '../stores/item-store.js';
+import type { LeaseRead } from '../stores/lease-store.js';
+import type { CliContext } from './context.js';
+import { CliError, listNames } from './errors.js';
+import { byName } from './views.js';
+
+async function collect<T>(pages: AsyncGenerator<Scanned<T>[]>): Promise<{ items: T[]; invalid: InvalidItem[] }> {
+  const items: T[] = [];
+  const invalid: InvalidItem[] = [];
+  for await (const page of pages) {
+    for (const s of page) {
+      if (s.ok) items.push(s.item);
+      else invalid.push(s.invalid);
+    }
+  }
+  return { items, invalid };
+}
+
+/** Rows that do not match their schema take no part in elections; the CLI says so on stderr. */
+export function reportInvalid(ctx: Pick<CliContext, 'sink'>, invalid: readonly InvalidItem[]): void {
+  for (const i of invalid) ctx.sink.err(`warning: skipped a row that does not match its schema (the coordinator ignores it too): ${i.error.message}`);
+}
+
+export async function scanLeases(ctx: CliContext): Promise<Lease[]> {
+  const { items, invalid } = await collect(ctx.leases.scan());
+  reportInvalid(ctx, invalid);
+  return items.sort(byName);
+}
+
+export async function scanCandidates(ctx: CliContext): Promise<Candidate[]> {
+  const { items, invalid } = await collect(ctx.candidates.scan());
+  reportInvalid(ctx, invalid);
+  return items.sort((a, b) => (a.leaseName < b.leaseName ? -1 : a.leaseName > b.leaseName ? 1 : byName(a, b)));
+}
+
+/** Every lease name known: rows of the leases table and leases that only have candidates so far. */
+async function knownLeases(ctx: CliContext): Promise<string[]> {
+  const [leases, candidates] = await Promise.all([collect(ctx.leases.scan()), collect(ctx.candidates.scan())]);
+  return [...new Set([...leases.items.map((l) => l.name), ...candidates.items.map((c) => c.leaseName)])].sort();
+}
+
+export async function unknownLease(ctx: CliContext, name: string): Promise<CliError> {
+  const known = await knownLeases(ctx);
+  return new CliError(
+    `no lease "${name}" in ${ctx.target.tables.leases} (and no candidates for it in ${ctx.target.tables.candidates}); ` +
+      (known.length ? `leases: ${listNames(known)}` : 'there are no leases yet — is --table-prefix right?'),
+  );
+}
+
+export function unknownCandidate(lease: string, name: string, candidates: readonly Candidate[]): CliError {
+  return new CliError(
+    `"${name}" is not a candidate of lease "${lease}"; ` +
+      (candidates.length ? `its candidates: ${listNames(candidates.map((c) => c.name).sort())}` : 'the lease has no candidates (see `conclave get candidates`)'),
+  );
+}
+
+export interface Snapshot {
+  read: LeaseRead;
+  /** The lease's candidates (valid rows), by name. */
+  candidates: Candidate[];
+}
+
+/** The lease row and its candidates; a name with neither is an unknown lease. */
+export async function snapshot(ctx: CliContext, name: string): Promise<Snapshot> {
+  const [read, list] = await Promise.all([ctx.leases.read(name), ctx.candidates.list(name)]);
+  reportInvalid(ctx, list.invalid);
+  if (!read.item && list.candidates.length === 0 && list.invalid.length === 0) throw await unknownLease(ctx, name);
+  return { read, candidates: list.candidates.sort(byName) };
+}

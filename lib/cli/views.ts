@@ -1,0 +1,74 @@
+/** What the tables' rows look like to an operator: one place for every column and field. */
+import { ignoredLastPing } from '../election/decide.js';
+import { effectivePriority } from '../election/ordering.js';
+import { leaseExpiresAt } from '../election/vacancy.js';
+import type { Candidate } from '../schemas/candidate.js';
+import type { ElectionConfig } from '../schemas/config.js';
+import type { Lease } from '../schemas/lease.js';
+import { dash, relative, type Column } from './format.js';
+
+/** The strategy in force: an operator's (sticky), else the one the holder was elected under. */
+export function strategyOf(l: Lease): string {
+  if (l.strategy) return `${l.strategy} (operator)`;
+  return dash(l.electedStrategy);
+}
+
+/** The open election, else the last failure, else `-`. */
+export function electionOf(l: Lease, now: number): string {
+  if (l.election) {
+    const e = l.election;
+    return `${e.id} ${e.holder ? 're-election' : 'open'}, acks ${now < e.deadline ? `until ${relative(e.deadline, now)}` : `closed ${relative(e.deadline, now)}`}`;
+  }
+  if (l.lastElectionFailure) return `failed ${relative(l.lastElectionFailure.at, now)} (${l.lastElectionFailure.reason})`;
+  return '-';
+}
+
+export function holderOf(l: Lease): string {
+  if (l.holderIdentity) return l.holderIdentity;
+  return l.lastHolderIdentity ? `- (was ${l.lastHolderIdentity})` : '-';
+}
+
+export function leaseColumns(now: number): Column<Lease>[] {
+  return [
+    { header: 'NAME', cell: (l) => l.name },
+    { header: 'HOLDER', cell: holderOf },
+    { header: 'TOKEN', cell: (l) => String(l.fencingToken) },
+    { header: 'STRATEGY', cell: strategyOf },
+    { header: 'ELECTION', cell: (l) => electionOf(l, now) },
+    { header: 'PREFERRED', cell: (l) => dash(l.preferredHolder) },
+    { header: 'RENEWED', cell: (l) => relative(l.renewTime, now) },
+    { header: 'EXPIRES', cell: (l) => (l.holderIdentity ? relative(leaseExpiresAt(l), now) : '-') },
+  ];
+}
+
+/** `5`, `5 (expires in 9m)`, `5 (expired 1m ago, counts as none)`, `-`. */
+export function priorityOf(c: Candidate, now: number): string {
+  if (c.priority === undefined) return '-';
+  if (c.priorityExpiresAt === undefined) return String(c.priority);
+  return effectivePriority(c, now) === 0 ? `${c.priority} (expired ${relative(c.priorityExpiresAt, now)}, counts as none)` : `${c.priority} (expires ${relative(c.priorityExpiresAt, now)})`;
+}
+
+/** Whether the candidate answered the coordinator's last ping. */
+export function pingOf(c: Candidate, now: number, config: ElectionConfig): string {
+  if (c.pingTime === undefined) return '-';
+  const pinged = `pinged ${relative(c.pingTime, now)}`;
+  if (c.renewTime >= c.pingTime) return `acked (${pinged})`; // the candidate schema's rule
+  if (ignoredLastPing(c, now, config.ackWindowMs)) return `ignored (${pinged})`;
+  return `pending (${pinged})`;
+}
+
+export function candidateColumns(now: number, config: ElectionConfig): Column<Candidate>[] {
+  return [
+    { header: 'NAME', cell: (c) => c.name },
+    { header: 'LEASE', cell: (c) => c.leaseName },
+    { header: 'EMULATION', cell: (c) => c.emulationVersion },
+    { header: 'BINARY', cell: (c) => c.binaryVersion },
+    { header: 'PRIORITY', cell: (c) => priorityOf(c, now) },
+    { header: 'STRATEGIES', cell: (c) => c.preferredStrategies.join(',') },
+    { header: 'RENEWED', cell: (c) => relative(c.renewTime, now) },
+    { header: 'PING/ACK', cell: (c) => pingOf(c, now, config) },
+    { header: 'IDENTITY', cell: (c) => dash(c.identity) },
+  ];
+}
+
+export const byName = <T extends { name: string }>(a: T, b: T): number => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);

@@ -1,0 +1,74 @@
+import type { Lease } from '../schemas/lease.js';
+import type { CliContext, Pace } from './context.js';
+import { describeJson, describeLines } from './describe.js';
+import { CLEAR_SCREEN, style, table } from './format.js';
+import { scanLeases, snapshot } from './read.js';
+import { holderOf, leaseColumns } from './views.js';
+
+interface Term {
+  holder: string | undefined;
+  fencingToken: number;
+}
+
+/** Each lease's term as last drawn: a different holder on the next frame is highlighted. */
+type Seen = Map<string, Term>;
+
+const termOf = (l: Lease): Term => ({ holder: l.holderIdentity, fencingToken: l.fencingToken });
+
+function changes(before: Seen | undefined, leases: readonly Lease[]): Map<string, Term> {
+  const changed = new Map<string, Term>();
+  if (!before) return changed;
+  for (const l of leases) {
+    const was = before.get(l.name);
+    if (was && was.holder !== l.holderIdentity) changed.set(l.name, was);
+  }
+  return changed;
+}
+
+const changeLine = (name: string, was: Term, now: Term) =>
+  `holder changed on ${name}: ${was.holder ?? '(none)'} → ${now.holder ?? '(none)'} (fencing token ${was.fencingToken} → ${now.fencingToken})`;
+
+async function frame(ctx: CliContext, lease: string | undefined, seen: Seen | undefined): Promise<{ lines: string[]; seen: Seen }> {
+  const now = ctx.clock.now();
+  if (lease) {
+    const snap = await snapshot(ctx, lease);
+    const l = snap.read.item;
+    if (ctx.output === 'json') return { lines: [JSON.stringify(describeJson(l, snap.candidates, now, ctx.config))], seen: new Map() };
+    const changed = l ? changes(seen, [l]) : new Map<string, Term>();
+    const lines = describeLines(lease, l, snap.candidates, now, ctx.config);
+    for (const [name, was] of changed) lines.unshift(style(ctx.sink.color, 'bold', changeLine(name, was, termOf(l!))), '');
+    return { lines, seen: new Map(l ? [[l.name, termOf(l)]] : []) };
+  }
+  const leases = await scanLeases(ctx);
+  if (ctx.output === 'json') return { lines: [JSON.stringify(leases)], seen: new Map() };
+  const changed = changes(seen, leases);
+  const columns = leaseColumns(now).map((c) =>
+    c.header === 'HOLDER' ? { ...c, cell: (l: Lease) => (changed.has(l.name) ? `${style(ctx.sink.color, 'inverse', holderOf(l))} (new)` : holderOf(l)) } : c,
+  );
+  const lines = leases.length ? table(columns, leases) : [`no leases in ${ctx.target.tables.leases} yet`];
+  for (const l of leases) {
+    const was = changed.get(l.name);
+    if (was) lines.push(style(ctx.sink.color, 'bold', changeLine(l.name, was, termOf(l))));
+  }
+  return { lines, seen: new Map(leases.map((l) => [l.name, termOf(l)])) };
+}
+
+/**
+ * `conclave watch [LEASE]`: redraws the leases table (or one lease with its candidates) every
+ * interval until stopped, or `count` times. A terminal is cleared between frames; elsewhere
+ * (a pipe, a file) frames follow each other under a time line. JSON: one document per line.
+ */
+export async function watch(ctx: CliContext, args: { lease?: string | undefined; interval: number; count?: number | undefined }, pace: Pace): Promise<void> {
+  let seen: Seen | undefined;
+  for (let n = 1; !pace.signal.aborted; n++) {
+    const f = await frame(ctx, args.lease, seen);
+    seen = f.seen;
+    if (ctx.output === 'json') ctx.sink.out(f.lines.join('\n'));
+    else {
+      const title = `conclave watch${args.lease ? ` ${args.lease}` : ''} — every ${args.interval}s — ${new Date(ctx.clock.now()).toISOString()}`;
+      ctx.sink.out([ctx.sink.color ? `${CLEAR_SCREEN}${title}` : `${n > 1 ? '\n' : ''}${title}`, '', ...f.lines].join('\n'));
+    }
+    if (args.count !== undefined && n >= args.count) return;
+    await pace.sleep(args.interval * 1000);
+  }
+}

@@ -1,0 +1,69 @@
+import { describe, expect, it } from 'vitest';
+import { Duration, PriorityArg, globalOptions } from '../../lib/cli/args.js';
+import { relative, span, table } from '../../lib/cli/format.js';
+import { ValidationError } from '../../lib/schemas/validation.js';
+
+describe('CLI input schemas', () => {
+  it.each([
+    ['90s', 90_000],
+    ['10m', 600_000],
+    ['2h', 7_200_000],
+    ['1h30m', 5_400_000],
+    [' 5m ', 300_000],
+  ])('duration %j is %d ms', (input, ms) => expect(Duration.parse(input)).toBe(ms));
+
+  it.each(['10', '10x', 'm', '1.5h', '0s', '-1m', '10m5h', ''])('duration %j is refused', (input) => expect(Duration.safeParse(input).success).toBe(false));
+
+  it.each([
+    ['1', 1],
+    ['2147483647', 2_147_483_647],
+  ])('priority %j', (input, n) => expect(PriorityArg.parse(input)).toBe(n));
+
+  it.each(['0', '-1', '1.5', 'ten', '2147483648'])('priority %j is refused', (input) => expect(PriorityArg.safeParse(input).success).toBe(false));
+
+  it('global options: flags win over the environment, which wins over the defaults', () => {
+    expect(globalOptions({}, {})).toMatchObject({ endpoint: undefined, tablePrefix: 'conclave', output: 'table', tables: { leases: 'conclave-leases', candidates: 'conclave-candidates', identities: 'conclave-identities' } });
+    const env = { CONCLAVE_ENDPOINT: 'http://127.0.0.1:9', CONCLAVE_TABLE_PREFIX: 'envp' };
+    expect(globalOptions({}, env)).toMatchObject({ endpoint: 'http://127.0.0.1:9', tables: { leases: 'envp-leases' } });
+    expect(globalOptions({ endpoint: 'http://localhost:8000', tablePrefix: 'flag', leasesTable: 'my-leases', output: 'json' }, env)).toMatchObject({
+      endpoint: 'http://localhost:8000',
+      output: 'json',
+      tables: { leases: 'my-leases', candidates: 'flag-candidates', identities: 'flag-identities' },
+    });
+  });
+
+  it('a bad global option is a ValidationError naming the option', () => {
+    const e = (() => {
+      try {
+        return globalOptions({ endpoint: 'localhost', candidatesTable: 'x' }, {});
+      } catch (err) {
+        return err;
+      }
+    })();
+    expect(e).toBeInstanceOf(ValidationError);
+    expect((e as ValidationError).fields.sort()).toEqual(['endpoint']);
+    expect(() => globalOptions({ candidatesTable: 'x' }, {})).toThrow(/candidatesTable: must be a DynamoDB table name/);
+  });
+});
+
+describe('formatting', () => {
+  it.each([
+    [0, '0s'],
+    [59_999, '59s'],
+    [60_000, '1m'],
+    [310_000, '5m10s'],
+    [3_600_000 * 3 + 300_000, '3h5m'],
+    [86_400_000 * 2 + 3_600_000 * 4, '2d4h'],
+  ])('span(%d) = %s', (ms, text) => expect(span(ms)).toBe(text));
+
+  it('relative times read as ages and countdowns', () => {
+    expect(relative(1000, 4000)).toBe('3s ago');
+    expect(relative(16_000, 4000)).toBe('in 12s');
+    expect(relative(undefined, 4000)).toBe('-');
+  });
+
+  it('tables align columns, styled cells included', () => {
+    const rows = [{ a: 'x', b: '1' }, { a: '\x1b[7mlonger\x1b[0m', b: '22' }];
+    expect(table([{ header: 'A', cell: (r) => r.a }, { header: 'B', cell: (r) => r.b }], rows)).toEqual(['A        B', 'x        1', '\x1b[7mlonger\x1b[0m   22']);
+  });
+});

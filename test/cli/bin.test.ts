@@ -1,0 +1,119 @@
+import { appendFileSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Lease } from '../../lib/schemas/lease.js';
+import { MIN, NOW, cand, lease } from '../fixtures.js';
+import { bin, binChild, cliHarness, type CliHarness } from './harness.js';
+
+/** The real `bin/conclave.mjs` in a child process: tsx, commander, exit codes and streams as a user sees them. */
+let h: CliHarness;
+beforeAll(async () => {
+  h = await cliHarness('cli-bin');
+  // Stamps near the real time: the bin runs on the system clock.
+  const now = Date.now();
+  await h.seedLease(lease('b1', { name: 'bl', renewTime: now, acquireTime: now - MIN }));
+  await h.seedCandidate(cand('b1', '1.30.0', '1.30.0', { leaseName: 'bl', renewTime: now }));
+  await h.seedCandidate(cand('b2', '1.31.0', '1.31.0', { leaseName: 'bl', renewTime: now }));
+});
+afterAll(() => h.t.drop());
+
+const noStack = (s: string) => expect(s).not.toMatch(/^\s+at /m);
+
+describe('bin/conclave.mjs', () => {
+  it('--help lists the commands, exit 0', () => {
+    const r = bin(['--help']);
+    expect(r.status).toBe(0);
+    for (const c of ['get', 'describe', 'set-priority', 'set-strategy', 'preempt', 'release', 'watch', 'events']) expect(r.stdout).toMatch(new RegExp(`^  ${c} `, 'm'));
+  });
+
+  it('get leases: table and -o json', () => {
+    const t = bin([...h.target, 'get', 'leases']);
+    expect(t.status).toBe(0);
+    expect(t.stdout).toMatch(/^NAME +HOLDER +TOKEN +STRATEGY +ELECTION +PREFERRED +RENEWED +EXPIRES\nbl +b1 +7 +- +- +- +\d+s ago +in \d+s\n$/);
+    const j = bin([...h.target, '-o', 'json', 'get', 'leases']);
+    expect((JSON.parse(j.stdout) as Lease[]).map((l) => [l.name, l.holderIdentity])).toEqual([['bl', 'b1']]);
+  });
+
+  it('set-priority and release write to the table', async () => {
+    const p = bin([...h.target, 'set-priority', 'bl', 'b2', '3', '--for', '1h']);
+    expect(p.stderr).toBe('');
+    expect(p.status).toBe(0);
+    const c = (await h.candidates.read('bl', 'b2')).item!;
+    expect(c.priority).toBe(3);
+    expect(c.priorityExpiresAt! - c.renewTime).toBeGreaterThan(59 * MIN);
+    const r = bin([...h.target, 'release', 'bl']);
+    expect(r.status).toBe(0);
+    expect(r.stdout).toMatch(/b1 stops leading at its next renewal; its writes fenced with token 7 fail from now on/);
+    const after = (await h.leases.read('bl')).item!;
+    expect(after.lastHolderIdentity).toBe('b1');
+    expect(after).not.toHaveProperty('holderIdentity');
+    const again = bin([...h.target, 'release', 'bl']);
+    expect(again.status).toBe(1);
+    expect(again.stderr).toBe('error: lease bl has no holder (the last one was b1); nothing to release\n');
+  });
+
+  it('an unreachable endpoint: exit 1, what to do, no stack trace', () => {
+    const r = bin(['--endpoint', 'http://127.0.0.1:1', 'describe', 'lease', 'x']);
+    expect(r.status).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toMatch(/^error: cannot reach DynamoDB at http:\/\/127\.0\.0\.1:1 \(ECONNREFUSED\) — is `npm start -- --serve` running\?/);
+    noStack(r.stderr);
+  });
+
+  it('no credentials: exit 1 with how to configure them', () => {
+    const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('AWS_') && !k.startsWith('CONCLAVE_')));
+    const r = bin(['--region', 'eu-west-1', 'get', 'leases'], {
+      ...env,
+      AWS_EC2_METADATA_DISABLED: 'true', // no instance metadata lookup: the chain ends at once
+      AWS_CONFIG_FILE: join(tmpdir(), 'conclave-no-such-config'),
+      AWS_SHARED_CREDENTIALS_FILE: join(tmpdir(), 'conclave-no-such-credentials'),
+    });
+    expect(r.status).toBe(1);
+    expect(r.stderr).toMatch(/^error: no AWS credentials found — configure them \(aws configure, aws sso login with AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY\), or pass --endpoint URL for DynamoDB Local\n$/);
+  });
+
+  it('a usage error exits 2', () => {
+    const r = bin(['set-priority', 'bl']);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(/missing required argument 'candidate'/);
+  });
+
+  it('watch --count 2 draws two frames and exits', () => {
+    const r = bin([...h.target, 'watch', '--count', '2', '--interval', '0.1']);
+    expect(r.status).toBe(0);
+    expect(r.stdout.match(/^conclave watch — every 0\.1s — /gm)).toHaveLength(2);
+    expect(r.stdout.match(/^bl /gm)).toHaveLength(2);
+  });
+
+  it('events: filters, and a bad line reported on stderr with its number', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'conclave-bin-events-'));
+    const file = join(dir, 'events.jsonl');
+    const ev = (lease: string, holder: string, token: number) =>
+      JSON.stringify({ time: new Date(NOW).toISOString(), source: 'conclave', detailType: 'Leader Elected', detail: { id: `e${token}:x`, lease, time: new Date(NOW).toISOString(), holder, fencingToken: token, leaseTransitions: 0 } });
+    writeFileSync(file, [ev('a', 'x1', 1), 'not json', ev('b', 'y1', 1)].join('\n') + '\n');
+    const r = bin(['events', '--events-file', file, '--lease', 'b', '--type', 'Leader Elected']);
+    expect(r.status).toBe(0);
+    expect(r.stdout).toBe('2026-01-01T12:00:00.000Z  Leader Elected               b  y1 leads, fencing token 1\n');
+    expect(r.stderr).toMatch(new RegExp(`^${file}:2: skipped: not JSON`));
+  });
+
+  it('events --follow picks up an appended line, and stops on SIGTERM with exit 0', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'conclave-bin-follow-'));
+    const file = join(dir, 'events.jsonl');
+    const ev = (holder: string, token: number) =>
+      JSON.stringify({ time: new Date(NOW + token).toISOString(), source: 'conclave', detailType: 'Leader Elected', detail: { id: `f${token}:x`, lease: 'f', time: new Date(NOW + token).toISOString(), holder, fencingToken: token, leaseTransitions: token - 1 } });
+    writeFileSync(file, `${ev('first', 1)}\n`);
+    const p = binChild(['events', '--follow', '--events-file', file]);
+    try {
+      await p.until(/first leads/);
+      appendFileSync(file, `${ev('second', 2)}\n`);
+      await p.until(/second leads/);
+    } finally {
+      p.child.kill('SIGTERM');
+    }
+    expect(await p.exited).toBe(0);
+    expect(p.out().trim().split('\n')).toHaveLength(2);
+    expect(p.err()).toBe('');
+  });
+});

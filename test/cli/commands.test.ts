@@ -1,0 +1,370 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cliContext } from '../../lib/cli/context.js';
+import { CliError, explain } from '../../lib/cli/errors.js';
+import { release } from '../../lib/cli/lease-writes.js';
+import { setPriority } from '../../lib/cli/priority.js';
+import { manualClock } from '../../lib/clock.js';
+import type { Candidate } from '../../lib/schemas/candidate.js';
+import type { Lease } from '../../lib/schemas/lease.js';
+import { CandidateStore, type CandidatePatch, type CandidateRead } from '../../lib/stores/candidate-store.js';
+import { ConflictError } from '../../lib/stores/errors.js';
+import { LeaseStore, type Term } from '../../lib/stores/lease-store.js';
+import { MIN, NOW, SEC, cand, lease } from '../fixtures.js';
+import { cliHarness, runMain, type CliHarness } from './harness.js';
+
+let h: CliHarness;
+/** Three seconds after the rows were written: ages are exact. */
+const at = () => manualClock(NOW + 3 * SEC);
+
+beforeAll(async () => {
+  h = await cliHarness('cli');
+  // component-A: w1 holds; w2 has the older emulation version and is fresh; w3 is stale; w4's versions do not parse.
+  await h.seedLease(lease('w1', { holderInstance: 'w1-i1', electedStrategy: 'OldestEmulationVersion' }));
+  await h.seedCandidate(cand('w1', '1.31.0', '1.31.0', { identity: 'w1-i1' }));
+  await h.seedCandidate(cand('w2', '1.30.0', '1.31.0', { identity: 'w2-i1', pingTime: NOW - 20 * SEC, renewTime: NOW - SEC }));
+  await h.seedCandidate(cand('w3', '1.29.0', '1.29.0', { renewTime: NOW - 40 * MIN }));
+  await h.seedCandidate(cand('w4', 'v1.x', '1.31.0', { priority: 9, priorityExpiresAt: NOW + 10 * MIN }));
+  // jobs: no holder, an operator's strategy, an open election and a failure.
+  await h.seedLease(lease(undefined, { name: 'jobs', lastHolderIdentity: 'j1', strategy: 'NoCoordination', election: { id: 'jobs#4', startedAt: NOW - SEC, deadline: NOW + 4 * SEC, strategy: 'NoCoordination' } }));
+  await h.seedCandidate(cand('j2', '1.30.0', '1.30.0', { leaseName: 'jobs' }));
+});
+afterAll(() => h.t.drop());
+
+describe('get', () => {
+  it('get leases: an aligned table with holder, token, strategy, election, ages', async () => {
+    const r = await h.run(['get', 'leases'], { clock: at() });
+    expect(r.code).toBe(0);
+    const lines = r.out.split('\n');
+    expect(lines[0]).toMatch(/^NAME\s+HOLDER\s+TOKEN\s+STRATEGY\s+ELECTION\s+PREFERRED\s+RENEWED\s+EXPIRES$/);
+    const row = (name: string) => lines.find((l) => l.startsWith(`${name} `))!.split(/\s{3,}/);
+    expect(row('component-A')).toEqual(['component-A', 'w1', '7', 'OldestEmulationVersion', '-', '-', '3s ago', 'in 7s']);
+    expect(row('jobs')).toEqual(['jobs', '- (was j1)', '7', 'NoCoordination (operator)', 'jobs#4 open, acks until in 1s', '-', '3s ago', '-']);
+    // Columns line up: each header starts where its cells start.
+    const col = lines[0]!.indexOf('TOKEN');
+    expect(lines.slice(1).every((l) => /\S/.test(l[col]!) && l[col - 1] === ' ')).toBe(true);
+  });
+
+  it('get leases -o json: the items as parsed, one document', async () => {
+    const r = await h.run(['get', 'leases', '-o', 'json'], { clock: at() });
+    expect(r.code).toBe(0);
+    const items = JSON.parse(r.out) as Lease[];
+    expect(items.map((l) => l.name)).toEqual(['component-A', 'jobs']);
+    expect(items[0]).toEqual({ ...lease('w1', { holderInstance: 'w1-i1', electedStrategy: 'OldestEmulationVersion' }), revision: 1 });
+  });
+
+  it('get candidates LEASE: versions, priority with expiry, strategies, renewal, ping state, identity', async () => {
+    const r = await h.run(['get', 'candidates', 'component-A'], { clock: at() });
+    expect(r.code).toBe(0);
+    const lines = r.out.split('\n');
+    expect(lines[0]).toMatch(/^NAME\s+LEASE\s+EMULATION\s+BINARY\s+PRIORITY\s+STRATEGIES\s+RENEWED\s+PING\/ACK\s+IDENTITY$/);
+    const row = (name: string) => lines.find((l) => l.startsWith(`${name} `))!.split(/\s{3,}/);
+    expect(row('w1')).toEqual(['w1', 'component-A', '1.31.0', '1.31.0', '-', 'OldestEmulationVersion', '3s ago', '-', 'w1-i1']);
+    expect(row('w2')).toEqual(['w2', 'component-A', '1.30.0', '1.31.0', '-', 'OldestEmulationVersion', '4s ago', 'acked (pinged 23s ago)', 'w2-i1']);
+    expect(row('w3')[6]).toBe('40m3s ago');
+    expect(row('w4')[4]).toBe('9 (expires in 9m57s)');
+    expect(lines).toHaveLength(5);
+  });
+
+  it('get candidates without a lease scans every lease', async () => {
+    const r = await h.run(['get', 'candidates', '-o', 'json'], { clock: at() });
+    expect((JSON.parse(r.out) as Candidate[]).map((c) => `${c.leaseName}/${c.name}`)).toEqual(['component-A/w1', 'component-A/w2', 'component-A/w3', 'component-A/w4', 'jobs/j2']);
+  });
+
+  it('an unknown lease lists the ones that exist', async () => {
+    const r = await h.run(['get', 'candidates', 'nope'], { clock: at() });
+    expect(r.code).toBe(1);
+    expect(r.err).toBe(`error: no lease "nope" in ${h.prefix}-leases (and no candidates for it in ${h.prefix}-candidates); leases: component-A, jobs`);
+  });
+});
+
+describe('describe lease', () => {
+  it('shows every field, the candidates in the coordinator’s order, the pick and why, and the next step', async () => {
+    const r = await h.run(['describe', 'lease', 'component-A'], { clock: at() });
+    expect(r.code).toBe(0);
+    const out = r.out;
+    expect(out).toMatch(/^Holder: +w1 \(instance w1-i1\)$/m);
+    expect(out).toMatch(/^State: +held, term ends in 7s$/m);
+    expect(out).toMatch(/^Fencing token: +7 \(transitions: 3\)$/m);
+    expect(out).toMatch(/^Acquired: +5m3s ago \(2026-01-01T11:55:00\.000Z\)$/m);
+    expect(out).toMatch(/^Strategy: +not set: the candidates agree on OldestEmulationVersion$/m);
+    expect(out).toMatch(/^Election: +none open$/m);
+    const ranking = out.split('\n').filter((l) => /^ {2}[-\d] /.test(l)).map((l) => l.trim().split(/\s{3,}/));
+    expect(ranking.map((c) => [c[0], c[1]])).toEqual([['1', 'w2'], ['2', 'w1'], ['-', 'w3'], ['-', 'w4']]);
+    expect(ranking[1]!.at(-1)).toBe('holder, fresh');
+    expect(ranking[2]!.at(-1)).toBe('stale (not renewed for 30m): not counted');
+    expect(ranking[3]!.at(-1)).toBe('versions do not parse: never elected');
+    expect(out).toMatch(/^Best candidate: +w2: older emulation version than w1 \(1\.30\.0 < 1\.31\.0\)$/m);
+    expect(out).toMatch(/^Next step: +ask w1 to yield to w2 \(preferredHolder\); w1 releases at its next renewal/m);
+  });
+
+  it('shows an open election, an operator strategy and the vacancy', async () => {
+    const r = await h.run(['describe', 'lease', 'jobs'], { clock: at() });
+    expect(r.out).toMatch(/^State: +vacant: no holder$/m);
+    expect(r.out).toMatch(/^Strategy: +NoCoordination \(set by an operator; sticky until `conclave set-strategy jobs --clear`\)$/m);
+    expect(r.out).toMatch(/^Election: +jobs#4: started 4s ago, acks until in 1s, strategy NoCoordination$/m);
+    expect(r.out).toMatch(/^Next step: +cancel election jobs#4 \(strategyChanged\)$/m);
+  });
+
+  it('a lease with candidates but no row yet: what the coordinator will do with it', async () => {
+    await h.seedCandidate(cand('c1', '1.30.0', '1.30.0', { leaseName: 'no-row', renewTime: NOW + 2 * SEC }));
+    const r = await h.run(['describe', 'lease', 'no-row'], { clock: at() });
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/^State: +vacant: no lease row yet \(the coordinator writes it at the first election\)$/m);
+    expect(r.out).toMatch(/^Best candidate: +c1: the only candidate that counts$/m);
+    expect(r.out).toMatch(/^Next step: +elect c1 with fencing token 1$/m);
+    const j = await h.run(['describe', 'lease', 'no-row', '-o', 'json'], { clock: at() });
+    expect(JSON.parse(j.out)).toMatchObject({ lease: null, candidates: [{ name: 'c1' }] });
+  });
+
+  it('-o json: the lease row and its candidate rows, best first', async () => {
+    const r = await h.run(['-o', 'json', 'describe', 'lease', 'component-A'], { clock: at() });
+    const doc = JSON.parse(r.out) as { lease: Lease; candidates: Candidate[] };
+    expect(doc.lease.holderIdentity).toBe('w1');
+    expect(doc.candidates.map((c) => c.name)).toEqual(['w2', 'w1', 'w3', 'w4']);
+  });
+
+  it('an unknown lease is an error that lists the leases', async () => {
+    const r = await h.run(['describe', 'lease', 'nope'], { clock: at() });
+    expect(r).toMatchObject({ code: 1, out: '' });
+    expect(r.err).toMatch(/no lease "nope" .*; leases: component-A, jobs, no-row$/);
+  });
+});
+
+describe('set-priority', () => {
+  beforeAll(async () => {
+    await h.seedLease(lease('p1', { name: 'prio' }));
+    await h.seedCandidate(cand('p1', '1.30.0', '1.30.0', { leaseName: 'prio' }));
+    await h.seedCandidate(cand('p2', '1.31.0', '1.31.0', { leaseName: 'prio' }));
+  });
+
+  it('pins a priority with an expiry, conditioned on the revision read, and says what the coordinator does next', async () => {
+    const clock = at();
+    const r = await h.run(['set-priority', 'prio', 'p2', '5', '--for', '10m'], { clock });
+    expect(r.code).toBe(0);
+    expect(r.out).toBe(
+      'set the priority of p2 on lease prio to 5, until in 10m (2026-01-01T12:10:03.000Z)\n' +
+        "the coordinator's next step: ask p1 to yield to p2 (preferredHolder); p1 releases at its next renewal and the next election elects p2",
+    );
+    const c = (await h.candidates.read('prio', 'p2')).item!;
+    expect(c).toMatchObject({ priority: 5, priorityExpiresAt: NOW + 3 * SEC + 10 * MIN, revision: 2 });
+  });
+
+  it('without --for the pin has no expiry, and says so', async () => {
+    const r = await h.run(['set-priority', 'prio', 'p2', '6'], { clock: at() });
+    expect(r.out).toMatch(/to 6, with no expiry \(it lasts until `--clear` or the worker restarts/);
+    const c = (await h.candidates.read('prio', 'p2')).item!;
+    expect(c.priority).toBe(6);
+    expect(c.priorityExpiresAt).toBeUndefined();
+  });
+
+  it('--clear removes it; -o json prints the candidate as written', async () => {
+    const r = await h.run(['set-priority', 'prio', 'p2', '--clear', '-o', 'json'], { clock: at() });
+    expect(r.code).toBe(0);
+    const written = JSON.parse(r.out) as Candidate;
+    expect(written).toEqual((await h.candidates.read('prio', 'p2')).item);
+    expect(written.priority).toBeUndefined();
+    expect(written.priorityExpiresAt).toBeUndefined();
+  });
+
+  it.each([
+    [['0'], /priority: must be > 0/],
+    [['1.5'], /priority: must be a whole number ≥ 1/],
+    [['ten'], /priority: must be a whole number ≥ 1/],
+    [[], /priority: is required: a whole number ≥ 1 \(or --clear/],
+    [['3', '--clear'], /priority: give either a priority or --clear/],
+    [['3', '--for', '10x'], /for: must be a duration like 90s, 10m, 2h or 1h30m/],
+    [['3', '--for', '0m'], /for: must be longer than 0s/],
+  ])('refuses %j, naming the field, exit 1', async (rest, message) => {
+    const r = await h.run(['set-priority', 'prio', 'p2', ...rest], { clock: at() });
+    expect(r.code).toBe(1);
+    expect(r.err).toMatch(/^error: invalid set-priority arguments: /);
+    expect(r.err).toMatch(message);
+    expect(r.err).not.toMatch(/\n\s+at /); // no stack trace
+  });
+
+  it('an unknown candidate lists the lease’s candidates', async () => {
+    const r = await h.run(['set-priority', 'prio', 'nobody', '3'], { clock: at() });
+    expect(r).toMatchObject({ code: 1, err: 'error: "nobody" is not a candidate of lease "prio"; its candidates: p1, p2' });
+  });
+
+  it('a lost race is a ConflictError that says to run again, and writes nothing', async () => {
+    // A store whose write races with a concurrent writer: the real condition fails on DynamoDB Local.
+    class Racing extends CandidateStore {
+      override async write(read: CandidateRead, patch: CandidatePatch) {
+        await super.write(await this.read(read.key['leaseName']!, read.key['name']!), { set: { labels: { by: 'someone else' } } });
+        return super.write(read, patch);
+      }
+    }
+    const ctx = cliContext(h.t.client, { tablePrefix: h.prefix, tables: h.t.names }, { clock: at(), sink: { out: () => {}, err: () => {}, color: false }, output: 'table' });
+    ctx.candidates = new Racing(h.t.client, h.t.names.candidates);
+    const e = await setPriority(ctx, { lease: 'prio', candidate: 'p1', priority: 4, clear: false }).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(ConflictError);
+    const told = await explain(e, ctx.target);
+    expect(told).toBeInstanceOf(CliError);
+    expect((told as CliError).message).toMatch(/^the row changed while writing \(candidate "prio"\/"p1" .* changed since revision \d+ was read \(now revision \d+\)\); nothing was written — run the command again$/);
+    expect((await h.candidates.read('prio', 'p1')).item?.priority).toBeUndefined();
+  });
+});
+
+describe('set-strategy', () => {
+  it('creates a lease row without a holder when there is none', async () => {
+    const r = await h.run(['set-strategy', 'brand-new', 'NoCoordination'], { clock: at() });
+    expect(r.code).toBe(0);
+    expect(r.out).toBe(
+      'set the strategy of lease brand-new to NoCoordination — created the lease row, without a holder\n' +
+        'from now on the coordinator leaves the lease alone; workers acquire it directly (a plain client-go race)',
+    );
+    expect((await h.leases.read('brand-new')).item).toEqual({ name: 'brand-new', strategy: 'NoCoordination', leaseDurationSeconds: 15, leaseTransitions: 0, fencingToken: 0, revision: 1 });
+  });
+
+  it('changes and clears the strategy of an existing lease, keeping the rest', async () => {
+    await h.seedLease(lease('s1', { name: 'strat' }));
+    expect((await h.run(['set-strategy', 'strat', 'OldestEmulationVersion'], { clock: at() })).code).toBe(0);
+    expect((await h.leases.read('strat')).item).toMatchObject({ strategy: 'OldestEmulationVersion', holderIdentity: 's1', fencingToken: 7, revision: 2 });
+    const r = await h.run(['set-strategy', 'strat', '--clear'], { clock: at() });
+    expect(r.out).toMatch(/^cleared the strategy of lease strat \(was OldestEmulationVersion\)\nfrom now on the candidates’ preferredStrategies decide again/);
+    const after = (await h.leases.read('strat')).item!;
+    expect(after.strategy).toBeUndefined();
+    expect(after).toMatchObject({ holderIdentity: 's1', revision: 3 });
+  });
+
+  it('an unknown strategy lists the valid ones; a third party’s needs --third-party', async () => {
+    const r = await h.run(['set-strategy', 'strat', 'Newest'], { clock: at() });
+    expect(r.code).toBe(1);
+    expect(r.err).toBe('error: invalid set-strategy arguments: strategy: "Newest" is not a strategy Conclave runs; valid: OldestEmulationVersion, NoCoordination (a strategy a third party elects by needs --third-party)');
+    const ok = await h.run(['set-strategy', 'strat', 'example.com/Custom', '--third-party'], { clock: at() });
+    expect(ok.out).toMatch(/a third party elects under "example\.com\/Custom"/);
+    expect((await h.leases.read('strat')).item?.strategy).toBe('example.com/Custom');
+  });
+});
+
+describe('preempt', () => {
+  beforeAll(async () => {
+    await h.seedLease(lease('q1', { name: 'pre' }));
+    await h.seedCandidate(cand('q1', '1.30.0', '1.30.0', { leaseName: 'pre' }));
+    await h.seedCandidate(cand('q2', '1.31.0', '1.31.0', { leaseName: 'pre', priority: 2 }));
+    await h.seedCandidate(cand('q3', '1.31.0', '1.31.0', { leaseName: 'pre', priority: 7, priorityExpiresAt: NOW - MIN }));
+  });
+
+  it('pins the candidate one above every other priority in force, for 10 minutes by default, and says what happens', async () => {
+    const r = await h.run(['preempt', 'pre', '--to', 'q3'], { clock: at() });
+    expect(r.code).toBe(0);
+    expect(r.out.split('\n')).toEqual([
+      'pinned q3 on lease pre at priority 3 (one above every other candidate), until in 10m (2026-01-01T12:10:03.000Z)',
+      "the coordinator's next step: ask q1 to yield to q3 (preferredHolder); q1 releases at its next renewal and the next election elects q3",
+      'when the pin expires the usual order applies again and may move leadership back; `conclave set-priority pre q3 --clear` ends it sooner',
+    ]);
+    expect((await h.candidates.read('pre', 'q3')).item).toMatchObject({ priority: 3, priorityExpiresAt: NOW + 3 * SEC + 10 * MIN });
+    // The coordinator decides: the lease itself is not written.
+    expect((await h.leases.read('pre')).item).toMatchObject({ holderIdentity: 'q1', revision: 1 });
+  });
+
+  it('--for sets the pin’s length; -o json prints the candidate', async () => {
+    const r = await h.run(['preempt', 'pre', '--to', 'q2', '--for', '1h', '-o', 'json'], { clock: at() });
+    expect(JSON.parse(r.out)).toMatchObject({ name: 'q2', priority: 4, priorityExpiresAt: NOW + 3 * SEC + 60 * MIN });
+  });
+
+  it('refuses the holder, an unknown candidate, and a lease the coordinator does not elect', async () => {
+    expect(await h.run(['preempt', 'pre', '--to', 'q1'], { clock: at() })).toMatchObject({ code: 1, err: expect.stringMatching(/^error: q1 already holds lease pre; nothing to preempt/) });
+    expect(await h.run(['preempt', 'pre', '--to', 'q9'], { clock: at() })).toMatchObject({ code: 1, err: 'error: "q9" is not a candidate of lease "pre"; its candidates: q1, q2, q3' });
+    const r = await h.run(['preempt', 'jobs', '--to', 'j2'], { clock: at() });
+    expect(r.code).toBe(1);
+    expect(r.err).toBe('error: the coordinator does not elect on lease jobs: its strategy is NoCoordination (set by an operator) — first run `conclave set-strategy jobs OldestEmulationVersion`');
+    expect((await h.candidates.read('jobs', 'j2')).item?.priority).toBeUndefined();
+  });
+
+  it('refuses a candidate that cannot win: stale, or versions that do not parse', async () => {
+    expect((await h.run(['preempt', 'component-A', '--to', 'w3'], { clock: at() })).err).toMatch(/w3 has not renewed for 40m3s, so the coordinator does not count it; is its worker running\?/);
+    expect((await h.run(['preempt', 'component-A', '--to', 'w4'], { clock: at() })).err).toMatch(/w4 cannot be elected: its versions do not parse \(emulation "v1\.x"/);
+  });
+
+  it('a missing --to is a usage error (exit 2)', async () => {
+    const r = await h.run(['preempt', 'pre'], { clock: at() });
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(/required option '--to <candidate>' not specified/);
+  });
+});
+
+describe('release', () => {
+  it('ends the holder’s term like the SDK’s release and says what follows', async () => {
+    await h.seedLease(lease('r1', { name: 'rel', holderInstance: 'r1-i', preferredHolder: 'r2', vacancyReport: { by: 'r3', at: NOW, observedRevision: 1 } }));
+    const r = await h.run(['release', 'rel'], { clock: at() });
+    expect(r.code).toBe(0);
+    expect(r.out.split('\n')).toEqual([
+      "released lease rel: r1's term (fencing token 7) is over",
+      'r1 stops leading at its next renewal; its writes fenced with token 7 fail from now on',
+      'no candidate can be elected now: the lease stays vacant until one registers and renews',
+    ]);
+    const after = (await h.leases.read('rel')).item!;
+    expect(after).toEqual({ name: 'rel', lastHolderIdentity: 'r1', leaseDurationSeconds: 10, renewTime: NOW + 3 * SEC, acquireTime: NOW - 5 * MIN, leaseTransitions: 3, fencingToken: 7, electedBy: 'coordinator', revision: 2 });
+  });
+
+  it('names the candidate the coordinator will elect next, even when it is the same holder', async () => {
+    await h.seedLease(lease('n1', { name: 'rel-next' }));
+    await h.seedCandidate(cand('n1', '1.30.0', '1.30.0', { leaseName: 'rel-next' }));
+    await h.seedCandidate(cand('n2', '1.31.0', '1.31.0', { leaseName: 'rel-next' }));
+    expect((await h.run(['release', 'rel-next'], { clock: at() })).out.split('\n')[2]).toBe(
+      'the coordinator elects the next holder at its next reconcile, with a new fencing token: the best candidate is still n1 (`conclave preempt rel-next --to …` picks another)',
+    );
+    await h.seedLease(lease('n1', { name: 'rel-other' }));
+    await h.seedCandidate(cand('n1', '1.31.0', '1.31.0', { leaseName: 'rel-other' }));
+    await h.seedCandidate(cand('n2', '1.30.0', '1.30.0', { leaseName: 'rel-other' }));
+    expect((await h.run(['release', 'rel-other'], { clock: at() })).out.split('\n')[2]).toBe(
+      'the coordinator elects the next holder at its next reconcile, with a new fencing token: the best candidate now is n2',
+    );
+  });
+
+  it('a lease without a holder is an error; so is an unknown one', async () => {
+    expect(await h.run(['release', 'rel'], { clock: at() })).toMatchObject({ code: 1, err: 'error: lease rel has no holder (the last one was r1); nothing to release' });
+    expect((await h.run(['release', 'nope'], { clock: at() })).err).toMatch(/^error: no lease "nope" .*; leases: .*rel/);
+  });
+
+  it('a term that ended between the read and the write is not released', async () => {
+    await h.seedLease(lease('old', { name: 'rel-race' }));
+    class Racing extends LeaseStore {
+      override async releaseTerm(name: string, term: Term, now: number) {
+        const read = await this.read(name);
+        await this.write(read, { set: { holderIdentity: 'new', fencingToken: term.fencingToken + 1 } }); // a new term began meanwhile
+        return super.releaseTerm(name, term, now);
+      }
+    }
+    const ctx = cliContext(h.t.client, { tablePrefix: h.prefix, tables: h.t.names }, { clock: at(), sink: { out: () => {}, err: () => {}, color: false }, output: 'table' });
+    ctx.leases = new Racing(h.t.client, h.t.names.leases);
+    await expect(release(ctx, { lease: 'rel-race' })).rejects.toThrow(/^the row changed while writing: the term of old \(fencing token 7\) had already ended; nothing was written — run the command again/);
+    expect((await h.leases.read('rel-race')).item).toMatchObject({ holderIdentity: 'new', fencingToken: 8 });
+  });
+});
+
+describe('where DynamoDB is', () => {
+  it('an unreachable endpoint says how to start local mode', async () => {
+    const r = await runMain(['--endpoint', 'http://127.0.0.1:1', 'get', 'leases']);
+    expect(r.code).toBe(1);
+    expect(r.err).toBe('error: cannot reach DynamoDB at http://127.0.0.1:1 (ECONNREFUSED) — is `npm start -- --serve` running? It prints the endpoint to pass as --endpoint URL (or set CONCLAVE_ENDPOINT)');
+  });
+
+  it('a missing table is named, with the prefixes that do exist', async () => {
+    const r = await runMain(['--endpoint', h.endpoint, '--table-prefix', 'no-such', 'describe', 'lease', 'x']);
+    expect(r.code).toBe(1);
+    expect(r.err).toMatch(/^error: tables no-such-leases, no-such-candidates, no-such-identities do not exist at http:\/\/127\.0\.0\.1:\d+ \(prefix "no-such"\) — pass --table-prefix PREFIX/);
+    expect(r.err).toContain(h.prefix);
+    const one = await runMain(['--endpoint', h.endpoint, '--table-prefix', h.prefix, '--candidates-table', 'no-such-table', 'get', 'candidates']);
+    expect(one.err).toMatch(/^error: table no-such-table does not exist/);
+  });
+
+  it('CONCLAVE_ENDPOINT and CONCLAVE_TABLE_PREFIX stand in for the flags', async () => {
+    const r = await runMain(['get', 'leases', '-o', 'json'], { env: { CONCLAVE_ENDPOINT: h.endpoint, CONCLAVE_TABLE_PREFIX: h.prefix } });
+    expect(r.code).toBe(0);
+    expect((JSON.parse(r.out) as Lease[]).map((l) => l.name)).toContain('component-A');
+  });
+
+  it('bad global options are named', async () => {
+    expect(await runMain(['--endpoint', 'localhost:8000', 'get', 'leases'])).toMatchObject({ code: 1, err: 'error: invalid global options: endpoint: must be an http(s) URL such as http://127.0.0.1:8000' });
+    expect(await runMain(['-o', 'yaml', 'get', 'leases'])).toMatchObject({ code: 1, err: 'error: invalid global options: output: must be one of: table, json' });
+  });
+
+  it('an unknown command is a usage error (exit 2)', async () => {
+    const r = await runMain(['frobnicate']);
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(/unknown command 'frobnicate'/);
+  });
+});

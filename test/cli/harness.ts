@@ -1,0 +1,88 @@
+import { spawn, spawnSync, type SpawnSyncReturns } from 'node:child_process';
+import { inject } from 'vitest';
+import type { Clock } from '../../lib/clock.js';
+import type { Pace } from '../../lib/cli/context.js';
+import { main } from '../../lib/cli/main.js';
+import type { Candidate } from '../../lib/schemas/candidate.js';
+import type { Lease } from '../../lib/schemas/lease.js';
+import { CandidateStore } from '../../lib/stores/candidate-store.js';
+import { LeaseStore } from '../../lib/stores/lease-store.js';
+import { testTables, type TestTables } from '../support.js';
+
+export interface Run {
+  code: number;
+  out: string;
+  err: string;
+}
+
+export interface CliHarness {
+  t: TestTables;
+  leases: LeaseStore;
+  candidates: CandidateStore;
+  endpoint: string;
+  /** The tables' prefix, for --table-prefix. */
+  prefix: string;
+  /** The global options that point at this file's tables. */
+  target: string[];
+  seedLease(l: Lease): Promise<Lease>;
+  seedCandidate(c: Candidate): Promise<Candidate>;
+  /** `conclave <target> …argv`, in-process. */
+  run(argv: string[], io?: { clock?: Clock; pace?: Pace; env?: Record<string, string | undefined> }): Promise<Run>;
+}
+
+/** Runs the CLI in-process with a given clock; output captured. */
+export async function runMain(argv: string[], io: { clock?: Clock; pace?: Pace; env?: Record<string, string | undefined> } = {}): Promise<Run> {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await main(argv, { out: (s) => out.push(s), err: (s) => err.push(s), color: false, env: io.env ?? {}, ...(io.clock ? { clock: io.clock } : {}), ...(io.pace ? { pace: io.pace } : {}) });
+  return { code, out: out.join('\n'), err: err.join('\n') };
+}
+
+export async function cliHarness(label: string): Promise<CliHarness> {
+  const t = await testTables(label);
+  const leases = new LeaseStore(t.client, t.names.leases);
+  const candidates = new CandidateStore(t.client, t.names.candidates);
+  const endpoint = inject('ddbEndpoint');
+  const prefix = t.names.leases.replace(/-leases$/, '');
+  const target = ['--endpoint', endpoint, '--table-prefix', prefix];
+  return {
+    t,
+    leases,
+    candidates,
+    endpoint,
+    prefix,
+    target,
+    // Seeded through the stores: revision 1, as a first write makes it.
+    seedLease: ({ name, revision: _r, ...set }) => leases.write(LeaseStore.readOf(name, undefined), { set }),
+    seedCandidate: ({ leaseName, name, revision: _r, ...set }) => candidates.write({ key: { leaseName, name }, item: undefined, revision: 0 }, { set }),
+    run: (argv, io = {}) => runMain([...target, ...argv], io),
+  };
+}
+
+/** The real bin, as a user runs it (Node 22: the one running vitest). */
+export function bin(argv: string[], env: Record<string, string | undefined> = process.env): SpawnSyncReturns<string> {
+  return spawnSync(process.execPath, ['bin/conclave.mjs', ...argv], { encoding: 'utf8', timeout: 60_000, env: { ...env, NO_COLOR: '1' } });
+}
+
+/** The bin as a long-running child (events --follow, watch), stdout collected as it comes. */
+export function binChild(argv: string[]) {
+  const child = spawn(process.execPath, ['bin/conclave.mjs', ...argv], { env: { ...process.env, NO_COLOR: '1' } });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (b: Buffer) => (out += b.toString()));
+  child.stderr.on('data', (b: Buffer) => (err += b.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return {
+    child,
+    out: () => out,
+    err: () => err,
+    exited,
+    /** Resolves once stdout matches, or rejects with what was printed when the child exits first. */
+    async until(pattern: RegExp): Promise<void> {
+      while (!pattern.test(out)) {
+        if (child.exitCode !== null) throw new Error(`exited ${child.exitCode} before ${pattern}: ${out}\n${err}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    },
+  };
+}

@@ -1,0 +1,160 @@
+import { appendFileSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Pace } from '../../lib/cli/context.js';
+import { summary } from '../../lib/cli/events.js';
+import { manualClock } from '../../lib/clock.js';
+import { NOW, SEC, cand, lease } from '../fixtures.js';
+import { cliHarness, runMain, type CliHarness } from './harness.js';
+
+/** A pace that runs `steps` in turn instead of waiting, and records what it was asked to wait. */
+function scripted(steps: (() => void | Promise<void>)[]): Pace & { waits: number[]; stop: AbortController } {
+  const stop = new AbortController();
+  const waits: number[] = [];
+  return {
+    stop,
+    waits,
+    signal: stop.signal,
+    async sleep(ms) {
+      waits.push(ms);
+      await steps.shift()?.();
+    },
+  };
+}
+
+describe('watch', () => {
+  let h: CliHarness;
+  beforeAll(async () => {
+    h = await cliHarness('cli-watch');
+    await h.seedLease(lease('a1', { name: 'wl' }));
+    await h.seedCandidate(cand('a1', '1.30.0', '1.30.0', { leaseName: 'wl' }));
+    await h.seedCandidate(cand('a2', '1.30.0', '1.31.0', { leaseName: 'wl' }));
+  });
+  afterAll(() => h.t.drop());
+
+  it('--count 2 draws two frames, one interval apart, and highlights a change of holder', async () => {
+    const pace = scripted([
+      async () => {
+        await h.leases.write(await h.leases.read('wl'), { set: { holderIdentity: 'a2', fencingToken: 8 } });
+      },
+    ]);
+    const r = await h.run(['watch', '--count', '2'], { clock: manualClock(NOW + 3 * SEC), pace });
+    expect(r.code).toBe(0);
+    expect(pace.waits).toEqual([1000]);
+    const frames = r.out.split(/^conclave watch — every 1s — .*$/m).slice(1);
+    expect(frames).toHaveLength(2);
+    const row = (frame: string) => frame.split('\n').find((l) => l.startsWith('wl '))!.split(/\s{3,}/).slice(0, 3);
+    expect(row(frames[0]!)).toEqual(['wl', 'a1', '7']);
+    expect(frames[0]).not.toMatch(/holder changed/);
+    expect(row(frames[1]!)).toEqual(['wl', 'a2 (new)', '8']);
+    expect(frames[1]).toMatch(/^holder changed on wl: a1 → a2 \(fencing token 7 → 8\)$/m);
+  });
+
+  it('watch LEASE shows the lease with its candidates; --interval sets the wait; -o json is a document a frame', async () => {
+    const pace = scripted([]);
+    const r = await h.run(['watch', 'wl', '--count', '2', '--interval', '0.5', '-o', 'json'], { clock: manualClock(NOW + 3 * SEC), pace });
+    expect(pace.waits).toEqual([500]);
+    const docs = r.out.split('\n').map((l) => JSON.parse(l) as { lease: { name: string }; candidates: { name: string }[] });
+    expect(docs).toHaveLength(2);
+    expect(docs[1]!.lease.name).toBe('wl');
+    expect(docs[1]!.candidates.map((c) => c.name)).toEqual(['a1', 'a2']);
+    const table = await h.run(['watch', 'wl', '--count', '1'], { clock: manualClock(NOW + 3 * SEC), pace: scripted([]) });
+    expect(table.out).toMatch(/^Holder: +a2$/m);
+    expect(table.out).toMatch(/^Best candidate: +a1: same emulation version as a2, older binary \(1\.30\.0 < 1\.31\.0\)$/m);
+  });
+
+  it('stops when interrupted', async () => {
+    const pace = scripted([() => pace.stop.abort()]);
+    const r = await h.run(['watch'], { clock: manualClock(NOW), pace });
+    expect(r.code).toBe(0);
+    expect(r.out.match(/^conclave watch/gm)).toHaveLength(1);
+  });
+
+  it('refuses an unknown lease and a bad --count or --interval', async () => {
+    expect((await h.run(['watch', 'nope', '--count', '1'], { pace: scripted([]) })).err).toMatch(/^error: no lease "nope" .*; leases: wl$/);
+    expect(await h.run(['watch', '--count', '0'], { pace: scripted([]) })).toMatchObject({ code: 1, err: 'error: invalid watch arguments: count: must be ≥ 1' });
+    expect(await h.run(['watch', '--interval', 'fast'], { pace: scripted([]) })).toMatchObject({ code: 1, err: 'error: invalid watch arguments: interval: must be a number of seconds, e.g. 1 or 0.5' });
+  });
+});
+
+const iso = (ms: number) => new Date(ms).toISOString();
+const line = (detailType: string, detail: Record<string, unknown>, at = NOW) => JSON.stringify({ time: iso(at), source: 'conclave', detailType, detail: { id: `r${at}:x`, time: iso(at), ...detail } });
+
+const EVENTS = [
+  line('Leader Elected', { lease: 'component-A', holder: 'w1', fencingToken: 1, leaseTransitions: 0, electedBy: 'coordinator', strategy: 'OldestEmulationVersion' }, NOW),
+  '{"time": "2026-01-01T12:00:01.000Z", oops',
+  line('Leader Elected', { lease: 'jobs', holder: 'j1', fencingToken: 1, leaseTransitions: 0 }, NOW + SEC),
+  line('Leader Changed', { lease: 'component-A', previousHolder: 'w1', fencingToken: 2 }, NOW + 2 * SEC), // no holder
+  line('Leader Vanished', { lease: 'component-A' }, NOW + 3 * SEC),
+  '',
+  line('Leader Changed', { lease: 'component-A', previousHolder: 'w1', holder: 'w2', fencingToken: 2 }, NOW + 4 * SEC),
+];
+
+describe('events', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'conclave-events-'));
+  const file = join(dir, 'events.jsonl');
+  writeFileSync(file, `${EVENTS.join('\n')}\n`);
+
+  it('prints each valid event in a line; a line that does not parse is reported with its number and skipped', async () => {
+    const r = await runMain(['events', '--events-file', file]);
+    expect(r.code).toBe(0);
+    expect(r.out.split('\n')).toEqual([
+      '2026-01-01T12:00:00.000Z  Leader Elected               component-A  w1 leads, fencing token 1, by coordinator under OldestEmulationVersion',
+      '2026-01-01T12:00:01.000Z  Leader Elected               jobs  j1 leads, fencing token 1',
+      '2026-01-01T12:00:04.000Z  Leader Changed               component-A  w1 → w2, fencing token 2',
+    ]);
+    const err = r.err.split('\n');
+    expect(err).toHaveLength(3);
+    expect(err[0]).toMatch(new RegExp(`^${file}:2: skipped: not JSON`));
+    expect(err[1]).toBe(`${file}:4: skipped: invalid "Leader Changed" event detail: holder: Invalid input: expected string, received undefined`);
+    expect(err[2]).toMatch(new RegExp(`^${file}:5: skipped: invalid Conclave event: detail-type: "Leader Vanished" is not a Conclave detail-type; expected one of: Leader Elected, `));
+  });
+
+  it('filters by lease and by detail-type; -o json is one document of the events as parsed', async () => {
+    const byLease = await runMain(['events', '--events-file', file, '--lease', 'jobs']);
+    expect(byLease.out.split('\n')).toHaveLength(1);
+    expect(byLease.out).toMatch(/Leader Elected +jobs/);
+    const byType = await runMain(['events', '--events-file', file, '--type', 'Leader Changed', '-o', 'json']);
+    const docs = JSON.parse(byType.out) as { detailType: string; detail: { holder: string } }[];
+    expect(docs).toEqual([{ time: iso(NOW + 4 * SEC), source: 'conclave', detailType: 'Leader Changed', detail: { id: `r${NOW + 4 * SEC}:x`, time: iso(NOW + 4 * SEC), lease: 'component-A', previousHolder: 'w1', holder: 'w2', fencingToken: 2 } }]);
+  });
+
+  it('an unknown --type lists the detail-types; a missing file says where it comes from', async () => {
+    const r = await runMain(['events', '--events-file', file, '--type', 'Leader Vanished']);
+    expect(r.code).toBe(1);
+    expect(r.err).toMatch(/^error: invalid events options: type: must be one of: "Leader Elected", "Leader Changed", "Leader Preemption Requested", "Lease Released", /);
+    const missing = await runMain(['events', '--events-file', join(dir, 'nope.jsonl')]);
+    expect(missing.code).toBe(1);
+    expect(missing.err).toBe(`error: no events file at ${join(dir, 'nope.jsonl')} — \`npm start -- --serve\` writes .local/events.jsonl in the folder it runs in (its --dir option); pass --events-file PATH`);
+  });
+
+  it('a detail-type without its own summary line shows its fields as they are', () => {
+    const detail = { id: 'x', lease: 'l', time: iso(NOW), previousHolder: 'w1', fencingToken: 3, reason: 'Task stopped' };
+    expect(summary({ detailType: 'Something New', detail } as never)).toBe('previousHolder w1, fencingToken 3, reason Task stopped');
+  });
+
+  it('--follow prints what is there, then lines as they are appended (a line written in two parts once), until stopped', async () => {
+    const followed = join(dir, 'followed.jsonl');
+    writeFileSync(followed, `${EVENTS[0]}\n`);
+    const next = line('Lease Released', { lease: 'component-A', previousHolder: 'w2', fencingToken: 2 }, NOW + 9 * SEC);
+    const pace = {
+      ...(() => {
+        const stop = new AbortController();
+        const steps = [
+          () => appendFileSync(followed, next.slice(0, 20)),
+          () => appendFileSync(followed, `${next.slice(20)}\n`),
+          () => stop.abort(),
+        ];
+        return { signal: stop.signal, sleep: async () => steps.shift()?.() };
+      })(),
+    };
+    const r = await runMain(['events', '--follow', '--events-file', followed], { pace });
+    expect(r.code).toBe(0);
+    expect(r.err).toBe('');
+    expect(r.out.split('\n')).toEqual([
+      '2026-01-01T12:00:00.000Z  Leader Elected               component-A  w1 leads, fencing token 1, by coordinator under OldestEmulationVersion',
+      '2026-01-01T12:00:09.000Z  Lease Released               component-A  w2 released (fencing token 2)',
+    ]);
+  });
+});
