@@ -5,7 +5,8 @@
  */
 import { pickBest } from '../election/ordering.js';
 import type { LocalRuntime } from './runtime.js';
-import { WorkerProcess, type WorkerEvent, type WorkerSpec } from './worker-process.js';
+import { startEcsWorker } from './ecs-worker.js';
+import type { WorkerEvent, WorkerProcess, WorkerSpec } from './worker-process.js';
 
 export interface DemoOptions {
   /** A shorter play (start, one upgrade step, a crash, a hand-off) for CI. */
@@ -52,8 +53,12 @@ export async function playStories(rt: LocalRuntime, opts: DemoOptions = {}): Pro
   const steps: StepResult[] = [];
   let story = '';
 
-  const start = (spec: Omit<WorkerSpec, 'lease' | 'timing'>) => {
-    const w = new WorkerProcess({ ...spec, lease: LEASE, timing: DEMO_TIMING }, { endpoint: rt.endpoint, tablePrefix: rt.tables.leases.replace(/-leases$/, '') });
+  // Every worker runs as a local ECS task: its own task metadata endpoint, and a STOPPED event
+  // for the platform function when it exits (switched off for the crash without the signal).
+  const tasks = new Map<WorkerProcess, { signal: boolean }>();
+  const start = async (spec: Omit<WorkerSpec, 'lease' | 'timing'>) => {
+    const w = await startEcsWorker(rt, { ...spec, lease: LEASE, timing: DEMO_TIMING });
+    tasks.set(w, w.task);
     w.on((e) => {
       if (e.event !== 'started' && e.event !== 'stopped') return;
       timeline.push(e);
@@ -112,7 +117,7 @@ export async function playStories(rt: LocalRuntime, opts: DemoOptions = {}): Pro
   };
   const restart = async (name: string, emulationVersion: string, binaryVersion: string) => {
     await workers.get(name)?.stop();
-    await registered(start({ identity: name, emulationVersion, binaryVersion }));
+    await registered(await start({ identity: name, emulationVersion, binaryVersion }));
   };
   const setPriority = async (name: string, priority: number | undefined) => {
     const store = rt.deps.coordinator.candidates;
@@ -125,7 +130,7 @@ export async function playStories(rt: LocalRuntime, opts: DemoOptions = {}): Pro
     print(`\n▸ Three workers stand for lease "${LEASE}", all at ${V_OLD}`);
     await act('w1, w2, w3 start', async () => {
       // One after another: with equal versions the longest-standing candidate wins, so w1 leads.
-      for (const id of ['w1', 'w2', 'w3']) await registered(start({ identity: id, emulationVersion: V_OLD, binaryVersion: V_OLD }));
+      for (const id of ['w1', 'w2', 'w3']) await registered(await start({ identity: id, emulationVersion: V_OLD, binaryVersion: V_OLD }));
     });
 
     story = 'upgrade';
@@ -144,10 +149,17 @@ export async function playStories(rt: LocalRuntime, opts: DemoOptions = {}): Pro
     }
 
     story = 'crash';
-    print('\n▸ A leader crash (SIGKILL): the others wait out its term, then one is elected');
+    print('\n▸ A leader crash (SIGKILL) the platform does not report: the others wait out its term, then one is elected');
     const crashed = leader()!;
+    tasks.get(crashed)!.signal = false;
     await act(`kill -9 ${crashed.identity}`, () => crashed.kill());
-    await act(`restart ${crashed.identity}`, () => registered(start({ identity: crashed.identity, emulationVersion: crashed.spec.emulationVersion, binaryVersion: crashed.spec.binaryVersion })));
+    await act(`restart ${crashed.identity}`, async () => registered(await start({ identity: crashed.identity, emulationVersion: crashed.spec.emulationVersion, binaryVersion: crashed.spec.binaryVersion })));
+
+    story = 'crash-signal';
+    print('\n▸ A leader crash (SIGKILL) with the platform signal: ECS says the task STOPPED, its term ends at once');
+    const signalled = leader()!;
+    await act(`kill -9 ${signalled.identity} (task STOPPED)`, () => signalled.kill());
+    await act(`restart ${signalled.identity}`, async () => registered(await start({ identity: signalled.identity, emulationVersion: signalled.spec.emulationVersion, binaryVersion: signalled.spec.binaryVersion })));
 
     story = 'handoff';
     print('\n▸ A graceful hand-off (SIGTERM): the leader releases, the next election starts at once');
@@ -181,6 +193,11 @@ export async function playStories(rt: LocalRuntime, opts: DemoOptions = {}): Pro
     print(`  ${s.ok ? '✓' : '✗'} ${s.step.padEnd(w)}  leader ${String(s.leader ?? '-').padEnd(3)}  token ${String(s.fencingToken ?? '-').padStart(3)}  ${s.msToNewLeader === undefined ? 'leader unchanged' : `new leader after ${(s.msToNewLeader / 1000).toFixed(1)}s`}${s.note ? `  (${s.note})` : ''}`);
   }
   print(`  Leader Changed events: ${changedEvents()} for ${leaderChanges} leader changes; events published: ${rt.events.length}; dead letters: ${rt.deadLetters.length}`);
+  const failover = (story: string) => steps.find((s) => s.story === story && s.step.startsWith('kill'))?.msToNewLeader;
+  const [plain, signalled] = [failover('crash'), failover('crash-signal')];
+  if (plain !== undefined && signalled !== undefined) {
+    print(`  crash failover: ${(plain / 1000).toFixed(1)}s waiting out the term, ${(signalled / 1000).toFixed(1)}s with the platform signal (lease ${DEMO_TIMING.leaseDurationMs / 1000}s)`);
+  }
   print(`  two leaders at once: ${overlaps === 0 ? 'never' : `${overlaps} time(s)`}`);
   print(`  ${ok ? 'all expectations held' : 'SOME EXPECTATIONS FAILED'} in ${((Date.now() - t0) / 1000).toFixed(1)}s`);
   return { steps, overlaps, leaderChanges, ok };

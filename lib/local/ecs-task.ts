@@ -16,6 +16,8 @@ export interface LocalEcsTask {
   platform: Platform & { kind: 'ecs' };
   /** The environment a container gets: ECS_CONTAINER_METADATA_URI_V4. */
   env: Record<string, string>;
+  /** Whether its STOPPED event reaches the platform function (false: a platform that says nothing). */
+  signal: boolean;
   /** Watches the process; when it exits, the task is STOPPED and `onStopped` gets ECS's event. */
   attach(child: ChildProcess): void;
   close(): Promise<void>;
@@ -66,6 +68,7 @@ export async function startEcsTask(onStopped: (event: Record<string, unknown>) =
   const close = () => new Promise<void>((r) => server.close(() => r()));
   return {
     platform,
+    signal: true,
     env: { ECS_CONTAINER_METADATA_URI_V4: `http://127.0.0.1:${port}${base}` },
     attach(child) {
       child.once('exit', (code, signal) => {

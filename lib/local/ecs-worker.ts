@@ -1,3 +1,4 @@
+import type { LocalEcsTask } from './ecs-task.js';
 import type { LocalRuntime } from './runtime.js';
 import { WorkerProcess, type WorkerSpec } from './worker-process.js';
 
@@ -6,9 +7,9 @@ import { WorkerProcess, type WorkerSpec } from './worker-process.js';
  * endpoint the runtime serves, and its exit becomes ECS's STOPPED event for the platform function
  * (unless `platformSignal` is false: then its lease has to run out, as without the signal).
  */
-export async function startEcsWorker(rt: LocalRuntime, spec: WorkerSpec, opts: { platformSignal?: boolean; signalDelayMs?: number } = {}): Promise<WorkerProcess> {
+export async function startEcsWorker(rt: LocalRuntime, spec: WorkerSpec, opts: { platformSignal?: boolean; signalDelayMs?: number } = {}): Promise<WorkerProcess & { task: LocalEcsTask }> {
   const task = await rt.ecsTask({ signal: opts.platformSignal ?? true, ...(opts.signalDelayMs !== undefined ? { delayMs: opts.signalDelayMs } : {}) });
   const worker = new WorkerProcess(spec, { endpoint: rt.endpoint, tablePrefix: rt.tables.leases.replace(/-leases$/, ''), extra: task.env });
   task.attach(worker.child);
-  return worker;
+  return Object.assign(worker, { task });
 }

@@ -45,6 +45,12 @@ export interface LocalRuntimeOptions {
   onDeadLetter?: (d: DeadLetter) => void;
   /** Wraps the functions' dependencies (fault injection: lost responses, failing publishes). */
   decorate?: (deps: FunctionDeps) => FunctionDeps;
+  /**
+   * Stands between every trigger and its function: stream batches, timer messages and ticks pass
+   * through `intercept(name, event, invoke)`, which may delay, repeat, reorder or withhold them
+   * (fault injection: chaos/). Withholding a tick skips it; holding a batch holds its shard.
+   */
+  intercept?: (name: FunctionName, event: unknown, invoke: (event: unknown) => Promise<unknown>) => Promise<unknown>;
 }
 
 /** One event as the local bus received it. */
@@ -160,7 +166,9 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
   for (const name of Object.keys(wiring) as FunctionName[]) {
     const mod = (await import(/* @vite-ignore */ `../../${wiring[name].entry.replace(/\.ts$/, '.js')}`)) as { makeHandler(d: FunctionDeps): (event: unknown, context: Context) => Promise<unknown> };
     const handler = mod.makeHandler(deps);
-    invokers[name] = (event) => handler(event, lambdaContext(name));
+    const invoke = (event: unknown) => handler(event, lambdaContext(name));
+    const intercept = opts.intercept;
+    invokers[name] = intercept ? (event) => intercept(name, event, invoke) : invoke;
   }
 
   // The platform function: EventBridge invokes it asynchronously — on an error Lambda tries twice
@@ -189,11 +197,12 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
   };
   const tasks = new Set<LocalEcsTask>();
   const ecsTask = async (o: { signal?: boolean; delayMs?: number } = {}) => {
-    const task = await startEcsTask((event) => {
+    const task: LocalEcsTask = await startEcsTask((event) => {
       tasks.delete(task);
-      if (o.signal === false) return;
+      if (!task.signal) return;
       setTimeout(() => void platformEvent(event), o.delayMs ?? 0);
     });
+    task.signal = o.signal ?? true;
     tasks.add(task);
     return task;
   };
