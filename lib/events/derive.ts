@@ -173,6 +173,9 @@ export function eventsFromLeaseChange(change: LeaseChange): ConclaveEvent[] {
   return events;
 }
 
+/** What Candidate Joined and Candidate Expired both say of the row. */
+const candidateFields = (c: Candidate) => ({ candidate: c.name, binaryVersion: c.binaryVersion, emulationVersion: c.emulationVersion, priority: c.priority, identity: c.identity });
+
 /**
  * The events of one change of a candidate row. Pure.
  *
@@ -187,14 +190,7 @@ export function eventsFromCandidateChange(change: CandidateChange): ConclaveEven
   if (!old && neu) {
     const c = { eventID: change.eventID, at: change.at, name: neu.leaseName };
     return [
-      event(c, 'Candidate Joined', {
-        candidate: neu.name,
-        binaryVersion: neu.binaryVersion,
-        emulationVersion: neu.emulationVersion,
-        priority: neu.priority,
-        identity: neu.identity,
-        preferredStrategies: neu.preferredStrategies,
-      }),
+      event(c, 'Candidate Joined', { ...candidateFields(neu), preferredStrategies: neu.preferredStrategies }),
     ];
   }
   // The latest the deletion can have happened: a row that may have been stale by then counts as
@@ -203,14 +199,7 @@ export function eventsFromCandidateChange(change: CandidateChange): ConclaveEven
   if (old && !neu && isCandidateStale(old, latest, change.staleAfterMs)) {
     const c = { eventID: change.eventID, at: change.at, name: old.leaseName };
     return [
-      event(c, 'Candidate Expired', {
-        candidate: old.name,
-        binaryVersion: old.binaryVersion,
-        emulationVersion: old.emulationVersion,
-        priority: old.priority,
-        identity: old.identity,
-        lastRenewTime: iso(old.renewTime),
-      }),
+      event(c, 'Candidate Expired', { ...candidateFields(old), lastRenewTime: iso(old.renewTime) }),
     ];
   }
   return [];
