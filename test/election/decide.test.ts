@@ -154,9 +154,17 @@ describe('plan: the writes of each decision', () => {
       ping: [],
       lease: {
         set: { holderIdentity: 'a', holderInstance: 'a_1234', acquireTime: NOW, renewTime: NOW, leaseDurationSeconds: config.electedLeaseDurationSeconds, leaseTransitions: 4, fencingToken: 8, electedBy: 'coordinator', electedStrategy: OEV },
-        remove: ['election', 'preferredHolder', 'vacancyReport', 'lastElectionFailure'],
+        remove: ['election', 'preferredHolder', 'vacancyReport', 'lastElectionFailure', 'holderPlatform', 'holderPlatformId'],
       },
     });
+  });
+  it('elect: the winner’s platform goes on the lease with it (the platform handler’s index key)', () => {
+    const before = inElection();
+    const platform = { kind: 'ec2' as const, id: 'i-0123456789abcdef0' };
+    const d = run(before, [cand('a', '1.0.0', '1.0.0', { renewTime: NOW, pingTime: opened.startedAt, identity: 'a_1234', platform })]);
+    const p = plan(d, before, NOW, config).lease!;
+    expect(p.set).toMatchObject({ holderIdentity: 'a', holderPlatform: platform, holderPlatformId: platform.id });
+    expect(p.remove).not.toContain('holderPlatformId');
   });
   it('first election on a new lease: transitions 0, fencing token 1', () => {
     const d = run(undefined, [cand('a', '1.0.0', '1.0.0')]);
@@ -168,7 +176,7 @@ describe('plan: the writes of each decision', () => {
     expect(plan(d, before, NOW, config)).toEqual({
       ping: ['a'],
       pingTime: NOW,
-      lease: { set: { election: { id: 'component-A#13', startedAt: NOW, deadline: NOW + E, strategy: OEV }, lastHolderIdentity: 'x' }, remove: ['holderIdentity', 'holderInstance', 'preferredHolder', 'vacancyReport'] },
+      lease: { set: { election: { id: 'component-A#13', startedAt: NOW, deadline: NOW + E, strategy: OEV }, lastHolderIdentity: 'x' }, remove: ['holderIdentity', 'holderInstance', 'holderPlatform', 'holderPlatformId', 'preferredHolder', 'vacancyReport'] },
     });
   });
   it('fail: the election goes, the failure stays', () => {
