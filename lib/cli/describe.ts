@@ -6,7 +6,7 @@ import type { ElectionConfig } from '../schemas/config.js';
 import type { Lease } from '../schemas/lease.js';
 import { printJson, type CliContext } from './context.js';
 import { nextStep, standings, whyBetter, type Standing } from './explain.js';
-import { dash, fields, relative, span, stamp, table } from './format.js';
+import { dash, fields, platformOf, relative, span, stamp, table } from './format.js';
 import { snapshot } from './read.js';
 import { pingOf, priorityOf } from './views.js';
 
@@ -41,6 +41,8 @@ function leaseLines(name: string, lease: Lease | undefined, candidates: readonly
   return fields([
     ['Lease', lease.name],
     ['Holder', lease.holderIdentity ? `${lease.holderIdentity}${lease.holderInstance ? ` (instance ${lease.holderInstance})` : ''}` : '-'],
+    ['Platform', platformOf(lease.holderPlatform)],
+    ['Last lost', lease.holderLoss ? `${lease.holderLoss.holder} (token ${lease.holderLoss.fencingToken}) ${relative(lease.holderLoss.at, now)}: ${lease.holderLoss.source} said ${lease.holderLoss.reason}` : 'never'],
     ['State', state],
     ['Fencing token', `${lease.fencingToken} (transitions: ${lease.leaseTransitions})`],
     ['Acquired', stamp(lease.acquireTime, now)],

@@ -1,3 +1,4 @@
+import type { Platform } from '../schemas/platform.js';
 /** Human forms of the tables' values: epoch ms become ages, rows become aligned columns. */
 
 /** `42s`, `5m10s`, `3h5m`, `2d4h`: the two largest units, floored. */
@@ -49,3 +50,6 @@ export const style = (on: boolean, name: keyof typeof ANSI, text: string): strin
 
 /** Clears the terminal and moves to its top: a watch frame replaces the previous one. */
 export const CLEAR_SCREEN = '\x1b[H\x1b[2J';
+
+/** Where a worker runs: `ecs <task ARN> (<zone>)`, `ec2 <instance id> (<zone>)`, or `-`. */
+export const platformOf = (p: Platform | undefined): string => (p ? `${p.kind} ${p.id}${p.availabilityZone ? ` (${p.availabilityZone})` : ''}` : '-');

@@ -5,7 +5,7 @@ import { leaseExpiresAt } from '../election/vacancy.js';
 import type { Candidate } from '../schemas/candidate.js';
 import type { ElectionConfig } from '../schemas/config.js';
 import type { Lease } from '../schemas/lease.js';
-import { dash, relative, type Column } from './format.js';
+import { dash, platformOf, relative, type Column } from './format.js';
 
 /** The strategy in force: an operator's (sticky), else the one the holder was elected under. */
 export function strategyOf(l: Lease): string {
@@ -68,6 +68,7 @@ export function candidateColumns(now: number, config: ElectionConfig): Column<Ca
     { header: 'RENEWED', cell: (c) => relative(c.renewTime, now) },
     { header: 'PING/ACK', cell: (c) => pingOf(c, now, config) },
     { header: 'IDENTITY', cell: (c) => dash(c.identity) },
+    { header: 'PLATFORM', cell: (c) => platformOf(c.platform) },
   ];
 }
 

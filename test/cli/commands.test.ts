@@ -52,14 +52,14 @@ describe('get', () => {
     expect(items[0]).toEqual({ ...lease('w1', { holderInstance: 'w1-i1', electedStrategy: 'OldestEmulationVersion' }), revision: 1 });
   });
 
-  it('get candidates LEASE: versions, priority with expiry, strategies, renewal, ping state, identity', async () => {
+  it('get candidates LEASE: versions, priority with expiry, strategies, renewal, ping state, identity, platform', async () => {
     const r = await h.run(['get', 'candidates', 'component-A'], { clock: at() });
     expect(r.code).toBe(0);
     const lines = r.out.split('\n');
-    expect(lines[0]).toMatch(/^NAME\s+LEASE\s+EMULATION\s+BINARY\s+PRIORITY\s+STRATEGIES\s+RENEWED\s+PING\/ACK\s+IDENTITY$/);
+    expect(lines[0]).toMatch(/^NAME\s+LEASE\s+EMULATION\s+BINARY\s+PRIORITY\s+STRATEGIES\s+RENEWED\s+PING\/ACK\s+IDENTITY\s+PLATFORM$/);
     const row = (name: string) => lines.find((l) => l.startsWith(`${name} `))!.split(/\s{3,}/);
-    expect(row('w1')).toEqual(['w1', 'component-A', '1.31.0', '1.31.0', '-', 'OldestEmulationVersion', '3s ago', '-', 'w1-i1']);
-    expect(row('w2')).toEqual(['w2', 'component-A', '1.30.0', '1.31.0', '-', 'OldestEmulationVersion', '4s ago', 'acked (pinged 23s ago)', 'w2-i1']);
+    expect(row('w1')).toEqual(['w1', 'component-A', '1.31.0', '1.31.0', '-', 'OldestEmulationVersion', '3s ago', '-', 'w1-i1', '-']);
+    expect(row('w2')).toEqual(['w2', 'component-A', '1.30.0', '1.31.0', '-', 'OldestEmulationVersion', '4s ago', 'acked (pinged 23s ago)', 'w2-i1', '-']);
     expect(row('w3')[6]).toBe('40m3s ago');
     expect(row('w4')[4]).toBe('9 (expires in 9m57s)');
     expect(lines).toHaveLength(5);
@@ -78,6 +78,19 @@ describe('get', () => {
 });
 
 describe('describe lease', () => {
+  it('shows where the holder runs and the last term the platform ended', async () => {
+    const task = { kind: 'ecs' as const, id: 'arn:aws:ecs:eu-west-1:000000000000:task/workers/0123abcd', cluster: 'workers', availabilityZone: 'eu-west-1a' };
+    const own = await cliHarness('cli-platform');
+    await own.seedLease(
+      lease('p1', { name: 'on-ecs', holderPlatform: task, holderPlatformId: task.id, holderLoss: { holder: 'p0', fencingToken: 6, source: 'aws.ecs', platformId: 'arn:aws:ecs:eu-west-1:000000000000:task/workers/99', reason: 'Essential container in task exited', at: NOW - MIN } }),
+    );
+    const r = await own.run(['describe', 'lease', 'on-ecs'], { clock: at() });
+    await own.t.drop();
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/Platform:\s+ecs arn:aws:ecs:eu-west-1:000000000000:task\/workers\/0123abcd \(eu-west-1a\)/);
+    expect(r.out).toMatch(/Last lost:\s+p0 \(token 6\) 1m3s ago: aws\.ecs said Essential container in task exited/);
+  });
+
   it('shows every field, the candidates in the coordinator’s order, the pick and why, and the next step', async () => {
     const r = await h.run(['describe', 'lease', 'component-A'], { clock: at() });
     expect(r.code).toBe(0);
