@@ -1,5 +1,6 @@
 import { RemovalPolicy } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import type * as kms from 'aws-cdk-lib/aws-kms';
 import { Construct } from 'constructs';
 import type { TableNames } from '../lib/schemas/config.js';
 import { TABLES, TTL_ATTRIBUTE } from '../lib/tables.js';
@@ -9,11 +10,14 @@ export interface ConclaveTablesProps {
   readonly tableNames?: Partial<TableNames>;
   /** @default RemovalPolicy.RETAIN (with deletion protection) */
   readonly removalPolicy?: RemovalPolicy;
+  /** A customer-managed key for the tables (and so their streams). @default the AWS-owned key */
+  readonly encryptionKey?: kms.IKey;
 }
 
 /**
  * The three tables, from the same declaration local mode creates them from (lib/tables.ts):
- * on-demand, streams with old and new images where declared, point-in-time recovery, TTL.
+ * on-demand, streams with old and new images where declared, keys-only global secondary indexes
+ * where declared, point-in-time recovery, TTL.
  * TableV2 scopes the stream grants to the stream ARN (no `dynamodb:ListStreams` on `*`).
  */
 export class ConclaveTables extends Construct {
@@ -23,7 +27,7 @@ export class ConclaveTables extends Construct {
     super(scope, id);
     const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
     const make = (role: keyof TableNames) => {
-      const t: { partitionKey: string; sortKey?: string; stream: boolean } = TABLES[role];
+      const t: { partitionKey: string; sortKey?: string; stream: boolean; indexes?: readonly { name: string; partitionKey: string }[] } = TABLES[role];
       const name = props.tableNames?.[role];
       return new dynamodb.TableV2(this, role[0]!.toUpperCase() + role.slice(1), {
         ...(name ? { tableName: name } : {}),
@@ -31,8 +35,13 @@ export class ConclaveTables extends Construct {
         ...(t.sortKey ? { sortKey: { name: t.sortKey, type: dynamodb.AttributeType.STRING } } : {}),
         billing: dynamodb.Billing.onDemand(),
         ...(t.stream ? { dynamoStream: dynamodb.StreamViewType.NEW_AND_OLD_IMAGES } : {}),
+        // keys-only and sparse, as declared: a reader of an index reads the item itself before writing
+        ...(t.indexes?.length
+          ? { globalSecondaryIndexes: t.indexes.map((i) => ({ indexName: i.name, partitionKey: { name: i.partitionKey, type: dynamodb.AttributeType.STRING }, projectionType: dynamodb.ProjectionType.KEYS_ONLY })) }
+          : {}),
         pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
         timeToLiveAttribute: TTL_ATTRIBUTE,
+        ...(props.encryptionKey ? { encryption: dynamodb.TableEncryptionV2.customerManagedKey(props.encryptionKey) } : {}),
         deletionProtection: removalPolicy === RemovalPolicy.RETAIN,
         removalPolicy,
       });

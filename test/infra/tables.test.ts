@@ -1,8 +1,8 @@
 import { App, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
-import { ConclaveTables } from '../infra/tables.js';
-import { TABLES, TTL_ATTRIBUTE } from '../lib/tables.js';
+import { ConclaveTables } from '../../infra/tables.js';
+import { TABLES, TTL_ATTRIBUTE } from '../../lib/tables.js';
 
 describe('ConclaveTables', () => {
   it('creates the tables local mode creates, from the same declaration', () => {
@@ -19,6 +19,10 @@ describe('ConclaveTables', () => {
       expect(match!.Properties.StreamSpecification?.StreamViewType).toBe(t.stream ? 'NEW_AND_OLD_IMAGES' : undefined);
       expect(match!.Properties.Replicas[0]).toMatchObject({ PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true }, DeletionProtectionEnabled: true });
       expect(match!.DeletionPolicy).toBe('Retain');
+      const indexes: readonly { name: string; partitionKey: string }[] = 'indexes' in t ? t.indexes : [];
+      expect(match!.Properties.GlobalSecondaryIndexes ?? []).toEqual(
+        indexes.map((i) => ({ IndexName: i.name, KeySchema: [{ AttributeName: i.partitionKey, KeyType: 'HASH' }], Projection: { ProjectionType: 'KEYS_ONLY' } })),
+      );
     }
   });
 });

@@ -1,0 +1,209 @@
+/**
+ * The IAM grants are only right if they name what the code really calls. Here every DynamoDB call
+ * the functions and the worker SDK make is recorded (one client per caller, on DynamoDB Local) and
+ * compared with infra/access.ts, from which the construct builds its policies: a call missing from
+ * a grant would be AccessDenied in AWS; a grant nobody calls is privilege nobody needs.
+ */
+import { randomUUID } from 'node:crypto';
+import { CreateTableCommand, DeleteTableCommand, DescribeTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DescribeStreamCommand, DynamoDBStreamsClient, GetRecordsCommand, GetShardIteratorCommand } from '@aws-sdk/client-dynamodb-streams';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import type { Context, DynamoDBRecord } from 'aws-lambda';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { FUNCTION_ACCESS, WORKER_ACCESS, type TableAccess, type TableRole } from '../../infra/access.js';
+import { manualClock } from '../../lib/clock.js';
+import { coordinatorDeps } from '../../lib/coordinator/reconcile.js';
+import type { FunctionDeps } from '../../lib/functions/core.js';
+import { observability } from '../../lib/functions/env.js';
+import { LOCAL_CREDENTIALS, LOCAL_REGION, localClient } from '../../lib/local/dynamodb-local.js';
+import { lambdaContext } from '../../lib/local/runtime.js';
+import { toLambdaRecord } from '../../lib/local/stream-poller.js';
+import type { TableNames } from '../../lib/schemas/config.js';
+import { OLDEST_EMULATION_VERSION } from '../../lib/schemas/strategy.js';
+import { IdentityLeaseHeartbeat, IdentityStore, LeaderElector, listIdentities } from '../../lib/sdk/index.js';
+import { CandidateStore } from '../../lib/stores/candidate-store.js';
+import { LeaseStore } from '../../lib/stores/lease-store.js';
+import { wiring, type FunctionName } from '../../lib/wiring.js';
+import { testTables, type TestTables } from '../support.js';
+
+const MIN = 60_000;
+const TRANSACT_ACTION: Record<string, string> = { ConditionCheck: 'ConditionCheckItem', Put: 'PutItem', Update: 'UpdateItem', Delete: 'DeleteItem' };
+
+/** A client like localClient's that records each call as the IAM action it needs: `table action`. */
+function recording(names: TableNames): { client: DynamoDBClient; calls: Set<string> } {
+  const client = localClient(inject('ddbEndpoint'));
+  const roleOf = new Map(Object.entries(names).map(([role, table]) => [table, role]));
+  const calls = new Set<string>();
+  const note = (table: string | undefined, action: string) => {
+    const role = table && roleOf.get(table);
+    if (role) calls.add(`${role} dynamodb:${action}`);
+    else if (!table) calls.add(`(no table) dynamodb:${action}`); // anything unexpected shows up too
+  };
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      const input = args.input as { TableName?: string; TransactItems?: Record<string, { TableName: string }>[]; RequestItems?: Record<string, unknown> };
+      const command = String(context.commandName).replace(/Command$/, '');
+      if (input.TransactItems) for (const item of input.TransactItems) for (const [kind, body] of Object.entries(item)) note(body.TableName, TRANSACT_ACTION[kind] ?? kind);
+      else if (input.RequestItems) for (const table of Object.keys(input.RequestItems)) note(table, command);
+      else note(input.TableName, command);
+      return next(args);
+    },
+    { step: 'initialize', name: 'recordIamActions' },
+  );
+  return { client, calls };
+}
+
+const expected = (access: TableAccess) =>
+  (Object.entries(access) as [TableRole, readonly string[]][]).flatMap(([role, actions]) => actions.map((a) => `${role} ${a}`)).sort();
+
+let streams: DynamoDBStreamsClient;
+beforeAll(() => {
+  process.env['POWERTOOLS_METRICS_DISABLED'] = 'true'; // EMF lines would only clutter the output
+  streams = new DynamoDBStreamsClient({ endpoint: inject('ddbEndpoint'), region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
+});
+afterAll(() => streams.destroy());
+
+/** The records on a table's stream so far, as Lambda delivers them. */
+async function streamRecords(client: DynamoDBClient, table: string): Promise<DynamoDBRecord[]> {
+  const arn = (await client.send(new DescribeTableCommand({ TableName: table }))).Table!.LatestStreamArn!;
+  const out: DynamoDBRecord[] = [];
+  for (const s of (await streams.send(new DescribeStreamCommand({ StreamArn: arn }))).StreamDescription!.Shards!) {
+    let iterator = (await streams.send(new GetShardIteratorCommand({ StreamArn: arn, ShardId: s.ShardId, ShardIteratorType: 'TRIM_HORIZON' }))).ShardIterator;
+    for (let i = 0; iterator && i < 5; i++) {
+      const r = await streams.send(new GetRecordsCommand({ ShardIterator: iterator }));
+      out.push(...(r.Records ?? []).map((x) => toLambdaRecord(x, arn)));
+      iterator = r.Records?.length ? r.NextShardIterator : undefined;
+    }
+  }
+  return out;
+}
+
+describe('what each function calls is what its role grants', () => {
+  const tables: TestTables[] = [];
+  afterAll(() => Promise.all(tables.map((t) => t.drop())));
+
+  /** Fresh tables, the function's handler on a recording client, a candidate last renewed 10 minutes ago. */
+  async function setUp(name: FunctionName, lease: string) {
+    const t = await testTables(`access-${name}`);
+    tables.push(t);
+    const clock = manualClock();
+    const rec = recording(t.names);
+    const sent = { published: 0, timers: 0 };
+    const deps: FunctionDeps = {
+      coordinator: coordinatorDeps(rec.client, t.names, { clock }),
+      timer: { schedule: async () => void sent.timers++ },
+      publish: async (e) => void (sent.published += e.length),
+      ...observability(name, 'SILENT'),
+    };
+    const mod = (await import(/* @vite-ignore */ `../../${wiring[name].entry.replace(/\.ts$/, '.js')}`)) as { makeHandler(d: FunctionDeps): (e: unknown, c: Context) => Promise<unknown> };
+    const handler = mod.makeHandler(deps);
+    const candidates = new CandidateStore(t.client, t.names.candidates);
+    const seedCandidate = async (leaseName: string, n: string, renewTime: number) =>
+      candidates.write(await candidates.read(leaseName, n), { set: { binaryVersion: '1.30.0', emulationVersion: '1.30.0', preferredStrategies: [OLDEST_EMULATION_VERSION], renewTime, createdAt: renewTime } });
+    await seedCandidate(lease, 'a', clock.now() - 10 * MIN);
+    const invoke = (event: unknown) => handler(event, lambdaContext(name));
+    const check = () => {
+      expect([...rec.calls].sort(), `${name}: DynamoDB calls`).toEqual(expected(FUNCTION_ACCESS[name].tables));
+      if (sent.published) expect(FUNCTION_ACCESS[name].publishEvents, `${name} published events`).toBe(true);
+      if (sent.timers) expect(FUNCTION_ACCESS[name].scheduleTimer, `${name} scheduled a timer`).toBe(true);
+    };
+    return { t, clock, rec, sent, invoke, check, seedCandidate };
+  }
+  const noFailures = (r: unknown) => expect((r as { batchItemFailures: unknown[] }).batchItemFailures).toEqual([]);
+
+  it('candidateStream: a candidate joins → events, one reconcile that opens an election', async () => {
+    const { t, invoke, check, sent } = await setUp('candidateStream', 'cs');
+    const records = (await streamRecords(t.client, t.names.candidates)).filter((r) => r.eventName === 'INSERT');
+    noFailures(await invoke({ Records: records }));
+    expect(sent.timers).toBe(1);
+    check();
+  });
+
+  it('leaseStream: a lease released → events, one reconcile that opens an election', async () => {
+    const { t, clock, invoke, check, sent } = await setUp('leaseStream', 'ls');
+    const leases = new LeaseStore(t.client, t.names.leases);
+    const now = clock.now();
+    const held = await leases.write(await leases.read('ls'), { set: { holderIdentity: 'z', holderInstance: 'z-1', leaseDurationSeconds: 15, acquireTime: now, renewTime: now, leaseTransitions: 0, fencingToken: 1, electedBy: 'coordinator' } });
+    await leases.write(LeaseStore.readOf('ls', held), { set: { renewTime: now, lastHolderIdentity: 'z' }, remove: ['holderIdentity', 'holderInstance'] });
+    const records = (await streamRecords(t.client, t.names.leases)).filter((r) => r.eventName === 'MODIFY');
+    noFailures(await invoke({ Records: records }));
+    expect(sent.published).toBeGreaterThan(0);
+    expect(sent.timers).toBe(1);
+    check();
+  });
+
+  it('electionTimer: a deadline → one reconcile that opens an election', async () => {
+    const { clock, invoke, check, sent } = await setUp('electionTimer', 'et');
+    const body = JSON.stringify({ lease: 'et', electionId: 'e-1', deadline: clock.now() });
+    const record = { messageId: 'm-1', receiptHandle: 'r', body, attributes: {}, messageAttributes: {}, md5OfBody: '', eventSource: 'aws:sqs', eventSourceARN: 'arn:aws:sqs:local:000000000000:timer', awsRegion: 'local' };
+    noFailures(await invoke({ Records: [record] }));
+    expect(sent.timers).toBe(1);
+    check();
+  });
+
+  it('coordinator: a tick that loses a race, opens an election and collects a stale candidate and an expired identity', async () => {
+    const { t, clock, rec, invoke, check, seedCandidate } = await setUp('coordinator', 'co');
+    await seedCandidate('gone', 'old', clock.now() - 31 * MIN);
+    const identities = new IdentityStore(t.client, t.names.identities);
+    const then = clock.now() - 3 * 60 * MIN;
+    await identities.write(await identities.read('scheduler', 'scheduler-host'), { set: { holderIdentity: 'scheduler-host_1', hostname: 'host', leaseDurationSeconds: 3_600, acquireTime: then, renewTime: then } });
+    // Another reconciler writes lease "co" between the tick's scan and its write: the tick re-reads.
+    let raced = false;
+    rec.client.middlewareStack.add(
+      (next, context) => async (args) => {
+        const input = args.input as { TableName?: string; Key?: Record<string, never> };
+        if (!raced && context.commandName === 'UpdateItemCommand' && input.TableName === t.names.leases && unmarshall(input.Key!)['name'] === 'co') {
+          raced = true;
+          const leases = new LeaseStore(t.client, t.names.leases);
+          await leases.write(await leases.read('co'), { set: { leaseDurationSeconds: 15, leaseTransitions: 0, fencingToken: 0 } });
+        }
+        return next(args);
+      },
+      { step: 'initialize', name: 'raceTheTick', priority: 'high' },
+    );
+    const result = (await invoke({ 'detail-type': 'Scheduled Event', source: 'aws.events', time: new Date(clock.now()).toISOString() })) as { errors: unknown[]; collectedCandidates: number; collectedIdentities: number };
+    expect(raced).toBe(true);
+    expect(result).toMatchObject({ errors: [], collectedCandidates: 1, collectedIdentities: 1 });
+    check();
+  });
+});
+
+describe('what a worker calls is what grantWorker grants', () => {
+  let t: TestTables;
+  const appTable = `t-access-app-${randomUUID().slice(0, 8)}`;
+  beforeAll(async () => {
+    t = await testTables('access-worker');
+    await t.client.send(new CreateTableCommand({ TableName: appTable, BillingMode: 'PAY_PER_REQUEST', AttributeDefinitions: [{ AttributeName: 'id', AttributeType: 'S' }], KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }] }));
+  });
+  afterAll(async () => {
+    await t.client.send(new DeleteTableCommand({ TableName: appTable }));
+    await t.drop();
+  });
+
+  it('LeaderElector (candidate, fallback acquisition, renewals, a fenced write, release) and IdentityLeaseHeartbeat (start, renew, list, stop)', async () => {
+    const rec = recording(t.names);
+    let led!: () => void;
+    const leading = new Promise<void>((resolve) => (led = resolve));
+    const elector = new LeaderElector(
+      // short timings so that, with no coordinator running, the worker falls back to acquiring itself at once
+      { leaseName: 'worker-lease', identity: 'w-1', table: t.names.leases, leaseDurationMs: 1_000, renewDeadlineMs: 600, retryPeriodMs: 100, fallbackAfterMs: 200, platform: 'none' },
+      { client: rec.client, candidate: { table: t.names.candidates, emulationVersion: '1.30.0', binaryVersion: '1.30.0' }, callbacks: { onStartedLeading: () => led() } },
+    );
+    const stop = new AbortController();
+    const run = elector.run(stop.signal);
+    await leading;
+    await new Promise((r) => setTimeout(r, 250)); // a renewal or two
+    await elector.fencedWrite({ TransactItems: [{ Put: { TableName: appTable, Item: { id: { S: 'report-1' } } } }] });
+    stop.abort();
+    await run;
+
+    const heartbeat = new IdentityLeaseHeartbeat({ client: rec.client, table: t.names.identities, component: 'scheduler', hostname: 'host-1' });
+    await heartbeat.start();
+    await heartbeat.renewNow();
+    const listing = await listIdentities(new IdentityStore(rec.client, t.names.identities), 'scheduler', Date.now());
+    expect(listing.live.map((i) => i.holderIdentity)).toEqual([heartbeat.identity]);
+    await heartbeat.stop();
+
+    expect([...rec.calls].sort()).toEqual(expected(WORKER_ACCESS));
+  });
+});

@@ -1,0 +1,142 @@
+import { App, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import * as events from 'aws-cdk-lib/aws-events';
+import * as kms from 'aws-cdk-lib/aws-kms';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import * as sns from 'aws-cdk-lib/aws-sns';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FUNCTION_ACCESS, type TableRole } from '../../infra/access.js';
+import { Conclave, type ConclaveProps } from '../../infra/conclave.js';
+import { electionConfig } from '../../lib/schemas/config.js';
+import { ValidationError } from '../../lib/schemas/validation.js';
+import { TABLES } from '../../lib/tables.js';
+import { ENV, wiring, type FunctionName } from '../../lib/wiring.js';
+import { acknowledged, actionsOn, getAtt, ids, logicalId, statementsOf, synth, unacknowledged, type Synthesized } from './support.js';
+
+const names = Object.keys(wiring) as FunctionName[];
+const roles = Object.keys(TABLES) as TableRole[];
+
+describe('the Conclave construct with every prop set', () => {
+  let s: Synthesized<Stack>;
+  let t: Template;
+  let c: Conclave;
+  let id: ReturnType<typeof ids>;
+  let keyId: string;
+  let topicId: string;
+  let resources: Record<string, { Type: string; Properties: Record<string, any>; DeletionPolicy?: string }>;
+  const busArn = 'arn:aws:events:eu-west-1:111122223333:event-bus/shared';
+
+  beforeAll(() => {
+    s = synth((app) => {
+      const stack = new Stack(app, 'Everything', { env: { region: 'eu-west-1' } });
+      const key = new kms.Key(stack, 'Key', { enableKeyRotation: true });
+      const topic = new sns.Topic(stack, 'Alarms', { masterKey: key, enforceSSL: true });
+      c = new Conclave(stack, 'Conclave', {
+        tablePrefix: 'acme',
+        tableNames: { identities: 'acme-hosts' },
+        tick: Duration.minutes(5),
+        election: { ackWindowMs: 2_000, defaultLeaseDurationSeconds: 30 },
+        eventBus: events.EventBus.fromEventBusArn(stack, 'SharedBus', busArn),
+        removalPolicy: RemovalPolicy.DESTROY,
+        encryptionKey: key,
+        alarmTopic: topic,
+        logRetention: logs.RetentionDays.ONE_WEEK,
+      });
+      keyId = logicalId(stack, key);
+      topicId = logicalId(stack, topic);
+      return stack;
+    }, { bundle: false });
+    t = s.template;
+    id = ids(s.stack, c);
+    resources = t.toJSON()['Resources'];
+  });
+  afterAll(() => s?.cleanup());
+
+  it('synthesizes with no cdk-nag finding; the KMS wildcards of the key grants are acknowledged with their reason', () => {
+    expect(unacknowledged(s.report)).toEqual([]);
+    const acks = acknowledged(s.report);
+    for (const n of names) {
+      for (const action of ['kms:ReEncrypt*', 'kms:GenerateDataKey*']) {
+        expect(acks.some((a) => a.at === `Everything/Conclave/${n[0]!.toUpperCase()}${n.slice(1)}Role` && a.id === `AwsSolutions::AwsSolutions-IAM5[Action::${action}]`), `${n} ${action}`).toBe(true);
+      }
+    }
+    for (const a of acks) expect(a.reason.length, a.id).toBeGreaterThan(40);
+  });
+
+  it('names the tables from the prefix and tableNames, encrypts them with the key, and lets them go', () => {
+    expect(roles.map((r) => resources[id.table(r)]!.Properties['TableName'])).toEqual(['acme-leases', 'acme-candidates', 'acme-hosts']);
+    for (const r of roles) {
+      const table = resources[id.table(r)]!;
+      expect(table.DeletionPolicy).toBe('Delete');
+      expect(table.Properties).toMatchObject({ SSESpecification: { SSEEnabled: true, SSEType: 'KMS' }, Replicas: [{ DeletionProtectionEnabled: false, SSESpecification: { KMSMasterKeyId: getAtt(keyId) } }] });
+    }
+  });
+
+  it('encrypts every queue and log group with the key, which lets CloudWatch Logs use it', () => {
+    for (const q of Object.values(t.findResources('AWS::SQS::Queue'))) expect(q['Properties'].KmsMasterKeyId).toEqual(getAtt(keyId));
+    for (const l of Object.values(t.findResources('AWS::Logs::LogGroup'))) {
+      expect(l['Properties']).toMatchObject({ KmsKeyId: getAtt(keyId), RetentionInDays: 7 });
+      expect(l['DeletionPolicy']).toBe('Delete');
+    }
+    const keyPolicy = resources[keyId]!.Properties['KeyPolicy'].Statement as { Principal?: { Service?: unknown } }[];
+    expect(JSON.stringify(keyPolicy.map((st) => st.Principal?.Service))).toContain('logs.');
+    for (const n of names) {
+      const st = statementsOf(t, id.role(n));
+      expect(actionsOn(st, getAtt(keyId)), n).toEqual(expect.arrayContaining(['kms:Decrypt', 'kms:GenerateDataKey*']));
+    }
+  });
+
+  it('ticks at the given rate and runs with the given election config', () => {
+    t.hasResourceProperties('AWS::Events::Rule', { ScheduleExpression: 'rate(5 minutes)', Targets: [Match.objectLike({ RetryPolicy: { MaximumEventAgeInSeconds: 300 } })] });
+    for (const n of names) {
+      const vars = resources[id.fn(n)]!.Properties['Environment'].Variables as Record<string, unknown>;
+      expect(JSON.parse(vars[ENV.electionConfig] as string)).toEqual(electionConfig({ ackWindowMs: 2_000, defaultLeaseDurationSeconds: 30 }));
+      expect(vars[ENV.eventBus]).toBe(busArn);
+    }
+  });
+
+  it('publishes to the existing bus instead of creating one', () => {
+    expect(t.findResources('AWS::Events::EventBus')).toEqual({});
+    for (const n of names) expect(actionsOn(statementsOf(t, id.role(n)), busArn).includes('events:PutEvents')).toBe(FUNCTION_ACCESS[n].publishEvents);
+  });
+
+  it('sends alarm and OK notifications to the topic', () => {
+    const alarms = Object.values(t.findResources('AWS::CloudWatch::Alarm'));
+    expect(alarms.length).toBeGreaterThan(0);
+    for (const a of alarms) expect(a['Properties']).toMatchObject({ AlarmActions: [{ Ref: topicId }], OKActions: [{ Ref: topicId }] });
+  });
+});
+
+describe('Conclave defaults', () => {
+  it('lets CloudFormation name the tables when neither tableNames nor tablePrefix is given', () => {
+    const stack = new Stack(new App({ context: { 'aws:cdk:bundling-stacks': [] } }), 'Unnamed');
+    new Conclave(stack, 'Conclave');
+    const tables = Object.values(Template.fromStack(stack).findResources('AWS::DynamoDB::GlobalTable'));
+    expect(tables).toHaveLength(roles.length);
+    for (const t of tables) expect(t['Properties'].TableName).toBeUndefined();
+  });
+});
+
+describe('Conclave props are validated at synth time', () => {
+  const cases: [string, ConclaveProps, string][] = [
+    ['a tick under a minute', { tick: Duration.seconds(30) }, 'tick'],
+    ['a tick of part minutes', { tick: Duration.seconds(90) }, 'tick'],
+    ['an ack window of 0', { election: { ackWindowMs: 0 } }, 'election.ackWindowMs'],
+    ['a re-ping after the stale limit', { election: { candidateRepingAfterMs: 40 * 60_000 } }, 'election.candidateRepingAfterMs'],
+    ['an unknown election field', { election: { ackWindow: 5 } as never }, 'election'],
+    ['a table name DynamoDB refuses', { tableNames: { leases: 'x' } }, 'tableNames.leases'],
+    ['a prefix with spaces', { tablePrefix: 'my prefix' }, 'tablePrefix'],
+    ['a key in a stack without a region', { encryptionKey: kms.Key.fromKeyArn(new Stack(), 'K', 'arn:aws:kms:eu-west-1:111122223333:key/k') }, 'encryptionKey'],
+  ];
+  it.each(cases)('rejects %s, naming the field', (_, props, field) => {
+    let error: unknown;
+    try {
+      new Conclave(new Stack(new App(), 'Bad'), 'Conclave', props);
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(ValidationError);
+    expect((error as ValidationError).fields).toContain(field);
+    expect((error as ValidationError).message).toMatch(/^invalid Conclave props: /);
+  });
+});

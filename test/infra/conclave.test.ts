@@ -1,0 +1,238 @@
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Stack } from 'aws-cdk-lib';
+import { Match, type Template } from 'aws-cdk-lib/assertions';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FUNCTION_ACCESS, type TableRole } from '../../infra/access.js';
+import { addConclaveStack, checkedApp, type ConclaveStack } from '../../infra/app.js';
+import type { Conclave } from '../../infra/conclave.js';
+import { METRIC } from '../../lib/functions/core.js';
+import { NAMESPACE, SERVICE } from '../../lib/functions/env.js';
+import { electionConfig } from '../../lib/schemas/config.js';
+import { defaultTableNames, TABLES, TTL_ATTRIBUTE } from '../../lib/tables.js';
+import { ENV, wiring, type FunctionName } from '../../lib/wiring.js';
+import { acknowledged, actionsOn, getAtt, ids, logicalId, statementsOf, synth, unacknowledged, type Synthesized } from './support.js';
+
+const names = Object.keys(wiring) as FunctionName[];
+const roles = Object.keys(TABLES) as TableRole[];
+const STREAM_READ = ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator', 'dynamodb:ListStreams'];
+const sorted = (a: readonly string[] = []) => [...a].sort();
+const rate = (seconds: number) => `rate(${seconds / 60} minute${seconds === 60 ? '' : 's'})`;
+
+describe('the Conclave app, as `cdk synth` builds it', () => {
+  let s: Synthesized<ConclaveStack>;
+  let t: Template;
+  let c: Conclave;
+  let id: ReturnType<typeof ids>;
+  let resources: Record<string, { Type: string; Properties: Record<string, any>; DeletionPolicy?: string }>;
+
+  beforeAll(() => {
+    s = synth(addConclaveStack);
+    t = s.template;
+    c = s.stack.conclave;
+    id = ids(s.stack, c);
+    resources = t.toJSON()['Resources'];
+  });
+  afterAll(() => s?.cleanup());
+
+  it('synthesizes with no cdk-nag finding, and every acknowledgement gives its reason', () => {
+    expect(unacknowledged(s.report)).toEqual([]);
+    expect(acknowledged(s.report).map((a) => `${a.at} ${a.id}`).sort()).toEqual(
+      names.filter((n) => wiring[n].trigger.kind === 'stream').map((n) => `Conclave/Conclave/${n[0]!.toUpperCase()}${n.slice(1)}DeadLetters AwsSolutions::AwsSolutions-SQS3`).sort(),
+    );
+    for (const a of acknowledged(s.report)) expect(a.reason.length, `${a.at} ${a.id}`).toBeGreaterThan(40);
+  });
+
+  it('fails synth on a finding: the checks are registered', () => {
+    const outdir = mkdtempSync(join(tmpdir(), 'conclave-nag-'));
+    try {
+      const app = checkedApp({ outdir });
+      new sqs.Queue(new Stack(app, 'Unchecked'), 'Plain');
+      expect(() => app.synth()).toThrow(/AwsSolutions-SQS4/);
+      expect(readFileSync(join(outdir, 'validation-report.json'), 'utf8')).toContain('AwsSolutions-SQS4');
+    } finally {
+      rmSync(outdir, { recursive: true, force: true });
+    }
+  });
+
+  it('creates the three tables: on-demand, streams where declared, PITR, TTL, retained with deletion protection', () => {
+    expect(Object.keys(t.findResources('AWS::DynamoDB::GlobalTable'))).toHaveLength(roles.length);
+    for (const r of roles) {
+      const decl: { partitionKey: string; sortKey?: string; stream: boolean } = TABLES[r];
+      const table = resources[id.table(r)]!;
+      expect(table.DeletionPolicy).toBe('Retain');
+      expect(table.Properties).toMatchObject({
+        BillingMode: 'PAY_PER_REQUEST',
+        KeySchema: [{ AttributeName: decl.partitionKey, KeyType: 'HASH' }, ...(decl.sortKey ? [{ AttributeName: decl.sortKey, KeyType: 'RANGE' }] : [])],
+        TimeToLiveSpecification: { AttributeName: TTL_ATTRIBUTE, Enabled: true },
+        Replicas: [{ PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true }, DeletionProtectionEnabled: true }],
+      });
+      expect(table.Properties['StreamSpecification']).toEqual(decl.stream ? { StreamViewType: 'NEW_AND_OLD_IMAGES' } : undefined);
+      expect(table.Properties['TableName'], 'the names the CLI and the examples assume').toBe(defaultTableNames()[r]);
+    }
+  });
+
+  it('creates each function from the wiring: Node 24, arm64, ESM bundle, its own role and log group', () => {
+    expect(Object.keys(t.findResources('AWS::Lambda::Function'))).toHaveLength(names.length);
+    const roleIds = new Set<string>();
+    for (const n of names) {
+      const fn = resources[id.fn(n)]!.Properties;
+      const logId = logicalId(s.stack, c.functions[n].logGroup);
+      expect(fn).toMatchObject({
+        Runtime: 'nodejs24.x',
+        Architectures: ['arm64'],
+        Handler: 'index.handler',
+        MemorySize: wiring[n].memoryMb,
+        Timeout: wiring[n].timeoutSeconds,
+        Role: getAtt(id.role(n)),
+        LoggingConfig: { LogGroup: { Ref: logId } },
+      });
+      roleIds.add(id.role(n));
+      expect(resources[logId]).toMatchObject({ DeletionPolicy: 'Retain', Properties: { RetentionInDays: 30 } });
+      expect(resources[id.role(n)]!.Properties['ManagedPolicyArns'], 'no AWSLambdaBasicExecutionRole').toBeUndefined();
+      expect(resources[id.role(n)]!.Properties['AssumeRolePolicyDocument'].Statement).toEqual([
+        { Action: 'sts:AssumeRole', Effect: 'Allow', Principal: { Service: 'lambda.amazonaws.com' } },
+      ]);
+    }
+    expect(roleIds.size).toBe(names.length);
+    // bundled locally by esbuild into one ESM file per function
+    const bundles = readdirSync(s.app.outdir).filter((d) => d.startsWith('asset.') && existsSync(join(s.app.outdir, d, 'index.mjs')));
+    expect(bundles).toHaveLength(names.length);
+  });
+
+  it('gives every function the environment depsFromEnv reads, the election config with its defaults included', () => {
+    for (const n of names) {
+      const vars = resources[id.fn(n)]!.Properties['Environment'].Variables as Record<string, unknown>;
+      expect(Object.keys(vars).sort()).toEqual(Object.values(ENV).sort());
+      expect(vars).toEqual({
+        [ENV.leasesTable]: { Ref: id.table('leases') },
+        [ENV.candidatesTable]: { Ref: id.table('candidates') },
+        [ENV.identitiesTable]: { Ref: id.table('identities') },
+        [ENV.eventBus]: getAtt(logicalId(s.stack, c.eventBus)),
+        [ENV.timerQueueUrl]: { Ref: id.timerQueue },
+        [ENV.electionConfig]: JSON.stringify(electionConfig()),
+      });
+    }
+  });
+
+  it('wires each stream source as lib/wiring.ts declares it, with an SQS dead-letter destination', () => {
+    const streams = names.filter((n) => wiring[n].trigger.kind === 'stream');
+    expect(streams.length).toBeGreaterThan(0);
+    for (const n of streams) {
+      const tr = wiring[n].trigger;
+      if (tr.kind !== 'stream') continue;
+      t.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+        FunctionName: { Ref: id.fn(n) },
+        EventSourceArn: getAtt(id.table(tr.table), 'StreamArn'),
+        BatchSize: tr.batchSize,
+        MaximumBatchingWindowInSeconds: tr.maxBatchingWindowSeconds,
+        StartingPosition: tr.startingPosition,
+        BisectBatchOnFunctionError: tr.bisectOnError,
+        MaximumRetryAttempts: tr.retryAttempts,
+        MaximumRecordAgeInSeconds: tr.maxRecordAgeSeconds,
+        FunctionResponseTypes: tr.reportBatchItemFailures ? ['ReportBatchItemFailures'] : Match.absent(),
+        DestinationConfig: { OnFailure: { Destination: getAtt(id.dlq(n)) } },
+        ParallelizationFactor: Match.absent(), // 1: records of a shard stay in order
+      });
+    }
+    const mappings = Object.keys(t.findResources('AWS::Lambda::EventSourceMapping'));
+    expect(mappings).toHaveLength(names.filter((n) => wiring[n].trigger.kind !== 'schedule').length);
+  });
+
+  it('runs the scheduled function at the wiring rate, without async retries beside the next tick', () => {
+    for (const n of names) {
+      const tr = wiring[n].trigger;
+      if (tr.kind !== 'schedule') continue;
+      t.hasResourceProperties('AWS::Events::Rule', {
+        ScheduleExpression: rate(tr.everySeconds),
+        State: 'ENABLED',
+        Targets: [Match.objectLike({ Arn: getAtt(id.fn(n)), RetryPolicy: { MaximumEventAgeInSeconds: tr.everySeconds } })],
+      });
+      t.hasResourceProperties('AWS::Lambda::EventInvokeConfig', { FunctionName: { Ref: id.fn(n) }, MaximumRetryAttempts: 0 });
+    }
+  });
+
+  it('feeds the election timer from its queue, which dead-letters after maxReceiveCount receives', () => {
+    for (const n of names) {
+      const tr = wiring[n].trigger;
+      if (tr.kind !== 'queue') continue;
+      t.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+        FunctionName: { Ref: id.fn(n) },
+        EventSourceArn: getAtt(id.timerQueue),
+        BatchSize: tr.batchSize,
+        FunctionResponseTypes: ['ReportBatchItemFailures'],
+      });
+      const q = resources[id.timerQueue]!.Properties;
+      expect(q['RedrivePolicy']).toEqual({ deadLetterTargetArn: getAtt(id.dlq(n)), maxReceiveCount: tr.maxReceiveCount });
+      expect(q['VisibilityTimeout']).toBeGreaterThanOrEqual(wiring[n].timeoutSeconds);
+    }
+    // every queue refuses plain HTTP
+    for (const p of Object.values(t.findResources('AWS::SQS::QueuePolicy'))) {
+      expect(p['Properties'].PolicyDocument.Statement).toContainEqual(expect.objectContaining({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }));
+    }
+    expect(Object.keys(t.findResources('AWS::SQS::QueuePolicy'))).toHaveLength(Object.keys(t.findResources('AWS::SQS::Queue')).length);
+  });
+
+  it("limits each function's role to its own tables, actions, stream, queues, bus and log group", () => {
+    const busArn = getAtt(logicalId(s.stack, c.eventBus));
+    for (const n of names) {
+      const st = statementsOf(t, id.role(n));
+      const access = FUNCTION_ACCESS[n];
+      const tr = wiring[n].trigger;
+      for (const r of roles) {
+        expect(actionsOn(st, getAtt(id.table(r))), `${n} on ${r}`).toEqual(sorted((access.tables as Partial<Record<TableRole, readonly string[]>>)[r]));
+        expect(actionsOn(st, getAtt(id.table(r), 'StreamArn')), `${n} on the ${r} stream`).toEqual(tr.kind === 'stream' && tr.table === r ? STREAM_READ : []);
+      }
+      expect(actionsOn(st, busArn).includes('events:PutEvents'), `${n} publishes`).toBe(access.publishEvents);
+      expect(actionsOn(st, getAtt(id.timerQueue)).includes('sqs:SendMessage'), `${n} schedules timers`).toBe(access.scheduleTimer);
+      const allowed = new Set(
+        [
+          ...roles.flatMap((r) => [getAtt(id.table(r)), getAtt(id.table(r), 'StreamArn')]),
+          busArn,
+          getAtt(id.timerQueue),
+          ...(c.deadLetterQueues[n] && tr.kind === 'stream' ? [getAtt(id.dlq(n))] : []),
+          getAtt(logicalId(s.stack, c.functions[n].logGroup)),
+        ].map((x) => JSON.stringify(x)),
+      );
+      for (const statement of st) {
+        expect(statement.Effect).toBe('Allow');
+        for (const r of statement.Resource) expect(allowed.has(JSON.stringify(r)), `${n}: ${statement.Action.join(',')} on ${JSON.stringify(r)}`).toBe(true);
+        for (const a of statement.Action) expect(a, `${n}: no wildcard actions`).not.toMatch(/\*/);
+      }
+    }
+  });
+
+  it('alarms on election failures, leaderless leases, dead letters and function errors, with metric names from the code', () => {
+    const alarms = Object.values(t.findResources('AWS::CloudWatch::Alarm')).map((a) => a['Properties']);
+    const deadLetterQueues = Object.keys(c.deadLetterQueues);
+    expect(alarms).toHaveLength(2 + deadLetterQueues.length + names.length);
+    for (const a of alarms) expect(a['AlarmActions']).toBeUndefined();
+
+    const failures = alarms.find((a) => JSON.stringify(a['Metrics'] ?? '').includes(METRIC.failures))!;
+    const stats = (failures['Metrics'] as { MetricStat?: { Metric: { Namespace: string; MetricName: string; Dimensions: { Name: string; Value: string }[] } } }[]).flatMap((m) => (m.MetricStat ? [m.MetricStat.Metric] : []));
+    expect(stats.map((m) => m.Dimensions.find((d) => d.Name === 'function')!.Value).sort()).toEqual([...names].sort());
+    for (const m of stats) {
+      expect(m).toMatchObject({ Namespace: NAMESPACE, MetricName: METRIC.failures });
+      expect(m.Dimensions).toContainEqual({ Name: 'service', Value: SERVICE });
+    }
+
+    const leaderless = alarms.find((a) => a['MetricName'] === METRIC.leaderless)!;
+    expect(leaderless).toMatchObject({ Namespace: NAMESPACE, Statistic: 'Minimum', TreatMissingData: 'breaching', Threshold: 1 });
+    expect(leaderless['Dimensions']).toEqual(expect.arrayContaining([{ Name: 'function', Value: 'coordinator' }, { Name: 'service', Value: SERVICE }]));
+
+    const queueAlarms = alarms.filter((a) => a['MetricName'] === 'ApproximateNumberOfMessagesVisible');
+    expect(queueAlarms.map((a) => JSON.stringify(a['Dimensions'][0].Value)).sort()).toEqual(deadLetterQueues.map((n) => JSON.stringify(getAtt(id.dlq(n as FunctionName), 'QueueName'))).sort());
+    const errorAlarms = alarms.filter((a) => a['MetricName'] === 'Errors');
+    expect(errorAlarms.map((a) => JSON.stringify(a['Dimensions'][0].Value)).sort()).toEqual(names.map((n) => JSON.stringify({ Ref: id.fn(n) })).sort());
+  });
+
+  it('has a dashboard with the KEP metrics per lease, the gauges and every function', () => {
+    const dashboards = Object.values(t.findResources('AWS::CloudWatch::Dashboard'));
+    expect(dashboards).toHaveLength(1);
+    const body = JSON.stringify(dashboards[0]!['Properties'].DashboardBody);
+    for (const m of Object.values(METRIC)) expect(body, m).toContain(m);
+    expect(body).toContain('IteratorAge');
+  });
+});

@@ -1,0 +1,127 @@
+import { App, Stack, Validations } from 'aws-cdk-lib';
+import type { Template } from 'aws-cdk-lib/assertions';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as kms from 'aws-cdk-lib/aws-kms';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { KEY_READ, KEY_WRITE, WORKER_ACCESS, type TableRole } from '../../infra/access.js';
+import { Conclave, type GrantWorkerOptions } from '../../infra/conclave.js';
+import { ValidationError } from '../../lib/schemas/validation.js';
+import { TABLES } from '../../lib/tables.js';
+import { actionsOn, getAtt, logicalId, statementsOf, synth, unacknowledged, type Statement, type Synthesized } from './support.js';
+
+const roles = Object.keys(TABLES) as TableRole[];
+const LEASES = ['jobs', 'reports'];
+const COMPONENTS = ['scheduler'];
+
+/** What an ECS task definition's task role is: a role ECS tasks assume. */
+const taskRole = (scope: Stack, id: string) => new iam.Role(scope, id, { assumedBy: new iam.ServicePrincipal('ecs-tasks.amazonaws.com') });
+
+describe('grantWorker', () => {
+  let s: Synthesized<Stack>;
+  let t: Template;
+  let c: Conclave;
+  const roleIds: Record<'any' | 'scoped' | 'leasesOnly', string> = { any: '', scoped: '', leasesOnly: '' };
+  let grantsOk: boolean[] = [];
+
+  beforeAll(() => {
+    s = synth(
+      (app) => {
+        const stack = new Stack(app, 'Workers');
+        c = new Conclave(stack, 'Conclave');
+        const any = taskRole(stack, 'AnyLeaseTask');
+        const scoped = taskRole(stack, 'ScopedTask');
+        const leasesOnly = taskRole(stack, 'LeasesOnlyTask');
+        grantsOk = [c.grantWorker(any), c.grantWorker(scoped, { leaseNames: LEASES, components: COMPONENTS }), c.grantWorker(leasesOnly, { leaseNames: LEASES })].map((g) => g.success);
+        roleIds.any = logicalId(stack, any);
+        roleIds.scoped = logicalId(stack, scoped);
+        roleIds.leasesOnly = logicalId(stack, leasesOnly);
+        return stack;
+      },
+      { bundle: false },
+    );
+    t = s.template;
+  });
+  afterAll(() => s?.cleanup());
+
+  const tableArn = (r: TableRole) => getAtt(logicalId(s.stack, c.tables[r]));
+  const statementOn = (st: Statement[], r: TableRole) => st.filter((x) => x.Resource.some((res) => JSON.stringify(res) === JSON.stringify(tableArn(r))));
+
+  it('keeps the worker roles free of cdk-nag findings', () => {
+    expect(grantsOk).toEqual([true, true, true]);
+    expect(unacknowledged(s.report)).toEqual([]);
+  });
+
+  it("grants exactly the SDK's item-level actions on each table, and nothing else", () => {
+    for (const id of Object.values(roleIds)) {
+      const st = statementsOf(t, id);
+      for (const r of roles) expect(actionsOn(st, tableArn(r)), `${id} on ${r}`).toEqual([...WORKER_ACCESS[r]].sort());
+      expect(st.flatMap((x) => x.Resource).every((res) => roles.some((r) => JSON.stringify(res) === JSON.stringify(tableArn(r)))), 'only the three tables').toBe(true);
+      const actions = st.flatMap((x) => x.Action);
+      for (const never of ['dynamodb:Scan', 'dynamodb:PutItem', 'dynamodb:BatchWriteItem', 'dynamodb:DescribeTable', 'dynamodb:*']) expect(actions).not.toContain(never);
+    }
+  });
+
+  it('without leaseNames: no condition, every lease', () => {
+    for (const x of statementsOf(t, roleIds.any)) expect(x.Condition).toBeUndefined();
+  });
+
+  it('with leaseNames: dynamodb:LeadingKeys keeps the worker to its leases and their candidates', () => {
+    const st = statementsOf(t, roleIds.scoped);
+    const leadingKeys = (keys: string[]) => ({ 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': keys }, Null: { 'dynamodb:LeadingKeys': 'false' } });
+    for (const r of ['leases', 'candidates'] as const) {
+      const on = statementOn(st, r);
+      expect(on.length, r).toBeGreaterThan(0);
+      for (const x of on) expect(x.Condition, r).toEqual(leadingKeys(LEASES));
+    }
+    for (const x of statementOn(st, 'identities')) expect(x.Condition).toEqual(leadingKeys(COMPONENTS));
+    // leaseNames alone leaves identity leases (keyed by component) unconditioned
+    for (const x of statementOn(statementsOf(t, roleIds.leasesOnly), 'identities')) expect(x.Condition).toBeUndefined();
+    for (const x of statementOn(statementsOf(t, roleIds.leasesOnly), 'leases')) expect(x.Condition).toEqual(leadingKeys(LEASES));
+  });
+
+  const bad: [string, GrantWorkerOptions, string][] = [
+    ['an empty lease list', { leaseNames: [] }, 'leaseNames'],
+    ['an empty lease name', { leaseNames: ['jobs', ''] }, 'leaseNames[1]'],
+    ['an empty component list', { components: [] }, 'components'],
+  ];
+  it.each(bad)('rejects %s, naming the field', (_, options, field) => {
+    let error: unknown;
+    try {
+      c.grantWorker(new iam.Role(new Stack(new App(), 'Other'), 'R', { assumedBy: new iam.AccountRootPrincipal() }), options);
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(ValidationError);
+    expect((error as ValidationError).fields).toContain(field);
+  });
+});
+
+describe('grantWorker with a customer-managed key', () => {
+  let s: Synthesized<Stack>;
+
+  beforeAll(() => {
+    s = synth(
+      (app) => {
+        const stack = new Stack(app, 'KeyedWorkers', { env: { region: 'eu-west-1' } });
+        const key = new kms.Key(stack, 'Key', { enableKeyRotation: true });
+        const c = new Conclave(stack, 'Conclave', { encryptionKey: key });
+        const role = taskRole(stack, 'Task');
+        c.grantWorker(role, { leaseNames: LEASES });
+        // what docs/deploy.md tells users to write next to grantWorker when the tables have a key
+        for (const action of KEY_WRITE.filter((a) => a.endsWith('*'))) {
+          Validations.of(role).acknowledge({ id: `AwsSolutions::AwsSolutions-IAM5[Action::${action}]`, reason: `${action} on the Conclave key only: the KMS actions a key-encrypted table needs` });
+        }
+        return stack;
+      },
+      { bundle: false },
+    );
+  });
+  afterAll(() => s?.cleanup());
+
+  it('also grants the key actions of a key-encrypted table, on that key only', () => {
+    const key = getAtt(logicalId(s.stack, s.stack.node.findChild('Key')));
+    const st = statementsOf(s.template, logicalId(s.stack, s.stack.node.findChild('Task')));
+    expect(actionsOn(st, key)).toEqual([...KEY_READ, ...KEY_WRITE].sort());
+    expect(unacknowledged(s.report)).toEqual([]);
+  });
+});

@@ -1,0 +1,100 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { App, CfnResource, Stack } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import type { IConstruct } from 'constructs';
+import { checkedApp } from '../../infra/app.js';
+import type { TableRole } from '../../infra/access.js';
+import type { Conclave } from '../../infra/conclave.js';
+import type { FunctionName } from '../../lib/wiring.js';
+
+export interface Synthesized<S extends Stack> {
+  app: App;
+  stack: S;
+  template: Template;
+  /** cdk.out/validation-report.json: cdk-nag's findings (none unacknowledged, or synth would have thrown). */
+  report: ValidationReport;
+  cleanup(): void;
+}
+
+/**
+ * Builds a stack in an app checked as `cdk synth` checks it (cdk-nag AwsSolutions registered)
+ * and synthesizes it into a temporary directory. Synth throws on any unacknowledged finding.
+ * `bundle: false` skips esbuild (about 3 s) where a test is not about the bundles.
+ */
+export function synth<S extends Stack>(build: (app: App) => S, opts: { bundle?: boolean } = {}): Synthesized<S> {
+  const outdir = mkdtempSync(join(tmpdir(), 'conclave-cdk-'));
+  // no stack to bundle: the functions get a placeholder asset (what `cdk deploy --exclusively` does for other stacks)
+  const app = checkedApp({ outdir, ...(opts.bundle === false ? { context: { 'aws:cdk:bundling-stacks': [] } } : {}) });
+  const stack = build(app);
+  app.synth();
+  return {
+    app,
+    stack,
+    template: Template.fromStack(stack),
+    report: JSON.parse(readFileSync(join(outdir, 'validation-report.json'), 'utf8')) as ValidationReport,
+    cleanup: () => rmSync(outdir, { recursive: true, force: true }),
+  };
+}
+
+export interface ValidationReport {
+  pluginReports: {
+    pluginName: string;
+    conclusion: string;
+    violations?: { ruleName: string; violatingConstructs: { constructPath: string }[] }[];
+    suppressedViolations?: { ruleName: string; acknowledgedId: string; acknowledgedAt: string; reason: string; violatingConstructs: { constructPath: string }[] }[];
+  }[];
+}
+
+/** Findings nobody acknowledged, as `rule path`. */
+export const unacknowledged = (r: ValidationReport): string[] =>
+  r.pluginReports.flatMap((p) => (p.violations ?? []).flatMap((v) => v.violatingConstructs.map((c) => `${v.ruleName} ${c.constructPath}`)));
+
+/** Acknowledged findings: where the acknowledgement was made, its id and its reason. */
+export const acknowledged = (r: ValidationReport): { at: string; id: string; reason: string }[] => {
+  const seen = new Map<string, { at: string; id: string; reason: string }>();
+  for (const v of r.pluginReports.flatMap((p) => p.suppressedViolations ?? [])) seen.set(`${v.acknowledgedAt} ${v.acknowledgedId}`, { at: v.acknowledgedAt, id: v.acknowledgedId, reason: v.reason });
+  return [...seen.values()];
+};
+
+export const logicalId = (stack: Stack, c: IConstruct): string => stack.getLogicalId(c.node.defaultChild as CfnResource);
+export const getAtt = (id: string, attr = 'Arn') => ({ 'Fn::GetAtt': [id, attr] });
+
+export interface Statement {
+  Effect: string;
+  Action: string[];
+  Resource: unknown[];
+  Condition?: Record<string, Record<string, unknown>>;
+}
+
+/** Every statement of every policy attached to the role (inline policies in AWS::IAM::Policy). */
+export function statementsOf(template: Template, roleId: string): Statement[] {
+  const policies = Object.values(template.findResources('AWS::IAM::Policy')).filter((p) =>
+    (p['Properties'].Roles as unknown[]).some((r) => JSON.stringify(r) === JSON.stringify({ Ref: roleId })),
+  );
+  return policies.flatMap((p) =>
+    (p['Properties'].PolicyDocument.Statement as Record<string, unknown>[]).map((s) => ({
+      ...(s as unknown as Statement),
+      Action: ([] as string[]).concat(s['Action'] as string | string[]),
+      Resource: ([] as unknown[]).concat(s['Resource']),
+    })),
+  );
+}
+
+/** The actions a role may take on `resource`, sorted. */
+export function actionsOn(statements: Statement[], resource: unknown): string[] {
+  const key = JSON.stringify(resource);
+  return [...new Set(statements.filter((s) => s.Resource.some((r) => JSON.stringify(r) === key)).flatMap((s) => s.Action))].sort();
+}
+
+/** Logical ids of what the construct made, for comparing references in the template. */
+export function ids(stack: Stack, c: Conclave) {
+  return {
+    table: (r: TableRole) => logicalId(stack, c.tables[r]),
+    fn: (n: FunctionName) => logicalId(stack, c.functions[n]),
+    role: (n: FunctionName) => logicalId(stack, c.functions[n].role!),
+    dlq: (n: FunctionName) => logicalId(stack, c.deadLetterQueues[n]!),
+    timerQueue: logicalId(stack, c.timerQueue),
+  };
+}
