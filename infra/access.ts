@@ -7,6 +7,7 @@
  * `dynamodb:ConditionCheckItem`, a Put `PutItem`, an Update `UpdateItem`, a Delete `DeleteItem`.
  */
 import type { TableNames } from '../lib/schemas/config.js';
+import { HOLDER_PLATFORM_INDEX } from '../lib/tables.js';
 import type { FunctionName } from '../lib/wiring.js';
 
 export type TableRole = keyof TableNames;
@@ -15,6 +16,8 @@ export type TableAccess = Partial<Record<TableRole, readonly DynamoAction[]>>;
 
 export interface FunctionAccess {
   readonly tables: TableAccess;
+  /** dynamodb:Query on these secondary indexes (granted on the index ARN, not the table's). */
+  readonly indexQueries?: readonly { readonly table: TableRole; readonly index: string }[];
   /** events:PutEvents on the bus (lease and candidate changes become events). */
   readonly publishEvents: boolean;
   /** sqs:SendMessage on the timer queue (an opened election schedules its deadline). */
@@ -53,6 +56,17 @@ export const FUNCTION_ACCESS = {
   leaseStream: { tables: reconcileOne, publishEvents: true, scheduleTimer: true },
   /** Finishes an election whose ack window ended; puts an early timer back. */
   electionTimer: { tables: reconcileOne, publishEvents: false, scheduleTimer: true },
+  /**
+   * A stopped task or instance (lib/platform/vacate.ts): Query of the holder-platform index, then
+   * per lease GetItem and a conditional UpdateItem; the dead holder's candidate row GetItem and
+   * DeleteItem. The lease stream publishes and reconciles what follows.
+   */
+  platform: {
+    tables: { leases: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], candidates: ['dynamodb:GetItem', 'dynamodb:DeleteItem'] },
+    indexQueries: [{ table: 'leases', index: HOLDER_PLATFORM_INDEX.name }],
+    publishEvents: false,
+    scheduleTimer: false,
+  },
 } as const satisfies Record<FunctionName, FunctionAccess>;
 
 /**

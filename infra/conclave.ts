@@ -11,6 +11,7 @@ import * as targets from 'aws-cdk-lib/aws-events-targets';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as destinations from 'aws-cdk-lib/aws-lambda-destinations';
 import * as sources from 'aws-cdk-lib/aws-lambda-event-sources';
 import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
@@ -25,8 +26,8 @@ import { Name } from '../lib/schemas/common.js';
 import { ElectionConfig, TableNames, type ElectionConfigInput } from '../lib/schemas/config.js';
 import { parse, ValidationError } from '../lib/schemas/validation.js';
 import { defaultTableNames } from '../lib/tables.js';
-import { ENV, wiring, type FunctionName, type FunctionWiring, type QueueTrigger, type StreamTrigger } from '../lib/wiring.js';
-import { FUNCTION_ACCESS, KEY_READ, KEY_WRITE, WORKER_ACCESS, type TableAccess, type TableRole } from './access.js';
+import { ENV, wiring, type EventsTrigger, type FunctionName, type FunctionWiring, type QueueTrigger, type StreamTrigger } from '../lib/wiring.js';
+import { FUNCTION_ACCESS, KEY_READ, KEY_WRITE, WORKER_ACCESS, type FunctionAccess, type TableAccess, type TableRole } from './access.js';
 import { ARCHITECTURE, BUNDLING, PROJECT_ROOT, RUNTIME } from './bundling.js';
 import { ConclaveTables } from './tables.js';
 
@@ -78,6 +79,14 @@ export interface ConclaveProps {
   readonly alarmTopic?: sns.ITopic;
   /** How long the functions' logs are kept. @default logs.RetentionDays.ONE_MONTH */
   readonly logRetention?: logs.RetentionDays;
+  /**
+   * Platform-confirmed failover: rules on this account's default bus send ECS "Task State Change"
+   * (STOPPED) and EC2 "Instance State-change Notification" (stopped, terminated) events to the
+   * platform function, which ends the terms of holders that ran there. `false` creates no rules
+   * (the function stays, idle): stopped holders' leases then run out as usual.
+   * @default true
+   */
+  readonly platformSignals?: boolean;
 }
 
 /** Options of `grantWorker`. */
@@ -229,6 +238,9 @@ export class Conclave extends Construct {
           // a failed tick is retried by the next tick; Lambda's own async retries would run beside it
           fn.configureAsyncInvoke({ retryAttempts: 0 });
           break;
+        case 'events':
+          this.deadLetterQueues[name] = this.addEventRules(name, fn, w.trigger, props.platformSignals ?? true, encryption);
+          break;
         default: {
           const unknown: never = w.trigger; // a new kind of trigger in lib/wiring.ts needs its source here
           throw new Error(`lib/wiring.ts: ${name} has a trigger this construct cannot build: ${JSON.stringify(unknown)}`);
@@ -314,6 +326,32 @@ export class Conclave extends Construct {
     return dlq;
   }
 
+  /**
+   * Rules on the default bus for a function on AWS services' events: asynchronous invocation with
+   * the wiring's retries and maximum age; events that fail (or cannot be delivered) go to a
+   * dead-letter queue. With `enabled` false no rule is created.
+   */
+  private addEventRules(name: FunctionName, fn: lambda.Function, t: EventsTrigger, enabled: boolean, encryption: Partial<sqs.QueueProps>): sqs.Queue {
+    const dlq = new sqs.Queue(this, `${pascal(name)}DeadLetters`, { enforceSSL: true, retentionPeriod: Duration.days(14), ...encryption });
+    Validations.of(dlq).acknowledge({
+      id: 'AwsSolutions::AwsSolutions-SQS3',
+      reason: `This queue is the dead-letter queue of the ${name} function's rules and asynchronous invocations (cdk-nag recognises only redrive policies as DLQs).`,
+    });
+    fn.configureAsyncInvoke({ retryAttempts: t.retryAttempts, maxEventAge: Duration.seconds(t.maxEventAgeSeconds), onFailure: new destinations.SqsDestination(dlq) });
+    if (enabled) {
+      const bus = events.EventBus.fromEventBusName(this, `${pascal(name)}DefaultBus`, t.bus);
+      t.patterns.forEach((p, i) => {
+        new events.Rule(this, `${pascal(name)}Rule${i}`, {
+          description: `Conclave: ${p['detail-type'].join(', ')} → the ${name} function`,
+          eventBus: bus,
+          eventPattern: { source: [...p.source], detailType: [...p['detail-type']], detail: Object.fromEntries(Object.entries(p.detail).map(([k, v]) => [k, [...v]])) },
+          targets: [new targets.LambdaFunction(fn, { deadLetterQueue: dlq, retryAttempts: 8, maxEventAge: Duration.seconds(t.maxEventAgeSeconds) })],
+        });
+      });
+    }
+    return dlq;
+  }
+
   private addQueueSource(fn: lambda.IFunction, t: QueueTrigger): void {
     if (t.queue !== 'electionTimer') throw new Error(`lib/wiring.ts names queue "${String(t.queue)}", which this construct does not create`);
     fn.addEventSource(new sources.SqsEventSource(this.timerQueue, { batchSize: t.batchSize, reportBatchItemFailures: t.reportBatchItemFailures }));
@@ -336,6 +374,9 @@ export class Conclave extends Construct {
           reason: `${action} on the one customer-managed key only (the resource is the key's ARN): the KMS actions aws-cdk-lib grants for a key-encrypted table and queue.`,
         });
       }
+    }
+    for (const q of (access as FunctionAccess).indexQueries ?? []) {
+      iam.Grant.addToPrincipal({ grantee: fn, actions: ['dynamodb:Query'], resourceArns: [`${this.tables[q.table].tableArn}/index/${q.index}`] });
     }
     if (access.publishEvents) this.eventBus.grantPutEventsTo(fn);
     if (access.scheduleTimer) this.timerQueue.grantSendMessages(fn);

@@ -36,7 +36,32 @@ export interface QueueTrigger {
   readonly maxReceiveCount: number;
 }
 
-export type Trigger = StreamTrigger | ScheduleTrigger | QueueTrigger;
+/** An EventBridge pattern: each named field must take one of the listed values. */
+export interface EventPattern {
+  readonly source: readonly string[];
+  readonly 'detail-type': readonly string[];
+  readonly detail: Readonly<Record<string, readonly string[]>>;
+}
+
+/** Rules on the account's default bus: AWS services' own events (asynchronous invocation). */
+export interface EventsTrigger {
+  readonly kind: 'events';
+  readonly bus: 'default';
+  readonly patterns: readonly EventPattern[];
+  /** Lambda's retries of a failed asynchronous invocation before the event goes to the dead-letter queue (0–2). */
+  readonly retryAttempts: number;
+  /** An event older than this is sent to the dead-letter queue unprocessed. */
+  readonly maxEventAgeSeconds: number;
+}
+
+export type Trigger = StreamTrigger | ScheduleTrigger | QueueTrigger | EventsTrigger;
+
+/** Whether an event matches a pattern, as EventBridge matches these simple ones (exact values). */
+export function matchesPattern(p: EventPattern, event: unknown): boolean {
+  const e = event as { source?: unknown; 'detail-type'?: unknown; detail?: Record<string, unknown> } | undefined;
+  if (!e || !p.source.includes(String(e.source)) || !p['detail-type'].includes(String(e['detail-type']))) return false;
+  return Object.entries(p.detail).every(([k, values]) => values.includes(String(e.detail?.[k])));
+}
 
 export interface FunctionWiring {
   /** The handler module under functions/ (its `handler` export). */
@@ -65,6 +90,22 @@ export const wiring = {
   electionTimer: {
     entry: 'functions/election-timer.ts',
     trigger: { kind: 'queue', queue: 'electionTimer', batchSize: 10, reportBatchItemFailures: true, maxReceiveCount: 5 },
+    timeoutSeconds: 60,
+    memoryMb: 256,
+  },
+  /** The platform's word that a holder is gone: ECS task STOPPED, EC2 instance stopped or terminated. */
+  platform: {
+    entry: 'functions/platform.ts',
+    trigger: {
+      kind: 'events',
+      bus: 'default',
+      patterns: [
+        { source: ['aws.ecs'], 'detail-type': ['ECS Task State Change'], detail: { lastStatus: ['STOPPED'] } },
+        { source: ['aws.ec2'], 'detail-type': ['EC2 Instance State-change Notification'], detail: { state: ['stopped', 'terminated'] } },
+      ],
+      retryAttempts: 2,
+      maxEventAgeSeconds: 600,
+    },
     timeoutSeconds: 60,
     memoryMb: 256,
   },

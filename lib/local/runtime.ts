@@ -20,7 +20,7 @@ import type { FunctionDeps } from '../functions/core.js';
 import { observability } from '../functions/env.js';
 import type { ElectionConfigInput, TableNames } from '../schemas/config.js';
 import { createTables, defaultTableNames } from '../tables.js';
-import { wiring, type FunctionName } from '../wiring.js';
+import { matchesPattern, wiring, type FunctionName, type FunctionWiring } from '../wiring.js';
 import { DelayQueue } from './delay-queue.js';
 import { startEcsTask, type LocalEcsTask } from './ecs-task.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION, localClient, startDynamoDBLocal, type DynamoDBLocal } from './dynamodb-local.js';
@@ -80,7 +80,7 @@ export interface LocalRuntime {
    * goes to the platform function, unless `signal` is false (a platform that says nothing).
    */
   ecsTask(opts?: { signal?: boolean; delayMs?: number }): Promise<LocalEcsTask>;
-  /** Delivers an event from the default bus to the platform function, with Lambda's asynchronous retries. */
+  /** Puts an event on the default bus: the functions whose rules match it get it, with Lambda's asynchronous retries. */
   platformEvent(event: unknown): Promise<void>;
   stop(): Promise<void>;
 }
@@ -171,29 +171,33 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
     invokers[name] = intercept ? (event) => intercept(name, event, invoke) : invoke;
   }
 
-  // The platform function: EventBridge invokes it asynchronously — on an error Lambda tries twice
-  // more, then the event goes to the dead-letter destination.
-  const platformModule = (await import('../../functions/platform.js')) as { makeHandler(d: FunctionDeps): (event: unknown, context: Context) => Promise<unknown> };
-  const platformHandler = platformModule.makeHandler(deps);
-  const pendingPlatform = new Set<Promise<void>>();
-  const platformEvent = (event: unknown): Promise<void> => {
-    const run = (async () => {
-      let last: Error | undefined;
-      for (let attempt = 1; attempt <= 3; attempt++) {
-        try {
-          await platformHandler(event, lambdaContext('leaseStream'));
-          return;
-        } catch (e) {
-          last = e as Error;
-          await new Promise((r) => setTimeout(r, 200 * attempt));
+  // Functions on rules of the default bus (the platform function): an event that matches a
+  // pattern is delivered asynchronously — on an error Lambda retries `retryAttempts` times, then
+  // the event goes to the dead-letter file. An event no rule matches goes nowhere.
+  const pendingAsync = new Set<Promise<void>>();
+  const platformEvent = async (event: unknown): Promise<void> => {
+    const runs = (Object.keys(wiring) as FunctionName[]).flatMap((name) => {
+      const t: FunctionWiring['trigger'] = wiring[name].trigger;
+      if (t.kind !== 'events' || !t.patterns.some((p) => matchesPattern(p, event))) return [];
+      const run = (async () => {
+        let last: Error | undefined;
+        for (let attempt = 0; attempt <= t.retryAttempts; attempt++) {
+          try {
+            await invokers[name](event);
+            return;
+          } catch (e) {
+            last = e as Error;
+            await new Promise((r) => setTimeout(r, 200 * (attempt + 1)));
+          }
         }
-      }
-      const id = (event as { id?: unknown } | undefined)?.id;
-      deadLetter({ function: 'platform', reason: `handler threw: ${last?.message}`, records: [{ eventID: typeof id === 'string' ? id : '(no id)' }], at: new Date().toISOString() });
-    })();
-    pendingPlatform.add(run);
-    void run.finally(() => pendingPlatform.delete(run));
-    return run;
+        const id = (event as { id?: unknown } | undefined)?.id;
+        deadLetter({ function: name, reason: `handler threw: ${last?.message}`, records: [{ eventID: typeof id === 'string' ? id : '(no id)' }], at: new Date().toISOString() });
+      })();
+      pendingAsync.add(run);
+      void run.finally(() => pendingAsync.delete(run));
+      return [run];
+    });
+    await Promise.all(runs);
   };
   const tasks = new Set<LocalEcsTask>();
   const ecsTask = async (o: { signal?: boolean; delayMs?: number } = {}) => {
@@ -248,7 +252,7 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
       clearInterval(tickTimer);
       await ticking;
       await Promise.all([...tasks].map((t) => t.close()));
-      await Promise.all(pendingPlatform);
+      await Promise.all(pendingAsync);
       await Promise.all(pollers.map((p) => p.stop()));
       await timer.stop();
       await bus.stop();

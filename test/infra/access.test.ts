@@ -10,7 +10,7 @@ import { DescribeStreamCommand, DynamoDBStreamsClient, GetRecordsCommand, GetSha
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { Context, DynamoDBRecord } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { FUNCTION_ACCESS, WORKER_ACCESS, type TableAccess, type TableRole } from '../../infra/access.js';
+import { FUNCTION_ACCESS, WORKER_ACCESS, type FunctionAccess, type TableAccess, type TableRole } from '../../infra/access.js';
 import { manualClock } from '../../lib/clock.js';
 import { coordinatorDeps } from '../../lib/coordinator/reconcile.js';
 import type { FunctionDeps } from '../../lib/functions/core.js';
@@ -103,7 +103,9 @@ describe('what each function calls is what its role grants', () => {
     await seedCandidate(lease, 'a', clock.now() - 10 * MIN);
     const invoke = (event: unknown) => handler(event, lambdaContext(name));
     const check = () => {
-      expect([...rec.calls].sort(), `${name}: DynamoDB calls`).toEqual(expected(FUNCTION_ACCESS[name].tables));
+      const access: FunctionAccess = FUNCTION_ACCESS[name];
+      const onIndexes = (access.indexQueries ?? []).map((q) => `${q.table} dynamodb:Query`);
+      expect([...rec.calls].sort(), `${name}: DynamoDB calls`).toEqual([...expected(access.tables), ...onIndexes].sort());
       if (sent.published) expect(FUNCTION_ACCESS[name].publishEvents, `${name} published events`).toBe(true);
       if (sent.timers) expect(FUNCTION_ACCESS[name].scheduleTimer, `${name} scheduled a timer`).toBe(true);
     };
@@ -129,6 +131,19 @@ describe('what each function calls is what its role grants', () => {
     noFailures(await invoke({ Records: records }));
     expect(sent.published).toBeGreaterThan(0);
     expect(sent.timers).toBe(1);
+    check();
+  });
+
+  it('platform: a stopped ECS task → the index queried, the lease read and vacated, the dead candidacy withdrawn', async () => {
+    const { t, clock, invoke, check } = await setUp('platform', 'pf');
+    const task = { kind: 'ecs' as const, id: 'arn:aws:ecs:local:000000000000:task/c/0123', cluster: 'arn:aws:ecs:local:000000000000:cluster/c' };
+    const leases = new LeaseStore(t.client, t.names.leases);
+    const now = clock.now();
+    await leases.write(await leases.read('pf'), { set: { holderIdentity: 'a', holderInstance: 'a-1', holderPlatform: task, holderPlatformId: task.id, leaseDurationSeconds: 15, acquireTime: now, renewTime: now, leaseTransitions: 0, fencingToken: 1, electedBy: 'coordinator' } });
+    const candidates = new CandidateStore(t.client, t.names.candidates);
+    await candidates.write(await candidates.read('pf', 'a'), { set: { platform: task } });
+    const event = { version: '0', id: 'e-1', 'detail-type': 'ECS Task State Change', source: 'aws.ecs', account: '000000000000', time: new Date(now).toISOString(), region: 'local', resources: [task.id], detail: { clusterArn: task.cluster, taskArn: task.id, lastStatus: 'STOPPED' } };
+    expect(await invoke(event)).toMatchObject({ outcomes: [{ lease: 'pf', outcome: 'vacated' }] });
     check();
   });
 

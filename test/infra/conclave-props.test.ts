@@ -24,7 +24,7 @@ describe('the Conclave construct with every prop set', () => {
   let keyId: string;
   let topicId: string;
   let resources: Record<string, { Type: string; Properties: Record<string, any>; DeletionPolicy?: string }>;
-  const busArn = 'arn:aws:events:eu-west-1:111122223333:event-bus/shared';
+  const busArn = 'arn:aws:events:eu-west-1:000000000000:event-bus/shared';
 
   beforeAll(() => {
     s = synth((app) => {
@@ -126,7 +126,7 @@ describe('Conclave props are validated at synth time', () => {
     ['an unknown election field', { election: { ackWindow: 5 } as never }, 'election'],
     ['a table name DynamoDB refuses', { tableNames: { leases: 'x' } }, 'tableNames.leases'],
     ['a prefix with spaces', { tablePrefix: 'my prefix' }, 'tablePrefix'],
-    ['a key in a stack without a region', { encryptionKey: kms.Key.fromKeyArn(new Stack(), 'K', 'arn:aws:kms:eu-west-1:111122223333:key/k') }, 'encryptionKey'],
+    ['a key in a stack without a region', { encryptionKey: kms.Key.fromKeyArn(new Stack(), 'K', 'arn:aws:kms:eu-west-1:000000000000:key/k') }, 'encryptionKey'],
   ];
   it.each(cases)('rejects %s, naming the field', (_, props, field) => {
     let error: unknown;
@@ -138,5 +138,25 @@ describe('Conclave props are validated at synth time', () => {
     expect(error).toBeInstanceOf(ValidationError);
     expect((error as ValidationError).fields).toContain(field);
     expect((error as ValidationError).message).toMatch(/^invalid Conclave props: /);
+  });
+});
+
+describe('platformSignals: false', () => {
+  it('creates no rules on the default bus; the platform function stays, idle, with its dead-letter queue', () => {
+    let c!: Conclave;
+    const s = synth((app) => {
+      const stack = new Stack(app, 'NoSignals');
+      c = new Conclave(stack, 'Conclave', { platformSignals: false, removalPolicy: RemovalPolicy.DESTROY });
+      return stack;
+    }, { bundle: false });
+    try {
+      const rules = Object.values(s.template.findResources('AWS::Events::Rule')).map((r) => r['Properties']);
+      expect(rules.filter((p) => p.EventPattern)).toEqual([]);
+      expect(rules.filter((p) => p.ScheduleExpression)).toHaveLength(1);
+      expect(c.functions.platform).toBeDefined();
+      expect(unacknowledged(s.report)).toEqual([]);
+    } finally {
+      s.cleanup();
+    }
   });
 });

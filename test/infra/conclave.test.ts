@@ -5,7 +5,7 @@ import { Stack } from 'aws-cdk-lib';
 import { Match, type Template } from 'aws-cdk-lib/assertions';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FUNCTION_ACCESS, type TableRole } from '../../infra/access.js';
+import { FUNCTION_ACCESS, type FunctionAccess, type TableRole } from '../../infra/access.js';
 import { addConclaveStack, checkedApp, type ConclaveStack } from '../../infra/app.js';
 import type { Conclave } from '../../infra/conclave.js';
 import { METRIC } from '../../lib/functions/core.js';
@@ -40,7 +40,7 @@ describe('the Conclave app, as `cdk synth` builds it', () => {
   it('synthesizes with no cdk-nag finding, and every acknowledgement gives its reason', () => {
     expect(unacknowledged(s.report)).toEqual([]);
     expect(acknowledged(s.report).map((a) => `${a.at} ${a.id}`).sort()).toEqual(
-      names.filter((n) => wiring[n].trigger.kind === 'stream').map((n) => `Conclave/Conclave/${n[0]!.toUpperCase()}${n.slice(1)}DeadLetters AwsSolutions::AwsSolutions-SQS3`).sort(),
+      names.filter((n) => wiring[n].trigger.kind === 'stream' || wiring[n].trigger.kind === 'events').map((n) => `Conclave/Conclave/${n[0]!.toUpperCase()}${n.slice(1)}DeadLetters AwsSolutions::AwsSolutions-SQS3`).sort(),
     );
     for (const a of acknowledged(s.report)) expect(a.reason.length, `${a.at} ${a.id}`).toBeGreaterThan(40);
   });
@@ -138,7 +138,29 @@ describe('the Conclave app, as `cdk synth` builds it', () => {
       });
     }
     const mappings = Object.keys(t.findResources('AWS::Lambda::EventSourceMapping'));
-    expect(mappings).toHaveLength(names.filter((n) => wiring[n].trigger.kind !== 'schedule').length);
+    expect(mappings).toHaveLength(names.filter((n) => wiring[n].trigger.kind === 'stream' || wiring[n].trigger.kind === 'queue').length);
+  });
+
+  it('puts rules on the default bus for each function on AWS services’ events, with the wiring’s patterns, retries and a dead-letter queue', () => {
+    const onEvents = names.filter((n) => wiring[n].trigger.kind === 'events');
+    expect(onEvents).toEqual(['platform']);
+    const rules = Object.values(t.findResources('AWS::Events::Rule')).map((r) => r['Properties']).filter((p) => p.EventPattern);
+    for (const n of onEvents) {
+      const tr = wiring[n].trigger;
+      if (tr.kind !== 'events') continue;
+      const mine = rules.filter((p) => JSON.stringify(p.Targets).includes(id.fn(n)));
+      expect(mine.map((p) => p.EventPattern)).toEqual(tr.patterns.map((p) => ({ source: p.source, 'detail-type': p['detail-type'], detail: p.detail })));
+      for (const p of mine) {
+        expect(p.EventBusName).toBe('default');
+        expect(p.Targets[0]).toMatchObject({ DeadLetterConfig: { Arn: getAtt(id.dlq(n)) }, RetryPolicy: { MaximumEventAgeInSeconds: tr.maxEventAgeSeconds } });
+      }
+      t.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
+        FunctionName: { Ref: id.fn(n) },
+        MaximumRetryAttempts: tr.retryAttempts,
+        MaximumEventAgeInSeconds: tr.maxEventAgeSeconds,
+        DestinationConfig: { OnFailure: { Destination: getAtt(id.dlq(n)) } },
+      });
+    }
   });
 
   it('runs the scheduled function at the wiring rate, without async retries beside the next tick', () => {
@@ -185,6 +207,9 @@ describe('the Conclave app, as `cdk synth` builds it', () => {
         expect(actionsOn(st, getAtt(id.table(r))), `${n} on ${r}`).toEqual(sorted((access.tables as Partial<Record<TableRole, readonly string[]>>)[r]));
         expect(actionsOn(st, getAtt(id.table(r), 'StreamArn')), `${n} on the ${r} stream`).toEqual(tr.kind === 'stream' && tr.table === r ? STREAM_READ : []);
       }
+      for (const q of (access as FunctionAccess).indexQueries ?? []) {
+        expect(actionsOn(st, { 'Fn::Join': ['', [getAtt(id.table(q.table)), `/index/${q.index}`]] }), `${n} on the ${q.index} index`).toEqual(['dynamodb:Query']);
+      }
       expect(actionsOn(st, busArn).includes('events:PutEvents'), `${n} publishes`).toBe(access.publishEvents);
       expect(actionsOn(st, getAtt(id.timerQueue)).includes('sqs:SendMessage'), `${n} schedules timers`).toBe(access.scheduleTimer);
       const allowed = new Set(
@@ -192,7 +217,8 @@ describe('the Conclave app, as `cdk synth` builds it', () => {
           ...roles.flatMap((r) => [getAtt(id.table(r)), getAtt(id.table(r), 'StreamArn')]),
           busArn,
           getAtt(id.timerQueue),
-          ...(c.deadLetterQueues[n] && tr.kind === 'stream' ? [getAtt(id.dlq(n))] : []),
+          ...(c.deadLetterQueues[n] && (tr.kind === 'stream' || tr.kind === 'events') ? [getAtt(id.dlq(n))] : []),
+          ...(FUNCTION_ACCESS[n] as FunctionAccess).indexQueries?.map((q) => ({ 'Fn::Join': ['', [getAtt(id.table(q.table)), `/index/${q.index}`]] })) ?? [],
           getAtt(logicalId(s.stack, c.functions[n].logGroup)),
         ].map((x) => JSON.stringify(x)),
       );
