@@ -4,13 +4,14 @@
  * event ends its term, so the next leader comes long before the 15 s lease could run out.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startEcsWorker } from '../../lib/local/ecs-worker.js';
 import { startLocalRuntime, type LocalRuntime } from '../../lib/local/runtime.js';
 import type { WorkerProcess } from '../../lib/local/worker-process.js';
+import { ecsTaskStateChange, taskArn } from '../platform-fixtures.js';
 import { waitFor } from '../sdk/harness.js';
 
 let rt: LocalRuntime;
@@ -63,4 +64,20 @@ describe('crash failover with the platform signal', () => {
     expect(maxConcurrent()).toBe(1);
     expect(rt.deadLetters).toEqual([]);
   }, 60_000);
+});
+
+describe('the default bus in local mode', () => {
+  it('a malformed event that matches the rule: retried as Lambda retries, then the dead-letter file; one the rule does not match goes nowhere', async () => {
+    const before = rt.deadLetters.length;
+    const bad = ecsTaskStateChange(taskArn('0badbad0'), 'STOPPED') as { detail: Record<string, unknown> };
+    delete bad.detail['taskArn'];
+    await rt.platformEvent(bad);
+    const dead = rt.deadLetters.slice(before);
+    expect(dead).toEqual([expect.objectContaining({ function: 'platform', reason: expect.stringMatching(/detail\.taskArn/) })]);
+    const file = readFileSync(rt.deadLetterFile, 'utf8');
+    expect(file).toContain('"function":"platform"');
+    await rt.platformEvent(ecsTaskStateChange(taskArn('0badbad0'), 'RUNNING'));
+    await rt.platformEvent({ source: 'aws.ecs', 'detail-type': 'ECS Container Instance State Change', detail: {} });
+    expect(rt.deadLetters.length).toBe(before + 1);
+  });
 });
