@@ -20,8 +20,7 @@ import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { join } from 'node:path';
 import * as z from 'zod';
-import { METRIC } from '../lib/functions/core.js';
-import { NAMESPACE, SERVICE } from '../lib/functions/env.js';
+import { METRIC, NAMESPACE, SERVICE } from '../lib/functions/metrics.js';
 import { Name } from '../lib/schemas/common.js';
 import { ElectionConfig, TableNames, type ElectionConfigInput } from '../lib/schemas/config.js';
 import { parse, ValidationError } from '../lib/schemas/validation.js';
@@ -482,7 +481,12 @@ export class Conclave extends Construct {
     );
     dashboard.addWidgets(
       new cloudwatch.GraphWidget({ title: 'Leaderless leases (at each tick)', width: 8, left: [this.metric('coordinator', METRIC.leaderless, 'Maximum', tick.toSeconds() > 60 ? tick : Duration.minutes(1))] }),
-      new cloudwatch.GraphWidget({ title: 'Election failures', width: 8, left: [this.electionFailures(period)] }),
+      new cloudwatch.GraphWidget({
+        title: 'Election failures; leaders lost to a stopped task or instance',
+        width: 8,
+        left: [this.electionFailures(period)],
+        right: [this.metric('platform', METRIC.leadersLost, 'Sum', period).with({ label: 'leaders lost (platform)' })],
+      }),
       new cloudwatch.GraphWidget({
         title: 'Write conflicts and skew preventions',
         width: 8,

@@ -1,7 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DescribeTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DescribeStreamCommand, DynamoDBStreamsClient, GetRecordsCommand, GetShardIteratorCommand } from '@aws-sdk/client-dynamodb-streams';
+import type { DynamoDBRecord } from 'aws-lambda';
 import { inject } from 'vitest';
-import { localClient } from '../lib/local/dynamodb-local.js';
+import { LOCAL_CREDENTIALS, LOCAL_REGION, localClient } from '../lib/local/dynamodb-local.js';
+import { toLambdaRecord } from '../lib/local/stream-poller.js';
 import type { TableNames } from '../lib/schemas/config.js';
 import { createTables, deleteTables, defaultTableNames } from '../lib/tables.js';
 
@@ -27,3 +30,23 @@ export async function testTables(label: string): Promise<TestTables> {
 }
 
 export { manualClock } from '../lib/clock.js';
+
+/** Every record on a table's stream so far, in order, as Lambda would deliver them. */
+export async function streamRecords(client: DynamoDBClient, table: string): Promise<DynamoDBRecord[]> {
+  const streams = new DynamoDBStreamsClient({ endpoint: inject('ddbEndpoint'), region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
+  try {
+    const arn = (await client.send(new DescribeTableCommand({ TableName: table }))).Table!.LatestStreamArn!;
+    const out: DynamoDBRecord[] = [];
+    for (const s of (await streams.send(new DescribeStreamCommand({ StreamArn: arn }))).StreamDescription!.Shards!) {
+      let iterator = (await streams.send(new GetShardIteratorCommand({ StreamArn: arn, ShardId: s.ShardId, ShardIteratorType: 'TRIM_HORIZON' }))).ShardIterator;
+      for (let i = 0; iterator && i < 5; i++) {
+        const r = await streams.send(new GetRecordsCommand({ ShardIterator: iterator }));
+        out.push(...(r.Records ?? []).map((x) => toLambdaRecord(x, arn)));
+        iterator = r.Records?.length ? r.NextShardIterator : undefined;
+      }
+    }
+    return out;
+  } finally {
+    streams.destroy();
+  }
+}

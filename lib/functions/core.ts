@@ -10,6 +10,9 @@ import type { ConclaveEvent } from '../events/schemas.js';
 import type { Candidate } from '../schemas/candidate.js';
 import type { Lease } from '../schemas/lease.js';
 import type { Change } from './records.js';
+import { METRIC } from './metrics.js';
+
+export { METRIC };
 import type { TimerMessage, TimerQueue } from './timer.js';
 
 export interface FunctionDeps {
@@ -21,16 +24,7 @@ export interface FunctionDeps {
   metrics: Metrics;
 }
 
-/** KEP-4355's metric names, plus what client-go and Conclave add. */
-export const METRIC = {
-  leaderChanges: 'coordinated_leader_election_leader_changes',
-  preemptions: 'coordinated_leader_election_leader_preemptions',
-  failures: 'coordinated_leader_election_failures_total',
-  skewPreventions: 'coordinated_leader_election_skew_preventions_total',
-  electionDuration: 'coordinated_leader_election_duration',
-  leaderless: 'coordinated_leader_election_leaderless_leases',
-  conflicts: 'coordinated_leader_election_write_conflicts',
-} as const;
+
 
 /** Per-lease metrics carry the lease as a dimension (KEP: name="<component>"). */
 type Unit = (typeof MetricUnit)[keyof typeof MetricUnit];

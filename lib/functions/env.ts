@@ -8,8 +8,9 @@ import { coordinatorDeps } from '../coordinator/reconcile.js';
 import { publishOrThrow } from '../events/publisher.js';
 import { ElectionConfig } from '../schemas/config.js';
 import { ValidationError, parse } from '../schemas/validation.js';
-import { ENV } from '../wiring.js';
+import { ENV, type FunctionName } from '../wiring.js';
 import type { FunctionDeps } from './core.js';
+import { NAMESPACE, SERVICE } from './metrics.js';
 import { sqsTimerQueue } from './timer.js';
 
 const Env = z.object({
@@ -21,8 +22,7 @@ const Env = z.object({
   [ENV.electionConfig]: z.string().optional(),
 });
 
-export const SERVICE = 'conclave';
-export const NAMESPACE = 'Conclave';
+export { NAMESPACE, SERVICE };
 
 /**
  * Observability for one function: Powertools Logger and Metrics (embedded metric format). Most
@@ -50,7 +50,7 @@ function jsonOf(text: string, subject: string): unknown {
 }
 
 /** A function's dependencies from its environment (set by the CDK construct). */
-export function depsFromEnv(functionName: string, env: NodeJS.ProcessEnv = process.env): FunctionDeps {
+export function depsFromEnv(functionName: FunctionName, env: NodeJS.ProcessEnv = process.env): FunctionDeps {
   const e = parse(Env, env, `environment of the ${functionName} function`);
   const configJson = e[ENV.electionConfig];
   const config = configJson ? parse(ElectionConfig, jsonOf(configJson, ENV.electionConfig), ENV.electionConfig) : undefined;

@@ -2,6 +2,7 @@ import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { readPlatformEvent } from '../platform/signals.js';
 import { vacateStoppedHolder, type VacateOutcome } from '../platform/vacate.js';
 import type { FunctionDeps } from './core.js';
+import { METRIC } from './metrics.js';
 
 export interface PlatformResult {
   /** Why nothing was looked up (a state that is not final), else undefined. */
@@ -9,9 +10,6 @@ export interface PlatformResult {
   platformId?: string;
   outcomes: VacateOutcome[];
 }
-
-/** KEP-style name for terms the platform ended. */
-export const LEADERS_LOST_METRIC = 'coordinated_leader_election_leaders_lost_total';
 
 /**
  * A platform event: when a task or instance has stopped for good, every term held on it ends at
@@ -28,7 +26,7 @@ export async function onPlatformEvent(deps: FunctionDeps, raw: unknown): Promise
   for (const o of outcomes) {
     if (o.outcome === 'vacated') {
       deps.logger.info('holder lost: term ended', { lease: o.lease, holder: o.holder, fencingToken: o.fencingToken, platformId: stop.platformId, reason: stop.reason, event: stop.eventId });
-      deps.metrics.addMetric(LEADERS_LOST_METRIC, MetricUnit.Count, 1);
+      deps.metrics.addMetric(METRIC.leadersLost, MetricUnit.Count, 1);
     } else deps.logger.info('platform event: lease moved on, left alone', { lease: o.lease, why: o.why, platformId: stop.platformId, event: stop.eventId });
   }
   if (!outcomes.length) deps.logger.debug('platform event: no lease held there', { lease: '(none)', platformId: stop.platformId, event: stop.eventId });

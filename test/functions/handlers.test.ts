@@ -3,10 +3,8 @@
  * of DynamoDB Local: duplicated, reordered and poisoned. Each must end in the state a clean
  * delivery gives, report exactly the poison record as failed, and change nothing on redelivery.
  */
-import { DescribeStreamCommand, DynamoDBStreamsClient, GetRecordsCommand, GetShardIteratorCommand } from '@aws-sdk/client-dynamodb-streams';
-import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBRecord, DynamoDBStreamEvent, SQSEvent, SQSRecord } from 'aws-lambda';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeHandler as candidateStream } from '../../functions/candidate-stream.js';
 import { makeHandler as coordinatorTick } from '../../functions/coordinator.js';
 import { makeHandler as electionTimer } from '../../functions/election-timer.js';
@@ -16,40 +14,19 @@ import type { ConclaveEvent } from '../../lib/events/schemas.js';
 import type { FunctionDeps } from '../../lib/functions/core.js';
 import { observability } from '../../lib/functions/env.js';
 import type { TimerMessage } from '../../lib/functions/timer.js';
-import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../lib/local/dynamodb-local.js';
 import { lambdaContext } from '../../lib/local/runtime.js';
-import { toLambdaRecord } from '../../lib/local/stream-poller.js';
 import { OLDEST_EMULATION_VERSION } from '../../lib/schemas/strategy.js';
-import { testTables, type TestTables } from '../support.js';
+import { streamRecords, testTables, type TestTables } from '../support.js';
 
 let t: TestTables;
-let streams: DynamoDBStreamsClient;
 const MIN = 60_000;
 
 beforeAll(async () => {
   t = await testTables('handlers');
-  streams = new DynamoDBStreamsClient({ endpoint: inject('ddbEndpoint'), region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
 });
 afterAll(async () => {
-  streams.destroy();
   await t.drop();
 });
-
-/** Every record on a table's stream so far, in order, as Lambda would deliver them. */
-async function streamRecords(table: string): Promise<DynamoDBRecord[]> {
-  const arn = (await t.client.send(new DescribeTableCommand({ TableName: table }))).Table!.LatestStreamArn!;
-  const shards = (await streams.send(new DescribeStreamCommand({ StreamArn: arn }))).StreamDescription!.Shards!;
-  const out: DynamoDBRecord[] = [];
-  for (const s of shards) {
-    let it = (await streams.send(new GetShardIteratorCommand({ StreamArn: arn, ShardId: s.ShardId, ShardIteratorType: 'TRIM_HORIZON' }))).ShardIterator;
-    for (let i = 0; it && i < 5; i++) {
-      const r = await streams.send(new GetRecordsCommand({ ShardIterator: it }));
-      out.push(...(r.Records ?? []).map((x) => toLambdaRecord(x, arn)));
-      it = r.Records?.length ? r.NextShardIterator : undefined;
-    }
-  }
-  return out;
-}
 
 function deps() {
   const published: ConclaveEvent[] = [];
@@ -90,7 +67,7 @@ describe('stream handlers under duplicated, reordered and poisoned batches', () 
     const held = await leases().read(lease);
     await leases().write(held, { set: { renewTime: Date.now(), lastHolderIdentity: 'a' }, remove: ['holderIdentity', 'holderInstance'] });
 
-    const [granted, released] = (await streamRecords(t.names.leases)).filter((r) => JSON.stringify(r.dynamodb!.Keys).includes(lease));
+    const [granted, released] = (await streamRecords(t.client, t.names.leases)).filter((r) => JSON.stringify(r.dynamodb!.Keys).includes(lease));
     expect([granted!.eventName, released!.eventName]).toEqual(['INSERT', 'MODIFY']);
     const poison = poisoned(released!, 'fencingToken', '99999999999999999999');
 
@@ -125,9 +102,9 @@ describe('stream handlers under duplicated, reordered and poisoned batches', () 
       const r = await cands().read(lease, name);
       await cands().write(r, { set: { renewTime: Date.now() } });
     }
-    const acks = (await streamRecords(t.names.candidates)).filter((r) => r.eventName === 'MODIFY' && JSON.stringify(r.dynamodb!.NewImage).includes(lease) && Number(r.dynamodb!.NewImage!['renewTime']!.N) >= election.startedAt);
+    const acks = (await streamRecords(t.client, t.names.candidates)).filter((r) => r.eventName === 'MODIFY' && JSON.stringify(r.dynamodb!.NewImage).includes(lease) && Number(r.dynamodb!.NewImage!['renewTime']!.N) >= election.startedAt);
     expect(acks).toHaveLength(2);
-    const joins = (await streamRecords(t.names.candidates)).filter((r) => r.eventName === 'INSERT');
+    const joins = (await streamRecords(t.client, t.names.candidates)).filter((r) => r.eventName === 'INSERT');
     const poison = poisoned(acks[0]!, 'renewTime', '88888888888888888888');
 
     const { d, ids } = deps();
@@ -165,7 +142,7 @@ describe('stream handlers under duplicated, reordered and poisoned batches', () 
   });
 
   it('every log line of a stream batch names its lease, and a failed record is logged with its error', async () => {
-    const records = (await streamRecords(t.names.leases)).filter((r) => JSON.stringify(r.dynamodb!.Keys).includes(lease));
+    const records = (await streamRecords(t.client, t.names.leases)).filter((r) => JSON.stringify(r.dynamodb!.Keys).includes(lease));
     const poison = poisoned(records[1]!, 'fencingToken', '77777777777777777777');
     const lines: string[] = [];
     const [out, err] = [process.stdout.write.bind(process.stdout), process.stderr.write.bind(process.stderr)];

@@ -5,26 +5,24 @@
  * a grant would be AccessDenied in AWS; a grant nobody calls is privilege nobody needs.
  */
 import { randomUUID } from 'node:crypto';
-import { CreateTableCommand, DeleteTableCommand, DescribeTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DescribeStreamCommand, DynamoDBStreamsClient, GetRecordsCommand, GetShardIteratorCommand } from '@aws-sdk/client-dynamodb-streams';
+import { CreateTableCommand, DeleteTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import type { Context, DynamoDBRecord } from 'aws-lambda';
+import type { Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { FUNCTION_ACCESS, WORKER_ACCESS, type FunctionAccess, type TableAccess, type TableRole } from '../../infra/access.js';
 import { manualClock } from '../../lib/clock.js';
 import { coordinatorDeps } from '../../lib/coordinator/reconcile.js';
 import type { FunctionDeps } from '../../lib/functions/core.js';
 import { observability } from '../../lib/functions/env.js';
-import { LOCAL_CREDENTIALS, LOCAL_REGION, localClient } from '../../lib/local/dynamodb-local.js';
+import { localClient } from '../../lib/local/dynamodb-local.js';
 import { lambdaContext } from '../../lib/local/runtime.js';
-import { toLambdaRecord } from '../../lib/local/stream-poller.js';
 import type { TableNames } from '../../lib/schemas/config.js';
 import { OLDEST_EMULATION_VERSION } from '../../lib/schemas/strategy.js';
 import { IdentityLeaseHeartbeat, IdentityStore, LeaderElector, listIdentities } from '../../lib/sdk/index.js';
 import { CandidateStore } from '../../lib/stores/candidate-store.js';
 import { LeaseStore } from '../../lib/stores/lease-store.js';
 import { wiring, type FunctionName } from '../../lib/wiring.js';
-import { testTables, type TestTables } from '../support.js';
+import { streamRecords, testTables, type TestTables } from '../support.js';
 
 const MIN = 60_000;
 const TRANSACT_ACTION: Record<string, string> = { ConditionCheck: 'ConditionCheckItem', Put: 'PutItem', Update: 'UpdateItem', Delete: 'DeleteItem' };
@@ -56,27 +54,9 @@ function recording(names: TableNames): { client: DynamoDBClient; calls: Set<stri
 const expected = (access: TableAccess) =>
   (Object.entries(access) as [TableRole, readonly string[]][]).flatMap(([role, actions]) => actions.map((a) => `${role} ${a}`)).sort();
 
-let streams: DynamoDBStreamsClient;
 beforeAll(() => {
   process.env['POWERTOOLS_METRICS_DISABLED'] = 'true'; // EMF lines would only clutter the output
-  streams = new DynamoDBStreamsClient({ endpoint: inject('ddbEndpoint'), region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
 });
-afterAll(() => streams.destroy());
-
-/** The records on a table's stream so far, as Lambda delivers them. */
-async function streamRecords(client: DynamoDBClient, table: string): Promise<DynamoDBRecord[]> {
-  const arn = (await client.send(new DescribeTableCommand({ TableName: table }))).Table!.LatestStreamArn!;
-  const out: DynamoDBRecord[] = [];
-  for (const s of (await streams.send(new DescribeStreamCommand({ StreamArn: arn }))).StreamDescription!.Shards!) {
-    let iterator = (await streams.send(new GetShardIteratorCommand({ StreamArn: arn, ShardId: s.ShardId, ShardIteratorType: 'TRIM_HORIZON' }))).ShardIterator;
-    for (let i = 0; iterator && i < 5; i++) {
-      const r = await streams.send(new GetRecordsCommand({ ShardIterator: iterator }));
-      out.push(...(r.Records ?? []).map((x) => toLambdaRecord(x, arn)));
-      iterator = r.Records?.length ? r.NextShardIterator : undefined;
-    }
-  }
-  return out;
-}
 
 describe('what each function calls is what its role grants', () => {
   const tables: TestTables[] = [];

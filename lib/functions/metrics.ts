@@ -1,0 +1,19 @@
+/**
+ * Metric names and where they go: read by the handlers (through Powertools Metrics) and by the CDK
+ * construct's alarms and dashboard. No dependencies, so synth does not load the functions' code.
+ */
+export const SERVICE = 'conclave';
+export const NAMESPACE = 'Conclave';
+
+/** KEP-4355's metric names, plus what client-go and Conclave add. */
+export const METRIC = {
+  leaderChanges: 'coordinated_leader_election_leader_changes',
+  preemptions: 'coordinated_leader_election_leader_preemptions',
+  failures: 'coordinated_leader_election_failures_total',
+  skewPreventions: 'coordinated_leader_election_skew_preventions_total',
+  electionDuration: 'coordinated_leader_election_duration',
+  leaderless: 'coordinated_leader_election_leaderless_leases',
+  conflicts: 'coordinated_leader_election_write_conflicts',
+  /** Terms the platform function ended because the holder's task or instance stopped. */
+  leadersLost: 'coordinated_leader_election_leaders_lost_total',
+} as const;
