@@ -319,6 +319,7 @@ export class Conclave extends Construct {
         retryAttempts: t.retryAttempts,
         maxRecordAge: Duration.seconds(t.maxRecordAgeSeconds),
         reportBatchItemFailures: t.reportBatchItemFailures,
+        ...(t.filters ? { filters: t.filters.map((f) => lambda.FilterCriteria.filter(f as Record<string, unknown>)) } : {}),
         onFailure: new sources.SqsDlq(dlq),
       }),
     );

@@ -20,6 +20,8 @@ export interface StreamTrigger {
   readonly maxRecordAgeSeconds: number;
   /** The handler returns batchItemFailures; processing resumes from the first failed record. */
   readonly reportBatchItemFailures: true;
+  /** Lambda's event filtering: only records matching one of these reach the function (none: all do). */
+  readonly filters?: readonly FilterPattern[];
 }
 
 export interface ScheduleTrigger {
@@ -56,12 +58,25 @@ export interface EventsTrigger {
 
 export type Trigger = StreamTrigger | ScheduleTrigger | QueueTrigger | EventsTrigger;
 
-/** Whether an event matches a pattern, as EventBridge matches these simple ones (exact values). */
-export function matchesPattern(p: EventPattern, event: unknown): boolean {
-  const e = event as { source?: unknown; 'detail-type'?: unknown; detail?: Record<string, unknown> } | undefined;
-  if (!e || !p.source.includes(String(e.source)) || !p['detail-type'].includes(String(e['detail-type']))) return false;
-  return Object.entries(p.detail).every(([k, values]) => values.includes(String(e.detail?.[k])));
+/**
+ * A content filter as EventBridge and Lambda's event filtering write them, in the subset used
+ * here: nested objects, a list of accepted values, or `[{ exists: boolean }]` on a leaf.
+ */
+export type FilterPattern = { readonly [key: string]: FilterPattern | readonly (string | { readonly exists: boolean })[] };
+
+/** Whether `value` matches `pattern` (the same rules EventBridge and Lambda apply to this subset). */
+export function matchesFilter(pattern: FilterPattern, value: unknown): boolean {
+  const v = value as Record<string, unknown> | undefined;
+  return Object.entries(pattern).every(([key, rule]) => {
+    const field = v?.[key];
+    // a missing object: its leaves are all missing (so `exists: false` below it matches)
+    if (!Array.isArray(rule)) return matchesFilter(rule as FilterPattern, typeof field === 'object' && field !== null ? field : undefined);
+    return (rule as readonly (string | { exists: boolean })[]).some((r) => (typeof r === 'string' ? field === r : r.exists === (field !== undefined)));
+  });
 }
+
+/** Whether an event matches a rule's pattern. */
+export const matchesPattern = (p: EventPattern, event: unknown): boolean => matchesFilter(p as unknown as FilterPattern, event);
 
 export interface FunctionWiring {
   /** The handler module under functions/ (its `handler` export). */
@@ -71,7 +86,8 @@ export interface FunctionWiring {
   readonly memoryMb: number;
 }
 
-const stream = (table: StreamTrigger['table']): StreamTrigger => ({
+const stream = (table: StreamTrigger['table'], filters?: readonly FilterPattern[]): StreamTrigger => ({
+  ...(filters ? { filters } : {}),
   kind: 'stream',
   table,
   batchSize: 100,
@@ -86,7 +102,15 @@ const stream = (table: StreamTrigger['table']): StreamTrigger => ({
 export const wiring = {
   coordinator: { entry: 'functions/coordinator.ts', trigger: { kind: 'schedule', everySeconds: 60 }, timeoutSeconds: 300, memoryMb: 512 },
   candidateStream: { entry: 'functions/candidate-stream.ts', trigger: stream('candidates'), timeoutSeconds: 60, memoryMb: 256 },
-  leaseStream: { entry: 'functions/lease-stream.ts', trigger: stream('leases'), timeoutSeconds: 60, memoryMb: 256 },
+  leaseStream: {
+    entry: 'functions/lease-stream.ts',
+    // A holder's renewal (every retry period, per lease) is most of the stream and means nothing
+    // to the function: renewals carry lastWrite "renewal" (lib/stores/lease-store.ts), every other
+    // lease write removes it, and these filters drop renewals before any invocation.
+    trigger: stream('leases', [{ eventName: ['INSERT', 'REMOVE'] }, { dynamodb: { NewImage: { lastWrite: { S: [{ exists: false }] } } } }]),
+    timeoutSeconds: 60,
+    memoryMb: 256,
+  },
   electionTimer: {
     entry: 'functions/election-timer.ts',
     trigger: { kind: 'queue', queue: 'electionTimer', batchSize: 10, reportBatchItemFailures: true, maxReceiveCount: 5 },

@@ -6,7 +6,7 @@ import {
   type _Record,
 } from '@aws-sdk/client-dynamodb-streams';
 import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
-import type { StreamTrigger } from '../wiring.js';
+import { matchesFilter, type StreamTrigger } from '../wiring.js';
 
 /** What a Lambda handler returns for a batch with ReportBatchItemFailures. */
 export interface BatchResponse {
@@ -75,7 +75,7 @@ export function toLambdaRecord(r: _Record, streamArn: string, readAt?: number): 
 
 /**
  * Lambda's event source mapping for one DynamoDB stream, on the real Streams API: one reader per
- * shard, batches of `batchSize`, and Lambda's failure semantics — with ReportBatchItemFailures
+ * shard, batches of `batchSize`, the trigger's event filters, and Lambda's failure semantics — with ReportBatchItemFailures
  * the batch is retried from the first failed record; a batch that keeps failing is split in two
  * (bisect) and each half retried; after `retryAttempts` the records go to the dead-letter file and
  * the shard moves on; records older than `maxRecordAgeSeconds` are dead-lettered unprocessed.
@@ -86,6 +86,8 @@ export class StreamPoller {
   private loop: Promise<void> | undefined;
   /** Batches delivered, for tests and the summary. */
   delivered = 0;
+  /** Records dropped by the trigger's filters. */
+  filtered = 0;
 
   constructor(private readonly o: StreamPollerOptions) {}
 
@@ -153,7 +155,12 @@ export class StreamPoller {
     }
   }
 
-  private async deliver(records: DynamoDBRecord[]): Promise<void> {
+  private async deliver(all: DynamoDBRecord[]): Promise<void> {
+    // Lambda's event filtering: a record no filter matches is dropped, as if handled.
+    const filters = this.o.trigger.filters;
+    const records = filters ? all.filter((r) => filters.some((f) => matchesFilter(f, r))) : all;
+    this.filtered += all.length - records.length;
+    if (!records.length) return;
     const now = this.o.now?.() ?? Date.now();
     const maxAgeMs = this.o.trigger.maxRecordAgeSeconds * 1000;
     const fresh = records.filter((r) => now - (r.dynamodb?.ApproximateCreationDateTime ?? now / 1000) * 1000 <= maxAgeMs);

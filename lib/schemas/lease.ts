@@ -75,6 +75,11 @@ export const LeaseItem = z.object({
   election: Election.optional(),
   vacancyReport: VacancyReport.optional(),
   lastElectionFailure: ElectionFailure.optional(),
+  /**
+   * "renewal" on a holder's renewal, absent after any other write: lets the lease stream's event
+   * filter drop renewals before they invoke anything (lib/wiring.ts).
+   */
+  lastWrite: z.literal('renewal').optional(),
   revision: Revision,
 });
 export type Lease = z.infer<typeof LeaseItem>;

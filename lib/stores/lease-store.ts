@@ -22,6 +22,9 @@ export function termCondition(term: Term) {
 }
 export type LeasePatch = Patch<Lease>;
 
+/** The mark a renewal leaves (`lastWrite`), which the lease stream's filter drops. */
+const RENEWAL = 'renewal';
+
 /** Leases, key `name`. */
 export class LeaseStore extends ItemStore<typeof LeaseItem> {
   constructor(client: DynamoDBClient, table: string) {
@@ -32,18 +35,23 @@ export class LeaseStore extends ItemStore<typeof LeaseItem> {
     return this.get({ name });
   }
 
+  /** Every write but a renewal clears the renewal mark, so the lease stream sees it (lib/wiring.ts). */
+  override write(read: LeaseRead, patch: LeasePatch): Promise<Lease> {
+    return super.write(read, { ...patch, remove: [...(patch.remove ?? []), 'lastWrite'] });
+  }
+
   /**
    * The holder renews its term: guarded by holder and fencing token (its term), not by a read, so
    * a coordinator's concurrent write (an election note, a preferredHolder) never fails a renewal.
    * A renewal withdraws any vacancy report. Undefined when the term is no longer the holder's.
    */
   renewTerm(name: string, term: Term, renewTime: number, leaseDurationSeconds: number): Promise<Lease | undefined> {
-    return this.updateIf({ name }, { set: { renewTime, leaseDurationSeconds }, remove: ['vacancyReport'] }, termCondition(term));
+    return this.updateIf({ name }, { set: { renewTime, leaseDurationSeconds, lastWrite: RENEWAL }, remove: ['vacancyReport'] }, termCondition(term));
   }
 
   /** The holder gives its term up so the next election starts at once. Undefined when it was not its term any more. */
   releaseTerm(name: string, term: Term, now: number): Promise<Lease | undefined> {
-    return this.updateIf({ name }, { set: { renewTime: now, lastHolderIdentity: term.holderIdentity }, remove: [...HOLDER_FIELDS, 'preferredHolder', 'vacancyReport'] }, termCondition(term));
+    return this.updateIf({ name }, { set: { renewTime: now, lastHolderIdentity: term.holderIdentity }, remove: [...HOLDER_FIELDS, 'preferredHolder', 'vacancyReport', 'lastWrite'] }, termCondition(term));
   }
 
   /**
@@ -79,7 +87,7 @@ export class LeaseStore extends ItemStore<typeof LeaseItem> {
   vacateLostHolder(read: LeaseRead, loss: HolderLoss): Promise<Lease | undefined> {
     return this.updateIf(
       { name: read.key['name']! },
-      { set: { renewTime: loss.at, lastHolderIdentity: loss.holder, holderLoss: loss }, remove: [...HOLDER_FIELDS, 'preferredHolder', 'vacancyReport'] },
+      { set: { renewTime: loss.at, lastHolderIdentity: loss.holder, holderLoss: loss }, remove: [...HOLDER_FIELDS, 'preferredHolder', 'vacancyReport', 'lastWrite'] },
       {
         expression: '#rev = :rev AND #holder = :holder AND #token = :token AND #pid = :pid',
         names: { '#rev': 'revision', '#holder': 'holderIdentity', '#token': 'fencingToken', '#pid': 'holderPlatformId' },

@@ -133,6 +133,7 @@ describe('the Conclave app, as `cdk synth` builds it', () => {
         MaximumRecordAgeInSeconds: tr.maxRecordAgeSeconds,
         FunctionResponseTypes: tr.reportBatchItemFailures ? ['ReportBatchItemFailures'] : Match.absent(),
         DestinationConfig: { OnFailure: { Destination: getAtt(id.dlq(n)) } },
+        FilterCriteria: tr.filters ? { Filters: tr.filters.map((f) => ({ Pattern: JSON.stringify(f) })) } : Match.absent(),
         ParallelizationFactor: Match.absent(), // 1: records of a shard stay in order
       });
     }

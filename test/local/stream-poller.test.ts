@@ -10,7 +10,8 @@ import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../lib/local/dynamodb-local.
 import { StreamPoller, creationSeconds, type DeadLetter } from '../../lib/local/stream-poller.js';
 import { OLDEST_EMULATION_VERSION } from '../../lib/schemas/strategy.js';
 import { CandidateStore } from '../../lib/stores/candidate-store.js';
-import { wiring } from '../../lib/wiring.js';
+import { LeaseStore } from '../../lib/stores/lease-store.js';
+import { matchesFilter, wiring } from '../../lib/wiring.js';
 import { waitFor } from '../sdk/harness.js';
 import { testTables, type TestTables } from '../support.js';
 
@@ -118,5 +119,46 @@ describe('StreamPoller', () => {
     const precise = new Date(Date.UTC(2026, 10, 23, 12, 0, 7));
     expect(creationSeconds(precise, precise.getTime() + 500)).toBe(precise.getTime() / 1000);
     expect(creationSeconds(undefined, 1)).toBeUndefined();
+  });
+
+  it('the lease stream’s filters: a holder’s renewal never reaches the function; every other write does', async () => {
+    const leases = new LeaseStore(t.client, t.names.leases);
+    const now = Date.now();
+    await leases.write(await leases.read('f'), { set: { holderIdentity: 'h', leaseDurationSeconds: 15, acquireTime: now, renewTime: now, leaseTransitions: 0, fencingToken: 1 } }); // INSERT
+    const term = { holderIdentity: 'h', fencingToken: 1 };
+    await leases.renewTerm('f', term, now + 1, 15); // renewal: filtered
+    await leases.write(await leases.read('f'), { set: { preferredHolder: 'x' } }); // the coordinator's write right after a renewal
+    await leases.renewTerm('f', term, now + 2, 15); // renewal: filtered
+    await leases.releaseTerm('f', term, now + 3); // release
+    await leases.delete(await leases.read('f')); // REMOVE
+    const arnOf = (await t.client.send(new DescribeTableCommand({ TableName: t.names.leases }))).Table!.LatestStreamArn!;
+    const seen: string[] = [];
+    const poller = new StreamPoller({
+      client: streams,
+      streamArn: arnOf,
+      trigger: wiring.leaseStream.trigger,
+      functionName: 'leaseStream',
+      invoke: async (e) => void seen.push(...e.Records.map((r) => `${r.eventName} ${r.dynamodb!.NewImage?.['preferredHolder'] ? 'preferred' : r.dynamodb!.NewImage?.['holderIdentity'] ? 'held' : 'free'}`)),
+      deadLetter: () => undefined,
+    });
+    poller.start();
+    await waitFor('the records', () => seen.length >= 4);
+    await poller.stop();
+    expect(seen).toEqual(['INSERT held', 'MODIFY preferred', 'MODIFY free', 'REMOVE free']);
+    expect(poller.filtered).toBe(2);
+  });
+});
+
+describe('matchesFilter (Lambda event filtering, the subset the wiring uses)', () => {
+  const renewal = { eventName: 'MODIFY', dynamodb: { NewImage: { lastWrite: { S: 'renewal' } } } };
+  const other = { eventName: 'MODIFY', dynamodb: { NewImage: { name: { S: 'a' } } } };
+  it('exists false on a leaf, lists of values, nested objects', () => {
+    const absent = { dynamodb: { NewImage: { lastWrite: { S: [{ exists: false }] } } } };
+    expect(matchesFilter(absent, renewal)).toBe(false);
+    expect(matchesFilter(absent, other)).toBe(true);
+    expect(matchesFilter({ dynamodb: { NewImage: { lastWrite: { S: [{ exists: true }] } } } }, renewal)).toBe(true);
+    expect(matchesFilter({ eventName: ['INSERT', 'REMOVE'] }, other)).toBe(false);
+    expect(matchesFilter({ eventName: ['INSERT', 'MODIFY'] }, other)).toBe(true);
+    expect(matchesFilter({ dynamodb: { OldImage: { x: ['1'] } } }, other)).toBe(false);
   });
 });
