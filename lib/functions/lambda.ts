@@ -44,8 +44,10 @@ function queueLease(r: SQSRecord): string | undefined {
 }
 
 function batch<E extends DynamoDBStreamEvent | SQSEvent, R>(deps: FunctionDeps, type: keyof typeof EventType, onRecord: (r: R) => Promise<void>) {
-  const processor = new BatchProcessor(EventType[type]);
-  return observed(deps, (event: E, context: Context) => processPartialResponse(event as never, onRecord as never, processor, { context, processInParallel: false }));
+  // A processor per invocation: it keeps the batch's records and failures, and two invocations of
+  // one handler may run at once (local mode's delay queue and stream shards; Lambda never does
+  // within one instance). Shared, they answered each other's batches.
+  return observed(deps, (event: E, context: Context) => processPartialResponse(event as never, onRecord as never, new BatchProcessor(EventType[type]), { context, processInParallel: false }));
 }
 
 /**

@@ -3,7 +3,7 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import * as z from 'zod';
 import { CandidateItem, type Candidate } from '../schemas/candidate.js';
 import { LeaseItem, type Lease } from '../schemas/lease.js';
-import { parse } from '../schemas/validation.js';
+import { ValidationError, parse, type FieldIssue } from '../schemas/validation.js';
 
 const Image = z.record(z.string(), z.unknown());
 
@@ -19,6 +19,13 @@ export const StreamRecord = z.object({
     OldImage: Image.optional(),
     SequenceNumber: z.string().min(1),
   }),
+}).superRefine((r, ctx) => {
+  // The streams carry new and old images (lib/tables.ts): a record without the image its event
+  // implies cannot be told apart from a half-read one (the candidate handler took row = new ?? old).
+  const needs = { INSERT: ['NewImage'], MODIFY: ['NewImage', 'OldImage'], REMOVE: ['OldImage'] } as const;
+  for (const image of needs[r.eventName]) {
+    if (!r.dynamodb[image]) ctx.addIssue({ code: 'custom', path: ['dynamodb', image], message: `is required on a ${r.eventName} record (the stream's view type is NEW_AND_OLD_IMAGES)` });
+  }
 });
 export type StreamRecord = z.infer<typeof StreamRecord>;
 
@@ -31,10 +38,32 @@ export interface Change<T> {
   new: T | undefined;
 }
 
+/**
+ * An image's attributes from DynamoDB JSON. unmarshall throws a plain Error or TypeError on a
+ * value that is not an AttributeValue ({"Q":1}, {"L":5}, null); here that is a ValidationError
+ * naming each such attribute.
+ */
+function unmarshallImage(img: Record<string, unknown>, subject: string): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  const issues: FieldIssue[] = [];
+  for (const [k, v] of Object.entries(img)) {
+    try {
+      Object.assign(out, unmarshall({ [k]: v } as Record<string, AttributeValue>));
+    } catch (e) {
+      issues.push({ field: k, message: `must be a DynamoDB attribute value such as {"S":"…"} or {"N":"1"} (${(e as Error).message})` });
+    }
+  }
+  if (issues.length) throw new ValidationError(subject, issues);
+  return out;
+}
+
 function change<S extends z.ZodType>(schema: S, raw: unknown, what: string): Change<z.output<S>> {
   const r = parse(StreamRecord, raw, `${what} stream record`);
-  const image = (img: Record<string, unknown> | undefined, side: string) =>
-    img ? parse(schema, unmarshall(img as Record<string, AttributeValue>), `${side} image of ${what} stream record ${r.eventID}`) : undefined;
+  const image = (img: Record<string, unknown> | undefined, side: 'new' | 'old') => {
+    if (!img) return undefined;
+    const subject = `${side} image of ${what} stream record ${r.eventID}`;
+    return parse(schema, unmarshallImage(img, subject), subject);
+  };
   const at = r.dynamodb.ApproximateCreationDateTime;
   return { eventID: r.eventID, eventName: r.eventName, at: at === undefined ? undefined : Math.round(at * 1000), old: image(r.dynamodb.OldImage, 'old'), new: image(r.dynamodb.NewImage, 'new') };
 }

@@ -128,6 +128,9 @@ function parseText(path: string, text: string): unknown {
   try {
     return parseYaml(text);
   } catch (e) {
+    // An alias with no anchor (`component: *route`) or too many aliases: the yaml package throws a
+    // ReferenceError for these, not a YAMLParseError.
+    if (e instanceof ReferenceError) throw syntaxError(path, 'YAML', e.message, undefined, ` A * starts a YAML alias: quote the wildcard, component: "${ANY_COMPONENT}".`);
     if (!(e instanceof YAMLParseError)) throw e;
     const where = e.linePos ? { line: e.linePos[0].line, column: e.linePos[0].col } : undefined;
     // The parser's first line, without its own "at line …" suffix and code frame.
