@@ -4,6 +4,8 @@
  * leader timeline and a closing summary; the result says whether every expectation held.
  */
 import { pickBest } from '../election/ordering.js';
+import { checkHistory, formatVerdict } from '../history/checker.js';
+import { historyFromWorkerEvents } from '../history/worker-events.js';
 import type { LocalRuntime } from './runtime.js';
 import { startEcsWorker } from './ecs-worker.js';
 import type { WorkerEvent, WorkerProcess, WorkerSpec } from './worker-process.js';
@@ -185,7 +187,9 @@ export async function playStories(rt: LocalRuntime, opts: DemoOptions = {}): Pro
   const leaderChanges = starts.filter((id, i) => i > 0 && id !== starts[i - 1]).length;
   const changedEvents = () => new Set(rt.events.filter((e) => e.detailType === 'Leader Changed').map((e) => e.detail.id)).size;
   for (let i = 0; i < 50 && changedEvents() < leaderChanges; i++) await sleep(100);
-  const ok = steps.every((s) => s.ok) && overlaps === 0 && changedEvents() === leaderChanges && rt.deadLetters.length === 0;
+  // The history checker the chaos runs are judged by (lib/history): overlaps, fencing tokens per lease.
+  const history = checkHistory({ history: historyFromWorkerEvents(LEASE, all), end: { mono: (BigInt(Date.now()) * 1_000_000n).toString() } });
+  const ok = steps.every((s) => s.ok) && overlaps === 0 && changedEvents() === leaderChanges && rt.deadLetters.length === 0 && history.ok;
 
   print('\nSummary');
   const w = Math.max(...steps.map((s) => s.step.length));
@@ -199,6 +203,7 @@ export async function playStories(rt: LocalRuntime, opts: DemoOptions = {}): Pro
     print(`  crash failover: ${(plain / 1000).toFixed(1)}s waiting out the term, ${(signalled / 1000).toFixed(1)}s with the platform signal (lease ${DEMO_TIMING.leaseDurationMs / 1000}s)`);
   }
   print(`  two leaders at once: ${overlaps === 0 ? 'never' : `${overlaps} time(s)`}`);
+  for (const l of formatVerdict(history)) print(`  history check: ${l.trimStart()}`);
   print(`  ${ok ? 'all expectations held' : 'SOME EXPECTATIONS FAILED'} in ${((Date.now() - t0) / 1000).toFixed(1)}s`);
   return { steps, overlaps, leaderChanges, ok };
 }

@@ -1,0 +1,394 @@
+/**
+ * Runs one fault schedule on the local runtime: the real handlers, stream pollers, timer and tick,
+ * chaos worker processes (chaos/worker.ts), the faults at their times, then a settle period after
+ * the last one healed. Collects the history, the ledger of accepted fenced writes and the harness's
+ * own observations of the leases table, and hands them to the checker (lib/history/checker.ts).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { checkHistory, type Verdict } from '../lib/history/checker.js';
+import { createLedgerTable, deleteLedgerTable, ledgerTableName, readLedger } from '../lib/history/ledger.js';
+import { monoNow, type EndState, type FaultWindow, type HistoryRecord, type LedgerEntry, type Observation } from '../lib/history/schema.js';
+import { localClient } from '../lib/local/dynamodb-local.js';
+import { startLocalRuntime, type LocalRuntime } from '../lib/local/runtime.js';
+import { CandidateStore } from '../lib/stores/candidate-store.js';
+import { LeaseStore } from '../lib/stores/lease-store.js';
+import { deleteTables } from '../lib/tables.js';
+import { CoordinatorFaults } from './coordinator-faults.js';
+import type { DynamoDBFault } from './ddb-faults.js';
+import { WorkerLine, type WorkerEnvInput } from './protocol.js';
+import { rng } from './rng.js';
+import { CHAOS_ELECTION, describeFault, faultDuration, type Fault, type FaultFigureKind, type Schedule, type WorkerPlan } from './schedule.js';
+
+export const WORKER = fileURLToPath(new URL('./worker.ts', import.meta.url));
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export interface HarnessOptions {
+  /** DynamoDB Local (shared by every schedule of a run; each schedule has its own tables). */
+  endpoint: string;
+  /** Per-schedule files go to `${dir}/${seed}-${index}/`. */
+  dir: string;
+  print?: (line: string) => void;
+  /** The checker's bound on leaderless time after the last fault healed. @default 15 s */
+  healMs?: number;
+  /** Overlap tolerated between two terms. @default 0 (one machine, one monotonic clock) */
+  allowedSkewMs?: number;
+  /** How long the first leaders may take. @default 30 s */
+  warmupTimeoutMs?: number;
+  /** After the last fault: how long every lease must have one agreed leader before the run ends. @default 2 lease durations */
+  stableMs?: number;
+}
+
+export interface ScheduleResult {
+  schedule: Schedule;
+  verdict: Verdict;
+  windows: FaultWindow[];
+  /** Injections actually made, by kind (ticks skipped, batches duplicated, requests failed, …). */
+  injected: Record<string, number>;
+  /** Schedule faults by kind, clock skew counted per skewed worker. */
+  faultsByKind: Partial<Record<FaultFigureKind, number>>;
+  fenced: { accepted: number; refused: number; zombieAccepted: number; zombieRefused: number };
+  deadLetters: number;
+  workerErrors: number;
+  elapsedMs: number;
+  dir: string;
+}
+
+/** One worker start-up as an OS process. */
+export class ChaosProcess {
+  readonly child: ChildProcess;
+  instances: Record<string, string> = {};
+  /** Leases this process leads now (by its own history lines): the term's token and when it began. */
+  readonly open = new Map<string, { fencingToken: number; mono: string }>();
+  readonly ready: Promise<void>;
+  /** Resolves once the process exited and its stdout was read to the end. */
+  readonly closed: Promise<void>;
+  alive = true;
+  paused = false;
+
+  constructor(
+    readonly plan: WorkerPlan,
+    env: WorkerEnvInput,
+    onLine: (p: ChaosProcess, l: WorkerLine) => void,
+    onBadLine: (text: string) => void,
+  ) {
+    this.child = spawn(process.execPath, ['--import', 'tsx', WORKER], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    let ready!: () => void;
+    this.ready = new Promise((r) => (ready = r));
+    const exited = new Promise<void>((r) => this.child.on('exit', () => r()));
+    const lines = createInterface({ input: this.child.stdout! });
+    const eof = new Promise<void>((r) => lines.on('close', () => r()));
+    lines.on('line', (text) => {
+      let parsed: ReturnType<typeof WorkerLine.safeParse>;
+      try {
+        parsed = WorkerLine.safeParse(JSON.parse(text));
+      } catch {
+        return onBadLine(text);
+      }
+      if (!parsed.success) return onBadLine(text);
+      const l = parsed.data;
+      if (l.type === 'ready') {
+        this.instances = l.instances;
+        ready();
+      }
+      if (l.type === 'history') {
+        if (l.record.event === 'started') this.open.set(l.record.lease, { fencingToken: l.record.fencingToken, mono: l.record.mono });
+        else this.open.delete(l.record.lease);
+      }
+      onLine(this, l);
+    });
+    this.child.stderr!.on('data', (d: Buffer) => onBadLine(d.toString()));
+    this.child.stdin!.on('error', () => undefined); // a killed worker's pipe
+    this.closed = Promise.all([exited, eof]).then(() => {
+      this.alive = false;
+    });
+  }
+
+  send(cmd: { dynamodb: DynamoDBFault | null }): void {
+    if (this.alive) this.child.stdin!.write(`${JSON.stringify(cmd)}\n`);
+  }
+}
+
+export async function runSchedule(s: Schedule, o: HarnessOptions): Promise<ScheduleResult> {
+  const print = o.print ?? ((l: string) => process.stdout.write(`${l}\n`));
+  const healMs = o.healMs ?? 15_000;
+  const began = performance.now();
+  const dir = resolve(o.dir, `${s.seed}-${s.index}`);
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'schedule.json'), `${JSON.stringify(s, null, 2)}\n`);
+  const errorsLog = join(dir, 'worker-errors.log');
+  writeFileSync(errorsLog, '');
+
+  const faults = new CoordinatorFaults(rng(s.scheduleSeed ^ 0x5eed));
+  const prefix = `chaos-${s.index}-${randomUUID().slice(0, 8)}`;
+  const rt: LocalRuntime = await startLocalRuntime({
+    endpoint: o.endpoint,
+    prefix,
+    dir,
+    tickEveryMs: s.timing.tickMs,
+    config: CHAOS_ELECTION,
+    logLevel: 'SILENT',
+    decorate: faults.decorate,
+    intercept: faults.intercept,
+  });
+  const ledgerTable = ledgerTableName(prefix);
+  await createLedgerTable(rt.client, ledgerTable);
+  const leases = new LeaseStore(rt.client, rt.tables.leases);
+  const candidates = new CandidateStore(rt.client, rt.tables.candidates);
+
+  const history: HistoryRecord[] = [];
+  const observations: Observation[] = [];
+  const windows: FaultWindow[] = [];
+  const injected: Record<string, number> = {};
+  const fenced = { accepted: 0, refused: 0, zombieAccepted: 0, zombieRefused: 0 };
+  let workerErrors = 0;
+  const count = (k: string) => (injected[k] = (injected[k] ?? 0) + 1);
+
+  const procs = new Map<string, ChaosProcess>();
+  const ddbFaults = new Map<string, DynamoDBFault[]>();
+  const onLine = (p: ChaosProcess, l: WorkerLine) => {
+    switch (l.type) {
+      case 'history':
+        history.push(l.record);
+        break;
+      case 'injected':
+        count(`dynamodb:${l.mode}`);
+        break;
+      case 'fenced':
+        if (l.zombie) fenced[l.accepted ? 'zombieAccepted' : 'zombieRefused']++;
+        else fenced[l.accepted ? 'accepted' : 'refused']++;
+        break;
+      case 'error':
+        workerErrors++;
+        appendFileSync(errorsLog, `${p.plan.identity} ${l.lease ?? ''} ${l.message}\n`);
+        break;
+      default:
+        break;
+    }
+  };
+  const start = (plan: WorkerPlan): ChaosProcess => {
+    const env: WorkerEnvInput = {
+      CONCLAVE_ENDPOINT: rt.endpoint,
+      CONCLAVE_TABLE_PREFIX: prefix,
+      IDENTITY: plan.identity,
+      CHAOS_LEASES: s.leases.join(','),
+      EMULATION_VERSION: plan.emulationVersion,
+      BINARY_VERSION: plan.binaryVersion,
+      LEASE_DURATION_MS: String(s.timing.leaseDurationMs),
+      RENEW_DEADLINE_MS: String(s.timing.renewDeadlineMs),
+      RETRY_PERIOD_MS: String(s.timing.retryPeriodMs),
+      CANDIDATE_RENEW_MS: String(s.timing.candidateRenewMs),
+      CHAOS_SKEW_MS: String(plan.skewMs),
+      CHAOS_SEED: String((s.scheduleSeed + plan.identity.charCodeAt(1) * 7919 + procs.size) >>> 0),
+      CHAOS_LEDGER_TABLE: ledgerTable,
+      CHAOS_ZOMBIE_MS: String(s.timing.zombieMs),
+    };
+    const p = new ChaosProcess(plan, env, onLine, (text) => {
+      workerErrors++;
+      appendFileSync(errorsLog, `${plan.identity} (not a protocol line) ${text.trimEnd()}\n`);
+    });
+    procs.set(plan.identity, p);
+    void p.ready.then(() => {
+      const f = ddbFaults.get(plan.identity)?.at(-1);
+      if (f) p.send({ dynamodb: f }); // a restarted worker is still inside its fault window
+    });
+    return p;
+  };
+  /** SIGKILL: the terms it held end at this instant (it can no longer act). */
+  const kill = async (p: ChaosProcess, at = monoNow()) => {
+    p.child.kill('SIGKILL');
+    await p.closed;
+    for (const [lease, term] of p.open) {
+      // a term that began between the stamp and the signal ends the moment it began
+      const mono = BigInt(term.mono) > BigInt(at) ? term.mono : at;
+      history.push({ event: 'stopped', lease, identity: p.plan.identity, instance: p.instances[lease]!, fencingToken: term.fencingToken, mono, wall: Date.now(), reason: 'killed' });
+    }
+    p.open.clear();
+  };
+
+  // The harness watches the leases table: a token it has seen is evidence the term had begun.
+  let watching = true;
+  const lastToken = new Map<string, number>();
+  const watcher = (async () => {
+    while (watching) {
+      for (const lease of s.leases) {
+        try {
+          const l = (await leases.read(lease)).item;
+          if (l && l.fencingToken !== lastToken.get(lease)) {
+            lastToken.set(lease, l.fencingToken);
+            observations.push({ lease, fencingToken: l.fencingToken, ...(l.holderIdentity ? { holder: l.holderIdentity } : {}), mono: monoNow() });
+          }
+        } catch {
+          // DynamoDB Local busy: the next round looks again
+        }
+      }
+      await sleep(100);
+    }
+  })();
+
+  const leading = (lease: string) => [...procs.values()].filter((p) => p.alive && p.open.has(lease));
+  let verdict: Verdict | undefined;
+  let ledger: LedgerEntry[] = [];
+  let end: EndState | undefined;
+  try {
+    const runtimeUp = performance.now();
+    for (const w of s.workers) start(w);
+    await Promise.all([...procs.values()].map((p) => p.ready));
+    const workersReady = performance.now();
+    const warmEnd = performance.now() + (o.warmupTimeoutMs ?? 30_000);
+    while (!s.leases.every((l) => leading(l).length > 0)) {
+      if (performance.now() > warmEnd) throw new Error(`warm-up: no leader for ${s.leases.filter((l) => leading(l).length === 0).join(', ')} within ${o.warmupTimeoutMs ?? 30_000} ms`);
+      await sleep(100);
+    }
+    const secs = (a: number, b: number) => `${((b - a) / 1000).toFixed(1)}s`;
+    print(`  warm-up ${secs(began, performance.now())} (runtime ${secs(began, runtimeUp)}, workers ${secs(runtimeUp, workersReady)}, first leaders ${secs(workersReady, performance.now())}): leaders ${s.leases.map((l) => `${l}=${leading(l)[0]!.plan.identity}`).join(', ')}`);
+
+    // The faults, at their times.
+    type Action = { at: number; begin: boolean; f: Fault };
+    const actions: Action[] = s.faults.flatMap((f) => [
+      { at: f.at, begin: true, f },
+      { at: f.at + faultDuration(f), begin: false, f },
+    ]);
+    actions.sort((a, b) => a.at - b.at || Number(a.begin) - Number(b.begin));
+    const open = new Map<Fault, FaultWindow>();
+    // Worker faults aim at a worker, or at whoever leads a lease when they begin; a worker is in at
+    // most one kill, pause or handoff at a time (another free one is taken instead).
+    const busy = new Set<string>();
+    const resolved = new Map<Fault, string>();
+    const resolve = (target: string, exclusive: boolean): string | undefined => {
+      const free = (id: string) => {
+        const p = procs.get(id);
+        return Boolean(p?.alive && !p.paused && !(exclusive && busy.has(id)));
+      };
+      const first = target.startsWith('leader:') ? leading(target.slice('leader:'.length)).map((p) => p.plan.identity).find(free) : free(target) ? target : undefined;
+      return first ?? s.workers.map((w) => w.identity).find(free);
+    };
+    const t0 = performance.now();
+    for (const a of actions) {
+      const wait = t0 + a.at - performance.now();
+      if (wait > 0) await sleep(wait);
+      const f = a.f;
+      if (a.begin) {
+        const w: FaultWindow = { kind: f.kind, from: monoNow(), to: '0', detail: describeFault(f).trim() };
+        if (f.kind === 'kill' || f.kind === 'pause' || f.kind === 'handoff' || f.kind === 'dynamodb') {
+          const id = resolve(f.worker, f.kind !== 'dynamodb');
+          if (!id) {
+            count(`skipped:${f.kind}`); // nobody free to hit
+            continue;
+          }
+          resolved.set(f, id);
+          w.detail = `${w.detail} → ${id}`;
+          const p = procs.get(id)!;
+          if (f.kind === 'dynamodb') {
+            ddbFaults.set(id, [...(ddbFaults.get(id) ?? []), { mode: f.mode, rate: f.rate, ...(f.latencyMs ? { latencyMs: f.latencyMs } : {}) }]);
+            p.send({ dynamodb: ddbFaults.get(id)!.at(-1)! });
+          } else {
+            busy.add(id);
+            w.instances = Object.values(p.instances);
+            if (f.kind === 'kill') await kill(p, w.from);
+            else if (f.kind === 'handoff') {
+              p.child.kill('SIGTERM');
+              const done = await Promise.race([p.closed.then(() => true), sleep(15_000).then(() => false)]);
+              if (!done) await kill(p);
+            } else {
+              p.paused = true;
+              p.child.kill('SIGSTOP');
+            }
+          }
+        } else faults.begin(f);
+        open.set(f, w);
+      } else {
+        const w = open.get(f);
+        if (!w) continue; // skipped at its start
+        const id = resolved.get(f);
+        if (f.kind === 'kill' || f.kind === 'handoff') {
+          busy.delete(id!);
+          start(s.workers.find((x) => x.identity === id)!);
+        } else if (f.kind === 'pause') {
+          busy.delete(id!);
+          const p = procs.get(id!)!;
+          p.paused = false;
+          p.child.kill('SIGCONT');
+        } else if (f.kind === 'dynamodb') {
+          const list = [...(ddbFaults.get(id!) ?? [])];
+          list.splice(list.findIndex((x) => x.mode === f.mode && x.rate === f.rate), 1);
+          ddbFaults.set(id!, list);
+          procs.get(id!)!.send({ dynamodb: list.at(-1) ?? null });
+        } else faults.end(f);
+        w.to = monoNow();
+        windows.push(w);
+      }
+    }
+    const healed = performance.now();
+
+    // Settle: one leader per lease, agreeing with the table, every running worker's row in place.
+    const settleEnd = healed + healMs + 5_000;
+    let stableSince: number | undefined;
+    while (performance.now() < settleEnd) {
+      let converged = true;
+      for (const lease of s.leases) {
+        const ls = leading(lease);
+        const l = (await leases.read(lease)).item;
+        const rows = (await candidates.list(lease)).candidates;
+        const rowsOk = [...procs.values()].filter((p) => p.alive).every((p) => rows.some((r) => r.name === p.plan.identity && r.identity === p.instances[lease]));
+        if (ls.length !== 1 || l?.holderInstance !== ls[0]!.instances[lease] || l?.election || l?.preferredHolder || !rowsOk) converged = false;
+      }
+      if (converged) {
+        stableSince ??= performance.now();
+        if (performance.now() - stableSince >= (o.stableMs ?? 2 * s.timing.leaseDurationMs)) break;
+      } else stableSince = undefined;
+      await sleep(200);
+    }
+    const alive = [...procs.values()].filter((p) => p.alive);
+    const rows = (await Promise.all(s.leases.map((l) => candidates.list(l)))).flatMap((r) => r.candidates);
+    end = {
+      mono: monoNow(),
+      live: alive.flatMap((p) => s.leases.map((lease) => ({ lease, identity: p.plan.identity, instance: p.instances[lease]! }))),
+      candidateRows: rows.map((r) => ({ lease: r.leaseName, name: r.name, ...(r.identity ? { identity: r.identity } : {}) })),
+    };
+    print(`  healed; settled ${((performance.now() - healed) / 1000).toFixed(1)}s after the last fault`);
+  } finally {
+    watching = false;
+    await watcher;
+    // Graceful stop: SIGCONT first (a paused worker cannot step down), then SIGTERM.
+    const stopping = [...procs.values()].filter((p) => p.alive);
+    for (const p of stopping) {
+      if (p.paused) p.child.kill('SIGCONT');
+      p.child.kill('SIGTERM');
+    }
+    await Promise.all(
+      stopping.map(async (p) => {
+        const done = await Promise.race([p.closed.then(() => true), sleep(15_000).then(() => false)]);
+        if (!done) await kill(p);
+      }),
+    );
+    for (const f of s.faults) if (f.kind !== 'kill' && f.kind !== 'pause' && f.kind !== 'handoff' && f.kind !== 'dynamodb') faults.end(f);
+    await faults.drain();
+    ledger = await readLedger(rt.client, ledgerTable);
+    await rt.stop();
+    // DynamoDB Local keeps every table in memory for the rest of the run.
+    const admin = localClient(o.endpoint);
+    await deleteTables(admin, rt.tables);
+    await deleteLedgerTable(admin, ledgerTable);
+    admin.destroy();
+  }
+
+  verdict = checkHistory({ history, ledger, observations, faults: windows, end: end! }, { healMs, allowedSkewMs: o.allowedSkewMs ?? 0 });
+  const jsonl = (xs: readonly unknown[]) => xs.map((x) => `${JSON.stringify(x)}\n`).join('');
+  writeFileSync(join(dir, 'history.jsonl'), jsonl(history));
+  writeFileSync(join(dir, 'ledger.jsonl'), jsonl(ledger));
+  writeFileSync(join(dir, 'observations.jsonl'), jsonl(observations));
+  writeFileSync(join(dir, 'faults.jsonl'), jsonl(windows));
+  writeFileSync(join(dir, 'verdict.json'), `${JSON.stringify({ ok: verdict.ok, violations: verdict.violations, figures: verdict.figures, end }, null, 2)}\n`);
+
+  const faultsByKind: Partial<Record<FaultFigureKind, number>> = {};
+  for (const f of s.faults) faultsByKind[f.kind] = (faultsByKind[f.kind] ?? 0) + 1;
+  const skewed = s.workers.filter((w) => w.skewMs !== 0).length;
+  if (skewed) faultsByKind.clockSkew = skewed;
+  for (const [k, v] of Object.entries(faults.injected)) injected[k] = (injected[k] ?? 0) + v;
+  return { schedule: s, verdict, windows, injected, faultsByKind, fenced, deadLetters: rt.deadLetters.length, workerErrors, elapsedMs: performance.now() - began, dir };
+}

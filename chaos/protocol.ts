@@ -1,0 +1,57 @@
+/**
+ * What passes between the chaos harness and a chaos worker process: its environment, the JSON
+ * lines it prints on stdout and the commands it reads on stdin. All parsed with zod on arrival.
+ */
+import * as z from 'zod';
+import { HistoryRecord, Mono } from '../lib/history/schema.js';
+import { Name } from '../lib/schemas/common.js';
+
+const int = (min: number) => z.coerce.number().int().min(min);
+
+export const WorkerEnv = z.object({
+  CONCLAVE_ENDPOINT: z.url(),
+  CONCLAVE_TABLE_PREFIX: z.string().min(1),
+  IDENTITY: Name,
+  /** Comma-separated lease names, or with CHAOS_LEASE_COUNT a prefix: `${prefix}000`… */
+  CHAOS_LEASES: z.string().min(1),
+  CHAOS_LEASE_COUNT: int(1).optional(),
+  EMULATION_VERSION: z.string().default('1.30.0'),
+  BINARY_VERSION: z.string().default('1.31.0'),
+  LEASE_DURATION_MS: int(1_000).default(3_000),
+  RENEW_DEADLINE_MS: int(1).default(2_000),
+  RETRY_PERIOD_MS: int(1).default(500),
+  CANDIDATE_RENEW_MS: int(1_000).default(2_000),
+  /** This worker's wall clock runs this far off (ms, may be negative); its monotonic clock is true. */
+  CHAOS_SKEW_MS: z.coerce.number().int().default(0),
+  /** Seeds the worker's fault decisions. */
+  CHAOS_SEED: int(0).default(1),
+  CHAOS_LEDGER_TABLE: z.string().min(3).optional(),
+  /** A leader appends to the ledger this often (0: never). */
+  CHAOS_WRITE_EVERY_MS: int(0).default(250),
+  /** After a term stops, keep writing with its old token for this long (a job that ignores its signal). */
+  CHAOS_ZOMBIE_MS: int(0).default(0),
+});
+export type WorkerEnv = z.output<typeof WorkerEnv>;
+export type WorkerEnvInput = { [K in keyof z.input<typeof WorkerEnv>]?: string };
+
+export const leaseNames = (env: Pick<WorkerEnv, 'CHAOS_LEASES' | 'CHAOS_LEASE_COUNT'>): string[] =>
+  env.CHAOS_LEASE_COUNT ? Array.from({ length: env.CHAOS_LEASE_COUNT }, (_, i) => `${env.CHAOS_LEASES}${String(i).padStart(3, '0')}`) : env.CHAOS_LEASES.split(',');
+
+export const WorkerLine = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('ready'), identity: Name, pid: z.number().int(), instances: z.record(z.string(), z.string()) }),
+  z.object({ type: z.literal('history'), record: HistoryRecord }),
+  z.object({ type: z.literal('injected'), mode: z.string() }),
+  z.object({ type: z.literal('fenced'), lease: Name, accepted: z.boolean(), zombie: z.boolean(), mono: Mono }),
+  z.object({ type: z.literal('error'), message: z.string(), lease: z.string().optional() }),
+  z.object({ type: z.literal('exited') }),
+]);
+export type WorkerLine = z.infer<typeof WorkerLine>;
+
+export const WorkerCommand = z
+  .object({
+    dynamodb: z
+      .object({ mode: z.enum(['error', 'throttle', 'latency', 'lostResponse']), rate: z.number().min(0).max(1), latencyMs: z.number().int().min(0).optional() })
+      .nullable(),
+  })
+  .strict();
+export type WorkerCommand = z.infer<typeof WorkerCommand>;

@@ -1,0 +1,200 @@
+/**
+ * Fault schedules, generated from a seed: the same seed and index always give the same schedule,
+ * so a failing one is replayed with `npm run chaos -- --seed S --only I`.
+ */
+import type { DynamoDBFaultMode } from './ddb-faults.js';
+import { rng, scheduleSeed } from './rng.js';
+
+export const FAULT_KINDS = [
+  'kill',
+  'pause',
+  'handoff',
+  'dynamodb',
+  'coordinatorDown',
+  'streamDuplicate',
+  'streamReorder',
+  'streamDelay',
+  'streamStale',
+  'reconcilerCrash',
+  'timerLoss',
+  'publishFailure',
+] as const;
+export type FaultKind = (typeof FAULT_KINDS)[number];
+/** Skew is no window: each worker's clock is off for the whole schedule. */
+export type FaultFigureKind = FaultKind | 'clockSkew';
+
+export type StreamFaultKind = Extract<FaultKind, `stream${string}`>;
+
+export type Fault =
+  /** SIGKILL; the worker is started again (a new instance, same name) after `restartAfterMs`. */
+  | { kind: 'kill'; at: number; worker: WorkerTarget; restartAfterMs: number }
+  /** SIGTERM (the worker steps down and releases: an election at once), started again after `restartAfterMs`. */
+  | { kind: 'handoff'; at: number; worker: WorkerTarget; restartAfterMs: number }
+  /** SIGSTOP for longer than a lease, then SIGCONT. */
+  | { kind: 'pause'; at: number; worker: WorkerTarget; durationMs: number }
+  | { kind: 'dynamodb'; at: number; worker: WorkerTarget; durationMs: number; mode: DynamoDBFaultMode; rate: number; latencyMs?: number }
+  /** No tick, no stream or timer delivery: records wait, ticks are skipped. */
+  | { kind: 'coordinatorDown'; at: number; durationMs: number }
+  /** Stream batches (and timer messages, for duplicates) delivered twice, shuffled, held, or again later. */
+  | { kind: StreamFaultKind; at: number; durationMs: number; rate: number; delayMs: number }
+  /** A reconcile dies right before its lease write (after its pings) or right after it (before the timer is set). */
+  | { kind: 'reconcilerCrash'; at: number; durationMs: number; rate: number; point: 'beforeLeaseWrite' | 'afterLeaseWrite' }
+  | { kind: 'timerLoss'; at: number; durationMs: number; rate: number }
+  | { kind: 'publishFailure'; at: number; durationMs: number; rate: number };
+
+/** `w1`, or `leader:<lease>`: the worker leading that lease when the fault begins (another free one if it is busy). */
+export type WorkerTarget = string;
+
+export interface WorkerPlan {
+  identity: string;
+  emulationVersion: string;
+  binaryVersion: string;
+  skewMs: number;
+}
+
+export interface Timing {
+  leaseDurationMs: number;
+  renewDeadlineMs: number;
+  retryPeriodMs: number;
+  candidateRenewMs: number;
+  tickMs: number;
+  /** Writes with a stopped term's old token, after each stop. */
+  zombieMs: number;
+}
+
+export const CHAOS_TIMING: Timing = { leaseDurationMs: 3_000, renewDeadlineMs: 2_000, retryPeriodMs: 500, candidateRenewMs: 2_000, tickMs: 3_000, zombieMs: 1_500 };
+
+/** The coordinator's settings for chaos: short windows, and candidates stale after 6 s so long pauses lose their rows. */
+export const CHAOS_ELECTION = { ackWindowMs: 1_000, electedLeaseDurationSeconds: 3, candidateStaleAfterMs: 6_000, candidateRepingAfterMs: 3_000 } as const;
+
+export interface Schedule {
+  seed: number;
+  index: number;
+  /** The seed of this schedule alone (derived from seed and index). */
+  scheduleSeed: number;
+  leases: string[];
+  workers: WorkerPlan[];
+  faults: Fault[];
+  /** Faults start within [0, faultPhaseMs); the last one may end after it. */
+  faultPhaseMs: number;
+  timing: Timing;
+}
+
+export interface ScheduleOptions {
+  faultPhaseMs?: number;
+  workers?: number;
+  leases?: number;
+  minFaults?: number;
+  maxFaults?: number;
+  /** Only these kinds (regression tests pin one). */
+  kinds?: readonly FaultKind[];
+}
+
+const ms = (n: number) => `${(n / 1000).toFixed(1)}s`;
+
+export function generateSchedule(seed: number, index: number, opts: ScheduleOptions = {}): Schedule {
+  const own = scheduleSeed(seed, index);
+  const r = rng(own);
+  const timing = CHAOS_TIMING;
+  const phase = opts.faultPhaseMs ?? 20_000;
+  const workers: WorkerPlan[] = Array.from({ length: opts.workers ?? 3 }, (_, i) => ({
+    identity: `w${i + 1}`,
+    emulationVersion: r.pick(['1.30.0', '1.30.0', '1.31.0']),
+    binaryVersion: '1.31.0',
+    skewMs: r.pick([-1_000, -500, 0, 0, 500, 1_000]),
+  }));
+  const leases = Array.from({ length: opts.leases ?? 2 }, (_, i) => ['alpha', 'beta', 'gamma', 'delta'][i] ?? `lease-${i}`);
+  // Faults that move leadership weigh double: the coordinator's faults only bite during elections.
+  const kinds = (opts.kinds ?? FAULT_KINDS).flatMap((k) => (['kill', 'pause', 'handoff', 'dynamodb'].includes(k) ? [k, k] : [k]));
+  const n = r.int(opts.minFaults ?? 3, opts.maxFaults ?? 6);
+  // A worker is either killed or paused at a time: the two do not mix on one process.
+  const busy = new Map<string, [number, number][]>();
+  const free = (w: string, from: number, to: number) => !(busy.get(w) ?? []).some(([a, b]) => from < b + 500 && a < to + 500);
+  const faults: Fault[] = [];
+  for (let tries = 0; faults.length < n && tries < 50; tries++) {
+    const kind = r.pick(kinds);
+    // Most worker faults hit whoever leads a lease at that moment (`leader:alpha`), resolved by the harness.
+    const worker = r.chance(0.7) ? `leader:${r.pick(leases)}` : r.pick(workers).identity;
+    const span = (min: number, max: number) => {
+      const d = r.int(min, max);
+      return { at: r.int(0, Math.max(0, phase - 1_000)), durationMs: d };
+    };
+    switch (kind) {
+      case 'kill':
+      case 'handoff': {
+        const { at } = span(0, 0);
+        const restartAfterMs = r.int(500, 4_000);
+        if (!free(worker, at, at + restartAfterMs)) continue;
+        (busy.get(worker) ?? busy.set(worker, []).get(worker)!).push([at, at + restartAfterMs]);
+        faults.push({ kind, at, worker, restartAfterMs });
+        break;
+      }
+      case 'pause': {
+        const { at, durationMs } = span(timing.leaseDurationMs + 500, timing.leaseDurationMs + 5_000);
+        if (!free(worker, at, at + durationMs)) continue;
+        (busy.get(worker) ?? busy.set(worker, []).get(worker)!).push([at, at + durationMs]);
+        faults.push({ kind, at, worker, durationMs });
+        break;
+      }
+      case 'dynamodb': {
+        const mode = r.pick(['error', 'throttle', 'latency', 'lostResponse'] as const);
+        const { at, durationMs } = span(1_000, 5_000);
+        const rate = mode === 'lostResponse' ? r.pick([0.3, 0.6]) : r.pick([0.3, 0.6, 1]);
+        faults.push({ kind, at, worker, durationMs, mode, rate, ...(mode === 'latency' ? { latencyMs: r.int(200, 3_000) } : {}) });
+        break;
+      }
+      case 'coordinatorDown':
+        faults.push({ kind, ...span(3_000, 12_000) });
+        break;
+      case 'streamDuplicate':
+      case 'streamReorder':
+      case 'streamDelay':
+      case 'streamStale':
+        faults.push({ kind, ...span(2_000, 8_000), rate: r.pick([0.3, 0.6, 1]), delayMs: r.int(200, 2_000) });
+        break;
+      case 'reconcilerCrash':
+        faults.push({ kind, ...span(2_000, 8_000), rate: r.pick([0.3, 0.5]), point: r.pick(['beforeLeaseWrite', 'afterLeaseWrite'] as const) });
+        break;
+      case 'timerLoss':
+        faults.push({ kind, ...span(2_000, 8_000), rate: r.pick([0.5, 1]) });
+        break;
+      case 'publishFailure':
+        faults.push({ kind, ...span(2_000, 6_000), rate: r.pick([0.3, 0.5]) });
+        break;
+    }
+  }
+  faults.sort((a, b) => a.at - b.at);
+  return { seed, index, scheduleSeed: own, leases, workers, faults, faultPhaseMs: phase, timing };
+}
+
+/** How long a fault lasts (a kill: until the restart). */
+export const faultDuration = (f: Fault): number => (f.kind === 'kill' || f.kind === 'handoff' ? f.restartAfterMs : f.durationMs);
+
+export function describeFault(f: Fault): string {
+  const head = `+${ms(f.at).padStart(6)}  ${f.kind}`;
+  switch (f.kind) {
+    case 'kill':
+    case 'handoff':
+      return `${head} ${f.worker}${f.kind === 'handoff' ? ' (SIGTERM)' : ' (SIGKILL)'}, restarted after ${ms(f.restartAfterMs)}`;
+    case 'pause':
+      return `${head} ${f.worker} (SIGSTOP) for ${ms(f.durationMs)}`;
+    case 'dynamodb':
+      return `${head} ${f.worker}: ${f.mode} on ${Math.round(f.rate * 100)}% of requests${f.latencyMs ? ` (+${f.latencyMs} ms)` : ''} for ${ms(f.durationMs)}`;
+    case 'coordinatorDown':
+      return `${head} for ${ms(f.durationMs)}`;
+    case 'reconcilerCrash':
+      return `${head} ${f.point} on ${Math.round(f.rate * 100)}% of lease writes for ${ms(f.durationMs)}`;
+    case 'timerLoss':
+    case 'publishFailure':
+      return `${head} on ${Math.round(f.rate * 100)}% for ${ms(f.durationMs)}`;
+    default:
+      return `${head} on ${Math.round(f.rate * 100)}% of batches${f.kind === 'streamDelay' || f.kind === 'streamStale' ? ` (${f.delayMs} ms)` : ''} for ${ms(f.durationMs)}`;
+  }
+}
+
+export function describeSchedule(s: Schedule): string[] {
+  return [
+    `schedule ${s.index} (seed ${s.seed}, schedule seed ${s.scheduleSeed}): leases ${s.leases.join(', ')}; workers ${s.workers.map((w) => `${w.identity} ${w.emulationVersion} skew ${w.skewMs >= 0 ? '+' : ''}${w.skewMs}ms`).join(', ')}`,
+    ...s.faults.map((f) => `  ${describeFault(f)}`),
+  ];
+}

@@ -1,0 +1,107 @@
+/**
+ * A chaos worker: one OS process standing for one or more leases with the SDK's LeaderElector,
+ * as a user's worker would, plus what the chaos harness needs —
+ * - a wall clock skewed by CHAOS_SKEW_MS (the monotonic clock stays true, as on a real machine);
+ * - DynamoDB faults (errors, throttling, latency, lost responses) injected by an SDK middleware,
+ *   switched on and off by commands on stdin, decided by a generator seeded with CHAOS_SEED;
+ * - while leading, fenced writes to the ledger table every CHAOS_WRITE_EVERY_MS, and for
+ *   CHAOS_ZOMBIE_MS after a term stopped, writes with the old term (a job that ignores its signal:
+ *   the fence must refuse them once another term has begun);
+ * - a history line (lib/history/schema.ts) at every start and stop of leadership.
+ * Every line on stdout is JSON (chaos/protocol.ts). SIGTERM: step down, release, exit.
+ */
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { createInterface } from 'node:readline';
+import { monoNow, type HistoryRecord } from '../lib/history/schema.js';
+import { ledgerWrite } from '../lib/history/ledger.js';
+import { FencingError, LeaderElector, defaultTableNames, type Clock } from '../lib/sdk/index.js';
+import { fencedTransactWrite } from '../lib/sdk/fencing.js';
+import { parse } from '../lib/schemas/validation.js';
+import { injectDynamoDBFaults, type DynamoDBFault } from './ddb-faults.js';
+import { WorkerCommand, WorkerEnv, leaseNames, type WorkerLine } from './protocol.js';
+import { rng } from './rng.js';
+
+const env = parse(WorkerEnv, process.env, 'chaos worker environment');
+const out = (line: WorkerLine) => process.stdout.write(`${JSON.stringify(line)}\n`);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+const identity = env.IDENTITY;
+const tables = defaultTableNames(env.CONCLAVE_TABLE_PREFIX);
+const random = rng(env.CHAOS_SEED);
+let fault: DynamoDBFault | undefined;
+const client = new DynamoDBClient({ endpoint: env.CONCLAVE_ENDPOINT, region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+injectDynamoDBFaults(client, () => fault, random, (mode) => out({ type: 'injected', mode }));
+createInterface({ input: process.stdin }).on('line', (line) => {
+  const cmd = parse(WorkerCommand, JSON.parse(line), 'chaos worker command');
+  fault = cmd.dynamodb ?? undefined;
+});
+
+// observer's clock for durations (true), wall clock for stamps (skewed): what client-go assumes of a machine
+const clock: Clock = { now: () => Date.now() + env.CHAOS_SKEW_MS, monotonic: () => performance.now() };
+let stopping = false;
+
+const electors = leaseNames(env).map((leaseName) => {
+  let writes = 0;
+  const record = (event: HistoryRecord['event'], fencingToken: number, reason?: string) =>
+    out({ type: 'history', record: { event, lease: leaseName, identity, instance: elector.instance, fencingToken, mono: monoNow(), wall: clock.now(), ...(reason ? { reason } : {}) } });
+  const append = async (zombie: boolean, fencingToken: number, send: (input: ReturnType<typeof ledgerWrite>) => Promise<unknown>) => {
+    const table = env.CHAOS_LEDGER_TABLE!;
+    const entry = { lease: leaseName, id: `${elector.instance}#${++writes}`, identity, instance: elector.instance, fencingToken, sentMono: monoNow(), zombie };
+    try {
+      await send(ledgerWrite(table, entry));
+      out({ type: 'fenced', lease: leaseName, accepted: true, zombie, mono: monoNow() });
+    } catch (e) {
+      if (e instanceof FencingError) out({ type: 'fenced', lease: leaseName, accepted: false, zombie, mono: monoNow() });
+      else out({ type: 'error', lease: leaseName, message: `fenced write: ${(e as Error).name}: ${(e as Error).message}` });
+    }
+  };
+  const elector: LeaderElector = new LeaderElector(
+    { leaseName, identity, table: tables.leases, leaseDurationMs: env.LEASE_DURATION_MS, renewDeadlineMs: env.RENEW_DEADLINE_MS, retryPeriodMs: env.RETRY_PERIOD_MS },
+    {
+      client,
+      clock,
+      candidate: { table: tables.candidates, emulationVersion: env.EMULATION_VERSION, binaryVersion: env.BINARY_VERSION, renewIntervalMs: env.CANDIDATE_RENEW_MS },
+      callbacks: {
+        async onStartedLeading(signal, { fencingToken }) {
+          record('started', fencingToken);
+          if (!env.CHAOS_LEDGER_TABLE || env.CHAOS_WRITE_EVERY_MS === 0) return;
+          // Not woken by the signal: after a pause this timer may fire before the renew deadline's,
+          // and that write must be refused by the fence, not by the SDK's bookkeeping.
+          while (!signal.aborted) {
+            await append(false, fencingToken, (input) => elector.fencedWrite(input));
+            await sleep(env.CHAOS_WRITE_EVERY_MS);
+          }
+          if (env.CHAOS_ZOMBIE_MS === 0 || signal.reason === 'cancelled') return;
+          const term = { holderIdentity: identity, fencingToken };
+          const until = performance.now() + env.CHAOS_ZOMBIE_MS;
+          while (performance.now() < until && !stopping) {
+            await append(true, fencingToken, (input) => fencedTransactWrite(client, { table: tables.leases, leaseName, term }, input));
+            await sleep(env.CHAOS_WRITE_EVERY_MS);
+          }
+        },
+        onStoppedLeading: ({ reason, fencingToken }) => record('stopped', fencingToken, reason),
+      },
+      onError: (e) => out({ type: 'error', lease: leaseName, message: `${e.name}: ${e.message}` }),
+    },
+  );
+  return elector;
+});
+
+const controller = new AbortController();
+for (const sig of ['SIGTERM', 'SIGINT'] as const)
+  process.on(sig, () => {
+    stopping = true;
+    controller.abort();
+  });
+out({ type: 'ready', identity, pid: process.pid, instances: Object.fromEntries(electors.map((e) => [e.options.leaseName, e.instance])) });
+await Promise.all(
+  electors.map((e) =>
+    e.run(controller.signal).catch((err: unknown) => {
+      // Not retried here: a worker whose run() gives up no longer stands, and the checker says so.
+      out({ type: 'error', lease: e.options.leaseName, message: `run() rejected: ${(err as Error).name}: ${(err as Error).message}` });
+    }),
+  ),
+);
+out({ type: 'exited' });
+client.destroy();
+process.exit(0);

@@ -1,0 +1,314 @@
+/**
+ * Judges a run's history: the leadership starts and stops every worker recorded, the fenced
+ * writes the database accepted, what the harness saw on the leases table, the faults it injected
+ * and the state at the end. Pure: no I/O, no clock; every time is a CLOCK_MONOTONIC stamp.
+ *
+ * What counts as a violation, precisely:
+ * - overlap: two start-ups of one lease both inside a term for longer than `allowedSkewMs`.
+ *   Tolerated (and counted apart): the older leader was frozen (SIGSTOP) when the overlap began
+ *   and stopped within `wakeGraceMs` of waking — a pause breaks every time-based lease; fencing
+ *   is what must hold then, and the ledger check below is where it is judged.
+ * - token: per lease, in the order terms started, fencing tokens strictly increase; the one
+ *   exception is the same start-up confirming its own term again (it stopped at its renew deadline
+ *   and found the lease still its own), where the token stays.
+ * - fencing: a write the database accepted with token T although a term with a token above T is
+ *   known to have begun before the write was sent (a holder's `started` line or an observation of
+ *   the lease, both of which come after the database switched to the newer token). Writes in
+ *   flight across a change are not judged: the database may have taken them first.
+ * - strayWrite: an accepted write under a (start-up, token) that never started leading.
+ * - lostCandidate: a worker still running at the end whose candidate row is gone or taken.
+ * - leaderless: after the last fault healed, a lease with live candidates spent more than
+ *   `healMs` without any leader (summed over the rest of the run).
+ * - spuriousChange: with `quietFrom`, a new term that began after it with no fault to explain it.
+ * - record: a history that contradicts itself (started twice, stopped a term it never started).
+ */
+import * as z from 'zod';
+import { parse } from '../schemas/validation.js';
+import { Mono, type EndState, type FaultWindow, type HistoryRecord, type LedgerEntry, type Observation } from './schema.js';
+
+export const CheckOptions = z
+  .object({
+    /** Overlap of two terms tolerated, in ms (recording latency; 0 on one machine's monotonic clock). */
+    allowedSkewMs: z.number().min(0).default(0),
+    /** The longest a lease may go without a leader after the last fault healed. */
+    healMs: z.number().int().positive().default(15_000),
+    /** A leader frozen by SIGSTOP must stop this soon after it wakes. */
+    wakeGraceMs: z.number().min(0).default(1_000),
+    /** Count from here when judging leaderless time; default: the end of the last fault. */
+    healedAt: Mono.optional(),
+    /** From here on every new term must be explained by a fault (the soak: none at all). */
+    quietFrom: Mono.optional(),
+  })
+  .strict();
+export type CheckOptionsInput = z.input<typeof CheckOptions>;
+
+export interface CheckInput {
+  history: readonly HistoryRecord[];
+  ledger?: readonly LedgerEntry[];
+  observations?: readonly Observation[];
+  faults?: readonly FaultWindow[];
+  /** At least the moment observation ended; with `live` and `candidateRows` the lost-row check runs. */
+  end: Pick<EndState, 'mono'> & Partial<Omit<EndState, 'mono'>>;
+}
+
+/** One term as lived by one start-up: from its `started` line to its `stopped` line. */
+export interface Term {
+  lease: string;
+  identity: string;
+  instance: string;
+  fencingToken: number;
+  start: bigint;
+  stop: bigint;
+  /** No stop line: still leading when observation ended. */
+  open: boolean;
+  reason?: string;
+}
+
+type TermRef = Pick<Term, 'identity' | 'instance' | 'fencingToken'>;
+
+export type Violation =
+  | { kind: 'overlap'; lease: string; a: TermRef; b: TermRef; overlapMs: number; message: string }
+  | { kind: 'token'; lease: string; previous: TermRef; next: TermRef; message: string }
+  | { kind: 'fencing'; lease: string; write: string; writer: TermRef; newerToken: number; sentAfterMs: number; zombie: boolean; message: string }
+  | { kind: 'strayWrite'; lease: string; write: string; writer: TermRef; message: string }
+  | { kind: 'lostCandidate'; lease: string; identity: string; instance: string; found?: string; message: string }
+  | { kind: 'leaderless'; lease: string; leaderlessMs: number; message: string }
+  | { kind: 'spuriousChange'; lease: string; from?: TermRef; to: TermRef; message: string }
+  | { kind: 'record'; lease: string; instance: string; message: string };
+
+export interface Figures {
+  leases: number;
+  terms: number;
+  /** New holders per lease (a start by another start-up than the previous start). */
+  holderChanges: number;
+  /** Overlaps forgiven because the older leader was frozen (fencing had to hold there). */
+  pausedOverlaps: number;
+  /** Accepted fenced writes, and how many of them were zombie writes with an old term's token. */
+  ledgerWrites: number;
+  zombieWritesAccepted: number;
+  /** Per lease: ms without a leader after the last fault healed. */
+  leaderlessAfterHealMs: Record<string, number>;
+  worstLeaderlessAfterHealMs: number | undefined;
+}
+
+export interface Verdict {
+  ok: boolean;
+  violations: Violation[];
+  figures: Figures;
+  terms: Term[];
+}
+
+const ms = (ns: bigint): number => Number(ns) / 1e6;
+const nsOf = (millis: number): bigint => BigInt(Math.round(millis * 1e6));
+const ref = (t: Pick<Term, 'identity' | 'instance' | 'fencingToken'>): TermRef => ({ identity: t.identity, instance: t.instance, fencingToken: t.fencingToken });
+const byMono = <T>(mono: (x: T) => bigint) => (a: T, b: T) => (mono(a) < mono(b) ? -1 : mono(a) > mono(b) ? 1 : 0);
+const groupBy = <T>(xs: readonly T[], key: (x: T) => string): Map<string, T[]> => {
+  const m = new Map<string, T[]>();
+  for (const x of xs) (m.get(key(x)) ?? m.set(key(x), []).get(key(x))!).push(x);
+  return m;
+};
+const describeTerm = (t: TermRef) => `${t.identity} (${t.instance}, token ${t.fencingToken})`;
+
+/** Pairs each start-up's started/stopped lines into terms; contradictions are `record` violations. */
+export function termsOf(history: readonly HistoryRecord[], end: bigint, violations: Violation[] = []): Term[] {
+  const terms: Term[] = [];
+  for (const records of groupBy(history, (r) => `${r.lease}\u0000${r.instance}`).values()) {
+    let open: Term | undefined;
+    for (const r of [...records].sort(byMono((x) => BigInt(x.mono)))) {
+      const at = BigInt(r.mono);
+      if (r.event === 'started') {
+        if (open) {
+          violations.push({ kind: 'record', lease: r.lease, instance: r.instance, message: `${r.lease}: ${r.instance} started token ${r.fencingToken} while its term with token ${open.fencingToken} had not stopped` });
+          terms.push({ ...open, stop: at });
+        }
+        open = { lease: r.lease, identity: r.identity, instance: r.instance, fencingToken: r.fencingToken, start: at, stop: at, open: true };
+      } else {
+        if (!open) {
+          violations.push({ kind: 'record', lease: r.lease, instance: r.instance, message: `${r.lease}: ${r.instance} stopped token ${r.fencingToken} without having started it` });
+          continue;
+        }
+        if (open.fencingToken !== r.fencingToken)
+          violations.push({ kind: 'record', lease: r.lease, instance: r.instance, message: `${r.lease}: ${r.instance} stopped token ${r.fencingToken} but its term had token ${open.fencingToken}` });
+        terms.push({ ...open, stop: at, open: false, ...(r.reason ? { reason: r.reason } : {}) });
+        open = undefined;
+      }
+    }
+    if (open) terms.push({ ...open, stop: open.start > end ? open.start : end });
+  }
+  return terms.sort(byMono((t) => t.start));
+}
+
+/** The total length of `intervals` inside [from, to], overlaps counted once. */
+function covered(intervals: readonly [bigint, bigint][], from: bigint, to: bigint): bigint {
+  const clipped = intervals
+    .map(([a, b]): [bigint, bigint] => [a < from ? from : a, b > to ? to : b])
+    .filter(([a, b]) => b > a)
+    .sort((x, y) => (x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : 0));
+  let total = 0n;
+  let curA: bigint | undefined;
+  let curB = 0n;
+  for (const [a, b] of clipped) {
+    if (curA === undefined || a > curB) {
+      if (curA !== undefined) total += curB - curA;
+      curA = a;
+      curB = b;
+    } else if (b > curB) curB = b;
+  }
+  if (curA !== undefined) total += curB - curA;
+  return total;
+}
+
+export function checkHistory(input: CheckInput, options: CheckOptionsInput = {}): Verdict {
+  const o = parse(CheckOptions, options, 'history checker options');
+  const end = BigInt(input.end.mono);
+  const violations: Violation[] = [];
+  const terms = termsOf(input.history, end, violations);
+  const faults = input.faults ?? [];
+  const pauses = faults.filter((f) => f.kind === 'pause' && f.instances?.length);
+  const grace = nsOf(o.wakeGraceMs);
+  const skew = nsOf(o.allowedSkewMs);
+  const byLease = groupBy(terms, (t) => t.lease);
+  const leases = new Set([...byLease.keys(), ...(input.end.live ?? []).map((l) => l.lease)]);
+  let pausedOverlaps = 0;
+  let holderChanges = 0;
+
+  /** The term's holder was frozen when the overlap began and stopped promptly after waking. */
+  const frozen = (t: Term, overlapStart: bigint) =>
+    pauses.some((p) => p.instances!.includes(t.instance) && BigInt(p.from) <= overlapStart && t.stop <= BigInt(p.to) + grace);
+
+  for (const [lease, ts] of byLease) {
+    // Overlaps: every pair of terms of different start-ups that share time.
+    for (let i = 0; i < ts.length; i++) {
+      for (let j = i + 1; j < ts.length && ts[j]!.start < ts[i]!.stop; j++) {
+        const [a, b] = [ts[i]!, ts[j]!];
+        if (a.instance === b.instance) continue;
+        const from = b.start;
+        const to = a.stop < b.stop ? a.stop : b.stop;
+        if (to - from <= skew) continue;
+        if (frozen(a, from) || frozen(b, from)) {
+          pausedOverlaps++;
+          continue;
+        }
+        violations.push({
+          kind: 'overlap',
+          lease,
+          a: ref(a),
+          b: ref(b),
+          overlapMs: ms(to - from),
+          message: `${lease}: ${describeTerm(a)} and ${describeTerm(b)} both led for ${ms(to - from).toFixed(1)} ms`,
+        });
+      }
+    }
+    // Tokens, in the order terms started.
+    for (let i = 1; i < ts.length; i++) {
+      const [p, n] = [ts[i - 1]!, ts[i]!];
+      if (n.instance !== p.instance) holderChanges++;
+      const ok = n.fencingToken > p.fencingToken || (n.fencingToken === p.fencingToken && n.instance === p.instance);
+      if (!ok)
+        violations.push({ kind: 'token', lease, previous: ref(p), next: ref(n), message: `${lease}: ${describeTerm(n)} started after ${describeTerm(p)}: fencing tokens must strictly increase` });
+    }
+  }
+
+  // Fenced writes: evidence that a newer term had begun, from starts and observations.
+  const ledger = input.ledger ?? [];
+  const evidence = groupBy(
+    [...terms.map((t) => ({ lease: t.lease, token: t.fencingToken, at: t.start })), ...(input.observations ?? []).map((x) => ({ lease: x.lease, token: x.fencingToken, at: BigInt(x.mono) }))],
+    (e) => e.lease,
+  );
+  const sorted = new Map([...evidence].map(([lease, es]) => [lease, es.sort(byMono((e) => e.at))]));
+  const held = new Set(terms.map((t) => `${t.lease}\u0000${t.instance}\u0000${t.fencingToken}`));
+  for (const w of ledger) {
+    const writer = { identity: w.identity, instance: w.instance, fencingToken: w.fencingToken };
+    if (!held.has(`${w.lease}\u0000${w.instance}\u0000${w.fencingToken}`)) {
+      violations.push({ kind: 'strayWrite', lease: w.lease, write: w.id, writer, message: `${w.lease}: write ${w.id} was accepted under ${describeTerm(writer)}, a term that start-up never began` });
+    }
+    const sent = BigInt(w.sentMono);
+    const newer = (sorted.get(w.lease) ?? []).find((e) => e.at < sent && e.token > w.fencingToken);
+    if (newer) {
+      violations.push({
+        kind: 'fencing',
+        lease: w.lease,
+        write: w.id,
+        writer,
+        newerToken: newer.token,
+        sentAfterMs: ms(sent - newer.at),
+        zombie: w.zombie,
+        message: `${w.lease}: write ${w.id} with token ${w.fencingToken} was accepted although the term with token ${newer.token} had begun ${ms(sent - newer.at).toFixed(1)} ms before it was sent`,
+      });
+    }
+  }
+  const zombieWritesAccepted = ledger.filter((w) => w.zombie).length;
+
+  // Candidate rows of the workers still running.
+  if (input.end.live && input.end.candidateRows) {
+    const rows = new Map(input.end.candidateRows.map((r) => [`${r.lease}\u0000${r.name}`, r]));
+    for (const l of input.end.live) {
+      const row = rows.get(`${l.lease}\u0000${l.identity}`);
+      if (row?.identity === l.instance) continue;
+      violations.push({
+        kind: 'lostCandidate',
+        lease: l.lease,
+        identity: l.identity,
+        instance: l.instance,
+        ...(row?.identity ? { found: row.identity } : {}),
+        message: `${l.lease}: ${l.identity} (${l.instance}) is running but its candidate row is ${row ? `owned by ${row.identity ?? 'nobody'}` : 'gone'}`,
+      });
+    }
+  }
+
+  // Leaderless time after the last fault healed, for leases that still have live candidates.
+  const lastHeal = faults.reduce<bigint | undefined>((m, f) => (m === undefined || BigInt(f.to) > m ? BigInt(f.to) : m), undefined);
+  const healedAt = o.healedAt !== undefined ? BigInt(o.healedAt) : lastHeal;
+  const leaderlessAfterHealMs: Record<string, number> = {};
+  if (healedAt !== undefined && end > healedAt) {
+    const liveLeases = input.end.live ? new Set(input.end.live.map((l) => l.lease)) : leases;
+    for (const lease of [...leases].filter((l) => liveLeases.has(l)).sort()) {
+      const gap = end - healedAt - covered((byLease.get(lease) ?? []).map((t) => [t.start, t.stop]), healedAt, end);
+      leaderlessAfterHealMs[lease] = ms(gap);
+      if (ms(gap) > o.healMs)
+        violations.push({ kind: 'leaderless', lease, leaderlessMs: ms(gap), message: `${lease}: ${(ms(gap) / 1000).toFixed(1)} s without a leader after the faults healed (at most ${o.healMs / 1000} s allowed)` });
+    }
+  }
+
+  // Holder changes nobody caused.
+  if (o.quietFrom !== undefined) {
+    const quiet = BigInt(o.quietFrom);
+    const explained = (at: bigint) => faults.some((f) => BigInt(f.from) <= at && at <= BigInt(f.to) + nsOf(o.healMs));
+    for (const [lease, ts] of byLease) {
+      ts.forEach((t, i) => {
+        const prev = ts[i - 1];
+        if (t.start <= quiet || explained(t.start)) return;
+        if (prev && prev.instance === t.instance && prev.fencingToken === t.fencingToken) return; // the same term, confirmed again
+        violations.push({ kind: 'spuriousChange', lease, ...(prev ? { from: ref(prev) } : {}), to: ref(t), message: `${lease}: ${describeTerm(t)} began leading with no fault to explain it` });
+      });
+    }
+  }
+
+  const worst = Object.values(leaderlessAfterHealMs);
+  return {
+    ok: violations.length === 0,
+    violations,
+    terms,
+    figures: {
+      leases: leases.size,
+      terms: terms.length,
+      holderChanges,
+      pausedOverlaps,
+      ledgerWrites: ledger.length,
+      zombieWritesAccepted,
+      leaderlessAfterHealMs,
+      worstLeaderlessAfterHealMs: worst.length ? Math.max(...worst) : undefined,
+    },
+  };
+}
+
+/** One line per violation, and the figures, for a terminal. */
+export function formatVerdict(v: Verdict): string[] {
+  const f = v.figures;
+  const lines = [
+    `${v.ok ? 'ok' : `${v.violations.length} violation(s)`}: ${f.terms} terms on ${f.leases} lease(s), ${f.holderChanges} holder change(s), ${f.ledgerWrites} fenced writes accepted (${f.zombieWritesAccepted} zombie), ${f.pausedOverlaps} overlap(s) of a frozen leader forgiven` +
+      (f.worstLeaderlessAfterHealMs === undefined ? '' : `, worst leaderless after heal ${(f.worstLeaderlessAfterHealMs / 1000).toFixed(2)} s`),
+  ];
+  for (const x of v.violations) lines.push(`  ✗ ${x.kind}: ${x.message}`);
+  return lines;
+}

@@ -1,0 +1,65 @@
+/**
+ * The ledger: a table that leaders append to through fenced writes (LeaderElector.fencedWrite), so
+ * that the checker can see which writes the database accepted and under which term. Key `lease` +
+ * `id`; no stream.
+ */
+import {
+  CreateTableCommand,
+  DeleteTableCommand,
+  ScanCommand,
+  waitUntilTableExists,
+  type AttributeValue,
+  type DynamoDBClient,
+  type TransactWriteItemsCommandInput,
+} from '@aws-sdk/client-dynamodb';
+import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
+import { parse } from '../schemas/validation.js';
+import { LedgerEntry } from './schema.js';
+
+export const ledgerTableName = (prefix: string): string => `${prefix}-ledger`;
+
+export async function createLedgerTable(client: DynamoDBClient, table: string): Promise<void> {
+  await client.send(
+    new CreateTableCommand({
+      TableName: table,
+      BillingMode: 'PAY_PER_REQUEST',
+      AttributeDefinitions: [
+        { AttributeName: 'lease', AttributeType: 'S' },
+        { AttributeName: 'id', AttributeType: 'S' },
+      ],
+      KeySchema: [
+        { AttributeName: 'lease', KeyType: 'HASH' },
+        { AttributeName: 'id', KeyType: 'RANGE' },
+      ],
+    }),
+  );
+  await waitUntilTableExists({ client, maxWaitTime: 60, minDelay: 1, maxDelay: 2 }, { TableName: table });
+}
+
+export async function deleteLedgerTable(client: DynamoDBClient, table: string): Promise<void> {
+  try {
+    await client.send(new DeleteTableCommand({ TableName: table }));
+  } catch (e) {
+    if (!(e instanceof Error && e.name === 'ResourceNotFoundException')) throw e; // already gone is fine
+  }
+}
+
+/** The transaction a leader runs through fencedWrite to append `entry`. */
+export function ledgerWrite(table: string, entry: LedgerEntry): TransactWriteItemsCommandInput {
+  return { TransactItems: [{ Put: { TableName: table, Item: marshall(parse(LedgerEntry, entry, 'ledger entry')) } }] };
+}
+
+/** Every accepted write, strongly consistent; a malformed item is a ValidationError naming it. */
+export async function readLedger(client: DynamoDBClient, table: string): Promise<LedgerEntry[]> {
+  const out: LedgerEntry[] = [];
+  let start: Record<string, AttributeValue> | undefined;
+  do {
+    const r = await client.send(new ScanCommand({ TableName: table, ConsistentRead: true, ExclusiveStartKey: start }));
+    for (const raw of r.Items ?? []) {
+      const item = unmarshall(raw);
+      out.push(parse(LedgerEntry, item, `ledger entry ${JSON.stringify(item['id'])}`));
+    }
+    start = r.LastEvaluatedKey;
+  } while (start);
+  return out;
+}

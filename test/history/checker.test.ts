@@ -1,0 +1,159 @@
+import { describe, expect, it } from 'vitest';
+import { checkHistory, type CheckInput, type CheckOptionsInput, type Violation } from '../../lib/history/checker.js';
+import { HistoryRecord, LedgerEntry, historyLine, readHistory, readJsonLines, type FaultWindow } from '../../lib/history/schema.js';
+import { historyFromWorkerEvents } from '../../lib/history/worker-events.js';
+import { ValidationError } from '../../lib/schemas/validation.js';
+
+/** Seconds → a Mono stamp. */
+const at = (s: number) => BigInt(Math.round(s * 1e9)).toString();
+const L = 'reports';
+const start = (who: string, token: number, s: number, lease = L): HistoryRecord => ({ event: 'started', lease, identity: who, instance: `${who}-1`, fencingToken: token, mono: at(s), wall: 0 });
+const stop = (who: string, token: number, s: number, reason = 'renewDeadline', lease = L): HistoryRecord => ({ ...start(who, token, s, lease), event: 'stopped', reason });
+const write = (who: string, token: number, s: number, extra: Partial<LedgerEntry> = {}): LedgerEntry => ({ lease: L, id: `${who}#${s}`, identity: who, instance: `${who}-1`, fencingToken: token, sentMono: at(s), zombie: false, ...extra });
+const pause = (who: string, from: number, to: number): FaultWindow => ({ kind: 'pause', from: at(from), to: at(to), instances: [`${who}-1`] });
+
+interface Row {
+  name: string;
+  input: Omit<CheckInput, 'end'> & { end?: CheckInput['end'] };
+  options?: CheckOptionsInput;
+  want: Violation['kind'][];
+}
+
+const rows: Row[] = [
+  { name: 'one leader after another, tokens rising: clean', input: { history: [start('a', 1, 0), stop('a', 1, 5), start('b', 2, 6)] }, want: [] },
+  { name: 'a second leader while the first still leads', input: { history: [start('a', 1, 0), start('b', 2, 3), stop('a', 1, 5)] }, want: ['overlap'] },
+  { name: 'overlap within the allowed skew', input: { history: [start('a', 1, 0), stop('a', 1, 3.05), start('b', 2, 3)] }, options: { allowedSkewMs: 100 }, want: [] },
+  {
+    name: 'a frozen leader that stops as soon as it wakes: forgiven (fencing has to hold)',
+    input: { history: [start('a', 1, 0), start('b', 2, 8), stop('a', 1, 10.2)], faults: [pause('a', 2, 10)] },
+    want: [],
+  },
+  {
+    name: 'a frozen leader that goes on leading after it woke',
+    input: { history: [start('a', 1, 0), start('b', 2, 8), stop('a', 1, 14)], faults: [pause('a', 2, 10)] },
+    want: ['overlap'],
+  },
+  { name: 'a token reused by another holder', input: { history: [start('a', 3, 0), stop('a', 3, 1), start('b', 3, 2)] }, want: ['token'] },
+  { name: 'a token going down', input: { history: [start('a', 3, 0), stop('a', 3, 1), start('b', 2, 2)] }, want: ['token'] },
+  {
+    name: 'the same start-up confirming its own term again keeps its token',
+    input: { history: [start('a', 3, 0), stop('a', 3, 1), start('a', 3, 1.5)] },
+    want: [],
+  },
+  {
+    name: 'a deposed leader’s write accepted after the next term began',
+    input: { history: [start('a', 1, 0), stop('a', 1, 5), start('b', 2, 6)], ledger: [write('a', 1, 4), write('a', 1, 7, { zombie: true })] },
+    want: ['fencing'],
+  },
+  {
+    name: 'a write in flight across the change is not judged',
+    input: { history: [start('a', 1, 0), stop('a', 1, 5), start('b', 2, 6)], ledger: [write('a', 1, 5.9)] },
+    want: [],
+  },
+  {
+    name: 'an observation of the newer term is evidence too',
+    input: { history: [start('a', 1, 0), stop('a', 1, 5), start('b', 2, 9)], ledger: [write('a', 1, 7, { zombie: true })], observations: [{ lease: L, fencingToken: 2, mono: at(6) }] },
+    want: ['fencing'],
+  },
+  {
+    name: 'a write under a term its writer never began',
+    input: { history: [start('a', 1, 0)], ledger: [write('a', 4, 1)] },
+    want: ['strayWrite'],
+  },
+  {
+    name: 'a live worker whose candidate row is gone, another whose row a newer start-up took',
+    input: {
+      history: [],
+      end: {
+        mono: at(10),
+        live: [
+          { lease: L, identity: 'a', instance: 'a-1' },
+          { lease: L, identity: 'b', instance: 'b-1' },
+          { lease: L, identity: 'c', instance: 'c-1' },
+        ],
+        candidateRows: [
+          { lease: L, name: 'b', identity: 'b-2' },
+          { lease: L, name: 'c', identity: 'c-1' },
+        ],
+      },
+    },
+    want: ['lostCandidate', 'lostCandidate'],
+  },
+  {
+    name: 'no leader for longer than healMs after the last fault healed',
+    input: { history: [start('a', 1, 0), stop('a', 1, 2)], faults: [pause('a', 1, 3)], end: { mono: at(30) } },
+    options: { healMs: 10_000 },
+    want: ['leaderless'],
+  },
+  {
+    name: 'a leader soon after the heal',
+    input: { history: [start('a', 1, 0), stop('a', 1, 2), start('b', 2, 5)], faults: [pause('a', 1, 3)], end: { mono: at(30) } },
+    options: { healMs: 10_000 },
+    want: [],
+  },
+  {
+    name: 'a new term with no fault after quietFrom is a spurious change',
+    input: { history: [start('a', 1, 0), stop('a', 1, 20), start('b', 2, 20.5)], end: { mono: at(30) } },
+    options: { quietFrom: at(5) },
+    want: ['spuriousChange'],
+  },
+  {
+    name: 'a history that contradicts itself',
+    input: { history: [stop('a', 1, 1), start('b', 2, 2), start('b', 3, 3)] },
+    want: ['record', 'record'],
+  },
+];
+
+describe('history checker', () => {
+  it.each(rows)('$name', ({ input, options, want }) => {
+    const v = checkHistory({ end: { mono: at(60) }, ...input }, options);
+    expect(v.violations.map((x) => x.kind).sort()).toEqual([...want].sort());
+    expect(v.ok).toBe(want.length === 0);
+  });
+
+  it('figures: leaderless time after the heal is summed over gaps; changes and zombie writes are counted', () => {
+    const v = checkHistory(
+      {
+        history: [start('a', 1, 0), stop('a', 1, 12), start('b', 2, 14), stop('b', 2, 20), start('a', 3, 21)],
+        ledger: [write('a', 1, 1), write('a', 1, 12.5, { zombie: true })],
+        faults: [pause('b', 5, 10)],
+        end: { mono: at(30) },
+      },
+      { healMs: 5_000 },
+    );
+    expect(v.ok).toBe(true);
+    expect(v.figures).toMatchObject({ terms: 3, holderChanges: 2, ledgerWrites: 2, zombieWritesAccepted: 1, worstLeaderlessAfterHealMs: 3_000 });
+  });
+
+  it('bad lines are ValidationErrors naming the line and field; lines round-trip', () => {
+    const r = start('a', 1, 0);
+    expect(readHistory(historyLine(r) + '\n' + historyLine(stop('a', 1, 1)))).toHaveLength(2);
+    expect(() => readHistory(`${historyLine(r)}{"event":"started"`)).toThrow(/line 2/);
+    const e = (() => {
+      try {
+        readJsonLines(HistoryRecord, JSON.stringify({ ...r, mono: -1 }), 'history');
+      } catch (err) {
+        return err;
+      }
+    })();
+    expect(e).toBeInstanceOf(ValidationError);
+    expect((e as ValidationError).fields).toEqual(['mono']);
+  });
+
+  it('npm start’s worker lines become a history (wall ms as the clock, a kill takes the token of its term)', () => {
+    const h = historyFromWorkerEvents(L, [
+      {
+        identity: 'w1',
+        events: [
+          { event: 'ready', identity: 'w1', at: 1, instance: 'w1_x' },
+          { event: 'started', identity: 'w1', at: 1000, fencingToken: 4 },
+          { event: 'stopped', identity: 'w1', at: 2000, reason: 'killed' },
+        ],
+      },
+    ]);
+    expect(h).toEqual([
+      { event: 'started', lease: L, identity: 'w1', instance: 'w1_x', fencingToken: 4, mono: '1000000000', wall: 1000 },
+      { event: 'stopped', lease: L, identity: 'w1', instance: 'w1_x', fencingToken: 4, mono: '2000000000', wall: 2000, reason: 'killed' },
+    ]);
+  });
+});
