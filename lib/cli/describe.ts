@@ -1,14 +1,20 @@
-import { decide } from '../election/decide.js';
+import { decideWithSuccession } from '../election/successor.js';
 import { strategyConsensus } from '../election/strategy.js';
 import { leaseExpiresAt, liveCandidates, vacancy } from '../election/vacancy.js';
 import type { Candidate } from '../schemas/candidate.js';
 import type { ElectionConfig } from '../schemas/config.js';
-import type { Lease } from '../schemas/lease.js';
+import type { ElectedBy, Lease } from '../schemas/lease.js';
 import { printJson, type CliContext } from './context.js';
 import { nextStep, standings, whyBetter, type Standing } from './explain.js';
 import { dash, fields, platformOf, relative, span, stamp, table } from './format.js';
 import { snapshot } from './read.js';
 import { pingOf, priorityOf } from './views.js';
+
+const ELECTED_BY: Record<ElectedBy, string> = {
+  coordinator: 'the coordinator',
+  successor: 'succession (the designated successor took the vacant lease)',
+  self: 'itself (direct acquisition)',
+};
 
 function stateOf(lease: Lease | undefined, now: number, config: ElectionConfig): string {
   const v = vacancy(lease, now, config.clockSkewMs);
@@ -49,7 +55,8 @@ function leaseLines(name: string, lease: Lease | undefined, candidates: readonly
     ['Renewed', stamp(lease.renewTime, now)],
     ['Duration', `${lease.leaseDurationSeconds}s`],
     ['Strategy', strategyLine(lease, candidates, now, config)],
-    ['Elected', lease.electedBy ? `by ${lease.electedBy === 'self' ? 'itself (direct acquisition)' : 'the coordinator'}${lease.electedStrategy ? ` under ${lease.electedStrategy}` : ''}` : '-'],
+    ['Elected', lease.electedBy ? `by ${ELECTED_BY[lease.electedBy]}${lease.electedStrategy ? ` under ${lease.electedStrategy}` : ''}` : '-'],
+    ['Successor', lease.successor ? `${lease.successor}${lease.holderIdentity ? ' (takes the lease at once if it falls vacant)' : ''}` : '-'],
     ['Preferred holder', lease.preferredHolder ? `${lease.preferredHolder} (${lease.holderIdentity ?? 'the holder'} should release at its next renewal)` : '-'],
     ['Last holder', dash(lease.lastHolderIdentity)],
     ['Election', e ? `${e.id}: started ${relative(e.startedAt, now)}, acks ${now < e.deadline ? 'until' : 'closed'} ${relative(e.deadline, now)}, strategy ${e.strategy}${e.holder ? `, re-election while ${e.holder} keeps leading` : ''}` : 'none open'],
@@ -87,7 +94,7 @@ export function describeLines(name: string, lease: Lease | undefined, candidates
   const why = best && (runnerUp ? `: ${whyBetter(best, runnerUp)}` : ': the only candidate that counts');
   lines.push(...fields([
     ['Best candidate', best ? `${best.candidate.name}${why}` : 'none (no live candidate with valid versions that answers pings)'],
-    ['Next step', `${nextStep(decide(name, lease, candidates, now, config), lease)}`],
+    ['Next step', `${nextStep(decideWithSuccession(name, lease, candidates, now, config), lease)}`],
   ]));
   lines.push(`(judged now with the coordinator's default settings: ack window ${span(config.ackWindowMs)}, clock skew ${span(config.clockSkewMs)}, candidates stale after ${span(config.candidateStaleAfterMs)})`);
   return lines;

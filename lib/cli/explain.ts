@@ -77,6 +77,10 @@ export function nextStep(d: Decision, lease: Lease | undefined): string {
       return `cancel election ${d.election.id} (${d.why})`;
     case 'preempt':
       return `ask ${d.holder} to yield to ${d.preferredHolder} (preferredHolder); ${d.holder} releases at its next renewal and the next election elects ${d.preferredHolder}`;
+    case 'setSuccessor':
+      return d.successor
+        ? `designate ${d.successor.name} successor: it takes the lease at once if ${lease?.holderIdentity ?? 'the holder'} stops renewing or releases`
+        : 'clear the successor: no other candidate could win';
     case 'clearPreferredHolder':
       return `clear preferredHolder ${d.preferredHolder} (${d.why === 'holderIsBest' ? 'the holder is the best candidate again' : 'no valid candidate to prefer'})`;
   }

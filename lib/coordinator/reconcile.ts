@@ -1,7 +1,8 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { systemClock, type Clock } from '../clock.js';
-import { decide, isNoop, type Decision } from '../election/decide.js';
+import { isNoop, type Decision } from '../election/decide.js';
 import { plan } from '../election/plan.js';
+import { decideWithSuccession } from '../election/successor.js';
 import { isCandidateStale, isIdentityExpired, vacancy } from '../election/vacancy.js';
 import type { Candidate } from '../schemas/candidate.js';
 import type { IdentityLease } from '../schemas/identity.js';
@@ -79,7 +80,7 @@ export async function reconcileLease(deps: CoordinatorDeps, name: string, seed?:
     const snap = attempt === 1 && seed ? seed : await snapshot(deps, name);
     const now = deps.clock.now();
     const before = snap.read.item;
-    const decision = decide(name, before, snap.candidates, now, deps.config);
+    const decision = decideWithSuccession(name, before, snap.candidates, now, deps.config);
     const outcome: ReconcileOutcome = { lease: name, decision, before, after: undefined, pinged: [], invalidCandidates: snap.invalid, attempts: attempt, at: now };
     if (isNoop(decision)) return outcome;
     const writes = plan(decision, before, now, deps.config);

@@ -26,12 +26,26 @@ export type Decision =
    */
   | { kind: 'openElection'; strategy: string; vacancy?: VacancyReason; election: Election; ping: string[] }
   /** Give the lease to `winner`. `election` is absent when every live candidate was fresh: no ping needed. */
-  | { kind: 'elect'; strategy: string; winner: string; winnerInstance?: string; winnerPlatform?: Platform; acked: string[]; election?: Election; vacancy?: VacancyReason; skewPrevented: boolean }
+  | {
+      kind: 'elect';
+      strategy: string;
+      winner: string;
+      winnerInstance?: string;
+      winnerPlatform?: Platform;
+      acked: string[];
+      election?: Election;
+      vacancy?: VacancyReason;
+      skewPrevented: boolean;
+      /** Designated with the new term (./successor.ts); absent: nobody else could win. */
+      successor?: { name: string; instance?: string };
+    }
   | { kind: 'failElection'; strategy?: string; failure: ElectionFailure }
   | { kind: 'cancelElection'; strategy: string; election: Election; why: 'holderChanged' | 'strategyChanged' | 'holderIsBest' }
   /** Ask the holder to yield to `preferredHolder`; closes the re-election `election` that found it. */
   | { kind: 'preempt'; strategy: string; holder: string; preferredHolder: string; election?: Election }
-  | { kind: 'clearPreferredHolder'; strategy: string; preferredHolder: string; why: 'holderIsBest' | 'noValidCandidate' };
+  | { kind: 'clearPreferredHolder'; strategy: string; preferredHolder: string; why: 'holderIsBest' | 'noValidCandidate' }
+  /** Designate (or clear, without `successor`) who takes the lease at once if it falls vacant (./successor.ts). */
+  | { kind: 'setSuccessor'; strategy: string; successor?: { name: string; instance?: string } };
 
 export type DecisionKind = Decision['kind'];
 
@@ -112,9 +126,11 @@ export function decide(name: string, lease: Lease | undefined, candidates: reado
     const holder = v.vacant ? undefined : lease!.holderIdentity;
     if (holder !== undefined && holder !== election.holder) return { kind: 'cancelElection', strategy, election, why: 'holderChanged' };
     const pending = live.filter((c) => isPending(c, election, config.ackWindowMs)).map((c) => c.name);
-    if (pending.length > 0 && now < election.deadline) return { kind: 'awaitAcks', strategy, election, pending };
     // The holder proves it is alive by renewing the lease; it needs no ack.
     const acked = live.filter((c) => hasAcked(c, election, config.ackWindowMs) || c.name === holder);
+    // A holder whose term just ran out is not waited for, unless nobody else has answered.
+    const waitFor = pending.filter((n) => n !== election.departed);
+    if (now < election.deadline && (waitFor.length > 0 || (pending.length > 0 && acked.length === 0))) return { kind: 'awaitAcks', strategy, election, pending };
     if (holder === undefined) return finish(acked, election);
     // A re-election: preempt only in favour of a candidate that just answered.
     const best = pickBest(acked, now);
@@ -129,7 +145,8 @@ export function decide(name: string, lease: Lease | undefined, candidates: reado
     if (live.length === 0) return { kind: 'leaveAlone', reason: candidates.length ? 'noLiveCandidates' : 'noCandidates', strategy };
     const ping = toPing();
     if (ping.length === 0) return finish(fresh, undefined, v.reason);
-    const opened: Election = { id: electionIdFor(name, lease), startedAt: now, deadline: now + config.ackWindowMs, strategy };
+    const departed = v.reason === 'expired' || v.reason === 'reported' ? lease!.holderIdentity : undefined;
+    const opened: Election = { id: electionIdFor(name, lease), startedAt: now, deadline: now + config.ackWindowMs, strategy, ...(departed ? { departed } : {}) };
     return { kind: 'openElection', strategy, vacancy: v.reason, election: opened, ping };
   }
 

@@ -50,9 +50,13 @@ export function plan(d: Decision, lease: Lease | undefined, now: number, config:
             fencingToken: (lease?.fencingToken ?? 0) + 1,
             electedBy: 'coordinator',
             electedStrategy: d.strategy,
+            successor: d.successor?.name,
+            successorInstance: d.successor?.instance,
           },
           remove: [
             ...(['election', 'preferredHolder', 'vacancyReport', 'lastElectionFailure'] as const),
+            ...(d.successor ? [] : (['successor'] as const)),
+            ...(d.successor?.instance ? [] : (['successorInstance'] as const)),
             ...(d.winnerInstance ? [] : (['holderInstance'] as const)),
             ...(d.winnerPlatform ? [] : (['holderPlatform', 'holderPlatformId'] as const)),
           ],
@@ -66,5 +70,9 @@ export function plan(d: Decision, lease: Lease | undefined, now: number, config:
       return { ping: [], lease: { set: { preferredHolder: d.preferredHolder }, remove: ['election'] } };
     case 'clearPreferredHolder':
       return { ping: [], lease: { remove: ['preferredHolder'] } };
+    case 'setSuccessor':
+      return d.successor
+        ? { ping: [], lease: { set: { successor: d.successor.name, successorInstance: d.successor.instance }, ...(d.successor.instance ? {} : { remove: ['successorInstance'] }) } }
+        : { ping: [], lease: { remove: ['successor', 'successorInstance'] } };
   }
 }

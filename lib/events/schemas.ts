@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import { Name } from '../schemas/common.js';
-import { ElectionFailure } from '../schemas/lease.js';
+import { ElectedBy, ElectionFailure } from '../schemas/lease.js';
 import { StrategyName } from '../schemas/strategy.js';
 import { ValidationError, parse } from '../schemas/validation.js';
 import type { VacancyReason } from '../election/vacancy.js';
@@ -37,7 +37,7 @@ export const LeaderElected = z
     previousHolder: Holder.optional().describe('The holder of the previous term, when there was one (may equal holder: re-elected after a gap)'),
     fencingToken: FencingToken.describe('The new term’s fencing token'),
     leaseTransitions: z.number().int().min(0),
-    electedBy: z.enum(['coordinator', 'self']).optional().describe('coordinator: elected; self: acquired directly (fallback or NoCoordination)'),
+    electedBy: ElectedBy.optional().describe('coordinator: elected; successor: the designated successor took the vacant lease; self: acquired directly (fallback or NoCoordination)'),
     strategy: StrategyName.optional().describe('The strategy the holder was elected under (electedStrategy, else the lease’s strategy)'),
     electionId: z.string().min(1).optional().describe('The election this term finished, when one was open'),
   })
@@ -49,7 +49,7 @@ export const LeaderChanged = z
     previousHolder: Holder,
     holder: Holder,
     fencingToken: FencingToken.describe('The new term’s fencing token'),
-    electedBy: z.enum(['coordinator', 'self']).optional(),
+    electedBy: ElectedBy.optional(),
     strategy: StrategyName.optional(),
   })
   .meta({ title: 'Leader Changed', description: 'A new term began with a different holder than the previous term’s.' });

@@ -87,16 +87,23 @@ export function candidateChangeMatters(c: Change<Candidate>): boolean {
   return acked;
 }
 
-/** Whether a lease change calls for a reconcile: released, reported vacant, or its strategy changed. */
+/**
+ * Whether a lease change calls for a reconcile: released, reported vacant, its strategy changed, or
+ * a term a worker took itself (as successor, or by the fallback): that term needs its own
+ * successor named, and a better candidate may be waiting.
+ */
 export function leaseChangeMatters(c: Change<Lease>): boolean {
   const o = c.old;
   const n = c.new;
   if (!n) return false; // deleted: the candidates' next change (or the tick) creates it again
-  if (!o) return n.holderIdentity === undefined; // created without a holder (an operator's strategy)
+  if (!o) return n.holderIdentity === undefined || takenDirectly(n); // created without a holder (an operator's strategy), or by a worker
   if (o.holderIdentity !== undefined && n.holderIdentity === undefined && !n.election) return true; // released
   if (!o.vacancyReport && n.vacancyReport) return true;
+  if (n.fencingToken !== o.fencingToken && takenDirectly(n)) return true;
   return o.strategy !== n.strategy;
 }
+
+const takenDirectly = (l: Lease): boolean => l.holderIdentity !== undefined && l.electedBy !== undefined && l.electedBy !== 'coordinator';
 
 export async function onCandidateChange(deps: FunctionDeps, c: Change<Candidate>): Promise<ReconcileOutcome | undefined> {
   const row = c.new ?? c.old!;

@@ -26,6 +26,12 @@ export const ElectionConfig = z
     candidateRepingAfterMs: ms('candidateRepingAfterMs').default(15 * 60_000),
     /** Identity leases are collected this long after they expired: late rather than early. */
     identityGcGraceMs: z.number().int().min(0).default(0),
+    /**
+     * Designate a successor on every held lease: the candidate the coordinator would elect next,
+     * which takes the lease itself when it falls vacant (no election round). Off: every vacancy
+     * goes through an election, as in Kubernetes, and designated successors are cleared.
+     */
+    succession: z.boolean().default(true),
     /** Leases reconciled at once by reconcileAll. */
     concurrency: z.number().int().min(1).max(256).default(16),
     /** Races lost in a row before a reconcile gives up (it is retried by the next trigger). */

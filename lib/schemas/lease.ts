@@ -20,6 +20,12 @@ export const Election = z.object({
    * better candidate is alive before preempting the holder (who keeps leading meanwhile).
    */
   holder: z.string().min(1).optional(),
+  /**
+   * Set when the election opened because the holder's term ran out (expired or reported): that
+   * holder. It is pinged like everyone else but not waited for — it has just failed to renew, so
+   * waiting for it would usually cost the whole ack window — unless nobody else can answer.
+   */
+  departed: z.string().min(1).optional(),
 });
 export type Election = z.infer<typeof Election>;
 
@@ -41,6 +47,9 @@ export const ElectionFailure = z.object({
   message: z.string(),
 });
 export type ElectionFailure = z.infer<typeof ElectionFailure>;
+
+export const ElectedBy = z.enum(['coordinator', 'successor', 'self']);
+export type ElectedBy = z.infer<typeof ElectedBy>;
 
 /** One row of the leases table (key `name`), named as in Kubernetes' Lease where one exists. */
 export const LeaseItem = z.object({
@@ -69,10 +78,24 @@ export const LeaseItem = z.object({
   preferredHolder: z.string().min(1).optional(),
   /** +1 on every acquisition, never reused: guards the leader's writes (fencing). */
   fencingToken: z.number().int().min(0),
-  electedBy: z.enum(['coordinator', 'self']).optional(),
+  /**
+   * How the holder got the lease: elected by the coordinator; taken as the designated successor of
+   * a vacant lease; or acquired directly (the fallback, or NoCoordination).
+   */
+  electedBy: ElectedBy.optional(),
   /** The strategy the current holder was elected under (informational). */
   electedStrategy: StrategyName.optional(),
   election: Election.optional(),
+  /**
+   * Set by the coordinator while the lease is held: the candidate it would elect if the holder left
+   * now (the best responsive candidate but the holder). When the lease falls vacant — expired as
+   * that worker watched, reported, released, vacated — the successor takes it directly with a write
+   * conditioned on the revision it read, without waiting for an election. If it is dead, the
+   * others report the vacancy and the coordinator elects as usual.
+   */
+  successor: z.string().min(1).optional(),
+  /** The successor's process (its candidate's `identity`): a restarted worker is not the one designated. */
+  successorInstance: z.string().min(1).optional(),
   vacancyReport: VacancyReport.optional(),
   lastElectionFailure: ElectionFailure.optional(),
   /**

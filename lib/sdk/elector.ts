@@ -119,6 +119,8 @@ export class LeaderElector {
   private leading: Leading | undefined;
   private observed: { key: string; at: number; revision: number } | undefined;
   private vacantSince: number | undefined;
+  /** Monotonic time the successor should look again (when the term it watches would run out). */
+  private wakeAt: number | undefined;
   private lastLeader: string | undefined;
   private ackedElection: string | undefined;
   private readonly detect: () => Promise<Platform | undefined>;
@@ -203,8 +205,9 @@ export class LeaderElector {
           this.onError(e as Error); // a fault: try again next period; the renew deadline guards a leader
         }
         // jitter a follower's poll a little (client-go's JitterFactor 1.2 is for acquisition)
-        const wait = this.leading ? this.options.retryPeriodMs : this.options.retryPeriodMs * (1 + Math.random() * 0.2);
-        await sleep(wait, signal);
+        const poll = this.leading ? this.options.retryPeriodMs : this.options.retryPeriodMs * (1 + Math.random() * 0.2);
+        const wake = !this.leading && this.wakeAt !== undefined ? Math.max(0, this.wakeAt - this.mono()) : Infinity;
+        await sleep(Math.min(poll, wake), signal);
       }
     } finally {
       const leading = this.leading;
@@ -249,20 +252,50 @@ export class LeaderElector {
     }
 
     const held = lease?.holderIdentity !== undefined;
+    const termMs = (lease?.leaseDurationSeconds ?? 0) * 1000;
     // observer's clock, not renewTime: tolerates skew between machines
-    const expired = held && now - this.observed!.at > lease!.leaseDurationSeconds * 1000;
-    if (held && !expired) {
+    const expired = held && now - this.observed!.at > termMs;
+    const successor = this.options.mode === 'coordinated' && this.isSuccessor(lease);
+    if (held && !expired && !lease!.vacancyReport) {
       this.vacantSince = undefined;
+      // The successor looks again the moment the term would run out, not at its next poll.
+      this.wakeAt = successor ? this.observed!.at + termMs + 1 : undefined;
       return;
     }
-    this.vacantSince ??= expired ? this.observed!.at + lease!.leaseDurationSeconds * 1000 : now;
+    this.wakeAt = undefined;
+    this.vacantSince ??= expired ? this.observed!.at + termMs : now;
 
     if (this.options.mode === 'NoCoordination') {
-      await this.acquire(read);
+      await this.acquire(read, 'self');
       return;
     }
-    if (expired && !lease!.vacancyReport && !lease!.election) await this.reportVacancy(read);
-    if (now - this.vacantSince >= this.fallbackAfterMs) await this.acquire(read);
+    if (successor) {
+      await this.succeed(read);
+      return;
+    }
+    // A live successor takes the lease at once; give it one poll before asking for an election.
+    const successorsTurn = lease?.successor !== undefined && now - this.vacantSince < this.options.retryPeriodMs;
+    if (expired && !lease!.vacancyReport && !lease!.election && !successorsTurn) await this.reportVacancy(read);
+    if (now - this.vacantSince >= this.fallbackAfterMs) await this.acquire(read, 'self');
+  }
+
+  /** Whether the coordinator designated this worker (this start-up) to take the lease when it falls vacant. */
+  private isSuccessor(lease: Lease | undefined): boolean {
+    return lease?.successor === this.options.identity && (lease.successorInstance === undefined || lease.successorInstance === this.instance);
+  }
+
+  /**
+   * Takes a vacant lease as its designated successor. A lost race (a vacancy report, an election
+   * opened, somebody else's write) is read again at once: if the lease is still vacant and still
+   * names this worker, it tries once more; otherwise the election goes on as usual.
+   */
+  private async succeed(read: LeaseRead): Promise<void> {
+    if (await this.acquire(read, 'successor')) return;
+    const again = await this.leases.read(this.options.leaseName);
+    this.observe(again);
+    const l = again.item;
+    const vacant = l?.holderIdentity === undefined || l.vacancyReport !== undefined || this.mono() - this.observed!.at > l.leaseDurationSeconds * 1000;
+    if (vacant && this.isSuccessor(l)) await this.acquire(again, 'successor');
   }
 
   /** Tells the coordinator the holder has not renewed for a whole term, as this worker watched. */
@@ -275,8 +308,11 @@ export class LeaderElector {
     }
   }
 
-  /** Direct acquisition (NoCoordination, or the fallback), conditioned on the revision read. */
-  private async acquire(read: LeaseRead): Promise<void> {
+  /**
+   * Direct acquisition (NoCoordination, the fallback, or as the designated successor), conditioned
+   * on the revision read. False when somebody else moved first.
+   */
+  private async acquire(read: LeaseRead, electedBy: 'self' | 'successor'): Promise<boolean> {
     const lease = read.item;
     const sentAt = this.mono();
     const now = this.clock.now();
@@ -292,14 +328,16 @@ export class LeaderElector {
           leaseDurationSeconds: Math.ceil(this.options.leaseDurationMs / 1000),
           leaseTransitions: lease ? lease.leaseTransitions + 1 : 0,
           fencingToken: (lease?.fencingToken ?? 0) + 1,
-          electedBy: 'self',
+          electedBy,
         },
-        remove: ['election', 'preferredHolder', 'vacancyReport', ...(this.platformFound ? [] : HOLDER_FIELDS.filter((f) => f.startsWith('holderPlatform')))],
+        remove: ['election', 'preferredHolder', 'vacancyReport', 'successor', 'successorInstance', ...(this.platformFound ? [] : HOLDER_FIELDS.filter((f) => f.startsWith('holderPlatform')))],
       });
       this.observe({ ...read, item: written, revision: written.revision });
       this.startLeading({ holderIdentity: this.options.identity, fencingToken: written.fencingToken }, sentAt);
+      return true;
     } catch (e) {
       if (!(e instanceof ConflictError)) throw e; // somebody else moved first
+      return false;
     }
   }
 

@@ -111,10 +111,17 @@ describe('reconcileLease: each outcome, from a seeded table to the resulting ite
     await seedLease(L, { holderIdentity: 'new', renewTime: clock.now(), fencingToken: 4 });
     expect((await reconcileLease(deps, L)).decision).toMatchObject({ kind: 'preempt', holder: 'new', preferredHolder: 'old' });
     expect(await leaseOf(L)).toMatchObject({ holderIdentity: 'new', preferredHolder: 'old', fencingToken: 4 });
+    // the preferred candidate is also the successor: it takes the lease the moment it is released
+    expect((await reconcileLease(deps, L)).decision).toMatchObject({ kind: 'setSuccessor', successor: { name: 'old' } });
+    expect(await leaseOf(L)).toMatchObject({ holderIdentity: 'new', preferredHolder: 'old', successor: 'old', fencingToken: 4 });
     expect((await reconcileLease(deps, L)).decision).toMatchObject({ kind: 'leaveAlone', reason: 'preemptionPending' });
     await deps.candidates.delete(await deps.candidates.read(L, 'old'));
     expect((await reconcileLease(deps, L)).decision).toMatchObject({ kind: 'clearPreferredHolder', why: 'holderIsBest' });
     expect((await leaseOf(L))?.preferredHolder).toBeUndefined();
+    // nobody else could win now: no successor
+    expect((await reconcileLease(deps, L)).decision).toEqual({ kind: 'setSuccessor', strategy: OEV });
+    expect((await leaseOf(L))?.successor).toBeUndefined();
+    expect((await reconcileLease(deps, L)).decision).toMatchObject({ kind: 'leaveAlone', reason: 'leaderHealthy' });
   });
 
   it('cancels an election when a holder took the lease directly meanwhile', async () => {
@@ -169,7 +176,8 @@ describe('races', () => {
     const elects = await Promise.all(Array.from({ length: 10 }, () => reconcileLease(deps, L)));
     const winners = elects.filter((o) => o.decision.kind === 'elect' && o.after);
     expect(winners).toHaveLength(1);
-    expect(await leaseOf(L)).toMatchObject({ holderIdentity: 'c2', fencingToken: 42, leaseTransitions: 10 });
+    // elected with its successor (the next best, c1), in the same write
+    expect(await leaseOf(L)).toMatchObject({ holderIdentity: 'c2', successor: 'c1', fencingToken: 42, leaseTransitions: 10 });
     // the losers re-read, re-decided, and found nothing to do
     expect(elects.filter((o) => o !== winners[0]).every((o) => o.decision.kind === 'leaveAlone' && o.after === undefined && o.attempts >= 1)).toBe(true);
   });
@@ -179,7 +187,7 @@ describe('races', () => {
     await seedCandidate(L, 'b', '1.30.0', '1.30.0');
     const stale = { read: await deps.leases.read(L), candidates: (await deps.candidates.list(L)).candidates, invalid: [] };
     const winner = await reconcileLease(deps, L); // someone else elects first
-    expect(winner.after?.holderIdentity).toBe('a');
+    expect(winner.after).toMatchObject({ holderIdentity: 'a', successor: 'b' });
     const strict = { ...deps, config: { ...deps.config, maxConflictRetries: 1 } };
     await expect(reconcileLease(strict, L, stale)).rejects.toBeInstanceOf(TooManyConflictsError);
     expect(await leaseOf(L)).toEqual(winner.after);

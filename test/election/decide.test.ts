@@ -102,6 +102,13 @@ const conclaveRows: Row[] = [
   { name: 'every candidate gone during the election: fails', lease: inElection(), candidates: [], want: { kind: 'failElection' } },
   { name: 'someone took the lease directly during the election: cancel it', lease: inElection({ holderIdentity: 'fallback', renewTime: NOW }), candidates: [cand('a', '1.0.0', '1.0.0')], want: { kind: 'cancelElection', why: 'holderChanged' } },
   { name: 'strategy switched to NoCoordination during the election: cancel it', lease: inElection({ strategy: 'NoCoordination' }), candidates: [cand('a', '1.0.0', '1.0.0')], want: { kind: 'cancelElection', why: 'strategyChanged' } },
+  // a holder whose term ran out: pinged, but not waited for while others can answer
+  { name: 'an expired term: the election records its holder as departed', lease: lease('x', { renewTime: NOW - MIN }), candidates: [cand('x', '1.0.0', '1.0.0', { renewTime: NOW - MIN }), cand('b', '1.1.0', '1.1.0', { renewTime: NOW - MIN })], want: { kind: 'openElection', vacancy: 'expired', ping: ['x', 'b'], election: { id: 'component-A#13', startedAt: NOW, deadline: NOW + E, strategy: OEV, departed: 'x' } } },
+  { name: 'a released term has no departed holder (it withdrew its candidacy first)', lease: lease(undefined), candidates: [cand('b', '1.1.0', '1.1.0', { renewTime: NOW - MIN })], want: { kind: 'openElection', vacancy: 'noHolder', election: { id: 'component-A#13', startedAt: NOW, deadline: NOW + E, strategy: OEV } } },
+  { name: 'the departed holder silent, everyone else answered: elect without waiting for it', lease: inElection({ election: { ...opened, departed: 'x' } }), candidates: [cand('x', '1.0.0', '1.0.0', { renewTime: NOW - MIN, pingTime: opened.startedAt }), cand('b', '1.1.0', '1.1.0', { renewTime: NOW - SEC, pingTime: opened.startedAt })], want: { kind: 'elect', winner: 'b', acked: ['b'] } },
+  { name: 'the departed holder silent, another still pending: wait', lease: inElection({ election: { ...opened, departed: 'x' } }), candidates: [cand('x', '1.0.0', '1.0.0', { renewTime: NOW - MIN, pingTime: opened.startedAt }), cand('b', '1.1.0', '1.1.0', { renewTime: NOW - MIN, pingTime: opened.startedAt }), cand('c', '1.2.0', '1.2.0', { renewTime: NOW - SEC, pingTime: opened.startedAt })], want: { kind: 'awaitAcks', pending: ['x', 'b'] } },
+  { name: 'the departed holder is the only candidate: wait for it', lease: inElection({ election: { ...opened, departed: 'x' } }), candidates: [cand('x', '1.0.0', '1.0.0', { renewTime: NOW - MIN, pingTime: opened.startedAt })], want: { kind: 'awaitAcks', pending: ['x'] } },
+  { name: 'the departed holder answered after all: it may win', lease: inElection({ election: { ...opened, departed: 'x' } }), candidates: [cand('x', '1.0.0', '1.0.0', { renewTime: NOW - SEC, pingTime: opened.startedAt }), cand('b', '1.1.0', '1.1.0', { renewTime: NOW - SEC, pingTime: opened.startedAt })], want: { kind: 'elect', winner: 'x', acked: ['b', 'x'] } },
   // strategies
   { name: 'NoCoordination on the lease: leave alone', lease: lease('x', { strategy: 'NoCoordination', renewTime: NOW - MIN }), candidates: [cand('a', '1.0.0', '1.0.0')], want: { kind: 'leaveAlone', reason: 'noCoordination' } },
   { name: "the lease's strategy overrides the candidates'", lease: lease(undefined, { strategy: OEV }), candidates: [cand('a', '1.0.0', '1.0.0', { preferredStrategies: ['NoCoordination'] })], want: { kind: 'elect', winner: 'a' } },
@@ -147,14 +154,14 @@ describe('decide', () => {
 });
 
 describe('plan: the writes of each decision', () => {
-  it('elect: holder, fresh renew time, short first term, transitions+1, fencing token+1, election and preferredHolder cleared', () => {
+  it('elect: holder, fresh renew time, short first term, transitions+1, fencing token+1, election, preferredHolder and successor cleared', () => {
     const before = inElection({ preferredHolder: 'x', leaseTransitions: 3, fencingToken: 7 });
     const d = run(before, [cand('a', '1.0.0', '1.0.0', { renewTime: NOW, pingTime: opened.startedAt, identity: 'a_1234' })]);
     expect(plan(d, before, NOW, config)).toEqual({
       ping: [],
       lease: {
         set: { holderIdentity: 'a', holderInstance: 'a_1234', acquireTime: NOW, renewTime: NOW, leaseDurationSeconds: config.electedLeaseDurationSeconds, leaseTransitions: 4, fencingToken: 8, electedBy: 'coordinator', electedStrategy: OEV },
-        remove: ['election', 'preferredHolder', 'vacancyReport', 'lastElectionFailure', 'holderPlatform', 'holderPlatformId'],
+        remove: ['election', 'preferredHolder', 'vacancyReport', 'lastElectionFailure', 'successor', 'successorInstance', 'holderPlatform', 'holderPlatformId'],
       },
     });
   });
@@ -170,13 +177,13 @@ describe('plan: the writes of each decision', () => {
     const d = run(undefined, [cand('a', '1.0.0', '1.0.0')]);
     expect(plan(d, undefined, NOW, config).lease?.set).toMatchObject({ leaseTransitions: 0, fencingToken: 1, holderIdentity: 'a' });
   });
-  it('open: pings first, then the election; an expired term ends', () => {
-    const before = lease('x', { renewTime: NOW - MIN });
+  it('open: pings first, then the election; an expired term ends (its holder is the departed one); the successor stays', () => {
+    const before = lease('x', { renewTime: NOW - MIN, successor: 'a' });
     const d = run(before, [cand('a', '1.0.0', '1.0.0', { renewTime: NOW - MIN })]);
     expect(plan(d, before, NOW, config)).toEqual({
       ping: ['a'],
       pingTime: NOW,
-      lease: { set: { election: { id: 'component-A#13', startedAt: NOW, deadline: NOW + E, strategy: OEV }, lastHolderIdentity: 'x' }, remove: ['holderIdentity', 'holderInstance', 'holderPlatform', 'holderPlatformId', 'preferredHolder', 'vacancyReport'] },
+      lease: { set: { election: { id: 'component-A#13', startedAt: NOW, deadline: NOW + E, strategy: OEV, departed: 'x' }, lastHolderIdentity: 'x' }, remove: ['holderIdentity', 'holderInstance', 'holderPlatform', 'holderPlatformId', 'preferredHolder', 'vacancyReport'] },
     });
   });
   it('fail: the election goes, the failure stays', () => {

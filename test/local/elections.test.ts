@@ -60,7 +60,8 @@ function electionOf(rt: LocalRuntime, holder: string, token: number) {
 describe('local runtime: elections finish by acknowledgement or by the timer', () => {
   it('all candidates alive: the election ends as soon as the last one acknowledges, long before the ack window', async () => {
     const ackWindowMs = 4_000;
-    const { rt, log, start } = await runtime({ ackWindowMs });
+    // Without succession: the departing leader's successor would take the lease with no election.
+    const { rt, log, start } = await runtime({ ackWindowMs, succession: false });
     const electors = [start('a'), start('b'), start('c')];
     await waitFor('a leader', () => log.of('started').length > 0, 30_000);
     const first = log.of('started')[0]!;
@@ -86,12 +87,12 @@ describe('local runtime: elections finish by acknowledgement or by the timer', (
   }, 60_000);
 
   it('one candidate dead: the election waits for its window, then the timer elects among the live ones', async () => {
-    const { rt, log, start } = await runtime({ ackWindowMs: 2_000 });
+    const { rt, log, start } = await runtime({ ackWindowMs: 2_000, succession: false });
     // A candidate that would win on versions, but whose process is gone: it never answers a ping.
     const now = Date.now();
     const store = rt.deps.coordinator.candidates;
     await store.write(await store.read(LEASE, 'ghost'), {
-      set: { binaryVersion: '1.29.0', emulationVersion: '1.29.0', preferredStrategies: [OLDEST_EMULATION_VERSION], renewTime: now, createdAt: now - 3_600_000 },
+      set: { binaryVersion: '1.29.0', emulationVersion: '1.29.0', preferredStrategies: [OLDEST_EMULATION_VERSION], renewTime: now - 60_000, createdAt: now - 3_600_000 },
     });
     start('a');
     start('b');
@@ -108,4 +109,45 @@ describe('local runtime: elections finish by acknowledgement or by the timer', (
     expect(ghost.pingTime).toBeDefined();
     expect(ghost.renewTime).toBeLessThan(ghost.pingTime!);
   }, 60_000);
+});
+
+describe('local runtime: succession', () => {
+  it('the coordinator names a successor with every term; a leader gone without releasing is followed by it with no election; a releasing one by it or the coordinator, whichever writes first', async () => {
+    const { rt, log, start } = await runtime({});
+    const electors = [start('a', ['1.30.0', '1.30.0']), start('b', ['1.30.0', '1.30.1']), start('c', ['1.30.0', '1.30.2'])];
+    const byName = (n: string) => electors.find((e) => e.elector.options.identity === n)!;
+    const read = async () => (await rt.deps.coordinator.leases.read(LEASE)).item;
+    // a leads (lowest binary version), b is next best, then c
+    await waitFor('a leading with b as its successor', async () => byName('a').elector.isLeader() && (await read())?.successor === 'b', 30_000);
+    expect((await read())?.successorInstance).toBe(byName('b').elector.instance);
+
+    const elections = () => ofType(rt, 'Election Started').length;
+    const before = elections();
+    byName('a').elector.options.releaseOnCancel = false;
+    await byName('a').stop();
+    await waitFor('b leading', () => byName('b').elector.isLeader(), 30_000);
+    expect(await read()).toMatchObject({ holderIdentity: 'b', electedBy: 'successor' });
+    expect(elections()).toBe(before); // nobody asked for an election: b took the term as it ran out
+    // the lease stream told the coordinator: c is named next
+    await waitFor('c named successor', async () => (await read())?.successor === 'c', 10_000);
+
+    const t0 = Date.now();
+    await byName('b').stop(); // releases
+    await waitFor('c leading', () => byName('c').elector.isLeader(), 10_000);
+    expect(Date.now() - t0).toBeLessThan(15_000); // did not wait out b's term
+    // A release also reaches the coordinator through the stream: whichever of the two writes first
+    // gives c the lease; the other's write loses its condition.
+    expect(['successor', 'coordinator']).toContain((await read())?.electedBy);
+
+    const changed = await waitFor('two Leader Changed events', () => {
+      const es = ofType(rt, 'Leader Changed');
+      return es.length >= 2 && es;
+    }, 10_000);
+    expect(changed.map((e) => [detail(e)['previousHolder'], detail(e)['holder']])).toEqual([
+      ['a', 'b'],
+      ['b', 'c'],
+    ]);
+    expect(detail(changed[0]!)['electedBy']).toBe('successor');
+    expect(log.maxConcurrentLeaders()).toBe(1);
+  }, 90_000);
 });

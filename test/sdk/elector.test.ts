@@ -8,6 +8,7 @@ import { LeaderElector } from '../../lib/sdk/elector.js';
 import { FencingError, fencedTransactWrite } from '../../lib/sdk/fencing.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
 import { inject } from 'vitest';
+import type { ElectorOptionsInput } from '../../lib/sdk/elector.js';
 import { FAST, Log, coordinatorLoop, startElector, waitFor, type RunningElector } from './harness.js';
 import { testTables, type TestTables } from '../support.js';
 
@@ -232,6 +233,87 @@ describe('fencing', () => {
       await a.stop();
       await b?.stop();
       await coord.stop();
+    }
+  });
+});
+
+describe('succession: the designated successor takes a vacant lease itself', () => {
+  /** Three electors elected by the coordinator, which is then stopped once the lease names a successor. */
+  async function electedThenCoordinatorDown(L: string, log: Log, opts: Partial<ElectorOptionsInput> = {}) {
+    const coord = coordinatorLoop(deps, L);
+    const es = ['a', 'b', 'c'].map((id) => startElector(t, log, id, { leaseName: L, fallbackAfterMs: 60_000, ...opts }));
+    const leader = await waitFor('a leader', () => leaders(es)[0]);
+    const held = await waitFor('a successor on the lease', async () => {
+      const l = (await deps.leases.read(L)).item;
+      return l?.successor ? l : undefined;
+    });
+    await coord.stop(); // from here on only the workers act: no election can happen
+    const successor = es.find((e) => e.elector.options.identity === held.successor)!;
+    expect(successor).not.toBe(leader);
+    expect(held.successorInstance).toBe(successor.elector.instance);
+    return { es, leader, successor, held };
+  }
+
+  it('a leader gone without releasing: the successor leads once the term has run out, with no coordinator and long before the fallback', async () => {
+    const L = lease();
+    const log = new Log();
+    const { es, leader, successor, held } = await electedThenCoordinatorDown(L, log, { releaseOnCancel: false });
+    try {
+      const t0 = performance.now();
+      await leader.stop();
+      await waitFor('the successor leading', () => successor.elector.isLeader(), 10_000);
+      const took = performance.now() - t0;
+      expect(took).toBeGreaterThan(FAST.leaseDurationMs - FAST.retryPeriodMs); // not before the term can have run out
+      expect(took).toBeLessThan(60_000);
+      const l = (await deps.leases.read(L)).item!;
+      expect(l).toMatchObject({ holderIdentity: successor.elector.options.identity, holderInstance: successor.elector.instance, electedBy: 'successor', fencingToken: held.fencingToken + 1 });
+      expect(l.successor).toBeUndefined(); // the coordinator names the next one
+      expect(leaders(es)).toEqual([successor]);
+      expect(log.maxConcurrentLeaders()).toBe(1);
+    } finally {
+      await stopAll(es);
+    }
+  });
+
+  it('a released lease: the successor takes it at its next poll, with no coordinator', async () => {
+    const L = lease();
+    const log = new Log();
+    const { es, leader, successor } = await electedThenCoordinatorDown(L, log, { releaseOnCancel: true });
+    try {
+      const t0 = performance.now();
+      await leader.stop();
+      await waitFor('the successor leading', () => successor.elector.isLeader(), 5_000);
+      expect(performance.now() - t0).toBeLessThan(FAST.leaseDurationMs); // did not wait out a term
+      expect((await deps.leases.read(L)).item).toMatchObject({ holderIdentity: successor.elector.options.identity, electedBy: 'successor' });
+      expect(log.maxConcurrentLeaders()).toBe(1);
+    } finally {
+      await stopAll(es);
+    }
+  });
+
+  it('the successor gone too: the others do not take the lease, they report the vacancy (after the successor’s turn) for an election', async () => {
+    const L = lease();
+    const log = new Log();
+    const { es, leader, successor, held } = await electedThenCoordinatorDown(L, log, { releaseOnCancel: false });
+    const other = es.find((e) => e !== leader && e !== successor)!;
+    try {
+      await successor.stop();
+      await leader.stop();
+      const reported = await waitFor('a vacancy report', async () => (await deps.leases.read(L)).item?.vacancyReport, 10_000);
+      expect(reported.by).toBe(other.elector.options.identity);
+      await new Promise((r) => setTimeout(r, 4 * FAST.retryPeriodMs));
+      expect(other.elector.isLeader()).toBe(false);
+      expect((await deps.leases.read(L)).item).toMatchObject({ holderIdentity: held.holderIdentity, fencingToken: held.fencingToken });
+      // the coordinator back: it elects the one left (the departed holder is not waited for)
+      const coord = coordinatorLoop(deps, L);
+      try {
+        await waitFor('the last worker leading', () => other.elector.isLeader(), 10_000);
+        expect((await deps.leases.read(L)).item).toMatchObject({ electedBy: 'coordinator', fencingToken: held.fencingToken + 1 });
+      } finally {
+        await coord.stop();
+      }
+    } finally {
+      await stopAll(es);
     }
   });
 });

@@ -1,0 +1,48 @@
+import type { Candidate } from '../schemas/candidate.js';
+import type { ElectionConfig } from '../schemas/config.js';
+import type { Lease } from '../schemas/lease.js';
+import { decide, ignoredLastPing, type Decision } from './decide.js';
+import { pickBest } from './ordering.js';
+import { liveCandidates } from './vacancy.js';
+
+export interface Successor {
+  name: string;
+  /** The successor's process (its candidate row's `identity`), when the row carries one. */
+  instance?: string;
+}
+
+/**
+ * The candidate the coordinator would elect if `holder` left now: the best of the live candidates
+ * that did not ignore their last ping, the holder excluded. Undefined when nobody else can win.
+ */
+export function successorOf(holder: string, candidates: readonly Candidate[], now: number, config: ElectionConfig): Successor | undefined {
+  const others = liveCandidates(candidates, now, config.candidateStaleAfterMs).filter((c) => c.name !== holder && !ignoredLastPing(c, now, config.ackWindowMs));
+  const best = pickBest(others, now);
+  if (!best) return undefined;
+  return { name: best.candidate.name, ...(best.candidate.identity ? { instance: best.candidate.identity } : {}) };
+}
+
+/**
+ * For a lease `decide()` leaves alone because its holder is healthy (or already asked to yield):
+ * a `setSuccessor` decision when the designated successor is not the one `successorOf` names.
+ * Succession is the fast path of a failover and a hand-off — the successor takes a vacant lease
+ * without waiting for an election — and it never decides who may lead that the election would
+ * not: a dead successor simply never takes the lease, and the election runs as before.
+ */
+export function successorDecision(lease: Lease | undefined, candidates: readonly Candidate[], now: number, config: ElectionConfig, d: Decision): Decision | undefined {
+  if (d.kind !== 'leaveAlone' || (d.reason !== 'leaderHealthy' && d.reason !== 'preemptionPending')) return undefined;
+  const want = lease?.holderIdentity === undefined || !config.succession ? undefined : successorOf(lease.holderIdentity, candidates, now, config);
+  if (want?.name === lease?.successor && want?.instance === lease?.successorInstance) return undefined;
+  return { kind: 'setSuccessor', strategy: d.strategy!, ...(want ? { successor: want } : {}) };
+}
+
+/** What one reconcile does: `decide()`, and when that leaves a healthy lease alone, its succession. */
+export function decideWithSuccession(name: string, lease: Lease | undefined, candidates: readonly Candidate[], now: number, config: ElectionConfig): Decision {
+  const d = decide(name, lease, candidates, now, config);
+  if (d.kind === 'elect' && config.succession) {
+    // The new term starts with its successor, so a failover right after an election is fast too.
+    const successor = successorOf(d.winner, candidates, now, config);
+    return successor ? { ...d, successor } : d;
+  }
+  return successorDecision(lease, candidates, now, config, d) ?? d;
+}

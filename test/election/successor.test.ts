@@ -1,0 +1,69 @@
+import { describe, expect, it } from 'vitest';
+import type { Decision } from '../../lib/election/decide.js';
+import { plan } from '../../lib/election/plan.js';
+import { decideWithSuccession, successorOf } from '../../lib/election/successor.js';
+import type { Candidate } from '../../lib/schemas/candidate.js';
+import { electionConfig } from '../../lib/schemas/config.js';
+import type { Lease } from '../../lib/schemas/lease.js';
+import { MIN, NOW, SEC, cand, lease } from '../fixtures.js';
+
+const config = electionConfig();
+const OEV = 'OldestEmulationVersion';
+const run = (l: Lease | undefined, cs: Candidate[], now = NOW) => decideWithSuccession('component-A', l, cs, now, config);
+
+describe('successorOf: who takes the lease at once if the holder leaves', () => {
+  it.each([
+    { name: 'the best candidate but the holder', holder: 'a', candidates: [cand('a', '1.0.0', '1.0.0'), cand('b', '1.2.0', '1.2.0'), cand('c', '1.1.0', '1.1.0')], want: 'c' },
+    { name: 'a priority wins succession as it wins elections', holder: 'a', candidates: [cand('a', '1.0.0', '1.0.0'), cand('b', '1.2.0', '1.2.0', { priority: 5 }), cand('c', '1.1.0', '1.1.0')], want: 'b' },
+    { name: 'a stale candidate is never successor', holder: 'a', candidates: [cand('a', '1.0.0', '1.0.0'), cand('b', '0.9.0', '0.9.0', { renewTime: NOW - 31 * MIN }), cand('c', '1.1.0', '1.1.0')], want: 'c' },
+    { name: 'nor one that ignored its last ping', holder: 'a', candidates: [cand('a', '1.0.0', '1.0.0'), cand('b', '0.9.0', '0.9.0', { renewTime: NOW - 2 * MIN, pingTime: NOW - MIN }), cand('c', '1.1.0', '1.1.0')], want: 'c' },
+    { name: 'nor one whose versions do not parse', holder: 'a', candidates: [cand('a', '1.0.0', '1.0.0'), cand('b', 'garbage', '0.9.0'), cand('c', '1.1.0', '1.1.0')], want: 'c' },
+    { name: 'the holder alone: none', holder: 'a', candidates: [cand('a', '1.0.0', '1.0.0')], want: undefined },
+    { name: 'a better candidate than the holder is its successor too (the one it yields to)', holder: 'b', candidates: [cand('a', '1.0.0', '1.0.0'), cand('b', '1.2.0', '1.2.0')], want: 'a' },
+  ])('$name', ({ holder, candidates, want }) => {
+    expect(successorOf(holder, candidates, NOW, config)?.name).toBe(want);
+  });
+
+  it('carries the candidate’s process, so a restarted worker of that name is not the one designated', () => {
+    expect(successorOf('a', [cand('a', '1.0.0', '1.0.0'), cand('b', '1.1.0', '1.1.0', { identity: 'b_1' })], NOW, config)).toEqual({ name: 'b', instance: 'b_1' });
+  });
+});
+
+describe('decideWithSuccession: the reconcile’s decision', () => {
+  const b1 = cand('b', '1.1.0', '1.1.0', { identity: 'b_1' });
+  const a = cand('a', '1.0.0', '1.0.0');
+  it.each<{ name: string; lease?: Lease; candidates: Candidate[]; now?: number; want: Partial<Decision> & { kind: Decision['kind'] } }>([
+    { name: 'a healthy holder without a successor: designate one', lease: lease('a'), candidates: [a, b1], want: { kind: 'setSuccessor', strategy: OEV, successor: { name: 'b', instance: 'b_1' } } },
+    { name: 'the successor designated already: nothing to do', lease: lease('a', { successor: 'b', successorInstance: 'b_1' }), candidates: [a, b1], want: { kind: 'leaveAlone', reason: 'leaderHealthy' } },
+    { name: 'the successor restarted (a new process): designate the new one', lease: lease('a', { successor: 'b', successorInstance: 'b_0' }), candidates: [a, b1], want: { kind: 'setSuccessor', successor: { name: 'b', instance: 'b_1' } } },
+    { name: 'a better successor joined: it replaces the old one', lease: lease('a', { successor: 'b', successorInstance: 'b_1' }), candidates: [a, b1, cand('c', '1.0.5', '1.0.5')], want: { kind: 'setSuccessor', successor: { name: 'c' } } },
+    { name: 'the successor left and nobody else can win: clear it', lease: lease('a', { successor: 'b', successorInstance: 'b_1' }), candidates: [a], want: { kind: 'setSuccessor', strategy: OEV } },
+    { name: 'a preemption pending: the preferred candidate is the successor', lease: lease('b', { preferredHolder: 'a' }), candidates: [a, cand('b', '2.0.0', '2.0.0')], want: { kind: 'setSuccessor', successor: { name: 'a' } } },
+    { name: 'another decision comes first (a preemption)', lease: lease('b'), candidates: [a, cand('b', '2.0.0', '2.0.0')], want: { kind: 'preempt', preferredHolder: 'a' } },
+    { name: 'a vacant lease: the election, not succession (the successor stays on the lease)', lease: lease('x', { renewTime: NOW - MIN, successor: 'b' }), candidates: [cand('b', '1.1.0', '1.1.0', { renewTime: NOW - MIN })], want: { kind: 'openElection', vacancy: 'expired' } },
+    { name: 'NoCoordination: no successor', lease: lease('a', { strategy: 'NoCoordination' }), candidates: [a, b1], want: { kind: 'leaveAlone', reason: 'noCoordination' } },
+    { name: 'an election names the new term’s successor', lease: lease(undefined), candidates: [a, b1], want: { kind: 'elect', winner: 'a', successor: { name: 'b', instance: 'b_1' } } },
+    { name: 'an election with a single candidate: no successor', lease: lease(undefined), candidates: [a], want: { kind: 'elect', winner: 'a' } },
+  ])('$name', ({ lease: l, candidates, now, want }) => {
+    const d = run(l, candidates, now);
+    expect(d).toMatchObject(want);
+    if (want.kind === 'setSuccessor' && !('successor' in want)) expect(d).not.toHaveProperty('successor');
+    if (want.kind === 'elect' && !('successor' in want)) expect(d).not.toHaveProperty('successor');
+  });
+
+  it('plan: the successor is set (or removed) and nothing else', () => {
+    expect(plan(run(lease('a'), [a, b1]), lease('a'), NOW, config)).toEqual({ ping: [], lease: { set: { successor: 'b', successorInstance: 'b_1' } } });
+    expect(plan(run(lease('a'), [a, cand('b', '1.1.0', '1.1.0')]), lease('a'), NOW, config)).toEqual({ ping: [], lease: { set: { successor: 'b', successorInstance: undefined }, remove: ['successorInstance'] } });
+    const held = lease('a', { successor: 'b' });
+    expect(plan(run(held, [a]), held, NOW, config)).toEqual({ ping: [], lease: { remove: ['successor', 'successorInstance'] } });
+  });
+
+  it('plan: an election writes the winner and its successor in one write', () => {
+    const vacant = lease(undefined, { successor: 'gone' });
+    const p = plan(run(vacant, [a, b1], NOW + SEC), vacant, NOW + SEC, config).lease!;
+    expect(p.set).toMatchObject({ holderIdentity: 'a', successor: 'b', successorInstance: 'b_1' });
+    expect(p.remove).not.toContain('successor');
+    const alone = plan(run(vacant, [a], NOW + SEC), vacant, NOW + SEC, config).lease!;
+    expect(alone.remove).toEqual(expect.arrayContaining(['successor', 'successorInstance']));
+  });
+});

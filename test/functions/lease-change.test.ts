@@ -1,0 +1,25 @@
+import { describe, expect, it } from 'vitest';
+import { leaseChangeMatters } from '../../lib/functions/core.js';
+import type { Change } from '../../lib/functions/records.js';
+import type { Lease } from '../../lib/schemas/lease.js';
+import { NOW, lease } from '../fixtures.js';
+
+const change = (old: Lease | undefined, neu: Lease | undefined): Change<Lease> => ({ eventID: 'e1', eventName: old && neu ? 'MODIFY' : neu ? 'INSERT' : 'REMOVE', at: NOW, old, new: neu });
+const held = lease('a', { fencingToken: 7 });
+
+describe('leaseChangeMatters: which lease writes the lease stream reconciles on', () => {
+  it.each([
+    { name: 'released', old: held, neu: lease(undefined, { fencingToken: 7 }), want: true },
+    { name: 'reported vacant', old: held, neu: lease('a', { fencingToken: 7, vacancyReport: { by: 'b', at: NOW, observedRevision: 12 } }), want: true },
+    { name: 'strategy changed', old: held, neu: lease('a', { fencingToken: 7, strategy: 'NoCoordination' }), want: true },
+    { name: 'taken by its successor: name the next one', old: held, neu: lease('b', { fencingToken: 8, electedBy: 'successor' }), want: true },
+    { name: 'taken by the fallback: a better candidate may be waiting', old: held, neu: lease('b', { fencingToken: 8, electedBy: 'self' }), want: true },
+    { name: 'created by a worker taking it directly', old: undefined, neu: lease('b', { fencingToken: 1, electedBy: 'self' }), want: true },
+    { name: 'elected by the coordinator (it named the successor in the same write)', old: lease(undefined, { fencingToken: 7 }), neu: lease('b', { fencingToken: 8, electedBy: 'coordinator', successor: 'c' }), want: false },
+    { name: 'a successor designated', old: held, neu: lease('a', { fencingToken: 7, successor: 'b' }), want: false },
+    { name: 'a renewal', old: held, neu: lease('a', { fencingToken: 7, renewTime: NOW + 2000 }), want: false },
+    { name: 'deleted', old: held, neu: undefined, want: false },
+  ])('$name → $want', ({ old, neu, want }) => {
+    expect(leaseChangeMatters(change(old, neu))).toBe(want);
+  });
+});
