@@ -151,7 +151,7 @@ export async function playStories(rt: LocalRuntime, opts: DemoOptions = {}): Pro
     }
 
     story = 'crash';
-    print('\n▸ A leader crash (SIGKILL) the platform does not report: the others wait out its term, then one is elected');
+    print('\n▸ A leader crash (SIGKILL) the platform does not report: its designated successor takes the lease as the term runs out');
     const crashed = leader()!;
     tasks.get(crashed)!.signal = false;
     await act(`kill -9 ${crashed.identity}`, () => crashed.kill());
@@ -164,7 +164,7 @@ export async function playStories(rt: LocalRuntime, opts: DemoOptions = {}): Pro
     await act(`restart ${signalled.identity}`, async () => registered(await start({ identity: signalled.identity, emulationVersion: signalled.spec.emulationVersion, binaryVersion: signalled.spec.binaryVersion })));
 
     story = 'handoff';
-    print('\n▸ A graceful hand-off (SIGTERM): the leader releases, the next election starts at once');
+    print('\n▸ A graceful hand-off (SIGTERM): the leader releases, its successor takes the lease at once');
     const leaving = leader()!;
     await act(`stop ${leaving.identity}`, () => leaving.stop());
   } finally {
