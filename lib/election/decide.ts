@@ -42,7 +42,7 @@ export type Decision =
   | { kind: 'failElection'; strategy?: string; failure: ElectionFailure }
   | { kind: 'cancelElection'; strategy: string; election: Election; why: 'holderChanged' | 'strategyChanged' | 'holderIsBest' }
   /** Ask the holder to yield to `preferredHolder`; closes the re-election `election` that found it. */
-  | { kind: 'preempt'; strategy: string; holder: string; preferredHolder: string; election?: Election }
+  | { kind: 'preempt'; strategy: string; holder: string; preferredHolder: string; election?: Election; successor?: { name: string; instance?: string } }
   | { kind: 'clearPreferredHolder'; strategy: string; preferredHolder: string; why: 'holderIsBest' | 'noValidCandidate' }
   /** Designate (or clear, without `successor`) who takes the lease at once if it falls vacant (./successor.ts). */
   | { kind: 'setSuccessor'; strategy: string; successor?: { name: string; instance?: string } };

@@ -67,7 +67,12 @@ export function plan(d: Decision, lease: Lease | undefined, now: number, config:
     case 'cancelElection':
       return { ping: [], lease: { remove: ['election'] } };
     case 'preempt':
-      return { ping: [], lease: { set: { preferredHolder: d.preferredHolder }, remove: ['election'] } };
+      return {
+        ping: [],
+        lease: d.successor
+          ? { set: { preferredHolder: d.preferredHolder, successor: d.successor.name, successorInstance: d.successor.instance }, remove: ['election', ...(d.successor.instance ? [] : (['successorInstance'] as const))] }
+          : { set: { preferredHolder: d.preferredHolder }, remove: ['election'] },
+      };
     case 'clearPreferredHolder':
       return { ping: [], lease: { remove: ['preferredHolder'] } };
     case 'setSuccessor':

@@ -44,5 +44,10 @@ export function decideWithSuccession(name: string, lease: Lease | undefined, can
     const successor = successorOf(d.winner, candidates, now, config);
     return successor ? { ...d, successor } : d;
   }
+  if (d.kind === 'preempt' && config.succession) {
+    // The candidate the holder yields to takes the released lease itself, not the old successor.
+    const instance = candidates.find((c) => c.name === d.preferredHolder)?.identity;
+    return { ...d, successor: { name: d.preferredHolder, ...(instance ? { instance } : {}) } };
+  }
   return successorDecision(lease, candidates, now, config, d) ?? d;
 }

@@ -279,9 +279,13 @@ export class LeaderElector {
     if (now - this.vacantSince >= this.fallbackAfterMs) await this.acquire(read, 'self');
   }
 
-  /** Whether the coordinator designated this worker (this start-up) to take the lease when it falls vacant. */
+  /**
+   * Whether the coordinator designated this worker (this start-up) to take the lease when it falls
+   * vacant. Never while the lease prefers somebody else: the holder is yielding to that candidate.
+   */
   private isSuccessor(lease: Lease | undefined): boolean {
-    return lease?.successor === this.options.identity && (lease.successorInstance === undefined || lease.successorInstance === this.instance);
+    const me = this.options.identity;
+    return lease?.successor === me && (lease.successorInstance === undefined || lease.successorInstance === this.instance) && (lease.preferredHolder === undefined || lease.preferredHolder === me);
   }
 
   /**

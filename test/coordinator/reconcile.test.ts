@@ -109,10 +109,8 @@ describe('reconcileLease: each outcome, from a seeded table to the resulting ite
     await seedCandidate(L, 'old', '1.29.0', '1.29.0');
     await seedCandidate(L, 'new', '1.30.0', '1.30.0');
     await seedLease(L, { holderIdentity: 'new', renewTime: clock.now(), fencingToken: 4 });
-    expect((await reconcileLease(deps, L)).decision).toMatchObject({ kind: 'preempt', holder: 'new', preferredHolder: 'old' });
-    expect(await leaseOf(L)).toMatchObject({ holderIdentity: 'new', preferredHolder: 'old', fencingToken: 4 });
-    // the preferred candidate is also the successor: it takes the lease the moment it is released
-    expect((await reconcileLease(deps, L)).decision).toMatchObject({ kind: 'setSuccessor', successor: { name: 'old' } });
+    expect((await reconcileLease(deps, L)).decision).toMatchObject({ kind: 'preempt', holder: 'new', preferredHolder: 'old', successor: { name: 'old' } });
+    // the preferred candidate is the successor in the same write: it takes the lease the moment it is released
     expect(await leaseOf(L)).toMatchObject({ holderIdentity: 'new', preferredHolder: 'old', successor: 'old', fencingToken: 4 });
     expect((await reconcileLease(deps, L)).decision).toMatchObject({ kind: 'leaveAlone', reason: 'preemptionPending' });
     await deps.candidates.delete(await deps.candidates.read(L, 'old'));

@@ -39,7 +39,7 @@ describe('decideWithSuccession: the reconcile’s decision', () => {
     { name: 'a better successor joined: it replaces the old one', lease: lease('a', { successor: 'b', successorInstance: 'b_1' }), candidates: [a, b1, cand('c', '1.0.5', '1.0.5')], want: { kind: 'setSuccessor', successor: { name: 'c' } } },
     { name: 'the successor left and nobody else can win: clear it', lease: lease('a', { successor: 'b', successorInstance: 'b_1' }), candidates: [a], want: { kind: 'setSuccessor', strategy: OEV } },
     { name: 'a preemption pending: the preferred candidate is the successor', lease: lease('b', { preferredHolder: 'a' }), candidates: [a, cand('b', '2.0.0', '2.0.0')], want: { kind: 'setSuccessor', successor: { name: 'a' } } },
-    { name: 'another decision comes first (a preemption)', lease: lease('b'), candidates: [a, cand('b', '2.0.0', '2.0.0')], want: { kind: 'preempt', preferredHolder: 'a' } },
+    { name: 'a preemption names the preferred candidate successor in the same write (not the old successor)', lease: lease('b', { successor: 'c' }), candidates: [cand('a', '1.0.0', '1.0.0', { identity: 'a_1' }), cand('b', '2.0.0', '2.0.0'), cand('c', '3.0.0', '3.0.0')], want: { kind: 'preempt', preferredHolder: 'a', successor: { name: 'a', instance: 'a_1' } } },
     { name: 'a vacant lease: the election, not succession (the successor stays on the lease)', lease: lease('x', { renewTime: NOW - MIN, successor: 'b' }), candidates: [cand('b', '1.1.0', '1.1.0', { renewTime: NOW - MIN })], want: { kind: 'openElection', vacancy: 'expired' } },
     { name: 'NoCoordination: no successor', lease: lease('a', { strategy: 'NoCoordination' }), candidates: [a, b1], want: { kind: 'leaveAlone', reason: 'noCoordination' } },
     { name: 'an election names the new term’s successor', lease: lease(undefined), candidates: [a, b1], want: { kind: 'elect', winner: 'a', successor: { name: 'b', instance: 'b_1' } } },
@@ -56,6 +56,12 @@ describe('decideWithSuccession: the reconcile’s decision', () => {
     expect(plan(run(lease('a'), [a, cand('b', '1.1.0', '1.1.0')]), lease('a'), NOW, config)).toEqual({ ping: [], lease: { set: { successor: 'b', successorInstance: undefined }, remove: ['successorInstance'] } });
     const held = lease('a', { successor: 'b' });
     expect(plan(run(held, [a]), held, NOW, config)).toEqual({ ping: [], lease: { remove: ['successor', 'successorInstance'] } });
+  });
+
+  it('plan: a preemption writes preferredHolder and successor together', () => {
+    const held = lease('b', { successor: 'c' });
+    const cs = [cand('a', '1.0.0', '1.0.0', { identity: 'a_1' }), cand('b', '2.0.0', '2.0.0'), cand('c', '3.0.0', '3.0.0')];
+    expect(plan(run(held, cs), held, NOW, config)).toEqual({ ping: [], lease: { set: { preferredHolder: 'a', successor: 'a', successorInstance: 'a_1' }, remove: ['election'] } });
   });
 
   it('plan: an election writes the winner and its successor in one write', () => {

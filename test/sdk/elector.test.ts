@@ -115,17 +115,19 @@ describe('coordinated election', () => {
   it.each([
     { name: 'an older emulation version', joiner: { versions: ['1.29.0', '1.31.0'] as [string, string] } },
     { name: 'a higher priority', joiner: { versions: ['1.31.0', '1.31.0'] as [string, string], priority: 10 } },
-  ])('a better candidate ($name) joins: the holder stops, releases, and the better one leads', async ({ joiner }) => {
+  ])('a better candidate ($name) joins: the holder stops, releases, and the better one leads (not the old successor)', async ({ joiner }) => {
     const L = lease();
     const log = new Log();
     const coord = coordinatorLoop(deps, L);
     const a = startElector(t, log, 'a', { leaseName: L }, { versions: ['1.30.0', '1.31.0'] });
+    const c = startElector(t, log, 'c', { leaseName: L }, { versions: ['1.30.0', '1.32.0'] });
     let b: RunningElector | undefined;
     try {
-      await waitFor('a to lead', () => a.elector.isLeader());
+      await waitFor('a to lead with c as its successor', async () => a.elector.isLeader() && (await deps.leases.read(L)).item?.successor === 'c');
       b = startElector(t, log, 'b', { leaseName: L }, joiner);
       await waitFor('b to lead', () => b!.elector.isLeader());
       expect(a.elector.isLeader()).toBe(false);
+      expect(log.of('started').map((e) => e.who)).toEqual(['a', 'b']); // no detour through c
       const stoppedA = log.entries.findIndex((e) => e.who === 'a' && e.what === 'stopped');
       const startedB = log.entries.findIndex((e) => e.who === 'b' && e.what === 'started');
       expect(stoppedA).toBeGreaterThanOrEqual(0);
@@ -134,6 +136,7 @@ describe('coordinated election', () => {
       expect(a.signals[0]!.aborted).toBe(true);
     } finally {
       await a.stop();
+      await c.stop();
       await b?.stop();
       await coord.stop();
     }
