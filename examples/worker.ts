@@ -63,9 +63,21 @@ const elector = new LeaderElector(
   },
 );
 
+// For bench/ only: with COUNT_REQUESTS_EVERY_MS set, this worker's DynamoDB requests are counted
+// by role (leader, follower, candidate) and printed as `requests` lines; unset, nothing changes.
+const counting = process.env['COUNT_REQUESTS_EVERY_MS']
+  ? (await import('../bench/requests.js')).reportRequests(
+      client,
+      (input) => (input.TableName === tables.candidates ? 'candidate' : elector.isLeader() ? 'leader' : 'follower'),
+      Number(process.env['COUNT_REQUESTS_EVERY_MS']),
+      say,
+    )
+  : undefined;
+
 const controller = new AbortController();
 for (const sig of ['SIGTERM', 'SIGINT'] as const) process.on(sig, () => controller.abort());
 say('ready', { instance: elector.instance });
 await elector.run(controller.signal);
+counting?.flush();
 say('exited');
 client.destroy();

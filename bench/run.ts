@@ -1,0 +1,135 @@
+/**
+ * `npm run bench`: Conclave's benchmarks on this machine, on a real DynamoDB Local with the local
+ * runtime and real worker processes, beside a client-go-style baseline. Prints numbers and writes
+ * them to bench/results/; asserts nothing (the issue's targets are shown beside each figure).
+ *
+ *   npm run bench                                   every scenario (roughly half an hour on 2 cores)
+ *   npm run bench -- --quick                        a smoke run of every scenario (about 3 minutes)
+ *   npm run bench -- --only crash-failover --runs 10 --short-lease
+ *   npm run bench -- --only crash-failover-signal --signal-delay 2
+ */
+import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
+import { Command, InvalidArgumentError } from 'commander';
+import { BenchContext, type BenchOptions, type Mode } from './fleet.js';
+import { describePrices } from './prices.js';
+import { machine, markdown, summaryLines, type Figure, type ScenarioResult } from './report.js';
+import { coordinatorScale } from './scenarios/coordinator-scale.js';
+import { crashFailover, crashFailoverSignal } from './scenarios/crash-failover.js';
+import { electionLatency } from './scenarios/election-latency.js';
+import { handoff } from './scenarios/handoff.js';
+import { preemption } from './scenarios/preemption.js';
+import { steadyState } from './scenarios/steady-state.js';
+
+/** In the order they run. */
+const SCENARIOS = {
+  'crash-failover': crashFailover,
+  'crash-failover-signal': crashFailoverSignal,
+  handoff,
+  'election-latency': electionLatency,
+  preemption,
+  'steady-state': steadyState,
+  'coordinator-scale': coordinatorScale,
+} as const satisfies Record<string, (ctx: BenchContext, o: BenchOptions) => Promise<ScenarioResult>>;
+type ScenarioName = keyof typeof SCENARIOS;
+const NAMES = Object.keys(SCENARIOS) as ScenarioName[];
+
+const positiveInt = (what: string) => (v: string) => {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError(`${what} must be a whole number ≥ 1, got "${v}"`);
+  return n;
+};
+
+const program = new Command()
+  .name('npm run bench --')
+  .description('Benchmarks: crash failover (plain and with the platform signal), hand-off, preemption, election latency, steady-state cost, coordinator scale; Conclave beside a client-go-style baseline.')
+  .option('--only <scenarios>', `comma-separated, of: ${NAMES.join(', ')}`, (v) => {
+    const names = v.split(',').map((s) => s.trim()).filter(Boolean);
+    const bad = names.filter((n) => !(n in SCENARIOS));
+    if (bad.length || names.length === 0) throw new InvalidArgumentError(`unknown scenario "${bad.join(', ') || v}"; choose from ${NAMES.join(', ')}`);
+    return names as ScenarioName[];
+  })
+  .option('--runs <n>', 'runs per latency scenario (default: crash failover 10, the others 5; --quick: 2)', positiveInt('--runs'))
+  .option('--short-lease', 'only the short-lease mode (lease 4 s / renew deadline 3 s / retry 0.5 s) for the latency scenarios')
+  .option('--default-lease', 'only the client-go default mode (15 s / 10 s / 2 s) for the latency scenarios')
+  .option('--quick', 'a smoke run: short-lease mode, 2 runs each, a 30 s steady-state window, 500 leases')
+  .option('--leases <n>', 'leases for coordinator scale (default 10000; --quick: 500)', positiveInt('--leases'))
+  .option('--window <seconds>', 'steady-state measurement window (default 120; --quick: 30)', positiveInt('--window'))
+  .option('--signal-delay <seconds>', 'crash failover with the platform signal: seconds from the process exit to ECS\'s STOPPED event (default 0)', (v) => {
+    const n = Number(v);
+    if (!Number.isFinite(n) || n < 0) throw new InvalidArgumentError(`--signal-delay must be a number of seconds ≥ 0, got "${v}"`);
+    return n;
+  })
+  .option('--out <dir>', 'where results are written', 'bench/results')
+  .parse(process.argv);
+
+const o = program.opts<{ only?: ScenarioName[]; runs?: number; shortLease?: boolean; defaultLease?: boolean; quick?: boolean; leases?: number; window?: number; signalDelay?: number; out: string }>();
+if (o.shortLease && o.defaultLease) program.error('--short-lease and --default-lease exclude each other; give neither for both modes');
+const modes: Mode[] = o.shortLease ? ['short'] : o.defaultLease ? ['default'] : o.quick ? ['short'] : ['default', 'short'];
+const opts: BenchOptions = {
+  quick: Boolean(o.quick),
+  modes,
+  ...(o.runs ? { runs: o.runs } : {}),
+  ...(o.leases ? { leases: o.leases } : {}),
+  ...(o.window ? { windowMs: o.window * 1000 } : {}),
+  ...(o.signalDelay !== undefined ? { signalDelayMs: Math.round(o.signalDelay * 1000) } : {}),
+};
+const selected = NAMES.filter((n) => !o.only || o.only.includes(n));
+
+async function main(): Promise<number> {
+  const started = new Date();
+  const m = machine();
+  const outDir = resolve(o.out);
+  mkdirSync(outDir, { recursive: true });
+  const stamp = started.toISOString().replace(/[:.]/g, '-');
+  const jsonl = join(outDir, `${stamp}.jsonl`);
+  const lines: string[] = [];
+  const emit = (r: Record<string, unknown>) => lines.push(JSON.stringify(r));
+  const log = (l: string) => process.stdout.write(`${l}\n`);
+
+  log(`Conclave benchmarks: ${selected.join(', ')}${opts.quick ? ' (quick)' : ''}`);
+  log(`Machine: ${m.nproc} × ${m.cpu}, ${m.memoryGb} GB, Node ${m.node}, load ${m.loadAtStart}; commit ${m.commit}${m.dirty ? ' + uncommitted changes' : ''}`);
+  emit({ type: 'meta', startedAt: started.toISOString(), machine: m, options: opts, scenarios: selected, prices: describePrices() });
+
+  const ctx = await BenchContext.start(log);
+  const figures: Figure[] = [];
+  let failures = 0;
+  try {
+    for (const name of selected) {
+      const t0 = Date.now();
+      try {
+        const r = await SCENARIOS[name](ctx, opts);
+        r.records.forEach(emit);
+        figures.push(...r.figures);
+        failures += r.records.filter((x) => x['type'] === 'failure').length;
+      } catch (e) {
+        failures++;
+        emit({ type: 'failure', scenario: name, error: (e as Error).stack ?? String(e) });
+        log(`✗ ${name} failed: ${(e as Error).stack ?? String(e)}`);
+      } finally {
+        await ctx.endScenario();
+      }
+      log(`  (${name}: ${((Date.now() - t0) / 1000).toFixed(0)} s)`);
+    }
+  } finally {
+    await ctx.stop();
+  }
+  for (const f of figures) emit({ type: 'figure', ...f });
+  const durationMs = Date.now() - started.getTime();
+  emit({ type: 'end', durationMs, failures });
+
+  writeFileSync(jsonl, `${lines.join('\n')}\n`);
+  const md = `${markdown(figures, m, `Conclave benchmarks, ${started.toISOString()}${opts.quick ? ' (quick)' : ''}`)}\nPrices: ${describePrices()}.\n\nRuns that failed: ${failures}. Wall time: ${(durationMs / 60_000).toFixed(1)} min.\n`;
+  writeFileSync(jsonl.replace(/\.jsonl$/, '.md'), md);
+  copyFileSync(jsonl, join(outDir, 'latest.jsonl'));
+  writeFileSync(join(outDir, 'latest.md'), md);
+
+  log('\nSummary (targets are the issue’s; reported, not asserted)');
+  for (const l of summaryLines(figures)) log(l);
+  log(`\n${describePrices()}`);
+  log(`${failures ? `${failures} run(s) failed — see the failure lines in the JSON` : 'every run completed'}; ${(durationMs / 60_000).toFixed(1)} min`);
+  log(`Results: ${relative(process.cwd(), jsonl)} and ${relative(process.cwd(), jsonl.replace(/\.jsonl$/, '.md'))} (also latest.jsonl, latest.md)`);
+  return failures ? 1 : 0;
+}
+
+process.exitCode = await main();

@@ -1,0 +1,170 @@
+/**
+ * One run of a failure or a hand-off, for either system: three workers at equal versions stand for
+ * a fresh lease, the leader is SIGKILLed (at a chosen phase of its renew cycle) or SIGTERMed, and
+ * the time until another worker's onStartedLeading is measured, each on the same machine clock.
+ * For Conclave the run also says how the new term began and where the time went.
+ */
+import { Group, MODES, type BenchContext, type GroupOptions, type Mode, type System, type TermRecord } from '../fleet.js';
+import type { WorkerProcess } from '../../lib/local/worker-process.js';
+import type { Collector } from '../report.js';
+import { median, summarize, type Summary } from '../stats.js';
+
+export interface RunSample {
+  /** From the kill (or SIGTERM) to the next worker's onStartedLeading. */
+  ms: number;
+  from: string;
+  to: string;
+  fencingToken: number | undefined;
+  /** Crash only: how long after the leader's last renewal was sent it was killed. */
+  phaseMs?: number;
+  /** Conclave: who wrote the new term — `coordinator`, `successor` or `self` (the fallback race). */
+  electedBy?: string;
+  /** Conclave with the platform signal: until the platform function had ended the dead holder's term. */
+  signalMs?: number;
+  /** Conclave, elected: until the coordinator saw the vacancy and opened the election. */
+  detectMs?: number;
+  /** Conclave, elected: from the election's opening to the winner written on the lease. */
+  electMs?: number;
+  /** Conclave: until the lease named the new holder (its acquireTime). */
+  takeMs?: number;
+  /** Conclave: from the lease naming the new holder to its onStartedLeading (it learns by polling, then renews). */
+  pickupMs?: number;
+  /** Conclave, elected: why the coordinator found the lease vacant (`reelection` when it was not). */
+  vacancy?: string;
+}
+
+/** Time allowed for a new leader: a few terms beyond anything expected. */
+const patience = (mode: Mode) => 3 * MODES[mode].timing.leaseDurationMs + 30_000;
+
+/** Adds to a Conclave sample how its new term began, measured from `t0` (the kill or the SIGTERM). */
+async function describeTerm(g: Group, sample: RunSample, t0: number, startedAt: number, dead?: WorkerProcess): Promise<RunSample> {
+  if (g.system !== 'conclave' || sample.fencingToken === undefined) return sample;
+  const out: RunSample = { ...sample };
+  const signalled = dead ? g.platformHandledAt(dead) : undefined;
+  if (signalled !== undefined) out.signalMs = signalled - t0;
+  const term: TermRecord | undefined = await g.termOf(sample.fencingToken);
+  if (!term) return out;
+  if (term.electedBy) out.electedBy = term.electedBy;
+  if (term.acquireTime !== undefined) {
+    out.takeMs = term.acquireTime - t0;
+    out.pickupMs = startedAt - term.acquireTime;
+  }
+  if (term.election && term.acquireTime !== undefined) {
+    out.detectMs = term.election.startedAt - t0;
+    out.electMs = term.acquireTime - term.election.startedAt;
+    out.vacancy = term.election.vacancy ?? 'reelection';
+  }
+  return out;
+}
+
+/**
+ * The leader is SIGKILLed `phaseMs` after it sent a renewal. With `platformSignal`, Conclave's
+ * workers run as local ECS tasks and the kill reaches the platform function as a STOPPED event.
+ */
+export async function crashRun(ctx: BenchContext, system: System, mode: Mode, phaseMs: number, opts: Pick<GroupOptions, 'platformSignal'> = {}): Promise<RunSample> {
+  const g = await (await Group.create(ctx, system, mode, `${opts.platformSignal ? 'signal' : 'crash'}-${mode}`, opts)).addMany(3);
+  try {
+    const leader = await g.settle();
+    const kill = await g.killAtPhase(leader, phaseMs);
+    const { worker, started } = await g.nextLeader(kill.killAt, leader, patience(mode));
+    const sample: RunSample = { ms: started.at - kill.killAt, phaseMs: kill.phaseMs, from: leader.identity, to: worker.identity, fencingToken: started.fencingToken };
+    return await describeTerm(g, sample, kill.killAt, started.at, leader);
+  } finally {
+    await g.close();
+  }
+}
+
+/**
+ * The leader is SIGTERMed: it steps down, (Conclave) withdraws its candidacy, releases the lease.
+ * With `succession: false` (Conclave) the coordinator designates no successor, so the release
+ * goes through an election. With `deadSuccessor` (Conclave), the follower next in line — the one the coordinator would pick,
+ * its designated successor — is SIGKILLed first: its candidate row stays and never answers a ping,
+ * and it never takes the lease, so the election can only finish by its timer (the timer path).
+ */
+export async function handoffRun(ctx: BenchContext, system: System, mode: Mode, opts: { deadSuccessor?: boolean; succession?: boolean } = {}): Promise<RunSample> {
+  const stem = `${opts.deadSuccessor ? 'timer' : 'handoff'}-${mode}`;
+  const g = await (await Group.create(ctx, system, mode, stem, opts.succession === false ? { succession: false } : {})).addMany(3);
+  try {
+    const leader = await g.settle();
+    if (opts.deadSuccessor) await (await g.nextInLine(leader)).kill();
+    const stopAt = Date.now();
+    const stopping = leader.stop();
+    const { worker, started } = await g.nextLeader(stopAt, leader, patience(mode));
+    await stopping;
+    const sample: RunSample = { ms: started.at - stopAt, from: leader.identity, to: worker.identity, fencingToken: started.fencingToken };
+    return await describeTerm(g, sample, stopAt, started.at);
+  } finally {
+    await g.close();
+  }
+}
+
+const SYSTEMS: readonly System[] = ['conclave', 'baseline'];
+
+export const seconds = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
+
+/** One log line for a run: where the time went, for Conclave. */
+export function describeSample(s: RunSample): string {
+  const parts = [s.phaseMs !== undefined ? `killed ${s.phaseMs} ms after a renewal` : undefined, `${s.to} leads after ${seconds(s.ms)}`];
+  const how: string[] = [];
+  if (s.signalMs !== undefined) how.push(`task STOPPED handled at ${seconds(s.signalMs)}`);
+  if (s.detectMs !== undefined) how.push(`vacancy ${s.vacancy} seen at ${seconds(s.detectMs)}, elected +${seconds(s.electMs!)}`);
+  else if (s.electedBy !== undefined && s.takeMs !== undefined) how.push(`${s.electedBy === 'successor' ? 'the successor took it' : `taken (${s.electedBy})`} at ${seconds(s.takeMs)}`);
+  if (s.pickupMs !== undefined) how.push(`picked up +${seconds(s.pickupMs)}`);
+  if (how.length) parts.push(`(${how.join(', ')})`);
+  return parts.filter(Boolean).join(' → ');
+}
+
+/**
+ * Where Conclave's time went, as medians over the runs of each path: elected by the coordinator
+ * (vacancy seen, elected, leads), taken by the designated successor, or acquired directly.
+ */
+export function breakdown(samples: RunSample[]): string | undefined {
+  const parts: string[] = [];
+  const med = (xs: number[]) => seconds(median(xs));
+  const signalled = samples.filter((s) => s.signalMs !== undefined);
+  if (signalled.length) parts.push(`platform ended the term ${med(signalled.map((s) => s.signalMs!))}`);
+  const elected = samples.filter((s) => s.detectMs !== undefined);
+  const of = (n: number) => (n === samples.length ? '' : ` in ${n}/${samples.length} runs`);
+  if (elected.length) {
+    const vacancies = [...new Set(elected.map((s) => s.vacancy))].join('/');
+    parts.push(`elected${of(elected.length)}: vacancy (${vacancies}) seen ${med(elected.map((s) => s.detectMs!))}, elected +${med(elected.map((s) => s.electMs!))}, leads +${med(elected.map((s) => s.pickupMs!))}`);
+  }
+  for (const by of ['successor', 'self']) {
+    const took = samples.filter((s) => s.detectMs === undefined && s.electedBy === by && s.takeMs !== undefined && s.pickupMs !== undefined);
+    if (took.length) parts.push(`${by === 'successor' ? 'successor took it' : 'acquired directly (fallback)'}${of(took.length)}: at ${med(took.map((s) => s.takeMs!))}, leads +${med(took.map((s) => s.pickupMs!))}`);
+  }
+  return parts.length ? `medians: ${parts.join('; ')}` : undefined;
+}
+
+/**
+ * `runs` runs of each system, side by side: run i of Conclave and of the baseline at the same
+ * time, on the same machine load. Each sample (or failure) is logged and recorded.
+ */
+export async function pairedRuns(ctx: BenchContext, c: Collector, mode: Mode, runs: number, run: (system: System, i: number) => Promise<RunSample>, label: Record<string, unknown> = {}): Promise<Record<System, RunSample[]>> {
+  const samples: Record<System, RunSample[]> = { conclave: [], baseline: [] };
+  for (let i = 0; i < runs; i++) {
+    await Promise.all(
+      SYSTEMS.map(async (system) => {
+        try {
+          const s = await run(system, i);
+          samples[system].push(s);
+          c.record('sample', { system, mode, ...label, run: i + 1, ...s });
+          ctx.log(`  ${system.padEnd(8)} run ${i + 1}/${runs}: ${describeSample(s)}`);
+        } catch (e) {
+          c.record('failure', { system, mode, ...label, run: i + 1, error: (e as Error).message });
+          ctx.log(`  ${system.padEnd(8)} run ${i + 1}/${runs}: ✗ ${(e as Error).message}`);
+        }
+      }),
+    );
+  }
+  return samples;
+}
+
+/** Conclave's figure (with its target, if any, and where its time went), the baseline's, and the ratio of medians. */
+export function compare(c: Collector, what: string, samples: Record<System, RunSample[]>, target?: (baseline: Summary | undefined) => { text: string; met: (s: Summary) => boolean }): void {
+  const ms = (s: System) => samples[s].map((x) => x.ms);
+  const base = ms('baseline').length ? summarize(ms('baseline')) : undefined;
+  const conclave = c.latency(what, 'conclave', ms('conclave'), target?.(base), breakdown(samples.conclave));
+  c.latency(what, 'baseline (client-go style)', ms('baseline'));
+  if (conclave && base) c.value(what, 'ratio conclave ÷ baseline', conclave.median / base.median, '× (medians)');
+}

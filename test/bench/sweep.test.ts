@@ -1,0 +1,24 @@
+import { describe, expect, it } from 'vitest';
+import { killPhases } from '../../bench/sweep.js';
+
+describe('kill phases of the crash runs', () => {
+  it.each([
+    { runs: 1, retry: 2_000, want: [1_000] },
+    { runs: 2, retry: 500, want: [125, 375] },
+    { runs: 4, retry: 2_000, want: [250, 750, 1_250, 1_750] },
+  ])('$runs runs over a $retry ms renew cycle: the midpoints of equal slices', ({ runs, retry, want }) => {
+    expect(killPhases(runs, retry)).toEqual(want);
+  });
+
+  it('ten runs cover the whole cycle evenly, every phase inside it', () => {
+    const phases = killPhases(10, 2_000);
+    expect(phases).toHaveLength(10);
+    expect(phases.every((p) => p > 0 && p < 2_000)).toBe(true);
+    expect(new Set(phases.slice(1).map((p, i) => p - phases[i]!))).toEqual(new Set([200]));
+  });
+
+  it('refuses a number of runs that is not a whole number ≥ 1', () => {
+    expect(() => killPhases(0, 2_000)).toThrow(/runs/);
+    expect(() => killPhases(1.5, 2_000)).toThrow(/runs/);
+  });
+});

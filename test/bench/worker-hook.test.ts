@@ -1,0 +1,75 @@
+/**
+ * The steady-state scenario reads each worker's own request counts (COUNT_REQUESTS_EVERY_MS):
+ * examples/worker.ts and the baseline's worker must print them, by role — the leader's renewals,
+ * a follower's polls, and (Conclave) the candidate row's writes apart — and once more on exit.
+ * The Conclave pair is coordinated by an in-process reconcile loop standing in for the functions.
+ */
+import { randomUUID } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createBaselineTable, baselineTableName } from '../../bench/baseline/table.js';
+import { WorkerProcess, type WorkerEvent, type WorkerSpec } from '../../lib/local/worker-process.js';
+import { coordinatorDeps } from '../../lib/coordinator/reconcile.js';
+import { testTables, type TestTables } from '../support.js';
+import { coordinatorLoop, waitFor } from '../sdk/harness.js';
+
+const TIMING = { leaseDurationMs: 2_000, renewDeadlineMs: 1_500, retryPeriodMs: 250 } as const;
+const BASELINE_WORKER = fileURLToPath(new URL('../../bench/baseline/worker.ts', import.meta.url));
+let t: TestTables;
+let prefix: string;
+
+beforeAll(async () => {
+  t = await testTables('bench-hook');
+  prefix = t.names.leases.replace(/-leases$/, '');
+  await createBaselineTable(t.client, baselineTableName(prefix));
+});
+afterAll(() => t.drop());
+
+type Tallies = NonNullable<WorkerEvent['requests']>;
+const lastCounts = (w: WorkerProcess): Tallies => w.events.filter((e) => e.event === 'requests').at(-1)?.requests ?? {};
+
+async function pair(script: string | undefined) {
+  const lease = `hook-${randomUUID().slice(0, 8)}`;
+  const coordinator = script ? undefined : coordinatorLoop(coordinatorDeps(t.client, t.names, { config: { ackWindowMs: 500 } }), lease);
+  const spec = (identity: string): WorkerSpec => ({ identity, lease, emulationVersion: '1.30.0', binaryVersion: '1.30.0', timing: TIMING, ...(script ? { script } : {}) });
+  const env = { endpoint: inject('ddbEndpoint'), tablePrefix: prefix, extra: { COUNT_REQUESTS_EVERY_MS: '200' } };
+  const first = new WorkerProcess(spec('a'), env);
+  await waitFor('a to lead', () => first.leading, 20_000);
+  const second = new WorkerProcess(spec('b'), env);
+  // a few polls and renewals counted on each side
+  await waitFor('counts from both', () => (lastCounts(second)['follower']?.requests ?? 0) >= 3 && (lastCounts(first)['leader']?.requests ?? 0) >= 6, 20_000);
+  await second.stop(); // the follower first, so it cannot take the lease the leader releases
+  await first.stop();
+  await coordinator?.stop();
+  expect(coordinator?.errors ?? []).toEqual([]);
+  return { leader: first, follower: second };
+}
+
+describe('request counting in the worker processes', () => {
+  it('examples/worker.ts: leader renewals, follower polls and candidate writes each under their own role, flushed on exit', async () => {
+    const { leader, follower } = await pair(undefined);
+    const l = lastCounts(leader);
+    const f = lastCounts(follower);
+    expect(Object.keys(l.leader!.commands)).toEqual(['UpdateItem']);
+    expect(l.leader!.wru).toBeGreaterThan(0);
+    expect(Object.keys(f.follower!.commands)).toEqual(['GetItem']);
+    expect(f.follower!.rru).toBeGreaterThan(0);
+    expect(f['leader']).toBeUndefined();
+    // the candidate rows: registered (and acknowledged, withdrawn) apart from the lease's requests
+    expect(l.candidate!.requests).toBeGreaterThanOrEqual(1);
+    expect(f.candidate!.requests).toBeGreaterThanOrEqual(1);
+    // the last line is printed after the elector has stopped: it includes the release
+    const events = leader.events.map((e) => e.event);
+    expect(events.lastIndexOf('requests')).toBe(events.indexOf('exited') - 1);
+  }, 60_000);
+
+  it('the baseline worker: leader writes and follower reads apart, no candidate role', async () => {
+    const { leader, follower } = await pair(BASELINE_WORKER);
+    const l = lastCounts(leader);
+    const f = lastCounts(follower);
+    expect(Object.keys(l.leader!.commands)).toEqual(['PutItem']);
+    expect(Object.keys(f.follower!.commands)).toEqual(['GetItem']);
+    expect(f['leader']).toBeUndefined();
+    expect(l['candidate']).toBeUndefined();
+  }, 60_000);
+});
