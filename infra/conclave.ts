@@ -54,7 +54,7 @@ export interface ConclaveProps {
    * synth time with the same schema): `ackWindowMs` (5000), `electedLeaseDurationSeconds` (5),
    * `defaultLeaseDurationSeconds` (15), `clockSkewMs` (1000), `candidateStaleAfterMs` (30 min),
    * `candidateRepingAfterMs` (15 min), `identityGcGraceMs` (0), `concurrency` (16),
-   * `maxConflictRetries` (5).
+   * `maxConflictRetries` (5), `succession` (true: each held lease names the successor that takes it when it falls vacant).
    * @default ElectionConfig's defaults (lib/schemas/config.ts)
    */
   readonly election?: ElectionConfigInput;
