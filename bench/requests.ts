@@ -111,7 +111,8 @@ export function addTallies(...all: Tallies[]): Tallies {
 
 /**
  * For a worker process: counts `client`'s requests and prints the running totals as a JSON line
- * (`{"event":"requests", …, "requests": Tallies}`) every `everyMs` and once more on `flush()`.
+ * (`{"event":"requests", …, "requests": Tallies}`) every `everyMs` and once more on `flush()`,
+ * the last line: `flush()` stops the timer, so no count follows the worker's `exited` line.
  */
 export function reportRequests(
   client: DynamoDBClient,
@@ -120,7 +121,13 @@ export function reportRequests(
   say: (event: string, extra: Record<string, unknown>) => void,
 ): { flush(): void } {
   const counter = new RequestCounter().attach(client, roleOf);
-  const flush = () => say('requests', { requests: counter.snapshot() });
-  setInterval(flush, everyMs).unref();
-  return { flush };
+  const report = () => say('requests', { requests: counter.snapshot() });
+  const timer = setInterval(report, everyMs);
+  timer.unref();
+  return {
+    flush() {
+      clearInterval(timer);
+      report();
+    },
+  };
 }

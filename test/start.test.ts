@@ -34,10 +34,12 @@ describe('npm start -- --short', () => {
     expect(tokens).toEqual([...tokens].sort((a, b) => a - b));
     expect(summary).toMatch(/two leaders at once: never/);
     expect(summary).toMatch(/Leader Changed events: 5 for 5 leader changes/);
-    // Without the signal nobody may lead before the 4 s term has run out; with it, before.
+    // Without the signal nobody may lead before the 4 s term has run out. The term counts from the
+    // dead leader's last renewal, which came up to a retry period (0.5 s; more on a loaded machine)
+    // before the kill, so timed from the kill it is at least 3 s. With the signal, before that.
     const [plain, signalled] = /crash failover: ([\d.]+)s waiting out the term, ([\d.]+)s with the platform signal \(lease 4s\)/.exec(summary)!.slice(1).map(Number);
-    expect(plain).toBeGreaterThanOrEqual(4);
-    expect(signalled).toBeLessThan(4);
+    expect(plain).toBeGreaterThanOrEqual(3);
+    expect(signalled).toBeLessThan(3);
     expect(summary).toMatch(/dead letters: 0/);
     expect(summary).toMatch(/all expectations held/);
   }, 120_000);
