@@ -4,6 +4,7 @@
  * leader timeline and a closing summary; the result says whether every expectation held.
  */
 import { pickBest } from '../election/ordering.js';
+import { successorOf } from '../election/successor.js';
 import { checkHistory, formatVerdict } from '../history/checker.js';
 import { historyFromWorkerEvents } from '../history/worker-events.js';
 import type { LocalRuntime } from './runtime.js';
@@ -73,18 +74,28 @@ export async function playStories(rt: LocalRuntime, opts: DemoOptions = {}): Pro
   };
   const leader = () => [...workers.values()].find((w) => w.leading);
 
-  /** Waits until the best live candidate (by the coordinator's own ordering) is the one leading, and the lease is quiet. */
+  /**
+   * Waits until the best live candidate (by the coordinator's own ordering) is the one leading, and the
+   * lease is quiet: no election, no preemption, and (for a few seconds at most) the successor the
+   * coordinator would name is on the lease, so the next step starts from a settled system rather than
+   * racing the stream that carries a new candidate to the coordinator.
+   */
   async function settle(step: string, actionAt: number, previous: string | undefined, timeoutMs = 30_000): Promise<void> {
     const end = Date.now() + timeoutMs;
     let note: string | undefined;
+    let ledSince: number | undefined;
     for (;;) {
+      const now = Date.now();
       const { candidates } = await rt.deps.coordinator.candidates.list(LEASE);
       const running = candidates.filter((c) => workers.get(c.name)?.alive);
-      const best = pickBest(running, Date.now())?.candidate.name;
+      const best = pickBest(running, now)?.candidate.name;
       const lease = (await rt.deps.coordinator.leases.read(LEASE)).item;
       const l = leader();
       const leaders = [...workers.values()].filter((w) => w.leading).length;
-      if (best && l?.identity === best && leaders === 1 && lease?.holderIdentity === best && !lease.election && !lease.preferredHolder) {
+      const led = best && l?.identity === best && leaders === 1 && lease?.holderIdentity === best && !lease.election && !lease.preferredHolder;
+      ledSince = led ? (ledSince ?? now) : undefined;
+      const successorNamed = !led || !rt.deps.coordinator.config.succession || lease.successor === successorOf(best, candidates, now, rt.deps.coordinator.config)?.name;
+      if (led && (successorNamed || now - ledSince! > 5_000)) {
         const started = l.events.filter((e) => e.event === 'started').at(-1)!;
         const changed = previous !== best || started.at >= actionAt;
         steps.push({ story, step, leader: best, fencingToken: lease.fencingToken, msToNewLeader: changed ? started.at - actionAt : undefined, ok: true });
