@@ -6,7 +6,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { extname } from 'node:path';
-import { YAMLParseError, parse as parseYaml } from 'yaml';
+import { YAMLError, parseDocument } from 'yaml';
 import * as z from 'zod';
 import { Name } from '../schemas/common.js';
 import { LeaseName } from '../schemas/lease.js';
@@ -125,19 +125,30 @@ function parseText(path: string, text: string): unknown {
       throw syntaxError(path, 'JSON', reason, jsonErrorPosition(reason, text));
     }
   }
+  // Nothing is printed: a warning (an unknown tag such as `!include`, read as a plain string by the
+  // parser) is as wrong in a configuration as an error, and is reported the same way.
+  const doc = parseDocument(text, { logLevel: 'silent' });
+  const problem: YAMLError | undefined = doc.errors[0] ?? doc.warnings[0];
+  if (problem) {
+    const where = problem.linePos ? { line: problem.linePos[0].line, column: problem.linePos[0].col } : undefined;
+    // The parser's first line, without its own "at line …" suffix and code frame.
+    const reason = (problem.message.split('\n')[0] ?? problem.message).replace(/ at line \d+, column \d+:?$/, '');
+    // The KEP's own example writes `component: *`, which YAML reads as an alias.
+    const hint =
+      problem.code === 'BAD_ALIAS'
+        ? ` A bare * starts a YAML alias: quote the wildcard, component: "${ANY_COMPONENT}".`
+        : problem.code === 'TAG_RESOLVE_FAILED'
+          ? ' A ! starts a YAML tag, and this file format has none: quote the value.'
+          : '';
+    throw syntaxError(path, 'YAML', reason, where, hint);
+  }
   try {
-    return parseYaml(text);
+    return doc.toJS();
   } catch (e) {
     // An alias with no anchor (`component: *route`) or too many aliases: the yaml package throws a
-    // ReferenceError for these, not a YAMLParseError.
+    // ReferenceError for these while building the value.
     if (e instanceof ReferenceError) throw syntaxError(path, 'YAML', e.message, undefined, ` A * starts a YAML alias: quote the wildcard, component: "${ANY_COMPONENT}".`);
-    if (!(e instanceof YAMLParseError)) throw e;
-    const where = e.linePos ? { line: e.linePos[0].line, column: e.linePos[0].col } : undefined;
-    // The parser's first line, without its own "at line …" suffix and code frame.
-    const reason = (e.message.split('\n')[0] ?? e.message).replace(/ at line \d+, column \d+:?$/, '');
-    // The KEP's own example writes `component: *`, which YAML reads as an alias.
-    const hint = e.code === 'BAD_ALIAS' ? ` A bare * starts a YAML alias: quote the wildcard, component: "${ANY_COMPONENT}".` : '';
-    throw syntaxError(path, 'YAML', reason, where, hint);
+    throw e;
   }
 }
 

@@ -86,6 +86,7 @@ describe('loadLeaderMigrationConfiguration', () => {
     { name: 'JSON missing a comma', ext: '.json', text: '{\n  "leaderName": "m"\n  "controllerLeaders": []\n}\n', line: 3, format: /not valid JSON at line 3/ },
     { name: 'YAML badly indented', ext: '.yaml', text: 'leaderName: m\ncontrollerLeaders:\n  - name: route\n     component: "*"\n', line: 3, format: /not valid YAML at line 3, column \d+: Nested mappings/ },
     { name: 'a duplicate YAML key', ext: '.yaml', text: 'leaderName: m\nleaderName: n\ncontrollerLeaders: []\n', line: 2, format: /not valid YAML at line 2.*unique/ },
+    { name: 'an unknown YAML tag', ext: '.yaml', text: 'leaderName: m\ncontrollerLeaders:\n  - name: !route x\n    component: "*"\n', line: 3, format: /not valid YAML at line 3, column \d+: Unresolved tag: !route.*quote the value/ },
   ])('reports $name as a syntax error naming the file and the line', async ({ ext, text, line, format }) => {
     const p = await file(ext, text);
     const e = await rejection(loadLeaderMigrationConfiguration(p));
