@@ -1,6 +1,17 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
+const src = (path: string) => fileURLToPath(new URL(path, import.meta.url));
+
 export default defineConfig({
+  // The package names resolve to the sources here, as tsconfig.json's paths say.
+  resolve: {
+    alias: {
+      '@conclave/sdk': src('./lib/sdk/index.ts'),
+      '@conclave/cdk': src('./infra/index.ts'),
+      '@conclave/testing': src('./lib/testing/index.ts'),
+    },
+  },
   test: {
     include: ['test/**/*.test.ts'],
     // One DynamoDB Local per run; every test file makes its own uniquely named tables.
