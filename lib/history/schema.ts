@@ -88,6 +88,24 @@ export const EndState = z
   .strict();
 export type EndState = z.infer<typeof EndState>;
 
+/**
+ * One line a worker (examples/worker.ts, bench/baseline/worker.ts) prints on stdout: lib/local
+ * watches its processes through them, historyFromWorkerEvents turns them into a history.
+ */
+export interface WorkerEvent {
+  event: 'ready' | 'started' | 'stopped' | 'newLeader' | 'error' | 'exited' | 'requests';
+  identity: string;
+  at: number;
+  fencingToken?: number;
+  reason?: string;
+  leader?: string;
+  message?: string;
+  /** On `ready`: this start-up's instance id (the candidate row's identity). */
+  instance?: string;
+  /** On `requests` (COUNT_REQUESTS_EVERY_MS set): DynamoDB requests so far, by role. */
+  requests?: Record<string, { requests: number; rru: number; wru: number; failed: number; commands: Record<string, number> }>;
+}
+
 /** One JSON line of a history file. */
 export const historyLine = (r: HistoryRecord): string => `${JSON.stringify(parse(HistoryRecord, r, 'history record'))}\n`;
 

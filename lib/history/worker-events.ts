@@ -1,5 +1,4 @@
-import type { WorkerEvent } from '../local/worker-process.js';
-import type { HistoryRecord } from './schema.js';
+import type { HistoryRecord, WorkerEvent } from './schema.js';
 
 /**
  * The history of workers that print examples/worker.ts's JSON lines (`npm start`'s): their

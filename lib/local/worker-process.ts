@@ -1,21 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import type { WorkerEvent } from '../history/schema.js';
 
-/** One line a worker (examples/worker.ts) prints on stdout. */
-export interface WorkerEvent {
-  event: 'ready' | 'started' | 'stopped' | 'newLeader' | 'error' | 'exited' | 'requests';
-  identity: string;
-  at: number;
-  fencingToken?: number;
-  reason?: string;
-  leader?: string;
-  message?: string;
-  /** On `ready`: this start-up's instance id (the candidate row's identity). */
-  instance?: string;
-  /** On `requests` (COUNT_REQUESTS_EVERY_MS set): DynamoDB requests so far, by role. */
-  requests?: Record<string, { requests: number; rru: number; wru: number; failed: number; commands: Record<string, number> }>;
-}
+// The lines' shape is history's (lib/history/worker-events.ts reads them); callers get it here too.
+export type { WorkerEvent } from '../history/schema.js';
 
 export interface WorkerSpec {
   identity: string;
