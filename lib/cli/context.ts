@@ -1,8 +1,8 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Clock } from '../clock.js';
-import { LOCAL_CREDENTIALS, localClient } from '../local/dynamodb-local.js';
 import { electionConfig, type ElectionConfig, type TableNames } from '../schemas/config.js';
 import { CandidateStore } from '../stores/candidate-store.js';
+import { localClient } from '../stores/client.js';
 import { LeaseStore } from '../stores/lease-store.js';
 import type { GlobalOptions, OutputFormat } from './args.js';
 
@@ -63,9 +63,7 @@ export interface CliContext {
 
 /** The SDK client for the options: DynamoDB Local with dummy credentials, or the default credential chain. */
 export function clientFor(opts: Pick<GlobalOptions, 'endpoint' | 'region'>): DynamoDBClient {
-  if (opts.endpoint) {
-    return opts.region ? new DynamoDBClient({ endpoint: opts.endpoint, region: opts.region, credentials: LOCAL_CREDENTIALS, maxAttempts: 3 }) : localClient(opts.endpoint);
-  }
+  if (opts.endpoint) return localClient(opts.endpoint, opts.region);
   return new DynamoDBClient(opts.region ? { region: opts.region } : {});
 }
 

