@@ -17,7 +17,7 @@ import { DEMO_ELECTION, DEMO_TIMING } from '../lib/local/demo.js';
 import { localClient, startDynamoDBLocal, type DynamoDBLocal } from '../lib/local/dynamodb-local.js';
 import { startEcsWorker } from '../lib/local/ecs-worker.js';
 import { startLocalRuntime, type LocalRuntime } from '../lib/local/runtime.js';
-import { deleteTables } from '../lib/tables.js';
+import { deleteTables } from '../lib/local/tables.js';
 import { WorkerProcess, type WorkerEvent, type WorkerSpec } from '../lib/local/worker-process.js';
 import { electionConfig, type ElectionConfigInput } from '../lib/schemas/config.js';
 import { CandidateStore } from '../lib/stores/candidate-store.js';

@@ -17,7 +17,7 @@ import { localClient } from '../lib/local/dynamodb-local.js';
 import { startLocalRuntime, type LocalRuntime } from '../lib/local/runtime.js';
 import { CandidateStore } from '../lib/stores/candidate-store.js';
 import { LeaseStore } from '../lib/stores/lease-store.js';
-import { deleteTables } from '../lib/tables.js';
+import { deleteTables } from '../lib/local/tables.js';
 import { CoordinatorFaults } from './coordinator-faults.js';
 import type { DynamoDBFault } from './ddb-faults.js';
 import { WorkerLine, type WorkerEnvInput } from './protocol.js';

@@ -6,7 +6,8 @@ import { inject } from 'vitest';
 import { LOCAL_CREDENTIALS, LOCAL_REGION, localClient } from '../lib/local/dynamodb-local.js';
 import { toLambdaRecord } from '../lib/local/stream-poller.js';
 import type { TableNames } from '../lib/schemas/config.js';
-import { createTables, deleteTables, defaultTableNames } from '../lib/tables.js';
+import { createTables, deleteTables } from '../lib/local/tables.js';
+import { defaultTableNames } from '../lib/tables.js';
 
 export interface TestTables {
   client: DynamoDBClient;

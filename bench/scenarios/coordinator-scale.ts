@@ -9,7 +9,8 @@
 import { performance } from 'node:perf_hooks';
 import { coordinatorDeps, reconcileAll } from '../../lib/coordinator/reconcile.js';
 import { localClient } from '../../lib/local/dynamodb-local.js';
-import { createTables, defaultTableNames, deleteTables } from '../../lib/tables.js';
+import { createTables, deleteTables } from '../../lib/local/tables.js';
+import { defaultTableNames } from '../../lib/tables.js';
 import type { BenchContext, BenchOptions } from '../fleet.js';
 import { dollarsPerMonth } from '../prices.js';
 import { Collector, type ScenarioResult } from '../report.js';

@@ -15,7 +15,7 @@ import {
 import { Name } from '../../lib/schemas/common.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
 import { IdentityStore } from '../../lib/stores/identity-store.js';
-import { createTables, deleteTables } from '../../lib/tables.js';
+import { createTables, deleteTables } from '../../lib/local/tables.js';
 import { testTables, type TestTables } from '../support.js';
 
 /**

@@ -3,7 +3,8 @@ import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { coordinatorDeps } from '../../lib/coordinator/reconcile.js';
 import { localClient } from '../../lib/local/dynamodb-local.js';
-import { createTables, defaultTableNames } from '../../lib/tables.js';
+import { createTables } from '../../lib/local/tables.js';
+import { defaultTableNames } from '../../lib/tables.js';
 import { coordinatorLoop, waitFor } from './harness.js';
 
 const LEASE_MS = 2_000;
