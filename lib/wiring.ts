@@ -60,23 +60,10 @@ export type Trigger = StreamTrigger | ScheduleTrigger | QueueTrigger | EventsTri
 
 /**
  * A content filter as EventBridge and Lambda's event filtering write them, in the subset used
- * here: nested objects, a list of accepted values, or `[{ exists: boolean }]` on a leaf.
+ * here: nested objects, a list of accepted values, or `[{ exists: boolean }]` on a leaf. AWS
+ * applies them; locally lib/local/event-filter.ts does.
  */
 export type FilterPattern = { readonly [key: string]: FilterPattern | readonly (string | { readonly exists: boolean })[] };
-
-/** Whether `value` matches `pattern` (the same rules EventBridge and Lambda apply to this subset). */
-export function matchesFilter(pattern: FilterPattern, value: unknown): boolean {
-  const v = value as Record<string, unknown> | undefined;
-  return Object.entries(pattern).every(([key, rule]) => {
-    const field = v?.[key];
-    // a missing object: its leaves are all missing (so `exists: false` below it matches)
-    if (!Array.isArray(rule)) return matchesFilter(rule as FilterPattern, typeof field === 'object' && field !== null ? field : undefined);
-    return (rule as readonly (string | { exists: boolean })[]).some((r) => (typeof r === 'string' ? field === r : r.exists === (field !== undefined)));
-  });
-}
-
-/** Whether an event matches a rule's pattern. */
-export const matchesPattern = (p: EventPattern, event: unknown): boolean => matchesFilter(p as unknown as FilterPattern, event);
 
 export interface FunctionWiring {
   /** The handler module under functions/ (its `handler` export). */

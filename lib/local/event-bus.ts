@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
-import { MAX_ENTRIES_PER_CALL } from './publisher.js';
+import { MAX_ENTRIES_PER_CALL } from '../events/publisher.js';
 
 /** One entry a PutEvents call delivered, as the local bus read it off the wire. */
 export interface LocalBusEntry {

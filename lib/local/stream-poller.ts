@@ -6,7 +6,8 @@ import {
   type _Record,
 } from '@aws-sdk/client-dynamodb-streams';
 import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
-import { matchesFilter, type StreamTrigger } from '../wiring.js';
+import type { StreamTrigger } from '../wiring.js';
+import { matchesFilter } from './event-filter.js';
 
 /** What a Lambda handler returns for a batch with ReportBatchItemFailures. */
 export interface BatchResponse {

@@ -1,7 +1,7 @@
 import { PutEventsCommand, type EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { afterEach, describe, expect, it } from 'vitest';
 import { eventsFromCandidateChange, eventsFromLeaseChange } from '../../lib/events/derive.js';
-import { envelopeOf, localEventBridgeClient, startLocalEventBus, type LocalBusEntry, type LocalEventBus, type LocalEventBusOptions } from '../../lib/events/local-bus.js';
+import { envelopeOf, localEventBridgeClient, startLocalEventBus, type LocalBusEntry, type LocalEventBus, type LocalEventBusOptions } from '../../lib/local/event-bus.js';
 import { MAX_CALL_BYTES, PublishError, publishEvents, publishOrThrow } from '../../lib/events/publisher.js';
 import { EVENT_SOURCE, parseEvent, type ConclaveEvent } from '../../lib/events/schemas.js';
 import { NOW, cand, lease } from '../fixtures.js';

@@ -11,7 +11,7 @@ import { StreamPoller, creationSeconds, type DeadLetter } from '../../lib/local/
 import { OLDEST_EMULATION_VERSION } from '../../lib/schemas/strategy.js';
 import { CandidateStore } from '../../lib/stores/candidate-store.js';
 import { LeaseStore } from '../../lib/stores/lease-store.js';
-import { matchesFilter, wiring } from '../../lib/wiring.js';
+import { wiring } from '../../lib/wiring.js';
 import { waitFor } from '../sdk/harness.js';
 import { testTables, type TestTables } from '../support.js';
 
@@ -146,19 +146,5 @@ describe('StreamPoller', () => {
     await poller.stop();
     expect(seen).toEqual(['INSERT held', 'MODIFY preferred', 'MODIFY free', 'REMOVE free']);
     expect(poller.filtered).toBe(2);
-  });
-});
-
-describe('matchesFilter (Lambda event filtering, the subset the wiring uses)', () => {
-  const renewal = { eventName: 'MODIFY', dynamodb: { NewImage: { lastWrite: { S: 'renewal' } } } };
-  const other = { eventName: 'MODIFY', dynamodb: { NewImage: { name: { S: 'a' } } } };
-  it('exists false on a leaf, lists of values, nested objects', () => {
-    const absent = { dynamodb: { NewImage: { lastWrite: { S: [{ exists: false }] } } } };
-    expect(matchesFilter(absent, renewal)).toBe(false);
-    expect(matchesFilter(absent, other)).toBe(true);
-    expect(matchesFilter({ dynamodb: { NewImage: { lastWrite: { S: [{ exists: true }] } } } }, renewal)).toBe(true);
-    expect(matchesFilter({ eventName: ['INSERT', 'REMOVE'] }, other)).toBe(false);
-    expect(matchesFilter({ eventName: ['INSERT', 'MODIFY'] }, other)).toBe(true);
-    expect(matchesFilter({ dynamodb: { OldImage: { x: ['1'] } } }, other)).toBe(false);
   });
 });
