@@ -13,18 +13,22 @@ import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import type { Context } from 'aws-lambda';
 import { systemClock, type Clock } from '../clock.js';
 import { coordinatorDeps } from '../coordinator/reconcile.js';
-import { startLocalEventBus } from '../events/local-bus.js';
 import { publishOrThrow } from '../events/publisher.js';
 import { parseEvent, type ConclaveEvent } from '../events/schemas.js';
 import type { FunctionDeps } from '../functions/core.js';
 import { observability } from '../functions/env.js';
 import type { ElectionConfigInput, TableNames } from '../schemas/config.js';
-import { createTables, defaultTableNames } from '../tables.js';
-import { matchesPattern, wiring, type FunctionName, type FunctionWiring } from '../wiring.js';
+import { LOCAL_CREDENTIALS, LOCAL_REGION, localClient } from '../stores/client.js';
+import { defaultTableNames } from '../tables.js';
+import { wiring, type FunctionName, type FunctionWiring } from '../wiring.js';
 import { DelayQueue } from './delay-queue.js';
+import { startDynamoDBLocal, type DynamoDBLocal } from './dynamodb-local.js';
 import { startEcsTask, type LocalEcsTask } from './ecs-task.js';
-import { LOCAL_CREDENTIALS, LOCAL_REGION, localClient, startDynamoDBLocal, type DynamoDBLocal } from './dynamodb-local.js';
+import { startLocalEventBus } from './event-bus.js';
+import { matchesPattern } from './event-filter.js';
+import { loadHandler } from './handlers.js';
 import { StreamPoller, type DeadLetter } from './stream-poller.js';
+import { createTables } from './tables.js';
 
 export interface LocalRuntimeOptions {
   /** Table name prefix. @default 'conclave-local' */
@@ -164,8 +168,7 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
 
   // The same handler modules Lambda runs, built with local dependencies.
   for (const name of Object.keys(wiring) as FunctionName[]) {
-    const mod = (await import(/* @vite-ignore */ `../../${wiring[name].entry.replace(/\.ts$/, '.js')}`)) as { makeHandler(d: FunctionDeps): (event: unknown, context: Context) => Promise<unknown> };
-    const handler = mod.makeHandler(deps);
+    const handler = await loadHandler(name, deps);
     const invoke = (event: unknown) => handler(event, lambdaContext(name));
     const intercept = opts.intercept;
     invokers[name] = intercept ? (event) => intercept(name, event, invoke) : invoke;
