@@ -122,6 +122,7 @@ export const wiring = {
   },
 } as const satisfies Record<string, FunctionWiring>;
 
+/** A function's name in the wiring: `coordinator`, `candidateStream`, `leaseStream`, `electionTimer`, `platform`. */
 export type FunctionName = keyof typeof wiring;
 
 /** Environment variables every function reads its resources from (set by CDK and by local mode). */

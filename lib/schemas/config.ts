@@ -7,6 +7,7 @@ const TableName = z.string().regex(/^[A-Za-z0-9_.-]{3,255}$/, 'must be a DynamoD
 export const TableNames = z
   .object({ leases: TableName, candidates: TableName, identities: TableName })
   .strict();
+/** The names of the leases, candidates and identities tables. */
 export type TableNames = z.infer<typeof TableNames>;
 
 /** Tuning of the coordinator; every value has the default Kubernetes (or DESIGN.md) uses. */
@@ -43,7 +44,9 @@ export const ElectionConfig = z
       ctx.addIssue({ code: 'custom', path: ['candidateRepingAfterMs'], message: `must be < candidateStaleAfterMs (${c.candidateStaleAfterMs}) so a live candidate is asked before it is dropped` });
     }
   });
+/** The election's tuning as the functions run with it: every field set, defaults filled in. */
 export type ElectionConfig = z.output<typeof ElectionConfig>;
+/** The election's tuning as it is written: every field optional (each has its default). */
 export type ElectionConfigInput = z.input<typeof ElectionConfig>;
 
 export const electionConfig = (input: ElectionConfigInput = {}): ElectionConfig => parse(ElectionConfig, input, 'election configuration');
