@@ -12,7 +12,7 @@
  *
  * `npx tsx scripts/import-graph.ts lib/sdk/index.ts` prints one graph.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import { dirname, extname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -56,7 +56,8 @@ const TYPE_ONLY = [
   /\btypeof\s+import\(\s*['"]([^'"]+)['"]\s*\)/g,
   /\bimport\(\s*['"]([^'"]+)['"]\s*\)\s*\.\s*[A-Za-z_$]/g,
 ];
-const BY_URL = /\bnew\s+URL\(\s*['"]([^'"]+)['"]\s*,\s*import\.meta\.url\s*\)/g;
+// a file next to the module (not a directory: `new URL('..', import.meta.url)` is a root, no edge)
+const BY_URL = /\bnew\s+URL\(\s*['"](\.\.?\/[^'"]*[^/.'"])['"]\s*,\s*import\.meta\.url\s*\)/g;
 const REQUIRE_RESOLVE = /\brequire\.resolve\(\s*['"]([^'"]+)['"]/g;
 
 const specifiers = (text: string, patterns: readonly RegExp[]) => patterns.flatMap((p) => [...text.matchAll(p)].map((m) => m[1]!));
@@ -65,7 +66,7 @@ const specifiers = (text: string, patterns: readonly RegExp[]) => patterns.flatM
 function resolveRelative(from: string, specifier: string): string {
   const abs = resolve(REPO_ROOT, dirname(from), specifier);
   const candidates = extname(abs) === '.js' ? [abs.replace(/\.js$/, '.ts'), abs] : [abs, `${abs}.ts`, join(abs, 'index.ts')];
-  const found = candidates.find((c) => existsSync(c));
+  const found = candidates.find((c) => existsSync(c) && statSync(c).isFile());
   if (!found) throw new Error(`${from}: cannot resolve ${specifier} (tried ${candidates.map((c) => repoPath(c)).join(', ')})`);
   return repoPath(found);
 }
