@@ -141,11 +141,12 @@ async function closure(entries: readonly string[], types: boolean): Promise<{ in
       const text = readFileSync(resolve(REPO_ROOT, file), 'utf8');
       for (const s of specifiers(text, types ? [...TYPE_ONLY, BY_URL, REQUIRE_RESOLVE] : [BY_URL, REQUIRE_RESOLVE])) {
         if (!s.startsWith('.')) found.add(s);
-        else if (!internal.has(resolveRelative(file, s))) next.add(resolveRelative(file, s));
+        else next.add(resolveRelative(file, s));
       }
     }
-    for (const f of next) if (!isCode(f)) internal.add(f); // an asset (JSON, …): nothing to walk
-    pending = [...next].filter(isCode);
+    const fresh = [...next].filter((f) => !internal.has(f));
+    for (const f of fresh) if (!isCode(f)) internal.add(f); // an asset (JSON, …): nothing to walk
+    pending = fresh.filter(isCode);
   }
   return { internal, specifiers: found };
 }
