@@ -55,35 +55,38 @@ const electors = leaseNames(env).map((leaseName) => {
       else out({ type: 'error', lease: leaseName, message: `fenced write: ${(e as Error).name}: ${(e as Error).message}` });
     }
   };
-  const elector: LeaderElector = new LeaderElector(
-    { leaseName, identity, table: tables.leases, leaseDurationMs: env.LEASE_DURATION_MS, renewDeadlineMs: env.RENEW_DEADLINE_MS, retryPeriodMs: env.RETRY_PERIOD_MS },
-    {
-      client,
-      clock,
-      candidate: { table: tables.candidates, emulationVersion: env.EMULATION_VERSION, binaryVersion: env.BINARY_VERSION, renewIntervalMs: env.CANDIDATE_RENEW_MS },
-      callbacks: {
-        async onStartedLeading(signal, { fencingToken }) {
-          record('started', fencingToken);
-          if (!env.CHAOS_LEDGER_TABLE || env.CHAOS_WRITE_EVERY_MS === 0) return;
-          // Not woken by the signal: after a pause this timer may fire before the renew deadline's,
-          // and that write must be refused by the fence, not by the SDK's bookkeeping.
-          while (!signal.aborted) {
-            await append(false, fencingToken, (input) => elector.fencedWrite(input));
-            await sleep(env.CHAOS_WRITE_EVERY_MS);
-          }
-          if (env.CHAOS_ZOMBIE_MS === 0 || signal.reason === 'cancelled') return;
-          const term = { holderIdentity: identity, fencingToken };
-          const until = performance.now() + env.CHAOS_ZOMBIE_MS;
-          while (performance.now() < until && !stopping) {
-            await append(true, fencingToken, (input) => fencedTransactWrite(client, { table: tables.leases, leaseName, term }, input));
-            await sleep(env.CHAOS_WRITE_EVERY_MS);
-          }
-        },
-        onStoppedLeading: ({ reason, fencingToken }) => record('stopped', fencingToken, reason),
+  const elector: LeaderElector = new LeaderElector({
+    leaseName,
+    identity,
+    tables,
+    leaseDurationMs: env.LEASE_DURATION_MS,
+    renewDeadlineMs: env.RENEW_DEADLINE_MS,
+    retryPeriodMs: env.RETRY_PERIOD_MS,
+    candidacy: { emulationVersion: env.EMULATION_VERSION, binaryVersion: env.BINARY_VERSION, renewIntervalMs: env.CANDIDATE_RENEW_MS },
+    client,
+    clock,
+    callbacks: {
+      async onStartedLeading(signal, { fencingToken }) {
+        record('started', fencingToken);
+        if (!env.CHAOS_LEDGER_TABLE || env.CHAOS_WRITE_EVERY_MS === 0) return;
+        // Not woken by the signal: after a pause this timer may fire before the renew deadline's,
+        // and that write must be refused by the fence, not by the SDK's bookkeeping.
+        while (!signal.aborted) {
+          await append(false, fencingToken, (input) => elector.fencedWrite(input));
+          await sleep(env.CHAOS_WRITE_EVERY_MS);
+        }
+        if (env.CHAOS_ZOMBIE_MS === 0 || signal.reason === 'cancelled') return;
+        const term = { holderIdentity: identity, fencingToken };
+        const until = performance.now() + env.CHAOS_ZOMBIE_MS;
+        while (performance.now() < until && !stopping) {
+          await append(true, fencingToken, (input) => fencedTransactWrite(client, { table: tables.leases, leaseName, term }, input));
+          await sleep(env.CHAOS_WRITE_EVERY_MS);
+        }
       },
-      onError: (e) => out({ type: 'error', lease: leaseName, message: `${e.name}: ${e.message}` }),
+      onStoppedLeading: ({ reason, fencingToken }) => record('stopped', fencingToken, reason),
     },
-  );
+    onError: (e) => out({ type: 'error', lease: leaseName, message: `${e.name}: ${e.message}` }),
+  });
   return elector;
 });
 

@@ -11,7 +11,7 @@
  * Every leadership change is printed as one JSON line on stdout.
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { LeaderElector, defaultTableNames } from '../lib/sdk/index.js';
+import { LeaderElector, defaultTableNames } from '@conclave/sdk';
 
 const env = (name: string, fallback?: string): string => {
   const v = process.env[name] ?? fallback;
@@ -27,48 +27,46 @@ const endpoint = process.env['CONCLAVE_ENDPOINT'];
 const client = endpoint
   ? new DynamoDBClient({ endpoint, region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } })
   : new DynamoDBClient({});
-const tables = defaultTableNames(env('CONCLAVE_TABLE_PREFIX', 'conclave'));
 const identity = env('IDENTITY');
 const say = (event: string, extra: Record<string, unknown> = {}) => process.stdout.write(`${JSON.stringify({ event, identity, at: Date.now(), ...extra })}\n`);
 
-const elector = new LeaderElector(
-  {
-    leaseName: env('LEASE'),
-    identity,
-    table: tables.leases,
-    leaseDurationMs: num('LEASE_DURATION_MS', 15_000),
-    renewDeadlineMs: num('RENEW_DEADLINE_MS', 10_000),
-    retryPeriodMs: num('RETRY_PERIOD_MS', 2_000),
-    ...(process.env['MODE'] === 'NoCoordination' ? { mode: 'NoCoordination' as const } : {}),
-  },
-  {
-    client,
-    candidate: {
-      table: tables.candidates,
-      emulationVersion: env('EMULATION_VERSION', '1.0.0'),
-      binaryVersion: env('BINARY_VERSION', env('EMULATION_VERSION', '1.0.0')),
-      ...(process.env['PRIORITY'] ? { priority: Number(process.env['PRIORITY']) } : {}),
+const elector = new LeaderElector({
+  leaseName: env('LEASE'),
+  identity,
+  tables: env('CONCLAVE_TABLE_PREFIX', 'conclave'), // <prefix>-leases, <prefix>-candidates
+  leaseDurationMs: num('LEASE_DURATION_MS', 15_000),
+  renewDeadlineMs: num('RENEW_DEADLINE_MS', 10_000),
+  retryPeriodMs: num('RETRY_PERIOD_MS', 2_000),
+  ...(process.env['MODE'] === 'NoCoordination'
+    ? { mode: 'NoCoordination' as const }
+    : {
+        // what the coordinator elects by (KEP-4355: the oldest emulation version)
+        candidacy: {
+          emulationVersion: env('EMULATION_VERSION', '1.0.0'),
+          binaryVersion: env('BINARY_VERSION', env('EMULATION_VERSION', '1.0.0')),
+          ...(process.env['PRIORITY'] ? { priority: Number(process.env['PRIORITY']) } : {}),
+        },
+      }),
+  client,
+  callbacks: {
+    onStartedLeading: async (signal, { fencingToken }) => {
+      say('started', { fencingToken });
+      // The job: runs until the signal aborts. Writes that must not come from a deposed
+      // leader go through elector.fencedWrite({ TransactItems: [...] }).
+      while (!signal.aborted) await new Promise((r) => setTimeout(r, 200));
     },
-    callbacks: {
-      onStartedLeading: async (signal, { fencingToken }) => {
-        say('started', { fencingToken });
-        // The job: runs until the signal aborts. Writes that must not come from a deposed
-        // leader go through elector.fencedWrite({ TransactItems: [...] }).
-        while (!signal.aborted) await new Promise((r) => setTimeout(r, 200));
-      },
-      onStoppedLeading: ({ reason, fencingToken }) => say('stopped', { reason, fencingToken }),
-      onNewLeader: (leader) => say('newLeader', { leader }),
-    },
-    onError: (e) => say('error', { message: e.message }),
+    onStoppedLeading: ({ reason, fencingToken }) => say('stopped', { reason, fencingToken }),
+    onNewLeader: (leader) => say('newLeader', { leader }),
   },
-);
+  onError: (e) => say('error', { message: e.message }),
+});
 
 // For bench/ only: with COUNT_REQUESTS_EVERY_MS set, this worker's DynamoDB requests are counted
 // by role (leader, follower, candidate) and printed as `requests` lines; unset, nothing changes.
 const counting = process.env['COUNT_REQUESTS_EVERY_MS']
   ? (await import('../bench/requests.js')).reportRequests(
       client,
-      (input) => (input.TableName === tables.candidates ? 'candidate' : elector.isLeader() ? 'leader' : 'follower'),
+      (input) => (input.TableName === defaultTableNames(env('CONCLAVE_TABLE_PREFIX', 'conclave')).candidates ? 'candidate' : elector.isLeader() ? 'leader' : 'follower'),
       Number(process.env['COUNT_REQUESTS_EVERY_MS']),
       say,
     )

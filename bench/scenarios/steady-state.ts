@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { localClient } from '../../lib/local/dynamodb-local.js';
 import { startLocalRuntime } from '../../lib/local/runtime.js';
 import type { WorkerEvent, WorkerProcess } from '../../lib/local/worker-process.js';
-import { CandidateOptions } from '../../lib/sdk/candidate.js';
+import { LeaseCandidateOptionsSchema } from '../../lib/sdk/candidate.js';
 import { CandidateStore } from '../../lib/stores/candidate-store.js';
 import { baselineTableName, createBaselineTable } from '../baseline/table.js';
 import { describeMode, dropRuntime, Group, sleep, type BenchContext, type BenchOptions, type System } from '../fleet.js';
@@ -26,7 +26,7 @@ const CANDIDATES = 3;
 const REPORT_EVERY_MS = 1_000;
 const TICK_EVERY_MS = 60_000;
 /** The SDK's own candidate renewal interval (KEP-4355: 5 minutes). */
-const CANDIDATE_RENEW_MS = CandidateOptions.shape.renewIntervalMs.parse(undefined);
+const CANDIDATE_RENEW_MS = LeaseCandidateOptionsSchema.shape.renewIntervalMs.parse(undefined);
 
 interface Rate {
   requests: number;

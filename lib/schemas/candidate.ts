@@ -33,6 +33,7 @@ export const CandidateItem = z.object({
   revision: Revision,
   expiresAt: TtlSeconds.optional(),
 });
+/** A row of the candidates table as read: one worker's candidacy for one lease. */
 export type Candidate = z.infer<typeof CandidateItem>;
 
 /** What a worker (or the CLI) may write for a candidate: strict versions, emulation ≤ binary. */

@@ -18,4 +18,5 @@ export const IdentityLeaseItem = z.object({
   revision: Revision,
   expiresAt: TtlSeconds.optional(),
 });
+/** A row of the identities table as read: one process's heartbeat (KEP-1965). */
 export type IdentityLease = z.infer<typeof IdentityLeaseItem>;

@@ -105,4 +105,5 @@ export const LeaseItem = z.object({
   lastWrite: z.literal('renewal').optional(),
   revision: Revision,
 });
+/** A row of the leases table as read: the holder, its term and fencing token, and the coordinator's notes on it. */
 export type Lease = z.infer<typeof LeaseItem>;

@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import * as z from 'zod';
 import { systemClock, type Clock } from '../clock.js';
 import { CandidateSpec, type Candidate } from '../schemas/candidate.js';
@@ -8,89 +7,147 @@ import { OLDEST_EMULATION_VERSION } from '../schemas/strategy.js';
 import { parse } from '../schemas/validation.js';
 import { CandidateStore } from '../stores/candidate-store.js';
 import { ConflictError } from '../stores/errors.js';
+import { ClientSchema, ClockSchema, StartUp, TablesSchema, aborted, deepFreeze, fn, optionErrors, type DeepReadonly } from './options.js';
 
-/** Options of a LeaseCandidate that are data (validated); the client, clock and callbacks ride beside them. */
-export const CandidateOptions = z
-  .object({
-    /** The lease this candidate stands for. */
-    leaseName: CandidateSpec.shape.leaseName,
-    /** Its name, unique per lease; the lease's holderIdentity when it leads. */
-    name: CandidateSpec.shape.name,
-    binaryVersion: CandidateSpec.shape.binaryVersion,
-    emulationVersion: CandidateSpec.shape.emulationVersion,
-    priority: CandidateSpec.shape.priority,
-    priorityExpiresAt: CandidateSpec.shape.priorityExpiresAt,
-    preferredStrategies: CandidateSpec.shape.preferredStrategies.default([OLDEST_EMULATION_VERSION]),
-    labels: CandidateSpec.shape.labels,
-    /** How often the row is renewed without being asked (KEP-4355: 5 minutes). */
-    renewIntervalMs: z.number().int().min(1_000, 'must be ≥ 1000 ms').default(5 * 60_000),
-    table: z.string().min(3, 'must be the candidates table name'),
-  })
-  .strict();
-export type CandidateOptionsInput = z.input<typeof CandidateOptions>;
+/**
+ * What a worker stands with (KEP-4355's LeaseCandidate spec, less the names): the fields of a
+ * LeaseCandidate's options, and the LeaderElector's `candidacy` option.
+ */
+export const CandidacyShape = {
+  /** The version of the binary this worker runs (strict semver, e.g. `1.31.0`). */
+  binaryVersion: CandidateSpec.shape.binaryVersion,
+  /** The version it behaves as (≤ binaryVersion): the coordinator elects the oldest (KEP-4355). */
+  emulationVersion: CandidateSpec.shape.emulationVersion,
+  /** Higher wins an election before versions do; leave unset for none (an operator's pin). */
+  priority: CandidateSpec.shape.priority,
+  /** When `priority` stops counting (epoch ms). */
+  priorityExpiresAt: CandidateSpec.shape.priorityExpiresAt,
+  /** The strategies this worker accepts, best first. @default ['OldestEmulationVersion'] */
+  preferredStrategies: CandidateSpec.shape.preferredStrategies.default([OLDEST_EMULATION_VERSION]),
+  /** Free-form labels on the candidate row. */
+  labels: CandidateSpec.shape.labels,
+  /** How often the row is renewed without being asked (KEP-4355: 5 minutes). @default 300000 */
+  renewIntervalMs: z.number().int('must be whole milliseconds').min(1_000, 'must be ≥ 1000 ms').default(5 * 60_000),
+};
 
-export interface LeaseCandidateDeps {
-  client: DynamoDBClient;
-  clock?: Clock;
-  /** Unique per start-up (default: name + random UUID); a restarted worker is a new instance. */
-  instance?: string;
-  /** A renewal or registration that failed for a reason other than a race; retried at the next interval. */
-  onError?: (error: Error) => void;
+/** The fields of the candidate row that are the spec, for CandidateSpec's cross-field rules. */
+type SpecFields = Omit<CandidateSpec, 'identity' | 'platform'>;
+
+/**
+ * Adds CandidateSpec's cross-field issues (emulation ≤ binary, no strategy twice, an expiry only
+ * with a priority) under `path`: the one place those rules are written is the spec. Judged only
+ * once the fields under `path` are valid each on its own, so no field is reported twice.
+ */
+export function checkCandidacy(candidacy: SpecSource, ctx: z.RefinementCtx, path: readonly PropertyKey[] = []): void {
+  if (ctx.issues.some((i) => path.every((p, n) => i.path?.[n] === p))) return;
+  const r = CandidateSpec.safeParse(specOf(candidacy));
+  for (const issue of r.error?.issues ?? []) ctx.addIssue({ code: 'custom', path: [...path, ...issue.path], message: issue.message });
+}
+
+/** The options of a LeaseCandidate; a bad one is a ValidationError naming the field. */
+export const LeaseCandidateOptionsSchema = z
+  .strictObject(
+    {
+      /** The lease this candidate stands for. */
+      leaseName: CandidateSpec.shape.leaseName,
+      /** Its name, unique per lease; the lease's holderIdentity when it leads. */
+      name: CandidateSpec.shape.name,
+      ...CandidacyShape,
+      /** Where the tables are: a prefix, or `{ prefix?, candidates? }`; the candidates table is used. @default 'conclave' */
+      tables: TablesSchema,
+      /** The DynamoDB client the row is written with. */
+      client: ClientSchema,
+      /** Test hook: the clock row times are stamped with. @default systemClock */
+      clock: ClockSchema.optional(),
+      /** Unique per start-up, written as the row's `identity`; a restarted worker is a new instance. @default `${name}_${randomUUID()}` */
+      instance: z.string().min(1, 'must not be empty').optional(),
+      /** A renewal that failed for a reason other than a race (retried at the next interval), or a failed withdrawal. @default a process warning */
+      onError: fn<(error: Error) => void>().optional(),
+    },
+    { error: optionErrors('LeaseCandidate', 'leaseName, name, emulationVersion, binaryVersion and client', { table: 'name the tables with `tables` (a prefix, or { candidates })' }) },
+  )
+  .superRefine((o, ctx) => checkCandidacy(o, ctx));
+
+/** The options of a LeaseCandidate as written. */
+export type LeaseCandidateOptions = z.input<typeof LeaseCandidateOptionsSchema>;
+type Parsed = z.output<typeof LeaseCandidateOptionsSchema>;
+/** A LeaseCandidate's options as resolved (defaults applied, tables named), read-only. */
+export type ResolvedLeaseCandidateOptions = DeepReadonly<Omit<Parsed, 'client' | 'clock' | 'instance' | 'onError'>>;
+
+type SpecSource = DeepReadonly<Pick<Parsed, 'leaseName' | 'name' | 'binaryVersion' | 'emulationVersion' | 'preferredStrategies' | 'priority' | 'priorityExpiresAt' | 'labels'>>;
+
+function specOf(o: SpecSource): SpecFields {
+  return {
+    leaseName: o.leaseName,
+    name: o.name,
+    binaryVersion: o.binaryVersion,
+    emulationVersion: o.emulationVersion,
+    preferredStrategies: [...o.preferredStrategies],
+    ...(o.priority !== undefined ? { priority: o.priority } : {}),
+    ...(o.priorityExpiresAt !== undefined ? { priorityExpiresAt: o.priorityExpiresAt } : {}),
+    ...(o.labels ? { labels: { ...o.labels } } : {}),
+  };
 }
 
 const TTL_FACTOR = 2;
 
 /**
- * A worker's candidacy for one lease (KEP-4355's LeaseCandidate): registers its row, renews it
- * every few minutes, acknowledges elections when asked, and removes the row on a graceful stop.
- * Bad configuration (emulation > binary, malformed semver, priority ≤ 0, empty names) is a
- * ValidationError at construction, naming the field.
+ * A worker's candidacy for one lease (KEP-4355's LeaseCandidate): `run(signal)` registers its row,
+ * renews it every few minutes, acknowledges elections when asked, and removes the row once the
+ * signal aborts. A LeaderElector in coordinated mode runs one itself (its `candidacy` option);
+ * run one on its own to stand without electing in-process. Bad configuration (emulation > binary,
+ * malformed semver, priority ≤ 0, empty names) is a ValidationError at construction, naming the field.
  */
 export class LeaseCandidate {
-  readonly options: z.output<typeof CandidateOptions>;
+  /** The options as resolved: defaults applied, table names resolved. Frozen. */
+  readonly options: ResolvedLeaseCandidateOptions;
+  /** Unique per start-up: the row's `identity`. */
   readonly instance: string;
+  /**
+   * Resolves with the row as first written by run(); rejects if run() failed before that (or its
+   * signal aborted first). Pending until run() is called.
+   */
+  readonly ready: Promise<Candidate>;
   private readonly store: CandidateStore;
   private readonly clock: Clock;
   private readonly onError: (e: Error) => void;
+  private readonly startUp: StartUp<Candidate>;
   private timer: NodeJS.Timeout | undefined;
   private registered = false;
   private platform: Platform | undefined;
 
-  constructor(options: CandidateOptionsInput, deps: LeaseCandidateDeps) {
-    this.options = parse(CandidateOptions, options, `LeaseCandidate options${typeof options?.name === 'string' ? ` for "${options.name}"` : ''}`);
-    // the cross-field rules (emulation ≤ binary, …) live on the spec
-    parse(CandidateSpec, this.spec(), `LeaseCandidate options for "${this.options.name}"`);
-    this.store = new CandidateStore(deps.client, this.options.table);
-    this.clock = deps.clock ?? systemClock;
-    this.instance = deps.instance ?? `${this.options.name}_${randomUUID()}`;
-    this.onError = deps.onError ?? ((e) => process.emitWarning(e));
+  /** Validates and resolves `options`; nothing is written until run(). @throws ValidationError naming each bad option */
+  constructor(options: LeaseCandidateOptions) {
+    const o = parse(LeaseCandidateOptionsSchema, options, `LeaseCandidate options${typeof options?.name === 'string' ? ` for "${options.name}"` : ''}`);
+    const { client, clock, instance, onError, ...data } = o;
+    this.options = deepFreeze(data);
+    this.store = new CandidateStore(client, this.options.tables.candidates);
+    this.clock = clock ?? systemClock;
+    this.instance = instance ?? `${this.options.name}_${randomUUID()}`;
+    this.onError = onError ?? ((e) => process.emitWarning(e));
+    this.startUp = new StartUp(`candidate "${this.options.name}" of lease "${this.options.leaseName}"`);
+    this.ready = this.startUp.ready;
   }
 
-  /** Where this worker runs (LeaderElector sets what it detected); written at the next registration. */
+  /**
+   * @internal Where this worker runs: the LeaderElector sets what it detected before it runs the
+   * candidacy; written at the next registration.
+   */
   setPlatform(platform: Platform | undefined): void {
     this.platform = platform === undefined ? undefined : parse(Platform, platform, `LeaseCandidate platform for "${this.options.name}"`);
   }
 
+  /** The lease this candidate stands for. */
   get leaseName(): string {
     return this.options.leaseName;
   }
+  /** The candidate's name (the worker's identity). */
   get name(): string {
     return this.options.name;
   }
 
   private spec(): CandidateSpec {
-    const o = this.options;
-    return {
-      leaseName: o.leaseName,
-      name: o.name,
-      binaryVersion: o.binaryVersion,
-      emulationVersion: o.emulationVersion,
-      preferredStrategies: o.preferredStrategies,
-      ...(o.priority !== undefined ? { priority: o.priority } : {}),
-      ...(o.priorityExpiresAt !== undefined ? { priorityExpiresAt: o.priorityExpiresAt } : {}),
-      ...(o.labels ? { labels: o.labels } : {}),
-      ...(this.platform ? { platform: this.platform } : {}),
-    };
+    return { ...specOf(this.options), ...(this.platform ? { platform: this.platform } : {}) };
   }
 
   private expiresAt(now: number): number {
@@ -98,17 +155,32 @@ export class LeaseCandidate {
   }
 
   /**
-   * Writes this candidate's row: created, or taken over from a previous start-up (its creation
-   * time is kept; versions, strategies and priority are this start-up's — an operator's priority
-   * resets on restart, as in the KEP). Then renews it every renewIntervalMs.
+   * Stands until `signal` aborts. Writes the row first — created, or taken over from a previous
+   * start-up (its creation time is kept; versions, strategies and priority are this start-up's —
+   * an operator's priority resets on restart, as in the KEP) — then renews it every
+   * renewIntervalMs; once the signal aborts, removes the row if it is still this start-up's and
+   * resolves. Rejects only if the first write fails (`ready` rejects with it); a failed removal is
+   * reported to onError (the row expires). Once per instance.
    */
-  async start(): Promise<Candidate> {
-    const written = await this.register();
-    if (!this.timer) {
-      this.timer = setInterval(() => void this.renew().catch((e: unknown) => this.onError(e as Error)), this.options.renewIntervalMs);
-      this.timer.unref();
+  async run(signal: AbortSignal): Promise<void> {
+    this.startUp.claim('LeaseCandidate');
+    if (signal.aborted) return this.startUp.failed(signal.reason);
+    let row: Candidate;
+    try {
+      row = await this.register();
+    } catch (e) {
+      this.startUp.failed(e);
+      throw e;
     }
-    return written;
+    this.timer = setInterval(() => void this.renew().catch((e: unknown) => this.onError(e as Error)), this.options.renewIntervalMs);
+    this.timer.unref();
+    this.startUp.started(row);
+    await aborted(signal);
+    try {
+      await this.withdraw();
+    } catch (e) {
+      this.onError(e as Error);
+    }
   }
 
   private async register(): Promise<Candidate> {
@@ -129,11 +201,13 @@ export class LeaseCandidate {
   }
 
   /**
-   * Renews the row now; this is also the acknowledgement of an election (renewTime ≥ pingTime).
-   * A row that is gone (collected after a long pause, or deleted by an operator) is registered
-   * again; a row another start-up of the same name has taken is left to it (no tug of war).
+   * Renews the row now, while run() stands (otherwise it does nothing); this is also the
+   * acknowledgement of an election (renewTime ≥ pingTime). A row that is gone (collected after a
+   * long pause, or deleted by an operator) is registered again; a row another start-up of the
+   * same name has taken is left to it (no tug of war) and reported to onError.
    */
   async renew(): Promise<void> {
+    if (!this.registered) return;
     const now = this.clock.now();
     if (await this.store.renew(this.options.leaseName, this.options.name, now, this.expiresAt(now))) return;
     const read = await this.store.read(this.options.leaseName, this.options.name);
@@ -143,13 +217,13 @@ export class LeaseCandidate {
     // else: renewed already at or after `now` (a clock step back): nothing to do
   }
 
-  /** Acknowledges an open election. */
+  /** Acknowledges an open election (a renewal). */
   ack(): Promise<void> {
     return this.renew();
   }
 
-  /** Stops renewing and removes the row if it is still this start-up's. Idempotent. */
-  async stop(): Promise<void> {
+  /** Stops renewing and removes the row if it is still this start-up's. */
+  private async withdraw(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
     if (!this.registered) return;

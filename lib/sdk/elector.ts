@@ -8,53 +8,15 @@ import { HOLDER_FIELDS, Platform } from '../schemas/platform.js';
 import { parse } from '../schemas/validation.js';
 import { ConflictError } from '../stores/errors.js';
 import { LeaseStore, type LeaseRead, type Term } from '../stores/lease-store.js';
-import { LeaseCandidate, type CandidateOptionsInput } from './candidate.js';
+import { CandidacyShape, LeaseCandidate, checkCandidacy } from './candidate.js';
 import { fencedTransactWrite, FencingError } from './fencing.js';
+import { ClientSchema, ClockSchema, StartUp, TablesSchema, deepFreeze, fn, optionErrors, type DeepReadonly } from './options.js';
 import { detectPlatform } from './platform.js';
 
-/** The data options of a LeaderElector, with client-go's defaults. */
-export const ElectorOptions = z
-  .object({
-    leaseName: Name,
-    /** This worker's name: its candidate name and, while it leads, the lease's holderIdentity. */
-    identity: Name,
-    /** Leases table name. */
-    table: z.string().min(3, 'must be the leases table name'),
-    /** How long a term lasts after a renewal (client-go LeaseDuration). */
-    leaseDurationMs: z.number().int().min(1_000, 'must be ≥ 1000 ms (DynamoDB stores whole seconds)').default(15_000),
-    /** A leader that could not renew for this long stops acting (client-go RenewDeadline). */
-    renewDeadlineMs: z.number().int().positive().default(10_000),
-    /** How often a leader renews and a follower polls (client-go RetryPeriod). */
-    retryPeriodMs: z.number().int().positive().default(2_000),
-    /** Give the lease up when run() is cancelled, so the next leader need not wait for expiry. */
-    releaseOnCancel: z.boolean().default(true),
-    /**
-     * `coordinated`: stand as a candidate and let the coordinator elect (KEP-4355), with the
-     * fallback below. `NoCoordination`: a plain client-go race for the lease, no coordinator needed.
-     */
-    mode: z.enum(['coordinated', 'NoCoordination']).default('coordinated'),
-    /** A coordinated worker acquires a lease vacant this long directly. @default 3 × leaseDurationMs */
-    fallbackAfterMs: z.number().int().positive().optional(),
-    /**
-     * Where this worker runs, written on its candidate row and on the lease while it leads, so that
-     * the platform's "task stopped" / "instance stopped" event ends its term at once. `detect`:
-     * ECS task metadata, then EC2 IMDSv2, each with a short timeout; `none`: record nothing.
-     */
-    platform: z.union([Platform, z.enum(['detect', 'none'])]).default('detect'),
-    /** healthy() turns false when a leader's term is expired by more than this (client-go healthz). */
-    healthToleranceMs: z.number().int().min(0).default(0),
-  })
-  .strict()
-  .superRefine((o, ctx) => {
-    if (o.renewDeadlineMs >= o.leaseDurationMs)
-      ctx.addIssue({ code: 'custom', path: ['renewDeadlineMs'], message: `must be < leaseDurationMs (${o.leaseDurationMs}) so a leader stops acting before its term can expire` });
-    if (o.retryPeriodMs >= o.renewDeadlineMs)
-      ctx.addIssue({ code: 'custom', path: ['retryPeriodMs'], message: `must be < renewDeadlineMs (${o.renewDeadlineMs}) so a leader gets more than one try to renew` });
-  });
-export type ElectorOptionsInput = z.input<typeof ElectorOptions>;
-
-export type StopReason = 'cancelled' | 'preempted' | 'renewDeadline' | 'deposed';
-
+/**
+ * The callbacks of a LeaderElector (client-go's LeaderCallbacks): what this worker does when it
+ * starts and stops leading, and whom it sees lead.
+ */
 export interface LeaderCallbacks {
   /** Runs when this worker becomes leader; `signal` aborts the moment it must stop acting. */
   onStartedLeading(signal: AbortSignal, term: { fencingToken: number }): void | Promise<void>;
@@ -64,20 +26,103 @@ export interface LeaderCallbacks {
   onNewLeader?(identity: string): void;
 }
 
-export interface LeaderElectorDeps {
-  client: DynamoDBClient;
-  callbacks: LeaderCallbacks;
-  clock?: Clock;
-  /**
-   * For `coordinated` mode: the candidacy (lease name and name are the elector's). Without it a
-   * coordinated elector cannot be elected, only fall back.
-   */
-  candidate?: Omit<CandidateOptionsInput, 'leaseName' | 'name'>;
-  /** Faults that were retried (a failed poll, a failed renewal inside the deadline). */
-  onError?: (error: Error) => void;
-  /** How `platform: 'detect'` asks. @default detectPlatform() (lib/sdk/platform.ts) */
-  detectPlatform?: () => Promise<Platform | undefined>;
-}
+const CALLBACKS = '{ onStartedLeading(signal, term), onStoppedLeading?(info), onNewLeader?(identity) }';
+const Callbacks = z.custom<LeaderCallbacks>((v) => {
+  if (typeof v !== 'object' || v === null) return false;
+  const c = v as Record<string, unknown>;
+  return typeof c['onStartedLeading'] === 'function' && ['onStoppedLeading', 'onNewLeader'].every((k) => c[k] === undefined || typeof c[k] === 'function');
+}, `must be ${CALLBACKS}, each a function`);
+
+/** The candidacy of a coordinated LeaderElector: a LeaseCandidate's options less its names, tables and client (the elector's). */
+export const CandidacySchema = z.strictObject(CandidacyShape, {
+  error: optionErrors('candidacy', 'emulationVersion and binaryVersion', { table: 'name the tables with the elector\'s `tables` option' }),
+});
+
+/**
+ * The options of a LeaderElector, with client-go's defaults; a bad one (or a bad combination) is
+ * a ValidationError naming the field and what to do.
+ */
+export const LeaderElectorOptionsSchema = z
+  .strictObject(
+    {
+      /** The lease to lead. */
+      leaseName: Name,
+      /** This worker's name: its candidate name and, while it leads, the lease's holderIdentity. */
+      identity: Name,
+      /** Where the tables are: a prefix, or `{ prefix?, leases?, candidates? }`; the leases and candidates tables are used. @default 'conclave' */
+      tables: TablesSchema,
+      /** How long a term lasts after a renewal (client-go LeaseDuration). @default 15000 */
+      leaseDurationMs: z.number().int().min(1_000, 'must be ≥ 1000 ms (DynamoDB stores whole seconds)').default(15_000),
+      /** A leader that could not renew for this long stops acting (client-go RenewDeadline). @default 10000 */
+      renewDeadlineMs: z.number().int().positive().default(10_000),
+      /** How often a leader renews and a follower polls (client-go RetryPeriod). @default 2000 */
+      retryPeriodMs: z.number().int().positive().default(2_000),
+      /** Give the lease up when run() is cancelled, so the next leader need not wait for expiry. @default true */
+      releaseOnCancel: z.boolean().default(true),
+      /**
+       * `coordinated`: stand as a candidate (`candidacy`, required) and let the coordinator elect
+       * (KEP-4355), with the fallback below. `NoCoordination`: a plain client-go race for the lease,
+       * no coordinator and no candidacy. @default 'coordinated'
+       */
+      mode: z.enum(['coordinated', 'NoCoordination']).default('coordinated'),
+      /**
+       * Coordinated mode: what this worker stands with (versions, priority, strategies). Required
+       * there, refused with `NoCoordination`.
+       */
+      candidacy: CandidacySchema.optional(),
+      /** A coordinated worker acquires a lease vacant this long directly. @default 3 × leaseDurationMs */
+      fallbackAfterMs: z.number().int().positive().optional(),
+      /**
+       * Where this worker runs, written on its candidate row and on the lease while it leads, so that
+       * the platform's "task stopped" / "instance stopped" event ends its term at once. `detect`:
+       * ECS task metadata, then EC2 IMDSv2, each with a short timeout; `none`: record nothing.
+       * @default 'detect'
+       */
+      platform: z.union([Platform, z.enum(['detect', 'none'])]).default('detect'),
+      /** healthy() turns false when a leader's term is expired by more than this (client-go healthz). @default 0 */
+      healthToleranceMs: z.number().int().min(0).default(0),
+      /** The DynamoDB client the lease and the candidate row are read and written with. */
+      client: ClientSchema,
+      /** What to do on leading, on stepping down, and on a new leader. */
+      callbacks: Callbacks,
+      /** Faults that were retried (a failed poll, a failed renewal inside the deadline). @default a process warning */
+      onError: fn<(error: Error) => void>().optional(),
+      /** Test hook: the clock terms are timed and stamped with. @default systemClock */
+      clock: ClockSchema.optional(),
+      /** Test hook: how `platform: 'detect'` asks. @default detectPlatform() (lib/sdk/platform.ts) */
+      detectPlatform: fn<() => Promise<Platform | undefined>>().optional(),
+    },
+    {
+      error: optionErrors('LeaderElector', 'leaseName, identity, client, callbacks and (coordinated) candidacy', {
+        table: 'name the tables with `tables` (a prefix, or { leases, candidates })',
+        candidate: 'the candidacy is the `candidacy` option',
+      }),
+    },
+  )
+  .superRefine((o, ctx) => {
+    if (o.renewDeadlineMs >= o.leaseDurationMs)
+      ctx.addIssue({ code: 'custom', path: ['renewDeadlineMs'], message: `must be < leaseDurationMs (${o.leaseDurationMs}) so a leader stops acting before its term can expire` });
+    if (o.retryPeriodMs >= o.renewDeadlineMs)
+      ctx.addIssue({ code: 'custom', path: ['retryPeriodMs'], message: `must be < renewDeadlineMs (${o.renewDeadlineMs}) so a leader gets more than one try to renew` });
+    if (o.mode === 'coordinated' && !o.candidacy)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['candidacy'],
+        message: "is required in mode 'coordinated' (the default): give { emulationVersion, binaryVersion } so the coordinator can elect this worker, or set mode: 'NoCoordination' for a plain race without a coordinator",
+      });
+    if (o.mode === 'NoCoordination' && o.candidacy)
+      ctx.addIssue({ code: 'custom', path: ['candidacy'], message: "must not be given with mode 'NoCoordination': no coordinator elects there. Drop candidacy, or use mode 'coordinated'" });
+    if (o.candidacy) checkCandidacy({ leaseName: o.leaseName, name: o.identity, ...o.candidacy }, ctx, ['candidacy']);
+  });
+
+/** The options of a LeaderElector as written. */
+export type LeaderElectorOptions = z.input<typeof LeaderElectorOptionsSchema>;
+type Parsed = z.output<typeof LeaderElectorOptionsSchema>;
+/** A LeaderElector's options as resolved (defaults applied, tables named), read-only; the client and callbacks are not among them. */
+export type ResolvedLeaderElectorOptions = DeepReadonly<Omit<Parsed, 'client' | 'callbacks' | 'onError' | 'clock' | 'detectPlatform'>>;
+
+/** Why a leader stopped: run() cancelled, another candidate preferred, the renew deadline passed, or the lease moved on. */
+export type StopReason = 'cancelled' | 'preempted' | 'renewDeadline' | 'deposed';
 
 const sleep = (ms: number, signal: AbortSignal) =>
   new Promise<void>((resolve) => {
@@ -104,18 +149,28 @@ interface Leading {
  * a follower polls the lease, judges expiry on its own monotonic clock, acknowledges elections and
  * reports vacancies; a leader renews every retry period, stops acting when it has not renewed for
  * the renew deadline (before the term can expire for anyone else), and yields to preferredHolder
- * by releasing the lease.
+ * by releasing the lease. Built from one options object (LeaderElectorOptions), then `run(signal)`
+ * once per start-up.
  */
 export class LeaderElector {
-  readonly options: z.output<typeof ElectorOptions>;
+  /** The options as resolved: defaults applied, table names resolved. Frozen. */
+  readonly options: ResolvedLeaderElectorOptions;
+  /** Coordinated mode: this worker's candidacy, which run() runs beside the election. */
   readonly candidate: LeaseCandidate | undefined;
   /** Unique per start-up: written as the lease's holderInstance. */
   readonly instance: string;
+  /**
+   * Resolves once run() takes part: the platform looked up and, in coordinated mode, the candidate
+   * row written. Rejects if run() failed before that (or its signal aborted first). Pending until
+   * run() is called.
+   */
+  readonly ready: Promise<void>;
   private readonly leases: LeaseStore;
   private readonly client: DynamoDBClient;
   private readonly clock: Clock;
   private readonly callbacks: LeaderCallbacks;
   private readonly onError: (e: Error) => void;
+  private readonly startUp: StartUp<void>;
   private leading: Leading | undefined;
   private observed: { key: string; at: number; revision: number } | undefined;
   private vacantSince: number | undefined;
@@ -126,19 +181,24 @@ export class LeaderElector {
   private readonly detect: () => Promise<Platform | undefined>;
   private platformFound: Platform | undefined;
 
-  constructor(options: ElectorOptionsInput, deps: LeaderElectorDeps) {
-    this.options = parse(ElectorOptions, options, `LeaderElector options${typeof options?.identity === 'string' ? ` for "${options.identity}"` : ''}`);
-    this.client = deps.client;
-    this.clock = deps.clock ?? systemClock;
-    this.callbacks = deps.callbacks;
-    this.onError = deps.onError ?? ((e) => process.emitWarning(e));
-    this.leases = new LeaseStore(deps.client, this.options.table);
-    this.instance = `${this.options.identity}_${randomUUID()}`;
-    this.detect = deps.detectPlatform ?? (() => detectPlatform());
-    this.candidate =
-      this.options.mode === 'coordinated' && deps.candidate
-        ? new LeaseCandidate({ ...deps.candidate, leaseName: this.options.leaseName, name: this.options.identity }, { client: deps.client, clock: this.clock, instance: this.instance, onError: this.onError })
-        : undefined;
+  /** Validates and resolves `options`; nothing is read or written until run(). @throws ValidationError naming each bad option */
+  constructor(options: LeaderElectorOptions) {
+    const o = parse(LeaderElectorOptionsSchema, options, `LeaderElector options${typeof options?.identity === 'string' ? ` for "${options.identity}"` : ''}`);
+    const { client, callbacks, onError, clock, detectPlatform: detect, ...data } = o;
+    this.client = client;
+    this.clock = clock ?? systemClock;
+    this.callbacks = callbacks;
+    this.onError = onError ?? ((e) => process.emitWarning(e));
+    this.leases = new LeaseStore(client, data.tables.leases);
+    this.instance = `${data.identity}_${randomUUID()}`;
+    this.detect = detect ?? (() => detectPlatform());
+    const c = data.candidacy;
+    this.candidate = c
+      ? new LeaseCandidate({ ...c, leaseName: data.leaseName, name: data.identity, tables: data.tables, client, clock: this.clock, instance: this.instance, onError: this.onError })
+      : undefined;
+    this.options = deepFreeze(data);
+    this.startUp = new StartUp(`LeaderElector "${this.options.identity}" of lease "${this.options.leaseName}"`);
+    this.ready = this.startUp.ready;
   }
 
   private mono(): number {
@@ -149,6 +209,7 @@ export class LeaderElector {
     return this.options.fallbackAfterMs ?? 3 * this.options.leaseDurationMs;
   }
 
+  /** Whether this worker leads now (between onStartedLeading and onStoppedLeading). */
   isLeader(): boolean {
     return this.leading !== undefined;
   }
@@ -180,7 +241,7 @@ export class LeaderElector {
   fencedWrite(input: TransactWriteItemsCommandInput): Promise<TransactWriteItemsCommandOutput> {
     const term = this.leading?.term;
     if (!term) return Promise.reject(new FencingError(this.options.leaseName, undefined, 'this worker is not leading'));
-    return fencedTransactWrite(this.client, { table: this.options.table, leaseName: this.options.leaseName, term }, input);
+    return fencedTransactWrite(this.client, { table: this.options.tables.leases, leaseName: this.options.leaseName, term }, input);
   }
 
   /** Where this worker runs, once run() has looked (undefined: not known, or `platform: 'none'`). */
@@ -188,14 +249,31 @@ export class LeaderElector {
     return this.platformFound;
   }
 
-  /** Takes part until `signal` aborts; resolves after stepping down (and releasing, if configured). */
+  /**
+   * Takes part until `signal` aborts: looks up the platform, runs the candidacy (coordinated
+   * mode), then polls and leads as the options say; resolves after stepping down, withdrawing the
+   * candidacy and releasing the lease (if releaseOnCancel). Rejects only if it cannot start (the
+   * candidate row's first write failed; `ready` rejects with it); later faults go to onError.
+   * Once per instance: a new start-up is a new LeaderElector.
+   */
   async run(signal: AbortSignal): Promise<void> {
-    const p = this.options.platform;
-    this.platformFound = p === 'none' ? undefined : p === 'detect' ? await this.detect() : p;
-    if (this.candidate) {
-      this.candidate.setPlatform(this.platformFound);
-      await this.candidate.start();
+    this.startUp.claim('LeaderElector');
+    const standing = new AbortController();
+    let candidacy: Promise<void> | undefined;
+    try {
+      const p = this.options.platform;
+      this.platformFound = p === 'none' ? undefined : p === 'detect' ? await this.detect() : p;
+      if (signal.aborted) return this.startUp.failed(signal.reason);
+      if (this.candidate) {
+        this.candidate.setPlatform(this.platformFound);
+        candidacy = this.candidate.run(standing.signal);
+        await Promise.race([this.candidate.ready, candidacy]);
+      }
+    } catch (e) {
+      this.startUp.failed(e);
+      throw e;
     }
+    this.startUp.started();
     try {
       while (!signal.aborted) {
         try {
@@ -214,7 +292,8 @@ export class LeaderElector {
       if (leading) this.stopLeading(leading, 'cancelled');
       // Candidacy goes before the lease is released, so the election the release starts cannot
       // pick this departing worker (it would never confirm, and its term would have to run out).
-      if (this.candidate) await this.candidate.stop();
+      standing.abort();
+      await candidacy;
       if (leading && this.options.releaseOnCancel) await this.release(leading.term);
     }
   }

@@ -1,16 +1,15 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { hostname as osHostname } from 'node:os';
-import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import * as z from 'zod';
 import { systemClock, type Clock } from '../clock.js';
 import { isIdentityExpired } from '../election/vacancy.js';
 import { Labels, Name } from '../schemas/common.js';
-import { TableNames } from '../schemas/config.js';
 import type { IdentityLease } from '../schemas/identity.js';
 import { parse } from '../schemas/validation.js';
 import { ConflictError } from '../stores/errors.js';
 import { IdentityStore, type IdentityRead } from '../stores/identity-store.js';
 import type { InvalidItem } from '../stores/item-store.js';
+import { ClientSchema, ClockSchema, StartUp, TablesSchema, aborted, deepFreeze, fn, optionErrors, type DeepReadonly } from './options.js';
 
 /** Bytes of sha256 kept in a name: 128 bits, as kube-apiserver keeps (26 base32 characters). */
 const HASH_BYTES = 16;
@@ -19,7 +18,7 @@ const HASH_CHARS = Math.ceil((HASH_BYTES * 8) / 5);
 const MAX_COMPONENT = 253 - 1 - HASH_CHARS;
 /** The TTL backstop lies this many lease durations after the last renewal; GC normally comes first. */
 const TTL_FACTOR = 2;
-/** Lost write races in a row before an acquisition gives up (start rejects, a renewal reports it). */
+/** Lost write races in a row before an acquisition gives up (run() rejects, a renewal reports it). */
 const MAX_ATTEMPTS = 5;
 
 /** A component name that leaves room for the host hash in the identity lease's name. */
@@ -71,43 +70,53 @@ export type IdentityLost =
 /** What one renewal did. */
 export type RenewOutcome = 'renewed' | 'reacquired' | 'superseded' | 'stopped';
 
+/** Where a heartbeat is in its life; see IdentityLeaseHeartbeat.state. */
 export type HeartbeatState = 'idle' | 'running' | 'superseded' | 'stopped';
 
-const fn = <F>(what: string) => z.custom<F>((v) => typeof v === 'function', `must be ${what}`);
-
-/** Options of an IdentityLeaseHeartbeat; a bad one is a ValidationError naming the field. */
-export const IdentityHeartbeatOptions = z
-  .object({
-    client: z.custom<DynamoDBClient>((v) => typeof v === 'object' && v !== null && typeof (v as { send?: unknown }).send === 'function', 'must be a DynamoDBClient'),
-    /** The identities table. */
-    table: TableNames.shape.identities,
-    /** What kind of process this is, e.g. `report-worker`: the partition listed by listLiveIdentities. */
-    component: Component,
-    /** @default os.hostname() */
-    hostname: Hostname.prefault(() => osHostname()),
-    /** How often renewTime is written (kube-apiserver: 10 s). */
-    renewIntervalMs: z.number().int('must be whole milliseconds').positive('must be > 0').default(10_000),
-    /** How long after its last renewal the row counts as dead (kube-apiserver: 3600 s). */
-    leaseDurationSeconds: z.number().int('must be whole seconds').min(1, 'must be ≥ 1').default(3_600),
-    /** Extra labels; `component` and `hostname` are always set (and win over the same keys here). */
-    labels: Labels.optional(),
-    /** @default systemClock */
-    clock: z.custom<Clock>((v) => typeof v === 'object' && v !== null && typeof (v as { now?: unknown }).now === 'function', 'must be a Clock').default(systemClock),
-    /** The per-start-up part of holderIdentity. @default crypto.randomUUID */
-    newId: fn<() => string>('a function returning a unique id').default(() => randomUUID),
-    /** The row was lost; see IdentityLost. @default a process warning */
-    onLost: fn<(lost: IdentityLost) => void>('a function').optional(),
-    /** A renewal failed for another reason (retried at the next interval). @default a process warning */
-    onError: fn<(error: Error) => void>('a function').optional(),
-  })
-  .strict()
+/** The options of an IdentityLeaseHeartbeat; a bad one is a ValidationError naming the field. */
+export const IdentityLeaseHeartbeatOptionsSchema = z
+  .strictObject(
+    {
+      /** The DynamoDB client the row is written with. */
+      client: ClientSchema,
+      /** Where the tables are: a prefix, or `{ prefix?, identities? }`; the identities table is used. @default 'conclave' */
+      tables: TablesSchema,
+      /** What kind of process this is, e.g. `report-worker`: the partition listed by listLiveIdentities. */
+      component: Component,
+      /** @default os.hostname() */
+      hostname: Hostname.prefault(() => osHostname()),
+      /** How often renewTime is written (kube-apiserver: 10 s). @default 10000 */
+      renewIntervalMs: z.number().int('must be whole milliseconds').positive('must be > 0').default(10_000),
+      /** How long after its last renewal the row counts as dead (kube-apiserver: 3600 s). @default 3600 */
+      leaseDurationSeconds: z.number().int('must be whole seconds').min(1, 'must be ≥ 1').default(3_600),
+      /** Extra labels; `component` and `hostname` are always set (and win over the same keys here). */
+      labels: Labels.optional(),
+      /**
+       * Delete the row when run() ends. `false` leaves it for the next start-up on this host to take
+       * back, as after a crash (it expires after leaseDurationSeconds otherwise). @default true
+       */
+      releaseOnCancel: z.boolean().default(true),
+      /** The row was lost; see IdentityLost. @default a process warning */
+      onLost: fn<(lost: IdentityLost) => void>().optional(),
+      /** A renewal failed for another reason (retried at the next interval), or the row could not be deleted. @default a process warning */
+      onError: fn<(error: Error) => void>().optional(),
+      /** Test hook: the clock row times are stamped with. @default systemClock */
+      clock: ClockSchema.default(systemClock),
+      /** Test hook: the per-start-up part of holderIdentity. @default crypto.randomUUID */
+      newId: fn<() => string>('a function returning a unique id').default(() => randomUUID),
+    },
+    { error: optionErrors('IdentityLeaseHeartbeat', 'client and component', { table: 'name the tables with `tables` (a prefix, or { identities })' }) },
+  )
   .superRefine((o, ctx) => {
     if (o.leaseDurationSeconds * 1000 <= o.renewIntervalMs) {
       ctx.addIssue({ code: 'custom', path: ['leaseDurationSeconds'], message: `must be longer than renewIntervalMs (${o.renewIntervalMs} ms), or the lease expires between renewals` });
     }
   });
-export type IdentityHeartbeatOptionsInput = z.input<typeof IdentityHeartbeatOptions>;
-type Options = z.output<typeof IdentityHeartbeatOptions>;
+/** The options of an IdentityLeaseHeartbeat as written. */
+export type IdentityLeaseHeartbeatOptions = z.input<typeof IdentityLeaseHeartbeatOptionsSchema>;
+type Parsed = z.output<typeof IdentityLeaseHeartbeatOptionsSchema>;
+/** An IdentityLeaseHeartbeat's options as resolved (defaults applied, tables named), read-only; the client and callbacks are not among them. */
+export type ResolvedIdentityLeaseHeartbeatOptions = DeepReadonly<Omit<Parsed, 'client' | 'clock' | 'newId' | 'onLost' | 'onError'>>;
 
 const holderCondition = (holder: string) => ({ expression: '#holder = :holder', names: { '#holder': 'holderIdentity' }, values: { ':holder': holder } });
 
@@ -116,33 +125,47 @@ const holderCondition = (holder: string) => ({ expression: '#holder = :holder', 
  * the process renews while it lives, so others can list which processes are alive. The row's name
  * is derived from host and component (a restart takes the same row back); holderIdentity is
  * `${name}_${uuid}`, new at every start-up. Expired rows are collected by the coordinator's
- * `reconcileAll`; `expiresAt` (2 lease durations) is the TTL backstop.
+ * `reconcileAll`; `expiresAt` (2 lease durations) is the TTL backstop. `run(signal)` keeps the
+ * heartbeat until the signal aborts, as LeaderElector and LeaseCandidate do.
  *
  * Two live processes with the same host and component share the row: the newest start-up owns
  * it, and the older one, finding another holder at its next renewal, reports `superseded` and
  * stops for good. A row that is simply gone is created again. Neither can flap.
  */
 export class IdentityLeaseHeartbeat {
-  private readonly o: Options;
+  /** The options as resolved: defaults applied, table names resolved. Frozen. */
+  readonly options: ResolvedIdentityLeaseHeartbeatOptions;
+  /**
+   * Resolves with the row as first written by run(); rejects if run() failed before that (or its
+   * signal aborted first). Pending until run() is called.
+   */
+  readonly ready: Promise<IdentityLease>;
   private readonly store: IdentityStore;
+  private readonly clock: Clock;
   private readonly leaseName: string;
   private readonly holder: string;
   private readonly onLost: (lost: IdentityLost) => void;
   private readonly onError: (error: Error) => void;
+  private readonly startUp: StartUp<IdentityLease>;
   private status: HeartbeatState = 'idle';
   private timer: NodeJS.Timeout | undefined;
   private ticking = false;
-  private started: Promise<IdentityLease> | undefined;
-  /** Every read-then-write runs here, one at a time: a renewal never races its own stop(). */
+  /** Every read-then-write runs here, one at a time: a renewal never races its own stop. */
   private queue: Promise<unknown> = Promise.resolve();
 
-  constructor(options: IdentityHeartbeatOptionsInput) {
-    this.o = parse(IdentityHeartbeatOptions, options, 'IdentityLeaseHeartbeat options');
-    this.store = new IdentityStore(this.o.client, this.o.table);
-    this.leaseName = identityLeaseName(this.o.component, this.o.hostname);
-    this.holder = `${this.leaseName}_${this.o.newId()}`;
-    this.onLost = this.o.onLost ?? ((l) => process.emitWarning(`identity lease ${this.leaseName}: ${l.reason === 'gone' ? 'the row was gone and was created again' : `taken by ${l.by}, a newer start-up; this one stopped`}`, { code: 'CONCLAVE_IDENTITY_LOST' }));
-    this.onError = this.o.onError ?? ((e) => process.emitWarning(e));
+  /** Validates and resolves `options`; nothing is written until run(). @throws ValidationError naming each bad option */
+  constructor(options: IdentityLeaseHeartbeatOptions) {
+    const o = parse(IdentityLeaseHeartbeatOptionsSchema, options, 'IdentityLeaseHeartbeat options');
+    const { client, clock, newId, onLost, onError, ...data } = o;
+    this.options = deepFreeze(data);
+    this.store = new IdentityStore(client, this.options.tables.identities);
+    this.clock = clock;
+    this.leaseName = identityLeaseName(this.options.component, this.options.hostname);
+    this.holder = `${this.leaseName}_${newId()}`;
+    this.onLost = onLost ?? ((l) => process.emitWarning(`identity lease ${this.leaseName}: ${l.reason === 'gone' ? 'the row was gone and was created again' : `taken by ${l.by}, a newer start-up; this one stopped`}`, { code: 'CONCLAVE_IDENTITY_LOST' }));
+    this.onError = onError ?? ((e) => process.emitWarning(e));
+    this.startUp = new StartUp(`identity lease ${this.leaseName}`);
+    this.ready = this.startUp.ready;
   }
 
   /** The row's name (sort key), the same for every start-up on this host. */
@@ -153,62 +176,80 @@ export class IdentityLeaseHeartbeat {
   get identity(): string {
     return this.holder;
   }
+  /** What kind of process this is: the row's partition. */
   get component(): string {
-    return this.o.component;
+    return this.options.component;
   }
+  /** The host, as hashed into the row's name. */
   get hostname(): string {
-    return this.o.hostname;
+    return this.options.hostname;
   }
+  /** `idle` before run(), `running` while it renews, `superseded` by a newer start-up, `stopped` after run() (or a failed start). */
   get state(): HeartbeatState {
     return this.status;
   }
 
   /**
-   * Creates the row, or takes it back from an earlier start-up on this host (whoever holds it: this
-   * start-up is the newest), then renews it every renewIntervalMs. A lost race is read again and
-   * retried; another failure rejects and leaves the heartbeat idle (start() may be called again).
-   * While starting or running it returns the first start's result. A stopped or superseded
-   * heartbeat never starts again: a new start-up is a new IdentityLeaseHeartbeat (a new holderIdentity).
+   * Keeps the heartbeat until `signal` aborts. First creates the row, or takes it back from an
+   * earlier start-up on this host (whoever holds it: this start-up is the newest); a lost race is
+   * read again and retried. Then renews it every renewIntervalMs. Once the signal aborts, stops
+   * renewing, deletes the row if it is still this start-up's (unless releaseOnCancel is false)
+   * and resolves. A superseded heartbeat writes nothing more and waits for the signal too.
+   * Rejects only if the first write fails (`ready` rejects with it); a failed deletion is reported
+   * to onError (the row expires). Once per instance: a new start-up is a new IdentityLeaseHeartbeat.
    */
-  start(): Promise<IdentityLease> {
-    if (this.status === 'stopped' || this.status === 'superseded') {
-      return Promise.reject(new Error(`identity lease ${this.leaseName}: this heartbeat is ${this.status}; a new start-up is a new IdentityLeaseHeartbeat`));
+  async run(signal: AbortSignal): Promise<void> {
+    this.startUp.claim('IdentityLeaseHeartbeat');
+    if (signal.aborted) {
+      this.status = 'stopped';
+      return this.startUp.failed(signal.reason);
     }
-    this.started ??= this.serial(async () => {
-      const written = await this.acquire(true);
-      if ('supersededBy' in written) throw new Error('unreachable: a take-over is never superseded');
-      this.status = 'running';
-      this.timer = setInterval(() => this.tick(), this.o.renewIntervalMs);
-      this.timer.unref(); // a heartbeat never keeps a process alive
-      return written;
-    }).catch((e: unknown) => {
-      this.started = undefined; // nothing was written: a later start() tries again
+    let row: IdentityLease;
+    try {
+      row = await this.startRenewing();
+    } catch (e) {
+      this.status = 'stopped';
+      this.startUp.failed(e);
       throw e;
-    });
-    return this.started;
+    }
+    this.startUp.started(row);
+    await aborted(signal);
+    try {
+      await this.stopRenewing();
+    } catch (e) {
+      this.report(e);
+    }
   }
 
   /**
    * One renewal, awaited (the timer does the same, reporting failures to onError instead): renewTime
    * and expiresAt move if the row is still this start-up's. A row that is gone is created again
    * (onLost `gone`); a row another start-up holds ends this heartbeat (onLost `superseded`).
+   * Outside run() it writes nothing (`stopped`).
    */
   renewNow(): Promise<RenewOutcome> {
     return this.serial(() => this.renew());
   }
 
-  /**
-   * Stops renewing and deletes the row if it is still this start-up's (conditioned on the revision
-   * read). `deleteRow: false` leaves it for the next start-up on this host to take back, as after a
-   * crash. Idempotent.
-   */
-  async stop(opts: { deleteRow?: boolean } = {}): Promise<void> {
+  private startRenewing(): Promise<IdentityLease> {
+    return this.serial(async () => {
+      const written = await this.acquire(true);
+      if ('supersededBy' in written) throw new Error('unreachable: a take-over is never superseded');
+      this.status = 'running';
+      this.timer = setInterval(() => this.tick(), this.options.renewIntervalMs);
+      this.timer.unref(); // a heartbeat never keeps a process alive
+      return written;
+    });
+  }
+
+  /** Stops renewing and deletes the row if it is still this start-up's (conditioned on the revision read), unless releaseOnCancel is false. */
+  private async stopRenewing(): Promise<void> {
     this.clearTimer();
     await this.serial(async () => {
-      this.clearTimer(); // a start() queued before this stop() may have set it
-      if (this.status !== 'running') return; // never started, already stopped, or superseded (the row is not ours)
+      this.clearTimer();
+      if (this.status !== 'running') return; // superseded (the row is not ours)
       this.status = 'stopped';
-      if (opts.deleteRow !== false) await this.release();
+      if (this.options.releaseOnCancel) await this.release();
     });
   }
 
@@ -234,12 +275,12 @@ export class IdentityLeaseHeartbeat {
   private async renew(): Promise<RenewOutcome> {
     if (this.status === 'superseded') return 'superseded';
     if (this.status !== 'running') return 'stopped';
-    const now = this.o.clock.now();
-    if (await this.store.touch({ component: this.o.component, name: this.leaseName }, { renewTime: now, expiresAt: this.expiresAt(now) }, holderCondition(this.holder))) {
+    const now = this.clock.now();
+    if (await this.store.touch({ component: this.options.component, name: this.leaseName }, { renewTime: now, expiresAt: this.expiresAt(now) }, holderCondition(this.holder))) {
       return 'renewed';
     }
     // Lost the condition: the row is gone, or another start-up holds it. Read which.
-    const read = await this.store.read(this.o.component, this.leaseName);
+    const read = await this.store.read(this.options.component, this.leaseName);
     const gone = read.item === undefined;
     const written = await this.acquire(false, read);
     if ('supersededBy' in written) {
@@ -259,19 +300,19 @@ export class IdentityLeaseHeartbeat {
    */
   private async acquire(takeOver: boolean, first?: IdentityRead): Promise<IdentityLease | { supersededBy: string }> {
     for (let attempt = 1; ; attempt++) {
-      const read = attempt === 1 && first ? first : await this.store.read(this.o.component, this.leaseName);
+      const read = attempt === 1 && first ? first : await this.store.read(this.options.component, this.leaseName);
       const ours = read.item?.holderIdentity === this.holder;
       if (read.item && !ours && !takeOver) return { supersededBy: read.item.holderIdentity };
-      const now = this.o.clock.now();
+      const now = this.clock.now();
       try {
         return await this.store.write(read, {
           set: {
             holderIdentity: this.holder,
-            hostname: this.o.hostname,
-            leaseDurationSeconds: this.o.leaseDurationSeconds,
+            hostname: this.options.hostname,
+            leaseDurationSeconds: this.options.leaseDurationSeconds,
             acquireTime: ours && read.item ? read.item.acquireTime : now,
             renewTime: now,
-            labels: { ...this.o.labels, component: this.o.component, hostname: this.o.hostname },
+            labels: { ...this.options.labels, component: this.options.component, hostname: this.options.hostname },
             expiresAt: this.expiresAt(now),
           },
         });
@@ -284,7 +325,7 @@ export class IdentityLeaseHeartbeat {
   /** Deletes the row if this start-up still holds it; a newer start-up's row is left alone. */
   private async release(): Promise<void> {
     for (let attempt = 1; ; attempt++) {
-      const read = await this.store.read(this.o.component, this.leaseName);
+      const read = await this.store.read(this.options.component, this.leaseName);
       if (read.item?.holderIdentity !== this.holder) return; // gone, or a newer start-up's
       try {
         await this.store.delete(read);
@@ -296,7 +337,7 @@ export class IdentityLeaseHeartbeat {
   }
 
   private expiresAt(now: number): number {
-    return Math.ceil((now + TTL_FACTOR * this.o.leaseDurationSeconds * 1000) / 1000);
+    return Math.ceil((now + TTL_FACTOR * this.options.leaseDurationSeconds * 1000) / 1000);
   }
 
   private clearTimer(): void {
@@ -325,6 +366,7 @@ export class IdentityLeaseHeartbeat {
 /** Live: not expired by the coordinator's rule (strict, like Kubernetes': at renewTime + duration still live). */
 export const isIdentityLive = (i: IdentityLease, now: number): boolean => !isIdentityExpired(i, now, 0);
 
+/** One component's identity leases, sorted by what can be told of them (listIdentities). */
 export interface IdentityListing {
   /** Rows renewed within their lease duration, by name. */
   live: IdentityLease[];

@@ -1,10 +1,42 @@
 /**
- * The worker SDK: everything a worker process imports to take part in Conclave's elections.
+ * The worker SDK (`@conclave/sdk`): everything a worker process imports to take part in
+ * Conclave's elections.
+ *
+ * Its three long-lived objects are built and run the same way: one options object (data options,
+ * `tables`, `client`, callbacks, `onError`, test hooks such as `clock`) given to the constructor,
+ * validated at once (a ValidationError names each bad field and what to do) and exposed frozen as
+ * `options`; then `run(signal)`, once, which takes part until the signal aborts and resolves after
+ * cleaning up. `ready` settles with the first write.
+ *
+ * Schemas (zod) are exported as `…Schema`; the option types are the input users write.
+ *
+ * @packageDocumentation
  */
-export { LeaderElector, ElectorOptions, type ElectorOptionsInput, type LeaderCallbacks, type LeaderElectorDeps, type StopReason } from './elector.js';
-export { LeaseCandidate, CandidateOptions, type CandidateOptionsInput, type LeaseCandidateDeps } from './candidate.js';
+export {
+  LeaderElector,
+  LeaderElectorOptionsSchema,
+  type LeaderElectorOptions,
+  type ResolvedLeaderElectorOptions,
+  type LeaderCallbacks,
+  type StopReason,
+} from './elector.js';
+export { LeaseCandidate, LeaseCandidateOptionsSchema, type LeaseCandidateOptions, type ResolvedLeaseCandidateOptions } from './candidate.js';
+export {
+  IdentityLeaseHeartbeat,
+  IdentityLeaseHeartbeatOptionsSchema,
+  identityLeaseName,
+  isIdentityLive,
+  listIdentities,
+  listLiveIdentities,
+  type IdentityLeaseHeartbeatOptions,
+  type ResolvedIdentityLeaseHeartbeatOptions,
+  type IdentityLost,
+  type IdentityListing,
+  type HeartbeatState,
+  type RenewOutcome,
+} from './identity.js';
+export { defaultTableNames, DEFAULT_TABLE_PREFIX, type TablesOption, type DeepReadonly } from './options.js';
 export { fencedTransactWrite, FencingError } from './fencing.js';
-export { defaultTableNames } from '../tables.js';
 export { ValidationError } from '../schemas/validation.js';
 export { ConflictError } from '../stores/errors.js';
 export { OLDEST_EMULATION_VERSION, NO_COORDINATION } from '../schemas/strategy.js';
@@ -12,7 +44,7 @@ export type { Lease } from '../schemas/lease.js';
 export type { Candidate } from '../schemas/candidate.js';
 export type { Clock } from '../clock.js';
 export {
-  LeaderMigrationConfiguration,
+  LeaderMigrationConfigurationSchema,
   MigrationConfigError,
   assignControllers,
   defaultLeaderMigrationConfiguration,
@@ -21,16 +53,13 @@ export {
   resolveLeaderMigration,
   runWithLeaderMigration,
   DEFAULT_MIGRATION_LEADER_NAME,
+  type LeaderMigrationConfiguration,
+  type ControllerLeaderConfiguration,
+  type LeaderMigrationOptions,
+  type ControllerAssignment,
+  type Controller,
+  type StartElector,
+  type LeaderMigrationRun,
 } from './migration.js';
-export {
-  IdentityLeaseHeartbeat,
-  IdentityHeartbeatOptions,
-  identityLeaseName,
-  isIdentityLive,
-  listIdentities,
-  listLiveIdentities,
-  type IdentityHeartbeatOptionsInput,
-  type IdentityLost,
-} from './identity.js';
 export { IdentityStore } from '../stores/identity-store.js';
 export type { IdentityLease } from '../schemas/identity.js';

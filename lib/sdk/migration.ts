@@ -11,7 +11,7 @@ import * as z from 'zod';
 import { Name } from '../schemas/common.js';
 import { LeaseName } from '../schemas/lease.js';
 import { parse } from '../schemas/validation.js';
-import { LeaderElector, type ElectorOptionsInput, type LeaderElectorDeps } from './elector.js';
+import { LeaderElector, type LeaderElectorOptions } from './elector.js';
 
 /** KEP-2436's wildcard: the controller may run in any component that takes part in the migration. */
 export const ANY_COMPONENT = '*';
@@ -31,20 +31,21 @@ const ComponentOrAny = z
   .refine((c) => c === ANY_COMPONENT || Name.safeParse(c).success, `must be a component name (letters, digits, . _ : / -) or "${ANY_COMPONENT}" for any component`);
 
 /** One migrating controller and the component that runs it, under the migration lease. */
-export const ControllerLeaderConfiguration = z.strictObject({
+export const ControllerLeaderConfigurationSchema = z.strictObject({
   /** The controller's name as the component registers it, e.g. `route`. */
   name: z.string().min(1, 'must not be empty: the name the component registers the controller under'),
   /** The component that runs it during this release, or `*` when either party may. */
   component: ComponentOrAny,
 });
-export type ControllerLeaderConfiguration = z.infer<typeof ControllerLeaderConfiguration>;
+/** One migrating controller and the component that runs it. */
+export type ControllerLeaderConfiguration = z.infer<typeof ControllerLeaderConfigurationSchema>;
 
 /**
  * KEP-2436's configuration file, field for field, so a Kubernetes file loads unchanged (its
  * `apiVersion` is accepted as is: Conclave has no API groups to check it against). Strict: a
  * misspelt field is an error, not a silently ignored setting.
  */
-export const LeaderMigrationConfiguration = z
+export const LeaderMigrationConfigurationSchema = z
   .strictObject(
     {
       kind: z.literal('LeaderMigrationConfiguration', { message: 'must be "LeaderMigrationConfiguration" (or left out)' }).optional(),
@@ -54,7 +55,7 @@ export const LeaderMigrationConfiguration = z
       /** Kept for Kubernetes files; Conclave only has leases. */
       resourceLock: z.literal('leases', { message: 'must be "leases" (the only lock Conclave has) or left out' }).optional(),
       controllerLeaders: z
-        .array(ControllerLeaderConfiguration, { message: 'must be a list of { name, component }' })
+        .array(ControllerLeaderConfigurationSchema, { message: 'must be a list of { name, component }' })
         .min(1, 'must list at least one controller: a migration of nothing is a mistake (disable leader migration instead)')
         .superRefine((leaders, ctx) => {
           const firstAt = new Map<string, number>();
@@ -75,7 +76,8 @@ export const LeaderMigrationConfiguration = z
         issue.code === 'invalid_type' ? 'must be a LeaderMigrationConfiguration mapping with leaderName and controllerLeaders' : undefined,
     },
   );
-export type LeaderMigrationConfiguration = z.infer<typeof LeaderMigrationConfiguration>;
+/** A leader migration configuration (KEP-2436), as loaded and validated. */
+export type LeaderMigrationConfiguration = z.infer<typeof LeaderMigrationConfigurationSchema>;
 
 /**
  * The leader migration configuration cannot be used at all (unreadable, not YAML/JSON, or given
@@ -175,7 +177,7 @@ export async function loadLeaderMigrationConfiguration(path: string): Promise<Le
     );
   }
   const raw = parseText(path, text);
-  return parse(LeaderMigrationConfiguration, raw, `leader migration configuration "${path}"`);
+  return parse(LeaderMigrationConfigurationSchema, raw, `leader migration configuration "${path}"`);
 }
 
 /**
@@ -193,7 +195,7 @@ export function defaultLeaderMigrationConfiguration(
   leaderName: string = DEFAULT_MIGRATION_LEADER_NAME,
 ): LeaderMigrationConfiguration {
   return parse(
-    LeaderMigrationConfiguration,
+    LeaderMigrationConfigurationSchema,
     { kind: 'LeaderMigrationConfiguration', leaderName, resourceLock: 'leases', controllerLeaders: controllers.map((name) => ({ name, component: ANY_COMPONENT })) },
     'default leader migration configuration',
   );
@@ -323,10 +325,10 @@ export async function runWithLeaderMigration(run: LeaderMigrationRun): Promise<v
 }
 
 /**
- * The StartElector that runWithLeaderMigration needs, made of LeaderElectors: one per lease,
- * all with the same options and candidacy (the lease name is the only difference).
+ * The StartElector that runWithLeaderMigration needs, made of LeaderElectors: one per lease, all
+ * with the same options and candidacy (the lease name and `onStartedLeading` are the only
+ * differences). Each elector is validated when its lease is first campaigned for.
  */
-export function electorStarter(base: Omit<ElectorOptionsInput, 'leaseName'>, deps: Omit<LeaderElectorDeps, 'callbacks'>): StartElector {
-  return (leaseName, onStartedLeading, signal) =>
-    new LeaderElector({ ...base, leaseName }, { ...deps, callbacks: { onStartedLeading: (leading) => onStartedLeading(leading) } }).run(signal);
+export function electorStarter(options: Omit<LeaderElectorOptions, 'leaseName' | 'callbacks'>): StartElector {
+  return (leaseName, onStartedLeading, signal) => new LeaderElector({ ...options, leaseName, callbacks: { onStartedLeading: (leading) => onStartedLeading(leading) } }).run(signal);
 }

@@ -12,11 +12,12 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { stringify as toYaml } from 'yaml';
 import { coordinatorDeps } from '../../lib/coordinator/reconcile.js';
 import { depsFromEnv } from '../../lib/functions/env.js';
-import { CandidateOptions, LeaseCandidate } from '../../lib/sdk/candidate.js';
-import { ElectorOptions, LeaderElector } from '../../lib/sdk/elector.js';
-import { IdentityHeartbeatOptions, IdentityLeaseHeartbeat, identityLeaseName } from '../../lib/sdk/identity.js';
-import { LeaderMigrationConfiguration, MigrationConfigError, defaultLeaderMigrationConfiguration, loadLeaderMigrationConfiguration, resolveLeaderMigration } from '../../lib/sdk/migration.js';
+import { LeaseCandidate, LeaseCandidateOptionsSchema } from '../../lib/sdk/candidate.js';
+import { CandidacySchema, LeaderElector, LeaderElectorOptionsSchema } from '../../lib/sdk/elector.js';
+import { IdentityLeaseHeartbeat, IdentityLeaseHeartbeatOptionsSchema, identityLeaseName } from '../../lib/sdk/identity.js';
+import { LeaderMigrationConfigurationSchema, MigrationConfigError, defaultLeaderMigrationConfiguration, loadLeaderMigrationConfiguration, resolveLeaderMigration } from '../../lib/sdk/migration.js';
 import { ElectionConfig, electionConfig } from '../../lib/schemas/config.js';
+import { ValidationError } from '../../lib/schemas/validation.js';
 import { ENV } from '../../lib/wiring.js';
 import { RUNS, expectTypedOutcome, junk, mutate, mutations } from './support.js';
 
@@ -25,46 +26,48 @@ afterAll(() => client.destroy());
 const callbacks = { onStartedLeading: () => undefined };
 const shapeOf = (s: { shape: Record<string, unknown> }) => s.shape as Record<string, import('zod').ZodType>;
 
-const electorBase = { leaseName: 'jobs', identity: 'w1', table: 'conclave-leases', leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 };
-const candidateBase = { table: 'conclave-candidates', binaryVersion: '1.31.0', emulationVersion: '1.30.0', priority: 5, renewIntervalMs: 60_000 };
+const candidateBase = { binaryVersion: '1.31.0', emulationVersion: '1.30.0', priority: 5, renewIntervalMs: 60_000 };
+const electorBase = { leaseName: 'jobs', identity: 'w1', tables: 'conclave', leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000, candidacy: candidateBase, client, callbacks };
 
 describe('SDK constructors refuse bad configuration with the field named', () => {
   it('LeaderElector options', async () => {
-    const shape = shapeOf(ElectorOptions);
+    const shape = shapeOf(LeaderElectorOptionsSchema);
     await fc.assert(
       fc.asyncProperty(mutations(Object.keys(shape)), async (ms) => {
-        await expectTypedOutcome(() => new LeaderElector(mutate(electorBase, ms) as never, { client, callbacks }), { shape, mutations: ms });
+        await expectTypedOutcome(() => new LeaderElector(mutate(electorBase, ms) as never), { shape, mutations: ms });
       }),
       RUNS,
     );
   });
 
-  it('LeaderElector candidacy (deps.candidate) and LeaseCandidate options', async () => {
-    const shape = shapeOf(CandidateOptions);
-    const keys = Object.keys(shape).filter((k) => k !== 'leaseName' && k !== 'name');
+  it('LeaderElector candidacy and LeaseCandidate options', async () => {
+    const shape = shapeOf(LeaseCandidateOptionsSchema);
+    const candidacy = shapeOf(CandidacySchema);
     await fc.assert(
-      fc.asyncProperty(mutations(keys), async (ms) => {
+      fc.asyncProperty(mutations(Object.keys(candidacy)), async (ms) => {
         const candidate = mutate(candidateBase, ms);
-        await expectTypedOutcome(() => new LeaderElector(electorBase, { client, callbacks, candidate: candidate as never }), { shape, mutations: ms });
-        await expectTypedOutcome(() => new LeaseCandidate({ ...candidate, leaseName: 'jobs', name: 'w1' } as never, { client }), { shape, mutations: ms });
+        // the elector names the field under `candidacy`
+        const e = await expectTypedOutcome(() => new LeaderElector({ ...electorBase, candidacy: candidate } as never), { known: Object.keys(shapeOf(LeaderElectorOptionsSchema)) });
+        if (e !== 'ok' && e instanceof ValidationError) expect(e.fields.every((f) => f.startsWith('candidacy'))).toBe(true);
+        await expectTypedOutcome(() => new LeaseCandidate({ ...candidate, leaseName: 'jobs', name: 'w1', client } as never), { shape, mutations: ms });
       }),
       RUNS,
     );
   });
 
   it('LeaseCandidate names and versions', async () => {
-    const shape = shapeOf(CandidateOptions);
+    const shape = shapeOf(LeaseCandidateOptionsSchema);
     await fc.assert(
-      fc.asyncProperty(mutations(['leaseName', 'name', 'binaryVersion', 'emulationVersion', 'preferredStrategies', 'priorityExpiresAt', 'labels']), async (ms) => {
-        await expectTypedOutcome(() => new LeaseCandidate(mutate({ ...candidateBase, leaseName: 'jobs', name: 'w1' }, ms) as never, { client }), { shape, mutations: ms });
+      fc.asyncProperty(mutations(['leaseName', 'name', 'binaryVersion', 'emulationVersion', 'preferredStrategies', 'priorityExpiresAt', 'labels', 'tables', 'client', 'clock', 'instance', 'onError']), async (ms) => {
+        await expectTypedOutcome(() => new LeaseCandidate(mutate({ ...candidateBase, leaseName: 'jobs', name: 'w1', client }, ms) as never), { shape, mutations: ms });
       }),
       RUNS,
     );
   });
 
   it('IdentityLeaseHeartbeat options and identity lease names', async () => {
-    const shape = shapeOf(IdentityHeartbeatOptions);
-    const base = { client, table: 'conclave-identities', component: 'report-worker', hostname: 'host-1', renewIntervalMs: 10_000, leaseDurationSeconds: 3_600 };
+    const shape = shapeOf(IdentityLeaseHeartbeatOptionsSchema);
+    const base = { client, tables: { identities: 'conclave-identities' }, component: 'report-worker', hostname: 'host-1', renewIntervalMs: 10_000, leaseDurationSeconds: 3_600 };
     await fc.assert(
       fc.asyncProperty(mutations(Object.keys(shape)), junk, junk, async (ms, component, hostname) => {
         await expectTypedOutcome(() => new IdentityLeaseHeartbeat(mutate(base, ms) as never), { shape, mutations: ms });
@@ -77,7 +80,7 @@ describe('SDK constructors refuse bad configuration with the field named', () =>
 
 describe('leader migration configuration (KEP-2436) from files, flags and defaults', () => {
   const dir = mkdtempSync(join(tmpdir(), 'conclave-fuzz-migration-'));
-  const shape = shapeOf(LeaderMigrationConfiguration);
+  const shape = shapeOf(LeaderMigrationConfigurationSchema);
   const valid = { kind: 'LeaderMigrationConfiguration', leaderName: 'cloud-migration', resourceLock: 'leases', controllerLeaders: [{ name: 'route', component: '*' }, { name: 'service', component: 'ccm' }] };
   const leaderEntry = fc.oneof(fc.record({ name: junk, component: junk }), junk, fc.constant({ name: 'route', component: '*' }));
   const mutatedConfig = fc.tuple(mutations(Object.keys(shape)), fc.array(leaderEntry, { maxLength: 3 }), fc.boolean()).map(([ms, leaders, replace]) => {

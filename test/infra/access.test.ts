@@ -179,11 +179,11 @@ describe('what a worker calls is what grantWorker grants', () => {
     const rec = recording(t.names);
     let led!: () => void;
     const leading = new Promise<void>((resolve) => (led = resolve));
-    const elector = new LeaderElector(
+    const elector = new LeaderElector({
       // short timings so that, with no coordinator running, the worker falls back to acquiring itself at once
-      { leaseName: 'worker-lease', identity: 'w-1', table: t.names.leases, leaseDurationMs: 1_000, renewDeadlineMs: 600, retryPeriodMs: 100, fallbackAfterMs: 200, platform: 'none' },
-      { client: rec.client, candidate: { table: t.names.candidates, emulationVersion: '1.30.0', binaryVersion: '1.30.0' }, callbacks: { onStartedLeading: () => led() } },
-    );
+      leaseName: 'worker-lease', identity: 'w-1', tables: t.names, leaseDurationMs: 1_000, renewDeadlineMs: 600, retryPeriodMs: 100, fallbackAfterMs: 200, platform: 'none',
+      client: rec.client, candidacy: { emulationVersion: '1.30.0', binaryVersion: '1.30.0' }, callbacks: { onStartedLeading: () => led() },
+    });
     const stop = new AbortController();
     const run = elector.run(stop.signal);
     await leading;
@@ -192,12 +192,15 @@ describe('what a worker calls is what grantWorker grants', () => {
     stop.abort();
     await run;
 
-    const heartbeat = new IdentityLeaseHeartbeat({ client: rec.client, table: t.names.identities, component: 'scheduler', hostname: 'host-1' });
-    await heartbeat.start();
+    const heartbeat = new IdentityLeaseHeartbeat({ client: rec.client, tables: t.names, component: 'scheduler', hostname: 'host-1' });
+    const beating = new AbortController();
+    const beat = heartbeat.run(beating.signal);
+    await heartbeat.ready;
     await heartbeat.renewNow();
     const listing = await listIdentities(new IdentityStore(rec.client, t.names.identities), 'scheduler', Date.now());
     expect(listing.live.map((i) => i.holderIdentity)).toEqual([heartbeat.identity]);
-    await heartbeat.stop();
+    beating.abort();
+    await beat;
 
     expect([...rec.calls].sort()).toEqual(expected(WORKER_ACCESS));
   });

@@ -31,8 +31,8 @@ async function runtime(config: ElectionConfigInput) {
   running.push(env);
   const t: TestTables = { client: rt.client, names: rt.tables, drop: async () => undefined };
   const log = new Log();
-  const start = (id: string, versions: [string, string] = ['1.30.0', '1.30.0']) => {
-    const e = startElector(t, log, id, { leaseName: LEASE }, { versions });
+  const start = (id: string, versions: [string, string] = ['1.30.0', '1.30.0'], opts: { releaseOnCancel?: boolean } = {}) => {
+    const e = startElector(t, log, id, { leaseName: LEASE, ...opts }, { versions });
     env.electors.push(e);
     return e;
   };
@@ -114,7 +114,8 @@ describe('local runtime: elections finish by acknowledgement or by the timer', (
 describe('local runtime: succession', () => {
   it('the coordinator names a successor with every term; a leader gone without releasing is followed by it with no election; a releasing one by it or the coordinator, whichever writes first', async () => {
     const { rt, log, start } = await runtime({});
-    const electors = [start('a', ['1.30.0', '1.30.0']), start('b', ['1.30.0', '1.30.1']), start('c', ['1.30.0', '1.30.2'])];
+    // a leaves without releasing (options are fixed at construction)
+    const electors = [start('a', ['1.30.0', '1.30.0'], { releaseOnCancel: false }), start('b', ['1.30.0', '1.30.1']), start('c', ['1.30.0', '1.30.2'])];
     const byName = (n: string) => electors.find((e) => e.elector.options.identity === n)!;
     const read = async () => (await rt.deps.coordinator.leases.read(LEASE)).item;
     // a leads (lowest binary version), b is next best, then c
@@ -123,7 +124,6 @@ describe('local runtime: succession', () => {
 
     const elections = () => ofType(rt, 'Election Started').length;
     const before = elections();
-    byName('a').elector.options.releaseOnCancel = false;
     await byName('a').stop();
     await waitFor('b leading', () => byName('b').elector.isLeader(), 30_000);
     expect(await read()).toMatchObject({ holderIdentity: 'b', electedBy: 'successor' });

@@ -16,7 +16,21 @@ beforeAll(async () => {
 afterAll(() => t.drop());
 
 const make = (over: Record<string, unknown> = {}, instance?: string) =>
-  new LeaseCandidate({ leaseName: 'jobs', name: 'w1', table: t.names.candidates, binaryVersion: '1.31.0', emulationVersion: '1.30.0', ...over } as never, { client: t.client, clock, ...(instance ? { instance } : {}) });
+  new LeaseCandidate({ leaseName: 'jobs', name: 'w1', tables: t.names, client: t.client, clock, binaryVersion: '1.31.0', emulationVersion: '1.30.0', ...(instance ? { instance } : {}), ...over } as never);
+
+/** Runs `c` until stop(); `row` is its first write. */
+async function stand(c: LeaseCandidate) {
+  const controller = new AbortController();
+  const done = c.run(controller.signal);
+  const row = await c.ready;
+  return {
+    row,
+    async stop() {
+      controller.abort();
+      await done;
+    },
+  };
+}
 
 describe('LeaseCandidate', () => {
   it.each([
@@ -39,45 +53,46 @@ describe('LeaseCandidate', () => {
     expect((err as ValidationError).fields).toEqual([field]);
   });
 
-  it('registers, renews (the ack), keeps its creation time across a restart, resets an operator’s priority, and removes its row on stop', async () => {
-    const first = make({}, 'w1_first');
-    const row = await first.start();
-    expect(row).toMatchObject({ leaseName: 'jobs', name: 'w1', binaryVersion: '1.31.0', emulationVersion: '1.30.0', preferredStrategies: ['OldestEmulationVersion'], identity: 'w1_first', renewTime: clock.now(), createdAt: clock.now() });
-    const created = row.createdAt;
+  it('registers, renews (the ack), keeps its creation time across a restart, resets an operator’s priority, and removes its row once its signal aborts', async () => {
+    const c1 = make({}, 'w1_first');
+    const first = await stand(c1);
+    expect(first.row).toMatchObject({ leaseName: 'jobs', name: 'w1', binaryVersion: '1.31.0', emulationVersion: '1.30.0', preferredStrategies: ['OldestEmulationVersion'], identity: 'w1_first', renewTime: clock.now(), createdAt: clock.now() });
+    const created = first.row.createdAt;
 
     clock.advance(1_000);
     await store.ping('jobs', 'w1', clock.now());
     clock.advance(100);
-    await first.ack();
+    await c1.ack();
     const acked = (await store.read('jobs', 'w1')).item!;
     expect(acked.renewTime).toBeGreaterThanOrEqual(acked.pingTime!);
 
     // an operator pins it
     await store.write(await store.read('jobs', 'w1'), { set: { priority: 50 } });
-    await first.renew();
+    await c1.renew();
     expect((await store.read('jobs', 'w1')).item?.priority).toBe(50); // renewals leave it alone
 
     // the process restarts (a new instance, a new binary): same row, creation time kept, priority reset
     clock.advance(60_000);
-    const second = make({ binaryVersion: '1.32.0' }, 'w1_second');
-    const again = await second.start();
-    expect(again).toMatchObject({ identity: 'w1_second', binaryVersion: '1.32.0', createdAt: created });
-    expect(again.priority).toBeUndefined();
+    const second = await stand(make({ binaryVersion: '1.32.0' }, 'w1_second'));
+    expect(second.row).toMatchObject({ identity: 'w1_second', binaryVersion: '1.32.0', createdAt: created });
+    expect(second.row.priority).toBeUndefined();
 
     // the old instance's stop does not remove the new instance's row
     await first.stop();
     expect((await store.read('jobs', 'w1')).item?.identity).toBe('w1_second');
     await second.stop();
     expect((await store.read('jobs', 'w1')).item).toBeUndefined();
-    await second.stop(); // idempotent
+    // after run() a renewal writes nothing
+    await c1.renew();
+    expect((await store.read('jobs', 'w1')).item).toBeUndefined();
   });
 
   it('a row collected while the worker lived (a long pause) is registered again at the next renewal', async () => {
     const c = make({ name: 'w2' }, 'w2_a');
-    await c.start();
+    const s = await stand(c);
     await store.delete(await store.read('jobs', 'w2'));
     await c.renew();
     expect((await store.read('jobs', 'w2')).item).toMatchObject({ identity: 'w2_a' });
-    await c.stop();
+    await s.stop();
   });
 });

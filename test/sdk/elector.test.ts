@@ -8,7 +8,7 @@ import { LeaderElector } from '../../lib/sdk/elector.js';
 import { FencingError, fencedTransactWrite } from '../../lib/sdk/fencing.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
 import { inject } from 'vitest';
-import type { ElectorOptionsInput } from '../../lib/sdk/elector.js';
+import type { LeaderElectorOptions } from '../../lib/sdk/elector.js';
 import { FAST, Log, coordinatorLoop, startElector, waitFor, type RunningElector } from './harness.js';
 import { testTables, type TestTables } from '../support.js';
 
@@ -29,6 +29,8 @@ const leaders = (es: RunningElector[]) => es.filter((e) => e.elector.isLeader())
 const stopAll = (es: RunningElector[]) => Promise.all(es.map((e) => e.stop()));
 
 describe('LeaderElector options', () => {
+  const base = () => ({ leaseName: 'x', identity: 'w', client: t.client, callbacks: { onStartedLeading: () => undefined }, candidacy: { emulationVersion: '1.30.0', binaryVersion: '1.30.0' } });
+
   it.each([
     { opts: { renewDeadlineMs: 2_000 }, field: 'renewDeadlineMs' },
     { opts: { retryPeriodMs: 1_500 }, field: 'retryPeriodMs' },
@@ -36,7 +38,7 @@ describe('LeaderElector options', () => {
     { opts: { identity: '' }, field: 'identity' },
     { opts: { mode: 'Racing' }, field: 'mode' },
   ])('rejects $field', ({ opts, field }) => {
-    const make = () => new LeaderElector({ leaseName: 'x', identity: 'w', table: 'leases', ...FAST, ...(opts as object) }, { client: t.client, callbacks: { onStartedLeading: () => undefined } });
+    const make = () => new LeaderElector({ ...base(), ...FAST, ...(opts as object) });
     expect(make).toThrow(ValidationError);
     try {
       make();
@@ -46,14 +48,13 @@ describe('LeaderElector options', () => {
   });
 
   it('has client-go’s defaults', () => {
-    const e = new LeaderElector({ leaseName: 'x', identity: 'w', table: 'leases' }, { client: t.client, callbacks: { onStartedLeading: () => undefined } });
+    const e = new LeaderElector(base());
     expect(e.options).toMatchObject({ leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000, releaseOnCancel: true, mode: 'coordinated' });
   });
 
   it('rejects bad candidacy at construction, naming the field', () => {
-    const make = () =>
-      new LeaderElector({ leaseName: 'x', identity: 'w', table: 'leases' }, { client: t.client, callbacks: { onStartedLeading: () => undefined }, candidate: { table: 'cands', emulationVersion: '1.31.0', binaryVersion: '1.30.0' } });
-    expect(make).toThrow(/emulationVersion: must be ≤ binaryVersion 1\.30\.0/);
+    const make = () => new LeaderElector({ ...base(), candidacy: { emulationVersion: '1.31.0', binaryVersion: '1.30.0' } });
+    expect(make).toThrow(/candidacy\.emulationVersion: must be ≤ binaryVersion 1\.30\.0/);
   });
 });
 
@@ -84,9 +85,13 @@ describe('coordinated election', () => {
     const L = lease();
     const log = new Log();
     const coord = coordinatorLoop(deps, L);
-    const es = ['a', 'b', 'c'].map((id) => startElector(t, log, id, { leaseName: L, releaseOnCancel: false }));
+    // the first leader does not release; the ones after it do (options are fixed at construction)
+    const es = [startElector(t, log, 'a', { leaseName: L, releaseOnCancel: false })];
     try {
       const first = await waitFor('a leader', () => leaders(es)[0]);
+      es.push(...['b', 'c'].map((id) => startElector(t, log, id, { leaseName: L, releaseOnCancel: true })));
+      await Promise.all(es.map((e) => e.elector.ready)); // b and c stand
+      expect(leaders(es)).toEqual([first]); // same versions: the oldest candidate keeps the lease
       const t0 = performance.now();
       await first.stop(); // no release: the others must wait out the term
       const lastTerm = (await deps.leases.read(L)).item!;
@@ -101,7 +106,6 @@ describe('coordinated election', () => {
       expect(crashFailover).toBeLessThan(FAST.leaseDurationMs + FAST.retryPeriodMs + ACK_MS + 10_000);
 
       // now a graceful hand-off: release on cancel
-      second.elector.options.releaseOnCancel = true;
       const t1 = performance.now();
       await second.stop();
       await waitFor('a third leader', () => leaders(es)[0]);
@@ -187,7 +191,7 @@ describe('health (client-go healthz adaptor)', () => {
   it('a leader whose term ran out without it stepping down is unhealthy; a follower is healthy', async () => {
     const L = lease();
     const clock = manualClock(Date.now());
-    const e = new LeaderElector({ leaseName: L, identity: 'h', table: t.names.leases, mode: 'NoCoordination', ...FAST, healthToleranceMs: 500 }, { client: t.client, clock, callbacks: { onStartedLeading: () => undefined } });
+    const e = new LeaderElector({ leaseName: L, identity: 'h', tables: t.names, mode: 'NoCoordination', ...FAST, healthToleranceMs: 500, client: t.client, clock, callbacks: { onStartedLeading: () => undefined } });
     expect(e.healthy()).toBe(true);
     const stop = new AbortController();
     const done = e.run(stop.signal);
@@ -247,7 +251,7 @@ describe('fencing', () => {
 
 describe('succession: the designated successor takes a vacant lease itself', () => {
   /** Three electors elected by the coordinator, which is then stopped once the lease names a successor. */
-  async function electedThenCoordinatorDown(L: string, log: Log, opts: Partial<ElectorOptionsInput> = {}) {
+  async function electedThenCoordinatorDown(L: string, log: Log, opts: Partial<LeaderElectorOptions> = {}) {
     const coord = coordinatorLoop(deps, L);
     const es = ['a', 'b', 'c'].map((id) => startElector(t, log, id, { leaseName: L, fallbackAfterMs: 60_000, ...opts }));
     const leader = await waitFor('a leader', () => leaders(es)[0]);

@@ -1,6 +1,6 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { reconcileLease, type CoordinatorDeps } from '../../lib/coordinator/reconcile.js';
-import { LeaderElector, type ElectorOptionsInput, type StopReason } from '../../lib/sdk/elector.js';
+import { LeaderElector, type LeaderElectorOptions, type StopReason } from '../../lib/sdk/elector.js';
 import type { TestTables } from '../support.js';
 
 /** The coordinator, driven in-process: reconcile one lease every `everyMs` (stands in for streams and the timer). */
@@ -67,32 +67,37 @@ export interface RunningElector {
   stop(): Promise<void>;
 }
 
-/** Starts an elector that logs its callbacks; `signals` collects every term's AbortSignal. */
+/**
+ * Starts an elector that logs its callbacks; `signals` collects every term's AbortSignal. A
+ * coordinated one stands with `versions` (and `priority`); a NoCoordination one has no candidacy.
+ */
 export function startElector(
   t: TestTables,
   log: Log,
   identity: string,
-  opts: Partial<ElectorOptionsInput> & { leaseName: string },
+  opts: Partial<LeaderElectorOptions> & { leaseName: string },
   extra: { client?: DynamoDBClient; versions?: [string, string]; priority?: number; errors?: Error[] } = {},
 ): RunningElector {
   const signals: AbortSignal[] = [];
   const [emulationVersion, binaryVersion] = extra.versions ?? ['1.30.0', '1.30.0'];
-  const elector = new LeaderElector(
-    { identity, table: t.names.leases, ...FAST, ...opts },
-    {
-      client: extra.client ?? t.client,
-      candidate: { table: t.names.candidates, emulationVersion, binaryVersion, ...(extra.priority ? { priority: extra.priority } : {}) },
-      callbacks: {
-        onStartedLeading: (signal, { fencingToken }) => {
-          signals.push(signal);
-          log.add({ who: identity, what: 'started', token: fencingToken });
-        },
-        onStoppedLeading: ({ reason, fencingToken }) => log.add({ who: identity, what: 'stopped', reason, token: fencingToken }),
-        onNewLeader: (leader) => log.add({ who: identity, what: 'newLeader', leader }),
+  const candidacy = { emulationVersion, binaryVersion, ...(extra.priority ? { priority: extra.priority } : {}) };
+  const elector = new LeaderElector({
+    identity,
+    tables: t.names,
+    ...FAST,
+    ...(opts.mode === 'NoCoordination' ? {} : { candidacy }),
+    client: extra.client ?? t.client,
+    callbacks: {
+      onStartedLeading: (signal, { fencingToken }) => {
+        signals.push(signal);
+        log.add({ who: identity, what: 'started', token: fencingToken });
       },
-      onError: (e) => extra.errors?.push(e),
+      onStoppedLeading: ({ reason, fencingToken }) => log.add({ who: identity, what: 'stopped', reason, token: fencingToken }),
+      onNewLeader: (leader) => log.add({ who: identity, what: 'newLeader', leader }),
     },
-  );
+    onError: (e) => extra.errors?.push(e),
+    ...opts,
+  });
   const controller = new AbortController();
   const done = elector.run(controller.signal);
   return {

@@ -9,12 +9,13 @@ import {
   identityLeaseName,
   listIdentities,
   listLiveIdentities,
-  type IdentityHeartbeatOptionsInput,
+  type IdentityLeaseHeartbeatOptions,
   type IdentityLost,
 } from '../../lib/sdk/identity.js';
 import { Name } from '../../lib/schemas/common.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
 import { IdentityStore } from '../../lib/stores/identity-store.js';
+import type { IdentityLease } from '../../lib/schemas/identity.js';
 import { createTables, deleteTables } from '../../lib/local/tables.js';
 import { testTables, type TestTables } from '../support.js';
 
@@ -29,15 +30,15 @@ const HOUR = 60 * MIN;
 
 let t: TestTables;
 let store: IdentityStore;
-const running: IdentityLeaseHeartbeat[] = [];
+const running: Probe[] = [];
 
 beforeAll(async () => {
   t = await testTables('identity');
   store = new IdentityStore(t.client, t.names.identities);
 });
 afterEach(async () => {
-  // only end the timers (deleteRow: false writes nothing); the rows stay as the test left them
-  await Promise.all(running.splice(0).map((h) => h.stop({ deleteRow: false })));
+  // end every heartbeat a test left running
+  await Promise.all(running.splice(0).map((p) => p.stop()));
 });
 afterAll(() => t.drop());
 
@@ -45,15 +46,35 @@ interface Probe {
   hb: IdentityLeaseHeartbeat;
   lost: IdentityLost[];
   errors: Error[];
+  /** Runs the heartbeat; resolves with its first write (`ready`). */
+  start(): Promise<IdentityLease>;
+  /** Aborts its signal and waits for run() to end. */
+  stop(): Promise<void>;
+}
+
+/** Runs `hb` under a signal of its own: start() and stop() as a process would live. */
+function lifecycle(hb: IdentityLeaseHeartbeat): Pick<Probe, 'start' | 'stop'> {
+  const controller = new AbortController();
+  let done: Promise<void> | undefined;
+  return {
+    start() {
+      done ??= hb.run(controller.signal);
+      return hb.ready;
+    },
+    async stop() {
+      controller.abort();
+      await done;
+    },
+  };
 }
 
 /** A heartbeat on the test tables with the given clock; its losses and errors are recorded. */
-function heartbeat(clock: ManualClock, component: string, hostname: string, id: string, extra: Partial<IdentityHeartbeatOptionsInput> = {}): Probe {
+function heartbeat(clock: ManualClock, component: string, hostname: string, id: string, extra: Partial<IdentityLeaseHeartbeatOptions> = {}): Probe {
   const lost: IdentityLost[] = [];
   const errors: Error[] = [];
   const hb = new IdentityLeaseHeartbeat({
     client: t.client,
-    table: t.names.identities,
+    tables: t.names,
     component,
     hostname,
     clock,
@@ -62,8 +83,9 @@ function heartbeat(clock: ManualClock, component: string, hostname: string, id: 
     onError: (e) => errors.push(e),
     ...extra,
   });
-  running.push(hb);
-  return { hb, lost, errors };
+  const probe = { hb, lost, errors, ...lifecycle(hb) };
+  running.push(probe);
+  return probe;
 }
 
 const rowOf = async (hb: IdentityLeaseHeartbeat) => (await store.read(hb.component, hb.name)).item;
@@ -103,7 +125,7 @@ describe('identityLeaseName', () => {
 });
 
 describe('IdentityLeaseHeartbeat options', () => {
-  const base = (): IdentityHeartbeatOptionsInput => ({ client: t.client, table: t.names.identities, component: 'opts', hostname: 'h' });
+  const base = (): IdentityLeaseHeartbeatOptions => ({ client: t.client, tables: t.names, component: 'opts', hostname: 'h' });
 
   it.each([
     ['an empty component', { component: '' }, 'component'],
@@ -131,10 +153,11 @@ describe('IdentityLeaseHeartbeat options', () => {
 });
 
 describe('IdentityLeaseHeartbeat', () => {
-  it('start creates the row: holder per start-up, times, labels, TTL backstop at two durations', async () => {
+  it('run creates the row: holder per start-up, times, labels, TTL backstop at two durations', async () => {
     const clock = manualClock(T0);
-    const { hb, errors } = heartbeat(clock, 'create', 'node-1', 'u1', { labels: { zone: 'a', component: 'ignored' } });
-    const written = await hb.start();
+    const p = heartbeat(clock, 'create', 'node-1', 'u1', { labels: { zone: 'a', component: 'ignored' } });
+    const { hb, errors } = p;
+    const written = await p.start();
     expect(hb.identity).toBe(`${identityLeaseName('create', 'node-1')}_u1`);
     expect(written).toEqual({
       component: 'create',
@@ -150,15 +173,17 @@ describe('IdentityLeaseHeartbeat', () => {
     });
     expect(await rowOf(hb)).toEqual(written);
     expect(hb.state).toBe('running');
-    expect(await hb.start()).toEqual(written); // while running: the same start, nothing written again
+    expect(await hb.ready).toEqual(written); // while running: the same start, nothing written again
+    await expect(hb.run(new AbortController().signal)).rejects.toThrow(/run\(\) was already called on this IdentityLeaseHeartbeat; each start-up is a new IdentityLeaseHeartbeat/);
     expect((await rowOf(hb))?.revision).toBe(1);
     expect(errors).toEqual([]);
   });
 
   it('renewals move renewTime and the TTL, keep holder and acquireTime, and raise the revision', async () => {
     const clock = manualClock(T0);
-    const { hb, lost, errors } = heartbeat(clock, 'renew', 'node-1', 'u1');
-    await hb.start();
+    const p = heartbeat(clock, 'renew', 'node-1', 'u1');
+    const { hb, lost, errors } = p;
+    await p.start();
     clock.advance(10 * SEC);
     expect(await hb.renewNow()).toBe('renewed');
     clock.advance(10 * SEC);
@@ -170,10 +195,9 @@ describe('IdentityLeaseHeartbeat', () => {
 
   it('lists the live identities of one component: other hosts yes, an expired one and other components no', async () => {
     const clock = manualClock(T0);
-    const a = heartbeat(clock, 'list', 'node-a', 'ua').hb;
-    const b = heartbeat(clock, 'list', 'node-b', 'ub').hb;
-    const other = heartbeat(clock, 'list-other', 'node-a', 'uo').hb;
-    await Promise.all([a.start(), b.start(), other.start()]);
+    const probes = [heartbeat(clock, 'list', 'node-a', 'ua'), heartbeat(clock, 'list', 'node-b', 'ub'), heartbeat(clock, 'list-other', 'node-a', 'uo')];
+    const [a, b] = probes.map((p) => p.hb) as [IdentityLeaseHeartbeat, IdentityLeaseHeartbeat];
+    await Promise.all(probes.map((p) => p.start()));
     expect((await listLiveIdentities(store, 'list', clock.now())).map((i) => i.holderIdentity).sort()).toEqual([a.identity, b.identity].sort());
 
     clock.advance(30 * MIN);
@@ -194,14 +218,16 @@ describe('IdentityLeaseHeartbeat', () => {
 
   it('a restart on the same host takes the old row back: same name, new holder, revision raised, one row', async () => {
     const clock = manualClock(T0);
-    const before = heartbeat(clock, 'restart', 'node-1', 'old').hb;
-    await before.start();
-    await before.stop({ deleteRow: false }); // a crash: the row stays
+    const b = heartbeat(clock, 'restart', 'node-1', 'old', { releaseOnCancel: false });
+    const before = b.hb;
+    await b.start();
+    await b.stop(); // releaseOnCancel: false, as after a crash: the row stays
     clock.advance(5 * MIN);
-    const after = heartbeat(clock, 'restart', 'node-1', 'new').hb;
+    const a = heartbeat(clock, 'restart', 'node-1', 'new');
+    const after = a.hb;
     expect(after.name).toBe(before.name);
     expect(after.identity).not.toBe(before.identity);
-    const written = await after.start();
+    const written = await a.start();
     expect(written).toMatchObject({ name: before.name, holderIdentity: after.identity, acquireTime: T0 + 5 * MIN, renewTime: T0 + 5 * MIN, revision: 2 });
     expect(await rowsOf('restart')).toEqual([written]);
   });
@@ -210,9 +236,9 @@ describe('IdentityLeaseHeartbeat', () => {
     const clock = manualClock(T0);
     const first = heartbeat(clock, 'twin', 'node-1', 'first');
     const second = heartbeat(clock, 'twin', 'node-1', 'second');
-    await first.hb.start();
+    await first.start();
     clock.advance(SEC);
-    await second.hb.start(); // takes the row while `first` still runs
+    await second.start(); // takes the row while `first` still runs
     clock.advance(10 * SEC);
 
     expect(await first.hb.renewNow()).toBe('superseded');
@@ -231,10 +257,11 @@ describe('IdentityLeaseHeartbeat', () => {
     expect(first.lost).toHaveLength(1);
     expect(second.lost).toEqual([]);
 
-    // stopping the superseded one leaves the newer row; it cannot be started again
-    await first.hb.stop();
+    // stopping the superseded one leaves the newer row; it cannot be run again
+    await first.stop();
+    expect(first.hb.state).toBe('superseded');
     expect((await rowOf(second.hb))?.holderIdentity).toBe(second.hb.identity);
-    await expect(first.hb.start()).rejects.toThrow(/superseded; a new start-up is a new IdentityLeaseHeartbeat/);
+    await expect(first.hb.run(new AbortController().signal)).rejects.toThrow(/each start-up is a new IdentityLeaseHeartbeat/);
     expect([...first.errors, ...second.errors]).toEqual([]);
   });
 
@@ -242,7 +269,7 @@ describe('IdentityLeaseHeartbeat', () => {
     const clock = manualClock(T0);
     const paused = heartbeat(clock, 'gc', 'node-paused', 'p');
     const alive = heartbeat(clock, 'gc', 'node-alive', 'a');
-    await Promise.all([paused.hb.start(), alive.hb.start()]);
+    await Promise.all([paused.start(), alive.start()]);
     const deps = coordinatorDeps(t.client, t.names, { clock });
 
     clock.advance(30 * MIN);
@@ -263,28 +290,36 @@ describe('IdentityLeaseHeartbeat', () => {
     expect([...paused.errors, ...alive.errors]).toEqual([]);
   });
 
-  it('stop deletes the row if it is still ours, is idempotent, and a stopped heartbeat never writes again', async () => {
+  it('once its signal aborts, run() deletes the row if it is still ours and resolves; a stopped heartbeat never writes again', async () => {
     const clock = manualClock(T0);
-    const { hb, errors } = heartbeat(clock, 'stop', 'node-1', 'u1');
-    await hb.start();
-    await hb.stop();
+    const p = heartbeat(clock, 'stop', 'node-1', 'u1');
+    const { hb, errors } = p;
+    await p.start();
+    await p.stop();
     expect(await rowOf(hb)).toBeUndefined();
-    await hb.stop();
     expect(hb.state).toBe('stopped');
     expect(await hb.renewNow()).toBe('stopped');
     expect(await rowOf(hb)).toBeUndefined();
-    await expect(hb.start()).rejects.toThrow(/stopped/);
+    await expect(hb.run(new AbortController().signal)).rejects.toThrow(/already called/);
     expect(errors).toEqual([]);
+  });
+
+  it('a signal aborted before run() writes nothing: ready rejects with its reason', async () => {
+    const { hb } = heartbeat(manualClock(T0), 'aborted', 'node-1', 'u1');
+    await hb.run(AbortSignal.abort('shutting down'));
+    await expect(hb.ready).rejects.toBe('shutting down');
+    expect(await rowOf(hb)).toBeUndefined();
+    expect(hb.state).toBe('stopped');
   });
 
   it('stop leaves a row a newer start-up holds', async () => {
     const clock = manualClock(T0);
-    const old = heartbeat(clock, 'stop-newer', 'node-1', 'old').hb;
-    const newer = heartbeat(clock, 'stop-newer', 'node-1', 'new').hb;
+    const old = heartbeat(clock, 'stop-newer', 'node-1', 'old');
+    const newer = heartbeat(clock, 'stop-newer', 'node-1', 'new');
     await old.start();
     await newer.start();
     await old.stop(); // has not renewed since: it still thinks it holds the row
-    expect((await rowOf(newer))?.holderIdentity).toBe(newer.identity);
+    expect((await rowOf(newer.hb))?.holderIdentity).toBe(newer.hb.identity);
   });
 });
 
@@ -317,9 +352,10 @@ describe('IdentityLeaseHeartbeat timer', () => {
       const clock = manualClock(T0);
       const lost: IdentityLost[] = [];
       const errors: Error[] = [];
-      const hb = new IdentityLeaseHeartbeat({ client: own.client, table: own.names.identities, component: 'timer', hostname: 'node-1', clock, renewIntervalMs: 10_000, newId: () => 'u1', onLost: (l) => lost.push(l), onError: (e) => errors.push(e) });
+      const hb = new IdentityLeaseHeartbeat({ client: own.client, tables: own.names, component: 'timer', hostname: 'node-1', clock, renewIntervalMs: 10_000, newId: () => 'u1', onLost: (l) => lost.push(l), onError: (e) => errors.push(e) });
       const ownStore = new IdentityStore(own.client, own.names.identities);
-      await hb.start();
+      const life = lifecycle(hb);
+      await life.start();
       expect(vi.getTimerCount()).toBe(1);
 
       clock.advance(10 * SEC);
@@ -345,7 +381,7 @@ describe('IdentityLeaseHeartbeat timer', () => {
         expect((await ownStore.read('timer', hb.name)).item).toMatchObject({ holderIdentity: hb.identity, renewTime: clock.now() });
       });
 
-      await hb.stop();
+      await life.stop();
       expect((await ownStore.read('timer', hb.name)).item).toBeUndefined();
       expect(vi.getTimerCount()).toBe(0); // no interval left to renew a stopped heartbeat
       expect(lost).toEqual([{ reason: 'gone' }]);

@@ -26,7 +26,7 @@ describe('runWithLeaderMigration on real electors (KEP-2436)', () => {
     const start = (component: string, controllers: string[]) => {
       const abort = new AbortController();
       const done = runWithLeaderMigration({
-        startElector: electorStarter({ identity: `${component}-1`, table: t.names.leases, ...FAST }, { client: t.client, candidate: { table: t.names.candidates, emulationVersion: '1.30.0', binaryVersion: '1.30.0' } }),
+        startElector: electorStarter({ identity: `${component}-1`, tables: t.names, ...FAST, client: t.client, candidacy: { emulationVersion: '1.30.0', binaryVersion: '1.30.0' } }),
         controllers: Object.fromEntries(controllers.map((c) => [c, controller(`${component}/${c}`)])),
         component,
         primaryLeaseName: component,

@@ -1,0 +1,157 @@
+/**
+ * What the SDK's three long-lived objects (LeaderElector, LeaseCandidate, IdentityLeaseHeartbeat)
+ * share: the option schemas every one of them takes (tables, client, clock, callbacks), the frozen
+ * view of the options they expose, and the one lifecycle they follow (`run(signal)` once, `ready`).
+ */
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import * as z from 'zod';
+import type { Clock } from '../clock.js';
+import { TableNames } from '../schemas/config.js';
+import { defaultTableNames as tableNamesUnder } from '../tables.js';
+
+/** The prefix of the table names when `tables` is not given: `conclave-leases`, `conclave-candidates`, `conclave-identities`. */
+export const DEFAULT_TABLE_PREFIX = 'conclave';
+
+/**
+ * The names of the three tables under `prefix`: `${prefix}-leases`, `${prefix}-candidates` and
+ * `${prefix}-identities`, as local mode and the CDK construct name them by default. The SDK's
+ * `tables` option does this itself; this is for code that needs the names (the CLI, a coordinator).
+ * @param prefix @default 'conclave'
+ */
+export const defaultTableNames: (prefix?: string) => TableNames = tableNamesUnder;
+
+const LONGEST_SUFFIX = '-candidates'.length; // the longest of -leases, -candidates, -identities
+const PREFIX_MAX = 255 - LONGEST_SUFFIX;
+const TablePrefix = z
+  .string()
+  .regex(new RegExp(`^[A-Za-z0-9_.-]{1,${PREFIX_MAX}}$`), `must be a table name prefix such as "${DEFAULT_TABLE_PREFIX}": 1–${PREFIX_MAX} of A-Z a-z 0-9 _ . - (the tables are <prefix>-leases, <prefix>-candidates, <prefix>-identities)`);
+
+const TablesObject = z.strictObject(
+  {
+    /** Names every table not named below `${prefix}-leases` etc. @default 'conclave' */
+    prefix: TablePrefix.optional(),
+    leases: TableNames.shape.leases.optional(),
+    candidates: TableNames.shape.candidates.optional(),
+    identities: TableNames.shape.identities.optional(),
+  },
+  {
+    error: (issue) =>
+      issue.code === 'unrecognized_keys'
+        ? `unknown key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `"${k}"`).join(', ')}: name tables with prefix, leases, candidates, identities`
+        : undefined,
+  },
+);
+
+/** The `tables` option as written: a prefix, or a prefix and/or the names of single tables. */
+export type TablesOption = string | z.input<typeof TablesObject>;
+
+const TABLES_SHAPE = `a table name prefix such as "${DEFAULT_TABLE_PREFIX}", or { prefix?, leases?, candidates?, identities? }`;
+
+/**
+ * The `tables` option of every SDK object: where the Conclave tables are. A string is a prefix;
+ * an object may name single tables, the others following its `prefix`. Resolved to all three
+ * names, so each object takes the one it needs. Nothing given: prefix `conclave`.
+ */
+export const TablesSchema = z
+  .custom<TablesOption>((v) => typeof v === 'string' || (typeof v === 'object' && v !== null && !Array.isArray(v)), `must be ${TABLES_SHAPE}`)
+  .superRefine((v, ctx) => {
+    const r = (typeof v === 'string' ? TablePrefix : TablesObject).safeParse(v);
+    for (const issue of r.error?.issues ?? []) ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
+  })
+  .optional()
+  .transform((v): TableNames => {
+    const given = typeof v === 'string' ? { prefix: v } : (v ?? {});
+    const names = tableNamesUnder(given.prefix ?? DEFAULT_TABLE_PREFIX);
+    return { leases: given.leases ?? names.leases, candidates: given.candidates ?? names.candidates, identities: given.identities ?? names.identities };
+  });
+
+/** The DynamoDB client an SDK object reads and writes with. */
+export const ClientSchema = z.custom<DynamoDBClient>(
+  (v) => typeof v === 'object' && v !== null && typeof (v as { send?: unknown }).send === 'function',
+  'must be a DynamoDBClient (new DynamoDBClient({}) from @aws-sdk/client-dynamodb)',
+);
+
+/** A Clock (lib/clock.ts): test code injects a manual one. */
+export const ClockSchema = z.custom<Clock>((v) => typeof v === 'object' && v !== null && typeof (v as { now?: unknown }).now === 'function', 'must be a Clock: an object with now() (and optionally monotonic())');
+
+/** A function option (a callback, or a hook tests inject). */
+export const fn = <F>(what = 'a function') => z.custom<F>((v) => typeof v === 'function', `must be ${what}`);
+
+/**
+ * The messages of an options object's own issues: not an object at all (`required` names what it
+ * needs), or unknown options (with what to write instead where an option moved).
+ */
+export function optionErrors(owner: string, required: string, moved: Readonly<Record<string, string>> = {}) {
+  return (issue: { code?: string; keys?: string[] }): string | undefined => {
+    if (issue.code === 'invalid_type') return `must be the ${owner} options: an object with ${required}`;
+    if (issue.code !== 'unrecognized_keys' || !issue.keys) return undefined;
+    const hints = issue.keys.map((k) => (moved[k] ? `"${k}": ${moved[k]}` : `"${k}"`));
+    return `unknown option${issue.keys.length > 1 ? 's' : ''} of ${owner}: ${hints.join('; ')}`;
+  };
+}
+
+/** Read-only all the way down; functions are left as they are. */
+export type DeepReadonly<T> = T extends (...args: never[]) => unknown
+  ? T
+  : T extends readonly (infer U)[]
+    ? readonly DeepReadonly<U>[]
+    : T extends object
+      ? { readonly [K in keyof T]: DeepReadonly<T[K]> }
+      : T;
+
+/**
+ * Freezes `value` and every plain object and array inside it. The options an SDK object exposes
+ * are its own copy (zod parsed them), so nothing the caller holds is frozen.
+ */
+export function deepFreeze<T>(value: T): DeepReadonly<T> {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    const proto = Object.getPrototypeOf(value) as unknown;
+    if (Array.isArray(value) || proto === Object.prototype || proto === null) {
+      Object.freeze(value);
+      for (const v of Object.values(value)) deepFreeze(v);
+    }
+  }
+  return value as DeepReadonly<T>;
+}
+
+/** Resolves once `signal` has aborted (at once if it already has). */
+export const aborted = (signal: AbortSignal): Promise<void> =>
+  new Promise((resolve) => {
+    if (signal.aborted) resolve();
+    else signal.addEventListener('abort', () => resolve(), { once: true });
+  });
+
+/**
+ * The lifecycle the three objects share: `run(signal)` once per instance (a new start-up is a new
+ * object), and `ready`, settled by the first write. `ready` rejects with run()'s error when run()
+ * fails before it, or with the signal's reason when the signal aborted before anything was
+ * written; it never counts as an unhandled rejection (run() reports the same failure).
+ */
+export class StartUp<T> {
+  readonly ready: Promise<T>;
+  private resolve!: (value: T) => void;
+  private reject!: (error: unknown) => void;
+  private claimed = false;
+
+  constructor(private readonly who: string) {
+    this.ready = new Promise<T>((resolve, reject) => {
+      this.resolve = resolve;
+      this.reject = reject;
+    });
+    this.ready.catch(() => undefined);
+  }
+
+  /** Marks run() as called; a second call is a mistake, reported as a rejection of that call. */
+  claim(cls: string): void {
+    if (this.claimed) throw new Error(`${this.who}: run() was already called on this ${cls}; each start-up is a new ${cls}`);
+    this.claimed = true;
+  }
+
+  started(value: T): void {
+    this.resolve(value);
+  }
+
+  failed(error: unknown): void {
+    this.reject(error);
+  }
+}
