@@ -68,6 +68,8 @@ export async function dropRuntime(observer: DynamoDBClient, rt: LocalRuntime): P
 }
 
 const BASELINE_WORKER = fileURLToPath(new URL('./baseline/worker.ts', import.meta.url));
+/** examples/worker.ts with its requests counted (COUNT_REQUESTS_EVERY_MS): the example itself knows nothing of bench/. */
+const COUNTING_WORKER = fileURLToPath(new URL('./counting-worker.ts', import.meta.url));
 
 /** One benchmark run's shared infrastructure. */
 export class BenchContext {
@@ -165,7 +167,10 @@ export interface TermRecord {
 }
 
 export interface GroupOptions {
-  /** Extra environment for Conclave's worker processes (e.g. COUNT_REQUESTS_EVERY_MS). */
+  /**
+   * Extra environment for the worker processes. COUNT_REQUESTS_EVERY_MS: each worker prints its
+   * request counts (Conclave's run as bench/counting-worker.ts, the baseline's count themselves).
+   */
   env?: Record<string, string>;
   /** Conclave only: a runtime whose coordinator designates no successors (every vacancy is an election). @default true */
   succession?: boolean;
@@ -211,7 +216,8 @@ export class Group {
   }
 
   async add(identity: string, versions: Versions = V130): Promise<WorkerProcess> {
-    const spec: WorkerSpec = { identity, lease: this.lease, ...versions, timing: this.timing, ...(this.system === 'baseline' ? { script: BASELINE_WORKER } : {}) };
+    const script = this.system === 'baseline' ? BASELINE_WORKER : this.opts.env?.['COUNT_REQUESTS_EVERY_MS'] ? COUNTING_WORKER : undefined;
+    const spec: WorkerSpec = { identity, lease: this.lease, ...versions, timing: this.timing, ...(script ? { script } : {}) };
     const signal = this.system === 'conclave' ? this.opts.platformSignal : undefined;
     let w: WorkerProcess;
     if (signal) {

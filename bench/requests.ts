@@ -120,7 +120,11 @@ export function reportRequests(
   everyMs: number,
   say: (event: string, extra: Record<string, unknown>) => void,
 ): { flush(): void } {
-  const counter = new RequestCounter().attach(client, roleOf);
+  return reportCounts(new RequestCounter().attach(client, roleOf), everyMs, say);
+}
+
+/** Prints `counter`'s running totals every `everyMs` and once more on `flush()` (see reportRequests). */
+export function reportCounts(counter: RequestCounter, everyMs: number, say: (event: string, extra: Record<string, unknown>) => void): { flush(): void } {
   const report = () => say('requests', { requests: counter.snapshot() });
   const timer = setInterval(report, everyMs);
   timer.unref();

@@ -11,7 +11,7 @@
  * Every leadership change is printed as one JSON line on stdout.
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { LeaderElector, defaultTableNames } from '@conclave/sdk';
+import { LeaderElector } from '@conclave/sdk';
 
 const env = (name: string, fallback?: string): string => {
   const v = process.env[name] ?? fallback;
@@ -61,21 +61,9 @@ const elector = new LeaderElector({
   onError: (e) => say('error', { message: e.message }),
 });
 
-// For bench/ only: with COUNT_REQUESTS_EVERY_MS set, this worker's DynamoDB requests are counted
-// by role (leader, follower, candidate) and printed as `requests` lines; unset, nothing changes.
-const counting = process.env['COUNT_REQUESTS_EVERY_MS']
-  ? (await import('../bench/requests.js')).reportRequests(
-      client,
-      (input) => (input.TableName === defaultTableNames(env('CONCLAVE_TABLE_PREFIX', 'conclave')).candidates ? 'candidate' : elector.isLeader() ? 'leader' : 'follower'),
-      Number(process.env['COUNT_REQUESTS_EVERY_MS']),
-      say,
-    )
-  : undefined;
-
 const controller = new AbortController();
 for (const sig of ['SIGTERM', 'SIGINT'] as const) process.on(sig, () => controller.abort());
 say('ready', { instance: elector.instance });
 await elector.run(controller.signal);
-counting?.flush();
 say('exited');
 client.destroy();

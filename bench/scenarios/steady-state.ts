@@ -1,9 +1,9 @@
 /**
  * Steady-state cost: DynamoDB requests per minute per lease, by kind, while nothing happens.
  * Real worker processes (client-go timing, 15 s / 10 s / 2 s) stand for a few leases, each
- * counting its own requests by role with SDK middleware (COUNT_REQUESTS_EVERY_MS); the other
- * leases of a 100-lease table are seeded (held, healthy, 3 candidates each) so the coordinator's
- * tick scans a table of the size priced. The coordinator's requests are counted on the runtime's
+ * counting its own requests by role with SDK middleware (COUNT_REQUESTS_EVERY_MS; Conclave's
+ * workers through bench/counting-worker.ts); the other leases of a 100-lease table are seeded
+ * (held, healthy, 3 candidates each) so the coordinator's tick scans a table of the size priced. The coordinator's requests are counted on the runtime's
  * own client; its tick runs once a minute as scheduled in AWS. The baseline's workers run in the
  * same window.
  */

@@ -1,9 +1,11 @@
 /**
  * The steady-state scenario reads each worker's own request counts (COUNT_REQUESTS_EVERY_MS):
- * examples/worker.ts and the baseline's worker must print them, by role — the leader's renewals,
- * a follower's polls, and (Conclave) the candidate row's writes apart — and once more on exit.
- * The Conclave pair is coordinated by an in-process reconcile loop standing in for the functions.
+ * examples/worker.ts run through bench/counting-worker.ts, and the baseline's worker, must print
+ * them, by role — the leader's renewals, a follower's polls, and (Conclave) the candidate row's
+ * writes apart — and once more on exit. The Conclave pair is coordinated by an in-process
+ * reconcile loop standing in for the functions. The example itself imports nothing of bench/.
  */
+import { readFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -15,6 +17,8 @@ import { coordinatorLoop, waitFor } from '../sdk/harness.js';
 
 const TIMING = { leaseDurationMs: 2_000, renewDeadlineMs: 1_500, retryPeriodMs: 250 } as const;
 const BASELINE_WORKER = fileURLToPath(new URL('../../bench/baseline/worker.ts', import.meta.url));
+const COUNTING_WORKER = fileURLToPath(new URL('../../bench/counting-worker.ts', import.meta.url));
+const EXAMPLE_WORKER = fileURLToPath(new URL('../../examples/worker.ts', import.meta.url));
 let t: TestTables;
 let prefix: string;
 
@@ -28,10 +32,10 @@ afterAll(() => t.drop());
 type Tallies = NonNullable<WorkerEvent['requests']>;
 const lastCounts = (w: WorkerProcess): Tallies => w.events.filter((e) => e.event === 'requests').at(-1)?.requests ?? {};
 
-async function pair(script: string | undefined) {
+async function pair(script: string) {
   const lease = `hook-${randomUUID().slice(0, 8)}`;
-  const coordinator = script ? undefined : coordinatorLoop(coordinatorDeps(t.client, t.names, { config: { ackWindowMs: 500 } }), lease);
-  const spec = (identity: string): WorkerSpec => ({ identity, lease, emulationVersion: '1.30.0', binaryVersion: '1.30.0', timing: TIMING, ...(script ? { script } : {}) });
+  const coordinator = script === BASELINE_WORKER ? undefined : coordinatorLoop(coordinatorDeps(t.client, t.names, { config: { ackWindowMs: 500 } }), lease);
+  const spec = (identity: string): WorkerSpec => ({ identity, lease, emulationVersion: '1.30.0', binaryVersion: '1.30.0', timing: TIMING, script });
   const env = { endpoint: inject('ddbEndpoint'), tablePrefix: prefix, extra: { COUNT_REQUESTS_EVERY_MS: '200' } };
   const first = new WorkerProcess(spec('a'), env);
   await waitFor('a to lead', () => first.leading, 20_000);
@@ -46,8 +50,13 @@ async function pair(script: string | undefined) {
 }
 
 describe('request counting in the worker processes', () => {
-  it('examples/worker.ts: leader renewals, follower polls and candidate writes each under their own role, flushed on exit', async () => {
-    const { leader, follower } = await pair(undefined);
+  it('examples/worker.ts is a plain consumer: it imports the SDK by its package name and nothing of bench/', () => {
+    const imports = [...readFileSync(EXAMPLE_WORKER, 'utf8').matchAll(/^import .* from '([^']+)';$|import\('([^']+)'\)/gm)].map((m) => m[1] ?? m[2]);
+    expect(imports).toEqual(['@aws-sdk/client-dynamodb', '@conclave/sdk']);
+  });
+
+  it('examples/worker.ts through bench/counting-worker.ts: leader renewals, follower polls and candidate writes each under their own role, flushed on exit', async () => {
+    const { leader, follower } = await pair(COUNTING_WORKER);
     const l = lastCounts(leader);
     const f = lastCounts(follower);
     expect(Object.keys(l.leader!.commands)).toEqual(['UpdateItem']);
