@@ -1,8 +1,8 @@
 #!/usr/bin/env node
-// The `conclave` operator CLI (lib/cli/main.ts), run from source through tsx: no build step.
+// `npx conclave` inside this repository: the CLI (lib/cli/bin.ts) run from source through tsx.
+// Users get the compiled command from the @conclave/cli package instead.
 // `npx conclave` puts node_modules/.bin first on PATH, so `node` here is the project's Node 22.
 import { register } from 'tsx/esm/api';
 
 register();
-const { main } = await import('../lib/cli/main.ts');
-process.exitCode = await main(process.argv.slice(2));
+await import('../lib/cli/bin.ts');

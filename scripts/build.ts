@@ -1,0 +1,185 @@
+/**
+ * `npm run build`: the four publishable packages, under packages/<name>/.
+ *
+ *  1. tsc compiles lib/, functions/ and infra/ to build/ (ESM, .d.ts, source maps with sources).
+ *  2. The Lambda functions are bundled by esbuild into build/assets/<function>/ (the construct
+ *     ships them pre-built: a consumer's synth needs no esbuild, Docker or TypeScript).
+ *  3. Each package gets the compiled files its entry points reach, and nothing else, under
+ *     packages/<name>/dist/ (paths as in the repository). What those files import from other
+ *     packages must be declared in the package's manifest, or the build fails.
+ *  4. API Extractor checks each package's public API against the reviewed report in api/ and
+ *     writes the doc model `npm run docs:api` turns into the API reference.
+ *
+ * `npm run build -- --check` (what `npm test` runs) fails when a report in api/ is out of date: an
+ * API change is accepted on purpose by running `npm run build` and committing api/*.api.md.
+ */
+import { spawnSync } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { builtinModules } from 'node:module';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Extractor, ExtractorConfig, ExtractorLogLevel, type IConfigFile } from '@microsoft/api-extractor';
+import { buildFunctions } from './build-functions.js';
+
+export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+export const BUILD = join(ROOT, 'build');
+
+export interface PackageSpec {
+  /** Folder under packages/. */
+  readonly dir: string;
+  /** Compiled entry points (relative to build/, `.js`), each followed to what it reaches. */
+  readonly entries: readonly string[];
+  /** The entry whose declarations make the public API (checked by API Extractor); none for a bare command. */
+  readonly api?: string;
+  /** Also ships the pre-built Lambda functions (dist/assets/). */
+  readonly assets?: boolean;
+}
+
+export const PACKAGES: readonly PackageSpec[] = [
+  { dir: 'sdk', entries: ['lib/sdk/index.js'], api: 'lib/sdk/index.d.ts' },
+  { dir: 'cdk', entries: ['infra/index.js'], api: 'infra/index.d.ts', assets: true },
+  { dir: 'cli', entries: ['lib/cli/bin.js'] },
+  { dir: 'testing', entries: ['lib/testing/index.js'], api: 'lib/testing/index.d.ts' },
+];
+
+const BUILTINS = new Set(builtinModules);
+const SPECIFIER = /(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+)['"]([^'"]+)['"]/g;
+
+/** The package a bare specifier names: `zod`, `@aws-sdk/client-dynamodb` (`aws-cdk-lib/aws-iam` → `aws-cdk-lib`). */
+export function packageOf(specifier: string): string {
+  const parts = specifier.split('/');
+  return specifier.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0]!;
+}
+
+/**
+ * The compiled files reachable from `entries` (relative to `root`), following the imports of each
+ * `.js` file and of its `.d.ts` (type-only imports are gone from the `.js`), and the other
+ * packages they import.
+ */
+export function reachable(root: string, entries: readonly string[]): { files: string[]; externals: Map<string, Set<string>> } {
+  const files = new Set<string>();
+  const externals = new Map<string, Set<string>>();
+  const todo = [...entries];
+  while (todo.length) {
+    const file = todo.pop()!;
+    if (files.has(file)) continue;
+    const path = join(root, file);
+    if (!existsSync(path)) throw new Error(`build: ${file} is imported but was not compiled (is it under lib/, functions/ or infra/?)`);
+    files.add(file);
+    const dts = file.replace(/\.js$/, '.d.ts');
+    const sources = [readFileSync(path, 'utf8'), ...(existsSync(join(root, dts)) ? [readFileSync(join(root, dts), 'utf8')] : [])];
+    for (const text of sources) {
+      for (const [, spec] of text.matchAll(SPECIFIER)) {
+        if (!spec) continue;
+        if (spec.startsWith('.')) todo.push(relative(root, resolve(dirname(path), spec)));
+        else if (!spec.startsWith('node:') && !BUILTINS.has(spec)) {
+          const pkg = packageOf(spec);
+          if (!externals.has(pkg)) externals.set(pkg, new Set());
+          externals.get(pkg)!.add(file);
+        }
+      }
+    }
+  }
+  return { files: [...files].sort(), externals };
+}
+
+interface Manifest {
+  name: string;
+  version: string;
+  dependencies?: Record<string, string>;
+  peerDependencies?: Record<string, string>;
+}
+
+function run(cmd: string, args: string[]): void {
+  const r = spawnSync(cmd, args, { cwd: ROOT, stdio: 'inherit' });
+  if (r.status !== 0) throw new Error(`build: \`${cmd} ${args.join(' ')}\` failed (exit ${r.status})`);
+}
+
+/** Copies one package's share of build/ into packages/<dir>/dist and checks its manifest declares every import. */
+function assemble(spec: PackageSpec): { files: number; manifest: Manifest } {
+  const pkgDir = join(ROOT, 'packages', spec.dir);
+  const manifest = JSON.parse(readFileSync(join(pkgDir, 'package.json'), 'utf8')) as Manifest;
+  const dist = join(pkgDir, 'dist');
+  rmSync(dist, { recursive: true, force: true });
+  const { files, externals } = reachable(BUILD, spec.entries);
+  for (const file of files) {
+    for (const f of [file, `${file}.map`, file.replace(/\.js$/, '.d.ts')]) {
+      if (!existsSync(join(BUILD, f))) continue;
+      mkdirSync(dirname(join(dist, f)), { recursive: true });
+      cpSync(join(BUILD, f), join(dist, f));
+    }
+  }
+  if (spec.assets) cpSync(join(BUILD, 'assets'), join(dist, 'assets'), { recursive: true });
+  const declared = new Set([...Object.keys(manifest.dependencies ?? {}), ...Object.keys(manifest.peerDependencies ?? {})]);
+  const undeclared = [...externals].filter(([pkg]) => !declared.has(pkg) && !declared.has(`@types/${pkg}`));
+  if (undeclared.length) {
+    throw new Error(
+      `build: ${manifest.name} imports packages its manifest does not declare:\n` +
+        undeclared.map(([pkg, by]) => `  ${pkg} (from ${[...by].join(', ')})`).join('\n') +
+        `\nDeclare them in packages/${spec.dir}/package.json, or stop importing them from this package's entry points.`,
+    );
+  }
+  const unused = [...declared].filter((d) => !externals.has(d) && !externals.has(d.replace(/^@types\//, '')));
+  if (unused.length) throw new Error(`build: ${manifest.name} declares packages it never imports: ${unused.join(', ')}. Remove them from packages/${spec.dir}/package.json.`);
+  return { files: files.length, manifest };
+}
+
+/** API Extractor on one package's declarations: the report in api/ must match unless `local`. */
+function checkApi(spec: PackageSpec & { api: string }, manifest: Manifest, local: boolean): boolean {
+  const pkgDir = join(ROOT, 'packages', spec.dir);
+  const configObject: IConfigFile = {
+    projectFolder: pkgDir,
+    mainEntryPointFilePath: join(pkgDir, 'dist', spec.api),
+    compiler: {
+      overrideTsconfig: {
+        compilerOptions: { target: 'ES2023', lib: ['ES2023'], module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, skipLibCheck: true, types: ['node'], typeRoots: [join(ROOT, 'node_modules', '@types')] },
+        include: [join(pkgDir, 'dist')],
+      },
+    },
+    apiReport: { enabled: true, reportFolder: join(ROOT, 'api'), reportTempFolder: join(BUILD, 'api-report'), reportFileName: `${spec.dir}.api.md` },
+    docModel: { enabled: true, apiJsonFilePath: join(BUILD, 'api-model', `${spec.dir}.api.json`) },
+    dtsRollup: { enabled: false },
+    tsdocMetadata: { enabled: false },
+    messages: {
+      compilerMessageReporting: { default: { logLevel: ExtractorLogLevel.Warning } },
+      extractorMessageReporting: {
+        default: { logLevel: ExtractorLogLevel.Warning },
+        // Every exported symbol says what it is for: the API reference is generated from it.
+        'ae-undocumented': { logLevel: ExtractorLogLevel.Error, addToApiReportFile: false },
+        'ae-missing-release-tag': { logLevel: ExtractorLogLevel.None },
+      },
+      tsdocMessageReporting: { default: { logLevel: ExtractorLogLevel.Warning } },
+    },
+  };
+  const config = ExtractorConfig.prepare({ configObject, configObjectFullPath: join(pkgDir, 'api-extractor.json'), packageJsonFullPath: join(pkgDir, 'package.json'), packageJson: manifest as never });
+  const result = Extractor.invoke(config, { localBuild: local, showVerboseMessages: false });
+  if (result.apiReportChanged && !local) {
+    console.error(`\n${manifest.name}: the public API differs from api/${spec.dir}.api.md (see build/api-report/${spec.dir}.api.md).`);
+    console.error('If the change is meant: run `npm run build`, review the diff of api/, commit it, and note it in CHANGELOG.md.');
+  }
+  if (result.errorCount > 0) console.error(`${manifest.name}: ${result.errorCount} API Extractor error(s) above (ae-undocumented: add a TSDoc comment to the symbol).`);
+  return result.succeeded;
+}
+
+export async function build(opts: { check?: boolean } = {}): Promise<void> {
+  const started = Date.now();
+  rmSync(BUILD, { recursive: true, force: true });
+  run('npx', ['tsc', '-p', 'tsconfig.build.json']);
+  await buildFunctions({ outDir: join(BUILD, 'assets') });
+  let ok = true;
+  for (const spec of PACKAGES) {
+    const { files, manifest } = assemble(spec);
+    console.log(`${manifest.name}@${manifest.version}: ${files} modules`);
+    if (spec.api) ok = checkApi({ ...spec, api: spec.api }, manifest, !opts.check) && ok;
+  }
+  if (!ok) throw new Error('build: the API check failed (see above)');
+  writeFileSync(join(BUILD, '.built'), new Date().toISOString());
+  console.log(`built in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  build({ check: process.argv.includes('--check') }).catch((e: unknown) => {
+    console.error(e instanceof Error ? e.message : e);
+    process.exitCode = 1;
+  });
+}

