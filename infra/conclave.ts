@@ -1,35 +1,33 @@
 /**
- * Conclave in one construct: the three tables, the four functions wired to their triggers as
+ * Conclave in one construct: the three tables, the five functions wired to their triggers as
  * lib/wiring.ts declares them (the same declaration local mode runs from), the event bus, the
- * alarms and a dashboard; and `grantWorker` for the processes that take part in elections.
+ * alarms and a dashboard (ConclaveMonitoring); and `grantWorker` for the processes that take part
+ * in elections. The functions' code is pre-built (infra/assets.ts): synth runs no bundler.
  */
-import { ArnFormat, Duration, RemovalPolicy, Stack, Token, Validations } from 'aws-cdk-lib';
-import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
-import * as cwActions from 'aws-cdk-lib/aws-cloudwatch-actions';
+import { Duration, RemovalPolicy, Stack, Token } from 'aws-cdk-lib';
+import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as events from 'aws-cdk-lib/aws-events';
-import * as targets from 'aws-cdk-lib/aws-events-targets';
-import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
-import * as lambda from 'aws-cdk-lib/aws-lambda';
-import * as destinations from 'aws-cdk-lib/aws-lambda-destinations';
-import * as sources from 'aws-cdk-lib/aws-lambda-event-sources';
-import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { join } from 'node:path';
-import * as z from 'zod';
-import { METRIC, NAMESPACE, SERVICE } from '../lib/functions/metrics.js';
-import { Name } from '../lib/schemas/common.js';
-import { ElectionConfig, TableNames, type ElectionConfigInput } from '../lib/schemas/config.js';
+import { ElectionConfigSchema, TableNamesSchema, type ElectionConfig, type ElectionConfigInput, type TableNames } from '../lib/schemas/config.js';
 import { parse, ValidationError } from '../lib/schemas/validation.js';
 import { defaultTableNames } from '../lib/tables.js';
-import { ENV, wiring, type EventsTrigger, type FunctionName, type FunctionWiring, type QueueTrigger, type StreamTrigger } from '../lib/wiring.js';
-import { FUNCTION_ACCESS, KEY_READ, KEY_WRITE, WORKER_ACCESS, type FunctionAccess, type TableAccess, type TableRole } from './access.js';
-import { ARCHITECTURE, BUNDLING, PROJECT_ROOT, RUNTIME } from './bundling.js';
-import { ConclaveTables } from './tables.js';
+import { ENV, wiring, type FunctionName, type FunctionWiring } from '../lib/wiring.js';
+import type { TableRole } from './access.js';
+import { conclaveFunction } from './functions.js';
+import { allowLogsToUse, grantFunctionAccess, grantWorkerAccess } from './grants.js';
+import { ConclaveMonitoring, type ConclaveAlarms } from './monitoring.js';
+import { deadLetterQueue, queueEncryption } from './queues.js';
+import { ConclaveSettingsSchema, GrantWorkerSettingsSchema } from './settings.js';
+import { ConclaveTables, type ConclaveTableSet } from './tables.js';
+import { addEventRules, addQueueSource, addSchedule, addStreamSource } from './triggers.js';
 
+/** The props of `Conclave`: every one is optional. */
 export interface ConclaveProps {
   /**
    * Explicit table names, per table. Workers need them (LeaderElector `table`, LeaseCandidate
@@ -106,48 +104,31 @@ export interface GrantWorkerOptions {
   readonly components?: readonly string[];
 }
 
-/** A table name prefix: `<prefix>-candidates` must still be a DynamoDB table name. */
-export const TablePrefix = z.string().regex(/^[A-Za-z0-9_.-]{1,240}$/, 'must be 1–240 of A-Z a-z 0-9 _ . - (a table name is prefix + "-candidates")');
-const ScopeList = (what: string) => z.array(Name).min(1, `give at least one ${what}, or leave it out for all`);
-
-/** The props that are data, as they are validated (field names are the props' names). */
-const Settings = z
-  .object({
-    tableNames: TableNames.partial().optional(),
-    tablePrefix: TablePrefix.optional(),
-    tick: z
-      .number()
-      .int('must be whole minutes: EventBridge schedules run at most once a minute')
-      .min(60, 'must be at least 1 minute: EventBridge schedules run at most once a minute')
-      .multipleOf(60, 'must be whole minutes: EventBridge schedules run at most once a minute'),
-    election: ElectionConfig,
-  })
-  .strict();
-
-const GrantWorkerSettings = z.object({ leaseNames: ScopeList('lease name').optional(), components: ScopeList('component').optional() }).strict();
-
-const pascal = (s: string) => s[0]!.toUpperCase() + s.slice(1);
-
+/**
+ * Coordinated leader election (KEP-4355) on DynamoDB: the tables workers elect through, the
+ * coordinator and the functions that react to changes, the event bus their events go to, alarms
+ * and a dashboard. Workers (lib/sdk) need the table names and `grantWorker`.
+ */
 export class Conclave extends Construct {
   /** The leases, candidates and identities tables. */
-  readonly tables: ConclaveTables['tables'];
+  readonly tables: ConclaveTableSet;
   /** The functions, by their name in lib/wiring.ts. */
-  readonly functions: Record<FunctionName, nodejs.NodejsFunction>;
-  /** The election timer's queue (messages with a per-message delay) and its dead-letter queue. */
+  readonly functions: Record<FunctionName, lambda.Function>;
+  /** The election timer's queue (messages with a per-message delay; its dead-letter queue is in `deadLetterQueues`). */
   readonly timerQueue: sqs.Queue;
-  /** Dead-letter queues: each stream source's on-failure destination, and the timer queue's. */
+  /** Dead-letter queues: each stream source's on-failure destination, the platform function's, and the timer queue's. */
   readonly deadLetterQueues: Partial<Record<FunctionName, sqs.Queue>>;
+  /** Where lease and candidate events are published: `eventBus`, or the bus created here. */
   readonly eventBus: events.IEventBus;
   /** The coordinator's schedule. */
   readonly schedule: events.Rule;
   /** The configuration the functions run with (CONCLAVE_ELECTION_CONFIG), defaults filled in. */
   readonly config: ElectionConfig;
-  readonly alarms: {
-    electionFailures: cloudwatch.Alarm;
-    leaderlessLeases: cloudwatch.Alarm;
-    deadLetters: Partial<Record<FunctionName, cloudwatch.Alarm>>;
-    functionErrors: Record<FunctionName, cloudwatch.Alarm>;
-  };
+  /** The alarms and the dashboard. */
+  readonly monitoring: ConclaveMonitoring;
+  /** The alarms (`monitoring.alarms`). */
+  readonly alarms: ConclaveAlarms;
+  /** The dashboard (`monitoring.dashboard`). */
   readonly dashboard: cloudwatch.Dashboard;
   private readonly encryptionKey: kms.IKey | undefined;
 
@@ -155,7 +136,7 @@ export class Conclave extends Construct {
     super(scope, id);
     const tick = props.tick ?? Duration.seconds(wiring.coordinator.trigger.everySeconds);
     const settings = parse(
-      Settings,
+      ConclaveSettingsSchema,
       {
         ...(props.tableNames ? { tableNames: props.tableNames } : {}),
         ...(props.tablePrefix !== undefined ? { tablePrefix: props.tablePrefix } : {}),
@@ -166,18 +147,18 @@ export class Conclave extends Construct {
     );
     this.config = settings.election;
     const names: Partial<TableNames> = { ...(settings.tablePrefix ? defaultTableNames(settings.tablePrefix) : {}), ...settings.tableNames };
-    parse(TableNames.partial(), names, 'Conclave table names (tablePrefix + tableNames)');
+    parse(TableNamesSchema.partial(), names, 'Conclave table names (tablePrefix + tableNames)');
 
     if (props.encryptionKey && Token.isUnresolved(Stack.of(this).region)) {
       // TableV2 writes the key into its replica specification, which names the region
       throw new ValidationError('Conclave props', [{ field: 'encryptionKey', message: 'needs a stack with an explicit region (env: { region }): the tables name their key per region' }]);
     }
     const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
-    this.encryptionKey = props.encryptionKey;
-    if (props.encryptionKey) this.allowLogsToUse(props.encryptionKey);
-    const encryption = props.encryptionKey ? { encryption: sqs.QueueEncryption.KMS, encryptionMasterKey: props.encryptionKey } : {};
+    const key = props.encryptionKey;
+    this.encryptionKey = key;
+    if (key) allowLogsToUse(this, key);
 
-    this.tables = new ConclaveTables(this, 'Tables', { tableNames: names, removalPolicy, ...(props.encryptionKey ? { encryptionKey: props.encryptionKey } : {}) }).tables;
+    this.tables = new ConclaveTables(this, 'Tables', { tableNames: names, removalPolicy, ...(key ? { encryptionKey: key } : {}) }).tables;
     this.eventBus = props.eventBus ?? new events.EventBus(this, 'Bus', { description: 'Conclave: lease and candidate events' });
 
     // The timer queue, shaped by the function the wiring puts behind it.
@@ -187,7 +168,7 @@ export class Conclave extends Construct {
     });
     const consumed: FunctionWiring | undefined = consumer && wiring[consumer];
     if (!consumer || consumed?.trigger.kind !== 'queue') throw new Error('lib/wiring.ts puts no function behind the electionTimer queue');
-    const timerDlq = new sqs.Queue(this, 'TimerDeadLetters', { enforceSSL: true, retentionPeriod: Duration.days(14), ...encryption });
+    const timerDlq = deadLetterQueue(this, 'TimerDeadLetters', { encryptionKey: key });
     this.timerQueue = new sqs.Queue(this, 'TimerQueue', {
       enforceSSL: true,
       // AWS's advice for a Lambda source queue: 6× the function timeout, so a throttled batch is
@@ -195,7 +176,7 @@ export class Conclave extends Construct {
       // election past its deadline within a minute.
       visibilityTimeout: Duration.seconds(6 * consumed.timeoutSeconds),
       deadLetterQueue: { queue: timerDlq, maxReceiveCount: consumed.trigger.maxReceiveCount },
-      ...encryption,
+      ...queueEncryption(key),
     });
     this.deadLetterQueues = { [consumer]: timerDlq };
 
@@ -209,9 +190,9 @@ export class Conclave extends Construct {
       [ENV.electionConfig]: JSON.stringify(this.config),
     };
 
-    const functions = {} as Record<FunctionName, nodejs.NodejsFunction>;
+    const functions = {} as Record<FunctionName, lambda.Function>;
     for (const name of Object.keys(wiring) as FunctionName[]) {
-      functions[name] = this.makeFunction(name, wiring[name], environment, removalPolicy, props.logRetention ?? logs.RetentionDays.ONE_MONTH, props.encryptionKey);
+      functions[name] = conclaveFunction(this, name, { environment, removalPolicy, logRetention: props.logRetention ?? logs.RetentionDays.ONE_MONTH, encryptionKey: key });
     }
     this.functions = functions;
 
@@ -222,23 +203,16 @@ export class Conclave extends Construct {
       const fn = functions[name];
       switch (w.trigger.kind) {
         case 'stream':
-          this.deadLetterQueues[name] = this.addStreamSource(name, fn, w.trigger, encryption);
+          this.deadLetterQueues[name] = addStreamSource(this, name, fn, w.trigger, this.tables[w.trigger.table], key);
           break;
         case 'queue':
-          this.addQueueSource(fn, w.trigger);
+          addQueueSource(fn, w.trigger, this.timerQueue);
           break;
         case 'schedule':
-          schedule = new events.Rule(this, `${pascal(name)}Schedule`, {
-            description: `Conclave: the ${name} tick`,
-            schedule: events.Schedule.rate(tick),
-            // a tick older than one tick is stale: the next one is already on its way
-            targets: [new targets.LambdaFunction(fn, { maxEventAge: tick })],
-          });
-          // a failed tick is retried by the next tick; Lambda's own async retries would run beside it
-          fn.configureAsyncInvoke({ retryAttempts: 0 });
+          schedule = addSchedule(this, name, fn, tick);
           break;
         case 'events':
-          this.deadLetterQueues[name] = this.addEventRules(name, fn, w.trigger, props.platformSignals ?? true, encryption);
+          this.deadLetterQueues[name] = addEventRules(this, name, fn, w.trigger, props.platformSignals ?? true, key);
           break;
         default: {
           const unknown: never = w.trigger; // a new kind of trigger in lib/wiring.ts needs its source here
@@ -249,10 +223,19 @@ export class Conclave extends Construct {
     if (!schedule) throw new Error('lib/wiring.ts declares no scheduled function: the coordinator must run on a schedule');
     this.schedule = schedule;
 
-    for (const name of Object.keys(FUNCTION_ACCESS) as FunctionName[]) this.grantFunction(name, functions[name]);
+    for (const name of Object.keys(functions) as FunctionName[]) grantFunctionAccess(name, functions[name], { tables: this.tables, encryptionKey: key, eventBus: this.eventBus, timerQueue: this.timerQueue });
 
-    this.alarms = this.makeAlarms(tick, props.alarmTopic);
-    this.dashboard = this.makeDashboard(tick);
+    // id "Default" leaves the path out of logical ids: the alarms and the dashboard keep the ids
+    // they had when the Conclave construct made them itself (no replacement on upgrade)
+    this.monitoring = new ConclaveMonitoring(this, 'Default', {
+      functions,
+      deadLetterQueues: this.deadLetterQueues,
+      timerQueue: this.timerQueue,
+      tick,
+      ...(props.alarmTopic ? { alarmTopic: props.alarmTopic } : {}),
+    });
+    this.alarms = this.monitoring.alarms;
+    this.dashboard = this.monitoring.dashboard;
   }
 
   /**
@@ -264,268 +247,8 @@ export class Conclave extends Construct {
    * the worker's own: grant those separately.
    */
   grantWorker(grantee: iam.IGrantable, options: GrantWorkerOptions = {}): iam.Grant {
-    const o = parse(GrantWorkerSettings, options, 'grantWorker options');
+    const o = parse(GrantWorkerSettingsSchema, options, 'grantWorker options');
     const scope: Record<TableRole, readonly string[] | undefined> = { leases: o.leaseNames, candidates: o.leaseNames, identities: o.components };
-    const grants = (Object.keys(WORKER_ACCESS) as TableRole[]).map((role) => {
-      const keys = scope[role];
-      return iam.Grant.addToPrincipal({
-        grantee,
-        actions: [...WORKER_ACCESS[role]],
-        resourceArns: [this.tables[role].tableArn],
-        // Null = false: the request must name its partition keys, so the ForAllValues test can never pass vacuously
-        ...(keys ? { conditions: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [...keys] }, Null: { 'dynamodb:LeadingKeys': 'false' } } } : {}),
-      });
-    });
-    if (this.encryptionKey) grants.push(this.encryptionKey.grant(grantee, ...KEY_READ, ...KEY_WRITE));
-    return grants.reduce((a, b) => a.combine(b));
-  }
-
-  private makeFunction(name: FunctionName, w: FunctionWiring, environment: Record<string, string>, removalPolicy: RemovalPolicy, retention: logs.RetentionDays, key: kms.IKey | undefined): nodejs.NodejsFunction {
-    const id = pascal(name);
-    // Its own role and log group: least privilege per function, and no AWSLambdaBasicExecutionRole (logs:* on *).
-    const role = new iam.Role(this, `${id}Role`, { assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'), description: `Conclave ${name} function` });
-    const logGroup = new logs.LogGroup(this, `${id}Logs`, { retention, removalPolicy, ...(key ? { encryptionKey: key } : {}) });
-    logGroup.grantWrite(role);
-    return new nodejs.NodejsFunction(this, id, {
-      description: `Conclave ${name} (${w.entry})`,
-      entry: join(PROJECT_ROOT, w.entry),
-      handler: 'handler',
-      projectRoot: PROJECT_ROOT,
-      depsLockFilePath: join(PROJECT_ROOT, 'package-lock.json'),
-      runtime: RUNTIME,
-      architecture: ARCHITECTURE,
-      memorySize: w.memoryMb,
-      timeout: Duration.seconds(w.timeoutSeconds),
-      role,
-      logGroup,
-      environment,
-      bundling: BUNDLING,
-    });
-  }
-
-  private addStreamSource(name: FunctionName, fn: lambda.IFunction, t: StreamTrigger, encryption: Partial<sqs.QueueProps>): sqs.Queue {
-    // Lambda sends the failed batch's stream coordinates here (not the records) after the retries.
-    const dlq = new sqs.Queue(this, `${pascal(name)}DeadLetters`, { enforceSSL: true, retentionPeriod: Duration.days(14), ...encryption });
-    Validations.of(dlq).acknowledge({
-      id: 'AwsSolutions::AwsSolutions-SQS3',
-      reason: `This queue is the on-failure destination of the ${name} stream event source: it is itself the dead-letter queue (cdk-nag recognises only redrive policies as DLQs).`,
-    });
-    fn.addEventSource(
-      new sources.DynamoEventSource(this.tables[t.table], {
-        startingPosition: lambda.StartingPosition[t.startingPosition],
-        batchSize: t.batchSize,
-        maxBatchingWindow: Duration.seconds(t.maxBatchingWindowSeconds),
-        bisectBatchOnError: t.bisectOnError,
-        retryAttempts: t.retryAttempts,
-        maxRecordAge: Duration.seconds(t.maxRecordAgeSeconds),
-        reportBatchItemFailures: t.reportBatchItemFailures,
-        ...(t.filters ? { filters: t.filters.map((f) => lambda.FilterCriteria.filter(f as Record<string, unknown>)) } : {}),
-        onFailure: new sources.SqsDlq(dlq),
-      }),
-    );
-    return dlq;
-  }
-
-  /**
-   * Rules on the default bus for a function on AWS services' events: asynchronous invocation with
-   * the wiring's retries and maximum age; events that fail (or cannot be delivered) go to a
-   * dead-letter queue. With `enabled` false no rule is created.
-   */
-  private addEventRules(name: FunctionName, fn: lambda.Function, t: EventsTrigger, enabled: boolean, encryption: Partial<sqs.QueueProps>): sqs.Queue {
-    const dlq = new sqs.Queue(this, `${pascal(name)}DeadLetters`, { enforceSSL: true, retentionPeriod: Duration.days(14), ...encryption });
-    Validations.of(dlq).acknowledge({
-      id: 'AwsSolutions::AwsSolutions-SQS3',
-      reason: `This queue is the dead-letter queue of the ${name} function's rules and asynchronous invocations (cdk-nag recognises only redrive policies as DLQs).`,
-    });
-    fn.configureAsyncInvoke({ retryAttempts: t.retryAttempts, maxEventAge: Duration.seconds(t.maxEventAgeSeconds), onFailure: new destinations.SqsDestination(dlq) });
-    if (enabled) {
-      const bus = events.EventBus.fromEventBusName(this, `${pascal(name)}DefaultBus`, t.bus);
-      t.patterns.forEach((p, i) => {
-        new events.Rule(this, `${pascal(name)}Rule${i}`, {
-          description: `Conclave: ${p['detail-type'].join(', ')} → the ${name} function`,
-          eventBus: bus,
-          eventPattern: { source: [...p.source], detailType: [...p['detail-type']], detail: Object.fromEntries(Object.entries(p.detail).map(([k, v]) => [k, [...v]])) },
-          targets: [new targets.LambdaFunction(fn, { deadLetterQueue: dlq, retryAttempts: 8, maxEventAge: Duration.seconds(t.maxEventAgeSeconds) })],
-        });
-      });
-    }
-    return dlq;
-  }
-
-  private addQueueSource(fn: lambda.IFunction, t: QueueTrigger): void {
-    if (t.queue !== 'electionTimer') throw new Error(`lib/wiring.ts names queue "${String(t.queue)}", which this construct does not create`);
-    fn.addEventSource(new sources.SqsEventSource(this.timerQueue, { batchSize: t.batchSize, reportBatchItemFailures: t.reportBatchItemFailures }));
-  }
-
-  /** Exactly FUNCTION_ACCESS: the actions each function calls, on the tables it calls them on. */
-  private grantFunction(name: FunctionName, fn: nodejs.NodejsFunction): void {
-    const access: (typeof FUNCTION_ACCESS)[FunctionName] = FUNCTION_ACCESS[name];
-    const tables: TableAccess = access.tables;
-    for (const role of Object.keys(tables) as TableRole[]) {
-      const actions = tables[role];
-      // the table's ARN only: TableV2.grant would add its indexes (`/index/*`) too
-      if (actions?.length) iam.Grant.addToPrincipal({ grantee: fn, actions: [...actions], resourceArns: [this.tables[role].tableArn] });
-    }
-    if (this.encryptionKey) {
-      this.encryptionKey.grant(fn, ...KEY_READ, ...KEY_WRITE);
-      for (const action of KEY_WRITE.filter((a) => a.endsWith('*'))) {
-        Validations.of(fn.role!).acknowledge({
-          id: `AwsSolutions::AwsSolutions-IAM5[Action::${action}]`,
-          reason: `${action} on the one customer-managed key only (the resource is the key's ARN): the KMS actions aws-cdk-lib grants for a key-encrypted table and queue.`,
-        });
-      }
-    }
-    for (const q of (access as FunctionAccess).indexQueries ?? []) {
-      iam.Grant.addToPrincipal({ grantee: fn, actions: ['dynamodb:Query'], resourceArns: [`${this.tables[q.table].tableArn}/index/${q.index}`] });
-    }
-    if (access.publishEvents) this.eventBus.grantPutEventsTo(fn);
-    if (access.scheduleTimer) this.timerQueue.grantSendMessages(fn);
-  }
-
-  /** CloudWatch Logs may use the key for this stack's log groups (it is not a grant: logs needs key policy). */
-  private allowLogsToUse(key: kms.IKey): void {
-    const stack = Stack.of(this);
-    key.addToResourcePolicy(
-      new iam.PolicyStatement({
-        sid: 'AllowCloudWatchLogsForConclaveLogGroups',
-        principals: [new iam.ServicePrincipal(`logs.${stack.region}.amazonaws.com`)],
-        actions: ['kms:Encrypt*', 'kms:Decrypt*', 'kms:ReEncrypt*', 'kms:GenerateDataKey*', 'kms:Describe*'],
-        resources: ['*'],
-        conditions: { ArnLike: { 'kms:EncryptionContext:aws:logs:arn': stack.formatArn({ service: 'logs', resource: 'log-group', resourceName: '*', arnFormat: ArnFormat.COLON_RESOURCE_NAME }) } },
-      }),
-    );
-  }
-
-  private metric(name: FunctionName, metricName: string, statistic: string, period: Duration): cloudwatch.Metric {
-    return new cloudwatch.Metric({ namespace: NAMESPACE, metricName, dimensionsMap: { service: SERVICE, function: name }, statistic, period });
-  }
-
-  /** Election failures from every function that reconciles (each publishes under its own `function`). */
-  private electionFailures(period: Duration): cloudwatch.MathExpression {
-    const names = Object.keys(wiring) as FunctionName[];
-    const usingMetrics = Object.fromEntries(names.map((n, i) => [`m${i}`, this.metric(n, METRIC.failures, 'Sum', period)]));
-    return new cloudwatch.MathExpression({ expression: names.map((_, i) => `FILL(m${i}, 0)`).join(' + '), usingMetrics, label: 'election failures', period });
-  }
-
-  private makeAlarms(tick: Duration, topic: sns.ITopic | undefined): Conclave['alarms'] {
-    const fiveMinutes = Duration.minutes(5);
-    const gaugePeriod = tick.toSeconds() > fiveMinutes.toSeconds() ? tick : fiveMinutes;
-    const alarm = (id: string, props: cloudwatch.AlarmProps) => {
-      const a = new cloudwatch.Alarm(this, id, { comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD, treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING, ...props });
-      if (topic) {
-        a.addAlarmAction(new cwActions.SnsAction(topic));
-        a.addOkAction(new cwActions.SnsAction(topic));
-      }
-      return a;
-    };
-    const electionFailures = alarm('ElectionFailuresAlarm', {
-      alarmDescription: 'Elections failed (no live candidate acknowledged) for 10 minutes: leases are left without a leader. Check that the workers of these leases run and can reach DynamoDB.',
-      metric: this.electionFailures(fiveMinutes),
-      threshold: 1,
-      evaluationPeriods: 2,
-    });
-    const leaderlessLeases = alarm('LeaderlessLeasesAlarm', {
-      alarmDescription:
-        'At every tick for two periods some coordinated lease with live candidates had no live holder. Missing data counts as breaching: the coordinator publishes this gauge at every tick, so no data means it does not run.',
-      metric: this.metric('coordinator', METRIC.leaderless, 'Minimum', gaugePeriod),
-      threshold: 1,
-      evaluationPeriods: 2,
-      treatMissingData: cloudwatch.TreatMissingData.BREACHING,
-    });
-    const deadLetters: Partial<Record<FunctionName, cloudwatch.Alarm>> = {};
-    for (const [name, q] of Object.entries(this.deadLetterQueues) as [FunctionName, sqs.Queue][]) {
-      deadLetters[name] = alarm(`${pascal(name)}DeadLettersAlarm`, {
-        alarmDescription: `The ${name} function gave up on records or messages (they are in its dead-letter queue). The tick still reconciles every lease; read the messages to find the cause, then purge.`,
-        metric: q.metricApproximateNumberOfMessagesVisible({ period: fiveMinutes, statistic: 'Maximum' }),
-        threshold: 1,
-        evaluationPeriods: 1,
-      });
-    }
-    const functionErrors = {} as Record<FunctionName, cloudwatch.Alarm>;
-    for (const [name, fn] of Object.entries(this.functions) as [FunctionName, nodejs.NodejsFunction][]) {
-      functionErrors[name] = alarm(`${pascal(name)}ErrorsAlarm`, {
-        alarmDescription: `The ${name} function failed invocations in two 5-minute periods in a row (a whole batch, or a tick). See its log group.`,
-        metric: fn.metricErrors({ period: fiveMinutes, statistic: 'Sum' }),
-        threshold: 1,
-        evaluationPeriods: 2,
-      });
-    }
-    return { electionFailures, leaderlessLeases, deadLetters, functionErrors };
-  }
-
-  private makeDashboard(tick: Duration): cloudwatch.Dashboard {
-    const period = Duration.minutes(5);
-    const names = Object.keys(wiring) as FunctionName[];
-    const perLease = (metricName: string, statistic: string, title: string) =>
-      new cloudwatch.GraphWidget({
-        title,
-        width: 8,
-        left: [
-          new cloudwatch.MathExpression({
-            expression: `SEARCH('{${NAMESPACE},service,function,lease} service="${SERVICE}" MetricName="${metricName}"', '${statistic}', ${period.toSeconds()})`,
-            usingMetrics: {},
-            label: '',
-            period,
-          }),
-        ],
-      });
-    const perFunction = (title: string, m: (fn: nodejs.NodejsFunction, name: FunctionName) => cloudwatch.IMetric) =>
-      new cloudwatch.GraphWidget({ title, width: 8, left: names.map((n) => m(this.functions[n], n)) });
-    const a = this.alarms;
-    const dashboard = new cloudwatch.Dashboard(this, 'Dashboard', { defaultInterval: Duration.hours(6) });
-    dashboard.addWidgets(
-      new cloudwatch.AlarmStatusWidget({
-        title: 'Conclave alarms',
-        width: 24,
-        alarms: [a.electionFailures, a.leaderlessLeases, ...Object.values(a.deadLetters), ...Object.values(a.functionErrors)],
-      }),
-    );
-    dashboard.addWidgets(
-      new cloudwatch.GraphWidget({ title: 'Leaderless leases (at each tick)', width: 8, left: [this.metric('coordinator', METRIC.leaderless, 'Maximum', tick.toSeconds() > 60 ? tick : Duration.minutes(1))] }),
-      new cloudwatch.GraphWidget({
-        title: 'Election failures; leaders lost to a stopped task or instance',
-        width: 8,
-        left: [this.electionFailures(period)],
-        right: [this.metric('platform', METRIC.leadersLost, 'Sum', period).with({ label: 'leaders lost (platform)' })],
-      }),
-      new cloudwatch.GraphWidget({
-        title: 'Write conflicts and skew preventions',
-        width: 8,
-        left: names.map((n) => this.metric(n, METRIC.conflicts, 'Sum', period).with({ label: `conflicts ${n}` })),
-        right: names.map((n) => this.metric(n, METRIC.skewPreventions, 'Sum', period).with({ label: `skew ${n}` })),
-      }),
-    );
-    dashboard.addWidgets(
-      perLease(METRIC.leaderChanges, 'Sum', 'Leader changes per lease'),
-      perLease(METRIC.preemptions, 'Sum', 'Preemptions per lease'),
-      perLease(METRIC.electionDuration, 'Maximum', 'Election duration per lease (ms, max)'),
-    );
-    dashboard.addWidgets(
-      perFunction('Invocations', (fn, n) => fn.metricInvocations({ period, label: n })),
-      perFunction('Errors', (fn, n) => fn.metricErrors({ period, label: n })),
-      perFunction('Duration (p99)', (fn, n) => fn.metricDuration({ period, statistic: 'p99', label: n })),
-    );
-    const streams = names.filter((n) => wiring[n].trigger.kind === 'stream');
-    dashboard.addWidgets(
-      new cloudwatch.GraphWidget({
-        title: 'Stream iterator age (ms, max)',
-        width: 8,
-        left: streams.map((n) => this.functions[n].metric('IteratorAge', { period, statistic: 'Maximum', label: n })),
-      }),
-      new cloudwatch.GraphWidget({
-        title: 'Timer queue',
-        width: 8,
-        left: [
-          this.timerQueue.metricApproximateNumberOfMessagesDelayed({ period, label: 'delayed (open elections)' }),
-          this.timerQueue.metricApproximateNumberOfMessagesVisible({ period, label: 'visible' }),
-        ],
-      }),
-      new cloudwatch.GraphWidget({
-        title: 'Dead letters',
-        width: 8,
-        left: (Object.entries(this.deadLetterQueues) as [FunctionName, sqs.Queue][]).map(([n, q]) => q.metricApproximateNumberOfMessagesVisible({ period, statistic: 'Maximum', label: n })),
-      }),
-    );
-    return dashboard;
+    return grantWorkerAccess(grantee, scope, { tables: this.tables, encryptionKey: this.encryptionKey });
   }
 }

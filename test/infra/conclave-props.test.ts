@@ -11,7 +11,9 @@ import { electionConfig } from '../../lib/schemas/config.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
 import { TABLES } from '../../lib/tables.js';
 import { ENV, wiring, type FunctionName } from '../../lib/wiring.js';
-import { acknowledged, actionsOn, getAtt, ids, logicalId, statementsOf, synth, unacknowledged, type Synthesized } from './support.js';
+import { acknowledged, actionsOn, buildAssets, getAtt, ids, logicalId, statementsOf, synth, unacknowledged, type Synthesized } from './support.js';
+
+beforeAll(buildAssets);
 
 const names = Object.keys(wiring) as FunctionName[];
 const roles = Object.keys(TABLES) as TableRole[];
@@ -45,7 +47,7 @@ describe('the Conclave construct with every prop set', () => {
       keyId = logicalId(stack, key);
       topicId = logicalId(stack, topic);
       return stack;
-    }, { bundle: false });
+    });
     t = s.template;
     id = ids(s.stack, c);
     resources = t.toJSON()['Resources'];
@@ -109,7 +111,7 @@ describe('the Conclave construct with every prop set', () => {
 
 describe('Conclave defaults', () => {
   it('lets CloudFormation name the tables when neither tableNames nor tablePrefix is given', () => {
-    const stack = new Stack(new App({ context: { 'aws:cdk:bundling-stacks': [] } }), 'Unnamed');
+    const stack = new Stack(new App(), 'Unnamed');
     new Conclave(stack, 'Conclave');
     const tables = Object.values(Template.fromStack(stack).findResources('AWS::DynamoDB::GlobalTable'));
     expect(tables).toHaveLength(roles.length);
@@ -148,7 +150,7 @@ describe('platformSignals: false', () => {
       const stack = new Stack(app, 'NoSignals');
       c = new Conclave(stack, 'Conclave', { platformSignals: false, removalPolicy: RemovalPolicy.DESTROY });
       return stack;
-    }, { bundle: false });
+    });
     try {
       const rules = Object.values(s.template.findResources('AWS::Events::Rule')).map((r) => r['Properties']);
       expect(rules.filter((p) => p.EventPattern)).toEqual([]);

@@ -1,18 +1,22 @@
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { Stack } from 'aws-cdk-lib';
 import { Match, type Template } from 'aws-cdk-lib/assertions';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { FUNCTION_ACCESS, type FunctionAccess, type TableRole } from '../../infra/access.js';
-import { addConclaveStack, checkedApp, type ConclaveStack } from '../../infra/app.js';
+import { addConclaveStack, checkedApp } from '../../infra/app.js';
+import { ASSET_FILE, functionCodeDir } from '../../infra/assets.js';
 import type { Conclave } from '../../infra/conclave.js';
+import type { ConclaveStack } from '../../infra/stack.js';
 import { METRIC, NAMESPACE, SERVICE } from '../../lib/functions/metrics.js';
 import { electionConfig } from '../../lib/schemas/config.js';
 import { defaultTableNames, TABLES, TTL_ATTRIBUTE } from '../../lib/tables.js';
 import { ENV, wiring, type FunctionName } from '../../lib/wiring.js';
-import { acknowledged, actionsOn, getAtt, ids, logicalId, statementsOf, synth, unacknowledged, type Synthesized } from './support.js';
+import { acknowledged, actionsOn, buildAssets, getAtt, ids, logicalId, statementsOf, synth, unacknowledged, type Synthesized } from './support.js';
 
 const names = Object.keys(wiring) as FunctionName[];
 const roles = Object.keys(TABLES) as TableRole[];
@@ -26,9 +30,23 @@ describe('the Conclave app, as `cdk synth` builds it', () => {
   let c: Conclave;
   let id: ReturnType<typeof ids>;
   let resources: Record<string, { Type: string; Properties: Record<string, any>; DeletionPolicy?: string }>;
+  /** Processes started during the synth (aws-cdk-lib runs esbuild, and Docker, through child_process). */
+  const spawned: string[] = [];
 
-  beforeAll(() => {
-    s = synth(addConclaveStack);
+  beforeAll(async () => {
+    await buildAssets();
+    const childProcess = createRequire(import.meta.url)('node:child_process') as Record<string, (...args: unknown[]) => unknown>;
+    const spies = ['spawn', 'spawnSync', 'exec', 'execSync', 'execFile', 'execFileSync', 'fork'].map((f) =>
+      vi.spyOn(childProcess, f).mockImplementation((...args: unknown[]) => {
+        spawned.push(`${f} ${JSON.stringify(args[0])}`);
+        throw new Error(`synth started a process: ${f} ${JSON.stringify(args[0])}`);
+      }),
+    );
+    try {
+      s = synth(addConclaveStack);
+    } finally {
+      for (const spy of spies) spy.mockRestore();
+    }
     t = s.template;
     c = s.stack.conclave;
     id = ids(s.stack, c);
@@ -96,9 +114,30 @@ describe('the Conclave app, as `cdk synth` builds it', () => {
       ]);
     }
     expect(roleIds.size).toBe(names.length);
-    // bundled locally by esbuild into one ESM file per function
     const bundles = readdirSync(s.app.outdir).filter((d) => d.startsWith('asset.') && existsSync(join(s.app.outdir, d, 'index.mjs')));
     expect(bundles).toHaveLength(names.length);
+  });
+
+  it("deploys each function's pre-built directory as it is: an S3 asset of build/assets/<name>/ (index.mjs alone, byte for byte), whose `handler` export Lambda calls", async () => {
+    const manifest = JSON.parse(readFileSync(join(s.app.outdir, `${s.stack.artifactId}.assets.json`), 'utf8')) as { files: Record<string, { source: { path: string; packaging: string } }> };
+    for (const n of names) {
+      const fn = resources[id.fn(n)]!.Properties;
+      expect(fn['Handler']).toBe('index.handler');
+      const hash = /^([0-9a-f]{64})\.zip$/.exec(fn['Code'].S3Key)?.[1];
+      expect(hash, `${n}: Code.S3Key is an asset`).toBeDefined();
+      expect(fn['Code']).toEqual({ S3Bucket: expect.anything(), S3Key: `${hash}.zip` });
+      const asset = manifest.files[hash!]!;
+      expect(asset.source).toEqual({ path: `asset.${hash}`, packaging: 'zip' });
+      const staged = join(s.app.outdir, asset.source.path);
+      expect(readdirSync(staged)).toEqual([ASSET_FILE]);
+      expect(readFileSync(join(staged, ASSET_FILE)).equals(readFileSync(join(functionCodeDir(n), ASSET_FILE))), `${n}: the staged bundle is build/assets/${n}/${ASSET_FILE}`).toBe(true);
+      const module = (await import(pathToFileURL(join(staged, ASSET_FILE)).href)) as Record<string, unknown>;
+      expect(typeof module['handler'], `${n}: index.mjs exports handler`).toBe('function');
+    }
+  });
+
+  it('synthesizes without starting a process: no esbuild, no Docker', () => {
+    expect(spawned).toEqual([]);
   });
 
   it('gives every function the environment depsFromEnv reads, the election config with its defaults included', () => {

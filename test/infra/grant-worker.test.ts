@@ -7,7 +7,9 @@ import { KEY_READ, KEY_WRITE, WORKER_ACCESS, type TableRole } from '../../infra/
 import { Conclave, type GrantWorkerOptions } from '../../infra/conclave.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
 import { TABLES } from '../../lib/tables.js';
-import { actionsOn, getAtt, logicalId, statementsOf, synth, unacknowledged, type Statement, type Synthesized } from './support.js';
+import { actionsOn, buildAssets, getAtt, logicalId, statementsOf, synth, unacknowledged, type Statement, type Synthesized } from './support.js';
+
+beforeAll(buildAssets);
 
 const roles = Object.keys(TABLES) as TableRole[];
 const LEASES = ['jobs', 'reports'];
@@ -24,21 +26,18 @@ describe('grantWorker', () => {
   let grantsOk: boolean[] = [];
 
   beforeAll(() => {
-    s = synth(
-      (app) => {
-        const stack = new Stack(app, 'Workers');
-        c = new Conclave(stack, 'Conclave');
-        const any = taskRole(stack, 'AnyLeaseTask');
-        const scoped = taskRole(stack, 'ScopedTask');
-        const leasesOnly = taskRole(stack, 'LeasesOnlyTask');
-        grantsOk = [c.grantWorker(any), c.grantWorker(scoped, { leaseNames: LEASES, components: COMPONENTS }), c.grantWorker(leasesOnly, { leaseNames: LEASES })].map((g) => g.success);
-        roleIds.any = logicalId(stack, any);
-        roleIds.scoped = logicalId(stack, scoped);
-        roleIds.leasesOnly = logicalId(stack, leasesOnly);
-        return stack;
-      },
-      { bundle: false },
-    );
+    s = synth((app) => {
+      const stack = new Stack(app, 'Workers');
+      c = new Conclave(stack, 'Conclave');
+      const any = taskRole(stack, 'AnyLeaseTask');
+      const scoped = taskRole(stack, 'ScopedTask');
+      const leasesOnly = taskRole(stack, 'LeasesOnlyTask');
+      grantsOk = [c.grantWorker(any), c.grantWorker(scoped, { leaseNames: LEASES, components: COMPONENTS }), c.grantWorker(leasesOnly, { leaseNames: LEASES })].map((g) => g.success);
+      roleIds.any = logicalId(stack, any);
+      roleIds.scoped = logicalId(stack, scoped);
+      roleIds.leasesOnly = logicalId(stack, leasesOnly);
+      return stack;
+    });
     t = s.template;
   });
   afterAll(() => s?.cleanup());
@@ -100,21 +99,18 @@ describe('grantWorker with a customer-managed key', () => {
   let s: Synthesized<Stack>;
 
   beforeAll(() => {
-    s = synth(
-      (app) => {
-        const stack = new Stack(app, 'KeyedWorkers', { env: { region: 'eu-west-1' } });
-        const key = new kms.Key(stack, 'Key', { enableKeyRotation: true });
-        const c = new Conclave(stack, 'Conclave', { encryptionKey: key });
-        const role = taskRole(stack, 'Task');
-        c.grantWorker(role, { leaseNames: LEASES });
-        // what docs/deploy.md tells users to write next to grantWorker when the tables have a key
-        for (const action of KEY_WRITE.filter((a) => a.endsWith('*'))) {
-          Validations.of(role).acknowledge({ id: `AwsSolutions::AwsSolutions-IAM5[Action::${action}]`, reason: `${action} on the Conclave key only: the KMS actions a key-encrypted table needs` });
-        }
-        return stack;
-      },
-      { bundle: false },
-    );
+    s = synth((app) => {
+      const stack = new Stack(app, 'KeyedWorkers', { env: { region: 'eu-west-1' } });
+      const key = new kms.Key(stack, 'Key', { enableKeyRotation: true });
+      const c = new Conclave(stack, 'Conclave', { encryptionKey: key });
+      const role = taskRole(stack, 'Task');
+      c.grantWorker(role, { leaseNames: LEASES });
+      // what docs/deploy.md tells users to write next to grantWorker when the tables have a key
+      for (const action of KEY_WRITE.filter((a) => a.endsWith('*'))) {
+        Validations.of(role).acknowledge({ id: `AwsSolutions::AwsSolutions-IAM5[Action::${action}]`, reason: `${action} on the Conclave key only: the KMS actions a key-encrypted table needs` });
+      }
+      return stack;
+    });
   });
   afterAll(() => s?.cleanup());
 

@@ -1,0 +1,43 @@
+/**
+ * One function of lib/wiring.ts as Lambda runs it: the pre-built code (infra/assets.ts), the
+ * wiring's memory and timeout, its own role and log group.
+ */
+import { Duration, type RemovalPolicy } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as kms from 'aws-cdk-lib/aws-kms';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import type { Construct } from 'constructs';
+import { wiring, type FunctionName, type FunctionWiring } from '../lib/wiring.js';
+import { ARCHITECTURE, ASSET_HANDLER, functionCode, RUNTIME } from './assets.js';
+
+/** `candidateStream` → `CandidateStream`: the construct ids (and so logical ids) of a function's resources. */
+export const pascal = (s: string): string => s[0]!.toUpperCase() + s.slice(1);
+
+export interface ConclaveFunctionOptions {
+  readonly environment: Record<string, string>;
+  readonly removalPolicy: RemovalPolicy;
+  readonly logRetention: logs.RetentionDays;
+  readonly encryptionKey: kms.IKey | undefined;
+}
+
+export function conclaveFunction(scope: Construct, name: FunctionName, options: ConclaveFunctionOptions): lambda.Function {
+  const w: FunctionWiring = wiring[name];
+  const id = pascal(name);
+  // Its own role and log group: least privilege per function, and no AWSLambdaBasicExecutionRole (logs:* on *).
+  const role = new iam.Role(scope, `${id}Role`, { assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'), description: `Conclave ${name} function` });
+  const logGroup = new logs.LogGroup(scope, `${id}Logs`, { retention: options.logRetention, removalPolicy: options.removalPolicy, ...(options.encryptionKey ? { encryptionKey: options.encryptionKey } : {}) });
+  logGroup.grantWrite(role);
+  return new lambda.Function(scope, id, {
+    description: `Conclave ${name} (${w.entry})`,
+    code: functionCode(name),
+    handler: ASSET_HANDLER,
+    runtime: RUNTIME,
+    architecture: ARCHITECTURE,
+    memorySize: w.memoryMb,
+    timeout: Duration.seconds(w.timeoutSeconds),
+    role,
+    logGroup,
+    environment: options.environment,
+  });
+}

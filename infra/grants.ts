@@ -1,0 +1,80 @@
+/**
+ * IAM from the lists in infra/access.ts and nothing else: each function's access, a worker's, and
+ * the key policy CloudWatch Logs needs for a customer-managed key.
+ */
+import { ArnFormat, Stack, Validations } from 'aws-cdk-lib';
+import type * as events from 'aws-cdk-lib/aws-events';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as kms from 'aws-cdk-lib/aws-kms';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
+import type { Construct } from 'constructs';
+import type { FunctionName } from '../lib/wiring.js';
+import { FUNCTION_ACCESS, KEY_READ, KEY_WRITE, WORKER_ACCESS, type FunctionAccess, type TableAccess, type TableRole } from './access.js';
+import type { ConclaveTableSet } from './tables.js';
+
+/** What the grants are on. */
+export interface GrantTargets {
+  readonly tables: ConclaveTableSet;
+  readonly encryptionKey: kms.IKey | undefined;
+  readonly eventBus: events.IEventBus;
+  readonly timerQueue: sqs.IQueue;
+}
+
+/** Exactly FUNCTION_ACCESS: the actions each function calls, on the tables it calls them on. */
+export function grantFunctionAccess(name: FunctionName, fn: lambda.IFunction, on: GrantTargets): void {
+  const access: (typeof FUNCTION_ACCESS)[FunctionName] = FUNCTION_ACCESS[name];
+  const tables: TableAccess = access.tables;
+  for (const role of Object.keys(tables) as TableRole[]) {
+    const actions = tables[role];
+    // the table's ARN only: TableV2.grant would add its indexes (`/index/*`) too
+    if (actions?.length) iam.Grant.addToPrincipal({ grantee: fn, actions: [...actions], resourceArns: [on.tables[role].tableArn] });
+  }
+  if (on.encryptionKey) {
+    on.encryptionKey.grant(fn, ...KEY_READ, ...KEY_WRITE);
+    for (const action of KEY_WRITE.filter((a) => a.endsWith('*'))) {
+      Validations.of(fn.role!).acknowledge({
+        id: `AwsSolutions::AwsSolutions-IAM5[Action::${action}]`,
+        reason: `${action} on the one customer-managed key only (the resource is the key's ARN): the KMS actions aws-cdk-lib grants for a key-encrypted table and queue.`,
+      });
+    }
+  }
+  for (const q of (access as FunctionAccess).indexQueries ?? []) {
+    iam.Grant.addToPrincipal({ grantee: fn, actions: ['dynamodb:Query'], resourceArns: [`${on.tables[q.table].tableArn}/index/${q.index}`] });
+  }
+  if (access.publishEvents) on.eventBus.grantPutEventsTo(fn);
+  if (access.scheduleTimer) on.timerQueue.grantSendMessages(fn);
+}
+
+/**
+ * WORKER_ACCESS on the tables; with `scope`, each table's partitions are kept to the given keys by
+ * `dynamodb:LeadingKeys`; with a key, the KMS actions a key-encrypted table needs.
+ */
+export function grantWorkerAccess(grantee: iam.IGrantable, scope: Readonly<Record<TableRole, readonly string[] | undefined>>, on: Pick<GrantTargets, 'tables' | 'encryptionKey'>): iam.Grant {
+  const grants = (Object.keys(WORKER_ACCESS) as TableRole[]).map((role) => {
+    const keys = scope[role];
+    return iam.Grant.addToPrincipal({
+      grantee,
+      actions: [...WORKER_ACCESS[role]],
+      resourceArns: [on.tables[role].tableArn],
+      // Null = false: the request must name its partition keys, so the ForAllValues test can never pass vacuously
+      ...(keys ? { conditions: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [...keys] }, Null: { 'dynamodb:LeadingKeys': 'false' } } } : {}),
+    });
+  });
+  if (on.encryptionKey) grants.push(on.encryptionKey.grant(grantee, ...KEY_READ, ...KEY_WRITE));
+  return grants.reduce((a, b) => a.combine(b));
+}
+
+/** CloudWatch Logs may use the key for this stack's log groups (it is not a grant: logs needs key policy). */
+export function allowLogsToUse(scope: Construct, key: kms.IKey): void {
+  const stack = Stack.of(scope);
+  key.addToResourcePolicy(
+    new iam.PolicyStatement({
+      sid: 'AllowCloudWatchLogsForConclaveLogGroups',
+      principals: [new iam.ServicePrincipal(`logs.${stack.region}.amazonaws.com`)],
+      actions: ['kms:Encrypt*', 'kms:Decrypt*', 'kms:ReEncrypt*', 'kms:GenerateDataKey*', 'kms:Describe*'],
+      resources: ['*'],
+      conditions: { ArnLike: { 'kms:EncryptionContext:aws:logs:arn': stack.formatArn({ service: 'logs', resource: 'log-group', resourceName: '*', arnFormat: ArnFormat.COLON_RESOURCE_NAME }) } },
+    }),
+  );
+}

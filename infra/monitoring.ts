@@ -1,0 +1,199 @@
+/**
+ * Conclave's alarms and dashboard: election failures, leaderless leases, dead letters, function
+ * errors; the KEP metrics per lease, the gauges, every function, the streams and the queues.
+ * Metric names and dimensions come from the code that publishes them (lib/functions/metrics.ts).
+ */
+import { Duration } from 'aws-cdk-lib';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as cwActions from 'aws-cdk-lib/aws-cloudwatch-actions';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import type * as sns from 'aws-cdk-lib/aws-sns';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import { METRIC, NAMESPACE, SERVICE } from '../lib/functions/metrics.js';
+import { wiring, type FunctionName } from '../lib/wiring.js';
+import { pascal } from './functions.js';
+
+/** What ConclaveMonitoring watches: the resources of a `Conclave` (which passes its own). */
+export interface ConclaveMonitoringProps {
+  /** The functions, by their name in the wiring: an errors alarm each, and their graphs. */
+  readonly functions: Readonly<Record<FunctionName, lambda.IFunction>>;
+  /** The dead-letter queues, by the function whose failures they take: an alarm each. */
+  readonly deadLetterQueues: Readonly<Partial<Record<FunctionName, sqs.IQueue>>>;
+  /** The election timer's queue: delayed (open elections) and visible messages on the dashboard. */
+  readonly timerQueue: sqs.IQueue;
+  /**
+   * The coordinator's tick: the leaderless gauge is published once a tick, so its alarm period is
+   * at least one tick.
+   * @default Duration.seconds(wiring.coordinator.trigger.everySeconds): 1 minute
+   */
+  readonly tick?: Duration;
+  /** Alarm and OK notifications go to this topic. @default the alarms have no actions */
+  readonly alarmTopic?: sns.ITopic;
+}
+
+/** The alarms of ConclaveMonitoring. */
+export interface ConclaveAlarms {
+  /** Elections failed (no live candidate acknowledged) in two 5-minute periods in a row, summed over every function. */
+  readonly electionFailures: cloudwatch.Alarm;
+  /** At every tick for two periods some lease with live candidates had no live holder; no data (no tick) counts as breaching. */
+  readonly leaderlessLeases: cloudwatch.Alarm;
+  /** A dead-letter queue has a message, by the function whose queue it is. */
+  readonly deadLetters: Partial<Record<FunctionName, cloudwatch.Alarm>>;
+  /** The function failed invocations in two 5-minute periods in a row. */
+  readonly functionErrors: Record<FunctionName, cloudwatch.Alarm>;
+}
+
+/**
+ * The alarms and the CloudWatch dashboard of a Conclave deployment. `Conclave` creates one for
+ * itself (`conclave.monitoring`); add actions or widgets there.
+ */
+export class ConclaveMonitoring extends Construct {
+  /** The alarms, all of them also on the dashboard's alarm status widget. */
+  readonly alarms: ConclaveAlarms;
+  /** The dashboard (its name is CloudFormation's). */
+  readonly dashboard: cloudwatch.Dashboard;
+  private readonly props: ConclaveMonitoringProps;
+
+  constructor(scope: Construct, id: string, props: ConclaveMonitoringProps) {
+    super(scope, id);
+    this.props = props;
+    const tick = props.tick ?? Duration.seconds(wiring.coordinator.trigger.everySeconds);
+    this.alarms = this.makeAlarms(tick, props.alarmTopic);
+    this.dashboard = this.makeDashboard(tick);
+  }
+
+  private metric(name: FunctionName, metricName: string, statistic: string, period: Duration): cloudwatch.Metric {
+    return new cloudwatch.Metric({ namespace: NAMESPACE, metricName, dimensionsMap: { service: SERVICE, function: name }, statistic, period });
+  }
+
+  /** Election failures from every function that reconciles (each publishes under its own `function`). */
+  private electionFailures(period: Duration): cloudwatch.MathExpression {
+    const names = Object.keys(wiring) as FunctionName[];
+    const usingMetrics = Object.fromEntries(names.map((n, i) => [`m${i}`, this.metric(n, METRIC.failures, 'Sum', period)]));
+    return new cloudwatch.MathExpression({ expression: names.map((_, i) => `FILL(m${i}, 0)`).join(' + '), usingMetrics, label: 'election failures', period });
+  }
+
+  private makeAlarms(tick: Duration, topic: sns.ITopic | undefined): ConclaveAlarms {
+    const fiveMinutes = Duration.minutes(5);
+    const gaugePeriod = tick.toSeconds() > fiveMinutes.toSeconds() ? tick : fiveMinutes;
+    const alarm = (id: string, props: cloudwatch.AlarmProps) => {
+      const a = new cloudwatch.Alarm(this, id, { comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD, treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING, ...props });
+      if (topic) {
+        a.addAlarmAction(new cwActions.SnsAction(topic));
+        a.addOkAction(new cwActions.SnsAction(topic));
+      }
+      return a;
+    };
+    const electionFailures = alarm('ElectionFailuresAlarm', {
+      alarmDescription: 'Elections failed (no live candidate acknowledged) for 10 minutes: leases are left without a leader. Check that the workers of these leases run and can reach DynamoDB.',
+      metric: this.electionFailures(fiveMinutes),
+      threshold: 1,
+      evaluationPeriods: 2,
+    });
+    const leaderlessLeases = alarm('LeaderlessLeasesAlarm', {
+      alarmDescription:
+        'At every tick for two periods some coordinated lease with live candidates had no live holder. Missing data counts as breaching: the coordinator publishes this gauge at every tick, so no data means it does not run.',
+      metric: this.metric('coordinator', METRIC.leaderless, 'Minimum', gaugePeriod),
+      threshold: 1,
+      evaluationPeriods: 2,
+      treatMissingData: cloudwatch.TreatMissingData.BREACHING,
+    });
+    const deadLetters: Partial<Record<FunctionName, cloudwatch.Alarm>> = {};
+    for (const [name, q] of Object.entries(this.props.deadLetterQueues) as [FunctionName, sqs.IQueue][]) {
+      deadLetters[name] = alarm(`${pascal(name)}DeadLettersAlarm`, {
+        alarmDescription: `The ${name} function gave up on records or messages (they are in its dead-letter queue). The tick still reconciles every lease; read the messages to find the cause, then purge.`,
+        metric: q.metricApproximateNumberOfMessagesVisible({ period: fiveMinutes, statistic: 'Maximum' }),
+        threshold: 1,
+        evaluationPeriods: 1,
+      });
+    }
+    const functionErrors = {} as Record<FunctionName, cloudwatch.Alarm>;
+    for (const [name, fn] of Object.entries(this.props.functions) as [FunctionName, lambda.IFunction][]) {
+      functionErrors[name] = alarm(`${pascal(name)}ErrorsAlarm`, {
+        alarmDescription: `The ${name} function failed invocations in two 5-minute periods in a row (a whole batch, or a tick). See its log group.`,
+        metric: fn.metricErrors({ period: fiveMinutes, statistic: 'Sum' }),
+        threshold: 1,
+        evaluationPeriods: 2,
+      });
+    }
+    return { electionFailures, leaderlessLeases, deadLetters, functionErrors };
+  }
+
+  private makeDashboard(tick: Duration): cloudwatch.Dashboard {
+    const { functions, deadLetterQueues, timerQueue } = this.props;
+    const period = Duration.minutes(5);
+    const names = Object.keys(wiring) as FunctionName[];
+    const perLease = (metricName: string, statistic: string, title: string) =>
+      new cloudwatch.GraphWidget({
+        title,
+        width: 8,
+        left: [
+          new cloudwatch.MathExpression({
+            expression: `SEARCH('{${NAMESPACE},service,function,lease} service="${SERVICE}" MetricName="${metricName}"', '${statistic}', ${period.toSeconds()})`,
+            usingMetrics: {},
+            label: '',
+            period,
+          }),
+        ],
+      });
+    const perFunction = (title: string, m: (fn: lambda.IFunction, name: FunctionName) => cloudwatch.IMetric) =>
+      new cloudwatch.GraphWidget({ title, width: 8, left: names.map((n) => m(functions[n], n)) });
+    const a = this.alarms;
+    const dashboard = new cloudwatch.Dashboard(this, 'Dashboard', { defaultInterval: Duration.hours(6) });
+    dashboard.addWidgets(
+      new cloudwatch.AlarmStatusWidget({
+        title: 'Conclave alarms',
+        width: 24,
+        alarms: [a.electionFailures, a.leaderlessLeases, ...Object.values(a.deadLetters), ...Object.values(a.functionErrors)],
+      }),
+    );
+    dashboard.addWidgets(
+      new cloudwatch.GraphWidget({ title: 'Leaderless leases (at each tick)', width: 8, left: [this.metric('coordinator', METRIC.leaderless, 'Maximum', tick.toSeconds() > 60 ? tick : Duration.minutes(1))] }),
+      new cloudwatch.GraphWidget({
+        title: 'Election failures; leaders lost to a stopped task or instance',
+        width: 8,
+        left: [this.electionFailures(period)],
+        right: [this.metric('platform', METRIC.leadersLost, 'Sum', period).with({ label: 'leaders lost (platform)' })],
+      }),
+      new cloudwatch.GraphWidget({
+        title: 'Write conflicts and skew preventions',
+        width: 8,
+        left: names.map((n) => this.metric(n, METRIC.conflicts, 'Sum', period).with({ label: `conflicts ${n}` })),
+        right: names.map((n) => this.metric(n, METRIC.skewPreventions, 'Sum', period).with({ label: `skew ${n}` })),
+      }),
+    );
+    dashboard.addWidgets(
+      perLease(METRIC.leaderChanges, 'Sum', 'Leader changes per lease'),
+      perLease(METRIC.preemptions, 'Sum', 'Preemptions per lease'),
+      perLease(METRIC.electionDuration, 'Maximum', 'Election duration per lease (ms, max)'),
+    );
+    dashboard.addWidgets(
+      perFunction('Invocations', (fn, n) => fn.metricInvocations({ period, label: n })),
+      perFunction('Errors', (fn, n) => fn.metricErrors({ period, label: n })),
+      perFunction('Duration (p99)', (fn, n) => fn.metricDuration({ period, statistic: 'p99', label: n })),
+    );
+    const streams = names.filter((n) => wiring[n].trigger.kind === 'stream');
+    dashboard.addWidgets(
+      new cloudwatch.GraphWidget({
+        title: 'Stream iterator age (ms, max)',
+        width: 8,
+        left: streams.map((n) => functions[n].metric('IteratorAge', { period, statistic: 'Maximum', label: n })),
+      }),
+      new cloudwatch.GraphWidget({
+        title: 'Timer queue',
+        width: 8,
+        left: [
+          timerQueue.metricApproximateNumberOfMessagesDelayed({ period, label: 'delayed (open elections)' }),
+          timerQueue.metricApproximateNumberOfMessagesVisible({ period, label: 'visible' }),
+        ],
+      }),
+      new cloudwatch.GraphWidget({
+        title: 'Dead letters',
+        width: 8,
+        left: (Object.entries(deadLetterQueues) as [FunctionName, sqs.IQueue][]).map(([n, q]) => q.metricApproximateNumberOfMessagesVisible({ period, statistic: 'Maximum', label: n })),
+      }),
+    );
+    return dashboard;
+  }
+}

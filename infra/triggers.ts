@@ -1,0 +1,84 @@
+/**
+ * The triggers lib/wiring.ts declares, built on AWS: a stream event source, the timer queue's
+ * event source, the coordinator's schedule, rules on the default bus. Whatever local mode polls
+ * and schedules from the same declarations, AWS does too.
+ */
+import { Duration } from 'aws-cdk-lib';
+import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as events from 'aws-cdk-lib/aws-events';
+import * as targets from 'aws-cdk-lib/aws-events-targets';
+import type * as kms from 'aws-cdk-lib/aws-kms';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as destinations from 'aws-cdk-lib/aws-lambda-destinations';
+import * as sources from 'aws-cdk-lib/aws-lambda-event-sources';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
+import type { Construct } from 'constructs';
+import type { EventsTrigger, FunctionName, QueueTrigger, StreamTrigger } from '../lib/wiring.js';
+import { pascal } from './functions.js';
+import { deadLetterQueue } from './queues.js';
+
+/**
+ * The table's stream feeds the function, as the wiring declares it. Lambda sends a batch it gave
+ * up on (its stream coordinates, not the records) to the returned dead-letter queue.
+ */
+export function addStreamSource(scope: Construct, name: FunctionName, fn: lambda.IFunction, t: StreamTrigger, table: dynamodb.ITableV2, key: kms.IKey | undefined): sqs.Queue {
+  const dlq = deadLetterQueue(scope, `${pascal(name)}DeadLetters`, { encryptionKey: key, deadLetterQueueOf: `the on-failure destination of the ${name} stream event source` });
+  fn.addEventSource(
+    new sources.DynamoEventSource(table, {
+      startingPosition: lambda.StartingPosition[t.startingPosition],
+      batchSize: t.batchSize,
+      maxBatchingWindow: Duration.seconds(t.maxBatchingWindowSeconds),
+      bisectBatchOnError: t.bisectOnError,
+      retryAttempts: t.retryAttempts,
+      maxRecordAge: Duration.seconds(t.maxRecordAgeSeconds),
+      reportBatchItemFailures: t.reportBatchItemFailures,
+      ...(t.filters ? { filters: t.filters.map((f) => lambda.FilterCriteria.filter(f as Record<string, unknown>)) } : {}),
+      onFailure: new sources.SqsDlq(dlq),
+    }),
+  );
+  return dlq;
+}
+
+/** The timer queue feeds the function (the queue itself, and its redrive, are the construct's). */
+export function addQueueSource(fn: lambda.IFunction, t: QueueTrigger, timerQueue: sqs.IQueue): void {
+  if (t.queue !== 'electionTimer') throw new Error(`lib/wiring.ts names queue "${String(t.queue)}", which this construct does not create`);
+  fn.addEventSource(new sources.SqsEventSource(timerQueue, { batchSize: t.batchSize, reportBatchItemFailures: t.reportBatchItemFailures }));
+}
+
+/**
+ * The function runs every `tick` (the construct's prop; the wiring's `everySeconds` is its
+ * default). A failed tick is retried by the next one, not by Lambda.
+ */
+export function addSchedule(scope: Construct, name: FunctionName, fn: lambda.Function, tick: Duration): events.Rule {
+  const rule = new events.Rule(scope, `${pascal(name)}Schedule`, {
+    description: `Conclave: the ${name} tick`,
+    schedule: events.Schedule.rate(tick),
+    // a tick older than one tick is stale: the next one is already on its way
+    targets: [new targets.LambdaFunction(fn, { maxEventAge: tick })],
+  });
+  // a failed tick is retried by the next tick; Lambda's own async retries would run beside it
+  fn.configureAsyncInvoke({ retryAttempts: 0 });
+  return rule;
+}
+
+/**
+ * Rules on the default bus for a function on AWS services' events: asynchronous invocation with
+ * the wiring's retries and maximum age; events that fail (or cannot be delivered) go to the
+ * returned dead-letter queue. With `enabled` false no rule is created (the queue still is).
+ */
+export function addEventRules(scope: Construct, name: FunctionName, fn: lambda.Function, t: EventsTrigger, enabled: boolean, key: kms.IKey | undefined): sqs.Queue {
+  const dlq = deadLetterQueue(scope, `${pascal(name)}DeadLetters`, { encryptionKey: key, deadLetterQueueOf: `the on-failure destination of the ${name} function's rules and asynchronous invocations` });
+  fn.configureAsyncInvoke({ retryAttempts: t.retryAttempts, maxEventAge: Duration.seconds(t.maxEventAgeSeconds), onFailure: new destinations.SqsDestination(dlq) });
+  if (enabled) {
+    const bus = events.EventBus.fromEventBusName(scope, `${pascal(name)}DefaultBus`, t.bus);
+    t.patterns.forEach((p, i) => {
+      new events.Rule(scope, `${pascal(name)}Rule${i}`, {
+        description: `Conclave: ${p['detail-type'].join(', ')} → the ${name} function`,
+        eventBus: bus,
+        eventPattern: { source: [...p.source], detailType: [...p['detail-type']], detail: Object.fromEntries(Object.entries(p.detail).map(([k, v]) => [k, [...v]])) },
+        targets: [new targets.LambdaFunction(fn, { deadLetterQueue: dlq, retryAttempts: 8, maxEventAge: Duration.seconds(t.maxEventAgeSeconds) })],
+      });
+    });
+  }
+  return dlq;
+}
