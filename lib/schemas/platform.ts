@@ -29,6 +29,7 @@ export const Ec2Platform = z
  * platform handler queries), so that the platform's own "stopped" event can end its term at once.
  */
 export const Platform = z.discriminatedUnion('kind', [EcsPlatform, Ec2Platform]);
+/** Where a worker runs: an ECS task or an EC2 instance, by the id its platform's stop events carry. */
 export type Platform = z.infer<typeof Platform>;
 
 /**

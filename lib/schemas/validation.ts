@@ -1,8 +1,10 @@
 import * as z from 'zod';
 
+/** One bad field of a ValidationError, and what it should be. */
 export interface FieldIssue {
   /** Dotted path of the field, e.g. `election.deadline`; `(root)` for the whole value. */
   readonly field: string;
+  /** What is wrong with it and what it should be, e.g. `must be ≥ 1000 ms`. */
   readonly message: string;
 }
 
@@ -11,10 +13,12 @@ export interface FieldIssue {
  * CLI argument. The message names every offending field and what it should be.
  */
 export class ValidationError extends Error {
+  /** Always `ValidationError`. */
   override readonly name = 'ValidationError';
   constructor(
     /** What was being read, e.g. `lease "jobs"` or `LeaderElector options`. */
     readonly subject: string,
+    /** Each bad field and what it should be. */
     readonly issues: readonly FieldIssue[],
   ) {
     super(`invalid ${subject}: ${issues.map((i) => `${i.field}: ${i.message}`).join('; ')}`);

@@ -71,8 +71,8 @@ export const LeaseCandidateOptionsSchema = z
 /** The options of a LeaseCandidate as written. */
 export type LeaseCandidateOptions = z.input<typeof LeaseCandidateOptionsSchema>;
 type Parsed = z.output<typeof LeaseCandidateOptionsSchema>;
-/** A LeaseCandidate's options as resolved (defaults applied, tables named), read-only. */
-export type ResolvedLeaseCandidateOptions = DeepReadonly<Omit<Parsed, 'client' | 'clock' | 'instance' | 'onError'>>;
+/** A LeaseCandidate's options as resolved (defaults applied, tables named), read-only; the client is not among them. */
+export type ResolvedLeaseCandidateOptions = DeepReadonly<Omit<z.output<typeof LeaseCandidateOptionsSchema>, 'client' | 'clock' | 'instance' | 'onError'>>;
 
 type SpecSource = DeepReadonly<Pick<Parsed, 'leaseName' | 'name' | 'binaryVersion' | 'emulationVersion' | 'preferredStrategies' | 'priority' | 'priorityExpiresAt' | 'labels'>>;
 
@@ -95,7 +95,7 @@ const TTL_FACTOR = 2;
  * A worker's candidacy for one lease (KEP-4355's LeaseCandidate): `run(signal)` registers its row,
  * renews it every few minutes, acknowledges elections when asked, and removes the row once the
  * signal aborts. A LeaderElector in coordinated mode runs one itself (its `candidacy` option);
- * run one on its own to stand without electing in-process. Bad configuration (emulation > binary,
+ * run one on its own to stand without electing in-process. Bad configuration (emulation above binary,
  * malformed semver, priority ≤ 0, empty names) is a ValidationError at construction, naming the field.
  */
 export class LeaseCandidate {

@@ -117,9 +117,8 @@ export const LeaderElectorOptionsSchema = z
 
 /** The options of a LeaderElector as written. */
 export type LeaderElectorOptions = z.input<typeof LeaderElectorOptionsSchema>;
-type Parsed = z.output<typeof LeaderElectorOptionsSchema>;
 /** A LeaderElector's options as resolved (defaults applied, tables named), read-only; the client and callbacks are not among them. */
-export type ResolvedLeaderElectorOptions = DeepReadonly<Omit<Parsed, 'client' | 'callbacks' | 'onError' | 'clock' | 'detectPlatform'>>;
+export type ResolvedLeaderElectorOptions = DeepReadonly<Omit<z.output<typeof LeaderElectorOptionsSchema>, 'client' | 'callbacks' | 'onError' | 'clock' | 'detectPlatform'>>;
 
 /** Why a leader stopped: run() cancelled, another candidate preferred, the renew deadline passed, or the lease moved on. */
 export type StopReason = 'cancelled' | 'preempted' | 'renewDeadline' | 'deposed';

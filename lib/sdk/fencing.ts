@@ -15,9 +15,12 @@ const MAX_TRANSACTION_ITEMS = 100;
  * newer fencing token, or no holder). Nothing of the transaction was written.
  */
 export class FencingError extends Error {
+  /** Always `FencingError`. */
   override readonly name = 'FencingError';
   constructor(
+    /** The lease the write was fenced by. */
     readonly leaseName: string,
+    /** The writer's term's fencing token (undefined: the writer was not leading). */
     readonly fencingToken: number | undefined,
     reason = 'the lease is no longer in this term',
   ) {

@@ -114,9 +114,8 @@ export const IdentityLeaseHeartbeatOptionsSchema = z
   });
 /** The options of an IdentityLeaseHeartbeat as written. */
 export type IdentityLeaseHeartbeatOptions = z.input<typeof IdentityLeaseHeartbeatOptionsSchema>;
-type Parsed = z.output<typeof IdentityLeaseHeartbeatOptionsSchema>;
 /** An IdentityLeaseHeartbeat's options as resolved (defaults applied, tables named), read-only; the client and callbacks are not among them. */
-export type ResolvedIdentityLeaseHeartbeatOptions = DeepReadonly<Omit<Parsed, 'client' | 'clock' | 'newId' | 'onLost' | 'onError'>>;
+export type ResolvedIdentityLeaseHeartbeatOptions = DeepReadonly<Omit<z.output<typeof IdentityLeaseHeartbeatOptionsSchema>, 'client' | 'clock' | 'newId' | 'onLost' | 'onError'>>;
 
 const holderCondition = (holder: string) => ({ expression: '#holder = :holder', names: { '#holder': 'holderIdentity' }, values: { ':holder': holder } });
 

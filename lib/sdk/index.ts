@@ -36,15 +36,19 @@ export {
   type RenewOutcome,
 } from './identity.js';
 export { defaultTableNames, DEFAULT_TABLE_PREFIX, type TablesOption, type DeepReadonly } from './options.js';
+export type { TableNames } from '../schemas/config.js';
 export { fencedTransactWrite, FencingError } from './fencing.js';
-export { ValidationError } from '../schemas/validation.js';
+export type { Term } from '../stores/lease-store.js';
+export { ValidationError, type FieldIssue } from '../schemas/validation.js';
 export { ConflictError } from '../stores/errors.js';
 export { OLDEST_EMULATION_VERSION, NO_COORDINATION } from '../schemas/strategy.js';
 export type { Lease } from '../schemas/lease.js';
 export type { Candidate } from '../schemas/candidate.js';
 export type { Clock } from '../clock.js';
+export type { Platform } from '../schemas/platform.js';
 export {
   LeaderMigrationConfigurationSchema,
+  ControllerLeaderConfigurationSchema,
   MigrationConfigError,
   assignControllers,
   defaultLeaderMigrationConfiguration,

@@ -85,6 +85,7 @@ export type LeaderMigrationConfiguration = z.infer<typeof LeaderMigrationConfigu
  * migrated controllers in two places or in none.
  */
 export class MigrationConfigError extends Error {
+  /** Always `MigrationConfigError`. */
   override readonly name = 'MigrationConfigError';
   constructor(
     message: string,
@@ -278,8 +279,11 @@ export type StartElector = (leaseName: string, onStartedLeading: (signal: AbortS
 
 /** What runWithLeaderMigration needs; the elector is injected so this file stays free of DynamoDB. */
 export interface LeaderMigrationRun {
+  /** Campaigns for a lease (electorStarter makes one of LeaderElectors). */
   startElector: StartElector;
+  /** This component's controllers by name. */
   controllers: ReadonlyMap<string, Controller> | Readonly<Record<string, Controller>>;
+  /** This component, as `controllerLeaders[].component` names it. */
   component: string;
   /** The component's own lease. */
   primaryLeaseName: string;

@@ -16,7 +16,7 @@ export const DEFAULT_TABLE_PREFIX = 'conclave';
  * The names of the three tables under `prefix`: `${prefix}-leases`, `${prefix}-candidates` and
  * `${prefix}-identities`, as local mode and the CDK construct name them by default. The SDK's
  * `tables` option does this itself; this is for code that needs the names (the CLI, a coordinator).
- * @param prefix @default 'conclave'
+ * @param prefix - The prefix of the three names; `conclave` when not given.
  */
 export const defaultTableNames: (prefix?: string) => TableNames = tableNamesUnder;
 
@@ -26,7 +26,7 @@ const TablePrefix = z
   .string()
   .regex(new RegExp(`^[A-Za-z0-9_.-]{1,${PREFIX_MAX}}$`), `must be a table name prefix such as "${DEFAULT_TABLE_PREFIX}": 1–${PREFIX_MAX} of A-Z a-z 0-9 _ . - (the tables are <prefix>-leases, <prefix>-candidates, <prefix>-identities)`);
 
-const TablesObject = z.strictObject(
+const TablesObject: z.ZodType<Exclude<TablesOption, string>> = z.strictObject(
   {
     /** Names every table not named below `${prefix}-leases` etc. @default 'conclave' */
     prefix: TablePrefix.optional(),
@@ -42,8 +42,12 @@ const TablesObject = z.strictObject(
   },
 );
 
-/** The `tables` option as written: a prefix, or a prefix and/or the names of single tables. */
-export type TablesOption = string | z.input<typeof TablesObject>;
+/**
+ * The `tables` option as written: a prefix (`'conclave'` names `conclave-leases`,
+ * `conclave-candidates`, `conclave-identities`), or an object naming single tables, the others
+ * following its `prefix`.
+ */
+export type TablesOption = string | ({ prefix?: string } & Partial<TableNames>);
 
 const TABLES_SHAPE = `a table name prefix such as "${DEFAULT_TABLE_PREFIX}", or { prefix?, leases?, candidates?, identities? }`;
 

@@ -3,6 +3,7 @@
  * no longer holds). Normal under concurrency: read again, decide again.
  */
 export class ConflictError extends Error {
+  /** Always `ConflictError`. */
   override readonly name = 'ConflictError';
   constructor(
     /** e.g. `lease "jobs"` */

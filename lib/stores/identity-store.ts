@@ -11,10 +11,12 @@ export class IdentityStore extends ItemStore<typeof IdentityLeaseItem> {
     super({ client, table, keys: ['component', 'name'], schema: IdentityLeaseItem, kind: 'identity lease' });
   }
 
+  /** The row of `component` named `name` (consistent read), with the revision to write against. */
   read(component: string, name: string): Promise<IdentityRead> {
     return this.get({ component, name });
   }
 
+  /** A row already in hand (from a listing) as a read to write against. */
   static readOf(i: IdentityLease): IdentityRead {
     return { key: { component: i.component, name: i.name }, item: i, revision: i.revision };
   }

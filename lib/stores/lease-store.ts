@@ -8,7 +8,9 @@ export type LeaseRead = Read<Lease>;
 
 /** A holder's term: its identity and the fencing token of its acquisition. */
 export interface Term {
+  /** The holder: the lease's holderIdentity during the term. */
   holderIdentity: string;
+  /** The term's fencing token: raised by every acquisition. */
   fencingToken: number;
 }
 

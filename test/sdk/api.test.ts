@@ -22,7 +22,7 @@ import {
 import { CandidateStore } from '../../lib/stores/candidate-store.js';
 import { IdentityStore } from '../../lib/stores/identity-store.js';
 import { testTables, type TestTables } from '../support.js';
-import { FAST } from './harness.js';
+import { FAST, validationError } from './harness.js';
 
 let t: TestTables;
 let prefix: string;
@@ -37,16 +37,6 @@ const candidacy = { emulationVersion: '1.30.0', binaryVersion: '1.30.0' };
 const elector = (over: Partial<LeaderElectorOptions> = {}): LeaderElectorOptions => ({ leaseName: 'api-lease', identity: 'w1', tables: prefix, ...FAST, platform: 'none', client: t.client, callbacks, candidacy, ...over });
 const candidate = (over: Partial<LeaseCandidateOptions> = {}): LeaseCandidateOptions => ({ leaseName: 'api-lease', name: 'c1', tables: prefix, client: t.client, ...candidacy, ...over });
 const heartbeat = (over: Partial<IdentityLeaseHeartbeatOptions> = {}): IdentityLeaseHeartbeatOptions => ({ component: 'api', hostname: 'host-1', tables: prefix, client: t.client, ...over });
-
-const validationError = (f: () => unknown): ValidationError => {
-  try {
-    f();
-  } catch (e) {
-    if (e instanceof ValidationError) return e;
-    throw e;
-  }
-  throw new Error('expected a ValidationError');
-};
 
 describe('one way to construct and run', () => {
   it('each object takes a single options object, client and callbacks included, and has run(signal) and ready, no start/stop', () => {
@@ -172,7 +162,7 @@ describe('coordinated mode needs a candidacy', () => {
 describe('exports', () => {
   it('zod schemas are exported as …Schema, never under a type-like name', () => {
     const schemas = Object.entries(sdk).filter(([, v]) => v instanceof z.ZodType);
-    expect(schemas.map(([k]) => k).sort()).toEqual(['IdentityLeaseHeartbeatOptionsSchema', 'LeaderElectorOptionsSchema', 'LeaderMigrationConfigurationSchema', 'LeaseCandidateOptionsSchema']);
+    expect(schemas.map(([k]) => k).sort()).toEqual(['ControllerLeaderConfigurationSchema', 'IdentityLeaseHeartbeatOptionsSchema', 'LeaderElectorOptionsSchema', 'LeaderMigrationConfigurationSchema', 'LeaseCandidateOptionsSchema']);
     for (const old of ['ElectorOptions', 'CandidateOptions', 'IdentityHeartbeatOptions', 'LeaderMigrationConfiguration']) expect(old in sdk).toBe(false);
   });
 

@@ -1,6 +1,7 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { reconcileLease, type CoordinatorDeps } from '../../lib/coordinator/reconcile.js';
 import { LeaderElector, type LeaderElectorOptions, type StopReason } from '../../lib/sdk/elector.js';
+import { ValidationError } from '../../lib/schemas/validation.js';
 import type { TestTables } from '../support.js';
 
 /** The coordinator, driven in-process: reconcile one lease every `everyMs` (stands in for streams and the timer). */
@@ -120,4 +121,15 @@ export async function waitFor<T>(what: string, probe: () => T | undefined | fals
     if (performance.now() > end) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 20));
   }
+}
+
+/** The ValidationError `f` throws (any other outcome fails the test). */
+export function validationError(f: () => unknown): ValidationError {
+  try {
+    f();
+  } catch (e) {
+    if (e instanceof ValidationError) return e;
+    throw e;
+  }
+  throw new Error('expected a ValidationError');
 }

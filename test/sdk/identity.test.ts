@@ -13,11 +13,11 @@ import {
   type IdentityLost,
 } from '../../lib/sdk/identity.js';
 import { Name } from '../../lib/schemas/common.js';
-import { ValidationError } from '../../lib/schemas/validation.js';
 import { IdentityStore } from '../../lib/stores/identity-store.js';
 import type { IdentityLease } from '../../lib/schemas/identity.js';
 import { createTables, deleteTables } from '../../lib/local/tables.js';
 import { testTables, type TestTables } from '../support.js';
+import { validationError } from './harness.js';
 
 /**
  * The manual clocks start at the real present (whole seconds): rows carry the `expiresAt` TTL, and
@@ -90,15 +90,6 @@ function heartbeat(clock: ManualClock, component: string, hostname: string, id: 
 
 const rowOf = async (hb: IdentityLeaseHeartbeat) => (await store.read(hb.component, hb.name)).item;
 const rowsOf = async (component: string) => (await store.query(component)).items;
-const validationError = (f: () => unknown): ValidationError => {
-  try {
-    f();
-  } catch (e) {
-    if (e instanceof ValidationError) return e;
-    throw e;
-  }
-  throw new Error('expected a ValidationError');
-};
 
 describe('identityLeaseName', () => {
   it('is the component and 128 bits of sha256(host name) in lowercase unpadded RFC 4648 base32', () => {
