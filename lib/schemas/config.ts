@@ -4,14 +4,15 @@ import { parse } from './validation.js';
 const ms = (what: string) => z.number().int(`${what} must be whole milliseconds`).positive(`${what} must be > 0`);
 const TableName = z.string().regex(/^[A-Za-z0-9_.-]{3,255}$/, 'must be a DynamoDB table name: 3–255 of A-Z a-z 0-9 _ . -');
 
-export const TableNames = z
+/** The three tables' names (zod schema of {@link TableNames}). */
+export const TableNamesSchema = z
   .object({ leases: TableName, candidates: TableName, identities: TableName })
   .strict();
 /** The names of the leases, candidates and identities tables. */
-export type TableNames = z.infer<typeof TableNames>;
+export type TableNames = z.infer<typeof TableNamesSchema>;
 
 /** Tuning of the coordinator; every value has the default Kubernetes (or DESIGN.md) uses. */
-export const ElectionConfig = z
+export const ElectionConfigSchema = z
   .object({
     /** How long an election waits for acks before finishing with whoever answered (KEP: up to 5 s). */
     ackWindowMs: ms('ackWindowMs').max(60_000).default(5_000),
@@ -45,8 +46,8 @@ export const ElectionConfig = z
     }
   });
 /** The election's tuning as the functions run with it: every field set, defaults filled in. */
-export type ElectionConfig = z.output<typeof ElectionConfig>;
+export type ElectionConfig = z.output<typeof ElectionConfigSchema>;
 /** The election's tuning as it is written: every field optional (each has its default). */
-export type ElectionConfigInput = z.input<typeof ElectionConfig>;
+export type ElectionConfigInput = z.input<typeof ElectionConfigSchema>;
 
-export const electionConfig = (input: ElectionConfigInput = {}): ElectionConfig => parse(ElectionConfig, input, 'election configuration');
+export const electionConfig = (input: ElectionConfigInput = {}): ElectionConfig => parse(ElectionConfigSchema, input, 'election configuration');

@@ -6,7 +6,7 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import * as z from 'zod';
 import type { Clock } from '../clock.js';
-import { TableNames } from '../schemas/config.js';
+import { TableNamesSchema, type TableNames } from '../schemas/config.js';
 import { defaultTableNames as tableNamesUnder } from '../tables.js';
 
 /** The prefix of the table names when `tables` is not given: `conclave-leases`, `conclave-candidates`, `conclave-identities`. */
@@ -30,9 +30,9 @@ const TablesObject: z.ZodType<Exclude<TablesOption, string>> = z.strictObject(
   {
     /** Names every table not named below `${prefix}-leases` etc. @default 'conclave' */
     prefix: TablePrefix.optional(),
-    leases: TableNames.shape.leases.optional(),
-    candidates: TableNames.shape.candidates.optional(),
-    identities: TableNames.shape.identities.optional(),
+    leases: TableNamesSchema.shape.leases.optional(),
+    candidates: TableNamesSchema.shape.candidates.optional(),
+    identities: TableNamesSchema.shape.identities.optional(),
   },
   {
     error: (issue) =>
