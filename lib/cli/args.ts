@@ -6,7 +6,7 @@ import * as z from 'zod';
 import { DETAIL_TYPES } from '../events/schemas.js';
 import { CandidateItem } from '../schemas/candidate.js';
 import { Name } from '../schemas/common.js';
-import { TableNames } from '../schemas/config.js';
+import { TableNamesSchema } from '../schemas/config.js';
 import { KNOWN_STRATEGIES, StrategyName, isKnownStrategy } from '../schemas/strategy.js';
 import { parse } from '../schemas/validation.js';
 import { defaultTableNames } from '../tables.js';
@@ -56,7 +56,7 @@ export const GlobalOptions = z
   })
   .transform((o, ctx) => {
     const defaults = defaultTableNames(o.tablePrefix);
-    const tables = TableNames.safeParse({
+    const tables = TableNamesSchema.safeParse({
       leases: o.leasesTable ?? defaults.leases,
       candidates: o.candidatesTable ?? defaults.candidates,
       identities: o.identitiesTable ?? defaults.identities,

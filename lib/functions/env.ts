@@ -6,7 +6,7 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import * as z from 'zod';
 import { coordinatorDeps } from '../coordinator/reconcile.js';
 import { publishOrThrow } from '../events/publisher.js';
-import { ElectionConfig } from '../schemas/config.js';
+import { ElectionConfigSchema } from '../schemas/config.js';
 import { ValidationError, parse } from '../schemas/validation.js';
 import { ENV, type FunctionName } from '../wiring.js';
 import type { FunctionDeps } from './core.js';
@@ -53,7 +53,7 @@ function jsonOf(text: string, subject: string): unknown {
 export function depsFromEnv(functionName: FunctionName, env: NodeJS.ProcessEnv = process.env): FunctionDeps {
   const e = parse(Env, env, `environment of the ${functionName} function`);
   const configJson = e[ENV.electionConfig];
-  const config = configJson ? parse(ElectionConfig, jsonOf(configJson, ENV.electionConfig), ENV.electionConfig) : undefined;
+  const config = configJson ? parse(ElectionConfigSchema, jsonOf(configJson, ENV.electionConfig), ENV.electionConfig) : undefined;
   const events = new EventBridgeClient({});
   const bus = e[ENV.eventBus];
   return {

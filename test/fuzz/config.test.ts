@@ -16,7 +16,7 @@ import { LeaseCandidate, LeaseCandidateOptionsSchema } from '../../lib/sdk/candi
 import { CandidacySchema, LeaderElector, LeaderElectorOptionsSchema } from '../../lib/sdk/elector.js';
 import { IdentityLeaseHeartbeat, IdentityLeaseHeartbeatOptionsSchema, identityLeaseName } from '../../lib/sdk/identity.js';
 import { LeaderMigrationConfigurationSchema, MigrationConfigError, defaultLeaderMigrationConfiguration, loadLeaderMigrationConfiguration, resolveLeaderMigration } from '../../lib/sdk/migration.js';
-import { ElectionConfig, electionConfig } from '../../lib/schemas/config.js';
+import { ElectionConfigSchema, electionConfig } from '../../lib/schemas/config.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
 import { ENV } from '../../lib/wiring.js';
 import { RUNS, expectTypedOutcome, junk, mutate, mutations } from './support.js';
@@ -116,7 +116,7 @@ describe('leader migration configuration (KEP-2436) from files, flags and defaul
 });
 
 describe('the coordinator’s configuration', () => {
-  const shape = shapeOf(ElectionConfig);
+  const shape = shapeOf(ElectionConfigSchema);
   const tables = { leases: 'conclave-leases', candidates: 'conclave-candidates', identities: 'conclave-identities' };
 
   it('ElectionConfig, directly and through coordinatorDeps', async () => {
