@@ -129,6 +129,7 @@ describe('coordinated election', () => {
     const log = new Log();
     const coord = coordinatorLoop(deps, L);
     const a = startElector(t, log, 'a', { leaseName: L }, { versions: ['1.30.0', '1.31.0'] });
+    await a.elector.ready; // a stands first: the coordinator's first election cannot pick c alone
     const c = startElector(t, log, 'c', { leaseName: L }, { versions: ['1.30.0', '1.32.0'] });
     let b: RunningElector | undefined;
     try {
