@@ -4,9 +4,9 @@
  *  1. tsc compiles lib/, functions/ and infra/ to build/ (ESM, .d.ts, source maps with sources).
  *  2. The Lambda functions are bundled by esbuild into build/assets/<function>/ (the construct
  *     ships them pre-built: a consumer's synth needs no esbuild, Docker or TypeScript).
- *  3. Each package gets the compiled files its entry points reach, and nothing else, under
- *     packages/<name>/dist/ (paths as in the repository). What those files import from other
- *     packages must be declared in the package's manifest, or the build fails.
+ *  3. Each package gets the compiled files its entry points reach (scripts/import-graph.ts), and
+ *     nothing else, under packages/<name>/dist/ (paths as in the repository). The packages they
+ *     import must be exactly those the package's manifest declares, or the build fails.
  *  4. API Extractor checks each package's public API against the reviewed report in api/ and
  *     writes the doc model `npm run docs:api` turns into the API reference.
  *
@@ -15,11 +15,11 @@
  */
 import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { builtinModules } from 'node:module';
-import { dirname, join, relative, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Extractor, ExtractorConfig, ExtractorLogLevel, type IConfigFile } from '@microsoft/api-extractor';
 import { buildFunctions } from './build-functions.js';
+import { importGraph } from './import-graph.js';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 export const BUILD = join(ROOT, 'build');
@@ -27,7 +27,7 @@ export const BUILD = join(ROOT, 'build');
 export interface PackageSpec {
   /** Folder under packages/. */
   readonly dir: string;
-  /** Compiled entry points (relative to build/, `.js`), each followed to what it reaches. */
+  /** Entry points (sources), each followed to what it reaches (scripts/import-graph.ts): the package ships their compiled files. */
   readonly entries: readonly string[];
   /** The entry whose declarations make the public API (checked by API Extractor); none for a bare command. */
   readonly api?: string;
@@ -36,52 +36,11 @@ export interface PackageSpec {
 }
 
 export const PACKAGES: readonly PackageSpec[] = [
-  { dir: 'sdk', entries: ['lib/sdk/index.js'], api: 'lib/sdk/index.d.ts' },
-  { dir: 'cdk', entries: ['infra/index.js'], api: 'infra/index.d.ts', assets: true },
-  { dir: 'cli', entries: ['lib/cli/bin.js'] },
-  { dir: 'testing', entries: ['lib/testing/index.js'], api: 'lib/testing/index.d.ts' },
+  { dir: 'sdk', entries: ['lib/sdk/index.ts'], api: 'lib/sdk/index.d.ts' },
+  { dir: 'cdk', entries: ['infra/index.ts'], api: 'infra/index.d.ts', assets: true },
+  { dir: 'cli', entries: ['lib/cli/bin.ts'] },
+  { dir: 'testing', entries: ['lib/testing/index.ts'], api: 'lib/testing/index.d.ts' },
 ];
-
-const BUILTINS = new Set(builtinModules);
-const SPECIFIER = /(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+)['"]([^'"]+)['"]/g;
-
-/** The package a bare specifier names: `zod`, `@aws-sdk/client-dynamodb` (`aws-cdk-lib/aws-iam` → `aws-cdk-lib`). */
-export function packageOf(specifier: string): string {
-  const parts = specifier.split('/');
-  return specifier.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0]!;
-}
-
-/**
- * The compiled files reachable from `entries` (relative to `root`), following the imports of each
- * `.js` file and of its `.d.ts` (type-only imports are gone from the `.js`), and the other
- * packages they import.
- */
-export function reachable(root: string, entries: readonly string[]): { files: string[]; externals: Map<string, Set<string>> } {
-  const files = new Set<string>();
-  const externals = new Map<string, Set<string>>();
-  const todo = [...entries];
-  while (todo.length) {
-    const file = todo.pop()!;
-    if (files.has(file)) continue;
-    const path = join(root, file);
-    if (!existsSync(path)) throw new Error(`build: ${file} is imported but was not compiled (is it under lib/, functions/ or infra/?)`);
-    files.add(file);
-    const dts = file.replace(/\.js$/, '.d.ts');
-    const sources = [readFileSync(path, 'utf8'), ...(existsSync(join(root, dts)) ? [readFileSync(join(root, dts), 'utf8')] : [])];
-    for (const text of sources) {
-      for (const [, spec] of text.matchAll(SPECIFIER)) {
-        if (!spec) continue;
-        if (spec.startsWith('.')) todo.push(relative(root, resolve(dirname(path), spec)));
-        else if (!spec.startsWith('node:') && !BUILTINS.has(spec)) {
-          const pkg = packageOf(spec);
-          if (!externals.has(pkg)) externals.set(pkg, new Set());
-          externals.get(pkg)!.add(file);
-        }
-      }
-    }
-  }
-  return { files: [...files].sort(), externals };
-}
 
 interface Manifest {
   name: string;
@@ -96,32 +55,34 @@ function run(cmd: string, args: string[]): void {
 }
 
 /** Copies one package's share of build/ into packages/<dir>/dist and checks its manifest declares every import. */
-function assemble(spec: PackageSpec): { files: number; manifest: Manifest } {
+async function assemble(spec: PackageSpec): Promise<{ files: number; manifest: Manifest }> {
   const pkgDir = join(ROOT, 'packages', spec.dir);
   const manifest = JSON.parse(readFileSync(join(pkgDir, 'package.json'), 'utf8')) as Manifest;
   const dist = join(pkgDir, 'dist');
   rmSync(dist, { recursive: true, force: true });
-  const { files, externals } = reachable(BUILD, spec.entries);
-  for (const file of files) {
-    for (const f of [file, `${file}.map`, file.replace(/\.js$/, '.d.ts')]) {
-      if (!existsSync(join(BUILD, f))) continue;
+  const graph = await importGraph(...spec.entries);
+  for (const source of graph.internal) {
+    if (!/\.ts$/.test(source)) throw new Error(`build: ${manifest.name} reaches ${source}, which is not a module the build compiles`);
+    const js = source.replace(/\.ts$/, '.js');
+    for (const f of [js, `${js}.map`, source.replace(/\.ts$/, '.d.ts')]) {
+      if (!existsSync(join(BUILD, f))) throw new Error(`build: ${f} was not compiled (is ${source} under lib/, functions/ or infra/?)`);
       mkdirSync(dirname(join(dist, f)), { recursive: true });
       cpSync(join(BUILD, f), join(dist, f));
     }
   }
+  const externals = new Set(graph.external);
   if (spec.assets) cpSync(join(BUILD, 'assets'), join(dist, 'assets'), { recursive: true });
   const declared = new Set([...Object.keys(manifest.dependencies ?? {}), ...Object.keys(manifest.peerDependencies ?? {})]);
-  const undeclared = [...externals].filter(([pkg]) => !declared.has(pkg) && !declared.has(`@types/${pkg}`));
+  const undeclared = [...externals].filter((pkg) => !declared.has(pkg) && !declared.has(`@types/${pkg}`));
   if (undeclared.length) {
     throw new Error(
-      `build: ${manifest.name} imports packages its manifest does not declare:\n` +
-        undeclared.map(([pkg, by]) => `  ${pkg} (from ${[...by].join(', ')})`).join('\n') +
+      `build: ${manifest.name} imports packages its manifest does not declare: ${undeclared.join(', ')}` +
         `\nDeclare them in packages/${spec.dir}/package.json, or stop importing them from this package's entry points.`,
     );
   }
   const unused = [...declared].filter((d) => !externals.has(d) && !externals.has(d.replace(/^@types\//, '')));
   if (unused.length) throw new Error(`build: ${manifest.name} declares packages it never imports: ${unused.join(', ')}. Remove them from packages/${spec.dir}/package.json.`);
-  return { files: files.length, manifest };
+  return { files: graph.internal.length, manifest };
 }
 
 /** API Extractor on one package's declarations: the report in api/ must match unless `local`. */
@@ -151,6 +112,9 @@ function checkApi(spec: PackageSpec & { api: string }, manifest: Manifest, local
       tsdocMessageReporting: { default: { logLevel: ExtractorLogLevel.Warning } },
     },
   };
+  // TSDoc as we write it: `@default` (as aws-cdk-lib does) beside the standard tags.
+  cpSync(join(ROOT, 'tsdoc.json'), join(pkgDir, 'tsdoc.json'));
+  mkdirSync(join(ROOT, 'api'), { recursive: true });
   const config = ExtractorConfig.prepare({ configObject, configObjectFullPath: join(pkgDir, 'api-extractor.json'), packageJsonFullPath: join(pkgDir, 'package.json'), packageJson: manifest as never });
   const result = Extractor.invoke(config, { localBuild: local, showVerboseMessages: false });
   if (result.apiReportChanged && !local) {
@@ -168,7 +132,7 @@ export async function build(opts: { check?: boolean } = {}): Promise<void> {
   await buildFunctions({ outDir: join(BUILD, 'assets') });
   let ok = true;
   for (const spec of PACKAGES) {
-    const { files, manifest } = assemble(spec);
+    const { files, manifest } = await assemble(spec);
     console.log(`${manifest.name}@${manifest.version}: ${files} modules`);
     if (spec.api) ok = checkApi({ ...spec, api: spec.api }, manifest, !opts.check) && ok;
   }

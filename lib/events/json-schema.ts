@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { DETAIL_SCHEMAS, DETAIL_TYPES, type DetailType } from './schemas.js';
 
+/** Which JSON Schema dialect {@link eventJsonSchemas} writes. */
 export type JsonSchemaTarget = 'draft-2020-12' | 'draft-07' | 'draft-04' | 'openapi-3.0';
 
 /**

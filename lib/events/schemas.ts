@@ -29,7 +29,8 @@ const base = {
   time: IsoTime.describe('When the change happened (the stream record), ISO 8601 UTC'),
 };
 
-export const LeaderElected = z
+/** The `detail` of a **Leader Elected** event: a lease got a holder (a new term, with its fencing token). */
+export const LeaderElectedSchema = z
   .object({
     ...base,
     holder: Holder.describe('The new holder (holderIdentity)'),
@@ -43,7 +44,8 @@ export const LeaderElected = z
   })
   .meta({ title: 'Leader Elected', description: 'A new term began: a holder was elected or acquired the lease, with a higher fencing token.' });
 
-export const LeaderChanged = z
+/** The `detail` of a **Leader Changed** event: the holder of a lease is now someone else. */
+export const LeaderChangedSchema = z
   .object({
     ...base,
     previousHolder: Holder,
@@ -54,7 +56,8 @@ export const LeaderChanged = z
   })
   .meta({ title: 'Leader Changed', description: 'A new term began with a different holder than the previous term’s.' });
 
-export const LeaderPreemptionRequested = z
+/** The `detail` of a **Leader Preemption Requested** event: the coordinator named a better candidate in `preferredHolder`. */
+export const LeaderPreemptionRequestedSchema = z
   .object({
     ...base,
     holder: Holder.describe('The holder asked to yield'),
@@ -65,7 +68,8 @@ export const LeaderPreemptionRequested = z
   })
   .meta({ title: 'Leader Preemption Requested', description: 'preferredHolder was set: the holder should stop and release the lease at its next renewal.' });
 
-export const LeaseReleased = z
+/** The `detail` of a **Lease Released** event: the holder gave the lease up. */
+export const LeaseReleasedSchema = z
   .object({
     ...base,
     previousHolder: Holder,
@@ -75,7 +79,8 @@ export const LeaseReleased = z
   })
   .meta({ title: 'Lease Released', description: 'The holder was removed without a new election: released by the holder, an operator or the platform handler.' });
 
-export const LeaderLost = z
+/** The `detail` of a **Leader Lost** event: the platform (ECS, EC2) reported the holder's task or instance stopped, and its term was ended. */
+export const LeaderLostSchema = z
   .object({
     ...base,
     previousHolder: Holder.describe('The holder whose term the platform ended'),
@@ -86,7 +91,8 @@ export const LeaderLost = z
   })
   .meta({ title: 'Leader Lost', description: 'The platform reported the holder’s ECS task stopped or EC2 instance stopped/terminated; its term was ended at once and the next election starts.' });
 
-export const ElectionStarted = z
+/** The `detail` of an **Election Started** event: the coordinator opened an election and pinged the candidates. */
+export const ElectionStartedSchema = z
   .object({
     ...base,
     electionId: z.string().min(1),
@@ -101,7 +107,8 @@ export const ElectionStarted = z
   })
   .meta({ title: 'Election Started', description: 'An election was opened on the lease and its candidates pinged.' });
 
-export const ElectionFailed = z
+/** The `detail` of an **Election Failed** event: no candidate answered; the reason is on the lease. */
+export const ElectionFailedSchema = z
   .object({
     ...base,
     electionId: z.string().min(1).optional(),
@@ -119,7 +126,8 @@ const candidateFields = {
   identity: z.string().min(1).optional().describe('The worker process behind the candidate'),
 };
 
-export const CandidateJoined = z
+/** The `detail` of a **Candidate Joined** event: a worker declared its candidacy for a lease. */
+export const CandidateJoinedSchema = z
   .object({
     ...base,
     ...candidateFields,
@@ -127,7 +135,8 @@ export const CandidateJoined = z
   })
   .meta({ title: 'Candidate Joined', description: 'A candidate row was created for the lease.' });
 
-export const CandidateExpired = z
+/** The `detail` of a **Candidate Expired** event: a stale candidate row was deleted. */
+export const CandidateExpiredSchema = z
   .object({
     ...base,
     ...candidateFields,
@@ -137,24 +146,28 @@ export const CandidateExpired = z
 
 /** One zod schema per detail-type; the EventBridge `DetailType` is exactly the key. */
 export const DETAIL_SCHEMAS = {
-  'Leader Elected': LeaderElected,
-  'Leader Changed': LeaderChanged,
-  'Leader Preemption Requested': LeaderPreemptionRequested,
-  'Lease Released': LeaseReleased,
-  'Leader Lost': LeaderLost,
-  'Election Started': ElectionStarted,
-  'Election Failed': ElectionFailed,
-  'Candidate Joined': CandidateJoined,
-  'Candidate Expired': CandidateExpired,
+  'Leader Elected': LeaderElectedSchema,
+  'Leader Changed': LeaderChangedSchema,
+  'Leader Preemption Requested': LeaderPreemptionRequestedSchema,
+  'Lease Released': LeaseReleasedSchema,
+  'Leader Lost': LeaderLostSchema,
+  'Election Started': ElectionStartedSchema,
+  'Election Failed': ElectionFailedSchema,
+  'Candidate Joined': CandidateJoinedSchema,
+  'Candidate Expired': CandidateExpiredSchema,
 } as const;
 
+/** An EventBridge `detail-type` Conclave publishes. */
 export type DetailType = keyof typeof DETAIL_SCHEMAS;
+/** Every detail-type Conclave publishes. */
 export const DETAIL_TYPES = Object.keys(DETAIL_SCHEMAS) as DetailType[];
+/** The parsed `detail` of one detail-type. */
 export type DetailOf<T extends DetailType> = z.output<(typeof DETAIL_SCHEMAS)[T]>;
 
 /** A Conclave event before it goes on the bus: discriminated by `detailType`. */
 export type ConclaveEvent = { [T in DetailType]: { detailType: T; detail: DetailOf<T> } }[DetailType];
 
+/** Whether `s` is a detail-type Conclave publishes. */
 export const isDetailType = (s: string): s is DetailType => Object.hasOwn(DETAIL_SCHEMAS, s);
 
 /**

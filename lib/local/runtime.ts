@@ -59,10 +59,15 @@ export interface LocalRuntimeOptions {
 
 /** One event as the local bus received it. */
 export interface LocalEvent {
+  /** When the bus received it (ISO 8601), as EventBridge's `time`. */
   time: string;
+  /** The event's `source`: `conclave`. */
   source: string;
+  /** The event's `detail-type`, e.g. `Leader Elected`. */
   detailType: ConclaveEvent['detailType'];
+  /** The event's `detail`, parsed with its schema. */
   detail: ConclaveEvent['detail'];
+  /** `detailType` and `detail` together, narrowed by `detailType` (`switch (e.event.detailType)`). */
   event: ConclaveEvent;
 }
 

@@ -67,3 +67,23 @@ export {
 } from './migration.js';
 export { IdentityStore } from '../stores/identity-store.js';
 export type { IdentityLease } from '../schemas/identity.js';
+export {
+  EVENT_SOURCE,
+  DETAIL_SCHEMAS,
+  DETAIL_TYPES,
+  isDetailType,
+  parseEvent,
+  LeaderElectedSchema,
+  LeaderChangedSchema,
+  LeaderPreemptionRequestedSchema,
+  LeaseReleasedSchema,
+  LeaderLostSchema,
+  ElectionStartedSchema,
+  ElectionFailedSchema,
+  CandidateJoinedSchema,
+  CandidateExpiredSchema,
+  type ConclaveEvent,
+  type DetailType,
+  type DetailOf,
+} from '../events/schemas.js';
+export { eventJsonSchemas, type JsonSchemaTarget } from '../events/json-schema.js';

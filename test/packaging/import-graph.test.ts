@@ -34,7 +34,7 @@ const cdkEntry = existsSync(join(REPO_ROOT, 'infra/index.ts')) ? 'infra/index.ts
 const expected: Record<'sdk' | 'cli' | 'cdk' | 'testing', Expected> = {
   sdk: {
     entry: 'lib/sdk/index.ts',
-    areas: ['lib/clock.ts', 'lib/election/vacancy.ts', 'lib/schemas/', 'lib/sdk/', 'lib/stores/', 'lib/tables.ts'],
+    areas: ['lib/clock.ts', 'lib/election/vacancy.ts', 'lib/events/json-schema.ts', 'lib/events/schemas.ts', 'lib/schemas/', 'lib/sdk/', 'lib/stores/', 'lib/tables.ts'],
     never: {
       modules: ['lib/local/', 'lib/cli/', 'lib/coordinator/', 'lib/functions/', 'lib/events/local', 'lib/history/', 'lib/testing/', 'lib/wiring.ts', 'functions/', 'infra/', 'examples/', ...NOT_SHIPPED],
       packages: [...SERVER_PACKAGES, 'commander', '@aws-sdk/client-dynamodb-streams', '@aws-sdk/client-eventbridge', '@aws-sdk/client-sqs'],
