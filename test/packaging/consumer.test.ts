@@ -36,9 +36,9 @@ interface Ran {
  * Runs a command without blocking this process: the loopback registry answers from this event
  * loop, so a synchronous spawn of npm would wait for itself.
  */
-function sh(cwd: string, cmd: string, args: string[], env: Record<string, string> = {}, timeout = 300_000): Promise<Ran> {
+function sh(cwd: string, cmd: string, args: string[], env: Record<string, string> = {}, timeout = 300_000, base: NodeJS.ProcessEnv = process.env): Promise<Ran> {
   return new Promise((resolve) => {
-    const child = spawn(cmd, args, { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], timeout });
+    const child = spawn(cmd, args, { cwd, env: { ...base, ...env }, stdio: ['ignore', 'pipe', 'pipe'], timeout });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
@@ -135,6 +135,7 @@ describe('a consumer project', () => {
         'cdk-nag': pinned('cdk-nag'),
         typescript: pinned('typescript'),
         '@types/node': pinned('@types/node'),
+        vitest: pinned('vitest'),
       },
     });
     writeFileSync(
@@ -143,6 +144,7 @@ describe('a consumer project', () => {
     );
     mkdirSync(join(app, 'src'));
     for (const f of ['worker.ts', 'local-leader.ts', 'cdk-app.ts']) cpSync(join(ROOT, 'examples', f), join(app, 'src', f));
+    cpSync(join(ROOT, 'examples', 'vitest'), join(app, 'vitest-example'), { recursive: true });
   }, 600_000);
 
   it('installs aws-cdk-lib once, at the version the app chose', () => {
@@ -165,6 +167,13 @@ describe('a consumer project', () => {
     expect(result.staleWrite).toBe('refused');
     expect(result.stored).toBe(String(result.fencingToken));
     expect(result.events).toContain('Leader Elected');
+  }, 200_000);
+
+  it('runs the documented vitest globalSetup example with its own vitest', async () => {
+    // the project's own vitest, not this run's: none of this process's VITEST_* settings reach it
+    const env: NodeJS.ProcessEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('VITEST') && k !== 'NODE_OPTIONS'));
+    const out = await ok(sh(app, join(app, 'node_modules', '.bin', 'vitest'), ['run', '--root', 'vitest-example'], {}, 180_000, env), 'vitest run in the consumer project');
+    expect(out).toMatch(/1 passed/);
   }, 200_000);
 
   it('synthesizes the CDK app offline, cdk-nag clean, with the functions pre-built', async () => {
