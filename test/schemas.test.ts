@@ -2,19 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { CandidateSpec } from '../lib/schemas/candidate.js';
 import { electionConfig } from '../lib/schemas/config.js';
 import { LeaseItem } from '../lib/schemas/lease.js';
-import { ValidationError, parse } from '../lib/schemas/validation.js';
+import { parse } from '../lib/schemas/validation.js';
+import { validationError as errorOf } from './sdk/harness.js';
 
 const spec = { leaseName: 'jobs', name: 'worker-1', binaryVersion: '1.31.0', emulationVersion: '1.30.0', preferredStrategies: ['OldestEmulationVersion'] };
-const errorOf = (f: () => unknown): ValidationError => {
-  try {
-    f();
-  } catch (e) {
-    if (e instanceof ValidationError) return e;
-    throw e;
-  }
-  throw new Error('expected a ValidationError');
-};
-
 describe('CandidateSpec: strict at the edge', () => {
   it('accepts a well-formed candidate', () => {
     expect(parse(CandidateSpec, spec, 'candidate')).toEqual(spec);
