@@ -104,7 +104,9 @@ function checkApi(spec: PackageSpec & { api: string }, manifest: Manifest, local
     messages: {
       compilerMessageReporting: { default: { logLevel: ExtractorLogLevel.Warning } },
       extractorMessageReporting: {
-        default: { logLevel: ExtractorLogLevel.Warning },
+        // Findings such as a type the API uses but the entry does not export (ae-forgotten-export)
+        // are written into the report, where the reviewer of an API change sees them.
+        default: { logLevel: ExtractorLogLevel.Warning, addToApiReportFile: true },
         // Every exported symbol says what it is for: the API reference is generated from it.
         'ae-undocumented': { logLevel: ExtractorLogLevel.Error, addToApiReportFile: false },
         'ae-missing-release-tag': { logLevel: ExtractorLogLevel.None },
