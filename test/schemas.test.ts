@@ -15,6 +15,9 @@ describe('CandidateSpec: strict at the edge', () => {
     { name: 'emulation newer than binary', change: { emulationVersion: '1.32.0' }, field: 'emulationVersion', message: /≤ binaryVersion 1\.31\.0/ },
     { name: 'leading v', change: { binaryVersion: 'v1.31.0' }, field: 'binaryVersion', message: /no leading "v"/ },
     { name: 'short form', change: { emulationVersion: '1.30' }, field: 'emulationVersion', message: /MAJOR\.MINOR\.PATCH/ },
+    // The picker reads these (parseVersionTolerant); the write edge stays strict.
+    { name: 'major alone', change: { emulationVersion: '1' }, field: 'emulationVersion', message: /MAJOR\.MINOR\.PATCH/ },
+    { name: 'leading zeros', change: { binaryVersion: '1.031.0' }, field: 'binaryVersion', message: /MAJOR\.MINOR\.PATCH/ },
     { name: 'priority 0', change: { priority: 0 }, field: 'priority', message: /> 0/ },
     { name: 'negative priority', change: { priority: -5 }, field: 'priority', message: /> 0/ },
     { name: 'fractional priority', change: { priority: 1.5 }, field: 'priority', message: /whole number/ },

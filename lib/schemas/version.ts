@@ -3,7 +3,8 @@ import * as z from 'zod';
 
 /**
  * Versions are strict at the edge and tolerant in the picker, like Kubernetes: API validation
- * rejects `v1.30` and `1.30`, but the election code still orders them if they reach a table.
+ * rejects `v1.30`, `1.30` and `01.30.0`, but the election code still orders them if they reach a
+ * table (an older SDK, a hand-written row).
  */
 
 /** Full semver without a leading `v`: what a candidate may write. */
@@ -14,14 +15,31 @@ export const StrictVersion = z
   });
 
 /**
- * The picker's reading of a version: one leading `v` and MAJOR.MINOR short forms are accepted;
- * anything else is undefined (and such a candidate never wins).
+ * The picker's reading of a version, as Kubernetes' picker reads one (blang/semver's
+ * `ParseTolerant`, used by pkg/controlplane/controller/leaderelection/election.go): spaces around
+ * and one leading `v` are dropped, leading zeros are stripped from MAJOR, MINOR and PATCH, and a
+ * short form is filled up (`2` reads as 2.0.0, `2.7` as 2.7.0) unless it carries a pre-release or
+ * build suffix (`2.7-beta.1` is invalid: which of MINOR or PATCH the suffix belongs to is a guess).
+ * What is left must be semver. Anything else is undefined, and such a candidate never wins.
  */
 export function parseVersionTolerant(v: string | undefined): semver.SemVer | undefined {
-  if (!v) return undefined;
-  const m = /^v?(\d+)\.(\d+)(?:\.(\d+))?((?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?)$/.exec(v.trim());
-  if (!m) return undefined;
-  return semver.parse(`${m[1]}.${m[2]}.${m[3] ?? '0'}${m[4] ?? ''}`) ?? undefined;
+  if (v === undefined) return undefined;
+  // At most three parts: the third keeps PATCH with its pre-release and build suffix.
+  const [major, minor, ...rest] = v.trim().replace(/^v/, '').split('.');
+  const parts = [major!, ...(minor === undefined ? [] : [minor]), ...(rest.length ? [rest.join('.')] : [])].map(stripLeadingZeros);
+  if (parts.length < 3 && /[+-]/.test(parts.at(-1)!)) return undefined;
+  while (parts.length < 3) parts.push('0');
+  const normalized = parts.join('.');
+  // node-semver itself would also take a leading "v", "=" or spaces: only a digit may start it here.
+  if (!/^\d[0-9A-Za-z.+-]*$/.test(normalized)) return undefined;
+  return semver.parse(normalized) ?? undefined;
+}
+
+/** `007` → `7`, `00` → `0`, `03-rc.1` → `3-rc.1`, `0-rc.1` stays: only a component's leading zeros go. */
+function stripLeadingZeros(part: string): string {
+  if (part.length < 2) return part;
+  const rest = part.replace(/^0+/, '');
+  return /^\d/.test(rest) ? rest : `0${rest}`;
 }
 
 /** True when `emulation` ≤ `binary` (both strict); the rule every candidate must keep. */

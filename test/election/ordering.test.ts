@@ -41,7 +41,7 @@ describe('validity (TestValidLeaseCandidateForOldestEmulationVersion, TestGetEmu
     { name: 'invalid emulation version', emu: 'invalid', bin: '0.1.0', valid: false },
     { name: 'invalid binary version', emu: '0.1.0', bin: 'invalid', valid: false },
     { name: 'empty emulation version', emu: '', bin: '0.1.0', valid: false },
-    // Tolerant in the picker, as Kubernetes' semver.ParseTolerant: one leading v, MAJOR.MINOR.
+    // Tolerant in the picker, as Kubernetes' semver.ParseTolerant: one leading v, short forms, leading zeros (rows below).
     { name: 'leading v', emu: 'v1.30.0', bin: 'v1.30.1', valid: true },
     { name: 'short form', emu: '1.30', bin: '1.31', valid: true },
     { name: 'two leading v', emu: 'vv1.30.0', bin: '1.30.0', valid: false },
@@ -55,6 +55,59 @@ describe('validity (TestValidLeaseCandidateForOldestEmulationVersion, TestGetEmu
     expect(parseVersionTolerant('0.3.0')?.version).toBe('0.3.0');
     expect(parseVersionTolerant('1.30')?.version).toBe('1.30.0');
     expect(parseVersionTolerant('v1.30.2')?.version).toBe('1.30.2');
+  });
+});
+
+describe('parseVersionTolerant (blang/semver ParseTolerant, what election.go reads versions with)', () => {
+  // Kubernetes' picker (pkg/controlplane/controller/leaderelection/election.go) reads versions with
+  // semver.ParseTolerant: trim spaces, drop one leading "v", strip leading zeros from each of
+  // MAJOR, MINOR and PATCH, fill a short form up with ".0"; a short form with a pre-release or build
+  // suffix is invalid. What it then hands to the strict parser must be semver. `want` is the
+  // version read (node-semver's `version`: the build suffix is not part of it) or undefined.
+  it.each([
+    { name: 'full version', v: '1.30.2', want: '1.30.2' },
+    { name: 'one leading v', v: 'v1.30.2', want: '1.30.2' },
+    { name: 'spaces around', v: ' 1.30.2\t', want: '1.30.2' },
+    { name: 'MAJOR.MINOR reads as MAJOR.MINOR.0', v: '1.30', want: '1.30.0' },
+    { name: 'MAJOR alone reads as MAJOR.0.0', v: '2', want: '2.0.0' },
+    { name: 'v and MAJOR alone', v: 'v2', want: '2.0.0' },
+    { name: 'leading zeros stripped in every component', v: '01.02.03', want: '1.2.3' },
+    { name: 'leading zeros stripped in a short form', v: '1.030', want: '1.30.0' },
+    { name: 'leading zeros of MAJOR alone', v: '007', want: '7.0.0' },
+    { name: 'all zeros', v: '00.00.00', want: '0.0.0' },
+    { name: 'leading zeros before a pre-release', v: '1.2.03-rc.1', want: '1.2.3-rc.1' },
+    { name: 'a zero PATCH written twice before a pre-release', v: '1.2.00-rc.1', want: '1.2.0-rc.1' },
+    { name: 'pre-release and build', v: '1.2.3-rc.1+build.5', want: '1.2.3-rc.1' },
+    { name: 'full form with a pre-release', v: '2.7.0-beta.1', want: '2.7.0-beta.1' },
+    { name: 'short form with a pre-release', v: '2.7-beta.1', want: undefined },
+    { name: 'short form with a pre-release, no dot in it', v: '2.7-beta', want: undefined },
+    { name: 'MAJOR alone with a pre-release', v: '2-beta', want: undefined },
+    { name: 'short form with build metadata', v: '2.7+build', want: undefined },
+    { name: 'numeric pre-release identifier with a leading zero (only the core is tolerated)', v: '1.2.3-rc.01', want: undefined },
+    { name: 'empty pre-release', v: '1.2.3-', want: undefined },
+    { name: 'four components', v: '1.2.3.4', want: undefined },
+    { name: 'empty component', v: '1..2', want: undefined },
+    { name: 'two leading v', v: 'vv1.30.0', want: undefined },
+    { name: 'capital V', v: 'V1.30.0', want: undefined },
+    { name: 'equals sign (node-semver would take it)', v: '=1.30.0', want: undefined },
+    { name: 'space inside', v: 'v 1.30.0', want: undefined },
+    { name: 'wildcard', v: '1.2.x', want: undefined },
+    { name: 'negative', v: '-1.2.3', want: undefined },
+    { name: 'empty', v: '', want: undefined },
+    { name: 'only a v', v: 'v', want: undefined },
+    { name: 'unset', v: undefined, want: undefined },
+  ])('$name: $v', ({ v, want }) => {
+    expect(parseVersionTolerant(v)?.version).toBe(want);
+  });
+
+  it.each([
+    { name: 'a short form ranks as its .0', a: cand('short', '1.30', '1.30'), b: cand('full', '1.30.0', '1.30.0', { createdAt: NOW + 1 }), want: 'short' },
+    { name: 'MAJOR alone ranks below MAJOR.1', a: cand('major', '2', '2'), b: cand('minor', '2.1.0', '2.1.0'), want: 'major' },
+    { name: 'leading zeros do not make a version lexically smaller', a: cand('padded', '1.010.0', '1.010.0'), b: cand('plain', '1.9.0', '1.9.0'), want: 'plain' },
+    { name: 'a short form with a pre-release never wins', a: cand('pre', '2.7-beta.1', '2.7-beta.1'), b: cand('rel', '3.0.0', '3.0.0'), want: 'rel' },
+  ])('$name', ({ a, b, want }) => {
+    expect(pickBest([a, b], NOW)?.candidate.name).toBe(want);
+    expect(pickBest([b, a], NOW)?.candidate.name).toBe(want);
   });
 });
 
