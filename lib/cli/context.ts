@@ -3,6 +3,7 @@ import type { Clock } from '../clock.js';
 import { electionConfig, type ElectionConfig, type TableNames } from '../schemas/config.js';
 import { CandidateStore } from '../stores/candidate-store.js';
 import { localClient } from '../stores/client.js';
+import { clean, jsonText } from './format.js';
 import { LeaseStore } from '../stores/lease-store.js';
 import type { GlobalOptions, OutputFormat } from './args.js';
 
@@ -79,4 +80,10 @@ export function cliContext(client: DynamoDBClient, target: Target, rest: { clock
 }
 
 /** Prints one JSON document. */
-export const printJson = (ctx: Pick<CliContext, 'sink'>, value: unknown): void => ctx.sink.out(JSON.stringify(value, null, 2));
+export const printJson = (ctx: Pick<CliContext, 'sink'>, value: unknown): void => ctx.sink.out(jsonText(value, 2));
+
+/** One line of a result on stdout, escaped: it may name a holder or repeat what a worker wrote. */
+export const say = (ctx: Pick<CliContext, 'sink'>, line: string): void => ctx.sink.out(clean(line));
+
+/** One line of a note on stderr, escaped likewise. */
+export const note = (ctx: Pick<CliContext, 'sink'>, line: string): void => ctx.sink.err(clean(line));

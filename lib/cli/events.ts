@@ -7,6 +7,7 @@ import { ValidationError, parse } from '../schemas/validation.js';
 import type { OutputFormat } from './args.js';
 import type { Pace, Sink } from './context.js';
 import { CliError } from './errors.js';
+import { clean, jsonText } from './format.js';
 
 /** One line of the file, as lib/local/runtime.ts appends it. */
 const EventLine = z.object({ time: z.iso.datetime(), source: z.string().min(1), detailType: z.string().min(1), detail: z.unknown() });
@@ -109,12 +110,12 @@ export async function events(io: { sink: Sink; output: OutputFormat }, args: Eve
   const kept: EventRecord[] = [];
   const show = (r: EventRecord) => {
     if (io.output === 'json' && !args.follow) kept.push(r);
-    else if (io.output === 'json') io.sink.out(JSON.stringify(r));
-    else io.sink.out(`${r.time}  ${r.detailType.padEnd(TYPE_WIDTH)}  ${(r.detail as { lease: string }).lease}  ${summary({ detailType: r.detailType, detail: r.detail } as ConclaveEvent)}`);
+    else if (io.output === 'json') io.sink.out(jsonText(r));
+    else io.sink.out(clean(`${r.time}  ${r.detailType.padEnd(TYPE_WIDTH)}  ${(r.detail as { lease: string }).lease}  ${summary({ detailType: r.detailType, detail: r.detail } as ConclaveEvent)}`));
   };
   const reader = new LineReader((text, lineNo) => {
     const p = parseLine(text);
-    if (!p.ok) return io.sink.err(`${args.eventsFile}:${lineNo}: skipped: ${p.reason}`);
+    if (!p.ok) return io.sink.err(clean(`${args.eventsFile}:${lineNo}: skipped: ${p.reason}`));
     if (args.type && p.record.detailType !== args.type) return;
     if (args.lease && (p.record.detail as { lease: string }).lease !== args.lease) return;
     show(p.record);
@@ -128,7 +129,7 @@ export async function events(io: { sink: Sink; output: OutputFormat }, args: Eve
       throw isMissing(e) ? missing(args.eventsFile) : e;
     }
     reader.push(text, true);
-    if (io.output === 'json') io.sink.out(JSON.stringify(kept, null, 2));
+    if (io.output === 'json') io.sink.out(jsonText(kept, 2));
     return;
   }
   await follow(args.eventsFile, reader, io.sink, pace);

@@ -1,6 +1,22 @@
 import type { Platform } from '../schemas/platform.js';
 /** Human forms of the tables' values: epoch ms become ages, rows become aligned columns. */
 
+/**
+ * Characters that act on a terminal instead of showing: C0 controls (ESC, newline, carriage
+ * return, bell, …), DEL, C1 controls (U+009B is a CSI on some terminals), line and paragraph
+ * separators, and the bidirectional overrides and isolates that reorder what follows them.
+ */
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+const NAMED: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+
+/**
+ * The one escaping function for text the tables hold: anything a worker (or whoever can write a
+ * row or an event) wrote — identities, versions, reasons, messages — is shown with its control
+ * characters escaped as `\n`, `\u001b`, so it can neither drive the terminal nor forge a line.
+ * Idempotent: escaped text has no control characters left.
+ */
+export const clean = (text: string): string => text.replace(CONTROL, (c) => NAMED[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+
 /** `42s`, `5m10s`, `3h5m`, `2d4h`: the two largest units, floored. */
 export function span(ms: number): string {
   const s = Math.floor(Math.abs(ms) / 1000);
@@ -25,28 +41,37 @@ export const dash = (v: string | number | undefined): string => (v === undefined
 export interface Column<R> {
   header: string;
   cell(row: R): string;
+  /** Styles the cell once escaped (watch's highlight): the only raw control sequences in a table. */
+  decorate?(text: string, row: R): string;
 }
 
 /** Length on screen: ANSI styles take no room. */
 const visible = (s: string): number => s.replace(/\x1b\[[0-9;]*m/g, '').length;
 
-/** Aligned columns, kubectl style: a header line, then one line per row. Cells may carry styles. */
+/** Aligned columns, kubectl style: a header line, then one line per row. Cells are escaped, then decorated. */
 export function table<R>(columns: readonly Column<R>[], rows: readonly R[]): string[] {
-  const cells = [columns.map((c) => c.header), ...rows.map((r) => columns.map((c) => c.cell(r)))];
+  const cells = [columns.map((c) => c.header), ...rows.map((r) => columns.map((c) => (c.decorate ? c.decorate(clean(c.cell(r)), r) : clean(c.cell(r)))))];
   const widths = columns.map((_, i) => Math.max(...cells.map((line) => visible(line[i]!))));
   return cells.map((line) => line.map((v, i) => (i === line.length - 1 ? v : v + ' '.repeat(widths[i]! - visible(v)))).join('   ').trimEnd());
 }
 
-/** `label:  value` lines with the values aligned. */
+/** `label:  value` lines with the values aligned; values escaped. */
 export function fields(pairs: readonly (readonly [string, string])[]): string[] {
   const width = Math.max(...pairs.map(([k]) => k.length)) + 1;
-  return pairs.map(([k, v]) => `${`${k}:`.padEnd(width)}  ${v}`);
+  return pairs.map(([k, v]) => `${`${k}:`.padEnd(width)}  ${clean(v)}`);
 }
 
 const ANSI = { bold: '1', inverse: '7', yellow: '33' } as const;
 
 /** Wraps `text` in an ANSI style when `on`. */
 export const style = (on: boolean, name: keyof typeof ANSI, text: string): string => (on ? `\x1b[${ANSI[name]}m${text}\x1b[0m` : text);
+
+/** What JSON.stringify leaves raw that still acts on a terminal: DEL, C1 controls, separators, bidi controls. */
+const JSON_RAW = /[\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+
+/** JSON text with every control character escaped (JSON.stringify escapes only C0): the same document once parsed. */
+export const jsonText = (value: unknown, indent?: number): string =>
+  JSON.stringify(value, null, indent).replace(JSON_RAW, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 
 /** Clears the terminal and moves to its top: a watch frame replaces the previous one. */
 export const CLEAR_SCREEN = '\x1b[H\x1b[2J';

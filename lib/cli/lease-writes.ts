@@ -1,6 +1,6 @@
 /** Operator writes to a lease row: its sticky `strategy`, and a release of its holder. */
 import { NO_COORDINATION, OLDEST_EMULATION_VERSION } from '../schemas/strategy.js';
-import { printJson, type CliContext } from './context.js';
+import { note, printJson, say, type CliContext } from './context.js';
 import { CliError } from './errors.js';
 import { standings } from './explain.js';
 import { snapshot, unknownLease } from './read.js';
@@ -21,7 +21,7 @@ export async function setStrategy(ctx: CliContext, args: { lease: string; strate
   const before = read.item?.strategy;
   if (args.clear && before === undefined) {
     if (!read.item) throw await unknownLease(ctx, args.lease);
-    ctx.sink.err(`lease ${args.lease} has no operator strategy; nothing to clear`);
+    note(ctx, `lease ${args.lease} has no operator strategy; nothing to clear`);
     return ctx.output === 'json' ? printJson(ctx, read.item) : undefined;
   }
   const created = read.item === undefined;
@@ -33,8 +33,8 @@ export async function setStrategy(ctx: CliContext, args: { lease: string; strate
   );
   if (ctx.output === 'json') return printJson(ctx, written);
   const what = args.clear ? `cleared the strategy of lease ${args.lease} (was ${before})` : `set the strategy of lease ${args.lease} to ${written.strategy}${before ? ` (was ${before})` : ''}`;
-  ctx.sink.out(`${what}${created ? ' — created the lease row, without a holder' : ''}`);
-  ctx.sink.out(`from now on ${strategyEffect(written.strategy)}`);
+  say(ctx, `${what}${created ? ' — created the lease row, without a holder' : ''}`);
+  say(ctx, `from now on ${strategyEffect(written.strategy)}`);
 }
 
 /**
@@ -54,10 +54,11 @@ export async function release(ctx: CliContext, args: { lease: string }): Promise
     throw new CliError(`the row changed while writing: the term of ${term.holderIdentity} (fencing token ${term.fencingToken}) had already ended; nothing was written — run the command again to see the lease now`);
   }
   if (ctx.output === 'json') return printJson(ctx, written);
-  ctx.sink.out(`released lease ${args.lease}: ${term.holderIdentity}'s term (fencing token ${term.fencingToken}) is over`);
-  ctx.sink.out(`${term.holderIdentity} stops leading at its next renewal; its writes fenced with token ${term.fencingToken} fail from now on`);
+  say(ctx, `released lease ${args.lease}: ${term.holderIdentity}'s term (fencing token ${term.fencingToken}) is over`);
+  say(ctx, `${term.holderIdentity} stops leading at its next renewal; its writes fenced with token ${term.fencingToken} fail from now on`);
   const { best } = standings(written, candidates, now, ctx.config);
-  ctx.sink.out(
+  say(
+    ctx,
     !best
       ? 'no candidate can be elected now: the lease stays vacant until one registers and renews'
       : best.candidate.name === term.holderIdentity

@@ -11,6 +11,7 @@ import { CandidatesArgs, EventsArgs, LeaseArg, PreemptArgs, SetPriorityArgs, Set
 import { cliContext, clientFor, realPace, type CliContext, type Pace, type Sink } from './context.js';
 import { describeLease } from './describe.js';
 import { CliError, explain } from './errors.js';
+import { clean } from './format.js';
 import { events } from './events.js';
 import { getCandidates, getLeases } from './get.js';
 import { release, setStrategy } from './lease-writes.js';
@@ -171,10 +172,11 @@ export async function main(argv: readonly string[], given: Partial<CliIO> = {}):
     if (e instanceof CommanderError) return e.exitCode === 0 ? 0 : 2; // commander printed the message
     const known = e instanceof ValidationError ? new CliError(e.message) : e; // withDb explained the rest
     if (known instanceof CliError) {
-      io.err(`error: ${known.message}`);
+      io.err(`error: ${clean(known.message)}`); // messages quote rows and input: escaped, one line
       return known.exitCode;
     }
-    io.err(`unexpected error (a bug: please report it): ${known instanceof Error ? (known.stack ?? known.message) : String(known)}`);
+    const text = known instanceof Error ? (known.stack ?? known.message) : String(known);
+    io.err(`unexpected error (a bug: please report it): ${text.split('\n').map(clean).join('\n')}`);
     return 1;
   } finally {
     process.off('SIGINT', onSignal).off('SIGTERM', onSignal);

@@ -10,7 +10,7 @@ import type { Candidate } from '../schemas/candidate.js';
 import type { Lease } from '../schemas/lease.js';
 import { OLDEST_EMULATION_VERSION } from '../schemas/strategy.js';
 import { CandidateStore, type CandidatePatch } from '../stores/candidate-store.js';
-import { printJson, type CliContext } from './context.js';
+import { note, printJson, say, type CliContext } from './context.js';
 import { CliError } from './errors.js';
 import { nextStep } from './explain.js';
 import { relative, span } from './format.js';
@@ -44,7 +44,7 @@ export async function setPriority(ctx: CliContext, args: { lease: string; candid
   const { snap, candidate } = await candidateOf(ctx, args.lease, args.candidate);
   const now = ctx.clock.now();
   if (args.clear && candidate.priority === undefined) {
-    ctx.sink.err(`${candidate.name} on lease ${candidate.leaseName} has no priority; nothing to clear`);
+    note(ctx, `${candidate.name} on lease ${candidate.leaseName} has no priority; nothing to clear`);
     return ctx.output === 'json' ? printJson(ctx, candidate) : undefined;
   }
   const patch: CandidatePatch = args.clear
@@ -52,12 +52,12 @@ export async function setPriority(ctx: CliContext, args: { lease: string; candid
     : { set: { priority: args.priority, priorityExpiresAt: args.for === undefined ? undefined : now + args.for }, remove: args.for === undefined ? ['priorityExpiresAt'] : [] };
   const written = await ctx.candidates.write(CandidateStore.readOf(candidate), patch);
   if (ctx.output === 'json') return printJson(ctx, written);
-  if (args.clear) ctx.sink.out(`cleared the priority of ${written.name} on lease ${written.leaseName} (was ${candidate.priority})`);
+  if (args.clear) say(ctx, `cleared the priority of ${written.name} on lease ${written.leaseName} (was ${candidate.priority})`);
   else {
     const expiry = written.priorityExpiresAt === undefined ? 'with no expiry (it lasts until `--clear` or the worker restarts; `--for 1h` sets an expiry)' : until(written.priorityExpiresAt, now);
-    ctx.sink.out(`set the priority of ${written.name} on lease ${written.leaseName} to ${written.priority}, ${expiry}`);
+    say(ctx, `set the priority of ${written.name} on lease ${written.leaseName} to ${written.priority}, ${expiry}`);
   }
-  ctx.sink.out(`the coordinator's next step: ${foreseen(ctx, snap, written, now)}`);
+  say(ctx, `the coordinator's next step: ${foreseen(ctx, snap, written, now)}`);
 }
 
 /**
@@ -81,8 +81,8 @@ export async function preempt(ctx: CliContext, args: { lease: string; to: string
   const decision = decide(args.lease, lease, [...others, pinned], now, ctx.config);
   const written = await ctx.candidates.write(CandidateStore.readOf(candidate), { set: { priority: pinned.priority, priorityExpiresAt: pinned.priorityExpiresAt } });
   if (ctx.output === 'json') return printJson(ctx, written);
-  ctx.sink.out(`pinned ${written.name} on lease ${args.lease} at priority ${written.priority} (one above every other candidate), ${until(written.priorityExpiresAt!, now)}`);
-  ctx.sink.out(`the coordinator's next step: ${nextStep(decision, lease)}`);
-  if (ignoredLastPing(candidate, now, ctx.config.ackWindowMs)) ctx.sink.out(`note: ${candidate.name} ignored its last ping; the coordinator prefers it only once it renews on its own`);
-  ctx.sink.out(`when the pin expires the usual order applies again and may move leadership back; \`conclave set-priority ${args.lease} ${written.name} --clear\` ends it sooner`);
+  say(ctx, `pinned ${written.name} on lease ${args.lease} at priority ${written.priority} (one above every other candidate), ${until(written.priorityExpiresAt!, now)}`);
+  say(ctx, `the coordinator's next step: ${nextStep(decision, lease)}`);
+  if (ignoredLastPing(candidate, now, ctx.config.ackWindowMs)) say(ctx, `note: ${candidate.name} ignored its last ping; the coordinator prefers it only once it renews on its own`);
+  say(ctx, `when the pin expires the usual order applies again and may move leadership back; \`conclave set-priority ${args.lease} ${written.name} --clear\` ends it sooner`);
 }

@@ -3,7 +3,7 @@ import type { Candidate } from '../schemas/candidate.js';
 import type { Lease } from '../schemas/lease.js';
 import type { InvalidItem, Scanned } from '../stores/item-store.js';
 import type { LeaseRead } from '../stores/lease-store.js';
-import type { CliContext } from './context.js';
+import { note, type CliContext } from './context.js';
 import { CliError, listNames } from './errors.js';
 import { byName } from './views.js';
 
@@ -21,7 +21,7 @@ async function collect<T>(pages: AsyncGenerator<Scanned<T>[]>): Promise<{ items:
 
 /** Rows that do not match their schema take no part in elections; the CLI says so on stderr. */
 export function reportInvalid(ctx: Pick<CliContext, 'sink'>, invalid: readonly InvalidItem[]): void {
-  for (const i of invalid) ctx.sink.err(`warning: skipped a row that does not match its schema (the coordinator ignores it too): ${i.error.message}`);
+  for (const i of invalid) note(ctx, `warning: skipped a row that does not match its schema (the coordinator ignores it too): ${i.error.message}`);
 }
 
 export async function scanLeases(ctx: CliContext): Promise<Lease[]> {

@@ -1,9 +1,9 @@
 import type { Lease } from '../schemas/lease.js';
 import type { CliContext, Pace } from './context.js';
 import { describeJson, describeLines } from './describe.js';
-import { CLEAR_SCREEN, style, table } from './format.js';
+import { CLEAR_SCREEN, clean, jsonText, style, table } from './format.js';
 import { scanLeases, snapshot } from './read.js';
-import { holderOf, leaseColumns } from './views.js';
+import { leaseColumns } from './views.js';
 
 interface Term {
   holder: string | undefined;
@@ -26,24 +26,24 @@ function changes(before: Seen | undefined, leases: readonly Lease[]): Map<string
 }
 
 const changeLine = (name: string, was: Term, now: Term) =>
-  `holder changed on ${name}: ${was.holder ?? '(none)'} → ${now.holder ?? '(none)'} (fencing token ${was.fencingToken} → ${now.fencingToken})`;
+  clean(`holder changed on ${name}: ${was.holder ?? '(none)'} → ${now.holder ?? '(none)'} (fencing token ${was.fencingToken} → ${now.fencingToken})`);
 
 async function frame(ctx: CliContext, lease: string | undefined, seen: Seen | undefined): Promise<{ lines: string[]; seen: Seen }> {
   const now = ctx.clock.now();
   if (lease) {
     const snap = await snapshot(ctx, lease);
     const l = snap.read.item;
-    if (ctx.output === 'json') return { lines: [JSON.stringify(describeJson(l, snap.candidates, now, ctx.config))], seen: new Map() };
+    if (ctx.output === 'json') return { lines: [jsonText(describeJson(l, snap.candidates, now, ctx.config))], seen: new Map() };
     const changed = l ? changes(seen, [l]) : new Map<string, Term>();
     const lines = describeLines(lease, l, snap.candidates, now, ctx.config);
     for (const [name, was] of changed) lines.unshift(style(ctx.sink.color, 'bold', changeLine(name, was, termOf(l!))), '');
     return { lines, seen: new Map(l ? [[l.name, termOf(l)]] : []) };
   }
   const leases = await scanLeases(ctx);
-  if (ctx.output === 'json') return { lines: [JSON.stringify(leases)], seen: new Map() };
+  if (ctx.output === 'json') return { lines: [jsonText(leases)], seen: new Map() };
   const changed = changes(seen, leases);
   const columns = leaseColumns(now).map((c) =>
-    c.header === 'HOLDER' ? { ...c, cell: (l: Lease) => (changed.has(l.name) ? `${style(ctx.sink.color, 'inverse', holderOf(l))} (new)` : holderOf(l)) } : c,
+    c.header === 'HOLDER' ? { ...c, decorate: (text: string, l: Lease) => (changed.has(l.name) ? `${style(ctx.sink.color, 'inverse', text)} (new)` : text) } : c,
   );
   const lines = leases.length ? table(columns, leases) : [`no leases in ${ctx.target.tables.leases} yet`];
   for (const l of leases) {

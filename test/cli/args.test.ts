@@ -62,8 +62,10 @@ describe('formatting', () => {
     expect(relative(undefined, 4000)).toBe('-');
   });
 
-  it('tables align columns, styled cells included', () => {
-    const rows = [{ a: 'x', b: '1' }, { a: '\x1b[7mlonger\x1b[0m', b: '22' }];
-    expect(table([{ header: 'A', cell: (r) => r.a }, { header: 'B', cell: (r) => r.b }], rows)).toEqual(['A        B', 'x        1', '\x1b[7mlonger\x1b[0m   22']);
+  it('tables align columns, decorated (styled) cells included; a style inside a value is escaped', () => {
+    const rows = [{ a: 'x', b: '1' }, { a: 'longer', b: '22' }];
+    const inverse = (t: string, r: { a: string }) => (r.a === 'longer' ? `\x1b[7m${t}\x1b[0m` : t);
+    expect(table([{ header: 'A', cell: (r) => r.a, decorate: inverse }, { header: 'B', cell: (r) => r.b }], rows)).toEqual(['A        B', 'x        1', '\x1b[7mlonger\x1b[0m   22']);
+    expect(table([{ header: 'A', cell: (r: string) => r }], ['\x1b[7mx'])).toEqual(['A', '\\u001b[7mx']);
   });
 });

@@ -1,0 +1,130 @@
+/**
+ * Strings a worker (or anyone who can write a row or an event) controls reach the operator's
+ * terminal: holder identities, instances, versions, failure messages, the platform's reasons.
+ * None may arrive raw: an escape sequence could clear the screen or retitle the terminal, a
+ * newline could forge a line of output. The formatter escapes them (format.ts `clean`).
+ */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Pace } from '../../lib/cli/context.js';
+import { clean, table } from '../../lib/cli/format.js';
+import { main } from '../../lib/cli/main.js';
+import { manualClock } from '../../lib/clock.js';
+import type { Candidate } from '../../lib/schemas/candidate.js';
+import type { Lease } from '../../lib/schemas/lease.js';
+import { MIN, NOW, SEC, cand, lease } from '../fixtures.js';
+import { cliHarness, runMain, type CliHarness } from './harness.js';
+
+/** Clears the screen, retitles the terminal, forges an error line, a C1 CSI, a right-to-left override. */
+const EVIL = 'w\u001b[2J\u001b]0;pwned\u0007\nerror: forged\r\u009b31m\u202eevil';
+const SHOWN = 'w\\u001b[2J\\u001b]0;pwned\\u0007\\nerror: forged\\r\\u009b31m\\u202eevil';
+
+/** Any control character but the newlines between our own lines. */
+const RAW = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
+const safe = (text: string) => {
+  expect(text).not.toMatch(RAW);
+  expect(text).not.toMatch(/^error: forged/m);
+};
+
+let h: CliHarness;
+const at = () => manualClock(NOW + 3 * SEC);
+
+beforeAll(async () => {
+  h = await cliHarness('cli-hostile');
+  await h.seedLease(
+    lease(EVIL, {
+      name: 'hx',
+      holderInstance: EVIL,
+      preferredHolder: EVIL,
+      election: { id: EVIL, startedAt: NOW, deadline: NOW + 5 * SEC, strategy: 'OldestEmulationVersion', holder: EVIL },
+      lastElectionFailure: { at: NOW - MIN, reason: 'noLiveCandidates', message: EVIL },
+      holderLoss: { holder: EVIL, fencingToken: 6, source: 'aws.ecs', platformId: EVIL, reason: EVIL, at: NOW - MIN },
+    }),
+  );
+  await h.seedCandidate(cand('c1', EVIL, EVIL, { leaseName: 'hx', identity: EVIL }));
+  await h.seedCandidate(cand('c2', '1.30.0', '1.30.0', { leaseName: 'hx', identity: EVIL }));
+  await h.seedLease(lease(undefined, { name: 'gone', lastHolderIdentity: EVIL }));
+});
+afterAll(() => h.t.drop());
+
+describe('the escaping function', () => {
+  it('escapes C0 and C1 controls, DEL, line separators and bidi overrides; leaves printable text alone', () => {
+    expect(clean(EVIL)).toBe(SHOWN);
+    expect(clean('\u007f\u2028\u2066x')).toBe('\\u007f\\u2028\\u2066x');
+    expect(clean('nightly-report ✓ 1.31.0 → w2 (in 3s)')).toBe('nightly-report ✓ 1.31.0 → w2 (in 3s)');
+    expect(clean(clean(EVIL))).toBe(SHOWN);
+  });
+
+  it('table cells are escaped, and the columns still line up', () => {
+    const lines = table([{ header: 'A', cell: (r: string) => r }, { header: 'B', cell: () => 'b' }], ['x\ny', 'plain']);
+    expect(lines).toEqual(['A       B', 'x\\ny    b', 'plain   b']);
+  });
+});
+
+describe('hostile values in the output', () => {
+  it('get leases and get candidates', async () => {
+    const l = await h.run(['get', 'leases'], { clock: at() });
+    expect(l.code).toBe(0);
+    safe(l.out);
+    expect(l.out).toContain(SHOWN);
+    const c = await h.run(['get', 'candidates', 'hx'], { clock: at() });
+    safe(c.out);
+    expect(c.out.split('\n')).toHaveLength(3);
+    expect(c.out).toContain(SHOWN);
+  });
+
+  it('describe lease: every field and the candidates table', async () => {
+    const r = await h.run(['describe', 'lease', 'hx'], { clock: at() });
+    expect(r.code).toBe(0);
+    safe(r.out);
+    expect(r.out).toMatch(new RegExp(`^Holder: +${escapeRe(SHOWN)} \\(instance ${escapeRe(SHOWN)}\\)$`, 'm'));
+    expect(r.out).toContain(`aws.ecs said ${SHOWN}`);
+  });
+
+  it('-o json: the values round-trip, and nothing raw reaches the terminal', async () => {
+    const r = await h.run(['-o', 'json', 'describe', 'lease', 'hx'], { clock: at() });
+    expect(r.out).not.toMatch(RAW);
+    const doc = JSON.parse(r.out) as { lease: Lease; candidates: Candidate[] };
+    expect(doc.lease.holderIdentity).toBe(EVIL);
+    expect(doc.candidates.find((c) => c.name === 'c1')?.emulationVersion).toBe(EVIL);
+  });
+
+  it('messages and errors that name a holder', async () => {
+    const e = await h.run(['release', 'gone'], { clock: at() });
+    expect(e.code).toBe(1);
+    safe(e.err);
+    expect(e.err).toContain(SHOWN);
+    const p = await h.run(['set-priority', 'hx', 'c2', '3'], { clock: at() });
+    safe(p.out);
+    safe(p.err);
+    expect(p.out + p.err).toContain(SHOWN);
+  });
+
+  it('watch: a change of holder to a hostile identity, in colour: only our own styles are raw', async () => {
+    const out: string[] = [];
+    const steps = [async () => void (await h.leases.write(await h.leases.read('gone'), { set: { holderIdentity: EVIL, fencingToken: 8 } }))];
+    const pace: Pace = { signal: new AbortController().signal, sleep: async () => void (await steps.shift()?.()) };
+    const code = await main([...h.target, 'watch', '--count', '2'], { out: (s) => out.push(s), err: (s) => out.push(s), color: true, env: {}, clock: at(), pace });
+    expect(code).toBe(0);
+    const text = out.join('\n');
+    const ours = text.replaceAll('\x1b[H\x1b[2J', '').replace(/\x1b\[[0-9;]*m/g, '');
+    safe(ours);
+    expect(ours).toContain(`holder changed on gone: (none) → ${SHOWN}`);
+  });
+
+  it('events: a hostile holder in the events file', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'conclave-hostile-')), 'events.jsonl');
+    const time = new Date(NOW).toISOString();
+    writeFileSync(file, `${JSON.stringify({ time, source: 'conclave', detailType: 'Leader Elected', detail: { id: 'x:1', lease: 'hx', time, holder: EVIL, fencingToken: 1, leaseTransitions: 0 } })}\n`);
+    const r = await runMain(['events', '--events-file', file]);
+    expect(r.code).toBe(0);
+    safe(r.out);
+    expect(r.out).toBe(`${time}  Leader Elected               hx  ${SHOWN} leads, fencing token 1`);
+  });
+});
+
+function escapeRe(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
