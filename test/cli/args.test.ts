@@ -64,7 +64,7 @@ describe('formatting', () => {
 
   it('tables align columns, decorated (styled) cells included; a style inside a value is escaped', () => {
     const rows = [{ a: 'x', b: '1' }, { a: 'longer', b: '22' }];
-    const inverse = (t: string, r: { a: string }) => (r.a === 'longer' ? `\x1b[7m${t}\x1b[0m` : t);
+    const inverse = (t: string, r: { a: string; b: string }) => (r.a === 'longer' ? `\x1b[7m${t}\x1b[0m` : t);
     expect(table([{ header: 'A', cell: (r) => r.a, decorate: inverse }, { header: 'B', cell: (r) => r.b }], rows)).toEqual(['A        B', 'x        1', '\x1b[7mlonger\x1b[0m   22']);
     expect(table([{ header: 'A', cell: (r: string) => r }], ['\x1b[7mx'])).toEqual(['A', '\\u001b[7mx']);
   });
