@@ -19,9 +19,10 @@ Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
 const stack = new Stack(app, 'Reports');
 const conclave = new Conclave(stack, 'Conclave', { tablePrefix: 'reports' });
 
-// The role your ECS tasks (or EC2 instances) run as: it may take part in these leases only.
+// The role your ECS tasks (or EC2 instances) run as: it may take part in these leases only, and
+// keeps no identity lease (components: []; list the components its IdentityLeaseHeartbeat uses).
 const workerRole = new iam.Role(stack, 'WorkerRole', { assumedBy: new iam.ServicePrincipal('ecs-tasks.amazonaws.com') });
-conclave.grantWorker(workerRole, { leaseNames: ['nightly-report'] });
+conclave.grantWorker(workerRole, { leaseNames: ['nightly-report'], components: [] });
 
 // What the workers are configured with: `tables: 'reports'` names all three.
 new CfnOutput(stack, 'LeasesTable', { value: conclave.tables.leases.tableName });

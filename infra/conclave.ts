@@ -86,22 +86,32 @@ export interface ConclaveProps {
   readonly platformSignals?: boolean;
 }
 
-/** Options of `grantWorker`. */
+/**
+ * Options of `grantWorker`: which leases, and which identity-lease components, the worker may
+ * write. Both scopes are required: list them, or opt in to every one explicitly.
+ */
 export interface GrantWorkerOptions {
   /**
    * Keep the worker to these leases: a `dynamodb:LeadingKeys` condition on the leases table
-   * (partition key `name`) and the candidates table (partition key `leaseName`).
-   * @default every lease
+   * (partition key `name`) and the candidates table (partition key `leaseName`). Required unless
+   * `allLeases` is true.
    */
   readonly leaseNames?: readonly string[];
+  /**
+   * `true`: the worker may take part in every lease (no `dynamodb:LeadingKeys` condition), so it
+   * can also take or disturb any lease. Only instead of `leaseNames`.
+   */
+  readonly allLeases?: true;
   /**
    * Keep the worker's identity leases (KEP-1965) to these components: a `dynamodb:LeadingKeys`
    * condition on the identities table (partition key `component`). The identities table is keyed
    * by component, not by lease, so `leaseNames` cannot scope it; a worker heartbeats and lists its
-   * own component, so this is usually one name.
-   * @default every component
+   * own component, so this is usually one name. `[]`: no access to the identities table (a worker
+   * without `IdentityLeaseHeartbeat`). Required unless `allComponents` is true.
    */
   readonly components?: readonly string[];
+  /** `true`: identity leases of every component. Only instead of `components`. */
+  readonly allComponents?: true;
 }
 
 /**
@@ -242,12 +252,14 @@ export class Conclave extends Construct {
    * Grants a worker process (its role: an ECS task role, an EC2 instance role, a Lambda's role)
    * exactly the item-level access the worker SDK uses: LeaderElector (with fenced writes) on the
    * leases table, LeaseCandidate on the candidates table, IdentityLeaseHeartbeat and
-   * listIdentities on the identities table. With `leaseNames` (and `components`) the worker is
-   * kept to its own partitions by `dynamodb:LeadingKeys`. The tables a fenced write changes are
-   * the worker's own: grant those separately.
+   * listIdentities on the identities table. `leaseNames` (or `allLeases: true`) and `components`
+   * (or `allComponents: true`) are required: the worker is kept to its own partitions by
+   * `dynamodb:LeadingKeys`. The tables a fenced write changes are the worker's own: grant those
+   * separately.
+   * @throws ValidationError naming the option, when a scope is missing or both forms are given
    */
-  grantWorker(grantee: iam.IGrantable, options: GrantWorkerOptions = {}): iam.Grant {
-    const o = parse(GrantWorkerSettingsSchema, options, 'grantWorker options');
+  grantWorker(grantee: iam.IGrantable, options: GrantWorkerOptions): iam.Grant {
+    const o = parse(GrantWorkerSettingsSchema, options ?? {}, 'grantWorker options');
     const scope: Record<TableRole, readonly string[] | undefined> = { leases: o.leaseNames, candidates: o.leaseNames, identities: o.components };
     return grantWorkerAccess(grantee, scope, { tables: this.tables, encryptionKey: this.encryptionKey });
   }

@@ -48,10 +48,12 @@ export function grantFunctionAccess(name: FunctionName, fn: lambda.IFunction, on
 
 /**
  * WORKER_ACCESS on the tables; with `scope`, each table's partitions are kept to the given keys by
- * `dynamodb:LeadingKeys`; with a key, the KMS actions a key-encrypted table needs.
+ * `dynamodb:LeadingKeys` (undefined: every partition; empty: no access to that table); with a
+ * key, the KMS actions a key-encrypted table needs.
  */
 export function grantWorkerAccess(grantee: iam.IGrantable, scope: Readonly<Record<TableRole, readonly string[] | undefined>>, on: Pick<GrantTargets, 'tables' | 'encryptionKey'>): iam.Grant {
-  const grants = (Object.keys(WORKER_ACCESS) as TableRole[]).map((role) => {
+  const roles = (Object.keys(WORKER_ACCESS) as TableRole[]).filter((role) => scope[role]?.length !== 0);
+  const grants = roles.map((role) => {
     const keys = scope[role];
     return iam.Grant.addToPrincipal({
       grantee,

@@ -1,5 +1,5 @@
 import { App, Stack, Validations } from 'aws-cdk-lib';
-import type { Template } from 'aws-cdk-lib/assertions';
+import { Template } from 'aws-cdk-lib/assertions';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -32,7 +32,11 @@ describe('grantWorker', () => {
       const any = taskRole(stack, 'AnyLeaseTask');
       const scoped = taskRole(stack, 'ScopedTask');
       const leasesOnly = taskRole(stack, 'LeasesOnlyTask');
-      grantsOk = [c.grantWorker(any), c.grantWorker(scoped, { leaseNames: LEASES, components: COMPONENTS }), c.grantWorker(leasesOnly, { leaseNames: LEASES })].map((g) => g.success);
+      grantsOk = [
+        c.grantWorker(any, { allLeases: true, allComponents: true }),
+        c.grantWorker(scoped, { leaseNames: LEASES, components: COMPONENTS }),
+        c.grantWorker(leasesOnly, { leaseNames: LEASES, allComponents: true }),
+      ].map((g) => g.success);
       roleIds.any = logicalId(stack, any);
       roleIds.scoped = logicalId(stack, scoped);
       roleIds.leasesOnly = logicalId(stack, leasesOnly);
@@ -60,8 +64,8 @@ describe('grantWorker', () => {
     }
   });
 
-  it('without leaseNames: no condition, every lease', () => {
-    for (const x of statementsOf(t, roleIds.any)) expect(x.Condition).toBeUndefined();
+  it('allLeases and allComponents: no dynamodb:LeadingKeys condition, every lease and component', () => {
+    for (const x of statementsOf(t, roleIds.any)) expect(x.Condition?.['ForAllValues:StringEquals']?.['dynamodb:LeadingKeys']).toBeUndefined();
   });
 
   it('with leaseNames: dynamodb:LeadingKeys keeps the worker to its leases and their candidates', () => {
@@ -73,17 +77,22 @@ describe('grantWorker', () => {
       for (const x of on) expect(x.Condition, r).toEqual(leadingKeys(LEASES));
     }
     for (const x of statementOn(st, 'identities')) expect(x.Condition).toEqual(leadingKeys(COMPONENTS));
-    // leaseNames alone leaves identity leases (keyed by component) unconditioned
-    for (const x of statementOn(statementsOf(t, roleIds.leasesOnly), 'identities')) expect(x.Condition).toBeUndefined();
+    // allComponents leaves identity leases (keyed by component) unscoped
+    for (const x of statementOn(statementsOf(t, roleIds.leasesOnly), 'identities')) expect(x.Condition?.['ForAllValues:StringEquals']?.['dynamodb:LeadingKeys']).toBeUndefined();
     for (const x of statementOn(statementsOf(t, roleIds.leasesOnly), 'leases')) expect(x.Condition).toEqual(leadingKeys(LEASES));
   });
 
-  const bad: [string, GrantWorkerOptions, string][] = [
-    ['an empty lease list', { leaseNames: [] }, 'leaseNames'],
-    ['an empty lease name', { leaseNames: ['jobs', ''] }, 'leaseNames[1]'],
-    ['an empty component list', { components: [] }, 'components'],
+  const bad: [string, GrantWorkerOptions, string, RegExp][] = [
+    // no scope at all used to grant every lease and component: a worker could rewrite any lease
+    ['no options', {} as GrantWorkerOptions, 'leaseNames', /leaseNames: \['.*'\].*allLeases: true/],
+    ['components without leaseNames', { components: COMPONENTS } as GrantWorkerOptions, 'leaseNames', /allLeases: true/],
+    ['leaseNames without components', { leaseNames: LEASES } as GrantWorkerOptions, 'components', /components: \[\].*allComponents: true/],
+    ['both leaseNames and allLeases', { leaseNames: LEASES, allLeases: true, components: [] } as GrantWorkerOptions, 'allLeases', /not both/],
+    ['allLeases: false', { allLeases: false, components: [] } as unknown as GrantWorkerOptions, 'allLeases', /true/],
+    ['an empty lease list', { leaseNames: [], components: [] }, 'leaseNames', /at least one/],
+    ['an empty lease name', { leaseNames: ['jobs', ''], components: [] }, 'leaseNames[1]', /empty/],
   ];
-  it.each(bad)('rejects %s, naming the field', (_, options, field) => {
+  it.each(bad)('rejects %s, naming the option and the fix', (_, options, field, fix) => {
     let error: unknown;
     try {
       c.grantWorker(new iam.Role(new Stack(new App(), 'Other'), 'R', { assumedBy: new iam.AccountRootPrincipal() }), options);
@@ -92,6 +101,16 @@ describe('grantWorker', () => {
     }
     expect(error).toBeInstanceOf(ValidationError);
     expect((error as ValidationError).fields).toContain(field);
+    expect((error as ValidationError).issues.find((i) => i.field === field)?.message).toMatch(fix);
+  });
+
+  it('components: [] grants nothing on the identities table (a worker without identity leases)', () => {
+    const stack = new Stack(new App(), 'NoIdentities');
+    const role = taskRole(stack, 'Task');
+    new Conclave(stack, 'Conclave').grantWorker(role, { leaseNames: LEASES, components: [] });
+    const st = statementsOf(Template.fromStack(stack), logicalId(stack, role));
+    expect(st.flatMap((x) => x.Resource).map((r) => JSON.stringify(r)).join()).not.toMatch(/Identities/);
+    expect(st.length).toBeGreaterThan(0);
   });
 });
 
@@ -104,7 +123,7 @@ describe('grantWorker with a customer-managed key', () => {
       const key = new kms.Key(stack, 'Key', { enableKeyRotation: true });
       const c = new Conclave(stack, 'Conclave', { encryptionKey: key });
       const role = taskRole(stack, 'Task');
-      c.grantWorker(role, { leaseNames: LEASES });
+      c.grantWorker(role, { leaseNames: LEASES, components: [] });
       // what docs/deploy.md tells users to write next to grantWorker when the tables have a key
       for (const action of KEY_WRITE.filter((a) => a.endsWith('*'))) {
         Validations.of(role).acknowledge({ id: `AwsSolutions::AwsSolutions-IAM5[Action::${action}]`, reason: `${action} on the Conclave key only: the KMS actions a key-encrypted table needs` });
