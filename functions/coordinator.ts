@@ -9,7 +9,7 @@ export const makeHandler = (deps: FunctionDeps) =>
   observed(deps, async (event: ScheduledEvent) => {
     parseTick(event);
     const r = await onTick(deps);
-    return { leases: r.leases, leaderless: r.leaderless.length, errors: r.errors.map((e) => ({ lease: e.lease, error: e.error.message })), collectedCandidates: r.collectedCandidates.length, collectedIdentities: r.collectedIdentities.length };
+    return { leases: r.leases, leaderless: r.leaderless.length, errors: r.errors.map((e) => ({ lease: e.lease, error: e.error.message })), broken: r.broken.map((b) => ({ lease: b.lease, fields: b.error.fields, error: b.error.message })), collectedCandidates: r.collectedCandidates.length, collectedIdentities: r.collectedIdentities.length };
   });
 
 export const handler = lazy(() => makeHandler(depsFromEnv('coordinator')));

@@ -1,5 +1,5 @@
 /**
- * Conclave's alarms and dashboard: election failures, leaderless leases, dead letters, function
+ * Conclave's alarms and dashboard: election failures, leaderless and broken leases, dead letters, function
  * errors; the KEP metrics per lease, the gauges, every function, the streams and the queues.
  * Metric names and dimensions come from the code that publishes them (lib/functions/metrics.ts).
  */
@@ -38,6 +38,8 @@ export interface ConclaveAlarms {
   readonly electionFailures: cloudwatch.Alarm;
   /** At every tick for two periods some lease with live candidates had no live holder; no data (no tick) counts as breaching. */
   readonly leaderlessLeases: cloudwatch.Alarm;
+  /** At a tick some lease row did not match the schema: no election is decided on it until an operator repairs it. */
+  readonly brokenLeases: cloudwatch.Alarm;
   /** A dead-letter queue has a message, by the function whose queue it is. */
   readonly deadLetters: Partial<Record<FunctionName, cloudwatch.Alarm>>;
   /** The function failed invocations in two 5-minute periods in a row. */
@@ -99,6 +101,13 @@ export class ConclaveMonitoring extends Construct {
       evaluationPeriods: 2,
       treatMissingData: cloudwatch.TreatMissingData.BREACHING,
     });
+    const brokenLeases = alarm('BrokenLeasesAlarm', {
+      alarmDescription:
+        'A lease row does not match the schema (written by hand, or by another version): the coordinator decides nothing on it and workers do not lead it until it is repaired. The coordinator logs each one; `conclave describe lease NAME` shows the field and the commands that fix or delete the row.',
+      metric: this.metric('coordinator', METRIC.brokenLeases, 'Maximum', gaugePeriod),
+      threshold: 1,
+      evaluationPeriods: 1,
+    });
     const deadLetters: Partial<Record<FunctionName, cloudwatch.Alarm>> = {};
     for (const [name, q] of Object.entries(this.props.deadLetterQueues) as [FunctionName, sqs.IQueue][]) {
       deadLetters[name] = alarm(`${pascal(name)}DeadLettersAlarm`, {
@@ -117,7 +126,7 @@ export class ConclaveMonitoring extends Construct {
         evaluationPeriods: 2,
       });
     }
-    return { electionFailures, leaderlessLeases, deadLetters, functionErrors };
+    return { electionFailures, leaderlessLeases, brokenLeases, deadLetters, functionErrors };
   }
 
   private makeDashboard(tick: Duration): cloudwatch.Dashboard {
@@ -145,11 +154,18 @@ export class ConclaveMonitoring extends Construct {
       new cloudwatch.AlarmStatusWidget({
         title: 'Conclave alarms',
         width: 24,
-        alarms: [a.electionFailures, a.leaderlessLeases, ...Object.values(a.deadLetters), ...Object.values(a.functionErrors)],
+        alarms: [a.electionFailures, a.leaderlessLeases, a.brokenLeases, ...Object.values(a.deadLetters), ...Object.values(a.functionErrors)],
       }),
     );
     dashboard.addWidgets(
-      new cloudwatch.GraphWidget({ title: 'Leaderless leases (at each tick)', width: 8, left: [this.metric('coordinator', METRIC.leaderless, 'Maximum', tick.toSeconds() > 60 ? tick : Duration.minutes(1))] }),
+      new cloudwatch.GraphWidget({
+        title: 'Leaderless and broken leases (at each tick)',
+        width: 8,
+        left: [
+          this.metric('coordinator', METRIC.leaderless, 'Maximum', tick.toSeconds() > 60 ? tick : Duration.minutes(1)).with({ label: 'leaderless' }),
+          this.metric('coordinator', METRIC.brokenLeases, 'Maximum', tick.toSeconds() > 60 ? tick : Duration.minutes(1)).with({ label: 'broken (row refused by the schema)' }),
+        ],
+      }),
       new cloudwatch.GraphWidget({
         title: 'Election failures; leaders lost to a stopped task or instance',
         width: 8,

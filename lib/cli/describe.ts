@@ -4,11 +4,13 @@ import { leaseExpiresAt, liveCandidates, vacancy } from '../election/vacancy.js'
 import type { Candidate } from '../schemas/candidate.js';
 import type { ElectionConfig } from '../schemas/config.js';
 import type { ElectedBy, Lease } from '../schemas/lease.js';
+import { ValidationError } from '../schemas/validation.js';
+import { brokenLeaseLines, brokenLeaseReport } from './broken.js';
 import { printJson, type CliContext } from './context.js';
 import { nextStep, standings, whyBetter, type Standing } from './explain.js';
 import { dash, fields, platformOf, relative, span, stamp, table } from './format.js';
-import { snapshot } from './read.js';
-import { pingOf, priorityOf } from './views.js';
+import { reportInvalid, snapshot, type Snapshot } from './read.js';
+import { byName, pingOf, priorityOf } from './views.js';
 
 const ELECTED_BY: Record<ElectedBy, string> = {
   coordinator: 'the coordinator',
@@ -105,9 +107,28 @@ export function describeJson(lease: Lease | undefined, candidates: readonly Cand
   return { lease: lease ?? null, candidates: standings(lease, candidates, now, config).ordered.map((s) => s.candidate) };
 }
 
+/** A lease row the schema refuses: what is wrong, how to repair it, and its candidates. */
+async function describeBroken(ctx: CliContext, name: string, error: ValidationError): Promise<void> {
+  const [report, list] = await Promise.all([brokenLeaseReport(ctx, name, error), ctx.candidates.list(name)]);
+  reportInvalid(ctx, list.invalid);
+  const ordered = standings(undefined, list.candidates.sort(byName), ctx.clock.now(), ctx.config).ordered;
+  if (ctx.output === 'json') return printJson(ctx, { lease: null, broken: report, candidates: ordered.map((s) => s.candidate) });
+  const lines = brokenLeaseLines(report);
+  lines.push('', 'Candidates (none is elected while the row is broken):');
+  if (ordered.length === 0) lines.push('  none');
+  else lines.push(...candidateLines(ordered, ctx.clock.now(), ctx.config).map((l) => `  ${l}`));
+  for (const line of lines) ctx.sink.out(line);
+}
+
 /** `conclave describe lease NAME`. */
 export async function describeLease(ctx: CliContext, args: { lease: string }): Promise<void> {
-  const snap = await snapshot(ctx, args.lease);
+  let snap: Snapshot;
+  try {
+    snap = await snapshot(ctx, args.lease);
+  } catch (e) {
+    if (e instanceof ValidationError) return describeBroken(ctx, args.lease, e); // only the lease row is parsed strictly: candidates come back apart
+    throw e;
+  }
   const now = ctx.clock.now();
   if (ctx.output === 'json') return printJson(ctx, describeJson(snap.read.item, snap.candidates, now, ctx.config));
   for (const line of describeLines(args.lease, snap.read.item, snap.candidates, now, ctx.config)) ctx.sink.out(line);

@@ -9,6 +9,7 @@ import type { IdentityLease } from '../schemas/identity.js';
 import { electionConfig, type ElectionConfig, type ElectionConfigInput, type TableNames } from '../schemas/config.js';
 import type { Lease } from '../schemas/lease.js';
 import { CandidateStore } from '../stores/candidate-store.js';
+import { ValidationError } from '../schemas/validation.js';
 import { ConflictError } from '../stores/errors.js';
 import { IdentityStore } from '../stores/identity-store.js';
 import type { InvalidItem } from '../stores/item-store.js';
@@ -59,20 +60,45 @@ export class TooManyConflictsError extends Error {
   }
 }
 
+/**
+ * The lease's row does not match the schema (written by hand, or by another version): no decision
+ * is taken on it, and retrying cannot help until an operator repairs or deletes the row
+ * (`conclave describe lease NAME` says how). The tick counts it (the broken-leases gauge).
+ */
+export class BrokenLeaseError extends Error {
+  override readonly name = 'BrokenLeaseError';
+  constructor(
+    readonly lease: string,
+    /** What the schema refused: each field and why. */
+    readonly error: ValidationError,
+  ) {
+    super(`lease "${lease}" is broken, left alone until repaired (conclave describe lease ${lease}): ${error.message}`);
+  }
+}
+
 interface Snapshot {
   read: LeaseRead;
   candidates: Candidate[];
   invalid: InvalidItem[];
 }
 
+async function readLease(deps: CoordinatorDeps, name: string): Promise<LeaseRead> {
+  try {
+    return await deps.leases.read(name);
+  } catch (e) {
+    if (e instanceof ValidationError) throw new BrokenLeaseError(name, e);
+    throw e;
+  }
+}
+
 async function snapshot(deps: CoordinatorDeps, name: string): Promise<Snapshot> {
-  const [read, list] = await Promise.all([deps.leases.read(name), deps.candidates.list(name)]);
+  const [read, list] = await Promise.all([readLease(deps, name), deps.candidates.list(name)]);
   return { read, candidates: list.candidates, invalid: list.invalid };
 }
 
 /**
  * Reconciles one lease: consistent reads, the pure decision, its conditional writes. A lost race
- * (ConflictError) means reading and deciding again. A malformed lease item is a ValidationError:
+ * (ConflictError) means reading and deciding again. A malformed lease item is a BrokenLeaseError:
  * no decision is taken on data that does not parse.
  */
 export async function reconcileLease(deps: CoordinatorDeps, name: string, seed?: Snapshot): Promise<ReconcileOutcome> {
@@ -106,6 +132,8 @@ export interface ReconcileAllResult {
   outcomes: ReconcileOutcome[];
   /** Leases whose reconcile failed (retried at the next trigger); the others went on. */
   errors: { lease: string; error: Error }[];
+  /** Leases whose row does not match the schema: never decided on until repaired (also in `invalid`). */
+  broken: BrokenLeaseError[];
   /** Rows that do not match their schema, in any table. */
   invalid: InvalidItem[];
   collectedCandidates: { leaseName: string; name: string }[];
@@ -122,7 +150,7 @@ export interface ReconcileAllResult {
  * the revision scanned, so a row renewed meanwhile stays.
  */
 export async function reconcileAll(deps: CoordinatorDeps): Promise<ReconcileAllResult> {
-  const result: ReconcileAllResult = { leases: 0, outcomes: [], errors: [], invalid: [], collectedCandidates: [], collectedIdentities: [], leaderless: [] };
+  const result: ReconcileAllResult = { leases: 0, outcomes: [], errors: [], broken: [], invalid: [], collectedCandidates: [], collectedIdentities: [], leaderless: [] };
   const leases = new Map<string, Lease>();
   const badLeases = new Set<string>();
   for await (const page of deps.leases.scan()) {
@@ -130,7 +158,9 @@ export async function reconcileAll(deps: CoordinatorDeps): Promise<ReconcileAllR
       if (s.ok) leases.set(s.item.name, s.item);
       else {
         result.invalid.push(s.invalid);
-        badLeases.add(String(s.invalid.key['name']));
+        const name = String(s.invalid.key['name']);
+        badLeases.add(name);
+        result.broken.push(new BrokenLeaseError(name, s.invalid.error));
       }
     }
   }
@@ -155,7 +185,8 @@ export async function reconcileAll(deps: CoordinatorDeps): Promise<ReconcileAllR
     try {
       return await reconcileLease(deps, name, { read: LeaseStore.readOf(name, leases.get(name)), candidates: g.candidates, invalid: g.invalid });
     } catch (e) {
-      result.errors.push({ lease: name, error: e instanceof Error ? e : new Error(String(e)) });
+      if (e instanceof BrokenLeaseError) result.broken.push(e); // broken since the scan (read again after a lost race)
+      else result.errors.push({ lease: name, error: e instanceof Error ? e : new Error(String(e)) });
       return undefined;
     }
   });
@@ -170,6 +201,7 @@ export async function reconcileAll(deps: CoordinatorDeps): Promise<ReconcileAllR
     if (!notOurs && hasLive && vacancy(o.after ?? o.before, now, deps.config.clockSkewMs).vacant) result.leaderless.push(o.lease);
   }
 
+  result.broken.sort((a, b) => (a.lease < b.lease ? -1 : a.lease > b.lease ? 1 : 0));
   await collectGarbage(deps, [...groups.values()].flatMap((g) => g.candidates), result);
   return result;
 }

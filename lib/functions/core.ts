@@ -4,7 +4,7 @@
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
-import { reconcileAll, reconcileLease, type CoordinatorDeps, type ReconcileAllResult, type ReconcileOutcome } from '../coordinator/reconcile.js';
+import { BrokenLeaseError, reconcileAll, reconcileLease, type CoordinatorDeps, type ReconcileAllResult, type ReconcileOutcome } from '../coordinator/reconcile.js';
 import { eventsFromCandidateChange, eventsFromLeaseChange } from '../events/derive.js';
 import type { ConclaveEvent } from '../events/schemas.js';
 import type { Candidate } from '../schemas/candidate.js';
@@ -65,8 +65,22 @@ export async function afterReconcile(deps: FunctionDeps, o: ReconcileOutcome, tr
   else deps.logger.info('reconciled', { ...log, decision: d });
 }
 
-async function reconcile(deps: FunctionDeps, lease: string, trigger: string): Promise<ReconcileOutcome> {
-  const o = await reconcileLease(deps.coordinator, lease);
+/** How a broken lease is logged: what the schema refused, and where the repair is explained. */
+const brokenLog = (b: BrokenLeaseError) => ({ lease: b.lease, issues: b.error.issues, repair: `conclave describe lease ${b.lease}` });
+
+/**
+ * One reconcile for a trigger. A broken lease is logged and left alone, not thrown: no retry can
+ * mend the row, and the tick counts and alarms on it until an operator repairs it.
+ */
+async function reconcile(deps: FunctionDeps, lease: string, trigger: string): Promise<ReconcileOutcome | undefined> {
+  let o: ReconcileOutcome;
+  try {
+    o = await reconcileLease(deps.coordinator, lease);
+  } catch (e) {
+    if (!(e instanceof BrokenLeaseError)) throw e;
+    deps.logger.error('lease row does not match the schema; left alone until repaired', { ...brokenLog(e), trigger });
+    return undefined;
+  }
   await afterReconcile(deps, o, trigger);
   return o;
 }
@@ -123,17 +137,21 @@ export async function onLeaseChange(deps: FunctionDeps, c: Change<Lease>): Promi
   return reconcile(deps, (c.new ?? c.old)!.name, `lease ${c.eventName}`);
 }
 
-export function onTimer(deps: FunctionDeps, m: TimerMessage): Promise<ReconcileOutcome> {
+export function onTimer(deps: FunctionDeps, m: TimerMessage): Promise<ReconcileOutcome | undefined> {
   return reconcile(deps, m.lease, `timer ${m.electionId}`);
 }
 
-/** The scheduled tick: every lease, garbage collection, and the leaderless gauge. */
+/** The scheduled tick: every lease, garbage collection, and the leaderless and broken-lease gauges. */
 export async function onTick(deps: FunctionDeps): Promise<ReconcileAllResult> {
   const r = await reconcileAll(deps.coordinator);
   for (const o of r.outcomes) await afterReconcile(deps, o, 'tick');
   for (const e of r.errors) deps.logger.error('reconcile failed; the next trigger retries', { lease: e.lease, error: e.error });
-  for (const i of r.invalid) deps.logger.warn('row does not match its schema; left alone', { key: i.key, error: i.error.message });
+  const brokenLeases = new Set(r.broken.map((b) => b.lease));
+  for (const b of r.broken) deps.logger.error('lease row does not match the schema; left alone until repaired', { ...brokenLog(b), trigger: 'tick' });
+  const told = new Set<Error>(r.broken.map((b) => b.error));
+  for (const i of r.invalid) if (!told.has(i.error)) deps.logger.warn('row does not match its schema; left alone', { key: i.key, error: i.error.message });
   deps.metrics.addMetric(METRIC.leaderless, MetricUnit.Count, r.leaderless.length);
-  deps.logger.info('tick', { leases: r.leases, leaderless: r.leaderless, collectedCandidates: r.collectedCandidates.length, collectedIdentities: r.collectedIdentities.length, errors: r.errors.length });
+  deps.metrics.addMetric(METRIC.brokenLeases, MetricUnit.Count, r.broken.length);
+  deps.logger.info('tick', { leases: r.leases, leaderless: r.leaderless, broken: [...brokenLeases], collectedCandidates: r.collectedCandidates.length, collectedIdentities: r.collectedIdentities.length, errors: r.errors.length });
   return r;
 }

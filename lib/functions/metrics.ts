@@ -13,6 +13,8 @@ export const METRIC = {
   skewPreventions: 'coordinated_leader_election_skew_preventions_total',
   electionDuration: 'coordinated_leader_election_duration',
   leaderless: 'coordinated_leader_election_leaderless_leases',
+  /** Lease rows the schema refuses, at each tick: no election is decided on them until repaired. */
+  brokenLeases: 'coordinated_leader_election_broken_leases',
   conflicts: 'coordinated_leader_election_write_conflicts',
   /** Terms the platform function ended because the holder's task or instance stopped. */
   leadersLost: 'coordinated_leader_election_leaders_lost_total',

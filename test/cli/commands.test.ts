@@ -1,3 +1,5 @@
+import { PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliContext } from '../../lib/cli/context.js';
 import { CliError, explain } from '../../lib/cli/errors.js';
@@ -134,6 +136,39 @@ describe('describe lease', () => {
     const doc = JSON.parse(r.out) as { lease: Lease; candidates: Candidate[] };
     expect(doc.lease.holderIdentity).toBe('w1');
     expect(doc.candidates.map((c) => c.name)).toEqual(['w2', 'w1', 'w3', 'w4']);
+  });
+
+  it('a broken lease row: names the field and the schema\'s message, shows the row, and gives the commands that repair it', async () => {
+    const own = await cliHarness('cli-broken');
+    try {
+      await own.seedCandidate(cand('c1', '1.30.0', '1.30.0', { leaseName: 'bricked' }));
+      // Written by hand (or by another version of Conclave): a term of 0 seconds.
+      await own.t.client.send(new PutItemCommand({ TableName: own.t.names.leases, Item: marshall({ name: 'bricked', holderIdentity: 'x', leaseDurationSeconds: 0, leaseTransitions: 2, fencingToken: 7, revision: 3 }) }));
+      const r = await own.run(['describe', 'lease', 'bricked'], { clock: at() });
+      expect(r.code).toBe(0);
+      expect(r.out).toMatch(/^State: +broken: the row does not match the schema/m);
+      expect(r.out).toMatch(/^Problem: +leaseDurationSeconds: .*>=\s?1/m);
+      expect(r.out).toMatch(/"fencingToken":7/);
+      const table = own.t.names.leases;
+      // the exact commands, pointed at this DynamoDB
+      expect(r.out).toContain(`aws dynamodb update-item --endpoint-url ${own.endpoint} --table-name ${table} --key '{"name":{"S":"bricked"}}'`);
+      expect(r.out).toContain(`--update-expression 'SET #f0 = :v0 ADD #rev :one' --expression-attribute-names '{"#f0":"leaseDurationSeconds","#rev":"revision"}'`);
+      expect(r.out).toContain(`aws dynamodb delete-item --endpoint-url ${own.endpoint} --table-name ${table} --key '{"name":{"S":"bricked"}}'`);
+      expect(r.out).toMatch(/fencing token/i);
+      // the candidates are still shown
+      expect(r.out).toMatch(/^ {2}\S+ +c1 /m);
+
+      const j = await own.run(['-o', 'json', 'describe', 'lease', 'bricked'], { clock: at() });
+      expect(j.code).toBe(0);
+      const doc = JSON.parse(j.out) as { lease: null; broken: { issues: { field: string; message: string }[]; row: Record<string, unknown>; repair: string[] }; candidates: Candidate[] };
+      expect(doc.lease).toBeNull();
+      expect(doc.broken.issues.map((i) => i.field)).toEqual(['leaseDurationSeconds']);
+      expect(doc.broken.row).toMatchObject({ name: 'bricked', fencingToken: 7 });
+      expect(doc.broken.repair.some((c) => c.startsWith('aws dynamodb delete-item'))).toBe(true);
+      expect(doc.candidates.map((c) => c.name)).toEqual(['c1']);
+    } finally {
+      await own.t.drop();
+    }
   });
 
   it('an unknown lease is an error that lists the leases', async () => {

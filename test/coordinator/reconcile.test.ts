@@ -2,7 +2,7 @@ import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { manualClock } from '../../lib/clock.js';
-import { TooManyConflictsError, coordinatorDeps, reconcileAll, reconcileLease, type CoordinatorDeps } from '../../lib/coordinator/reconcile.js';
+import { BrokenLeaseError, TooManyConflictsError, coordinatorDeps, reconcileAll, reconcileLease, type CoordinatorDeps } from '../../lib/coordinator/reconcile.js';
 import { pickBest } from '../../lib/election/ordering.js';
 import type { Candidate } from '../../lib/schemas/candidate.js';
 import type { Lease } from '../../lib/schemas/lease.js';
@@ -344,8 +344,9 @@ describe('malformed items never make a wrong leader', () => {
     const raw = { name: L, holderIdentity: 42, leaseDurationSeconds: 15, leaseTransitions: 0, fencingToken: 0, revision: 1 };
     await t.client.send(new PutItemCommand({ TableName: t.names.leases, Item: marshall(raw) }));
     const err = await reconcileLease(deps, L).catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(ValidationError);
-    expect((err as ValidationError).fields).toEqual(['holderIdentity']);
+    expect(err).toBeInstanceOf(BrokenLeaseError);
+    expect((err as BrokenLeaseError).error).toBeInstanceOf(ValidationError);
+    expect((err as BrokenLeaseError).error.fields).toEqual(['holderIdentity']);
     const still = await t.client.send(new (await import('@aws-sdk/client-dynamodb')).GetItemCommand({ TableName: t.names.leases, Key: marshall({ name: L }) }));
     expect(still.Item?.['holderIdentity']).toEqual({ N: '42' });
   });
@@ -371,6 +372,34 @@ describe('malformed items never make a wrong leader', () => {
     await seedLease(L, { holderIdentity: 'broken', renewTime: clock.now() });
     await t.client.send(new PutItemCommand({ TableName: t.names.candidates, Item: marshall({ leaseName: L, name: 'broken', binaryVersion: 'x', revision: 1 }) }));
     expect((await reconcileLease(deps, L)).decision).toMatchObject({ kind: 'preempt', preferredHolder: 'valid' });
+  });
+});
+
+describe('a broken lease (its row does not match the schema) never bricks the rest', () => {
+  it('reconcileLease throws a BrokenLeaseError naming the lease and field; the tick counts it as broken and reconciles the others', async () => {
+    const tables = await testTables('broken');
+    const d = coordinatorDeps(tables.client, tables.names, { clock });
+    try {
+      const now = clock.now();
+      for (const lease of ['bricked', 'fine']) {
+        await d.candidates.write({ key: { leaseName: lease, name: 'x' }, item: undefined, revision: 0 }, { set: { emulationVersion: '1.30.0', binaryVersion: '1.30.0', preferredStrategies: [OEV], renewTime: now, createdAt: now } });
+      }
+      // Written by hand (or by another version): a term of 0 seconds, which the schema refuses.
+      await tables.client.send(new PutItemCommand({ TableName: tables.names.leases, Item: marshall({ name: 'bricked', holderIdentity: 'x', leaseDurationSeconds: 0, leaseTransitions: 0, fencingToken: 7, revision: 3 }) }));
+
+      const err = await reconcileLease(d, 'bricked').catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(BrokenLeaseError);
+      expect((err as BrokenLeaseError).lease).toBe('bricked');
+      expect((err as BrokenLeaseError).error.fields).toEqual(['leaseDurationSeconds']);
+
+      const r = await reconcileAll(d);
+      expect(r.errors).toEqual([]);
+      expect(r.broken.map((b) => [b.lease, b.error.fields])).toEqual([['bricked', ['leaseDurationSeconds']]]);
+      expect(r.outcomes.map((o) => [o.lease, o.decision.kind])).toEqual([['fine', 'elect']]);
+      expect((await d.leases.read('fine')).item?.holderIdentity).toBe('x');
+    } finally {
+      await tables.drop();
+    }
   });
 });
 

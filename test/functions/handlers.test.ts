@@ -3,6 +3,8 @@
  * of DynamoDB Local: duplicated, reordered and poisoned. Each must end in the state a clean
  * delivery gives, report exactly the poison record as failed, and change nothing on redelivery.
  */
+import { GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord, DynamoDBStreamEvent, SQSEvent, SQSRecord } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeHandler as candidateStream } from '../../functions/candidate-stream.js';
@@ -13,6 +15,7 @@ import { coordinatorDeps } from '../../lib/coordinator/reconcile.js';
 import type { ConclaveEvent } from '../../lib/events/schemas.js';
 import type { FunctionDeps } from '../../lib/functions/core.js';
 import { observability } from '../../lib/functions/env.js';
+import { METRIC } from '../../lib/functions/metrics.js';
 import type { TimerMessage } from '../../lib/functions/timer.js';
 import { lambdaContext } from '../../lib/local/runtime.js';
 import { OLDEST_EMULATION_VERSION } from '../../lib/schemas/strategy.js';
@@ -164,3 +167,44 @@ describe('stream handlers under duplicated, reordered and poisoned batches', () 
     expect(JSON.stringify(failed[0]!['error'])).toMatch(/fencingToken/);
   });
 });
+
+describe('a broken lease (its row does not match the schema)', () => {
+  const leases = () => coordinatorDeps(t.client, t.names).leases;
+  const cands = () => coordinatorDeps(t.client, t.names).candidates;
+  const brick = (name: string) =>
+    t.client.send(new PutItemCommand({ TableName: t.names.leases, Item: marshall({ name, holderIdentity: 'x', leaseDurationSeconds: 0, leaseTransitions: 0, fencingToken: 7, revision: 3 }) }));
+  const stand = async (lease: string, name: string) => {
+    const now = Date.now();
+    await cands().write(await cands().read(lease, name), { set: { binaryVersion: '1.30.0', emulationVersion: '1.30.0', preferredStrategies: [OLDEST_EMULATION_VERSION], renewTime: now, createdAt: now } });
+  };
+
+  it('the tick reconciles the other leases and publishes the broken_leases gauge; the broken row is left as it is', async () => {
+    await stand('bricked-tick', 'x');
+    await stand('fine-tick', 'y');
+    await brick('bricked-tick');
+    const { d } = deps();
+    const added: [string, number][] = [];
+    const add = d.metrics.addMetric.bind(d.metrics);
+    d.metrics.addMetric = (name, unit, value) => (added.push([name, value]), add(name, unit, value));
+    const r = (await coordinatorTick(d)({ source: 'aws.events', 'detail-type': 'Scheduled Event', time: new Date().toISOString() } as never, lambdaContext('coordinator'))) as { errors: unknown[]; broken: { lease: string; fields: string[] }[] };
+    expect(r.errors).toEqual([]);
+    expect(r.broken).toEqual([{ lease: 'bricked-tick', fields: ['leaseDurationSeconds'], error: expect.stringMatching(/leaseDurationSeconds/) }]);
+    expect(added).toContainEqual([METRIC.brokenLeases, 1]);
+    expect((await leases().read('fine-tick')).item?.holderIdentity).toBe('y');
+    const raw = await t.client.send(new GetItemCommand({ TableName: t.names.leases, Key: marshall({ name: 'bricked-tick' }) }));
+    expect(raw.Item?.['revision']).toEqual({ N: '3' });
+  });
+
+  it('a timer message and a stream record for a broken lease are handled (logged), not failed: they would fail every retry', async () => {
+    await stand('bricked-timer', 'x');
+    await brick('bricked-timer');
+    const { d } = deps();
+    const message = { messageId: 'm1', receiptHandle: 'm1', body: JSON.stringify({ lease: 'bricked-timer', electionId: 'e', deadline: Date.now() }), attributes: {}, messageAttributes: {}, md5OfBody: '', eventSource: 'aws:sqs', eventSourceARN: 'arn:aws:sqs:local:000000000000:timer', awsRegion: 'local' } as unknown as SQSRecord;
+    expect(failures(await electionTimer(d)({ Records: [message] }, lambdaContext('electionTimer')))).toEqual([]);
+    // a candidate joining the broken lease: its record is sound, the lease it names is not
+    const join = (await streamRecords(t.client, t.names.candidates)).filter((r) => r.eventName === 'INSERT' && r.dynamodb!.Keys!['leaseName']!.S === 'bricked-timer');
+    expect(join).toHaveLength(1);
+    expect(failures(await candidateStream(d)({ Records: join }, lambdaContext('candidateStream')))).toEqual([]);
+  });
+});
+

@@ -272,7 +272,7 @@ describe('the Conclave app, as `cdk synth` builds it', () => {
   it('alarms on election failures, leaderless leases, dead letters and function errors, with metric names from the code', () => {
     const alarms = Object.values(t.findResources('AWS::CloudWatch::Alarm')).map((a) => a['Properties']);
     const deadLetterQueues = Object.keys(c.deadLetterQueues);
-    expect(alarms).toHaveLength(2 + deadLetterQueues.length + names.length);
+    expect(alarms).toHaveLength(3 + deadLetterQueues.length + names.length);
     for (const a of alarms) expect(a['AlarmActions']).toBeUndefined();
 
     const failures = alarms.find((a) => JSON.stringify(a['Metrics'] ?? '').includes(METRIC.failures))!;
@@ -286,6 +286,13 @@ describe('the Conclave app, as `cdk synth` builds it', () => {
     const leaderless = alarms.find((a) => a['MetricName'] === METRIC.leaderless)!;
     expect(leaderless).toMatchObject({ Namespace: NAMESPACE, Statistic: 'Minimum', TreatMissingData: 'breaching', Threshold: 1 });
     expect(leaderless['Dimensions']).toEqual(expect.arrayContaining([{ Name: 'function', Value: 'coordinator' }, { Name: 'service', Value: SERVICE }]));
+
+    // a lease row the schema refuses: no election is decided on it until an operator repairs it
+    const broken = alarms.find((a) => a['MetricName'] === METRIC.brokenLeases)!;
+    expect(broken).toMatchObject({ Namespace: NAMESPACE, Statistic: 'Maximum', TreatMissingData: 'notBreaching', Threshold: 1, EvaluationPeriods: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold' });
+    expect(broken['Dimensions']).toEqual(expect.arrayContaining([{ Name: 'function', Value: 'coordinator' }, { Name: 'service', Value: SERVICE }]));
+    expect(broken['AlarmDescription']).toMatch(/conclave describe lease/);
+    expect(c.alarms.brokenLeases).toBeDefined();
 
     const queueAlarms = alarms.filter((a) => a['MetricName'] === 'ApproximateNumberOfMessagesVisible');
     expect(queueAlarms.map((a) => JSON.stringify(a['Dimensions'][0].Value)).sort()).toEqual(deadLetterQueues.map((n) => JSON.stringify(getAtt(id.dlq(n as FunctionName), 'QueueName'))).sort());

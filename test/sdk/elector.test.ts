@@ -375,3 +375,47 @@ describe('without the coordinator', () => {
     }
   });
 });
+
+describe('a broken lease row (one the schema refuses)', () => {
+  it('a follower never takes it and keeps polling, reporting each poll to onError; once the row is repaired it leads', async () => {
+    const L = lease();
+    // A vacant lease with a 0-second term, written by hand: a NoCoordination worker would take a vacant lease at once.
+    await t.client.send(new PutItemCommand({ TableName: t.names.leases, Item: marshall({ name: L, leaseDurationSeconds: 0, leaseTransitions: 0, fencingToken: 4, revision: 2 }) }));
+    const log = new Log();
+    const errors: Error[] = [];
+    const plain = startElector(t, log, 'plain', { leaseName: L, mode: 'NoCoordination' }, { errors });
+    const coordinated = startElector(t, log, 'coord', { leaseName: L, fallbackAfterMs: 300 }, { errors });
+    try {
+      await waitFor('several polls reported', () => errors.filter((e) => e instanceof ValidationError).length >= 6, 10_000);
+      expect(errors.every((e) => e instanceof ValidationError && e.fields.includes('leaseDurationSeconds'))).toBe(true);
+      expect(log.of('started')).toEqual([]);
+      const raw = await t.client.send(new GetItemCommand({ TableName: t.names.leases, Key: marshall({ name: L }) }));
+      expect(unmarshall(raw.Item!)).toMatchObject({ leaseDurationSeconds: 0, fencingToken: 4, revision: 2 }); // nobody wrote over it
+
+      // repaired in place (the field set right): the polls pick it up; the term's token continues from the row's
+      await t.client.send(new PutItemCommand({ TableName: t.names.leases, Item: marshall({ name: L, leaseDurationSeconds: 15, leaseTransitions: 0, fencingToken: 4, revision: 3 }) }));
+      const started = await waitFor('a leader after the repair', () => log.of('started')[0], 10_000);
+      expect(started.token).toBeGreaterThan(4);
+    } finally {
+      await stopAll([plain, coordinated]);
+    }
+  });
+
+  it('a leader whose row turns broken stops acting by its renew deadline, keeps running, and reports it', async () => {
+    const L = lease();
+    const log = new Log();
+    const errors: Error[] = [];
+    const e = startElector(t, log, 'solo', { leaseName: L, mode: 'NoCoordination', releaseOnCancel: false }, { errors });
+    try {
+      await waitFor('leading', () => e.elector.isLeader());
+      const row = unmarshall((await t.client.send(new GetItemCommand({ TableName: t.names.leases, Key: marshall({ name: L }) }))).Item!);
+      await t.client.send(new PutItemCommand({ TableName: t.names.leases, Item: marshall({ ...row, leaseTransitions: -1 }) }));
+      await waitFor('stepped down', () => log.of('stopped', 'solo')[0], 10_000);
+      expect(log.of('stopped', 'solo')[0]!.reason).toBe('renewDeadline');
+      await waitFor('still polling after stepping down', () => errors.filter((x) => x instanceof ValidationError).length >= 8, 10_000);
+      expect(e.elector.isLeader()).toBe(false);
+    } finally {
+      await e.stop();
+    }
+  });
+});
