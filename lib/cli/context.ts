@@ -6,6 +6,7 @@ import { localClient } from '../stores/client.js';
 import { clean, jsonText } from './format.js';
 import { LeaseStore } from '../stores/lease-store.js';
 import type { GlobalOptions, OutputFormat } from './args.js';
+import type { Confirm } from './confirm.js';
 
 /** Where a command writes: results to `out`, notes and errors to `err`. Each call is one line or more. */
 export interface Sink {
@@ -60,6 +61,8 @@ export interface CliContext {
   config: ElectionConfig;
   sink: Sink;
   output: OutputFormat;
+  /** How writes are confirmed (`--yes`, or a terminal's answer). */
+  confirm: Confirm;
 }
 
 /** The SDK client for the options: DynamoDB Local with dummy credentials, or the default credential chain. */
@@ -68,13 +71,17 @@ export function clientFor(opts: Pick<GlobalOptions, 'endpoint' | 'region'>): Dyn
   return new DynamoDBClient(opts.region ? { region: opts.region } : {});
 }
 
-export function cliContext(client: DynamoDBClient, target: Target, rest: { clock: Clock; sink: Sink; output: OutputFormat }): CliContext {
+/** Nobody to ask and no `--yes`: every write is refused. The default when none is given. */
+const refuse: Confirm = { yes: false, interactive: false, ask: async () => undefined };
+
+export function cliContext(client: DynamoDBClient, target: Target, rest: { clock: Clock; sink: Sink; output: OutputFormat; confirm?: Confirm }): CliContext {
   return {
     client,
     target,
     leases: new LeaseStore(client, target.tables.leases),
     candidates: new CandidateStore(client, target.tables.candidates),
     config: electionConfig(),
+    confirm: refuse,
     ...rest,
   };
 }

@@ -1,5 +1,8 @@
 /** Operator writes to a lease row: its sticky `strategy`, and a release of its holder. */
+import { HOLDER_FIELDS } from '../schemas/platform.js';
 import { NO_COORDINATION, OLDEST_EMULATION_VERSION } from '../schemas/strategy.js';
+import type { LeasePatch } from '../stores/lease-store.js';
+import { changesOf, confirmChange, writeAsShown } from './confirm.js';
 import { note, printJson, say, type CliContext } from './context.js';
 import { CliError } from './errors.js';
 import { standings } from './explain.js';
@@ -25,12 +28,12 @@ export async function setStrategy(ctx: CliContext, args: { lease: string; strate
     return ctx.output === 'json' ? printJson(ctx, read.item) : undefined;
   }
   const created = read.item === undefined;
-  const written = await ctx.leases.write(
-    read,
-    args.clear
-      ? { remove: ['strategy'] }
-      : { set: { ...(created ? { leaseDurationSeconds: ctx.config.defaultLeaseDurationSeconds, leaseTransitions: 0, fencingToken: 0 } : {}), strategy: args.strategy } },
-  );
+  const patch: LeasePatch = args.clear
+    ? { remove: ['strategy'] }
+    : { set: { strategy: args.strategy, ...(created ? { leaseDurationSeconds: ctx.config.defaultLeaseDurationSeconds, leaseTransitions: 0, fencingToken: 0 } : {}) } };
+  const now = ctx.clock.now();
+  await confirmChange(ctx, created ? `create lease ${args.lease} (it has no row yet; without a holder)` : `change lease ${args.lease}`, changesOf(read.item, patch, now));
+  const written = await writeAsShown(`lease ${args.lease}`, read, patch, now, { reread: () => ctx.leases.read(args.lease), write: (r, p) => ctx.leases.write(r, p) });
   if (ctx.output === 'json') return printJson(ctx, written);
   const what = args.clear ? `cleared the strategy of lease ${args.lease} (was ${before})` : `set the strategy of lease ${args.lease} to ${written.strategy}${before ? ` (was ${before})` : ''}`;
   say(ctx, `${what}${created ? ' — created the lease row, without a holder' : ''}`);
@@ -49,6 +52,9 @@ export async function release(ctx: CliContext, args: { lease: string }): Promise
   if (!lease.holderIdentity) throw new CliError(`lease ${args.lease} has no holder${lease.lastHolderIdentity ? ` (the last one was ${lease.lastHolderIdentity})` : ''}; nothing to release`);
   const term = { holderIdentity: lease.holderIdentity, fencingToken: lease.fencingToken };
   const now = ctx.clock.now();
+  // What LeaseStore.releaseTerm writes, shown before it is written.
+  const ending: LeasePatch = { set: { renewTime: now, lastHolderIdentity: term.holderIdentity }, remove: [...HOLDER_FIELDS, 'preferredHolder', 'vacancyReport'] };
+  await confirmChange(ctx, `end the term of ${term.holderIdentity} on lease ${args.lease} (fencing token ${term.fencingToken})`, changesOf(lease, ending, now));
   const written = await ctx.leases.releaseTerm(args.lease, term, now);
   if (!written) {
     throw new CliError(`the row changed while writing: the term of ${term.holderIdentity} (fencing token ${term.fencingToken}) had already ended; nothing was written — run the command again to see the lease now`);

@@ -2,6 +2,8 @@
  * `conclave`: the operator CLI. Commander splits argv; zod schemas (args.ts) parse every value;
  * the commands are plain functions of a context (tests run them in-process on DynamoDB Local).
  */
+import { createInterface } from 'node:readline';
+import { isatty } from 'node:tty';
 import { Command, CommanderError } from 'commander';
 import { systemClock, type Clock } from '../clock.js';
 import { DETAIL_TYPES } from '../events/schemas.js';
@@ -23,6 +25,25 @@ export interface CliIO extends Sink {
   clock: Clock;
   /** Waiting and stopping for watch and events --follow; default: real time, stopped by Ctrl-C. */
   pace?: Pace;
+  /** Where a confirmation's answer is read from; default: process.stdin. */
+  stdin?: NodeJS.ReadableStream;
+  /** Whether someone can answer at `stdin` (a terminal); default: whether fd 0 is a TTY. */
+  stdinIsTTY?: boolean;
+  /** Shows a confirmation's question, without a newline; default: stderr (or `err` when given). */
+  prompt?: (text: string) => void;
+}
+
+/** One line typed at `input`; undefined when the input ends first. */
+async function readLine(input: NodeJS.ReadableStream): Promise<string | undefined> {
+  const rl = createInterface({ input, terminal: false, crlfDelay: Infinity });
+  try {
+    return await new Promise<string | undefined>((resolve) => {
+      rl.once('line', resolve);
+      rl.once('close', () => resolve(undefined));
+    });
+  } finally {
+    rl.close();
+  }
 }
 
 function defaultIO(): CliIO {
@@ -45,7 +66,9 @@ Examples (local mode: \`npm start -- --serve\` prints the endpoint and prefix):
 Environment: CONCLAVE_ENDPOINT, CONCLAVE_TABLE_PREFIX; without --endpoint the AWS SDK's default
 credential chain and region (AWS_PROFILE, AWS_REGION, …) are used.`;
 
-function program(io: CliIO, pace: () => Pace): Command {
+const YES = ['-y, --yes', 'make the change without asking (needed when stdin is not a terminal)'] as const;
+
+function program(io: CliIO & { ask: (question: string) => Promise<string | undefined> }, pace: () => Pace): Command {
   const root = new Command('conclave')
     .description('Operate Conclave: coordinated leader election (KEP-4355) on DynamoDB')
     .option('--endpoint <url>', 'DynamoDB endpoint, e.g. DynamoDB Local; dummy credentials (env CONCLAVE_ENDPOINT)')
@@ -65,8 +88,9 @@ function program(io: CliIO, pace: () => Pace): Command {
     const opts: GlobalOptions = globalOptions(cmd.optsWithGlobals(), io.env);
     const client = clientFor(opts);
     const target = { endpoint: opts.endpoint, region: opts.region, tablePrefix: opts.tablePrefix, tables: opts.tables };
+    const confirm = { yes: cmd.opts()['yes'] === true, interactive: io.stdinIsTTY ?? isatty(0), ask: io.ask };
     try {
-      await fn(cliContext(client, target, { clock: io.clock, sink: io, output: opts.output }));
+      await fn(cliContext(client, target, { clock: io.clock, sink: io, output: opts.output, confirm }));
     } catch (e) {
       throw await explain(e, target, client);
     } finally {
@@ -101,6 +125,7 @@ function program(io: CliIO, pace: () => Pace): Command {
     .argument('[priority]', 'a whole number ≥ 1; higher wins')
     .option('--for <duration>', 'the pin expires after this long, e.g. 30m, 2h')
     .option('--clear', 'remove the candidate’s priority')
+    .option(...YES)
     .description('pin a candidate’s priority (an operator’s override of the version order), or clear it')
     .action((lease: string, candidate: string, priority: string | undefined, opts: { for?: string; clear?: boolean }, cmd: Command) =>
       withDb(cmd, (ctx) => setPriority(ctx, parse(SetPriorityArgs, { lease, candidate, priority, for: opts.for, clear: opts.clear }, 'set-priority arguments'))),
@@ -112,6 +137,7 @@ function program(io: CliIO, pace: () => Pace): Command {
     .argument('[strategy]', KNOWN_STRATEGIES.join(' or '))
     .option('--clear', 'remove the operator’s strategy: the candidates’ consensus decides again')
     .option('--third-party', 'allow a strategy Conclave does not run (a third party elects)')
+    .option(...YES)
     .description('set the lease’s strategy (sticky; the coordinator never overwrites it), or clear it')
     .action((lease: string, strategy: string | undefined, opts: { clear?: boolean; thirdParty?: boolean }, cmd: Command) =>
       withDb(cmd, (ctx) => setStrategy(ctx, parse(SetStrategyArgs, { lease, strategy, clear: opts.clear, thirdParty: opts.thirdParty }, 'set-strategy arguments'))),
@@ -122,12 +148,14 @@ function program(io: CliIO, pace: () => Pace): Command {
     .argument('<lease>')
     .requiredOption('--to <candidate>', 'the candidate that should lead')
     .option('--for <duration>', 'how long the pin holds (default 10m)')
+    .option(...YES)
     .description('make a candidate the leader: a priority pin above all others; the coordinator preempts the holder')
     .action((lease: string, opts: { to: string; for?: string }, cmd: Command) => withDb(cmd, (ctx) => preempt(ctx, parse(PreemptArgs, { lease, to: opts.to, for: opts.for }, 'preempt arguments'))));
 
   root
     .command('release')
     .argument('<lease>')
+    .option(...YES)
     .description('end the holder’s term now: it stops at its next renewal, its fenced writes fail at once')
     .action((lease: string, _opts, cmd: Command) => withDb(cmd, (ctx) => release(ctx, parse(LeaseArg, { lease }, 'arguments'))));
 
@@ -158,6 +186,11 @@ function program(io: CliIO, pace: () => Pace): Command {
 /** Runs the CLI on `argv` (without node and the script); returns the exit code. */
 export async function main(argv: readonly string[], given: Partial<CliIO> = {}): Promise<number> {
   const io: CliIO = { ...defaultIO(), ...given };
+  const prompt = given.prompt ?? (given.err ? io.err : (t: string) => void process.stderr.write(t));
+  const ask = async (question: string) => {
+    prompt(question);
+    return readLine(io.stdin ?? process.stdin);
+  };
   const stop = new AbortController();
   const onSignal = () => stop.abort();
   const pace = () => {
@@ -166,7 +199,7 @@ export async function main(argv: readonly string[], given: Partial<CliIO> = {}):
     return realPace(stop.signal);
   };
   try {
-    await program(io, pace).parseAsync([...argv], { from: 'user' });
+    await program({ ...io, ask }, pace).parseAsync([...argv], { from: 'user' });
     return 0;
   } catch (e) {
     if (e instanceof CommanderError) return e.exitCode === 0 ? 0 : 2; // commander printed the message

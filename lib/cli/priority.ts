@@ -10,6 +10,7 @@ import type { Candidate } from '../schemas/candidate.js';
 import type { Lease } from '../schemas/lease.js';
 import { OLDEST_EMULATION_VERSION } from '../schemas/strategy.js';
 import { CandidateStore, type CandidatePatch } from '../stores/candidate-store.js';
+import { changesOf, confirmChange, writeAsShown } from './confirm.js';
 import { note, printJson, say, type CliContext } from './context.js';
 import { CliError } from './errors.js';
 import { nextStep } from './explain.js';
@@ -37,6 +38,14 @@ function notElected(lease: Lease | undefined, candidates: readonly Candidate[], 
   return consensus.strategy === OLDEST_EMULATION_VERSION ? undefined : `its candidates agree on ${consensus.strategy}`;
 }
 
+/** Shows the candidate's change, asks, and writes it (again after a lost race, if the change still holds). */
+async function confirmedWrite(ctx: CliContext, candidate: Candidate, patch: CandidatePatch, now: number): Promise<Candidate> {
+  const read = CandidateStore.readOf(candidate);
+  const what = `candidate ${candidate.name} of lease ${candidate.leaseName}`;
+  await confirmChange(ctx, `change ${what}`, changesOf(candidate, patch, now));
+  return writeAsShown(what, read, patch, now, { reread: () => ctx.candidates.read(candidate.leaseName, candidate.name), write: (r, p) => ctx.candidates.write(r, p) });
+}
+
 const until = (at: number, now: number) => `until ${relative(at, now)} (${new Date(at).toISOString()})`;
 
 /** `conclave set-priority LEASE CANDIDATE N [--for D]` and `… --clear`: conditioned on the revision read. */
@@ -50,7 +59,7 @@ export async function setPriority(ctx: CliContext, args: { lease: string; candid
   const patch: CandidatePatch = args.clear
     ? { remove: ['priority', 'priorityExpiresAt'] }
     : { set: { priority: args.priority, priorityExpiresAt: args.for === undefined ? undefined : now + args.for }, remove: args.for === undefined ? ['priorityExpiresAt'] : [] };
-  const written = await ctx.candidates.write(CandidateStore.readOf(candidate), patch);
+  const written = await confirmedWrite(ctx, candidate, patch, now);
   if (ctx.output === 'json') return printJson(ctx, written);
   if (args.clear) say(ctx, `cleared the priority of ${written.name} on lease ${written.leaseName} (was ${candidate.priority})`);
   else {
@@ -79,7 +88,7 @@ export async function preempt(ctx: CliContext, args: { lease: string; to: string
   const unelected = notElected(lease, snap.candidates, now, ctx);
   if (unelected) throw new CliError(`the coordinator does not elect on lease ${args.lease}: ${unelected} — first run \`conclave set-strategy ${args.lease} OldestEmulationVersion\``);
   const decision = decide(args.lease, lease, [...others, pinned], now, ctx.config);
-  const written = await ctx.candidates.write(CandidateStore.readOf(candidate), { set: { priority: pinned.priority, priorityExpiresAt: pinned.priorityExpiresAt } });
+  const written = await confirmedWrite(ctx, candidate, { set: { priority: pinned.priority, priorityExpiresAt: pinned.priorityExpiresAt } }, now);
   if (ctx.output === 'json') return printJson(ctx, written);
   say(ctx, `pinned ${written.name} on lease ${args.lease} at priority ${written.priority} (one above every other candidate), ${until(written.priorityExpiresAt!, now)}`);
   say(ctx, `the coordinator's next step: ${nextStep(decision, lease)}`);

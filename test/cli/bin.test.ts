@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { appendFileSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -37,21 +38,29 @@ describe('bin/conclave.mjs', () => {
   });
 
   it('set-priority and release write to the table', async () => {
-    const p = bin([...h.target, 'set-priority', 'bl', 'b2', '3', '--for', '1h']);
-    expect(p.stderr).toBe('');
+    const p = bin([...h.target, 'set-priority', 'bl', 'b2', '3', '--for', '1h', '--yes']);
+    expect(p.stderr).toMatch(/^change candidate b2 of lease bl:\n {2}FIELD +BEFORE +AFTER\n {2}priority +- +3\n/);
     expect(p.status).toBe(0);
     const c = (await h.candidates.read('bl', 'b2')).item!;
     expect(c.priority).toBe(3);
     expect(c.priorityExpiresAt! - c.renewTime).toBeGreaterThan(59 * MIN);
-    const r = bin([...h.target, 'release', 'bl']);
+    const r = bin([...h.target, 'release', 'bl', '--yes']);
     expect(r.status).toBe(0);
     expect(r.stdout).toMatch(/b1 stops leading at its next renewal; its writes fenced with token 7 fail from now on/);
     const after = (await h.leases.read('bl')).item!;
     expect(after.lastHolderIdentity).toBe('b1');
     expect(after).not.toHaveProperty('holderIdentity');
-    const again = bin([...h.target, 'release', 'bl']);
+    const again = bin([...h.target, 'release', 'bl', '--yes']);
     expect(again.status).toBe(1);
     expect(again.stderr).toBe('error: lease bl has no holder (the last one was b1); nothing to release\n');
+  });
+
+  it('a write without --yes, stdin not a terminal: exit 1, says to pass --yes, writes nothing', async () => {
+    const r = spawnSync(process.execPath, ['bin/conclave.mjs', ...h.target, 'set-priority', 'bl', 'b1', '9'], { encoding: 'utf8', input: 'y\n', env: { ...process.env, NO_COLOR: '1' } });
+    expect(r.status).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toMatch(/\nerror: not confirmed: stdin is not a terminal, so nobody can answer — pass --yes \(-y\) to make this change; nothing was written\n$/);
+    expect((await h.candidates.read('bl', 'b1')).item?.priority).toBeUndefined();
   });
 
   it('an unreachable endpoint: exit 1, what to do, no stack trace', () => {

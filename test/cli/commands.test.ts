@@ -1,6 +1,7 @@
 import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { assumeYes } from '../../lib/cli/confirm.js';
 import { cliContext } from '../../lib/cli/context.js';
 import { CliError, explain } from '../../lib/cli/errors.js';
 import { release } from '../../lib/cli/lease-writes.js';
@@ -126,7 +127,7 @@ describe('describe lease', () => {
     expect(r.code).toBe(0);
     expect(r.out).toMatch(/^State: +vacant: no lease row yet \(the coordinator writes it at the first election\)$/m);
     expect(r.out).toMatch(/^Best candidate: +c1: the only candidate that counts$/m);
-    expect(r.out).toMatch(/^Next step: +elect c1 with fencing token 1$/m);
+    expect(r.out).toMatch(/^Next step: +elect c1 with a fencing token above 0$/m);
     const j = await h.run(['describe', 'lease', 'no-row', '-o', 'json'], { clock: at() });
     expect(JSON.parse(j.out)).toMatchObject({ lease: null, candidates: [{ name: 'c1' }] });
   });
@@ -187,7 +188,7 @@ describe('set-priority', () => {
 
   it('pins a priority with an expiry, conditioned on the revision read, and says what the coordinator does next', async () => {
     const clock = at();
-    const r = await h.run(['set-priority', 'prio', 'p2', '5', '--for', '10m'], { clock });
+    const r = await h.run(['set-priority', 'prio', 'p2', '5', '--for', '10m', '--yes'], { clock });
     expect(r.code).toBe(0);
     expect(r.out).toBe(
       'set the priority of p2 on lease prio to 5, until in 10m (2026-01-01T12:10:03.000Z)\n' +
@@ -198,7 +199,7 @@ describe('set-priority', () => {
   });
 
   it('without --for the pin has no expiry, and says so', async () => {
-    const r = await h.run(['set-priority', 'prio', 'p2', '6'], { clock: at() });
+    const r = await h.run(['set-priority', 'prio', 'p2', '6', '--yes'], { clock: at() });
     expect(r.out).toMatch(/to 6, with no expiry \(it lasts until `--clear` or the worker restarts/);
     const c = (await h.candidates.read('prio', 'p2')).item!;
     expect(c.priority).toBe(6);
@@ -206,7 +207,7 @@ describe('set-priority', () => {
   });
 
   it('--clear removes it; -o json prints the candidate as written', async () => {
-    const r = await h.run(['set-priority', 'prio', 'p2', '--clear', '-o', 'json'], { clock: at() });
+    const r = await h.run(['set-priority', 'prio', 'p2', '--clear', '-o', 'json', '--yes'], { clock: at() });
     expect(r.code).toBe(0);
     const written = JSON.parse(r.out) as Candidate;
     expect(written).toEqual((await h.candidates.read('prio', 'p2')).item);
@@ -223,7 +224,7 @@ describe('set-priority', () => {
     [['3', '--for', '10x'], /for: must be a duration like 90s, 10m, 2h or 1h30m/],
     [['3', '--for', '0m'], /for: must be longer than 0s/],
   ])('refuses %j, naming the field, exit 1', async (rest, message) => {
-    const r = await h.run(['set-priority', 'prio', 'p2', ...rest], { clock: at() });
+    const r = await h.run(['set-priority', 'prio', 'p2', ...rest, '--yes'], { clock: at() });
     expect(r.code).toBe(1);
     expect(r.err).toMatch(/^error: invalid set-priority arguments: /);
     expect(r.err).toMatch(message);
@@ -231,7 +232,7 @@ describe('set-priority', () => {
   });
 
   it('an unknown candidate lists the lease’s candidates', async () => {
-    const r = await h.run(['set-priority', 'prio', 'nobody', '3'], { clock: at() });
+    const r = await h.run(['set-priority', 'prio', 'nobody', '3', '--yes'], { clock: at() });
     expect(r).toMatchObject({ code: 1, err: 'error: "nobody" is not a candidate of lease "prio"; its candidates: p1, p2' });
   });
 
@@ -243,7 +244,7 @@ describe('set-priority', () => {
         return super.write(read, patch);
       }
     }
-    const ctx = cliContext(h.t.client, { tablePrefix: h.prefix, tables: h.t.names }, { clock: at(), sink: { out: () => {}, err: () => {}, color: false }, output: 'table' });
+    const ctx = cliContext(h.t.client, { tablePrefix: h.prefix, tables: h.t.names }, { clock: at(), sink: { out: () => {}, err: () => {}, color: false }, output: 'table', confirm: assumeYes });
     ctx.candidates = new Racing(h.t.client, h.t.names.candidates);
     const e = await setPriority(ctx, { lease: 'prio', candidate: 'p1', priority: 4, clear: false }).catch((x: unknown) => x);
     expect(e).toBeInstanceOf(ConflictError);
@@ -256,7 +257,7 @@ describe('set-priority', () => {
 
 describe('set-strategy', () => {
   it('creates a lease row without a holder when there is none', async () => {
-    const r = await h.run(['set-strategy', 'brand-new', 'NoCoordination'], { clock: at() });
+    const r = await h.run(['set-strategy', 'brand-new', 'NoCoordination', '--yes'], { clock: at() });
     expect(r.code).toBe(0);
     expect(r.out).toBe(
       'set the strategy of lease brand-new to NoCoordination — created the lease row, without a holder\n' +
@@ -267,9 +268,9 @@ describe('set-strategy', () => {
 
   it('changes and clears the strategy of an existing lease, keeping the rest', async () => {
     await h.seedLease(lease('s1', { name: 'strat' }));
-    expect((await h.run(['set-strategy', 'strat', 'OldestEmulationVersion'], { clock: at() })).code).toBe(0);
+    expect((await h.run(['set-strategy', 'strat', 'OldestEmulationVersion', '--yes'], { clock: at() })).code).toBe(0);
     expect((await h.leases.read('strat')).item).toMatchObject({ strategy: 'OldestEmulationVersion', holderIdentity: 's1', fencingToken: 7, revision: 2 });
-    const r = await h.run(['set-strategy', 'strat', '--clear'], { clock: at() });
+    const r = await h.run(['set-strategy', 'strat', '--clear', '--yes'], { clock: at() });
     expect(r.out).toMatch(/^cleared the strategy of lease strat \(was OldestEmulationVersion\)\nfrom now on the candidates’ preferredStrategies decide again/);
     const after = (await h.leases.read('strat')).item!;
     expect(after.strategy).toBeUndefined();
@@ -277,10 +278,10 @@ describe('set-strategy', () => {
   });
 
   it('an unknown strategy lists the valid ones; a third party’s needs --third-party', async () => {
-    const r = await h.run(['set-strategy', 'strat', 'Newest'], { clock: at() });
+    const r = await h.run(['set-strategy', 'strat', 'Newest', '--yes'], { clock: at() });
     expect(r.code).toBe(1);
     expect(r.err).toBe('error: invalid set-strategy arguments: strategy: "Newest" is not a strategy Conclave runs; valid: OldestEmulationVersion, NoCoordination (a strategy a third party elects by needs --third-party)');
-    const ok = await h.run(['set-strategy', 'strat', 'example.com/Custom', '--third-party'], { clock: at() });
+    const ok = await h.run(['set-strategy', 'strat', 'example.com/Custom', '--third-party', '--yes'], { clock: at() });
     expect(ok.out).toMatch(/a third party elects under "example\.com\/Custom"/);
     expect((await h.leases.read('strat')).item?.strategy).toBe('example.com/Custom');
   });
@@ -295,7 +296,7 @@ describe('preempt', () => {
   });
 
   it('pins the candidate one above every other priority in force, for 10 minutes by default, and says what happens', async () => {
-    const r = await h.run(['preempt', 'pre', '--to', 'q3'], { clock: at() });
+    const r = await h.run(['preempt', 'pre', '--to', 'q3', '--yes'], { clock: at() });
     expect(r.code).toBe(0);
     expect(r.out.split('\n')).toEqual([
       'pinned q3 on lease pre at priority 3 (one above every other candidate), until in 10m (2026-01-01T12:10:03.000Z)',
@@ -308,26 +309,26 @@ describe('preempt', () => {
   });
 
   it('--for sets the pin’s length; -o json prints the candidate', async () => {
-    const r = await h.run(['preempt', 'pre', '--to', 'q2', '--for', '1h', '-o', 'json'], { clock: at() });
+    const r = await h.run(['preempt', 'pre', '--to', 'q2', '--for', '1h', '-o', 'json', '--yes'], { clock: at() });
     expect(JSON.parse(r.out)).toMatchObject({ name: 'q2', priority: 4, priorityExpiresAt: NOW + 3 * SEC + 60 * MIN });
   });
 
   it('refuses the holder, an unknown candidate, and a lease the coordinator does not elect', async () => {
-    expect(await h.run(['preempt', 'pre', '--to', 'q1'], { clock: at() })).toMatchObject({ code: 1, err: expect.stringMatching(/^error: q1 already holds lease pre; nothing to preempt/) });
-    expect(await h.run(['preempt', 'pre', '--to', 'q9'], { clock: at() })).toMatchObject({ code: 1, err: 'error: "q9" is not a candidate of lease "pre"; its candidates: q1, q2, q3' });
-    const r = await h.run(['preempt', 'jobs', '--to', 'j2'], { clock: at() });
+    expect(await h.run(['preempt', 'pre', '--to', 'q1', '--yes'], { clock: at() })).toMatchObject({ code: 1, err: expect.stringMatching(/^error: q1 already holds lease pre; nothing to preempt/) });
+    expect(await h.run(['preempt', 'pre', '--to', 'q9', '--yes'], { clock: at() })).toMatchObject({ code: 1, err: 'error: "q9" is not a candidate of lease "pre"; its candidates: q1, q2, q3' });
+    const r = await h.run(['preempt', 'jobs', '--to', 'j2', '--yes'], { clock: at() });
     expect(r.code).toBe(1);
     expect(r.err).toBe('error: the coordinator does not elect on lease jobs: its strategy is NoCoordination (set by an operator) — first run `conclave set-strategy jobs OldestEmulationVersion`');
     expect((await h.candidates.read('jobs', 'j2')).item?.priority).toBeUndefined();
   });
 
   it('refuses a candidate that cannot win: stale, or versions that do not parse', async () => {
-    expect((await h.run(['preempt', 'component-A', '--to', 'w3'], { clock: at() })).err).toMatch(/w3 has not renewed for 40m3s, so the coordinator does not count it; is its worker running\?/);
-    expect((await h.run(['preempt', 'component-A', '--to', 'w4'], { clock: at() })).err).toMatch(/w4 cannot be elected: its versions do not parse \(emulation "v1\.x"/);
+    expect((await h.run(['preempt', 'component-A', '--to', 'w3', '--yes'], { clock: at() })).err).toMatch(/w3 has not renewed for 40m3s, so the coordinator does not count it; is its worker running\?/);
+    expect((await h.run(['preempt', 'component-A', '--to', 'w4', '--yes'], { clock: at() })).err).toMatch(/w4 cannot be elected: its versions do not parse \(emulation "v1\.x"/);
   });
 
   it('a missing --to is a usage error (exit 2)', async () => {
-    const r = await h.run(['preempt', 'pre'], { clock: at() });
+    const r = await h.run(['preempt', 'pre', '--yes'], { clock: at() });
     expect(r.code).toBe(2);
     expect(r.err).toMatch(/required option '--to <candidate>' not specified/);
   });
@@ -336,7 +337,7 @@ describe('preempt', () => {
 describe('release', () => {
   it('ends the holder’s term like the SDK’s release and says what follows', async () => {
     await h.seedLease(lease('r1', { name: 'rel', holderInstance: 'r1-i', preferredHolder: 'r2', vacancyReport: { by: 'r3', at: NOW, observedRevision: 1 } }));
-    const r = await h.run(['release', 'rel'], { clock: at() });
+    const r = await h.run(['release', 'rel', '--yes'], { clock: at() });
     expect(r.code).toBe(0);
     expect(r.out.split('\n')).toEqual([
       "released lease rel: r1's term (fencing token 7) is over",
@@ -351,20 +352,20 @@ describe('release', () => {
     await h.seedLease(lease('n1', { name: 'rel-next' }));
     await h.seedCandidate(cand('n1', '1.30.0', '1.30.0', { leaseName: 'rel-next' }));
     await h.seedCandidate(cand('n2', '1.31.0', '1.31.0', { leaseName: 'rel-next' }));
-    expect((await h.run(['release', 'rel-next'], { clock: at() })).out.split('\n')[2]).toBe(
+    expect((await h.run(['release', 'rel-next', '--yes'], { clock: at() })).out.split('\n')[2]).toBe(
       'the coordinator elects the next holder at its next reconcile, with a new fencing token: the best candidate is still n1 (`conclave preempt rel-next --to …` picks another)',
     );
     await h.seedLease(lease('n1', { name: 'rel-other' }));
     await h.seedCandidate(cand('n1', '1.31.0', '1.31.0', { leaseName: 'rel-other' }));
     await h.seedCandidate(cand('n2', '1.30.0', '1.30.0', { leaseName: 'rel-other' }));
-    expect((await h.run(['release', 'rel-other'], { clock: at() })).out.split('\n')[2]).toBe(
+    expect((await h.run(['release', 'rel-other', '--yes'], { clock: at() })).out.split('\n')[2]).toBe(
       'the coordinator elects the next holder at its next reconcile, with a new fencing token: the best candidate now is n2',
     );
   });
 
   it('a lease without a holder is an error; so is an unknown one', async () => {
-    expect(await h.run(['release', 'rel'], { clock: at() })).toMatchObject({ code: 1, err: 'error: lease rel has no holder (the last one was r1); nothing to release' });
-    expect((await h.run(['release', 'nope'], { clock: at() })).err).toMatch(/^error: no lease "nope" .*; leases: .*rel/);
+    expect(await h.run(['release', 'rel', '--yes'], { clock: at() })).toMatchObject({ code: 1, err: 'error: lease rel has no holder (the last one was r1); nothing to release' });
+    expect((await h.run(['release', 'nope', '--yes'], { clock: at() })).err).toMatch(/^error: no lease "nope" .*; leases: .*rel/);
   });
 
   it('a term that ended between the read and the write is not released', async () => {
@@ -376,7 +377,7 @@ describe('release', () => {
         return super.releaseTerm(name, term, now);
       }
     }
-    const ctx = cliContext(h.t.client, { tablePrefix: h.prefix, tables: h.t.names }, { clock: at(), sink: { out: () => {}, err: () => {}, color: false }, output: 'table' });
+    const ctx = cliContext(h.t.client, { tablePrefix: h.prefix, tables: h.t.names }, { clock: at(), sink: { out: () => {}, err: () => {}, color: false }, output: 'table', confirm: assumeYes });
     ctx.leases = new Racing(h.t.client, h.t.names.leases);
     await expect(release(ctx, { lease: 'rel-race' })).rejects.toThrow(/^the row changed while writing: the term of old \(fencing token 7\) had already ended; nothing was written — run the command again/);
     expect((await h.leases.read('rel-race')).item).toMatchObject({ holderIdentity: 'new', fencingToken: 8 });

@@ -1,4 +1,5 @@
 import { spawn, spawnSync, type SpawnSyncReturns } from 'node:child_process';
+import { PassThrough } from 'node:stream';
 import { inject } from 'vitest';
 import type { Clock } from '../../lib/clock.js';
 import type { Pace } from '../../lib/cli/context.js';
@@ -27,14 +28,36 @@ export interface CliHarness {
   seedLease(l: Lease): Promise<Lease>;
   seedCandidate(c: Candidate): Promise<Candidate>;
   /** `conclave <target> …argv`, in-process. */
-  run(argv: string[], io?: { clock?: Clock; pace?: Pace; env?: Record<string, string | undefined> }): Promise<Run>;
+  run(argv: string[], io?: RunIO): Promise<Run>;
 }
 
-/** Runs the CLI in-process with a given clock; output captured. */
-export async function runMain(argv: string[], io: { clock?: Clock; pace?: Pace; env?: Record<string, string | undefined> } = {}): Promise<Run> {
+/**
+ * What a run gets besides argv. `answer`: what the operator types at a confirmation, on a
+ * terminal (stdin a TTY); without it stdin is not a terminal (as under CI), and at its end.
+ */
+export interface RunIO {
+  clock?: Clock;
+  pace?: Pace;
+  env?: Record<string, string | undefined>;
+  answer?: string;
+}
+
+/** Runs the CLI in-process with a given clock; output captured (a confirmation's question goes to err). */
+export async function runMain(argv: string[], io: RunIO = {}): Promise<Run> {
   const out: string[] = [];
   const err: string[] = [];
-  const code = await main(argv, { out: (s) => out.push(s), err: (s) => err.push(s), color: false, env: io.env ?? {}, ...(io.clock ? { clock: io.clock } : {}), ...(io.pace ? { pace: io.pace } : {}) });
+  const stdin = new PassThrough();
+  stdin.end(io.answer ?? '');
+  const code = await main(argv, {
+    out: (s) => out.push(s),
+    err: (s) => err.push(s),
+    color: false,
+    env: io.env ?? {},
+    stdin,
+    stdinIsTTY: io.answer !== undefined,
+    ...(io.clock ? { clock: io.clock } : {}),
+    ...(io.pace ? { pace: io.pace } : {}),
+  });
   return { code, out: out.join('\n'), err: err.join('\n') };
 }
 

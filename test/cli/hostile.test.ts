@@ -96,7 +96,7 @@ describe('hostile values in the output', () => {
     expect(e.code).toBe(1);
     safe(e.err);
     expect(e.err).toContain(SHOWN);
-    const p = await h.run(['set-priority', 'hx', 'c2', '3'], { clock: at() });
+    const p = await h.run(['set-priority', 'hx', 'c2', '3', '--yes'], { clock: at() });
     safe(p.out);
     safe(p.err);
     expect(p.out + p.err).toContain(SHOWN);

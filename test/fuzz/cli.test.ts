@@ -45,15 +45,17 @@ const value = fc.oneof(
 );
 const flag = (name: string, withValue = true): fc.Arbitrary<string[]> => (withValue ? fc.tuple(fc.constant(name), value).map(([f, v]) => [f, v]) : fc.constant([name]));
 const opt = (a: fc.Arbitrary<string[]>) => fc.option(a, { nil: [] as string[] });
+/** The writes' confirmation: skipped, or (without it) refused — stdin is never a terminal here. */
+const yes: fc.Arbitrary<string[]> = fc.constantFrom('--yes', '-y').map((f) => [f]);
 
 const command = fc.oneof(
   fc.tuple(fc.constant(['get', 'leases'])).map(([c]) => c),
   fc.tuple(fc.constant(['get', 'candidates']), opt(value.map((v) => [v]))).map((p) => p.flat()),
   fc.tuple(fc.constant(['describe', 'lease']), value).map(([c, v]) => [...c, v]),
-  fc.tuple(fc.constant(['set-priority']), value, value, opt(value.map((v) => [v])), opt(flag('--for')), opt(flag('--clear', false))).map((p) => p.flat()),
-  fc.tuple(fc.constant(['set-strategy']), value, opt(value.map((v) => [v])), opt(flag('--clear', false)), opt(flag('--third-party', false))).map((p) => p.flat()),
-  fc.tuple(fc.constant(['preempt']), value, opt(flag('--to')), opt(flag('--for'))).map((p) => p.flat()),
-  fc.tuple(fc.constant(['release']), value).map((p) => p.flat()),
+  fc.tuple(fc.constant(['set-priority']), value, value, opt(value.map((v) => [v])), opt(flag('--for')), opt(flag('--clear', false)), opt(yes)).map((p) => p.flat()),
+  fc.tuple(fc.constant(['set-strategy']), value, opt(value.map((v) => [v])), opt(flag('--clear', false)), opt(flag('--third-party', false)), opt(yes)).map((p) => p.flat()),
+  fc.tuple(fc.constant(['preempt']), value, opt(flag('--to')), opt(flag('--for')), opt(yes)).map((p) => p.flat()),
+  fc.tuple(fc.constant(['release']), value, opt(yes)).map((p) => p.flat()),
   fc.tuple(fc.constant(['watch']), opt(value.map((v) => [v])), opt(flag('--interval')), fc.constant(['--count']), value).map((p) => p.flat()),
   fc.tuple(fc.constant(['events']), opt(flag('--follow', false)), opt(flag('--lease')), opt(flag('--type'))).map((p) => p.flat()),
   fc.array(value, { maxLength: 4 }),
@@ -81,6 +83,7 @@ describe('CLI arguments', () => {
             env: {},
             clock: manualClock(),
             pace: twoRounds(),
+            stdinIsTTY: false,
           });
           codes.push(code);
           expect([0, 1, 2], err.join('\n')).toContain(code);

@@ -1,0 +1,106 @@
+/**
+ * An operator's write is shown before it is made — the row's fields before → after, aligned like
+ * every table — and made only once confirmed: `--yes`, or "y" typed at a terminal. Without a
+ * terminal (a script, CI) and without `--yes` nothing is written. Everything here goes to stderr,
+ * so stdout carries only results (with `-o json`, one document).
+ */
+import type { Patch, Read } from '../stores/item-store.js';
+import { ConflictError } from '../stores/errors.js';
+import { note, type CliContext } from './context.js';
+import { CliError } from './errors.js';
+import { jsonText, stamp, table, type Column } from './format.js';
+
+/** How a write is confirmed. */
+export interface Confirm {
+  /** `--yes`: no question. */
+  yes: boolean;
+  /** Someone can answer: stdin is a terminal. */
+  interactive: boolean;
+  /** Shows `question` (stderr) and reads one line of answer; undefined at the end of input. */
+  ask(question: string): Promise<string | undefined>;
+}
+
+/** `--yes` given: for code (and tests) that call the commands directly. */
+export const assumeYes: Confirm = { yes: true, interactive: false, ask: async () => undefined };
+
+/** One field of a row as it is and as it will be, both as the tables show values. */
+export interface Change {
+  field: string;
+  before: string;
+  after: string;
+}
+
+const COLUMNS: Column<Change>[] = [
+  { header: 'FIELD', cell: (c) => c.field },
+  { header: 'BEFORE', cell: (c) => c.before },
+  { header: 'AFTER', cell: (c) => c.after },
+];
+
+/** `FIELD BEFORE AFTER` lines, indented under the row they belong to. */
+export const changeLines = (changes: readonly Change[]): string[] => table(COLUMNS, changes).map((l) => `  ${l}`);
+
+export const QUESTION = 'Apply this change? [y/N] ';
+
+/**
+ * Shows `what` (e.g. "change candidate w1 of lease jobs") with its changes and any `warnings`,
+ * then resolves once the operator confirmed; otherwise throws a CliError — nothing was written.
+ */
+export async function confirmChange(ctx: Pick<CliContext, 'sink' | 'confirm'>, what: string, changes: readonly Change[], warnings: readonly string[] = []): Promise<void> {
+  note(ctx, `${what}:`);
+  for (const line of changeLines(changes)) ctx.sink.err(line);
+  for (const w of warnings) note(ctx, w);
+  if (ctx.confirm.yes) return;
+  if (!ctx.confirm.interactive) throw new CliError('not confirmed: stdin is not a terminal, so nobody can answer — pass --yes (-y) to make this change; nothing was written');
+  const answer = await ctx.confirm.ask(QUESTION);
+  if (answer === undefined) throw new CliError('not confirmed (no answer); nothing was written');
+  if (!/^y(es)?$/i.test(answer.trim())) throw new CliError('not confirmed; nothing was written');
+}
+
+/** A field's value as the change table shows it: times as ages with their ISO stamp, objects as JSON. */
+function shown(field: string, value: unknown, now: number): string {
+  if (value === undefined) return '-';
+  if (typeof value === 'number' && /(Time|At)$/.test(field)) return stamp(value, now);
+  if (typeof value === 'object' && value !== null) return jsonText(value);
+  return String(value);
+}
+
+/** The fields `patch` changes on `before` (absent: a new row), in the patch's order: set, then removed. */
+export function changesOf<T extends object>(before: T | undefined, patch: Patch<T>, now: number): Change[] {
+  const row = (before ?? {}) as Record<string, unknown>;
+  const set = Object.entries(patch.set ?? {}).filter(([, v]) => v !== undefined);
+  const fields: [string, unknown][] = [...set, ...(patch.remove ?? []).filter((k) => !set.some(([s]) => s === k)).map((k): [string, unknown] => [k, undefined])];
+  return fields
+    .map(([field, after]) => ({ field, before: shown(field, row[field], now), after: shown(field, after, now) }))
+    .filter((c) => c.before !== c.after);
+}
+
+/** Lost races retried before giving up (as the coordinator does). */
+const ATTEMPTS = 5;
+
+/**
+ * Writes `patch` on the row read, as confirmed. The row may have changed since it was read — a
+ * holder renews its lease every few seconds, longer than anyone takes to answer — so a lost race
+ * reads again and writes again, as long as the change is still the one that was shown. If it is
+ * not (someone else changed those fields), nothing is written.
+ */
+export async function writeAsShown<T extends object>(
+  what: string,
+  read: Read<T>,
+  patch: Patch<T>,
+  now: number,
+  store: { reread(): Promise<Read<T>>; write(read: Read<T>, patch: Patch<T>): Promise<T> },
+): Promise<T> {
+  const confirmed = JSON.stringify(changesOf(read.item, patch, now));
+  let current = read;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await store.write(current, patch);
+    } catch (e) {
+      if (!(e instanceof ConflictError) || attempt >= ATTEMPTS) throw e; // a fault, or too many lost races
+    }
+    current = await store.reread();
+    if (JSON.stringify(changesOf(current.item, patch, now)) !== confirmed) {
+      throw new CliError(`${what} changed while writing: the change shown is no longer the change this write would make; nothing was written — run the command again to see it now`);
+    }
+  }
+}
