@@ -90,9 +90,10 @@ export const SetPriorityArgs = z
   });
 
 export const SetStrategyArgs = z
-  .object({ lease: Name, strategy: StrategyName.optional(), clear: z.boolean().default(false), thirdParty: z.boolean().default(false) })
+  .object({ lease: Name, strategy: StrategyName.optional(), clear: z.boolean().default(false), thirdParty: z.boolean().default(false), create: z.boolean().default(false) })
   .superRefine((a, ctx) => {
     if (a.clear && a.strategy !== undefined) ctx.addIssue({ code: 'custom', path: ['strategy'], message: 'give either a strategy or --clear, not both' });
+    if (a.clear && a.create) ctx.addIssue({ code: 'custom', path: ['create'], message: 'only goes with a strategy, not with --clear' });
     if (!a.clear && a.strategy === undefined) ctx.addIssue({ code: 'custom', path: ['strategy'], message: `is required: one of ${KNOWN_STRATEGIES.join(', ')} (or --clear to let the candidates decide)` });
     if (a.strategy !== undefined && !isKnownStrategy(a.strategy) && !a.thirdParty) {
       ctx.addIssue({ code: 'custom', path: ['strategy'], message: `"${a.strategy}" is not a strategy Conclave runs; valid: ${KNOWN_STRATEGIES.join(', ')} (a strategy a third party elects by needs --third-party)` });

@@ -17,10 +17,15 @@ function strategyEffect(strategy: string | undefined): string {
 
 /**
  * `conclave set-strategy LEASE STRATEGY` / `--clear`: conditioned on the revision read. A lease
- * without a row gets one, without a holder, as the coordinator creates it before an election.
+ * without a row but with candidates gets one, without a holder, as the coordinator creates it
+ * before an election. A name with neither is refused unless `create`: a typo must not make a lease.
  */
-export async function setStrategy(ctx: CliContext, args: { lease: string; strategy?: string | undefined; clear: boolean }): Promise<void> {
+export async function setStrategy(ctx: CliContext, args: { lease: string; strategy?: string | undefined; clear: boolean; create?: boolean }): Promise<void> {
   const read = await ctx.leases.read(args.lease);
+  if (!read.item && !args.create && !args.clear && (await ctx.candidates.list(args.lease)).candidates.length === 0) {
+    const unknown = await unknownLease(ctx, args.lease);
+    throw new CliError(`${unknown.message}; \`conclave get leases\` lists them — --create makes the row of a lease no worker has joined yet`);
+  }
   const before = read.item?.strategy;
   if (args.clear && before === undefined) {
     if (!read.item) throw await unknownLease(ctx, args.lease);

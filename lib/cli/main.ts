@@ -137,10 +137,11 @@ function program(io: CliIO & { ask: (question: string) => Promise<string | undef
     .argument('[strategy]', KNOWN_STRATEGIES.join(' or '))
     .option('--clear', 'remove the operator’s strategy: the candidates’ consensus decides again')
     .option('--third-party', 'allow a strategy Conclave does not run (a third party elects)')
+    .option('--create', 'create the lease’s row when it has none and no candidates yet (otherwise refused: a typo must not make a lease)')
     .option(...YES)
     .description('set the lease’s strategy (sticky; the coordinator never overwrites it), or clear it')
-    .action((lease: string, strategy: string | undefined, opts: { clear?: boolean; thirdParty?: boolean }, cmd: Command) =>
-      withDb(cmd, (ctx) => setStrategy(ctx, parse(SetStrategyArgs, { lease, strategy, clear: opts.clear, thirdParty: opts.thirdParty }, 'set-strategy arguments'))),
+    .action((lease: string, strategy: string | undefined, opts: { clear?: boolean; thirdParty?: boolean; create?: boolean }, cmd: Command) =>
+      withDb(cmd, (ctx) => setStrategy(ctx, parse(SetStrategyArgs, { lease, strategy, clear: opts.clear, thirdParty: opts.thirdParty, create: opts.create }, 'set-strategy arguments'))),
     );
 
   root

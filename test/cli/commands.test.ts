@@ -256,8 +256,23 @@ describe('set-priority', () => {
 });
 
 describe('set-strategy', () => {
-  it('creates a lease row without a holder when there is none', async () => {
-    const r = await h.run(['set-strategy', 'brand-new', 'NoCoordination', '--yes'], { clock: at() });
+  it('refuses a lease that does not exist (a typo would create one), naming it and how to list leases; writes nothing', async () => {
+    const r = await h.run(['set-strategy', 'brand-nwe', 'NoCoordination', '--yes'], { clock: at() });
+    expect(r.code).toBe(1);
+    expect(r.err).toMatch(/^error: no lease "brand-nwe" in \S+-leases \(and no candidates for it in \S+-candidates\); leases: component-A, [^;]+; `conclave get leases` lists them — --create makes the row of a lease no worker has joined yet$/);
+    expect((await h.leases.read('brand-nwe')).item).toBeUndefined();
+  });
+
+  it('a lease with candidates but no row yet gets its row, as the coordinator would create it', async () => {
+    await h.seedCandidate(cand('s9', '1.30.0', '1.30.0', { leaseName: 'joined' }));
+    const r = await h.run(['set-strategy', 'joined', 'OldestEmulationVersion', '--yes'], { clock: at() });
+    expect(r.code).toBe(0);
+    expect(r.err).toMatch(/^create lease joined \(it has no row yet; without a holder\):$/m);
+    expect((await h.leases.read('joined')).item).toMatchObject({ strategy: 'OldestEmulationVersion', revision: 1 });
+  });
+
+  it('--create makes the row of a lease nobody has joined yet, without a holder', async () => {
+    const r = await h.run(['set-strategy', 'brand-new', 'NoCoordination', '--create', '--yes'], { clock: at() });
     expect(r.code).toBe(0);
     expect(r.out).toBe(
       'set the strategy of lease brand-new to NoCoordination — created the lease row, without a holder\n' +

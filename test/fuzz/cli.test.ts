@@ -53,7 +53,7 @@ const command = fc.oneof(
   fc.tuple(fc.constant(['get', 'candidates']), opt(value.map((v) => [v]))).map((p) => p.flat()),
   fc.tuple(fc.constant(['describe', 'lease']), value).map(([c, v]) => [...c, v]),
   fc.tuple(fc.constant(['set-priority']), value, value, opt(value.map((v) => [v])), opt(flag('--for')), opt(flag('--clear', false)), opt(yes)).map((p) => p.flat()),
-  fc.tuple(fc.constant(['set-strategy']), value, opt(value.map((v) => [v])), opt(flag('--clear', false)), opt(flag('--third-party', false)), opt(yes)).map((p) => p.flat()),
+  fc.tuple(fc.constant(['set-strategy']), value, opt(value.map((v) => [v])), opt(flag('--clear', false)), opt(flag('--third-party', false)), opt(flag('--create', false)), opt(yes)).map((p) => p.flat()),
   fc.tuple(fc.constant(['preempt']), value, opt(flag('--to')), opt(flag('--for')), opt(yes)).map((p) => p.flat()),
   fc.tuple(fc.constant(['release']), value, opt(yes)).map((p) => p.flat()),
   fc.tuple(fc.constant(['watch']), opt(value.map((v) => [v])), opt(flag('--interval')), fc.constant(['--count']), value).map((p) => p.flat()),
