@@ -6,9 +6,9 @@ import * as z from 'zod';
 import { DETAIL_TYPES } from '../events/schemas.js';
 import { CandidateItem } from '../schemas/candidate.js';
 import { Name } from '../schemas/common.js';
-import { TableNamesSchema } from '../schemas/config.js';
+import { ElectionConfigSchema, TableNamesSchema, type ElectionConfig } from '../schemas/config.js';
 import { KNOWN_STRATEGIES, StrategyName, isKnownStrategy } from '../schemas/strategy.js';
-import { parse } from '../schemas/validation.js';
+import { ValidationError, parse } from '../schemas/validation.js';
 import { defaultTableNames } from '../tables.js';
 
 /** `90s`, `10m`, `2h`, `1h30m` → milliseconds. */
@@ -53,6 +53,7 @@ export const GlobalOptions = z
     candidatesTable: z.string().optional(),
     identitiesTable: z.string().optional(),
     output: z.enum(OUTPUTS, { error: `must be one of: ${OUTPUTS.join(', ')}` }).default('table'),
+    electionConfig: z.object({ value: z.string(), from: z.enum(['--election-config', 'CONCLAVE_ELECTION_CONFIG']) }).optional(),
   })
   .transform((o, ctx) => {
     const defaults = defaultTableNames(o.tablePrefix);
@@ -65,17 +66,38 @@ export const GlobalOptions = z
       for (const i of tables.error.issues) ctx.addIssue({ code: 'custom', path: [`${String(i.path[0])}Table`], message: i.message });
       return z.NEVER;
     }
-    return { endpoint: o.endpoint, region: o.region, tablePrefix: o.tablePrefix, tables: tables.data, output: o.output };
+    return { endpoint: o.endpoint, region: o.region, tablePrefix: o.tablePrefix, tables: tables.data, output: o.output, electionConfig: o.electionConfig };
   });
 export type GlobalOptions = z.output<typeof GlobalOptions>;
 
-/** Commander's raw global options plus the environment: CONCLAVE_ENDPOINT, CONCLAVE_TABLE_PREFIX. */
+/** Commander's raw global options plus the environment: CONCLAVE_ENDPOINT, CONCLAVE_TABLE_PREFIX, CONCLAVE_ELECTION_CONFIG. */
 export function globalOptions(raw: Record<string, unknown>, env: Record<string, string | undefined>): GlobalOptions {
+  const electionConfig =
+    typeof raw['electionConfig'] === 'string'
+      ? { value: raw['electionConfig'], from: '--election-config' }
+      : env['CONCLAVE_ELECTION_CONFIG']
+        ? { value: env['CONCLAVE_ELECTION_CONFIG'], from: 'CONCLAVE_ELECTION_CONFIG' }
+        : undefined;
   return parse(
     GlobalOptions,
-    { ...raw, endpoint: raw['endpoint'] ?? (env['CONCLAVE_ENDPOINT'] || undefined), tablePrefix: raw['tablePrefix'] ?? (env['CONCLAVE_TABLE_PREFIX'] || undefined) },
+    { ...raw, endpoint: raw['endpoint'] ?? (env['CONCLAVE_ENDPOINT'] || undefined), tablePrefix: raw['tablePrefix'] ?? (env['CONCLAVE_TABLE_PREFIX'] || undefined), electionConfig },
     'global options',
   );
+}
+
+/**
+ * The coordinator's configuration as JSON text — what the functions read from
+ * CONCLAVE_ELECTION_CONFIG (the construct writes it with every default filled in) — parsed by the
+ * functions' own schema: an unknown or out-of-range field is named.
+ */
+export function parseElectionConfig(text: string, subject: string): ElectionConfig {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text) as unknown;
+  } catch (e) {
+    throw new ValidationError(subject, [{ field: '(root)', message: `must be JSON such as {"ackWindowMs":2000}, or the name of a file holding it (${(e as Error).message})` }]);
+  }
+  return parse(ElectionConfigSchema, raw, subject);
 }
 
 export const LeaseArg = z.object({ lease: Name });

@@ -55,10 +55,12 @@ export interface CliContext {
   candidates: CandidateStore;
   clock: Clock;
   /**
-   * The coordinator's tuning the CLI judges with (staleness, ack window, skew margin): Kubernetes'
-   * defaults, as the coordinator runs unless configured otherwise.
+   * The coordinator's tuning the CLI judges with (staleness, ack window, skew margin): the deployed
+   * one when given (--election-config, CONCLAVE_ELECTION_CONFIG), else the defaults.
    */
   config: ElectionConfig;
+  /** Where `config` came from, in words: "the coordinator's default settings", "the election config from …". */
+  settings: string;
   sink: Sink;
   output: OutputFormat;
   /** How writes are confirmed (`--yes`, or a terminal's answer). */
@@ -74,13 +76,20 @@ export function clientFor(opts: Pick<GlobalOptions, 'endpoint' | 'region'>): Dyn
 /** Nobody to ask and no `--yes`: every write is refused. The default when none is given. */
 const refuse: Confirm = { yes: false, interactive: false, ask: async () => undefined };
 
-export function cliContext(client: DynamoDBClient, target: Target, rest: { clock: Clock; sink: Sink; output: OutputFormat; confirm?: Confirm }): CliContext {
+export const DEFAULT_SETTINGS = "the coordinator's default settings";
+
+export function cliContext(
+  client: DynamoDBClient,
+  target: Target,
+  rest: { clock: Clock; sink: Sink; output: OutputFormat; confirm?: Confirm; config?: ElectionConfig; settings?: string },
+): CliContext {
   return {
     client,
     target,
     leases: new LeaseStore(client, target.tables.leases),
     candidates: new CandidateStore(client, target.tables.candidates),
     config: electionConfig(),
+    settings: DEFAULT_SETTINGS,
     confirm: refuse,
     ...rest,
   };

@@ -6,7 +6,7 @@ import type { ElectionConfig } from '../schemas/config.js';
 import type { ElectedBy, Lease } from '../schemas/lease.js';
 import { ValidationError } from '../schemas/validation.js';
 import { brokenLeaseLines, brokenLeaseReport } from './broken.js';
-import { printJson, type CliContext } from './context.js';
+import { DEFAULT_SETTINGS, printJson, type CliContext } from './context.js';
 import { nextStep, standings, whyBetter, type Standing } from './explain.js';
 import { dash, fields, platformOf, relative, span, stamp, table } from './format.js';
 import { reportInvalid, snapshot, type Snapshot } from './read.js';
@@ -86,7 +86,7 @@ function candidateLines(ordered: readonly Standing[], now: number, config: Elect
 }
 
 /** Everything about one lease, for `describe lease` and `watch LEASE`. */
-export function describeLines(name: string, lease: Lease | undefined, candidates: readonly Candidate[], now: number, config: ElectionConfig): string[] {
+export function describeLines(name: string, lease: Lease | undefined, candidates: readonly Candidate[], now: number, config: ElectionConfig, settings = DEFAULT_SETTINGS): string[] {
   const { ordered, best, runnerUp } = standings(lease, candidates, now, config);
   const lines = leaseLines(name, lease, candidates, now, config);
   lines.push('', 'Candidates, in the coordinator’s order (priority, oldest emulation, oldest binary, earliest registration, name):');
@@ -98,7 +98,7 @@ export function describeLines(name: string, lease: Lease | undefined, candidates
     ['Best candidate', best ? `${best.candidate.name}${why}` : 'none (no live candidate with valid versions that answers pings)'],
     ['Next step', `${nextStep(decideWithSuccession(name, lease, candidates, now, config), lease)}`],
   ]));
-  lines.push(`(judged now with the coordinator's default settings: ack window ${span(config.ackWindowMs)}, clock skew ${span(config.clockSkewMs)}, candidates stale after ${span(config.candidateStaleAfterMs)})`);
+  lines.push(`(judged now with ${settings}: ack window ${span(config.ackWindowMs)}, clock skew ${span(config.clockSkewMs)}, candidates stale after ${span(config.candidateStaleAfterMs)})`);
   return lines;
 }
 
@@ -131,5 +131,5 @@ export async function describeLease(ctx: CliContext, args: { lease: string }): P
   }
   const now = ctx.clock.now();
   if (ctx.output === 'json') return printJson(ctx, describeJson(snap.read.item, snap.candidates, now, ctx.config));
-  for (const line of describeLines(args.lease, snap.read.item, snap.candidates, now, ctx.config)) ctx.sink.out(line);
+  for (const line of describeLines(args.lease, snap.read.item, snap.candidates, now, ctx.config, ctx.settings)) ctx.sink.out(line);
 }

@@ -2,6 +2,7 @@
  * `conclave`: the operator CLI. Commander splits argv; zod schemas (args.ts) parse every value;
  * the commands are plain functions of a context (tests run them in-process on DynamoDB Local).
  */
+import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { isatty } from 'node:tty';
 import { Command, CommanderError } from 'commander';
@@ -9,8 +10,9 @@ import { systemClock, type Clock } from '../clock.js';
 import { DETAIL_TYPES } from '../events/schemas.js';
 import { ValidationError, parse } from '../schemas/validation.js';
 import { KNOWN_STRATEGIES } from '../schemas/strategy.js';
-import { CandidatesArgs, EventsArgs, LeaseArg, PreemptArgs, SetPriorityArgs, SetStrategyArgs, WatchArgs, globalOptions, type GlobalOptions } from './args.js';
-import { cliContext, clientFor, realPace, type CliContext, type Pace, type Sink } from './context.js';
+import { electionConfig, type ElectionConfig } from '../schemas/config.js';
+import { CandidatesArgs, EventsArgs, LeaseArg, PreemptArgs, SetPriorityArgs, SetStrategyArgs, WatchArgs, globalOptions, parseElectionConfig, type GlobalOptions } from './args.js';
+import { DEFAULT_SETTINGS, cliContext, clientFor, realPace, type CliContext, type Pace, type Sink } from './context.js';
 import { describeLease } from './describe.js';
 import { CliError, explain } from './errors.js';
 import { clean } from './format.js';
@@ -66,6 +68,25 @@ Examples (local mode: \`npm start -- --serve\` prints the endpoint and prefix):
 Environment: CONCLAVE_ENDPOINT, CONCLAVE_TABLE_PREFIX; without --endpoint the AWS SDK's default
 credential chain and region (AWS_PROFILE, AWS_REGION, …) are used.`;
 
+/**
+ * The configuration to judge with: --election-config (or CONCLAVE_ELECTION_CONFIG) as JSON, or a
+ * file holding it; else the defaults. Read before any table is: a bad one is refused at once.
+ */
+function judgingConfig(given: GlobalOptions['electionConfig']): { config: ElectionConfig; settings: string } {
+  if (!given) return { config: electionConfig(), settings: DEFAULT_SETTINGS };
+  if (given.value.trim().startsWith('{')) return { config: parseElectionConfig(given.value, `election config (${given.from})`), settings: `the election config from ${given.from}` };
+  let text: string;
+  try {
+    text = readFileSync(given.value, 'utf8');
+  } catch (e) {
+    const code = (e as { code?: string }).code;
+    throw new CliError(
+      `${given.from}: ${code === 'ENOENT' ? 'no file at' : `cannot read (${code ?? (e as Error).message})`} ${given.value} — pass the JSON itself ({"ackWindowMs":2000}) or a file holding it, such as the coordinator function's CONCLAVE_ELECTION_CONFIG`,
+    );
+  }
+  return { config: parseElectionConfig(text, `election config (${given.from}: ${given.value})`), settings: `the election config from ${given.from} (${given.value})` };
+}
+
 const YES = ['-y, --yes', 'make the change without asking (needed when stdin is not a terminal)'] as const;
 
 function program(io: CliIO & { ask: (question: string) => Promise<string | undefined> }, pace: () => Pace): Command {
@@ -78,6 +99,7 @@ function program(io: CliIO & { ask: (question: string) => Promise<string | undef
     .option('--candidates-table <name>', 'the candidates table’s name, overriding the prefix')
     .option('--identities-table <name>', 'the identities table’s name, overriding the prefix')
     .option('-o, --output <format>', 'table or json (json: the items as parsed, one document)')
+    .option('--election-config <json|file>', 'the coordinator’s election config as deployed (JSON or a file): judge expiry, acks and staleness with it (env CONCLAVE_ELECTION_CONFIG; default: the defaults)')
     .addHelpText('after', EXAMPLES)
     .showHelpAfterError('(conclave --help shows the commands and options)')
     .exitOverride()
@@ -86,11 +108,12 @@ function program(io: CliIO & { ask: (question: string) => Promise<string | undef
   /** Runs `fn` with a client for the global options; known SDK errors become what-to-do messages. */
   const withDb = async (cmd: Command, fn: (ctx: CliContext) => Promise<void>): Promise<void> => {
     const opts: GlobalOptions = globalOptions(cmd.optsWithGlobals(), io.env);
+    const judging = judgingConfig(opts.electionConfig);
     const client = clientFor(opts);
     const target = { endpoint: opts.endpoint, region: opts.region, tablePrefix: opts.tablePrefix, tables: opts.tables };
     const confirm = { yes: cmd.opts()['yes'] === true, interactive: io.stdinIsTTY ?? isatty(0), ask: io.ask };
     try {
-      await fn(cliContext(client, target, { clock: io.clock, sink: io, output: opts.output, confirm }));
+      await fn(cliContext(client, target, { clock: io.clock, sink: io, output: opts.output, confirm, ...judging }));
     } catch (e) {
       throw await explain(e, target, client);
     } finally {

@@ -35,7 +35,7 @@ async function frame(ctx: CliContext, lease: string | undefined, seen: Seen | un
     const l = snap.read.item;
     if (ctx.output === 'json') return { lines: [jsonText(describeJson(l, snap.candidates, now, ctx.config))], seen: new Map() };
     const changed = l ? changes(seen, [l]) : new Map<string, Term>();
-    const lines = describeLines(lease, l, snap.candidates, now, ctx.config);
+    const lines = describeLines(lease, l, snap.candidates, now, ctx.config, ctx.settings);
     for (const [name, was] of changed) lines.unshift(style(ctx.sink.color, 'bold', changeLine(name, was, termOf(l!))), '');
     return { lines, seen: new Map(l ? [[l.name, termOf(l)]] : []) };
   }

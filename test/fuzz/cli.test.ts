@@ -69,7 +69,7 @@ describe('CLI arguments', () => {
       fc.asyncProperty(
         command,
         fc.oneof({ arbitrary: fc.constant(['--endpoint', endpoint]), weight: 4 }, fc.constant(['--endpoint', 'localhost']), fc.constant(['--endpoint', 'http://127.0.0.1:1'])),
-        fc.oneof({ arbitrary: fc.constant(['--table-prefix', '__PREFIX__']), weight: 4 }, { arbitrary: fc.constant(['--table-prefix', '__PREFIX__', '-o', 'json']), weight: 2 }, flag('--table-prefix'), flag('--leases-table'), flag('--output')),
+        fc.oneof({ arbitrary: fc.constant(['--table-prefix', '__PREFIX__']), weight: 4 }, { arbitrary: fc.constant(['--table-prefix', '__PREFIX__', '-o', 'json']), weight: 2 }, flag('--table-prefix'), flag('--leases-table'), flag('--output'), flag('--election-config'), fc.constant(['--table-prefix', '__PREFIX__', '--election-config', '{"ackWindowMs":2000,"clockSkewMs":0}'])),
         fc.boolean(),
         async (cmd, endpointArgs, extra, globalsFirst) => {
           const globals = [...endpointArgs, ...extra.map((x) => (x === '__PREFIX__' ? prefix : x))];
