@@ -70,7 +70,7 @@ export function nextStep(d: Decision, lease: Lease | undefined): string {
         ? `open election ${d.election.id} (vacant: ${d.vacancy})${d.ping.length ? ` and ping ${d.ping.join(', ')}` : ''}`
         : `open re-election ${d.election.id}: ping ${d.ping.join(', ') || 'nobody'} while ${lease?.holderIdentity} keeps leading, then preempt it for a better candidate that answers`;
     case 'elect':
-      return `elect ${d.winner} with fencing token ${(lease?.fencingToken ?? 0) + 1}${d.skewPrevented ? ' (over a candidate with a newer binary: skew prevention)' : ''}`;
+      return `elect ${d.winner} with a fencing token above ${lease?.fencingToken ?? 0}${d.skewPrevented ? ' (over a candidate with a newer binary: skew prevention)' : ''}`;
     case 'failElection':
       return `record an election failure (${d.failure.reason}): ${d.failure.message}`;
     case 'cancelElection':

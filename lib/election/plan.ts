@@ -1,4 +1,5 @@
 import type { ElectionConfig } from '../schemas/config.js';
+import { nextFencingToken } from '../schemas/fencing-token.js';
 import type { Lease } from '../schemas/lease.js';
 import { HOLDER_FIELDS } from '../schemas/platform.js';
 import type { LeasePatch } from '../stores/lease-store.js';
@@ -47,7 +48,7 @@ export function plan(d: Decision, lease: Lease | undefined, now: number, config:
             // A short first term: an electee that died right after acknowledging is replaced quickly.
             leaseDurationSeconds: config.electedLeaseDurationSeconds,
             leaseTransitions: lease ? lease.leaseTransitions + 1 : 0,
-            fencingToken: (lease?.fencingToken ?? 0) + 1,
+            fencingToken: nextFencingToken(lease?.fencingToken, now),
             electedBy: 'coordinator',
             electedStrategy: d.strategy,
             successor: d.successor?.name,

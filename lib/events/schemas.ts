@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { Name } from '../schemas/common.js';
+import { FencingToken } from '../schemas/fencing-token.js';
 import { ElectedBy, ElectionFailure } from '../schemas/lease.js';
 import { StrategyName } from '../schemas/strategy.js';
 import { ValidationError, parse } from '../schemas/validation.js';
@@ -11,7 +12,6 @@ export const EVENT_SOURCE = 'conclave';
 /** Times leave Conclave as ISO strings (the tables hold epoch milliseconds). */
 const IsoTime = z.iso.datetime();
 const Holder = z.string().min(1);
-const FencingToken = z.number().int().min(0);
 const Priority = z.number().int().positive();
 const VACANCY_REASONS = ['noLease', 'noHolder', 'expired', 'reported'] as const;
 // Fails to compile if lib/election/vacancy.ts gains or loses a reason.

@@ -6,6 +6,7 @@
  */
 import * as z from 'zod';
 import { Name } from '../schemas/common.js';
+import { FencingToken } from '../schemas/fencing-token.js';
 import { ValidationError, parse } from '../schemas/validation.js';
 
 /**
@@ -27,7 +28,7 @@ export const HistoryRecord = z
     identity: Name,
     /** The elector's start-up (LeaderElector.instance): a restarted worker is a new instance. */
     instance: z.string().min(1),
-    fencingToken: z.number().int().min(0),
+    fencingToken: FencingToken,
     mono: Mono,
     /** Epoch ms on the worker's own clock (which may be skewed on purpose): for people, never compared. */
     wall: z.number().int().nonnegative(),
@@ -48,7 +49,7 @@ export const LedgerEntry = z
     id: z.string().min(1),
     identity: Name,
     instance: z.string().min(1),
-    fencingToken: z.number().int().min(0),
+    fencingToken: FencingToken,
     sentMono: Mono,
     /** Written on purpose after the term had stopped, with the term's old token (a job ignoring its signal). */
     zombie: z.boolean().default(false),
@@ -60,7 +61,7 @@ export type LedgerEntry = z.infer<typeof LedgerEntry>;
  * A term seen on the lease by someone other than its holder (the chaos harness polls the leases
  * table): by `mono` the term with `fencingToken` had been written.
  */
-export const Observation = z.object({ lease: Name, fencingToken: z.number().int().min(0), holder: z.string().min(1).optional(), mono: Mono }).strict();
+export const Observation = z.object({ lease: Name, fencingToken: FencingToken, holder: z.string().min(1).optional(), mono: Mono }).strict();
 export type Observation = z.infer<typeof Observation>;
 
 /** A fault and the time it was in force; `instances` are the worker start-ups it hit (pauses, kills). */

@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { Millis, Name, Revision } from './common.js';
+import { FencingToken } from './fencing-token.js';
 import { HolderLoss, Platform } from './platform.js';
 import { StrategyName } from './strategy.js';
 
@@ -76,8 +77,11 @@ export const LeaseItem = z.object({
   strategy: StrategyName.optional(),
   /** Set by the coordinator: the holder should stop and release so this candidate can lead. */
   preferredHolder: z.string().min(1).optional(),
-  /** +1 on every acquisition, never reused: guards the leader's writes (fencing). */
-  fencingToken: z.number().int().min(0),
+  /**
+   * Raised by every acquisition, never reused, never lower for a lease name even across a deleted
+   * row or a restored table (`nextFencingToken`): guards the leader's writes (fencing).
+   */
+  fencingToken: FencingToken,
   /**
    * How the holder got the lease: elected by the coordinator; taken as the designated successor of
    * a vacant lease; or acquired directly (the fallback, or NoCoordination).

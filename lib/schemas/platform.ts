@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { FencingToken } from './fencing-token.js';
 
 const AvailabilityZone = z.string().min(1).max(64);
 
@@ -39,7 +40,7 @@ export type Platform = z.infer<typeof Platform>;
 export const HolderLoss = z
   .object({
     holder: z.string().min(1),
-    fencingToken: z.number().int().min(0),
+    fencingToken: FencingToken,
     source: z.enum(['aws.ecs', 'aws.ec2']),
     platformId: z.string().min(1),
     /** The platform's words: ECS stoppedReason (and stopCode), or the EC2 state. */

@@ -3,6 +3,7 @@ import type { DynamoDBClient, TransactWriteItemsCommandInput, TransactWriteItems
 import * as z from 'zod';
 import { monotonicOf, systemClock, type Clock } from '../clock.js';
 import { Name } from '../schemas/common.js';
+import { nextFencingToken } from '../schemas/fencing-token.js';
 import type { Lease } from '../schemas/lease.js';
 import { HOLDER_FIELDS, Platform } from '../schemas/platform.js';
 import { parse } from '../schemas/validation.js';
@@ -409,7 +410,7 @@ export class LeaderElector {
           renewTime: now,
           leaseDurationSeconds: Math.ceil(this.options.leaseDurationMs / 1000),
           leaseTransitions: lease ? lease.leaseTransitions + 1 : 0,
-          fencingToken: (lease?.fencingToken ?? 0) + 1,
+          fencingToken: nextFencingToken(lease?.fencingToken, now),
           electedBy,
         },
         remove: ['election', 'preferredHolder', 'vacancyReport', 'successor', 'successorInstance', ...(this.platformFound ? [] : HOLDER_FIELDS.filter((f) => f.startsWith('holderPlatform')))],

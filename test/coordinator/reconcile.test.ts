@@ -4,6 +4,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { manualClock } from '../../lib/clock.js';
 import { BrokenLeaseError, TooManyConflictsError, coordinatorDeps, reconcileAll, reconcileLease, type CoordinatorDeps } from '../../lib/coordinator/reconcile.js';
 import { pickBest } from '../../lib/election/ordering.js';
+import { nextFencingToken } from '../../lib/schemas/fencing-token.js';
 import type { Candidate } from '../../lib/schemas/candidate.js';
 import type { Lease } from '../../lib/schemas/lease.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
@@ -47,7 +48,7 @@ describe('reconcileLease: each outcome, from a seeded table to the resulting ite
     await seedCandidate(L, 'a', '1.29.0', '1.30.0');
     const o = await reconcileLease(deps, L);
     expect(o.decision).toMatchObject({ kind: 'elect', winner: 'a', acked: ['a', 'b'], skewPrevented: false });
-    expect(await leaseOf(L)).toMatchObject({ holderIdentity: 'a', renewTime: T0, acquireTime: T0, leaseDurationSeconds: 5, leaseTransitions: 0, fencingToken: 1, electedBy: 'coordinator', revision: 1 });
+    expect(await leaseOf(L)).toMatchObject({ holderIdentity: 'a', renewTime: T0, acquireTime: T0, leaseDurationSeconds: 5, leaseTransitions: 0, fencingToken: nextFencingToken(undefined, T0), electedBy: 'coordinator', revision: 1 });
   });
 
   it('opens an election, pings every live candidate, and finishes when the last one acknowledges', async () => {
@@ -72,7 +73,7 @@ describe('reconcileLease: each outcome, from a seeded table to the resulting ite
     const done = await reconcileLease(deps, L);
     expect(done.decision).toMatchObject({ kind: 'elect', winner: 'a' });
     const l = await leaseOf(L);
-    expect(l).toMatchObject({ holderIdentity: 'a', renewTime: started + 600, fencingToken: 1 });
+    expect(l).toMatchObject({ holderIdentity: 'a', renewTime: started + 600, fencingToken: nextFencingToken(undefined, started + 600) });
     expect(l?.election).toBeUndefined();
   });
 
@@ -175,7 +176,8 @@ describe('races', () => {
     const winners = elects.filter((o) => o.decision.kind === 'elect' && o.after);
     expect(winners).toHaveLength(1);
     // elected with its successor (the next best, c1), in the same write
-    expect(await leaseOf(L)).toMatchObject({ holderIdentity: 'c2', successor: 'c1', fencingToken: 42, leaseTransitions: 10 });
+    // raised once: from 41, at this clock (a second raise would be one more)
+    expect(await leaseOf(L)).toMatchObject({ holderIdentity: 'c2', successor: 'c1', fencingToken: nextFencingToken(41, clock.now()), leaseTransitions: 10 });
     // the losers re-read, re-decided, and found nothing to do
     expect(elects.filter((o) => o !== winners[0]).every((o) => o.decision.kind === 'leaveAlone' && o.after === undefined && o.attempts >= 1)).toBe(true);
   });
@@ -334,7 +336,8 @@ describe('TestController scenarios', () => {
     const outcomes = await fleet.settle();
     expect(outcomes.map((o) => o.decision.kind)).toContain('preempt');
     expect(await fleet.holder()).toBe('component-identity-2');
-    expect((await leaseOf(L))?.fencingToken).toBe(1);
+    const l = (await leaseOf(L))!;
+    expect(l).toMatchObject({ leaseTransitions: 1, fencingToken: nextFencingToken(0, l.acquireTime!) }); // one new term
   });
 });
 

@@ -154,13 +154,13 @@ describe('decide', () => {
 });
 
 describe('plan: the writes of each decision', () => {
-  it('elect: holder, fresh renew time, short first term, transitions+1, fencing token+1, election, preferredHolder and successor cleared', () => {
+  it('elect: holder, fresh renew time, short first term, transitions+1, fencing token raised to the clock’s floor, election, preferredHolder and successor cleared', () => {
     const before = inElection({ preferredHolder: 'x', leaseTransitions: 3, fencingToken: 7 });
     const d = run(before, [cand('a', '1.0.0', '1.0.0', { renewTime: NOW, pingTime: opened.startedAt, identity: 'a_1234' })]);
     expect(plan(d, before, NOW, config)).toEqual({
       ping: [],
       lease: {
-        set: { holderIdentity: 'a', holderInstance: 'a_1234', acquireTime: NOW, renewTime: NOW, leaseDurationSeconds: config.electedLeaseDurationSeconds, leaseTransitions: 4, fencingToken: 8, electedBy: 'coordinator', electedStrategy: OEV },
+        set: { holderIdentity: 'a', holderInstance: 'a_1234', acquireTime: NOW, renewTime: NOW, leaseDurationSeconds: config.electedLeaseDurationSeconds, leaseTransitions: 4, fencingToken: NOW * 1000, electedBy: 'coordinator', electedStrategy: OEV },
         remove: ['election', 'preferredHolder', 'vacancyReport', 'lastElectionFailure', 'successor', 'successorInstance', 'holderPlatform', 'holderPlatformId'],
       },
     });
@@ -173,9 +173,14 @@ describe('plan: the writes of each decision', () => {
     expect(p.set).toMatchObject({ holderIdentity: 'a', holderPlatform: platform, holderPlatformId: platform.id });
     expect(p.remove).not.toContain('holderPlatformId');
   });
-  it('first election on a new lease: transitions 0, fencing token 1', () => {
+  it('elect: a token already at or above the floor (a burst, a writer whose clock ran ahead) is raised by one', () => {
+    const before = inElection({ fencingToken: NOW * 1000 + 5 });
+    const d = run(before, [cand('a', '1.0.0', '1.0.0', { renewTime: NOW, pingTime: opened.startedAt })]);
+    expect(plan(d, before, NOW, config).lease?.set).toMatchObject({ fencingToken: NOW * 1000 + 6 });
+  });
+  it('first election on a new lease: transitions 0, fencing token the clock’s floor (ms × 1000)', () => {
     const d = run(undefined, [cand('a', '1.0.0', '1.0.0')]);
-    expect(plan(d, undefined, NOW, config).lease?.set).toMatchObject({ leaseTransitions: 0, fencingToken: 1, holderIdentity: 'a' });
+    expect(plan(d, undefined, NOW, config).lease?.set).toMatchObject({ leaseTransitions: 0, fencingToken: NOW * 1000, holderIdentity: 'a' });
   });
   it('open: pings first, then the election; an expired term ends (its holder is the departed one); the successor stays', () => {
     const before = lease('x', { renewTime: NOW - MIN, successor: 'a' });

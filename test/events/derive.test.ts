@@ -4,6 +4,7 @@ import { plan } from '../../lib/election/plan.js';
 import { eventIdFor, eventsFromCandidateChange, eventsFromLeaseChange } from '../../lib/events/derive.js';
 import { DETAIL_SCHEMAS, type ConclaveEvent, type DetailType } from '../../lib/events/schemas.js';
 import type { Candidate } from '../../lib/schemas/candidate.js';
+import { nextFencingToken } from '../../lib/schemas/fencing-token.js';
 import { electionConfig } from '../../lib/schemas/config.js';
 import { LeaseItem, type Election, type Lease } from '../../lib/schemas/lease.js';
 import type { LeasePatch } from '../../lib/stores/lease-store.js';
@@ -13,6 +14,8 @@ const config = electionConfig();
 const OEV = 'OldestEmulationVersion';
 const NAME = 'component-A';
 const iso = (ms: number) => new Date(ms).toISOString();
+/** The token of a term begun at NOW over term 7 (or none): the clock's floor, far above 7. */
+const TOKEN_AT_NOW = nextFencingToken(7, NOW);
 
 /** A patch applied the way ItemStore applies it: undefined values are not written, revision +1. */
 function applied(l: Lease | undefined, patch: LeasePatch): Lease {
@@ -32,7 +35,7 @@ const released = (l: Lease, now = NOW + 2 * SEC): Lease =>
 const reported = (l: Lease, by = 'B'): Lease => applied(l, { set: { vacancyReport: { by, at: NOW, observedRevision: l.revision } } });
 const selfAcquired = (l: Lease | undefined, who: string, now = NOW): Lease =>
   applied(l, {
-    set: { holderIdentity: who, holderInstance: `${who}-1`, acquireTime: now, renewTime: now, leaseDurationSeconds: 15, leaseTransitions: l ? l.leaseTransitions + 1 : 0, fencingToken: (l?.fencingToken ?? 0) + 1, electedBy: 'self' },
+    set: { holderIdentity: who, holderInstance: `${who}-1`, acquireTime: now, renewTime: now, leaseDurationSeconds: 15, leaseTransitions: l ? l.leaseTransitions + 1 : 0, fencingToken: nextFencingToken(l?.fencingToken, now), electedBy: 'self' },
     remove: ['election', 'preferredHolder', 'vacancyReport'],
   });
 
@@ -82,15 +85,15 @@ const rows: Row[] = [
   {
     name: 'first-ever election: Elected, not Changed',
     new: after(undefined, elect('B')),
-    want: [{ type: 'Leader Elected', detail: { holder: 'B', holderInstance: 'B-1', fencingToken: 1, leaseTransitions: 0, electedBy: 'coordinator', strategy: OEV } }],
+    want: [{ type: 'Leader Elected', detail: { holder: 'B', holderInstance: 'B-1', fencingToken: TOKEN_AT_NOW, leaseTransitions: 0, electedBy: 'coordinator', strategy: OEV } }],
   },
   {
     name: 'elected over an expired holder: Elected + Changed',
     old: expiredA,
     new: after(expiredA, elect('B')),
     want: [
-      { type: 'Leader Elected', detail: { holder: 'B', previousHolder: 'A', fencingToken: 8, leaseTransitions: 4, electedBy: 'coordinator' } },
-      { type: 'Leader Changed', detail: { previousHolder: 'A', holder: 'B', fencingToken: 8, electedBy: 'coordinator', strategy: OEV } },
+      { type: 'Leader Elected', detail: { holder: 'B', previousHolder: 'A', fencingToken: TOKEN_AT_NOW, leaseTransitions: 4, electedBy: 'coordinator' } },
+      { type: 'Leader Changed', detail: { previousHolder: 'A', holder: 'B', fencingToken: TOKEN_AT_NOW, electedBy: 'coordinator', strategy: OEV } },
     ],
   },
   {
@@ -103,13 +106,13 @@ const rows: Row[] = [
     name: 'the same holder re-elected after a gap: Elected, not Changed',
     old: releasedByA,
     new: after(releasedByA, elect('A')),
-    want: [{ type: 'Leader Elected', detail: { holder: 'A', previousHolder: 'A', fencingToken: 8 } }],
+    want: [{ type: 'Leader Elected', detail: { holder: 'A', previousHolder: 'A', fencingToken: TOKEN_AT_NOW } }],
   },
   {
     name: 'the same holder re-elected over its own expired term: Elected, not Changed',
     old: expiredA,
     new: after(expiredA, elect('A')),
-    want: [{ type: 'Leader Elected', detail: { holder: 'A', previousHolder: 'A', fencingToken: 8 } }],
+    want: [{ type: 'Leader Elected', detail: { holder: 'A', previousHolder: 'A', fencingToken: TOKEN_AT_NOW } }],
   },
   {
     name: 'an election finished: Elected names it',
@@ -122,14 +125,14 @@ const rows: Row[] = [
     old: lease(undefined, { lastHolderIdentity: 'A', strategy: OEV }),
     new: selfAcquired(lease(undefined, { lastHolderIdentity: 'A', strategy: OEV }), 'C'),
     want: [
-      { type: 'Leader Elected', detail: { holder: 'C', electedBy: 'self', strategy: OEV, fencingToken: 8 } },
+      { type: 'Leader Elected', detail: { holder: 'C', electedBy: 'self', strategy: OEV, fencingToken: TOKEN_AT_NOW } },
       { type: 'Leader Changed', detail: { previousHolder: 'A', holder: 'C', electedBy: 'self' } },
     ],
   },
   {
     name: 'direct acquisition of a new lease (NoCoordination): no strategy, no previous holder',
     new: selfAcquired(undefined, 'C'),
-    want: [{ type: 'Leader Elected', detail: { holder: 'C', electedBy: 'self', fencingToken: 1 } }],
+    want: [{ type: 'Leader Elected', detail: { holder: 'C', electedBy: 'self', fencingToken: TOKEN_AT_NOW } }],
   },
 
   // Preemption.
@@ -284,7 +287,7 @@ describe('sequences of writes', () => {
       (l) => renewed(l!),
     ]);
     expect(types(records)).toEqual([[], ['Lease Released'], ['Election Started'], ['Leader Elected', 'Leader Changed'], []]);
-    expect(changed(records).map((e) => e.detail)).toMatchObject([{ previousHolder: 'A', holder: 'B', fencingToken: 8 }]);
+    expect(changed(records).map((e) => e.detail)).toMatchObject([{ previousHolder: 'A', holder: 'B', fencingToken: TOKEN_AT_NOW }]);
   });
 
   it('expiry, failed election, second election, elect: one Leader Changed; the ended term survives the failed round', () => {

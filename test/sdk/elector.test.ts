@@ -6,6 +6,7 @@ import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../lib/local/dynamodb-local.
 import { manualClock } from '../../lib/clock.js';
 import { LeaderElector } from '../../lib/sdk/elector.js';
 import { FencingError, fencedTransactWrite } from '../../lib/sdk/fencing.js';
+import { nextFencingToken } from '../../lib/schemas/fencing-token.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
 import { inject } from 'vitest';
 import type { LeaderElectorOptions } from '../../lib/sdk/elector.js';
@@ -198,7 +199,7 @@ describe('health (client-go healthz adaptor)', () => {
     const done = e.run(stop.signal);
     try {
       await waitFor('h to lead', () => e.isLeader());
-      expect(e.fencingToken).toBe(1);
+      expect(e.fencingToken).toBe(nextFencingToken(undefined, clock.now())); // a new lease: the clock's floor
       expect(e.leader).toBe('h');
       expect(e.healthy()).toBe(true);
       clock.advance(FAST.leaseDurationMs + 500); // the term and the tolerance, no more: still healthy
@@ -277,7 +278,8 @@ describe('succession: the designated successor takes a vacant lease itself', () 
       expect(lastTerm.holderIdentity).toBe(leader.elector.options.identity);
       await waitFor('the successor leading', () => successor.elector.isLeader(), 10_000);
       const l = (await deps.leases.read(L)).item!;
-      expect(l).toMatchObject({ holderIdentity: successor.elector.options.identity, holderInstance: successor.elector.instance, electedBy: 'successor', fencingToken: held.fencingToken + 1 });
+      expect(l).toMatchObject({ holderIdentity: successor.elector.options.identity, holderInstance: successor.elector.instance, electedBy: 'successor' });
+      expect(l.fencingToken).toBeGreaterThan(held.fencingToken);
       expect(l.acquireTime!).toBeGreaterThanOrEqual(lastTerm.renewTime! + lastTerm.leaseDurationSeconds * 1000); // not before the term had run out
       expect(l.successor).toBeUndefined(); // the coordinator names the next one
       expect(leaders(es)).toEqual([successor]);
@@ -320,7 +322,9 @@ describe('succession: the designated successor takes a vacant lease itself', () 
       const coord = coordinatorLoop(deps, L);
       try {
         await waitFor('the last worker leading', () => other.elector.isLeader(), 10_000);
-        expect((await deps.leases.read(L)).item).toMatchObject({ electedBy: 'coordinator', fencingToken: held.fencingToken + 1 });
+        const l = (await deps.leases.read(L)).item!;
+        expect(l.electedBy).toBe('coordinator');
+        expect(l.fencingToken).toBeGreaterThan(held.fencingToken);
       } finally {
         await coord.stop();
       }
@@ -338,7 +342,7 @@ describe('without the coordinator', () => {
     try {
       const leader = await waitFor('a self-elected leader', () => leaders(es)[0], 10_000);
       const l = (await deps.leases.read(L)).item!;
-      expect(l).toMatchObject({ holderIdentity: leader.elector.options.identity, electedBy: 'self', fencingToken: 1 });
+      expect(l).toMatchObject({ holderIdentity: leader.elector.options.identity, electedBy: 'self', fencingToken: nextFencingToken(undefined, l.acquireTime!) });
       await new Promise((r) => setTimeout(r, 1_000));
       expect(leaders(es)).toHaveLength(1);
       expect(log.maxConcurrentLeaders()).toBe(1);

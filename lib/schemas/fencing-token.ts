@@ -1,0 +1,55 @@
+import * as z from 'zod';
+
+/**
+ * Fencing tokens: what every acquisition of a lease writes, and why they never go back for a lease
+ * name — not when its row is deleted, not when the table is restored from point-in-time recovery.
+ *
+ * Each acquisition writes `max(previous + 1, floor(now))`, `floor(now)` being the writer's clock
+ * in epoch milliseconds × 1000. Within one row, `previous + 1` makes tokens strictly increase
+ * whatever the clocks say. Across a deletion or a restore, where `previous` is gone or old, the
+ * floor carries the order. The guarantee (docs/architecture.md, "Fencing tokens"):
+ *
+ *   A token issued after a deletion or a restore exceeds every token issued for that lease name
+ *   before it, provided (1) every writer's clock is within ε of true time, so any two are within
+ *   S = 2ε of each other; (2) the new acquisition comes at least S + 1 ms (true time) after the
+ *   last acquisition before it; (3) acquisitions of one lease are at least 1 µs apart, i.e. at
+ *   most 1000 in a millisecond.
+ *
+ * Why: by (1) a token issued at true time τ is at least 1000·⌊τ − ε⌋ (its floor). By (1) and (3),
+ * it is at most 1000·(τ + ε): it is either its floor, or some earlier token (issued at τᵢ, at most
+ * 1000·(τᵢ + ε)) plus one per acquisition since, of which (3) allows 1000·(τ − τᵢ). With (2) the
+ * new token's floor, above 1000·(τₙ − ε − 1), is at least 1000·(τ_last + ε), every old token's bound.
+ *
+ * (3) holds by construction: an acquisition is a conditional write on what a read returned, a
+ * round trip to DynamoDB after the previous one. (2) always holds for a restore, which takes
+ * minutes; for a deleted row it can fail only if the row is deleted and re-acquired within S of
+ * the last acquisition — then the lease row still fences the old term (its holder and token are
+ * gone). (1) is clockSkewMs's assumption (S, 1 s by default).
+ *
+ * The floor stays below Number.MAX_SAFE_INTEGER until 2255-06-05 (epoch ms 9 007 199 254 740); a
+ * token past it is refused rather than written where no reader could parse it.
+ */
+
+/** Tokens per millisecond of the writer's clock: room for 1000 acquisitions of one lease in a millisecond. */
+export const TOKENS_PER_MS = 1000;
+
+/** A fencing token: a whole number, 0 before the first acquisition, at most Number.MAX_SAFE_INTEGER. */
+export const FencingToken = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
+
+/** The least token an acquisition at `now` (epoch ms, the writer's clock) may write. */
+export function fencingTokenFloor(now: number): number {
+  return Math.floor(now) * TOKENS_PER_MS;
+}
+
+/**
+ * The token of a new term: above the lease's latest (`previous`, undefined when the row does not
+ * exist) and at least the floor of the writer's clock. The one place tokens are raised: the
+ * coordinator's elections, the successor's takeover, the fallback and NoCoordination.
+ */
+export function nextFencingToken(previous: number | undefined, now: number): number {
+  const next = Math.max((previous ?? 0) + 1, fencingTokenFloor(now));
+  if (!Number.isSafeInteger(next)) {
+    throw new RangeError(`fencing token ${next} (previous ${previous}, clock ${now}) is past Number.MAX_SAFE_INTEGER: is the clock right?`);
+  }
+  return next;
+}

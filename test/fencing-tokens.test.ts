@@ -1,0 +1,211 @@
+/**
+ * Fencing tokens never go back for a lease name (issue 15): not when the lease row is deleted (an
+ * operator, a script, a TTL mistake), not when the table is restored from point-in-time recovery
+ * (the row comes back as it was). A store downstream that keeps "the highest token seen" must
+ * accept the next leader, and no restored old term may come out on top. Every writer that raises
+ * the token is driven here against DynamoDB Local: the coordinator's election, a direct acquisition
+ * (NoCoordination; the fallback takes the same path), and the designated successor's takeover.
+ *
+ * A restore is played by putting back the raw item read earlier: that is what PITR does to a row.
+ */
+import { DeleteItemCommand, GetItemCommand, PutItemCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { manualClock, type ManualClock } from '../lib/clock.js';
+import { coordinatorDeps, reconcileLease, type CoordinatorDeps } from '../lib/coordinator/reconcile.js';
+import { eventJsonSchemas } from '../lib/events/json-schema.js';
+import { parseEvent } from '../lib/events/schemas.js';
+import { HistoryRecord } from '../lib/history/schema.js';
+import { FencingToken, nextFencingToken } from '../lib/schemas/fencing-token.js';
+import { LeaseItem } from '../lib/schemas/lease.js';
+import { Log, coordinatorLoop, startElector, waitFor, type RunningElector } from './sdk/harness.js';
+import { testTables, type TestTables } from './support.js';
+
+const T0 = Date.UTC(2026, 2, 1);
+/** clockSkewMs's default: the writers' clocks may differ by this much. */
+const SKEW_MS = 1_000;
+let t: TestTables;
+let seq = 0;
+
+beforeAll(async () => {
+  t = await testTables('tokens');
+});
+afterAll(() => t.drop());
+
+const rawLease = async (name: string) => (await t.client.send(new GetItemCommand({ TableName: t.names.leases, Key: { name: { S: name } }, ConsistentRead: true }))).Item!;
+const deleteLease = (name: string) => t.client.send(new DeleteItemCommand({ TableName: t.names.leases, Key: { name: { S: name } } }));
+const restoreLease = (item: Record<string, AttributeValue>) => t.client.send(new PutItemCommand({ TableName: t.names.leases, Item: item }));
+
+describe('the coordinator’s elections', () => {
+  let clock: ManualClock;
+  let deps: CoordinatorDeps;
+  let L: string;
+  beforeEach(() => {
+    clock = manualClock(T0);
+    deps = coordinatorDeps(t.client, t.names, { clock });
+    L = `coord-${++seq}`;
+  });
+
+  async function stand(name: string) {
+    const now = clock.now();
+    const read = await deps.candidates.read(L, name);
+    await deps.candidates.write(read, { set: { emulationVersion: '1.30.0', binaryVersion: '1.30.0', preferredStrategies: ['OldestEmulationVersion'], renewTime: now, createdAt: read.item?.createdAt ?? now } });
+  }
+  /** One election of `name` (the only candidate, renewed just now): its token. */
+  async function elect(name = 'w'): Promise<number> {
+    await stand(name);
+    const o = await reconcileLease(deps, L);
+    expect(o.decision).toMatchObject({ kind: 'elect', winner: name });
+    const l = (await deps.leases.read(L)).item!;
+    expect(l.holderIdentity).toBe(name);
+    return l.fencingToken;
+  }
+  /** The holder's term ends (as `conclave release` or the SDK's release ends it). */
+  async function release() {
+    const l = (await deps.leases.read(L)).item!;
+    expect(await deps.leases.releaseTerm(L, { holderIdentity: l.holderIdentity!, fencingToken: l.fencingToken }, clock.now())).toBeDefined();
+  }
+
+  it('a deleted row: the next election’s token is above every token before', async () => {
+    const before = await elect();
+    await deleteLease(L);
+    clock.advance(SKEW_MS + 1);
+    expect(await elect()).toBeGreaterThan(before);
+  });
+
+  it('a deleted row, one millisecond later on the same clock', async () => {
+    const tokens = [await elect()];
+    await release();
+    tokens.push(await elect());
+    await deleteLease(L);
+    clock.advance(1);
+    expect(await elect()).toBeGreaterThan(Math.max(...tokens));
+  });
+
+  it('a row restored to an earlier term: the next election’s token is above every token issued since', async () => {
+    const tokens = [await elect()];
+    const snapshot = await rawLease(L); // the point in time the table is restored to
+    for (let i = 0; i < 3; i++) {
+      clock.advance(10_000);
+      await release();
+      tokens.push(await elect());
+    }
+    expect(tokens).toEqual([...tokens].sort((x, y) => x - y)); // strictly increasing all along
+    expect(new Set(tokens).size).toBe(tokens.length);
+    clock.advance(5 * 60_000); // a restore takes minutes
+    await restoreLease(snapshot);
+    expect((await deps.leases.read(L)).item).toMatchObject({ holderIdentity: 'w', fencingToken: tokens[0] });
+    await release(); // the restore procedure (docs/deploy.md): end the restored terms
+    expect(await elect()).toBeGreaterThan(Math.max(...tokens));
+  });
+});
+
+describe('direct acquisitions (NoCoordination, the fallback)', () => {
+  let clock: ManualClock;
+  let L: string;
+  beforeEach(() => {
+    clock = manualClock(T0);
+    L = `direct-${++seq}`;
+  });
+
+  /** A NoCoordination worker takes the (vacant) lease, returns its token and releases it. */
+  async function leadOnce(identity: string): Promise<number> {
+    const log = new Log();
+    const e = startElector(t, log, identity, { leaseName: L, mode: 'NoCoordination', clock });
+    try {
+      await waitFor(`${identity} leading`, () => e.elector.isLeader());
+      return e.elector.fencingToken!;
+    } finally {
+      await e.stop(); // releases the lease
+    }
+  }
+
+  it('a deleted row: the next acquisition’s token is above the last one', async () => {
+    const before = await leadOnce('a');
+    await deleteLease(L);
+    clock.advance(SKEW_MS + 1);
+    expect(await leadOnce('b')).toBeGreaterThan(before);
+  });
+
+  it('a row restored to an earlier term: the next acquisition’s token is above every token issued since', async () => {
+    const tokens = [await leadOnce('a')];
+    const snapshot = await rawLease(L);
+    for (const next of ['b', 'c']) {
+      clock.advance(10_000);
+      tokens.push(await leadOnce(next));
+    }
+    clock.advance(5 * 60_000);
+    await restoreLease(snapshot);
+    expect(await leadOnce('d')).toBeGreaterThan(Math.max(...tokens));
+  });
+});
+
+describe('the designated successor’s takeover', () => {
+  it('a row restored to the term before the successor’s: the successor takes it again with a token above its own', async () => {
+    const L = `succ-${++seq}`;
+    const deps = coordinatorDeps(t.client, t.names, { config: { ackWindowMs: 500, electedLeaseDurationSeconds: 2 } });
+    const log = new Log();
+    const coord = coordinatorLoop(deps, L);
+    const es: RunningElector[] = ['a', 'b', 'c'].map((id) => startElector(t, log, id, { leaseName: L, fallbackAfterMs: 60_000 }));
+    try {
+      await waitFor('a leader', () => es.find((e) => e.elector.isLeader()));
+      const held = await waitFor('a successor on the lease', async () => {
+        const l = (await deps.leases.read(L)).item;
+        return l?.successor ? l : undefined;
+      });
+      await coord.stop(); // only the workers act from here on
+      const snapshot = await rawLease(L); // the point in time the table is restored to
+      const leader = es.find((e) => e.elector.options.identity === held.holderIdentity)!;
+      const successor = es.find((e) => e.elector.options.identity === held.successor)!;
+      await leader.stop(); // releases: the successor takes the lease
+      await waitFor('the successor leading', () => successor.elector.isLeader(), 10_000);
+      const mine = successor.elector.fencingToken!;
+      expect(mine).toBeGreaterThan(held.fencingToken);
+
+      await restoreLease(snapshot); // the old leader's term again, naming the same successor
+      // the successor's renewal fails (the term is not its own), it stops; the restored term then
+      // runs out unrenewed (its holder is gone) and the successor takes the lease once more
+      await waitFor('the successor leading again', () => log.of('started', successor.elector.options.identity).length === 2 && successor.elector.isLeader(), 15_000);
+      const again = (await deps.leases.read(L)).item!;
+      expect(again).toMatchObject({ holderIdentity: successor.elector.options.identity, electedBy: 'successor' });
+      expect(again.fencingToken).toBeGreaterThan(mine);
+      expect(log.maxConcurrentLeaders()).toBe(1);
+    } finally {
+      await Promise.all(es.map((e) => e.stop()));
+    }
+  });
+});
+
+describe('nextFencingToken: max(previous + 1, the writer’s clock in ms × 1000)', () => {
+  const LAST_SAFE_MS = Math.floor(Number.MAX_SAFE_INTEGER / 1000); // 2255-06-05T23:47:34.740Z
+  it.each([
+    { name: 'no row yet: the floor', previous: undefined, now: T0, want: T0 * 1000 },
+    { name: 'a row from before this scheme (small tokens): the floor', previous: 41, now: T0, want: T0 * 1000 },
+    { name: 'a restored row (an old token): the floor', previous: (T0 - 3_600_000) * 1000 + 3, now: T0, want: T0 * 1000 },
+    { name: 'a second acquisition in the same millisecond: +1', previous: T0 * 1000, now: T0, want: T0 * 1000 + 1 },
+    { name: 'a writer whose clock is behind the last one’s: +1', previous: (T0 + 800) * 1000, now: T0, want: (T0 + 800) * 1000 + 1 },
+    { name: 'a clock that reads sub-milliseconds: whole milliseconds', previous: undefined, now: T0 + 0.75, want: T0 * 1000 },
+    { name: 'a clock stuck in 1970 (no RTC): still +1', previous: 5, now: 12, want: 12_000 },
+    { name: 'the last millisecond whose floor is a safe integer', previous: undefined, now: LAST_SAFE_MS, want: LAST_SAFE_MS * 1000 },
+  ])('$name', ({ previous, now, want }) => {
+    expect(nextFencingToken(previous, now)).toBe(want);
+    expect(Number.isSafeInteger(want)).toBe(true);
+  });
+
+  it('stays a safe integer until 2255, and refuses a clock past that', () => {
+    expect(new Date(LAST_SAFE_MS).toISOString()).toBe('2255-06-05T23:47:34.740Z');
+    expect(() => nextFencingToken(undefined, LAST_SAFE_MS + 1)).toThrow(RangeError);
+    expect(() => nextFencingToken(Number.MAX_SAFE_INTEGER, T0)).toThrow(/is the clock right/);
+  });
+
+  it('every schema that carries a token takes one from the floor, up to MAX_SAFE_INTEGER and no further', () => {
+    const token = nextFencingToken(undefined, T0);
+    expect(FencingToken.parse(Number.MAX_SAFE_INTEGER)).toBe(Number.MAX_SAFE_INTEGER);
+    expect(FencingToken.safeParse(Number.MAX_SAFE_INTEGER + 1).success).toBe(false);
+    expect(LeaseItem.parse({ name: 'x', leaseDurationSeconds: 15, leaseTransitions: 0, fencingToken: token, revision: 1 }).fencingToken).toBe(token);
+    const elected = parseEvent('Leader Elected', { id: 'e', lease: 'x', time: new Date(T0).toISOString(), holder: 'w', fencingToken: token, leaseTransitions: 0 });
+    expect(elected.detail).toMatchObject({ fencingToken: token });
+    expect(HistoryRecord.parse({ event: 'started', lease: 'x', identity: 'w', instance: 'w_1', fencingToken: token, mono: '1', wall: T0 }).fencingToken).toBe(token);
+    const json = eventJsonSchemas()['Leader Elected'] as { properties: Record<string, { maximum?: number }> };
+    expect(json.properties['fencingToken']!.maximum).toBe(Number.MAX_SAFE_INTEGER);
+  });
+});
