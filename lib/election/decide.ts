@@ -56,25 +56,37 @@ export const isNoop = (d: Decision): boolean => d.kind === 'leaveAlone' || d.kin
 export const electionIdFor = (name: string, lease: Lease | undefined): string => `${name}#${(lease?.revision ?? 0) + 1}`;
 
 /**
- * Fresh: renewed less than one ack window ago; such a candidate counts as acknowledged without a
- * ping (Kubernetes: renewTime + electionDuration > now, strictly).
+ * Fresh: renewed less than one ack window before `at`; such a candidate counts as acknowledged
+ * without a ping (Kubernetes: renewTime + electionDuration > now, strictly). A stamp later than
+ * `notAfter` (the coordinator's now plus clockSkewMs) comes from a clock running ahead — a worker
+ * that is not measuring DynamoDB's time — and proves nothing: it would keep a dead candidate fresh
+ * for as long as its clock is fast.
  */
-export const isFresh = (c: Candidate, at: number, ackWindowMs: number): boolean => c.renewTime + ackWindowMs > at;
+export const isFresh = (c: Candidate, at: number, ackWindowMs: number, notAfter = Infinity): boolean => c.renewTime + ackWindowMs > at && c.renewTime <= notAfter;
 
-/** Acknowledged: fresh when the election opened, or renewed any time since. */
-export const hasAcked = (c: Candidate, e: Pick<Election, 'startedAt'>, ackWindowMs: number): boolean => isFresh(c, e.startedAt, ackWindowMs);
+/**
+ * Whether the candidate answered its last ping (true when it has none): its row was renewed after
+ * the ping landed. The renewal copies the row's pingTime into `ackedPingTime` inside DynamoDB, so
+ * this compares the coordinator's stamp with itself — no worker's clock, however wrong or stepped,
+ * has a say. A row without `ackedPingTime` (a KEP-style client) is judged by KEP's renewTime ≥ pingTime.
+ */
+export const answeredLastPing = (c: Candidate): boolean =>
+  c.pingTime === undefined || (c.ackedPingTime !== undefined ? c.ackedPingTime >= c.pingTime : c.renewTime >= c.pingTime);
+
+/** Acknowledged: answered a ping of this election (or a later one), or fresh when it opened, or renewed any time since. */
+export const hasAcked = (c: Candidate, e: Pick<Election, 'startedAt'>, ackWindowMs: number, notAfter = Infinity): boolean =>
+  (c.ackedPingTime !== undefined && c.ackedPingTime >= e.startedAt) || isFresh(c, e.startedAt, ackWindowMs, notAfter);
 
 /** Pinged for this election and not answered yet: the election waits for it until its deadline. */
-export const isPending = (c: Candidate, e: Pick<Election, 'startedAt'>, ackWindowMs: number): boolean =>
-  c.pingTime !== undefined && c.pingTime >= e.startedAt && c.renewTime < c.pingTime && !hasAcked(c, e, ackWindowMs);
+export const isPending = (c: Candidate, e: Pick<Election, 'startedAt'>, ackWindowMs: number, notAfter = Infinity): boolean =>
+  c.pingTime !== undefined && c.pingTime >= e.startedAt && !answeredLastPing(c) && !hasAcked(c, e, ackWindowMs, notAfter);
 
 /**
  * Ignored its last ping (Kubernetes: "send another ping only if it already acked the first one"):
  * such a candidate is neither pinged nor waited for again until it renews on its own, so one dead
  * candidate costs one ack window, not one per election.
  */
-export const ignoredLastPing = (c: Candidate, now: number, ackWindowMs: number): boolean =>
-  c.pingTime !== undefined && c.renewTime < c.pingTime && c.pingTime + ackWindowMs <= now;
+export const ignoredLastPing = (c: Candidate, now: number, ackWindowMs: number): boolean => !answeredLastPing(c) && c.pingTime! + ackWindowMs <= now;
 
 /**
  * The coordinator's decision for one lease, from the lease (absent if none), all its candidate
@@ -82,6 +94,8 @@ export const ignoredLastPing = (c: Candidate, now: number, ackWindowMs: number):
  */
 export function decide(name: string, lease: Lease | undefined, candidates: readonly Candidate[], now: number, config: ElectionConfig): Decision {
   const live = liveCandidates(candidates, now, config.candidateStaleAfterMs);
+  // A worker's stamp later than this is from a clock running ahead: it proves nothing (isFresh).
+  const notAfter = now + config.clockSkewMs;
   const election = lease?.election;
   const fail = (reason: ElectionFailure['reason'], message: string, strategy?: string): Decision => ({
     kind: 'failElection',
@@ -125,9 +139,9 @@ export function decide(name: string, lease: Lease | undefined, candidates: reado
     if (election.strategy !== strategy) return { kind: 'cancelElection', strategy, election, why: 'strategyChanged' };
     const holder = v.vacant ? undefined : lease!.holderIdentity;
     if (holder !== undefined && holder !== election.holder) return { kind: 'cancelElection', strategy, election, why: 'holderChanged' };
-    const pending = live.filter((c) => isPending(c, election, config.ackWindowMs)).map((c) => c.name);
+    const pending = live.filter((c) => isPending(c, election, config.ackWindowMs, notAfter)).map((c) => c.name);
     // The holder proves it is alive by renewing the lease; it needs no ack.
-    const acked = live.filter((c) => hasAcked(c, election, config.ackWindowMs) || c.name === holder);
+    const acked = live.filter((c) => hasAcked(c, election, config.ackWindowMs, notAfter) || c.name === holder);
     // A holder whose term just ran out is not waited for, unless nobody else has answered.
     const waitFor = pending.filter((n) => n !== election.departed);
     if (now < election.deadline && (waitFor.length > 0 || (pending.length > 0 && acked.length === 0))) return { kind: 'awaitAcks', strategy, election, pending };
@@ -139,7 +153,7 @@ export function decide(name: string, lease: Lease | undefined, candidates: reado
   }
 
   // 4. Vacant: elect at once if every live candidate is fresh, else ping and open an election.
-  const fresh = live.filter((c) => isFresh(c, now, config.ackWindowMs));
+  const fresh = live.filter((c) => isFresh(c, now, config.ackWindowMs, notAfter));
   const toPing = () => responsive.filter((c) => !fresh.includes(c)).map((c) => c.name);
   if (v.vacant) {
     if (live.length === 0) return { kind: 'leaveAlone', reason: candidates.length ? 'noLiveCandidates' : 'noCandidates', strategy };

@@ -5,6 +5,7 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
 import { BrokenLeaseError, reconcileAll, reconcileLease, type CoordinatorDeps, type ReconcileAllResult, type ReconcileOutcome } from '../coordinator/reconcile.js';
+import { answeredLastPing } from '../election/decide.js';
 import { eventsFromCandidateChange, eventsFromLeaseChange } from '../events/derive.js';
 import type { ConclaveEvent } from '../events/schemas.js';
 import type { Candidate } from '../schemas/candidate.js';
@@ -97,8 +98,8 @@ export function candidateChangeMatters(c: Change<Candidate>): boolean {
   const n = c.new;
   if (o.identity !== n.identity) return true; // a new start-up registered: it may be the best again
   if (changed([o.emulationVersion, o.binaryVersion, o.priority, o.priorityExpiresAt, o.preferredStrategies], [n.emulationVersion, n.binaryVersion, n.priority, n.priorityExpiresAt, n.preferredStrategies])) return true;
-  const acked = n.pingTime !== undefined && n.renewTime >= n.pingTime && o.renewTime < n.pingTime;
-  return acked;
+  // answered the ping now, not before (decide.ts: the copy of the ping DynamoDB made, not the worker's clock)
+  return n.pingTime !== undefined && answeredLastPing(n) && !answeredLastPing({ ...o, pingTime: n.pingTime });
 }
 
 /**

@@ -21,8 +21,14 @@ export const CandidateItem = z.object({
   /** Ordered; the first supersedes the rest (KEP-4355 consensus rules). */
   preferredStrategies: z.array(StrategyName).min(1, 'must list at least one strategy, e.g. ["OldestEmulationVersion"]'),
   renewTime: Millis,
-  /** Stamped by the reconciler to ask for an ack; acked when renewTime ≥ pingTime. */
+  /** Stamped by the reconciler to ask for an ack (the coordinator's clock). */
   pingTime: Millis.optional(),
+  /**
+   * The `pingTime` the row carried when its candidate last renewed (0: none), copied by DynamoDB in
+   * the renewal itself: the ack, judged by the coordinator's own stamp, never by the worker's
+   * clock. Rows without it (written by a KEP-style client) are acked when renewTime ≥ pingTime.
+   */
+  ackedPingTime: Millis.optional(),
   /** First registration: the tie-break after versions (Kubernetes orders by creation time). */
   createdAt: Millis,
   /** The worker process behind the candidate (its identity lease holder), informational. */

@@ -1,5 +1,7 @@
-import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { UpdateItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
 import { CandidateItem, type Candidate } from '../schemas/candidate.js';
+import { isConditionFailed } from './errors.js';
 import { ItemStore, type InvalidItem, type Patch, type Read } from './item-store.js';
 
 export type CandidateRead = Read<Candidate>;
@@ -45,14 +47,29 @@ export class CandidateStore extends ItemStore<typeof CandidateItem> {
   }
 
   /**
-   * Renews (and so acknowledges) a candidate: sets `renewTime`. Conditioned on it existing, so a
-   * collected candidate is never resurrected as a partial row.
+   * Renews (and so acknowledges) a candidate: sets `renewTime`, and copies the row's own `pingTime`
+   * into `ackedPingTime` (0 when never pinged). DynamoDB copies it, so an acknowledgement is judged
+   * by the coordinator's stamp, whatever the worker's clock says. Conditioned on the row existing
+   * (a collected candidate is never resurrected as a partial row) and on renewTime moving forwards
+   * — except for the answer to a ping not yet answered, which is never refused because the
+   * worker's clock went back. False when the condition did not hold.
    */
-  renew(leaseName: string, name: string, renewTime: number, expiresAt?: number): Promise<boolean> {
-    return this.touch({ leaseName, name }, expiresAt === undefined ? { renewTime } : { renewTime, expiresAt }, {
-      expression: 'attribute_not_exists(#renew) OR #renew < :renew',
-      names: { '#renew': 'renewTime' },
-      values: { ':renew': renewTime },
-    });
+  async renew(leaseName: string, name: string, renewTime: number, expiresAt?: number): Promise<boolean> {
+    try {
+      await this.client.send(
+        new UpdateItemCommand({
+          TableName: this.table,
+          Key: marshall({ leaseName, name }),
+          UpdateExpression: `SET #renew = :renew, #acked = if_not_exists(#ping, :none)${expiresAt === undefined ? '' : ', #exp = :exp'} ADD #rev :one`,
+          ConditionExpression: 'attribute_exists(#pk) AND (attribute_not_exists(#renew) OR #renew < :renew OR (attribute_exists(#ping) AND (attribute_not_exists(#acked) OR #acked < #ping)))',
+          ExpressionAttributeNames: { '#pk': 'leaseName', '#renew': 'renewTime', '#ping': 'pingTime', '#acked': 'ackedPingTime', '#rev': 'revision', ...(expiresAt === undefined ? {} : { '#exp': 'expiresAt' }) },
+          ExpressionAttributeValues: marshall({ ':renew': renewTime, ':none': 0, ':one': 1, ...(expiresAt === undefined ? {} : { ':exp': expiresAt }) }),
+        }),
+      );
+      return true;
+    } catch (e) {
+      if (isConditionFailed(e)) return false;
+      throw e;
+    }
   }
 }
