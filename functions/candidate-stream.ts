@@ -5,8 +5,9 @@ import { candidateChange } from '../lib/functions/records.js';
 
 /** Candidates' stream: reconcile the leases whose candidates joined, left, changed rank or acknowledged a ping. */
 export const makeHandler = (deps: FunctionDeps) =>
-  streamHandler(deps, async (r) => {
-    await onCandidateChange(deps, candidateChange(r)); // a malformed record throws: reported, retried, then dead-lettered
+  // a record that does not parse is dead-lettered at once with its content (no retry can read it)
+  streamHandler(deps, 'candidateStream', candidateChange, async (c) => {
+    await onCandidateChange(deps, c);
   });
 
 export const handler = lazy(() => makeHandler(depsFromEnv('candidateStream')));

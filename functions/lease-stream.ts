@@ -5,8 +5,8 @@ import { leaseChange } from '../lib/functions/records.js';
 
 /** Leases' stream: holder changes become events; a release, a reported vacancy or a strategy change is reconciled at once. */
 export const makeHandler = (deps: FunctionDeps) =>
-  streamHandler(deps, async (r) => {
-    await onLeaseChange(deps, leaseChange(r));
+  streamHandler(deps, 'leaseStream', leaseChange, async (c) => {
+    await onLeaseChange(deps, c);
   });
 
 export const handler = lazy(() => makeHandler(depsFromEnv('leaseStream')));

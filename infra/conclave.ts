@@ -126,7 +126,10 @@ export class Conclave extends Construct {
   readonly functions: Record<FunctionName, lambda.Function>;
   /** The election timer's queue (messages with a per-message delay; its dead-letter queue is in `deadLetterQueues`). */
   readonly timerQueue: sqs.Queue;
-  /** Dead-letter queues: each stream source's on-failure destination, the platform function's, and the timer queue's. */
+  /**
+   * Dead-letter queues: each stream source's on-failure destination (where its function also sends
+   * poison records, with their content), the platform function's, and the timer queue's.
+   */
   readonly deadLetterQueues: Partial<Record<FunctionName, sqs.Queue>>;
   /** Where lease and candidate events are published: `eventBus`, or the bus created here. */
   readonly eventBus: events.IEventBus;
@@ -212,9 +215,14 @@ export class Conclave extends Construct {
       const w: FunctionWiring = wiring[name];
       const fn = functions[name];
       switch (w.trigger.kind) {
-        case 'stream':
-          this.deadLetterQueues[name] = addStreamSource(this, name, fn, w.trigger, this.tables[w.trigger.table], key);
+        case 'stream': {
+          const dlq = addStreamSource(this, name, fn, w.trigger, this.tables[w.trigger.table], key);
+          // the function itself sends poison records there, with their content (lib/functions/dead-letter.ts)
+          fn.addEnvironment(ENV.deadLetterQueueUrl, dlq.queueUrl);
+          dlq.grantSendMessages(fn);
+          this.deadLetterQueues[name] = dlq;
           break;
+        }
         case 'queue':
           addQueueSource(fn, w.trigger, this.timerQueue);
           break;

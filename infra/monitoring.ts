@@ -111,7 +111,7 @@ export class ConclaveMonitoring extends Construct {
     const deadLetters: Partial<Record<FunctionName, cloudwatch.Alarm>> = {};
     for (const [name, q] of Object.entries(this.props.deadLetterQueues) as [FunctionName, sqs.IQueue][]) {
       deadLetters[name] = alarm(`${pascal(name)}DeadLettersAlarm`, {
-        alarmDescription: `The ${name} function gave up on records or messages (they are in its dead-letter queue). The tick still reconciles every lease; read the messages to find the cause, then purge.`,
+        alarmDescription: `The ${name} function gave up on records or messages (they are in its dead-letter queue; a record no retry could read is there with its content, "kind":"poisonRecord"). The tick still reconciles every lease; read the messages to find the cause, then purge.`,
         metric: q.metricApproximateNumberOfMessagesVisible({ period: fiveMinutes, statistic: 'Maximum' }),
         threshold: 1,
         evaluationPeriods: 1,

@@ -132,6 +132,8 @@ export const ENV = {
   identitiesTable: 'CONCLAVE_IDENTITIES_TABLE',
   eventBus: 'CONCLAVE_EVENT_BUS',
   timerQueueUrl: 'CONCLAVE_TIMER_QUEUE_URL',
+  /** Stream functions only: the SQS queue poison records are sent to, with their content. */
+  deadLetterQueueUrl: 'CONCLAVE_DEAD_LETTER_QUEUE_URL',
   /** Optional ElectionConfig overrides as JSON, e.g. {"ackWindowMs":2000}. */
   electionConfig: 'CONCLAVE_ELECTION_CONFIG',
 } as const;

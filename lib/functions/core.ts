@@ -10,6 +10,7 @@ import { eventsFromCandidateChange, eventsFromLeaseChange } from '../events/deri
 import type { ConclaveEvent } from '../events/schemas.js';
 import type { Candidate } from '../schemas/candidate.js';
 import type { Lease } from '../schemas/lease.js';
+import type { DeadLetterSink } from './dead-letter.js';
 import type { Change } from './records.js';
 import { METRIC } from './metrics.js';
 
@@ -21,6 +22,8 @@ export interface FunctionDeps {
   timer: TimerQueue;
   /** Publishes events; throws when some could not be published (the record is then retried). */
   publish(events: ConclaveEvent[]): Promise<void>;
+  /** Takes a stream record no retry can read, with its content (an SQS queue in AWS, a file locally); throws when it could not. */
+  deadLetter: DeadLetterSink;
   logger: Logger;
   metrics: Metrics;
 }
@@ -120,7 +123,17 @@ export function leaseChangeMatters(c: Change<Lease>): boolean {
 
 const takenDirectly = (l: Lease): boolean => l.holderIdentity !== undefined && l.electedBy !== undefined && l.electedBy !== 'coordinator';
 
+/**
+ * A change to a row whose old image was broken: what changed is unknown, so no events; a row
+ * rewritten valid (an operator's repair) is reconciled, a deleted one needs nothing.
+ */
+async function afterBrokenRow(deps: FunctionDeps, c: Change<Lease> | Change<Candidate>, lease: string | undefined, trigger: string): Promise<ReconcileOutcome | undefined> {
+  deps.logger.warn('change to a row that did not match the schema: no events', { eventName: c.eventName, old: c.oldInvalid?.issues, repaired: c.new !== undefined });
+  return c.new && lease ? reconcile(deps, lease, trigger) : undefined;
+}
+
 export async function onCandidateChange(deps: FunctionDeps, c: Change<Candidate>): Promise<ReconcileOutcome | undefined> {
+  if (c.oldInvalid) return afterBrokenRow(deps, c, c.new?.leaseName, `candidate ${c.eventName} (was broken)`);
   const row = c.new ?? c.old!;
   const events = eventsFromCandidateChange({ eventID: c.eventID, at: c.at ?? deps.coordinator.clock.now(), oldCandidate: c.old, newCandidate: c.new, staleAfterMs: deps.coordinator.config.candidateStaleAfterMs });
   if (events.length) await deps.publish(events);
@@ -129,6 +142,7 @@ export async function onCandidateChange(deps: FunctionDeps, c: Change<Candidate>
 }
 
 export async function onLeaseChange(deps: FunctionDeps, c: Change<Lease>): Promise<ReconcileOutcome | undefined> {
+  if (c.oldInvalid) return afterBrokenRow(deps, c, c.new?.name, `lease ${c.eventName} (was broken)`);
   const events = eventsFromLeaseChange({ eventID: c.eventID, at: c.at ?? deps.coordinator.clock.now(), oldLease: c.old, newLease: c.new });
   if (events.length) {
     await deps.publish(events);

@@ -10,6 +10,7 @@ import { ElectionConfigSchema } from '../schemas/config.js';
 import { ValidationError, parse } from '../schemas/validation.js';
 import { ENV, type FunctionName } from '../wiring.js';
 import type { FunctionDeps } from './core.js';
+import { noDeadLetter, sqsDeadLetter } from './dead-letter.js';
 import { NAMESPACE, SERVICE } from './metrics.js';
 import { sqsTimerQueue } from './timer.js';
 
@@ -19,6 +20,7 @@ const Env = z.object({
   [ENV.identitiesTable]: z.string().min(3),
   [ENV.eventBus]: z.string().min(1),
   [ENV.timerQueueUrl]: z.string().min(1),
+  [ENV.deadLetterQueueUrl]: z.string().min(1).optional(),
   [ENV.electionConfig]: z.string().optional(),
 });
 
@@ -55,13 +57,16 @@ export function depsFromEnv(functionName: FunctionName, env: NodeJS.ProcessEnv =
   const configJson = e[ENV.electionConfig];
   const config = configJson ? parse(ElectionConfigSchema, jsonOf(configJson, ENV.electionConfig), ENV.electionConfig) : undefined;
   const events = new EventBridgeClient({});
+  const sqs = new SQSClient({});
   const bus = e[ENV.eventBus];
+  const deadLetterQueue = e[ENV.deadLetterQueueUrl];
   return {
     coordinator: coordinatorDeps(new DynamoDBClient({}), { leases: e[ENV.leasesTable], candidates: e[ENV.candidatesTable], identities: e[ENV.identitiesTable] }, config ? { config } : {}),
-    timer: sqsTimerQueue(new SQSClient({}), e[ENV.timerQueueUrl]),
+    timer: sqsTimerQueue(sqs, e[ENV.timerQueueUrl]),
     publish: async (list) => {
       await publishOrThrow(events, bus, list);
     },
+    deadLetter: deadLetterQueue ? sqsDeadLetter(sqs, deadLetterQueue) : noDeadLetter,
     ...observability(functionName),
   };
 }

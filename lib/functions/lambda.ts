@@ -3,7 +3,10 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import middy from '@middy/core';
 import type { Context, DynamoDBRecord, DynamoDBStreamEvent, SQSEvent, SQSRecord } from 'aws-lambda';
+import { ValidationError } from '../schemas/validation.js';
+import type { FunctionName } from '../wiring.js';
 import type { FunctionDeps } from './core.js';
+import { poisonRecord } from './dead-letter.js';
 
 /** The pipeline every function shares: Powertools logger context and metrics flushed per invocation. */
 export const observed = <E, R>(deps: FunctionDeps, fn: (event: E, context: Context) => Promise<R>) =>
@@ -52,11 +55,29 @@ function batch<E extends DynamoDBStreamEvent | SQSEvent, R>(deps: FunctionDeps, 
 
 /**
  * A stream handler with partial batch responses: records are handled one after another (order
- * matters within a shard); a failing record is reported as a batchItemFailure so processing
- * resumes from it, and after the event source's retries it is dead-lettered.
+ * matters within a shard). A record `parse` refuses (a ValidationError) is poison: no retry can
+ * read it, so it goes to the dead-letter destination at once, with its content, and counts as
+ * processed. Any other failure (throttling, the network, lost races) is reported as a
+ * batchItemFailure so processing resumes from it; after the event source's retries Lambda
+ * dead-letters its position.
  */
-export const streamHandler = (deps: FunctionDeps, onRecord: (r: DynamoDBRecord) => Promise<void>) =>
-  batch<DynamoDBStreamEvent, DynamoDBRecord>(deps, 'DynamoDBStreams', perRecord(deps, (r) => ({ id: r.eventID ?? '?', lease: streamLease(r) }), onRecord));
+export const streamHandler = <T>(deps: FunctionDeps, name: FunctionName, parse: (r: DynamoDBRecord) => T, handle: (parsed: T) => Promise<void>) =>
+  batch<DynamoDBStreamEvent, DynamoDBRecord>(
+    deps,
+    'DynamoDBStreams',
+    perRecord(deps, (r) => ({ id: r.eventID ?? '?', lease: streamLease(r) }), async (r) => {
+      let parsed: T;
+      try {
+        parsed = parse(r);
+      } catch (e) {
+        if (!(e instanceof ValidationError)) throw e;
+        await deps.deadLetter(poisonRecord(name, r, e, deps.coordinator.clock.now())); // if that fails too, the record is retried
+        deps.logger.error('poison record: sent to the dead-letter destination with its content, reported processed', { error: e });
+        return;
+      }
+      await handle(parsed);
+    }),
+  );
 
 /** A queue handler with partial batch responses: a failing message alone goes back to the queue. */
 export const queueHandler = (deps: FunctionDeps, onRecord: (r: SQSRecord) => Promise<void>) =>

@@ -36,6 +36,12 @@ export interface Change<T> {
   at: number | undefined;
   old: T | undefined;
   new: T | undefined;
+  /**
+   * The old image did not match the schema (and `old` is undefined): the row was broken before this
+   * change, which repaired it, deleted it, or wrote over it. A broken new image is no Change: the
+   * record is refused (poison).
+   */
+  oldInvalid?: ValidationError;
 }
 
 /**
@@ -64,8 +70,17 @@ function change<S extends z.ZodType>(schema: S, raw: unknown, what: string): Cha
     const subject = `${side} image of ${what} stream record ${r.eventID}`;
     return parse(schema, unmarshallImage(img, subject), subject);
   };
+  let old: z.output<S> | undefined;
+  let oldInvalid: ValidationError | undefined;
+  try {
+    old = image(r.dynamodb.OldImage, 'old');
+  } catch (e) {
+    if (!(e instanceof ValidationError)) throw e;
+    oldInvalid = e; // an operator's repair (or delete) of a broken row is no poison record
+  }
+  const neu = image(r.dynamodb.NewImage, 'new');
   const at = r.dynamodb.ApproximateCreationDateTime;
-  return { eventID: r.eventID, eventName: r.eventName, at: at === undefined ? undefined : Math.round(at * 1000), old: image(r.dynamodb.OldImage, 'old'), new: image(r.dynamodb.NewImage, 'new') };
+  return { eventID: r.eventID, eventName: r.eventName, at: at === undefined ? undefined : Math.round(at * 1000), old, new: neu, ...(oldInvalid ? { oldInvalid } : {}) };
 }
 
 /** A leases-table stream record, both images parsed; a malformed one is a ValidationError naming the field. */

@@ -167,6 +167,8 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
     publish: async (list) => {
       await publishOrThrow(eventBridge, EVENT_BUS, list);
     },
+    // the dead-letter file stands in for the function's SQS dead-letter queue
+    deadLetter: async (p) => deadLetter({ function: p.function, reason: p.reason, records: [{ eventID: p.eventID, sequenceNumber: p.sequenceNumber, record: p.record }], at: p.at }),
     ...observability('local', opts.logLevel ?? 'WARN'),
   };
   const deps = opts.decorate ? opts.decorate(plain) : plain;

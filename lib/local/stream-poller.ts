@@ -17,7 +17,12 @@ export interface BatchResponse {
 export interface DeadLetter {
   function: string;
   reason: string;
-  records: { eventID?: string; sequenceNumber?: string }[];
+  /**
+   * The records' positions; `record` is the record itself when the function dead-lettered it (a
+   * poison record). What the event source gives up on after its retries has only the position, as
+   * Lambda's on-failure destination does.
+   */
+  records: { eventID?: string; sequenceNumber?: string; record?: unknown }[];
   at: string;
 }
 

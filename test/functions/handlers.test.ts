@@ -1,9 +1,10 @@
 /**
  * The stream and queue handlers as Lambda calls them, fed batches built from real stream records
  * of DynamoDB Local: duplicated, reordered and poisoned. Each must end in the state a clean
- * delivery gives, report exactly the poison record as failed, and change nothing on redelivery.
+ * delivery gives, dead-letter exactly the poison record (with its content) and report it
+ * processed — no retry can read it — and change nothing on redelivery.
  */
-import { GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { DeleteItemCommand, GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord, DynamoDBStreamEvent, SQSEvent, SQSRecord } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -16,11 +17,12 @@ import type { ConclaveEvent } from '../../lib/events/schemas.js';
 import type { FunctionDeps } from '../../lib/functions/core.js';
 import { observability } from '../../lib/functions/env.js';
 import { METRIC } from '../../lib/functions/metrics.js';
+import type { PoisonRecord } from '../../lib/functions/dead-letter.js';
 import type { TimerMessage } from '../../lib/functions/timer.js';
 import { lambdaContext } from '../../lib/local/runtime.js';
+import { nextFencingToken } from '../../lib/schemas/fencing-token.js';
 import { OLDEST_EMULATION_VERSION } from '../../lib/schemas/strategy.js';
 import { streamRecords, testTables, type TestTables } from '../support.js';
-import { nextFencingToken } from '../../lib/schemas/fencing-token.js';
 
 let t: TestTables;
 const MIN = 60_000;
@@ -35,13 +37,15 @@ afterAll(async () => {
 function deps() {
   const published: ConclaveEvent[] = [];
   const timers: TimerMessage[] = [];
+  const dead: PoisonRecord[] = [];
   const d: FunctionDeps = {
     coordinator: coordinatorDeps(t.client, t.names, { config: { ackWindowMs: 5_000 } }),
     timer: { schedule: async (m) => void timers.push(m) },
     publish: async (events) => void published.push(...events),
+    deadLetter: async (p) => void dead.push(p),
     ...observability('test', 'SILENT'),
   };
-  return { d, published, timers, ids: () => new Set(published.map((e) => e.detail.id)) };
+  return { d, published, timers, dead, ids: () => new Set(published.map((e) => e.detail.id)) };
 }
 
 /** A copy of `r` that no handler can read: `field` of its new image has the wrong type. */
@@ -61,7 +65,7 @@ describe('stream handlers under duplicated, reordered and poisoned batches', () 
   const cands = () => t.client && coordinatorDeps(t.client, t.names).candidates;
   const leases = () => coordinatorDeps(t.client, t.names).leases;
 
-  it('lease stream: a release, twice, after a poison record, before the older grant → one election, one Lease Released, the poison alone failed', async () => {
+  it('lease stream: a release, twice, after a poison record, before the older grant → one election, one Lease Released, the poison dead-lettered', async () => {
     const now = Date.now();
     // b and c stand, last renewed 10 minutes ago (so an election has to ping them); a holds and releases.
     for (const [name, age] of [['b', 3], ['c', 2]] as const) {
@@ -75,10 +79,11 @@ describe('stream handlers under duplicated, reordered and poisoned batches', () 
     expect([granted!.eventName, released!.eventName]).toEqual(['INSERT', 'MODIFY']);
     const poison = poisoned(released!, 'fencingToken', '99999999999999999999');
 
-    const { d, published, timers, ids } = deps();
+    const { d, published, timers, dead, ids } = deps();
     const handler = leaseStream(d);
     const batch: DynamoDBStreamEvent = { Records: [released!, poison, released!, granted!] };
-    expect(failures(await handler(batch, lambdaContext('leaseStream')))).toEqual([seq(poison)]);
+    expect(failures(await handler(batch, lambdaContext('leaseStream')))).toEqual([]);
+    expect(dead).toEqual([expect.objectContaining({ function: 'leaseStream', eventID: poison.eventID, sequenceNumber: seq(poison), record: poison, issues: [expect.objectContaining({ field: 'fencingToken' })] })]);
 
     const after = (await leases().read(lease)).item!;
     expect(after.holderIdentity).toBeUndefined();
@@ -92,13 +97,13 @@ describe('stream handlers under duplicated, reordered and poisoned batches', () 
     expect([...ids()].sort()).toEqual([`${granted!.eventID}:leader-elected`, `${released!.eventID}:lease-released`].sort());
     expect(published.filter((e) => e.detailType === 'Lease Released')).toHaveLength(2);
 
-    // The whole batch again (Lambda retrying it): nothing is written, no new election, same ids.
-    expect(failures(await handler(batch, lambdaContext('leaseStream')))).toEqual([seq(poison)]);
+    // The whole batch again (a redelivery): nothing is written, no new election, same ids.
+    expect(failures(await handler(batch, lambdaContext('leaseStream')))).toEqual([]);
     expect((await leases().read(lease)).item).toEqual(after);
     expect(ids().size).toBe(2);
   });
 
-  it('candidate stream: acks delivered twice and out of order, with a poison record → elected once, the poison alone failed', async () => {
+  it('candidate stream: acks delivered twice and out of order, with a poison record → elected once, the poison dead-lettered', async () => {
     const before = (await leases().read(lease)).item!;
     const election = before.election!;
     // Both candidates answer the ping (what LeaseCandidate does: renew).
@@ -111,10 +116,11 @@ describe('stream handlers under duplicated, reordered and poisoned batches', () 
     const joins = (await streamRecords(t.client, t.names.candidates)).filter((r) => r.eventName === 'INSERT');
     const poison = poisoned(acks[0]!, 'renewTime', '88888888888888888888');
 
-    const { d, ids } = deps();
+    const { d, ids, dead } = deps();
     const handler = candidateStream(d);
     const batch: DynamoDBStreamEvent = { Records: [acks[1]!, poison, acks[0]!, acks[1]!, ...joins.reverse()] };
-    expect(failures(await handler(batch, lambdaContext('candidateStream')))).toEqual([seq(poison)]);
+    expect(failures(await handler(batch, lambdaContext('candidateStream')))).toEqual([]);
+    expect(dead.map((p) => [p.function, p.eventID, p.issues.map((i) => i.field)])).toEqual([['candidateStream', poison.eventID, ['renewTime']]]);
 
     const after = (await leases().read(lease)).item!;
     expect(after.holderIdentity).toBe('b'); // the longest-standing of equal versions
@@ -122,7 +128,7 @@ describe('stream handlers under duplicated, reordered and poisoned batches', () 
     expect(after.fencingToken).toBe(nextFencingToken(before.fencingToken, after.acquireTime!)); // raised once
     expect([...ids()].every((id) => id.endsWith(':candidate-joined'))).toBe(true);
 
-    expect(failures(await handler(batch, lambdaContext('candidateStream')))).toEqual([seq(poison)]);
+    expect(failures(await handler(batch, lambdaContext('candidateStream')))).toEqual([]);
     expect((await leases().read(lease)).item).toEqual(after);
   });
 
@@ -145,7 +151,7 @@ describe('stream handlers under duplicated, reordered and poisoned batches', () 
     await expect(tick({ source: 'aws.events', 'detail-type': 'Scheduled Event' } as never, lambdaContext('coordinator'))).rejects.toThrow(/time/);
   });
 
-  it('every log line of a stream batch names its lease, and a failed record is logged with its error', async () => {
+  it('every log line of a stream batch names its lease, and a dead-lettered record is logged with its error', async () => {
     const records = (await streamRecords(t.client, t.names.leases)).filter((r) => JSON.stringify(r.dynamodb!.Keys).includes(lease));
     const poison = poisoned(records[1]!, 'fencingToken', '77777777777777777777');
     const lines: string[] = [];
@@ -162,7 +168,7 @@ describe('stream handlers under duplicated, reordered and poisoned batches', () 
     const logs = lines.flatMap((l) => l.split('\n')).filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(logs.length).toBeGreaterThan(0);
     expect(logs.filter((l) => l['lease'] !== lease)).toEqual([]);
-    const failed = logs.filter((l) => l['message'] === 'record failed; reported for retry');
+    const failed = logs.filter((l) => l['message'] === 'poison record: sent to the dead-letter destination with its content, reported processed');
     expect(failed).toHaveLength(1);
     expect(failed[0]!['record']).toBe(poison.eventID);
     expect(JSON.stringify(failed[0]!['error'])).toMatch(/fencingToken/);
@@ -194,6 +200,23 @@ describe('a broken lease (its row does not match the schema)', () => {
     expect((await leases().read('fine-tick')).item?.holderIdentity).toBe('y');
     const raw = await t.client.send(new GetItemCommand({ TableName: t.names.leases, Key: marshall({ name: 'bricked-tick' }) }));
     expect(raw.Item?.['revision']).toEqual({ N: '3' });
+  });
+
+  it('a repair (the broken row deleted, or rewritten valid) is no poison record: nothing is dead-lettered, the rewritten lease is reconciled', async () => {
+    await stand('bricked-deleted', 'x');
+    await stand('bricked-fixed', 'y');
+    await brick('bricked-deleted');
+    await brick('bricked-fixed');
+    await t.client.send(new DeleteItemCommand({ TableName: t.names.leases, Key: marshall({ name: 'bricked-deleted' }) }));
+    await t.client.send(new PutItemCommand({ TableName: t.names.leases, Item: marshall({ name: 'bricked-fixed', leaseDurationSeconds: 15, leaseTransitions: 0, fencingToken: 7, revision: 4 }) }));
+    const repairs = (await streamRecords(t.client, t.names.leases)).filter((r) => ['bricked-deleted', 'bricked-fixed'].includes(r.dynamodb!.Keys!['name']!.S!) && r.eventName !== 'INSERT');
+    expect(repairs.map((r) => r.eventName).sort()).toEqual(['MODIFY', 'REMOVE']);
+    const { d, dead, published } = deps();
+    expect(failures(await leaseStream(d)({ Records: repairs }, lambdaContext('leaseStream')))).toEqual([]);
+    expect(dead).toEqual([]);
+    expect(published).toEqual([]); // what changed is unknown: the old image is unreadable
+    const fixed = (await leases().read('bricked-fixed')).item!;
+    expect(fixed.revision).toBeGreaterThan(4); // reconciled: y is pinged or elected
   });
 
   it('a timer message and a stream record for a broken lease are handled (logged), not failed: they would fail every retry', async () => {

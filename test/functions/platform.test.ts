@@ -8,6 +8,7 @@ import { makeHandler } from '../../functions/platform.js';
 import { coordinatorDeps, reconcileLease } from '../../lib/coordinator/reconcile.js';
 import { eventsFromLeaseChange } from '../../lib/events/derive.js';
 import type { FunctionDeps } from '../../lib/functions/core.js';
+import { noDeadLetter } from '../../lib/functions/dead-letter.js';
 import { observability } from '../../lib/functions/env.js';
 import type { PlatformResult } from '../../lib/functions/platform.js';
 import { lambdaContext } from '../../lib/local/runtime.js';
@@ -30,6 +31,7 @@ beforeAll(async () => {
     coordinator: coordinatorDeps(t.client, t.names),
     timer: { schedule: async () => undefined },
     publish: async () => undefined,
+    deadLetter: noDeadLetter,
     ...observability('test', 'SILENT'),
   };
   leases = deps.coordinator.leases;

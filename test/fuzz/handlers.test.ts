@@ -1,8 +1,10 @@
 /**
  * Malformed records, timer messages, scheduled events and event details to the handlers and the
- * parsers behind them: every bad input is a ValidationError naming the field; a batch handler
- * reports exactly the records it could not read (a batch of nothing but bad records throws, so
- * Lambda retries it whole); good records in the same batch are handled.
+ * parsers behind them: every bad input is a ValidationError naming the field; a stream handler
+ * dead-letters exactly the records it could not read, with their content, and reports none of
+ * them failed (no retry could read them); a queue handler reports exactly the messages it could
+ * not read (a batch of nothing but bad ones throws, so Lambda retries it whole); good records in
+ * the same batch are handled.
  */
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord, SQSRecord } from 'aws-lambda';
@@ -16,6 +18,7 @@ import { coordinatorDeps } from '../../lib/coordinator/reconcile.js';
 import { DETAIL_SCHEMAS, DETAIL_TYPES, parseEvent } from '../../lib/events/schemas.js';
 import type { FunctionDeps } from '../../lib/functions/core.js';
 import { observability } from '../../lib/functions/env.js';
+import type { PoisonRecord } from '../../lib/functions/dead-letter.js';
 import { candidateChange, leaseChange, parseTick } from '../../lib/functions/records.js';
 import { parseTimerMessage, type TimerMessage } from '../../lib/functions/timer.js';
 import { lambdaContext } from '../../lib/local/runtime.js';
@@ -31,11 +34,12 @@ beforeAll(async () => {
 });
 afterAll(() => t.drop());
 
-function deps(): FunctionDeps {
+function deps(dead: PoisonRecord[] = []): FunctionDeps {
   return {
     coordinator: coordinatorDeps(t.client, t.names, { config: { ackWindowMs: 1_000 } }),
     timer: { schedule: async () => undefined },
     publish: async () => undefined,
+    deadLetter: async (p) => void dead.push(p),
     ...observability('fuzz', 'SILENT'),
   };
 }
@@ -111,10 +115,12 @@ describe.each([
     );
   });
 
-  it('reports exactly the records it cannot read; a batch of only bad records throws (Lambda retries it whole)', async () => {
-    const handler = make(deps());
+  it('dead-letters exactly the records it cannot read, each with its content, and reports none failed', async () => {
+    const dead: PoisonRecord[] = [];
+    const handler = make(deps(dead));
     await fc.assert(
       fc.asyncProperty(fc.array(fc.option(spoiler, { nil: undefined, freq: 2 }), { minLength: 1, maxLength: 8 }), async (spoilers) => {
+        dead.length = 0;
         const records = spoilers.map((s, i) => spoil(record(kind, i), s));
         const bad = records.filter((r) => {
           try {
@@ -129,12 +135,9 @@ describe.each([
           (r) => ({ ok: true as const, failed: failures(r) }),
           (e: unknown) => ({ ok: false as const, error: e as Error & { recordErrors?: unknown[] } }),
         );
-        if (bad.length === records.length) {
-          expect(outcome.ok).toBe(false);
-          if (!outcome.ok) expect(outcome.error.name).toBe('FullBatchFailureError');
-        } else {
-          expect(outcome).toEqual({ ok: true, failed: bad.map((r) => r.dynamodb!.SequenceNumber) });
-        }
+        expect(outcome).toEqual({ ok: true, failed: [] });
+        expect(dead.map((p) => p.record)).toEqual(bad);
+        for (const p of dead) expect(p.function).toBe(name);
       }),
       { numRuns: 60 },
     );
@@ -244,13 +247,15 @@ describe('regressions found by these properties (counterexamples kept as rows)',
     expect((e as ValidationError).fields).toEqual([field]);
   });
 
-  it('a MODIFY record with neither image parsed, then crashed the candidate handler (row = new ?? old); now refused naming both images', async () => {
+  it('a MODIFY record with neither image parsed, then crashed the candidate handler (row = new ?? old); now refused naming both images, and dead-lettered', async () => {
     const r = record('candidate', 8);
     delete r.dynamodb!.NewImage;
     delete r.dynamodb!.OldImage;
     const e = await expectTypedOutcome(() => candidateChange(r));
     expect((e as ValidationError).fields).toEqual(['dynamodb.NewImage', 'dynamodb.OldImage']);
-    const res = await candidateStream(deps())({ Records: [record('candidate', 9), r] }, lambdaContext('candidateStream'));
-    expect(failures(res)).toEqual([r.dynamodb!.SequenceNumber]);
+    const dead: PoisonRecord[] = [];
+    const res = await candidateStream(deps(dead))({ Records: [record('candidate', 9), r] }, lambdaContext('candidateStream'));
+    expect(failures(res)).toEqual([]);
+    expect(dead.map((p) => p.eventID)).toEqual([r.eventID]);
   });
 });

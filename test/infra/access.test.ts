@@ -13,6 +13,7 @@ import { FUNCTION_ACCESS, WORKER_ACCESS, type FunctionAccess, type TableAccess, 
 import { manualClock } from '../../lib/clock.js';
 import { coordinatorDeps } from '../../lib/coordinator/reconcile.js';
 import type { FunctionDeps } from '../../lib/functions/core.js';
+import { noDeadLetter } from '../../lib/functions/dead-letter.js';
 import { observability } from '../../lib/functions/env.js';
 import { localClient } from '../../lib/local/dynamodb-local.js';
 import { lambdaContext } from '../../lib/local/runtime.js';
@@ -73,6 +74,7 @@ describe('what each function calls is what its role grants', () => {
       coordinator: coordinatorDeps(rec.client, t.names, { clock }),
       timer: { schedule: async () => void sent.timers++ },
       publish: async (e) => void (sent.published += e.length),
+      deadLetter: noDeadLetter,
       ...observability(name, 'SILENT'),
     };
     const mod = (await import(/* @vite-ignore */ `../../${wiring[name].entry.replace(/\.ts$/, '.js')}`)) as { makeHandler(d: FunctionDeps): (e: unknown, c: Context) => Promise<unknown> };

@@ -143,8 +143,11 @@ describe('the Conclave app, as `cdk synth` builds it', () => {
   it('gives every function the environment depsFromEnv reads, the election config with its defaults included', () => {
     for (const n of names) {
       const vars = resources[id.fn(n)]!.Properties['Environment'].Variables as Record<string, unknown>;
-      expect(Object.keys(vars).sort()).toEqual(Object.values(ENV).sort());
+      // a stream function sends poison records to its own dead-letter queue
+      const stream = wiring[n].trigger.kind === 'stream';
+      expect(Object.keys(vars).sort()).toEqual(Object.values(ENV).filter((v) => stream || v !== ENV.deadLetterQueueUrl).sort());
       expect(vars).toEqual({
+        ...(stream ? { [ENV.deadLetterQueueUrl]: { Ref: id.dlq(n) } } : {}),
         [ENV.leasesTable]: { Ref: id.table('leases') },
         [ENV.candidatesTable]: { Ref: id.table('candidates') },
         [ENV.identitiesTable]: { Ref: id.table('identities') },
@@ -251,6 +254,7 @@ describe('the Conclave app, as `cdk synth` builds it', () => {
       }
       expect(actionsOn(st, busArn).includes('events:PutEvents'), `${n} publishes`).toBe(access.publishEvents);
       expect(actionsOn(st, getAtt(id.timerQueue)).includes('sqs:SendMessage'), `${n} schedules timers`).toBe(access.scheduleTimer);
+      if (tr.kind === 'stream') expect(actionsOn(st, getAtt(id.dlq(n))), `${n} sends poison records to its dead-letter queue`).toContain('sqs:SendMessage');
       const allowed = new Set(
         [
           ...roles.flatMap((r) => [getAtt(id.table(r)), getAtt(id.table(r), 'StreamArn')]),

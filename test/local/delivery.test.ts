@@ -1,7 +1,8 @@
 /**
- * Delivery on the local runtime: a poison row on a stream goes to the dead-letter file after the
- * event source's retries while the records behind it are handled; events published again after a
- * lost response carry the same ids, so a consumer that drops repeats sees each change once.
+ * Delivery on the local runtime: a poison record on a stream goes to the dead-letter file at once,
+ * with its content, while the records behind it are handled; a transient fault is retried; events
+ * published again after a lost response carry the same ids, so a consumer that drops repeats sees
+ * each change once.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync } from 'node:fs';
@@ -9,8 +10,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { afterEach, describe, expect, inject, it } from 'vitest';
+import type { DynamoDBStreamEvent } from 'aws-lambda';
 import type { FunctionDeps } from '../../lib/functions/core.js';
 import { startLocalRuntime, type LocalRuntime, type LocalRuntimeOptions } from '../../lib/local/runtime.js';
+import type { DeadLetter } from '../../lib/local/stream-poller.js';
 import { wiring } from '../../lib/wiring.js';
 import { Log, startElector, waitFor, type RunningElector } from '../sdk/harness.js';
 
@@ -37,8 +40,15 @@ async function runtime(extra: Partial<LocalRuntimeOptions> = {}) {
 }
 
 describe('local runtime delivery', () => {
-  it('a poison lease row: retried, then dead-lettered to the file; the change behind it is still handled', async () => {
-    const { rt } = await runtime();
+  it('a poison lease record is dead-lettered at its first delivery, with the record itself; the change behind it is handled', async () => {
+    const deliveries = new Map<string, number>();
+    const { rt } = await runtime({
+      // counts how often each lease record reaches the function
+      intercept: (name, event, invoke) => {
+        if (name === 'leaseStream') for (const r of (event as DynamoDBStreamEvent).Records) deliveries.set(r.eventID!, (deliveries.get(r.eventID!) ?? 0) + 1);
+        return invoke(event);
+      },
+    });
     // A row no Conclave component would write: its fencing token is a string.
     await rt.client.send(new PutItemCommand({ TableName: rt.tables.leases, Item: { name: { S: 'broken' }, fencingToken: { S: 'seven' }, revision: { N: '1' } } }));
     // Then a good change on the same shard: a worker takes a new lease directly (NoCoordination).
@@ -47,14 +57,46 @@ describe('local runtime delivery', () => {
     await leases.write(await leases.read('fine'), { set: { holderIdentity: 'x', leaseDurationSeconds: 15, acquireTime: now, renewTime: now, leaseTransitions: 0, fencingToken: 1, electedBy: 'self' } });
 
     const dead = await waitFor('the dead letter', () => rt.deadLetters.find((d) => d.function === 'leaseStream'), 20_000);
-    expect(dead.records).toHaveLength(1);
-    expect(dead.reason).toMatch(/failed/);
-    const file = readFileSync(rt.deadLetterFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { function: string; records: { eventID: string }[] });
-    expect(file).toEqual([expect.objectContaining({ function: 'leaseStream', records: [expect.objectContaining({ eventID: dead.records[0]!.eventID })] })]);
     // The good record behind it was handled: its Leader Elected event went out.
     const elected = await waitFor('the good record handled', () => rt.events.find((e) => e.detailType === 'Leader Elected' && e.detail.lease === 'fine'));
     expect(elected.detail).toMatchObject({ holder: 'x', fencingToken: 1, electedBy: 'self' });
+
+    expect(dead.reason).toMatch(/fencingToken/);
+    expect(dead.records).toHaveLength(1);
+    const poison = dead.records[0]!;
+    // the record itself, not only its position (the stream trims it after 24 h)
+    expect(poison.record).toMatchObject({ eventName: 'INSERT', dynamodb: { NewImage: { name: { S: 'broken' }, fencingToken: { S: 'seven' } } } });
+    expect(deliveries.get(poison.eventID!)).toBe(1); // no retry: it cannot succeed on one
+    const file = readFileSync(rt.deadLetterFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as DeadLetter);
+    expect(file).toEqual([expect.objectContaining({ function: 'leaseStream', records: [expect.objectContaining({ eventID: poison.eventID, record: poison.record })] })]);
     expect(rt.deadLetters).toHaveLength(1);
+  }, 40_000);
+
+  it('a transient fault (DynamoDB throttling) is retried through batch item failures, not dead-lettered', async () => {
+    let throttled = 0;
+    const deliveries: string[] = [];
+    const { rt } = await runtime({
+      intercept: (name, event, invoke) => {
+        if (name === 'candidateStream') deliveries.push(...(event as DynamoDBStreamEvent).Records.map((r) => r.eventID!));
+        return invoke(event);
+      },
+      decorate: (d: FunctionDeps): FunctionDeps => {
+        const candidates = Object.create(d.coordinator.candidates) as typeof d.coordinator.candidates;
+        candidates.list = async (lease) => {
+          if (lease === 'flaky' && throttled++ === 0) throw Object.assign(new Error('Throughput exceeds the current capacity of your table'), { name: 'ProvisionedThroughputExceededException' });
+          return d.coordinator.candidates.list(lease);
+        };
+        return { ...d, coordinator: { ...d.coordinator, candidates } };
+      },
+    });
+    const now = Date.now();
+    const c = rt.deps.coordinator.candidates;
+    await c.write(await c.read('flaky', 'a'), { set: { binaryVersion: '1.30.0', emulationVersion: '1.30.0', preferredStrategies: ['OldestEmulationVersion'], renewTime: now, createdAt: now } });
+    await waitFor('elected after the retry', async () => (await rt.deps.coordinator.leases.read('flaky')).item?.holderIdentity === 'a', 20_000);
+    expect(throttled).toBeGreaterThanOrEqual(2);
+    expect(deliveries.length).toBeGreaterThanOrEqual(2); // the same record, delivered again
+    expect(new Set(deliveries).size).toBe(1);
+    expect(rt.deadLetters).toEqual([]);
   }, 40_000);
 
   it('publishes answered by a lost response are retried: a consumer dropping duplicate ids sees one Leader Changed per holder change', async () => {

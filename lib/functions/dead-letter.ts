@@ -1,0 +1,74 @@
+/**
+ * Poison records: stream records that fail validation. No retry can read them, so a stream handler
+ * sends each straight to its dead-letter destination with the record itself (Lambda's on-failure
+ * destination would get only its shard position, useless once the stream trims it at 24 h) and
+ * reports it processed, so it does not hold up the records behind it. In AWS the destination is
+ * the function's SQS dead-letter queue; locally, the dead-letter file.
+ */
+import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import type { DynamoDBRecord } from 'aws-lambda';
+import type { FieldIssue, ValidationError } from '../schemas/validation.js';
+
+/** One poison record, as it is dead-lettered (the SQS message body is its JSON). */
+export interface PoisonRecord {
+  /** Always `poisonRecord`: tells these messages from Lambda's on-failure records in the same queue. */
+  kind: 'poisonRecord';
+  /** The function that could not read it (lib/wiring.ts name). */
+  function: string;
+  /** The ValidationError's message. */
+  reason: string;
+  issues: readonly FieldIssue[];
+  eventID: string | undefined;
+  sequenceNumber: string | undefined;
+  /** When it was dead-lettered (ISO 8601). */
+  at: string;
+  /** The record as delivered (parts named in `omitted` left out to fit a message). */
+  record: unknown;
+  /** Parts of the record left out so the message fits SQS's 256 KB, e.g. `dynamodb.OldImage`. */
+  omitted?: string[];
+}
+
+/** Where poison records go. Throws when it could not take one: the record is then retried. */
+export type DeadLetterSink = (p: PoisonRecord) => Promise<void>;
+
+export function poisonRecord(fn: string, r: DynamoDBRecord, error: ValidationError, at: number): PoisonRecord {
+  const raw = r as { eventID?: unknown; dynamodb?: { SequenceNumber?: unknown } };
+  const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
+  return { kind: 'poisonRecord', function: fn, reason: error.message, issues: error.issues, eventID: str(raw.eventID), sequenceNumber: str(raw.dynamodb?.SequenceNumber), at: new Date(at).toISOString(), record: r };
+}
+
+/** SQS's largest message body. */
+export const MAX_MESSAGE_BYTES = 256 * 1024;
+
+/**
+ * The message body of `p`, at most `max` bytes: a record with two 400 KB images does not fit, so
+ * the old image goes first, then the new one, then the whole record but its keys and position
+ * (named in `omitted`); the issues say what was wrong either way.
+ */
+export function poisonMessage(p: PoisonRecord, max = MAX_MESSAGE_BYTES): string {
+  const body = JSON.stringify(p);
+  if (Buffer.byteLength(body, 'utf8') <= max) return body;
+  const r = (p.record ?? {}) as { dynamodb?: Record<string, unknown> } & Record<string, unknown>;
+  const attempts: [string[], unknown][] = [
+    [['dynamodb.OldImage'], { ...r, dynamodb: { ...r.dynamodb, OldImage: undefined } }],
+    [['dynamodb.OldImage', 'dynamodb.NewImage'], { ...r, dynamodb: { ...r.dynamodb, OldImage: undefined, NewImage: undefined } }],
+    [['(all but the keys)'], { eventID: p.eventID, eventName: r['eventName'], dynamodb: { Keys: r.dynamodb?.['Keys'], SequenceNumber: p.sequenceNumber } }],
+  ];
+  for (const [omitted, record] of attempts) {
+    const fitted = JSON.stringify({ ...p, issues: p.issues.slice(0, 20), reason: p.reason.slice(0, 4096), record, omitted });
+    if (Buffer.byteLength(fitted, 'utf8') <= max) return fitted;
+  }
+  return JSON.stringify({ ...p, reason: p.reason.slice(0, 4096), issues: p.issues.slice(0, 20), record: undefined, omitted: ['record'] });
+}
+
+/** Poison records to an SQS queue: one SendMessage each, the record's JSON as the body. */
+export function sqsDeadLetter(client: SQSClient, queueUrl: string): DeadLetterSink {
+  return async (p) => {
+    await client.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: poisonMessage(p) }));
+  };
+}
+
+/** A function with no dead-letter queue configured: the record fails, so Lambda's retries and on-failure destination take it. */
+export const noDeadLetter: DeadLetterSink = async (p) => {
+  throw new Error(`no dead-letter queue configured for the ${p.function} function; the poison record ${p.eventID} is retried instead (${p.reason})`);
+};
