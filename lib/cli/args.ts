@@ -124,6 +124,8 @@ export const SetStrategyArgs = z
 
 export const PreemptArgs = z.object({ lease: Name, to: Name, for: Duration.default(10 * 60_000) });
 
+export const ReleaseArgs = z.object({ lease: Name, force: z.boolean().default(false), timeout: Duration.optional() });
+
 export const WatchArgs = z.object({ lease: Name.optional(), interval: Seconds('1 or 0.5').default(1), count: Count.optional() });
 
 export const EventsArgs = z.object({

@@ -80,15 +80,15 @@ const ATTEMPTS = 5;
 /**
  * Writes `patch` on the row read, as confirmed. The row may have changed since it was read — a
  * holder renews its lease every few seconds, longer than anyone takes to answer — so a lost race
- * reads again and writes again, as long as the change is still the one that was shown. If it is
- * not (someone else changed those fields), nothing is written.
+ * reads again and writes again, as long as the change is still the one that was shown (and the
+ * row still passes `same`, e.g. the same holder's term). If not, nothing is written.
  */
 export async function writeAsShown<T extends object>(
   what: string,
   read: Read<T>,
   patch: Patch<T>,
   now: number,
-  store: { reread(): Promise<Read<T>>; write(read: Read<T>, patch: Patch<T>): Promise<T> },
+  store: { reread(): Promise<Read<T>>; write(read: Read<T>, patch: Patch<T>): Promise<T>; same?(item: T | undefined): boolean },
 ): Promise<T> {
   const confirmed = JSON.stringify(changesOf(read.item, patch, now));
   let current = read;
@@ -99,7 +99,7 @@ export async function writeAsShown<T extends object>(
       if (!(e instanceof ConflictError) || attempt >= ATTEMPTS) throw e; // a fault, or too many lost races
     }
     current = await store.reread();
-    if (JSON.stringify(changesOf(current.item, patch, now)) !== confirmed) {
+    if (JSON.stringify(changesOf(current.item, patch, now)) !== confirmed || (store.same && !store.same(current.item))) {
       throw new CliError(`${what} changed while writing: the change shown is no longer the change this write would make; nothing was written — run the command again to see it now`);
     }
   }

@@ -1,12 +1,10 @@
-/** Operator writes to a lease row: its sticky `strategy`, and a release of its holder. */
-import { HOLDER_FIELDS } from '../schemas/platform.js';
+/** An operator's write to a lease row: its sticky `strategy` (release.ts ends a holder's term). */
 import { NO_COORDINATION, OLDEST_EMULATION_VERSION } from '../schemas/strategy.js';
 import type { LeasePatch } from '../stores/lease-store.js';
 import { changesOf, confirmChange, writeAsShown } from './confirm.js';
 import { note, printJson, say, type CliContext } from './context.js';
 import { CliError } from './errors.js';
-import { standings } from './explain.js';
-import { snapshot, unknownLease } from './read.js';
+import { unknownLease } from './read.js';
 
 function strategyEffect(strategy: string | undefined): string {
   if (strategy === undefined) return 'the candidates’ preferredStrategies decide again (KEP-4355 consensus)';
@@ -43,37 +41,4 @@ export async function setStrategy(ctx: CliContext, args: { lease: string; strate
   const what = args.clear ? `cleared the strategy of lease ${args.lease} (was ${before})` : `set the strategy of lease ${args.lease} to ${written.strategy}${before ? ` (was ${before})` : ''}`;
   say(ctx, `${what}${created ? ' — created the lease row, without a holder' : ''}`);
   say(ctx, `from now on ${strategyEffect(written.strategy)}`);
-}
-
-/**
- * `conclave release LEASE`: ends the holder's term the way the SDK's own release does
- * (LeaseStore.releaseTerm), guarded by the term read — holder and fencing token — so a release
- * never ends a term that began after the read, and a renewal in between does not make it fail.
- */
-export async function release(ctx: CliContext, args: { lease: string }): Promise<void> {
-  const { read, candidates } = await snapshot(ctx, args.lease);
-  const lease = read.item;
-  if (!lease) throw new CliError(`lease ${args.lease} has no row yet, so no holder; nothing to release`);
-  if (!lease.holderIdentity) throw new CliError(`lease ${args.lease} has no holder${lease.lastHolderIdentity ? ` (the last one was ${lease.lastHolderIdentity})` : ''}; nothing to release`);
-  const term = { holderIdentity: lease.holderIdentity, fencingToken: lease.fencingToken };
-  const now = ctx.clock.now();
-  // What LeaseStore.releaseTerm writes, shown before it is written.
-  const ending: LeasePatch = { set: { renewTime: now, lastHolderIdentity: term.holderIdentity }, remove: [...HOLDER_FIELDS, 'preferredHolder', 'vacancyReport'] };
-  await confirmChange(ctx, `end the term of ${term.holderIdentity} on lease ${args.lease} (fencing token ${term.fencingToken})`, changesOf(lease, ending, now));
-  const written = await ctx.leases.releaseTerm(args.lease, term, now);
-  if (!written) {
-    throw new CliError(`the row changed while writing: the term of ${term.holderIdentity} (fencing token ${term.fencingToken}) had already ended; nothing was written — run the command again to see the lease now`);
-  }
-  if (ctx.output === 'json') return printJson(ctx, written);
-  say(ctx, `released lease ${args.lease}: ${term.holderIdentity}'s term (fencing token ${term.fencingToken}) is over`);
-  say(ctx, `${term.holderIdentity} stops leading at its next renewal; its writes fenced with token ${term.fencingToken} fail from now on`);
-  const { best } = standings(written, candidates, now, ctx.config);
-  say(
-    ctx,
-    !best
-      ? 'no candidate can be elected now: the lease stays vacant until one registers and renews'
-      : best.candidate.name === term.holderIdentity
-        ? `the coordinator elects the next holder at its next reconcile, with a new fencing token: the best candidate is still ${best.candidate.name} (\`conclave preempt ${args.lease} --to …\` picks another)`
-        : `the coordinator elects the next holder at its next reconcile, with a new fencing token: the best candidate now is ${best.candidate.name}`,
-  );
 }

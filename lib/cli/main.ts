@@ -11,14 +11,15 @@ import { DETAIL_TYPES } from '../events/schemas.js';
 import { ValidationError, parse } from '../schemas/validation.js';
 import { KNOWN_STRATEGIES } from '../schemas/strategy.js';
 import { electionConfig, type ElectionConfig } from '../schemas/config.js';
-import { CandidatesArgs, EventsArgs, LeaseArg, PreemptArgs, SetPriorityArgs, SetStrategyArgs, WatchArgs, globalOptions, parseElectionConfig, type GlobalOptions } from './args.js';
+import { CandidatesArgs, EventsArgs, LeaseArg, PreemptArgs, ReleaseArgs, SetPriorityArgs, SetStrategyArgs, WatchArgs, globalOptions, parseElectionConfig, type GlobalOptions } from './args.js';
 import { DEFAULT_SETTINGS, cliContext, clientFor, realPace, type CliContext, type Pace, type Sink } from './context.js';
 import { describeLease } from './describe.js';
 import { CliError, explain } from './errors.js';
 import { clean } from './format.js';
 import { events } from './events.js';
 import { getCandidates, getLeases } from './get.js';
-import { release, setStrategy } from './lease-writes.js';
+import { setStrategy } from './lease-writes.js';
+import { release } from './release.js';
 import { preempt, setPriority } from './priority.js';
 import { watch } from './watch.js';
 
@@ -179,9 +180,13 @@ function program(io: CliIO & { ask: (question: string) => Promise<string | undef
   root
     .command('release')
     .argument('<lease>')
+    .option('--force', 'end the term now without asking the holder (it may act until its renew deadline)')
+    .option('--timeout <duration>', 'how long to wait for the holder to yield (default: twice the lease duration, at least 10s)')
     .option(...YES)
-    .description('end the holder’s term now: it stops at its next renewal, its fenced writes fail at once')
-    .action((lease: string, _opts, cmd: Command) => withDb(cmd, (ctx) => release(ctx, parse(LeaseArg, { lease }, 'arguments'))));
+    .description('end the holder’s term: ask it to yield (preferredHolder) and wait until it has stopped and released')
+    .action((lease: string, opts: { force?: boolean; timeout?: string }, cmd: Command) =>
+      withDb(cmd, (ctx) => release(ctx, parse(ReleaseArgs, { lease, force: opts.force, timeout: opts.timeout }, 'release arguments'), pace())),
+    );
 
   root
     .command('watch')

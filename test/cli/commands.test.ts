@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assumeYes } from '../../lib/cli/confirm.js';
 import { cliContext } from '../../lib/cli/context.js';
 import { CliError, explain } from '../../lib/cli/errors.js';
-import { release } from '../../lib/cli/lease-writes.js';
+import { release } from '../../lib/cli/release.js';
 import { setPriority } from '../../lib/cli/priority.js';
 import { manualClock } from '../../lib/clock.js';
 import type { Candidate } from '../../lib/schemas/candidate.js';
@@ -350,13 +350,13 @@ describe('preempt', () => {
 });
 
 describe('release', () => {
-  it('ends the holder’s term like the SDK’s release and says what follows', async () => {
+  it('--force ends the holder’s term like the SDK’s release and says what follows', async () => {
     await h.seedLease(lease('r1', { name: 'rel', holderInstance: 'r1-i', preferredHolder: 'r2', vacancyReport: { by: 'r3', at: NOW, observedRevision: 1 } }));
-    const r = await h.run(['release', 'rel', '--yes'], { clock: at() });
+    const r = await h.run(['release', 'rel', '--force', '--yes'], { clock: at() });
     expect(r.code).toBe(0);
     expect(r.out.split('\n')).toEqual([
       "released lease rel: r1's term (fencing token 7) is over",
-      'r1 stops leading at its next renewal; its writes fenced with token 7 fail from now on',
+      'r1 was not asked to stop: it may act until its renew deadline; its writes fenced with token 7 fail from now on',
       'no candidate can be elected now: the lease stays vacant until one registers and renews',
     ]);
     const after = (await h.leases.read('rel')).item!;
@@ -367,13 +367,13 @@ describe('release', () => {
     await h.seedLease(lease('n1', { name: 'rel-next' }));
     await h.seedCandidate(cand('n1', '1.30.0', '1.30.0', { leaseName: 'rel-next' }));
     await h.seedCandidate(cand('n2', '1.31.0', '1.31.0', { leaseName: 'rel-next' }));
-    expect((await h.run(['release', 'rel-next', '--yes'], { clock: at() })).out.split('\n')[2]).toBe(
+    expect((await h.run(['release', 'rel-next', '--force', '--yes'], { clock: at() })).out.split('\n')[2]).toBe(
       'the coordinator elects the next holder at its next reconcile, with a new fencing token: the best candidate is still n1 (`conclave preempt rel-next --to …` picks another)',
     );
     await h.seedLease(lease('n1', { name: 'rel-other' }));
     await h.seedCandidate(cand('n1', '1.31.0', '1.31.0', { leaseName: 'rel-other' }));
     await h.seedCandidate(cand('n2', '1.30.0', '1.30.0', { leaseName: 'rel-other' }));
-    expect((await h.run(['release', 'rel-other', '--yes'], { clock: at() })).out.split('\n')[2]).toBe(
+    expect((await h.run(['release', 'rel-other', '--force', '--yes'], { clock: at() })).out.split('\n')[2]).toBe(
       'the coordinator elects the next holder at its next reconcile, with a new fencing token: the best candidate now is n2',
     );
   });
@@ -394,7 +394,7 @@ describe('release', () => {
     }
     const ctx = cliContext(h.t.client, { tablePrefix: h.prefix, tables: h.t.names }, { clock: at(), sink: { out: () => {}, err: () => {}, color: false }, output: 'table', confirm: assumeYes });
     ctx.leases = new Racing(h.t.client, h.t.names.leases);
-    await expect(release(ctx, { lease: 'rel-race' })).rejects.toThrow(/^the row changed while writing: the term of old \(fencing token 7\) had already ended; nothing was written — run the command again/);
+    await expect(release(ctx, { lease: 'rel-race', force: true }, { signal: new AbortController().signal, sleep: async () => undefined })).rejects.toThrow(/^the row changed while writing: the term of old \(fencing token 7\) had already ended; nothing was written — run the command again/);
     expect((await h.leases.read('rel-race')).item).toMatchObject({ holderIdentity: 'new', fencingToken: 8 });
   });
 });

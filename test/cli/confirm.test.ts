@@ -108,11 +108,14 @@ describe('confirmation', () => {
 });
 
 describe('release asks too', () => {
-  it('shows the term it ends and refuses without a terminal', async () => {
+  it('shows the request to yield (or with --force the term it ends) and refuses without a terminal', async () => {
     const r = await h.run(['release', 'ask'], { clock: at() });
     expect(r.code).toBe(1);
     expect(r.err.split('\n').at(-1)).toBe(NOT_A_TERMINAL);
-    expect(r.err).toMatch(/^ {2}holderIdentity +k1 +-$/m);
+    expect(r.err).toMatch(/^ {2}preferredHolder +- +k2$/m);
+    const f = await h.run(['release', 'ask', '--force'], { clock: at() });
+    expect(f.err.split('\n').at(-1)).toBe(NOT_A_TERMINAL);
+    expect(f.err).toMatch(/^ {2}holderIdentity +k1 +-$/m);
     expect((await h.leases.read('ask')).item?.holderIdentity).toBe('k1');
   });
 });

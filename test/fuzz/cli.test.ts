@@ -55,7 +55,7 @@ const command = fc.oneof(
   fc.tuple(fc.constant(['set-priority']), value, value, opt(value.map((v) => [v])), opt(flag('--for')), opt(flag('--clear', false)), opt(yes)).map((p) => p.flat()),
   fc.tuple(fc.constant(['set-strategy']), value, opt(value.map((v) => [v])), opt(flag('--clear', false)), opt(flag('--third-party', false)), opt(flag('--create', false)), opt(yes)).map((p) => p.flat()),
   fc.tuple(fc.constant(['preempt']), value, opt(flag('--to')), opt(flag('--for')), opt(yes)).map((p) => p.flat()),
-  fc.tuple(fc.constant(['release']), value, opt(yes)).map((p) => p.flat()),
+  fc.tuple(fc.constant(['release']), value, opt(flag('--force', false)), opt(flag('--timeout')), opt(yes)).map((p) => p.flat()),
   fc.tuple(fc.constant(['watch']), opt(value.map((v) => [v])), opt(flag('--interval')), fc.constant(['--count']), value).map((p) => p.flat()),
   fc.tuple(fc.constant(['events']), opt(flag('--follow', false)), opt(flag('--lease')), opt(flag('--type'))).map((p) => p.flat()),
   fc.array(value, { maxLength: 4 }),

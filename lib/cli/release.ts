@@ -1,0 +1,149 @@
+/**
+ * `conclave release LEASE`: ends the holder's term without two workers ever acting at once. A live
+ * holder is asked to yield — `preferredHolder` names another candidate, and the SDK's leader, at
+ * its next renewal, stops acting and then releases (LeaderElector.afterRenewal) — and the CLI waits
+ * until it has. `--force` ends the term at once instead (LeaseStore.releaseTerm), which the old
+ * holder learns only when its next renewal fails: until its renew deadline it may still act.
+ */
+import { vacancy } from '../election/vacancy.js';
+import type { Candidate } from '../schemas/candidate.js';
+import type { Lease } from '../schemas/lease.js';
+import { HOLDER_FIELDS } from '../schemas/platform.js';
+import type { LeasePatch, LeaseRead, Term } from '../stores/lease-store.js';
+import { changesOf, confirmChange, writeAsShown } from './confirm.js';
+import { note, printJson, say, type CliContext, type Pace } from './context.js';
+import { CliError } from './errors.js';
+import { standings } from './explain.js';
+import { relative, span } from './format.js';
+import { snapshot } from './read.js';
+
+/** How often the lease is read while waiting: the holder renews every retry period (2 s by default). */
+const POLL_MS = 500;
+/** A progress line this often while waiting. */
+const PROGRESS_MS = 5_000;
+/** Requests the coordinator may withdraw (it clears preferredHolder when the holder is its best candidate) before giving up. */
+const ASKS = 3;
+
+export interface ReleaseArgs {
+  lease: string;
+  /** End the term now, without asking the holder. */
+  force: boolean;
+  /** How long to wait for the holder to yield; default twice the lease's duration, at least 10 s. */
+  timeout?: number | undefined;
+}
+
+const inTerm = (l: Lease | undefined, term: Term): l is Lease => l?.holderIdentity === term.holderIdentity && l.fencingToken === term.fencingToken;
+
+/** `conclave release LEASE [--force] [--timeout D]`. */
+export async function release(ctx: CliContext, args: ReleaseArgs, pace: Pace): Promise<void> {
+  const { read, candidates } = await snapshot(ctx, args.lease);
+  const lease = read.item;
+  if (!lease) throw new CliError(`lease ${args.lease} has no row yet, so no holder; nothing to release`);
+  if (!lease.holderIdentity) throw new CliError(`lease ${args.lease} has no holder${lease.lastHolderIdentity ? ` (the last one was ${lease.lastHolderIdentity})` : ''}; nothing to release`);
+  const term: Term = { holderIdentity: lease.holderIdentity, fencingToken: lease.fencingToken };
+  const now = ctx.clock.now();
+  const v = vacancy(lease, now, ctx.config.clockSkewMs);
+  if (args.force) return endTerm(ctx, lease, term, candidates, now, 'force');
+  // A term that ran out (or was reported vacant) has nobody acting on it: nothing to ask, nothing to wait for.
+  if (v.vacant) return endTerm(ctx, lease, term, candidates, now, v.reason === 'reported' ? 'reported' : 'expired');
+  return askToYield(ctx, read, term, candidates, now, args.timeout ?? Math.max(10_000, 2 * lease.leaseDurationSeconds * 1000), pace);
+}
+
+/** The last line of a release: who leads next, or who the coordinator will elect. */
+function nextHolder(ctx: CliContext, name: string, after: Lease | undefined, was: string, candidates: readonly Candidate[], now: number): string {
+  if (after?.holderIdentity) return `${after.holderIdentity} now holds it (fencing token ${after.fencingToken})`;
+  const { best } = standings(after, candidates, now, ctx.config);
+  if (!best) return 'no candidate can be elected now: the lease stays vacant until one registers and renews';
+  if (best.candidate.name === was) return `the coordinator elects the next holder at its next reconcile, with a new fencing token: the best candidate is still ${was} (\`conclave preempt ${name} --to …\` picks another)`;
+  return `the coordinator elects the next holder at its next reconcile, with a new fencing token: the best candidate now is ${best.candidate.name}`;
+}
+
+/** Ends the term now, as LeaseStore.releaseTerm does: forced, or a term nobody acts on any more. */
+async function endTerm(ctx: CliContext, lease: Lease, term: Term, candidates: readonly Candidate[], now: number, why: 'force' | 'expired' | 'reported'): Promise<void> {
+  const name = lease.name;
+  const holder = term.holderIdentity;
+  // What LeaseStore.releaseTerm writes, shown before it is written.
+  const ending: LeasePatch = { set: { renewTime: now, lastHolderIdentity: holder }, remove: [...HOLDER_FIELDS, 'preferredHolder', 'vacancyReport'] };
+  const warnings = {
+    force: `warning: ${holder} is not asked to stop: it may go on acting as leader until its renew deadline (at most ${lease.leaseDurationSeconds}s after its last renewal, ${relative(lease.renewTime, now)}) while the next holder starts; fencing refuses its writes with token ${term.fencingToken} from now on, but not what it does outside fenced writes`,
+    expired: `note: ${holder}'s term ran out ${relative(lease.renewTime === undefined ? undefined : lease.renewTime + lease.leaseDurationSeconds * 1000, now)} (it stopped renewing), so nobody acts on it: ending it directly`,
+    reported: `note: ${lease.vacancyReport?.by} reported lease ${name} vacant (it watched it unchanged for a whole term), so nobody acts on it: ending it directly`,
+  };
+  await confirmChange(ctx, `end the term of ${holder} on lease ${name} (fencing token ${term.fencingToken})${why === 'force' ? ' without asking it' : ''}`, changesOf(lease, ending, now), [warnings[why]]);
+  const written = await ctx.leases.releaseTerm(name, term, now);
+  if (!written) throw new CliError(`the row changed while writing: the term of ${holder} (fencing token ${term.fencingToken}) had already ended; nothing was written — run the command again to see the lease now`);
+  if (ctx.output === 'json') return printJson(ctx, written);
+  say(ctx, `released lease ${name}: ${holder}'s term (fencing token ${term.fencingToken}) is over`);
+  say(ctx, why === 'force' ? `${holder} was not asked to stop: it may act until its renew deadline; its writes fenced with token ${term.fencingToken} fail from now on` : `${holder} had stopped renewing; its writes fenced with token ${term.fencingToken} fail from now on`);
+  say(ctx, nextHolder(ctx, name, written, holder, candidates, now));
+}
+
+/** Asks the holder to yield (preferredHolder), then waits until its term is over. */
+async function askToYield(ctx: CliContext, read: LeaseRead, term: Term, candidates: readonly Candidate[], now: number, timeoutMs: number, pace: Pace): Promise<void> {
+  const lease = read.item!;
+  const name = lease.name;
+  const holder = term.holderIdentity;
+  const force = `\`conclave release ${name} --force\``;
+  // Only a coordinated worker (one with a candidate row) honours preferredHolder.
+  if (!candidates.some((c) => c.name === holder)) {
+    throw new CliError(`${holder} has no candidate row on lease ${name}, so it runs without the coordinator (NoCoordination) and does not answer a request to yield; ${force} ends its term without asking`);
+  }
+  const already = lease.preferredHolder !== undefined && lease.preferredHolder !== holder ? lease.preferredHolder : undefined;
+  // Whom to name: the candidate the coordinator would elect were the holder gone.
+  const to = already ?? standings(lease, candidates.filter((c) => c.name !== holder), now, ctx.config).best?.candidate.name;
+  if (!to) throw new CliError(`no other candidate of lease ${name} can lead now, so there is nobody for ${holder} to yield to (the coordinator would elect ${holder} again); ${force} ends its term anyway`);
+
+  const patch: LeasePatch = { set: { preferredHolder: to } };
+  const ask = (r: LeaseRead) =>
+    writeAsShown(`lease ${name}`, r, patch, now, { reread: () => ctx.leases.read(name), write: (rr, p) => ctx.leases.write(rr, p), same: (l) => inTerm(l, term) });
+  const giveUp = `giving up after ${span(timeoutMs)}`;
+  if (already) note(ctx, `${holder} is already asked to yield lease ${name} to ${already} (preferredHolder); waiting for it to release (${giveUp})…`);
+  else {
+    await confirmChange(ctx, `ask ${holder} to yield lease ${name} (fencing token ${term.fencingToken}) to ${to}: it stops and releases at its next renewal`, changesOf(lease, patch, now));
+    await ask(read);
+    note(ctx, `waiting for ${holder} to release lease ${name} (${giveUp})…`);
+  }
+
+  const start = ctx.clock.now();
+  let lastProgress = start;
+  let asked = 1;
+  for (;;) {
+    const current = await ctx.leases.read(name);
+    const l = current.item;
+    const at = ctx.clock.now();
+    if (!inTerm(l, term)) return yielded(ctx, name, term, l, candidates, at, 'released');
+    if (vacancy(l, at, ctx.config.clockSkewMs).vacant) return yielded(ctx, name, term, l, candidates, at, 'ranOut');
+    if (l.preferredHolder === undefined) {
+      if (asked >= ASKS) throw new CliError(`the coordinator withdrew the request to yield ${asked} times before ${holder} saw it (it judges ${holder} its best candidate); ${force} ends the term anyway`);
+      note(ctx, `the coordinator withdrew the request before ${holder} saw it (it judges ${holder} its best candidate); asking again`);
+      await ask(current);
+      asked++;
+    }
+    if (at - start >= timeoutMs) {
+      throw new CliError(
+        `${holder} did not release lease ${name} within ${span(timeoutMs)}, though it renews (last ${relative(l.renewTime, at)}): it may not honour preferredHolder (a worker without coordination, or an older SDK). The request stays on the lease; ${force} ends the term now`,
+      );
+    }
+    if (at - lastProgress >= PROGRESS_MS) {
+      note(ctx, `still waiting for ${holder}: ${span(at - start)} so far (it renewed ${relative(l.renewTime, at)})`);
+      lastProgress = at;
+    }
+    if (!pace.signal.aborted) await pace.sleep(POLL_MS);
+    if (pace.signal.aborted) {
+      throw new CliError(`stopped waiting: the request stays on lease ${name}, and ${holder} releases when it sees it at its next renewal (\`conclave describe lease ${name}\` shows whether it has)`);
+    }
+  }
+}
+
+/** The term is over: the holder released it (after it stopped acting), or it ran out. */
+function yielded(ctx: CliContext, name: string, term: Term, after: Lease | undefined, candidates: readonly Candidate[], now: number, how: 'released' | 'ranOut'): void {
+  if (ctx.output === 'json') return printJson(ctx, after ?? null);
+  const holder = term.holderIdentity;
+  say(
+    ctx,
+    how === 'released'
+      ? `${holder} yielded lease ${name}: its term (fencing token ${term.fencingToken}) is over; writes fenced with it fail from now on`
+      : `${holder}'s term on lease ${name} (fencing token ${term.fencingToken}) ran out: it stopped renewing without releasing, and the coordinator treats the lease as vacant`,
+  );
+  say(ctx, nextHolder(ctx, name, after, holder, candidates, now));
+}

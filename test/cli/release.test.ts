@@ -1,0 +1,217 @@
+/**
+ * `conclave release` asks a live holder to yield (preferredHolder, which the SDK's leader honours
+ * at its next renewal by stopping, then releasing) and waits until it has: never two workers
+ * acting at once. `--force` ends the term without asking, says what that risks, and still asks
+ * the operator.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Pace } from '../../lib/cli/context.js';
+import { coordinatorDeps } from '../../lib/coordinator/reconcile.js';
+import { manualClock, type ManualClock } from '../../lib/clock.js';
+import type { Lease } from '../../lib/schemas/lease.js';
+import { MIN, NOW, SEC, cand, lease } from '../fixtures.js';
+import { Log, coordinatorLoop, startElector, waitFor } from '../sdk/harness.js';
+import { cliHarness, type CliHarness } from './harness.js';
+
+let h: CliHarness;
+beforeAll(async () => {
+  h = await cliHarness('cli-release');
+});
+afterAll(() => h.t.drop());
+
+/**
+ * A pace on a manual clock: each wait advances the clock by what was asked, then runs the next
+ * step (what the holder or the coordinator does meanwhile). `stop` is Ctrl-C.
+ */
+function scripted(clock: ManualClock, steps: (() => unknown)[] = []): Pace & { waits: number[]; stop: AbortController } {
+  const stop = new AbortController();
+  const waits: number[] = [];
+  return {
+    stop,
+    waits,
+    signal: stop.signal,
+    async sleep(ms) {
+      waits.push(ms);
+      clock.advance(ms);
+      await steps.shift()?.();
+    },
+  };
+}
+
+/** A held lease with the holder's candidate row and a runner-up's, renewed at NOW. */
+async function seed(name: string, extra: Partial<Lease> = {}) {
+  await h.seedLease(lease('y1', { name, leaseDurationSeconds: 15, ...extra }));
+  await h.seedCandidate(cand('y1', '1.30.0', '1.30.0', { leaseName: name }));
+  await h.seedCandidate(cand('y2', '1.31.0', '1.31.0', { leaseName: name }));
+}
+
+/** What the SDK's leader does at its next renewal once preferredHolder names someone else. */
+const holderYields = (name: string) => async () => {
+  const l = (await h.leases.read(name)).item!;
+  if (l.preferredHolder && l.preferredHolder !== l.holderIdentity) await h.leases.releaseTerm(name, { holderIdentity: l.holderIdentity!, fencingToken: l.fencingToken }, NOW);
+};
+/** A holder that keeps renewing and never yields (NoCoordination code, or an old SDK). */
+const holderRenews = (name: string, clock: ManualClock) => async () => {
+  const l = (await h.leases.read(name)).item!;
+  await h.leases.renewTerm(name, { holderIdentity: l.holderIdentity!, fencingToken: l.fencingToken }, clock.now(), 15);
+};
+
+describe('release asks the holder to yield', () => {
+  it('a real LeaderElector: it stops leading, then releases; the CLI waits for that, and nobody leads twice', async () => {
+    const L = 'real';
+    const log = new Log();
+    const deps = coordinatorDeps(h.t.client, h.t.names, { config: { ackWindowMs: 500, electedLeaseDurationSeconds: 2 } });
+    const coord = coordinatorLoop(deps, L);
+    const es = [startElector(h.t, log, 'e1', { leaseName: L, platform: 'none' }, { versions: ['1.30.0', '1.30.0'] }), startElector(h.t, log, 'e2', { leaseName: L, platform: 'none' }, { versions: ['1.31.0', '1.31.0'] })];
+    try {
+      await waitFor('e1 to lead', () => es[0]!.elector.isLeader());
+      await coord.stop(); // the coordinator would only clear the request (e1 is its best candidate); it is not triggered by it in AWS either
+      const token = es[0]!.elector.fencingToken!;
+      const r = await h.run(['release', L, '--yes']);
+      expect(r.code, r.err).toBe(0);
+      expect(r.err).toMatch(/^ask e1 to yield lease real \(fencing token \d+\) to e2: it stops and releases at its next renewal:$/m);
+      expect(r.err).toMatch(/^ {2}preferredHolder +- +e2$/m);
+      expect(r.err).toMatch(/^waiting for e1 to release lease real/m);
+      expect(r.out.split('\n')[0]).toBe(`e1 yielded lease real: its term (fencing token ${token}) is over; writes fenced with it fail from now on`);
+      // e1 stopped by itself, for the preemption, before its term ended: never two leaders.
+      expect(log.of('stopped', 'e1').map((e) => e.reason)).toContain('preempted');
+      expect(log.maxConcurrentLeaders()).toBe(1);
+      expect((await h.leases.read(L)).item).not.toMatchObject({ holderIdentity: 'e1', fencingToken: token });
+    } finally {
+      await coord.stop();
+      await Promise.all(es.map((e) => e.stop()));
+    }
+  }, 30_000);
+
+  it('writes only preferredHolder, waits with progress, and says what follows', async () => {
+    await seed('polite');
+    const clock = manualClock(NOW + SEC);
+    const pace = scripted(clock, [async () => undefined, holderYields('polite')]);
+    const r = await h.run(['release', 'polite', '--yes'], { clock, pace });
+    expect(r.code, r.err).toBe(0);
+    expect(r.err.split('\n')).toEqual([
+      'ask y1 to yield lease polite (fencing token 7) to y2: it stops and releases at its next renewal:',
+      '  FIELD             BEFORE   AFTER',
+      '  preferredHolder   -        y2',
+      'waiting for y1 to release lease polite (giving up after 30s)…',
+    ]);
+    expect(pace.waits).toEqual([500, 500]);
+    expect(r.out.split('\n')).toEqual([
+      'y1 yielded lease polite: its term (fencing token 7) is over; writes fenced with it fail from now on',
+      'the coordinator elects the next holder at its next reconcile, with a new fencing token: the best candidate is still y1 (`conclave preempt polite --to …` picks another)',
+    ]);
+    expect((await h.leases.read('polite')).item).toMatchObject({ lastHolderIdentity: 'y1' });
+  });
+
+  it('gives up after --timeout when the holder renews but does not yield; the request stays', async () => {
+    await seed('deaf');
+    const clock = manualClock(NOW + SEC);
+    const pace = scripted(clock, Array.from({ length: 40 }, () => holderRenews('deaf', clock)));
+    const r = await h.run(['release', 'deaf', '--yes', '--timeout', '6s'], { clock, pace });
+    expect(r.code).toBe(1);
+    expect(r.err).toMatch(/^still waiting for y1: 5s so far \(it renewed 0s ago\)$/m);
+    expect(r.err.split('\n').at(-1)).toBe(
+      'error: y1 did not release lease deaf within 6s, though it renews (last 0s ago): it may not honour preferredHolder (a worker without coordination, or an older SDK). The request stays on the lease; `conclave release deaf --force` ends the term now',
+    );
+    expect((await h.leases.read('deaf')).item).toMatchObject({ holderIdentity: 'y1', preferredHolder: 'y2' });
+  });
+
+  it('a holder that stops renewing: its term runs out, and that ends the wait too', async () => {
+    await seed('mute');
+    const clock = manualClock(NOW + SEC);
+    const r = await h.run(['release', 'mute', '--yes'], { clock, pace: scripted(clock) });
+    expect(r.code, r.err).toBe(0);
+    expect(r.out.split('\n')[0]).toBe("y1's term on lease mute (fencing token 7) ran out: it stopped renewing without releasing, and the coordinator treats the lease as vacant");
+  });
+
+  it('asks again when the coordinator withdrew the request before the holder saw it', async () => {
+    await seed('again');
+    const clock = manualClock(NOW + SEC);
+    const withdraw = async () => void (await h.leases.write(await h.leases.read('again'), { remove: ['preferredHolder'] }));
+    const pace = scripted(clock, [withdraw, holderYields('again')]);
+    const r = await h.run(['release', 'again', '--yes'], { clock, pace });
+    expect(r.code, r.err).toBe(0);
+    expect(r.err).toMatch(/^the coordinator withdrew the request before y1 saw it \(it judges y1 its best candidate\); asking again$/m);
+  });
+
+  it('Ctrl-C stops the wait; the request stays', async () => {
+    await seed('ctrl-c');
+    const clock = manualClock(NOW + SEC);
+    const pace = scripted(clock, [() => pace.stop.abort()]);
+    const r = await h.run(['release', 'ctrl-c', '--yes'], { clock, pace });
+    expect(r.code).toBe(1);
+    expect(r.err.split('\n').at(-1)).toBe('error: stopped waiting: the request stays on lease ctrl-c, and y1 releases when it sees it at its next renewal (`conclave describe lease ctrl-c` shows whether it has)');
+  });
+
+  it('a holder already asked to yield: nothing to write, only the wait', async () => {
+    await seed('asked', { preferredHolder: 'y2' });
+    const clock = manualClock(NOW + SEC);
+    const r = await h.run(['release', 'asked'], { clock, pace: scripted(clock, [holderYields('asked')]) });
+    expect(r.code, r.err).toBe(0);
+    expect(r.err.split('\n')[0]).toBe('y1 is already asked to yield lease asked to y2 (preferredHolder); waiting for it to release (giving up after 30s)…');
+  });
+
+  it('-o json: the lease as it is once the holder released, alone on stdout', async () => {
+    await seed('json');
+    const clock = manualClock(NOW + SEC);
+    const r = await h.run(['-o', 'json', 'release', 'json', '--yes'], { clock, pace: scripted(clock, [holderYields('json')]) });
+    expect(r.code, r.err).toBe(0);
+    expect(JSON.parse(r.out)).toMatchObject({ name: 'json', lastHolderIdentity: 'y1' });
+  });
+
+  it.each([
+    ['a holder without a candidate row (it does not take part in coordinated election)', 'loner', async () => h.seedLease(lease('z1', { name: 'loner' })), /^error: z1 has no candidate row on lease loner, so it runs without the coordinator \(NoCoordination\) and does not answer a request to yield; `conclave release loner --force` ends its term without asking/],
+    [
+      'no other candidate that could lead',
+      'alone',
+      async () => {
+        await h.seedLease(lease('a1', { name: 'alone' }));
+        await h.seedCandidate(cand('a1', '1.30.0', '1.30.0', { leaseName: 'alone' }));
+        await h.seedCandidate(cand('a2', '1.31.0', '1.31.0', { leaseName: 'alone', renewTime: NOW - 40 * MIN }));
+      },
+      /^error: no other candidate of lease alone can lead now, so there is nobody for a1 to yield to \(the coordinator would elect a1 again\); `conclave release alone --force` ends its term anyway/,
+    ],
+  ])('refuses %s, naming --force; writes nothing', async (_what, name, setup, message) => {
+    await setup();
+    const before = (await h.leases.read(name)).item;
+    const r = await h.run(['release', name, '--yes'], { clock: manualClock(NOW + SEC) });
+    expect(r.code).toBe(1);
+    expect(r.err).toMatch(message);
+    expect((await h.leases.read(name)).item).toEqual(before);
+  });
+});
+
+describe('release --force', () => {
+  it('says what it risks, still asks, and ends the term on "y"', async () => {
+    await seed('forced');
+    const clock = manualClock(NOW + SEC);
+    const refused = await h.run(['release', 'forced', '--force'], { clock });
+    expect(refused.code).toBe(1);
+    expect((await h.leases.read('forced')).item?.holderIdentity).toBe('y1');
+    const r = await h.run(['release', 'forced', '--force'], { clock, answer: 'y\n' });
+    expect(r.code, r.err).toBe(0);
+    const err = r.err.split('\n');
+    expect(err[0]).toBe('end the term of y1 on lease forced (fencing token 7) without asking it:');
+    expect(r.err).toMatch(/^ {2}holderIdentity +y1 +-$/m);
+    expect(r.err).toMatch(/^ {2}lastHolderIdentity +- +y1$/m);
+    expect(err).toContain(
+      'warning: y1 is not asked to stop: it may go on acting as leader until its renew deadline (at most 15s after its last renewal, 1s ago) while the next holder starts; fencing refuses its writes with token 7 from now on, but not what it does outside fenced writes',
+    );
+    expect(err.at(-1)).toBe('Apply this change? [y/N] ');
+    expect(r.out.split('\n').slice(0, 2)).toEqual([
+      "released lease forced: y1's term (fencing token 7) is over",
+      'y1 was not asked to stop: it may act until its renew deadline; its writes fenced with token 7 fail from now on',
+    ]);
+    expect((await h.leases.read('forced')).item).toMatchObject({ lastHolderIdentity: 'y1' });
+    expect((await h.leases.read('forced')).item?.holderIdentity).toBeUndefined();
+  });
+
+  it('a term that already ran out is ended directly: nobody acts on it, nothing to wait for', async () => {
+    await seed('expired');
+    const r = await h.run(['release', 'expired', '--yes'], { clock: manualClock(NOW + 20 * SEC) });
+    expect(r.code, r.err).toBe(0);
+    expect(r.err).toMatch(/^note: y1's term ran out 5s ago \(it stopped renewing\), so nobody acts on it: ending it directly$/m);
+    expect(r.out.split('\n')[1]).toBe('y1 had stopped renewing; its writes fenced with token 7 fail from now on');
+    expect((await h.leases.read('expired')).item?.holderIdentity).toBeUndefined();
+  });
+});
