@@ -1,12 +1,14 @@
-import { onTimer, type FunctionDeps } from '../lib/functions/core.js';
+import { onRepublish, onTimer, type FunctionDeps } from '../lib/functions/core.js';
 import { depsFromEnv, lazy } from '../lib/functions/env.js';
 import { queueHandler } from '../lib/functions/lambda.js';
-import { parseTimerMessage } from '../lib/functions/timer.js';
+import { parseTimerQueueMessage } from '../lib/functions/timer.js';
 
-/** An election's ack window ended: finish it with whoever answered. */
+/** An election's ack window ended: finish it with whoever answered. Or: events deferred by an EventBridge outage, to publish again. */
 export const makeHandler = (deps: FunctionDeps) =>
   queueHandler(deps, async (r) => {
-    await onTimer(deps, parseTimerMessage(r.body, `timer message ${r.messageId}`));
+    const m = parseTimerQueueMessage(r.body, `timer message ${r.messageId}`);
+    if (m.kind === 'republish') await onRepublish(deps, m.message);
+    else await onTimer(deps, m.message);
   });
 
 export const handler = lazy(() => makeHandler(depsFromEnv('electionTimer')));

@@ -50,12 +50,15 @@ export const FUNCTION_ACCESS = {
     publishEvents: false,
     scheduleTimer: true,
   },
-  /** Publishes Candidate Joined/Expired, then reconciles the candidate's lease. */
+  /** Reconciles the candidate's lease, then publishes Candidate Joined/Expired (deferred to the timer queue if EventBridge fails). */
   candidateStream: { tables: reconcileOne, publishEvents: true, scheduleTimer: true },
-  /** Publishes Leader Elected/Changed/…, then reconciles a released or reported lease. */
+  /** Reconciles a released or reported lease, then publishes Leader Elected/Changed/… (deferred likewise). */
   leaseStream: { tables: reconcileOne, publishEvents: true, scheduleTimer: true },
-  /** Finishes an election whose ack window ended; puts an early timer back. */
-  electionTimer: { tables: reconcileOne, publishEvents: false, scheduleTimer: true },
+  /**
+   * Finishes an election whose ack window ended; puts an early timer back. Publishes the events a
+   * stream function deferred to the timer queue while EventBridge failed (and defers them again).
+   */
+  electionTimer: { tables: reconcileOne, publishEvents: true, scheduleTimer: true },
   /**
    * A stopped task or instance (lib/platform/vacate.ts): Query of the holder-platform index, then
    * per lease GetItem and a conditional UpdateItem; the dead holder's candidate row GetItem and

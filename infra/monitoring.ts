@@ -200,7 +200,7 @@ export class ConclaveMonitoring extends Construct {
         title: 'Timer queue',
         width: 8,
         left: [
-          timerQueue.metricApproximateNumberOfMessagesDelayed({ period, label: 'delayed (open elections)' }),
+          timerQueue.metricApproximateNumberOfMessagesDelayed({ period, label: 'delayed (open elections; events waiting out an EventBridge outage)' }),
           timerQueue.metricApproximateNumberOfMessagesVisible({ period, label: 'visible' }),
         ],
       }),

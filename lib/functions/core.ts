@@ -7,6 +7,7 @@ import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
 import { BrokenLeaseError, reconcileAll, reconcileLease, type CoordinatorDeps, type ReconcileAllResult, type ReconcileOutcome } from '../coordinator/reconcile.js';
 import { answeredLastPing } from '../election/decide.js';
 import { eventsFromCandidateChange, eventsFromLeaseChange } from '../events/derive.js';
+import { PublishError } from '../events/publisher.js';
 import type { ConclaveEvent } from '../events/schemas.js';
 import type { Candidate } from '../schemas/candidate.js';
 import type { Lease } from '../schemas/lease.js';
@@ -15,12 +16,12 @@ import type { Change } from './records.js';
 import { METRIC } from './metrics.js';
 
 export { METRIC };
-import type { TimerMessage, TimerQueue } from './timer.js';
+import { REPUBLISH_FOR_MS, republishDelayMs, type RepublishMessage, type TimerMessage, type TimerQueue } from './timer.js';
 
 export interface FunctionDeps {
   coordinator: CoordinatorDeps;
   timer: TimerQueue;
-  /** Publishes events; throws when some could not be published (the record is then retried). */
+  /** Publishes events; throws when some could not be published (they are then deferred to the timer queue). */
   publish(events: ConclaveEvent[]): Promise<void>;
   /** Takes a stream record no retry can read, with its content (an SQS queue in AWS, a file locally); throws when it could not. */
   deadLetter: DeadLetterSink;
@@ -132,28 +133,66 @@ async function afterBrokenRow(deps: FunctionDeps, c: Change<Lease> | Change<Cand
   return c.new && lease ? reconcile(deps, lease, trigger) : undefined;
 }
 
+/**
+ * Publishes a record's events; when EventBridge fails, the events that did not get through are put
+ * on the timer queue to be published again later (same ids), and the record counts as handled: an
+ * outage neither holds up its shard nor runs out the stream's retries. Only if that send fails too
+ * does this throw, and the record is retried.
+ */
+async function publishOrDefer(deps: FunctionDeps, events: ConclaveEvent[]): Promise<void> {
+  try {
+    await deps.publish(events);
+  } catch (e) {
+    const left = e instanceof PublishError ? e.failed.map((f) => f.event) : events; // unknown: all, again (consumers drop repeats by id)
+    await deps.timer.schedule({ republish: left, since: deps.coordinator.clock.now(), attempt: 1 }, republishDelayMs(1));
+    deps.logger.warn('events not published; deferred to the timer queue', { error: e as Error, ids: left.map((x) => x.detail.id) });
+  }
+}
+
+/**
+ * Stream records: the reconcile first, then the events. An election must not wait for EventBridge,
+ * and a record retried after a failed reconcile publishes its events then (same ids).
+ */
 export async function onCandidateChange(deps: FunctionDeps, c: Change<Candidate>): Promise<ReconcileOutcome | undefined> {
   if (c.oldInvalid) return afterBrokenRow(deps, c, c.new?.leaseName, `candidate ${c.eventName} (was broken)`);
   const row = c.new ?? c.old!;
   const events = eventsFromCandidateChange({ eventID: c.eventID, at: c.at ?? deps.coordinator.clock.now(), oldCandidate: c.old, newCandidate: c.new, staleAfterMs: deps.coordinator.config.candidateStaleAfterMs });
-  if (events.length) await deps.publish(events);
-  if (!candidateChangeMatters(c)) return undefined;
-  return reconcile(deps, row.leaseName, `candidate ${c.eventName}`);
+  const o = candidateChangeMatters(c) ? await reconcile(deps, row.leaseName, `candidate ${c.eventName}`) : undefined;
+  if (events.length) await publishOrDefer(deps, events);
+  return o;
 }
 
 export async function onLeaseChange(deps: FunctionDeps, c: Change<Lease>): Promise<ReconcileOutcome | undefined> {
   if (c.oldInvalid) return afterBrokenRow(deps, c, c.new?.name, `lease ${c.eventName} (was broken)`);
   const events = eventsFromLeaseChange({ eventID: c.eventID, at: c.at ?? deps.coordinator.clock.now(), oldLease: c.old, newLease: c.new });
+  const o = leaseChangeMatters(c) ? await reconcile(deps, (c.new ?? c.old)!.name, `lease ${c.eventName}`) : undefined;
   if (events.length) {
-    await deps.publish(events);
+    await publishOrDefer(deps, events);
     for (const e of events) if (e.detailType === 'Leader Changed') leaseMetric(deps.metrics, e.detail.lease, METRIC.leaderChanges, MetricUnit.Count, 1);
   }
-  if (!leaseChangeMatters(c)) return undefined;
-  return reconcile(deps, (c.new ?? c.old)!.name, `lease ${c.eventName}`);
+  return o;
 }
 
 export function onTimer(deps: FunctionDeps, m: TimerMessage): Promise<ReconcileOutcome | undefined> {
   return reconcile(deps, m.lease, `timer ${m.electionId}`);
+}
+
+/**
+ * Events deferred by an EventBridge outage: published again with the ids they were derived with.
+ * Failing again, they go back on the queue with a longer delay, for REPUBLISH_FOR_MS in all; after
+ * that this throws, and the queue's redrive takes the message (its dead-letter queue keeps it).
+ */
+export async function onRepublish(deps: FunctionDeps, m: RepublishMessage): Promise<void> {
+  try {
+    await deps.publish(m.events);
+    deps.logger.info('deferred events published', { ids: m.events.map((e) => e.detail.id), attempts: m.attempt + 1 });
+  } catch (e) {
+    const now = deps.coordinator.clock.now();
+    if (now - m.since >= REPUBLISH_FOR_MS) throw e;
+    const left = e instanceof PublishError ? e.failed.map((f) => f.event) : m.events;
+    await deps.timer.schedule({ republish: left, since: m.since, attempt: m.attempt + 1 }, republishDelayMs(m.attempt + 1));
+    deps.logger.warn('deferred events still not published; deferred again', { error: e as Error, ids: left.map((x) => x.detail.id), attempts: m.attempt + 1 });
+  }
 }
 
 /** The scheduled tick: every lease, garbage collection, and the leaderless and broken-lease gauges. */

@@ -39,7 +39,8 @@ function streamLease(r: DynamoDBRecord): string | undefined {
 
 function queueLease(r: SQSRecord): string | undefined {
   try {
-    const lease = (JSON.parse(r.body) as { lease?: unknown }).lease;
+    const body = JSON.parse(r.body) as { lease?: unknown; republish?: { detail?: { lease?: unknown } }[] };
+    const lease = body.lease ?? body.republish?.[0]?.detail?.lease; // an election's deadline, or deferred events
     return typeof lease === 'string' ? lease : undefined;
   } catch {
     return undefined;

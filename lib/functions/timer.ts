@@ -1,25 +1,74 @@
 import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import * as z from 'zod';
 import { Millis, Name } from '../schemas/common.js';
-import { parse } from '../schemas/validation.js';
+import { parseEvent, type ConclaveEvent } from '../events/schemas.js';
+import { ValidationError, parse } from '../schemas/validation.js';
 
 /** "Reconcile this lease when its election's ack window ends." */
 export const TimerMessage = z.object({ lease: Name, electionId: z.string().min(1), deadline: Millis }).strict();
 export type TimerMessage = z.infer<typeof TimerMessage>;
 
-export const parseTimerMessage = (body: string, subject: string): TimerMessage => {
-  let raw: unknown;
-  try {
-    raw = JSON.parse(body);
-  } catch {
-    raw = body; // not JSON: the schema reports it as the wrong type at (root)
-  }
-  return parse(TimerMessage, raw, subject);
-};
+/**
+ * "Publish these events again": events a stream record derived while EventBridge failed. The
+ * record's election went on regardless; its events wait here, with the ids they were derived with.
+ */
+export const RepublishMessage = z
+  .object({
+    republish: z.array(z.object({ detailType: z.string(), detail: z.record(z.string(), z.unknown()) }).strict()).min(1),
+    /** When publishing them first failed: they are retried for REPUBLISH_FOR_MS from then. */
+    since: Millis,
+    /** Publishing attempts that failed so far (the stream handler's included). */
+    attempt: z.number().int().min(1),
+  })
+  .strict()
+  .transform((m, ctx) => {
+    const events: ConclaveEvent[] = [];
+    m.republish.forEach((e, i) => {
+      try {
+        events.push(parseEvent(e.detailType, e.detail));
+      } catch (err) {
+        if (!(err instanceof ValidationError)) throw err;
+        for (const issue of err.issues) {
+          const at = issue.field === 'detail-type' ? ['detailType'] : ['detail', ...(issue.field === '(root)' ? [] : issue.field.split('.'))];
+          ctx.addIssue({ code: 'custom', path: ['republish', i, ...at], message: issue.message });
+        }
+      }
+    });
+    return { events, since: m.since, attempt: m.attempt };
+  });
+export type RepublishMessage = z.output<typeof RepublishMessage>;
 
-/** Where election deadlines are scheduled: SQS with a per-message delay in AWS, memory locally. */
+/** How long deferred events are retried before their message is left to the queue's redrive (and so its dead-letter queue). */
+export const REPUBLISH_FOR_MS = 24 * 60 * 60 * 1000;
+/** The wait before publishing again after `attempt` failures: 1 s, doubling, at most SQS's 15 minutes. */
+export const republishDelayMs = (attempt: number): number => Math.min(900_000, 1000 * 2 ** Math.max(0, attempt - 1));
+
+/** What goes on the timer queue, as sent (events unparsed). */
+export type TimerQueueMessage = TimerMessage | { republish: ConclaveEvent[]; since: number; attempt: number };
+
+function json(body: string): unknown {
+  try {
+    return JSON.parse(body);
+  } catch {
+    return body; // not JSON: the schema reports it as the wrong type at (root)
+  }
+}
+
+export const parseTimerMessage = (body: string, subject: string): TimerMessage => parse(TimerMessage, json(body), subject);
+
+/** A message of the timer queue: an election deadline, or events to publish again. */
+export function parseTimerQueueMessage(body: string, subject: string): { kind: 'deadline'; message: TimerMessage } | { kind: 'republish'; message: RepublishMessage } {
+  const raw = json(body);
+  if (typeof raw === 'object' && raw !== null && 'republish' in raw) return { kind: 'republish', message: parse(RepublishMessage, raw, subject) };
+  return { kind: 'deadline', message: parse(TimerMessage, raw, subject) };
+}
+
+/**
+ * Where election deadlines (and events deferred by an EventBridge outage) are scheduled: SQS with
+ * a per-message delay in AWS, memory locally.
+ */
 export interface TimerQueue {
-  schedule(message: TimerMessage, delayMs: number): Promise<void>;
+  schedule(message: TimerQueueMessage, delayMs: number): Promise<void>;
 }
 
 /** SQS allows 0–900 s of delay, in whole seconds; rounding up means never firing early. */

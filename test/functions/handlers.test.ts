@@ -18,7 +18,9 @@ import type { FunctionDeps } from '../../lib/functions/core.js';
 import { observability } from '../../lib/functions/env.js';
 import { METRIC } from '../../lib/functions/metrics.js';
 import type { PoisonRecord } from '../../lib/functions/dead-letter.js';
-import type { TimerMessage } from '../../lib/functions/timer.js';
+import { REPUBLISH_FOR_MS, republishDelayMs, type TimerMessage, type TimerQueueMessage } from '../../lib/functions/timer.js';
+import { manualClock } from '../../lib/clock.js';
+import { PublishError } from '../../lib/events/publisher.js';
 import { lambdaContext } from '../../lib/local/runtime.js';
 import { nextFencingToken } from '../../lib/schemas/fencing-token.js';
 import { OLDEST_EMULATION_VERSION } from '../../lib/schemas/strategy.js';
@@ -37,15 +39,16 @@ afterAll(async () => {
 function deps() {
   const published: ConclaveEvent[] = [];
   const timers: TimerMessage[] = [];
+  const deferred: Extract<TimerQueueMessage, { republish: unknown }>[] = [];
   const dead: PoisonRecord[] = [];
   const d: FunctionDeps = {
     coordinator: coordinatorDeps(t.client, t.names, { config: { ackWindowMs: 5_000 } }),
-    timer: { schedule: async (m) => void timers.push(m) },
+    timer: { schedule: async (m) => void ('republish' in m ? deferred.push(m) : timers.push(m)) },
     publish: async (events) => void published.push(...events),
     deadLetter: async (p) => void dead.push(p),
     ...observability('test', 'SILENT'),
   };
-  return { d, published, timers, dead, ids: () => new Set(published.map((e) => e.detail.id)) };
+  return { d, published, timers, deferred, dead, ids: () => new Set(published.map((e) => e.detail.id)) };
 }
 
 /** A copy of `r` that no handler can read: `field` of its new image has the wrong type. */
@@ -232,3 +235,58 @@ describe('a broken lease (its row does not match the schema)', () => {
   });
 });
 
+
+describe('EventBridge failing: the election goes on, the events wait on the timer queue', () => {
+  const sqsMessage = (id: string, body: unknown) =>
+    ({ messageId: id, receiptHandle: id, body: JSON.stringify(body), attributes: {}, messageAttributes: {}, md5OfBody: '', eventSource: 'aws:sqs', eventSourceARN: 'arn:aws:sqs:local:000000000000:timer', awsRegion: 'local' }) as unknown as SQSRecord;
+  const unavailable = (events: ConclaveEvent[]) => new PublishError(events.map((event) => ({ event, errorCode: 'ServiceUnavailable', errorMessage: 'EventBridge is unavailable' })), 0);
+
+  it('a candidate joins while PutEvents fails: elected at once, the record handled, Candidate Joined deferred with its id; republished later, deferred again, or left to the redrive after a day', async () => {
+    const lease = 'during-outage';
+    const now = Date.now();
+    const c = coordinatorDeps(t.client, t.names).candidates;
+    await c.write(await c.read(lease, 'solo'), { set: { binaryVersion: '1.30.0', emulationVersion: '1.30.0', preferredStrategies: [OLDEST_EMULATION_VERSION], renewTime: now, createdAt: now } });
+    const join = (await streamRecords(t.client, t.names.candidates)).filter((r) => r.eventName === 'INSERT' && r.dynamodb!.Keys!['leaseName']!.S === lease);
+
+    const { d, deferred, published } = deps();
+    const clock = manualClock(now);
+    d.coordinator = { ...d.coordinator, clock };
+    const working = d.publish;
+    d.publish = async (events) => {
+      throw unavailable(events);
+    };
+    expect(failures(await candidateStream(d)({ Records: join }, lambdaContext('candidateStream')))).toEqual([]);
+    expect((await coordinatorDeps(t.client, t.names).leases.read(lease)).item).toMatchObject({ holderIdentity: 'solo', electedBy: 'coordinator' });
+    expect(deferred).toEqual([{ republish: [expect.objectContaining({ detailType: 'Candidate Joined', detail: expect.objectContaining({ id: `${join[0]!.eventID}:candidate-joined` }) })], since: now, attempt: 1 }]);
+    const first = deferred[0]!;
+
+    // still failing: back on the queue, attempt 2, the same event
+    clock.advance(1_000);
+    expect(failures(await electionTimer(d)({ Records: [sqsMessage('m1', first)] }, lambdaContext('electionTimer')))).toEqual([]);
+    expect(deferred[1]).toEqual({ ...first, attempt: 2 });
+    expect(republishDelayMs(2)).toBe(2_000);
+
+    // EventBridge back: published with the id it was derived with
+    d.publish = working;
+    expect(failures(await electionTimer(d)({ Records: [sqsMessage('m2', deferred[1])] }, lambdaContext('electionTimer')))).toEqual([]);
+    expect(published.map((e) => e.detail.id)).toEqual([`${join[0]!.eventID}:candidate-joined`]);
+    expect(published[0]).toEqual(first.republish[0]);
+
+    // failing for a whole day: the message fails, so SQS's redrive moves it to the dead-letter queue (with the events)
+    d.publish = async (events) => {
+      throw unavailable(events);
+    };
+    clock.advance(REPUBLISH_FOR_MS);
+    await expect(electionTimer(d)({ Records: [sqsMessage('m3', first)] }, lambdaContext('electionTimer'))).rejects.toMatchObject({ name: 'FullBatchFailureError', recordErrors: [expect.objectContaining({ name: 'PublishError' })] });
+    expect(deferred).toHaveLength(2);
+  });
+
+  it('a republish message with a bad event is refused naming the field (the queue redrives it)', async () => {
+    const { d } = deps();
+    const bad = { republish: [{ detailType: 'Leader Elected', detail: { id: 'x:leader-elected', lease: 'l', time: 'yesterday', holder: 'a', fencingToken: 1, leaseTransitions: 0 } }], since: Date.now(), attempt: 1 };
+    await expect(electionTimer(d)({ Records: [sqsMessage('bad', bad)] }, lambdaContext('electionTimer'))).rejects.toMatchObject({
+      name: 'FullBatchFailureError',
+      recordErrors: [expect.objectContaining({ name: 'ValidationError', message: expect.stringMatching(/republish\[0\]\.detail\.time: /) })],
+    });
+  });
+});

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import type { DynamoDBStreamEvent } from 'aws-lambda';
+import { PublishError } from '../../lib/events/publisher.js';
 import type { FunctionDeps } from '../../lib/functions/core.js';
 import { startLocalRuntime, type LocalRuntime, type LocalRuntimeOptions } from '../../lib/local/runtime.js';
 import type { DeadLetter } from '../../lib/local/stream-poller.js';
@@ -99,13 +100,49 @@ describe('local runtime delivery', () => {
     expect(rt.deadLetters).toEqual([]);
   }, 40_000);
 
+  it('an EventBridge outage does not stall elections; once PutEvents works again every event arrives, with its original id', async () => {
+    let outage = true;
+    const attempted = new Map<string, unknown>(); // id → detail, as first handed to the publisher
+    const { rt, electors } = await runtime({
+      config: { ackWindowMs: 1_000 },
+      // PutEvents fails outright (every entry) while the outage lasts: the bus is unreachable
+      decorate: (d: FunctionDeps): FunctionDeps => ({
+        ...d,
+        publish: async (events) => {
+          for (const e of events) if (!attempted.has(e.detail.id)) attempted.set(e.detail.id, e.detail);
+          if (outage) throw new PublishError(events.map((event) => ({ event, errorCode: 'ServiceUnavailable', errorMessage: 'EventBridge is unavailable' })), 0);
+          await d.publish(events);
+        },
+      }),
+    });
+    const log = new Log();
+    const t = { client: rt.client, names: rt.tables, drop: async () => undefined };
+    // no fallback within the test: whoever leads was elected by the coordinator, from the streams
+    for (const id of ['a', 'b', 'c']) electors.push(startElector(t, log, id, { leaseName: 'outage', fallbackAfterMs: 600_000 }));
+    await waitFor('a leader elected during the outage', () => log.of('started').length === 1, 20_000);
+    // and a graceful hand-off, still during the outage: the release is on the lease stream
+    await electors.find((e) => e.elector.isLeader())!.stop();
+    await waitFor('a second leader elected during the outage', () => log.of('started').length === 2 && electors.some((e) => e.elector.isLeader()), 20_000);
+    const lease = (await rt.deps.coordinator.leases.read('outage')).item!;
+    expect(lease.electedBy).toBe('coordinator');
+    expect(rt.events).toEqual([]); // nothing got through
+    expect(attempted.size).toBeGreaterThan(0);
+
+    outage = false;
+    await waitFor('every event, once PutEvents works again', () => [...attempted.keys()].every((id) => rt.events.some((e) => e.detail.id === id)), 30_000);
+    for (const [id, detail] of attempted) expect(rt.events.find((e) => e.detail.id === id)!.detail).toEqual(detail);
+    const kinds = new Set(rt.events.map((e) => e.detailType));
+    for (const k of ['Candidate Joined', 'Leader Elected', 'Lease Released', 'Leader Changed'] as const) expect(kinds, k).toContain(k);
+    expect(rt.deadLetters).toEqual([]);
+  }, 90_000);
+
   it('publishes answered by a lost response are retried: a consumer dropping duplicate ids sees one Leader Changed per holder change', async () => {
     let lost = 0;
     const seen = new Set<string>();
     const { rt, electors } = await runtime({
       config: { ackWindowMs: 1_000 },
-      // The first publish of every set of events "times out" after EventBridge took it: the record
-      // is retried and publishes the same events again.
+      // The first publish of every set of events "times out" after EventBridge took it: the events
+      // are published again, with the same ids.
       decorate: (d: FunctionDeps): FunctionDeps => ({
         ...d,
         publish: async (events) => {
