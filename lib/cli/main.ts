@@ -66,8 +66,10 @@ Examples (local mode: \`npm start -- --serve\` prints the endpoint and prefix):
   $ conclave preempt nightly-report --to worker-2 --for 15m
   $ conclave events --follow --type "Leader Changed"
 
-Environment: CONCLAVE_ENDPOINT, CONCLAVE_TABLE_PREFIX; without --endpoint the AWS SDK's default
-credential chain and region (AWS_PROFILE, AWS_REGION, …) are used.`;
+Writes (set-priority, set-strategy, preempt, release) show the change and ask; -y skips the question.
+
+Environment: CONCLAVE_ENDPOINT, CONCLAVE_TABLE_PREFIX, CONCLAVE_ELECTION_CONFIG; without --endpoint
+the AWS SDK's default credential chain and region (AWS_PROFILE, AWS_REGION, …) are used.`;
 
 /**
  * The configuration to judge with: --election-config (or CONCLAVE_ELECTION_CONFIG) as JSON, or a

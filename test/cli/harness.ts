@@ -1,7 +1,7 @@
 import { spawn, spawnSync, type SpawnSyncReturns } from 'node:child_process';
 import { PassThrough } from 'node:stream';
 import { inject } from 'vitest';
-import type { Clock } from '../../lib/clock.js';
+import type { Clock, ManualClock } from '../../lib/clock.js';
 import type { Pace } from '../../lib/cli/context.js';
 import { main } from '../../lib/cli/main.js';
 import type { Candidate } from '../../lib/schemas/candidate.js';
@@ -40,6 +40,25 @@ export interface RunIO {
   pace?: Pace;
   env?: Record<string, string | undefined>;
   answer?: string;
+}
+
+/**
+ * A pace that runs `steps` in turn instead of waiting (what happens meanwhile), records what it
+ * was asked to wait, and advances `clock` by it when given. `stop` is Ctrl-C.
+ */
+export function scripted(steps: (() => unknown)[], clock?: ManualClock): Pace & { waits: number[]; stop: AbortController } {
+  const stop = new AbortController();
+  const waits: number[] = [];
+  return {
+    stop,
+    waits,
+    signal: stop.signal,
+    async sleep(ms) {
+      waits.push(ms);
+      clock?.advance(ms);
+      await steps.shift()?.();
+    },
+  };
 }
 
 /** Runs the CLI in-process with a given clock; output captured (a confirmation's question goes to err). */

@@ -5,38 +5,18 @@
  * the operator.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Pace } from '../../lib/cli/context.js';
 import { coordinatorDeps } from '../../lib/coordinator/reconcile.js';
 import { manualClock, type ManualClock } from '../../lib/clock.js';
 import type { Lease } from '../../lib/schemas/lease.js';
 import { MIN, NOW, SEC, cand, lease } from '../fixtures.js';
 import { Log, coordinatorLoop, startElector, waitFor } from '../sdk/harness.js';
-import { cliHarness, type CliHarness } from './harness.js';
+import { cliHarness, scripted, type CliHarness } from './harness.js';
 
 let h: CliHarness;
 beforeAll(async () => {
   h = await cliHarness('cli-release');
 });
 afterAll(() => h.t.drop());
-
-/**
- * A pace on a manual clock: each wait advances the clock by what was asked, then runs the next
- * step (what the holder or the coordinator does meanwhile). `stop` is Ctrl-C.
- */
-function scripted(clock: ManualClock, steps: (() => unknown)[] = []): Pace & { waits: number[]; stop: AbortController } {
-  const stop = new AbortController();
-  const waits: number[] = [];
-  return {
-    stop,
-    waits,
-    signal: stop.signal,
-    async sleep(ms) {
-      waits.push(ms);
-      clock.advance(ms);
-      await steps.shift()?.();
-    },
-  };
-}
 
 /** A held lease with the holder's candidate row and a runner-up's, renewed at NOW. */
 async function seed(name: string, extra: Partial<Lease> = {}) {
@@ -86,7 +66,7 @@ describe('release asks the holder to yield', () => {
   it('writes only preferredHolder, waits with progress, and says what follows', async () => {
     await seed('polite');
     const clock = manualClock(NOW + SEC);
-    const pace = scripted(clock, [async () => undefined, holderYields('polite')]);
+    const pace = scripted([async () => undefined, holderYields('polite')], clock);
     const r = await h.run(['release', 'polite', '--yes'], { clock, pace });
     expect(r.code, r.err).toBe(0);
     expect(r.err.split('\n')).toEqual([
@@ -106,7 +86,7 @@ describe('release asks the holder to yield', () => {
   it('gives up after --timeout when the holder renews but does not yield; the request stays', async () => {
     await seed('deaf');
     const clock = manualClock(NOW + SEC);
-    const pace = scripted(clock, Array.from({ length: 40 }, () => holderRenews('deaf', clock)));
+    const pace = scripted(Array.from({ length: 40 }, () => holderRenews('deaf', clock)), clock);
     const r = await h.run(['release', 'deaf', '--yes', '--timeout', '6s'], { clock, pace });
     expect(r.code).toBe(1);
     expect(r.err).toMatch(/^still waiting for y1: 5s so far \(it renewed 0s ago\)$/m);
@@ -119,7 +99,7 @@ describe('release asks the holder to yield', () => {
   it('a holder that stops renewing: its term runs out, and that ends the wait too', async () => {
     await seed('mute');
     const clock = manualClock(NOW + SEC);
-    const r = await h.run(['release', 'mute', '--yes'], { clock, pace: scripted(clock) });
+    const r = await h.run(['release', 'mute', '--yes'], { clock, pace: scripted([], clock) });
     expect(r.code, r.err).toBe(0);
     expect(r.out.split('\n')[0]).toBe("y1's term on lease mute (fencing token 7) ran out: it stopped renewing without releasing, and the coordinator treats the lease as vacant");
   });
@@ -128,7 +108,7 @@ describe('release asks the holder to yield', () => {
     await seed('again');
     const clock = manualClock(NOW + SEC);
     const withdraw = async () => void (await h.leases.write(await h.leases.read('again'), { remove: ['preferredHolder'] }));
-    const pace = scripted(clock, [withdraw, holderYields('again')]);
+    const pace = scripted([withdraw, holderYields('again')], clock);
     const r = await h.run(['release', 'again', '--yes'], { clock, pace });
     expect(r.code, r.err).toBe(0);
     expect(r.err).toMatch(/^the coordinator withdrew the request before y1 saw it \(it judges y1 its best candidate\); asking again$/m);
@@ -137,7 +117,7 @@ describe('release asks the holder to yield', () => {
   it('Ctrl-C stops the wait; the request stays', async () => {
     await seed('ctrl-c');
     const clock = manualClock(NOW + SEC);
-    const pace = scripted(clock, [() => pace.stop.abort()]);
+    const pace = scripted([() => pace.stop.abort()], clock);
     const r = await h.run(['release', 'ctrl-c', '--yes'], { clock, pace });
     expect(r.code).toBe(1);
     expect(r.err.split('\n').at(-1)).toBe('error: stopped waiting: the request stays on lease ctrl-c, and y1 releases when it sees it at its next renewal (`conclave describe lease ctrl-c` shows whether it has)');
@@ -146,7 +126,7 @@ describe('release asks the holder to yield', () => {
   it('a holder already asked to yield: nothing to write, only the wait', async () => {
     await seed('asked', { preferredHolder: 'y2' });
     const clock = manualClock(NOW + SEC);
-    const r = await h.run(['release', 'asked'], { clock, pace: scripted(clock, [holderYields('asked')]) });
+    const r = await h.run(['release', 'asked'], { clock, pace: scripted([holderYields('asked')], clock) });
     expect(r.code, r.err).toBe(0);
     expect(r.err.split('\n')[0]).toBe('y1 is already asked to yield lease asked to y2 (preferredHolder); waiting for it to release (giving up after 30s)…');
   });
@@ -154,7 +134,7 @@ describe('release asks the holder to yield', () => {
   it('-o json: the lease as it is once the holder released, alone on stdout', async () => {
     await seed('json');
     const clock = manualClock(NOW + SEC);
-    const r = await h.run(['-o', 'json', 'release', 'json', '--yes'], { clock, pace: scripted(clock, [holderYields('json')]) });
+    const r = await h.run(['-o', 'json', 'release', 'json', '--yes'], { clock, pace: scripted([holderYields('json')], clock) });
     expect(r.code, r.err).toBe(0);
     expect(JSON.parse(r.out)).toMatchObject({ name: 'json', lastHolderIdentity: 'y1' });
   });

@@ -2,26 +2,11 @@ import { appendFileSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Pace } from '../../lib/cli/context.js';
 import { summary } from '../../lib/cli/events.js';
 import { manualClock } from '../../lib/clock.js';
 import { NOW, SEC, cand, lease } from '../fixtures.js';
-import { cliHarness, runMain, type CliHarness } from './harness.js';
+import { cliHarness, runMain, scripted, type CliHarness } from './harness.js';
 
-/** A pace that runs `steps` in turn instead of waiting, and records what it was asked to wait. */
-function scripted(steps: (() => void | Promise<void>)[]): Pace & { waits: number[]; stop: AbortController } {
-  const stop = new AbortController();
-  const waits: number[] = [];
-  return {
-    stop,
-    waits,
-    signal: stop.signal,
-    async sleep(ms) {
-      waits.push(ms);
-      await steps.shift()?.();
-    },
-  };
-}
 
 describe('watch', () => {
   let h: CliHarness;
