@@ -102,6 +102,17 @@ describe('hostile values in the output', () => {
     expect(p.out + p.err).toContain(SHOWN);
   });
 
+  it('a write’s change table, its warnings and its refusals', async () => {
+    const asked = await h.run(['release', 'hx', '--yes'], { clock: at() });
+    expect(asked.code).toBe(1);
+    safe(asked.err);
+    expect(asked.err).toContain(`error: ${SHOWN} has no candidate row on lease hx`);
+    const forced = await h.run(['release', 'hx', '--force'], { clock: at() });
+    safe(forced.err);
+    expect(forced.err).toMatch(new RegExp(`^ {2}holderIdentity +${escapeRe(SHOWN)} +-$`, 'm'));
+    expect(forced.err).toContain(`warning: ${SHOWN} is not asked to stop`);
+  });
+
   it('watch: a change of holder to a hostile identity, in colour: only our own styles are raw', async () => {
     const out: string[] = [];
     const steps = [async () => void (await h.leases.write(await h.leases.read('gone'), { set: { holderIdentity: EVIL, fencingToken: 8 } }))];
