@@ -51,6 +51,10 @@ function deps() {
   return { d, published, timers, deferred, dead, ids: () => new Set(published.map((e) => e.detail.id)) };
 }
 
+/** A timer queue message as Lambda delivers it. */
+const message = (id: string, body: string): SQSRecord =>
+  ({ messageId: id, receiptHandle: id, body, attributes: {} as SQSRecord['attributes'], messageAttributes: {}, md5OfBody: '', eventSource: 'aws:sqs', eventSourceARN: 'arn:aws:sqs:local:000000000000:timer', awsRegion: 'local' }) as SQSRecord;
+
 /** A copy of `r` that no handler can read: `field` of its new image has the wrong type. */
 function poisoned(r: DynamoDBRecord, field: string, seq: string): DynamoDBRecord {
   const copy = structuredClone(r);
@@ -137,8 +141,6 @@ describe('stream handlers under duplicated, reordered and poisoned batches', () 
 
   it('election timer: a message that is not JSON and one with a missing field fail alone; a duplicate timer changes nothing', async () => {
     const before = (await leases().read(lease)).item!;
-    const message = (id: string, body: string): SQSRecord =>
-      ({ messageId: id, receiptHandle: id, body, attributes: {} as SQSRecord['attributes'], messageAttributes: {}, md5OfBody: '', eventSource: 'aws:sqs', eventSourceARN: 'arn:aws:sqs:local:000000000000:timer', awsRegion: 'local' }) as SQSRecord;
     const good = JSON.stringify({ lease, electionId: 'old-election', deadline: Date.now() });
     const event: SQSEvent = { Records: [message('1', good), message('2', 'not json'), message('3', JSON.stringify({ lease })), message('4', good)] };
     const { d } = deps();
@@ -226,8 +228,8 @@ describe('a broken lease (its row does not match the schema)', () => {
     await stand('bricked-timer', 'x');
     await brick('bricked-timer');
     const { d } = deps();
-    const message = { messageId: 'm1', receiptHandle: 'm1', body: JSON.stringify({ lease: 'bricked-timer', electionId: 'e', deadline: Date.now() }), attributes: {}, messageAttributes: {}, md5OfBody: '', eventSource: 'aws:sqs', eventSourceARN: 'arn:aws:sqs:local:000000000000:timer', awsRegion: 'local' } as unknown as SQSRecord;
-    expect(failures(await electionTimer(d)({ Records: [message] }, lambdaContext('electionTimer')))).toEqual([]);
+    const timer = message('m1', JSON.stringify({ lease: 'bricked-timer', electionId: 'e', deadline: Date.now() }));
+    expect(failures(await electionTimer(d)({ Records: [timer] }, lambdaContext('electionTimer')))).toEqual([]);
     // a candidate joining the broken lease: its record is sound, the lease it names is not
     const join = (await streamRecords(t.client, t.names.candidates)).filter((r) => r.eventName === 'INSERT' && r.dynamodb!.Keys!['leaseName']!.S === 'bricked-timer');
     expect(join).toHaveLength(1);
@@ -237,8 +239,7 @@ describe('a broken lease (its row does not match the schema)', () => {
 
 
 describe('EventBridge failing: the election goes on, the events wait on the timer queue', () => {
-  const sqsMessage = (id: string, body: unknown) =>
-    ({ messageId: id, receiptHandle: id, body: JSON.stringify(body), attributes: {}, messageAttributes: {}, md5OfBody: '', eventSource: 'aws:sqs', eventSourceARN: 'arn:aws:sqs:local:000000000000:timer', awsRegion: 'local' }) as unknown as SQSRecord;
+  const sqsMessage = (id: string, body: unknown) => message(id, JSON.stringify(body));
   const unavailable = (events: ConclaveEvent[]) => new PublishError(events.map((event) => ({ event, errorCode: 'ServiceUnavailable', errorMessage: 'EventBridge is unavailable' })), 0);
 
   it('a candidate joins while PutEvents fails: elected at once, the record handled, Candidate Joined deferred with its id; republished later, deferred again, or left to the redrive after a day', async () => {
