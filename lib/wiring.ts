@@ -45,6 +45,26 @@ export interface EventPattern {
   readonly detail: Readonly<Record<string, readonly string[]>>;
 }
 
+/** Where a deployment runs: its rules match, and its platform function acts on, only events from here. */
+export interface Deployment {
+  readonly account: string;
+  readonly region: string;
+}
+
+/** A rule's pattern as deployed: the wiring's, and EventBridge's `account` and `region` of the deployment. */
+export interface RulePattern extends EventPattern {
+  readonly account: readonly string[];
+  readonly region: readonly string[];
+}
+
+/**
+ * The pattern a rule gets in a deployment: events from its own account and region only, so a
+ * misrouted or forwarded event (another account's bus rule, a cross-region copy) never invokes the
+ * function. The construct passes its stack's account and region, local mode its own; the function
+ * checks them again (lib/functions/platform.ts).
+ */
+export const rulePattern = (p: EventPattern, d: Deployment): RulePattern => ({ ...p, account: [d.account], region: [d.region] });
+
 /** Rules on the account's default bus: AWS services' own events (asynchronous invocation). */
 export interface EventsTrigger {
   readonly kind: 'events';
@@ -58,12 +78,36 @@ export interface EventsTrigger {
 
 export type Trigger = StreamTrigger | ScheduleTrigger | QueueTrigger | EventsTrigger;
 
+/** One rule on a leaf: a value it must equal, whether it exists, or values it must not take (it must exist). */
+export type FilterRule = string | { readonly exists: boolean } | { readonly 'anything-but': readonly string[] };
+
 /**
  * A content filter as EventBridge and Lambda's event filtering write them, in the subset used
- * here: nested objects, a list of accepted values, or `[{ exists: boolean }]` on a leaf. AWS
- * applies them; locally lib/local/event-filter.ts does.
+ * here: nested objects, and on a leaf a list of rules of which one must match. AWS applies them;
+ * locally lib/local/event-filter.ts does.
  */
-export type FilterPattern = { readonly [key: string]: FilterPattern | readonly (string | { readonly exists: boolean })[] };
+export type FilterPattern = { readonly [key: string]: FilterPattern | readonly FilterRule[] };
+
+/**
+ * The lease stream's filters: every record but a renewal. A renewal flips `renewalMark`
+ * (absent → 1 → 2 → 1) and no other write names it (lib/stores/lease-store.ts), and IAM lets a
+ * worker's write that names it name nothing but what a renewal writes: no holder, instance or
+ * token (infra/access.ts). So every write that does not name the mark leaves it as it was, and
+ * such a record always passes — whatever the mark's value, whatever else changed: filters compare
+ * with constants only, so "unchanged" is spelled out per value (absent, 1, 2, anything else).
+ * What is dropped is a record whose new mark is 1 or 2 and differs from the old one: only a write
+ * that may name the mark (a renewal) makes one. A new image with a vacancy report is no renewal (a
+ * renewal removes it) and passes too; so do REMOVE and any INSERT without the mark. Five patterns:
+ * Lambda's default quota per event source mapping.
+ */
+const markIs = (image: 'OldImage' | 'NewImage', rule: FilterRule) => ({ [image]: { renewalMark: { N: [rule] } } });
+export const LEASE_STREAM_FILTERS: readonly FilterPattern[] = [
+  { dynamodb: markIs('NewImage', { exists: false }) },
+  { dynamodb: markIs('NewImage', { 'anything-but': ['1', '2'] }) },
+  { dynamodb: { ...markIs('OldImage', '1'), ...markIs('NewImage', '1') } },
+  { dynamodb: { ...markIs('OldImage', '2'), ...markIs('NewImage', '2') } },
+  { dynamodb: { NewImage: { vacancyReport: { M: [{ exists: true }] } } } },
+];
 
 export interface FunctionWiring {
   /** The handler module under functions/ (its `handler` export). */
@@ -92,9 +136,8 @@ export const wiring = {
   leaseStream: {
     entry: 'functions/lease-stream.ts',
     // A holder's renewal (every retry period, per lease) is most of the stream and means nothing
-    // to the function: renewals carry lastWrite "renewal" (lib/stores/lease-store.ts), every other
-    // lease write removes it, and these filters drop renewals before any invocation.
-    trigger: stream('leases', [{ eventName: ['INSERT', 'REMOVE'] }, { dynamodb: { NewImage: { lastWrite: { S: [{ exists: false }] } } } }]),
+    // to the function: these filters drop renewals, and only renewals, before any invocation.
+    trigger: stream('leases', LEASE_STREAM_FILTERS),
     timeoutSeconds: 60,
     memoryMb: 256,
   },

@@ -103,10 +103,18 @@ export const LeaseItem = z.object({
   vacancyReport: VacancyReport.optional(),
   lastElectionFailure: ElectionFailure.optional(),
   /**
-   * "renewal" on a holder's renewal, absent after any other write: lets the lease stream's event
-   * filter drop renewals before they invoke anything (lib/wiring.ts).
+   * The fencing token of the holder's term, copied: the one thing a renewal is conditioned on, so
+   * that a renewal names no holder attribute (IAM lets a write that flips `renewalMark` name only
+   * what a renewal writes: infra/access.ts). Every write that sets or ends a term sets or removes it
+   * (LeaseStore.write, releaseTerm, vacateLostHolder).
    */
-  lastWrite: z.literal('renewal').optional(),
+  termToken: z.number().int().min(0).optional(),
+  /**
+   * Flipped by each renewal (absent → 1 → 2 → 1 …) and by no other write: the lease stream's event
+   * filter drops the records in which it changed to 1 or 2 (lib/wiring.ts). A write that leaves it as
+   * it was always reaches the function, whatever it changed.
+   */
+  renewalMark: z.union([z.literal(1), z.literal(2)]).optional(),
   revision: Revision,
 });
 /** A row of the leases table as read: the holder, its term and fencing token, and the coordinator's notes on it. */

@@ -1,7 +1,9 @@
-import { QueryCommand, type AttributeValue, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { QueryCommand, UpdateItemCommand, type AttributeValue, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { LeaseItem, type Lease } from '../schemas/lease.js';
 import { HOLDER_FIELDS, type HolderLoss } from '../schemas/platform.js';
 import { HOLDER_PLATFORM_INDEX } from '../tables.js';
+import { isConditionFailed } from './errors.js';
 import { ItemStore, type Patch, type Read } from './item-store.js';
 
 export type LeaseRead = Read<Lease>;
@@ -24,8 +26,15 @@ export function termCondition(term: Term) {
 }
 export type LeasePatch = Patch<Lease>;
 
-/** The mark a renewal leaves (`lastWrite`), which the lease stream's filter drops. */
-const RENEWAL = 'renewal';
+/**
+ * A renewal flips `renewalMark` (absent → 1 → 2 → 1), which no other write names: the lease
+ * stream's filter drops the records where it flipped (lib/wiring.ts). The mark is computed by
+ * DynamoDB (3 − mark), so a renewal needs no read.
+ */
+const FLIP_MARK = '#mark = :three - if_not_exists(#mark, :two)';
+
+/** What a term's renewal is conditioned on: the copy of its fencing token (see LeaseItem `termToken`). */
+const TERM_FIELDS = ['termToken'] as const;
 
 /** Leases, key `name`. */
 export class LeaseStore extends ItemStore<typeof LeaseItem> {
@@ -37,23 +46,51 @@ export class LeaseStore extends ItemStore<typeof LeaseItem> {
     return this.get({ name });
   }
 
-  /** Every write but a renewal clears the renewal mark, so the lease stream sees it (lib/wiring.ts). */
+  /**
+   * Keeps `termToken` the copy of the term's fencing token: set while the lease is held, removed
+   * when it is not. Touches nothing else of a renewal's: no write but a renewal flips the mark.
+   */
   override write(read: LeaseRead, patch: LeasePatch): Promise<Lease> {
-    return super.write(read, { ...patch, remove: [...(patch.remove ?? []), 'lastWrite'] });
+    const set: LeasePatch['set'] = { ...patch.set };
+    const removed = new Set<string>(patch.remove ?? []);
+    const holder = removed.has('holderIdentity') ? undefined : (set.holderIdentity ?? read.item?.holderIdentity);
+    const token = set.fencingToken ?? read.item?.fencingToken;
+    if (holder !== undefined && token !== undefined) {
+      if (read.item?.termToken !== token || set.holderIdentity !== undefined || set.fencingToken !== undefined) set.termToken = token;
+    } else if (read.item?.termToken !== undefined) removed.add('termToken');
+    return super.write(read, { set, remove: [...removed] as LeasePatch['remove'] });
   }
 
   /**
-   * The holder renews its term: guarded by holder and fencing token (its term), not by a read, so
-   * a coordinator's concurrent write (an election note, a preferredHolder) never fails a renewal.
-   * A renewal withdraws any vacancy report. Undefined when the term is no longer the holder's.
+   * The holder renews its term: conditioned on the term's token (`termToken`), not on a read, so a
+   * coordinator's concurrent write (an election note, a preferredHolder) never fails a renewal. A
+   * renewal withdraws any vacancy report and flips the renewal mark. It names no holder attribute,
+   * which is what lets IAM keep a write that flips the mark from changing the holder
+   * (infra/access.ts). Undefined when the term is no longer the holder's.
    */
-  renewTerm(name: string, term: Term, renewTime: number, leaseDurationSeconds: number): Promise<Lease | undefined> {
-    return this.updateIf({ name }, { set: { renewTime, leaseDurationSeconds, lastWrite: RENEWAL }, remove: ['vacancyReport'] }, termCondition(term));
+  async renewTerm(name: string, term: Term, renewTime: number, leaseDurationSeconds: number): Promise<Lease | undefined> {
+    try {
+      const r = await this.client.send(
+        new UpdateItemCommand({
+          TableName: this.table,
+          Key: marshall({ name }),
+          UpdateExpression: `SET #renew = :renew, #duration = :duration, ${FLIP_MARK} REMOVE #report ADD #rev :one`,
+          ConditionExpression: '#term = :token',
+          ExpressionAttributeNames: { '#renew': 'renewTime', '#duration': 'leaseDurationSeconds', '#mark': 'renewalMark', '#report': 'vacancyReport', '#rev': 'revision', '#term': 'termToken' },
+          ExpressionAttributeValues: marshall({ ':renew': renewTime, ':duration': leaseDurationSeconds, ':two': 2, ':three': 3, ':one': 1, ':token': term.fencingToken }),
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      return this.parseItem(unmarshall(r.Attributes ?? {}));
+    } catch (e) {
+      if (isConditionFailed(e)) return undefined;
+      throw e;
+    }
   }
 
   /** The holder gives its term up so the next election starts at once. Undefined when it was not its term any more. */
   releaseTerm(name: string, term: Term, now: number): Promise<Lease | undefined> {
-    return this.updateIf({ name }, { set: { renewTime: now, lastHolderIdentity: term.holderIdentity }, remove: [...HOLDER_FIELDS, 'preferredHolder', 'vacancyReport', 'lastWrite'] }, termCondition(term));
+    return this.updateIf({ name }, { set: { renewTime: now, lastHolderIdentity: term.holderIdentity }, remove: [...HOLDER_FIELDS, ...TERM_FIELDS, 'preferredHolder', 'vacancyReport'] }, termCondition(term));
   }
 
   /**
@@ -89,7 +126,7 @@ export class LeaseStore extends ItemStore<typeof LeaseItem> {
   vacateLostHolder(read: LeaseRead, loss: HolderLoss): Promise<Lease | undefined> {
     return this.updateIf(
       { name: read.key['name']! },
-      { set: { renewTime: loss.at, lastHolderIdentity: loss.holder, holderLoss: loss }, remove: [...HOLDER_FIELDS, 'preferredHolder', 'vacancyReport', 'lastWrite'] },
+      { set: { renewTime: loss.at, lastHolderIdentity: loss.holder, holderLoss: loss }, remove: [...HOLDER_FIELDS, ...TERM_FIELDS, 'preferredHolder', 'vacancyReport'] },
       {
         expression: '#rev = :rev AND #holder = :holder AND #token = :token AND #pid = :pid',
         names: { '#rev': 'revision', '#holder': 'holderIdentity', '#token': 'fencingToken', '#pid': 'holderPlatformId' },

@@ -1,0 +1,111 @@
+/**
+ * The lease stream's event filter drops renewals (most of the stream) before they invoke the
+ * function — and nothing else: a change of holder, instance or fencing token always reaches the
+ * function, whatever the write left on the row. Run on DynamoDB Local with the local poller,
+ * which applies the wiring's filters as Lambda does.
+ */
+import { DescribeTableCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
+import { marshall } from '@aws-sdk/util-dynamodb';
+import type { DynamoDBRecord } from 'aws-lambda';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../lib/local/dynamodb-local.js';
+import { matchesFilter } from '../../lib/local/event-filter.js';
+import { StreamPoller } from '../../lib/local/stream-poller.js';
+import { LeaseStore } from '../../lib/stores/lease-store.js';
+import { wiring } from '../../lib/wiring.js';
+import { waitFor } from '../sdk/harness.js';
+import { testTables, type TestTables } from '../support.js';
+
+let t: TestTables;
+let streams: DynamoDBStreamsClient;
+beforeAll(async () => {
+  t = await testTables('renewal-filter');
+  streams = new DynamoDBStreamsClient({ endpoint: inject('ddbEndpoint'), region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
+});
+afterAll(async () => {
+  streams.destroy();
+  await t.drop();
+});
+
+const holderOf = (r: DynamoDBRecord) => {
+  const n = r.dynamodb?.NewImage;
+  return `${n?.['holderIdentity']?.S}/${n?.['fencingToken']?.N}${n?.['successor'] ? ` successor ${n['successor'].S}` : ''}`;
+};
+
+describe("the lease stream's filter", () => {
+  it('drops renewals, and delivers a holder change a worker writes right after one (the mark a renewal leaves hides nothing)', async () => {
+    const leases = new LeaseStore(t.client, t.names.leases);
+    const now = Date.now();
+    const a = { holderIdentity: 'a', fencingToken: 1 };
+    let lease = await leases.write(await leases.read('jobs'), {
+      set: { holderIdentity: 'a', holderInstance: 'a-1', leaseDurationSeconds: 15, acquireTime: now, renewTime: now, leaseTransitions: 0, fencingToken: 1, electedBy: 'coordinator' },
+    });
+    for (let i = 1; i <= 2; i++) lease = (await leases.renewTerm('jobs', a, now + i, 15))!;
+    expect(lease.holderIdentity).toBe('a');
+
+    // Worker b writes itself in as holder, as a direct acquisition does, right after a's renewal:
+    // a plain conditional UpdateItem that names only holder attributes (what IAM lets a worker's
+    // non-renewal writes name) and leaves whatever mark the renewal put on the row.
+    await t.client.send(
+      new UpdateItemCommand({
+        TableName: t.names.leases,
+        Key: marshall({ name: 'jobs' }),
+        UpdateExpression: 'SET #h = :h, #i = :i, #t = :t, #tt = :t, #by = :by ADD #rev :one',
+        ConditionExpression: '#rev = :rev',
+        ExpressionAttributeNames: { '#h': 'holderIdentity', '#i': 'holderInstance', '#t': 'fencingToken', '#tt': 'termToken', '#by': 'electedBy', '#rev': 'revision' },
+        ExpressionAttributeValues: marshall({ ':h': 'b', ':i': 'b-1', ':t': 2, ':by': 'self', ':one': 1, ':rev': lease.revision }),
+      }),
+    );
+    const b = { holderIdentity: 'b', fencingToken: 2 };
+    for (let i = 3; i <= 4; i++) expect(await leases.renewTerm('jobs', b, now + i, 15)).toBeDefined();
+    // the coordinator's note on the lease: an ordinary write, delivered
+    await leases.write(await leases.read('jobs'), { set: { successor: 'a' } });
+
+    const arn = (await t.client.send(new DescribeTableCommand({ TableName: t.names.leases }))).Table!.LatestStreamArn!;
+    const delivered: DynamoDBRecord[] = [];
+    const poller = new StreamPoller({
+      client: streams,
+      streamArn: arn,
+      trigger: wiring.leaseStream.trigger,
+      functionName: 'leaseStream',
+      invoke: async (e) => void delivered.push(...e.Records),
+      deadLetter: () => undefined,
+    });
+    poller.start();
+    const total = 1 + 2 + 1 + 2 + 1;
+    try {
+      await waitFor('every record read', () => delivered.length + poller.filtered >= total, 10_000);
+    } finally {
+      await poller.stop();
+    }
+    expect(delivered.map((r) => `${r.eventName} ${holderOf(r)}`)).toEqual(['INSERT a/1', 'MODIFY b/2', 'MODIFY b/2 successor a']);
+    expect(poller.filtered).toBe(4); // the four renewals
+  });
+
+  it('keeps every record whose renewal mark did not change (whatever its value), drops only a change of the mark to 1 or 2', () => {
+    const filters = wiring.leaseStream.trigger.filters ?? [];
+    // Lambda's default quota: five filters per event source mapping (a sixth fails the deploy)
+    expect(filters.length).toBeGreaterThan(0);
+    expect(filters.length).toBeLessThanOrEqual(5);
+    const kept = (old: Record<string, unknown> | undefined, neu: Record<string, unknown> | undefined, eventName = 'MODIFY') =>
+      filters.some((f) => matchesFilter(f, { eventName, dynamodb: { ...(old ? { OldImage: old } : {}), ...(neu ? { NewImage: neu } : {}) } }));
+    const mark = (v: unknown) => ({ name: { S: 'jobs' }, ...(v === undefined ? {} : { renewalMark: v }) });
+    // what a renewal does to the mark: absent → 1, 1 → 2, 2 → 1
+    expect(kept(mark(undefined), mark({ N: '1' }))).toBe(false);
+    expect(kept(mark({ N: '1' }), mark({ N: '2' }))).toBe(false);
+    expect(kept(mark({ N: '2' }), mark({ N: '1' }))).toBe(false);
+    // any other change to 1 or 2 names the mark too, so only the renewal statement lets it through IAM
+    expect(kept(mark(undefined), mark({ N: '2' }))).toBe(false);
+    expect(kept(mark({ N: '7' }), mark({ N: '1' }))).toBe(false);
+    // a write that does not touch the mark leaves it as it was: always delivered
+    for (const v of [undefined, { N: '1' }, { N: '2' }, { N: '7' }, { N: '-4' }, { S: '1' }, { S: 'renewal' }, { BOOL: true }]) expect(kept(mark(v), mark(v)), JSON.stringify(v)).toBe(true);
+    // a mark removed, or set to what no renewal writes: delivered
+    expect(kept(mark({ N: '2' }), mark(undefined))).toBe(true);
+    expect(kept(mark({ N: '1' }), mark({ N: '9' }))).toBe(true);
+    // a renewal withdraws any vacancy report: a record whose new image has one is no renewal
+    expect(kept(mark({ N: '1' }), { ...mark({ N: '2' }), vacancyReport: { M: {} } })).toBe(true);
+    expect(kept(undefined, mark(undefined), 'INSERT')).toBe(true);
+    expect(kept(mark({ N: '1' }), undefined, 'REMOVE')).toBe(true);
+  });
+});
