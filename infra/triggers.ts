@@ -3,7 +3,7 @@
  * event source, the coordinator's schedule, rules on the default bus. Whatever local mode polls
  * and schedules from the same declarations, AWS does too.
  */
-import { Duration } from 'aws-cdk-lib';
+import { Aws, Duration } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
@@ -13,7 +13,7 @@ import * as destinations from 'aws-cdk-lib/aws-lambda-destinations';
 import * as sources from 'aws-cdk-lib/aws-lambda-event-sources';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
-import type { EventsTrigger, FunctionName, QueueTrigger, StreamTrigger } from '../lib/wiring.js';
+import { rulePattern, type EventsTrigger, type FunctionName, type QueueTrigger, type RulePattern, type StreamTrigger } from '../lib/wiring.js';
 import { pascal } from './functions.js';
 import { deadLetterQueue } from './queues.js';
 
@@ -61,10 +61,20 @@ export function addSchedule(scope: Construct, name: FunctionName, fn: lambda.Fun
   return rule;
 }
 
+/** A wiring pattern in CDK's spelling (detailType), with fresh arrays. */
+const eventPattern = (p: RulePattern): events.EventPattern => ({
+  source: [...p.source],
+  detailType: [...p['detail-type']],
+  account: [...p.account],
+  region: [...p.region],
+  detail: Object.fromEntries(Object.entries(p.detail).map(([k, v]) => [k, [...v]])),
+});
+
 /**
  * Rules on the default bus for a function on AWS services' events: asynchronous invocation with
  * the wiring's retries and maximum age; events that fail (or cannot be delivered) go to the
- * returned dead-letter queue. With `enabled` false no rule is created (the queue still is).
+ * returned dead-letter queue. Each rule takes events from the stack's own account and region only.
+ * With `enabled` false no rule is created (the queue still is).
  */
 export function addEventRules(scope: Construct, name: FunctionName, fn: lambda.Function, t: EventsTrigger, enabled: boolean, key: kms.IKey | undefined): sqs.Queue {
   const dlq = deadLetterQueue(scope, `${pascal(name)}DeadLetters`, { encryptionKey: key, deadLetterQueueOf: `the on-failure destination of the ${name} function's rules and asynchronous invocations` });
@@ -75,7 +85,7 @@ export function addEventRules(scope: Construct, name: FunctionName, fn: lambda.F
       new events.Rule(scope, `${pascal(name)}Rule${i}`, {
         description: `Conclave: ${p['detail-type'].join(', ')} → the ${name} function`,
         eventBus: bus,
-        eventPattern: { source: [...p.source], detailType: [...p['detail-type']], detail: Object.fromEntries(Object.entries(p.detail).map(([k, v]) => [k, [...v]])) },
+        eventPattern: eventPattern(rulePattern(p, { account: Aws.ACCOUNT_ID, region: Aws.REGION })),
         targets: [new targets.LambdaFunction(fn, { deadLetterQueue: dlq, retryAttempts: 8, maxEventAge: Duration.seconds(t.maxEventAgeSeconds) })],
       });
     });

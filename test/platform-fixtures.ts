@@ -1,21 +1,31 @@
 /**
  * Platform events in the shapes the services document (Amazon ECS "Task state change events",
- * Amazon EC2 "EC2 Instance State-change Notification"), with placeholder account and ids.
+ * Amazon EC2 "EC2 Instance State-change Notification"), with placeholder account and ids. Every
+ * event comes from ACCOUNT in REGION at TIME unless `extra` says otherwise.
  */
 export const ACCOUNT = '000000000000';
+export const REGION = 'eu-west-1';
+export const TIME = '2026-11-23T12:00:00Z';
+/** The envelope fields a test may change: where and when the event happened, its id. */
+export interface Envelope {
+  id?: string;
+  time?: string;
+  account?: string;
+  region?: string;
+}
 export const CLUSTER = `arn:aws:ecs:eu-west-1:${ACCOUNT}:cluster/workers`;
 export const taskArn = (id: string, cluster = 'workers') => `arn:aws:ecs:eu-west-1:${ACCOUNT}:task/${cluster}/${id}`;
 
-export function ecsTaskStateChange(task: string, lastStatus: string, extra: { clusterArn?: string; stoppedReason?: string; stopCode?: string; id?: string } = {}) {
+export function ecsTaskStateChange(task: string, lastStatus: string, extra: Envelope & { clusterArn?: string; stoppedReason?: string; stopCode?: string } = {}) {
   const stopped = lastStatus === 'STOPPED';
   return {
     version: '0',
     id: extra.id ?? '3317b2af-7005-947d-b652-f55e762e571a',
     'detail-type': 'ECS Task State Change',
     source: 'aws.ecs',
-    account: ACCOUNT,
-    time: '2026-11-23T12:00:00Z',
-    region: 'eu-west-1',
+    account: extra.account ?? ACCOUNT,
+    time: extra.time ?? TIME,
+    region: extra.region ?? REGION,
     resources: [task],
     detail: {
       attachments: [{ id: 'a1b2c3d4-5678-90ab-cdef-EXAMPLE11111', type: 'eni', status: stopped ? 'DELETED' : 'ATTACHED', details: [] }],
@@ -40,15 +50,15 @@ export function ecsTaskStateChange(task: string, lastStatus: string, extra: { cl
   };
 }
 
-export function ec2StateChange(instanceId: string, state: string, id = '7bf73129-1428-4cd3-a780-95db273d1602') {
+export function ec2StateChange(instanceId: string, state: string, extra: Envelope = {}) {
   return {
     version: '0',
-    id,
+    id: extra.id ?? '7bf73129-1428-4cd3-a780-95db273d1602',
     'detail-type': 'EC2 Instance State-change Notification',
     source: 'aws.ec2',
-    account: ACCOUNT,
-    time: '2026-11-23T12:00:00Z',
-    region: 'eu-west-1',
+    account: extra.account ?? ACCOUNT,
+    time: extra.time ?? TIME,
+    region: extra.region ?? REGION,
     resources: [`arn:aws:ec2:eu-west-1:${ACCOUNT}:instance/${instanceId}`],
     detail: { 'instance-id': instanceId, state },
   };

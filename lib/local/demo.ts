@@ -171,6 +171,10 @@ export async function playStories(rt: LocalRuntime, opts: DemoOptions = {}): Pro
     story = 'crash-signal';
     print('\n▸ A leader crash (SIGKILL) with the platform signal: ECS says the task STOPPED, its term ends at once');
     const signalled = leader()!;
+    // ECS's event carries whole seconds, and it ends only a term that began more than clockSkewMs
+    // before it (a late or replayed event must never end a newer term): let the term age past that.
+    const began = (await rt.deps.coordinator.leases.read(LEASE)).item?.acquireTime ?? 0;
+    await sleep(Math.max(0, began + rt.deps.coordinator.config.clockSkewMs + 1_000 - Date.now()));
     await act(`kill -9 ${signalled.identity} (task STOPPED)`, () => signalled.kill());
     await act(`restart ${signalled.identity}`, async () => registered(await start({ identity: signalled.identity, emulationVersion: signalled.spec.emulationVersion, binaryVersion: signalled.spec.binaryVersion })));
 

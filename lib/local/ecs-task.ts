@@ -8,9 +8,13 @@ import type { ChildProcess } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Platform } from '../schemas/platform.js';
+import { LOCAL_REGION } from '../stores/client.js';
+import type { Deployment } from '../wiring.js';
 
 export const LOCAL_ACCOUNT = '000000000000';
-export const LOCAL_CLUSTER = `arn:aws:ecs:local:${LOCAL_ACCOUNT}:cluster/conclave-local`;
+/** Where local mode runs, as its rules, its functions (their ARNs) and its platform events say. */
+export const LOCAL_DEPLOYMENT: Deployment = { account: LOCAL_ACCOUNT, region: LOCAL_REGION };
+export const LOCAL_CLUSTER = `arn:aws:ecs:${LOCAL_REGION}:${LOCAL_ACCOUNT}:cluster/conclave-local`;
 
 export interface LocalEcsTask {
   platform: Platform & { kind: 'ecs' };
@@ -31,9 +35,9 @@ export function taskStoppedEvent(task: Platform & { kind: 'ecs' }, exit: { code:
     id: randomUUID(),
     'detail-type': 'ECS Task State Change',
     source: 'aws.ecs',
-    account: LOCAL_ACCOUNT,
+    account: LOCAL_DEPLOYMENT.account,
     time: at.toISOString().replace(/\.\d{3}Z$/, 'Z'),
-    region: 'local',
+    region: LOCAL_DEPLOYMENT.region,
     resources: [task.id],
     detail: {
       availabilityZone: task.availabilityZone,
@@ -52,7 +56,7 @@ export function taskStoppedEvent(task: Platform & { kind: 'ecs' }, exit: { code:
 }
 
 export async function startEcsTask(onStopped: (event: Record<string, unknown>) => void): Promise<LocalEcsTask> {
-  const platform = { kind: 'ecs' as const, id: `arn:aws:ecs:local:${LOCAL_ACCOUNT}:task/conclave-local/${randomBytes(16).toString('hex')}`, cluster: LOCAL_CLUSTER, availabilityZone: 'local-1a' };
+  const platform = { kind: 'ecs' as const, id: `arn:aws:ecs:${LOCAL_REGION}:${LOCAL_ACCOUNT}:task/conclave-local/${randomBytes(16).toString('hex')}`, cluster: LOCAL_CLUSTER, availabilityZone: 'local-1a' };
   // Like ECS: http://169.254.170.2/v4/<container id>; the task is at <that>/task.
   const base = `/v4/${randomUUID()}`;
   const server = createServer((req, res) => {

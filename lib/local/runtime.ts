@@ -20,10 +20,10 @@ import { observability } from '../functions/env.js';
 import type { ElectionConfigInput, TableNames } from '../schemas/config.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION, localClient } from '../stores/client.js';
 import { defaultTableNames } from '../tables.js';
-import { wiring, type FunctionName, type FunctionWiring } from '../wiring.js';
+import { rulePattern, wiring, type FunctionName, type FunctionWiring } from '../wiring.js';
 import { DelayQueue } from './delay-queue.js';
 import { startDynamoDBLocal, type DynamoDBLocal } from './dynamodb-local.js';
-import { startEcsTask, type LocalEcsTask } from './ecs-task.js';
+import { LOCAL_DEPLOYMENT, startEcsTask, type LocalEcsTask } from './ecs-task.js';
 import { startLocalEventBus } from './event-bus.js';
 import { matchesPattern } from './event-filter.js';
 import { loadHandler } from './handlers.js';
@@ -103,7 +103,7 @@ export function lambdaContext(name: FunctionName): Context {
   return {
     functionName: `conclave-${name}`,
     functionVersion: '$LATEST',
-    invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:conclave-${name}`,
+    invokedFunctionArn: `arn:aws:lambda:${LOCAL_DEPLOYMENT.region}:${LOCAL_DEPLOYMENT.account}:function:conclave-${name}`,
     memoryLimitInMB: String(w.memoryMb),
     awsRequestId: randomUUID(),
     logGroupName: `/aws/lambda/conclave-${name}`,
@@ -188,7 +188,7 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
   const platformEvent = async (event: unknown): Promise<void> => {
     const runs = (Object.keys(wiring) as FunctionName[]).flatMap((name) => {
       const t: FunctionWiring['trigger'] = wiring[name].trigger;
-      if (t.kind !== 'events' || !t.patterns.some((p) => matchesPattern(p, event))) return [];
+      if (t.kind !== 'events' || !t.patterns.some((p) => matchesPattern(rulePattern(p, LOCAL_DEPLOYMENT), event))) return [];
       const run = (async () => {
         let last: Error | undefined;
         for (let attempt = 0; attempt <= t.retryAttempts; attempt++) {

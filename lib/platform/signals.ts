@@ -55,9 +55,15 @@ export interface PlatformStop {
   cluster?: string;
   /** The platform's words: `stoppedReason (stopCode)` or `instance stopped|terminated`. */
   reason: string;
-  /** The event's time, epoch ms. */
+  /**
+   * The event's `time`, epoch ms: when the platform says the task or instance stopped (EventBridge
+   * gives whole seconds). A late, retried or replayed event keeps it, so it tells which run stopped.
+   */
   at: number;
   eventId: string;
+  /** The account and region the event says it comes from (EventBridge always sets both). */
+  account?: string;
+  region?: string;
 }
 
 export type ReadSignal = { stop: PlatformStop } | { ignored: string };
@@ -66,13 +72,14 @@ export type ReadSignal = { stop: PlatformStop } | { ignored: string };
 export function readPlatformEvent(raw: unknown): ReadSignal {
   const e = parse(PlatformEvent, raw, 'platform event');
   const at = Date.parse(e.time);
+  const where = { ...(e.account ? { account: e.account } : {}), ...(e.region ? { region: e.region } : {}) };
   if (e.source === 'aws.ecs') {
     const d = e.detail;
     if (d.lastStatus !== 'STOPPED') return { ignored: `task ${d.taskArn} is ${d.lastStatus}, not STOPPED: its containers may still run` };
     const reason = [d.stoppedReason ?? 'task stopped', d.stopCode ? `(${d.stopCode})` : ''].filter(Boolean).join(' ');
-    return { stop: { source: 'aws.ecs', platformId: d.taskArn, cluster: d.clusterArn, reason, at, eventId: e.id } };
+    return { stop: { source: 'aws.ecs', platformId: d.taskArn, cluster: d.clusterArn, reason, at, eventId: e.id, ...where } };
   }
   const d = e.detail;
   if (d.state !== 'stopped' && d.state !== 'terminated') return { ignored: `instance ${d['instance-id']} is ${d.state}, not stopped or terminated: its processes may still run` };
-  return { stop: { source: 'aws.ec2', platformId: d['instance-id'], reason: `instance ${d.state}`, at, eventId: e.id } };
+  return { stop: { source: 'aws.ec2', platformId: d['instance-id'], reason: `instance ${d.state}`, at, eventId: e.id, ...where } };
 }

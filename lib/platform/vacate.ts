@@ -1,3 +1,4 @@
+import type { ElectionConfig } from '../schemas/config.js';
 import type { Lease } from '../schemas/lease.js';
 import { sameCluster } from '../schemas/platform.js';
 import type { CandidateStore } from '../stores/candidate-store.js';
@@ -9,7 +10,9 @@ export type VacateOutcome =
   /** The term ended; the lease stream starts the next election. */
   | { lease: string; outcome: 'vacated'; holder: string; fencingToken: number }
   /** The index still named it, but the lease has a new holder or term (or none): left alone. */
-  | { lease: string; outcome: 'movedOn'; why: string };
+  | { lease: string; outcome: 'movedOn'; why: string }
+  /** The event is not surely later than the term's start (late, replayed, an earlier run on the instance): left alone. */
+  | { lease: string; outcome: 'beforeTerm'; why: string };
 
 function stillHeldBy(lease: Lease | undefined, stop: PlatformStop): string | undefined {
   if (!lease?.holderIdentity) return 'the lease has no holder';
@@ -17,6 +20,20 @@ function stillHeldBy(lease: Lease | undefined, stop: PlatformStop): string | und
   const cluster = lease.holderPlatform?.kind === 'ecs' ? lease.holderPlatform.cluster : undefined;
   if (stop.cluster && cluster && !sameCluster(cluster, stop.cluster)) return `the holder's task is in cluster ${cluster}, the event's in ${stop.cluster}`;
   return undefined;
+}
+
+/**
+ * Why the stop cannot be told apart from one before the term began, or undefined when it is surely
+ * later. An EC2 instance keeps its id across stop and start, and an event may come minutes late
+ * (asynchronous retries, a dead-letter redrive, an archive replay): only an event whose time is
+ * after the term's start — by more than the clock-skew margin, the platform's clock against the
+ * writer's — may end the term. When in doubt, the term runs out as it would without the signal.
+ */
+function beforeTerm(lease: Lease, stop: PlatformStop, skewMs: number): string | undefined {
+  const iso = (ms: number) => new Date(ms).toISOString();
+  if (lease.acquireTime === undefined) return 'the term has no acquireTime: when it began is unknown';
+  if (stop.at > lease.acquireTime + skewMs) return undefined;
+  return `the event (${iso(stop.at)}) is not later than the term's start (${iso(lease.acquireTime)}) by more than clockSkewMs (${skewMs} ms): a late or replayed event, or an earlier run on the same ${stop.source === 'aws.ec2' ? 'instance' : 'task'}`;
 }
 
 /**
@@ -44,10 +61,14 @@ async function withdrawCandidate(candidates: CandidateStore, lease: string, hold
  * so the lease is read again and the same check decides. The holder's candidate row on that lease
  * goes first (see withdrawCandidate); its rows on leases it did not hold are left to the usual
  * rules (pinged, never answering, never preferred; collected when stale). Idempotent: a duplicate
- * event finds the leases already moved on.
+ * event finds the leases already moved on; a late or replayed one, a term begun after it (beforeTerm).
  */
-export async function vacateStoppedHolder(stores: { leases: LeaseStore; candidates: CandidateStore }, stop: PlatformStop, now: number): Promise<VacateOutcome[]> {
-  const { leases, candidates } = stores;
+export async function vacateStoppedHolder(
+  stores: { leases: LeaseStore; candidates: CandidateStore; config: Pick<ElectionConfig, 'clockSkewMs'> },
+  stop: PlatformStop,
+  now: number,
+): Promise<VacateOutcome[]> {
+  const { leases, candidates, config } = stores;
   const out: VacateOutcome[] = [];
   for (const name of await leases.heldOnPlatform(stop.platformId)) {
     for (let attempt = 1; ; attempt++) {
@@ -56,6 +77,11 @@ export async function vacateStoppedHolder(stores: { leases: LeaseStore; candidat
       const why = stillHeldBy(lease, stop);
       if (why || !lease) {
         out.push({ lease: name, outcome: 'movedOn', why: why ?? 'the lease is gone' });
+        break;
+      }
+      const early = beforeTerm(lease, stop, config.clockSkewMs);
+      if (early) {
+        out.push({ lease: name, outcome: 'beforeTerm', why: early });
         break;
       }
       // The candidacy first: the lease write below starts the next election, which must not see it.

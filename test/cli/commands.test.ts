@@ -52,7 +52,7 @@ describe('get', () => {
     expect(r.code).toBe(0);
     const items = JSON.parse(r.out) as Lease[];
     expect(items.map((l) => l.name)).toEqual(['component-A', 'jobs']);
-    expect(items[0]).toEqual({ ...lease('w1', { holderInstance: 'w1-i1', electedStrategy: 'OldestEmulationVersion' }), revision: 1 });
+    expect(items[0]).toEqual({ ...lease('w1', { holderInstance: 'w1-i1', electedStrategy: 'OldestEmulationVersion' }), termToken: 7, revision: 1 }); // termToken: the store's copy of the term's token
   });
 
   it('get candidates LEASE: versions, priority with expiry, strategies, renewal, ping state, identity, platform', async () => {

@@ -3,7 +3,7 @@
  * terms held there, and nothing else — not a lease that moved on, not another cluster's, not a
  * candidate that does not hold, not an in-between state.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { makeHandler } from '../../functions/platform.js';
 import { coordinatorDeps, reconcileLease } from '../../lib/coordinator/reconcile.js';
 import { eventsFromLeaseChange } from '../../lib/events/derive.js';
@@ -17,7 +17,7 @@ import { readPlatformEvent } from '../../lib/platform/signals.js';
 import type { Platform } from '../../lib/schemas/platform.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
 import { LeaseStore } from '../../lib/stores/lease-store.js';
-import { CLUSTER, ec2StateChange, ecsTaskStateChange, taskArn } from '../platform-fixtures.js';
+import { ACCOUNT, CLUSTER, REGION, TIME, ec2StateChange, ecsTaskStateChange, taskArn } from '../platform-fixtures.js';
 import { Log, startElector, waitFor } from '../sdk/harness.js';
 import { testTables, type TestTables } from '../support.js';
 
@@ -38,16 +38,21 @@ beforeAll(async () => {
 });
 afterAll(() => t.drop());
 
-const handler = () => (event: unknown) => makeHandler(deps)(event as never, lambdaContext('leaseStream')) as Promise<PlatformResult>;
+/** The function as Lambda runs it in ACCOUNT and REGION, where the fixtures' events come from. */
+const context = { ...lambdaContext('platform'), invokedFunctionArn: `arn:aws:lambda:${REGION}:${ACCOUNT}:function:conclave-platform` };
+const handler = () => (event: unknown) => makeHandler(deps)(event as never, context) as Promise<PlatformResult>;
 const ecs = (id: string, cluster = CLUSTER): Platform => ({ kind: 'ecs', id: taskArn(id), cluster, availabilityZone: 'eu-west-1a' });
 const ec2 = (id: string): Platform => ({ kind: 'ec2', id });
 
-/** A lease held by `holder` on `platform`, in term `token`; returns its name. */
-async function held(holder: string, platform: Platform | undefined, token = 3): Promise<string> {
+/** When the terms `held` writes began: an hour before the fixtures' events (TIME). */
+const TERM_BEGAN = Date.parse(TIME) - 3_600_000;
+
+/** A lease held by `holder` on `platform`, in term `token`, begun at `acquireTime`; returns its name. */
+async function held(holder: string, platform: Platform | undefined, token = 3, acquireTime = TERM_BEGAN): Promise<string> {
   const name = `lease-${++n}`;
   const now = Date.now();
   await leases.write(await leases.read(name), {
-    set: { holderIdentity: holder, holderInstance: `${holder}_1`, holderPlatform: platform, holderPlatformId: platform?.id, leaseDurationSeconds: 15, acquireTime: now, renewTime: now, leaseTransitions: 2, fencingToken: token, electedBy: 'coordinator' },
+    set: { holderIdentity: holder, holderInstance: `${holder}_1`, holderPlatform: platform, holderPlatformId: platform?.id, leaseDurationSeconds: 15, acquireTime, renewTime: now, leaseTransitions: 2, fencingToken: token, electedBy: 'coordinator' },
   });
   return name;
 }
@@ -220,10 +225,76 @@ describe('attacks on the safety argument', () => {
     };
     const stop = readPlatformEvent(ecsTaskStateChange(task.id, 'STOPPED'));
     if (!('stop' in stop)) throw new Error('expected a stop');
-    expect(await vacateStoppedHolder({ leases: racing, candidates: deps.coordinator.candidates }, stop.stop, Date.now())).toEqual([{ lease: name, outcome: 'vacated', holder: 'w1', fencingToken: 9 }]);
+    expect(await vacateStoppedHolder({ leases: racing, candidates: deps.coordinator.candidates, config: deps.coordinator.config }, stop.stop, Date.now())).toEqual([{ lease: name, outcome: 'vacated', holder: 'w1', fencingToken: 9 }]);
     expect(raced).toBe(true);
     // Whatever else was in flight from the dead holder fails now.
     expect(await leases.renewTerm(name, { holderIdentity: 'w1', fencingToken: 9 }, Date.now(), 15)).toBeUndefined();
     expect((await leases.read(name)).item!.holderIdentity).toBeUndefined();
+  });
+});
+
+describe('late, replayed and foreign events (issue 15): they never end a live term', () => {
+  // EC2 keeps an instance id across stop and start, and an event can arrive minutes late (Lambda's
+  // asynchronous retries, a dead-letter redrive, an archive replay): only an event whose time is
+  // after the term began — by more than clockSkewMs (1 s), the platform's clock against the
+  // writer's — may end it. When in doubt, the term runs out as it would without the signal.
+  const vacated = (r: PlatformResult) => r.outcomes.filter((o) => o.outcome === 'vacated');
+  const AT = Date.parse(TIME);
+
+  it.each([
+    { name: 'a STOPPED event from before the term began', acquireTime: AT + 5 * 60_000, ends: false },
+    { name: 'an event one second before the term began', acquireTime: AT + 1_000, ends: false },
+    { name: 'an event at the very time the term began', acquireTime: AT, ends: false },
+    { name: 'an event within the skew margin after the term began', acquireTime: AT - 1_000, ends: false },
+    { name: 'an event just past the skew margin', acquireTime: AT - 1_001, ends: true },
+    { name: 'a timely event, long after the term began', acquireTime: AT - 3_600_000, ends: true },
+  ])('$name: ends the term: $ends', async ({ acquireTime, ends }) => {
+    const id = `i-0${(n + 1).toString(16).padStart(16, '0')}`;
+    const name = await held('host-1', ec2(id), 5, acquireTime);
+    const r = await handler()(ec2StateChange(id, 'stopped'));
+    expect(vacated(r)).toHaveLength(ends ? 1 : 0);
+    expect((await leases.read(name)).item!.holderIdentity).toBe(ends ? undefined : 'host-1');
+  });
+
+  it('an old event replayed after a restart on the same instance id leaves the new term alone', async () => {
+    const id = 'i-0aaaa0000bbbb1111';
+    const name = await held('host-1', ec2(id), 5);
+    const stopped = ec2StateChange(id, 'stopped', { id: 'stop-of-the-first-run' });
+    expect(vacated(await handler()(stopped))).toHaveLength(1);
+    // The instance starts again, keeping its id; the worker on it is elected: a new term.
+    const restartedAt = Date.parse(TIME) + 3 * 60_000;
+    await leases.write(await leases.read(name), {
+      set: { holderIdentity: 'host-1', holderInstance: 'host-1_2', holderPlatform: ec2(id), holderPlatformId: id, acquireTime: restartedAt, renewTime: Date.now(), fencingToken: 6 },
+    });
+    // The first run's event again: a dead-letter redrive, an archive replay, a late retry.
+    const r = await handler()(stopped);
+    expect(vacated(r)).toEqual([]);
+    expect((await leases.read(name)).item).toMatchObject({ holderIdentity: 'host-1', holderInstance: 'host-1_2', fencingToken: 6, holderPlatformId: id });
+  });
+
+  it.each([
+    { name: 'another account', envelope: { account: '111111111111' } },
+    { name: 'another region', envelope: { region: 'us-east-1' } },
+  ])('an event from $name is ignored, and logged', async ({ envelope }) => {
+    const task = ecs(`acc0${(n + 1).toString(16)}`);
+    const name = await held('w1', task);
+    const warn = vi.spyOn(deps.logger, 'warn');
+    try {
+      const r = await handler()(ecsTaskStateChange(task.id, 'STOPPED', envelope));
+      expect(r.ignored).toMatch(/account|region/);
+      expect(r.outcomes).toEqual([]);
+      expect(warn).toHaveBeenCalledWith(expect.stringMatching(/account or region/), expect.objectContaining({ account: envelope.account ?? ACCOUNT, region: envelope.region ?? REGION }));
+    } finally {
+      warn.mockRestore();
+    }
+    expect((await leases.read(name)).item!.holderIdentity).toBe('w1');
+  });
+
+  it('an event that does not say where it comes from is ignored too', async () => {
+    const task = ecs('acc0ffff');
+    const name = await held('w1', task);
+    const { account: _a, ...event } = ecsTaskStateChange(task.id, 'STOPPED');
+    expect((await handler()(event)).ignored).toMatch(/account/);
+    expect((await leases.read(name)).item!.holderIdentity).toBe('w1');
   });
 });

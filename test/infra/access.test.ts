@@ -121,7 +121,8 @@ describe('what each function calls is what its role grants', () => {
     const task = { kind: 'ecs' as const, id: 'arn:aws:ecs:local:000000000000:task/c/0123', cluster: 'arn:aws:ecs:local:000000000000:cluster/c' };
     const leases = new LeaseStore(t.client, t.names.leases);
     const now = clock.now();
-    await leases.write(await leases.read('pf'), { set: { holderIdentity: 'a', holderInstance: 'a-1', holderPlatform: task, holderPlatformId: task.id, leaseDurationSeconds: 15, acquireTime: now, renewTime: now, leaseTransitions: 0, fencingToken: 1, electedBy: 'coordinator' } });
+    // the term began a minute before the task stopped: an event from before a term never ends it
+    await leases.write(await leases.read('pf'), { set: { holderIdentity: 'a', holderInstance: 'a-1', holderPlatform: task, holderPlatformId: task.id, leaseDurationSeconds: 15, acquireTime: now - MIN, renewTime: now, leaseTransitions: 0, fencingToken: 1, electedBy: 'coordinator' } });
     const candidates = new CandidateStore(t.client, t.names.candidates);
     await candidates.write(await candidates.read('pf', 'a'), { set: { platform: task } });
     const event = { version: '0', id: 'e-1', 'detail-type': 'ECS Task State Change', source: 'aws.ecs', account: '000000000000', time: new Date(now).toISOString(), region: 'local', resources: [task.id], detail: { clusterArn: task.cluster, taskArn: task.id, lastStatus: 'STOPPED' } };

@@ -191,7 +191,7 @@ describe('the Conclave app, as `cdk synth` builds it', () => {
       const tr = wiring[n].trigger;
       if (tr.kind !== 'events') continue;
       const mine = rules.filter((p) => JSON.stringify(p.Targets).includes(id.fn(n)));
-      expect(mine.map((p) => p.EventPattern)).toEqual(tr.patterns.map((p) => ({ source: p.source, 'detail-type': p['detail-type'], detail: p.detail })));
+      expect(mine.map((p) => p.EventPattern)).toEqual(tr.patterns.map((p) => ({ source: p.source, 'detail-type': p['detail-type'], account: [{ Ref: 'AWS::AccountId' }], region: [{ Ref: 'AWS::Region' }], detail: p.detail })));
       for (const p of mine) {
         expect(p.EventBusName).toBe('default');
         expect(p.Targets[0]).toMatchObject({ DeadLetterConfig: { Arn: getAtt(id.dlq(n)) }, RetryPolicy: { MaximumEventAgeInSeconds: tr.maxEventAgeSeconds } });
@@ -203,6 +203,12 @@ describe('the Conclave app, as `cdk synth` builds it', () => {
         DestinationConfig: { OnFailure: { Destination: getAtt(id.dlq(n)) } },
       });
     }
+  });
+
+  it('lets only the deployment’s own account and region through its platform rules (a foreign or misrouted event never invokes the function)', () => {
+    const rules = Object.values(t.findResources('AWS::Events::Rule')).map((r) => r['Properties']).filter((p) => p.EventPattern);
+    expect(rules.length).toBeGreaterThan(0);
+    for (const p of rules) expect(p.EventPattern).toMatchObject({ account: [{ Ref: 'AWS::AccountId' }], region: [{ Ref: 'AWS::Region' }] });
   });
 
   it('runs the scheduled function at the wiring rate, without async retries beside the next tick', () => {

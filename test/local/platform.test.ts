@@ -8,6 +8,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { LOCAL_DEPLOYMENT } from '../../lib/local/ecs-task.js';
 import { startEcsWorker } from '../../lib/local/ecs-worker.js';
 import { startLocalRuntime, type LocalRuntime } from '../../lib/local/runtime.js';
 import type { WorkerProcess } from '../../lib/local/worker-process.js';
@@ -49,6 +50,11 @@ describe('crash failover with the platform signal', () => {
     expect(first.holderPlatform).toMatchObject({ kind: 'ecs', cluster: expect.stringContaining(':cluster/conclave-local') });
     expect(first.holderPlatformId).toMatch(/^arn:aws:ecs:local:000000000000:task\/conclave-local\//);
 
+    // ECS's event carries whole seconds, and only an event later than the term's start by more
+    // than clockSkewMs ends it (a late or replayed event must not end a newer term): a term killed
+    // in its first two seconds would run out instead.
+    const margin = first.acquireTime! + rt.deps.coordinator.config.clockSkewMs + 1_000 - Date.now();
+    if (margin > 0) await new Promise((r) => setTimeout(r, margin));
     await leader.kill();
     const killedAt = leader.events.at(-1)!.at;
     const next = await waitFor('the next leader', () => workers.find((w) => w !== leader && w.leading), 30_000);
@@ -69,15 +75,26 @@ describe('crash failover with the platform signal', () => {
 describe('the default bus in local mode', () => {
   it('a malformed event that matches the rule: retried as Lambda retries, then the dead-letter file; one the rule does not match goes nowhere', async () => {
     const before = rt.deadLetters.length;
-    const bad = ecsTaskStateChange(taskArn('0badbad0'), 'STOPPED') as { detail: Record<string, unknown> };
+    const bad = ecsTaskStateChange(taskArn('0badbad0'), 'STOPPED', LOCAL_DEPLOYMENT) as { detail: Record<string, unknown> };
     delete bad.detail['taskArn'];
     await rt.platformEvent(bad);
     const dead = rt.deadLetters.slice(before);
     expect(dead).toEqual([expect.objectContaining({ function: 'platform', reason: expect.stringMatching(/detail\.taskArn/) })]);
     const file = readFileSync(rt.deadLetterFile, 'utf8');
     expect(file).toContain('"function":"platform"');
-    await rt.platformEvent(ecsTaskStateChange(taskArn('0badbad0'), 'RUNNING'));
+    await rt.platformEvent(ecsTaskStateChange(taskArn('0badbad0'), 'RUNNING', LOCAL_DEPLOYMENT));
     await rt.platformEvent({ source: 'aws.ecs', 'detail-type': 'ECS Container Instance State Change', detail: {} });
     expect(rt.deadLetters.length).toBe(before + 1);
+  });
+
+  it('an event from another account or region matches no rule, as in AWS: it goes nowhere', async () => {
+    const before = rt.deadLetters.length;
+    for (const envelope of [{ account: '111111111111' }, { region: 'us-east-1' }]) {
+      // malformed on purpose: had it reached the function, it would have been dead-lettered
+      const bad = ecsTaskStateChange(taskArn('0badbad1'), 'STOPPED', envelope) as { detail: Record<string, unknown> };
+      delete bad.detail['taskArn'];
+      await rt.platformEvent(bad);
+    }
+    expect(rt.deadLetters.length).toBe(before);
   });
 });
