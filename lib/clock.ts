@@ -13,6 +13,15 @@ export const systemClock: Clock = { now: () => Date.now(), monotonic: () => perf
 
 export const monotonicOf = (c: Clock): number => (c.monotonic ? c.monotonic() : c.now());
 
+/**
+ * A machine whose wall clock is `offsetMs()` off the true time (ahead when positive; change what
+ * it returns to step it, as NTP does) while its monotonic clock stays true: what tests and the
+ * chaos workers run the SDK on to show that a wall clock's error never reaches a row.
+ */
+export function skewedClock(offsetMs: () => number, base: Clock = systemClock): Clock {
+  return { now: () => base.now() + offsetMs(), monotonic: () => monotonicOf(base) };
+}
+
 /** A clock moved by hand: tests step through time without sleeping. */
 export interface ManualClock extends Clock {
   advance(ms: number): number;

@@ -7,7 +7,7 @@ import { OLDEST_EMULATION_VERSION } from '../schemas/strategy.js';
 import { parse } from '../schemas/validation.js';
 import { CandidateStore } from '../stores/candidate-store.js';
 import { ConflictError } from '../stores/errors.js';
-import { ClientSchema, ClockSchema, StartUp, TablesSchema, aborted, deepFreeze, fn, optionErrors, type DeepReadonly } from './options.js';
+import { ClientSchema, ClockSchema, ClockSyncSchema, StartUp, TablesSchema, aborted, deepFreeze, fn, optionErrors, stampClockFor, type DeepReadonly } from './options.js';
 
 /**
  * What a worker stands with (KEP-4355's LeaseCandidate spec, less the names): the fields of a
@@ -57,7 +57,14 @@ export const LeaseCandidateOptionsSchema = z
       tables: TablesSchema,
       /** The DynamoDB client the row is written with. */
       client: ClientSchema,
-      /** Test hook: the clock row times are stamped with. @default systemClock */
+      /**
+       * Where row times come from: `server` (DynamoDB's clock, from its responses' Date header,
+       * carried on this machine's monotonic clock: the wall clock may be off or step), or `none`
+       * (this machine's wall clock, which must then be within the coordinator's clockSkewMs).
+       * @default 'server'
+       */
+      clockSync: ClockSyncSchema,
+      /** Test hook: this machine's clock (wall and monotonic). @default systemClock */
       clock: ClockSchema.optional(),
       /** Unique per start-up, written as the row's `identity`; a restarted worker is a new instance. @default `${name}_${randomUUID()}` */
       instance: z.string().min(1, 'must not be empty').optional(),
@@ -122,7 +129,7 @@ export class LeaseCandidate {
     const { client, clock, instance, onError, ...data } = o;
     this.options = deepFreeze(data);
     this.store = new CandidateStore(client, this.options.tables.candidates);
-    this.clock = clock ?? systemClock;
+    this.clock = stampClockFor(data.clockSync, client, clock ?? systemClock);
     this.instance = instance ?? `${this.options.name}_${randomUUID()}`;
     this.onError = onError ?? ((e) => process.emitWarning(e));
     this.startUp = new StartUp(`candidate "${this.options.name}" of lease "${this.options.leaseName}"`);
@@ -189,7 +196,8 @@ export class LeaseCandidate {
       const now = this.clock.now();
       try {
         const written = await this.store.write(read, {
-          set: { ...this.spec(), identity: this.instance, renewTime: now, createdAt: read.item?.createdAt ?? now, expiresAt: this.expiresAt(now) },
+          // ackedPingTime 0: this row's acks are copies of the coordinator's pings (CandidateStore.renew)
+          set: { ...this.spec(), identity: this.instance, renewTime: now, ackedPingTime: 0, createdAt: read.item?.createdAt ?? now, expiresAt: this.expiresAt(now) },
           remove: [...(this.options.priority === undefined ? (['priority', 'priorityExpiresAt'] as const) : []), ...(this.options.labels ? [] : (['labels'] as const)), ...(this.platform ? [] : (['platform'] as const)), 'pingTime'],
         });
         this.registered = true;
@@ -202,9 +210,10 @@ export class LeaseCandidate {
 
   /**
    * Renews the row now, while run() stands (otherwise it does nothing); this is also the
-   * acknowledgement of an election (renewTime ≥ pingTime). A row that is gone (collected after a
-   * long pause, or deleted by an operator) is registered again; a row another start-up of the
-   * same name has taken is left to it (no tug of war) and reported to onError.
+   * acknowledgement of an election: DynamoDB copies the row's pingTime into ackedPingTime. A row
+   * that is gone (collected after a long pause, or deleted by an operator) is registered again; a
+   * row another start-up of the same name has taken is left to it (no tug of war) and reported to
+   * onError.
    */
   async renew(): Promise<void> {
     if (!this.registered) return;

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { DynamoDBClient, TransactWriteItemsCommandInput, TransactWriteItemsCommandOutput } from '@aws-sdk/client-dynamodb';
 import * as z from 'zod';
-import { monotonicOf, systemClock, type Clock } from '../clock.js';
+import { systemClock } from '../clock.js';
 import { Name } from '../schemas/common.js';
 import { nextFencingToken } from '../schemas/fencing-token.js';
 import type { Lease } from '../schemas/lease.js';
@@ -11,8 +11,9 @@ import { ConflictError } from '../stores/errors.js';
 import { LeaseStore, type LeaseRead, type Term } from '../stores/lease-store.js';
 import { CandidacyShape, LeaseCandidate, checkCandidacy } from './candidate.js';
 import { fencedTransactWrite, FencingError } from './fencing.js';
-import { ClientSchema, ClockSchema, StartUp, TablesSchema, deepFreeze, fn, optionErrors, type DeepReadonly } from './options.js';
+import { ClientSchema, ClockSchema, ClockSyncSchema, StartUp, TablesSchema, deepFreeze, fn, optionErrors, stampClockFor, type DeepReadonly } from './options.js';
 import { detectPlatform } from './platform.js';
+import { ClockSkewError, type ClockDoubt, type StampClock } from './server-clock.js';
 
 /**
  * The callbacks of a LeaderElector (client-go's LeaderCallbacks): what this worker does when it
@@ -53,7 +54,7 @@ export const LeaderElectorOptionsSchema = z
       /** Where the tables are: a prefix, or `{ prefix?, leases?, candidates? }`; the leases and candidates tables are used. @default 'conclave' */
       tables: TablesSchema,
       /** How long a term lasts after a renewal (client-go LeaseDuration). @default 15000 */
-      leaseDurationMs: z.number().int().min(1_000, 'must be ≥ 1000 ms (DynamoDB stores whole seconds)').default(15_000),
+      leaseDurationMs: z.number().int().min(1_000, 'must be ≥ 1000 ms (DynamoDB stores whole seconds)').max(86_400_000, 'must be at most 86400000 ms (a day: what a lease row holds)').default(15_000),
       /** A leader that could not renew for this long stops acting (client-go RenewDeadline). @default 10000 */
       renewDeadlineMs: z.number().int().positive().default(10_000),
       /** How often a leader renews and a follower polls (client-go RetryPeriod). @default 2000 */
@@ -88,7 +89,22 @@ export const LeaderElectorOptionsSchema = z
       callbacks: Callbacks,
       /** Faults that were retried (a failed poll, a failed renewal inside the deadline). @default a process warning */
       onError: fn<(error: Error) => void>().optional(),
-      /** Test hook: the clock terms are timed and stamped with. @default systemClock */
+      /**
+       * Where the times this worker writes (renewals, acquisitions, its candidate row) come from:
+       * `server`, DynamoDB's clock from its responses' Date header, carried on this machine's
+       * monotonic clock — the wall clock may be off by any amount, or step; `none`, this machine's
+       * wall clock, which must then stay within the coordinator's clockSkewMs (1 s). @default 'server'
+       */
+      clockSync: ClockSyncSchema,
+      /**
+       * `server`: the most DynamoDB's time may be uncertain (± ms) for this worker to acquire, confirm,
+       * renew or acknowledge; beyond it, or right after its measurement jumped, it stays a follower
+       * (a clock skew prevention: `stats`, onError). One response bounds it to ±(500 ms + half its
+       * round trip), more responses narrow it to about the round trip. Keep it below the
+       * coordinator's clockSkewMs (1 s). @default 750
+       */
+      maxClockErrorMs: z.number().int().min(1).max(60_000).default(750),
+      /** Test hook: this machine's clock (wall and monotonic); terms are timed on its monotonic clock. @default systemClock */
       clock: ClockSchema.optional(),
       /** Test hook: how `platform: 'detect'` asks. @default detectPlatform() (lib/sdk/platform.ts) */
       detectPlatform: fn<() => Promise<Platform | undefined>>().optional(),
@@ -121,8 +137,29 @@ export type LeaderElectorOptions = z.input<typeof LeaderElectorOptionsSchema>;
 /** A LeaderElector's options as resolved (defaults applied, tables named), read-only; the client and callbacks are not among them. */
 export type ResolvedLeaderElectorOptions = DeepReadonly<Omit<z.output<typeof LeaderElectorOptionsSchema>, 'client' | 'callbacks' | 'onError' | 'clock' | 'detectPlatform'>>;
 
-/** Why a leader stopped: run() cancelled, another candidate preferred, the renew deadline passed, or the lease moved on. */
+/**
+ * What a LeaderElector knows of time: how often it held back because it could not vouch for the
+ * times it would write, and its measurement of DynamoDB's clock.
+ */
+export interface ElectorStats {
+  /** Acquisitions, confirmations, renewals and acks not made, and terms stopped, because DynamoDB's time was not known well enough (or jumped). */
+  clockSkewPreventions: number;
+  /** Whether the times it writes now are within maxClockErrorMs of DynamoDB's clock (always, with clockSync 'none'). */
+  clockSynced: boolean;
+  /** How far off they may be (± ms); undefined before the first response. */
+  clockErrorMs: number | undefined;
+  /** DynamoDB's time minus this machine's wall clock (positive: the wall clock is behind); undefined before the first response. */
+  clockOffsetMs: number | undefined;
+}
+
+/**
+ * Why a leader stopped: run() cancelled, another candidate preferred, the renew deadline passed (or
+ * its clock jumped, so the deadline could no longer be judged), or the lease moved on.
+ */
 export type StopReason = 'cancelled' | 'preempted' | 'renewDeadline' | 'deposed';
+
+/** While DynamoDB's time is not known well enough, a follower polls this soon: half a second on, the next Date header halves the doubt. */
+const CLOCK_RESAMPLE_MS = 500;
 
 const sleep = (ms: number, signal: AbortSignal) =>
   new Promise<void>((resolve) => {
@@ -167,7 +204,13 @@ export class LeaderElector {
   readonly ready: Promise<void>;
   private readonly leases: LeaseStore;
   private readonly client: DynamoDBClient;
-  private readonly clock: Clock;
+  /** What every time this worker writes is read from (clockSync); durations use its monotonic clock. */
+  private readonly time: StampClock;
+  private preventions = 0;
+  /** An ack was held back for the clock: given as soon as it can be. */
+  private unanswered = false;
+  /** Since when this worker could not vouch for its times, and whether it said so. */
+  private doubt: { since: number; reported: boolean } | undefined;
   private readonly callbacks: LeaderCallbacks;
   private readonly onError: (e: Error) => void;
   private readonly startUp: StartUp<void>;
@@ -186,7 +229,7 @@ export class LeaderElector {
     const o = parse(LeaderElectorOptionsSchema, options, `LeaderElector options${typeof options?.identity === 'string' ? ` for "${options.identity}"` : ''}`);
     const { client, callbacks, onError, clock, detectPlatform: detect, ...data } = o;
     this.client = client;
-    this.clock = clock ?? systemClock;
+    this.time = stampClockFor(data.clockSync, client, clock ?? systemClock);
     this.callbacks = callbacks;
     this.onError = onError ?? ((e) => process.emitWarning(e));
     this.leases = new LeaseStore(client, data.tables.leases);
@@ -194,7 +237,7 @@ export class LeaderElector {
     this.detect = detect ?? (() => detectPlatform());
     const c = data.candidacy;
     this.candidate = c
-      ? new LeaseCandidate({ ...c, leaseName: data.leaseName, name: data.identity, tables: data.tables, client, clock: this.clock, instance: this.instance, onError: this.onError })
+      ? new LeaseCandidate({ ...c, leaseName: data.leaseName, name: data.identity, tables: data.tables, client, clock: this.time, clockSync: 'none', instance: this.instance, onError: this.onError })
       : undefined;
     this.options = deepFreeze(data);
     this.startUp = new StartUp(`LeaderElector "${this.options.identity}" of lease "${this.options.leaseName}"`);
@@ -202,7 +245,63 @@ export class LeaderElector {
   }
 
   private mono(): number {
-    return monotonicOf(this.clock);
+    return this.time.monotonic!();
+  }
+
+  /** Clock skew preventions so far, and this worker's measurement of DynamoDB's clock. */
+  get stats(): ElectorStats {
+    const c = this.time.check(this.options.maxClockErrorMs);
+    return {
+      clockSkewPreventions: this.preventions,
+      clockSynced: c.ok,
+      clockErrorMs: 'errorMs' in c ? c.errorMs : undefined,
+      clockOffsetMs: this.time.wallOffsetMs(),
+    };
+  }
+
+  /**
+   * Whether the times this worker would write now are within maxClockErrorMs of DynamoDB's clock.
+   * If not, the caller does not write them: a clock skew prevention, counted, and reported to
+   * onError once per spell — at once after a jump, otherwise once it has lasted a lease duration
+   * (the first responses of a start-up settle the estimate; that is no fault).
+   *
+   * `settling`: for an acknowledgement, a doubt that is about to clear does not count. An answer
+   * carries no time the coordinator relies on (it judges the copy of its own ping), and a worker
+   * that does not answer is written off until it renews on its own — minutes. Such a worker is
+   * elected only to confirm the term a poll later, once the next responses have settled the
+   * estimate; a worker whose doubt lasts (no Date header, responses too slow) does not answer.
+   */
+  private clockTrusted(settling = false): boolean {
+    const c = this.time.check(this.options.maxClockErrorMs);
+    if (c.ok) {
+      this.doubt = undefined;
+      return true;
+    }
+    const now = this.mono();
+    this.doubt ??= { since: now, reported: false };
+    const lasting = now - this.doubt.since >= this.options.leaseDurationMs;
+    if (settling && c.reason !== 'noSamples' && !lasting) return true;
+    this.preventions++;
+    if (!this.doubt.reported && (c.reason === 'jumped' || lasting)) this.reportDoubt(c);
+    return false;
+  }
+
+  private reportDoubt(d: ClockDoubt): void {
+    this.doubt = { since: this.doubt?.since ?? this.mono(), reported: true };
+    this.onError(new ClockSkewError(`LeaderElector "${this.options.identity}" of lease "${this.options.leaseName}"`, d, this.options.maxClockErrorMs));
+  }
+
+  /**
+   * The measurement of DynamoDB's time jumped (a suspended machine's monotonic clock stood still,
+   * or the server's clock stepped): the deadline this leader keeps on its monotonic clock, and the
+   * renewal it last stamped, can no longer be vouched for. It stops at once.
+   */
+  private onClockJump(jumpMs: number): void {
+    const leading = this.leading;
+    if (!leading) return;
+    this.preventions++;
+    this.stopLeading(leading, 'renewDeadline');
+    this.reportDoubt({ reason: 'jumped', jumpMs });
   }
 
   private get fallbackAfterMs(): number {
@@ -274,6 +373,7 @@ export class LeaderElector {
       throw e;
     }
     this.startUp.started();
+    const unsubscribe = this.time.onJump((j) => this.onClockJump(j));
     try {
       while (!signal.aborted) {
         try {
@@ -283,11 +383,14 @@ export class LeaderElector {
           this.onError(e as Error); // a fault: try again next period; the renew deadline guards a leader
         }
         // jitter a follower's poll a little (client-go's JitterFactor 1.2 is for acquisition)
-        const poll = this.leading ? this.options.retryPeriodMs : this.options.retryPeriodMs * (1 + Math.random() * 0.2);
+        let poll = this.leading ? this.options.retryPeriodMs : this.options.retryPeriodMs * (1 + Math.random() * 0.2);
+        // DynamoDB's time not known well enough yet: the next response, half a second on, halves the doubt
+        if (!this.time.check(this.options.maxClockErrorMs).ok) poll = Math.min(poll, CLOCK_RESAMPLE_MS);
         const wake = !this.leading && this.wakeAt !== undefined ? Math.max(0, this.wakeAt - this.mono()) : Infinity;
         await sleep(Math.min(poll, wake), signal);
       }
     } finally {
+      unsubscribe();
       const leading = this.leading;
       if (leading) this.stopLeading(leading, 'cancelled');
       // Candidacy goes before the lease is released, so the election the release starts cannot
@@ -325,9 +428,17 @@ export class LeaderElector {
       await this.takeTerm({ holderIdentity: lease.holderIdentity, fencingToken: lease.fencingToken });
       return;
     }
+    // An answer makes this worker electable: not while it cannot tell DynamoDB's time for long.
     if (this.candidate && lease?.election && this.ackedElection !== lease.election.id) {
+      if (this.clockTrusted(true)) {
+        await this.candidate.ack();
+        this.ackedElection = lease.election.id;
+      } else this.unanswered = true;
+    } else if (this.unanswered && this.candidate && this.clockTrusted(true)) {
+      // The doubt cleared after a ping went unanswered: answer it now, or the coordinator writes
+      // this worker off until its next periodic renewal.
       await this.candidate.ack();
-      this.ackedElection = lease.election.id;
+      this.unanswered = false;
     }
 
     const held = lease?.holderIdentity !== undefined;
@@ -384,8 +495,9 @@ export class LeaderElector {
   /** Tells the coordinator the holder has not renewed for a whole term, as this worker watched. */
   private async reportVacancy(read: LeaseRead): Promise<void> {
     try {
-      await this.leases.write(read, { set: { vacancyReport: { by: this.options.identity, at: this.clock.now(), observedRevision: read.revision } } });
-      if (this.candidate) await this.candidate.ack();
+      // The report rests on this worker's monotonic clock (a term watched unchanged); `at` is informational.
+      await this.leases.write(read, { set: { vacancyReport: { by: this.options.identity, at: this.time.now(), observedRevision: read.revision } } });
+      if (this.candidate && this.clockTrusted(true)) await this.candidate.ack();
     } catch (e) {
       if (!(e instanceof ConflictError)) throw e; // the lease moved on: nothing to report
     }
@@ -396,9 +508,11 @@ export class LeaderElector {
    * on the revision read. False when somebody else moved first.
    */
   private async acquire(read: LeaseRead, electedBy: 'self' | 'successor'): Promise<boolean> {
+    if (!this.clockTrusted()) return false;
     const lease = read.item;
+    const jumps = this.time.jumps;
     const sentAt = this.mono();
-    const now = this.clock.now();
+    const now = this.time.now();
     try {
       const written = await this.leases.write(read, {
         set: {
@@ -416,7 +530,9 @@ export class LeaderElector {
         remove: ['election', 'preferredHolder', 'vacancyReport', 'successor', 'successorInstance', ...(this.platformFound ? [] : HOLDER_FIELDS.filter((f) => f.startsWith('holderPlatform')))],
       });
       this.observe({ ...read, item: written, revision: written.revision });
-      this.startLeading({ holderIdentity: this.options.identity, fencingToken: written.fencingToken }, sentAt);
+      const term = { holderIdentity: this.options.identity, fencingToken: written.fencingToken };
+      if (await this.jumpedSince(jumps, term)) return false;
+      this.startLeading(term, sentAt);
       return true;
     } catch (e) {
       if (!(e instanceof ConflictError)) throw e; // somebody else moved first
@@ -426,12 +542,23 @@ export class LeaderElector {
 
   /** Confirms a term the coordinator gave this worker: a renewal first, then the work. */
   private async takeTerm(term: Term): Promise<void> {
+    if (!this.clockTrusted()) return; // not confirmed: the coordinator's short first term runs out, or the doubt clears first
+    const jumps = this.time.jumps;
     const sentAt = this.mono();
-    const renewed = await this.leases.renewTerm(this.options.leaseName, term, this.clock.now(), Math.ceil(this.options.leaseDurationMs / 1000));
+    const renewed = await this.leases.renewTerm(this.options.leaseName, term, this.time.now(), Math.ceil(this.options.leaseDurationMs / 1000));
     if (!renewed) return;
     this.observe({ key: { name: this.options.leaseName }, item: renewed, revision: renewed.revision });
+    if (await this.jumpedSince(jumps, term)) return;
     this.startLeading(term, sentAt);
     await this.afterRenewal(renewed);
+  }
+
+  /** A term written while the clock jumped: its stamp may be off by the jump, so it is given back rather than led on. */
+  private async jumpedSince(jumps: number, term: Term): Promise<boolean> {
+    if (this.time.jumps === jumps) return false;
+    this.preventions++;
+    await this.release(term);
+    return true;
   }
 
   private startLeading(term: Term, renewedAt: number): void {
@@ -472,16 +599,19 @@ export class LeaderElector {
 
   private async leaderStep(): Promise<void> {
     const leading = this.leading!;
+    // A renewal stamped with a time this worker cannot vouch for is not sent: the renew deadline
+    // (its monotonic clock) stops it unless the doubt clears first. A jump stops it at once (onClockJump).
+    if (!this.clockTrusted()) return;
     const sentAt = this.mono();
     let renewed: Lease | undefined;
     try {
-      renewed = await this.leases.renewTerm(this.options.leaseName, leading.term, this.clock.now(), Math.ceil(this.options.leaseDurationMs / 1000));
+      renewed = await this.leases.renewTerm(this.options.leaseName, leading.term, this.time.now(), Math.ceil(this.options.leaseDurationMs / 1000));
     } catch (e) {
       // a fault: keep trying until the renew deadline (the armed timer stops us there)
       this.onError(e as Error);
       return;
     }
-    if (this.leading !== leading) return; // the deadline passed while the renewal was in flight
+    if (this.leading !== leading) return; // the deadline passed (or the clock jumped) while the renewal was in flight
     if (!renewed) {
       this.stopLeading(leading, 'deposed'); // the lease is no longer in our term
       return;
@@ -508,7 +638,7 @@ export class LeaderElector {
 
   private async release(term: Term): Promise<void> {
     try {
-      await this.leases.releaseTerm(this.options.leaseName, term, this.clock.now());
+      await this.leases.releaseTerm(this.options.leaseName, term, this.time.now());
     } catch (e) {
       this.onError(e as Error); // the term simply runs out
     }

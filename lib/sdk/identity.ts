@@ -9,7 +9,7 @@ import { parse } from '../schemas/validation.js';
 import { ConflictError } from '../stores/errors.js';
 import { IdentityStore, type IdentityRead } from '../stores/identity-store.js';
 import type { InvalidItem } from '../stores/item-store.js';
-import { ClientSchema, ClockSchema, StartUp, TablesSchema, aborted, deepFreeze, fn, optionErrors, type DeepReadonly } from './options.js';
+import { ClientSchema, ClockSchema, ClockSyncSchema, StartUp, TablesSchema, aborted, deepFreeze, fn, optionErrors, stampClockFor, type DeepReadonly } from './options.js';
 
 /** Bytes of sha256 kept in a name: 128 bits, as kube-apiserver keeps (26 base32 characters). */
 const HASH_BYTES = 16;
@@ -100,7 +100,14 @@ export const IdentityLeaseHeartbeatOptionsSchema = z
       onLost: fn<(lost: IdentityLost) => void>().optional(),
       /** A renewal failed for another reason (retried at the next interval), or the row could not be deleted. @default a process warning */
       onError: fn<(error: Error) => void>().optional(),
-      /** Test hook: the clock row times are stamped with. @default systemClock */
+      /**
+       * Where row times come from: `server` (DynamoDB's clock, from its responses' Date header,
+       * carried on this machine's monotonic clock: the wall clock may be off or step), or `none`
+       * (this machine's wall clock, which must then be within the coordinator's clockSkewMs).
+       * @default 'server'
+       */
+      clockSync: ClockSyncSchema,
+      /** Test hook: this machine's clock (wall and monotonic). @default systemClock */
       clock: ClockSchema.default(systemClock),
       /** Test hook: the per-start-up part of holderIdentity. @default crypto.randomUUID */
       newId: fn<() => string>('a function returning a unique id').default(() => randomUUID),
@@ -158,7 +165,7 @@ export class IdentityLeaseHeartbeat {
     const { client, clock, newId, onLost, onError, ...data } = o;
     this.options = deepFreeze(data);
     this.store = new IdentityStore(client, this.options.tables.identities);
-    this.clock = clock;
+    this.clock = stampClockFor(data.clockSync, client, clock);
     this.leaseName = identityLeaseName(this.options.component, this.options.hostname);
     this.holder = `${this.leaseName}_${newId()}`;
     this.onLost = onLost ?? ((l) => process.emitWarning(`identity lease ${this.leaseName}: ${l.reason === 'gone' ? 'the row was gone and was created again' : `taken by ${l.by}, a newer start-up; this one stopped`}`, { code: 'CONCLAVE_IDENTITY_LOST' }));

@@ -19,7 +19,9 @@ export {
   type ResolvedLeaderElectorOptions,
   type LeaderCallbacks,
   type StopReason,
+  type ElectorStats,
 } from './elector.js';
+export { ClockSkewError, type ClockDoubt } from './server-clock.js';
 export { LeaseCandidate, LeaseCandidateOptionsSchema, type LeaseCandidateOptions, type ResolvedLeaseCandidateOptions } from './candidate.js';
 export {
   IdentityLeaseHeartbeat,

@@ -8,6 +8,7 @@ import * as z from 'zod';
 import type { Clock } from '../clock.js';
 import { TableNamesSchema, type TableNames } from '../schemas/config.js';
 import { defaultTableNames as tableNamesUnder } from '../tables.js';
+import { serverClockOf, trustedClock, type StampClock } from './server-clock.js';
 
 /** The prefix of the table names when `tables` is not given: `conclave-leases`, `conclave-candidates`, `conclave-identities`. */
 export const DEFAULT_TABLE_PREFIX = 'conclave';
@@ -77,6 +78,19 @@ export const ClientSchema = z.custom<DynamoDBClient>(
 
 /** A Clock (lib/clock.ts): test code injects a manual one. */
 export const ClockSchema = z.custom<Clock>((v) => typeof v === 'object' && v !== null && typeof (v as { now?: unknown }).now === 'function', 'must be a Clock: an object with now() (and optionally monotonic())');
+
+/**
+ * Where the times the SDK writes come from. `server` (the default): DynamoDB's clock, read from the
+ * `Date` header of its responses and carried forward on this machine's monotonic clock — this
+ * machine's wall clock may be off by any amount, or step (lib/sdk/server-clock.ts). `none`: this
+ * machine's wall clock as it is; it must then stay within the coordinator's `clockSkewMs` (1 s) of
+ * the coordinator's clock, or the coordinator misjudges its renewals and acknowledgements.
+ */
+export const ClockSyncSchema = z.enum(['server', 'none']).default('server');
+export type ClockSync = z.output<typeof ClockSyncSchema>;
+
+/** The clock an SDK object stamps rows with, as its `clockSync` option says. */
+export const stampClockFor = (sync: ClockSync, client: DynamoDBClient, base: Clock): StampClock => (sync === 'server' ? serverClockOf(client, base) : trustedClock(base));
 
 /** A function option (a callback, or a hook tests inject). */
 export const fn = <F>(what = 'a function') => z.custom<F>((v) => typeof v === 'function', `must be ${what}`);

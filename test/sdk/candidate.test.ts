@@ -16,7 +16,7 @@ beforeAll(async () => {
 afterAll(() => t.drop());
 
 const make = (over: Record<string, unknown> = {}, instance?: string) =>
-  new LeaseCandidate({ leaseName: 'jobs', name: 'w1', tables: t.names, client: t.client, clock, binaryVersion: '1.31.0', emulationVersion: '1.30.0', ...(instance ? { instance } : {}), ...over } as never);
+  new LeaseCandidate({ leaseName: 'jobs', name: 'w1', tables: t.names, client: t.client, clock, clockSync: 'none', binaryVersion: '1.31.0', emulationVersion: '1.30.0', ...(instance ? { instance } : {}), ...over } as never);
 
 /** Runs `c` until stop(); `row` is its first write. */
 async function stand(c: LeaseCandidate) {

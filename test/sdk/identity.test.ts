@@ -78,6 +78,7 @@ function heartbeat(clock: ManualClock, component: string, hostname: string, id: 
     component,
     hostname,
     clock,
+    clockSync: 'none', // a manual clock steps through hours: stamps are its own
     newId: () => id,
     onLost: (l) => lost.push(l),
     onError: (e) => errors.push(e),
@@ -343,7 +344,7 @@ describe('IdentityLeaseHeartbeat timer', () => {
       const clock = manualClock(T0);
       const lost: IdentityLost[] = [];
       const errors: Error[] = [];
-      const hb = new IdentityLeaseHeartbeat({ client: own.client, tables: own.names, component: 'timer', hostname: 'node-1', clock, renewIntervalMs: 10_000, newId: () => 'u1', onLost: (l) => lost.push(l), onError: (e) => errors.push(e) });
+      const hb = new IdentityLeaseHeartbeat({ client: own.client, tables: own.names, component: 'timer', hostname: 'node-1', clock, clockSync: 'none', renewIntervalMs: 10_000, newId: () => 'u1', onLost: (l) => lost.push(l), onError: (e) => errors.push(e) });
       const ownStore = new IdentityStore(own.client, own.names.identities);
       const life = lifecycle(hb);
       await life.start();

@@ -1,0 +1,284 @@
+/**
+ * The clock the SDK stamps rows with: DynamoDB's, read through this machine's monotonic clock.
+ *
+ * The coordinator judges expiry and freshness by comparing the times workers write with its own
+ * clock, plus a margin (ElectionConfig.clockSkewMs, 1 s). A worker whose wall clock is 30 s off, or
+ * steps, would be judged wrong by 30 s. So the SDK does not write its wall clock: every DynamoDB
+ * response carries a `Date` header (the server's clock, truncated to the second), and each one
+ * bounds `serverTime − monotonic` to an interval:
+ *
+ *   the server stamped the response at some monotonic instant m ∈ [sent, received], and its clock
+ *   then read S ∈ [Date, Date + 1 s)  ⇒  S − m ∈ [Date − received, Date + 1 s − sent].
+ *
+ * Every sample's interval contains the true offset, so their intersection does too, and it narrows
+ * to about the round trip as samples land at different points of the server's second (Cristian's
+ * algorithm with a quantized server clock). A stamp is `monotonic + offset`, the offset chosen
+ * inside the intersection and kept there as long as the evidence allows (moved only as far as a
+ * new sample forces it): stamps within the intersection's width of DynamoDB's clock, whatever the
+ * wall clock says or does, and steady from one stamp to the next. Older samples are
+ * widened by how far a monotonic clock may drift since (100 ppm), and dropped when they no longer
+ * agree with the newest; a newest sample that agrees with none of the history (the machine was
+ * suspended — its monotonic clock stood still — or the server's clock stepped) is a *jump*: the
+ * estimate starts again from it and is not trusted until a second sample confirms it.
+ */
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { monotonicOf, type Clock } from '../clock.js';
+
+/** What one response says about the server's clock. */
+export interface TimeSample {
+  /** The response's `Date` header, epoch ms (a whole second: the server's clock truncated). */
+  date: number;
+  /** This machine's monotonic ms when the request went out. */
+  sent: number;
+  /** This machine's monotonic ms when the response came back. */
+  received: number;
+}
+
+/** An interval of `serverTime − monotonic`, in ms. */
+export interface OffsetInterval {
+  lo: number;
+  hi: number;
+}
+
+/** HTTP dates have whole seconds. */
+export const DATE_RESOLUTION_MS = 1_000;
+/** How fast a monotonic clock may drift from the server's: 100 ppm (crystals are within 50; NTP disciplines it further). */
+export const DRIFT_PER_MS = 100e-6;
+/** Samples kept (newest first); older ones add nothing once the intersection has narrowed. */
+export const MAX_SAMPLES = 32;
+/** Samples older than this are dropped: widened by drift they no longer narrow anything. */
+export const MAX_SAMPLE_AGE_MS = 10 * 60_000;
+/** An estimate that moves by more than this between two samples has jumped. */
+export const JUMP_MS = 250;
+/** Samples that must agree after a jump before the estimate is trusted again. */
+export const CONFIRMATIONS = 2;
+
+/** Why stamps cannot be trusted now. */
+export type ClockDoubt =
+  /** No response with a Date header yet. */
+  | { reason: 'noSamples' }
+  /** Known only to ±errorMs, more than the bound (slow responses, or too few samples yet). */
+  | { reason: 'uncertain'; errorMs: number }
+  /** The estimate jumped by jumpMs and is not yet confirmed by a second sample. */
+  | { reason: 'jumped'; jumpMs: number };
+
+export type ClockCheck = { ok: true; errorMs: number } | ({ ok: false } & ClockDoubt);
+
+const intersect = (a: OffsetInterval, b: OffsetInterval): OffsetInterval | undefined => {
+  const lo = Math.max(a.lo, b.lo);
+  const hi = Math.min(a.hi, b.hi);
+  return lo <= hi ? { lo, hi } : undefined;
+};
+
+/** The interval one sample allows, widened by the drift since it was taken. */
+export function sampleInterval(s: TimeSample, at = s.received): OffsetInterval {
+  const drift = Math.max(0, at - s.received) * DRIFT_PER_MS;
+  return { lo: s.date - s.received - drift, hi: s.date + DATE_RESOLUTION_MS - s.sent + drift };
+}
+
+/**
+ * The estimate of `serverTime − monotonic` from samples: pure (no clock read, no I/O), so it is
+ * tested by feeding it samples.
+ */
+export class OffsetEstimate {
+  /** Newest first, mutually consistent. */
+  private samples: TimeSample[] = [];
+  /** The offset stamps use: inside every sample's interval, moved only when a sample forces it. */
+  private chosen: number | undefined;
+  private jumpCount = 0;
+  private lastJumpMs = 0;
+  private sinceJump = CONFIRMATIONS;
+
+  /** How many jumps were seen: a leader compares it before and after a renewal. */
+  get jumps(): number {
+    return this.jumpCount;
+  }
+
+  /** Samples the estimate rests on now. */
+  get size(): number {
+    return this.samples.length;
+  }
+
+  /** Takes one response's sample; returns how far the estimate jumped (0: it agreed with what came before). */
+  add(s: TimeSample): number {
+    if (!Number.isFinite(s.date) || !(s.received >= s.sent)) return 0;
+    const before = this.interval(s.received);
+    const kept: TimeSample[] = [s];
+    let acc: OffsetInterval | undefined = sampleInterval(s);
+    for (const old of this.samples) {
+      if (s.received - old.received > MAX_SAMPLE_AGE_MS || kept.length >= MAX_SAMPLES) break;
+      const next = intersect(acc, sampleInterval(old, s.received));
+      if (!next) break; // this one and everything older disagree with the newest: dropped
+      acc = next;
+      kept.push(old);
+    }
+    this.samples = kept;
+    this.sinceJump++;
+    const gap = before ? Math.max(0, acc.lo - before.hi, before.lo - acc.hi) : 0;
+    if (this.chosen === undefined || gap > JUMP_MS) this.chosen = (acc.lo + acc.hi) / 2;
+    else this.chosen = Math.min(Math.max(this.chosen, acc.lo), acc.hi);
+    if (gap <= JUMP_MS) return 0;
+    this.jumpCount++;
+    this.lastJumpMs = acc.lo > before!.hi ? gap : -gap;
+    this.sinceJump = 1;
+    return this.lastJumpMs;
+  }
+
+  /** The offset stamps are taken with (serverTime − monotonic); undefined before the first sample. */
+  offset(): number | undefined {
+    return this.chosen;
+  }
+
+  /** The offsets every kept sample allows at monotonic time `at`; undefined before the first sample. */
+  interval(at: number): OffsetInterval | undefined {
+    let acc: OffsetInterval | undefined;
+    for (const s of this.samples) {
+      const i = sampleInterval(s, at);
+      acc = acc ? (intersect(acc, i) ?? acc) : i;
+    }
+    return acc;
+  }
+
+  /** Whether a stamp taken at `at` is within `maxErrorMs` of the server's clock, and if not why. */
+  check(at: number, maxErrorMs: number): ClockCheck {
+    const i = this.interval(at);
+    if (!i) return { ok: false, reason: 'noSamples' };
+    if (this.sinceJump < CONFIRMATIONS) return { ok: false, reason: 'jumped', jumpMs: this.lastJumpMs };
+    const errorMs = Math.max(this.chosen! - i.lo, i.hi - this.chosen!);
+    return errorMs <= maxErrorMs ? { ok: true, errorMs } : { ok: false, reason: 'uncertain', errorMs };
+  }
+}
+
+/**
+ * A Clock whose `now()` is a server-time estimate: what the SDK stamps rows with. `check()` says
+ * whether those stamps are good enough to lead on; `jumps` counts the estimate's jumps.
+ */
+export interface StampClock extends Clock {
+  check(maxErrorMs: number): ClockCheck;
+  readonly jumps: number;
+  /** Calls `listener` with the jump (ms) whenever the estimate jumps; returns the unsubscribe. */
+  onJump(listener: (jumpMs: number) => void): () => void;
+  /** DynamoDB's time minus this machine's wall clock (positive: the wall clock is behind); undefined before the first sample. */
+  wallOffsetMs(): number | undefined;
+}
+
+/** `clockSync: 'none'`: the machine's own clock, trusted as it is (it must be within the coordinator's clockSkewMs). */
+export function trustedClock(base: Clock): StampClock {
+  return {
+    now: () => base.now(),
+    monotonic: () => monotonicOf(base),
+    check: () => ({ ok: true, errorMs: 0 }),
+    jumps: 0,
+    onJump: () => () => undefined,
+    wallOffsetMs: () => 0,
+  };
+}
+
+/** DynamoDB's clock, measured from the Date headers of one client's responses on `base`'s monotonic clock. */
+export class ServerClock implements StampClock {
+  readonly estimate = new OffsetEstimate();
+  private readonly listeners = new Set<(jumpMs: number) => void>();
+
+  constructor(readonly base: Clock) {}
+
+  monotonic(): number {
+    return monotonicOf(this.base);
+  }
+
+  /** The server's time now, as well as it is known; the machine's wall clock before the first sample. */
+  now(): number {
+    const offset = this.estimate.offset();
+    return offset === undefined ? this.base.now() : Math.round(this.monotonic() + offset);
+  }
+
+  check(maxErrorMs: number): ClockCheck {
+    return this.estimate.check(this.monotonic(), maxErrorMs);
+  }
+
+  get jumps(): number {
+    return this.estimate.jumps;
+  }
+
+  onJump(listener: (jumpMs: number) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  wallOffsetMs(): number | undefined {
+    return this.estimate.size ? this.now() - this.base.now() : undefined;
+  }
+
+  /** One response's Date header, with the monotonic times around its request. */
+  record(sample: TimeSample): void {
+    const jump = this.estimate.add(sample);
+    if (jump === 0) return;
+    for (const l of [...this.listeners]) l(jump);
+  }
+}
+
+const clocks = new WeakMap<DynamoDBClient, Map<Clock, ServerClock>>();
+
+/**
+ * The ServerClock of `client` on `base`'s monotonic clock: one per pair, so every SDK object on one
+ * client shares its samples. The first call adds a middleware to the client that reads each
+ * response's Date header (inside the retry loop: one sample per attempt, timed around the HTTP
+ * exchange alone). A client without a middleware stack (a stub) gives no samples.
+ */
+export function serverClockOf(client: DynamoDBClient, base: Clock): ServerClock {
+  let byBase = clocks.get(client);
+  if (!byBase) {
+    byBase = new Map();
+    clocks.set(client, byBase);
+    const registered = byBase;
+    client.middlewareStack?.add(
+      (next) => async (args) => {
+        const all = [...registered.values()];
+        const sent = all.map((c) => c.monotonic());
+        const out = await next(args);
+        const received = all.map((c) => c.monotonic());
+        const header = (out.response as { headers?: Record<string, string | undefined> } | undefined)?.headers?.['date'];
+        const date = header === undefined ? NaN : Date.parse(header);
+        if (Number.isFinite(date)) all.forEach((c, i) => c.record({ date, sent: sent[i]!, received: received[i]! }));
+        return out;
+      },
+      // Inside the deserializer (priority low): the raw HTTP response, error statuses included.
+      { step: 'deserialize', priority: 'low', name: 'conclaveServerTime' },
+    );
+  }
+  let c = byBase.get(base);
+  if (!c) {
+    c = new ServerClock(base);
+    byBase.set(base, c);
+  }
+  return c;
+}
+
+/**
+ * A LeaderElector did not acquire, confirm, renew or acknowledge because it cannot vouch for the
+ * times it would write (clockSync 'server'), or stopped leading because its clock jumped. It stays
+ * a follower until DynamoDB's time is known again; `elector.stats` counts every such prevention.
+ */
+export class ClockSkewError extends Error {
+  override readonly name = 'ClockSkewError';
+  constructor(
+    /** Who could not: the elector's description. */
+    readonly who: string,
+    /** Why: no sample yet, too uncertain, or jumped. */
+    readonly doubt: ClockDoubt,
+    /** The bound the estimate must be within (maxClockErrorMs). */
+    readonly maxErrorMs: number,
+  ) {
+    super(`${who}: ${ClockSkewError.why(doubt, maxErrorMs)}; it does not lead until it knows (a clock skew prevention)`);
+  }
+
+  private static why(d: ClockDoubt, maxErrorMs: number): string {
+    switch (d.reason) {
+      case 'noSamples':
+        return "cannot tell DynamoDB's time: no response with a Date header yet (an endpoint that never sends one needs clockSync: 'none', and this machine's clock within the coordinator's clockSkewMs)";
+      case 'uncertain':
+        return `DynamoDB's time is known only to ±${Math.round(d.errorMs)} ms, more than maxClockErrorMs (${maxErrorMs} ms): responses are slow, or too few yet`;
+      case 'jumped':
+        return `DynamoDB's time, measured on this machine's monotonic clock, jumped by ${Math.round(d.jumpMs)} ms (the machine was suspended, or the server's clock stepped)`;
+    }
+  }
+}

@@ -1,0 +1,156 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { CONFIRMATIONS, DATE_RESOLUTION_MS, JUMP_MS, MAX_SAMPLE_AGE_MS, OffsetEstimate, ServerClock, type TimeSample } from '../../lib/sdk/server-clock.js';
+
+/**
+ * A server whose clock is `offset` ms ahead of this machine's monotonic clock: a request sent at
+ * `sent` takes `rtt` ms and is stamped `at` (0–1) of the way through; the Date header truncates.
+ */
+const sample = (offset: number, sent: number, rtt: number, at = 0.5): TimeSample => {
+  const stamped = sent + rtt * at;
+  return { date: Math.floor((stamped + offset) / DATE_RESOLUTION_MS) * DATE_RESOLUTION_MS, sent, received: sent + rtt };
+};
+const T = 1_800_000_000_000; // server epoch ms at monotonic 0
+
+describe('OffsetEstimate (serverTime − monotonic from Date headers)', () => {
+  it('knows nothing before the first sample', () => {
+    expect(new OffsetEstimate().check(0, 500)).toEqual({ ok: false, reason: 'noSamples' });
+  });
+
+  it('one sample bounds the offset to a second and the round trip: too wide for a 500 ms bound, enough for the default 750', () => {
+    const e = new OffsetEstimate();
+    e.add(sample(T, 10_000, 20));
+    const i = e.interval(10_020)!;
+    expect(i.hi - i.lo).toBe(DATE_RESOLUTION_MS + 20);
+    expect(i.lo).toBeLessThanOrEqual(T);
+    expect(i.hi).toBeGreaterThanOrEqual(T);
+    expect(e.check(10_020, 500)).toEqual({ ok: false, reason: 'uncertain', errorMs: 510 });
+    expect(e.check(10_020, 750)).toEqual({ ok: true, errorMs: 510 });
+  });
+
+  it('a second sample half a second later in the server’s second halves the interval', () => {
+    const e = new OffsetEstimate();
+    e.add(sample(T + 123, 10_000, 10));
+    e.add(sample(T + 123, 10_500, 10));
+    const i = e.interval(10_510)!;
+    expect(i.hi - i.lo).toBeLessThanOrEqual(520);
+    expect(e.check(10_510, 520).ok).toBe(true);
+  });
+
+  it('keeps the offset it stamps with while the evidence allows, so consecutive stamps agree', () => {
+    const e = new OffsetEstimate();
+    e.add(sample(T + 400, 10_000, 10));
+    const first = e.offset()!;
+    e.add(sample(T + 400, 10_300, 10)); // narrows the interval, which still holds the first choice
+    expect(e.offset()).toBe(first);
+    for (let k = 1; k <= 20; k++) e.add(sample(T + 400, 10_300 + 137 * k, 10));
+    const i = e.interval(13_000)!;
+    expect(e.offset()).toBeGreaterThanOrEqual(i.lo); // forced inside, by no more than needed
+    expect(e.offset()).toBeLessThanOrEqual(i.hi);
+  });
+
+  it('always contains the true offset, and converges to about the round trip (property)', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: -60_000, max: 60_000 }),
+        fc.array(fc.record({ gap: fc.integer({ min: 1, max: 3_000 }), rtt: fc.integer({ min: 0, max: 300 }), at: fc.double({ min: 0, max: 1, noNaN: true }) }), { minLength: 1, maxLength: 40 }),
+        (skew, reqs) => {
+          const e = new OffsetEstimate();
+          let sent = 5_000;
+          for (const r of reqs) {
+            sent += r.gap;
+            expect(e.add(sample(T + skew, sent, r.rtt, r.at))).toBe(0);
+            const i = e.interval(sent + r.rtt)!;
+            expect(i.lo).toBeLessThanOrEqual(T + skew + 1e-6);
+            expect(i.hi).toBeGreaterThanOrEqual(T + skew - 1e-6);
+            // the stamp's error is within what check() reports
+            const c = e.check(sent + r.rtt, Infinity);
+            expect(c.ok && Math.abs(e.offset()! - (T + skew))).toBeLessThanOrEqual(c.ok ? c.errorMs + 1e-6 : 0);
+          }
+        },
+      ),
+    );
+  });
+
+  it('a jump (a suspended machine: the monotonic clock stood still) is reported, and trusted only once confirmed', () => {
+    const e = new OffsetEstimate();
+    for (let k = 0; k < 5; k++) e.add(sample(T, 1_000 + 700 * k, 5));
+    expect(e.check(5_000, 500).ok).toBe(true);
+    // suspended for 20 s: monotonic time did not move, the server's clock did
+    expect(e.add(sample(T + 20_000, 5_000, 5))).toBeGreaterThan(19_000 - DATE_RESOLUTION_MS);
+    expect(e.jumps).toBe(1);
+    expect(e.check(5_005, 10_000)).toMatchObject({ ok: false, reason: 'jumped' });
+    for (let k = 1; k < CONFIRMATIONS; k++) expect(e.add(sample(T + 20_000, 5_000 + 500 * k, 5))).toBe(0);
+    expect(e.check(5_000 + 500 * CONFIRMATIONS, 1_000).ok).toBe(true);
+    expect(e.size).toBe(CONFIRMATIONS); // the history before the jump is gone
+  });
+
+  it('a monotonic clock drifting at 80 ppm for ten minutes: never a jump, the truth always inside', () => {
+    const e = new OffsetEstimate();
+    for (let sent = 1_000; sent < 600_000; sent += 1_937) {
+      const offset = T - sent * 80e-6; // the monotonic clock runs fast: the offset shrinks
+      expect(e.add(sample(offset, sent, 3, 0.3))).toBe(0);
+      const i = e.interval(sent + 3)!;
+      expect(i.lo).toBeLessThanOrEqual(offset + 1e-6);
+      expect(i.hi).toBeGreaterThanOrEqual(offset - 1e-6);
+    }
+    expect(e.jumps).toBe(0);
+    expect(e.check(600_000, 100).ok).toBe(true);
+  });
+
+  it('a small step of the server’s clock (under the jump threshold) is no jump', () => {
+    const e = new OffsetEstimate();
+    for (let k = 0; k < 10; k++) e.add(sample(T, 1_000 + 730 * k, 2));
+    for (let k = 0; k < 20; k++) expect(e.add(sample(T + JUMP_MS / 2, 9_000 + 730 * k, 2))).toBe(0);
+    expect(e.jumps).toBe(0);
+  });
+
+  it('forgets samples older than the age limit', () => {
+    const e = new OffsetEstimate();
+    e.add(sample(T, 0, 5));
+    e.add(sample(T, MAX_SAMPLE_AGE_MS + 1_000, 5));
+    expect(e.size).toBe(1);
+  });
+
+  it('ignores a sample without a date, or timed backwards', () => {
+    const e = new OffsetEstimate();
+    expect(e.add({ date: NaN, sent: 0, received: 1 })).toBe(0);
+    expect(e.add({ date: T, sent: 5, received: 1 })).toBe(0);
+    expect(e.size).toBe(0);
+  });
+});
+
+describe('ServerClock', () => {
+  it('stamps with the server’s time whatever the wall clock says, and tells the wall clock’s offset', () => {
+    let mono = 50_000;
+    const base = { now: () => T + mono - 30_000, monotonic: () => mono }; // the wall clock 30 s slow
+    const c = new ServerClock(base);
+    expect(c.now()).toBe(base.now()); // nothing known: the wall clock
+    expect(c.wallOffsetMs()).toBeUndefined();
+    c.record(sample(T, mono, 4, 0.5));
+    mono += 500;
+    c.record(sample(T, mono, 4, 0.5));
+    mono += 1_000;
+    const check = c.check(750);
+    expect(check.ok).toBe(true);
+    const err = check.ok ? check.errorMs : 0;
+    expect(Math.abs(c.now() - (T + mono))).toBeLessThanOrEqual(err + 1);
+    expect(Math.abs(c.wallOffsetMs()! - 30_000)).toBeLessThanOrEqual(err + 1);
+  });
+
+  it('tells its listeners of a jump', () => {
+    let mono = 0;
+    const c = new ServerClock({ now: () => 0, monotonic: () => mono });
+    const heard: number[] = [];
+    const off = c.onJump((j) => heard.push(j));
+    c.record(sample(T, mono, 2));
+    mono = 3_000;
+    c.record(sample(T - 30_000, mono, 2)); // the server's clock stepped back 30 s
+    expect(heard).toHaveLength(1);
+    expect(heard[0]).toBeLessThan(-29_000 + DATE_RESOLUTION_MS);
+    off();
+    mono = 6_000;
+    c.record(sample(T, mono, 2));
+    expect(heard).toHaveLength(1);
+  });
+});
