@@ -13,19 +13,40 @@ import { fileURLToPath } from 'node:url';
 import { checkHistory, type Verdict } from '../lib/history/checker.js';
 import { createLedgerTable, deleteLedgerTable, ledgerTableName, readLedger } from '../lib/history/ledger.js';
 import { monoNow, type EndState, type FaultWindow, type HistoryRecord, type LedgerEntry, type Observation } from '../lib/history/schema.js';
+import { DeleteItemCommand } from '@aws-sdk/client-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
 import { localClient } from '../lib/local/dynamodb-local.js';
+import { LOCAL_DEPLOYMENT } from '../lib/local/ecs-task.js';
 import { startLocalRuntime, type LocalRuntime } from '../lib/local/runtime.js';
 import { CandidateStore } from '../lib/stores/candidate-store.js';
 import { LeaseStore } from '../lib/stores/lease-store.js';
 import { deleteTables } from '../lib/local/tables.js';
 import { CoordinatorFaults } from './coordinator-faults.js';
 import type { DynamoDBFault } from './ddb-faults.js';
-import { WorkerLine, type WorkerEnvInput } from './protocol.js';
+import { WorkerLine, type WorkerCommand, type WorkerEnvInput } from './protocol.js';
 import { rng } from './rng.js';
 import { CHAOS_ELECTION, describeFault, faultDuration, type Fault, type FaultFigureKind, type Schedule, type WorkerPlan } from './schedule.js';
 
 export const WORKER = fileURLToPath(new URL('./worker.ts', import.meta.url));
+/** Faults the coordinator's side (CoordinatorFaults) injects; the harness does the others itself. */
+const COORDINATOR_SIDE: ReadonlySet<Fault['kind']> = new Set(['coordinatorDown', 'streamDuplicate', 'streamReorder', 'streamDelay', 'streamStale', 'reconcilerCrash', 'timerLoss', 'publishFailure']);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** EC2's "Instance State-change Notification" for `instanceId` stopped at `at`, as EventBridge delivers it (whole seconds). */
+export function ec2Stopped(instanceId: string, at: number): Record<string, unknown> {
+  const { account, region } = LOCAL_DEPLOYMENT;
+  return {
+    version: '0',
+    id: randomUUID(),
+    'detail-type': 'EC2 Instance State-change Notification',
+    source: 'aws.ec2',
+    account,
+    time: new Date(at).toISOString().replace(/\.\d{3}Z$/, 'Z'),
+    region,
+    resources: [`arn:aws:ec2:${region}:${account}:instance/${instanceId}`],
+    detail: { 'instance-id': instanceId, state: 'stopped' },
+  };
+}
 
 export interface HarnessOptions {
   /** DynamoDB Local (shared by every schedule of a run; each schedule has its own tables). */
@@ -108,7 +129,7 @@ export class ChaosProcess {
     });
   }
 
-  send(cmd: { dynamodb: DynamoDBFault | null }): void {
+  send(cmd: WorkerCommand): void {
     if (this.alive) this.child.stdin!.write(`${JSON.stringify(cmd)}\n`);
   }
 }
@@ -150,6 +171,16 @@ export async function runSchedule(s: Schedule, o: HarnessOptions): Promise<Sched
 
   const procs = new Map<string, ChaosProcess>();
   const ddbFaults = new Map<string, DynamoDBFault[]>();
+  /** Clock steps in force per worker (a restarted worker starts with them). */
+  const steps = new Map<string, number>();
+  /** The platform's last "instance stopped" event per worker (sent when the harness killed it), for replays. */
+  const lastStop = new Map<string, Record<string, unknown>>();
+  const platformEvents = new Set<Promise<void>>();
+  const sendPlatformEvent = (event: Record<string, unknown>) => {
+    const delivery = rt.platformEvent(event);
+    platformEvents.add(delivery);
+    void delivery.finally(() => platformEvents.delete(delivery));
+  };
   const onLine = (p: ChaosProcess, l: WorkerLine) => {
     switch (l.type) {
       case 'history':
@@ -182,7 +213,8 @@ export async function runSchedule(s: Schedule, o: HarnessOptions): Promise<Sched
       RENEW_DEADLINE_MS: String(s.timing.renewDeadlineMs),
       RETRY_PERIOD_MS: String(s.timing.retryPeriodMs),
       CANDIDATE_RENEW_MS: String(s.timing.candidateRenewMs),
-      CHAOS_SKEW_MS: String(plan.skewMs),
+      CHAOS_SKEW_MS: String(plan.skewMs + (steps.get(plan.identity) ?? 0)),
+      CHAOS_PLATFORM_ID: plan.instanceId,
       CHAOS_SEED: String((s.scheduleSeed + plan.identity.charCodeAt(1) * 7919 + procs.size) >>> 0),
       CHAOS_LEDGER_TABLE: ledgerTable,
       CHAOS_ZOMBIE_MS: String(s.timing.zombieMs),
@@ -198,10 +230,13 @@ export async function runSchedule(s: Schedule, o: HarnessOptions): Promise<Sched
     });
     return p;
   };
-  /** SIGKILL: the terms it held end at this instant (it can no longer act). */
+  /** SIGKILL: the terms it held end at this instant (it can no longer act); its instance stopped, and EC2 says so. */
   const kill = async (p: ChaosProcess, at = monoNow()) => {
     p.child.kill('SIGKILL');
     await p.closed;
+    const stopped = ec2Stopped(p.plan.instanceId, Date.now());
+    lastStop.set(p.plan.identity, stopped);
+    sendPlatformEvent(stopped);
     for (const [lease, term] of p.open) {
       // a term that began between the stamp and the signal ends the moment it began
       const mono = BigInt(term.mono) > BigInt(at) ? term.mono : at;
@@ -249,10 +284,9 @@ export async function runSchedule(s: Schedule, o: HarnessOptions): Promise<Sched
 
     // The faults, at their times.
     type Action = { at: number; begin: boolean; f: Fault };
-    const actions: Action[] = s.faults.flatMap((f) => [
-      { at: f.at, begin: true, f },
-      { at: f.at + faultDuration(f), begin: false, f },
-    ]);
+    // An instant (a deleted row, a platform event) has no end: its window closes as it begins.
+    const instant = (f: Fault) => f.kind === 'leaseDelete' || f.kind === 'platformLate';
+    const actions: Action[] = s.faults.flatMap((f) => [{ at: f.at, begin: true, f }, ...(instant(f) ? [] : [{ at: f.at + faultDuration(f), begin: false, f }])]);
     actions.sort((a, b) => a.at - b.at || Number(a.begin) - Number(b.begin));
     const open = new Map<Fault, FaultWindow>();
     // Worker faults aim at a worker, or at whoever leads a lease when they begin; a worker is in at
@@ -274,8 +308,12 @@ export async function runSchedule(s: Schedule, o: HarnessOptions): Promise<Sched
       const f = a.f;
       if (a.begin) {
         const w: FaultWindow = { kind: f.kind, from: monoNow(), to: '0', detail: describeFault(f).trim() };
-        if (f.kind === 'kill' || f.kind === 'pause' || f.kind === 'handoff' || f.kind === 'dynamodb') {
-          const id = resolve(f.worker, f.kind !== 'dynamodb');
+        if (f.kind === 'leaseDelete') {
+          // an operator's delete: unconditional, whoever holds the lease
+          await rt.client.send(new DeleteItemCommand({ TableName: rt.tables.leases, Key: marshall({ name: f.lease }) }));
+          count('leaseDelete:deleted');
+        } else if (f.kind === 'kill' || f.kind === 'pause' || f.kind === 'handoff' || f.kind === 'dynamodb' || f.kind === 'clockStep' || f.kind === 'platformLate') {
+          const id = resolve(f.worker, f.kind !== 'dynamodb' && f.kind !== 'clockStep' && f.kind !== 'platformLate');
           if (!id) {
             count(`skipped:${f.kind}`); // nobody free to hit
             continue;
@@ -283,7 +321,15 @@ export async function runSchedule(s: Schedule, o: HarnessOptions): Promise<Sched
           resolved.set(f, id);
           w.detail = `${w.detail} → ${id}`;
           const p = procs.get(id)!;
-          if (f.kind === 'dynamodb') {
+          if (f.kind === 'clockStep') {
+            steps.set(id, (steps.get(id) ?? 0) + f.stepMs);
+            p.send({ clockStepMs: f.stepMs });
+          } else if (f.kind === 'platformLate') {
+            // the target's own instance's last stop; else the last stop of any instance (its worker restarted there)
+            const replayed = f.replay ? (lastStop.get(id) ?? [...lastStop.values()].at(-1)) : undefined;
+            sendPlatformEvent(replayed ?? ec2Stopped(p.plan.instanceId, Date.now() - f.lateMs));
+            count(replayed ? 'platformLate:replayed' : 'platformLate:late');
+          } else if (f.kind === 'dynamodb') {
             ddbFaults.set(id, [...(ddbFaults.get(id) ?? []), { mode: f.mode, rate: f.rate, ...(f.latencyMs ? { latencyMs: f.latencyMs } : {}) }]);
             p.send({ dynamodb: ddbFaults.get(id)!.at(-1)! });
           } else {
@@ -300,7 +346,10 @@ export async function runSchedule(s: Schedule, o: HarnessOptions): Promise<Sched
             }
           }
         } else faults.begin(f);
-        open.set(f, w);
+        if (instant(f)) {
+          w.to = w.from;
+          windows.push(w);
+        } else open.set(f, w);
       } else {
         const w = open.get(f);
         if (!w) continue; // skipped at its start
@@ -313,12 +362,15 @@ export async function runSchedule(s: Schedule, o: HarnessOptions): Promise<Sched
           const p = procs.get(id!)!;
           p.paused = false;
           p.child.kill('SIGCONT');
+        } else if (f.kind === 'clockStep') {
+          steps.set(id!, (steps.get(id!) ?? 0) - f.stepMs);
+          procs.get(id!)!.send({ clockStepMs: -f.stepMs }); // NTP puts it right (a restarted process started stepped)
         } else if (f.kind === 'dynamodb') {
           const list = [...(ddbFaults.get(id!) ?? [])];
           list.splice(list.findIndex((x) => x.mode === f.mode && x.rate === f.rate), 1);
           ddbFaults.set(id!, list);
           procs.get(id!)!.send({ dynamodb: list.at(-1) ?? null });
-        } else faults.end(f);
+        } else if (COORDINATOR_SIDE.has(f.kind)) faults.end(f);
         w.to = monoNow();
         windows.push(w);
       }
@@ -366,8 +418,9 @@ export async function runSchedule(s: Schedule, o: HarnessOptions): Promise<Sched
         if (!done) await kill(p);
       }),
     );
-    for (const f of s.faults) if (f.kind !== 'kill' && f.kind !== 'pause' && f.kind !== 'handoff' && f.kind !== 'dynamodb') faults.end(f);
+    for (const f of s.faults) if (COORDINATOR_SIDE.has(f.kind)) faults.end(f);
     await faults.drain();
+    await Promise.all([...platformEvents]);
     ledger = await readLedger(rt.client, ledgerTable);
     await rt.stop();
     // DynamoDB Local keeps every table in memory for the rest of the run.
@@ -387,8 +440,10 @@ export async function runSchedule(s: Schedule, o: HarnessOptions): Promise<Sched
 
   const faultsByKind: Partial<Record<FaultFigureKind, number>> = {};
   for (const f of s.faults) faultsByKind[f.kind] = (faultsByKind[f.kind] ?? 0) + 1;
-  const skewed = s.workers.filter((w) => w.skewMs !== 0).length;
+  const skewed = s.workers.filter((w) => w.skewMs !== 0 && Math.abs(w.skewMs) < 30_000).length;
   if (skewed) faultsByKind.clockSkew = skewed;
+  const skewed30 = s.workers.filter((w) => Math.abs(w.skewMs) >= 30_000).length;
+  if (skewed30) faultsByKind.clockSkew30s = skewed30;
   for (const [k, v] of Object.entries(faults.injected)) injected[k] = (injected[k] ?? 0) + v;
   return { schedule: s, verdict, windows, injected, faultsByKind, fenced, deadLetters: rt.deadLetters.length, workerErrors, elapsedMs: performance.now() - began, dir };
 }

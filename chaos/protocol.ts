@@ -21,8 +21,10 @@ export const WorkerEnv = z.object({
   RENEW_DEADLINE_MS: int(1).default(2_000),
   RETRY_PERIOD_MS: int(1).default(500),
   CANDIDATE_RENEW_MS: int(1_000).default(2_000),
-  /** This worker's wall clock runs this far off (ms, may be negative); its monotonic clock is true. */
+  /** This worker's wall clock runs this far off (ms, may be negative); its monotonic clock is true. Steps come as commands. */
   CHAOS_SKEW_MS: z.coerce.number().int().default(0),
+  /** The EC2 instance this worker runs on (its platform, written on its rows): what the platform's stop events name. */
+  CHAOS_PLATFORM_ID: z.string().regex(/^i-[0-9a-f]{8,17}$/).optional(),
   /** Seeds the worker's fault decisions. */
   CHAOS_SEED: int(0).default(1),
   CHAOS_LEDGER_TABLE: z.string().min(3).optional(),
@@ -49,9 +51,13 @@ export type WorkerLine = z.infer<typeof WorkerLine>;
 
 export const WorkerCommand = z
   .object({
+    /** The DynamoDB fault now in force (null: none). */
     dynamodb: z
       .object({ mode: z.enum(['error', 'throttle', 'latency', 'lostResponse']), rate: z.number().min(0).max(1), latencyMs: z.number().int().min(0).optional() })
-      .nullable(),
+      .nullable()
+      .optional(),
+    /** Step the wall clock by this much (ms), as NTP stepping it would. */
+    clockStepMs: z.number().int().optional(),
   })
   .strict();
 export type WorkerCommand = z.infer<typeof WorkerCommand>;

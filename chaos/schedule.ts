@@ -18,10 +18,13 @@ export const FAULT_KINDS = [
   'reconcilerCrash',
   'timerLoss',
   'publishFailure',
+  'clockStep',
+  'leaseDelete',
+  'platformLate',
 ] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
-/** Skew is no window: each worker's clock is off for the whole schedule. */
-export type FaultFigureKind = FaultKind | 'clockSkew';
+/** Skew is no window: each worker's clock is off for the whole schedule (clockSkew: ±1 s or less; clockSkew30s: ±30 s). */
+export type FaultFigureKind = FaultKind | 'clockSkew' | 'clockSkew30s';
 
 export type StreamFaultKind = Extract<FaultKind, `stream${string}`>;
 
@@ -40,7 +43,17 @@ export type Fault =
   /** A reconcile dies right before its lease write (after its pings) or right after it (before the timer is set). */
   | { kind: 'reconcilerCrash'; at: number; durationMs: number; rate: number; point: 'beforeLeaseWrite' | 'afterLeaseWrite' }
   | { kind: 'timerLoss'; at: number; durationMs: number; rate: number }
-  | { kind: 'publishFailure'; at: number; durationMs: number; rate: number };
+  | { kind: 'publishFailure'; at: number; durationMs: number; rate: number }
+  /** The worker's wall clock jumps by `stepMs` (NTP stepping it), and back after `durationMs`; its monotonic clock runs on. */
+  | { kind: 'clockStep'; at: number; worker: WorkerTarget; stepMs: number; durationMs: number }
+  /** An operator deletes the lease's row (the holder's next renewal finds nothing; the lease is created again). */
+  | { kind: 'leaseDelete'; at: number; lease: string }
+  /**
+   * The platform says the worker's EC2 instance stopped — an event from `lateMs` ago delivered now,
+   * or (`replay`) the event of that instance's last stop delivered again — while the worker, restarted
+   * on the same instance, runs (and may lead). The platform function must leave it alone.
+   */
+  | { kind: 'platformLate'; at: number; worker: WorkerTarget; lateMs: number; replay: boolean };
 
 /** `w1`, or `leader:<lease>`: the worker leading that lease when the fault begins (another free one if it is busy). */
 export type WorkerTarget = string;
@@ -49,7 +62,10 @@ export interface WorkerPlan {
   identity: string;
   emulationVersion: string;
   binaryVersion: string;
+  /** Its wall clock's error for the whole run (ms, + ahead); the SDK must write DynamoDB's time regardless. */
   skewMs: number;
+  /** The EC2 instance it runs on, the same across restarts (a process restarted on its instance): what platform events name. */
+  instanceId: string;
 }
 
 export interface Timing {
@@ -101,7 +117,8 @@ export function generateSchedule(seed: number, index: number, opts: ScheduleOpti
     identity: `w${i + 1}`,
     emulationVersion: r.pick(['1.30.0', '1.30.0', '1.31.0']),
     binaryVersion: '1.31.0',
-    skewMs: r.pick([-1_000, -500, 0, 0, 500, 1_000]),
+    skewMs: r.pick([-30_000, -1_000, -500, 0, 0, 500, 1_000, 30_000]),
+    instanceId: instanceIdOf(i),
   }));
   const leases = Array.from({ length: opts.leases ?? 2 }, (_, i) => ['alpha', 'beta', 'gamma', 'delta'][i] ?? `lease-${i}`);
   // Faults that move leadership weigh double: the coordinator's faults only bite during elections.
@@ -161,14 +178,26 @@ export function generateSchedule(seed: number, index: number, opts: ScheduleOpti
       case 'publishFailure':
         faults.push({ kind, ...span(2_000, 6_000), rate: r.pick([0.3, 0.5]) });
         break;
+      case 'clockStep':
+        faults.push({ kind, worker, stepMs: r.pick([-30_000, 30_000]), ...span(2_000, 8_000) });
+        break;
+      case 'leaseDelete':
+        faults.push({ kind, at: span(0, 0).at, lease: r.pick(leases) });
+        break;
+      case 'platformLate':
+        faults.push({ kind, at: span(0, 0).at, worker, lateMs: r.int(60_000, 300_000), replay: r.chance(0.5) });
+        break;
     }
   }
   faults.sort((a, b) => a.at - b.at);
   return { seed, index, scheduleSeed: own, leases, workers, faults, faultPhaseMs: phase, timing };
 }
 
-/** How long a fault lasts (a kill: until the restart). */
-export const faultDuration = (f: Fault): number => (f.kind === 'kill' || f.kind === 'handoff' ? f.restartAfterMs : f.durationMs);
+/** How long a fault lasts (a kill: until the restart; a deletion or an event: an instant). */
+export const faultDuration = (f: Fault): number => (f.kind === 'kill' || f.kind === 'handoff' ? f.restartAfterMs : f.kind === 'leaseDelete' || f.kind === 'platformLate' ? 0 : f.durationMs);
+
+/** The EC2 instance id of worker `index` (17 hex digits, as EC2's). */
+export const instanceIdOf = (index: number): string => `i-${(0xc0c1a0e0000 + index + 1).toString(16).padStart(17, '0')}`;
 
 export function describeFault(f: Fault): string {
   const head = `+${ms(f.at).padStart(6)}  ${f.kind}`;
@@ -187,6 +216,12 @@ export function describeFault(f: Fault): string {
     case 'timerLoss':
     case 'publishFailure':
       return `${head} on ${Math.round(f.rate * 100)}% for ${ms(f.durationMs)}`;
+    case 'clockStep':
+      return `${head} ${f.worker}: wall clock ${f.stepMs >= 0 ? '+' : ''}${f.stepMs / 1000}s, back after ${ms(f.durationMs)}`;
+    case 'leaseDelete':
+      return `${head} ${f.lease}: the row deleted`;
+    case 'platformLate':
+      return `${head} ${f.worker}: instance stopped ${f.replay ? 'replayed (or ' : '('}${ms(f.lateMs)} late${f.replay ? ' if none yet)' : ')'}`;
     default:
       return `${head} on ${Math.round(f.rate * 100)}% of batches${f.kind === 'streamDelay' || f.kind === 'streamStale' ? ` (${f.delayMs} ms)` : ''} for ${ms(f.durationMs)}`;
   }

@@ -20,6 +20,7 @@ import { CandidateStore } from '../lib/stores/candidate-store.js';
 import { mapLimit } from '../lib/util/pool.js';
 import { ChaosProcess } from './harness.js';
 import { leaseNames, type WorkerEnvInput } from './protocol.js';
+import { instanceIdOf } from './schedule.js';
 
 const whole = (min: number) => (v: string) => {
   const n = Number(v);
@@ -85,7 +86,7 @@ const workers = Array.from({ length: o.candidates }, (_, i) => {
     ...(o.writeEveryMs > 0 ? { CHAOS_LEDGER_TABLE: ledgerTable } : {}),
   };
   return new ChaosProcess(
-    { identity: `c${i + 1}`, emulationVersion: '1.30.0', binaryVersion: '1.31.0', skewMs: 0 },
+    { identity: `c${i + 1}`, emulationVersion: '1.30.0', binaryVersion: '1.31.0', skewMs: 0, instanceId: instanceIdOf(i) },
     env,
     (_p, l) => {
       if (l.type === 'history') history.push(l.record);

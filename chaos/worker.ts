@@ -1,7 +1,9 @@
 /**
  * A chaos worker: one OS process standing for one or more leases with the SDK's LeaderElector,
  * as a user's worker would, plus what the chaos harness needs —
- * - a wall clock skewed by CHAOS_SKEW_MS (the monotonic clock stays true, as on a real machine);
+ * - a wall clock skewed by CHAOS_SKEW_MS and stepped by commands on stdin (the monotonic clock stays
+ *   true, as on a real machine): the SDK must write DynamoDB's time whatever it says;
+ * - an EC2 instance id (CHAOS_PLATFORM_ID) as its platform, the same across restarts;
  * - DynamoDB faults (errors, throttling, latency, lost responses) injected by an SDK middleware,
  *   switched on and off by commands on stdin, decided by a generator seeded with CHAOS_SEED;
  * - while leading, fenced writes to the ledger table every CHAOS_WRITE_EVERY_MS, and for
@@ -14,7 +16,8 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { createInterface } from 'node:readline';
 import { monoNow, type HistoryRecord } from '../lib/history/schema.js';
 import { ledgerWrite } from '../lib/history/ledger.js';
-import { FencingError, LeaderElector, defaultTableNames, type Clock } from '../lib/sdk/index.js';
+import { skewedClock } from '../lib/clock.js';
+import { FencingError, LeaderElector, defaultTableNames } from '../lib/sdk/index.js';
 import { fencedTransactWrite } from '../lib/sdk/fencing.js';
 import { parse } from '../lib/schemas/validation.js';
 import { injectDynamoDBFaults, type DynamoDBFault } from './ddb-faults.js';
@@ -33,11 +36,13 @@ const client = new DynamoDBClient({ endpoint: env.CONCLAVE_ENDPOINT, region: 'lo
 injectDynamoDBFaults(client, () => fault, random, (mode) => out({ type: 'injected', mode }));
 createInterface({ input: process.stdin }).on('line', (line) => {
   const cmd = parse(WorkerCommand, JSON.parse(line), 'chaos worker command');
-  fault = cmd.dynamodb ?? undefined;
+  if (cmd.dynamodb !== undefined) fault = cmd.dynamodb ?? undefined;
+  if (cmd.clockStepMs !== undefined) skew += cmd.clockStepMs;
 });
 
-// observer's clock for durations (true), wall clock for stamps (skewed): what client-go assumes of a machine
-const clock: Clock = { now: () => Date.now() + env.CHAOS_SKEW_MS, monotonic: () => performance.now() };
+// A machine's clocks: the monotonic one true, the wall clock off by `skew` (and stepped by commands).
+let skew = env.CHAOS_SKEW_MS;
+const clock = skewedClock(() => skew);
 let stopping = false;
 
 const electors = leaseNames(env).map((leaseName) => {
@@ -65,6 +70,7 @@ const electors = leaseNames(env).map((leaseName) => {
     candidacy: { emulationVersion: env.EMULATION_VERSION, binaryVersion: env.BINARY_VERSION, renewIntervalMs: env.CANDIDATE_RENEW_MS },
     client,
     clock,
+    ...(env.CHAOS_PLATFORM_ID ? { platform: { kind: 'ec2' as const, id: env.CHAOS_PLATFORM_ID, availabilityZone: 'local-1a' } } : {}),
     callbacks: {
       async onStartedLeading(signal, { fencingToken }) {
         record('started', fencingToken);

@@ -1,9 +1,11 @@
 /**
- * A short chaos set for CI: two seeded schedules on the local runtime — one of worker faults
+ * A short chaos set for CI: three schedules on the local runtime — one of worker faults
  * (SIGKILL, SIGSTOP longer than the lease, a graceful hand-off, DynamoDB errors, throttling,
- * latency and lost responses, clock skew), one of coordinator faults (functions down, duplicated,
- * reordered, held and stale stream deliveries, a reconciler crashing between its writes, lost
- * timer messages, failing publishes) — each judged by the history checker: no violation.
+ * latency and lost responses, clock skew), one of lying clocks and stale signals (wall clocks 30 s
+ * off and stepped, a deleted lease row, late and replayed platform events), one of coordinator
+ * faults (functions down, duplicated, reordered, held and stale stream deliveries, a reconciler
+ * crashing between its writes, lost timer messages, failing publishes) — each judged by the
+ * history checker: no violation.
  * The long runs are `npm run chaos` (docs/safety.md).
  */
 import { mkdtempSync } from 'node:fs';
@@ -33,6 +35,27 @@ describe('chaos (short CI set)', () => {
     const r = await check({ seed: 7, opts: { kinds: WORKER_FAULTS } });
     expect(r.fenced.accepted).toBeGreaterThan(0);
   }, 90_000);
+
+  it('lying clocks (workers 30 s slow and fast, steps of 30 s), a deleted lease row, late and replayed platform events', async () => {
+    // Written out: each fault aimed where it bites (at a leader), on workers whose wall clocks are 30 s off.
+    const base = generateSchedule(13, 0, { ...SHORT, kinds: ['kill'] });
+    const skews = [-30_000, 30_000, 0];
+    const s: Schedule = {
+      ...base,
+      workers: base.workers.map((w, i) => ({ ...w, skewMs: skews[i]! })),
+      faults: [
+        { kind: 'clockStep', at: 0, worker: 'leader:alpha', stepMs: -30_000, durationMs: 4_000 },
+        { kind: 'kill', at: 500, worker: 'leader:alpha', restartAfterMs: 1_000 },
+        { kind: 'clockStep', at: 2_500, worker: 'leader:beta', stepMs: 30_000, durationMs: 3_000 },
+        { kind: 'platformLate', at: 3_500, worker: 'leader:alpha', lateMs: 120_000, replay: true },
+        { kind: 'leaseDelete', at: 4_500, lease: 'beta' },
+        { kind: 'platformLate', at: 6_000, worker: 'leader:beta', lateMs: 180_000, replay: false },
+      ],
+    };
+    const r = await check(s);
+    expect(r.faultsByKind).toMatchObject({ clockSkew30s: 2, clockStep: 2, leaseDelete: 1, platformLate: 2 });
+    expect(r.injected).toMatchObject({ 'leaseDelete:deleted': 1, 'platformLate:replayed': 1, 'platformLate:late': 1 });
+  }, 120_000);
 
   it('coordinator faults during elections, then the functions down while the leader dies: the fallback keeps a leader', async () => {
     // Written out rather than drawn: the coordinator's faults only bite while an election runs.
