@@ -100,10 +100,11 @@ export const LeaderElectorOptionsSchema = z
        * `server`: the most DynamoDB's time may be uncertain (± ms) for this worker to acquire, confirm,
        * renew or acknowledge; beyond it, or right after its measurement jumped, it stays a follower
        * (a clock skew prevention: `stats`, onError). One response bounds it to ±(500 ms + half its
-       * round trip), more responses narrow it to about the round trip. Keep it below the
-       * coordinator's clockSkewMs (1 s). @default 750
+       * round trip); responses at other points of the server's second narrow it to about the round
+       * trip. At most half the coordinator's clockSkewMs (1 s), so any two workers' times are
+       * within it. @default 500
        */
-      maxClockErrorMs: z.number().int().min(1).max(60_000).default(750),
+      maxClockErrorMs: z.number().int().min(1).max(60_000).default(500),
       /** Test hook: this machine's clock (wall and monotonic); terms are timed on its monotonic clock. @default systemClock */
       clock: ClockSchema.optional(),
       /** Test hook: how `platform: 'detect'` asks. @default detectPlatform() (lib/sdk/platform.ts) */
@@ -158,7 +159,7 @@ export interface ElectorStats {
  */
 export type StopReason = 'cancelled' | 'preempted' | 'renewDeadline' | 'deposed';
 
-/** While DynamoDB's time is not known well enough, a follower polls this soon: half a second on, the next Date header halves the doubt. */
+/** While DynamoDB's time is not known well enough, the elector polls about this soon (jittered, so responses land at other points of the server's second). */
 const CLOCK_RESAMPLE_MS = 500;
 
 const sleep = (ms: number, signal: AbortSignal) =>
@@ -384,8 +385,9 @@ export class LeaderElector {
         }
         // jitter a follower's poll a little (client-go's JitterFactor 1.2 is for acquisition)
         let poll = this.leading ? this.options.retryPeriodMs : this.options.retryPeriodMs * (1 + Math.random() * 0.2);
-        // DynamoDB's time not known well enough yet: the next response, half a second on, halves the doubt
-        if (!this.time.check(this.options.maxClockErrorMs).ok) poll = Math.min(poll, CLOCK_RESAMPLE_MS);
+        // DynamoDB's time not known well enough yet: the next response, at another point of the
+        // server's second, narrows the doubt
+        if (!this.time.check(this.options.maxClockErrorMs).ok) poll = Math.min(poll, CLOCK_RESAMPLE_MS * (0.6 + 0.8 * Math.random()));
         const wake = !this.leading && this.wakeAt !== undefined ? Math.max(0, this.wakeAt - this.mono()) : Infinity;
         await sleep(Math.min(poll, wake), signal);
       }
@@ -600,8 +602,12 @@ export class LeaderElector {
   private async leaderStep(): Promise<void> {
     const leading = this.leading!;
     // A renewal stamped with a time this worker cannot vouch for is not sent: the renew deadline
-    // (its monotonic clock) stops it unless the doubt clears first. A jump stops it at once (onClockJump).
-    if (!this.clockTrusted()) return;
+    // (its monotonic clock) stops it unless the doubt clears first — a read instead brings the next
+    // response's Date. A jump stops it at once (onClockJump).
+    if (!this.clockTrusted()) {
+      await this.leases.read(this.options.leaseName);
+      return;
+    }
     const sentAt = this.mono();
     let renewed: Lease | undefined;
     try {
