@@ -4,7 +4,7 @@
  */
 import * as z from 'zod';
 import { DETAIL_TYPES } from '../events/schemas.js';
-import { CandidateItem } from '../schemas/candidate.js';
+import { PinnedPriority } from '../schemas/candidate.js';
 import { Name } from '../schemas/common.js';
 import { ElectionConfigSchema, TableNamesSchema, type ElectionConfig } from '../schemas/config.js';
 import { KNOWN_STRATEGIES, StrategyName, isKnownStrategy } from '../schemas/strategy.js';
@@ -22,13 +22,13 @@ export const Duration = z
   })
   .pipe(z.number().positive('must be longer than 0s'));
 
-/** An operator's priority as typed: a whole number, then the candidate schema's own rule. */
+/** An operator's priority as typed: a whole number, then the schema's rule for a pin (room left for preempt). */
 export const PriorityArg = z
   .string()
   .trim()
   .regex(/^\d+$/, 'must be a whole number ≥ 1, e.g. 10 (higher wins)')
   .transform(Number)
-  .pipe(CandidateItem.shape.priority.unwrap());
+  .pipe(PinnedPriority);
 
 const Seconds = (what: string) =>
   z

@@ -6,7 +6,7 @@ import { decide, ignoredLastPing } from '../election/decide.js';
 import { effectivePriority, rank } from '../election/ordering.js';
 import { strategyConsensus } from '../election/strategy.js';
 import { isCandidateStale, liveCandidates } from '../election/vacancy.js';
-import type { Candidate } from '../schemas/candidate.js';
+import { MAX_PRIORITY, type Candidate } from '../schemas/candidate.js';
 import type { Lease } from '../schemas/lease.js';
 import { OLDEST_EMULATION_VERSION } from '../schemas/strategy.js';
 import { CandidateStore, type CandidatePatch } from '../stores/candidate-store.js';
@@ -84,6 +84,8 @@ export async function preempt(ctx: CliContext, args: { lease: string; to: string
   }
   const others = snap.candidates.filter((c) => c.name !== candidate.name);
   const priority = Math.max(0, ...others.map((c) => effectivePriority(c, now))) + 1;
+  // Pins are at most MAX_PINNED_PRIORITY, so only a long chain of preempts can get here: refused, not overflowed
+  if (priority > MAX_PRIORITY) throw new CliError(`another candidate of lease ${args.lease} is pinned at ${priority - 1}, the highest priority there is; clear it first (\`conclave set-priority ${args.lease} NAME --clear\`)`);
   const pinned: Candidate = { ...candidate, priority, priorityExpiresAt: now + args.for };
   const unelected = notElected(lease, snap.candidates, now, ctx);
   if (unelected) throw new CliError(`the coordinator does not elect on lease ${args.lease}: ${unelected} — first run \`conclave set-strategy ${args.lease} OldestEmulationVersion\``);

@@ -1,6 +1,6 @@
 import type { Candidate } from '../schemas/candidate.js';
 import type { ElectionConfig } from '../schemas/config.js';
-import type { Election, ElectionFailure, Lease } from '../schemas/lease.js';
+import { failureMessage, type Election, type ElectionFailure, type Lease } from '../schemas/lease.js';
 import type { Platform } from '../schemas/platform.js';
 import { NO_COORDINATION, OLDEST_EMULATION_VERSION, isKnownStrategy } from '../schemas/strategy.js';
 import { isBetterThanHolder, orderCandidates, pickBest, skewPrevented } from './ordering.js';
@@ -100,7 +100,7 @@ export function decide(name: string, lease: Lease | undefined, candidates: reado
   const fail = (reason: ElectionFailure['reason'], message: string, strategy?: string): Decision => ({
     kind: 'failElection',
     ...(strategy ? { strategy } : {}),
-    failure: { at: now, ...(election ? { electionId: election.id } : {}), reason, message },
+    failure: { at: now, ...(election ? { electionId: election.id } : {}), reason, message: failureMessage(message) },
   });
 
   // 1. Which strategy: the lease's (set by an operator or a third party), else the candidates' consensus.
@@ -115,7 +115,7 @@ export function decide(name: string, lease: Lease | undefined, candidates: reado
       }
       const v = vacancy(lease, now, config.clockSkewMs);
       const recorded = lease?.lastElectionFailure;
-      const alreadySaid = !election && recorded?.reason === 'contradictoryStrategies' && recorded.message === consensus.message;
+      const alreadySaid = !election && recorded?.reason === 'contradictoryStrategies' && recorded.message === failureMessage(consensus.message);
       if ((election || v.vacant) && !alreadySaid) return fail('contradictoryStrategies', consensus.message);
       return { kind: 'leaveAlone', reason: 'contradictoryStrategies', detail: consensus.message };
     }

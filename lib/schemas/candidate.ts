@@ -1,10 +1,29 @@
 import * as z from 'zod';
-import { Labels, Millis, Name, Revision, TtlSeconds } from './common.js';
+import { Instance, Labels, Millis, Name, Revision, TtlSeconds } from './common.js';
 import { Platform } from './platform.js';
 import { StrategyName } from './strategy.js';
 import { StrictVersion, emulationWithinBinary } from './version.js';
 
-const Priority = z.number().int('must be a whole number').positive('must be > 0 (leave it unset for no priority)').max(2_147_483_647);
+/** The highest priority a row may carry (int32, as Kubernetes' priorities). */
+export const MAX_PRIORITY = 2_147_483_647;
+/**
+ * The highest priority an operator may pin with `set-priority`: far below MAX_PRIORITY, so that
+ * `preempt` (one above every other candidate in force) always has room.
+ */
+export const MAX_PINNED_PRIORITY = 1_000_000;
+/** Versions are at most 256 characters (semver's own limit). */
+const MAX_VERSION_LENGTH = 256;
+/** A candidate lists at most this many strategies. */
+export const MAX_STRATEGIES = 16;
+
+const Priority = z.number().int('must be a whole number').positive('must be > 0 (leave it unset for no priority)').max(MAX_PRIORITY, `must be at most ${MAX_PRIORITY}`);
+/** What an operator may pin (the CLI's `set-priority`). */
+export const PinnedPriority = Priority.max(MAX_PINNED_PRIORITY, `must be at most ${MAX_PINNED_PRIORITY} (preempt pins one above the highest, and needs room)`);
+const Version = z.string().max(MAX_VERSION_LENGTH, `must be at most ${MAX_VERSION_LENGTH} characters`);
+const Strategies = z
+  .array(StrategyName)
+  .min(1, 'must list at least one strategy, e.g. ["OldestEmulationVersion"]')
+  .max(MAX_STRATEGIES, `must list at most ${MAX_STRATEGIES} strategies`);
 
 /**
  * A row of the candidates table (key `leaseName` + `name`) as read. Versions are plain strings
@@ -13,13 +32,13 @@ const Priority = z.number().int('must be a whole number').positive('must be > 0 
 export const CandidateItem = z.object({
   leaseName: Name,
   name: Name,
-  binaryVersion: z.string(),
-  emulationVersion: z.string(),
+  binaryVersion: Version,
+  emulationVersion: Version,
   /** Higher wins; unset is lowest. An operator's pin, optionally with an expiry. */
   priority: Priority.optional(),
   priorityExpiresAt: Millis.optional(),
   /** Ordered; the first supersedes the rest (KEP-4355 consensus rules). */
-  preferredStrategies: z.array(StrategyName).min(1, 'must list at least one strategy, e.g. ["OldestEmulationVersion"]'),
+  preferredStrategies: Strategies,
   renewTime: Millis,
   /** Stamped by the reconciler to ask for an ack (the coordinator's clock). */
   pingTime: Millis.optional(),
@@ -32,7 +51,7 @@ export const CandidateItem = z.object({
   /** First registration: the tie-break after versions (Kubernetes orders by creation time). */
   createdAt: Millis,
   /** The worker process behind the candidate (its identity lease holder), informational. */
-  identity: z.string().min(1).optional(),
+  identity: Instance.optional(),
   /** Where the worker runs (ECS task or EC2 instance), when it could tell. */
   platform: Platform.optional(),
   labels: Labels.optional(),
@@ -51,8 +70,8 @@ export const CandidateSpec = z
     emulationVersion: StrictVersion,
     priority: Priority.optional(),
     priorityExpiresAt: Millis.optional(),
-    preferredStrategies: z.array(StrategyName).min(1, 'must list at least one strategy, e.g. ["OldestEmulationVersion"]'),
-    identity: z.string().min(1).optional(),
+    preferredStrategies: Strategies,
+    identity: Instance.optional(),
     platform: Platform.optional(),
     labels: Labels.optional(),
   })

@@ -1,7 +1,17 @@
 import * as z from 'zod';
 
+/**
+ * The latest time a row may carry: 9999-12-31T23:59:59.999Z. A four-digit year, as ISO 8601 and
+ * the events' `time` fields print it; beyond the year 275760 a JavaScript Date cannot even hold it.
+ */
+export const MAX_MILLIS = 253_402_300_799_999;
+
 /** Epoch milliseconds: comparable inside DynamoDB condition expressions. */
-export const Millis = z.number().int('must be a whole number of epoch milliseconds').nonnegative('must be epoch milliseconds (≥ 0)');
+export const Millis = z
+  .number()
+  .int('must be a whole number of epoch milliseconds')
+  .nonnegative('must be epoch milliseconds (≥ 0)')
+  .max(MAX_MILLIS, 'must be a time before the year 10000 (epoch milliseconds)');
 
 /** Every write raises the revision by one; every mutation is conditioned on the revision it read. */
 export const Revision = z.number().int('must be a whole number').min(1, 'must be ≥ 1 (the first write sets 1)');
@@ -13,7 +23,21 @@ export const Name = z
   .max(253, 'must be at most 253 characters')
   .regex(/^[A-Za-z0-9][A-Za-z0-9._:\/-]*$/, 'may use letters, digits and . _ : / - and must start with a letter or digit');
 
-export const Labels = z.record(z.string().min(1).max(128), z.string().max(256));
+/** At most this many labels on a row: 64 × (128 + 256) characters stays far below DynamoDB's 400 KB item. */
+export const MAX_LABELS = 64;
+
+export const Labels = z
+  .record(z.string().min(1).max(128, 'label names must be at most 128 characters'), z.string().max(256, 'label values must be at most 256 characters'))
+  .refine((r) => Object.keys(r).length <= MAX_LABELS, `must have at most ${MAX_LABELS} labels`);
 
 /** DynamoDB's TTL attribute: epoch *seconds*. A backstop behind active garbage collection. */
-export const TtlSeconds = z.number().int().positive();
+export const TtlSeconds = z.number().int().positive().max(Math.floor(MAX_MILLIS / 1000), 'must be epoch seconds before the year 10000');
+
+/** Who holds, held or should hold a lease: a candidate's or worker's name, as long as a Name at most. */
+export const HolderName = z.string().min(1).max(253, 'must be at most 253 characters (a name)');
+
+/** A process, unique per start-up (`<name>_<uuid>` and the like). */
+export const Instance = z.string().min(1, 'must not be empty').max(512, 'must be at most 512 characters');
+
+/** An ARN or a platform id: AWS's own limit for an ARN is 2048 characters. */
+export const Arn = z.string().min(1).max(2048, 'must be at most 2048 characters (an ARN)');

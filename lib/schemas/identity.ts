@@ -1,5 +1,8 @@
 import * as z from 'zod';
-import { Labels, Millis, Name, Revision, TtlSeconds } from './common.js';
+import { Instance, Labels, Millis, Name, Revision, TtlSeconds } from './common.js';
+
+/** The longest identity lease (a day): the heartbeat's `leaseDurationSeconds` at most. */
+export const MAX_IDENTITY_LEASE_SECONDS = 86_400;
 
 /**
  * A process heartbeat (KEP-1965), a row of the identities table (key `component` + `name`).
@@ -9,9 +12,9 @@ import { Labels, Millis, Name, Revision, TtlSeconds } from './common.js';
 export const IdentityLeaseItem = z.object({
   component: Name,
   name: Name,
-  holderIdentity: z.string().min(1),
-  hostname: z.string().min(1),
-  leaseDurationSeconds: z.number().int().min(1),
+  holderIdentity: Instance,
+  hostname: z.string().min(1).max(253),
+  leaseDurationSeconds: z.number().int().min(1).max(MAX_IDENTITY_LEASE_SECONDS),
   acquireTime: Millis,
   renewTime: Millis,
   labels: Labels.optional(),

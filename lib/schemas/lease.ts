@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { Millis, Name, Revision } from './common.js';
+import { Arn, HolderName, Instance, Millis, Name, Revision } from './common.js';
 import { FencingToken } from './fencing-token.js';
 import { HolderLoss, Platform } from './platform.js';
 import { StrategyName } from './strategy.js';
@@ -9,7 +9,7 @@ export const LeaseName = Name;
 /** The election in flight on a lease: opened by a reconciler, finished by the last ack or the timer. */
 export const Election = z.object({
   /** Unique per election; the ack window timer and events refer to it. */
-  id: z.string().min(1),
+  id: z.string().min(1).max(512),
   /** When the candidates were pinged; a candidate has acknowledged when its renewTime ≥ startedAt. */
   startedAt: Millis,
   /** End of the ack window: then the election finishes with whoever answered. */
@@ -20,13 +20,13 @@ export const Election = z.object({
    * Set when the lease was held as the election opened: a re-election, to find out whether a
    * better candidate is alive before preempting the holder (who keeps leading meanwhile).
    */
-  holder: z.string().min(1).optional(),
+  holder: HolderName.optional(),
   /**
    * Set when the election opened because the holder's term ran out (expired or reported): that
    * holder. It is pinged like everyone else but not waited for — it has just failed to renew, so
    * waiting for it would usually cost the whole ack window — unless nobody else can answer.
    */
-  departed: z.string().min(1).optional(),
+  departed: HolderName.optional(),
 });
 export type Election = z.infer<typeof Election>;
 
@@ -36,16 +36,22 @@ export type Election = z.infer<typeof Election>;
  * seeing, so the report proves the holder did not renew in that time.
  */
 export const VacancyReport = z.object({
-  by: z.string().min(1),
+  by: HolderName,
   at: Millis,
   observedRevision: Revision,
 });
 
+/** An election failure's message is cut to this many characters where it is made (decide). */
+export const MAX_FAILURE_MESSAGE = 2048;
+
+/** A failure message as the lease keeps it: one naming many candidates is cut, not refused. */
+export const failureMessage = (m: string): string => (m.length <= MAX_FAILURE_MESSAGE ? m : `${m.slice(0, MAX_FAILURE_MESSAGE - 1)}…`);
+
 export const ElectionFailure = z.object({
   at: Millis,
-  electionId: z.string().min(1).optional(),
+  electionId: z.string().min(1).max(512).optional(),
   reason: z.enum(['noLiveCandidates', 'noValidCandidates', 'contradictoryStrategies']),
-  message: z.string(),
+  message: z.string().max(MAX_FAILURE_MESSAGE),
 });
 export type ElectionFailure = z.infer<typeof ElectionFailure>;
 
@@ -55,20 +61,20 @@ export type ElectedBy = z.infer<typeof ElectedBy>;
 /** One row of the leases table (key `name`), named as in Kubernetes' Lease where one exists. */
 export const LeaseItem = z.object({
   name: LeaseName,
-  holderIdentity: z.string().min(1).optional(),
+  holderIdentity: HolderName.optional(),
   /**
    * The holder's process, unique per start-up (the candidate's `identity`): a restarted worker
    * with the same name is a new holder and never adopts its previous incarnation's term.
    */
-  holderInstance: z.string().min(1).optional(),
+  holderInstance: Instance.optional(),
   /** Where the holder runs (from its candidate row, or its own detection when it acquired directly). */
   holderPlatform: Platform.optional(),
   /** `holderPlatform.id` at the top level: the key of the index the platform handler queries. */
-  holderPlatformId: z.string().min(1).optional(),
+  holderPlatformId: Arn.optional(),
   /** The last term the platform handler ended because the holder's task or instance stopped. */
   holderLoss: HolderLoss.optional(),
   /** The holder whose term ended last (released, expired, deposed): what "Leader Changed" compares with. */
-  lastHolderIdentity: z.string().min(1).optional(),
+  lastHolderIdentity: HolderName.optional(),
   leaseDurationSeconds: z.number().int().min(1).max(86_400),
   acquireTime: Millis.optional(),
   renewTime: Millis.optional(),
@@ -76,7 +82,7 @@ export const LeaseItem = z.object({
   /** Set by an operator or a third party; absent = the candidates' consensus decides. */
   strategy: StrategyName.optional(),
   /** Set by the coordinator: the holder should stop and release so this candidate can lead. */
-  preferredHolder: z.string().min(1).optional(),
+  preferredHolder: HolderName.optional(),
   /**
    * Raised by every acquisition, never reused, never lower for a lease name even across a deleted
    * row or a restored table (`nextFencingToken`): guards the leader's writes (fencing).
@@ -97,9 +103,9 @@ export const LeaseItem = z.object({
    * conditioned on the revision it read, without waiting for an election. If it is dead, the
    * others report the vacancy and the coordinator elects as usual.
    */
-  successor: z.string().min(1).optional(),
+  successor: HolderName.optional(),
   /** The successor's process (its candidate's `identity`): a restarted worker is not the one designated. */
-  successorInstance: z.string().min(1).optional(),
+  successorInstance: Instance.optional(),
   vacancyReport: VacancyReport.optional(),
   lastElectionFailure: ElectionFailure.optional(),
   /**

@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { Arn, HolderName } from './common.js';
 import { FencingToken } from './fencing-token.js';
 
 const AvailabilityZone = z.string().min(1).max(64);
@@ -8,9 +9,9 @@ export const EcsPlatform = z
   .object({
     kind: z.literal('ecs'),
     /** The task ARN. */
-    id: z.string().regex(/^arn:[a-z-]+:ecs:[a-z0-9-]+:\d{12}:task\/.+/, 'must be an ECS task ARN (arn:aws:ecs:<region>:<account>:task/<cluster>/<id>)'),
+    id: Arn.regex(/^arn:[a-z-]+:ecs:[a-z0-9-]+:\d{12}:task\/.+/, 'must be an ECS task ARN (arn:aws:ecs:<region>:<account>:task/<cluster>/<id>)'),
     /** The cluster ARN or name, as the task metadata gives it. */
-    cluster: z.string().min(1),
+    cluster: Arn,
     availabilityZone: AvailabilityZone.optional(),
   })
   .strict();
@@ -39,12 +40,12 @@ export type Platform = z.infer<typeof Platform>;
  */
 export const HolderLoss = z
   .object({
-    holder: z.string().min(1),
+    holder: HolderName,
     fencingToken: FencingToken,
     source: z.enum(['aws.ecs', 'aws.ec2']),
-    platformId: z.string().min(1),
+    platformId: Arn,
     /** The platform's words: ECS stoppedReason (and stopCode), or the EC2 state. */
-    reason: z.string(),
+    reason: z.string().max(4096),
     at: z.number().int().nonnegative(),
   })
   .strict();

@@ -54,7 +54,7 @@ export const LeaderElectorOptionsSchema = z
       /** Where the tables are: a prefix, or `{ prefix?, leases?, candidates? }`; the leases and candidates tables are used. @default 'conclave' */
       tables: TablesSchema,
       /** How long a term lasts after a renewal (client-go LeaseDuration). @default 15000 */
-      leaseDurationMs: z.number().int().min(1_000, 'must be ≥ 1000 ms (DynamoDB stores whole seconds)').default(15_000),
+      leaseDurationMs: z.number().int().min(1_000, 'must be ≥ 1000 ms (DynamoDB stores whole seconds)').max(86_400_000, 'must be at most 86400000 ms (a day: what a lease row holds)').default(15_000),
       /** A leader that could not renew for this long stops acting (client-go RenewDeadline). @default 10000 */
       renewDeadlineMs: z.number().int().positive().default(10_000),
       /** How often a leader renews and a follower polls (client-go RetryPeriod). @default 2000 */

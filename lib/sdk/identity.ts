@@ -3,8 +3,8 @@ import { hostname as osHostname } from 'node:os';
 import * as z from 'zod';
 import { systemClock, type Clock } from '../clock.js';
 import { isIdentityExpired } from '../election/vacancy.js';
-import { Labels, Name } from '../schemas/common.js';
-import type { IdentityLease } from '../schemas/identity.js';
+import { Labels, MAX_LABELS, Name } from '../schemas/common.js';
+import { MAX_IDENTITY_LEASE_SECONDS, type IdentityLease } from '../schemas/identity.js';
 import { parse } from '../schemas/validation.js';
 import { ConflictError } from '../stores/errors.js';
 import { IdentityStore, type IdentityRead } from '../stores/identity-store.js';
@@ -88,9 +88,9 @@ export const IdentityLeaseHeartbeatOptionsSchema = z
       /** How often renewTime is written (kube-apiserver: 10 s). @default 10000 */
       renewIntervalMs: z.number().int('must be whole milliseconds').positive('must be > 0').default(10_000),
       /** How long after its last renewal the row counts as dead (kube-apiserver: 3600 s). @default 3600 */
-      leaseDurationSeconds: z.number().int('must be whole seconds').min(1, 'must be ≥ 1').default(3_600),
+      leaseDurationSeconds: z.number().int('must be whole seconds').min(1, 'must be ≥ 1').max(MAX_IDENTITY_LEASE_SECONDS, `must be at most ${MAX_IDENTITY_LEASE_SECONDS} (a day)`).default(3_600),
       /** Extra labels; `component` and `hostname` are always set (and win over the same keys here). */
-      labels: Labels.optional(),
+      labels: Labels.refine((l) => Object.keys(l).length <= MAX_LABELS - 2, `must have at most ${MAX_LABELS - 2} labels (component and hostname are added)`).optional(),
       /**
        * Delete the row when run() ends. `false` leaves it for the next start-up on this host to take
        * back, as after a crash (it expires after leaseDurationSeconds otherwise). @default true

@@ -55,6 +55,7 @@ export class CandidateStore extends ItemStore<typeof CandidateItem> {
    * worker's clock went back. False when the condition did not hold.
    */
   async renew(leaseName: string, name: string, renewTime: number, expiresAt?: number): Promise<boolean> {
+    this.checkSet({ leaseName, name }, expiresAt === undefined ? { renewTime } : { renewTime, expiresAt });
     try {
       await this.client.send(
         new UpdateItemCommand({

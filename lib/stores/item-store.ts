@@ -9,7 +9,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import type * as z from 'zod';
-import { ValidationError, parse } from '../schemas/validation.js';
+import { ValidationError, issuesOf, parse } from '../schemas/validation.js';
 import { ConflictError, isConditionFailed } from './errors.js';
 
 /** An item with a revision: every write is conditioned on the revision it read. */
@@ -84,6 +84,23 @@ export class ItemStore<S extends z.ZodType<Revisioned>> {
   /** Parses a raw (unmarshalled) item; throws ValidationError naming the item and its bad fields. */
   parseItem(raw: Record<string, unknown>): z.output<S> {
     return parse(this.schema, raw, this.describe(raw));
+  }
+
+  /**
+   * The write edge of a write that is not built from a read (a renewal, a ping, a release): each
+   * value set is checked against its field's schema before anything is sent, so no such write can
+   * leave a row its readers refuse. Throws ValidationError naming the fields.
+   */
+  checkSet(key: Record<string, unknown>, set: Record<string, unknown>): void {
+    const shape = (this.schema as unknown as { shape?: Record<string, z.ZodType> }).shape;
+    if (!shape) return;
+    const issues = Object.entries(set).flatMap(([k, v]) => {
+      const field = shape[k];
+      if (!field) return [{ field: k, message: `is not a field of a ${this.kind}` }];
+      const r = field.safeParse(v);
+      return r.success ? [] : issuesOf(r.error).map((i) => ({ field: i.field === '(root)' ? k : `${k}.${i.field}`, message: i.message }));
+    });
+    if (issues.length) throw new ValidationError(`write to ${this.describe(key)}`, issues);
   }
 
   private tryParse(raw: Record<string, unknown>): Scanned<z.output<S>> {
@@ -165,6 +182,7 @@ export class ItemStore<S extends z.ZodType<Revisioned>> {
    * Returns the item as written, or undefined when the condition did not hold.
    */
   async updateIf(key: Record<string, string>, patch: { set?: Record<string, unknown>; remove?: readonly string[] }, condition: Condition): Promise<z.output<S> | undefined> {
+    this.checkSet(key, patch.set ?? {});
     const names: Record<string, string> = { '#rev': 'revision', '#pk': this.keys[0]!, ...condition.names };
     const values: Record<string, unknown> = { ':one': 1, ...condition.values };
     const sets = Object.entries(patch.set ?? {}).map(([k, v], i) => {

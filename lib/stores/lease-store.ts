@@ -69,6 +69,7 @@ export class LeaseStore extends ItemStore<typeof LeaseItem> {
    * (infra/access.ts). Undefined when the term is no longer the holder's.
    */
   async renewTerm(name: string, term: Term, renewTime: number, leaseDurationSeconds: number): Promise<Lease | undefined> {
+    this.checkSet({ name }, { renewTime, leaseDurationSeconds, termToken: term.fencingToken });
     try {
       const r = await this.client.send(
         new UpdateItemCommand({

@@ -16,10 +16,11 @@ describe('CLI input schemas', () => {
 
   it.each([
     ['1', 1],
-    ['2147483647', 2_147_483_647],
+    // a pin leaves room above it for preempt (one above the highest): MAX_PINNED_PRIORITY, not int32
+    ['1000000', 1_000_000],
   ])('priority %j', (input, n) => expect(PriorityArg.parse(input)).toBe(n));
 
-  it.each(['0', '-1', '1.5', 'ten', '2147483648'])('priority %j is refused', (input) => expect(PriorityArg.safeParse(input).success).toBe(false));
+  it.each(['0', '-1', '1.5', 'ten', '1000001', '2147483647', '2147483648'])('priority %j is refused', (input) => expect(PriorityArg.safeParse(input).success).toBe(false));
 
   it('global options: flags win over the environment, which wins over the defaults', () => {
     expect(globalOptions({}, {})).toMatchObject({ endpoint: undefined, tablePrefix: 'conclave', output: 'table', tables: { leases: 'conclave-leases', candidates: 'conclave-candidates', identities: 'conclave-identities' } });
