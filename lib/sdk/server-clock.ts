@@ -259,6 +259,7 @@ export function serverClockOf(client: DynamoDBClient, base: Clock): ServerClock 
  * a follower until DynamoDB's time is known again; `elector.stats` counts every such prevention.
  */
 export class ClockSkewError extends Error {
+  /** Always `ClockSkewError`. */
   override readonly name = 'ClockSkewError';
   constructor(
     /** Who could not: the elector's description. */
