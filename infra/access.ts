@@ -88,6 +88,75 @@ export const WORKER_ACCESS = {
   identities: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:Query'],
 } as const satisfies Required<TableAccess>;
 
+/**
+ * What a worker's writes may name (`dynamodb:Attributes`, `ForAllValues:StringEquals`): IAM counts
+ * every attribute a request names — its key, its update expression and its condition expression
+ * (AWS: "Using IAM policy conditions for fine-grained access control"); setting and removing are
+ * the same to it. Each list is what the worker SDK's UpdateItem requests name, exactly
+ * (test/infra/worker-policy.test.ts records them on DynamoDB Local and compares, both ways), and
+ * with OPERATOR_OWNED it covers every attribute of the table's schema. `returnValues` is what those
+ * requests ask back (`dynamodb:ReturnValues`: NONE when not given); ALL_NEW shows nothing the
+ * worker's GetItem does not.
+ *
+ * The leases table has two write statements, and a request must fit one: a renewal
+ * (LeaseStore.renewTerm), the only write that may flip `renewalMark` — which is what lets the lease
+ * stream's filter drop it (lib/wiring.ts) — names no holder, instance or token; every other worker
+ * write (acquire, release, report a vacancy) may name those but not the mark. So no write a worker
+ * can send both changes the term and hides from the lease stream.
+ */
+export interface WriteScope {
+  readonly attributes: readonly string[];
+  readonly returnValues: readonly string[];
+}
+
+const LEASE_RENEWAL: WriteScope = {
+  attributes: ['name', 'revision', 'termToken', 'renewTime', 'leaseDurationSeconds', 'vacancyReport', 'renewalMark'],
+  returnValues: ['ALL_NEW'],
+};
+
+const LEASE_WRITES: WriteScope = {
+  attributes: [
+    'name', 'revision', 'termToken',
+    // a direct acquisition (fallback, successor, NoCoordination) writes the term …
+    'holderIdentity', 'holderInstance', 'holderPlatform', 'holderPlatformId', 'acquireTime', 'renewTime', 'leaseDurationSeconds', 'leaseTransitions', 'fencingToken', 'electedBy',
+    // … and clears the coordinator's notes on the old one (IAM cannot tell a removal from a write)
+    'election', 'preferredHolder', 'successor', 'successorInstance', 'vacancyReport',
+    // a release names the holder that leaves
+    'lastHolderIdentity',
+  ],
+  returnValues: ['NONE', 'ALL_NEW'],
+};
+
+export const WORKER_WRITES = {
+  leases: [LEASE_RENEWAL, LEASE_WRITES],
+  candidates: [
+    {
+      // a renewal copies pingTime into ackedPingTime (naming both); registration removes the previous start-up's pingTime
+      attributes: ['leaseName', 'name', 'revision', 'binaryVersion', 'emulationVersion', 'preferredStrategies', 'renewTime', 'ackedPingTime', 'createdAt', 'identity', 'platform', 'labels', 'expiresAt', 'pingTime'],
+      returnValues: ['NONE'],
+    },
+  ],
+  identities: [
+    {
+      attributes: ['component', 'name', 'revision', 'holderIdentity', 'hostname', 'leaseDurationSeconds', 'acquireTime', 'renewTime', 'labels', 'expiresAt'],
+      returnValues: ['NONE', 'ALL_NEW'],
+    },
+  ],
+} as const satisfies Record<TableRole, readonly WriteScope[]>;
+
+/**
+ * Attributes only an operator (the CLI) or Conclave's functions write, which no worker write may
+ * name: the operator's priority pin and its expiry, the operator's sticky strategy, and the
+ * coordinator's and platform function's records. (The coordinator's notes a direct acquisition
+ * clears — election, preferredHolder, successor — are in LEASE_WRITES: a worker that may write
+ * itself in as holder gains nothing by writing them.)
+ */
+export const OPERATOR_OWNED = {
+  leases: ['strategy', 'electedStrategy', 'lastElectionFailure', 'holderLoss'],
+  candidates: ['priority', 'priorityExpiresAt'],
+  identities: [],
+} as const satisfies Record<TableRole, readonly string[]>;
+
 /** KMS actions for a table encrypted with a customer-managed key (what aws-cdk-lib's table grants give). */
 export const KEY_READ = ['kms:Decrypt', 'kms:DescribeKey'] as const;
 export const KEY_WRITE = ['kms:Encrypt', 'kms:ReEncrypt*', 'kms:GenerateDataKey*'] as const;

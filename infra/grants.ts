@@ -10,7 +10,7 @@ import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import type { FunctionName } from '../lib/wiring.js';
-import { FUNCTION_ACCESS, KEY_READ, KEY_WRITE, WORKER_ACCESS, type FunctionAccess, type TableAccess, type TableRole } from './access.js';
+import { FUNCTION_ACCESS, KEY_READ, KEY_WRITE, WORKER_ACCESS, WORKER_WRITES, type FunctionAccess, type TableAccess, type TableRole, type WriteScope } from './access.js';
 import type { ConclaveTableSet } from './tables.js';
 
 /** What the grants are on. */
@@ -48,20 +48,34 @@ export function grantFunctionAccess(name: FunctionName, fn: lambda.IFunction, on
 
 /**
  * WORKER_ACCESS on the tables; with `scope`, each table's partitions are kept to the given keys by
- * `dynamodb:LeadingKeys` (undefined: every partition; empty: no access to that table); with a
- * key, the KMS actions a key-encrypted table needs.
+ * `dynamodb:LeadingKeys` (undefined: every partition; empty: no access to that table); UpdateItem
+ * only with the attributes and return values of WORKER_WRITES; with a key, the KMS actions a
+ * key-encrypted table needs.
  */
 export function grantWorkerAccess(grantee: iam.IGrantable, scope: Readonly<Record<TableRole, readonly string[] | undefined>>, on: Pick<GrantTargets, 'tables' | 'encryptionKey'>): iam.Grant {
   const roles = (Object.keys(WORKER_ACCESS) as TableRole[]).filter((role) => scope[role]?.length !== 0);
-  const grants = roles.map((role) => {
+  const grants = roles.flatMap((role) => {
     const keys = scope[role];
-    return iam.Grant.addToPrincipal({
-      grantee,
-      actions: [...WORKER_ACCESS[role]],
-      resourceArns: [on.tables[role].tableArn],
-      // Null = false: the request must name its partition keys, so the ForAllValues test can never pass vacuously
-      ...(keys ? { conditions: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [...keys] }, Null: { 'dynamodb:LeadingKeys': 'false' } } } : {}),
-    });
+    // Null = false: the request must name its partition keys, so the ForAllValues test can never pass vacuously
+    type Conditions = Record<string, Record<string, unknown>>;
+    const leading: Record<string, unknown> = keys ? { 'dynamodb:LeadingKeys': [...keys] } : {};
+    const present: Conditions = keys ? { Null: { 'dynamodb:LeadingKeys': 'false' } } : {};
+    const grant = (actions: readonly string[], conditions: Conditions) =>
+      iam.Grant.addToPrincipal({ grantee, actions: [...actions], resourceArns: [on.tables[role].tableArn], ...(Object.keys(conditions).length ? { conditions } : {}) });
+    // reads, deletes and the fence's condition check: kept to the partitions only
+    const others = WORKER_ACCESS[role].filter((a) => a !== 'dynamodb:UpdateItem');
+    const writes: readonly WriteScope[] = WORKER_WRITES[role];
+    return [
+      grant(others, { ...(keys ? { 'ForAllValues:StringEquals': leading } : {}), ...present }),
+      // writes: also kept to the attributes (and answers) the SDK's writes use, one statement per kind of write
+      ...writes.map((w) =>
+        grant(['dynamodb:UpdateItem'], {
+          'ForAllValues:StringEquals': { ...leading, 'dynamodb:Attributes': [...w.attributes] },
+          ...present,
+          StringEquals: { 'dynamodb:ReturnValues': [...w.returnValues] },
+        }),
+      ),
+    ];
   });
   if (on.encryptionKey) grants.push(on.encryptionKey.grant(grantee, ...KEY_READ, ...KEY_WRITE));
   return grants.reduce((a, b) => a.combine(b));

@@ -18,14 +18,12 @@ describe('CandidateSpec: strict at the edge', () => {
     // The picker reads these (parseVersionTolerant); the write edge stays strict.
     { name: 'major alone', change: { emulationVersion: '1' }, field: 'emulationVersion', message: /MAJOR\.MINOR\.PATCH/ },
     { name: 'leading zeros', change: { binaryVersion: '1.031.0' }, field: 'binaryVersion', message: /MAJOR\.MINOR\.PATCH/ },
-    { name: 'priority 0', change: { priority: 0 }, field: 'priority', message: /> 0/ },
-    { name: 'negative priority', change: { priority: -5 }, field: 'priority', message: /> 0/ },
-    { name: 'fractional priority', change: { priority: 1.5 }, field: 'priority', message: /whole number/ },
+    // an operator's pin, never the worker's own
+    { name: 'a priority', change: { priority: 5 }, field: '(root)', message: /priority/ },
     { name: 'empty name', change: { name: '' }, field: 'name', message: /must not be empty/ },
     { name: 'empty lease name', change: { leaseName: '' }, field: 'leaseName', message: /must not be empty/ },
     { name: 'no strategies', change: { preferredStrategies: [] }, field: 'preferredStrategies', message: /at least one/ },
     { name: 'a strategy twice', change: { preferredStrategies: ['OldestEmulationVersion', 'OldestEmulationVersion'] }, field: 'preferredStrategies', message: /twice/ },
-    { name: 'expiry without priority', change: { priorityExpiresAt: 1 }, field: 'priorityExpiresAt', message: /set priority too/ },
     { name: 'unknown field', change: { prority: 3 }, field: '(root)', message: /prority/ },
   ])('rejects $name, naming the field', ({ change, field, message }) => {
     const e = errorOf(() => parse(CandidateSpec, { ...spec, ...change }, 'candidate "worker-1"'));

@@ -61,15 +61,16 @@ export const CandidateItem = z.object({
 /** A row of the candidates table as read: one worker's candidacy for one lease. */
 export type Candidate = z.infer<typeof CandidateItem>;
 
-/** What a worker (or the CLI) may write for a candidate: strict versions, emulation ≤ binary. */
+/**
+ * What a worker writes for its candidacy: strict versions, emulation ≤ binary. No priority: that
+ * is an operator's pin (the CLI's `set-priority` and `preempt`), which a worker may not write.
+ */
 export const CandidateSpec = z
   .object({
     leaseName: Name,
     name: Name,
     binaryVersion: StrictVersion,
     emulationVersion: StrictVersion,
-    priority: Priority.optional(),
-    priorityExpiresAt: Millis.optional(),
     preferredStrategies: Strategies,
     identity: Instance.optional(),
     platform: Platform.optional(),
@@ -82,9 +83,6 @@ export const CandidateSpec = z
     }
     if (new Set(c.preferredStrategies).size !== c.preferredStrategies.length) {
       ctx.addIssue({ code: 'custom', path: ['preferredStrategies'], message: 'must not list a strategy twice' });
-    }
-    if (c.priorityExpiresAt !== undefined && c.priority === undefined) {
-      ctx.addIssue({ code: 'custom', path: ['priorityExpiresAt'], message: 'is only meaningful with a priority; set priority too or drop it' });
     }
   });
 export type CandidateSpec = z.infer<typeof CandidateSpec>;

@@ -18,10 +18,6 @@ export const CandidacyShape = {
   binaryVersion: CandidateSpec.shape.binaryVersion,
   /** The version it behaves as (≤ binaryVersion): the coordinator elects the oldest (KEP-4355). */
   emulationVersion: CandidateSpec.shape.emulationVersion,
-  /** Higher wins an election before versions do; leave unset for none (an operator's pin). */
-  priority: CandidateSpec.shape.priority,
-  /** When `priority` stops counting (epoch ms). */
-  priorityExpiresAt: CandidateSpec.shape.priorityExpiresAt,
   /** The strategies this worker accepts, best first. @default ['OldestEmulationVersion'] */
   preferredStrategies: CandidateSpec.shape.preferredStrategies.default([OLDEST_EMULATION_VERSION]),
   /** Free-form labels on the candidate row. */
@@ -34,8 +30,7 @@ export const CandidacyShape = {
 type SpecFields = Omit<CandidateSpec, 'identity' | 'platform'>;
 
 /**
- * Adds CandidateSpec's cross-field issues (emulation ≤ binary, no strategy twice, an expiry only
- * with a priority) under `path`: the one place those rules are written is the spec. Judged only
+ * Adds CandidateSpec's cross-field issues (emulation ≤ binary, no strategy twice) under `path`: the one place those rules are written is the spec. Judged only
  * once the fields under `path` are valid each on its own, so no field is reported twice.
  */
 export function checkCandidacy(candidacy: SpecSource, ctx: z.RefinementCtx, path: readonly PropertyKey[] = []): void {
@@ -81,7 +76,7 @@ type Parsed = z.output<typeof LeaseCandidateOptionsSchema>;
 /** A LeaseCandidate's options as resolved (defaults applied, tables named), read-only; the client is not among them. */
 export type ResolvedLeaseCandidateOptions = DeepReadonly<Omit<z.output<typeof LeaseCandidateOptionsSchema>, 'client' | 'clock' | 'instance' | 'onError'>>;
 
-type SpecSource = DeepReadonly<Pick<Parsed, 'leaseName' | 'name' | 'binaryVersion' | 'emulationVersion' | 'preferredStrategies' | 'priority' | 'priorityExpiresAt' | 'labels'>>;
+type SpecSource = DeepReadonly<Pick<Parsed, 'leaseName' | 'name' | 'binaryVersion' | 'emulationVersion' | 'preferredStrategies' | 'labels'>>;
 
 function specOf(o: SpecSource): SpecFields {
   return {
@@ -90,8 +85,6 @@ function specOf(o: SpecSource): SpecFields {
     binaryVersion: o.binaryVersion,
     emulationVersion: o.emulationVersion,
     preferredStrategies: [...o.preferredStrategies],
-    ...(o.priority !== undefined ? { priority: o.priority } : {}),
-    ...(o.priorityExpiresAt !== undefined ? { priorityExpiresAt: o.priorityExpiresAt } : {}),
     ...(o.labels ? { labels: { ...o.labels } } : {}),
   };
 }
@@ -103,7 +96,7 @@ const TTL_FACTOR = 2;
  * renews it every few minutes, acknowledges elections when asked, and removes the row once the
  * signal aborts. A LeaderElector in coordinated mode runs one itself (its `candidacy` option);
  * run one on its own to stand without electing in-process. Bad configuration (emulation above binary,
- * malformed semver, priority ≤ 0, empty names) is a ValidationError at construction, naming the field.
+ * malformed semver, empty names) is a ValidationError at construction, naming the field.
  */
 export class LeaseCandidate {
   /** The options as resolved: defaults applied, table names resolved. Frozen. */
@@ -163,8 +156,8 @@ export class LeaseCandidate {
 
   /**
    * Stands until `signal` aborts. Writes the row first — created, or taken over from a previous
-   * start-up (its creation time is kept; versions, strategies and priority are this start-up's —
-   * an operator's priority resets on restart, as in the KEP) — then renews it every
+   * start-up (its creation time is kept; versions and strategies are this start-up's, and an
+   * operator's priority pin resets on restart, as in the KEP) — then renews it every
    * renewIntervalMs; once the signal aborts, removes the row if it is still this start-up's and
    * resolves. Rejects only if the first write fails (`ready` rejects with it); a failed removal is
    * reported to onError (the row expires). Once per instance.
@@ -192,13 +185,21 @@ export class LeaseCandidate {
 
   private async register(): Promise<Candidate> {
     for (let attempt = 1; ; attempt++) {
-      const read = await this.store.read(this.options.leaseName, this.options.name);
+      let read = await this.store.read(this.options.leaseName, this.options.name);
       const now = this.clock.now();
+      const createdAt = read.item?.createdAt ?? now;
       try {
+        // An operator's pin is for the start-up it was given to: a restart resets it (the KEP). A
+        // worker may never name priority (IAM: infra/access.ts), so an earlier start-up's pinned
+        // row is deleted and written anew, not cleared; the delete is conditioned on the revision read.
+        if (read.item && read.item.identity !== this.instance && (read.item.priority !== undefined || read.item.priorityExpiresAt !== undefined)) {
+          await this.store.delete(read);
+          read = { ...read, item: undefined, revision: 0 };
+        }
         const written = await this.store.write(read, {
           // ackedPingTime 0: this row's acks are copies of the coordinator's pings (CandidateStore.renew)
-          set: { ...this.spec(), identity: this.instance, renewTime: now, ackedPingTime: 0, createdAt: read.item?.createdAt ?? now, expiresAt: this.expiresAt(now) },
-          remove: [...(this.options.priority === undefined ? (['priority', 'priorityExpiresAt'] as const) : []), ...(this.options.labels ? [] : (['labels'] as const)), ...(this.platform ? [] : (['platform'] as const)), 'pingTime'],
+          set: { ...this.spec(), identity: this.instance, renewTime: now, ackedPingTime: 0, createdAt, expiresAt: this.expiresAt(now) },
+          remove: [...(this.options.labels ? [] : (['labels'] as const)), ...(this.platform ? [] : (['platform'] as const)), 'pingTime'],
         });
         this.registered = true;
         return written;

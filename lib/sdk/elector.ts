@@ -68,7 +68,7 @@ export const LeaderElectorOptionsSchema = z
        */
       mode: z.enum(['coordinated', 'NoCoordination']).default('coordinated'),
       /**
-       * Coordinated mode: what this worker stands with (versions, priority, strategies). Required
+       * Coordinated mode: what this worker stands with (versions, strategies, labels). Required
        * there, refused with `NoCoordination`.
        */
       candidacy: CandidacySchema.optional(),

@@ -26,7 +26,7 @@ afterAll(() => client.destroy());
 const callbacks = { onStartedLeading: () => undefined };
 const shapeOf = (s: { shape: Record<string, unknown> }) => s.shape as Record<string, import('zod').ZodType>;
 
-const candidateBase = { binaryVersion: '1.31.0', emulationVersion: '1.30.0', priority: 5, renewIntervalMs: 60_000 };
+const candidateBase = { binaryVersion: '1.31.0', emulationVersion: '1.30.0', renewIntervalMs: 60_000 };
 const electorBase = { leaseName: 'jobs', identity: 'w1', tables: 'conclave', leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000, candidacy: candidateBase, client, callbacks };
 
 describe('SDK constructors refuse bad configuration with the field named', () => {
@@ -58,7 +58,7 @@ describe('SDK constructors refuse bad configuration with the field named', () =>
   it('LeaseCandidate names and versions', async () => {
     const shape = shapeOf(LeaseCandidateOptionsSchema);
     await fc.assert(
-      fc.asyncProperty(mutations(['leaseName', 'name', 'binaryVersion', 'emulationVersion', 'preferredStrategies', 'priorityExpiresAt', 'labels', 'tables', 'client', 'clock', 'instance', 'onError']), async (ms) => {
+      fc.asyncProperty(mutations(['leaseName', 'name', 'binaryVersion', 'emulationVersion', 'preferredStrategies', 'labels', 'tables', 'client', 'clock', 'instance', 'onError']), async (ms) => {
         await expectTypedOutcome(() => new LeaseCandidate(mutate({ ...candidateBase, leaseName: 'jobs', name: 'w1', client }, ms) as never), { shape, mutations: ms });
       }),
       RUNS,

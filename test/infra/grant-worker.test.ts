@@ -3,8 +3,12 @@ import { Template } from 'aws-cdk-lib/assertions';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KEY_READ, KEY_WRITE, WORKER_ACCESS, type TableRole } from '../../infra/access.js';
+import { KEY_READ, KEY_WRITE, OPERATOR_OWNED, WORKER_ACCESS, WORKER_WRITES, type TableRole } from '../../infra/access.js';
 import { Conclave, type GrantWorkerOptions } from '../../infra/conclave.js';
+import { CandidateItem } from '../../lib/schemas/candidate.js';
+import { IdentityLeaseItem } from '../../lib/schemas/identity.js';
+import { LeaseItem } from '../../lib/schemas/lease.js';
+import { HOLDER_FIELDS } from '../../lib/schemas/platform.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
 import { TABLES } from '../../lib/tables.js';
 import { actionsOn, buildAssets, getAtt, logicalId, statementsOf, synth, unacknowledged, type Statement, type Synthesized } from './support.js';
@@ -70,16 +74,45 @@ describe('grantWorker', () => {
 
   it('with leaseNames: dynamodb:LeadingKeys keeps the worker to its leases and their candidates', () => {
     const st = statementsOf(t, roleIds.scoped);
-    const leadingKeys = (keys: string[]) => ({ 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': keys }, Null: { 'dynamodb:LeadingKeys': 'false' } });
+    // every statement (reads, and each kind of write with its own attribute list) is kept to the keys
+    const leadingKeys = (keys: string[]) => ({ 'ForAllValues:StringEquals': expect.objectContaining({ 'dynamodb:LeadingKeys': keys }), Null: { 'dynamodb:LeadingKeys': 'false' } });
     for (const r of ['leases', 'candidates'] as const) {
       const on = statementOn(st, r);
       expect(on.length, r).toBeGreaterThan(0);
-      for (const x of on) expect(x.Condition, r).toEqual(leadingKeys(LEASES));
+      for (const x of on) expect(x.Condition, r).toMatchObject(leadingKeys(LEASES));
     }
-    for (const x of statementOn(st, 'identities')) expect(x.Condition).toEqual(leadingKeys(COMPONENTS));
+    for (const x of statementOn(st, 'identities')) expect(x.Condition).toMatchObject(leadingKeys(COMPONENTS));
     // allComponents leaves identity leases (keyed by component) unscoped
     for (const x of statementOn(statementsOf(t, roleIds.leasesOnly), 'identities')) expect(x.Condition?.['ForAllValues:StringEquals']?.['dynamodb:LeadingKeys']).toBeUndefined();
-    for (const x of statementOn(statementsOf(t, roleIds.leasesOnly), 'leases')) expect(x.Condition).toEqual(leadingKeys(LEASES));
+    for (const x of statementOn(statementsOf(t, roleIds.leasesOnly), 'leases')) expect(x.Condition).toMatchObject(leadingKeys(LEASES));
+  });
+
+  it('UpdateItem only under dynamodb:Attributes and dynamodb:ReturnValues conditions: one statement per kind of write, whatever the scope', () => {
+    for (const id of Object.values(roleIds)) {
+      for (const r of roles) {
+        const writes = statementOn(statementsOf(t, id), r).filter((x) => x.Action.includes('dynamodb:UpdateItem'));
+        for (const x of writes) expect(x.Action, `${id} ${r}`).toEqual(['dynamodb:UpdateItem']);
+        const conditions = writes.map((x) => ({ attributes: x.Condition?.['ForAllValues:StringEquals']?.['dynamodb:Attributes'], returnValues: x.Condition?.['StringEquals']?.['dynamodb:ReturnValues'] }));
+        expect(conditions, `${id} ${r}`).toEqual(WORKER_WRITES[r].map((w) => ({ attributes: [...w.attributes], returnValues: [...w.returnValues] })));
+      }
+    }
+  });
+
+  it('the lease write that may flip renewalMark (a renewal) names no holder, instance or token; no other write may name the mark', () => {
+    const [renewal, others] = WORKER_WRITES.leases;
+    expect(renewal.attributes).toContain('renewalMark');
+    for (const a of ['holderIdentity', 'holderInstance', 'fencingToken', ...HOLDER_FIELDS]) expect(renewal.attributes).not.toContain(a);
+    expect(others.attributes).not.toContain('renewalMark');
+  });
+
+  it('classifies every attribute of each table: written by workers, or operator-owned, never both', () => {
+    const schemas = { leases: LeaseItem, candidates: CandidateItem, identities: IdentityLeaseItem };
+    for (const r of roles) {
+      const worker = new Set<string>(WORKER_WRITES[r].flatMap((w) => w.attributes));
+      const operator: readonly string[] = OPERATOR_OWNED[r];
+      for (const a of operator) expect(worker.has(a), `${r}.${a} is operator-owned`).toBe(false);
+      expect([...worker, ...operator].sort(), r).toEqual(Object.keys(schemas[r].shape).sort());
+    }
   });
 
   const bad: [string, GrantWorkerOptions, string, RegExp][] = [

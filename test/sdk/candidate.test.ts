@@ -37,8 +37,8 @@ describe('LeaseCandidate', () => {
     { over: { emulationVersion: '1.32.0' }, field: 'emulationVersion' },
     { over: { binaryVersion: '1.31' }, field: 'binaryVersion' },
     { over: { emulationVersion: 'v1.30.0' }, field: 'emulationVersion' },
-    { over: { priority: 0 }, field: 'priority' },
-    { over: { priority: -1 }, field: 'priority' },
+    // a priority is an operator's pin: not an option a worker has
+    { over: { priority: 10 }, field: '(root)' },
     { over: { name: '' }, field: 'name' },
     { over: { leaseName: '' }, field: 'leaseName' },
     { over: { renewIntervalMs: 10 }, field: 'renewIntervalMs' },
@@ -71,7 +71,8 @@ describe('LeaseCandidate', () => {
     await c1.renew();
     expect((await store.read('jobs', 'w1')).item?.priority).toBe(50); // renewals leave it alone
 
-    // the process restarts (a new instance, a new binary): same row, creation time kept, priority reset
+    // the process restarts (a new instance, a new binary): creation time kept, the pin reset — the
+    // pinned row is deleted and written anew, since a worker never names priority
     clock.advance(60_000);
     const second = await stand(make({ binaryVersion: '1.32.0' }, 'w1_second'));
     expect(second.row).toMatchObject({ identity: 'w1_second', binaryVersion: '1.32.0', createdAt: created });

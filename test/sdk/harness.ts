@@ -2,6 +2,7 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { reconcileLease, type CoordinatorDeps } from '../../lib/coordinator/reconcile.js';
 import { LeaderElector, type LeaderElectorOptions, type StopReason } from '../../lib/sdk/elector.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
+import { CandidateStore } from '../../lib/stores/candidate-store.js';
 import type { TestTables } from '../support.js';
 
 /** The coordinator, driven in-process: reconcile one lease every `everyMs` (stands in for streams and the timer). */
@@ -70,7 +71,8 @@ export interface RunningElector {
 
 /**
  * Starts an elector that logs its callbacks; `signals` collects every term's AbortSignal. A
- * coordinated one stands with `versions` (and `priority`); a NoCoordination one has no candidacy.
+ * coordinated one stands with `versions`; with `priority`, an operator pins its candidate row as
+ * soon as it stands (a worker cannot write its own priority). A NoCoordination one has no candidacy.
  */
 export function startElector(
   t: TestTables,
@@ -81,7 +83,7 @@ export function startElector(
 ): RunningElector {
   const signals: AbortSignal[] = [];
   const [emulationVersion, binaryVersion] = extra.versions ?? ['1.30.0', '1.30.0'];
-  const candidacy = { emulationVersion, binaryVersion, ...(extra.priority ? { priority: extra.priority } : {}) };
+  const candidacy = { emulationVersion, binaryVersion };
   const elector = new LeaderElector({
     identity,
     tables: t.names,
@@ -99,6 +101,11 @@ export function startElector(
     onError: (e) => extra.errors?.push(e),
     ...opts,
   });
+  if (extra.priority !== undefined && opts.mode !== 'NoCoordination') {
+    const priority = extra.priority;
+    const operator = new CandidateStore(t.client, t.names.candidates);
+    void elector.ready.then(async () => operator.write(await operator.read(opts.leaseName, identity), { set: { priority } })).catch((e: unknown) => extra.errors?.push(e as Error));
+  }
   const controller = new AbortController();
   const done = elector.run(controller.signal);
   return {

@@ -1,0 +1,114 @@
+/**
+ * DynamoDB Local does not enforce IAM, so tests judge requests against the synthesized policy
+ * themselves: the DynamoDB request context a real request carries (action, table, the
+ * `dynamodb:LeadingKeys`, `dynamodb:Attributes` and `dynamodb:ReturnValues` condition keys, as
+ * AWS's "Using IAM policy conditions for fine-grained access control" defines them), and an
+ * evaluator of the few condition operators the construct writes. An operator it does not know is
+ * an error, not a pass.
+ */
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import type { Statement } from './support.js';
+
+/** What IAM sees of one DynamoDB request (one item of a transaction is one request). */
+export interface DynamoRequest {
+  /** e.g. `dynamodb:UpdateItem`. */
+  action: string;
+  table: string;
+  /** `dynamodb:LeadingKeys`: the partition key value. */
+  leadingKeys: string[];
+  /** `dynamodb:Attributes`: every top-level attribute name the request names (key, expressions). */
+  attributes: string[];
+  /** `dynamodb:ReturnValues`: UpdateItem, PutItem and DeleteItem always have one (NONE by default). */
+  returnValues?: string;
+}
+
+interface CommandInput {
+  TableName?: string;
+  Key?: Record<string, AttributeValue>;
+  UpdateExpression?: string;
+  ConditionExpression?: string;
+  ProjectionExpression?: string;
+  KeyConditionExpression?: string;
+  FilterExpression?: string;
+  ExpressionAttributeNames?: Record<string, string>;
+  ExpressionAttributeValues?: Record<string, AttributeValue>;
+  ReturnValues?: string;
+}
+
+const KEYWORDS = new Set(['SET', 'REMOVE', 'ADD', 'DELETE', 'AND', 'OR', 'NOT', 'BETWEEN', 'IN', 'attribute_exists', 'attribute_not_exists', 'attribute_type', 'begins_with', 'contains', 'size', 'if_not_exists', 'list_append']);
+
+/**
+ * Attribute names written bare into an expression (not through `#placeholders`). The SDK uses
+ * placeholders only; a bare name would escape the test's accounting, so it is reported.
+ */
+export function bareNames(expression: string | undefined): string[] {
+  if (!expression) return [];
+  const stripped = expression.replace(/[#:][A-Za-z0-9_]+/g, ' ');
+  return (stripped.match(/[A-Za-z_][A-Za-z0-9_]*/g) ?? []).filter((w) => !KEYWORDS.has(w));
+}
+
+/** The request context of one command (or one item of a TransactWriteItems) sent to `partitionKeyOf(table)`. */
+export function requestOf(command: string, input: CommandInput, partitionKeyOf: (table: string) => string): DynamoRequest {
+  const table = input.TableName!;
+  const pk = partitionKeyOf(table);
+  const keyValue = input.Key?.[pk]?.S ?? input.ExpressionAttributeValues?.[':pk']?.S;
+  const names = new Set<string>([...Object.keys(input.Key ?? {}), ...Object.values(input.ExpressionAttributeNames ?? {})]);
+  for (const e of [input.UpdateExpression, input.ConditionExpression, input.ProjectionExpression, input.KeyConditionExpression, input.FilterExpression]) for (const n of bareNames(e)) names.add(n);
+  const writes = ['UpdateItem', 'PutItem', 'DeleteItem'].includes(command);
+  return {
+    action: `dynamodb:${command}`,
+    table,
+    leadingKeys: keyValue === undefined ? [] : [keyValue],
+    attributes: [...names].sort(),
+    ...(writes ? { returnValues: input.ReturnValues ?? 'NONE' } : {}),
+  };
+}
+
+const contextValues = (r: DynamoRequest, key: string): string[] | undefined => {
+  switch (key) {
+    case 'dynamodb:LeadingKeys':
+      return r.leadingKeys.length ? r.leadingKeys : undefined;
+    case 'dynamodb:Attributes':
+      return r.attributes.length ? r.attributes : undefined;
+    case 'dynamodb:ReturnValues':
+      return r.returnValues === undefined ? undefined : [r.returnValues];
+    default:
+      throw new Error(`the evaluator does not know condition key ${key}`);
+  }
+};
+
+const list = (v: unknown): string[] => ([] as string[]).concat(v as string | string[]);
+
+function conditionHolds(condition: Statement['Condition'], r: DynamoRequest): boolean {
+  for (const [operator, keys] of Object.entries(condition ?? {})) {
+    for (const [key, expected] of Object.entries(keys)) {
+      const values = contextValues(r, key);
+      const want = list(expected);
+      switch (operator) {
+        case 'ForAllValues:StringEquals':
+          if (values && !values.every((v) => want.includes(v))) return false;
+          break;
+        case 'StringEquals':
+          if (!values || values.length !== 1 || !want.includes(values[0]!)) return false;
+          break;
+        case 'Null':
+          if ((want[0] === 'true') !== (values === undefined)) return false;
+          break;
+        default:
+          throw new Error(`the evaluator does not know condition operator ${operator}`);
+      }
+    }
+  }
+  return true;
+}
+
+/**
+ * Whether any Allow statement lets `r` through on the table whose ARN (as the template writes it)
+ * is `tableArn`. There are no Deny statements in what the construct grants.
+ */
+export function allows(statements: readonly Statement[], r: DynamoRequest, tableArn: unknown): boolean {
+  const arn = JSON.stringify(tableArn);
+  return statements.some(
+    (s) => s.Effect === 'Allow' && s.Action.some((a) => a === r.action || a === 'dynamodb:*') && s.Resource.some((res) => JSON.stringify(res) === arn) && conditionHolds(s.Condition, r),
+  );
+}

@@ -1,0 +1,210 @@
+/**
+ * What a worker's role may write, judged request by request. DynamoDB Local does not enforce IAM,
+ * so every request the worker SDK really sends (recorded on DynamoDB Local by a client middleware)
+ * is judged against the policy `grantWorker` synthesizes (test/infra/iam.ts), and so are the
+ * writes a hostile worker would send with the same credentials: the policy and the SDK cannot
+ * drift apart, and the operator's and coordinator's attributes stay out of a worker's reach.
+ */
+import { randomUUID } from 'node:crypto';
+import { CreateTableCommand, DeleteTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
+import { Stack } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { Conclave } from '../../infra/conclave.js';
+import { localClient } from '../../lib/local/dynamodb-local.js';
+import { OLDEST_EMULATION_VERSION } from '../../lib/schemas/strategy.js';
+import { IdentityLeaseHeartbeat, IdentityStore, LeaderElector, listIdentities } from '../../lib/sdk/index.js';
+import { CandidateStore } from '../../lib/stores/candidate-store.js';
+import { TABLES } from '../../lib/tables.js';
+import { waitFor } from '../sdk/harness.js';
+import { testTables, type TestTables } from '../support.js';
+import { allows, bareNames, requestOf, type DynamoRequest } from './iam.js';
+import { buildAssets, getAtt, logicalId, statementsOf, synth, unacknowledged, type Statement, type Synthesized } from './support.js';
+
+type Role = keyof typeof TABLES;
+const LEASE = 'worker-lease';
+const COMPONENT = 'scheduler';
+const TRANSACT_ACTION: Record<string, string> = { ConditionCheck: 'ConditionCheckItem', Put: 'PutItem', Update: 'UpdateItem', Delete: 'DeleteItem' };
+
+let t: TestTables;
+let s: Synthesized<Stack>;
+let statements: Statement[];
+let arnOf: (r: Role) => unknown;
+let roleOf: (table: string) => Role;
+let roleId = '';
+const appTable = `t-policy-app-${randomUUID().slice(0, 8)}`;
+
+beforeAll(async () => {
+  await buildAssets();
+  t = await testTables('worker-policy');
+  await t.client.send(new CreateTableCommand({ TableName: appTable, BillingMode: 'PAY_PER_REQUEST', AttributeDefinitions: [{ AttributeName: 'id', AttributeType: 'S' }], KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }] }));
+  s = synth((app) => {
+    const stack = new Stack(app, 'Workers');
+    const c = new Conclave(stack, 'Conclave', { tableNames: t.names });
+    const role = new iam.Role(stack, 'Task', { assumedBy: new iam.ServicePrincipal('ecs-tasks.amazonaws.com') });
+    c.grantWorker(role, { leaseNames: [LEASE], components: [COMPONENT] });
+    arnOf = (r) => getAtt(logicalId(stack, c.tables[r]));
+    roleId = logicalId(stack, role);
+    return stack;
+  });
+  statements = statementsOf(s.template, roleId);
+  roleOf = (table) => (Object.entries(t.names) as [Role, string][]).find(([, n]) => n === table)![0];
+});
+afterAll(async () => {
+  s?.cleanup();
+  await t?.client.send(new DeleteTableCommand({ TableName: appTable }));
+  await t?.drop();
+});
+
+/** A client like localClient's that records each request as IAM sees it (one per transaction item). */
+function recording(): { client: DynamoDBClient; requests: DynamoRequest[] } {
+  const client = localClient(inject('ddbEndpoint'));
+  const requests: DynamoRequest[] = [];
+  const pk = (table: string) => TABLES[roleOf(table)].partitionKey;
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      const input = args.input as Record<string, unknown> & { TableName?: string; TransactItems?: Record<string, Record<string, unknown>>[] };
+      const command = String(context.commandName).replace(/Command$/, '');
+      const items = input.TransactItems ? input.TransactItems.flatMap((item) => Object.entries(item).map(([kind, body]) => [TRANSACT_ACTION[kind]!, body] as const)) : [[command, input] as const];
+      // the fenced write's own item is on the application's table: only Conclave's tables are judged here
+      for (const [action, body] of items) if (Object.values(t.names).includes(body['TableName'] as string)) requests.push(requestOf(action, body, pk));
+      return next(args);
+    },
+    { step: 'initialize', name: 'recordRequests' },
+  );
+  return { client, requests };
+}
+
+const allowed = (r: DynamoRequest) => allows(statements, r, arnOf(roleOf(r.table)));
+const show = (r: DynamoRequest) => `${r.action} ${roleOf(r.table)} [${r.attributes.join(' ')}] ReturnValues=${r.returnValues ?? '-'}`;
+
+describe('the worker policy and the worker SDK', () => {
+  const sent: DynamoRequest[] = [];
+
+  beforeAll(async () => {
+    // An operator pinned w-1's candidacy of a previous start-up (priority 5): the new start-up's
+    // registration must drop the pin without ever naming it.
+    const operator = new CandidateStore(t.client, t.names.candidates);
+    const then = Date.now() - 60_000;
+    await operator.write(await operator.read(LEASE, 'w-1'), {
+      set: { binaryVersion: '1.29.0', emulationVersion: '1.29.0', preferredStrategies: [OLDEST_EMULATION_VERSION], renewTime: then, createdAt: then, identity: 'w-1_old', priority: 5, priorityExpiresAt: Date.now() + 3_600_000 },
+    });
+
+    const timing = { leaseDurationMs: 1_000, renewDeadlineMs: 600, retryPeriodMs: 100, fallbackAfterMs: 200 };
+    const start = (identity: string, client: DynamoDBClient) => {
+      let leading = false;
+      const elector = new LeaderElector({
+        leaseName: LEASE, identity, tables: t.names, ...timing, platform: 'none', client,
+        candidacy: { emulationVersion: '1.30.0', binaryVersion: '1.30.0', labels: { team: 'reports' } },
+        callbacks: { onStartedLeading: () => void (leading = true), onStoppedLeading: () => void (leading = false) },
+        onError: () => undefined,
+      });
+      const stop = new AbortController();
+      return { elector, stop, run: elector.run(stop.signal), leading: () => leading };
+    };
+
+    // w-1 takes the lease itself (no coordinator runs), renews, makes a fenced write; then its
+    // renewals start failing (as in a network partition), so w-2 reports the vacancy and takes over.
+    const one = recording();
+    let partitioned = false;
+    one.client.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (partitioned && context.commandName === 'UpdateItemCommand' && (args.input as { TableName: string }).TableName === t.names.leases) throw Object.assign(new Error('partitioned'), { name: 'NetworkingError' });
+        return next(args);
+      },
+      { step: 'initialize', name: 'partition', priority: 'high' },
+    );
+    const w1 = start('w-1', one.client);
+    await waitFor('w-1 leads', () => w1.leading());
+    await w1.elector.candidate!.renew();
+    await new Promise((r) => setTimeout(r, 250));
+    // the fence is a ConditionCheck on the lease; the write itself is on the application's table
+    await w1.elector.fencedWrite({ TransactItems: [{ Put: { TableName: appTable, Item: marshall({ id: 'report-1' }) } }] });
+    const two = recording();
+    const w2 = start('w-2', two.client);
+    await w2.elector.ready;
+    partitioned = true;
+    await waitFor('w-2 leads', () => w2.leading(), 10_000);
+    partitioned = false;
+    w1.stop.abort();
+    await w1.run;
+    w2.stop.abort();
+    await w2.run; // releases the lease
+
+    const beat = recording();
+    const heartbeat = new IdentityLeaseHeartbeat({ client: beat.client, tables: t.names, component: COMPONENT, hostname: 'host-1' });
+    const beating = new AbortController();
+    const running = heartbeat.run(beating.signal);
+    await heartbeat.ready;
+    await heartbeat.renewNow();
+    await listIdentities(new IdentityStore(beat.client, t.names.identities), COMPONENT, Date.now());
+    beating.abort();
+    await running;
+
+    sent.push(...one.requests, ...two.requests, ...beat.requests);
+    for (const c of [one.client, two.client, beat.client]) c.destroy();
+  }, 60_000);
+
+  it('synthesizes with no cdk-nag finding', () => {
+    expect(unacknowledged(s.report)).toEqual([]);
+  });
+
+  it('lets through every request the SDK sent', () => {
+    expect(sent.length).toBeGreaterThan(10);
+    expect(sent.filter((r) => !allowed(r)).map(show)).toEqual([]);
+  });
+
+  it('the SDK names attributes only through placeholders (none escapes the accounting)', () => {
+    expect(sent.flatMap((r) => r.attributes.filter((a) => bareNames(a).length !== 1))).toEqual([]);
+  });
+
+  it('grants each write statement exactly the attributes the SDK names under it, no more', () => {
+    const writes = statements.filter((st) => st.Action.includes('dynamodb:UpdateItem'));
+    expect(writes.length).toBeGreaterThanOrEqual(3);
+    for (const st of writes) {
+      const listed = [...((st.Condition?.['ForAllValues:StringEquals']?.['dynamodb:Attributes'] as string[] | undefined) ?? ['(no attribute condition)'])].sort();
+      const used = [...new Set(sent.filter((r) => r.action === 'dynamodb:UpdateItem' && allows([st], r, st.Resource[0])).flatMap((r) => r.attributes))].sort();
+      expect(used, JSON.stringify(st.Resource[0])).toEqual(listed);
+      const returns = [...new Set(sent.filter((r) => r.action === 'dynamodb:UpdateItem' && allows([st], r, st.Resource[0])).map((r) => r.returnValues!))].sort();
+      expect(returns).toEqual([...((st.Condition?.['StringEquals']?.['dynamodb:ReturnValues'] as string[] | undefined) ?? [])].sort());
+    }
+  });
+});
+
+describe('what the worker policy refuses', () => {
+  const update = (role: Role, key: Record<string, string>, attributes: string[], returnValues = 'ALL_NEW'): DynamoRequest => ({
+    action: 'dynamodb:UpdateItem',
+    table: t.names[role],
+    leadingKeys: [key[TABLES[role].partitionKey]!],
+    attributes: [...new Set([...Object.keys(key), 'revision', ...attributes])].sort(),
+    returnValues,
+  });
+  const lease = (...a: string[]) => update('leases', { name: LEASE }, a);
+  const candidate = (...a: string[]) => update('candidates', { leaseName: LEASE, name: 'w-1' }, a);
+
+  const refused: [string, () => DynamoRequest][] = [
+    ['a worker raising its own priority', () => candidate('priority')],
+    ['a worker extending a priority pin', () => candidate('priorityExpiresAt')],
+    ["the operator's strategy on the lease", () => lease('strategy')],
+    ["the coordinator's record of the strategy it elected under", () => lease('electedStrategy')],
+    ["the coordinator's election failure", () => lease('lastElectionFailure')],
+    ["the platform function's record of a lost holder", () => lease('holderLoss')],
+    // the renewal mark lets a write past the lease stream: it may not travel with a change of term
+    ['a holder change carrying the renewal mark', () => lease('renewalMark', 'renewTime', 'holderIdentity')],
+    ['an instance change carrying the renewal mark', () => lease('renewalMark', 'holderInstance')],
+    ['a token change carrying the renewal mark', () => lease('renewalMark', 'fencingToken')],
+    ['an attribute no schema knows', () => lease('renewTime', 'payload')],
+    ['another lease', () => update('leases', { name: 'someone-elses' }, ['renewTime'])],
+    ['a write that returns the old item', () => update('leases', { name: LEASE }, ['renewTime'], 'ALL_OLD')],
+  ];
+  it.each(refused)('refuses %s', (_, request) => {
+    const r = request();
+    expect(allowed(r), show(r)).toBe(false);
+  });
+
+  it('lets a renewal and a direct acquisition through, each on its own', () => {
+    expect(allowed(lease('renewTime', 'leaseDurationSeconds', 'vacancyReport', 'renewalMark', 'termToken'))).toBe(true);
+    expect(allowed(lease('holderIdentity', 'holderInstance', 'fencingToken', 'termToken', 'acquireTime', 'renewTime', 'leaseDurationSeconds', 'leaseTransitions', 'electedBy'))).toBe(true);
+  });
+});
