@@ -6,7 +6,8 @@
  *
  * The tables are named `<prefix>-leases`, `<prefix>-candidates`, `<prefix>-identities`, prefix
  * `conclave` unless `-c tablePrefix=...` says otherwise: the names the CLI and the examples use
- * by default (CONCLAVE_TABLE_PREFIX).
+ * by default (CONCLAVE_TABLE_PREFIX). The alarms notify the stack's topic; `-c alarmEmail=...`
+ * subscribes an address to it.
  *
  * This module is the repository's app, not part of @conclave/cdk (infra/index.ts): it needs
  * cdk-nag, and builds the functions from the sources.
@@ -33,9 +34,13 @@ export function checkedApp(props: AppProps = {}): App {
 
 /** The stack `cdk deploy` deploys: `Conclave`, or `Conclave-<prefix>` for another table prefix. */
 export function addConclaveStack(app: App): ConclaveStack {
-  const { tablePrefix } = parse(z.object({ tablePrefix: TablePrefixSchema }), { tablePrefix: app.node.tryGetContext('tablePrefix') ?? DEFAULT_PREFIX }, 'CDK context (-c tablePrefix=...)');
+  const { tablePrefix, alarmEmail } = parse(
+    z.object({ tablePrefix: TablePrefixSchema, alarmEmail: z.email('must be an e-mail address: -c alarmEmail=oncall@example.com').optional() }),
+    { tablePrefix: app.node.tryGetContext('tablePrefix') ?? DEFAULT_PREFIX, alarmEmail: app.node.tryGetContext('alarmEmail') },
+    'CDK context (-c tablePrefix=... -c alarmEmail=...)',
+  );
   const id = tablePrefix === DEFAULT_PREFIX ? 'Conclave' : `Conclave-${tablePrefix.replace(/[^A-Za-z0-9-]/g, '-')}`;
-  return new ConclaveStack(app, id, { conclave: { tablePrefix } });
+  return new ConclaveStack(app, id, { conclave: { tablePrefix }, ...(alarmEmail ? { alarmEmail } : {}) });
 }
 
 // Run as the CDK app (cdk.json: `npx tsx infra/app.ts`), not when imported by tests.

@@ -39,5 +39,6 @@ export function conclaveFunction(scope: Construct, name: FunctionName, options: 
     role,
     logGroup,
     environment: options.environment,
+    ...(w.reservedConcurrency !== undefined ? { reservedConcurrentExecutions: w.reservedConcurrency } : {}),
   });
 }

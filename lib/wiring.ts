@@ -115,6 +115,11 @@ export interface FunctionWiring {
   readonly trigger: Trigger;
   readonly timeoutSeconds: number;
   readonly memoryMb: number;
+  /**
+   * At most this many instances at once (Lambda's reserved concurrency; locally, invocations wait
+   * their turn). Unset: as many as Lambda gives.
+   */
+  readonly reservedConcurrency?: number;
 }
 
 const stream = (table: StreamTrigger['table'], filters?: readonly FilterPattern[]): StreamTrigger => ({
@@ -131,7 +136,10 @@ const stream = (table: StreamTrigger['table'], filters?: readonly FilterPattern[
 });
 
 export const wiring = {
-  coordinator: { entry: 'functions/coordinator.ts', trigger: { kind: 'schedule', everySeconds: 60 }, timeoutSeconds: 300, memoryMb: 512 },
+  // One coordinator at a time: a tick that outlasts the schedule (its timeout is 5 ticks) must not
+  // run beside the next one. A tick throttled meanwhile waits in Lambda's async queue and is
+  // dropped after maxEventAge (one tick): the next tick does its work.
+  coordinator: { entry: 'functions/coordinator.ts', trigger: { kind: 'schedule', everySeconds: 60 }, timeoutSeconds: 300, memoryMb: 512, reservedConcurrency: 1 },
   candidateStream: { entry: 'functions/candidate-stream.ts', trigger: stream('candidates'), timeoutSeconds: 60, memoryMb: 256 },
   leaseStream: {
     entry: 'functions/lease-stream.ts',

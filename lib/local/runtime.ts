@@ -30,6 +30,24 @@ import { loadHandler } from './handlers.js';
 import { StreamPoller, type DeadLetter } from './stream-poller.js';
 import { createTables } from './tables.js';
 
+/** `fn` with at most `limit` calls running at once; the others wait their turn (Lambda's reserved concurrency). */
+export function atMost<A, R>(limit: number, fn: (a: A) => Promise<R>): (a: A) => Promise<R> {
+  let running = 0;
+  const waiting: (() => void)[] = [];
+  return async (a) => {
+    // a waiter is handed the slot of the call that ends, so nobody can slip in between
+    if (running >= limit) await new Promise<void>((resolve) => waiting.push(resolve));
+    else running++;
+    try {
+      return await fn(a);
+    } finally {
+      const next = waiting.shift();
+      if (next) next();
+      else running--;
+    }
+  };
+}
+
 export interface LocalRuntimeOptions {
   /** Table name prefix. @default 'conclave-local' */
   prefix?: string;
@@ -178,7 +196,9 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
     const handler = await loadHandler(name, deps);
     const invoke = (event: unknown) => handler(event, lambdaContext(name));
     const intercept = opts.intercept;
-    invokers[name] = intercept ? (event) => intercept(name, event, invoke) : invoke;
+    const limit = (wiring[name] as FunctionWiring).reservedConcurrency;
+    const invoker = intercept ? (event: unknown) => intercept(name, event, invoke) : invoke;
+    invokers[name] = limit === undefined ? invoker : atMost(limit, invoker);
   }
 
   // Functions on rules of the default bus (the platform function): an event that matches a
@@ -241,8 +261,14 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
   const tickEveryMs = opts.tickEveryMs ?? wiring.coordinator.trigger.everySeconds * 1000;
   const tick = () => invokers.coordinator({ 'detail-type': 'Scheduled Event', source: 'aws.events', time: new Date((opts.clock ?? systemClock).now()).toISOString() });
   let ticking: Promise<unknown> = Promise.resolve();
+  let inFlight = false;
   const tickTimer = setInterval(() => {
-    ticking = tick().catch((e: unknown) => deps.logger.error('tick failed', { error: e as Error }));
+    // a tick still running: this one would be throttled and age out (maxEventAge is one tick)
+    if (inFlight) return;
+    inFlight = true;
+    ticking = tick()
+      .catch((e: unknown) => deps.logger.error('tick failed', { error: e as Error }))
+      .finally(() => (inFlight = false));
   }, tickEveryMs);
 
   return {

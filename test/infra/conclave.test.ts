@@ -283,7 +283,8 @@ describe('the Conclave app, as `cdk synth` builds it', () => {
     const alarms = Object.values(t.findResources('AWS::CloudWatch::Alarm')).map((a) => a['Properties']);
     const deadLetterQueues = Object.keys(c.deadLetterQueues);
     expect(alarms).toHaveLength(3 + deadLetterQueues.length + names.length);
-    for (const a of alarms) expect(a['AlarmActions']).toBeUndefined();
+    // the app's stack points every alarm at its topic (test/infra/coordinator-and-alarms.test.ts)
+    for (const a of alarms) expect(a['AlarmActions']).toEqual([{ Ref: logicalId(s.stack, s.stack.alarmTopic) }]);
 
     const failures = alarms.find((a) => JSON.stringify(a['Metrics'] ?? '').includes(METRIC.failures))!;
     const stats = (failures['Metrics'] as { MetricStat?: { Metric: { Namespace: string; MetricName: string; Dimensions: { Name: string; Value: string }[] } } }[]).flatMap((m) => (m.MetricStat ? [m.MetricStat.Metric] : []));
