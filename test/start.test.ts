@@ -11,8 +11,9 @@ describe('npm start -- --short', () => {
   it('plays the stories on its own DynamoDB Local with three worker processes, prints the summary, and exits 0', () => {
     const dir = mkdtempSync(join(tmpdir(), 'conclave-start-'));
     const r = spawnSync(process.execPath, ['--import', 'tsx', 'lib/local/start.ts', '--short', '--dir', dir], { encoding: 'utf8', timeout: 110_000 });
-    expect(r.stderr).not.toMatch(/Error/);
-    expect(r.status).toBe(0);
+    // the whole output on failure: what the story printed says which step went wrong
+    expect(r.stderr, r.stdout).not.toMatch(/Error/);
+    expect(r.status, `${r.stdout}\n${r.stderr}`).toBe(0);
     const out = r.stdout;
     // The live timeline: each worker's own start line, with its versions and fencing token.
     expect(out).toMatch(/▶ w1 leads \(emulation 1\.30\.0, binary 1\.30\.0\) · fencing token \d+/);
