@@ -157,7 +157,10 @@ export function decide(name: string, lease: Lease | undefined, candidates: reado
   const toPing = () => responsive.filter((c) => !fresh.includes(c)).map((c) => c.name);
   if (v.vacant) {
     if (live.length === 0) return { kind: 'leaveAlone', reason: candidates.length ? 'noLiveCandidates' : 'noCandidates', strategy };
-    const ping = toPing();
+    // Every live candidate ignored its last ping — typically pinged for an election that closed
+    // before its next poll, so it never saw it: a vacancy asks them all again rather than fail
+    // (a dead one never answers, and the election fails when its window closes).
+    const ping = toPing().length || fresh.length ? toPing() : live.map((c) => c.name);
     if (ping.length === 0) return finish(fresh, undefined, v.reason);
     const departed = v.reason === 'expired' || v.reason === 'reported' ? lease!.holderIdentity : undefined;
     const opened: Election = { id: electionIdFor(name, lease), startedAt: now, deadline: now + config.ackWindowMs, strategy, ...(departed ? { departed } : {}) };
