@@ -1,3 +1,5 @@
+import { seededRandom } from '../lib/clock.js';
+
 /** A small seeded generator (mulberry32): the same seed gives the same schedules on every machine. */
 export interface Rng {
   (): number;
@@ -7,14 +9,7 @@ export interface Rng {
 }
 
 export function rng(seed: number): Rng {
-  let a = seed >>> 0;
-  const next = (() => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  }) as Rng;
+  const next = seededRandom(seed) as Rng;
   next.int = (min, max) => min + Math.floor(next() * (max - min + 1));
   next.pick = (xs) => xs[Math.floor(next() * xs.length)]!;
   next.chance = (p) => next() < p;

@@ -1,38 +1,146 @@
-/** Time comes in through this, never from Date.now() inside a decision. */
+/**
+ * Time and randomness come in through a Clock, never from `Date.now`, `setTimeout`,
+ * `setInterval` or `Math.random` (test/clock-discipline.test.ts keeps every other module off them).
+ * Production passes `systemClock`; tests and the simulator pass one they drive.
+ */
+
+/** A pending timer: cancel() before it fires and it never does. */
+export interface Timer {
+  /** Stops the timer; it never fires after this (a no-op once it has). */
+  cancel(): void;
+}
+
+/** How a timer behaves. */
+export interface TimerOptions {
+  /** It does not keep the process alive on its own. @default false */
+  readonly background?: boolean;
+}
+
+/** Time (wall and monotonic), timers and sleeps on that time, and a random source. */
 export interface Clock {
   /** Epoch milliseconds: stamps written to tables (compared across machines only with a margin). */
   now(): number;
   /**
    * Milliseconds on a clock that never jumps: what durations on this machine are measured with
-   * (client-go's observedTime). Defaults to now() where a clock has no separate one.
+   * (client-go's observedTime). Its origin is arbitrary.
    */
-  monotonic?(): number;
+  monotonic(): number;
+  /**
+   * Calls `fn` once, `ms` from now on this clock's time. A `background` timer never keeps the
+   * process alive (Node's unref), as a heartbeat must not.
+   */
+  setTimer(ms: number, fn: () => void, opts?: TimerOptions): Timer;
+  /** Resolves after `ms` on this clock's time, or as soon as `signal` aborts; never rejects. */
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+  /** A number in [0, 1): seeded where runs must repeat. */
+  random(): number;
 }
 
-export const systemClock: Clock = { now: () => Date.now(), monotonic: () => performance.now() };
+/** The machine's clocks, timers and Math.random: what production runs on. */
+export const systemClock: Clock = {
+  now: () => Date.now(),
+  monotonic: () => performance.now(),
+  setTimer(ms, fn, opts) {
+    const t = setTimeout(fn, Math.max(0, ms));
+    if (opts?.background) t.unref();
+    return { cancel: () => clearTimeout(t) };
+  },
+  sleep: (ms, signal) => sleepOn(systemClock, ms, signal),
+  random: () => Math.random(),
+};
 
-export const monotonicOf = (c: Clock): number => (c.monotonic ? c.monotonic() : c.now());
+/** `clock.sleep` for any clock that has timers: resolves at the timer or on abort, whichever is first. */
+export function sleepOn(clock: Pick<Clock, 'setTimer'>, ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise<void>((resolve) => {
+    if (signal?.aborted) return resolve();
+    const timer = clock.setTimer(ms, done);
+    signal?.addEventListener('abort', done, { once: true });
+    function done() {
+      timer.cancel();
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+  });
+}
+
+/** Calls `fn` every `ms` on the clock's time, until cancelled (setInterval on a Clock). */
+export function every(clock: Pick<Clock, 'setTimer'>, ms: number, fn: () => void, opts?: TimerOptions): Timer {
+  let current: Timer;
+  let cancelled = false;
+  const arm = () => {
+    current = clock.setTimer(
+      ms,
+      () => {
+        if (cancelled) return;
+        arm();
+        fn();
+      },
+      opts,
+    );
+  };
+  arm();
+  return {
+    cancel() {
+      cancelled = true;
+      current.cancel();
+    },
+  };
+}
+
+/** A small seeded generator (mulberry32), [0, 1): the same seed gives the same numbers on every machine. */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** @deprecated since every Clock has `monotonic()`; kept for callers that still use it. */
+export const monotonicOf = (c: Clock): number => c.monotonic();
 
 /**
  * A machine whose wall clock is `offsetMs()` off the true time (ahead when positive; change what
- * it returns to step it, as NTP does) while its monotonic clock stays true: what tests and the
- * chaos workers run the SDK on to show that a wall clock's error never reaches a row.
+ * it returns to step it, as NTP does) while its monotonic clock, timers and random source are the
+ * base's: what tests and the chaos workers run the SDK on to show that a wall clock's error never
+ * reaches a row.
  */
 export function skewedClock(offsetMs: () => number, base: Clock = systemClock): Clock {
-  return { now: () => base.now() + offsetMs(), monotonic: () => monotonicOf(base) };
+  return {
+    now: () => base.now() + offsetMs(),
+    monotonic: () => base.monotonic(),
+    setTimer: (ms, fn, opts) => base.setTimer(ms, fn, opts),
+    sleep: (ms, signal) => base.sleep(ms, signal),
+    random: () => base.random(),
+  };
 }
 
-/** A clock moved by hand: tests step through time without sleeping. */
+/** A clock whose time is moved by hand: tests step through time without sleeping. */
 export interface ManualClock extends Clock {
+  /** Moves wall and monotonic time on by `ms`; returns the new wall time. */
   advance(ms: number): number;
+  /** Sets wall and monotonic time to `ms`. */
   set(ms: number): void;
 }
 
-/** Starts at the real time by default: DynamoDB Local applies TTLs (`expiresAt`) against its own wall clock. */
-export function manualClock(start = Date.now()): ManualClock {
+/**
+ * Wall and monotonic time moved by hand (both by the same amount); timers, sleeps and randomness
+ * are `base`'s (the machine's by default: the SDK's polls still pace themselves in real time while
+ * every stamp it writes is the manual one). For time where timers fire as it moves, use
+ * `simulatedClock`. Starts at the real time by default: DynamoDB Local applies TTLs (`expiresAt`)
+ * against its own wall clock.
+ */
+export function manualClock(start = systemClock.now(), base: Clock = systemClock): ManualClock {
   let t = start;
   return {
     now: () => t,
+    monotonic: () => t,
+    setTimer: (ms, fn, opts) => base.setTimer(ms, fn, opts),
+    sleep: (ms, signal) => base.sleep(ms, signal),
+    random: () => base.random(),
     advance(ms) {
       t += ms;
       return t;
@@ -41,4 +149,108 @@ export function manualClock(start = Date.now()): ManualClock {
       t = ms;
     },
   };
+}
+
+/**
+ * Simulated time: nothing happens until the owner runs it, then timers fire in time order (ties in
+ * the order they were set), each followed by everything its promise chains do before they wait
+ * again. Randomness is seeded. One of these drives a whole simulated system: every process gets a
+ * view of it (`skewedClock` for a wall clock that is off).
+ */
+export interface SimulatedClock extends Clock {
+  /** Runs every timer due within `ms` of now, then leaves the time at now + `ms`. */
+  run(ms: number): Promise<void>;
+  /** Runs timers until none is left or `until` (simulated epoch ms) is reached. */
+  runUntil(until: number): Promise<void>;
+  /** Timers set and not yet fired or cancelled. */
+  pending(): number;
+}
+
+interface Scheduled {
+  at: number;
+  seq: number;
+  fn: () => void;
+  cancelled: boolean;
+}
+
+/**
+ * `settle` lets promise chains run between two timers: by default one turn of the real event loop
+ * (a macrotask runs only after every microtask), which is all an in-memory system needs; real I/O
+ * is not waited for.
+ */
+export function simulatedClock(opts: { start?: number; seed?: number; settle?: () => Promise<void> } = {}): SimulatedClock {
+  let t = opts.start ?? 1_800_000_000_000;
+  const random = seededRandom(opts.seed ?? 1);
+  const settle = opts.settle ?? (() => new Promise<void>((resolve) => setImmediate(resolve)));
+  // a binary heap on (at, seq)
+  const heap: Scheduled[] = [];
+  let seq = 0;
+  let live = 0;
+  const less = (a: Scheduled, b: Scheduled) => a.at < b.at || (a.at === b.at && a.seq < b.seq);
+  const push = (s: Scheduled) => {
+    heap.push(s);
+    let i = heap.length - 1;
+    while (i > 0) {
+      const p = (i - 1) >> 1;
+      if (!less(heap[i]!, heap[p]!)) break;
+      [heap[i], heap[p]] = [heap[p]!, heap[i]!];
+      i = p;
+    }
+  };
+  const pop = (): Scheduled | undefined => {
+    const top = heap[0];
+    const last = heap.pop();
+    if (heap.length && last) {
+      heap[0] = last;
+      let i = 0;
+      for (;;) {
+        const l = 2 * i + 1;
+        const r = l + 1;
+        let m = i;
+        if (l < heap.length && less(heap[l]!, heap[m]!)) m = l;
+        if (r < heap.length && less(heap[r]!, heap[m]!)) m = r;
+        if (m === i) break;
+        [heap[i], heap[m]] = [heap[m]!, heap[i]!];
+        i = m;
+      }
+    }
+    return top;
+  };
+  const clock: SimulatedClock = {
+    now: () => t,
+    monotonic: () => t,
+    setTimer(ms, fn) {
+      const s: Scheduled = { at: t + Math.max(0, ms), seq: seq++, fn, cancelled: false };
+      live++;
+      push(s);
+      return {
+        cancel() {
+          if (!s.cancelled) {
+            s.cancelled = true;
+            live--;
+          }
+        },
+      };
+    },
+    sleep: (ms, signal) => sleepOn(clock, ms, signal),
+    random,
+    async runUntil(until) {
+      await settle();
+      for (;;) {
+        while (heap.length && heap[0]!.cancelled) pop();
+        const next = heap[0];
+        if (!next || next.at > until) break;
+        pop();
+        live--;
+        next.cancelled = true;
+        if (next.at > t) t = next.at;
+        next.fn();
+        await settle();
+      }
+      if (until > t && Number.isFinite(until)) t = until;
+    },
+    run: (ms) => clock.runUntil(t + ms),
+    pending: () => live,
+  };
+  return clock;
 }

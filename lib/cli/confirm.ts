@@ -5,7 +5,7 @@
  * so stdout carries only results (with `-o json`, one document).
  */
 import type { Patch, Read } from '../stores/item-store.js';
-import { ConflictError } from '../stores/errors.js';
+import { retryOnConflict } from '../stores/errors.js';
 import { note, type CliContext } from './context.js';
 import { CliError } from './errors.js';
 import { jsonText, stamp, table, type Column } from './format.js';
@@ -74,9 +74,6 @@ export function changesOf<T extends object>(before: T | undefined, patch: Patch<
     .filter((c) => c.before !== c.after);
 }
 
-/** Lost races retried before giving up (as the coordinator does). */
-const ATTEMPTS = 5;
-
 /**
  * Writes `patch` on the row read, as confirmed. The row may have changed since it was read — a
  * holder renews its lease every few seconds, longer than anyone takes to answer — so a lost race
@@ -91,16 +88,11 @@ export async function writeAsShown<T extends object>(
   store: { reread(): Promise<Read<T>>; write(read: Read<T>, patch: Patch<T>): Promise<T>; same?(item: T | undefined): boolean },
 ): Promise<T> {
   const confirmed = JSON.stringify(changesOf(read.item, patch, now));
-  let current = read;
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await store.write(current, patch);
-    } catch (e) {
-      if (!(e instanceof ConflictError) || attempt >= ATTEMPTS) throw e; // a fault, or too many lost races
-    }
-    current = await store.reread();
-    if (JSON.stringify(changesOf(current.item, patch, now)) !== confirmed || (store.same && !store.same(current.item))) {
+  return retryOnConflict(async (attempt) => {
+    const current = attempt === 1 ? read : await store.reread();
+    if (attempt > 1 && (JSON.stringify(changesOf(current.item, patch, now)) !== confirmed || (store.same && !store.same(current.item)))) {
       throw new CliError(`${what} changed while writing: the change shown is no longer the change this write would make; nothing was written — run the command again to see it now`);
     }
-  }
+    return store.write(current, patch);
+  });
 }

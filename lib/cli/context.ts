@@ -1,5 +1,5 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import type { Clock } from '../clock.js';
+import { systemClock, type Clock } from '../clock.js';
 import { electionConfig, type ElectionConfig, type TableNames } from '../schemas/config.js';
 import { CandidateStore } from '../stores/candidate-store.js';
 import { localClient } from '../stores/client.js';
@@ -22,21 +22,9 @@ export interface Pace {
   signal: AbortSignal;
 }
 
-/** Real waiting, cut short when `signal` aborts. */
-export function realPace(signal: AbortSignal): Pace {
-  return {
-    signal,
-    sleep: (ms) =>
-      new Promise<void>((resolve) => {
-        const done = () => {
-          clearTimeout(timer);
-          signal.removeEventListener('abort', done);
-          resolve();
-        };
-        const timer = setTimeout(done, ms);
-        signal.addEventListener('abort', done, { once: true });
-      }),
-  };
+/** Waiting on `clock` (the machine's by default), cut short when `signal` aborts. */
+export function realPace(signal: AbortSignal, clock: Pick<Clock, 'sleep'> = systemClock): Pace {
+  return { signal, sleep: (ms) => clock.sleep(ms, signal) };
 }
 
 /** Where DynamoDB is, as the user gave it: named in error messages. */

@@ -10,7 +10,7 @@ import { electionConfig, type ElectionConfig, type ElectionConfigInput, type Tab
 import type { Lease } from '../schemas/lease.js';
 import { CandidateStore } from '../stores/candidate-store.js';
 import { ValidationError } from '../schemas/validation.js';
-import { ConflictError } from '../stores/errors.js';
+import { ConflictError, retryOnConflict } from '../stores/errors.js';
 import { IdentityStore } from '../stores/identity-store.js';
 import type { InvalidItem } from '../stores/item-store.js';
 import { LeaseStore, type LeaseRead } from '../stores/lease-store.js';
@@ -102,27 +102,30 @@ async function snapshot(deps: CoordinatorDeps, name: string): Promise<Snapshot> 
  * no decision is taken on data that does not parse.
  */
 export async function reconcileLease(deps: CoordinatorDeps, name: string, seed?: Snapshot): Promise<ReconcileOutcome> {
-  for (let attempt = 1; ; attempt++) {
-    const snap = attempt === 1 && seed ? seed : await snapshot(deps, name);
-    const now = deps.clock.now();
-    const before = snap.read.item;
-    const decision = decideWithSuccession(name, before, snap.candidates, now, deps.config);
-    const outcome: ReconcileOutcome = { lease: name, decision, before, after: undefined, pinged: [], invalidCandidates: snap.invalid, attempts: attempt, at: now };
-    if (isNoop(decision)) return outcome;
-    const writes = plan(decision, before, now, deps.config);
-    try {
-      if (writes.ping.length) {
-        const pingTime = writes.pingTime!;
-        const done = await Promise.all(writes.ping.map((c) => deps.candidates.ping(name, c, pingTime)));
-        outcome.pinged = writes.ping.filter((_, i) => done[i]);
-      }
-      if (writes.lease) outcome.after = await deps.leases.write(snap.read, writes.lease);
-      return outcome;
-    } catch (e) {
-      if (!(e instanceof ConflictError)) throw e;
-      if (attempt >= deps.config.maxConflictRetries) throw new TooManyConflictsError(name, attempt, e);
-    }
+  try {
+    return await retryOnConflict((attempt) => reconcileOnce(deps, name, attempt, attempt === 1 ? seed : undefined), deps.config.maxConflictRetries);
+  } catch (e) {
+    if (e instanceof ConflictError) throw new TooManyConflictsError(name, deps.config.maxConflictRetries, e);
+    throw e;
   }
+}
+
+/** One read-decide-write of reconcileLease; a lost race is a ConflictError. */
+async function reconcileOnce(deps: CoordinatorDeps, name: string, attempt: number, seed: Snapshot | undefined): Promise<ReconcileOutcome> {
+  const snap = seed ?? (await snapshot(deps, name));
+  const now = deps.clock.now();
+  const before = snap.read.item;
+  const decision = decideWithSuccession(name, before, snap.candidates, now, deps.config);
+  const outcome: ReconcileOutcome = { lease: name, decision, before, after: undefined, pinged: [], invalidCandidates: snap.invalid, attempts: attempt, at: now };
+  if (isNoop(decision)) return outcome;
+  const writes = plan(decision, before, now, deps.config);
+  if (writes.ping.length) {
+    const pingTime = writes.pingTime!;
+    const done = await Promise.all(writes.ping.map((c) => deps.candidates.ping(name, c, pingTime)));
+    outcome.pinged = writes.ping.filter((_, i) => done[i]);
+  }
+  if (writes.lease) outcome.after = await deps.leases.write(snap.read, writes.lease);
+  return outcome;
 }
 
 export interface ReconcileAllResult {

@@ -1,3 +1,4 @@
+import { systemClock, type Clock } from '../clock.js';
 import { PutEventsCommand, type EventBridgeClient, type PutEventsRequestEntry, type PutEventsResultEntry } from '@aws-sdk/client-eventbridge';
 import { EVENT_SOURCE, type ConclaveEvent } from './schemas.js';
 
@@ -11,8 +12,8 @@ export interface PublishOptions {
   maxAttempts?: number;
   /** Wait before the second attempt; doubled before each further one. @default 100 */
   backoffMs?: number;
-  /** Injected in tests so no real time passes. @default setTimeout */
-  sleep?: (ms: number) => Promise<void>;
+  /** Whose time the backoff waits on (tests and the simulator pass theirs). @default systemClock */
+  clock?: Pick<Clock, 'sleep'>;
 }
 
 export interface FailedEvent {
@@ -110,8 +111,6 @@ async function send(client: EventBridgeClient, batch: readonly Item[]): Promise<
   });
 }
 
-const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
 /**
  * Publishes `events` to bus `busName`: batches of ≤ 10 entries and ≤ 256 KB; the entries that come
  * back with an ErrorCode (or whose whole call failed) are sent again, and only they, after a
@@ -122,7 +121,8 @@ const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(reso
 export async function publishEvents(client: EventBridgeClient, busName: string, events: readonly ConclaveEvent[], opts: PublishOptions = {}): Promise<PublishResult> {
   const maxAttempts = Math.max(1, opts.maxAttempts ?? 3);
   const backoffMs = opts.backoffMs ?? 100;
-  const sleep = opts.sleep ?? realSleep;
+  const clock = opts.clock ?? systemClock;
+  const sleep = (ms: number) => clock.sleep(ms);
 
   const failed: FailedEvent[] = [];
   let pending: Item[] = [];

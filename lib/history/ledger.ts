@@ -6,7 +6,7 @@
 import {
   CreateTableCommand,
   DeleteTableCommand,
-  ScanCommand,
+  paginateScan,
   waitUntilTableExists,
   type AttributeValue,
   type DynamoDBClient,
@@ -52,14 +52,11 @@ export function ledgerWrite(table: string, entry: LedgerEntry): TransactWriteIte
 /** Every accepted write, strongly consistent; a malformed item is a ValidationError naming it. */
 export async function readLedger(client: DynamoDBClient, table: string): Promise<LedgerEntry[]> {
   const out: LedgerEntry[] = [];
-  let start: Record<string, AttributeValue> | undefined;
-  do {
-    const r = await client.send(new ScanCommand({ TableName: table, ConsistentRead: true, ExclusiveStartKey: start }));
+  for await (const r of paginateScan({ client }, { TableName: table, ConsistentRead: true })) {
     for (const raw of r.Items ?? []) {
       const item = unmarshall(raw);
       out.push(parse(LedgerEntry, item, `ledger entry ${JSON.stringify(item['id'])}`));
     }
-    start = r.LastEvaluatedKey;
-  } while (start);
+  }
   return out;
 }

@@ -4,6 +4,7 @@ import type { TimerQueue } from '../functions/timer.js';
 import { sqsDelaySeconds } from '../functions/timer.js';
 import type { QueueTrigger } from '../wiring.js';
 import type { BatchResponse, DeadLetter } from './stream-poller.js';
+import { systemClock, type Clock, type Timer } from '../clock.js';
 
 export interface DelayQueueOptions {
   trigger: QueueTrigger;
@@ -12,6 +13,8 @@ export interface DelayQueueOptions {
   deadLetter: (entry: DeadLetter) => void;
   /** How long a failed message stays invisible before it is received again. @default 1000 ms */
   visibilityTimeoutMs?: number;
+  /** Whose time the delays run on. @default systemClock */
+  clock?: Clock;
 }
 
 /**
@@ -20,13 +23,17 @@ export interface DelayQueueOptions {
  * message the handler reported failed, and dead-letters it after maxReceiveCount receives.
  */
 export class DelayQueue implements TimerQueue {
-  private readonly timers = new Set<NodeJS.Timeout>();
+  private readonly timers = new Set<Timer>();
   private inFlight = new Set<Promise<void>>();
   private stopped = false;
   /** Messages delivered, for tests and the summary. */
   delivered = 0;
 
-  constructor(private readonly o: DelayQueueOptions) {}
+  private readonly clock: Clock;
+
+  constructor(private readonly o: DelayQueueOptions) {
+    this.clock = o.clock ?? systemClock;
+  }
 
   async schedule(message: unknown, delayMs: number): Promise<void> {
     this.later({ id: randomUUID(), body: JSON.stringify(message), receives: 0 }, sqsDelaySeconds(delayMs) * 1000);
@@ -34,11 +41,11 @@ export class DelayQueue implements TimerQueue {
 
   private later(m: { id: string; body: string; receives: number }, ms: number): void {
     if (this.stopped) return;
-    const t = setTimeout(() => {
+    const t = this.clock.setTimer(ms, () => {
       this.timers.delete(t);
       const p = this.receive(m).finally(() => this.inFlight.delete(p));
       this.inFlight.add(p);
-    }, ms);
+    });
     this.timers.add(t);
   }
 
@@ -48,7 +55,7 @@ export class DelayQueue implements TimerQueue {
       messageId: m.id,
       receiptHandle: `${m.id}:${m.receives}`,
       body: m.body,
-      attributes: { ApproximateReceiveCount: String(m.receives), SentTimestamp: String(Date.now()), SenderId: 'local', ApproximateFirstReceiveTimestamp: String(Date.now()) },
+      attributes: { ApproximateReceiveCount: String(m.receives), SentTimestamp: String(this.clock.now()), SenderId: 'local', ApproximateFirstReceiveTimestamp: String(this.clock.now()) },
       messageAttributes: {},
       md5OfBody: '',
       eventSource: 'aws:sqs',
@@ -65,7 +72,7 @@ export class DelayQueue implements TimerQueue {
     }
     if (!failed) return;
     if (m.receives >= this.o.trigger.maxReceiveCount) {
-      this.o.deadLetter({ function: this.o.functionName, reason: failed, records: [{ eventID: m.id }], at: new Date().toISOString() });
+      this.o.deadLetter({ function: this.o.functionName, reason: failed, records: [{ eventID: m.id }], at: new Date(this.clock.now()).toISOString() });
       return;
     }
     this.later(m, this.o.visibilityTimeoutMs ?? 1000);
@@ -74,7 +81,7 @@ export class DelayQueue implements TimerQueue {
   /** Pending messages are dropped (the tick finishes their elections); in-flight ones are awaited. */
   async stop(): Promise<void> {
     this.stopped = true;
-    for (const t of this.timers) clearTimeout(t);
+    for (const t of this.timers) t.cancel();
     this.timers.clear();
     await Promise.all(this.inFlight);
   }

@@ -10,6 +10,7 @@ import { historyFromWorkerEvents } from '../history/worker-events.js';
 import type { LocalRuntime } from './runtime.js';
 import { startEcsWorker } from './ecs-worker.js';
 import type { WorkerEvent, WorkerProcess, WorkerSpec } from './worker-process.js';
+import { systemClock } from '../clock.js';
 
 export interface DemoOptions {
   /** A shorter play (start, one upgrade step, a crash, a hand-off) for CI. */
@@ -44,12 +45,13 @@ export const DEMO_ELECTION = { ackWindowMs: 1_500, electedLeaseDurationSeconds: 
 
 const V_OLD = '1.30.0';
 const V_NEW = '1.31.0';
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const clock = systemClock;
+const sleep = (ms: number) => clock.sleep(ms);
 
 export async function playStories(rt: LocalRuntime, opts: DemoOptions = {}): Promise<DemoResult> {
   const print = opts.print ?? ((l: string) => process.stdout.write(`${l}\n`));
-  const t0 = Date.now();
-  const since = () => `${((Date.now() - t0) / 1000).toFixed(1).padStart(5)}s`;
+  const t0 = clock.now();
+  const since = () => `${((clock.now() - t0) / 1000).toFixed(1).padStart(5)}s`;
   const workers = new Map<string, WorkerProcess>();
   const all: WorkerProcess[] = [];
   const timeline: WorkerEvent[] = [];
@@ -81,11 +83,11 @@ export async function playStories(rt: LocalRuntime, opts: DemoOptions = {}): Pro
    * racing the stream that carries a new candidate to the coordinator.
    */
   async function settle(step: string, actionAt: number, previous: string | undefined, timeoutMs = 30_000): Promise<void> {
-    const end = Date.now() + timeoutMs;
+    const end = clock.now() + timeoutMs;
     let note: string | undefined;
     let ledSince: number | undefined;
     for (;;) {
-      const now = Date.now();
+      const now = clock.now();
       const { candidates } = await rt.deps.coordinator.candidates.list(LEASE);
       const running = candidates.filter((c) => workers.get(c.name)?.alive);
       const best = pickBest(running, now)?.candidate.name;
@@ -101,7 +103,7 @@ export async function playStories(rt: LocalRuntime, opts: DemoOptions = {}): Pro
         steps.push({ story, step, leader: best, fencingToken: lease.fencingToken, msToNewLeader: changed ? started.at - actionAt : undefined, ok: true });
         return;
       }
-      if (Date.now() > end) {
+      if (clock.now() > end) {
         note = `expected ${best ?? 'a leader'} to lead; leading: ${l?.identity ?? 'nobody'}; lease holder ${lease?.holderIdentity ?? '-'}`;
         steps.push({ story, step, leader: l?.identity, fencingToken: lease?.fencingToken, msToNewLeader: undefined, ok: false, note });
         print(`  ${since()}  ✗ ${step}: ${note}`);
@@ -114,7 +116,7 @@ export async function playStories(rt: LocalRuntime, opts: DemoOptions = {}): Pro
   async function act(step: string, action: () => Promise<void>) {
     print(`  ${since()}  · ${step}`);
     const previous = leader()?.identity;
-    const at = Date.now();
+    const at = clock.now();
     await action();
     await settle(step, at, previous);
   }
@@ -174,7 +176,7 @@ export async function playStories(rt: LocalRuntime, opts: DemoOptions = {}): Pro
     // ECS's event carries whole seconds, and it ends only a term that began more than clockSkewMs
     // before it (a late or replayed event must never end a newer term): let the term age past that.
     const began = (await rt.deps.coordinator.leases.read(LEASE)).item?.acquireTime ?? 0;
-    await sleep(Math.max(0, began + rt.deps.coordinator.config.clockSkewMs + 1_000 - Date.now()));
+    await sleep(Math.max(0, began + rt.deps.coordinator.config.clockSkewMs + 1_000 - clock.now()));
     await act(`kill -9 ${signalled.identity} (task STOPPED)`, () => signalled.kill());
     await act(`restart ${signalled.identity}`, async () => registered(await start({ identity: signalled.identity, emulationVersion: signalled.spec.emulationVersion, binaryVersion: signalled.spec.binaryVersion })));
 
@@ -203,7 +205,7 @@ export async function playStories(rt: LocalRuntime, opts: DemoOptions = {}): Pro
   const changedEvents = () => new Set(rt.events.filter((e) => e.detailType === 'Leader Changed').map((e) => e.detail.id)).size;
   for (let i = 0; i < 50 && changedEvents() < leaderChanges; i++) await sleep(100);
   // The history checker the chaos runs are judged by (lib/history): overlaps, fencing tokens per lease.
-  const history = checkHistory({ history: historyFromWorkerEvents(LEASE, all), end: { mono: (BigInt(Date.now()) * 1_000_000n).toString() } });
+  const history = checkHistory({ history: historyFromWorkerEvents(LEASE, all), end: { mono: (BigInt(clock.now()) * 1_000_000n).toString() } });
   const ok = steps.every((s) => s.ok) && overlaps === 0 && changedEvents() === leaderChanges && rt.deadLetters.length === 0 && history.ok;
 
   print('\nSummary');
@@ -219,6 +221,6 @@ export async function playStories(rt: LocalRuntime, opts: DemoOptions = {}): Pro
   }
   print(`  two leaders at once: ${overlaps === 0 ? 'never' : `${overlaps} time(s)`}`);
   for (const l of formatVerdict(history)) print(`  history check: ${l.trimStart()}`);
-  print(`  ${ok ? 'all expectations held' : 'SOME EXPECTATIONS FAILED'} in ${((Date.now() - t0) / 1000).toFixed(1)}s`);
+  print(`  ${ok ? 'all expectations held' : 'SOME EXPECTATIONS FAILED'} in ${((clock.now() - t0) / 1000).toFixed(1)}s`);
   return { steps, overlaps, leaderChanges, ok };
 }

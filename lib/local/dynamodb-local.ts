@@ -6,6 +6,7 @@ import { dirname, join } from 'node:path';
 import { ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { localClient } from '../stores/client.js';
 import { ensureJava } from './java.js';
+import { systemClock } from '../clock.js';
 
 export interface DynamoDBLocal {
   /** http://127.0.0.1:PORT — pass as `endpoint` to the SDK clients. */
@@ -50,8 +51,6 @@ export function freePort(): Promise<number> {
   });
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 /**
  * Starts DynamoDB Local in memory on a loopback port, waits until it answers, and stops it when
  * this process exits. Telemetry is switched off: nothing leaves the machine.
@@ -80,7 +79,8 @@ export async function startDynamoDBLocal(opts: StartOptions = {}): Promise<Dynam
   // DynamoDB Local listens on every interface; we only ever talk to loopback.
   const endpoint = `http://127.0.0.1:${port}`;
   const client = localClient(endpoint);
-  const deadline = Date.now() + (opts.startTimeoutMs ?? 30_000);
+  const clock = systemClock;
+  const deadline = clock.monotonic() + (opts.startTimeoutMs ?? 30_000);
   try {
     for (;;) {
       if (exited !== undefined) throw new Error(`DynamoDB Local exited with code ${exited} before answering:\n${stderr}`);
@@ -88,8 +88,8 @@ export async function startDynamoDBLocal(opts: StartOptions = {}): Promise<Dynam
         await client.send(new ListTablesCommand({ Limit: 1 }));
         break;
       } catch (e) {
-        if (Date.now() > deadline) throw new Error(`DynamoDB Local did not answer on ${endpoint} within the start timeout: ${String(e)}\n${stderr}`);
-        await sleep(100);
+        if (clock.monotonic() > deadline) throw new Error(`DynamoDB Local did not answer on ${endpoint} within the start timeout: ${String(e)}\n${stderr}`);
+        await clock.sleep(100);
       }
     }
   } catch (e) {
@@ -109,9 +109,9 @@ export async function startDynamoDBLocal(opts: StartOptions = {}): Promise<Dynam
       if (exited !== undefined) return;
       const gone = new Promise<void>((r) => child.once('exit', () => r()));
       child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 3000);
+      const timer = systemClock.setTimer(3000, () => child.kill('SIGKILL'));
       await gone;
-      clearTimeout(timer);
+      timer.cancel();
     },
   };
 }

@@ -10,6 +10,7 @@ import type { AddressInfo } from 'node:net';
 import type { Platform } from '../schemas/platform.js';
 import { LOCAL_REGION } from '../stores/client.js';
 import type { Deployment } from '../wiring.js';
+import { systemClock } from '../clock.js';
 
 export const LOCAL_ACCOUNT = '000000000000';
 /** Where local mode runs, as its rules, its functions (their ARNs) and its platform events say. */
@@ -28,7 +29,7 @@ export interface LocalEcsTask {
 }
 
 /** The event ECS sends when a task's last essential container has exited (shape from the ECS documentation). */
-export function taskStoppedEvent(task: Platform & { kind: 'ecs' }, exit: { code: number | null; signal: NodeJS.Signals | null }, at = new Date()): Record<string, unknown> {
+export function taskStoppedEvent(task: Platform & { kind: 'ecs' }, exit: { code: number | null; signal: NodeJS.Signals | null }, at = new Date(systemClock.now())): Record<string, unknown> {
   const exitCode = exit.code ?? (exit.signal === 'SIGKILL' ? 137 : exit.signal === 'SIGTERM' ? 143 : 1);
   return {
     version: '0',

@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { MAX_ENTRIES_PER_CALL } from '../events/publisher.js';
+import { systemClock, type Clock } from '../clock.js';
 
 /** One entry a PutEvents call delivered, as the local bus read it off the wire. */
 export interface LocalBusEntry {
@@ -32,6 +33,8 @@ export interface EventBridgeEnvelope {
 }
 
 export interface LocalEventBusOptions {
+  /** Whose time stamps the events it receives. @default systemClock */
+  clock?: Clock;
   /** Called once for each entry accepted, in the order received; if it throws, that entry fails (`InternalFailure`). */
   onEvent?: (entry: LocalBusEntry) => void;
   /** Fail this entry (`InternalFailure`) instead of accepting it: to exercise retries. */
@@ -121,7 +124,7 @@ export async function startLocalEventBus(opts: LocalEventBusOptions = {}): Promi
     if (wire.length < 1 || wire.length > MAX_ENTRIES_PER_CALL) {
       return awsError(res, 400, 'ValidationException', `1 validation error detected: Value at 'entries' failed to satisfy constraint: Member must have length between 1 and ${MAX_ENTRIES_PER_CALL} (got ${wire.length})`);
     }
-    const received = new Date();
+    const received = new Date((opts.clock ?? systemClock).now());
     const entries = wire.map(
       (w): LocalBusEntry => ({
         eventId: randomUUID(),

@@ -11,7 +11,7 @@ import { DescribeTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynam
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import type { Context } from 'aws-lambda';
-import { systemClock, type Clock } from '../clock.js';
+import { every, systemClock, type Clock } from '../clock.js';
 import { coordinatorDeps } from '../coordinator/reconcile.js';
 import { publishOrThrow } from '../events/publisher.js';
 import { parseEvent, type ConclaveEvent } from '../events/schemas.js';
@@ -115,9 +115,9 @@ export interface LocalRuntime {
 const EVENT_BUS = 'conclave-local';
 
 /** The Lambda context a local invocation gets (timeout and memory from the wiring). */
-export function lambdaContext(name: FunctionName): Context {
+export function lambdaContext(name: FunctionName, clock: Clock = systemClock): Context {
   const w = wiring[name];
-  const started = Date.now();
+  const started = clock.monotonic();
   return {
     functionName: `conclave-${name}`,
     functionVersion: '$LATEST',
@@ -127,7 +127,7 @@ export function lambdaContext(name: FunctionName): Context {
     logGroupName: `/aws/lambda/conclave-${name}`,
     logStreamName: 'local',
     callbackWaitsForEmptyEventLoop: true,
-    getRemainingTimeInMillis: () => w.timeoutSeconds * 1000 - (Date.now() - started),
+    getRemainingTimeInMillis: () => w.timeoutSeconds * 1000 - (clock.monotonic() - started),
     done: () => undefined,
     fail: () => undefined,
     succeed: () => undefined,
@@ -142,6 +142,7 @@ async function streamArn(client: DynamoDBClient, table: string): Promise<string>
 }
 
 export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise<LocalRuntime> {
+  const clock = opts.clock ?? systemClock;
   const dir = resolve(opts.dir ?? '.local');
   mkdirSync(dir, { recursive: true });
   const eventsFile = join(dir, 'events.jsonl');
@@ -194,7 +195,7 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
   // The same handler modules Lambda runs, built with local dependencies.
   for (const name of Object.keys(wiring) as FunctionName[]) {
     const handler = await loadHandler(name, deps);
-    const invoke = (event: unknown) => handler(event, lambdaContext(name));
+    const invoke = (event: unknown) => handler(event, lambdaContext(name, clock));
     const intercept = opts.intercept;
     const limit = (wiring[name] as FunctionWiring).reservedConcurrency;
     const invoker = intercept ? (event: unknown) => intercept(name, event, invoke) : invoke;
@@ -217,11 +218,11 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
             return;
           } catch (e) {
             last = e as Error;
-            await new Promise((r) => setTimeout(r, 200 * (attempt + 1)));
+            await clock.sleep(200 * (attempt + 1));
           }
         }
         const id = (event as { id?: unknown } | undefined)?.id;
-        deadLetter({ function: name, reason: `handler threw: ${last?.message}`, records: [{ eventID: typeof id === 'string' ? id : '(no id)' }], at: new Date().toISOString() });
+        deadLetter({ function: name, reason: `handler threw: ${last?.message}`, records: [{ eventID: typeof id === 'string' ? id : '(no id)' }], at: new Date(clock.now()).toISOString() });
       })();
       pendingAsync.add(run);
       void run.finally(() => pendingAsync.delete(run));
@@ -234,7 +235,7 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
     const task: LocalEcsTask = await startEcsTask((event) => {
       tasks.delete(task);
       if (!task.signal) return;
-      setTimeout(() => void platformEvent(event), o.delayMs ?? 0);
+      clock.setTimer(o.delayMs ?? 0, () => void platformEvent(event));
     });
     task.signal = o.signal ?? true;
     tasks.add(task);
@@ -259,17 +260,17 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
   }
 
   const tickEveryMs = opts.tickEveryMs ?? wiring.coordinator.trigger.everySeconds * 1000;
-  const tick = () => invokers.coordinator({ 'detail-type': 'Scheduled Event', source: 'aws.events', time: new Date((opts.clock ?? systemClock).now()).toISOString() });
+  const tick = () => invokers.coordinator({ 'detail-type': 'Scheduled Event', source: 'aws.events', time: new Date(clock.now()).toISOString() });
   let ticking: Promise<unknown> = Promise.resolve();
   let inFlight = false;
-  const tickTimer = setInterval(() => {
+  const tickTimer = every(clock, tickEveryMs, () => {
     // a tick still running: this one would be throttled and age out (maxEventAge is one tick)
     if (inFlight) return;
     inFlight = true;
     ticking = tick()
       .catch((e: unknown) => deps.logger.error('tick failed', { error: e as Error }))
       .finally(() => (inFlight = false));
-  }, tickEveryMs);
+  });
 
   return {
     endpoint,
@@ -285,7 +286,7 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
     ecsTask,
     platformEvent,
     async stop() {
-      clearInterval(tickTimer);
+      tickTimer.cancel();
       await ticking;
       await Promise.all([...tasks].map((t) => t.close()));
       await Promise.all(pendingAsync);

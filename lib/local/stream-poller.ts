@@ -8,6 +8,7 @@ import {
 import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import type { StreamTrigger } from '../wiring.js';
 import { matchesFilter } from './event-filter.js';
+import { systemClock, type Clock } from '../clock.js';
 
 /** What a Lambda handler returns for a batch with ReportBatchItemFailures. */
 export interface BatchResponse {
@@ -37,10 +38,9 @@ export interface StreamPollerOptions {
   onError?: (e: Error) => void;
   /** How long to wait when a shard had nothing new. @default 100 ms */
   idleMs?: number;
-  now?: () => number;
+  /** Whose time records are aged by and the poller waits on. @default systemClock */
+  clock?: Clock;
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * When a record was created, in epoch seconds as Lambda gives it. AWS rounds down to the second;
@@ -95,7 +95,11 @@ export class StreamPoller {
   /** Records dropped by the trigger's filters. */
   filtered = 0;
 
-  constructor(private readonly o: StreamPollerOptions) {}
+  private readonly clock: Clock;
+
+  constructor(private readonly o: StreamPollerOptions) {
+    this.clock = o.clock ?? systemClock;
+  }
 
   start(): void {
     this.running = true;
@@ -116,7 +120,7 @@ export class StreamPoller {
         const id = shard.ShardId!;
         if (!this.shards.has(id)) this.shards.set(id, this.readShard(id));
       }
-      for (let i = 0; i < 20 && this.running; i++) await sleep(100);
+      for (let i = 0; i < 20 && this.running; i++) await this.clock.sleep(100);
     }
   }
 
@@ -144,19 +148,19 @@ export class StreamPoller {
         }
         const r = await this.o.client.send(new GetRecordsCommand({ ShardIterator: iterator, Limit: this.o.trigger.batchSize }));
         iterator = r.NextShardIterator;
-        const readAt = this.o.now?.() ?? Date.now();
+        const readAt = this.clock.now();
         const records = (r.Records ?? []).map((x) => toLambdaRecord(x, this.o.streamArn, readAt));
         if (records.length) {
           await this.deliver(records);
           last = records.at(-1)!.dynamodb?.SequenceNumber;
-        } else await sleep(this.o.idleMs ?? 100);
+        } else await this.clock.sleep(this.o.idleMs ?? 100);
       } catch (e) {
         // An expired or trimmed iterator (DynamoDB Local also trims the iterator of an empty new
         // shard): take a new one after the last record delivered, so nothing is skipped or repeated.
         const name = (e as Error).name;
         if (name !== 'TrimmedDataAccessException' && name !== 'ExpiredIteratorException') this.o.onError?.(e as Error);
         started = false;
-        await sleep(this.o.idleMs ?? 100);
+        await this.clock.sleep(this.o.idleMs ?? 100);
       }
     }
   }
@@ -167,7 +171,7 @@ export class StreamPoller {
     const records = filters ? all.filter((r) => filters.some((f) => matchesFilter(f, r))) : all;
     this.filtered += all.length - records.length;
     if (!records.length) return;
-    const now = this.o.now?.() ?? Date.now();
+    const now = this.clock.now();
     const maxAgeMs = this.o.trigger.maxRecordAgeSeconds * 1000;
     const fresh = records.filter((r) => now - (r.dynamodb?.ApproximateCreationDateTime ?? now / 1000) * 1000 <= maxAgeMs);
     if (fresh.length < records.length) this.deadLetter(records.filter((r) => !fresh.includes(r)), 'record older than maxRecordAgeSeconds');
@@ -203,6 +207,6 @@ export class StreamPoller {
   }
 
   private deadLetter(records: DynamoDBRecord[], reason: string): void {
-    this.o.deadLetter({ function: this.o.functionName, reason, records: records.map((r) => ({ eventID: r.eventID, sequenceNumber: r.dynamodb?.SequenceNumber })), at: new Date().toISOString() });
+    this.o.deadLetter({ function: this.o.functionName, reason, records: records.map((r) => ({ eventID: r.eventID, sequenceNumber: r.dynamodb?.SequenceNumber })), at: new Date(this.clock.now()).toISOString() });
   }
 }

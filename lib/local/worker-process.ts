@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import type { WorkerEvent } from '../history/schema.js';
+import { systemClock } from '../clock.js';
 
 // The lines' shape is history's (lib/history/worker-events.ts reads them); callers get it here too.
 export type { WorkerEvent } from '../history/schema.js';
@@ -82,7 +83,7 @@ export class WorkerProcess {
   async kill(): Promise<void> {
     if (!this.alive) return;
     const wasLeading = this.leading;
-    const at = Date.now();
+    const at = systemClock.now();
     this.child.kill('SIGKILL');
     await this.exited;
     if (wasLeading) this.events.push({ event: 'stopped', identity: this.identity, at, reason: 'killed' });

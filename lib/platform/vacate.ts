@@ -2,7 +2,7 @@ import type { ElectionConfig } from '../schemas/config.js';
 import type { Lease } from '../schemas/lease.js';
 import { sameCluster } from '../schemas/platform.js';
 import type { CandidateStore } from '../stores/candidate-store.js';
-import { ConflictError } from '../stores/errors.js';
+import { CONFLICT_ATTEMPTS, retryOnConflict } from '../stores/errors.js';
 import type { LeaseStore } from '../stores/lease-store.js';
 import type { PlatformStop } from './signals.js';
 
@@ -42,16 +42,11 @@ function beforeTerm(lease: Lease, stop: PlatformStop, skewMs: number): string | 
  * again while its row still counts as freshly renewed. A row a new start-up has taken is kept.
  */
 async function withdrawCandidate(candidates: CandidateStore, lease: string, holder: string, stop: PlatformStop): Promise<void> {
-  for (let attempt = 1; attempt <= 5; attempt++) {
+  // a conflict: it renewed meanwhile, so look again
+  await retryOnConflict(async () => {
     const read = await candidates.read(lease, holder);
-    if (read.item?.platform?.id !== stop.platformId) return;
-    try {
-      await candidates.delete(read);
-      return;
-    } catch (e) {
-      if (!(e instanceof ConflictError)) throw e; // it renewed meanwhile: look again
-    }
-  }
+    if (read.item?.platform?.id === stop.platformId) await candidates.delete(read);
+  });
 }
 
 /**
@@ -91,7 +86,7 @@ export async function vacateStoppedHolder(
         out.push({ lease: name, outcome: 'vacated', holder: loss.holder, fencingToken: loss.fencingToken });
         break;
       }
-      if (attempt >= 5) throw new Error(`lease "${name}" kept changing while its stopped holder's term was being ended; the event will be retried`);
+      if (attempt >= CONFLICT_ATTEMPTS) throw new Error(`lease "${name}" kept changing while its stopped holder's term was being ended; the event will be retried`);
     }
   }
   return out;

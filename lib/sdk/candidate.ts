@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import * as z from 'zod';
-import { systemClock, type Clock } from '../clock.js';
+import { every, systemClock, type Clock, type Timer } from '../clock.js';
 import { CandidateSpec, type Candidate } from '../schemas/candidate.js';
 import { Platform } from '../schemas/platform.js';
 import { OLDEST_EMULATION_VERSION } from '../schemas/strategy.js';
 import { parse } from '../schemas/validation.js';
 import { CandidateStore } from '../stores/candidate-store.js';
-import { ConflictError } from '../stores/errors.js';
+import { retryOnConflict } from '../stores/errors.js';
 import { ClientSchema, ClockSchema, ClockSyncSchema, StartUp, TablesSchema, aborted, deepFreeze, fn, optionErrors, stampClockFor, type DeepReadonly } from './options.js';
 
 /**
@@ -112,7 +112,7 @@ export class LeaseCandidate {
   private readonly clock: Clock;
   private readonly onError: (e: Error) => void;
   private readonly startUp: StartUp<Candidate>;
-  private timer: NodeJS.Timeout | undefined;
+  private timer: Timer | undefined;
   private registered = false;
   private platform: Platform | undefined;
 
@@ -172,8 +172,7 @@ export class LeaseCandidate {
       this.startUp.failed(e);
       throw e;
     }
-    this.timer = setInterval(() => void this.renew().catch((e: unknown) => this.onError(e as Error)), this.options.renewIntervalMs);
-    this.timer.unref();
+    this.timer = every(this.clock, this.options.renewIntervalMs, () => void this.renew().catch((e: unknown) => this.onError(e as Error)), { background: true });
     this.startUp.started(row);
     await aborted(signal);
     try {
@@ -183,30 +182,26 @@ export class LeaseCandidate {
     }
   }
 
-  private async register(): Promise<Candidate> {
-    for (let attempt = 1; ; attempt++) {
+  private register(): Promise<Candidate> {
+    return retryOnConflict(async () => {
       let read = await this.store.read(this.options.leaseName, this.options.name);
       const now = this.clock.now();
       const createdAt = read.item?.createdAt ?? now;
-      try {
-        // An operator's pin is for the start-up it was given to: a restart resets it (the KEP). A
-        // worker may never name priority (IAM: infra/access.ts), so an earlier start-up's pinned
-        // row is deleted and written anew, not cleared; the delete is conditioned on the revision read.
-        if (read.item && read.item.identity !== this.instance && (read.item.priority !== undefined || read.item.priorityExpiresAt !== undefined)) {
-          await this.store.delete(read);
-          read = { ...read, item: undefined, revision: 0 };
-        }
-        const written = await this.store.write(read, {
-          // ackedPingTime 0: this row's acks are copies of the coordinator's pings (CandidateStore.renew)
-          set: { ...this.spec(), identity: this.instance, renewTime: now, ackedPingTime: 0, createdAt, expiresAt: this.expiresAt(now) },
-          remove: [...(this.options.labels ? [] : (['labels'] as const)), ...(this.platform ? [] : (['platform'] as const)), 'pingTime'],
-        });
-        this.registered = true;
-        return written;
-      } catch (e) {
-        if (!(e instanceof ConflictError) || attempt >= 5) throw e;
+      // An operator's pin is for the start-up it was given to: a restart resets it (the KEP). A
+      // worker may never name priority (IAM: infra/access.ts), so an earlier start-up's pinned
+      // row is deleted and written anew, not cleared; the delete is conditioned on the revision read.
+      if (read.item && read.item.identity !== this.instance && (read.item.priority !== undefined || read.item.priorityExpiresAt !== undefined)) {
+        await this.store.delete(read);
+        read = { ...read, item: undefined, revision: 0 };
       }
-    }
+      const written = await this.store.write(read, {
+        // ackedPingTime 0: this row's acks are copies of the coordinator's pings (CandidateStore.renew)
+        set: { ...this.spec(), identity: this.instance, renewTime: now, ackedPingTime: 0, createdAt, expiresAt: this.expiresAt(now) },
+        remove: [...(this.options.labels ? [] : (['labels'] as const)), ...(this.platform ? [] : (['platform'] as const)), 'pingTime'],
+      });
+      this.registered = true;
+      return written;
+    });
   }
 
   /**
@@ -234,19 +229,13 @@ export class LeaseCandidate {
 
   /** Stops renewing and removes the row if it is still this start-up's. */
   private async withdraw(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
+    this.timer?.cancel();
     this.timer = undefined;
     if (!this.registered) return;
     this.registered = false;
-    for (let attempt = 1; attempt <= 5; attempt++) {
+    await retryOnConflict(async () => {
       const read = await this.store.read(this.options.leaseName, this.options.name);
-      if (!read.item || read.item.identity !== this.instance) return; // gone, or a newer start-up's
-      try {
-        await this.store.delete(read);
-        return;
-      } catch (e) {
-        if (!(e instanceof ConflictError)) throw e;
-      }
-    }
+      if (read.item && read.item.identity === this.instance) await this.store.delete(read); // else gone, or a newer start-up's
+    });
   }
 }

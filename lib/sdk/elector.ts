@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { DynamoDBClient, TransactWriteItemsCommandInput, TransactWriteItemsCommandOutput } from '@aws-sdk/client-dynamodb';
 import * as z from 'zod';
-import { systemClock } from '../clock.js';
+import { systemClock, type Timer } from '../clock.js';
 import { Name } from '../schemas/common.js';
 import { nextFencingToken } from '../schemas/fencing-token.js';
 import type { Lease } from '../schemas/lease.js';
@@ -12,6 +12,7 @@ import { LeaseStore, type LeaseRead, type Term } from '../stores/lease-store.js'
 import { CandidacyShape, LeaseCandidate, checkCandidacy } from './candidate.js';
 import { fencedTransactWrite, FencingError } from './fencing.js';
 import { ClientSchema, ClockSchema, ClockSyncSchema, StartUp, TablesSchema, deepFreeze, fn, optionErrors, stampClockFor, type DeepReadonly } from './options.js';
+import { decideFollower, isSuccessor } from './follower.js';
 import { detectPlatform } from './platform.js';
 import { ClockSkewError, type ClockDoubt, type StampClock } from './server-clock.js';
 
@@ -162,24 +163,12 @@ export type StopReason = 'cancelled' | 'preempted' | 'renewDeadline' | 'deposed'
 /** While DynamoDB's time is not known well enough, the elector polls about this soon (jittered, so responses land at other points of the server's second). */
 const CLOCK_RESAMPLE_MS = 500;
 
-const sleep = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    if (signal.aborted) return resolve();
-    const t = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-    function done() {
-      clearTimeout(t);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-  });
-
 interface Leading {
   term: Term;
   controller: AbortController;
   /** Monotonic time the last successful renewal was *sent*: the term is safe until then + renewDeadline. */
   renewedAt: number;
-  deadline: NodeJS.Timeout;
+  deadline: Timer | undefined;
 }
 
 /**
@@ -246,7 +235,7 @@ export class LeaderElector {
   }
 
   private mono(): number {
-    return this.time.monotonic!();
+    return this.time.monotonic();
   }
 
   /** Clock skew preventions so far, and this worker's measurement of DynamoDB's clock. */
@@ -384,12 +373,12 @@ export class LeaderElector {
           this.onError(e as Error); // a fault: try again next period; the renew deadline guards a leader
         }
         // jitter a follower's poll a little (client-go's JitterFactor 1.2 is for acquisition)
-        let poll = this.leading ? this.options.retryPeriodMs : this.options.retryPeriodMs * (1 + Math.random() * 0.2);
+        let poll = this.leading ? this.options.retryPeriodMs : this.options.retryPeriodMs * (1 + this.time.random() * 0.2);
         // DynamoDB's time not known well enough yet: the next response, at another point of the
         // server's second, narrows the doubt
-        if (!this.time.check(this.options.maxClockErrorMs).ok) poll = Math.min(poll, CLOCK_RESAMPLE_MS * (0.6 + 0.8 * Math.random()));
+        if (!this.time.check(this.options.maxClockErrorMs).ok) poll = Math.min(poll, CLOCK_RESAMPLE_MS * (0.6 + 0.8 * this.time.random()));
         const wake = !this.leading && this.wakeAt !== undefined ? Math.max(0, this.wakeAt - this.mono()) : Infinity;
-        await sleep(Math.min(poll, wake), signal);
+        await this.time.sleep(Math.min(poll, wake), signal);
       }
     } finally {
       unsubscribe();
@@ -422,62 +411,38 @@ export class LeaderElector {
   private async followerStep(): Promise<void> {
     const read = await this.leases.read(this.options.leaseName);
     this.observe(read);
-    const lease = read.item;
-    const now = this.mono();
-
-    // Elected (by the coordinator, for this start-up): confirm by renewing before acting.
-    if (lease?.holderIdentity === this.options.identity && lease.holderInstance === this.instance) {
-      await this.takeTerm({ holderIdentity: lease.holderIdentity, fencingToken: lease.fencingToken });
+    const d = decideFollower({
+      lease: read.item,
+      identity: this.options.identity,
+      instance: this.instance,
+      mode: this.options.mode,
+      candidate: this.candidate !== undefined,
+      ackedElection: this.ackedElection,
+      unanswered: this.unanswered,
+      now: this.mono(),
+      observedAt: this.observed!.at,
+      vacantSince: this.vacantSince,
+      retryPeriodMs: this.options.retryPeriodMs,
+      fallbackAfterMs: this.fallbackAfterMs,
+    });
+    if (d.confirm) {
+      // Elected (by the coordinator, for this start-up): confirm by renewing before acting.
+      await this.takeTerm({ holderIdentity: read.item!.holderIdentity!, fencingToken: read.item!.fencingToken });
       return;
     }
     // An answer makes this worker electable: not while it cannot tell DynamoDB's time for long.
-    if (this.candidate && lease?.election && this.ackedElection !== lease.election.id) {
+    if (d.answer !== undefined && this.candidate) {
       if (this.clockTrusted(true)) {
         await this.candidate.ack();
-        this.ackedElection = lease.election.id;
-      } else this.unanswered = true;
-    } else if (this.unanswered && this.candidate && this.clockTrusted(true)) {
-      // The doubt cleared after a ping went unanswered: answer it now, or the coordinator writes
-      // this worker off until its next periodic renewal.
-      await this.candidate.ack();
-      this.unanswered = false;
+        if (d.answer === 'unanswered') this.unanswered = false;
+        else this.ackedElection = d.answer.election;
+      } else if (d.answer !== 'unanswered') this.unanswered = true;
     }
-
-    const held = lease?.holderIdentity !== undefined;
-    const termMs = (lease?.leaseDurationSeconds ?? 0) * 1000;
-    // observer's clock, not renewTime: tolerates skew between machines
-    const expired = held && now - this.observed!.at > termMs;
-    const successor = this.options.mode === 'coordinated' && this.isSuccessor(lease);
-    if (held && !expired && !lease!.vacancyReport) {
-      this.vacantSince = undefined;
-      // The successor looks again the moment the term would run out, not at its next poll.
-      this.wakeAt = successor ? this.observed!.at + termMs + 1 : undefined;
-      return;
-    }
-    this.wakeAt = undefined;
-    this.vacantSince ??= expired ? this.observed!.at + termMs : now;
-
-    if (this.options.mode === 'NoCoordination') {
-      await this.acquire(read, 'self');
-      return;
-    }
-    if (successor) {
-      await this.succeed(read);
-      return;
-    }
-    // A live successor takes the lease at once; give it one poll before asking for an election.
-    const successorsTurn = lease?.successor !== undefined && now - this.vacantSince < this.options.retryPeriodMs;
-    if (expired && !lease!.vacancyReport && !lease!.election && !successorsTurn) await this.reportVacancy(read);
-    if (now - this.vacantSince >= this.fallbackAfterMs) await this.acquire(read, 'self');
-  }
-
-  /**
-   * Whether the coordinator designated this worker (this start-up) to take the lease when it falls
-   * vacant. Never while the lease prefers somebody else: the holder is yielding to that candidate.
-   */
-  private isSuccessor(lease: Lease | undefined): boolean {
-    const me = this.options.identity;
-    return lease?.successor === me && (lease.successorInstance === undefined || lease.successorInstance === this.instance) && (lease.preferredHolder === undefined || lease.preferredHolder === me);
+    this.vacantSince = d.vacantSince;
+    this.wakeAt = d.wakeAt;
+    if (d.take === 'successor') return this.succeed(read);
+    if (d.reportVacancy) await this.reportVacancy(read);
+    if (d.take === 'self') await this.acquire(read, 'self');
   }
 
   /**
@@ -491,7 +456,7 @@ export class LeaderElector {
     this.observe(again);
     const l = again.item;
     const vacant = l?.holderIdentity === undefined || l.vacancyReport !== undefined || this.mono() - this.observed!.at > l.leaseDurationSeconds * 1000;
-    if (vacant && this.isSuccessor(l)) await this.acquire(again, 'successor');
+    if (vacant && isSuccessor(l, this.options.identity, this.instance)) await this.acquire(again, 'successor');
   }
 
   /** Tells the coordinator the holder has not renewed for a whole term, as this worker watched. */
@@ -565,7 +530,7 @@ export class LeaderElector {
 
   private startLeading(term: Term, renewedAt: number): void {
     const controller = new AbortController();
-    const leading: Leading = { term, controller, renewedAt, deadline: setTimeout(() => undefined, 0) };
+    const leading: Leading = { term, controller, renewedAt, deadline: undefined };
     this.leading = leading;
     this.armDeadline(leading);
     this.vacantSince = undefined;
@@ -579,18 +544,17 @@ export class LeaderElector {
 
   /** Stop acting at renewedAt + renewDeadline even if a renewal hangs: before anyone can see the term expire. */
   private armDeadline(leading: Leading): void {
-    clearTimeout(leading.deadline);
+    leading.deadline?.cancel();
     const left = leading.renewedAt + this.options.renewDeadlineMs - this.mono();
-    leading.deadline = setTimeout(() => {
+    leading.deadline = this.time.setTimer(Math.max(0, left), () => {
       if (this.leading === leading) this.stopLeading(leading, 'renewDeadline');
-    }, Math.max(0, left));
-    leading.deadline.unref();
+    });
   }
 
   private stopLeading(leading: Leading, reason: StopReason): void {
     if (this.leading !== leading) return;
     this.leading = undefined;
-    clearTimeout(leading.deadline);
+    leading.deadline?.cancel();
     leading.controller.abort(reason);
     try {
       this.callbacks.onStoppedLeading?.({ reason, fencingToken: leading.term.fencingToken });

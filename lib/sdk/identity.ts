@@ -1,12 +1,12 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { hostname as osHostname } from 'node:os';
 import * as z from 'zod';
-import { systemClock, type Clock } from '../clock.js';
+import { every, systemClock, type Clock, type Timer } from '../clock.js';
 import { isIdentityExpired } from '../election/vacancy.js';
 import { Labels, MAX_LABELS, Name } from '../schemas/common.js';
 import { MAX_IDENTITY_LEASE_SECONDS, type IdentityLease } from '../schemas/identity.js';
 import { parse } from '../schemas/validation.js';
-import { ConflictError } from '../stores/errors.js';
+import { retryOnConflict } from '../stores/errors.js';
 import { IdentityStore, type IdentityRead } from '../stores/identity-store.js';
 import type { InvalidItem } from '../stores/item-store.js';
 import { ClientSchema, ClockSchema, ClockSyncSchema, StartUp, TablesSchema, aborted, deepFreeze, fn, optionErrors, stampClockFor, type DeepReadonly } from './options.js';
@@ -19,7 +19,6 @@ const MAX_COMPONENT = 253 - 1 - HASH_CHARS;
 /** The TTL backstop lies this many lease durations after the last renewal; GC normally comes first. */
 const TTL_FACTOR = 2;
 /** Lost write races in a row before an acquisition gives up (run() rejects, a renewal reports it). */
-const MAX_ATTEMPTS = 5;
 
 /** A component name that leaves room for the host hash in the identity lease's name. */
 const Component = Name.max(MAX_COMPONENT, `must be at most ${MAX_COMPONENT} characters (the lease name adds "-" and a ${HASH_CHARS}-character hash)`);
@@ -154,7 +153,7 @@ export class IdentityLeaseHeartbeat {
   private readonly onError: (error: Error) => void;
   private readonly startUp: StartUp<IdentityLease>;
   private status: HeartbeatState = 'idle';
-  private timer: NodeJS.Timeout | undefined;
+  private timer: Timer | undefined;
   private ticking = false;
   /** Every read-then-write runs here, one at a time: a renewal never races its own stop. */
   private queue: Promise<unknown> = Promise.resolve();
@@ -242,8 +241,7 @@ export class IdentityLeaseHeartbeat {
       const written = await this.acquire(true);
       if ('supersededBy' in written) throw new Error('unreachable: a take-over is never superseded');
       this.status = 'running';
-      this.timer = setInterval(() => this.tick(), this.options.renewIntervalMs);
-      this.timer.unref(); // a heartbeat never keeps a process alive
+      this.timer = every(this.clock, this.options.renewIntervalMs, () => this.tick(), { background: true }); // a heartbeat never keeps a process alive
       return written;
     });
   }
@@ -305,41 +303,31 @@ export class IdentityLeaseHeartbeat {
    * ours. Without `takeOver`, a row another start-up holds is left alone and reported instead.
    */
   private async acquire(takeOver: boolean, first?: IdentityRead): Promise<IdentityLease | { supersededBy: string }> {
-    for (let attempt = 1; ; attempt++) {
+    return retryOnConflict(async (attempt) => {
       const read = attempt === 1 && first ? first : await this.store.read(this.options.component, this.leaseName);
       const ours = read.item?.holderIdentity === this.holder;
       if (read.item && !ours && !takeOver) return { supersededBy: read.item.holderIdentity };
       const now = this.clock.now();
-      try {
-        return await this.store.write(read, {
-          set: {
-            holderIdentity: this.holder,
-            hostname: this.options.hostname,
-            leaseDurationSeconds: this.options.leaseDurationSeconds,
-            acquireTime: ours && read.item ? read.item.acquireTime : now,
-            renewTime: now,
-            labels: { ...this.options.labels, component: this.options.component, hostname: this.options.hostname },
-            expiresAt: this.expiresAt(now),
-          },
-        });
-      } catch (e) {
-        if (!(e instanceof ConflictError) || attempt >= MAX_ATTEMPTS) throw e; // a fault, or too many lost races
-      }
-    }
+      return this.store.write(read, {
+        set: {
+          holderIdentity: this.holder,
+          hostname: this.options.hostname,
+          leaseDurationSeconds: this.options.leaseDurationSeconds,
+          acquireTime: ours && read.item ? read.item.acquireTime : now,
+          renewTime: now,
+          labels: { ...this.options.labels, component: this.options.component, hostname: this.options.hostname },
+          expiresAt: this.expiresAt(now),
+        },
+      });
+    });
   }
 
   /** Deletes the row if this start-up still holds it; a newer start-up's row is left alone. */
   private async release(): Promise<void> {
-    for (let attempt = 1; ; attempt++) {
+    await retryOnConflict(async () => {
       const read = await this.store.read(this.options.component, this.leaseName);
-      if (read.item?.holderIdentity !== this.holder) return; // gone, or a newer start-up's
-      try {
-        await this.store.delete(read);
-        return;
-      } catch (e) {
-        if (!(e instanceof ConflictError) || attempt >= MAX_ATTEMPTS) throw e;
-      }
-    }
+      if (read.item?.holderIdentity === this.holder) await this.store.delete(read); // else gone, or a newer start-up's
+    });
   }
 
   private expiresAt(now: number): number {
@@ -347,7 +335,7 @@ export class IdentityLeaseHeartbeat {
   }
 
   private clearTimer(): void {
-    if (this.timer) clearInterval(this.timer);
+    this.timer?.cancel();
     this.timer = undefined;
   }
 

@@ -46,7 +46,7 @@ export { ConflictError } from '../stores/errors.js';
 export { OLDEST_EMULATION_VERSION, NO_COORDINATION } from '../schemas/strategy.js';
 export type { Lease } from '../schemas/lease.js';
 export type { Candidate } from '../schemas/candidate.js';
-export type { Clock } from '../clock.js';
+export { systemClock, type Clock, type Timer, type TimerOptions } from '../clock.js';
 export type { Platform } from '../schemas/platform.js';
 export {
   LeaderMigrationConfigurationSchema,

@@ -77,7 +77,11 @@ export const ClientSchema = z.custom<DynamoDBClient>(
 );
 
 /** A Clock (lib/clock.ts): test code injects a manual one. */
-export const ClockSchema = z.custom<Clock>((v) => typeof v === 'object' && v !== null && typeof (v as { now?: unknown }).now === 'function', 'must be a Clock: an object with now() (and optionally monotonic())');
+const CLOCK_METHODS = ['now', 'monotonic', 'setTimer', 'sleep', 'random'] as const;
+export const ClockSchema = z.custom<Clock>(
+  (v) => typeof v === 'object' && v !== null && CLOCK_METHODS.every((m) => typeof (v as Record<string, unknown>)[m] === 'function'),
+  `must be a Clock: an object with ${CLOCK_METHODS.map((m) => `${m}()`).join(', ')} (systemClock, or skewedClock/manualClock/simulatedClock around one)`,
+);
 
 /**
  * Where the times the SDK writes come from. `server` (the default): DynamoDB's clock, read from the

@@ -22,7 +22,7 @@
  * estimate starts again from it and is not trusted until a second sample confirms it.
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { monotonicOf, type Clock } from '../clock.js';
+import type { Clock, Timer, TimerOptions } from '../clock.js';
 
 /** What one response says about the server's clock. */
 export interface TimeSample {
@@ -166,7 +166,10 @@ export interface StampClock extends Clock {
 export function trustedClock(base: Clock): StampClock {
   return {
     now: () => base.now(),
-    monotonic: () => monotonicOf(base),
+    monotonic: () => base.monotonic(),
+    setTimer: (ms, fn, opts) => base.setTimer(ms, fn, opts),
+    sleep: (ms, signal) => base.sleep(ms, signal),
+    random: () => base.random(),
     check: () => ({ ok: true, errorMs: 0 }),
     jumps: 0,
     onJump: () => () => undefined,
@@ -182,7 +185,19 @@ export class ServerClock implements StampClock {
   constructor(readonly base: Clock) {}
 
   monotonic(): number {
-    return monotonicOf(this.base);
+    return this.base.monotonic();
+  }
+
+  setTimer(ms: number, fn: () => void, opts?: TimerOptions): Timer {
+    return this.base.setTimer(ms, fn, opts);
+  }
+
+  sleep(ms: number, signal?: AbortSignal): Promise<void> {
+    return this.base.sleep(ms, signal);
+  }
+
+  random(): number {
+    return this.base.random();
   }
 
   /** The server's time now, as well as it is known; the machine's wall clock before the first sample. */

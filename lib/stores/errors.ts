@@ -25,3 +25,21 @@ export class ConflictError extends Error {
 
 export const isConditionFailed = (e: unknown): boolean =>
   e instanceof Error && (e.name === 'ConditionalCheckFailedException' || (e.name === 'TransactionCanceledException' && /ConditionalCheckFailed/.test(e.message)));
+
+/** How many times a read-decide-write is tried before losing the race once more is a fault. */
+export const CONFLICT_ATTEMPTS = 5;
+
+/**
+ * Runs `step` — read, decide, conditional write — again each time it loses a race (a
+ * ConflictError), at most `attempts` times in all. Any other error, and the last lost race, is
+ * thrown: conflicts are normal, faults are not.
+ */
+export async function retryOnConflict<T>(step: (attempt: number) => Promise<T>, attempts: number = CONFLICT_ATTEMPTS): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await step(attempt);
+    } catch (e) {
+      if (!(e instanceof ConflictError) || attempt >= attempts) throw e;
+    }
+  }
+}

@@ -1,9 +1,9 @@
 import {
   DeleteItemCommand,
   GetItemCommand,
-  QueryCommand,
-  ScanCommand,
   UpdateItemCommand,
+  paginateQuery,
+  paginateScan,
   type AttributeValue,
   type DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
@@ -234,36 +234,31 @@ export class ItemStore<S extends z.ZodType<Revisioned>> {
   async query(partition: string): Promise<{ items: z.output<S>[]; invalid: InvalidItem[] }> {
     const items: z.output<S>[] = [];
     const invalid: InvalidItem[] = [];
-    let start: Record<string, AttributeValue> | undefined;
-    do {
-      const r = await this.client.send(
-        new QueryCommand({
-          TableName: this.table,
-          KeyConditionExpression: '#pk = :pk',
-          ExpressionAttributeNames: { '#pk': this.keys[0]! },
-          ExpressionAttributeValues: marshall({ ':pk': partition }),
-          ConsistentRead: true,
-          ExclusiveStartKey: start,
-        }),
-      );
+    const pages = paginateQuery(
+      { client: this.client },
+      {
+        TableName: this.table,
+        KeyConditionExpression: '#pk = :pk',
+        ExpressionAttributeNames: { '#pk': this.keys[0]! },
+        ExpressionAttributeValues: marshall({ ':pk': partition }),
+        ConsistentRead: true,
+      },
+    );
+    for await (const r of pages) {
       for (const raw of r.Items ?? []) {
         const p = this.tryParse(unmarshall(raw));
         if (p.ok) items.push(p.item);
         else invalid.push(p.invalid);
       }
-      start = r.LastEvaluatedKey;
-    } while (start);
+    }
     return { items, invalid };
   }
 
   /** Pages through the whole table (strongly consistent), one parsed page at a time. */
   async *scan(): AsyncGenerator<Scanned<z.output<S>>[]> {
-    let start: Record<string, AttributeValue> | undefined;
-    do {
-      const r = await this.client.send(new ScanCommand({ TableName: this.table, ConsistentRead: true, ExclusiveStartKey: start }));
+    for await (const r of paginateScan({ client: this.client }, { TableName: this.table, ConsistentRead: true })) {
       yield (r.Items ?? []).map((raw) => this.tryParse(unmarshall(raw)));
-      start = r.LastEvaluatedKey;
-    } while (start);
+    }
   }
 
   /** Turns a lost condition into a ConflictError carrying the current item. */

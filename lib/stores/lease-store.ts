@@ -1,4 +1,4 @@
-import { QueryCommand, UpdateItemCommand, type AttributeValue, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { UpdateItemCommand, paginateQuery, type AttributeValue, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { LeaseItem, type Lease } from '../schemas/lease.js';
 import { HOLDER_FIELDS, type HolderLoss } from '../schemas/platform.js';
@@ -101,21 +101,17 @@ export class LeaseStore extends ItemStore<typeof LeaseItem> {
    */
   async heldOnPlatform(platformId: string): Promise<string[]> {
     const names: string[] = [];
-    let start: Record<string, AttributeValue> | undefined;
-    do {
-      const r = await this.client.send(
-        new QueryCommand({
-          TableName: this.table,
-          IndexName: HOLDER_PLATFORM_INDEX.name,
-          KeyConditionExpression: '#p = :p',
-          ExpressionAttributeNames: { '#p': HOLDER_PLATFORM_INDEX.partitionKey },
-          ExpressionAttributeValues: { ':p': { S: platformId } },
-          ...(start ? { ExclusiveStartKey: start } : {}),
-        }),
-      );
-      for (const item of r.Items ?? []) if (item['name']?.S) names.push(item['name'].S);
-      start = r.LastEvaluatedKey;
-    } while (start);
+    const pages = paginateQuery(
+      { client: this.client },
+      {
+        TableName: this.table,
+        IndexName: HOLDER_PLATFORM_INDEX.name,
+        KeyConditionExpression: '#p = :p',
+        ExpressionAttributeNames: { '#p': HOLDER_PLATFORM_INDEX.partitionKey },
+        ExpressionAttributeValues: { ':p': { S: platformId } },
+      },
+    );
+    for await (const r of pages) for (const item of r.Items ?? []) if (item['name']?.S) names.push(item['name'].S);
     return names;
   }
 

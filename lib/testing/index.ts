@@ -17,6 +17,7 @@ import { parse } from '../schemas/validation.js';
 import * as z from 'zod';
 
 export type { LocalEvent } from '../local/runtime.js';
+export { manualClock, simulatedClock, skewedClock, systemClock, type Clock, type ManualClock, type SimulatedClock, type Timer, type TimerOptions } from '../clock.js';
 export type { ElectionConfigInput, TableNames } from '../schemas/config.js';
 
 const LocalConclaveOptionsSchema = z

@@ -49,14 +49,16 @@ async function start(opts: Omit<LocalEventBusOptions, 'onEvent'> = {}) {
   const sleep = async (ms: number) => {
     sleeps.push(ms);
   };
-  return { delivered, calls, sleeps, sleep, client };
+  // a clock whose sleeps are recorded and take no time
+  const clock = { sleep };
+  return { delivered, calls, sleeps, clock, client };
 }
 
 describe('publishEvents against a real EventBridgeClient on the local bus', () => {
   it('publishes every event once, with source, detail-type, detail, time and bus', async () => {
     const t = await start();
     const events = joined(3);
-    const r = await publishEvents(t.client, BUS, events, { sleep: t.sleep });
+    const r = await publishEvents(t.client, BUS, events, { clock: t.clock });
     expect(r).toEqual({ published: 3, failed: [] });
     expect(t.calls).toEqual([3]);
     expect(t.sleeps).toEqual([]);
@@ -72,7 +74,7 @@ describe('publishEvents against a real EventBridgeClient on the local bus', () =
 
   it('nothing to publish: no call', async () => {
     const t = await start();
-    expect(await publishEvents(t.client, BUS, [], { sleep: t.sleep })).toEqual({ published: 0, failed: [] });
+    expect(await publishEvents(t.client, BUS, [], { clock: t.clock })).toEqual({ published: 0, failed: [] });
     expect(t.calls).toEqual([]);
   });
 
@@ -86,7 +88,7 @@ describe('publishEvents against a real EventBridgeClient on the local bus', () =
         return first;
       },
     });
-    const r = await publishEvents(t.client, BUS, joined(5), { sleep: t.sleep, backoffMs: 50 });
+    const r = await publishEvents(t.client, BUS, joined(5), { clock: t.clock, backoffMs: 50 });
     expect(r).toEqual({ published: 5, failed: [] });
     expect(t.calls).toEqual([5, 2]); // the second call carries only the two that failed
     expect(t.sleeps).toEqual([50]);
@@ -99,7 +101,7 @@ describe('publishEvents against a real EventBridgeClient on the local bus', () =
   it('entries failing every time are returned in failed after maxAttempts; the others are published', async () => {
     const t = await start({ failNext: (e) => idOf(e) === 'rec-2:candidate-joined' });
     const events = joined(4);
-    const r = await publishEvents(t.client, BUS, events, { sleep: t.sleep, maxAttempts: 4, backoffMs: 10 });
+    const r = await publishEvents(t.client, BUS, events, { clock: t.clock, maxAttempts: 4, backoffMs: 10 });
     expect(r.published).toBe(3);
     expect(r.failed).toEqual([{ event: events[2], errorCode: 'InternalFailure', errorMessage: 'injected failure (local event bus)' }]);
     expect(t.calls).toEqual([4, 1, 1, 1]);
@@ -110,7 +112,7 @@ describe('publishEvents against a real EventBridgeClient on the local bus', () =
   it('more than 10 events go in calls of at most 10', async () => {
     const t = await start();
     const events = joined(23);
-    const r = await publishEvents(t.client, BUS, events, { sleep: t.sleep });
+    const r = await publishEvents(t.client, BUS, events, { clock: t.clock });
     expect(r).toEqual({ published: 23, failed: [] });
     expect(t.calls).toEqual([10, 10, 3]);
     expect(t.delivered.map(idOf)).toEqual(events.map((e) => e.detail.id));
@@ -119,7 +121,7 @@ describe('publishEvents against a real EventBridgeClient on the local bus', () =
   it('calls stay under 256 KB; an entry over it fails without a call', async () => {
     const t = await start();
     const events = [big(0, 100_000), big(1, 100_000), big(2, 100_000), big(3, MAX_CALL_BYTES)];
-    const r = await publishEvents(t.client, BUS, events, { sleep: t.sleep });
+    const r = await publishEvents(t.client, BUS, events, { clock: t.clock });
     expect(r.published).toBe(3);
     expect(t.calls).toEqual([2, 1]);
     expect(r.failed.map((f) => [f.event.detail.id, f.errorCode])).toEqual([['big-3:election-failed', 'EntryTooLarge']]);
@@ -128,7 +130,7 @@ describe('publishEvents against a real EventBridgeClient on the local bus', () =
   it('a throttled call counts as every entry of it failed, and is retried', async () => {
     let throttle = 1;
     const t = await start({ rejectCall: () => (throttle-- > 0 ? { type: 'ThrottlingException', message: 'Rate exceeded' } : undefined) });
-    const r = await publishEvents(t.client, BUS, joined(12), { sleep: t.sleep });
+    const r = await publishEvents(t.client, BUS, joined(12), { clock: t.clock });
     expect(r).toEqual({ published: 12, failed: [] });
     expect(t.calls).toEqual([10, 2, 10]); // the first call was throttled; its ten go again
     expect(t.delivered).toHaveLength(12);
@@ -137,7 +139,7 @@ describe('publishEvents against a real EventBridgeClient on the local bus', () =
 
   it('a call failing every time: all its entries in failed, with the error', async () => {
     const t = await start({ rejectCall: () => ({ type: 'ThrottlingException', message: 'Rate exceeded' }) });
-    const r = await publishEvents(t.client, BUS, joined(2), { sleep: t.sleep });
+    const r = await publishEvents(t.client, BUS, joined(2), { clock: t.clock });
     expect(r.published).toBe(0);
     expect(r.failed.map((f) => [f.event.detail.id, f.errorCode, f.errorMessage])).toEqual([
       ['rec-0:candidate-joined', 'ThrottlingException', 'Rate exceeded'],
@@ -148,12 +150,12 @@ describe('publishEvents against a real EventBridgeClient on the local bus', () =
 
   it('publishOrThrow throws a PublishError listing the events that failed', async () => {
     const t = await start({ failNext: (e) => idOf(e) === 'rec-0:candidate-joined' });
-    const err = await publishOrThrow(t.client, BUS, joined(2), { sleep: t.sleep }).catch((e: unknown) => e);
+    const err = await publishOrThrow(t.client, BUS, joined(2), { clock: t.clock }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(PublishError);
     expect((err as PublishError).eventIds).toEqual(['rec-0:candidate-joined']);
     expect((err as PublishError).published).toBe(1);
     expect((err as PublishError).message).toMatch(/1 of 2 events could not be published.*Candidate Joined rec-0:candidate-joined: InternalFailure/);
-    await expect(publishOrThrow(t.client, BUS, joined(2).slice(1), { sleep: t.sleep })).resolves.toBeUndefined();
+    await expect(publishOrThrow(t.client, BUS, joined(2).slice(1), { clock: t.clock })).resolves.toBeUndefined();
   });
 });
 

@@ -1,3 +1,4 @@
+import { skewedClock } from '../../lib/clock.js';
 /**
  * The local event source mapping on a real DynamoDB Local stream: Lambda's checkpoint, retry,
  * bisect and dead-letter rules, and maximum record age.
@@ -103,7 +104,7 @@ describe('StreamPoller', () => {
       functionName: 'candidateStream',
       invoke: async () => void calls++,
       deadLetter: (d) => dead.push(d),
-      now: () => Date.now() + (wiring.candidateStream.trigger.maxRecordAgeSeconds + 120) * 1000,
+      clock: skewedClock(() => (wiring.candidateStream.trigger.maxRecordAgeSeconds + 120) * 1000),
     });
     poller.start();
     await waitFor('the dead letter', () => dead.length > 0);

@@ -34,6 +34,7 @@ afterAll(() => t.drop());
 /** A machine's clock: its wall clock `offset` ms off (changed at will: an NTP step), its monotonic clock true. */
 function machineClock(offsetMs: number): Clock & { offsetMs: number } {
   const c = {
+    ...systemClock,
     offsetMs,
     now: () => Date.now() + c.offsetMs,
     monotonic: () => performance.now(),
@@ -219,7 +220,7 @@ describe('beyond the bound: a worker that cannot tell DynamoDB’s time does not
     const log = new Log();
     const errors: Error[] = [];
     let lost = 0;
-    const clock = { now: () => Date.now(), monotonic: () => performance.now() - lost };
+    const clock = { ...systemClock, monotonic: () => performance.now() - lost };
     const own = ownClient();
     const a = startElector(t, log, 'a', { leaseName: L, mode: 'NoCoordination', clock }, { client: own.client, errors });
     try {

@@ -1,8 +1,8 @@
 import { hostname as osHostname } from 'node:os';
 import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { manualClock, type ManualClock } from '../../lib/clock.js';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { manualClock, simulatedClock, type ManualClock } from '../../lib/clock.js';
 import { coordinatorDeps, reconcileAll } from '../../lib/coordinator/reconcile.js';
 import {
   IdentityLeaseHeartbeat,
@@ -332,33 +332,29 @@ async function eventually(check: () => unknown | Promise<unknown>): Promise<void
 }
 
 describe('IdentityLeaseHeartbeat timer', () => {
-  afterEach(() => {
-    vi.useRealTimers();
-  });
-
   it('renews every interval; a failure goes to onError, never crashes, and the next interval recovers', async () => {
-    // only the heartbeat's interval is faked: the SDK's own timers stay real
-    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    // the heartbeat's interval runs on simulated time (the clock's timers); its stamps are the manual clock's
+    const timers = simulatedClock({ start: T0 });
     const own = await testTables('identity-fault');
     try {
-      const clock = manualClock(T0);
+      const clock = manualClock(T0, timers);
       const lost: IdentityLost[] = [];
       const errors: Error[] = [];
       const hb = new IdentityLeaseHeartbeat({ client: own.client, tables: own.names, component: 'timer', hostname: 'node-1', clock, clockSync: 'none', renewIntervalMs: 10_000, newId: () => 'u1', onLost: (l) => lost.push(l), onError: (e) => errors.push(e) });
       const ownStore = new IdentityStore(own.client, own.names.identities);
       const life = lifecycle(hb);
       await life.start();
-      expect(vi.getTimerCount()).toBe(1);
+      expect(timers.pending()).toBe(1);
 
       clock.advance(10 * SEC);
-      vi.advanceTimersByTime(10_000);
+      await timers.run(10_000);
       await eventually(async () => expect((await ownStore.read('timer', hb.name)).item?.renewTime).toBe(T0 + 10 * SEC));
 
       // the table disappears: renewals fail, are reported, and are tried again at each interval
       // (intervals are fired on every try: one whose predecessor is still out is skipped)
       await deleteTables(own.client, own.names);
-      await eventually(() => {
-        vi.advanceTimersByTime(10_000);
+      await eventually(async () => {
+        await timers.run(10_000);
         expect(errors.length).toBeGreaterThanOrEqual(2);
       });
       expect(errors.every((e) => e.name === 'ResourceNotFoundException')).toBe(true);
@@ -368,14 +364,14 @@ describe('IdentityLeaseHeartbeat timer', () => {
       await createTables(own.client, own.names);
       clock.advance(10 * SEC);
       await eventually(async () => {
-        vi.advanceTimersByTime(10_000);
+        await timers.run(10_000);
         expect(lost).toEqual([{ reason: 'gone' }]);
         expect((await ownStore.read('timer', hb.name)).item).toMatchObject({ holderIdentity: hb.identity, renewTime: clock.now() });
       });
 
       await life.stop();
       expect((await ownStore.read('timer', hb.name)).item).toBeUndefined();
-      expect(vi.getTimerCount()).toBe(0); // no interval left to renew a stopped heartbeat
+      expect(timers.pending()).toBe(0); // no interval left to renew a stopped heartbeat
       expect(lost).toEqual([{ reason: 'gone' }]);
     } finally {
       await own.drop();

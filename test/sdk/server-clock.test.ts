@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { systemClock } from '../../lib/clock.js';
 import { CONFIRMATIONS, DATE_RESOLUTION_MS, JUMP_MS, MAX_SAMPLE_AGE_MS, OffsetEstimate, ServerClock, type TimeSample } from '../../lib/sdk/server-clock.js';
 
 /**
@@ -123,7 +124,7 @@ describe('OffsetEstimate (serverTime − monotonic from Date headers)', () => {
 describe('ServerClock', () => {
   it('stamps with the server’s time whatever the wall clock says, and tells the wall clock’s offset', () => {
     let mono = 50_000;
-    const base = { now: () => T + mono - 30_000, monotonic: () => mono }; // the wall clock 30 s slow
+    const base = { ...systemClock, now: () => T + mono - 30_000, monotonic: () => mono }; // the wall clock 30 s slow
     const c = new ServerClock(base);
     expect(c.now()).toBe(base.now()); // nothing known: the wall clock
     expect(c.wallOffsetMs()).toBeUndefined();
@@ -141,7 +142,7 @@ describe('ServerClock', () => {
 
   it('tells its listeners of a jump', () => {
     let mono = 0;
-    const c = new ServerClock({ now: () => 0, monotonic: () => mono });
+    const c = new ServerClock({ ...systemClock, now: () => 0, monotonic: () => mono });
     const heard: number[] = [];
     const off = c.onJump((j) => heard.push(j));
     c.record(sample(T, mono, 2));
