@@ -1,0 +1,325 @@
+/**
+ * Stand-ins for DynamoDBClient and DynamoDBStreamsClient: `send(new XCommand(input))` dispatches
+ * on the command's class straight to the model — no serialization, no signing, no HTTP. They are
+ * instances of the real client classes (`instanceof DynamoDBClient` holds, so the SDK's paginators
+ * accept them) whose `send` never touches the real machinery.
+ *
+ * What the network and the SDK add in between is the simulator's: `intercept` sees every
+ * attempt and decides when (and whether) it reaches the model, and the client retries what the
+ * SDK's standard retry mode retries. Middleware added with `middlewareStack.add` (the SDK's
+ * server clock reads each response's `Date` header) runs around every attempt that got a
+ * response, with a `Date` header from the model's clock.
+ */
+import {
+  BatchGetItemCommand,
+  BatchWriteItemCommand,
+  CreateTableCommand,
+  DeleteItemCommand,
+  DeleteTableCommand,
+  DescribeTableCommand,
+  DescribeTimeToLiveCommand,
+  DynamoDBClient,
+  GetItemCommand,
+  ListTablesCommand,
+  PutItemCommand,
+  QueryCommand,
+  ScanCommand,
+  TransactWriteItemsCommand,
+  UpdateItemCommand,
+  UpdateTimeToLiveCommand,
+} from '@aws-sdk/client-dynamodb';
+import {
+  DescribeStreamCommand,
+  DynamoDBStreamsClient,
+  GetRecordsCommand,
+  GetShardIteratorCommand,
+  ListStreamsCommand,
+  ResourceNotFoundException as StreamResourceNotFoundException,
+  TrimmedDataAccessException,
+  type GetShardIteratorCommandInput,
+} from '@aws-sdk/client-dynamodb-streams';
+import type { Engine } from './engine.js';
+import { UnsupportedByModelError, isRetryable, validationError } from './errors.js';
+import { sequenceNumber } from './streams.js';
+
+/** One attempt of one request, as `intercept` sees it. */
+export interface ModelRequest {
+  /** The operation: `GetItem`, `UpdateItem`, `TransactWriteItems`, `GetRecords`… */
+  readonly operation: string;
+  /** The command's input, as sent (do not change it). */
+  readonly input: unknown;
+  /** The client's name (ModelClientOptions.name). */
+  readonly client: string;
+  /** 1 for the first attempt; the client's own retries count up. */
+  readonly attempt: number;
+}
+
+/**
+ * Runs the operation on the model, now: returns its output or throws DynamoDB's error. Each call
+ * applies it again (a duplicated request).
+ */
+export type Apply = () => unknown;
+
+/**
+ * Between an attempt and the model. The default applies at once and answers. A simulator can
+ * wait on its simulated clock before `apply()` (latency, reordering), throw instead of applying
+ * (a lost request, `faults.provisionedThroughputExceeded()`), apply and then throw
+ * (`faults.timeout()`: applied, answer lost), or apply twice (a duplicate).
+ */
+export type Intercept = (request: ModelRequest, apply: Apply) => Promise<unknown>;
+
+/** How one client of the model behaves: its name, its network (intercept) and the SDK's retries. */
+export interface ModelClientOptions {
+  /** Names the client in `intercept`'s requests and in request ids. @default 'client' */
+  readonly name?: string;
+  /** Stands between each attempt and the model. @default apply at once */
+  readonly intercept?: Intercept;
+  /** Attempts per request: errors the SDK's standard mode retries are retried. @default 3 (the SDK's default) */
+  readonly maxAttempts?: number;
+  /** Waits between attempts (on simulated time: the SDK backs off). @default no wait */
+  readonly backoff?: (attempt: number, error: unknown) => Promise<void>;
+}
+
+type Middleware = (next: (args: unknown) => Promise<unknown>, context: unknown) => (args: unknown) => Promise<unknown>;
+
+type Operation = readonly [name: string, run: (engine: Engine, input: never) => unknown];
+
+const OPERATIONS = new Map<unknown, Operation>([
+  [GetItemCommand, ['GetItem', (e, i) => e.getItem(i)]],
+  [PutItemCommand, ['PutItem', (e, i) => e.putItem(i)]],
+  [UpdateItemCommand, ['UpdateItem', (e, i) => e.updateItem(i)]],
+  [DeleteItemCommand, ['DeleteItem', (e, i) => e.deleteItem(i)]],
+  [QueryCommand, ['Query', (e, i) => e.query(i)]],
+  [ScanCommand, ['Scan', (e, i) => e.scan(i)]],
+  [BatchGetItemCommand, ['BatchGetItem', (e, i) => e.batchGetItem(i)]],
+  [BatchWriteItemCommand, ['BatchWriteItem', (e, i) => e.batchWriteItem(i)]],
+  [TransactWriteItemsCommand, ['TransactWriteItems', (e, i) => e.transactWriteItems(i)]],
+  [CreateTableCommand, ['CreateTable', (e, i) => e.createTable(i)]],
+  [DescribeTableCommand, ['DescribeTable', (e, i) => e.describeTable(i)]],
+  [DeleteTableCommand, ['DeleteTable', (e, i) => e.deleteTable(i)]],
+  [ListTablesCommand, ['ListTables', (e, i) => e.listTables(i)]],
+  [UpdateTimeToLiveCommand, ['UpdateTimeToLive', (e, i) => e.updateTimeToLive(i)]],
+  [DescribeTimeToLiveCommand, ['DescribeTimeToLive', (e, i) => e.describeTimeToLive(i)]],
+]);
+
+/** An error that came with an HTTP response (DynamoDB answered), as opposed to a lost answer. */
+const answered = (e: unknown): boolean => e instanceof Error && (e as { $metadata?: unknown }).$metadata !== undefined && (e as { $fault?: unknown }).$fault !== undefined;
+
+/** The parts of a client both stand-ins share: attempts, retries, middleware, metadata. */
+class Sender {
+  private readonly middlewares: Middleware[] = [];
+  private requests = 0;
+  readonly name: string;
+  readonly maxAttempts: number;
+
+  constructor(
+    private readonly engine: Engine,
+    private readonly operations: ReadonlyMap<unknown, Operation>,
+    private readonly o: ModelClientOptions,
+    private readonly kind: string,
+  ) {
+    this.name = o.name ?? 'client';
+    this.maxAttempts = Math.max(1, o.maxAttempts ?? 3);
+  }
+
+  /** The minimal middleware stack: `add` is what the SDK's server clock uses. */
+  readonly middlewareStack = {
+    add: (mw: Middleware) => {
+      this.middlewares.push(mw);
+    },
+    addRelativeTo: (mw: Middleware) => {
+      this.middlewares.push(mw);
+    },
+    remove: (mw: unknown) => {
+      const i = this.middlewares.indexOf(mw as Middleware);
+      if (i < 0) return false;
+      this.middlewares.splice(i, 1);
+      return true;
+    },
+    use: (plugin: { applyToStack: (stack: unknown) => void }) => plugin.applyToStack(this.middlewareStack),
+  };
+
+  send(command: { input: unknown; constructor: unknown }): Promise<unknown> {
+    const op = this.operations.get(command.constructor);
+    if (!op) return Promise.reject(new UnsupportedByModelError(`${(command.constructor as { name?: string }).name ?? 'this command'} on a ${this.kind}`));
+    const [operation, run] = op;
+    let input = command.input as Record<string, unknown>;
+    this.requests++;
+    // The SDK fills in a transaction's idempotency token once per request: its retries reuse it.
+    if (operation === 'TransactWriteItems' && input['ClientRequestToken'] === undefined) input = { ...input, ClientRequestToken: this.engine.newClientToken() };
+    if (!this.o.intercept && this.middlewares.length === 0) {
+      // fast path: no network to simulate
+      try {
+        return Promise.resolve(this.ok(run(this.engine, input as never), 1));
+      } catch (e) {
+        return Promise.reject(this.failed(e, 1)); // the model's own errors are never retried
+      }
+    }
+    const apply = () => run(this.engine, input as never);
+    return this.attempts(operation, input, apply);
+  }
+
+  private ok(out: unknown, attempts: number): unknown {
+    (out as { $metadata: unknown }).$metadata = { httpStatusCode: 200, requestId: `${this.name}-${this.requests}`, attempts, totalRetryDelay: 0 };
+    return out;
+  }
+
+  private failed(e: unknown, attempts: number): unknown {
+    const m = (e as { $metadata?: Record<string, unknown> }).$metadata;
+    if (m) Object.assign(m, { attempts, requestId: `${this.name}-${this.requests}` });
+    return e;
+  }
+
+  private async attempts(operation: string, input: unknown, apply: Apply): Promise<unknown> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return this.ok(await this.attempt({ operation, input, client: this.name, attempt }, apply), attempt);
+      } catch (e) {
+        if (attempt >= this.maxAttempts || !isRetryable(e)) throw this.failed(e, attempt);
+        await this.o.backoff?.(attempt, e);
+      }
+    }
+  }
+
+  private async attempt(request: ModelRequest, apply: Apply): Promise<unknown> {
+    const exchange = () => (this.o.intercept ? this.o.intercept(request, apply) : Promise.resolve().then(apply));
+    if (this.middlewares.length === 0) return exchange();
+    let outcome: { ok: true; value: unknown } | { ok: false; error: unknown } | undefined;
+    const terminal = async () => {
+      try {
+        outcome = { ok: true, value: await exchange() };
+      } catch (e) {
+        if (!answered(e)) throw e; // no response: nothing for the middleware to read
+        outcome = { ok: false, error: e };
+      }
+      const date = new Date(this.engine.o.now()).toUTCString();
+      return { output: outcome.ok ? outcome.value : undefined, response: { statusCode: outcome.ok ? 200 : 400, headers: { date } } };
+    };
+    let handler: (args: unknown) => Promise<unknown> = terminal;
+    for (let i = this.middlewares.length - 1; i >= 0; i--) handler = this.middlewares[i]!(handler, { clientName: 'DynamoDBClient', commandName: `${request.operation}Command` });
+    await handler({ input: request.input, request: {} });
+    if (!outcome) throw new Error('a middleware did not call next()');
+    if (!outcome.ok) throw outcome.error;
+    return outcome.value;
+  }
+}
+
+/** Makes `sender` look like an instance of `Client` without running its constructor. */
+function standIn<C extends object>(Client: { prototype: C }, sender: Sender, region: string): C {
+  const c = Object.create(Client.prototype) as Record<string, unknown>;
+  c['send'] = (command: { input: unknown; constructor: unknown }) => sender.send(command);
+  c['destroy'] = () => undefined;
+  c['middlewareStack'] = sender.middlewareStack;
+  c['config'] = { region: () => Promise.resolve(region), maxAttempts: () => Promise.resolve(sender.maxAttempts) };
+  return c as C;
+}
+
+/** A DynamoDBClient whose requests go to the model's engine. */
+export function modelClient(engine: Engine, opts: ModelClientOptions = {}): DynamoDBClient {
+  return standIn(DynamoDBClient, new Sender(engine, OPERATIONS, opts, 'DynamoDBClient (the DynamoDB model)'), engine.o.region);
+}
+
+// ---- DynamoDB Streams ----
+
+const streamNotFound = (what: string) => new StreamResourceNotFoundException({ message: `Requested resource not found: ${what}`, $metadata: { httpStatusCode: 400 } });
+
+interface Iterator {
+  arn: string;
+  shardId: string;
+  after: number;
+}
+
+const encodeIterator = (i: Iterator) => `${i.arn}|${i.shardId}|${i.after}`;
+
+function decodeIterator(s: string | undefined): Iterator {
+  const parts = (s ?? '').split('|');
+  const after = Number(parts.at(-1));
+  if (parts.length < 3 || !Number.isInteger(after)) throw validationError('Invalid ShardIterator');
+  return { arn: parts.slice(0, -2).join('|'), shardId: parts.at(-2)!, after };
+}
+
+function streamOf(engine: Engine, arn: string | undefined) {
+  const s = arn === undefined ? undefined : engine.streams.get(arn);
+  if (!s) throw streamNotFound(`Stream: ${arn}`);
+  return s;
+}
+
+function shardOf(engine: Engine, arn: string | undefined, shardId: string | undefined) {
+  const s = streamOf(engine, arn);
+  if (!shardId || !s.shardIds().includes(shardId)) throw streamNotFound(`Shard: ${shardId} in stream ${arn}`);
+  return s;
+}
+
+const STREAM_OPERATIONS = new Map<unknown, Operation>([
+  [
+    DescribeStreamCommand,
+    [
+      'DescribeStream',
+      (e, i: { StreamArn?: string }) => {
+        const s = streamOf(e, i.StreamArn);
+        return {
+          StreamDescription: {
+            StreamArn: s.arn,
+            StreamLabel: s.label,
+            StreamStatus: s.enabled ? 'ENABLED' : 'DISABLED',
+            StreamViewType: s.viewType,
+            CreationRequestDateTime: new Date(s.createdAt),
+            TableName: s.table,
+            KeySchema: s.keyNames.map((k, n) => ({ AttributeName: k, KeyType: n === 0 ? 'HASH' : 'RANGE' })),
+            Shards: s.shardIds().map((ShardId) => ({ ShardId, SequenceNumberRange: { StartingSequenceNumber: sequenceNumber(s.bounds(ShardId).first ?? 0) } })),
+          },
+          $metadata: {},
+        };
+      },
+    ],
+  ],
+  [
+    GetShardIteratorCommand,
+    [
+      'GetShardIterator',
+      (e, i: GetShardIteratorCommandInput) => {
+        const s = shardOf(e, i.StreamArn, i.ShardId);
+        const seq = i.SequenceNumber === undefined ? undefined : Number(i.SequenceNumber);
+        let after: number;
+        if (i.ShardIteratorType === 'TRIM_HORIZON') after = -1;
+        else if (i.ShardIteratorType === 'LATEST') after = e.lastSequence;
+        else if ((i.ShardIteratorType === 'AT_SEQUENCE_NUMBER' || i.ShardIteratorType === 'AFTER_SEQUENCE_NUMBER') && seq !== undefined && Number.isInteger(seq))
+          after = i.ShardIteratorType === 'AT_SEQUENCE_NUMBER' ? seq - 1 : seq;
+        else throw validationError('Invalid ShardIteratorType, or SequenceNumber missing');
+        return { ShardIterator: encodeIterator({ arn: s.arn, shardId: i.ShardId!, after }), $metadata: {} };
+      },
+    ],
+  ],
+  [
+    GetRecordsCommand,
+    [
+      'GetRecords',
+      (e, i: { ShardIterator?: string; Limit?: number }) => {
+        const it = decodeIterator(i.ShardIterator);
+        const s = shardOf(e, it.arn, it.shardId);
+        const limit = i.Limit ?? 1000;
+        if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw validationError('Limit must be between 1 and 1000');
+        const { records, trimmed } = s.entries(it.shardId, it.after, limit);
+        if (trimmed) throw new TrimmedDataAccessException({ message: 'The operation attempted to read past the oldest stream record in a shard.', $metadata: { httpStatusCode: 400 } });
+        const after = records.at(-1)?.seq ?? it.after;
+        const open = s.enabled || s.entries(it.shardId, after, 1).records.length > 0;
+        return { Records: records.map((r) => s.toStreamsApi(r)), ...(open ? { NextShardIterator: encodeIterator({ ...it, after }) } : {}), $metadata: {} };
+      },
+    ],
+  ],
+  [
+    ListStreamsCommand,
+    [
+      'ListStreams',
+      (e, i: { TableName?: string }) => ({
+        Streams: [...e.streams.values()].filter((s) => s.enabled && (i.TableName === undefined || s.table === i.TableName)).map((s) => ({ StreamArn: s.arn, TableName: s.table, StreamLabel: s.label })),
+        $metadata: {},
+      }),
+    ],
+  ],
+]);
+
+/** A DynamoDBStreamsClient reading the model's streams (so lib/local/stream-poller.ts runs on the model). */
+export function modelStreamsClient(engine: Engine, opts: ModelClientOptions = {}): DynamoDBStreamsClient {
+  return standIn(DynamoDBStreamsClient, new Sender(engine, STREAM_OPERATIONS, opts, 'DynamoDBStreamsClient (the DynamoDB model)'), engine.o.region);
+}

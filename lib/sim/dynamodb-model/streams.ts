@@ -1,0 +1,244 @@
+/**
+ * DynamoDB Streams, modeled: each table created with a StreamSpecification keeps an ordered log
+ * of change records. A record goes to one of the stream's shards by a hash of its partition key
+ * (`streamShards`, default 1: one shard per table, as DynamoDB Local has), so records of one item
+ * are in one shard, in the order the writes were applied — the only order DynamoDB promises.
+ * A write that changes nothing (the same values set again, a delete of a missing item) makes no
+ * record, as in DynamoDB. Records are kept for `streamRetentionMs` (24 h), by the model's clock.
+ *
+ * Readers take records from a position (a sequence number) and may read them again: the
+ * simulator decides when (late) and how often (at least once) they are delivered.
+ */
+import type { AttributeValue as StreamsAttributeValue, _Record } from '@aws-sdk/client-dynamodb-streams';
+import type { DynamoDBRecord } from 'aws-lambda';
+import { exportItem, itemSize, type AV, type Item } from './values.js';
+
+/** What a stream record carries besides the keys. */
+export type StreamViewType = 'KEYS_ONLY' | 'NEW_IMAGE' | 'OLD_IMAGE' | 'NEW_AND_OLD_IMAGES';
+
+/** One change as the model keeps it (never handed out: records are copied out). */
+export interface ChangeRecord {
+  /** Increases across the whole model: a total order of every change (the sequence number). */
+  readonly seq: number;
+  readonly eventName: 'INSERT' | 'MODIFY' | 'REMOVE';
+  readonly keys: Item;
+  readonly newImage: Item | undefined;
+  readonly oldImage: Item | undefined;
+  /** Epoch ms of the change, on the model's clock. */
+  readonly at: number;
+  /** Deleted by TTL: the record carries DynamoDB's service identity. */
+  readonly byTtl: boolean;
+}
+
+/** The record's size as DynamoDB counts it: keys and images. */
+const sizeOf = (r: ChangeRecord): number => itemSize(r.keys) + (r.newImage ? itemSize(r.newImage) : 0) + (r.oldImage ? itemSize(r.oldImage) : 0);
+
+/** Sequence numbers are decimal strings of one width, so they also sort as strings. */
+export const sequenceNumber = (seq: number): string => String(seq).padStart(21, '0');
+
+/** An event id: unique, 32 hex digits like DynamoDB's, and the same on every run. */
+const eventID = (seq: number): string => seq.toString(16).padStart(32, '0');
+
+/** The identity on TTL deletions (Lambda's event shape; the Streams API capitalizes the keys). */
+export const TTL_IDENTITY = { type: 'Service', principalId: 'dynamodb.amazonaws.com' } as const;
+
+class Shard {
+  /** Records from `start` on are retained. */
+  records: ChangeRecord[] = [];
+  start = 0;
+  constructor(readonly shardId: string) {}
+
+  retained(): ChangeRecord[] {
+    if (this.start > 1024 && this.start * 2 > this.records.length) {
+      this.records = this.records.slice(this.start);
+      this.start = 0;
+    }
+    return this.start ? this.records.slice(this.start) : this.records;
+  }
+
+  /** Drops the records up to and including `seq`. */
+  trim(seq: number): void {
+    this.start = Math.max(this.start, this.indexAfter(seq));
+    this.retained(); // compacts when much is dropped
+  }
+
+  /** Index of the first retained record with seq > after. */
+  indexAfter(after: number): number {
+    let lo = this.start;
+    let hi = this.records.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (this.records[mid]!.seq <= after) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+}
+
+/** Reading position options: after a sequence number (exclusive), at most `limit` records. */
+export interface ReadOptions {
+  /** Records after this sequence number; from the oldest retained record when absent. */
+  after?: string;
+  /** At most this many. @default all */
+  limit?: number;
+}
+
+function lambdaValue(v: AV): unknown {
+  if (v.B !== undefined) return { B: Buffer.from(v.B).toString('base64') };
+  if (v.BS !== undefined) return { BS: v.BS.map((b) => Buffer.from(b).toString('base64')) };
+  if (v.M !== undefined) return { M: lambdaImage(v.M) };
+  if (v.L !== undefined) return { L: v.L.map(lambdaValue) };
+  return exportItem({ v }).v;
+}
+
+/** Lambda's event JSON: binary values as base64 strings. */
+function lambdaImage(item: Item): Record<string, unknown> {
+  let binary = false;
+  for (const k in item) {
+    const v = item[k]!;
+    if (v.B !== undefined || v.BS !== undefined || v.M !== undefined || v.L !== undefined) binary = true;
+  }
+  if (!binary) return exportItem(item);
+  const out: Record<string, unknown> = {};
+  for (const k in item) out[k] = lambdaValue(item[k]!);
+  return out;
+}
+
+/** FNV-1a: a stable hash of a partition key (shard choice, scan order). */
+export function fnv1a(s: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) {
+    h ^= s.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return h >>> 0;
+}
+
+/** A table's stream: its shards and records. Read with `read` (Lambda's shape) or the Streams API stand-in. */
+export class ModelStream {
+  /** False once the table is deleted: the records stay readable until they age out. */
+  enabled = true;
+  private readonly shardList: Shard[];
+
+  constructor(
+    /** The stream's ARN (DescribeTable's LatestStreamArn). */
+    readonly arn: string,
+    /** The stream's label (the end of the ARN). */
+    readonly label: string,
+    /** The table's name. */
+    readonly table: string,
+    readonly viewType: StreamViewType,
+    /** Epoch ms the stream was created. */
+    readonly createdAt: number,
+    /** The table's key attribute names, partition key first. */
+    readonly keyNames: readonly string[],
+    readonly region: string,
+    shards: number,
+    private readonly retentionMs: number,
+  ) {
+    this.shardList = Array.from({ length: shards }, (_, i) => new Shard(`shardId-${String(createdAt).padStart(20, '0')}-${String(i).padStart(8, '0')}`));
+  }
+
+  /** The shards' ids, in a fixed order. */
+  shardIds(): string[] {
+    return this.shardList.map((s) => s.shardId);
+  }
+
+  /** @internal The model appends every change here. */
+  append(pk: string, r: ChangeRecord): void {
+    const shard = this.shardList.length === 1 ? this.shardList[0]! : this.shardList[fnv1a(pk) % this.shardList.length]!;
+    const v = this.viewType;
+    shard.records.push(
+      v === 'NEW_AND_OLD_IMAGES' ? r : { ...r, newImage: v === 'NEW_IMAGE' ? r.newImage : undefined, oldImage: v === 'OLD_IMAGE' ? r.oldImage : undefined },
+    );
+    const horizon = r.at - this.retentionMs;
+    while (shard.start < shard.records.length && shard.records[shard.start]!.at < horizon) shard.start++;
+  }
+
+  private shard(shardId: string): Shard {
+    const s = this.shardList.find((x) => x.shardId === shardId);
+    if (!s) throw new RangeError(`stream ${this.arn} has no shard ${shardId}; its shards are ${this.shardIds().join(', ')}`);
+    return s;
+  }
+
+  /** @internal Raw records of a shard after `after` (a seq), at most `limit`. */
+  entries(shardId: string, after: number, limit = Infinity): { records: ChangeRecord[]; trimmed: boolean } {
+    const s = this.shard(shardId);
+    const from = s.indexAfter(after);
+    const trimmed = s.start > 0 && after < s.records[s.start - 1]!.seq;
+    return { records: s.records.slice(from, Number.isFinite(limit) ? from + limit : undefined), trimmed };
+  }
+
+  /** @internal The first and last retained sequence numbers of a shard (for DescribeStream and LATEST). */
+  bounds(shardId: string): { first: number | undefined; last: number | undefined } {
+    const s = this.shard(shardId);
+    const r = s.retained();
+    return { first: r[0]?.seq, last: r.at(-1)?.seq };
+  }
+
+  /**
+   * Forgets every record up to and including sequence number `through`, in every shard: a
+   * simulator that has delivered them (and will not deliver them again) keeps memory flat.
+   * Retention does the same by age.
+   */
+  trim(through: string): void {
+    for (const s of this.shardList) s.trim(Number(through));
+  }
+
+  /** A shard's records after a position, as Lambda hands them to a function (copies). */
+  read(shardId: string, opts: ReadOptions = {}): DynamoDBRecord[] {
+    return this.entries(shardId, opts.after === undefined ? -1 : Number(opts.after), opts.limit).records.map((r) => this.toLambda(r));
+  }
+
+  /** Every retained record of every shard, in the order the changes were applied (tests, checkers). */
+  records(): DynamoDBRecord[] {
+    return this.shardList
+      .flatMap((s) => s.retained())
+      .sort((a, b) => a.seq - b.seq)
+      .map((r) => this.toLambda(r));
+  }
+
+  /** Lambda's record: ApproximateCreationDateTime in epoch seconds (rounded down, as DynamoDB does). */
+  toLambda(r: ChangeRecord): DynamoDBRecord {
+    return {
+      eventID: eventID(r.seq),
+      eventName: r.eventName,
+      eventVersion: '1.1',
+      eventSource: 'aws:dynamodb',
+      awsRegion: this.region,
+      eventSourceARN: this.arn,
+      dynamodb: {
+        ApproximateCreationDateTime: Math.floor(r.at / 1000),
+        Keys: lambdaImage(r.keys) as never,
+        ...(r.newImage ? { NewImage: lambdaImage(r.newImage) as never } : {}),
+        ...(r.oldImage ? { OldImage: lambdaImage(r.oldImage) as never } : {}),
+        SequenceNumber: sequenceNumber(r.seq),
+        SizeBytes: sizeOf(r),
+        StreamViewType: this.viewType,
+      },
+      ...(r.byTtl ? { userIdentity: { ...TTL_IDENTITY } } : {}),
+    };
+  }
+
+  /** The Streams API's record (GetRecords): a Date, and the identity's keys capitalized. */
+  toStreamsApi(r: ChangeRecord): _Record {
+    const image = (i: Item) => exportItem(i) as Record<string, StreamsAttributeValue>;
+    return {
+      eventID: eventID(r.seq),
+      eventName: r.eventName,
+      eventVersion: '1.1',
+      eventSource: 'aws:dynamodb',
+      awsRegion: this.region,
+      dynamodb: {
+        ApproximateCreationDateTime: new Date(Math.floor(r.at / 1000) * 1000),
+        Keys: image(r.keys),
+        ...(r.newImage ? { NewImage: image(r.newImage) } : {}),
+        ...(r.oldImage ? { OldImage: image(r.oldImage) } : {}),
+        SequenceNumber: sequenceNumber(r.seq),
+        SizeBytes: sizeOf(r),
+        StreamViewType: this.viewType,
+      },
+      ...(r.byTtl ? { userIdentity: { Type: TTL_IDENTITY.type, PrincipalId: TTL_IDENTITY.principalId } } : {}),
+    };
+  }
+}
