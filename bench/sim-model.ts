@@ -8,6 +8,7 @@
  *   npx tsx bench/sim-model.ts [--ops 400000] [--leases 1000] [--stale-ms 0] [--no-consumer]
  */
 import { GetItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { seededRandom } from '../lib/clock.js';
 import { createTables } from '../lib/local/tables.js';
 import { DynamoDBModel } from '../lib/sim/dynamodb-model/index.js';
 import { LeaseStore } from '../lib/stores/lease-store.js';
@@ -21,16 +22,7 @@ const OPS = arg('ops', 400_000);
 const LEASES = arg('leases', 1_000);
 const STALE_MS = arg('stale-ms', 0);
 
-// seeded: the same run every time
-let seed = 16;
-const random = () => {
-  seed = (seed + 0x6d2b79f5) >>> 0;
-  let t = seed;
-  t = Math.imul(t ^ (t >>> 15), t | 1);
-  t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-};
-
+const random = seededRandom(16); // the same run every time
 let now = 1_800_000_000_000;
 const model = new DynamoDBModel({ now: () => now, random, staleReadMaxLagMs: STALE_MS });
 const client = model.client();

@@ -28,6 +28,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { seededRandom } from '../../lib/clock.js';
 import { FencingError, fencedTransactWrite } from '../../lib/sdk/fencing.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
 import { RESERVED_WORDS } from '../../lib/sim/dynamodb-model/reserved-words.js';
@@ -36,7 +37,7 @@ import { ConflictError } from '../../lib/stores/errors.js';
 import { IdentityStore } from '../../lib/stores/identity-store.js';
 import { LeaseStore, type LeaseRead, type Term } from '../../lib/stores/lease-store.js';
 import { NOW, cand } from '../fixtures.js';
-import { VALIDATION, change, localEngine, modelEngine, outcome, seeded, streamRecords, type Outcome, type TestEngine } from './engines.js';
+import { VALIDATION, change, localEngine, modelEngine, outcome, streamRecords, type Outcome, type TestEngine } from './engines.js';
 
 const S = (s: string): AttributeValue => ({ S: s });
 const N = (n: number | string): AttributeValue => ({ N: String(n) });
@@ -659,7 +660,7 @@ describe('one script of store operations, on both engines', () => {
 
   /** 150 seeded steps of the stores' writes, many from stale reads: every answer and the final rows and streams are compared. */
   async function run(e: TestEngine) {
-    const r = seeded(16);
+    const r = seededRandom(16);
     const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
     const leases = new LeaseStore(e.client, e.names.leases);
     const candidates = new CandidateStore(e.client, e.names.candidates);

@@ -145,15 +145,3 @@ export async function outcome(p: Promise<unknown>): Promise<Outcome> {
 
 /** The outcome of a ValidationException, as both engines give it. */
 export const VALIDATION = { error: 'ValidationException', class: 'DynamoDBServiceException', service: true } as const;
-
-/** A tiny seeded generator (mulberry32): the mixed script is the same on both engines and every run. */
-export function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}

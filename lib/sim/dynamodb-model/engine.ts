@@ -204,8 +204,18 @@ export class Engine {
     }
   }
 
-  private failedCondition(rv: string | undefined, old: Item | undefined) {
-    return conditionalCheckFailed(rv === 'ALL_OLD' && old ? exportItem(old) : undefined);
+  /** Throws ConditionalCheckFailedException (with the item, when asked for) unless `cond` holds for `old`. */
+  private check(cond: Parsed<Condition> | undefined, old: Item | undefined, b: Bindings, rvOnFail: string | undefined): void {
+    if (cond && !evalCondition(cond.ast, old ?? EMPTY, b)) throw conditionalCheckFailed(rvOnFail === 'ALL_OLD' && old ? exportItem(old) : undefined);
+  }
+
+  /** The table, key, placeholders and current item a single-item write names. */
+  private target(input: { TableName?: string; Key?: Record<string, AttributeValue>; ExpressionAttributeNames?: Record<string, string>; ExpressionAttributeValues?: Record<string, AttributeValue> }) {
+    const t = this.table(input.TableName);
+    const { key, pk, sk } = t.keyOf(input.Key);
+    const b = bindings(input.ExpressionAttributeNames, input.ExpressionAttributeValues);
+    const entry = t.entry(pk, sk);
+    return { t, key, pk, sk, b, entry, old: entry?.item };
   }
 
   // ---- items ----
@@ -241,7 +251,7 @@ export class Engine {
     const t = this.table(input.TableName);
     const b = bindings(input.ExpressionAttributeNames, input.ExpressionAttributeValues);
     const p = this.planPut(t, input.Item);
-    if (cond && !evalCondition(cond.ast, p.old ?? EMPTY, b)) throw this.failedCondition(input.ReturnValuesOnConditionCheckFailure, p.old);
+    this.check(cond, p.old, b, input.ReturnValuesOnConditionCheckFailure);
     this.commit(p);
     return rv === 'ALL_OLD' && p.old ? { Attributes: exportItem(p.old), $metadata: {} } : { $metadata: {} };
   }
@@ -252,13 +262,9 @@ export class Engine {
     const upd = input.UpdateExpression !== undefined ? parseUpdate(input.UpdateExpression) : undefined;
     const cond = input.ConditionExpression !== undefined ? parseCondition(input.ConditionExpression) : undefined;
     checkPlaceholders([upd, cond], input.ExpressionAttributeNames, input.ExpressionAttributeValues);
-    const t = this.table(input.TableName);
-    const { key, pk, sk } = t.keyOf(input.Key);
-    const b = bindings(input.ExpressionAttributeNames, input.ExpressionAttributeValues);
+    const { t, key, pk, sk, b, entry, old } = this.target(input);
     const prepared = upd ? prepareUpdate(upd, b, t.keyNames) : undefined;
-    const entry = t.entry(pk, sk);
-    const old = entry?.item;
-    if (cond && !evalCondition(cond.ast, old ?? EMPTY, b)) throw this.failedCondition(input.ReturnValuesOnConditionCheckFailure, old);
+    this.check(cond, old, b, input.ReturnValuesOnConditionCheckFailure);
     const next = this.updated(t, prepared, old, key, b);
     this.commit({ table: t, entry, pk, sk, key, old, next });
     const attrs = rv === 'ALL_NEW' ? next : rv === 'ALL_OLD' ? old : rv === 'UPDATED_NEW' ? pick(next, prepared) : rv === 'UPDATED_OLD' ? pick(old, prepared) : undefined;
@@ -277,12 +283,8 @@ export class Engine {
     const rv = returnValues(input.ReturnValues, RV_OLD);
     const cond = input.ConditionExpression !== undefined ? parseCondition(input.ConditionExpression) : undefined;
     checkPlaceholders([cond], input.ExpressionAttributeNames, input.ExpressionAttributeValues);
-    const t = this.table(input.TableName);
-    const { key, pk, sk } = t.keyOf(input.Key);
-    const b = bindings(input.ExpressionAttributeNames, input.ExpressionAttributeValues);
-    const entry = t.entry(pk, sk);
-    const old = entry?.item;
-    if (cond && !evalCondition(cond.ast, old ?? EMPTY, b)) throw this.failedCondition(input.ReturnValuesOnConditionCheckFailure, old);
+    const { t, key, pk, sk, b, entry, old } = this.target(input);
+    this.check(cond, old, b, input.ReturnValuesOnConditionCheckFailure);
     this.commit({ table: t, entry, pk, sk, key, old, next: undefined });
     return rv === 'ALL_OLD' && old ? { Attributes: exportItem(old), $metadata: {} } : { $metadata: {} };
   }

@@ -198,31 +198,8 @@ export class ModelStream {
       .map((r) => this.toLambda(r));
   }
 
-  /** Lambda's record: ApproximateCreationDateTime in epoch seconds (rounded down, as DynamoDB does). */
-  toLambda(r: ChangeRecord): DynamoDBRecord {
-    return {
-      eventID: eventID(r.seq),
-      eventName: r.eventName,
-      eventVersion: '1.1',
-      eventSource: 'aws:dynamodb',
-      awsRegion: this.region,
-      eventSourceARN: this.arn,
-      dynamodb: {
-        ApproximateCreationDateTime: Math.floor(r.at / 1000),
-        Keys: lambdaImage(r.keys) as never,
-        ...(r.newImage ? { NewImage: lambdaImage(r.newImage) as never } : {}),
-        ...(r.oldImage ? { OldImage: lambdaImage(r.oldImage) as never } : {}),
-        SequenceNumber: sequenceNumber(r.seq),
-        SizeBytes: sizeOf(r),
-        StreamViewType: this.viewType,
-      },
-      ...(r.byTtl ? { userIdentity: { ...TTL_IDENTITY } } : {}),
-    };
-  }
-
-  /** The Streams API's record (GetRecords): a Date, and the identity's keys capitalized. */
-  toStreamsApi(r: ChangeRecord): _Record {
-    const image = (i: Item) => exportItem(i) as Record<string, StreamsAttributeValue>;
+  /** What both shapes of a record share; `image` copies an image out, `created` is the record's time in its shape. */
+  private shape<V, T>(r: ChangeRecord, image: (i: Item) => V, created: T) {
     return {
       eventID: eventID(r.seq),
       eventName: r.eventName,
@@ -230,7 +207,7 @@ export class ModelStream {
       eventSource: 'aws:dynamodb',
       awsRegion: this.region,
       dynamodb: {
-        ApproximateCreationDateTime: new Date(Math.floor(r.at / 1000) * 1000),
+        ApproximateCreationDateTime: created,
         Keys: image(r.keys),
         ...(r.newImage ? { NewImage: image(r.newImage) } : {}),
         ...(r.oldImage ? { OldImage: image(r.oldImage) } : {}),
@@ -238,7 +215,21 @@ export class ModelStream {
         SizeBytes: sizeOf(r),
         StreamViewType: this.viewType,
       },
-      ...(r.byTtl ? { userIdentity: { Type: TTL_IDENTITY.type, PrincipalId: TTL_IDENTITY.principalId } } : {}),
     };
+  }
+
+  /** Lambda's record: ApproximateCreationDateTime in epoch seconds (rounded down, as DynamoDB does). */
+  toLambda(r: ChangeRecord): DynamoDBRecord {
+    const record: DynamoDBRecord = this.shape(r, lambdaImage as (i: Item) => never, Math.floor(r.at / 1000));
+    record.eventSourceARN = this.arn;
+    if (r.byTtl) record.userIdentity = { ...TTL_IDENTITY };
+    return record;
+  }
+
+  /** The Streams API's record (GetRecords): a Date, and the identity's keys capitalized. */
+  toStreamsApi(r: ChangeRecord): _Record {
+    const record: _Record = this.shape(r, (i) => exportItem(i) as Record<string, StreamsAttributeValue>, new Date(Math.floor(r.at / 1000) * 1000));
+    if (r.byTtl) record.userIdentity = { Type: TTL_IDENTITY.type, PrincipalId: TTL_IDENTITY.principalId };
+    return record;
   }
 }
