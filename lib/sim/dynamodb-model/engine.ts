@@ -223,7 +223,7 @@ export class Engine {
   getItem(input: GetItemCommandInput): GetItemCommandOutput {
     unsupported(input, LEGACY_GET, 'GetItem');
     const proj = input.ProjectionExpression !== undefined ? parseProjection(input.ProjectionExpression) : undefined;
-    checkPlaceholders([proj], input.ExpressionAttributeNames, undefined);
+    checkPlaceholders(input.ExpressionAttributeNames, undefined, proj);
     const paths = proj ? projectionPaths(proj, bindings(input.ExpressionAttributeNames, undefined)) : undefined;
     const t = this.table(input.TableName);
     const { pk, sk } = t.keyOf(input.Key);
@@ -247,7 +247,7 @@ export class Engine {
     unsupported(input, LEGACY_WRITE, 'PutItem');
     const rv = returnValues(input.ReturnValues, RV_OLD);
     const cond = input.ConditionExpression !== undefined ? parseCondition(input.ConditionExpression) : undefined;
-    checkPlaceholders([cond], input.ExpressionAttributeNames, input.ExpressionAttributeValues);
+    checkPlaceholders(input.ExpressionAttributeNames, input.ExpressionAttributeValues, cond);
     const t = this.table(input.TableName);
     const b = bindings(input.ExpressionAttributeNames, input.ExpressionAttributeValues);
     const p = this.planPut(t, input.Item);
@@ -261,7 +261,7 @@ export class Engine {
     const rv = returnValues(input.ReturnValues, RV_ALL);
     const upd = input.UpdateExpression !== undefined ? parseUpdate(input.UpdateExpression) : undefined;
     const cond = input.ConditionExpression !== undefined ? parseCondition(input.ConditionExpression) : undefined;
-    checkPlaceholders([upd, cond], input.ExpressionAttributeNames, input.ExpressionAttributeValues);
+    checkPlaceholders(input.ExpressionAttributeNames, input.ExpressionAttributeValues, upd, cond);
     const { t, key, pk, sk, b, entry, old } = this.target(input);
     const prepared = upd ? prepareUpdate(upd, b, t.keyNames) : undefined;
     this.check(cond, old, b, input.ReturnValuesOnConditionCheckFailure);
@@ -282,7 +282,7 @@ export class Engine {
     unsupported(input, LEGACY_WRITE, 'DeleteItem');
     const rv = returnValues(input.ReturnValues, RV_OLD);
     const cond = input.ConditionExpression !== undefined ? parseCondition(input.ConditionExpression) : undefined;
-    checkPlaceholders([cond], input.ExpressionAttributeNames, input.ExpressionAttributeValues);
+    checkPlaceholders(input.ExpressionAttributeNames, input.ExpressionAttributeValues, cond);
     const { t, key, pk, sk, b, entry, old } = this.target(input);
     this.check(cond, old, b, input.ReturnValuesOnConditionCheckFailure);
     this.commit({ table: t, entry, pk, sk, key, old, next: undefined });
@@ -379,7 +379,7 @@ export class Engine {
     const kc = parseCondition(input.KeyConditionExpression, 'KeyConditionExpression');
     const filter = input.FilterExpression !== undefined ? parseCondition(input.FilterExpression, 'FilterExpression') : undefined;
     const proj = input.ProjectionExpression !== undefined ? parseProjection(input.ProjectionExpression) : undefined;
-    checkPlaceholders([kc, filter, proj], input.ExpressionAttributeNames, input.ExpressionAttributeValues);
+    checkPlaceholders(input.ExpressionAttributeNames, input.ExpressionAttributeValues, kc, filter, proj);
     const limit = this.checkLimit(input.Limit);
     const t = this.table(input.TableName);
     const index = input.IndexName !== undefined ? t.index(input.IndexName) : undefined;
@@ -521,7 +521,7 @@ export class Engine {
     if (input.IndexName !== undefined) throw new UnsupportedByModelError('Scan of an index');
     const filter = input.FilterExpression !== undefined ? parseCondition(input.FilterExpression, 'FilterExpression') : undefined;
     const proj = input.ProjectionExpression !== undefined ? parseProjection(input.ProjectionExpression) : undefined;
-    checkPlaceholders([filter, proj], input.ExpressionAttributeNames, input.ExpressionAttributeValues);
+    checkPlaceholders(input.ExpressionAttributeNames, input.ExpressionAttributeValues, filter, proj);
     const limit = this.checkLimit(input.Limit);
     const segments = input.TotalSegments;
     const segment = input.Segment;
@@ -552,7 +552,7 @@ export class Engine {
     const plans = requests.map(([name, r]) => {
       unsupported(r, LEGACY_GET, 'BatchGetItem');
       const proj = r.ProjectionExpression !== undefined ? parseProjection(r.ProjectionExpression) : undefined;
-      checkPlaceholders([proj], r.ExpressionAttributeNames, undefined);
+      checkPlaceholders(r.ExpressionAttributeNames, undefined, proj);
       if (!r.Keys?.length) throw validationError("1 validation error detected: Value '[]' at 'requestItems.keys' failed to satisfy constraint: Member must have length greater than or equal to 1");
       const t = this.table(name);
       const seen = new Set<string>();
@@ -685,7 +685,7 @@ export class Engine {
     if (kind === 'Update' && x.UpdateExpression === undefined) throw validationError('The UpdateExpression of an Update must be given');
     const upd = kind === 'Update' ? parseUpdate(x.UpdateExpression!) : undefined;
     const cond = x.ConditionExpression !== undefined ? parseCondition(x.ConditionExpression) : undefined;
-    checkPlaceholders([upd, cond], x.ExpressionAttributeNames, x.ExpressionAttributeValues);
+    checkPlaceholders(x.ExpressionAttributeNames, x.ExpressionAttributeValues, upd, cond);
     const t = this.table(x.TableName);
     const b = bindings(x.ExpressionAttributeNames, x.ExpressionAttributeValues);
     const base: Planned =

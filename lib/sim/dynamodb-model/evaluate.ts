@@ -32,47 +32,61 @@ function definedCount(m: Record<string, unknown> | undefined): number {
   return n;
 }
 
-/** How many distinct placeholders of one kind the expressions use; throws for one not defined. */
-function usedCount(used: readonly Parsed<unknown>[], kind: 'names' | 'values', defined: Record<string, unknown> | undefined): number {
-  let n = 0;
-  for (let i = 0; i < used.length; i++) {
-    for (const x of used[i]![kind]) {
-      // placeholders start with # or :, so nothing inherited can answer for one
-      if (defined?.[x] === undefined) {
-        throw validationError(
-          kind === 'names'
-            ? `An expression attribute name used in the document path is not defined; attribute name: ${x}`
-            : `An expression attribute value used in expression is not defined; attribute value: ${x}`,
-        );
-      }
-      let earlier = false;
-      for (let j = 0; j < i && !earlier; j++) earlier = used[j]![kind].includes(x);
-      if (!earlier) n++;
-    }
+/** The distinct placeholders of a request's expressions. */
+interface Used {
+  readonly names: readonly string[];
+  readonly values: readonly string[];
+}
+
+/** Stands for an absent expression in the cache's keys. */
+const NONE: Parsed<unknown> = { ast: undefined, names: [], values: [] };
+
+/** By the expressions' identity (parsed expressions are cached, so a template's requests share them). */
+const unions = new WeakMap<Parsed<unknown>, Map<Parsed<unknown>, Map<Parsed<unknown>, Used>>>();
+
+function usedBy(a: Parsed<unknown>, b: Parsed<unknown>, c: Parsed<unknown>): Used {
+  let byB = unions.get(a);
+  if (!byB) unions.set(a, (byB = new Map()));
+  let byC = byB.get(b);
+  if (!byC) byB.set(b, (byC = new Map()));
+  let u = byC.get(c);
+  if (!u) {
+    const all = [a, b, c].filter((p) => p !== NONE);
+    u = { names: [...new Set(all.flatMap((p) => p.names))], values: [...new Set(all.flatMap((p) => p.values))] };
+    byC.set(c, u);
   }
-  return n;
+  return u;
 }
 
 /**
- * Checks the request's placeholder maps against the expressions that use them, as DynamoDB does:
- * every placeholder used is defined, and every one defined is used by some expression.
+ * Checks the request's placeholder maps against the expressions that use them (up to three; an
+ * absent one is undefined), as DynamoDB does: every placeholder used is defined, and every one
+ * defined is used by some expression.
  */
-export function checkPlaceholders(parsed: readonly (Parsed<unknown> | undefined)[], names: Record<string, string> | undefined, values: Record<string, unknown> | undefined): void {
-  if (names === undefined && values === undefined && parsed.every((p) => p === undefined || (p.names.length === 0 && p.values.length === 0))) return;
-  const used = parsed.filter((p): p is Parsed<unknown> => p !== undefined);
-  const nNames = definedCount(names);
-  const nValues = definedCount(values);
-  if (names !== undefined && used.length === 0 && nNames) throw validationError('ExpressionAttributeNames can only be specified when using expressions');
-  if (values !== undefined) {
-    if (nValues === 0) throw validationError('ExpressionAttributeValues must not be empty');
-    if (used.length === 0) throw validationError('ExpressionAttributeValues can only be specified when using expressions');
+export function checkPlaceholders(
+  names: Record<string, string> | undefined,
+  values: Record<string, unknown> | undefined,
+  a: Parsed<unknown> | undefined,
+  b?: Parsed<unknown>,
+  c?: Parsed<unknown>,
+): void {
+  if (a === undefined && b === undefined && c === undefined) {
+    if (names !== undefined && definedCount(names)) throw validationError('ExpressionAttributeNames can only be specified when using expressions');
+    if (values !== undefined) throw validationError(definedCount(values) ? 'ExpressionAttributeValues can only be specified when using expressions' : 'ExpressionAttributeValues must not be empty');
+    return;
   }
-  if (usedCount(used, 'names', names) !== nNames) {
-    const unused = Object.keys(names!).filter((n) => !used.some((p) => p.names.includes(n)));
+  const used = usedBy(a ?? NONE, b ?? NONE, c ?? NONE);
+  const nValues = definedCount(values);
+  if (values !== undefined && nValues === 0) throw validationError('ExpressionAttributeValues must not be empty');
+  // placeholders start with # or :, so nothing inherited can answer for one
+  for (const n of used.names) if (names?.[n] === undefined) throw validationError(`An expression attribute name used in the document path is not defined; attribute name: ${n}`);
+  for (const v of used.values) if (values?.[v] === undefined) throw validationError(`An expression attribute value used in expression is not defined; attribute value: ${v}`);
+  if (used.names.length !== definedCount(names)) {
+    const unused = Object.keys(names!).filter((n) => !used.names.includes(n));
     throw validationError(`Value provided in ExpressionAttributeNames unused in expressions: keys: {${unused.join(', ')}}`);
   }
-  if (usedCount(used, 'values', values) !== nValues) {
-    const unused = Object.keys(values!).filter((v) => values![v] !== undefined && !used.some((p) => p.values.includes(v)));
+  if (used.values.length !== nValues) {
+    const unused = Object.keys(values!).filter((v) => values![v] !== undefined && !used.values.includes(v));
     throw validationError(`Value provided in ExpressionAttributeValues unused in expressions: keys: {${unused.join(', ')}}`);
   }
 }
@@ -372,29 +386,34 @@ export interface PreparedUpdate {
   readonly touched: readonly string[];
 }
 
-/** Prepared updates by expression, then by what its placeholders name: requests from one template share one. */
-const prepared = new WeakMap<Parsed<UpdateAst>, Map<string, PreparedUpdate>>();
+/** A prepared update and what it was prepared for. */
+interface PreparedFor {
+  readonly keyNames: readonly string[];
+  /** What each of the expression's `#name` placeholders named. */
+  readonly names: readonly string[];
+  readonly prepared: PreparedUpdate;
+}
+
+/** By expression: the few ways its placeholders are bound (one, for a template's requests). */
+const preparedUpdates = new WeakMap<Parsed<UpdateAst>, PreparedFor[]>();
 
 /**
  * Resolves an update's paths and checks what does not depend on the item: no two paths overlap,
- * no action names a key attribute (`keyNames`). Cached: the same expression with the same names
- * is prepared once.
+ * no action names a key attribute (`keyNames`). Cached: an expression bound to the same names is
+ * prepared once (the comparison allocates nothing; the names are usually the same strings).
  */
 export function prepareUpdate(u: Parsed<UpdateAst>, b: Bindings, keyNames: readonly string[]): PreparedUpdate {
-  let byNames = prepared.get(u);
-  if (!byNames) prepared.set(u, (byNames = new Map()));
-  let signature = keyNames.join('\u0000'); // key names are the table's: never ambiguous
-  for (const n of u.names) {
-    const name = b.names![n]!;
-    signature += `|${name.length}:${name}`; // length-prefixed: no two lists of names give one signature
+  let list = preparedUpdates.get(u);
+  if (!list) preparedUpdates.set(u, (list = []));
+  search: for (const x of list) {
+    if (x.keyNames !== keyNames) continue;
+    for (let i = 0; i < u.names.length; i++) if (x.names[i] !== b.names![u.names[i]!]) continue search;
+    return x.prepared;
   }
-  let p = byNames.get(signature);
-  if (!p) {
-    p = prepareUncached(u.ast, b, keyNames);
-    if (byNames.size >= 64) byNames.clear();
-    byNames.set(signature, p);
-  }
-  return p;
+  const prepared = prepareUncached(u.ast, b, keyNames);
+  if (list.length >= 16) list.shift();
+  list.push({ keyNames, names: u.names.map((n) => b.names![n]!), prepared });
+  return prepared;
 }
 
 function prepareUncached(u: UpdateAst, b: Bindings, keyNames: readonly string[]): PreparedUpdate {

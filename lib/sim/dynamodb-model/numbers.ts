@@ -6,7 +6,20 @@
  */
 import { validationError } from './errors.js';
 
-const SAFE_INT = /^(?:0|-?[1-9]\d{0,14})$/;
+/** Whether `s` is already canonical and a safe integer: `0` or up to 15 digits, no leading zero. */
+function isSmallCanonicalInt(s: string): boolean {
+  const neg = s.charCodeAt(0) === 45;
+  const from = neg ? 1 : 0;
+  const n = s.length - from;
+  if (n < 1 || n > 15) return false;
+  const first = s.charCodeAt(from);
+  if (first === 48) return n === 1 && !neg;
+  for (let i = from; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 48 || c > 57) return false;
+  }
+  return true;
+}
 const NUMBER = /^([+-]?)(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?$/;
 const MAX_DIGITS = 38;
 
@@ -49,7 +62,7 @@ function format(d: Decimal): string {
 /** The canonical form of a number DynamoDB accepts; ValidationException for anything else. */
 export function canonicalNumber(s: string): string {
   if (typeof s !== 'string') throw validationError('A value provided cannot be converted into a number');
-  if (SAFE_INT.test(s)) return s;
+  if (isSmallCanonicalInt(s)) return s;
   const d = parse(s);
   if (!d) throw validationError('A value provided cannot be converted into a number');
   return format(d);

@@ -238,21 +238,8 @@ export function equalItems(a: Item, b: Item): boolean {
   return n === 0;
 }
 
-/** UTF-8 length without encoding. */
-export function utf8Length(s: string): number {
-  let n = s.length;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c < 0x80) continue;
-    if (c < 0x800) n += 1;
-    else if (c >= 0xd800 && c < 0xdc00) {
-      n += 1; // a surrogate pair: 2 code units, 4 bytes
-      i++;
-      n += 1;
-    } else n += 2;
-  }
-  return n;
-}
+/** UTF-8 length, without encoding (Node's count is faster than a loop in JavaScript). */
+export const utf8Length = (s: string): number => Buffer.byteLength(s, 'utf8');
 
 const numberSize = (n: string) => Math.ceil(significantDigits(n) / 2) + 1;
 
