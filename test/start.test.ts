@@ -36,7 +36,11 @@ describe('npm start -- --short', () => {
     expect(tokens).toEqual([...tokens].sort((a, b) => a - b));
     expect(tokens.every(Number.isSafeInteger)).toBe(true);
     expect(summary).toMatch(/two leaders at once: never/);
-    expect(summary).toMatch(/Leader Changed events: 5 for 5 leader changes/);
+    // one Leader Changed event per change; a busy machine may add a detour (a stale successor
+    // preempted for a better candidate), never lose one
+    const [events, changes] = /Leader Changed events: (\d+) for (\d+) leader changes/.exec(summary)!.slice(1).map(Number);
+    expect(events).toBe(changes);
+    expect(changes).toBeGreaterThanOrEqual(5);
     // Without the signal nobody may lead before the 4 s term has run out. The term counts from the
     // dead leader's last renewal, which came up to a retry period (0.5 s; more on a loaded machine)
     // before the kill, so timed from the kill it is at least 3 s. With the signal, before that.

@@ -392,6 +392,13 @@ export class LeaderElector {
     }
   }
 
+  /**
+   * The follower's decision (lib/sdk/follower.ts). A static seam, not an option: the simulator
+   * plants a wrong one to show its checker catches it (sim/bugs.ts); nothing else replaces it.
+   * @internal
+   */
+  static decideFollower: typeof decideFollower = decideFollower;
+
   /** The part of the record a renewal changes: what client-go compares to reset observedTime. */
   private static termKey(l: Lease | undefined): string {
     return l ? `${l.holderIdentity ?? ''}|${l.holderInstance ?? ''}|${l.renewTime ?? ''}|${l.fencingToken}|${l.leaseDurationSeconds}` : '';
@@ -411,7 +418,7 @@ export class LeaderElector {
   private async followerStep(): Promise<void> {
     const read = await this.leases.read(this.options.leaseName);
     this.observe(read);
-    const d = decideFollower({
+    const d = LeaderElector.decideFollower({
       lease: read.item,
       identity: this.options.identity,
       instance: this.instance,

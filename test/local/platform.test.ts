@@ -44,8 +44,16 @@ describe('crash failover with the platform signal', () => {
     for (const id of ['t1', 't2', 't3']) {
       workers.push(await startEcsWorker(rt, { identity: id, lease: 'ecs-job', emulationVersion: '1.30.0', binaryVersion: '1.30.0', timing: { leaseDurationMs: LEASE_MS, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 } }));
     }
-    const leader = await waitFor('a leader', () => workers.find((w) => w.leading), 30_000);
-    const first = (await rt.deps.coordinator.leases.read('ecs-job')).item!;
+    // A settled term: workers registering one after another can preempt each other at start-up,
+    // and a term that changes between this read and the kill is a newer term the event must not end.
+    const settled = async () => {
+      const l = (await rt.deps.coordinator.leases.read('ecs-job')).item;
+      const w = workers.find((x) => x.leading && x.identity === l?.holderIdentity);
+      return w && !l!.preferredHolder && !l!.election && workers.every((x) => x === w || !x.leading) ? { w, l: l! } : undefined;
+    };
+    await waitFor('a leader', settled, 30_000);
+    await new Promise((r) => setTimeout(r, 3_000)); // the coordinator's stream hop: a preemption would have begun by now
+    const { w: leader, l: first } = await waitFor('a settled leader', settled, 30_000);
     // The SDK found its task through the metadata endpoint and it is on the lease.
     expect(first.holderPlatform).toMatchObject({ kind: 'ecs', cluster: expect.stringContaining(':cluster/conclave-local') });
     expect(first.holderPlatformId).toMatch(/^arn:aws:ecs:local:000000000000:task\/conclave-local\//);

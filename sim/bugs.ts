@@ -1,0 +1,89 @@
+/**
+ * Known protocol bugs, planted one at a time into the real code the simulator runs, to show that
+ * its checker catches each (issue 16, item 7; the table is in docs/safety.md). Each plant patches
+ * one method for the length of a run and puts it back after.
+ */
+import { UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
+import type { Lease } from '../lib/schemas/lease.js';
+import { LeaderElector } from '../lib/sdk/elector.js';
+import type { FollowerView } from '../lib/sdk/follower.js';
+import type { Patch, Read } from '../lib/stores/item-store.js';
+import { LeaseStore, type Term } from '../lib/stores/lease-store.js';
+
+export const PLANTED_BUGS = {
+  renewalWithoutTokenCondition: 'a renewal without the term-token condition: a deposed leader renews on',
+  successorWithoutRevision: "the successor's takeover not conditioned on the revision it read",
+  electionKeepsToken: 'a new term that does not raise the fencing token',
+  leaderIgnoresRenewDeadline: 'a leader that does not stop at its renew deadline',
+  expiryByHolderTimestamp: "a follower that judges expiry by the holder's renewTime against its own wall clock",
+  releaseWithoutTermCondition: 'a release not conditioned on the releasing term: a deposed leader ends its successor’s term',
+} as const;
+export type PlantedBug = keyof typeof PLANTED_BUGS;
+
+type Internals = { client: { send(c: unknown): Promise<unknown> }; table: string };
+type ElectorInternals = { armDeadline(l: unknown): void };
+
+/** Plants `bug`; returns what puts the code back. */
+export function plant(bug: PlantedBug, wallNow: (identity: string) => number): () => void {
+  const restore: (() => void)[] = [];
+  const patch = <O extends object, K extends keyof O>(o: O, k: K, v: O[K]) => {
+    const was = o[k];
+    o[k] = v;
+    restore.push(() => (o[k] = was));
+  };
+  const leaseProto = LeaseStore.prototype as unknown as Record<string, unknown>;
+  switch (bug) {
+    case 'renewalWithoutTokenCondition':
+      patch(leaseProto, 'renewTerm', async function (this: Internals, name: string, _term: Term, renewTime: number, leaseDurationSeconds: number) {
+        await this.client.send(
+          new UpdateItemCommand({
+            TableName: this.table,
+            Key: marshall({ name }),
+            UpdateExpression: 'SET #renew = :renew, #duration = :duration ADD #rev :one',
+            ExpressionAttributeNames: { '#renew': 'renewTime', '#duration': 'leaseDurationSeconds', '#rev': 'revision' },
+            ExpressionAttributeValues: marshall({ ':renew': renewTime, ':duration': leaseDurationSeconds, ':one': 1 }),
+          }),
+        );
+        return (await (this as unknown as LeaseStore).read(name)).item;
+      });
+      break;
+    case 'successorWithoutRevision':
+    case 'electionKeepsToken': {
+      const write = LeaseStore.prototype.write;
+      patch(leaseProto, 'write', async function (this: LeaseStore, read: Read<Lease>, p: Patch<Lease>) {
+        const set = p.set as Partial<Lease> | undefined;
+        if (bug === 'successorWithoutRevision' && set?.electedBy === 'successor') return write.call(this, await this.read(read.key['name']!), p);
+        if (bug === 'electionKeepsToken' && set?.holderIdentity !== undefined && set.fencingToken !== undefined && read.item) {
+          return write.call(this, read, { ...p, set: { ...set, fencingToken: read.item.fencingToken } as Patch<Lease>['set'] });
+        }
+        return write.call(this, read, p);
+      });
+      break;
+    }
+    case 'releaseWithoutTermCondition': {
+      const release = LeaseStore.prototype.releaseTerm;
+      patch(leaseProto, 'releaseTerm', async function (this: LeaseStore, name: string, _term: Term, now: number) {
+        // the current holder's term, whoever it is: the condition always holds
+        const current = (await this.read(name)).item;
+        if (!current?.holderIdentity) return undefined;
+        return release.call(this, name, { holderIdentity: current.holderIdentity, fencingToken: current.fencingToken }, now);
+      });
+      break;
+    }
+    case 'leaderIgnoresRenewDeadline':
+      patch(LeaderElector.prototype as unknown as ElectorInternals, 'armDeadline', () => undefined);
+      break;
+    case 'expiryByHolderTimestamp': {
+      const decide = LeaderElector.decideFollower;
+      patch(LeaderElector, 'decideFollower', (v: FollowerView) => {
+        // the holder's stamp against this machine's wall clock, instead of a term watched unchanged
+        const l = v.lease;
+        const expired = l?.renewTime !== undefined && wallNow(v.identity) - l.renewTime > l.leaseDurationSeconds * 1000;
+        return decide(expired ? { ...v, observedAt: v.now - l!.leaseDurationSeconds * 1000 - 1 } : v);
+      });
+      break;
+    }
+  }
+  return () => restore.reverse().forEach((r) => r());
+}

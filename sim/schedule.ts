@@ -1,0 +1,90 @@
+/**
+ * A fault schedule, drawn from a seed: everything that will go wrong in one simulated run, and
+ * when. The same seed gives the same schedule on every machine (lib/clock's seededRandom).
+ */
+import { seededRandom } from '../lib/clock.js';
+
+/** A fault that hits one worker process at `at` ms into the run. */
+export type ProcessFault =
+  | { kind: 'kill'; worker: number; at: number; forMs: number }
+  | { kind: 'pause'; worker: number; at: number; forMs: number }
+  | { kind: 'stop'; worker: number; at: number; forMs: number }
+  | { kind: 'partition'; worker: number; at: number; forMs: number }
+  | { kind: 'clockStep'; worker: number; at: number; stepMs: number };
+
+/** A span of the run, in ms from its start. */
+export interface Window {
+  from: number;
+  to: number;
+}
+
+export interface Schedule {
+  seed: number;
+  /** Each worker's wall clock offset at start (ms; ±30 s possible). */
+  skewMs: number[];
+  /** Each worker's version (emulation = binary): upgrades make the coordinator preempt. */
+  versions: string[];
+  processFaults: ProcessFault[];
+  /** Windows where DynamoDB requests are throttled, lost, answered-but-lost or duplicated. */
+  ddbFaults: Window[];
+  requestFaults: { latencyMs: [number, number]; throttle: number; lost: number; lostAnswer: number; duplicate: number };
+  /** Windows where the coordinator's functions do not run (ticks skipped, streams and timers held). */
+  coordinatorDown: Window[];
+  /** How late a stream batch reaches its function, and how often one is delivered twice. */
+  streamLagMs: [number, number];
+  streamRedelivery: number;
+  /** How stale an eventually consistent read may be. */
+  staleReadLagMs: number;
+  /** The longest a lease may stay leaderless after the last fault healed. */
+  healMs: number;
+}
+
+export function generateSchedule(seed: number, opts: { workers: number; durationMs: number; faults?: boolean }): Schedule {
+  const r = seededRandom(seed);
+  const int = (lo: number, hi: number) => lo + Math.floor(r() * (hi - lo + 1));
+  const faultsOn = opts.faults ?? true;
+  // faults in the first 70% of the run, so the last 30% shows the system healed
+  const faultEnd = Math.floor(opts.durationMs * 0.7);
+  const skewMs = Array.from({ length: opts.workers }, () => (r() < 0.3 ? (r() < 0.5 ? -1 : 1) * int(20_000, 30_000) : int(-400, 400)));
+  const versions = Array.from({ length: opts.workers }, () => `1.${int(29, 31)}.0`);
+  const processFaults: ProcessFault[] = [];
+  if (faultsOn) {
+    const n = int(2, 8);
+    for (let i = 0; i < n; i++) {
+      const worker = int(0, opts.workers - 1);
+      const at = int(20_000, faultEnd);
+      const kind = (['kill', 'pause', 'stop', 'clockStep', 'partition'] as const)[int(0, 4)]!;
+      if (kind === 'clockStep') processFaults.push({ kind, worker, at, stepMs: (r() < 0.5 ? -1 : 1) * int(1_000, 30_000) });
+      else processFaults.push({ kind, worker, at, forMs: kind === 'pause' ? int(16_000, 40_000) : kind === 'partition' ? int(5_000, 40_000) : int(1_000, 30_000) });
+    }
+  }
+  const windows = (k: number, maxLen: number): Window[] =>
+    Array.from({ length: k }, () => {
+      const from = int(10_000, faultEnd);
+      return { from, to: Math.min(faultEnd, from + int(2_000, maxLen)) };
+    });
+  return {
+    seed,
+    skewMs: faultsOn ? skewMs : skewMs.map(() => 0),
+    versions,
+    processFaults: processFaults.sort((a, b) => a.at - b.at),
+    ddbFaults: faultsOn ? windows(int(0, 3), 20_000) : [],
+    requestFaults: { latencyMs: [1, int(3, 40)], throttle: 0.1, lost: 0.1, lostAnswer: 0.1, duplicate: 0.05 },
+    coordinatorDown: faultsOn ? windows(int(0, 2), 90_000) : [],
+    streamLagMs: [0, int(10, 3_000)],
+    streamRedelivery: faultsOn ? 0.05 : 0,
+    staleReadLagMs: faultsOn ? int(0, 1_000) : 0,
+    healMs: 60_000,
+  };
+}
+
+/** The schedule, as lines for people. */
+export function describeSchedule(s: Schedule): string[] {
+  return [
+    `schedule ${s.seed}: skew ${s.skewMs.map((x) => `${x} ms`).join(', ')}; versions ${s.versions.join(', ')}`,
+    ...s.processFaults.map((f) => `  +${(f.at / 1000).toFixed(1)}s ${f.kind} w${f.worker}${'forMs' in f ? ` for ${(f.forMs / 1000).toFixed(1)}s` : ` by ${f.stepMs} ms`}`),
+    ...s.ddbFaults.map((w) => `  +${(w.from / 1000).toFixed(1)}s DynamoDB faults until +${(w.to / 1000).toFixed(1)}s`),
+    ...s.coordinatorDown.map((w) => `  +${(w.from / 1000).toFixed(1)}s coordinator down until +${(w.to / 1000).toFixed(1)}s`),
+    `  stream lag up to ${s.streamLagMs[1]} ms, redelivery ${s.streamRedelivery}, stale reads up to ${s.staleReadLagMs} ms`,
+  ];
+}

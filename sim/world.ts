@@ -1,0 +1,435 @@
+/**
+ * One simulated Conclave: N worker processes running the real SDK (LeaderElector with its
+ * candidacy), the real coordinator and the real stream, timer and platform handlers (the same
+ * modules Lambda runs), over the in-memory DynamoDB model, all on one simulated clock. Every
+ * latency and fault comes from the schedule, which comes from the seed: a seed replays exactly.
+ *
+ * The history (who led, with which token, when — on the simulated monotonic clock) and the ledger
+ * of fenced writes go to the same checker as the chaos runs (lib/history/checker.ts).
+ */
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { Context, DynamoDBRecord } from 'aws-lambda';
+import { every, seededRandom, simulatedClock, sleepOn, type Clock, type SimulatedClock, type Timer, type TimerOptions } from '../lib/clock.js';
+import { coordinatorDeps } from '../lib/coordinator/reconcile.js';
+import type { ConclaveEvent } from '../lib/events/schemas.js';
+import type { FunctionDeps } from '../lib/functions/core.js';
+import { observability } from '../lib/functions/env.js';
+import { checkHistory, type Verdict } from '../lib/history/checker.js';
+import { ledgerWrite, readLedger } from '../lib/history/ledger.js';
+import type { FaultWindow, HistoryRecord } from '../lib/history/schema.js';
+import { DelayQueue } from '../lib/local/delay-queue.js';
+import { matchesFilter } from '../lib/local/event-filter.js';
+import { handlerModules, type HandlerModule } from '../lib/local/handlers.js';
+import { lambdaContext } from '../lib/local/runtime.js';
+import { createTables } from '../lib/local/tables.js';
+import { ElectionConfigSchema, type TableNames } from '../lib/schemas/config.js';
+import { FencingError } from '../lib/sdk/fencing.js';
+import { LeaderElector } from '../lib/sdk/elector.js';
+import { DynamoDBModel, faults as ddbFaults, type ModelRequest } from '../lib/sim/dynamodb-model/index.js';
+import { defaultTableNames } from '../lib/tables.js';
+import { wiring, type FunctionName, type StreamTrigger } from '../lib/wiring.js';
+import { plant, type PlantedBug } from './bugs.js';
+import type { Schedule, ProcessFault } from './schedule.js';
+
+/** What one schedule produced. */
+export interface SimResult {
+  readonly seed: number;
+  readonly verdict: Verdict;
+  /** Every line of the timeline (printed with --seed). */
+  readonly timeline: readonly string[];
+  /** Counters: requests, faults applied, events, dead letters. */
+  readonly counts: Readonly<Record<string, number>>;
+}
+
+const T0 = 1_800_000_000_000;
+const ns = (ms: number): string => BigInt(Math.round(ms * 1e6)).toString();
+
+/**
+ * A worker machine's view of the simulated clock: its wall clock off by `skewMs` (which steps can
+ * move), its timers held while the process is frozen and dropped once it is dead.
+ */
+class ProcessClock implements Clock {
+  skewMs = 0;
+  paused = false;
+  /** Until when (simulated epoch ms) its requests reach nobody: a network partition. */
+  partitionedUntil = 0;
+  dead = false;
+  private held: (() => void)[] = [];
+  constructor(private readonly base: SimulatedClock) {}
+  now(): number {
+    return this.base.now() + this.skewMs;
+  }
+  monotonic(): number {
+    return this.base.monotonic();
+  }
+  setTimer(ms: number, fn: () => void, opts?: TimerOptions): Timer {
+    return this.base.setTimer(ms, () => this.gate(fn), opts);
+  }
+  sleep(ms: number, signal?: AbortSignal): Promise<void> {
+    return sleepOn(this, ms, signal);
+  }
+  random(): number {
+    return this.base.random();
+  }
+  /** Runs `fn` now, or when the process wakes, or never (dead). */
+  gate(fn: () => void): void {
+    if (this.dead) return;
+    if (this.paused) this.held.push(fn);
+    else fn();
+  }
+  /** Resolves when the process runs again (never, once dead). */
+  running(): Promise<void> {
+    return new Promise((resolve) => this.gate(resolve));
+  }
+  resume(): void {
+    this.paused = false;
+    const held = this.held;
+    this.held = [];
+    for (const fn of held) fn();
+  }
+}
+
+/** Settings of a simulated world: the SDK's timings and the system's size. */
+export interface WorldSettings {
+  readonly workers: number;
+  readonly leases: number;
+  readonly durationMs: number;
+  readonly leaseDurationMs: number;
+  readonly renewDeadlineMs: number;
+  readonly retryPeriodMs: number;
+  /** A leader's fenced write to the ledger, this often. */
+  readonly writeEveryMs: number;
+  readonly tickEveryMs: number;
+}
+
+export const DEFAULT_SETTINGS: WorldSettings = {
+  workers: 3,
+  leases: 2,
+  durationMs: 10 * 60_000,
+  leaseDurationMs: 15_000,
+  renewDeadlineMs: 10_000,
+  retryPeriodMs: 2_000,
+  writeEveryMs: 5_000,
+  tickEveryMs: 60_000,
+};
+
+let modules: Promise<Record<FunctionName, HandlerModule>> | undefined;
+/** The handler modules Lambda runs, imported once per process; each world builds its handlers from them. */
+function handlerModulesLoaded(): Promise<Record<FunctionName, HandlerModule>> {
+  modules ??= (async () => {
+    const out = {} as Record<FunctionName, HandlerModule>;
+    for (const name of Object.keys(handlerModules) as FunctionName[]) out[name] = await handlerModules[name]();
+    return out;
+  })();
+  return modules;
+}
+
+export async function runWorld(schedule: Schedule, settings: WorldSettings = DEFAULT_SETTINGS, opts: { trace?: boolean; plant?: PlantedBug } = {}): Promise<SimResult> {
+  const wallClocks = new Map<string, () => number>();
+  const unplant = opts.plant ? plant(opts.plant, (identity) => (wallClocks.get(identity) ?? (() => NaN))()) : undefined;
+  try {
+    return await runPlanted(schedule, settings, opts, wallClocks);
+  } finally {
+    unplant?.();
+  }
+}
+
+async function runPlanted(schedule: Schedule, settings: WorldSettings, opts: { trace?: boolean }, wallClocks: Map<string, () => number>): Promise<SimResult> {
+  const clock = simulatedClock({ start: T0, seed: schedule.seed });
+  // the schedule's own stream of numbers, apart from the system's, so that a fault's draws do not shift the system's
+  const faultRandom = seededRandom(schedule.seed ^ 0x5bd1e995);
+  const timeline: string[] = [];
+  const counts: Record<string, number> = {};
+  const count = (k: string, n = 1) => (counts[k] = (counts[k] ?? 0) + n);
+  const at = () => `${((clock.now() - T0) / 1000).toFixed(3).padStart(8)}s`;
+  const log = (line: string) => {
+    if (opts.trace) timeline.push(`${at()}  ${line}`);
+  };
+
+  const model = new DynamoDBModel({ now: () => clock.now(), random: faultRandom, staleReadMaxLagMs: schedule.staleReadLagMs });
+  const names: TableNames = defaultTableNames('sim');
+  const ledgerTable = 'sim-ledger';
+  const setup = model.client({ name: 'setup' });
+  await createTables(setup, names);
+  await setup.send(
+    new (await import('@aws-sdk/client-dynamodb')).CreateTableCommand({
+      TableName: ledgerTable,
+      BillingMode: 'PAY_PER_REQUEST',
+      AttributeDefinitions: [
+        { AttributeName: 'lease', AttributeType: 'S' },
+        { AttributeName: 'id', AttributeType: 'S' },
+      ],
+      KeySchema: [
+        { AttributeName: 'lease', KeyType: 'HASH' },
+        { AttributeName: 'id', KeyType: 'RANGE' },
+      ],
+    }),
+  );
+
+  /** The network and DynamoDB between a process and the model: latency, loss, throttling, duplicates, lost answers. */
+  const network = (who: string, pc?: ProcessClock) => async (req: ModelRequest, apply: () => unknown) => {
+    count('requests');
+    const f = schedule.requestFaults;
+    if (pc?.dead) return new Promise<never>(() => undefined);
+    if (pc && clock.now() < pc.partitionedUntil) {
+      // cut off: the request dies on the way, or its answer does, after the socket timeout
+      const applied = faultRandom() < 0.5;
+      if (applied) apply();
+      await clock.sleep(1_000);
+      count(applied ? 'fault:partitionLostAnswer' : 'fault:partitionLostRequest');
+      throw ddbFaults.timeout();
+    }
+    await clock.sleep(f.latencyMs[0] + faultRandom() * (f.latencyMs[1] - f.latencyMs[0]));
+    const inFault = schedule.ddbFaults.some((w) => w.from <= clock.now() - T0 && clock.now() - T0 < w.to);
+    const p = faultRandom();
+    let out: unknown;
+    if (inFault && p < f.throttle) {
+      count('fault:throttle');
+      throw ddbFaults.provisionedThroughputExceeded();
+    } else if (inFault && p < f.throttle + f.lost) {
+      count('fault:lostRequest');
+      throw ddbFaults.timeout();
+    } else if (inFault && p < f.throttle + f.lost + f.lostAnswer) {
+      apply();
+      count('fault:lostAnswer');
+      throw ddbFaults.timeout();
+    } else if (inFault && p < f.throttle + f.lost + f.lostAnswer + f.duplicate && req.operation !== 'GetItem') {
+      count('fault:duplicate');
+      try {
+        apply();
+      } catch {
+        // the first copy's answer is lost; the second's is what comes back
+      }
+      out = apply();
+    } else out = apply();
+    await clock.sleep(f.latencyMs[0] + faultRandom() * (f.latencyMs[1] - f.latencyMs[0]));
+    if (pc?.paused) await pc.running();
+    if (pc?.dead) return new Promise<never>(() => undefined);
+    void who;
+    return out;
+  };
+
+  // ---- the functions
+  const fnClient = model.client({ name: 'functions', intercept: network('functions') });
+  const events: ConclaveEvent[] = [];
+  const deadLetters: unknown[] = [];
+  const outage = () => schedule.coordinatorDown.find((w) => w.from <= clock.now() - T0 && clock.now() - T0 < w.to);
+  const coordinatorDown = () => outage() !== undefined;
+  const config = ElectionConfigSchema.parse({});
+  const loaded = await handlerModulesLoaded();
+  const handlers = {} as Record<FunctionName, (event: unknown) => Promise<unknown>>;
+  const timer = new DelayQueue({
+    trigger: wiring.electionTimer.trigger,
+    functionName: 'electionTimer',
+    clock,
+    invoke: async (e) => {
+      // the function is down: SQS keeps the message until it runs again
+      for (let w = outage(); w; w = outage()) await clock.sleep(T0 + w.to - clock.now());
+      return handlers.electionTimer(e) as Promise<void>;
+    },
+    deadLetter: (d) => {
+      count('deadLetters');
+      deadLetters.push(d);
+    },
+  });
+  const deps: FunctionDeps = {
+    coordinator: coordinatorDeps(fnClient, names, { clock, config }),
+    timer,
+    publish: async (list) => {
+      events.push(...list);
+      count('events', list.length);
+      for (const e of list) log(`event ${e.detailType} ${JSON.stringify({ lease: (e.detail as { lease?: string }).lease, holder: (e.detail as { holder?: string }).holder })}`);
+    },
+    deadLetter: async (p) => {
+      count('deadLetters');
+      deadLetters.push(p);
+    },
+    ...observability('sim', 'SILENT'),
+  };
+  for (const name of Object.keys(wiring) as FunctionName[]) {
+    const h = loaded[name].makeHandler(deps) as (event: unknown, context: Context) => Promise<unknown>;
+    handlers[name] = (event) => h(event, lambdaContext(name, clock));
+  }
+
+  // ---- streams: per table, delivered in order per shard, batches possibly late or twice
+  const pumps: Timer[] = [];
+  for (const name of Object.keys(wiring) as FunctionName[]) {
+    const trigger = wiring[name].trigger;
+    if (trigger.kind !== 'stream') continue;
+    const t = trigger as StreamTrigger;
+    const stream = model.stream(names[t.table]);
+    const after = new Map<string, string | undefined>();
+    let busy = false;
+    const pump = async () => {
+      if (busy || coordinatorDown()) return;
+      busy = true;
+      try {
+        for (const shard of stream.shardIds()) {
+          const records: DynamoDBRecord[] = stream.read(shard, { ...(after.get(shard) ? { after: after.get(shard)! } : {}), limit: t.batchSize });
+          if (!records.length) continue;
+          const lag = schedule.streamLagMs[0] + faultRandom() * (schedule.streamLagMs[1] - schedule.streamLagMs[0]);
+          await clock.sleep(lag);
+          const passed = t.filters ? records.filter((r) => t.filters!.some((f) => matchesFilter(f, r))) : records;
+          count(`stream:${name}`, passed.length);
+          if (passed.length) {
+            try {
+              const res = (await handlers[name]({ Records: passed })) as { batchItemFailures?: unknown[] } | undefined;
+              if (res?.batchItemFailures?.length) {
+                count(`stream:${name}:retried`);
+                continue; // at least once: the same records again at the next pump
+              }
+              if (faultRandom() < schedule.streamRedelivery) {
+                count(`fault:streamRedelivery`);
+                await handlers[name]({ Records: passed });
+              }
+            } catch {
+              count(`stream:${name}:threw`);
+              continue;
+            }
+          }
+          after.set(shard, records.at(-1)!.dynamodb!.SequenceNumber!);
+        }
+      } finally {
+        busy = false;
+      }
+    };
+    pumps.push(every(clock, 250, () => void pump()));
+  }
+
+  // ---- the tick
+  let ticking = false;
+  pumps.push(
+    every(clock, settings.tickEveryMs, () => {
+      if (ticking || coordinatorDown()) return;
+      ticking = true;
+      void (handlers.coordinator({ 'detail-type': 'Scheduled Event', source: 'aws.events', time: new Date(clock.now()).toISOString() }) as Promise<unknown>)
+        .catch(() => count('tick:threw'))
+        .finally(() => (ticking = false));
+    }),
+  );
+  pumps.push(every(clock, 60_000, () => void model.sweepTtl()));
+
+  // ---- workers
+  const history: HistoryRecord[] = [];
+  const faultWindows: FaultWindow[] = [];
+  const leaseNames = Array.from({ length: settings.leases }, (_, i) => `job-${i}`);
+  interface Proc {
+    identity: string;
+    pc: ProcessClock;
+    electors: LeaderElector[];
+    leading: Map<string, number>;
+    stop: AbortController;
+  }
+  const procs: Proc[] = [];
+  const start = (i: number): Proc => {
+    const identity = `w${i}`;
+    const pc = new ProcessClock(clock);
+    pc.skewMs = schedule.skewMs[i] ?? 0;
+    wallClocks.set(identity, () => pc.now());
+    const client: DynamoDBClient = model.client({ name: identity, intercept: network(identity, pc), backoff: (attempt) => clock.sleep(25 * 2 ** attempt) });
+    const proc: Proc = { identity, pc, electors: [], leading: new Map(), stop: new AbortController() };
+    let writes = 0;
+    for (const leaseName of leaseNames) {
+      const elector: LeaderElector = new LeaderElector({
+        leaseName,
+        identity,
+        tables: names,
+        client,
+        clock: pc,
+        platform: 'none',
+        leaseDurationMs: settings.leaseDurationMs,
+        renewDeadlineMs: settings.renewDeadlineMs,
+        retryPeriodMs: settings.retryPeriodMs,
+        candidacy: { emulationVersion: schedule.versions[i] ?? '1.30.0', binaryVersion: schedule.versions[i] ?? '1.30.0' },
+        callbacks: {
+          onStartedLeading: async (signal, { fencingToken }) => {
+            proc.leading.set(leaseName, fencingToken);
+            history.push({ event: 'started', lease: leaseName, identity, instance: elector.instance, fencingToken, mono: ns(clock.monotonic()), wall: Math.max(0, Math.round(pc.now())) });
+            log(`${identity} leads ${leaseName} (token ${fencingToken})`);
+            while (!signal.aborted && !pc.dead) {
+              const entry = { lease: leaseName, id: `${elector.instance}#${++writes}`, identity, instance: elector.instance, fencingToken, sentMono: ns(clock.monotonic()), zombie: false };
+              try {
+                await elector.fencedWrite(ledgerWrite(ledgerTable, entry));
+                count('fenced:accepted');
+              } catch (e) {
+                count(e instanceof FencingError ? 'fenced:refused' : 'fenced:error');
+              }
+              await pc.sleep(settings.writeEveryMs);
+            }
+          },
+          onStoppedLeading: ({ reason, fencingToken }) => {
+            if (pc.dead) return;
+            proc.leading.delete(leaseName);
+            history.push({ event: 'stopped', lease: leaseName, identity, instance: elector.instance, fencingToken, mono: ns(clock.monotonic()), wall: Math.max(0, Math.round(pc.now())), reason });
+            log(`${identity} stops leading ${leaseName} (${reason})`);
+          },
+        },
+        onError: () => count('workerErrors'),
+      });
+      proc.electors.push(elector);
+      void elector.run(proc.stop.signal).catch(() => count('runRejected'));
+    }
+    log(`start ${identity}`);
+    return proc;
+  };
+  for (let i = 0; i < settings.workers; i++) procs.push(start(i));
+
+  // ---- process faults, from the schedule
+  const apply = (f: ProcessFault) => {
+    const proc = procs[f.worker]!;
+    const from = clock.monotonic();
+    if (f.kind === 'kill') {
+      log(`kill ${proc.identity}`);
+      proc.pc.dead = true;
+      for (const [lease, token] of proc.leading) {
+        const e = proc.electors.find((x) => x.options.leaseName === lease)!;
+        history.push({ event: 'stopped', lease, identity: proc.identity, instance: e.instance, fencingToken: token, mono: ns(clock.monotonic()), wall: Math.round(clock.now()), reason: 'killed' });
+      }
+      proc.leading.clear();
+      clock.setTimer(f.forMs, () => {
+        procs[f.worker] = start(f.worker);
+        faultWindows.push({ kind: 'kill', from: ns(from), to: ns(clock.monotonic()), instances: proc.electors.map((e) => e.instance) });
+      });
+    } else if (f.kind === 'pause') {
+      log(`pause ${proc.identity} for ${f.forMs} ms`);
+      proc.pc.paused = true;
+      clock.setTimer(f.forMs, () => {
+        log(`resume ${proc.identity}`);
+        faultWindows.push({ kind: 'pause', from: ns(from), to: ns(clock.monotonic()), instances: proc.electors.map((e) => e.instance) });
+        proc.pc.resume();
+      });
+    } else if (f.kind === 'partition') {
+      log(`partition ${proc.identity} for ${f.forMs} ms`);
+      proc.pc.partitionedUntil = clock.now() + f.forMs;
+      clock.setTimer(f.forMs, () => faultWindows.push({ kind: 'partition', from: ns(from), to: ns(clock.monotonic()) }));
+    } else if (f.kind === 'clockStep') {
+      log(`step ${proc.identity}'s wall clock by ${f.stepMs} ms`);
+      proc.pc.skewMs += f.stepMs;
+    } else if (f.kind === 'stop') {
+      log(`stop ${proc.identity} (SIGTERM)`);
+      proc.stop.abort();
+      clock.setTimer(f.forMs, () => {
+        procs[f.worker] = start(f.worker);
+        faultWindows.push({ kind: 'handoff', from: ns(from), to: ns(clock.monotonic()) });
+      });
+    }
+  };
+  for (const f of schedule.processFaults) clock.setTimer(f.at, () => apply(f));
+  for (const w of [...schedule.ddbFaults, ...schedule.coordinatorDown]) {
+    clock.setTimer(w.to, () => faultWindows.push({ kind: schedule.ddbFaults.includes(w) ? 'dynamodb' : 'coordinatorDown', from: ns(T0 + w.from), to: ns(T0 + w.to) }));
+  }
+
+  await clock.run(settings.durationMs);
+  const end = clock.monotonic();
+  for (const p of pumps) p.cancel();
+  const ledger = await readLedger(model.client({ name: 'checker' }), ledgerTable);
+  const lastHeal = Math.max(0, ...faultWindows.map((w) => Number(BigInt(w.to) / 1_000_000n)));
+  const verdict = checkHistory(
+    { history, ledger, faults: faultWindows, end: { mono: ns(end) } },
+    { healMs: schedule.healMs, ...(lastHeal ? { healedAt: ns(Math.max(lastHeal, T0)) } : {}) },
+  );
+  count('terms', verdict.figures.terms);
+  // stop what is left: nothing more runs once the clock is no longer run
+  for (const p of procs) p.pc.dead = true;
+  return { seed: schedule.seed, verdict, timeline, counts };
+}
