@@ -15,7 +15,7 @@ import type { ConclaveEvent } from '../lib/events/schemas.js';
 import type { FunctionDeps } from '../lib/functions/core.js';
 import { observability } from '../lib/functions/env.js';
 import { checkHistory, type Verdict } from '../lib/history/checker.js';
-import { ledgerWrite, readLedger } from '../lib/history/ledger.js';
+import { createLedgerTable, ledgerWrite, readLedger } from '../lib/history/ledger.js';
 import type { FaultWindow, HistoryRecord } from '../lib/history/schema.js';
 import { DelayQueue } from '../lib/local/delay-queue.js';
 import { matchesFilter } from '../lib/local/event-filter.js';
@@ -151,20 +151,7 @@ async function runPlanted(schedule: Schedule, settings: WorldSettings, opts: { t
   const ledgerTable = 'sim-ledger';
   const setup = model.client({ name: 'setup' });
   await createTables(setup, names);
-  await setup.send(
-    new (await import('@aws-sdk/client-dynamodb')).CreateTableCommand({
-      TableName: ledgerTable,
-      BillingMode: 'PAY_PER_REQUEST',
-      AttributeDefinitions: [
-        { AttributeName: 'lease', AttributeType: 'S' },
-        { AttributeName: 'id', AttributeType: 'S' },
-      ],
-      KeySchema: [
-        { AttributeName: 'lease', KeyType: 'HASH' },
-        { AttributeName: 'id', KeyType: 'RANGE' },
-      ],
-    }),
-  );
+  await createLedgerTable(setup, ledgerTable);
 
   /** The network and DynamoDB between a process and the model: latency, loss, throttling, duplicates, lost answers. */
   const network = (who: string, pc?: ProcessClock) => async (req: ModelRequest, apply: () => unknown) => {
@@ -228,7 +215,7 @@ async function runPlanted(schedule: Schedule, settings: WorldSettings, opts: { t
       return handlers.electionTimer(e) as Promise<void>;
     },
     deadLetter: (d) => {
-      count('deadLetters');
+      count('deadLetters:electionTimer');
       deadLetters.push(d);
     },
   });
@@ -241,7 +228,8 @@ async function runPlanted(schedule: Schedule, settings: WorldSettings, opts: { t
       for (const e of list) log(`event ${e.detailType} ${JSON.stringify({ lease: (e.detail as { lease?: string }).lease, holder: (e.detail as { holder?: string }).holder })}`);
     },
     deadLetter: async (p) => {
-      count('deadLetters');
+      count(`deadLetters:${p.function}`);
+      log(`dead letter (${p.function}): ${p.reason}`);
       deadLetters.push(p);
     },
     ...observability('sim', 'SILENT'),
