@@ -16,7 +16,7 @@ import { monoNow, type EndState, type FaultWindow, type HistoryRecord, type Ledg
 import { DeleteItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { localClient } from '../lib/local/dynamodb-local.js';
-import { LOCAL_DEPLOYMENT } from '../lib/local/ecs-task.js';
+import { instanceStoppedEvent } from '../lib/local/ecs-task.js';
 import { startLocalRuntime, type LocalRuntime } from '../lib/local/runtime.js';
 import { CandidateStore } from '../lib/stores/candidate-store.js';
 import { LeaseStore } from '../lib/stores/lease-store.js';
@@ -31,22 +31,6 @@ export const WORKER = fileURLToPath(new URL('./worker.ts', import.meta.url));
 /** Faults the coordinator's side (CoordinatorFaults) injects; the harness does the others itself. */
 const COORDINATOR_SIDE: ReadonlySet<Fault['kind']> = new Set(['coordinatorDown', 'streamDuplicate', 'streamReorder', 'streamDelay', 'streamStale', 'reconcilerCrash', 'timerLoss', 'publishFailure']);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** EC2's "Instance State-change Notification" for `instanceId` stopped at `at`, as EventBridge delivers it (whole seconds). */
-export function ec2Stopped(instanceId: string, at: number): Record<string, unknown> {
-  const { account, region } = LOCAL_DEPLOYMENT;
-  return {
-    version: '0',
-    id: randomUUID(),
-    'detail-type': 'EC2 Instance State-change Notification',
-    source: 'aws.ec2',
-    account,
-    time: new Date(at).toISOString().replace(/\.\d{3}Z$/, 'Z'),
-    region,
-    resources: [`arn:aws:ec2:${region}:${account}:instance/${instanceId}`],
-    detail: { 'instance-id': instanceId, state: 'stopped' },
-  };
-}
 
 export interface HarnessOptions {
   /** DynamoDB Local (shared by every schedule of a run; each schedule has its own tables). */
@@ -234,7 +218,7 @@ export async function runSchedule(s: Schedule, o: HarnessOptions): Promise<Sched
   const kill = async (p: ChaosProcess, at = monoNow()) => {
     p.child.kill('SIGKILL');
     await p.closed;
-    const stopped = ec2Stopped(p.plan.instanceId, Date.now());
+    const stopped = instanceStoppedEvent(p.plan.instanceId, Date.now());
     lastStop.set(p.plan.identity, stopped);
     sendPlatformEvent(stopped);
     for (const [lease, term] of p.open) {
@@ -327,7 +311,7 @@ export async function runSchedule(s: Schedule, o: HarnessOptions): Promise<Sched
           } else if (f.kind === 'platformLate') {
             // the target's own instance's last stop; else the last stop of any instance (its worker restarted there)
             const replayed = f.replay ? (lastStop.get(id) ?? [...lastStop.values()].at(-1)) : undefined;
-            sendPlatformEvent(replayed ?? ec2Stopped(p.plan.instanceId, Date.now() - f.lateMs));
+            sendPlatformEvent(replayed ?? instanceStoppedEvent(p.plan.instanceId, Date.now() - f.lateMs));
             count(replayed ? 'platformLate:replayed' : 'platformLate:late');
           } else if (f.kind === 'dynamodb') {
             ddbFaults.set(id, [...(ddbFaults.get(id) ?? []), { mode: f.mode, rate: f.rate, ...(f.latencyMs ? { latencyMs: f.latencyMs } : {}) }]);

@@ -217,7 +217,8 @@ export function simulatedClock(opts: { start?: number; seed?: number; settle?: (
     return top;
   };
   const clock: SimulatedClock = {
-    now: () => t,
+    // whole milliseconds, as Date.now(): stores and schemas take wall times as integers
+    now: () => Math.floor(t),
     monotonic: () => t,
     setTimer(ms, fn) {
       const s: Scheduled = { at: t + Math.max(0, ms), seq: seq++, fn, cancelled: false };

@@ -6,6 +6,7 @@
 import { UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { Lease } from '../lib/schemas/lease.js';
+import { HOLDER_FIELDS } from '../lib/schemas/platform.js';
 import { LeaderElector } from '../lib/sdk/elector.js';
 import type { FollowerView } from '../lib/sdk/follower.js';
 import type { Patch, Read } from '../lib/stores/item-store.js';
@@ -18,6 +19,7 @@ export const PLANTED_BUGS = {
   leaderIgnoresRenewDeadline: 'a leader that does not stop at its renew deadline',
   expiryByHolderTimestamp: "a follower that judges expiry by the holder's renewTime against its own wall clock",
   releaseWithoutTermCondition: 'a release not conditioned on the releasing term: a deposed leader ends its successor’s term',
+  platformEventByArrival: "the platform handler judges a stop by when its event arrived, not by the platform's own time: a late event ends a live term",
 } as const;
 export type PlantedBug = keyof typeof PLANTED_BUGS;
 
@@ -53,7 +55,13 @@ export function plant(bug: PlantedBug, wallNow: (identity: string) => number): (
       const write = LeaseStore.prototype.write;
       patch(leaseProto, 'write', async function (this: LeaseStore, read: Read<Lease>, p: Patch<Lease>) {
         const set = p.set as Partial<Lease> | undefined;
-        if (bug === 'successorWithoutRevision' && set?.electedBy === 'successor') return write.call(this, await this.read(read.key['name']!), p);
+        if (bug === 'successorWithoutRevision' && set?.electedBy === 'successor') {
+          // conditioned on the term it read (same holder, same token), not on the revision: a
+          // renewal since the read that judged the term expired goes unnoticed
+          const fresh = await this.read(read.key['name']!);
+          const sameTerm = fresh.item?.holderIdentity === read.item?.holderIdentity && fresh.item?.fencingToken === read.item?.fencingToken;
+          return write.call(this, sameTerm ? fresh : read, p);
+        }
         if (bug === 'electionKeepsToken' && set?.holderIdentity !== undefined && set.fencingToken !== undefined && read.item) {
           return write.call(this, read, { ...p, set: { ...set, fencingToken: read.item.fencingToken } as Patch<Lease>['set'] });
         }
@@ -61,16 +69,19 @@ export function plant(bug: PlantedBug, wallNow: (identity: string) => number): (
       });
       break;
     }
-    case 'releaseWithoutTermCondition': {
-      const release = LeaseStore.prototype.releaseTerm;
-      patch(leaseProto, 'releaseTerm', async function (this: LeaseStore, name: string, _term: Term, now: number) {
-        // the current holder's term, whoever it is: the condition always holds
-        const current = (await this.read(name)).item;
-        if (!current?.holderIdentity) return undefined;
-        return release.call(this, name, { holderIdentity: current.holderIdentity, fencingToken: current.fencingToken }, now);
+    case 'releaseWithoutTermCondition':
+      patch(leaseProto, 'releaseTerm', function (this: LeaseStore, name: string, term: Term, now: number) {
+        // whoever holds it: a release that lands late ends the next term
+        return this.updateIf(
+          { name },
+          { set: { renewTime: now, lastHolderIdentity: term.holderIdentity }, remove: [...HOLDER_FIELDS, 'termToken', 'preferredHolder', 'vacancyReport'] },
+          { expression: 'attribute_exists(#holder)', names: { '#holder': 'holderIdentity' }, values: {} },
+        );
       });
       break;
-    }
+    case 'platformEventByArrival':
+      // planted where the event enters (sim/world.ts stamps it with its arrival time): nothing to patch here
+      break;
     case 'leaderIgnoresRenewDeadline':
       patch(LeaderElector.prototype as unknown as ElectorInternals, 'armDeadline', () => undefined);
       break;

@@ -4,6 +4,7 @@
  * prints its timeline. Prints schedules per second, faults by kind, and every violation's seed.
  * Exits 1 on any violation.
  */
+import { availableParallelism } from 'node:os';
 import { Command, InvalidArgumentError } from 'commander';
 
 // Lambda's metrics go to stdout in embedded metric format; here they would drown the figures.
@@ -12,6 +13,7 @@ import { systemClock } from '../lib/clock.js';
 import { formatVerdict } from '../lib/history/checker.js';
 import { PLANTED_BUGS, type PlantedBug } from './bugs.js';
 import { describeSchedule, generateSchedule } from './schedule.js';
+import { runPool } from './pool.js';
 import { DEFAULT_SETTINGS, runWorld } from './world.js';
 
 const whole = (v: string) => {
@@ -24,13 +26,18 @@ const o = new Command()
   .option('--seed <n>', 'replay this schedule and print its timeline', whole)
   .option('--schedules <k>', 'run this many schedules from a random (printed) first seed', whole)
   .option('--budget <s>', 'run schedules for this many seconds of wall-clock time', whole)
+  .option('--threads <n>', 'worker threads running schedules (default: one per core)', (v: string) => {
+    const n = whole(v);
+    if (n < 1) throw new InvalidArgumentError('must be at least 1');
+    return n;
+  })
   .option('--first <n>', 'the first seed of a --schedules or --budget run (default: random)', whole)
   .option('--plant <bug>', `plant a known bug (${Object.keys(PLANTED_BUGS).join(', ')}); with --budget, stop at the first violation`, (v: string) => {
     if (!(v in PLANTED_BUGS)) throw new InvalidArgumentError(`unknown bug "${v}"; known: ${Object.keys(PLANTED_BUGS).join(', ')}`);
     return v as PlantedBug;
   })
   .parse(process.argv)
-  .opts<{ seed?: number; schedules?: number; budget?: number; first?: number; plant?: PlantedBug }>();
+  .opts<{ seed?: number; schedules?: number; budget?: number; first?: number; threads?: number; plant?: PlantedBug }>();
 
 const settings = DEFAULT_SETTINGS;
 if (o.seed !== undefined && o.schedules === undefined && o.budget === undefined) {
@@ -43,36 +50,36 @@ if (o.seed !== undefined && o.schedules === undefined && o.budget === undefined)
   process.exitCode = r.verdict.ok ? 0 : 1;
 } else {
   const first = o.first ?? Math.floor(systemClock.random() * 2 ** 31);
-  const limit = o.schedules ?? Infinity;
-  const until = systemClock.monotonic() + (o.budget ?? (o.schedules === undefined ? 60 : Infinity)) * 1000;
-  console.log(`sim: seeds ${first}…; replay one with: npm run sim -- --seed <seed>`);
+  const threads = o.threads ?? availableParallelism();
+  console.log(`sim: seeds ${first}… on ${threads} thread(s); replay one with: npm run sim -- --seed <seed>`);
   const totals: Record<string, number> = {};
+  const add = (k: string, n: number) => (totals[k] = (totals[k] ?? 0) + n);
   const failed: number[] = [];
   const began = systemClock.monotonic();
-  let n = 0;
-  for (let seed = first; n < limit && systemClock.monotonic() < until; seed = (seed + 1) >>> 0, n++) {
-    const s = generateSchedule(seed, { workers: settings.workers, durationMs: settings.durationMs });
-    const r = await runWorld(s, settings, o.plant ? { plant: o.plant } : {});
-    for (const [k, v] of Object.entries(r.counts)) totals[k] = (totals[k] ?? 0) + v;
-    for (const f of s.processFaults) totals[`schedule:${f.kind}`] = (totals[`schedule:${f.kind}`] ?? 0) + 1;
-    totals['schedule:ddbFaultWindows'] = (totals['schedule:ddbFaultWindows'] ?? 0) + s.ddbFaults.length;
-    totals['schedule:coordinatorDown'] = (totals['schedule:coordinatorDown'] ?? 0) + s.coordinatorDown.length;
-    totals['schedule:skew30s'] = (totals['schedule:skew30s'] ?? 0) + s.skewMs.filter((x) => Math.abs(x) >= 20_000).length;
-    if (!r.verdict.ok) {
-      failed.push(seed);
-      console.log(`seed ${seed}: VIOLATION`);
-      for (const l of formatVerdict(r.verdict)) console.log(`  ${l}`);
-      if (o.plant) {
-        console.log(`planted bug ${o.plant} caught by seed ${seed}, schedule ${n + 1} of this run`);
-        n++;
-        break;
-      }
-    }
-  }
+  const n = await runPool({
+    first,
+    limit: o.schedules ?? Infinity,
+    until: began + (o.budget ?? (o.schedules === undefined ? 60 : Infinity)) * 1000,
+    threads,
+    ...(o.plant ? { plant: o.plant, stopAtViolation: true } : {}),
+    monotonic: () => systemClock.monotonic(),
+    onReport: (r) => {
+      for (const [k, v] of Object.entries(r.counts)) add(k, v);
+      for (const f of r.schedule.processFaults) add(`schedule:${f.kind}`, 1);
+      add('schedule:ddbFaultWindows', r.schedule.ddbFaults.length);
+      add('schedule:coordinatorDown', r.schedule.coordinatorDown.length);
+      add('schedule:skew30s', r.schedule.skewMs.filter((x) => Math.abs(x) >= 20_000).length);
+      if (r.ok) return;
+      failed.push(r.seed);
+      console.log(`seed ${r.seed}: VIOLATION`);
+      for (const l of r.verdict) console.log(`  ${l}`);
+      if (o.plant) console.log(`planted bug ${o.plant} caught by seed ${r.seed}, ${r.seed - first + 1} seeds from ${first}`);
+    },
+  });
   const secs = (systemClock.monotonic() - began) / 1000;
-  console.log(`\nsim summary: ${n} schedules (${(settings.durationMs / 60_000).toFixed(0)} simulated min, ${settings.workers} workers, ${settings.leases} leases each) in ${secs.toFixed(1)} s: ${(n / secs).toFixed(2)} schedules/s`);
+  console.log(`\nsim summary: ${n} schedules (${(settings.durationMs / 60_000).toFixed(0)} simulated min, ${settings.workers} workers, ${settings.leases} leases each) in ${secs.toFixed(1)} s on ${threads} thread(s): ${(n / secs).toFixed(2)} schedules/s`);
   for (const k of Object.keys(totals).sort()) console.log(`  ${k.padEnd(36)} ${totals[k]}`);
-  console.log(`  violations                           ${failed.length}${failed.length ? ` (seeds ${failed.join(', ')})` : ''}`);
+  console.log(`  violations                           ${failed.length}${failed.length ? ` (seeds ${failed.sort((a, b) => a - b).join(', ')})` : ''}`);
   process.exitCode = failed.length ? 1 : 0;
 }
 // The run is over when the figures are printed: the simulated processes' pending work never runs

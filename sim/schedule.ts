@@ -7,10 +7,17 @@ import { seededRandom } from '../lib/clock.js';
 /** A fault that hits one worker process at `at` ms into the run. */
 export type ProcessFault =
   | { kind: 'kill'; worker: number; at: number; forMs: number }
-  | { kind: 'pause'; worker: number; at: number; forMs: number }
+  /**
+   * A freeze past the lease (GC, SIGSTOP, a throttled container). `aimed`: it waits for the
+   * process's next DynamoDB request and strikes between the request landing and its answer being
+   * read — the moment a decision rests on a read that the pause makes stale.
+   */
+  | { kind: 'pause'; worker: number; at: number; forMs: number; aimed: boolean }
   | { kind: 'stop'; worker: number; at: number; forMs: number }
   | { kind: 'partition'; worker: number; at: number; forMs: number }
-  | { kind: 'clockStep'; worker: number; at: number; stepMs: number };
+  | { kind: 'clockStep'; worker: number; at: number; stepMs: number }
+  /** An operator deletes a lease's row, whoever holds it (the fencing token must not go back). */
+  | { kind: 'deleteLease'; lease: number; at: number };
 
 /** A span of the run, in ms from its start. */
 export interface Window {
@@ -27,12 +34,28 @@ export interface Schedule {
   processFaults: ProcessFault[];
   /** Windows where DynamoDB requests are throttled, lost, answered-but-lost or duplicated. */
   ddbFaults: Window[];
-  requestFaults: { latencyMs: [number, number]; throttle: number; lost: number; lostAnswer: number; duplicate: number };
+  /**
+   * Per request, inside a DynamoDB fault window: throttled, lost, answered-but-lost, applied twice,
+   * or landing late (`late`: the client times out after 1 s and retries or gives up, while the
+   * request itself lands 5–30 s later — a stale write that only its condition can stop).
+   */
+  requestFaults: { latencyMs: [number, number]; throttle: number; lost: number; lostAnswer: number; duplicate: number; late: number };
   /** Windows where the coordinator's functions do not run (ticks skipped, streams and timers held). */
   coordinatorDown: Window[];
   /** How late a stream batch reaches its function, and how often one is delivered twice. */
   streamLagMs: [number, number];
   streamRedelivery: number;
+  /**
+   * Where each worker runs: an ECS task (a new task ARN per start) or an EC2 instance (the same
+   * instance id across a stop and a start, so a late "stopped" event names a live run's platform).
+   */
+  platforms: ('ecs' | 'ec2')[];
+  /**
+   * The platform's "stopped" events for killed and stopped workers: how long EventBridge takes,
+   * how often one comes twice, and how often one is late (asynchronous retries, a redrive, a
+   * replay: 60–300 s, after the worker has started again).
+   */
+  platformEvents: { delayMs: [number, number]; duplicate: number; late: number };
   /** How stale an eventually consistent read may be. */
   staleReadLagMs: number;
   /** The longest a lease may stay leaderless after the last fault healed. */
@@ -53,10 +76,12 @@ export function generateSchedule(seed: number, opts: { workers: number; duration
     for (let i = 0; i < n; i++) {
       const worker = int(0, opts.workers - 1);
       const at = int(20_000, faultEnd);
-      const kind = (['kill', 'pause', 'stop', 'clockStep', 'partition'] as const)[int(0, 4)]!;
+      const kind = (['kill', 'pause', 'stop', 'clockStep', 'partition', 'pause'] as const)[int(0, 5)]!;
       if (kind === 'clockStep') processFaults.push({ kind, worker, at, stepMs: (r() < 0.5 ? -1 : 1) * int(1_000, 30_000) });
-      else processFaults.push({ kind, worker, at, forMs: kind === 'pause' ? int(16_000, 40_000) : kind === 'partition' ? int(5_000, 40_000) : int(1_000, 30_000) });
+      else if (kind === 'pause') processFaults.push({ kind, worker, at, forMs: int(16_000, 40_000), aimed: r() < 0.5 });
+      else processFaults.push({ kind, worker, at, forMs: kind === 'partition' ? int(5_000, 40_000) : int(1_000, 30_000) });
     }
+    if (r() < 0.2) processFaults.push({ kind: 'deleteLease', lease: int(0, 1), at: int(20_000, faultEnd) });
   }
   const windows = (k: number, maxLen: number): Window[] =>
     Array.from({ length: k }, () => {
@@ -69,11 +94,13 @@ export function generateSchedule(seed: number, opts: { workers: number; duration
     versions,
     processFaults: processFaults.sort((a, b) => a.at - b.at),
     ddbFaults: faultsOn ? windows(int(0, 3), 20_000) : [],
-    requestFaults: { latencyMs: [1, int(3, 40)], throttle: 0.1, lost: 0.1, lostAnswer: 0.1, duplicate: 0.05 },
+    requestFaults: { latencyMs: [1, int(3, 40)], throttle: 0.1, lost: 0.1, lostAnswer: 0.1, duplicate: 0.05, late: 0.05 },
     coordinatorDown: faultsOn ? windows(int(0, 2), 90_000) : [],
     streamLagMs: [0, int(10, 3_000)],
     streamRedelivery: faultsOn ? 0.05 : 0,
     staleReadLagMs: faultsOn ? int(0, 1_000) : 0,
+    platforms: Array.from({ length: opts.workers }, () => (r() < 0.5 ? 'ecs' : 'ec2')),
+    platformEvents: { delayMs: [200, int(500, 5_000)], duplicate: faultsOn ? 0.2 : 0, late: faultsOn ? 0.3 : 0 },
     healMs: 60_000,
   };
 }
@@ -82,9 +109,23 @@ export function generateSchedule(seed: number, opts: { workers: number; duration
 export function describeSchedule(s: Schedule): string[] {
   return [
     `schedule ${s.seed}: skew ${s.skewMs.map((x) => `${x} ms`).join(', ')}; versions ${s.versions.join(', ')}`,
-    ...s.processFaults.map((f) => `  +${(f.at / 1000).toFixed(1)}s ${f.kind} w${f.worker}${'forMs' in f ? ` for ${(f.forMs / 1000).toFixed(1)}s` : ` by ${f.stepMs} ms`}`),
+    `  platforms ${s.platforms.map((p, i) => `w${i} ${p}`).join(', ')}; platform events after ${s.platformEvents.delayMs.join('–')} ms, twice ${s.platformEvents.duplicate}, late ${s.platformEvents.late}`,
+    ...s.processFaults.map((f) => `  +${(f.at / 1000).toFixed(1)}s ${describeFault(f)}`),
     ...s.ddbFaults.map((w) => `  +${(w.from / 1000).toFixed(1)}s DynamoDB faults until +${(w.to / 1000).toFixed(1)}s`),
     ...s.coordinatorDown.map((w) => `  +${(w.from / 1000).toFixed(1)}s coordinator down until +${(w.to / 1000).toFixed(1)}s`),
     `  stream lag up to ${s.streamLagMs[1]} ms, redelivery ${s.streamRedelivery}, stale reads up to ${s.staleReadLagMs} ms`,
   ];
+}
+
+function describeFault(f: ProcessFault): string {
+  switch (f.kind) {
+    case 'deleteLease':
+      return `delete lease job-${f.lease}`;
+    case 'clockStep':
+      return `clockStep w${f.worker} by ${f.stepMs} ms`;
+    case 'pause':
+      return `pause w${f.worker} for ${(f.forMs / 1000).toFixed(1)}s${f.aimed ? ' (at its next answer)' : ''}`;
+    default:
+      return `${f.kind} w${f.worker} for ${(f.forMs / 1000).toFixed(1)}s`;
+  }
 }

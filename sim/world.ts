@@ -7,7 +7,7 @@
  * The history (who led, with which token, when — on the simulated monotonic clock) and the ledger
  * of fenced writes go to the same checker as the chaos runs (lib/history/checker.ts).
  */
-import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DeleteItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Context, DynamoDBRecord } from 'aws-lambda';
 import { every, seededRandom, simulatedClock, sleepOn, type Clock, type SimulatedClock, type Timer, type TimerOptions } from '../lib/clock.js';
 import { coordinatorDeps } from '../lib/coordinator/reconcile.js';
@@ -18,11 +18,13 @@ import { checkHistory, type Verdict } from '../lib/history/checker.js';
 import { createLedgerTable, ledgerWrite, readLedger } from '../lib/history/ledger.js';
 import type { FaultWindow, HistoryRecord } from '../lib/history/schema.js';
 import { DelayQueue } from '../lib/local/delay-queue.js';
+import { instanceStoppedEvent, LOCAL_DEPLOYMENT, taskStoppedEvent } from '../lib/local/ecs-task.js';
 import { matchesFilter } from '../lib/local/event-filter.js';
 import { handlerModules, type HandlerModule } from '../lib/local/handlers.js';
 import { lambdaContext } from '../lib/local/runtime.js';
 import { createTables } from '../lib/local/tables.js';
 import { ElectionConfigSchema, type TableNames } from '../lib/schemas/config.js';
+import type { Platform } from '../lib/schemas/platform.js';
 import { FencingError } from '../lib/sdk/fencing.js';
 import { LeaderElector } from '../lib/sdk/elector.js';
 import { DynamoDBModel, faults as ddbFaults, type ModelRequest } from '../lib/sim/dynamodb-model/index.js';
@@ -42,6 +44,7 @@ export interface SimResult {
 }
 
 const T0 = 1_800_000_000_000;
+const SIM_CLUSTER = `arn:aws:ecs:${LOCAL_DEPLOYMENT.region}:${LOCAL_DEPLOYMENT.account}:cluster/sim`;
 const ns = (ms: number): string => BigInt(Math.round(ms * 1e6)).toString();
 
 /**
@@ -53,6 +56,8 @@ class ProcessClock implements Clock {
   paused = false;
   /** Until when (simulated epoch ms) its requests reach nobody: a network partition. */
   partitionedUntil = 0;
+  /** An aimed pause: begins when the process's next request has landed, before it reads the answer. */
+  pauseAtNextAnswer: (() => void) | undefined;
   dead = false;
   private held: (() => void)[] = [];
   constructor(private readonly base: SimulatedClock) {}
@@ -134,7 +139,7 @@ export async function runWorld(schedule: Schedule, settings: WorldSettings = DEF
   }
 }
 
-async function runPlanted(schedule: Schedule, settings: WorldSettings, opts: { trace?: boolean }, wallClocks: Map<string, () => number>): Promise<SimResult> {
+async function runPlanted(schedule: Schedule, settings: WorldSettings, opts: { trace?: boolean; plant?: PlantedBug }, wallClocks: Map<string, () => number>): Promise<SimResult> {
   const clock = simulatedClock({ start: T0, seed: schedule.seed });
   // the schedule's own stream of numbers, apart from the system's, so that a fault's draws do not shift the system's
   const faultRandom = seededRandom(schedule.seed ^ 0x5bd1e995);
@@ -158,6 +163,8 @@ async function runPlanted(schedule: Schedule, settings: WorldSettings, opts: { t
     count('requests');
     const f = schedule.requestFaults;
     if (pc?.dead) return new Promise<never>(() => undefined);
+    // a frozen process sends nothing until it runs again
+    if (pc?.paused) await pc.running();
     if (pc && clock.now() < pc.partitionedUntil) {
       // cut off: the request dies on the way, or its answer does, after the socket timeout
       const applied = faultRandom() < 0.5;
@@ -180,7 +187,19 @@ async function runPlanted(schedule: Schedule, settings: WorldSettings, opts: { t
       apply();
       count('fault:lostAnswer');
       throw ddbFaults.timeout();
-    } else if (inFault && p < f.throttle + f.lost + f.lostAnswer + f.duplicate && req.operation !== 'GetItem') {
+    } else if (inFault && p < f.throttle + f.lost + f.lostAnswer + f.late) {
+      // stuck on the way: the client gives up after its timeout; the request lands much later
+      count('fault:lateLanding');
+      clock.setTimer(5_000 + faultRandom() * 25_000, () => {
+        try {
+          apply();
+        } catch {
+          // a condition that no longer holds: what the condition is for
+        }
+      });
+      await clock.sleep(1_000);
+      throw ddbFaults.timeout();
+    } else if (inFault && p < f.throttle + f.lost + f.lostAnswer + f.late + f.duplicate && req.operation !== 'GetItem') {
       count('fault:duplicate');
       try {
         apply();
@@ -189,6 +208,11 @@ async function runPlanted(schedule: Schedule, settings: WorldSettings, opts: { t
       }
       out = apply();
     } else out = apply();
+    if (pc?.pauseAtNextAnswer) {
+      const pause = pc.pauseAtNextAnswer;
+      pc.pauseAtNextAnswer = undefined;
+      pause();
+    }
     await clock.sleep(f.latencyMs[0] + faultRandom() * (f.latencyMs[1] - f.latencyMs[0]));
     if (pc?.paused) await pc.running();
     if (pc?.dead) return new Promise<never>(() => undefined);
@@ -284,6 +308,38 @@ async function runPlanted(schedule: Schedule, settings: WorldSettings, opts: { t
     pumps.push(every(clock, 250, () => void pump()));
   }
 
+  // ---- the platform: "stopped" events for the task or instance a worker ran on, via EventBridge
+  // (Lambda's asynchronous invocation: a function that is down gets the event when it is back)
+  const platformEvent = (stopped: Record<string, unknown>, afterMs: number) =>
+    clock.setTimer(afterMs, () => {
+      void (async () => {
+        for (let w = outage(); w; w = outage()) await clock.sleep(T0 + w.to - clock.now());
+        let event = stopped;
+        if (opts.plant === 'platformEventByArrival') event = { ...event, time: new Date(clock.now()).toISOString().replace(/\.\d{3}Z$/, 'Z') };
+        log(`platform event ${(event['detail'] as Record<string, string>)['taskArn'] ?? (event['detail'] as Record<string, string>)['instance-id']} stopped at ${String(event['time'])}`);
+        try {
+          const r = (await handlers.platform(event)) as { outcomes?: { outcome: string }[] } | undefined;
+          for (const o of r?.outcomes ?? []) count(`platform:${o.outcome}`);
+        } catch {
+          count('platform:threw');
+        }
+      })();
+    });
+  let platformEvents = 0;
+  /** The platform tells that `platform` stopped now: after EventBridge's delay, maybe twice, maybe minutes late. */
+  const platformStopped = (platform: Platform) => {
+    const pe = schedule.platformEvents;
+    const id = `sim-${schedule.seed}-${++platformEvents}`;
+    const event = platform.kind === 'ecs' ? taskStoppedEvent(platform, { code: 137, signal: null }, new Date(clock.now()), id) : instanceStoppedEvent(platform.id, clock.now(), id);
+    const delay = () => pe.delayMs[0] + faultRandom() * (pe.delayMs[1] - pe.delayMs[0]);
+    platformEvent(event, delay());
+    if (faultRandom() < pe.duplicate) platformEvent(event, delay() + 1_000);
+    if (faultRandom() < pe.late) {
+      count('fault:platformLate');
+      platformEvent(event, 60_000 + faultRandom() * 240_000);
+    }
+  };
+
   // ---- the tick
   let ticking = false;
   pumps.push(
@@ -303,19 +359,30 @@ async function runPlanted(schedule: Schedule, settings: WorldSettings, opts: { t
   const leaseNames = Array.from({ length: settings.leases }, (_, i) => `job-${i}`);
   interface Proc {
     identity: string;
+    platform: Platform;
+    runs: Promise<void>[];
+    /** After a SIGTERM: starts the next process once this one has exited. */
+    restart: () => void;
     pc: ProcessClock;
     electors: LeaderElector[];
     leading: Map<string, number>;
     stop: AbortController;
   }
   const procs: Proc[] = [];
+  const starts: number[] = [];
   const start = (i: number): Proc => {
     const identity = `w${i}`;
+    starts[i] = (starts[i] ?? 0) + 1;
+    // an ECS task has a new ARN each start; an EC2 instance keeps its id across a stop and a start
+    const platform: Platform =
+      schedule.platforms[i] === 'ecs'
+        ? { kind: 'ecs', id: `arn:aws:ecs:${LOCAL_DEPLOYMENT.region}:${LOCAL_DEPLOYMENT.account}:task/sim/w${i}-${starts[i]}`, cluster: SIM_CLUSTER }
+        : { kind: 'ec2', id: `i-${(0x51a00000 + i).toString(16)}` };
     const pc = new ProcessClock(clock);
     pc.skewMs = schedule.skewMs[i] ?? 0;
     wallClocks.set(identity, () => pc.now());
     const client: DynamoDBClient = model.client({ name: identity, intercept: network(identity, pc), backoff: (attempt) => clock.sleep(25 * 2 ** attempt) });
-    const proc: Proc = { identity, pc, electors: [], leading: new Map(), stop: new AbortController() };
+    const proc: Proc = { identity, platform, runs: [], restart: () => undefined, pc, electors: [], leading: new Map(), stop: new AbortController() };
     let writes = 0;
     for (const leaseName of leaseNames) {
       const elector: LeaderElector = new LeaderElector({
@@ -324,7 +391,7 @@ async function runPlanted(schedule: Schedule, settings: WorldSettings, opts: { t
         tables: names,
         client,
         clock: pc,
-        platform: 'none',
+        platform,
         leaseDurationMs: settings.leaseDurationMs,
         renewDeadlineMs: settings.renewDeadlineMs,
         retryPeriodMs: settings.retryPeriodMs,
@@ -355,7 +422,7 @@ async function runPlanted(schedule: Schedule, settings: WorldSettings, opts: { t
         onError: () => count('workerErrors'),
       });
       proc.electors.push(elector);
-      void elector.run(proc.stop.signal).catch(() => count('runRejected'));
+      proc.runs.push(elector.run(proc.stop.signal).catch(() => void count('runRejected')));
     }
     log(`start ${identity}`);
     return proc;
@@ -364,8 +431,30 @@ async function runPlanted(schedule: Schedule, settings: WorldSettings, opts: { t
 
   // ---- process faults, from the schedule
   const apply = (f: ProcessFault) => {
-    const proc = procs[f.worker]!;
     const from = clock.monotonic();
+    if (f.kind === 'deleteLease') {
+      // an operator's delete: unconditional, whoever holds the lease
+      log(`delete lease job-${f.lease}`);
+      count('fault:deleteLease');
+      model.client({ name: 'operator' }).send(new DeleteItemCommand({ TableName: names.leases, Key: { name: { S: `job-${f.lease}` } } })).catch(() => count('fault:deleteLeaseFailed'));
+      faultWindows.push({ kind: 'leaseDelete', from: ns(from), to: ns(from) });
+      return;
+    }
+    const proc = procs[f.worker]!;
+    // one worker, one process: the next starts only when this one is gone (and only once)
+    let restarted = false;
+    const restart = (afterMs: number, kind: string) => {
+      if (restarted) return;
+      restarted = true;
+      clock.setTimer(afterMs, () => {
+        procs[f.worker] = start(f.worker);
+        faultWindows.push({ kind, from: ns(from), to: ns(clock.monotonic()), ...(kind === 'kill' ? { instances: proc.electors.map((e) => e.instance) } : {}) });
+      });
+    };
+    if (proc.pc.dead || (proc.stop.signal.aborted && f.kind === 'stop')) {
+      count(`skipped:${f.kind}`); // already gone, or already stopping
+      return;
+    }
     if (f.kind === 'kill') {
       log(`kill ${proc.identity}`);
       proc.pc.dead = true;
@@ -374,18 +463,22 @@ async function runPlanted(schedule: Schedule, settings: WorldSettings, opts: { t
         history.push({ event: 'stopped', lease, identity: proc.identity, instance: e.instance, fencingToken: token, mono: ns(clock.monotonic()), wall: Math.round(clock.now()), reason: 'killed' });
       }
       proc.leading.clear();
-      clock.setTimer(f.forMs, () => {
-        procs[f.worker] = start(f.worker);
-        faultWindows.push({ kind: 'kill', from: ns(from), to: ns(clock.monotonic()), instances: proc.electors.map((e) => e.instance) });
-      });
+      platformStopped(proc.platform);
+      proc.restart = () => undefined; // a stop under way restarts nothing now
+      restart(f.forMs, 'kill');
     } else if (f.kind === 'pause') {
-      log(`pause ${proc.identity} for ${f.forMs} ms`);
-      proc.pc.paused = true;
-      clock.setTimer(f.forMs, () => {
-        log(`resume ${proc.identity}`);
-        faultWindows.push({ kind: 'pause', from: ns(from), to: ns(clock.monotonic()), instances: proc.electors.map((e) => e.instance) });
-        proc.pc.resume();
-      });
+      const pause = () => {
+        const from = clock.monotonic();
+        log(`pause ${proc.identity} for ${f.forMs} ms${f.aimed ? ' (between a request landing and its answer)' : ''}`);
+        proc.pc.paused = true;
+        clock.setTimer(f.forMs, () => {
+          log(`resume ${proc.identity}`);
+          faultWindows.push({ kind: 'pause', from: ns(from), to: ns(clock.monotonic()), instances: proc.electors.map((e) => e.instance) });
+          proc.pc.resume();
+        });
+      };
+      if (f.aimed) proc.pc.pauseAtNextAnswer = pause;
+      else pause();
     } else if (f.kind === 'partition') {
       log(`partition ${proc.identity} for ${f.forMs} ms`);
       proc.pc.partitionedUntil = clock.now() + f.forMs;
@@ -395,10 +488,14 @@ async function runPlanted(schedule: Schedule, settings: WorldSettings, opts: { t
       proc.pc.skewMs += f.stepMs;
     } else if (f.kind === 'stop') {
       log(`stop ${proc.identity} (SIGTERM)`);
-      proc.stop.abort();
-      clock.setTimer(f.forMs, () => {
-        procs[f.worker] = start(f.worker);
-        faultWindows.push({ kind: 'handoff', from: ns(from), to: ns(clock.monotonic()) });
+      // a frozen process handles the signal when it runs again
+      proc.pc.gate(() => proc.stop.abort());
+      // the process exits once its electors have handed off; then its task or instance stops
+      proc.restart = () => restart(f.forMs, 'handoff');
+      void Promise.all(proc.runs).then(() => {
+        if (proc.pc.dead) return; // killed meanwhile: the kill restarts it
+        platformStopped(proc.platform);
+        proc.restart();
       });
     }
   };

@@ -29,11 +29,11 @@ export interface LocalEcsTask {
 }
 
 /** The event ECS sends when a task's last essential container has exited (shape from the ECS documentation). */
-export function taskStoppedEvent(task: Platform & { kind: 'ecs' }, exit: { code: number | null; signal: NodeJS.Signals | null }, at = new Date(systemClock.now())): Record<string, unknown> {
+export function taskStoppedEvent(task: Platform & { kind: 'ecs' }, exit: { code: number | null; signal: NodeJS.Signals | null }, at = new Date(systemClock.now()), id: string = randomUUID()): Record<string, unknown> {
   const exitCode = exit.code ?? (exit.signal === 'SIGKILL' ? 137 : exit.signal === 'SIGTERM' ? 143 : 1);
   return {
     version: '0',
-    id: randomUUID(),
+    id,
     'detail-type': 'ECS Task State Change',
     source: 'aws.ecs',
     account: LOCAL_DEPLOYMENT.account,
@@ -53,6 +53,22 @@ export function taskStoppedEvent(task: Platform & { kind: 'ecs' }, exit: { code:
       stoppedAt: at.toISOString(),
       version: 3,
     },
+  };
+}
+
+/** EC2's "Instance State-change Notification" for `instanceId` stopped at `at` (epoch ms), as EventBridge delivers it (whole seconds). */
+export function instanceStoppedEvent(instanceId: string, at: number, id: string = randomUUID()): Record<string, unknown> {
+  const { account, region } = LOCAL_DEPLOYMENT;
+  return {
+    version: '0',
+    id,
+    'detail-type': 'EC2 Instance State-change Notification',
+    source: 'aws.ec2',
+    account,
+    time: new Date(at).toISOString().replace(/\.\d{3}Z$/, 'Z'),
+    region,
+    resources: [`arn:aws:ec2:${region}:${account}:instance/${instanceId}`],
+    detail: { 'instance-id': instanceId, state: 'stopped' },
   };
 }
 

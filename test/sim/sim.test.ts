@@ -11,9 +11,11 @@ import type { PlantedBug } from '../../sim/bugs.js';
 import { DEFAULT_SETTINGS, runWorld } from '../../sim/world.js';
 
 process.env['POWERTOOLS_METRICS_DISABLED'] ??= 'true';
-const BUDGET_MS = 60_000;
+const BUDGET_MS = 120_000;
 /** Seeds that once found a violation: each must stay fixed. */
-const REGRESSIONS: { seed: number; found: string }[] = [];
+const REGRESSIONS: { seed: number; found: string }[] = [
+  { seed: 7196, found: 'a worker restarted while its SIGTERMed process was still frozen: two processes of one worker (a simulator bug; fixed in sim/world.ts)' },
+];
 
 /**
  * Known bugs planted into the real code one at a time (sim/bugs.ts), each with the first seed from
@@ -23,9 +25,12 @@ const REGRESSIONS: { seed: number; found: string }[] = [];
  */
 const PLANTED: { bug: PlantedBug; seed: number; schedules: number }[] = [
   { bug: 'electionKeepsToken', seed: 5000, schedules: 1 },
-  { bug: 'expiryByHolderTimestamp', seed: 5001, schedules: 2 },
-  { bug: 'renewalWithoutTokenCondition', seed: 5008, schedules: 9 },
-  { bug: 'leaderIgnoresRenewDeadline', seed: 5008, schedules: 9 },
+  { bug: 'renewalWithoutTokenCondition', seed: 5001, schedules: 2 },
+  { bug: 'expiryByHolderTimestamp', seed: 5002, schedules: 3 },
+  { bug: 'leaderIgnoresRenewDeadline', seed: 5003, schedules: 4 },
+  { bug: 'platformEventByArrival', seed: 5017, schedules: 18 },
+  { bug: 'successorWithoutRevision', seed: 5187, schedules: 188 },
+  { bug: 'releaseWithoutTermCondition', seed: 5193, schedules: 194 },
 ];
 
 const run = (seed: number) => runWorld(generateSchedule(seed, { workers: DEFAULT_SETTINGS.workers, durationMs: DEFAULT_SETTINGS.durationMs }), DEFAULT_SETTINGS, { trace: true });
@@ -39,7 +44,7 @@ describe('deterministic simulation', () => {
     expect((await run(8)).timeline).not.toEqual(a.timeline);
   });
 
-  it.each(REGRESSIONS.length ? REGRESSIONS : [{ seed: 1, found: '(none yet: a smoke row)' }])('regression seed $seed ($found)', async ({ seed }) => {
+  it.each(REGRESSIONS)('regression seed $seed ($found)', async ({ seed }) => {
     const r = await run(seed);
     expect(r.verdict.violations, formatVerdict(r.verdict).join('\n')).toEqual([]);
   });

@@ -1,0 +1,104 @@
+/**
+ * Schedules on every core: worker threads, each running whole schedules (sim/world.ts) one after
+ * another, seeds handed out one at a time from a shared counter. A schedule is independent of every
+ * other, so a seed gives the same result on any thread; only which thread ran it differs.
+ */
+import { availableParallelism } from 'node:os';
+import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
+import { formatVerdict } from '../lib/history/checker.js';
+import type { PlantedBug } from './bugs.js';
+import { generateSchedule, type Schedule } from './schedule.js';
+import { DEFAULT_SETTINGS, runWorld } from './world.js';
+
+/** What a thread reports per schedule. */
+export interface ScheduleReport {
+  seed: number;
+  ok: boolean;
+  terms: number;
+  verdict: string[];
+  counts: Record<string, number>;
+  schedule: Pick<Schedule, 'processFaults' | 'ddbFaults' | 'coordinatorDown' | 'skewMs'>;
+}
+
+type ToThread = { seed: number } | { done: true };
+type FromThread = { ready: true } | { report: ScheduleReport };
+
+/** Runs one schedule and reports it (what a thread does per seed). */
+export async function runSeed(seed: number, plant?: PlantedBug): Promise<ScheduleReport> {
+  const s = generateSchedule(seed, { workers: DEFAULT_SETTINGS.workers, durationMs: DEFAULT_SETTINGS.durationMs });
+  const r = await runWorld(s, DEFAULT_SETTINGS, plant ? { plant } : {});
+  return {
+    seed,
+    ok: r.verdict.ok,
+    terms: r.verdict.figures.terms,
+    verdict: r.verdict.ok ? [] : formatVerdict(r.verdict),
+    counts: r.counts,
+    schedule: { processFaults: s.processFaults, ddbFaults: s.ddbFaults, coordinatorDown: s.coordinatorDown, skewMs: s.skewMs },
+  };
+}
+
+export interface PoolOptions {
+  first: number;
+  /** Stop after this many schedules… */
+  limit: number;
+  /** …or at this monotonic time (ms), whichever comes first. */
+  until: number;
+  threads?: number;
+  plant?: PlantedBug;
+  /** Stop at the first violation (a planted bug's search). */
+  stopAtViolation?: boolean;
+  /** Each schedule's report, in the order they finish. */
+  onReport(r: ScheduleReport): void;
+  monotonic(): number;
+}
+
+/** Runs schedules from `first` on `threads` worker threads; resolves with how many ran. */
+export async function runPool(o: PoolOptions): Promise<number> {
+  const threads = Math.max(1, o.threads ?? availableParallelism());
+  let next = o.first;
+  let handedOut = 0;
+  let finished = 0;
+  let stop = false;
+  const take = (): number | undefined => {
+    if (stop || handedOut >= o.limit || o.monotonic() >= o.until) return undefined;
+    handedOut++;
+    const seed = next;
+    next = (next + 1) >>> 0;
+    return seed;
+  };
+  await Promise.all(
+    Array.from({ length: threads }, () =>
+      new Promise<void>((resolve, reject) => {
+        const w = new Worker(new URL(import.meta.url), { workerData: { plant: o.plant } });
+        const feed = () => {
+          const seed = take();
+          w.postMessage(seed === undefined ? ({ done: true } satisfies ToThread) : ({ seed } satisfies ToThread));
+        };
+        w.on('message', (m: FromThread) => {
+          if ('report' in m) {
+            finished++;
+            o.onReport(m.report);
+            if (!m.report.ok && o.stopAtViolation) stop = true;
+          }
+          feed();
+        });
+        w.on('error', reject);
+        w.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`a simulator thread exited with code ${code}`))));
+      }),
+    ),
+  );
+  return finished;
+}
+
+if (!isMainThread && parentPort) {
+  const port = parentPort;
+  const plant = (workerData as { plant?: PlantedBug }).plant;
+  port.on('message', (m: ToThread) => {
+    if ('done' in m) {
+      // what the simulated processes left pending never runs: the thread is done
+      process.exit(0);
+    }
+    void runSeed(m.seed, plant).then((report) => port.postMessage({ report } satisfies FromThread));
+  });
+  port.postMessage({ ready: true } satisfies FromThread);
+}
