@@ -1,4 +1,5 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { Clock } from '../../lib/clock.js';
 import { reconcileLease, type CoordinatorDeps } from '../../lib/coordinator/reconcile.js';
 import { LeaderElector, type LeaderElectorOptions, type StopReason } from '../../lib/sdk/elector.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
@@ -29,6 +30,7 @@ export function coordinatorLoop(deps: CoordinatorDeps, leaseName: string, everyM
 }
 
 export interface LogEntry {
+  /** The clock's monotonic ms (simulated time), or without a clock the entry's place in the log. */
   at: number;
   who: string;
   what: 'started' | 'stopped' | 'newLeader';
@@ -40,8 +42,10 @@ export interface LogEntry {
 /** One ordered log of every elector's callbacks in this process. */
 export class Log {
   readonly entries: LogEntry[] = [];
+  /** `clock`: stamps entries with its monotonic time (a simulated clock's); none: with their order. */
+  constructor(private readonly clock?: Pick<Clock, 'monotonic'>) {}
   add(e: Omit<LogEntry, 'at'>) {
-    this.entries.push({ at: performance.now(), ...e });
+    this.entries.push({ at: this.clock ? this.clock.monotonic() : this.entries.length, ...e });
   }
   of(what: LogEntry['what'], who?: string) {
     return this.entries.filter((e) => e.what === what && (who === undefined || e.who === who));

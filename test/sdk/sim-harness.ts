@@ -1,0 +1,332 @@
+/**
+ * The SDK on simulated time: real LeaderElectors, LeaseCandidates and heartbeats, the real
+ * coordinator (reconcileLease, driven in-process as Lambda's streams and timer would), over the
+ * in-memory DynamoDB model (lib/sim/dynamodb-model, held to DynamoDB Local by
+ * test/sim/contract.test.ts), all on one seeded simulatedClock. Nothing waits for the machine:
+ * a test runs simulated time until an outcome holds and reads durations off the simulated clock,
+ * so they are exact, the same on every run of a seed, and as tight as the protocol allows.
+ *
+ * Each process ("machine") has its own DynamoDB client, so its own server-clock samples, with a
+ * network of fixed latency in front of the model; its wall clock can be off or stepped, its
+ * monotonic clock can lose time (a suspended machine), its requests can fail, and it can crash.
+ * sim/world.ts wires the whole system the same way for the simulator.
+ */
+import type { AttributeValue, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { sleepOn, simulatedClock, type Clock, type SimulatedClock, type Timer, type TimerOptions } from '../../lib/clock.js';
+import { coordinatorDeps, reconcileLease, type CoordinatorDeps } from '../../lib/coordinator/reconcile.js';
+import { createTables } from '../../lib/local/tables.js';
+import type { ElectionConfigInput, TableNames } from '../../lib/schemas/config.js';
+import type { LeaderElectorOptions } from '../../lib/sdk/elector.js';
+import { DynamoDBModel, type ModelRequest } from '../../lib/sim/dynamodb-model/index.js';
+import { CandidateStore } from '../../lib/stores/candidate-store.js';
+import { LeaseStore } from '../../lib/stores/lease-store.js';
+import { defaultTableNames } from '../../lib/tables.js';
+import type { TestTables } from '../support.js';
+import { Log, startElector, type RunningElector } from './harness.js';
+
+/** Simulated epoch ms every simulation starts at (a whole second: Date headers truncate to seconds). */
+export const T0 = Date.UTC(2027, 0, 1);
+/** One way of a request's round trip to the model, simulated ms. */
+export const LATENCY_MS = 2;
+
+/**
+ * A machine's view of the simulated time: its wall clock `offsetMs` off (change it: an NTP step),
+ * its monotonic clock behind by `lostMs` (time it was suspended and did not count). Once `dead`
+ * (crashed), none of its timers fire.
+ */
+export class MachineClock implements Clock {
+  offsetMs = 0;
+  lostMs = 0;
+  dead = false;
+  private frozen: (() => void)[] | undefined;
+  constructor(private readonly base: SimulatedClock) {}
+  /** The process stops running (SIGSTOP, a long GC pause): its timers wait until it resumes. */
+  pause(): void {
+    this.frozen ??= [];
+  }
+  /** Resolves while the process runs: now, when it resumes, or never (dead). */
+  running(): Promise<void> {
+    return new Promise((resolve) => (this.dead ? undefined : this.frozen ? this.frozen.push(resolve) : resolve()));
+  }
+  resume(): void {
+    const held = this.frozen ?? [];
+    this.frozen = undefined;
+    for (const fn of held) fn();
+  }
+  now(): number {
+    return Math.floor(this.base.now() + this.offsetMs);
+  }
+  monotonic(): number {
+    return this.base.monotonic() - this.lostMs;
+  }
+  setTimer(ms: number, fn: () => void, opts?: TimerOptions): Timer {
+    return this.base.setTimer(ms, () => (this.dead ? undefined : this.frozen ? this.frozen.push(fn) : fn()), opts);
+  }
+  sleep(ms: number, signal?: AbortSignal): Promise<void> {
+    return sleepOn(this, ms, signal);
+  }
+  random(): number {
+    return this.base.random();
+  }
+}
+
+/** A request as the network saw it: sent at simulated monotonic `at`. */
+export interface SentRequest extends ModelRequest {
+  readonly at: number;
+}
+
+/** A write to a lease row that DynamoDB (the model) applied: when, in true simulated ms, and the row after it. */
+export interface LeaseWrite {
+  readonly at: number;
+  /** The machine that sent it (`coordinator`, `machine-1`, …). */
+  readonly by: string;
+  readonly name: string;
+  readonly item: Record<string, unknown> | undefined;
+}
+
+/** One worker process: its clock, its own DynamoDB client, faults to inject, and a crash. */
+export interface Machine {
+  readonly clock: MachineClock;
+  readonly client: DynamoDBClient;
+  /** An error to answer this request with instead of the model's (a fault the network or DynamoDB gives); undefined lets it through. */
+  fault: ((req: ModelRequest) => Error | undefined) | undefined;
+  /** Every request it sent (each attempt), in order. */
+  readonly sent: SentRequest[];
+  /** The process is gone: nothing it sends arrives or comes back, none of its timers fire. */
+  kill(): void;
+}
+
+/** A started elector on the simulation; stop() runs simulated time until it has stepped down and released. */
+export interface SimElector extends RunningElector {
+  readonly machine: Machine;
+}
+
+/** Thrown from the clock's settle step to end a run the moment an outcome holds (never escapes `Sim`). */
+class Reached extends Error {}
+
+export interface SimOptions {
+  /** Seeds the clock's random source (the electors' jitter). @default 1 */
+  readonly seed?: number;
+  /** The coordinator's configuration (short elections suit tests). */
+  readonly config?: ElectionConfigInput;
+}
+
+export class Sim {
+  readonly clock: SimulatedClock;
+  readonly model: DynamoDBModel;
+  readonly names: TableNames = defaultTableNames('sim');
+  /** An operator's client: no latency, no faults, and it reads nobody's Date headers. */
+  readonly client: DynamoDBClient;
+  /** The coordinator's stores, on simulated time (its own client, with latency): for the coordinator only. */
+  readonly deps: CoordinatorDeps;
+  /** An operator's view of the lease and candidate rows, read at once (no latency): what tests look at. */
+  readonly leases: LeaseStore;
+  readonly candidates: CandidateStore;
+  /** Every elector's callbacks, stamped with simulated monotonic ms. */
+  readonly log: Log;
+  /** Every write to a lease row that was applied, in order: the lease's history in true time. */
+  readonly leaseWrites: LeaseWrite[] = [];
+  private stopWhen: (() => boolean | Promise<boolean>) | undefined;
+  private machines = 0;
+
+  private constructor(opts: SimOptions) {
+    this.clock = simulatedClock({
+      start: T0,
+      seed: opts.seed ?? 1,
+      // One turn of the event loop lets every promise chain a timer started run (the clock's
+      // default); then, if a run is waiting for an outcome, it ends the moment that holds.
+      settle: async () => {
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        if (this.stopWhen && (await this.stopWhen())) throw new Reached();
+      },
+    });
+    // DynamoDB's clock is the true (simulated) time, in whole ms as Date.now()
+    const trueNow = () => Math.floor(this.clock.now());
+    this.model = new DynamoDBModel({ now: trueNow });
+    this.client = this.model.client({ name: 'operator' });
+    this.leases = new LeaseStore(this.client, this.names.leases);
+    this.candidates = new CandidateStore(this.client, this.names.candidates);
+    const coordinatorClock: Clock = { ...this.clock, now: trueNow };
+    this.deps = coordinatorDeps(this.network('coordinator').client, this.names, { clock: coordinatorClock, ...(opts.config ? { config: opts.config } : {}) });
+    this.log = new Log(this.clock);
+  }
+
+  /** A simulation with the tables made. */
+  static async create(opts: SimOptions = {}): Promise<Sim> {
+    const sim = new Sim(opts);
+    await createTables(sim.client, sim.names);
+    return sim;
+  }
+
+  /** The tables as test/support.ts' TestTables (the operator's client): what harness.ts' helpers take. */
+  get tables(): TestTables {
+    return { client: this.client, names: this.names, drop: async () => undefined };
+  }
+
+  /** Simulated ms since the simulation began. */
+  get elapsed(): number {
+    return this.clock.monotonic() - T0;
+  }
+
+  private network(name: string): Machine {
+    const clock = new MachineClock(this.clock);
+    const sent: SentRequest[] = [];
+    const hang = () => new Promise<never>(() => undefined);
+    const machine: Machine = {
+      clock,
+      sent,
+      fault: undefined,
+      client: this.model.client({
+        name,
+        intercept: async (req, apply) => {
+          if (clock.dead) return hang();
+          sent.push({ ...req, at: this.clock.monotonic() });
+          await this.clock.sleep(LATENCY_MS);
+          const fault = machine.fault?.(req);
+          if (fault) throw fault;
+          if (clock.dead) return hang();
+          const out = apply();
+          this.recordLeaseWrite(name, req);
+          await this.clock.sleep(LATENCY_MS);
+          await clock.running(); // a frozen process reads the answer when it wakes; a dead one never
+          return out;
+        },
+        backoff: (attempt) => this.clock.sleep(25 * 2 ** attempt), // the SDK's backoff, on simulated time
+      }),
+      kill: () => void (clock.dead = true),
+    };
+    return machine;
+  }
+
+  private recordLeaseWrite(by: string, req: ModelRequest): void {
+    const input = req.input as { TableName?: string; Key?: Record<string, AttributeValue>; Item?: Record<string, AttributeValue> };
+    if (input.TableName !== this.names.leases || !['PutItem', 'UpdateItem', 'DeleteItem'].includes(req.operation)) return;
+    const name = (input.Key ?? input.Item)?.['name']?.S;
+    if (name === undefined) return;
+    const raw = this.model.items(this.names.leases).find((i) => i['name']?.S === name);
+    this.leaseWrites.push({ at: this.clock.now(), by, name, item: raw && unmarshall(raw) });
+  }
+
+  /**
+   * True time `holder`'s term on `lease` was last renewed (or taken) before `before`: what the term
+   * runs from for anyone watching (a change of holder, instance, renewTime, token or duration).
+   */
+  lastRenewal(lease: string, holder: string, before = Infinity): number {
+    const key = (i: Record<string, unknown> | undefined) => (i ? ['holderIdentity', 'holderInstance', 'renewTime', 'fencingToken', 'leaseDurationSeconds'].map((k) => String(i[k])).join('|') : '');
+    let at: number | undefined;
+    let previous = '';
+    for (const w of this.leaseWrites.filter((x) => x.name === lease && x.at < before)) {
+      const k = key(w.item);
+      if (w.item?.['holderIdentity'] === holder && k !== previous) at = w.at;
+      previous = k;
+    }
+    if (at === undefined) throw new Error(`${holder} never held ${lease}`);
+    return at;
+  }
+
+  /** True time `holder` was first written as the holder of `lease` after `after`. */
+  tookOver(lease: string, holder: string, after = -Infinity): number {
+    const w = this.leaseWrites.find((x) => x.name === lease && x.at > after && x.item?.['holderIdentity'] === holder);
+    if (!w) throw new Error(`${holder} never took ${lease}`);
+    return w.at;
+  }
+
+  /** A new worker process (machine) with its own clock view and client. */
+  machine(opts: { offsetMs?: number } = {}): Machine {
+    const m = this.network(`machine-${++this.machines}`);
+    m.clock.offsetMs = opts.offsetMs ?? 0;
+    return m;
+  }
+
+  /**
+   * Starts a LeaderElector (harness.ts' startElector: FAST timings, callbacks to the log) on its own
+   * machine unless one is given; `platform: 'none'` (nothing to detect in a simulation).
+   */
+  elector(
+    identity: string,
+    opts: Partial<LeaderElectorOptions> & { leaseName: string },
+    extra: { machine?: Machine; versions?: [string, string]; priority?: number; errors?: Error[] } = {},
+  ): SimElector {
+    const machine = extra.machine ?? this.machine();
+    const e = startElector(this.tables, this.log, identity, { platform: 'none', clock: machine.clock, ...opts }, { ...extra, client: machine.client });
+    return {
+      ...e,
+      machine,
+      stop: () => (machine.clock.dead ? Promise.resolve() : this.settle(e.stop(), `${identity} to stop`)),
+    };
+  }
+
+  /**
+   * The coordinator, in-process on simulated time: reconciles each lease every `everyMs`
+   * (standing in for the streams and the election timer, as test/sdk/harness.ts' coordinatorLoop).
+   */
+  coordinator(leases: string | string[], everyMs = 100): { errors: Error[]; stop(): void } {
+    const names = typeof leases === 'string' ? [leases] : leases;
+    const errors: Error[] = [];
+    const stop = new AbortController();
+    void (async () => {
+      while (!stop.signal.aborted) {
+        for (const name of names) {
+          try {
+            await reconcileLease(this.deps, name);
+          } catch (e) {
+            errors.push(e as Error);
+          }
+        }
+        await this.clock.sleep(everyMs, stop.signal);
+      }
+    })();
+    return { errors, stop: () => stop.abort() };
+  }
+
+  /**
+   * Runs simulated time until `outcome` holds (checked after every timer and the promise chains it
+   * started), at most `withinMs`; returns the simulated ms it took. Throws if it never held.
+   */
+  async until<T>(what: string, outcome: () => T | undefined | false | Promise<T | undefined | false>, withinMs = 60_000): Promise<T> {
+    const from = this.clock.monotonic();
+    let value: T | undefined | false;
+    const reached = await this.runWhile(withinMs, async () => {
+      value = await outcome();
+      return Boolean(value);
+    });
+    if (!reached) throw new Error(`not within ${withinMs} simulated ms (${this.clock.monotonic() - from} ms run): ${what}`);
+    return value as T;
+  }
+
+  /** Runs `ms` of simulated time, checking `invariant` after every step; throws at the first step it fails. */
+  async during(ms: number, what: string, invariant: () => boolean | Promise<boolean>): Promise<void> {
+    const broke = await this.runWhile(ms, async () => !(await invariant()));
+    if (broke) throw new Error(`${what}: broken ${this.clock.monotonic() - T0} ms into the simulation`);
+  }
+
+  /** Runs `ms` of simulated time. */
+  run(ms: number): Promise<void> {
+    return this.clock.run(ms);
+  }
+
+  /** Runs simulated time until `p` settles (at most `withinMs`); its value or its rejection. */
+  async settle<T>(p: Promise<T>, what = 'a promise to settle', withinMs = 60_000): Promise<T> {
+    let done = false;
+    const watched = p.finally(() => (done = true));
+    watched.catch(() => undefined); // rejections are the caller's, below
+    await this.until(what, () => done, withinMs);
+    return watched;
+  }
+
+  /** Whether `stop` held before `ms` ran out; time stops at the step where it did. */
+  private async runWhile(ms: number, stop: () => Promise<boolean>): Promise<boolean> {
+    if (this.stopWhen) throw new Error('one run at a time: await the run before starting another');
+    this.stopWhen = stop;
+    try {
+      await this.clock.run(ms);
+      return false;
+    } catch (e) {
+      if (e instanceof Reached) return true;
+      throw e;
+    } finally {
+      this.stopWhen = undefined;
+    }
+  }
+}
