@@ -1,19 +1,19 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { coordinatorDeps } from '../../lib/coordinator/reconcile.js';
+/**
+ * runWithLeaderMigration on real LeaderElectors, on simulated time over the DynamoDB model
+ * (test/sdk/sim-harness.ts): the coordinator reconciles each component's lease and the migration
+ * lease in-process.
+ */
+import { describe, expect, it } from 'vitest';
 import { DEFAULT_MIGRATION_LEADER_NAME, defaultLeaderMigrationConfiguration, electorStarter, runWithLeaderMigration } from '../../lib/sdk/migration.js';
-import { testTables, type TestTables } from '../support.js';
-import { FAST, coordinatorLoop, waitFor } from './harness.js';
+import { FAST } from './harness.js';
+import { LATENCY_MS, Sim } from './sim-harness.js';
 
-let t: TestTables;
-beforeAll(async () => {
-  t = await testTables('migration');
-});
-afterAll(() => t.drop());
+const TICK_MS = 100; // how often the in-process coordinator reconciles
 
 describe('runWithLeaderMigration on real electors (KEP-2436)', () => {
   it('a migrated controller runs under the shared migration lease, in one component at a time; the rest under each primary lease', async () => {
-    const deps = coordinatorDeps(t.client, t.names, { config: { ackWindowMs: 500, electedLeaseDurationSeconds: 2 } });
-    const loops = ['kcm', 'ccm', DEFAULT_MIGRATION_LEADER_NAME].map((l) => coordinatorLoop(deps, l));
+    const sim = await Sim.create({ config: { ackWindowMs: 500, electedLeaseDurationSeconds: 2 } });
+    sim.coordinator(['kcm', 'ccm', DEFAULT_MIGRATION_LEADER_NAME], TICK_MS);
     const config = defaultLeaderMigrationConfiguration(['cloud-route']);
     const running = new Map<string, number>();
     let maxRoute = 0;
@@ -24,9 +24,10 @@ describe('runWithLeaderMigration on real electors (KEP-2436)', () => {
       running.set(who, running.get(who)! - 1);
     };
     const start = (component: string, controllers: string[]) => {
+      const machine = sim.machine();
       const abort = new AbortController();
       const done = runWithLeaderMigration({
-        startElector: electorStarter({ identity: `${component}-1`, tables: t.names, ...FAST, client: t.client, candidacy: { emulationVersion: '1.30.0', binaryVersion: '1.30.0' } }),
+        startElector: electorStarter({ identity: `${component}-1`, tables: sim.names, ...FAST, platform: 'none', client: machine.client, clock: machine.clock, candidacy: { emulationVersion: '1.30.0', binaryVersion: '1.30.0' } }),
         controllers: Object.fromEntries(controllers.map((c) => [c, controller(`${component}/${c}`)])),
         component,
         primaryLeaseName: component,
@@ -37,21 +38,24 @@ describe('runWithLeaderMigration on real electors (KEP-2436)', () => {
     };
     const kcm = start('kcm', ['deployment', 'cloud-route']);
     const ccm = start('ccm', ['cloud-route', 'node-ipam']);
-    try {
-      await waitFor('primary controllers of both components', () => running.get('kcm/deployment') === 1 && running.get('ccm/node-ipam') === 1);
-      await waitFor('the migrated controller in one of them', () => (running.get('kcm/cloud-route') ?? 0) + (running.get('ccm/cloud-route') ?? 0) === 1);
-      const owner = running.get('kcm/cloud-route') === 1 ? kcm : ccm;
-      const other = owner === kcm ? 'ccm/cloud-route' : 'kcm/cloud-route';
-      // the owner stops: the migration lease moves and the controller runs on the other side
-      owner.abort.abort();
-      await owner.done;
-      await waitFor('the migrated controller to move', () => running.get(other) === 1, 20_000);
-      expect(maxRoute).toBe(1);
-    } finally {
-      kcm.abort.abort();
-      ccm.abort.abort();
-      await Promise.all([kcm.done, ccm.done]);
-      await Promise.all(loops.map((l) => l.stop()));
-    }
+    await sim.until('primary controllers of both components', () => running.get('kcm/deployment') === 1 && running.get('ccm/node-ipam') === 1, 10_000);
+    await sim.until('the migrated controller in one of them', () => (running.get('kcm/cloud-route') ?? 0) + (running.get('ccm/cloud-route') ?? 0) === 1, 10_000);
+    // a few terms on: still in one component only
+    await sim.during(5 * FAST.leaseDurationMs, 'the migrated controller in one component at a time', () => (running.get('kcm/cloud-route') ?? 0) + (running.get('ccm/cloud-route') ?? 0) <= 1);
+    const owner = running.get('kcm/cloud-route') === 1 ? kcm : ccm;
+    const other = owner === kcm ? 'ccm/cloud-route' : 'kcm/cloud-route';
+    // the owner stops (releasing its leases): the migration lease moves and the controller runs on the other side
+    owner.abort.abort();
+    await sim.settle(owner.done);
+    const stoppedAt = sim.clock.monotonic();
+    await sim.until('the migrated controller to move', () => running.get(other) === 1, 10_000);
+    // a released lease, no term waited out: an election (a tick, the answer at the next poll, a
+    // tick, the confirmation at the next poll), or the successor at its next poll
+    expect(sim.clock.monotonic() - stoppedAt).toBeLessThanOrEqual(2 * (TICK_MS + FAST.retryPeriodMs * 1.2) + 10 * 2 * LATENCY_MS);
+    expect(maxRoute).toBe(1);
+    kcm.abort.abort();
+    ccm.abort.abort();
+    await sim.settle(Promise.all([kcm.done, ccm.done]));
+    expect([...running.values()].every((n) => n === 0)).toBe(true);
   });
 });
