@@ -3,12 +3,14 @@
  * operator, a script, a TTL mistake), not when the table is restored from point-in-time recovery
  * (the row comes back as it was). A store downstream that keeps "the highest token seen" must
  * accept the next leader, and no restored old term may come out on top. Every writer that raises
- * the token is driven here against DynamoDB Local: the coordinator's election, a direct acquisition
- * (NoCoordination; the fallback takes the same path), and the designated successor's takeover.
+ * the token is driven here: the coordinator's election against DynamoDB Local (its conditional
+ * writes, on a manual clock); a direct acquisition (NoCoordination; the fallback takes the same
+ * path) and the designated successor's takeover with real LeaderElectors on simulated time over
+ * the DynamoDB model (test/sdk/sim-harness.ts).
  *
  * A restore is played by putting back the raw item read earlier: that is what PITR does to a row.
  */
-import { DeleteItemCommand, GetItemCommand, PutItemCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
+import { DeleteItemCommand, GetItemCommand, PutItemCommand, type AttributeValue, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { manualClock, type ManualClock } from '../lib/clock.js';
 import { coordinatorDeps, reconcileLease, type CoordinatorDeps } from '../lib/coordinator/reconcile.js';
@@ -17,7 +19,7 @@ import { parseEvent } from '../lib/events/schemas.js';
 import { HistoryRecord } from '../lib/history/schema.js';
 import { FencingToken, nextFencingToken } from '../lib/schemas/fencing-token.js';
 import { LeaseItem } from '../lib/schemas/lease.js';
-import { Log, coordinatorLoop, startElector, waitFor, type RunningElector } from './sdk/harness.js';
+import { Sim } from './sdk/sim-harness.js';
 import { testTables, type TestTables } from './support.js';
 
 const T0 = Date.UTC(2026, 2, 1);
@@ -31,9 +33,12 @@ beforeAll(async () => {
 });
 afterAll(() => t.drop());
 
-const rawLease = async (name: string) => (await t.client.send(new GetItemCommand({ TableName: t.names.leases, Key: { name: { S: name } }, ConsistentRead: true }))).Item!;
-const deleteLease = (name: string) => t.client.send(new DeleteItemCommand({ TableName: t.names.leases, Key: { name: { S: name } } }));
-const restoreLease = (item: Record<string, AttributeValue>) => t.client.send(new PutItemCommand({ TableName: t.names.leases, Item: item }));
+const rawLeaseOn = async (client: DynamoDBClient, table: string, name: string) => (await client.send(new GetItemCommand({ TableName: table, Key: { name: { S: name } }, ConsistentRead: true }))).Item!;
+const deleteLeaseOn = (client: DynamoDBClient, table: string, name: string) => client.send(new DeleteItemCommand({ TableName: table, Key: { name: { S: name } } }));
+const restoreLeaseOn = (client: DynamoDBClient, table: string, item: Record<string, AttributeValue>) => client.send(new PutItemCommand({ TableName: table, Item: item }));
+const rawLease = (name: string) => rawLeaseOn(t.client, t.names.leases, name);
+const deleteLease = (name: string) => deleteLeaseOn(t.client, t.names.leases, name);
+const restoreLease = (item: Record<string, AttributeValue>) => restoreLeaseOn(t.client, t.names.leases, item);
 
 describe('the coordinator’s elections', () => {
   let clock: ManualClock;
@@ -102,74 +107,69 @@ describe('the coordinator’s elections', () => {
 describe('direct acquisitions (NoCoordination, the fallback)', () => {
   // The workers' own clocks, as in production (the SDK may correct them by the server's: its
   // estimate is only as good as the Date header's second, so the next acquisition waits S out).
-  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-  let L: string;
-  beforeEach(() => {
-    L = `direct-${++seq}`;
+  let sim: Sim;
+  const L = 'direct';
+  beforeEach(async () => {
+    sim = await Sim.create();
   });
+  const raw = () => rawLeaseOn(sim.client, sim.names.leases, L);
 
   /** A NoCoordination worker takes the (vacant) lease, returns its token and releases it. */
   async function leadOnce(identity: string): Promise<number> {
-    const log = new Log();
-    const e = startElector(t, log, identity, { leaseName: L, mode: 'NoCoordination' });
-    try {
-      await waitFor(`${identity} leading`, () => e.elector.isLeader());
-      return e.elector.fencingToken!;
-    } finally {
-      await e.stop(); // releases the lease
-    }
+    const e = sim.elector(identity, { leaseName: L, mode: 'NoCoordination' });
+    await sim.until(`${identity} leading`, () => e.elector.isLeader());
+    const token = e.elector.fencingToken!;
+    await e.stop(); // releases the lease
+    return token;
   }
 
   it('a deleted row: the next acquisition’s token is above the last one', async () => {
     const before = await leadOnce('a');
-    await deleteLease(L);
-    await sleep(SKEW_MS + 1);
+    await deleteLeaseOn(sim.client, sim.names.leases, L);
+    await sim.run(SKEW_MS + 1);
     expect(await leadOnce('b')).toBeGreaterThan(before);
   });
 
   it('a row restored to an earlier term: the next acquisition’s token is above every token issued since', async () => {
     const tokens = [await leadOnce('a')];
-    const snapshot = await rawLease(L);
+    const snapshot = await raw();
     for (const next of ['b', 'c']) tokens.push(await leadOnce(next));
-    await sleep(SKEW_MS + 1);
-    await restoreLease(snapshot);
+    await sim.run(SKEW_MS + 1);
+    await restoreLeaseOn(sim.client, sim.names.leases, snapshot);
     expect(await leadOnce('d')).toBeGreaterThan(Math.max(...tokens));
   });
 });
 
 describe('the designated successor’s takeover', () => {
   it('a row restored to the term before the successor’s: the successor takes it again with a token above its own', async () => {
-    const L = `succ-${++seq}`;
-    const deps = coordinatorDeps(t.client, t.names, { config: { ackWindowMs: 500, electedLeaseDurationSeconds: 2 } });
-    const log = new Log();
-    const coord = coordinatorLoop(deps, L);
-    const es: RunningElector[] = ['a', 'b', 'c'].map((id) => startElector(t, log, id, { leaseName: L, fallbackAfterMs: 60_000 }));
-    try {
-      await waitFor('a leader', () => es.find((e) => e.elector.isLeader()));
-      const held = await waitFor('a successor on the lease', async () => {
-        const l = (await deps.leases.read(L)).item;
-        return l?.successor ? l : undefined;
-      });
-      await coord.stop(); // only the workers act from here on
-      const snapshot = await rawLease(L); // the point in time the table is restored to
-      const leader = es.find((e) => e.elector.options.identity === held.holderIdentity)!;
-      const successor = es.find((e) => e.elector.options.identity === held.successor)!;
-      await leader.stop(); // releases: the successor takes the lease
-      await waitFor('the successor leading', () => successor.elector.isLeader(), 10_000);
-      const mine = successor.elector.fencingToken!;
-      expect(mine).toBeGreaterThan(held.fencingToken);
+    const L = 'succ';
+    const sim = await Sim.create({ config: { ackWindowMs: 500, electedLeaseDurationSeconds: 2 } });
+    const coord = sim.coordinator(L);
+    const es = ['a', 'b', 'c'].map((id) => sim.elector(id, { leaseName: L, fallbackAfterMs: 60_000 }));
+    await sim.until('a leader', () => es.find((e) => e.elector.isLeader()));
+    const held = await sim.until('a successor on the lease', async () => {
+      const l = (await sim.leases.read(L)).item;
+      return l?.successor ? l : undefined;
+    });
+    coord.stop(); // only the workers act from here on
+    const snapshot = await rawLeaseOn(sim.client, sim.names.leases, L); // the point in time the table is restored to
+    const leader = es.find((e) => e.elector.options.identity === held.holderIdentity)!;
+    const successor = es.find((e) => e.elector.options.identity === held.successor)!;
+    await leader.stop(); // releases: the successor takes the lease
+    await sim.until('the successor leading', () => successor.elector.isLeader(), 10_000);
+    const mine = successor.elector.fencingToken!;
+    expect(mine).toBeGreaterThan(held.fencingToken);
 
-      await restoreLease(snapshot); // the old leader's term again, naming the same successor
-      // the successor's renewal fails (the term is not its own), it stops; the restored term then
-      // runs out unrenewed (its holder is gone) and the successor takes the lease once more
-      await waitFor('the successor leading again', () => log.of('started', successor.elector.options.identity).length === 2 && successor.elector.isLeader(), 15_000);
-      const again = (await deps.leases.read(L)).item!;
-      expect(again).toMatchObject({ holderIdentity: successor.elector.options.identity, electedBy: 'successor' });
-      expect(again.fencingToken).toBeGreaterThan(mine);
-      expect(log.maxConcurrentLeaders()).toBe(1);
-    } finally {
-      await Promise.all(es.map((e) => e.stop()));
-    }
+    await restoreLeaseOn(sim.client, sim.names.leases, snapshot); // the old leader's term again, naming the same successor
+    // the successor's renewal fails (the term is not its own), it stops; the restored term then
+    // runs out unrenewed (its holder is gone) and the successor takes the lease once more
+    const who = successor.elector.options.identity;
+    await sim.until('the successor leading again', () => sim.log.of('started', who).length === 2 && successor.elector.isLeader(), 15_000);
+    expect(sim.log.of('stopped', who)[0]!.reason).toBe('deposed');
+    const again = (await sim.leases.read(L)).item!;
+    expect(again).toMatchObject({ holderIdentity: who, electedBy: 'successor' });
+    expect(again.fencingToken).toBeGreaterThan(mine);
+    expect(sim.log.maxConcurrentLeaders()).toBe(1);
   });
 });
 
