@@ -1,16 +1,22 @@
+/**
+ * LeaseCandidate called directly on a clock stepped by hand, over the DynamoDB model
+ * (test/sdk/sim-harness.ts; the candidate store's DynamoDB behaviour is held to DynamoDB Local by
+ * test/stores and test/sim/contract.test.ts).
+ */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { manualClock } from '../../lib/clock.js';
+import { manualClock, simulatedClock } from '../../lib/clock.js';
 import { LeaseCandidate } from '../../lib/sdk/candidate.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
 import { CandidateStore } from '../../lib/stores/candidate-store.js';
-import { testTables, type TestTables } from '../support.js';
+import type { TestTables } from '../support.js';
+import { T0, modelTables } from './sim-harness.js';
 
 let t: TestTables;
 let store: CandidateStore;
-// near the real time: DynamoDB Local applies the TTL attribute (expiresAt) on reads
-const clock = manualClock(Date.now());
+// stepped by hand; its timers (the renewal interval) are a simulated clock's nobody runs
+const clock = manualClock(T0, simulatedClock({ start: T0 }));
 beforeAll(async () => {
-  t = await testTables('candidate');
+  t = await modelTables();
   store = new CandidateStore(t.client, t.names.candidates);
 });
 afterAll(() => t.drop());

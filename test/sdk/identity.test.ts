@@ -16,14 +16,17 @@ import { Name } from '../../lib/schemas/common.js';
 import { IdentityStore } from '../../lib/stores/identity-store.js';
 import type { IdentityLease } from '../../lib/schemas/identity.js';
 import { createTables, deleteTables } from '../../lib/local/tables.js';
-import { testTables, type TestTables } from '../support.js';
+import type { TestTables } from '../support.js';
 import { validationError } from './harness.js';
+import { T0, modelTables } from './sim-harness.js';
 
 /**
- * The manual clocks start at the real present (whole seconds): rows carry the `expiresAt` TTL, and
- * DynamoDB Local deletes rows whose TTL lies in the past of *its* wall clock, whatever our clock says.
+ * The SDK's identity heartbeat, called directly on clocks stepped by hand, over the DynamoDB model
+ * (test/sdk/sim-harness.ts; the store's DynamoDB behaviour is held to DynamoDB Local by
+ * test/stores and test/sim/contract.test.ts). T0 is a whole second: rows carry the TTL in seconds.
  */
-const T0 = Math.floor(Date.now() / 1000) * 1000;
+/** A clock stepped by hand; its timers (the heartbeat's interval) are a simulated clock's nobody runs, so only explicit calls renew. */
+const handClock = (): ManualClock => manualClock(T0, simulatedClock({ start: T0 }));
 const SEC = 1000;
 const MIN = 60 * SEC;
 const HOUR = 60 * MIN;
@@ -33,7 +36,7 @@ let store: IdentityStore;
 const running: Probe[] = [];
 
 beforeAll(async () => {
-  t = await testTables('identity');
+  t = await modelTables();
   store = new IdentityStore(t.client, t.names.identities);
 });
 afterEach(async () => {
@@ -146,7 +149,7 @@ describe('IdentityLeaseHeartbeat options', () => {
 
 describe('IdentityLeaseHeartbeat', () => {
   it('run creates the row: holder per start-up, times, labels, TTL backstop at two durations', async () => {
-    const clock = manualClock(T0);
+    const clock = handClock();
     const p = heartbeat(clock, 'create', 'node-1', 'u1', { labels: { zone: 'a', component: 'ignored' } });
     const { hb, errors } = p;
     const written = await p.start();
@@ -172,7 +175,7 @@ describe('IdentityLeaseHeartbeat', () => {
   });
 
   it('renewals move renewTime and the TTL, keep holder and acquireTime, and raise the revision', async () => {
-    const clock = manualClock(T0);
+    const clock = handClock();
     const p = heartbeat(clock, 'renew', 'node-1', 'u1');
     const { hb, lost, errors } = p;
     await p.start();
@@ -186,7 +189,7 @@ describe('IdentityLeaseHeartbeat', () => {
   });
 
   it('lists the live identities of one component: other hosts yes, an expired one and other components no', async () => {
-    const clock = manualClock(T0);
+    const clock = handClock();
     const probes = [heartbeat(clock, 'list', 'node-a', 'ua'), heartbeat(clock, 'list', 'node-b', 'ub'), heartbeat(clock, 'list-other', 'node-a', 'uo')];
     const [a, b] = probes.map((p) => p.hb) as [IdentityLeaseHeartbeat, IdentityLeaseHeartbeat];
     await Promise.all(probes.map((p) => p.start()));
@@ -209,7 +212,7 @@ describe('IdentityLeaseHeartbeat', () => {
   });
 
   it('a restart on the same host takes the old row back: same name, new holder, revision raised, one row', async () => {
-    const clock = manualClock(T0);
+    const clock = handClock();
     const b = heartbeat(clock, 'restart', 'node-1', 'old', { releaseOnCancel: false });
     const before = b.hb;
     await b.start();
@@ -225,7 +228,7 @@ describe('IdentityLeaseHeartbeat', () => {
   });
 
   it('two live processes with one host and component: the newest start-up keeps the row, the older one stops for good', async () => {
-    const clock = manualClock(T0);
+    const clock = handClock();
     const first = heartbeat(clock, 'twin', 'node-1', 'first');
     const second = heartbeat(clock, 'twin', 'node-1', 'second');
     await first.start();
@@ -258,7 +261,7 @@ describe('IdentityLeaseHeartbeat', () => {
   });
 
   it('expired rows are collected by reconcileAll; a renewed one stays; the collected one comes back at its next renewal', async () => {
-    const clock = manualClock(T0);
+    const clock = handClock();
     const paused = heartbeat(clock, 'gc', 'node-paused', 'p');
     const alive = heartbeat(clock, 'gc', 'node-alive', 'a');
     await Promise.all([paused.start(), alive.start()]);
@@ -283,7 +286,7 @@ describe('IdentityLeaseHeartbeat', () => {
   });
 
   it('once its signal aborts, run() deletes the row if it is still ours and resolves; a stopped heartbeat never writes again', async () => {
-    const clock = manualClock(T0);
+    const clock = handClock();
     const p = heartbeat(clock, 'stop', 'node-1', 'u1');
     const { hb, errors } = p;
     await p.start();
@@ -297,7 +300,7 @@ describe('IdentityLeaseHeartbeat', () => {
   });
 
   it('a signal aborted before run() writes nothing: ready rejects with its reason', async () => {
-    const { hb } = heartbeat(manualClock(T0), 'aborted', 'node-1', 'u1');
+    const { hb } = heartbeat(handClock(), 'aborted', 'node-1', 'u1');
     await hb.run(AbortSignal.abort('shutting down'));
     await expect(hb.ready).rejects.toBe('shutting down');
     expect(await rowOf(hb)).toBeUndefined();
@@ -305,7 +308,7 @@ describe('IdentityLeaseHeartbeat', () => {
   });
 
   it('stop leaves a row a newer start-up holds', async () => {
-    const clock = manualClock(T0);
+    const clock = handClock();
     const old = heartbeat(clock, 'stop-newer', 'node-1', 'old');
     const newer = heartbeat(clock, 'stop-newer', 'node-1', 'new');
     await old.start();
@@ -315,66 +318,48 @@ describe('IdentityLeaseHeartbeat', () => {
   });
 });
 
-/**
- * Retries `check` until it passes, on real setTimeout. Not vi.waitFor: under fake timers it
- * advances them on every try, firing extra heartbeats.
- */
-async function eventually(check: () => unknown | Promise<unknown>): Promise<void> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      await check();
-      return;
-    } catch (e) {
-      if (attempt >= 500) throw e;
-      await new Promise((r) => setTimeout(r, 10));
-    }
-  }
-}
-
 describe('IdentityLeaseHeartbeat timer', () => {
   it('renews every interval; a failure goes to onError, never crashes, and the next interval recovers', async () => {
     // the heartbeat's interval runs on simulated time (the clock's timers); its stamps are the manual clock's
     const timers = simulatedClock({ start: T0 });
-    const own = await testTables('identity-fault');
-    try {
-      const clock = manualClock(T0, timers);
-      const lost: IdentityLost[] = [];
-      const errors: Error[] = [];
-      const hb = new IdentityLeaseHeartbeat({ client: own.client, tables: own.names, component: 'timer', hostname: 'node-1', clock, clockSync: 'none', renewIntervalMs: 10_000, newId: () => 'u1', onLost: (l) => lost.push(l), onError: (e) => errors.push(e) });
-      const ownStore = new IdentityStore(own.client, own.names.identities);
-      const life = lifecycle(hb);
-      await life.start();
-      expect(timers.pending()).toBe(1);
+    const own = await modelTables();
+    const clock = manualClock(T0, timers);
+    const lost: IdentityLost[] = [];
+    const errors: Error[] = [];
+    const hb = new IdentityLeaseHeartbeat({ client: own.client, tables: own.names, component: 'timer', hostname: 'node-1', clock, clockSync: 'none', renewIntervalMs: 10_000, newId: () => 'u1', onLost: (l) => lost.push(l), onError: (e) => errors.push(e) });
+    const ownStore = new IdentityStore(own.client, own.names.identities);
+    const life = lifecycle(hb);
+    await life.start();
+    expect(timers.pending()).toBe(1);
 
-      clock.advance(10 * SEC);
-      await timers.run(10_000);
-      await eventually(async () => expect((await ownStore.read('timer', hb.name)).item?.renewTime).toBe(T0 + 10 * SEC));
+    await timers.run(9_999);
+    expect((await ownStore.read('timer', hb.name)).item?.revision).toBe(1); // not before the interval
+    clock.advance(10 * SEC);
+    await timers.run(1);
+    expect((await ownStore.read('timer', hb.name)).item).toMatchObject({ renewTime: T0 + 10 * SEC, revision: 2 });
 
-      // the table disappears: renewals fail, are reported, and are tried again at each interval
-      // (intervals are fired on every try: one whose predecessor is still out is skipped)
-      await deleteTables(own.client, own.names);
-      await eventually(async () => {
-        await timers.run(10_000);
-        expect(errors.length).toBeGreaterThanOrEqual(2);
-      });
-      expect(errors.every((e) => e.name === 'ResourceNotFoundException')).toBe(true);
-      expect(hb.state).toBe('running');
+    // the table disappears: renewals fail, are reported, and are tried again at each interval
+    await deleteTables(own.client, own.names);
+    await timers.run(10_000);
+    expect(errors).toHaveLength(1);
+    await timers.run(10_000);
+    expect(errors).toHaveLength(2);
+    expect(errors.every((e) => e.name === 'ResourceNotFoundException')).toBe(true);
+    expect(hb.state).toBe('running');
 
-      // it comes back (empty): an interval creates the row again, reported once as gone
-      await createTables(own.client, own.names);
-      clock.advance(10 * SEC);
-      await eventually(async () => {
-        await timers.run(10_000);
-        expect(lost).toEqual([{ reason: 'gone' }]);
-        expect((await ownStore.read('timer', hb.name)).item).toMatchObject({ holderIdentity: hb.identity, renewTime: clock.now() });
-      });
+    // it comes back (empty): the next interval creates the row again, reported once as gone
+    await createTables(own.client, own.names);
+    clock.advance(10 * SEC);
+    await timers.run(10_000);
+    expect(lost).toEqual([{ reason: 'gone' }]);
+    expect((await ownStore.read('timer', hb.name)).item).toMatchObject({ holderIdentity: hb.identity, renewTime: clock.now() });
+    await timers.run(10_000);
+    expect(lost).toEqual([{ reason: 'gone' }]);
+    expect(errors).toHaveLength(2);
 
-      await life.stop();
-      expect((await ownStore.read('timer', hb.name)).item).toBeUndefined();
-      expect(timers.pending()).toBe(0); // no interval left to renew a stopped heartbeat
-      expect(lost).toEqual([{ reason: 'gone' }]);
-    } finally {
-      await own.drop();
-    }
+    await life.stop();
+    expect((await ownStore.read('timer', hb.name)).item).toBeUndefined();
+    expect(timers.pending()).toBe(0); // no interval left to renew a stopped heartbeat
+    expect(lost).toEqual([{ reason: 'gone' }]);
   });
 });

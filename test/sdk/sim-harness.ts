@@ -102,6 +102,18 @@ export interface SimElector extends RunningElector {
   readonly machine: Machine;
 }
 
+/**
+ * Fresh tables on a DynamoDB model of their own, as test/support.ts' testTables makes them on
+ * DynamoDB Local: for tests that call the SDK directly, on a clock they step by hand. The client
+ * answers at once (no latency, no Date headers to sample).
+ */
+export async function modelTables(now: () => number = () => T0): Promise<TestTables> {
+  const client = new DynamoDBModel({ now }).client({ name: 'test' });
+  const names = defaultTableNames('model');
+  await createTables(client, names);
+  return { client, names, drop: async () => undefined };
+}
+
 /** Thrown from the clock's settle step to end a run the moment an outcome holds (never escapes `Sim`). */
 class Reached extends Error {}
 
