@@ -17,6 +17,7 @@ interface Event {
   at: number;
   fencingToken?: number;
   reason?: string;
+  leader?: string;
 }
 
 interface Worker {
@@ -61,8 +62,11 @@ beforeAll(async () => {
 afterAll(() => client.destroy());
 
 describe('three worker processes', () => {
-  it('the leader is SIGKILLed: another process leads within term + poll + election, with a higher fencing token', async () => {
-    const coord = coordinatorLoop(coordinatorDeps(client, tables, { config: { ackWindowMs: ACK_MS, electedLeaseDurationSeconds: 2 } }), 'reports');
+  // Real processes on real time: outcomes only (who leads, with which token, how they exit); how
+  // fast a failover is, is asserted on simulated time in test/sdk/elector.test.ts.
+  it('the leader is SIGKILLed: another process leads, with a higher fencing token, and only one', async () => {
+    const deps = coordinatorDeps(client, tables, { config: { ackWindowMs: ACK_MS, electedLeaseDurationSeconds: 2 } });
+    const coord = coordinatorLoop(deps, 'reports');
     const workers = [startWorker('w1', '1.30.0'), startWorker('w2', '1.30.0'), startWorker('w3', '1.31.0')];
     try {
       const started = (w: Worker, after = 0) => w.events.filter((e) => e.event === 'started' && e.at > after);
@@ -71,17 +75,24 @@ describe('three worker processes', () => {
       const first = await waitFor('an oldest-emulation leader process', () => workers.find((w) => w.identity !== 'w3' && leading(w)), 30_000);
       const token = started(first).at(-1)!.fencingToken!;
 
-      const killedAt = Date.now();
+      const killedAt = Date.now(); // a stamp to order the workers' lines by (one machine, one clock), not a duration
       first.child.kill('SIGKILL');
       await first.exited;
       const others = workers.filter((w) => w !== first);
       const next = await waitFor('a new leader process', () => others.find((w) => started(w, killedAt).length > 0), 30_000);
-      const failover = started(next, killedAt)[0]!.at - killedAt;
       expect(next.identity).toBe(first.identity === 'w1' ? 'w2' : 'w1'); // the remaining oldest emulation version
       expect(started(next, killedAt)[0]!.fencingToken).toBeGreaterThan(token);
-      expect(failover).toBeLessThan(LEASE_MS + RETRY_MS + ACK_MS + 3_000);
-      await new Promise((r) => setTimeout(r, 500));
-      expect(others.flatMap((w) => started(w, killedAt))).toHaveLength(1); // exactly one new leader
+      // Exactly one new leader: not judged after a fixed sleep, but once the other process has seen
+      // the new holder and the new leader has renewed through two retry periods (the other polled
+      // meanwhile and, seeing the lease held, must not have taken it).
+      const bystander = others.find((w) => w !== next)!;
+      const term = (await deps.leases.read('reports')).item!;
+      await waitFor('the bystander to see the new leader, and two renewals', async () => {
+        const l = (await deps.leases.read('reports')).item;
+        const seen = bystander.events.some((e) => e.event === 'newLeader' && e.leader === next.identity && e.at > killedAt);
+        return seen && l?.holderIdentity === next.identity && l.renewTime! >= term.renewTime! + 2 * RETRY_MS;
+      }, 30_000);
+      expect(others.flatMap((w) => started(w, killedAt))).toHaveLength(1);
 
       // graceful stop of the rest: they release and exit 0
       for (const w of others) w.child.kill('SIGTERM');
