@@ -1,20 +1,29 @@
+/**
+ * The in-memory SQS of local mode, on a simulated clock: every delivery, redelivery and dead
+ * letter is checked at the simulated millisecond it happens.
+ */
 import type { SQSEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
+import { simulatedClock } from '../../lib/clock.js';
 import { DelayQueue } from '../../lib/local/delay-queue.js';
 import type { DeadLetter } from '../../lib/local/stream-poller.js';
 import { wiring } from '../../lib/wiring.js';
-import { waitFor } from '../sdk/harness.js';
+
+const T0 = Date.UTC(2027, 0, 1);
 
 describe('DelayQueue (the election timer queue in local mode)', () => {
-  it('delivers a message in the SQS event shape, redelivers a failed one, and dead-letters it after maxReceiveCount receives', async () => {
-    const received: SQSEvent[] = [];
+  it('delivers a message in the SQS event shape, redelivers a failed one after the visibility timeout, and dead-letters it after maxReceiveCount receives', async () => {
+    const clock = simulatedClock({ start: T0 });
+    const received: { at: number; event: SQSEvent }[] = [];
     const dead: DeadLetter[] = [];
+    const VISIBILITY_MS = 10;
     const q = new DelayQueue({
       trigger: wiring.electionTimer.trigger,
       functionName: 'electionTimer',
-      visibilityTimeoutMs: 10,
+      visibilityTimeoutMs: VISIBILITY_MS,
+      clock,
       invoke: async (e) => {
-        received.push(e);
+        received.push({ at: clock.now() - T0, event: e });
         const r = e.Records[0]!;
         return JSON.parse(r.body).fail ? { batchItemFailures: [{ itemIdentifier: r.messageId }] } : {};
       },
@@ -22,25 +31,35 @@ describe('DelayQueue (the election timer queue in local mode)', () => {
     });
     await q.schedule({ fail: false }, 0);
     await q.schedule({ fail: true }, 0);
-    await waitFor('the dead letter', () => dead.length > 0);
+    const receives = wiring.electionTimer.trigger.maxReceiveCount;
+    await clock.run((receives - 1) * VISIBILITY_MS - 1);
+    expect(dead).toEqual([]); // its last receive is still to come
+    await clock.run(1);
+    expect(dead).toHaveLength(1);
+    await clock.run(60_000);
     await q.stop();
-    const bodies = received.map((e) => e.Records[0]!.body);
+    const bodies = received.map((r) => r.event.Records[0]!.body);
     expect(bodies.filter((b) => b.includes('false'))).toHaveLength(1);
-    const failing = received.filter((e) => e.Records[0]!.body.includes('true'));
-    expect(failing).toHaveLength(wiring.electionTimer.trigger.maxReceiveCount);
-    expect(failing.map((e) => e.Records[0]!.attributes.ApproximateReceiveCount)).toEqual(failing.map((_, i) => String(i + 1)));
-    expect(dead).toEqual([expect.objectContaining({ function: 'electionTimer', records: [{ eventID: failing[0]!.Records[0]!.messageId }] })]);
+    const failing = received.filter((r) => r.event.Records[0]!.body.includes('true'));
+    // received at once, then again each visibility timeout after it failed
+    expect(failing.map((r) => r.at)).toEqual(Array.from({ length: receives }, (_, i) => i * VISIBILITY_MS));
+    expect(failing.map((r) => r.event.Records[0]!.attributes.ApproximateReceiveCount)).toEqual(failing.map((_, i) => String(i + 1)));
+    expect(dead).toEqual([expect.objectContaining({ function: 'electionTimer', records: [{ eventID: failing[0]!.event.Records[0]!.messageId }], at: new Date(T0 + (receives - 1) * VISIBILITY_MS).toISOString() })]);
   });
 
   it('never delivers before the delay, rounded up to whole seconds as SQS does; stop drops what is pending', async () => {
+    const clock = simulatedClock({ start: T0 });
     const received: number[] = [];
-    const q = new DelayQueue({ trigger: wiring.electionTimer.trigger, functionName: 'electionTimer', invoke: async () => void received.push(performance.now()), deadLetter: () => undefined });
-    const at = performance.now();
+    const q = new DelayQueue({ trigger: wiring.electionTimer.trigger, functionName: 'electionTimer', clock, invoke: async () => void received.push(clock.now() - T0), deadLetter: () => undefined });
     await q.schedule({}, 1); // 1 ms → 1 s
     await q.schedule({}, 60_000);
-    await waitFor('the first delivery', () => received.length > 0);
+    await clock.run(999);
+    expect(received).toEqual([]);
+    await clock.run(1);
+    expect(received).toEqual([1_000]);
     await q.stop();
-    expect(received).toHaveLength(1);
-    expect(received[0]! - at).toBeGreaterThanOrEqual(999);
+    expect(clock.pending()).toBe(0);
+    await clock.run(120_000);
+    expect(received).toEqual([1_000]);
   });
 });
