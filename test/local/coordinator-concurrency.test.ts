@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { describe, expect, inject, it } from 'vitest';
+import { simulatedClock } from '../../lib/clock.js';
 import { atMost, startLocalRuntime } from '../../lib/local/runtime.js';
 import { wiring } from '../../lib/wiring.js';
 
@@ -26,7 +27,8 @@ describe('the coordinator in local mode', () => {
         running++;
         most = Math.max(most, running);
         try {
-          await new Promise((r) => setTimeout(r, 100));
+          // the tick's reads and writes on DynamoDB Local keep it running across event-loop turns:
+          // a second tick let in meanwhile would count here
           return await invoke(event);
         } finally {
           running--;
@@ -42,16 +44,23 @@ describe('the coordinator in local mode', () => {
   });
 
   it('atMost hands a finished call’s slot to the next waiter, so no caller slips in between', async () => {
+    const clock = simulatedClock({ start: 0 });
     let running = 0;
     let most = 0;
+    const started: [number, number][] = [];
     const f = atMost(2, async (ms: number) => {
       running++;
       most = Math.max(most, running);
-      await new Promise((r) => setTimeout(r, ms));
+      started.push([ms, clock.now()]);
+      await clock.sleep(ms);
       running--;
       return ms;
     });
-    expect(await Promise.all([f(30), f(10), f(20), f(5), f(1)])).toEqual([30, 10, 20, 5, 1]);
+    const all = Promise.all([f(30), f(10), f(20), f(5), f(1)]);
+    await clock.run(100);
+    expect(await all).toEqual([30, 10, 20, 5, 1]);
     expect(most).toBe(2);
+    // each waiter starts the moment a slot frees, in the order it came
+    expect(started).toEqual([[30, 0], [10, 0], [20, 10], [5, 30], [1, 30]]);
   });
 });
