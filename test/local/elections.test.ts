@@ -66,8 +66,12 @@ describe('local runtime: elections finish by acknowledgement or by the timer', (
     await waitFor('a leader', () => log.of('started').length > 0, 30_000);
     const first = log.of('started')[0]!;
     // Candidates renewed within the last ack window count as answered without a ping (the first
-    // election above was one). Let that pass, so the next election has to ask.
-    await new Promise((r) => setTimeout(r, ackWindowMs + 500));
+    // election above was one). Wait until no candidate row is that fresh (by the coordinator's
+    // clock, this machine's), so the next election has to ask.
+    await waitFor('every candidate renewed more than an ack window ago', async () => {
+      const { candidates } = await rt.deps.coordinator.candidates.list(LEASE);
+      return candidates.length === 3 && candidates.every((c) => c.renewTime + ackWindowMs <= Date.now());
+    }, 30_000);
 
     // The leader leaves gracefully: its release starts an election among the two left.
     const leaving = electors.find((e) => e.elector.isLeader())!;
@@ -131,10 +135,11 @@ describe('local runtime: succession', () => {
     // the lease stream told the coordinator: c is named next
     await waitFor('c named successor', async () => (await read())?.successor === 'c', 10_000);
 
-    const t0 = Date.now();
+    const bTerm = (await read())!;
     await byName('b').stop(); // releases
-    await waitFor('c leading', () => byName('c').elector.isLeader(), 10_000);
-    expect(Date.now() - t0).toBeLessThan(15_000); // did not wait out b's term
+    await waitFor('c leading', () => byName('c').elector.isLeader(), 30_000);
+    // did not wait out b's term (15 s from its last renewal, which was no earlier than this read)
+    expect((await read())!.acquireTime!).toBeLessThan(bTerm.renewTime! + bTerm.leaseDurationSeconds * 1000);
     // A release also reaches the coordinator through the stream: whichever of the two writes first
     // gives c the lease; the other's write loses its condition.
     expect(['successor', 'coordinator']).toContain((await read())?.electedBy);
