@@ -52,7 +52,10 @@ describe('crash failover with the platform signal', () => {
       return w && !l!.preferredHolder && !l!.election && workers.every((x) => x === w || !x.leading) ? { w, l: l! } : undefined;
     };
     await waitFor('a leader', settled, 30_000);
-    await new Promise((r) => setTimeout(r, 3_000)); // the coordinator's stream hop: a preemption would have begun by now
+    // A registration still on its way through the candidates stream could yet start a preemption:
+    // a tick reconciles from the rows as they are now, as that stream hop would, so after it any
+    // preemption has begun (and the wait below sees it through).
+    await rt.tick();
     const { w: leader, l: first } = await waitFor('a settled leader', settled, 30_000);
     // The SDK found its task through the metadata endpoint and it is on the lease.
     expect(first.holderPlatform).toMatchObject({ kind: 'ecs', cluster: expect.stringContaining(':cluster/conclave-local') });
@@ -61,14 +64,16 @@ describe('crash failover with the platform signal', () => {
     // ECS's event carries whole seconds, and only an event later than the term's start by more
     // than clockSkewMs ends it (a late or replayed event must not end a newer term): a term killed
     // in its first two seconds would run out instead.
-    const margin = first.acquireTime! + rt.deps.coordinator.config.clockSkewMs + 1_000 - Date.now();
-    if (margin > 0) await new Promise((r) => setTimeout(r, margin));
+    // (the platform function judges that on this machine's clock: wait until it says so)
+    await waitFor('the term older than clockSkewMs and a second', () => Date.now() >= first.acquireTime! + rt.deps.coordinator.config.clockSkewMs + 1_000, 30_000);
+    const lastSeen = (await rt.deps.coordinator.leases.read('ecs-job')).item!;
+    expect(lastSeen).toMatchObject({ holderIdentity: leader.identity, fencingToken: first.fencingToken });
     await leader.kill();
-    const killedAt = leader.events.at(-1)!.at;
     const next = await waitFor('the next leader', () => workers.find((w) => w !== leader && w.leading), 30_000);
-    const startedAt = next.events.filter((e) => e.event === 'started').at(-1)!.at;
-    // Without the signal nobody may take over before the term has run out; with it, well before.
-    expect(startedAt - killedAt).toBeLessThan(LEASE_MS);
+    // Without the signal nobody may take over before the term has run out; with it, the next term
+    // began before it could have (its last renewal was no earlier than the read just before the kill).
+    const taken = (await rt.deps.coordinator.leases.read('ecs-job')).item!;
+    expect(taken.acquireTime!).toBeLessThan(lastSeen.renewTime! + LEASE_MS);
 
     const lost = await waitFor('Leader Lost', () => rt.events.find((e) => e.detailType === 'Leader Lost'));
     expect(lost.detail).toMatchObject({ previousHolder: leader.identity, fencingToken: first.fencingToken, source: 'aws.ecs', platformId: first.holderPlatformId, reason: 'Essential container in task exited (EssentialContainerExited)' });
