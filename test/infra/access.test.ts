@@ -23,6 +23,7 @@ import { IdentityLeaseHeartbeat, IdentityStore, LeaderElector, listIdentities } 
 import { CandidateStore } from '../../lib/stores/candidate-store.js';
 import { LeaseStore } from '../../lib/stores/lease-store.js';
 import { wiring, type FunctionName } from '../../lib/wiring.js';
+import { waitFor } from '../sdk/harness.js';
 import { streamRecords, testTables, type TestTables } from '../support.js';
 
 const MIN = 60_000;
@@ -190,7 +191,11 @@ describe('what a worker calls is what grantWorker grants', () => {
     const stop = new AbortController();
     const run = elector.run(stop.signal);
     await leading;
-    await new Promise((r) => setTimeout(r, 250)); // a renewal or two
+    const leases = new LeaseStore(t.client, t.names.leases); // unrecorded
+    await waitFor('a renewal', async () => {
+      const l = (await leases.read('worker-lease')).item;
+      return l?.holderIdentity === 'w-1' && l.renewTime! > l.acquireTime!;
+    });
     await elector.fencedWrite({ TransactItems: [{ Put: { TableName: appTable, Item: { id: { S: 'report-1' } } } }] });
     stop.abort();
     await run;

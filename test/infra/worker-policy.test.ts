@@ -16,6 +16,7 @@ import { localClient } from '../../lib/local/dynamodb-local.js';
 import { OLDEST_EMULATION_VERSION } from '../../lib/schemas/strategy.js';
 import { IdentityLeaseHeartbeat, IdentityStore, LeaderElector, listIdentities } from '../../lib/sdk/index.js';
 import { CandidateStore } from '../../lib/stores/candidate-store.js';
+import { LeaseStore } from '../../lib/stores/lease-store.js';
 import { TABLES } from '../../lib/tables.js';
 import { waitFor } from '../sdk/harness.js';
 import { testTables, type TestTables } from '../support.js';
@@ -76,6 +77,15 @@ function recording(): { client: DynamoDBClient; requests: DynamoRequest[] } {
   return { client, requests };
 }
 
+/** Until `holder` has renewed the term it took at least once (read with the unrecorded client). */
+function renewedOnce(tables: TestTables, lease: string, holder: string) {
+  const leases = new LeaseStore(tables.client, tables.names.leases);
+  return waitFor(`${holder} to renew its term`, async () => {
+    const l = (await leases.read(lease)).item;
+    return l?.holderIdentity === holder && l.renewTime! > l.acquireTime!;
+  });
+}
+
 const allowed = (r: DynamoRequest) => allows(statements, r, arnOf(roleOf(r.table)));
 const show = (r: DynamoRequest) => `${r.action} ${roleOf(r.table)} [${r.attributes.join(' ')}] ReturnValues=${r.returnValues ?? '-'}`;
 
@@ -118,7 +128,7 @@ describe('the worker policy and the worker SDK', () => {
     const w1 = start('w-1', one.client);
     await waitFor('w-1 leads', () => w1.leading());
     await w1.elector.candidate!.renew();
-    await new Promise((r) => setTimeout(r, 250));
+    await renewedOnce(t, LEASE, 'w-1'); // its renewals are among the requests judged
     // the fence is a ConditionCheck on the lease; the write itself is on the application's table
     await w1.elector.fencedWrite({ TransactItems: [{ Put: { TableName: appTable, Item: marshall({ id: 'report-1' }) } }] });
     const two = recording();
