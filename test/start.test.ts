@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -41,12 +41,13 @@ describe('npm start -- --short', () => {
     const [events, changes] = /Leader Changed events: (\d+) for (\d+) leader changes/.exec(summary)!.slice(1).map(Number);
     expect(events).toBe(changes);
     expect(changes).toBeGreaterThanOrEqual(5);
-    // Without the signal nobody may lead before the 4 s term has run out. The term counts from the
-    // dead leader's last renewal, which came up to a retry period (0.5 s; more on a loaded machine)
-    // before the kill, so timed from the kill it is at least 3 s. With the signal, before that.
-    const [plain, signalled] = /crash failover: ([\d.]+)s waiting out the term, ([\d.]+)s with the platform signal \(lease 4s\)/.exec(summary)!.slice(1).map(Number);
-    expect(plain).toBeGreaterThanOrEqual(3);
-    expect(signalled).toBeLessThan(3);
+    // How the two crashed terms ended, from the events the system published (an outcome, not the
+    // demo's wall-clock failover figures; how soon a term runs out or a successor takes over is
+    // asserted on simulated time in test/sdk/elector.test.ts): the first ran out, no platform
+    // event ended it; ECS's STOPPED event ended the second, the term w2 had before that kill.
+    const published = readFileSync(join(dir, 'events.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { detailType: string; detail: Record<string, unknown> });
+    const lostToPlatform = published.filter((e) => e.detailType === 'Leader Lost' && e.detail['source'] === 'aws.ecs');
+    expect(lostToPlatform.map((e) => [e.detail['previousHolder'], e.detail['fencingToken']])).toEqual([['w2', tokens[3]]]);
     expect(summary).toMatch(/dead letters: 0/);
     expect(summary).toMatch(/all expectations held/);
   }, 120_000);
