@@ -120,11 +120,25 @@ export function binChild(argv: string[]) {
     err: () => err,
     exited,
     /** Resolves once stdout matches, or rejects with what was printed when the child exits first. */
-    async until(pattern: RegExp): Promise<void> {
-      while (!pattern.test(out)) {
-        if (child.exitCode !== null) throw new Error(`exited ${child.exitCode} before ${pattern}: ${out}\n${err}`);
-        await new Promise((r) => setTimeout(r, 50));
-      }
+    until(pattern: RegExp): Promise<void> {
+      // on each chunk of output (no polling), or the child's end (its output all read by then)
+      return new Promise<void>((resolve, reject) => {
+        const check = () => {
+          if (!pattern.test(out)) return;
+          child.stdout.off('data', check);
+          child.off('close', closed);
+          resolve();
+        };
+        const closed = (code: number | null) => {
+          child.stdout.off('data', check);
+          if (pattern.test(out)) resolve();
+          else reject(new Error(`exited ${code} before ${pattern}: ${out}\n${err}`));
+        };
+        if (child.exitCode !== null && child.stdout.readableEnded) return closed(child.exitCode);
+        child.stdout.on('data', check);
+        child.once('close', closed);
+        check();
+      });
     },
   };
 }
