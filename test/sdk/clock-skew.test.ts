@@ -57,12 +57,20 @@ describe('worker clocks 30 s off, and stepped (the coordinator keeps the true ti
     const died = sim.clock.monotonic();
     await sim.until('b to lead', () => b.elector.isLeader(), 30_000);
     const took = sim.clock.monotonic() - died;
-    // b waits out f's term (its last renewal at most a retry period before the crash), reports it
-    // at its next poll; a tick opens the election, whose window f (asked, dead) never answers; a
-    // tick after the deadline elects b, which confirms at its next poll. f's rows, had they claimed
-    // it renewed 30 s into the future, would have made the coordinator wait for it instead.
-    expect(took).toBeGreaterThanOrEqual(FAST.leaseDurationMs - FAST.retryPeriodMs);
-    expect(took).toBeLessThanOrEqual(FAST.leaseDurationMs + POLL_MS + TICK_MS + ACK_MS + TICK_MS + POLL_MS + 10 * RTT_MS);
+    // b timed f's term on its own clock, from the poll that saw f's last renewal (in true time: a
+    // poll and a round trip after it landed at the latest), and reported the vacancy at its next poll …
+    const ranOut = sim.lastRenewal(L, 'f') + FAST.leaseDurationMs;
+    const writes = sim.leaseWrites.filter((w) => w.at >= died);
+    const report = writes.find((w) => (w.item?.['vacancyReport'] as { by?: string } | undefined)?.by === 'b')!;
+    expect(report).toBeDefined();
+    expect(report.at).toBeGreaterThanOrEqual(ranOut);
+    expect(report.at - ranOut).toBeLessThanOrEqual(POLL_MS + RTT_MS + POLL_MS + 2 * RTT_MS);
+    // … on which the coordinator opened an election at its next tick, whose window f (asked, dead)
+    // never answers; a tick after the deadline elected b, which confirmed at its next poll. f's
+    // rows, had they claimed it renewed 30 s into the future, would have made it wait for f.
+    const opened = writes.find((w) => w.at >= report.at && w.item?.['election'] !== undefined)!;
+    expect(opened.at - report.at).toBeLessThanOrEqual(TICK_MS + 2 * RTT_MS);
+    expect(died + took - opened.at).toBeLessThanOrEqual(ACK_MS + TICK_MS + POLL_MS + 4 * RTT_MS);
     expect((await sim.leases.read(L)).item!.holderIdentity).toBe('b');
     expect(coord.errors).toEqual([]);
   });

@@ -74,6 +74,8 @@ export class MachineClock implements Clock {
 /** A request as the network saw it: sent at simulated monotonic `at`. */
 export interface SentRequest extends ModelRequest {
   readonly at: number;
+  /** DynamoDB applied it and answered without an error (so far: set when it lands). */
+  ok: boolean;
 }
 
 /** A write to a lease row that DynamoDB (the model) applied: when, in true simulated ms, and the row after it. */
@@ -118,7 +120,11 @@ export async function modelTables(now: () => number = () => T0): Promise<TestTab
 class Reached extends Error {}
 
 export interface SimOptions {
-  /** Seeds the clock's random source (the electors' jitter). @default 1 */
+  /**
+   * Seeds the clock's random source (the electors' jitter). @default the SIM_SEED environment
+   * variable, else 1: `SIM_SEED=7 npx vitest run test/sdk` runs every SDK test on another schedule
+   * (the bounds they assert are the protocol's, so they hold on any).
+   */
   readonly seed?: number;
   /** The coordinator's configuration (short elections suit tests). */
   readonly config?: ElectionConfigInput;
@@ -145,7 +151,7 @@ export class Sim {
   private constructor(opts: SimOptions) {
     this.clock = simulatedClock({
       start: T0,
-      seed: opts.seed ?? 1,
+      seed: opts.seed ?? Number(process.env['SIM_SEED'] ?? 1),
       // One turn of the event loop lets every promise chain a timer started run (the clock's
       // default); then, if a run is waiting for an outcome, it ends the moment that holds.
       settle: async () => {
@@ -193,12 +199,14 @@ export class Sim {
         name,
         intercept: async (req, apply) => {
           if (clock.dead) return hang();
-          sent.push({ ...req, at: this.clock.monotonic() });
+          const record: SentRequest = { ...req, at: this.clock.monotonic(), ok: false };
+          sent.push(record);
           await this.clock.sleep(LATENCY_MS);
           const fault = machine.fault?.(req);
           if (fault) throw fault;
           if (clock.dead) return hang();
           const out = apply();
+          record.ok = true;
           this.recordLeaseWrite(name, req);
           await this.clock.sleep(LATENCY_MS);
           await clock.running(); // a frozen process reads the answer when it wakes; a dead one never
