@@ -190,7 +190,9 @@ async function runPlanted(schedule: Schedule, settings: WorldSettings, opts: { t
     } else if (inFault && p < f.throttle + f.lost + f.lostAnswer + f.late) {
       // stuck on the way: the client gives up after its timeout; the request lands much later
       count('fault:lateLanding');
+      const sentAt = clock.now();
       clock.setTimer(5_000 + faultRandom() * 25_000, () => {
+        log(`late landing: ${who}'s ${req.operation} sent ${((clock.now() - sentAt) / 1000).toFixed(1)} s ago`);
         try {
           apply();
         } catch {

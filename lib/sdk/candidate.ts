@@ -1,6 +1,5 @@
-import { randomUUID } from 'node:crypto';
 import * as z from 'zod';
-import { every, systemClock, type Clock, type Timer } from '../clock.js';
+import { every, systemClock, uniqueId, type Clock, type Timer } from '../clock.js';
 import { CandidateSpec, type Candidate } from '../schemas/candidate.js';
 import { Platform } from '../schemas/platform.js';
 import { OLDEST_EMULATION_VERSION } from '../schemas/strategy.js';
@@ -61,7 +60,7 @@ export const LeaseCandidateOptionsSchema = z
       clockSync: ClockSyncSchema,
       /** Test hook: this machine's clock (wall and monotonic). @default systemClock */
       clock: ClockSchema.optional(),
-      /** Unique per start-up, written as the row's `identity`; a restarted worker is a new instance. @default `${name}_${randomUUID()}` */
+      /** Unique per start-up, written as the row's `identity`; a restarted worker is a new instance. @default `${name}_` and a random UUID */
       instance: z.string().min(1, 'must not be empty').optional(),
       /** A renewal that failed for a reason other than a race (retried at the next interval), or a failed withdrawal. @default a process warning */
       onError: fn<(error: Error) => void>().optional(),
@@ -123,7 +122,7 @@ export class LeaseCandidate {
     this.options = deepFreeze(data);
     this.store = new CandidateStore(client, this.options.tables.candidates);
     this.clock = stampClockFor(data.clockSync, client, clock ?? systemClock);
-    this.instance = instance ?? `${this.options.name}_${randomUUID()}`;
+    this.instance = instance ?? `${this.options.name}_${uniqueId(clock ?? systemClock)}`;
     this.onError = onError ?? ((e) => process.emitWarning(e));
     this.startUp = new StartUp(`candidate "${this.options.name}" of lease "${this.options.leaseName}"`);
     this.ready = this.startUp.ready;

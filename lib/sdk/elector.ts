@@ -1,7 +1,6 @@
-import { randomUUID } from 'node:crypto';
 import type { DynamoDBClient, TransactWriteItemsCommandInput, TransactWriteItemsCommandOutput } from '@aws-sdk/client-dynamodb';
 import * as z from 'zod';
-import { systemClock, type Timer } from '../clock.js';
+import { systemClock, uniqueId, type Timer } from '../clock.js';
 import { Name } from '../schemas/common.js';
 import { nextFencingToken } from '../schemas/fencing-token.js';
 import type { Lease } from '../schemas/lease.js';
@@ -223,7 +222,7 @@ export class LeaderElector {
     this.callbacks = callbacks;
     this.onError = onError ?? ((e) => process.emitWarning(e));
     this.leases = new LeaseStore(client, data.tables.leases);
-    this.instance = `${data.identity}_${randomUUID()}`;
+    this.instance = `${data.identity}_${uniqueId(clock ?? systemClock)}`;
     this.detect = detect ?? (() => detectPlatform());
     const c = data.candidacy;
     this.candidate = c
@@ -506,8 +505,7 @@ export class LeaderElector {
       this.observe({ ...read, item: written, revision: written.revision });
       const term = { holderIdentity: this.options.identity, fencingToken: written.fencingToken };
       if (await this.jumpedSince(jumps, term)) return false;
-      this.startLeading(term, sentAt);
-      return true;
+      return await this.startLeading(term, sentAt);
     } catch (e) {
       if (!(e instanceof ConflictError)) throw e; // somebody else moved first
       return false;
@@ -523,8 +521,7 @@ export class LeaderElector {
     if (!renewed) return;
     this.observe({ key: { name: this.options.leaseName }, item: renewed, revision: renewed.revision });
     if (await this.jumpedSince(jumps, term)) return;
-    this.startLeading(term, sentAt);
-    await this.afterRenewal(renewed);
+    if (await this.startLeading(term, sentAt)) await this.afterRenewal(renewed);
   }
 
   /** A term written while the clock jumped: its stamp may be off by the jump, so it is given back rather than led on. */
@@ -535,7 +532,17 @@ export class LeaderElector {
     return true;
   }
 
-  private startLeading(term: Term, renewedAt: number): void {
+  /**
+   * Leads the term won by the write sent at `renewedAt` — unless its renew deadline has already
+   * passed (the process was frozen, or the answer came late, between the write landing and now):
+   * a term others may already have seen expire is given back, never led, so a thawed process does
+   * not start work on a stale term. False when it was given back.
+   */
+  private async startLeading(term: Term, renewedAt: number): Promise<boolean> {
+    if (this.mono() >= renewedAt + this.options.renewDeadlineMs) {
+      await this.release(term);
+      return false;
+    }
     const controller = new AbortController();
     const leading: Leading = { term, controller, renewedAt, deadline: undefined };
     this.leading = leading;
@@ -547,6 +554,7 @@ export class LeaderElector {
     } catch (e) {
       this.onError(e as Error);
     }
+    return true;
   }
 
   /** Stop acting at renewedAt + renewDeadline even if a renewal hangs: before anyone can see the term expire. */

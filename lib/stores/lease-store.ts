@@ -67,25 +67,39 @@ export class LeaseStore extends ItemStore<typeof LeaseItem> {
    * renewal withdraws any vacancy report and flips the renewal mark. It names no holder attribute,
    * which is what lets IAM keep a write that flips the mark from changing the holder
    * (infra/access.ts). Undefined when the term is no longer the holder's.
+   *
+   * It never moves `renewTime` back: a renewal that lands late (held in the network for longer than
+   * the holder's next renewal took) would otherwise set the stamp seconds into the past, and the
+   * coordinator, judging expiry by the stamp, would end a live term. When the condition fails in the
+   * holder's own term because the row's stamp is later (a renewal whose answer was lost landed, or
+   * the stamp clock's estimate moved back within its error), the renewal is sent once more at that
+   * stamp.
    */
   async renewTerm(name: string, term: Term, renewTime: number, leaseDurationSeconds: number): Promise<Lease | undefined> {
     this.checkSet({ name }, { renewTime, leaseDurationSeconds, termToken: term.fencingToken });
-    try {
-      const r = await this.client.send(
-        new UpdateItemCommand({
-          TableName: this.table,
-          Key: marshall({ name }),
-          UpdateExpression: `SET #renew = :renew, #duration = :duration, ${FLIP_MARK} REMOVE #report ADD #rev :one`,
-          ConditionExpression: '#term = :token',
-          ExpressionAttributeNames: { '#renew': 'renewTime', '#duration': 'leaseDurationSeconds', '#mark': 'renewalMark', '#report': 'vacancyReport', '#rev': 'revision', '#term': 'termToken' },
-          ExpressionAttributeValues: marshall({ ':renew': renewTime, ':duration': leaseDurationSeconds, ':two': 2, ':three': 3, ':one': 1, ':token': term.fencingToken }),
-          ReturnValues: 'ALL_NEW',
-        }),
-      );
-      return this.parseItem(unmarshall(r.Attributes ?? {}));
-    } catch (e) {
-      if (isConditionFailed(e)) return undefined;
-      throw e;
+    for (let stamp = renewTime, attempt = 1; ; attempt++) {
+      try {
+        const r = await this.client.send(
+          new UpdateItemCommand({
+            TableName: this.table,
+            Key: marshall({ name }),
+            UpdateExpression: `SET #renew = :renew, #duration = :duration, ${FLIP_MARK} REMOVE #report ADD #rev :one`,
+            ConditionExpression: '#term = :token AND #renew <= :renew',
+            ExpressionAttributeNames: { '#renew': 'renewTime', '#duration': 'leaseDurationSeconds', '#mark': 'renewalMark', '#report': 'vacancyReport', '#rev': 'revision', '#term': 'termToken' },
+            ExpressionAttributeValues: marshall({ ':renew': stamp, ':duration': leaseDurationSeconds, ':two': 2, ':three': 3, ':one': 1, ':token': term.fencingToken }),
+            ReturnValues: 'ALL_NEW',
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          }),
+        );
+        return this.parseItem(unmarshall(r.Attributes ?? {}));
+      } catch (e) {
+        if (!isConditionFailed(e)) throw e;
+        const old = (e as { Item?: Record<string, AttributeValue> }).Item;
+        const row = old ? unmarshall(old) : undefined;
+        const later = row?.['termToken'] === term.fencingToken && typeof row['renewTime'] === 'number' && row['renewTime'] > stamp ? (row['renewTime'] as number) : undefined;
+        if (later === undefined || attempt > 1) return undefined;
+        stamp = later;
+      }
     }
   }
 

@@ -302,6 +302,33 @@ describe('without the coordinator', () => {
     expect(sim.log.maxConcurrentLeaders()).toBe(1);
   });
 
+  it('a process frozen between its acquisition landing and reading the answer, past its renew deadline, never leads that term: it gives it back', async () => {
+    const sim = await Sim.create({ config: CONFIG });
+    const m = sim.machine();
+    let frozenAt: number | undefined;
+    m.fault = (req) => {
+      const input = req.input as { TableName?: string };
+      if (frozenAt === undefined && input.TableName === sim.names.leases && (req.operation === 'PutItem' || req.operation === 'UpdateItem')) {
+        frozenAt = sim.elapsed;
+        m.clock.pause(); // the write still lands; its answer waits for the process to run again
+      }
+      return undefined;
+    };
+    const e = sim.elector('f', { leaseName: L, mode: 'NoCoordination' }, { machine: m });
+    const held = await sim.until('the frozen worker’s term on the lease', async () => (await sim.leases.read(L)).item?.holderIdentity === 'f' && (await sim.leases.read(L)).item);
+    await sim.run(FAST.renewDeadlineMs + 500);
+    m.clock.resume();
+    await sim.until('the term given back', async () => (await sim.leases.read(L)).item?.holderIdentity === undefined, 5_000);
+    expect(frozenAt).toBeDefined();
+    expect(sim.log.of('started', 'f')).toEqual([]); // onStartedLeading never ran for the stale term
+    expect(e.elector.isLeader()).toBe(false);
+    expect((await sim.leases.read(L)).item).toMatchObject({ lastHolderIdentity: 'f', fencingToken: held.fencingToken });
+    // and it leads a fresh term afterwards, as any follower would
+    await sim.until('f leads a new term', () => e.elector.isLeader(), 10_000);
+    expect((await sim.leases.read(L)).item!.fencingToken).toBeGreaterThan(held.fencingToken);
+    await e.stop();
+  });
+
   it('NoCoordination electors beside coordinated ones never make two holders', async () => {
     const sim = await Sim.create({ config: CONFIG });
     const coord = sim.coordinator(L);
