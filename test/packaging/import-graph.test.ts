@@ -52,7 +52,7 @@ const expected: Record<'sdk' | 'cli' | 'cdk' | 'testing', Expected> = {
     },
     external: ['@aws-sdk/client-dynamodb', '@aws-sdk/util-dynamodb', 'commander', 'semver', 'zod'],
     typeOnly: ['lib/schemas/identity.ts'],
-    builtins: ['node:fs', 'node:readline', 'node:string_decoder', 'node:tty'], // readline, tty: a write's confirmation
+    builtins: ['node:crypto', 'node:fs', 'node:readline', 'node:string_decoder', 'node:tty'], // readline, tty: a write's confirmation; crypto: lib/clock.ts' uniqueId (a start-up's id)
   },
   cdk: {
     entry: cdkEntry,
