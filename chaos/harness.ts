@@ -293,6 +293,7 @@ export async function runSchedule(s: Schedule, o: HarnessOptions): Promise<Sched
       if (a.begin) {
         const w: FaultWindow = { kind: f.kind, from: monoNow(), to: '0', detail: describeFault(f).trim() };
         if (f.kind === 'leaseDelete') {
+          w.lease = f.lease;
           // an operator's delete: unconditional, whoever holds the lease
           await rt.client.send(new DeleteItemCommand({ TableName: rt.tables.leases, Key: marshall({ name: f.lease }) }));
           count('leaseDelete:deleted');

@@ -439,7 +439,7 @@ async function runPlanted(schedule: Schedule, settings: WorldSettings, opts: { t
       log(`delete lease job-${f.lease}`);
       count('fault:deleteLease');
       model.client({ name: 'operator' }).send(new DeleteItemCommand({ TableName: names.leases, Key: { name: { S: `job-${f.lease}` } } })).catch(() => count('fault:deleteLeaseFailed'));
-      faultWindows.push({ kind: 'leaseDelete', from: ns(from), to: ns(from) });
+      faultWindows.push({ kind: 'leaseDelete', lease: `job-${f.lease}`, from: ns(from), to: ns(from) });
       return;
     }
     const proc = procs[f.worker]!;

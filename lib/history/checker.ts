@@ -34,6 +34,11 @@ export const CheckOptions = z
     healMs: z.number().int().positive().default(15_000),
     /** A leader frozen by SIGSTOP must stop this soon after it wakes. */
     wakeGraceMs: z.number().min(0).default(1_000),
+    /**
+     * A leader whose lease row an operator deleted must stop this soon after the delete: it learns
+     * at its next renewal (a retry period and a round trip; the default suits client-go's 2 s).
+     */
+    revokedGraceMs: z.number().min(0).default(3_000),
     /** Count from here when judging leaderless time; default: the end of the last fault. */
     healedAt: Mono.optional(),
     /** From here on every new term must be explained by a fault (the soak: none at all). */
@@ -83,6 +88,8 @@ export interface Figures {
   holderChanges: number;
   /** Overlaps forgiven because the older leader was frozen (fencing had to hold there). */
   pausedOverlaps: number;
+  /** Overlaps forgiven because an operator deleted the older term's lease row under it (fencing had to hold there). */
+  revokedOverlaps: number;
   /** Accepted fenced writes, and how many of them were zombie writes with an old term's token. */
   ledgerWrites: number;
   zombieWritesAccepted: number;
@@ -170,6 +177,16 @@ export function checkHistory(input: CheckInput, options: CheckOptionsInput = {})
   const byLease = groupBy(terms, (t) => t.lease);
   const leases = new Set([...byLease.keys(), ...(input.end.live ?? []).map((l) => l.lease)]);
   let pausedOverlaps = 0;
+  let revokedOverlaps = 0;
+  const deletes = faults.filter((f) => f.kind === 'leaseDelete' && f.lease !== undefined);
+  const revokeGrace = nsOf(o.revokedGraceMs);
+  /**
+   * The older term's lease row was deleted by an operator while it ran, before the overlap, and it
+   * stopped within a renewal of the delete: the holder cannot know before then (the term ended
+   * without a write it could see), so this is the overlap fencing covers, as a frozen leader's.
+   */
+  const revoked = (older: Term, overlapStart: bigint) =>
+    deletes.some((d) => d.lease === older.lease && older.start < BigInt(d.from) && BigInt(d.from) <= overlapStart && older.stop <= BigInt(d.from) + revokeGrace);
   let holderChanges = 0;
 
   /** The term's holder was frozen when the overlap began and stopped promptly after waking. */
@@ -187,6 +204,10 @@ export function checkHistory(input: CheckInput, options: CheckOptionsInput = {})
         if (to - from <= skew) continue;
         if (frozen(a, from) || frozen(b, from)) {
           pausedOverlaps++;
+          continue;
+        }
+        if (revoked(a, from)) {
+          revokedOverlaps++;
           continue;
         }
         violations.push({
@@ -294,6 +315,7 @@ export function checkHistory(input: CheckInput, options: CheckOptionsInput = {})
       terms: terms.length,
       holderChanges,
       pausedOverlaps,
+      revokedOverlaps,
       ledgerWrites: ledger.length,
       zombieWritesAccepted,
       leaderlessAfterHealMs,
@@ -306,7 +328,7 @@ export function checkHistory(input: CheckInput, options: CheckOptionsInput = {})
 export function formatVerdict(v: Verdict): string[] {
   const f = v.figures;
   const lines = [
-    `${v.ok ? 'ok' : `${v.violations.length} violation(s)`}: ${f.terms} terms on ${f.leases} lease(s), ${f.holderChanges} holder change(s), ${f.ledgerWrites} fenced writes accepted (${f.zombieWritesAccepted} zombie), ${f.pausedOverlaps} overlap(s) of a frozen leader forgiven` +
+    `${v.ok ? 'ok' : `${v.violations.length} violation(s)`}: ${f.terms} terms on ${f.leases} lease(s), ${f.holderChanges} holder change(s), ${f.ledgerWrites} fenced writes accepted (${f.zombieWritesAccepted} zombie), ${f.pausedOverlaps} overlap(s) of a frozen leader forgiven${f.revokedOverlaps ? `, ${f.revokedOverlaps} of a leader whose row an operator deleted` : ''}` +
       (f.worstLeaderlessAfterHealMs === undefined ? '' : `, worst leaderless after heal ${(f.worstLeaderlessAfterHealMs / 1000).toFixed(2)} s`),
   ];
   for (const x of v.violations) lines.push(`  ✗ ${x.kind}: ${x.message}`);

@@ -72,6 +72,8 @@ export const FaultWindow = z
     /** When it healed (a paused process resumed, a killed one restarted, the coordinator came back). */
     to: Mono,
     instances: z.array(z.string().min(1)).optional(),
+    /** The lease it hit (an operator's delete of its row). */
+    lease: Name.optional(),
     detail: z.string().optional(),
   })
   .strict();

@@ -11,6 +11,7 @@ const start = (who: string, token: number, s: number, lease = L): HistoryRecord 
 const stop = (who: string, token: number, s: number, reason = 'renewDeadline', lease = L): HistoryRecord => ({ ...start(who, token, s, lease), event: 'stopped', reason });
 const write = (who: string, token: number, s: number, extra: Partial<LedgerEntry> = {}): LedgerEntry => ({ lease: L, id: `${who}#${s}`, identity: who, instance: `${who}-1`, fencingToken: token, sentMono: at(s), zombie: false, ...extra });
 const pause = (who: string, from: number, to: number): FaultWindow => ({ kind: 'pause', from: at(from), to: at(to), instances: [`${who}-1`] });
+const deleted = (s: number, lease = L): FaultWindow => ({ kind: 'leaseDelete', lease, from: at(s), to: at(s) });
 
 interface Row {
   name: string;
@@ -31,6 +32,26 @@ const rows: Row[] = [
   {
     name: 'a frozen leader that goes on leading after it woke',
     input: { history: [start('a', 1, 0), start('b', 2, 8), stop('a', 1, 14)], faults: [pause('a', 2, 10)] },
+    want: ['overlap'],
+  },
+  {
+    name: 'an operator deleted the leader’s row; it stops at its next renewal, after the next term began: forgiven (fencing has to hold)',
+    input: { history: [start('a', 1, 0), start('b', 2, 8.9), stop('a', 1, 9.1)], faults: [deleted(8)] },
+    want: [],
+  },
+  {
+    name: 'an operator deleted the leader’s row and it led on past a renewal',
+    input: { history: [start('a', 1, 0), start('b', 2, 8.9), stop('a', 1, 12)], faults: [deleted(8)] },
+    want: ['overlap'],
+  },
+  {
+    name: 'a delete of another lease’s row forgives nothing',
+    input: { history: [start('a', 1, 0), start('b', 2, 8.9), stop('a', 1, 9.1)], faults: [deleted(8, 'other')] },
+    want: ['overlap'],
+  },
+  {
+    name: 'a delete after the overlap began forgives nothing',
+    input: { history: [start('a', 1, 0), start('b', 2, 8.9), stop('a', 1, 9.1)], faults: [deleted(9)] },
     want: ['overlap'],
   },
   { name: 'a token reused by another holder', input: { history: [start('a', 3, 0), stop('a', 3, 1), start('b', 3, 2)] }, want: ['token'] },
