@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { GetItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { reconcileLease, TooManyConflictsError } from '../lib/coordinator/reconcile.js';
 import { pickBest } from '../lib/election/ordering.js';
@@ -23,7 +24,10 @@ import { electionConfig, type ElectionConfigInput } from '../lib/schemas/config.
 import { CandidateStore } from '../lib/stores/candidate-store.js';
 import { ConflictError } from '../lib/stores/errors.js';
 import { LeaseStore } from '../lib/stores/lease-store.js';
+import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../lib/stores/client.js';
 import { baselineTableName, createBaselineTable, deleteBaselineTable } from './baseline/table.js';
+import type { Start } from './burst.js';
+import { lastRenewal, StreamReader, type LastRenewal } from './expiry.js';
 
 export type System = 'conclave' | 'baseline';
 
@@ -74,6 +78,8 @@ const COUNTING_WORKER = fileURLToPath(new URL('./counting-worker.ts', import.met
 /** One benchmark run's shared infrastructure. */
 export class BenchContext {
   readonly observer: DynamoDBClient;
+  /** Reads the tables' streams (a crashed term's last renewal), on the observer's own clients. */
+  readonly streams: StreamReader;
   private readonly runtimes = new Map<string, Promise<LocalRuntime>>();
   /** When the platform function finished handling a task's STOPPED event, by task ARN (the term it ended is over by then). */
   readonly platformHandled = new Map<string, number>();
@@ -86,6 +92,7 @@ export class BenchContext {
     readonly log: (line: string) => void,
   ) {
     this.observer = localClient(endpoint);
+    this.streams = new StreamReader(this.observer, new DynamoDBStreamsClient({ endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS }));
   }
 
   static async start(log: (line: string) => void): Promise<BenchContext> {
@@ -145,6 +152,7 @@ export class BenchContext {
 
   async stop(): Promise<void> {
     await this.endScenario();
+    this.streams.destroy();
     this.observer.destroy();
     await this.ddb.stop();
   }
@@ -306,18 +314,33 @@ export class Group {
 
   /**
    * Waits for the leader's next renewal, then SIGKILLs it `phaseMs` after that renewal was sent.
-   * Returns when it was killed and the phase actually hit (the renewal is seen a few ms late).
+   * Returns when it was killed, the phase actually hit (the renewal is seen a few ms late), and
+   * `seenLagMs`: when the observer saw that renewal on the row minus its renewTime stamp — a few
+   * ms (a round trip and the 5 ms polling) if the stamp is this machine's clock at the send;
+   * Conclave's SDK stamps DynamoDB's clock as it estimates it (clockSync 'server'), so this also
+   * shows that estimate's error against the machine clock.
    */
-  async killAtPhase(leader: WorkerProcess, phaseMs: number): Promise<{ killAt: number; phaseMs: number }> {
+  async killAtPhase(leader: WorkerProcess, phaseMs: number): Promise<{ killAt: number; phaseMs: number; seenLagMs: number }> {
     const before = await this.renewTime();
     const renewed = await waitFor(`a renewal by ${leader.identity}`, async () => {
       const t = await this.renewTime();
-      return t !== undefined && t !== before ? t : undefined;
+      return t !== undefined && t !== before ? { t, seenAt: Date.now() } : undefined;
     }, 3 * this.timing.retryPeriodMs + 5_000, 5);
-    await sleep(renewed + phaseMs - Date.now());
+    await sleep(renewed.t + phaseMs - Date.now());
     const killAt = Date.now();
     await leader.kill();
-    return { killAt, phaseMs: killAt - renewed };
+    return { killAt, phaseMs: killAt - renewed.t, seenLagMs: renewed.seenAt - renewed.t };
+  }
+
+  /**
+   * The last renewal the table applied of the term `holder` began with `token` (its `started`
+   * line's fencingToken: Conclave's fencing token, the baseline's leaseTransitions), from the
+   * table's stream (bench/expiry.ts): exact, however the kill fell against the renewals.
+   */
+  async lastRenewal(holder: string, token: number): Promise<LastRenewal | undefined> {
+    const table = this.system === 'conclave' ? this.rt.tables.leases : baselineTableName(this.prefix);
+    const images = await this.ctx.streams.images(table, this.lease);
+    return lastRenewal(images, { name: this.lease, holder, token, tokenField: this.system === 'conclave' ? 'fencingToken' : 'leaseTransitions' });
   }
 
   /** When the platform function had handled the STOPPED event of `w`'s task (undefined: not a task, or not yet). */
@@ -399,4 +422,18 @@ export interface BenchOptions {
   windowMs?: number;
   /** Crash failover with the platform signal: how long after the process exits ECS's STOPPED event arrives. @default 0 */
   signalDelayMs?: number;
+  /**
+   * Which starts each failure scenario runs in, per timing mode (bench/burst.ts): `settled` (the
+   * group settles before the failure) and `burst` (the measured failure comes 1–3 s into the term
+   * of the leader a first failure made). `signalBurst`: crash failover with the platform signal in burst mode.
+   */
+  starts: { settled: Mode[]; burst: Mode[]; signalBurst: Mode[] };
+  /** Seed of the burst delays. */
+  seed: number;
 }
+
+/** The (start, mode) pairs a scenario runs, settled first. */
+export const startsOf = (o: BenchOptions, burst: Mode[] = o.starts.burst): { start: Start; mode: Mode }[] => [
+  ...o.starts.settled.map((mode) => ({ start: 'settled' as const, mode })),
+  ...burst.map((mode) => ({ start: 'burst' as const, mode })),
+];

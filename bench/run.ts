@@ -7,10 +7,12 @@
  *   npm run bench -- --quick                        a smoke run of every scenario (about 3 minutes)
  *   npm run bench -- --only crash-failover --runs 10 --short-lease
  *   npm run bench -- --only crash-failover-signal --signal-delay 2
+ *   npm run bench -- --only crash-failover,handoff --burst --default-lease
  */
 import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
+import { DEFAULT_BURST_SEED } from './burst.js';
 import { BenchContext, type BenchOptions, type Mode } from './fleet.js';
 import { describePrices } from './prices.js';
 import { machine, markdown, summaryLines, type Figure, type ScenarioResult } from './report.js';
@@ -60,15 +62,30 @@ const program = new Command()
     if (!Number.isFinite(n) || n < 0) throw new InvalidArgumentError(`--signal-delay must be a number of seconds ≥ 0, got "${v}"`);
     return n;
   })
+  .option('--burst', 'failure scenarios in burst mode only: the measured failure 1–3 s into the term a first failure began (crash failover, with and without the signal, and hand-off; every timing mode selected)')
+  .option('--settled', 'failure scenarios settled only (the group settles before each failure)')
+  .option('--seed <n>', `seed of the burst delays (default ${DEFAULT_BURST_SEED})`, (v) => {
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError(`--seed must be a whole number ≥ 0, got "${v}"`);
+    return n;
+  })
   .option('--out <dir>', 'where results are written', 'bench/results')
   .parse(process.argv);
 
-const o = program.opts<{ only?: ScenarioName[]; runs?: number; shortLease?: boolean; defaultLease?: boolean; quick?: boolean; leases?: number; window?: number; signalDelay?: number; out: string }>();
+const o = program.opts<{ only?: ScenarioName[]; runs?: number; shortLease?: boolean; defaultLease?: boolean; quick?: boolean; leases?: number; window?: number; signalDelay?: number; burst?: boolean; settled?: boolean; seed?: number; out: string }>();
 if (o.shortLease && o.defaultLease) program.error('--short-lease and --default-lease exclude each other; give neither for both modes');
 const modes: Mode[] = o.shortLease ? ['short'] : o.defaultLease ? ['default'] : o.quick ? ['short'] : ['default', 'short'];
+// Neither flag: every mode settled, and burst in default timing (crash failover and hand-off).
+// --burst: burst in every mode, the platform-signal crash too; both flags: both everywhere.
+const starts: BenchOptions['starts'] =
+  o.burst || o.settled
+    ? { settled: o.settled ? modes : [], burst: o.burst ? modes : [], signalBurst: o.burst ? modes : [] }
+    : { settled: modes, burst: modes.filter((m) => m === 'default'), signalBurst: [] };
 const opts: BenchOptions = {
   quick: Boolean(o.quick),
   modes,
+  starts,
+  seed: o.seed ?? DEFAULT_BURST_SEED,
   ...(o.runs ? { runs: o.runs } : {}),
   ...(o.leases ? { leases: o.leases } : {}),
   ...(o.window ? { windowMs: o.window * 1000 } : {}),

@@ -1,6 +1,10 @@
 import { CreateTableCommand, DeleteTableCommand, waitUntilTableExists, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 
-/** The baseline's own table beside Conclave's (no stream: nothing reacts to it). */
+/**
+ * The baseline's own table beside Conclave's. Nothing reacts to its stream: the bench reads it
+ * afterwards to learn a crashed holder's last renewal exactly (bench/expiry.ts), as it reads
+ * Conclave's lease stream. Streams cost the lock nothing: no request of the workers changes.
+ */
 export const baselineTableName = (prefix: string): string => `${prefix}-baseline-locks`;
 
 export async function createBaselineTable(client: DynamoDBClient, table: string): Promise<void> {
@@ -10,6 +14,7 @@ export async function createBaselineTable(client: DynamoDBClient, table: string)
       BillingMode: 'PAY_PER_REQUEST',
       AttributeDefinitions: [{ AttributeName: 'name', AttributeType: 'S' }],
       KeySchema: [{ AttributeName: 'name', KeyType: 'HASH' }],
+      StreamSpecification: { StreamEnabled: true, StreamViewType: 'NEW_AND_OLD_IMAGES' },
     }),
   );
   await waitUntilTableExists({ client, maxWaitTime: 60, minDelay: 1, maxDelay: 2 }, { TableName: table });

@@ -4,7 +4,9 @@
  * the time until another worker's onStartedLeading is measured, each on the same machine clock.
  * For Conclave the run also says how the new term began and where the time went.
  */
-import { Group, MODES, type BenchContext, type GroupOptions, type Mode, type System, type TermRecord } from '../fleet.js';
+import { Group, MODES, sleep, type BenchContext, type GroupOptions, type Mode, type System, type TermRecord } from '../fleet.js';
+import type { Start } from '../burst.js';
+import { pastExpiryMs } from '../expiry.js';
 import type { WorkerProcess } from '../../lib/local/worker-process.js';
 import type { Collector } from '../report.js';
 import { median, summarize, type Summary } from '../stats.js';
@@ -15,8 +17,20 @@ export interface RunSample {
   from: string;
   to: string;
   fencingToken: number | undefined;
-  /** Crash only: how long after the leader's last renewal was sent it was killed. */
+  /** Settled crash only: how long after the leader's last renewal was sent it was killed. */
   phaseMs?: number;
+  /** Settled crash only: the observer saw that renewal on the row this long after its renewTime stamp. */
+  seenLagMs?: number;
+  /** Burst only: the measured failure came this long after the failed leader's onStartedLeading (the seeded draw, as hit). */
+  burstDelayMs?: number;
+  /** Burst only: the first failure (not measured) → the next leader's onStartedLeading. */
+  firstMs?: number;
+  /** Crash: the new leader's onStartedLeading minus the dead term's expiry (its last renewTime + leaseDurationSeconds, read from the stream). */
+  pastExpiryMs?: number;
+  /** Crash: from the dead term's last renewal (renewTime) to the kill. */
+  sinceRenewalMs?: number;
+  /** Hand-off: the leaderless gap, from the old leader's onStoppedLeading to the new one's onStartedLeading. */
+  gapMs?: number;
   /** Conclave: who wrote the new term — `coordinator`, `successor` or `self` (the fallback race). */
   electedBy?: string;
   /** Conclave with the platform signal: until the platform function had ended the dead holder's term. */
@@ -58,17 +72,59 @@ async function describeTerm(g: Group, sample: RunSample, t0: number, startedAt: 
 }
 
 /**
- * The leader is SIGKILLed `phaseMs` after it sent a renewal. With `platformSignal`, Conclave's
- * workers run as local ECS tasks and the kill reaches the platform function as a STOPPED event.
+ * The first failure of a burst, not measured: `fail` it, wait for the next leader, then until
+ * `delayMs` into its term. Returns the leader the measured failure hits.
  */
-export async function crashRun(ctx: BenchContext, system: System, mode: Mode, phaseMs: number, opts: Pick<GroupOptions, 'platformSignal'> = {}): Promise<RunSample> {
-  const g = await (await Group.create(ctx, system, mode, `${opts.platformSignal ? 'signal' : 'crash'}-${mode}`, opts)).addMany(3);
+async function burstLead(g: Group, leader: WorkerProcess, mode: Mode, delayMs: number, fail: (w: WorkerProcess) => Promise<void>): Promise<{ leader: WorkerProcess; firstMs: number; startedAt: number }> {
+  const t0 = Date.now();
+  await fail(leader);
+  const { worker, started } = await g.nextLeader(t0, leader, patience(mode));
+  await sleep(started.at + delayMs - Date.now());
+  return { leader: worker, firstMs: started.at - t0, startedAt: started.at };
+}
+
+/** Adds the past-expiry delay: the dead term's last renewal, from the table's stream. */
+async function withExpiry(g: Group, sample: RunSample, dead: WorkerProcess, deadToken: number | undefined, killAt: number, startedAt: number): Promise<RunSample> {
+  if (deadToken === undefined) return sample;
+  const last = await g.lastRenewal(dead.identity, deadToken);
+  if (!last) return sample;
+  return { ...sample, pastExpiryMs: pastExpiryMs(last, startedAt), sinceRenewalMs: killAt - last.renewTime };
+}
+
+export interface FailureOptions {
+  /** `settled`: the group settles first (and a crash is timed to `phaseMs`); `burst`: the measured failure comes `burstDelayMs` into the term a first failure began. @default 'settled' */
+  start?: Start;
+  /** Burst: how far into the new term (the seeded draw). */
+  burstDelayMs?: number;
+}
+
+/**
+ * The leader is SIGKILLed `phaseMs` after it sent a renewal (settled), or `burstDelayMs` after a
+ * first kill's new leader started (burst). With `platformSignal`, Conclave's workers run as local
+ * ECS tasks and each kill reaches the platform function as a STOPPED event.
+ */
+export async function crashRun(ctx: BenchContext, system: System, mode: Mode, phaseMs: number, opts: Pick<GroupOptions, 'platformSignal'> & FailureOptions = {}): Promise<RunSample> {
+  const burst = opts.start === 'burst';
+  const g = await (await Group.create(ctx, system, mode, `${opts.platformSignal ? 'signal' : 'crash'}-${burst ? 'burst-' : ''}${mode}`, opts.platformSignal ? { platformSignal: opts.platformSignal } : {})).addMany(3);
   try {
-    const leader = await g.settle();
-    const kill = await g.killAtPhase(leader, phaseMs);
-    const { worker, started } = await g.nextLeader(kill.killAt, leader, patience(mode));
-    const sample: RunSample = { ms: started.at - kill.killAt, phaseMs: kill.phaseMs, from: leader.identity, to: worker.identity, fencingToken: started.fencingToken };
-    return await describeTerm(g, sample, kill.killAt, started.at, leader);
+    let leader = await g.settle();
+    let sample: Omit<RunSample, 'ms' | 'to' | 'fencingToken'>;
+    let killAt: number;
+    if (burst) {
+      const b = await burstLead(g, leader, mode, opts.burstDelayMs ?? 0, (w) => w.kill());
+      leader = b.leader;
+      killAt = Date.now();
+      await leader.kill();
+      sample = { from: leader.identity, burstDelayMs: killAt - b.startedAt, firstMs: b.firstMs };
+    } else {
+      const kill = await g.killAtPhase(leader, phaseMs);
+      killAt = kill.killAt;
+      sample = { from: leader.identity, phaseMs: kill.phaseMs, seenLagMs: kill.seenLagMs };
+    }
+    const deadToken = Group.lastStart(leader)?.fencingToken;
+    const { worker, started } = await g.nextLeader(killAt, leader, patience(mode));
+    const out: RunSample = { ms: started.at - killAt, ...sample, to: worker.identity, fencingToken: started.fencingToken };
+    return await describeTerm(g, await withExpiry(g, out, leader, deadToken, killAt, started.at), killAt, started.at, leader);
   } finally {
     await g.close();
   }
@@ -76,22 +132,32 @@ export async function crashRun(ctx: BenchContext, system: System, mode: Mode, ph
 
 /**
  * The leader is SIGTERMed: it steps down, (Conclave) withdraws its candidacy, releases the lease.
- * With `succession: false` (Conclave) the coordinator designates no successor, so the release
- * goes through an election. With `deadSuccessor` (Conclave), the follower next in line — the one the coordinator would pick,
- * its designated successor — is SIGKILLed first: its candidate row stays and never answers a ping,
- * and it never takes the lease, so the election can only finish by its timer (the timer path).
+ * In burst mode, a first hand-off (not measured) comes first and the measured one `burstDelayMs`
+ * into the new leader's term. With `succession: false` (Conclave) the coordinator designates no
+ * successor, so the release goes through an election. With `deadSuccessor` (Conclave), the
+ * follower next in line — the one the coordinator would pick, its designated successor — is
+ * SIGKILLed first: its candidate row stays and never answers a ping, and it never takes the
+ * lease, so the election can only finish by its timer (the timer path).
  */
-export async function handoffRun(ctx: BenchContext, system: System, mode: Mode, opts: { deadSuccessor?: boolean; succession?: boolean } = {}): Promise<RunSample> {
-  const stem = `${opts.deadSuccessor ? 'timer' : 'handoff'}-${mode}`;
+export async function handoffRun(ctx: BenchContext, system: System, mode: Mode, opts: { deadSuccessor?: boolean; succession?: boolean } & FailureOptions = {}): Promise<RunSample> {
+  const burst = opts.start === 'burst';
+  const stem = `${opts.deadSuccessor ? 'timer' : 'handoff'}-${burst ? 'burst-' : ''}${mode}`;
   const g = await (await Group.create(ctx, system, mode, stem, opts.succession === false ? { succession: false } : {})).addMany(3);
   try {
-    const leader = await g.settle();
+    let leader = await g.settle();
+    const extra: Partial<RunSample> = {};
+    if (burst) {
+      const b = await burstLead(g, leader, mode, opts.burstDelayMs ?? 0, (w) => w.stop());
+      leader = b.leader;
+      Object.assign(extra, { burstDelayMs: Date.now() - b.startedAt, firstMs: b.firstMs });
+    }
     if (opts.deadSuccessor) await (await g.nextInLine(leader)).kill();
     const stopAt = Date.now();
     const stopping = leader.stop();
     const { worker, started } = await g.nextLeader(stopAt, leader, patience(mode));
     await stopping;
-    const sample: RunSample = { ms: started.at - stopAt, from: leader.identity, to: worker.identity, fencingToken: started.fencingToken };
+    const stopped = leader.events.find((e) => e.event === 'stopped' && e.at >= stopAt);
+    const sample: RunSample = { ms: started.at - stopAt, from: leader.identity, ...extra, to: worker.identity, fencingToken: started.fencingToken, ...(stopped ? { gapMs: started.at - stopped.at } : {}) };
     return await describeTerm(g, sample, stopAt, started.at);
   } finally {
     await g.close();
@@ -104,12 +170,19 @@ export const seconds = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
 
 /** One log line for a run: where the time went, for Conclave. */
 export function describeSample(s: RunSample): string {
-  const parts = [s.phaseMs !== undefined ? `killed ${s.phaseMs} ms after a renewal` : undefined, `${s.to} leads after ${seconds(s.ms)}`];
+  const parts = [
+    s.burstDelayMs !== undefined ? `burst: ${s.from} failed ${s.burstDelayMs} ms into its term (the first failover took ${seconds(s.firstMs ?? NaN)})` : undefined,
+    s.phaseMs !== undefined ? `killed ${s.phaseMs} ms after a renewal` : undefined,
+    `${s.to} leads after ${seconds(s.ms)}`,
+  ];
+  if (s.pastExpiryMs !== undefined) parts.push(`${s.pastExpiryMs >= 0 ? `${seconds(s.pastExpiryMs)} past the term's expiry` : `${seconds(-s.pastExpiryMs)} before the term's expiry`} (last renewal ${seconds(s.sinceRenewalMs!)} before the kill)`);
+  if (s.gapMs !== undefined) parts.push(`leaderless ${seconds(s.gapMs)}`);
   const how: string[] = [];
   if (s.signalMs !== undefined) how.push(`task STOPPED handled at ${seconds(s.signalMs)}`);
   if (s.detectMs !== undefined) how.push(`vacancy ${s.vacancy} seen at ${seconds(s.detectMs)}, elected +${seconds(s.electMs!)}`);
   else if (s.electedBy !== undefined && s.takeMs !== undefined) how.push(`${s.electedBy === 'successor' ? 'the successor took it' : `taken (${s.electedBy})`} at ${seconds(s.takeMs)}`);
-  if (s.pickupMs !== undefined) how.push(`picked up +${seconds(s.pickupMs)}`);
+  // acquireTime is the writer's estimate of DynamoDB's clock: a pick-up can come out a few ms below zero
+  if (s.pickupMs !== undefined) how.push(`picked up ${s.pickupMs < 0 ? '−' : '+'}${seconds(Math.abs(s.pickupMs))}`);
   if (how.length) parts.push(`(${how.join(', ')})`);
   return parts.filter(Boolean).join(' → ');
 }
@@ -168,3 +241,19 @@ export function compare(c: Collector, what: string, samples: Record<System, RunS
   c.latency(what, 'baseline (client-go style)', ms('baseline'));
   if (conclave && base) c.value(what, 'ratio conclave ÷ baseline', conclave.median / base.median, '× (medians)');
 }
+
+/** A figure of one per-run field (past-expiry delay, leaderless gap) for both systems; runs without it are left out and counted. */
+export function compareField(c: Collector, what: string, samples: Record<System, RunSample[]>, field: 'pastExpiryMs' | 'gapMs', target?: { text: string; met: (s: Summary) => boolean }): void {
+  for (const system of SYSTEMS) {
+    const all = samples[system];
+    const xs = all.flatMap((s) => (s[field] === undefined ? [] : [s[field]]));
+    const missing = all.length - xs.length;
+    c.latency(what, system === 'conclave' ? 'conclave' : 'baseline (client-go style)', xs, system === 'conclave' ? target : undefined, missing ? `${missing} of ${all.length} runs without it` : undefined);
+  }
+}
+
+/** A target on the ratio of Conclave's median to the baseline's. */
+export const ratioTarget = (ratio: number) => (base: Summary | undefined) => ({
+  text: `median ≤ ${ratio}× baseline${base ? ` (${seconds(ratio * base.median)})` : ''}`,
+  met: (s: Summary) => base !== undefined && s.median <= ratio * base.median,
+});
