@@ -88,7 +88,8 @@ export function machine(): Machine {
 const sec = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
 const mark = (f: Figure) => (f.met === undefined ? '' : f.met ? '✓' : '✗');
 const fmtNumber = (v: number) => (Number.isInteger(v) ? String(v) : Math.abs(v) >= 1 ? v.toFixed(2) : v.toPrecision(3));
-const fmtValue = (f: Figure) => (f.unit === '$' ? `$${f.value!.toFixed(2)}` : `${fmtNumber(f.value!)} ${f.unit}`);
+const fmtDollars = (v: number) => (v >= 1 || v === 0 ? v.toFixed(2) : v.toPrecision(3));
+const fmtValue = (f: Figure) => (f.unit === '$' ? `$${f.value!.toFixed(2)}` : f.unit === '$/lease-month' ? `$${fmtDollars(f.value!)} /lease-month` : `${fmtNumber(f.value!)} ${f.unit}`);
 
 /** The markdown table of every figure. */
 export function markdown(figures: Figure[], m: Machine, title: string): string {

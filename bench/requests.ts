@@ -34,6 +34,11 @@ export interface CountOptions {
    * added to the request: it changes nothing else). @default true
    */
   capacity?: boolean;
+  /**
+   * Sees every answer (after it is counted): a worker can learn from what it reads (say, whether the
+   * lease names it successor) which role its next request belongs to.
+   */
+  observe?: (command: string, input: { TableName?: string }, output: unknown) => void;
 }
 
 /** Tallies of DynamoDB requests, fed by one middleware per client. */
@@ -61,6 +66,7 @@ export class RequestCounter {
           const units = unitsOf((out.output as { ConsumedCapacity?: Consumed }).ConsumedCapacity);
           if (READ_COMMANDS.has(command)) tally.rru += units;
           else tally.wru += units;
+          opts.observe?.(command, input, out.output);
           return out;
         } catch (e) {
           tally.failed++;

@@ -1,8 +1,9 @@
 /**
  * The steady-state scenario reads each worker's own request counts (COUNT_REQUESTS_EVERY_MS):
  * examples/worker.ts run through bench/counting-worker.ts, and the baseline's worker, must print
- * them, by role — the leader's renewals, a follower's polls, and (Conclave) the candidate row's
- * writes apart — and once more on exit. The Conclave pair is coordinated by an in-process
+ * them, by role — the leader's renewals, a follower's polls (Conclave: the designated successor's
+ * apart from the other followers'), and (Conclave) the candidate row's writes apart — and once
+ * more on exit. The Conclave pair is coordinated by an in-process
  * reconcile loop standing in for the functions. The example itself imports nothing of bench/.
  */
 import { readFileSync } from 'node:fs';
@@ -32,6 +33,8 @@ afterAll(() => t.drop());
 type Tallies = NonNullable<WorkerEvent['requests']>;
 const lastCounts = (w: WorkerProcess): Tallies => w.events.filter((e) => e.event === 'requests').at(-1)?.requests ?? {};
 
+const reads = (t: Tallies) => (t['follower']?.requests ?? 0) + (t['successor']?.requests ?? 0);
+
 async function pair(script: string) {
   const lease = `hook-${randomUUID().slice(0, 8)}`;
   const coordinator = script === BASELINE_WORKER ? undefined : coordinatorLoop(coordinatorDeps(t.client, t.names, { config: { ackWindowMs: 500 } }), lease);
@@ -41,7 +44,9 @@ async function pair(script: string) {
   await waitFor('a to lead', () => first.leading, 20_000);
   const second = new WorkerProcess(spec('b'), env);
   // a few polls and renewals counted on each side
-  await waitFor('counts from both', () => (lastCounts(second)['follower']?.requests ?? 0) >= 3 && (lastCounts(first)['leader']?.requests ?? 0) >= 6, 20_000);
+  // (Conclave: b is the only other candidate, so the coordinator names it successor: its polls count as `successor` from then on)
+  const followed = () => (script === BASELINE_WORKER ? reads(lastCounts(second)) : (lastCounts(second)['successor']?.requests ?? 0)) >= 3;
+  await waitFor('counts from both', () => followed() && (lastCounts(first)['leader']?.requests ?? 0) >= 6, 20_000);
   await second.stop(); // the follower first, so it cannot take the lease the leader releases
   await first.stop();
   await coordinator?.stop();
@@ -61,8 +66,11 @@ describe('request counting in the worker processes', () => {
     const f = lastCounts(follower);
     expect(Object.keys(l.leader!.commands)).toEqual(['UpdateItem']);
     expect(l.leader!.wru).toBeGreaterThan(0);
-    expect(Object.keys(f.follower!.commands)).toEqual(['GetItem']);
-    expect(f.follower!.rru).toBeGreaterThan(0);
+    // the designated successor's polls apart from the polls before it was named
+    expect(Object.keys(f.successor!.commands)).toEqual(['GetItem']);
+    expect(f.successor!.rru).toBeGreaterThan(0);
+    for (const c of Object.keys(f.follower?.commands ?? {})) expect(c).toBe('GetItem');
+    expect(l['successor']).toBeUndefined();
     expect(f['leader']).toBeUndefined();
     // the candidate rows: registered (and acknowledged, withdrawn) apart from the lease's requests
     expect(l.candidate!.requests).toBeGreaterThanOrEqual(1);

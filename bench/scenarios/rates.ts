@@ -1,0 +1,89 @@
+/**
+ * What the steady-state scenarios share: request tallies turned into rates per minute and per
+ * lease, the workers' own counts read over a window, Lambda use over the same window, and the
+ * cost by kind printed as figures.
+ */
+import type { WorkerEvent, WorkerProcess } from '../../lib/local/worker-process.js';
+import type { LocalEvent } from '../../lib/local/runtime.js';
+import type { FunctionName } from '../../lib/wiring.js';
+import { leaseMonthCost, type CostInput } from '../cost.js';
+import { addUse, lambdaUse, scaleUse, type Invocation, type LambdaUse } from '../lambda.js';
+import type { Collector } from '../report.js';
+import { diffTallies, READ_COMMANDS, type Tallies } from '../requests.js';
+
+export interface Rate {
+  requests: number;
+  rru: number;
+  wru: number;
+  commands: Record<string, number>;
+}
+export type Rates = Record<string, Rate>;
+
+export const ZERO: Rate = { requests: 0, rru: 0, wru: 0, commands: {} };
+
+export const perMinute = (t: Tallies, minutes: number): Rates =>
+  Object.fromEntries(Object.entries(t).map(([role, x]) => [role, { requests: x.requests / minutes, rru: x.rru / minutes, wru: x.wru / minutes, commands: Object.fromEntries(Object.entries(x.commands).map(([c, n]) => [c, n / minutes])) }]));
+
+export const sumRates = (rs: Rates[]): Rates => {
+  const out: Rates = {};
+  for (const r of rs) {
+    for (const [role, x] of Object.entries(r)) {
+      const o = (out[role] ??= { requests: 0, rru: 0, wru: 0, commands: {} });
+      o.requests += x.requests;
+      o.rru += x.rru;
+      o.wru += x.wru;
+      for (const [c, n] of Object.entries(x.commands)) o.commands[c] = (o.commands[c] ?? 0) + n;
+    }
+  }
+  return out;
+};
+
+export const scaleRate = (r: Rate, k: number): Rate => ({ requests: r.requests * k, rru: r.rru * k, wru: r.wru * k, commands: Object.fromEntries(Object.entries(r.commands).map(([c, n]) => [c, n * k])) });
+export const scaleRates = (rs: Rates, k: number): Rates => Object.fromEntries(Object.entries(rs).map(([role, r]) => [role, scaleRate(r, k)]));
+export const addRate = (a: Rate, b: Rate): Rate => sumRates([{ x: a }, { x: b }])['x']!;
+export const writesOf = (r: Rate): number => Object.entries(r.commands).reduce((a, [c, n]) => a + (READ_COMMANDS.has(c) ? 0 : n), 0);
+export const commandsText = (r: Rate): string => Object.entries(r.commands).map(([c, n]) => `${c} ${n.toFixed(2)}`).join(', ');
+
+/** A worker's requests between its first and last `requests` line inside the window, per minute. */
+export function workerRates(w: WorkerProcess, from: number, to: number): { rates: Rates; minutes: number } {
+  const lines = w.events.filter((e): e is WorkerEvent & { requests: Tallies } => e.event === 'requests' && e.requests !== undefined && e.at >= from && e.at <= to);
+  const first = lines[0];
+  const last = lines.at(-1);
+  if (!first || !last || last === first) throw new Error(`${w.identity}: fewer than two request counts inside the window`);
+  const minutes = (last.at - first.at) / 60_000;
+  return { rates: perMinute(diffTallies(last.requests, first.requests), minutes), minutes };
+}
+
+/** The order roles are shown in; others (if a worker names more) after these. */
+export const ROLE_ORDER = ['leader', 'successor', 'follower', 'candidate', 'identity', 'coordinator'];
+export const byRoleOrder = ([a]: [string, unknown], [b]: [string, unknown]): number => {
+  const i = (r: string) => (ROLE_ORDER.includes(r) ? ROLE_ORDER.indexOf(r) : ROLE_ORDER.length);
+  return i(a) - i(b) || a.localeCompare(b);
+};
+
+/**
+ * Lambda per lease per minute over a window: the coordinator's tick covers every lease of the
+ * table (`leasesTicked`), so it is spread over them, one tick a minute as scheduled; what the
+ * streams, the timer and the platform invoked came from the leases with real workers (`leasesLive`).
+ */
+export function lambdaPerLease(invocations: readonly Invocation[], o: { windowMinutes: number; ticks: number; leasesTicked: number; leasesLive: number }): LambdaUse {
+  const ticks = invocations.filter((i) => i.fn === 'coordinator');
+  const rest = invocations.filter((i) => i.fn !== 'coordinator');
+  return addUse(scaleUse(lambdaUse(ticks), 1 / Math.max(1, o.ticks) / o.leasesTicked), scaleUse(lambdaUse(rest), 1 / o.windowMinutes / o.leasesLive));
+}
+
+/** Events published and timer messages in [from, to], per lease per minute. */
+export function eventsPerLease(events: readonly LocalEvent[], invocations: readonly Invocation[], from: number, to: number, leasesLive: number): { eventsPerMinute: number; timerMessagesPerMinute: number } {
+  const minutes = (to - from) / 60_000;
+  const published = events.filter((e) => Date.parse(e.time) >= from && Date.parse(e.time) <= to).length;
+  const timer = invocations.filter((i) => i.fn === ('electionTimer' satisfies FunctionName)).reduce((a, i) => a + (i.records ?? 1), 0);
+  return { eventsPerMinute: published / minutes / leasesLive, timerMessagesPerMinute: timer / minutes / leasesLive };
+}
+
+/** The cost by kind as figures (`<system> · $/lease-month · <service> <kind>`), and the total with its target. */
+export function costFigures(c: Collector, what: string, system: string, input: CostInput, target?: { text: string; max: number }): number {
+  const { rows, total } = leaseMonthCost(input);
+  for (const r of rows) c.value(what, `${system} · $/lease-month · ${r.service} ${r.kind}`, r.dollars, '$/lease-month', undefined, r.detail);
+  c.value(what, `${system} · $/lease-month · total`, total, '$/lease-month', target ? { text: target.text, met: total <= target.max } : undefined);
+  return total;
+}

@@ -1,0 +1,96 @@
+/**
+ * The cost arithmetic: the price sheet's units, Lambda's billed GB-seconds (each invocation rounded
+ * up to the millisecond, at its function's memory), per-lease spreading of the coordinator's tick
+ * against the live leases' stream invocations, and the rows by kind summing to the total. The
+ * price sheet is checked against what infra/ deploys (arm64).
+ */
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { leaseMonthCost, TIMER_QUEUE_POLLS_PER_MINUTE } from '../../bench/cost.js';
+import { addUse, lambdaUse, scaleUse, type Invocation } from '../../bench/lambda.js';
+import { billedGbSeconds, dollarsPerMonth, eventsDollarsPerMonth, LAMBDA_PRICES, lambdaDollarsPerMonth, MINUTES_PER_MONTH, sqsDollarsPerMonth } from '../../bench/prices.js';
+import { eventsPerLease, lambdaPerLease } from '../../bench/scenarios/rates.js';
+import { wiring } from '../../lib/wiring.js';
+
+describe('price sheet', () => {
+  it('a million units, requests or events a month cost the listed price', () => {
+    const perMinute = 1e6 / MINUTES_PER_MONTH;
+    expect(dollarsPerMonth(perMinute, 0)).toBeCloseTo(0.625, 10);
+    expect(dollarsPerMonth(0, perMinute)).toBeCloseTo(0.125, 10);
+    expect(lambdaDollarsPerMonth(perMinute, 0)).toBeCloseTo(0.2, 10);
+    expect(lambdaDollarsPerMonth(0, 1 / MINUTES_PER_MONTH)).toBeCloseTo(0.0000133334, 12);
+    expect(eventsDollarsPerMonth(perMinute)).toBeCloseTo(1, 10);
+    expect(sqsDollarsPerMonth(perMinute)).toBeCloseTo(0.4, 10);
+  });
+
+  it('Lambda is priced for the architecture infra/ deploys', () => {
+    const assets = readFileSync(new URL('../../infra/assets.ts', import.meta.url), 'utf8');
+    expect(assets).toMatch(/ARCHITECTURE = lambda\.Architecture\.ARM_64/);
+    expect(LAMBDA_PRICES.architecture).toBe('arm64');
+  });
+});
+
+describe('Lambda use', () => {
+  it('billed duration rounds each invocation up to the millisecond, at least 1 ms', () => {
+    expect(billedGbSeconds([0.2, 1.5, 10], 1024)).toBeCloseTo((1 + 2 + 10) / 1000, 12);
+    expect(billedGbSeconds([1000], 512)).toBeCloseTo(0.5, 12);
+  });
+
+  it('per function, at the memory the wiring gives it', () => {
+    const calls: Invocation[] = [
+      { fn: 'coordinator', at: 0, ms: 100 },
+      { fn: 'leaseStream', at: 0, ms: 9.2, records: 3 },
+      { fn: 'leaseStream', at: 0, ms: 0.4 },
+    ];
+    expect(lambdaUse(calls)).toEqual({
+      coordinator: { invocations: 1, billedMs: 100, gbSeconds: (100 / 1000) * (wiring.coordinator.memoryMb / 1024) },
+      leaseStream: { invocations: 2, billedMs: 11, gbSeconds: (11 / 1000) * (wiring.leaseStream.memoryMb / 1024) },
+    });
+  });
+
+  it('scaled and added per function', () => {
+    const a = lambdaUse([{ fn: 'coordinator', at: 0, ms: 10 }], () => 1024);
+    expect(addUse(a, scaleUse(a, 2))).toEqual({ coordinator: { invocations: 3, billedMs: 30, gbSeconds: 0.03 } });
+  });
+
+  it('per lease: a tick is spread over every lease it scans, once a minute; stream invocations over the live leases and the window', () => {
+    const calls: Invocation[] = [
+      { fn: 'coordinator', at: 0, ms: 200 },
+      { fn: 'coordinator', at: 0, ms: 200 },
+      { fn: 'candidateStream', at: 0, ms: 10 },
+      { fn: 'candidateStream', at: 0, ms: 10 },
+      { fn: 'candidateStream', at: 0, ms: 10 },
+      { fn: 'candidateStream', at: 0, ms: 10 },
+    ];
+    const use = lambdaPerLease(calls, { windowMinutes: 2, ticks: 2, leasesTicked: 100, leasesLive: 2 });
+    expect(use.coordinator!.invocations).toBeCloseTo(0.01, 12); // 1 tick a minute ÷ 100 leases
+    expect(use.candidateStream!.invocations).toBeCloseTo(1, 12); // 4 in 2 min ÷ 2 leases
+  });
+
+  it('events and timer messages per lease per minute, inside the window only', () => {
+    const at = (ms: number) => ({ time: new Date(ms).toISOString() }) as never;
+    const r = eventsPerLease([at(0), at(30_000), at(61_000), at(200_000)], [{ fn: 'electionTimer', at: 1, ms: 1, records: 2 }], 0, 60_000, 1);
+    expect(r).toEqual({ eventsPerMinute: 2, timerMessagesPerMinute: 2 });
+  });
+});
+
+describe('cost per lease-month by kind', () => {
+  it('a row per role, function and service, summing to the total', () => {
+    const { rows, total } = leaseMonthCost({
+      dynamo: { leader: { requests: 30, wru: 30, rru: 0 }, follower: { requests: 30, wru: 0, rru: 30 } },
+      lambda: { coordinator: { invocations: 0.01, billedMs: 1, gbSeconds: 0.0005 } },
+      eventsPerMinute: 0.001,
+      timerMessagesPerMinute: 0.001,
+      leasesInDeployment: 100,
+    });
+    expect(rows.map((r) => `${r.service} ${r.kind}`)).toEqual(['DynamoDB leader', 'DynamoDB follower', 'Lambda coordinator', 'EventBridge events', 'SQS timer messages', 'SQS timer queue polling (per deployment, spread)']);
+    expect(rows[0]!.dollars).toBeCloseTo(dollarsPerMonth(30, 0), 12);
+    expect(rows[4]!.dollars).toBeCloseTo(sqsDollarsPerMonth(0.003), 12); // send, receive, delete
+    expect(rows[5]!.dollars).toBeCloseTo(sqsDollarsPerMonth(TIMER_QUEUE_POLLS_PER_MINUTE / 100), 12);
+    expect(total).toBeCloseTo(rows.reduce((a, r) => a + r.dollars, 0), 12);
+  });
+
+  it('without a deployment size, no fixed costs are spread', () => {
+    expect(leaseMonthCost({ dynamo: {}, lambda: {} }).rows.map((r) => r.kind)).toEqual(['events', 'timer messages']);
+  });
+});
