@@ -418,6 +418,8 @@ export interface BenchOptions {
   modes: Mode[];
   /** Leases for the coordinator-scale scenario. */
   leases?: number;
+  /** Leases each process stands for in the many-leases steady state. @default 100 (--quick: 10) */
+  multiLeases?: number;
   /** Steady-state measurement window. */
   windowMs?: number;
   /** Crash failover with the platform signal: how long after the process exits ECS's STOPPED event arrives. @default 0 */

@@ -20,6 +20,7 @@ import { coordinatorScale } from './scenarios/coordinator-scale.js';
 import { crashFailover, crashFailoverSignal } from './scenarios/crash-failover.js';
 import { electionLatency } from './scenarios/election-latency.js';
 import { handoff } from './scenarios/handoff.js';
+import { multiLease } from './scenarios/multi-lease.js';
 import { preemption } from './scenarios/preemption.js';
 import { steadyState } from './scenarios/steady-state.js';
 
@@ -31,6 +32,7 @@ const SCENARIOS = {
   'election-latency': electionLatency,
   preemption,
   'steady-state': steadyState,
+  'multi-lease': multiLease,
   'coordinator-scale': coordinatorScale,
 } as const satisfies Record<string, (ctx: BenchContext, o: BenchOptions) => Promise<ScenarioResult>>;
 type ScenarioName = keyof typeof SCENARIOS;
@@ -44,7 +46,7 @@ const positiveInt = (what: string) => (v: string) => {
 
 const program = new Command()
   .name('npm run bench --')
-  .description('Benchmarks: crash failover (plain and with the platform signal), hand-off, preemption, election latency, steady-state cost, coordinator scale; Conclave beside a client-go-style baseline.')
+  .description('Benchmarks: crash failover (plain and with the platform signal), hand-off, preemption, election latency, steady-state cost (one lease per process, and many), coordinator scale; Conclave beside a client-go-style baseline.')
   .option('--only <scenarios>', `comma-separated, of: ${NAMES.join(', ')}`, (v) => {
     const names = v.split(',').map((s) => s.trim()).filter(Boolean);
     const bad = names.filter((n) => !(n in SCENARIOS));
@@ -54,8 +56,9 @@ const program = new Command()
   .option('--runs <n>', 'runs per latency scenario (default: crash failover 10, the others 5; --quick: 2)', positiveInt('--runs'))
   .option('--short-lease', 'only the short-lease mode (lease 4 s / renew deadline 3 s / retry 0.5 s) for the latency scenarios')
   .option('--default-lease', 'only the client-go default mode (15 s / 10 s / 2 s) for the latency scenarios')
-  .option('--quick', 'a smoke run: short-lease mode, 2 runs each, a 30 s steady-state window, 500 leases')
+  .option('--quick', 'a smoke run: short-lease mode, 2 runs each, a 30 s steady-state window, 10 leases per process in the many-leases steady state, 500 leases for coordinator scale')
   .option('--leases <n>', 'leases for coordinator scale (default 10000; --quick: 500)', positiveInt('--leases'))
+  .option('--multi-leases <n>', 'leases per process in the many-leases steady state (default 100; --quick: 10)', positiveInt('--multi-leases'))
   .option('--window <seconds>', 'steady-state measurement window (default 120; --quick: 30)', positiveInt('--window'))
   .option('--signal-delay <seconds>', 'crash failover with the platform signal: seconds from the process exit to ECS\'s STOPPED event (default 0)', (v) => {
     const n = Number(v);
@@ -72,7 +75,7 @@ const program = new Command()
   .option('--out <dir>', 'where results are written', 'bench/results')
   .parse(process.argv);
 
-const o = program.opts<{ only?: ScenarioName[]; runs?: number; shortLease?: boolean; defaultLease?: boolean; quick?: boolean; leases?: number; window?: number; signalDelay?: number; burst?: boolean; settled?: boolean; seed?: number; out: string }>();
+const o = program.opts<{ only?: ScenarioName[]; runs?: number; shortLease?: boolean; defaultLease?: boolean; quick?: boolean; leases?: number; multiLeases?: number; window?: number; signalDelay?: number; burst?: boolean; settled?: boolean; seed?: number; out: string }>();
 if (o.shortLease && o.defaultLease) program.error('--short-lease and --default-lease exclude each other; give neither for both modes');
 const modes: Mode[] = o.shortLease ? ['short'] : o.defaultLease ? ['default'] : o.quick ? ['short'] : ['default', 'short'];
 // Neither flag: every mode settled, and burst in default timing (crash failover and hand-off).
@@ -88,6 +91,7 @@ const opts: BenchOptions = {
   seed: o.seed ?? DEFAULT_BURST_SEED,
   ...(o.runs ? { runs: o.runs } : {}),
   ...(o.leases ? { leases: o.leases } : {}),
+  ...(o.multiLeases ? { multiLeases: o.multiLeases } : {}),
   ...(o.window ? { windowMs: o.window * 1000 } : {}),
   ...(o.signalDelay !== undefined ? { signalDelayMs: Math.round(o.signalDelay * 1000) } : {}),
 };

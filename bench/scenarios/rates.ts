@@ -3,13 +3,17 @@
  * lease, the workers' own counts read over a window, Lambda use over the same window, and the
  * cost by kind printed as figures.
  */
+import { localClient } from '../../lib/local/dynamodb-local.js';
 import type { WorkerEvent, WorkerProcess } from '../../lib/local/worker-process.js';
-import type { LocalEvent } from '../../lib/local/runtime.js';
+import type { LocalEvent, LocalRuntime } from '../../lib/local/runtime.js';
+import { CandidateStore } from '../../lib/stores/candidate-store.js';
 import type { FunctionName } from '../../lib/wiring.js';
 import { leaseMonthCost, type CostInput } from '../cost.js';
-import { addUse, lambdaUse, scaleUse, type Invocation, type LambdaUse } from '../lambda.js';
+import { waitFor } from '../fleet.js';
+import { addUse, lambdaUse, scaleUse, type Invocation, type LambdaMeter, type LambdaUse } from '../lambda.js';
 import type { Collector } from '../report.js';
-import { diffTallies, READ_COMMANDS, type Tallies } from '../requests.js';
+import { diffTallies, READ_COMMANDS, RequestCounter, type Tallies, type Tally } from '../requests.js';
+import { median } from '../stats.js';
 
 export interface Rate {
   requests: number;
@@ -86,4 +90,36 @@ export function costFigures(c: Collector, what: string, system: string, input: C
   for (const r of rows) c.value(what, `${system} · $/lease-month · ${r.service} ${r.kind}`, r.dollars, '$/lease-month', undefined, r.detail);
   c.value(what, `${system} · $/lease-month · total`, total, '$/lease-month', target ? { text: target.text, met: total <= target.max } : undefined);
   return total;
+}
+
+/**
+ * Candidates renew on a timer (5 minutes): none falls in a window started fresh. Their rate is the
+ * SDK's schedule; the cost of one renewal is measured here on a live candidate row (`lease`,
+ * `name`), with the candidate-stream invocation it sets off (the candidates' stream has no filter).
+ */
+export async function candidateRenewalCost(endpoint: string, rt: LocalRuntime, meter: LambdaMeter, lease: string, name: string): Promise<{ oneRenewal: Tally; invocationMs: number }> {
+  const probe = new RequestCounter();
+  const client = localClient(endpoint);
+  probe.attach(client, () => 'candidate');
+  const at = Date.now();
+  try {
+    await new CandidateStore(client, rt.tables.candidates).renew(lease, name, Date.now(), Math.ceil((Date.now() + 3_600_000) / 1000));
+  } finally {
+    client.destroy();
+  }
+  const oneRenewal = probe.snapshot()['candidate']!;
+  const seen = await waitFor('the candidate stream to carry the probe renewal', () => meter.invocations.find((i) => i.fn === 'candidateStream' && i.at >= at), 10_000).catch(() => undefined);
+  // not seen (a slow poller): the median of the candidate stream's invocations so far
+  const invocationMs = seen?.ms ?? median([0, ...meter.invocations.filter((i) => i.fn === 'candidateStream').map((i) => i.ms)]);
+  return { oneRenewal, invocationMs };
+}
+
+/** The candidates' rate per lease per minute: what the window saw plus the scheduled renewals, at the measured cost. */
+export function withScheduledRenewals(measured: Rate, renewalsPerMinute: number, oneRenewal: Tally): Rate {
+  return {
+    requests: measured.requests + renewalsPerMinute,
+    rru: measured.rru,
+    wru: measured.wru + renewalsPerMinute * oneRenewal.wru,
+    commands: { ...measured.commands, UpdateItem: (measured.commands['UpdateItem'] ?? 0) + renewalsPerMinute },
+  };
 }

@@ -11,19 +11,16 @@
  * (bench/lambda.ts). The baseline's workers run in the same window.
  */
 import { join } from 'node:path';
-import { localClient } from '../../lib/local/dynamodb-local.js';
 import { startLocalRuntime } from '../../lib/local/runtime.js';
 import { LeaseCandidateOptionsSchema } from '../../lib/sdk/candidate.js';
-import { CandidateStore } from '../../lib/stores/candidate-store.js';
 import { baselineTableName, createBaselineTable } from '../baseline/table.js';
-import { describeMode, dropRuntime, Group, sleep, waitFor, type BenchContext, type BenchOptions, type System } from '../fleet.js';
+import { describeMode, dropRuntime, Group, sleep, type BenchContext, type BenchOptions, type System } from '../fleet.js';
 import { addUse, LambdaMeter, lambdaUse, scaleUse } from '../lambda.js';
 import { dollarsPerMonth } from '../prices.js';
 import { Collector, type ScenarioResult } from '../report.js';
 import { addTallies, diffTallies, RequestCounter, type Tallies } from '../requests.js';
 import { seedLeases } from '../seed.js';
-import { median } from '../stats.js';
-import { byRoleOrder, commandsText, costFigures, eventsPerLease, lambdaPerLease, perMinute, scaleRate, sumRates, workerRates, writesOf, ZERO, type Rate, type Rates } from './rates.js';
+import { byRoleOrder, candidateRenewalCost, commandsText, costFigures, eventsPerLease, lambdaPerLease, perMinute, scaleRate, sumRates, withScheduledRenewals, workerRates, writesOf, ZERO, type Rate, type Rates } from './rates.js';
 
 const LEASES = 100;
 const CANDIDATES = 3;
@@ -105,28 +102,12 @@ export async function steadyState(ctx: BenchContext, opts: BenchOptions): Promis
       1 / LEASES,
     );
 
-    // Candidates renew on a timer (5 minutes): none falls in a 2-minute window started fresh. The
-    // rate is the SDK's schedule; the cost of one renewal is measured on a live candidate row, and
-    // so is the candidate-stream invocation it sets off (the candidates' stream has no filter).
     const conclave = perLease('conclave');
-    const probe = new RequestCounter();
-    const probeClient = localClient(ctx.endpoint);
-    probe.attach(probeClient, () => 'candidate');
     const sample = groups.find((g) => g.system === 'conclave')!;
-    const probeAt = Date.now();
-    await new CandidateStore(probeClient, rt.tables.candidates).renew(sample.lease, 'w1', Date.now(), Math.ceil((Date.now() + 3_600_000) / 1000));
-    probeClient.destroy();
-    const oneRenewal = probe.snapshot()['candidate']!;
+    const { oneRenewal, invocationMs: candidateInvocationMs } = await candidateRenewalCost(ctx.endpoint, rt, meter, sample.lease, 'w1');
     const renewalsPerMinute = (CANDIDATES * 60_000) / CANDIDATE_RENEW_MS;
-    const probeInvocation = await waitFor('the candidate stream to carry the probe renewal', () => meter.invocations.find((i) => i.fn === 'candidateStream' && i.at >= probeAt), 10_000).catch(() => undefined);
-    const candidateInvocationMs = probeInvocation?.ms ?? median([0, ...meter.invocations.filter((i) => i.fn === 'candidateStream').map((i) => i.ms)]);
     const measuredCandidate = conclave.rates['candidate'] ?? ZERO;
-    const candidate: Rate = {
-      requests: measuredCandidate.requests + renewalsPerMinute,
-      rru: measuredCandidate.rru,
-      wru: measuredCandidate.wru + renewalsPerMinute * oneRenewal.wru,
-      commands: { ...measuredCandidate.commands, UpdateItem: (measuredCandidate.commands['UpdateItem'] ?? 0) + renewalsPerMinute },
-    };
+    const candidate = withScheduledRenewals(measuredCandidate, renewalsPerMinute, oneRenewal);
 
     const roles: Rates = { ...conclave.rates, candidate, coordinator: coordinatorPerLease };
     const notes: Record<string, string> = {

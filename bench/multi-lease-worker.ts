@@ -1,0 +1,76 @@
+/**
+ * A worker process that is a candidate on many leases at once, for the many-leases steady-state
+ * scenario (bench/scenarios/multi-lease.ts): LEASE_COUNT LeaderElectors in one process, leases
+ * `<LEASE>-0` … `<LEASE>-<n-1>`, all on one shared DynamoDBClient, as a service with many
+ * controllers would run them. Configured like examples/worker.ts (CONCLAVE_ENDPOINT,
+ * CONCLAVE_TABLE_PREFIX, LEASE as the stem, IDENTITY, EMULATION_VERSION, BINARY_VERSION,
+ * LEASE_DURATION_MS, RENEW_DEADLINE_MS, RETRY_PERIOD_MS; RENEW_INTERVAL_MS is passed on when set and
+ * the SDK knows it) and speaking the same JSON lines, each `started`/`stopped` naming its lease.
+ * Its requests are counted by role as bench/counting-worker.ts counts them (bench/roles.ts), per
+ * lease, and printed every COUNT_REQUESTS_EVERY_MS (default 1000) and once more before `exited`.
+ */
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { LeaderElector, type LeaderElectorOptions } from '../lib/sdk/index.js';
+import { defaultTableNames } from '../lib/tables.js';
+import { RequestCounter, reportCounts } from './requests.js';
+import { RoleTracker } from './roles.js';
+
+const env = (name: string, fallback?: string): string => {
+  const v = process.env[name] ?? fallback;
+  if (v === undefined) {
+    console.error(`bench/multi-lease-worker: set ${name}`);
+    process.exit(2);
+  }
+  return v;
+};
+const num = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
+
+const endpoint = env('CONCLAVE_ENDPOINT');
+const prefix = env('CONCLAVE_TABLE_PREFIX');
+const identity = env('IDENTITY');
+const stem = env('LEASE');
+const count = num('LEASE_COUNT', 100);
+const client = new DynamoDBClient({ endpoint, region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+const say = (event: string, extra: Record<string, unknown> = {}) => process.stdout.write(`${JSON.stringify({ event, identity, at: Date.now(), ...extra })}\n`);
+
+const roles = new RoleTracker(defaultTableNames(prefix), identity);
+const counter = new RequestCounter().attach(client, (input) => roles.roleOf(input), { observe: (_c, input, output) => roles.observe(input, output) });
+const reporter = reportCounts(counter, num('COUNT_REQUESTS_EVERY_MS', 1_000), say);
+
+// Passed on only when set: an SDK without the option refuses unknown options (strict schema).
+const renewInterval = process.env['RENEW_INTERVAL_MS'] ? { renewIntervalMs: num('RENEW_INTERVAL_MS', 0) } : {};
+
+const electors = Array.from({ length: count }, (_, i) => {
+  const lease = `${stem}-${i}`;
+  return new LeaderElector({
+    leaseName: lease,
+    identity,
+    tables: prefix,
+    leaseDurationMs: num('LEASE_DURATION_MS', 15_000),
+    renewDeadlineMs: num('RENEW_DEADLINE_MS', 10_000),
+    retryPeriodMs: num('RETRY_PERIOD_MS', 2_000),
+    ...renewInterval,
+    candidacy: { emulationVersion: env('EMULATION_VERSION', '1.0.0'), binaryVersion: env('BINARY_VERSION', env('EMULATION_VERSION', '1.0.0')) },
+    client,
+    callbacks: {
+      onStartedLeading: async (signal, { fencingToken }) => {
+        roles.leading(lease, true);
+        say('started', { lease, fencingToken });
+        if (!signal.aborted) await new Promise((r) => signal.addEventListener('abort', r, { once: true }));
+      },
+      onStoppedLeading: ({ reason, fencingToken }) => {
+        roles.leading(lease, false);
+        say('stopped', { lease, reason, fencingToken });
+      },
+    },
+    onError: (e) => say('error', { lease, message: e.message }),
+  } as LeaderElectorOptions);
+});
+
+const controller = new AbortController();
+for (const sig of ['SIGTERM', 'SIGINT'] as const) process.on(sig, () => controller.abort());
+say('ready', { leases: count });
+await Promise.all(electors.map((e) => e.run(controller.signal)));
+reporter.flush();
+say('exited');
+client.destroy();
