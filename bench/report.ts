@@ -110,6 +110,13 @@ export function markdown(figures: Figure[], m: Machine, title: string): string {
   return `${lines.join('\n')}\n`;
 }
 
+/** The figures that have a target, one line each: what, the figure (its median, or its value), ✓ or ✗. */
+export function targetLines(figures: Figure[]): string[] {
+  return figures
+    .filter((f) => f.target !== undefined)
+    .map((f) => `  ${mark(f) || '·'} ${f.what} · ${f.system}: ${f.stats ? `median ${sec(f.stats.median)}` : f.value !== undefined ? fmtValue(f) : '—'} (target ${f.target})`);
+}
+
 /** The printed summary: one line per figure, the target beside it. */
 export function summaryLines(figures: Figure[]): string[] {
   const out: string[] = [];

@@ -15,7 +15,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import { DEFAULT_BURST_SEED } from './burst.js';
 import { BenchContext, type BenchOptions, type Mode } from './fleet.js';
 import { describePrices } from './prices.js';
-import { machine, markdown, summaryLines, type Figure, type ScenarioResult } from './report.js';
+import { machine, markdown, summaryLines, targetLines, type Figure, type ScenarioResult } from './report.js';
 import { coordinatorScale } from './scenarios/coordinator-scale.js';
 import { crashFailover, crashFailoverSignal } from './scenarios/crash-failover.js';
 import { electionLatency } from './scenarios/election-latency.js';
@@ -140,13 +140,15 @@ async function main(): Promise<number> {
   emit({ type: 'end', durationMs, failures });
 
   writeFileSync(jsonl, `${lines.join('\n')}\n`);
-  const md = `${markdown(figures, m, `Conclave benchmarks, ${started.toISOString()}${opts.quick ? ' (quick)' : ''}`)}\nPrices: ${describePrices()}.\n\nRuns that failed: ${failures}. Wall time: ${(durationMs / 60_000).toFixed(1)} min.\n`;
+  const md = `${markdown(figures, m, `Conclave benchmarks, ${started.toISOString()}${opts.quick ? ' (quick)' : ''}`)}\n## Targets\n\n${targetLines(figures).map((l) => `- ${l.trim()}`).join('\n')}\n\nPrices: ${describePrices()}.\n\nRuns that failed: ${failures}. Wall time: ${(durationMs / 60_000).toFixed(1)} min.\n`;
   writeFileSync(jsonl.replace(/\.jsonl$/, '.md'), md);
   copyFileSync(jsonl, join(outDir, 'latest.jsonl'));
   writeFileSync(join(outDir, 'latest.md'), md);
 
   log('\nSummary (targets are the issue’s; reported, not asserted)');
   for (const l of summaryLines(figures)) log(l);
+  const targets = targetLines(figures);
+  if (targets.length) log(`\nTargets (issue 17), ✓ met / ✗ not met:\n${targets.join('\n')}`);
   log(`\n${describePrices()}`);
   log(`${failures ? `${failures} run(s) failed — see the failure lines in the JSON` : 'every run completed'}; ${(durationMs / 60_000).toFixed(1)} min`);
   log(`Results: ${relative(process.cwd(), jsonl)} and ${relative(process.cwd(), jsonl.replace(/\.jsonl$/, '.md'))} (also latest.jsonl, latest.md)`);

@@ -248,8 +248,20 @@ export function compareField(c: Collector, what: string, samples: Record<System,
     const all = samples[system];
     const xs = all.flatMap((s) => (s[field] === undefined ? [] : [s[field]]));
     const missing = all.length - xs.length;
-    c.latency(what, system === 'conclave' ? 'conclave' : 'baseline (client-go style)', xs, system === 'conclave' ? target : undefined, missing ? `${missing} of ${all.length} runs without it` : undefined);
+    const notes = [missing ? `${missing} of ${all.length} runs without it` : undefined, field === 'pastExpiryMs' ? stampNote(all) : undefined].filter(Boolean);
+    c.latency(what, system === 'conclave' ? 'conclave' : 'baseline (client-go style)', xs, system === 'conclave' ? target : undefined, notes.length ? notes.join('; ') : undefined);
   }
+}
+
+/**
+ * How far the renewTime stamps sat behind this machine's clock, as the observer saw them (settled
+ * crash runs): the error bound of the expiry the past-expiry delay is measured from. A stamp on the
+ * machine clock is seen a few ms after it (a round trip and 5 ms polling); Conclave's SDK stamps
+ * its estimate of DynamoDB's clock, whose error adds to this.
+ */
+export function stampNote(samples: readonly RunSample[]): string | undefined {
+  const lags = samples.flatMap((s) => (s.seenLagMs === undefined ? [] : [s.seenLagMs]));
+  return lags.length ? `renewals seen ${Math.round(median(lags))} ms (median; ${Math.min(...lags)}…${Math.max(...lags)}) after their renewTime stamp` : undefined;
 }
 
 /** A target on the ratio of Conclave's median to the baseline's. */
