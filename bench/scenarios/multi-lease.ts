@@ -13,8 +13,8 @@ import { WorkerProcess } from '../../lib/local/worker-process.js';
 import { describeMode, dropRuntime, MODES, sleep, waitFor, type BenchContext, type BenchOptions } from '../fleet.js';
 import { addUse, LambdaMeter, lambdaUse, scaleUse } from '../lambda.js';
 import { Collector, type ScenarioResult } from '../report.js';
-import { addTallies, diffTallies, RequestCounter, type Tallies } from '../requests.js';
-import { byRoleOrder, candidateRenewalCost, commandsText, costFigures, eventsPerLease, lambdaPerLease, perMinute, scaleRates, sumRates, withScheduledRenewals, workerRates, ZERO, type Rate } from './rates.js';
+import { addTallies, diffTallies, RequestCounter } from '../requests.js';
+import { byRoleOrder, candidateRenewalCost, tickWindow, commandsText, costFigures, eventsPerLease, lambdaPerLease, perMinute, scaleRates, sumRates, withScheduledRenewals, workerRates, ZERO, type Rate } from './rates.js';
 import { CANDIDATE_RENEW_MS, roleLabel } from './steady-state.js';
 
 const PROCESSES = 3;
@@ -77,19 +77,7 @@ export async function multiLease(ctx: BenchContext, opts: BenchOptions): Promise
     const settling = diffTallies(coordinator.snapshot(), beforeSettling)['coordinator'];
     await sleep(REPORT_EVERY_MS + 2_000); // its writes' stream hops done; every worker has printed its counts since
 
-    const t0 = Date.now();
-    const atStart = coordinator.snapshot();
-    const ticks = Math.max(1, Math.round(windowMs / TICK_EVERY_MS));
-    const tickDeltas: Tallies[] = [];
-    for (let k = 0; k < ticks; k++) {
-      await sleep(t0 + ((k + 0.5) * windowMs) / ticks - Date.now());
-      const before = coordinator.snapshot();
-      await rt.tick();
-      tickDeltas.push(diffTallies(coordinator.snapshot(), before));
-    }
-    await sleep(t0 + windowMs - Date.now());
-    const t1 = Date.now();
-    const windowTotal = diffTallies(coordinator.snapshot(), atStart);
+    const { t0, t1, ticks, tickDeltas, windowTotal } = await tickWindow(rt, coordinator, windowMs, TICK_EVERY_MS);
 
     const moved = lines().filter((e) => (e.event === 'started' || e.event === 'stopped') && e.at >= t0 && e.at <= t1);
     if (moved.length) c.record('warning', { message: `leadership changed ${moved.length} time(s) inside the window`, events: moved });

@@ -9,7 +9,7 @@ import type { LocalEvent, LocalRuntime } from '../../lib/local/runtime.js';
 import { CandidateStore } from '../../lib/stores/candidate-store.js';
 import type { FunctionName } from '../../lib/wiring.js';
 import { leaseMonthCost, type CostInput } from '../cost.js';
-import { waitFor } from '../fleet.js';
+import { sleep, waitFor } from '../fleet.js';
 import { addUse, lambdaUse, scaleUse, type Invocation, type LambdaMeter, type LambdaUse } from '../lambda.js';
 import type { Collector } from '../report.js';
 import { diffTallies, READ_COMMANDS, RequestCounter, type Tallies, type Tally } from '../requests.js';
@@ -122,4 +122,24 @@ export function withScheduledRenewals(measured: Rate, renewalsPerMinute: number,
     wru: measured.wru + renewalsPerMinute * oneRenewal.wru,
     commands: { ...measured.commands, UpdateItem: (measured.commands['UpdateItem'] ?? 0) + renewalsPerMinute },
   };
+}
+
+/**
+ * The measurement window: `windowMs` from now, with the coordinator's tick run at the middle of
+ * each minute of it (once a minute, as scheduled in AWS; the runtime's own timer is off), each
+ * tick's requests counted apart from whatever else the coordinator did (streams, timer).
+ */
+export async function tickWindow(rt: Pick<LocalRuntime, 'tick'>, coordinator: RequestCounter, windowMs: number, tickEveryMs = 60_000): Promise<{ t0: number; t1: number; ticks: number; tickDeltas: Tallies[]; windowTotal: Tallies }> {
+  const t0 = Date.now();
+  const atStart = coordinator.snapshot();
+  const ticks = Math.max(1, Math.round(windowMs / tickEveryMs));
+  const tickDeltas: Tallies[] = [];
+  for (let k = 0; k < ticks; k++) {
+    await sleep(t0 + ((k + 0.5) * windowMs) / ticks - Date.now());
+    const before = coordinator.snapshot();
+    await rt.tick();
+    tickDeltas.push(diffTallies(coordinator.snapshot(), before));
+  }
+  await sleep(t0 + windowMs - Date.now());
+  return { t0, t1: Date.now(), ticks, tickDeltas, windowTotal: diffTallies(coordinator.snapshot(), atStart) };
 }

@@ -18,9 +18,9 @@ import { describeMode, dropRuntime, Group, sleep, type BenchContext, type BenchO
 import { addUse, LambdaMeter, lambdaUse, scaleUse } from '../lambda.js';
 import { dollarsPerMonth } from '../prices.js';
 import { Collector, type ScenarioResult } from '../report.js';
-import { addTallies, diffTallies, RequestCounter, type Tallies } from '../requests.js';
+import { addTallies, diffTallies, RequestCounter } from '../requests.js';
 import { seedLeases } from '../seed.js';
-import { byRoleOrder, candidateRenewalCost, commandsText, costFigures, eventsPerLease, lambdaPerLease, perMinute, scaleRate, sumRates, withScheduledRenewals, workerRates, writesOf, ZERO, type Rate, type Rates } from './rates.js';
+import { byRoleOrder, candidateRenewalCost, tickWindow, commandsText, costFigures, eventsPerLease, lambdaPerLease, perMinute, scaleRate, sumRates, withScheduledRenewals, workerRates, writesOf, ZERO, type Rate, type Rates } from './rates.js';
 
 const LEASES = 100;
 const CANDIDATES = 3;
@@ -63,19 +63,7 @@ export async function steadyState(ctx: BenchContext, opts: BenchOptions): Promis
     const settling = diffTallies(coordinator.snapshot(), beforeSettling)['coordinator'];
     await sleep(REPORT_EVERY_MS + 1_000); // every worker has printed its counts at least once since
 
-    const t0 = Date.now();
-    const atStart = coordinator.snapshot();
-    const ticks = Math.max(1, Math.round(windowMs / TICK_EVERY_MS));
-    const tickDeltas: Tallies[] = [];
-    for (let k = 0; k < ticks; k++) {
-      await sleep(t0 + ((k + 0.5) * windowMs) / ticks - Date.now());
-      const before = coordinator.snapshot();
-      await rt.tick();
-      tickDeltas.push(diffTallies(coordinator.snapshot(), before));
-    }
-    await sleep(t0 + windowMs - Date.now());
-    const t1 = Date.now();
-    const windowTotal = diffTallies(coordinator.snapshot(), atStart);
+    const { t0, t1, ticks, tickDeltas, windowTotal } = await tickWindow(rt, coordinator, windowMs, TICK_EVERY_MS);
 
     // Leadership must not have moved inside the window, or the roles would be mixed.
     for (const g of groups) {
