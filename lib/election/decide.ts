@@ -5,7 +5,7 @@ import type { Platform } from '../schemas/platform.js';
 import { NO_COORDINATION, OLDEST_EMULATION_VERSION, isKnownStrategy } from '../schemas/strategy.js';
 import { isBetterThanHolder, orderCandidates, pickBest, skewPrevented } from './ordering.js';
 import { strategyConsensus } from './strategy.js';
-import { liveCandidates, vacancy, type VacancyReason } from './vacancy.js';
+import { isDeparted, liveCandidates, vacancy, type VacancyReason } from './vacancy.js';
 
 export type LeaveAloneReason =
   | 'noCandidates'
@@ -167,10 +167,11 @@ export function decide(name: string, lease: Lease | undefined, candidates: reado
     return { kind: 'openElection', strategy, vacancy: v.reason, election: opened, ping };
   }
 
-  // 5. Held and renewed: preempt a worse holder, keep preferredHolder pointing at the best candidate.
+  // 5. Held and renewed: preempt a worse holder, keep preferredHolder pointing at the best candidate
+  // (never the holder before this one while its row has not shown life since: isDeparted).
   const holder = lease!.holderIdentity!;
   const preferred = lease!.preferredHolder;
-  const best = pickBest(responsive, now);
+  const best = pickBest(responsive.filter((c) => c.name === holder || !isDeparted(c, lease)), now);
   const want = best && isBetterThanHolder(best, holder, live, now) ? best.candidate.name : undefined;
   if (want === preferred) return { kind: 'leaveAlone', reason: want ? 'preemptionPending' : 'leaderHealthy', strategy };
   if (want) {

@@ -3,7 +3,7 @@ import type { ElectionConfig } from '../schemas/config.js';
 import type { Lease } from '../schemas/lease.js';
 import { decide, ignoredLastPing, type Decision } from './decide.js';
 import { pickBest } from './ordering.js';
-import { liveCandidates } from './vacancy.js';
+import { isDeparted, liveCandidates } from './vacancy.js';
 
 export interface Successor {
   name: string;
@@ -13,10 +13,12 @@ export interface Successor {
 
 /**
  * The candidate the coordinator would elect if `holder` left now: the best of the live candidates
- * that did not ignore their last ping, the holder excluded. Undefined when nobody else can win.
+ * that did not ignore their last ping, the holder excluded, and those `gone` says departed (the
+ * previous holder whose row showed no life since: vacancy.ts `isDeparted`). Undefined when nobody
+ * else can win.
  */
-export function successorOf(holder: string, candidates: readonly Candidate[], now: number, config: ElectionConfig): Successor | undefined {
-  const others = liveCandidates(candidates, now, config.candidateStaleAfterMs).filter((c) => c.name !== holder && !ignoredLastPing(c, now, config.ackWindowMs));
+export function successorOf(holder: string, candidates: readonly Candidate[], now: number, config: ElectionConfig, gone?: (c: Candidate) => boolean): Successor | undefined {
+  const others = liveCandidates(candidates, now, config.candidateStaleAfterMs).filter((c) => c.name !== holder && !ignoredLastPing(c, now, config.ackWindowMs) && !gone?.(c));
   const best = pickBest(others, now);
   if (!best) return undefined;
   return { name: best.candidate.name, ...(best.candidate.identity ? { instance: best.candidate.identity } : {}) };
@@ -31,7 +33,7 @@ export function successorOf(holder: string, candidates: readonly Candidate[], no
  */
 export function successorDecision(lease: Lease | undefined, candidates: readonly Candidate[], now: number, config: ElectionConfig, d: Decision): Decision | undefined {
   if (d.kind !== 'leaveAlone' || (d.reason !== 'leaderHealthy' && d.reason !== 'preemptionPending')) return undefined;
-  const want = lease?.holderIdentity === undefined || !config.succession ? undefined : successorOf(lease.holderIdentity, candidates, now, config);
+  const want = lease?.holderIdentity === undefined || !config.succession ? undefined : successorOf(lease.holderIdentity, candidates, now, config, (c) => isDeparted(c, lease));
   if (want?.name === lease?.successor && want?.instance === lease?.successorInstance) return undefined;
   return { kind: 'setSuccessor', strategy: d.strategy!, ...(want ? { successor: want } : {}) };
 }
@@ -41,7 +43,8 @@ export function decideWithSuccession(name: string, lease: Lease | undefined, can
   const d = decide(name, lease, candidates, now, config);
   if (d.kind === 'elect' && config.succession) {
     // The new term starts with its successor, so a failover right after an election is fast too.
-    const successor = successorOf(d.winner, candidates, now, config);
+    // Passed over: the holder whose term just ran out, unless it answered this election (or renewed since it opened).
+    const successor = successorOf(d.winner, candidates, now, config, (c) => d.election !== undefined && isDeparted(c, lease, d.election.startedAt));
     return successor ? { ...d, successor } : d;
   }
   if (d.kind === 'preempt' && config.succession) {

@@ -39,3 +39,15 @@ export function liveCandidates(candidates: readonly Candidate[], now: number, st
 export function isIdentityExpired(i: IdentityLease, now: number, graceMs: number): boolean {
   return i.renewTime + i.leaseDurationSeconds * 1000 + graceMs < now;
 }
+
+/**
+ * The holder whose term ended before the current one (`lastHolderIdentity`) and whose candidate row
+ * has not been renewed since the current term began (`since`): its process most likely died with
+ * its term — it stopped renewing — yet its row, often the oldest, still ranks first. It is passed
+ * over for preemption and succession until its row shows life (a renewal, an acknowledged ping),
+ * so a failover is not followed by an ack window spent re-electing a dead worker before anyone is
+ * named to take over.
+ */
+export function isDeparted(c: Candidate, lease: Lease | undefined, since = lease?.acquireTime): boolean {
+  return lease?.lastHolderIdentity === c.name && since !== undefined && c.renewTime < since && (c.ackedPingTime ?? 0) < since;
+}

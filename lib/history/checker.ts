@@ -36,9 +36,10 @@ export const CheckOptions = z
     wakeGraceMs: z.number().min(0).default(1_000),
     /**
      * A leader whose lease row an operator deleted must stop this soon after the delete: it learns
-     * at its next renewal (a retry period and a round trip; the default suits client-go's 2 s).
+     * at its next renewal (a renew interval, 5 s by default), and stops at its renew deadline at the
+     * latest when that renewal cannot be made (the default: client-go's 10 s).
      */
-    revokedGraceMs: z.number().min(0).default(3_000),
+    revokedGraceMs: z.number().min(0).default(10_000),
     /** Count from here when judging leaderless time; default: the end of the last fault. */
     healedAt: Mono.optional(),
     /** From here on every new term must be explained by a fault (the soak: none at all). */

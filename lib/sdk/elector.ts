@@ -7,11 +7,12 @@ import type { Lease } from '../schemas/lease.js';
 import { HOLDER_FIELDS, Platform } from '../schemas/platform.js';
 import { parse } from '../schemas/validation.js';
 import { ConflictError } from '../stores/errors.js';
-import { LeaseStore, type LeaseRead, type Term } from '../stores/lease-store.js';
+import { CandidateStore } from '../stores/candidate-store.js';
+import { LeaseStore, type Heir, type LeaseRead, type Term } from '../stores/lease-store.js';
 import { CandidacyShape, LeaseCandidate, checkCandidacy } from './candidate.js';
 import { fencedTransactWrite, FencingError } from './fencing.js';
 import { ClientSchema, ClockSchema, ClockSyncSchema, StartUp, TablesSchema, deepFreeze, fn, optionErrors, stampClockFor, type DeepReadonly } from './options.js';
-import { decideFollower, isSuccessor } from './follower.js';
+import { decideFollower, isSuccessor, nextReadDelay, RenewalPhase } from './follower.js';
 import { detectPlatform } from './platform.js';
 import { ClockSkewError, type ClockDoubt, type StampClock } from './server-clock.js';
 
@@ -57,8 +58,19 @@ export const LeaderElectorOptionsSchema = z
       leaseDurationMs: z.number().int().min(1_000, 'must be ≥ 1000 ms (DynamoDB stores whole seconds)').max(86_400_000, 'must be at most 86400000 ms (a day: what a lease row holds)').default(15_000),
       /** A leader that could not renew for this long stops acting (client-go RenewDeadline). @default 10000 */
       renewDeadlineMs: z.number().int().positive().default(10_000),
-      /** How often a leader renews and a follower polls (client-go RetryPeriod). @default 2000 */
+      /**
+       * How often a follower polls while the lease is in flux (vacant, an election, a preemption),
+       * and how soon a leader tries again after a renewal failed (client-go RetryPeriod). @default 2000
+       */
       retryPeriodMs: z.number().int().positive().default(2_000),
+      /**
+       * How often a leader renews. client-go renews every retry period; a lease only needs a renewal
+       * often enough that a failed one can be retried before the renew deadline, and each renewal
+       * is a write. Renewing less often also makes a crash failover faster (the term ends, on average,
+       * half an interval sooner after the last renewal). @default renewDeadlineMs / 2 in coordinated
+       * mode; retryPeriodMs with `NoCoordination` (client-go's)
+       */
+      renewIntervalMs: z.number().int().positive().optional(),
       /** Give the lease up when run() is cancelled, so the next leader need not wait for expiry. @default true */
       releaseOnCancel: z.boolean().default(true),
       /**
@@ -122,6 +134,12 @@ export const LeaderElectorOptionsSchema = z
       ctx.addIssue({ code: 'custom', path: ['renewDeadlineMs'], message: `must be < leaseDurationMs (${o.leaseDurationMs}) so a leader stops acting before its term can expire` });
     if (o.retryPeriodMs >= o.renewDeadlineMs)
       ctx.addIssue({ code: 'custom', path: ['retryPeriodMs'], message: `must be < renewDeadlineMs (${o.renewDeadlineMs}) so a leader gets more than one try to renew` });
+    if (o.renewIntervalMs !== undefined && o.renewIntervalMs + o.retryPeriodMs >= o.renewDeadlineMs)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['renewIntervalMs'],
+        message: `must be < renewDeadlineMs − retryPeriodMs (${o.renewDeadlineMs - o.retryPeriodMs}) so a failed renewal is tried again before the renew deadline`,
+      });
     if (o.mode === 'coordinated' && !o.candidacy)
       ctx.addIssue({
         code: 'custom',
@@ -168,6 +186,10 @@ interface Leading {
   /** Monotonic time the last successful renewal was *sent*: the term is safe until then + renewDeadline. */
   renewedAt: number;
   deadline: Timer | undefined;
+  /** The last renewal (or the next try) failed: try again after a retry period, not a renew interval. */
+  retrying: boolean;
+  /** The lease as the last renewal (or the acquisition) returned it: whom the coordinator named successor. */
+  lease: Lease | undefined;
 }
 
 /**
@@ -192,7 +214,10 @@ export class LeaderElector {
    */
   readonly ready: Promise<void>;
   private readonly leases: LeaseStore;
+  private readonly candidates: CandidateStore;
   private readonly client: DynamoDBClient;
+  /** The lease as this follower last read it: what its next read is timed by. */
+  private lastRead: Lease | undefined;
   /** What every time this worker writes is read from (clockSync); durations use its monotonic clock. */
   private readonly time: StampClock;
   private preventions = 0;
@@ -204,7 +229,11 @@ export class LeaderElector {
   private readonly onError: (e: Error) => void;
   private readonly startUp: StartUp<void>;
   private leading: Leading | undefined;
-  private observed: { key: string; at: number; revision: number } | undefined;
+  private observed: { key: string; at: number; revision: number; token: number } | undefined;
+  /** The holder's renewal cadence, as this worker saw it: when its designated successor reads. */
+  private readonly phase = new RenewalPhase();
+  /** Reads since the last new renewal seen that found nothing new past its expected time (nextReadDelay). */
+  private misses = 0;
   private vacantSince: number | undefined;
   /** Monotonic time the successor should look again (when the term it watches would run out). */
   private wakeAt: number | undefined;
@@ -222,6 +251,7 @@ export class LeaderElector {
     this.callbacks = callbacks;
     this.onError = onError ?? ((e) => process.emitWarning(e));
     this.leases = new LeaseStore(client, data.tables.leases);
+    this.candidates = new CandidateStore(client, data.tables.candidates);
     this.instance = `${data.identity}_${uniqueId(clock ?? systemClock)}`;
     this.detect = detect ?? (() => detectPlatform());
     const c = data.candidacy;
@@ -295,6 +325,12 @@ export class LeaderElector {
 
   private get fallbackAfterMs(): number {
     return this.options.fallbackAfterMs ?? 3 * this.options.leaseDurationMs;
+  }
+
+  /** How often this worker renews while it leads (the `renewIntervalMs` option, or its default). */
+  get renewIntervalMs(): number {
+    const o = this.options;
+    return o.renewIntervalMs ?? (o.mode === 'NoCoordination' ? o.retryPeriodMs : Math.max(o.retryPeriodMs, Math.floor(o.renewDeadlineMs / 2)));
   }
 
   /** Whether this worker leads now (between onStartedLeading and onStoppedLeading). */
@@ -371,8 +407,7 @@ export class LeaderElector {
         } catch (e) {
           this.onError(e as Error); // a fault: try again next period; the renew deadline guards a leader
         }
-        // jitter a follower's poll a little (client-go's JitterFactor 1.2 is for acquisition)
-        let poll = this.leading ? this.options.retryPeriodMs : this.options.retryPeriodMs * (1 + this.time.random() * 0.2);
+        let poll = this.leading ? this.leaderDelay(this.leading) : this.followerDelay();
         // DynamoDB's time not known well enough yet: the next response, at another point of the
         // server's second, narrows the doubt
         if (!this.time.check(this.options.maxClockErrorMs).ok) poll = Math.min(poll, CLOCK_RESAMPLE_MS * (0.6 + 0.8 * this.time.random()));
@@ -381,13 +416,17 @@ export class LeaderElector {
       }
     } finally {
       unsubscribe();
-      const leading = this.leading;
-      if (leading) this.stopLeading(leading, 'cancelled');
       // Candidacy goes before the lease is released, so the election the release starts cannot
       // pick this departing worker (it would never confirm, and its term would have to run out).
       standing.abort();
+      const heir = this.leading && this.options.releaseOnCancel ? this.heirOf(this.leading) : undefined;
+      // With an heir, lead on until the next renewal would be due — the moment the heir reads — and
+      // hand the term over then: no gap in which nobody leads, and no wait for a poll.
+      if (heir && this.leading) await this.leadUntilHandOff(this.leading);
+      const leading = this.leading;
+      if (leading) this.stopLeading(leading, 'cancelled');
       await candidacy;
-      if (leading && this.options.releaseOnCancel) await this.release(leading.term);
+      if (leading && this.options.releaseOnCancel) await (heir ? this.handOff(leading, heir) : this.release(leading.term));
     }
   }
 
@@ -403,20 +442,68 @@ export class LeaderElector {
     return l ? `${l.holderIdentity ?? ''}|${l.holderInstance ?? ''}|${l.renewTime ?? ''}|${l.fencingToken}|${l.leaseDurationSeconds}` : '';
   }
 
-  private observe(read: LeaseRead): void {
+  /** Records what was read; true when the term or its renewal changed since the last read. */
+  private observe(read: LeaseRead): boolean {
     const key = LeaderElector.termKey(read.item);
-    if (this.observed?.key !== key) this.observed = { key, at: this.mono(), revision: read.revision };
-    else this.observed.revision = read.revision;
+    const changed = this.observed?.key !== key;
+    const l = read.item;
+    if (changed) {
+      this.observed = { key, at: this.mono(), revision: read.revision, token: l?.fencingToken ?? -1 };
+      if (l?.holderInstance !== undefined && l.renewTime !== undefined && l.holderInstance !== this.instance) this.phase.seen(`${l.holderInstance}|${l.fencingToken}`, l.renewTime, this.observed.at);
+    } else this.observed!.revision = read.revision;
     const holder = read.item?.holderIdentity;
     if (holder && holder !== this.lastLeader) {
       this.lastLeader = holder;
       this.callbacks.onNewLeader?.(holder);
     }
+    return changed;
+  }
+
+  /**
+   * An eventually consistent read older than one already seen (a lower revision in the same or an
+   * earlier term, or no row where there was one): not acted on; it is read again, consistently.
+   */
+  private isStale(read: LeaseRead): boolean {
+    const o = this.observed;
+    if (!o || o.token < 0) return false;
+    if (!read.item) return true;
+    return read.revision < o.revision && read.item.fencingToken <= o.token;
+  }
+
+  /** When a leader renews next: a renew interval after the last renewal was sent, or a retry period after a failed try. */
+  private leaderDelay(l: Leading): number {
+    return l.retrying ? this.options.retryPeriodMs : Math.max(0, l.renewedAt + this.renewIntervalMs - this.mono());
+  }
+
+  /** When a follower reads next (lib/sdk/follower.ts `nextReadDelay`). */
+  private followerDelay(): number {
+    return nextReadDelay({
+      lease: this.lastRead,
+      identity: this.options.identity,
+      instance: this.instance,
+      mode: this.options.mode,
+      now: this.mono(),
+      retryPeriodMs: this.options.retryPeriodMs,
+      expectedAt: this.phase.expectedAt(),
+      misses: this.misses,
+      random: this.time.random(),
+    });
   }
 
   private async followerStep(): Promise<void> {
-    const read = await this.leases.read(this.options.leaseName);
-    this.observe(read);
+    // Coordinated: an eventually consistent read (half the cost) — every write a poll leads to is
+    // conditioned on what it read. NoCoordination reads as client-go does.
+    const coordinated = this.options.mode === 'coordinated';
+    const expected = this.phase.expectedAt();
+    const sentAt = this.mono();
+    let read = await this.leases.read(this.options.leaseName, !coordinated);
+    if (coordinated && this.isStale(read)) read = await this.leases.read(this.options.leaseName);
+    if (this.observe(read)) this.misses = 0;
+    else {
+      this.misses++;
+      if (expected !== undefined && sentAt >= expected) this.phase.missed(sentAt); // too early: the renewal lands later than aimed
+    }
+    this.lastRead = read.item;
     const d = LeaderElector.decideFollower({
       lease: read.item,
       identity: this.options.identity,
@@ -499,13 +586,15 @@ export class LeaderElector {
           leaseTransitions: lease ? lease.leaseTransitions + 1 : 0,
           fencingToken: nextFencingToken(lease?.fencingToken, now),
           electedBy,
+          // the holder whose term ran out: the coordinator passes over its candidate row until it shows life
+          ...(lease?.holderIdentity !== undefined ? { lastHolderIdentity: lease.holderIdentity } : {}),
         },
         remove: ['election', 'preferredHolder', 'vacancyReport', 'successor', 'successorInstance', ...(this.platformFound ? [] : HOLDER_FIELDS.filter((f) => f.startsWith('holderPlatform')))],
       });
       this.observe({ ...read, item: written, revision: written.revision });
       const term = { holderIdentity: this.options.identity, fencingToken: written.fencingToken };
       if (await this.jumpedSince(jumps, term)) return false;
-      return await this.startLeading(term, sentAt);
+      return await this.startLeading(term, sentAt, written);
     } catch (e) {
       if (!(e instanceof ConflictError)) throw e; // somebody else moved first
       return false;
@@ -521,7 +610,7 @@ export class LeaderElector {
     if (!renewed) return;
     this.observe({ key: { name: this.options.leaseName }, item: renewed, revision: renewed.revision });
     if (await this.jumpedSince(jumps, term)) return;
-    if (await this.startLeading(term, sentAt)) await this.afterRenewal(renewed);
+    if (await this.startLeading(term, sentAt, renewed)) await this.afterRenewal(renewed);
   }
 
   /** A term written while the clock jumped: its stamp may be off by the jump, so it is given back rather than led on. */
@@ -538,13 +627,15 @@ export class LeaderElector {
    * a term others may already have seen expire is given back, never led, so a thawed process does
    * not start work on a stale term. False when it was given back.
    */
-  private async startLeading(term: Term, renewedAt: number): Promise<boolean> {
+  private async startLeading(term: Term, renewedAt: number, lease: Lease): Promise<boolean> {
     if (this.mono() >= renewedAt + this.options.renewDeadlineMs) {
       await this.release(term);
       return false;
     }
     const controller = new AbortController();
-    const leading: Leading = { term, controller, renewedAt, deadline: undefined };
+    const leading: Leading = { term, controller, renewedAt, deadline: undefined, retrying: false, lease };
+    this.phase.reset();
+    this.misses = 0;
     this.leading = leading;
     this.armDeadline(leading);
     this.vacantSince = undefined;
@@ -580,6 +671,7 @@ export class LeaderElector {
 
   private async leaderStep(): Promise<void> {
     const leading = this.leading!;
+    leading.retrying = true; // until this renewal succeeds
     // A renewal stamped with a time this worker cannot vouch for is not sent: the renew deadline
     // (its monotonic clock) stops it unless the doubt clears first — a read instead brings the next
     // response's Date. A jump stops it at once (onClockJump).
@@ -602,6 +694,8 @@ export class LeaderElector {
       return;
     }
     leading.renewedAt = sentAt;
+    leading.retrying = false;
+    leading.lease = renewed;
     this.armDeadline(leading);
     this.observe({ key: { name: this.options.leaseName }, item: renewed, revision: renewed.revision });
     await this.afterRenewal(renewed);
@@ -611,14 +705,63 @@ export class LeaderElector {
     const leading = this.leading;
     if (!leading) return;
     if (this.options.mode === 'coordinated' && lease.preferredHolder && lease.preferredHolder !== this.options.identity) {
+      // The preferred candidate is the designated successor (the coordinator names both at once):
+      // it reads right after this renewal, so the term is handed to it now, in one write.
+      const heir = this.heirOf(leading);
       this.stopLeading(leading, 'preempted');
-      await this.release(leading.term);
+      await (heir ? this.handOff(leading, heir) : this.release(leading.term));
+      // Still a candidate, and alive: its row says so, or the coordinator passes over the holder it
+      // just replaced as departed (lib/election/vacancy.ts isDeparted).
+      await this.candidate?.ack();
       return;
     }
     if (this.candidate && lease.election && this.ackedElection !== lease.election.id) {
       await this.candidate.ack();
       this.ackedElection = lease.election.id;
     }
+  }
+
+  /**
+   * Whom a leader stepping down hands its term to: the successor the coordinator designated on the
+   * lease as last renewed (its process named), in coordinated mode, unless the lease prefers
+   * somebody else.
+   */
+  private heirOf(leading: Leading): Omit<Heir, 'platform'> | undefined {
+    const l = leading.lease;
+    if (this.options.mode !== 'coordinated' || !l?.successor || !l.successorInstance) return undefined;
+    if (l.preferredHolder !== undefined && l.preferredHolder !== l.successor) return undefined;
+    if (l.successor === this.options.identity) return undefined;
+    return { name: l.successor, instance: l.successorInstance };
+  }
+
+  /**
+   * A cancelled leader with an heir leads on until its next renewal would be due (at most a renew
+   * interval): the heir reads just after each renewal it expects, so it finds the hand-off at once.
+   * The renew deadline and clock jumps still stop it as usual.
+   */
+  private async leadUntilHandOff(leading: Leading): Promise<void> {
+    const wait = leading.retrying ? 0 : leading.renewedAt + this.renewIntervalMs - this.mono();
+    if (wait > 0) await this.time.sleep(wait);
+  }
+
+  /**
+   * Hands the term to `heir` in one write (LeaseStore.handOver), with its platform from its candidate
+   * row so the platform's stop event can end its term too; if the lease no longer names that heir
+   * (or the row is not that process's), releases instead. The caller has stopped leading.
+   */
+  private async handOff(leading: Leading, heir: Omit<Heir, 'platform'>): Promise<void> {
+    try {
+      const row = (await this.candidates.read(this.options.leaseName, heir.name)).item;
+      if (row?.identity === heir.instance && this.clockTrusted()) {
+        const l = leading.lease!;
+        const firstTermSeconds = Math.max(1, Math.ceil(this.options.leaseDurationMs / 3000));
+        const given = await this.leases.handOver(this.options.leaseName, leading.term, { ...heir, platform: row.platform }, this.time.now(), firstTermSeconds, l.leaseTransitions);
+        if (given) return;
+      }
+    } catch (e) {
+      this.onError(e as Error);
+    }
+    await this.release(leading.term);
   }
 
   private async release(term: Term): Promise<void> {

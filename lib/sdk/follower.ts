@@ -81,3 +81,156 @@ export function decideFollower(v: FollowerView): FollowerDecision {
     take: now - vacantSince >= v.fallbackAfterMs ? 'self' : undefined,
   };
 }
+
+/**
+ * Where the designated successor expects the holder's next renewal to become readable, learnt from
+ * its own reads: the holder's cadence (the median gap between renewal stamps seen one after
+ * another) and when, relative to a renewal's stamp, the renewal lands. Each read brackets that
+ * landing offset: a read that found a renewal was answered after it landed (an upper bound, its
+ * answer time less the stamp), a read that found nothing new was served before it did (a lower
+ * bound, its send time less the stamp expected). The next read is aimed inside the bracket while it
+ * is wide, and at its top once it is tight, so after a few renewals the successor reads each one
+ * within a few milliseconds of its landing, with one read. Both clocks' bases cancel out (only
+ * differences of the holder's stamps and of this worker's monotonic clock are used). It only times
+ * reads: expiry is still judged by when this worker saw the term, never by the stamp.
+ */
+export class RenewalPhase {
+  private term: string | undefined;
+  /** The last renewals seen: the holder's stamp, oldest first. */
+  private stamps: number[] = [];
+  /** Upper bounds of the landing offset (answer time − stamp), most recent last. */
+  private hi: number[] = [];
+  /** Lower bounds of the landing offset (send time − the stamp expected), most recent last. */
+  private lo: number[] = [];
+
+  /** A read answered at `at` found a renewal stamped `stamp` in term `term` (holder instance and token) for the first time. */
+  seen(term: string, stamp: number, at: number): void {
+    if (term !== this.term) {
+      this.reset();
+      this.term = term;
+    }
+    const last = this.stamps.at(-1);
+    if (last !== undefined && stamp <= last) return; // an older copy (an eventually consistent read): nothing new
+    // Bounds that contradict a newer one are out of date (the holder's phase, or its stamp clock, moved).
+    const bound = at - stamp;
+    this.lo = this.lo.filter((l) => l < bound);
+    push(this.hi, bound);
+    push(this.stamps, stamp);
+  }
+
+  /** A read sent at `sentAt`, at or after the expected time, found the renewal not there yet. */
+  missed(sentAt: number): void {
+    const interval = this.intervalMs();
+    const last = this.stamps.at(-1);
+    if (interval === undefined || last === undefined) return;
+    const bound = sentAt - (last + interval);
+    this.hi = this.hi.filter((h) => h > bound); // out of date: the renewals land later now
+    push(this.lo, bound);
+  }
+
+  /** Forgets the holder's cadence (the term ended, or this worker leads). */
+  reset(): void {
+    this.term = undefined;
+    this.stamps = [];
+    this.hi = [];
+    this.lo = [];
+  }
+
+  /** The holder's renewal interval as seen, or undefined before two renewals. */
+  intervalMs(): number | undefined {
+    const gaps = this.stamps.slice(1).map((s, i) => s - this.stamps[i]!);
+    if (gaps.length === 0) return undefined;
+    const sorted = [...gaps].sort((a, b) => a - b);
+    return sorted[Math.floor((sorted.length - 1) / 2)];
+  }
+
+  /** Monotonic time to read for the renewal after the last one seen, or undefined before two renewals. */
+  expectedAt(): number | undefined {
+    const interval = this.intervalMs();
+    const last = this.stamps.at(-1);
+    if (interval === undefined || last === undefined || this.hi.length === 0) return undefined;
+    const hi = Math.min(...this.hi);
+    const lo = this.lo.length ? Math.max(...this.lo) : undefined;
+    const aim = lo === undefined ? hi - PROBE_EARLIER_MS : hi - lo > 2 * CHASE_FIRST_MS ? (lo + hi) / 2 : hi;
+    return last + interval + aim;
+  }
+}
+
+const push = (xs: number[], x: number) => {
+  xs.push(x);
+  if (xs.length > PHASE_SAMPLES) xs.shift();
+};
+
+/** Before any read has come too early, the successor aims this much before the earliest answer it has had. */
+const PROBE_EARLIER_MS = 100;
+/** Renewals a RenewalPhase remembers: enough for a stable median, few enough to follow a changed cadence. */
+const PHASE_SAMPLES = 8;
+/** A successor that did not find the renewal it expected reads again after this, doubling each time. */
+export const CHASE_FIRST_MS = 50;
+/** The successor reads this long after the moment it aims at: landing times vary by a few ms. */
+export const READ_AFTER_MS = 10;
+
+/** What a follower's next read is timed by (lib/sdk/elector.ts gathers it after each poll). */
+export interface CadenceView {
+  readonly lease: Lease | undefined;
+  readonly identity: string;
+  readonly instance: string;
+  readonly mode: 'coordinated' | 'NoCoordination';
+  /** Monotonic now. */
+  readonly now: number;
+  readonly retryPeriodMs: number;
+  /** The successor's expectation of the holder's next renewal (RenewalPhase.expectedAt). */
+  readonly expectedAt: number | undefined;
+  /** Reads since the last new renewal seen that came at or after the expected next one (or, while the lease prefers this worker, any read) and found nothing new. */
+  readonly misses: number;
+  /** A uniform draw in [0, 1): jitter. */
+  readonly random: number;
+}
+
+/**
+ * Whether a lease needs nobody's attention: held, renewed by its holder at least once since it was
+ * taken (an electee or an heir confirms by renewing), no election, no vacancy report, no
+ * preemption. Followers read it rarely; anything else is read every retry period.
+ */
+export function isQuiet(lease: Lease | undefined): boolean {
+  return (
+    lease?.holderIdentity !== undefined &&
+    lease.renewTime !== undefined &&
+    lease.acquireTime !== undefined &&
+    lease.renewTime > lease.acquireTime &&
+    !lease.election &&
+    !lease.vacancyReport &&
+    !lease.preferredHolder
+  );
+}
+
+/**
+ * How long a follower waits before its next read (the elector also wakes for `wakeAt`).
+ * - NoCoordination: every retry period, jittered, as client-go.
+ * - The lease is in flux (vacant, an election, an electee not yet confirmed, a vacancy report, a
+ *   preemption not aimed at this worker): every retry period, jittered.
+ * - The designated successor of a quiet lease: just after each renewal it expects
+ *   (RenewalPhase), and if that renewal is not there yet, again after 50, 100, 200 … ms up to a
+ *   retry period: so it sees the holder's last renewal within tens of milliseconds, and the term's
+ *   end as precisely. Also the worker the lease prefers while its holder yields: the hand-off comes
+ *   right after the holder's next renewal.
+ * - Every other follower of a quiet lease: every two retry periods, jittered by a tenth — often
+ *   enough to answer a ping inside the coordinator's ack window (2.5 retry periods by default).
+ */
+export function nextReadDelay(v: CadenceView): number {
+  const jittered = (base: number, by: number) => base * (1 + v.random * by);
+  if (v.mode === 'NoCoordination') return jittered(v.retryPeriodMs, 0.2);
+  const lease = v.lease;
+  const successor = isSuccessor(lease, v.identity, v.instance);
+  const yieldingToMe = lease?.holderIdentity !== undefined && lease.preferredHolder === v.identity;
+  const chase = () => Math.min(CHASE_FIRST_MS * 2 ** Math.max(0, v.misses - 1), v.retryPeriodMs);
+  const due = v.expectedAt === undefined ? undefined : v.expectedAt + READ_AFTER_MS;
+  // The holder yields right after the renewal that tells it to: look again at once, then less often.
+  if (yieldingToMe) return chase();
+  if (!isQuiet(lease)) return jittered(v.retryPeriodMs, 0.2);
+  if (successor) {
+    if (due === undefined) return jittered(v.retryPeriodMs, 0.2);
+    return due > v.now && v.misses === 0 ? due - v.now : chase();
+  }
+  return jittered(2 * v.retryPeriodMs, 0.1);
+}

@@ -112,9 +112,13 @@ export class ItemStore<S extends z.ZodType<Revisioned>> {
     }
   }
 
-  /** Strongly consistent read of one item. A malformed item is a ValidationError. */
-  async get(key: Record<string, string>): Promise<Read<z.output<S>>> {
-    const r = await this.client.send(new GetItemCommand({ TableName: this.table, Key: marshall(key), ConsistentRead: true }));
+  /**
+   * Reads one item, strongly consistent unless `consistent` is false (half the read units; the copy
+   * may be a moment old — for reads whose next write is conditioned anyway). A malformed item is a
+   * ValidationError.
+   */
+  async get(key: Record<string, string>, consistent = true): Promise<Read<z.output<S>>> {
+    const r = await this.client.send(new GetItemCommand({ TableName: this.table, Key: marshall(key), ConsistentRead: consistent }));
     if (!r.Item) return { key, item: undefined, revision: 0 };
     const item = this.parseItem(unmarshall(r.Item));
     return { key, item, revision: item.revision };

@@ -1,12 +1,20 @@
 import { UpdateItemCommand, paginateQuery, type AttributeValue, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { LeaseItem, type Lease } from '../schemas/lease.js';
-import { HOLDER_FIELDS, type HolderLoss } from '../schemas/platform.js';
+import { nextFencingToken } from '../schemas/fencing-token.js';
+import { HOLDER_FIELDS, type HolderLoss, type Platform } from '../schemas/platform.js';
 import { HOLDER_PLATFORM_INDEX } from '../tables.js';
 import { isConditionFailed } from './errors.js';
 import { ItemStore, type Patch, type Read } from './item-store.js';
 
 export type LeaseRead = Read<Lease>;
+
+/** The successor a holder hands its term to: its name, its process (candidate `identity`) and, when its candidate row says, its platform. */
+export interface Heir {
+  name: string;
+  instance: string;
+  platform?: Platform | undefined;
+}
 
 /** A holder's term: its identity and the fencing token of its acquisition. */
 export interface Term {
@@ -42,8 +50,9 @@ export class LeaseStore extends ItemStore<typeof LeaseItem> {
     super({ client, table, keys: ['name'], schema: LeaseItem, kind: 'lease' });
   }
 
-  read(name: string): Promise<LeaseRead> {
-    return this.get({ name });
+  /** Reads the lease: strongly consistent unless `consistent` is false (a follower's poll: every write it leads to is conditioned on what it read). */
+  read(name: string, consistent = true): Promise<LeaseRead> {
+    return this.get({ name }, consistent);
   }
 
   /**
@@ -101,6 +110,35 @@ export class LeaseStore extends ItemStore<typeof LeaseItem> {
         stamp = later;
       }
     }
+  }
+
+  /**
+   * The holder hands its term to the successor the coordinator designated, in one write: a new term
+   * for the heir (the fencing token raised, `firstTermSeconds` long: the heir confirms it by
+   * renewing, as an electee does), conditioned on the holder's term and on the lease still naming
+   * that heir, instance included. Undefined when either no longer holds (then the caller releases).
+   */
+  handOver(name: string, term: Term, heir: Heir, now: number, firstTermSeconds: number, leaseTransitions: number): Promise<Lease | undefined> {
+    const token = nextFencingToken(term.fencingToken, now);
+    const set: Record<string, unknown> = {
+      holderIdentity: heir.name,
+      holderInstance: heir.instance,
+      acquireTime: now,
+      renewTime: now,
+      leaseDurationSeconds: firstTermSeconds,
+      leaseTransitions: leaseTransitions + 1,
+      fencingToken: token,
+      termToken: token,
+      electedBy: 'successor',
+      lastHolderIdentity: term.holderIdentity,
+      ...(heir.platform ? { holderPlatform: heir.platform, holderPlatformId: heir.platform.id } : {}),
+    };
+    const t = termCondition(term);
+    return this.updateIf(
+      { name },
+      { set, remove: ['successor', 'successorInstance', 'preferredHolder', 'election', 'vacancyReport', ...(heir.platform ? [] : HOLDER_FIELDS.filter((f) => f.startsWith('holderPlatform')))] },
+      { expression: `${t.expression} AND #heir = :heir AND #heirInstance = :heirInstance`, names: { ...t.names, '#heir': 'successor', '#heirInstance': 'successorInstance' }, values: { ...t.values, ':heir': heir.name, ':heirInstance': heir.instance } },
+    );
   }
 
   /** The holder gives its term up so the next election starts at once. Undefined when it was not its term any more. */

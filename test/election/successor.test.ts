@@ -44,6 +44,35 @@ describe('decideWithSuccession: the reconcile’s decision', () => {
     { name: 'NoCoordination: no successor', lease: lease('a', { strategy: 'NoCoordination' }), candidates: [a, b1], want: { kind: 'leaveAlone', reason: 'noCoordination' } },
     { name: 'an election names the new term’s successor', lease: lease(undefined), candidates: [a, b1], want: { kind: 'elect', winner: 'a', successor: { name: 'b', instance: 'b_1' } } },
     { name: 'an election with a single candidate: no successor', lease: lease(undefined), candidates: [a], want: { kind: 'elect', winner: 'a' } },
+    // A departed holder: `a`, the oldest and best, held the lease until its term ran out and `b` took it as successor.
+    {
+      name: 'after a failover, the holder whose term ran out is passed over while its row shows no life: the next successor is named at once, no re-election',
+      lease: lease('b', { lastHolderIdentity: 'a', acquireTime: NOW - 2 * SEC }),
+      candidates: [cand('a', '1.0.0', '1.0.0', { renewTime: NOW - 2 * MIN }), cand('b', '1.0.0', '1.0.0'), cand('c', '1.0.0', '1.0.0', { identity: 'c_1', createdAt: NOW })],
+      want: { kind: 'setSuccessor', successor: { name: 'c', instance: 'c_1' } },
+    },
+    {
+      name: '… but once its row shows life (renewed since the takeover), it ranks as before: a re-election to preempt for it',
+      lease: lease('b', { lastHolderIdentity: 'a', acquireTime: NOW - 2 * MIN }),
+      candidates: [cand('a', '1.0.0', '1.0.0', { renewTime: NOW - MIN }), cand('b', '1.0.0', '1.0.0'), cand('c', '1.0.0', '1.0.0', { createdAt: NOW })],
+      want: { kind: 'openElection' },
+    },
+    {
+      name: '… or answered a ping since',
+      lease: lease('b', { lastHolderIdentity: 'a', acquireTime: NOW - 2 * MIN }),
+      candidates: [cand('a', '1.0.0', '1.0.0', { renewTime: NOW - 3 * MIN, pingTime: NOW - MIN, ackedPingTime: NOW - MIN }), cand('b', '1.0.0', '1.0.0'), cand('c', '1.0.0', '1.0.0', { createdAt: NOW })],
+      want: { kind: 'openElection' },
+    },
+    {
+      name: 'an election after a term ran out, finished early (only the departed holder still pending): the new term’s successor is not that holder',
+      lease: lease(undefined, { lastHolderIdentity: 'a', election: { id: 'e', startedAt: NOW - SEC, deadline: NOW + 4 * SEC, strategy: OEV, departed: 'a' } }),
+      candidates: [
+        cand('a', '1.0.0', '1.0.0', { renewTime: NOW - 2 * MIN, pingTime: NOW - SEC }),
+        cand('b', '1.1.0', '1.1.0', { renewTime: NOW - 2 * MIN, pingTime: NOW - SEC, ackedPingTime: NOW - SEC }),
+        cand('c', '1.2.0', '1.2.0', { renewTime: NOW - 2 * MIN, pingTime: NOW - SEC, ackedPingTime: NOW - SEC, identity: 'c_1' }),
+      ],
+      want: { kind: 'elect', winner: 'b', successor: { name: 'c', instance: 'c_1' } },
+    },
   ])('$name', ({ lease: l, candidates, now, want }) => {
     const d = run(l, candidates, now);
     expect(d).toMatchObject(want);

@@ -40,8 +40,8 @@ const rows: Row[] = [
     want: [],
   },
   {
-    name: 'an operator deleted the leader’s row and it led on past a renewal',
-    input: { history: [start('a', 1, 0), start('b', 2, 8.9), stop('a', 1, 12)], faults: [deleted(8)] },
+    name: 'an operator deleted the leader’s row and it led on past its renew deadline (10 s)',
+    input: { history: [start('a', 1, 0), start('b', 2, 8.9), stop('a', 1, 18.5)], faults: [deleted(8)] },
     want: ['overlap'],
   },
   {

@@ -10,6 +10,7 @@ import type { ElectionConfigInput } from '../../lib/schemas/config.js';
 import { nextFencingToken } from '../../lib/schemas/fencing-token.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
 import { LeaderElector, type LeaderElectorOptions } from '../../lib/sdk/elector.js';
+import { CHASE_FIRST_MS, READ_AFTER_MS } from '../../lib/sdk/follower.js';
 import { FencingError, fencedTransactWrite } from '../../lib/sdk/fencing.js';
 import { DynamoDBModel } from '../../lib/sim/dynamodb-model/index.js';
 import { FAST } from './harness.js';
@@ -258,13 +259,35 @@ describe('succession: the designated successor takes a vacant lease itself', () 
     expect(sim.log.maxConcurrentLeaders()).toBe(1);
   });
 
-  it('a released lease: the successor takes it at its next poll, with no coordinator', async () => {
-    const { sim, leader, successor } = await electedThenCoordinatorDown({ releaseOnCancel: true });
+  it('a cancelled leader hands its term to the successor in one write, at its next renewal slot, when the successor reads: no leaderless gap to speak of, no coordinator', async () => {
+    const { sim, leader, successor, held } = await electedThenCoordinatorDown({ releaseOnCancel: true });
+    await sim.run(10 * leader.elector.renewIntervalMs); // the successor has seen a few renewals: it knows their cadence and where they land
     const stoppedAt = sim.clock.monotonic();
     await leader.stop();
     await sim.until('the successor leading', () => successor.elector.isLeader(), 5_000);
-    expect(sim.clock.monotonic() - stoppedAt).toBeLessThanOrEqual(POLL_MS + 10 * RTT_MS); // its next poll, not a term
-    expect((await sim.leases.read(L)).item).toMatchObject({ holderIdentity: successor.elector.options.identity, electedBy: 'successor' });
+    const l = (await sim.leases.read(L)).item!;
+    expect(l).toMatchObject({ holderIdentity: successor.elector.options.identity, holderInstance: successor.elector.instance, electedBy: 'successor', lastHolderIdentity: leader.elector.options.identity });
+    expect(l.fencingToken).toBeGreaterThan(held.fencingToken);
+    // the leader led on until its next renewal would have been due (at most a renew interval)…
+    const stopped = sim.log.of('stopped', leader.elector.options.identity).at(-1)!.at;
+    expect(stopped - stoppedAt).toBeLessThanOrEqual(leader.elector.renewIntervalMs + RTT_MS);
+    // …and the successor, reading just after that moment, confirmed at once: no poll waited for
+    const started = sim.log.of('started', successor.elector.options.identity).at(-1)!.at;
+    expect(started - stopped).toBeLessThanOrEqual(READ_AFTER_MS + CHASE_FIRST_MS + 6 * RTT_MS);
+    expect(sim.log.maxConcurrentLeaders()).toBe(1);
+  });
+
+  it('the successor reads just after each renewal it expects: a leader gone without releasing is replaced within tens of ms of its term’s end', async () => {
+    const { sim, leader, successor } = await electedThenCoordinatorDown({ releaseOnCancel: false });
+    await sim.run(10 * leader.elector.renewIntervalMs + 123); // gone at an arbitrary point of the renew cycle, the successor locked on
+    await leader.stop(); // releaseOnCancel false: the term has to run out
+    await sim.until('the successor leading', () => successor.elector.isLeader(), 10_000);
+    const lastTerm = sim.leaseWrites.filter((w) => w.name === L && w.item?.['holderIdentity'] === leader.elector.options.identity).at(-1)!.item!;
+    const ranOut = sim.lastRenewal(L, leader.elector.options.identity) + (lastTerm['leaseDurationSeconds'] as number) * 1000;
+    const took = sim.tookOver(L, successor.elector.options.identity);
+    expect(took).toBeGreaterThanOrEqual(ranOut);
+    // it saw the last renewal within a read of its landing (not up to a poll later), and woke for the term's end
+    expect(took - ranOut).toBeLessThanOrEqual(READ_AFTER_MS + CHASE_FIRST_MS + TAKE_MS + 4 * RTT_MS);
     expect(sim.log.maxConcurrentLeaders()).toBe(1);
   });
 

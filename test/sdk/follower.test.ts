@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Lease } from '../../lib/schemas/lease.js';
-import { decideFollower, type FollowerDecision, type FollowerView } from '../../lib/sdk/follower.js';
+import { CHASE_FIRST_MS, READ_AFTER_MS, RenewalPhase, decideFollower, isQuiet, nextReadDelay, type CadenceView, type FollowerDecision, type FollowerView } from '../../lib/sdk/follower.js';
 
 const T = 100_000; // monotonic now
 const held = (o: Partial<Lease> = {}): Lease =>
@@ -51,4 +51,90 @@ const rows: { name: string; view: Partial<FollowerView>; want: FollowerDecision 
 
 describe('decideFollower', () => {
   it.each(rows)('$name', ({ view: v, want }) => expect(decideFollower(view(v))).toEqual(want));
+});
+
+describe('nextReadDelay: when a follower reads next', () => {
+  const quiet = (o: Partial<Lease> = {}) => held({ acquireTime: 1, renewTime: 5_001, ...o });
+  const cadence = (o: Partial<CadenceView>): CadenceView => ({ lease: quiet(), identity: 'b', instance: 'b-1', mode: 'coordinated', now: T, retryPeriodMs: 2_000, expectedAt: undefined, misses: 0, random: 0.5, ...o });
+  it.each<{ name: string; view: Partial<CadenceView>; want: number }>([
+    { name: 'NoCoordination: every retry period, jittered up to a fifth (client-go)', view: { mode: 'NoCoordination' }, want: 2_200 },
+    { name: 'a quiet lease, not its successor: every two retry periods, jittered up to a tenth', view: {}, want: 4_200 },
+    { name: 'a vacant lease: every retry period', view: { lease: vacant() }, want: 2_200 },
+    { name: 'an election open: every retry period (to answer its ping)', view: { lease: quiet({ election }) }, want: 2_200 },
+    { name: 'an electee not confirmed yet (never renewed since taken): every retry period', view: { lease: held({ acquireTime: 5, renewTime: 5 }) }, want: 2_200 },
+    { name: 'a preemption aimed at another: every retry period', view: { lease: quiet({ preferredHolder: 'c' }) }, want: 2_200 },
+    { name: 'the successor, cadence not known yet: every retry period', view: { lease: quiet({ successor: 'b', successorInstance: 'b-1' }) }, want: 2_200 },
+    { name: 'the successor, a renewal expected later: just after it lands', view: { lease: quiet({ successor: 'b' }), expectedAt: T + 700 }, want: 700 + READ_AFTER_MS },
+    { name: 'the successor, the renewal not there at the expected time: again 50 ms later', view: { lease: quiet({ successor: 'b' }), expectedAt: T - 20, misses: 1 }, want: CHASE_FIRST_MS },
+    { name: '… then 100, 200 ms later', view: { lease: quiet({ successor: 'b' }), expectedAt: T - 200, misses: 3 }, want: 4 * CHASE_FIRST_MS },
+    { name: '… never more than a retry period', view: { lease: quiet({ successor: 'b' }), expectedAt: T - 9_000, misses: 12 }, want: 2_000 },
+    { name: 'the lease prefers this worker (its holder yields after its next renewal): 50 ms, then backing off', view: { lease: quiet({ preferredHolder: 'b', successor: 'b' }), misses: 0 }, want: CHASE_FIRST_MS },
+    { name: 'the successor of another start-up: an ordinary follower', view: { lease: quiet({ successor: 'b', successorInstance: 'b-0' }), expectedAt: T + 700 }, want: 4_200 },
+  ])('$name', ({ view: v, want }) => expect(nextReadDelay(cadence(v))).toBeCloseTo(want, 6));
+
+  it('isQuiet: held, renewed since taken, nothing pending', () => {
+    expect(isQuiet(held({ acquireTime: 1, renewTime: 2 }))).toBe(true);
+    expect(isQuiet(held({ acquireTime: 2, renewTime: 2 }))).toBe(false);
+    expect(isQuiet(held({ acquireTime: 1, renewTime: 2, vacancyReport: { by: 'c', at: 1, observedRevision: 3 } }))).toBe(false);
+    expect(isQuiet(vacant())).toBe(false);
+    expect(isQuiet(undefined)).toBe(false);
+  });
+});
+
+describe('RenewalPhase: where the holder’s next renewal lands, on the successor’s clock', () => {
+  // The holder's stamps run 1.8e12 ahead of the successor's monotonic clock; its renewals land 7 ms
+  // after their stamp and are read 2 ms later. Only differences matter.
+  const BASE = 1_800_000_000_000;
+  const term = 'a-1|7';
+  it('knows nothing before two renewals', () => {
+    const p = new RenewalPhase();
+    expect(p.expectedAt()).toBeUndefined();
+    p.seen(term, BASE + 5_000, 5_300);
+    expect(p.expectedAt()).toBeUndefined();
+  });
+
+  it('learns the cadence, aims earlier until a read comes too early, then reads within a few ms of the landing', () => {
+    const p = new RenewalPhase();
+    const landing = (k: number) => k * 5_000 + 7; // on the successor's clock, renewal k
+    p.seen(term, BASE + 5_000, 5_400); // first seen 393 ms late (an ordinary poll)
+    p.seen(term, BASE + 10_000, 10_300);
+    expect(p.intervalMs()).toBe(5_000);
+    let read = p.expectedAt()!;
+    expect(read).toBe(15_300 - 100); // aims 100 ms earlier than its best so far
+    let k = 3;
+    for (let step = 0; step < 40 && k < 12; step++) {
+      if (read >= landing(k)) {
+        p.seen(term, BASE + k * 5_000, read + 2);
+        k++;
+        read = p.expectedAt()!;
+      } else {
+        p.missed(read);
+        read += CHASE_FIRST_MS;
+      }
+    }
+    const lag = p.expectedAt()! - landing(k);
+    expect(lag).toBeGreaterThanOrEqual(0);
+    expect(lag).toBeLessThanOrEqual(CHASE_FIRST_MS);
+  });
+
+  it('follows a holder whose renewals come to land later (its phase moved): the old bounds are dropped', () => {
+    const p = new RenewalPhase();
+    for (let k = 1; k <= 4; k++) p.seen(term, BASE + k * 5_000, k * 5_000 + 10);
+    expect(p.expectedAt()).toBe(25_000 + 10 - 100); // no read has come too early yet: it probes 100 ms earlier
+    p.missed(24_910);
+    p.missed(25_300); // the renewal lands 400 ms later than before
+    p.seen(term, BASE + 25_000, 25_410);
+    expect(p.expectedAt()).toBeGreaterThan(30_300);
+    expect(p.expectedAt()).toBeLessThanOrEqual(30_410);
+  });
+
+  it('an older copy (an eventually consistent read) teaches nothing; a new term starts afresh', () => {
+    const p = new RenewalPhase();
+    p.seen(term, BASE + 5_000, 5_010);
+    p.seen(term, BASE + 10_000, 10_010);
+    p.seen(term, BASE + 5_000, 12_000);
+    expect(p.intervalMs()).toBe(5_000);
+    p.seen('c-1|8', BASE + 11_000, 11_010);
+    expect(p.intervalMs()).toBeUndefined();
+  });
 });

@@ -606,6 +606,29 @@ describe.each(ENGINES)('%s', (kind, make) => {
       expect((await leases.read('s-lease')).item).toBeUndefined();
     });
 
+    it('LeaseStore.handOver: a new term for the designated successor in one write, only in the holder’s term and only while the lease names that successor', async () => {
+      const leases = new LeaseStore(e.client, L);
+      const held = await leases.write(await leases.read('h-lease'), {
+        set: { ...newLease, holderIdentity: 'w1', holderInstance: 'w1_a', fencingToken: 5, renewTime: NOW, acquireTime: NOW, successor: 'w2', successorInstance: 'w2_a', preferredHolder: 'w2' },
+      });
+      const term: Term = { holderIdentity: 'w1', fencingToken: 5 };
+      const heir = { name: 'w2', instance: 'w2_a' };
+      expect(await leases.handOver('h-lease', { ...term, fencingToken: 4 }, heir, NOW + 1000, 5, held.leaseTransitions)).toBeUndefined(); // not its term
+      expect(await leases.handOver('h-lease', term, { ...heir, instance: 'w2_b' }, NOW + 1000, 5, held.leaseTransitions)).toBeUndefined(); // another process of that name
+      expect(await leases.handOver('h-lease', term, { ...heir, name: 'w3' }, NOW + 1000, 5, held.leaseTransitions)).toBeUndefined(); // not the successor
+      const platform = { kind: 'ecs', id: 'arn:aws:ecs:eu-west-1:000000000000:task/c/1', cluster: 'c' } as const;
+      const given = await leases.handOver('h-lease', term, { ...heir, platform }, NOW + 1000, 5, held.leaseTransitions);
+      expect(given).toMatchObject({ holderIdentity: 'w2', holderInstance: 'w2_a', holderPlatformId: platform.id, acquireTime: NOW + 1000, renewTime: NOW + 1000, leaseDurationSeconds: 5, electedBy: 'successor', lastHolderIdentity: 'w1', leaseTransitions: 1, termToken: given!.fencingToken, revision: held.revision + 1 });
+      expect(given!.fencingToken).toBeGreaterThan(5);
+      for (const gone of ['successor', 'successorInstance', 'preferredHolder'] as const) expect(given).not.toHaveProperty(gone);
+      // the heir confirms by renewing its term; the old holder can neither renew nor hand it over again
+      expect(await leases.renewTerm('h-lease', { holderIdentity: 'w2', fencingToken: given!.fencingToken }, NOW + 1100, 15)).toMatchObject({ leaseDurationSeconds: 15 });
+      expect(await leases.renewTerm('h-lease', term, NOW + 1200, 15)).toBeUndefined();
+      expect(await leases.handOver('h-lease', term, heir, NOW + 1200, 5, held.leaseTransitions)).toBeUndefined();
+      // an eventually consistent read returns the row too (at most a moment old on DynamoDB)
+      expect((await leases.read('h-lease', false)).item?.holderIdentity).toBeDefined();
+    });
+
     it('CandidateStore and IdentityStore: list, ping, renew, touch', async () => {
       const candidates = new CandidateStore(e.client, C);
       for (const name of ['c1', 'c2']) await candidates.write(await candidates.read('s-cands', name), { set: cand(name, '1.30.0', '1.30.0', { leaseName: 's-cands', revision: 0 }) });
