@@ -233,7 +233,12 @@ export class Group {
       this.tasks.set(ecs, ecs.task.platform.id);
       w = ecs;
     } else {
-      w = new WorkerProcess(spec, { endpoint: this.ctx.endpoint, tablePrefix: this.prefix, extra: this.opts.env ?? {} });
+      // Conclave's workers stamp renewals with this machine's clock, which is DynamoDB Local's: the
+      // terms' ends the past-expiry figure is measured from are then exact. (With the default
+      // clockSync 'server' the stamps estimate DynamoDB's clock from its 1-s Date headers, and run
+      // about 100 ms behind here; nothing but the stamps differs.)
+      const extra = { ...(this.system === 'conclave' ? { CLOCK_SYNC: 'none' } : {}), ...(this.opts.env ?? {}) };
+      w = new WorkerProcess(spec, { endpoint: this.ctx.endpoint, tablePrefix: this.prefix, extra });
     }
     this.workers.push(w);
     return w;

@@ -37,6 +37,10 @@ const elector = new LeaderElector({
   leaseDurationMs: num('LEASE_DURATION_MS', 15_000),
   renewDeadlineMs: num('RENEW_DEADLINE_MS', 10_000),
   retryPeriodMs: num('RETRY_PERIOD_MS', 2_000),
+  // how often the leader renews (default: renewDeadlineMs / 2 in coordinated mode)
+  ...(process.env['RENEW_INTERVAL_MS'] ? { renewIntervalMs: num('RENEW_INTERVAL_MS', 5_000) } : {}),
+  // 'none': stamp with this machine's clock (it must then keep within 1 s of DynamoDB's); default 'server'
+  ...(process.env['CLOCK_SYNC'] === 'none' ? { clockSync: 'none' as const } : {}),
   ...(process.env['MODE'] === 'NoCoordination'
     ? { mode: 'NoCoordination' as const }
     : {

@@ -67,8 +67,11 @@ export const LeaderElectorOptionsSchema = z
        * How often a leader renews. client-go renews every retry period; a lease only needs a renewal
        * often enough that a failed one can be retried before the renew deadline, and each renewal
        * is a write. Renewing less often also makes a crash failover faster (the term ends, on average,
-       * half an interval sooner after the last renewal). @default renewDeadlineMs / 2 in coordinated
-       * mode; retryPeriodMs with `NoCoordination` (client-go's)
+       * half an interval sooner after the last renewal). Renewals go out 137 ms sooner than this, so
+       * they meet DynamoDB's clock at ever other points of its second (what keeps its Date headers
+       * informative). @default renewDeadlineMs − 2 × retryPeriodMs
+       * in coordinated mode (6 s with client-go's timings: two more tries before the deadline), but
+       * not below retryPeriodMs; retryPeriodMs with `NoCoordination` (client-go's)
        */
       renewIntervalMs: z.number().int().positive().optional(),
       /** Give the lease up when run() is cancelled, so the next leader need not wait for expiry. @default true */
@@ -180,6 +183,14 @@ export type StopReason = 'cancelled' | 'preempted' | 'renewDeadline' | 'deposed'
 /** While DynamoDB's time is not known well enough, the elector polls about this soon (jittered, so responses land at other points of the server's second). */
 const CLOCK_RESAMPLE_MS = 500;
 
+/**
+ * A leader renews this much sooner than its renew interval: an interval of whole seconds would have
+ * every renewal meet DynamoDB's clock at the same point of its second, and the responses' Date
+ * headers (whole seconds) would stop narrowing the estimate of that clock (server-clock.ts), for the
+ * leader and for the successor reading right behind it. 137 ms steps through the whole second.
+ */
+const PHASE_STEP_MS = 137;
+
 interface Leading {
   term: Term;
   controller: AbortController;
@@ -218,6 +229,8 @@ export class LeaderElector {
   private readonly client: DynamoDBClient;
   /** The lease as this follower last read it: what its next read is timed by. */
   private lastRead: Lease | undefined;
+  /** When this follower's last read was sent (monotonic): a renewal the next read finds first landed after it. */
+  private previousReadSentAt: number | undefined;
   /** What every time this worker writes is read from (clockSync); durations use its monotonic clock. */
   private readonly time: StampClock;
   private preventions = 0;
@@ -330,7 +343,10 @@ export class LeaderElector {
   /** How often this worker renews while it leads (the `renewIntervalMs` option, or its default). */
   get renewIntervalMs(): number {
     const o = this.options;
-    return o.renewIntervalMs ?? (o.mode === 'NoCoordination' ? o.retryPeriodMs : Math.max(o.retryPeriodMs, Math.floor(o.renewDeadlineMs / 2)));
+    if (o.renewIntervalMs !== undefined) return o.renewIntervalMs;
+    // Late enough to leave two retries before the renew deadline (6 s with client-go's 10 s / 2 s).
+    const twoTriesLeft = o.renewDeadlineMs - 2 * o.retryPeriodMs;
+    return o.mode === 'NoCoordination' || twoTriesLeft < o.retryPeriodMs ? o.retryPeriodMs : twoTriesLeft;
   }
 
   /** Whether this worker leads now (between onStartedLeading and onStoppedLeading). */
@@ -416,17 +432,19 @@ export class LeaderElector {
       }
     } finally {
       unsubscribe();
-      // Candidacy goes before the lease is released, so the election the release starts cannot
-      // pick this departing worker (it would never confirm, and its term would have to run out).
-      standing.abort();
       const heir = this.leading && this.options.releaseOnCancel ? this.heirOf(this.leading) : undefined;
       // With an heir, lead on until the next renewal would be due — the moment the heir reads — and
-      // hand the term over then: no gap in which nobody leads, and no wait for a poll.
+      // hand the term over then: no gap in which nobody leads, and no wait for a poll. The candidacy
+      // stands until then: withdrawn earlier, the coordinator would re-elect meanwhile.
       if (heir && this.leading) await this.leadUntilHandOff(this.leading);
       const leading = this.leading;
       if (leading) this.stopLeading(leading, 'cancelled');
+      const handed = leading !== undefined && heir !== undefined && (await this.handOff(leading, heir));
+      // Candidacy goes before the lease is released, so the election the release starts cannot
+      // pick this departing worker (it would never confirm, and its term would have to run out).
+      standing.abort();
       await candidacy;
-      if (leading && this.options.releaseOnCancel) await (heir ? this.handOff(leading, heir) : this.release(leading.term));
+      if (leading && this.options.releaseOnCancel && !handed) await this.release(leading.term);
     }
   }
 
@@ -443,13 +461,14 @@ export class LeaderElector {
   }
 
   /** Records what was read; true when the term or its renewal changed since the last read. */
-  private observe(read: LeaseRead): boolean {
+  private observe(read: LeaseRead, sentAt?: number): boolean {
     const key = LeaderElector.termKey(read.item);
     const changed = this.observed?.key !== key;
     const l = read.item;
     if (changed) {
       this.observed = { key, at: this.mono(), revision: read.revision, token: l?.fencingToken ?? -1 };
-      if (l?.holderInstance !== undefined && l.renewTime !== undefined && l.holderInstance !== this.instance) this.phase.seen(`${l.holderInstance}|${l.fencingToken}`, l.renewTime, this.observed.at);
+      // a term's first write (an election's, a hand-off's, an acquisition's) is not on the holder's renewal cadence
+      if (l?.holderInstance !== undefined && l.renewTime !== undefined && l.renewTime !== l.acquireTime && l.holderInstance !== this.instance) this.phase.seen(`${l.holderInstance}|${l.fencingToken}`, l.renewTime, this.observed.at, this.previousReadSentAt);
     } else this.observed!.revision = read.revision;
     const holder = read.item?.holderIdentity;
     if (holder && holder !== this.lastLeader) {
@@ -470,9 +489,20 @@ export class LeaderElector {
     return read.revision < o.revision && read.item.fencingToken <= o.token;
   }
 
-  /** When a leader renews next: a renew interval after the last renewal was sent, or a retry period after a failed try. */
+  /**
+   * When a leader renews next: a retry period after a failed try; otherwise, coordinated, a renew
+   * interval (less PHASE_STEP_MS) after the last renewal was sent — a steady cadence its successor
+   * can read right behind; `NoCoordination`, a retry period after the last step ended, as client-go.
+   */
   private leaderDelay(l: Leading): number {
-    return l.retrying ? this.options.retryPeriodMs : Math.max(0, l.renewedAt + this.renewIntervalMs - this.mono());
+    if (l.retrying || this.options.mode === 'NoCoordination') return this.options.retryPeriodMs;
+    return Math.max(0, l.renewedAt + this.cadenceMs - this.mono());
+  }
+
+  /** How long after a renewal was sent a coordinated leader sends the next: the renew interval less PHASE_STEP_MS. */
+  private get cadenceMs(): number {
+    const stepped = this.renewIntervalMs - PHASE_STEP_MS;
+    return stepped >= this.options.retryPeriodMs ? stepped : this.renewIntervalMs;
   }
 
   /** When a follower reads next (lib/sdk/follower.ts `nextReadDelay`). */
@@ -485,6 +515,7 @@ export class LeaderElector {
       now: this.mono(),
       retryPeriodMs: this.options.retryPeriodMs,
       expectedAt: this.phase.expectedAt(),
+      cadenceKnown: this.phase.known,
       misses: this.misses,
       random: this.time.random(),
     });
@@ -494,15 +525,15 @@ export class LeaderElector {
     // Coordinated: an eventually consistent read (half the cost) — every write a poll leads to is
     // conditioned on what it read. NoCoordination reads as client-go does.
     const coordinated = this.options.mode === 'coordinated';
-    const expected = this.phase.expectedAt();
     const sentAt = this.mono();
     let read = await this.leases.read(this.options.leaseName, !coordinated);
     if (coordinated && this.isStale(read)) read = await this.leases.read(this.options.leaseName);
     if (this.observe(read)) this.misses = 0;
     else {
       this.misses++;
-      if (expected !== undefined && sentAt >= expected) this.phase.missed(sentAt); // too early: the renewal lands later than aimed
+      this.phase.missed(sentAt); // the next renewal lands later than this read was served
     }
+    this.previousReadSentAt = sentAt;
     this.lastRead = read.item;
     const d = LeaderElector.decideFollower({
       lease: read.item,
@@ -636,6 +667,7 @@ export class LeaderElector {
     const leading: Leading = { term, controller, renewedAt, deadline: undefined, retrying: false, lease };
     this.phase.reset();
     this.misses = 0;
+    this.previousReadSentAt = undefined;
     this.leading = leading;
     this.armDeadline(leading);
     this.vacantSince = undefined;
@@ -709,7 +741,7 @@ export class LeaderElector {
       // it reads right after this renewal, so the term is handed to it now, in one write.
       const heir = this.heirOf(leading);
       this.stopLeading(leading, 'preempted');
-      await (heir ? this.handOff(leading, heir) : this.release(leading.term));
+      if (!(heir && (await this.handOff(leading, heir)))) await this.release(leading.term);
       // Still a candidate, and alive: its row says so, or the coordinator passes over the holder it
       // just replaced as departed (lib/election/vacancy.ts isDeparted).
       await this.candidate?.ack();
@@ -740,28 +772,27 @@ export class LeaderElector {
    * The renew deadline and clock jumps still stop it as usual.
    */
   private async leadUntilHandOff(leading: Leading): Promise<void> {
-    const wait = leading.retrying ? 0 : leading.renewedAt + this.renewIntervalMs - this.mono();
+    const wait = leading.retrying ? 0 : leading.renewedAt + this.cadenceMs - this.mono();
     if (wait > 0) await this.time.sleep(wait);
   }
 
   /**
    * Hands the term to `heir` in one write (LeaseStore.handOver), with its platform from its candidate
-   * row so the platform's stop event can end its term too; if the lease no longer names that heir
-   * (or the row is not that process's), releases instead. The caller has stopped leading.
+   * row so the platform's stop event can end its term too. False when the lease no longer names that
+   * heir (or the row is not that process's, or the write failed): the caller releases instead. The
+   * caller has stopped leading.
    */
-  private async handOff(leading: Leading, heir: Omit<Heir, 'platform'>): Promise<void> {
+  private async handOff(leading: Leading, heir: Omit<Heir, 'platform'>): Promise<boolean> {
     try {
       const row = (await this.candidates.read(this.options.leaseName, heir.name)).item;
-      if (row?.identity === heir.instance && this.clockTrusted()) {
-        const l = leading.lease!;
-        const firstTermSeconds = Math.max(1, Math.ceil(this.options.leaseDurationMs / 3000));
-        const given = await this.leases.handOver(this.options.leaseName, leading.term, { ...heir, platform: row.platform }, this.time.now(), firstTermSeconds, l.leaseTransitions);
-        if (given) return;
-      }
+      if (row?.identity !== heir.instance || !this.clockTrusted()) return false;
+      const firstTermSeconds = Math.max(1, Math.ceil(this.options.leaseDurationMs / 3000));
+      const given = await this.leases.handOver(this.options.leaseName, leading.term, { ...heir, platform: row.platform }, this.time.now(), firstTermSeconds, leading.lease!.leaseTransitions);
+      return given !== undefined;
     } catch (e) {
       this.onError(e as Error);
+      return false;
     }
-    await this.release(leading.term);
   }
 
   private async release(term: Term): Promise<void> {

@@ -103,11 +103,16 @@ export class RenewalPhase {
   /** Lower bounds of the landing offset (send time − the stamp expected), most recent last. */
   private lo: number[] = [];
 
-  /** A read answered at `at` found a renewal stamped `stamp` in term `term` (holder instance and token) for the first time. */
-  seen(term: string, stamp: number, at: number): void {
+  /**
+   * A read answered at `at` found a renewal stamped `stamp` in term `term` (holder instance and
+   * token) for the first time; the read before it, in the same term, was sent at `previousSentAt`
+   * and did not find it (so the renewal landed after that).
+   */
+  seen(term: string, stamp: number, at: number, previousSentAt?: number): void {
     if (term !== this.term) {
       this.reset();
       this.term = term;
+      previousSentAt = undefined; // that read was of another term
     }
     const last = this.stamps.at(-1);
     if (last !== undefined && stamp <= last) return; // an older copy (an eventually consistent read): nothing new
@@ -115,10 +120,20 @@ export class RenewalPhase {
     const bound = at - stamp;
     this.lo = this.lo.filter((l) => l < bound);
     push(this.hi, bound);
+    if (previousSentAt !== undefined && previousSentAt - stamp < bound) {
+      const lower = previousSentAt - stamp;
+      this.hi = this.hi.filter((h) => h > lower);
+      push(this.lo, lower);
+    }
     push(this.stamps, stamp);
   }
 
-  /** A read sent at `sentAt`, at or after the expected time, found the renewal not there yet. */
+  /** Whether the holder's cadence is known (two renewals seen in this term). */
+  get known(): boolean {
+    return this.intervalMs() !== undefined;
+  }
+
+  /** A read sent at `sentAt` found no renewal after the last one seen: the next one lands later than that. */
   missed(sentAt: number): void {
     const interval = this.intervalMs();
     const last = this.stamps.at(-1);
@@ -181,6 +196,8 @@ export interface CadenceView {
   readonly retryPeriodMs: number;
   /** The successor's expectation of the holder's next renewal (RenewalPhase.expectedAt). */
   readonly expectedAt: number | undefined;
+  /** Whether the holder's cadence is known (RenewalPhase.known): a missing renewal is then chased, not polled for. */
+  readonly cadenceKnown: boolean;
   /** Reads since the last new renewal seen that came at or after the expected next one (or, while the lease prefers this worker, any read) and found nothing new. */
   readonly misses: number;
   /** A uniform draw in [0, 1): jitter. */
@@ -229,8 +246,12 @@ export function nextReadDelay(v: CadenceView): number {
   if (yieldingToMe) return chase();
   if (!isQuiet(lease)) return jittered(v.retryPeriodMs, 0.2);
   if (successor) {
-    if (due === undefined) return jittered(v.retryPeriodMs, 0.2);
-    return due > v.now && v.misses === 0 ? due - v.now : chase();
+    // While the bracket is wide each miss moves the aim up (a binary search within one renewal);
+    // once the renewal is overdue, chase it: again after as long as it has been overdue (at least
+    // 50 ms), so 50, 100, 200 … ms after the aim; if the bracket gave way (it lands later now), by
+    // the misses since the last renewal seen.
+    if (due !== undefined) return due > v.now ? due - v.now : Math.min(Math.max(CHASE_FIRST_MS, v.now - due), v.retryPeriodMs);
+    return v.cadenceKnown ? chase() : jittered(v.retryPeriodMs, 0.2);
   }
   return jittered(2 * v.retryPeriodMs, 0.1);
 }

@@ -42,7 +42,7 @@ describe('worker clocks 30 s off, and stepped (the coordinator keeps the true ti
     // the renewal's stamp is DynamoDB's time at the renewal, within the estimate's error
     const renewal = sim.leaseWrites.filter((w) => w.item?.['renewTime'] === l.renewTime).at(0)!;
     expect(Math.abs(l.renewTime! - renewal.at)).toBeLessThanOrEqual(MAX_CLOCK_ERROR_MS);
-    expect(sim.clock.now() - renewal.at).toBeLessThanOrEqual(FAST.retryPeriodMs); // and it renews every retry period
+    expect(sim.clock.now() - renewal.at).toBeLessThanOrEqual(s.elector.renewIntervalMs); // and it renews every renew interval
     expect(coord.errors).toEqual([]);
   });
 

@@ -26,6 +26,8 @@ const POLL_MS = FAST.retryPeriodMs * 1.2;
 const RTT_MS = 2 * LATENCY_MS;
 /** A write is seen by a follower at most a poll, and its read's round trip, after it lands. */
 const SEEN_MS = POLL_MS + RTT_MS;
+/** A follower that is not the successor reads a quiet lease every two retry periods, jittered by a tenth: it sees a renewal at most that, and a round trip, after it lands. */
+const QUIET_SEEN_MS = FAST.retryPeriodMs * 2 * 1.1 + RTT_MS;
 /** A successor takes a lease whose term ran out as it watched it: a read and the write after its wake-up. */
 const TAKE_MS = 1 + RTT_MS + LATENCY_MS;
 
@@ -101,10 +103,12 @@ describe('coordinated election', () => {
     expect(next).toMatchObject({ holderIdentity: second.elector.options.identity, electedBy: 'successor' });
     const ranOut = sim.lastRenewal(L, 'a') + lastTerm.leaseDurationSeconds * 1000;
     expect(sim.tookOver(L, next.holderIdentity!)).toBeGreaterThanOrEqual(ranOut);
-    // … and no waiting beyond it: the successor times the term from when it saw the last renewal
-    expect(sim.tookOver(L, next.holderIdentity!)).toBeLessThanOrEqual(ranOut + SEEN_MS + TAKE_MS);
+    // … and no waiting beyond it: the successor times the term from when it saw the last renewal —
+    // right behind it once locked on to the holder's cadence, within a quiet lease's poll (two retry
+    // periods) if it was named successor only after that renewal (the coordinator may re-designate)
+    expect(sim.tookOver(L, next.holderIdentity!)).toBeLessThanOrEqual(ranOut + QUIET_SEEN_MS + TAKE_MS);
     // so from the stop (which came after that renewal): at most about a term
-    expect(crashFailover).toBeLessThanOrEqual(FAST.leaseDurationMs + SEEN_MS + TAKE_MS + LATENCY_MS);
+    expect(crashFailover).toBeLessThanOrEqual(FAST.leaseDurationMs + QUIET_SEEN_MS + TAKE_MS + LATENCY_MS);
 
     // now a graceful hand-off: release on cancel
     const handedAt = sim.clock.monotonic();
@@ -261,7 +265,7 @@ describe('succession: the designated successor takes a vacant lease itself', () 
 
   it('a cancelled leader hands its term to the successor in one write, at its next renewal slot, when the successor reads: no leaderless gap to speak of, no coordinator', async () => {
     const { sim, leader, successor, held } = await electedThenCoordinatorDown({ releaseOnCancel: true });
-    await sim.run(10 * leader.elector.renewIntervalMs); // the successor has seen a few renewals: it knows their cadence and where they land
+    await sim.run(3 * leader.elector.renewIntervalMs); // the successor has seen a few renewals: it knows their cadence and where they land
     const stoppedAt = sim.clock.monotonic();
     await leader.stop();
     await sim.until('the successor leading', () => successor.elector.isLeader(), 5_000);
@@ -273,13 +277,13 @@ describe('succession: the designated successor takes a vacant lease itself', () 
     expect(stopped - stoppedAt).toBeLessThanOrEqual(leader.elector.renewIntervalMs + RTT_MS);
     // …and the successor, reading just after that moment, confirmed at once: no poll waited for
     const started = sim.log.of('started', successor.elector.options.identity).at(-1)!.at;
-    expect(started - stopped).toBeLessThanOrEqual(READ_AFTER_MS + CHASE_FIRST_MS + 6 * RTT_MS);
+    expect(started - stopped).toBeLessThanOrEqual(READ_AFTER_MS + 2 * CHASE_FIRST_MS + 6 * RTT_MS); // its aim is within 100 ms of the landing once locked on
     expect(sim.log.maxConcurrentLeaders()).toBe(1);
   });
 
   it('the successor reads just after each renewal it expects: a leader gone without releasing is replaced within tens of ms of its term’s end', async () => {
     const { sim, leader, successor } = await electedThenCoordinatorDown({ releaseOnCancel: false });
-    await sim.run(10 * leader.elector.renewIntervalMs + 123); // gone at an arbitrary point of the renew cycle, the successor locked on
+    await sim.run(3 * leader.elector.renewIntervalMs + 123); // gone at an arbitrary point of the renew cycle, a few renewals after the successor was named
     await leader.stop(); // releaseOnCancel false: the term has to run out
     await sim.until('the successor leading', () => successor.elector.isLeader(), 10_000);
     const lastTerm = sim.leaseWrites.filter((w) => w.name === L && w.item?.['holderIdentity'] === leader.elector.options.identity).at(-1)!.item!;
@@ -287,7 +291,7 @@ describe('succession: the designated successor takes a vacant lease itself', () 
     const took = sim.tookOver(L, successor.elector.options.identity);
     expect(took).toBeGreaterThanOrEqual(ranOut);
     // it saw the last renewal within a read of its landing (not up to a poll later), and woke for the term's end
-    expect(took - ranOut).toBeLessThanOrEqual(READ_AFTER_MS + CHASE_FIRST_MS + TAKE_MS + 4 * RTT_MS);
+    expect(took - ranOut).toBeLessThanOrEqual(READ_AFTER_MS + 2 * CHASE_FIRST_MS + TAKE_MS + 4 * RTT_MS); // its aim is within 100 ms of the landing once locked on
     expect(sim.log.maxConcurrentLeaders()).toBe(1);
   });
 

@@ -55,7 +55,7 @@ describe('decideFollower', () => {
 
 describe('nextReadDelay: when a follower reads next', () => {
   const quiet = (o: Partial<Lease> = {}) => held({ acquireTime: 1, renewTime: 5_001, ...o });
-  const cadence = (o: Partial<CadenceView>): CadenceView => ({ lease: quiet(), identity: 'b', instance: 'b-1', mode: 'coordinated', now: T, retryPeriodMs: 2_000, expectedAt: undefined, misses: 0, random: 0.5, ...o });
+  const cadence = (o: Partial<CadenceView>): CadenceView => ({ lease: quiet(), identity: 'b', instance: 'b-1', mode: 'coordinated', now: T, retryPeriodMs: 2_000, expectedAt: undefined, cadenceKnown: o.expectedAt !== undefined, misses: 0, random: 0.5, ...o });
   it.each<{ name: string; view: Partial<CadenceView>; want: number }>([
     { name: 'NoCoordination: every retry period, jittered up to a fifth (client-go)', view: { mode: 'NoCoordination' }, want: 2_200 },
     { name: 'a quiet lease, not its successor: every two retry periods, jittered up to a tenth', view: {}, want: 4_200 },
@@ -65,9 +65,11 @@ describe('nextReadDelay: when a follower reads next', () => {
     { name: 'a preemption aimed at another: every retry period', view: { lease: quiet({ preferredHolder: 'c' }) }, want: 2_200 },
     { name: 'the successor, cadence not known yet: every retry period', view: { lease: quiet({ successor: 'b', successorInstance: 'b-1' }) }, want: 2_200 },
     { name: 'the successor, a renewal expected later: just after it lands', view: { lease: quiet({ successor: 'b' }), expectedAt: T + 700 }, want: 700 + READ_AFTER_MS },
-    { name: 'the successor, the renewal not there at the expected time: again 50 ms later', view: { lease: quiet({ successor: 'b' }), expectedAt: T - 20, misses: 1 }, want: CHASE_FIRST_MS },
-    { name: '… then 100, 200 ms later', view: { lease: quiet({ successor: 'b' }), expectedAt: T - 200, misses: 3 }, want: 4 * CHASE_FIRST_MS },
+    { name: 'the successor, the renewal not there at the expected time: again 50 ms later', view: { lease: quiet({ successor: 'b' }), expectedAt: T - READ_AFTER_MS, misses: 1 }, want: CHASE_FIRST_MS },
+    { name: '… then as long again as it has been overdue (50, 100, 200 … ms after the aim)', view: { lease: quiet({ successor: 'b' }), expectedAt: T - 100 - READ_AFTER_MS, misses: 3 }, want: 2 * CHASE_FIRST_MS },
     { name: '… never more than a retry period', view: { lease: quiet({ successor: 'b' }), expectedAt: T - 9_000, misses: 12 }, want: 2_000 },
+    { name: 'the successor, a miss moved the aim up (the bracket is wide): waits for the new aim', view: { lease: quiet({ successor: 'b' }), expectedAt: T + 300, misses: 1 }, want: 300 + READ_AFTER_MS },
+    { name: 'the successor, cadence known but no aim (the renewals land later than any bound): chases', view: { lease: quiet({ successor: 'b' }), cadenceKnown: true, misses: 2 }, want: 2 * CHASE_FIRST_MS },
     { name: 'the lease prefers this worker (its holder yields after its next renewal): 50 ms, then backing off', view: { lease: quiet({ preferredHolder: 'b', successor: 'b' }), misses: 0 }, want: CHASE_FIRST_MS },
     { name: 'the successor of another start-up: an ordinary follower', view: { lease: quiet({ successor: 'b', successorInstance: 'b-0' }), expectedAt: T + 700 }, want: 4_200 },
   ])('$name', ({ view: v, want }) => expect(nextReadDelay(cadence(v))).toBeCloseTo(want, 6));

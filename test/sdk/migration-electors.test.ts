@@ -49,8 +49,10 @@ describe('runWithLeaderMigration on real electors (KEP-2436)', () => {
     await sim.settle(owner.done);
     const stoppedAt = sim.clock.monotonic();
     await sim.until('the migrated controller to move', () => running.get(other) === 1, 10_000);
-    // a released lease, no term waited out: an election (a tick, the answer at the next poll, a
-    // tick, the confirmation at the next poll), or the successor at its next poll
+    // no term waited out: the owner handed the migration lease to its successor (the other
+    // component) as it stopped, and the successor, reading right behind the owner's renewals, confirms;
+    // had the hand-off failed, an election (a tick, the answer at the next poll, a tick, the
+    // confirmation at the next poll), or the successor at its next poll
     expect(sim.clock.monotonic() - stoppedAt).toBeLessThanOrEqual(2 * (TICK_MS + FAST.retryPeriodMs * 1.2) + 10 * 2 * LATENCY_MS);
     expect(maxRoute).toBe(1);
     kcm.abort.abort();
