@@ -285,6 +285,7 @@ export async function runSchedule(s: Schedule, o: HarnessOptions): Promise<Sched
       const first = target.startsWith('leader:') ? leading(target.slice('leader:'.length)).map((p) => p.plan.identity).find(free) : free(target) ? target : undefined;
       return first ?? s.workers.map((w) => w.identity).find(free);
     };
+    const successorOf = async (lease: string): Promise<string | undefined> => (await leases.read(lease)).item?.successor;
     const t0 = performance.now();
     for (const a of actions) {
       const wait = t0 + a.at - performance.now();
@@ -298,7 +299,9 @@ export async function runSchedule(s: Schedule, o: HarnessOptions): Promise<Sched
           await rt.client.send(new DeleteItemCommand({ TableName: rt.tables.leases, Key: marshall({ name: f.lease }) }));
           count('leaseDelete:deleted');
         } else if (f.kind === 'kill' || f.kind === 'pause' || f.kind === 'handoff' || f.kind === 'dynamodb' || f.kind === 'clockStep' || f.kind === 'platformLate') {
-          const id = resolve(f.worker, f.kind !== 'dynamodb' && f.kind !== 'clockStep' && f.kind !== 'platformLate');
+          // `successor:<lease>`: the worker the lease names its successor now (the one reading right behind the leader)
+          const target = f.worker.startsWith('successor:') ? ((await successorOf(f.worker.slice('successor:'.length))) ?? f.worker) : f.worker;
+          const id = resolve(target, f.kind !== 'dynamodb' && f.kind !== 'clockStep' && f.kind !== 'platformLate');
           if (!id) {
             count(`skipped:${f.kind}`); // nobody free to hit
             continue;

@@ -55,7 +55,10 @@ export type Fault =
    */
   | { kind: 'platformLate'; at: number; worker: WorkerTarget; lateMs: number; replay: boolean };
 
-/** `w1`, or `leader:<lease>`: the worker leading that lease when the fault begins (another free one if it is busy). */
+/**
+ * `w1`, `leader:<lease>`: the worker leading that lease when the fault begins, or `successor:<lease>`:
+ * the worker the lease names its successor then (another free one if it is busy, or none is named).
+ */
 export type WorkerTarget = string;
 
 export interface WorkerPlan {
@@ -130,8 +133,11 @@ export function generateSchedule(seed: number, index: number, opts: ScheduleOpti
   const faults: Fault[] = [];
   for (let tries = 0; faults.length < n && tries < 50; tries++) {
     const kind = r.pick(kinds);
-    // Most worker faults hit whoever leads a lease at that moment (`leader:alpha`), resolved by the harness.
-    const worker = r.chance(0.7) ? `leader:${r.pick(leases)}` : r.pick(workers).identity;
+    // Most worker faults hit whoever leads a lease at that moment (`leader:alpha`), many its designated
+    // successor (`successor:alpha`: the worker reading right behind the leader's renewals, and the
+    // one a hand-off goes to), resolved by the harness.
+    const aim = r.int(0, 9);
+    const worker = aim < 6 ? `leader:${r.pick(leases)}` : aim < 8 ? `successor:${r.pick(leases)}` : r.pick(workers).identity;
     const span = (min: number, max: number) => {
       const d = r.int(min, max);
       return { at: r.int(0, Math.max(0, phase - 1_000)), durationMs: d };

@@ -5,12 +5,13 @@
  */
 import { UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
+import { nextFencingToken } from '../lib/schemas/fencing-token.js';
 import type { Lease } from '../lib/schemas/lease.js';
 import { HOLDER_FIELDS } from '../lib/schemas/platform.js';
 import { LeaderElector } from '../lib/sdk/elector.js';
 import type { FollowerView } from '../lib/sdk/follower.js';
 import type { Patch, Read } from '../lib/stores/item-store.js';
-import { LeaseStore, type Term } from '../lib/stores/lease-store.js';
+import { LeaseStore, type Heir, type Term } from '../lib/stores/lease-store.js';
 
 export const PLANTED_BUGS = {
   renewalWithoutTokenCondition: 'a renewal without the term-token condition: a deposed leader renews on',
@@ -18,7 +19,7 @@ export const PLANTED_BUGS = {
   electionKeepsToken: 'a new term that does not raise the fencing token',
   leaderIgnoresRenewDeadline: 'a leader that does not stop at its renew deadline',
   expiryByHolderTimestamp: "a follower that judges expiry by the holder's renewTime against its own wall clock",
-  releaseWithoutTermCondition: 'a release not conditioned on the releasing term: a deposed leader ends its successor’s term',
+  releaseWithoutTermCondition: 'a release or hand-off not conditioned on the releasing term: a deposed leader ends, or gives away, its successor’s term',
   platformEventByArrival: "the platform handler judges a stop by when its event arrived, not by the platform's own time: a late event ends a live term",
 } as const;
 export type PlantedBug = keyof typeof PLANTED_BUGS;
@@ -76,6 +77,18 @@ export function plant(bug: PlantedBug, wallNow: (identity: string) => number): (
           { name },
           { set: { renewTime: now, lastHolderIdentity: term.holderIdentity }, remove: [...HOLDER_FIELDS, 'termToken', 'preferredHolder', 'vacancyReport'] },
           { expression: 'attribute_exists(#holder)', names: { '#holder': 'holderIdentity' }, values: {} },
+        );
+      });
+      patch(leaseProto, 'handOver', function (this: LeaseStore, name: string, term: Term, heir: Heir, now: number, firstTermSeconds: number, leaseTransitions: number) {
+        // whoever holds it, so long as the heir is still named: a hand-off that lands late gives the next term away
+        const token = nextFencingToken(term.fencingToken, now);
+        return this.updateIf(
+          { name },
+          {
+            set: { holderIdentity: heir.name, holderInstance: heir.instance, acquireTime: now, renewTime: now, leaseDurationSeconds: firstTermSeconds, leaseTransitions: leaseTransitions + 1, fencingToken: token, termToken: token, electedBy: 'successor', lastHolderIdentity: term.holderIdentity },
+            remove: ['successor', 'successorInstance', 'preferredHolder', 'election', 'vacancyReport', 'holderPlatform', 'holderPlatformId'],
+          },
+          { expression: 'attribute_exists(#holder) AND #heir = :heir', names: { '#holder': 'holderIdentity', '#heir': 'successor' }, values: { ':heir': heir.name } },
         );
       });
       break;

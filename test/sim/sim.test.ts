@@ -29,12 +29,13 @@ const REGRESSIONS: { seed: number; found: string }[] = [
  */
 const PLANTED: { bug: PlantedBug; seed: number; limit: number }[] = [
   { bug: 'electionKeepsToken', seed: 5000, limit: 300 },
-  { bug: 'renewalWithoutTokenCondition', seed: 5001, limit: 300 },
+  { bug: 'renewalWithoutTokenCondition', seed: 5000, limit: 300 },
   { bug: 'expiryByHolderTimestamp', seed: 5002, limit: 300 },
-  { bug: 'leaderIgnoresRenewDeadline', seed: 5003, limit: 300 },
-  { bug: 'platformEventByArrival', seed: 5007, limit: 300 },
-  { bug: 'successorWithoutRevision', seed: 5039, limit: 300 },
-  { bug: 'releaseWithoutTermCondition', seed: 5108, limit: 300 },
+  { bug: 'leaderIgnoresRenewDeadline', seed: 5095, limit: 300 },
+  { bug: 'platformEventByArrival', seed: 5162, limit: 300 },
+  { bug: 'successorWithoutRevision', seed: 5008, limit: 300 },
+  // a graceful stop now hands the lease over: releases are rarer, and a late hand-off is the bug's other half
+  { bug: 'releaseWithoutTermCondition', seed: 5676, limit: 800 },,
 ];
 
 const run = (seed: number) => runWorld(generateSchedule(seed, { workers: DEFAULT_SETTINGS.workers, durationMs: DEFAULT_SETTINGS.durationMs }), DEFAULT_SETTINGS, { trace: true });
