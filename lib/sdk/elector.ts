@@ -189,7 +189,23 @@ const CLOCK_RESAMPLE_MS = 500;
  * headers (whole seconds) would stop narrowing the estimate of that clock (server-clock.ts), for the
  * leader and for the successor reading right behind it. 137 ms steps through the whole second.
  */
-const PHASE_STEP_MS = 137;
+export const PHASE_STEP_MS = 137;
+
+/**
+ * The renew interval a LeaderElector uses when `renewIntervalMs` is not given: the renew deadline
+ * less two retry periods (two more tries before the deadline), not below the retry period;
+ * `NoCoordination`, the retry period (client-go's). @internal
+ */
+export function defaultRenewIntervalMs(o: { mode: 'coordinated' | 'NoCoordination'; renewDeadlineMs: number; retryPeriodMs: number }): number {
+  const twoTriesLeft = o.renewDeadlineMs - 2 * o.retryPeriodMs;
+  return o.mode === 'NoCoordination' || twoTriesLeft < o.retryPeriodMs ? o.retryPeriodMs : twoTriesLeft;
+}
+
+/** How long after a renewal was sent a coordinated leader sends the next: `interval` less PHASE_STEP_MS, unless that falls below the retry period. @internal */
+export function renewCadenceMs(interval: number, retryPeriodMs: number): number {
+  const stepped = interval - PHASE_STEP_MS;
+  return stepped >= retryPeriodMs ? stepped : interval;
+}
 
 interface Leading {
   term: Term;
@@ -343,10 +359,7 @@ export class LeaderElector {
   /** How often this worker renews while it leads (the `renewIntervalMs` option, or its default). */
   get renewIntervalMs(): number {
     const o = this.options;
-    if (o.renewIntervalMs !== undefined) return o.renewIntervalMs;
-    // Late enough to leave two retries before the renew deadline (6 s with client-go's 10 s / 2 s).
-    const twoTriesLeft = o.renewDeadlineMs - 2 * o.retryPeriodMs;
-    return o.mode === 'NoCoordination' || twoTriesLeft < o.retryPeriodMs ? o.retryPeriodMs : twoTriesLeft;
+    return o.renewIntervalMs ?? defaultRenewIntervalMs(o);
   }
 
   /** Whether this worker leads now (between onStartedLeading and onStoppedLeading). */
@@ -501,8 +514,7 @@ export class LeaderElector {
 
   /** How long after a renewal was sent a coordinated leader sends the next: the renew interval less PHASE_STEP_MS. */
   private get cadenceMs(): number {
-    const stepped = this.renewIntervalMs - PHASE_STEP_MS;
-    return stepped >= this.options.retryPeriodMs ? stepped : this.renewIntervalMs;
+    return renewCadenceMs(this.renewIntervalMs, this.options.retryPeriodMs);
   }
 
   /** When a follower reads next (lib/sdk/follower.ts `nextReadDelay`). */

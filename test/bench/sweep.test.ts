@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { killPhases } from '../../bench/sweep.js';
+import { killPhases, renewCycleMs } from '../../bench/sweep.js';
 
 describe('kill phases of the crash runs', () => {
   it.each([
@@ -20,5 +20,14 @@ describe('kill phases of the crash runs', () => {
   it('refuses a number of runs that is not a whole number ≥ 1', () => {
     expect(() => killPhases(0, 2_000)).toThrow(/runs/);
     expect(() => killPhases(1.5, 2_000)).toThrow(/runs/);
+  });
+});
+
+describe('renewCycleMs: each system killed across its own renew cycle', () => {
+  it('the baseline renews every retry period; Conclave at its default renew interval less the phase step', () => {
+    const t = { renewDeadlineMs: 10_000, retryPeriodMs: 2_000 };
+    expect(renewCycleMs('baseline', t)).toBe(2_000);
+    expect(renewCycleMs('conclave', t)).toBe(6_000 - 137);
+    expect(renewCycleMs('conclave', { renewDeadlineMs: 3_000, retryPeriodMs: 500 })).toBe(2_000 - 137);
   });
 });

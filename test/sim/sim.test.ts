@@ -35,7 +35,7 @@ const PLANTED: { bug: PlantedBug; seed: number; limit: number }[] = [
   { bug: 'platformEventByArrival', seed: 5162, limit: 300 },
   { bug: 'successorWithoutRevision', seed: 5008, limit: 300 },
   // a graceful stop now hands the lease over: releases are rarer, and a late hand-off is the bug's other half
-  { bug: 'releaseWithoutTermCondition', seed: 5676, limit: 800 },,
+  { bug: 'releaseWithoutTermCondition', seed: 5676, limit: 800 },
 ];
 
 const run = (seed: number) => runWorld(generateSchedule(seed, { workers: DEFAULT_SETTINGS.workers, durationMs: DEFAULT_SETTINGS.durationMs }), DEFAULT_SETTINGS, { trace: true });
