@@ -28,6 +28,8 @@ import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../lib/stores/client.js';
 import { baselineTableName, createBaselineTable, deleteBaselineTable } from './baseline/table.js';
 import type { Start } from './burst.js';
 import { lastRenewal, StreamReader, type LastRenewal } from './expiry.js';
+import { checkHistory, formatVerdict } from '../lib/history/checker.js';
+import { historyFromWorkerEvents } from '../lib/history/worker-events.js';
 
 export type System = 'conclave' | 'baseline';
 
@@ -83,6 +85,8 @@ export class BenchContext {
   private readonly runtimes = new Map<string, Promise<LocalRuntime>>();
   /** When the platform function finished handling a task's STOPPED event, by task ARN (the term it ended is over by then). */
   readonly platformHandled = new Map<string, number>();
+  /** Every group's history, checked as it closes (lib/history/checker.ts): terms seen and violations, by system. */
+  readonly checked: Record<System, { groups: number; terms: number; violations: number }> = { conclave: { groups: 0, terms: 0, violations: 0 }, baseline: { groups: 0, terms: 0, violations: 0 } };
   readonly dir = mkdtempSync(join(tmpdir(), 'conclave-bench-'));
   private counter = 0;
 
@@ -410,6 +414,22 @@ export class Group {
       }
     }
     await Promise.all(this.workers.map((w) => w.stop()));
+    this.checkHistory();
+  }
+
+  /**
+   * The history checker on every run (issue 17: safety unchanged): at most one leader at a time,
+   * tokens increasing, from the workers' own started/stopped lines. A violation fails the run.
+   */
+  private checkHistory(): void {
+    if (!this.workers.every((w) => w.spec.lease === this.lease)) return; // a multi-lease worker prints no per-lease lines
+    const history = historyFromWorkerEvents(this.lease, this.workers);
+    const v = checkHistory({ history, end: { mono: (BigInt(Date.now()) * 1_000_000n).toString() } });
+    const tally = this.ctx.checked[this.system];
+    tally.groups++;
+    tally.terms += v.terms.length;
+    tally.violations += v.violations.length;
+    if (v.violations.length) throw new Error(`history checker: ${formatVerdict(v).join('; ')}`);
   }
 }
 

@@ -137,6 +137,7 @@ async function main(): Promise<number> {
   }
   for (const f of figures) emit({ type: 'figure', ...f });
   const durationMs = Date.now() - started.getTime();
+  emit({ type: 'history', checked: ctx.checked });
   emit({ type: 'end', durationMs, failures });
 
   writeFileSync(jsonl, `${lines.join('\n')}\n`);
@@ -150,6 +151,7 @@ async function main(): Promise<number> {
   const targets = targetLines(figures);
   if (targets.length) log(`\nTargets (issue 17), ✓ met / ✗ not met:\n${targets.join('\n')}`);
   log(`\n${describePrices()}`);
+  for (const [system, c] of Object.entries(ctx.checked)) if (c.groups) log(`history checker, ${system}: ${c.groups} runs, ${c.terms} terms, ${c.violations} violation(s)`);
   log(`${failures ? `${failures} run(s) failed — see the failure lines in the JSON` : 'every run completed'}; ${(durationMs / 60_000).toFixed(1)} min`);
   log(`Results: ${relative(process.cwd(), jsonl)} and ${relative(process.cwd(), jsonl.replace(/\.jsonl$/, '.md'))} (also latest.jsonl, latest.md)`);
   return failures ? 1 : 0;

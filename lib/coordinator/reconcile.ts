@@ -1,6 +1,6 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { systemClock, type Clock } from '../clock.js';
-import { isNoop, type Decision } from '../election/decide.js';
+import { isNoop, pingsToWithdraw, type Decision } from '../election/decide.js';
 import { plan } from '../election/plan.js';
 import { decideWithSuccession } from '../election/successor.js';
 import { isCandidateStale, isIdentityExpired, vacancy } from '../election/vacancy.js';
@@ -125,6 +125,8 @@ async function reconcileOnce(deps: CoordinatorDeps, name: string, attempt: numbe
     outcome.pinged = writes.ping.filter((_, i) => done[i]);
   }
   if (writes.lease) outcome.after = await deps.leases.write(snap.read, writes.lease);
+  // An election closed early: its unanswered pings are taken back (they had no window to be answered in).
+  await Promise.all(pingsToWithdraw(decision, before, snap.candidates, now).map((p) => deps.candidates.withdrawPing(name, p.name, p.pingTime)));
   return outcome;
 }
 

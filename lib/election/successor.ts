@@ -13,13 +13,17 @@ export interface Successor {
 
 /**
  * The candidate the coordinator would elect if `holder` left now: the best of the live candidates
- * that did not ignore their last ping, the holder excluded, and those `gone` says departed (the
- * previous holder whose row showed no life since: vacancy.ts `isDeparted`). Undefined when nobody
- * else can win.
+ * that did not ignore their last ping (of all the live ones, when every one did), the holder
+ * excluded, and those `gone` says departed (the previous holder whose row showed no life since:
+ * vacancy.ts `isDeparted`). Undefined when nobody else can win.
  */
 export function successorOf(holder: string, candidates: readonly Candidate[], now: number, config: ElectionConfig, gone?: (c: Candidate) => boolean): Successor | undefined {
-  const others = liveCandidates(candidates, now, config.candidateStaleAfterMs).filter((c) => c.name !== holder && !ignoredLastPing(c, now, config.ackWindowMs) && !gone?.(c));
-  const best = pickBest(others, now);
+  const others = liveCandidates(candidates, now, config.candidateStaleAfterMs).filter((c) => c.name !== holder && !gone?.(c));
+  const responsive = others.filter((c) => !ignoredLastPing(c, now, config.ackWindowMs));
+  // Nobody else answered its last ping: name the best of the rest all the same. A missed ping is
+  // often one that came between a worker's reads (a successor reads once a renewal); a designation
+  // is not a grant — a dead successor never takes the lease — and none at all means an election.
+  const best = pickBest(responsive.length ? responsive : others, now);
   if (!best) return undefined;
   return { name: best.candidate.name, ...(best.candidate.identity ? { instance: best.candidate.identity } : {}) };
 }

@@ -181,11 +181,15 @@ export async function playStories(rt: LocalRuntime, opts: DemoOptions = {}): Pro
     await act(`restart ${signalled.identity}`, async () => registered(await start({ identity: signalled.identity, emulationVersion: signalled.spec.emulationVersion, binaryVersion: signalled.spec.binaryVersion })));
 
     story = 'handoff';
-    print('\n▸ A graceful hand-off (SIGTERM): the leader releases, its successor takes the lease at once');
+    print('\n▸ A graceful hand-off (SIGTERM): the leader hands the lease to its successor in one write, as the successor reads');
     const leaving = leader()!;
     await act(`stop ${leaving.identity}`, () => leaving.stop());
   } finally {
-    await Promise.all([...workers.values()].map((w) => w.stop()));
+    // Followers first: a leader stopping hands its lease to its successor, and one stopping at the
+    // same moment would get a term only to give it up (a Leader Changed nobody led for).
+    const ws = [...workers.values()];
+    await Promise.all(ws.filter((w) => !w.leading).map((w) => w.stop()));
+    await Promise.all(ws.map((w) => w.stop()));
   }
 
   // Overlaps: replay every worker's start/stop lines in time order.

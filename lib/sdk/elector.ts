@@ -12,7 +12,7 @@ import { LeaseStore, type Heir, type LeaseRead, type Term } from '../stores/leas
 import { CandidacyShape, LeaseCandidate, checkCandidacy } from './candidate.js';
 import { fencedTransactWrite, FencingError } from './fencing.js';
 import { ClientSchema, ClockSchema, ClockSyncSchema, StartUp, TablesSchema, deepFreeze, fn, optionErrors, stampClockFor, type DeepReadonly } from './options.js';
-import { decideFollower, isSuccessor, nextReadDelay, RenewalPhase } from './follower.js';
+import { decideFollower, isQuiet, isSuccessor, nextReadDelay, RenewalPhase, SETTLING_TERMS } from './follower.js';
 import { detectPlatform } from './platform.js';
 import { ClockSkewError, type ClockDoubt, type StampClock } from './server-clock.js';
 
@@ -217,6 +217,9 @@ interface Leading {
   retrying: boolean;
   /** The lease as the last renewal (or the acquisition) returned it: whom the coordinator named successor. */
   lease: Lease | undefined;
+  /** Monotonic time the term was won, and how many renewals it has had since. */
+  since: number;
+  renewals: number;
 }
 
 /**
@@ -247,6 +250,8 @@ export class LeaderElector {
   private lastRead: Lease | undefined;
   /** When this follower's last read was sent (monotonic): a renewal the next read finds first landed after it. */
   private previousReadSentAt: number | undefined;
+  /** Since when (monotonic) the lease has been settling as this follower saw it (nextReadDelay). */
+  private settlingSince: number | undefined;
   /** What every time this worker writes is read from (clockSync); durations use its monotonic clock. */
   private readonly time: StampClock;
   private preventions = 0;
@@ -445,6 +450,7 @@ export class LeaderElector {
       }
     } finally {
       unsubscribe();
+      if (this.leading && this.options.releaseOnCancel) await this.refreshLease(this.leading);
       const heir = this.leading && this.options.releaseOnCancel ? this.heirOf(this.leading) : undefined;
       // With an heir, lead on until the next renewal would be due — the moment the heir reads — and
       // hand the term over then: no gap in which nobody leads, and no wait for a poll. The candidacy
@@ -528,6 +534,8 @@ export class LeaderElector {
       retryPeriodMs: this.options.retryPeriodMs,
       expectedAt: this.phase.expectedAt(),
       cadenceKnown: this.phase.known,
+      settlingForMs: this.settlingSince === undefined ? undefined : this.mono() - this.settlingSince,
+      leaseDurationMs: this.options.leaseDurationMs,
       misses: this.misses,
       random: this.time.random(),
     });
@@ -547,6 +555,8 @@ export class LeaderElector {
     }
     this.previousReadSentAt = sentAt;
     this.lastRead = read.item;
+    const settling = !isQuiet(read.item) || (isSuccessor(read.item, this.options.identity, this.instance) && !this.phase.known);
+    this.settlingSince = settling ? (this.settlingSince ?? this.mono()) : undefined;
     const d = LeaderElector.decideFollower({
       lease: read.item,
       identity: this.options.identity,
@@ -676,7 +686,7 @@ export class LeaderElector {
       return false;
     }
     const controller = new AbortController();
-    const leading: Leading = { term, controller, renewedAt, deadline: undefined, retrying: false, lease };
+    const leading: Leading = { term, controller, renewedAt, deadline: undefined, retrying: false, lease, since: renewedAt, renewals: 0 };
     this.phase.reset();
     this.misses = 0;
     this.previousReadSentAt = undefined;
@@ -738,6 +748,7 @@ export class LeaderElector {
       return;
     }
     leading.renewedAt = sentAt;
+    leading.renewals++;
     leading.retrying = false;
     leading.lease = renewed;
     this.armDeadline(leading);
@@ -779,12 +790,30 @@ export class LeaderElector {
   }
 
   /**
+   * The lease as it is now, if still in this term: the coordinator may have named the successor
+   * since the last renewal (a term not renewed yet knows none). Coordinated mode only; a failed read
+   * leaves what the last renewal said.
+   */
+  private async refreshLease(leading: Leading): Promise<void> {
+    if (this.options.mode !== 'coordinated') return;
+    try {
+      const l = (await this.leases.read(this.options.leaseName)).item;
+      if (l && this.leading === leading && l.holderIdentity === leading.term.holderIdentity && l.fencingToken === leading.term.fencingToken) leading.lease = l;
+    } catch (e) {
+      this.onError(e as Error);
+    }
+  }
+
+  /**
    * A cancelled leader with an heir leads on until its next renewal would be due (at most a renew
    * interval): the heir reads just after each renewal it expects, so it finds the hand-off at once.
    * The renew deadline and clock jumps still stop it as usual.
    */
   private async leadUntilHandOff(leading: Leading): Promise<void> {
-    const wait = leading.retrying ? 0 : leading.renewedAt + this.cadenceMs - this.mono();
+    // A term not yet renewed twice is one the heir is still settling on (it reads it every
+    // SETTLING_READ_MS for its first lease durations): it will see a hand-off now as soon.
+    const young = leading.renewals < 2 && this.mono() - leading.since < (SETTLING_TERMS - 0.5) * this.options.leaseDurationMs;
+    const wait = leading.retrying || young ? 0 : leading.renewedAt + this.cadenceMs - this.mono();
     if (wait > 0) await this.time.sleep(wait);
   }
 

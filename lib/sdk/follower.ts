@@ -182,6 +182,15 @@ const PROBE_EARLIER_MS = 100;
 const PHASE_SAMPLES = 8;
 /** A successor that did not find the renewal it expected reads again after this, doubling each time. */
 export const CHASE_FIRST_MS = 50;
+/**
+ * While a lease settles (see nextReadDelay), followers read this often (at most every retry
+ * period): they see a new term within this of its first write, so a holder that dies soon after
+ * taking the lease is timed as precisely as one the successor had locked on to.
+ */
+export const SETTLING_READ_MS = 250;
+/** …for at most this many lease durations of settling; a lease that stays in flux longer (an election that keeps failing) is read every retry period. */
+export const SETTLING_TERMS = 2;
+
 /** The successor reads this long after the moment it aims at: landing times vary by a few ms. */
 export const READ_AFTER_MS = 10;
 
@@ -198,6 +207,12 @@ export interface CadenceView {
   readonly expectedAt: number | undefined;
   /** Whether the holder's cadence is known (RenewalPhase.known): a missing renewal is then chased, not polled for. */
   readonly cadenceKnown: boolean;
+  /**
+   * How long the lease has been settling as this worker saw it — in flux, or, for its successor, in
+   * a term whose cadence it has not learnt yet — or undefined when it is not (the elector keeps it).
+   */
+  readonly settlingForMs: number | undefined;
+  readonly leaseDurationMs: number;
   /** Reads since the last new renewal seen that came at or after the expected next one (or, while the lease prefers this worker, any read) and found nothing new. */
   readonly misses: number;
   /** A uniform draw in [0, 1): jitter. */
@@ -224,8 +239,10 @@ export function isQuiet(lease: Lease | undefined): boolean {
 /**
  * How long a follower waits before its next read (the elector also wakes for `wakeAt`).
  * - NoCoordination: every retry period, jittered, as client-go.
- * - The lease is in flux (vacant, an election, an electee not yet confirmed, a vacancy report, a
- *   preemption not aimed at this worker): every retry period, jittered.
+ * - The lease is in flux (vacant, an election, an electee not yet confirmed or a term not yet
+ *   renewed, a vacancy report, a preemption not aimed at this worker): every SETTLING_READ_MS for
+ *   the first SETTLING_TERMS lease durations of it, then every retry period, jittered. So is a
+ *   successor that has not learnt its holder's cadence yet.
  * - The designated successor of a quiet lease: just after each renewal it expects
  *   (RenewalPhase), and if that renewal is not there yet, again after 50, 100, 200 … ms up to a
  *   retry period: so it sees the holder's last renewal within tens of milliseconds, and the term's
@@ -242,16 +259,19 @@ export function nextReadDelay(v: CadenceView): number {
   const yieldingToMe = lease?.holderIdentity !== undefined && lease.preferredHolder === v.identity;
   const chase = () => Math.min(CHASE_FIRST_MS * 2 ** Math.max(0, v.misses - 1), v.retryPeriodMs);
   const due = v.expectedAt === undefined ? undefined : v.expectedAt + READ_AFTER_MS;
+  // Settling, and not for long: read often (a new term is seen within SETTLING_READ_MS of its write).
+  const settling = v.settlingForMs !== undefined && v.settlingForMs < SETTLING_TERMS * v.leaseDurationMs;
+  const unsure = () => (settling ? jittered(Math.min(SETTLING_READ_MS, v.retryPeriodMs), 0.2) : jittered(v.retryPeriodMs, 0.2));
   // The holder yields right after the renewal that tells it to: look again at once, then less often.
   if (yieldingToMe) return chase();
-  if (!isQuiet(lease)) return jittered(v.retryPeriodMs, 0.2);
+  if (!isQuiet(lease)) return unsure();
   if (successor) {
     // While the bracket is wide each miss moves the aim up (a binary search within one renewal);
     // once the renewal is overdue, chase it: again after as long as it has been overdue (at least
     // 50 ms), so 50, 100, 200 … ms after the aim; if the bracket gave way (it lands later now), by
     // the misses since the last renewal seen.
     if (due !== undefined) return due > v.now ? due - v.now : Math.min(Math.max(CHASE_FIRST_MS, v.now - due), v.retryPeriodMs);
-    return v.cadenceKnown ? chase() : jittered(v.retryPeriodMs, 0.2);
+    return v.cadenceKnown ? chase() : unsure();
   }
   return jittered(2 * v.retryPeriodMs, 0.1);
 }

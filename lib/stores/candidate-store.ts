@@ -46,6 +46,17 @@ export class CandidateStore extends ItemStore<typeof CandidateItem> {
     });
   }
 
+  /** Takes back a ping whose election closed before it could be answered (decide.ts `pingsToWithdraw`): only that ping, if still unanswered. */
+  async withdrawPing(leaseName: string, name: string, pingTime: number): Promise<boolean> {
+    return (
+      (await this.updateIf({ leaseName, name }, { remove: ['pingTime'] }, {
+        expression: '#ping = :ping AND (attribute_not_exists(#acked) OR #acked < :ping)',
+        names: { '#ping': 'pingTime', '#acked': 'ackedPingTime' },
+        values: { ':ping': pingTime },
+      })) !== undefined
+    );
+  }
+
   /**
    * Renews (and so acknowledges) a candidate: sets `renewTime`, and copies the row's own `pingTime`
    * into `ackedPingTime` (0 when never pinged). DynamoDB copies it, so an acknowledgement is judged

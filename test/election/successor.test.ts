@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Decision } from '../../lib/election/decide.js';
+import { pingsToWithdraw, type Decision } from '../../lib/election/decide.js';
 import { plan } from '../../lib/election/plan.js';
 import { decideWithSuccession, successorOf } from '../../lib/election/successor.js';
 import type { Candidate } from '../../lib/schemas/candidate.js';
@@ -17,6 +17,7 @@ describe('successorOf: who takes the lease at once if the holder leaves', () => 
     { name: 'a priority wins succession as it wins elections', holder: 'a', candidates: [cand('a', '1.0.0', '1.0.0'), cand('b', '1.2.0', '1.2.0', { priority: 5 }), cand('c', '1.1.0', '1.1.0')], want: 'b' },
     { name: 'a stale candidate is never successor', holder: 'a', candidates: [cand('a', '1.0.0', '1.0.0'), cand('b', '0.9.0', '0.9.0', { renewTime: NOW - 31 * MIN }), cand('c', '1.1.0', '1.1.0')], want: 'c' },
     { name: 'nor one that ignored its last ping', holder: 'a', candidates: [cand('a', '1.0.0', '1.0.0'), cand('b', '0.9.0', '0.9.0', { renewTime: NOW - 2 * MIN, pingTime: NOW - MIN }), cand('c', '1.1.0', '1.1.0')], want: 'c' },
+    { name: 'unless every other one did: the best of them all the same (a designation is not a grant)', holder: 'a', candidates: [cand('a', '1.0.0', '1.0.0'), cand('b', '0.9.0', '0.9.0', { renewTime: NOW - 2 * MIN, pingTime: NOW - MIN })], want: 'b' },
     { name: 'nor one whose versions do not parse', holder: 'a', candidates: [cand('a', '1.0.0', '1.0.0'), cand('b', 'garbage', '0.9.0'), cand('c', '1.1.0', '1.1.0')], want: 'c' },
     { name: 'the holder alone: none', holder: 'a', candidates: [cand('a', '1.0.0', '1.0.0')], want: undefined },
     { name: 'a better candidate than the holder is its successor too (the one it yields to)', holder: 'b', candidates: [cand('a', '1.0.0', '1.0.0'), cand('b', '1.2.0', '1.2.0')], want: 'a' },
@@ -100,5 +101,20 @@ describe('decideWithSuccession: the reconcile’s decision', () => {
     expect(p.remove).not.toContain('successor');
     const alone = plan(run(vacant, [a], NOW + SEC), vacant, NOW + SEC, config).lease!;
     expect(alone.remove).toEqual(expect.arrayContaining(['successor', 'successorInstance']));
+  });
+});
+
+describe('pingsToWithdraw: an election closed before its deadline takes back its unanswered pings', () => {
+  const e = { id: 'e', startedAt: NOW - SEC, deadline: NOW + 4 * SEC, strategy: OEV };
+  const pinged = cand('b', '1.1.0', '1.1.0', { renewTime: NOW - 2 * MIN, pingTime: NOW - SEC });
+  const answered = cand('c', '1.2.0', '1.2.0', { renewTime: NOW - 2 * MIN, pingTime: NOW - SEC, ackedPingTime: NOW - SEC });
+  const older = cand('d', '1.3.0', '1.3.0', { renewTime: NOW - 2 * MIN, pingTime: NOW - MIN });
+  it.each<{ name: string; d: Decision; lease: Lease; now?: number; want: string[] }>([
+    { name: 'cancelled early (the holder changed): the unanswered ping of this election', d: { kind: 'cancelElection', strategy: OEV, election: e, why: 'holderChanged' }, lease: lease('b', { election: e }), want: ['b'] },
+    { name: 'elected early: likewise', d: { kind: 'elect', strategy: OEV, winner: 'c', acked: ['c'], election: e, skewPrevented: false }, lease: lease(undefined, { election: e }), want: ['b'] },
+    { name: 'closed at or after its deadline: a ping left unanswered was ignored', d: { kind: 'cancelElection', strategy: OEV, election: e, why: 'holderIsBest' }, lease: lease('b', { election: e }), now: NOW + 4 * SEC, want: [] },
+    { name: 'a decision that closes nothing', d: { kind: 'leaveAlone', reason: 'leaderHealthy' }, lease: lease('b', { election: e }), want: [] },
+  ])('$name', ({ d, lease: l, now, want }) => {
+    expect(pingsToWithdraw(d, l, [pinged, answered, older], now ?? NOW).map((p) => p.name)).toEqual(want);
   });
 });

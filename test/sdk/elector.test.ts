@@ -10,7 +10,7 @@ import type { ElectionConfigInput } from '../../lib/schemas/config.js';
 import { nextFencingToken } from '../../lib/schemas/fencing-token.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
 import { LeaderElector, type LeaderElectorOptions } from '../../lib/sdk/elector.js';
-import { CHASE_FIRST_MS, READ_AFTER_MS } from '../../lib/sdk/follower.js';
+import { CHASE_FIRST_MS, READ_AFTER_MS, SETTLING_READ_MS } from '../../lib/sdk/follower.js';
 import { FencingError, fencedTransactWrite } from '../../lib/sdk/fencing.js';
 import { DynamoDBModel } from '../../lib/sim/dynamodb-model/index.js';
 import { FAST } from './harness.js';
@@ -279,6 +279,55 @@ describe('succession: the designated successor takes a vacant lease itself', () 
     const started = sim.log.of('started', successor.elector.options.identity).at(-1)!.at;
     expect(started - stopped).toBeLessThanOrEqual(READ_AFTER_MS + 2 * CHASE_FIRST_MS + 6 * RTT_MS); // its aim is within 100 ms of the landing once locked on
     expect(sim.log.maxConcurrentLeaders()).toBe(1);
+  });
+
+  describe('failures in bursts (client-go timings: 15 s / 10 s / 2 s): a new leader fails 1–3 s into its term, before it renewed', () => {
+    const TIMING = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000, fallbackAfterMs: 600_000 } as const;
+    /** A first failure: the leader gone without releasing, the successor takes over once the term ran out; returns the new leader. */
+    async function afterFirstFailover(releaseOnCancel: boolean) {
+      const sim = await Sim.create({ config: { ackWindowMs: 5_000 } });
+      const coord = sim.coordinator(L);
+      const es = ['a', 'b', 'c'].map((id) => sim.elector(id, { leaseName: L, ...TIMING, releaseOnCancel: id === 'a' ? false : releaseOnCancel }));
+      const first = await sim.until('a leader', () => leaders(es)[0], 60_000);
+      await sim.run(4 * first.elector.renewIntervalMs);
+      await first.stop(); // no release: its term runs out
+      const second = await sim.until('the next leader', () => leaders(es)[0], 60_000);
+      // the coordinator names the new term's successor — not the departed holder (its row, the oldest, ranks first)
+      const heir = await sim.until('a successor for the new term', async () => {
+        const l = (await sim.leases.read(L)).item;
+        return l?.holderIdentity === second.elector.options.identity && l.successor ? es.find((e) => e.elector.options.identity === l.successor) : undefined;
+      }, 5_000);
+      expect(heir).not.toBe(first);
+      return { sim, coord, es, second, heir: heir! };
+    }
+
+    it('a crash: the next successor, reading the young term every 250 ms, takes it within a read of its end', async () => {
+      const { sim, second, heir } = await afterFirstFailover(false);
+      await sim.run(1_500); // 1–3 s into its term, before its first renewal
+      const term = (await sim.leases.read(L)).item!;
+      expect(term.renewTime).toBe(term.acquireTime); // not renewed yet
+      await second.stop(); // no release
+      await sim.until('the heir leading', () => heir.elector.isLeader(), 60_000);
+      const ranOut = sim.lastRenewal(L, second.elector.options.identity) + term.leaseDurationSeconds * 1000;
+      const took = sim.tookOver(L, heir.elector.options.identity, ranOut - 1);
+      expect(took).toBeGreaterThanOrEqual(ranOut);
+      expect(took - ranOut).toBeLessThanOrEqual(SETTLING_READ_MS * 1.2 + TAKE_MS + 2 * RTT_MS); // not a 2–2.4 s poll
+      expect(sim.log.maxConcurrentLeaders()).toBe(1);
+    });
+
+    it('a graceful stop: a term not yet renewed is handed over at once (the heir reads it every 250 ms), not at the next renewal', async () => {
+      const { sim, second, heir } = await afterFirstFailover(true);
+      await sim.run(1_500);
+      const stoppedAt = sim.clock.monotonic();
+      await second.stop();
+      await sim.until('the heir leading', () => heir.elector.isLeader(), 10_000);
+      const started = sim.log.of('started', heir.elector.options.identity).at(-1)!.at;
+      const stopped = sim.log.of('stopped', second.elector.options.identity).at(-1)!.at;
+      expect(stopped - stoppedAt).toBeLessThanOrEqual(RTT_MS); // it did not wait for a renewal slot
+      expect(started - stopped).toBeLessThanOrEqual(SETTLING_READ_MS * 1.2 + 10 * RTT_MS); // a settling read, and the candidate read, hand-off, read and confirmation round trips
+      expect((await sim.leases.read(L)).item).toMatchObject({ holderIdentity: heir.elector.options.identity, electedBy: 'successor', lastHolderIdentity: second.elector.options.identity });
+      expect(sim.log.maxConcurrentLeaders()).toBe(1);
+    });
   });
 
   it('the successor reads just after each renewal it expects: a leader gone without releasing is replaced within tens of ms of its term’s end', async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Lease } from '../../lib/schemas/lease.js';
-import { CHASE_FIRST_MS, READ_AFTER_MS, RenewalPhase, decideFollower, isQuiet, nextReadDelay, type CadenceView, type FollowerDecision, type FollowerView } from '../../lib/sdk/follower.js';
+import { CHASE_FIRST_MS, READ_AFTER_MS, RenewalPhase, SETTLING_READ_MS, decideFollower, isQuiet, nextReadDelay, type CadenceView, type FollowerDecision, type FollowerView } from '../../lib/sdk/follower.js';
 
 const T = 100_000; // monotonic now
 const held = (o: Partial<Lease> = {}): Lease =>
@@ -55,7 +55,7 @@ describe('decideFollower', () => {
 
 describe('nextReadDelay: when a follower reads next', () => {
   const quiet = (o: Partial<Lease> = {}) => held({ acquireTime: 1, renewTime: 5_001, ...o });
-  const cadence = (o: Partial<CadenceView>): CadenceView => ({ lease: quiet(), identity: 'b', instance: 'b-1', mode: 'coordinated', now: T, retryPeriodMs: 2_000, expectedAt: undefined, cadenceKnown: o.expectedAt !== undefined, misses: 0, random: 0.5, ...o });
+  const cadence = (o: Partial<CadenceView>): CadenceView => ({ lease: quiet(), identity: 'b', instance: 'b-1', mode: 'coordinated', now: T, retryPeriodMs: 2_000, expectedAt: undefined, cadenceKnown: o.expectedAt !== undefined, settlingForMs: undefined, leaseDurationMs: 15_000, misses: 0, random: 0.5, ...o });
   it.each<{ name: string; view: Partial<CadenceView>; want: number }>([
     { name: 'NoCoordination: every retry period, jittered up to a fifth (client-go)', view: { mode: 'NoCoordination' }, want: 2_200 },
     { name: 'a quiet lease, not its successor: every two retry periods, jittered up to a tenth', view: {}, want: 4_200 },
@@ -72,6 +72,10 @@ describe('nextReadDelay: when a follower reads next', () => {
     { name: 'the successor, cadence known but no aim (the renewals land later than any bound): chases', view: { lease: quiet({ successor: 'b' }), cadenceKnown: true, misses: 2 }, want: 2 * CHASE_FIRST_MS },
     { name: 'the lease prefers this worker (its holder yields after its next renewal): 50 ms, then backing off', view: { lease: quiet({ preferredHolder: 'b', successor: 'b' }), misses: 0 }, want: CHASE_FIRST_MS },
     { name: 'the successor of another start-up: an ordinary follower', view: { lease: quiet({ successor: 'b', successorInstance: 'b-0' }), expectedAt: T + 700 }, want: 4_200 },
+    { name: 'a lease settling (a new term not renewed yet), for less than two terms: every 250 ms, jittered', view: { lease: held({ acquireTime: 5, renewTime: 5 }), settlingForMs: 29_000 }, want: SETTLING_READ_MS * 1.1 },
+    { name: '… settling for two terms already (an election failing again and again): every retry period', view: { lease: vacant(), settlingForMs: 30_000 }, want: 2_200 },
+    { name: 'the successor, the holder’s cadence not learnt yet, settling: every 250 ms', view: { lease: quiet({ successor: 'b' }), settlingForMs: 3_000 }, want: SETTLING_READ_MS * 1.1 },
+    { name: 'never more often than every retry period (short retry periods)', view: { lease: vacant(), settlingForMs: 0, retryPeriodMs: 100 }, want: 110 },
   ])('$name', ({ view: v, want }) => expect(nextReadDelay(cadence(v))).toBeCloseTo(want, 6));
 
   it('isQuiet: held, renewed since taken, nothing pending', () => {

@@ -639,6 +639,12 @@ describe.each(ENGINES)('%s', (kind, make) => {
       expect(await candidates.renew('s-cands', 'c1', NOW - 6)).toBe(false);
       expect(await candidates.renew('s-cands', 'gone', NOW + 20)).toBe(false);
       expect((await candidates.read('s-cands', 'c1')).item).toMatchObject({ pingTime: NOW + 10, ackedPingTime: NOW + 10, renewTime: NOW - 5, revision: 3 });
+      // a ping taken back (its election closed early): only that ping, and only while unanswered
+      expect(await candidates.withdrawPing('s-cands', 'c1', NOW + 10)).toBe(false); // answered
+      expect(await candidates.ping('s-cands', 'c2', NOW + 20)).toBe(true);
+      expect(await candidates.withdrawPing('s-cands', 'c2', NOW + 19)).toBe(false); // another ping
+      expect(await candidates.withdrawPing('s-cands', 'c2', NOW + 20)).toBe(true);
+      expect((await candidates.read('s-cands', 'c2')).item).not.toHaveProperty('pingTime');
       const identities = new IdentityStore(e.client, I);
       const id = { holderIdentity: 'proc-1', hostname: 'h', leaseDurationSeconds: 10, acquireTime: NOW, renewTime: NOW };
       await identities.write(await identities.read('comp', 'i1'), { set: id });
