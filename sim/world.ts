@@ -496,6 +496,9 @@ async function runPlanted(schedule: Schedule, settings: WorldSettings, opts: { t
       proc.restart = () => restart(f.forMs, 'handoff');
       void Promise.all(proc.runs).then(() => {
         if (proc.pc.dead) return; // killed meanwhile: the kill restarts it
+        // exited: a fault that comes for it before its successor starts finds nothing to hit (seed
+        // 251652818 killed the exited process and so started a second one beside the first's successor)
+        proc.pc.dead = true;
         platformStopped(proc.platform);
         proc.restart();
       });
