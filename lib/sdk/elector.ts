@@ -536,6 +536,7 @@ export class LeaderElector {
       cadenceKnown: this.phase.known,
       settlingForMs: this.settlingSince === undefined ? undefined : this.mono() - this.settlingSince,
       leaseDurationMs: this.options.leaseDurationMs,
+      termEndsAt: this.lastRead?.holderIdentity !== undefined && this.observed ? this.observed.at + this.lastRead.leaseDurationSeconds * 1000 : undefined,
       misses: this.misses,
       random: this.time.random(),
     });

@@ -213,6 +213,8 @@ export interface CadenceView {
    */
   readonly settlingForMs: number | undefined;
   readonly leaseDurationMs: number;
+  /** Monotonic time the held term would run out as this worker watched it (when it first saw its last renewal, plus its duration). */
+  readonly termEndsAt: number | undefined;
   /** Reads since the last new renewal seen that came at or after the expected next one (or, while the lease prefers this worker, any read) and found nothing new. */
   readonly misses: number;
   /** A uniform draw in [0, 1): jitter. */
@@ -249,7 +251,9 @@ export function isQuiet(lease: Lease | undefined): boolean {
  *   end as precisely. Also the worker the lease prefers while its holder yields: the hand-off comes
  *   right after the holder's next renewal.
  * - Every other follower of a quiet lease: every two retry periods, jittered by a tenth — often
- *   enough to answer a ping inside the coordinator's ack window (2.5 retry periods by default).
+ *   enough to answer a ping inside the coordinator's ack window (2.5 retry periods by default) —
+ *   except from two retry periods before the term it watches would run out: then every
+ *   SETTLING_READ_MS, so it sees the successor's takeover at once (a crashed holder).
  */
 export function nextReadDelay(v: CadenceView): number {
   const jittered = (base: number, by: number) => base * (1 + v.random * by);
@@ -273,5 +277,13 @@ export function nextReadDelay(v: CadenceView): number {
     if (due !== undefined) return due > v.now ? due - v.now : Math.min(Math.max(CHASE_FIRST_MS, v.now - due), v.retryPeriodMs);
     return v.cadenceKnown ? chase() : unsure();
   }
-  return jittered(2 * v.retryPeriodMs, 0.1);
+  // A term nobody has seen renewed for nearly its whole duration: its holder may be gone, and its
+  // successor takes it the moment it runs out. Read often around then, so the new term is seen
+  // (and timed) within SETTLING_READ_MS of its write, not up to two retry periods later.
+  const quietPoll = 2 * v.retryPeriodMs * 1.1;
+  const watchFrom = v.termEndsAt === undefined ? Infinity : v.termEndsAt - quietPoll;
+  if (v.now >= watchFrom && v.now < v.termEndsAt! + SETTLING_TERMS * v.leaseDurationMs) return jittered(Math.min(SETTLING_READ_MS, v.retryPeriodMs), 0.2);
+  // …and not a poll late into that window
+  const quiet = jittered(2 * v.retryPeriodMs, 0.1);
+  return v.now < watchFrom ? Math.min(quiet, watchFrom - v.now) : quiet;
 }

@@ -55,7 +55,7 @@ describe('decideFollower', () => {
 
 describe('nextReadDelay: when a follower reads next', () => {
   const quiet = (o: Partial<Lease> = {}) => held({ acquireTime: 1, renewTime: 5_001, ...o });
-  const cadence = (o: Partial<CadenceView>): CadenceView => ({ lease: quiet(), identity: 'b', instance: 'b-1', mode: 'coordinated', now: T, retryPeriodMs: 2_000, expectedAt: undefined, cadenceKnown: o.expectedAt !== undefined, settlingForMs: undefined, leaseDurationMs: 15_000, misses: 0, random: 0.5, ...o });
+  const cadence = (o: Partial<CadenceView>): CadenceView => ({ lease: quiet(), identity: 'b', instance: 'b-1', mode: 'coordinated', now: T, retryPeriodMs: 2_000, expectedAt: undefined, cadenceKnown: o.expectedAt !== undefined, settlingForMs: undefined, leaseDurationMs: 15_000, termEndsAt: undefined, misses: 0, random: 0.5, ...o });
   it.each<{ name: string; view: Partial<CadenceView>; want: number }>([
     { name: 'NoCoordination: every retry period, jittered up to a fifth (client-go)', view: { mode: 'NoCoordination' }, want: 2_200 },
     { name: 'a quiet lease, not its successor: every two retry periods, jittered up to a tenth', view: {}, want: 4_200 },
@@ -75,6 +75,10 @@ describe('nextReadDelay: when a follower reads next', () => {
     { name: 'a lease settling (a new term not renewed yet), for less than two terms: every 250 ms, jittered', view: { lease: held({ acquireTime: 5, renewTime: 5 }), settlingForMs: 29_000 }, want: SETTLING_READ_MS * 1.1 },
     { name: '… settling for two terms already (an election failing again and again): every retry period', view: { lease: vacant(), settlingForMs: 30_000 }, want: 2_200 },
     { name: 'the successor, the holder’s cadence not learnt yet, settling: every 250 ms', view: { lease: quiet({ successor: 'b' }), settlingForMs: 3_000 }, want: SETTLING_READ_MS * 1.1 },
+    { name: 'a quiet lease not renewed (as seen) for nearly a term: every 250 ms until the successor’s takeover is seen', view: { termEndsAt: T + 4_000 }, want: SETTLING_READ_MS * 1.1 },
+    { name: '… but not earlier than two retry periods before its end (its next read wakes for that)', view: { termEndsAt: T + 4_500 }, want: 4_500 - 4_400 },
+    { name: '… a term far from its end: the quiet poll', view: { termEndsAt: T + 14_000 }, want: 4_200 },
+    { name: '… nor two terms after it (a holder that keeps the row but never renews: a broken clock)', view: { termEndsAt: T - 30_000 }, want: 4_200 },
     { name: 'never more often than every retry period (short retry periods)', view: { lease: vacant(), settlingForMs: 0, retryPeriodMs: 100 }, want: 110 },
   ])('$name', ({ view: v, want }) => expect(nextReadDelay(cadence(v))).toBeCloseTo(want, 6));
 
