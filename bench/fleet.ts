@@ -27,6 +27,7 @@ import { LeaseStore } from '../lib/stores/lease-store.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../lib/stores/client.js';
 import { baselineTableName, createBaselineTable, deleteBaselineTable } from './baseline/table.js';
 import type { Start } from './burst.js';
+import { renewCycleMs } from './sweep.js';
 import { lastRenewal, StreamReader, type LastRenewal } from './expiry.js';
 import { checkHistory, formatVerdict } from '../lib/history/checker.js';
 import { historyFromWorkerEvents } from '../lib/history/worker-events.js';
@@ -280,7 +281,10 @@ export class Group {
         const leaders = this.leading();
         if (leaders.length !== 1) return undefined;
         const leader = leaders[0]!;
-        if (Date.now() - Group.lastStart(leader)!.at < 2.5 * this.timing.retryPeriodMs) return undefined;
+        // Settled: Conclave's leader has renewed a few times, so its successor reads in step with its
+        // renewals (a term younger than that is read every 250 ms: that is the burst start, below)
+        const settledAfter = this.system === 'conclave' ? 3 * renewCycleMs('conclave', this.timing) + 1_000 : 2.5 * this.timing.retryPeriodMs;
+        if (Date.now() - Group.lastStart(leader)!.at < settledAfter) return undefined;
         if (this.system === 'baseline') return leader;
         const lease = (await this.leases!.read(this.lease)).item;
         if (lease?.holderIdentity !== leader.identity || lease.election || lease.preferredHolder) return undefined;
