@@ -187,7 +187,7 @@ export const CHASE_FIRST_MS = 50;
  * period): they see a new term within this of its first write, so a holder that dies soon after
  * taking the lease is timed as precisely as one the successor had locked on to.
  */
-export const SETTLING_READ_MS = 250;
+export const SETTLING_READ_MS = 150;
 /** …for at most this many lease durations of settling; a lease that stays in flux longer (an election that keeps failing) is read every retry period. */
 export const SETTLING_TERMS = 2;
 

@@ -301,7 +301,7 @@ describe('succession: the designated successor takes a vacant lease itself', () 
       return { sim, coord, es, second, heir: heir! };
     }
 
-    it('a crash: the next successor, reading the young term every 250 ms, takes it within a read of its end', async () => {
+    it('a crash: the next successor, reading the young term every 150 ms, takes it within a read of its end', async () => {
       const { sim, second, heir } = await afterFirstFailover(false);
       await sim.run(1_500); // 1–3 s into its term, before its first renewal
       const term = (await sim.leases.read(L)).item!;
@@ -315,7 +315,7 @@ describe('succession: the designated successor takes a vacant lease itself', () 
       expect((await sim.leases.read(L)).item!.fencingToken).toBeGreaterThan(term.fencingToken);
     });
 
-    it('a graceful stop: a term not yet renewed is handed over at once (the heir reads it every 250 ms), not at the next renewal', async () => {
+    it('a graceful stop: a term not yet renewed is handed over at once (the heir reads it every 150 ms), not at the next renewal', async () => {
       const { sim, second, heir } = await afterFirstFailover(true);
       await sim.run(1_500);
       const stoppedAt = sim.clock.monotonic();
