@@ -25,6 +25,10 @@ describe('CandidateSpec: strict at the edge', () => {
     { name: 'no strategies', change: { preferredStrategies: [] }, field: 'preferredStrategies', message: /at least one/ },
     { name: 'a strategy twice', change: { preferredStrategies: ['OldestEmulationVersion', 'OldestEmulationVersion'] }, field: 'preferredStrategies', message: /twice/ },
     { name: 'unknown field', change: { prority: 3 }, field: '(root)', message: /prority/ },
+    // issue 18: a location, as a worker states it
+    { name: 'an uppercase zone', change: { location: { zone: 'US-EAST-1A' } }, field: 'location.zone', message: /lowercase .* us-east-1a/ },
+    { name: 'a region the zone is not in', change: { location: { zone: 'us-east-1a', region: 'eu-west-1' } }, field: 'location.region', message: /must be us-east-1, the region of zone us-east-1a/ },
+    { name: 'an empty zone', change: { location: { zone: '' } }, field: 'location.zone', message: /must not be empty/ },
   ])('rejects $name, naming the field', ({ change, field, message }) => {
     const e = errorOf(() => parse(CandidateSpec, { ...spec, ...change }, 'candidate "worker-1"'));
     expect(e.fields).toEqual([field]);
@@ -40,6 +44,21 @@ describe('LeaseItem', () => {
   });
 });
 
+describe('locations', () => {
+  it('a zone with a region of its own name, a zone ID, a Local Zone and a region are accepted', () => {
+    for (const location of [{ zone: 'us-east-1a', region: 'us-east-1' }, { zone: 'use1-az1', region: 'us-east-1' }, { zone: 'us-west-2-lax-1a' }, { region: 'eu-central-1' }]) {
+      expect(parse(CandidateSpec, { ...spec, location }, 'candidate').location).toEqual(location);
+    }
+  });
+  it('the coordinator prefers nothing by default; a lease may carry its own list (empty: none)', () => {
+    expect(electionConfig().preferredLocations).toEqual([]);
+    expect(electionConfig({ preferredLocations: ['us-east-1a', 'us-east-1'] }).preferredLocations).toEqual(['us-east-1a', 'us-east-1']);
+    const row = { name: 'x', leaseDurationSeconds: 15, leaseTransitions: 0, fencingToken: 0, revision: 1 };
+    expect(parse(LeaseItem, { ...row, preferredLocations: [] }, 'lease').preferredLocations).toEqual([]);
+    expect(errorOf(() => parse(LeaseItem, { ...row, preferredLocations: ['Us-East-1'] }, 'lease "x"')).fields).toEqual(['preferredLocations[0]']);
+  });
+});
+
 describe('ElectionConfig', () => {
   it('has Kubernetes’ defaults', () => {
     expect(electionConfig()).toMatchObject({ ackWindowMs: 5000, electedLeaseDurationSeconds: 5, candidateStaleAfterMs: 1_800_000, candidateRepingAfterMs: 900_000 });
@@ -48,6 +67,9 @@ describe('ElectionConfig', () => {
     { input: { ackWindowMs: 0 }, field: 'ackWindowMs' },
     { input: { candidateRepingAfterMs: 1_800_000 }, field: 'candidateRepingAfterMs' },
     { input: { concurency: 3 }, field: '(root)' },
+    { input: { preferredLocations: ['us-east-1a', 'us-east-1a'] }, field: 'preferredLocations' },
+    { input: { preferredLocations: ['us east 1'] }, field: 'preferredLocations[0]' },
+    { input: { preferredLocations: 'us-east-1a' }, field: 'preferredLocations' },
   ])('rejects $input naming $field', ({ input, field }) => {
     expect(errorOf(() => electionConfig(input as never)).fields).toEqual([field]);
   });

@@ -3,6 +3,7 @@ import type { ElectionConfig } from '../schemas/config.js';
 import { failureMessage, type Election, type ElectionFailure, type Lease } from '../schemas/lease.js';
 import type { Platform } from '../schemas/platform.js';
 import { NO_COORDINATION, OLDEST_EMULATION_VERSION, isKnownStrategy } from '../schemas/strategy.js';
+import { preferredLocationsOf } from './location.js';
 import { isBetterThanHolder, orderCandidates, pickBest, skewPrevented } from './ordering.js';
 import { strategyConsensus } from './strategy.js';
 import { isDeparted, liveCandidates, vacancy, type VacancyReason } from './vacancy.js';
@@ -142,6 +143,8 @@ export function decide(name: string, lease: Lease | undefined, candidates: reado
   }
 
   const v = vacancy(lease, now, config.clockSkewMs);
+  // The lease's own preferred zones and regions, else the coordinator's (the same for every rank below).
+  const places = preferredLocationsOf(lease, config);
   // Candidates that may be preferred over a holder: a candidate that ignored its last ping is
   // presumed dead until it renews on its own, so a crashed candidate cannot make the coordinator
   // hand leadership back and forth (Kubernetes would, for up to 30 minutes).
@@ -160,8 +163,8 @@ export function decide(name: string, lease: Lease | undefined, candidates: reado
     if (now < election.deadline && (waitFor.length > 0 || (pending.length > 0 && acked.length === 0))) return { kind: 'awaitAcks', strategy, election, pending };
     if (holder === undefined) return finish(acked, election);
     // A re-election: preempt only in favour of a candidate that just answered.
-    const best = pickBest(acked, now);
-    if (best && isBetterThanHolder(best, holder, live, now)) return { kind: 'preempt', strategy, holder, preferredHolder: best.candidate.name, election };
+    const best = pickBest(acked, now, places);
+    if (best && isBetterThanHolder(best, holder, live, now, places)) return { kind: 'preempt', strategy, holder, preferredHolder: best.candidate.name, election };
     return { kind: 'cancelElection', strategy, election, why: 'holderIsBest' };
   }
 
@@ -184,8 +187,8 @@ export function decide(name: string, lease: Lease | undefined, candidates: reado
   // (never the holder before this one while its row has not shown life since: isDeparted).
   const holder = lease!.holderIdentity!;
   const preferred = lease!.preferredHolder;
-  const best = pickBest(responsive.filter((c) => c.name === holder || !isDeparted(c, lease)), now);
-  const want = best && isBetterThanHolder(best, holder, live, now) ? best.candidate.name : undefined;
+  const best = pickBest(responsive.filter((c) => c.name === holder || !isDeparted(c, lease)), now, places);
+  const want = best && isBetterThanHolder(best, holder, live, now, places) ? best.candidate.name : undefined;
   if (want === preferred) return { kind: 'leaveAlone', reason: want ? 'preemptionPending' : 'leaderHealthy', strategy };
   if (want) {
     // A fresh candidate has just shown it is alive; otherwise ask everyone first (a re-election).
@@ -196,7 +199,7 @@ export function decide(name: string, lease: Lease | undefined, candidates: reado
   return { kind: 'clearPreferredHolder', strategy, preferredHolder: preferred!, why: best ? 'holderIsBest' : 'noValidCandidate' };
 
   function finish(acked: Candidate[], e: Election | undefined, reason?: VacancyReason): Decision {
-    const ranked = orderCandidates(acked, now);
+    const ranked = orderCandidates(acked, now, places);
     const winner = ranked[0];
     if (!winner) {
       return acked.length === 0

@@ -1,6 +1,7 @@
 import type { SemVer } from 'semver';
 import type { Candidate } from '../schemas/candidate.js';
 import { parseVersionTolerant } from '../schemas/version.js';
+import { locationRank } from './location.js';
 
 /** A candidate whose versions parse (tolerantly): the only kind that may win an election. */
 export interface Ranked {
@@ -9,6 +10,11 @@ export interface Ranked {
   readonly binary: SemVer;
   /** Priority in force at the time of the decision; 0 when unset or expired. */
   readonly priority: number;
+  /**
+   * Its place in the lease's preferred locations (./location.ts): 0 for the first listed, the
+   * list's length for none of them or an unknown location; 0 for everyone without a preference.
+   */
+  readonly locationRank: number;
 }
 
 /** An operator's priority counts until its expiry (a forgotten pin must not last for ever). */
@@ -18,47 +24,54 @@ export function effectivePriority(c: Candidate, now: number): number {
   return c.priority;
 }
 
-/** Undefined when the emulation or the binary version does not parse: such a candidate never wins. */
-export function rank(c: Candidate, now: number): Ranked | undefined {
+/**
+ * Undefined when the emulation or the binary version does not parse: such a candidate never wins.
+ * `preferred`: the lease's preferred zones and regions, best first (./location.ts preferredLocationsOf).
+ */
+export function rank(c: Candidate, now: number, preferred: readonly string[] = []): Ranked | undefined {
   const emulation = parseVersionTolerant(c.emulationVersion);
   const binary = parseVersionTolerant(c.binaryVersion);
   if (!emulation || !binary) return undefined;
-  return { candidate: c, emulation, binary, priority: effectivePriority(c, now) };
+  return { candidate: c, emulation, binary, priority: effectivePriority(c, now), locationRank: locationRank(c, preferred) };
 }
 
 /**
  * Negative when `a` is the better leader. Priority first (higher wins, unset lowest); then
- * OldestEmulationVersion: lower emulation version, lower binary version, earlier creation (what
+ * OldestEmulationVersion: lower emulation version; then the better place in the preferred
+ * locations (none configured: all equal); then lower binary version, earlier creation (what
  * Kubernetes' code does), and finally the name, so the order is total and independent of the
- * order rows came back in (Kubernetes keeps the first of two equals; we never tie).
+ * order rows came back in (Kubernetes keeps the first of two equals; we never tie). Location comes
+ * after the emulation version: that is the compatibility the strategy exists for (a leader never
+ * behaves as a version some candidate cannot follow), and no placement outweighs it.
  */
 export function compareRanked(a: Ranked, b: Ranked): number {
   return (
     b.priority - a.priority ||
     a.emulation.compare(b.emulation) ||
+    a.locationRank - b.locationRank ||
     a.binary.compare(b.binary) ||
     a.candidate.createdAt - b.candidate.createdAt ||
     (a.candidate.name < b.candidate.name ? -1 : a.candidate.name > b.candidate.name ? 1 : 0)
   );
 }
 
-/** The candidates that can win, best first. */
-export function orderCandidates(candidates: readonly Candidate[], now: number): Ranked[] {
-  return candidates.map((c) => rank(c, now)).filter((r): r is Ranked => r !== undefined).sort(compareRanked);
+/** The candidates that can win, best first; `preferred` as for rank(). */
+export function orderCandidates(candidates: readonly Candidate[], now: number, preferred: readonly string[] = []): Ranked[] {
+  return candidates.map((c) => rank(c, now, preferred)).filter((r): r is Ranked => r !== undefined).sort(compareRanked);
 }
 
-export function pickBest(candidates: readonly Candidate[], now: number): Ranked | undefined {
-  return orderCandidates(candidates, now)[0];
+export function pickBest(candidates: readonly Candidate[], now: number, preferred: readonly string[] = []): Ranked | undefined {
+  return orderCandidates(candidates, now, preferred)[0];
 }
 
 /**
  * Whether `best` should replace the current holder: the holder has no valid candidate row among
  * `candidates` (it cannot be ranked), or `best` ranks strictly above it.
  */
-export function isBetterThanHolder(best: Ranked, holder: string, candidates: readonly Candidate[], now: number): boolean {
+export function isBetterThanHolder(best: Ranked, holder: string, candidates: readonly Candidate[], now: number, preferred: readonly string[] = []): boolean {
   if (best.candidate.name === holder) return false;
   const row = candidates.find((c) => c.name === holder);
-  const held = row && rank(row, now);
+  const held = row && rank(row, now, preferred);
   return !held || compareRanked(best, held) < 0;
 }
 

@@ -2,6 +2,7 @@ import type { Candidate } from '../schemas/candidate.js';
 import type { ElectionConfig } from '../schemas/config.js';
 import type { Lease } from '../schemas/lease.js';
 import { decide, ignoredLastPing, type Decision } from './decide.js';
+import { preferredLocationsOf } from './location.js';
 import { pickBest } from './ordering.js';
 import { isDeparted, liveCandidates } from './vacancy.js';
 
@@ -15,15 +16,23 @@ export interface Successor {
  * The candidate the coordinator would elect if `holder` left now: the best of the live candidates
  * that did not ignore their last ping (of all the live ones, when every one did), the holder
  * excluded, and those `gone` says departed (the previous holder whose row showed no life since:
- * vacancy.ts `isDeparted`). Undefined when nobody else can win.
+ * vacancy.ts `isDeparted`), ranked with the lease's preferred locations (`preferred`, by default
+ * the coordinator's). Undefined when nobody else can win.
  */
-export function successorOf(holder: string, candidates: readonly Candidate[], now: number, config: ElectionConfig, gone?: (c: Candidate) => boolean): Successor | undefined {
+export function successorOf(
+  holder: string,
+  candidates: readonly Candidate[],
+  now: number,
+  config: ElectionConfig,
+  opts: { gone?: (c: Candidate) => boolean; preferred?: readonly string[] } = {},
+): Successor | undefined {
+  const { gone, preferred = config.preferredLocations } = opts;
   const others = liveCandidates(candidates, now, config.candidateStaleAfterMs).filter((c) => c.name !== holder && !gone?.(c));
   const responsive = others.filter((c) => !ignoredLastPing(c, now, config.ackWindowMs));
   // Nobody else answered its last ping: name the best of the rest all the same. A missed ping is
   // often one that came between a worker's reads (a successor reads once a renewal); a designation
   // is not a grant — a dead successor never takes the lease — and none at all means an election.
-  const best = pickBest(responsive.length ? responsive : others, now);
+  const best = pickBest(responsive.length ? responsive : others, now, preferred);
   if (!best) return undefined;
   return { name: best.candidate.name, ...(best.candidate.identity ? { instance: best.candidate.identity } : {}) };
 }
@@ -37,7 +46,7 @@ export function successorOf(holder: string, candidates: readonly Candidate[], no
  */
 export function successorDecision(lease: Lease | undefined, candidates: readonly Candidate[], now: number, config: ElectionConfig, d: Decision): Decision | undefined {
   if (d.kind !== 'leaveAlone' || (d.reason !== 'leaderHealthy' && d.reason !== 'preemptionPending')) return undefined;
-  const want = lease?.holderIdentity === undefined || !config.succession ? undefined : successorOf(lease.holderIdentity, candidates, now, config, (c) => isDeparted(c, lease));
+  const want = lease?.holderIdentity === undefined || !config.succession ? undefined : successorOf(lease.holderIdentity, candidates, now, config, { gone: (c) => isDeparted(c, lease), preferred: preferredLocationsOf(lease, config) });
   if (want?.name === lease?.successor && want?.instance === lease?.successorInstance) return undefined;
   return { kind: 'setSuccessor', strategy: d.strategy!, ...(want ? { successor: want } : {}) };
 }
@@ -48,7 +57,7 @@ export function decideWithSuccession(name: string, lease: Lease | undefined, can
   if (d.kind === 'elect' && config.succession) {
     // The new term starts with its successor, so a failover right after an election is fast too.
     // Passed over: the holder whose term just ran out, unless it answered this election (or renewed since it opened).
-    const successor = successorOf(d.winner, candidates, now, config, (c) => d.election !== undefined && isDeparted(c, lease, d.election.startedAt));
+    const successor = successorOf(d.winner, candidates, now, config, { gone: (c) => d.election !== undefined && isDeparted(c, lease, d.election.startedAt), preferred: preferredLocationsOf(lease, config) });
     return successor ? { ...d, successor } : d;
   }
   if (d.kind === 'preempt' && config.succession) {

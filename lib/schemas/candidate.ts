@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { Instance, Labels, Millis, Name, Revision, TtlSeconds } from './common.js';
+import { Location } from './location.js';
 import { Platform } from './platform.js';
 import { StrategyName } from './strategy.js';
 import { StrictVersion, emulationWithinBinary } from './version.js';
@@ -54,6 +55,12 @@ export const CandidateItem = z.object({
   identity: Instance.optional(),
   /** Where the worker runs (ECS task or EC2 instance), when it could tell. */
   platform: Platform.optional(),
+  /**
+   * Its zone and region, as the worker stated or detected them (a location-aware election ranks by
+   * them: lib/election/location.ts). Plain strings here, as the versions: an odd value (written by
+   * hand) matches no preference, and the row still takes part.
+   */
+  location: z.object({ zone: z.string().min(1).max(64).optional(), region: z.string().min(1).max(64).optional() }).optional(),
   labels: Labels.optional(),
   revision: Revision,
   expiresAt: TtlSeconds.optional(),
@@ -74,6 +81,7 @@ export const CandidateSpec = z
     preferredStrategies: Strategies,
     identity: Instance.optional(),
     platform: Platform.optional(),
+    location: Location.optional(),
     labels: Labels.optional(),
   })
   .strict()

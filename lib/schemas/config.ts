@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { PreferredLocations } from './location.js';
 import { parse } from './validation.js';
 
 const ms = (what: string) => z.number().int(`${what} must be whole milliseconds`).positive(`${what} must be > 0`);
@@ -34,6 +35,14 @@ export const ElectionConfigSchema = z
      * goes through an election, as in Kubernetes, and designated successors are cleared.
      */
     succession: z.boolean().default(true),
+    /**
+     * Zones and regions to elect in, best first (`us-east-1a`, `us-east-1`, …): among candidates of
+     * the same priority and emulation version, one whose zone or region is listed earlier wins, and
+     * a better-placed candidate that joins preempts the holder. Candidates in no listed location
+     * (or of unknown location) rank after the listed ones and stay eligible. A lease's own
+     * `preferredLocations` (`conclave set-locations`) replaces this. @default [] (no preference)
+     */
+    preferredLocations: PreferredLocations.default([]),
     /** Leases reconciled at once by reconcileAll. */
     concurrency: z.number().int().min(1).max(256).default(16),
     /** Races lost in a row before a reconcile gives up (it is retried by the next trigger). */

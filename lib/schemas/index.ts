@@ -3,6 +3,7 @@ export * from './common.js';
 export * from './config.js';
 export * from './identity.js';
 export * from './lease.js';
+export * from './location.js';
 export * from './strategy.js';
 export * from './validation.js';
 export * from './version.js';

@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { Arn, HolderName, Instance, Millis, Name, Revision } from './common.js';
 import { FencingToken } from './fencing-token.js';
+import { PreferredLocations } from './location.js';
 import { HolderLoss, Platform } from './platform.js';
 import { StrategyName } from './strategy.js';
 
@@ -81,6 +82,12 @@ export const LeaseItem = z.object({
   leaseTransitions: z.number().int().min(0),
   /** Set by an operator or a third party; absent = the candidates' consensus decides. */
   strategy: StrategyName.optional(),
+  /**
+   * Set by an operator (`conclave set-locations`): this lease's ordered preference of zones and
+   * regions, in place of the coordinator's `preferredLocations`; `[]` prefers none. Absent = the
+   * coordinator's default.
+   */
+  preferredLocations: PreferredLocations.optional(),
   /** Set by the coordinator: the holder should stop and release so this candidate can lead. */
   preferredHolder: HolderName.optional(),
   /**

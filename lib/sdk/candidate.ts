@@ -1,10 +1,12 @@
 import * as z from 'zod';
 import { every, systemClock, uniqueId, type Clock, type Timer } from '../clock.js';
 import { CandidateSpec, type Candidate } from '../schemas/candidate.js';
+import { Location } from '../schemas/location.js';
 import { Platform } from '../schemas/platform.js';
 import { OLDEST_EMULATION_VERSION } from '../schemas/strategy.js';
 import { parse } from '../schemas/validation.js';
 import { CandidateStore } from '../stores/candidate-store.js';
+import { resolveLocation } from './platform.js';
 import { retryOnConflict } from '../stores/errors.js';
 import { ClientSchema, ClockSchema, ClockSyncSchema, StartUp, TablesSchema, aborted, deepFreeze, fn, optionErrors, stampClockFor, type DeepReadonly } from './options.js';
 
@@ -21,6 +23,13 @@ export const CandidacyShape = {
   preferredStrategies: CandidateSpec.shape.preferredStrategies.default([OLDEST_EMULATION_VERSION]),
   /** Free-form labels on the candidate row. */
   labels: CandidateSpec.shape.labels,
+  /**
+   * Where this worker runs, `{ zone?, region? }` (e.g. `{ zone: 'us-east-1a' }`): the coordinator
+   * prefers candidates in its configured zones and regions (ElectionConfig `preferredLocations`).
+   * A zone such as `us-east-1a` implies its region. @default the zone ECS task metadata or EC2
+   * IMDS reports (the LeaderElector's `platform: 'detect'`), and its region, else AWS_REGION
+   */
+  location: Location.optional(),
   /** How often the row is renewed without being asked (KEP-4355: 5 minutes). @default 300000 */
   renewIntervalMs: z.number().int('must be whole milliseconds').min(1_000, 'must be ≥ 1000 ms').default(5 * 60_000),
 };
@@ -146,7 +155,8 @@ export class LeaseCandidate {
   }
 
   private spec(): CandidateSpec {
-    return { ...specOf(this.options), ...(this.platform ? { platform: this.platform } : {}) };
+    const location = resolveLocation(this.options.location, this.platform);
+    return { ...specOf(this.options), ...(this.platform ? { platform: this.platform } : {}), ...(location ? { location } : {}) };
   }
 
   private expiresAt(now: number): number {
@@ -193,10 +203,12 @@ export class LeaseCandidate {
         await this.store.delete(read);
         read = { ...read, item: undefined, revision: 0 };
       }
+      const spec = this.spec();
       const written = await this.store.write(read, {
         // ackedPingTime 0: this row's acks are copies of the coordinator's pings (CandidateStore.renew)
-        set: { ...this.spec(), identity: this.instance, renewTime: now, ackedPingTime: 0, createdAt, expiresAt: this.expiresAt(now) },
-        remove: [...(this.options.labels ? [] : (['labels'] as const)), ...(this.platform ? [] : (['platform'] as const)), 'pingTime'],
+        set: { ...spec, identity: this.instance, renewTime: now, ackedPingTime: 0, createdAt, expiresAt: this.expiresAt(now) },
+        // a previous start-up's labels, platform and location do not outlive it
+        remove: [...(spec.labels ? [] : (['labels'] as const)), ...(spec.platform ? [] : (['platform'] as const)), ...(spec.location ? [] : (['location'] as const)), 'pingTime'],
       });
       this.registered = true;
       return written;

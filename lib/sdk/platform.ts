@@ -3,6 +3,7 @@
  * endpoint (v4) or the EC2 instance metadata service (IMDSv2 tokens only). Each answer is
  * awaited for a short time; no answer means no platform, never a failure.
  */
+import { Location, LocationName, regionOfZone } from '../schemas/location.js';
 import { Platform } from '../schemas/platform.js';
 
 export interface DetectOptions {
@@ -63,4 +64,20 @@ export async function detectPlatform(opts: DetectOptions = {}): Promise<Platform
   if (ecs) return ecs;
   const ec2 = opts.ec2 ?? env['AWS_EC2_METADATA_DISABLED']?.toLowerCase() !== 'true';
   return ec2 ? detectEc2(env, timeoutMs) : undefined;
+}
+
+const named = (v: string | undefined): string | undefined => (v !== undefined && LocationName.safeParse(v).success ? v : undefined);
+
+/**
+ * Where a worker's candidacy says it runs: the zone it was given, else the one its platform
+ * reported; the region it was given, else the zone's, else AWS_REGION (AWS_DEFAULT_REGION), as
+ * ECS, Lambda and the AWS SDKs set it. A detected zone outside a region the worker was given is
+ * left out (what it was told wins). Undefined when nothing is known.
+ */
+export function resolveLocation(stated: Location | undefined, platform: Platform | undefined, env: NodeJS.ProcessEnv = process.env): Location | undefined {
+  const detected = named(platform?.availabilityZone);
+  const zone = stated?.zone ?? (stated?.region !== undefined && regionOfZone(detected) !== undefined && regionOfZone(detected) !== stated.region ? undefined : detected);
+  const region = stated?.region ?? regionOfZone(zone) ?? named(env['AWS_REGION']) ?? named(env['AWS_DEFAULT_REGION']);
+  if (zone === undefined && region === undefined) return undefined;
+  return { ...(zone !== undefined ? { zone } : {}), ...(region !== undefined ? { region } : {}) };
 }

@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { manualClock, simulatedClock } from '../../lib/clock.js';
 import { LeaseCandidate } from '../../lib/sdk/candidate.js';
+import { resolveLocation } from '../../lib/sdk/platform.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
 import { CandidateStore } from '../../lib/stores/candidate-store.js';
 import type { TestTables } from '../support.js';
@@ -48,6 +49,10 @@ describe('LeaseCandidate', () => {
     { over: { name: '' }, field: 'name' },
     { over: { leaseName: '' }, field: 'leaseName' },
     { over: { renewIntervalMs: 10 }, field: 'renewIntervalMs' },
+    // issue 18: where it runs
+    { over: { location: { zone: 'US-EAST-1A' } }, field: 'location.zone' },
+    { over: { location: { zone: 'us-east-1a', region: 'eu-west-1' } }, field: 'location.region' },
+    { over: { location: { zone: 'us-east-1a', rack: 'r1' } }, field: 'location' },
   ])('rejects bad configuration at construction: $field', ({ over, field }) => {
     let err: unknown;
     try {
@@ -101,5 +106,45 @@ describe('LeaseCandidate', () => {
     await c.renew();
     expect((await store.read('jobs', 'w2')).item).toMatchObject({ identity: 'w2_a' });
     await s.stop();
+  });
+
+  it('carries its location: the one it was given, else its platform’s zone and that zone’s region; a restart without one removes it', async () => {
+    const given = await stand(make({ name: 'w3', location: { zone: 'us-east-1a' } }, 'w3_a'));
+    expect(given.row.location).toEqual({ zone: 'us-east-1a', region: 'us-east-1' });
+    await given.stop();
+
+    const detected = make({ name: 'w3' }, 'w3_b');
+    detected.setPlatform({ kind: 'ecs', id: 'arn:aws:ecs:eu-west-1:123456789012:task/c/abc', cluster: 'c', availabilityZone: 'eu-west-1b' });
+    const d = await stand(detected);
+    expect(d.row.location).toEqual({ zone: 'eu-west-1b', region: 'eu-west-1' });
+    await d.stop();
+
+    const regionOnly = await stand(make({ name: 'w3', location: { region: 'ap-south-1' } }, 'w3_c'));
+    expect(regionOnly.row.location).toEqual({ region: 'ap-south-1' });
+    await regionOnly.stop();
+
+    // a row left by an earlier start-up with a location (a crash: not withdrawn) …
+    await stand(make({ name: 'w4', location: { zone: 'us-east-1a' } }, 'w4_a'));
+    // … taken over by a start-up that knows none: the old location does not outlive it
+    const none = await stand(make({ name: 'w4' }, 'w4_b'));
+    expect(none.row.location).toEqual(resolveLocation(undefined, undefined)); // AWS_REGION's region, if the test runs with one
+    await none.stop();
+  });
+});
+
+describe('resolveLocation: what the candidate row says', () => {
+  const ecs = (zone: string) => ({ kind: 'ecs' as const, id: 'arn:aws:ecs:us-east-1:123456789012:task/c/1', cluster: 'c', availabilityZone: zone });
+  it.each([
+    { name: 'nothing known', stated: undefined, platform: undefined, env: {}, want: undefined },
+    { name: 'AWS_REGION alone', stated: undefined, platform: undefined, env: { AWS_REGION: 'eu-west-1' }, want: { region: 'eu-west-1' } },
+    { name: 'AWS_DEFAULT_REGION when AWS_REGION is unset', stated: undefined, platform: undefined, env: { AWS_DEFAULT_REGION: 'eu-west-2' }, want: { region: 'eu-west-2' } },
+    { name: 'a detected zone and its region (over AWS_REGION)', stated: undefined, platform: ecs('us-east-1c'), env: { AWS_REGION: 'eu-west-1' }, want: { zone: 'us-east-1c', region: 'us-east-1' } },
+    { name: 'a local zone name: the region from AWS_REGION', stated: undefined, platform: ecs('local-1a'), env: { AWS_REGION: 'local' }, want: { zone: 'local-1a', region: 'local' } },
+    { name: 'a given zone over the detected one', stated: { zone: 'us-east-1a' }, platform: ecs('us-east-1c'), env: {}, want: { zone: 'us-east-1a', region: 'us-east-1' } },
+    { name: 'a given region keeps a detected zone inside it', stated: { region: 'us-east-1' }, platform: ecs('us-east-1c'), env: {}, want: { zone: 'us-east-1c', region: 'us-east-1' } },
+    { name: 'a given region drops a detected zone outside it (what it was told wins)', stated: { region: 'eu-west-1' }, platform: ecs('us-east-1c'), env: {}, want: { region: 'eu-west-1' } },
+    { name: 'an AWS_REGION that is no region name is ignored', stated: undefined, platform: undefined, env: { AWS_REGION: 'Not A Region' }, want: undefined },
+  ])('$name', ({ stated, platform, env, want }) => {
+    expect(resolveLocation(stated, platform, env)).toEqual(want);
   });
 });

@@ -1,0 +1,55 @@
+import * as z from 'zod';
+
+/** A lease's preference lists at most this many zones and regions. */
+export const MAX_PREFERRED_LOCATIONS = 16;
+
+/**
+ * An Availability Zone or Region as AWS writes it: `us-east-1a`, `us-west-2-lax-1a` (a Local Zone),
+ * `use1-az1` (a zone ID), `eu-central-1`. Lowercase, so that a preference and a worker's own
+ * report compare as equal strings.
+ */
+export const LocationName = z
+  .string()
+  .min(1, { message: 'must not be empty', abort: true })
+  .max(64, 'must be at most 64 characters')
+  .regex(/^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$/, 'must be a zone or region name in lowercase letters, digits and -, such as us-east-1a or us-east-1');
+
+/**
+ * The Region a zone name belongs to: `us-east-1a` → `us-east-1`, `us-gov-west-1b` → `us-gov-west-1`,
+ * `us-west-2-lax-1a` → `us-west-2`. Undefined when the name does not follow AWS's pattern (a zone
+ * ID such as `use1-az1`, or a local name such as `local-1a`): then the region must be given.
+ */
+export function regionOfZone(zone: string | undefined): string | undefined {
+  return zone === undefined ? undefined : /^([a-z]{2}(?:-[a-z]+)+-\d+)(?:[a-z]|-[a-z0-9-]+)$/.exec(zone)?.[1];
+}
+
+/**
+ * Where a worker runs, as it states it on its candidacy (`location` on the LeaseCandidate or the
+ * LeaderElector's `candidacy`). Either part may be left out; a zone that follows AWS's naming
+ * implies its Region, and a Region given with it must be that one.
+ */
+export const Location = z
+  .strictObject({
+    /** The Availability Zone, e.g. `us-east-1a` (by default the one ECS or EC2 metadata reports). */
+    zone: LocationName.optional(),
+    /** The Region, e.g. `us-east-1` (by default the zone's, else AWS_REGION). */
+    region: LocationName.optional(),
+  })
+  .superRefine((l, ctx) => {
+    const implied = regionOfZone(l.zone);
+    if (implied !== undefined && l.region !== undefined && l.region !== implied) {
+      ctx.addIssue({ code: 'custom', path: ['region'], message: `must be ${implied}, the region of zone ${l.zone} (or leave region out: the zone implies it)` });
+    }
+  });
+export type Location = z.infer<typeof Location>;
+
+/**
+ * An ordered preference of zones and regions, best first: a candidate ranks by the first entry
+ * that names its zone or its region; a candidate in none of them (or whose location is unknown)
+ * ranks after every listed one, and stays eligible.
+ */
+export const PreferredLocations = z
+  .array(LocationName)
+  .max(MAX_PREFERRED_LOCATIONS, `must list at most ${MAX_PREFERRED_LOCATIONS} zones or regions`)
+  .refine((l) => new Set(l).size === l.length, 'must not list a zone or region twice');
+export type PreferredLocations = z.infer<typeof PreferredLocations>;
