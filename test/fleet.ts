@@ -1,5 +1,6 @@
 import { reconcileLease, type CoordinatorDeps, type ReconcileOutcome } from '../lib/coordinator/reconcile.js';
 import type { ManualClock } from '../lib/clock.js';
+import type { Candidate } from '../lib/schemas/candidate.js';
 import { OLDEST_EMULATION_VERSION } from '../lib/schemas/strategy.js';
 import { ConflictError } from '../lib/stores/errors.js';
 
@@ -18,7 +19,7 @@ export class Fleet {
   ) {}
 
   /** Registers (or re-registers after a restart: a new row, so an operator's priority resets). */
-  async join(name: string, emulationVersion: string, binaryVersion: string, extra: { priority?: number } = {}) {
+  async join(name: string, emulationVersion: string, binaryVersion: string, extra: Partial<Pick<Candidate, 'priority' | 'location' | 'platform'>> = {}) {
     const r = await this.deps.candidates.read(this.leaseName, name);
     if (r.item) await this.deps.candidates.delete(r);
     const now = this.clock.now();

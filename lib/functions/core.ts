@@ -107,8 +107,8 @@ export function candidateChangeMatters(c: Change<Candidate>): boolean {
 }
 
 /**
- * Whether a lease change calls for a reconcile: released, reported vacant, its strategy changed, or
- * a term a worker took itself (as successor, or by the fallback): that term needs its own
+ * Whether a lease change calls for a reconcile: released, reported vacant, its strategy or preferred
+ * locations changed (an operator's `set-strategy`, `set-locations`), or a term a worker took itself (as successor, or by the fallback): that term needs its own
  * successor named, and a better candidate may be waiting.
  */
 export function leaseChangeMatters(c: Change<Lease>): boolean {
@@ -119,7 +119,7 @@ export function leaseChangeMatters(c: Change<Lease>): boolean {
   if (o.holderIdentity !== undefined && n.holderIdentity === undefined && !n.election) return true; // released
   if (!o.vacancyReport && n.vacancyReport) return true;
   if (n.fencingToken !== o.fencingToken && takenDirectly(n)) return true;
-  return o.strategy !== n.strategy;
+  return o.strategy !== n.strategy || changed(o.preferredLocations, n.preferredLocations);
 }
 
 const takenDirectly = (l: Lease): boolean => l.holderIdentity !== undefined && l.electedBy !== undefined && l.electedBy !== 'coordinator';

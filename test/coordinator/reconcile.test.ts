@@ -289,6 +289,73 @@ describe('KEP-4355 user stories, stepped with an injected clock', () => {
   });
 });
 
+describe('location-aware election (issue 18), on DynamoDB Local', () => {
+  const V = '1.30.0';
+  const zone = (z: string) => ({ location: { zone: z } });
+
+  it('a candidate joining in the preferred zone preempts the leader in a worse zone; one joining elsewhere does not', async () => {
+    deps = coordinatorDeps(t.client, t.names, { clock, config: { preferredLocations: ['us-east-1a', 'us-east-1'] } });
+    const fleet = new Fleet(deps, clock, L);
+    // nobody in a preferred location yet: the longest-standing candidate leads, as without a preference
+    await fleet.join('w1', V, V, zone('eu-west-1a'));
+    clock.advance(1_000);
+    await fleet.join('w2', V, V, zone('eu-west-1b'));
+    await fleet.settle();
+    expect(await fleet.holder()).toBe('w1');
+    // a candidate in another unlisted zone changes nothing (equal places: no flapping)
+    clock.advance(1_000);
+    await fleet.join('w3', V, V, zone('ap-south-1a'));
+    expect((await fleet.settle()).map((o) => o.decision.kind)).not.toContain('preempt');
+    expect(await fleet.holder()).toBe('w1');
+    // the second entry: any zone of us-east-1 beats the unlisted ones
+    clock.advance(1_000);
+    await fleet.join('w4', V, V, zone('us-east-1c'));
+    let outcomes = await fleet.settle();
+    expect(outcomes.find((o) => o.decision.kind === 'preempt')?.decision).toMatchObject({ holder: 'w1', preferredHolder: 'w4', successor: { name: 'w4' } });
+    expect(await fleet.holder()).toBe('w4');
+    // the first entry: the zone itself
+    clock.advance(1_000);
+    await fleet.join('w5', V, V, zone('us-east-1a'));
+    outcomes = await fleet.settle();
+    expect(outcomes.find((o) => o.decision.kind === 'preempt')?.decision).toMatchObject({ holder: 'w4', preferredHolder: 'w5' });
+    const l = (await leaseOf(L))!;
+    expect(l).toMatchObject({ holderIdentity: 'w5', successor: 'w4', leaseTransitions: 2 });
+    // settled: the next reconciles leave it alone
+    expect((await reconcileLease(deps, L)).decision).toMatchObject({ kind: 'leaveAlone', reason: 'leaderHealthy' });
+    // the leader in the preferred zone leaves: its successor is the next best-placed (us-east-1), not the oldest
+    fleet.down('w5');
+    await fleet.settle();
+    expect(await fleet.holder()).toBe('w4');
+  });
+
+  it('an operator’s preference on the lease replaces the coordinator’s, and clearing it restores the default', async () => {
+    deps = coordinatorDeps(t.client, t.names, { clock, config: { preferredLocations: ['us-east-1a'] } });
+    const fleet = new Fleet(deps, clock, L);
+    await fleet.join('a', V, V, zone('us-east-1a'));
+    clock.advance(1_000);
+    await fleet.join('b', V, V, zone('us-east-1b'));
+    await fleet.settle();
+    expect(await fleet.holder()).toBe('a');
+    await deps.leases.write(await deps.leases.read(L), { set: { preferredLocations: ['us-east-1b'] } });
+    expect((await fleet.settle()).map((o) => o.decision.kind)).toContain('preempt');
+    expect(await fleet.holder()).toBe('b');
+    await deps.leases.write(await deps.leases.read(L), { remove: ['preferredLocations'] });
+    await fleet.settle();
+    expect(await fleet.holder()).toBe('a');
+  });
+
+  it('a worker whose platform reported its zone (no stated location) is ranked by that zone', async () => {
+    deps = coordinatorDeps(t.client, t.names, { clock, config: { preferredLocations: ['us-east-1b'] } });
+    const fleet = new Fleet(deps, clock, L);
+    const task = (z: string, id: string) => ({ platform: { kind: 'ecs' as const, id: `arn:aws:ecs:us-east-1:123456789012:task/c/${id}`, cluster: 'c', availabilityZone: z } });
+    await fleet.join('a', V, V, task('us-east-1a', 'a'));
+    clock.advance(1_000);
+    await fleet.join('b', V, V, task('us-east-1b', 'b'));
+    await fleet.settle();
+    expect(await fleet.holder()).toBe('b');
+  });
+});
+
 // TestController (kubernetes leaderelection_controller_test.go): the controller end to end, with
 // workers that acknowledge pings and yield to preferredHolder. Here the Fleet plays the workers.
 describe('TestController scenarios', () => {
