@@ -123,6 +123,8 @@ const LEASE_WRITES: WriteScope = {
     'election', 'preferredHolder', 'successor', 'successorInstance', 'vacancyReport',
     // a release names the holder that leaves
     'lastHolderIdentity',
+    // withLease's run-once marker, written in the run's term (conditioned on holder and token)
+    'lastRun',
   ],
   returnValues: ['NONE', 'ALL_NEW'],
 };
@@ -132,7 +134,7 @@ export const WORKER_WRITES = {
   candidates: [
     {
       // a renewal copies pingTime into ackedPingTime (naming both); registration removes the previous start-up's pingTime
-      attributes: ['leaseName', 'name', 'revision', 'binaryVersion', 'emulationVersion', 'preferredStrategies', 'renewTime', 'ackedPingTime', 'createdAt', 'identity', 'platform', 'labels', 'expiresAt', 'pingTime'],
+      attributes: ['leaseName', 'name', 'revision', 'binaryVersion', 'emulationVersion', 'preferredStrategies', 'renewTime', 'ackedPingTime', 'createdAt', 'identity', 'platform', 'location', 'labels', 'expiresAt', 'pingTime'],
       returnValues: ['NONE'],
     },
   ],

@@ -275,6 +275,8 @@ export class LeaderElector {
   private ackedElection: string | undefined;
   private readonly detect: () => Promise<Platform | undefined>;
   private platformFound: Platform | undefined;
+  /** Hand the term over at once when cancelled, not at the next renewal slot (withLease: short-lived code). */
+  private promptHandOff = false;
 
   /** Validates and resolves `options`; nothing is read or written until run(). @throws ValidationError naming each bad option */
   constructor(options: LeaderElectorOptions) {
@@ -367,8 +369,23 @@ export class LeaderElector {
     return o.renewIntervalMs ?? defaultRenewIntervalMs(o);
   }
 
-  /** Whether this worker leads now (between onStartedLeading and onStoppedLeading). */
+  /**
+   * A cancelled leader hands over (or releases) at once instead of leading on to its next renewal
+   * slot: for short-lived code (withLease), whose caller waits for the release. @internal
+   */
+  static handOffPromptly(e: LeaderElector): void {
+    e.promptHandOff = true;
+  }
+
+  /**
+   * Whether this worker leads now (between onStartedLeading and onStoppedLeading). It judges the
+   * renew deadline on the monotonic clock at the moment it is asked: a process that was frozen past
+   * its deadline (a Lambda between invocations, SIGSTOP, a long pause) learns here that it stopped
+   * leading — the term is stopped and the signal aborted — before any of its timers has run.
+   */
   isLeader(): boolean {
+    const l = this.leading;
+    if (l && this.mono() >= l.renewedAt + this.options.renewDeadlineMs) this.stopLeading(l, 'renewDeadline');
     return this.leading !== undefined;
   }
 
@@ -397,7 +414,7 @@ export class LeaderElector {
    * FencingError and writes nothing.
    */
   fencedWrite(input: TransactWriteItemsCommandInput): Promise<TransactWriteItemsCommandOutput> {
-    const term = this.leading?.term;
+    const term = this.isLeader() ? this.leading?.term : undefined;
     if (!term) return Promise.reject(new FencingError(this.options.leaseName, undefined, 'this worker is not leading'));
     return fencedTransactWrite(this.client, { table: this.options.tables.leases, leaseName: this.options.leaseName, term }, input);
   }
@@ -811,6 +828,7 @@ export class LeaderElector {
    * The renew deadline and clock jumps still stop it as usual.
    */
   private async leadUntilHandOff(leading: Leading): Promise<void> {
+    if (this.promptHandOff) return;
     // A term not yet renewed twice is one the heir is still settling on (it reads it every
     // SETTLING_READ_MS for its first lease durations): it will see a hand-off now as soon.
     const young = leading.renewals < 2 && this.mono() - leading.since < (SETTLING_TERMS - 0.5) * this.options.leaseDurationMs;

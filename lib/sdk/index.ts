@@ -22,6 +22,19 @@ export {
   type ElectorStats,
 } from './elector.js';
 export { ClockSkewError, type ClockDoubt } from './server-clock.js';
+export {
+  withLease,
+  tryWithLease,
+  LeaseLostError,
+  WithLeaseOptionsSchema,
+  RunOnceSchema,
+  type WithLeaseOptions,
+  type RunOnce,
+  type LeaseTerm,
+  type LeaseFn,
+  type LeaseRunResult,
+} from './with-lease.js';
+export type { LastRun } from '../schemas/lease.js';
 export { LeaseCandidate, LeaseCandidateOptionsSchema, type LeaseCandidateOptions, type ResolvedLeaseCandidateOptions } from './candidate.js';
 export {
   IdentityLeaseHeartbeat,

@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { Conclave } from '../../infra/conclave.js';
 import { localClient } from '../../lib/local/dynamodb-local.js';
 import { OLDEST_EMULATION_VERSION } from '../../lib/schemas/strategy.js';
-import { IdentityLeaseHeartbeat, IdentityStore, LeaderElector, listIdentities } from '../../lib/sdk/index.js';
+import { IdentityLeaseHeartbeat, IdentityStore, LeaderElector, listIdentities, withLease } from '../../lib/sdk/index.js';
 import { CandidateStore } from '../../lib/stores/candidate-store.js';
 import { LeaseStore } from '../../lib/stores/lease-store.js';
 import { TABLES } from '../../lib/tables.js';
@@ -142,6 +142,15 @@ describe('the worker policy and the worker SDK', () => {
     w2.stop.abort();
     await w2.run; // releases the lease
 
+    // a scheduled job: withLease with a run-once window, its result and the window's marker in one fenced transaction
+    const job = recording();
+    const ran = await withLease(
+      LEASE,
+      (_signal, term) => term.complete([{ Put: { TableName: appTable, Item: marshall({ id: 'report-2' }) } }]),
+      { client: job.client, tables: t.names, identity: 'cron-1', mode: 'NoCoordination', runOnce: { window: 'nightly-1' }, leaseDurationMs: timing.leaseDurationMs, renewDeadlineMs: timing.renewDeadlineMs, retryPeriodMs: timing.retryPeriodMs, onError: () => undefined },
+    );
+    expect(ran.status).toBe('ran');
+
     const beat = recording();
     const heartbeat = new IdentityLeaseHeartbeat({ client: beat.client, tables: t.names, component: COMPONENT, hostname: 'host-1' });
     const beating = new AbortController();
@@ -152,8 +161,8 @@ describe('the worker policy and the worker SDK', () => {
     beating.abort();
     await running;
 
-    sent.push(...one.requests, ...two.requests, ...beat.requests);
-    for (const c of [one.client, two.client, beat.client]) c.destroy();
+    sent.push(...one.requests, ...two.requests, ...job.requests, ...beat.requests);
+    for (const c of [one.client, two.client, job.client, beat.client]) c.destroy();
   }, 60_000);
 
   it('synthesizes with no cdk-nag finding', () => {

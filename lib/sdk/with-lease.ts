@@ -1,0 +1,372 @@
+/**
+ * `withLease`: exactly-one for code that does not live long — a scheduled Lambda function, a cron
+ * job, a deploy script, a migration runner. It takes the lease, runs the caller's function with the
+ * term's fencing token, renews only while that function runs, and gives the lease up in every
+ * outcome. Built on a LeaderElector (the same acquisition, renewal, deadline and hand-off rules as
+ * a long-lived worker), whose run is bounded by the function's.
+ */
+import type { DynamoDBClient, TransactWriteItem, TransactWriteItemsCommandInput, TransactWriteItemsCommandOutput } from '@aws-sdk/client-dynamodb';
+import { TransactWriteItemsCommand } from '@aws-sdk/client-dynamodb';
+import { hostname } from 'node:os';
+import * as z from 'zod';
+import { systemClock, type Clock } from '../clock.js';
+import { Name } from '../schemas/common.js';
+import type { LastRun, Lease } from '../schemas/lease.js';
+import { Platform } from '../schemas/platform.js';
+import { NO_COORDINATION } from '../schemas/strategy.js';
+import { ValidationError, parse } from '../schemas/validation.js';
+import { CandidateStore } from '../stores/candidate-store.js';
+import { LeaseStore, type Term } from '../stores/lease-store.js';
+import { CandidacySchema, LeaderElector, type StopReason } from './elector.js';
+import { FencingError } from './fencing.js';
+import { ClientSchema, ClockSchema, ClockSyncSchema, TablesSchema, fn, optionErrors, stampClockFor } from './options.js';
+
+/** The term's deadline passed, or the lease moved on, while the function ran (or before it could). */
+export class LeaseLostError extends Error {
+  /** Always `LeaseLostError`. */
+  override readonly name = 'LeaseLostError';
+  constructor(
+    /** The lease that was lost. */
+    readonly leaseName: string,
+    /** The fencing token of the lost term. */
+    readonly fencingToken: number,
+    /** Why the term ended: its renew deadline passed (renewals failed, or the process was frozen), or the lease moved on. */
+    readonly reason: StopReason,
+  ) {
+    super(`lease "${leaseName}" was lost (term with fencing token ${fencingToken}: ${REASONS[reason]}); the run's work may be incomplete, and its fenced writes are refused`);
+  }
+}
+
+const REASONS: Record<StopReason, string> = {
+  cancelled: 'given up',
+  preempted: 'a better candidate was preferred',
+  renewDeadline: 'not renewed within the renew deadline — renewals failed, or the process was frozen past it',
+  deposed: 'another holder took the lease',
+};
+
+/** Run-once windows: at most one successful run per window. */
+export const RunOnceSchema = z.union([
+  z.strictObject({
+    /**
+     * The window: a UTC `day` (`2026-11-24`), a UTC `hour` (`2026-11-24T22`), or a length in
+     * milliseconds (windows aligned to the epoch, named by their start in ISO form).
+     */
+    every: z.union([z.enum(['day', 'hour']), z.number().int('must be whole milliseconds').min(1_000, 'must be ≥ 1000 ms')]),
+  }),
+  z.strictObject({
+    /** A window the caller names itself (`migration-42`, a deploy id): at most one successful run ever for that key. */
+    window: z.string().min(1, 'must not be empty').max(256, 'must be at most 256 characters'),
+  }),
+], { error: 'must be { every: "day" | "hour" | <ms> } or { window: "<key>" }' });
+export type RunOnce = z.input<typeof RunOnceSchema>;
+
+/**
+ * The options of `withLease` and `tryWithLease`. The timings are a LeaderElector's (client-go's
+ * defaults); a bad option is a ValidationError naming the field.
+ */
+export const WithLeaseOptionsSchema = z.strictObject(
+  {
+    /** The DynamoDB client the lease is read and written with. */
+    client: ClientSchema,
+    /** Where the tables are: a prefix, or `{ prefix?, leases?, candidates? }`. @default 'conclave' */
+    tables: TablesSchema,
+    /** The holder name this run writes. @default `run-<host>-<pid>` (plus a unique process id on the lease) */
+    identity: Name.optional(),
+    /**
+     * `NoCoordination`: first come, first served. `coordinated`: stand as a candidate (`candidacy`
+     * required) and run when the coordinator elects this run, or when succession gives it the lease.
+     * `auto`: coordinated when the lease has candidates (then `candidacy` is required), otherwise,
+     * or when the lease's strategy is NoCoordination, first come, first served. @default 'auto'
+     */
+    mode: z.enum(['auto', 'coordinated', 'NoCoordination']).default('auto'),
+    /** Coordinated mode: what this run stands with (versions, strategies). */
+    candidacy: CandidacySchema.optional(),
+    /**
+     * How long to wait for the lease before giving up (`busy`). `tryWithLease` returns at once when
+     * a live holder has the lease, and waits this long only for a vacant or stale one.
+     * @default 2 × leaseDurationMs
+     */
+    waitMs: z.number().int('must be whole milliseconds').min(0, 'must be ≥ 0').optional(),
+    /** At most one successful run per window; off by default. */
+    runOnce: RunOnceSchema.optional(),
+    /** How long a term lasts after a renewal. @default 15000 */
+    leaseDurationMs: z.number().int().optional(),
+    /** The run's signal aborts when it could not renew for this long. @default 10000 */
+    renewDeadlineMs: z.number().int().optional(),
+    /** How soon a failed renewal is tried again, and how often a waiting run polls. @default 2000 */
+    retryPeriodMs: z.number().int().optional(),
+    /** How often the lease is renewed while the function runs. @default as LeaderElector */
+    renewIntervalMs: z.number().int().optional(),
+    /** Where this run executes, written on the lease (`detect`: ECS or EC2 metadata). @default 'none' (a Lambda function has neither) */
+    platform: z.union([Platform, z.enum(['detect', 'none'])]).default('none'),
+    /** Where the times written come from (see LeaderElector). @default 'server' */
+    clockSync: ClockSyncSchema,
+    /**
+     * Cancels the run: the wait ends, or the function's signal aborts (with this signal's reason),
+     * and the lease is given up; the call then rejects with the reason. For a Lambda function, abort
+     * it when the invocation's remaining time runs short.
+     */
+    signal: z.custom<AbortSignal>((v) => v instanceof AbortSignal, 'must be an AbortSignal').optional(),
+    /** Faults that were retried (a failed poll or renewal). @default a process warning */
+    onError: fn<(error: Error) => void>().optional(),
+    /** Test hook: this machine's clock. @default systemClock */
+    clock: ClockSchema.optional(),
+  },
+  { error: optionErrors('withLease', 'client (and, for a coordinated lease, candidacy)') },
+);
+
+/** The options of `withLease` and `tryWithLease` as written. */
+export type WithLeaseOptions = z.input<typeof WithLeaseOptionsSchema>;
+
+/** What the function learns of its term, and the writes it may make in it. */
+export interface LeaseTerm {
+  readonly leaseName: string;
+  /** The holder name written on the lease. */
+  readonly identity: string;
+  /** The term's fencing token: raised by every acquisition, never reused. */
+  readonly fencingToken: number;
+  /** Run-once: the window this run is for; undefined without `runOnce`. */
+  readonly window: string | undefined;
+  /**
+   * Whether the lease is still held, judged now: the renew deadline on the monotonic clock, so a
+   * process that was frozen (a Lambda between invocations) learns it lost the lease at its first
+   * look, before any of its timers has run. `signal.aborted` judges the same way.
+   */
+  held(): boolean;
+  /** Throws LeaseLostError unless held(). */
+  assertHeld(): void;
+  /**
+   * Runs a DynamoDB transaction with one more condition: the lease is still in this term. A
+   * deposed or frozen run's write fails with FencingError and writes nothing.
+   */
+  fencedWrite(input: TransactWriteItemsCommandInput): Promise<TransactWriteItemsCommandOutput>;
+  /**
+   * Run-once: marks the window done in the same transaction as `items` (the run's result), fenced
+   * by the term: both land or neither. Without it the window is marked after the function returns.
+   * @throws FencingError when the term is over (nothing written)
+   */
+  complete(items?: readonly TransactWriteItem[]): Promise<void>;
+}
+
+/** The function a run executes while it holds the lease. */
+export type LeaseFn<T> = (signal: AbortSignal, term: LeaseTerm) => Promise<T> | T;
+
+/** How a run ended (a function that throws rejects withLease with its error, after the lease is given up). */
+export type LeaseRunResult<T> =
+  /** The function ran and returned while the lease was held (and, run-once, the window is marked). */
+  | { status: 'ran'; value: T; fencingToken: number; window?: string }
+  /** The lease was not had within the wait: `holder` is who had it, as last seen. */
+  | { status: 'busy'; holder: string | undefined }
+  /** Run-once: the window already had a successful run; the function did not run. */
+  | { status: 'skipped'; window: string; lastRun: LastRun };
+
+/**
+ * Takes the lease `name`, runs `fn(signal, term)`, and gives the lease up in every outcome — return,
+ * throw, abort — before it resolves: no renewal, timer or candidacy outlives the call. The lease is
+ * renewed while `fn` runs; `signal` aborts before the renew deadline if renewals fail, and a run
+ * that finds its term over (frozen past it, or deposed) learns so at its first look (`held()`,
+ * `signal.aborted`). Waits up to `waitMs` for the lease; `busy` when it did not get it.
+ *
+ * - Resolves `ran` with fn's value when fn returned while the lease was held.
+ * - Rejects with fn's error when fn threw, or with LeaseLostError when fn returned after the term
+ *   ended (its work may be incomplete; with run-once, the window stays open).
+ * @throws ValidationError naming each bad option
+ */
+export function withLease<T>(name: string, fn: LeaseFn<T>, options: WithLeaseOptions): Promise<LeaseRunResult<T>> {
+  return runWithLease(name, fn, options, false);
+}
+
+/**
+ * `withLease`, except that it returns `busy` at once when a live holder has the lease. A vacant
+ * lease, or one whose holder's stamp is older than its term by DynamoDB's clock (a crashed run),
+ * is waited for as withLease would.
+ */
+export function tryWithLease<T>(name: string, fn: LeaseFn<T>, options: WithLeaseOptions): Promise<LeaseRunResult<T>> {
+  return runWithLease(name, fn, options, true);
+}
+
+/** The window a run-once run is for, from the time now. @internal */
+export function windowOf(r: z.output<typeof RunOnceSchema>, now: number): string {
+  if ('window' in r) return r.window;
+  if (r.every === 'day') return new Date(now).toISOString().slice(0, 10);
+  if (r.every === 'hour') return new Date(now).toISOString().slice(0, 13);
+  return new Date(Math.floor(now / r.every) * r.every).toISOString();
+}
+
+/** Beyond its term by this much on DynamoDB's clock (the coordinator's clockSkewMs, and both stamps' errors), a holder is stale. */
+const STALE_MARGIN_MS = 2_000;
+
+const defaultIdentity = (): string => `run-${hostname().replace(/[^A-Za-z0-9._:/-]/g, '-').slice(0, 200) || 'host'}-${process.pid}`;
+
+async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeaseOptions, tryOnly: boolean): Promise<LeaseRunResult<T>> {
+  const what = `${tryOnly ? 'tryWithLease' : 'withLease'} options for lease "${name}"`;
+  const leaseName = parse(Name, name, `${tryOnly ? 'tryWithLease' : 'withLease'} lease name`);
+  if (typeof work !== 'function') throw new ValidationError(what, [{ field: 'fn', message: 'must be a function (signal, term) => …' }]);
+  const o = parse(WithLeaseOptionsSchema, options, what);
+  const clock: Clock = o.clock ?? systemClock;
+  const client: DynamoDBClient = o.client;
+  const leases = new LeaseStore(client, o.tables.leases);
+  const time = stampClockFor(o.clockSync, client, clock);
+  const identity = o.identity ?? defaultIdentity();
+
+  // Which mode, and whether a try gives up at once: one consistent read of the lease (and its candidates).
+  const lease = (await leases.read(leaseName)).item;
+  const mode = o.mode !== 'auto' ? o.mode : await autoMode(client, o.tables.candidates, leaseName, lease);
+  if (mode === 'coordinated' && !o.candidacy)
+    throw new ValidationError(what, [
+      {
+        field: 'candidacy',
+        message: `is required: ${o.mode === 'auto' ? `lease "${leaseName}" has candidates, so the coordinator elects its holder` : "mode 'coordinated' stands as a candidate"}. Give { emulationVersion, binaryVersion } so it can elect this run, or set mode: 'NoCoordination' to race for the lease directly`,
+      },
+    ]);
+  if (tryOnly && lease?.holderIdentity !== undefined && !isStale(lease, time.now())) return { status: 'busy', holder: lease.holderIdentity };
+
+  let started: ((t: { signal: AbortSignal; term: Term }) => void) | undefined;
+  const leading = new Promise<{ signal: AbortSignal; term: Term }>((resolve) => (started = resolve));
+  let stopped: StopReason | undefined;
+  let elector: LeaderElector;
+  try {
+    elector = new LeaderElector({
+      leaseName,
+      identity,
+      tables: o.tables,
+      client,
+      mode,
+      ...(mode === 'coordinated' ? { candidacy: o.candidacy } : {}),
+      ...pick(o, ['leaseDurationMs', 'renewDeadlineMs', 'retryPeriodMs', 'renewIntervalMs']),
+      platform: o.platform,
+      clockSync: o.clockSync,
+      releaseOnCancel: true,
+      clock,
+      ...(o.onError ? { onError: o.onError } : {}),
+      callbacks: {
+        onStartedLeading: (signal, t) => started?.({ signal, term: { holderIdentity: identity, fencingToken: t.fencingToken } }),
+        onStoppedLeading: (info) => void (stopped = info.reason),
+      },
+    });
+  } catch (e) {
+    // the timings are checked together by the elector: report them as this call's options
+    if (e instanceof ValidationError) throw new ValidationError(what, e.issues);
+    throw e;
+  }
+  LeaderElector.handOffPromptly(elector);
+  const waitMs = o.waitMs ?? 2 * elector.options.leaseDurationMs;
+
+  let stopListening: (() => void) | undefined;
+  const cancel = o.signal;
+  cancel?.throwIfAborted();
+  const stop = new AbortController();
+  const running = elector.run(stop.signal);
+  const waited = new AbortController();
+  const got = await Promise.race([
+    leading,
+    running.then(() => undefined),
+    clock.sleep(waitMs, cancel ? AbortSignal.any([waited.signal, cancel]) : waited.signal).then(() => undefined),
+  ]).finally(() => waited.abort());
+  try {
+    cancel?.throwIfAborted();
+    if (!got || !elector.isLeader()) return { status: 'busy', holder: elector.leader !== identity ? elector.leader : undefined };
+    const term = got.term;
+    // the function's signal aborts with a LeaseLostError (the elector's, with the bare reason)
+    const own = new AbortController();
+    const lost = () => own.abort(new LeaseLostError(leaseName, term.fencingToken, got.signal.reason as StopReason));
+    if (got.signal.aborted) lost();
+    else got.signal.addEventListener('abort', lost, { once: true });
+    const cancelled = () => own.abort(cancel!.reason);
+    cancel?.addEventListener('abort', cancelled, { once: true });
+    stopListening = () => {
+      got.signal.removeEventListener('abort', lost);
+      cancel?.removeEventListener('abort', cancelled);
+    };
+    const signal = judgedSignal(own.signal, elector);
+    const window = o.runOnce ? windowOf(o.runOnce, time.now()) : undefined;
+    if (window !== undefined) {
+      const last = (await leases.read(leaseName)).item?.lastRun;
+      if (last?.window === window) return { status: 'skipped', window, lastRun: last };
+    }
+    let completed = false;
+    const complete = async (items: readonly TransactWriteItem[] = []): Promise<void> => {
+      if (window === undefined) throw new RangeError('complete(): this run has no run-once window; give the runOnce option, or use fencedWrite');
+      if (completed) throw new RangeError(`complete(): the window ${window} was already marked by this run`);
+      if (!elector.isLeader()) throw new FencingError(leaseName, term.fencingToken, 'the term is over (this worker is not leading)');
+      const marker: LastRun = { window, fencingToken: term.fencingToken, holder: identity, at: time.now() };
+      await sendFenced(client, leaseName, term, [...items, leases.markRunItem(leaseName, term, marker)]);
+      completed = true;
+    };
+    const handle: LeaseTerm = {
+      leaseName,
+      identity,
+      fencingToken: term.fencingToken,
+      window,
+      held: () => elector.isLeader(),
+      assertHeld: () => {
+        if (!elector.isLeader()) throw new LeaseLostError(leaseName, term.fencingToken, stopped ?? 'renewDeadline');
+      },
+      fencedWrite: (input) => elector.fencedWrite(input),
+      complete,
+    };
+    const value = await work(signal, handle);
+    cancel?.throwIfAborted();
+    if (window !== undefined && !completed) await complete().catch((e: unknown) => {
+      throw e instanceof FencingError ? new LeaseLostError(leaseName, term.fencingToken, stopped ?? 'deposed') : e;
+    });
+    if (!completed && !elector.isLeader()) throw new LeaseLostError(leaseName, term.fencingToken, stopped ?? 'renewDeadline');
+    return { status: 'ran', value, fencingToken: term.fencingToken, ...(window !== undefined ? { window } : {}) };
+  } finally {
+    stopListening?.();
+    stop.abort();
+    await running;
+  }
+}
+
+/** `auto`: the lease's own strategy says NoCoordination, or nobody stands for it → first come, first served. */
+async function autoMode(client: DynamoDBClient, table: string, leaseName: string, lease: Lease | undefined): Promise<'coordinated' | 'NoCoordination'> {
+  if (lease?.strategy === NO_COORDINATION) return 'NoCoordination';
+  const { candidates } = await new CandidateStore(client, table).list(leaseName);
+  return candidates.length > 0 ? 'coordinated' : 'NoCoordination';
+}
+
+/** A holder's last stamp is older than its term by DynamoDB's clock, beyond every clock's margin: it crashed, or was frozen. */
+function isStale(lease: Lease, now: number): boolean {
+  return lease.renewTime !== undefined && lease.renewTime + lease.leaseDurationSeconds * 1000 + STALE_MARGIN_MS < now;
+}
+
+/** Sends the fenced transaction: the last item carries the term condition. */
+async function sendFenced(client: DynamoDBClient, leaseName: string, term: Term, items: TransactWriteItem[]): Promise<void> {
+  try {
+    await client.send(new TransactWriteItemsCommand({ TransactItems: items }));
+  } catch (e) {
+    const reasons = (e as { CancellationReasons?: { Code?: string }[] }).CancellationReasons;
+    if (e instanceof Error && e.name === 'TransactionCanceledException' && reasons?.[items.length - 1]?.Code === 'ConditionalCheckFailed') throw new FencingError(leaseName, term.fencingToken);
+    throw e;
+  }
+}
+
+/**
+ * The term's signal, whose `aborted` and `throwIfAborted()` judge the renew deadline at the moment
+ * they are read (LeaderElector.isLeader): after a freeze the deadline timer may not have run yet
+ * when the function resumes, but its first look at the signal already says the term is over.
+ */
+function judgedSignal(signal: AbortSignal, elector: LeaderElector): AbortSignal {
+  const aborted = Object.getOwnPropertyDescriptor(AbortSignal.prototype, 'aborted')!.get!;
+  Object.defineProperty(signal, 'aborted', {
+    get() {
+      elector.isLeader();
+      return aborted.call(signal) as boolean;
+    },
+  });
+  const throwIfAborted = signal.throwIfAborted.bind(signal);
+  Object.defineProperty(signal, 'throwIfAborted', {
+    value: () => {
+      elector.isLeader();
+      throwIfAborted();
+    },
+  });
+  return signal;
+}
+
+function pick<O extends object, K extends keyof O>(o: O, keys: readonly K[]): Partial<Pick<O, K>> {
+  const out: Partial<Pick<O, K>> = {};
+  for (const k of keys) if (o[k] !== undefined) out[k] = o[k];
+  return out;
+}

@@ -1,0 +1,308 @@
+/**
+ * withLease / tryWithLease on simulated time (test/sdk/sim-harness.ts): the real SDK over the
+ * DynamoDB model, one machine per run, durations in simulated ms. Run-once windows and the fenced
+ * marker on DynamoDB Local: test/sdk/with-lease-local.test.ts.
+ */
+import { GetItemCommand } from '@aws-sdk/client-dynamodb';
+import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
+import { describe, expect, it } from 'vitest';
+import type { ElectionConfigInput } from '../../lib/schemas/config.js';
+import { ValidationError } from '../../lib/schemas/validation.js';
+import { FencingError, fencedTransactWrite } from '../../lib/sdk/fencing.js';
+import { aborted } from '../../lib/sdk/options.js';
+import { LeaseLostError, tryWithLease, withLease, windowOf, type LeaseFn, type LeaseTerm, type WithLeaseOptions } from '../../lib/sdk/with-lease.js';
+import { FAST } from './harness.js';
+import { LATENCY_MS, Sim, type Machine } from './sim-harness.js';
+
+const L = 'nightly';
+const RTT_MS = 2 * LATENCY_MS;
+const CONFIG: ElectionConfigInput = { ackWindowMs: 500, electedLeaseDurationSeconds: 2 };
+
+const opts = (sim: Sim, m: Machine, identity: string, extra: Partial<WithLeaseOptions> = {}): WithLeaseOptions => ({
+  client: m.client,
+  clock: m.clock,
+  tables: sim.names,
+  identity,
+  ...FAST,
+  onError: () => undefined, // faults the tests inject are retried: not news
+  ...extra,
+});
+
+/** A run on its own machine; `spans` records, in simulated ms, when each run's function ran. */
+function runner(sim: Sim, spans: { who: string; token: number; from: number; to?: number }[]) {
+  return <T>(identity: string, fn: LeaseFn<T>, extra: Partial<WithLeaseOptions> = {}, m: Machine = sim.machine(), tryOnly = false) =>
+    (tryOnly ? tryWithLease : withLease)(
+      L,
+      async (signal, term) => {
+        const span: { who: string; token: number; from: number; to?: number } = { who: identity, token: term.fencingToken, from: sim.elapsed };
+        spans.push(span);
+        try {
+          return await fn(signal, term);
+        } finally {
+          span.to = sim.elapsed;
+        }
+      },
+      opts(sim, m, identity, extra),
+    );
+}
+
+const jobRow = async (sim: Sim) => {
+  const r = await sim.client.send(new GetItemCommand({ TableName: sim.names.candidates, Key: marshall({ leaseName: 'job-output', name: 'result' }), ConsistentRead: true }));
+  return r.Item && unmarshall(r.Item);
+};
+/** The "job's" fenced write: a row the leader owns (on the candidates table, for want of another in the model). */
+const jobWrite = (sim: Sim, by: string, token: number) => ({
+  TransactItems: [{ Put: { TableName: sim.names.candidates, Item: marshall({ leaseName: 'job-output', name: 'result', by, token }) } }],
+});
+
+describe('withLease, first come first served (NoCoordination)', () => {
+  it('takes a vacant lease, runs fn with the term’s token while renewing it, and releases before it resolves: no timer left behind', async () => {
+    const sim = await Sim.create();
+    const spans: { who: string; token: number; from: number; to?: number }[] = [];
+    const run = runner(sim, spans);
+    const m = sim.machine();
+    const r = await sim.settle(run('a', async (_signal, term) => { await m.clock.sleep(3 * FAST.leaseDurationMs); return `done ${term.fencingToken}`; }, {}, m), 'the run', 20_000);
+    expect(r).toEqual({ status: 'ran', value: `done ${spans[0]!.token}`, fencingToken: spans[0]!.token });
+    // it ran for three lease durations: renewed all along, as its own writes show
+    const terms = new Set(sim.leaseWrites.filter((w) => w.item?.['holderIdentity'] === 'a').map((w) => w.item!['renewTime']));
+    expect(terms.size).toBeGreaterThanOrEqual(3 * FAST.leaseDurationMs / FAST.renewDeadlineMs);
+    const lease = (await sim.leases.read(L)).item!;
+    expect(lease.holderIdentity).toBeUndefined();
+    expect(lease).toMatchObject({ lastHolderIdentity: 'a', fencingToken: spans[0]!.token });
+    expect(sim.clock.pending()).toBe(0);
+  });
+
+  it('releases in every outcome: fn throws (withLease rejects with its error), or the caller aborts (rejects with the reason)', async () => {
+    const sim = await Sim.create();
+    const spans: { who: string; token: number; from: number; to?: number }[] = [];
+    const run = runner(sim, spans);
+    const boom = new Error('boom');
+    await expect(sim.settle(run('a', async () => { throw boom; }), 'a throwing run')).rejects.toBe(boom);
+    expect((await sim.leases.read(L)).item).toMatchObject({ lastHolderIdentity: 'a' });
+    expect((await sim.leases.read(L)).item!.holderIdentity).toBeUndefined();
+
+    const caller = new AbortController();
+    const stop = new Error('the invocation is about to time out');
+    let sawReason: unknown;
+    const p = run('b', async (signal) => {
+      await aborted(signal);
+      sawReason = signal.reason;
+      throw signal.reason;
+    }, { signal: caller.signal });
+    await sim.until('b runs', () => spans.some((s) => s.who === 'b'));
+    caller.abort(stop);
+    await expect(sim.settle(p, 'the aborted run')).rejects.toBe(stop);
+    expect(sawReason).toBe(stop);
+    const lease = (await sim.leases.read(L)).item!;
+    expect(lease.holderIdentity).toBeUndefined();
+    expect(lease.lastHolderIdentity).toBe('b');
+    expect(sim.clock.pending()).toBe(0);
+  });
+
+  it('two at once: the second waits and runs after the first released (never overlapping, token raised); tryWithLease is busy at once', async () => {
+    const sim = await Sim.create();
+    const spans: { who: string; token: number; from: number; to?: number }[] = [];
+    const run = runner(sim, spans);
+    const first = run('a', async (_s, term) => { await sim.clock.sleep(FAST.leaseDurationMs); return term.fencingToken; });
+    await sim.until('a runs', () => spans.length === 1);
+    const second = run('b', async (_s, term) => term.fencingToken);
+    const asked = sim.elapsed;
+    const tried = run('c', async () => 'never', {}, sim.machine(), true);
+    expect(await sim.settle(tried, 'the try')).toEqual({ status: 'busy', holder: 'a' });
+    expect(sim.elapsed - asked).toBeLessThanOrEqual(2 * RTT_MS); // one read: no wait
+    const [ra, rb] = await sim.settle(Promise.all([first, second]), 'both runs', 20_000);
+    expect(ra.status).toBe('ran');
+    expect(rb.status).toBe('ran');
+    expect(spans.map((s) => s.who)).toEqual(['a', 'b']);
+    expect(spans[1]!.from).toBeGreaterThanOrEqual(spans[0]!.to!);
+    expect(spans[1]!.token).toBeGreaterThan(spans[0]!.token);
+    // released, not expired: b ran within a poll of a's end, not a lease duration later
+    expect(spans[1]!.from - spans[0]!.to!).toBeLessThan(FAST.leaseDurationMs);
+  });
+
+  it('a run that does not get the lease within waitMs is busy, and leaves nothing behind', async () => {
+    const sim = await Sim.create();
+    const spans: { who: string; token: number; from: number; to?: number }[] = [];
+    const run = runner(sim, spans);
+    const release = new AbortController();
+    const first = run('a', (signal) => aborted(release.signal).then(() => signal.aborted));
+    await sim.until('a runs', () => spans.length === 1);
+    const r = await sim.settle(run('b', async () => 'never', { waitMs: 1_000 }), 'the waiting run');
+    expect(r).toEqual({ status: 'busy', holder: 'a' });
+    release.abort();
+    expect(await sim.settle(first, 'a')).toMatchObject({ status: 'ran', value: false });
+    expect(spans.map((s) => s.who)).toEqual(['a']);
+    expect(sim.clock.pending()).toBe(0);
+  });
+
+  it('a crashed run’s lease: tryWithLease sees the holder is stale by DynamoDB’s clock and waits for the term to run out, then runs', async () => {
+    const sim = await Sim.create();
+    const spans: { who: string; token: number; from: number; to?: number }[] = [];
+    const run = runner(sim, spans);
+    const m = sim.machine();
+    void run('a', () => new Promise<never>(() => undefined), {}, m);
+    await sim.until('a runs', () => spans.length === 1);
+    m.kill();
+    await sim.run(3 * FAST.leaseDurationMs); // the next scheduled invocation comes later
+    const r = await sim.settle(run('b', async (_s, term) => term.fencingToken, {}, sim.machine(), true), 'the try', 20_000);
+    expect(r.status).toBe('ran');
+    expect(spans[1]!.token).toBeGreaterThan(spans[0]!.token);
+  });
+
+  it('renewals that fail abort fn’s signal at the renew deadline, before the term can expire for anyone; withLease rejects with LeaseLostError', async () => {
+    const sim = await Sim.create();
+    const spans: { who: string; token: number; from: number; to?: number }[] = [];
+    const run = runner(sim, spans);
+    const m = sim.machine();
+    let abortedAt: number | undefined;
+    const p = run('a', async (signal) => {
+      await aborted(signal);
+      abortedAt = sim.clock.now();
+      throw signal.reason;
+    }, {}, m);
+    await sim.until('a runs', () => spans.length === 1);
+    m.fault = (req) => (req.operation === 'UpdateItem' ? new Error('network unreachable') : undefined);
+    const e = await sim.settle(p, 'the run').catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(LeaseLostError);
+    expect(e).toMatchObject({ leaseName: L, reason: 'renewDeadline', fencingToken: spans[0]!.token });
+    const last = sim.lastRenewal(L, 'a');
+    expect(abortedAt! - last).toBeLessThanOrEqual(FAST.renewDeadlineMs + RTT_MS);
+    expect(abortedAt! - last).toBeLessThan(FAST.leaseDurationMs);
+  });
+});
+
+describe('a Lambda invocation frozen mid-fn and thawed after its lease expired', () => {
+  it('learns it lost the lease at its first look, before its timers run; its fenced writes are refused; the new holder’s stand', async () => {
+    const sim = await Sim.create();
+    const spans: { who: string; token: number; from: number; to?: number }[] = [];
+    const run = runner(sim, spans);
+    const a = sim.machine();
+    let handle: LeaseTerm | undefined;
+    let signalA: AbortSignal | undefined;
+    let onThaw: { aborted: boolean; held: boolean } | undefined;
+    let handleWrite: unknown;
+    let rawWrite: unknown;
+    // the invocation's work: a request whose answer comes back only after the freeze
+    a.fault = (req) => {
+      const input = req.input as { Key?: { name?: { S?: string } } };
+      if (req.operation === 'GetItem' && input.Key?.name?.S === 'work-in-progress') a.clock.pause();
+      return undefined;
+    };
+    const pa = run('a', async (signal, term) => {
+      handle = term;
+      signalA = signal;
+      await a.client.send(new GetItemCommand({ TableName: sim.names.leases, Key: marshall({ name: 'work-in-progress' }) }));
+      // thawed: the first thing it looks at
+      onThaw = { aborted: signal.aborted, held: term.held() };
+      handleWrite = await term.fencedWrite(jobWrite(sim, 'a', term.fencingToken)).catch((e: unknown) => e);
+      // and a write that skips the SDK's own check: DynamoDB refuses it by the token
+      rawWrite = await fencedTransactWrite(a.client, { table: sim.names.leases, leaseName: L, term: { holderIdentity: 'a', fencingToken: term.fencingToken } }, jobWrite(sim, 'a', term.fencingToken)).catch((e: unknown) => e);
+      return 'a finished';
+    }, {}, a);
+    await sim.until('a frozen mid-fn', () => handle !== undefined && a.sent.some((r) => r.operation === 'GetItem' && (r.input as { Key?: { name?: { S?: string } } }).Key?.name?.S === 'work-in-progress'));
+    await sim.run(FAST.renewDeadlineMs + 100);
+    // frozen: no timer of a's has run, yet a look at its term judges the deadline now
+    expect(signalA!.aborted).toBe(true);
+    expect(handle!.held()).toBe(false);
+    expect(() => handle!.assertHeld()).toThrow(LeaseLostError);
+
+    // meanwhile another invocation takes the lease once the term ran out, and writes
+    const pb = run('b', async (_s, term) => {
+      await term.fencedWrite(jobWrite(sim, 'b', term.fencingToken));
+      await sim.clock.sleep(FAST.leaseDurationMs);
+      return term.fencingToken;
+    });
+    await sim.until('b wrote its result', async () => (await jobRow(sim))?.['by'] === 'b', 20_000);
+    a.clock.resume();
+    const ea = await sim.settle(pa, 'a').catch((x: unknown) => x);
+    const rb = await sim.settle(pb, 'b');
+
+    expect(onThaw).toEqual({ aborted: true, held: false });
+    expect(handleWrite).toBeInstanceOf(FencingError); // refused without a request
+    expect(rawWrite).toBeInstanceOf(FencingError); // refused by DynamoDB: the lease is in b's term
+    expect(await jobRow(sim)).toMatchObject({ by: 'b', token: spans[1]!.token });
+    expect(ea).toBeInstanceOf(LeaseLostError); // fn returned, but after its term ended: not a run that counts
+    expect(rb).toMatchObject({ status: 'ran' });
+    expect(spans[1]!.token).toBeGreaterThan(spans[0]!.token);
+    expect(sim.log.maxConcurrentLeaders()).toBeLessThanOrEqual(1);
+  });
+});
+
+describe('withLease on a coordinated lease (it has candidates)', () => {
+  it('auto mode without a candidacy is refused, naming the option and the way out', async () => {
+    const sim = await Sim.create({ config: CONFIG });
+    const w = sim.elector('w', { leaseName: L });
+    await sim.settle(w.elector.ready, 'w stands');
+    const e = await sim.settle(withLease(L, async () => 1, opts(sim, sim.machine(), 'run')), 'the refusal').catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(ValidationError);
+    expect((e as ValidationError).fields).toEqual(['candidacy']);
+    expect((e as Error).message).toMatch(/has candidates.*NoCoordination/);
+    await w.stop();
+  });
+
+  it('a better candidate: the coordinator elects the run (preempting the worker), it runs, and hands the lease back', async () => {
+    const sim = await Sim.create({ config: CONFIG });
+    const coord = sim.coordinator(L);
+    const w = sim.elector('w', { leaseName: L }, { versions: ['1.31.0', '1.31.0'] });
+    await sim.until('w leads', () => w.elector.isLeader());
+    const spans: { who: string; token: number; from: number; to?: number }[] = [];
+    const run = runner(sim, spans);
+    const r = await sim.settle(run('migrate', async (_s, term) => term.fencingToken, { candidacy: { emulationVersion: '1.30.0', binaryVersion: '1.30.0' } }), 'the run', 30_000);
+    expect(r.status).toBe('ran');
+    expect(sim.log.of('stopped', 'w')[0]).toMatchObject({ reason: 'preempted' });
+    // its candidacy is withdrawn, and the worker leads again
+    expect((await sim.candidates.list(L)).candidates.map((c) => c.name)).toEqual(['w']);
+    await sim.until('w leads again', () => w.elector.isLeader(), 20_000);
+    expect(w.elector.fencingToken!).toBeGreaterThan(spans[0]!.token);
+    coord.stop();
+    await w.stop();
+  });
+
+  it('a worse candidate is not chosen while the worker lives: busy after waitMs, its candidacy withdrawn', async () => {
+    const sim = await Sim.create({ config: CONFIG });
+    const coord = sim.coordinator(L);
+    const w = sim.elector('w', { leaseName: L }, { versions: ['1.30.0', '1.30.0'] });
+    await sim.until('w leads', () => w.elector.isLeader());
+    const r = await sim.settle(withLease(L, async () => 'never', opts(sim, sim.machine(), 'late', { waitMs: 5_000, candidacy: { emulationVersion: '1.31.0', binaryVersion: '1.31.0' } })), 'the run', 30_000);
+    expect(r).toEqual({ status: 'busy', holder: 'w' });
+    expect((await sim.candidates.list(L)).candidates.map((c) => c.name)).toEqual(['w']);
+    expect(w.elector.isLeader()).toBe(true);
+    coord.stop();
+    await w.stop();
+  });
+});
+
+describe('run-once windows', () => {
+  it('names windows by UTC day, hour, or epoch-aligned length; a caller’s key as given', () => {
+    const at = Date.UTC(2026, 10, 24, 22, 5, 7);
+    expect(windowOf({ every: 'day' }, at)).toBe('2026-11-24');
+    expect(windowOf({ every: 'hour' }, at)).toBe('2026-11-24T22');
+    expect(windowOf({ every: 15 * 60_000 }, at)).toBe('2026-11-24T22:00:00.000Z');
+    expect(windowOf({ window: 'migration-42' }, at)).toBe('migration-42');
+  });
+
+  it('bad options are refused, naming the field', async () => {
+    const sim = await Sim.create();
+    const m = sim.machine();
+    const e = await sim.settle(withLease(L, async () => 1, { ...opts(sim, m, 'a'), runOnce: { every: 'week' } as never, waitMs: -1 })).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(ValidationError);
+    expect((e as ValidationError).fields.sort()).toEqual(['runOnce', 'waitMs']);
+    const t = await sim.settle(withLease(L, async () => 1, { ...opts(sim, m, 'a'), renewDeadlineMs: 5_000 })).catch((x: unknown) => x);
+    expect((t as ValidationError).message).toMatch(/^invalid withLease options for lease "nightly": renewDeadlineMs: must be < leaseDurationMs/);
+  });
+
+  it('a second run in the window skips; a failed run leaves it open (many invocations, each window run once)', async () => {
+    const sim = await Sim.create();
+    const spans: { who: string; token: number; from: number; to?: number }[] = [];
+    const run = runner(sim, spans);
+    const results: string[] = [];
+    for (const [i, fails] of [[1, false], [2, false], [3, true], [4, false], [5, false]] as const) {
+      const window = i <= 2 ? 'w1' : 'w2';
+      const r = await sim.settle(run(`inv-${i}`, async () => { if (fails) throw new Error('the job failed'); return i; }, { runOnce: { window } }), `invocation ${i}`).catch((e: unknown) => e);
+      results.push(r instanceof Error ? `${window}: error` : `${window}: ${r.status}`);
+    }
+    expect(results).toEqual(['w1: ran', 'w1: skipped', 'w2: error', 'w2: ran', 'w2: skipped']);
+    expect((await sim.leases.read(L)).item!.lastRun).toMatchObject({ window: 'w2', holder: 'inv-4', fencingToken: spans[2]!.token });
+    expect(spans.map((s) => s.who)).toEqual(['inv-1', 'inv-3', 'inv-4']);
+  });
+});
