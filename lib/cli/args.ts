@@ -7,6 +7,7 @@ import { DETAIL_TYPES } from '../events/schemas.js';
 import { PinnedPriority } from '../schemas/candidate.js';
 import { Name } from '../schemas/common.js';
 import { ElectionConfigSchema, TableNamesSchema, type ElectionConfig } from '../schemas/config.js';
+import { PreferredLocations } from '../schemas/location.js';
 import { KNOWN_STRATEGIES, StrategyName, isKnownStrategy } from '../schemas/strategy.js';
 import { ValidationError, parse } from '../schemas/validation.js';
 import { defaultTableNames } from '../tables.js';
@@ -120,6 +121,21 @@ export const SetStrategyArgs = z
     if (a.strategy !== undefined && !isKnownStrategy(a.strategy) && !a.thirdParty) {
       ctx.addIssue({ code: 'custom', path: ['strategy'], message: `"${a.strategy}" is not a strategy Conclave runs; valid: ${KNOWN_STRATEGIES.join(', ')} (a strategy a third party elects by needs --third-party)` });
     }
+  });
+
+/** Zones and regions as typed: each argument, or several in one separated by commas (`us-east-1a,us-east-1`). */
+const LocationsArg = z
+  .array(z.string())
+  .transform((args) => args.flatMap((a) => a.split(',')).map((a) => a.trim()).filter(Boolean))
+  .pipe(PreferredLocations);
+
+export const SetLocationsArgs = z
+  .object({ lease: Name, locations: LocationsArg.default([]), none: z.boolean().default(false), clear: z.boolean().default(false), create: z.boolean().default(false) })
+  .superRefine((a, ctx) => {
+    const given = [a.locations.length > 0 && 'zones or regions', a.none && '--none', a.clear && '--clear'].filter(Boolean);
+    if (given.length > 1) ctx.addIssue({ code: 'custom', path: ['locations'], message: `give one of zones or regions, --none or --clear, not ${given.join(' and ')}` });
+    if (given.length === 0) ctx.addIssue({ code: 'custom', path: ['locations'], message: 'is required: zones or regions, best first (e.g. us-east-1a us-east-1), or --none (prefer none on this lease), or --clear (the coordinator’s preference again)' });
+    if (a.clear && a.create) ctx.addIssue({ code: 'custom', path: ['create'], message: 'only goes with locations or --none, not with --clear' });
   });
 
 export const PreemptArgs = z.object({ lease: Name, to: Name, for: Duration.default(10 * 60_000) });

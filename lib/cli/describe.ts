@@ -8,9 +8,9 @@ import { ValidationError } from '../schemas/validation.js';
 import { brokenLeaseLines, brokenLeaseReport } from './broken.js';
 import { DEFAULT_SETTINGS, printJson, type CliContext } from './context.js';
 import { nextStep, standings, whyBetter, type Standing } from './explain.js';
-import { dash, fields, platformOf, relative, span, stamp, table } from './format.js';
+import { clean, dash, fields, platformOf, relative, span, stamp, table } from './format.js';
 import { reportInvalid, snapshot, type Snapshot } from './read.js';
-import { byName, pingOf, priorityOf } from './views.js';
+import { byName, pingOf, placeOf, preferenceOf, priorityOf } from './views.js';
 
 const ELECTED_BY: Record<ElectedBy, string> = {
   coordinator: 'the coordinator',
@@ -42,7 +42,7 @@ function strategyLine(lease: Lease | undefined, candidates: readonly Candidate[]
 
 function leaseLines(name: string, lease: Lease | undefined, candidates: readonly Candidate[], now: number, config: ElectionConfig): string[] {
   const state = stateOf(lease, now, config);
-  if (!lease) return fields([['Lease', name], ['State', state], ['Strategy', strategyLine(lease, candidates, now, config)]]);
+  if (!lease) return fields([['Lease', name], ['State', state], ['Strategy', strategyLine(lease, candidates, now, config)], ['Preferred locations', preferenceOf(undefined, config, name)]]);
   const e = lease.election;
   const f = lease.lastElectionFailure;
   const r = lease.vacancyReport;
@@ -57,6 +57,7 @@ function leaseLines(name: string, lease: Lease | undefined, candidates: readonly
     ['Renewed', stamp(lease.renewTime, now)],
     ['Duration', `${lease.leaseDurationSeconds}s`],
     ['Strategy', strategyLine(lease, candidates, now, config)],
+    ['Preferred locations', preferenceOf(lease, config)],
     ['Elected', lease.electedBy ? `by ${ELECTED_BY[lease.electedBy]}${lease.electedStrategy ? ` under ${lease.electedStrategy}` : ''}` : '-'],
     ['Successor', lease.successor ? `${lease.successor}${lease.holderIdentity ? ' (takes the lease at once if it falls vacant)' : ''}` : '-'],
     ['Preferred holder', lease.preferredHolder ? `${lease.preferredHolder} (${lease.holderIdentity ?? 'the holder'} should release at its next renewal)` : '-'],
@@ -68,13 +69,14 @@ function leaseLines(name: string, lease: Lease | undefined, candidates: readonly
   ]);
 }
 
-function candidateLines(ordered: readonly Standing[], now: number, config: ElectionConfig): string[] {
+function candidateLines(ordered: readonly Standing[], now: number, config: ElectionConfig, preferred: readonly string[]): string[] {
   return table<Standing>(
     [
       { header: '#', cell: (s) => (s.place === undefined ? '-' : String(s.place)) },
       { header: 'NAME', cell: (s) => s.candidate.name },
       { header: 'PRIORITY', cell: (s) => priorityOf(s.candidate, now) },
       { header: 'EMULATION', cell: (s) => s.candidate.emulationVersion },
+      { header: 'LOCATION', cell: (s) => placeOf(s.candidate, preferred) },
       { header: 'BINARY', cell: (s) => s.candidate.binaryVersion },
       { header: 'CREATED', cell: (s) => relative(s.candidate.createdAt, now) },
       { header: 'RENEWED', cell: (s) => relative(s.candidate.renewTime, now) },
@@ -87,13 +89,14 @@ function candidateLines(ordered: readonly Standing[], now: number, config: Elect
 
 /** Everything about one lease, for `describe lease` and `watch LEASE`. */
 export function describeLines(name: string, lease: Lease | undefined, candidates: readonly Candidate[], now: number, config: ElectionConfig, settings = DEFAULT_SETTINGS): string[] {
-  const { ordered, best, runnerUp } = standings(lease, candidates, now, config);
+  const { ordered, best, runnerUp, preferred, reasons } = standings(lease, candidates, now, config);
   const lines = leaseLines(name, lease, candidates, now, config);
-  lines.push('', 'Candidates, in the coordinator’s order (priority, oldest emulation, oldest binary, earliest registration, name):');
+  lines.push('', `Candidates, in the coordinator’s order (priority, oldest emulation, ${preferred.length ? 'preferred location, ' : ''}oldest binary, earliest registration, name):`);
   if (ordered.length === 0) lines.push('  none');
-  else lines.push(...candidateLines(ordered, now, config).map((l) => `  ${l}`));
+  else lines.push(...candidateLines(ordered, now, config, preferred).map((l) => `  ${l}`));
+  if (reasons.length) lines.push('', 'Why in this order:', ...reasons.map((r) => `  ${clean(r)}`));
   lines.push('');
-  const why = best && (runnerUp ? `: ${whyBetter(best, runnerUp)}` : ': the only candidate that counts');
+  const why = best && (runnerUp ? `: ${whyBetter(best, runnerUp, preferred)}` : ': the only candidate that counts');
   lines.push(...fields([
     ['Best candidate', best ? `${best.candidate.name}${why}` : 'none (no live candidate with valid versions that answers pings)'],
     ['Next step', `${nextStep(decideWithSuccession(name, lease, candidates, now, config), lease)}`],
@@ -111,12 +114,12 @@ export function describeJson(lease: Lease | undefined, candidates: readonly Cand
 async function describeBroken(ctx: CliContext, name: string, error: ValidationError): Promise<void> {
   const [report, list] = await Promise.all([brokenLeaseReport(ctx, name, error), ctx.candidates.list(name)]);
   reportInvalid(ctx, list.invalid);
-  const ordered = standings(undefined, list.candidates.sort(byName), ctx.clock.now(), ctx.config).ordered;
+  const { ordered, preferred } = standings(undefined, list.candidates.sort(byName), ctx.clock.now(), ctx.config);
   if (ctx.output === 'json') return printJson(ctx, { lease: null, broken: report, candidates: ordered.map((s) => s.candidate) });
   const lines = brokenLeaseLines(report);
   lines.push('', 'Candidates (none is elected while the row is broken):');
   if (ordered.length === 0) lines.push('  none');
-  else lines.push(...candidateLines(ordered, ctx.clock.now(), ctx.config).map((l) => `  ${l}`));
+  else lines.push(...candidateLines(ordered, ctx.clock.now(), ctx.config, preferred).map((l) => `  ${l}`));
   for (const line of lines) ctx.sink.out(line);
 }
 

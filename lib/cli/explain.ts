@@ -3,6 +3,7 @@
  * (lib/election): the CLI never re-implements a rule, it only describes the outcome.
  */
 import { ignoredLastPing, isFresh, isPending, type Decision } from '../election/decide.js';
+import { locationOf, locationText, preferredLocationsOf } from '../election/location.js';
 import { orderCandidates, pickBest, rank, type Ranked } from '../election/ordering.js';
 import { isCandidateStale } from '../election/vacancy.js';
 import type { Candidate } from '../schemas/candidate.js';
@@ -10,14 +11,24 @@ import type { ElectionConfig } from '../schemas/config.js';
 import type { Lease } from '../schemas/lease.js';
 import { relative, span } from './format.js';
 
-/** Why `a` ranks above `b`: the first of the coordinator's criteria that tells them apart. */
-export function whyBetter(a: Ranked, b: Ranked): string {
+/**
+ * Why `a` ranks above `b`: the first of the coordinator's criteria that tells them apart.
+ * `preferred`: the lease's preferred locations, as both were ranked with.
+ */
+export function whyBetter(a: Ranked, b: Ranked, preferred: readonly string[] = []): string {
   const [ca, cb] = [a.candidate, b.candidate];
   if (a.priority !== b.priority) return `higher priority than ${cb.name} (${a.priority || 'none'} > ${b.priority || 'none'})`;
   if (a.emulation.compare(b.emulation)) return `older emulation version than ${cb.name} (${ca.emulationVersion} < ${cb.emulationVersion})`;
+  if (a.locationRank !== b.locationRank) return `same emulation version as ${cb.name}, better placed (${placed(a, preferred)}; ${cb.name} ${placed(b, preferred)})`;
   if (a.binary.compare(b.binary)) return `same emulation version as ${cb.name}, older binary (${ca.binaryVersion} < ${cb.binaryVersion})`;
   if (ca.createdAt !== cb.createdAt) return `same versions as ${cb.name}, registered earlier (${new Date(ca.createdAt).toISOString()})`;
   return `same versions and registration time as ${cb.name}; the name sorts first`;
+}
+
+/** `in us-east-1a, preferred #1`, `in eu-west-1a, in no preferred location`, `of unknown location, in no preferred location`. */
+function placed(r: Ranked, preferred: readonly string[]): string {
+  const where = locationText(locationOf(r.candidate));
+  return `${where === '-' ? 'of unknown location' : `in ${where}`}, ${r.locationRank < preferred.length ? `preferred #${r.locationRank + 1}` : 'in no preferred location'}`;
 }
 
 /** One candidate's standing on the lease, in the coordinator's order. */
@@ -45,17 +56,20 @@ function stateOf(c: Candidate, lease: Lease | undefined, now: number, config: El
  * one it would prefer now (live and not ignoring pings), and the runner-up to explain why.
  */
 export function standings(lease: Lease | undefined, candidates: readonly Candidate[], now: number, config: ElectionConfig) {
+  const preferred = preferredLocationsOf(lease, config);
   const live = candidates.filter((c) => !isCandidateStale(c, now, config.candidateStaleAfterMs));
-  const ranked = orderCandidates(live, now);
+  const ranked = orderCandidates(live, now, preferred);
   const rest = candidates.filter((c) => !ranked.some((r) => r.candidate === c));
   const ordered: Standing[] = [
     ...ranked.map((r, i) => ({ candidate: r.candidate, place: i + 1, state: stateOf(r.candidate, lease, now, config) })),
     ...rest.map((c) => ({ candidate: c, place: undefined, state: stateOf(c, lease, now, config) })),
   ];
   const responsive = live.filter((c) => !ignoredLastPing(c, now, config.ackWindowMs));
-  const best = pickBest(responsive, now);
-  const runnerUp = best && orderCandidates(responsive.filter((c) => c !== best.candidate), now)[0];
-  return { ordered, best, runnerUp };
+  const best = pickBest(responsive, now, preferred);
+  const runnerUp = best && orderCandidates(responsive.filter((c) => c !== best.candidate), now, preferred)[0];
+  // each ranked candidate against the next: why the order is what it is
+  const reasons = ranked.slice(0, -1).map((r, i) => `${r.candidate.name} before ${ranked[i + 1]!.candidate.name}: ${whyBetter(r, ranked[i + 1]!, preferred)}`);
+  return { ordered, best, runnerUp, preferred, reasons };
 }
 
 /** A decision of `decide()` as a sentence: what the coordinator does at its next reconcile. */

@@ -1,10 +1,16 @@
-/** An operator's write to a lease row: its sticky `strategy` (release.ts ends a holder's term). */
+/** An operator's writes to a lease row: its sticky `strategy` and its `preferredLocations` (release.ts ends a holder's term). */
+import { locationRank, preferredLocationsOf } from '../election/location.js';
+import { decideWithSuccession } from '../election/successor.js';
+import { liveCandidates } from '../election/vacancy.js';
+import type { Lease } from '../schemas/lease.js';
 import { NO_COORDINATION, OLDEST_EMULATION_VERSION } from '../schemas/strategy.js';
-import type { LeasePatch } from '../stores/lease-store.js';
+import type { LeasePatch, LeaseRead } from '../stores/lease-store.js';
 import { changesOf, confirmChange, writeAsShown } from './confirm.js';
 import { note, printJson, say, type CliContext } from './context.js';
 import { CliError } from './errors.js';
+import { nextStep } from './explain.js';
 import { unknownLease } from './read.js';
+import { byName, placeOf, preferenceOf } from './views.js';
 
 function strategyEffect(strategy: string | undefined): string {
   if (strategy === undefined) return 'the candidates’ preferredStrategies decide again (KEP-4355 consensus)';
@@ -14,31 +20,80 @@ function strategyEffect(strategy: string | undefined): string {
 }
 
 /**
- * `conclave set-strategy LEASE STRATEGY` / `--clear`: conditioned on the revision read. A lease
- * without a row but with candidates gets one, without a holder, as the coordinator creates it
- * before an election. A name with neither is refused unless `create`: a typo must not make a lease.
+ * The row an operator's write goes to. A lease without a row but with candidates gets one, without
+ * a holder, as the coordinator creates it before an election. A name with neither is refused
+ * unless `create`: a typo must not make a lease.
  */
-export async function setStrategy(ctx: CliContext, args: { lease: string; strategy?: string | undefined; clear: boolean; create?: boolean }): Promise<void> {
-  const read = await ctx.leases.read(args.lease);
-  if (!read.item && !args.create && !args.clear && (await ctx.candidates.list(args.lease)).candidates.length === 0) {
-    const unknown = await unknownLease(ctx, args.lease);
+async function leaseToWrite(ctx: CliContext, lease: string, opts: { create?: boolean; clear: boolean }): Promise<LeaseRead> {
+  const read = await ctx.leases.read(lease);
+  if (!read.item && !opts.create && !opts.clear && (await ctx.candidates.list(lease)).candidates.length === 0) {
+    const unknown = await unknownLease(ctx, lease);
     throw new CliError(`${unknown.message}; \`conclave get leases\` lists them — --create makes the row of a lease no worker has joined yet`);
   }
+  return read;
+}
+
+/** Shows the change, asks, and writes it (again after a lost race, if the change still holds); a new row gets a lease's first fields. */
+async function confirmedLeaseWrite(ctx: CliContext, lease: string, read: LeaseRead, set: LeasePatch['set'], remove: LeasePatch['remove'] = []): Promise<{ written: Lease; created: boolean }> {
+  const created = read.item === undefined;
+  const fields = { ...set, ...(created ? { leaseDurationSeconds: ctx.config.defaultLeaseDurationSeconds, leaseTransitions: 0, fencingToken: 0 } : {}) };
+  const patch: LeasePatch = { ...(Object.keys(fields).length ? { set: fields } : {}), ...(remove.length ? { remove } : {}) };
+  const now = ctx.clock.now();
+  await confirmChange(ctx, created ? `create lease ${lease} (it has no row yet; without a holder)` : `change lease ${lease}`, changesOf(read.item, patch, now));
+  const written = await writeAsShown(`lease ${lease}`, read, patch, now, { reread: () => ctx.leases.read(lease), write: (r, p) => ctx.leases.write(r, p) });
+  return { written, created };
+}
+
+const CREATED = ' — created the lease row, without a holder';
+
+/** `conclave set-strategy LEASE STRATEGY` / `--clear`: conditioned on the revision read. */
+export async function setStrategy(ctx: CliContext, args: { lease: string; strategy?: string | undefined; clear: boolean; create?: boolean }): Promise<void> {
+  const read = await leaseToWrite(ctx, args.lease, args);
   const before = read.item?.strategy;
   if (args.clear && before === undefined) {
     if (!read.item) throw await unknownLease(ctx, args.lease);
     note(ctx, `lease ${args.lease} has no operator strategy; nothing to clear`);
     return ctx.output === 'json' ? printJson(ctx, read.item) : undefined;
   }
-  const created = read.item === undefined;
-  const patch: LeasePatch = args.clear
-    ? { remove: ['strategy'] }
-    : { set: { strategy: args.strategy, ...(created ? { leaseDurationSeconds: ctx.config.defaultLeaseDurationSeconds, leaseTransitions: 0, fencingToken: 0 } : {}) } };
-  const now = ctx.clock.now();
-  await confirmChange(ctx, created ? `create lease ${args.lease} (it has no row yet; without a holder)` : `change lease ${args.lease}`, changesOf(read.item, patch, now));
-  const written = await writeAsShown(`lease ${args.lease}`, read, patch, now, { reread: () => ctx.leases.read(args.lease), write: (r, p) => ctx.leases.write(r, p) });
+  const { written, created } = args.clear ? await confirmedLeaseWrite(ctx, args.lease, read, {}, ['strategy']) : await confirmedLeaseWrite(ctx, args.lease, read, { strategy: args.strategy });
   if (ctx.output === 'json') return printJson(ctx, written);
   const what = args.clear ? `cleared the strategy of lease ${args.lease} (was ${before})` : `set the strategy of lease ${args.lease} to ${written.strategy}${before ? ` (was ${before})` : ''}`;
-  say(ctx, `${what}${created ? ' — created the lease row, without a holder' : ''}`);
+  say(ctx, `${what}${created ? CREATED : ''}`);
   say(ctx, `from now on ${strategyEffect(written.strategy)}`);
+}
+
+const listed = (l: readonly string[] | undefined): string => (l === undefined ? 'the coordinator’s' : l.length ? l.join(', ') : 'none');
+
+/**
+ * `conclave set-locations LEASE ZONE|REGION…` / `--none` / `--clear`: the lease's own preferred
+ * locations, best first (`--none`: no preference, whatever the coordinator's; `--clear`: the
+ * coordinator's again). Conditioned on the revision read; says where the candidates stand and what
+ * the coordinator does next.
+ */
+export async function setLocations(ctx: CliContext, args: { lease: string; locations?: string[] | undefined; none: boolean; clear: boolean; create?: boolean }): Promise<void> {
+  const read = await leaseToWrite(ctx, args.lease, args);
+  const before = read.item?.preferredLocations;
+  if (args.clear && before === undefined) {
+    if (!read.item) throw await unknownLease(ctx, args.lease);
+    note(ctx, `lease ${args.lease} has no preferred locations of its own (${preferenceOf(read.item, ctx.config)}); nothing to clear`);
+    return ctx.output === 'json' ? printJson(ctx, read.item) : undefined;
+  }
+  const { written, created } = args.clear
+    ? await confirmedLeaseWrite(ctx, args.lease, read, {}, ['preferredLocations'])
+    : await confirmedLeaseWrite(ctx, args.lease, read, { preferredLocations: args.none ? [] : args.locations! });
+  if (ctx.output === 'json') return printJson(ctx, written);
+  const what = args.clear ? `cleared the preferred locations of lease ${args.lease} (was ${listed(before)})` : `set the preferred locations of lease ${args.lease} to ${listed(written.preferredLocations)} (was ${listed(before)})`;
+  say(ctx, `${what}${created ? CREATED : ''}`);
+  say(ctx, `in force now: ${preferenceOf(written, ctx.config)}`);
+  const now = ctx.clock.now();
+  const { candidates } = await ctx.candidates.list(args.lease);
+  const preferred = preferredLocationsOf(written, ctx.config);
+  const live = liveCandidates(candidates, now, ctx.config.candidateStaleAfterMs);
+  if (preferred.length) {
+    for (const c of live.sort(byName)) say(ctx, `  ${c.name}: ${placeOf(c, preferred)}`);
+    if (live.length && live.every((c) => locationRank(c, preferred) === preferred.length)) {
+      say(ctx, `no candidate of lease ${args.lease} runs in any of them now: they all stay eligible, and the holder keeps the lease (leadership is never lost for want of a location)`);
+    }
+  }
+  say(ctx, `the coordinator's next step: ${nextStep(decideWithSuccession(args.lease, written, candidates, now, ctx.config), written)}`);
 }

@@ -11,14 +11,14 @@ import { DETAIL_TYPES } from '../events/schemas.js';
 import { ValidationError, parse } from '../schemas/validation.js';
 import { KNOWN_STRATEGIES } from '../schemas/strategy.js';
 import { electionConfig, type ElectionConfig } from '../schemas/config.js';
-import { CandidatesArgs, EventsArgs, LeaseArg, PreemptArgs, ReleaseArgs, SetPriorityArgs, SetStrategyArgs, WatchArgs, globalOptions, parseElectionConfig, type GlobalOptions } from './args.js';
+import { CandidatesArgs, EventsArgs, LeaseArg, PreemptArgs, ReleaseArgs, SetLocationsArgs, SetPriorityArgs, SetStrategyArgs, WatchArgs, globalOptions, parseElectionConfig, type GlobalOptions } from './args.js';
 import { DEFAULT_SETTINGS, cliContext, clientFor, realPace, type CliContext, type Pace, type Sink } from './context.js';
 import { describeLease } from './describe.js';
 import { CliError, explain } from './errors.js';
 import { clean } from './format.js';
 import { events } from './events.js';
 import { getCandidates, getLeases } from './get.js';
-import { setStrategy } from './lease-writes.js';
+import { setLocations, setStrategy } from './lease-writes.js';
 import { release } from './release.js';
 import { preempt, setPriority } from './priority.js';
 import { watch } from './watch.js';
@@ -64,9 +64,10 @@ Examples (local mode: \`npm start -- --serve\` prints the endpoint and prefix):
   $ conclave --endpoint http://127.0.0.1:8000 --table-prefix conclave-local get leases
   $ conclave describe lease nightly-report
   $ conclave preempt nightly-report --to worker-2 --for 15m
+  $ conclave set-locations nightly-report us-east-1a us-east-1
   $ conclave events --follow --type "Leader Changed"
 
-Writes (set-priority, set-strategy, preempt, release) show the change and ask; -y skips the question.
+Writes (set-priority, set-strategy, set-locations, preempt, release) show the change and ask; -y skips the question.
 
 Environment: CONCLAVE_ENDPOINT, CONCLAVE_TABLE_PREFIX, CONCLAVE_ELECTION_CONFIG; without --endpoint
 the AWS SDK's default credential chain and region (AWS_PROFILE, AWS_REGION, …) are used.`;
@@ -168,6 +169,19 @@ function program(io: CliIO & { ask: (question: string) => Promise<string | undef
     .description('set the lease’s strategy (sticky; the coordinator never overwrites it), or clear it')
     .action((lease: string, strategy: string | undefined, opts: { clear?: boolean; thirdParty?: boolean; create?: boolean }, cmd: Command) =>
       withDb(cmd, (ctx) => setStrategy(ctx, parse(SetStrategyArgs, { lease, strategy, clear: opts.clear, thirdParty: opts.thirdParty, create: opts.create }, 'set-strategy arguments'))),
+    );
+
+  root
+    .command('set-locations')
+    .argument('<lease>')
+    .argument('[locations...]', 'zones or regions, best first, e.g. us-east-1a us-east-1')
+    .option('--none', 'prefer no location on this lease, whatever the coordinator’s preferredLocations')
+    .option('--clear', 'remove the lease’s own preference: the coordinator’s preferredLocations apply again')
+    .option('--create', 'create the lease’s row when it has none and no candidates yet (otherwise refused: a typo must not make a lease)')
+    .option(...YES)
+    .description('set the zones and regions the lease’s leader should run in, best first (a better-placed candidate preempts the holder), or clear them')
+    .action((lease: string, locations: string[], opts: { none?: boolean; clear?: boolean; create?: boolean }, cmd: Command) =>
+      withDb(cmd, (ctx) => setLocations(ctx, parse(SetLocationsArgs, { lease, locations, none: opts.none, clear: opts.clear, create: opts.create }, 'set-locations arguments'))),
     );
 
   root

@@ -1,5 +1,6 @@
 /** What the tables' rows look like to an operator: one place for every column and field. */
 import { ignoredLastPing } from '../election/decide.js';
+import { locationOf, locationRank, locationText } from '../election/location.js';
 import { effectivePriority } from '../election/ordering.js';
 import { leaseExpiresAt } from '../election/vacancy.js';
 import type { Candidate } from '../schemas/candidate.js';
@@ -57,6 +58,27 @@ export function pingOf(c: Candidate, now: number, config: ElectionConfig): strin
   return `pending (${pinged})`;
 }
 
+/**
+ * Where a candidate runs and its place in the lease's preference: `us-east-1a`, `us-east-1a
+ * (preferred #1)`, `eu-west-1a (not preferred)`, `- (unknown: not preferred)`.
+ */
+export function placeOf(c: Candidate, preferred: readonly string[]): string {
+  const where = locationText(locationOf(c));
+  if (preferred.length === 0) return where;
+  const i = locationRank(c, preferred);
+  if (i < preferred.length) return `${where} (preferred #${i + 1})`;
+  return where === '-' ? '- (unknown: not preferred)' : `${where} (not preferred)`;
+}
+
+/** The preference in force on a lease, in words: the lease's own, the coordinator's, or none. */
+export function preferenceOf(l: Pick<Lease, 'name' | 'preferredLocations'> | undefined, config: ElectionConfig, name = l?.name ?? 'NAME'): string {
+  if (l?.preferredLocations) {
+    const list = l.preferredLocations.length ? l.preferredLocations.join(', ') : 'none';
+    return `${list} (set on the lease by an operator; \`conclave set-locations ${name} --clear\` returns to the coordinator's)`;
+  }
+  return config.preferredLocations.length ? `${config.preferredLocations.join(', ')} (the coordinator's preferredLocations)` : 'none';
+}
+
 export function candidateColumns(now: number, config: ElectionConfig): Column<Candidate>[] {
   return [
     { header: 'NAME', cell: (c) => c.name },
@@ -68,6 +90,7 @@ export function candidateColumns(now: number, config: ElectionConfig): Column<Ca
     { header: 'RENEWED', cell: (c) => relative(c.renewTime, now) },
     { header: 'PING/ACK', cell: (c) => pingOf(c, now, config) },
     { header: 'IDENTITY', cell: (c) => dash(c.identity) },
+    { header: 'LOCATION', cell: (c) => locationText(locationOf(c)) },
     { header: 'PLATFORM', cell: (c) => platformOf(c.platform) },
   ];
 }

@@ -55,14 +55,14 @@ describe('get', () => {
     expect(items[0]).toEqual({ ...lease('w1', { holderInstance: 'w1-i1', electedStrategy: 'OldestEmulationVersion' }), termToken: 7, revision: 1 }); // termToken: the store's copy of the term's token
   });
 
-  it('get candidates LEASE: versions, priority with expiry, strategies, renewal, ping state, identity, platform', async () => {
+  it('get candidates LEASE: versions, priority with expiry, strategies, renewal, ping state, identity, location, platform', async () => {
     const r = await h.run(['get', 'candidates', 'component-A'], { clock: at() });
     expect(r.code).toBe(0);
     const lines = r.out.split('\n');
-    expect(lines[0]).toMatch(/^NAME\s+LEASE\s+EMULATION\s+BINARY\s+PRIORITY\s+STRATEGIES\s+RENEWED\s+PING\/ACK\s+IDENTITY\s+PLATFORM$/);
+    expect(lines[0]).toMatch(/^NAME\s+LEASE\s+EMULATION\s+BINARY\s+PRIORITY\s+STRATEGIES\s+RENEWED\s+PING\/ACK\s+IDENTITY\s+LOCATION\s+PLATFORM$/);
     const row = (name: string) => lines.find((l) => l.startsWith(`${name} `))!.split(/\s{3,}/);
-    expect(row('w1')).toEqual(['w1', 'component-A', '1.31.0', '1.31.0', '-', 'OldestEmulationVersion', '3s ago', '-', 'w1-i1', '-']);
-    expect(row('w2')).toEqual(['w2', 'component-A', '1.30.0', '1.31.0', '-', 'OldestEmulationVersion', '4s ago', 'acked (pinged 23s ago)', 'w2-i1', '-']);
+    expect(row('w1')).toEqual(['w1', 'component-A', '1.31.0', '1.31.0', '-', 'OldestEmulationVersion', '3s ago', '-', 'w1-i1', '-', '-']);
+    expect(row('w2')).toEqual(['w2', 'component-A', '1.30.0', '1.31.0', '-', 'OldestEmulationVersion', '4s ago', 'acked (pinged 23s ago)', 'w2-i1', '-', '-']);
     expect(row('w3')[6]).toBe('40m3s ago');
     expect(row('w4')[4]).toBe('9 (expires in 9m57s)');
     expect(lines).toHaveLength(5);
@@ -299,6 +299,77 @@ describe('set-strategy', () => {
     const ok = await h.run(['set-strategy', 'strat', 'example.com/Custom', '--third-party', '--yes'], { clock: at() });
     expect(ok.out).toMatch(/a third party elects under "example\.com\/Custom"/);
     expect((await h.leases.read('strat')).item?.strategy).toBe('example.com/Custom');
+  });
+});
+
+describe('set-locations, and where candidates run in describe lease (issue 18)', () => {
+  beforeAll(async () => {
+    // placed: p1 (the oldest) leads from us-east-1b; p2 runs in us-east-1a; p3's location is unknown
+    await h.seedLease(lease('p1', { name: 'placed' }));
+    await h.seedCandidate(cand('p1', '1.30.0', '1.30.0', { leaseName: 'placed', createdAt: NOW - 2 * 60 * MIN, location: { zone: 'us-east-1b', region: 'us-east-1' } }));
+    await h.seedCandidate(cand('p2', '1.30.0', '1.30.0', { leaseName: 'placed', location: { zone: 'us-east-1a', region: 'us-east-1' } }));
+    await h.seedCandidate(cand('p3', '1.30.0', '1.30.0', { leaseName: 'placed', createdAt: NOW - 90 * MIN }));
+  });
+  const ranking = (out: string) => out.split('\n').filter((l) => /^ {2}[-\d] /.test(l)).map((l) => l.trim().split(/\s{3,}/));
+
+  it('without a preference: each candidate’s zone is shown, and the version order decides', async () => {
+    const r = await h.run(['describe', 'lease', 'placed'], { clock: at() });
+    expect(r.out).toMatch(/^Preferred locations: +none$/m);
+    expect(r.out).toMatch(/^Candidates, in the coordinator’s order \(priority, oldest emulation, oldest binary, earliest registration, name\):$/m);
+    expect(ranking(r.out).map((c) => [c[1], c[4]])).toEqual([['p1', 'us-east-1b'], ['p3', '-'], ['p2', 'us-east-1a']]);
+    expect(r.out).toMatch(/^ {2}p1 before p3: same versions as p3, registered earlier/m);
+  });
+
+  it('sets the lease’s preference, says where each candidate stands and that the better-placed one preempts the holder', async () => {
+    const r = await h.run(['set-locations', 'placed', 'us-east-1a,us-east-1', '--yes'], { clock: at() });
+    expect(r.code, r.err).toBe(0);
+    expect(r.err).toMatch(/^change lease placed:$/m);
+    expect(r.err).toMatch(/preferredLocations +- +\["us-east-1a","us-east-1"\]/);
+    expect(r.out.split('\n')).toEqual([
+      'set the preferred locations of lease placed to us-east-1a, us-east-1 (was the coordinator’s)',
+      'in force now: us-east-1a, us-east-1 (set on the lease by an operator; `conclave set-locations placed --clear` returns to the coordinator\'s)',
+      '  p1: us-east-1b (preferred #2)',
+      '  p2: us-east-1a (preferred #1)',
+      '  p3: - (unknown: not preferred)',
+      "the coordinator's next step: ask p1 to yield to p2 (preferredHolder); p1 releases at its next renewal and the next election elects p2",
+    ]);
+    expect((await h.leases.read('placed')).item).toMatchObject({ holderIdentity: 'p1', preferredLocations: ['us-east-1a', 'us-east-1'], revision: 2 });
+
+    const d = await h.run(['describe', 'lease', 'placed'], { clock: at() });
+    expect(d.out).toMatch(/^Candidates, in the coordinator’s order \(priority, oldest emulation, preferred location, oldest binary, earliest registration, name\):$/m);
+    expect(ranking(d.out).map((c) => [c[1], c[4]])).toEqual([['p2', 'us-east-1a (preferred #1)'], ['p1', 'us-east-1b (preferred #2)'], ['p3', '- (unknown: not preferred)']]);
+    expect(d.out).toMatch(/^Why in this order:\n {2}p2 before p1: same emulation version as p1, better placed \(in us-east-1a, preferred #1; p1 in us-east-1b, preferred #2\)\n {2}p1 before p3: same emulation version as p3, better placed \(in us-east-1b, preferred #2; p3 of unknown location, in no preferred location\)$/m);
+    expect(d.out).toMatch(/^Best candidate: +p2: same emulation version as p1, better placed/m);
+  });
+
+  it('--none prefers no location whatever the coordinator’s; --clear returns to the coordinator’s; -o json prints the lease', async () => {
+    await h.run(['set-locations', 'placed', 'us-east-1a', 'us-east-1', '--yes'], { clock: at() });
+    const none = await h.run(['set-locations', 'placed', '--none', '--yes'], { clock: at() });
+    expect(none.out).toMatch(/^set the preferred locations of lease placed to none \(was us-east-1a, us-east-1\)\nin force now: none \(set on the lease by an operator/);
+    expect(none.out).not.toMatch(/yield/); // p1, the oldest, is the best again
+    expect((await h.leases.read('placed')).item?.preferredLocations).toEqual([]);
+    const cleared = await h.run(['set-locations', 'placed', '--clear', '--yes', '-o', 'json'], { clock: at() });
+    expect((JSON.parse(cleared.out) as Lease).preferredLocations).toBeUndefined();
+    const again = await h.run(['set-locations', 'placed', '--clear', '--yes'], { clock: at() });
+    expect(again.err).toMatch(/lease placed has no preferred locations of its own \(none\); nothing to clear/);
+  });
+
+  it('nobody in the listed locations: says that the holder keeps the lease', async () => {
+    const r = await h.run(['set-locations', 'placed', 'eu-west-1', '--yes'], { clock: at() });
+    expect(r.out).toMatch(/^no candidate of lease placed runs in any of them now: they all stay eligible, and the holder keeps the lease/m);
+    await h.run(['set-locations', 'placed', '--clear', '--yes'], { clock: at() });
+  });
+
+  it.each([
+    { args: ['US-EAST-1A'], error: /^error: invalid set-locations arguments: locations\[0\]: must be a zone or region name in lowercase letters, digits and -/ },
+    { args: ['us-east-1a', 'us-east-1a'], error: /locations: must not list a zone or region twice/ },
+    { args: [], error: /locations: is required: zones or regions, best first/ },
+    { args: ['us-east-1a', '--clear'], error: /locations: give one of zones or regions, --none or --clear, not zones or regions and --clear/ },
+  ])('refuses $args, naming the field and the fix; writes nothing', async ({ args, error }) => {
+    const r = await h.run(['set-locations', 'placed', ...args, '--yes'], { clock: at() });
+    expect(r.code).toBe(1);
+    expect(r.err).toMatch(error);
+    expect((await h.leases.read('placed')).item?.preferredLocations).toBeUndefined();
   });
 });
 
