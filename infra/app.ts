@@ -15,12 +15,15 @@
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { App, Validations, type AppProps } from 'aws-cdk-lib';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import * as z from 'zod';
 import { parse } from '../lib/schemas/validation.js';
 import { defaultTableNames } from '../lib/tables.js';
 import { TablePrefixSchema } from './settings.js';
 import { ConclaveStack } from './stack.js';
+import { ScheduledLeaseJob } from '../examples/scheduled-job-stack.js';
+import { EXAMPLE_JOB_DIR } from '../scripts/build-functions.js';
 
 /** The prefix `defaultTableNames()` (and so the CLI and the worker example) assumes. */
 const DEFAULT_PREFIX = defaultTableNames().leases.replace(/-leases$/, '');
@@ -34,20 +37,31 @@ export function checkedApp(props: AppProps = {}): App {
 
 /** The stack `cdk deploy` deploys: `Conclave`, or `Conclave-<prefix>` for another table prefix. */
 export function addConclaveStack(app: App): ConclaveStack {
-  const { tablePrefix, alarmEmail } = parse(
-    z.object({ tablePrefix: TablePrefixSchema, alarmEmail: z.email('must be an e-mail address: -c alarmEmail=oncall@example.com').optional() }),
-    { tablePrefix: app.node.tryGetContext('tablePrefix') ?? DEFAULT_PREFIX, alarmEmail: app.node.tryGetContext('alarmEmail') },
-    'CDK context (-c tablePrefix=... -c alarmEmail=...)',
+  const { tablePrefix, alarmEmail, exampleJob } = parse(
+    z.object({
+      tablePrefix: TablePrefixSchema,
+      alarmEmail: z.email('must be an e-mail address: -c alarmEmail=oncall@example.com').optional(),
+      exampleJob: z.enum(['true', 'false'], 'must be true or false: -c exampleJob=true adds the example scheduled job').optional(),
+    }),
+    { tablePrefix: app.node.tryGetContext('tablePrefix') ?? DEFAULT_PREFIX, alarmEmail: app.node.tryGetContext('alarmEmail'), exampleJob: optionalString(app.node.tryGetContext('exampleJob')) },
+    'CDK context (-c tablePrefix=... -c alarmEmail=... -c exampleJob=true)',
   );
   const id = tablePrefix === DEFAULT_PREFIX ? 'Conclave' : `Conclave-${tablePrefix.replace(/[^A-Za-z0-9-]/g, '-')}`;
-  return new ConclaveStack(app, id, { conclave: { tablePrefix }, ...(alarmEmail ? { alarmEmail } : {}) });
+  const stack = new ConclaveStack(app, id, { conclave: { tablePrefix }, ...(alarmEmail ? { alarmEmail } : {}) });
+  // the example scheduled job (examples/scheduled-job.ts), bundled by buildExampleJob before synth
+  if (exampleJob === 'true') new ScheduledLeaseJob(stack, 'ExampleJob', { conclave: stack.conclave, code: lambda.Code.fromAsset(EXAMPLE_JOB_DIR) });
+  return stack;
 }
+
+/** A context value given on the command line is a string; in cdk.json it may be a boolean. */
+const optionalString = (v: unknown): unknown => (typeof v === 'boolean' ? String(v) : v);
 
 // Run as the CDK app (cdk.json: `npx tsx infra/app.ts`), not when imported by tests.
 if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
   // the sources' functions, bundled now: a deploy from this repository never ships stale code
-  const { buildFunctions } = await import('../scripts/build-functions.js');
+  const { buildFunctions, buildExampleJob } = await import('../scripts/build-functions.js');
   await buildFunctions();
+  await buildExampleJob(); // small; built always, so `-c exampleJob=true` finds it
   const app = checkedApp();
   addConclaveStack(app);
   app.synth();

@@ -138,6 +138,28 @@ export async function buildFunctions(options: { outDir?: string; budgetBytes?: n
   return bundles;
 }
 
+/** Where the repository's app finds the example scheduled job's code (`-c exampleJob=true`). */
+export const EXAMPLE_JOB_DIR = join(PROJECT_ROOT, 'build', 'examples', 'scheduled-job');
+
+/**
+ * Bundles examples/scheduled-job.ts (the example job withLease runs on a schedule) as the
+ * functions are bundled, into EXAMPLE_JOB_DIR/index.mjs; rewritten only when its bytes changed.
+ * Returns the directory.
+ */
+export async function buildExampleJob(outDir = EXAMPLE_JOB_DIR): Promise<string> {
+  const dir = resolve(outDir);
+  const result = await esbuild.build(esbuildOptions({ index: join(PROJECT_ROOT, 'examples', 'scheduled-job.ts') }, dir));
+  const file = result.outputFiles.find((f) => f.path === join(dir, ASSET_FILE));
+  if (!file) throw new Error(`esbuild wrote no ${ASSET_FILE} for examples/scheduled-job.ts`);
+  mkdirSync(dir, { recursive: true });
+  if (!sameBytes(file.path, file.contents)) {
+    const temp = join(dirname(dir), `.scheduled-job.${process.pid}.tmp`);
+    writeFileSync(temp, file.contents);
+    renameSync(temp, file.path);
+  }
+  return dir;
+}
+
 function sameBytes(path: string, contents: Uint8Array): boolean {
   try {
     return Buffer.from(contents).equals(readFileSync(path));

@@ -298,8 +298,8 @@ describe('run-once windows', () => {
     const results: string[] = [];
     for (const [i, fails] of [[1, false], [2, false], [3, true], [4, false], [5, false]] as const) {
       const window = i <= 2 ? 'w1' : 'w2';
-      const r = await sim.settle(run(`inv-${i}`, async () => { if (fails) throw new Error('the job failed'); return i; }, { runOnce: { window } }), `invocation ${i}`).catch((e: unknown) => e);
-      results.push(r instanceof Error ? `${window}: error` : `${window}: ${r.status}`);
+      const r = await sim.settle(run(`inv-${i}`, async () => { if (fails) throw new Error('the job failed'); return i; }, { runOnce: { window } }), `invocation ${i}`).then((x) => x.status, () => 'error');
+      results.push(`${window}: ${r}`);
     }
     expect(results).toEqual(['w1: ran', 'w1: skipped', 'w2: error', 'w2: ran', 'w2: skipped']);
     expect((await sim.leases.read(L)).item!.lastRun).toMatchObject({ window: 'w2', holder: 'inv-4', fencingToken: spans[2]!.token });

@@ -1,0 +1,117 @@
+/**
+ * A scheduled Lambda function that does a fenced job through `withLease`: exactly one invocation
+ * acts per window, even when the schedule delivers twice (EventBridge delivers at least once), an
+ * invocation runs late, or one is frozen mid-run and thawed after its lease expired.
+ *
+ * - The lease `JOB_LEASE` (default `scheduled-report`) is taken first come, first served.
+ * - The job writes the next report in sequence to `JOB_RESULTS_TABLE` (one per window, and a
+ *   summary row counting them), in the same transaction as the window's marker, fenced by the
+ *   term: a straggler whose term is over writes nothing, so the sequence never skips or repeats.
+ * - A second invocation in the same window skips; a failed run leaves the window open for the next.
+ * - The run is cancelled (and the lease given up) 3 s before Lambda would time the invocation out.
+ *
+ * Deployed by the repository's CDK app with `-c exampleJob=true` (examples/scheduled-job-stack.ts);
+ * `npm start` runs it in local mode, invoked on a schedule the way EventBridge invokes it.
+ *
+ * Environment: CONCLAVE_LEASES_TABLE and CONCLAVE_CANDIDATES_TABLE, or CONCLAVE_TABLE_PREFIX
+ * (default `conclave`); JOB_RESULTS_TABLE (required),
+ * JOB_LEASE, JOB_WINDOW (`day`, `hour` or milliseconds; default `hour`), and CONCLAVE_ENDPOINT for
+ * DynamoDB Local.
+ */
+import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
+import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
+import { systemClock, tryWithLease, type Clock, type LeaseRunResult, type RunOnce, type TablesOption } from '@conclave/sdk';
+
+/** What one invocation did. */
+export interface JobOutcome {
+  readonly invocation: string;
+  readonly result: LeaseRunResult<{ sequence: number }>['status'] | 'failed';
+  readonly window?: string;
+  readonly fencingToken?: number;
+  readonly detail?: string;
+}
+
+export interface JobSettings {
+  readonly client: DynamoDBClient;
+  /** Where the Conclave tables are: a prefix, or their names. */
+  readonly tables: TablesOption;
+  readonly resultsTable: string;
+  readonly lease: string;
+  readonly runOnce: RunOnce;
+  /** Who this invocation is (the Lambda request id). */
+  readonly invocation: string;
+  readonly signal?: AbortSignal;
+  readonly clock?: Clock;
+}
+
+/** The job: one report per window, written with the window's marker, fenced by the lease's term. */
+export async function runScheduledJob(s: JobSettings): Promise<JobOutcome> {
+  try {
+    const r = await tryWithLease(
+      s.lease,
+      async (signal, term) => {
+        // the job: the next report in sequence (the summary row counts them)
+        const summary = await s.client.send(new GetItemCommand({ TableName: s.resultsTable, Key: marshall({ id: 'summary' }), ConsistentRead: true }), { abortSignal: signal });
+        const sequence = (summary.Item ? Number(unmarshall(summary.Item)['reports']) : 0) + 1;
+        const report = { id: `report#${term.window}`, window: term.window, sequence, by: s.invocation, fencingToken: term.fencingToken };
+        // the report, the count and the window's marker land together, and only while the term is this run's
+        await term.complete([
+          { Put: { TableName: s.resultsTable, Item: marshall(report) } },
+          { Put: { TableName: s.resultsTable, Item: marshall({ id: 'summary', reports: sequence, last: term.window }) } },
+        ]);
+        return { sequence };
+      },
+      { client: s.client, tables: s.tables, identity: s.invocation, mode: 'NoCoordination', runOnce: s.runOnce, ...(s.signal ? { signal: s.signal } : {}), ...(s.clock ? { clock: s.clock } : {}) },
+    );
+    if (r.status === 'ran') return { invocation: s.invocation, result: 'ran', window: r.window!, fencingToken: r.fencingToken, detail: `report ${r.value.sequence}` };
+    if (r.status === 'skipped') return { invocation: s.invocation, result: 'skipped', window: r.window, fencingToken: r.lastRun.fencingToken, detail: `done by ${r.lastRun.holder}` };
+    return { invocation: s.invocation, result: 'busy', detail: `${r.holder ?? 'another invocation'} holds the lease` };
+  } catch (e) {
+    return { invocation: s.invocation, result: 'failed', detail: (e as Error).message };
+  }
+}
+
+/** `JOB_WINDOW`: `day`, `hour`, or a length in milliseconds. */
+export function windowSetting(v: string | undefined): RunOnce {
+  if (v === undefined || v === 'hour' || v === 'day') return { every: v ?? 'hour' };
+  const ms = Number(v);
+  if (!Number.isInteger(ms) || ms < 1_000) throw new Error(`JOB_WINDOW must be "day", "hour" or whole milliseconds ≥ 1000, not "${v}"`);
+  return { every: ms };
+}
+
+/** CONCLAVE_LEASES_TABLE and CONCLAVE_CANDIDATES_TABLE (what the CDK stack sets), else CONCLAVE_TABLE_PREFIX. */
+function tablesFromEnv(): TablesOption {
+  const leases = process.env['CONCLAVE_LEASES_TABLE'];
+  const candidates = process.env['CONCLAVE_CANDIDATES_TABLE'];
+  const identities = process.env['CONCLAVE_IDENTITIES_TABLE'];
+  if (leases && candidates) return { leases, candidates, ...(identities ? { identities } : {}) };
+  return process.env['CONCLAVE_TABLE_PREFIX'] ?? 'conclave';
+}
+
+let client: DynamoDBClient | undefined;
+
+/** The Lambda handler (EventBridge schedule). */
+export async function handler(_event: unknown, context: { awsRequestId: string; getRemainingTimeInMillis(): number }): Promise<JobOutcome> {
+  const resultsTable = process.env['JOB_RESULTS_TABLE'];
+  if (!resultsTable) throw new Error('set JOB_RESULTS_TABLE: the table the job writes its reports to');
+  const endpoint = process.env['CONCLAVE_ENDPOINT'];
+  client ??= endpoint ? new DynamoDBClient({ endpoint, region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }) : new DynamoDBClient({});
+  // give the lease up before Lambda would cut the invocation off
+  const cancel = new AbortController();
+  const timer = systemClock.setTimer(Math.max(0, context.getRemainingTimeInMillis() - 3_000), () => cancel.abort(new Error('the invocation is about to time out')));
+  try {
+    const outcome = await runScheduledJob({
+      client,
+      tables: tablesFromEnv(),
+      resultsTable,
+      lease: process.env['JOB_LEASE'] ?? 'scheduled-report',
+      runOnce: windowSetting(process.env['JOB_WINDOW']),
+      invocation: context.awsRequestId,
+      signal: cancel.signal,
+    });
+    console.log(JSON.stringify(outcome));
+    return outcome;
+  } finally {
+    timer.cancel();
+  }
+}
