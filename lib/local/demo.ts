@@ -1,13 +1,17 @@
 /**
- * KEP-4355's stories, played by three worker processes on the local runtime: node-by-node
- * upgrade, rollback, a priority override, a leader crash and a graceful hand-off. Prints a live
- * leader timeline and a closing summary; the result says whether every expectation held.
+ * KEP-4355's stories, played by worker processes on the local runtime: node-by-node upgrade,
+ * rollback, a priority override, a leader crash, a graceful hand-off, and the leader moving to
+ * the preferred zone (issue 18). Prints a live leader timeline and a closing summary; the result
+ * says whether every expectation held.
  */
+import { preferredLocationsOf } from '../election/location.js';
 import { pickBest } from '../election/ordering.js';
 import { successorOf } from '../election/successor.js';
 import { checkHistory, formatVerdict } from '../history/checker.js';
 import { historyFromWorkerEvents } from '../history/worker-events.js';
 import type { LocalRuntime } from './runtime.js';
+import { retryOnConflict } from '../stores/errors.js';
+import { LOCAL_ZONE } from './ecs-task.js';
 import { startEcsWorker } from './ecs-worker.js';
 import type { WorkerEvent, WorkerProcess, WorkerSpec } from './worker-process.js';
 import { systemClock } from '../clock.js';
@@ -45,6 +49,8 @@ export const DEMO_ELECTION = { ackWindowMs: 1_500, electedLeaseDurationSeconds: 
 
 const V_OLD = '1.30.0';
 const V_NEW = '1.31.0';
+/** The zone the location story prefers; every other worker runs in LOCAL_ZONE. */
+const PREFERRED_ZONE = 'local-1b';
 const clock = systemClock;
 const sleep = (ms: number) => clock.sleep(ms);
 
@@ -61,13 +67,14 @@ export async function playStories(rt: LocalRuntime, opts: DemoOptions = {}): Pro
   // Every worker runs as a local ECS task: its own task metadata endpoint, and a STOPPED event
   // for the platform function when it exits (switched off for the crash without the signal).
   const tasks = new Map<WorkerProcess, { signal: boolean }>();
-  const start = async (spec: Omit<WorkerSpec, 'lease' | 'timing'>) => {
-    const w = await startEcsWorker(rt, { ...spec, lease: LEASE, timing: DEMO_TIMING });
+  const start = async (spec: Omit<WorkerSpec, 'lease' | 'timing'>, zone = LOCAL_ZONE) => {
+    const w = await startEcsWorker(rt, { ...spec, lease: LEASE, timing: DEMO_TIMING }, { zone });
     tasks.set(w, w.task);
     w.on((e) => {
       if (e.event !== 'started' && e.event !== 'stopped') return;
       timeline.push(e);
-      if (e.event === 'started') print(`  ${since()}  ▶ ${e.identity} leads (emulation ${spec.emulationVersion}, binary ${spec.binaryVersion}${spec.priority ? `, priority ${spec.priority}` : ''}) · fencing token ${e.fencingToken}`);
+      const where = zone === LOCAL_ZONE ? '' : `, zone ${zone}`;
+      if (e.event === 'started') print(`  ${since()}  ▶ ${e.identity} leads (emulation ${spec.emulationVersion}, binary ${spec.binaryVersion}${spec.priority ? `, priority ${spec.priority}` : ''}${where}) · fencing token ${e.fencingToken}`);
       else print(`  ${since()}  ■ ${e.identity} stops leading (${e.reason})`);
     });
     workers.set(spec.identity, w);
@@ -88,15 +95,17 @@ export async function playStories(rt: LocalRuntime, opts: DemoOptions = {}): Pro
     let ledSince: number | undefined;
     for (;;) {
       const now = clock.now();
+      const lease = (await rt.deps.coordinator.leases.read(LEASE)).item;
       const { candidates } = await rt.deps.coordinator.candidates.list(LEASE);
       const running = candidates.filter((c) => workers.get(c.name)?.alive);
-      const best = pickBest(running, now)?.candidate.name;
-      const lease = (await rt.deps.coordinator.leases.read(LEASE)).item;
+      // ranked as the coordinator ranks: with the lease's preferred locations, else its default
+      const preferred = preferredLocationsOf(lease, rt.deps.coordinator.config);
+      const best = pickBest(running, now, preferred)?.candidate.name;
       const l = leader();
       const leaders = [...workers.values()].filter((w) => w.leading).length;
       const led = best && l?.identity === best && leaders === 1 && lease?.holderIdentity === best && !lease.election && !lease.preferredHolder;
       ledSince = led ? (ledSince ?? now) : undefined;
-      const successorNamed = !led || !rt.deps.coordinator.config.succession || lease.successor === successorOf(best, candidates, now, rt.deps.coordinator.config)?.name;
+      const successorNamed = !led || !rt.deps.coordinator.config.succession || lease.successor === successorOf(best, candidates, now, rt.deps.coordinator.config, { preferred })?.name;
       if (led && (successorNamed || now - ledSince! > 5_000)) {
         const started = l.events.filter((e) => e.event === 'started').at(-1)!;
         const changed = previous !== best || started.at >= actionAt;
@@ -134,6 +143,12 @@ export async function playStories(rt: LocalRuntime, opts: DemoOptions = {}): Pro
     await workers.get(name)?.stop();
     await registered(await start({ identity: name, emulationVersion, binaryVersion }));
   };
+  /** An operator's `conclave set-locations` (undefined: `--clear`); the holder renews meanwhile, so a lost race writes again. */
+  const setLocations = (preferred: string[] | undefined) =>
+    retryOnConflict(async () => {
+      const leases = rt.deps.coordinator.leases;
+      await leases.write(await leases.read(LEASE), preferred ? { set: { preferredLocations: preferred } } : { remove: ['preferredLocations'] });
+    });
   const setPriority = async (name: string, priority: number | undefined) => {
     const store = rt.deps.coordinator.candidates;
     const read = await store.read(LEASE, name);
@@ -184,6 +199,12 @@ export async function playStories(rt: LocalRuntime, opts: DemoOptions = {}): Pro
     print('\n▸ A graceful hand-off (SIGTERM): the leader hands the lease to its successor in one write, as the successor reads');
     const leaving = leader()!;
     await act(`stop ${leaving.identity}`, () => leaving.stop());
+
+    story = 'location';
+    print(`\n▸ Location (issue 18): the operator prefers zone ${PREFERRED_ZONE}; every worker runs in ${LOCAL_ZONE}, so the leader stays — until a candidate in ${PREFERRED_ZONE} appears and preempts it`);
+    await act(`prefer zone ${PREFERRED_ZONE}`, () => setLocations([PREFERRED_ZONE]));
+    await act(`w4 starts in ${PREFERRED_ZONE}`, async () => registered(await start({ identity: 'w4', emulationVersion: V_OLD, binaryVersion: V_OLD }, PREFERRED_ZONE)));
+    if (!opts.short) await act('clear the preference', () => setLocations(undefined));
   } finally {
     // Followers first: a leader stopping hands its lease to its successor, and one stopping at the
     // same moment would get a term only to give it up (a Leader Changed nobody led for).

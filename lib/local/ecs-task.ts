@@ -72,8 +72,11 @@ export function instanceStoppedEvent(instanceId: string, at: number, id: string 
   };
 }
 
-export async function startEcsTask(onStopped: (event: Record<string, unknown>) => void): Promise<LocalEcsTask> {
-  const platform = { kind: 'ecs' as const, id: `arn:aws:ecs:${LOCAL_REGION}:${LOCAL_ACCOUNT}:task/conclave-local/${randomBytes(16).toString('hex')}`, cluster: LOCAL_CLUSTER, availabilityZone: 'local-1a' };
+/** The Availability Zone a local task reports unless it is given another. */
+export const LOCAL_ZONE = 'local-1a';
+
+export async function startEcsTask(onStopped: (event: Record<string, unknown>) => void, zone = LOCAL_ZONE): Promise<LocalEcsTask> {
+  const platform = { kind: 'ecs' as const, id: `arn:aws:ecs:${LOCAL_REGION}:${LOCAL_ACCOUNT}:task/conclave-local/${randomBytes(16).toString('hex')}`, cluster: LOCAL_CLUSTER, availabilityZone: zone };
   // Like ECS: http://169.254.170.2/v4/<container id>; the task is at <that>/task.
   const base = `/v4/${randomUUID()}`;
   const server = createServer((req, res) => {

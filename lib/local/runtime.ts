@@ -104,9 +104,10 @@ export interface LocalRuntime {
   /**
    * An ECS task for a local worker process: its own task metadata endpoint (pass `env` to the
    * process, then `attach` it). When the process exits, ECS's "Task State Change" STOPPED event
-   * goes to the platform function, unless `signal` is false (a platform that says nothing).
+   * goes to the platform function, unless `signal` is false (a platform that says nothing). Its
+   * metadata names `zone` as its Availability Zone (default LOCAL_ZONE).
    */
-  ecsTask(opts?: { signal?: boolean; delayMs?: number }): Promise<LocalEcsTask>;
+  ecsTask(opts?: { signal?: boolean; delayMs?: number; zone?: string }): Promise<LocalEcsTask>;
   /** Puts an event on the default bus: the functions whose rules match it get it, with Lambda's asynchronous retries. */
   platformEvent(event: unknown): Promise<void>;
   stop(): Promise<void>;
@@ -231,12 +232,12 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
     await Promise.all(runs);
   };
   const tasks = new Set<LocalEcsTask>();
-  const ecsTask = async (o: { signal?: boolean; delayMs?: number } = {}) => {
+  const ecsTask = async (o: { signal?: boolean; delayMs?: number; zone?: string } = {}) => {
     const task: LocalEcsTask = await startEcsTask((event) => {
       tasks.delete(task);
       if (!task.signal) return;
       clock.setTimer(o.delayMs ?? 0, () => void platformEvent(event));
-    });
+    }, o.zone);
     task.signal = o.signal ?? true;
     tasks.add(task);
     return task;
