@@ -292,15 +292,21 @@ describe('KEP-4355 user stories, stepped with an injected clock', () => {
 describe('location-aware election (issue 18), on DynamoDB Local', () => {
   const V = '1.30.0';
   const zone = (z: string) => ({ location: { zone: z } });
+  /** A fleet whose coordinator prefers `preferred`; the candidates join a second apart (the first is the longest-standing), then it settles. */
+  async function placedFleet(preferred: string[], joins: [string, Partial<Candidate>][]) {
+    deps = coordinatorDeps(t.client, t.names, { clock, config: { preferredLocations: preferred } });
+    const fleet = new Fleet(deps, clock, L);
+    for (const [i, [name, extra]] of joins.entries()) {
+      if (i > 0) clock.advance(1_000);
+      await fleet.join(name, V, V, extra);
+    }
+    await fleet.settle();
+    return fleet;
+  }
 
   it('a candidate joining in the preferred zone preempts the leader in a worse zone; one joining elsewhere does not', async () => {
-    deps = coordinatorDeps(t.client, t.names, { clock, config: { preferredLocations: ['us-east-1a', 'us-east-1'] } });
-    const fleet = new Fleet(deps, clock, L);
     // nobody in a preferred location yet: the longest-standing candidate leads, as without a preference
-    await fleet.join('w1', V, V, zone('eu-west-1a'));
-    clock.advance(1_000);
-    await fleet.join('w2', V, V, zone('eu-west-1b'));
-    await fleet.settle();
+    const fleet = await placedFleet(['us-east-1a', 'us-east-1'], [['w1', zone('eu-west-1a')], ['w2', zone('eu-west-1b')]]);
     expect(await fleet.holder()).toBe('w1');
     // a candidate in another unlisted zone changes nothing (equal places: no flapping)
     clock.advance(1_000);
@@ -329,12 +335,7 @@ describe('location-aware election (issue 18), on DynamoDB Local', () => {
   });
 
   it('an operator’s preference on the lease replaces the coordinator’s, and clearing it restores the default', async () => {
-    deps = coordinatorDeps(t.client, t.names, { clock, config: { preferredLocations: ['us-east-1a'] } });
-    const fleet = new Fleet(deps, clock, L);
-    await fleet.join('a', V, V, zone('us-east-1a'));
-    clock.advance(1_000);
-    await fleet.join('b', V, V, zone('us-east-1b'));
-    await fleet.settle();
+    const fleet = await placedFleet(['us-east-1a'], [['a', zone('us-east-1a')], ['b', zone('us-east-1b')]]);
     expect(await fleet.holder()).toBe('a');
     await deps.leases.write(await deps.leases.read(L), { set: { preferredLocations: ['us-east-1b'] } });
     expect((await fleet.settle()).map((o) => o.decision.kind)).toContain('preempt');
@@ -345,13 +346,8 @@ describe('location-aware election (issue 18), on DynamoDB Local', () => {
   });
 
   it('a worker whose platform reported its zone (no stated location) is ranked by that zone', async () => {
-    deps = coordinatorDeps(t.client, t.names, { clock, config: { preferredLocations: ['us-east-1b'] } });
-    const fleet = new Fleet(deps, clock, L);
     const task = (z: string, id: string) => ({ platform: { kind: 'ecs' as const, id: `arn:aws:ecs:us-east-1:123456789012:task/c/${id}`, cluster: 'c', availabilityZone: z } });
-    await fleet.join('a', V, V, task('us-east-1a', 'a'));
-    clock.advance(1_000);
-    await fleet.join('b', V, V, task('us-east-1b', 'b'));
-    await fleet.settle();
+    const fleet = await placedFleet(['us-east-1b'], [['a', task('us-east-1a', 'a')], ['b', task('us-east-1b', 'b')]]);
     expect(await fleet.holder()).toBe('b');
   });
 });
