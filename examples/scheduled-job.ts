@@ -64,7 +64,7 @@ export async function runScheduledJob(s: JobSettings): Promise<JobOutcome> {
       { client: s.client, tables: s.tables, identity: s.invocation, mode: 'NoCoordination', runOnce: s.runOnce, ...(s.signal ? { signal: s.signal } : {}), ...(s.clock ? { clock: s.clock } : {}) },
     );
     if (r.status === 'ran') return { invocation: s.invocation, result: 'ran', window: r.window!, fencingToken: r.fencingToken, detail: `report ${r.value.sequence}` };
-    if (r.status === 'skipped') return { invocation: s.invocation, result: 'skipped', window: r.window, fencingToken: r.lastRun.fencingToken, detail: `done by ${r.lastRun.holder}` };
+    if (r.status === 'skipped') return { invocation: s.invocation, result: 'skipped', window: r.window, fencingToken: r.run.fencingToken, detail: `done by ${r.run.holder}` };
     return { invocation: s.invocation, result: 'busy', detail: `${r.holder ?? 'another invocation'} holds the lease` };
   } catch (e) {
     return { invocation: s.invocation, result: 'failed', detail: (e as Error).message };

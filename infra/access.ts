@@ -123,8 +123,8 @@ const LEASE_WRITES: WriteScope = {
     'election', 'preferredHolder', 'successor', 'successorInstance', 'vacancyReport',
     // a release names the holder that leaves
     'lastHolderIdentity',
-    // withLease's run-once marker, written in the run's term (conditioned on holder and token)
-    'lastRun',
+    // withLease's run-once windows, written in the run's term (conditioned on holder and token)
+    'runs',
   ],
   returnValues: ['NONE', 'ALL_NEW'],
 };

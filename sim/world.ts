@@ -27,6 +27,7 @@ import { ElectionConfigSchema, type TableNames } from '../lib/schemas/config.js'
 import type { Platform } from '../lib/schemas/platform.js';
 import { FencingError } from '../lib/sdk/fencing.js';
 import { LeaderElector } from '../lib/sdk/elector.js';
+import { LeaseLostError, withLease } from '../lib/sdk/with-lease.js';
 import { DynamoDBModel, faults as ddbFaults, type ModelRequest } from '../lib/sim/dynamodb-model/index.js';
 import { defaultTableNames } from '../lib/tables.js';
 import { wiring, type FunctionName, type StreamTrigger } from '../lib/wiring.js';
@@ -105,6 +106,13 @@ export interface WorldSettings {
   /** A leader's fenced write to the ledger, this often. */
   readonly writeEveryMs: number;
   readonly tickEveryMs: number;
+  /**
+   * Each worker process also invokes a scheduled job this often (0: never): withLease on the
+   * lease `cron-0`, first come first served, run once per window of this length.
+   */
+  readonly cronEveryMs: number;
+  /** How long a scheduled job's run works (fenced ledger writes) before it completes its window. */
+  readonly cronWorkMs: number;
 }
 
 export const DEFAULT_SETTINGS: WorldSettings = {
@@ -116,7 +124,12 @@ export const DEFAULT_SETTINGS: WorldSettings = {
   retryPeriodMs: 2_000,
   writeEveryMs: 5_000,
   tickEveryMs: 60_000,
+  cronEveryMs: 45_000,
+  cronWorkMs: 20_000,
 };
+
+/** The lease the scheduled jobs run under (withLease): held only while a run runs. */
+export const CRON_LEASE = 'cron-0';
 
 let modules: Promise<Record<FunctionName, HandlerModule>> | undefined;
 /** The handler modules Lambda runs, imported once per process; each world builds its handlers from them. */
@@ -369,6 +382,10 @@ async function runPlanted(schedule: Schedule, settings: WorldSettings, opts: { t
     electors: LeaderElector[];
     leading: Map<string, number>;
     stop: AbortController;
+    /** Scheduled-job runs (withLease) under way in this process, by run instance: their tokens once they lead. */
+    cronRuns: Map<string, number | undefined>;
+    /** The scheduled-job invocations under way: a stopping process exits once they have ended. */
+    jobs: Set<Promise<void>>;
   }
   const procs: Proc[] = [];
   const starts: number[] = [];
@@ -384,7 +401,7 @@ async function runPlanted(schedule: Schedule, settings: WorldSettings, opts: { t
     pc.skewMs = schedule.skewMs[i] ?? 0;
     wallClocks.set(identity, () => pc.now());
     const client: DynamoDBClient = model.client({ name: identity, intercept: network(identity, pc), backoff: (attempt) => clock.sleep(25 * 2 ** attempt) });
-    const proc: Proc = { identity, platform, runs: [], restart: () => undefined, pc, electors: [], leading: new Map(), stop: new AbortController() };
+    const proc: Proc = { identity, platform, runs: [], restart: () => undefined, pc, electors: [], leading: new Map(), stop: new AbortController(), cronRuns: new Map(), jobs: new Set() };
     let writes = 0;
     for (const leaseName of leaseNames) {
       const elector: LeaderElector = new LeaderElector({
@@ -426,9 +443,89 @@ async function runPlanted(schedule: Schedule, settings: WorldSettings, opts: { t
       proc.electors.push(elector);
       proc.runs.push(elector.run(proc.stop.signal).catch(() => void count('runRejected')));
     }
+    if (settings.cronEveryMs > 0) scheduleJobs(proc, i, client);
     log(`start ${identity}`);
     return proc;
   };
+
+  /**
+   * The scheduled job, as a Lambda function on a schedule would run it from this process: an
+   * invocation every cronEveryMs (each worker at its own phase), each one withLease on CRON_LEASE
+   * with a run-once window per period; a run writes to the ledger, fenced, while it works, then
+   * completes its window with one more ledger entry in the marker's transaction.
+   */
+  let invocations = 0;
+  const scheduleJobs = (proc: Proc, i: number, client: DynamoDBClient) => {
+    const { pc } = proc;
+    const invoke = () => {
+      if (pc.dead || proc.stop.signal.aborted) return;
+      const n = ++invocations;
+      const identity = `${proc.identity}-r${n}`; // a Lambda request id: one per invocation
+      const instance = `${identity}_run`;
+      const window = `period-${Math.floor((clock.now() - T0) / settings.cronEveryMs)}`;
+      proc.cronRuns.set(instance, undefined);
+      let writes = 0;
+      const stopped = (token: number, reason: string) => {
+        if (pc.dead || !proc.cronRuns.has(instance)) return;
+        proc.cronRuns.delete(instance);
+        history.push({ event: 'stopped', lease: CRON_LEASE, identity, instance, fencingToken: token, mono: ns(clock.monotonic()), wall: Math.max(0, Math.round(pc.now())), reason });
+        log(`${identity} stops running ${CRON_LEASE} (${reason})`);
+      };
+      const job = withLease(
+        CRON_LEASE,
+        async (signal, term) => {
+          const token = term.fencingToken;
+          proc.cronRuns.set(instance, token);
+          history.push({ event: 'started', lease: CRON_LEASE, identity, instance, fencingToken: token, mono: ns(clock.monotonic()), wall: Math.max(0, Math.round(pc.now())) });
+          log(`${identity} runs ${CRON_LEASE} for ${window} (token ${token})`);
+          const entry = (id: string, extra: { window?: string } = {}) => ({ lease: CRON_LEASE, id: `${instance}#${id}`, identity, instance, fencingToken: token, sentMono: ns(clock.monotonic()), zombie: false, ...extra });
+          try {
+            const until = clock.monotonic() + settings.cronWorkMs;
+            while (!signal.aborted && clock.monotonic() < until) {
+              try {
+                await term.fencedWrite(ledgerWrite(ledgerTable, entry(String(++writes))));
+                count('cron:fenced:accepted');
+              } catch (e) {
+                count(e instanceof FencingError ? 'cron:fenced:refused' : 'cron:fenced:error');
+              }
+              await pc.sleep(settings.writeEveryMs, signal);
+            }
+            signal.throwIfAborted();
+            await term.complete(ledgerWrite(ledgerTable, entry('done', { window })).TransactItems!);
+          } finally {
+            stopped(token, signal.aborted ? String(signal.reason instanceof LeaseLostError ? signal.reason.reason : 'aborted') : 'returned');
+          }
+        },
+        {
+          client,
+          clock: pc,
+          tables: names,
+          identity,
+          mode: 'NoCoordination',
+          runOnce: { window },
+          // a SIGTERM ends the run too: the process gives the lease up before it exits
+          signal: proc.stop.signal,
+          waitMs: settings.leaseDurationMs,
+          leaseDurationMs: settings.leaseDurationMs,
+          renewDeadlineMs: settings.renewDeadlineMs,
+          retryPeriodMs: settings.retryPeriodMs,
+          onError: () => count('workerErrors'),
+        },
+      ).then(
+        (r) => void count(`cron:${r.status}`),
+        (e: unknown) => void count(`cron:${(e as Error).name ?? 'error'}`),
+      ).finally(() => proc.cronRuns.delete(instance));
+      proc.jobs.add(job);
+      void job.finally(() => proc.jobs.delete(job));
+    };
+    const phase = ((i + 1) * settings.cronEveryMs) / (settings.workers + 1);
+    const first = pc.setTimer(phase, () => {
+      invoke();
+      timers.push(every(pc, settings.cronEveryMs, invoke));
+    });
+    timers.push(first);
+  };
+  const timers: Timer[] = [];
   for (let i = 0; i < settings.workers; i++) procs.push(start(i));
 
   // ---- process faults, from the schedule
@@ -465,6 +562,10 @@ async function runPlanted(schedule: Schedule, settings: WorldSettings, opts: { t
         history.push({ event: 'stopped', lease, identity: proc.identity, instance: e.instance, fencingToken: token, mono: ns(clock.monotonic()), wall: Math.round(clock.now()), reason: 'killed' });
       }
       proc.leading.clear();
+      for (const [instance, token] of proc.cronRuns) {
+        if (token !== undefined) history.push({ event: 'stopped', lease: CRON_LEASE, identity: instance.replace(/_run$/, ''), instance, fencingToken: token, mono: ns(clock.monotonic()), wall: Math.round(clock.now()), reason: 'killed' });
+      }
+      proc.cronRuns.clear();
       platformStopped(proc.platform);
       proc.restart = () => undefined; // a stop under way restarts nothing now
       restart(f.forMs, 'kill');
@@ -473,9 +574,10 @@ async function runPlanted(schedule: Schedule, settings: WorldSettings, opts: { t
         const from = clock.monotonic();
         log(`pause ${proc.identity} for ${f.forMs} ms${f.aimed ? ' (between a request landing and its answer)' : ''}`);
         proc.pc.paused = true;
+        const runs = [...proc.cronRuns.keys()];
         clock.setTimer(f.forMs, () => {
           log(`resume ${proc.identity}`);
-          faultWindows.push({ kind: 'pause', from: ns(from), to: ns(clock.monotonic()), instances: proc.electors.map((e) => e.instance) });
+          faultWindows.push({ kind: 'pause', from: ns(from), to: ns(clock.monotonic()), instances: [...new Set([...proc.electors.map((e) => e.instance), ...runs, ...proc.cronRuns.keys()])] });
           proc.pc.resume();
         });
       };
@@ -494,7 +596,7 @@ async function runPlanted(schedule: Schedule, settings: WorldSettings, opts: { t
       proc.pc.gate(() => proc.stop.abort());
       // the process exits once its electors have handed off; then its task or instance stops
       proc.restart = () => restart(f.forMs, 'handoff');
-      void Promise.all(proc.runs).then(() => {
+      void Promise.all([...proc.runs, ...proc.jobs]).then(() => {
         if (proc.pc.dead) return; // killed meanwhile: the kill restarts it
         // exited: a fault that comes for it before its successor starts finds nothing to hit (seed
         // 251652818 killed the exited process and so started a second one beside the first's successor)
@@ -516,7 +618,7 @@ async function runPlanted(schedule: Schedule, settings: WorldSettings, opts: { t
   const lastHeal = Math.max(0, ...faultWindows.map((w) => Number(BigInt(w.to) / 1_000_000n)));
   const verdict = checkHistory(
     { history, ledger, faults: faultWindows, end: { mono: ns(end) } },
-    { healMs: schedule.healMs, ...(lastHeal ? { healedAt: ns(Math.max(lastHeal, T0)) } : {}) },
+    { healMs: schedule.healMs, episodicLeases: [CRON_LEASE], ...(lastHeal ? { healedAt: ns(Math.max(lastHeal, T0)) } : {}) },
   );
   count('terms', verdict.figures.terms);
   // stop what is left: nothing more runs once the clock is no longer run

@@ -21,6 +21,7 @@
  *   `healMs` without any leader (summed over the rest of the run).
  * - spuriousChange: with `quietFrom`, a new term that began after it with no fault to explain it.
  * - record: a history that contradicts itself (started twice, stopped a term it never started).
+ * - runOnce: two accepted completions of one run-once window on one lease (withLease `runOnce`).
  */
 import * as z from 'zod';
 import { parse } from '../schemas/validation.js';
@@ -44,6 +45,11 @@ export const CheckOptions = z
     healedAt: Mono.optional(),
     /** From here on every new term must be explained by a fault (the soak: none at all). */
     quietFrom: Mono.optional(),
+    /**
+     * Leases held only while a short-lived run runs (withLease): between runs nobody leads them by
+     * design, so the leaderless check passes them over. Every other check applies.
+     */
+    episodicLeases: z.array(z.string().min(1)).default([]),
   })
   .strict();
 export type CheckOptionsInput = z.input<typeof CheckOptions>;
@@ -80,7 +86,8 @@ export type Violation =
   | { kind: 'lostCandidate'; lease: string; identity: string; instance: string; found?: string; message: string }
   | { kind: 'leaderless'; lease: string; leaderlessMs: number; message: string }
   | { kind: 'spuriousChange'; lease: string; from?: TermRef; to: TermRef; message: string }
-  | { kind: 'record'; lease: string; instance: string; message: string };
+  | { kind: 'record'; lease: string; instance: string; message: string }
+  | { kind: 'runOnce'; lease: string; window: string; writes: string[]; message: string };
 
 export interface Figures {
   leases: number;
@@ -261,6 +268,13 @@ export function checkHistory(input: CheckInput, options: CheckOptionsInput = {})
   }
   const zombieWritesAccepted = ledger.filter((w) => w.zombie).length;
 
+  // Run-once windows: one accepted completion each.
+  for (const [key, done] of groupBy(ledger.filter((w) => w.window !== undefined), (w) => `${w.lease}\u0000${w.window}`)) {
+    if (done.length < 2) continue;
+    const [lease, window] = key.split('\u0000') as [string, string];
+    violations.push({ kind: 'runOnce', lease, window, writes: done.map((w) => w.id), message: `${lease}: window ${window} was completed ${done.length} times (${done.map((w) => `${w.id} with token ${w.fencingToken}`).join(', ')}); at most once is allowed` });
+  }
+
   // Candidate rows of the workers still running.
   if (input.end.live && input.end.candidateRows) {
     const rows = new Map(input.end.candidateRows.map((r) => [`${r.lease}\u0000${r.name}`, r]));
@@ -284,7 +298,7 @@ export function checkHistory(input: CheckInput, options: CheckOptionsInput = {})
   const leaderlessAfterHealMs: Record<string, number> = {};
   if (healedAt !== undefined && end > healedAt) {
     const liveLeases = input.end.live ? new Set(input.end.live.map((l) => l.lease)) : leases;
-    for (const lease of [...leases].filter((l) => liveLeases.has(l)).sort()) {
+    for (const lease of [...leases].filter((l) => liveLeases.has(l) && !o.episodicLeases.includes(l)).sort()) {
       const gap = end - healedAt - covered((byLease.get(lease) ?? []).map((t) => [t.start, t.stop]), healedAt, end);
       leaderlessAfterHealMs[lease] = ms(gap);
       if (ms(gap) > o.healMs)

@@ -53,6 +53,11 @@ export const LedgerEntry = z
     sentMono: Mono,
     /** Written on purpose after the term had stopped, with the term's old token (a job ignoring its signal). */
     zombie: z.boolean().default(false),
+    /**
+     * The completion of a run-once window (withLease's `complete`, in the same transaction as the
+     * window's marker): at most one per lease and window may be accepted.
+     */
+    window: z.string().min(1).max(256).optional(),
   })
   .strict();
 export type LedgerEntry = z.infer<typeof LedgerEntry>;

@@ -57,11 +57,11 @@ export const ElectionFailure = z.object({
 export type ElectionFailure = z.infer<typeof ElectionFailure>;
 
 /**
- * The last successful run of a run-once window (the SDK's `withLease` with `runOnce`): written in
- * the run's own term (conditioned on its holder and fencing token, like any fenced write), so a
+ * A successful run of a run-once window (the SDK's `withLease` with `runOnce`): written in the
+ * run's own term (conditioned on its holder and fencing token, like any fenced write), so a
  * deposed straggler cannot mark a window, and a failed run leaves it open.
  */
-export const LastRun = z.object({
+export const CompletedRun = z.object({
   /** The window the run was for, e.g. `2026-11-24` (a day), `2026-11-24T22` (an hour), or a key the caller chose. */
   window: z.string().min(1).max(256),
   /** The fencing token of the term the run held. */
@@ -71,7 +71,10 @@ export const LastRun = z.object({
   /** When it completed (the writer's stamp clock: DynamoDB's time by default). */
   at: Millis,
 });
-export type LastRun = z.infer<typeof LastRun>;
+export type CompletedRun = z.infer<typeof CompletedRun>;
+
+/** How many completed run-once windows a lease remembers (newest first): a run for one of them is skipped. */
+export const MAX_COMPLETED_RUNS = 32;
 
 export const ElectedBy = z.enum(['coordinator', 'successor', 'self']);
 export type ElectedBy = z.infer<typeof ElectedBy>;
@@ -117,8 +120,12 @@ export const LeaseItem = z.object({
    * a vacant lease; or acquired directly (the fallback, or NoCoordination).
    */
   electedBy: ElectedBy.optional(),
-  /** The last run-once window completed on this lease (`withLease` with `runOnce`); kept across terms. */
-  lastRun: LastRun.optional(),
+  /**
+   * The run-once windows completed on this lease (`withLease` with `runOnce`), newest first, at most
+   * MAX_COMPLETED_RUNS; kept across terms. Every one is remembered, not only the last: a late run of
+   * an older window (an invocation delayed past the next window's run) must still find it done.
+   */
+  runs: z.array(CompletedRun).max(MAX_COMPLETED_RUNS).optional(),
   /** The strategy the current holder was elected under (informational). */
   electedStrategy: StrategyName.optional(),
   election: Election.optional(),

@@ -34,7 +34,7 @@ export {
   type LeaseFn,
   type LeaseRunResult,
 } from './with-lease.js';
-export type { LastRun } from '../schemas/lease.js';
+export type { CompletedRun } from '../schemas/lease.js';
 export { LeaseCandidate, LeaseCandidateOptionsSchema, type LeaseCandidateOptions, type ResolvedLeaseCandidateOptions } from './candidate.js';
 export {
   IdentityLeaseHeartbeat,

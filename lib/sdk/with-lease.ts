@@ -11,7 +11,7 @@ import { hostname } from 'node:os';
 import * as z from 'zod';
 import { systemClock, type Clock } from '../clock.js';
 import { Name } from '../schemas/common.js';
-import type { LastRun, Lease } from '../schemas/lease.js';
+import type { CompletedRun, Lease } from '../schemas/lease.js';
 import { Platform } from '../schemas/platform.js';
 import { NO_COORDINATION } from '../schemas/strategy.js';
 import { ValidationError, parse } from '../schemas/validation.js';
@@ -157,8 +157,8 @@ export type LeaseRunResult<T> =
   | { status: 'ran'; value: T; fencingToken: number; window?: string }
   /** The lease was not had within the wait: `holder` is who had it, as last seen. */
   | { status: 'busy'; holder: string | undefined }
-  /** Run-once: the window already had a successful run; the function did not run. */
-  | { status: 'skipped'; window: string; lastRun: LastRun };
+  /** Run-once: the window already had a successful run (`run`); the function did not run. */
+  | { status: 'skipped'; window: string; run: CompletedRun };
 
 /**
  * Takes the lease `name`, runs `fn(signal, term)`, and gives the lease up in every outcome — return,
@@ -280,17 +280,17 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
     };
     const signal = judgedSignal(own.signal, elector);
     const window = o.runOnce ? windowOf(o.runOnce, time.now()) : undefined;
-    if (window !== undefined) {
-      const last = (await leases.read(leaseName)).item?.lastRun;
-      if (last?.window === window) return { status: 'skipped', window, lastRun: last };
-    }
+    // the windows completed so far, read in this term: nobody else can mark one while it lasts
+    const done = window !== undefined ? ((await leases.read(leaseName)).item?.runs ?? []) : [];
+    const already = done.find((r) => r.window === window);
+    if (window !== undefined && already) return { status: 'skipped', window, run: already };
     let completed = false;
     const complete = async (items: readonly TransactWriteItem[] = []): Promise<void> => {
       if (window === undefined) throw new RangeError('complete(): this run has no run-once window; give the runOnce option, or use fencedWrite');
       if (completed) throw new RangeError(`complete(): the window ${window} was already marked by this run`);
       if (!elector.isLeader()) throw new FencingError(leaseName, term.fencingToken, 'the term is over (this worker is not leading)');
-      const marker: LastRun = { window, fencingToken: term.fencingToken, holder: identity, at: time.now() };
-      await sendFenced(client, leaseName, term, [...items, leases.markRunItem(leaseName, term, marker)]);
+      const marker: CompletedRun = { window, fencingToken: term.fencingToken, holder: identity, at: time.now() };
+      await sendFenced(client, leaseName, term, [...items, leases.markRunItem(leaseName, term, marker, done)]);
       completed = true;
     };
     const handle: LeaseTerm = {

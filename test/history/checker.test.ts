@@ -107,6 +107,22 @@ const rows: Row[] = [
     want: ['leaderless'],
   },
   {
+    name: 'a lease held only by short-lived runs (withLease) is leaderless between them by design',
+    input: { history: [start('a', 1, 0), stop('a', 1, 2)], faults: [pause('a', 1, 3)], end: { mono: at(30) } },
+    options: { healMs: 10_000, episodicLeases: [L] },
+    want: [],
+  },
+  {
+    name: 'two runs each completing one run-once window (two windows): clean',
+    input: { history: [start('a', 1, 0), stop('a', 1, 2), start('b', 2, 3), stop('b', 2, 4)], ledger: [write('a', 1, 1, { window: 'w1' }), write('b', 2, 3.5, { window: 'w2' })] },
+    want: [],
+  },
+  {
+    name: 'a run-once window completed twice',
+    input: { history: [start('a', 1, 0), stop('a', 1, 2), start('b', 2, 3), stop('b', 2, 4)], ledger: [write('a', 1, 1, { window: 'w1' }), write('b', 2, 3.5, { window: 'w1' })] },
+    want: ['runOnce'],
+  },
+  {
     name: 'a leader soon after the heal',
     input: { history: [start('a', 1, 0), stop('a', 1, 2), start('b', 2, 5)], faults: [pause('a', 1, 3)], end: { mono: at(30) } },
     options: { healMs: 10_000 },

@@ -50,7 +50,7 @@ describe('the ready app with -c exampleJob=true', () => {
   it('its role may write only the job’s lease (withLease’s writes) and get and put the reports', () => {
     const roleId = Object.keys(s.template.findResources('AWS::IAM::Role')).find((id) => id.startsWith('ExampleJobRole'))!;
     const statements = statementsOf(s.template, roleId);
-    const leaseWrite = statements.find((st) => st.Action.includes('dynamodb:UpdateItem') && JSON.stringify(st.Condition ?? {}).includes('lastRun'));
+    const leaseWrite = statements.find((st) => st.Action.includes('dynamodb:UpdateItem') && JSON.stringify(st.Condition ?? {}).includes('"runs"'));
     expect(leaseWrite?.Condition?.['ForAllValues:StringEquals']?.['dynamodb:LeadingKeys']).toEqual(['scheduled-report']);
     const reports = statements.filter((st) => JSON.stringify(st.Resource).includes('ExampleJobReports'));
     expect(reports.flatMap((st) => st.Action).sort()).toEqual(['dynamodb:GetItem', 'dynamodb:PutItem']);
@@ -95,6 +95,6 @@ describe('the bundled handler on DynamoDB Local', () => {
     expect(await get('summary')).toEqual({ id: 'summary', reports: 1, last: ran[0]!.window });
     const lease = (await new LeaseStore(t.client, t.names.leases).read('scheduled-report')).item!;
     expect(lease.holderIdentity).toBeUndefined();
-    expect(lease.lastRun).toMatchObject({ window: ran[0]!.window, holder: ran[0]!.invocation });
+    expect(lease.runs).toEqual([expect.objectContaining({ window: ran[0]!.window, holder: ran[0]!.invocation })]);
   });
 });

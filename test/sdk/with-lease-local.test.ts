@@ -38,10 +38,10 @@ describe('run-once windows on DynamoDB Local', () => {
     const first = await withLease(L, async () => ++calls, opts('inv-1', { runOnce: { window: '2026-11-24' } }));
     expect(first).toMatchObject({ status: 'ran', value: 1, window: '2026-11-24' });
     const lease = (await new LeaseStore(t.client, t.names.leases).read(L)).item!;
-    expect(lease.lastRun).toMatchObject({ window: '2026-11-24', holder: 'inv-1', fencingToken: first.status === 'ran' ? first.fencingToken : -1 });
+    expect(lease.runs).toEqual([expect.objectContaining({ window: '2026-11-24', holder: 'inv-1', fencingToken: first.status === 'ran' ? first.fencingToken : -1 })]);
     expect(lease.holderIdentity).toBeUndefined();
     const second = await withLease(L, async () => ++calls, opts('inv-2', { runOnce: { window: '2026-11-24' } }));
-    expect(second).toEqual({ status: 'skipped', window: '2026-11-24', lastRun: lease.lastRun });
+    expect(second).toEqual({ status: 'skipped', window: '2026-11-24', run: lease.runs![0] });
     expect(calls).toBe(1);
   });
 
@@ -51,14 +51,14 @@ describe('run-once windows on DynamoDB Local', () => {
       throw new Error(`the report for ${term.window} failed`);
     }, opts('inv-3', { runOnce: { window: '2026-11-25' } })).catch((e: unknown) => e);
     expect((failed as Error).message).toBe('the report for 2026-11-25 failed');
-    expect((await new LeaseStore(t.client, t.names.leases).read(L)).item!.lastRun!.window).toBe('2026-11-24');
+    expect((await new LeaseStore(t.client, t.names.leases).read(L)).item!.runs!.map((r) => r.window)).toEqual(['2026-11-24']);
     const ok = await withLease(L, async (_s, term) => {
       await term.complete([put('r-25', term.identity)]);
       return 'written';
     }, opts('inv-4', { runOnce: { window: '2026-11-25' } }));
     expect(ok).toMatchObject({ status: 'ran', value: 'written' });
     expect(await report('r-25')).toEqual({ id: 'r-25', by: 'inv-4' });
-    expect((await new LeaseStore(t.client, t.names.leases).read(L)).item!.lastRun).toMatchObject({ window: '2026-11-25', holder: 'inv-4' });
+    expect((await new LeaseStore(t.client, t.names.leases).read(L)).item!.runs!.map((r) => [r.window, r.holder])).toEqual([['2026-11-25', 'inv-4'], ['2026-11-24', 'inv-1']]);
   });
 
   it('a run whose term moved on while it worked: complete() is refused by DynamoDB, and neither its result nor the marker lands', async () => {
@@ -73,7 +73,7 @@ describe('run-once windows on DynamoDB Local', () => {
     expect(e).toBeInstanceOf(FencingError);
     expect(await report('r-26')).toBeUndefined();
     const lease = (await leases.read(L)).item!;
-    expect(lease.lastRun!.window).toBe('2026-11-25');
+    expect(lease.runs!.map((r) => r.window)).toEqual(['2026-11-25', '2026-11-24']);
     expect(lease.holderIdentity).toBe('inv-6'); // inv-5's release was refused too: the term is inv-6's
   });
 });

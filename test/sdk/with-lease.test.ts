@@ -291,18 +291,18 @@ describe('run-once windows', () => {
     expect((t as ValidationError).message).toMatch(/^invalid withLease options for lease "nightly": renewDeadlineMs: must be < leaseDurationMs/);
   });
 
-  it('a second run in the window skips; a failed run leaves it open (many invocations, each window run once)', async () => {
+  it('a second run in the window skips; a failed run leaves it open; a late run of an older window skips too (many invocations, each window run once)', async () => {
     const sim = await Sim.create();
     const spans: { who: string; token: number; from: number; to?: number }[] = [];
     const run = runner(sim, spans);
     const results: string[] = [];
-    for (const [i, fails] of [[1, false], [2, false], [3, true], [4, false], [5, false]] as const) {
-      const window = i <= 2 ? 'w1' : 'w2';
+    for (const [i, fails] of [[1, false], [2, false], [3, true], [4, false], [5, false], [6, false]] as const) {
+      const window = i <= 2 || i === 6 ? 'w1' : 'w2'; // the 6th: a late invocation of the older window
       const r = await sim.settle(run(`inv-${i}`, async () => { if (fails) throw new Error('the job failed'); return i; }, { runOnce: { window } }), `invocation ${i}`).then((x) => x.status, () => 'error');
       results.push(`${window}: ${r}`);
     }
-    expect(results).toEqual(['w1: ran', 'w1: skipped', 'w2: error', 'w2: ran', 'w2: skipped']);
-    expect((await sim.leases.read(L)).item!.lastRun).toMatchObject({ window: 'w2', holder: 'inv-4', fencingToken: spans[2]!.token });
+    expect(results).toEqual(['w1: ran', 'w1: skipped', 'w2: error', 'w2: ran', 'w2: skipped', 'w1: skipped']);
+    expect((await sim.leases.read(L)).item!.runs).toEqual([expect.objectContaining({ window: 'w2', holder: 'inv-4', fencingToken: spans[2]!.token }), expect.objectContaining({ window: 'w1', holder: 'inv-1' })]);
     expect(spans.map((s) => s.who)).toEqual(['inv-1', 'inv-3', 'inv-4']);
   });
 });

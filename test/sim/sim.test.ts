@@ -18,6 +18,8 @@ const REGRESSIONS: { seed: number; found: string }[] = [
   { seed: 5025, found: "a renewal that landed 20 s late moved renewTime back; the coordinator's tick judged the live term expired and ended it (fixed: LeaseStore.renewTerm never moves renewTime back)" },
   { seed: 561438652, found: 'a worker frozen between its acquisition landing and the answer woke past its renew deadline and started leading a term already taken, with a lower token than the leader before it (fixed: LeaderElector gives such a term back)' },
   { seed: 251652818, found: 'a simulator bug: a process that had exited after SIGTERM was not marked gone, so a kill aimed at it started a second process of the same worker beside its successor (and the EC2 instance\'s STOPPED event ended the live one\'s terms)' },
+  { seed: 2165, found: 'a scheduled job (withLease, run-once) frozen past the next period ran its old window after the next window had run: the marker kept only the last window (fixed: the lease keeps the 32 newest completed windows)' },
+  { seed: 1011, found: 'a scheduled job running when its process was stopped (SIGTERM) never recorded its end: a simulator bug (fixed: a stop aborts the runs, and the process exits once they have given the lease up)' },
   { seed: 1368225001, found: "an operator deleted a live lease row; the coordinator elected the next leader 95 ms before the old one's next renewal told it: the overlap fencing covers, now counted apart by the checker (revokedOverlaps)" },
 ];
 
