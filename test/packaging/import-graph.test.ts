@@ -56,7 +56,8 @@ const expected: Record<'sdk' | 'cli' | 'cdk' | 'testing', Expected> = {
   },
   cdk: {
     entry: cdkEntry,
-    areas: ['infra/', 'lib/functions/metrics.ts', 'lib/schemas/common.ts', 'lib/schemas/config.ts', 'lib/schemas/validation.ts', 'lib/tables.ts', 'lib/wiring.ts'],
+    // location.ts: the election config's preferredLocations (issue 18), validated where the construct is synthesized
+    areas: ['infra/', 'lib/functions/metrics.ts', 'lib/schemas/common.ts', 'lib/schemas/config.ts', 'lib/schemas/location.ts', 'lib/schemas/validation.ts', 'lib/tables.ts', 'lib/wiring.ts'],
     never: {
       // the handlers ship as built assets, not as code the construct loads
       modules: ['functions/', 'lib/local/', 'lib/sdk/', 'lib/cli/', 'lib/stores/', 'lib/coordinator/', 'lib/testing/', 'examples/', ...NOT_SHIPPED],
