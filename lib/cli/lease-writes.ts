@@ -92,7 +92,7 @@ export async function setLocations(ctx: CliContext, args: { lease: string; locat
   if (preferred.length) {
     for (const c of live.sort(byName)) say(ctx, `  ${c.name}: ${placeOf(c, preferred)}`);
     if (live.length && live.every((c) => locationRank(c, preferred) === preferred.length)) {
-      say(ctx, `no candidate of lease ${args.lease} runs in any of them now: they all stay eligible, and the holder keeps the lease (leadership is never lost for want of a location)`);
+      say(ctx, `no candidate of lease ${args.lease} runs in any of them now: all stay eligible, ranked as without a preference (leadership is never lost for want of a location)`);
     }
   }
   say(ctx, `the coordinator's next step: ${nextStep(decideWithSuccession(args.lease, written, candidates, now, ctx.config), written)}`);

@@ -354,9 +354,9 @@ describe('set-locations, and where candidates run in describe lease (issue 18)',
     expect(again.err).toMatch(/lease placed has no preferred locations of its own \(none\); nothing to clear/);
   });
 
-  it('nobody in the listed locations: says that the holder keeps the lease', async () => {
+  it('nobody in the listed locations: says that all stay eligible', async () => {
     const r = await h.run(['set-locations', 'placed', 'eu-west-1', '--yes'], { clock: at() });
-    expect(r.out).toMatch(/^no candidate of lease placed runs in any of them now: they all stay eligible, and the holder keeps the lease/m);
+    expect(r.out).toMatch(/^no candidate of lease placed runs in any of them now: all stay eligible, ranked as without a preference/m);
     await h.run(['set-locations', 'placed', '--clear', '--yes'], { clock: at() });
   });
 
