@@ -28,6 +28,8 @@ import { rng } from './rng.js';
 import { CHAOS_ELECTION, describeFault, faultDuration, type Fault, type FaultFigureKind, type Schedule, type WorkerPlan } from './schedule.js';
 
 export const WORKER = fileURLToPath(new URL('./worker.ts', import.meta.url));
+/** The scheduled job every worker process also runs (withLease, run once per window): chaos/worker.ts. */
+export const JOB_LEASE = 'scheduled-job';
 /** Faults the coordinator's side (CoordinatorFaults) injects; the harness does the others itself. */
 const COORDINATOR_SIDE: ReadonlySet<Fault['kind']> = new Set(['coordinatorDown', 'streamDuplicate', 'streamReorder', 'streamDelay', 'streamStale', 'reconcilerCrash', 'timerLoss', 'publishFailure']);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -68,7 +70,7 @@ export class ChaosProcess {
   readonly child: ChildProcess;
   instances: Record<string, string> = {};
   /** Leases this process leads now (by its own history lines): the term's token and when it began. */
-  readonly open = new Map<string, { fencingToken: number; mono: string }>();
+  readonly open = new Map<string, { fencingToken: number; mono: string; identity: string; instance: string }>();
   readonly ready: Promise<void>;
   /** Resolves once the process exited and its stdout was read to the end. */
   readonly closed: Promise<void>;
@@ -101,7 +103,7 @@ export class ChaosProcess {
         ready();
       }
       if (l.type === 'history') {
-        if (l.record.event === 'started') this.open.set(l.record.lease, { fencingToken: l.record.fencingToken, mono: l.record.mono });
+        if (l.record.event === 'started') this.open.set(l.record.lease, { fencingToken: l.record.fencingToken, mono: l.record.mono, identity: l.record.identity, instance: l.record.instance });
         else this.open.delete(l.record.lease);
       }
       onLine(this, l);
@@ -202,6 +204,9 @@ export async function runSchedule(s: Schedule, o: HarnessOptions): Promise<Sched
       CHAOS_SEED: String((s.scheduleSeed + plan.identity.charCodeAt(1) * 7919 + procs.size) >>> 0),
       CHAOS_LEDGER_TABLE: ledgerTable,
       CHAOS_ZOMBIE_MS: String(s.timing.zombieMs),
+      CHAOS_JOB_LEASE: JOB_LEASE,
+      CHAOS_JOB_EVERY_MS: String(4 * s.timing.leaseDurationMs),
+      CHAOS_JOB_WORK_MS: String(Math.round(1.5 * s.timing.leaseDurationMs)),
     };
     const p = new ChaosProcess(plan, env, onLine, (text) => {
       workerErrors++;
@@ -224,7 +229,7 @@ export async function runSchedule(s: Schedule, o: HarnessOptions): Promise<Sched
     for (const [lease, term] of p.open) {
       // a term that began between the stamp and the signal ends the moment it began
       const mono = BigInt(term.mono) > BigInt(at) ? term.mono : at;
-      history.push({ event: 'stopped', lease, identity: p.plan.identity, instance: p.instances[lease]!, fencingToken: term.fencingToken, mono, wall: Date.now(), reason: 'killed' });
+      history.push({ event: 'stopped', lease, identity: term.identity, instance: term.instance, fencingToken: term.fencingToken, mono, wall: Date.now(), reason: 'killed' });
     }
     p.open.clear();
   };
@@ -322,7 +327,8 @@ export async function runSchedule(s: Schedule, o: HarnessOptions): Promise<Sched
             p.send({ dynamodb: ddbFaults.get(id)!.at(-1)! });
           } else {
             busy.add(id);
-            w.instances = Object.values(p.instances);
+            // the electors' start-ups, and the scheduled job's run if one leads now (a frozen run must be forgiven as a frozen leader is)
+            w.instances = [...new Set([...Object.values(p.instances), ...[...p.open.values()].map((t) => t.instance)])];
             if (f.kind === 'kill') await kill(p, w.from);
             else if (f.kind === 'handoff') {
               p.child.kill('SIGTERM');
@@ -418,7 +424,7 @@ export async function runSchedule(s: Schedule, o: HarnessOptions): Promise<Sched
     admin.destroy();
   }
 
-  verdict = checkHistory({ history, ledger, observations, faults: windows, end: end! }, { healMs, allowedSkewMs: o.allowedSkewMs ?? 0 });
+  verdict = checkHistory({ history, ledger, observations, faults: windows, end: end! }, { healMs, allowedSkewMs: o.allowedSkewMs ?? 0, episodicLeases: [JOB_LEASE] });
   const jsonl = (xs: readonly unknown[]) => xs.map((x) => `${JSON.stringify(x)}\n`).join('');
   writeFileSync(join(dir, 'history.jsonl'), jsonl(history));
   writeFileSync(join(dir, 'ledger.jsonl'), jsonl(ledger));

@@ -32,6 +32,14 @@ export const WorkerEnv = z.object({
   CHAOS_WRITE_EVERY_MS: int(0).default(250),
   /** After a term stops, keep writing with its old token for this long (a job that ignores its signal). */
   CHAOS_ZOMBIE_MS: int(0).default(0),
+  /**
+   * A scheduled job beside the electors: every CHAOS_JOB_EVERY_MS the process invokes withLease on
+   * this lease (first come first served, run once per window of that length), writes to the ledger
+   * while the run works for CHAOS_JOB_WORK_MS, then completes its window.
+   */
+  CHAOS_JOB_LEASE: Name.optional(),
+  CHAOS_JOB_EVERY_MS: int(1_000).default(12_000),
+  CHAOS_JOB_WORK_MS: int(0).default(4_000),
 });
 export type WorkerEnv = z.output<typeof WorkerEnv>;
 export type WorkerEnvInput = { [K in keyof z.input<typeof WorkerEnv>]?: string };

@@ -17,7 +17,7 @@ import { createInterface } from 'node:readline';
 import { monoNow, type HistoryRecord } from '../lib/history/schema.js';
 import { ledgerWrite } from '../lib/history/ledger.js';
 import { skewedClock } from '../lib/clock.js';
-import { FencingError, LeaderElector, defaultTableNames } from '../lib/sdk/index.js';
+import { FencingError, LeaderElector, LeaseLostError, defaultTableNames, withLease } from '../lib/sdk/index.js';
 import { fencedTransactWrite } from '../lib/sdk/fencing.js';
 import { parse } from '../lib/schemas/validation.js';
 import { injectDynamoDBFaults, type DynamoDBFault } from './ddb-faults.js';
@@ -97,6 +97,80 @@ const electors = leaseNames(env).map((leaseName) => {
 });
 
 const controller = new AbortController();
+
+/**
+ * The scheduled job (CHAOS_JOB_LEASE): an invocation every CHAOS_JOB_EVERY_MS, each withLease with
+ * a run-once window of that length; history lines for the run's term (its own identity and
+ * instance, as a Lambda invocation has), fenced ledger writes while it works, and the window's
+ * completion in the marker's transaction.
+ */
+const jobs = new Set<Promise<unknown>>();
+if (env.CHAOS_JOB_LEASE) {
+  const lease = env.CHAOS_JOB_LEASE;
+  let n = 0;
+  const invoke = () => {
+    if (controller.signal.aborted) return;
+    const runIdentity = `${identity}-r${++n}`;
+    const instance = `${runIdentity}_${process.pid}`;
+    let writes = 0;
+    const job = withLease(
+      lease,
+      async (signal, term) => {
+        const token = term.fencingToken;
+        const record = (event: HistoryRecord['event'], reason?: string) =>
+          out({ type: 'history', record: { event, lease, identity: runIdentity, instance, fencingToken: token, mono: monoNow(), wall: clock.now(), ...(reason ? { reason } : {}) } });
+        record('started');
+        const entry = (id: string, window?: string) => ({ lease, id: `${instance}#${id}`, identity: runIdentity, instance, fencingToken: token, sentMono: monoNow(), zombie: false, ...(window ? { window } : {}) });
+        try {
+          const until = performance.now() + env.CHAOS_JOB_WORK_MS;
+          while (!signal.aborted && performance.now() < until) {
+            if (env.CHAOS_LEDGER_TABLE) {
+              try {
+                await term.fencedWrite(ledgerWrite(env.CHAOS_LEDGER_TABLE, entry(String(++writes))));
+                out({ type: 'fenced', lease, accepted: true, zombie: false, mono: monoNow() });
+              } catch (e) {
+                if (e instanceof FencingError) out({ type: 'fenced', lease, accepted: false, zombie: false, mono: monoNow() });
+                else out({ type: 'error', lease, message: `job fenced write: ${(e as Error).name}: ${(e as Error).message}` });
+              }
+            }
+            await sleep(env.CHAOS_WRITE_EVERY_MS || 250);
+          }
+          signal.throwIfAborted();
+          if (env.CHAOS_LEDGER_TABLE) await term.complete(ledgerWrite(env.CHAOS_LEDGER_TABLE, entry('done', term.window)).TransactItems!);
+        } finally {
+          record('stopped', signal.aborted ? (signal.reason instanceof LeaseLostError ? signal.reason.reason : 'cancelled') : 'returned');
+        }
+      },
+      {
+        client,
+        clock,
+        tables,
+        identity: runIdentity,
+        mode: 'NoCoordination',
+        runOnce: { every: env.CHAOS_JOB_EVERY_MS },
+        signal: controller.signal,
+        waitMs: env.LEASE_DURATION_MS,
+        leaseDurationMs: env.LEASE_DURATION_MS,
+        renewDeadlineMs: env.RENEW_DEADLINE_MS,
+        retryPeriodMs: env.RETRY_PERIOD_MS,
+        platform: 'none',
+        onError: (e) => out({ type: 'error', lease, message: `job: ${e.name}: ${e.message}` }),
+      },
+    ).catch((e: unknown) => {
+      if (!(e instanceof LeaseLostError) && !controller.signal.aborted) out({ type: 'error', lease, message: `job run: ${(e as Error).name}: ${(e as Error).message}` });
+    });
+    jobs.add(job);
+    void job.finally(() => jobs.delete(job));
+  };
+  // each process at its own phase of the period
+  const first = setTimeout(() => {
+    invoke();
+    const every = setInterval(invoke, env.CHAOS_JOB_EVERY_MS);
+    controller.signal.addEventListener('abort', () => clearInterval(every), { once: true });
+  }, random() * env.CHAOS_JOB_EVERY_MS);
+  controller.signal.addEventListener('abort', () => clearTimeout(first), { once: true });
+}
+
 for (const sig of ['SIGTERM', 'SIGINT'] as const)
   process.on(sig, () => {
     stopping = true;
@@ -111,6 +185,7 @@ await Promise.all(
     }),
   ),
 );
+await Promise.all(jobs);
 out({ type: 'exited' });
 client.destroy();
 process.exit(0);

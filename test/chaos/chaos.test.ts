@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
 import { formatVerdict } from '../../lib/history/checker.js';
-import { runSchedule } from '../../chaos/harness.js';
+import { JOB_LEASE, runSchedule } from '../../chaos/harness.js';
 import { describeSchedule, generateSchedule, type FaultKind, type Schedule, type ScheduleOptions } from '../../chaos/schedule.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'conclave-chaos-ci-'));
@@ -34,6 +34,8 @@ describe('chaos (short CI set)', () => {
   it('worker faults: kill, pause, hand-off, DynamoDB faults, skewed clocks', async () => {
     const r = await check({ seed: 7, opts: { kinds: WORKER_FAULTS } });
     expect(r.fenced.accepted).toBeGreaterThan(0);
+    // the scheduled job's withLease runs were judged with the terms: they ran, and none overlapped
+    expect(r.verdict.terms.filter((t) => t.lease === JOB_LEASE).length).toBeGreaterThan(0);
   }, 90_000);
 
   it('lying clocks (workers 30 s slow and fast, steps of 30 s), a deleted lease row, late and replayed platform events', async () => {
