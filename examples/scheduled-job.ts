@@ -19,7 +19,6 @@
  * DynamoDB Local.
  */
 import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
-import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { systemClock, tryWithLease, type Clock, type LeaseRunResult, type RunOnce, type TablesOption } from '@conclave/sdk';
 
 /** What one invocation did. */
@@ -51,13 +50,13 @@ export async function runScheduledJob(s: JobSettings): Promise<JobOutcome> {
       s.lease,
       async (signal, term) => {
         // the job: the next report in sequence (the summary row counts them)
-        const summary = await s.client.send(new GetItemCommand({ TableName: s.resultsTable, Key: marshall({ id: 'summary' }), ConsistentRead: true }), { abortSignal: signal });
-        const sequence = (summary.Item ? Number(unmarshall(summary.Item)['reports']) : 0) + 1;
-        const report = { id: `report#${term.window}`, window: term.window, sequence, by: s.invocation, fencingToken: term.fencingToken };
+        const summary = await s.client.send(new GetItemCommand({ TableName: s.resultsTable, Key: { id: { S: 'summary' } }, ConsistentRead: true }), { abortSignal: signal });
+        const sequence = Number(summary.Item?.['reports']?.N ?? 0) + 1;
+        const window = term.window!;
         // the report, the count and the window's marker land together, and only while the term is this run's
         await term.complete([
-          { Put: { TableName: s.resultsTable, Item: marshall(report) } },
-          { Put: { TableName: s.resultsTable, Item: marshall({ id: 'summary', reports: sequence, last: term.window }) } },
+          { Put: { TableName: s.resultsTable, Item: { id: { S: `report#${window}` }, window: { S: window }, sequence: { N: String(sequence) }, by: { S: s.invocation }, fencingToken: { N: String(term.fencingToken) } } } },
+          { Put: { TableName: s.resultsTable, Item: { id: { S: 'summary' }, reports: { N: String(sequence) }, last: { S: window } } } },
         ]);
         return { sequence };
       },

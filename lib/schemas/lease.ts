@@ -71,6 +71,7 @@ export const CompletedRun = z.object({
   /** When it completed (the writer's stamp clock: DynamoDB's time by default). */
   at: Millis,
 });
+/** A successful run of a run-once window, as the lease keeps it (withLease `runOnce`). */
 export type CompletedRun = z.infer<typeof CompletedRun>;
 
 /** How many completed run-once windows a lease remembers (newest first): a run for one of them is skipped. */

@@ -58,6 +58,7 @@ export const RunOnceSchema = z.union([
     window: z.string().min(1, 'must not be empty').max(256, 'must be at most 256 characters'),
   }),
 ], { error: 'must be { every: "day" | "hour" | <ms> } or { window: "<key>" }' });
+/** withLease's `runOnce` option as written: `{ every: 'day' | 'hour' | ms }` or `{ window: key }`. */
 export type RunOnce = z.input<typeof RunOnceSchema>;
 
 /**
@@ -120,6 +121,7 @@ export type WithLeaseOptions = z.input<typeof WithLeaseOptionsSchema>;
 
 /** What the function learns of its term, and the writes it may make in it. */
 export interface LeaseTerm {
+  /** The lease this run holds. */
   readonly leaseName: string;
   /** The holder name written on the lease. */
   readonly identity: string;

@@ -10,6 +10,7 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { CreateTableCommand, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { startLocalConclave } from '@conclave/testing';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startLoopbackRegistry, type LoopbackRegistry } from './registry.js';
@@ -143,7 +144,7 @@ describe('a consumer project', () => {
       JSON.stringify({ compilerOptions: { target: 'ES2023', lib: ['ES2023'], module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, outDir: 'dist', rootDir: 'src', types: ['node'] }, include: ['src'] }, null, 2),
     );
     mkdirSync(join(app, 'src'));
-    for (const f of ['worker.ts', 'local-leader.ts', 'cdk-app.ts']) cpSync(join(ROOT, 'examples', f), join(app, 'src', f));
+    for (const f of ['worker.ts', 'local-leader.ts', 'cdk-app.ts', 'scheduled-job.ts', 'scheduled-job-stack.ts']) cpSync(join(ROOT, 'examples', f), join(app, 'src', f));
     cpSync(join(ROOT, 'examples', 'vitest'), join(app, 'vitest-example'), { recursive: true });
   }, 600_000);
 
@@ -167,6 +168,34 @@ describe('a consumer project', () => {
     expect(result.staleWrite).toBe('refused');
     expect(result.stored).toBe(String(result.fencingToken));
     expect(result.events).toContain('Leader Elected');
+  }, 200_000);
+
+  it('runs the example scheduled job (withLease) against startLocalConclave, on plain node: two deliveries at once make one report', async () => {
+    const conclave = await startLocalConclave({ endpoint: inject('ddbEndpoint'), tablePrefix: `job-${Date.now().toString(36)}` });
+    const reports = `${conclave.tablePrefix}-reports`;
+    try {
+      await conclave.client.send(new CreateTableCommand({ TableName: reports, BillingMode: 'PAY_PER_REQUEST', AttributeDefinitions: [{ AttributeName: 'id', AttributeType: 'S' }], KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }] }));
+      writeFileSync(
+        join(app, 'invoke-job.mjs'),
+        [
+          "import { handler } from './dist/scheduled-job.js';",
+          'const context = (id) => ({ awsRequestId: id, getRemainingTimeInMillis: () => 60_000 });',
+          "const both = await Promise.all([handler({}, context('inv-a')), handler({}, context('inv-b'))]);",
+          "const later = await handler({}, context('inv-c'));",
+          'console.log(JSON.stringify({ both, later }));',
+          'process.exit(0);',
+        ].join('\n'),
+      );
+      const out = await ok(sh(app, process.execPath, ['invoke-job.mjs'], { CONCLAVE_ENDPOINT: conclave.endpoint, CONCLAVE_TABLE_PREFIX: conclave.tablePrefix, JOB_RESULTS_TABLE: reports }, 120_000), 'node invoke-job.mjs');
+      const r = JSON.parse(out.trim().split('\n').at(-1)!) as { both: { result: string; window?: string; fencingToken?: number }[]; later: { result: string; window?: string } };
+      const ran = r.both.filter((o) => o.result === 'ran');
+      expect(ran).toHaveLength(1);
+      expect(r.later).toMatchObject({ result: 'skipped', window: ran[0]!.window });
+      const summary = await conclave.client.send(new GetItemCommand({ TableName: reports, Key: { id: { S: 'summary' } }, ConsistentRead: true }));
+      expect(summary.Item?.['reports']?.N).toBe('1');
+    } finally {
+      await conclave.stop();
+    }
   }, 200_000);
 
   it('runs the documented vitest globalSetup example with its own vitest', async () => {
