@@ -108,7 +108,8 @@ export async function handler(_event: unknown, context: { awsRequestId: string; 
       invocation: context.awsRequestId,
       signal: cancel.signal,
     });
-    console.log(JSON.stringify(outcome));
+    // Lambda sends a function's stdout to CloudWatch Logs; elsewhere (local mode) the caller prints the outcome
+    if (process.env['AWS_LAMBDA_FUNCTION_NAME']) console.log(JSON.stringify(outcome));
     return outcome;
   } finally {
     timer.cancel();

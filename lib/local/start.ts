@@ -6,6 +6,7 @@
  */
 import { Command } from 'commander';
 import { DEMO_ELECTION, playStories } from './demo.js';
+import { playScheduledJob } from './scheduled-job.js';
 import { startLocalRuntime, type LocalEvent } from './runtime.js';
 
 const program = new Command()
@@ -55,7 +56,8 @@ Ctrl-C stops it.`);
       return 0;
     }
     const result = await playStories(rt, { short: Boolean(opts.short) });
-    return result.ok ? 0 : 1;
+    const job = await playScheduledJob(rt, { windows: opts.short ? 2 : 3 });
+    return result.ok && job.ok ? 0 : 1;
   } finally {
     await rt.stop();
   }
