@@ -29,12 +29,20 @@ const opts = (sim: Sim, m: Machine, identity: string, extra: Partial<WithLeaseOp
 });
 
 /** A run on its own machine; `spans` records, in simulated ms, when each run's function ran. */
-function runner(sim: Sim, spans: { who: string; token: number; from: number; to?: number }[]) {
+/** When a run's function ran, in simulated ms, with its term's token. */
+interface Span {
+  who: string;
+  token: number;
+  from: number;
+  to?: number;
+}
+
+function runner(sim: Sim, spans: Span[]) {
   return <T>(identity: string, fn: LeaseFn<T>, extra: Partial<WithLeaseOptions> = {}, m: Machine = sim.machine(), tryOnly = false) =>
     (tryOnly ? tryWithLease : withLease)(
       L,
       async (signal, term) => {
-        const span: { who: string; token: number; from: number; to?: number } = { who: identity, token: term.fencingToken, from: sim.elapsed };
+        const span: Span = { who: identity, token: term.fencingToken, from: sim.elapsed };
         spans.push(span);
         try {
           return await fn(signal, term);
@@ -44,6 +52,13 @@ function runner(sim: Sim, spans: { who: string; token: number; from: number; to?
       },
       opts(sim, m, identity, extra),
     );
+}
+
+/** A simulation with the tables made, and a runner recording its runs' spans. */
+async function world() {
+  const sim = await Sim.create();
+  const spans: Span[] = [];
+  return { sim, spans, run: runner(sim, spans) };
 }
 
 const jobRow = async (sim: Sim) => {
@@ -57,9 +72,7 @@ const jobWrite = (sim: Sim, by: string, token: number) => ({
 
 describe('withLease, first come first served (NoCoordination)', () => {
   it('takes a vacant lease, runs fn with the term’s token while renewing it, and releases before it resolves: no timer left behind', async () => {
-    const sim = await Sim.create();
-    const spans: { who: string; token: number; from: number; to?: number }[] = [];
-    const run = runner(sim, spans);
+    const { sim, spans, run } = await world();
     const m = sim.machine();
     const r = await sim.settle(run('a', async (_signal, term) => { await m.clock.sleep(3 * FAST.leaseDurationMs); return `done ${term.fencingToken}`; }, {}, m), 'the run', 20_000);
     expect(r).toEqual({ status: 'ran', value: `done ${spans[0]!.token}`, fencingToken: spans[0]!.token });
@@ -73,9 +86,7 @@ describe('withLease, first come first served (NoCoordination)', () => {
   });
 
   it('releases in every outcome: fn throws (withLease rejects with its error), or the caller aborts (rejects with the reason)', async () => {
-    const sim = await Sim.create();
-    const spans: { who: string; token: number; from: number; to?: number }[] = [];
-    const run = runner(sim, spans);
+    const { sim, spans, run } = await world();
     const boom = new Error('boom');
     await expect(sim.settle(run('a', async () => { throw boom; }), 'a throwing run')).rejects.toBe(boom);
     expect((await sim.leases.read(L)).item).toMatchObject({ lastHolderIdentity: 'a' });
@@ -100,9 +111,7 @@ describe('withLease, first come first served (NoCoordination)', () => {
   });
 
   it('two at once: the second waits and runs after the first released (never overlapping, token raised); tryWithLease is busy at once', async () => {
-    const sim = await Sim.create();
-    const spans: { who: string; token: number; from: number; to?: number }[] = [];
-    const run = runner(sim, spans);
+    const { sim, spans, run } = await world();
     const first = run('a', async (_s, term) => { await sim.clock.sleep(FAST.leaseDurationMs); return term.fencingToken; });
     await sim.until('a runs', () => spans.length === 1);
     const second = run('b', async (_s, term) => term.fencingToken);
@@ -121,9 +130,7 @@ describe('withLease, first come first served (NoCoordination)', () => {
   });
 
   it('a run that does not get the lease within waitMs is busy, and leaves nothing behind', async () => {
-    const sim = await Sim.create();
-    const spans: { who: string; token: number; from: number; to?: number }[] = [];
-    const run = runner(sim, spans);
+    const { sim, spans, run } = await world();
     const release = new AbortController();
     const first = run('a', (signal) => aborted(release.signal).then(() => signal.aborted));
     await sim.until('a runs', () => spans.length === 1);
@@ -136,9 +143,7 @@ describe('withLease, first come first served (NoCoordination)', () => {
   });
 
   it('a crashed run’s lease: tryWithLease sees the holder is stale by DynamoDB’s clock and waits for the term to run out, then runs', async () => {
-    const sim = await Sim.create();
-    const spans: { who: string; token: number; from: number; to?: number }[] = [];
-    const run = runner(sim, spans);
+    const { sim, spans, run } = await world();
     const m = sim.machine();
     void run('a', () => new Promise<never>(() => undefined), {}, m);
     await sim.until('a runs', () => spans.length === 1);
@@ -150,9 +155,7 @@ describe('withLease, first come first served (NoCoordination)', () => {
   });
 
   it('renewals that fail abort fn’s signal at the renew deadline, before the term can expire for anyone; withLease rejects with LeaseLostError', async () => {
-    const sim = await Sim.create();
-    const spans: { who: string; token: number; from: number; to?: number }[] = [];
-    const run = runner(sim, spans);
+    const { sim, spans, run } = await world();
     const m = sim.machine();
     let abortedAt: number | undefined;
     const p = run('a', async (signal) => {
@@ -173,9 +176,7 @@ describe('withLease, first come first served (NoCoordination)', () => {
 
 describe('a Lambda invocation frozen mid-fn and thawed after its lease expired', () => {
   it('learns it lost the lease at its first look, before its timers run; its fenced writes are refused; the new holder’s stand', async () => {
-    const sim = await Sim.create();
-    const spans: { who: string; token: number; from: number; to?: number }[] = [];
-    const run = runner(sim, spans);
+    const { sim, spans, run } = await world();
     const a = sim.machine();
     let handle: LeaseTerm | undefined;
     let signalA: AbortSignal | undefined;
@@ -229,6 +230,15 @@ describe('a Lambda invocation frozen mid-fn and thawed after its lease expired',
 });
 
 describe('withLease on a coordinated lease (it has candidates)', () => {
+  /** A long-lived worker `w` at `version` leading the lease, with the coordinator running. */
+  const workerLeading = async (version: string) => {
+    const sim = await Sim.create({ config: CONFIG });
+    const coord = sim.coordinator(L);
+    const w = sim.elector('w', { leaseName: L }, { versions: [version, version] });
+    await sim.until('w leads', () => w.elector.isLeader());
+    return { sim, coord, w };
+  };
+
   it('auto mode without a candidacy is refused, naming the option and the way out', async () => {
     const sim = await Sim.create({ config: CONFIG });
     const w = sim.elector('w', { leaseName: L });
@@ -241,11 +251,8 @@ describe('withLease on a coordinated lease (it has candidates)', () => {
   });
 
   it('a better candidate: the coordinator elects the run (preempting the worker), it runs, and hands the lease back', async () => {
-    const sim = await Sim.create({ config: CONFIG });
-    const coord = sim.coordinator(L);
-    const w = sim.elector('w', { leaseName: L }, { versions: ['1.31.0', '1.31.0'] });
-    await sim.until('w leads', () => w.elector.isLeader());
-    const spans: { who: string; token: number; from: number; to?: number }[] = [];
+    const { sim, coord, w } = await workerLeading('1.31.0');
+    const spans: Span[] = [];
     const run = runner(sim, spans);
     const r = await sim.settle(run('migrate', async (_s, term) => term.fencingToken, { candidacy: { emulationVersion: '1.30.0', binaryVersion: '1.30.0' } }), 'the run', 30_000);
     expect(r.status).toBe('ran');
@@ -259,10 +266,7 @@ describe('withLease on a coordinated lease (it has candidates)', () => {
   });
 
   it('a worse candidate is not chosen while the worker lives: busy after waitMs, its candidacy withdrawn', async () => {
-    const sim = await Sim.create({ config: CONFIG });
-    const coord = sim.coordinator(L);
-    const w = sim.elector('w', { leaseName: L }, { versions: ['1.30.0', '1.30.0'] });
-    await sim.until('w leads', () => w.elector.isLeader());
+    const { sim, coord, w } = await workerLeading('1.30.0');
     const r = await sim.settle(withLease(L, async () => 'never', opts(sim, sim.machine(), 'late', { waitMs: 5_000, candidacy: { emulationVersion: '1.31.0', binaryVersion: '1.31.0' } })), 'the run', 30_000);
     expect(r).toEqual({ status: 'busy', holder: 'w' });
     expect((await sim.candidates.list(L)).candidates.map((c) => c.name)).toEqual(['w']);
@@ -292,9 +296,7 @@ describe('run-once windows', () => {
   });
 
   it('a second run in the window skips; a failed run leaves it open; a late run of an older window skips too (many invocations, each window run once)', async () => {
-    const sim = await Sim.create();
-    const spans: { who: string; token: number; from: number; to?: number }[] = [];
-    const run = runner(sim, spans);
+    const { sim, spans, run } = await world();
     const results: string[] = [];
     for (const [i, fails] of [[1, false], [2, false], [3, true], [4, false], [5, false], [6, false]] as const) {
       const window = i <= 2 || i === 6 ? 'w1' : 'w2'; // the 6th: a late invocation of the older window
