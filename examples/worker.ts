@@ -7,7 +7,8 @@
  *   LEASE=nightly-report IDENTITY=worker-1 EMULATION_VERSION=1.30.0 BINARY_VERSION=1.31.0 \
  *   npx tsx examples/worker.ts
  *
- * Without CONCLAVE_ENDPOINT it uses the default AWS credential chain and region.
+ * Without CONCLAVE_ENDPOINT it uses the default AWS credential chain and region. ZONE states the
+ * worker's availability zone for a location preference (otherwise ECS or EC2 metadata tells it).
  * Every leadership change is printed as one JSON line on stdout.
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -49,6 +50,8 @@ const elector = new LeaderElector({
           emulationVersion: env('EMULATION_VERSION', '1.0.0'),
           binaryVersion: env('BINARY_VERSION', env('EMULATION_VERSION', '1.0.0')),
           ...(process.env['PRIORITY'] ? { priority: Number(process.env['PRIORITY']) } : {}),
+          // where it runs, for a location preference (default: the zone ECS or EC2 metadata reports)
+          ...(process.env['ZONE'] ? { location: { zone: process.env['ZONE'] } } : {}),
         },
       }),
   client,

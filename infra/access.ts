@@ -154,7 +154,7 @@ export const WORKER_WRITES = {
  * itself in as holder gains nothing by writing them.)
  */
 export const OPERATOR_OWNED = {
-  leases: ['strategy', 'electedStrategy', 'lastElectionFailure', 'holderLoss'],
+  leases: ['strategy', 'electedStrategy', 'lastElectionFailure', 'holderLoss', 'preferredLocations'],
   candidates: ['priority', 'priorityExpiresAt'],
   identities: [],
 } as const satisfies Record<TableRole, readonly string[]>;

@@ -175,7 +175,7 @@ describe('safety of a leader that cannot renew', () => {
 });
 
 describe('health (client-go healthz adaptor)', () => {
-  it('a leader whose term ran out without it stepping down (a frozen process) is unhealthy; a follower is healthy', async () => {
+  it('a leader whose term ran out without it stepping down (a frozen process) is unhealthy; asked whether it leads, it steps down; a follower is healthy', async () => {
     const sim = await Sim.create();
     const e = sim.elector('h', { leaseName: L, mode: 'NoCoordination', healthToleranceMs: 500, clockSync: 'none' });
     expect(e.elector.healthy()).toBe(true);
@@ -186,11 +186,15 @@ describe('health (client-go healthz adaptor)', () => {
     expect(e.elector.healthy()).toBe(true);
     e.machine.clock.pause(); // its renewals and its renew deadline stand still
     await sim.clock.runUntil(acquired.at + FAST.leaseDurationMs + 500); // the term and the tolerance, no more: still healthy
-    expect(e.elector.isLeader()).toBe(true);
     expect(e.elector.healthy()).toBe(true);
     await sim.run(1);
     expect(e.elector.healthy()).toBe(false);
     expect(e.elector.healthy(10_000)).toBe(true); // a caller's own tolerance
+    // asked whether it leads, it judges its renew deadline on the spot (no timer has run) and steps down
+    expect(sim.log.of('stopped', 'h')).toEqual([]);
+    expect(e.elector.isLeader()).toBe(false);
+    expect(sim.log.of('stopped', 'h')).toEqual([expect.objectContaining({ reason: 'renewDeadline' })]);
+    expect(e.elector.healthy()).toBe(true); // a follower is healthy
   });
 });
 
