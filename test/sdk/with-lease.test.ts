@@ -274,6 +274,21 @@ describe('withLease on a coordinated lease (it has candidates)', () => {
     coord.stop();
     await w.stop();
   });
+
+  it('a worse candidate named successor takes the lease when the worker dies, without an election, and runs', async () => {
+    const { sim, coord, w } = await workerLeading('1.30.0');
+    const spans: Span[] = [];
+    const run = runner(sim, spans);
+    const p = run('late', async (_s, term) => term.fencingToken, { waitMs: 20_000, candidacy: { emulationVersion: '1.31.0', binaryVersion: '1.31.0' } });
+    await sim.until('the run named successor', async () => (await sim.leases.read(L)).item?.successor === 'late');
+    w.machine.kill();
+    const r = await sim.settle(p, 'the run', 30_000);
+    expect(r.status).toBe('ran');
+    expect(spans.map((x) => x.who)).toEqual(['late']);
+    const took = sim.leaseWrites.find((x) => x.item?.['holderIdentity'] === 'late');
+    expect(took?.item).toMatchObject({ electedBy: 'successor' });
+    coord.stop();
+  });
 });
 
 describe('run-once windows', () => {
