@@ -65,8 +65,17 @@ function leaseLines(name: string, lease: Lease | undefined, candidates: readonly
     ['Election', e ? `${e.id}: started ${relative(e.startedAt, now)}, acks ${now < e.deadline ? 'until' : 'closed'} ${relative(e.deadline, now)}, strategy ${e.strategy}${e.holder ? `, re-election while ${e.holder} keeps leading` : ''}` : 'none open'],
     ['Last failure', f ? `${relative(f.at, now)}${f.electionId ? ` in ${f.electionId}` : ''} (${f.reason}): ${f.message}` : 'none'],
     ['Vacancy report', r ? `by ${r.by} ${relative(r.at, now)}, revision ${r.observedRevision} unchanged for a whole term` : 'none'],
+    ['Run-once windows', runsLine(lease)],
     ['Revision', String(lease.revision)],
   ]);
+}
+
+/** withLease's completed run-once windows: the newest, and how many the lease remembers. */
+function runsLine(lease: Lease): string {
+  const runs = lease.runs ?? [];
+  if (runs.length === 0) return 'none completed';
+  const [last] = runs;
+  return `${last!.window} by ${last!.holder} (token ${last!.fencingToken})${runs.length > 1 ? `; ${runs.length - 1} earlier: ${runs.slice(1, 4).map((x) => x.window).join(', ')}${runs.length > 4 ? ', …' : ''}` : ''}`;
 }
 
 function candidateLines(ordered: readonly Standing[], now: number, config: ElectionConfig, preferred: readonly string[]): string[] {

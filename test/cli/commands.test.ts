@@ -113,6 +113,18 @@ describe('describe lease', () => {
     expect(out).toMatch(/^Next step: +ask w1 to yield to w2 \(preferredHolder\); w1 releases at its next renewal/m);
   });
 
+  it('shows the run-once windows withLease completed on the lease, newest first', async () => {
+    const own = await cliHarness('cli-runs');
+    const runs = ['2026-01-03', '2026-01-02', '2026-01-01'].map((window, i) => ({ window, fencingToken: 30 - i, holder: `inv-${3 - i}`, at: NOW - i * MIN }));
+    await own.seedLease(lease(undefined, { name: 'nightly', runs }));
+    await own.seedLease(lease(undefined, { name: 'never-ran' }));
+    const r = await own.run(['describe', 'lease', 'nightly'], { clock: at() });
+    const none = await own.run(['describe', 'lease', 'never-ran'], { clock: at() });
+    await own.t.drop();
+    expect(r.out).toMatch(/^Run-once windows: +2026-01-03 by inv-3 \(token 30\); 2 earlier: 2026-01-02, 2026-01-01$/m);
+    expect(none.out).toMatch(/^Run-once windows: +none completed$/m);
+  });
+
   it('shows an open election, an operator strategy and the vacancy', async () => {
     const r = await h.run(['describe', 'lease', 'jobs'], { clock: at() });
     expect(r.out).toMatch(/^State: +vacant: no holder$/m);
