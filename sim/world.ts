@@ -27,7 +27,7 @@ import { ElectionConfigSchema, type TableNames } from '../lib/schemas/config.js'
 import type { Platform } from '../lib/schemas/platform.js';
 import { FencingError } from '../lib/sdk/fencing.js';
 import { LeaderElector } from '../lib/sdk/elector.js';
-import { LeaseLostError, withLease } from '../lib/sdk/with-lease.js';
+import { LeaseLostError, tryWithLease } from '../lib/sdk/with-lease.js';
 import { DynamoDBModel, faults as ddbFaults, type ModelRequest } from '../lib/sim/dynamodb-model/index.js';
 import { defaultTableNames } from '../lib/tables.js';
 import { wiring, type FunctionName, type StreamTrigger } from '../lib/wiring.js';
@@ -130,6 +130,21 @@ export const DEFAULT_SETTINGS: WorldSettings = {
 
 /** The lease the scheduled jobs run under (withLease): held only while a run runs. */
 export const CRON_LEASE = 'cron-0';
+
+/**
+ * The functions' logger and metrics, silent: a simulation publishes no metrics (Powertools would
+ * print an EMF line to stdout for every one, thousands per schedule).
+ */
+function quietObservability(): ReturnType<typeof observability> {
+  const before = process.env['POWERTOOLS_METRICS_DISABLED'];
+  process.env['POWERTOOLS_METRICS_DISABLED'] = 'true';
+  try {
+    return observability('sim', 'SILENT');
+  } finally {
+    if (before === undefined) delete process.env['POWERTOOLS_METRICS_DISABLED'];
+    else process.env['POWERTOOLS_METRICS_DISABLED'] = before;
+  }
+}
 
 let modules: Promise<Record<FunctionName, HandlerModule>> | undefined;
 /** The handler modules Lambda runs, imported once per process; each world builds its handlers from them. */
@@ -271,7 +286,7 @@ async function runPlanted(schedule: Schedule, settings: WorldSettings, opts: { t
       log(`dead letter (${p.function}): ${p.reason}`);
       deadLetters.push(p);
     },
-    ...observability('sim', 'SILENT'),
+    ...quietObservability(),
   };
   for (const name of Object.keys(wiring) as FunctionName[]) {
     const h = loaded[name].makeHandler(deps) as (event: unknown, context: Context) => Promise<unknown>;
@@ -471,7 +486,7 @@ async function runPlanted(schedule: Schedule, settings: WorldSettings, opts: { t
         history.push({ event: 'stopped', lease: CRON_LEASE, identity, instance, fencingToken: token, mono: ns(clock.monotonic()), wall: Math.max(0, Math.round(pc.now())), reason });
         log(`${identity} stops running ${CRON_LEASE} (${reason})`);
       };
-      const job = withLease(
+      const job = tryWithLease(
         CRON_LEASE,
         async (signal, term) => {
           const token = term.fencingToken;

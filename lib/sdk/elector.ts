@@ -71,7 +71,7 @@ export const LeaderElectorOptionsSchema = z
        * they meet DynamoDB's clock at ever other points of its second (what keeps its Date headers
        * informative). @default renewDeadlineMs − 2 × retryPeriodMs
        * in coordinated mode (6 s with client-go's timings: two more tries before the deadline), but
-       * not below retryPeriodMs; retryPeriodMs with `NoCoordination` (client-go's)
+       * not below retryPeriodMs; retryPeriodMs with `NoCoordination` (client-go's), unless given
        */
       renewIntervalMs: z.number().int().positive().optional(),
       /** Give the lease up when run() is cancelled, so the next leader need not wait for expiry. @default true */
@@ -526,12 +526,13 @@ export class LeaderElector {
   }
 
   /**
-   * When a leader renews next: a retry period after a failed try; otherwise, coordinated, a renew
-   * interval (less PHASE_STEP_MS) after the last renewal was sent — a steady cadence its successor
-   * can read right behind; `NoCoordination`, a retry period after the last step ended, as client-go.
+   * When a leader renews next: a retry period after a failed try; otherwise a renew interval (less
+   * PHASE_STEP_MS) after the last renewal was sent — a steady cadence its successor can read right
+   * behind; `NoCoordination` without a `renewIntervalMs` of its own, a retry period after the last
+   * step ended, as client-go.
    */
   private leaderDelay(l: Leading): number {
-    if (l.retrying || this.options.mode === 'NoCoordination') return this.options.retryPeriodMs;
+    if (l.retrying || (this.options.mode === 'NoCoordination' && this.options.renewIntervalMs === undefined)) return this.options.retryPeriodMs;
     return Math.max(0, l.renewedAt + this.cadenceMs - this.mono());
   }
 

@@ -17,7 +17,7 @@ import { NO_COORDINATION } from '../schemas/strategy.js';
 import { ValidationError, parse } from '../schemas/validation.js';
 import { CandidateStore } from '../stores/candidate-store.js';
 import { LeaseStore, type Term } from '../stores/lease-store.js';
-import { CandidacySchema, LeaderElector, type StopReason } from './elector.js';
+import { CandidacySchema, LeaderElector, LeaderElectorOptionsSchema, defaultRenewIntervalMs, type StopReason } from './elector.js';
 import { FencingError } from './fencing.js';
 import { ClientSchema, ClockSchema, ClockSyncSchema, TablesSchema, fn, optionErrors, stampClockFor } from './options.js';
 
@@ -96,7 +96,12 @@ export const WithLeaseOptionsSchema = z.strictObject(
     renewDeadlineMs: z.number().int().optional(),
     /** How soon a failed renewal is tried again, and how often a waiting run polls. @default 2000 */
     retryPeriodMs: z.number().int().optional(),
-    /** How often the lease is renewed while the function runs. @default as LeaderElector */
+    /**
+     * How often the lease is renewed while the function runs. @default renewDeadlineMs − 2 ×
+     * retryPeriodMs (6 s), in either mode: each renewal is a write, and a run needs one only often
+     * enough that a failed one is tried again before the renew deadline (client-go's NoCoordination
+     * habit of renewing every retry period would triple a run's writes)
+     */
     renewIntervalMs: z.number().int().optional(),
     /** Where this run executes, written on the lease (`detect`: ECS or EC2 metadata). @default 'none' (a Lambda function has neither) */
     platform: z.union([Platform, z.enum(['detect', 'none'])]).default('none'),
@@ -235,7 +240,8 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
       client,
       mode,
       ...(mode === 'coordinated' ? { candidacy: o.candidacy } : {}),
-      ...pick(o, ['leaseDurationMs', 'renewDeadlineMs', 'retryPeriodMs', 'renewIntervalMs']),
+      ...pick(o, ['leaseDurationMs', 'renewDeadlineMs', 'retryPeriodMs']),
+      ...renewInterval(o),
       platform: o.platform,
       clockSync: o.clockSync,
       releaseOnCancel: true,
@@ -366,6 +372,25 @@ function judgedSignal(signal: AbortSignal, elector: LeaderElector): AbortSignal 
   });
   return signal;
 }
+
+/**
+ * The run's renew interval: the option, or the coordinated default in either mode (fewer writes than
+ * client-go's every-retry-period), when that still leaves a retry before the renew deadline (the
+ * elector's own check); otherwise the elector's default.
+ */
+function renewInterval(o: { renewIntervalMs?: number | undefined; renewDeadlineMs?: number | undefined; retryPeriodMs?: number | undefined }): { renewIntervalMs?: number } {
+  if (o.renewIntervalMs !== undefined) return { renewIntervalMs: o.renewIntervalMs };
+  const renewDeadlineMs = o.renewDeadlineMs ?? ELECTOR_DEFAULTS.renewDeadlineMs;
+  const retryPeriodMs = o.retryPeriodMs ?? ELECTOR_DEFAULTS.retryPeriodMs;
+  const interval = defaultRenewIntervalMs({ mode: 'coordinated', renewDeadlineMs, retryPeriodMs });
+  return interval + retryPeriodMs < renewDeadlineMs ? { renewIntervalMs: interval } : {};
+}
+
+/** The LeaderElector's defaults for the timings withLease passes on. */
+const ELECTOR_DEFAULTS = {
+  renewDeadlineMs: LeaderElectorOptionsSchema.shape.renewDeadlineMs.parse(undefined),
+  retryPeriodMs: LeaderElectorOptionsSchema.shape.retryPeriodMs.parse(undefined),
+};
 
 function pick<O extends object, K extends keyof O>(o: O, keys: readonly K[]): Partial<Pick<O, K>> {
   const out: Partial<Pick<O, K>> = {};

@@ -8,6 +8,7 @@ import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { describe, expect, it } from 'vitest';
 import type { ElectionConfigInput } from '../../lib/schemas/config.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
+import { PHASE_STEP_MS } from '../../lib/sdk/elector.js';
 import { FencingError, fencedTransactWrite } from '../../lib/sdk/fencing.js';
 import { aborted } from '../../lib/sdk/options.js';
 import { LeaseLostError, tryWithLease, withLease, windowOf, type LeaseFn, type LeaseTerm, type WithLeaseOptions } from '../../lib/sdk/with-lease.js';
@@ -79,6 +80,10 @@ describe('withLease, first come first served (NoCoordination)', () => {
     // it ran for three lease durations: renewed all along, as its own writes show
     const terms = new Set(sim.leaseWrites.filter((w) => w.item?.['holderIdentity'] === 'a').map((w) => w.item!['renewTime']));
     expect(terms.size).toBeGreaterThanOrEqual(3 * FAST.leaseDurationMs / FAST.renewDeadlineMs);
+    // … at the renew interval (deadline − 2 retries, less the phase step), not every retry period as client-go's race would: a third of the writes
+    const interval = FAST.renewDeadlineMs - 2 * FAST.retryPeriodMs - PHASE_STEP_MS;
+    expect(terms.size).toBeLessThanOrEqual(Math.ceil((3 * FAST.leaseDurationMs) / interval) + 2);
+    expect(terms.size).toBeLessThan((3 * FAST.leaseDurationMs) / FAST.retryPeriodMs / 2);
     const lease = (await sim.leases.read(L)).item!;
     expect(lease.holderIdentity).toBeUndefined();
     expect(lease).toMatchObject({ lastHolderIdentity: 'a', fencingToken: spans[0]!.token });

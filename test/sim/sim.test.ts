@@ -35,10 +35,10 @@ const PLANTED: { bug: PlantedBug; seed: number; limit: number }[] = [
   { bug: 'renewalWithoutTokenCondition', seed: 5000, limit: 300 },
   { bug: 'expiryByHolderTimestamp', seed: 5002, limit: 300 },
   { bug: 'leaderIgnoresRenewDeadline', seed: 5228, limit: 300 },
-  { bug: 'platformEventByArrival', seed: 5000, limit: 300 },
-  { bug: 'successorWithoutRevision', seed: 5015, limit: 300 },
+  { bug: 'platformEventByArrival', seed: 5160, limit: 300 },
+  { bug: 'successorWithoutRevision', seed: 5022, limit: 300 },
   // a graceful stop now hands the lease over: releases are rarer, and a late hand-off is the bug's other half
-  { bug: 'releaseWithoutTermCondition', seed: 5023, limit: 800 },
+  { bug: 'releaseWithoutTermCondition', seed: 5392, limit: 800 },
 ];
 
 const run = (seed: number) => runWorld(generateSchedule(seed, { workers: DEFAULT_SETTINGS.workers, durationMs: DEFAULT_SETTINGS.durationMs }), DEFAULT_SETTINGS, { trace: true });
