@@ -84,7 +84,8 @@ export const FUNCTION_ACCESS = {
  */
 export const WORKER_ACCESS = {
   leases: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem'],
-  candidates: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
+  // Query: withLease's `auto` mode asks whether a lease has candidates (its own partition only, by LeadingKeys)
+  candidates: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:Query'],
   identities: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:Query'],
 } as const satisfies Required<TableAccess>;
 

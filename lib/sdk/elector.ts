@@ -506,11 +506,7 @@ export class LeaderElector {
       // a term's first write (an election's, a hand-off's, an acquisition's) is not on the holder's renewal cadence
       if (l?.holderInstance !== undefined && l.renewTime !== undefined && l.renewTime !== l.acquireTime && l.holderInstance !== this.instance) this.phase.seen(`${l.holderInstance}|${l.fencingToken}`, l.renewTime, this.observed.at, this.previousReadSentAt);
     } else this.observed!.revision = read.revision;
-    const holder = read.item?.holderIdentity;
-    if (holder && holder !== this.lastLeader) {
-      this.lastLeader = holder;
-      this.callbacks.onNewLeader?.(holder);
-    }
+    this.noteHolder(read.item?.holderIdentity);
     return changed;
   }
 
@@ -669,8 +665,17 @@ export class LeaderElector {
       return await this.startLeading(term, sentAt, written);
     } catch (e) {
       if (!(e instanceof ConflictError)) throw e; // somebody else moved first
+      // the row DynamoDB returned with the refusal names whoever did: a new holder, seen now
+      this.noteHolder(e.current?.['holderIdentity']);
       return false;
     }
+  }
+
+  /** Reports a holder seen (onNewLeader) when it is not the one last reported. */
+  private noteHolder(holder: unknown): void {
+    if (typeof holder !== 'string' || holder === this.lastLeader) return;
+    this.lastLeader = holder;
+    this.callbacks.onNewLeader?.(holder);
   }
 
   /** Confirms a term the coordinator gave this worker: a renewal first, then the work. */

@@ -83,8 +83,10 @@ export const WithLeaseOptionsSchema = z.strictObject(
     /** Coordinated mode: what this run stands with (versions, strategies). */
     candidacy: CandidacySchema.optional(),
     /**
-     * How long to wait for the lease before giving up (`busy`). `tryWithLease` returns at once when
-     * a live holder has the lease, and waits this long only for a vacant or stale one.
+     * How long to wait for the lease before giving up (`busy`). `0` gives up at once when a live
+     * holder has it, as `tryWithLease` always does; a vacant lease, or one whose holder is stale (a
+     * crashed run), is still taken, within a lease duration and two retry periods — taking it needs
+     * a round trip or two, and a stale holder's term must be watched out.
      * @default 2 × leaseDurationMs
      */
     waitMs: z.number().int('must be whole milliseconds').min(0, 'must be ≥ 0').optional(),
@@ -184,9 +186,9 @@ export function withLease<T>(name: string, fn: LeaseFn<T>, options: WithLeaseOpt
 }
 
 /**
- * `withLease`, except that it returns `busy` at once when a live holder has the lease. A vacant
- * lease, or one whose holder's stamp is older than its term by DynamoDB's clock (a crashed run),
- * is waited for as withLease would.
+ * `withLease`, except that it returns `busy` at once when a live holder has the lease, or as soon as
+ * it sees another run take a vacant lease first. A lease whose holder's stamp is older than its
+ * term by DynamoDB's clock (a crashed run) is waited out, within `waitMs`.
  */
 export function tryWithLease<T>(name: string, fn: LeaseFn<T>, options: WithLeaseOptions): Promise<LeaseRunResult<T>> {
   return runWithLease(name, fn, options, true);
@@ -226,10 +228,14 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
         message: `is required: ${o.mode === 'auto' ? `lease "${leaseName}" has candidates, so the coordinator elects its holder` : "mode 'coordinated' stands as a candidate"}. Give { emulationVersion, binaryVersion } so it can elect this run, or set mode: 'NoCoordination' to race for the lease directly`,
       },
     ]);
-  if (tryOnly && lease?.holderIdentity !== undefined && !isStale(lease, time.now())) return { status: 'busy', holder: lease.holderIdentity };
+  const immediate = tryOnly || o.waitMs === 0;
+  if (immediate && lease?.holderIdentity !== undefined && !isStale(lease, time.now())) return { status: 'busy', holder: lease.holderIdentity };
 
   let started: ((t: { signal: AbortSignal; term: Term }) => void) | undefined;
   const leading = new Promise<{ signal: AbortSignal; term: Term }>((resolve) => (started = resolve));
+  // giving up at once: another run took the lease first (not the stale holder this run found)
+  let overtaken: (() => void) | undefined;
+  const beaten = new Promise<undefined>((resolve) => (overtaken = () => resolve(undefined)));
   let stopped: StopReason | undefined;
   let elector: LeaderElector;
   try {
@@ -250,6 +256,9 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
       callbacks: {
         onStartedLeading: (signal, t) => started?.({ signal, term: { holderIdentity: identity, fencingToken: t.fencingToken } }),
         onStoppedLeading: (info) => void (stopped = info.reason),
+        onNewLeader: (holder) => {
+          if (immediate && holder !== identity && holder !== lease?.holderIdentity) overtaken?.();
+        },
       },
     });
   } catch (e) {
@@ -258,7 +267,9 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
     throw e;
   }
   LeaderElector.handOffPromptly(elector);
-  const waitMs = o.waitMs ?? 2 * elector.options.leaseDurationMs;
+  // a vacant or stale lease is worth a term's watch and two polls even to a caller that waits for nobody
+  const takeMs = elector.options.leaseDurationMs + 2 * elector.options.retryPeriodMs;
+  const waitMs = immediate ? Math.max(o.waitMs ?? 2 * elector.options.leaseDurationMs, takeMs) : (o.waitMs ?? 2 * elector.options.leaseDurationMs);
 
   let stopListening: (() => void) | undefined;
   const cancel = o.signal;
@@ -268,6 +279,7 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
   const waited = new AbortController();
   const got = await Promise.race([
     leading,
+    beaten,
     running.then(() => undefined),
     clock.sleep(waitMs, cancel ? AbortSignal.any([waited.signal, cancel]) : waited.signal).then(() => undefined),
   ]).finally(() => waited.abort());

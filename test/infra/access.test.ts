@@ -19,7 +19,7 @@ import { localClient } from '../../lib/local/dynamodb-local.js';
 import { lambdaContext } from '../../lib/local/runtime.js';
 import type { TableNames } from '../../lib/schemas/config.js';
 import { OLDEST_EMULATION_VERSION } from '../../lib/schemas/strategy.js';
-import { IdentityLeaseHeartbeat, IdentityStore, LeaderElector, listIdentities } from '../../lib/sdk/index.js';
+import { IdentityLeaseHeartbeat, IdentityStore, LeaderElector, listIdentities, withLease } from '../../lib/sdk/index.js';
 import { CandidateStore } from '../../lib/stores/candidate-store.js';
 import { LeaseStore } from '../../lib/stores/lease-store.js';
 import { wiring, type FunctionName } from '../../lib/wiring.js';
@@ -179,7 +179,7 @@ describe('what a worker calls is what grantWorker grants', () => {
     await t.drop();
   });
 
-  it('LeaderElector (candidate, fallback acquisition, renewals, a fenced write, release) and IdentityLeaseHeartbeat (start, renew, list, stop)', async () => {
+  it('LeaderElector (candidate, fallback acquisition, renewals, a fenced write, release), IdentityLeaseHeartbeat (start, renew, list, stop) and withLease (auto mode)', async () => {
     const rec = recording(t.names);
     let led!: () => void;
     const leading = new Promise<void>((resolve) => (led = resolve));
@@ -209,6 +209,10 @@ describe('what a worker calls is what grantWorker grants', () => {
     expect(listing.live.map((i) => i.holderIdentity)).toEqual([heartbeat.identity]);
     beating.abort();
     await beat;
+
+    // withLease in its default mode asks whether the lease has candidates (a Query) before it races or stands
+    const ran = await withLease('worker-lease', async () => 'done', { client: rec.client, tables: t.names, identity: 'cron-1', candidacy: { emulationVersion: '1.30.0', binaryVersion: '1.30.0' }, waitMs: 0, onError: () => undefined });
+    expect(['ran', 'busy']).toContain(ran.status);
 
     expect([...rec.calls].sort()).toEqual(expected(WORKER_ACCESS));
   });

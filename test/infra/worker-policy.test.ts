@@ -150,6 +150,13 @@ describe('the worker policy and the worker SDK', () => {
       { client: job.client, tables: t.names, identity: 'cron-1', mode: 'NoCoordination', runOnce: { window: 'nightly-1' }, leaseDurationMs: timing.leaseDurationMs, renewDeadlineMs: timing.renewDeadlineMs, retryPeriodMs: timing.retryPeriodMs, onError: () => undefined },
     );
     expect(ran.status).toBe('ran');
+    // … and in `auto` mode (the default), which first asks whether the lease has candidates (a Query of its partition)
+    const auto = await withLease(LEASE, async (_signal, term) => term.fencingToken, {
+      client: job.client, tables: t.names, identity: 'cron-2', candidacy: { emulationVersion: '1.30.0', binaryVersion: '1.30.0' }, waitMs: 0,
+      leaseDurationMs: timing.leaseDurationMs, renewDeadlineMs: timing.renewDeadlineMs, retryPeriodMs: timing.retryPeriodMs, onError: () => undefined,
+    });
+    expect(['ran', 'busy']).toContain(auto.status);
+    expect(job.requests.some((r) => r.action === 'dynamodb:Query' && r.table === t.names.candidates)).toBe(true);
 
     const beat = recording();
     const heartbeat = new IdentityLeaseHeartbeat({ client: beat.client, tables: t.names, component: COMPONENT, hostname: 'host-1' });

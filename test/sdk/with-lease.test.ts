@@ -134,6 +134,27 @@ describe('withLease, first come first served (NoCoordination)', () => {
     expect(spans[1]!.from - spans[0]!.to!).toBeLessThan(FAST.leaseDurationMs);
   });
 
+  it('two tries at once on a vacant lease: one runs, the other is busy as soon as it sees the winner (it does not run after it); waitMs 0 behaves as a try', async () => {
+    const { sim, spans, run } = await world();
+    const work = async (_s: AbortSignal, term: LeaseTerm) => {
+      await sim.clock.sleep(FAST.leaseDurationMs);
+      return term.fencingToken;
+    };
+    const [a, b] = await sim.settle(Promise.all([run('a', work, {}, sim.machine(), true), run('b', work, {}, sim.machine(), true)]), 'both tries', 20_000);
+    expect([a.status, b.status].sort()).toEqual(['busy', 'ran']);
+    expect(spans).toHaveLength(1);
+    expect([a, b].find((r) => r.status === 'busy')).toEqual({ status: 'busy', holder: spans[0]!.who });
+    // withLease with waitMs 0: a vacant lease is taken, a held one given up at once
+    const vacant = await sim.settle(run('c', async (_s, term) => term.fencingToken, { waitMs: 0 }), 'c');
+    expect(vacant.status).toBe('ran');
+    const holding = run('d', work);
+    await sim.until('d runs', () => spans.some((x) => x.who === 'd'));
+    const asked = sim.elapsed;
+    expect(await sim.settle(run('e', work, { waitMs: 0 }), 'e')).toEqual({ status: 'busy', holder: 'd' });
+    expect(sim.elapsed - asked).toBeLessThanOrEqual(2 * RTT_MS);
+    await sim.settle(holding, 'd');
+  });
+
   it('a run that does not get the lease within waitMs is busy, and leaves nothing behind', async () => {
     const { sim, spans, run } = await world();
     const release = new AbortController();
