@@ -187,4 +187,9 @@ export const ENV = {
   deadLetterQueueUrl: 'CONCLAVE_DEAD_LETTER_QUEUE_URL',
   /** Optional ElectionConfig overrides as JSON, e.g. {"ackWindowMs":2000}. */
   electionConfig: 'CONCLAVE_ELECTION_CONFIG',
+  /**
+   * The lease stream's function, when the deployment has a push path: IoT Core's data endpoint
+   * (`https://<id>-ats.iot.<region>.amazonaws.com`) it publishes wakes to.
+   */
+  pushEndpoint: 'CONCLAVE_PUSH_ENDPOINT',
 } as const;

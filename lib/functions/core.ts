@@ -12,6 +12,7 @@ import type { ConclaveEvent } from '../events/schemas.js';
 import type { Candidate } from '../schemas/candidate.js';
 import type { Lease } from '../schemas/lease.js';
 import type { DeadLetterSink } from './dead-letter.js';
+import type { Waker } from './wake.js';
 import type { Change } from './records.js';
 import { METRIC } from './metrics.js';
 
@@ -25,6 +26,11 @@ export interface FunctionDeps {
   publish(events: ConclaveEvent[]): Promise<void>;
   /** Takes a stream record no retry can read, with its content (an SQS queue in AWS, a file locally); throws when it could not. */
   deadLetter: DeadLetterSink;
+  /**
+   * The push path (lib/functions/wake.ts): tells the workers following a lease that it changed.
+   * Absent when the deployment has none; a failure is logged, never thrown (a wake is a hint).
+   */
+  wake?: Waker;
   logger: Logger;
   metrics: Metrics;
 }
@@ -162,8 +168,24 @@ export async function onCandidateChange(deps: FunctionDeps, c: Change<Candidate>
   return o;
 }
 
+/**
+ * Wakes the workers following a changed lease before anything else: they read it at once (an
+ * election's ping, a hand-off, a preemption) instead of at their next poll. Best effort: a wake
+ * that does not get through costs the workers a poll's wait, not a retry of the record.
+ */
+async function wakeFollowers(deps: FunctionDeps, c: Change<Lease>): Promise<void> {
+  const row = c.new ?? c.old;
+  if (!deps.wake || !row) return;
+  try {
+    await deps.wake(row.name, c.new?.revision);
+  } catch (e) {
+    deps.logger.warn('wake not published; the workers see the change at their next poll', { lease: row.name, error: e as Error });
+  }
+}
+
 export async function onLeaseChange(deps: FunctionDeps, c: Change<Lease>): Promise<ReconcileOutcome | undefined> {
   if (c.oldInvalid) return afterBrokenRow(deps, c, c.new?.name, `lease ${c.eventName} (was broken)`);
+  await wakeFollowers(deps, c);
   const events = eventsFromLeaseChange({ eventID: c.eventID, at: c.at ?? deps.coordinator.clock.now(), oldLease: c.old, newLease: c.new });
   const o = leaseChangeMatters(c) ? await reconcile(deps, (c.new ?? c.old)!.name, `lease ${c.eventName}`) : undefined;
   if (events.length) {

@@ -2,6 +2,7 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
+import { IoTDataPlaneClient } from '@aws-sdk/client-iot-data-plane';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import * as z from 'zod';
 import { coordinatorDeps } from '../coordinator/reconcile.js';
@@ -13,6 +14,7 @@ import type { FunctionDeps } from './core.js';
 import { noDeadLetter, sqsDeadLetter } from './dead-letter.js';
 import { NAMESPACE, SERVICE } from './metrics.js';
 import { sqsTimerQueue } from './timer.js';
+import { iotWaker } from './wake.js';
 
 const Env = z.object({
   [ENV.leasesTable]: z.string().min(3),
@@ -22,6 +24,7 @@ const Env = z.object({
   [ENV.timerQueueUrl]: z.string().min(1),
   [ENV.deadLetterQueueUrl]: z.string().min(1).optional(),
   [ENV.electionConfig]: z.string().optional(),
+  [ENV.pushEndpoint]: z.url({ protocol: /^https$/, error: 'must be IoT Core\'s data endpoint, https://<id>-ats.iot.<region>.amazonaws.com' }).optional(),
 });
 
 export { NAMESPACE, SERVICE };
@@ -67,6 +70,7 @@ export function depsFromEnv(functionName: FunctionName, env: NodeJS.ProcessEnv =
       await publishOrThrow(events, bus, list);
     },
     deadLetter: deadLetterQueue ? sqsDeadLetter(sqs, deadLetterQueue) : noDeadLetter,
+    ...(e[ENV.pushEndpoint] ? { wake: iotWaker(new IoTDataPlaneClient({ endpoint: e[ENV.pushEndpoint] }), e[ENV.leasesTable]) } : {}),
     ...observability(functionName),
   };
 }

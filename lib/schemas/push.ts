@@ -1,0 +1,60 @@
+/**
+ * Wake-ups (the push path): the message that tells the workers following a lease that it changed,
+ * and where it is published. A wake is a hint, never a command: a worker that gets one reads the
+ * lease, and what it then does rests on that read and on conditioned writes, as after any poll.
+ */
+import { createHash } from 'node:crypto';
+import * as z from 'zod';
+import { Name, Revision } from './common.js';
+
+/** A wake: lease `lease` changed (to `revision`, when the sender knows it). */
+export const WakeSchema = z.strictObject({
+  /** The lease that changed. */
+  lease: Name,
+  /** The lease's revision after the change, when known: a worker that has read it (or later) need not read again. */
+  revision: Revision.optional(),
+  /** Who sent it: the lease stream's function, or a worker (a hand-off or a release it just wrote). */
+  by: z.enum(['stream', 'worker']),
+});
+export type Wake = z.output<typeof WakeSchema>;
+
+/** IoT Core's limit on a topic name, in UTF-8 bytes. */
+export const MAX_TOPIC_BYTES = 256;
+
+/** Every wake of one deployment (its leases table) is published under this root. */
+export function pushRoot(leasesTable: string): string {
+  return `conclave/${leasesTable}`;
+}
+
+/** What a process subscribes to: every wake of the deployment (MQTT's multi-level wildcard). */
+export function pushSubscription(leasesTable: string): string {
+  return `${pushRoot(leasesTable)}/#`;
+}
+
+/**
+ * The topic wakes of `lease` are published on: `conclave/<leases table>/lease/<lease, URI-encoded>`
+ * (a `/` in a lease name would otherwise make topic levels, and IoT Core allows 7 slashes), or, when
+ * that is longer than IoT Core allows, `conclave/<leases table>/lease-hash/<sha-256 of the name>`.
+ * Receivers take the lease from the message, not from the topic.
+ */
+export function pushTopic(leasesTable: string, lease: string): string {
+  const plain = `${pushRoot(leasesTable)}/lease/${encodeURIComponent(lease)}`;
+  if (Buffer.byteLength(plain) <= MAX_TOPIC_BYTES) return plain;
+  return `${pushRoot(leasesTable)}/lease-hash/${createHash('sha256').update(lease).digest('hex')}`;
+}
+
+/**
+ * Where wakes are exchanged: IoT Core's MQTT-over-WebSocket endpoint (`wss://<prefix>-ats.iot.<region>.amazonaws.com/mqtt`,
+ * signed with the worker's AWS credentials), or local mode's broker (`ws://127.0.0.1:<port>/mqtt`).
+ * The CDK construct prints it as the stack output `PushEndpoint`.
+ */
+export const PushEndpointSchema = z
+  .string()
+  .refine((s) => URL.canParse(s) && ['ws:', 'wss:'].includes(new URL(s).protocol), {
+    message: 'must be a ws:// or wss:// URL, such as the stack output PushEndpoint (wss://<id>-ats.iot.<region>.amazonaws.com/mqtt) or local mode\'s ws://127.0.0.1:<port>/mqtt',
+  });
+
+/** Whether an endpoint is IoT Core's (its WebSocket connection is signed with SigV4). */
+export function isIotEndpoint(endpoint: string): boolean {
+  return /\.iot\.[a-z0-9-]+\.amazonaws\.com(\.cn)?$/.test(new URL(endpoint).hostname);
+}
