@@ -60,6 +60,17 @@ export interface Schedule {
   staleReadLagMs: number;
   /** The longest a lease may stay leaderless after the last fault healed. */
   healMs: number;
+  /** The push path (wakes over MQTT), in about half the worlds: how wakes are delayed, lost, repeated, and when the broker is down. */
+  push: PushFaults | undefined;
+}
+
+/** How the simulated broker treats wakes (sim/push.ts). */
+export interface PushFaults {
+  delayMs: [number, number];
+  loss: number;
+  duplicate: number;
+  /** When the broker is down (ms from the start): every connection drops, and comes back after. */
+  outages: Window[];
 }
 
 export function generateSchedule(seed: number, opts: { workers: number; durationMs: number; faults?: boolean }): Schedule {
@@ -88,7 +99,7 @@ export function generateSchedule(seed: number, opts: { workers: number; duration
       const from = int(10_000, faultEnd);
       return { from, to: Math.min(faultEnd, from + int(2_000, maxLen)) };
     });
-  return {
+  const base: Omit<Schedule, 'push'> = {
     seed,
     skewMs: faultsOn ? skewMs : skewMs.map(() => 0),
     versions,
@@ -103,6 +114,10 @@ export function generateSchedule(seed: number, opts: { workers: number; duration
     platformEvents: { delayMs: [200, int(500, 5_000)], duplicate: faultsOn ? 0.2 : 0, late: faultsOn ? 0.3 : 0 },
     healMs: 60_000,
   };
+  // drawn last, so that the rest of a seed's schedule is what it was before the push path existed
+  const push: PushFaults | undefined =
+    r() < 0.5 ? { delayMs: [1, int(5, 500)], loss: faultsOn ? r() * 0.3 : 0, duplicate: faultsOn ? 0.1 : 0, outages: faultsOn ? windows(int(0, 2), 60_000) : [] } : undefined;
+  return { ...base, push };
 }
 
 /** The schedule, as lines for people. */
@@ -114,6 +129,9 @@ export function describeSchedule(s: Schedule): string[] {
     ...s.ddbFaults.map((w) => `  +${(w.from / 1000).toFixed(1)}s DynamoDB faults until +${(w.to / 1000).toFixed(1)}s`),
     ...s.coordinatorDown.map((w) => `  +${(w.from / 1000).toFixed(1)}s coordinator down until +${(w.to / 1000).toFixed(1)}s`),
     `  stream lag up to ${s.streamLagMs[1]} ms, redelivery ${s.streamRedelivery}, stale reads up to ${s.staleReadLagMs} ms`,
+    s.push
+      ? `  push: wakes after ${s.push.delayMs.join('–')} ms, lost ${s.push.loss.toFixed(2)}, twice ${s.push.duplicate}${s.push.outages.map((w) => `; broker down +${(w.from / 1000).toFixed(1)}s–+${(w.to / 1000).toFixed(1)}s`).join('')}`
+      : '  push: none (followers poll)',
   ];
 }
 

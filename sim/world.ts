@@ -32,6 +32,7 @@ import { DynamoDBModel, faults as ddbFaults, type ModelRequest } from '../lib/si
 import { defaultTableNames } from '../lib/tables.js';
 import { wiring, type FunctionName, type StreamTrigger } from '../lib/wiring.js';
 import { plant, type PlantedBug } from './bugs.js';
+import { SimBroker } from './push.js';
 import type { Schedule, ProcessFault } from './schedule.js';
 
 /** What one schedule produced. */
@@ -259,6 +260,7 @@ async function runPlanted(schedule: Schedule, settings: WorldSettings, opts: { t
   const config = ElectionConfigSchema.parse({});
   const loaded = await handlerModulesLoaded();
   const handlers = {} as Record<FunctionName, (event: unknown) => Promise<unknown>>;
+  const broker = schedule.push ? new SimBroker(clock, schedule.push, faultRandom, count) : undefined;
   const timer = new DelayQueue({
     trigger: wiring.electionTimer.trigger,
     functionName: 'electionTimer',
@@ -286,6 +288,7 @@ async function runPlanted(schedule: Schedule, settings: WorldSettings, opts: { t
       log(`dead letter (${p.function}): ${p.reason}`);
       deadLetters.push(p);
     },
+    ...(broker ? { wake: async (lease: string, revision: number | undefined) => broker.publish({ lease, by: 'stream', ...(revision !== undefined ? { revision } : {}) }) } : {}),
     ...quietObservability(),
   };
   for (const name of Object.keys(wiring) as FunctionName[]) {
@@ -418,6 +421,7 @@ async function runPlanted(schedule: Schedule, settings: WorldSettings, opts: { t
     const client: DynamoDBClient = model.client({ name: identity, intercept: network(identity, pc), backoff: (attempt) => clock.sleep(25 * 2 ** attempt) });
     const proc: Proc = { identity, platform, runs: [], restart: () => undefined, pc, electors: [], leading: new Map(), stop: new AbortController(), cronRuns: new Map(), jobs: new Set() };
     let writes = 0;
+    const push = broker?.connect({ setTimer: (ms, fn) => pc.setTimer(ms, fn), get dead() { return pc.dead; }, cutOff: () => clock.now() < pc.partitionedUntil });
     for (const leaseName of leaseNames) {
       const elector: LeaderElector = new LeaderElector({
         leaseName,
@@ -430,6 +434,7 @@ async function runPlanted(schedule: Schedule, settings: WorldSettings, opts: { t
         renewDeadlineMs: settings.renewDeadlineMs,
         retryPeriodMs: settings.retryPeriodMs,
         candidacy: { emulationVersion: schedule.versions[i] ?? '1.30.0', binaryVersion: schedule.versions[i] ?? '1.30.0' },
+        ...(push ? { push } : {}),
         callbacks: {
           onStartedLeading: async (signal, { fencingToken }) => {
             proc.leading.set(leaseName, fencingToken);

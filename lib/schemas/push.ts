@@ -18,6 +18,13 @@ export const WakeSchema = z.strictObject({
 });
 export type Wake = z.output<typeof WakeSchema>;
 
+/**
+ * Every MQTT client id a worker may connect with starts with this (grantWorker allows iot:Connect
+ * on `client/conclave-*` only): PushChannel's default is `conclave-<uuid>`, and a `clientId` of
+ * your own must start with it too.
+ */
+export const PUSH_CLIENT_ID_PREFIX = 'conclave-';
+
 /** IoT Core's limit on a topic name, in UTF-8 bytes. */
 export const MAX_TOPIC_BYTES = 256;
 
@@ -38,8 +45,21 @@ export function pushSubscription(leasesTable: string): string {
  * Receivers take the lease from the message, not from the topic.
  */
 export function pushTopic(leasesTable: string, lease: string): string {
-  const plain = `${pushRoot(leasesTable)}/lease/${encodeURIComponent(lease)}`;
-  if (Buffer.byteLength(plain) <= MAX_TOPIC_BYTES) return plain;
+  const plain = plainPushTopic(leasesTable, lease);
+  return Buffer.byteLength(plain) <= MAX_TOPIC_BYTES ? plain : hashedPushTopic(leasesTable, lease);
+}
+
+/** `conclave/<leases table>/lease/<lease, URI-encoded>`: pushTopic's choice when it fits. */
+export function plainPushTopic(leasesTable: string, lease: string): string {
+  return `${pushRoot(leasesTable)}/lease/${encodeURIComponent(lease)}`;
+}
+
+/**
+ * `conclave/<leases table>/lease-hash/<sha-256 of the name>`: pushTopic's choice when the plain
+ * topic is too long. A worker's grant names both forms of its leases where the table's name is not
+ * known at synth time (infra/push.ts).
+ */
+export function hashedPushTopic(leasesTable: string, lease: string): string {
   return `${pushRoot(leasesTable)}/lease-hash/${createHash('sha256').update(lease).digest('hex')}`;
 }
 

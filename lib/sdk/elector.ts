@@ -15,6 +15,7 @@ import { ClientSchema, ClockSchema, ClockSyncSchema, StartUp, TablesSchema, deep
 import { decideFollower, isQuiet, isSuccessor, nextReadDelay, RenewalPhase, SETTLING_TERMS } from './follower.js';
 import { detectPlatform } from './platform.js';
 import { ClockSkewError, type ClockDoubt, type StampClock } from './server-clock.js';
+import type { Push, Wake } from './push.js';
 
 /**
  * The callbacks of a LeaderElector (client-go's LeaderCallbacks): what this worker does when it
@@ -120,6 +121,16 @@ export const LeaderElectorOptionsSchema = z
        * within it. @default 500
        */
       maxClockErrorMs: z.number().int().min(1).max(60_000).default(500),
+      /**
+       * The push path (a PushChannel, shared by every elector of the process): wakes make this worker
+       * read the lease the moment it changes — an election's ping, a hand-off, a preemption — and,
+       * while they reach it, a follower that is not the designated successor reads rarely (every two
+       * lease durations) and a cancelled leader hands over at once. Without it, or while it is down,
+       * followers poll as before. Coordinated mode only.
+       */
+      push: z
+        .custom<Push>((v) => typeof v === 'object' && v !== null && ['watch', 'wake'].every((m) => typeof (v as Record<string, unknown>)[m] === 'function') && 'live' in v, 'must be a PushChannel (or another Push: watch(), wake(), live)')
+        .optional(),
       /** Test hook: this machine's clock (wall and monotonic); terms are timed on its monotonic clock. @default systemClock */
       clock: ClockSchema.optional(),
       /** Test hook: how `platform: 'detect'` asks. @default detectPlatform() (lib/sdk/platform.ts) */
@@ -149,6 +160,8 @@ export const LeaderElectorOptionsSchema = z
         path: ['candidacy'],
         message: "is required in mode 'coordinated' (the default): give { emulationVersion, binaryVersion } so the coordinator can elect this worker, or set mode: 'NoCoordination' for a plain race without a coordinator",
       });
+    if (o.mode === 'NoCoordination' && o.push)
+      ctx.addIssue({ code: 'custom', path: ['push'], message: "must not be given with mode 'NoCoordination': it polls as client-go does. Drop push, or use mode 'coordinated'" });
     if (o.mode === 'NoCoordination' && o.candidacy)
       ctx.addIssue({ code: 'custom', path: ['candidacy'], message: "must not be given with mode 'NoCoordination': no coordinator elects there. Drop candidacy, or use mode 'coordinated'" });
     if (o.candidacy) checkCandidacy({ leaseName: o.leaseName, name: o.identity, ...o.candidacy }, ctx, ['candidacy']);
@@ -157,7 +170,7 @@ export const LeaderElectorOptionsSchema = z
 /** The options of a LeaderElector as written. */
 export type LeaderElectorOptions = z.input<typeof LeaderElectorOptionsSchema>;
 /** A LeaderElector's options as resolved (defaults applied, tables named), read-only; the client and callbacks are not among them. */
-export type ResolvedLeaderElectorOptions = DeepReadonly<Omit<z.output<typeof LeaderElectorOptionsSchema>, 'client' | 'callbacks' | 'onError' | 'clock' | 'detectPlatform'>>;
+export type ResolvedLeaderElectorOptions = DeepReadonly<Omit<z.output<typeof LeaderElectorOptionsSchema>, 'client' | 'callbacks' | 'onError' | 'clock' | 'detectPlatform' | 'push'>>;
 
 /**
  * What a LeaderElector knows of time: how often it held back because it could not vouch for the
@@ -277,12 +290,19 @@ export class LeaderElector {
   private platformFound: Platform | undefined;
   /** Hand the term over at once when cancelled, not at the next renewal slot (withLease: short-lived code). */
   private promptHandOff = false;
+  /** The push path, if any (the `push` option). */
+  private readonly push: Push | undefined;
+  /** A wake came (or the push path went up or down): look at the lease now, not after the sleep. */
+  private wakePending = false;
+  /** Ends the sleep between steps early (a wake). */
+  private nap: AbortController | undefined;
 
   /** Validates and resolves `options`; nothing is read or written until run(). @throws ValidationError naming each bad option */
   constructor(options: LeaderElectorOptions) {
     const o = parse(LeaderElectorOptionsSchema, options, `LeaderElector options${typeof options?.identity === 'string' ? ` for "${options.identity}"` : ''}`);
-    const { client, callbacks, onError, clock, detectPlatform: detect, ...data } = o;
+    const { client, callbacks, onError, clock, detectPlatform: detect, push, ...data } = o;
     this.client = client;
+    this.push = push;
     this.time = stampClockFor(data.clockSync, client, clock ?? systemClock);
     this.callbacks = callbacks;
     this.onError = onError ?? ((e) => process.emitWarning(e));
@@ -450,11 +470,14 @@ export class LeaderElector {
     }
     this.startUp.started();
     const unsubscribe = this.time.onJump((j) => this.onClockJump(j));
+    const unwatch = this.push?.watch(this.options.leaseName, (w) => this.onWake(w));
     try {
       while (!signal.aborted) {
+        const woken = this.wakePending;
+        this.wakePending = false;
         try {
-          if (this.leading) await this.leaderStep();
-          else await this.followerStep();
+          if (this.leading) await (woken ? this.leaderWoken(this.leading) : this.leaderStep());
+          else await this.followerStep(woken);
         } catch (e) {
           this.onError(e as Error); // a fault: try again next period; the renew deadline guards a leader
         }
@@ -463,10 +486,11 @@ export class LeaderElector {
         // server's second, narrows the doubt
         if (!this.time.check(this.options.maxClockErrorMs).ok) poll = Math.min(poll, CLOCK_RESAMPLE_MS * (0.6 + 0.8 * this.time.random()));
         const wake = !this.leading && this.wakeAt !== undefined ? Math.max(0, this.wakeAt - this.mono()) : Infinity;
-        await this.time.sleep(Math.min(poll, wake), signal);
+        if (!this.wakePending) await this.napFor(Math.min(poll, wake), signal);
       }
     } finally {
       unsubscribe();
+      unwatch?.();
       if (this.leading && this.options.releaseOnCancel) await this.refreshLease(this.leading);
       const heir = this.leading && this.options.releaseOnCancel ? this.heirOf(this.leading) : undefined;
       // With an heir, lead on until the next renewal would be due — the moment the heir reads — and
@@ -482,6 +506,56 @@ export class LeaderElector {
       await candidacy;
       if (leading && this.options.releaseOnCancel && !handed) await this.release(leading.term);
     }
+  }
+
+  /** Sleeps until the next step is due, or until a wake (or `signal`) ends the sleep. */
+  private async napFor(ms: number, signal: AbortSignal): Promise<void> {
+    const nap = new AbortController();
+    const stop = () => nap.abort();
+    signal.addEventListener('abort', stop, { once: true });
+    this.nap = nap;
+    try {
+      await this.time.sleep(ms, nap.signal);
+    } finally {
+      signal.removeEventListener('abort', stop);
+      if (this.nap === nap) this.nap = undefined;
+    }
+  }
+
+  /**
+   * A wake for this lease (or `undefined`: the push path went up or down): look at the lease now.
+   * A wake for a revision this worker has already read is nothing new (its own hand-off, say).
+   */
+  private onWake(w: Wake | undefined): void {
+    if (w?.revision !== undefined && this.observed !== undefined && w.revision <= this.observed.revision) return;
+    this.wakePending = true;
+    this.nap?.abort();
+  }
+
+  /** Whether wakes reach this worker now: quiet followers then read rarely, and a cancelled leader hands over at once. */
+  private get pushLive(): boolean {
+    return this.push?.live === true;
+  }
+
+  /**
+   * A leader woken: the lease changed other than by its own renewals. It reads it (consistently):
+   * a term that moved on is over now, not at the next renewal; a preemption is answered at once.
+   * The renewal cadence is left as it was (the successor reads in step with it).
+   */
+  private async leaderWoken(leading: Leading): Promise<void> {
+    const l = (await this.leases.read(this.options.leaseName)).item;
+    if (this.leading !== leading) return;
+    if (l?.holderIdentity !== leading.term.holderIdentity || l.holderInstance !== this.instance || l.fencingToken !== leading.term.fencingToken) {
+      this.stopLeading(leading, 'deposed');
+      return;
+    }
+    leading.lease = l;
+    await this.afterRenewal(l);
+  }
+
+  /** Tells the other followers the lease changed (after a hand-off or a release this worker wrote). */
+  private announce(revision: number | undefined): void {
+    this.push?.wake(this.options.leaseName, revision);
   }
 
   /**
@@ -552,19 +626,21 @@ export class LeaderElector {
       leaseDurationMs: this.options.leaseDurationMs,
       termEndsAt: this.lastRead?.holderIdentity !== undefined && this.observed ? this.observed.at + this.lastRead.leaseDurationSeconds * 1000 : undefined,
       misses: this.misses,
+      pushLive: this.pushLive,
       random: this.time.random(),
     });
   }
 
-  private async followerStep(): Promise<void> {
+  private async followerStep(woken = false): Promise<void> {
     // Coordinated: an eventually consistent read (half the cost) — every write a poll leads to is
     // conditioned on what it read. NoCoordination reads as client-go does.
     const coordinated = this.options.mode === 'coordinated';
     const sentAt = this.mono();
-    let read = await this.leases.read(this.options.leaseName, !coordinated);
+    // Woken: the change is news, so the read is consistent (an eventually consistent one may not have it yet).
+    let read = await this.leases.read(this.options.leaseName, !coordinated || woken);
     if (coordinated && this.isStale(read)) read = await this.leases.read(this.options.leaseName);
     if (this.observe(read)) this.misses = 0;
-    else {
+    else if (!woken) {
       this.misses++;
       this.phase.missed(sentAt); // the next renewal lands later than this read was served
     }
@@ -834,7 +910,8 @@ export class LeaderElector {
    * The renew deadline and clock jumps still stop it as usual.
    */
   private async leadUntilHandOff(leading: Leading): Promise<void> {
-    if (this.promptHandOff) return;
+    // The heir is told (a wake): no need to wait until it reads.
+    if (this.promptHandOff || this.pushLive) return;
     // A term not yet renewed twice is one the heir is still settling on (it reads it every
     // SETTLING_READ_MS for its first lease durations): it will see a hand-off now as soon.
     const young = leading.renewals < 2 && this.mono() - leading.since < (SETTLING_TERMS - 0.5) * this.options.leaseDurationMs;
@@ -854,6 +931,7 @@ export class LeaderElector {
       if (row?.identity !== heir.instance || !this.clockTrusted()) return false;
       const firstTermSeconds = Math.max(1, Math.ceil(this.options.leaseDurationMs / 3000));
       const given = await this.leases.handOver(this.options.leaseName, leading.term, { ...heir, platform: row.platform }, this.time.now(), firstTermSeconds, leading.lease!.leaseTransitions);
+      if (given) this.announce(given.revision);
       return given !== undefined;
     } catch (e) {
       this.onError(e as Error);
@@ -863,7 +941,8 @@ export class LeaderElector {
 
   private async release(term: Term): Promise<void> {
     try {
-      await this.leases.releaseTerm(this.options.leaseName, term, this.time.now());
+      const released = await this.leases.releaseTerm(this.options.leaseName, term, this.time.now());
+      if (released) this.announce(released.revision);
     } catch (e) {
       this.onError(e as Error); // the term simply runs out
     }

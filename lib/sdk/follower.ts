@@ -191,6 +191,9 @@ export const SETTLING_READ_MS = 150;
 /** …for at most this many lease durations of settling; a lease that stays in flux longer (an election that keeps failing) is read every retry period. */
 export const SETTLING_TERMS = 2;
 
+/** While wakes reach it, a follower of a quiet lease that is not its successor reads every this many lease durations. */
+export const PUSH_QUIET_LEASES = 2;
+
 /** The successor reads this long after the moment it aims at: landing times vary by a few ms. */
 export const READ_AFTER_MS = 10;
 
@@ -217,6 +220,8 @@ export interface CadenceView {
   readonly termEndsAt: number | undefined;
   /** Reads since the last new renewal seen that came at or after the expected next one (or, while the lease prefers this worker, any read) and found nothing new. */
   readonly misses: number;
+  /** Whether wakes reach this worker now (the push path): quiet followers then read rarely. */
+  readonly pushLive?: boolean;
   /** A uniform draw in [0, 1): jitter. */
   readonly random: number;
 }
@@ -277,6 +282,9 @@ export function nextReadDelay(v: CadenceView): number {
     if (due !== undefined) return due > v.now ? due - v.now : Math.min(Math.max(CHASE_FIRST_MS, v.now - due), v.retryPeriodMs);
     return v.cadenceKnown ? chase() : unsure();
   }
+  // Told of every change (a ping, a takeover, a hand-off, being named successor) by a wake: read
+  // only as a backstop for a lost one, every two lease durations (at least two retry periods).
+  if (v.pushLive) return jittered(Math.max(PUSH_QUIET_LEASES * v.leaseDurationMs, 2 * v.retryPeriodMs), 0.1);
   // A term nobody has seen renewed for nearly its whole duration: its holder may be gone, and its
   // successor takes it the moment it runs out. Read often around then, so the new term is seen
   // (and timed) within SETTLING_READ_MS of its write, not up to two retry periods later.

@@ -13,7 +13,7 @@ import { SignatureV4 } from '@smithy/signature-v4';
 import { connectAsync, type MqttClient } from 'mqtt';
 import * as z from 'zod';
 import { systemClock, uniqueId, type Clock } from '../clock.js';
-import { isIotEndpoint, pushSubscription, pushTopic, PushEndpointSchema, WakeSchema, type Wake } from '../schemas/push.js';
+import { isIotEndpoint, PUSH_CLIENT_ID_PREFIX, pushSubscription, pushTopic, PushEndpointSchema, WakeSchema, type Wake } from '../schemas/push.js';
 import { parse } from '../schemas/validation.js';
 import { ClientSchema, ClockSchema, StartUp, TablesSchema, deepFreeze, fn, optionErrors, type DeepReadonly } from './options.js';
 
@@ -46,8 +46,15 @@ export const PushChannelOptionsSchema = z.strictObject(
     tables: TablesSchema,
     /** IoT Core: the connection is signed with this client's credentials and region (the workers' DynamoDBClient). */
     client: ClientSchema.optional(),
-    /** The MQTT client id: unique per connection (IoT Core drops the older of two with one id). @default `conclave-<uuid>` */
-    clientId: z.string().regex(/^[A-Za-z0-9:_.-]{1,128}$/, 'must be 1–128 of A-Z a-z 0-9 : _ . - (IoT Core\'s client ids)').optional(),
+    /**
+     * The MQTT client id: unique per connection (IoT Core drops the older of two with one id), and
+     * starting with `conclave-` (what grantWorker allows to connect). @default `conclave-<uuid>`
+     */
+    clientId: z
+      .string()
+      .regex(/^[A-Za-z0-9:_.-]{1,128}$/, "must be 1–128 of A-Z a-z 0-9 : _ . - (IoT Core's client ids)")
+      .refine((id) => id.startsWith(PUSH_CLIENT_ID_PREFIX), `must start with "${PUSH_CLIENT_ID_PREFIX}": the worker's role may connect only with such ids (grantWorker)`)
+      .optional(),
     /** How often the connection is checked when idle (MQTT keep-alive; IoT Core allows 30–1200 s). @default 240 (under a NAT gateway's 350 s idle timeout) */
     keepaliveSeconds: z.number().int().min(30).max(1200).default(240),
     /** After a dropped connection, the first try again comes after this, doubling to 30 s. @default 1000 */
@@ -99,7 +106,7 @@ export class PushChannel implements Push {
     this.client = client;
     this.clock = clock ?? systemClock;
     this.onError = onError ?? ((e) => process.emitWarning(e));
-    this.options = deepFreeze({ ...data, clientId: data.clientId ?? `conclave-${uniqueId(this.clock)}` });
+    this.options = deepFreeze({ ...data, clientId: data.clientId ?? `${PUSH_CLIENT_ID_PREFIX}${uniqueId(this.clock)}` });
     this.startUp = new StartUp(`PushChannel to ${data.endpoint}`);
     this.ready = this.startUp.ready;
   }

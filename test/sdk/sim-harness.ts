@@ -23,6 +23,7 @@ import { CandidateStore } from '../../lib/stores/candidate-store.js';
 import { LeaseStore } from '../../lib/stores/lease-store.js';
 import { defaultTableNames } from '../../lib/tables.js';
 import type { TestTables } from '../support.js';
+import { SimBroker, type SimPush } from '../../sim/push.js';
 import { Log, startElector, type RunningElector } from './harness.js';
 
 /** Simulated epoch ms every simulation starts at (a whole second: Date headers truncate to seconds). */
@@ -147,6 +148,13 @@ export class Sim {
   readonly leaseWrites: LeaseWrite[] = [];
   private stopWhen: (() => boolean | Promise<boolean>) | undefined;
   private machines = 0;
+  /** The push path, once pushBroker() made one: every lease write but a plain renewal is published as a wake. */
+  private broker: SimBroker | undefined;
+  private brokerDelayMs = 0;
+  /** Each lease row as last written (what a write is compared with to tell a renewal). */
+  private readonly lastItems = new Map<string, Record<string, unknown> | undefined>();
+  /** Wakes published (by the stand-in for the lease stream's function, and by workers). */
+  readonly pushCounts: Record<string, number> = {};
 
   private constructor(opts: SimOptions) {
     this.clock = simulatedClock({
@@ -225,7 +233,33 @@ export class Sim {
     const name = (input.Key ?? input.Item)?.['name']?.S;
     if (name === undefined) return;
     const raw = this.model.items(this.names.leases).find((i) => i['name']?.S === name);
-    this.leaseWrites.push({ at: this.clock.now(), by, name, item: raw && unmarshall(raw) });
+    const item = raw && unmarshall(raw);
+    this.leaseWrites.push({ at: this.clock.now(), by, name, item });
+    const before = this.lastItems.get(name);
+    this.lastItems.set(name, item);
+    // the lease stream's function: its trigger filters renewals out; every other change is a wake
+    const broker = this.broker;
+    if (broker && !isRenewal(before, item)) this.clock.setTimer(this.brokerDelayMs, () => broker.publish({ lease: name, by: 'stream', ...(typeof item?.['revision'] === 'number' ? { revision: item['revision'] } : {}) }));
+  }
+
+  /**
+   * The push path (sim/push.ts' broker): from now on every lease write but a plain renewal reaches
+   * the connected machines as a wake `delayMs` after it landed (the lease stream's hop) plus the
+   * broker's `deliveryMs`; `down()` takes the broker down, `up()` brings it back.
+   */
+  pushBroker(opts: { delayMs?: number; deliveryMs?: number } = {}): { broker: SimBroker; down(): void; up(): void } {
+    const outages: { from: number; to: number }[] = [];
+    const d = opts.deliveryMs ?? 5;
+    this.broker = new SimBroker(this.clock, { delayMs: [d, d], loss: 0, duplicate: 0, outages }, () => 0.5, (k) => void (this.pushCounts[k] = (this.pushCounts[k] ?? 0) + 1));
+    this.brokerDelayMs = opts.delayMs ?? 50;
+    const broker = this.broker;
+    return { broker, down: () => broker.setDown(true), up: () => broker.setDown(false) };
+  }
+
+  /** A machine's connection to the push broker (pushBroker() first). */
+  pushFor(machine: Machine): SimPush {
+    if (!this.broker) throw new Error('call pushBroker() first');
+    return this.broker.connect({ setTimer: (ms, fn) => machine.clock.setTimer(ms, fn), get dead() { return machine.clock.dead; }, cutOff: () => false });
   }
 
   /**
@@ -349,4 +383,11 @@ export class Sim {
       this.stopWhen = undefined;
     }
   }
+}
+
+/** A write that only renews (what the lease stream's filter drops): renewTime, the renewal mark and the revision changed, nothing else. */
+function isRenewal(before: Record<string, unknown> | undefined, after: Record<string, unknown> | undefined): boolean {
+  if (!before || !after) return false;
+  const rest = (i: Record<string, unknown>) => JSON.stringify(Object.entries(i).filter(([k]) => !['renewTime', 'renewalMark', 'revision'].includes(k)).sort(([a], [b]) => a.localeCompare(b)));
+  return before['renewTime'] !== after['renewTime'] && rest(before) === rest(after);
 }

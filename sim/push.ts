@@ -1,0 +1,111 @@
+/**
+ * The push path in the simulator: an MQTT broker on simulated time. Every wake (from the lease
+ * stream's function or from a worker) reaches each connected process after a delay drawn from the
+ * schedule, or is lost, or comes twice; outages take the connections down (every process's push
+ * path goes not-live, and live again after). A frozen process gets its wakes when it runs again, a
+ * dead or partitioned one never does — while it still believes itself connected, as a real client
+ * does until its keep-alive notices.
+ */
+import type { SimulatedClock, Timer } from '../lib/clock.js';
+import type { Push, Wake } from '../lib/sdk/push.js';
+import type { PushFaults } from './schedule.js';
+
+/** What the broker needs of a process: its timers (held while frozen, dropped once dead) and whether the network reaches it. */
+export interface PushProcess {
+  setTimer(ms: number, fn: () => void): Timer;
+  readonly dead: boolean;
+  /** Whether the network is cut off for it now (a partition). */
+  cutOff(): boolean;
+}
+
+export class SimBroker {
+  private readonly sessions = new Set<SimPush>();
+  private down = false;
+
+  constructor(
+    private readonly clock: SimulatedClock,
+    private readonly faults: PushFaults,
+    private readonly random: () => number,
+    private readonly count: (k: string) => void,
+  ) {
+    for (const w of faults.outages) {
+      clock.setTimer(w.from, () => this.setDown(true));
+      clock.setTimer(w.to, () => this.setDown(false));
+    }
+  }
+
+  /** A process's connection: live unless the broker is down. */
+  connect(proc: PushProcess): SimPush {
+    const s = new SimPush(this, proc);
+    this.sessions.add(s);
+    return s;
+  }
+
+  get live(): boolean {
+    return !this.down;
+  }
+
+  /** Delivers `wake` to every connected process but `from`: late, lost or twice, as the schedule draws. */
+  publish(wake: Wake, from?: SimPush): void {
+    if (this.down) return;
+    this.count(`push:${wake.by}`);
+    for (const s of this.sessions) {
+      if (s === from) continue;
+      if (s.proc.dead) {
+        this.sessions.delete(s);
+        continue;
+      }
+      if (s.proc.cutOff() || this.random() < this.faults.loss) {
+        this.count('fault:pushLost');
+        continue;
+      }
+      const copies = this.random() < this.faults.duplicate ? 2 : 1;
+      for (let c = 0; c < copies; c++) {
+        const delay = this.faults.delayMs[0] + this.random() * (this.faults.delayMs[1] - this.faults.delayMs[0]);
+        // a broker-side hop on the world's clock, then the process's own (held while it is frozen)
+        this.clock.setTimer(delay, () => void s.proc.setTimer(0, () => s.deliver(wake)));
+      }
+    }
+  }
+
+  /** Takes the broker down (every connection drops) or brings it back. */
+  setDown(down: boolean): void {
+    this.down = down;
+    if (down) this.count('fault:pushOutage');
+    for (const s of this.sessions) if (!s.proc.dead) s.proc.setTimer(0, () => s.changed());
+  }
+}
+
+/** One process's view of the broker: the Push its electors are given. */
+export class SimPush implements Push {
+  private readonly watchers = new Map<string, Set<(w: Wake | undefined) => void>>();
+
+  constructor(
+    private readonly broker: SimBroker,
+    readonly proc: PushProcess,
+  ) {}
+
+  get live(): boolean {
+    return this.broker.live && !this.proc.dead;
+  }
+
+  watch(lease: string, onWake: (w: Wake | undefined) => void): () => void {
+    let set = this.watchers.get(lease);
+    if (!set) this.watchers.set(lease, (set = new Set()));
+    set.add(onWake);
+    return () => set.delete(onWake);
+  }
+
+  wake(lease: string, revision?: number): void {
+    if (this.proc.dead || this.proc.cutOff()) return;
+    this.broker.publish({ lease, by: 'worker', ...(revision !== undefined ? { revision } : {}) }, this);
+  }
+
+  deliver(w: Wake): void {
+    for (const f of [...(this.watchers.get(w.lease) ?? [])]) f(w);
+  }
+
+  changed(): void {
+    for (const set of [...this.watchers.values()]) for (const f of [...set]) f(undefined);
+  }
+}
