@@ -40,12 +40,13 @@ async function main(): Promise<number> {
   console.log(`DynamoDB Local  ${rt.endpoint}`);
   console.log(`tables          ${Object.values(rt.tables).join(', ')}`);
   console.log(`events          ${rt.eventsFile}`);
+  console.log(`push (MQTT)     ${rt.pushEndpoint}`);
   try {
     if (opts.serve) {
       const prefix = rt.tables.leases.replace(/-leases$/, '');
       console.log(`
 The local system is up. In another terminal:
-  run a worker   CONCLAVE_ENDPOINT=${rt.endpoint} CONCLAVE_TABLE_PREFIX=${prefix} LEASE=my-job IDENTITY=w1 EMULATION_VERSION=1.30.0 npx tsx examples/worker.ts
+  run a worker   CONCLAVE_ENDPOINT=${rt.endpoint} CONCLAVE_TABLE_PREFIX=${prefix} CONCLAVE_PUSH_URL=${rt.pushEndpoint} LEASE=my-job IDENTITY=w1 EMULATION_VERSION=1.30.0 npx tsx examples/worker.ts
   use the CLI    npx conclave --endpoint ${rt.endpoint} --table-prefix ${prefix} get leases
   watch events   npx conclave events --follow --events-file ${rt.eventsFile}
 Ctrl-C stops it.`);

@@ -27,13 +27,15 @@ export class WorkerProcess {
   readonly exited: Promise<number | null>;
   private listeners = new Set<(e: WorkerEvent) => void>();
 
-  constructor(readonly spec: WorkerSpec, env: { endpoint: string; tablePrefix: string; extra?: Record<string, string> }) {
+  /** `pushUrl`: the push broker's endpoint (LocalRuntime.pushEndpoint), given to the worker as CONCLAVE_PUSH_URL; without it the worker only polls. */
+  constructor(readonly spec: WorkerSpec, env: { endpoint: string; tablePrefix: string; pushUrl?: string | undefined; extra?: Record<string, string> }) {
     const t = spec.timing;
     this.child = spawn(process.execPath, ['--import', 'tsx', spec.script ?? WORKER], {
       env: {
         ...process.env,
         CONCLAVE_ENDPOINT: env.endpoint,
         CONCLAVE_TABLE_PREFIX: env.tablePrefix,
+        ...(env.pushUrl ? { CONCLAVE_PUSH_URL: env.pushUrl } : {}),
         // A local worker is no EC2 instance, even on one: only an ECS task the runtime gives it counts.
         AWS_EC2_METADATA_DISABLED: 'true',
         ...env.extra,
