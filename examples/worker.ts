@@ -9,10 +9,13 @@
  *
  * Without CONCLAVE_ENDPOINT it uses the default AWS credential chain and region. ZONE states the
  * worker's availability zone for a location preference (otherwise ECS or EC2 metadata tells it).
+ * CONCLAVE_PUSH_URL turns on the push path: the stack output PushEndpoint in AWS, local mode's
+ * `ws://127.0.0.1:<port>/mqtt` (`npm start -- --serve` prints it); the worker then reads the lease
+ * as soon as it changes instead of at its next poll (coordinated mode only).
  * Every leadership change is printed as one JSON line on stdout.
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { LeaderElector } from '@conclave/sdk';
+import { LeaderElector, PushChannel } from '@conclave/sdk';
 
 const env = (name: string, fallback?: string): string => {
   const v = process.env[name] ?? fallback;
@@ -30,11 +33,17 @@ const client = endpoint
   : new DynamoDBClient({});
 const identity = env('IDENTITY');
 const say = (event: string, extra: Record<string, unknown> = {}) => process.stdout.write(`${JSON.stringify({ event, identity, at: Date.now(), ...extra })}\n`);
+const tables = env('CONCLAVE_TABLE_PREFIX', 'conclave'); // <prefix>-leases, <prefix>-candidates
+const coordinated = process.env['MODE'] !== 'NoCoordination';
+
+// One MQTT connection per process, shared by all its electors; NoCoordination polls as client-go does.
+const pushUrl = process.env['CONCLAVE_PUSH_URL'];
+const push = pushUrl && coordinated ? new PushChannel({ endpoint: pushUrl, client, tables, onError: (e) => say('error', { message: `push: ${e.message}` }) }) : undefined;
 
 const elector = new LeaderElector({
   leaseName: env('LEASE'),
   identity,
-  tables: env('CONCLAVE_TABLE_PREFIX', 'conclave'), // <prefix>-leases, <prefix>-candidates
+  tables,
   leaseDurationMs: num('LEASE_DURATION_MS', 15_000),
   renewDeadlineMs: num('RENEW_DEADLINE_MS', 10_000),
   retryPeriodMs: num('RETRY_PERIOD_MS', 2_000),
@@ -42,7 +51,7 @@ const elector = new LeaderElector({
   ...(process.env['RENEW_INTERVAL_MS'] ? { renewIntervalMs: num('RENEW_INTERVAL_MS', 5_000) } : {}),
   // 'none': stamp with this machine's clock (it must then keep within 1 s of DynamoDB's); default 'server'
   ...(process.env['CLOCK_SYNC'] === 'none' ? { clockSync: 'none' as const } : {}),
-  ...(process.env['MODE'] === 'NoCoordination'
+  ...(!coordinated
     ? { mode: 'NoCoordination' as const }
     : {
         // what the coordinator elects by (KEP-4355: the oldest emulation version)
@@ -53,6 +62,7 @@ const elector = new LeaderElector({
           // where it runs, for a location preference (default: the zone ECS or EC2 metadata reports)
           ...(process.env['ZONE'] ? { location: { zone: process.env['ZONE'] } } : {}),
         },
+        ...(push ? { push } : {}),
       }),
   client,
   callbacks: {
@@ -71,6 +81,8 @@ const elector = new LeaderElector({
 const controller = new AbortController();
 for (const sig of ['SIGTERM', 'SIGINT'] as const) process.on(sig, () => controller.abort());
 say('ready', { instance: elector.instance });
+const pushing = push?.run(controller.signal); // connects in the background: the elector polls until it is live
 await elector.run(controller.signal);
+await pushing;
 say('exited');
 client.destroy();
