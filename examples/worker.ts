@@ -81,8 +81,12 @@ const elector = new LeaderElector({
 const controller = new AbortController();
 for (const sig of ['SIGTERM', 'SIGINT'] as const) process.on(sig, () => controller.abort());
 say('ready', { instance: elector.instance });
-const pushing = push?.run(controller.signal); // connects in the background: the elector polls until it is live
+// The channel connects in the background (the elector polls until it is live) and outlives the
+// elector: stepping down, it hands the lease over and wakes the successor through the channel.
+const pushStop = new AbortController();
+const pushing = push?.run(pushStop.signal);
 await elector.run(controller.signal);
+pushStop.abort();
 await pushing;
 say('exited');
 client.destroy();
