@@ -17,6 +17,7 @@ import { DeleteItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { localClient } from '../lib/local/dynamodb-local.js';
 import { instanceStoppedEvent } from '../lib/local/ecs-task.js';
+import type { PushBrokerStats } from '../lib/local/push-broker.js';
 import { startLocalRuntime, type LocalRuntime } from '../lib/local/runtime.js';
 import { CandidateStore } from '../lib/stores/candidate-store.js';
 import { LeaseStore } from '../lib/stores/lease-store.js';
@@ -60,6 +61,8 @@ export interface ScheduleResult {
   faultsByKind: Partial<Record<FaultFigureKind, number>>;
   fenced: { accepted: number; refused: number; zombieAccepted: number; zombieRefused: number };
   deadLetters: number;
+  /** What went over the push path's broker (undefined: the workers polled). */
+  push: PushBrokerStats | undefined;
   workerErrors: number;
   elapsedMs: number;
   dir: string;
@@ -191,6 +194,7 @@ export async function runSchedule(s: Schedule, o: HarnessOptions): Promise<Sched
     const env: WorkerEnvInput = {
       CONCLAVE_ENDPOINT: rt.endpoint,
       CONCLAVE_TABLE_PREFIX: prefix,
+      ...(s.push && rt.pushEndpoint ? { CONCLAVE_PUSH_URL: rt.pushEndpoint } : {}),
       IDENTITY: plan.identity,
       CHAOS_LEASES: s.leases.join(','),
       EMULATION_VERSION: plan.emulationVersion,
@@ -254,10 +258,13 @@ export async function runSchedule(s: Schedule, o: HarnessOptions): Promise<Sched
     }
   })();
 
+  /** Push outages under way, and how each ends. */
+  const pushRestores = new Map<Fault, () => Promise<void>>();
   const leading = (lease: string) => [...procs.values()].filter((p) => p.alive && p.open.has(lease));
   let verdict: Verdict | undefined;
   let ledger: LedgerEntry[] = [];
   let end: EndState | undefined;
+  let pushStats: PushBrokerStats | undefined;
   try {
     const runtimeUp = performance.now();
     for (const w of s.workers) start(w);
@@ -298,7 +305,14 @@ export async function runSchedule(s: Schedule, o: HarnessOptions): Promise<Sched
       const f = a.f;
       if (a.begin) {
         const w: FaultWindow = { kind: f.kind, from: monoNow(), to: '0', detail: describeFault(f).trim() };
-        if (f.kind === 'leaseDelete') {
+        if (f.kind === 'pushOutage') {
+          if (!rt.pushBroker) {
+            count('skipped:pushOutage');
+            continue;
+          }
+          pushRestores.set(f, await rt.pushBroker.outage());
+          count('pushOutage:begun');
+        } else if (f.kind === 'leaseDelete') {
           w.lease = f.lease;
           // an operator's delete: unconditional, whoever holds the lease
           await rt.client.send(new DeleteItemCommand({ TableName: rt.tables.leases, Key: marshall({ name: f.lease }) }));
@@ -364,6 +378,9 @@ export async function runSchedule(s: Schedule, o: HarnessOptions): Promise<Sched
           list.splice(list.findIndex((x) => x.mode === f.mode && x.rate === f.rate), 1);
           ddbFaults.set(id!, list);
           procs.get(id!)!.send({ dynamodb: list.at(-1) ?? null });
+        } else if (f.kind === 'pushOutage') {
+          await pushRestores.get(f)?.();
+          pushRestores.delete(f);
         } else if (COORDINATOR_SIDE.has(f.kind)) faults.end(f);
         w.to = monoNow();
         windows.push(w);
@@ -413,9 +430,11 @@ export async function runSchedule(s: Schedule, o: HarnessOptions): Promise<Sched
       }),
     );
     for (const f of s.faults) if (COORDINATOR_SIDE.has(f.kind)) faults.end(f);
+    for (const restore of pushRestores.values()) await restore();
     await faults.drain();
     await Promise.all([...platformEvents]);
     ledger = await readLedger(rt.client, ledgerTable);
+    pushStats = s.push ? rt.pushBroker?.stats() : undefined;
     await rt.stop();
     // DynamoDB Local keeps every table in memory for the rest of the run.
     const admin = localClient(o.endpoint);
@@ -439,5 +458,5 @@ export async function runSchedule(s: Schedule, o: HarnessOptions): Promise<Sched
   const skewed30 = s.workers.filter((w) => Math.abs(w.skewMs) >= 30_000).length;
   if (skewed30) faultsByKind.clockSkew30s = skewed30;
   for (const [k, v] of Object.entries(faults.injected)) injected[k] = (injected[k] ?? 0) + v;
-  return { schedule: s, verdict, windows, injected, faultsByKind, fenced, deadLetters: rt.deadLetters.length, workerErrors, elapsedMs: performance.now() - began, dir };
+  return { schedule: s, verdict, windows, injected, faultsByKind, fenced, deadLetters: rt.deadLetters.length, push: pushStats, workerErrors, elapsedMs: performance.now() - began, dir };
 }

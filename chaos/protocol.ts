@@ -11,6 +11,8 @@ const int = (min: number) => z.coerce.number().int().min(min);
 export const WorkerEnv = z.object({
   CONCLAVE_ENDPOINT: z.url(),
   CONCLAVE_TABLE_PREFIX: z.string().min(1),
+  /** The push path's broker (local mode's, ws://…/mqtt): the electors take wakes over one PushChannel. Unset: they poll. */
+  CONCLAVE_PUSH_URL: z.url().optional(),
   IDENTITY: Name,
   /** Comma-separated lease names, or with CHAOS_LEASE_COUNT a prefix: `${prefix}000`… */
   CHAOS_LEASES: z.string().min(1),

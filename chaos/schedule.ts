@@ -21,6 +21,7 @@ export const FAULT_KINDS = [
   'clockStep',
   'leaseDelete',
   'platformLate',
+  'pushOutage',
 ] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 /** Skew is no window: each worker's clock is off for the whole schedule (clockSkew: ±1 s or less; clockSkew30s: ±30 s). */
@@ -53,7 +54,9 @@ export type Fault =
    * or (`replay`) the event of that instance's last stop delivered again — while the worker, restarted
    * on the same instance, runs (and may lead). The platform function must leave it alone.
    */
-  | { kind: 'platformLate'; at: number; worker: WorkerTarget; lateMs: number; replay: boolean };
+  | { kind: 'platformLate'; at: number; worker: WorkerTarget; lateMs: number; replay: boolean }
+  /** The push path's broker goes down: every connection drops and none is taken until it is back (workers poll meanwhile). */
+  | { kind: 'pushOutage'; at: number; durationMs: number };
 
 /**
  * `w1`, `leader:<lease>`: the worker leading that lease when the fault begins, or `successor:<lease>`:
@@ -97,6 +100,8 @@ export interface Schedule {
   /** Faults start within [0, faultPhaseMs); the last one may end after it. */
   faultPhaseMs: number;
   timing: Timing;
+  /** Whether the workers take the push path (wakes over local mode's broker); otherwise they poll. */
+  push: boolean;
 }
 
 export interface ScheduleOptions {
@@ -107,6 +112,8 @@ export interface ScheduleOptions {
   maxFaults?: number;
   /** Only these kinds (regression tests pin one). */
   kinds?: readonly FaultKind[];
+  /** Whether the workers take the push path. @default drawn: three schedules in four */
+  push?: boolean;
 }
 
 const ms = (n: number) => `${(n / 1000).toFixed(1)}s`;
@@ -193,10 +200,15 @@ export function generateSchedule(seed: number, index: number, opts: ScheduleOpti
       case 'platformLate':
         faults.push({ kind, at: span(0, 0).at, worker, lateMs: r.int(60_000, 300_000), replay: r.chance(0.5) });
         break;
+      case 'pushOutage':
+        faults.push({ kind, ...span(1_000, 8_000) });
+        break;
     }
   }
   faults.sort((a, b) => a.at - b.at);
-  return { seed, index, scheduleSeed: own, leases, workers, faults, faultPhaseMs: phase, timing };
+  // drawn last: the rest of a seed's schedule is what it was before the push path existed
+  const push = opts.push ?? r.chance(0.75);
+  return { seed, index, scheduleSeed: own, leases, workers, faults, faultPhaseMs: phase, timing, push };
 }
 
 /** How long a fault lasts (a kill: until the restart; a deletion or an event: an instant). */
@@ -216,6 +228,7 @@ export function describeFault(f: Fault): string {
     case 'dynamodb':
       return `${head} ${f.worker}: ${f.mode} on ${Math.round(f.rate * 100)}% of requests${f.latencyMs ? ` (+${f.latencyMs} ms)` : ''} for ${ms(f.durationMs)}`;
     case 'coordinatorDown':
+    case 'pushOutage':
       return `${head} for ${ms(f.durationMs)}`;
     case 'reconcilerCrash':
       return `${head} ${f.point} on ${Math.round(f.rate * 100)}% of lease writes for ${ms(f.durationMs)}`;
@@ -235,7 +248,7 @@ export function describeFault(f: Fault): string {
 
 export function describeSchedule(s: Schedule): string[] {
   return [
-    `schedule ${s.index} (seed ${s.seed}, schedule seed ${s.scheduleSeed}): leases ${s.leases.join(', ')}; workers ${s.workers.map((w) => `${w.identity} ${w.emulationVersion} skew ${w.skewMs >= 0 ? '+' : ''}${w.skewMs}ms`).join(', ')}`,
+    `schedule ${s.index} (seed ${s.seed}, schedule seed ${s.scheduleSeed}): leases ${s.leases.join(', ')}; workers ${s.workers.map((w) => `${w.identity} ${w.emulationVersion} skew ${w.skewMs >= 0 ? '+' : ''}${w.skewMs}ms`).join(', ')}; ${s.push ? 'push path' : 'polling only'}`,
     ...s.faults.map((f) => `  ${describeFault(f)}`),
   ];
 }

@@ -17,7 +17,7 @@ import { createInterface } from 'node:readline';
 import { monoNow, type HistoryRecord } from '../lib/history/schema.js';
 import { ledgerWrite } from '../lib/history/ledger.js';
 import { skewedClock } from '../lib/clock.js';
-import { FencingError, LeaderElector, LeaseLostError, defaultTableNames, withLease } from '../lib/sdk/index.js';
+import { FencingError, LeaderElector, LeaseLostError, PushChannel, defaultTableNames, withLease } from '../lib/sdk/index.js';
 import { fencedTransactWrite } from '../lib/sdk/fencing.js';
 import { parse } from '../lib/schemas/validation.js';
 import { injectDynamoDBFaults, type DynamoDBFault } from './ddb-faults.js';
@@ -45,6 +45,13 @@ let skew = env.CHAOS_SKEW_MS;
 const clock = skewedClock(() => skew);
 let stopping = false;
 
+// One connection per process for the push path, shared by its electors; it outlives them (a
+// stopping leader announces its hand-off over it).
+const pushStop = new AbortController();
+const push = env.CONCLAVE_PUSH_URL ? new PushChannel({ endpoint: env.CONCLAVE_PUSH_URL, tables, reconnectFirstMs: 200, onError: (e) => out({ type: 'error', message: `push: ${e.message}` }) }) : undefined;
+const pushRun = push?.run(pushStop.signal);
+if (push) await Promise.race([push.ready.catch(() => undefined), sleep(2_000)]); // polls meanwhile if the broker is down
+
 const electors = leaseNames(env).map((leaseName) => {
   let writes = 0;
   const record = (event: HistoryRecord['event'], fencingToken: number, reason?: string) =>
@@ -70,6 +77,7 @@ const electors = leaseNames(env).map((leaseName) => {
     candidacy: { emulationVersion: env.EMULATION_VERSION, binaryVersion: env.BINARY_VERSION, renewIntervalMs: env.CANDIDATE_RENEW_MS },
     client,
     clock,
+    ...(push ? { push } : {}),
     ...(env.CHAOS_PLATFORM_ID ? { platform: { kind: 'ec2' as const, id: env.CHAOS_PLATFORM_ID, availabilityZone: 'local-1a' } } : {}),
     callbacks: {
       async onStartedLeading(signal, { fencingToken }) {
@@ -186,6 +194,8 @@ await Promise.all(
   ),
 );
 await Promise.all(jobs);
+pushStop.abort();
+await pushRun;
 out({ type: 'exited' });
 client.destroy();
 process.exit(0);

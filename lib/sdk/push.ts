@@ -71,7 +71,8 @@ export const PushChannelOptionsSchema = z.strictObject(
 });
 
 export type PushChannelOptions = z.input<typeof PushChannelOptionsSchema>;
-export type ResolvedPushChannelOptions = DeepReadonly<Omit<z.output<typeof PushChannelOptionsSchema>, 'client' | 'onError' | 'clock'>>;
+/** A PushChannel's options as resolved (defaults applied, the client id chosen), read-only. */
+export type ResolvedPushChannelOptions = DeepReadonly<Omit<z.output<typeof PushChannelOptionsSchema>, 'client' | 'onError' | 'clock' | 'clientId'> & { clientId: string }>;
 
 /** A dropped connection is tried again after reconnectFirstMs, doubling up to this. */
 const RECONNECT_MAX_MS = 30_000;
@@ -147,7 +148,7 @@ export class PushChannel implements Push {
     try {
       while (!signal.aborted) {
         const closed = await this.connectOnce(signal).catch((e: unknown) => {
-          this.onError(new Error(`PushChannel: could not connect to ${this.options.endpoint} (trying again in ${backoff} ms): ${(e as Error).message}`, { cause: e }));
+          if (!signal.aborted) this.onError(new Error(`PushChannel: could not connect to ${this.options.endpoint} (trying again in ${backoff} ms): ${(e as Error).message}`, { cause: e }));
           return undefined;
         });
         if (closed) {
@@ -162,7 +163,8 @@ export class PushChannel implements Push {
       this.setLive(false);
       const m = this.mqtt;
       this.mqtt = undefined;
-      await m?.endAsync(true).catch(() => undefined);
+      // not forced: a wake this process just published (a hand-off) goes out before the connection closes
+      await m?.endAsync(false).catch(() => undefined);
       this.startUp.failed(signal.reason); // only if never connected: ready already resolved otherwise
     }
   }
@@ -177,10 +179,15 @@ export class PushChannel implements Push {
     );
     const closed = new Promise<void>((resolve) => {
       m.once('close', () => resolve());
-      const onAbort = () => void m.endAsync(true).catch(() => undefined);
+      const onAbort = () => void m.endAsync(false).catch(() => undefined);
       signal.addEventListener('abort', onAbort, { once: true });
       m.once('close', () => signal.removeEventListener('abort', onAbort));
     });
+    if (signal.aborted) {
+      // aborted while connecting: the listener above came too late to hear it
+      await m.endAsync(true).catch(() => undefined);
+      return closed;
+    }
     m.on('error', (e) => this.onError(e));
     m.on('message', (_topic, payload) => this.deliver(payload));
     m.once('close', () => {
@@ -191,6 +198,11 @@ export class PushChannel implements Push {
     if (granted.some((g) => g.qos === 128)) {
       await m.endAsync(true).catch(() => undefined);
       throw new Error(`subscription to ${pushSubscription(this.options.tables.leases)} refused: the role needs iot:Subscribe on it (grantWorker gives it)`);
+    }
+    if (!m.connected || signal.aborted) {
+      await m.endAsync(true).catch(() => undefined);
+      if (signal.aborted) return closed;
+      throw new Error('the connection closed while subscribing');
     }
     this.mqtt = m;
     this.counts.connections++;
@@ -233,12 +245,13 @@ export class PushChannel implements Push {
  */
 export async function presignIotUrl(endpoint: string, region: string, credentials: { accessKeyId: string; secretAccessKey: string; sessionToken?: string }, now: number): Promise<string> {
   const url = new URL(endpoint);
+  const path = url.pathname === '/' || url.pathname === '' ? '/mqtt' : url.pathname;
   const signer = new SignatureV4({ service: 'iotdevicegateway', region, credentials: { accessKeyId: credentials.accessKeyId, secretAccessKey: credentials.secretAccessKey }, sha256: Hash.bind(null, 'sha256') });
   const signed = await signer.presign(
-    { method: 'GET', protocol: 'wss:', hostname: url.hostname, path: url.pathname || '/mqtt', headers: { host: url.hostname }, query: {} },
+    { method: 'GET', protocol: 'wss:', hostname: url.hostname, path, headers: { host: url.hostname }, query: {} },
     { expiresIn: PRESIGN_EXPIRES_SECONDS, signingDate: new Date(now) },
   );
   const query = new URLSearchParams(signed.query as Record<string, string>);
   if (credentials.sessionToken) query.set('X-Amz-Security-Token', credentials.sessionToken);
-  return `wss://${url.hostname}${url.pathname || '/mqtt'}?${query.toString()}`;
+  return `wss://${url.hostname}${path}?${query.toString()}`;
 }

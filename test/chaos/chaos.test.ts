@@ -31,6 +31,25 @@ async function check(schedule: Schedule | { seed: number; opts: ScheduleOptions 
 }
 
 describe('chaos (short CI set)', () => {
+  it('the push path: a hand-off told by a wake, its heir paused past the lease, the broker down while a leader dies', async () => {
+    const s: Schedule = {
+      ...generateSchedule(17, 0, { ...SHORT, kinds: ['handoff'], push: true }),
+      faults: [
+        { kind: 'handoff', at: 0, worker: 'leader:alpha', restartAfterMs: 1_500 },
+        { kind: 'pause', at: 1_000, worker: 'successor:beta', durationMs: 4_000 },
+        { kind: 'pushOutage', at: 2_500, durationMs: 4_000 },
+        { kind: 'kill', at: 3_000, worker: 'leader:alpha', restartAfterMs: 1_000 },
+        { kind: 'handoff', at: 7_000, worker: 'leader:beta', restartAfterMs: 1_000 },
+      ],
+    };
+    const r = await check(s);
+    expect(r.injected['pushOutage:begun']).toBe(1);
+    // wakes went out (the lease stream's and the stopping leaders') and reached the workers
+    expect(r.push!.published).toBeGreaterThan(0);
+    expect(r.push!.workerPublished).toBeGreaterThan(0);
+    expect(r.push!.delivered).toBeGreaterThan(r.push!.published);
+  }, 120_000);
+
   it('worker faults: kill, pause, hand-off, DynamoDB faults, skewed clocks', async () => {
     const r = await check({ seed: 7, opts: { kinds: WORKER_FAULTS } });
     expect(r.fenced.accepted).toBeGreaterThan(0);

@@ -39,7 +39,8 @@ const expected: Record<'sdk' | 'cli' | 'cdk' | 'testing', Expected> = {
       modules: ['lib/local/', 'lib/cli/', 'lib/coordinator/', 'lib/functions/', 'lib/events/local', 'lib/history/', 'lib/testing/', 'lib/wiring.ts', 'functions/', 'infra/', 'examples/', ...NOT_SHIPPED],
       packages: [...SERVER_PACKAGES, 'commander', '@aws-sdk/client-dynamodb-streams', '@aws-sdk/client-eventbridge', '@aws-sdk/client-sqs'],
     },
-    external: ['@aws-sdk/client-dynamodb', '@aws-sdk/util-dynamodb', 'semver', 'yaml', 'zod'],
+    // mqtt and SigV4 signing: PushChannel (the push path), one MQTT connection per worker process
+    external: ['@aws-sdk/client-dynamodb', '@aws-sdk/util-dynamodb', '@smithy/hash-node', '@smithy/signature-v4', 'mqtt', 'semver', 'yaml', 'zod'],
     typeOnly: [],
     builtins: ['node:crypto', 'node:fs', 'node:os', 'node:path'],
   },

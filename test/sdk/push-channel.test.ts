@@ -1,0 +1,61 @@
+/**
+ * PushChannel against local mode's broker (lib/local/push-broker.ts): a real MQTT connection on
+ * loopback. What test/local/push-broker.test.ts does not cover: stopping it at any moment of its
+ * start-up, and the URL it signs for IoT Core.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { systemClock } from '../../lib/clock.js';
+import { startPushBroker, type PushBroker } from '../../lib/local/push-broker.js';
+import { ValidationError } from '../../lib/schemas/validation.js';
+import { PushChannel, presignIotUrl } from '../../lib/sdk/push.js';
+import { waitFor } from './harness.js';
+
+let broker: PushBroker;
+beforeAll(async () => {
+  broker = await startPushBroker();
+});
+afterAll(async () => {
+  await broker.stop();
+});
+
+describe('PushChannel', () => {
+  it.each([0, 1, 3, 10, 30])('stopped %i ms into its start-up, run() resolves and leaves no connection open', async (afterMs) => {
+    const errors: Error[] = [];
+    const channel = new PushChannel({ endpoint: broker.wsEndpoint, tables: 'stop-test', onError: (e) => errors.push(e) });
+    const stop = new AbortController();
+    const run = channel.run(stop.signal);
+    await new Promise((resolve) => setImmediate(resolve));
+    if (afterMs) await systemClock.sleep(afterMs); // a moment of its start-up: connecting, subscribing, connected
+    stop.abort();
+    await run;
+    expect(channel.live).toBe(false);
+    await waitFor('the broker to see no connection', () => broker.stats().connections === 0);
+    expect(errors).toEqual([]);
+  });
+
+  it('refuses a client id the worker role may not connect with, and an IoT Core endpoint without a client to sign with', () => {
+    expect(() => new PushChannel({ endpoint: broker.wsEndpoint, clientId: 'mine-1' })).toThrow(/clientId: must start with "conclave-"/);
+    expect(() => new PushChannel({ endpoint: 'wss://abc123-ats.iot.eu-west-1.amazonaws.com/mqtt' })).toThrow(ValidationError);
+    expect(() => new PushChannel({ endpoint: 'wss://abc123-ats.iot.eu-west-1.amazonaws.com/mqtt' })).toThrow(/client: is required for an IoT Core endpoint/);
+    expect(() => new PushChannel({ endpoint: 'https://abc123-ats.iot.eu-west-1.amazonaws.com' })).toThrow(/endpoint: must be a ws:\/\/ or wss:\/\/ URL/);
+  });
+
+  it('signs IoT Core’s WebSocket URL with SigV4 (service iotdevicegateway), the session token added after signing, /mqtt by default', async () => {
+    const creds = { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY', sessionToken: 'token/with+chars' };
+    const at = Date.UTC(2026, 10, 25, 1, 2, 3);
+    const url = new URL(await presignIotUrl('wss://abc123-ats.iot.eu-west-1.amazonaws.com', 'eu-west-1', creds, at));
+    expect(url.protocol).toBe('wss:');
+    expect(url.pathname).toBe('/mqtt');
+    const q = url.searchParams;
+    expect(q.get('X-Amz-Algorithm')).toBe('AWS4-HMAC-SHA256');
+    expect(q.get('X-Amz-Credential')).toBe('AKIDEXAMPLE/20261125/eu-west-1/iotdevicegateway/aws4_request');
+    expect(q.get('X-Amz-Date')).toBe('20261125T010203Z');
+    expect(q.get('X-Amz-SignedHeaders')).toBe('host');
+    expect(q.get('X-Amz-Signature')).toMatch(/^[0-9a-f]{64}$/);
+    expect(q.get('X-Amz-Security-Token')).toBe(creds.sessionToken);
+    // the token is not part of what was signed: the same URL without a token has the same signature
+    const bare = new URL(await presignIotUrl('wss://abc123-ats.iot.eu-west-1.amazonaws.com/mqtt', 'eu-west-1', { accessKeyId: creds.accessKeyId, secretAccessKey: creds.secretAccessKey }, at));
+    expect(bare.searchParams.get('X-Amz-Signature')).toBe(q.get('X-Amz-Signature'));
+    expect(bare.searchParams.has('X-Amz-Security-Token')).toBe(false);
+  });
+});
