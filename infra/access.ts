@@ -22,6 +22,11 @@ export interface FunctionAccess {
   readonly publishEvents: boolean;
   /** sqs:SendMessage on the timer queue (an opened election schedules its deadline). */
   readonly scheduleTimer: boolean;
+  /**
+   * The push path, when the construct has one: iot:Publish on the deployment's wake topics
+   * (lib/functions/wake.ts), and IoT Core's data endpoint in CONCLAVE_PUSH_ENDPOINT.
+   */
+  readonly publishWakes: boolean;
 }
 
 /**
@@ -49,16 +54,20 @@ export const FUNCTION_ACCESS = {
     },
     publishEvents: false,
     scheduleTimer: true,
+    publishWakes: false,
   },
   /** Reconciles the candidate's lease, then publishes Candidate Joined/Expired (deferred to the timer queue if EventBridge fails). */
-  candidateStream: { tables: reconcileOne, publishEvents: true, scheduleTimer: true },
-  /** Reconciles a released or reported lease, then publishes Leader Elected/Changed/… (deferred likewise). */
-  leaseStream: { tables: reconcileOne, publishEvents: true, scheduleTimer: true },
+  candidateStream: { tables: reconcileOne, publishEvents: true, scheduleTimer: true, publishWakes: false },
+  /**
+   * Wakes the lease's followers (every change that reaches it: renewals are filtered out before),
+   * reconciles a released or reported lease, then publishes Leader Elected/Changed/… (deferred likewise).
+   */
+  leaseStream: { tables: reconcileOne, publishEvents: true, scheduleTimer: true, publishWakes: true },
   /**
    * Finishes an election whose ack window ended; puts an early timer back. Publishes the events a
    * stream function deferred to the timer queue while EventBridge failed (and defers them again).
    */
-  electionTimer: { tables: reconcileOne, publishEvents: true, scheduleTimer: true },
+  electionTimer: { tables: reconcileOne, publishEvents: true, scheduleTimer: true, publishWakes: false },
   /**
    * A stopped task or instance (lib/platform/vacate.ts): Query of the holder-platform index, then
    * per lease GetItem and a conditional UpdateItem; the dead holder's candidate row GetItem and
@@ -69,6 +78,7 @@ export const FUNCTION_ACCESS = {
     indexQueries: [{ table: 'leases', index: HOLDER_PLATFORM_INDEX.name }],
     publishEvents: false,
     scheduleTimer: false,
+    publishWakes: false,
   },
 } as const satisfies Record<FunctionName, FunctionAccess>;
 
@@ -159,6 +169,27 @@ export const OPERATOR_OWNED = {
   candidates: ['priority', 'priorityExpiresAt'],
   identities: [],
 } as const satisfies Record<TableRole, readonly string[]>;
+
+/**
+ * A worker process's push path (lib/sdk/push.ts, PushChannel), on IoT Core's resources
+ * (infra/push.ts builds the ARNs):
+ * - `client`: its one MQTT connection, with a client id `conclave-…` (PUSH_CLIENT_ID_PREFIX);
+ * - `topicfilter`: its one subscription, every wake of the deployment (`conclave/<leases table>/#`);
+ * - `topic`, the wake topics of its own leases: Receive (IoT Core checks it per message delivered,
+ *   so a subscription to every wake still brings only these) and Publish (the wake it sends after a
+ *   hand-off or a release it wrote).
+ */
+export const WORKER_PUSH_ACCESS = {
+  client: ['iot:Connect'],
+  topicfilter: ['iot:Subscribe'],
+  topic: ['iot:Receive', 'iot:Publish'],
+} as const satisfies Record<'client' | 'topicfilter' | 'topic', readonly `iot:${string}`[]>;
+
+/** What a function with `publishWakes` calls: the data plane's Publish (HTTPS), on the wake topics. */
+export const WAKE_PUBLISH = ['iot:Publish'] as const;
+
+/** What the construct's deploy-time lookup of IoT Core's data endpoint calls (a custom resource). */
+export const ENDPOINT_LOOKUP = ['iot:DescribeEndpoint'] as const;
 
 /** KMS actions for a table encrypted with a customer-managed key (what aws-cdk-lib's table grants give). */
 export const KEY_READ = ['kms:Decrypt', 'kms:DescribeKey'] as const;

@@ -7,7 +7,7 @@
  * The tables are named `<prefix>-leases`, `<prefix>-candidates`, `<prefix>-identities`, prefix
  * `conclave` unless `-c tablePrefix=...` says otherwise: the names the CLI and the examples use
  * by default (CONCLAVE_TABLE_PREFIX). The alarms notify the stack's topic; `-c alarmEmail=...`
- * subscribes an address to it.
+ * subscribes an address to it. The push path (IoT Core wakes) is on; `-c push=false` leaves it out.
  *
  * This module is the repository's app, not part of @conclave/cdk (infra/index.ts): it needs
  * cdk-nag, and builds the functions from the sources.
@@ -37,17 +37,23 @@ export function checkedApp(props: AppProps = {}): App {
 
 /** The stack `cdk deploy` deploys: `Conclave`, or `Conclave-<prefix>` for another table prefix. */
 export function addConclaveStack(app: App): ConclaveStack {
-  const { tablePrefix, alarmEmail, exampleJob } = parse(
+  const { tablePrefix, alarmEmail, exampleJob, push } = parse(
     z.object({
       tablePrefix: TablePrefixSchema,
       alarmEmail: z.email('must be an e-mail address: -c alarmEmail=oncall@example.com').optional(),
       exampleJob: z.enum(['true', 'false'], 'must be true or false: -c exampleJob=true adds the example scheduled job').optional(),
+      push: z.enum(['true', 'false'], 'must be true or false: -c push=false leaves out the push path (IoT Core)').optional(),
     }),
-    { tablePrefix: app.node.tryGetContext('tablePrefix') ?? DEFAULT_PREFIX, alarmEmail: app.node.tryGetContext('alarmEmail'), exampleJob: optionalString(app.node.tryGetContext('exampleJob')) },
-    'CDK context (-c tablePrefix=... -c alarmEmail=... -c exampleJob=true)',
+    {
+      tablePrefix: app.node.tryGetContext('tablePrefix') ?? DEFAULT_PREFIX,
+      alarmEmail: app.node.tryGetContext('alarmEmail'),
+      exampleJob: optionalString(app.node.tryGetContext('exampleJob')),
+      push: optionalString(app.node.tryGetContext('push')),
+    },
+    'CDK context (-c tablePrefix=... -c alarmEmail=... -c exampleJob=true -c push=false)',
   );
   const id = tablePrefix === DEFAULT_PREFIX ? 'Conclave' : `Conclave-${tablePrefix.replace(/[^A-Za-z0-9-]/g, '-')}`;
-  const stack = new ConclaveStack(app, id, { conclave: { tablePrefix }, ...(alarmEmail ? { alarmEmail } : {}) });
+  const stack = new ConclaveStack(app, id, { conclave: { tablePrefix, push: push !== 'false' }, ...(alarmEmail ? { alarmEmail } : {}) });
   // the example scheduled job (examples/scheduled-job.ts), bundled by buildExampleJob before synth
   if (exampleJob === 'true') new ScheduledLeaseJob(stack, 'ExampleJob', { conclave: stack.conclave, code: lambda.Code.fromAsset(EXAMPLE_JOB_DIR) });
   return stack;

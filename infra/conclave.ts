@@ -18,10 +18,11 @@ import { ElectionConfigSchema, TableNamesSchema, type ElectionConfig, type Elect
 import { parse, ValidationError } from '../lib/schemas/validation.js';
 import { defaultTableNames } from '../lib/tables.js';
 import { ENV, wiring, type FunctionName, type FunctionWiring } from '../lib/wiring.js';
-import type { TableRole } from './access.js';
+import { FUNCTION_ACCESS, type TableRole } from './access.js';
 import { conclaveFunction } from './functions.js';
-import { allowLogsToUse, grantFunctionAccess, grantWorkerAccess } from './grants.js';
+import { allowLogsToUse, grantFunctionAccess, grantWorkerAccess, grantWorkerPush } from './grants.js';
 import { ConclaveMonitoring, type ConclaveAlarms } from './monitoring.js';
+import { iotDataEndpoint } from './push.js';
 import { deadLetterQueue, queueEncryption } from './queues.js';
 import { ConclaveSettingsSchema, GrantWorkerSettingsSchema } from './settings.js';
 import { ConclaveTables, type ConclaveTableSet } from './tables.js';
@@ -84,6 +85,17 @@ export interface ConclaveProps {
    * @default true
    */
   readonly platformSignals?: boolean;
+  /**
+   * The push path (lib/sdk/push.ts): workers keep one MQTT connection to AWS IoT Core, and the
+   * lease stream's function publishes a wake for each lease change, so the workers following that
+   * lease read it at once instead of at their next poll. The construct looks up the account's IoT
+   * Core data endpoint at deploy time (a custom resource calling iot:DescribeEndpoint), gives it to
+   * the lease stream's function (CONCLAVE_PUSH_ENDPOINT) with iot:Publish on this deployment's
+   * wake topics, exposes the workers' endpoint as `pushEndpoint`, and `grantWorker` adds the
+   * worker's IoT actions. `false`: none of this; workers poll.
+   * @default true
+   */
+  readonly push?: boolean;
 }
 
 /**
@@ -143,7 +155,16 @@ export class Conclave extends Construct {
   readonly alarms: ConclaveAlarms;
   /** The dashboard (`monitoring.dashboard`). */
   readonly dashboard: cloudwatch.Dashboard;
+  /**
+   * The push path's endpoint for workers: IoT Core's MQTT over WebSocket,
+   * `wss://<id>-ats.iot.<region>.amazonaws.com/mqtt` (a token, resolved at deploy time), what a
+   * PushChannel's `endpoint` is (ConclaveStack prints it as the output `PushEndpoint`). Undefined
+   * with `push: false`.
+   */
+  readonly pushEndpoint: string | undefined;
   private readonly encryptionKey: kms.IKey | undefined;
+  /** The push path's wake topics are named after this: the leases table's name when it is known at synth (tablePrefix, tableNames), else its token. */
+  private readonly push: { readonly leasesTable: string } | undefined;
 
   constructor(scope: Construct, id: string, props: ConclaveProps = {}) {
     super(scope, id);
@@ -155,6 +176,7 @@ export class Conclave extends Construct {
         ...(props.tablePrefix !== undefined ? { tablePrefix: props.tablePrefix } : {}),
         tick: tick.toMilliseconds() / 1000,
         election: props.election ?? {},
+        ...(props.push !== undefined ? { push: props.push } : {}),
       },
       'Conclave props',
     );
@@ -209,6 +231,17 @@ export class Conclave extends Construct {
     }
     this.functions = functions;
 
+    // The push path: IoT Core's data endpoint, found at deploy time, for the functions that wake
+    // workers. Topics are named after the leases table's name as given, when there is one: the
+    // worker's ARNs then name each lease's one topic (infra/push.ts).
+    this.push = (settings.push ?? true) ? { leasesTable: names.leases ?? this.tables.leases.tableName } : undefined;
+    this.pushEndpoint = undefined;
+    if (this.push) {
+      const address = iotDataEndpoint(this, 'PushEndpoint', { removalPolicy, logRetention: props.logRetention ?? logs.RetentionDays.ONE_MONTH, encryptionKey: key });
+      for (const name of Object.keys(functions) as FunctionName[]) if (FUNCTION_ACCESS[name].publishWakes) functions[name].addEnvironment(ENV.pushEndpoint, `https://${address}`);
+      this.pushEndpoint = `wss://${address}/mqtt`;
+    }
+
     // Triggers, read from the wiring: whatever local mode polls and schedules, AWS does too.
     let schedule: events.Rule | undefined;
     for (const name of Object.keys(wiring) as FunctionName[]) {
@@ -241,7 +274,7 @@ export class Conclave extends Construct {
     if (!schedule) throw new Error('lib/wiring.ts declares no scheduled function: the coordinator must run on a schedule');
     this.schedule = schedule;
 
-    for (const name of Object.keys(functions) as FunctionName[]) grantFunctionAccess(name, functions[name], { tables: this.tables, encryptionKey: key, eventBus: this.eventBus, timerQueue: this.timerQueue });
+    for (const name of Object.keys(functions) as FunctionName[]) grantFunctionAccess(name, functions[name], { tables: this.tables, encryptionKey: key, eventBus: this.eventBus, timerQueue: this.timerQueue, push: this.push });
 
     // id "Default" leaves the path out of logical ids: the alarms and the dashboard keep the ids
     // they had when the Conclave construct made them itself (no replacement on upgrade)
@@ -263,12 +296,16 @@ export class Conclave extends Construct {
    * listIdentities on the identities table. `leaseNames` (or `allLeases: true`) and `components`
    * (or `allComponents: true`) are required: the worker is kept to its own partitions by
    * `dynamodb:LeadingKeys`. The tables a fenced write changes are the worker's own: grant those
-   * separately.
+   * separately. With `push` (the default), also the worker's PushChannel on IoT Core: iot:Connect
+   * with a client id starting `conclave-` (a `clientId` of your own must too), iot:Subscribe to
+   * this deployment's wakes, iot:Receive and iot:Publish on the wake topics of its own leases
+   * (`leaseNames`; every lease with `allLeases`).
    * @throws ValidationError naming the option, when a scope is missing or both forms are given
    */
   grantWorker(grantee: iam.IGrantable, options: GrantWorkerOptions): iam.Grant {
     const o = parse(GrantWorkerSettingsSchema, options ?? {}, 'grantWorker options');
     const scope: Record<TableRole, readonly string[] | undefined> = { leases: o.leaseNames, candidates: o.leaseNames, identities: o.components };
-    return grantWorkerAccess(grantee, scope, { tables: this.tables, encryptionKey: this.encryptionKey });
+    const tables = grantWorkerAccess(grantee, scope, { tables: this.tables, encryptionKey: this.encryptionKey });
+    return this.push ? tables.combine(grantWorkerPush(grantee, o.leaseNames, { scope: this, ...this.push })) : tables;
   }
 }

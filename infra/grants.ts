@@ -8,9 +8,12 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
-import type { Construct } from 'constructs';
+import { Construct } from 'constructs';
+import { PUSH_CLIENT_ID_PREFIX, pushSubscription } from '../lib/schemas/push.js';
 import type { FunctionName } from '../lib/wiring.js';
-import { FUNCTION_ACCESS, KEY_READ, KEY_WRITE, WORKER_ACCESS, WORKER_WRITES, type FunctionAccess, type TableAccess, type TableRole, type WriteScope } from './access.js';
+import { FUNCTION_ACCESS, KEY_READ, KEY_WRITE, WAKE_PUBLISH, WORKER_ACCESS, WORKER_PUSH_ACCESS, WORKER_WRITES, type FunctionAccess, type TableAccess, type TableRole, type WriteScope } from './access.js';
+import { acknowledgeFinding, nagResource } from './nag.js';
+import { allWakeTopics, iotArn, wakeTopicsOf } from './push.js';
 import type { ConclaveTableSet } from './tables.js';
 
 /** What the grants are on. */
@@ -19,6 +22,11 @@ export interface GrantTargets {
   readonly encryptionKey: kms.IKey | undefined;
   readonly eventBus: events.IEventBus;
   readonly timerQueue: sqs.IQueue;
+  /**
+   * The push path, when the deployment has one: wake topics are named after the leases table (its
+   * name as given, when it is known at synth). @default none: no IoT grants
+   */
+  readonly push?: { readonly leasesTable: string } | undefined;
 }
 
 /** Exactly FUNCTION_ACCESS: the actions each function calls, on the tables it calls them on. */
@@ -44,6 +52,40 @@ export function grantFunctionAccess(name: FunctionName, fn: lambda.IFunction, on
   }
   if (access.publishEvents) on.eventBus.grantPutEventsTo(fn);
   if (access.scheduleTimer) on.timerQueue.grantSendMessages(fn);
+  if (access.publishWakes && on.push) {
+    // every lease's wakes, both topic forms (lib/schemas/push.ts): the function wakes whatever lease changed
+    const topics = allWakeTopics(on.push.leasesTable).map((t) => iotArn(fn, 'topic', t));
+    iam.Grant.addToPrincipal({ grantee: fn, actions: [...WAKE_PUBLISH], resourceArns: topics });
+    acknowledgeWildcards(fn.role!, topics, `iot:Publish on this deployment's wake topics only (conclave/<leases table>/lease/… and …/lease-hash/…): the function wakes the followers of whichever lease changed.`);
+  }
+}
+
+/**
+ * The push path's grants for a worker (WORKER_PUSH_ACCESS): its connection with a `conclave-…`
+ * client id, its subscription to every wake of the deployment, and Receive and Publish on the wake
+ * topics of its own leases (`leaseNames`, the same scope as the tables'; undefined: every lease).
+ */
+export function grantWorkerPush(grantee: iam.IGrantable, leaseNames: readonly string[] | undefined, on: { readonly scope: Construct; readonly leasesTable: string }): iam.Grant {
+  const arn = (kind: Parameters<typeof iotArn>[1], name: string) => iotArn(on.scope, kind, name);
+  const clients = [arn('client', `${PUSH_CLIENT_ID_PREFIX}*`)];
+  const topics = wakeTopicsOf(on.leasesTable, leaseNames).map((t) => arn('topic', t));
+  const grants = [
+    iam.Grant.addToPrincipal({ grantee, actions: [...WORKER_PUSH_ACCESS.client], resourceArns: clients }),
+    iam.Grant.addToPrincipal({ grantee, actions: [...WORKER_PUSH_ACCESS.topicfilter], resourceArns: [arn('topicfilter', pushSubscription(on.leasesTable))] }),
+    iam.Grant.addToPrincipal({ grantee, actions: [...WORKER_PUSH_ACCESS.topic], resourceArns: topics }),
+  ];
+  // the findings these wildcards raise are this grant's to explain, on the role it adds them to
+  const principal = grantee.grantPrincipal;
+  if (Construct.isConstruct(principal)) {
+    acknowledgeWildcards(principal, clients, `iot:Connect with a client id of the form ${PUSH_CLIENT_ID_PREFIX}… only (PushChannel's default is ${PUSH_CLIENT_ID_PREFIX}<uuid>, one id per connection, unknown before it connects).`);
+    acknowledgeWildcards(principal, topics, `iot:Receive and iot:Publish on this deployment's wake topics (conclave/<leases table>/lease/… and …/lease-hash/…): the worker was granted every lease (allLeases).`);
+  }
+  return grants.reduce((a, b) => a.combine(b));
+}
+
+/** cdk-nag's AwsSolutions-IAM5 for each of `arns` with a wildcard, acknowledged on `scope` with `reason`. */
+function acknowledgeWildcards(scope: Construct, arns: readonly string[], reason: string): void {
+  for (const arn of arns.filter((a) => a.includes('*'))) acknowledgeFinding(scope, `AwsSolutions-IAM5[Resource::${nagResource(scope, arn)}]`, reason);
 }
 
 /**

@@ -22,6 +22,7 @@ export const ConclaveSettingsSchema = z
       .min(60, 'must be at least 1 minute: EventBridge schedules run at most once a minute')
       .multipleOf(60, 'must be whole minutes: EventBridge schedules run at most once a minute'),
     election: ElectionConfigSchema,
+    push: z.boolean('must be true (the default: workers are woken through IoT Core) or false').optional(),
   })
   .strict();
 

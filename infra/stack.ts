@@ -27,7 +27,7 @@ export interface ConclaveStackProps extends StackProps {
 /**
  * A stack with a Conclave construct (id `Conclave`), a topic every alarm and its recovery go to,
  * and outputs for what workers and the CLI are configured with: the three table names, the event
- * bus, the dashboard and the alarm topic.
+ * bus, the dashboard, the alarm topic and, with the push path, its endpoint.
  */
 export class ConclaveStack extends Stack {
   /** The construct. */
@@ -67,5 +67,6 @@ export class ConclaveStack extends Stack {
     out('EventBusName', this.conclave.eventBus.eventBusName, 'Where lease and candidate events are published');
     out('DashboardName', this.conclave.dashboard.dashboardName, 'CloudWatch dashboard');
     out('AlarmTopicArn', this.alarmTopic.topicArn, 'Alarm and OK notifications (subscribe to it, or deploy with -c alarmEmail=...)');
+    if (this.conclave.pushEndpoint) out('PushEndpoint', this.conclave.pushEndpoint, 'PushChannel `endpoint` (CONCLAVE_PUSH_URL): IoT Core, MQTT over WebSocket');
   }
 }

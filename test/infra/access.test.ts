@@ -70,12 +70,13 @@ describe('what each function calls is what its role grants', () => {
     tables.push(t);
     const clock = manualClock();
     const rec = recording(t.names);
-    const sent = { published: 0, timers: 0 };
+    const sent = { published: 0, timers: 0, wakes: 0 };
     const deps: FunctionDeps = {
       coordinator: coordinatorDeps(rec.client, t.names, { clock }),
       timer: { schedule: async () => void sent.timers++ },
       publish: async (e) => void (sent.published += e.length),
       deadLetter: noDeadLetter,
+      wake: async () => void sent.wakes++, // every function gets a push path here: only those granted iot:Publish may use it
       ...observability(name, 'SILENT'),
     };
     const mod = (await import(/* @vite-ignore */ `../../${wiring[name].entry.replace(/\.ts$/, '.js')}`)) as { makeHandler(d: FunctionDeps): (e: unknown, c: Context) => Promise<unknown> };
@@ -91,6 +92,7 @@ describe('what each function calls is what its role grants', () => {
       expect([...rec.calls].sort(), `${name}: DynamoDB calls`).toEqual([...expected(access.tables), ...onIndexes].sort());
       if (sent.published) expect(FUNCTION_ACCESS[name].publishEvents, `${name} published events`).toBe(true);
       if (sent.timers) expect(FUNCTION_ACCESS[name].scheduleTimer, `${name} scheduled a timer`).toBe(true);
+      if (sent.wakes) expect(FUNCTION_ACCESS[name].publishWakes, `${name} woke workers`).toBe(true);
     };
     return { t, clock, rec, sent, invoke, check, seedCandidate };
   }
@@ -104,7 +106,7 @@ describe('what each function calls is what its role grants', () => {
     check();
   });
 
-  it('leaseStream: a lease released → events, one reconcile that opens an election', async () => {
+  it('leaseStream: a lease released → wakes, events, one reconcile that opens an election', async () => {
     const { t, clock, invoke, check, sent } = await setUp('leaseStream', 'ls');
     const leases = new LeaseStore(t.client, t.names.leases);
     const now = clock.now();
@@ -113,6 +115,7 @@ describe('what each function calls is what its role grants', () => {
     const records = (await streamRecords(t.client, t.names.leases)).filter((r) => r.eventName === 'MODIFY');
     noFailures(await invoke({ Records: records }));
     expect(sent.published).toBeGreaterThan(0);
+    expect(sent.wakes).toBe(records.length);
     expect(sent.timers).toBe(1);
     check();
   });

@@ -22,6 +22,7 @@ const names = Object.keys(wiring) as FunctionName[];
 const roles = Object.keys(TABLES) as TableRole[];
 const STREAM_READ = ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator', 'dynamodb:ListStreams'];
 const sorted = (a: readonly string[] = []) => [...a].sort();
+const iotTopicArn = (topic: string) => ({ 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':iot:', { Ref: 'AWS::Region' }, ':', { Ref: 'AWS::AccountId' }, `:topic/${topic}`]] });
 const rate = (seconds: number) => `rate(${seconds / 60} minute${seconds === 60 ? '' : 's'})`;
 
 describe('the Conclave app, as `cdk synth` builds it', () => {
@@ -56,6 +57,7 @@ describe('the Conclave app, as `cdk synth` builds it', () => {
 
   it('synthesizes with no cdk-nag finding, and every acknowledgement gives its reason', () => {
     expect(unacknowledged(s.report)).toEqual([]);
+    // (the push path's IoT wildcards never reach the report: the construct acknowledges them in metadata, test/infra/push.test.ts)
     expect(acknowledged(s.report).map((a) => `${a.at} ${a.id}`).sort()).toEqual(
       names.filter((n) => wiring[n].trigger.kind === 'stream' || wiring[n].trigger.kind === 'events').map((n) => `Conclave/Conclave/${n[0]!.toUpperCase()}${n.slice(1)}DeadLetters AwsSolutions::AwsSolutions-SQS3`).sort(),
     );
@@ -92,7 +94,8 @@ describe('the Conclave app, as `cdk synth` builds it', () => {
   });
 
   it('creates each function from the wiring: Node 24, arm64, ESM bundle, its own role and log group', () => {
-    expect(Object.keys(t.findResources('AWS::Lambda::Function'))).toHaveLength(names.length);
+    // and the push path's endpoint lookup (aws-cdk-lib's AwsCustomResource provider: test/infra/push.test.ts)
+    expect(Object.keys(t.findResources('AWS::Lambda::Function')).filter((f) => !f.startsWith('AWS679f53fac002430cb0da5b7982bd2287'))).toHaveLength(names.length);
     const roleIds = new Set<string>();
     for (const n of names) {
       const fn = resources[id.fn(n)]!.Properties;
@@ -141,13 +144,17 @@ describe('the Conclave app, as `cdk synth` builds it', () => {
   });
 
   it('gives every function the environment depsFromEnv reads, the election config with its defaults included', () => {
+    const lookup = Object.keys(t.findResources('Custom::ConclaveIotEndpoint'))[0]!;
     for (const n of names) {
       const vars = resources[id.fn(n)]!.Properties['Environment'].Variables as Record<string, unknown>;
       // a stream function sends poison records to its own dead-letter queue
       const stream = wiring[n].trigger.kind === 'stream';
-      expect(Object.keys(vars).sort()).toEqual(Object.values(ENV).filter((v) => stream || v !== ENV.deadLetterQueueUrl).sort());
+      // the push path: IoT Core's endpoint for the functions that wake workers
+      const wakes = FUNCTION_ACCESS[n].publishWakes;
+      expect(Object.keys(vars).sort()).toEqual(Object.values(ENV).filter((v) => (stream || v !== ENV.deadLetterQueueUrl) && (wakes || v !== ENV.pushEndpoint)).sort());
       expect(vars).toEqual({
         ...(stream ? { [ENV.deadLetterQueueUrl]: { Ref: id.dlq(n) } } : {}),
+        ...(wakes ? { [ENV.pushEndpoint]: { 'Fn::Join': ['', ['https://', getAtt(lookup, 'endpointAddress')]] } } : {}),
         [ENV.leasesTable]: { Ref: id.table('leases') },
         [ENV.candidatesTable]: { Ref: id.table('candidates') },
         [ENV.identitiesTable]: { Ref: id.table('identities') },
@@ -269,6 +276,8 @@ describe('the Conclave app, as `cdk synth` builds it', () => {
           ...(c.deadLetterQueues[n] && (tr.kind === 'stream' || tr.kind === 'events') ? [getAtt(id.dlq(n))] : []),
           ...(FUNCTION_ACCESS[n] as FunctionAccess).indexQueries?.map((q) => ({ 'Fn::Join': ['', [getAtt(id.table(q.table)), `/index/${q.index}`]] })) ?? [],
           getAtt(logicalId(s.stack, c.functions[n].logGroup)),
+          // the push path: wakes of every lease of this deployment, both topic forms (test/infra/push.test.ts)
+          ...((access as FunctionAccess).publishWakes ? ['lease', 'lease-hash'].map((k) => iotTopicArn(`conclave/${defaultTableNames().leases}/${k}/*`)) : []),
         ].map((x) => JSON.stringify(x)),
       );
       for (const statement of st) {

@@ -112,3 +112,48 @@ export function allows(statements: readonly Statement[], r: DynamoRequest, table
     (s) => s.Effect === 'Allow' && s.Action.some((a) => a === r.action || a === 'dynamodb:*') && s.Resource.some((res) => JSON.stringify(res) === arn) && conditionHolds(s.Condition, r),
   );
 }
+
+/**
+ * What IAM sees of one IoT Core request: the action and the resource it is checked on, as
+ * `<kind>/<name>` (`client/<client id>`, `topicfilter/<filter>`, `topic/<topic>`). IoT Core checks
+ * iot:Connect at connection, iot:Subscribe per filter, iot:Publish per message sent and
+ * iot:Receive per message delivered.
+ */
+export interface IotRequest {
+  action: 'iot:Connect' | 'iot:Subscribe' | 'iot:Publish' | 'iot:Receive';
+  resource: string;
+}
+
+/** A template value (a string, or Fn::Join of strings and Refs) with each Ref looked up in `refs`. */
+export function resolveArn(value: unknown, refs: Readonly<Record<string, string>>): string {
+  if (typeof value === 'string') return value;
+  const o = value as Record<string, unknown>;
+  if (Array.isArray(o['Fn::Join'])) {
+    const [delimiter, parts] = o['Fn::Join'] as [string, unknown[]];
+    return parts.map((p) => resolveArn(p, refs)).join(delimiter);
+  }
+  if (typeof o['Ref'] === 'string') {
+    const v = refs[o['Ref']];
+    if (v === undefined) throw new Error(`resolveArn: no value for Ref ${o['Ref']}`);
+    return v;
+  }
+  throw new Error(`resolveArn: cannot resolve ${JSON.stringify(value)}`);
+}
+
+/** IAM's resource matching: `*` any run of characters (slashes too), `?` any one; the rest literal. */
+export function arnMatches(pattern: string, arn: string): boolean {
+  const re = pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.');
+  return new RegExp(`^${re}$`).test(arn);
+}
+
+/** Pseudo parameters as a test deployment resolves them. */
+export const TEST_ENV = { partition: 'aws', region: 'us-east-1', account: '123456789012' } as const;
+const PSEUDO = { 'AWS::Partition': TEST_ENV.partition, 'AWS::Region': TEST_ENV.region, 'AWS::AccountId': TEST_ENV.account };
+
+/** Whether an Allow statement lets IoT request `r` through (`refs`: the template's Refs, e.g. a table's logical id → its name). */
+export function iotAllows(statements: readonly Statement[], r: IotRequest, refs: Readonly<Record<string, string>> = {}): boolean {
+  const arn = `arn:${TEST_ENV.partition}:iot:${TEST_ENV.region}:${TEST_ENV.account}:${r.resource}`;
+  return statements.some(
+    (s) => s.Effect === 'Allow' && s.Action.includes(r.action) && !s.Condition && s.Resource.some((res) => arnMatches(resolveArn(res, { ...PSEUDO, ...refs }), arn)),
+  );
+}

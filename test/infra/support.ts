@@ -1,7 +1,7 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { App, CfnResource, Stack } from 'aws-cdk-lib';
+import { Validations, type App, type CfnResource, type Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import type { IConstruct } from 'constructs';
 import type { TableRole } from '../../infra/access.js';
@@ -30,17 +30,26 @@ export const buildAssets = async (): Promise<void> => {
 
 /**
  * Builds a stack in an app checked as `cdk synth` checks it (cdk-nag AwsSolutions registered)
- * and synthesizes it into a temporary directory. Synth throws on any unacknowledged finding.
+ * and synthesizes it into a temporary directory. Synth throws on any unacknowledged finding, unless
+ * `expectFindings` (the report then holds them).
  */
-export function synth<S extends Stack>(build: (app: App) => S): Synthesized<S> {
+export function synth<S extends Stack>(build: (app: App) => S, options: { expectFindings?: boolean } = {}): Synthesized<S> {
   const outdir = mkdtempSync(join(tmpdir(), 'conclave-cdk-'));
   const app = checkedApp({ outdir });
   const stack = build(app);
-  app.synth();
+  let failed = false;
+  try {
+    app.synth();
+  } catch (e) {
+    // expectFindings: the findings are what the test reads (from the report); anything else still fails
+    if (!options.expectFindings || !existsSync(join(outdir, 'validation-report.json'))) throw e;
+    failed = true;
+  }
   return {
     app,
     stack,
-    template: Template.fromStack(stack),
+    // after failed checks, the template as written (fromStack would synthesize, and fail, again)
+    template: failed ? Template.fromJSON(JSON.parse(readFileSync(join(outdir, stack.templateFile), 'utf8'))) : Template.fromStack(stack),
     report: JSON.parse(readFileSync(join(outdir, 'validation-report.json'), 'utf8')) as ValidationReport,
     cleanup: () => rmSync(outdir, { recursive: true, force: true }),
   };
@@ -65,6 +74,16 @@ export const acknowledged = (r: ValidationReport): { at: string; id: string; rea
   for (const v of r.pluginReports.flatMap((p) => p.suppressedViolations ?? [])) seen.set(`${v.acknowledgedAt} ${v.acknowledgedId}`, { at: v.acknowledgedAt, id: v.acknowledgedId, reason: v.reason });
   return [...seen.values()];
 };
+
+/**
+ * Findings acknowledged in construct metadata (Validations.ACKNOWLEDGED_RULES_METADATA_KEY, which
+ * cdk-nag reads; infra/nag.ts writes it for finding ids aws-cdk-lib 2.258 cannot take), under `root`.
+ */
+export function metadataAcknowledgements(root: IConstruct): { at: string; id: string; reason: string }[] {
+  return root.node.findAll().flatMap((c) =>
+    c.node.metadata.filter((m) => m.type === Validations.ACKNOWLEDGED_RULES_METADATA_KEY).flatMap((m) => Object.entries(m.data as Record<string, string>).map(([id, reason]) => ({ at: c.node.path, id, reason }))),
+  );
+}
 
 export const logicalId = (stack: Stack, c: IConstruct): string => stack.getLogicalId(c.node.defaultChild as CfnResource);
 export const getAtt = (id: string, attr = 'Arn') => ({ 'Fn::GetAtt': [id, attr] });
