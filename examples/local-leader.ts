@@ -6,10 +6,11 @@
  * It starts DynamoDB Local and the functions (`startLocalConclave()`), creates a table of its
  * own, runs a coordinated LeaderElector until it leads, writes a report fenced by its term,
  * shows that a write carrying an older term's token is refused, steps down, and prints one JSON
- * line with what happened.
+ * line with what happened. The elector takes the push path (a PushChannel on the local broker): it
+ * is told of the lease's changes instead of waiting for its next read.
  */
 import { CreateTableCommand, GetItemCommand, waitUntilTableExists } from '@aws-sdk/client-dynamodb';
-import { FencingError, LeaderElector, fencedTransactWrite } from '@conclave/sdk';
+import { FencingError, LeaderElector, PushChannel, fencedTransactWrite } from '@conclave/sdk';
 import { startLocalConclave } from '@conclave/testing';
 
 const conclave = await startLocalConclave();
@@ -27,7 +28,14 @@ try {
 
   const put = (by: number) => ({ TransactItems: [{ Put: { TableName: 'reports', Item: { id: { S: 'today' }, by: { N: String(by) } } } }] });
   const done = new AbortController();
-  const result = { leader: '', fencingToken: 0, fencedWrite: '', staleWrite: '', stored: '', events: [] as string[] };
+  const result = { leader: '', fencingToken: 0, fencedWrite: '', staleWrite: '', stored: '', events: [] as string[], push: { live: false, wakes: 0 } };
+
+  // One connection per process, shared by its electors; it outlives them (a stepping-down leader announces it).
+  const push = new PushChannel({ endpoint: conclave.pushEndpoint!, tables: conclave.tablePrefix });
+  const pushing = new AbortController();
+  const pushRun = push.run(pushing.signal);
+  await push.ready;
+  result.push.live = push.live;
 
   const elector = new LeaderElector({
     client,
@@ -40,6 +48,7 @@ try {
     renewDeadlineMs: 3_000,
     retryPeriodMs: 500,
     platform: 'none',
+    push,
     callbacks: {
       async onStartedLeading(signal, { fencingToken }) {
         result.leader = 'worker-1';
@@ -69,6 +78,11 @@ try {
   const stored = await client.send(new GetItemCommand({ TableName: 'reports', Key: { id: { S: 'today' } }, ConsistentRead: true }));
   result.stored = stored.Item?.['by']?.N ?? '';
   result.events = [...new Set(conclave.events.map((e) => e.detailType))];
+  // the lease stream's function published a wake for each change of the lease (renewals aside)
+  for (let waited = 0; waited < 10_000 && push.stats.received === 0; waited += 100) await new Promise((r) => setTimeout(r, 100));
+  result.push.wakes = push.stats.received;
+  pushing.abort();
+  await pushRun;
   console.log(JSON.stringify(result));
 } finally {
   await conclave.stop();

@@ -16,6 +16,7 @@ export const WakeSchema = z.strictObject({
   /** Who sent it: the lease stream's function, or a worker (a hand-off or a release it just wrote). */
   by: z.enum(['stream', 'worker']),
 });
+/** A wake as received: which lease changed, to which revision (when known), and who sent it. */
 export type Wake = z.output<typeof WakeSchema>;
 
 /**

@@ -70,6 +70,7 @@ export const PushChannelOptionsSchema = z.strictObject(
     ctx.addIssue({ code: 'custom', path: ['client'], message: 'is required for an IoT Core endpoint: the connection is signed with its credentials and region (pass the DynamoDBClient the electors use)' });
 });
 
+/** The options of a PushChannel as written. */
 export type PushChannelOptions = z.input<typeof PushChannelOptionsSchema>;
 /** A PushChannel's options as resolved (defaults applied, the client id chosen), read-only. */
 export type ResolvedPushChannelOptions = DeepReadonly<Omit<z.output<typeof PushChannelOptionsSchema>, 'client' | 'onError' | 'clock' | 'clientId'> & { clientId: string }>;
@@ -89,7 +90,9 @@ const PRESIGN_EXPIRES_SECONDS = 300;
  * without it too: while it is not live, they poll as they would without push.
  */
 export class PushChannel implements Push {
+  /** The options as resolved (defaults applied, the client id chosen). Frozen. */
   readonly options: ResolvedPushChannelOptions;
+  /** Resolves at the first connection; rejects if run()'s signal aborted before one was made. Pending until run() is called. */
   readonly ready: Promise<void>;
   private readonly client: DynamoDBClient | undefined;
   private readonly clock: Clock;
@@ -112,6 +115,7 @@ export class PushChannel implements Push {
     this.ready = this.startUp.ready;
   }
 
+  /** Whether wakes reach this process now: connected and subscribed. */
   get live(): boolean {
     return this.isLive;
   }
@@ -121,6 +125,7 @@ export class PushChannel implements Push {
     return { ...this.counts };
   }
 
+  /** Calls `onWake` for every wake of `lease`, and with `undefined` whenever `live` changes; returns the function that stops it. */
   watch(lease: string, onWake: (wake: Wake | undefined) => void): () => void {
     let set = this.watchers.get(lease);
     if (!set) this.watchers.set(lease, (set = new Set()));
@@ -131,6 +136,7 @@ export class PushChannel implements Push {
     };
   }
 
+  /** Tells the other processes following `lease` that it changed (QoS 0, best effort; nothing while not live). */
   wake(lease: string, revision?: number): void {
     const m = this.mqtt;
     if (!m || !this.isLive) return;
@@ -194,7 +200,8 @@ export class PushChannel implements Push {
       if (this.mqtt === m) this.mqtt = undefined;
       this.setLive(false);
     });
-    const granted = await m.subscribeAsync(pushSubscription(this.options.tables.leases), { qos: 1 });
+    // QoS 0: a wake is a hint (a lost one costs a poll's wait), and IoT Core bills a QoS 1 delivery's acknowledgement as a message of its own
+    const granted = await m.subscribeAsync(pushSubscription(this.options.tables.leases), { qos: 0 });
     if (granted.some((g) => g.qos === 128)) {
       await m.endAsync(true).catch(() => undefined);
       throw new Error(`subscription to ${pushSubscription(this.options.tables.leases)} refused: the role needs iot:Subscribe on it (grantWorker gives it)`);

@@ -30,6 +30,7 @@ const LocalConclaveOptionsSchema = z
     tickEveryMs: z.number().int().min(10, 'must be ≥ 10 ms').optional(),
     election: z.record(z.string(), z.unknown()).optional(),
     logLevel: z.enum(['DEBUG', 'INFO', 'WARN', 'ERROR', 'SILENT']).optional(),
+    push: z.boolean().optional(),
   })
   .strict();
 
@@ -57,6 +58,13 @@ export interface LocalConclaveOptions {
   readonly election?: ElectionConfigInput;
   /** Log level of the handlers (Powertools JSON lines on stdout). @defaultValue `'WARN'` */
   readonly logLevel?: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR' | 'SILENT';
+  /**
+   * Run the push path's broker on loopback (IoT Core locally): the lease stream's function publishes
+   * wakes to it, and workers given a `PushChannel` on {@link LocalConclave.pushEndpoint} read a lease
+   * the moment it changes. `false`: no broker; workers poll.
+   * @defaultValue true
+   */
+  readonly push?: boolean;
 }
 
 /** A running local Conclave: where it is, and what it published. */
@@ -67,6 +75,11 @@ export interface LocalConclave {
   readonly tables: TableNames;
   /** The prefix the tables were named with (the SDK's `tables` option accepts it as is). */
   readonly tablePrefix: string;
+  /**
+   * The push path's endpoint, `ws://127.0.0.1:<port>/mqtt`: `new PushChannel({ endpoint, tables })`,
+   * then `push` on each LeaderElector. Undefined with `push: false`.
+   */
+  readonly pushEndpoint: string | undefined;
   /** A DynamoDB client for {@link LocalConclave.endpoint} (dummy credentials, region `local`). Destroyed by `stop()`. */
   readonly client: DynamoDBClient;
   /** Every event published so far, in order (Leader Elected, Leader Changed, …), parsed with the SDK's schemas. */
@@ -106,9 +119,11 @@ export async function startLocalConclave(options: LocalConclaveOptions = {}): Pr
     ...(o.tickEveryMs ? { tickEveryMs: o.tickEveryMs } : {}),
     ...(options.election ? { config: options.election } : {}),
     logLevel: o.logLevel ?? 'WARN',
+    ...(o.push === false ? { push: false } : {}),
   });
   return {
     endpoint: runtime.endpoint,
+    pushEndpoint: runtime.pushEndpoint,
     tables: runtime.tables,
     tablePrefix,
     client: runtime.client,
