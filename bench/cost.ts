@@ -1,11 +1,12 @@
 /**
  * Dollars per lease-month by kind, everything on one price sheet (bench/prices.ts): DynamoDB
  * request units by role (leader, successor, other followers, candidates, identity heartbeats,
- * coordinator), Lambda invocations and GB-seconds by function, EventBridge events and SQS
- * requests. Plain arithmetic on rates per lease per minute; the scenarios measure the rates.
+ * coordinator), Lambda invocations and GB-seconds by function, EventBridge events, SQS requests,
+ * and IoT Core's connection-minutes and messages (the push path). Plain arithmetic on rates per
+ * lease per minute; the scenarios measure the rates.
  */
 import type { LambdaUse } from './lambda.js';
-import { dollarsPerMonth, eventsDollarsPerMonth, lambdaDollarsPerMonth, sqsDollarsPerMonth } from './prices.js';
+import { dollarsPerMonth, eventsDollarsPerMonth, iotDollarsPerMonth, lambdaDollarsPerMonth, MINUTES_PER_MONTH, sqsDollarsPerMonth } from './prices.js';
 
 /** DynamoDB requests and units per lease per minute. */
 export interface DynamoRate {
@@ -14,8 +15,23 @@ export interface DynamoRate {
   wru: number;
 }
 
+/**
+ * IoT Core per lease (the push path), from the push broker's counts over a window: what IoT Core
+ * meters (bench/prices.ts). Messages per lease per minute.
+ */
+export interface IotRate {
+  /** Connections held, per lease: each Conclave worker process holds one, all month. */
+  connections: number;
+  /** Wakes the lease stream's function published (IoT Core's HTTP Publish API). */
+  published: number;
+  /** Wakes workers published over MQTT (after a hand-off or a release they wrote). */
+  workerPublished: number;
+  /** Deliveries: one per subscribed connection a wake reached (at QoS 0: no acknowledgement is metered). */
+  delivered: number;
+}
+
 export interface CostRow {
-  service: 'DynamoDB' | 'Lambda' | 'EventBridge' | 'SQS';
+  service: 'DynamoDB' | 'Lambda' | 'EventBridge' | 'SQS' | 'IoT Core';
   /** The role (DynamoDB), the function (Lambda), or what the events/requests are. */
   kind: string;
   /** Dollars per lease-month. */
@@ -45,6 +61,8 @@ export interface CostInput {
   timerMessagesPerMinute?: number;
   /** Leases in the deployment, to spread its fixed costs (the timer queue's polling) over. Omit to leave them out. */
   leasesInDeployment?: number;
+  /** IoT Core (the push path), per lease. Omit when the workers do not take it (no rows). */
+  iot?: IotRate;
 }
 
 const f2 = (x: number) => (Math.abs(x) >= 0.1 || x === 0 ? x.toFixed(2) : x.toPrecision(2));
@@ -65,6 +83,12 @@ export function leaseMonthCost(input: CostInput): { rows: CostRow[]; total: numb
   if (input.leasesInDeployment !== undefined) {
     const polls = TIMER_QUEUE_POLLS_PER_MINUTE / input.leasesInDeployment;
     rows.push({ service: 'SQS', kind: 'timer queue polling (per deployment, spread)', dollars: sqsDollarsPerMonth(polls), detail: `${TIMER_QUEUE_POLLS_PER_MINUTE} receives/min ÷ ${input.leasesInDeployment} leases (assumed, not measured)` });
+  }
+  const iot = input.iot;
+  if (iot) {
+    rows.push({ service: 'IoT Core', kind: 'connectivity', dollars: iotDollarsPerMonth(iot.connections, 0), detail: `${f2(iot.connections)} connections held all month (${Math.round(iot.connections * MINUTES_PER_MONTH)} connection-minutes a month)` });
+    const messages = iot.published + iot.workerPublished + iot.delivered;
+    rows.push({ service: 'IoT Core', kind: 'messages', dollars: iotDollarsPerMonth(0, messages), detail: `${f2(messages)} messages/min: ${f2(iot.published)} wakes published by the function + ${f2(iot.workerPublished)} by workers, ${f2(iot.delivered)} deliveries` });
   }
   return { rows, total: rows.reduce((a, r) => a + r.dollars, 0) };
 }

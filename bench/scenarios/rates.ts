@@ -1,14 +1,15 @@
 /**
  * What the steady-state scenarios share: request tallies turned into rates per minute and per
- * lease, the workers' own counts read over a window, Lambda use over the same window, and the
- * cost by kind printed as figures.
+ * lease, the workers' own counts read over a window, Lambda use and the push broker's counts over
+ * the same window, and the cost by kind printed as figures.
  */
 import { localClient } from '../../lib/local/dynamodb-local.js';
 import type { WorkerEvent, WorkerProcess } from '../../lib/local/worker-process.js';
+import type { PushBrokerStats } from '../../lib/local/push-broker.js';
 import type { LocalEvent, LocalRuntime } from '../../lib/local/runtime.js';
 import { CandidateStore } from '../../lib/stores/candidate-store.js';
 import type { FunctionName } from '../../lib/wiring.js';
-import { leaseMonthCost, type CostInput } from '../cost.js';
+import { leaseMonthCost, type CostInput, type IotRate } from '../cost.js';
 import { sleep, waitFor } from '../fleet.js';
 import { addUse, lambdaUse, scaleUse, type Invocation, type LambdaMeter, type LambdaUse } from '../lambda.js';
 import type { Collector } from '../report.js';
@@ -75,6 +76,29 @@ export function lambdaPerLease(invocations: readonly Invocation[], o: { windowMi
   const rest = invocations.filter((i) => i.fn !== 'coordinator');
   return addUse(scaleUse(lambdaUse(ticks), 1 / Math.max(1, o.ticks) / o.leasesTicked), scaleUse(lambdaUse(rest), 1 / o.windowMinutes / o.leasesLive));
 }
+
+/**
+ * IoT Core per lease from the push broker's counts at a window's ends: connections held (the
+ * summed connection time over the window's length, i.e. the mean number open), and messages per
+ * minute, spread over `leases` (the leases the connected processes stand for). The local broker
+ * authorizes nothing, so a wake reaches every connection, as IoT Core delivers it with grants on
+ * every lease (`allLeases`); with grants scoped by `leaseNames` it reaches only the processes of
+ * its lease, and the local deliveries are an upper bound where processes stand for different leases.
+ */
+export function iotPerLease(before: PushBrokerStats, after: PushBrokerStats, o: { windowMinutes: number; leases: number }): IotRate {
+  const per = (x: number) => x / o.windowMinutes / o.leases;
+  const published = after.published - before.published;
+  return {
+    connections: (after.connectionMs - before.connectionMs) / 60_000 / o.windowMinutes / o.leases,
+    published: per(published),
+    workerPublished: per(after.workerPublished - before.workerPublished),
+    delivered: per(after.delivered - before.delivered),
+  };
+}
+
+/** One line for the log: IoT Core per lease. */
+export const iotText = (r: IotRate): string =>
+  `${r.connections.toFixed(3)} connections; per minute ${r.published.toFixed(3)} wakes published by the function, ${r.workerPublished.toFixed(3)} by workers, ${r.delivered.toFixed(3)} deliveries`;
 
 /** Events published and timer messages in [from, to], per lease per minute. */
 export function eventsPerLease(events: readonly LocalEvent[], invocations: readonly Invocation[], from: number, to: number, leasesLive: number): { eventsPerMinute: number; timerMessagesPerMinute: number } {

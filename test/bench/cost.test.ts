@@ -1,15 +1,16 @@
 /**
  * The cost arithmetic: the price sheet's units, Lambda's billed GB-seconds (each invocation rounded
  * up to the millisecond, at its function's memory), per-lease spreading of the coordinator's tick
- * against the live leases' stream invocations, and the rows by kind summing to the total. The
- * price sheet is checked against what infra/ deploys (arm64).
+ * against the live leases' stream invocations, IoT Core's connection-minutes and messages from the
+ * push broker's counts, and the rows by kind summing to the total. The price sheet is checked
+ * against what infra/ deploys (arm64).
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { leaseMonthCost, TIMER_QUEUE_POLLS_PER_MINUTE } from '../../bench/cost.js';
 import { addUse, lambdaUse, scaleUse, type Invocation } from '../../bench/lambda.js';
-import { billedGbSeconds, dollarsPerMonth, eventsDollarsPerMonth, LAMBDA_PRICES, lambdaDollarsPerMonth, MINUTES_PER_MONTH, sqsDollarsPerMonth } from '../../bench/prices.js';
-import { eventsPerLease, lambdaPerLease } from '../../bench/scenarios/rates.js';
+import { billedGbSeconds, dollarsPerMonth, eventsDollarsPerMonth, iotDollarsPerMonth, LAMBDA_PRICES, lambdaDollarsPerMonth, MINUTES_PER_MONTH, sqsDollarsPerMonth } from '../../bench/prices.js';
+import { eventsPerLease, iotPerLease, lambdaPerLease } from '../../bench/scenarios/rates.js';
 import { wiring } from '../../lib/wiring.js';
 
 describe('price sheet', () => {
@@ -21,6 +22,17 @@ describe('price sheet', () => {
     expect(lambdaDollarsPerMonth(0, 1 / MINUTES_PER_MONTH)).toBeCloseTo(0.0000133334, 12);
     expect(eventsDollarsPerMonth(perMinute)).toBeCloseTo(1, 10);
     expect(sqsDollarsPerMonth(perMinute)).toBeCloseTo(0.4, 10);
+    expect(iotDollarsPerMonth(0, perMinute)).toBeCloseTo(1, 10);
+    expect(iotDollarsPerMonth(1e6 / MINUTES_PER_MONTH, 0)).toBeCloseTo(0.08, 10); // a million connection-minutes
+  });
+
+  it('one connection held all month costs 43,800 connection-minutes: $0.0035', () => {
+    expect(iotDollarsPerMonth(1, 0)).toBeCloseTo(0.003504, 10);
+  });
+
+  it('IoT Core messages are priced without acknowledgements: PushChannel subscribes at QoS 0 (IoT Core meters the PUBACK of a QoS 1 delivery too)', () => {
+    const push = readFileSync(new URL('../../lib/sdk/push.ts', import.meta.url), 'utf8');
+    expect(push).toMatch(/subscribeAsync\(pushSubscription\([^)]*\), \{ qos: 0 \}\)/);
   });
 
   it('Lambda is priced for the architecture infra/ deploys', () => {
@@ -74,6 +86,24 @@ describe('Lambda use', () => {
   });
 });
 
+describe('IoT Core per lease', () => {
+  const stats = (s: Partial<{ published: number; workerPublished: number; delivered: number; connectionMs: number }>) => ({ published: 0, workerPublished: 0, delivered: 0, connectionMs: 0, connections: 6, ...s });
+
+  it('connections: the connection time over the window, spread over the leases; messages per lease per minute', () => {
+    // 6 processes connected for a 2-minute window, standing for 2 leases
+    const r = iotPerLease(stats({ connectionMs: 1_000 }), stats({ connectionMs: 1_000 + 6 * 120_000, published: 4, workerPublished: 2, delivered: 36 }), { windowMinutes: 2, leases: 2 });
+    expect(r.connections).toBeCloseTo(3, 12);
+    expect(r.published).toBeCloseTo(1, 12);
+    expect(r.workerPublished).toBeCloseTo(0.5, 12);
+    expect(r.delivered).toBeCloseTo(9, 12);
+  });
+
+  it('three processes over 100 leases: 0.03 connections a lease; a quiet window sends nothing', () => {
+    const r = iotPerLease(stats({}), stats({ connectionMs: 3 * 60_000 }), { windowMinutes: 1, leases: 100 });
+    expect(r).toEqual({ connections: 0.03, published: 0, workerPublished: 0, delivered: 0 });
+  });
+});
+
 describe('cost per lease-month by kind', () => {
   it('a row per role, function and service, summing to the total', () => {
     const { rows, total } = leaseMonthCost({
@@ -90,7 +120,17 @@ describe('cost per lease-month by kind', () => {
     expect(total).toBeCloseTo(rows.reduce((a, r) => a + r.dollars, 0), 12);
   });
 
-  it('without a deployment size, no fixed costs are spread', () => {
+  it('without a deployment size, no fixed costs are spread; without the push path, no IoT Core', () => {
     expect(leaseMonthCost({ dynamo: {}, lambda: {} }).rows.map((r) => r.kind)).toEqual(['events', 'timer messages']);
+  });
+
+  it('with the push path: IoT Core connectivity and messages (published + delivered), in the total', () => {
+    const iot = { connections: 3, published: 0.5, workerPublished: 0.25, delivered: 4.5 };
+    const { rows, total } = leaseMonthCost({ dynamo: {}, lambda: {}, iot });
+    const of = (kind: string) => rows.find((r) => r.service === 'IoT Core' && r.kind === kind)!;
+    expect(rows.filter((r) => r.service === 'IoT Core').map((r) => r.kind)).toEqual(['connectivity', 'messages']);
+    expect(of('connectivity').dollars).toBeCloseTo(3 * 0.003504, 10); // 3 processes, each connected all month
+    expect(of('messages').dollars).toBeCloseTo(iotDollarsPerMonth(0, 5.25), 12);
+    expect(total).toBeCloseTo(rows.reduce((a, r) => a + r.dollars, 0), 12);
   });
 });
