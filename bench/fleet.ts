@@ -3,7 +3,10 @@
  * use), and groups of worker processes standing for one lease — Conclave's examples/worker.ts or
  * the baseline's bench/baseline/worker.ts — watched through their JSON lines. The bench reads
  * tables through its own client (`observer`), never through the runtime's, so its reads are not
- * counted as the coordinator's.
+ * counted as the coordinator's. Conclave's workers take the push path (issue 17): each connects to
+ * its runtime's push broker (CONCLAVE_PUSH_URL = `runtime.pushEndpoint`), unless the run is
+ * `--no-push` (then the runtimes start without a broker and the workers only poll). The baseline
+ * never does: it is a client-go lock.
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -91,18 +94,20 @@ export class BenchContext {
   readonly dir = mkdtempSync(join(tmpdir(), 'conclave-bench-'));
   private counter = 0;
 
+  /** `push`: every runtime has a push broker and Conclave's workers connect to it (false: `--no-push`). */
   private constructor(
     readonly endpoint: string,
     private readonly ddb: DynamoDBLocal,
     readonly log: (line: string) => void,
+    readonly push: boolean,
   ) {
     this.observer = localClient(endpoint);
     this.streams = new StreamReader(this.observer, new DynamoDBStreamsClient({ endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS }));
   }
 
-  static async start(log: (line: string) => void): Promise<BenchContext> {
+  static async start(log: (line: string) => void, opts: { push: boolean } = { push: true }): Promise<BenchContext> {
     const ddb = await startDynamoDBLocal({ quickStart: false });
-    return new BenchContext(ddb.endpoint, ddb, log);
+    return new BenchContext(ddb.endpoint, ddb, log, opts.push);
   }
 
   /** A name unique within this run, e.g. `crash-default-3`. */
@@ -128,6 +133,7 @@ export class BenchContext {
           dir: join(this.dir, key.replace(':', '-')),
           config: { ...MODES[mode].election, ...(succession ? {} : { succession: false }) },
           logLevel: 'SILENT',
+          push: this.push,
           // Passes every trigger through unchanged; notes when the platform function has handled a task's STOPPED event.
           intercept: async (name, event, invoke) => {
             const out = await invoke(event);
@@ -228,13 +234,19 @@ export class Group {
     return MODES[this.mode].timing;
   }
 
+  /** The push broker Conclave's workers connect to (CONCLAVE_PUSH_URL): the runtime's, unless `--no-push`; none for the baseline. */
+  get pushUrl(): string | undefined {
+    return this.system === 'conclave' && this.ctx.push ? this.rt.pushEndpoint : undefined;
+  }
+
   async add(identity: string, versions: Versions = V130): Promise<WorkerProcess> {
     const script = this.system === 'baseline' ? BASELINE_WORKER : this.opts.env?.['COUNT_REQUESTS_EVERY_MS'] ? COUNTING_WORKER : undefined;
     const spec: WorkerSpec = { identity, lease: this.lease, ...versions, timing: this.timing, ...(script ? { script } : {}) };
     const signal = this.system === 'conclave' ? this.opts.platformSignal : undefined;
     let w: WorkerProcess;
     if (signal) {
-      const ecs = await startEcsWorker(this.rt, spec, { platformSignal: true, signalDelayMs: signal.delayMs });
+      // connected to the runtime's push broker as a task given the stack output PushEndpoint would be (none with --no-push)
+      const ecs = await startEcsWorker(this.rt, spec, { platformSignal: true, signalDelayMs: signal.delayMs, push: this.ctx.push });
       this.tasks.set(ecs, ecs.task.platform.id);
       w = ecs;
     } else {
@@ -243,7 +255,7 @@ export class Group {
       // clockSync 'server' the stamps estimate DynamoDB's clock from its 1-s Date headers, and run
       // about 100 ms behind here; nothing but the stamps differs.)
       const extra = { ...(this.system === 'conclave' ? { CLOCK_SYNC: 'none' } : {}), ...(this.opts.env ?? {}) };
-      w = new WorkerProcess(spec, { endpoint: this.ctx.endpoint, tablePrefix: this.prefix, extra });
+      w = new WorkerProcess(spec, { endpoint: this.ctx.endpoint, tablePrefix: this.prefix, pushUrl: this.pushUrl, extra });
     }
     this.workers.push(w);
     return w;
@@ -269,7 +281,8 @@ export class Group {
    * the ack window (the steady state a failure meets in production, where candidates renew every
    * few minutes), and the coordinator has nothing left to write on it (one reconcile, as any
    * trigger would run, writes nothing: whatever it keeps on a healthy lease, such as a designated
-   * successor, is in place). Returns the leader.
+   * successor, is in place), and — with the push path — every worker is connected to the broker.
+   * Returns the leader.
    */
   async settle(timeoutMs = 120_000): Promise<WorkerProcess> {
     const quietFor = ackWindowMs(this.mode) + 500;
@@ -286,6 +299,9 @@ export class Group {
         const settledAfter = this.system === 'conclave' ? 3 * renewCycleMs('conclave', this.timing) + 1_000 : 2.5 * this.timing.retryPeriodMs;
         if (Date.now() - Group.lastStart(leader)!.at < settledAfter) return undefined;
         if (this.system === 'baseline') return leader;
+        // With the push path, every worker's channel is up (the broker holds at least one connection each): wakes reach them all
+        const broker = this.pushUrl === undefined ? undefined : this.rt.pushBroker;
+        if (broker && broker.stats().connections < all.length) return undefined;
         const lease = (await this.leases!.read(this.lease)).item;
         if (lease?.holderIdentity !== leader.identity || lease.election || lease.preferredHolder) return undefined;
         const { candidates } = await this.candidates!.list(this.lease);
@@ -461,6 +477,12 @@ export interface BenchOptions {
   starts: { settled: Mode[]; burst: Mode[]; signalBurst: Mode[] };
   /** Seed of the burst delays. */
   seed: number;
+  /**
+   * Conclave's workers take the push path: each runtime runs a push broker (IoT Core's stand-in)
+   * and every Conclave worker process connects to it (CONCLAVE_PUSH_URL). false (`--no-push`):
+   * no broker, the workers only poll — the "before" of a before/after within one run.
+   */
+  push: boolean;
 }
 
 /** The (start, mode) pairs a scenario runs, settled first. */

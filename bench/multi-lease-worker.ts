@@ -8,9 +8,11 @@
  * the SDK knows it) and speaking the same JSON lines, each `started`/`stopped` naming its lease.
  * Its requests are counted by role as bench/counting-worker.ts counts them (bench/roles.ts), per
  * lease, and printed every COUNT_REQUESTS_EVERY_MS (default 1000) and once more before `exited`.
+ * CONCLAVE_PUSH_URL turns on the push path as in examples/worker.ts: ONE PushChannel for the
+ * process, shared by all its electors (one connection per process, whatever it stands for).
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { LeaderElector, type LeaderElectorOptions } from '../lib/sdk/index.js';
+import { LeaderElector, PushChannel, type LeaderElectorOptions } from '../lib/sdk/index.js';
 import { defaultTableNames } from '../lib/tables.js';
 import { RequestCounter, reportCounts } from './requests.js';
 import { RoleTracker } from './roles.js';
@@ -37,6 +39,10 @@ const roles = new RoleTracker(defaultTableNames(prefix), identity);
 const counter = new RequestCounter().attach(client, (input) => roles.roleOf(input), { observe: (_c, input, output) => roles.observe(input, output) });
 const reporter = reportCounts(counter, num('COUNT_REQUESTS_EVERY_MS', 1_000), say);
 
+// One MQTT connection for the whole process, given to every elector.
+const pushUrl = process.env['CONCLAVE_PUSH_URL'];
+const push = pushUrl ? new PushChannel({ endpoint: pushUrl, client, tables: prefix, onError: (e) => say('error', { message: `push: ${e.message}` }) }) : undefined;
+
 // Passed on only when set: an SDK without the option refuses unknown options (strict schema).
 const renewInterval = process.env['RENEW_INTERVAL_MS'] ? { renewIntervalMs: num('RENEW_INTERVAL_MS', 0) } : {};
 
@@ -52,6 +58,7 @@ const electors = Array.from({ length: count }, (_, i) => {
     ...renewInterval,
     candidacy: { emulationVersion: env('EMULATION_VERSION', '1.0.0'), binaryVersion: env('BINARY_VERSION', env('EMULATION_VERSION', '1.0.0')) },
     client,
+    ...(push ? { push } : {}),
     callbacks: {
       onStartedLeading: async (signal, { fencingToken }) => {
         roles.leading(lease, true);
@@ -70,7 +77,13 @@ const electors = Array.from({ length: count }, (_, i) => {
 const controller = new AbortController();
 for (const sig of ['SIGTERM', 'SIGINT'] as const) process.on(sig, () => controller.abort());
 say('ready', { leases: count });
+// The channel connects in the background (the electors poll until it is live) and outlives them:
+// stepping down, each hands its lease over and wakes the heir through it.
+const pushStop = new AbortController();
+const pushing = push?.run(pushStop.signal);
 await Promise.all(electors.map((e) => e.run(controller.signal)));
+pushStop.abort();
+await pushing;
 reporter.flush();
 say('exited');
 client.destroy();

@@ -4,7 +4,9 @@
  * DynamoDBClient), client-go timing, the coordinator ticking once a minute. Measured over a window
  * while nothing happens: DynamoDB requests per lease per minute by role (each process counts its
  * own, per lease, as bench/counting-worker.ts does), Lambda invocations and GB-seconds per function
- * (the runtime's intercept hook), and dollars per lease-month by kind (issue 17: ≤ $0.05).
+ * (the runtime's intercept hook), and dollars per lease-month by kind (issue 17: ≤ $0.05). Each
+ * process takes the push path (unless `--no-push`) with one connection shared by its N electors,
+ * so IoT Core's connectivity is 3 connections spread over the N leases.
  */
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
@@ -14,7 +16,7 @@ import { describeMode, dropRuntime, MODES, sleep, waitFor, type BenchContext, ty
 import { addUse, LambdaMeter, lambdaUse, scaleUse } from '../lambda.js';
 import { Collector, type ScenarioResult } from '../report.js';
 import { addTallies, diffTallies, RequestCounter } from '../requests.js';
-import { byRoleOrder, candidateRenewalCost, tickWindow, commandsText, costFigures, eventsPerLease, lambdaPerLease, perMinute, scaleRates, sumRates, withScheduledRenewals, workerRates, ZERO, type Rate } from './rates.js';
+import { byRoleOrder, candidateRenewalCost, tickWindow, commandsText, costFigures, eventsPerLease, iotPerLease, iotText, lambdaPerLease, perMinute, scaleRates, sumRates, withScheduledRenewals, workerRates, ZERO, type Rate } from './rates.js';
 import { CANDIDATE_RENEW_MS, roleLabel } from './steady-state.js';
 
 const PROCESSES = 3;
@@ -44,7 +46,7 @@ export async function multiLease(ctx: BenchContext, opts: BenchOptions): Promise
   ctx.log(`\n▸ ${what}: a ${windowMs / 1000} s window`);
 
   const meter = new LambdaMeter();
-  const rt = await startLocalRuntime({ endpoint: ctx.endpoint, prefix: ctx.unique('bench-multi'), dir: join(ctx.dir, 'multi'), tickEveryMs: 2 ** 31 - 1, logLevel: 'SILENT', intercept: meter.intercept() });
+  const rt = await startLocalRuntime({ endpoint: ctx.endpoint, prefix: ctx.unique('bench-multi'), dir: join(ctx.dir, 'multi'), tickEveryMs: 2 ** 31 - 1, logLevel: 'SILENT', push: ctx.push, intercept: meter.intercept() });
   const prefix = rt.tables.leases.replace(/-leases$/, '');
   const coordinator = new RequestCounter().attach(rt.client, () => 'coordinator');
   const stem = ctx.unique('multi');
@@ -54,7 +56,7 @@ export async function multiLease(ctx: BenchContext, opts: BenchOptions): Promise
       workers.push(
         new WorkerProcess(
           { identity: `p${p}`, lease: stem, emulationVersion: '1.30.0', binaryVersion: '1.30.0', timing, script: WORKER },
-          { endpoint: ctx.endpoint, tablePrefix: prefix, extra: { LEASE_COUNT: String(n), COUNT_REQUESTS_EVERY_MS: String(REPORT_EVERY_MS) } },
+          { endpoint: ctx.endpoint, tablePrefix: prefix, pushUrl: rt.pushEndpoint, extra: { LEASE_COUNT: String(n), COUNT_REQUESTS_EVERY_MS: String(REPORT_EVERY_MS) } },
         ),
       );
     }
@@ -66,6 +68,8 @@ export async function multiLease(ctx: BenchContext, opts: BenchOptions): Promise
       () => {
         const leaders = leadersByLease(lines());
         if (leaders.size < n || [...leaders.values()].some((s) => s.size !== 1)) return false;
+        // with the push path, every process is connected (one connection each)
+        if (rt.pushBroker && rt.pushBroker.stats().connections < PROCESSES) return false;
         const lastStart = Math.max(...lines().filter((e) => e.event === 'started').map((e) => e.at));
         return Date.now() - lastStart > Math.max(2.5 * timing.retryPeriodMs, 5_500);
       },
@@ -77,7 +81,9 @@ export async function multiLease(ctx: BenchContext, opts: BenchOptions): Promise
     const settling = diffTallies(coordinator.snapshot(), beforeSettling)['coordinator'];
     await sleep(REPORT_EVERY_MS + 2_000); // its writes' stream hops done; every worker has printed its counts since
 
+    const pushBefore = rt.pushBroker?.stats();
     const { t0, t1, ticks, tickDeltas, windowTotal } = await tickWindow(rt, coordinator, windowMs, TICK_EVERY_MS);
+    const pushAfter = rt.pushBroker?.stats();
 
     const moved = lines().filter((e) => (e.event === 'started' || e.event === 'stopped') && e.at >= t0 && e.at <= t1);
     if (moved.length) c.record('warning', { message: `leadership changed ${moved.length} time(s) inside the window`, events: moved });
@@ -107,11 +113,16 @@ export async function multiLease(ctx: BenchContext, opts: BenchOptions): Promise
     const inWindow = meter.between(t0, t1);
     const lambda = addUse(lambdaPerLease(inWindow, { windowMinutes, ticks, leasesTicked: n, leasesLive: n }), scaleUse(lambdaUse([{ fn: 'candidateStream', at: 0, ms: invocationMs }]), renewalsPerMinute));
     const published = eventsPerLease(rt.events, inWindow, t0, t1, n);
-    const dollars = costFigures(c, what, 'conclave', { dynamo: roles, lambda, ...published, leasesInDeployment: n }, { text: `≤ $0.05 per lease-month (${n} leases × ${PROCESSES} processes)`, max: 0.05 });
+    // IoT Core: one connection per process, shared by its n electors: 3 connections spread over the n leases
+    const iot = pushBefore && pushAfter ? iotPerLease(pushBefore, pushAfter, { windowMinutes, leases: n }) : undefined;
+    if (iot && Math.abs(iot.connections * n - PROCESSES) > 0.05)
+      c.record('warning', { message: `the push broker held ${(iot.connections * n).toFixed(2)} connections on average in the window, not one per process (${PROCESSES})` });
+    const dollars = costFigures(c, what, 'conclave', { dynamo: roles, lambda, ...published, leasesInDeployment: n, ...(iot ? { iot } : {}) }, { text: `≤ $0.05 per lease-month (${n} leases × ${PROCESSES} processes)`, max: 0.05 });
 
-    c.record('rates', { system: 'conclave', scenario: 'multi-lease', leases: n, processes: PROCESSES, windowMs, settlingTick: settling, perLease: roles, total, ticks, tickMean, coordinatorOthers: others, oneCandidateRenewal: oneRenewal, candidateInvocationMs: invocationMs, lambdaPerLease: lambda, ...published, leasesLedPerProcess: perProcess, dollarsPerLeaseMonth: dollars });
+    c.record('rates', { system: 'conclave', scenario: 'multi-lease', leases: n, processes: PROCESSES, windowMs, settlingTick: settling, perLease: roles, total, ticks, tickMean, coordinatorOthers: others, oneCandidateRenewal: oneRenewal, candidateInvocationMs: invocationMs, lambdaPerLease: lambda, ...published, leasesLedPerProcess: perProcess, push: ctx.push, ...(iot ? { iotPerLease: iot, pushBroker: { before: pushBefore, after: pushAfter } } : {}), dollarsPerLeaseMonth: dollars });
     ctx.log(`  settling tick (${n} leases): ${settling ? `${settling.requests} requests (${Object.entries(settling.commands).map(([k, v]) => `${k} ${v}`).join(', ')})` : 'no requests'}; leases led per process: ${perProcess.join(', ')}`);
     ctx.log(`  ${total.requests.toFixed(2)} req/min per lease (${Object.entries(roles).map(([role, r]) => `${role} ${r.requests.toFixed(3)}`).join(', ')}); $${dollars.toFixed(4)} per lease-month`);
+    ctx.log(`  ${iot ? `IoT Core per lease: ${iotText(iot)}` : 'no push path (--no-push): no IoT Core'}`);
   } finally {
     await Promise.all(workers.map((w) => w.stop()));
     await dropRuntime(ctx.observer, rt);

@@ -1,6 +1,6 @@
 /**
  * Steady-state cost: DynamoDB requests per minute per lease, by kind, and dollars per lease-month
- * by kind on one price sheet (DynamoDB, Lambda, EventBridge, SQS), while nothing happens. Real
+ * by kind on one price sheet (DynamoDB, Lambda, EventBridge, SQS, IoT Core), while nothing happens. Real
  * worker processes (client-go timing, 15 s / 10 s / 2 s; one lease per process) stand for a few
  * leases, each counting its own requests by role with SDK middleware (COUNT_REQUESTS_EVERY_MS;
  * Conclave's workers through bench/counting-worker.ts, which tells the designated successor's
@@ -8,7 +8,10 @@
  * healthy, 3 candidates each) so the coordinator's tick scans a table of the size priced. The
  * coordinator's requests are counted on the runtime's own client; its tick runs once a minute as
  * scheduled in AWS. Every Lambda invocation goes through the runtime's intercept hook
- * (bench/lambda.ts). The baseline's workers run in the same window.
+ * (bench/lambda.ts). Conclave's workers take the push path (unless `--no-push`): each process
+ * holds one connection to the runtime's push broker, whose counts over the window (connection
+ * time, wakes published, deliveries) are IoT Core's bill, spread over the leases with live
+ * workers. The baseline's workers run in the same window.
  */
 import { join } from 'node:path';
 import { startLocalRuntime } from '../../lib/local/runtime.js';
@@ -20,7 +23,7 @@ import { dollarsPerMonth } from '../prices.js';
 import { Collector, type ScenarioResult } from '../report.js';
 import { addTallies, diffTallies, RequestCounter } from '../requests.js';
 import { seedLeases } from '../seed.js';
-import { byRoleOrder, candidateRenewalCost, tickWindow, commandsText, costFigures, eventsPerLease, lambdaPerLease, perMinute, scaleRate, sumRates, withScheduledRenewals, workerRates, writesOf, ZERO, type Rate, type Rates } from './rates.js';
+import { byRoleOrder, candidateRenewalCost, tickWindow, commandsText, costFigures, eventsPerLease, iotPerLease, iotText, lambdaPerLease, perMinute, scaleRate, sumRates, withScheduledRenewals, workerRates, writesOf, ZERO, type Rate, type Rates } from './rates.js';
 
 const LEASES = 100;
 const CANDIDATES = 3;
@@ -43,7 +46,7 @@ export async function steadyState(ctx: BenchContext, opts: BenchOptions): Promis
 
   // Its own tables (a table of exactly 100 leases) and no scheduled tick: the window runs its ticks at a known rate.
   const meter = new LambdaMeter();
-  const rt = await startLocalRuntime({ endpoint: ctx.endpoint, prefix: ctx.unique('bench-steady'), dir: join(ctx.dir, 'steady'), tickEveryMs: 2 ** 31 - 1, logLevel: 'SILENT', intercept: meter.intercept() });
+  const rt = await startLocalRuntime({ endpoint: ctx.endpoint, prefix: ctx.unique('bench-steady'), dir: join(ctx.dir, 'steady'), tickEveryMs: 2 ** 31 - 1, logLevel: 'SILENT', push: ctx.push, intercept: meter.intercept() });
   const prefix = rt.tables.leases.replace(/-leases$/, '');
   const coordinator = new RequestCounter().attach(rt.client, () => 'coordinator');
   const groups: Group[] = [];
@@ -63,7 +66,9 @@ export async function steadyState(ctx: BenchContext, opts: BenchOptions): Promis
     const settling = diffTallies(coordinator.snapshot(), beforeSettling)['coordinator'];
     await sleep(REPORT_EVERY_MS + 1_000); // every worker has printed its counts at least once since
 
+    const pushBefore = rt.pushBroker?.stats();
     const { t0, t1, ticks, tickDeltas, windowTotal } = await tickWindow(rt, coordinator, windowMs, TICK_EVERY_MS);
+    const pushAfter = rt.pushBroker?.stats();
 
     // Leadership must not have moved inside the window, or the roles would be mixed.
     for (const g of groups) {
@@ -116,7 +121,12 @@ export async function steadyState(ctx: BenchContext, opts: BenchOptions): Promis
       scaleUse(lambdaUse([{ fn: 'candidateStream', at: 0, ms: candidateInvocationMs }]), renewalsPerMinute),
     );
     const published = eventsPerLease(rt.events, inWindow, t0, t1, realLeases);
-    const dollarsPerLease = costFigures(c, what, 'conclave', { dynamo: Object.fromEntries(kinds), lambda, ...published, leasesInDeployment: LEASES }, { text: '≤ $0.40 per lease-month (1 lease per process)', max: 0.4 });
+    // IoT Core: each Conclave worker process holds one connection; the window's counts, spread over the leases with live workers
+    const iot = pushBefore && pushAfter ? iotPerLease(pushBefore, pushAfter, { windowMinutes, leases: realLeases }) : undefined;
+    const processes = groups.filter((g) => g.system === 'conclave').reduce((a, g) => a + g.workers.length, 0);
+    if (iot && Math.abs(iot.connections * realLeases - processes) > 0.05)
+      c.record('warning', { message: `the push broker held ${(iot.connections * realLeases).toFixed(2)} connections on average in the window, not one per Conclave worker process (${processes})` });
+    const dollarsPerLease = costFigures(c, what, 'conclave', { dynamo: Object.fromEntries(kinds), lambda, ...published, leasesInDeployment: LEASES, ...(iot ? { iot } : {}) }, { text: '≤ $0.40 per lease-month (1 lease per process)', max: 0.4 });
     const conclaveDollars = dollarsPerMonth(total.wru * LEASES, total.rru * LEASES);
     c.value(what, `conclave · DynamoDB $ a month for ${LEASES} leases × ${CANDIDATES}`, conclaveDollars, '$');
 
@@ -129,11 +139,12 @@ export async function steadyState(ctx: BenchContext, opts: BenchOptions): Promis
     c.value(what, 'baseline · $/lease-month (DynamoDB; nothing else)', dollarsPerMonth(bLeader.wru + bFollower.wru, bLeader.rru + bFollower.rru), '$/lease-month');
     c.value(what, `baseline · DynamoDB $ a month for ${LEASES} leases × ${CANDIDATES}`, dollarsPerMonth((bLeader.wru + bFollower.wru) * LEASES, (bLeader.rru + bFollower.rru) * LEASES), '$');
 
-    c.record('rates', { system: 'conclave', windowMs, settlingTick: settling, measuredMinutes: conclave.minutes, leases: realLeases, perLease: roles, total, ticks, tickMean, coordinatorOthers: others, oneCandidateRenewal: oneRenewal, candidateInvocationMs, lambdaPerLease: lambda, ...published, dollarsPerLeaseMonth: dollarsPerLease, dollarsPerMonth: conclaveDollars });
+    c.record('rates', { system: 'conclave', windowMs, settlingTick: settling, measuredMinutes: conclave.minutes, leases: realLeases, perLease: roles, total, ticks, tickMean, coordinatorOthers: others, oneCandidateRenewal: oneRenewal, candidateInvocationMs, lambdaPerLease: lambda, ...published, push: ctx.push, ...(iot ? { iotPerLease: iot, pushBroker: { before: pushBefore, after: pushAfter } } : {}), dollarsPerLeaseMonth: dollarsPerLease, dollarsPerMonth: conclaveDollars });
     c.record('rates', { system: 'baseline', windowMs, measuredMinutes: baseline.minutes, leases: realLeases, perLease: baseline.rates });
     ctx.log(`  settling tick before the window (${LEASES} leases): ${settling ? `${settling.requests} requests (${Object.entries(settling.commands).map(([k, v]) => `${k} ${v}`).join(', ')})` : 'no requests'}`);
     ctx.log(`  conclave: ${total.requests.toFixed(1)} req/min per lease (${kinds.map(([role, r]) => `${role} ${r.requests.toFixed(role === 'coordinator' ? 3 : 2)}`).join(', ')}); $${dollarsPerLease.toFixed(3)} per lease-month; baseline: ${(bLeader.requests + bFollower.requests).toFixed(1)} req/min`);
     ctx.log(`  lambda per lease per minute: ${Object.entries(lambda).map(([fn, u]) => `${fn} ${u.invocations.toFixed(3)} inv, ${u.gbSeconds.toFixed(4)} GB-s`).join('; ') || 'none'}`);
+    ctx.log(`  ${iot ? `IoT Core per lease: ${iotText(iot)}` : 'no push path (--no-push): no IoT Core'}`);
   } finally {
     await Promise.all(groups.map((g) => g.close()));
     await dropRuntime(ctx.observer, rt);
