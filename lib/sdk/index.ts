@@ -22,8 +22,8 @@ export {
   type ElectorStats,
 } from './elector.js';
 export { ClockSkewError, type ClockDoubt } from './server-clock.js';
-export { PushChannel, PushChannelOptionsSchema, type Push, type Wake, type PushChannelOptions, type ResolvedPushChannelOptions } from './push.js';
-export { WakeSchema, PUSH_CLIENT_ID_PREFIX } from '../schemas/push.js';
+export { PushChannel, PushChannelOptionsSchema, type Push, type PushChannelOptions, type ResolvedPushChannelOptions } from './push.js';
+export { WakeSchema, PUSH_CLIENT_ID_PREFIX, type Wake } from '../schemas/push.js';
 export {
   withLease,
   tryWithLease,

@@ -215,7 +215,7 @@ describe('a consumer project', () => {
       Resources: Record<string, { Type: string; Properties: { Handler?: string; Code?: { S3Key?: unknown } } }>;
     };
     const functions = Object.values(template.Resources).filter((r) => r.Type === 'AWS::Lambda::Function');
-    expect(functions.length).toBe(5);
+    expect(functions.length).toBe(6); // Conclave's five, and the push path's endpoint lookup (AwsCustomResource)
     for (const f of functions) {
       expect(f.Properties.Handler).toBe('index.handler');
       expect(f.Properties.Code?.S3Key).toBeDefined();

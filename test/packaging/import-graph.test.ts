@@ -58,7 +58,8 @@ const expected: Record<'sdk' | 'cli' | 'cdk' | 'testing', Expected> = {
   cdk: {
     entry: cdkEntry,
     // location.ts: the election config's preferredLocations (issue 18), validated where the construct is synthesized
-    areas: ['infra/', 'lib/functions/metrics.ts', 'lib/schemas/common.ts', 'lib/schemas/config.ts', 'lib/schemas/location.ts', 'lib/schemas/validation.ts', 'lib/tables.ts', 'lib/wiring.ts'],
+    // push.ts: the wake topics grantWorker and the lease stream's function are granted (issue 17)
+    areas: ['infra/', 'lib/functions/metrics.ts', 'lib/schemas/common.ts', 'lib/schemas/config.ts', 'lib/schemas/location.ts', 'lib/schemas/push.ts', 'lib/schemas/validation.ts', 'lib/tables.ts', 'lib/wiring.ts'],
     never: {
       // the handlers ship as built assets, not as code the construct loads
       modules: ['functions/', 'lib/local/', 'lib/sdk/', 'lib/cli/', 'lib/stores/', 'lib/coordinator/', 'lib/testing/', 'examples/', ...NOT_SHIPPED],
@@ -66,7 +67,7 @@ const expected: Record<'sdk' | 'cli' | 'cdk' | 'testing', Expected> = {
     },
     external: ['aws-cdk-lib', 'constructs', 'zod'],
     typeOnly: [],
-    builtins: ['node:fs', 'node:path', 'node:url'],
+    builtins: ['node:crypto', 'node:fs', 'node:path', 'node:url'], // crypto: a long lease name's hashed wake topic
   },
   testing: {
     entry: 'lib/testing/index.ts',
