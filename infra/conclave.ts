@@ -299,7 +299,10 @@ export class Conclave extends Construct {
    * separately. With `push` (the default), also the worker's PushChannel on IoT Core: iot:Connect
    * with a client id starting `conclave-` (a `clientId` of your own must too), iot:Subscribe to
    * this deployment's wakes, iot:Receive and iot:Publish on the wake topics of its own leases
-   * (`leaseNames`; every lease with `allLeases`).
+   * (`leaseNames`; every lease with `allLeases`). With `encryptionKey`, also the key actions a
+   * key-encrypted table needs, on that key. The cdk-nag findings of the wildcards this adds (the
+   * key's `kms:ReEncrypt*` and `kms:GenerateDataKey*`, the push path's IoT resources) are
+   * acknowledged on the grantee's role, with their reasons.
    * @throws ValidationError naming the option, when a scope is missing or both forms are given
    */
   grantWorker(grantee: iam.IGrantable, options: GrantWorkerOptions): iam.Grant {

@@ -2,7 +2,7 @@
  * IAM from the lists in infra/access.ts and nothing else: each function's access, a worker's, and
  * the key policy CloudWatch Logs needs for a customer-managed key.
  */
-import { ArnFormat, Stack, Validations } from 'aws-cdk-lib';
+import { ArnFormat, Stack } from 'aws-cdk-lib';
 import type * as events from 'aws-cdk-lib/aws-events';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
@@ -40,12 +40,7 @@ export function grantFunctionAccess(name: FunctionName, fn: lambda.IFunction, on
   }
   if (on.encryptionKey) {
     on.encryptionKey.grant(fn, ...KEY_READ, ...KEY_WRITE);
-    for (const action of KEY_WRITE.filter((a) => a.endsWith('*'))) {
-      Validations.of(fn.role!).acknowledge({
-        id: `AwsSolutions::AwsSolutions-IAM5[Action::${action}]`,
-        reason: `${action} on the one customer-managed key only (the resource is the key's ARN): the KMS actions aws-cdk-lib grants for a key-encrypted table and queue.`,
-      });
-    }
+    acknowledgeKeyWildcards(fn.role!, 'the KMS actions aws-cdk-lib grants for a key-encrypted table and queue.');
   }
   for (const q of (access as FunctionAccess).indexQueries ?? []) {
     iam.Grant.addToPrincipal({ grantee: fn, actions: ['dynamodb:Query'], resourceArns: [`${on.tables[q.table].tableArn}/index/${q.index}`] });
@@ -81,6 +76,18 @@ export function grantWorkerPush(grantee: iam.IGrantable, leaseNames: readonly st
     acknowledgeWildcards(principal, topics, `iot:Receive and iot:Publish on this deployment's wake topics (conclave/<leases table>/lease/… and …/lease-hash/…): the worker was granted every lease (allLeases).`);
   }
   return grants.reduce((a, b) => a.combine(b));
+}
+
+/**
+ * cdk-nag's AwsSolutions-IAM5 for each wildcard action of KEY_WRITE (`kms:ReEncrypt*`,
+ * `kms:GenerateDataKey*`), acknowledged on `scope`; `why` ends the reason. By acknowledgeFinding:
+ * the finding id has two `::` (`AwsSolutions-IAM5[Action::kms:ReEncrypt*]`), which
+ * `Validations.acknowledge` refuses on aws-cdk-lib 2.258, the floor of the peer range.
+ */
+function acknowledgeKeyWildcards(scope: Construct, why: string): void {
+  for (const action of KEY_WRITE.filter((a) => a.endsWith('*'))) {
+    acknowledgeFinding(scope, `AwsSolutions-IAM5[Action::${action}]`, `${action} on the one customer-managed key only (the resource is the key's ARN): ${why}`);
+  }
 }
 
 /** cdk-nag's AwsSolutions-IAM5 for each of `arns` with a wildcard, acknowledged on `scope` with `reason`. */
@@ -119,7 +126,12 @@ export function grantWorkerAccess(grantee: iam.IGrantable, scope: Readonly<Recor
       ),
     ];
   });
-  if (on.encryptionKey) grants.push(on.encryptionKey.grant(grantee, ...KEY_READ, ...KEY_WRITE));
+  if (on.encryptionKey) {
+    grants.push(on.encryptionKey.grant(grantee, ...KEY_READ, ...KEY_WRITE));
+    // as for the push path's wildcards: this grant's findings, acknowledged on the role it adds them to
+    const principal = grantee.grantPrincipal;
+    if (Construct.isConstruct(principal)) acknowledgeKeyWildcards(principal, 'the KMS actions a key-encrypted table needs, granted by grantWorker.');
+  }
   return grants.reduce((a, b) => a.combine(b));
 }
 

@@ -11,7 +11,7 @@ import { electionConfig } from '../../lib/schemas/config.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
 import { TABLES } from '../../lib/tables.js';
 import { ENV, wiring, type FunctionName } from '../../lib/wiring.js';
-import { acknowledged, actionsOn, buildAssets, getAtt, ids, logicalId, statementsOf, synth, unacknowledged, type Synthesized } from './support.js';
+import { acknowledged, actionsOn, buildAssets, getAtt, ids, logicalId, metadataAcknowledgements, statementsOf, synth, unacknowledged, type Synthesized } from './support.js';
 
 beforeAll(buildAssets);
 
@@ -56,13 +56,14 @@ describe('the Conclave construct with every prop set', () => {
 
   it('synthesizes with no cdk-nag finding; the KMS wildcards of the key grants are acknowledged with their reason', () => {
     expect(unacknowledged(s.report)).toEqual([]);
-    const acks = acknowledged(s.report);
+    // in construct metadata (infra/nag.ts): aws-cdk-lib 2.258, the peer range's floor, refuses these ids in Validations.acknowledge
+    const inMetadata = metadataAcknowledgements(s.stack);
     for (const n of names) {
       for (const action of ['kms:ReEncrypt*', 'kms:GenerateDataKey*']) {
-        expect(acks.some((a) => a.at === `Everything/Conclave/${n[0]!.toUpperCase()}${n.slice(1)}Role` && a.id === `AwsSolutions::AwsSolutions-IAM5[Action::${action}]`), `${n} ${action}`).toBe(true);
+        expect(inMetadata.some((a) => a.at === `Everything/Conclave/${n[0]!.toUpperCase()}${n.slice(1)}Role` && a.id === `AwsSolutions-IAM5[Action::${action}]`), `${n} ${action}`).toBe(true);
       }
     }
-    for (const a of acks) expect(a.reason.length, a.id).toBeGreaterThan(40);
+    for (const a of [...acknowledged(s.report), ...inMetadata]) expect(a.reason.length, a.id).toBeGreaterThan(40);
   });
 
   it('names the tables from the prefix and tableNames, encrypts them with the key, and lets them go', () => {
