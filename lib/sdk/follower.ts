@@ -259,6 +259,9 @@ export function isQuiet(lease: Lease | undefined): boolean {
  *   enough to answer a ping inside the coordinator's ack window (2.5 retry periods by default) —
  *   except from two retry periods before the term it watches would run out: then every
  *   SETTLING_READ_MS, so it sees the successor's takeover at once (a crashed holder).
+ * - With the push path live (`pushLive`), every other follower of a quiet lease reads only every
+ *   PUSH_QUIET_LEASES lease durations, as a backstop for a lost wake: pings, takeovers, hand-offs and
+ *   designations arrive as wakes, which make the elector read at once.
  */
 export function nextReadDelay(v: CadenceView): number {
   const jittered = (base: number, by: number) => base * (1 + v.random * by);
