@@ -91,8 +91,16 @@ async function readLease(deps: CoordinatorDeps, name: string): Promise<LeaseRead
   }
 }
 
+/**
+ * The lease, then its candidates: never side by side. An election's pings land before the lease
+ * write that opens it, so candidates read after the lease show every ping of any election the lease
+ * shows. Read together, the candidates could predate the pings of an election the lease already
+ * carries — nobody pending, nobody answered — and the election would be failed the instant it
+ * opened (the tick's scans keep the same order).
+ */
 async function snapshot(deps: CoordinatorDeps, name: string): Promise<Snapshot> {
-  const [read, list] = await Promise.all([readLease(deps, name), deps.candidates.list(name)]);
+  const read = await readLease(deps, name);
+  const list = await deps.candidates.list(name);
   return { read, candidates: list.candidates, invalid: list.invalid };
 }
 

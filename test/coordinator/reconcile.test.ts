@@ -1,7 +1,8 @@
 import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import { manualClock } from '../../lib/clock.js';
+import { localClient } from '../../lib/local/dynamodb-local.js';
 import { BrokenLeaseError, TooManyConflictsError, coordinatorDeps, reconcileAll, reconcileLease, type CoordinatorDeps } from '../../lib/coordinator/reconcile.js';
 import { pickBest } from '../../lib/election/ordering.js';
 import { nextFencingToken } from '../../lib/schemas/fencing-token.js';
@@ -180,6 +181,44 @@ describe('races', () => {
     expect(await leaseOf(L)).toMatchObject({ holderIdentity: 'c2', successor: 'c1', fencingToken: nextFencingToken(41, clock.now()), leaseTransitions: 10 });
     // the losers re-read, re-decided, and found nothing to do
     expect(elects.filter((o) => o !== winners[0]).every((o) => o.decision.kind === 'leaveAlone' && o.after === undefined && o.attempts >= 1)).toBe(true);
+  });
+
+  it('a reconcile whose lease read lands after another opened an election sees that election\'s pings (it reads the candidates after the lease)', async () => {
+    for (const n of ['a', 'b']) await seedCandidate(L, n, '1.29.0', '1.29.0');
+    clock.advance(60_000); // nobody is fresh: the first reconcile opens an election with pings
+    // The second reconciler's client holds its lease read until the first has opened the election.
+    // Read side by side, its candidate rows would predate the pings while its lease shows the
+    // election: a torn view in which nobody was pinged, so it would fail the election at once.
+    let opened!: () => void, held!: () => void;
+    const gate = new Promise<void>((r) => (opened = r));
+    const atGate = new Promise<void>((r) => (held = r));
+    let candidatesRead: Promise<unknown> | undefined;
+    const slow = localClient(inject('ddbEndpoint'));
+    slow.middlewareStack.add((next, context) => async (args) => {
+      if (context.commandName === 'GetItemCommand') {
+        held();
+        await gate;
+      }
+      const answer = next(args);
+      if (context.commandName === 'QueryCommand') candidatesRead ??= answer;
+      return answer;
+    }, { step: 'initialize', name: 'holdLeaseRead' });
+    const late = { ...coordinatorDeps(slow, t.names, { clock }), config: deps.config };
+    try {
+      const second = reconcileLease(late, L);
+      await atGate;
+      await new Promise((r) => setImmediate(r)); // a read sent beside the lease's has started by now…
+      await candidatesRead; // …and is answered before the first reconcile pings anyone
+      const first = await reconcileLease(deps, L);
+      expect(first.decision.kind).toBe('openElection');
+      opened();
+      const o = await second;
+      expect(o.decision).toMatchObject({ kind: 'awaitAcks', pending: ['a', 'b'] });
+      expect(o.after).toBeUndefined();
+      expect((await leaseOf(L))?.election).toEqual(first.after?.election);
+    } finally {
+      slow.destroy();
+    }
   });
 
   it('a reconcile acting on a stale read loses its write and changes nothing', async () => {
