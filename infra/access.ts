@@ -121,7 +121,8 @@ export interface WriteScope {
 }
 
 const LEASE_RENEWAL: WriteScope = {
-  attributes: ['name', 'revision', 'termToken', 'renewTime', 'leaseDurationSeconds', 'vacancyReport', 'renewalMark'],
+  // `session`: a confirmation or renewal puts the holder's own term on its session, or takes it off
+  attributes: ['name', 'revision', 'termToken', 'renewTime', 'leaseDurationSeconds', 'vacancyReport', 'renewalMark', 'session'],
   returnValues: ['ALL_NEW'],
 };
 
@@ -129,7 +130,7 @@ const LEASE_WRITES: WriteScope = {
   attributes: [
     'name', 'revision', 'termToken',
     // a direct acquisition (fallback, successor, NoCoordination) writes the term …
-    'holderIdentity', 'holderInstance', 'holderPlatform', 'holderPlatformId', 'acquireTime', 'renewTime', 'leaseDurationSeconds', 'leaseTransitions', 'fencingToken', 'electedBy',
+    'holderIdentity', 'holderInstance', 'holderPlatform', 'holderPlatformId', 'acquireTime', 'renewTime', 'leaseDurationSeconds', 'leaseTransitions', 'fencingToken', 'electedBy', 'session',
     // … and clears the coordinator's notes on the old one (IAM cannot tell a removal from a write)
     'election', 'preferredHolder', 'successor', 'successorInstance', 'vacancyReport',
     // a release names the holder that leaves

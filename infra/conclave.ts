@@ -25,6 +25,7 @@ import { ConclaveMonitoring, type ConclaveAlarms } from './monitoring.js';
 import { iotDataEndpoint } from './push.js';
 import { deadLetterQueue, queueEncryption } from './queues.js';
 import { ConclaveSettingsSchema, GrantWorkerSettingsSchema } from './settings.js';
+import { SESSION_COMPONENT } from '../lib/schemas/identity.js';
 import { ConclaveTables, type ConclaveTableSet } from './tables.js';
 import { addEventRules, addQueueSource, addSchedule, addStreamSource } from './triggers.js';
 
@@ -124,6 +125,16 @@ export interface GrantWorkerOptions {
   readonly components?: readonly string[];
   /** `true`: identity leases of every component. Only instead of `components`. */
   readonly allComponents?: true;
+  /**
+   * The worker's Session (lib/sdk/session.ts): its rows are identity leases of component
+   * `conclave-session`, added to `components`. Every follower reads the session of a lease held on
+   * one, so keep this unless no process of the fleet runs a Session. The partition is shared by the
+   * deployment's workers (IAM cannot tell one process's session row from another's): a worker could
+   * end another's session (its leaders then renew their leases themselves) or keep a dead one's
+   * stamp fresh, delaying its failover; it cannot take or hold a lease it has no grant for.
+   * @default true
+   */
+  readonly sessions?: boolean;
 }
 
 /**
@@ -307,7 +318,8 @@ export class Conclave extends Construct {
    */
   grantWorker(grantee: iam.IGrantable, options: GrantWorkerOptions): iam.Grant {
     const o = parse(GrantWorkerSettingsSchema, options ?? {}, 'grantWorker options');
-    const scope: Record<TableRole, readonly string[] | undefined> = { leases: o.leaseNames, candidates: o.leaseNames, identities: o.components };
+    const components = o.components && o.sessions ? [...o.components, SESSION_COMPONENT] : o.components;
+    const scope: Record<TableRole, readonly string[] | undefined> = { leases: o.leaseNames, candidates: o.leaseNames, identities: components };
     const tables = grantWorkerAccess(grantee, scope, { tables: this.tables, encryptionKey: this.encryptionKey });
     return this.push ? tables.combine(grantWorkerPush(grantee, o.leaseNames, { scope: this, ...this.push })) : tables;
   }

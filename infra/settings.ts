@@ -39,6 +39,7 @@ export const GrantWorkerSettingsSchema = z
     // empty: no access to the identities table (a worker without IdentityLeaseHeartbeat)
     components: z.array(Name).optional(),
     allComponents: AllOptIn('component', 'components'),
+    sessions: z.boolean().default(true),
   })
   .strict()
   .superRefine((o, ctx) => {

@@ -3,7 +3,8 @@ import { systemClock, type Clock } from '../clock.js';
 import { isNoop, pingsToWithdraw, type Decision } from '../election/decide.js';
 import { plan } from '../election/plan.js';
 import { decideWithSuccession } from '../election/successor.js';
-import { isCandidateStale, isIdentityExpired, vacancy } from '../election/vacancy.js';
+import { effectiveLease, isCandidateStale, isIdentityExpired, vacancy, type SessionStamp } from '../election/vacancy.js';
+import { SESSION_COMPONENT } from '../schemas/identity.js';
 import type { Candidate } from '../schemas/candidate.js';
 import type { IdentityLease } from '../schemas/identity.js';
 import { electionConfig, type ElectionConfig, type ElectionConfigInput, type TableNames } from '../schemas/config.js';
@@ -80,6 +81,23 @@ interface Snapshot {
   read: LeaseRead;
   candidates: Candidate[];
   invalid: InvalidItem[];
+  /** The lease's session (if it is held on one), read after the lease: its row, and when (this clock) the read was sent. */
+  session?: SessionSeen;
+}
+
+/** A session row as the coordinator read it (undefined row: gone), and when the read was sent. */
+interface SessionSeen {
+  row: IdentityLease | undefined;
+  readAt: number;
+}
+
+/**
+ * The session stamp to judge a lease by at `now`: the row's renewTime moved forward by the read's age,
+ * so judging at `now` is judging at the moment the read was sent (a renewal may have landed since).
+ */
+function stampAt(seen: SessionSeen | undefined, now: number): SessionStamp | undefined {
+  if (!seen?.row) return undefined;
+  return { name: seen.row.name, renewTime: seen.row.renewTime + Math.max(0, now - seen.readAt) };
 }
 
 async function readLease(deps: CoordinatorDeps, name: string): Promise<LeaseRead> {
@@ -101,7 +119,12 @@ async function readLease(deps: CoordinatorDeps, name: string): Promise<LeaseRead
 async function snapshot(deps: CoordinatorDeps, name: string): Promise<Snapshot> {
   const read = await readLease(deps, name);
   const list = await deps.candidates.list(name);
-  return { read, candidates: list.candidates, invalid: list.invalid };
+  const s = read.item?.holderIdentity !== undefined ? read.item.session : undefined;
+  if (s === undefined) return { read, candidates: list.candidates, invalid: list.invalid };
+  // after the lease: a session the lease names existed before the lease read (its holder wrote it first)
+  const readAt = deps.clock.now();
+  const row = (await deps.identities.read(SESSION_COMPONENT, s)).item;
+  return { read, candidates: list.candidates, invalid: list.invalid, session: { row, readAt } };
 }
 
 /**
@@ -123,7 +146,8 @@ async function reconcileOnce(deps: CoordinatorDeps, name: string, attempt: numbe
   const snap = seed ?? (await snapshot(deps, name));
   const now = deps.clock.now();
   const before = snap.read.item;
-  const decision = decideWithSuccession(name, before, snap.candidates, now, deps.config);
+  // A lease held on a session is judged by the later of its own stamp and the session's.
+  const decision = decideWithSuccession(name, effectiveLease(before, stampAt(snap.session, now)), snap.candidates, now, deps.config);
   const outcome: ReconcileOutcome = { lease: name, decision, before, after: undefined, pinged: [], invalidCandidates: snap.invalid, attempts: attempt, at: now };
   if (isNoop(decision)) return outcome;
   const writes = plan(decision, before, now, deps.config);
@@ -188,6 +212,19 @@ export async function reconcileAll(deps: CoordinatorDeps): Promise<ReconcileAllR
       }
     }
   }
+  // Identities after leases: every session a scanned lease names existed before the lease was
+  // scanned (its holder writes the session row first), so it is in this scan unless it ended.
+  const identitiesReadAt = deps.clock.now();
+  const identities: IdentityLease[] = [];
+  for await (const page of deps.identities.scan()) {
+    for (const s of page) {
+      if (!s.ok) result.invalid.push(s.invalid);
+      else identities.push(s.item);
+    }
+  }
+  const sessions = new Map(identities.filter((i) => i.component === SESSION_COMPONENT).map((i) => [i.name, i]));
+  const sessionOf = (l: Lease | undefined): SessionSeen | undefined =>
+    l?.session !== undefined && l.holderIdentity !== undefined ? { row: sessions.get(l.session), readAt: identitiesReadAt } : undefined;
   for (const [n, l] of leases) if (l.election && !groups.has(n)) group(n);
   for (const n of badLeases) groups.delete(n); // reported above; never decided on
 
@@ -196,7 +233,9 @@ export async function reconcileAll(deps: CoordinatorDeps): Promise<ReconcileAllR
   const outcomes = await mapLimit(names, deps.config.concurrency, async (name) => {
     const g = groups.get(name)!;
     try {
-      return await reconcileLease(deps, name, { read: LeaseStore.readOf(name, leases.get(name)), candidates: g.candidates, invalid: g.invalid });
+      const l = leases.get(name);
+      const session = sessionOf(l);
+      return await reconcileLease(deps, name, { read: LeaseStore.readOf(name, l), candidates: g.candidates, invalid: g.invalid, ...(session ? { session } : {}) });
     } catch (e) {
       if (e instanceof BrokenLeaseError) result.broken.push(e); // broken since the scan (read again after a lost race)
       else result.errors.push({ lease: name, error: e instanceof Error ? e : new Error(String(e)) });
@@ -211,15 +250,16 @@ export async function reconcileAll(deps: CoordinatorDeps): Promise<ReconcileAllR
     // Leaderless: a lease Conclave elects for, with live candidates, and no live holder after this pass.
     const notOurs = o.decision.kind === 'leaveAlone' && (o.decision.reason === 'noCoordination' || o.decision.reason === 'unknownStrategy');
     const hasLive = g.candidates.some((c) => !isCandidateStale(c, now, deps.config.candidateStaleAfterMs));
-    if (!notOurs && hasLive && vacancy(o.after ?? o.before, now, deps.config.clockSkewMs).vacant) result.leaderless.push(o.lease);
+    const l = o.after ?? o.before;
+    if (!notOurs && hasLive && vacancy(effectiveLease(l, stampAt(sessionOf(l), now)), now, deps.config.clockSkewMs).vacant) result.leaderless.push(o.lease);
   }
 
   result.broken.sort((a, b) => (a.lease < b.lease ? -1 : a.lease > b.lease ? 1 : 0));
-  await collectGarbage(deps, [...groups.values()].flatMap((g) => g.candidates), result);
+  await collectGarbage(deps, [...groups.values()].flatMap((g) => g.candidates), identities, result);
   return result;
 }
 
-async function collectGarbage(deps: CoordinatorDeps, candidates: Candidate[], result: ReconcileAllResult): Promise<void> {
+async function collectGarbage(deps: CoordinatorDeps, candidates: Candidate[], identities: IdentityLease[], result: ReconcileAllResult): Promise<void> {
   const now = deps.clock.now();
   const stale = candidates.filter((c) => isCandidateStale(c, now, deps.config.candidateStaleAfterMs));
   await mapLimit(stale, deps.config.concurrency, async (c) => {
@@ -230,13 +270,9 @@ async function collectGarbage(deps: CoordinatorDeps, candidates: Candidate[], re
       if (!(e instanceof ConflictError)) throw e; // renewed (or already gone) since the scan: keep it
     }
   });
-  const expired: IdentityLease[] = [];
-  for await (const page of deps.identities.scan()) {
-    for (const s of page) {
-      if (!s.ok) result.invalid.push(s.invalid);
-      else if (isIdentityExpired(s.item, now, deps.config.identityGcGraceMs)) expired.push(s.item);
-    }
-  }
+  // A session row is collected like any identity lease: its leaseDurationSeconds covers the longest
+  // lease held on it, so no lease can still be alive on it by then.
+  const expired = identities.filter((i) => isIdentityExpired(i, now, deps.config.identityGcGraceMs));
   await mapLimit(expired, deps.config.concurrency, async (i) => {
     try {
       await deps.identities.delete(IdentityStore.readOf(i));

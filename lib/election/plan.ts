@@ -55,7 +55,7 @@ export function plan(d: Decision, lease: Lease | undefined, now: number, config:
             successorInstance: d.successor?.instance,
           },
           remove: [
-            ...(['election', 'preferredHolder', 'vacancyReport', 'lastElectionFailure'] as const),
+            ...(['election', 'preferredHolder', 'vacancyReport', 'lastElectionFailure', 'session'] as const),
             ...(d.successor ? [] : (['successor'] as const)),
             ...(d.successor?.instance ? [] : (['successorInstance'] as const)),
             ...(d.winnerInstance ? [] : (['holderInstance'] as const)),

@@ -5,7 +5,30 @@ import type { Lease } from '../schemas/lease.js';
 export type VacancyReason = 'noLease' | 'noHolder' | 'expired' | 'reported';
 export type Vacancy = { vacant: false; expiresAt: number } | { vacant: true; reason: VacancyReason };
 
-/** When the holder's term ends by its own stamp: renewTime + leaseDurationSeconds. */
+/** A session's last renewal as an observer knows it (lib/sdk/session.ts). */
+export interface SessionStamp {
+  /** The session row's name: what a lease held on it carries as `session`. */
+  readonly name: string;
+  /** Its renewTime: for a judgement made later than the read, moved forward by the read's age (see effectiveLease). */
+  readonly renewTime: number;
+}
+
+/**
+ * The lease as observers judge it: a lease held on a session has `renewTime` the later of its own and
+ * the session's; any other lease (or a session that is not the lease's, or is gone) as it is. A
+ * coordinator judging at `now` from a session read it sent at `readAt` passes the session's stamp
+ * moved forward by `now − readAt`: a renewal that landed since the read could otherwise be missed,
+ * and only a read sent no earlier than the moment judged proves the holder has stopped.
+ */
+export function effectiveLease(lease: Lease, session: SessionStamp | undefined): Lease;
+export function effectiveLease(lease: Lease | undefined, session: SessionStamp | undefined): Lease | undefined;
+export function effectiveLease(lease: Lease | undefined, session: SessionStamp | undefined): Lease | undefined {
+  if (!lease?.session || !session || session.name !== lease.session || lease.holderIdentity === undefined) return lease;
+  const renewTime = Math.max(lease.renewTime ?? 0, session.renewTime);
+  return renewTime === lease.renewTime ? lease : { ...lease, renewTime };
+}
+
+/** When the holder's term ends by its own stamp: renewTime + leaseDurationSeconds (of the effective lease, for one held on a session). */
 export function leaseExpiresAt(lease: Lease): number | undefined {
   return lease.renewTime === undefined ? undefined : lease.renewTime + lease.leaseDurationSeconds * 1000;
 }

@@ -141,6 +141,14 @@ export const LeaseItem = z.object({
   /** The successor's process (its candidate's `identity`): a restarted worker is not the one designated. */
   successorInstance: Instance.optional(),
   vacancyReport: VacancyReport.optional(),
+  /**
+   * The holder's session (lib/sdk/session.ts): the name of a row of the identities table (component
+   * `conclave-session`) that the holder's process renews for every lease it holds. While it is set,
+   * the term lives until the later of the lease's own `renewTime` and the session's, plus
+   * `leaseDurationSeconds` (`effectiveLease`); the holder renews the session, not the lease. Every
+   * write that ends or changes a term removes it, and only the holder sets it.
+   */
+  session: Name.optional(),
   lastElectionFailure: ElectionFailure.optional(),
   /**
    * The fencing token of the holder's term, copied: the one thing a renewal is conditioned on, so

@@ -12,7 +12,9 @@ import { LeaseStore, type Heir, type LeaseRead, type Term } from '../stores/leas
 import { CandidacyShape, LeaseCandidate, checkCandidacy } from './candidate.js';
 import { fencedTransactWrite, FencingError } from './fencing.js';
 import { ClientSchema, ClockSchema, ClockSyncSchema, StartUp, TablesSchema, deepFreeze, fn, optionErrors, stampClockFor, type DeepReadonly } from './options.js';
-import { decideFollower, isQuiet, isSuccessor, nextReadDelay, RenewalPhase, SETTLING_TERMS } from './follower.js';
+import { decideFollower, isQuiet, isSuccessor, nextReadDelay, RenewalPhase, SESSION_QUIET_LEASES, SETTLING_TERMS } from './follower.js';
+import { effectiveLease } from '../election/vacancy.js';
+import { SessionReader, SessionSchema, SHARED_READ_MS, type Session, type SessionListener } from './session.js';
 import { detectPlatform } from './platform.js';
 import { ClockSkewError, type ClockDoubt, type StampClock } from './server-clock.js';
 import type { Push, Wake } from './push.js';
@@ -131,6 +133,15 @@ export const LeaderElectorOptionsSchema = z
       push: z
         .custom<Push>((v) => typeof v === 'object' && v !== null && ['watch', 'wake'].every((m) => typeof (v as Record<string, unknown>)[m] === 'function') && 'live' in v, 'must be a PushChannel (or another Push: watch(), wake(), live)')
         .optional(),
+      /**
+       * The process's Session (shared by its electors, like `push`): a lease this worker holds is kept
+       * alive by the session's renewals instead of its own, so a process holding many leases writes
+       * once per renew interval for all of them. While the session is down the elector renews the
+       * lease itself. With the push path live, a session-held lease's followers read the lease only
+       * when woken (and every four lease durations), and the session row phase-locked. Coordinated
+       * mode only; leaseDurationMs must be at most the session's maxLeaseDurationMs.
+       */
+      session: SessionSchema.optional(),
       /** Test hook: this machine's clock (wall and monotonic); terms are timed on its monotonic clock. @default systemClock */
       clock: ClockSchema.optional(),
       /** Test hook: how `platform: 'detect'` asks. @default detectPlatform() (lib/sdk/platform.ts) */
@@ -162,6 +173,20 @@ export const LeaderElectorOptionsSchema = z
       });
     if (o.mode === 'NoCoordination' && o.push)
       ctx.addIssue({ code: 'custom', path: ['push'], message: "must not be given with mode 'NoCoordination': it polls as client-go does. Drop push, or use mode 'coordinated'" });
+    if (o.mode === 'NoCoordination' && o.session)
+      ctx.addIssue({ code: 'custom', path: ['session'], message: "must not be given with mode 'NoCoordination': it renews as client-go does. Drop session, or use mode 'coordinated'" });
+    if (o.session && o.session.options.maxLeaseDurationMs < o.leaseDurationMs)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['session'],
+        message: `holds leases of at most ${o.session.options.maxLeaseDurationMs} ms (its maxLeaseDurationMs), and leaseDurationMs is ${o.leaseDurationMs}: raise the session's maxLeaseDurationMs`,
+      });
+    if (o.session && o.session.options.renewIntervalMs + o.session.options.retryPeriodMs >= o.renewDeadlineMs)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['session'],
+        message: `renews every ${o.session.options.renewIntervalMs} ms with ${o.session.options.retryPeriodMs} ms retries, which does not fit in renewDeadlineMs (${o.renewDeadlineMs}): give the session a shorter renewIntervalMs`,
+      });
     if (o.mode === 'NoCoordination' && o.candidacy)
       ctx.addIssue({ code: 'custom', path: ['candidacy'], message: "must not be given with mode 'NoCoordination': no coordinator elects there. Drop candidacy, or use mode 'coordinated'" });
     if (o.candidacy) checkCandidacy({ leaseName: o.leaseName, name: o.identity, ...o.candidacy }, ctx, ['candidacy']);
@@ -170,7 +195,7 @@ export const LeaderElectorOptionsSchema = z
 /** The options of a LeaderElector as written. */
 export type LeaderElectorOptions = z.input<typeof LeaderElectorOptionsSchema>;
 /** A LeaderElector's options as resolved (defaults applied, tables named), read-only; the client and callbacks are not among them. */
-export type ResolvedLeaderElectorOptions = DeepReadonly<Omit<z.output<typeof LeaderElectorOptionsSchema>, 'client' | 'callbacks' | 'onError' | 'clock' | 'detectPlatform' | 'push'>>;
+export type ResolvedLeaderElectorOptions = DeepReadonly<Omit<z.output<typeof LeaderElectorOptionsSchema>, 'client' | 'callbacks' | 'onError' | 'clock' | 'detectPlatform' | 'push' | 'session'>>;
 
 /**
  * What a LeaderElector knows of time: how often it held back because it could not vouch for the
@@ -233,6 +258,8 @@ interface Leading {
   /** Monotonic time the term was won, and how many renewals it has had since. */
   since: number;
   renewals: number;
+  /** The session the term is held on (the lease's `session` as last written): its renewals are the term's. */
+  session: string | undefined;
 }
 
 /**
@@ -296,14 +323,24 @@ export class LeaderElector {
   private wakePending = false;
   /** Ends the sleep between steps early (a wake). */
   private nap: AbortController | undefined;
+  /** The process's session, if any (the `session` option). */
+  private readonly session: Session | undefined;
+  /** Where session rows are read (the session's reader, shared by the process's electors, or this elector's own). */
+  private readonly sessions: SessionReader;
+  /** The lease row as last read (for a lease held on a session, `lastRead` is the view with the session's stamp). */
+  private lastRaw: LeaseRead | undefined;
+  /** When (monotonic) the lease row itself was last read. */
+  private leaseReadAt: number | undefined;
 
   /** Validates and resolves `options`; nothing is read or written until run(). @throws ValidationError naming each bad option */
   constructor(options: LeaderElectorOptions) {
     const o = parse(LeaderElectorOptionsSchema, options, `LeaderElector options${typeof options?.identity === 'string' ? ` for "${options.identity}"` : ''}`);
-    const { client, callbacks, onError, clock, detectPlatform: detect, push, ...data } = o;
+    const { client, callbacks, onError, clock, detectPlatform: detect, push, session, ...data } = o;
     this.client = client;
     this.push = push;
+    this.session = session;
     this.time = stampClockFor(data.clockSync, client, clock ?? systemClock);
+    this.sessions = session?.reader ?? new SessionReader(client, data.tables.identities, this.time);
     this.callbacks = callbacks;
     this.onError = onError ?? ((e) => process.emitWarning(e));
     this.leases = new LeaseStore(client, data.tables.leases);
@@ -471,6 +508,7 @@ export class LeaderElector {
     this.startUp.started();
     const unsubscribe = this.time.onJump((j) => this.onClockJump(j));
     const unwatch = this.push?.watch(this.options.leaseName, (w) => this.onWake(w));
+    const detach = this.session?.attach(this.sessionListener());
     try {
       while (!signal.aborted) {
         const woken = this.wakePending;
@@ -505,7 +543,72 @@ export class LeaderElector {
       standing.abort();
       await candidacy;
       if (leading && this.options.releaseOnCancel && !handed) await this.release(leading.term);
+      detach?.(); // after the release: the session outlives every term held on it
     }
+  }
+
+  /**
+   * What this elector does when its process's session is renewed or ends. A renewal answered while
+   * a term held on the session is still inside its renew deadline extends the term from the
+   * renewal's send time (as the holder's own renewal would); one answered later extends nothing —
+   * the term stops (others may already have seen the session expire). An ended session wakes the
+   * leader, which renews its lease itself from then on.
+   */
+  private sessionListener(): SessionListener {
+    return {
+      renewed: (name, sentAt) => {
+        const l = this.leading;
+        if (!l || l.session !== name) return;
+        if (this.mono() >= l.renewedAt + this.options.renewDeadlineMs) return this.stopLeading(l, 'renewDeadline');
+        if (sentAt <= l.renewedAt) return;
+        l.renewedAt = sentAt;
+        l.renewals++;
+        l.retrying = false;
+        this.armDeadline(l);
+      },
+      ended: (name) => {
+        // the next step renews the lease itself (leaderStep), at once
+        if (this.leading?.session === name) this.nap?.abort();
+      },
+    };
+  }
+
+  /** The session a write of this worker's term should name: the live one's, or null to take a term off a session that is gone (undefined: no session option, name nothing). */
+  private sessionToWrite(): string | null | undefined {
+    if (!this.session) return undefined;
+    return this.session.name ?? null;
+  }
+
+  /** Whether `leading` is held on the process's live session (the holder then renews nothing itself). */
+  private onLiveSession(leading: Leading): boolean {
+    return leading.session !== undefined && this.session?.name === leading.session;
+  }
+
+  /**
+   * Reads the lease and, if it is held on a session, that session's row: `raw` is the row (what
+   * writes are conditioned on), `view` the lease as judged, renewTime the later of the two stamps
+   * (effectiveLease). `sentAt`: when the read that could show a new renewal was sent.
+   */
+  private async readView(consistent: boolean, raw?: LeaseRead): Promise<{ raw: LeaseRead; view: LeaseRead; sentAt: number }> {
+    let sentAt = this.mono();
+    if (!raw) {
+      raw = await this.leases.read(this.options.leaseName, consistent);
+      if (!consistent && this.isStale(raw)) raw = await this.leases.read(this.options.leaseName);
+      this.leaseReadAt = sentAt;
+    }
+    const l = raw.item;
+    if (l?.session === undefined || l.holderIdentity === undefined) return { raw, view: raw, sentAt };
+    const successor = isSuccessor(l, this.options.identity, this.instance);
+    // Others share a read up to a quarter of the margin between the renew deadline and the term (see Session).
+    const share = successor ? SHARED_READ_MS : Math.max(SHARED_READ_MS, Math.min(this.options.retryPeriodMs, (this.options.leaseDurationMs - this.options.renewDeadlineMs) / 4));
+    const s = await this.sessions.read(l.session, share);
+    sentAt = s.sentAt;
+    return { raw, view: { ...raw, item: effectiveLease(l, s.row && { name: s.row.name, renewTime: s.row.renewTime }) }, sentAt };
+  }
+
+  /** Lease reads of a lease held on a session, while wakes reach this worker: this often (a backstop for a lost wake). */
+  private get sessionBackstopMs(): number {
+    return SESSION_QUIET_LEASES * this.options.leaseDurationMs;
   }
 
   /** Sleeps until the next step is due, or until a wake (or `signal`) ends the sleep. */
@@ -542,8 +645,10 @@ export class LeaderElector {
    * a term that moved on is over now, not at the next renewal; a preemption is answered at once.
    * The renewal cadence is left as it was (the successor reads in step with it).
    */
-  private async leaderWoken(leading: Leading): Promise<void> {
-    const l = (await this.leases.read(this.options.leaseName)).item;
+  private async leaderWoken(leading: Leading, consistent = true): Promise<void> {
+    let l = (await this.leases.read(this.options.leaseName, consistent)).item;
+    // an eventually consistent copy older than what this term last wrote or saw proves nothing
+    if (!consistent && (l === undefined || l.revision < (leading.lease?.revision ?? 0))) l = (await this.leases.read(this.options.leaseName)).item;
     if (this.leading !== leading) return;
     if (l?.holderIdentity !== leading.term.holderIdentity || l.holderInstance !== this.instance || l.fencingToken !== leading.term.fencingToken) {
       this.stopLeading(leading, 'deposed');
@@ -602,6 +707,8 @@ export class LeaderElector {
    * step ended, as client-go.
    */
   private leaderDelay(l: Leading): number {
+    // Held on the live session: look at the lease rarely while wakes reach this worker, else every renew interval.
+    if (this.onLiveSession(l)) return this.pushLive ? this.sessionBackstopMs * (1 + 0.1 * this.time.random()) : this.cadenceMs;
     if (l.retrying || (this.options.mode === 'NoCoordination' && this.options.renewIntervalMs === undefined)) return this.options.retryPeriodMs;
     return Math.max(0, l.renewedAt + this.cadenceMs - this.mono());
   }
@@ -627,6 +734,7 @@ export class LeaderElector {
       termEndsAt: this.lastRead?.holderIdentity !== undefined && this.observed ? this.observed.at + this.lastRead.leaseDurationSeconds * 1000 : undefined,
       misses: this.misses,
       pushLive: this.pushLive,
+      sessionHeld: this.lastRaw?.item?.session !== undefined && this.lastRaw.item.holderIdentity !== undefined,
       random: this.time.random(),
     });
   }
@@ -635,10 +743,15 @@ export class LeaderElector {
     // Coordinated: an eventually consistent read (half the cost) — every write a poll leads to is
     // conditioned on what it read. NoCoordination reads as client-go does.
     const coordinated = this.options.mode === 'coordinated';
-    const sentAt = this.mono();
+    // A quiet lease held on a session, with wakes reaching this worker: the term lives in the session
+    // row, so only that is read (shared by the process's electors); the lease row itself when woken,
+    // and as a backstop for a lost wake.
+    const last = this.lastRaw;
+    const sessionOnly =
+      !woken && coordinated && this.pushLive && last?.item?.session !== undefined && last.item.holderIdentity !== undefined && isQuiet(this.lastRead) && this.leaseReadAt !== undefined && this.mono() - this.leaseReadAt < this.sessionBackstopMs;
     // Woken: the change is news, so the read is consistent (an eventually consistent one may not have it yet).
-    let read = await this.leases.read(this.options.leaseName, !coordinated || woken);
-    if (coordinated && this.isStale(read)) read = await this.leases.read(this.options.leaseName);
+    const { raw, view: read, sentAt } = await this.readView(!coordinated || woken, sessionOnly ? last : undefined);
+    this.lastRaw = raw;
     if (this.observe(read)) this.misses = 0;
     else if (!woken) {
       this.misses++;
@@ -677,9 +790,9 @@ export class LeaderElector {
     }
     this.vacantSince = d.vacantSince;
     this.wakeAt = d.wakeAt;
-    if (d.take === 'successor') return this.succeed(read);
-    if (d.reportVacancy) await this.reportVacancy(read);
-    if (d.take === 'self') await this.acquire(read, 'self');
+    if (d.take === 'successor') return this.succeed(raw);
+    if (d.reportVacancy) await this.reportVacancy(raw);
+    if (d.take === 'self') await this.acquire(raw, 'self');
   }
 
   /**
@@ -689,11 +802,12 @@ export class LeaderElector {
    */
   private async succeed(read: LeaseRead): Promise<void> {
     if (await this.acquire(read, 'successor')) return;
-    const again = await this.leases.read(this.options.leaseName);
-    this.observe(again);
-    const l = again.item;
+    const again = await this.readView(true);
+    this.lastRaw = again.raw;
+    this.observe(again.view);
+    const l = again.view.item;
     const vacant = l?.holderIdentity === undefined || l.vacancyReport !== undefined || this.mono() - this.observed!.at > l.leaseDurationSeconds * 1000;
-    if (vacant && isSuccessor(l, this.options.identity, this.instance)) await this.acquire(again, 'successor');
+    if (vacant && isSuccessor(l, this.options.identity, this.instance)) await this.acquire(again.raw, 'successor');
   }
 
   /** Tells the coordinator the holder has not renewed for a whole term, as this worker watched. */
@@ -717,9 +831,11 @@ export class LeaderElector {
     const jumps = this.time.jumps;
     const sentAt = this.mono();
     const now = this.time.now();
+    const session = this.sessionToWrite();
     try {
       const written = await this.leases.write(read, {
         set: {
+          ...(session ? { session } : {}),
           holderIdentity: this.options.identity,
           holderInstance: this.instance,
           holderPlatform: this.platformFound,
@@ -733,7 +849,11 @@ export class LeaderElector {
           // the holder whose term ran out: the coordinator passes over its candidate row until it shows life
           ...(lease?.holderIdentity !== undefined ? { lastHolderIdentity: lease.holderIdentity } : {}),
         },
-        remove: ['election', 'preferredHolder', 'vacancyReport', 'successor', 'successorInstance', ...(this.platformFound ? [] : HOLDER_FIELDS.filter((f) => f.startsWith('holderPlatform')))],
+        remove: [
+          ...(['election', 'preferredHolder', 'vacancyReport', 'successor', 'successorInstance'] as const),
+          ...(this.platformFound ? [] : HOLDER_FIELDS.filter((f) => f.startsWith('holderPlatform'))),
+          ...(session ? [] : (['session'] as const)),
+        ],
       });
       this.observe({ ...read, item: written, revision: written.revision });
       const term = { holderIdentity: this.options.identity, fencingToken: written.fencingToken };
@@ -759,7 +879,7 @@ export class LeaderElector {
     if (!this.clockTrusted()) return; // not confirmed: the coordinator's short first term runs out, or the doubt clears first
     const jumps = this.time.jumps;
     const sentAt = this.mono();
-    const renewed = await this.leases.renewTerm(this.options.leaseName, term, this.time.now(), Math.ceil(this.options.leaseDurationMs / 1000));
+    const renewed = await this.leases.renewTerm(this.options.leaseName, term, this.time.now(), Math.ceil(this.options.leaseDurationMs / 1000), this.sessionToWrite() ?? undefined);
     if (!renewed) return;
     this.observe({ key: { name: this.options.leaseName }, item: renewed, revision: renewed.revision });
     if (await this.jumpedSince(jumps, term)) return;
@@ -786,7 +906,7 @@ export class LeaderElector {
       return false;
     }
     const controller = new AbortController();
-    const leading: Leading = { term, controller, renewedAt, deadline: undefined, retrying: false, lease, since: renewedAt, renewals: 0 };
+    const leading: Leading = { term, controller, renewedAt, deadline: undefined, retrying: false, lease, since: renewedAt, renewals: 0, session: lease.session };
     this.phase.reset();
     this.misses = 0;
     this.previousReadSentAt = undefined;
@@ -825,6 +945,9 @@ export class LeaderElector {
 
   private async leaderStep(): Promise<void> {
     const leading = this.leading!;
+    // Held on the live session: its renewals keep the term; the lease is only looked at (a backstop
+    // for a lost wake: a preemption, a successor named, a term that moved on).
+    if (this.onLiveSession(leading)) return this.leaderWoken(leading, false);
     leading.retrying = true; // until this renewal succeeds
     // A renewal stamped with a time this worker cannot vouch for is not sent: the renew deadline
     // (its monotonic clock) stops it unless the doubt clears first — a read instead brings the next
@@ -836,7 +959,9 @@ export class LeaderElector {
     const sentAt = this.mono();
     let renewed: Lease | undefined;
     try {
-      renewed = await this.leases.renewTerm(this.options.leaseName, leading.term, this.time.now(), Math.ceil(this.options.leaseDurationMs / 1000));
+      // onto the live session, or off one that ended
+      const session = this.sessionToWrite();
+      renewed = await this.leases.renewTerm(this.options.leaseName, leading.term, this.time.now(), Math.ceil(this.options.leaseDurationMs / 1000), session === null && leading.session === undefined ? undefined : session);
     } catch (e) {
       // a fault: keep trying until the renew deadline (the armed timer stops us there)
       this.onError(e as Error);
@@ -847,10 +972,11 @@ export class LeaderElector {
       this.stopLeading(leading, 'deposed'); // the lease is no longer in our term
       return;
     }
-    leading.renewedAt = sentAt;
+    leading.renewedAt = Math.max(leading.renewedAt, sentAt);
     leading.renewals++;
     leading.retrying = false;
     leading.lease = renewed;
+    leading.session = renewed.session;
     this.armDeadline(leading);
     this.observe({ key: { name: this.options.leaseName }, item: renewed, revision: renewed.revision });
     await this.afterRenewal(renewed);

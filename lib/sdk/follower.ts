@@ -194,6 +194,13 @@ export const SETTLING_TERMS = 2;
 /** While wakes reach it, a follower of a quiet lease that is not its successor reads every this many lease durations. */
 export const PUSH_QUIET_LEASES = 2;
 
+/**
+ * …and every this many lease durations when the lease is held on a session (lib/sdk/session.ts): the
+ * point of a session is a fleet of many leases per process, where these backstop reads are most of
+ * what a quiet lease costs. The holder reads its own lease as rarely.
+ */
+export const SESSION_QUIET_LEASES = 4;
+
 /** The successor reads this long after the moment it aims at: landing times vary by a few ms. */
 export const READ_AFTER_MS = 10;
 
@@ -222,6 +229,8 @@ export interface CadenceView {
   readonly misses: number;
   /** Whether wakes reach this worker now (the push path): quiet followers then read rarely. */
   readonly pushLive?: boolean;
+  /** Whether the lease is held on a session: with the push path live, its quiet followers read it more rarely still (SESSION_QUIET_LEASES). */
+  readonly sessionHeld?: boolean;
   /** A uniform draw in [0, 1): jitter. */
   readonly random: number;
 }
@@ -287,7 +296,7 @@ export function nextReadDelay(v: CadenceView): number {
   }
   // Told of every change (a ping, a takeover, a hand-off, being named successor) by a wake: read
   // only as a backstop for a lost one, every two lease durations (at least two retry periods).
-  if (v.pushLive) return jittered(Math.max(PUSH_QUIET_LEASES * v.leaseDurationMs, 2 * v.retryPeriodMs), 0.1);
+  if (v.pushLive) return jittered(Math.max((v.sessionHeld ? SESSION_QUIET_LEASES : PUSH_QUIET_LEASES) * v.leaseDurationMs, 2 * v.retryPeriodMs), 0.1);
   // A term nobody has seen renewed for nearly its whole duration: its holder may be gone, and its
   // successor takes it the moment it runs out. Read often around then, so the new term is seen
   // (and timed) within SETTLING_READ_MS of its write, not up to two retry periods later.

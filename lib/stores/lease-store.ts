@@ -84,18 +84,25 @@ export class LeaseStore extends ItemStore<typeof LeaseItem> {
    * the stamp clock's estimate moved back within its error), the renewal is sent once more at that
    * stamp.
    */
-  async renewTerm(name: string, term: Term, renewTime: number, leaseDurationSeconds: number): Promise<Lease | undefined> {
-    this.checkSet({ name }, { renewTime, leaseDurationSeconds, termToken: term.fencingToken });
+  async renewTerm(name: string, term: Term, renewTime: number, leaseDurationSeconds: number, session?: string | null): Promise<Lease | undefined> {
+    this.checkSet({ name }, { renewTime, leaseDurationSeconds, termToken: term.fencingToken, ...(session ? { session } : {}) });
+    // `session`: a name puts the term on that session (the holder renews the session from now on);
+    // null takes it off (the holder renews the lease itself); undefined leaves it as it is.
+    const sessionSet = session ? ', #session = :session' : '';
+    const sessionRemove = session === null ? ', #session' : '';
     for (let stamp = renewTime, attempt = 1; ; attempt++) {
       try {
         const r = await this.client.send(
           new UpdateItemCommand({
             TableName: this.table,
             Key: marshall({ name }),
-            UpdateExpression: `SET #renew = :renew, #duration = :duration, ${FLIP_MARK} REMOVE #report ADD #rev :one`,
+            UpdateExpression: `SET #renew = :renew, #duration = :duration, ${FLIP_MARK}${sessionSet} REMOVE #report${sessionRemove} ADD #rev :one`,
             ConditionExpression: '#term = :token AND #renew <= :renew',
-            ExpressionAttributeNames: { '#renew': 'renewTime', '#duration': 'leaseDurationSeconds', '#mark': 'renewalMark', '#report': 'vacancyReport', '#rev': 'revision', '#term': 'termToken' },
-            ExpressionAttributeValues: marshall({ ':renew': stamp, ':duration': leaseDurationSeconds, ':two': 2, ':three': 3, ':one': 1, ':token': term.fencingToken }),
+            ExpressionAttributeNames: {
+              '#renew': 'renewTime', '#duration': 'leaseDurationSeconds', '#mark': 'renewalMark', '#report': 'vacancyReport', '#rev': 'revision', '#term': 'termToken',
+              ...(session !== undefined ? { '#session': 'session' } : {}),
+            },
+            ExpressionAttributeValues: marshall({ ':renew': stamp, ':duration': leaseDurationSeconds, ':two': 2, ':three': 3, ':one': 1, ':token': term.fencingToken, ...(session ? { ':session': session } : {}) }),
             ReturnValues: 'ALL_NEW',
             ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
           }),
@@ -136,7 +143,7 @@ export class LeaseStore extends ItemStore<typeof LeaseItem> {
     const t = termCondition(term);
     return this.updateIf(
       { name },
-      { set, remove: ['successor', 'successorInstance', 'preferredHolder', 'election', 'vacancyReport', ...(heir.platform ? [] : HOLDER_FIELDS.filter((f) => f.startsWith('holderPlatform')))] },
+      { set, remove: ['successor', 'successorInstance', 'preferredHolder', 'election', 'vacancyReport', 'session', ...(heir.platform ? [] : HOLDER_FIELDS.filter((f) => f.startsWith('holderPlatform')))] },
       { expression: `${t.expression} AND #heir = :heir AND #heirInstance = :heirInstance`, names: { ...t.names, '#heir': 'successor', '#heirInstance': 'successorInstance' }, values: { ...t.values, ':heir': heir.name, ':heirInstance': heir.instance } },
     );
   }

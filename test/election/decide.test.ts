@@ -164,7 +164,7 @@ describe('plan: the writes of each decision', () => {
       ping: [],
       lease: {
         set: { holderIdentity: 'a', holderInstance: 'a_1234', acquireTime: NOW, renewTime: NOW, leaseDurationSeconds: config.electedLeaseDurationSeconds, leaseTransitions: 4, fencingToken: NOW * 1000, electedBy: 'coordinator', electedStrategy: OEV },
-        remove: ['election', 'preferredHolder', 'vacancyReport', 'lastElectionFailure', 'successor', 'successorInstance', 'holderPlatform', 'holderPlatformId'],
+        remove: ['election', 'preferredHolder', 'vacancyReport', 'lastElectionFailure', 'session', 'successor', 'successorInstance', 'holderPlatform', 'holderPlatformId'],
       },
     });
   });
@@ -191,7 +191,7 @@ describe('plan: the writes of each decision', () => {
     expect(plan(d, before, NOW, config)).toEqual({
       ping: ['a'],
       pingTime: NOW,
-      lease: { set: { election: { id: 'component-A#13', startedAt: NOW, deadline: NOW + E, strategy: OEV, departed: 'x' }, lastHolderIdentity: 'x' }, remove: ['holderIdentity', 'holderInstance', 'holderPlatform', 'holderPlatformId', 'preferredHolder', 'vacancyReport'] },
+      lease: { set: { election: { id: 'component-A#13', startedAt: NOW, deadline: NOW + E, strategy: OEV, departed: 'x' }, lastHolderIdentity: 'x' }, remove: ['holderIdentity', 'holderInstance', 'holderPlatform', 'holderPlatformId', 'session', 'preferredHolder', 'vacancyReport'] },
     });
   });
   it('fail: the election goes, the failure stays', () => {

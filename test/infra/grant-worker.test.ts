@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KEY_READ, KEY_WRITE, OPERATOR_OWNED, WORKER_ACCESS, WORKER_PUSH_ACCESS, WORKER_WRITES, type TableRole } from '../../infra/access.js';
 import { Conclave, type GrantWorkerOptions } from '../../infra/conclave.js';
 import { CandidateItem } from '../../lib/schemas/candidate.js';
-import { IdentityLeaseItem } from '../../lib/schemas/identity.js';
+import { IdentityLeaseItem, SESSION_COMPONENT } from '../../lib/schemas/identity.js';
 import { LeaseItem } from '../../lib/schemas/lease.js';
 import { HOLDER_FIELDS } from '../../lib/schemas/platform.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
@@ -85,7 +85,8 @@ describe('grantWorker', () => {
       expect(on.length, r).toBeGreaterThan(0);
       for (const x of on) expect(x.Condition, r).toMatchObject(leadingKeys(LEASES));
     }
-    for (const x of statementOn(st, 'identities')) expect(x.Condition).toMatchObject(leadingKeys(COMPONENTS));
+    // …and its identity leases to its components, plus the deployment's sessions (`sessions`, on by default)
+    for (const x of statementOn(st, 'identities')) expect(x.Condition).toMatchObject(leadingKeys([...COMPONENTS, SESSION_COMPONENT]));
     // allComponents leaves identity leases (keyed by component) unscoped
     for (const x of statementOn(statementsOf(t, roleIds.leasesOnly), 'identities')) expect(x.Condition?.['ForAllValues:StringEquals']?.['dynamodb:LeadingKeys']).toBeUndefined();
     for (const x of statementOn(statementsOf(t, roleIds.leasesOnly), 'leases')) expect(x.Condition).toMatchObject(leadingKeys(LEASES));
@@ -105,7 +106,9 @@ describe('grantWorker', () => {
   it('the lease write that may flip renewalMark (a renewal) names no holder, instance or token; no other write may name the mark', () => {
     const [renewal, others] = WORKER_WRITES.leases;
     expect(renewal.attributes).toContain('renewalMark');
-    for (const a of ['holderIdentity', 'holderInstance', 'fencingToken', ...HOLDER_FIELDS]) expect(renewal.attributes).not.toContain(a);
+    // `session` goes with the holder when a term ends, but a renewal may name it: putting a term on a
+    // session (or taking it off) only says where its renewals come from, never who holds it
+    for (const a of ['holderIdentity', 'holderInstance', 'fencingToken', ...HOLDER_FIELDS.filter((f) => f !== 'session')]) expect(renewal.attributes).not.toContain(a);
     expect(others.attributes).not.toContain('renewalMark');
   });
 
@@ -141,13 +144,22 @@ describe('grantWorker', () => {
     expect((error as ValidationError).issues.find((i) => i.field === field)?.message).toMatch(fix);
   });
 
-  it('components: [] grants nothing on the identities table (a worker without identity leases)', () => {
+  it('components: [] with sessions: false grants nothing on the identities table (a worker without identity leases or sessions)', () => {
     const stack = new Stack(new App(), 'NoIdentities');
     const role = taskRole(stack, 'Task');
-    new Conclave(stack, 'Conclave').grantWorker(role, { leaseNames: LEASES, components: [] });
+    new Conclave(stack, 'Conclave').grantWorker(role, { leaseNames: LEASES, components: [], sessions: false });
     const st = statementsOf(Template.fromStack(stack), logicalId(stack, role));
     expect(st.flatMap((x) => x.Resource).map((r) => JSON.stringify(r)).join()).not.toMatch(/Identities/);
     expect(st.length).toBeGreaterThan(0);
+  });
+
+  it('components: [] alone grants the identities table only in the sessions partition (followers read the session of a lease held on one)', () => {
+    const stack = new Stack(new App(), 'SessionsOnly');
+    const role = taskRole(stack, 'Task');
+    new Conclave(stack, 'Conclave').grantWorker(role, { leaseNames: LEASES, components: [] });
+    const on = statementOn(statementsOf(Template.fromStack(stack), logicalId(stack, role)), 'identities');
+    expect(on.length).toBeGreaterThan(0);
+    for (const x of on) expect(x.Condition?.['ForAllValues:StringEquals']?.['dynamodb:LeadingKeys']).toEqual([SESSION_COMPONENT]);
   });
 });
 

@@ -15,6 +15,7 @@ import { Conclave } from '../../infra/conclave.js';
 import { localClient } from '../../lib/local/dynamodb-local.js';
 import { OLDEST_EMULATION_VERSION } from '../../lib/schemas/strategy.js';
 import { IdentityLeaseHeartbeat, IdentityStore, LeaderElector, listIdentities, withLease } from '../../lib/sdk/index.js';
+import { Session } from '../../lib/sdk/session.js';
 import { CandidateStore } from '../../lib/stores/candidate-store.js';
 import { LeaseStore } from '../../lib/stores/lease-store.js';
 import { TABLES } from '../../lib/tables.js';
@@ -158,6 +159,39 @@ describe('the worker policy and the worker SDK', () => {
     expect(['ran', 'busy']).toContain(auto.status);
     expect(job.requests.some((r) => r.action === 'dynamodb:Query' && r.table === t.names.candidates)).toBe(true);
 
+    // a process with a Session: w-3 takes the lease renewing it itself, then moves the term onto its
+    // session once that runs (a renewal naming the session), and off it again when the session's
+    // renewals fail (a renewal removing it)
+    const three = recording();
+    let sessionCut = false;
+    three.client.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (sessionCut && context.commandName === 'UpdateItemCommand' && (args.input as { TableName: string }).TableName === t.names.identities) throw Object.assign(new Error('partitioned'), { name: 'NetworkingError' });
+        return next(args);
+      },
+      { step: 'initialize', name: 'partition', priority: 'high' },
+    );
+    const session = new Session({ client: three.client, tables: t.names, prefix: 'w-3', renewIntervalMs: 200, retryPeriodMs: 100, renewDeadlineMs: 400, maxLeaseDurationMs: 1_000, onError: () => undefined });
+    let leading3 = false;
+    const w3 = new LeaderElector({
+      leaseName: LEASE, identity: 'w-3', tables: t.names, ...timing, platform: 'none', client: three.client, session,
+      candidacy: { emulationVersion: '1.30.0', binaryVersion: '1.30.0' },
+      callbacks: { onStartedLeading: () => void (leading3 = true), onStoppedLeading: () => void (leading3 = false) },
+      onError: () => undefined,
+    });
+    const stop3 = new AbortController();
+    const run3 = w3.run(stop3.signal);
+    await waitFor('w-3 leads', () => leading3, 10_000);
+    const sessionRun = session.run(stop3.signal);
+    const leaseNow = async () => (await new LeaseStore(t.client, t.names.leases).read(LEASE)).item;
+    await waitFor('the term on the session', async () => (await leaseNow())?.session !== undefined, 10_000);
+    sessionCut = true;
+    await waitFor('the term off the session', async () => leading3 && (await leaseNow())?.session === undefined, 10_000);
+    sessionCut = false;
+    stop3.abort();
+    await run3;
+    await sessionRun;
+
     const beat = recording();
     const heartbeat = new IdentityLeaseHeartbeat({ client: beat.client, tables: t.names, component: COMPONENT, hostname: 'host-1' });
     const beating = new AbortController();
@@ -168,8 +202,8 @@ describe('the worker policy and the worker SDK', () => {
     beating.abort();
     await running;
 
-    sent.push(...one.requests, ...two.requests, ...job.requests, ...beat.requests);
-    for (const c of [one.client, two.client, job.client, beat.client]) c.destroy();
+    sent.push(...one.requests, ...two.requests, ...three.requests, ...job.requests, ...beat.requests);
+    for (const c of [one.client, two.client, three.client, job.client, beat.client]) c.destroy();
   }, 60_000);
 
   it('synthesizes with no cdk-nag finding', () => {

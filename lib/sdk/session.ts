@@ -1,0 +1,360 @@
+/**
+ * Per-process liveness: one row a process renews for every lease it holds (etcd's sessions, on
+ * KEP-1965's identities table). A lease held on a session carries its name (`session`); the term
+ * lives until the later of the lease's own stamp and the session's, plus the lease's duration
+ * (`effectiveLease`), so a process holding a hundred leases keeps them all alive with one write per
+ * renew interval instead of a hundred.
+ *
+ * Safety is client-go's argument, one level up. Every elector holding a lease on the session stops
+ * at (the send time of the last session renewal that was answered in time) + its renew deadline,
+ * which is before anyone can see the session's stamp expire; a renewal answered after that deadline
+ * extends nothing. Observers judge the session's stamp exactly as they judge a lease's: on their own
+ * monotonic clock (followers) or with the clock-skew margin (the coordinator), and only from a read
+ * sent no earlier than the moment they judge for.
+ */
+import { hostname as osHostname } from 'node:os';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import * as z from 'zod';
+import { systemClock, uniqueId, type Clock, type Timer } from '../clock.js';
+import { Name } from '../schemas/common.js';
+import { SESSION_COMPONENT, type IdentityLease } from '../schemas/identity.js';
+import { parse } from '../schemas/validation.js';
+import { ConflictError } from '../stores/errors.js';
+import { IdentityStore, type IdentityRead } from '../stores/identity-store.js';
+import { ClientSchema, ClockSchema, ClockSyncSchema, StartUp, TablesSchema, deepFreeze, fn, optionErrors, stampClockFor, type DeepReadonly } from './options.js';
+import type { StampClock } from './server-clock.js';
+
+export { SESSION_COMPONENT };
+
+/**
+ * Followers of one process share a session read sent this recently (ms): a hundred electors whose
+ * leases are held on one session read it once at each of its renewals, not a hundred times.
+ */
+export const SHARED_READ_MS = 100;
+
+/** What a session read found, and when (monotonic) it was sent. */
+export interface SessionRead {
+  readonly row: IdentityLease | undefined;
+  /** Monotonic time the read was sent: what it says holds from then on, at the earliest. */
+  readonly sentAt: number;
+}
+
+/**
+ * Reads session rows for a process's electors (consistently: an observer that judges a session
+ * expired must not act on an old copy), sharing a read sent within SHARED_READ_MS among them.
+ */
+export class SessionReader {
+  private readonly store: IdentityStore;
+  private readonly recent = new Map<string, { sentAt: number; read: Promise<SessionRead> }>();
+
+  constructor(
+    client: DynamoDBClient,
+    identitiesTable: string,
+    private readonly clock: Pick<Clock, 'monotonic'>,
+  ) {
+    this.store = new IdentityStore(client, identitiesTable);
+  }
+
+  /** The session row `name`, from a read sent at most `shareMs` ago or a new one. */
+  read(name: string, shareMs = SHARED_READ_MS): Promise<SessionRead> {
+    const now = this.clock.monotonic();
+    const r = this.recent.get(name);
+    if (r && now - r.sentAt <= shareMs) return r.read;
+    const read = this.store.read(SESSION_COMPONENT, name).then((x) => ({ row: x.item, sentAt: now }));
+    this.recent.set(name, { sentAt: now, read });
+    read.catch(() => this.recent.get(name)?.read === read && this.recent.delete(name));
+    if (this.recent.size > 64) for (const [k, v] of this.recent) if (now - v.sentAt > 60_000) this.recent.delete(k);
+    return read;
+  }
+}
+
+/** The options of a Session; a bad one is a ValidationError naming the field. */
+export const SessionOptionsSchema = z
+  .strictObject(
+    {
+      /** The DynamoDB client the session row is written with (share the electors' client: one clock measurement). */
+      client: ClientSchema,
+      /** Where the tables are: a prefix, or `{ prefix?, identities? }`; the identities table holds the row. @default 'conclave' */
+      tables: TablesSchema,
+      /** The start of the row's name; a unique id per start-up follows. @default 'session' */
+      prefix: Name.max(200, 'must be at most 200 characters (a unique id follows it)').default('session'),
+      /** How often the session is renewed. Every elector on it must have a renew deadline longer than this plus retryPeriodMs. @default 6000 */
+      renewIntervalMs: z.number().int().positive().default(6_000),
+      /** How soon a failed renewal is tried again. @default 2000 */
+      retryPeriodMs: z.number().int().positive().default(2_000),
+      /**
+       * The session ends when it has not been renewed for this long: its electors renew their leases
+       * themselves from then on, and a new session (a new row) starts. @default 10000
+       */
+      renewDeadlineMs: z.number().int().positive().default(10_000),
+      /**
+       * The longest lease duration an elector on this session may have: the row lives this long after
+       * its last renewal (and the coordinator collects it only after that and a grace period). @default 15000
+       */
+      maxLeaseDurationMs: z.number().int().min(1_000).max(86_400_000).default(15_000),
+      /** See LeaderElectorOptions.clockSync. @default 'server' */
+      clockSync: ClockSyncSchema,
+      /** See LeaderElectorOptions.maxClockErrorMs: beyond it the session is not renewed (its deadline ends it). @default 500 */
+      maxClockErrorMs: z.number().int().min(1).max(60_000).default(500),
+      /** A renewal that failed (retried), or a session that ended. @default a process warning */
+      onError: fn<(error: Error) => void>().optional(),
+      /** Test hook: this machine's clock. @default systemClock */
+      clock: ClockSchema.optional(),
+    },
+    { error: optionErrors('Session', 'client', { table: 'name the tables with `tables` (a prefix, or { identities })' }) },
+  )
+  .superRefine((o, ctx) => {
+    if (o.renewIntervalMs + o.retryPeriodMs >= o.renewDeadlineMs)
+      ctx.addIssue({ code: 'custom', path: ['renewIntervalMs'], message: `must be < renewDeadlineMs − retryPeriodMs (${o.renewDeadlineMs - o.retryPeriodMs}) so a failed renewal is tried again before the deadline` });
+    if (o.renewDeadlineMs >= o.maxLeaseDurationMs)
+      ctx.addIssue({ code: 'custom', path: ['renewDeadlineMs'], message: `must be < maxLeaseDurationMs (${o.maxLeaseDurationMs}) so the session ends before anyone can see it expire` });
+  });
+
+/** The options of a Session as written. */
+export type SessionOptions = z.input<typeof SessionOptionsSchema>;
+/** A Session's options as resolved (defaults applied, tables named), read-only. */
+export type ResolvedSessionOptions = DeepReadonly<Omit<z.output<typeof SessionOptionsSchema>, 'client' | 'onError' | 'clock'>>;
+
+/** What an elector on the session hears. @internal */
+export interface SessionListener {
+  /** Session `name` was renewed by a write sent at `sentAt` (monotonic), answered now. */
+  renewed(name: string, sentAt: number): void;
+  /** Session `name` ended (its deadline passed, its row was lost, or the process is leaving). */
+  ended(name: string): void;
+}
+
+/** Session counts, for tests and the bench. */
+export interface SessionStats {
+  /** Rows created (1 + the sessions started again after one ended). */
+  started: number;
+  /** Renewals answered in time. */
+  renewals: number;
+  /** Renewals that failed (refused, or a fault). */
+  failedRenewals: number;
+  /** Sessions that ended (deadline, lost row, or the process leaving). */
+  ended: number;
+}
+
+interface Live {
+  name: string;
+  read: IdentityRead;
+  /** Monotonic send time of the last renewal answered in time (or of the creation). */
+  renewedAt: number;
+  deadline: Timer | undefined;
+}
+
+/**
+ * A process's session: share one among all the process's LeaderElectors (the `session` option),
+ * as a PushChannel is shared, and run it beside them. While it lives, the leases they hold are
+ * kept alive by its renewals alone; while it does not (not started yet, renewals failing, the
+ * clock in doubt), they renew their leases themselves. run() resolves once every elector on it has
+ * finished (so their releases and hand-offs go out first) and its row is deleted.
+ */
+export class Session {
+  /** The options as resolved. Frozen. */
+  readonly options: ResolvedSessionOptions;
+  /** Reads session rows for the process's electors, sharing reads among them. @internal */
+  readonly reader: SessionReader;
+  /** Resolves once the first row is written. */
+  readonly ready: Promise<void>;
+  private readonly store: IdentityStore;
+  private readonly time: StampClock;
+  private readonly onError: (e: Error) => void;
+  private readonly clock: Clock;
+  private readonly startUp = new StartUp<void>('Session');
+  private readonly listeners = new Set<SessionListener>();
+  private live: Live | undefined;
+  private counts: SessionStats = { started: 0, renewals: 0, failedRenewals: 0, ended: 0 };
+  private attached = 0;
+  private nap: AbortController | undefined;
+
+  /** @throws ValidationError naming each bad option */
+  constructor(options: SessionOptions) {
+    const o = parse(SessionOptionsSchema, options, 'Session options');
+    const { client, onError, clock, ...data } = o;
+    this.clock = clock ?? systemClock;
+    this.time = stampClockFor(data.clockSync, client, this.clock);
+    this.onError = onError ?? ((e) => process.emitWarning(e));
+    this.store = new IdentityStore(client, data.tables.identities);
+    this.reader = new SessionReader(client, data.tables.identities, this.time);
+    this.options = deepFreeze(data);
+    this.ready = this.startUp.ready;
+  }
+
+  /** The name of the live session row, or undefined while there is none. */
+  get name(): string | undefined {
+    return this.alive() ? this.live!.name : undefined;
+  }
+
+  /** Rows started, renewals and sessions ended so far. */
+  get stats(): SessionStats {
+    return { ...this.counts };
+  }
+
+  /** Whether the session lives now: its deadline has not passed. */
+  alive(): boolean {
+    const l = this.live;
+    if (l && this.time.monotonic() >= l.renewedAt + this.options.renewDeadlineMs) this.end(l, 'its renew deadline passed');
+    return this.live !== undefined;
+  }
+
+  /** An elector takes part: the session keeps running until it leaves. @internal */
+  attach(listener: SessionListener): () => void {
+    this.listeners.add(listener);
+    this.attached++;
+    let left = false;
+    return () => {
+      if (left) return;
+      left = true;
+      this.listeners.delete(listener);
+      this.attached--;
+      this.nap?.abort();
+    };
+  }
+
+  /**
+   * Creates the row and renews it until `signal` aborts and every elector on the session has
+   * finished; then deletes it. A session that ends (deadline, lost row) is followed by a new one.
+   * Rejects only if the first row cannot be written.
+   */
+  async run(signal: AbortSignal): Promise<void> {
+    this.startUp.claim('Session');
+    const leaving = () => signal.aborted && this.attached === 0;
+    let first = true;
+    while (!leaving()) {
+      if (!this.live) {
+        try {
+          if (await this.start()) {
+            if (first) this.startUp.started();
+            first = false;
+          }
+        } catch (e) {
+          if (first) {
+            this.startUp.failed(e);
+            throw e;
+          }
+          this.onError(e as Error);
+        }
+      }
+      const l = this.live;
+      // no session: try again soon (while DynamoDB's time is in doubt, at another point of its second)
+      const wait = l ? Math.max(0, l.renewedAt + this.cadenceMs - this.time.monotonic()) : Math.min(this.options.retryPeriodMs, 500 * (0.6 + 0.8 * this.time.random()));
+      await this.sleep(l && this.retrying ? Math.min(wait, this.options.retryPeriodMs) : wait, signal, leaving);
+      if (leaving()) break;
+      if (this.live) await this.renew(this.live);
+    }
+    const l = this.live;
+    if (l) {
+      this.end(l, undefined);
+      try {
+        await this.store.delete(l.read);
+      } catch (e) {
+        if (!(e instanceof ConflictError)) this.onError(e as Error); // it expires and is collected
+      }
+    }
+  }
+
+  private retrying = false;
+
+  /** A renew interval less 137 ms, so the renewals meet DynamoDB's clock at ever other points of its second. */
+  private get cadenceMs(): number {
+    const stepped = this.options.renewIntervalMs - 137;
+    return stepped >= this.options.retryPeriodMs ? stepped : this.options.renewIntervalMs;
+  }
+
+  private async sleep(ms: number, signal: AbortSignal, leaving: () => boolean): Promise<void> {
+    if (leaving()) return;
+    const nap = new AbortController();
+    this.nap = nap;
+    const stop = () => {
+      if (leaving()) nap.abort();
+    };
+    signal.addEventListener('abort', stop, { once: true });
+    try {
+      await this.time.sleep(ms, nap.signal);
+    } finally {
+      signal.removeEventListener('abort', stop);
+      if (this.nap === nap) this.nap = undefined;
+    }
+  }
+
+  private trusted(): boolean {
+    return this.time.check(this.options.maxClockErrorMs).ok;
+  }
+
+  /** Writes a new session row; false when DynamoDB's time is not known well enough to stamp it yet (a read was made instead). */
+  private async start(): Promise<boolean> {
+    if (!this.trusted()) {
+      // a response with DynamoDB's Date: the estimate settles, over a few, before the row is stamped
+      await this.store.read(SESSION_COMPONENT, `${this.options.prefix}-probe`);
+      if (!this.trusted()) return false;
+    }
+    const name = `${this.options.prefix}-${uniqueId(this.clock)}`;
+    const sentAt = this.time.monotonic();
+    const now = this.time.now();
+    const read: IdentityRead = { key: { component: SESSION_COMPONENT, name }, item: undefined, revision: 0 };
+    const item = await this.store.write(read, {
+      set: {
+        holderIdentity: name,
+        hostname: osHostname().slice(0, 253) || 'unknown',
+        leaseDurationSeconds: Math.ceil(this.options.maxLeaseDurationMs / 1000),
+        acquireTime: now,
+        renewTime: now,
+      },
+    });
+    const live: Live = { name, read: { key: read.key, item, revision: item.revision }, renewedAt: sentAt, deadline: undefined };
+    this.live = live;
+    this.retrying = false;
+    this.counts.started++;
+    this.arm(live);
+    return true;
+  }
+
+  private arm(l: Live): void {
+    l.deadline?.cancel();
+    const left = l.renewedAt + this.options.renewDeadlineMs - this.time.monotonic();
+    l.deadline = this.time.setTimer(Math.max(0, left), () => this.alive(), { background: true });
+  }
+
+  private async renew(l: Live): Promise<void> {
+    this.retrying = true;
+    if (!this.trusted()) {
+      await this.store.read(SESSION_COMPONENT, l.name); // a response with DynamoDB's Date
+      return;
+    }
+    const sentAt = this.time.monotonic();
+    const prev = l.read.item!.renewTime;
+    try {
+      const item = await this.store.write(l.read, { set: { renewTime: Math.max(prev, this.time.now()) } });
+      if (this.live !== l || this.time.monotonic() >= l.renewedAt + this.options.renewDeadlineMs) {
+        // answered after the deadline: it extends nothing (alive() ends the session if it has not yet)
+        this.alive();
+        return;
+      }
+      l.read = { key: l.read.key, item, revision: item.revision };
+      l.renewedAt = sentAt;
+      this.retrying = false;
+      this.counts.renewals++;
+      this.arm(l);
+      for (const x of [...this.listeners]) x.renewed(l.name, sentAt);
+    } catch (e) {
+      this.counts.failedRenewals++;
+      if (e instanceof ConflictError) this.end(l, 'its row was changed or deleted by someone else');
+      else this.onError(e as Error);
+    }
+  }
+
+  /** Ends session `l` (why: reported to onError; undefined: the process is leaving). */
+  private end(l: Live, why: string | undefined): void {
+    if (this.live !== l) return;
+    this.live = undefined;
+    l.deadline?.cancel();
+    this.counts.ended++;
+    if (why) this.onError(new Error(`Session ${l.name} ended: ${why}; its electors renew their leases themselves until a new session starts`));
+    for (const x of [...this.listeners]) x.ended(l.name);
+    this.nap?.abort();
+  }
+}
+
+/** A Session option of a LeaderElector. @internal */
+export const SessionSchema = z.custom<Session>((v) => v instanceof Session, 'must be a Session (new Session({ client }))');

@@ -1,0 +1,182 @@
+/**
+ * Sessions (lib/sdk/session.ts) on simulated time (test/sdk/sim-harness.ts): real LeaderElectors
+ * sharing one Session per process, with the push path and the real coordinator. A lease held on a
+ * session is kept alive by the session's renewals alone; the bounds below are the protocol's.
+ */
+import { describe, expect, it } from 'vitest';
+import type { ElectionConfigInput } from '../../lib/schemas/config.js';
+import { ValidationError } from '../../lib/schemas/validation.js';
+import { LeaderElector } from '../../lib/sdk/elector.js';
+import { SESSION_COMPONENT, Session } from '../../lib/sdk/session.js';
+import { SESSION_QUIET_LEASES } from '../../lib/sdk/follower.js';
+import { IdentityStore } from '../../lib/stores/identity-store.js';
+import { DynamoDBModel } from '../../lib/sim/dynamodb-model/index.js';
+import { FAST } from './harness.js';
+import { Sim, type Machine, type SimElector } from './sim-harness.js';
+
+const LEASES = ['job-1', 'job-2'];
+const CONFIG: ElectionConfigInput = { ackWindowMs: 500, electedLeaseDurationSeconds: 2 };
+/** Session timings that fit FAST's (lease 2 s, renew deadline 1.5 s, retry 250 ms). */
+const SESSION = { renewIntervalMs: 600, retryPeriodMs: 150, renewDeadlineMs: 1_200, maxLeaseDurationMs: 2_000 } as const;
+
+const isTable = (suffix: string) => (r: { input: unknown }) => (r.input as { TableName?: string }).TableName?.endsWith(suffix) === true;
+const leaseWrites = (m: Machine, from: number) => m.sent.filter((r) => r.at >= from && r.ok && r.operation === 'UpdateItem' && isTable('-leases')(r)).length;
+const sessionWrites = (m: Machine, from = -Infinity) => m.sent.filter((r) => r.at >= from && r.ok && r.operation === 'UpdateItem' && isTable('-identities')(r));
+
+interface Process {
+  machine: Machine;
+  session: Session;
+  stop: AbortController;
+  running: Promise<void>;
+  electors: SimElector[];
+  errors: Error[];
+}
+
+/** Three processes, each with one Session and an elector on every lease, the push path, the coordinator. */
+async function sessionFleet(opts: { push?: boolean } = {}) {
+  const sim = await Sim.create({ config: CONFIG });
+  const push = opts.push === false ? undefined : sim.pushBroker({ delayMs: 50, deliveryMs: 5 });
+  const coord = sim.coordinator(LEASES);
+  const procs: Process[] = ['a', 'b', 'c'].map((id) => {
+    const machine = sim.machine();
+    const errors: Error[] = [];
+    const session = new Session({ client: machine.client, tables: sim.names, clock: machine.clock, prefix: id, onError: (e) => errors.push(e), ...SESSION });
+    const stop = new AbortController();
+    const running = session.run(stop.signal);
+    const electors = LEASES.map((leaseName) =>
+      sim.elector(id, { leaseName, fallbackAfterMs: 60_000, session, ...(push ? { push: sim.pushFor(machine) } : {}) }, { machine, errors }),
+    );
+    return { machine, session, stop, running, electors, errors };
+  });
+  const held = async () => {
+    for (const name of LEASES) {
+      const l = (await sim.leases.read(name)).item;
+      if (!l?.session || !l.successor) return undefined;
+    }
+    return true;
+  };
+  await sim.until('both leases held on a session, with a successor named', held);
+  const holderOf = async (lease: string) => {
+    const l = (await sim.leases.read(lease)).item!;
+    return procs.find((p) => p.session.name === l.session)!;
+  };
+  return { sim, push, coord, procs, holderOf };
+}
+
+const leadersOf = (procs: Process[], lease: string) => procs.flatMap((p) => p.electors.filter((e) => e.elector.options.leaseName === lease && e.elector.isLeader()));
+
+describe('Session', () => {
+  it('refuses bad options, naming the field and the fix', () => {
+    const client = new DynamoDBModel({ now: () => 0 }).client({ name: 'test' });
+    expect(() => new Session({ client, renewIntervalMs: 9_000 })).toThrow(/renewIntervalMs: must be < renewDeadlineMs − retryPeriodMs \(8000\)/);
+    expect(() => new Session({ client, renewDeadlineMs: 20_000 })).toThrow(/renewDeadlineMs: must be < maxLeaseDurationMs \(15000\)/);
+    expect(() => new Session({ client, prefix: '' })).toThrow(ValidationError);
+    const session = new Session({ client });
+    const base = { leaseName: 'job', identity: 'a', client, session, callbacks: { onStartedLeading: () => undefined } };
+    const candidacy = { emulationVersion: '1.0.0', binaryVersion: '1.0.0' };
+    expect(() => new LeaderElector({ ...base, mode: 'NoCoordination' })).toThrow(/session: must not be given with mode 'NoCoordination'/);
+    expect(() => new LeaderElector({ ...base, candidacy, leaseDurationMs: 30_000, renewDeadlineMs: 20_000 })).toThrow(/session: holds leases of at most 15000 ms.*raise the session's maxLeaseDurationMs/);
+    expect(() => new LeaderElector({ ...base, candidacy, renewDeadlineMs: 7_000, retryPeriodMs: 1_000 })).toThrow(/session: renews every 6000 ms with 2000 ms retries, which does not fit in renewDeadlineMs \(7000\)/);
+    expect(() => new LeaderElector({ ...base, candidacy, session: {} as never })).toThrow(/session: must be a Session/);
+  });
+
+  it('keeps every lease of the process alive with its own renewals: the holder writes no lease row while it leads, and nobody takes over', async () => {
+    const { sim, procs, holderOf } = await sessionFleet();
+    await sim.run(2 * FAST.leaseDurationMs);
+    const from = sim.clock.monotonic();
+    const windowMs = 10 * FAST.leaseDurationMs;
+    const holders = await Promise.all(LEASES.map(holderOf));
+    const tokens = await Promise.all(LEASES.map(async (n) => (await sim.leases.read(n)).item!.fencingToken));
+    await sim.during(windowMs, 'one leader per lease', () => LEASES.every((n) => leadersOf(procs, n).length === 1));
+    for (const [i, name] of LEASES.entries()) {
+      const l = (await sim.leases.read(name)).item!;
+      expect(l.fencingToken).toBe(tokens[i]); // the same term throughout
+      expect(l.session).toBe(holders[i]!.session.name);
+    }
+    for (const h of new Set(holders)) {
+      expect(leaseWrites(h.machine, from)).toBe(0); // no lease renewal at all
+      // the session renewed every interval (less 137 ms) instead, once for all its leases
+      expect(sessionWrites(h.machine, from).length).toBeGreaterThanOrEqual(Math.floor(windowMs / SESSION.renewIntervalMs));
+    }
+  });
+
+  it('a follower of a session-held lease that is not its successor reads the lease row every four lease durations (push live)', async () => {
+    const { sim, procs } = await sessionFleet();
+    await sim.run(2 * FAST.leaseDurationMs);
+    const l = (await sim.leases.read(LEASES[0]!)).item!;
+    const other = procs.find((p) => p.session.name !== l.session && !p.electors.some((e) => e.elector.options.identity === l.successor))!;
+    const from = sim.clock.monotonic();
+    const windowMs = 16 * FAST.leaseDurationMs;
+    await sim.run(windowMs);
+    const reads = other.machine.sent.filter((r) => r.at >= from && r.operation === 'GetItem' && isTable('-leases')(r) && (r.input as { Key?: { name?: { S?: string } } }).Key?.name?.S === LEASES[0]).length;
+    expect(reads).toBeLessThanOrEqual(Math.ceil(windowMs / (SESSION_QUIET_LEASES * FAST.leaseDurationMs)) + 1);
+    expect(reads).toBeGreaterThanOrEqual(1);
+  });
+
+  it('a crashed process: its successors take each lease within a lease duration (and the chase) of the session’s last renewal, one leader throughout', async () => {
+    const { sim, procs, holderOf } = await sessionFleet();
+    await sim.run(3 * FAST.leaseDurationMs + 77);
+    const holder = await holderOf(LEASES[0]!);
+    const killedAt = sim.clock.now();
+    holder.machine.kill();
+    const last = Math.max(...sessionWrites(holder.machine).map((r) => r.at));
+    for (const name of LEASES) {
+      const was = (await sim.leases.read(name)).item!;
+      if (was.session !== holder.session.name) continue;
+      const took = await sim.until(`a new holder of ${name}`, async () => {
+        const l = (await sim.leases.read(name)).item;
+        return l?.holderIdentity !== undefined && l.fencingToken > was.fencingToken ? sim.clock.monotonic() : undefined;
+      });
+      expect(took - last).toBeGreaterThan(FAST.leaseDurationMs); // never before the term ran out
+      expect(took - last).toBeLessThan(FAST.leaseDurationMs + 500);
+      expect(took - killedAt).toBeLessThan(FAST.leaseDurationMs + 500);
+    }
+    const alive = procs.filter((p) => p !== holder);
+    for (const name of LEASES) await sim.until(`one live leader of ${name}`, () => leadersOf(alive, name).length === 1, FAST.leaseDurationMs);
+  });
+
+  it('a session whose renewals fail while its leases look healthy: its leaders renew their leases themselves, no term is lost, and the leases move onto the next session', async () => {
+    const { sim, procs, holderOf } = await sessionFleet();
+    await sim.run(2 * FAST.leaseDurationMs);
+    const holder = await holderOf(LEASES[0]!);
+    const first = holder.session.name;
+    const token = (await sim.leases.read(LEASES[0]!)).item!.fencingToken;
+    holder.machine.fault = (req) => (req.operation === 'UpdateItem' && isTable('-identities')(req) ? new Error('injected: session renewal lost') : undefined);
+    await sim.during(4 * FAST.leaseDurationMs, 'one leader per lease while the session is down', () => LEASES.every((n) => leadersOf(procs, n).length <= 1));
+    expect(holder.session.name).toBeUndefined(); // it ended
+    expect(holder.errors.some((e) => /Session .* ended: its renew deadline passed/.test(e.message))).toBe(true);
+    let l = (await sim.leases.read(LEASES[0]!)).item!;
+    expect(l.fencingToken).toBe(token); // the same term: renewed by the lease's own writes
+    expect(l.session).toBeUndefined();
+    holder.machine.fault = undefined;
+    await sim.until('a new session', () => holder.session.name);
+    await sim.until('the lease on the new session', async () => (await sim.leases.read(LEASES[0]!)).item?.session === holder.session.name);
+    l = (await sim.leases.read(LEASES[0]!)).item!;
+    expect(l.fencingToken).toBe(token);
+    expect(holder.session.name).not.toBe(first);
+    expect(holder.session.stats.started).toBe(2);
+  });
+
+  it('a stopped process hands its leases over, then deletes its session row', async () => {
+    const { sim, procs, holderOf } = await sessionFleet();
+    await sim.run(2 * FAST.leaseDurationMs);
+    const holder = await holderOf(LEASES[0]!);
+    const name = holder.session.name!;
+    holder.stop.abort();
+    for (const e of holder.electors) await e.stop();
+    await sim.settle(holder.running, 'the session to end');
+    const ids = new IdentityStore(sim.client, sim.names.identities);
+    expect((await ids.read(SESSION_COMPONENT, name)).item).toBeUndefined();
+    const others = procs.filter((p) => p !== holder);
+    for (const lease of LEASES) await sim.until(`a new leader of ${lease}`, () => leadersOf(others, lease).length === 1);
+  });
+
+  it('without the push path, followers read the lease and the session each poll, and the holder reads its lease each renew interval', async () => {
+    const { sim, procs, holderOf } = await sessionFleet({ push: false });
+    await sim.run(2 * FAST.leaseDurationMs);
+    const holder = await holderOf(LEASES[0]!);
+    const from = sim.clock.monotonic();
+    await sim.during(6 * FAST.leaseDurationMs, 'one leader per lease', () => LEASES.every((n) => leadersOf(procs, n).length === 1));
+    expect(leaseWrites(holder.machine, from)).toBe(0);
+  });
+});
