@@ -9,6 +9,7 @@ import { nextFencingToken } from '../../lib/schemas/fencing-token.js';
 import type { Candidate } from '../../lib/schemas/candidate.js';
 import type { Lease } from '../../lib/schemas/lease.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
+import { SESSION_COMPONENT } from '../../lib/schemas/identity.js';
 import { Fleet } from '../fleet.js';
 import { testTables, type TestTables } from '../support.js';
 
@@ -551,6 +552,82 @@ describe('reconcileAll', () => {
       const vacant = await reconcileAll(d);
       expect(vacant.outcomes.map((o) => o.decision.kind)).toEqual(Array(11).fill('openElection'));
       expect(vacant.leaderless).toHaveLength(11);
+    } finally {
+      await tables.drop();
+    }
+  });
+});
+
+describe('a lease held on a session (lib/sdk/session.ts)', () => {
+  /** A held term whose own stamp is old, on session `s` renewed at `sessionAt` (no row: undefined). */
+  async function sessionHeld(lease: string, sessionAt: number | undefined, d = deps) {
+    await d.candidates.write({ key: { leaseName: lease, name: 'a' }, item: undefined, revision: 0 }, {
+      set: { emulationVersion: '1.30.0', binaryVersion: '1.30.0', preferredStrategies: [OEV], renewTime: clock.now(), createdAt: clock.now() },
+    });
+    await d.leases.write(await d.leases.read(lease), {
+      set: { holderIdentity: 'a', holderInstance: 'a_1', session: `s-${lease}`, acquireTime: T0 - 60_000, renewTime: T0 - 60_000, leaseDurationSeconds: 15, leaseTransitions: 1, fencingToken: 7 },
+    });
+    if (sessionAt !== undefined)
+      await d.identities.write({ key: { component: SESSION_COMPONENT, name: `s-${lease}` }, item: undefined, revision: 0 }, {
+        set: { holderIdentity: `s-${lease}`, hostname: 'h', leaseDurationSeconds: 15, acquireTime: T0 - 60_000, renewTime: sessionAt },
+      });
+  }
+
+  it('lives while its session is renewed, though its own stamp is a minute old', async () => {
+    await sessionHeld(L, T0 - 2_000);
+    const o = await reconcileLease(deps, L);
+    expect(o.decision).toMatchObject({ kind: 'leaveAlone', reason: 'leaderHealthy' });
+    expect((await leaseOf(L))?.holderIdentity).toBe('a');
+  });
+
+  it('falls vacant when its session has not been renewed for its duration and the skew margin, and the holder fields and session go', async () => {
+    await sessionHeld(L, T0 - 16_001);
+    const o = await reconcileLease(deps, L);
+    expect(o.decision).toMatchObject({ kind: 'elect', vacancy: 'expired' }); // the only candidate is fresh: elected at once
+    const l = await leaseOf(L);
+    expect(l?.session).toBeUndefined();
+    expect(l?.fencingToken).toBeGreaterThan(7);
+  });
+
+  it('falls vacant when its session row is gone (the term lives by its own stamp only)', async () => {
+    await sessionHeld(L, undefined);
+    expect((await reconcileLease(deps, L)).decision).toMatchObject({ vacancy: 'expired' });
+  });
+
+  it('judges the session as of the moment it was read: a stamp read before a long pause is moved forward by the pause', async () => {
+    await sessionHeld(L, T0 - 14_000); // alive for 1 s more, 2 s with the skew margin
+    // the session row is read; then the coordinator is held up 3 s before it decides
+    const slow: CoordinatorDeps = {
+      ...deps,
+      identities: Object.assign(Object.create(Object.getPrototypeOf(deps.identities) as object) as typeof deps.identities, deps.identities, {
+        read: async (component: string, name: string) => {
+          const r = await deps.identities.read(component, name);
+          clock.advance(3_000);
+          return r;
+        },
+      }),
+    };
+    // judged at read time (T0) the term still has 2 s: left alone, though 3 s have passed by the decision
+    expect((await reconcileLease(slow, L)).decision).toMatchObject({ kind: 'leaveAlone', reason: 'leaderHealthy' });
+    // read again now (T0 + 3 s): 1 s past the margin
+    expect((await reconcileLease(deps, L)).decision).toMatchObject({ vacancy: 'expired' });
+  });
+
+  it('the tick judges it by the session rows it scanned after the leases: a live session keeps it, an expired one ends it, and neither is counted leaderless while alive', async () => {
+    const tables = await testTables('sessions');
+    const d = coordinatorDeps(tables.client, tables.names, { clock });
+    try {
+      await sessionHeld('alive', T0 - 2_000, d);
+      await sessionHeld('dead', T0 - 30_000, d);
+      const r = await reconcileAll(d);
+      const kinds = Object.fromEntries(r.outcomes.map((o) => [o.lease, o.decision.kind]));
+      expect(kinds).toEqual({ alive: 'leaveAlone', dead: 'elect' });
+      expect(r.leaderless).toEqual([]);
+      expect((await d.leases.read('alive')).item).toMatchObject({ holderIdentity: 'a', session: 's-alive', fencingToken: 7 });
+      expect((await d.leases.read('dead')).item?.session).toBeUndefined();
+      // a session row is collected once its duration (its longest lease) and the grace are past: the dead one now, the live one not
+      expect(r.collectedIdentities).toEqual([{ component: SESSION_COMPONENT, name: 's-dead' }]);
+      expect((await d.identities.read(SESSION_COMPONENT, 's-alive')).item).toBeDefined();
     } finally {
       await tables.drop();
     }
