@@ -157,6 +157,30 @@ describe('Session', () => {
     expect(holder.session.stats.started).toBe(2);
   });
 
+  it('a process frozen while its session renewal is in flight: the renewal lands, the answer comes after the deadline, and it extends nothing', async () => {
+    const { sim, procs, holderOf } = await sessionFleet();
+    await sim.run(2 * FAST.leaseDurationMs);
+    const holder = await holderOf(LEASES[0]!);
+    const held = holder.electors.filter((e) => e.elector.isLeader());
+    expect(held.length).toBeGreaterThan(0);
+    // freeze the process the moment it sends its next session renewal (which still lands)
+    holder.machine.fault = (req) => {
+      if (req.operation === 'UpdateItem' && isTable('-identities')(req)) {
+        holder.machine.fault = undefined;
+        holder.machine.clock.pause();
+      }
+      return undefined;
+    };
+    await sim.until('the process frozen', () => sessionWrites(holder.machine).length > 0 && holder.machine.fault === undefined);
+    const one = () => LEASES.every((n) => leadersOf(procs, n).length <= 1);
+    await sim.during(3 * FAST.leaseDurationMs, 'one leader per lease while the holder is frozen', one);
+    const others = procs.filter((p) => p !== holder);
+    for (const e of held) expect(leadersOf(others, e.elector.options.leaseName)).toHaveLength(1);
+    holder.machine.clock.resume();
+    await sim.during(2 * FAST.leaseDurationMs, 'one leader per lease after it thaws', one);
+    for (const e of held) expect(e.elector.isLeader()).toBe(false);
+  });
+
   it('a stopped process hands its leases over, then deletes its session row', async () => {
     const { sim, procs, holderOf } = await sessionFleet();
     await sim.run(2 * FAST.leaseDurationMs);
