@@ -7,10 +7,11 @@
  * own, runs a coordinated LeaderElector until it leads, writes a report fenced by its term,
  * shows that a write carrying an older term's token is refused, steps down, and prints one JSON
  * line with what happened. The elector takes the push path (a PushChannel on the local broker): it
- * is told of the lease's changes instead of waiting for its next read.
+ * is told of the lease's changes instead of waiting for its next read, and holds its term on the
+ * process's Session: the session's renewals keep every lease the process leads alive.
  */
 import { CreateTableCommand, GetItemCommand, waitUntilTableExists } from '@aws-sdk/client-dynamodb';
-import { FencingError, LeaderElector, PushChannel, fencedTransactWrite } from '@conclave/sdk';
+import { FencingError, LeaderElector, PushChannel, Session, fencedTransactWrite } from '@conclave/sdk';
 import { startLocalConclave } from '@conclave/testing';
 
 const conclave = await startLocalConclave();
@@ -28,7 +29,7 @@ try {
 
   const put = (by: number) => ({ TransactItems: [{ Put: { TableName: 'reports', Item: { id: { S: 'today' }, by: { N: String(by) } } } }] });
   const done = new AbortController();
-  const result = { leader: '', fencingToken: 0, fencedWrite: '', staleWrite: '', stored: '', events: [] as string[], push: { live: false, wakes: 0 } };
+  const result = { leader: '', fencingToken: 0, fencedWrite: '', staleWrite: '', stored: '', events: [] as string[], push: { live: false, wakes: 0 }, session: { held: false, renewals: 0 } };
 
   // One connection per process, shared by its electors; it outlives them (a stepping-down leader announces it).
   const push = new PushChannel({ endpoint: conclave.pushEndpoint!, tables: conclave.tablePrefix });
@@ -36,6 +37,12 @@ try {
   const pushRun = push.run(pushing.signal);
   await push.ready;
   result.push.live = push.live;
+
+  // One session per process, shared by its electors: its row's renewals keep their terms alive
+  // (timings to match the short terms below). It ends after the last elector on it.
+  const session = new Session({ client, tables: conclave.tablePrefix, renewIntervalMs: 1_000, retryPeriodMs: 500, renewDeadlineMs: 2_500, maxLeaseDurationMs: 4_000 });
+  const sessionRun = session.run(done.signal);
+  await session.ready;
 
   const elector = new LeaderElector({
     client,
@@ -49,6 +56,7 @@ try {
     retryPeriodMs: 500,
     platform: 'none',
     push,
+    session,
     callbacks: {
       async onStartedLeading(signal, { fencingToken }) {
         result.leader = 'worker-1';
@@ -65,11 +73,16 @@ try {
           if (!(e instanceof FencingError)) throw e;
           result.staleWrite = 'refused';
         }
+        // the term is on the session: the lease names it, and the session renews for it
+        const lease = await client.send(new GetItemCommand({ TableName: conclave.tables.leases, Key: { name: { S: 'nightly-report' } }, ConsistentRead: true }));
+        result.session.held = lease.Item?.['session']?.S !== undefined && lease.Item['session'].S === session.name;
         done.abort();
       },
     },
   });
   await elector.run(done.signal);
+  await sessionRun; // after the elector stepped down: the session row is deleted last
+  result.session.renewals = session.stats.renewals;
   // Events travel from the lease's stream through the lease-stream function to the bus.
   for (let waited = 0; waited < 10_000 && !conclave.events.some((e) => e.detailType === 'Leader Elected'); waited += 100) {
     await new Promise((r) => setTimeout(r, 100));

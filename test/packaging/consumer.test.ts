@@ -161,7 +161,7 @@ describe('a consumer project', () => {
 
   it('leads against startLocalConclave() and makes a fenced write, on plain node', async () => {
     const out = await ok(sh(app, process.execPath, ['dist/local-leader.js'], {}, 180_000), 'node dist/local-leader.js');
-    const result = JSON.parse(out.trim().split('\n').at(-1)!) as { leader: string; fencingToken: number; fencedWrite: string; staleWrite: string; stored: string; events: string[]; push: { live: boolean; wakes: number } };
+    const result = JSON.parse(out.trim().split('\n').at(-1)!) as { leader: string; fencingToken: number; fencedWrite: string; staleWrite: string; stored: string; events: string[]; push: { live: boolean; wakes: number }; session: { held: boolean } };
     expect(result.leader).toBe('worker-1');
     expect(result.fencingToken).toBeGreaterThan(0);
     expect(result.fencedWrite).toBe('accepted');
@@ -171,6 +171,8 @@ describe('a consumer project', () => {
     // the push path from the packages: the SDK's PushChannel on @conclave/testing's broker, told of the lease's changes
     expect(result.push.live).toBe(true);
     expect(result.push.wakes).toBeGreaterThan(0);
+    // a Session from the packages: the term was held on it
+    expect(result.session.held).toBe(true);
   }, 200_000);
 
   it('runs the example scheduled job (withLease) against startLocalConclave, on plain node: two deliveries at once make one report', async () => {
