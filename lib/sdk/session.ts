@@ -222,6 +222,7 @@ export class Session {
     const leaving = () => signal.aborted && this.attached === 0;
     let first = true;
     while (!leaving()) {
+      let failed = false;
       if (!this.live) {
         try {
           if (await this.start()) {
@@ -234,11 +235,12 @@ export class Session {
             throw e;
           }
           this.onError(e as Error);
+          failed = true;
         }
       }
       const l = this.live;
       // no session: try again soon (while DynamoDB's time is in doubt, at another point of its second)
-      const wait = l ? Math.max(0, l.renewedAt + this.cadenceMs - this.time.monotonic()) : Math.min(this.options.retryPeriodMs, 500 * (0.6 + 0.8 * this.time.random()));
+      const wait = l ? Math.max(0, l.renewedAt + this.cadenceMs - this.time.monotonic()) : failed ? this.options.retryPeriodMs : Math.min(this.options.retryPeriodMs, 500 * (0.6 + 0.8 * this.time.random()));
       await this.sleep(l && this.retrying ? Math.min(wait, this.options.retryPeriodMs) : wait, signal, leaving);
       if (leaving()) break;
       if (this.live) await this.renew(this.live);
