@@ -1,7 +1,7 @@
 /**
  * Dollars per lease-month by kind, everything on one price sheet (bench/prices.ts): DynamoDB
  * request units by role (leader, successor, other followers, candidates, identity heartbeats,
- * coordinator), Lambda invocations and GB-seconds by function, EventBridge events, SQS requests,
+ * session renewals and session reads, coordinator), Lambda invocations and GB-seconds by function, EventBridge events, SQS requests,
  * and IoT Core's connection-minutes and messages (the push path). Plain arithmetic on rates per
  * lease per minute; the scenarios measure the rates.
  */
@@ -65,13 +65,16 @@ export interface CostInput {
   iot?: IotRate;
 }
 
+/** What a DynamoDB role is called in a cost row, where its key (bench/roles.ts) is not plain words. */
+export const DYNAMO_KINDS: Readonly<Record<string, string>> = { 'session-renewal': 'session renewals', 'session-read': 'session reads' };
+
 const f2 = (x: number) => (Math.abs(x) >= 0.1 || x === 0 ? x.toFixed(2) : x.toPrecision(2));
 
 /** One row per role, function and service (rows of zero dollars included), and their total. */
 export function leaseMonthCost(input: CostInput): { rows: CostRow[]; total: number } {
   const rows: CostRow[] = [];
   for (const [kind, r] of Object.entries(input.dynamo)) {
-    rows.push({ service: 'DynamoDB', kind, dollars: dollarsPerMonth(r.wru, r.rru), detail: `${f2(r.requests)} req/min: ${f2(r.wru)} WRU + ${f2(r.rru)} RRU /min` });
+    rows.push({ service: 'DynamoDB', kind: DYNAMO_KINDS[kind] ?? kind, dollars: dollarsPerMonth(r.wru, r.rru), detail: `${f2(r.requests)} req/min: ${f2(r.wru)} WRU + ${f2(r.rru)} RRU /min` });
   }
   for (const [fn, u] of Object.entries(input.lambda)) {
     rows.push({ service: 'Lambda', kind: fn, dollars: lambdaDollarsPerMonth(u.invocations, u.gbSeconds), detail: `${f2(u.invocations)} invocations/min, ${f2(u.gbSeconds)} GB-s/min` });

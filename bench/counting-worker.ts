@@ -5,7 +5,7 @@
  *
  * Requests are counted by role at send time, as bench/baseline/worker.ts counts its own (see
  * roleOf in bench/roles.ts): the candidates table's requests are `candidate`, the identities
- * table's `identity`; the leases table's are `leader` between the worker's `started` and
+ * table's `identity` (a session row's `session-renewal` and `session-read`); the leases table's are `leader` between the worker's `started` and
  * `stopped` lines (the example prints those lines from the elector's callbacks, synchronously, as
  * client-go's isLeader() changes), otherwise `successor` while the lease it last read or wrote
  * names this worker its successor, and `follower` else. The running totals are
@@ -32,7 +32,7 @@ const counted = new WeakSet<DynamoDBClient>();
 proto.send = function (this: DynamoDBClient, ...args: unknown[]) {
   if (!counted.has(this)) {
     counted.add(this);
-    counter.attach(this, (input) => roles.roleOf(input), { observe: (_c, input, output) => roles.observe(input, output) });
+    counter.attach(this, (input, command) => roles.roleOf(input, command), { observe: (_c, input, output) => roles.observe(input, output) });
   }
   return send.apply(this, args);
 };

@@ -483,6 +483,12 @@ export interface BenchOptions {
    * no broker, the workers only poll — the "before" of a before/after within one run.
    */
   push: boolean;
+  /**
+   * The many-leases steady state runs one Session per worker process, shared by its electors
+   * (lib/sdk/session.ts). false (`--no-session`): none, each leader renews its own leases — the
+   * "before" of a before/after on the same commit. The single-lease scenarios run no sessions either way.
+   */
+  session: boolean;
 }
 
 /** The (start, mode) pairs a scenario runs, settled first. */

@@ -47,17 +47,18 @@ export class RequestCounter {
 
   /**
    * Counts every request `client` sends from now on. `roleOf` names the role at send time from the
-   * request's input (its TableName tells a candidate's writes from a lease's). The middleware sits
+   * request's input (its TableName tells a candidate's writes from a lease's) and its command (a
+   * session row's renewals from its reads, say: `GetItem`, `UpdateItem`…). The middleware sits
    * at the initialize step, above the SDK's retries: a retried request counts once (DynamoDB Local
    * does not throttle, so none are retried here).
    */
-  attach(client: DynamoDBClient, roleOf: (input: { TableName?: string }) => string, opts: CountOptions = {}): this {
+  attach(client: DynamoDBClient, roleOf: (input: { TableName?: string }, command: string) => string, opts: CountOptions = {}): this {
     const capacity = opts.capacity ?? true;
     client.middlewareStack.add(
       (next, context) => async (args) => {
         const command = String(context.commandName ?? 'Unknown').replace(/Command$/, '');
         const input = args.input as { TableName?: string };
-        const tally = (this.tallies[roleOf(input)] ??= emptyTally());
+        const tally = (this.tallies[roleOf(input, command)] ??= emptyTally());
         tally.requests++;
         tally.commands[command] = (tally.commands[command] ?? 0) + 1;
         const ask = capacity && ITEM_COMMANDS.has(command);
@@ -122,7 +123,7 @@ export function addTallies(...all: Tallies[]): Tallies {
  */
 export function reportRequests(
   client: DynamoDBClient,
-  roleOf: (input: { TableName?: string }) => string,
+  roleOf: (input: { TableName?: string }, command: string) => string,
   everyMs: number,
   say: (event: string, extra: Record<string, unknown>) => void,
 ): { flush(): void } {

@@ -1,18 +1,26 @@
 /**
  * Which role a worker's DynamoDB request belongs to, named at send time for the request counter
- * (bench/requests.ts), from the request's table and key and from what the worker itself last
- * learned: `candidate` (the candidates table), `identity` (the identities table: per-process
- * heartbeats), and on the leases table `leader` while it leads that lease, `successor` while the
- * lease as it last read or wrote it names this worker its successor, `follower` otherwise. One
- * tracker serves one lease (examples/worker.ts) or many in one process (bench/multi-lease-worker.ts).
+ * (bench/requests.ts), from the request's table, key and command and from what the worker itself
+ * last learned: `candidate` (the candidates table); on the identities table, a process session's
+ * row (component `conclave-session`, lib/sdk/session.ts) is `session-renewal` for a write (the
+ * session's creation, renewals and deletion) and `session-read` for a read (the electors' shared
+ * reads of a holder's session; the session's own clock probes), any other row `identity`
+ * (per-process heartbeats); and on the leases table `leader` while it leads that lease,
+ * `successor` while the lease as it last read or wrote it names this worker its successor,
+ * `follower` otherwise. One tracker serves one lease (examples/worker.ts) or many in one process
+ * (bench/multi-lease-worker.ts).
  */
 import type { TableNames } from '../lib/schemas/config.js';
+import { SESSION_COMPONENT } from '../lib/schemas/identity.js';
+import { READ_COMMANDS } from './requests.js';
 
 type Attr = { S?: string } | undefined;
 type Item = Record<string, Attr> | undefined;
 
 /** The lease named by a request's Key (`name`), if it names one. */
 const keyName = (input: { Key?: unknown }): string | undefined => ((input.Key as Item)?.['name'])?.S;
+/** The identities row's component, from a request's Key (reads, updates, deletes) or Item (puts). */
+const componentOf = (input: { Key?: unknown; Item?: unknown }): string | undefined => ((input.Key ?? input.Item) as Item)?.['component']?.S;
 
 export class RoleTracker {
   private readonly leads = new Set<string>();
@@ -32,9 +40,13 @@ export class RoleTracker {
     else this.leads.delete(lease);
   }
 
-  roleOf(input: { TableName?: string; Key?: unknown }): string {
+  /** `command`: the request's command without its `Command` suffix (GetItem, UpdateItem…), as the counter names it. */
+  roleOf(input: { TableName?: string; Key?: unknown; Item?: unknown }, command: string): string {
     if (input.TableName === this.tables.candidates) return 'candidate';
-    if (this.tables.identities !== undefined && input.TableName === this.tables.identities) return 'identity';
+    if (this.tables.identities !== undefined && input.TableName === this.tables.identities) {
+      if (componentOf(input) !== SESSION_COMPONENT) return 'identity';
+      return READ_COMMANDS.has(command) ? 'session-read' : 'session-renewal';
+    }
     const lease = keyName(input);
     if (this.leadingAny || (lease !== undefined && this.leads.has(lease))) return 'leader';
     return lease !== undefined && this.successorOf.has(lease) ? 'successor' : 'follower';

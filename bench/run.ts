@@ -9,6 +9,7 @@
  *   npm run bench -- --only crash-failover-signal --signal-delay 2
  *   npm run bench -- --only crash-failover,handoff --burst --default-lease
  *   npm run bench -- --only steady-state --no-push  Conclave without the push path (workers only poll)
+ *   npm run bench -- --only multi-lease --no-session  many leases per process without sessions (each leader renews its own leases)
  */
 import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
@@ -74,10 +75,11 @@ const program = new Command()
     return n;
   })
   .option('--no-push', "Conclave without the push path: no push broker, the workers only poll (a before/after within one run; recorded in the meta line)")
+  .option('--no-session', 'the many-leases steady state without sessions: no Session per worker process, each leader renews its own leases (a before/after on the same commit; recorded in the meta line). The single-lease scenarios run no sessions either way')
   .option('--out <dir>', 'where results are written', 'bench/results')
   .parse(process.argv);
 
-const o = program.opts<{ only?: ScenarioName[]; runs?: number; shortLease?: boolean; defaultLease?: boolean; quick?: boolean; leases?: number; multiLeases?: number; window?: number; signalDelay?: number; burst?: boolean; settled?: boolean; seed?: number; push: boolean; out: string }>();
+const o = program.opts<{ only?: ScenarioName[]; runs?: number; shortLease?: boolean; defaultLease?: boolean; quick?: boolean; leases?: number; multiLeases?: number; window?: number; signalDelay?: number; burst?: boolean; settled?: boolean; seed?: number; push: boolean; session: boolean; out: string }>();
 if (o.shortLease && o.defaultLease) program.error('--short-lease and --default-lease exclude each other; give neither for both modes');
 const modes: Mode[] = o.shortLease ? ['short'] : o.defaultLease ? ['default'] : o.quick ? ['short'] : ['default', 'short'];
 // Neither flag: every mode settled, and burst in default timing (crash failover and hand-off).
@@ -92,6 +94,7 @@ const opts: BenchOptions = {
   starts,
   seed: o.seed ?? DEFAULT_BURST_SEED,
   push: o.push,
+  session: o.session,
   ...(o.runs ? { runs: o.runs } : {}),
   ...(o.leases ? { leases: o.leases } : {}),
   ...(o.multiLeases ? { multiLeases: o.multiLeases } : {}),
@@ -111,7 +114,7 @@ async function main(): Promise<number> {
   const emit = (r: Record<string, unknown>) => lines.push(JSON.stringify(r));
   const log = (l: string) => process.stdout.write(`${l}\n`);
 
-  log(`Conclave benchmarks: ${selected.join(', ')}${opts.quick ? ' (quick)' : ''}; Conclave ${opts.push ? 'with the push path (a push broker per runtime, one connection per worker process)' : 'without the push path (--no-push: workers only poll)'}`);
+  log(`Conclave benchmarks: ${selected.join(', ')}${opts.quick ? ' (quick)' : ''}; Conclave ${opts.push ? 'with the push path (a push broker per runtime, one connection per worker process)' : 'without the push path (--no-push: workers only poll)'}${selected.includes('multi-lease') ? `; many leases per process ${opts.session ? 'with one session per process' : 'without sessions (--no-session)'}` : ''}`);
   log(`Machine: ${m.nproc} × ${m.cpu}, ${m.memoryGb} GB, Node ${m.node}, load ${m.loadAtStart}; commit ${m.commit}${m.dirty ? ' + uncommitted changes' : ''}`);
   emit({ type: 'meta', startedAt: started.toISOString(), machine: m, options: opts, scenarios: selected, prices: describePrices() });
 
@@ -144,7 +147,7 @@ async function main(): Promise<number> {
   emit({ type: 'end', durationMs, failures });
 
   writeFileSync(jsonl, `${lines.join('\n')}\n`);
-  const md = `${markdown(figures, m, `Conclave benchmarks, ${started.toISOString()}${opts.quick ? ' (quick)' : ''}${opts.push ? '' : ', without the push path (--no-push)'}`)}\n## Targets\n\n${targetLines(figures).map((l) => `- ${l.trim()}`).join('\n')}\n\nPrices: ${describePrices()}.\n\nRuns that failed: ${failures}. Wall time: ${(durationMs / 60_000).toFixed(1)} min.\n`;
+  const md = `${markdown(figures, m, `Conclave benchmarks, ${started.toISOString()}${opts.quick ? ' (quick)' : ''}${opts.push ? '' : ', without the push path (--no-push)'}${opts.session ? '' : ', without sessions (--no-session)'}`)}\n## Targets\n\n${targetLines(figures).map((l) => `- ${l.trim()}`).join('\n')}\n\nPrices: ${describePrices()}.\n\nRuns that failed: ${failures}. Wall time: ${(durationMs / 60_000).toFixed(1)} min.\n`;
   writeFileSync(jsonl.replace(/\.jsonl$/, '.md'), md);
   copyFileSync(jsonl, join(outDir, 'latest.jsonl'));
   writeFileSync(join(outDir, 'latest.md'), md);

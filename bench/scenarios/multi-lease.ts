@@ -6,12 +6,19 @@
  * own, per lease, as bench/counting-worker.ts does), Lambda invocations and GB-seconds per function
  * (the runtime's intercept hook), and dollars per lease-month by kind (issue 17: ≤ $0.05). Each
  * process takes the push path (unless `--no-push`) with one connection shared by its N electors,
- * so IoT Core's connectivity is 3 connections spread over the N leases.
+ * so IoT Core's connectivity is 3 connections spread over the N leases. Each process runs one
+ * Session (lib/sdk/session.ts) shared by its N electors (unless `--no-session`): the leases it
+ * holds are kept alive by the session's renewals, counted as `session-renewal`, and the electors'
+ * reads of a holder's session row as `session-read` (bench/roles.ts). The window's end reports
+ * which process's session holds how many leases, who is successor of how many, and the sessions'
+ * own counts over the window (a renewal failed or a session ended: a warning).
  */
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { startLocalRuntime } from '../../lib/local/runtime.js';
-import { WorkerProcess } from '../../lib/local/worker-process.js';
+import { WorkerProcess, type WorkerEvent } from '../../lib/local/worker-process.js';
+import type { SessionStats } from '../../lib/sdk/session.js';
+import { LeaseStore } from '../../lib/stores/lease-store.js';
 import { describeMode, dropRuntime, MODES, sleep, waitFor, type BenchContext, type BenchOptions } from '../fleet.js';
 import { addUse, LambdaMeter, lambdaUse, scaleUse } from '../lambda.js';
 import { Collector, type ScenarioResult } from '../report.js';
@@ -37,12 +44,45 @@ export function leadersByLease(lines: readonly { identity: string; event: string
   return out;
 }
 
+/** What the leases table says at a moment: per process, the leases held on its session, and those naming it successor. */
+export interface Landing {
+  /** Leases whose `session` is the process's (its session rows are named `session-<identity>-…`). */
+  onSession: Record<string, number>;
+  /** Leases held with no session named. */
+  withoutSession: number;
+  /** Leases naming the process successor. */
+  successorOf: Record<string, number>;
+}
+
+/** Where the leases landed, from the leases as scanned. */
+export function landing(leases: readonly { holderIdentity?: string | undefined; session?: string | undefined; successor?: string | undefined }[], identities: readonly string[]): Landing {
+  const zero = () => Object.fromEntries(identities.map((id) => [id, 0]));
+  const out: Landing = { onSession: zero(), withoutSession: 0, successorOf: zero() };
+  for (const l of leases) {
+    if (l.holderIdentity !== undefined && l.session === undefined) out.withoutSession++;
+    const on = l.session === undefined ? undefined : identities.find((id) => l.session!.startsWith(`session-${id}-`));
+    if (on !== undefined) out.onSession[on]!++;
+    if (l.successor !== undefined && l.successor in out.successorOf) out.successorOf[l.successor]!++;
+  }
+  return out;
+}
+
+/** A process's session counts between its first and last `requests` line inside [from, to] (undefined: it runs no session). */
+export function sessionCounts(lines: readonly Pick<WorkerEvent, 'event' | 'at'>[], from: number, to: number): SessionStats | undefined {
+  const counted = lines.filter((e) => e.event === 'requests' && e.at >= from && e.at <= to).map((e) => (e as { session?: SessionStats }).session);
+  const first = counted[0];
+  const last = counted.at(-1);
+  if (!first || !last) return undefined;
+  return { started: last.started - first.started, renewals: last.renewals - first.renewals, failedRenewals: last.failedRenewals - first.failedRenewals, ended: last.ended - first.ended };
+}
+
 export async function multiLease(ctx: BenchContext, opts: BenchOptions): Promise<ScenarioResult> {
   const c = new Collector('multi-lease');
   const n = opts.multiLeases ?? (opts.quick ? 10 : 100);
   const windowMs = opts.windowMs ?? (opts.quick ? 30_000 : 120_000);
   const timing = MODES.default.timing;
-  const what = `steady state, many leases per process · ${PROCESSES} processes, each a candidate on all ${n} leases, ${describeMode('default')}, per lease`;
+  const sessions = opts.session;
+  const what = `steady state, many leases per process · ${PROCESSES} processes, each a candidate on all ${n} leases, ${sessions ? 'one session each' : 'no sessions (--no-session)'}, ${describeMode('default')}, per lease`;
   ctx.log(`\n▸ ${what}: a ${windowMs / 1000} s window`);
 
   const meter = new LambdaMeter();
@@ -56,7 +96,7 @@ export async function multiLease(ctx: BenchContext, opts: BenchOptions): Promise
       workers.push(
         new WorkerProcess(
           { identity: `p${p}`, lease: stem, emulationVersion: '1.30.0', binaryVersion: '1.30.0', timing, script: WORKER },
-          { endpoint: ctx.endpoint, tablePrefix: prefix, pushUrl: rt.pushEndpoint, extra: { LEASE_COUNT: String(n), COUNT_REQUESTS_EVERY_MS: String(REPORT_EVERY_MS) } },
+          { endpoint: ctx.endpoint, tablePrefix: prefix, pushUrl: rt.pushEndpoint, extra: { LEASE_COUNT: String(n), COUNT_REQUESTS_EVERY_MS: String(REPORT_EVERY_MS), SESSION: sessions ? 'on' : 'off' } },
         ),
       );
     }
@@ -89,10 +129,24 @@ export async function multiLease(ctx: BenchContext, opts: BenchOptions): Promise
     if (moved.length) c.record('warning', { message: `leadership changed ${moved.length} time(s) inside the window`, events: moved });
     const leaders = leadersByLease(lines());
     const perProcess = workers.map((w) => [...leaders.values()].filter((s) => s.has(w.identity)).length);
+    const ids = workers.map((w) => w.identity);
+    const scanned: { holderIdentity?: string | undefined; session?: string | undefined; successor?: string | undefined }[] = [];
+    for await (const page of new LeaseStore(ctx.observer, rt.tables.leases).scan()) for (const x of page) if (x.ok) scanned.push(x.item);
+    const landed = landing(scanned, ids);
+    const sessionsInWindow = Object.fromEntries(workers.map((w) => [w.identity, sessionCounts(w.events, t0, t1)]));
+    if (sessions) {
+      if (landed.withoutSession > 0) c.record('warning', { message: `${landed.withoutSession} of ${n} leases held without a session at the window's end` });
+      const troubled = Object.entries(sessionsInWindow).filter(([, s]) => !s || s.failedRenewals > 0 || s.ended > 0 || s.started > 0);
+      if (troubled.length) c.record('warning', { message: `sessions not steady inside the window: ${troubled.map(([id, s]) => `${id} ${JSON.stringify(s)}`).join('; ')}` });
+    }
+    const errors = lines().filter((e) => e.event === 'error' && e.at >= t0 && e.at <= t1);
+    if (errors.length) c.record('warning', { message: `${errors.length} error line(s) from the workers inside the window`, events: errors.slice(0, 20) });
 
     // Workers: the sum over the processes, per lease.
     const measured = workers.map((w) => workerRates(w, t0, t1));
     const workerPerLease = scaleRates(sumRates(measured.map((m) => m.rates)), 1 / n);
+    // Each process's own share, per lease of the deployment: who sends what.
+    const perProcessRates = Object.fromEntries(workers.map((w, i) => [w.identity, Object.fromEntries(Object.entries(scaleRates(measured[i]!.rates, 1 / n)).sort(byRoleOrder))]));
     const tickMean = perMinute(addTallies(...tickDeltas), ticks)['coordinator'] ?? ZERO;
     const others = diffTallies(windowTotal, addTallies(...tickDeltas))['coordinator'] ?? ZERO;
     const windowMinutes = (t1 - t0) / 60_000;
@@ -108,7 +162,7 @@ export async function multiLease(ctx: BenchContext, opts: BenchOptions): Promise
     const roles = Object.fromEntries(Object.entries({ ...workerPerLease, candidate, coordinator: coordinatorPerLease }).sort(byRoleOrder));
     const total = Object.values(roles).reduce((a, r) => ({ requests: a.requests + r.requests, rru: a.rru + r.rru, wru: a.wru + r.wru, commands: {} }), { ...ZERO });
     for (const [role, r] of Object.entries(roles)) c.value(what, `conclave · ${roleLabel(role, PROCESSES)}`, r.requests, 'req/min', undefined, `${commandsText(r) || '—'}; ${r.rru.toFixed(3)} RRU + ${r.wru.toFixed(3)} WRU /min`);
-    c.value(what, 'conclave · total', total.requests, 'req/min', undefined, `${total.rru.toFixed(2)} RRU + ${total.wru.toFixed(2)} WRU /min; leases led per process: ${perProcess.join(', ')}`);
+    c.value(what, 'conclave · total', total.requests, 'req/min', undefined, `${total.rru.toFixed(2)} RRU + ${total.wru.toFixed(2)} WRU /min; leases led per process: ${perProcess.join(', ')}${sessions ? `; on each process's session: ${ids.map((id) => landed.onSession[id]).join(', ')}` : ''}; successor of: ${ids.map((id) => landed.successorOf[id]).join(', ')}`);
 
     const inWindow = meter.between(t0, t1);
     const lambda = addUse(lambdaPerLease(inWindow, { windowMinutes, ticks, leasesTicked: n, leasesLive: n }), scaleUse(lambdaUse([{ fn: 'candidateStream', at: 0, ms: invocationMs }]), renewalsPerMinute));
@@ -119,9 +173,15 @@ export async function multiLease(ctx: BenchContext, opts: BenchOptions): Promise
       c.record('warning', { message: `the push broker held ${(iot.connections * n).toFixed(2)} connections on average in the window, not one per process (${PROCESSES})` });
     const dollars = costFigures(c, what, 'conclave', { dynamo: roles, lambda, ...published, leasesInDeployment: n, ...(iot ? { iot } : {}) }, { text: `≤ $0.05 per lease-month (${n} leases × ${PROCESSES} processes)`, max: 0.05 });
 
-    c.record('rates', { system: 'conclave', scenario: 'multi-lease', leases: n, processes: PROCESSES, windowMs, settlingTick: settling, perLease: roles, total, ticks, tickMean, coordinatorOthers: others, oneCandidateRenewal: oneRenewal, candidateInvocationMs: invocationMs, lambdaPerLease: lambda, ...published, leasesLedPerProcess: perProcess, push: ctx.push, ...(iot ? { iotPerLease: iot, pushBroker: { before: pushBefore, after: pushAfter } } : {}), dollarsPerLeaseMonth: dollars });
-    ctx.log(`  settling tick (${n} leases): ${settling ? `${settling.requests} requests (${Object.entries(settling.commands).map(([k, v]) => `${k} ${v}`).join(', ')})` : 'no requests'}; leases led per process: ${perProcess.join(', ')}`);
+    c.record('rates', { system: 'conclave', scenario: 'multi-lease', leases: n, processes: PROCESSES, windowMs, settlingTick: settling, perLease: roles, total, ticks, tickMean, coordinatorOthers: others, oneCandidateRenewal: oneRenewal, candidateInvocationMs: invocationMs, lambdaPerLease: lambda, ...published, leasesLedPerProcess: perProcess, perProcessPerLease: perProcessRates, landing: landed, session: sessions, sessionsInWindow, push: ctx.push, ...(iot ? { iotPerLease: iot, pushBroker: { before: pushBefore, after: pushAfter } } : {}), dollarsPerLeaseMonth: dollars });
+    ctx.log(`  settling tick (${n} leases): ${settling ? `${settling.requests} requests (${Object.entries(settling.commands).map(([k, v]) => `${k} ${v}`).join(', ')})` : 'no requests'}; leases led per process (${ids.join(', ')}): ${perProcess.join(', ')}; successor of: ${ids.map((id) => landed.successorOf[id]).join(', ')}`);
+    ctx.log(
+      sessions
+        ? `  sessions: leases held on each process's session ${ids.map((id) => landed.onSession[id]).join(', ')} (${landed.withoutSession} held without one); in the window ${ids.map((id) => `${id} ${sessionsInWindow[id] ? `${sessionsInWindow[id].renewals} renewals, ${sessionsInWindow[id].failedRenewals} failed, ${sessionsInWindow[id].ended} ended` : 'no counts'}`).join('; ')}`
+        : '  no sessions (--no-session): every leader renews its own lease',
+    );
     ctx.log(`  ${total.requests.toFixed(2)} req/min per lease (${Object.entries(roles).map(([role, r]) => `${role} ${r.requests.toFixed(3)}`).join(', ')}); $${dollars.toFixed(4)} per lease-month`);
+    for (const [id, rs] of Object.entries(perProcessRates)) ctx.log(`  ${id}'s requests per lease per minute: ${Object.entries(rs).map(([role, r]) => `${role} ${r.requests.toFixed(3)} (${commandsText(r)})`).join(', ') || 'none'}`);
     ctx.log(`  ${iot ? `IoT Core per lease: ${iotText(iot)}` : 'no push path (--no-push): no IoT Core'}`);
   } finally {
     await Promise.all(workers.map((w) => w.stop()));

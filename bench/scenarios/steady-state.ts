@@ -35,7 +35,7 @@ export const CANDIDATE_RENEW_MS = LeaseCandidateOptionsSchema.shape.renewInterva
 
 /** What a role is called in the figures. */
 export const roleLabel = (role: string, candidates: number): string =>
-  ({ leader: 'leader', successor: 'successor (the designated one)', follower: 'followers (others)', candidate: `candidates (${candidates})`, identity: 'identity heartbeats', coordinator: 'coordinator' })[role] ?? role;
+  ({ leader: 'leader', successor: 'successor (the designated one)', follower: 'followers (others)', candidate: `candidates (${candidates})`, identity: 'identity heartbeats', 'session-renewal': 'session renewals (one row per process)', 'session-read': 'session reads', coordinator: 'coordinator' })[role] ?? role;
 
 export async function steadyState(ctx: BenchContext, opts: BenchOptions): Promise<ScenarioResult> {
   const c = new Collector('steady-state');

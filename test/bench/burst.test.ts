@@ -36,7 +36,7 @@ describe('burst delays', () => {
 });
 
 describe('starts of a failure scenario', () => {
-  const opts = (starts: BenchOptions['starts']): BenchOptions => ({ quick: false, modes: ['default', 'short'], starts, seed: 17, push: true });
+  const opts = (starts: BenchOptions['starts']): BenchOptions => ({ quick: false, modes: ['default', 'short'], starts, seed: 17, push: true, session: true });
 
   it('settled first, then burst, each in its modes', () => {
     expect(startsOf(opts({ settled: ['default', 'short'], burst: ['default'], signalBurst: [] }))).toEqual([

@@ -120,6 +120,14 @@ describe('cost per lease-month by kind', () => {
     expect(total).toBeCloseTo(rows.reduce((a, r) => a + r.dollars, 0), 12);
   });
 
+  it("a session's renewals and reads are their own DynamoDB kinds, named in words", () => {
+    const { rows } = leaseMonthCost({ dynamo: { leader: { requests: 1, wru: 0, rru: 0.5 }, 'session-renewal': { requests: 0.3, wru: 0.3, rru: 0 }, 'session-read': { requests: 0.1, wru: 0, rru: 0.05 } }, lambda: {} });
+    const dynamo = rows.filter((r) => r.service === 'DynamoDB');
+    expect(dynamo.map((r) => r.kind)).toEqual(['leader', 'session renewals', 'session reads']);
+    expect(dynamo[1]!.dollars).toBeCloseTo(dollarsPerMonth(0.3, 0), 12);
+    expect(dynamo[2]!.dollars).toBeCloseTo(dollarsPerMonth(0, 0.05), 12);
+  });
+
   it('without a deployment size, no fixed costs are spread; without the push path, no IoT Core', () => {
     expect(leaseMonthCost({ dynamo: {}, lambda: {} }).rows.map((r) => r.kind)).toEqual(['events', 'timer messages']);
   });

@@ -2,17 +2,25 @@
  * The many-leases steady state prices the push path as one connection per process, whatever the
  * number of leases it stands for: bench/multi-lease-worker.ts must open ONE PushChannel (one
  * connection, one subscription) shared by all its electors, so a wake reaches the process once.
+ * Likewise ONE Session (unless SESSION=off): every lease the process wins is held on it, kept
+ * alive by its renewals (counted as `session-renewal`) instead of the leader's; its timings come
+ * from the electors' and are the Session's defaults for client-go's.
  */
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { IoTDataPlaneClient } from '@aws-sdk/client-iot-data-plane';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { sessionTimingFor } from '../../bench/session-timing.js';
+import { coordinatorDeps } from '../../lib/coordinator/reconcile.js';
 import { iotWaker } from '../../lib/functions/wake.js';
 import { startPushBroker, type PushBroker } from '../../lib/local/push-broker.js';
-import { WorkerProcess } from '../../lib/local/worker-process.js';
+import { WorkerProcess, type WorkerEvent } from '../../lib/local/worker-process.js';
+import { Session } from '../../lib/sdk/session.js';
+import { LeaseStore } from '../../lib/stores/lease-store.js';
 import { LOCAL_CREDENTIALS } from '../../lib/stores/client.js';
 import { testTables, type TestTables } from '../support.js';
-import { waitFor } from '../sdk/harness.js';
+import { coordinatorLoop, waitFor } from '../sdk/harness.js';
 
 const WORKER = fileURLToPath(new URL('../../bench/multi-lease-worker.ts', import.meta.url));
 const TIMING = { leaseDurationMs: 2_000, renewDeadlineMs: 1_500, retryPeriodMs: 250 } as const;
@@ -52,5 +60,70 @@ describe('the multi-lease worker on the push path', () => {
       await w.stop();
     }
     await waitFor('the channel closed with the process', () => broker.stats().connections === 0);
+  }, 60_000);
+});
+
+type Tallies = NonNullable<WorkerEvent['requests']>;
+const counts = (w: WorkerProcess): Tallies[] => w.events.filter((e) => e.event === 'requests').map((e) => e.requests!);
+const writes = (t: Tallies | undefined, role: string) => t?.[role]?.commands['UpdateItem'] ?? 0;
+
+describe('the multi-lease worker with one session per process', () => {
+  it("the session's timings: the Session's defaults for client-go's 15/10/2 s", () => {
+    const client = new DynamoDBClient({ region: 'local' });
+    const defaults = new Session({ client }).options;
+    client.destroy();
+    expect(sessionTimingFor({ leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 })).toEqual({
+      renewIntervalMs: defaults.renewIntervalMs,
+      retryPeriodMs: defaults.retryPeriodMs,
+      renewDeadlineMs: defaults.renewDeadlineMs,
+      maxLeaseDurationMs: defaults.maxLeaseDurationMs,
+    });
+  });
+
+  it('SESSION on: every lease it wins is held on its one session, whose renewals replace the leader renewals; SESSION=off: none', async () => {
+    const prefix = t.names.leases.replace(/-leases$/, '');
+    const spec = (identity: string, stem: string) => ({ identity, lease: stem, emulationVersion: '1.30.0', binaryVersion: '1.30.0', timing: TIMING, script: WORKER });
+    const on = `s-${randomUUID().slice(0, 8)}`;
+    const off = `n-${randomUUID().slice(0, 8)}`;
+    const leases = [0, 1, 2].flatMap((i) => [`${on}-${i}`, `${off}-${i}`]);
+    const loops = leases.map((l) => coordinatorLoop(coordinatorDeps(t.client, t.names, { config: { ackWindowMs: 500 } }), l, 200));
+    const env = (session: string) => ({ endpoint: inject('ddbEndpoint'), tablePrefix: prefix, extra: { LEASE_COUNT: '3', COUNT_REQUESTS_EVERY_MS: '200', SESSION: session } });
+    const withSession = new WorkerProcess(spec('p1', on), env('on'));
+    const without = new WorkerProcess(spec('p2', off), env('off'));
+    try {
+      const started = (w: WorkerProcess) => new Set(w.events.filter((e) => e.event === 'started').map((e) => (e as { lease?: string }).lease)).size;
+      await waitFor('both processes lead their 3 leases', () => started(withSession) === 3 && started(without) === 3, 30_000);
+      await new Promise((r) => setTimeout(r, 1_000)); // a session renewal or so since the last start
+      const before = counts(withSession).at(-1)!;
+      const beforeOff = counts(without).at(-1)!;
+      await new Promise((r) => setTimeout(r, 2_500));
+      const after = counts(withSession).at(-1)!;
+      const afterOff = counts(without).at(-1)!;
+      // on the session: no lease renewal at all, the session's renewals instead (every 900 ms here)
+      expect(writes(after, 'leader') - writes(before, 'leader')).toBe(0);
+      expect(writes(after, 'session-renewal') - writes(before, 'session-renewal')).toBeGreaterThanOrEqual(2);
+      // without: each leader renews its own lease, and nothing touches a session row
+      expect(writes(afterOff, 'leader') - writes(beforeOff, 'leader')).toBeGreaterThanOrEqual(3);
+      expect(afterOff['session-renewal']).toBeUndefined();
+      expect(afterOff['session-read']).toBeUndefined();
+
+      const ready = withSession.events.find((e) => e.event === 'ready') as unknown as { session: string | null };
+      expect(ready.session).toMatch(/^session-p1-/);
+      expect((without.events.find((e) => e.event === 'ready') as unknown as { session: string | null }).session).toBeNull();
+      const store = new LeaseStore(t.client, t.names.leases);
+      for (let i = 0; i < 3; i++) {
+        expect((await store.read(`${on}-${i}`)).item?.session).toBe(ready.session);
+        expect((await store.read(`${off}-${i}`)).item?.session).toBeUndefined();
+      }
+      const stats = (withSession.events.filter((e) => e.event === 'requests').at(-1) as unknown as { session: { renewals: number; failedRenewals: number; ended: number } }).session;
+      expect(stats.renewals).toBeGreaterThanOrEqual(2);
+      expect(stats).toMatchObject({ failedRenewals: 0, ended: 0 });
+    } finally {
+      await Promise.all([withSession.stop(), without.stop()]);
+      await Promise.all(loops.map((l) => l.stop()));
+    }
+    // the session outlived its electors and deleted its row on the way out
+    expect(counts(withSession).at(-1)!['session-renewal']!.commands['DeleteItem']).toBe(1);
+    expect([...withSession.events, ...without.events].filter((e) => e.event === 'error')).toEqual([]);
   }, 60_000);
 });

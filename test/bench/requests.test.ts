@@ -60,6 +60,23 @@ describe('RequestCounter on DynamoDB Local', () => {
     }
   });
 
+  it("gives roleOf the command as well as the input (a session row's reads are told from its writes by it)", async () => {
+    const client = localClient(inject('ddbEndpoint'));
+    const seen: string[] = [];
+    const counter = new RequestCounter().attach(client, (input, command) => {
+      seen.push(`${command} ${input.TableName}`);
+      return command === 'GetItem' ? 'reads' : 'writes';
+    });
+    try {
+      await client.send(new PutItemCommand({ TableName: table, Item: { name: { S: 'c' } } }));
+      await client.send(new GetItemCommand({ TableName: table, Key: { name: { S: 'c' } } }));
+      expect(seen).toEqual([`PutItem ${table}`, `GetItem ${table}`]);
+      expect(Object.keys(counter.snapshot()).sort()).toEqual(['reads', 'writes']);
+    } finally {
+      client.destroy();
+    }
+  });
+
   it('asks for capacity without changing what the caller sent or gets back', async () => {
     const client = localClient(inject('ddbEndpoint'));
     new RequestCounter().attach(client, () => 'x');
