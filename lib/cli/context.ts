@@ -2,6 +2,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { systemClock, type Clock } from '../clock.js';
 import { electionConfig, type ElectionConfig, type TableNames } from '../schemas/config.js';
 import { CandidateStore } from '../stores/candidate-store.js';
+import { IdentityStore } from '../stores/identity-store.js';
 import { localClient } from '../stores/client.js';
 import { clean, jsonText } from './format.js';
 import { LeaseStore } from '../stores/lease-store.js';
@@ -41,6 +42,8 @@ export interface CliContext {
   target: Target;
   leases: LeaseStore;
   candidates: CandidateStore;
+  /** The identities table: where the sessions that session-held leases live by are read. */
+  identities: IdentityStore;
   clock: Clock;
   /**
    * The coordinator's tuning the CLI judges with (staleness, ack window, skew margin): the deployed
@@ -76,6 +79,7 @@ export function cliContext(
     target,
     leases: new LeaseStore(client, target.tables.leases),
     candidates: new CandidateStore(client, target.tables.candidates),
+    identities: new IdentityStore(client, target.tables.identities),
     config: electionConfig(),
     settings: DEFAULT_SETTINGS,
     confirm: refuse,

@@ -9,6 +9,7 @@ import { brokenLeaseLines, brokenLeaseReport } from './broken.js';
 import { DEFAULT_SETTINGS, printJson, type CliContext } from './context.js';
 import { nextStep, standings, whyBetter, type Standing } from './explain.js';
 import { clean, dash, fields, platformOf, relative, span, stamp, table } from './format.js';
+import { judgedLease, renewedLine, sessionLine, withJudged, type SessionSeen } from './judged.js';
 import { reportInvalid, snapshot, type Snapshot } from './read.js';
 import { byName, pingOf, placeOf, preferenceOf, priorityOf } from './views.js';
 
@@ -18,6 +19,7 @@ const ELECTED_BY: Record<ElectedBy, string> = {
   self: 'itself (direct acquisition)',
 };
 
+/** `lease`: as judged (a lease held on a session, by its session's renewals too). */
 function stateOf(lease: Lease | undefined, now: number, config: ElectionConfig): string {
   const v = vacancy(lease, now, config.clockSkewMs);
   if (!v.vacant) return `held, term ends ${relative(v.expiresAt, now)}`;
@@ -40,8 +42,8 @@ function strategyLine(lease: Lease | undefined, candidates: readonly Candidate[]
   return `not set: ${consensus.message}`;
 }
 
-function leaseLines(name: string, lease: Lease | undefined, candidates: readonly Candidate[], now: number, config: ElectionConfig): string[] {
-  const state = stateOf(lease, now, config);
+function leaseLines(name: string, lease: Lease | undefined, session: SessionSeen | undefined, candidates: readonly Candidate[], now: number, config: ElectionConfig): string[] {
+  const state = stateOf(judgedLease(lease, session, now), now, config);
   if (!lease) return fields([['Lease', name], ['State', state], ['Strategy', strategyLine(lease, candidates, now, config)], ['Preferred locations', preferenceOf(undefined, config, name)]]);
   const e = lease.election;
   const f = lease.lastElectionFailure;
@@ -54,7 +56,8 @@ function leaseLines(name: string, lease: Lease | undefined, candidates: readonly
     ['State', state],
     ['Fencing token', `${lease.fencingToken} (transitions: ${lease.leaseTransitions})`],
     ['Acquired', stamp(lease.acquireTime, now)],
-    ['Renewed', stamp(lease.renewTime, now)],
+    ['Renewed', renewedLine(lease, session, now)],
+    ['Session', sessionLine(lease, session, now)],
     ['Duration', `${lease.leaseDurationSeconds}s`],
     ['Strategy', strategyLine(lease, candidates, now, config)],
     ['Preferred locations', preferenceOf(lease, config)],
@@ -96,10 +99,11 @@ function candidateLines(ordered: readonly Standing[], now: number, config: Elect
   );
 }
 
-/** Everything about one lease, for `describe lease` and `watch LEASE`. */
-export function describeLines(name: string, lease: Lease | undefined, candidates: readonly Candidate[], now: number, config: ElectionConfig, settings = DEFAULT_SETTINGS): string[] {
+/** Everything about one lease, for `describe lease` and `watch LEASE`: a lease held on a session is judged with its session's row. */
+export function describeLines(name: string, snap: Snapshot, now: number, config: ElectionConfig, settings = DEFAULT_SETTINGS): string[] {
+  const { read: { item: lease }, candidates, session } = snap;
   const { ordered, best, runnerUp, preferred, reasons } = standings(lease, candidates, now, config);
-  const lines = leaseLines(name, lease, candidates, now, config);
+  const lines = leaseLines(name, lease, session, candidates, now, config);
   lines.push('', `Candidates, in the coordinator’s order (priority, oldest emulation, ${preferred.length ? 'preferred location, ' : ''}oldest binary, earliest registration, name):`);
   if (ordered.length === 0) lines.push('  none');
   else lines.push(...candidateLines(ordered, now, config, preferred).map((l) => `  ${l}`));
@@ -108,15 +112,20 @@ export function describeLines(name: string, lease: Lease | undefined, candidates
   const why = best && (runnerUp ? `: ${whyBetter(best, runnerUp, preferred)}` : ': the only candidate that counts');
   lines.push(...fields([
     ['Best candidate', best ? `${best.candidate.name}${why}` : 'none (no live candidate with valid versions that answers pings)'],
-    ['Next step', `${nextStep(decideWithSuccession(name, lease, candidates, now, config), lease)}`],
+    // decided on the lease as judged, as the coordinator decides (reconcile.ts)
+    ['Next step', `${nextStep(decideWithSuccession(name, judgedLease(lease, session, now), candidates, now, config), lease)}`],
   ]));
   lines.push(`(judged now with ${settings}: ack window ${span(config.ackWindowMs)}, clock skew ${span(config.clockSkewMs)}, candidates stale after ${span(config.candidateStaleAfterMs)})`);
   return lines;
 }
 
-/** One lease as JSON: the lease row (null when there is none) and its candidate rows, in the coordinator's order. */
-export function describeJson(lease: Lease | undefined, candidates: readonly Candidate[], now: number, config: ElectionConfig) {
-  return { lease: lease ?? null, candidates: standings(lease, candidates, now, config).ordered.map((s) => s.candidate) };
+/**
+ * One lease as JSON: the lease row (null when there is none) with what the CLI judged of it
+ * (`judged`), and its candidate rows, in the coordinator's order.
+ */
+export function describeJson(snap: Snapshot, now: number, config: ElectionConfig) {
+  const { read: { item: lease }, candidates, session } = snap;
+  return { lease: lease ? withJudged(lease, session, now, config) : null, candidates: standings(lease, candidates, now, config).ordered.map((s) => s.candidate) };
 }
 
 /** A lease row the schema refuses: what is wrong, how to repair it, and its candidates. */
@@ -142,6 +151,6 @@ export async function describeLease(ctx: CliContext, args: { lease: string }): P
     throw e;
   }
   const now = ctx.clock.now();
-  if (ctx.output === 'json') return printJson(ctx, describeJson(snap.read.item, snap.candidates, now, ctx.config));
-  for (const line of describeLines(args.lease, snap.read.item, snap.candidates, now, ctx.config, ctx.settings)) ctx.sink.out(line);
+  if (ctx.output === 'json') return printJson(ctx, describeJson(snap, now, ctx.config));
+  for (const line of describeLines(args.lease, snap, now, ctx.config, ctx.settings)) ctx.sink.out(line);
 }

@@ -67,7 +67,7 @@ export async function explain(e: unknown, target: Target, client?: DynamoDBClien
     const hint = prefixes === undefined ? '' : prefixes.length ? `; the Conclave table prefixes there: ${listNames(prefixes)}` : '; there are no Conclave tables there';
     return new CliError(
       `${missing.length === 1 ? `table ${missing[0]} does not exist` : `tables ${listNames(missing)} do not exist`} ${where(target)} (prefix "${target.tablePrefix}") — ` +
-        `pass --table-prefix PREFIX (or CONCLAVE_TABLE_PREFIX), or name a table with --leases-table / --candidates-table${hint}`,
+        `pass --table-prefix PREFIX (or CONCLAVE_TABLE_PREFIX), or name a table with --leases-table / --candidates-table / --identities-table${hint}`,
     );
   }
   if (e.name === 'CredentialsProviderError') {

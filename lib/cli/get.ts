@@ -1,14 +1,16 @@
 import { printJson, type CliContext } from './context.js';
 import { table } from './format.js';
-import { scanCandidates, scanLeases, snapshot } from './read.js';
+import { seenIn, withJudged } from './judged.js';
+import { scanCandidates, scanLeasesJudged, snapshot } from './read.js';
 import { candidateColumns, leaseColumns } from './views.js';
 
-/** `conclave get leases`: every row of the leases table. */
+/** `conclave get leases`: every row of the leases table, judged with the sessions they are held on. */
 export async function getLeases(ctx: CliContext): Promise<void> {
-  const leases = await scanLeases(ctx);
-  if (ctx.output === 'json') return printJson(ctx, leases);
+  const { leases, sessions } = await scanLeasesJudged(ctx);
+  const now = ctx.clock.now();
+  if (ctx.output === 'json') return printJson(ctx, leases.map((l) => withJudged(l, seenIn(sessions, l), now, ctx.config)));
   if (leases.length === 0) return ctx.sink.err(`no leases in ${ctx.target.tables.leases}`);
-  for (const line of table(leaseColumns(ctx.clock.now()), leases)) ctx.sink.out(line);
+  for (const line of table(leaseColumns(now, sessions), leases)) ctx.sink.out(line);
 }
 
 /** `conclave get candidates [LEASE]`: one lease's candidates (a Query), or all of them (a Scan). */

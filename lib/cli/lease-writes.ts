@@ -9,7 +9,8 @@ import { changesOf, confirmChange, writeAsShown } from './confirm.js';
 import { note, printJson, say, type CliContext } from './context.js';
 import { CliError } from './errors.js';
 import { nextStep } from './explain.js';
-import { unknownLease } from './read.js';
+import { judgedLease } from './judged.js';
+import { readSession, unknownLease } from './read.js';
 import { byName, placeOf, preferenceOf } from './views.js';
 
 function strategyEffect(strategy: string | undefined): string {
@@ -85,8 +86,9 @@ export async function setLocations(ctx: CliContext, args: { lease: string; locat
   const what = args.clear ? `cleared the preferred locations of lease ${args.lease} (was ${listed(before)})` : `set the preferred locations of lease ${args.lease} to ${listed(written.preferredLocations)} (was ${listed(before)})`;
   say(ctx, `${what}${created ? CREATED : ''}`);
   say(ctx, `in force now: ${preferenceOf(written, ctx.config)}`);
+  // after the write: its candidates, and the session the lease is held on (to judge the term by it)
+  const [{ candidates }, session] = await Promise.all([ctx.candidates.list(args.lease), readSession(ctx, written)]);
   const now = ctx.clock.now();
-  const { candidates } = await ctx.candidates.list(args.lease);
   const preferred = preferredLocationsOf(written, ctx.config);
   const live = liveCandidates(candidates, now, ctx.config.candidateStaleAfterMs);
   if (preferred.length) {
@@ -95,5 +97,5 @@ export async function setLocations(ctx: CliContext, args: { lease: string; locat
       say(ctx, `no candidate of lease ${args.lease} runs in any of them now: all stay eligible, ranked as without a preference (leadership is never lost for want of a location)`);
     }
   }
-  say(ctx, `the coordinator's next step: ${nextStep(decideWithSuccession(args.lease, written, candidates, now, ctx.config), written)}`);
+  say(ctx, `the coordinator's next step: ${nextStep(decideWithSuccession(args.lease, judgedLease(written, session, now), candidates, now, ctx.config), written)}`);
 }

@@ -102,7 +102,7 @@ function program(io: CliIO & { ask: (question: string) => Promise<string | undef
     .option('--leases-table <name>', 'the leases table’s name, overriding the prefix')
     .option('--candidates-table <name>', 'the candidates table’s name, overriding the prefix')
     .option('--identities-table <name>', 'the identities table’s name, overriding the prefix')
-    .option('-o, --output <format>', 'table or json (json: the items as parsed, one document)')
+    .option('-o, --output <format>', 'table or json (json: the items as parsed, one document; leases with what the CLI judged, `judged`)')
     .option('--election-config <json|file>', 'the coordinator’s election config as deployed (JSON or a file): judge expiry, acks and staleness with it (env CONCLAVE_ELECTION_CONFIG; default: the defaults)')
     .addHelpText('after', EXAMPLES)
     .showHelpAfterError('(conclave --help shows the commands and options)')

@@ -15,6 +15,7 @@ import { note, printJson, say, type CliContext } from './context.js';
 import { CliError } from './errors.js';
 import { nextStep } from './explain.js';
 import { relative, span } from './format.js';
+import { judgedLease } from './judged.js';
 import { snapshot, unknownCandidate, type Snapshot } from './read.js';
 
 async function candidateOf(ctx: CliContext, lease: string, name: string): Promise<{ snap: Snapshot; candidate: Candidate }> {
@@ -24,10 +25,10 @@ async function candidateOf(ctx: CliContext, lease: string, name: string): Promis
   return { snap, candidate };
 }
 
-/** What the coordinator will do once `written` is in place, in words. */
+/** What the coordinator will do once `written` is in place, in words (on the lease as judged, with its session). */
 function foreseen(ctx: CliContext, snap: Snapshot, written: Candidate, now: number): string {
   const candidates = snap.candidates.map((c) => (c.name === written.name ? written : c));
-  return nextStep(decide(written.leaseName, snap.read.item, candidates, now, ctx.config), snap.read.item);
+  return nextStep(decide(written.leaseName, judgedLease(snap.read.item, snap.session, now), candidates, now, ctx.config), snap.read.item);
 }
 
 /** Why the coordinator does not elect on the lease (its strategy is not OldestEmulationVersion), or undefined. */
@@ -89,7 +90,7 @@ export async function preempt(ctx: CliContext, args: { lease: string; to: string
   const pinned: Candidate = { ...candidate, priority, priorityExpiresAt: now + args.for };
   const unelected = notElected(lease, snap.candidates, now, ctx);
   if (unelected) throw new CliError(`the coordinator does not elect on lease ${args.lease}: ${unelected} — first run \`conclave set-strategy ${args.lease} OldestEmulationVersion\``);
-  const decision = decide(args.lease, lease, [...others, pinned], now, ctx.config);
+  const decision = decide(args.lease, judgedLease(lease, snap.session, now), [...others, pinned], now, ctx.config);
   const written = await confirmedWrite(ctx, candidate, { set: { priority: pinned.priority, priorityExpiresAt: pinned.priorityExpiresAt } }, now);
   if (ctx.output === 'json') return printJson(ctx, written);
   say(ctx, `pinned ${written.name} on lease ${args.lease} at priority ${written.priority} (one above every other candidate), ${until(written.priorityExpiresAt!, now)}`);

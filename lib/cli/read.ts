@@ -1,10 +1,13 @@
 /** Reads for the commands: consistent, parsed by the stores, unknown names answered with the known ones. */
 import type { Candidate } from '../schemas/candidate.js';
+import { SESSION_COMPONENT } from '../schemas/identity.js';
 import type { Lease } from '../schemas/lease.js';
+import { ValidationError } from '../schemas/validation.js';
 import type { InvalidItem, Scanned } from '../stores/item-store.js';
 import type { LeaseRead } from '../stores/lease-store.js';
 import { note, type CliContext } from './context.js';
 import { CliError, listNames } from './errors.js';
+import { sessionOf, type SessionSeen, type SessionsSeen } from './judged.js';
 import { byName } from './views.js';
 
 async function collect<T>(pages: AsyncGenerator<Scanned<T>[]>): Promise<{ items: T[]; invalid: InvalidItem[] }> {
@@ -61,12 +64,55 @@ export interface Snapshot {
   read: LeaseRead;
   /** The lease's candidates (valid rows), by name. */
   candidates: Candidate[];
+  /** The lease's session, if it is held on one: read after the lease. */
+  session?: SessionSeen;
 }
 
-/** The lease row and its candidates; a name with neither is an unknown lease. */
+/**
+ * The session a lease is held on, read after the lease (its holder wrote the session row before
+ * naming it, so a row missing now has ended). A row that does not match its schema counts as gone,
+ * as in the coordinator's scan; the CLI says so.
+ */
+export async function readSession(ctx: CliContext, lease: Lease | undefined): Promise<SessionSeen | undefined> {
+  const name = sessionOf(lease);
+  if (name === undefined) return undefined;
+  const readAt = ctx.clock.now();
+  try {
+    return { name, row: (await ctx.identities.read(SESSION_COMPONENT, name)).item, readAt };
+  } catch (e) {
+    if (!(e instanceof ValidationError)) throw e;
+    reportInvalid(ctx, [{ key: { component: SESSION_COMPONENT, name }, error: e }]);
+    return { name, row: undefined, readAt };
+  }
+}
+
+/**
+ * The session rows the leases are held on, read after them: one query of the sessions' partition
+ * for the whole list, none when no lease is held on a session.
+ */
+export async function scanSessions(ctx: CliContext, leases: readonly Lease[]): Promise<SessionsSeen> {
+  const readAt = ctx.clock.now();
+  if (!leases.some((l) => sessionOf(l) !== undefined)) return { rows: new Map(), readAt };
+  const { items, invalid } = await ctx.identities.query(SESSION_COMPONENT);
+  reportInvalid(ctx, invalid);
+  return { rows: new Map(items.map((i) => [i.name, i])), readAt };
+}
+
+/** Every lease, then the sessions they are held on. */
+export async function scanLeasesJudged(ctx: CliContext): Promise<{ leases: Lease[]; sessions: SessionsSeen }> {
+  const leases = await scanLeases(ctx);
+  return { leases, sessions: await scanSessions(ctx, leases) };
+}
+
+/**
+ * The lease row, then its candidates and its session (both after the lease, as the coordinator reads
+ * them: candidates read before the lease could miss the pings of an election it shows); a name with
+ * neither row nor candidates is an unknown lease.
+ */
 export async function snapshot(ctx: CliContext, name: string): Promise<Snapshot> {
-  const [read, list] = await Promise.all([ctx.leases.read(name), ctx.candidates.list(name)]);
+  const read = await ctx.leases.read(name);
+  const [list, session] = await Promise.all([ctx.candidates.list(name), readSession(ctx, read.item)]);
   reportInvalid(ctx, list.invalid);
   if (!read.item && list.candidates.length === 0 && list.invalid.length === 0) throw await unknownLease(ctx, name);
-  return { read, candidates: list.candidates.sort(byName) };
+  return { read, candidates: list.candidates.sort(byName), ...(session ? { session } : {}) };
 }

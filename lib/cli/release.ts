@@ -5,7 +5,7 @@
  * until it has. `--force` ends the term at once instead (LeaseStore.releaseTerm), which the old
  * holder learns only when its next renewal fails: until its renew deadline it may still act.
  */
-import { vacancy } from '../election/vacancy.js';
+import { leaseExpiresAt, vacancy } from '../election/vacancy.js';
 import type { Candidate } from '../schemas/candidate.js';
 import type { Lease } from '../schemas/lease.js';
 import { HOLDER_FIELDS } from '../schemas/platform.js';
@@ -15,7 +15,8 @@ import { note, printJson, say, type CliContext, type Pace } from './context.js';
 import { CliError } from './errors.js';
 import { standings } from './explain.js';
 import { relative, span } from './format.js';
-import { snapshot } from './read.js';
+import { judgedLease, lastRenewal, type SessionSeen } from './judged.js';
+import { readSession, snapshot } from './read.js';
 
 /** How often the lease is read while waiting: the holder renews every retry period (2 s by default). */
 const POLL_MS = 500;
@@ -36,16 +37,17 @@ const inTerm = (l: Lease | undefined, term: Term): l is Lease => l?.holderIdenti
 
 /** `conclave release LEASE [--force] [--timeout D]`. */
 export async function release(ctx: CliContext, args: ReleaseArgs, pace: Pace): Promise<void> {
-  const { read, candidates } = await snapshot(ctx, args.lease);
+  const { read, candidates, session } = await snapshot(ctx, args.lease);
   const lease = read.item;
   if (!lease) throw new CliError(`lease ${args.lease} has no row yet, so no holder; nothing to release`);
   if (!lease.holderIdentity) throw new CliError(`lease ${args.lease} has no holder${lease.lastHolderIdentity ? ` (the last one was ${lease.lastHolderIdentity})` : ''}; nothing to release`);
   const term: Term = { holderIdentity: lease.holderIdentity, fencingToken: lease.fencingToken };
   const now = ctx.clock.now();
-  const v = vacancy(lease, now, ctx.config.clockSkewMs);
-  if (args.force) return endTerm(ctx, lease, term, candidates, now, 'force');
+  // a lease held on a session lives by the session's renewals too: judged as the coordinator judges it
+  const v = vacancy(judgedLease(lease, session, now), now, ctx.config.clockSkewMs);
+  if (args.force) return endTerm(ctx, lease, session, term, candidates, now, 'force');
   // A term that ran out (or was reported vacant) has nobody acting on it: nothing to ask, nothing to wait for.
-  if (v.vacant) return endTerm(ctx, lease, term, candidates, now, v.reason === 'reported' ? 'reported' : 'expired');
+  if (v.vacant) return endTerm(ctx, lease, session, term, candidates, now, v.reason === 'reported' ? 'reported' : 'expired');
   return askToYield(ctx, read, term, candidates, now, args.timeout ?? Math.max(10_000, 2 * lease.leaseDurationSeconds * 1000), pace);
 }
 
@@ -59,14 +61,14 @@ function nextHolder(ctx: CliContext, name: string, after: Lease | undefined, was
 }
 
 /** Ends the term now, as LeaseStore.releaseTerm does: forced, or a term nobody acts on any more. */
-async function endTerm(ctx: CliContext, lease: Lease, term: Term, candidates: readonly Candidate[], now: number, why: 'force' | 'expired' | 'reported'): Promise<void> {
+async function endTerm(ctx: CliContext, lease: Lease, session: SessionSeen | undefined, term: Term, candidates: readonly Candidate[], now: number, why: 'force' | 'expired' | 'reported'): Promise<void> {
   const name = lease.name;
   const holder = term.holderIdentity;
   // What LeaseStore.releaseTerm writes, shown before it is written.
   const ending: LeasePatch = { set: { renewTime: now, lastHolderIdentity: holder }, remove: [...HOLDER_FIELDS, 'preferredHolder', 'vacancyReport'] };
   const warnings = {
-    force: `warning: ${holder} is not asked to stop: it may go on acting as leader until its renew deadline (at most ${lease.leaseDurationSeconds}s after its last renewal, ${relative(lease.renewTime, now)}) while the next holder starts; fencing refuses its writes with token ${term.fencingToken} from now on, but not what it does outside fenced writes`,
-    expired: `note: ${holder}'s term ran out ${relative(lease.renewTime === undefined ? undefined : lease.renewTime + lease.leaseDurationSeconds * 1000, now)} (it stopped renewing), so nobody acts on it: ending it directly`,
+    force: `warning: ${holder} is not asked to stop: it may go on acting as leader until its renew deadline (at most ${lease.leaseDurationSeconds}s after its last renewal, ${lastRenewal(lease, session, now)}) while the next holder starts; fencing refuses its writes with token ${term.fencingToken} from now on, but not what it does outside fenced writes`,
+    expired: `note: ${holder}'s term ran out ${relative(leaseExpiresAt(judgedLease(lease, session, now)), now)} (${session ? `its session ${session.name} ${session.row ? 'stopped renewing' : 'is gone'}` : 'it stopped renewing'}), so nobody acts on it: ending it directly`,
     reported: `note: ${lease.vacancyReport?.by} reported lease ${name} vacant (it watched it unchanged for a whole term), so nobody acts on it: ending it directly`,
   };
   await confirmChange(ctx, `end the term of ${holder} on lease ${name} (fencing token ${term.fencingToken})${why === 'force' ? ' without asking it' : ''}`, changesOf(lease, ending, now), [warnings[why]]);
@@ -110,9 +112,10 @@ async function askToYield(ctx: CliContext, read: LeaseRead, term: Term, candidat
   for (;;) {
     const current = await ctx.leases.read(name);
     const l = current.item;
+    const s = inTerm(l, term) ? await readSession(ctx, l) : undefined; // after the lease, as the coordinator reads it
     const at = ctx.clock.now();
     if (!inTerm(l, term)) return yielded(ctx, name, term, l, candidates, at, 'released');
-    if (vacancy(l, at, ctx.config.clockSkewMs).vacant) return yielded(ctx, name, term, l, candidates, at, 'ranOut');
+    if (vacancy(judgedLease(l, s, at), at, ctx.config.clockSkewMs).vacant) return yielded(ctx, name, term, l, candidates, at, 'ranOut');
     if (l.preferredHolder === undefined) {
       if (asked >= ASKS) throw new CliError(`the coordinator withdrew the request to yield ${asked} times before ${holder} saw it (it judges ${holder} its best candidate); ${force} ends the term anyway`);
       note(ctx, `the coordinator withdrew the request before ${holder} saw it (it judges ${holder} its best candidate); asking again`);
@@ -121,11 +124,11 @@ async function askToYield(ctx: CliContext, read: LeaseRead, term: Term, candidat
     }
     if (at - start >= timeoutMs) {
       throw new CliError(
-        `${holder} did not release lease ${name} within ${span(timeoutMs)}, though it renews (last ${relative(l.renewTime, at)}): it may not honour preferredHolder (a worker without coordination, or an older SDK). The request stays on the lease; ${force} ends the term now`,
+        `${holder} did not release lease ${name} within ${span(timeoutMs)}, though it renews (last ${lastRenewal(l, s, at)}): it may not honour preferredHolder (a worker without coordination, or an older SDK). The request stays on the lease; ${force} ends the term now`,
       );
     }
     if (at - lastProgress >= PROGRESS_MS) {
-      note(ctx, `still waiting for ${holder}: ${span(at - start)} so far (it renewed ${relative(l.renewTime, at)})`);
+      note(ctx, `still waiting for ${holder}: ${span(at - start)} so far (it renewed ${lastRenewal(l, s, at)})`);
       lastProgress = at;
     }
     if (!pace.signal.aborted) await pace.sleep(POLL_MS);

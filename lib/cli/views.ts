@@ -7,6 +7,7 @@ import type { Candidate } from '../schemas/candidate.js';
 import type { ElectionConfig } from '../schemas/config.js';
 import type { Lease } from '../schemas/lease.js';
 import { dash, platformOf, relative, type Column } from './format.js';
+import { judgedLease, renewedOf, seenIn, type SessionsSeen } from './judged.js';
 
 /** The strategy in force: an operator's (sticky), else the one the holder was elected under. */
 export function strategyOf(l: Lease): string {
@@ -29,7 +30,8 @@ export function holderOf(l: Lease): string {
   return l.lastHolderIdentity ? `- (was ${l.lastHolderIdentity})` : '-';
 }
 
-export function leaseColumns(now: number): Column<Lease>[] {
+/** The leases table; a lease held on a session is judged with its session's row from `sessions`. */
+export function leaseColumns(now: number, sessions: SessionsSeen): Column<Lease>[] {
   return [
     { header: 'NAME', cell: (l) => l.name },
     { header: 'HOLDER', cell: holderOf },
@@ -37,8 +39,8 @@ export function leaseColumns(now: number): Column<Lease>[] {
     { header: 'STRATEGY', cell: strategyOf },
     { header: 'ELECTION', cell: (l) => electionOf(l, now) },
     { header: 'PREFERRED', cell: (l) => dash(l.preferredHolder) },
-    { header: 'RENEWED', cell: (l) => relative(l.renewTime, now) },
-    { header: 'EXPIRES', cell: (l) => (l.holderIdentity ? relative(leaseExpiresAt(l), now) : '-') },
+    { header: 'RENEWED', cell: (l) => renewedOf(l, seenIn(sessions, l), now) },
+    { header: 'EXPIRES', cell: (l) => (l.holderIdentity ? relative(leaseExpiresAt(judgedLease(l, seenIn(sessions, l), now)), now) : '-') },
   ];
 }
 

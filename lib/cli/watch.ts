@@ -2,7 +2,8 @@ import type { Lease } from '../schemas/lease.js';
 import type { CliContext, Pace } from './context.js';
 import { describeJson, describeLines } from './describe.js';
 import { CLEAR_SCREEN, clean, jsonText, style, table } from './format.js';
-import { scanLeases, snapshot } from './read.js';
+import { seenIn, withJudged } from './judged.js';
+import { scanLeasesJudged, snapshot } from './read.js';
 import { leaseColumns } from './views.js';
 
 interface Term {
@@ -29,20 +30,21 @@ const changeLine = (name: string, was: Term, now: Term) =>
   clean(`holder changed on ${name}: ${was.holder ?? '(none)'} → ${now.holder ?? '(none)'} (fencing token ${was.fencingToken} → ${now.fencingToken})`);
 
 async function frame(ctx: CliContext, lease: string | undefined, seen: Seen | undefined): Promise<{ lines: string[]; seen: Seen }> {
-  const now = ctx.clock.now();
   if (lease) {
     const snap = await snapshot(ctx, lease);
+    const now = ctx.clock.now(); // after the reads: a session's stamp is judged as of its read (judged.ts stampAt)
     const l = snap.read.item;
-    if (ctx.output === 'json') return { lines: [jsonText(describeJson(l, snap.candidates, now, ctx.config))], seen: new Map() };
+    if (ctx.output === 'json') return { lines: [jsonText(describeJson(snap, now, ctx.config))], seen: new Map() };
     const changed = l ? changes(seen, [l]) : new Map<string, Term>();
-    const lines = describeLines(lease, l, snap.candidates, now, ctx.config, ctx.settings);
+    const lines = describeLines(lease, snap, now, ctx.config, ctx.settings);
     for (const [name, was] of changed) lines.unshift(style(ctx.sink.color, 'bold', changeLine(name, was, termOf(l!))), '');
     return { lines, seen: new Map(l ? [[l.name, termOf(l)]] : []) };
   }
-  const leases = await scanLeases(ctx);
-  if (ctx.output === 'json') return { lines: [jsonText(leases)], seen: new Map() };
+  const { leases, sessions } = await scanLeasesJudged(ctx);
+  const now = ctx.clock.now();
+  if (ctx.output === 'json') return { lines: [jsonText(leases.map((l) => withJudged(l, seenIn(sessions, l), now, ctx.config)))], seen: new Map() };
   const changed = changes(seen, leases);
-  const columns = leaseColumns(now).map((c) =>
+  const columns = leaseColumns(now, sessions).map((c) =>
     c.header === 'HOLDER' ? { ...c, decorate: (text: string, l: Lease) => (changed.has(l.name) ? `${style(ctx.sink.color, 'inverse', text)} (new)` : text) } : c,
   );
   const lines = leases.length ? table(columns, leases) : [`no leases in ${ctx.target.tables.leases} yet`];

@@ -52,7 +52,8 @@ describe('get', () => {
     expect(r.code).toBe(0);
     const items = JSON.parse(r.out) as Lease[];
     expect(items.map((l) => l.name)).toEqual(['component-A', 'jobs']);
-    expect(items[0]).toEqual({ ...lease('w1', { holderInstance: 'w1-i1', electedStrategy: 'OldestEmulationVersion' }), termToken: 7, revision: 1 }); // termToken: the store's copy of the term's token
+    // termToken: the store's copy of the term's token; judged: what the CLI judged (not stored)
+    expect(items[0]).toEqual({ ...lease('w1', { holderInstance: 'w1-i1', electedStrategy: 'OldestEmulationVersion' }), termToken: 7, revision: 1, judged: { at: NOW + 3 * SEC, vacant: false, expiresAt: NOW + 10 * SEC } });
   });
 
   it('get candidates LEASE: versions, priority with expiry, strategies, renewal, ping state, identity, location, platform', async () => {

@@ -1,0 +1,110 @@
+/**
+ * A lease as the coordinator judges it. One held on a session (lib/sdk/session.ts) lives until the
+ * later of its own renewTime and its session row's, plus leaseDurationSeconds (effectiveLease): its
+ * own stamp stays where the holder last wrote the lease itself. The CLI reads the session rows after
+ * the leases (read.ts) and judges with them, as lib/coordinator/reconcile.ts does.
+ */
+import { effectiveLease, leaseExpiresAt, vacancy, type SessionStamp, type VacancyReason } from '../election/vacancy.js';
+import type { ElectionConfig } from '../schemas/config.js';
+import type { IdentityLease } from '../schemas/identity.js';
+import type { Lease } from '../schemas/lease.js';
+import { relative, stamp } from './format.js';
+
+/** A lease's session row as the CLI read it (`row` undefined: gone), and when (the CLI's clock) the read was sent. */
+export interface SessionSeen {
+  readonly name: string;
+  readonly row: IdentityLease | undefined;
+  readonly readAt: number;
+}
+
+/** The session rows a list command read (once, however many leases), and when the read was sent. */
+export interface SessionsSeen {
+  readonly rows: ReadonlyMap<string, IdentityLease>;
+  readonly readAt: number;
+}
+
+/** The session a lease's term lives by: only while it has a holder, as effectiveLease has it. */
+export const sessionOf = (l: Lease | undefined): string | undefined => (l?.holderIdentity !== undefined ? l.session : undefined);
+
+/** A lease's session as a list command saw it; undefined when the lease is not held on one. */
+export function seenIn(sessions: SessionsSeen, l: Lease): SessionSeen | undefined {
+  const name = sessionOf(l);
+  return name === undefined ? undefined : { name, row: sessions.rows.get(name), readAt: sessions.readAt };
+}
+
+/**
+ * The session's stamp to judge by at `now`: its renewTime moved forward by the read's age, so judging
+ * at `now` is judging at the moment the read was sent (a renewal may have landed since), as the
+ * coordinator does. Without it, `release` could take a live session's term for one that ran out.
+ */
+export function stampAt(seen: SessionSeen | undefined, now: number): SessionStamp | undefined {
+  if (!seen?.row) return undefined;
+  return { name: seen.row.name, renewTime: seen.row.renewTime + Math.max(0, now - seen.readAt) };
+}
+
+/** The lease as the coordinator judges it at `now`: what vacancy() and decide() are given. */
+export function judgedLease(lease: Lease, seen: SessionSeen | undefined, now: number): Lease;
+export function judgedLease(lease: Lease | undefined, seen: SessionSeen | undefined, now: number): Lease | undefined;
+export function judgedLease(lease: Lease | undefined, seen: SessionSeen | undefined, now: number): Lease | undefined {
+  return effectiveLease(lease, stampAt(seen, now));
+}
+
+/** What `-o json` adds to a lease item (as `judged`): the CLI's verdict, by the coordinator's rules. */
+export interface Judged {
+  /** When the CLI judged (its clock, epoch ms). */
+  at: number;
+  /** vacancy() of the lease as judged, with the clock skew margin of the config judged with. */
+  vacant: boolean;
+  /** Why it is vacant: noHolder, expired, reported. */
+  reason?: VacancyReason;
+  /** When the holder's term ends (or ended): the later of its own and its session's renewal, plus leaseDurationSeconds. */
+  expiresAt?: number;
+  /** A lease held on a session: the session's name and its row as read (null: gone, so the term lives by the lease's own renewTime). */
+  session?: { name: string; row: IdentityLease | null };
+}
+
+export function judged(lease: Lease, seen: SessionSeen | undefined, now: number, config: ElectionConfig): Judged {
+  const effective = judgedLease(lease, seen, now);
+  const v = vacancy(effective, now, config.clockSkewMs);
+  const expiresAt = lease.holderIdentity === undefined ? undefined : leaseExpiresAt(effective);
+  return {
+    at: now,
+    vacant: v.vacant,
+    ...(v.vacant ? { reason: v.reason } : {}),
+    ...(expiresAt === undefined ? {} : { expiresAt }),
+    ...(seen ? { session: { name: seen.name, row: seen.row ?? null } } : {}),
+  };
+}
+
+/** A lease for `-o json`: the item as stored, and what the CLI judged of it. */
+export const withJudged = (lease: Lease, seen: SessionSeen | undefined, now: number, config: ElectionConfig): Lease & { judged: Judged } => ({
+  ...lease,
+  judged: judged(lease, seen, now, config),
+});
+
+/** The last renewal observers count: the lease's own, or its session's; for the leases table's RENEWED. */
+export function renewedOf(l: Lease, seen: SessionSeen | undefined, now: number): string {
+  if (!seen) return relative(l.renewTime, now);
+  if (!seen.row) return `${relative(l.renewTime, now)} (session gone)`;
+  return `${relative(Math.max(l.renewTime ?? 0, seen.row.renewTime), now)} (session)`;
+}
+
+/** The holder's last renewal as observers count it: `2s ago`, or `2s ago, through its session s-1` when the session's is the later. */
+export function lastRenewal(l: Lease, seen: SessionSeen | undefined, now: number): string {
+  if (!seen?.row || seen.row.renewTime <= (l.renewTime ?? 0)) return relative(l.renewTime, now);
+  return `${relative(seen.row.renewTime, now)}, through its session ${seen.name}`;
+}
+
+/** `describe lease`'s Session line. */
+export function sessionLine(l: Lease, seen: SessionSeen | undefined, now: number): string {
+  if (!seen) return l.holderIdentity === undefined ? '-' : 'none: the holder renews the lease itself';
+  const r = seen.row;
+  if (!r) return `held on session ${seen.name}, whose row is gone: the term lives by the lease's own renewal only`;
+  return `held on session ${seen.name}, last renewed ${relative(r.renewTime, now)} by the session (${new Date(r.renewTime).toISOString()}; host ${r.hostname}, process ${r.holderIdentity})`;
+}
+
+/** `describe lease`'s Renewed line: the lease's own stamp, which a session-held term does not move. */
+export function renewedLine(l: Lease, seen: SessionSeen | undefined, now: number): string {
+  const own = stamp(l.renewTime, now);
+  return seen ? `${own} (the lease's own; the session's renewals keep the term)` : own;
+}

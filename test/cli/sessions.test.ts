@@ -1,0 +1,189 @@
+/**
+ * A lease held on a session (lib/sdk/session.ts) keeps its own renewTime at the acquisition; the
+ * session's row carries the renewals. The CLI reads that row after the lease and judges with it, as
+ * the coordinator does: a fresh session keeps the lease held in every view (get, describe, its next
+ * step, watch, release), a stale or missing one leaves it expired.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cliContext } from '../../lib/cli/context.js';
+import { getLeases } from '../../lib/cli/get.js';
+import { manualClock } from '../../lib/clock.js';
+import type { Judged } from '../../lib/cli/judged.js';
+import { SESSION_COMPONENT } from '../../lib/schemas/identity.js';
+import type { Lease } from '../../lib/schemas/lease.js';
+import { IdentityStore } from '../../lib/stores/identity-store.js';
+import { localClient } from '../../lib/stores/client.js';
+import { MIN, NOW, SEC, cand, lease } from '../fixtures.js';
+import { cliHarness, scripted, type CliHarness } from './harness.js';
+
+let h: CliHarness;
+let identities: IdentityStore;
+const at = () => manualClock(NOW);
+
+/** Session `name`'s row, last renewed at `renewTime`. */
+const seedSession = (name: string, renewTime: number) =>
+  identities.write(
+    { key: { component: SESSION_COMPONENT, name }, item: undefined, revision: 0 },
+    { set: { holderIdentity: `${name}_1`, hostname: 'web-1', leaseDurationSeconds: 60, acquireTime: NOW - 10 * MIN, renewTime } },
+  );
+
+/** A lease `name` held by a1 on session `s-NAME` since a minute ago (its own stamp), 15 s long; a1 and a2 are candidates. */
+async function sessionHeld(name: string, sessionAt: number | undefined) {
+  await h.seedLease(lease('a1', { name, session: `s-${name}`, leaseDurationSeconds: 15, renewTime: NOW - MIN, acquireTime: NOW - MIN, electedStrategy: 'OldestEmulationVersion' }));
+  await h.seedCandidate(cand('a1', '1.30.0', '1.30.0', { leaseName: name }));
+  await h.seedCandidate(cand('a2', '1.31.0', '1.31.0', { leaseName: name }));
+  if (sessionAt !== undefined) await seedSession(`s-${name}`, sessionAt);
+}
+
+beforeAll(async () => {
+  h = await cliHarness('cli-sessions');
+  identities = new IdentityStore(h.t.client, h.t.names.identities);
+  await sessionHeld('live', NOW - 2 * SEC); // ends at NOW + 13 s
+  await sessionHeld('stale', NOW - 30 * SEC); // ended 15 s ago
+  await sessionHeld('gone', undefined); // by its own stamp: ended 45 s ago
+  await h.seedLease(lease('b1', { name: 'plain', leaseDurationSeconds: 15, renewTime: NOW - SEC })); // renews itself
+});
+afterAll(() => h.t.drop());
+
+describe('get leases', () => {
+  it('RENEWED and EXPIRES count the session’s renewals', async () => {
+    const r = await h.run(['get', 'leases'], { clock: at() });
+    expect(r.code, r.err).toBe(0);
+    const row = (name: string) => r.out.split('\n').find((l) => l.startsWith(`${name} `))!.split(/\s{3,}/).slice(-2);
+    expect(row('live')).toEqual(['2s ago (session)', 'in 13s']);
+    expect(row('stale')).toEqual(['30s ago (session)', '15s ago']);
+    expect(row('gone')).toEqual(['1m ago (session gone)', '45s ago']);
+    expect(row('plain')).toEqual(['1s ago', 'in 14s']);
+  });
+
+  it('-o json: each item as stored, with `judged`: the verdict and the session row it was judged with', async () => {
+    const r = await h.run(['-o', 'json', 'get', 'leases'], { clock: at() });
+    const items = JSON.parse(r.out) as (Lease & { judged: Judged })[];
+    const of = (name: string) => items.find((l) => l.name === name)!;
+    expect(of('live')).toMatchObject({ session: 's-live', renewTime: NOW - MIN }); // stored as written
+    expect(of('live').judged).toEqual({ at: NOW, vacant: false, expiresAt: NOW + 13 * SEC, session: { name: 's-live', row: expect.objectContaining({ component: SESSION_COMPONENT, name: 's-live', renewTime: NOW - 2 * SEC }) } });
+    expect(of('stale').judged).toMatchObject({ vacant: true, reason: 'expired', expiresAt: NOW - 15 * SEC, session: { name: 's-stale', row: { renewTime: NOW - 30 * SEC } } });
+    expect(of('gone').judged).toEqual({ at: NOW, vacant: true, reason: 'expired', expiresAt: NOW - 45 * SEC, session: { name: 's-gone', row: null } });
+    expect(of('plain').judged).toEqual({ at: NOW, vacant: false, expiresAt: NOW + 14 * SEC });
+  });
+
+  it('reads the sessions once for the whole list (one query), and not at all when no lease is held on one', async () => {
+    const count = async (tables = h.t.names) => {
+      const client = localClient(h.endpoint);
+      const sent: string[] = [];
+      client.middlewareStack.add((next, context) => async (args) => {
+        sent.push(`${context.commandName} ${(args.input as { TableName?: string }).TableName}`);
+        return next(args);
+      });
+      const sink = { out: () => {}, err: () => {}, color: false };
+      try {
+        await getLeases(cliContext(client, { tablePrefix: h.prefix, tables }, { clock: at(), sink, output: 'table' }));
+      } finally {
+        client.destroy();
+      }
+      return sent.filter((s) => s.endsWith(` ${tables.identities}`));
+    };
+    expect(await count()).toEqual([`QueryCommand ${h.t.names.identities}`]);
+    const plain = await cliHarness('cli-sessions-none');
+    try {
+      await plain.seedLease(lease('b1', { name: 'plain' }));
+      expect(await count(plain.t.names)).toEqual([]);
+    } finally {
+      await plain.t.drop();
+    }
+  });
+});
+
+describe('describe lease', () => {
+  it('a fresh session: held, its term ends by the session’s renewal, and the coordinator leaves it alone', async () => {
+    const r = await h.run(['describe', 'lease', 'live'], { clock: at() });
+    expect(r.code, r.err).toBe(0);
+    expect(r.out).toMatch(/^State: +held, term ends in 13s$/m);
+    expect(r.out).toMatch(/^Renewed: +1m ago \(2026-01-01T11:59:00\.000Z\) \(the lease's own; the session's renewals keep the term\)$/m);
+    expect(r.out).toMatch(/^Session: +held on session s-live, last renewed 2s ago by the session \(2026-01-01T11:59:58\.000Z; host web-1, process s-live_1\)$/m);
+    expect(r.out).toMatch(/^Next step: +designate a2 successor: it takes the lease at once if a1 stops renewing or releases$/m);
+  });
+
+  it('a stale session, or a session row gone: expired, and the coordinator elects anew', async () => {
+    const stale = await h.run(['describe', 'lease', 'stale'], { clock: at() });
+    expect(stale.out).toMatch(/^State: +vacant: expired \(the term ended 15s ago; the coordinator allows 1s of clock skew\)$/m);
+    expect(stale.out).toMatch(/^Session: +held on session s-stale, last renewed 30s ago by the session /m);
+    expect(stale.out).toMatch(/^Next step: +elect a1 with a fencing token above 7 /m);
+    const gone = await h.run(['describe', 'lease', 'gone'], { clock: at() });
+    expect(gone.out).toMatch(/^State: +vacant: expired \(the term ended 45s ago; /m);
+    expect(gone.out).toMatch(/^Session: +held on session s-gone, whose row is gone: the term lives by the lease's own renewal only$/m);
+    expect(gone.out).toMatch(/^Next step: +elect a1 with a fencing token above 7 /m);
+  });
+
+  it('a lease its holder renews itself says so', async () => {
+    const r = await h.run(['describe', 'lease', 'plain'], { clock: at() });
+    expect(r.out).toMatch(/^Session: +none: the holder renews the lease itself$/m);
+    expect(r.out).toMatch(/^State: +held, term ends in 14s$/m);
+  });
+
+  it('-o json: the lease as stored, with `judged`', async () => {
+    const r = await h.run(['-o', 'json', 'describe', 'lease', 'live'], { clock: at() });
+    const doc = JSON.parse(r.out) as { lease: Lease & { judged: Judged } };
+    expect(doc.lease).toMatchObject({ name: 'live', renewTime: NOW - MIN, session: 's-live', judged: { at: NOW, vacant: false, expiresAt: NOW + 13 * SEC, session: { name: 's-live' } } });
+  });
+
+  it('watch LEASE and watch judge the same way', async () => {
+    const one = await h.run(['watch', 'live', '--count', '1'], { clock: at(), pace: scripted([]) });
+    expect(one.out).toMatch(/^State: +held, term ends in 13s$/m);
+    const all = await h.run(['watch', '--count', '1'], { clock: at(), pace: scripted([]) });
+    expect(all.out.split('\n').find((l) => l.startsWith('live '))).toMatch(/ 2s ago \(session\) +in 13s$/);
+  });
+});
+
+describe('the next step after a write', () => {
+  it('set-priority foresees the coordinator’s decision on the lease as judged', async () => {
+    const live = await h.run(['set-priority', 'live', 'a1', '5', '--yes'], { clock: at() });
+    expect(live.out).toMatch(/^the coordinator's next step: nothing: a1 is the best candidate and its term is current$/m);
+    const gone = await h.run(['set-priority', 'gone', 'a1', '5', '--yes'], { clock: at() });
+    expect(gone.out).toMatch(/^the coordinator's next step: elect a1 with a fencing token above 7 /m);
+  });
+
+  it('set-locations too', async () => {
+    const r = await h.run(['set-locations', 'live', 'us-east-1a', '--yes'], { clock: at() });
+    expect(r.code, r.err).toBe(0);
+    expect(r.out).toMatch(/^the coordinator's next step: designate a2 successor/m);
+  });
+});
+
+describe('release', () => {
+  it('a holder whose session renews is asked to yield, and waited for, though its own stamp is old', async () => {
+    await sessionHeld('yield', NOW - SEC);
+    const clock = manualClock(NOW);
+    const renewSession = async () => {
+      const s = await identities.read(SESSION_COMPONENT, 's-yield');
+      await identities.write(s, { set: { renewTime: clock.now() } });
+    };
+    const holderYields = async () => {
+      const l = (await h.leases.read('yield')).item!;
+      await h.leases.releaseTerm('yield', { holderIdentity: l.holderIdentity!, fencingToken: l.fencingToken }, clock.now());
+    };
+    // ten polls (5 s) with the session renewed, then it yields: its own stamp (a minute old) never ends the wait
+    const pace = scripted([...Array.from({ length: 10 }, () => renewSession), holderYields], clock);
+    const r = await h.run(['release', 'yield', '--yes'], { clock, pace });
+    expect(r.code, r.err).toBe(0);
+    expect(r.err).toMatch(/^ask a1 to yield lease yield \(fencing token 7\) to a2/m);
+    expect(r.err).toMatch(/^still waiting for a1: 5s so far \(it renewed 0s ago, through its session s-yield\)$/m);
+    expect(r.out.split('\n')[0]).toBe('a1 yielded lease yield: its term (fencing token 7) is over; writes fenced with it fail from now on');
+  });
+
+  it('a holder whose session stopped renewing: the term ran out, ended directly', async () => {
+    await sessionHeld('dead', NOW - 20 * SEC);
+    const r = await h.run(['release', 'dead', '--yes'], { clock: at(), pace: scripted([]) });
+    expect(r.code, r.err).toBe(0);
+    expect(r.err).toMatch(/^note: a1's term ran out 5s ago \(its session s-dead stopped renewing\), so nobody acts on it: ending it directly$/m);
+    expect((await h.leases.read('dead')).item).toMatchObject({ lastHolderIdentity: 'a1' });
+    expect((await h.leases.read('dead')).item?.session).toBeUndefined();
+  });
+
+  it('--force says how long the holder may act: from its session’s last renewal', async () => {
+    await sessionHeld('forced', NOW - 3 * SEC);
+    const r = await h.run(['release', 'forced', '--force', '--yes'], { clock: at() });
+    expect(r.code, r.err).toBe(0);
+    expect(r.err).toMatch(/at most 15s after its last renewal, 3s ago, through its session s-forced\)/);
+  });
+});
