@@ -16,7 +16,7 @@ import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { ElectionConfigSchema, TableNamesSchema, type ElectionConfig, type ElectionConfigInput, type TableNames } from '../lib/schemas/config.js';
 import { parse, ValidationError } from '../lib/schemas/validation.js';
-import { defaultTableNames } from '../lib/tables.js';
+import { defaultTableNames, SESSION_COMPONENT } from '../lib/tables.js';
 import { ENV, wiring, type FunctionName, type FunctionWiring } from '../lib/wiring.js';
 import { FUNCTION_ACCESS, type TableRole } from './access.js';
 import { conclaveFunction } from './functions.js';
@@ -25,7 +25,6 @@ import { ConclaveMonitoring, type ConclaveAlarms } from './monitoring.js';
 import { iotDataEndpoint } from './push.js';
 import { deadLetterQueue, queueEncryption } from './queues.js';
 import { ConclaveSettingsSchema, GrantWorkerSettingsSchema } from './settings.js';
-import { SESSION_COMPONENT } from '../lib/schemas/identity.js';
 import { ConclaveTables, type ConclaveTableSet } from './tables.js';
 import { addEventRules, addQueueSource, addSchedule, addStreamSource } from './triggers.js';
 

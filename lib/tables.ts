@@ -38,3 +38,10 @@ export const defaultTableNames = (prefix = 'conclave'): TableNames => ({
   candidates: `${prefix}-candidates`,
   identities: `${prefix}-identities`,
 });
+
+/**
+ * The identities table's partition (KEP-1965's `component`) that holds process sessions
+ * (lib/sdk/session.ts): one row per process start-up. Here, with the tables, so the construct's
+ * grant names it without loading the schemas.
+ */
+export const SESSION_COMPONENT = 'conclave-session';

@@ -1,8 +1,8 @@
 import * as z from 'zod';
 import { Instance, Labels, Millis, Name, Revision, TtlSeconds } from './common.js';
 
-/** The identities table's partition that holds process sessions (lib/sdk/session.ts): KEP-1965's `component`. */
-export const SESSION_COMPONENT = 'conclave-session';
+/** The identities table's partition that holds process sessions (declared with the tables, lib/tables.ts). */
+export { SESSION_COMPONENT } from '../tables.js';
 
 /** The longest identity lease (a day): the heartbeat's `leaseDurationSeconds` at most. */
 export const MAX_IDENTITY_LEASE_SECONDS = 86_400;
