@@ -4,7 +4,7 @@
  * own stamp stays where the holder last wrote the lease itself. The CLI reads the session rows after
  * the leases (read.ts) and judges with them, as lib/coordinator/reconcile.ts does.
  */
-import { effectiveLease, leaseExpiresAt, vacancy, type SessionStamp, type VacancyReason } from '../election/vacancy.js';
+import { effectiveLease, leaseExpiresAt, sessionStampAt, vacancy, type SessionStamp, type VacancyReason } from '../election/vacancy.js';
 import type { ElectionConfig } from '../schemas/config.js';
 import type { IdentityLease } from '../schemas/identity.js';
 import type { Lease } from '../schemas/lease.js';
@@ -38,8 +38,7 @@ export function seenIn(sessions: SessionsSeen, l: Lease): SessionSeen | undefine
  * coordinator does. Without it, `release` could take a live session's term for one that ran out.
  */
 export function stampAt(seen: SessionSeen | undefined, now: number): SessionStamp | undefined {
-  if (!seen?.row) return undefined;
-  return { name: seen.row.name, renewTime: seen.row.renewTime + Math.max(0, now - seen.readAt) };
+  return seen && sessionStampAt(seen.row, seen.readAt, now);
 }
 
 /** The lease as the coordinator judges it at `now`: what vacancy() and decide() are given. */

@@ -3,7 +3,7 @@ import { systemClock, type Clock } from '../clock.js';
 import { isNoop, pingsToWithdraw, type Decision } from '../election/decide.js';
 import { plan } from '../election/plan.js';
 import { decideWithSuccession } from '../election/successor.js';
-import { effectiveLease, isCandidateStale, isIdentityExpired, vacancy, type SessionStamp } from '../election/vacancy.js';
+import { effectiveLease, isCandidateStale, isIdentityExpired, sessionStampAt, vacancy, type SessionStamp } from '../election/vacancy.js';
 import { SESSION_COMPONENT } from '../schemas/identity.js';
 import type { Candidate } from '../schemas/candidate.js';
 import type { IdentityLease } from '../schemas/identity.js';
@@ -96,8 +96,7 @@ interface SessionSeen {
  * so judging at `now` is judging at the moment the read was sent (a renewal may have landed since).
  */
 function stampAt(seen: SessionSeen | undefined, now: number): SessionStamp | undefined {
-  if (!seen?.row) return undefined;
-  return { name: seen.row.name, renewTime: seen.row.renewTime + Math.max(0, now - seen.readAt) };
+  return seen && sessionStampAt(seen.row, seen.readAt, now);
 }
 
 async function readLease(deps: CoordinatorDeps, name: string): Promise<LeaseRead> {

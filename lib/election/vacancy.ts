@@ -14,6 +14,16 @@ export interface SessionStamp {
 }
 
 /**
+ * A session row read at `readAt`, as a stamp to judge by at `now` (a later moment): its renewTime
+ * moved forward by the read's age, so judging at `now` is judging as of the moment the read was
+ * sent — a renewal may have landed since, and only a read sent no earlier than the moment judged
+ * proves the holder has stopped. Undefined when there was no row.
+ */
+export function sessionStampAt(row: { readonly name: string; readonly renewTime: number } | undefined, readAt: number, now: number): SessionStamp | undefined {
+  return row ? { name: row.name, renewTime: row.renewTime + Math.max(0, now - readAt) } : undefined;
+}
+
+/**
  * The lease as observers judge it: a lease held on a session has `renewTime` the later of its own and
  * the session's; any other lease (or a session that is not the lease's, or is gone) as it is. A
  * coordinator judging at `now` from a session read it sent at `readAt` passes the session's stamp
