@@ -141,6 +141,8 @@ export async function multiLease(ctx: BenchContext, opts: BenchOptions): Promise
     }
     const errors = lines().filter((e) => e.event === 'error' && e.at >= t0 && e.at <= t1);
     if (errors.length) c.record('warning', { message: `${errors.length} error line(s) from the workers inside the window`, events: errors.slice(0, 20) });
+    // Before the window (start-up, settling): a session that ended then shows only as a row the coordinator collects.
+    const earlyErrors = lines().filter((e) => e.event === 'error' && e.at < t0);
 
     // Workers: the sum over the processes, per lease.
     const measured = workers.map((w) => workerRates(w, t0, t1));
@@ -173,7 +175,7 @@ export async function multiLease(ctx: BenchContext, opts: BenchOptions): Promise
       c.record('warning', { message: `the push broker held ${(iot.connections * n).toFixed(2)} connections on average in the window, not one per process (${PROCESSES})` });
     const dollars = costFigures(c, what, 'conclave', { dynamo: roles, lambda, ...published, leasesInDeployment: n, ...(iot ? { iot } : {}) }, { text: `≤ $0.05 per lease-month (${n} leases × ${PROCESSES} processes)`, max: 0.05 });
 
-    c.record('rates', { system: 'conclave', scenario: 'multi-lease', leases: n, processes: PROCESSES, windowMs, settlingTick: settling, perLease: roles, total, ticks, tickMean, coordinatorOthers: others, oneCandidateRenewal: oneRenewal, candidateInvocationMs: invocationMs, lambdaPerLease: lambda, ...published, leasesLedPerProcess: perProcess, perProcessPerLease: perProcessRates, landing: landed, session: sessions, sessionsInWindow, push: ctx.push, ...(iot ? { iotPerLease: iot, pushBroker: { before: pushBefore, after: pushAfter } } : {}), dollarsPerLeaseMonth: dollars });
+    c.record('rates', { system: 'conclave', scenario: 'multi-lease', leases: n, processes: PROCESSES, windowMs, settlingTick: settling, perLease: roles, total, ticks, tickMean, coordinatorOthers: others, oneCandidateRenewal: oneRenewal, candidateInvocationMs: invocationMs, lambdaPerLease: lambda, ...published, leasesLedPerProcess: perProcess, perProcessPerLease: perProcessRates, landing: landed, session: sessions, sessionsInWindow, errorsBeforeWindow: { count: earlyErrors.length, first: earlyErrors.slice(0, 10) }, push: ctx.push, ...(iot ? { iotPerLease: iot, pushBroker: { before: pushBefore, after: pushAfter } } : {}), dollarsPerLeaseMonth: dollars });
     ctx.log(`  settling tick (${n} leases): ${settling ? `${settling.requests} requests (${Object.entries(settling.commands).map(([k, v]) => `${k} ${v}`).join(', ')})` : 'no requests'}; leases led per process (${ids.join(', ')}): ${perProcess.join(', ')}; successor of: ${ids.map((id) => landed.successorOf[id]).join(', ')}`);
     ctx.log(
       sessions
@@ -181,6 +183,7 @@ export async function multiLease(ctx: BenchContext, opts: BenchOptions): Promise
         : '  no sessions (--no-session): every leader renews its own lease',
     );
     ctx.log(`  ${total.requests.toFixed(2)} req/min per lease (${Object.entries(roles).map(([role, r]) => `${role} ${r.requests.toFixed(3)}`).join(', ')}); $${dollars.toFixed(4)} per lease-month`);
+    if (earlyErrors.length) ctx.log(`  ${earlyErrors.length} error line(s) from the workers before the window, the first: ${(earlyErrors[0] as { message?: string }).message ?? '?'}`);
     for (const [id, rs] of Object.entries(perProcessRates)) ctx.log(`  ${id}'s requests per lease per minute: ${Object.entries(rs).map(([role, r]) => `${role} ${r.requests.toFixed(3)} (${commandsText(r)})`).join(', ') || 'none'}`);
     ctx.log(`  ${iot ? `IoT Core per lease: ${iotText(iot)}` : 'no push path (--no-push): no IoT Core'}`);
   } finally {
