@@ -331,6 +331,18 @@ export class LeaderElector {
   private lastRaw: LeaseRead | undefined;
   /** When (monotonic) the lease row itself was last read. */
   private leaseReadAt: number | undefined;
+  /** The session row the last view was judged with (a lease held on a session), if any. */
+  private viewedSession: { name: string; renewTime: number } | undefined;
+
+  /**
+   * The renewal cadence this follower times its reads by: for a lease held on a session, the
+   * session's, shared by every elector of the process that follows a lease on it (they then aim at
+   * the same moment, and one read serves them all); otherwise its own holder's.
+   */
+  private get activePhase(): RenewalPhase {
+    const l = this.lastRaw?.item;
+    return l?.session !== undefined && l.holderIdentity !== undefined && this.viewedSession !== undefined ? this.sessions.phase(l.session) : this.phase;
+  }
 
   /** Validates and resolves `options`; nothing is read or written until run(). @throws ValidationError naming each bad option */
   constructor(options: LeaderElectorOptions) {
@@ -597,12 +609,18 @@ export class LeaderElector {
       this.leaseReadAt = sentAt;
     }
     const l = raw.item;
+    this.viewedSession = undefined;
     if (l?.session === undefined || l.holderIdentity === undefined) return { raw, view: raw, sentAt };
+    // A read of the session serves every elector of the process that wants one about then: the
+    // successor shares one sent SHARED_READ_MS ago (it times the holder's renewals), others one up to
+    // a quarter of the margin between the renew deadline and the term, and anyone one still in flight
+    // that was sent within that margin. A judgement from a read sent that much earlier is still sound:
+    // any renewal landing after it was sent after the holder's own deadline (see Session).
+    const margin = Math.max(SHARED_READ_MS, Math.min(this.options.retryPeriodMs, (this.options.leaseDurationMs - this.options.renewDeadlineMs) / 4));
     const successor = isSuccessor(l, this.options.identity, this.instance);
-    // Others share a read up to a quarter of the margin between the renew deadline and the term (see Session).
-    const share = successor ? SHARED_READ_MS : Math.max(SHARED_READ_MS, Math.min(this.options.retryPeriodMs, (this.options.leaseDurationMs - this.options.renewDeadlineMs) / 4));
-    const s = await this.sessions.read(l.session, share);
+    const s = await this.sessions.read(l.session, successor ? SHARED_READ_MS : margin, margin);
     sentAt = s.sentAt;
+    this.viewedSession = s.row && { name: s.row.name, renewTime: s.row.renewTime };
     return { raw, view: { ...raw, item: effectiveLease(l, s.row && { name: s.row.name, renewTime: s.row.renewTime }) }, sentAt };
   }
 
@@ -683,7 +701,9 @@ export class LeaderElector {
     if (changed) {
       this.observed = { key, at: this.mono(), revision: read.revision, token: l?.fencingToken ?? -1 };
       // a term's first write (an election's, a hand-off's, an acquisition's) is not on the holder's renewal cadence
-      if (l?.holderInstance !== undefined && l.renewTime !== undefined && l.renewTime !== l.acquireTime && l.holderInstance !== this.instance) this.phase.seen(`${l.holderInstance}|${l.fencingToken}`, l.renewTime, this.observed.at, this.previousReadSentAt);
+      const s = this.viewedSession;
+      if (s && l?.session === s.name && l.holderInstance !== undefined && l.holderInstance !== this.instance) this.sessions.phase(s.name).seen(`session:${s.name}`, s.renewTime, this.observed.at, this.previousReadSentAt);
+      else if (l?.holderInstance !== undefined && l.renewTime !== undefined && l.renewTime !== l.acquireTime && l.holderInstance !== this.instance) this.phase.seen(`${l.holderInstance}|${l.fencingToken}`, l.renewTime, this.observed.at, this.previousReadSentAt);
     } else this.observed!.revision = read.revision;
     this.noteHolder(read.item?.holderIdentity);
     return changed;
@@ -727,8 +747,8 @@ export class LeaderElector {
       mode: this.options.mode,
       now: this.mono(),
       retryPeriodMs: this.options.retryPeriodMs,
-      expectedAt: this.phase.expectedAt(),
-      cadenceKnown: this.phase.known,
+      expectedAt: this.activePhase.expectedAt(),
+      cadenceKnown: this.activePhase.known,
       settlingForMs: this.settlingSince === undefined ? undefined : this.mono() - this.settlingSince,
       leaseDurationMs: this.options.leaseDurationMs,
       termEndsAt: this.lastRead?.holderIdentity !== undefined && this.observed ? this.observed.at + this.lastRead.leaseDurationSeconds * 1000 : undefined,
@@ -755,11 +775,11 @@ export class LeaderElector {
     if (this.observe(read)) this.misses = 0;
     else if (!woken) {
       this.misses++;
-      this.phase.missed(sentAt); // the next renewal lands later than this read was served
+      this.activePhase.missed(sentAt); // the next renewal lands later than this read was served
     }
     this.previousReadSentAt = sentAt;
     this.lastRead = read.item;
-    const settling = !isQuiet(read.item) || (isSuccessor(read.item, this.options.identity, this.instance) && !this.phase.known);
+    const settling = !isQuiet(read.item) || (isSuccessor(read.item, this.options.identity, this.instance) && !this.activePhase.known);
     this.settlingSince = settling ? (this.settlingSince ?? this.mono()) : undefined;
     const d = LeaderElector.decideFollower({
       lease: read.item,

@@ -139,6 +139,7 @@ export class RenewalPhase {
     const last = this.stamps.at(-1);
     if (interval === undefined || last === undefined) return;
     const bound = sentAt - (last + interval);
+    if (this.lo.at(-1) === bound) return; // the same read, told again (electors sharing one phase and one read)
     this.hi = this.hi.filter((h) => h > bound); // out of date: the renewals land later now
     push(this.lo, bound);
   }

@@ -23,6 +23,7 @@ import { ConflictError } from '../stores/errors.js';
 import { IdentityStore, type IdentityRead } from '../stores/identity-store.js';
 import { ClientSchema, ClockSchema, ClockSyncSchema, StartUp, TablesSchema, deepFreeze, fn, optionErrors, stampClockFor, type DeepReadonly } from './options.js';
 import type { StampClock } from './server-clock.js';
+import { RenewalPhase } from './follower.js';
 
 export { SESSION_COMPONENT };
 
@@ -45,7 +46,8 @@ export interface SessionRead {
  */
 export class SessionReader {
   private readonly store: IdentityStore;
-  private readonly recent = new Map<string, { sentAt: number; read: Promise<SessionRead> }>();
+  private readonly recent = new Map<string, { sentAt: number; pending: boolean; read: Promise<SessionRead> }>();
+  private readonly phases = new Map<string, RenewalPhase>();
 
   constructor(
     client: DynamoDBClient,
@@ -55,16 +57,44 @@ export class SessionReader {
     this.store = new IdentityStore(client, identitiesTable);
   }
 
-  /** The session row `name`, from a read sent at most `shareMs` ago or a new one. */
-  read(name: string, shareMs = SHARED_READ_MS): Promise<SessionRead> {
+  /**
+   * Session `name`'s renewal cadence as this process has seen it (a RenewalPhase): one per session,
+   * shared by the process's electors that follow leases held on it, so they all aim their reads at
+   * the same moment and share them.
+   */
+  phase(name: string): RenewalPhase {
+    let p = this.phases.get(name);
+    if (!p) {
+      if (this.phases.size >= 64) this.phases.delete(this.phases.keys().next().value!); // the oldest: sessions come and go
+      this.phases.set(name, (p = new RenewalPhase()));
+    }
+    return p;
+  }
+
+  /**
+   * The session row `name`: from a read sent at most `shareMs` ago, or one still unanswered that was
+   * sent at most `pendingMs` ago (a loaded process wakes its electors over more than `shareMs`, and
+   * a read in flight is as good as a new one sent before it), or a new read. Both bounds must stay
+   * well inside the margin a follower's judgement allows (see LeaderElector.readView).
+   */
+  read(name: string, shareMs = SHARED_READ_MS, pendingMs = shareMs): Promise<SessionRead> {
     const now = this.clock.monotonic();
     const r = this.recent.get(name);
-    if (r && now - r.sentAt <= shareMs) return r.read;
-    const read = this.store.read(SESSION_COMPONENT, name).then((x) => ({ row: x.item, sentAt: now }));
-    this.recent.set(name, { sentAt: now, read });
-    read.catch(() => this.recent.get(name)?.read === read && this.recent.delete(name));
+    if (r && (now - r.sentAt <= shareMs || (r.pending && now - r.sentAt <= pendingMs))) return r.read;
+    const entry = { sentAt: now, pending: true, read: undefined as unknown as Promise<SessionRead> };
+    entry.read = this.store.read(SESSION_COMPONENT, name).then(
+      (x) => {
+        entry.pending = false;
+        return { row: x.item, sentAt: now };
+      },
+      (e: unknown) => {
+        if (this.recent.get(name) === entry) this.recent.delete(name);
+        throw e;
+      },
+    );
+    this.recent.set(name, entry);
     if (this.recent.size > 64) for (const [k, v] of this.recent) if (now - v.sentAt > 60_000) this.recent.delete(k);
-    return read;
+    return entry.read;
   }
 }
 

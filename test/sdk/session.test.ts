@@ -14,7 +14,8 @@ import { DynamoDBModel } from '../../lib/sim/dynamodb-model/index.js';
 import { FAST } from './harness.js';
 import { Sim, type Machine, type SimElector } from './sim-harness.js';
 
-const LEASES = ['job-1', 'job-2'];
+const DEFAULT_LEASES = ['job-1', 'job-2'];
+const LEASES = DEFAULT_LEASES;
 const CONFIG: ElectionConfigInput = { ackWindowMs: 500, electedLeaseDurationSeconds: 2 };
 /** Session timings that fit FAST's (lease 2 s, renew deadline 1.5 s, retry 250 ms). */
 const SESSION = { renewIntervalMs: 600, retryPeriodMs: 150, renewDeadlineMs: 1_200, maxLeaseDurationMs: 2_000 } as const;
@@ -33,7 +34,8 @@ interface Process {
 }
 
 /** Three processes, each with one Session and an elector on every lease, the push path, the coordinator. */
-async function sessionFleet(opts: { push?: boolean } = {}) {
+async function sessionFleet(opts: { push?: boolean; leases?: string[] } = {}) {
+  const LEASES = opts.leases ?? DEFAULT_LEASES;
   const sim = await Sim.create({ config: CONFIG });
   const push = opts.push === false ? undefined : sim.pushBroker({ delayMs: 50, deliveryMs: 5 });
   const coord = sim.coordinator(LEASES);
@@ -98,6 +100,24 @@ describe('Session', () => {
       // the session renewed every interval (less 137 ms) instead, once for all its leases
       expect(sessionWrites(h.machine, from).length).toBeGreaterThanOrEqual(Math.floor(windowMs / SESSION.renewIntervalMs));
     }
+  });
+
+  it('the successor process reads the holder’s session about once per renewal, however many of its leases it follows (one phase and one read for all)', async () => {
+    const many = Array.from({ length: 8 }, (_, i) => `many-${i}`);
+    const { sim, procs } = await sessionFleet({ leases: many });
+    await sim.run(3 * FAST.leaseDurationMs);
+    const from = sim.clock.monotonic();
+    const windowMs = 10 * FAST.leaseDurationMs;
+    await sim.run(windowMs);
+    const holders = new Set<Process>();
+    for (const name of many) {
+      const l = (await sim.leases.read(name)).item!;
+      holders.add(procs.find((p) => p.session.name === l.session)!);
+    }
+    const renewals = [...holders].reduce((n, h) => n + sessionWrites(h.machine, from).length, 0);
+    const sessionReads = procs.reduce((n, p) => n + p.machine.sent.filter((r) => r.at >= from && r.operation === 'GetItem' && isTable('-identities')(r)).length, 0);
+    // eight leases: one read each per renewal would be eight times the renewals (and more with chasing)
+    expect(sessionReads).toBeLessThan(3 * renewals);
   });
 
   it('a follower of a session-held lease that is not its successor reads the lease row every four lease durations (push live)', async () => {
