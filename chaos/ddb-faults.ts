@@ -10,10 +10,17 @@ export interface DynamoDBFault {
   latencyMs?: number;
 }
 
+/** The request a fault is chosen for: its table and command (`UpdateItemCommand`, …). */
+export interface DynamoDBRequest {
+  table: string | undefined;
+  command: string;
+}
+
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
- * An SDK middleware that injects the current fault into each attempt of each request. It sits
+ * An SDK middleware that injects the fault `current` names for a request (by its table and
+ * command: a fault may hit only some requests) into each attempt of it. It sits
  * inside the SDK's retry middleware (finalizeRequest, low priority), so throttling and server
  * errors are retried with the SDK's own backoff, as in AWS:
  * - `throttle`: ProvisionedThroughputExceededException or ThrottlingException, nothing sent;
@@ -22,12 +29,17 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * - `lostResponse`: the request is applied, then its answer is lost (a reset connection) — the
  *   SDK retries a write that already happened.
  */
-export function injectDynamoDBFaults(client: DynamoDBClient, current: () => DynamoDBFault | undefined, random: () => number, onInjected: (mode: DynamoDBFaultMode) => void): void {
+export function injectDynamoDBFaults(
+  client: DynamoDBClient,
+  current: (request: DynamoDBRequest) => DynamoDBFault | undefined,
+  random: () => number,
+  onInjected: (fault: DynamoDBFault) => void,
+): void {
   client.middlewareStack.add(
-    (next) => async (args) => {
-      const f = current();
+    (next, context) => async (args) => {
+      const f = current({ table: (args.input as { TableName?: string }).TableName, command: context.commandName ?? '' });
       if (!f || random() >= f.rate) return next(args);
-      onInjected(f.mode);
+      onInjected(f);
       switch (f.mode) {
         case 'latency':
           await sleep(f.latencyMs ?? 1_000);

@@ -63,10 +63,43 @@ export interface ScheduleResult {
   deadLetters: number;
   /** What went over the push path's broker (undefined: the workers polled). */
   push: PushBrokerStats | undefined;
+  /** The workers' sessions (undefined: no sessions in this schedule). */
+  sessions: SessionFigures | undefined;
+  /** What each sessionLoss did, in the order they began. */
+  sessionLosses: SessionLossOutcome[];
   workerErrors: number;
   elapsedMs: number;
   dir: string;
 }
+
+export interface SessionFigures {
+  /** Summed over every worker process (the last `session` line of each): rows started, renewals answered in time, renewals failed, sessions ended. */
+  started: number;
+  renewals: number;
+  failedRenewals: number;
+  ended: number;
+  /** The harness's reads of the leases table (every 100 ms) that found a lease held on a session, or held without one (its holder renewing it itself). */
+  leaseReadsOnSession: number;
+  leaseReadsOwn: number;
+}
+
+/** What one sessionLoss did to the worker it hit. */
+export interface SessionLossOutcome {
+  worker: string;
+  mode: string;
+  /** Its sessions that ended during the window, and its renewals that failed. */
+  sessionsEnded: number;
+  failedRenewals: number;
+  /** Leases the harness saw held by the worker without a session during the window: renewed by their elector itself. */
+  heldWithoutSession: string[];
+  /** Leases the worker led when the window began, and those of them it still led, in the same term, when it ended. */
+  ledAtStart: string[];
+  kept: string[];
+  /** The worker's terms that stopped during the window, as `lease:reason` (killed, cancelled, renewDeadline, …). */
+  stops: string[];
+}
+
+type SessionStats = Extract<WorkerLine, { type: 'session' }>['stats'];
 
 /** One worker start-up as an OS process. */
 export class ChaosProcess {
@@ -160,6 +193,14 @@ export async function runSchedule(s: Schedule, o: HarnessOptions): Promise<Sched
 
   const procs = new Map<string, ChaosProcess>();
   const ddbFaults = new Map<string, DynamoDBFault[]>();
+  /** sessionLoss faults in force per worker (a restarted worker is sent the last). */
+  const sessionFaults = new Map<string, DynamoDBFault[]>();
+  /** Each process's session as its last `session` line said. */
+  const sessionStats = new Map<ChaosProcess, SessionStats>();
+  /** sessionLoss faults under way: what they do to their worker, so far. */
+  const losses = new Map<Fault, SessionLossOutcome & { tokens: Map<string, number> }>();
+  const sessionLosses: SessionLossOutcome[] = [];
+  const leaseReads = { onSession: 0, own: 0 };
   /** Clock steps in force per worker (a restarted worker starts with them). */
   const steps = new Map<string, number>();
   /** The platform's last "instance stopped" event per worker (sent when the harness killed it), for replays. */
@@ -176,8 +217,19 @@ export async function runSchedule(s: Schedule, o: HarnessOptions): Promise<Sched
         history.push(l.record);
         break;
       case 'injected':
-        count(`dynamodb:${l.mode}`);
+        count(l.session ? `sessionLoss:${l.mode}` : `dynamodb:${l.mode}`);
         break;
+      case 'session': {
+        const before = sessionStats.get(p) ?? { started: 0, renewals: 0, failedRenewals: 0, ended: 0 };
+        sessionStats.set(p, l.stats);
+        // the last line, as the process exits, counts its own clean end too
+        for (const x of l.final ? [] : losses.values()) {
+          if (x.worker !== p.plan.identity) continue;
+          x.sessionsEnded += l.stats.ended - before.ended;
+          x.failedRenewals += l.stats.failedRenewals - before.failedRenewals;
+        }
+        break;
+      }
       case 'fenced':
         if (l.zombie) fenced[l.accepted ? 'zombieAccepted' : 'zombieRefused']++;
         else fenced[l.accepted ? 'accepted' : 'refused']++;
@@ -203,6 +255,15 @@ export async function runSchedule(s: Schedule, o: HarnessOptions): Promise<Sched
       RENEW_DEADLINE_MS: String(s.timing.renewDeadlineMs),
       RETRY_PERIOD_MS: String(s.timing.retryPeriodMs),
       CANDIDATE_RENEW_MS: String(s.timing.candidateRenewMs),
+      ...(s.session
+        ? {
+            CHAOS_SESSION: 'true',
+            SESSION_RENEW_INTERVAL_MS: String(s.timing.session.renewIntervalMs),
+            SESSION_RETRY_PERIOD_MS: String(s.timing.session.retryPeriodMs),
+            SESSION_RENEW_DEADLINE_MS: String(s.timing.session.renewDeadlineMs),
+            SESSION_MAX_LEASE_DURATION_MS: String(s.timing.session.maxLeaseDurationMs),
+          }
+        : {}),
       CHAOS_SKEW_MS: String(plan.skewMs + (steps.get(plan.identity) ?? 0)),
       CHAOS_PLATFORM_ID: plan.instanceId,
       CHAOS_SEED: String((s.scheduleSeed + plan.identity.charCodeAt(1) * 7919 + procs.size) >>> 0),
@@ -218,8 +279,11 @@ export async function runSchedule(s: Schedule, o: HarnessOptions): Promise<Sched
     });
     procs.set(plan.identity, p);
     void p.ready.then(() => {
+      // a restarted worker is still inside its fault windows
       const f = ddbFaults.get(plan.identity)?.at(-1);
-      if (f) p.send({ dynamodb: f }); // a restarted worker is still inside its fault window
+      if (f) p.send({ dynamodb: f });
+      const sf = sessionFaults.get(plan.identity)?.at(-1);
+      if (sf) p.send({ session: sf });
     });
     return p;
   };
@@ -246,6 +310,10 @@ export async function runSchedule(s: Schedule, o: HarnessOptions): Promise<Sched
       for (const lease of s.leases) {
         try {
           const l = (await leases.read(lease)).item;
+          if (l?.holderIdentity !== undefined) {
+            leaseReads[l.session !== undefined ? 'onSession' : 'own']++;
+            if (l.session === undefined) for (const x of losses.values()) if (x.worker === l.holderIdentity && !x.heldWithoutSession.includes(lease)) x.heldWithoutSession.push(lease);
+          }
           if (l && l.fencingToken !== lastToken.get(lease)) {
             lastToken.set(lease, l.fencingToken);
             observations.push({ lease, fencingToken: l.fencingToken, ...(l.holderIdentity ? { holder: l.holderIdentity } : {}), mono: monoNow() });
@@ -317,10 +385,13 @@ export async function runSchedule(s: Schedule, o: HarnessOptions): Promise<Sched
           // an operator's delete: unconditional, whoever holds the lease
           await rt.client.send(new DeleteItemCommand({ TableName: rt.tables.leases, Key: marshall({ name: f.lease }) }));
           count('leaseDelete:deleted');
-        } else if (f.kind === 'kill' || f.kind === 'pause' || f.kind === 'handoff' || f.kind === 'dynamodb' || f.kind === 'clockStep' || f.kind === 'platformLate') {
+        } else if (f.kind === 'sessionLoss' && !s.session) {
+          count('skipped:sessionLoss'); // no sessions to lose
+          continue;
+        } else if (f.kind === 'kill' || f.kind === 'pause' || f.kind === 'handoff' || f.kind === 'dynamodb' || f.kind === 'clockStep' || f.kind === 'platformLate' || f.kind === 'sessionLoss') {
           // `successor:<lease>`: the worker the lease names its successor now (the one reading right behind the leader)
           const target = f.worker.startsWith('successor:') ? ((await successorOf(f.worker.slice('successor:'.length))) ?? f.worker) : f.worker;
-          const id = resolve(target, f.kind !== 'dynamodb' && f.kind !== 'clockStep' && f.kind !== 'platformLate');
+          const id = resolve(target, f.kind !== 'dynamodb' && f.kind !== 'clockStep' && f.kind !== 'platformLate' && f.kind !== 'sessionLoss');
           if (!id) {
             count(`skipped:${f.kind}`); // nobody free to hit
             continue;
@@ -339,6 +410,13 @@ export async function runSchedule(s: Schedule, o: HarnessOptions): Promise<Sched
           } else if (f.kind === 'dynamodb') {
             ddbFaults.set(id, [...(ddbFaults.get(id) ?? []), { mode: f.mode, rate: f.rate, ...(f.latencyMs ? { latencyMs: f.latencyMs } : {}) }]);
             p.send({ dynamodb: ddbFaults.get(id)!.at(-1)! });
+          } else if (f.kind === 'sessionLoss') {
+            // every session row write of the process, whatever else it suffers
+            sessionFaults.set(id, [...(sessionFaults.get(id) ?? []), { mode: f.mode, rate: 1, ...(f.latencyMs ? { latencyMs: f.latencyMs } : {}) }]);
+            p.send({ session: sessionFaults.get(id)!.at(-1)! });
+            const tokens = new Map([...p.open].map(([lease, t]) => [lease, t.fencingToken]));
+            losses.set(f, { worker: id, mode: f.mode, sessionsEnded: 0, failedRenewals: 0, heldWithoutSession: [], ledAtStart: [...tokens.keys()].filter((x) => x !== JOB_LEASE), kept: [], stops: [], tokens });
+            count('sessionLoss:begun');
           } else {
             busy.add(id);
             // the electors' start-ups, and the scheduled job's run if one leads now (a frozen run must be forgiven as a frozen leader is)
@@ -378,6 +456,24 @@ export async function runSchedule(s: Schedule, o: HarnessOptions): Promise<Sched
           list.splice(list.findIndex((x) => x.mode === f.mode && x.rate === f.rate), 1);
           ddbFaults.set(id!, list);
           procs.get(id!)!.send({ dynamodb: list.at(-1) ?? null });
+        } else if (f.kind === 'sessionLoss') {
+          const list = [...(sessionFaults.get(id!) ?? [])];
+          list.splice(list.findIndex((x) => x.mode === f.mode), 1);
+          sessionFaults.set(id!, list);
+          procs.get(id!)!.send({ session: list.at(-1) ?? null });
+          const x = losses.get(f)!;
+          losses.delete(f);
+          const p = procs.get(id!)!;
+          // a frozen process has not said yet which terms it lost: none kept
+          x.kept = x.ledAtStart.filter((lease) => p.alive && !p.paused && p.open.get(lease)?.fencingToken === x.tokens.get(lease));
+          const stops = history.filter((h) => h.identity === id && h.event === 'stopped' && BigInt(h.mono) >= BigInt(w.from)).map((h) => `${h.lease}:${h.reason ?? '?'}`);
+          const outcome: SessionLossOutcome = { worker: x.worker, mode: x.mode, sessionsEnded: x.sessionsEnded, failedRenewals: x.failedRenewals, heldWithoutSession: x.heldWithoutSession, ledAtStart: x.ledAtStart, kept: x.kept, stops };
+          sessionLosses.push(outcome);
+          if (outcome.sessionsEnded > 0) count('sessionLoss:sessionEnded');
+          count(outcome.ledAtStart.length === 0 ? 'sessionLoss:ledNothing' : `sessionLoss:terms${outcome.kept.length === outcome.ledAtStart.length ? 'Kept' : 'Lost'}`);
+          print(
+            `  sessionLoss → ${id} (${f.mode}): sessions ended ${outcome.sessionsEnded}, renewals failed ${outcome.failedRenewals}; held without a session: ${outcome.heldWithoutSession.join(', ') || '-'}; led ${outcome.ledAtStart.join(', ') || '-'}, kept ${outcome.kept.join(', ') || '-'}${stops.length ? `; stopped ${stops.join(', ')}` : ''}`,
+          );
         } else if (f.kind === 'pushOutage') {
           await pushRestores.get(f)?.();
           pushRestores.delete(f);
@@ -458,5 +554,7 @@ export async function runSchedule(s: Schedule, o: HarnessOptions): Promise<Sched
   const skewed30 = s.workers.filter((w) => Math.abs(w.skewMs) >= 30_000).length;
   if (skewed30) faultsByKind.clockSkew30s = skewed30;
   for (const [k, v] of Object.entries(faults.injected)) injected[k] = (injected[k] ?? 0) + v;
-  return { schedule: s, verdict, windows, injected, faultsByKind, fenced, deadLetters: rt.deadLetters.length, push: pushStats, workerErrors, elapsedMs: performance.now() - began, dir };
+  const sum = (k: keyof SessionStats) => [...sessionStats.values()].reduce((n, x) => n + x[k], 0);
+  const sessions = s.session ? { started: sum('started'), renewals: sum('renewals'), failedRenewals: sum('failedRenewals'), ended: sum('ended'), leaseReadsOnSession: leaseReads.onSession, leaseReadsOwn: leaseReads.own } : undefined;
+  return { schedule: s, verdict, windows, injected, faultsByKind, fenced, deadLetters: rt.deadLetters.length, push: pushStats, sessions, sessionLosses, workerErrors, elapsedMs: performance.now() - began, dir };
 }

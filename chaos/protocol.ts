@@ -13,6 +13,15 @@ export const WorkerEnv = z.object({
   CONCLAVE_TABLE_PREFIX: z.string().min(1),
   /** The push path's broker (local mode's, ws://…/mqtt): the electors take wakes over one PushChannel. Unset: they poll. */
   CONCLAVE_PUSH_URL: z.url().optional(),
+  /**
+   * `true`: the process runs one Session (lib/sdk/session.ts), started before its electors and ended
+   * after them, and the electors hold the terms they win on it; the SESSION_* timings are its own.
+   */
+  CHAOS_SESSION: z.enum(['true', 'false']).default('false').transform((v) => v === 'true'),
+  SESSION_RENEW_INTERVAL_MS: int(1).default(600),
+  SESSION_RETRY_PERIOD_MS: int(1).default(250),
+  SESSION_RENEW_DEADLINE_MS: int(1).default(1_100),
+  SESSION_MAX_LEASE_DURATION_MS: int(1_000).default(3_000),
   IDENTITY: Name,
   /** Comma-separated lease names, or with CHAOS_LEASE_COUNT a prefix: `${prefix}000`… */
   CHAOS_LEASES: z.string().min(1),
@@ -52,20 +61,30 @@ export const leaseNames = (env: Pick<WorkerEnv, 'CHAOS_LEASES' | 'CHAOS_LEASE_CO
 export const WorkerLine = z.discriminatedUnion('type', [
   z.object({ type: z.literal('ready'), identity: Name, pid: z.number().int(), instances: z.record(z.string(), z.string()) }),
   z.object({ type: z.literal('history'), record: HistoryRecord }),
-  z.object({ type: z.literal('injected'), mode: z.string() }),
+  /** A fault injected into one request attempt; `session`: one of the session's row writes (a `sessionLoss`). */
+  z.object({ type: z.literal('injected'), mode: z.string(), session: z.boolean().optional() }),
+  /** The process's Session as it changes (a row started, one ended, a renewal failed), and once more as the process exits. */
+  z.object({
+    type: z.literal('session'),
+    name: z.string().optional(),
+    /** The line sent as the process exits (its stats count the session's clean end). */
+    final: z.boolean().optional(),
+    stats: z.object({ started: z.number().int(), renewals: z.number().int(), failedRenewals: z.number().int(), ended: z.number().int() }),
+  }),
   z.object({ type: z.literal('fenced'), lease: Name, accepted: z.boolean(), zombie: z.boolean(), mono: Mono }),
   z.object({ type: z.literal('error'), message: z.string(), lease: z.string().optional() }),
   z.object({ type: z.literal('exited') }),
 ]);
 export type WorkerLine = z.infer<typeof WorkerLine>;
 
+const DynamoDBFaultSpec = z.object({ mode: z.enum(['error', 'throttle', 'latency', 'lostResponse']), rate: z.number().min(0).max(1), latencyMs: z.number().int().min(0).optional() });
+
 export const WorkerCommand = z
   .object({
     /** The DynamoDB fault now in force (null: none). */
-    dynamodb: z
-      .object({ mode: z.enum(['error', 'throttle', 'latency', 'lostResponse']), rate: z.number().min(0).max(1), latencyMs: z.number().int().min(0).optional() })
-      .nullable()
-      .optional(),
+    dynamodb: DynamoDBFaultSpec.nullable().optional(),
+    /** The fault now in force on the session's row writes alone (identities-table UpdateItem; null: none): a `sessionLoss`. */
+    session: DynamoDBFaultSpec.nullable().optional(),
     /** Step the wall clock by this much (ms), as NTP stepping it would. */
     clockStepMs: z.number().int().optional(),
   })

@@ -22,6 +22,7 @@ export const FAULT_KINDS = [
   'leaseDelete',
   'platformLate',
   'pushOutage',
+  'sessionLoss',
 ] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 /** Skew is no window: each worker's clock is off for the whole schedule (clockSkew: ±1 s or less; clockSkew30s: ±30 s). */
@@ -56,7 +57,17 @@ export type Fault =
    */
   | { kind: 'platformLate'; at: number; worker: WorkerTarget; lateMs: number; replay: boolean }
   /** The push path's broker goes down: every connection drops and none is taken until it is back (workers poll meanwhile). */
-  | { kind: 'pushOutage'; at: number; durationMs: number };
+  | { kind: 'pushOutage'; at: number; durationMs: number }
+  /**
+   * A process heartbeat lost while its leases look healthy: for longer than the session's renew
+   * deadline every write of the worker's session row (identities-table UpdateItem) is refused
+   * (`error`: nothing written), held past the deadline and then sent (`latency`: it lands, too late
+   * to extend anything) or applied with its answer lost (`lostResponse`), while its lease reads and
+   * writes go through. Session schedules only.
+   */
+  | { kind: 'sessionLoss'; at: number; worker: WorkerTarget; durationMs: number; mode: SessionLossMode; latencyMs?: number };
+
+export type SessionLossMode = Extract<DynamoDBFaultMode, 'error' | 'latency' | 'lostResponse'>;
 
 /**
  * `w1`, `leader:<lease>`: the worker leading that lease when the fault begins, or `successor:<lease>`:
@@ -74,6 +85,14 @@ export interface WorkerPlan {
   instanceId: string;
 }
 
+/** A worker process's Session (lib/sdk/session.ts), to fit the electors' timing. */
+export interface SessionTiming {
+  renewIntervalMs: number;
+  retryPeriodMs: number;
+  renewDeadlineMs: number;
+  maxLeaseDurationMs: number;
+}
+
 export interface Timing {
   leaseDurationMs: number;
   renewDeadlineMs: number;
@@ -82,9 +101,26 @@ export interface Timing {
   tickMs: number;
   /** Writes with a stopped term's old token, after each stop. */
   zombieMs: number;
+  /** The session of a process in a session schedule. */
+  session: SessionTiming;
 }
 
-export const CHAOS_TIMING: Timing = { leaseDurationMs: 3_000, renewDeadlineMs: 2_000, retryPeriodMs: 500, candidateRenewMs: 2_000, tickMs: 3_000, zombieMs: 1_500 };
+/**
+ * The session's timing fits the electors' as the SDK demands (renew interval + retry period 0.85 s <
+ * the electors' renew deadline 2 s; maxLeaseDurationMs = the lease's 3 s; its renew deadline 1.1 s <
+ * 3 s), and its renew deadline is 0.9 s short of the electors': an elector renews nothing itself
+ * while its session lives, so once the session ends it needs that long to renew its lease before
+ * its own deadline (counted from the same last session renewal) stops the term.
+ */
+export const CHAOS_TIMING: Timing = {
+  leaseDurationMs: 3_000,
+  renewDeadlineMs: 2_000,
+  retryPeriodMs: 500,
+  candidateRenewMs: 2_000,
+  tickMs: 3_000,
+  zombieMs: 1_500,
+  session: { renewIntervalMs: 600, retryPeriodMs: 250, renewDeadlineMs: 1_100, maxLeaseDurationMs: 3_000 },
+};
 
 /** The coordinator's settings for chaos: short windows, and candidates stale after 6 s so long pauses lose their rows. */
 export const CHAOS_ELECTION = { ackWindowMs: 1_000, electedLeaseDurationSeconds: 3, candidateStaleAfterMs: 6_000, candidateRepingAfterMs: 3_000 } as const;
@@ -102,6 +138,8 @@ export interface Schedule {
   timing: Timing;
   /** Whether the workers take the push path (wakes over local mode's broker); otherwise they poll. */
   push: boolean;
+  /** Whether each worker process runs one Session, holding its electors' terms on it; otherwise each elector renews its own lease. */
+  session: boolean;
 }
 
 export interface ScheduleOptions {
@@ -114,6 +152,8 @@ export interface ScheduleOptions {
   kinds?: readonly FaultKind[];
   /** Whether the workers take the push path. @default drawn: three schedules in four */
   push?: boolean;
+  /** Whether each worker process runs a Session. @default drawn: one schedule in two (always, when `kinds` names sessionLoss) */
+  session?: boolean;
 }
 
 const ms = (n: number) => `${(n / 1000).toFixed(1)}s`;
@@ -132,13 +172,15 @@ export function generateSchedule(seed: number, index: number, opts: ScheduleOpti
   }));
   const leases = Array.from({ length: opts.leases ?? 2 }, (_, i) => ['alpha', 'beta', 'gamma', 'delta'][i] ?? `lease-${i}`);
   // Faults that move leadership weigh double: the coordinator's faults only bite during elections.
-  const kinds = (opts.kinds ?? FAULT_KINDS).flatMap((k) => (['kill', 'pause', 'handoff', 'dynamodb'].includes(k) ? [k, k] : [k]));
+  // sessionLoss is drawn apart, after the rest (below): session schedules only, and the draws of a
+  // seed's other faults stay what they were before sessions existed.
+  const kinds = (opts.kinds ?? FAULT_KINDS).filter((k) => k !== 'sessionLoss').flatMap((k) => (['kill', 'pause', 'handoff', 'dynamodb'].includes(k) ? [k, k] : [k]));
   const n = r.int(opts.minFaults ?? 3, opts.maxFaults ?? 6);
   // A worker is either killed or paused at a time: the two do not mix on one process.
   const busy = new Map<string, [number, number][]>();
   const free = (w: string, from: number, to: number) => !(busy.get(w) ?? []).some(([a, b]) => from < b + 500 && a < to + 500);
   const faults: Fault[] = [];
-  for (let tries = 0; faults.length < n && tries < 50; tries++) {
+  for (let tries = 0; kinds.length > 0 && faults.length < n && tries < 50; tries++) {
     const kind = r.pick(kinds);
     // Most worker faults hit whoever leads a lease at that moment (`leader:alpha`), many its designated
     // successor (`successor:alpha`: the worker reading right behind the leader's renewals, and the
@@ -205,10 +247,28 @@ export function generateSchedule(seed: number, index: number, opts: ScheduleOpti
         break;
     }
   }
-  faults.sort((a, b) => a.at - b.at);
   // drawn last: the rest of a seed's schedule is what it was before the push path existed
   const push = opts.push ?? r.chance(0.75);
-  return { seed, index, scheduleSeed: own, leases, workers, faults, faultPhaseMs: phase, timing, push };
+  // and after it, sessions: in half the schedules (sessions are opt-in, so the elector renewing its
+  // own lease stays the path most users take), drawn apart from push so that a session-held lease is
+  // seen both with wakes (followers quiet for four lease durations, the successor on the session row)
+  // and by polling. A session schedule has 0–2 sessionLoss faults (one on average), most aimed at a
+  // leader: its terms are the ones held on the heartbeat that goes missing.
+  const lossAllowed = (opts.kinds ?? FAULT_KINDS).includes('sessionLoss');
+  const session = opts.session ?? (opts.kinds?.includes('sessionLoss') ? true : r.chance(0.5));
+  if (session && lossAllowed) {
+    const sl = timing.session;
+    for (let i = r.pick([0, 1, 1, 2]); i > 0; i--) {
+      const aim = r.int(0, 9);
+      const worker = aim < 7 ? `leader:${r.pick(leases)}` : aim < 8 ? `successor:${r.pick(leases)}` : r.pick(workers).identity;
+      const mode = r.pick(['error', 'error', 'latency', 'lostResponse'] as const);
+      const at = r.int(0, Math.max(0, phase - 1_000));
+      const durationMs = r.int(sl.renewDeadlineMs + 1_000, 8_000);
+      faults.push({ kind: 'sessionLoss', at, worker, durationMs, mode, ...(mode === 'latency' ? { latencyMs: r.int(sl.renewDeadlineMs + 200, 3_000) } : {}) });
+    }
+  }
+  faults.sort((a, b) => a.at - b.at);
+  return { seed, index, scheduleSeed: own, leases, workers, faults, faultPhaseMs: phase, timing, push, session };
 }
 
 /** How long a fault lasts (a kill: until the restart; a deletion or an event: an instant). */
@@ -241,6 +301,8 @@ export function describeFault(f: Fault): string {
       return `${head} ${f.lease}: the row deleted`;
     case 'platformLate':
       return `${head} ${f.worker}: instance stopped ${f.replay ? 'replayed (or ' : '('}${ms(f.lateMs)} late${f.replay ? ' if none yet)' : ')'}`;
+    case 'sessionLoss':
+      return `${head} ${f.worker}: session row writes ${f.mode === 'error' ? 'refused' : f.mode === 'latency' ? `held ${f.latencyMs ?? 0} ms, then sent` : 'applied, answers lost'} for ${ms(f.durationMs)} (lease requests unharmed)`;
     default:
       return `${head} on ${Math.round(f.rate * 100)}% of batches${f.kind === 'streamDelay' || f.kind === 'streamStale' ? ` (${f.delayMs} ms)` : ''} for ${ms(f.durationMs)}`;
   }
@@ -248,7 +310,7 @@ export function describeFault(f: Fault): string {
 
 export function describeSchedule(s: Schedule): string[] {
   return [
-    `schedule ${s.index} (seed ${s.seed}, schedule seed ${s.scheduleSeed}): leases ${s.leases.join(', ')}; workers ${s.workers.map((w) => `${w.identity} ${w.emulationVersion} skew ${w.skewMs >= 0 ? '+' : ''}${w.skewMs}ms`).join(', ')}; ${s.push ? 'push path' : 'polling only'}`,
+    `schedule ${s.index} (seed ${s.seed}, schedule seed ${s.scheduleSeed}): leases ${s.leases.join(', ')}; workers ${s.workers.map((w) => `${w.identity} ${w.emulationVersion} skew ${w.skewMs >= 0 ? '+' : ''}${w.skewMs}ms`).join(', ')}; ${s.push ? 'push path' : 'polling only'}; ${s.session ? 'sessions' : 'no sessions'}`,
     ...s.faults.map((f) => `  ${describeFault(f)}`),
   ];
 }

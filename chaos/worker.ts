@@ -5,7 +5,10 @@
  *   true, as on a real machine): the SDK must write DynamoDB's time whatever it says;
  * - an EC2 instance id (CHAOS_PLATFORM_ID) as its platform, the same across restarts;
  * - DynamoDB faults (errors, throttling, latency, lost responses) injected by an SDK middleware,
- *   switched on and off by commands on stdin, decided by a generator seeded with CHAOS_SEED;
+ *   switched on and off by commands on stdin, decided by a generator seeded with CHAOS_SEED — on
+ *   every request, or (a `sessionLoss`) on the session row's writes alone;
+ * - with CHAOS_SESSION, one Session for the process, shared by its electors (a `session` line each
+ *   time it starts a row, ends one or fails a renewal);
  * - while leading, fenced writes to the ledger table every CHAOS_WRITE_EVERY_MS, and for
  *   CHAOS_ZOMBIE_MS after a term stopped, writes with the old term (a job that ignores its signal:
  *   the fence must refuse them once another term has begun);
@@ -17,7 +20,7 @@ import { createInterface } from 'node:readline';
 import { monoNow, type HistoryRecord } from '../lib/history/schema.js';
 import { ledgerWrite } from '../lib/history/ledger.js';
 import { skewedClock } from '../lib/clock.js';
-import { FencingError, LeaderElector, LeaseLostError, PushChannel, defaultTableNames, withLease } from '../lib/sdk/index.js';
+import { FencingError, LeaderElector, LeaseLostError, PushChannel, Session, defaultTableNames, withLease } from '../lib/sdk/index.js';
 import { fencedTransactWrite } from '../lib/sdk/fencing.js';
 import { parse } from '../lib/schemas/validation.js';
 import { injectDynamoDBFaults, type DynamoDBFault } from './ddb-faults.js';
@@ -32,11 +35,19 @@ const identity = env.IDENTITY;
 const tables = defaultTableNames(env.CONCLAVE_TABLE_PREFIX);
 const random = rng(env.CHAOS_SEED);
 let fault: DynamoDBFault | undefined;
+/** A sessionLoss in force: it hits the session row's writes (identities-table UpdateItem: nothing else of this process writes there). */
+let sessionFault: DynamoDBFault | undefined;
 const client = new DynamoDBClient({ endpoint: env.CONCLAVE_ENDPOINT, region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
-injectDynamoDBFaults(client, () => fault, random, (mode) => out({ type: 'injected', mode }));
+injectDynamoDBFaults(
+  client,
+  (req) => (sessionFault && req.table === tables.identities && req.command === 'UpdateItemCommand' ? sessionFault : fault),
+  random,
+  (f) => out({ type: 'injected', mode: f.mode, ...(f === sessionFault ? { session: true } : {}) }),
+);
 createInterface({ input: process.stdin }).on('line', (line) => {
   const cmd = parse(WorkerCommand, JSON.parse(line), 'chaos worker command');
   if (cmd.dynamodb !== undefined) fault = cmd.dynamodb ?? undefined;
+  if (cmd.session !== undefined) sessionFault = cmd.session ?? undefined;
   if (cmd.clockStepMs !== undefined) skew += cmd.clockStepMs;
 });
 
@@ -51,6 +62,37 @@ const pushStop = new AbortController();
 const push = env.CONCLAVE_PUSH_URL ? new PushChannel({ endpoint: env.CONCLAVE_PUSH_URL, tables, reconnectFirstMs: 200, onError: (e) => out({ type: 'error', message: `push: ${e.message}` }) }) : undefined;
 const pushRun = push?.run(pushStop.signal);
 if (push) await Promise.race([push.ready.catch(() => undefined), sleep(2_000)]); // polls meanwhile if the broker is down
+
+// One Session per process, shared by its electors, started before them and run until they have all
+// finished (run() waits for every elector on it to detach, so their releases and hand-offs go first).
+const sessionStop = new AbortController();
+const session = env.CHAOS_SESSION
+  ? new Session({
+      client,
+      clock,
+      tables,
+      prefix: identity,
+      renewIntervalMs: env.SESSION_RENEW_INTERVAL_MS,
+      retryPeriodMs: env.SESSION_RETRY_PERIOD_MS,
+      renewDeadlineMs: env.SESSION_RENEW_DEADLINE_MS,
+      maxLeaseDurationMs: env.SESSION_MAX_LEASE_DURATION_MS,
+      onError: (e) => out({ type: 'error', message: `session: ${e.message}` }),
+    })
+  : undefined;
+const sessionRun = session?.run(sessionStop.signal).catch((e: unknown) => out({ type: 'error', message: `session run() rejected: ${(e as Error).name}: ${(e as Error).message}` }));
+/** A `session` line whenever a row starts or ends or a renewal fails (not at every renewal), and at exit. */
+let told = '';
+const tellSession = (force = false) => {
+  if (!session) return;
+  const stats = session.stats;
+  const key = `${stats.started}|${stats.ended}|${stats.failedRenewals}`;
+  if (!force && key === told) return;
+  told = key;
+  out({ type: 'session', ...(session.name ? { name: session.name } : {}), ...(force ? { final: true } : {}), stats });
+};
+const sessionWatch = session ? setInterval(tellSession, 50) : undefined;
+// the electors renew their leases themselves until it has started (a worker restarted inside a sessionLoss may wait long)
+if (session) await Promise.race([session.ready.catch(() => undefined), sleep(2_000)]);
 
 const electors = leaseNames(env).map((leaseName) => {
   let writes = 0;
@@ -78,6 +120,7 @@ const electors = leaseNames(env).map((leaseName) => {
     client,
     clock,
     ...(push ? { push } : {}),
+    ...(session ? { session } : {}),
     ...(env.CHAOS_PLATFORM_ID ? { platform: { kind: 'ec2' as const, id: env.CHAOS_PLATFORM_ID, availabilityZone: 'local-1a' } } : {}),
     callbacks: {
       async onStartedLeading(signal, { fencingToken }) {
@@ -194,6 +237,10 @@ await Promise.all(
   ),
 );
 await Promise.all(jobs);
+sessionStop.abort();
+await sessionRun;
+clearInterval(sessionWatch);
+tellSession(true);
 pushStop.abort();
 await pushRun;
 out({ type: 'exited' });

@@ -1,10 +1,11 @@
 /**
- * A short chaos set for CI: three schedules on the local runtime — one of worker faults
+ * A short chaos set for CI: five schedules on the local runtime — one of worker faults
  * (SIGKILL, SIGSTOP longer than the lease, a graceful hand-off, DynamoDB errors, throttling,
  * latency and lost responses, clock skew), one of lying clocks and stale signals (wall clocks 30 s
  * off and stepped, a deleted lease row, late and replayed platform events), one of coordinator
  * faults (functions down, duplicated, reordered, held and stale stream deliveries, a reconciler
- * crashing between its writes, lost timer messages, failing publishes) — each judged by the
+ * crashing between its writes, lost timer messages, failing publishes), one on the push path and
+ * one on sessions (a process heartbeat lost while its leases look healthy) — each judged by the
  * history checker: no violation.
  * The long runs are `npm run chaos` (docs/safety.md).
  */
@@ -33,7 +34,7 @@ async function check(schedule: Schedule | { seed: number; opts: ScheduleOptions 
 describe('chaos (short CI set)', () => {
   it('the push path: a hand-off told by a wake, its heir paused past the lease, the broker down while a leader dies', async () => {
     const s: Schedule = {
-      ...generateSchedule(17, 0, { ...SHORT, kinds: ['handoff'], push: true }),
+      ...generateSchedule(17, 0, { ...SHORT, kinds: ['handoff'], push: true, session: false }),
       faults: [
         { kind: 'handoff', at: 0, worker: 'leader:alpha', restartAfterMs: 1_500 },
         { kind: 'pause', at: 1_000, worker: 'successor:beta', durationMs: 4_000 },
@@ -50,6 +51,38 @@ describe('chaos (short CI set)', () => {
     expect(r.push!.delivered).toBeGreaterThan(r.push!.published);
   }, 120_000);
 
+  it('sessions: a heartbeat lost while the leases look healthy (refused, then late), the heir paused meanwhile, a session-held leader killed, one handing off', async () => {
+    const base = generateSchedule(19, 0, { ...SHORT, kinds: ['handoff'], push: true, session: true });
+    const s: Schedule = {
+      ...base,
+      // one version: a restarted worker preempting a leader would end the terms these checks follow
+      workers: base.workers.map((w) => ({ ...w, emulationVersion: '1.30.0' })),
+      faults: [
+        // alpha's leader loses its heartbeat while alpha's heir is frozen; then it is killed (a crash
+        // takeover of a lease back on a session); beta's leader's session writes land too late
+        { kind: 'sessionLoss', at: 0, worker: 'leader:alpha', durationMs: 4_000, mode: 'error' },
+        { kind: 'pause', at: 500, worker: 'successor:alpha', durationMs: 4_000 },
+        { kind: 'kill', at: 4_500, worker: 'leader:alpha', restartAfterMs: 1_000 },
+        { kind: 'sessionLoss', at: 9_000, worker: 'leader:beta', durationMs: 3_500, mode: 'latency', latencyMs: 2_000 },
+        { kind: 'handoff', at: 13_000, worker: 'leader:beta', restartAfterMs: 1_000 },
+      ],
+    };
+    const r = await check(s);
+    const said = JSON.stringify(r.sessionLosses);
+    // the terms were held on sessions at all (the harness read leases naming one)
+    expect(r.sessions!.leaseReadsOnSession).toBeGreaterThan(0);
+    expect(r.injected['sessionLoss:begun']).toBe(2);
+    expect(r.injected['sessionLoss:error']).toBeGreaterThan(0);
+    expect(r.injected['sessionLoss:latency']).toBeGreaterThan(0);
+    const [refused, late] = r.sessionLosses;
+    // each hit a leader whose terms were on its session; the refused renewals failed, and the late
+    // session (its renewal answered after the deadline extends nothing) ended
+    expect(refused!.ledAtStart.length, said).toBeGreaterThan(0);
+    expect(late!.ledAtStart.length, said).toBeGreaterThan(0);
+    expect(refused!.failedRenewals, said).toBeGreaterThan(0);
+    expect(late!.sessionsEnded, said).toBeGreaterThan(0);
+  }, 120_000);
+
   it('worker faults: kill, pause, hand-off, DynamoDB faults, skewed clocks', async () => {
     const r = await check({ seed: 7, opts: { kinds: WORKER_FAULTS } });
     expect(r.fenced.accepted).toBeGreaterThan(0);
@@ -59,7 +92,8 @@ describe('chaos (short CI set)', () => {
 
   it('lying clocks (workers 30 s slow and fast, steps of 30 s), a deleted lease row, late and replayed platform events', async () => {
     // Written out: each fault aimed where it bites (at a leader), on workers whose wall clocks are 30 s off.
-    const base = generateSchedule(13, 0, { ...SHORT, kinds: ['kill'] });
+    // on sessions: each process stamps its session row, too, with DynamoDB's time, not its wall clock's
+    const base = generateSchedule(13, 0, { ...SHORT, kinds: ['kill'], session: true });
     const skews = [-30_000, 30_000, 0];
     const s: Schedule = {
       ...base,
