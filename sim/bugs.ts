@@ -5,11 +5,15 @@
  */
 import { UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
+import type { CoordinatorDeps } from '../lib/coordinator/reconcile.js';
 import { nextFencingToken } from '../lib/schemas/fencing-token.js';
 import type { Lease } from '../lib/schemas/lease.js';
+import { SESSION_COMPONENT } from '../lib/schemas/identity.js';
 import { HOLDER_FIELDS } from '../lib/schemas/platform.js';
 import { LeaderElector } from '../lib/sdk/elector.js';
 import type { FollowerView } from '../lib/sdk/follower.js';
+import { SessionReader, type SessionRead } from '../lib/sdk/session.js';
+import type { IdentityStore } from '../lib/stores/identity-store.js';
 import type { Patch, Read } from '../lib/stores/item-store.js';
 import { LeaseStore, type Heir, type Term } from '../lib/stores/lease-store.js';
 
@@ -21,6 +25,8 @@ export const PLANTED_BUGS = {
   expiryByHolderTimestamp: "a follower that judges expiry by the holder's renewTime against its own wall clock",
   releaseWithoutTermCondition: 'a release or hand-off not conditioned on the releasing term: a deposed leader ends, or gives away, its successor’s term',
   platformEventByArrival: "the platform handler judges a stop by when its event arrived, not by the platform's own time: a late event ends a live term",
+  coordinatorIgnoresSession: "the coordinator judges a lease held on a session by the lease's own stamp, not the session's: it ends a live term the session keeps alive",
+  followerIgnoresSession: "a follower judges a lease held on a session by the lease row alone: the successor takes a term the session keeps alive",
 } as const;
 export type PlantedBug = keyof typeof PLANTED_BUGS;
 
@@ -95,6 +101,17 @@ export function plant(bug: PlantedBug, wallNow: (identity: string) => number): (
     case 'platformEventByArrival':
       // planted where the event enters (sim/world.ts stamps it with its arrival time): nothing to patch here
       break;
+    case 'coordinatorIgnoresSession':
+      // planted where the coordinator's dependencies are built (sim/world.ts, with blindToSessions below)
+      break;
+    case 'followerIgnoresSession': {
+      // read, then the row dropped: effectiveLease leaves the lease as its own row has it, unchanged while the session renews
+      const read = SessionReader.prototype.read;
+      patch(SessionReader.prototype, 'read', function (this: SessionReader, name: string, shareMs?: number): Promise<SessionRead> {
+        return read.call(this, name, shareMs).then((r) => ({ ...r, row: undefined }));
+      });
+      break;
+    }
     case 'leaderIgnoresRenewDeadline':
       patch(LeaderElector.prototype as unknown as ElectorInternals, 'armDeadline', () => undefined);
       break;
@@ -110,4 +127,24 @@ export function plant(bug: PlantedBug, wallNow: (identity: string) => number): (
     }
   }
   return () => restore.reverse().forEach((r) => r());
+}
+
+/**
+ * The coordinator's dependencies with session rows hidden from it (`coordinatorIgnoresSession`): its
+ * reads and scans of the identities table find no session, so effectiveLease leaves every lease as
+ * its own stamp has it, and a lease whose holder writes nothing but its session looks expired a
+ * lease duration after its term began. (Session rows are then never collected either: no matter for
+ * a run this short.) The SDK's own session reads go through other stores and see them.
+ */
+export function blindToSessions(deps: CoordinatorDeps): CoordinatorDeps {
+  const store = deps.identities;
+  const blind = Object.create(store) as IdentityStore;
+  blind.read = async (component, name) => {
+    const r = await store.read(component, name);
+    return component === SESSION_COMPONENT ? { ...r, item: undefined, revision: 0 } : r;
+  };
+  blind.scan = async function* () {
+    for await (const page of store.scan()) yield page.filter((s) => !s.ok || s.item.component !== SESSION_COMPONENT);
+  };
+  return { ...deps, identities: blind };
 }

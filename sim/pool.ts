@@ -2,6 +2,10 @@
  * Schedules on every core: worker threads, each running whole schedules (sim/world.ts) one after
  * another, seeds handed out one at a time from a shared counter. A schedule is independent of every
  * other, so a seed gives the same result on any thread; only which thread ran it differs.
+ *
+ * A schedule that does not finish within HANG_MS of wall-clock time is a livelock on simulated time
+ * (code that loops on already-settled promises never lets the simulated clock move): its thread is
+ * ended, the seed reported as a violation, and a new thread takes its place.
  */
 import { availableParallelism } from 'node:os';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
@@ -20,6 +24,9 @@ export interface ScheduleReport {
   schedule: Pick<Schedule, 'processFaults' | 'ddbFaults' | 'coordinatorDown' | 'skewMs'>;
 }
 
+/** A schedule takes a second or two; one still running after this long never ends. */
+export const HANG_MS = 60_000;
+
 type ToThread = { seed: number } | { done: true };
 type FromThread = { ready: true } | { report: ScheduleReport };
 
@@ -35,6 +42,12 @@ export async function runSeed(seed: number, plant?: PlantedBug): Promise<Schedul
     counts: r.counts,
     schedule: { processFaults: s.processFaults, ddbFaults: s.ddbFaults, coordinatorDown: s.coordinatorDown, skewMs: s.skewMs },
   };
+}
+
+/** A hung seed's schedule, for the summary's counts (the thread that ran it is gone). */
+function hungSchedule(seed: number): ScheduleReport['schedule'] {
+  const s = generateSchedule(seed, { workers: DEFAULT_SETTINGS.workers, durationMs: DEFAULT_SETTINGS.durationMs });
+  return { processFaults: s.processFaults, ddbFaults: s.ddbFaults, coordinatorDown: s.coordinatorDown, skewMs: s.skewMs };
 }
 
 export interface PoolOptions {
@@ -66,27 +79,46 @@ export async function runPool(o: PoolOptions): Promise<number> {
     next = (next + 1) >>> 0;
     return seed;
   };
-  await Promise.all(
-    Array.from({ length: threads }, () =>
-      new Promise<void>((resolve, reject) => {
-        const w = new Worker(new URL(import.meta.url), { workerData: { plant: o.plant } });
-        const feed = () => {
-          const seed = take();
-          w.postMessage(seed === undefined ? ({ done: true } satisfies ToThread) : ({ seed } satisfies ToThread));
-        };
-        w.on('message', (m: FromThread) => {
-          if ('report' in m) {
-            finished++;
-            o.onReport(m.report);
-            if (!m.report.ok && o.stopAtViolation) stop = true;
-          }
-          feed();
-        });
-        w.on('error', reject);
-        w.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`a simulator thread exited with code ${code}`))));
-      }),
-    ),
-  );
+  const report = (r: ScheduleReport) => {
+    finished++;
+    o.onReport(r);
+    if (!r.ok && o.stopAtViolation) stop = true;
+  };
+  // one thread: feeds itself seeds until there are none; a hung schedule ends it, and another takes its place
+  const thread = (): Promise<void> =>
+    new Promise<void>((resolve, reject) => {
+      const w = new Worker(new URL(import.meta.url), { workerData: { plant: o.plant } });
+      let running: { seed: number; since: number } | undefined;
+      let hung = false;
+      const watch = setInterval(() => {
+        if (!running || o.monotonic() - running.since < HANG_MS) return;
+        hung = true;
+        clearInterval(watch);
+        const seed = running.seed;
+        report({ seed, ok: false, terms: 0, verdict: [`hung: no result after ${HANG_MS / 1000} s of wall-clock time (a livelock on simulated time; --seed ${seed} replays it, and hangs as well)`], counts: { hung: 1 }, schedule: hungSchedule(seed) });
+        void w.terminate();
+      }, 1_000);
+      const feed = () => {
+        const seed = take();
+        running = seed === undefined ? undefined : { seed, since: o.monotonic() };
+        w.postMessage(seed === undefined ? ({ done: true } satisfies ToThread) : ({ seed } satisfies ToThread));
+      };
+      w.on('message', (m: FromThread) => {
+        if ('report' in m) report(m.report);
+        feed();
+      });
+      w.on('error', (e) => {
+        clearInterval(watch);
+        reject(e);
+      });
+      w.on('exit', (code) => {
+        clearInterval(watch);
+        if (hung) thread().then(resolve, reject);
+        else if (code === 0) resolve();
+        else reject(new Error(`a simulator thread exited with code ${code}`));
+      });
+    });
+  await Promise.all(Array.from({ length: threads }, thread));
   return finished;
 }
 

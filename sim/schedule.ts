@@ -62,6 +62,20 @@ export interface Schedule {
   healMs: number;
   /** The push path (wakes over MQTT), in about half the worlds: how wakes are delayed, lost, repeated, and when the broker is down. */
   push: PushFaults | undefined;
+  /**
+   * Sessions (lib/sdk/session.ts), in about half the worlds: every worker process runs one, and its
+   * electors hold their terms on it (sim/world.ts scales its timings to the world's).
+   */
+  session: SessionConfig | undefined;
+}
+
+/** A world's sessions: how often they are renewed, within what the electors' renew deadline allows. */
+export interface SessionConfig {
+  /**
+   * The renew interval as a share (0.3–0.95) of the room the electors leave it: renewDeadlineMs −
+   * retryPeriodMs (a session renewal and one retry must fit in an elector's renew deadline).
+   */
+  renewShare: number;
 }
 
 /** How the simulated broker treats wakes (sim/push.ts). */
@@ -99,7 +113,7 @@ export function generateSchedule(seed: number, opts: { workers: number; duration
       const from = int(10_000, faultEnd);
       return { from, to: Math.min(faultEnd, from + int(2_000, maxLen)) };
     });
-  const base: Omit<Schedule, 'push'> = {
+  const base: Omit<Schedule, 'push' | 'session'> = {
     seed,
     skewMs: faultsOn ? skewMs : skewMs.map(() => 0),
     versions,
@@ -117,7 +131,9 @@ export function generateSchedule(seed: number, opts: { workers: number; duration
   // drawn last, so that the rest of a seed's schedule is what it was before the push path existed
   const push: PushFaults | undefined =
     r() < 0.5 ? { delayMs: [1, int(5, 500)], loss: faultsOn ? r() * 0.3 : 0, duplicate: faultsOn ? 0.1 : 0, outages: faultsOn ? windows(int(0, 2), 60_000) : [] } : undefined;
-  return { ...base, push };
+  // drawn after the push path, for the same reason: a seed's faults and push path are what they were before sessions
+  const session: SessionConfig | undefined = r() < 0.5 ? { renewShare: 0.3 + 0.65 * r() } : undefined;
+  return { ...base, push, session };
 }
 
 /** The schedule, as lines for people. */
@@ -132,6 +148,7 @@ export function describeSchedule(s: Schedule): string[] {
     s.push
       ? `  push: wakes after ${s.push.delayMs.join('–')} ms, lost ${s.push.loss.toFixed(2)}, twice ${s.push.duplicate}${s.push.outages.map((w) => `; broker down +${(w.from / 1000).toFixed(1)}s–+${(w.to / 1000).toFixed(1)}s`).join('')}`
       : '  push: none (followers poll)',
+    s.session ? `  sessions: one per process, renewed at ${s.session.renewShare.toFixed(2)} of the room the renew deadline leaves` : '  sessions: none (each leader renews its leases)',
   ];
 }
 

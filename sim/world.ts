@@ -1,8 +1,9 @@
 /**
  * One simulated Conclave: N worker processes running the real SDK (LeaderElector with its
- * candidacy), the real coordinator and the real stream, timer and platform handlers (the same
- * modules Lambda runs), over the in-memory DynamoDB model, all on one simulated clock. Every
- * latency and fault comes from the schedule, which comes from the seed: a seed replays exactly.
+ * candidacy; in about half the worlds one Session per process, holding its electors' terms), the
+ * real coordinator and the real stream, timer and platform handlers (the same modules Lambda
+ * runs), over the in-memory DynamoDB model, all on one simulated clock. Every latency and fault
+ * comes from the schedule, which comes from the seed: a seed replays exactly.
  *
  * The history (who led, with which token, when — on the simulated monotonic clock) and the ledger
  * of fenced writes go to the same checker as the chaos runs (lib/history/checker.ts).
@@ -27,13 +28,14 @@ import { ElectionConfigSchema, type TableNames } from '../lib/schemas/config.js'
 import type { Platform } from '../lib/schemas/platform.js';
 import { FencingError } from '../lib/sdk/fencing.js';
 import { LeaderElector } from '../lib/sdk/elector.js';
+import { Session, type SessionOptions } from '../lib/sdk/session.js';
 import { LeaseLostError, tryWithLease } from '../lib/sdk/with-lease.js';
 import { DynamoDBModel, faults as ddbFaults, type ModelRequest } from '../lib/sim/dynamodb-model/index.js';
 import { defaultTableNames } from '../lib/tables.js';
 import { wiring, type FunctionName, type StreamTrigger } from '../lib/wiring.js';
-import { plant, type PlantedBug } from './bugs.js';
+import { blindToSessions, plant, type PlantedBug } from './bugs.js';
 import { SimBroker } from './push.js';
-import type { Schedule, ProcessFault } from './schedule.js';
+import type { Schedule, ProcessFault, SessionConfig } from './schedule.js';
 
 /** What one schedule produced. */
 export interface SimResult {
@@ -128,6 +130,21 @@ export const DEFAULT_SETTINGS: WorldSettings = {
   cronEveryMs: 45_000,
   cronWorkMs: 20_000,
 };
+
+/**
+ * A world's Session timings, scaled to its electors': renewed every `renewShare` of the room their
+ * renew deadline leaves (a renewal and a retry fit in it, as the elector's validation demands),
+ * ended at the electors' renew deadline, and its row living as long as their leases.
+ */
+export function sessionTimings(settings: WorldSettings, c: SessionConfig): Pick<SessionOptions, 'renewIntervalMs' | 'retryPeriodMs' | 'renewDeadlineMs' | 'maxLeaseDurationMs'> {
+  const room = settings.renewDeadlineMs - settings.retryPeriodMs;
+  return {
+    renewIntervalMs: Math.min(room - 1, Math.max(1, Math.round(c.renewShare * room))),
+    retryPeriodMs: settings.retryPeriodMs,
+    renewDeadlineMs: settings.renewDeadlineMs,
+    maxLeaseDurationMs: settings.leaseDurationMs,
+  };
+}
 
 /** The lease the scheduled jobs run under (withLease): held only while a run runs. */
 export const CRON_LEASE = 'cron-0';
@@ -276,7 +293,7 @@ async function runPlanted(schedule: Schedule, settings: WorldSettings, opts: { t
     },
   });
   const deps: FunctionDeps = {
-    coordinator: coordinatorDeps(fnClient, names, { clock, config }),
+    coordinator: opts.plant === 'coordinatorIgnoresSession' ? blindToSessions(coordinatorDeps(fnClient, names, { clock, config })) : coordinatorDeps(fnClient, names, { clock, config }),
     timer,
     publish: async (list) => {
       events.push(...list);
@@ -406,6 +423,8 @@ async function runPlanted(schedule: Schedule, settings: WorldSettings, opts: { t
     jobs: Set<Promise<void>>;
   }
   const procs: Proc[] = [];
+  /** Every process's Session (sessions worlds): their counts go into the world's. */
+  const sessions: Session[] = [];
   const starts: number[] = [];
   const start = (i: number): Proc => {
     const identity = `w${i}`;
@@ -422,6 +441,30 @@ async function runPlanted(schedule: Schedule, settings: WorldSettings, opts: { t
     const proc: Proc = { identity, platform, runs: [], restart: () => undefined, pc, electors: [], leading: new Map(), stop: new AbortController(), cronRuns: new Map(), jobs: new Set() };
     let writes = 0;
     const push = broker?.connect({ setTimer: (ms, fn) => pc.setTimer(ms, fn), get dead() { return pc.dead; }, cutOff: () => clock.now() < pc.partitionedUntil });
+    // One Session per process, on its machine's clock and client (so every fault of the process is
+    // its fault too), started before the electors and run until they have all finished: a SIGTERMed
+    // process exits once it has deleted its row; a killed one's row is simply no longer renewed.
+    const session = schedule.session
+      ? new Session({
+          client,
+          tables: names,
+          clock: pc,
+          prefix: identity,
+          ...sessionTimings(settings, schedule.session),
+          onError: (e) => {
+            count('session:errors');
+            if (e.message.startsWith('Session ')) log(`${identity}: ${e.message.replace(/;.*/, '')}`);
+          },
+        })
+      : undefined;
+    if (session) {
+      sessions.push(session);
+      proc.runs.push(session.run(proc.stop.signal).catch(() => void count('session:startFailed')));
+      void session.ready.then(
+        () => log(`${identity} session ${session.name ?? '(already ended)'} started`),
+        () => log(`${identity} session failed to start: its electors renew their leases themselves`),
+      );
+    }
     for (const leaseName of leaseNames) {
       const elector: LeaderElector = new LeaderElector({
         leaseName,
@@ -435,6 +478,7 @@ async function runPlanted(schedule: Schedule, settings: WorldSettings, opts: { t
         retryPeriodMs: settings.retryPeriodMs,
         candidacy: { emulationVersion: schedule.versions[i] ?? '1.30.0', binaryVersion: schedule.versions[i] ?? '1.30.0' },
         ...(push ? { push } : {}),
+        ...(session ? { session } : {}),
         callbacks: {
           onStartedLeading: async (signal, { fencingToken }) => {
             proc.leading.set(leaseName, fencingToken);
@@ -641,6 +685,9 @@ async function runPlanted(schedule: Schedule, settings: WorldSettings, opts: { t
     { healMs: schedule.healMs, episodicLeases: [CRON_LEASE], ...(lastHeal ? { healedAt: ns(Math.max(lastHeal, T0)) } : {}) },
   );
   count('terms', verdict.figures.terms);
+  if (schedule.push) count('worlds:push');
+  if (schedule.session) count('worlds:session');
+  for (const s of sessions) for (const [k, v] of Object.entries(s.stats)) count(`session:${k}`, v);
   // stop what is left: nothing more runs once the clock is no longer run
   for (const p of procs) p.pc.dead = true;
   return { seed: schedule.seed, verdict, timeline, counts };

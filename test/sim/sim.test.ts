@@ -8,6 +8,7 @@ import { systemClock } from '../../lib/clock.js';
 import { formatVerdict } from '../../lib/history/checker.js';
 import { generateSchedule } from '../../sim/schedule.js';
 import type { PlantedBug } from '../../sim/bugs.js';
+import { HANG_MS } from '../../sim/pool.js';
 import { DEFAULT_SETTINGS, runWorld } from '../../sim/world.js';
 
 process.env['POWERTOOLS_METRICS_DISABLED'] ??= 'true';
@@ -35,10 +36,13 @@ const PLANTED: { bug: PlantedBug; seed: number; limit: number }[] = [
   { bug: 'renewalWithoutTokenCondition', seed: 5000, limit: 300 },
   { bug: 'expiryByHolderTimestamp', seed: 5002, limit: 300 },
   { bug: 'leaderIgnoresRenewDeadline', seed: 5228, limit: 300 },
-  { bug: 'platformEventByArrival', seed: 5160, limit: 300 },
-  { bug: 'successorWithoutRevision', seed: 5022, limit: 300 },
+  { bug: 'platformEventByArrival', seed: 5007, limit: 300 },
+  { bug: 'successorWithoutRevision', seed: 5001, limit: 300 },
   // a graceful stop now hands the lease over: releases are rarer, and a late hand-off is the bug's other half
-  { bug: 'releaseWithoutTermCondition', seed: 5392, limit: 800 },
+  { bug: 'releaseWithoutTermCondition', seed: 5016, limit: 800 },
+  // sessions run in about half the worlds (issue 17): 5001 is the first of them from 5000
+  { bug: 'coordinatorIgnoresSession', seed: 5001, limit: 300 },
+  { bug: 'followerIgnoresSession', seed: 5001, limit: 300 },
 ];
 
 const run = (seed: number) => runWorld(generateSchedule(seed, { workers: DEFAULT_SETTINGS.workers, durationMs: DEFAULT_SETTINGS.durationMs }), DEFAULT_SETTINGS, { trace: true });
@@ -69,14 +73,19 @@ describe('deterministic simulation', () => {
     expect(clean.verdict.violations, formatVerdict(clean.verdict).join('\n')).toEqual([]);
   });
 
-  it(`fresh random seeds for ${BUDGET_MS / 1000} s: no violation`, { timeout: BUDGET_MS + 60_000 }, async () => {
+  it(`fresh random seeds for ${BUDGET_MS / 1000} s: no violation`, { timeout: BUDGET_MS + HANG_MS + 60_000 }, async () => {
     const first = Math.floor(systemClock.random() * 2 ** 31);
     console.log(`sim: seeds from ${first}; replay one with: npm run sim -- --seed <seed>`);
     const until = systemClock.monotonic() + BUDGET_MS;
     const bad: string[] = [];
     let n = 0;
     for (let seed = first; systemClock.monotonic() < until; seed++, n++) {
-      const r = await runWorld(generateSchedule(seed, { workers: DEFAULT_SETTINGS.workers, durationMs: DEFAULT_SETTINGS.durationMs }), DEFAULT_SETTINGS);
+      // a livelock on simulated time never ends the run: name its seed instead of timing out the test
+      let watchdog: { cancel(): void } | undefined;
+      const hung = new Promise<never>((_, reject) => {
+        watchdog = systemClock.setTimer(HANG_MS, () => reject(new Error(`seed ${seed} hung: no result after ${HANG_MS / 1000} s of wall-clock time (a livelock on simulated time)`)));
+      });
+      const r = await Promise.race([runWorld(generateSchedule(seed, { workers: DEFAULT_SETTINGS.workers, durationMs: DEFAULT_SETTINGS.durationMs }), DEFAULT_SETTINGS), hung]).finally(() => watchdog?.cancel());
       if (!r.verdict.ok) bad.push(`seed ${seed}:\n${formatVerdict(r.verdict).join('\n')}`);
       // every schedule elects: a run without terms would be a simulator that tests nothing
       expect(r.verdict.figures.terms, `seed ${seed}`).toBeGreaterThan(0);
