@@ -618,7 +618,10 @@ export class LeaderElector {
     // any renewal landing after it was sent after the holder's own deadline (see Session).
     const margin = Math.max(SHARED_READ_MS, Math.min(this.options.retryPeriodMs, (this.options.leaseDurationMs - this.options.renewDeadlineMs) / 4));
     const successor = isSuccessor(l, this.options.identity, this.instance);
-    const s = await this.sessions.read(l.session, successor ? SHARED_READ_MS : margin, margin);
+    let s = await this.sessions.read(l.session, successor ? SHARED_READ_MS : margin, margin);
+    // A read sent longer ago than the margin (the process was frozen, or starved, between sending it
+    // and now) proves nothing about now: read again before judging by it.
+    if (this.mono() - s.sentAt > margin) s = await this.sessions.read(l.session, 0, 0);
     sentAt = s.sentAt;
     this.viewedSession = s.row && { name: s.row.name, renewTime: s.row.renewTime };
     return { raw, view: { ...raw, item: effectiveLease(l, s.row && { name: s.row.name, renewTime: s.row.renewTime }) }, sentAt };
@@ -648,7 +651,8 @@ export class LeaderElector {
    * A wake for a revision this worker has already read is nothing new (its own hand-off, say).
    */
   private onWake(w: Wake | undefined): void {
-    if (w?.revision !== undefined && this.observed !== undefined && w.revision <= this.observed.revision) return;
+    // (only the very revision read: a deleted and re-created row counts its revisions from 1 again)
+    if (w?.revision !== undefined && this.observed !== undefined && w.revision === this.observed.revision) return;
     this.wakePending = true;
     this.nap?.abort();
   }
@@ -797,7 +801,10 @@ export class LeaderElector {
     });
     if (d.confirm) {
       // Elected (by the coordinator, for this start-up): confirm by renewing before acting.
+      this.wakeAt = undefined;
       await this.takeTerm({ holderIdentity: read.item!.holderIdentity!, fencingToken: read.item!.fencingToken });
+      // not confirmed (the term moved on): the next step reads the lease row itself, not a copy
+      if (!this.leading) this.leaseReadAt = undefined;
       return;
     }
     // An answer makes this worker electable: not while it cannot tell DynamoDB's time for long.

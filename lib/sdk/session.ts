@@ -345,7 +345,8 @@ export class Session {
   private arm(l: Live): void {
     l.deadline?.cancel();
     const left = l.renewedAt + this.options.renewDeadlineMs - this.time.monotonic();
-    l.deadline = this.time.setTimer(Math.max(0, left), () => this.alive(), { background: true });
+    // a timer may fire a millisecond early by the monotonic clock: if the session is still alive then, arm again
+    l.deadline = this.time.setTimer(Math.max(0, left), () => void (this.alive() && this.live === l && this.arm(l)), { background: true });
   }
 
   private async renew(l: Live): Promise<void> {
