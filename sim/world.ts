@@ -16,6 +16,7 @@ import type { ConclaveEvent } from '../lib/events/schemas.js';
 import type { FunctionDeps } from '../lib/functions/core.js';
 import { observability } from '../lib/functions/env.js';
 import { checkHistory, type Verdict } from '../lib/history/checker.js';
+import { SESSION_QUIET_LEASES } from '../lib/sdk/follower.js';
 import { createLedgerTable, ledgerWrite, readLedger } from '../lib/history/ledger.js';
 import type { FaultWindow, HistoryRecord } from '../lib/history/schema.js';
 import { DelayQueue } from '../lib/local/delay-queue.js';
@@ -682,7 +683,16 @@ async function runPlanted(schedule: Schedule, settings: WorldSettings, opts: { t
   const lastHeal = Math.max(0, ...faultWindows.map((w) => Number(BigInt(w.to) / 1_000_000n)));
   const verdict = checkHistory(
     { history, ledger, faults: faultWindows, end: { mono: ns(end) } },
-    { healMs: schedule.healMs, episodicLeases: [CRON_LEASE], ...(lastHeal ? { healedAt: ns(Math.max(lastHeal, T0)) } : {}) },
+    {
+      healMs: schedule.healMs,
+      episodicLeases: [CRON_LEASE],
+      ...(lastHeal ? { healedAt: ns(Math.max(lastHeal, T0)) } : {}),
+      // A holder on a session writes no lease row: it learns of an operator's delete from the wake,
+      // or, that wake lost, from its backstop read every SESSION_QUIET_LEASES lease durations
+      // (jittered by a tenth) — docs/architecture.md, "What it costs in safety arguments". Its fenced
+      // writes are refused meanwhile; the checker still counts the overlap apart (revokedOverlaps).
+      ...(schedule.session ? { revokedGraceMs: SESSION_QUIET_LEASES * settings.leaseDurationMs * 1.1 + settings.renewDeadlineMs } : {}),
+    },
   );
   count('terms', verdict.figures.terms);
   if (schedule.push) count('worlds:push');

@@ -648,7 +648,7 @@ export class LeaderElector {
 
   /**
    * A wake for this lease (or `undefined`: the push path went up or down): look at the lease now.
-   * A wake for a revision this worker has already read is nothing new (its own hand-off, say).
+   * A wake for the very revision this worker has read is nothing new (its own hand-off, say).
    */
   private onWake(w: Wake | undefined): void {
     // (only the very revision read: a deleted and re-created row counts its revisions from 1 again)

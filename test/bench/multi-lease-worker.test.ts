@@ -93,12 +93,13 @@ describe('the multi-lease worker with one session per process', () => {
     try {
       const started = (w: WorkerProcess) => new Set(w.events.filter((e) => e.event === 'started').map((e) => (e as { lease?: string }).lease)).size;
       await waitFor('both processes lead their 3 leases', () => started(withSession) === 3 && started(without) === 3, 30_000);
-      await new Promise((r) => setTimeout(r, 1_000)); // a session renewal or so since the last start
-      const before = counts(withSession).at(-1)!;
-      const beforeOff = counts(without).at(-1)!;
-      await new Promise((r) => setTimeout(r, 2_500));
-      const after = counts(withSession).at(-1)!;
-      const afterOff = counts(without).at(-1)!;
+      const last = (w: WorkerProcess) => counts(w).at(-1);
+      await waitFor('a session renewal counted since the last start', () => last(withSession) !== undefined && last(without) !== undefined && writes(last(withSession)!, 'session-renewal') > 0, 15_000);
+      const before = last(withSession)!;
+      const beforeOff = last(without)!;
+      await waitFor('two more session renewals and three lease renewals without a session', () => writes(last(withSession)!, 'session-renewal') - writes(before, 'session-renewal') >= 2 && writes(last(without)!, 'leader') - writes(beforeOff, 'leader') >= 3, 20_000);
+      const after = last(withSession)!;
+      const afterOff = last(without)!;
       // on the session: no lease renewal at all, the session's renewals instead (every 900 ms here)
       expect(writes(after, 'leader') - writes(before, 'leader')).toBe(0);
       expect(writes(after, 'session-renewal') - writes(before, 'session-renewal')).toBeGreaterThanOrEqual(2);
