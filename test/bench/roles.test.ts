@@ -4,6 +4,7 @@
  * on the leases table, leading that lease says leader, and the lease as last read or written says
  * whether this worker is its designated successor.
  */
+import { waitFor } from '../sdk/harness.js';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { RequestCounter } from '../../bench/requests.js';
 import { RoleTracker } from '../../bench/roles.js';
@@ -92,7 +93,7 @@ describe('a real Session on DynamoDB Local, counted as the multi-lease worker co
       const running = session.run(stop.signal);
       await session.ready;
       const name = session.name!;
-      await new Promise((r) => setTimeout(r, 800));
+      await waitFor('a renewal of the session', () => session.stats.renewals >= 1, 10_000);
       expect((await session.reader.read(name)).row?.name).toBe(name);
       stop.abort();
       await running;
