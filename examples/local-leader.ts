@@ -40,7 +40,7 @@ try {
 
   // One session per process, shared by its electors: its row's renewals keep their terms alive
   // (timings to match the short terms below). It ends after the last elector on it.
-  const session = new Session({ client, tables: conclave.tablePrefix, renewIntervalMs: 1_000, retryPeriodMs: 500, renewDeadlineMs: 2_500, maxLeaseDurationMs: 4_000 });
+  const session = new Session({ client, tables: conclave.tablePrefix, renewIntervalMs: 1_000, retryPeriodMs: 500, renewDeadlineMs: 2_000, maxLeaseDurationMs: 4_000 });
   const sessionRun = session.run(done.signal);
   await session.ready;
 

@@ -133,16 +133,18 @@ export const DEFAULT_SETTINGS: WorldSettings = {
 };
 
 /**
- * A world's Session timings, scaled to its electors': renewed every `renewShare` of the room their
- * renew deadline leaves (a renewal and a retry fit in it, as the elector's validation demands),
- * ended at the electors' renew deadline, and its row living as long as their leases.
+ * A world's Session timings, scaled to its electors': ended 1.25 retry periods before their renew
+ * deadline (room for an elector to renew its leases itself once the session ends: a try and a
+ * retry, as the elector's validation demands), renewed every `renewShare` of the room that leaves
+ * (a renewal and a retry fit in it), and its row living as long as their leases.
  */
 export function sessionTimings(settings: WorldSettings, c: SessionConfig): Pick<SessionOptions, 'renewIntervalMs' | 'retryPeriodMs' | 'renewDeadlineMs' | 'maxLeaseDurationMs'> {
-  const room = settings.renewDeadlineMs - settings.retryPeriodMs;
+  const deadline = settings.renewDeadlineMs - Math.round(1.25 * settings.retryPeriodMs);
+  const room = deadline - settings.retryPeriodMs;
   return {
     renewIntervalMs: Math.min(room - 1, Math.max(1, Math.round(c.renewShare * room))),
     retryPeriodMs: settings.retryPeriodMs,
-    renewDeadlineMs: settings.renewDeadlineMs,
+    renewDeadlineMs: deadline,
     maxLeaseDurationMs: settings.leaseDurationMs,
   };
 }

@@ -181,11 +181,13 @@ export const LeaderElectorOptionsSchema = z
         path: ['session'],
         message: `holds leases of at most ${o.session.options.maxLeaseDurationMs} ms (its maxLeaseDurationMs), and leaseDurationMs is ${o.leaseDurationMs}: raise the session's maxLeaseDurationMs`,
       });
-    if (o.session && o.session.options.renewIntervalMs + o.session.options.retryPeriodMs >= o.renewDeadlineMs)
+    // The session's own check makes its renewals and a retry fit in its deadline, so this one also
+    // makes them fit in the elector's.
+    if (o.session && o.session.options.renewDeadlineMs + o.retryPeriodMs >= o.renewDeadlineMs)
       ctx.addIssue({
         code: 'custom',
         path: ['session'],
-        message: `renews every ${o.session.options.renewIntervalMs} ms with ${o.session.options.retryPeriodMs} ms retries, which does not fit in renewDeadlineMs (${o.renewDeadlineMs}): give the session a shorter renewIntervalMs`,
+        message: `ends at its renewDeadlineMs (${o.session.options.renewDeadlineMs} ms), too late for a leader on it to fall back: it then renews its leases itself, and needs a try and a retry (retryPeriodMs ${o.retryPeriodMs} ms) before its own renewDeadlineMs (${o.renewDeadlineMs} ms) stops the term. Give the session a renewDeadlineMs below ${o.renewDeadlineMs - o.retryPeriodMs}`,
       });
     if (o.mode === 'NoCoordination' && o.candidacy)
       ctx.addIssue({ code: 'custom', path: ['candidacy'], message: "must not be given with mode 'NoCoordination': no coordinator elects there. Drop candidacy, or use mode 'coordinated'" });

@@ -108,15 +108,18 @@ export const SessionOptionsSchema = z
       tables: TablesSchema,
       /** The start of the row's name; a unique id per start-up follows. @default 'session' */
       prefix: Name.max(200, 'must be at most 200 characters (a unique id follows it)').default('session'),
-      /** How often the session is renewed. Every elector on it must have a renew deadline longer than this plus retryPeriodMs. @default 6000 */
-      renewIntervalMs: z.number().int().positive().default(6_000),
-      /** How soon a failed renewal is tried again. @default 2000 */
-      retryPeriodMs: z.number().int().positive().default(2_000),
+      /** How often the session is renewed. @default 5000 */
+      renewIntervalMs: z.number().int().positive().default(5_000),
+      /** How soon a failed renewal is tried again. @default 1500 */
+      retryPeriodMs: z.number().int().positive().default(1_500),
       /**
        * The session ends when it has not been renewed for this long: its electors renew their leases
-       * themselves from then on, and a new session (a new row) starts. @default 10000
+       * themselves from then on, and a new session (a new row) starts. Every elector on the session
+       * must have a renew deadline longer than this plus its retryPeriodMs, so that it has that
+       * long to renew its leases itself before its own deadline stops its terms (the defaults fit
+       * client-go's 15/10/2 s). @default 7500
        */
-      renewDeadlineMs: z.number().int().positive().default(10_000),
+      renewDeadlineMs: z.number().int().positive().default(7_500),
       /**
        * The longest lease duration an elector on this session may have: the row lives this long after
        * its last renewal (and the coordinator collects it only after that and a grace period). @default 15000

@@ -33,20 +33,26 @@ interface Process {
   errors: Error[];
 }
 
-/** Three processes, each with one Session and an elector on every lease, the push path, the coordinator. */
-async function sessionFleet(opts: { push?: boolean; leases?: string[] } = {}) {
+/** client-go's timings (15/10/2 s), which the Session's defaults fit. */
+const CLIENT_GO = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 } as const;
+
+/**
+ * Three processes, each with one Session and an elector on every lease, the push path, the
+ * coordinator. `defaults`: client-go's timings and the Session's defaults instead of FAST's.
+ */
+async function sessionFleet(opts: { push?: boolean; leases?: string[]; defaults?: boolean } = {}) {
   const LEASES = opts.leases ?? DEFAULT_LEASES;
-  const sim = await Sim.create({ config: CONFIG });
+  const sim = await Sim.create({ config: opts.defaults ? { ...CONFIG, electedLeaseDurationSeconds: 15 } : CONFIG });
   const push = opts.push === false ? undefined : sim.pushBroker({ delayMs: 50, deliveryMs: 5 });
   const coord = sim.coordinator(LEASES);
   const procs: Process[] = ['a', 'b', 'c'].map((id) => {
     const machine = sim.machine();
     const errors: Error[] = [];
-    const session = new Session({ client: machine.client, tables: sim.names, clock: machine.clock, prefix: id, onError: (e) => errors.push(e), ...SESSION });
+    const session = new Session({ client: machine.client, tables: sim.names, clock: machine.clock, prefix: id, onError: (e) => errors.push(e), ...(opts.defaults ? {} : SESSION) });
     const stop = new AbortController();
     const running = session.run(stop.signal);
     const electors = LEASES.map((leaseName) =>
-      sim.elector(id, { leaseName, fallbackAfterMs: 60_000, session, ...(push ? { push: sim.pushFor(machine) } : {}) }, { machine, errors }),
+      sim.elector(id, { leaseName, fallbackAfterMs: 60_000, session, ...(opts.defaults ? CLIENT_GO : {}), ...(push ? { push: sim.pushFor(machine) } : {}) }, { machine, errors }),
     );
     return { machine, session, stop, running, electors, errors };
   });
@@ -70,7 +76,7 @@ const leadersOf = (procs: Process[], lease: string) => procs.flatMap((p) => p.el
 describe('Session', () => {
   it('refuses bad options, naming the field and the fix', () => {
     const client = new DynamoDBModel({ now: () => 0 }).client({ name: 'test' });
-    expect(() => new Session({ client, renewIntervalMs: 9_000 })).toThrow(/renewIntervalMs: must be < renewDeadlineMs − retryPeriodMs \(8000\)/);
+    expect(() => new Session({ client, renewIntervalMs: 9_000 })).toThrow(/renewIntervalMs: must be < renewDeadlineMs − retryPeriodMs \(6000\)/);
     expect(() => new Session({ client, renewDeadlineMs: 20_000 })).toThrow(/renewDeadlineMs: must be < maxLeaseDurationMs \(15000\)/);
     expect(() => new Session({ client, prefix: '' })).toThrow(ValidationError);
     const session = new Session({ client });
@@ -78,7 +84,12 @@ describe('Session', () => {
     const candidacy = { emulationVersion: '1.0.0', binaryVersion: '1.0.0' };
     expect(() => new LeaderElector({ ...base, mode: 'NoCoordination' })).toThrow(/session: must not be given with mode 'NoCoordination'/);
     expect(() => new LeaderElector({ ...base, candidacy, leaseDurationMs: 30_000, renewDeadlineMs: 20_000 })).toThrow(/session: holds leases of at most 15000 ms.*raise the session's maxLeaseDurationMs/);
-    expect(() => new LeaderElector({ ...base, candidacy, renewDeadlineMs: 7_000, retryPeriodMs: 1_000 })).toThrow(/session: renews every 6000 ms with 2000 ms retries, which does not fit in renewDeadlineMs \(7000\)/);
+    expect(() => new LeaderElector({ ...base, candidacy, renewDeadlineMs: 7_000, retryPeriodMs: 1_000 })).toThrow(/session: ends at its renewDeadlineMs \(7500 ms\), too late for a leader on it to fall back.*below 6000/);
+    // the defaults fit each other (client-go's 15/10/2 s), with room to fall back
+    expect(new LeaderElector({ ...base, candidacy }).options.renewDeadlineMs).toBeGreaterThanOrEqual(session.options.renewDeadlineMs + 2_000);
+    // a session ending with its electors' deadline would leave them no time to renew their leases themselves
+    const sameDeadline = new Session({ client, renewIntervalMs: 6_000, retryPeriodMs: 2_000, renewDeadlineMs: 10_000 });
+    expect(() => new LeaderElector({ ...base, candidacy, session: sameDeadline })).toThrow(/session: ends at its renewDeadlineMs \(10000 ms\).*retryPeriodMs 2000 ms.*renewDeadlineMs \(10000 ms\) stops the term\. Give the session a renewDeadlineMs below 8000/);
     expect(() => new LeaderElector({ ...base, candidacy, session: {} as never })).toThrow(/session: must be a Session/);
   });
 
@@ -155,14 +166,23 @@ describe('Session', () => {
     for (const name of LEASES) await sim.until(`one live leader of ${name}`, () => leadersOf(alive, name).length === 1, FAST.leaseDurationMs);
   });
 
-  it('a session whose renewals fail while its leases look healthy: its leaders renew their leases themselves, no term is lost, and the leases move onto the next session', async () => {
-    const { sim, procs, holderOf } = await sessionFleet();
-    await sim.run(2 * FAST.leaseDurationMs);
+  it.each([
+    ['short timings', FAST, false],
+    ["client-go's timings and the Session's defaults", CLIENT_GO, true],
+  ] as const)('a session whose renewals fail while its leases look healthy (%s): its leaders renew their leases themselves, no term is lost, and the leases move onto the next session', async (_, timing, defaults) => {
+    const { sim, procs, holderOf } = await sessionFleet({ defaults });
+    await sim.run(2 * timing.leaseDurationMs);
     const holder = await holderOf(LEASES[0]!);
     const first = holder.session.name;
     const token = (await sim.leases.read(LEASES[0]!)).item!.fencingToken;
+    // its terms, each one's signal: a term kept is the same signal, never aborted (a term lost and
+    // taken back would keep the token but start a new signal)
+    const terms = holder.electors.filter((e) => e.elector.isLeader()).map((e) => ({ e, signal: e.signals.at(-1)! }));
+    expect(terms.length).toBeGreaterThan(0);
+    const kept = () => terms.every(({ e, signal }) => e.elector.isLeader() && e.signals.at(-1) === signal && !signal.aborted);
     holder.machine.fault = (req) => (req.operation === 'UpdateItem' && isTable('-identities')(req) ? new Error('injected: session renewal lost') : undefined);
-    await sim.during(4 * FAST.leaseDurationMs, 'one leader per lease while the session is down', () => LEASES.every((n) => leadersOf(procs, n).length <= 1));
+    await sim.during(4 * timing.leaseDurationMs, 'one leader per lease while the session is down', () => LEASES.every((n) => leadersOf(procs, n).length <= 1));
+    expect(kept()).toBe(true);
     expect(holder.session.name).toBeUndefined(); // it ended
     expect(holder.errors.some((e) => /Session .* ended: its renew deadline passed/.test(e.message))).toBe(true);
     let l = (await sim.leases.read(LEASES[0]!)).item!;
@@ -175,6 +195,7 @@ describe('Session', () => {
     expect(l.fencingToken).toBe(token);
     expect(holder.session.name).not.toBe(first);
     expect(holder.session.stats.started).toBe(2);
+    expect(kept()).toBe(true);
   });
 
   it('a process frozen while its session renewal is in flight: the renewal lands, the answer comes after the deadline, and it extends nothing', async () => {
