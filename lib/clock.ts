@@ -185,9 +185,30 @@ interface Scheduled {
 }
 
 /**
+ * A `settle` for a simulated clock that drives only in-memory work (the simulator): it resolves
+ * once every promise chain has run to its next wait, without a turn of the real event loop —
+ * which costs a poll of the operating system each time, about a quarter of a simulated schedule's
+ * time when it was taken after every timer. How: a microtask that queues a `process.nextTick`
+ * callback; Node runs that callback only once the microtask queue is empty (ticks queued from a
+ * microtask wait for the queue to drain), so every chain has settled when it resolves. Every
+ * `realTurnEvery` settles it takes a real turn instead, so real timers (a watchdog, a test's
+ * timeout) and the thread's messages still get to run during a long simulated run. Which chains
+ * run, and in which order, is the same as with a turn of the event loop each time: only real I/O
+ * and real timers are given fewer chances.
+ */
+export function drainMicrotasks(realTurnEvery = 1_000): () => Promise<void> {
+  let n = 0;
+  return () =>
+    new Promise<void>((resolve) => {
+      if (++n % realTurnEvery === 0) setImmediate(resolve);
+      else queueMicrotask(() => process.nextTick(resolve));
+    });
+}
+
+/**
  * `settle` lets promise chains run between two timers: by default one turn of the real event loop
  * (a macrotask runs only after every microtask), which is all an in-memory system needs; real I/O
- * is not waited for.
+ * is not waited for, but gets its turn. `drainMicrotasks()` is the same without the turn, and faster.
  */
 export function simulatedClock(opts: { start?: number; seed?: number; settle?: () => Promise<void> } = {}): SimulatedClock {
   let t = opts.start ?? 1_800_000_000_000;

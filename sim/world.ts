@@ -10,7 +10,7 @@
  */
 import { DeleteItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Context, DynamoDBRecord } from 'aws-lambda';
-import { every, seededRandom, simulatedClock, sleepOn, type Clock, type SimulatedClock, type Timer, type TimerOptions } from '../lib/clock.js';
+import { drainMicrotasks, every, seededRandom, simulatedClock, sleepOn, type Clock, type SimulatedClock, type Timer, type TimerOptions } from '../lib/clock.js';
 import { coordinatorDeps } from '../lib/coordinator/reconcile.js';
 import type { ConclaveEvent } from '../lib/events/schemas.js';
 import type { FunctionDeps } from '../lib/functions/core.js';
@@ -189,7 +189,7 @@ export async function runWorld(schedule: Schedule, settings: WorldSettings = DEF
 }
 
 async function runPlanted(schedule: Schedule, settings: WorldSettings, opts: { trace?: boolean; plant?: PlantedBug }, wallClocks: Map<string, () => number>): Promise<SimResult> {
-  const clock = simulatedClock({ start: T0, seed: schedule.seed });
+  const clock = simulatedClock({ start: T0, seed: schedule.seed, settle: drainMicrotasks() });
   // the schedule's own stream of numbers, apart from the system's, so that a fault's draws do not shift the system's
   const faultRandom = seededRandom(schedule.seed ^ 0x5bd1e995);
   const timeline: string[] = [];

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { every, manualClock, seededRandom, simulatedClock, skewedClock, systemClock } from '../lib/clock.js';
+import { drainMicrotasks, every, manualClock, seededRandom, simulatedClock, skewedClock, systemClock } from '../lib/clock.js';
 
 describe('simulatedClock', () => {
   it('fires timers in time order (ties in the order set), moving time to each, and nothing before run', async () => {
@@ -58,6 +58,41 @@ describe('simulatedClock', () => {
     t.cancel();
     await c.run(1_000);
     expect(at).toEqual([250, 500, 750, 1_000]);
+  });
+
+  /** A timer at 10 starts a chain of `hops` promise hops; which runs first, its end or the timer at 11? */
+  async function chainAgainstNextTimer(settle: (() => Promise<void>) | undefined, hops: number): Promise<string[]> {
+    const c = simulatedClock({ start: 0, ...(settle ? { settle } : {}) });
+    const order: string[] = [];
+    const chain = async (n: number): Promise<void> => {
+      if (n === 0) return void order.push(`chain@${c.now()}`);
+      await Promise.resolve();
+      return chain(n - 1);
+    };
+    c.setTimer(10, () => void chain(hops));
+    c.setTimer(11, () => order.push(`timer@${c.now()}`));
+    await c.run(20);
+    return order;
+  }
+
+  it('drainMicrotasks: every promise chain a timer starts runs to its end before the next timer, as with a turn of the event loop (and a settle that does not drain fails it)', async () => {
+    expect(await chainAgainstNextTimer(drainMicrotasks(), 500)).toEqual(['chain@10', 'timer@11']);
+    expect(await chainAgainstNextTimer(undefined, 500)).toEqual(['chain@10', 'timer@11']);
+    // a settle of one microtask lets the next timer in (and the run end) while the chain is still running
+    expect(await chainAgainstNextTimer(() => Promise.resolve(), 500)).toEqual(['timer@11']);
+  });
+
+  it('drainMicrotasks: a real macrotask gets its turn every realTurnEvery settles, and not otherwise', async () => {
+    const realTurnDuringRun = async (every: number) => {
+      const c = simulatedClock({ start: 0, settle: drainMicrotasks(every) });
+      for (let i = 1; i <= 20; i++) c.setTimer(i, () => undefined);
+      let ran = false;
+      setImmediate(() => (ran = true));
+      await c.run(30);
+      return ran;
+    };
+    expect(await realTurnDuringRun(5)).toBe(true);
+    expect(await realTurnDuringRun(1_000)).toBe(false);
   });
 
   it('draws the same numbers for the same seed, others for another', () => {
