@@ -311,9 +311,21 @@ async function runPlanted(schedule: Schedule, settings: WorldSettings, opts: { t
     ...(broker ? { wake: async (lease: string, revision: number | undefined) => broker.publish({ lease, by: 'stream', ...(revision !== undefined ? { revision } : {}) }) } : {}),
     ...quietObservability(),
   };
+  /**
+   * Lambda's context on simulated time, without `getRemainingTimeInMillis`. middy times each
+   * invocation out on a real timer (node:timers) set from it: on simulated time that timer means
+   * nothing, and one still pending when the world ends — an invocation the end cut short — kept
+   * the whole world in memory for the function's timeout (a megabyte a schedule: 2 GB per thread
+   * after five minutes of `npm run sim`, and slower and slower collections). Without the method
+   * middy sets no timer; none of Conclave's functions reads it.
+   */
+  const simulatedContext = (name: FunctionName): Context => {
+    const { getRemainingTimeInMillis: _real, ...context } = lambdaContext(name, clock);
+    return context as Context;
+  };
   for (const name of Object.keys(wiring) as FunctionName[]) {
     const h = loaded[name].makeHandler(deps) as (event: unknown, context: Context) => Promise<unknown>;
-    handlers[name] = (event) => h(event, lambdaContext(name, clock));
+    handlers[name] = (event) => h(event, simulatedContext(name));
   }
 
   // ---- streams: per table, delivered in order per shard, batches possibly late or twice
