@@ -60,6 +60,8 @@ export interface PoolOptions {
   plant?: PlantedBug;
   /** Stop at the first violation (a planted bug's search). */
   stopAtViolation?: boolean;
+  /** Once aborted, no more seeds are handed out; the schedules under way finish and are reported. */
+  signal?: AbortSignal;
   /** Each schedule's report, in the order they finish. */
   onReport(r: ScheduleReport): void;
   monotonic(): number;
@@ -73,7 +75,7 @@ export async function runPool(o: PoolOptions): Promise<number> {
   let finished = 0;
   let stop = false;
   const take = (): number | undefined => {
-    if (stop || handedOut >= o.limit || o.monotonic() >= o.until) return undefined;
+    if (stop || o.signal?.aborted || handedOut >= o.limit || o.monotonic() >= o.until) return undefined;
     handedOut++;
     const seed = next;
     next = (next + 1) >>> 0;

@@ -1,15 +1,16 @@
 /**
  * `npm run sim -- [--seed N] [--schedules K | --budget S]`: fault schedules on simulated time
  * (sim/world.ts), each judged by the history checker. `--seed N` alone replays schedule N and
- * prints its timeline. Prints schedules per second, faults by kind, and every violation's seed.
- * Exits 1 on any violation.
+ * prints its timeline. Prints schedules per second, faults by kind, and every violation's seed;
+ * a progress line every `--progress` seconds; Ctrl-C ends the run with its summary. Exits 1 on any
+ * violation (130 on a second Ctrl-C).
  */
 import { availableParallelism } from 'node:os';
 import { Command, InvalidArgumentError } from 'commander';
 
 // Lambda's metrics go to stdout in embedded metric format; here they would drown the figures.
 process.env['POWERTOOLS_METRICS_DISABLED'] ??= 'true';
-import { systemClock } from '../lib/clock.js';
+import { every, systemClock } from '../lib/clock.js';
 import { formatVerdict } from '../lib/history/checker.js';
 import { PLANTED_BUGS, type PlantedBug } from './bugs.js';
 import { describeSchedule, generateSchedule } from './schedule.js';
@@ -32,12 +33,13 @@ const o = new Command()
     return n;
   })
   .option('--first <n>', 'the first seed of a --schedules or --budget run (default: random)', whole)
+  .option('--progress <s>', 'print a progress line this often, in seconds (0: never)', whole, 60)
   .option('--plant <bug>', `plant a known bug (${Object.keys(PLANTED_BUGS).join(', ')}); with --budget, stop at the first violation`, (v: string) => {
     if (!(v in PLANTED_BUGS)) throw new InvalidArgumentError(`unknown bug "${v}"; known: ${Object.keys(PLANTED_BUGS).join(', ')}`);
     return v as PlantedBug;
   })
   .parse(process.argv)
-  .opts<{ seed?: number; schedules?: number; budget?: number; first?: number; threads?: number; plant?: PlantedBug }>();
+  .opts<{ seed?: number; schedules?: number; budget?: number; first?: number; threads?: number; plant?: PlantedBug; progress: number }>();
 
 const settings = DEFAULT_SETTINGS;
 if (o.seed !== undefined && o.schedules === undefined && o.budget === undefined) {
@@ -56,7 +58,20 @@ if (o.seed !== undefined && o.schedules === undefined && o.budget === undefined)
   const add = (k: string, n: number) => (totals[k] = (totals[k] ?? 0) + n);
   const failed: number[] = [];
   const began = systemClock.monotonic();
+  // A long run (a million schedules is most of a day) says how it goes, and Ctrl-C ends it with its
+  // summary: no more seeds are handed out, and the schedules under way finish.
+  let done = 0;
+  const rate = () => `${done} schedules in ${((systemClock.monotonic() - began) / 1000).toFixed(0)} s, ${(done / ((systemClock.monotonic() - began) / 1000)).toFixed(2)} schedules/s, ${failed.length} with violations`;
+  const progress = o.progress > 0 ? every(systemClock, o.progress * 1000, () => console.log(`sim: ${rate()}`), { background: true }) : undefined;
+  const interrupted = new AbortController();
+  process.on('SIGINT', () => {
+    if (!interrupted.signal.aborted) {
+      console.log(`sim: interrupted after ${rate()}; finishing the schedules under way (Ctrl-C again to quit at once)`);
+      interrupted.abort(systemClock.monotonic());
+    } else if (systemClock.monotonic() - (interrupted.signal.reason as number) > 1_000) process.exit(130); // not the same Ctrl-C relayed by tsx
+  });
   const n = await runPool({
+    signal: interrupted.signal,
     first,
     limit: o.schedules ?? Infinity,
     until: began + (o.budget ?? (o.schedules === undefined ? 60 : Infinity)) * 1000,
@@ -64,6 +79,7 @@ if (o.seed !== undefined && o.schedules === undefined && o.budget === undefined)
     ...(o.plant ? { plant: o.plant, stopAtViolation: true } : {}),
     monotonic: () => systemClock.monotonic(),
     onReport: (r) => {
+      done++;
       for (const [k, v] of Object.entries(r.counts)) add(k, v);
       for (const f of r.schedule.processFaults) add(`schedule:${f.kind}`, 1);
       add('schedule:ddbFaultWindows', r.schedule.ddbFaults.length);
@@ -76,6 +92,7 @@ if (o.seed !== undefined && o.schedules === undefined && o.budget === undefined)
       if (o.plant) console.log(`planted bug ${o.plant} caught by seed ${r.seed}, ${r.seed - first + 1} seeds from ${first}`);
     },
   });
+  progress?.cancel();
   const secs = (systemClock.monotonic() - began) / 1000;
   console.log(`\nsim summary: ${n} schedules (${(settings.durationMs / 60_000).toFixed(0)} simulated min, ${settings.workers} workers, ${settings.leases} leases each) in ${secs.toFixed(1)} s on ${threads} thread(s): ${(n / secs).toFixed(2)} schedules/s`);
   for (const k of Object.keys(totals).sort()) console.log(`  ${k.padEnd(36)} ${totals[k]}`);
