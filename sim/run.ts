@@ -64,11 +64,13 @@ if (o.seed !== undefined && o.schedules === undefined && o.budget === undefined)
   const rate = () => `${done} schedules in ${((systemClock.monotonic() - began) / 1000).toFixed(0)} s, ${(done / ((systemClock.monotonic() - began) / 1000)).toFixed(2)} schedules/s, ${failed.length} with violations`;
   const progress = o.progress > 0 ? every(systemClock, o.progress * 1000, () => console.log(`sim: ${rate()}`), { background: true }) : undefined;
   const interrupted = new AbortController();
+  let interruptedAt: number | undefined;
   process.on('SIGINT', () => {
-    if (!interrupted.signal.aborted) {
+    if (interruptedAt === undefined) {
+      interruptedAt = systemClock.monotonic();
       console.log(`sim: interrupted after ${rate()}; finishing the schedules under way (Ctrl-C again to quit at once)`);
-      interrupted.abort(systemClock.monotonic());
-    } else if (systemClock.monotonic() - (interrupted.signal.reason as number) > 1_000) process.exit(130); // not the same Ctrl-C relayed by tsx
+      interrupted.abort();
+    } else if (systemClock.monotonic() - interruptedAt > 1_000) process.exit(130); // a second Ctrl-C, not the first one relayed by tsx
   });
   const n = await runPool({
     signal: interrupted.signal,
