@@ -253,6 +253,21 @@ export class Session {
   async run(signal: AbortSignal): Promise<void> {
     this.startUp.claim('Session');
     const leaving = () => signal.aborted && this.attached === 0;
+    // A jump of DynamoDB's time as this machine measures it ends the session at once, as it stops
+    // every elector's term (LeaderElector's onClockJump): the deadline it keeps on the monotonic
+    // clock and the stamp it last wrote can no longer be vouched for. Renewed on, it would keep
+    // alive the terms its electors have just given up, and nobody could take them over.
+    const unsubscribe = this.time.onJump((jumpMs) => {
+      if (this.live) this.end(this.live, `DynamoDB's time, measured on this machine's monotonic clock, jumped by ${Math.round(jumpMs)} ms`);
+    });
+    try {
+      await this.runRows(signal, leaving);
+    } finally {
+      unsubscribe();
+    }
+  }
+
+  private async runRows(signal: AbortSignal, leaving: () => boolean): Promise<void> {
     let first = true;
     while (!leaving()) {
       let failed = false;

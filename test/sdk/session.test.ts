@@ -4,6 +4,7 @@
  * session is kept alive by the session's renewals alone; the bounds below are the protocol's.
  */
 import { describe, expect, it } from 'vitest';
+import { every } from '../../lib/clock.js';
 import type { ElectionConfigInput } from '../../lib/schemas/config.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
 import { LeaderElector } from '../../lib/sdk/elector.js';
@@ -164,6 +165,34 @@ describe('Session', () => {
     }
     const alive = procs.filter((p) => p !== holder);
     for (const name of LEASES) await sim.until(`one live leader of ${name}`, () => leadersOf(alive, name).length === 1, FAST.leaseDurationMs);
+  });
+
+  it('a machine whose clock runs 4 % slow (far beyond the 100 ppm the SDK assumes): each jump of its measurement of DynamoDB’s time stops its electors and ends its session, so no lease is leaderless for more than two lease durations', async () => {
+    const { sim, procs, holderOf } = await sessionFleet({ defaults: true });
+    const L = CLIENT_GO.leaseDurationMs;
+    await sim.run(3 * L + 77);
+    const holder = await holderOf(LEASES[0]!);
+    // its monotonic clock (and so its timers and its measurement of DynamoDB's time) runs slow: 4 ms
+    // of every 100 go uncounted. Renewed on through the jumps that follow, its session would keep
+    // alive the terms its electors give up at each one, until somebody read the lease — with the
+    // push path live, its followers (and the holder, a follower then) only every
+    // SESSION_QUIET_LEASES lease durations (seed 1198 of the simulator: 52 s without a leader).
+    const slow = every(sim.clock, 100, () => (holder.machine.clock.lostMs += 4));
+    const since = new Map<string, number>(LEASES.map((n) => [n, sim.clock.monotonic()]));
+    let longest = 0;
+    await sim.during(16 * L, 'one leader per lease', () => {
+      for (const n of LEASES) {
+        const leaders = leadersOf(procs, n).length;
+        if (leaders === 1) since.set(n, sim.clock.monotonic());
+        longest = Math.max(longest, sim.clock.monotonic() - since.get(n)!);
+        if (leaders > 1) return false;
+      }
+      return true;
+    });
+    slow.cancel();
+    const ended = holder.errors.filter((e) => /^Session .* ended: DynamoDB's time, measured on this machine's monotonic clock, jumped by -?\d+ ms/.test(e.message));
+    expect(ended.length).toBeGreaterThan(0); // it did jump, and its session ended each time
+    expect(longest).toBeLessThan(2 * L);
   });
 
   it.each([
