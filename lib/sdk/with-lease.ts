@@ -325,6 +325,10 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
       fencedWrite: (input) => elector.fencedWrite(input),
       complete,
     };
+    // The run-once read above may have taken past the term (a process frozen while it was in
+    // flight): a term others may already have seen expire is not worked on, as the elector never
+    // leads one (fn would start with its signal already aborted, and with a stale token).
+    if (!elector.isLeader()) throw new LeaseLostError(leaseName, term.fencingToken, stopped ?? 'renewDeadline');
     const value = await work(signal, handle);
     cancel?.throwIfAborted();
     if (window !== undefined && !completed) await complete().catch((e: unknown) => {

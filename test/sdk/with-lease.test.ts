@@ -255,6 +255,33 @@ describe('a Lambda invocation frozen mid-fn and thawed after its lease expired',
   });
 });
 
+describe('withLease: a run frozen before its function starts', () => {
+  it('a run-once run frozen while it reads the windows done, past its renew deadline: fn never starts (its term may be someone else’s by then), and it rejects with LeaseLostError', async () => {
+    const { sim, spans, run } = await world();
+    const a = sim.machine();
+    // the run-once read of the lease, right after a took it: its answer comes back only after the freeze
+    let froze = false;
+    a.fault = (req) => {
+      const input = req.input as { Key?: { name?: { S?: string } } };
+      if (!froze && req.operation === 'GetItem' && input.Key?.name?.S === L && a.sent.some((r) => r.operation === 'UpdateItem' || r.operation === 'PutItem')) {
+        froze = true;
+        a.clock.pause();
+      }
+      return undefined;
+    };
+    const pa = run('a', async () => 'a ran', { runOnce: { window: 'w-1' } }, a);
+    await sim.until('a frozen in its run-once read', () => froze);
+    await sim.run(FAST.leaseDurationMs + 4 * FAST.retryPeriodMs);
+    // meanwhile another invocation takes the lease once the term ran out, and runs the window
+    const rb = await sim.settle(run('b', async () => 'b ran', { runOnce: { window: 'w-1' } }), 'b');
+    expect(rb).toMatchObject({ status: 'ran', value: 'b ran' });
+    a.clock.resume();
+    const ea = await sim.settle(pa, 'a').catch((x: unknown) => x);
+    expect(ea).toBeInstanceOf(LeaseLostError);
+    expect(spans.map((x) => x.who)).toEqual(['b']); // a's function never started
+  });
+});
+
 describe('withLease on a coordinated lease (it has candidates)', () => {
   /** A long-lived worker `w` at `version` leading the lease, with the coordinator running. */
   const workerLeading = async (version: string) => {
