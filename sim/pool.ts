@@ -21,7 +21,7 @@ export interface ScheduleReport {
   terms: number;
   verdict: string[];
   counts: Record<string, number>;
-  schedule: Pick<Schedule, 'processFaults' | 'ddbFaults' | 'coordinatorDown' | 'skewMs'>;
+  schedule: Pick<Schedule, 'processFaults' | 'ddbFaults' | 'coordinatorDown' | 'skewMs' | 'driftPpm'>;
 }
 
 /** A schedule takes a second or two; one still running after this long never ends. */
@@ -40,14 +40,14 @@ export async function runSeed(seed: number, plant?: PlantedBug): Promise<Schedul
     terms: r.verdict.figures.terms,
     verdict: r.verdict.ok ? [] : formatVerdict(r.verdict),
     counts: r.counts,
-    schedule: { processFaults: s.processFaults, ddbFaults: s.ddbFaults, coordinatorDown: s.coordinatorDown, skewMs: s.skewMs },
+    schedule: { processFaults: s.processFaults, ddbFaults: s.ddbFaults, coordinatorDown: s.coordinatorDown, skewMs: s.skewMs, driftPpm: s.driftPpm },
   };
 }
 
 /** A hung seed's schedule, for the summary's counts (the thread that ran it is gone). */
 function hungSchedule(seed: number): ScheduleReport['schedule'] {
   const s = generateSchedule(seed, { workers: DEFAULT_SETTINGS.workers, durationMs: DEFAULT_SETTINGS.durationMs });
-  return { processFaults: s.processFaults, ddbFaults: s.ddbFaults, coordinatorDown: s.coordinatorDown, skewMs: s.skewMs };
+  return { processFaults: s.processFaults, ddbFaults: s.ddbFaults, coordinatorDown: s.coordinatorDown, skewMs: s.skewMs, driftPpm: s.driftPpm };
 }
 
 export interface PoolOptions {

@@ -87,6 +87,8 @@ if (o.seed !== undefined && o.schedules === undefined && o.budget === undefined)
       add('schedule:ddbFaultWindows', r.schedule.ddbFaults.length);
       add('schedule:coordinatorDown', r.schedule.coordinatorDown.length);
       add('schedule:skew30s', r.schedule.skewMs.filter((x) => Math.abs(x) >= 20_000).length);
+      add('schedule:driftWorlds', r.schedule.driftPpm ? 1 : 0);
+      add('schedule:drift1to5pct', (r.schedule.driftPpm ?? []).filter((x) => Math.abs(x) >= 10_000).length);
       if (r.ok) return;
       failed.push(r.seed);
       console.log(`seed ${r.seed}: VIOLATION`);

@@ -67,6 +67,13 @@ export interface Schedule {
    * electors hold their terms on it (sim/world.ts scales its timings to the world's).
    */
   session: SessionConfig | undefined;
+  /**
+   * Each worker machine's clock rate error in parts per million, in about half the worlds: its
+   * monotonic clock, its timers and its wall clock run that much fast (positive) or slow. Within
+   * the SDK's stated bound (±100 ppm, lib/sdk/server-clock.ts) in most of them; in a quarter of
+   * them one machine's is far beyond it (±1–5 %: a VM whose clock source is broken).
+   */
+  driftPpm: number[] | undefined;
 }
 
 /** A world's sessions: how often they are renewed, within what the electors' renew deadline allows. */
@@ -113,7 +120,7 @@ export function generateSchedule(seed: number, opts: { workers: number; duration
       const from = int(10_000, faultEnd);
       return { from, to: Math.min(faultEnd, from + int(2_000, maxLen)) };
     });
-  const base: Omit<Schedule, 'push' | 'session'> = {
+  const base: Omit<Schedule, 'push' | 'session' | 'driftPpm'> = {
     seed,
     skewMs: faultsOn ? skewMs : skewMs.map(() => 0),
     versions,
@@ -133,7 +140,20 @@ export function generateSchedule(seed: number, opts: { workers: number; duration
     r() < 0.5 ? { delayMs: [1, int(5, 500)], loss: faultsOn ? r() * 0.3 : 0, duplicate: faultsOn ? 0.1 : 0, outages: faultsOn ? windows(int(0, 2), 60_000) : [] } : undefined;
   // drawn after the push path, for the same reason: a seed's faults and push path are what they were before sessions
   const session: SessionConfig | undefined = r() < 0.5 ? { renewShare: 0.3 + 0.65 * r() } : undefined;
-  return { ...base, push, session };
+  // drawn after sessions, for the same reason
+  const driftPpm = faultsOn && r() < 0.5 ? drift(r, int, opts.workers) : undefined;
+  return { ...base, push, session, driftPpm };
+}
+
+/** The clock rate error the SDK assumes a machine stays within (lib/sdk/server-clock.ts: DRIFT_PER_MS). */
+const DRIFT_MAX_PPM = 100;
+/** A machine far beyond it: a VM whose clock source is broken, an oscillator gone bad. */
+const DRIFT_WILD_PPM: [number, number] = [10_000, 50_000];
+/** Every worker within ±DRIFT_MAX_PPM; in half the drifting worlds one worker far beyond. */
+function drift(r: () => number, int: (lo: number, hi: number) => number, workers: number): number[] {
+  const out = Array.from({ length: workers }, () => int(-DRIFT_MAX_PPM, DRIFT_MAX_PPM));
+  if (r() < 0.5) out[int(0, workers - 1)] = (r() < 0.5 ? -1 : 1) * int(DRIFT_WILD_PPM[0], DRIFT_WILD_PPM[1]);
+  return out;
 }
 
 /** The schedule, as lines for people. */
@@ -149,6 +169,7 @@ export function describeSchedule(s: Schedule): string[] {
       ? `  push: wakes after ${s.push.delayMs.join('–')} ms, lost ${s.push.loss.toFixed(2)}, twice ${s.push.duplicate}${s.push.outages.map((w) => `; broker down +${(w.from / 1000).toFixed(1)}s–+${(w.to / 1000).toFixed(1)}s`).join('')}`
       : '  push: none (followers poll)',
     s.session ? `  sessions: one per process, renewed at ${s.session.renewShare.toFixed(2)} of the room the renew deadline leaves` : '  sessions: none (each leader renews its leases)',
+    s.driftPpm ? `  clock drift: ${s.driftPpm.map((x, i) => `w${i} ${x > 0 ? '+' : ''}${x} ppm`).join(', ')}` : '  clock drift: none',
   ];
 }
 

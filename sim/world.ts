@@ -54,10 +54,17 @@ const ns = (ms: number): string => BigInt(Math.round(ms * 1e6)).toString();
 
 /**
  * A worker machine's view of the simulated clock: its wall clock off by `skewMs` (which steps can
- * move), its timers held while the process is frozen and dropped once it is dead.
+ * move), its timers held while the process is frozen and dropped once it is dead. With a drift
+ * (`rate`, 1e-6 per ppm) its oscillator runs 1 + rate times as fast as true time: its monotonic
+ * clock counts that much more from the process's start, its timers fire that much sooner, and its
+ * wall clock gains as much (on top of its skew and steps).
  */
 class ProcessClock implements Clock {
   skewMs = 0;
+  /** The oscillator's rate error (0.0001 = 100 ppm fast; negative: slow). */
+  rate = 0;
+  /** True monotonic time at the process's start: what the drift is counted from. */
+  private readonly origin: number;
   paused = false;
   /** Until when (simulated epoch ms) its requests reach nobody: a network partition. */
   partitionedUntil = 0;
@@ -65,15 +72,19 @@ class ProcessClock implements Clock {
   pauseAtNextAnswer: (() => void) | undefined;
   dead = false;
   private held: (() => void)[] = [];
-  constructor(private readonly base: SimulatedClock) {}
+  constructor(private readonly base: SimulatedClock) {
+    this.origin = base.monotonic();
+  }
+  // Without drift, exactly the base's readings (not origin + elapsed, which can differ in the last
+  // bit): a world without drift replays as it did before drift was simulated.
   now(): number {
-    return this.base.now() + this.skewMs;
+    return this.base.now() + this.skewMs + (this.rate ? Math.round((this.base.monotonic() - this.origin) * this.rate) : 0);
   }
   monotonic(): number {
-    return this.base.monotonic();
+    return this.rate ? this.origin + (this.base.monotonic() - this.origin) * (1 + this.rate) : this.base.monotonic();
   }
   setTimer(ms: number, fn: () => void, opts?: TimerOptions): Timer {
-    return this.base.setTimer(ms, () => this.gate(fn), opts);
+    return this.base.setTimer(this.rate ? ms / (1 + this.rate) : ms, () => this.gate(fn), opts);
   }
   sleep(ms: number, signal?: AbortSignal): Promise<void> {
     return sleepOn(this, ms, signal);
@@ -451,6 +462,7 @@ async function runPlanted(schedule: Schedule, settings: WorldSettings, opts: { t
         : { kind: 'ec2', id: `i-${(0x51a00000 + i).toString(16)}` };
     const pc = new ProcessClock(clock);
     pc.skewMs = schedule.skewMs[i] ?? 0;
+    pc.rate = (schedule.driftPpm?.[i] ?? 0) * 1e-6;
     wallClocks.set(identity, () => pc.now());
     const client: DynamoDBClient = model.client({ name: identity, intercept: network(identity, pc), backoff: (attempt) => clock.sleep(25 * 2 ** attempt) });
     const proc: Proc = { identity, platform, runs: [], restart: () => undefined, pc, electors: [], leading: new Map(), stop: new AbortController(), cronRuns: new Map(), jobs: new Set() };
@@ -517,7 +529,10 @@ async function runPlanted(schedule: Schedule, settings: WorldSettings, opts: { t
             log(`${identity} stops leading ${leaseName} (${reason})`);
           },
         },
-        onError: () => count('workerErrors'),
+        onError: (e) => {
+          count('workerErrors');
+          log(`${identity} ${leaseName}: ${e.message}`);
+        },
       });
       proc.electors.push(elector);
       proc.runs.push(elector.run(proc.stop.signal).catch(() => void count('runRejected')));
