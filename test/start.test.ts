@@ -20,24 +20,31 @@ describe('npm start -- --short', () => {
     // The summary: every step held, in order, with the leader the KEP's ordering picks.
     const summary = out.slice(out.indexOf('\nSummary'));
     const steps = summary.split('\n').filter((l) => /^\s+[✓✗] /.test(l));
+    // Once w1 is upgraded, w2 and w3 (both still at 1.30.0) rank first; which of them the
+    // coordinator's ranking picks (the demo judges each step by it: ✓) rests on whose candidate row
+    // was fresh at that moment, so on a loaded machine it may be w3. The rest of the story follows
+    // from that leader (a) and the other (b).
+    const a = /leader (\S+)/.exec(steps[1] ?? '')?.[1];
+    expect(['w2', 'w3']).toContain(a);
+    const b = a === 'w2' ? 'w3' : 'w2';
     expect(steps.map((l) => l.trim().split(/\s{2,}/)[0])).toEqual([
       '✓ w1, w2, w3 start',
       '✓ upgrade w1 to 1.31.0',
-      '✓ kill -9 w2',
-      '✓ restart w2',
-      '✓ kill -9 w2 (task STOPPED)',
-      '✓ restart w2',
-      '✓ stop w3',
+      `✓ kill -9 ${a}`,
+      `✓ restart ${a}`,
+      `✓ kill -9 ${a} (task STOPPED)`,
+      `✓ restart ${a}`,
+      `✓ stop ${b}`,
       // issue 18: nobody in the preferred zone yet: the leader stays; a candidate there appears and leads
       '✓ prefer zone local-1b',
       '✓ w4 starts in local-1b',
     ]);
-    // Restarted after a crash nobody reported, w2 takes its old row back (and its seniority); after
+    // Restarted after a crash nobody reported, a takes its old row back (and its seniority); after
     // the platform's STOPPED event its candidacy was withdrawn, so it comes back as the newest.
-    expect(steps.map((l) => /leader (\S+)/.exec(l)![1])).toEqual(['w1', 'w2', 'w3', 'w2', 'w3', 'w3', 'w2', 'w2', 'w4']);
+    expect(steps.map((l) => /leader (\S+)/.exec(l)![1])).toEqual(['w1', a, b, a, b, b, a, a, 'w4']);
     expect(out).toMatch(/▶ w4 leads \(emulation 1\.30\.0, binary 1\.30\.0, zone local-1b\) · fencing token \d+/);
-    // the move was a preemption, as for a better version: w2 yielded, w4 took over
-    expect(out).toMatch(/■ w2 stops leading \(preempted\)[^▶]*▶ w4 leads/);
+    // the move was a preemption, as for a better version: a yielded, w4 took over
+    expect(out).toMatch(new RegExp(`■ ${a} stops leading \\(preempted\\)[^▶]*▶ w4 leads`));
     const tokens = steps.map((l) => Number(/token\s+(\d+)/.exec(l)![1]));
     expect(tokens).toEqual([...tokens].sort((a, b) => a - b));
     expect(tokens.every(Number.isSafeInteger)).toBe(true);
@@ -50,10 +57,10 @@ describe('npm start -- --short', () => {
     // How the two crashed terms ended, from the events the system published (an outcome, not the
     // demo's wall-clock failover figures; how soon a term runs out or a successor takes over is
     // asserted on simulated time in test/sdk/elector.test.ts): the first ran out, no platform
-    // event ended it; ECS's STOPPED event ended the second, the term w2 had before that kill.
+    // event ended it; ECS's STOPPED event ended the second, the term a had before that kill.
     const published = readFileSync(join(dir, 'events.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { detailType: string; detail: Record<string, unknown> });
     const lostToPlatform = published.filter((e) => e.detailType === 'Leader Lost' && e.detail['source'] === 'aws.ecs');
-    expect(lostToPlatform.map((e) => [e.detail['previousHolder'], e.detail['fencingToken']])).toEqual([['w2', tokens[3]]]);
+    expect(lostToPlatform.map((e) => [e.detail['previousHolder'], e.detail['fencingToken']])).toEqual([[a, tokens[3]]]);
     expect(summary).toMatch(/dead letters: 0/);
     expect(summary).toMatch(/all expectations held/);
     // issue 18: the example scheduled job, each firing delivered twice and retried late: one report per window
