@@ -708,8 +708,8 @@ export class LeaderElector {
       this.observed = { key, at: this.mono(), revision: read.revision, token: l?.fencingToken ?? -1 };
       // a term's first write (an election's, a hand-off's, an acquisition's) is not on the holder's renewal cadence
       const s = this.viewedSession;
-      if (s && l?.session === s.name && l.holderInstance !== undefined && l.holderInstance !== this.instance) this.sessions.phase(s.name).seen(`session:${s.name}`, s.renewTime, this.observed.at, this.previousReadSentAt);
-      else if (l?.holderInstance !== undefined && l.renewTime !== undefined && l.renewTime !== l.acquireTime && l.holderInstance !== this.instance) this.phase.seen(`${l.holderInstance}|${l.fencingToken}`, l.renewTime, this.observed.at, this.previousReadSentAt);
+      if (s && l?.session === s.name && l.holderInstance !== undefined && l.holderInstance !== this.instance) this.sessions.phase(s.name).seen(`session:${s.name}`, s.renewTime, this.observed.at, this.previousReadSentAt, l.leaseDurationSeconds * 1000);
+      else if (l?.holderInstance !== undefined && l.renewTime !== undefined && l.renewTime !== l.acquireTime && l.holderInstance !== this.instance) this.phase.seen(`${l.holderInstance}|${l.fencingToken}`, l.renewTime, this.observed.at, this.previousReadSentAt, l.leaseDurationSeconds * 1000);
     } else this.observed!.revision = read.revision;
     this.noteHolder(read.item?.holderIdentity);
     return changed;

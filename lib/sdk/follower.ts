@@ -108,7 +108,7 @@ export class RenewalPhase {
    * token) for the first time; the read before it, in the same term, was sent at `previousSentAt`
    * and did not find it (so the renewal landed after that).
    */
-  seen(term: string, stamp: number, at: number, previousSentAt?: number): void {
+  seen(term: string, stamp: number, at: number, previousSentAt?: number, maxIntervalMs = Infinity): void {
     if (term !== this.term) {
       this.reset();
       this.term = term;
@@ -116,6 +116,16 @@ export class RenewalPhase {
     }
     const last = this.stamps.at(-1);
     if (last !== undefined && stamp <= last) return; // an older copy (an eventually consistent read): nothing new
+    if (last !== undefined && stamp - last > maxIntervalMs) {
+      // Longer apart than any renewal of a live term can be (`maxIntervalMs`: its lease duration):
+      // not two renewals in a row — the term lived on a session meanwhile, or the renewals between
+      // went unseen. The cadence starts again from this one (a gap of 275 s once made a successor
+      // wait that long for the "next" renewal: simulator seed 1846405520).
+      const term = this.term;
+      this.reset();
+      this.term = term;
+      previousSentAt = undefined;
+    }
     // Bounds that contradict a newer one are out of date (the holder's phase, or its stamp clock, moved).
     const bound = at - stamp;
     this.lo = this.lo.filter((l) => l < bound);
@@ -288,12 +298,17 @@ export function nextReadDelay(v: CadenceView): number {
   if (yieldingToMe) return chase();
   if (!isQuiet(lease)) return unsure();
   if (successor) {
+    // Never past the end of the term it watches: that is when it takes over, whatever cadence it has
+    // learnt (and once the end has passed, a takeover whose answer was lost may have landed: look
+    // again within SETTLING_READ_MS).
+    const untilEnd = v.termEndsAt === undefined ? Infinity : v.termEndsAt - v.now;
+    const atEnd = (ms: number) => Math.min(ms, untilEnd > 0 ? untilEnd + READ_AFTER_MS : Math.min(SETTLING_READ_MS, v.retryPeriodMs));
     // While the bracket is wide each miss moves the aim up (a binary search within one renewal);
     // once the renewal is overdue, chase it: again after as long as it has been overdue (at least
     // 50 ms), so 50, 100, 200 … ms after the aim; if the bracket gave way (it lands later now), by
     // the misses since the last renewal seen.
-    if (due !== undefined) return due > v.now ? due - v.now : Math.min(Math.max(CHASE_FIRST_MS, v.now - due), v.retryPeriodMs);
-    return v.cadenceKnown ? chase() : unsure();
+    if (due !== undefined) return atEnd(due > v.now ? due - v.now : Math.min(Math.max(CHASE_FIRST_MS, v.now - due), v.retryPeriodMs));
+    return atEnd(v.cadenceKnown ? chase() : unsure());
   }
   // Told of every change (a ping, a takeover, a hand-off, being named successor) by a wake: read
   // only as a backstop for a lost one, every two lease durations (at least two retry periods).

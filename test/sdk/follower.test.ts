@@ -70,6 +70,9 @@ describe('nextReadDelay: when a follower reads next', () => {
     { name: '… never more than a retry period', view: { lease: quiet({ successor: 'b' }), expectedAt: T - 9_000, misses: 12 }, want: 2_000 },
     { name: 'the successor, a miss moved the aim up (the bracket is wide): waits for the new aim', view: { lease: quiet({ successor: 'b' }), expectedAt: T + 300, misses: 1 }, want: 300 + READ_AFTER_MS },
     { name: 'the successor, cadence known but no aim (the renewals land later than any bound): chases', view: { lease: quiet({ successor: 'b' }), cadenceKnown: true, misses: 2 }, want: 2 * CHASE_FIRST_MS },
+    // a cadence learnt wrong (seed 1846405520: 275 s from stamps on both sides of a spell on a session) never outlasts the term
+    { name: 'the successor, a renewal expected after the term it watches runs out: reads as it runs out', view: { lease: quiet({ successor: 'b' }), expectedAt: T + 270_000, termEndsAt: T + 4_000 }, want: 4_000 + READ_AFTER_MS },
+    { name: 'the successor, the term it watches already ran out (its takeover failed, or its answer was lost): again within 150 ms', view: { lease: quiet({ successor: 'b' }), expectedAt: T + 259_000, termEndsAt: T - 500 }, want: SETTLING_READ_MS },
     { name: 'the lease prefers this worker (its holder yields after its next renewal): 50 ms, then backing off', view: { lease: quiet({ preferredHolder: 'b', successor: 'b' }), misses: 0 }, want: CHASE_FIRST_MS },
     { name: 'the successor of another start-up: an ordinary follower', view: { lease: quiet({ successor: 'b', successorInstance: 'b-0' }), expectedAt: T + 700 }, want: 4_200 },
     { name: 'a lease settling (a new term not renewed yet), for less than two terms: every 250 ms, jittered', view: { lease: held({ acquireTime: 5, renewTime: 5 }), settlingForMs: 29_000 }, want: SETTLING_READ_MS * 1.1 },
@@ -96,6 +99,21 @@ describe('RenewalPhase: where the holder’s next renewal lands, on the successo
   // after their stamp and are read 2 ms later. Only differences matter.
   const BASE = 1_800_000_000_000;
   const term = 'a-1|7';
+  it('two stamps farther apart than the lease lasts are not a cadence: it starts again from the newer (the term lived on a session between)', () => {
+    const p = new RenewalPhase();
+    p.seen(term, BASE + 5_000, 5_300, undefined, 15_000);
+    p.seen(term, BASE + 280_000, 280_300, undefined, 15_000);
+    expect(p.intervalMs()).toBeUndefined();
+    expect(p.expectedAt()).toBeUndefined();
+    p.seen(term, BASE + 285_000, 285_300, undefined, 15_000);
+    expect(p.intervalMs()).toBe(5_000);
+    // without the bound (the old behaviour) the gap was taken for the cadence
+    const q = new RenewalPhase();
+    q.seen(term, BASE + 5_000, 5_300);
+    q.seen(term, BASE + 280_000, 280_300);
+    expect(q.intervalMs()).toBe(275_000);
+  });
+
   it('knows nothing before two renewals', () => {
     const p = new RenewalPhase();
     expect(p.expectedAt()).toBeUndefined();
