@@ -8,6 +8,8 @@
  *   summary row counting them), in the same transaction as the window's marker, fenced by the
  *   term: a straggler whose term is over writes nothing, so the sequence never skips or repeats.
  * - A second invocation in the same window skips; a failed run leaves the window open for the next.
+ * - The window is the one the schedule fired in (the event's `time`), so a retry that Lambda
+ *   delivers after the window ended still counts for it, and the next window's run still runs.
  * - The run is cancelled (and the lease given up) 3 s before Lambda would time the invocation out.
  *
  * Deployed by the repository's CDK app with `-c exampleJob=true` (examples/scheduled-job-stack.ts);
@@ -63,7 +65,7 @@ export async function runScheduledJob(s: JobSettings): Promise<JobOutcome> {
       { client: s.client, tables: s.tables, identity: s.invocation, mode: 'NoCoordination', runOnce: s.runOnce, ...(s.signal ? { signal: s.signal } : {}), ...(s.clock ? { clock: s.clock } : {}) },
     );
     if (r.status === 'ran') return { invocation: s.invocation, result: 'ran', window: r.window!, fencingToken: r.fencingToken, detail: `report ${r.value.sequence}` };
-    if (r.status === 'skipped') return { invocation: s.invocation, result: 'skipped', window: r.window, fencingToken: r.run.fencingToken, detail: `done by ${r.run.holder}` };
+    if (r.status === 'skipped') return { invocation: s.invocation, result: 'skipped', window: r.window, ...(r.run ? { fencingToken: r.run.fencingToken, detail: `done by ${r.run.holder}` } : { detail: 'older than every window the lease remembers' }) };
     return { invocation: s.invocation, result: 'busy', detail: `${r.holder ?? 'another invocation'} holds the lease` };
   } catch (e) {
     return { invocation: s.invocation, result: 'failed', detail: (e as Error).message };
@@ -78,6 +80,12 @@ export function windowSetting(v: string | undefined): RunOnce {
   return { every: ms };
 }
 
+/** `{ at: event.time }` for an EventBridge scheduled event (withLease checks it); nothing for an event without a time. */
+function scheduledTime(event: unknown): { at?: string } {
+  const time = (event as { time?: unknown } | null | undefined)?.time;
+  return time === undefined ? {} : { at: time as string };
+}
+
 /** CONCLAVE_LEASES_TABLE and CONCLAVE_CANDIDATES_TABLE (what the CDK stack sets), else CONCLAVE_TABLE_PREFIX. */
 function tablesFromEnv(): TablesOption {
   const leases = process.env['CONCLAVE_LEASES_TABLE'];
@@ -89,8 +97,8 @@ function tablesFromEnv(): TablesOption {
 
 let client: DynamoDBClient | undefined;
 
-/** The Lambda handler (EventBridge schedule). */
-export async function handler(_event: unknown, context: { awsRequestId: string; getRemainingTimeInMillis(): number }): Promise<JobOutcome> {
+/** The Lambda handler (EventBridge schedule): its window is the one the event's `time` falls in. */
+export async function handler(event: unknown, context: { awsRequestId: string; getRemainingTimeInMillis(): number }): Promise<JobOutcome> {
   const resultsTable = process.env['JOB_RESULTS_TABLE'];
   if (!resultsTable) throw new Error('set JOB_RESULTS_TABLE: the table the job writes its reports to');
   const endpoint = process.env['CONCLAVE_ENDPOINT'];
@@ -104,7 +112,8 @@ export async function handler(_event: unknown, context: { awsRequestId: string; 
       tables: tablesFromEnv(),
       resultsTable,
       lease: process.env['JOB_LEASE'] ?? 'scheduled-report',
-      runOnce: windowSetting(process.env['JOB_WINDOW']),
+      // the scheduled time, not the time the invocation runs: a late retry counts for its own window
+      runOnce: { ...windowSetting(process.env['JOB_WINDOW']), ...scheduledTime(event) },
       invocation: context.awsRequestId,
       signal: cancel.signal,
     });

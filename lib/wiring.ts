@@ -109,6 +109,17 @@ export const LEASE_STREAM_FILTERS: readonly FilterPattern[] = [
   { dynamodb: { NewImage: { vacancyReport: { M: [{ exists: true }] } } } },
 ];
 
+/**
+ * The candidate stream's filter: every record but those of withLease's run-once rows, which share
+ * the table (lib/schemas/run-once.ts) and are no candidates — they carry `runs` (a list), which no
+ * candidate row has, in every image (they are written whole, and never lose it). A REMOVE has no
+ * new image, an INSERT no old one: a missing image matches `exists: false`. Lambda's filters have
+ * no "does not begin with", so the rows are told apart by that attribute, not by their key.
+ */
+export const CANDIDATE_STREAM_FILTERS: readonly FilterPattern[] = [
+  { dynamodb: { NewImage: { runs: { L: [{ exists: false }] } }, OldImage: { runs: { L: [{ exists: false }] } } } },
+];
+
 export interface FunctionWiring {
   /** The handler module under functions/ (its `handler` export). */
   readonly entry: string;
@@ -140,7 +151,8 @@ export const wiring = {
   // run beside the next one. A tick throttled meanwhile waits in Lambda's async queue and is
   // dropped after maxEventAge (one tick): the next tick does its work.
   coordinator: { entry: 'functions/coordinator.ts', trigger: { kind: 'schedule', everySeconds: 60 }, timeoutSeconds: 300, memoryMb: 512, reservedConcurrency: 1 },
-  candidateStream: { entry: 'functions/candidate-stream.ts', trigger: stream('candidates'), timeoutSeconds: 60, memoryMb: 256 },
+  // run-once rows share the candidates table: their records never reach the function
+  candidateStream: { entry: 'functions/candidate-stream.ts', trigger: stream('candidates', CANDIDATE_STREAM_FILTERS), timeoutSeconds: 60, memoryMb: 256 },
   leaseStream: {
     entry: 'functions/lease-stream.ts',
     // A holder's renewal (every retry period, per lease) is most of the stream and means nothing

@@ -58,8 +58,9 @@ export type ElectionFailure = z.infer<typeof ElectionFailure>;
 
 /**
  * A successful run of a run-once window (the SDK's `withLease` with `runOnce`): written in the
- * run's own term (conditioned on its holder and fencing token, like any fenced write), so a
- * deposed straggler cannot mark a window, and a failed run leaves it open.
+ * run's own term (its fenced transaction: the lease's holder and fencing token checked beside it),
+ * so a deposed straggler cannot mark a window, and a failed run leaves it open. Recorded in the
+ * run-once rows of lib/schemas/run-once.ts.
  */
 export const CompletedRun = z.object({
   /** The window the run was for, e.g. `2026-11-24` (a day), `2026-11-24T22` (an hour), or a key the caller chose. */
@@ -74,7 +75,11 @@ export const CompletedRun = z.object({
 /** A successful run of a run-once window, as the lease keeps it (withLease `runOnce`). */
 export type CompletedRun = z.infer<typeof CompletedRun>;
 
-/** How many completed run-once windows a lease remembers (newest first): a run for one of them is skipped. */
+/**
+ * How many periodic run-once windows (`every`) a lease remembers, the newest windows first: a run
+ * for one of them is skipped, and so is a run for a window older than all of them once that many
+ * are remembered (it may have run and been forgotten). Keyed windows are never forgotten.
+ */
 export const MAX_COMPLETED_RUNS = 32;
 
 export const ElectedBy = z.enum(['coordinator', 'successor', 'self']);
@@ -122,9 +127,10 @@ export const LeaseItem = z.object({
    */
   electedBy: ElectedBy.optional(),
   /**
-   * The run-once windows completed on this lease (`withLease` with `runOnce`), newest first, at most
-   * MAX_COMPLETED_RUNS; kept across terms. Every one is remembered, not only the last: a late run of
-   * an older window (an invocation delayed past the next window's run) must still find it done.
+   * No longer written: run-once windows a pre-release `withLease` recorded on the lease itself.
+   * `withLease` now records them in rows of their own (lib/schemas/run-once.ts), which a delete of
+   * the lease row leaves, and does not read this; it is kept only for what still shows it
+   * (`conclave describe lease`).
    */
   runs: z.array(CompletedRun).max(MAX_COMPLETED_RUNS).optional(),
   /** The strategy the current holder was elected under (informational). */

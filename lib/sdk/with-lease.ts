@@ -6,19 +6,21 @@
  * a long-lived worker), whose run is bounded by the function's.
  */
 import type { DynamoDBClient, TransactWriteItem, TransactWriteItemsCommandInput, TransactWriteItemsCommandOutput } from '@aws-sdk/client-dynamodb';
-import { TransactWriteItemsCommand } from '@aws-sdk/client-dynamodb';
 import { hostname } from 'node:os';
 import * as z from 'zod';
 import { systemClock, type Clock } from '../clock.js';
-import { Name } from '../schemas/common.js';
-import type { CompletedRun, Lease } from '../schemas/lease.js';
+import { Millis, Name } from '../schemas/common.js';
+import { MAX_COMPLETED_RUNS, type CompletedRun, type Lease } from '../schemas/lease.js';
+import { PERIODIC_WINDOWS, keyedWindowRow } from '../schemas/run-once.js';
 import { Platform } from '../schemas/platform.js';
 import { NO_COORDINATION } from '../schemas/strategy.js';
 import { ValidationError, parse } from '../schemas/validation.js';
 import { CandidateStore } from '../stores/candidate-store.js';
+import { ConflictError } from '../stores/errors.js';
 import { LeaseStore, type Term } from '../stores/lease-store.js';
+import { RunOnceStore, type RunOnceRead } from '../stores/run-once-store.js';
 import { CandidacySchema, LeaderElector, LeaderElectorOptionsSchema, defaultRenewIntervalMs, type StopReason } from './elector.js';
-import { FencingError } from './fencing.js';
+import { FencingError, fencedTransactWrite } from './fencing.js';
 import { ClientSchema, ClockSchema, ClockSyncSchema, TablesSchema, fn, optionErrors, stampClockFor } from './options.js';
 
 /** The term's deadline passed, or the lease moved on, while the function ran (or before it could). */
@@ -44,6 +46,27 @@ const REASONS: Record<StopReason, string> = {
   deposed: 'another holder took the lease',
 };
 
+const SCHEDULED_AT = 'must be the time this run was scheduled for: pass the EventBridge scheduled event’s `time` (an ISO 8601 time such as "2026-11-24T00:00:00Z"), a Date, or epoch milliseconds';
+
+const IsoTime = z.iso.datetime({ offset: true });
+
+/** Epoch ms of a scheduled time: an ISO 8601 time with its zone (EventBridge's `time`), a Date, or epoch ms; undefined if it is none. */
+function scheduledMs(v: unknown): number | undefined {
+  const ms = typeof v === 'number' ? v : v instanceof Date ? v.getTime() : typeof v === 'string' && IsoTime.safeParse(v).success ? Date.parse(v) : undefined;
+  return Millis.safeParse(ms).success ? ms : undefined;
+}
+
+/**
+ * When a run was scheduled, as epoch ms. One refinement that does not abort, not a union of three
+ * types: `runOnce`'s union then still picks its `every` form, and the issue names `runOnce.at`
+ * (an aborted check would leave the whole union unmatched, naming only `runOnce`). Typed as what
+ * it takes.
+ */
+const ScheduledAt = z
+  .unknown()
+  .refine((v) => scheduledMs(v) !== undefined, { error: SCHEDULED_AT })
+  .transform((v) => scheduledMs(v)!) as unknown as z.ZodType<number, string | Date | number>;
+
 /** Run-once windows: at most one successful run per window. */
 export const RunOnceSchema = z.union([
   z.strictObject({
@@ -52,13 +75,20 @@ export const RunOnceSchema = z.union([
      * milliseconds (windows aligned to the epoch, named by their start in ISO form).
      */
     every: z.union([z.enum(['day', 'hour']), z.number().int('must be whole milliseconds').min(1_000, 'must be ≥ 1000 ms')]),
+    /**
+     * When this run was scheduled: pass the EventBridge scheduled event's `time` (or a Date, or
+     * epoch ms). The window is the one this time falls in, so a late retry (after midnight, say)
+     * counts for the window it was scheduled in, and the next window's own run still runs.
+     * @default the time the run takes the lease (DynamoDB's clock by default): a late retry then counts for a later window
+     */
+    at: ScheduledAt.optional(),
   }),
   z.strictObject({
     /** A window the caller names itself (`migration-42`, a deploy id): at most one successful run ever for that key. */
     window: z.string().min(1, 'must not be empty').max(256, 'must be at most 256 characters'),
   }),
-], { error: 'must be { every: "day" | "hour" | <ms> } or { window: "<key>" }' });
-/** withLease's `runOnce` option as written: `{ every: 'day' | 'hour' | ms }` or `{ window: key }`. */
+], { error: 'must be { every: "day" | "hour" | <ms>, at?: <the scheduled time> } or { window: "<key>" }' });
+/** withLease's `runOnce` option as written: `{ every: 'day' | 'hour' | ms, at?: scheduledTime }` or `{ window: key }`. */
 export type RunOnce = z.input<typeof RunOnceSchema>;
 
 /**
@@ -152,7 +182,10 @@ export interface LeaseTerm {
   /**
    * Run-once: marks the window done in the same transaction as `items` (the run's result), fenced
    * by the term: both land or neither. Without it the window is marked after the function returns.
+   * At most 98 `items`: the window's row and the fence take two of a transaction's 100.
    * @throws FencingError when the term is over (nothing written)
+   * @throws ConflictError when the window's row changed since this run read it, which only a write
+   * from outside the term can do (an operator's, a restore): nothing written
    */
   complete(items?: readonly TransactWriteItem[]): Promise<void>;
 }
@@ -166,8 +199,12 @@ export type LeaseRunResult<T> =
   | { status: 'ran'; value: T; fencingToken: number; window?: string }
   /** The lease was not had within the wait: `holder` is who had it, as last seen. */
   | { status: 'busy'; holder: string | undefined }
-  /** Run-once: the window already had a successful run (`run`); the function did not run. */
-  | { status: 'skipped'; window: string; run: CompletedRun };
+  /**
+   * Run-once: the function did not run. The window already had a successful run (`run`); or,
+   * `run` undefined, it is a periodic window older than all of the 32 newest ones the lease
+   * remembers: it may have run and been forgotten, so it does not run again.
+   */
+  | { status: 'skipped'; window: string; run: CompletedRun | undefined };
 
 /**
  * Takes the lease `name`, runs `fn(signal, term)`, and gives the lease up in every outcome — return,
@@ -194,12 +231,35 @@ export function tryWithLease<T>(name: string, fn: LeaseFn<T>, options: WithLease
   return runWithLease(name, fn, options, true);
 }
 
-/** The window a run-once run is for, from the time now. @internal */
+/** The window a run-once run is for: its key, or the period its scheduled time (else `now`) falls in. @internal */
 export function windowOf(r: z.output<typeof RunOnceSchema>, now: number): string {
   if ('window' in r) return r.window;
-  if (r.every === 'day') return new Date(now).toISOString().slice(0, 10);
-  if (r.every === 'hour') return new Date(now).toISOString().slice(0, 13);
-  return new Date(Math.floor(now / r.every) * r.every).toISOString();
+  const t = r.at ?? now;
+  if (r.every === 'day') return new Date(t).toISOString().slice(0, 10);
+  if (r.every === 'hour') return new Date(t).toISOString().slice(0, 13);
+  return new Date(Math.floor(t / r.every) * r.every).toISOString();
+}
+
+/**
+ * Whether `window` ran, by the runs its row records: the run that completed it; `{ run: undefined }`
+ * for a periodic window older than every one a full list keeps (the list drops its oldest window
+ * as a newer one is added, so whatever it dropped is older than all it keeps); undefined: it did
+ * not run. @internal
+ */
+export function windowRun(runs: readonly CompletedRun[], window: string, periodic: boolean): { run: CompletedRun | undefined } | undefined {
+  const run = runs.find((r) => r.window === window);
+  if (run) return { run };
+  if (periodic && runs.length >= MAX_COMPLETED_RUNS && runs.every((r) => window < r.window)) return { run: undefined };
+  return undefined;
+}
+
+/**
+ * The periodic windows remembered once `run` completes: the MAX_COMPLETED_RUNS newest windows,
+ * newest first. Window names sort as the times they start (zero-padded ISO 8601), so a retry of an
+ * older window, completed late, never pushes out a newer one. @internal
+ */
+export function rememberRun(runs: readonly CompletedRun[], run: CompletedRun): CompletedRun[] {
+  return [run, ...runs.filter((r) => r.window !== run.window)].sort((a, b) => (a.window < b.window ? 1 : a.window > b.window ? -1 : 0)).slice(0, MAX_COMPLETED_RUNS);
 }
 
 /** Beyond its term by this much on DynamoDB's clock (the coordinator's clockSkewMs, and both stamps' errors), a holder is stale. */
@@ -299,18 +359,27 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
       cancel?.removeEventListener('abort', cancelled);
     };
     const signal = judgedSignal(own.signal, elector);
-    const window = o.runOnce ? windowOf(o.runOnce, time.now()) : undefined;
-    // the windows completed so far, read in this term: nobody else can mark one while it lasts
-    const done = window !== undefined ? ((await leases.read(leaseName)).item?.runs ?? []) : [];
-    const already = done.find((r) => r.window === window);
-    if (window !== undefined && already) return { status: 'skipped', window, run: already };
+    const runOnce = o.runOnce;
+    const window = runOnce ? windowOf(runOnce, time.now()) : undefined;
+    // its row: a keyed window's own, or the periodic windows' (lib/schemas/run-once.ts)
+    const row = runOnce ? ('window' in runOnce ? keyedWindowRow(runOnce.window) : PERIODIC_WINDOWS) : undefined;
+    const rows = new RunOnceStore(client, o.tables.candidates);
+    // read in this term: nobody else can complete a window of this lease while it lasts (completions are fenced)
+    const done: RunOnceRead = row !== undefined ? await rows.read(leaseName, row) : { runs: [], revision: 0 };
+    const ran = window !== undefined ? windowRun(done.runs, window, row === PERIODIC_WINDOWS) : undefined;
+    if (window !== undefined && ran) return { status: 'skipped', window, run: ran.run };
     let completed = false;
     const complete = async (items: readonly TransactWriteItem[] = []): Promise<void> => {
-      if (window === undefined) throw new RangeError('complete(): this run has no run-once window; give the runOnce option, or use fencedWrite');
+      if (window === undefined || row === undefined) throw new RangeError('complete(): this run has no run-once window; give the runOnce option, or use fencedWrite');
       if (completed) throw new RangeError(`complete(): the window ${window} was already marked by this run`);
       if (!elector.isLeader()) throw new FencingError(leaseName, term.fencingToken, 'the term is over (this worker is not leading)');
       const marker: CompletedRun = { window, fencingToken: term.fencingToken, holder: identity, at: time.now() };
-      await sendFenced(client, leaseName, term, [...items, leases.markRunItem(leaseName, term, marker, done)]);
+      const mark = rows.writeItem(leaseName, row, row === PERIODIC_WINDOWS ? rememberRun(done.runs, marker) : [marker], done);
+      // the caller's items, the window's row, and the fence (a ConditionCheck of the term on the lease): all or nothing
+      await fencedTransactWrite(client, { table: o.tables.leases, leaseName, term }, { TransactItems: [...items, mark] }).catch((e: unknown) => {
+        if (refusedAt(e, items.length)) throw new ConflictError(`run-once window "${window}" of lease "${leaseName}" (its row changed since this run read it, by a write from outside the term)`, undefined);
+        throw e;
+      });
       completed = true;
     };
     const handle: LeaseTerm = {
@@ -355,15 +424,10 @@ function isStale(lease: Lease, now: number): boolean {
   return lease.renewTime !== undefined && lease.renewTime + lease.leaseDurationSeconds * 1000 + STALE_MARGIN_MS < now;
 }
 
-/** Sends the fenced transaction: the last item carries the term condition. */
-async function sendFenced(client: DynamoDBClient, leaseName: string, term: Term, items: TransactWriteItem[]): Promise<void> {
-  try {
-    await client.send(new TransactWriteItemsCommand({ TransactItems: items }));
-  } catch (e) {
-    const reasons = (e as { CancellationReasons?: { Code?: string }[] }).CancellationReasons;
-    if (e instanceof Error && e.name === 'TransactionCanceledException' && reasons?.[items.length - 1]?.Code === 'ConditionalCheckFailed') throw new FencingError(leaseName, term.fencingToken);
-    throw e;
-  }
+/** Whether a transaction was cancelled because the condition of its item `index` failed. */
+function refusedAt(e: unknown, index: number): boolean {
+  const reasons = (e as { CancellationReasons?: { Code?: string }[] }).CancellationReasons;
+  return e instanceof Error && e.name === 'TransactionCanceledException' && reasons?.[index]?.Code === 'ConditionalCheckFailed';
 }
 
 /**

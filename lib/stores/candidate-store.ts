@@ -1,8 +1,9 @@
 import { UpdateItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { CandidateItem, type Candidate } from '../schemas/candidate.js';
+import { RESERVED_FROM, isReservedName } from '../schemas/run-once.js';
 import { isConditionFailed } from './errors.js';
-import { ItemStore, type InvalidItem, type Patch, type Read } from './item-store.js';
+import { ItemStore, type InvalidItem, type Patch, type Read, type Scanned } from './item-store.js';
 
 export type CandidateRead = Read<Candidate>;
 export type CandidatePatch = Patch<Candidate>;
@@ -13,7 +14,11 @@ export interface CandidateList {
   invalid: InvalidItem[];
 }
 
-/** Lease candidates, key `leaseName` + `name`. */
+/**
+ * Lease candidates, key `leaseName` + `name`. The table also holds withLease's run-once rows, under
+ * reserved names (lib/schemas/run-once.ts): they are never listed or scanned as candidates, so no
+ * election, garbage collection or view ever sees them.
+ */
 export class CandidateStore extends ItemStore<typeof CandidateItem> {
   constructor(client: DynamoDBClient, table: string) {
     super({ client, table, keys: ['leaseName', 'name'], schema: CandidateItem, kind: 'candidate' });
@@ -27,9 +32,15 @@ export class CandidateStore extends ItemStore<typeof CandidateItem> {
     return { key: { leaseName: c.leaseName, name: c.name }, item: c, revision: c.revision };
   }
 
+  /** The lease's candidates: its partition below the reserved names, so its run-once rows are not even read. */
   async list(leaseName: string): Promise<CandidateList> {
-    const { items, invalid } = await this.query(leaseName);
+    const { items, invalid } = await this.query(leaseName, { below: RESERVED_FROM });
     return { candidates: items, invalid };
+  }
+
+  /** Every candidate row, one parsed page at a time; run-once rows are left out. */
+  override async *scan(): AsyncGenerator<Scanned<Candidate>[]> {
+    for await (const page of super.scan()) yield page.filter((s) => !isReservedName(s.ok ? s.item.name : s.invalid.key['name']));
   }
 
   /**

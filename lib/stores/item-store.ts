@@ -234,17 +234,22 @@ export class ItemStore<S extends z.ZodType<Revisioned>> {
     );
   }
 
-  /** Every item under one partition key, strongly consistent; malformed rows come back apart. */
-  async query(partition: string): Promise<{ items: z.output<S>[]; invalid: InvalidItem[] }> {
+  /**
+   * Every item under one partition key, strongly consistent; malformed rows come back apart. With
+   * `below`, only the items whose sort key is less than it (the rest are not even read).
+   */
+  async query(partition: string, opts: { below?: string } = {}): Promise<{ items: z.output<S>[]; invalid: InvalidItem[] }> {
     const items: z.output<S>[] = [];
     const invalid: InvalidItem[] = [];
+    const below = opts.below;
+    if (below !== undefined && this.keys[1] === undefined) throw new RangeError(`query: table ${this.table} has no sort key to keep below ${JSON.stringify(below)}`);
     const pages = paginateQuery(
       { client: this.client },
       {
         TableName: this.table,
-        KeyConditionExpression: '#pk = :pk',
-        ExpressionAttributeNames: { '#pk': this.keys[0]! },
-        ExpressionAttributeValues: marshall({ ':pk': partition }),
+        KeyConditionExpression: below === undefined ? '#pk = :pk' : '#pk = :pk AND #sk < :below',
+        ExpressionAttributeNames: { '#pk': this.keys[0]!, ...(below === undefined ? {} : { '#sk': this.keys[1]! }) },
+        ExpressionAttributeValues: marshall({ ':pk': partition, ...(below === undefined ? {} : { ':below': below }) }),
         ConsistentRead: true,
       },
     );

@@ -1,6 +1,6 @@
-import { UpdateItemCommand, paginateQuery, type AttributeValue, type DynamoDBClient, type TransactWriteItem } from '@aws-sdk/client-dynamodb';
+import { UpdateItemCommand, paginateQuery, type AttributeValue, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
-import { CompletedRun, LeaseItem, MAX_COMPLETED_RUNS, type Lease } from '../schemas/lease.js';
+import { LeaseItem, type Lease } from '../schemas/lease.js';
 import { nextFencingToken } from '../schemas/fencing-token.js';
 import { HOLDER_FIELDS, type HolderLoss, type Platform } from '../schemas/platform.js';
 import { HOLDER_PLATFORM_INDEX } from '../tables.js';
@@ -146,28 +146,6 @@ export class LeaseStore extends ItemStore<typeof LeaseItem> {
       { set, remove: ['successor', 'successorInstance', 'preferredHolder', 'election', 'vacancyReport', 'session', ...(heir.platform ? [] : HOLDER_FIELDS.filter((f) => f.startsWith('holderPlatform')))] },
       { expression: `${t.expression} AND #heir = :heir AND #heirInstance = :heirInstance`, names: { ...t.names, '#heir': 'successor', '#heirInstance': 'successorInstance' }, values: { ...t.values, ':heir': heir.name, ':heirInstance': heir.instance } },
     );
-  }
-
-  /**
-   * The write that marks a run-once window done (`runs`: `run` first, then the windows completed
-   * before, as `before` — read in this term — lists them), as one item of a transaction: the
-   * caller's own writes go beside it, so the run's result and its marker land together or not at
-   * all. Conditioned on `term` (holder and fencing token): a run whose term is over marks nothing,
-   * and nobody else can have marked a window in this term, so `before` is still the list.
-   */
-  markRunItem(name: string, term: Term, run: CompletedRun, before: readonly CompletedRun[] = []): TransactWriteItem {
-    const marker = [CompletedRun.parse(run), ...before.filter((r) => r.window !== run.window)].slice(0, MAX_COMPLETED_RUNS);
-    const t = termCondition(term);
-    return {
-      Update: {
-        TableName: this.table,
-        Key: marshall({ name }),
-        UpdateExpression: 'SET #run = :run ADD #rev :one',
-        ConditionExpression: t.expression,
-        ExpressionAttributeNames: { ...t.names, '#run': 'runs', '#rev': 'revision' },
-        ExpressionAttributeValues: marshall({ ...t.values, ':run': marker, ':one': 1 }),
-      },
-    };
   }
 
   /** The holder gives its term up so the next election starts at once. Undefined when it was not its term any more. */

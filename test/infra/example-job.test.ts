@@ -13,7 +13,9 @@ import { join } from 'node:path';
 import { addConclaveStack } from '../../infra/app.js';
 import type { ConclaveStack } from '../../infra/stack.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
+import { PERIODIC_WINDOWS } from '../../lib/schemas/run-once.js';
 import { LeaseStore } from '../../lib/stores/lease-store.js';
+import { RunOnceStore } from '../../lib/stores/run-once-store.js';
 import { buildExampleJob } from '../../scripts/build-functions.js';
 import type { JobOutcome } from '../../examples/scheduled-job.js';
 import { testTables, type TestTables } from '../support.js';
@@ -50,8 +52,11 @@ describe('the ready app with -c exampleJob=true', () => {
   it('its role may write only the job’s lease (withLease’s writes) and get and put the reports', () => {
     const roleId = Object.keys(s.template.findResources('AWS::IAM::Role')).find((id) => id.startsWith('ExampleJobRole'))!;
     const statements = statementsOf(s.template, roleId);
-    const leaseWrite = statements.find((st) => st.Action.includes('dynamodb:UpdateItem') && JSON.stringify(st.Condition ?? {}).includes('"runs"'));
+    const leaseWrite = statements.find((st) => st.Action.includes('dynamodb:UpdateItem') && JSON.stringify(st.Condition ?? {}).includes('"fencingToken"'));
     expect(leaseWrite?.Condition?.['ForAllValues:StringEquals']?.['dynamodb:LeadingKeys']).toEqual(['scheduled-report']);
+    // the run-once rows: in the job's lease's partition of the candidates table only
+    const windowWrite = statements.find((st) => st.Action.includes('dynamodb:UpdateItem') && JSON.stringify(st.Condition ?? {}).includes('"runs"'));
+    expect(windowWrite?.Condition?.['ForAllValues:StringEquals']?.['dynamodb:LeadingKeys']).toEqual(['scheduled-report']);
     const reports = statements.filter((st) => JSON.stringify(st.Resource).includes('ExampleJobReports'));
     expect(reports.flatMap((st) => st.Action).sort()).toEqual(['dynamodb:GetItem', 'dynamodb:PutItem']);
   });
@@ -95,6 +100,6 @@ describe('the bundled handler on DynamoDB Local', () => {
     expect(await get('summary')).toEqual({ id: 'summary', reports: 1, last: ran[0]!.window });
     const lease = (await new LeaseStore(t.client, t.names.leases).read('scheduled-report')).item!;
     expect(lease.holderIdentity).toBeUndefined();
-    expect(lease.runs).toEqual([expect.objectContaining({ window: ran[0]!.window, holder: ran[0]!.invocation })]);
+    expect((await new RunOnceStore(t.client, t.names.candidates).read('scheduled-report', PERIODIC_WINDOWS)).runs).toEqual([expect.objectContaining({ window: ran[0]!.window, holder: ran[0]!.invocation })]);
   });
 });

@@ -1,16 +1,26 @@
 /**
- * withLease's run-once windows on DynamoDB Local: the marker and the run's result in one fenced
- * transaction, on the real engine. Every run here takes a vacant (or released) lease at its first
- * step, so nothing waits for time to pass. The protocol on simulated time: with-lease.test.ts.
+ * withLease's run-once windows on DynamoDB Local: the window's row and the run's result in one
+ * fenced transaction, on the real engine. Every run here takes a vacant (or released) lease at its
+ * first step, so nothing waits for time to pass. The protocol on simulated time: with-lease.test.ts.
  */
-import { CreateTableCommand, DeleteTableCommand, GetItemCommand } from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand, DeleteItemCommand, DeleteTableCommand, GetItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { manualClock } from '../../lib/clock.js';
+import { coordinatorDeps, reconcileAll } from '../../lib/coordinator/reconcile.js';
+import { matchesFilter } from '../../lib/local/event-filter.js';
+import { MAX_COMPLETED_RUNS } from '../../lib/schemas/lease.js';
+import { OLDEST_EMULATION_VERSION } from '../../lib/schemas/strategy.js';
+import { PERIODIC_WINDOWS, keyedWindowRow } from '../../lib/schemas/run-once.js';
 import { FencingError } from '../../lib/sdk/fencing.js';
-import { withLease, type WithLeaseOptions } from '../../lib/sdk/with-lease.js';
+import { withLease, type RunOnce, type WithLeaseOptions } from '../../lib/sdk/with-lease.js';
+import { CandidateStore } from '../../lib/stores/candidate-store.js';
+import { ConflictError } from '../../lib/stores/errors.js';
 import { LeaseStore } from '../../lib/stores/lease-store.js';
-import { testTables, type TestTables } from '../support.js';
+import { RunOnceStore } from '../../lib/stores/run-once-store.js';
+import { wiring } from '../../lib/wiring.js';
+import { streamRecords, testTables, type TestTables } from '../support.js';
 
 const L = 'nightly-report';
 let t: TestTables;
@@ -31,6 +41,10 @@ const report = async (id: string) => {
   return r.Item && unmarshall(r.Item);
 };
 const put = (id: string, by: string) => ({ Put: { TableName: reports, Item: marshall({ id, by }) } });
+const rowOf = (lease: string, name: string) => new RunOnceStore(t.client, t.names.candidates).read(lease, name);
+/** The windows recorded for `lease`: each keyed window's row, and the periodic windows' list. */
+const keyed = async (lease: string, key: string) => (await rowOf(lease, keyedWindowRow(key))).runs;
+const periodic = async (lease: string) => (await rowOf(lease, PERIODIC_WINDOWS)).runs.map((r) => r.window);
 
 describe('run-once windows on DynamoDB Local', () => {
   it('the first run marks the window with its token; the second skips without running; the lease is released each time', async () => {
@@ -38,10 +52,12 @@ describe('run-once windows on DynamoDB Local', () => {
     const first = await withLease(L, async () => ++calls, opts('inv-1', { runOnce: { window: '2026-11-24' } }));
     expect(first).toMatchObject({ status: 'ran', value: 1, window: '2026-11-24' });
     const lease = (await new LeaseStore(t.client, t.names.leases).read(L)).item!;
-    expect(lease.runs).toEqual([expect.objectContaining({ window: '2026-11-24', holder: 'inv-1', fencingToken: first.status === 'ran' ? first.fencingToken : -1 })]);
+    const runs = await keyed(L, '2026-11-24');
+    expect(runs).toEqual([expect.objectContaining({ window: '2026-11-24', holder: 'inv-1', fencingToken: first.status === 'ran' ? first.fencingToken : -1 })]);
     expect(lease.holderIdentity).toBeUndefined();
+    expect(lease.runs).toBeUndefined(); // nothing on the lease row: a delete of it forgets nothing
     const second = await withLease(L, async () => ++calls, opts('inv-2', { runOnce: { window: '2026-11-24' } }));
-    expect(second).toEqual({ status: 'skipped', window: '2026-11-24', run: lease.runs![0] });
+    expect(second).toEqual({ status: 'skipped', window: '2026-11-24', run: runs[0] });
     expect(calls).toBe(1);
   });
 
@@ -51,14 +67,14 @@ describe('run-once windows on DynamoDB Local', () => {
       throw new Error(`the report for ${term.window} failed`);
     }, opts('inv-3', { runOnce: { window: '2026-11-25' } })).catch((e: unknown) => e);
     expect((failed as Error).message).toBe('the report for 2026-11-25 failed');
-    expect((await new LeaseStore(t.client, t.names.leases).read(L)).item!.runs!.map((r) => r.window)).toEqual(['2026-11-24']);
+    expect(await keyed(L, '2026-11-25')).toEqual([]);
     const ok = await withLease(L, async (_s, term) => {
       await term.complete([put('r-25', term.identity)]);
       return 'written';
     }, opts('inv-4', { runOnce: { window: '2026-11-25' } }));
     expect(ok).toMatchObject({ status: 'ran', value: 'written' });
     expect(await report('r-25')).toEqual({ id: 'r-25', by: 'inv-4' });
-    expect((await new LeaseStore(t.client, t.names.leases).read(L)).item!.runs!.map((r) => [r.window, r.holder])).toEqual([['2026-11-25', 'inv-4'], ['2026-11-24', 'inv-1']]);
+    expect((await keyed(L, '2026-11-25')).map((r) => [r.window, r.holder])).toEqual([['2026-11-25', 'inv-4']]);
   });
 
   it('a run whose term moved on while it worked: complete() is refused by DynamoDB, and neither its result nor the marker lands', async () => {
@@ -73,7 +89,111 @@ describe('run-once windows on DynamoDB Local', () => {
     expect(e).toBeInstanceOf(FencingError);
     expect(await report('r-26')).toBeUndefined();
     const lease = (await leases.read(L)).item!;
-    expect(lease.runs!.map((r) => r.window)).toEqual(['2026-11-25', '2026-11-24']);
+    expect(await keyed(L, '2026-11-26')).toEqual([]);
     expect(lease.holderIdentity).toBe('inv-6'); // inv-5's release was refused too: the term is inv-6's
+  });
+});
+
+describe('run-once windows that never run twice (issue 27)', () => {
+  const day = (d: number) => new Date(Date.UTC(2026, 0, d, 6)).toISOString(); // 06:00 UTC on the d-th day of 2026
+  const dayWindow = (d: number) => day(d).slice(0, 10);
+  const runDay = (lease: string, d: number, who: string) => withLease(lease, async () => who, opts(who, { mode: 'NoCoordination', runOnce: { every: 'day', at: day(d) } }));
+
+  it('a keyed window is never forgotten: migration-0 after 40 other keys does not run again', async () => {
+    const lease = 'migrations';
+    const ran: string[] = [];
+    for (let i = 0; i <= 40; i++) {
+      const r = await withLease(lease, async () => void ran.push(`migration-${i}`), opts(`deploy-${i}`, { mode: 'NoCoordination', runOnce: { window: `migration-${i}` } }));
+      expect(r.status).toBe('ran');
+    }
+    const again = await withLease(lease, async () => void ran.push('migration-0 again'), opts('deploy-late', { mode: 'NoCoordination', runOnce: { window: 'migration-0' } }));
+    expect(again).toMatchObject({ status: 'skipped', window: 'migration-0', run: { window: 'migration-0', holder: 'deploy-0' } });
+    expect(ran).toHaveLength(41);
+    expect(await keyed(lease, 'migration-0')).toEqual([expect.objectContaining({ holder: 'deploy-0' })]);
+  });
+
+  it('a delete of the lease row forgets no window: a completed keyed or periodic window skips afterwards', async () => {
+    const lease = 'deleted-lease';
+    const leases = new LeaseStore(t.client, t.names.leases);
+    // an operator deletes the lease row (the console, `aws dynamodb delete-item`): the windows' rows stay
+    const deleteLease = () => t.client.send(new DeleteItemCommand({ TableName: t.names.leases, Key: marshall({ name: lease }) }));
+    let calls = 0;
+    const first = await withLease(lease, async () => ++calls, opts('deploy-1', { mode: 'NoCoordination', runOnce: { window: 'migration-7' } }));
+    expect(first.status).toBe('ran');
+    await deleteLease();
+    expect((await leases.read(lease)).item).toBeUndefined();
+    const again = await withLease(lease, async () => ++calls, opts('deploy-2', { mode: 'NoCoordination', runOnce: { window: 'migration-7' } }));
+    expect(again).toMatchObject({ status: 'skipped', run: { holder: 'deploy-1' } });
+    // the lease was taken again for that check, with a token above the deleted row's
+    expect((await leases.read(lease)).item!.fencingToken).toBeGreaterThan(first.status === 'ran' ? first.fencingToken : Infinity);
+
+    expect((await runDay(lease, 3, 'cron-1')).status).toBe('ran');
+    await deleteLease();
+    const dailyAgain = await withLease(lease, async () => ++calls, opts('cron-2', { mode: 'NoCoordination', runOnce: { every: 'day', at: day(3) } }));
+    expect(dailyAgain).toMatchObject({ status: 'skipped', window: '2026-01-03', run: { holder: 'cron-1' } });
+    expect(calls).toBe(1);
+  });
+
+  it('periodic windows named by the scheduled time: the 32 newest windows are remembered, a late one in them runs or skips by its own record, an older one skips', async () => {
+    const lease = 'daily-report';
+    for (let d = 1; d <= 34; d++) if (d !== 20) expect((await runDay(lease, d, `day-${d}`)).status).toBe('ran'); // day 20's run failed, say
+    const remembered = Array.from({ length: 33 }, (_, i) => 34 - i).filter((d) => d !== 20).map(dayWindow);
+    expect(await periodic(lease)).toEqual(remembered); // 2026-01-01 dropped, the oldest
+    expect(remembered).toHaveLength(MAX_COMPLETED_RUNS);
+    // retries, long after: each counts for the day it was scheduled for
+    expect(await runDay(lease, 2, 'retry-2')).toMatchObject({ status: 'skipped', window: '2026-01-02', run: { holder: 'day-2' } });
+    expect(await runDay(lease, 1, 'retry-1')).toEqual({ status: 'skipped', window: '2026-01-01', run: undefined }); // older than all remembered: it may have run
+    expect(await runDay(lease, 20, 'retry-20')).toMatchObject({ status: 'ran', value: 'retry-20', window: '2026-01-20' }); // newer than the oldest remembered, not among them: never ran
+    expect(await periodic(lease)).toEqual(Array.from({ length: 32 }, (_, i) => dayWindow(34 - i))); // in its place by date: the oldest, 2026-01-02, dropped instead
+    expect(await runDay(lease, 2, 'retry-2b')).toEqual({ status: 'skipped', window: '2026-01-02', run: undefined });
+  });
+
+  it('a window row written from outside the run’s term after it was read: complete() is refused, and neither the result nor the marker lands', async () => {
+    const lease = 'restored';
+    const e = await withLease(lease, async (_s, term) => {
+      // an operator (or a restore) writes the window's row while the run works
+      await t.client.send(new UpdateItemCommand({
+        TableName: t.names.candidates, Key: marshall({ leaseName: lease, name: keyedWindowRow('w-9') }),
+        UpdateExpression: 'SET #runs = :runs, #rev = :one', ExpressionAttributeNames: { '#runs': 'runs', '#rev': 'revision' },
+        ExpressionAttributeValues: marshall({ ':runs': [{ window: 'w-9', fencingToken: 1, holder: 'operator', at: Date.now() }], ':one': 1 }),
+      }));
+      await term.complete([put('r-w9', term.identity)]);
+      return 'unreachable';
+    }, opts('inv-9', { mode: 'NoCoordination', runOnce: { window: 'w-9' } })).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(ConflictError);
+    expect(await report('r-w9')).toBeUndefined();
+    expect(await keyed(lease, 'w-9')).toEqual([expect.objectContaining({ holder: 'operator' })]);
+  });
+
+  it('bad scheduled times are refused, naming runOnce.at and what to pass', async () => {
+    for (const at of ['yesterday', '2026-11-24', -1, {}] as unknown[]) {
+      const e = await withLease('bad-at', async () => 1, opts('x', { mode: 'NoCoordination', runOnce: { every: 'day', at } as RunOnce })).catch((x: unknown) => x);
+      expect((e as Error).message).toMatch(/runOnce\.at: must be/);
+    }
+    const e = await withLease('bad-at', async () => 1, opts('x', { mode: 'NoCoordination', runOnce: { every: 'day', at: 'yesterday' } as RunOnce })).catch((x: unknown) => x);
+    expect((e as Error).message).toMatch(/runOnce\.at: must be the time this run was scheduled for: pass the EventBridge scheduled event’s `time`/);
+  });
+
+  it('run-once rows are no candidates: the listing, the coordinator’s tick and its garbage collection leave them alone, and the candidate stream’s filter drops their records', async () => {
+    const lease = 'migrations'; // 41 keyed windows by now
+    const candidates = new CandidateStore(t.client, t.names.candidates);
+    const now = Date.now();
+    await candidates.write(await candidates.read(lease, 'w-1'), { set: { binaryVersion: '1.30.0', emulationVersion: '1.30.0', preferredStrategies: [OLDEST_EMULATION_VERSION], renewTime: now, createdAt: now } });
+    expect(await candidates.list(lease)).toEqual({ candidates: [expect.objectContaining({ name: 'w-1' })], invalid: [] });
+    const scanned: string[] = [];
+    for await (const page of candidates.scan()) for (const s of page) scanned.push(s.ok ? `${s.item.leaseName}/${s.item.name}` : `invalid ${JSON.stringify(s.invalid.key)}`);
+    expect(scanned).toEqual([`${lease}/w-1`]);
+    // a tick an hour later: the candidate is stale and collected; the run-once rows are neither reported nor collected
+    const tick = await reconcileAll(coordinatorDeps(t.client, t.names, { clock: manualClock(now + 3_600_000) }));
+    expect(tick).toMatchObject({ errors: [], invalid: [], broken: [], collectedCandidates: [{ leaseName: lease, name: 'w-1' }] });
+    expect(await keyed(lease, 'migration-0')).toHaveLength(1);
+    expect(await periodic('daily-report')).toHaveLength(MAX_COMPLETED_RUNS);
+    // the stream: the candidate's INSERT and REMOVE reach the function, no run-once row's record does
+    const trigger = wiring.candidateStream.trigger;
+    const records = await streamRecords(t.client, t.names.candidates);
+    const passed = records.filter((r) => (trigger.filters ?? []).some((f) => matchesFilter(f, r)));
+    const named = (rs: typeof records) => rs.map((r) => `${r.eventName} ${r.dynamodb?.Keys?.['name']?.S}`);
+    expect(named(passed)).toEqual(['INSERT w-1', 'REMOVE w-1']);
+    expect(records.length - passed.length).toBeGreaterThan(41); // every window row's write
   });
 });

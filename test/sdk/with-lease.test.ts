@@ -11,9 +11,11 @@ import { ValidationError } from '../../lib/schemas/validation.js';
 import { PHASE_STEP_MS } from '../../lib/sdk/elector.js';
 import { FencingError, fencedTransactWrite } from '../../lib/sdk/fencing.js';
 import { aborted } from '../../lib/sdk/options.js';
+import { PERIODIC_WINDOWS, keyedWindowRow } from '../../lib/schemas/run-once.js';
 import { LeaseLostError, tryWithLease, withLease, windowOf, type LeaseFn, type LeaseTerm, type WithLeaseOptions } from '../../lib/sdk/with-lease.js';
+import { RunOnceStore } from '../../lib/stores/run-once-store.js';
 import { FAST } from './harness.js';
-import { LATENCY_MS, Sim, type Machine } from './sim-harness.js';
+import { LATENCY_MS, Sim, T0, type Machine } from './sim-harness.js';
 
 const L = 'nightly';
 const RTT_MS = 2 * LATENCY_MS;
@@ -259,11 +261,11 @@ describe('withLease: a run frozen before its function starts', () => {
   it('a run-once run frozen while it reads the windows done, past its renew deadline: fn never starts (its term may be someone else’s by then), and it rejects with LeaseLostError', async () => {
     const { sim, spans, run } = await world();
     const a = sim.machine();
-    // the run-once read of the lease, right after a took it: its answer comes back only after the freeze
+    // the run-once read of the window's row, right after a took the lease: its answer comes back only after the freeze
     let froze = false;
     a.fault = (req) => {
-      const input = req.input as { Key?: { name?: { S?: string } } };
-      if (!froze && req.operation === 'GetItem' && input.Key?.name?.S === L && a.sent.some((r) => r.operation === 'UpdateItem' || r.operation === 'PutItem')) {
+      const input = req.input as { Key?: { leaseName?: { S?: string }; name?: { S?: string } } };
+      if (!froze && req.operation === 'GetItem' && input.Key?.leaseName?.S === L && input.Key.name?.S === keyedWindowRow('w-1') && a.sent.some((r) => r.operation === 'UpdateItem' || r.operation === 'PutItem')) {
         froze = true;
         a.clock.pause();
       }
@@ -351,6 +353,31 @@ describe('run-once windows', () => {
     expect(windowOf({ every: 'hour' }, at)).toBe('2026-11-24T22');
     expect(windowOf({ every: 15 * 60_000 }, at)).toBe('2026-11-24T22:00:00.000Z');
     expect(windowOf({ window: 'migration-42' }, at)).toBe('migration-42');
+    // named by the scheduled time when given, whenever the run happens
+    expect(windowOf({ every: 'day', at: Date.UTC(2026, 10, 23, 23, 59) }, at)).toBe('2026-11-23');
+    expect(windowOf({ every: 'hour', at: Date.UTC(2026, 10, 24, 21, 59) }, at)).toBe('2026-11-24T21');
+  });
+
+  it('a retry after midnight with the scheduled time counts for the scheduled day, and the next day’s run still runs', async () => {
+    const { sim, spans, run } = await world();
+    const DAY = 86_400_000;
+    // the schedule fires at 23:59 each day (T0 is midnight): EventBridge's `time` says so
+    const scheduled = (d: number) => new Date(T0 + d * DAY + DAY - 60_000).toISOString();
+    const daily = (d: number, who: string, fails = false) =>
+      sim.settle(run(who, async () => { if (fails) throw new Error('the report failed'); return d; }, { runOnce: { every: 'day', at: scheduled(d) } }), who).then((r) => r, (e: Error) => e.message);
+    await sim.run(DAY - 60_000);
+    expect(await daily(0, 'day-0', true)).toBe('the report failed'); // Lambda will retry it
+    await sim.run(3 * 60_000); // … after midnight: the clock says day 1 now
+    expect(new Date(sim.clock.now()).toISOString().slice(0, 10)).toBe(new Date(T0 + DAY).toISOString().slice(0, 10));
+    expect(await daily(0, 'day-0-retry')).toMatchObject({ status: 'ran', window: scheduled(0).slice(0, 10) });
+    expect(await daily(0, 'day-0-late-duplicate')).toMatchObject({ status: 'skipped', window: scheduled(0).slice(0, 10), run: { holder: 'day-0-retry' } });
+    await sim.run(DAY - 3 * 60_000); // day 1's own firing, at 23:59
+    expect(await daily(1, 'day-1')).toMatchObject({ status: 'ran', window: scheduled(1).slice(0, 10) });
+    expect(spans.map((x) => x.who)).toEqual(['day-0', 'day-0-retry', 'day-1']);
+    expect((await new RunOnceStore(sim.client, sim.names.candidates).read(L, PERIODIC_WINDOWS)).runs.map((r) => [r.window, r.holder])).toEqual([
+      [scheduled(1).slice(0, 10), 'day-1'],
+      [scheduled(0).slice(0, 10), 'day-0-retry'],
+    ]);
   });
 
   it('bad options are refused, naming the field', async () => {
@@ -372,7 +399,9 @@ describe('run-once windows', () => {
       results.push(`${window}: ${r}`);
     }
     expect(results).toEqual(['w1: ran', 'w1: skipped', 'w2: error', 'w2: ran', 'w2: skipped', 'w1: skipped']);
-    expect((await sim.leases.read(L)).item!.runs).toEqual([expect.objectContaining({ window: 'w2', holder: 'inv-4', fencingToken: spans[2]!.token }), expect.objectContaining({ window: 'w1', holder: 'inv-1' })]);
+    const rows = new RunOnceStore(sim.client, sim.names.candidates);
+    expect((await rows.read(L, keyedWindowRow('w2'))).runs).toEqual([expect.objectContaining({ window: 'w2', holder: 'inv-4', fencingToken: spans[2]!.token })]);
+    expect((await rows.read(L, keyedWindowRow('w1'))).runs).toEqual([expect.objectContaining({ window: 'w1', holder: 'inv-1' })]);
     expect(spans.map((s) => s.who)).toEqual(['inv-1', 'inv-3', 'inv-4']);
   });
 });

@@ -1,0 +1,42 @@
+import * as z from 'zod';
+import { Name, Revision } from './common.js';
+import { CompletedRun, MAX_COMPLETED_RUNS } from './lease.js';
+
+/**
+ * Where withLease's run-once windows are recorded: rows of the candidates table, in the lease's
+ * own partition (`leaseName`), under sort keys no candidate can take. So a worker's grant
+ * (`dynamodb:LeadingKeys` = its leases) covers the windows of its own leases and no others; a
+ * delete of the lease row leaves them; and the table has no TTL on them (no `expiresAt`).
+ *
+ * Sort keys from RESERVED_FROM up are never candidates: `~` sorts after every character a Name
+ * may use (letters, digits and `._:/-`), and no Name starts with it. CandidateStore lists a
+ * lease's candidates below it (a window row is never even read) and leaves such rows out of its
+ * scans; the candidate stream's filter drops their records (lib/wiring.ts).
+ */
+export const RESERVED_FROM = '~';
+
+/** Whether a candidates-table sort key is one of Conclave's own rows (a run-once row), not a candidate. */
+export const isReservedName = (name: unknown): boolean => typeof name === 'string' && name >= RESERVED_FROM;
+
+/**
+ * The row of a lease's periodic windows (`runOnce: { every }`): the MAX_COMPLETED_RUNS newest
+ * windows completed, newest window first.
+ */
+export const PERIODIC_WINDOWS = '~run-once';
+
+/** The row of one keyed window (`runOnce: { window: key }`): one row per key, never evicted. */
+export const keyedWindowRow = (key: string): string => `${PERIODIC_WINDOWS}/${key}`;
+
+/**
+ * A run-once row of the candidates table: the completed runs it records (a keyed window's row
+ * holds its one run). Written only in a run's fenced transaction: a ConditionCheck of the run's
+ * term on the lease beside it, and conditioned on the row's revision as read in that term (0: it
+ * must not exist), so a window already completed is never completed again.
+ */
+export const RunOnceRow = z.object({
+  leaseName: Name,
+  name: z.string().startsWith(PERIODIC_WINDOWS, `must start with ${PERIODIC_WINDOWS}`),
+  runs: z.array(CompletedRun).min(1).max(MAX_COMPLETED_RUNS),
+  revision: Revision,
+});
+export type RunOnceRow = z.infer<typeof RunOnceRow>;
