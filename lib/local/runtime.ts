@@ -207,7 +207,7 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
     // the dead-letter file stands in for the function's SQS dead-letter queue
     deadLetter: async (p) => deadLetter({ function: p.function, reason: p.reason, records: [{ eventID: p.eventID, sequenceNumber: p.sequenceNumber, record: p.record }], at: p.at }),
     ...observability('local', opts.logLevel ?? 'WARN'),
-    ...(iotData ? { wake: iotWaker(iotData, tables.leases) } : {}),
+    ...(iotData ? { wake: iotWaker(iotData, tables.leases, { clock }) } : {}),
   };
   const deps = opts.decorate ? opts.decorate(plain) : plain;
 

@@ -20,11 +20,30 @@ export const WakeSchema = z.strictObject({
 export type Wake = z.output<typeof WakeSchema>;
 
 /**
- * Every MQTT client id a worker may connect with starts with this (grantWorker allows iot:Connect
- * on `client/conclave-*` only): PushChannel's default is `conclave-<uuid>`, and a `clientId` of
- * your own must start with it too.
+ * Every MQTT client id a worker connects with starts with this; a deployment's ids start with
+ * the longer pushClientIdPrefix of its leases table, which is what grantWorker allows.
  */
 export const PUSH_CLIENT_ID_PREFIX = 'conclave-';
+
+/** IoT Core's limit on an MQTT client id (ours are ASCII: characters are bytes). */
+export const MAX_CLIENT_ID_LENGTH = 128;
+/** A UUID's length: what PushChannel puts after the prefix by default. */
+const UUID_LENGTH = 36;
+/** The longest leases table name whose prefix leaves room for a UUID: 128 − `conclave-` − `-` − 36. */
+export const MAX_PLAIN_CLIENT_ID_TABLE = MAX_CLIENT_ID_LENGTH - PUSH_CLIENT_ID_PREFIX.length - 1 - UUID_LENGTH;
+
+/**
+ * What every MQTT client id of one deployment (its leases table) starts with, and all grantWorker
+ * allows iot:Connect with: `conclave-<leases table>-`, or, for a table name longer than 82
+ * characters (no room left for a UUID within IoT Core's 128), `conclave-sha256:<hex>-`, the first
+ * 32 hex digits of the name's SHA-256 (a `:` cannot occur in a table name, so the two forms never meet). IoT Core
+ * drops the older of two connections with one id: scoped so, a worker of one deployment cannot
+ * take over another deployment's connections. PushChannel's default id is this plus a random UUID.
+ */
+export function pushClientIdPrefix(leasesTable: string): string {
+  if (leasesTable.length <= MAX_PLAIN_CLIENT_ID_TABLE) return `${PUSH_CLIENT_ID_PREFIX}${leasesTable}-`;
+  return `${PUSH_CLIENT_ID_PREFIX}sha256:${createHash('sha256').update(leasesTable).digest('hex').slice(0, 32)}-`;
+}
 
 /** IoT Core's limit on a topic name, in UTF-8 bytes. */
 export const MAX_TOPIC_BYTES = 256;
@@ -43,7 +62,7 @@ export function pushSubscription(leasesTable: string): string {
  * The topic wakes of `lease` are published on: `conclave/<leases table>/lease/<lease, URI-encoded>`
  * (a `/` in a lease name would otherwise make topic levels, and IoT Core allows 7 slashes), or, when
  * that is longer than IoT Core allows, `conclave/<leases table>/lease-hash/<sha-256 of the name>`.
- * Receivers take the lease from the message, not from the topic.
+ * Receivers check the two agree (wakeTopicNames): a wake on one lease's topic naming another is dropped.
  */
 export function pushTopic(leasesTable: string, lease: string): string {
   const plain = plainPushTopic(leasesTable, lease);
@@ -78,4 +97,13 @@ export const PushEndpointSchema = z
 /** Whether an endpoint is IoT Core's (its WebSocket connection is signed with SigV4). */
 export function isIotEndpoint(endpoint: string): boolean {
   return /\.iot\.[a-z0-9-]+\.amazonaws\.com(\.cn)?$/.test(new URL(endpoint).hostname);
+}
+
+/**
+ * Whether `topic` is one of `lease`'s wake topics (either form): what a receiver checks before it
+ * believes a wake's `lease`. Publish rights are granted per topic, so a wake naming another lease
+ * than its topic could be sent by a worker with no grant on the lease it names.
+ */
+export function wakeTopicNames(leasesTable: string, topic: string, lease: string): boolean {
+  return topic === plainPushTopic(leasesTable, lease) || topic === hashedPushTopic(leasesTable, lease);
 }

@@ -13,7 +13,7 @@ import { SignatureV4 } from '@smithy/signature-v4';
 import { connectAsync, type MqttClient } from 'mqtt';
 import * as z from 'zod';
 import { systemClock, uniqueId, type Clock } from '../clock.js';
-import { isIotEndpoint, PUSH_CLIENT_ID_PREFIX, pushSubscription, pushTopic, PushEndpointSchema, WakeSchema, type Wake } from '../schemas/push.js';
+import { isIotEndpoint, MAX_CLIENT_ID_LENGTH, pushClientIdPrefix, pushSubscription, pushTopic, PushEndpointSchema, WakeSchema, wakeTopicNames, type Wake } from '../schemas/push.js';
 import { parse } from '../schemas/validation.js';
 import { ClientSchema, ClockSchema, StartUp, TablesSchema, deepFreeze, fn, optionErrors, type DeepReadonly } from './options.js';
 
@@ -48,12 +48,12 @@ export const PushChannelOptionsSchema = z.strictObject(
     client: ClientSchema.optional(),
     /**
      * The MQTT client id: unique per connection (IoT Core drops the older of two with one id), and
-     * starting with `conclave-` (what grantWorker allows to connect). @default `conclave-<uuid>`
+     * starting with the deployment's `pushClientIdPrefix(leases table)`, `conclave-<leases table>-`
+     * (what grantWorker allows to connect with). @default `<that prefix><random uuid>`
      */
     clientId: z
       .string()
-      .regex(/^[A-Za-z0-9:_.-]{1,128}$/, "must be 1–128 of A-Z a-z 0-9 : _ . - (IoT Core's client ids)")
-      .refine((id) => id.startsWith(PUSH_CLIENT_ID_PREFIX), `must start with "${PUSH_CLIENT_ID_PREFIX}": the worker's role may connect only with such ids (grantWorker)`)
+      .regex(new RegExp(`^[A-Za-z0-9:_.-]{1,${MAX_CLIENT_ID_LENGTH}}$`), `must be 1–${MAX_CLIENT_ID_LENGTH} of A-Z a-z 0-9 : _ . - (IoT Core's client ids)`)
       .optional(),
     /** How often the connection is checked when idle (MQTT keep-alive; IoT Core allows 30–1200 s). @default 240 (under a NAT gateway's 350 s idle timeout) */
     keepaliveSeconds: z.number().int().min(30).max(1200).default(240),
@@ -68,6 +68,13 @@ export const PushChannelOptionsSchema = z.strictObject(
 ).superRefine((o, ctx) => {
   if (URL.canParse(o.endpoint) && isIotEndpoint(o.endpoint) && !o.client)
     ctx.addIssue({ code: 'custom', path: ['client'], message: 'is required for an IoT Core endpoint: the connection is signed with its credentials and region (pass the DynamoDBClient the electors use)' });
+  const prefix = pushClientIdPrefix(o.tables.leases);
+  if (o.clientId !== undefined && !(o.clientId.startsWith(prefix) && o.clientId.length > prefix.length))
+    ctx.addIssue({
+      code: 'custom',
+      path: ['clientId'],
+      message: `must start with "${prefix}" and go on after it (pushClientIdPrefix of the leases table ${o.tables.leases}): grantWorker allows iot:Connect with this deployment's ids only. Leave it out to get "${prefix}<random uuid>"`,
+    });
 });
 
 /** The options of a PushChannel as written. */
@@ -101,7 +108,7 @@ export class PushChannel implements Push {
   private readonly watchers = new Map<string, Set<(w: Wake | undefined) => void>>();
   private mqtt: MqttClient | undefined;
   private isLive = false;
-  private counts = { received: 0, sent: 0, connections: 0 };
+  private counts = { received: 0, sent: 0, connections: 0, dropped: 0 };
 
   /** Validates and resolves `options`; nothing connects until run(). @throws ValidationError naming each bad option */
   constructor(options: PushChannelOptions) {
@@ -110,7 +117,7 @@ export class PushChannel implements Push {
     this.client = client;
     this.clock = clock ?? systemClock;
     this.onError = onError ?? ((e) => process.emitWarning(e));
-    this.options = deepFreeze({ ...data, clientId: data.clientId ?? `${PUSH_CLIENT_ID_PREFIX}${uniqueId(this.clock)}` });
+    this.options = deepFreeze({ ...data, clientId: data.clientId ?? `${pushClientIdPrefix(data.tables.leases)}${uniqueId(this.clock)}` });
     this.startUp = new StartUp(`PushChannel to ${data.endpoint}`);
     this.ready = this.startUp.ready;
   }
@@ -120,8 +127,11 @@ export class PushChannel implements Push {
     return this.isLive;
   }
 
-  /** Wakes received and sent, and connections made, so far. */
-  get stats(): { received: number; sent: number; connections: number } {
+  /**
+   * Wakes received (passed on) and sent, connections made, and messages dropped (not a wake, or a
+   * wake naming another lease than the topic it came on), so far.
+   */
+  get stats(): { received: number; sent: number; connections: number; dropped: number } {
     return { ...this.counts };
   }
 
@@ -195,7 +205,7 @@ export class PushChannel implements Push {
       return closed;
     }
     m.on('error', (e) => this.onError(e));
-    m.on('message', (_topic, payload) => this.deliver(payload));
+    m.on('message', (topic, payload) => this.deliver(topic, payload));
     m.once('close', () => {
       if (this.mqtt === m) this.mqtt = undefined;
       this.setLive(false);
@@ -218,12 +228,19 @@ export class PushChannel implements Push {
     return closed;
   }
 
-  private deliver(payload: Buffer): void {
+  private deliver(topic: string, payload: Buffer): void {
     let wake: Wake;
     try {
       wake = WakeSchema.parse(JSON.parse(payload.toString('utf8')));
     } catch (e) {
+      this.counts.dropped++;
       this.onError(new Error(`PushChannel: dropped a message that is not a wake: ${(e as Error).message}`));
+      return;
+    }
+    // publish rights are per topic: the topic, not the payload, says whose wake it is
+    if (!wakeTopicNames(this.options.tables.leases, topic, wake.lease)) {
+      this.counts.dropped++;
+      this.onError(new Error(`PushChannel: dropped a wake naming lease ${JSON.stringify(wake.lease)} that came on another lease's topic (${topic})`));
       return;
     }
     this.counts.received++;

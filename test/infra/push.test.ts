@@ -20,7 +20,7 @@ import { addConclaveStack } from '../../infra/app.js';
 import { Conclave } from '../../infra/conclave.js';
 import type { ConclaveStack } from '../../infra/stack.js';
 import { iotWaker } from '../../lib/functions/wake.js';
-import { hashedPushTopic, plainPushTopic, PUSH_CLIENT_ID_PREFIX, pushTopic } from '../../lib/schemas/push.js';
+import { hashedPushTopic, MAX_PLAIN_CLIENT_ID_TABLE, plainPushTopic, pushClientIdPrefix, pushTopic } from '../../lib/schemas/push.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
 import { PushChannel, type Wake } from '../../lib/sdk/push.js';
 import { ENV, wiring, type FunctionName } from '../../lib/wiring.js';
@@ -41,6 +41,7 @@ const iotGrants = (st: Statement[], refs: Record<string, string> = {}) =>
 const taskRole = (scope: Stack, id: string) => new iam.Role(scope, id, { assumedBy: new iam.ServicePrincipal('ecs-tasks.amazonaws.com') });
 const SLASHED = 'team/reports:nightly';
 const LONG = `report-${'x'.repeat(240)}`; // its plain topic is over IoT Core's 256 bytes: the hashed form
+const LONG_TABLE = `leases-${'y'.repeat(MAX_PLAIN_CLIENT_ID_TABLE)}`; // no room for a UUID after conclave-<table>-: the hashed client id prefix
 
 describe('the app with the push path (the default)', () => {
   let s: Synthesized<ConclaveStack>;
@@ -185,7 +186,7 @@ describe('without the push path', () => {
 
 describe("grantWorker's push path", () => {
   let s: Synthesized<Stack>;
-  const role: Record<'scoped' | 'any' | 'named' | 'namedAny', string> = { scoped: '', any: '', named: '', namedAny: '' };
+  const role: Record<'scoped' | 'any' | 'named' | 'namedAny' | 'longNamed', string> = { scoped: '', any: '', named: '', namedAny: '', longNamed: '' };
   let leasesRef = '';
 
   beforeAll(() => {
@@ -203,7 +204,12 @@ describe("grantWorker's push path", () => {
       const namedAny = taskRole(stack, 'NamedAny');
       named.grantWorker(namedRole, { leaseNames: ['jobs', SLASHED, LONG], components: [] });
       named.grantWorker(namedAny, { allLeases: true, components: [] });
+      // … and a leases table's name too long for conclave-<name>-<uuid> (128 characters)
+      const longNamed = new Conclave(stack, 'LongNamed', { tableNames: { leases: LONG_TABLE } });
+      const longRole = taskRole(stack, 'LongTask');
+      longNamed.grantWorker(longRole, { leaseNames: ['jobs'], components: [] });
       role.scoped = logicalId(stack, scoped);
+      role.longNamed = logicalId(stack, longRole);
       role.any = logicalId(stack, any);
       role.named = logicalId(stack, namedRole);
       role.namedAny = logicalId(stack, namedAny);
@@ -215,13 +221,13 @@ describe("grantWorker's push path", () => {
 
   const grants = (id: string) => iotGrants(statementsOf(s.template, id), { [leasesRef]: 'T' });
   const on = (actions: readonly string[], resources: string[]) => actions.flatMap((a) => resources.map((r) => `${a} ${r}`));
-  const base = (table: string) => [...on(WORKER_PUSH_ACCESS.client, ['client/conclave-*']), ...on(WORKER_PUSH_ACCESS.topicfilter, [`topicfilter/conclave/${table}/#`])];
+  const base = (table: string) => [...on(WORKER_PUSH_ACCESS.client, [`client/conclave-${table}-*`]), ...on(WORKER_PUSH_ACCESS.topicfilter, [`topicfilter/conclave/${table}/#`])];
 
   it('keeps the worker roles free of cdk-nag findings (grantWorker acknowledges the wildcards it adds, on the role)', () => {
     expect(unacknowledged(s.report)).toEqual([]);
     const on = (id: string) => metadataAcknowledgements(s.stack).filter((a) => a.at === `Workers/${id}`).map((a) => a.id.replace(/^.*:(client|topic)\//, '$1/'));
-    expect(on('Scoped')).toEqual(['client/conclave-*]']);
-    expect(on('Any').sort()).toEqual(['client/conclave-*]', `topic/conclave/<${leasesRef}>/lease/*]`, `topic/conclave/<${leasesRef}>/lease-hash/*]`].sort());
+    expect(on('Scoped')).toEqual([`client/conclave-<${leasesRef}>-*]`]);
+    expect(on('Any').sort()).toEqual([`client/conclave-<${leasesRef}>-*]`, `topic/conclave/<${leasesRef}>/lease/*]`, `topic/conclave/<${leasesRef}>/lease-hash/*]`].sort());
   });
 
   it("leaseNames: Receive and Publish on exactly those leases' topics, a '/' and a ':' URI-encoded as pushTopic does (table name a token: both forms of each)", () => {
@@ -241,6 +247,25 @@ describe("grantWorker's push path", () => {
     for (const [id, table] of [[role.any, 'T'], [role.namedAny, 'acme-leases']] as const) {
       expect(grants(id)).toEqual([...base(table), ...on(WORKER_PUSH_ACCESS.topic, [`topic/conclave/${table}/lease/*`, `topic/conclave/${table}/lease-hash/*`])].sort());
     }
+  });
+
+  it("iot:Connect only with this deployment's client ids: conclave-<leases table>-… (a token's name as CloudFormation picks it), the SHA-256 form for a long name", () => {
+    const connects = (id: string) => grants(id).filter((g) => g.startsWith('iot:Connect '));
+    expect(connects(role.scoped)).toEqual(['iot:Connect client/conclave-T-*']);
+    expect(connects(role.named)).toEqual(['iot:Connect client/conclave-acme-leases-*']);
+    const long = pushClientIdPrefix(LONG_TABLE);
+    expect(long).toMatch(/^conclave-sha256:[0-9a-f]{32}-$/);
+    expect(connects(role.longNamed)).toEqual([`iot:Connect client/${long}*`]);
+    // what PushChannel connects with by default fits IoT Core's 128 characters, whatever the name's length
+    expect(`${long}${'0'.repeat(36)}`.length).toBeLessThanOrEqual(128);
+    expect(`${pushClientIdPrefix(LONG_TABLE.slice(0, MAX_PLAIN_CLIENT_ID_TABLE))}${'0'.repeat(36)}`.length).toBe(128);
+    // another deployment's process, or one connecting with the old, unscoped conclave-<uuid>: refused
+    const st = statementsOf(s.template, role.named);
+    const id = '0b9c5a3e-8f7d-4c1b-9a2e-3d4f5a6b7c8d';
+    expect(iotAllows(st, { action: 'iot:Connect', resource: `client/conclave-acme-leases-${id}` })).toBe(true);
+    expect(iotAllows(st, { action: 'iot:Connect', resource: `client/conclave-${id}` })).toBe(false);
+    expect(iotAllows(st, { action: 'iot:Connect', resource: `client/conclave-other-leases-${id}` })).toBe(false);
+    expect(iotAllows(statementsOf(s.template, role.scoped), { action: 'iot:Connect', resource: `client/conclave-acme-leases-${id}` }, { [leasesRef]: 'T' })).toBe(false);
   });
 
   it('no conditions, no IoT action beyond Connect, Subscribe, Receive and Publish', () => {
@@ -327,7 +352,7 @@ describe('what the push path calls is what the policies grant', () => {
       await waitFor('the last wake', () => got.length >= 5);
       expect(got.sort()).toEqual(['stream jobs', 'stream jobs', `stream ${LONG}`, `stream ${SLASHED}`, 'worker jobs'].sort());
 
-      expect(channel.options.clientId.startsWith(PUSH_CLIENT_ID_PREFIX)).toBe(true);
+      expect(channel.options.clientId).toMatch(new RegExp(`^conclave-${LEASES}-[0-9a-f-]{36}$`));
       const judged = broker.requests.map((r) => ({ ...r, allowed: iotAllows(worker, r) }));
       expect(judged.map((r) => r.action).sort()).toEqual(['iot:Connect', 'iot:Publish', ...Array<string>(6).fill('iot:Receive'), 'iot:Subscribe'].sort());
       expect(judged.filter((r) => !r.allowed).map((r) => `${r.action} ${r.resource}`)).toEqual([`iot:Receive topic/${pushTopic(LEASES, 'payroll')}`]);
@@ -338,9 +363,12 @@ describe('what the push path calls is what the policies grant', () => {
     }
   });
 
-  it('a client id of your own must start with conclave-', () => {
-    expect(iotAllows(worker, { action: 'iot:Connect', resource: 'client/conclave-reports-1' })).toBe(true);
+  it("a client id of your own must start with the deployment's prefix, conclave-<leases table>- (PushChannel refuses any other)", () => {
+    expect(iotAllows(worker, { action: 'iot:Connect', resource: `client/conclave-${LEASES}-reports-1` })).toBe(true);
+    expect(iotAllows(worker, { action: 'iot:Connect', resource: 'client/conclave-reports-1' })).toBe(false);
     expect(iotAllows(worker, { action: 'iot:Connect', resource: 'client/reports-1' })).toBe(false);
+    expect(new PushChannel({ endpoint: 'ws://127.0.0.1:1/mqtt', tables: { leases: LEASES }, clientId: `conclave-${LEASES}-reports-1` }).options.clientId).toBe(`conclave-${LEASES}-reports-1`);
+    expect(() => new PushChannel({ endpoint: 'ws://127.0.0.1:1/mqtt', tables: { leases: LEASES }, clientId: 'conclave-reports-1' })).toThrow(ValidationError);
   });
 
   it("the lease stream's wakes: Publish on every lease's topic of this deployment, and no other deployment's", async () => {

@@ -3,11 +3,14 @@
  * loopback. What test/local/push-broker.test.ts does not cover: stopping it at any moment of its
  * start-up, and the URL it signs for IoT Core.
  */
+import { IoTDataPlaneClient, PublishCommand } from '@aws-sdk/client-iot-data-plane';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../lib/clock.js';
 import { startPushBroker, type PushBroker } from '../../lib/local/push-broker.js';
+import { hashedPushTopic, plainPushTopic, type Wake } from '../../lib/schemas/push.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
 import { PushChannel, presignIotUrl } from '../../lib/sdk/push.js';
+import { LOCAL_CREDENTIALS } from '../../lib/stores/client.js';
 import { waitFor } from './harness.js';
 
 let broker: PushBroker;
@@ -34,10 +37,49 @@ describe('PushChannel', () => {
   });
 
   it('refuses a client id the worker role may not connect with, and an IoT Core endpoint without a client to sign with', () => {
-    expect(() => new PushChannel({ endpoint: broker.wsEndpoint, clientId: 'mine-1' })).toThrow(/clientId: must start with "conclave-"/);
+    expect(() => new PushChannel({ endpoint: broker.wsEndpoint, clientId: 'mine-1' })).toThrow(/clientId: must start with "conclave-conclave-leases-"/);
+    // the old, unscoped form: the grant no longer allows it
+    expect(() => new PushChannel({ endpoint: broker.wsEndpoint, tables: 'acme', clientId: 'conclave-mine-1' })).toThrow(/clientId: must start with "conclave-acme-leases-".*Leave it out/);
+    expect(() => new PushChannel({ endpoint: broker.wsEndpoint, tables: 'acme', clientId: 'conclave-acme-leases-' })).toThrow(/clientId: must start with "conclave-acme-leases-" and go on after it/);
+    expect(new PushChannel({ endpoint: broker.wsEndpoint, tables: 'acme', clientId: 'conclave-acme-leases-reports-1' }).options.clientId).toBe('conclave-acme-leases-reports-1');
+    expect(new PushChannel({ endpoint: broker.wsEndpoint, tables: 'acme' }).options.clientId).toMatch(/^conclave-acme-leases-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
     expect(() => new PushChannel({ endpoint: 'wss://abc123-ats.iot.eu-west-1.amazonaws.com/mqtt' })).toThrow(ValidationError);
     expect(() => new PushChannel({ endpoint: 'wss://abc123-ats.iot.eu-west-1.amazonaws.com/mqtt' })).toThrow(/client: is required for an IoT Core endpoint/);
     expect(() => new PushChannel({ endpoint: 'https://abc123-ats.iot.eu-west-1.amazonaws.com' })).toThrow(/endpoint: must be a ws:\/\/ or wss:\/\/ URL/);
+  });
+
+  it("drops a wake whose lease is not its topic's (either form): publish rights are per topic, so a worker of one lease cannot wake another's electors", async () => {
+    const errors: Error[] = [];
+    const channel = new PushChannel({ endpoint: broker.wsEndpoint, tables: 'mismatch', onError: (e) => errors.push(e) });
+    const table = channel.options.tables.leases;
+    const long = `report-${'x'.repeat(240)}`; // its wakes go on the lease-hash topic
+    const got: string[] = [];
+    for (const lease of ['jobs', 'payroll', long]) channel.watch(lease, (w) => void (w && got.push(w.lease)));
+    const stop = new AbortController();
+    const run = channel.run(stop.signal);
+    const data = new IoTDataPlaneClient({ endpoint: broker.httpEndpoint, region: 'us-east-1', credentials: LOCAL_CREDENTIALS });
+    const publish = (topic: string, wake: Wake) => data.send(new PublishCommand({ topic, qos: 1, payload: new TextEncoder().encode(JSON.stringify(wake)) }));
+    try {
+      await channel.ready;
+      await publish(plainPushTopic(table, 'jobs'), { lease: 'payroll', by: 'worker' }); // jobs' topic, naming payroll
+      await publish(hashedPushTopic(table, long), { lease: 'payroll', by: 'worker' }); // the long lease's hashed topic, naming payroll
+      await publish(hashedPushTopic(table, 'jobs'), { lease: long, by: 'worker' }); // jobs' hashed topic, naming the long lease
+      // the wakes that do match, in the same order on the same connection: delivered after the three above would have been
+      await publish(plainPushTopic(table, 'jobs'), { lease: 'jobs', by: 'stream' });
+      await publish(hashedPushTopic(table, long), { lease: long, by: 'stream' });
+      await waitFor('the matching wakes', () => got.length >= 2);
+      expect(got).toEqual(['jobs', long]);
+      expect(channel.stats).toMatchObject({ received: 2, dropped: 3 });
+      expect(errors.map((e) => e.message)).toEqual([
+        expect.stringMatching(/dropped a wake naming lease "payroll" that came on another lease's topic \(conclave\/mismatch-leases\/lease\/jobs\)/),
+        expect.stringMatching(/dropped a wake naming lease "payroll" that came on another lease's topic \(conclave\/mismatch-leases\/lease-hash\//),
+        expect.stringMatching(/dropped a wake naming lease "report-x+" that came on another lease's topic/),
+      ]);
+    } finally {
+      stop.abort();
+      await run;
+      data.destroy();
+    }
   });
 
   it('signs IoT Core’s WebSocket URL with SigV4 (service iotdevicegateway), the session token added after signing, /mqtt by default', async () => {
