@@ -11,7 +11,7 @@
  * (bench/multi-lease-worker.ts).
  */
 import type { TableNames } from '../lib/schemas/config.js';
-import { SESSION_COMPONENT } from '../lib/schemas/identity.js';
+import { isSessionComponent } from '../lib/schemas/identity.js';
 import { READ_COMMANDS } from './requests.js';
 
 type Attr = { S?: string } | undefined;
@@ -44,7 +44,7 @@ export class RoleTracker {
   roleOf(input: { TableName?: string; Key?: unknown; Item?: unknown }, command: string): string {
     if (input.TableName === this.tables.candidates) return 'candidate';
     if (this.tables.identities !== undefined && input.TableName === this.tables.identities) {
-      if (componentOf(input) !== SESSION_COMPONENT) return 'identity';
+      if (!isSessionComponent(componentOf(input) ?? '')) return 'identity';
       return READ_COMMANDS.has(command) ? 'session-read' : 'session-renewal';
     }
     const lease = keyName(input);

@@ -62,7 +62,17 @@ export const FUNCTION_ACCESS = {
    * Wakes the lease's followers (every change that reaches it: renewals are filtered out before),
    * reconciles a released or reported lease, then publishes Leader Elected/Changed/… (deferred likewise).
    */
-  leaseStream: { tables: reconcileOne, publishEvents: true, scheduleTimer: true, publishWakes: true },
+  leaseStream: {
+    tables: {
+      ...reconcileOne,
+      // a term held on a session that someone else ended: marked on the holder's session row
+      // (IdentityStore.markTermEnded: a GetItem, then a conditional UpdateItem of `endedTerms` only)
+      identities: ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
+    },
+    publishEvents: true,
+    scheduleTimer: true,
+    publishWakes: true,
+  },
   /**
    * Finishes an election whose ack window ended; puts an early timer back. Publishes the events a
    * stream function deferred to the timer queue while EventBridge failed (and defers them again).
@@ -85,9 +95,11 @@ export const FUNCTION_ACCESS = {
 /**
  * A worker process (lib/sdk):
  * - LeaderElector on the leases table: GetItem (poll), UpdateItem (acquire, renew, release,
- *   report a vacancy), ConditionCheckItem (the fence of `fencedWrite`);
+ *   report a vacancy), ConditionCheckItem (the fence of `fencedWrite` and of a run-once completion);
  * - LeaseCandidate on the candidates table: GetItem and UpdateItem (register, renew = ack),
- *   DeleteItem (stop);
+ *   DeleteItem (stop); withLease's run-once rows, in the lease's own partition of that table
+ *   (lib/schemas/run-once.ts): GetItem (read in the run's term) and UpdateItem (an item of the
+ *   run's fenced transaction);
  * - IdentityLeaseHeartbeat on the identities table: GetItem, UpdateItem, DeleteItem (release),
  *   and Query for `listIdentities`/`listLiveIdentities` (one component's partition).
  * Nothing Scans and nothing Puts: every write is a conditional UpdateItem.
@@ -135,8 +147,6 @@ const LEASE_WRITES: WriteScope = {
     'election', 'preferredHolder', 'successor', 'successorInstance', 'vacancyReport',
     // a release names the holder that leaves
     'lastHolderIdentity',
-    // withLease's run-once windows, written in the run's term (conditioned on holder and token)
-    'runs',
   ],
   returnValues: ['NONE', 'ALL_NEW'],
 };
@@ -149,6 +159,9 @@ export const WORKER_WRITES = {
       attributes: ['leaseName', 'name', 'revision', 'binaryVersion', 'emulationVersion', 'preferredStrategies', 'renewTime', 'ackedPingTime', 'createdAt', 'identity', 'platform', 'location', 'labels', 'expiresAt', 'pingTime'],
       returnValues: ['NONE'],
     },
+    // withLease's run-once rows (lib/schemas/run-once.ts), written in the run's fenced transaction:
+    // only in the partitions of the worker's own leases, like its candidacies
+    { attributes: ['leaseName', 'name', 'runs', 'revision'], returnValues: ['NONE'] },
   ],
   identities: [
     {
@@ -163,12 +176,15 @@ export const WORKER_WRITES = {
  * name: the operator's priority pin and its expiry, the operator's sticky strategy, and the
  * coordinator's and platform function's records. (The coordinator's notes a direct acquisition
  * clears — election, preferredHolder, successor — are in LEASE_WRITES: a worker that may write
- * itself in as holder gains nothing by writing them.)
+ * itself in as holder gains nothing by writing them.) The lease's `runs` is written by nobody any
+ * more (a pre-release withLease's run-once windows, now rows of the candidates table): no worker
+ * may name it either.
  */
 export const OPERATOR_OWNED = {
-  leases: ['strategy', 'electedStrategy', 'lastElectionFailure', 'holderLoss', 'preferredLocations'],
+  leases: ['strategy', 'electedStrategy', 'lastElectionFailure', 'holderLoss', 'preferredLocations', 'runs'],
   candidates: ['priority', 'priorityExpiresAt'],
-  identities: [],
+  // the lease stream's marks of ended terms on a session row (its owner reads them, never writes them)
+  identities: ['endedTerms'],
 } as const satisfies Record<TableRole, readonly string[]>;
 
 /**

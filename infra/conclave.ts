@@ -16,11 +16,11 @@ import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { ElectionConfigSchema, TableNamesSchema, type ElectionConfig, type ElectionConfigInput, type TableNames } from '../lib/schemas/config.js';
 import { parse, ValidationError } from '../lib/schemas/validation.js';
-import { defaultTableNames, SESSION_COMPONENT } from '../lib/tables.js';
+import { defaultTableNames, sessionComponent } from '../lib/tables.js';
 import { ENV, wiring, type FunctionName, type FunctionWiring } from '../lib/wiring.js';
 import { FUNCTION_ACCESS, type TableRole } from './access.js';
 import { conclaveFunction } from './functions.js';
-import { allowLogsToUse, grantFunctionAccess, grantWorkerAccess, grantWorkerPush } from './grants.js';
+import { allowLogsToUse, grantFunctionAccess, grantSessionReads, grantWorkerAccess, grantWorkerPush, SESSION_PARTITIONS } from './grants.js';
 import { ConclaveMonitoring, type ConclaveAlarms } from './monitoring.js';
 import { iotDataEndpoint } from './push.js';
 import { deadLetterQueue, queueEncryption } from './queues.js';
@@ -125,13 +125,17 @@ export interface GrantWorkerOptions {
   /** `true`: identity leases of every component. Only instead of `components`. */
   readonly allComponents?: true;
   /**
-   * The worker's Session (lib/sdk/session.ts): its rows are identity leases of component
-   * `conclave-session`, added to `components`. Every follower reads the session of a lease held on
-   * one, so keep this unless no process of the fleet runs a Session. The partition is shared by the
-   * deployment's workers (IAM cannot tell one process's session row from another's): a worker could
-   * end another's session (its leaders then renew their leases themselves) or keep a dead one's
-   * stamp fresh, delaying its failover; it cannot take or hold a lease it has no grant for.
-   * @default true
+   * The worker's Session (lib/sdk/session.ts): it may create, renew and end session rows in its
+   * grant's own partition of the identities table only — `conclave-session:<scope>`, where the
+   * scope is a hash of `leaseNames` (sessionComponent; give the Session the same `leaseNames`), or
+   * `conclave-session` with `allLeases` — and read every process's session row (GetItem), which a
+   * follower needs to judge a lease held on one. So a worker cannot touch the session of a process
+   * granted other leases: it can neither depose that process's leaders by backdating their session
+   * nor keep a dead one's leases by renewing it. Workers granted the same leases share a partition
+   * (one trust domain, as they share their leases' rows): a write by any of them to another's row is
+   * seen by the owner at its next renewal, which ends the session. `components` may not name a
+   * session partition; `allComponents` excludes them. Keep this unless no process of the fleet runs
+   * a Session. @default true
    */
   readonly sessions?: boolean;
 }
@@ -307,7 +311,8 @@ export class Conclave extends Construct {
    * (or `allComponents: true`) are required: the worker is kept to its own partitions by
    * `dynamodb:LeadingKeys`. The tables a fenced write changes are the worker's own: grant those
    * separately. With `push` (the default), also the worker's PushChannel on IoT Core: iot:Connect
-   * with a client id starting `conclave-` (a `clientId` of your own must too), iot:Subscribe to
+   * with a client id of this deployment only (`conclave-<leases table>-…`, pushClientIdPrefix; a
+   * `clientId` of your own must start with it too), iot:Subscribe to
    * this deployment's wakes, iot:Receive and iot:Publish on the wake topics of its own leases
    * (`leaseNames`; every lease with `allLeases`). With `encryptionKey`, also the key actions a
    * key-encrypted table needs, on that key. The cdk-nag findings of the wildcards this adds (the
@@ -317,9 +322,19 @@ export class Conclave extends Construct {
    */
   grantWorker(grantee: iam.IGrantable, options: GrantWorkerOptions): iam.Grant {
     const o = parse(GrantWorkerSettingsSchema, options ?? {}, 'grantWorker options');
-    const components = o.components && o.sessions ? [...o.components, SESSION_COMPONENT] : o.components;
-    const scope: Record<TableRole, readonly string[] | undefined> = { leases: o.leaseNames, candidates: o.leaseNames, identities: components };
-    const tables = grantWorkerAccess(grantee, scope, { tables: this.tables, encryptionKey: this.encryptionKey });
-    return this.push ? tables.combine(grantWorkerPush(grantee, o.leaseNames, { scope: this, ...this.push })) : tables;
+    // The worker's own session partition: its grant's scope (sessionComponent of its leaseNames, the
+    // Session's `leaseNames`); it may read every other process's session row, and write none.
+    const ownSessions = o.sessions ? sessionComponent(o.leaseNames) : undefined;
+    const on = { tables: this.tables, encryptionKey: this.encryptionKey };
+    const scope: Record<TableRole, readonly string[] | undefined> = {
+      leases: o.leaseNames,
+      candidates: o.leaseNames,
+      identities: o.components && ownSessions ? [...o.components, ownSessions] : o.components,
+    };
+    let grant = grantWorkerAccess(grantee, scope, on, { identities: SESSION_PARTITIONS });
+    // allComponents: every partition but the sessions' (above); its own session partition apart
+    if (!o.components && ownSessions) grant = grant.combine(grantWorkerAccess(grantee, { leases: [], candidates: [], identities: [ownSessions] }, { tables: this.tables, encryptionKey: undefined }));
+    if (o.sessions) grant = grant.combine(grantSessionReads(grantee, on));
+    return this.push ? grant.combine(grantWorkerPush(grantee, o.leaseNames, { scope: this, ...this.push })) : grant;
   }
 }

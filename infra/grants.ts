@@ -2,19 +2,23 @@
  * IAM from the lists in infra/access.ts and nothing else: each function's access, a worker's, and
  * the key policy CloudWatch Logs needs for a customer-managed key.
  */
-import { ArnFormat, Stack } from 'aws-cdk-lib';
+import { ArnFormat, Stack, Token } from 'aws-cdk-lib';
 import type * as events from 'aws-cdk-lib/aws-events';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { PUSH_CLIENT_ID_PREFIX, pushSubscription } from '../lib/schemas/push.js';
+import { PUSH_CLIENT_ID_PREFIX, pushClientIdPrefix, pushSubscription } from '../lib/schemas/push.js';
+import { SESSION_COMPONENT } from '../lib/tables.js';
 import type { FunctionName } from '../lib/wiring.js';
 import { FUNCTION_ACCESS, KEY_READ, KEY_WRITE, WAKE_PUBLISH, WORKER_ACCESS, WORKER_PUSH_ACCESS, WORKER_WRITES, type FunctionAccess, type TableAccess, type TableRole, type WriteScope } from './access.js';
 import { acknowledgeFinding, nagResource } from './nag.js';
 import { allWakeTopics, iotArn, wakeTopicsOf } from './push.js';
 import type { ConclaveTableSet } from './tables.js';
+
+/** Every identities partition that holds session rows, as IAM `StringLike` patterns (lib/tables.ts sessionComponent). */
+export const SESSION_PARTITIONS = [SESSION_COMPONENT, `${SESSION_COMPONENT}:*`] as const;
 
 /** What the grants are on. */
 export interface GrantTargets {
@@ -56,13 +60,14 @@ export function grantFunctionAccess(name: FunctionName, fn: lambda.IFunction, on
 }
 
 /**
- * The push path's grants for a worker (WORKER_PUSH_ACCESS): its connection with a `conclave-…`
- * client id, its subscription to every wake of the deployment, and Receive and Publish on the wake
- * topics of its own leases (`leaseNames`, the same scope as the tables'; undefined: every lease).
+ * The push path's grants for a worker (WORKER_PUSH_ACCESS): its connection with a client id of this
+ * deployment (pushClientIdPrefix of the leases table: `conclave-<leases table>-…`), its subscription
+ * to every wake of the deployment, and Receive and Publish on the wake topics of its own leases
+ * (`leaseNames`, the same scope as the tables'; undefined: every lease).
  */
 export function grantWorkerPush(grantee: iam.IGrantable, leaseNames: readonly string[] | undefined, on: { readonly scope: Construct; readonly leasesTable: string }): iam.Grant {
   const arn = (kind: Parameters<typeof iotArn>[1], name: string) => iotArn(on.scope, kind, name);
-  const clients = [arn('client', `${PUSH_CLIENT_ID_PREFIX}*`)];
+  const clients = [arn('client', `${clientIdPrefixOf(on.leasesTable)}*`)];
   const topics = wakeTopicsOf(on.leasesTable, leaseNames).map((t) => arn('topic', t));
   const grants = [
     iam.Grant.addToPrincipal({ grantee, actions: [...WORKER_PUSH_ACCESS.client], resourceArns: clients }),
@@ -72,10 +77,20 @@ export function grantWorkerPush(grantee: iam.IGrantable, leaseNames: readonly st
   // the findings these wildcards raise are this grant's to explain, on the role it adds them to
   const principal = grantee.grantPrincipal;
   if (Construct.isConstruct(principal)) {
-    acknowledgeWildcards(principal, clients, `iot:Connect with a client id of the form ${PUSH_CLIENT_ID_PREFIX}… only (PushChannel's default is ${PUSH_CLIENT_ID_PREFIX}<uuid>, one id per connection, unknown before it connects).`);
+    acknowledgeWildcards(principal, clients, `iot:Connect with this deployment's client ids only, ${PUSH_CLIENT_ID_PREFIX}<leases table>-… (PushChannel's default is that prefix and a random uuid, one id per connection, unknown before it connects).`);
     acknowledgeWildcards(principal, topics, `iot:Receive and iot:Publish on this deployment's wake topics (conclave/<leases table>/lease/… and …/lease-hash/…): the worker was granted every lease (allLeases).`);
   }
   return grants.reduce((a, b) => a.combine(b));
+}
+
+/**
+ * The client id prefix of a deployment, as the grant names it: pushClientIdPrefix of the leases
+ * table's name when it is known at synth; with a name CloudFormation picks (a token), its plain
+ * form, `conclave-<name>-` (IAM cannot hash a name it only learns at deploy time, so a generated
+ * name over MAX_PLAIN_CLIENT_ID_TABLE characters needs tablePrefix or tableNames: docs/deploy.md).
+ */
+function clientIdPrefixOf(leasesTable: string): string {
+  return Token.isUnresolved(leasesTable) ? `${PUSH_CLIENT_ID_PREFIX}${leasesTable}-` : pushClientIdPrefix(leasesTable);
 }
 
 /**
@@ -97,29 +112,38 @@ function acknowledgeWildcards(scope: Construct, arns: readonly string[], reason:
 
 /**
  * WORKER_ACCESS on the tables; with `scope`, each table's partitions are kept to the given keys by
- * `dynamodb:LeadingKeys` (undefined: every partition; empty: no access to that table); UpdateItem
- * only with the attributes and return values of WORKER_WRITES; with a key, the KMS actions a
- * key-encrypted table needs.
+ * `dynamodb:LeadingKeys` (undefined: every partition but those `except` names, as IAM
+ * `StringLike` patterns; empty: no access to that table); UpdateItem only with the attributes and
+ * return values of WORKER_WRITES; with a key, the KMS actions a key-encrypted table needs.
  */
-export function grantWorkerAccess(grantee: iam.IGrantable, scope: Readonly<Record<TableRole, readonly string[] | undefined>>, on: Pick<GrantTargets, 'tables' | 'encryptionKey'>): iam.Grant {
+export function grantWorkerAccess(
+  grantee: iam.IGrantable,
+  scope: Readonly<Record<TableRole, readonly string[] | undefined>>,
+  on: Pick<GrantTargets, 'tables' | 'encryptionKey'>,
+  except: Partial<Readonly<Record<TableRole, readonly string[]>>> = {},
+): iam.Grant {
   const roles = (Object.keys(WORKER_ACCESS) as TableRole[]).filter((role) => scope[role]?.length !== 0);
   const grants = roles.flatMap((role) => {
     const keys = scope[role];
     // Null = false: the request must name its partition keys, so the ForAllValues test can never pass vacuously
     type Conditions = Record<string, Record<string, unknown>>;
     const leading: Record<string, unknown> = keys ? { 'dynamodb:LeadingKeys': [...keys] } : {};
-    const present: Conditions = keys ? { Null: { 'dynamodb:LeadingKeys': 'false' } } : {};
+    const excluded = !keys && except[role]?.length ? except[role] : undefined;
+    const present: Conditions = keys || excluded ? { Null: { 'dynamodb:LeadingKeys': 'false' } } : {};
+    // every partition but the excluded ones (a Deny would also refuse what another grant allows)
+    const notLike: Conditions = excluded ? { 'ForAllValues:StringNotLike': { 'dynamodb:LeadingKeys': [...excluded] } } : {};
     const grant = (actions: readonly string[], conditions: Conditions) =>
       iam.Grant.addToPrincipal({ grantee, actions: [...actions], resourceArns: [on.tables[role].tableArn], ...(Object.keys(conditions).length ? { conditions } : {}) });
     // reads, deletes and the fence's condition check: kept to the partitions only
     const others = WORKER_ACCESS[role].filter((a) => a !== 'dynamodb:UpdateItem');
     const writes: readonly WriteScope[] = WORKER_WRITES[role];
     return [
-      grant(others, { ...(keys ? { 'ForAllValues:StringEquals': leading } : {}), ...present }),
+      grant(others, { ...(keys ? { 'ForAllValues:StringEquals': leading } : {}), ...notLike, ...present }),
       // writes: also kept to the attributes (and answers) the SDK's writes use, one statement per kind of write
       ...writes.map((w) =>
         grant(['dynamodb:UpdateItem'], {
           'ForAllValues:StringEquals': { ...leading, 'dynamodb:Attributes': [...w.attributes] },
+          ...notLike,
           ...present,
           StringEquals: { 'dynamodb:ReturnValues': [...w.returnValues] },
         }),
@@ -133,6 +157,20 @@ export function grantWorkerAccess(grantee: iam.IGrantable, scope: Readonly<Recor
     if (Construct.isConstruct(principal)) acknowledgeKeyWildcards(principal, 'the KMS actions a key-encrypted table needs, granted by grantWorker.');
   }
   return grants.reduce((a, b) => a.combine(b));
+}
+
+/**
+ * Reads of every process's session row (GetItem on the identities partitions SESSION_PARTITIONS):
+ * a follower judges a lease held on a session by its holder's session, whoever's grant wrote it.
+ * No write: a worker writes only its own grant's session partition (grantWorkerAccess).
+ */
+export function grantSessionReads(grantee: iam.IGrantable, on: Pick<GrantTargets, 'tables'>): iam.Grant {
+  return iam.Grant.addToPrincipal({
+    grantee,
+    actions: ['dynamodb:GetItem'],
+    resourceArns: [on.tables.identities.tableArn],
+    conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [...SESSION_PARTITIONS] }, Null: { 'dynamodb:LeadingKeys': 'false' } },
+  });
 }
 
 /** CloudWatch Logs may use the key for this stack's log groups (it is not a grant: logs needs key policy). */

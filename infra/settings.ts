@@ -5,6 +5,7 @@
 import * as z from 'zod';
 import { Name } from '../lib/schemas/common.js';
 import { ElectionConfigSchema, TableNamesSchema } from '../lib/schemas/config.js';
+import { isSessionComponent } from '../lib/tables.js';
 
 /** A table name prefix: `<prefix>-candidates` must still be a DynamoDB table name. */
 export const TablePrefixSchema = z.string().regex(/^[A-Za-z0-9_.-]{1,240}$/, 'must be 1–240 of A-Z a-z 0-9 _ . - (a table name is prefix + "-candidates")');
@@ -37,7 +38,9 @@ export const GrantWorkerSettingsSchema = z
     leaseNames: ScopeList('lease name', 'allLeases').optional(),
     allLeases: AllOptIn('lease', 'leaseNames'),
     // empty: no access to the identities table (a worker without IdentityLeaseHeartbeat)
-    components: z.array(Name).optional(),
+    components: z
+      .array(Name.refine((c) => !isSessionComponent(c), 'is a session partition (conclave-session…): those are granted by `sessions`, each worker its own grant\'s only; drop it from components'))
+      .optional(),
     allComponents: AllOptIn('component', 'components'),
     sessions: z.boolean().default(true),
   })

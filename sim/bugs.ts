@@ -8,7 +8,7 @@ import { marshall } from '@aws-sdk/util-dynamodb';
 import type { CoordinatorDeps } from '../lib/coordinator/reconcile.js';
 import { nextFencingToken } from '../lib/schemas/fencing-token.js';
 import type { Lease } from '../lib/schemas/lease.js';
-import { SESSION_COMPONENT } from '../lib/schemas/identity.js';
+import { isSessionComponent } from '../lib/schemas/identity.js';
 import { HOLDER_FIELDS } from '../lib/schemas/platform.js';
 import { LeaderElector } from '../lib/sdk/elector.js';
 import type { FollowerView } from '../lib/sdk/follower.js';
@@ -141,10 +141,10 @@ export function blindToSessions(deps: CoordinatorDeps): CoordinatorDeps {
   const blind = Object.create(store) as IdentityStore;
   blind.read = async (component, name) => {
     const r = await store.read(component, name);
-    return component === SESSION_COMPONENT ? { ...r, item: undefined, revision: 0 } : r;
+    return isSessionComponent(component) ? { ...r, item: undefined, revision: 0 } : r;
   };
   blind.scan = async function* () {
-    for await (const page of store.scan()) yield page.filter((s) => !s.ok || s.item.component !== SESSION_COMPONENT);
+    for await (const page of store.scan()) yield page.filter((s) => !s.ok || !isSessionComponent(s.item.component));
   };
   return { ...deps, identities: blind };
 }

@@ -19,6 +19,8 @@ export interface ScheduleReport {
   seed: number;
   ok: boolean;
   terms: number;
+  /** The longest overlap after a term end its holder did not write (an operator's delete), ms; undefined: none. */
+  worstRevokedOverlapMs: number | undefined;
   verdict: string[];
   counts: Record<string, number>;
   schedule: Pick<Schedule, 'processFaults' | 'ddbFaults' | 'coordinatorDown' | 'skewMs' | 'driftPpm'>;
@@ -38,6 +40,7 @@ export async function runSeed(seed: number, plant?: PlantedBug): Promise<Schedul
     seed,
     ok: r.verdict.ok,
     terms: r.verdict.figures.terms,
+    worstRevokedOverlapMs: r.verdict.figures.worstRevokedOverlapMs,
     verdict: r.verdict.ok ? [] : formatVerdict(r.verdict),
     counts: r.counts,
     schedule: { processFaults: s.processFaults, ddbFaults: s.ddbFaults, coordinatorDown: s.coordinatorDown, skewMs: s.skewMs, driftPpm: s.driftPpm },
@@ -97,7 +100,7 @@ export async function runPool(o: PoolOptions): Promise<number> {
         hung = true;
         clearInterval(watch);
         const seed = running.seed;
-        report({ seed, ok: false, terms: 0, verdict: [`hung: no result after ${HANG_MS / 1000} s of wall-clock time (a livelock on simulated time; --seed ${seed} replays it, and hangs as well)`], counts: { hung: 1 }, schedule: hungSchedule(seed) });
+        report({ seed, ok: false, terms: 0, worstRevokedOverlapMs: undefined, verdict: [`hung: no result after ${HANG_MS / 1000} s of wall-clock time (a livelock on simulated time; --seed ${seed} replays it, and hangs as well)`], counts: { hung: 1 }, schedule: hungSchedule(seed) });
         void w.terminate();
       }, 1_000);
       const feed = () => {

@@ -61,6 +61,7 @@ if (o.seed !== undefined && o.schedules === undefined && o.budget === undefined)
   // A long run (a million schedules is most of a day) says how it goes, and Ctrl-C ends it with its
   // summary: no more seeds are handed out, and the schedules under way finish.
   let done = 0;
+  let worstRevoked: number | undefined;
   const rate = () => `${done} schedules in ${((systemClock.monotonic() - began) / 1000).toFixed(0)} s, ${(done / ((systemClock.monotonic() - began) / 1000)).toFixed(2)} schedules/s, ${failed.length} with violations`;
   const progress = o.progress > 0 ? every(systemClock, o.progress * 1000, () => console.log(`sim: ${rate()}`), { background: true }) : undefined;
   const interrupted = new AbortController();
@@ -83,6 +84,10 @@ if (o.seed !== undefined && o.schedules === undefined && o.budget === undefined)
     onReport: (r) => {
       done++;
       for (const [k, v] of Object.entries(r.counts)) add(k, v);
+      if (r.worstRevokedOverlapMs !== undefined) {
+        add('revokedOverlapWorlds', 1);
+        worstRevoked = Math.max(worstRevoked ?? 0, r.worstRevokedOverlapMs);
+      }
       for (const f of r.schedule.processFaults) add(`schedule:${f.kind}`, 1);
       add('schedule:ddbFaultWindows', r.schedule.ddbFaults.length);
       add('schedule:coordinatorDown', r.schedule.coordinatorDown.length);
@@ -100,6 +105,7 @@ if (o.seed !== undefined && o.schedules === undefined && o.budget === undefined)
   const secs = (systemClock.monotonic() - began) / 1000;
   console.log(`\nsim summary: ${n} schedules (${(settings.durationMs / 60_000).toFixed(0)} simulated min, ${settings.workers} workers, ${settings.leases} leases each) in ${secs.toFixed(1)} s on ${threads} thread(s): ${(n / secs).toFixed(2)} schedules/s`);
   for (const k of Object.keys(totals).sort()) console.log(`  ${k.padEnd(36)} ${totals[k]}`);
+  console.log(`  ${'worst overlap after a foreign term end'.padEnd(36)} ${worstRevoked === undefined ? 'none' : `${(worstRevoked / 1000).toFixed(2)} s`}`);
   console.log(`  violations                           ${failed.length}${failed.length ? ` (seeds ${failed.sort((a, b) => a - b).join(', ')})` : ''}`);
   process.exitCode = failed.length ? 1 : 0;
 }

@@ -16,7 +16,6 @@ import type { ConclaveEvent } from '../lib/events/schemas.js';
 import type { FunctionDeps } from '../lib/functions/core.js';
 import { observability } from '../lib/functions/env.js';
 import { checkHistory, type Verdict } from '../lib/history/checker.js';
-import { SESSION_QUIET_LEASES } from '../lib/sdk/follower.js';
 import { createLedgerTable, ledgerWrite, readLedger } from '../lib/history/ledger.js';
 import type { FaultWindow, HistoryRecord } from '../lib/history/schema.js';
 import { DelayQueue } from '../lib/local/delay-queue.js';
@@ -716,11 +715,9 @@ async function runPlanted(schedule: Schedule, settings: WorldSettings, opts: { t
       healMs: schedule.healMs,
       episodicLeases: [CRON_LEASE],
       ...(lastHeal ? { healedAt: ns(Math.max(lastHeal, T0)) } : {}),
-      // A holder on a session writes no lease row: it learns of an operator's delete from the wake,
-      // or, that wake lost, from its backstop read every SESSION_QUIET_LEASES lease durations
-      // (jittered by a tenth) — docs/architecture.md, "What it costs in safety arguments". Its fenced
-      // writes are refused meanwhile; the checker still counts the overlap apart (revokedOverlaps).
-      ...(schedule.session ? { revokedGraceMs: SESSION_QUIET_LEASES * settings.leaseDurationMs * 1.1 + settings.renewDeadlineMs } : {}),
+      // One rule for every world (issue 27): a holder on a session learns of an operator's delete
+      // as any holder does, within its renew deadline — from the mark the lease stream's function
+      // leaves on its session row, read in the answer to its next session renewal.
     },
   );
   count('terms', verdict.figures.terms);

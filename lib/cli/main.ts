@@ -196,8 +196,8 @@ function program(io: CliIO & { ask: (question: string) => Promise<string | undef
   root
     .command('release')
     .argument('<lease>')
-    .option('--force', 'end the term now without asking the holder (it may act until its renew deadline)')
-    .option('--timeout <duration>', 'how long to wait for the holder to yield (default: twice the lease duration, at least 10s)')
+    .option('--force', 'end the term now without asking the holder (it may act until its next renewal, at most its lease duration from now)')
+    .option('--timeout <duration>', 'how long to wait for the holder to yield (default: as long as it can take to see the request: twice the lease duration, or 5.4 lease durations for a lease held on a session; at least 10s)')
     .option(...YES)
     .description('end the holder’s term: ask it to yield (preferredHolder) and wait until it has stopped and released')
     .action((lease: string, opts: { force?: boolean; timeout?: string }, cmd: Command) =>

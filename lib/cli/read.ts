@@ -1,6 +1,6 @@
 /** Reads for the commands: consistent, parsed by the stores, unknown names answered with the known ones. */
 import type { Candidate } from '../schemas/candidate.js';
-import { SESSION_COMPONENT } from '../schemas/identity.js';
+import { sessionKey, type IdentityLease } from '../schemas/identity.js';
 import type { Lease } from '../schemas/lease.js';
 import { ValidationError } from '../schemas/validation.js';
 import type { InvalidItem, Scanned } from '../stores/item-store.js';
@@ -77,25 +77,31 @@ export async function readSession(ctx: CliContext, lease: Lease | undefined): Pr
   const name = sessionOf(lease);
   if (name === undefined) return undefined;
   const readAt = ctx.clock.now();
+  const key = sessionKey(name);
   try {
-    return { name, row: (await ctx.identities.read(SESSION_COMPONENT, name)).item, readAt };
+    return { name, row: (await ctx.identities.read(key.component, key.name)).item, readAt };
   } catch (e) {
     if (!(e instanceof ValidationError)) throw e;
-    reportInvalid(ctx, [{ key: { component: SESSION_COMPONENT, name }, error: e }]);
+    reportInvalid(ctx, [{ key, error: e }]);
     return { name, row: undefined, readAt };
   }
 }
 
 /**
- * The session rows the leases are held on, read after them: one query of the sessions' partition
- * for the whole list, none when no lease is held on a session.
+ * The session rows the leases are held on, read after them: one query of each sessions' partition
+ * they name (one per grant scope), none when no lease is held on a session.
  */
 export async function scanSessions(ctx: CliContext, leases: readonly Lease[]): Promise<SessionsSeen> {
   const readAt = ctx.clock.now();
   if (!leases.some((l) => sessionOf(l) !== undefined)) return { rows: new Map(), readAt };
-  const { items, invalid } = await ctx.identities.query(SESSION_COMPONENT);
-  reportInvalid(ctx, invalid);
-  return { rows: new Map(items.map((i) => [i.name, i])), readAt };
+  const components = new Set(leases.flatMap((l) => { const s = sessionOf(l); return s === undefined ? [] : [sessionKey(s).component]; }));
+  const rows = new Map<string, IdentityLease>();
+  for (const component of [...components].sort()) {
+    const { items, invalid } = await ctx.identities.query(component);
+    reportInvalid(ctx, invalid);
+    for (const i of items) rows.set(i.name, i);
+  }
+  return { rows, readAt };
 }
 
 /** Every lease, then the sessions they are held on. */

@@ -3,9 +3,11 @@
  * holder is asked to yield — `preferredHolder` names another candidate, and the SDK's leader, at
  * its next renewal, stops acting and then releases (LeaderElector.afterRenewal) — and the CLI waits
  * until it has. `--force` ends the term at once instead (LeaseStore.releaseTerm), which the old
- * holder learns only when its next renewal fails: until its renew deadline it may still act.
+ * holder learns at its next renewal: of its lease (the renewal fails), or of its session (the CLI
+ * marks the ended term on the session row, as the lease stream's function does) — within its renew
+ * deadline, so at most its lease duration from now. Until then it may still act.
  */
-import { leaseExpiresAt, vacancy } from '../election/vacancy.js';
+import { leaseExpiresAt, SESSION_QUIET_LEASES, vacancy } from '../election/vacancy.js';
 import type { Candidate } from '../schemas/candidate.js';
 import type { Lease } from '../schemas/lease.js';
 import { HOLDER_FIELDS } from '../schemas/platform.js';
@@ -29,7 +31,7 @@ export interface ReleaseArgs {
   lease: string;
   /** End the term now, without asking the holder. */
   force: boolean;
-  /** How long to wait for the holder to yield; default twice the lease's duration, at least 10 s. */
+  /** How long to wait for the holder to yield; default yieldWaitMs (as long as the holder can take to see the request). */
   timeout?: number | undefined;
 }
 
@@ -48,7 +50,19 @@ export async function release(ctx: CliContext, args: ReleaseArgs, pace: Pace): P
   if (args.force) return endTerm(ctx, lease, session, term, candidates, now, 'force');
   // A term that ran out (or was reported vacant) has nobody acting on it: nothing to ask, nothing to wait for.
   if (v.vacant) return endTerm(ctx, lease, session, term, candidates, now, v.reason === 'reported' ? 'reported' : 'expired');
-  return askToYield(ctx, read, term, candidates, now, args.timeout ?? Math.max(10_000, 2 * lease.leaseDurationSeconds * 1000), pace);
+  return askToYield(ctx, read, term, candidates, now, args.timeout ?? yieldWaitMs(lease), pace);
+}
+
+/**
+ * As long as a live holder can take to see a request to yield, and then release: it sees
+ * preferredHolder when it next reads its lease — at its next renewal (every retry period), or, for a
+ * lease held on a session with the push path live and the wake lost, at its backstop read
+ * (SESSION_QUIET_LEASES lease durations, jittered by a tenth) — plus a lease duration for the
+ * release to land. At least 10 s.
+ */
+export function yieldWaitMs(lease: Lease): number {
+  const L = lease.leaseDurationSeconds * 1000;
+  return Math.max(10_000, lease.session !== undefined ? Math.ceil((SESSION_QUIET_LEASES * 1.1 + 1) * L) : 2 * L);
 }
 
 /** The last line of a release: who leads next, or who the coordinator will elect. */
@@ -67,16 +81,25 @@ async function endTerm(ctx: CliContext, lease: Lease, session: SessionSeen | und
   // What LeaseStore.releaseTerm writes, shown before it is written.
   const ending: LeasePatch = { set: { renewTime: now, lastHolderIdentity: holder }, remove: [...HOLDER_FIELDS, 'preferredHolder', 'vacancyReport'] };
   const warnings = {
-    force: `warning: ${holder} is not asked to stop: it may go on acting as leader until its renew deadline (at most ${lease.leaseDurationSeconds}s after its last renewal, ${lastRenewal(lease, session, now)}) while the next holder starts; fencing refuses its writes with token ${term.fencingToken} from now on, but not what it does outside fenced writes`,
+    force: `warning: ${holder} is not asked to stop: it learns that its term is over at its next renewal${lease.session ? ` (of its session ${lease.session}, on which this command marks the term ended)` : ''} and may go on acting as leader until then — within its renew deadline, at most ${lease.leaseDurationSeconds}s from now (its lease duration) — while the next holder may already start; a process that is frozen (paused, swapped out) acts when it wakes, before it can look. Fencing refuses its writes with token ${term.fencingToken} from now on, but not what it does outside fenced writes`,
     expired: `note: ${holder}'s term ran out ${relative(leaseExpiresAt(judgedLease(lease, session, now)), now)} (${session ? `its session ${session.name} ${session.row ? 'stopped renewing' : 'is gone'}` : 'it stopped renewing'}), so nobody acts on it: ending it directly`,
     reported: `note: ${lease.vacancyReport?.by} reported lease ${name} vacant (it watched it unchanged for a whole term), so nobody acts on it: ending it directly`,
   };
   await confirmChange(ctx, `end the term of ${holder} on lease ${name} (fencing token ${term.fencingToken})${why === 'force' ? ' without asking it' : ''}`, changesOf(lease, ending, now), [warnings[why]]);
   const written = await ctx.leases.releaseTerm(name, term, now);
   if (!written) throw new CliError(`the row changed while writing: the term of ${holder} (fencing token ${term.fencingToken}) had already ended; nothing was written — run the command again to see the lease now`);
+  // A holder on a session renews the session, not the lease: tell it through the session row now,
+  // as the lease stream's function will too (whichever lands first; a later one changes nothing).
+  if (lease.session !== undefined) {
+    try {
+      await ctx.identities.markTermEnded(lease.session, name, term.fencingToken);
+    } catch (e) {
+      note(ctx, `could not mark the ended term on session ${lease.session} (${(e as Error).message}); the lease stream's function marks it too`);
+    }
+  }
   if (ctx.output === 'json') return printJson(ctx, written);
   say(ctx, `released lease ${name}: ${holder}'s term (fencing token ${term.fencingToken}) is over`);
-  say(ctx, why === 'force' ? `${holder} was not asked to stop: it may act until its renew deadline; its writes fenced with token ${term.fencingToken} fail from now on` : `${holder} had stopped renewing; its writes fenced with token ${term.fencingToken} fail from now on`);
+  say(ctx, why === 'force' ? `${holder} was not asked to stop: it may act until its next renewal, at most ${lease.leaseDurationSeconds}s from now; its writes fenced with token ${term.fencingToken} fail from now on` : `${holder} had stopped renewing; its writes fenced with token ${term.fencingToken} fail from now on`);
   say(ctx, nextHolder(ctx, name, written, holder, candidates, now));
 }
 

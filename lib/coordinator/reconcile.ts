@@ -4,7 +4,7 @@ import { isNoop, pingsToWithdraw, type Decision } from '../election/decide.js';
 import { plan } from '../election/plan.js';
 import { decideWithSuccession } from '../election/successor.js';
 import { effectiveLease, isCandidateStale, isIdentityExpired, sessionStampAt, vacancy, type SessionStamp } from '../election/vacancy.js';
-import { SESSION_COMPONENT } from '../schemas/identity.js';
+import { isSessionComponent, sessionKey } from '../schemas/identity.js';
 import type { Candidate } from '../schemas/candidate.js';
 import type { IdentityLease } from '../schemas/identity.js';
 import { electionConfig, type ElectionConfig, type ElectionConfigInput, type TableNames } from '../schemas/config.js';
@@ -122,7 +122,8 @@ async function snapshot(deps: CoordinatorDeps, name: string): Promise<Snapshot> 
   if (s === undefined) return { read, candidates: list.candidates, invalid: list.invalid };
   // after the lease: a session the lease names existed before the lease read (its holder wrote it first)
   const readAt = deps.clock.now();
-  const row = (await deps.identities.read(SESSION_COMPONENT, s)).item;
+  const key = sessionKey(s);
+  const row = (await deps.identities.read(key.component, key.name)).item;
   return { read, candidates: list.candidates, invalid: list.invalid, session: { row, readAt } };
 }
 
@@ -221,7 +222,7 @@ export async function reconcileAll(deps: CoordinatorDeps): Promise<ReconcileAllR
       else identities.push(s.item);
     }
   }
-  const sessions = new Map(identities.filter((i) => i.component === SESSION_COMPONENT).map((i) => [i.name, i]));
+  const sessions = new Map(identities.filter((i) => isSessionComponent(i.component) && sessionKey(i.name).component === i.component).map((i) => [i.name, i]));
   const sessionOf = (l: Lease | undefined): SessionSeen | undefined =>
     l?.session !== undefined && l.holderIdentity !== undefined ? { row: sessions.get(l.session), readAt: identitiesReadAt } : undefined;
   for (const [n, l] of leases) if (l.election && !groups.has(n)) group(n);

@@ -84,3 +84,12 @@ export function isIdentityExpired(i: IdentityLease, now: number, graceMs: number
 export function isDeparted(c: Candidate, lease: Lease | undefined, since = lease?.acquireTime): boolean {
   return lease?.lastHolderIdentity === c.name && since !== undefined && c.renewTime < since && (c.ackedPingTime ?? 0) < since;
 }
+
+/**
+ * With the push path live, followers of a lease held on a session read it every this many lease
+ * durations (lib/sdk/follower.ts): the point of a session is a fleet of many leases per process,
+ * where these backstop reads are most of what a quiet lease costs. Its holder reads it as rarely, or
+ * sooner (LeaderElector's holder backstop); a request to yield (preferredHolder) may wait that long
+ * for a holder whose wake was lost, which `conclave release` waits out.
+ */
+export const SESSION_QUIET_LEASES = 4;

@@ -169,9 +169,9 @@ export async function onCandidateChange(deps: FunctionDeps, c: Change<Candidate>
 }
 
 /**
- * Wakes the workers following a changed lease before anything else: they read it at once (an
- * election's ping, a hand-off, a preemption) instead of at their next poll. Best effort: a wake
- * that does not get through costs the workers a poll's wait, not a retry of the record.
+ * Wakes the workers following a changed lease: they read it at once (an election's ping, a
+ * hand-off, a preemption) instead of at their next poll. Best effort: a wake that does not get
+ * through costs the workers a poll's wait, not a retry of the record. Never rejects.
  */
 async function wakeFollowers(deps: FunctionDeps, c: Change<Lease>): Promise<void> {
   const row = c.new ?? c.old;
@@ -183,16 +183,51 @@ async function wakeFollowers(deps: FunctionDeps, c: Change<Lease>): Promise<void
   }
 }
 
+/**
+ * The term a lease change ended, when it was held on a session: the holder renews its session, not
+ * the lease, so it would hear of a term end it did not write only from a wake (a hint, QoS 0) or its
+ * rare backstop read. The lease stream sees every change of a lease row, whoever wrote it (the
+ * coordinator, the platform function, the CLI, an operator's delete in the console), so it marks the
+ * ended term on the holder's session row; the holder reads the mark in the answer to its next session
+ * renewal and stops. A change in the same term (a renewal, a note, the term taken off the session) ends nothing.
+ */
+export function endedSessionTerm(c: Pick<Change<Lease>, 'old' | 'new'>): { session: string; lease: string; fencingToken: number } | undefined {
+  const o = c.old;
+  if (o?.holderIdentity === undefined || o.session === undefined || o.fencingToken === undefined) return undefined;
+  const n = c.new;
+  const same = n?.holderIdentity !== undefined && n.holderIdentity === o.holderIdentity && n.holderInstance === o.holderInstance && n.fencingToken === o.fencingToken;
+  return same ? undefined : { session: o.session, lease: o.name, fencingToken: o.fencingToken };
+}
+
+/** Marks the term `c` ended on its holder's session row (endedSessionTerm). A fault throws: the record is retried, as a term end must reach its holder. */
+async function markEndedTerm(deps: FunctionDeps, c: Change<Lease>): Promise<void> {
+  const ended = endedSessionTerm(c);
+  if (!ended) return;
+  const marked = await deps.coordinator.identities.markTermEnded(ended.session, ended.lease, ended.fencingToken);
+  deps.logger.info('ended term marked on its session', { ...ended, marked });
+}
+
+/**
+ * A lease record: the wake goes out first (the workers hear of the change at once) but runs
+ * alongside the reconcile, never before it: a slow or hung IoT Core must not hold up an election
+ * (the publish is given up after WAKE_TIMEOUT_MS, and only waited for once the record is done).
+ */
 export async function onLeaseChange(deps: FunctionDeps, c: Change<Lease>): Promise<ReconcileOutcome | undefined> {
   if (c.oldInvalid) return afterBrokenRow(deps, c, c.new?.name, `lease ${c.eventName} (was broken)`);
-  await wakeFollowers(deps, c);
-  const events = eventsFromLeaseChange({ eventID: c.eventID, at: c.at ?? deps.coordinator.clock.now(), oldLease: c.old, newLease: c.new });
-  const o = leaseChangeMatters(c) ? await reconcile(deps, (c.new ?? c.old)!.name, `lease ${c.eventName}`) : undefined;
-  if (events.length) {
-    await publishOrDefer(deps, events);
-    for (const e of events) if (e.detailType === 'Leader Changed') leaseMetric(deps.metrics, e.detail.lease, METRIC.leaderChanges, MetricUnit.Count, 1);
+  const woken = wakeFollowers(deps, c);
+  try {
+    // before the reconcile, which may elect the next leader: the old one hears at its next session renewal
+    await markEndedTerm(deps, c);
+    const events = eventsFromLeaseChange({ eventID: c.eventID, at: c.at ?? deps.coordinator.clock.now(), oldLease: c.old, newLease: c.new });
+    const o = leaseChangeMatters(c) ? await reconcile(deps, (c.new ?? c.old)!.name, `lease ${c.eventName}`) : undefined;
+    if (events.length) {
+      await publishOrDefer(deps, events);
+      for (const e of events) if (e.detailType === 'Leader Changed') leaseMetric(deps.metrics, e.detail.lease, METRIC.leaderChanges, MetricUnit.Count, 1);
+    }
+    return o;
+  } finally {
+    await woken; // a Lambda frozen with the publish in flight would lose the wake
   }
-  return o;
 }
 
 export function onTimer(deps: FunctionDeps, m: TimerMessage): Promise<ReconcileOutcome | undefined> {

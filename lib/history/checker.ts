@@ -98,6 +98,8 @@ export interface Figures {
   pausedOverlaps: number;
   /** Overlaps forgiven because an operator deleted the older term's lease row under it (fencing had to hold there). */
   revokedOverlaps: number;
+  /** The longest of those overlaps (ms): how long a leader led on after a term end it did not write; undefined: none. */
+  worstRevokedOverlapMs: number | undefined;
   /** Accepted fenced writes, and how many of them were zombie writes with an old term's token. */
   ledgerWrites: number;
   zombieWritesAccepted: number;
@@ -186,6 +188,7 @@ export function checkHistory(input: CheckInput, options: CheckOptionsInput = {})
   const leases = new Set([...byLease.keys(), ...(input.end.live ?? []).map((l) => l.lease)]);
   let pausedOverlaps = 0;
   let revokedOverlaps = 0;
+  let worstRevokedOverlapMs: number | undefined;
   const deletes = faults.filter((f) => f.kind === 'leaseDelete' && f.lease !== undefined);
   const revokeGrace = nsOf(o.revokedGraceMs);
   /**
@@ -216,6 +219,7 @@ export function checkHistory(input: CheckInput, options: CheckOptionsInput = {})
         }
         if (revoked(a, from)) {
           revokedOverlaps++;
+          worstRevokedOverlapMs = Math.max(worstRevokedOverlapMs ?? 0, ms(to - from));
           continue;
         }
         violations.push({
@@ -331,6 +335,7 @@ export function checkHistory(input: CheckInput, options: CheckOptionsInput = {})
       holderChanges,
       pausedOverlaps,
       revokedOverlaps,
+      worstRevokedOverlapMs,
       ledgerWrites: ledger.length,
       zombieWritesAccepted,
       leaderlessAfterHealMs,
@@ -343,7 +348,7 @@ export function checkHistory(input: CheckInput, options: CheckOptionsInput = {})
 export function formatVerdict(v: Verdict): string[] {
   const f = v.figures;
   const lines = [
-    `${v.ok ? 'ok' : `${v.violations.length} violation(s)`}: ${f.terms} terms on ${f.leases} lease(s), ${f.holderChanges} holder change(s), ${f.ledgerWrites} fenced writes accepted (${f.zombieWritesAccepted} zombie), ${f.pausedOverlaps} overlap(s) of a frozen leader forgiven${f.revokedOverlaps ? `, ${f.revokedOverlaps} of a leader whose row an operator deleted` : ''}` +
+    `${v.ok ? 'ok' : `${v.violations.length} violation(s)`}: ${f.terms} terms on ${f.leases} lease(s), ${f.holderChanges} holder change(s), ${f.ledgerWrites} fenced writes accepted (${f.zombieWritesAccepted} zombie), ${f.pausedOverlaps} overlap(s) of a frozen leader forgiven${f.revokedOverlaps ? `, ${f.revokedOverlaps} of a leader whose row an operator deleted (the longest ${((f.worstRevokedOverlapMs ?? 0) / 1000).toFixed(2)} s)` : ''}` +
       (f.worstLeaderlessAfterHealMs === undefined ? '' : `, worst leaderless after heal ${(f.worstLeaderlessAfterHealMs / 1000).toFixed(2)} s`),
   ];
   for (const x of v.violations) lines.push(`  ✗ ${x.kind}: ${x.message}`);

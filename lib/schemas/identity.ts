@@ -1,8 +1,16 @@
 import * as z from 'zod';
 import { Instance, Labels, Millis, Name, Revision, TtlSeconds } from './common.js';
+import { FencingToken } from './fencing-token.js';
 
 /** The identities table's partition that holds process sessions (declared with the tables, lib/tables.ts). */
-export { SESSION_COMPONENT } from '../tables.js';
+export { SESSION_COMPONENT, isSessionComponent, sessionComponent, sessionKey, sessionScope } from '../tables.js';
+
+/**
+ * At most this many leases in a session row's `endedTerms`: the lease stream's function starts the
+ * map afresh rather than grow it past this (a mark only has to last until its owner's next renewal,
+ * seconds), so a row stays far below DynamoDB's 400 KB item.
+ */
+export const MAX_ENDED_TERMS = 512;
 
 /** The longest identity lease (a day): the heartbeat's `leaseDurationSeconds` at most. */
 export const MAX_IDENTITY_LEASE_SECONDS = 86_400;
@@ -23,6 +31,17 @@ export const IdentityLeaseItem = z.object({
   labels: Labels.optional(),
   revision: Revision,
   expiresAt: TtlSeconds.optional(),
+  /**
+   * Session rows only (lib/sdk/session.ts): terms held on this session that ended by a write the
+   * holder did not make (the coordinator, the platform function, the CLI, an operator's delete),
+   * as lease name → the ended term's fencing token. Written by Conclave's functions and the CLI,
+   * never by a worker (its grant cannot name it); the owner reads it in the answer to each renewal
+   * and stops leading every term named, so a term's end reaches its holder within a renewal.
+   */
+  endedTerms: z
+    .record(Name, FencingToken)
+    .refine((m) => Object.keys(m).length <= MAX_ENDED_TERMS, `must have at most ${MAX_ENDED_TERMS} entries`)
+    .optional(),
 });
 /** A row of the identities table as read: one process's heartbeat (KEP-1965). */
 export type IdentityLease = z.infer<typeof IdentityLeaseItem>;

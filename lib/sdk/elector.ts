@@ -181,6 +181,12 @@ export const LeaderElectorOptionsSchema = z
         path: ['session'],
         message: `holds leases of at most ${o.session.options.maxLeaseDurationMs} ms (its maxLeaseDurationMs), and leaseDurationMs is ${o.leaseDurationMs}: raise the session's maxLeaseDurationMs`,
       });
+    if (o.session && !o.session.covers(o.leaseName))
+      ctx.addIssue({
+        code: 'custom',
+        path: ['session'],
+        message: `serves the leases ${JSON.stringify(o.session.options.leaseNames)} (its leaseNames, the grant's), not '${o.leaseName}': add '${o.leaseName}' to the Session's leaseNames and to grantWorker's, or give this elector no session`,
+      });
     // The session's own check makes its renewals and a retry fit in its deadline, so this one also
     // makes them fit in the elector's.
     if (o.session && o.session.options.renewDeadlineMs + o.retryPeriodMs >= o.renewDeadlineMs)
@@ -570,9 +576,17 @@ export class LeaderElector {
    */
   private sessionListener(): SessionListener {
     return {
-      renewed: (name, sentAt) => {
+      renewed: (name, sentAt, ended) => {
         const l = this.leading;
         if (!l || l.session !== name) return;
+        // Someone else ended this term (the coordinator, the platform function, the CLI, an
+        // operator's delete): the lease stream's function marked it on the session, wake or no wake.
+        const end = ended[this.options.leaseName];
+        if (end !== undefined && end >= l.term.fencingToken) {
+          this.stopLeading(l, 'deposed');
+          this.nap?.abort(); // read the lease now: a successor may be named, an election open
+          return;
+        }
         if (this.mono() >= l.renewedAt + this.options.renewDeadlineMs) return this.stopLeading(l, 'renewDeadline');
         if (sentAt <= l.renewedAt) return;
         l.renewedAt = sentAt;
@@ -632,6 +646,19 @@ export class LeaderElector {
   /** Lease reads of a lease held on a session, while wakes reach this worker: this often (a backstop for a lost wake). */
   private get sessionBackstopMs(): number {
     return SESSION_QUIET_LEASES * this.options.leaseDurationMs;
+  }
+
+  /**
+   * How often a leader on its live session reads its own lease while wakes reach it. A term end it
+   * did not write reaches it through its session (the lease stream's mark, read at each session
+   * renewal); this read is for when that function is down too. A lease deleted then is taken by a
+   * follower's fallback acquisition no sooner than fallbackAfterMs after the delete, so the holder
+   * reads (jittered by up to a tenth) and stops before that: at most (fallbackAfterMs − renew
+   * deadline) / 1.1, and never more often than the followers' backstop.
+   */
+  private get holderBackstopMs(): number {
+    const beforeFallback = (this.fallbackAfterMs - this.options.renewDeadlineMs) / 1.1;
+    return Math.max(this.options.retryPeriodMs, Math.min(this.sessionBackstopMs, beforeFallback));
   }
 
   /** Sleeps until the next step is due, or until a wake (or `signal`) ends the sleep. */
@@ -734,7 +761,7 @@ export class LeaderElector {
    */
   private leaderDelay(l: Leading): number {
     // Held on the live session: look at the lease rarely while wakes reach this worker, else every renew interval.
-    if (this.onLiveSession(l)) return this.pushLive ? this.sessionBackstopMs * (1 + 0.1 * this.time.random()) : this.cadenceMs;
+    if (this.onLiveSession(l)) return this.pushLive ? this.holderBackstopMs * (1 + 0.1 * this.time.random()) : this.cadenceMs;
     if (l.retrying || (this.options.mode === 'NoCoordination' && this.options.renewIntervalMs === undefined)) return this.options.retryPeriodMs;
     return Math.max(0, l.renewedAt + this.cadenceMs - this.mono());
   }

@@ -2,6 +2,7 @@
  * A follower's poll, decided apart from done (STYLE.md §1): `decideFollower` is a plain function of
  * what the worker read and remembers; LeaderElector carries out what it returns.
  */
+import { SESSION_QUIET_LEASES } from '../election/vacancy.js';
 import type { Lease } from '../schemas/lease.js';
 
 /** What a follower knows after reading its lease: everything its decision rests on. */
@@ -205,12 +206,9 @@ export const SETTLING_TERMS = 2;
 /** While wakes reach it, a follower of a quiet lease that is not its successor reads every this many lease durations. */
 export const PUSH_QUIET_LEASES = 2;
 
-/**
- * …and every this many lease durations when the lease is held on a session (lib/sdk/session.ts): the
- * point of a session is a fleet of many leases per process, where these backstop reads are most of
- * what a quiet lease costs. The holder reads its own lease as rarely.
- */
-export const SESSION_QUIET_LEASES = 4;
+// …and every SESSION_QUIET_LEASES lease durations when the lease is held on a session (declared
+// with the vacancy rules, so the CLI can say how long a holder may take to see a request)
+export { SESSION_QUIET_LEASES };
 
 /** The successor reads this long after the moment it aims at: landing times vary by a few ms. */
 export const READ_AFTER_MS = 10;

@@ -7,6 +7,7 @@ import { Labels, MAX_LABELS, Name } from '../schemas/common.js';
 import { MAX_IDENTITY_LEASE_SECONDS, type IdentityLease } from '../schemas/identity.js';
 import { parse } from '../schemas/validation.js';
 import { retryOnConflict } from '../stores/errors.js';
+import { base32 } from '../util/base32.js';
 import { IdentityStore, type IdentityRead } from '../stores/identity-store.js';
 import type { InvalidItem } from '../stores/item-store.js';
 import { ClientSchema, ClockSchema, ClockSyncSchema, StartUp, TablesSchema, aborted, deepFreeze, fn, optionErrors, stampClockFor, type DeepReadonly } from './options.js';
@@ -25,24 +26,6 @@ const Component = Name.max(MAX_COMPONENT, `must be at most ${MAX_COMPONENT} char
 /** What the host calls itself: hashed into the name, and stored in the row and its labels as is. */
 const Hostname = z.string().min(1, 'must not be empty').max(253, 'must be at most 253 characters (a DNS name)');
 
-const BASE32 = 'abcdefghijklmnopqrstuvwxyz234567';
-
-/** RFC 4648 base32, lowercase, without padding (Go's base32.StdEncoding.WithPadding(NoPadding), lowered). */
-function base32(bytes: Uint8Array): string {
-  let out = '';
-  let value = 0;
-  let bits = 0;
-  for (const b of bytes) {
-    value = ((value << 8) | b) & 0x1fff; // at most 12 pending bits: 13 are enough
-    bits += 8;
-    while (bits >= 5) {
-      out += BASE32[(value >>> (bits - 5)) & 31];
-      bits -= 5;
-    }
-  }
-  if (bits > 0) out += BASE32[(value << (5 - bits)) & 31];
-  return out;
-}
 
 /**
  * The identity lease's name for `component` on `hostname` (KEP-1965): like kube-apiserver's

@@ -23,9 +23,9 @@ export {
 } from './elector.js';
 export { ClockSkewError, type ClockDoubt } from './server-clock.js';
 export { PushChannel, PushChannelOptionsSchema, type Push, type PushChannelOptions, type ResolvedPushChannelOptions } from './push.js';
-export { WakeSchema, PUSH_CLIENT_ID_PREFIX, type Wake } from '../schemas/push.js';
+export { WakeSchema, PUSH_CLIENT_ID_PREFIX, pushClientIdPrefix, type Wake } from '../schemas/push.js';
 export { Session, SessionOptionsSchema, type ResolvedSessionOptions, type SessionOptions, type SessionStats } from './session.js';
-export { SESSION_COMPONENT } from '../tables.js';
+export { SESSION_COMPONENT, sessionComponent } from '../tables.js';
 export {
   withLease,
   tryWithLease,

@@ -17,7 +17,7 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import * as z from 'zod';
 import { systemClock, uniqueId, type Clock, type Timer } from '../clock.js';
 import { Name } from '../schemas/common.js';
-import { SESSION_COMPONENT, type IdentityLease } from '../schemas/identity.js';
+import { SESSION_COMPONENT, sessionComponent, sessionKey, sessionScope, type IdentityLease } from '../schemas/identity.js';
 import { parse } from '../schemas/validation.js';
 import { ConflictError } from '../stores/errors.js';
 import { IdentityStore, type IdentityRead } from '../stores/identity-store.js';
@@ -82,7 +82,8 @@ export class SessionReader {
     const r = this.recent.get(name);
     if (r && (now - r.sentAt <= shareMs || (r.pending && now - r.sentAt <= pendingMs))) return r.read;
     const entry = { sentAt: now, pending: true, read: undefined as unknown as Promise<SessionRead> };
-    entry.read = this.store.read(SESSION_COMPONENT, name).then(
+    const key = sessionKey(name);
+    entry.read = this.store.read(key.component, key.name).then(
       (x) => {
         entry.pending = false;
         return { row: x.item, sentAt: now };
@@ -106,8 +107,18 @@ export const SessionOptionsSchema = z
       client: ClientSchema,
       /** Where the tables are: a prefix, or `{ prefix?, identities? }`; the identities table holds the row. @default 'conclave' */
       tables: TablesSchema,
+      /**
+       * The leases this process's role was granted (grantWorker's `leaseNames`, in any order): the
+       * session row lives in the identities partition of that grant (`conclave-session:<scope>`,
+       * sessionComponent), the only session rows the role may write. Every elector on the session
+       * must stand for one of them. Leave it out only for a role granted every lease (`allLeases`).
+       * @default every lease: the partition `conclave-session`
+       */
+      leaseNames: z.array(Name).min(1, "give at least one lease name (grantWorker's leaseNames), or leave leaseNames out for a role granted every lease").optional(),
       /** The start of the row's name; a unique id per start-up follows. @default 'session' */
-      prefix: Name.max(200, 'must be at most 200 characters (a unique id follows it)').default('session'),
+      prefix: Name.max(190, 'must be at most 190 characters (the scope and a unique id follow it)')
+        .refine((p) => !p.includes(':'), 'must not contain ":" (a session name is <scope>:<prefix>-<id>)')
+        .default('session'),
       /** How often the session is renewed. @default 5000 */
       renewIntervalMs: z.number().int().positive().default(5_000),
       /** How soon a failed renewal is tried again. @default 1500 */
@@ -150,8 +161,12 @@ export type ResolvedSessionOptions = DeepReadonly<Omit<z.output<typeof SessionOp
 
 /** What an elector on the session hears. @internal */
 export interface SessionListener {
-  /** Session `name` was renewed by a write sent at `sentAt` (monotonic), answered now. */
-  renewed(name: string, sentAt: number): void;
+  /**
+   * Session `name` was renewed by a write sent at `sentAt` (monotonic), answered now. `ended`: the
+   * terms held on it that ended by someone else's write (lease name → fencing token, the row's
+   * `endedTerms`), to be stopped at once.
+   */
+  renewed(name: string, sentAt: number, ended: Readonly<Record<string, number>>): void;
   /** Session `name` ended (its deadline passed, its row was lost, or the process is leaving). */
   ended(name: string): void;
 }
@@ -164,6 +179,8 @@ export interface SessionStats {
   renewals: number;
   /** Renewals that failed (refused, or a fault). */
   failedRenewals: number;
+  /** Renewals refused because the row was changed or deleted by someone other than this process. */
+  foreignWrites: number;
   /** Sessions that ended (deadline, lost row, or the process leaving). */
   ended: number;
 }
@@ -197,7 +214,9 @@ export class Session {
   private readonly startUp = new StartUp<void>('Session');
   private readonly listeners = new Set<SessionListener>();
   private live: Live | undefined;
-  private counts: SessionStats = { started: 0, renewals: 0, failedRenewals: 0, ended: 0 };
+  private counts: SessionStats = { started: 0, renewals: 0, failedRenewals: 0, foreignWrites: 0, ended: 0 };
+  /** The identities partition the rows are written in (sessionComponent of the leaseNames option). */
+  private readonly component: string;
   private attached = 0;
   private nap: AbortController | undefined;
 
@@ -211,7 +230,16 @@ export class Session {
     this.store = new IdentityStore(client, data.tables.identities);
     this.reader = new SessionReader(client, data.tables.identities, this.time);
     this.options = deepFreeze(data);
+    this.component = sessionComponent(data.leaseNames);
     this.ready = this.startUp.ready;
+  }
+
+  /**
+   * Whether a term of `lease` may be held on this session: a session started for a grant's
+   * `leaseNames` serves only those leases (observers find its row in that grant's partition).
+   */
+  covers(lease: string): boolean {
+    return this.options.leaseNames === undefined || this.options.leaseNames.includes(lease);
   }
 
   /** The name of the live session row, or undefined while there is none. */
@@ -336,13 +364,14 @@ export class Session {
   private async start(): Promise<boolean> {
     if (!this.trusted()) {
       // a response with DynamoDB's Date: the estimate settles, over a few, before the row is stamped
-      await this.store.read(SESSION_COMPONENT, `${this.options.prefix}-probe`);
+      await this.store.read(this.component, `${this.options.prefix}-probe`);
       if (!this.trusted()) return false;
     }
-    const name = `${this.options.prefix}-${uniqueId(this.clock)}`;
+    const scope = this.options.leaseNames ? `${sessionScope(this.options.leaseNames)}:` : '';
+    const name = `${scope}${this.options.prefix}-${uniqueId(this.clock)}`;
     const sentAt = this.time.monotonic();
     const now = this.time.now();
-    const read: IdentityRead = { key: { component: SESSION_COMPONENT, name }, item: undefined, revision: 0 };
+    const read: IdentityRead = { key: { component: this.component, name }, item: undefined, revision: 0 };
     const item = await this.store.write(read, {
       set: {
         holderIdentity: name,
@@ -370,13 +399,23 @@ export class Session {
   private async renew(l: Live): Promise<void> {
     this.retrying = true;
     if (!this.trusted()) {
-      await this.store.read(SESSION_COMPONENT, l.name); // a response with DynamoDB's Date
+      await this.store.read(this.component, l.name); // a response with DynamoDB's Date
       return;
     }
     const sentAt = this.time.monotonic();
     const prev = l.read.item!.renewTime;
     try {
-      const item = await this.store.write(l.read, { set: { renewTime: Math.max(prev, this.time.now()) } });
+      const item = await this.store.renewSession(l.read, Math.max(prev, this.time.now()));
+      if (!item) {
+        // Someone other than this process wrote the row (or deleted it): whatever they wrote, the
+        // stamp observers judge its terms by is no longer this process's word, so the session
+        // ends, and its electors renew their leases themselves — finding out, at that write, any
+        // term that was taken meanwhile.
+        this.counts.failedRenewals++;
+        this.counts.foreignWrites++;
+        this.end(l, 'its row was changed or deleted by someone other than this process');
+        return;
+      }
       if (this.live !== l || this.time.monotonic() >= l.renewedAt + this.options.renewDeadlineMs) {
         // answered after the deadline: it extends nothing (alive() ends the session if it has not yet)
         this.alive();
@@ -387,11 +426,11 @@ export class Session {
       this.retrying = false;
       this.counts.renewals++;
       this.arm(l);
-      for (const x of [...this.listeners]) x.renewed(l.name, sentAt);
+      const ended = item.endedTerms ?? {};
+      for (const x of [...this.listeners]) x.renewed(l.name, sentAt, ended);
     } catch (e) {
       this.counts.failedRenewals++;
-      if (e instanceof ConflictError) this.end(l, 'its row was changed or deleted by someone else');
-      else this.onError(e as Error);
+      this.onError(e as Error);
     }
   }
 

@@ -1,5 +1,7 @@
-import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { IdentityLeaseItem, type IdentityLease } from '../schemas/identity.js';
+import { UpdateItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
+import { IdentityLeaseItem, MAX_ENDED_TERMS, sessionKey, type IdentityLease } from '../schemas/identity.js';
+import { isConditionFailed } from './errors.js';
 import { ItemStore, type Patch, type Read } from './item-store.js';
 
 export type IdentityRead = Read<IdentityLease>;
@@ -14,6 +16,74 @@ export class IdentityStore extends ItemStore<typeof IdentityLeaseItem> {
   /** The row of `component` named `name` (consistent read), with the revision to write against. */
   read(component: string, name: string): Promise<IdentityRead> {
     return this.get({ component, name });
+  }
+
+  /**
+   * Renews a session row its owner wrote and last saw as `read.item`: `renewTime` moves to
+   * `renewTime`, and only if every attribute a worker can write is still what the owner left there
+   * (revision, holder, stamps, duration, host; no labels, no TTL). A worker's grant lets it name no
+   * other attribute, so any write to the row by anyone but its owner — a backdated or bumped stamp,
+   * a longer duration, a delete — fails this renewal (undefined), and the owner ends the session.
+   * The answer is the row as it is now (ALL_NEW): with the `endedTerms` Conclave's functions marked.
+   */
+  async renewSession(read: IdentityRead, renewTime: number): Promise<IdentityLease | undefined> {
+    const mine = read.item;
+    if (!mine) throw new Error(`renewSession: ${this.describe(read.key)} was never written`);
+    const owned = { holderIdentity: mine.holderIdentity, renewTime: mine.renewTime, leaseDurationSeconds: mine.leaseDurationSeconds, acquireTime: mine.acquireTime, hostname: mine.hostname };
+    const names: Record<string, string> = { '#crev': 'revision', '#labels': 'labels', '#ttl': 'expiresAt' };
+    const values: Record<string, unknown> = { ':crev': read.revision };
+    const same = Object.entries(owned).map(([k, v], i) => {
+      names[`#o${i}`] = k;
+      values[`:o${i}`] = v;
+      return `#o${i} = :o${i}`;
+    });
+    const ttl = mine.expiresAt === undefined ? 'attribute_not_exists(#ttl)' : '#ttl = :ttl';
+    if (mine.expiresAt !== undefined) values[':ttl'] = mine.expiresAt;
+    return this.updateIf(read.key, { set: { renewTime } }, { expression: ['#crev = :crev', ...same, 'attribute_not_exists(#labels)', ttl].join(' AND '), names, values });
+  }
+
+  /**
+   * Marks on session row `session` that the term of `lease` with fencing token `token` ended (see
+   * IdentityLeaseItem.endedTerms): its owner stops leading it at its next renewal. Leaves the row's
+   * revision alone (the owner's renewals are conditioned on it). Nothing to do when the row is gone
+   * (the session has ended: its terms run out by their own stamps) or already names a later end.
+   * The map starts afresh when full: a mark has done its work once the owner renewed after it.
+   * Returns whether the mark was written.
+   */
+  async markTermEnded(session: string, lease: string, token: number): Promise<boolean> {
+    const key = sessionKey(session);
+    this.checkSet(key, { endedTerms: { [lease]: token } });
+    const send = async (update: string, condition: string, values: Record<string, unknown>): Promise<boolean> => {
+      try {
+        await this.client.send(
+          new UpdateItemCommand({
+            TableName: this.table,
+            Key: marshall(key),
+            UpdateExpression: update,
+            ConditionExpression: `attribute_exists(#renew) AND ${condition}`,
+            // DynamoDB refuses a name the expressions do not use
+            ExpressionAttributeNames: { '#renew': 'renewTime', '#ended': 'endedTerms', ...(update.includes('#lease') ? { '#lease': lease } : {}) },
+            ExpressionAttributeValues: marshall(values),
+          }),
+        );
+        return true;
+      } catch (e) {
+        if (isConditionFailed(e)) return false;
+        throw e;
+      }
+    };
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const row = (await this.read(key.component, key.name)).item;
+      if (!row) return false;
+      const marks = row.endedTerms;
+      if ((marks?.[lease] ?? -1) >= token) return false;
+      const fresh = !marks || (Object.keys(marks).length >= MAX_ENDED_TERMS && !(lease in marks));
+      const wrote = fresh
+        ? await send('SET #ended = :map', marks ? 'size(#ended) = :size' : 'attribute_not_exists(#ended)', { ':map': { [lease]: token }, ...(marks ? { ':size': Object.keys(marks).length } : {}) })
+        : await send('SET #ended.#lease = :token', 'attribute_exists(#ended) AND (attribute_not_exists(#ended.#lease) OR #ended.#lease < :token)', { ':token': token });
+      if (wrote) return true;
+    }
+    return false; // three lost races: a later end was marked meanwhile, or the row is gone
   }
 
   /** A row already in hand (from a listing) as a read to write against. */

@@ -440,7 +440,7 @@ describe('release', () => {
     expect(r.code).toBe(0);
     expect(r.out.split('\n')).toEqual([
       "released lease rel: r1's term (fencing token 7) is over",
-      'r1 was not asked to stop: it may act until its renew deadline; its writes fenced with token 7 fail from now on',
+      'r1 was not asked to stop: it may act until its next renewal, at most 10s from now; its writes fenced with token 7 fail from now on',
       'no candidate can be elected now: the lease stays vacant until one registers and renews',
     ]);
     const after = (await h.leases.read('rel')).item!;

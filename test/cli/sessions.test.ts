@@ -9,7 +9,9 @@ import { cliContext } from '../../lib/cli/context.js';
 import { getLeases } from '../../lib/cli/get.js';
 import { manualClock } from '../../lib/clock.js';
 import type { Judged } from '../../lib/cli/judged.js';
-import { SESSION_COMPONENT } from '../../lib/schemas/identity.js';
+import { SESSION_COMPONENT, sessionKey } from '../../lib/schemas/identity.js';
+import { yieldWaitMs } from '../../lib/cli/release.js';
+import { SESSION_QUIET_LEASES } from '../../lib/sdk/follower.js';
 import type { Lease } from '../../lib/schemas/lease.js';
 import { IdentityStore } from '../../lib/stores/identity-store.js';
 import { localClient } from '../../lib/stores/client.js';
@@ -180,10 +182,19 @@ describe('release', () => {
     expect((await h.leases.read('dead')).item?.session).toBeUndefined();
   });
 
-  it('--force says how long the holder may act: from its session’s last renewal', async () => {
+  it('--force says how long the holder may act, and marks the ended term on its session row (the holder reads it at its next session renewal, wake or no wake)', async () => {
     await sessionHeld('forced', NOW - 3 * SEC);
     const r = await h.run(['release', 'forced', '--force', '--yes'], { clock: at() });
     expect(r.code, r.err).toBe(0);
-    expect(r.err).toMatch(/at most 15s after its last renewal, 3s ago, through its session s-forced\)/);
+    expect(r.err).toMatch(/learns that its term is over at its next renewal \(of its session s-forced, on which this command marks the term ended\).*at most 15s from now/);
+    const key = sessionKey('s-forced');
+    expect((await identities.read(key.component, key.name)).item?.endedTerms).toEqual({ forced: expect.any(Number) });
+  });
+
+  it('waits as long as a session-held holder can take to see a request to yield (its backstop read), not twice the lease', () => {
+    const base = { name: 'x', leaseDurationSeconds: 15 } as Lease;
+    expect(yieldWaitMs({ ...base, session: 's' })).toBe(Math.ceil((SESSION_QUIET_LEASES * 1.1 + 1) * 15_000));
+    expect(yieldWaitMs(base)).toBe(30_000);
+    expect(yieldWaitMs({ ...base, leaseDurationSeconds: 2 })).toBe(10_000);
   });
 });

@@ -21,6 +21,7 @@ import type { TableNames } from '../../lib/schemas/config.js';
 import { OLDEST_EMULATION_VERSION } from '../../lib/schemas/strategy.js';
 import { IdentityLeaseHeartbeat, IdentityStore, LeaderElector, listIdentities, withLease } from '../../lib/sdk/index.js';
 import { CandidateStore } from '../../lib/stores/candidate-store.js';
+import { sessionKey } from '../../lib/schemas/identity.js';
 import { LeaseStore } from '../../lib/stores/lease-store.js';
 import { wiring, type FunctionName } from '../../lib/wiring.js';
 import { waitFor } from '../sdk/harness.js';
@@ -106,14 +107,18 @@ describe('what each function calls is what its role grants', () => {
     check();
   });
 
-  it('leaseStream: a lease released → wakes, events, one reconcile that opens an election', async () => {
+  it('leaseStream: a lease held on a session released by someone else → the end marked on the session, wakes, events, one reconcile that opens an election', async () => {
     const { t, clock, invoke, check, sent } = await setUp('leaseStream', 'ls');
     const leases = new LeaseStore(t.client, t.names.leases);
+    const ids = new IdentityStore(t.client, t.names.identities);
     const now = clock.now();
-    const held = await leases.write(await leases.read('ls'), { set: { holderIdentity: 'z', holderInstance: 'z-1', leaseDurationSeconds: 15, acquireTime: now, renewTime: now, leaseTransitions: 0, fencingToken: 1, electedBy: 'coordinator' } });
-    await leases.write(LeaseStore.readOf('ls', held), { set: { renewTime: now, lastHolderIdentity: 'z' }, remove: ['holderIdentity', 'holderInstance'] });
+    const key = sessionKey('s-z');
+    await ids.write({ key, item: undefined, revision: 0 }, { set: { holderIdentity: 's-z', hostname: 'h', leaseDurationSeconds: 15, acquireTime: now, renewTime: now } });
+    const held = await leases.write(await leases.read('ls'), { set: { holderIdentity: 'z', holderInstance: 'z-1', leaseDurationSeconds: 15, acquireTime: now, renewTime: now, leaseTransitions: 0, fencingToken: 1, electedBy: 'coordinator', session: 's-z' } });
+    await leases.write(LeaseStore.readOf('ls', held), { set: { renewTime: now, lastHolderIdentity: 'z' }, remove: ['holderIdentity', 'holderInstance', 'session'] });
     const records = (await streamRecords(t.client, t.names.leases)).filter((r) => r.eventName === 'MODIFY');
     noFailures(await invoke({ Records: records }));
+    expect((await ids.read(key.component, key.name)).item?.endedTerms).toEqual({ ls: 1 });
     expect(sent.published).toBeGreaterThan(0);
     expect(sent.wakes).toBe(records.length);
     expect(sent.timers).toBe(1);
@@ -182,7 +187,7 @@ describe('what a worker calls is what grantWorker grants', () => {
     await t.drop();
   });
 
-  it('LeaderElector (candidate, fallback acquisition, renewals, a fenced write, release), IdentityLeaseHeartbeat (start, renew, list, stop) and withLease (auto mode)', async () => {
+  it('LeaderElector (candidate, fallback acquisition, renewals, a fenced write, release), IdentityLeaseHeartbeat (start, renew, list, stop) and withLease (auto mode, run-once)', async () => {
     const rec = recording(t.names);
     let led!: () => void;
     const leading = new Promise<void>((resolve) => (led = resolve));
@@ -213,8 +218,10 @@ describe('what a worker calls is what grantWorker grants', () => {
     beating.abort();
     await beat;
 
-    // withLease in its default mode asks whether the lease has candidates (a Query) before it races or stands
-    const ran = await withLease('worker-lease', async () => 'done', { client: rec.client, tables: t.names, identity: 'cron-1', candidacy: { emulationVersion: '1.30.0', binaryVersion: '1.30.0' }, waitMs: 0, onError: () => undefined });
+    // withLease in its default mode asks whether the lease has candidates (a Query) before it races or
+    // stands; run-once, it reads the window's row (GetItem) and writes it in a fenced transaction
+    // (UpdateItem beside a ConditionCheckItem on the lease), all on the lease's own partitions
+    const ran = await withLease('worker-lease', async () => 'done', { client: rec.client, tables: t.names, identity: 'cron-1', candidacy: { emulationVersion: '1.30.0', binaryVersion: '1.30.0' }, waitMs: 0, runOnce: { window: 'nightly-1' }, onError: () => undefined });
     expect(['ran', 'busy']).toContain(ran.status);
 
     expect([...rec.calls].sort()).toEqual(expected(WORKER_ACCESS));

@@ -7,11 +7,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KEY_READ, KEY_WRITE, OPERATOR_OWNED, WORKER_ACCESS, WORKER_PUSH_ACCESS, WORKER_WRITES, type TableRole } from '../../infra/access.js';
 import { Conclave, type GrantWorkerOptions } from '../../infra/conclave.js';
 import { CandidateItem } from '../../lib/schemas/candidate.js';
-import { IdentityLeaseItem, SESSION_COMPONENT } from '../../lib/schemas/identity.js';
+import { IdentityLeaseItem, SESSION_COMPONENT, sessionComponent } from '../../lib/schemas/identity.js';
 import { LeaseItem } from '../../lib/schemas/lease.js';
 import { HOLDER_FIELDS } from '../../lib/schemas/platform.js';
+import { RunOnceRow } from '../../lib/schemas/run-once.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
 import { TABLES } from '../../lib/tables.js';
+import { allows, type DynamoRequest } from './iam.js';
 import { actionsOn, buildAssets, getAtt, logicalId, metadataAcknowledgements, statementsOf, synth, unacknowledged, type Statement, type Synthesized } from './support.js';
 
 beforeAll(buildAssets);
@@ -72,8 +74,12 @@ describe('grantWorker', () => {
     }
   });
 
-  it('allLeases and allComponents: no dynamodb:LeadingKeys condition, every lease and component', () => {
-    for (const x of statementsOf(t, roleIds.any)) expect(x.Condition?.['ForAllValues:StringEquals']?.['dynamodb:LeadingKeys']).toBeUndefined();
+  it('allLeases and allComponents: no dynamodb:LeadingKeys condition, every lease and component but the session partitions', () => {
+    const st = statementsOf(t, roleIds.any);
+    for (const r of ['leases', 'candidates'] as const) for (const x of statementOn(st, r)) expect(x.Condition?.['ForAllValues:StringEquals']?.['dynamodb:LeadingKeys']).toBeUndefined();
+    // identities: every component but the sessions' (StringNotLike), its own session partition apart, every session row read
+    const ids = statementOn(st, 'identities').map((x) => x.Condition?.['ForAllValues:StringEquals']?.['dynamodb:LeadingKeys'] ?? x.Condition?.['ForAllValues:StringNotLike']?.['dynamodb:LeadingKeys'] ?? x.Condition?.['ForAllValues:StringLike']?.['dynamodb:LeadingKeys']);
+    expect(new Set(ids.map((k) => JSON.stringify(k)))).toEqual(new Set([JSON.stringify([SESSION_COMPONENT, `${SESSION_COMPONENT}:*`]), JSON.stringify([SESSION_COMPONENT])]));
   });
 
   it('with leaseNames: dynamodb:LeadingKeys keeps the worker to its leases and their candidates', () => {
@@ -85,10 +91,13 @@ describe('grantWorker', () => {
       expect(on.length, r).toBeGreaterThan(0);
       for (const x of on) expect(x.Condition, r).toMatchObject(leadingKeys(LEASES));
     }
-    // …and its identity leases to its components, plus the deployment's sessions (`sessions`, on by default)
-    for (const x of statementOn(st, 'identities')) expect(x.Condition).toMatchObject(leadingKeys([...COMPONENTS, SESSION_COMPONENT]));
-    // allComponents leaves identity leases (keyed by component) unscoped
-    for (const x of statementOn(statementsOf(t, roleIds.leasesOnly), 'identities')) expect(x.Condition?.['ForAllValues:StringEquals']?.['dynamodb:LeadingKeys']).toBeUndefined();
+    // …and its identity leases to its components plus its own grant's session partition (`sessions`,
+    // on by default); every session row may be read (GetItem only)
+    const reads = (x: Statement) => x.Condition?.['ForAllValues:StringLike'] !== undefined;
+    for (const x of statementOn(st, 'identities').filter((x) => !reads(x))) expect(x.Condition).toMatchObject(leadingKeys([...COMPONENTS, sessionComponent(LEASES)]));
+    expect(statementOn(st, 'identities').filter(reads).map((x) => x.Action)).toEqual([['dynamodb:GetItem']]);
+    // allComponents leaves identity leases (keyed by component) unscoped, but for the session partitions
+    for (const x of statementOn(statementsOf(t, roleIds.leasesOnly), 'identities')) expect(x.Condition?.['ForAllValues:StringEquals']?.['dynamodb:LeadingKeys'] ?? [sessionComponent(LEASES)]).toEqual([sessionComponent(LEASES)]);
     for (const x of statementOn(statementsOf(t, roleIds.leasesOnly), 'leases')) expect(x.Condition).toMatchObject(leadingKeys(LEASES));
   });
 
@@ -98,7 +107,9 @@ describe('grantWorker', () => {
         const writes = statementOn(statementsOf(t, id), r).filter((x) => x.Action.includes('dynamodb:UpdateItem'));
         for (const x of writes) expect(x.Action, `${id} ${r}`).toEqual(['dynamodb:UpdateItem']);
         const conditions = writes.map((x) => ({ attributes: x.Condition?.['ForAllValues:StringEquals']?.['dynamodb:Attributes'], returnValues: x.Condition?.['StringEquals']?.['dynamodb:ReturnValues'] }));
-        expect(conditions, `${id} ${r}`).toEqual(WORKER_WRITES[r].map((w) => ({ attributes: [...w.attributes], returnValues: [...w.returnValues] })));
+        // allComponents: its own session partition is a grant of its own, with the same statements
+        const distinct = [...new Map(conditions.map((c) => [JSON.stringify(c), c])).values()];
+        expect(distinct, `${id} ${r}`).toEqual(WORKER_WRITES[r].map((w) => ({ attributes: [...w.attributes], returnValues: [...w.returnValues] })));
       }
     }
   });
@@ -113,12 +124,13 @@ describe('grantWorker', () => {
   });
 
   it('classifies every attribute of each table: written by workers, or operator-owned, never both', () => {
-    const schemas = { leases: LeaseItem, candidates: CandidateItem, identities: IdentityLeaseItem };
+    // the candidates table holds withLease's run-once rows too (lib/schemas/run-once.ts)
+    const schemas = { leases: [LeaseItem], candidates: [CandidateItem, RunOnceRow], identities: [IdentityLeaseItem] };
     for (const r of roles) {
       const worker = new Set<string>(WORKER_WRITES[r].flatMap((w) => w.attributes));
       const operator: readonly string[] = OPERATOR_OWNED[r];
       for (const a of operator) expect(worker.has(a), `${r}.${a} is operator-owned`).toBe(false);
-      expect([...worker, ...operator].sort(), r).toEqual(Object.keys(schemas[r].shape).sort());
+      expect([...worker, ...operator].sort(), r).toEqual([...new Set(schemas[r].flatMap((s) => Object.keys(s.shape)))].sort());
     }
   });
 
@@ -153,13 +165,75 @@ describe('grantWorker', () => {
     expect(st.length).toBeGreaterThan(0);
   });
 
-  it('components: [] alone grants the identities table only in the sessions partition (followers read the session of a lease held on one)', () => {
+  it('components: [] alone grants the identities table only in its own session partition, and reads of every session row (followers read the session of a lease held on one)', () => {
     const stack = new Stack(new App(), 'SessionsOnly');
     const role = taskRole(stack, 'Task');
     new Conclave(stack, 'Conclave').grantWorker(role, { leaseNames: LEASES, components: [] });
     const on = statementOn(statementsOf(Template.fromStack(stack), logicalId(stack, role)), 'identities');
     expect(on.length).toBeGreaterThan(0);
-    for (const x of on) expect(x.Condition?.['ForAllValues:StringEquals']?.['dynamodb:LeadingKeys']).toEqual([SESSION_COMPONENT]);
+    for (const x of on) expect(x.Condition?.['ForAllValues:StringEquals']?.['dynamodb:LeadingKeys'] ?? x.Condition?.['ForAllValues:StringLike']?.['dynamodb:LeadingKeys']).toEqual(x.Action.length === 1 && x.Action[0] === 'dynamodb:GetItem' && x.Condition?.['ForAllValues:StringLike'] ? [SESSION_COMPONENT, `${SESSION_COMPONENT}:*`] : [sessionComponent(LEASES)]);
+  });
+
+  it('rejects a session partition among components, naming the option and the fix', () => {
+    let error: unknown;
+    try {
+      c.grantWorker(new iam.Role(new Stack(new App(), 'Other'), 'R', { assumedBy: new iam.AccountRootPrincipal() }), { leaseNames: ['A'], components: [sessionComponent(['B'])] });
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(ValidationError);
+    expect((error as ValidationError).issues.find((i) => i.field === 'components[0]')?.message).toMatch(/session partition.*sessions/);
+  });
+});
+
+describe("grantWorker: a worker writes no session row outside its grant's scope (issue 27, finding 1)", () => {
+  // A worker of lease A, of leases A and B, of every lease, and of lease A with every component: the
+  // session rows of processes granted other leases are read-only to each (IAM, not the SDK's goodwill).
+  const grants: Record<string, GrantWorkerOptions> = {
+    a: { leaseNames: ['A'], components: [] },
+    ab: { leaseNames: ['A', 'B'], components: ['scheduler'] },
+    all: { allLeases: true, allComponents: true },
+    aAllComponents: { leaseNames: ['A'], allComponents: true },
+  };
+  const own: Record<string, string> = { a: sessionComponent(['A']), ab: sessionComponent(['B', 'A']), all: SESSION_COMPONENT, aAllComponents: sessionComponent(['A']) };
+  const partitions = [SESSION_COMPONENT, sessionComponent(['A']), sessionComponent(['B']), sessionComponent(['A', 'B']), sessionComponent(['A', 'B', 'C'])];
+  let st: Record<string, Statement[]> = {};
+  let identitiesArn: unknown;
+
+  beforeAll(() => {
+    const stack = new Stack(new App(), 'Scopes');
+    const conclave = new Conclave(stack, 'Conclave');
+    const ids = Object.fromEntries(Object.entries(grants).map(([k, g]) => {
+      const role = taskRole(stack, `Task${k}`);
+      conclave.grantWorker(role, g);
+      return [k, logicalId(stack, role)];
+    }));
+    const tmpl = Template.fromStack(stack);
+    st = Object.fromEntries(Object.entries(ids).map(([k, id]) => [k, statementsOf(tmpl, id)]));
+    identitiesArn = getAtt(logicalId(stack, conclave.tables.identities));
+  });
+
+  // the Session's own writes: create and renew (UpdateItem, the renewal's condition naming every owner attribute) and end (DeleteItem)
+  const renewal = (component: string): DynamoRequest => ({ action: 'dynamodb:UpdateItem', table: 'identities', leadingKeys: [component], attributes: ['acquireTime', 'component', 'expiresAt', 'holderIdentity', 'hostname', 'labels', 'leaseDurationSeconds', 'name', 'renewTime', 'revision'], returnValues: 'ALL_NEW' });
+  const backdate = (component: string): DynamoRequest => ({ action: 'dynamodb:UpdateItem', table: 'identities', leadingKeys: [component], attributes: ['component', 'name', 'renewTime'], returnValues: 'NONE' });
+  const del = (component: string): DynamoRequest => ({ action: 'dynamodb:DeleteItem', table: 'identities', leadingKeys: [component], attributes: ['component', 'name', 'revision'] });
+  const read = (component: string): DynamoRequest => ({ action: 'dynamodb:GetItem', table: 'identities', leadingKeys: [component], attributes: ['component', 'name'] });
+
+  it.each(Object.keys(grants))('%s: writes its own partition only, reads every one', (k) => {
+    for (const p of partitions) {
+      const mine = p === own[k];
+      for (const r of [renewal(p), backdate(p), del(p)]) expect(allows(st[k]!, r, identitiesArn), `${k}: ${r.action} ${r.attributes.join()} on ${p}`).toBe(mine);
+      expect(allows(st[k]!, read(p), identitiesArn), `${k}: GetItem on ${p}`).toBe(true);
+    }
+    // the mark of an ended term is Conclave's functions' and the CLI's to write, never a worker's
+    expect(allows(st[k]!, { ...backdate(own[k]!), attributes: ['component', 'endedTerms', 'name'] }, identitiesArn)).toBe(false);
+  });
+
+  it('the grant with every component still writes its identity leases, in any partition but the sessions\'', () => {
+    const heartbeat = (component: string): DynamoRequest => ({ ...renewal(component), returnValues: 'NONE' });
+    expect(allows(st['all']!, heartbeat('scheduler'), identitiesArn)).toBe(true);
+    expect(allows(st['aAllComponents']!, heartbeat('anything-else'), identitiesArn)).toBe(true);
+    expect(allows(st['aAllComponents']!, heartbeat(`${SESSION_COMPONENT}:x`), identitiesArn)).toBe(false);
   });
 });
 

@@ -79,6 +79,12 @@ const contextValues = (r: DynamoRequest, key: string): string[] | undefined => {
 
 const list = (v: unknown): string[] => ([] as string[]).concat(v as string | string[]);
 
+/** IAM's StringLike: `*` any run of characters, `?` any one, the rest literally. */
+export function globMatches(pattern: string, value: string): boolean {
+  const re = pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.');
+  return new RegExp(`^${re}$`, 's').test(value);
+}
+
 function conditionHolds(condition: Statement['Condition'], r: DynamoRequest): boolean {
   for (const [operator, keys] of Object.entries(condition ?? {})) {
     for (const [key, expected] of Object.entries(keys)) {
@@ -90,6 +96,12 @@ function conditionHolds(condition: Statement['Condition'], r: DynamoRequest): bo
           break;
         case 'StringEquals':
           if (!values || values.length !== 1 || !want.includes(values[0]!)) return false;
+          break;
+        case 'ForAllValues:StringLike':
+          if (values && !values.every((v) => want.some((w) => globMatches(w, v)))) return false;
+          break;
+        case 'ForAllValues:StringNotLike':
+          if (values && !values.every((v) => !want.some((w) => globMatches(w, v)))) return false;
           break;
         case 'Null':
           if ((want[0] === 'true') !== (values === undefined)) return false;

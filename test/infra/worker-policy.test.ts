@@ -143,7 +143,7 @@ describe('the worker policy and the worker SDK', () => {
     w2.stop.abort();
     await w2.run; // releases the lease
 
-    // a scheduled job: withLease with a run-once window, its result and the window's marker in one fenced transaction
+    // a scheduled job: withLease with a run-once window, its result and the window's row in one fenced transaction
     const job = recording();
     const ran = await withLease(
       LEASE,
@@ -171,7 +171,7 @@ describe('the worker policy and the worker SDK', () => {
       },
       { step: 'initialize', name: 'partition', priority: 'high' },
     );
-    const session = new Session({ client: three.client, tables: t.names, prefix: 'w-3', renewIntervalMs: 200, retryPeriodMs: 100, renewDeadlineMs: 400, maxLeaseDurationMs: 1_000, onError: () => undefined });
+    const session = new Session({ client: three.client, tables: t.names, leaseNames: [LEASE], prefix: 'w-3', renewIntervalMs: 200, retryPeriodMs: 100, renewDeadlineMs: 400, maxLeaseDurationMs: 1_000, onError: () => undefined });
     let leading3 = false;
     const w3 = new LeaderElector({
       leaseName: LEASE, identity: 'w-3', tables: t.names, ...timing, platform: 'none', client: three.client, session,
@@ -256,6 +256,8 @@ describe('what the worker policy refuses', () => {
     ['a token change carrying the renewal mark', () => lease('renewalMark', 'fencingToken')],
     ['an attribute no schema knows', () => lease('renewTime', 'payload')],
     ['another lease', () => update('leases', { name: 'someone-elses' }, ['renewTime'])],
+    ["another lease's run-once row", () => update('candidates', { leaseName: 'someone-elses', name: '~run-once/nightly-1' }, ['runs'], 'NONE')],
+    ['a run-once row naming a candidate’s attribute', () => update('candidates', { leaseName: LEASE, name: '~run-once/nightly-1' }, ['runs', 'renewTime'], 'NONE')],
     ['a write that returns the old item', () => update('leases', { name: LEASE }, ['renewTime'], 'ALL_OLD')],
   ];
   it.each(refused)('refuses %s', (_, request) => {
@@ -263,7 +265,8 @@ describe('what the worker policy refuses', () => {
     expect(allowed(r), show(r)).toBe(false);
   });
 
-  it('lets a renewal and a direct acquisition through, each on its own', () => {
+  it('lets a renewal and a direct acquisition through, each on its own, and a run-once row of its own lease', () => {
+    expect(allowed(update('candidates', { leaseName: LEASE, name: '~run-once/nightly-1' }, ['runs'], 'NONE'))).toBe(true);
     expect(allowed(lease('renewTime', 'leaseDurationSeconds', 'vacancyReport', 'renewalMark', 'termToken'))).toBe(true);
     expect(allowed(lease('holderIdentity', 'holderInstance', 'fencingToken', 'termToken', 'acquireTime', 'renewTime', 'leaseDurationSeconds', 'leaseTransitions', 'electedBy'))).toBe(true);
   });

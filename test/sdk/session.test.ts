@@ -9,6 +9,9 @@ import type { ElectionConfigInput } from '../../lib/schemas/config.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
 import { LeaderElector } from '../../lib/sdk/elector.js';
 import { SESSION_COMPONENT, Session } from '../../lib/sdk/session.js';
+import { sessionComponent, sessionKey } from '../../lib/schemas/identity.js';
+import { UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
 import { SESSION_QUIET_LEASES } from '../../lib/sdk/follower.js';
 import { IdentityStore } from '../../lib/stores/identity-store.js';
 import { DynamoDBModel } from '../../lib/sim/dynamodb-model/index.js';
@@ -70,6 +73,14 @@ async function sessionFleet(opts: { push?: boolean; leases?: string[]; defaults?
     return procs.find((p) => p.session.name === l.session)!;
   };
   return { sim, push, coord, procs, holderOf };
+}
+
+/** Runs until just after `machine`'s next read of `lease` was answered: its next backstop read is then tens of seconds away. */
+async function afterOwnLeaseRead(sim: Sim, machine: Machine, lease: string): Promise<void> {
+  const from = sim.clock.now();
+  const readsIt = (r: Machine['sent'][number]) => r.at > from && r.operation === 'GetItem' && isTable('-leases')(r) && (r.input as { Key?: { name?: { S?: string } } }).Key?.name?.S === lease;
+  await sim.until(`a read of ${lease} by its holder`, () => machine.sent.some(readsIt), 6 * CLIENT_GO.leaseDurationMs);
+  await sim.run(200); // answered
 }
 
 const leadersOf = (procs: Process[], lease: string) => procs.flatMap((p) => p.electors.filter((e) => e.elector.options.leaseName === lease && e.elector.isLeader()));
@@ -263,6 +274,116 @@ describe('Session', () => {
     expect((await ids.read(SESSION_COMPONENT, name)).item).toBeUndefined();
     const others = procs.filter((p) => p !== holder);
     for (const lease of LEASES) await sim.until(`a new leader of ${lease}`, () => leadersOf(others, lease).length === 1);
+  });
+
+  /**
+   * Issue 27, finding 2: a term ended by a write its session-held holder did not make (release
+   * --force, an operator's delete, a worker of the same lease writing itself in), with that write's
+   * wake lost (the broker down), at client-go's timings. The lease stream's function marks the ended
+   * term on the holder's session row; the holder reads the mark in the answer to its next session
+   * renewal and stops. Before: it read its lease only every SESSION_QUIET_LEASES lease durations
+   * (41.9 s of two leaders reproduced for release --force).
+   */
+  it.each([
+    ['release --force (the CLI clears the holder)', 'release'],
+    ["an operator's delete of the lease row", 'delete'],
+    ['a worker of the same lease writing itself in as holder', 'takeover'],
+  ] as const)('a session-held leader whose term %s ended, wake lost: it stops within its renew deadline, and the worst overlap is reported', async (_, how) => {
+    const { sim, procs, holderOf } = await sessionFleet({ defaults: true });
+    const L = CLIENT_GO.leaseDurationMs;
+    await sim.run(3 * L + 77);
+    const lease = LEASES[0]!;
+    const holder = await holderOf(lease);
+    const leader = holder.electors.find((e) => e.elector.options.leaseName === lease)!;
+    expect(leader.elector.isLeader()).toBe(true);
+    sim.deafToWakes.add(holder.machine); // every wake to the holder is lost, its channel still live
+    await afterOwnLeaseRead(sim, holder.machine, lease); // so that only its session can tell it
+    const was = (await sim.leases.read(lease)).item!;
+    const read = await sim.leases.read(lease);
+    if (how === 'delete') await sim.leases.delete(read);
+    else if (how === 'release') await sim.leases.write(read, { set: { lastHolderIdentity: was.holderIdentity! }, remove: ['holderIdentity', 'holderInstance', 'holderPlatform', 'holderPlatformId', 'session', 'successor', 'successorInstance'] });
+    else await sim.leases.write(read, { set: { holderIdentity: 'intruder', holderInstance: 'intruder-1', fencingToken: was.fencingToken + 1, acquireTime: sim.clock.now(), renewTime: sim.clock.now(), electedBy: 'self' }, remove: ['session'] });
+    const endedAt = sim.clock.monotonic();
+    // the coordinator elects the next leader (or the intruder leads): the old one must stop within its renew deadline of the end
+    const stoppedAfter = await sim.until('the old leader to stop', () => (leader.elector.isLeader() ? undefined : sim.clock.monotonic() - endedAt), 4 * L + CLIENT_GO.renewDeadlineMs);
+    expect(stoppedAfter).toBeLessThanOrEqual(CLIENT_GO.renewDeadlineMs);
+    expect(sim.streamErrors).toEqual([]);
+    // what the checker reports as the worst overlap after a foreign term end, here: at most the time to the holder's next session renewal
+    expect(stoppedAfter).toBeLessThanOrEqual(holder.session.options.renewDeadlineMs + sim.streamDelayMs + 100);
+    sim.deafToWakes.clear();
+    const others = procs.filter((p) => p !== holder || how !== 'takeover');
+    if (how !== 'takeover') await sim.until(`one leader of ${lease}`, () => leadersOf(others, lease).length === 1, 4 * L);
+  });
+
+  it("without the lease stream's marks (the product before issue 27), the same forced release leaves two leaders far past the renew deadline", async () => {
+    const { sim, procs, holderOf } = await sessionFleet({ defaults: true });
+    sim.markEndedTerms = false;
+    const L = CLIENT_GO.leaseDurationMs;
+    await sim.run(3 * L + 77);
+    const lease = LEASES[0]!;
+    const holder = await holderOf(lease);
+    const leader = holder.electors.find((e) => e.elector.options.leaseName === lease)!;
+    sim.deafToWakes.add(holder.machine);
+    await afterOwnLeaseRead(sim, holder.machine, lease);
+    const read = await sim.leases.read(lease);
+    await sim.leases.write(read, { set: { lastHolderIdentity: read.item!.holderIdentity! }, remove: ['holderIdentity', 'holderInstance', 'session', 'successor', 'successorInstance'] });
+    await sim.until('another leader', () => leadersOf(procs.filter((p) => p !== holder), lease).length === 1, 4 * L);
+    await sim.run(CLIENT_GO.renewDeadlineMs);
+    expect(leader.elector.isLeader()).toBe(true); // the finding, reproduced: this is what the marks fix
+  });
+
+  /**
+   * Issue 27, finding 1 (inside one grant): a worker sharing the holder's grant backdates the
+   * holder's session stamp and leaves `revision` alone. The holder's next renewal is conditioned on
+   * every attribute it wrote, so it fails: the session ends, its electors renew their leases
+   * themselves and find the coordinator's new term. The bound is the renew deadline, as in client-go.
+   */
+  it('a foreign write to a session row (its stamp backdated, its revision untouched) ends the session at its next renewal; a deposed leader stops within its renew deadline', async () => {
+    const { sim, procs, holderOf } = await sessionFleet({ defaults: true });
+    const L = CLIENT_GO.leaseDurationMs;
+    await sim.run(3 * L + 77);
+    const lease = LEASES[0]!;
+    const holder = await holderOf(lease);
+    const leader = holder.electors.find((e) => e.elector.options.leaseName === lease)!;
+    const key = sessionKey(holder.session.name!);
+    const attacker = sim.machine();
+    await sim.settle(
+      attacker.client.send(new UpdateItemCommand({ TableName: sim.names.identities, Key: marshall(key), UpdateExpression: 'SET renewTime = :old', ExpressionAttributeValues: marshall({ ':old': sim.clock.now() - 10 * L }) })),
+      'the foreign write',
+    );
+    const at = sim.clock.monotonic();
+    const stoppedOrMoved = await sim.until('the session to end, or the old leader to stop', () => (holder.session.stats.foreignWrites > 0 ? sim.clock.monotonic() - at : undefined), 2 * L);
+    expect(stoppedOrMoved).toBeLessThanOrEqual(holder.session.options.renewIntervalMs + 100);
+    expect(holder.errors.some((e) => /ended: its row was changed or deleted by someone other than this process/.test(e.message))).toBe(true);
+    // one leader throughout, overlap at most the renew deadline: whoever leads now, the old leader stopped or still holds its own term
+    let overlap = 0;
+    let since: number | undefined;
+    await sim.during(3 * L, 'overlap within the renew deadline', () => {
+      const n = leadersOf(procs, lease).length;
+      if (n > 1) since ??= sim.clock.monotonic();
+      else since = undefined;
+      overlap = Math.max(overlap, since === undefined ? 0 : sim.clock.monotonic() - since);
+      return overlap <= CLIENT_GO.renewDeadlineMs;
+    });
+    await sim.until(`one leader of ${lease}`, () => leadersOf(procs, lease).length === 1, 2 * L);
+  });
+
+  it("a session with leaseNames lives in its grant's partition and serves only those leases", async () => {
+    const sim = await Sim.create({ config: CONFIG });
+    const machine = sim.machine();
+    const session = new Session({ client: machine.client, tables: sim.names, clock: machine.clock, leaseNames: ['job-2', 'job-1'], ...SESSION });
+    const stop = new AbortController();
+    const running = session.run(stop.signal);
+    await sim.settle(session.ready, 'the first row');
+    const key = sessionKey(session.name!);
+    expect(key.component).toBe(sessionComponent(['job-1', 'job-2']));
+    expect((await new IdentityStore(sim.client, sim.names.identities).read(key.component, key.name)).item?.holderIdentity).toBe(session.name);
+    const base = { identity: 'a', client: machine.client, session, callbacks: { onStartedLeading: () => undefined }, candidacy: { emulationVersion: '1.0.0', binaryVersion: '1.0.0' }, ...FAST };
+    expect(() => new LeaderElector({ ...base, leaseName: 'job-3' })).toThrow(/session: serves the leases \["job-2","job-1"\].*add 'job-3' to the Session's leaseNames and to grantWorker's/);
+    expect(new LeaderElector({ ...base, leaseName: 'job-1' }).options.leaseName).toBe('job-1');
+    expect(() => new Session({ client: machine.client, prefix: 'a:b' })).toThrow(/prefix: must not contain ":"/);
+    stop.abort();
+    await sim.settle(running, 'the session to end');
   });
 
   it('without the push path, followers read the lease and the session each poll, and the holder reads its lease each renew interval', async () => {

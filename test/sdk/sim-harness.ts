@@ -15,6 +15,8 @@ import type { AttributeValue, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { sleepOn, simulatedClock, type Clock, type SimulatedClock, type Timer, type TimerOptions } from '../../lib/clock.js';
 import { coordinatorDeps, reconcileLease, type CoordinatorDeps } from '../../lib/coordinator/reconcile.js';
+import { endedSessionTerm } from '../../lib/functions/core.js';
+import type { Lease } from '../../lib/schemas/lease.js';
 import { createTables } from '../../lib/local/tables.js';
 import type { ElectionConfigInput, TableNames } from '../../lib/schemas/config.js';
 import type { LeaderElectorOptions } from '../../lib/sdk/elector.js';
@@ -151,6 +153,16 @@ export class Sim {
   /** The push path, once pushBroker() made one: every lease write but a plain renewal is published as a wake. */
   private broker: SimBroker | undefined;
   private brokerDelayMs = 0;
+  /** The lease stream's hop: a lease change reaches its function (marks, wakes) this long after it landed. */
+  streamDelayMs = 50;
+  /** Whether the lease stream's function marks ended session-held terms (off: how the product was before issue 27). */
+  markEndedTerms = true;
+  /** Whether the lease stream's function's wakes are lost (the channel stays live: a half-open connection, QoS 0). */
+  loseStreamWakes = false;
+  /** Machines every wake to which is lost, their channel still live (a half-open MQTT connection). */
+  readonly deafToWakes = new Set<Machine>();
+  /** Errors of the lease stream's function's marks. */
+  readonly streamErrors: Error[] = [];
   /** Each lease row as last written (what a write is compared with to tell a renewal). */
   private readonly lastItems = new Map<string, Record<string, unknown> | undefined>();
   /** Wakes published (by the stand-in for the lease stream's function, and by workers). */
@@ -237,9 +249,12 @@ export class Sim {
     this.leaseWrites.push({ at: this.clock.now(), by, name, item });
     const before = this.lastItems.get(name);
     this.lastItems.set(name, item);
-    // the lease stream's function: its trigger filters renewals out; every other change is a wake
+    // the lease stream's function: it marks a session-held term someone else ended on the holder's
+    // session (lib/functions/core.ts endedSessionTerm), then wakes (every change but a renewal)
+    const ended = endedSessionTerm({ old: before as Lease | undefined, new: item as Lease | undefined });
+    if (ended && this.markEndedTerms) this.clock.setTimer(this.streamDelayMs, () => void this.deps.identities.markTermEnded(ended.session, ended.lease, ended.fencingToken).catch((e: unknown) => this.streamErrors.push(e as Error)));
     const broker = this.broker;
-    if (broker && !isRenewal(before, item)) this.clock.setTimer(this.brokerDelayMs, () => broker.publish({ lease: name, by: 'stream', ...(typeof item?.['revision'] === 'number' ? { revision: item['revision'] } : {}) }));
+    if (broker && !this.loseStreamWakes && !isRenewal(before, item)) this.clock.setTimer(this.brokerDelayMs, () => broker.publish({ lease: name, by: 'stream', ...(typeof item?.['revision'] === 'number' ? { revision: item['revision'] } : {}) }));
   }
 
   /**
@@ -259,7 +274,8 @@ export class Sim {
   /** A machine's connection to the push broker (pushBroker() first). */
   pushFor(machine: Machine): SimPush {
     if (!this.broker) throw new Error('call pushBroker() first');
-    return this.broker.connect({ setTimer: (ms, fn) => machine.clock.setTimer(ms, fn), get dead() { return machine.clock.dead; }, cutOff: () => false });
+    const deaf = this.deafToWakes;
+    return this.broker.connect({ setTimer: (ms, fn) => machine.clock.setTimer(ms, fn), get dead() { return machine.clock.dead; }, cutOff: () => deaf.has(machine) });
   }
 
   /**
