@@ -5,13 +5,12 @@
  * functions and duplicated, reordered, held and late stream deliveries.
  */
 import type { DynamoDBStreamEvent } from 'aws-lambda';
+import { systemClock } from '../lib/clock.js';
 import type { FunctionDeps } from '../lib/functions/core.js';
 import type { FunctionName } from '../lib/wiring.js';
 import type { LeaseStore } from '../lib/stores/lease-store.js';
 import type { Rng } from './rng.js';
 import type { Fault, StreamFaultKind } from './schedule.js';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** The member of Fault whose kind includes K (stream faults share one member). */
 type Windowed<K extends Fault['kind']> = Fault extends infer F ? (F extends { kind: infer FK } ? (K extends FK ? F : never) : never) : never;
@@ -127,7 +126,7 @@ export class CoordinatorFaults {
       const delay = this.hit('streamDelay');
       if (delay) {
         this.count('streamDelay');
-        await sleep(delay.delayMs);
+        await systemClock.sleep(delay.delayMs);
       }
       const records = (e as DynamoDBStreamEvent).Records;
       if (records.length > 1 && this.hit('streamReorder')) {
@@ -154,7 +153,7 @@ export class CoordinatorFaults {
   private redeliverLater(f: Windowed<StreamFaultKind>, name: FunctionName, e: unknown, invoke: (e: unknown) => Promise<unknown>): void {
     this.count(`streamStale:${name}`);
     const p = (async () => {
-      await sleep(f.delayMs);
+      await systemClock.sleep(f.delayMs);
       while (this.up) await this.up.promise;
       await invoke(e);
     })()

@@ -1,4 +1,5 @@
 import { InternalServerError, ProvisionedThroughputExceededException, ThrottlingException, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { systemClock } from '../lib/clock.js';
 
 /** What a worker's DynamoDB client suffers while a `dynamodb` fault is in force. */
 export type DynamoDBFaultMode = 'error' | 'throttle' | 'latency' | 'lostResponse';
@@ -15,8 +16,6 @@ export interface DynamoDBRequest {
   table: string | undefined;
   command: string;
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * An SDK middleware that injects the fault `current` names for a request (by its table and
@@ -42,7 +41,7 @@ export function injectDynamoDBFaults(
       onInjected(f);
       switch (f.mode) {
         case 'latency':
-          await sleep(f.latencyMs ?? 1_000);
+          await systemClock.sleep(f.latencyMs ?? 1_000);
           return next(args);
         case 'throttle':
           throw random() < 0.5

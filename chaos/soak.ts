@@ -11,6 +11,7 @@ import { readFileSync } from 'node:fs';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
+import { systemClock } from '../lib/clock.js';
 import { checkHistory, formatVerdict } from '../lib/history/checker.js';
 import { createLedgerTable, ledgerTableName, readLedger } from '../lib/history/ledger.js';
 import { monoNow, type HistoryRecord } from '../lib/history/schema.js';
@@ -18,9 +19,10 @@ import { startDynamoDBLocal } from '../lib/local/dynamodb-local.js';
 import { startLocalRuntime } from '../lib/local/runtime.js';
 import { CandidateStore } from '../lib/stores/candidate-store.js';
 import { mapLimit } from '../lib/util/pool.js';
-import { ChaosProcess } from './harness.js';
+import { ChaosProcess } from './fleet.js';
 import { leaseNames, type WorkerEnvInput } from './protocol.js';
 import { instanceIdOf } from './schedule.js';
+import { waitFor } from './wait.js';
 
 const whole = (min: number) => (v: string) => {
   const n = Number(v);
@@ -43,7 +45,6 @@ const o = new Command()
   .parse(process.argv)
   .opts<{ leases: number; candidates: number; minutes: number; leaseMs: number; renewDeadlineMs: number; retryMs: number; tick: number; writeEveryMs: number; settle: number; endpoint?: string; dir: string }>();
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const mb = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MB`;
 /** Resident set size of a process, from /proc (Linux). */
 function rssOf(pid: number | undefined): number | undefined {
@@ -102,12 +103,9 @@ const workers = Array.from({ length: o.candidates }, (_, i) => {
 
 const began = performance.now();
 const led = () => new Set(workers.flatMap((w) => [...w.open.keys()])).size;
-while (led() < o.leases) {
-  if (performance.now() - began > 10 * 60_000) throw new Error(`only ${led()} of ${o.leases} leases have a leader after 10 minutes`);
-  await sleep(1_000);
-}
+if (!(await waitFor(() => led() >= o.leases, { timeoutMs: 10 * 60_000, everyMs: 1_000 }))) throw new Error(`only ${led()} of ${o.leases} leases have a leader after 10 minutes`);
 console.log(`  every lease has a leader after ${((performance.now() - began) / 1000).toFixed(1)} s; settling ${o.settle} s`);
-await sleep(o.settle * 1000);
+await systemClock.sleep(o.settle * 1000);
 
 const rss = () => ({ runtime: process.memoryUsage().rss, dynamodbLocal: rssOf(ddb?.pid), workers: workers.map((w) => rssOf(w.child.pid)) });
 const fmt = (r: ReturnType<typeof rss>) => `runtime ${mb(r.runtime)}, DynamoDB Local ${r.dynamodbLocal ? mb(r.dynamodbLocal) : '-'}, workers ${r.workers.map((x) => (x ? mb(x) : '-')).join(' / ')}`;
@@ -117,7 +115,7 @@ const startRss = rss();
 console.log(`  quiet window starts: ${termsBefore} terms so far; RSS ${fmt(startRss)}`);
 const quietStart = performance.now();
 for (let m = 1; m <= o.minutes; m++) {
-  await sleep(60_000);
+  await systemClock.sleep(60_000);
   const stops = history.filter((h) => h.event === 'stopped' && BigInt(h.mono) > BigInt(quietFrom)).length;
   const starts = history.filter((h) => h.event === 'started' && BigInt(h.mono) > BigInt(quietFrom)).length;
   console.log(`  ${m} min: leases led ${led()}/${o.leases}; since the window began ${starts} start(s), ${stops} stop(s); fenced writes ${counts.fenced}; worker errors ${counts.errors}; RSS ${fmt(rss())}`);

@@ -19,17 +19,18 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { createInterface } from 'node:readline';
 import { monoNow, type HistoryRecord } from '../lib/history/schema.js';
 import { ledgerWrite } from '../lib/history/ledger.js';
-import { skewedClock } from '../lib/clock.js';
-import { FencingError, LeaderElector, LeaseLostError, PushChannel, Session, defaultTableNames, withLease } from '../lib/sdk/index.js';
+import { skewedClock, systemClock } from '../lib/clock.js';
+import { FencingError, LeaderElector, LeaseLostError, Session, defaultTableNames, withLease } from '../lib/sdk/index.js';
+import { PushChannel } from '../lib/sdk/push-entry.js';
 import { fencedTransactWrite } from '../lib/sdk/fencing.js';
 import { parse } from '../lib/schemas/validation.js';
 import { injectDynamoDBFaults, type DynamoDBFault } from './ddb-faults.js';
 import { WorkerCommand, WorkerEnv, leaseNames, type WorkerLine } from './protocol.js';
 import { rng } from './rng.js';
+import { settlesWithin } from './wait.js';
 
 const env = parse(WorkerEnv, process.env, 'chaos worker environment');
 const out = (line: WorkerLine) => process.stdout.write(`${JSON.stringify(line)}\n`);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const identity = env.IDENTITY;
 const tables = defaultTableNames(env.CONCLAVE_TABLE_PREFIX);
@@ -61,7 +62,7 @@ let stopping = false;
 const pushStop = new AbortController();
 const push = env.CONCLAVE_PUSH_URL ? new PushChannel({ endpoint: env.CONCLAVE_PUSH_URL, tables, reconnectFirstMs: 200, onError: (e) => out({ type: 'error', message: `push: ${e.message}` }) }) : undefined;
 const pushRun = push?.run(pushStop.signal);
-if (push) await Promise.race([push.ready.catch(() => undefined), sleep(2_000)]); // polls meanwhile if the broker is down
+if (push) await settlesWithin(push.ready, 2_000); // polls meanwhile if the broker is down
 
 // One Session per process, shared by its electors, started before them and run until they have all
 // finished (run() waits for every elector on it to detach, so their releases and hand-offs go first).
@@ -92,7 +93,7 @@ const tellSession = (force = false) => {
 };
 const sessionWatch = session ? setInterval(tellSession, 50) : undefined;
 // the electors renew their leases themselves until it has started (a worker restarted inside a sessionLoss may wait long)
-if (session) await Promise.race([session.ready.catch(() => undefined), sleep(2_000)]);
+if (session) await settlesWithin(session.ready, 2_000);
 
 const electors = leaseNames(env).map((leaseName) => {
   let writes = 0;
@@ -130,14 +131,14 @@ const electors = leaseNames(env).map((leaseName) => {
         // and that write must be refused by the fence, not by the SDK's bookkeeping.
         while (!signal.aborted) {
           await append(false, fencingToken, (input) => elector.fencedWrite(input));
-          await sleep(env.CHAOS_WRITE_EVERY_MS);
+          await systemClock.sleep(env.CHAOS_WRITE_EVERY_MS);
         }
         if (env.CHAOS_ZOMBIE_MS === 0 || signal.reason === 'cancelled') return;
         const term = { holderIdentity: identity, fencingToken };
         const until = performance.now() + env.CHAOS_ZOMBIE_MS;
         while (performance.now() < until && !stopping) {
           await append(true, fencingToken, (input) => fencedTransactWrite(client, { table: tables.leases, leaseName, term }, input));
-          await sleep(env.CHAOS_WRITE_EVERY_MS);
+          await systemClock.sleep(env.CHAOS_WRITE_EVERY_MS);
         }
       },
       onStoppedLeading: ({ reason, fencingToken }) => record('stopped', fencingToken, reason),
@@ -184,7 +185,7 @@ if (env.CHAOS_JOB_LEASE) {
                 else out({ type: 'error', lease, message: `job fenced write: ${(e as Error).name}: ${(e as Error).message}` });
               }
             }
-            await sleep(env.CHAOS_WRITE_EVERY_MS || 250);
+            await systemClock.sleep(env.CHAOS_WRITE_EVERY_MS || 250);
           }
           signal.throwIfAborted();
           if (env.CHAOS_LEDGER_TABLE) await term.complete(ledgerWrite(env.CHAOS_LEDGER_TABLE, entry('done', term.window)).TransactItems!);

@@ -6,14 +6,16 @@
  * a test runs simulated time until an outcome holds and reads durations off the simulated clock,
  * so they are exact, the same on every run of a seed, and as tight as the protocol allows.
  *
- * Each process ("machine") has its own DynamoDB client, so its own server-clock samples, with a
- * network of fixed latency in front of the model; its wall clock can be off or stepped, its
- * monotonic clock can lose time (a suspended machine), its requests can fail, and it can crash.
- * sim/world.ts wires the whole system the same way for the simulator.
+ * The world (the clock, the model, the machines and their clocks, the push broker) is the
+ * simulator's (sim/machines.ts): each process ("machine") has its own DynamoDB client, so its own
+ * server-clock samples, with a network of fixed latency in front of the model (below); its wall
+ * clock can be off or stepped, its monotonic clock can lose time (a suspended machine), its
+ * requests can fail, and it can crash. sim/world.ts wires the whole system on the same world for
+ * `npm run sim`.
  */
 import type { AttributeValue, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { sleepOn, simulatedClock, type Clock, type SimulatedClock, type Timer, type TimerOptions } from '../../lib/clock.js';
+import type { Clock, SimulatedClock } from '../../lib/clock.js';
 import { coordinatorDeps, reconcileLease, type CoordinatorDeps } from '../../lib/coordinator/reconcile.js';
 import { endedSessionTerm } from '../../lib/functions/core.js';
 import type { Lease } from '../../lib/schemas/lease.js';
@@ -25,7 +27,8 @@ import { CandidateStore } from '../../lib/stores/candidate-store.js';
 import { LeaseStore } from '../../lib/stores/lease-store.js';
 import { defaultTableNames } from '../../lib/tables.js';
 import type { TestTables } from '../support.js';
-import { SimBroker, type SimPush } from '../../sim/push.js';
+import { SimWorld, type Machine as WorldMachine } from '../../sim/machines.js';
+import type { SimBroker, SimPush } from '../../sim/push.js';
 import { Log, startElector, type RunningElector } from './harness.js';
 
 /** Simulated epoch ms every simulation starts at (a whole second: Date headers truncate to seconds). */
@@ -33,46 +36,8 @@ export const T0 = Date.UTC(2027, 0, 1);
 /** One way of a request's round trip to the model, simulated ms. */
 export const LATENCY_MS = 2;
 
-/**
- * A machine's view of the simulated time: its wall clock `offsetMs` off (change it: an NTP step),
- * its monotonic clock behind by `lostMs` (time it was suspended and did not count). Once `dead`
- * (crashed), none of its timers fire.
- */
-export class MachineClock implements Clock {
-  offsetMs = 0;
-  lostMs = 0;
-  dead = false;
-  private frozen: (() => void)[] | undefined;
-  constructor(private readonly base: SimulatedClock) {}
-  /** The process stops running (SIGSTOP, a long GC pause): its timers wait until it resumes. */
-  pause(): void {
-    this.frozen ??= [];
-  }
-  /** Resolves while the process runs: now, when it resumes, or never (dead). */
-  running(): Promise<void> {
-    return new Promise((resolve) => (this.dead ? undefined : this.frozen ? this.frozen.push(resolve) : resolve()));
-  }
-  resume(): void {
-    const held = this.frozen ?? [];
-    this.frozen = undefined;
-    for (const fn of held) fn();
-  }
-  now(): number {
-    return Math.floor(this.base.now() + this.offsetMs);
-  }
-  monotonic(): number {
-    return this.base.monotonic() - this.lostMs;
-  }
-  setTimer(ms: number, fn: () => void, opts?: TimerOptions): Timer {
-    return this.base.setTimer(ms, () => (this.dead ? undefined : this.frozen ? this.frozen.push(fn) : fn()), opts);
-  }
-  sleep(ms: number, signal?: AbortSignal): Promise<void> {
-    return sleepOn(this, ms, signal);
-  }
-  random(): number {
-    return this.base.random();
-  }
-}
+/** A machine's view of the simulated time (sim/machines.ts, the simulator's too). */
+export { MachineClock } from '../../sim/machines.js';
 
 /** A request as the network saw it: sent at simulated monotonic `at`. */
 export interface SentRequest extends ModelRequest {
@@ -90,16 +55,16 @@ export interface LeaseWrite {
   readonly item: Record<string, unknown> | undefined;
 }
 
-/** One worker process: its clock, its own DynamoDB client, faults to inject, and a crash. */
-export interface Machine {
-  readonly clock: MachineClock;
-  readonly client: DynamoDBClient;
+/**
+ * One worker process (sim/machines.ts' Machine: its clock, its own DynamoDB client, and a crash
+ * after which nothing it sends arrives or comes back and none of its timers fire), with the
+ * network's fault to inject and what it sent.
+ */
+export interface Machine extends WorldMachine {
   /** An error to answer this request with instead of the model's (a fault the network or DynamoDB gives); undefined lets it through. */
   fault: ((req: ModelRequest) => Error | undefined) | undefined;
   /** Every request it sent (each attempt), in order. */
   readonly sent: SentRequest[];
-  /** The process is gone: nothing it sends arrives or comes back, none of its timers fire. */
-  kill(): void;
 }
 
 /** A started elector on the simulation; stop() runs simulated time until it has stepped down and released. */
@@ -134,9 +99,11 @@ export interface SimOptions {
 }
 
 export class Sim {
+  /** The clock, model, machines and broker (sim/machines.ts: the simulator's world too). */
+  readonly world: SimWorld;
   readonly clock: SimulatedClock;
   readonly model: DynamoDBModel;
-  readonly names: TableNames = defaultTableNames('sim');
+  readonly names: TableNames;
   /** An operator's client: no latency, no faults, and it reads nobody's Date headers. */
   readonly client: DynamoDBClient;
   /** The coordinator's stores, on simulated time (its own client, with latency): for the coordinator only. */
@@ -150,8 +117,7 @@ export class Sim {
   readonly leaseWrites: LeaseWrite[] = [];
   private stopWhen: (() => boolean | Promise<boolean>) | undefined;
   private machines = 0;
-  /** The push path, once pushBroker() made one: every lease write but a plain renewal is published as a wake. */
-  private broker: SimBroker | undefined;
+  /** How long after a lease write its wake reaches the push broker (once pushBroker() made one). */
   private brokerDelayMs = 0;
   /** The lease stream's hop: a lease change reaches its function (marks, wakes) this long after it landed. */
   streamDelayMs = 50;
@@ -169,7 +135,7 @@ export class Sim {
   readonly pushCounts: Record<string, number> = {};
 
   private constructor(opts: SimOptions) {
-    this.clock = simulatedClock({
+    this.world = new SimWorld({
       start: T0,
       seed: opts.seed ?? Number(process.env['SIM_SEED'] ?? 1),
       // One turn of the event loop lets every promise chain a timer started run (the clock's
@@ -179,9 +145,9 @@ export class Sim {
         if (this.stopWhen && (await this.stopWhen())) throw new Reached();
       },
     });
+    ({ clock: this.clock, model: this.model, names: this.names } = this.world);
     // DynamoDB's clock is the true (simulated) time, in whole ms as Date.now()
     const trueNow = () => Math.floor(this.clock.now());
-    this.model = new DynamoDBModel({ now: trueNow });
     this.client = this.model.client({ name: 'operator' });
     this.leases = new LeaseStore(this.client, this.names.leases);
     this.candidates = new CandidateStore(this.client, this.names.candidates);
@@ -207,36 +173,27 @@ export class Sim {
     return this.clock.monotonic() - T0;
   }
 
+  /** A machine named `name` on the world, its requests through the network below. */
   private network(name: string): Machine {
-    const clock = new MachineClock(this.clock);
-    const sent: SentRequest[] = [];
+    return this.world.machine<Pick<Machine, 'fault' | 'sent'>>(name, (m, req, apply) => this.exchange(m, req, apply), { fault: undefined, sent: [] });
+  }
+
+  /** The network: LATENCY_MS each way, the machine's fault instead of the model's answer; a dead machine is never answered, a paused one reads its answer when it runs again. */
+  private async exchange(m: Machine, req: ModelRequest, apply: () => unknown): Promise<unknown> {
     const hang = () => new Promise<never>(() => undefined);
-    const machine: Machine = {
-      clock,
-      sent,
-      fault: undefined,
-      client: this.model.client({
-        name,
-        intercept: async (req, apply) => {
-          if (clock.dead) return hang();
-          const record: SentRequest = { ...req, at: this.clock.monotonic(), ok: false };
-          sent.push(record);
-          await this.clock.sleep(LATENCY_MS);
-          const fault = machine.fault?.(req);
-          if (fault) throw fault;
-          if (clock.dead) return hang();
-          const out = apply();
-          record.ok = true;
-          this.recordLeaseWrite(name, req);
-          await this.clock.sleep(LATENCY_MS);
-          await clock.running(); // a frozen process reads the answer when it wakes; a dead one never
-          return out;
-        },
-        backoff: (attempt) => this.clock.sleep(25 * 2 ** attempt), // the SDK's backoff, on simulated time
-      }),
-      kill: () => void (clock.dead = true),
-    };
-    return machine;
+    if (m.clock.dead) return hang();
+    const record: SentRequest = { ...req, at: this.clock.monotonic(), ok: false };
+    m.sent.push(record);
+    await this.clock.sleep(LATENCY_MS);
+    const fault = m.fault?.(req);
+    if (fault) throw fault;
+    if (m.clock.dead) return hang();
+    const out = apply();
+    record.ok = true;
+    this.recordLeaseWrite(m.name, req);
+    await this.clock.sleep(LATENCY_MS);
+    await m.clock.running(); // a frozen process reads the answer when it wakes; a dead one never
+    return out;
   }
 
   private recordLeaseWrite(by: string, req: ModelRequest): void {
@@ -253,7 +210,7 @@ export class Sim {
     // session (lib/functions/core.ts endedSessionTerm), then wakes (every change but a renewal)
     const ended = endedSessionTerm({ old: before as Lease | undefined, new: item as Lease | undefined });
     if (ended && this.markEndedTerms) this.clock.setTimer(this.streamDelayMs, () => void this.deps.identities.markTermEnded(ended.session, ended.lease, ended.fencingToken).catch((e: unknown) => this.streamErrors.push(e as Error)));
-    const broker = this.broker;
+    const broker = this.world.broker;
     if (broker && !this.loseStreamWakes && !isRenewal(before, item)) this.clock.setTimer(this.brokerDelayMs, () => broker.publish({ lease: name, by: 'stream', ...(typeof item?.['revision'] === 'number' ? { revision: item['revision'] } : {}) }));
   }
 
@@ -265,17 +222,16 @@ export class Sim {
   pushBroker(opts: { delayMs?: number; deliveryMs?: number } = {}): { broker: SimBroker; down(): void; up(): void } {
     const outages: { from: number; to: number }[] = [];
     const d = opts.deliveryMs ?? 5;
-    this.broker = new SimBroker(this.clock, { delayMs: [d, d], loss: 0, duplicate: 0, outages }, () => 0.5, (k) => void (this.pushCounts[k] = (this.pushCounts[k] ?? 0) + 1));
+    const broker = this.world.startBroker({ delayMs: [d, d], loss: 0, duplicate: 0, outages }, () => 0.5, (k) => void (this.pushCounts[k] = (this.pushCounts[k] ?? 0) + 1));
     this.brokerDelayMs = opts.delayMs ?? 50;
-    const broker = this.broker;
     return { broker, down: () => broker.setDown(true), up: () => broker.setDown(false) };
   }
 
   /** A machine's connection to the push broker (pushBroker() first). */
   pushFor(machine: Machine): SimPush {
-    if (!this.broker) throw new Error('call pushBroker() first');
+    if (!this.world.broker) throw new Error('call pushBroker() first');
     const deaf = this.deafToWakes;
-    return this.broker.connect({ setTimer: (ms, fn) => machine.clock.setTimer(ms, fn), get dead() { return machine.clock.dead; }, cutOff: () => deaf.has(machine) });
+    return this.world.connect(machine, () => deaf.has(machine));
   }
 
   /**

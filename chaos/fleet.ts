@@ -1,0 +1,212 @@
+/**
+ * The chaos workers: one OS process per worker start-up (chaos/worker.ts), started with the
+ * schedule's timings, its clock steps and DynamoDB faults still in force, killed with SIGKILL (its
+ * terms end at that instant, and EC2 says its instance stopped), stopped with SIGTERM at the end.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { appendFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { monoNow } from '../lib/history/schema.js';
+import { instanceStoppedEvent } from '../lib/local/ecs-task.js';
+import type { LocalRuntime } from '../lib/local/runtime.js';
+import type { DynamoDBFault } from './ddb-faults.js';
+import { WorkerLine, type WorkerCommand, type WorkerEnvInput } from './protocol.js';
+import type { Schedule, WorkerPlan } from './schedule.js';
+import type { Feed } from './verdict.js';
+import { settlesWithin } from './wait.js';
+
+export const WORKER = fileURLToPath(new URL('./worker.ts', import.meta.url));
+/** The scheduled job every worker process also runs (withLease, run once per window): chaos/worker.ts. */
+export const JOB_LEASE = 'scheduled-job';
+
+/** One worker start-up as an OS process. */
+export class ChaosProcess {
+  readonly child: ChildProcess;
+  instances: Record<string, string> = {};
+  /** Leases this process leads now (by its own history lines): the term's token and when it began. */
+  readonly open = new Map<string, { fencingToken: number; mono: string; identity: string; instance: string }>();
+  readonly ready: Promise<void>;
+  /** Resolves once the process exited and its stdout was read to the end. */
+  readonly closed: Promise<void>;
+  alive = true;
+  paused = false;
+
+  constructor(
+    readonly plan: WorkerPlan,
+    env: WorkerEnvInput,
+    onLine: (p: ChaosProcess, l: WorkerLine) => void,
+    onBadLine: (text: string) => void,
+  ) {
+    this.child = spawn(process.execPath, ['--import', 'tsx', WORKER], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    let ready!: () => void;
+    this.ready = new Promise((r) => (ready = r));
+    const exited = new Promise<void>((r) => this.child.on('exit', () => r()));
+    const lines = createInterface({ input: this.child.stdout! });
+    const eof = new Promise<void>((r) => lines.on('close', () => r()));
+    lines.on('line', (text) => {
+      let parsed: ReturnType<typeof WorkerLine.safeParse>;
+      try {
+        parsed = WorkerLine.safeParse(JSON.parse(text));
+      } catch {
+        return onBadLine(text);
+      }
+      if (!parsed.success) return onBadLine(text);
+      const l = parsed.data;
+      if (l.type === 'ready') {
+        this.instances = l.instances;
+        ready();
+      }
+      if (l.type === 'history') {
+        if (l.record.event === 'started') this.open.set(l.record.lease, { fencingToken: l.record.fencingToken, mono: l.record.mono, identity: l.record.identity, instance: l.record.instance });
+        else this.open.delete(l.record.lease);
+      }
+      onLine(this, l);
+    });
+    this.child.stderr!.on('data', (d: Buffer) => onBadLine(d.toString()));
+    this.child.stdin!.on('error', () => undefined); // a killed worker's pipe
+    this.closed = Promise.all([exited, eof]).then(() => {
+      this.alive = false;
+    });
+  }
+
+  send(cmd: WorkerCommand): void {
+    if (this.alive) this.child.stdin!.write(`${JSON.stringify(cmd)}\n`);
+  }
+}
+
+/** Where a fleet's workers connect, and what they write to. */
+export interface FleetOptions {
+  readonly rt: LocalRuntime;
+  readonly prefix: string;
+  readonly ledgerTable: string;
+  /** Where lines that are not the protocol's, and the workers' errors, go. */
+  readonly errorsLog: string;
+}
+
+/** The schedule's workers: the process each runs now, and what a restarted one must start with. */
+export class Fleet {
+  readonly procs = new Map<string, ChaosProcess>();
+  /** Clock steps in force per worker (a restarted worker starts with them). */
+  readonly steps = new Map<string, number>();
+  /** DynamoDB faults in force per worker, and sessionLoss faults (a restarted worker is sent the last of each). */
+  readonly ddbFaults = new Map<string, DynamoDBFault[]>();
+  readonly sessionFaults = new Map<string, DynamoDBFault[]>();
+  /** The platform's last "instance stopped" event per worker (sent when the harness killed it), for replays. */
+  readonly lastStop = new Map<string, Record<string, unknown>>();
+  private readonly platformEvents = new Set<Promise<void>>();
+
+  constructor(
+    private readonly s: Schedule,
+    private readonly o: FleetOptions,
+    private readonly feed: Feed,
+    private readonly onLine: (p: ChaosProcess, l: WorkerLine) => void,
+  ) {}
+
+  /** Starts a process for `plan`'s worker (its successor if one ran). */
+  start(plan: WorkerPlan): ChaosProcess {
+    const p = new ChaosProcess(plan, this.env(plan), (q, l) => this.line(q, l), (text) => {
+      this.feed.workerErrors++;
+      appendFileSync(this.o.errorsLog, `${plan.identity} (not a protocol line) ${text.trimEnd()}\n`);
+    });
+    this.procs.set(plan.identity, p);
+    void p.ready.then(() => {
+      // a restarted worker is still inside its fault windows
+      const f = this.ddbFaults.get(plan.identity)?.at(-1);
+      if (f) p.send({ dynamodb: f });
+      const sf = this.sessionFaults.get(plan.identity)?.at(-1);
+      if (sf) p.send({ session: sf });
+    });
+    return p;
+  }
+
+  private line(p: ChaosProcess, l: WorkerLine): void {
+    if (l.type === 'error') {
+      this.feed.workerErrors++;
+      appendFileSync(this.o.errorsLog, `${p.plan.identity} ${l.lease ?? ''} ${l.message}\n`);
+    }
+    this.onLine(p, l);
+  }
+
+  private env(plan: WorkerPlan): WorkerEnvInput {
+    const { s, o } = this;
+    return {
+      CONCLAVE_ENDPOINT: o.rt.endpoint,
+      CONCLAVE_TABLE_PREFIX: o.prefix,
+      ...(s.push && o.rt.pushEndpoint ? { CONCLAVE_PUSH_URL: o.rt.pushEndpoint } : {}),
+      IDENTITY: plan.identity,
+      CHAOS_LEASES: s.leases.join(','),
+      EMULATION_VERSION: plan.emulationVersion,
+      BINARY_VERSION: plan.binaryVersion,
+      LEASE_DURATION_MS: String(s.timing.leaseDurationMs),
+      RENEW_DEADLINE_MS: String(s.timing.renewDeadlineMs),
+      RETRY_PERIOD_MS: String(s.timing.retryPeriodMs),
+      CANDIDATE_RENEW_MS: String(s.timing.candidateRenewMs),
+      ...(s.session
+        ? {
+            CHAOS_SESSION: 'true',
+            SESSION_RENEW_INTERVAL_MS: String(s.timing.session.renewIntervalMs),
+            SESSION_RETRY_PERIOD_MS: String(s.timing.session.retryPeriodMs),
+            SESSION_RENEW_DEADLINE_MS: String(s.timing.session.renewDeadlineMs),
+            SESSION_MAX_LEASE_DURATION_MS: String(s.timing.session.maxLeaseDurationMs),
+          }
+        : {}),
+      CHAOS_SKEW_MS: String(plan.skewMs + (this.steps.get(plan.identity) ?? 0)),
+      CHAOS_PLATFORM_ID: plan.instanceId,
+      CHAOS_SEED: String((s.scheduleSeed + plan.identity.charCodeAt(1) * 7919 + this.procs.size) >>> 0),
+      CHAOS_LEDGER_TABLE: o.ledgerTable,
+      CHAOS_ZOMBIE_MS: String(s.timing.zombieMs),
+      CHAOS_JOB_LEASE: JOB_LEASE,
+      CHAOS_JOB_EVERY_MS: String(4 * s.timing.leaseDurationMs),
+      CHAOS_JOB_WORK_MS: String(Math.round(1.5 * s.timing.leaseDurationMs)),
+    };
+  }
+
+  /** The live processes leading `lease` now (by their own history lines). */
+  leading(lease: string): ChaosProcess[] {
+    return [...this.procs.values()].filter((p) => p.alive && p.open.has(lease));
+  }
+
+  alive(): ChaosProcess[] {
+    return [...this.procs.values()].filter((p) => p.alive);
+  }
+
+  /** The platform's event, delivered to the functions (awaited at the end). */
+  sendPlatformEvent(event: Record<string, unknown>): void {
+    const delivery = this.o.rt.platformEvent(event);
+    this.platformEvents.add(delivery);
+    void delivery.finally(() => this.platformEvents.delete(delivery));
+  }
+
+  /** SIGKILL: the terms it held end at this instant (it can no longer act); its instance stopped, and EC2 says so. */
+  async kill(p: ChaosProcess, at = monoNow()): Promise<void> {
+    p.child.kill('SIGKILL');
+    await p.closed;
+    const stopped = instanceStoppedEvent(p.plan.instanceId, Date.now());
+    this.lastStop.set(p.plan.identity, stopped);
+    this.sendPlatformEvent(stopped);
+    for (const [lease, term] of p.open) {
+      // a term that began between the stamp and the signal ends the moment it began
+      const mono = BigInt(term.mono) > BigInt(at) ? term.mono : at;
+      this.feed.history.push({ event: 'stopped', lease, identity: term.identity, instance: term.instance, fencingToken: term.fencingToken, mono, wall: Date.now(), reason: 'killed' });
+    }
+    p.open.clear();
+  }
+
+  /** SIGTERM, and SIGKILL if it has not exited within 15 s (a paused process gets SIGCONT first: it cannot step down frozen). */
+  async stop(p: ChaosProcess): Promise<void> {
+    if (p.paused) p.child.kill('SIGCONT');
+    p.child.kill('SIGTERM');
+    if (!(await settlesWithin(p.closed, 15_000))) await this.kill(p);
+  }
+
+  /** Stops every live process (each signalled before any is waited for: they step down together). */
+  async stopAll(): Promise<void> {
+    await Promise.all(this.alive().map((p) => this.stop(p)));
+  }
+
+  /** Waits for the platform events still on their way. */
+  async drain(): Promise<void> {
+    await Promise.all([...this.platformEvents]);
+  }
+}

@@ -1,0 +1,85 @@
+/**
+ * The checker's feed of a simulated world: the history (who led, with which token, when — on the
+ * simulated monotonic clock), the fault windows, and at the end the ledger of fenced writes, judged
+ * by the same checker as the chaos runs (lib/history/checker.ts). Also the world's timeline (with
+ * --seed) and its counters.
+ */
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { SimulatedClock } from '../lib/clock.js';
+import { checkHistory, type Verdict } from '../lib/history/checker.js';
+import { createLedgerTable, readLedger } from '../lib/history/ledger.js';
+import type { FaultWindow, HistoryRecord } from '../lib/history/schema.js';
+
+/** Simulated epoch ms every world starts at. */
+export const T0 = 1_800_000_000_000;
+/** Simulated ms as the history's nanosecond stamps. */
+export const ns = (ms: number): string => BigInt(Math.round(ms * 1e6)).toString();
+
+/** Who a history record is about: a term of `lease` held by `identity`'s `instance`. */
+export interface TermOf {
+  readonly lease: string;
+  readonly identity: string;
+  readonly instance: string;
+  readonly fencingToken: number;
+}
+
+export class Feed {
+  readonly history: HistoryRecord[] = [];
+  readonly faults: FaultWindow[] = [];
+  /** Every line of the timeline (kept with `trace`). */
+  readonly timeline: string[] = [];
+  /** Counters: requests, faults applied, events, dead letters. */
+  readonly counts: Record<string, number> = {};
+  readonly ledgerTable = 'sim-ledger';
+
+  constructor(
+    private readonly clock: SimulatedClock,
+    private readonly trace: boolean,
+  ) {}
+
+  count(k: string, n = 1): void {
+    this.counts[k] = (this.counts[k] ?? 0) + n;
+  }
+
+  log(line: string): void {
+    if (this.trace) this.timeline.push(`${((this.clock.now() - T0) / 1000).toFixed(3).padStart(8)}s  ${line}`);
+  }
+
+  /** A term began now; `wall` is its holder's wall clock. */
+  started(t: TermOf, wall: number): void {
+    this.history.push({ event: 'started', lease: t.lease, identity: t.identity, instance: t.instance, fencingToken: t.fencingToken, mono: ns(this.clock.monotonic()), wall });
+  }
+
+  /** A term ended now, for `reason`. */
+  stopped(t: TermOf, wall: number, reason: string): void {
+    this.history.push({ event: 'stopped', lease: t.lease, identity: t.identity, instance: t.instance, fencingToken: t.fencingToken, mono: ns(this.clock.monotonic()), wall, reason });
+  }
+
+  /** A fault window, from and to in simulated monotonic ms. */
+  window(kind: string, from: number, to: number, extra: Omit<FaultWindow, 'kind' | 'from' | 'to'> = {}): void {
+    this.faults.push({ kind, from: ns(from), to: ns(to), ...extra });
+  }
+
+  /** The ledger's table, made on the world's model (`client`: no network in between). */
+  async createLedger(client: DynamoDBClient): Promise<void> {
+    await createLedgerTable(client, this.ledgerTable);
+  }
+
+  /** The checker's verdict on the world as it ended now. */
+  async verdict(client: DynamoDBClient, o: { healMs: number; episodicLeases: string[] }): Promise<Verdict> {
+    const end = this.clock.monotonic();
+    const ledger = await readLedger(client, this.ledgerTable);
+    const lastHeal = Math.max(0, ...this.faults.map((w) => Number(BigInt(w.to) / 1_000_000n)));
+    return checkHistory(
+      { history: this.history, ledger, faults: this.faults, end: { mono: ns(end) } },
+      {
+        healMs: o.healMs,
+        episodicLeases: o.episodicLeases,
+        ...(lastHeal ? { healedAt: ns(Math.max(lastHeal, T0)) } : {}),
+        // One rule for every world (issue 27): a holder on a session learns of an operator's delete
+        // as any holder does, within its renew deadline — from the mark the lease stream's function
+        // leaves on its session row, read in the answer to its next session renewal.
+      },
+    );
+  }
+}

@@ -1,0 +1,234 @@
+/**
+ * Workloads, the coordinator's side: the real stream, timer, tick and platform handlers (the same
+ * modules Lambda runs) on simulated time — stream batches late, out of the function while it is
+ * down, sometimes twice; the election timer's messages held while it is down; the tick; the
+ * platform's "stopped" events late, twice, or minutes later.
+ */
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { Context, DynamoDBRecord } from 'aws-lambda';
+import { every, type Timer } from '../lib/clock.js';
+import { coordinatorDeps } from '../lib/coordinator/reconcile.js';
+import type { ConclaveEvent } from '../lib/events/schemas.js';
+import type { FunctionDeps } from '../lib/functions/core.js';
+import { observability } from '../lib/functions/env.js';
+import { DelayQueue } from '../lib/local/delay-queue.js';
+import { instanceStoppedEvent, taskStoppedEvent } from '../lib/local/ecs-task.js';
+import { matchesFilter } from '../lib/local/event-filter.js';
+import { handlerModules, type HandlerModule } from '../lib/local/handlers.js';
+import { lambdaContext } from '../lib/local/runtime.js';
+import { ElectionConfigSchema } from '../lib/schemas/config.js';
+import type { Platform } from '../lib/schemas/platform.js';
+import { wiring, type FunctionName, type StreamTrigger } from '../lib/wiring.js';
+import { blindToSessions } from './bugs.js';
+import { T0 } from './feed.js';
+import { hostState } from './network.js';
+import type { WorldContext } from './settings.js';
+
+type Handlers = Record<FunctionName, (event: unknown) => Promise<unknown>>;
+
+/** The coordinator's side of a running world. */
+export interface Functions {
+  /** The platform tells that `platform` stopped now: after EventBridge's delay, maybe twice, maybe minutes late. */
+  platformStopped(platform: Platform): void;
+  /** Stops the stream pollers, the tick and the TTL sweep (the world's end). */
+  stop(): void;
+}
+
+/**
+ * The functions' logger and metrics, silent: a simulation publishes no metrics (Powertools would
+ * print an EMF line to stdout for every one, thousands per schedule).
+ */
+function quietObservability(): ReturnType<typeof observability> {
+  const before = process.env['POWERTOOLS_METRICS_DISABLED'];
+  process.env['POWERTOOLS_METRICS_DISABLED'] = 'true';
+  try {
+    return observability('sim', 'SILENT');
+  } finally {
+    if (before === undefined) delete process.env['POWERTOOLS_METRICS_DISABLED'];
+    else process.env['POWERTOOLS_METRICS_DISABLED'] = before;
+  }
+}
+
+let modules: Promise<Record<FunctionName, HandlerModule>> | undefined;
+/** The handler modules Lambda runs, imported once per process; each world builds its handlers from them. */
+function handlerModulesLoaded(): Promise<Record<FunctionName, HandlerModule>> {
+  modules ??= (async () => {
+    const out = {} as Record<FunctionName, HandlerModule>;
+    for (const name of Object.keys(handlerModules) as FunctionName[]) out[name] = await handlerModules[name]();
+    return out;
+  })();
+  return modules;
+}
+
+/** The coordinatorDown window the world is in now, if any. */
+const outageOf = (c: WorldContext) => () => {
+  const now = c.world.clock.now();
+  return c.schedule.coordinatorDown.find((w) => w.from <= now - T0 && now - T0 < w.to);
+};
+
+/** Starts the functions: their handlers, the stream pollers, the tick and DynamoDB's TTL sweep. */
+export async function startFunctions(c: WorldContext): Promise<Functions> {
+  const { world, feed } = c;
+  const clock = world.clock;
+  const client = world.machine('functions', c.network, hostState(), { backoff: false }).client; // Lambda's machines: no fault hits them
+  const loaded = await handlerModulesLoaded();
+  const handlers = {} as Handlers;
+  const deps = functionDeps(c, client, handlers);
+  /**
+   * Lambda's context on simulated time, without `getRemainingTimeInMillis`. middy times each
+   * invocation out on a real timer (node:timers) set from it: on simulated time that timer means
+   * nothing, and one still pending when the world ends — an invocation the end cut short — kept
+   * the whole world in memory for the function's timeout (a megabyte a schedule: 2 GB per thread
+   * after five minutes of `npm run sim`, and slower and slower collections). Without the method
+   * middy sets no timer; none of Conclave's functions reads it.
+   */
+  const simulatedContext = (name: FunctionName): Context => {
+    const { getRemainingTimeInMillis: _real, ...context } = lambdaContext(name, clock);
+    return context as Context;
+  };
+  for (const name of Object.keys(wiring) as FunctionName[]) {
+    const h = loaded[name].makeHandler(deps) as (event: unknown, context: Context) => Promise<unknown>;
+    handlers[name] = (event) => h(event, simulatedContext(name));
+  }
+  const down = () => outageOf(c)() !== undefined;
+  const pumps: Timer[] = [];
+  for (const name of Object.keys(wiring) as FunctionName[]) {
+    const trigger = wiring[name].trigger;
+    if (trigger.kind === 'stream') pumps.push(every(clock, 250, streamPump(c, name, trigger as StreamTrigger, handlers, down)));
+  }
+  let ticking = false;
+  pumps.push(
+    every(clock, c.settings.tickEveryMs, () => {
+      if (ticking || down()) return;
+      ticking = true;
+      void (handlers.coordinator({ 'detail-type': 'Scheduled Event', source: 'aws.events', time: new Date(clock.now()).toISOString() }) as Promise<unknown>)
+        .catch(() => feed.count('tick:threw'))
+        .finally(() => (ticking = false));
+    }),
+  );
+  pumps.push(every(clock, 60_000, () => void world.model.sweepTtl()));
+  return { platformStopped: platformEvents(c, handlers), stop: () => pumps.forEach((p) => p.cancel()) };
+}
+
+/** The functions' dependencies: the coordinator's stores, the election timer (SQS), EventBridge, dead letters, the broker. */
+function functionDeps(c: WorldContext, client: DynamoDBClient, handlers: Handlers): FunctionDeps {
+  const { world, feed } = c;
+  const clock = world.clock;
+  const events: ConclaveEvent[] = [];
+  const deadLetters: unknown[] = [];
+  const config = ElectionConfigSchema.parse({});
+  const outage = outageOf(c);
+  const broker = world.broker;
+  const timer = new DelayQueue({
+    trigger: wiring.electionTimer.trigger,
+    functionName: 'electionTimer',
+    clock,
+    invoke: async (e) => {
+      // the function is down: SQS keeps the message until it runs again
+      for (let w = outage(); w; w = outage()) await clock.sleep(T0 + w.to - clock.now());
+      return handlers.electionTimer(e) as Promise<void>;
+    },
+    deadLetter: (d) => {
+      feed.count('deadLetters:electionTimer');
+      deadLetters.push(d);
+    },
+  });
+  const coordinator = coordinatorDeps(client, world.names, { clock, config });
+  return {
+    coordinator: c.plant === 'coordinatorIgnoresSession' ? blindToSessions(coordinator) : coordinator,
+    timer,
+    publish: async (list) => {
+      events.push(...list);
+      feed.count('events', list.length);
+      for (const e of list) feed.log(`event ${e.detailType} ${JSON.stringify({ lease: (e.detail as { lease?: string }).lease, holder: (e.detail as { holder?: string }).holder })}`);
+    },
+    deadLetter: async (p) => {
+      feed.count(`deadLetters:${p.function}`);
+      feed.log(`dead letter (${p.function}): ${p.reason}`);
+      deadLetters.push(p);
+    },
+    ...(broker ? { wake: async (lease: string, revision: number | undefined) => broker.publish({ lease, by: 'stream', ...(revision !== undefined ? { revision } : {}) }) } : {}),
+    ...quietObservability(),
+  };
+}
+
+/** One stream's poller: per shard, in order, batches possibly late or twice; a failed batch comes again (at least once). */
+function streamPump(c: WorldContext, name: FunctionName, t: StreamTrigger, handlers: Handlers, down: () => boolean): () => void {
+  const { world, feed, schedule, random } = c;
+  const stream = world.model.stream(world.names[t.table]);
+  const after = new Map<string, string | undefined>();
+  let busy = false;
+  const pump = async () => {
+    if (busy || down()) return;
+    busy = true;
+    try {
+      for (const shard of stream.shardIds()) {
+        const records: DynamoDBRecord[] = stream.read(shard, { ...(after.get(shard) ? { after: after.get(shard)! } : {}), limit: t.batchSize });
+        if (!records.length) continue;
+        const lag = schedule.streamLagMs[0] + random() * (schedule.streamLagMs[1] - schedule.streamLagMs[0]);
+        await world.clock.sleep(lag);
+        const passed = t.filters ? records.filter((r) => t.filters!.some((f) => matchesFilter(f, r))) : records;
+        feed.count(`stream:${name}`, passed.length);
+        if (passed.length) {
+          try {
+            const res = (await handlers[name]({ Records: passed })) as { batchItemFailures?: unknown[] } | undefined;
+            if (res?.batchItemFailures?.length) {
+              feed.count(`stream:${name}:retried`);
+              continue; // at least once: the same records again at the next pump
+            }
+            if (random() < schedule.streamRedelivery) {
+              feed.count(`fault:streamRedelivery`);
+              await handlers[name]({ Records: passed });
+            }
+          } catch {
+            feed.count(`stream:${name}:threw`);
+            continue;
+          }
+        }
+        after.set(shard, records.at(-1)!.dynamodb!.SequenceNumber!);
+      }
+    } finally {
+      busy = false;
+    }
+  };
+  return () => void pump();
+}
+
+/**
+ * The platform: "stopped" events for the task or instance a worker ran on, via EventBridge
+ * (Lambda's asynchronous invocation: a function that is down gets the event when it is back).
+ */
+function platformEvents(c: WorldContext, handlers: Handlers): (platform: Platform) => void {
+  const { world, feed, schedule, random } = c;
+  const clock = world.clock;
+  const outage = outageOf(c);
+  const deliver = (stopped: Record<string, unknown>, afterMs: number) =>
+    clock.setTimer(afterMs, () => {
+      void (async () => {
+        // the function is down: EventBridge retries until it runs again
+        for (let w = outage(); w; w = outage()) await clock.sleep(T0 + w.to - clock.now());
+        let event = stopped;
+        if (c.plant === 'platformEventByArrival') event = { ...event, time: new Date(clock.now()).toISOString().replace(/\.\d{3}Z$/, 'Z') };
+        feed.log(`platform event ${(event['detail'] as Record<string, string>)['taskArn'] ?? (event['detail'] as Record<string, string>)['instance-id']} stopped at ${String(event['time'])}`);
+        try {
+          const r = (await handlers.platform(event)) as { outcomes?: { outcome: string }[] } | undefined;
+          for (const o of r?.outcomes ?? []) feed.count(`platform:${o.outcome}`);
+        } catch {
+          feed.count('platform:threw');
+        }
+      })();
+    });
+  let n = 0;
+  return (platform) => {
+    const pe = schedule.platformEvents;
+    const id = `sim-${schedule.seed}-${++n}`;
+    const event = platform.kind === 'ecs' ? taskStoppedEvent(platform, { code: 137, signal: null }, new Date(clock.now()), id) : instanceStoppedEvent(platform.id, clock.now(), id);
+    const delay = () => pe.delayMs[0] + random() * (pe.delayMs[1] - pe.delayMs[0]);
+    deliver(event, delay());
+    if (random() < pe.duplicate) deliver(event, delay() + 1_000);
+    if (random() < pe.late) {
+      feed.count('fault:platformLate');
+      deliver(event, 60_000 + random() * 240_000);
+    }
+  };
+}

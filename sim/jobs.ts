@@ -1,0 +1,98 @@
+/**
+ * Workloads, the scheduled job: as a Lambda function on a schedule would run it from a worker
+ * process — an invocation every cronEveryMs (each worker at its own phase), each one withLease on
+ * CRON_LEASE with a run-once window per period; a run writes to the ledger, fenced, while it
+ * works, then completes its window with one more ledger entry in the marker's transaction.
+ */
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { every } from '../lib/clock.js';
+import { ledgerWrite } from '../lib/history/ledger.js';
+import { FencingError } from '../lib/sdk/fencing.js';
+import { LeaseLostError, tryWithLease, type LeaseTerm } from '../lib/sdk/with-lease.js';
+import { ns, T0 } from './feed.js';
+import { CRON_LEASE, type WorldContext } from './settings.js';
+import type { Proc } from './workers.js';
+
+/** What the world's scheduled jobs share: invocations so far (each names its run). */
+export interface JobsState {
+  invocations: number;
+}
+
+/** Invokes the scheduled job from `proc` (worker `i`) every cronEveryMs, from its phase on. */
+export function scheduleJobs(c: WorldContext, state: JobsState, proc: Proc, i: number, client: DynamoDBClient): void {
+  const { settings } = c;
+  const pc = proc.machine.clock;
+  const invoke = () => {
+    if (pc.dead || proc.stop.signal.aborted) return;
+    const n = ++state.invocations;
+    invokeJob(c, proc, client, `${proc.identity}-r${n}`); // a Lambda request id: one per invocation
+  };
+  const phase = ((i + 1) * settings.cronEveryMs) / (settings.workers + 1);
+  pc.setTimer(phase, () => {
+    invoke();
+    every(pc, settings.cronEveryMs, invoke);
+  });
+}
+
+/** One invocation: withLease on CRON_LEASE, run once in this period's window. */
+function invokeJob(c: WorldContext, proc: Proc, client: DynamoDBClient, identity: string): void {
+  const { world, feed, settings } = c;
+  const clock = world.clock;
+  const pc = proc.machine.clock;
+  const instance = `${identity}_run`;
+  const window = `period-${Math.floor((clock.now() - T0) / settings.cronEveryMs)}`;
+  proc.cronRuns.set(instance, undefined);
+  const stopped = (token: number, reason: string) => {
+    if (pc.dead || !proc.cronRuns.has(instance)) return;
+    proc.cronRuns.delete(instance);
+    feed.stopped({ lease: CRON_LEASE, identity, instance, fencingToken: token }, Math.max(0, Math.round(pc.now())), reason);
+    feed.log(`${identity} stops running ${CRON_LEASE} (${reason})`);
+  };
+  const run = async (signal: AbortSignal, term: LeaseTerm) => {
+    const token = term.fencingToken;
+    proc.cronRuns.set(instance, token);
+    feed.started({ lease: CRON_LEASE, identity, instance, fencingToken: token }, Math.max(0, Math.round(pc.now())));
+    feed.log(`${identity} runs ${CRON_LEASE} for ${window} (token ${token})`);
+    let writes = 0;
+    const entry = (id: string, extra: { window?: string } = {}) => ({ lease: CRON_LEASE, id: `${instance}#${id}`, identity, instance, fencingToken: token, sentMono: ns(clock.monotonic()), zombie: false, ...extra });
+    // (the work inline, not in a function of its own: a seed replays exactly only while each run takes the same turns of the event loop)
+    try {
+      const until = clock.monotonic() + settings.cronWorkMs;
+      while (!signal.aborted && clock.monotonic() < until) {
+        try {
+          await term.fencedWrite(ledgerWrite(feed.ledgerTable, entry(String(++writes))));
+          feed.count('cron:fenced:accepted');
+        } catch (e) {
+          feed.count(e instanceof FencingError ? 'cron:fenced:refused' : 'cron:fenced:error');
+        }
+        await pc.sleep(settings.writeEveryMs, signal);
+      }
+      signal.throwIfAborted();
+      await term.complete(ledgerWrite(feed.ledgerTable, entry('done', { window })).TransactItems!);
+    } finally {
+      stopped(token, signal.aborted ? String(signal.reason instanceof LeaseLostError ? signal.reason.reason : 'aborted') : 'returned');
+    }
+  };
+  const job = tryWithLease(CRON_LEASE, run, {
+    client,
+    clock: pc,
+    tables: world.names,
+    identity,
+    mode: 'NoCoordination',
+    runOnce: { window },
+    // a SIGTERM ends the run too: the process gives the lease up before it exits
+    signal: proc.stop.signal,
+    waitMs: settings.leaseDurationMs,
+    leaseDurationMs: settings.leaseDurationMs,
+    renewDeadlineMs: settings.renewDeadlineMs,
+    retryPeriodMs: settings.retryPeriodMs,
+    onError: () => feed.count('workerErrors'),
+  })
+    .then(
+      (r) => void feed.count(`cron:${r.status}`),
+      (e: unknown) => void feed.count(`cron:${(e as Error).name ?? 'error'}`),
+    )
+    .finally(() => proc.cronRuns.delete(instance));
+  proc.jobs.add(job);
+  void job.finally(() => proc.jobs.delete(job));
+}

@@ -1,0 +1,108 @@
+/**
+ * Faults, part one: the network and DynamoDB between a simulated process and the model, as the
+ * schedule draws them — latency each way, partitions, and inside the schedule's DynamoDB fault
+ * windows throttling, lost requests, lost answers, duplicates and requests that land long after
+ * their client gave up. A paused process sends nothing and reads no answer until it runs again; a
+ * dead one is never answered.
+ */
+import type { SimulatedClock } from '../lib/clock.js';
+import { faults as ddbFaults, type ModelRequest } from '../lib/sim/dynamodb-model/index.js';
+import type { Feed } from './feed.js';
+import { T0 } from './feed.js';
+import type { Machine, Network } from './machines.js';
+import type { Schedule } from './schedule.js';
+
+/** A worker machine as the schedule's network sees it. */
+export interface Host extends Machine {
+  /** Until when (simulated epoch ms) its requests reach nobody: a network partition. */
+  partitionedUntil: number;
+  /** An aimed pause: begins when the machine's next request has landed, before it reads the answer. */
+  pauseAtNextAnswer: (() => void) | undefined;
+}
+
+/** A Host's network state as it starts: connected, nothing aimed at it. */
+export const hostState = (): Pick<Host, 'partitionedUntil' | 'pauseAtNextAnswer'> => ({ partitionedUntil: 0, pauseAtNextAnswer: undefined });
+
+const hang = () => new Promise<never>(() => undefined);
+
+/**
+ * The schedule's network: every draw from `random`, the schedule's own stream of numbers. (Its
+ * waits are all in this one function, and its draws in a fixed order: a seed replays exactly only
+ * while every request takes the same turns of the event loop as it always did.)
+ */
+export function scheduleNetwork(clock: SimulatedClock, schedule: Schedule, random: () => number, feed: Feed): Network<Host> {
+  const f = schedule.requestFaults;
+  const latency = () => clock.sleep(f.latencyMs[0] + random() * (f.latencyMs[1] - f.latencyMs[0]));
+  const inFaultWindow = () => schedule.ddbFaults.some((w) => w.from <= clock.now() - T0 && clock.now() - T0 < w.to);
+  return async (m, req, apply) => {
+    feed.count('requests');
+    if (m.clock.dead) return hang();
+    // a frozen process sends nothing until it runs again
+    if (m.clock.paused) await m.clock.running();
+    if (clock.now() < m.partitionedUntil) {
+      // cut off: the request dies on the way, or its answer does, after the socket timeout
+      const applied = random() < 0.5;
+      if (applied) apply();
+      await clock.sleep(1_000);
+      feed.count(applied ? 'fault:partitionLostAnswer' : 'fault:partitionLostRequest');
+      throw ddbFaults.timeout();
+    }
+    await latency();
+    const inFault = inFaultWindow();
+    const fate = strike(inFault, random(), clock, schedule, random, feed, `${m.name}'s ${req.operation}`, req, apply);
+    if (fate.late) {
+      await clock.sleep(1_000);
+      throw ddbFaults.timeout();
+    }
+    if (m.pauseAtNextAnswer) {
+      const pause = m.pauseAtNextAnswer;
+      m.pauseAtNextAnswer = undefined;
+      pause();
+    }
+    await latency();
+    if (m.clock.paused) await m.clock.running();
+    if (m.clock.dead) return hang();
+    return fate.out;
+  };
+}
+
+/**
+ * What a request that got through meets (`p`: its draw): outside a DynamoDB fault window DynamoDB
+ * answers; inside one it may be throttled, lost, answered-but-lost (these throw), late (its client
+ * times out while it lands much later), or applied twice.
+ */
+function strike(inFault: boolean, p: number, clock: SimulatedClock, schedule: Schedule, random: () => number, feed: Feed, what: string, req: ModelRequest, apply: () => unknown): { late: true } | { late: false; out: unknown } {
+  const f = schedule.requestFaults;
+  if (inFault && p < f.throttle) {
+    feed.count('fault:throttle');
+    throw ddbFaults.provisionedThroughputExceeded();
+  } else if (inFault && p < f.throttle + f.lost) {
+    feed.count('fault:lostRequest');
+    throw ddbFaults.timeout();
+  } else if (inFault && p < f.throttle + f.lost + f.lostAnswer) {
+    apply();
+    feed.count('fault:lostAnswer');
+    throw ddbFaults.timeout();
+  } else if (inFault && p < f.throttle + f.lost + f.lostAnswer + f.late) {
+    // stuck on the way: the client gives up after its timeout; the request lands much later
+    feed.count('fault:lateLanding');
+    const sentAt = clock.now();
+    clock.setTimer(5_000 + random() * 25_000, () => {
+      feed.log(`late landing: ${what} sent ${((clock.now() - sentAt) / 1000).toFixed(1)} s ago`);
+      try {
+        apply();
+      } catch {
+        // a condition that no longer holds: what the condition is for
+      }
+    });
+    return { late: true };
+  } else if (inFault && p < f.throttle + f.lost + f.lostAnswer + f.late + f.duplicate && req.operation !== 'GetItem') {
+    feed.count('fault:duplicate');
+    try {
+      apply();
+    } catch {
+      // the first copy's answer is lost; the second's is what comes back
+    }
+  }
+  return { late: false, out: apply() };
+}

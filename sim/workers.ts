@@ -1,0 +1,163 @@
+/**
+ * Workloads, the workers' side: worker processes, each on a machine of its own running the real
+ * SDK — a LeaderElector per lease with its candidacy, writing to the ledger, fenced, while it leads;
+ * in session worlds one Session per process holding its electors' terms; the scheduled jobs
+ * (sim/jobs.ts). One worker runs one process at a time; a fault (sim/faults.ts) ends it and starts
+ * the next.
+ */
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { ledgerWrite } from '../lib/history/ledger.js';
+import { LOCAL_DEPLOYMENT } from '../lib/local/ecs-task.js';
+import type { Platform } from '../lib/schemas/platform.js';
+import { FencingError } from '../lib/sdk/fencing.js';
+import { LeaderElector } from '../lib/sdk/elector.js';
+import type { Push } from '../lib/sdk/push.js';
+import { Session } from '../lib/sdk/session.js';
+import { ns } from './feed.js';
+import { scheduleJobs, type JobsState } from './jobs.js';
+import { hostState, type Host } from './network.js';
+import { sessionTimings, type WorldContext } from './settings.js';
+
+const SIM_CLUSTER = `arn:aws:ecs:${LOCAL_DEPLOYMENT.region}:${LOCAL_DEPLOYMENT.account}:cluster/sim`;
+
+/** One worker process. */
+export interface Proc {
+  readonly identity: string;
+  readonly platform: Platform;
+  readonly machine: Host;
+  readonly runs: Promise<void>[];
+  /** After a SIGTERM: starts the next process once this one has exited. */
+  restart: () => void;
+  readonly electors: LeaderElector[];
+  /** The leases it leads, with their tokens. */
+  readonly leading: Map<string, number>;
+  readonly stop: AbortController;
+  /** Scheduled-job runs (withLease) under way in this process, by run instance: their tokens once they lead. */
+  readonly cronRuns: Map<string, number | undefined>;
+  /** The scheduled-job invocations under way: a stopping process exits once they have ended. */
+  readonly jobs: Set<Promise<void>>;
+  /** Its leaders' fenced writes so far (each names the next). */
+  writes: number;
+}
+
+export class Workers {
+  /** The process each worker runs now (or ran last). */
+  readonly procs: Proc[] = [];
+  /** Every process's Session (sessions worlds): their counts go into the world's. */
+  readonly sessions: Session[] = [];
+  private readonly starts: number[] = [];
+  private readonly jobs: JobsState = { invocations: 0 };
+  private readonly leaseNames: string[];
+
+  constructor(
+    private readonly c: WorldContext,
+    /** Each worker's wall clock, by identity (what a planted bug reads). */
+    private readonly wallClocks: Map<string, () => number>,
+  ) {
+    this.leaseNames = Array.from({ length: c.settings.leases }, (_, i) => `job-${i}`);
+  }
+
+  /** Starts worker `i`'s next process. */
+  start(i: number): Proc {
+    const { world, schedule } = this.c;
+    const identity = `w${i}`;
+    this.starts[i] = (this.starts[i] ?? 0) + 1;
+    // an ECS task has a new ARN each start; an EC2 instance keeps its id across a stop and a start
+    const platform: Platform =
+      schedule.platforms[i] === 'ecs'
+        ? { kind: 'ecs', id: `arn:aws:ecs:${LOCAL_DEPLOYMENT.region}:${LOCAL_DEPLOYMENT.account}:task/sim/w${i}-${this.starts[i]}`, cluster: SIM_CLUSTER }
+        : { kind: 'ec2', id: `i-${(0x51a00000 + i).toString(16)}` };
+    const machine = world.machine(identity, this.c.network, hostState());
+    machine.clock.offsetMs = schedule.skewMs[i] ?? 0;
+    machine.clock.rate = (schedule.driftPpm?.[i] ?? 0) * 1e-6;
+    this.wallClocks.set(identity, () => machine.clock.now());
+    const proc: Proc = { identity, platform, runs: [], restart: () => undefined, machine, electors: [], leading: new Map(), stop: new AbortController(), cronRuns: new Map(), jobs: new Set(), writes: 0 };
+    const push = world.broker ? world.connect(machine, () => world.clock.now() < machine.partitionedUntil) : undefined;
+    const session = schedule.session ? this.startSession(proc) : undefined;
+    for (const leaseName of this.leaseNames) this.startElector(proc, i, leaseName, push, session);
+    if (this.c.settings.cronEveryMs > 0) scheduleJobs(this.c, this.jobs, proc, i, machine.client);
+    this.c.feed.log(`start ${identity}`);
+    this.procs[i] = proc;
+    return proc;
+  }
+
+  /**
+   * The process's Session, on its machine's clock and client (so every fault of the process is its
+   * fault too), started before the electors and run until they have all finished: a SIGTERMed
+   * process exits once it has deleted its row; a killed one's row is simply no longer renewed.
+   */
+  private startSession(proc: Proc): Session {
+    const { feed, settings, schedule, world } = this.c;
+    const identity = proc.identity;
+    const session = new Session({
+      client: proc.machine.client,
+      tables: world.names,
+      clock: proc.machine.clock,
+      prefix: identity,
+      ...sessionTimings(settings, schedule.session!),
+      onError: (e) => {
+        feed.count('session:errors');
+        if (e.message.startsWith('Session ')) feed.log(`${identity}: ${e.message.replace(/;.*/, '')}`);
+      },
+    });
+    this.sessions.push(session);
+    proc.runs.push(session.run(proc.stop.signal).catch(() => void feed.count('session:startFailed')));
+    void session.ready.then(
+      () => feed.log(`${identity} session ${session.name ?? '(already ended)'} started`),
+      () => feed.log(`${identity} session failed to start: its electors renew their leases themselves`),
+    );
+    return session;
+  }
+
+  /** An elector for `leaseName` in the process: while it leads, a fenced ledger write every writeEveryMs. */
+  private startElector(proc: Proc, i: number, leaseName: string, push: Push | undefined, session: Session | undefined): void {
+    const { feed, settings, schedule, world } = this.c;
+    const { identity, machine } = proc;
+    const pc = machine.clock;
+    const client: DynamoDBClient = machine.client;
+    const ledgerTable = feed.ledgerTable;
+    const elector: LeaderElector = new LeaderElector({
+      leaseName,
+      identity,
+      tables: world.names,
+      client,
+      clock: pc,
+      platform: proc.platform,
+      leaseDurationMs: settings.leaseDurationMs,
+      renewDeadlineMs: settings.renewDeadlineMs,
+      retryPeriodMs: settings.retryPeriodMs,
+      candidacy: { emulationVersion: schedule.versions[i] ?? '1.30.0', binaryVersion: schedule.versions[i] ?? '1.30.0' },
+      ...(push ? { push } : {}),
+      ...(session ? { session } : {}),
+      callbacks: {
+        onStartedLeading: async (signal, { fencingToken }) => {
+          proc.leading.set(leaseName, fencingToken);
+          feed.started({ lease: leaseName, identity, instance: elector.instance, fencingToken }, Math.max(0, Math.round(pc.now())));
+          feed.log(`${identity} leads ${leaseName} (token ${fencingToken})`);
+          while (!signal.aborted && !pc.dead) {
+            const entry = { lease: leaseName, id: `${elector.instance}#${++proc.writes}`, identity, instance: elector.instance, fencingToken, sentMono: ns(world.clock.monotonic()), zombie: false };
+            try {
+              await elector.fencedWrite(ledgerWrite(ledgerTable, entry));
+              feed.count('fenced:accepted');
+            } catch (e) {
+              feed.count(e instanceof FencingError ? 'fenced:refused' : 'fenced:error');
+            }
+            await pc.sleep(settings.writeEveryMs);
+          }
+        },
+        onStoppedLeading: ({ reason, fencingToken }) => {
+          if (pc.dead) return;
+          proc.leading.delete(leaseName);
+          feed.stopped({ lease: leaseName, identity, instance: elector.instance, fencingToken }, Math.max(0, Math.round(pc.now())), reason);
+          feed.log(`${identity} stops leading ${leaseName} (${reason})`);
+        },
+      },
+      onError: (e) => {
+        feed.count('workerErrors');
+        feed.log(`${identity} ${leaseName}: ${e.message}`);
+      },
+    });
+    proc.electors.push(elector);
+    proc.runs.push(elector.run(proc.stop.signal).catch(() => void feed.count('runRejected')));
+  }
+}
