@@ -6,7 +6,9 @@ const src = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 export default defineConfig({
   // The package names resolve to the sources here, as tsconfig.json's paths say.
   resolve: {
+    // (the subpath first: an alias also matches the names under it)
     alias: {
+      '@conclave/sdk/push': src('./lib/sdk/push-entry.ts'),
       '@conclave/sdk': src('./lib/sdk/index.ts'),
       '@conclave/cdk': src('./infra/index.ts'),
       '@conclave/testing': src('./lib/testing/index.ts'),

@@ -19,7 +19,8 @@
  * then deletes the row). Each `requests` line then carries the session's counts (`session`).
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { LeaderElector, PushChannel, Session, type LeaderElectorOptions } from '../lib/sdk/index.js';
+import { LeaderElector, Session, type LeaderElectorOptions } from '../lib/sdk/index.js';
+import { PushChannel } from '../lib/sdk/push-entry.js';
 import { defaultTableNames } from '../lib/tables.js';
 import { RequestCounter, reportCounts } from './requests.js';
 import { RoleTracker } from './roles.js';

@@ -11,7 +11,8 @@
  * process's Session: the session's renewals keep every lease the process leads alive.
  */
 import { CreateTableCommand, GetItemCommand, waitUntilTableExists } from '@aws-sdk/client-dynamodb';
-import { FencingError, LeaderElector, PushChannel, Session, fencedTransactWrite } from '@conclave/sdk';
+import { FencingError, LeaderElector, Session, fencedTransactWrite } from '@conclave/sdk';
+import { PushChannel } from '@conclave/sdk/push'; // with the mqtt package installed beside @conclave/sdk
 import { startLocalConclave } from '@conclave/testing';
 
 const conclave = await startLocalConclave();
@@ -29,14 +30,14 @@ try {
 
   const put = (by: number) => ({ TransactItems: [{ Put: { TableName: 'reports', Item: { id: { S: 'today' }, by: { N: String(by) } } } }] });
   const done = new AbortController();
-  const result = { leader: '', fencingToken: 0, fencedWrite: '', staleWrite: '', stored: '', events: [] as string[], push: { live: false, wakes: 0 }, session: { held: false, renewals: 0 } };
+  const result = { leader: '', fencingToken: 0, fencedWrite: '', staleWrite: '', stored: '', events: [] as string[], push: { healthy: false, wakes: 0 }, session: { held: false, renewals: 0 } };
 
   // One connection per process, shared by its electors; it outlives them (a stepping-down leader announces it).
   const push = new PushChannel({ endpoint: conclave.pushEndpoint!, tables: conclave.tablePrefix });
   const pushing = new AbortController();
   const pushRun = push.run(pushing.signal);
   await push.ready;
-  result.push.live = push.live;
+  result.push.healthy = push.healthy();
 
   // One session per process, shared by its electors: its row's renewals keep their terms alive
   // (timings to match the short terms below). It ends after the last elector on it.

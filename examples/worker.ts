@@ -11,11 +11,13 @@
  * worker's availability zone for a location preference (otherwise ECS or EC2 metadata tells it).
  * CONCLAVE_PUSH_URL turns on the push path: the stack output PushEndpoint in AWS, local mode's
  * `ws://127.0.0.1:<port>/mqtt` (`npm start -- --serve` prints it); the worker then reads the lease
- * as soon as it changes instead of at its next poll (coordinated mode only).
+ * as soon as it changes instead of at its next poll (coordinated mode only). The push path is the
+ * entry `@conclave/sdk/push`, loaded only then: it needs the `mqtt` package (`npm i mqtt@5`), which
+ * a worker without it does not install.
  * Every leadership change is printed as one JSON line on stdout.
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { LeaderElector, PushChannel } from '@conclave/sdk';
+import { LeaderElector } from '@conclave/sdk';
 
 const env = (name: string, fallback?: string): string => {
   const v = process.env[name] ?? fallback;
@@ -38,7 +40,10 @@ const coordinated = process.env['MODE'] !== 'NoCoordination';
 
 // One MQTT connection per process, shared by all its electors; NoCoordination polls as client-go does.
 const pushUrl = process.env['CONCLAVE_PUSH_URL'];
-const push = pushUrl && coordinated ? new PushChannel({ endpoint: pushUrl, client, tables, onError: (e) => say('error', { message: `push: ${e.message}` }) }) : undefined;
+const push =
+  pushUrl && coordinated
+    ? new (await import('@conclave/sdk/push')).PushChannel({ endpoint: pushUrl, client, tables, onError: (e) => say('error', { message: `push: ${e.message}` }) })
+    : undefined;
 
 const elector = new LeaderElector({
   leaseName: env('LEASE'),

@@ -188,7 +188,7 @@ export const OPERATOR_OWNED = {
 } as const satisfies Record<TableRole, readonly string[]>;
 
 /**
- * A worker process's push path (lib/sdk/push.ts, PushChannel), on IoT Core's resources
+ * A worker process's push path (lib/sdk/push-channel.ts, PushChannel), on IoT Core's resources
  * (infra/push.ts builds the ARNs):
  * - `client`: its one MQTT connection, with a client id `conclave-…` (PUSH_CLIENT_ID_PREFIX);
  * - `topicfilter`: its one subscription, every wake of the deployment (`conclave/<leases table>/#`);

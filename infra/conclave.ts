@@ -86,7 +86,7 @@ export interface ConclaveProps {
    */
   readonly platformSignals?: boolean;
   /**
-   * The push path (lib/sdk/push.ts): workers keep one MQTT connection to AWS IoT Core, and the
+   * The push path (lib/sdk/push-channel.ts): workers keep one MQTT connection to AWS IoT Core, and the
    * lease stream's function publishes a wake for each lease change, so the workers following that
    * lease read it at once instead of at their next poll. The construct looks up the account's IoT
    * Core data endpoint at deploy time (a custom resource calling iot:DescribeEndpoint), gives it to

@@ -18,6 +18,8 @@ export { Conclave, type ConclaveProps, type GrantWorkerOptions } from './conclav
 export { ConclaveMonitoring, type ConclaveMonitoringProps, type ConclaveAlarms } from './monitoring.js';
 export { ConclaveStack, type ConclaveStackProps } from './stack.js';
 export type { ConclaveTableSet } from './tables.js';
-export type { TableNames, ElectionConfig, ElectionConfigInput } from '../lib/schemas/config.js';
+// The schemas as types only (what TableNames and ElectionConfig are inferred from): the construct's
+// entry exports no zod schema at run time, only the constructs and ValidationError.
+export type { TableNamesSchema, ElectionConfigSchema, TableNames, ElectionConfig, ElectionConfigInput } from '../lib/schemas/config.js';
 export type { FunctionName } from '../lib/wiring.js';
-export { ValidationError } from '../lib/schemas/validation.js';
+export { ValidationError, type FieldIssue } from '../lib/schemas/validation.js';

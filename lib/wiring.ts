@@ -183,10 +183,14 @@ export const wiring = {
     timeoutSeconds: 60,
     memoryMb: 256,
   },
-} as const satisfies Record<string, FunctionWiring>;
+} as const satisfies Record<FunctionName, FunctionWiring>;
 
-/** A function's name in the wiring: `coordinator`, `candidateStream`, `leaseStream`, `electionTimer`, `platform`. */
-export type FunctionName = keyof typeof wiring;
+/**
+ * A function's name in the wiring. Spelt out, not `keyof typeof wiring`, so that `@conclave/cdk`'s
+ * API names no internal table; `satisfies` above keeps the two the same (a name missing from the
+ * wiring, or one too many, does not compile).
+ */
+export type FunctionName = 'coordinator' | 'candidateStream' | 'leaseStream' | 'electionTimer' | 'platform';
 
 /** Environment variables every function reads its resources from (set by CDK and by local mode). */
 export const ENV = {

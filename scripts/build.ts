@@ -31,12 +31,19 @@ export interface PackageSpec {
   readonly entries: readonly string[];
   /** The entry whose declarations make the public API (checked by API Extractor); none for a bare command. */
   readonly api?: string;
+  /**
+   * Subpath exports (`<package>/<path>`, its manifest's `exports`), each an entry of its own with its
+   * own API report, api/<dir>-<path>.api.md (and its members in the package's API reference); its
+   * source is among `entries`.
+   */
+  readonly subpaths?: readonly { readonly path: string; readonly api: string }[];
   /** Also ships the pre-built Lambda functions (dist/assets/). */
   readonly assets?: boolean;
 }
 
 export const PACKAGES: readonly PackageSpec[] = [
-  { dir: 'sdk', entries: ['lib/sdk/index.ts'], api: 'lib/sdk/index.d.ts' },
+  // @conclave/sdk/push: the push path, whose MQTT client (an optional peer) a worker without it never loads
+  { dir: 'sdk', entries: ['lib/sdk/index.ts', 'lib/sdk/push-entry.ts'], api: 'lib/sdk/index.d.ts', subpaths: [{ path: 'push', api: 'lib/sdk/push-entry.d.ts' }] },
   { dir: 'cdk', entries: ['infra/index.ts'], api: 'infra/index.d.ts', assets: true },
   { dir: 'cli', entries: ['lib/cli/bin.ts'] },
   { dir: 'testing', entries: ['lib/testing/index.ts'], api: 'lib/testing/index.d.ts' },
@@ -85,8 +92,12 @@ async function assemble(spec: PackageSpec): Promise<{ files: number; manifest: M
   return { files: graph.internal.length, manifest };
 }
 
-/** API Extractor on one package's declarations: the report in api/ must match unless `local`. */
-function checkApi(spec: PackageSpec & { api: string }, manifest: Manifest, local: boolean): boolean {
+/**
+ * API Extractor on one entry's declarations (`api`, under dist/), reported as api/<report>.api.md
+ * (API Extractor knows one entry per package, and names each report after the package): the report
+ * must match unless `local`. The doc model goes to `model`.
+ */
+function checkApi(spec: { dir: string; api: string; report: string; model: string }, manifest: Manifest, local: boolean): boolean {
   const pkgDir = join(ROOT, 'packages', spec.dir);
   const configObject: IConfigFile = {
     projectFolder: pkgDir,
@@ -97,8 +108,8 @@ function checkApi(spec: PackageSpec & { api: string }, manifest: Manifest, local
         include: [join(pkgDir, 'dist')],
       },
     },
-    apiReport: { enabled: true, reportFolder: join(ROOT, 'api'), reportTempFolder: join(BUILD, 'api-report'), reportFileName: `${spec.dir}.api.md` },
-    docModel: { enabled: true, apiJsonFilePath: join(BUILD, 'api-model', `${spec.dir}.api.json`) },
+    apiReport: { enabled: true, reportFolder: join(ROOT, 'api'), reportTempFolder: join(BUILD, 'api-report'), reportFileName: `${spec.report}.api.md` },
+    docModel: { enabled: true, apiJsonFilePath: spec.model },
     dtsRollup: { enabled: false },
     tsdocMetadata: { enabled: false },
     messages: {
@@ -120,11 +131,24 @@ function checkApi(spec: PackageSpec & { api: string }, manifest: Manifest, local
   const config = ExtractorConfig.prepare({ configObject, configObjectFullPath: join(pkgDir, 'api-extractor.json'), packageJsonFullPath: join(pkgDir, 'package.json'), packageJson: manifest as never });
   const result = Extractor.invoke(config, { localBuild: local, showVerboseMessages: false });
   if (result.apiReportChanged && !local) {
-    console.error(`\n${manifest.name}: the public API differs from api/${spec.dir}.api.md (see build/api-report/${spec.dir}.api.md).`);
+    console.error(`\n${manifest.name} (${spec.api}): the public API differs from api/${spec.report}.api.md (see build/api-report/${spec.report}.api.md).`);
     console.error('If the change is meant: run `npm run build`, review the diff of api/, commit it, and note it in CHANGELOG.md.');
   }
-  if (result.errorCount > 0) console.error(`${manifest.name}: ${result.errorCount} API Extractor error(s) above (ae-undocumented: add a TSDoc comment to the symbol).`);
+  if (result.errorCount > 0) console.error(`${manifest.name} (${spec.api}): ${result.errorCount} API Extractor error(s) above (ae-undocumented: add a TSDoc comment to the symbol).`);
   return result.succeeded;
+}
+
+/**
+ * Adds the members of a subpath entry's doc model that the main entry lacks to the main entry's
+ * model: api-documenter documents one entry per package (the class docs say what to import them from).
+ */
+function mergeDocModel(into: string, from: string): void {
+  type Model = { members: [{ members: { canonicalReference: string }[] }] };
+  const main = JSON.parse(readFileSync(into, 'utf8')) as Model;
+  const sub = JSON.parse(readFileSync(from, 'utf8')) as Model;
+  const have = new Set(main.members[0].members.map((m) => m.canonicalReference));
+  main.members[0].members.push(...sub.members[0].members.filter((m) => !have.has(m.canonicalReference)));
+  writeFileSync(into, JSON.stringify(main, null, 2));
 }
 
 export async function build(opts: { check?: boolean } = {}): Promise<void> {
@@ -136,7 +160,14 @@ export async function build(opts: { check?: boolean } = {}): Promise<void> {
   for (const spec of PACKAGES) {
     const { files, manifest } = await assemble(spec);
     console.log(`${manifest.name}@${manifest.version}: ${files} modules`);
-    if (spec.api) ok = checkApi({ ...spec, api: spec.api }, manifest, !opts.check) && ok;
+    if (!spec.api) continue;
+    const model = join(BUILD, 'api-model', `${spec.dir}.api.json`);
+    ok = checkApi({ dir: spec.dir, api: spec.api, report: spec.dir, model }, manifest, !opts.check) && ok;
+    for (const sub of spec.subpaths ?? []) {
+      const subModel = join(BUILD, 'api-model-subpaths', `${spec.dir}-${sub.path}.api.json`);
+      ok = checkApi({ dir: spec.dir, api: sub.api, report: `${spec.dir}-${sub.path}`, model: subModel }, manifest, !opts.check) && ok;
+      if (existsSync(model) && existsSync(subModel)) mergeDocModel(model, subModel);
+    }
   }
   if (!ok) throw new Error('build: the API check failed (see above)');
   writeFileSync(join(BUILD, '.built'), new Date().toISOString());

@@ -10,7 +10,7 @@ import { nextFencingToken } from '../lib/schemas/fencing-token.js';
 import type { Lease } from '../lib/schemas/lease.js';
 import { isSessionComponent } from '../lib/schemas/identity.js';
 import { HOLDER_FIELDS } from '../lib/schemas/platform.js';
-import { LeaderElector } from '../lib/sdk/elector.js';
+import { decisions } from '../lib/sdk/seam.js';
 import type { FollowerView } from '../lib/sdk/follower.js';
 import { SessionReader, type SessionRead } from '../lib/sdk/session.js';
 import type { IdentityStore } from '../lib/stores/identity-store.js';
@@ -31,7 +31,6 @@ export const PLANTED_BUGS = {
 export type PlantedBug = keyof typeof PLANTED_BUGS;
 
 type Internals = { client: { send(c: unknown): Promise<unknown> }; table: string };
-type ElectorInternals = { armDeadline(l: unknown): void };
 
 /** Plants `bug`; returns what puts the code back. */
 export function plant(bug: PlantedBug, wallNow: (identity: string) => number): () => void {
@@ -112,12 +111,15 @@ export function plant(bug: PlantedBug, wallNow: (identity: string) => number): (
       });
       break;
     }
-    case 'leaderIgnoresRenewDeadline':
-      patch(LeaderElector.prototype as unknown as ElectorInternals, 'armDeadline', () => undefined);
+    case 'leaderIgnoresRenewDeadline': {
+      // the renew deadline's timer changes nothing (a leader asked isLeader() still judges it)
+      const decide = decisions.decideLeader;
+      patch(decisions, 'decideLeader', (s, t, o) => (o.kind === 'deadline' ? { kind: 'none' } : decide(s, t, o)));
       break;
+    }
     case 'expiryByHolderTimestamp': {
-      const decide = LeaderElector.decideFollower;
-      patch(LeaderElector, 'decideFollower', (v: FollowerView) => {
+      const decide = decisions.decideFollower;
+      patch(decisions, 'decideFollower', (v: FollowerView) => {
         // the holder's stamp against this machine's wall clock, instead of a term watched unchanged
         const l = v.lease;
         const expired = l?.renewTime !== undefined && wallNow(v.identity) - l.renewTime > l.leaseDurationSeconds * 1000;

@@ -85,7 +85,7 @@ export class SimPush implements Push {
     readonly proc: PushProcess,
   ) {}
 
-  get live(): boolean {
+  healthy(): boolean {
     return this.broker.live && !this.proc.dead;
   }
 

@@ -262,21 +262,22 @@ export async function reconcileAll(deps: CoordinatorDeps): Promise<ReconcileAllR
 async function collectGarbage(deps: CoordinatorDeps, candidates: Candidate[], identities: IdentityLease[], result: ReconcileAllResult): Promise<void> {
   const now = deps.clock.now();
   const stale = candidates.filter((c) => isCandidateStale(c, now, deps.config.candidateStaleAfterMs));
-  await mapLimit(stale, deps.config.concurrency, async (c) => {
-    try {
-      await deps.candidates.delete(CandidateStore.readOf(c));
-      result.collectedCandidates.push({ leaseName: c.leaseName, name: c.name });
-    } catch (e) {
-      if (!(e instanceof ConflictError)) throw e; // renewed (or already gone) since the scan: keep it
-    }
-  });
+  await collect(deps, stale, (c) => deps.candidates.delete(CandidateStore.readOf(c)), (c) => result.collectedCandidates.push({ leaseName: c.leaseName, name: c.name }));
   // A session row is collected like any identity lease: its leaseDurationSeconds covers the longest
   // lease held on it, so no lease can still be alive on it by then.
   const expired = identities.filter((i) => isIdentityExpired(i, now, deps.config.identityGcGraceMs));
-  await mapLimit(expired, deps.config.concurrency, async (i) => {
+  await collect(deps, expired, (i) => deps.identities.delete(IdentityStore.readOf(i)), (i) => result.collectedIdentities.push({ component: i.component, name: i.name }));
+}
+
+/**
+ * Deletes each of `rows` (conditioned on the revision scanned), `concurrency` at a time, and notes
+ * those deleted. A row renewed (or already gone) since the scan is a ConflictError: it is kept.
+ */
+async function collect<T>(deps: CoordinatorDeps, rows: T[], remove: (row: T) => Promise<void>, collected: (row: T) => void): Promise<void> {
+  await mapLimit(rows, deps.config.concurrency, async (row) => {
     try {
-      await deps.identities.delete(IdentityStore.readOf(i));
-      result.collectedIdentities.push({ component: i.component, name: i.name });
+      await remove(row);
+      collected(row);
     } catch (e) {
       if (!(e instanceof ConflictError)) throw e; // renewed since the scan: it lives on
     }

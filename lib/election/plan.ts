@@ -2,7 +2,7 @@ import type { ElectionConfig } from '../schemas/config.js';
 import { nextFencingToken } from '../schemas/fencing-token.js';
 import type { Lease } from '../schemas/lease.js';
 import { HOLDER_FIELDS } from '../schemas/platform.js';
-import type { LeasePatch } from '../stores/lease-store.js';
+import type { RowPatch } from '../schemas/common.js';
 import type { Decision } from './decide.js';
 
 /** The writes a decision needs: pings first (so a crash before the lease write loses nothing), then the lease. */
@@ -10,7 +10,7 @@ export interface WritePlan {
   ping: string[];
   /** Stamped on pinged candidates and used as the election's start. */
   pingTime?: number;
-  lease?: LeasePatch;
+  lease?: RowPatch<Lease>;
 }
 
 /** Fields of a lease that does not exist yet, for decisions that create it. */

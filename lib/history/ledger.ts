@@ -3,45 +3,20 @@
  * that the checker can see which writes the database accepted and under which term. Key `lease` +
  * `id`; no stream.
  */
-import {
-  CreateTableCommand,
-  DeleteTableCommand,
-  paginateScan,
-  waitUntilTableExists,
-  type AttributeValue,
-  type DynamoDBClient,
-  type TransactWriteItemsCommandInput,
-} from '@aws-sdk/client-dynamodb';
+import { paginateScan, type DynamoDBClient, type TransactWriteItemsCommandInput } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
+import { createTable, deleteTable } from '../local/tables.js';
 import { parse } from '../schemas/validation.js';
 import { LedgerEntry } from './schema.js';
 
 export const ledgerTableName = (prefix: string): string => `${prefix}-ledger`;
 
-export async function createLedgerTable(client: DynamoDBClient, table: string): Promise<void> {
-  await client.send(
-    new CreateTableCommand({
-      TableName: table,
-      BillingMode: 'PAY_PER_REQUEST',
-      AttributeDefinitions: [
-        { AttributeName: 'lease', AttributeType: 'S' },
-        { AttributeName: 'id', AttributeType: 'S' },
-      ],
-      KeySchema: [
-        { AttributeName: 'lease', KeyType: 'HASH' },
-        { AttributeName: 'id', KeyType: 'RANGE' },
-      ],
-    }),
-  );
-  await waitUntilTableExists({ client, maxWaitTime: 60, minDelay: 1, maxDelay: 2 }, { TableName: table });
+export function createLedgerTable(client: DynamoDBClient, table: string): Promise<void> {
+  return createTable(client, table, { partitionKey: 'lease', sortKey: 'id', stream: false, indexes: [] });
 }
 
-export async function deleteLedgerTable(client: DynamoDBClient, table: string): Promise<void> {
-  try {
-    await client.send(new DeleteTableCommand({ TableName: table }));
-  } catch (e) {
-    if (!(e instanceof Error && e.name === 'ResourceNotFoundException')) throw e; // already gone is fine
-  }
+export function deleteLedgerTable(client: DynamoDBClient, table: string): Promise<void> {
+  return deleteTable(client, table);
 }
 
 /** The transaction a leader runs through fencedWrite to append `entry`. */

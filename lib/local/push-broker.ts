@@ -1,5 +1,5 @@
 /**
- * Local mode's stand-in for AWS IoT Core, the push path's broker (lib/sdk/push.ts,
+ * Local mode's stand-in for AWS IoT Core, the push path's broker (lib/sdk/push-channel.ts,
  * lib/functions/wake.ts): a real MQTT broker (aedes) on one loopback port, reachable as IoT Core
  * is, so the very same PushChannel and IoTDataPlaneClient run against it unchanged:
  * - MQTT over WebSocket at `/mqtt` (IoT Core's SigV4 query string is accepted and ignored);

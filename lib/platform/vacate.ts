@@ -2,7 +2,7 @@ import type { ElectionConfig } from '../schemas/config.js';
 import type { Lease } from '../schemas/lease.js';
 import { sameCluster } from '../schemas/platform.js';
 import type { CandidateStore } from '../stores/candidate-store.js';
-import { CONFLICT_ATTEMPTS, retryOnConflict } from '../stores/errors.js';
+import { ConflictError, retryOnConflict } from '../stores/errors.js';
 import type { LeaseStore } from '../stores/lease-store.js';
 import type { PlatformStop } from './signals.js';
 
@@ -66,28 +66,21 @@ export async function vacateStoppedHolder(
   const { leases, candidates, config } = stores;
   const out: VacateOutcome[] = [];
   for (const name of await leases.heldOnPlatform(stop.platformId)) {
-    for (let attempt = 1; ; attempt++) {
+    // a lost race (a renewal sent before the process died) is read again, and the same check decides
+    const outcome = await retryOnConflict(async () => {
       const read = await leases.read(name);
       const lease = read.item;
       const why = stillHeldBy(lease, stop);
-      if (why || !lease) {
-        out.push({ lease: name, outcome: 'movedOn', why: why ?? 'the lease is gone' });
-        break;
-      }
+      if (why || !lease) return { lease: name, outcome: 'movedOn', why: why ?? 'the lease is gone' } as const;
       const early = beforeTerm(lease, stop, config.clockSkewMs);
-      if (early) {
-        out.push({ lease: name, outcome: 'beforeTerm', why: early });
-        break;
-      }
+      if (early) return { lease: name, outcome: 'beforeTerm', why: early } as const;
       // The candidacy first: the lease write below starts the next election, which must not see it.
       await withdrawCandidate(candidates, name, lease.holderIdentity!, stop);
       const loss = { holder: lease.holderIdentity!, fencingToken: lease.fencingToken, source: stop.source, platformId: stop.platformId, reason: stop.reason, at: now };
-      if (await leases.vacateLostHolder(read, loss)) {
-        out.push({ lease: name, outcome: 'vacated', holder: loss.holder, fencingToken: loss.fencingToken });
-        break;
-      }
-      if (attempt >= CONFLICT_ATTEMPTS) throw new Error(`lease "${name}" kept changing while its stopped holder's term was being ended; the event will be retried`);
-    }
+      if (await leases.vacateLostHolder(read, loss)) return { lease: name, outcome: 'vacated', holder: loss.holder, fencingToken: loss.fencingToken } as const;
+      throw new ConflictError(`lease "${name}" (its stopped holder's term being ended; the event is retried if it keeps changing)`, read.revision);
+    });
+    out.push(outcome);
   }
   return out;
 }

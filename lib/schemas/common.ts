@@ -41,3 +41,12 @@ export const Instance = z.string().min(1, 'must not be empty').max(512, 'must be
 
 /** An ARN or a platform id: AWS's own limit for an ARN is 2048 characters. */
 export const Arn = z.string().min(1).max(2048, 'must be at most 2048 characters (an ARN)');
+
+/**
+ * A change to a row: attributes to set (undefined: left as they are) and attributes to remove. What
+ * a decision asks a store to write (lib/election/plan.ts), and what the stores write.
+ */
+export interface RowPatch<T> {
+  set?: { [K in keyof T]?: T[K] | undefined };
+  remove?: readonly (keyof T & string)[];
+}

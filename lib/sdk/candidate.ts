@@ -122,6 +122,8 @@ export class LeaseCandidate {
   private readonly startUp: StartUp<Candidate>;
   private timer: Timer | undefined;
   private registered = false;
+  /** The other start-up a renewal found holding this candidate's row (two workers share one name). */
+  private displacedBy: string | undefined;
   private platform: Platform | undefined;
 
   /** Validates and resolves `options`; nothing is written until run(). @throws ValidationError naming each bad option */
@@ -152,6 +154,17 @@ export class LeaseCandidate {
   /** The candidate's name (the worker's identity). */
   get name(): string {
     return this.options.name;
+  }
+
+  /**
+   * Whether the coordinator sees this candidate now: run() has written its row and keeps it, and
+   * the last renewal did not find it taken by another start-up of the same name. False before the
+   * first write, after run() ends, and while another worker shares this name. A renewal that fails
+   * for another reason (a fault, retried at the next interval) leaves it true: the row outlives
+   * many missed renewals.
+   */
+  healthy(): boolean {
+    return this.registered && this.displacedBy === undefined;
   }
 
   private spec(): CandidateSpec {
@@ -211,6 +224,7 @@ export class LeaseCandidate {
         remove: [...(spec.labels ? [] : (['labels'] as const)), ...(spec.platform ? [] : (['platform'] as const)), ...(spec.location ? [] : (['location'] as const)), 'pingTime'],
       });
       this.registered = true;
+      this.displacedBy = undefined;
       return written;
     });
   }
@@ -225,17 +239,16 @@ export class LeaseCandidate {
   async renew(): Promise<void> {
     if (!this.registered) return;
     const now = this.clock.now();
-    if (await this.store.renew(this.options.leaseName, this.options.name, now, this.expiresAt(now))) return;
+    if (await this.store.renew(this.options.leaseName, this.options.name, now, this.expiresAt(now))) {
+      this.displacedBy = undefined;
+      return;
+    }
     const read = await this.store.read(this.options.leaseName, this.options.name);
     if (!read.item) await this.register();
-    else if (read.item.identity !== this.instance)
+    else if (read.item.identity !== this.instance) {
+      this.displacedBy = read.item.identity;
       this.onError(new Error(`candidate "${this.options.name}" of lease "${this.options.leaseName}" was registered by another start-up (${read.item.identity}); two workers share one name — give each a unique name`));
-    // else: renewed already at or after `now` (a clock step back): nothing to do
-  }
-
-  /** Acknowledges an open election (a renewal). */
-  ack(): Promise<void> {
-    return this.renew();
+    } else this.displacedBy = undefined; // renewed already at or after `now` (a clock step back): nothing to do
   }
 
   /** Stops renewing and removes the row if it is still this start-up's. */

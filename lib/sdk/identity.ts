@@ -52,8 +52,8 @@ export type IdentityLost =
 /** What one renewal did. */
 export type RenewOutcome = 'renewed' | 'reacquired' | 'superseded' | 'stopped';
 
-/** Where a heartbeat is in its life; see IdentityLeaseHeartbeat.state. */
-export type HeartbeatState = 'idle' | 'running' | 'superseded' | 'stopped';
+/** Where a heartbeat is in its life. */
+type HeartbeatState = 'idle' | 'running' | 'superseded' | 'stopped';
 
 /** The options of an IdentityLeaseHeartbeat; a bad one is a ValidationError naming the field. */
 export const IdentityLeaseHeartbeatOptionsSchema = z
@@ -63,7 +63,7 @@ export const IdentityLeaseHeartbeatOptionsSchema = z
       client: ClientSchema,
       /** Where the tables are: a prefix, or `{ prefix?, identities? }`; the identities table is used. @default 'conclave' */
       tables: TablesSchema,
-      /** What kind of process this is, e.g. `report-worker`: the partition listed by listLiveIdentities. */
+      /** What kind of process this is, e.g. `report-worker`: the partition listIdentities lists. */
       component: Component,
       /** @default os.hostname() */
       hostname: Hostname.prefault(() => osHostname()),
@@ -136,6 +136,8 @@ export class IdentityLeaseHeartbeat {
   private readonly onError: (error: Error) => void;
   private readonly startUp: StartUp<IdentityLease>;
   private status: HeartbeatState = 'idle';
+  /** Monotonic send time of the last write of the row that was answered (its creation or a renewal). */
+  private writtenAt: number | undefined;
   private timer: Timer | undefined;
   private ticking = false;
   /** Every read-then-write runs here, one at a time: a renewal never races its own stop. */
@@ -172,9 +174,15 @@ export class IdentityLeaseHeartbeat {
   get hostname(): string {
     return this.options.hostname;
   }
-  /** `idle` before run(), `running` while it renews, `superseded` by a newer start-up, `stopped` after run() (or a failed start). */
-  get state(): HeartbeatState {
-    return this.status;
+  /**
+   * Whether others see this process alive now: run() keeps the row (written, and not taken by a
+   * newer start-up on this host) and its last answered write was sent less than
+   * leaseDurationSeconds ago, so listIdentities counts it live (judged on the monotonic clock when
+   * asked). False before run() has written the row, once superseded (for good: onLost said so),
+   * after run() ends, and while renewals have failed for a whole lease duration.
+   */
+  healthy(): boolean {
+    return this.status === 'running' && this.writtenAt !== undefined && this.clock.monotonic() - this.writtenAt < this.options.leaseDurationSeconds * 1000;
   }
 
   /**
@@ -215,8 +223,8 @@ export class IdentityLeaseHeartbeat {
    * (onLost `gone`); a row another start-up holds ends this heartbeat (onLost `superseded`).
    * Outside run() it writes nothing (`stopped`).
    */
-  renewNow(): Promise<RenewOutcome> {
-    return this.serial(() => this.renew());
+  renew(): Promise<RenewOutcome> {
+    return this.serial(() => this.renewOnce());
   }
 
   private startRenewing(): Promise<IdentityLease> {
@@ -252,18 +260,20 @@ export class IdentityLeaseHeartbeat {
   private tick(): void {
     if (this.ticking) return; // the previous renewal is still out: the next interval tries again
     this.ticking = true;
-    void this.renewNow()
+    void this.renew()
       .catch((e: unknown) => this.report(e))
       .finally(() => {
         this.ticking = false;
       });
   }
 
-  private async renew(): Promise<RenewOutcome> {
+  private async renewOnce(): Promise<RenewOutcome> {
     if (this.status === 'superseded') return 'superseded';
     if (this.status !== 'running') return 'stopped';
+    const sentAt = this.clock.monotonic();
     const now = this.clock.now();
     if (await this.store.touch({ component: this.options.component, name: this.leaseName }, { renewTime: now, expiresAt: this.expiresAt(now) }, holderCondition(this.holder))) {
+      this.writtenAt = sentAt;
       return 'renewed';
     }
     // Lost the condition: the row is gone, or another start-up holds it. Read which.
@@ -290,8 +300,9 @@ export class IdentityLeaseHeartbeat {
       const read = attempt === 1 && first ? first : await this.store.read(this.options.component, this.leaseName);
       const ours = read.item?.holderIdentity === this.holder;
       if (read.item && !ours && !takeOver) return { supersededBy: read.item.holderIdentity };
+      const sentAt = this.clock.monotonic();
       const now = this.clock.now();
-      return this.store.write(read, {
+      const written = await this.store.write(read, {
         set: {
           holderIdentity: this.holder,
           hostname: this.options.hostname,
@@ -302,6 +313,8 @@ export class IdentityLeaseHeartbeat {
           expiresAt: this.expiresAt(now),
         },
       });
+      this.writtenAt = sentAt;
+      return written;
     });
   }
 
@@ -357,9 +370,42 @@ export interface IdentityListing {
   invalid: InvalidItem[];
 }
 
-/** One consistent Query of the component's partition, sorted into live, expired and unreadable rows. */
-export async function listIdentities(store: IdentityStore, component: string, now: number): Promise<IdentityListing> {
-  const { items, invalid } = await store.query(component);
+/** The options of listIdentities and listLiveIdentities; a bad one is a ValidationError naming the field. */
+export const ListIdentitiesOptionsSchema = z.strictObject(
+  {
+    /** The DynamoDB client the partition is read with. */
+    client: ClientSchema,
+    /** Where the tables are: a prefix, or `{ prefix?, identities? }`; the identities table is read. @default 'conclave' */
+    tables: TablesSchema,
+    /** The component whose identity leases are listed: the heartbeats' `component`. */
+    component: Component,
+    /**
+     * The clock expiry is judged by: `server` (DynamoDB's, from the query's own response, as the
+     * heartbeats stamp their rows), or `none` (this machine's wall clock, which must then be close
+     * to DynamoDB's). @default 'server'
+     */
+    clockSync: ClockSyncSchema,
+    /** Test hook: this machine's clock (wall and monotonic). @default systemClock */
+    clock: ClockSchema.optional(),
+  },
+  { error: optionErrors('listIdentities', 'client and component', { table: 'name the tables with `tables` (a prefix, or { identities })', now: 'expiry is judged when the query is sent, on the clock clockSync names' }) },
+);
+/** The options of listIdentities and listLiveIdentities as written. */
+export type ListIdentitiesOptions = z.input<typeof ListIdentitiesOptionsSchema>;
+
+/**
+ * One consistent Query of the component's partition, sorted into live, expired and unreadable rows.
+ * Expiry is judged at the moment the query was sent (on DynamoDB's clock by default): a row that
+ * expires while the query is under way still counts as live, late rather than early (KEP-1965).
+ * @throws ValidationError naming each bad option
+ */
+export async function listIdentities(options: ListIdentitiesOptions): Promise<IdentityListing> {
+  const o = parse(ListIdentitiesOptionsSchema, options, 'listIdentities options');
+  const time = stampClockFor(o.clockSync, o.client, o.clock ?? systemClock);
+  const sentAt = time.monotonic();
+  const { items, invalid } = await new IdentityStore(o.client, o.tables.identities).query(o.component);
+  // the send time, on the estimate the answer improved (DynamoDB's Date header)
+  const now = time.now() - (time.monotonic() - sentAt);
   const byName = (a: IdentityLease, b: IdentityLease) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
   return {
     live: items.filter((i) => isIdentityLive(i, now)).sort(byName),
@@ -368,7 +414,7 @@ export async function listIdentities(store: IdentityStore, component: string, no
   };
 }
 
-/** The component's live identity leases (renewTime + leaseDurationSeconds ≥ now), by name; malformed rows skipped. */
-export async function listLiveIdentities(store: IdentityStore, component: string, now: number): Promise<IdentityLease[]> {
-  return (await listIdentities(store, component, now)).live;
+/** The component's live identity leases (renewTime + leaseDurationSeconds ≥ now), by name; malformed rows skipped. See listIdentities. */
+export async function listLiveIdentities(options: ListIdentitiesOptions): Promise<IdentityLease[]> {
+  return (await listIdentities(options)).live;
 }

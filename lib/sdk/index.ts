@@ -12,17 +12,18 @@
  *
  * @packageDocumentation
  */
+export { LeaderElector } from './elector.js';
+export type { StopReason } from './leader.js';
 export {
-  LeaderElector,
   LeaderElectorOptionsSchema,
   type LeaderElectorOptions,
   type ResolvedLeaderElectorOptions,
   type LeaderCallbacks,
-  type StopReason,
   type ElectorStats,
-} from './elector.js';
+} from './elector-options.js';
 export { ClockSkewError, type ClockDoubt } from './server-clock.js';
-export { PushChannel, PushChannelOptionsSchema, type Push, type PushChannelOptions, type ResolvedPushChannelOptions } from './push.js';
+// PushChannel, the push path's MQTT side, is the entry @conclave/sdk/push (lib/sdk/push-entry.ts)
+export type { Push } from './push.js';
 export { WakeSchema, PUSH_CLIENT_ID_PREFIX, pushClientIdPrefix, type Wake } from '../schemas/push.js';
 export { Session, SessionOptionsSchema, type ResolvedSessionOptions, type SessionOptions, type SessionStats } from './session.js';
 export { SESSION_COMPONENT, sessionComponent } from '../tables.js';
@@ -47,22 +48,24 @@ export {
   isIdentityLive,
   listIdentities,
   listLiveIdentities,
+  ListIdentitiesOptionsSchema,
   type IdentityLeaseHeartbeatOptions,
   type ResolvedIdentityLeaseHeartbeatOptions,
   type IdentityLost,
   type IdentityListing,
-  type HeartbeatState,
+  type ListIdentitiesOptions,
   type RenewOutcome,
 } from './identity.js';
+export type { InvalidItem } from '../stores/item-store.js';
 export { defaultTableNames, DEFAULT_TABLE_PREFIX, type TablesOption, type DeepReadonly } from './options.js';
-export type { TableNames } from '../schemas/config.js';
+export { TableNamesSchema, type TableNames } from '../schemas/config.js';
 export { fencedTransactWrite, FencingError } from './fencing.js';
 export type { Term } from '../stores/lease-store.js';
 export { ValidationError, type FieldIssue } from '../schemas/validation.js';
 export { ConflictError } from '../stores/errors.js';
 export { OLDEST_EMULATION_VERSION, NO_COORDINATION } from '../schemas/strategy.js';
-export type { Lease } from '../schemas/lease.js';
-export type { Candidate } from '../schemas/candidate.js';
+export { LeaseItem as LeaseSchema, type Lease } from '../schemas/lease.js';
+export { CandidateItem as CandidateSchema, type Candidate } from '../schemas/candidate.js';
 export { systemClock, type Clock, type Timer, type TimerOptions } from '../clock.js';
 export type { Platform } from '../schemas/platform.js';
 export {
@@ -81,11 +84,11 @@ export {
   type LeaderMigrationOptions,
   type ControllerAssignment,
   type Controller,
+  type ControllerTerm,
   type StartElector,
   type LeaderMigrationRun,
 } from './migration.js';
-export { IdentityStore } from '../stores/identity-store.js';
-export type { IdentityLease } from '../schemas/identity.js';
+export { IdentityLeaseItem as IdentityLeaseSchema, type IdentityLease } from '../schemas/identity.js';
 export {
   EVENT_SOURCE,
   DETAIL_SCHEMAS,

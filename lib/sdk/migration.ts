@@ -11,6 +11,7 @@ import * as z from 'zod';
 import { Name } from '../schemas/common.js';
 import { LeaseName } from '../schemas/lease.js';
 import { parse } from '../schemas/validation.js';
+import type { Term } from '../stores/lease-store.js';
 import { LeaderElector, type LeaderElectorOptions } from './elector.js';
 
 /** KEP-2436's wildcard: the controller may run in any component that takes part in the migration. */
@@ -268,14 +269,29 @@ export function assignControllers(config: LeaderMigrationConfiguration | undefin
   return out;
 }
 
-/** A controller: runs until `signal` aborts (leadership lost or shutdown). */
-export type Controller = (signal: AbortSignal) => Promise<void> | void;
+/**
+ * The term a controller runs in: the lease it runs under (the component's own, or the migration
+ * lease) and that lease's term. `{ table, leaseName, term }` is what fencedTransactWrite fences a
+ * write with, so a controller that lost the term (deposed, or paused past its deadline) writes
+ * nothing.
+ */
+export interface ControllerTerm extends Term {
+  /** The lease the controller runs under: the primary lease, or the migration lease (`leaderName`). */
+  readonly leaseName: string;
+}
+
+/**
+ * A controller: runs until `signal` aborts (leadership lost or shutdown), in `term`, whose fencing
+ * token it fences its writes with.
+ */
+export type Controller = (signal: AbortSignal, term: ControllerTerm) => Promise<void> | void;
 
 /**
  * Campaigns for `leaseName` until `signal` aborts, calling `onStartedLeading` with a signal that
- * aborts when that leadership ends; resolves once `signal` has aborted. The LeaderElector's shape.
+ * aborts when that leadership ends and the term it holds (fencing token and holder); resolves once
+ * `signal` has aborted. The LeaderElector's shape.
  */
-export type StartElector = (leaseName: string, onStartedLeading: (signal: AbortSignal) => Promise<void> | void, signal: AbortSignal) => Promise<void>;
+export type StartElector = (leaseName: string, onStartedLeading: (signal: AbortSignal, term: Term) => Promise<void> | void, signal: AbortSignal) => Promise<void>;
 
 /** What runWithLeaderMigration needs; the elector is injected so this file stays free of DynamoDB. */
 export interface LeaderMigrationRun {
@@ -299,8 +315,9 @@ export interface LeaderMigrationRun {
  * and given up with it: otherwise one replica could lead the primary lease while another replica of
  * the same component held the migration lease. A component that runs none of the migrated
  * controllers does not campaign at all, so it can never hold the migration lease while running
- * nothing under it. A failing controller rejects `onStartedLeading`; what follows is the elector's
- * policy.
+ * nothing under it. Each controller is given the term of the lease it runs under (ControllerTerm):
+ * it fences its writes with it, as a LeaderElector's onStartedLeading does. A failing controller
+ * rejects `onStartedLeading`; what follows is the elector's policy.
  */
 export async function runWithLeaderMigration(run: LeaderMigrationRun): Promise<void> {
   const { startElector, component, primaryLeaseName, config, signal } = run;
@@ -311,17 +328,17 @@ export async function runWithLeaderMigration(run: LeaderMigrationRun): Promise<v
   }
   const table: ReadonlyMap<string, Controller> = run.controllers instanceof Map ? run.controllers : new Map(Object.entries(run.controllers));
   const { primary, migration } = assignControllers(config, component, [...table.keys()]);
-  const runEach = (names: string[]) => async (leading: AbortSignal) => {
-    await Promise.all(names.map(async (name) => table.get(name)?.(leading)));
+  const runEach = (names: string[], leaseName: string) => async (leading: AbortSignal, term: Term) => {
+    const held: ControllerTerm = Object.freeze({ leaseName, fencingToken: term.fencingToken, holderIdentity: term.holderIdentity });
+    await Promise.all(names.map(async (name) => table.get(name)?.(leading, held)));
   };
-  const runMigration = runEach(migration);
-  const runPrimary = runEach(primary);
+  const runPrimary = runEach(primary, primaryLeaseName);
   await startElector(
     primaryLeaseName,
-    async (leading) => {
+    async (leading, term) => {
       await Promise.all([
-        runPrimary(leading),
-        config && migration.length > 0 ? startElector(config.leaderName, runMigration, leading) : undefined,
+        runPrimary(leading, term),
+        config && migration.length > 0 ? startElector(config.leaderName, runEach(migration, config.leaderName), leading) : undefined,
       ]);
     },
     signal,
@@ -334,5 +351,10 @@ export async function runWithLeaderMigration(run: LeaderMigrationRun): Promise<v
  * differences). Each elector is validated when its lease is first campaigned for.
  */
 export function electorStarter(options: Omit<LeaderElectorOptions, 'leaseName' | 'callbacks'>): StartElector {
-  return (leaseName, onStartedLeading, signal) => new LeaderElector({ ...options, leaseName, callbacks: { onStartedLeading: (leading) => onStartedLeading(leading) } }).run(signal);
+  return (leaseName, onStartedLeading, signal) =>
+    new LeaderElector({
+      ...options,
+      leaseName,
+      callbacks: { onStartedLeading: (leading, term) => onStartedLeading(leading, { fencingToken: term.fencingToken, holderIdentity: options.identity }) },
+    }).run(signal);
 }

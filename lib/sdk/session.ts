@@ -159,7 +159,7 @@ export type SessionOptions = z.input<typeof SessionOptionsSchema>;
 /** A Session's options as resolved (defaults applied, tables named), read-only. */
 export type ResolvedSessionOptions = DeepReadonly<Omit<z.output<typeof SessionOptionsSchema>, 'client' | 'onError' | 'clock'>>;
 
-/** What an elector on the session hears. @internal */
+/** What an elector on the session hears. */
 export interface SessionListener {
   /**
    * Session `name` was renewed by a write sent at `sentAt` (monotonic), answered now. `ended`: the
@@ -185,6 +185,27 @@ export interface SessionStats {
   ended: number;
 }
 
+/**
+ * What the electors on a session use of it: its reader (shared session reads) and their
+ * attachment. Kept off the exported Session class (not part of @conclave/sdk): LeaderElector
+ * reaches it through sessionSeam().
+ */
+export interface SessionSeam {
+  /** Reads session rows for the process's electors, sharing reads among them. */
+  readonly reader: SessionReader;
+  /** An elector takes part: the session keeps running until it leaves (the function returned). */
+  attach(listener: SessionListener): () => void;
+}
+
+const seams = new WeakMap<Session, SessionSeam>();
+
+/** The seam of `session`, for the electors on it. */
+export function sessionSeam(session: Session): SessionSeam {
+  const seam = seams.get(session);
+  if (!seam) throw new TypeError('not a Session');
+  return seam;
+}
+
 interface Live {
   name: string;
   read: IdentityRead;
@@ -203,8 +224,6 @@ interface Live {
 export class Session {
   /** The options as resolved. Frozen. */
   readonly options: ResolvedSessionOptions;
-  /** Reads session rows for the process's electors, sharing reads among them. @internal */
-  readonly reader: SessionReader;
   /** Resolves once the first row is written. */
   readonly ready: Promise<void>;
   private readonly store: IdentityStore;
@@ -213,7 +232,7 @@ export class Session {
   private readonly clock: Clock;
   private readonly startUp = new StartUp<void>('Session');
   private readonly listeners = new Set<SessionListener>();
-  private live: Live | undefined;
+  private current: Live | undefined;
   private counts: SessionStats = { started: 0, renewals: 0, failedRenewals: 0, foreignWrites: 0, ended: 0 };
   /** The identities partition the rows are written in (sessionComponent of the leaseNames option). */
   private readonly component: string;
@@ -228,7 +247,8 @@ export class Session {
     this.time = stampClockFor(data.clockSync, client, this.clock);
     this.onError = onError ?? ((e) => process.emitWarning(e));
     this.store = new IdentityStore(client, data.tables.identities);
-    this.reader = new SessionReader(client, data.tables.identities, this.time);
+    const reader = new SessionReader(client, data.tables.identities, this.time);
+    seams.set(this, { reader, attach: (listener) => this.attach(listener) });
     this.options = deepFreeze(data);
     this.component = sessionComponent(data.leaseNames);
     this.ready = this.startUp.ready;
@@ -244,7 +264,7 @@ export class Session {
 
   /** The name of the live session row, or undefined while there is none. */
   get name(): string | undefined {
-    return this.alive() ? this.live!.name : undefined;
+    return this.healthy() ? this.current!.name : undefined;
   }
 
   /** Rows started, renewals and sessions ended so far. */
@@ -252,15 +272,20 @@ export class Session {
     return { ...this.counts };
   }
 
-  /** Whether the session lives now: its deadline has not passed. */
-  alive(): boolean {
-    const l = this.live;
+  /**
+   * Whether the session lives now: a row is written and its last renewal answered in time was sent
+   * less than renewDeadlineMs ago (judged on the monotonic clock when asked). While it is not, its
+   * electors renew their leases themselves: false means more writes, not lost leases. False before
+   * the first row, after run() ends, and between a session's end and the next row.
+   */
+  healthy(): boolean {
+    const l = this.current;
     if (l && this.time.monotonic() >= l.renewedAt + this.options.renewDeadlineMs) this.end(l, 'its renew deadline passed');
-    return this.live !== undefined;
+    return this.current !== undefined;
   }
 
-  /** An elector takes part: the session keeps running until it leaves. @internal */
-  attach(listener: SessionListener): () => void {
+  /** An elector takes part (through sessionSeam): the session keeps running until it leaves. */
+  private attach(listener: SessionListener): () => void {
     this.listeners.add(listener);
     this.attached++;
     let left = false;
@@ -286,7 +311,7 @@ export class Session {
     // clock and the stamp it last wrote can no longer be vouched for. Renewed on, it would keep
     // alive the terms its electors have just given up, and nobody could take them over.
     const unsubscribe = this.time.onJump((jumpMs) => {
-      if (this.live) this.end(this.live, `DynamoDB's time, measured on this machine's monotonic clock, jumped by ${Math.round(jumpMs)} ms`);
+      if (this.current) this.end(this.current, `DynamoDB's time, measured on this machine's monotonic clock, jumped by ${Math.round(jumpMs)} ms`);
     });
     try {
       await this.runRows(signal, leaving);
@@ -299,7 +324,7 @@ export class Session {
     let first = true;
     while (!leaving()) {
       let failed = false;
-      if (!this.live) {
+      if (!this.current) {
         try {
           if (await this.start()) {
             if (first) this.startUp.started();
@@ -314,14 +339,14 @@ export class Session {
           failed = true;
         }
       }
-      const l = this.live;
+      const l = this.current;
       // no session: try again soon (while DynamoDB's time is in doubt, at another point of its second)
       const wait = l ? Math.max(0, l.renewedAt + this.cadenceMs - this.time.monotonic()) : failed ? this.options.retryPeriodMs : Math.min(this.options.retryPeriodMs, 500 * (0.6 + 0.8 * this.time.random()));
       await this.sleep(l && this.retrying ? Math.min(wait, this.options.retryPeriodMs) : wait, signal, leaving);
       if (leaving()) break;
-      if (this.live) await this.renew(this.live);
+      if (this.current) await this.renew(this.current);
     }
-    const l = this.live;
+    const l = this.current;
     if (l) {
       this.end(l, undefined);
       try {
@@ -382,7 +407,7 @@ export class Session {
       },
     });
     const live: Live = { name, read: { key: read.key, item, revision: item.revision }, renewedAt: sentAt, deadline: undefined };
-    this.live = live;
+    this.current = live;
     this.retrying = false;
     this.counts.started++;
     this.arm(live);
@@ -393,7 +418,7 @@ export class Session {
     l.deadline?.cancel();
     const left = l.renewedAt + this.options.renewDeadlineMs - this.time.monotonic();
     // a timer may fire a millisecond early by the monotonic clock: if the session is still alive then, arm again
-    l.deadline = this.time.setTimer(Math.max(0, left), () => void (this.alive() && this.live === l && this.arm(l)), { background: true });
+    l.deadline = this.time.setTimer(Math.max(0, left), () => void (this.healthy() && this.current === l && this.arm(l)), { background: true });
   }
 
   private async renew(l: Live): Promise<void> {
@@ -416,9 +441,9 @@ export class Session {
         this.end(l, 'its row was changed or deleted by someone other than this process');
         return;
       }
-      if (this.live !== l || this.time.monotonic() >= l.renewedAt + this.options.renewDeadlineMs) {
-        // answered after the deadline: it extends nothing (alive() ends the session if it has not yet)
-        this.alive();
+      if (this.current !== l || this.time.monotonic() >= l.renewedAt + this.options.renewDeadlineMs) {
+        // answered after the deadline: it extends nothing (healthy() ends the session if it has not yet)
+        this.healthy();
         return;
       }
       l.read = { key: l.read.key, item, revision: item.revision };
@@ -436,8 +461,8 @@ export class Session {
 
   /** Ends session `l` (why: reported to onError; undefined: the process is leaving). */
   private end(l: Live, why: string | undefined): void {
-    if (this.live !== l) return;
-    this.live = undefined;
+    if (this.current !== l) return;
+    this.current = undefined;
     l.deadline?.cancel();
     this.counts.ended++;
     if (why) this.onError(new Error(`Session ${l.name} ended: ${why}; its electors renew their leases themselves until a new session starts`));

@@ -20,6 +20,7 @@ import { ConflictError } from '../stores/errors.js';
 import { LeaseStore, type Term } from '../stores/lease-store.js';
 import { RunOnceStore, type RunOnceRead } from '../stores/run-once-store.js';
 import { CandidacySchema, LeaderElector, LeaderElectorOptionsSchema, defaultRenewIntervalMs, type StopReason } from './elector.js';
+import { handOffPromptly } from './seam.js';
 import { FencingError, fencedTransactWrite } from './fencing.js';
 import { ClientSchema, ClockSchema, ClockSyncSchema, TablesSchema, fn, optionErrors, stampClockFor } from './options.js';
 
@@ -147,11 +148,30 @@ export const WithLeaseOptionsSchema = z.strictObject(
     signal: z.custom<AbortSignal>((v) => v instanceof AbortSignal, 'must be an AbortSignal').optional(),
     /** Faults that were retried (a failed poll or renewal). @default a process warning */
     onError: fn<(error: Error) => void>().optional(),
+    /**
+     * The process's push path (a PushChannel from `@conclave/sdk/push`, shared with its
+     * LeaderElectors), as a LeaderElector's `push`: a waiting run reads the lease the moment it
+     * changes (released, handed over) instead of at its next poll, and its own release wakes the
+     * runs waiting for it. Coordinated runs only: with `mode: 'NoCoordination'` it is an error, and
+     * a run that `auto` makes first come, first served leaves it unused (it polls as client-go does).
+     */
+    push: LeaderElectorOptionsSchema.shape.push,
+    /**
+     * The process's Session (shared with its LeaderElectors), as a LeaderElector's `session`: while
+     * the run holds the lease, the session's renewals keep its term, so a process that holds many
+     * leases writes once per renew interval for all of them. It must serve this lease (its
+     * `leaseNames`) and fit the run's timings (see LeaderElector). Coordinated runs only, as `push`.
+     */
+    session: LeaderElectorOptionsSchema.shape.session,
     /** Test hook: this machine's clock. @default systemClock */
     clock: ClockSchema.optional(),
   },
   { error: optionErrors('withLease', 'client (and, for a coordinated lease, candidacy)') },
-);
+).superRefine((o, ctx) => {
+  for (const key of ['push', 'session'] as const)
+    if (o.mode === 'NoCoordination' && o[key] !== undefined)
+      ctx.addIssue({ code: 'custom', path: [key], message: `must not be given with mode 'NoCoordination': the run ${key === 'push' ? 'polls' : 'renews'} as client-go does. Drop ${key}, or use mode 'coordinated' (or 'auto')` });
+});
 
 /** The options of `withLease` and `tryWithLease` as written. */
 export type WithLeaseOptions = z.input<typeof WithLeaseOptionsSchema>;
@@ -310,6 +330,9 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
       ...renewInterval(o),
       platform: o.platform,
       clockSync: o.clockSync,
+      // a run that auto made first come, first served polls and renews as client-go does
+      ...(mode === 'coordinated' && o.push ? { push: o.push } : {}),
+      ...(mode === 'coordinated' && o.session ? { session: o.session } : {}),
       releaseOnCancel: true,
       clock,
       ...(o.onError ? { onError: o.onError } : {}),
@@ -326,7 +349,7 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
     if (e instanceof ValidationError) throw new ValidationError(what, e.issues);
     throw e;
   }
-  LeaderElector.handOffPromptly(elector);
+  handOffPromptly(elector);
   // a vacant or stale lease is worth a term's watch and two polls even to a caller that waits for nobody
   const takeMs = elector.options.leaseDurationMs + 2 * elector.options.retryPeriodMs;
   const waitMs = immediate ? Math.max(o.waitMs ?? 2 * elector.options.leaseDurationMs, takeMs) : (o.waitMs ?? 2 * elector.options.leaseDurationMs);

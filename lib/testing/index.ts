@@ -18,7 +18,10 @@ import * as z from 'zod';
 
 export type { LocalEvent } from '../local/runtime.js';
 export { manualClock, simulatedClock, skewedClock, systemClock, type Clock, type ManualClock, type SimulatedClock, type Timer, type TimerOptions } from '../clock.js';
-export type { ElectionConfigInput, TableNames } from '../schemas/config.js';
+// Types only, the schemas included (what the types are inferred from): the same shapes
+// @conclave/sdk exports as values. LocalEvent carries ConclaveEvent.
+export type { ElectionConfigSchema, TableNamesSchema, ElectionConfigInput, TableNames } from '../schemas/config.js';
+export type { DETAIL_SCHEMAS, ConclaveEvent, DetailOf, DetailType } from '../events/schemas.js';
 
 const LocalConclaveOptionsSchema = z
   .object({

@@ -10,7 +10,7 @@ import { RequestCounter } from '../../bench/requests.js';
 import { RoleTracker } from '../../bench/roles.js';
 import { localClient } from '../../lib/local/dynamodb-local.js';
 import { SESSION_COMPONENT } from '../../lib/schemas/identity.js';
-import { Session } from '../../lib/sdk/session.js';
+import { Session, sessionSeam } from '../../lib/sdk/session.js';
 import { testTables, type TestTables } from '../support.js';
 
 const tables = { leases: 'p-leases', candidates: 'p-candidates', identities: 'p-identities' };
@@ -83,7 +83,7 @@ describe('a real Session on DynamoDB Local, counted as the multi-lease worker co
     await t.drop();
   });
 
-  it('its creation, renewals and deletion are session renewals; a read of its row through session.reader is a session read', async () => {
+  it('its creation, renewals and deletion are session renewals; a read of its row through the session reader is a session read', async () => {
     const client = localClient(inject('ddbEndpoint'));
     const roles = new RoleTracker(t.names, 'p1');
     const counter = new RequestCounter().attach(client, (input, command) => roles.roleOf(input, command));
@@ -94,7 +94,7 @@ describe('a real Session on DynamoDB Local, counted as the multi-lease worker co
       await session.ready;
       const name = session.name!;
       await waitFor('a renewal of the session', () => session.stats.renewals >= 1, 10_000);
-      expect((await session.reader.read(name)).row?.name).toBe(name);
+      expect((await sessionSeam(session).reader.read(name)).row?.name).toBe(name);
       stop.abort();
       await running;
       const { renewals, started } = session.stats;

@@ -57,7 +57,7 @@ async function pair(script: string) {
 describe('request counting in the worker processes', () => {
   it('examples/worker.ts is a plain consumer: it imports the SDK by its package name and nothing of bench/', () => {
     const imports = [...readFileSync(EXAMPLE_WORKER, 'utf8').matchAll(/^import .* from '([^']+)';$|import\('([^']+)'\)/gm)].map((m) => m[1] ?? m[2]);
-    expect(imports).toEqual(['@aws-sdk/client-dynamodb', '@conclave/sdk']);
+    expect(imports).toEqual(['@aws-sdk/client-dynamodb', '@conclave/sdk', '@conclave/sdk/push']); // the push path, loaded on use
   });
 
   it('examples/worker.ts through bench/counting-worker.ts: leader renewals, follower polls and candidate writes each under their own role, flushed on exit', async () => {

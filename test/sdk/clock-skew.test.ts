@@ -121,7 +121,7 @@ describe('every time the SDK writes is DynamoDB’s, whatever the wall clock say
     await sim.run(600); // a second response, 600 ms on (another point of the server's second), narrows the estimate
     slow.clock.offsetMs += 75_000; // and now a step of 75 s
     await sim.settle(c.renew());
-    await sim.settle(h.renewNow());
+    await sim.settle(h.renew());
     const renewed = await sim.candidates.read(L, 'c');
     expect(Math.abs(renewed.item!.renewTime - writeTime(sim, slow))).toBeLessThanOrEqual(MAX_CLOCK_ERROR_MS);
     const [identity] = sim.model.items(sim.names.identities);

@@ -15,6 +15,7 @@ import {
 import { Name } from '../../lib/schemas/common.js';
 import { IdentityStore } from '../../lib/stores/identity-store.js';
 import type { IdentityLease } from '../../lib/schemas/identity.js';
+import { ValidationError } from '../../lib/schemas/validation.js';
 import { createTables, deleteTables } from '../../lib/local/tables.js';
 import type { TestTables } from '../support.js';
 import { validationError } from './harness.js';
@@ -167,7 +168,7 @@ describe('IdentityLeaseHeartbeat', () => {
       revision: 1,
     });
     expect(await rowOf(hb)).toEqual(written);
-    expect(hb.state).toBe('running');
+    expect(hb.healthy()).toBe(true);
     expect(await hb.ready).toEqual(written); // while running: the same start, nothing written again
     await expect(hb.run(new AbortController().signal)).rejects.toThrow(/run\(\) was already called on this IdentityLeaseHeartbeat; each start-up is a new IdentityLeaseHeartbeat/);
     expect((await rowOf(hb))?.revision).toBe(1);
@@ -180,9 +181,9 @@ describe('IdentityLeaseHeartbeat', () => {
     const { hb, lost, errors } = p;
     await p.start();
     clock.advance(10 * SEC);
-    expect(await hb.renewNow()).toBe('renewed');
+    expect(await hb.renew()).toBe('renewed');
     clock.advance(10 * SEC);
-    expect(await hb.renewNow()).toBe('renewed');
+    expect(await hb.renew()).toBe('renewed');
     expect(await rowOf(hb)).toMatchObject({ holderIdentity: hb.identity, acquireTime: T0, renewTime: T0 + 20 * SEC, expiresAt: (T0 + 20 * SEC) / SEC + 7200, revision: 3 });
     expect(lost).toEqual([]);
     expect(errors).toEqual([]);
@@ -193,22 +194,33 @@ describe('IdentityLeaseHeartbeat', () => {
     const probes = [heartbeat(clock, 'list', 'node-a', 'ua'), heartbeat(clock, 'list', 'node-b', 'ub'), heartbeat(clock, 'list-other', 'node-a', 'uo')];
     const [a, b] = probes.map((p) => p.hb) as [IdentityLeaseHeartbeat, IdentityLeaseHeartbeat];
     await Promise.all(probes.map((p) => p.start()));
-    expect((await listLiveIdentities(store, 'list', clock.now())).map((i) => i.holderIdentity).sort()).toEqual([a.identity, b.identity].sort());
+    const list = { client: t.client, tables: t.names, component: 'list', clock, clockSync: 'none' } as const;
+    expect((await listLiveIdentities(list)).map((i) => i.holderIdentity).sort()).toEqual([a.identity, b.identity].sort());
 
     clock.advance(30 * MIN);
-    expect(await b.renewNow()).toBe('renewed');
+    expect(await b.renew()).toBe('renewed');
     clock.set(T0 + HOUR); // a: exactly renewTime + duration is not yet expired (as in Kubernetes and the coordinator)
-    expect((await listLiveIdentities(store, 'list', clock.now())).map((i) => i.name).sort()).toEqual([a.name, b.name].sort());
+    expect((await listLiveIdentities(list)).map((i) => i.name).sort()).toEqual([a.name, b.name].sort());
     clock.advance(1); // a: past its hour
-    expect((await listLiveIdentities(store, 'list', clock.now())).map((i) => i.name)).toEqual([b.name]);
+    expect((await listLiveIdentities(list)).map((i) => i.name)).toEqual([b.name]);
 
     // a malformed row is neither live nor expired: it comes back apart
     await t.client.send(new PutItemCommand({ TableName: t.names.identities, Item: marshall({ component: 'list', name: 'list-broken', holderIdentity: 'x', revision: 1 }) }));
-    const listing = await listIdentities(store, 'list', clock.now());
+    const listing = await listIdentities(list);
     expect(listing.live.map((i) => i.name)).toEqual([b.name]);
     expect(listing.expired.map((i) => i.name)).toEqual([a.name]);
     expect(listing.invalid.map((i) => i.key)).toEqual([{ component: 'list', name: 'list-broken' }]);
     expect(listing.invalid[0]!.error.fields).toEqual(expect.arrayContaining(['hostname', 'renewTime']));
+  });
+
+  it('listIdentities takes one options object; a bad one is a ValidationError naming the field', async () => {
+    const fields = async (o: unknown) => ((await listIdentities(o as never).catch((e: unknown) => e)) as ValidationError).fields;
+    expect(await fields({ client: t.client, tables: t.names, component: '' })).toEqual(['component']);
+    expect(await fields({ tables: t.names, component: 'list' })).toEqual(['client']);
+    // the time is no option: expiry is judged when the query is sent
+    const e = await listIdentities({ client: t.client, component: 'list', now: 0 } as never).catch((x: unknown) => x);
+    expect((e as Error).message).toMatch(/unknown option of listIdentities: "now": expiry is judged when the query is sent/);
+    await expect(listIdentities(store as never)).rejects.toThrow(ValidationError);
   });
 
   it('a restart on the same host takes the old row back: same name, new holder, revision raised, one row', async () => {
@@ -236,17 +248,18 @@ describe('IdentityLeaseHeartbeat', () => {
     await second.start(); // takes the row while `first` still runs
     clock.advance(10 * SEC);
 
-    expect(await first.hb.renewNow()).toBe('superseded');
+    expect(await first.hb.renew()).toBe('superseded');
     expect(first.lost).toEqual([{ reason: 'superseded', by: second.hb.identity }]);
-    expect(first.hb.state).toBe('superseded');
+    expect(first.hb.healthy()).toBe(false);
+    expect(second.hb.healthy()).toBe(true);
     const row = await rowOf(second.hb);
     expect(row).toMatchObject({ holderIdentity: second.hb.identity, acquireTime: T0 + SEC });
 
     // no flapping: the superseded one never writes again, the newest renews undisturbed
     for (let i = 0; i < 3; i++) {
       clock.advance(10 * SEC);
-      expect(await first.hb.renewNow()).toBe('superseded');
-      expect(await second.hb.renewNow()).toBe('renewed');
+      expect(await first.hb.renew()).toBe('superseded');
+      expect(await second.hb.renew()).toBe('renewed');
     }
     expect(await rowOf(second.hb)).toMatchObject({ holderIdentity: second.hb.identity, revision: row!.revision + 3 });
     expect(first.lost).toHaveLength(1);
@@ -254,7 +267,7 @@ describe('IdentityLeaseHeartbeat', () => {
 
     // stopping the superseded one leaves the newer row; it cannot be run again
     await first.stop();
-    expect(first.hb.state).toBe('superseded');
+    expect(first.hb.healthy()).toBe(false);
     expect((await rowOf(second.hb))?.holderIdentity).toBe(second.hb.identity);
     await expect(first.hb.run(new AbortController().signal)).rejects.toThrow(/each start-up is a new IdentityLeaseHeartbeat/);
     expect([...first.errors, ...second.errors]).toEqual([]);
@@ -268,7 +281,7 @@ describe('IdentityLeaseHeartbeat', () => {
     const deps = coordinatorDeps(t.client, t.names, { clock });
 
     clock.advance(30 * MIN);
-    await alive.hb.renewNow();
+    await alive.hb.renew();
     expect((await reconcileAll(deps)).collectedIdentities.filter((c) => c.component === 'gc')).toEqual([]); // nothing expired yet
 
     clock.advance(30 * MIN + 1); // `paused` is past its hour, `alive` renewed 30 min ago
@@ -276,12 +289,15 @@ describe('IdentityLeaseHeartbeat', () => {
     expect(tick.collectedIdentities.filter((c) => c.component === 'gc')).toEqual([{ component: 'gc', name: paused.hb.name }]);
     expect((await rowsOf('gc')).map((i) => i.name)).toEqual([alive.hb.name]);
 
-    // the paused process wakes up: its row is gone, so it is created again under the same holder
-    expect(await paused.hb.renewNow()).toBe('reacquired');
+    // the paused process wakes up: its row is gone (and, unrenewed for a lease duration, it was not
+    // healthy), so it is created again under the same holder
+    expect(paused.hb.healthy()).toBe(false);
+    expect(alive.hb.healthy()).toBe(true);
+    expect(await paused.hb.renew()).toBe('reacquired');
     expect(paused.lost).toEqual([{ reason: 'gone' }]);
     expect(await rowOf(paused.hb)).toMatchObject({ holderIdentity: paused.hb.identity, acquireTime: clock.now(), renewTime: clock.now(), revision: 1 });
-    expect(paused.hb.state).toBe('running');
-    expect(await paused.hb.renewNow()).toBe('renewed');
+    expect(paused.hb.healthy()).toBe(true);
+    expect(await paused.hb.renew()).toBe('renewed');
     expect([...paused.errors, ...alive.errors]).toEqual([]);
   });
 
@@ -292,8 +308,8 @@ describe('IdentityLeaseHeartbeat', () => {
     await p.start();
     await p.stop();
     expect(await rowOf(hb)).toBeUndefined();
-    expect(hb.state).toBe('stopped');
-    expect(await hb.renewNow()).toBe('stopped');
+    expect(hb.healthy()).toBe(false);
+    expect(await hb.renew()).toBe('stopped');
     expect(await rowOf(hb)).toBeUndefined();
     await expect(hb.run(new AbortController().signal)).rejects.toThrow(/already called/);
     expect(errors).toEqual([]);
@@ -304,7 +320,7 @@ describe('IdentityLeaseHeartbeat', () => {
     await hb.run(AbortSignal.abort('shutting down'));
     await expect(hb.ready).rejects.toBe('shutting down');
     expect(await rowOf(hb)).toBeUndefined();
-    expect(hb.state).toBe('stopped');
+    expect(hb.healthy()).toBe(false);
   });
 
   it('stop leaves a row a newer start-up holds', async () => {
@@ -345,7 +361,7 @@ describe('IdentityLeaseHeartbeat timer', () => {
     await timers.run(10_000);
     expect(errors).toHaveLength(2);
     expect(errors.every((e) => e.name === 'ResourceNotFoundException')).toBe(true);
-    expect(hb.state).toBe('running');
+    expect(hb.healthy()).toBe(true); // its row is not expired: two failed renewals are no lost identity
 
     // it comes back (empty): the next interval creates the row again, reported once as gone
     await createTables(own.client, own.names);

@@ -4,7 +4,7 @@
  * lease in-process.
  */
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_MIGRATION_LEADER_NAME, defaultLeaderMigrationConfiguration, electorStarter, runWithLeaderMigration } from '../../lib/sdk/migration.js';
+import { DEFAULT_MIGRATION_LEADER_NAME, defaultLeaderMigrationConfiguration, electorStarter, runWithLeaderMigration, type ControllerTerm } from '../../lib/sdk/migration.js';
 import { FAST } from './harness.js';
 import { LATENCY_MS, Sim } from './sim-harness.js';
 
@@ -16,8 +16,10 @@ describe('runWithLeaderMigration on real electors (KEP-2436)', () => {
     sim.coordinator(['kcm', 'ccm', DEFAULT_MIGRATION_LEADER_NAME], TICK_MS);
     const config = defaultLeaderMigrationConfiguration(['cloud-route']);
     const running = new Map<string, number>();
+    const terms = new Map<string, ControllerTerm>();
     let maxRoute = 0;
-    const controller = (who: string) => async (signal: AbortSignal) => {
+    const controller = (who: string) => async (signal: AbortSignal, term: ControllerTerm) => {
+      terms.set(who, term);
       running.set(who, (running.get(who) ?? 0) + 1);
       if (who.endsWith('cloud-route')) maxRoute = Math.max(maxRoute, [...running].filter(([k, v]) => k.endsWith('cloud-route') && v > 0).length);
       await new Promise<void>((r) => signal.addEventListener('abort', () => r(), { once: true }));
@@ -44,6 +46,13 @@ describe('runWithLeaderMigration on real electors (KEP-2436)', () => {
     await sim.during(5 * FAST.leaseDurationMs, 'the migrated controller in one component at a time', () => (running.get('kcm/cloud-route') ?? 0) + (running.get('ccm/cloud-route') ?? 0) <= 1);
     const owner = running.get('kcm/cloud-route') === 1 ? kcm : ccm;
     const other = owner === kcm ? 'ccm/cloud-route' : 'kcm/cloud-route';
+    // each controller holds the term of its lease: what it fences its writes with
+    const migrationLease = (await sim.leases.read(DEFAULT_MIGRATION_LEADER_NAME)).item!;
+    const ownerName = owner === kcm ? 'kcm' : 'ccm';
+    expect(terms.get(`${ownerName}/cloud-route`)).toEqual({ leaseName: DEFAULT_MIGRATION_LEADER_NAME, holderIdentity: `${ownerName}-1`, fencingToken: migrationLease.fencingToken });
+    expect(migrationLease.holderIdentity).toBe(`${ownerName}-1`);
+    const kcmLease = (await sim.leases.read('kcm')).item!;
+    expect(terms.get('kcm/deployment')).toEqual({ leaseName: 'kcm', holderIdentity: 'kcm-1', fencingToken: kcmLease.fencingToken });
     // the owner stops (releasing its leases): the migration lease moves and the controller runs on the other side
     owner.abort.abort();
     await sim.settle(owner.done);

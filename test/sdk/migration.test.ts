@@ -6,6 +6,7 @@ import { ValidationError } from '../../lib/schemas/validation.js';
 import {
   DEFAULT_MIGRATION_LEADER_NAME,
   type Controller,
+  type ControllerTerm,
   type LeaderMigrationConfiguration,
   MigrationConfigError,
   type StartElector,
@@ -15,6 +16,7 @@ import {
   resolveLeaderMigration,
   runWithLeaderMigration,
 } from '../../lib/sdk/migration.js';
+import type { Term } from '../../lib/stores/lease-store.js';
 
 let dir: string;
 beforeAll(async () => {
@@ -246,9 +248,10 @@ describe('assignControllers', () => {
   });
 });
 
-/** An elector driven by hand: `lead` and `lose` stand for what the lease would decide. */
+/** An elector driven by hand: `lead` and `lose` stand for what the lease would decide; each term gets the next fencing token. */
 function handElector() {
-  type Campaign = { onStartedLeading: (s: AbortSignal) => Promise<void> | void; signal: AbortSignal; leading?: AbortController; ended: boolean };
+  type Campaign = { onStartedLeading: (s: AbortSignal, term: Term) => Promise<void> | void; signal: AbortSignal; leading?: AbortController; ended: boolean };
+  let tokens = 0;
   const campaigns = new Map<string, Campaign>();
   const startElector: StartElector = (leaseName, onStartedLeading, signal) =>
     new Promise<void>((resolve) => {
@@ -271,7 +274,7 @@ function handElector() {
     lead(lease: string) {
       const c = campaign(lease);
       c.leading = new AbortController();
-      void c.onStartedLeading(AbortSignal.any([c.signal, c.leading.signal]));
+      void c.onStartedLeading(AbortSignal.any([c.signal, c.leading.signal]), { holderIdentity: 'me', fencingToken: ++tokens });
     },
     lose(lease: string) {
       campaign(lease).leading?.abort();
@@ -279,17 +282,19 @@ function handElector() {
   };
 }
 
-/** Controllers that record when they start and stop, and run until their signal aborts. */
+/** Controllers that record when they start (and in which term) and stop, and run until their signal aborts. */
 function recordingControllers(names: string[]) {
   const running = new Set<string>();
   const seen: string[] = [];
+  const terms = new Map<string, ControllerTerm>();
   const controllers = new Map<string, Controller>(
     names.map((name) => [
       name,
-      (signal: AbortSignal) =>
+      (signal: AbortSignal, term: ControllerTerm) =>
         new Promise<void>((resolve) => {
           running.add(name);
           seen.push(`start ${name}`);
+          terms.set(name, term);
           signal.addEventListener('abort', () => {
             running.delete(name);
             seen.push(`stop ${name}`);
@@ -298,7 +303,7 @@ function recordingControllers(names: string[]) {
         }),
     ]),
   );
-  return { controllers, running: () => [...running].sort(), seen };
+  return { controllers, running: () => [...running].sort(), seen, terms };
 }
 
 const settled = () => new Promise((r) => setImmediate(r));
@@ -363,6 +368,31 @@ describe('runWithLeaderMigration', () => {
     shutdown.abort();
     await run;
     expect(running()).toEqual([]);
+  });
+
+  it('gives each controller the term of the lease it runs under: the lease, its fencing token and holder', async () => {
+    const elector = handElector();
+    const { controllers, terms } = recordingControllers(['gc', 'route', 'service']);
+    const shutdown = new AbortController();
+    const run = runWithLeaderMigration({ startElector: elector.startElector, controllers, component: 'kcm', primaryLeaseName: 'kcm', config, signal: shutdown.signal });
+    await settled();
+    elector.lead('kcm');
+    await settled();
+    elector.lead('cloud-migration');
+    await settled();
+    expect(Object.fromEntries(terms)).toEqual({
+      gc: { leaseName: 'kcm', fencingToken: 1, holderIdentity: 'me' },
+      route: { leaseName: 'cloud-migration', fencingToken: 2, holderIdentity: 'me' },
+      service: { leaseName: 'cloud-migration', fencingToken: 2, holderIdentity: 'me' },
+    });
+    // a new term of the migration lease: the migrated controllers start again with its token
+    elector.lose('cloud-migration');
+    elector.lead('cloud-migration');
+    await settled();
+    expect(terms.get('route')).toEqual({ leaseName: 'cloud-migration', fencingToken: 3, holderIdentity: 'me' });
+    expect(terms.get('gc')?.fencingToken).toBe(1);
+    shutdown.abort();
+    await run;
   });
 
   it('without a configuration runs everything under the primary lease only', async () => {

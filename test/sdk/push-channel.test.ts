@@ -9,7 +9,7 @@ import { systemClock } from '../../lib/clock.js';
 import { startPushBroker, type PushBroker } from '../../lib/local/push-broker.js';
 import { hashedPushTopic, plainPushTopic, type Wake } from '../../lib/schemas/push.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
-import { PushChannel, presignIotUrl } from '../../lib/sdk/push.js';
+import { PushChannel, presignIotUrl } from '../../lib/sdk/push-channel.js';
 import { LOCAL_CREDENTIALS } from '../../lib/stores/client.js';
 import { waitFor } from './harness.js';
 
@@ -31,7 +31,7 @@ describe('PushChannel', () => {
     if (afterMs) await systemClock.sleep(afterMs); // a moment of its start-up: connecting, subscribing, connected
     stop.abort();
     await run;
-    expect(channel.live).toBe(false);
+    expect(channel.healthy()).toBe(false);
     await waitFor('the broker to see no connection', () => broker.stats().connections === 0);
     expect(errors).toEqual([]);
   });

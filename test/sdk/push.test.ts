@@ -48,7 +48,7 @@ async function pushedGroup(opts: { coordinator?: boolean } = {}) {
 
 describe('LeaderElector with the push path', () => {
   it('is refused with NoCoordination, naming the option', () => {
-    const sim = { watch: () => () => undefined, wake: () => undefined, live: true };
+    const sim = { watch: () => () => undefined, wake: () => undefined, healthy: () => true };
     const client = new DynamoDBModel({ now: () => 0 }).client({ name: 'test' });
     expect(() => new LeaderElector({ leaseName: L, identity: 'a', mode: 'NoCoordination', push: sim, client, callbacks: { onStartedLeading: () => undefined } })).toThrow(ValidationError);
     expect(() => new LeaderElector({ leaseName: L, identity: 'a', mode: 'NoCoordination', push: sim, client, callbacks: { onStartedLeading: () => undefined } })).toThrow(/push.*NoCoordination/s);
@@ -171,7 +171,7 @@ describe('LeaderElector with the push path', () => {
     const { sim, push, other } = await pushedGroup();
     await sim.run(FAST.leaseDurationMs);
     await sim.run(1);
-    const seen = (other.elector as unknown as { observed: { revision: number } }).observed.revision;
+    const seen = (other.elector as unknown as { watch: { observed: { revision: number } } }).watch.observed.revision;
     const from = sim.clock.monotonic();
     push.broker.publish({ lease: L, by: 'worker', revision: seen });
     await sim.run(DELIVERY_MS + RTT_MS);

@@ -214,6 +214,7 @@ describe('Session', () => {
     await sim.run(2 * timing.leaseDurationMs);
     const holder = await holderOf(LEASES[0]!);
     const first = holder.session.name;
+    expect(holder.session.healthy()).toBe(true);
     const token = (await sim.leases.read(LEASES[0]!)).item!.fencingToken;
     // its terms, each one's signal: a term kept is the same signal, never aborted (a term lost and
     // taken back would keep the token but start a new signal)
@@ -224,6 +225,7 @@ describe('Session', () => {
     await sim.during(4 * timing.leaseDurationMs, 'one leader per lease while the session is down', () => LEASES.every((n) => leadersOf(procs, n).length <= 1));
     expect(kept()).toBe(true);
     expect(holder.session.name).toBeUndefined(); // it ended
+    expect(holder.session.healthy()).toBe(false);
     expect(holder.errors.some((e) => /Session .* ended: its renew deadline passed/.test(e.message))).toBe(true);
     let l = (await sim.leases.read(LEASES[0]!)).item!;
     expect(l.fencingToken).toBe(token); // the same term: renewed by the lease's own writes
@@ -234,6 +236,7 @@ describe('Session', () => {
     l = (await sim.leases.read(LEASES[0]!)).item!;
     expect(l.fencingToken).toBe(token);
     expect(holder.session.name).not.toBe(first);
+    expect(holder.session.healthy()).toBe(true);
     expect(holder.session.stats.started).toBe(2);
     expect(kept()).toBe(true);
   });

@@ -11,6 +11,8 @@ import { ValidationError } from '../../lib/schemas/validation.js';
 import { PHASE_STEP_MS } from '../../lib/sdk/elector.js';
 import { FencingError, fencedTransactWrite } from '../../lib/sdk/fencing.js';
 import { aborted } from '../../lib/sdk/options.js';
+import type { Push } from '../../lib/sdk/push.js';
+import { Session } from '../../lib/sdk/session.js';
 import { PERIODIC_WINDOWS, keyedWindowRow } from '../../lib/schemas/run-once.js';
 import { LeaseLostError, tryWithLease, withLease, windowOf, type LeaseFn, type LeaseTerm, type WithLeaseOptions } from '../../lib/sdk/with-lease.js';
 import { RunOnceStore } from '../../lib/stores/run-once-store.js';
@@ -328,6 +330,59 @@ describe('withLease on a coordinated lease (it has candidates)', () => {
     expect(w.elector.isLeader()).toBe(true);
     coord.stop();
     await w.stop();
+  });
+
+  /** The process's push path, recording which leases its electors watch. */
+  const watchedPush = (sim: Sim, m: Machine): { push: Push; watched: string[] } => {
+    const inner = sim.pushFor(m);
+    const watched: string[] = [];
+    return { watched, push: { watch: (lease, onWake) => (watched.push(lease), inner.watch(lease, onWake)), wake: (lease, revision) => inner.wake(lease, revision), healthy: () => inner.healthy() } };
+  };
+  /** Session timings that fit FAST's (lease 2 s, renew deadline 1.5 s, retry 250 ms). */
+  const SESSION = { renewIntervalMs: 600, retryPeriodMs: 150, renewDeadlineMs: 1_200, maxLeaseDurationMs: 2_000 } as const;
+
+  it('takes the process’s push and session as an elector does: the run watches the lease, its term is held on the session; NoCoordination refuses both', async () => {
+    const { sim, coord, w } = await workerLeading('1.31.0');
+    sim.pushBroker({ delayMs: 50, deliveryMs: 5 });
+    const m = sim.machine();
+    const { push, watched } = watchedPush(sim, m);
+    const session = new Session({ client: m.client, tables: sim.names, clock: m.clock, ...SESSION });
+    const stopSession = new AbortController();
+    const sessionRun = session.run(stopSession.signal);
+    await sim.settle(session.ready, 'the session');
+
+    // a bad combination is the run's ValidationError, naming the option
+    for (const key of ['push', 'session'] as const) {
+      const e = await sim.settle(withLease(L, async () => 1, opts(sim, m, 'race', { mode: 'NoCoordination', [key]: key === 'push' ? push : session })), 'the refusal').catch((x: unknown) => x);
+      expect(e).toBeInstanceOf(ValidationError);
+      expect((e as ValidationError).fields).toEqual([key]);
+    }
+    const e = await sim.settle(withLease(L, async () => 1, opts(sim, m, 'bad', { candidacy: { emulationVersion: '1.30.0', binaryVersion: '1.30.0' }, push: { watch: 1 } as never })), 'the refusal').catch((x: unknown) => x);
+    expect((e as Error).message).toMatch(/push: must be a PushChannel/);
+
+    const r = await sim.settle(
+      withLease(L, async () => (await sim.leases.read(L)).item?.session, opts(sim, m, 'migrate', { candidacy: { emulationVersion: '1.30.0', binaryVersion: '1.30.0' }, push, session })),
+      'the run',
+      30_000,
+    );
+    expect(r).toMatchObject({ status: 'ran', value: session.name });
+    expect(watched).toContain(L);
+    await sim.until('w leads again', () => w.elector.isLeader(), 20_000);
+    coord.stop();
+    await w.stop();
+    stopSession.abort();
+    await sim.settle(sessionRun, 'the session ends');
+  });
+
+  it('a run that auto makes first come, first served (no candidates) leaves push and session unused', async () => {
+    const { sim } = await world();
+    sim.pushBroker();
+    const m = sim.machine();
+    const { push, watched } = watchedPush(sim, m);
+    const session = new Session({ client: m.client, tables: sim.names, clock: m.clock, ...SESSION });
+    const r = await sim.settle(withLease(L, async () => (await sim.leases.read(L)).item?.session, opts(sim, m, 'cron', { push, session })), 'the run', 20_000);
+    expect(r).toMatchObject({ status: 'ran', value: undefined });
+    expect(watched).toEqual([]);
   });
 
   it('a worse candidate named successor takes the lease when the worker dies, without an election, and runs', async () => {

@@ -1,0 +1,241 @@
+/**
+ * A LeaderElector's options (client-go's LeaderElectionConfig, with KEP-4355's candidacy), its
+ * callbacks and stop reasons, and the renewal cadence the options imply. Validated by zod: a bad
+ * option, or a bad combination, is a ValidationError naming the field and what to do.
+ */
+import * as z from 'zod';
+import { Name } from '../schemas/common.js';
+import { Platform } from '../schemas/platform.js';
+import { CandidacyShape, checkCandidacy } from './candidate.js';
+import { ClientSchema, ClockSchema, ClockSyncSchema, TablesSchema, fn, optionErrors, type DeepReadonly } from './options.js';
+import type { Push } from './push.js';
+import { SessionSchema } from './session.js';
+
+/**
+ * The callbacks of a LeaderElector (client-go's LeaderCallbacks): what this worker does when it
+ * starts and stops leading, and whom it sees lead.
+ */
+export interface LeaderCallbacks {
+  /** Runs when this worker becomes leader; `signal` aborts the moment it must stop acting. */
+  onStartedLeading(signal: AbortSignal, term: { fencingToken: number }): void | Promise<void>;
+  /** Runs when it stops leading, before the lease is released. */
+  onStoppedLeading?(info: { reason: StopReason; fencingToken: number }): void;
+  /** Runs whenever a new holder is observed (this worker included). */
+  onNewLeader?(identity: string): void;
+}
+
+const CALLBACKS = '{ onStartedLeading(signal, term), onStoppedLeading?(info), onNewLeader?(identity) }';
+const Callbacks = z.custom<LeaderCallbacks>((v) => {
+  if (typeof v !== 'object' || v === null) return false;
+  const c = v as Record<string, unknown>;
+  return typeof c['onStartedLeading'] === 'function' && ['onStoppedLeading', 'onNewLeader'].every((k) => c[k] === undefined || typeof c[k] === 'function');
+}, `must be ${CALLBACKS}, each a function`);
+
+/** The candidacy of a coordinated LeaderElector: a LeaseCandidate's options less its names, tables and client (the elector's). */
+export const CandidacySchema = z.strictObject(CandidacyShape, {
+  error: optionErrors('candidacy', 'emulationVersion and binaryVersion', { table: 'name the tables with the elector\'s `tables` option' }),
+});
+
+/**
+ * The options of a LeaderElector, with client-go's defaults; a bad one (or a bad combination) is
+ * a ValidationError naming the field and what to do.
+ */
+export const LeaderElectorOptionsSchema = z
+  .strictObject(
+    {
+      /** The lease to lead. */
+      leaseName: Name,
+      /** This worker's name: its candidate name and, while it leads, the lease's holderIdentity. */
+      identity: Name,
+      /** Where the tables are: a prefix, or `{ prefix?, leases?, candidates? }`; the leases and candidates tables are used. @default 'conclave' */
+      tables: TablesSchema,
+      /** How long a term lasts after a renewal (client-go LeaseDuration). @default 15000 */
+      leaseDurationMs: z.number().int().min(1_000, 'must be ≥ 1000 ms (DynamoDB stores whole seconds)').max(86_400_000, 'must be at most 86400000 ms (a day: what a lease row holds)').default(15_000),
+      /** A leader that could not renew for this long stops acting (client-go RenewDeadline). @default 10000 */
+      renewDeadlineMs: z.number().int().positive().default(10_000),
+      /**
+       * How often a follower polls while the lease is in flux (vacant, an election, a preemption),
+       * and how soon a leader tries again after a renewal failed (client-go RetryPeriod). @default 2000
+       */
+      retryPeriodMs: z.number().int().positive().default(2_000),
+      /**
+       * How often a leader renews. client-go renews every retry period; a lease only needs a renewal
+       * often enough that a failed one can be retried before the renew deadline, and each renewal
+       * is a write. Renewing less often also makes a crash failover faster (the term ends, on average,
+       * half an interval sooner after the last renewal). Renewals go out 137 ms sooner than this, so
+       * they meet DynamoDB's clock at ever other points of its second (what keeps its Date headers
+       * informative). @default renewDeadlineMs − 2 × retryPeriodMs
+       * in coordinated mode (6 s with client-go's timings: two more tries before the deadline), but
+       * not below retryPeriodMs; retryPeriodMs with `NoCoordination` (client-go's), unless given
+       */
+      renewIntervalMs: z.number().int().positive().optional(),
+      /** Give the lease up when run() is cancelled, so the next leader need not wait for expiry. @default true */
+      releaseOnCancel: z.boolean().default(true),
+      /**
+       * `coordinated`: stand as a candidate (`candidacy`, required) and let the coordinator elect
+       * (KEP-4355), with the fallback below. `NoCoordination`: a plain client-go race for the lease,
+       * no coordinator and no candidacy. @default 'coordinated'
+       */
+      mode: z.enum(['coordinated', 'NoCoordination']).default('coordinated'),
+      /**
+       * Coordinated mode: what this worker stands with (versions, strategies, labels). Required
+       * there, refused with `NoCoordination`.
+       */
+      candidacy: CandidacySchema.optional(),
+      /** A coordinated worker acquires a lease vacant this long directly. @default 3 × leaseDurationMs */
+      fallbackAfterMs: z.number().int().positive().optional(),
+      /**
+       * Where this worker runs, written on its candidate row and on the lease while it leads, so that
+       * the platform's "task stopped" / "instance stopped" event ends its term at once. `detect`:
+       * ECS task metadata, then EC2 IMDSv2, each with a short timeout; `none`: record nothing.
+       * @default 'detect'
+       */
+      platform: z.union([Platform, z.enum(['detect', 'none'])]).default('detect'),
+      /** healthy() turns false when a leader's term is expired by more than this (client-go healthz). @default 0 */
+      healthToleranceMs: z.number().int().min(0).default(0),
+      /** The DynamoDB client the lease and the candidate row are read and written with. */
+      client: ClientSchema,
+      /** What to do on leading, on stepping down, and on a new leader. */
+      callbacks: Callbacks,
+      /** Faults that were retried (a failed poll, a failed renewal inside the deadline). @default a process warning */
+      onError: fn<(error: Error) => void>().optional(),
+      /**
+       * Where the times this worker writes (renewals, acquisitions, its candidate row) come from:
+       * `server`, DynamoDB's clock from its responses' Date header, carried on this machine's
+       * monotonic clock — the wall clock may be off by any amount, or step; `none`, this machine's
+       * wall clock, which must then stay within the coordinator's clockSkewMs (1 s). @default 'server'
+       */
+      clockSync: ClockSyncSchema,
+      /**
+       * `server`: the most DynamoDB's time may be uncertain (± ms) for this worker to acquire, confirm,
+       * renew or acknowledge; beyond it, or right after its measurement jumped, it stays a follower
+       * (a clock skew prevention: `stats`, onError). One response bounds it to ±(500 ms + half its
+       * round trip); responses at other points of the server's second narrow it to about the round
+       * trip. At most half the coordinator's clockSkewMs (1 s), so any two workers' times are
+       * within it. @default 500
+       */
+      maxClockErrorMs: z.number().int().min(1).max(60_000).default(500),
+      /**
+       * The push path (a PushChannel, shared by every elector of the process): wakes make this worker
+       * read the lease the moment it changes — an election's ping, a hand-off, a preemption — and,
+       * while they reach it, a follower that is not the designated successor reads rarely (every two
+       * lease durations) and a cancelled leader hands over at once. Without it, or while it is down,
+       * followers poll as before. Coordinated mode only.
+       */
+      push: z
+        .custom<Push>((v) => typeof v === 'object' && v !== null && ['watch', 'wake', 'healthy'].every((m) => typeof (v as Record<string, unknown>)[m] === 'function'), 'must be a PushChannel (or another Push: watch(), wake(), healthy())')
+        .optional(),
+      /**
+       * The process's Session (shared by its electors, like `push`): a lease this worker holds is kept
+       * alive by the session's renewals instead of its own, so a process holding many leases writes
+       * once per renew interval for all of them. While the session is down the elector renews the
+       * lease itself. With the push path live, a session-held lease's followers read the lease only
+       * when woken (and every four lease durations), and the session row phase-locked. Coordinated
+       * mode only; leaseDurationMs must be at most the session's maxLeaseDurationMs.
+       */
+      session: SessionSchema.optional(),
+      /** Test hook: this machine's clock (wall and monotonic); terms are timed on its monotonic clock. @default systemClock */
+      clock: ClockSchema.optional(),
+      /** Test hook: how `platform: 'detect'` asks. @default detectPlatform() (lib/sdk/platform.ts) */
+      detectPlatform: fn<() => Promise<Platform | undefined>>().optional(),
+    },
+    {
+      error: optionErrors('LeaderElector', 'leaseName, identity, client, callbacks and (coordinated) candidacy', {
+        table: 'name the tables with `tables` (a prefix, or { leases, candidates })',
+        candidate: 'the candidacy is the `candidacy` option',
+      }),
+    },
+  )
+  .superRefine((o, ctx) => {
+    if (o.renewDeadlineMs >= o.leaseDurationMs)
+      ctx.addIssue({ code: 'custom', path: ['renewDeadlineMs'], message: `must be < leaseDurationMs (${o.leaseDurationMs}) so a leader stops acting before its term can expire` });
+    if (o.retryPeriodMs >= o.renewDeadlineMs)
+      ctx.addIssue({ code: 'custom', path: ['retryPeriodMs'], message: `must be < renewDeadlineMs (${o.renewDeadlineMs}) so a leader gets more than one try to renew` });
+    if (o.renewIntervalMs !== undefined && o.renewIntervalMs + o.retryPeriodMs >= o.renewDeadlineMs)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['renewIntervalMs'],
+        message: `must be < renewDeadlineMs − retryPeriodMs (${o.renewDeadlineMs - o.retryPeriodMs}) so a failed renewal is tried again before the renew deadline`,
+      });
+    if (o.mode === 'coordinated' && !o.candidacy)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['candidacy'],
+        message: "is required in mode 'coordinated' (the default): give { emulationVersion, binaryVersion } so the coordinator can elect this worker, or set mode: 'NoCoordination' for a plain race without a coordinator",
+      });
+    if (o.mode === 'NoCoordination' && o.push)
+      ctx.addIssue({ code: 'custom', path: ['push'], message: "must not be given with mode 'NoCoordination': it polls as client-go does. Drop push, or use mode 'coordinated'" });
+    if (o.mode === 'NoCoordination' && o.session)
+      ctx.addIssue({ code: 'custom', path: ['session'], message: "must not be given with mode 'NoCoordination': it renews as client-go does. Drop session, or use mode 'coordinated'" });
+    if (o.session && o.session.options.maxLeaseDurationMs < o.leaseDurationMs)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['session'],
+        message: `holds leases of at most ${o.session.options.maxLeaseDurationMs} ms (its maxLeaseDurationMs), and leaseDurationMs is ${o.leaseDurationMs}: raise the session's maxLeaseDurationMs`,
+      });
+    if (o.session && !o.session.covers(o.leaseName))
+      ctx.addIssue({
+        code: 'custom',
+        path: ['session'],
+        message: `serves the leases ${JSON.stringify(o.session.options.leaseNames)} (its leaseNames, the grant's), not '${o.leaseName}': add '${o.leaseName}' to the Session's leaseNames and to grantWorker's, or give this elector no session`,
+      });
+    // The session's own check makes its renewals and a retry fit in its deadline, so this one also
+    // makes them fit in the elector's.
+    if (o.session && o.session.options.renewDeadlineMs + o.retryPeriodMs >= o.renewDeadlineMs)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['session'],
+        message: `ends at its renewDeadlineMs (${o.session.options.renewDeadlineMs} ms), too late for a leader on it to fall back: it then renews its leases itself, and needs a try and a retry (retryPeriodMs ${o.retryPeriodMs} ms) before its own renewDeadlineMs (${o.renewDeadlineMs} ms) stops the term. Give the session a renewDeadlineMs below ${o.renewDeadlineMs - o.retryPeriodMs}`,
+      });
+    if (o.mode === 'NoCoordination' && o.candidacy)
+      ctx.addIssue({ code: 'custom', path: ['candidacy'], message: "must not be given with mode 'NoCoordination': no coordinator elects there. Drop candidacy, or use mode 'coordinated'" });
+    if (o.candidacy) checkCandidacy({ leaseName: o.leaseName, name: o.identity, ...o.candidacy }, ctx, ['candidacy']);
+  });
+
+/** The options of a LeaderElector as written. */
+export type LeaderElectorOptions = z.input<typeof LeaderElectorOptionsSchema>;
+/** A LeaderElector's options as resolved (defaults applied, tables named), read-only; the client and callbacks are not among them. */
+export type ResolvedLeaderElectorOptions = DeepReadonly<Omit<z.output<typeof LeaderElectorOptionsSchema>, 'client' | 'callbacks' | 'onError' | 'clock' | 'detectPlatform' | 'push' | 'session'>>;
+
+/**
+ * What a LeaderElector knows of time: how often it held back because it could not vouch for the
+ * times it would write, and its measurement of DynamoDB's clock.
+ */
+export interface ElectorStats {
+  /** Acquisitions, confirmations, renewals and acks not made, and terms stopped, because DynamoDB's time was not known well enough (or jumped). */
+  clockSkewPreventions: number;
+  /** Whether the times it writes now are within maxClockErrorMs of DynamoDB's clock (always, with clockSync 'none'). */
+  clockSynced: boolean;
+  /** How far off they may be (± ms); undefined before the first response. */
+  clockErrorMs: number | undefined;
+  /** DynamoDB's time minus this machine's wall clock (positive: the wall clock is behind); undefined before the first response. */
+  clockOffsetMs: number | undefined;
+}
+
+import type { StopReason } from './leader.js';
+export type { StopReason };
+
+
+/**
+ * A leader renews this much sooner than its renew interval: an interval of whole seconds would have
+ * every renewal meet DynamoDB's clock at the same point of its second, and the responses' Date
+ * headers (whole seconds) would stop narrowing the estimate of that clock (server-clock.ts), for the
+ * leader and for the successor reading right behind it. 137 ms steps through the whole second.
+ */
+export const PHASE_STEP_MS = 137;
+
+/**
+ * The renew interval a LeaderElector uses when `renewIntervalMs` is not given: the renew deadline
+ * less two retry periods (two more tries before the deadline), not below the retry period;
+ * `NoCoordination`, the retry period (client-go's). @internal
+ */
+export function defaultRenewIntervalMs(o: { mode: 'coordinated' | 'NoCoordination'; renewDeadlineMs: number; retryPeriodMs: number }): number {
+  const twoTriesLeft = o.renewDeadlineMs - 2 * o.retryPeriodMs;
+  return o.mode === 'NoCoordination' || twoTriesLeft < o.retryPeriodMs ? o.retryPeriodMs : twoTriesLeft;
+}
+
+/** How long after a renewal was sent a coordinated leader sends the next: `interval` less PHASE_STEP_MS, unless that falls below the retry period. @internal */
+export function renewCadenceMs(interval: number, retryPeriodMs: number): number {
+  const stepped = interval - PHASE_STEP_MS;
+  return stepped >= retryPeriodMs ? stepped : interval;
+}

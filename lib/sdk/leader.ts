@@ -1,0 +1,173 @@
+/**
+ * A leader's decisions, as plain functions of what it knows and one observation (client-go's
+ * `tryAcquireOrRenew` and `renew` loop, with Conclave's sessions and push path as inputs): no I/O,
+ * no timers, no clock — `now` comes in with the observation. LeaderElector feeds them and carries
+ * out what they say; the follower's side is lib/sdk/follower.ts.
+ *
+ * Observations: the renew deadline's timer fired, someone asked whether it leads, the answer to its
+ * own renewal, a read of its lease (woken, or its backstop), its session renewed (with the terms
+ * the lease stream's function marked ended on the row) or ended.
+ */
+import type { Lease } from '../schemas/lease.js';
+
+/**
+ * Why a leader stopped: run() cancelled, another candidate preferred, the renew deadline passed (or
+ * its clock jumped, so the deadline could no longer be judged), or the lease moved on.
+ */
+export type StopReason = 'cancelled' | 'preempted' | 'renewDeadline' | 'deposed';
+
+/** What a leader knows of its own term. */
+export interface TermView {
+  readonly holderIdentity: string;
+  readonly instance: string;
+  readonly fencingToken: number;
+  /** Monotonic send time of the last write that renewed the term (its own, or its session's). */
+  readonly renewedAt: number;
+  /** The session the term is held on, as last written. */
+  readonly session: string | undefined;
+}
+
+/** The settings a leader decides by (the elector's options, resolved). */
+export interface LeaderSettings {
+  readonly leaseName: string;
+  readonly identity: string;
+  readonly mode: 'coordinated' | 'NoCoordination';
+  readonly renewDeadlineMs: number;
+}
+
+/** One thing a leader learnt. */
+export type LeaderObservation =
+  /** The renew deadline's timer fired (armed for renewedAt + renewDeadline), or someone asked `isLeader()` (judged on the monotonic clock at `now`). */
+  | { readonly kind: 'deadline' | 'asked'; readonly now: number }
+  /** Its session was renewed by a write sent at `sentAt`, answered at `now`; `ended`: the row's marks. */
+  | { readonly kind: 'sessionRenewed'; readonly name: string; readonly sentAt: number; readonly now: number; readonly ended: Readonly<Record<string, number>> }
+  /** Its session ended: the term must be renewed by the elector itself from now on. */
+  | { readonly kind: 'sessionEnded'; readonly name: string }
+  /** Its own renewal, sent at `sentAt`, was answered with `lease` (undefined: refused, the lease is no longer in this term). */
+  | { readonly kind: 'renewed'; readonly sentAt: number; readonly lease: Lease | undefined }
+  /** A read of its lease (woken, or the backstop read of a term held on a session). */
+  | { readonly kind: 'read'; readonly lease: Lease | undefined };
+
+/** What the leader does next. */
+export type LeaderStep =
+  /** Nothing changes. */
+  | { readonly kind: 'none' }
+  /** Stop acting now (onStoppedLeading with `reason`); `look`: read the lease at once after. */
+  | { readonly kind: 'stop'; readonly reason: StopReason; readonly look: boolean }
+  /** The term is renewed from `renewedAt`; `lease`, when a write or read returned the row. */
+  | { readonly kind: 'renewed'; readonly renewedAt: number; readonly lease: Lease | undefined }
+  /** The term stands; the row as read (the coordinator may have named a successor or a preferred holder). */
+  | { readonly kind: 'seen'; readonly lease: Lease }
+  /** Look at the lease now (the next step renews it itself). */
+  | { readonly kind: 'look' };
+
+const NONE: LeaderStep = { kind: 'none' };
+const stop = (reason: StopReason, look = false): LeaderStep => ({ kind: 'stop', reason, look });
+
+/** Whether `l` is still in the term `t` (holder, this start-up, token). */
+export function inTerm(l: Lease | undefined, t: TermView): l is Lease {
+  return l?.holderIdentity === t.holderIdentity && l.holderInstance === t.instance && l.fencingToken === t.fencingToken;
+}
+
+/** A leader's decision on one observation. */
+export function decideLeader(s: LeaderSettings, t: TermView, o: LeaderObservation): LeaderStep {
+  switch (o.kind) {
+    case 'deadline':
+      // the timer armed for renewedAt + renewDeadline (re-armed at every renewal) fired: stop, even
+      // should the monotonic clock read a hair short of it (a timer may fire a millisecond early)
+      return stop('renewDeadline');
+    case 'asked':
+      // client-go: stop acting once the renew deadline has passed since the last renewal was sent
+      return o.now >= t.renewedAt + s.renewDeadlineMs ? stop('renewDeadline') : NONE;
+    case 'sessionRenewed': {
+      if (t.session !== o.name) return NONE;
+      // someone else ended this term (the coordinator, the platform function, the CLI, an
+      // operator's delete): the lease stream's function marked it on the session, wake or no wake
+      const end = o.ended[s.leaseName];
+      if (end !== undefined && end >= t.fencingToken) return stop('deposed', true);
+      // answered after the deadline: it extends nothing (others may already have seen the session expire)
+      if (o.now >= t.renewedAt + s.renewDeadlineMs) return stop('renewDeadline');
+      return o.sentAt > t.renewedAt ? { kind: 'renewed', renewedAt: o.sentAt, lease: undefined } : NONE;
+    }
+    case 'sessionEnded':
+      return t.session === o.name ? { kind: 'look' } : NONE;
+    case 'renewed':
+      if (!o.lease) return stop('deposed'); // the lease is no longer in this term
+      return { kind: 'renewed', renewedAt: Math.max(t.renewedAt, o.sentAt), lease: o.lease };
+    case 'read':
+      return inTerm(o.lease, t) ? { kind: 'seen', lease: o.lease } : stop('deposed');
+  }
+}
+
+/** What a leader does after a renewal or a read showed it the lease in its term. */
+export type AfterRenewal =
+  /** The coordinator prefers another holder: stop ('preempted'), hand the term to the heir if one is named, else release; then ack. */
+  | { readonly kind: 'yield' }
+  /** An election is open that this candidate has not answered: ack it. */
+  | { readonly kind: 'ack'; readonly election: string }
+  | { readonly kind: 'none' };
+
+/** After a renewal: yield to a preferred holder, answer an open election, or nothing. */
+export function afterRenewal(s: LeaderSettings, lease: Lease, k: { readonly candidate: boolean; readonly ackedElection: string | undefined }): AfterRenewal {
+  if (s.mode === 'coordinated' && lease.preferredHolder && lease.preferredHolder !== s.identity) return { kind: 'yield' };
+  if (k.candidate && lease.election && k.ackedElection !== lease.election.id) return { kind: 'ack', election: lease.election.id };
+  return { kind: 'none' };
+}
+
+/**
+ * Whom a leader stepping down hands its term to: the successor the coordinator designated on the
+ * lease as last renewed (its process named), in coordinated mode, unless the lease prefers somebody
+ * else (or names this worker).
+ */
+export function heirOf(s: LeaderSettings, l: Lease | undefined): { name: string; instance: string } | undefined {
+  if (s.mode !== 'coordinated' || !l?.successor || !l.successorInstance) return undefined;
+  if (l.preferredHolder !== undefined && l.preferredHolder !== l.successor) return undefined;
+  if (l.successor === s.identity) return undefined;
+  return { name: l.successor, instance: l.successorInstance };
+}
+
+/** What a leader's next-step timing depends on. */
+export interface LeaderTiming {
+  /** Held on the process's live session (it renews nothing itself). */
+  readonly onLiveSession: boolean;
+  /** Wakes reach this worker now. */
+  readonly pushLive: boolean;
+  /** How often a leader on its live session reads its own lease while wakes reach it (the followers' backstop). */
+  readonly holderBackstopMs: number;
+  /** The last renewal (or the next try) failed. */
+  readonly retrying: boolean;
+  /** NoCoordination without a renewIntervalMs of its own: a retry period after each step, as client-go. */
+  readonly everyRetryPeriod: boolean;
+  readonly retryPeriodMs: number;
+  /** How long after a renewal was sent the next goes out (the renew interval less PHASE_STEP_MS). */
+  readonly cadenceMs: number;
+  readonly renewedAt: number;
+  readonly now: number;
+  /** A number in [0, 1) (jitter). */
+  readonly random: number;
+}
+
+/**
+ * When a leader steps next: held on its live session, it only looks at the lease (rarely while
+ * wakes reach it, else every renew interval); a retry period after a failed try; otherwise a renew
+ * interval after the last renewal was sent — a steady cadence its successor can read right behind.
+ */
+export function leaderDelay(t: LeaderTiming): number {
+  if (t.onLiveSession) return t.pushLive ? t.holderBackstopMs * (1 + 0.1 * t.random) : t.cadenceMs;
+  if (t.retrying || t.everyRetryPeriod) return t.retryPeriodMs;
+  return Math.max(0, t.renewedAt + t.cadenceMs - t.now);
+}
+
+/**
+ * How long a follower waits before its fallback takes a lease it last saw held on a session and
+ * now sees vacant or gone, at the least. A term end its holder did not write reaches it through its
+ * session (the lease stream's mark, read at each session renewal); with that function down too (an
+ * operator's delete while the functions are down), only the holder's own backstop read of its lease
+ * tells it — every `sessionBackstopMs`, jittered by up to a tenth — and it stops at once. So the
+ * fallback waits that long, its renew deadline and a retry period more: the holder has stopped
+ * before anyone takes the lease by fallback, and the holder keeps reading its lease rarely (what a
+ * session saves). A lease not held on a session keeps `fallbackAfterMs`.
+ */
+export function sessionFallbackMs(o: { readonly sessionBackstopMs: number; readonly renewDeadlineMs: number; readonly retryPeriodMs: number }): number {
+  return Math.ceil(1.1 * o.sessionBackstopMs) + o.renewDeadlineMs + o.retryPeriodMs;
+}

@@ -1,0 +1,354 @@
+/**
+ * A LeaderElector's term while it leads: it carries out the leader's decisions (lib/sdk/leader.ts,
+ * through the seam) on each observation — its renewals' answers, reads of its lease, its session's
+ * renewals and end, the renew deadline's timer — and keeps the deadline armed: client-go's rule, a
+ * leader stops acting once it has not renewed for its renew deadline, before anyone else can see
+ * the term expire. Its writes go through TermWrites (LeaseStore); its callbacks are the user's.
+ */
+import type { Timer } from '../clock.js';
+import type { Lease } from '../schemas/lease.js';
+import type { Heir, LeaseStore, Term } from '../stores/lease-store.js';
+import type { LeaseCandidate } from './candidate.js';
+import type { ClockGuard } from './clock-guard.js';
+import type { LeaderCallbacks, ResolvedLeaderElectorOptions, StopReason } from './elector-options.js';
+import { SESSION_QUIET_LEASES, SETTLING_TERMS } from './follower.js';
+import { afterRenewal, heirOf, leaderDelay, type LeaderObservation, type TermView } from './leader.js';
+import { decisions } from './seam.js';
+import type { StampClock } from './server-clock.js';
+import type { Session, SessionListener } from './session.js';
+import type { TermWrites } from './term-writes.js';
+import type { LeaseWatch } from './watch.js';
+
+/** What the elector shares with its term. */
+export interface LeadershipContext {
+  readonly options: ResolvedLeaderElectorOptions;
+  readonly instance: string;
+  readonly time: StampClock;
+  readonly guard: ClockGuard;
+  readonly writes: TermWrites;
+  readonly leases: LeaseStore;
+  readonly watch: LeaseWatch;
+  readonly callbacks: LeaderCallbacks;
+  readonly onError: (e: Error) => void;
+  readonly candidate: LeaseCandidate | undefined;
+  readonly session: Session | undefined;
+  /** The election this candidate last answered (shared with the follower's side). */
+  readonly acked: { election: string | undefined };
+  /** How long after a renewal was sent the next goes out. */
+  readonly cadenceMs: number;
+  /** Wakes reach this worker now. */
+  pushLive(): boolean;
+  /** Ends the elector's sleep: it steps at once. */
+  stepNow(): void;
+  /** A cancelled leader hands over at once, not at its next renewal slot (withLease). */
+  promptly(): boolean;
+  /** The session a write of this worker's term should name (the live one's, null: take it off, undefined: none). */
+  sessionToWrite(): string | null | undefined;
+}
+
+interface Leading {
+  term: Term;
+  controller: AbortController;
+  /** Monotonic time the last successful renewal was *sent*: the term is safe until then + renewDeadline. */
+  renewedAt: number;
+  deadline: Timer | undefined;
+  /** The last renewal (or the next try) failed: try again after a retry period, not a renew interval. */
+  retrying: boolean;
+  /** The lease as the last renewal (or the acquisition) returned it: whom the coordinator named successor. */
+  lease: Lease | undefined;
+  /** Monotonic time the term was won, and how many renewals it has had since. */
+  since: number;
+  renewals: number;
+  /** The session the term is held on (the lease's `session` as last written): its renewals are the term's. */
+  session: string | undefined;
+}
+
+export class Leadership {
+  private leading: Leading | undefined;
+
+  constructor(private readonly c: LeadershipContext) {}
+
+  private mono(): number {
+    return this.c.time.monotonic();
+  }
+
+  /** Whether it leads now (the renew deadline judged at this moment: a thawed process learns here that it stopped). */
+  isLeader(): boolean {
+    const l = this.leading;
+    if (l) this.apply(l, { kind: 'asked', now: this.mono() });
+    return this.leading !== undefined;
+  }
+
+  /** Whether it leads, as last decided (no deadline check). */
+  get active(): boolean {
+    return this.leading !== undefined;
+  }
+
+  /** The current term. */
+  get term(): Term | undefined {
+    return this.leading?.term;
+  }
+
+  /** client-go's healthz: a leader whose term, as it last renewed it, is expired by more than the tolerance is stuck. */
+  healthy(toleranceMs: number): boolean {
+    if (!this.leading) return true;
+    return this.mono() - this.leading.renewedAt <= this.c.options.leaseDurationMs + toleranceMs;
+  }
+
+  /**
+   * Leads the term won by the write sent at `renewedAt` — unless its renew deadline has already
+   * passed (the process was frozen, or the answer came late, between the write landing and now):
+   * a term others may already have seen expire is given back, never led, so a thawed process does
+   * not start work on a stale term. False when it was given back.
+   */
+  async start(term: Term, renewedAt: number, lease: Lease): Promise<boolean> {
+    if (this.mono() >= renewedAt + this.c.options.renewDeadlineMs) {
+      await this.c.writes.release(term);
+      return false;
+    }
+    const controller = new AbortController();
+    const leading: Leading = { term, controller, renewedAt, deadline: undefined, retrying: false, lease, since: renewedAt, renewals: 0, session: lease.session };
+    this.c.watch.leading();
+    this.leading = leading;
+    this.armDeadline(leading);
+    try {
+      const r = this.c.callbacks.onStartedLeading(controller.signal, { fencingToken: term.fencingToken });
+      if (r instanceof Promise) r.catch((e: unknown) => this.c.onError(e as Error));
+    } catch (e) {
+      this.c.onError(e as Error);
+    }
+    return true;
+  }
+
+  /** Stop acting at renewedAt + renewDeadline even if a renewal hangs: before anyone can see the term expire. */
+  private armDeadline(leading: Leading): void {
+    leading.deadline?.cancel();
+    const left = leading.renewedAt + this.c.options.renewDeadlineMs - this.mono();
+    leading.deadline = this.c.time.setTimer(Math.max(0, left), () => {
+      if (this.leading === leading) this.apply(leading, { kind: 'deadline', now: this.mono() });
+    });
+  }
+
+  /** Stops the current term (onStoppedLeading, its signal aborted). */
+  stop(reason: StopReason): Lease | undefined {
+    const leading = this.leading;
+    if (!leading) return undefined;
+    this.leading = undefined;
+    leading.deadline?.cancel();
+    leading.controller.abort(reason);
+    try {
+      this.c.callbacks.onStoppedLeading?.({ reason, fencingToken: leading.term.fencingToken });
+    } catch (e) {
+      this.c.onError(e as Error);
+    }
+    return leading.lease;
+  }
+
+  /**
+   * Carries out the leader's decision on `o`: stops the term, extends it, or records the row it
+   * saw. False when the term stopped.
+   */
+  private apply(leading: Leading, o: LeaderObservation): boolean {
+    const view: TermView = { holderIdentity: leading.term.holderIdentity, instance: this.c.instance, fencingToken: leading.term.fencingToken, renewedAt: leading.renewedAt, session: leading.session };
+    const step = decisions.decideLeader(this.c.options, view, o);
+    switch (step.kind) {
+      case 'stop':
+        if (this.leading === leading) this.stop(step.reason);
+        if (step.look) this.c.stepNow(); // read the lease now: a successor may be named, an election open
+        return false;
+      case 'look':
+        this.c.stepNow();
+        return true;
+      case 'renewed':
+        leading.renewedAt = step.renewedAt;
+        leading.renewals++;
+        leading.retrying = false;
+        if (step.lease) {
+          leading.lease = step.lease;
+          leading.session = step.lease.session;
+        }
+        this.armDeadline(leading);
+        return true;
+      case 'seen':
+        leading.lease = step.lease;
+        return true;
+      case 'none':
+        return true;
+    }
+  }
+
+  /**
+   * What the term does when the process's session is renewed or ends: a renewal answered inside the
+   * renew deadline extends it from the renewal's send time; a mark of the term ended stops it; an
+   * ended session wakes the leader, which renews its lease itself from then on.
+   */
+  sessionListener(): SessionListener {
+    return {
+      renewed: (name, sentAt, ended) => {
+        const l = this.leading;
+        if (l) this.apply(l, { kind: 'sessionRenewed', name, sentAt, now: this.mono(), ended });
+      },
+      ended: (name) => {
+        const l = this.leading;
+        if (l) this.apply(l, { kind: 'sessionEnded', name });
+      },
+    };
+  }
+
+  /**
+   * The measurement of DynamoDB's time jumped (a suspended machine's monotonic clock stood still,
+   * or the server's clock stepped): the deadline kept on the monotonic clock, and the renewal last
+   * stamped, can no longer be vouched for. It stops at once.
+   */
+  onClockJump(jumpMs: number): void {
+    if (!this.leading) return;
+    this.stop('renewDeadline');
+    this.c.guard.prevented(jumpMs);
+  }
+
+  /** Whether the term is held on the process's live session (the holder then renews nothing itself). */
+  private onLiveSession(leading: Leading): boolean {
+    return leading.session !== undefined && this.c.session?.name === leading.session;
+  }
+
+
+  /** When the leader steps next (lib/sdk/leader.ts leaderDelay). */
+  delay(): number {
+    const l = this.leading!;
+    const onLiveSession = this.onLiveSession(l);
+    const pushLive = this.c.pushLive();
+    return leaderDelay({
+      onLiveSession,
+      pushLive,
+      // as rarely as its followers: a term ended while the functions are down is not taken by a
+      // follower's fallback before this read (lib/sdk/leader.ts sessionFallbackMs)
+      holderBackstopMs: SESSION_QUIET_LEASES * this.c.options.leaseDurationMs,
+      retrying: l.retrying,
+      everyRetryPeriod: this.c.options.mode === 'NoCoordination' && this.c.options.renewIntervalMs === undefined,
+      retryPeriodMs: this.c.options.retryPeriodMs,
+      cadenceMs: this.c.cadenceMs,
+      renewedAt: l.renewedAt,
+      now: this.mono(),
+      // drawn only when it is used (the simulator replays the same draws)
+      random: onLiveSession && pushLive ? this.c.time.random() : 0,
+    });
+  }
+
+  /** A step of the leader: renews its term (or, held on its live session, only looks at the lease). */
+  async step(): Promise<void> {
+    const leading = this.leading!;
+    // Held on the live session: its renewals keep the term; the lease is only looked at (a backstop
+    // for a lost wake: a preemption, a successor named, a term that moved on).
+    if (this.onLiveSession(leading)) return this.woken(false);
+    leading.retrying = true; // until this renewal succeeds
+    // A renewal stamped with a time this worker cannot vouch for is not sent: the renew deadline
+    // (its monotonic clock) stops it unless the doubt clears first — a read instead brings the next
+    // response's Date. A jump stops it at once (onClockJump).
+    if (!this.c.guard.trusted()) {
+      await this.c.leases.read(this.c.options.leaseName);
+      return;
+    }
+    const sentAt = this.mono();
+    let renewed: Lease | undefined;
+    try {
+      // onto the live session, or off one that ended
+      const session = this.c.sessionToWrite();
+      renewed = await this.c.writes.renew(leading.term, session === null && leading.session === undefined ? undefined : session);
+    } catch (e) {
+      // a fault: keep trying until the renew deadline (the armed timer stops us there)
+      this.c.onError(e as Error);
+      return;
+    }
+    if (this.leading !== leading) return; // the deadline passed (or the clock jumped) while the renewal was in flight
+    if (!this.apply(leading, { kind: 'renewed', sentAt, lease: renewed }) || !renewed) return;
+    this.c.watch.observe({ key: { name: this.c.options.leaseName }, item: renewed, revision: renewed.revision });
+    await this.afterRenewal(renewed);
+  }
+
+  /**
+   * A leader woken: the lease changed other than by its own renewals. It reads it (consistently):
+   * a term that moved on is over now, not at the next renewal; a preemption is answered at once.
+   * The renewal cadence is left as it was (the successor reads in step with it).
+   */
+  async woken(consistent = true): Promise<void> {
+    const leading = this.leading!;
+    const name = this.c.options.leaseName;
+    let l = (await this.c.leases.read(name, consistent)).item;
+    // an eventually consistent copy older than what this term last wrote or saw proves nothing
+    if (!consistent && (l === undefined || l.revision < (leading.lease?.revision ?? 0))) l = (await this.c.leases.read(name)).item;
+    if (this.leading !== leading) return;
+    if (this.apply(leading, { kind: 'read', lease: l }) && l) await this.afterRenewal(l);
+  }
+
+  /** After a renewal or a read in the term: yield to a preferred holder, or answer an open election. */
+  async afterRenewal(lease: Lease): Promise<void> {
+    const leading = this.leading;
+    if (!leading) return;
+    const next = afterRenewal(this.c.options, lease, { candidate: this.c.candidate !== undefined, ackedElection: this.c.acked.election });
+    if (next.kind === 'yield') {
+      // The preferred candidate is the designated successor (the coordinator names both at once):
+      // it reads right after this renewal, so the term is handed to it now, in one write.
+      const heir = heirOf(this.c.options, leading.lease);
+      this.stop('preempted');
+      if (!(heir && (await this.handOff(leading, heir)))) await this.c.writes.release(leading.term);
+      // Still a candidate, and alive: its row says so, or the coordinator passes over the holder it
+      // just replaced as departed (lib/election/vacancy.ts isDeparted).
+      await this.c.candidate?.renew();
+    } else if (next.kind === 'ack') {
+      await this.c.candidate!.renew();
+      this.c.acked.election = next.election;
+    }
+  }
+
+  /** Hands the term to `heir` (TermWrites.handOver), the clock permitting. */
+  private handOff(leading: Leading, heir: Omit<Heir, 'platform'>): Promise<boolean> {
+    return this.c.writes.handOver(leading.term, heir, leading.lease!.leaseTransitions, () => this.c.guard.trusted());
+  }
+
+  /**
+   * run() is cancelled while leading: with an heir, lead on until the next renewal would be due —
+   * the moment the heir reads — and hand the term over then (no gap in which nobody leads, and no
+   * wait for a poll); then stop. Returns the term that was led and whether it was handed over;
+   * the caller withdraws the candidacy, then releases a term not handed over.
+   */
+  async stepDown(): Promise<{ term: Term; handed: boolean } | undefined> {
+    const release = this.c.options.releaseOnCancel;
+    if (this.leading && release) await this.refresh(this.leading);
+    const heir = this.leading && release ? heirOf(this.c.options, this.leading.lease) : undefined;
+    if (heir && this.leading) await this.leadUntilHandOff(this.leading);
+    const leading = this.leading;
+    if (!leading) return undefined;
+    this.stop('cancelled');
+    return { term: leading.term, handed: heir !== undefined && (await this.handOff(leading, heir)) };
+  }
+
+  /**
+   * The lease as it is now, if still in this term: the coordinator may have named the successor
+   * since the last renewal (a term not renewed yet knows none). Coordinated mode only; a failed read
+   * leaves what the last renewal said.
+   */
+  private async refresh(leading: Leading): Promise<void> {
+    if (this.c.options.mode !== 'coordinated') return;
+    try {
+      const l = (await this.c.leases.read(this.c.options.leaseName)).item;
+      if (l && this.leading === leading && l.holderIdentity === leading.term.holderIdentity && l.fencingToken === leading.term.fencingToken) leading.lease = l;
+    } catch (e) {
+      this.c.onError(e as Error);
+    }
+  }
+
+  /**
+   * A cancelled leader with an heir leads on until its next renewal would be due (at most a renew
+   * interval): the heir reads just after each renewal it expects, so it finds the hand-off at once.
+   * The renew deadline and clock jumps still stop it as usual.
+   */
+  private async leadUntilHandOff(leading: Leading): Promise<void> {
+    // The heir is told (a wake): no need to wait until it reads.
+    if (this.c.promptly() || this.c.pushLive()) return;
+    // A term not yet renewed twice is one the heir is still settling on (it reads it every
+    // SETTLING_READ_MS for its first lease durations): it will see a hand-off now as soon.
+    const young = leading.renewals < 2 && this.mono() - leading.since < (SETTLING_TERMS - 0.5) * this.c.options.leaseDurationMs;
+    const wait = leading.retrying || young ? 0 : leading.renewedAt + this.c.cadenceMs - this.mono();
+    if (wait > 0) await this.c.time.sleep(wait);
+  }
+}

@@ -1,0 +1,267 @@
+/**
+ * PushChannel, the push path over MQTT (docs/architecture.md, "Wake-ups"): a process keeps one
+ * MQTT connection — to IoT Core in AWS, to local mode's broker on this machine — over which it
+ * learns at once that a lease it follows changed: an election pinged its candidates, a term was
+ * handed over or released, a preemption asks its holder to yield. Its electors then read the lease
+ * at once instead of at their next poll, and, while wakes reach them, followers that are not the
+ * designated successor read rarely. Published as `@conclave/sdk/push` (lib/sdk/push-entry.ts), with
+ * `mqtt` an optional peer dependency: only a worker that imports it needs the MQTT client.
+ */
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { Hash } from '@smithy/hash-node';
+import { SignatureV4 } from '@smithy/signature-v4';
+import { connectAsync, type MqttClient } from 'mqtt';
+import * as z from 'zod';
+import { systemClock, uniqueId, type Clock } from '../clock.js';
+import { isIotEndpoint, MAX_CLIENT_ID_LENGTH, pushClientIdPrefix, pushSubscription, pushTopic, PushEndpointSchema, WakeSchema, wakeTopicNames, type Wake } from '../schemas/push.js';
+import { parse } from '../schemas/validation.js';
+import { ClientSchema, ClockSchema, StartUp, TablesSchema, deepFreeze, fn, optionErrors, type DeepReadonly } from './options.js';
+import type { Push } from './push.js';
+
+/** The options of a PushChannel; a bad one is a ValidationError naming the field and what to do. */
+export const PushChannelOptionsSchema = z.strictObject(
+  {
+    /** The MQTT-over-WebSocket endpoint: the stack output `PushEndpoint`, or local mode's `ws://127.0.0.1:<port>/mqtt`. */
+    endpoint: PushEndpointSchema,
+    /** The deployment's tables (wakes are published under its leases table's name). @default 'conclave' */
+    tables: TablesSchema,
+    /** IoT Core: the connection is signed with this client's credentials and region (the workers' DynamoDBClient). */
+    client: ClientSchema.optional(),
+    /**
+     * The MQTT client id: unique per connection (IoT Core drops the older of two with one id), and
+     * starting with the deployment's `pushClientIdPrefix(leases table)`, `conclave-<leases table>-`
+     * (what grantWorker allows to connect with). @default `<that prefix><random uuid>`
+     */
+    clientId: z
+      .string()
+      .regex(new RegExp(`^[A-Za-z0-9:_.-]{1,${MAX_CLIENT_ID_LENGTH}}$`), `must be 1–${MAX_CLIENT_ID_LENGTH} of A-Z a-z 0-9 : _ . - (IoT Core's client ids)`)
+      .optional(),
+    /** How often the connection is checked when idle (MQTT keep-alive; IoT Core allows 30–1200 s). @default 240 (under a NAT gateway's 350 s idle timeout) */
+    keepaliveSeconds: z.number().int().min(30).max(1200).default(240),
+    /** After a dropped connection, the first try again comes after this, doubling to 30 s. @default 1000 */
+    reconnectFirstMs: z.number().int().min(10).max(30_000).default(1_000),
+    /** Faults: a failed connection or subscription (retried), a message that is not a wake (dropped). @default a process warning */
+    onError: fn<(error: Error) => void>().optional(),
+    /** Test hook: the clock reconnects are timed by and connections are signed with. @default systemClock */
+    clock: ClockSchema.optional(),
+  },
+  { error: optionErrors('PushChannel', 'endpoint (and, for IoT Core, client)') },
+).superRefine((o, ctx) => {
+  if (URL.canParse(o.endpoint) && isIotEndpoint(o.endpoint) && !o.client)
+    ctx.addIssue({ code: 'custom', path: ['client'], message: 'is required for an IoT Core endpoint: the connection is signed with its credentials and region (pass the DynamoDBClient the electors use)' });
+  const prefix = pushClientIdPrefix(o.tables.leases);
+  if (o.clientId !== undefined && !(o.clientId.startsWith(prefix) && o.clientId.length > prefix.length))
+    ctx.addIssue({
+      code: 'custom',
+      path: ['clientId'],
+      message: `must start with "${prefix}" and go on after it (pushClientIdPrefix of the leases table ${o.tables.leases}): grantWorker allows iot:Connect with this deployment's ids only. Leave it out to get "${prefix}<random uuid>"`,
+    });
+});
+
+/** The options of a PushChannel as written. */
+export type PushChannelOptions = z.input<typeof PushChannelOptionsSchema>;
+/** A PushChannel's options as resolved (defaults applied, the client id chosen), read-only. */
+export type ResolvedPushChannelOptions = DeepReadonly<Omit<z.output<typeof PushChannelOptionsSchema>, 'client' | 'onError' | 'clock' | 'clientId'> & { clientId: string }>;
+
+/** A dropped connection is tried again after reconnectFirstMs, doubling up to this. */
+const RECONNECT_MAX_MS = 30_000;
+/** A connection attempt that has not been answered in this long is given up (and tried again). */
+const CONNECT_TIMEOUT_MS = 10_000;
+/** How long a signed connection URL is valid: it is only checked when the connection opens. */
+const PRESIGN_EXPIRES_SECONDS = 300;
+
+/**
+ * The push path over MQTT, imported from `@conclave/sdk/push` (with the `mqtt` package installed).
+ * One MQTT connection per process, shared by all its LeaderElectors (`push` option): subscribed to
+ * every wake of the deployment, passing each to the electors of its lease. Built from its options,
+ * then `run(signal)` once: connects, reconnects after a drop (and wakes every elector then), and
+ * disconnects when the signal aborts. `ready` resolves at the first connection. Electors work
+ * without it too: while it is not healthy, they poll as they would without push.
+ */
+export class PushChannel implements Push {
+  /** The options as resolved (defaults applied, the client id chosen). Frozen. */
+  readonly options: ResolvedPushChannelOptions;
+  /** Resolves at the first connection; rejects if run()'s signal aborted before one was made. Pending until run() is called. */
+  readonly ready: Promise<void>;
+  private readonly client: DynamoDBClient | undefined;
+  private readonly clock: Clock;
+  private readonly onError: (e: Error) => void;
+  private readonly startUp: StartUp<void>;
+  private readonly watchers = new Map<string, Set<(w: Wake | undefined) => void>>();
+  private mqtt: MqttClient | undefined;
+  private isLive = false;
+  private counts = { received: 0, sent: 0, connections: 0, dropped: 0 };
+
+  /** Validates and resolves `options`; nothing connects until run(). @throws ValidationError naming each bad option */
+  constructor(options: PushChannelOptions) {
+    const o = parse(PushChannelOptionsSchema, options, 'PushChannel options');
+    const { client, onError, clock, ...data } = o;
+    this.client = client;
+    this.clock = clock ?? systemClock;
+    this.onError = onError ?? ((e) => process.emitWarning(e));
+    this.options = deepFreeze({ ...data, clientId: data.clientId ?? `${pushClientIdPrefix(data.tables.leases)}${uniqueId(this.clock)}` });
+    this.startUp = new StartUp(`PushChannel to ${data.endpoint}`);
+    this.ready = this.startUp.ready;
+  }
+
+  /**
+   * Whether wakes reach this process now: connected and subscribed. False before the first
+   * connection, while it reconnects after a drop, and after run() ends; its electors then poll as
+   * they would without push (false means slower wakes, not lost leases).
+   */
+  healthy(): boolean {
+    return this.isLive;
+  }
+
+  /**
+   * Wakes received (passed on) and sent, connections made, and messages dropped (not a wake, or a
+   * wake naming another lease than the topic it came on), so far.
+   */
+  get stats(): { received: number; sent: number; connections: number; dropped: number } {
+    return { ...this.counts };
+  }
+
+  /** Calls `onWake` for every wake of `lease`, and with `undefined` whenever `healthy()` changes; returns the function that stops it. */
+  watch(lease: string, onWake: (wake: Wake | undefined) => void): () => void {
+    let set = this.watchers.get(lease);
+    if (!set) this.watchers.set(lease, (set = new Set()));
+    set.add(onWake);
+    return () => {
+      set.delete(onWake);
+      if (set.size === 0 && this.watchers.get(lease) === set) this.watchers.delete(lease);
+    };
+  }
+
+  /** Tells the other processes following `lease` that it changed (QoS 0, best effort; nothing while not healthy). */
+  wake(lease: string, revision?: number): void {
+    const m = this.mqtt;
+    if (!m || !this.isLive) return;
+    const wake: Wake = { lease, by: 'worker', ...(revision !== undefined ? { revision } : {}) };
+    this.counts.sent++;
+    m.publish(pushTopic(this.options.tables.leases, lease), JSON.stringify(wake), { qos: 0 }, (e) => {
+      if (e) this.onError(e);
+    });
+  }
+
+  /** Connects and stays connected until `signal` aborts; resolves once disconnected. */
+  async run(signal: AbortSignal): Promise<void> {
+    this.startUp.claim('PushChannel');
+    let backoff = this.options.reconnectFirstMs;
+    try {
+      while (!signal.aborted) {
+        const closed = await this.connectOnce(signal).catch((e: unknown) => {
+          if (!signal.aborted) this.onError(new Error(`PushChannel: could not connect to ${this.options.endpoint} (trying again in ${backoff} ms): ${(e as Error).message}`, { cause: e }));
+          return undefined;
+        });
+        if (closed) {
+          backoff = this.options.reconnectFirstMs; // it was up: start the backoff afresh
+          await closed;
+        }
+        if (signal.aborted) break;
+        await this.clock.sleep(backoff * (0.8 + 0.4 * this.clock.random()), signal);
+        backoff = Math.min(backoff * 2, RECONNECT_MAX_MS);
+      }
+    } finally {
+      this.setLive(false);
+      const m = this.mqtt;
+      this.mqtt = undefined;
+      // not forced: a wake this process just published (a hand-off) goes out before the connection closes
+      await m?.endAsync(false).catch(() => undefined);
+      this.startUp.failed(signal.reason); // only if never connected: ready already resolved otherwise
+    }
+  }
+
+  /** Opens one connection and subscribes; resolves to a promise that settles when it closes. */
+  private async connectOnce(signal: AbortSignal): Promise<Promise<void>> {
+    const url = await this.connectionUrl();
+    const m = await connectAsync(
+      url,
+      { clientId: this.options.clientId, protocolVersion: 4, clean: true, keepalive: this.options.keepaliveSeconds, reconnectPeriod: 0, connectTimeout: CONNECT_TIMEOUT_MS },
+      false,
+    );
+    const closed = new Promise<void>((resolve) => {
+      m.once('close', () => resolve());
+      const onAbort = () => void m.endAsync(false).catch(() => undefined);
+      signal.addEventListener('abort', onAbort, { once: true });
+      m.once('close', () => signal.removeEventListener('abort', onAbort));
+    });
+    if (signal.aborted) {
+      // aborted while connecting: the listener above came too late to hear it
+      await m.endAsync(true).catch(() => undefined);
+      return closed;
+    }
+    m.on('error', (e) => this.onError(e));
+    m.on('message', (topic, payload) => this.deliver(topic, payload));
+    m.once('close', () => {
+      if (this.mqtt === m) this.mqtt = undefined;
+      this.setLive(false);
+    });
+    // QoS 0: a wake is a hint (a lost one costs a poll's wait), and IoT Core bills a QoS 1 delivery's acknowledgement as a message of its own
+    const granted = await m.subscribeAsync(pushSubscription(this.options.tables.leases), { qos: 0 });
+    if (granted.some((g) => g.qos === 128)) {
+      await m.endAsync(true).catch(() => undefined);
+      throw new Error(`subscription to ${pushSubscription(this.options.tables.leases)} refused: the role needs iot:Subscribe on it (grantWorker gives it)`);
+    }
+    if (!m.connected || signal.aborted) {
+      await m.endAsync(true).catch(() => undefined);
+      if (signal.aborted) return closed;
+      throw new Error('the connection closed while subscribing');
+    }
+    this.mqtt = m;
+    this.counts.connections++;
+    this.setLive(true);
+    this.startUp.started();
+    return closed;
+  }
+
+  private deliver(topic: string, payload: Buffer): void {
+    let wake: Wake;
+    try {
+      wake = WakeSchema.parse(JSON.parse(payload.toString('utf8')));
+    } catch (e) {
+      this.counts.dropped++;
+      this.onError(new Error(`PushChannel: dropped a message that is not a wake: ${(e as Error).message}`));
+      return;
+    }
+    // publish rights are per topic: the topic, not the payload, says whose wake it is
+    if (!wakeTopicNames(this.options.tables.leases, topic, wake.lease)) {
+      this.counts.dropped++;
+      this.onError(new Error(`PushChannel: dropped a wake naming lease ${JSON.stringify(wake.lease)} that came on another lease's topic (${topic})`));
+      return;
+    }
+    this.counts.received++;
+    for (const w of [...(this.watchers.get(wake.lease) ?? [])]) w(wake);
+  }
+
+  /** A change of liveness wakes everyone: a wake may have been missed, and read cadences depend on it. */
+  private setLive(live: boolean): void {
+    if (this.isLive === live) return;
+    this.isLive = live;
+    for (const set of [...this.watchers.values()]) for (const w of [...set]) w(undefined);
+  }
+
+  /** The URL to open: as given (local mode), or signed with SigV4 for IoT Core. */
+  private async connectionUrl(): Promise<string> {
+    const endpoint = this.options.endpoint;
+    if (!isIotEndpoint(endpoint)) return endpoint;
+    const client = this.client!;
+    return presignIotUrl(endpoint, await client.config.region(), await client.config.credentials(), this.clock.now());
+  }
+}
+
+/**
+ * IoT Core's signed WebSocket URL (SigV4, service `iotdevicegateway`). The session token is added
+ * after signing, as IoT Core expects of temporary credentials.
+ */
+export async function presignIotUrl(endpoint: string, region: string, credentials: { accessKeyId: string; secretAccessKey: string; sessionToken?: string }, now: number): Promise<string> {
+  const url = new URL(endpoint);
+  const path = url.pathname === '/' || url.pathname === '' ? '/mqtt' : url.pathname;
+  const signer = new SignatureV4({ service: 'iotdevicegateway', region, credentials: { accessKeyId: credentials.accessKeyId, secretAccessKey: credentials.secretAccessKey }, sha256: Hash.bind(null, 'sha256') });
+  const signed = await signer.presign(
+    { method: 'GET', protocol: 'wss:', hostname: url.hostname, path, headers: { host: url.hostname }, query: {} },
+    { expiresIn: PRESIGN_EXPIRES_SECONDS, signingDate: new Date(now) },
+  );
+  const query = new URLSearchParams(signed.query as Record<string, string>);
+  if (credentials.sessionToken) query.set('X-Amz-Security-Token', credentials.sessionToken);
+  return `wss://${url.hostname}${path}?${query.toString()}`;
+}

@@ -1,0 +1,177 @@
+/**
+ * What a LeaderElector has seen of its lease: the reads (the lease row, and the session row of a
+ * lease held on one), when each was sent, and client-go's `observedTime` — when the term or its
+ * renewal last changed, on this worker's monotonic clock. From these come the follower's decision
+ * (lib/sdk/follower.ts decideFollower) and when it reads next (nextReadDelay). The elector owns one
+ * per start-up and feeds it every read and every write it makes.
+ */
+import { effectiveLease } from '../election/vacancy.js';
+import type { Lease } from '../schemas/lease.js';
+import type { LeaseRead, LeaseStore } from '../stores/lease-store.js';
+import { isQuiet, isSuccessor, nextReadDelay, RenewalPhase } from './follower.js';
+import { SessionReader, SHARED_READ_MS } from './session.js';
+
+export interface WatchSettings {
+  readonly leaseName: string;
+  readonly identity: string;
+  readonly mode: 'coordinated' | 'NoCoordination';
+  readonly leaseDurationMs: number;
+  readonly renewDeadlineMs: number;
+  readonly retryPeriodMs: number;
+}
+
+/** The part of the record a renewal changes: what client-go compares to reset observedTime. */
+function termKey(l: Lease | undefined): string {
+  return l ? `${l.holderIdentity ?? ''}|${l.holderInstance ?? ''}|${l.renewTime ?? ''}|${l.fencingToken}|${l.leaseDurationSeconds}` : '';
+}
+
+export class LeaseWatch {
+  /** The lease as last read (for a lease held on a session, the view with the session's stamp). */
+  lastRead: Lease | undefined;
+  /** The lease row as last read. */
+  lastRaw: LeaseRead | undefined;
+  /** When (monotonic) the lease row itself was last read. */
+  leaseReadAt: number | undefined;
+  /** What was last observed, and when (monotonic) the term or its renewal last changed. */
+  observed: { key: string; at: number; revision: number; token: number } | undefined;
+  /** When this follower's last read was sent (monotonic): a renewal the next read finds first landed after it. */
+  private previousReadSentAt: number | undefined;
+  /** Since when (monotonic) the lease has been settling as this follower saw it (nextReadDelay). */
+  private settlingSince: number | undefined;
+  /** The holder's renewal cadence, as this worker saw it: when its designated successor reads. */
+  private readonly phase = new RenewalPhase();
+  /** Reads since the last new renewal seen that found nothing new past its expected time. */
+  private misses = 0;
+  /** Whether the last term a read showed (a lease with a holder) was held on a session: its fallback waits longer (lib/sdk/leader.ts sessionFallbackMs). */
+  lastHeldOnSession = false;
+  /** The session row the last view was judged with (a lease held on a session), if any. */
+  private viewedSession: { name: string; renewTime: number } | undefined;
+
+  constructor(
+    private readonly s: WatchSettings,
+    private readonly instance: string,
+    private readonly leases: LeaseStore,
+    private readonly sessions: SessionReader,
+    private readonly mono: () => number,
+    /** Every holder a read or a refused write shows. */
+    private readonly onHolder: (holder: unknown) => void,
+  ) {}
+
+  /**
+   * The renewal cadence this follower times its reads by: for a lease held on a session, the
+   * session's, shared by every elector of the process that follows a lease on it (they then aim at
+   * the same moment, and one read serves them all); otherwise its own holder's.
+   */
+  private get activePhase(): RenewalPhase {
+    const l = this.lastRaw?.item;
+    return l?.session !== undefined && l.holderIdentity !== undefined && this.viewedSession !== undefined ? this.sessions.phase(l.session) : this.phase;
+  }
+
+  /** Whether the lease as last read is held on a session. */
+  get sessionHeld(): boolean {
+    return this.lastRaw?.item?.session !== undefined && this.lastRaw.item.holderIdentity !== undefined;
+  }
+
+  /**
+   * Reads the lease and, if it is held on a session, that session's row: `raw` is the row (what
+   * writes are conditioned on), `view` the lease as judged, renewTime the later of the two stamps
+   * (effectiveLease). `sentAt`: when the read that could show a new renewal was sent. `raw` given:
+   * only the session is read (a quiet lease held on a session, with wakes reaching this worker).
+   */
+  async readView(consistent: boolean, raw?: LeaseRead): Promise<{ raw: LeaseRead; view: LeaseRead; sentAt: number }> {
+    let sentAt = this.mono();
+    if (!raw) {
+      raw = await this.leases.read(this.s.leaseName, consistent);
+      if (!consistent && this.isStale(raw)) raw = await this.leases.read(this.s.leaseName);
+      this.leaseReadAt = sentAt;
+    }
+    const l = raw.item;
+    this.viewedSession = undefined;
+    if (l?.session === undefined || l.holderIdentity === undefined) return { raw, view: raw, sentAt };
+    // A read of the session serves every elector of the process that wants one about then: the
+    // successor shares one sent SHARED_READ_MS ago (it times the holder's renewals), others one up to
+    // a quarter of the margin between the renew deadline and the term, and anyone one still in flight
+    // that was sent within that margin. A judgement from a read sent that much earlier is still sound:
+    // any renewal landing after it was sent after the holder's own deadline (see Session).
+    const margin = Math.max(SHARED_READ_MS, Math.min(this.s.retryPeriodMs, (this.s.leaseDurationMs - this.s.renewDeadlineMs) / 4));
+    const successor = isSuccessor(l, this.s.identity, this.instance);
+    let s = await this.sessions.read(l.session, successor ? SHARED_READ_MS : margin, margin);
+    // A read sent longer ago than the margin (the process was frozen, or starved, between sending it
+    // and now) proves nothing about now: read again before judging by it.
+    if (this.mono() - s.sentAt > margin) s = await this.sessions.read(l.session, 0, 0);
+    sentAt = s.sentAt;
+    this.viewedSession = s.row && { name: s.row.name, renewTime: s.row.renewTime };
+    return { raw, view: { ...raw, item: effectiveLease(l, s.row && { name: s.row.name, renewTime: s.row.renewTime }) }, sentAt };
+  }
+
+  /** Records what was read (or written); true when the term or its renewal changed since the last read. */
+  observe(read: LeaseRead): boolean {
+    const key = termKey(read.item);
+    const changed = this.observed?.key !== key;
+    const l = read.item;
+    if (l?.holderIdentity !== undefined) this.lastHeldOnSession = l.session !== undefined;
+    if (changed) {
+      this.observed = { key, at: this.mono(), revision: read.revision, token: l?.fencingToken ?? -1 };
+      // a term's first write (an election's, a hand-off's, an acquisition's) is not on the holder's renewal cadence
+      const s = this.viewedSession;
+      if (s && l?.session === s.name && l.holderInstance !== undefined && l.holderInstance !== this.instance) this.sessions.phase(s.name).seen(`session:${s.name}`, s.renewTime, this.observed.at, this.previousReadSentAt, l.leaseDurationSeconds * 1000);
+      else if (l?.holderInstance !== undefined && l.renewTime !== undefined && l.renewTime !== l.acquireTime && l.holderInstance !== this.instance) this.phase.seen(`${l.holderInstance}|${l.fencingToken}`, l.renewTime, this.observed.at, this.previousReadSentAt, l.leaseDurationSeconds * 1000);
+    } else this.observed!.revision = read.revision;
+    this.onHolder(read.item?.holderIdentity);
+    return changed;
+  }
+
+  /** A follower's poll: `raw` and its `view` read at `sentAt` (woken: a read for news, not on the holder's cadence). */
+  polled(raw: LeaseRead, view: LeaseRead, sentAt: number, woken: boolean): void {
+    this.lastRaw = raw;
+    if (this.observe(view)) this.misses = 0;
+    else if (!woken) {
+      this.misses++;
+      this.activePhase.missed(sentAt); // the next renewal lands later than this read was served
+    }
+    this.previousReadSentAt = sentAt;
+    this.lastRead = view.item;
+    const settling = !isQuiet(view.item) || (isSuccessor(view.item, this.s.identity, this.instance) && !this.activePhase.known);
+    this.settlingSince = settling ? (this.settlingSince ?? this.mono()) : undefined;
+  }
+
+  /**
+   * An eventually consistent read older than one already seen (a lower revision in the same or an
+   * earlier term, or no row where there was one): not acted on; it is read again, consistently.
+   */
+  private isStale(read: LeaseRead): boolean {
+    const o = this.observed;
+    if (!o || o.token < 0) return false;
+    if (!read.item) return true;
+    return read.revision < o.revision && read.item.fencingToken <= o.token;
+  }
+
+  /** This worker leads now: the cadence it learnt was another holder's. */
+  leading(): void {
+    this.phase.reset();
+    this.misses = 0;
+    this.previousReadSentAt = undefined;
+  }
+
+  /** When a follower reads next (lib/sdk/follower.ts `nextReadDelay`). */
+  nextDelay(pushLive: boolean, random: number): number {
+    const now = this.mono();
+    return nextReadDelay({
+      lease: this.lastRead,
+      identity: this.s.identity,
+      instance: this.instance,
+      mode: this.s.mode,
+      now,
+      retryPeriodMs: this.s.retryPeriodMs,
+      expectedAt: this.activePhase.expectedAt(),
+      cadenceKnown: this.activePhase.known,
+      settlingForMs: this.settlingSince === undefined ? undefined : now - this.settlingSince,
+      leaseDurationMs: this.s.leaseDurationMs,
+      termEndsAt: this.lastRead?.holderIdentity !== undefined && this.observed ? this.observed.at + this.lastRead.leaseDurationSeconds * 1000 : undefined,
+      misses: this.misses,
+      pushLive,
+      sessionHeld: this.sessionHeld,
+      random,
+    });
+  }
+}

@@ -1,0 +1,75 @@
+/**
+ * The leader's decisions (lib/sdk/leader.ts) as tables, as lib/election's are: what it knows, one
+ * observation → what it does. No I/O, no clock: LeaderElector feeds these.
+ */
+import { describe, expect, it } from 'vitest';
+import type { Lease } from '../../lib/schemas/lease.js';
+import { afterRenewal, decideLeader, heirOf, leaderDelay, sessionFallbackMs, type LeaderObservation, type LeaderSettings, type LeaderStep, type TermView } from '../../lib/sdk/leader.js';
+
+const S: LeaderSettings = { leaseName: 'job', identity: 'a', mode: 'coordinated', renewDeadlineMs: 10_000 };
+const T: TermView = { holderIdentity: 'a', instance: 'a_1', fencingToken: 7, renewedAt: 100_000, session: 's-1' };
+const lease = (over: Partial<Lease> = {}): Lease =>
+  ({ name: 'job', holderIdentity: 'a', holderInstance: 'a_1', fencingToken: 7, leaseDurationSeconds: 15, leaseTransitions: 1, renewTime: 1, acquireTime: 1, revision: 3, ...over }) as Lease;
+
+describe('decideLeader', () => {
+  const rows: { name: string; t?: Partial<TermView>; o: LeaderObservation; want: LeaderStep }[] = [
+    { name: 'asked inside the renew deadline: leads on', o: { kind: 'asked', now: 109_999 }, want: { kind: 'none' } },
+    { name: 'asked at the renew deadline: stops (client-go)', o: { kind: 'asked', now: 110_000 }, want: { kind: 'stop', reason: 'renewDeadline', look: false } },
+    { name: "the deadline's timer fired: stops, even a hair early by the monotonic clock", o: { kind: 'deadline', now: 109_999 }, want: { kind: 'stop', reason: 'renewDeadline', look: false } },
+    { name: 'its session renewed by a write sent later than the last: the term is renewed from that send', o: { kind: 'sessionRenewed', name: 's-1', sentAt: 105_000, now: 105_050, ended: {} }, want: { kind: 'renewed', renewedAt: 105_000, lease: undefined } },
+    { name: 'a session renewal sent before the last renewal: nothing new', o: { kind: 'sessionRenewed', name: 's-1', sentAt: 99_000, now: 105_050, ended: {} }, want: { kind: 'none' } },
+    { name: 'a session renewal answered after the deadline extends nothing: it stops', o: { kind: 'sessionRenewed', name: 's-1', sentAt: 105_000, now: 110_000, ended: {} }, want: { kind: 'stop', reason: 'renewDeadline', look: false } },
+    { name: 'another session renewed: not this term’s', o: { kind: 'sessionRenewed', name: 's-2', sentAt: 105_000, now: 105_050, ended: { job: 7 } }, want: { kind: 'none' } },
+    { name: 'its session marks this term ended (someone else ended it): deposed, and it looks at once', o: { kind: 'sessionRenewed', name: 's-1', sentAt: 105_000, now: 105_050, ended: { job: 7 } }, want: { kind: 'stop', reason: 'deposed', look: true } },
+    { name: 'a later term of the lease marked ended: this one is over too', o: { kind: 'sessionRenewed', name: 's-1', sentAt: 105_000, now: 105_050, ended: { job: 9 } }, want: { kind: 'stop', reason: 'deposed', look: true } },
+    { name: 'an earlier term marked ended (its own, before this one): renewed as usual', o: { kind: 'sessionRenewed', name: 's-1', sentAt: 105_000, now: 105_050, ended: { job: 5, other: 99 } }, want: { kind: 'renewed', renewedAt: 105_000, lease: undefined } },
+    { name: 'its session ended: look now (it renews its lease itself)', o: { kind: 'sessionEnded', name: 's-1' }, want: { kind: 'look' } },
+    { name: 'another session ended: nothing', o: { kind: 'sessionEnded', name: 's-2' }, want: { kind: 'none' } },
+    { name: 'its renewal refused: deposed (the lease is no longer in this term)', o: { kind: 'renewed', sentAt: 104_000, lease: undefined }, want: { kind: 'stop', reason: 'deposed', look: false } },
+    { name: 'its renewal answered: renewed from its send time', o: { kind: 'renewed', sentAt: 104_000, lease: lease() }, want: { kind: 'renewed', renewedAt: 104_000, lease: lease() } },
+    { name: 'an old renewal answered late: the later session renewal stands', t: { renewedAt: 106_000 }, o: { kind: 'renewed', sentAt: 104_000, lease: lease() }, want: { kind: 'renewed', renewedAt: 106_000, lease: lease() } },
+    { name: 'a read shows its term: seen (the row may name a successor or a preferred holder)', o: { kind: 'read', lease: lease({ successor: 'b' }) }, want: { kind: 'seen', lease: lease({ successor: 'b' }) } },
+    { name: 'a read shows another token: deposed', o: { kind: 'read', lease: lease({ fencingToken: 8 }) }, want: { kind: 'stop', reason: 'deposed', look: false } },
+    { name: 'a read shows another start-up of the same worker: deposed', o: { kind: 'read', lease: lease({ holderInstance: 'a_2' }) }, want: { kind: 'stop', reason: 'deposed', look: false } },
+    { name: 'a read finds the row deleted: deposed', o: { kind: 'read', lease: undefined }, want: { kind: 'stop', reason: 'deposed', look: false } },
+  ];
+  it.each(rows)('$name', ({ t, o, want }) => expect(decideLeader(S, { ...T, ...t }, o)).toEqual(want));
+});
+
+describe('afterRenewal and heirOf', () => {
+  it.each([
+    { name: 'another holder preferred: yield', lease: lease({ preferredHolder: 'b' }), k: { candidate: true, ackedElection: undefined }, want: { kind: 'yield' } },
+    { name: 'itself preferred: nothing', lease: lease({ preferredHolder: 'a' }), k: { candidate: true, ackedElection: undefined }, want: { kind: 'none' } },
+    { name: 'an open election not answered: ack it', lease: lease({ election: { id: 'e1', startedAt: 1, deadline: 2 } } as Partial<Lease>), k: { candidate: true, ackedElection: undefined }, want: { kind: 'ack', election: 'e1' } },
+    { name: 'the election already answered: nothing', lease: lease({ election: { id: 'e1', startedAt: 1, deadline: 2 } } as Partial<Lease>), k: { candidate: true, ackedElection: 'e1' }, want: { kind: 'none' } },
+    { name: 'no candidacy: nothing to answer', lease: lease({ election: { id: 'e1', startedAt: 1, deadline: 2 } } as Partial<Lease>), k: { candidate: false, ackedElection: undefined }, want: { kind: 'none' } },
+  ])('$name', ({ lease: l, k, want }) => expect(afterRenewal(S, l, k)).toEqual(want));
+
+  it('NoCoordination ignores preferredHolder (it does not take part in coordination)', () => {
+    expect(afterRenewal({ ...S, mode: 'NoCoordination' }, lease({ preferredHolder: 'b' }), { candidate: false, ackedElection: undefined })).toEqual({ kind: 'none' });
+  });
+
+  it.each([
+    { name: 'the designated successor', l: lease({ successor: 'b', successorInstance: 'b_1' }), want: { name: 'b', instance: 'b_1' } },
+    { name: 'none when the lease prefers somebody else', l: lease({ successor: 'b', successorInstance: 'b_1', preferredHolder: 'c' }), want: undefined },
+    { name: 'none when the successor is itself', l: lease({ successor: 'a', successorInstance: 'a_1' }), want: undefined },
+    { name: 'none without its process named', l: lease({ successor: 'b' }), want: undefined },
+  ])('heir: $name', ({ l, want }) => expect(heirOf(S, l)).toEqual(want));
+});
+
+describe('leaderDelay and sessionFallbackMs', () => {
+  const base = { onLiveSession: false, pushLive: false, holderBackstopMs: 31_818, retrying: false, everyRetryPeriod: false, retryPeriodMs: 2_000, cadenceMs: 5_863, renewedAt: 100_000, now: 101_000, random: 0.5 };
+  it.each([
+    { name: 'a renew interval (less the phase step) after the last renewal was sent', t: {}, want: 4_863 },
+    { name: 'a retry period after a failed try', t: { retrying: true }, want: 2_000 },
+    { name: 'NoCoordination without a renew interval of its own: every retry period (client-go)', t: { everyRetryPeriod: true }, want: 2_000 },
+    { name: 'on its live session, wakes reaching it: its backstop read, jittered up to a tenth', t: { onLiveSession: true, pushLive: true }, want: 31_818 * 1.05 },
+    { name: 'on its live session without wakes: every renew interval', t: { onLiveSession: true }, want: 5_863 },
+    { name: 'overdue: at once', t: { now: 200_000 }, want: 0 },
+  ])('$name', ({ t, want }) => expect(leaderDelay({ ...base, ...t })).toBeCloseTo(want, 6));
+
+  it("a follower's fallback on a lease last held on a session waits out the holder's backstop read (jittered), its renew deadline and a retry", () => {
+    // client-go's timings: the holder reads its lease every 4 lease durations (60 s, up to 66 s), stops within 10 s
+    expect(sessionFallbackMs({ sessionBackstopMs: 60_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 })).toBe(78_000);
+  });
+});
