@@ -79,6 +79,8 @@ async function assemble(spec: PackageSpec): Promise<{ files: number; manifest: M
   }
   const externals = new Set(graph.external);
   if (spec.assets) cpSync(join(BUILD, 'assets'), join(dist, 'assets'), { recursive: true });
+  // every package is Apache-2.0: npm packs a LICENSE file at a package's root whatever `files` says
+  cpSync(join(ROOT, 'LICENSE'), join(pkgDir, 'LICENSE'));
   const declared = new Set([...Object.keys(manifest.dependencies ?? {}), ...Object.keys(manifest.peerDependencies ?? {})]);
   const undeclared = [...externals].filter((pkg) => !declared.has(pkg) && !declared.has(`@types/${pkg}`));
   if (undeclared.length) {
