@@ -38,8 +38,8 @@ export function issuesOf(error: z.ZodError): FieldIssue[] {
 }
 
 /** Parses `raw` with `schema`; throws a ValidationError naming `subject` and each bad field. */
-export function parse<S extends z.ZodType>(schema: S, raw: unknown, subject: string): z.output<S> {
+export function parse<S extends z.ZodType>(schema: S, raw: unknown, subject: string | (() => string)): z.output<S> {
   const r = schema.safeParse(raw);
   if (r.success) return r.data;
-  throw new ValidationError(subject, issuesOf(r.error));
+  throw new ValidationError(typeof subject === 'string' ? subject : subject(), issuesOf(r.error));
 }

@@ -38,9 +38,9 @@ export class CandidateStore extends ItemStore<typeof CandidateItem> {
     return { candidates: items, invalid };
   }
 
-  /** Every candidate row, one parsed page at a time; run-once rows are left out. */
+  /** Every candidate row, one parsed page at a time; run-once rows are left out (unparsed). */
   override async *scan(): AsyncGenerator<Scanned<Candidate>[]> {
-    for await (const page of super.scan()) yield page.filter((s) => !isReservedName(s.ok ? s.item.name : s.invalid.key['name']));
+    for await (const page of super.scan((raw) => isReservedName(raw['name']))) yield page;
   }
 
   /**

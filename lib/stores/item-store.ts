@@ -7,6 +7,7 @@ import {
   type AttributeValue,
   type DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
+import type { RowPatch } from '../schemas/common.js';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import type * as z from 'zod';
 import { ValidationError, issuesOf, parse } from '../schemas/validation.js';
@@ -26,14 +27,14 @@ export interface Read<T> {
 }
 
 /** A change to one item: attributes to set and attributes to remove. Revision is handled here. */
-export interface Patch<T> {
-  set?: { [K in keyof T]?: T[K] | undefined };
-  remove?: readonly (keyof T & string)[];
-}
+/** A change to an item (lib/schemas/common.ts RowPatch). */
+export type Patch<T> = RowPatch<T>;
 
 /** A row that is in the table but does not match its schema: reported, never acted on. */
 export interface InvalidItem {
+  /** The row's key attributes, as stored. */
   readonly key: Record<string, unknown>;
+  /** What is wrong with it, field by field. */
   readonly error: ValidationError;
 }
 
@@ -83,7 +84,7 @@ export class ItemStore<S extends z.ZodType<Revisioned>> {
 
   /** Parses a raw (unmarshalled) item; throws ValidationError naming the item and its bad fields. */
   parseItem(raw: Record<string, unknown>): z.output<S> {
-    return parse(this.schema, raw, this.describe(raw));
+    return parse(this.schema, raw, () => this.describe(raw));
   }
 
   /**
@@ -263,10 +264,19 @@ export class ItemStore<S extends z.ZodType<Revisioned>> {
     return { items, invalid };
   }
 
-  /** Pages through the whole table (strongly consistent), one parsed page at a time. */
-  async *scan(): AsyncGenerator<Scanned<z.output<S>>[]> {
+  /**
+   * Pages through the whole table (strongly consistent), one parsed page at a time. Rows `skip`
+   * picks out (by the raw, unmarshalled row) are left out before parsing: rows of another kind that
+   * share the table would otherwise each cost a ValidationError just to be thrown away.
+   */
+  async *scan(skip?: (raw: Record<string, unknown>) => boolean): AsyncGenerator<Scanned<z.output<S>>[]> {
     for await (const r of paginateScan({ client: this.client }, { TableName: this.table, ConsistentRead: true })) {
-      yield (r.Items ?? []).map((raw) => this.tryParse(unmarshall(raw)));
+      const page: Scanned<z.output<S>>[] = [];
+      for (const item of r.Items ?? []) {
+        const raw = unmarshall(item);
+        if (!skip?.(raw)) page.push(this.tryParse(raw));
+      }
+      yield page;
     }
   }
 

@@ -38,9 +38,16 @@ import {
   TrimmedDataAccessException,
   type GetShardIteratorCommandInput,
 } from '@aws-sdk/client-dynamodb-streams';
+import { batchGetItem, batchWriteItem } from './batches.js';
+import { createTable, deleteTable, describeTable, listTables } from './control-plane.js';
 import type { Engine } from './engine.js';
 import { UnsupportedByModelError, isRetryable, validationError } from './errors.js';
+import { deleteItem, getItem, putItem, updateItem } from './items.js';
+import { query } from './query.js';
+import { scan } from './scan.js';
 import { sequenceNumber } from './streams.js';
+import { transactWriteItems } from './transactions.js';
+import { describeTimeToLive, updateTimeToLive } from './ttl.js';
 
 /** One attempt of one request, as `intercept` sees it. */
 export interface ModelRequest {
@@ -84,23 +91,47 @@ type Middleware = (next: (args: unknown) => Promise<unknown>, context: unknown) 
 
 type Operation = readonly [name: string, run: (engine: Engine, input: never) => unknown];
 
+/**
+ * What `intercept` calls to run one request on the model. Made here rather than as a named closure
+ * in `send`, as are the middleware's handler (`terminal`): under tsx every named closure costs a
+ * `__name` call (esbuild's keepNames), and these are made for every request the simulator sends.
+ */
+const applier = (engine: Engine, run: Operation[1], input: unknown): Apply => () => run(engine, input as never);
+
+/** What came of an attempt that went through the middleware. */
+interface Outcome {
+  result?: { ok: true; value: unknown } | { ok: false; error: unknown };
+}
+
 const OPERATIONS = new Map<unknown, Operation>([
-  [GetItemCommand, ['GetItem', (e, i) => e.getItem(i)]],
-  [PutItemCommand, ['PutItem', (e, i) => e.putItem(i)]],
-  [UpdateItemCommand, ['UpdateItem', (e, i) => e.updateItem(i)]],
-  [DeleteItemCommand, ['DeleteItem', (e, i) => e.deleteItem(i)]],
-  [QueryCommand, ['Query', (e, i) => e.query(i)]],
-  [ScanCommand, ['Scan', (e, i) => e.scan(i)]],
-  [BatchGetItemCommand, ['BatchGetItem', (e, i) => e.batchGetItem(i)]],
-  [BatchWriteItemCommand, ['BatchWriteItem', (e, i) => e.batchWriteItem(i)]],
-  [TransactWriteItemsCommand, ['TransactWriteItems', (e, i) => e.transactWriteItems(i)]],
-  [CreateTableCommand, ['CreateTable', (e, i) => e.createTable(i)]],
-  [DescribeTableCommand, ['DescribeTable', (e, i) => e.describeTable(i)]],
-  [DeleteTableCommand, ['DeleteTable', (e, i) => e.deleteTable(i)]],
-  [ListTablesCommand, ['ListTables', (e, i) => e.listTables(i)]],
-  [UpdateTimeToLiveCommand, ['UpdateTimeToLive', (e, i) => e.updateTimeToLive(i)]],
-  [DescribeTimeToLiveCommand, ['DescribeTimeToLive', (e, i) => e.describeTimeToLive(i)]],
+  [GetItemCommand, ['GetItem', getItem]],
+  [PutItemCommand, ['PutItem', putItem]],
+  [UpdateItemCommand, ['UpdateItem', updateItem]],
+  [DeleteItemCommand, ['DeleteItem', deleteItem]],
+  [QueryCommand, ['Query', query]],
+  [ScanCommand, ['Scan', scan]],
+  [BatchGetItemCommand, ['BatchGetItem', batchGetItem]],
+  [BatchWriteItemCommand, ['BatchWriteItem', batchWriteItem]],
+  [TransactWriteItemsCommand, ['TransactWriteItems', transactWriteItems]],
+  [CreateTableCommand, ['CreateTable', createTable]],
+  [DescribeTableCommand, ['DescribeTable', describeTable]],
+  [DeleteTableCommand, ['DeleteTable', deleteTable]],
+  [ListTablesCommand, ['ListTables', listTables]],
+  [UpdateTimeToLiveCommand, ['UpdateTimeToLive', updateTimeToLive]],
+  [DescribeTimeToLiveCommand, ['DescribeTimeToLive', describeTimeToLive]],
 ]);
+
+let dateSecond = NaN;
+let dateText = '';
+/** A response's `Date` header (whole seconds): made once per simulated second, not once per response. */
+function httpDate(ms: number): string {
+  const second = Math.floor(ms / 1000);
+  if (second !== dateSecond) {
+    dateSecond = second;
+    dateText = new Date(ms).toUTCString();
+  }
+  return dateText;
+}
 
 /** An error that came with an HTTP response (DynamoDB answered), as opposed to a lost answer. */
 const answered = (e: unknown): boolean => e instanceof Error && (e as { $metadata?: unknown }).$metadata !== undefined && (e as { $fault?: unknown }).$fault !== undefined;
@@ -155,8 +186,7 @@ class Sender {
         return Promise.reject(this.failed(e, 1)); // the model's own errors are never retried
       }
     }
-    const apply = () => run(this.engine, input as never);
-    return this.attempts(operation, input, apply);
+    return this.attempts(operation, input, applier(this.engine, run, input));
   }
 
   private ok(out: unknown, attempts: number): unknown {
@@ -181,26 +211,35 @@ class Sender {
     }
   }
 
+  /** One attempt: the exchange over the network (`intercept`), inside the middleware when there is some. */
   private async attempt(request: ModelRequest, apply: Apply): Promise<unknown> {
-    const exchange = () => (this.o.intercept ? this.o.intercept(request, apply) : Promise.resolve().then(apply));
-    if (this.middlewares.length === 0) return exchange();
-    let outcome: { ok: true; value: unknown } | { ok: false; error: unknown } | undefined;
-    const terminal = async () => {
-      try {
-        outcome = { ok: true, value: await exchange() };
-      } catch (e) {
-        if (!answered(e)) throw e; // no response: nothing for the middleware to read
-        outcome = { ok: false, error: e };
-      }
-      const date = new Date(this.engine.o.now()).toUTCString();
-      return { output: outcome.ok ? outcome.value : undefined, response: { statusCode: outcome.ok ? 200 : 400, headers: { date } } };
-    };
-    let handler: (args: unknown) => Promise<unknown> = terminal;
+    if (this.middlewares.length === 0) return this.exchange(request, apply);
+    const outcome: Outcome = {};
+    let handler = this.terminal(request, apply, outcome);
     for (let i = this.middlewares.length - 1; i >= 0; i--) handler = this.middlewares[i]!(handler, { clientName: 'DynamoDBClient', commandName: `${request.operation}Command` });
     await handler({ input: request.input, request: {} });
-    if (!outcome) throw new Error('a middleware did not call next()');
-    if (!outcome.ok) throw outcome.error;
-    return outcome.value;
+    const result = outcome.result;
+    if (!result) throw new Error('a middleware did not call next()');
+    if (!result.ok) throw result.error;
+    return result.value;
+  }
+
+  private exchange(request: ModelRequest, apply: Apply): Promise<unknown> {
+    return this.o.intercept ? this.o.intercept(request, apply) : Promise.resolve().then(apply);
+  }
+
+  /** The middleware's innermost handler: the exchange as an HTTP response, its `Date` from the model's clock; what came of it goes into `outcome`. */
+  private terminal(request: ModelRequest, apply: Apply, outcome: Outcome): (args: unknown) => Promise<unknown> {
+    return async () => {
+      try {
+        outcome.result = { ok: true, value: await this.exchange(request, apply) };
+      } catch (e) {
+        if (!answered(e)) throw e; // no response: nothing for the middleware to read
+        outcome.result = { ok: false, error: e };
+      }
+      const r = outcome.result;
+      return { output: r.ok ? r.value : undefined, response: { statusCode: r.ok ? 200 : 400, headers: { date: httpDate(this.engine.o.now()) } } };
+    };
   }
 }
 

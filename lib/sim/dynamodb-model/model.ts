@@ -4,6 +4,7 @@ import { modelClient, modelStreamsClient, type ModelClientOptions } from './clie
 import { Engine } from './engine.js';
 import { tableNotFound } from './errors.js';
 import type { ModelStream } from './streams.js';
+import { sweepTtl } from './ttl.js';
 import { exportItem } from './values.js';
 
 /** How the model behaves; time and randomness come from the caller. */
@@ -112,7 +113,7 @@ export class DynamoDBModel {
    * expiry, not at once: the simulator chooses when to call this. `tables` limits it to some.
    */
   sweepTtl(opts: { tables?: readonly string[] } = {}): TtlDeletion[] {
-    return this.engine.sweepTtl(opts.tables);
+    return sweepTtl(this.engine, opts.tables);
   }
 
   /** The tables' names, sorted. */
