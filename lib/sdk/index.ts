@@ -27,9 +27,8 @@ export type { Push } from './push.js';
 export { WakeSchema, PUSH_CLIENT_ID_PREFIX, pushClientIdPrefix, type Wake } from '../schemas/push.js';
 export { Session, SessionOptionsSchema, type ResolvedSessionOptions, type SessionOptions, type SessionStats } from './session.js';
 export { SESSION_COMPONENT, sessionComponent } from '../tables.js';
+export { withLease, tryWithLease } from './with-lease.js';
 export {
-  withLease,
-  tryWithLease,
   LeaseLostError,
   WithLeaseOptionsSchema,
   RunOnceSchema,
@@ -38,7 +37,7 @@ export {
   type LeaseTerm,
   type LeaseFn,
   type LeaseRunResult,
-} from './with-lease.js';
+} from './with-lease-options.js';
 export type { CompletedRun } from '../schemas/lease.js';
 export { LeaseCandidate, LeaseCandidateOptionsSchema, type LeaseCandidateOptions, type ResolvedLeaseCandidateOptions } from './candidate.js';
 export {

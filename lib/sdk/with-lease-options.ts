@@ -1,0 +1,213 @@
+/**
+ * withLease's options (zod, the single source of their shape), its run-once windows, and what a
+ * run is handed and ends with.
+ */
+import type { TransactWriteItem, TransactWriteItemsCommandInput, TransactWriteItemsCommandOutput } from '@aws-sdk/client-dynamodb';
+import * as z from 'zod';
+import { Millis, Name } from '../schemas/common.js';
+import type { CompletedRun } from '../schemas/lease.js';
+import { Platform } from '../schemas/platform.js';
+import { CandidacySchema, LeaderElectorOptionsSchema, type StopReason } from './elector.js';
+import { ClientSchema, ClockSchema, ClockSyncSchema, TablesSchema, fn, optionErrors } from './options.js';
+
+/** The term's deadline passed, or the lease moved on, while the function ran (or before it could). */
+export class LeaseLostError extends Error {
+  /** Always `LeaseLostError`. */
+  override readonly name = 'LeaseLostError';
+  constructor(
+    /** The lease that was lost. */
+    readonly leaseName: string,
+    /** The fencing token of the lost term. */
+    readonly fencingToken: number,
+    /** Why the term ended: its renew deadline passed (renewals failed, or the process was frozen), or the lease moved on. */
+    readonly reason: StopReason,
+  ) {
+    super(`lease "${leaseName}" was lost (term with fencing token ${fencingToken}: ${REASONS[reason]}); the run's work may be incomplete, and its fenced writes are refused`);
+  }
+}
+
+const REASONS: Record<StopReason, string> = {
+  cancelled: 'given up',
+  preempted: 'a better candidate was preferred',
+  renewDeadline: 'not renewed within the renew deadline — renewals failed, or the process was frozen past it',
+  deposed: 'another holder took the lease',
+};
+
+const SCHEDULED_AT = 'must be the time this run was scheduled for: pass the EventBridge scheduled event’s `time` (an ISO 8601 time such as "2026-11-24T00:00:00Z"), a Date, or epoch milliseconds';
+
+const IsoTime = z.iso.datetime({ offset: true });
+
+/** Epoch ms of a scheduled time: an ISO 8601 time with its zone (EventBridge's `time`), a Date, or epoch ms; undefined if it is none. */
+function scheduledMs(v: unknown): number | undefined {
+  const ms = typeof v === 'number' ? v : v instanceof Date ? v.getTime() : typeof v === 'string' && IsoTime.safeParse(v).success ? Date.parse(v) : undefined;
+  return Millis.safeParse(ms).success ? ms : undefined;
+}
+
+/**
+ * When a run was scheduled, as epoch ms. One refinement that does not abort, not a union of three
+ * types: `runOnce`'s union then still picks its `every` form, and the issue names `runOnce.at`
+ * (an aborted check would leave the whole union unmatched, naming only `runOnce`). Typed as what
+ * it takes.
+ */
+const ScheduledAt = z
+  .unknown()
+  .refine((v) => scheduledMs(v) !== undefined, { error: SCHEDULED_AT })
+  .transform((v) => scheduledMs(v)!) as unknown as z.ZodType<number, string | Date | number>;
+
+/** Run-once windows: at most one successful run per window. */
+export const RunOnceSchema = z.union([
+  z.strictObject({
+    /**
+     * The window: a UTC `day` (`2026-11-24`), a UTC `hour` (`2026-11-24T22`), or a length in
+     * milliseconds (windows aligned to the epoch, named by their start in ISO form).
+     */
+    every: z.union([z.enum(['day', 'hour']), z.number().int('must be whole milliseconds').min(1_000, 'must be ≥ 1000 ms')]),
+    /**
+     * When this run was scheduled: pass the EventBridge scheduled event's `time` (or a Date, or
+     * epoch ms). The window is the one this time falls in, so a late retry (after midnight, say)
+     * counts for the window it was scheduled in, and the next window's own run still runs.
+     * @default the time the run takes the lease (DynamoDB's clock by default): a late retry then counts for a later window
+     */
+    at: ScheduledAt.optional(),
+  }),
+  z.strictObject({
+    /** A window the caller names itself (`migration-42`, a deploy id): at most one successful run ever for that key. */
+    window: z.string().min(1, 'must not be empty').max(256, 'must be at most 256 characters'),
+  }),
+], { error: 'must be { every: "day" | "hour" | <ms>, at?: <the scheduled time> } or { window: "<key>" }' });
+/** withLease's `runOnce` option as written: `{ every: 'day' | 'hour' | ms, at?: scheduledTime }` or `{ window: key }`. */
+export type RunOnce = z.input<typeof RunOnceSchema>;
+
+/**
+ * The options of `withLease` and `tryWithLease`. The timings are a LeaderElector's (client-go's
+ * defaults); a bad option is a ValidationError naming the field.
+ */
+export const WithLeaseOptionsSchema = z.strictObject(
+  {
+    /** The DynamoDB client the lease is read and written with. */
+    client: ClientSchema,
+    /** Where the tables are: a prefix, or `{ prefix?, leases?, candidates? }`. @default 'conclave' */
+    tables: TablesSchema,
+    /** The holder name this run writes. @default `run-<host>-<pid>` (plus a unique process id on the lease) */
+    identity: Name.optional(),
+    /**
+     * `NoCoordination`: first come, first served. `coordinated`: stand as a candidate (`candidacy`
+     * required) and run when the coordinator elects this run, or when succession gives it the lease.
+     * `auto`: coordinated when the lease has candidates (then `candidacy` is required), otherwise,
+     * or when the lease's strategy is NoCoordination, first come, first served. @default 'auto'
+     */
+    mode: z.enum(['auto', 'coordinated', 'NoCoordination']).default('auto'),
+    /** Coordinated mode: what this run stands with (versions, strategies). */
+    candidacy: CandidacySchema.optional(),
+    /**
+     * How long to wait for the lease before giving up (`busy`). `0` gives up at once when a live
+     * holder has it, as `tryWithLease` always does; a vacant lease, or one whose holder is stale (a
+     * crashed run), is still taken, within a lease duration and two retry periods — taking it needs
+     * a round trip or two, and a stale holder's term must be watched out.
+     * @default 2 × leaseDurationMs
+     */
+    waitMs: z.number().int('must be whole milliseconds').min(0, 'must be ≥ 0').optional(),
+    /** At most one successful run per window; off by default. */
+    runOnce: RunOnceSchema.optional(),
+    /** How long a term lasts after a renewal. @default 15000 */
+    leaseDurationMs: z.number().int().optional(),
+    /** The run's signal aborts when it could not renew for this long. @default 10000 */
+    renewDeadlineMs: z.number().int().optional(),
+    /** How soon a failed renewal is tried again, and how often a waiting run polls. @default 2000 */
+    retryPeriodMs: z.number().int().optional(),
+    /**
+     * How often the lease is renewed while the function runs. @default renewDeadlineMs − 2 ×
+     * retryPeriodMs (6 s), in either mode: each renewal is a write, and a run needs one only often
+     * enough that a failed one is tried again before the renew deadline (client-go's NoCoordination
+     * habit of renewing every retry period would triple a run's writes)
+     */
+    renewIntervalMs: z.number().int().optional(),
+    /** Where this run executes, written on the lease (`detect`: ECS or EC2 metadata). @default 'none' (a Lambda function has neither) */
+    platform: z.union([Platform, z.enum(['detect', 'none'])]).default('none'),
+    /** Where the times written come from (see LeaderElector). @default 'server' */
+    clockSync: ClockSyncSchema,
+    /**
+     * Cancels the run: the wait ends, or the function's signal aborts (with this signal's reason),
+     * and the lease is given up; the call then rejects with the reason. For a Lambda function, abort
+     * it when the invocation's remaining time runs short.
+     */
+    signal: z.custom<AbortSignal>((v) => v instanceof AbortSignal, 'must be an AbortSignal').optional(),
+    /** Faults that were retried (a failed poll or renewal). @default a process warning */
+    onError: fn<(error: Error) => void>().optional(),
+    /**
+     * The process's push path (a PushChannel from `@conclave/sdk/push`, shared with its
+     * LeaderElectors), as a LeaderElector's `push`: a waiting run reads the lease the moment it
+     * changes (released, handed over) instead of at its next poll, and its own release wakes the
+     * runs waiting for it. Coordinated runs only: with `mode: 'NoCoordination'` it is an error, and
+     * a run that `auto` makes first come, first served leaves it unused (it polls as client-go does).
+     */
+    push: LeaderElectorOptionsSchema.shape.push,
+    /**
+     * The process's Session (shared with its LeaderElectors), as a LeaderElector's `session`: while
+     * the run holds the lease, the session's renewals keep its term, so a process that holds many
+     * leases writes once per renew interval for all of them. It must serve this lease (its
+     * `leaseNames`) and fit the run's timings (see LeaderElector). Coordinated runs only, as `push`.
+     */
+    session: LeaderElectorOptionsSchema.shape.session,
+    /** Test hook: this machine's clock. @default systemClock */
+    clock: ClockSchema.optional(),
+  },
+  { error: optionErrors('withLease', 'client (and, for a coordinated lease, candidacy)') },
+).superRefine((o, ctx) => {
+  for (const key of ['push', 'session'] as const)
+    if (o.mode === 'NoCoordination' && o[key] !== undefined)
+      ctx.addIssue({ code: 'custom', path: [key], message: `must not be given with mode 'NoCoordination': the run ${key === 'push' ? 'polls' : 'renews'} as client-go does. Drop ${key}, or use mode 'coordinated' (or 'auto')` });
+});
+
+/** The options of `withLease` and `tryWithLease` as written. */
+export type WithLeaseOptions = z.input<typeof WithLeaseOptionsSchema>;
+
+/** What the function learns of its term, and the writes it may make in it. */
+export interface LeaseTerm {
+  /** The lease this run holds. */
+  readonly leaseName: string;
+  /** The holder name written on the lease. */
+  readonly identity: string;
+  /** The term's fencing token: raised by every acquisition, never reused. */
+  readonly fencingToken: number;
+  /** Run-once: the window this run is for; undefined without `runOnce`. */
+  readonly window: string | undefined;
+  /**
+   * Whether the lease is still held, judged now: the renew deadline on the monotonic clock, so a
+   * process that was frozen (a Lambda between invocations) learns it lost the lease at its first
+   * look, before any of its timers has run. `signal.aborted` judges the same way.
+   */
+  held(): boolean;
+  /** Throws LeaseLostError unless held(). */
+  assertHeld(): void;
+  /**
+   * Runs a DynamoDB transaction with one more condition: the lease is still in this term. A
+   * deposed or frozen run's write fails with FencingError and writes nothing.
+   */
+  fencedWrite(input: TransactWriteItemsCommandInput): Promise<TransactWriteItemsCommandOutput>;
+  /**
+   * Run-once: marks the window done in the same transaction as `items` (the run's result), fenced
+   * by the term: both land or neither. Without it the window is marked after the function returns.
+   * At most 98 `items`: the window's row and the fence take two of a transaction's 100.
+   * @throws FencingError when the term is over (nothing written)
+   * @throws ConflictError when the window's row changed since this run read it, which only a write
+   * from outside the term can do (an operator's, a restore): nothing written
+   */
+  complete(items?: readonly TransactWriteItem[]): Promise<void>;
+}
+
+/** The function a run executes while it holds the lease. */
+export type LeaseFn<T> = (signal: AbortSignal, term: LeaseTerm) => Promise<T> | T;
+
+/** How a run ended (a function that throws rejects withLease with its error, after the lease is given up). */
+export type LeaseRunResult<T> =
+  /** The function ran and returned while the lease was held (and, run-once, the window is marked). */
+  | { status: 'ran'; value: T; fencingToken: number; window?: string }
+  /** The lease was not had within the wait: `holder` is who had it, as last seen. */
+  | { status: 'busy'; holder: string | undefined }
+  /**
+   * Run-once: the function did not run. The window already had a successful run (`run`); or,
+   * `run` undefined, it is a periodic window older than all of the 32 newest ones the lease
+   * remembers: it may have run and been forgotten, so it does not run again.
+   */
+  | { status: 'skipped'; window: string; run: CompletedRun | undefined };
