@@ -135,7 +135,7 @@ export class LeaseCandidate {
     this.clock = stampClockFor(data.clockSync, client, clock ?? systemClock);
     this.instance = instance ?? `${this.options.name}_${uniqueId(clock ?? systemClock)}`;
     this.onError = onError ?? ((e) => process.emitWarning(e));
-    this.startUp = new StartUp(`candidate "${this.options.name}" of lease "${this.options.leaseName}"`);
+    this.startUp = new StartUp(`candidate "${this.options.name}" of lease "${this.options.leaseName}"`, this.options.tables);
     this.ready = this.startUp.ready;
   }
 
@@ -191,8 +191,7 @@ export class LeaseCandidate {
     try {
       row = await this.register();
     } catch (e) {
-      this.startUp.failed(e);
-      throw e;
+      throw this.startUp.fail(e);
     }
     this.timer = every(this.clock, this.options.renewIntervalMs, () => void this.renew().catch((e: unknown) => this.onError(e as Error)), { background: true });
     this.startUp.started(row);

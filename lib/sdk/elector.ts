@@ -115,7 +115,7 @@ export class LeaderElector {
       promptly: () => promptly.has(this),
       sessionToWrite: () => this.sessionToWrite(),
     });
-    this.startUp = new StartUp(`LeaderElector "${this.options.identity}" of lease "${this.options.leaseName}"`);
+    this.startUp = new StartUp(`LeaderElector "${this.options.identity}" of lease "${this.options.leaseName}"`, this.options.tables);
     this.ready = this.startUp.ready;
   }
 
@@ -221,8 +221,7 @@ export class LeaderElector {
         await Promise.race([this.candidate.ready, candidacy]);
       }
     } catch (e) {
-      this.startUp.failed(e);
-      throw e;
+      throw this.startUp.fail(e);
     }
     this.startUp.started();
     const unsubscribe = this.time.onJump((j) => this.term.onClockJump(j));

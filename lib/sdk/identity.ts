@@ -154,7 +154,7 @@ export class IdentityLeaseHeartbeat {
     this.holder = `${this.leaseName}_${newId()}`;
     this.onLost = onLost ?? ((l) => process.emitWarning(`identity lease ${this.leaseName}: ${l.reason === 'gone' ? 'the row was gone and was created again' : `taken by ${l.by}, a newer start-up; this one stopped`}`, { code: 'CONCLAVE_IDENTITY_LOST' }));
     this.onError = onError ?? ((e) => process.emitWarning(e));
-    this.startUp = new StartUp(`identity lease ${this.leaseName}`);
+    this.startUp = new StartUp(`identity lease ${this.leaseName}`, this.options.tables);
     this.ready = this.startUp.ready;
   }
 
@@ -205,8 +205,7 @@ export class IdentityLeaseHeartbeat {
       row = await this.startRenewing();
     } catch (e) {
       this.status = 'stopped';
-      this.startUp.failed(e);
-      throw e;
+      throw this.startUp.fail(e);
     }
     this.startUp.started(row);
     await aborted(signal);

@@ -22,6 +22,7 @@ export {
   type ElectorStats,
 } from './elector-options.js';
 export { ClockSkewError, type ClockDoubt } from './server-clock.js';
+export { TableNotFoundError } from './options.js';
 // PushChannel, the push path's MQTT side, is the entry @conclave/sdk/push (lib/sdk/push-entry.ts)
 export type { Push } from './push.js';
 export { WakeSchema, PUSH_CLIENT_ID_PREFIX, pushClientIdPrefix, type Wake } from '../schemas/push.js';

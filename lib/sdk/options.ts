@@ -155,7 +155,11 @@ export class StartUp<T> {
   private reject!: (error: unknown) => void;
   private claimed = false;
 
-  constructor(private readonly who: string) {
+  constructor(
+    private readonly who: string,
+    /** The tables the object uses: a missing one is reported as a TableNotFoundError naming them. */
+    private readonly tables?: TableNames,
+  ) {
     this.ready = new Promise<T>((resolve, reject) => {
       this.resolve = resolve;
       this.reject = reject;
@@ -175,5 +179,43 @@ export class StartUp<T> {
 
   failed(error: unknown): void {
     this.reject(error);
+  }
+
+  /**
+   * run() cannot start: `ready` rejects with the error, which the caller throws. A table that does
+   * not exist (DynamoDB's ResourceNotFoundException, which names no table) becomes a
+   * TableNotFoundError naming the tables this object uses and how to fix the option.
+   */
+  fail(error: unknown): unknown {
+    const e = this.tables && isTableNotFound(error) ? new TableNotFoundError(this.who, this.tables, error as Error) : error;
+    this.reject(e);
+    return e;
+  }
+}
+
+const isTableNotFound = (e: unknown): boolean => e instanceof Error && !(e instanceof TableNotFoundError) && e.name === 'ResourceNotFoundException';
+
+/**
+ * A Conclave table an SDK object uses does not exist where its client points (a `tables` prefix or
+ * name that does not match the deployment, another account or Region, or local mode not started).
+ * The message names the tables and the fix.
+ */
+export class TableNotFoundError extends Error {
+  /** Always `TableNotFoundError`. */
+  override readonly name = 'TableNotFoundError';
+  constructor(
+    /** The object that could not start, e.g. `LeaderElector "w1" of lease "jobs"`. */
+    readonly subject: string,
+    /** The tables it uses, as its `tables` option resolved them. */
+    readonly tables: TableNames,
+    /** DynamoDB's error. */
+    override readonly cause: Error,
+  ) {
+    super(
+      `${subject} cannot start: a table it uses does not exist where its DynamoDB client points (DynamoDB said: ${cause.message}). ` +
+        `It uses ${tables.leases}, ${tables.candidates} and ${tables.identities}, as its \`tables\` option names them (a prefix such as 'conclave', or { leases, candidates, identities }). ` +
+        `Give \`tables\` your deployment's names: the stack's LeasesTable, CandidatesTable and IdentitiesTable outputs (their common prefix), in the account and Region the client uses; ` +
+        `or create them: startLocalConclave() from @conclave/testing for local mode (its tablePrefix), \`cdk deploy\` in AWS.`,
+    );
   }
 }

@@ -159,7 +159,7 @@ export class Session {
   private readonly time: StampClock;
   private readonly onError: (e: Error) => void;
   private readonly clock: Clock;
-  private readonly startUp = new StartUp<void>('Session');
+  private readonly startUp: StartUp<void>;
   private readonly listeners = new Set<SessionListener>();
   private current: Live | undefined;
   private counts: SessionStats = { started: 0, renewals: 0, failedRenewals: 0, foreignWrites: 0, ended: 0 };
@@ -179,6 +179,7 @@ export class Session {
     const reader = new SessionReader(client, data.tables.identities, this.time);
     seams.set(this, { reader, attach: (listener) => this.attach(listener) });
     this.options = deepFreeze(data);
+    this.startUp = new StartUp<void>('Session', data.tables);
     this.component = sessionComponent(data.leaseNames);
     this.ready = this.startUp.ready;
   }
@@ -261,8 +262,7 @@ export class Session {
           }
         } catch (e) {
           if (first) {
-            this.startUp.failed(e);
-            throw e;
+            throw this.startUp.fail(e);
           }
           this.onError(e as Error);
           failed = true;

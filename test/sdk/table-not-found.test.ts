@@ -1,0 +1,40 @@
+/**
+ * A worker whose `tables` do not match the deployment (issue 29): on DynamoDB Local, each SDK
+ * object that cannot start says which tables it looked for and how to fix the option, instead of
+ * DynamoDB's bare "Cannot do operations on a non-existent table" from deep in a store.
+ */
+import { describe, expect, inject, it } from 'vitest';
+import { localClient } from '../../lib/local/dynamodb-local.js';
+import { IdentityLeaseHeartbeat, LeaderElector, LeaseCandidate, Session, TableNotFoundError } from '../../lib/sdk/index.js';
+
+const client = () => localClient(inject('ddbEndpoint'));
+const PREFIX = 'no-such-deployment';
+const candidacy = { emulationVersion: '1.0.0', binaryVersion: '1.0.0' };
+
+describe('a `tables` option that names no table', () => {
+  it.each([
+    ['LeaderElector', () => new LeaderElector({ client: client(), tables: PREFIX, leaseName: 'job', identity: 'w1', candidacy, platform: 'none', callbacks: { onStartedLeading: () => undefined } })],
+    ['LeaseCandidate', () => new LeaseCandidate({ client: client(), tables: PREFIX, leaseName: 'job', name: 'w1', ...candidacy })],
+    ['IdentityLeaseHeartbeat', () => new IdentityLeaseHeartbeat({ client: client(), tables: PREFIX, component: 'scheduler' })],
+    ['Session', () => new Session({ client: client(), tables: PREFIX })],
+  ] as const)('%s: run() rejects with a TableNotFoundError naming the tables, the option and the fix', async (_, make) => {
+    const o = make();
+    const stop = new AbortController();
+    let error: unknown;
+    try {
+      await o.run(stop.signal);
+    } catch (e) {
+      error = e;
+    } finally {
+      stop.abort();
+    }
+    expect(error).toBeInstanceOf(TableNotFoundError);
+    const e = error as TableNotFoundError;
+    expect(e.tables).toEqual({ leases: `${PREFIX}-leases`, candidates: `${PREFIX}-candidates`, identities: `${PREFIX}-identities` });
+    expect(e.message).toMatch(new RegExp(`${PREFIX}-leases, ${PREFIX}-candidates and ${PREFIX}-identities`));
+    expect(e.message).toMatch(/`tables` option/);
+    expect(e.message).toMatch(/LeasesTable, CandidatesTable and IdentitiesTable outputs/);
+    expect(e.cause.name).toBe('ResourceNotFoundException');
+    await expect(o.ready).rejects.toBe(error); // ready says the same
+  });
+});
