@@ -9,7 +9,8 @@ declare module 'vitest' {
 
 /** One DynamoDB Local per test run; each test file creates its own uniquely named tables. */
 export default async function setup(project: TestProject) {
-  const ddb = await startDynamoDBLocal();
+  // the repository's own `npm test` asks for Java on the user's behalf (and says so) if it is missing
+  const ddb = await startDynamoDBLocal({ installJava: { askedBy: 'npm test' } });
   project.provide('ddbEndpoint', ddb.endpoint);
   return () => ddb.stop();
 }

@@ -23,6 +23,11 @@ export interface StartOptions {
   startTimeoutMs?: number;
   /** Faster start-up (C1 JIT, serial GC) for short runs such as tests. @default true */
   quickStart?: boolean;
+  /**
+   * Install Java (Debian's JRE, as root) if it is missing; who asks is said first. Only the
+   * repository's own commands ask on the user's behalf. @default CONCLAVE_INSTALL_JAVA=1 in the environment
+   */
+  installJava?: { askedBy: string } | boolean;
 }
 
 // The client side lives apart, so the CLI reaches it without this launcher; callers get it here too.
@@ -71,7 +76,8 @@ export function freePort(): Promise<number> {
  * this process exits. Telemetry is switched off: nothing leaves the machine.
  */
 export async function startDynamoDBLocal(opts: StartOptions = {}): Promise<DynamoDBLocal> {
-  ensureJava();
+  const ask = opts.installJava;
+  ensureJava(typeof ask === 'object' ? { install: true, askedBy: ask.askedBy } : ask === undefined ? {} : { install: ask });
   const { jar, libDir } = findJar();
   const port = opts.port ?? (await freePort());
   const jvm = opts.quickStart === false ? [] : ['-XX:TieredStopAtLevel=1', '-XX:+UseSerialGC'];

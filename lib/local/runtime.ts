@@ -59,6 +59,8 @@ export interface LocalRuntimeOptions {
   dir?: string;
   /** An already running DynamoDB Local (tests share one); default: start one. */
   endpoint?: string;
+  /** Starting one: whether to install Java if it is missing (DynamoDB Local's StartOptions.installJava). @default CONCLAVE_INSTALL_JAVA=1 */
+  installJava?: { askedBy: string } | boolean;
   /** The coordinator tick. @default the wiring's schedule (60 s) */
   tickEveryMs?: number;
   config?: ElectionConfigInput;
@@ -163,7 +165,7 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
   const eventsFile = join(dir, 'events.jsonl');
   const deadLetterFile = join(dir, 'dead-letters.jsonl');
   let ddb: DynamoDBLocal | undefined;
-  const endpoint = opts.endpoint ?? (ddb = await startDynamoDBLocal()).endpoint;
+  const endpoint = opts.endpoint ?? (ddb = await startDynamoDBLocal(opts.installJava === undefined ? {} : { installJava: opts.installJava })).endpoint;
   const client = localClient(endpoint);
   const tables = defaultTableNames(opts.prefix ?? 'conclave-local');
   await createTables(client, tables);

@@ -31,6 +31,8 @@ const describe = (e: LocalEvent): string => {
 async function main(): Promise<number> {
   console.log('Conclave, local: starting DynamoDB Local, the tables, the functions and the event bus…');
   const rt = await startLocalRuntime({
+    // the repository's own `npm start` asks for Java on the user's behalf (and says so) if it is missing
+    installJava: { askedBy: 'npm start' },
     tickEveryMs: (opts.tick ?? (opts.serve ? 10 : 5)) * 1000,
     config: opts.serve ? {} : DEMO_ELECTION,
     dir: opts.dir,
