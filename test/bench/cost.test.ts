@@ -31,7 +31,7 @@ describe('price sheet', () => {
   });
 
   it('IoT Core messages are priced without acknowledgements: PushChannel subscribes at QoS 0 (IoT Core meters the PUBACK of a QoS 1 delivery too)', () => {
-    const push = readFileSync(new URL('../../lib/sdk/push.ts', import.meta.url), 'utf8');
+    const push = readFileSync(new URL('../../lib/sdk/push-channel.ts', import.meta.url), 'utf8');
     expect(push).toMatch(/subscribeAsync\(pushSubscription\([^)]*\), \{ qos: 0 \}\)/);
   });
 
