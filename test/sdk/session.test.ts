@@ -75,6 +75,17 @@ async function sessionFleet(opts: { push?: boolean; leases?: string[]; defaults?
   return { sim, push, coord, procs, holderOf };
 }
 
+/** A fleet at client-go's timings, settled: the process holding the first lease, and its elector of it. */
+async function settledHolder() {
+  const { sim, procs, holderOf } = await sessionFleet({ defaults: true });
+  const L = CLIENT_GO.leaseDurationMs;
+  await sim.run(3 * L + 77);
+  const lease = LEASES[0]!;
+  const holder = await holderOf(lease);
+  const leader = holder.electors.find((e) => e.elector.options.leaseName === lease)!;
+  return { sim, procs, holder, leader, lease, L };
+}
+
 /** Runs until just after `machine`'s next read of `lease` was answered: its next backstop read is then tens of seconds away. */
 async function afterOwnLeaseRead(sim: Sim, machine: Machine, lease: string): Promise<void> {
   const from = sim.clock.now();
@@ -292,12 +303,7 @@ describe('Session', () => {
     ["an operator's delete of the lease row", 'delete'],
     ['a worker of the same lease writing itself in as holder', 'takeover'],
   ] as const)('a session-held leader whose term %s ended, wake lost: it stops within its renew deadline, and the worst overlap is reported', async (_, how) => {
-    const { sim, procs, holderOf } = await sessionFleet({ defaults: true });
-    const L = CLIENT_GO.leaseDurationMs;
-    await sim.run(3 * L + 77);
-    const lease = LEASES[0]!;
-    const holder = await holderOf(lease);
-    const leader = holder.electors.find((e) => e.elector.options.leaseName === lease)!;
+    const { sim, procs, holder, leader, lease, L } = await settledHolder();
     expect(leader.elector.isLeader()).toBe(true);
     sim.deafToWakes.add(holder.machine); // every wake to the holder is lost, its channel still live
     await afterOwnLeaseRead(sim, holder.machine, lease); // so that only its session can tell it
@@ -319,13 +325,8 @@ describe('Session', () => {
   });
 
   it("without the lease stream's marks (the product before issue 27), the same forced release leaves two leaders far past the renew deadline", async () => {
-    const { sim, procs, holderOf } = await sessionFleet({ defaults: true });
-    sim.markEndedTerms = false;
-    const L = CLIENT_GO.leaseDurationMs;
-    await sim.run(3 * L + 77);
-    const lease = LEASES[0]!;
-    const holder = await holderOf(lease);
-    const leader = holder.electors.find((e) => e.elector.options.leaseName === lease)!;
+    const { sim, procs, holder, leader, lease, L } = await settledHolder();
+    sim.markEndedTerms = false; // from here on: a term end reaches the holder only by its own reads
     sim.deafToWakes.add(holder.machine);
     await afterOwnLeaseRead(sim, holder.machine, lease);
     const read = await sim.leases.read(lease);
@@ -342,12 +343,7 @@ describe('Session', () => {
    * themselves and find the coordinator's new term. The bound is the renew deadline, as in client-go.
    */
   it('a foreign write to a session row (its stamp backdated, its revision untouched) ends the session at its next renewal; a deposed leader stops within its renew deadline', async () => {
-    const { sim, procs, holderOf } = await sessionFleet({ defaults: true });
-    const L = CLIENT_GO.leaseDurationMs;
-    await sim.run(3 * L + 77);
-    const lease = LEASES[0]!;
-    const holder = await holderOf(lease);
-    const leader = holder.electors.find((e) => e.elector.options.leaseName === lease)!;
+    const { sim, procs, holder, lease, L } = await settledHolder();
     const key = sessionKey(holder.session.name!);
     const attacker = sim.machine();
     await sim.settle(
