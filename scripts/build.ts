@@ -46,7 +46,7 @@ export const PACKAGES: readonly PackageSpec[] = [
   { dir: 'sdk', entries: ['lib/sdk/index.ts', 'lib/sdk/push-entry.ts'], api: 'lib/sdk/index.d.ts', subpaths: [{ path: 'push', api: 'lib/sdk/push-entry.d.ts' }] },
   { dir: 'cdk', entries: ['infra/index.ts'], api: 'infra/index.d.ts', assets: true },
   { dir: 'cli', entries: ['lib/cli/bin.ts'] },
-  { dir: 'testing', entries: ['lib/testing/index.ts'], api: 'lib/testing/index.d.ts' },
+  { dir: 'testing', entries: ['lib/testing/index.ts', 'lib/testing/bin.ts'], api: 'lib/testing/index.d.ts' },
 ];
 
 interface Manifest {

@@ -6,14 +6,15 @@
  * another aws-cdk-lib minor, and the `conclave` command in an install without dev dependencies.
  */
 import { spawn } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { CreateTableCommand, GetItemCommand } from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand, GetItemCommand, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { startLocalConclave } from '@conclave/testing';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startLoopbackRegistry, type LoopbackRegistry } from './registry.js';
+import { localClient } from '../../lib/stores/client.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const PACKAGES = ['sdk', 'cdk', 'cli', 'testing'] as const;
@@ -235,6 +236,33 @@ describe('a consumer project', () => {
       expect(f.Properties.Code?.S3Key).toBeDefined();
     }
     expect(readdirSync(out).some((f) => f.startsWith('asset.'))).toBe(true);
+  }, 120_000);
+
+  it('npx conclave-local starts the whole local system from the packages, prints what a worker needs, and stops cleanly on Ctrl-C', async () => {
+    const prefix = `cl-${Date.now().toString(36)}`;
+    // the bin npm linked, run on this Node (22): as `npx conclave-local` would
+    const bin = realpathSync(join(app, 'node_modules', '.bin', 'conclave-local'));
+    const child = spawn(process.execPath, [bin, '--endpoint', inject('ddbEndpoint'), '--table-prefix', prefix, '--tick', '5'], { cwd: app, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+    const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+    try {
+      const printed: Record<string, string> = {};
+      for await (const line of createInterface({ input: child.stdout })) {
+        if (line === 'ready') break;
+        const m = /^([A-Z_]+)=(.*)$/.exec(line);
+        if (m) printed[m[1]!] = m[2]!;
+      }
+      expect(printed['CONCLAVE_ENDPOINT']).toBe(inject('ddbEndpoint'));
+      expect(printed['CONCLAVE_TABLE_PREFIX']).toBe(prefix);
+      expect(printed['CONCLAVE_PUSH_URL']).toMatch(/^ws:\/\/127\.0\.0\.1:\d+/);
+      // the tables are there, where it says
+      const tables = await localClient(printed['CONCLAVE_ENDPOINT']!).send(new ListTablesCommand({}));
+      expect(tables.TableNames).toEqual(expect.arrayContaining([`${prefix}-leases`, `${prefix}-candidates`, `${prefix}-identities`]));
+    } finally {
+      child.kill('SIGINT');
+    }
+    expect(await exited, stderr).toBe(0);
   }, 120_000);
 
   it('runs the example worker on plain node, and the conclave command (installed without dev dependencies) lists its lease', async () => {

@@ -1,0 +1,62 @@
+#!/usr/bin/env node
+/**
+ * `npx conclave-local`: the whole local system from the packages alone — DynamoDB Local, the
+ * coordinator, the stream and timer functions, the push broker — until Ctrl-C. It prints what a
+ * worker needs (the DynamoDB endpoint, the table prefix, the push URL) as `NAME=value` lines a shell
+ * can source, then `ready`. Options: --table-prefix P (default conclave-local), --endpoint URL (a
+ * DynamoDB Local already running), --tick SECONDS (default 10), --no-push.
+ */
+import { parseArgs } from 'node:util';
+import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../stores/client.js';
+import { startLocalConclave, type LocalConclaveOptions } from './index.js';
+
+const USAGE = 'usage: conclave-local [--table-prefix PREFIX] [--endpoint URL] [--tick SECONDS] [--no-push]';
+
+function options(argv: string[]): LocalConclaveOptions {
+  let v;
+  try {
+    v = parseArgs({ args: argv, options: { 'table-prefix': { type: 'string' }, endpoint: { type: 'string' }, tick: { type: 'string' }, 'no-push': { type: 'boolean' }, help: { type: 'boolean', short: 'h' } }, strict: true }).values;
+  } catch (e) {
+    console.error(`conclave-local: ${(e as Error).message}\n${USAGE}`);
+    process.exit(2);
+  }
+  if (v.help) {
+    console.log(USAGE);
+    process.exit(0);
+  }
+  const tick = v.tick === undefined ? 10 : Number(v.tick);
+  if (!Number.isFinite(tick) || tick <= 0) {
+    console.error(`conclave-local: --tick must be a number of seconds above 0, such as 10 (got ${v.tick})\n${USAGE}`);
+    process.exit(2);
+  }
+  return { tablePrefix: v['table-prefix'] ?? 'conclave-local', tickEveryMs: Math.round(tick * 1000), ...(v.endpoint ? { endpoint: v.endpoint } : {}), ...(v['no-push'] ? { push: false } : {}), logLevel: 'WARN' };
+}
+
+const local = await startLocalConclave(options(process.argv.slice(2))).catch((e: unknown) => {
+  console.error(`conclave-local: ${(e as Error).message}`);
+  process.exit(1);
+});
+console.log(`CONCLAVE_ENDPOINT=${local.endpoint}`);
+console.log(`CONCLAVE_TABLE_PREFIX=${local.tablePrefix}`);
+if (local.pushEndpoint) console.log(`CONCLAVE_PUSH_URL=${local.pushEndpoint}`);
+console.log(`# a worker: new DynamoDBClient({ endpoint: '${local.endpoint}', region: '${LOCAL_REGION}', credentials: { accessKeyId: '${LOCAL_CREDENTIALS.accessKeyId}', secretAccessKey: '${LOCAL_CREDENTIALS.secretAccessKey}' } }), tables: '${local.tablePrefix}'${local.pushEndpoint ? `, PushChannel endpoint '${local.pushEndpoint}'` : ''}`);
+console.log('# Ctrl-C stops it (the tables are in memory: they go with it)');
+console.log('ready');
+
+let stopping = false;
+const stop = (signal: NodeJS.Signals) => {
+  if (stopping) process.exit(130); // a second Ctrl-C: at once
+  stopping = true;
+  void local.stop().then(
+    () => {
+      console.log(`stopped (${signal})`);
+      process.exit(0);
+    },
+    (e: unknown) => {
+      console.error(`conclave-local: stopping failed: ${(e as Error).message}`);
+      process.exit(1);
+    },
+  );
+};
+process.on('SIGINT', () => stop('SIGINT'));
+process.on('SIGTERM', () => stop('SIGTERM'));
