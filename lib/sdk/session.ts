@@ -108,7 +108,10 @@ export interface SessionStats {
   renewals: number;
   /** Renewals that failed (refused, or a fault). */
   failedRenewals: number;
-  /** Renewals refused because the row was changed or deleted by someone other than this process. */
+  /**
+   * Renewals refused because the row was not as this process last saw it: changed or deleted by
+   * someone else, collected, or changed by its own renewal whose answer was lost.
+   */
   foreignWrites: number;
   /** Sessions that ended (deadline, lost row, or the process leaving). */
   ended: number;
@@ -367,7 +370,7 @@ export class Session {
         // term that was taken meanwhile.
         this.counts.failedRenewals++;
         this.counts.foreignWrites++;
-        this.end(l, 'its row was changed or deleted by someone other than this process');
+        this.end(l, 'its row is not as this process last saw it (changed or deleted by someone else, collected, or renewed by a write whose answer was lost)');
         return;
       }
       if (this.current !== l || this.time.monotonic() >= l.renewedAt + this.options.renewDeadlineMs) {

@@ -353,7 +353,7 @@ describe('Session', () => {
     const at = sim.clock.monotonic();
     const stoppedOrMoved = await sim.until('the session to end, or the old leader to stop', () => (holder.session.stats.foreignWrites > 0 ? sim.clock.monotonic() - at : undefined), 2 * L);
     expect(stoppedOrMoved).toBeLessThanOrEqual(holder.session.options.renewIntervalMs + 100);
-    expect(holder.errors.some((e) => /ended: its row was changed or deleted by someone other than this process/.test(e.message))).toBe(true);
+    expect(holder.errors.some((e) => /ended: its row is not as this process last saw it \(changed or deleted by someone else/.test(e.message))).toBe(true);
     // one leader throughout, overlap at most the renew deadline: whoever leads now, the old leader stopped or still holds its own term
     let overlap = 0;
     let since: number | undefined;
