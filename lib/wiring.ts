@@ -111,13 +111,19 @@ export const LEASE_STREAM_FILTERS: readonly FilterPattern[] = [
 
 /**
  * The candidate stream's filter: every record but those of withLease's run-once rows, which share
- * the table (lib/schemas/run-once.ts) and are no candidates — they carry `runs` (a list), which no
- * candidate row has, in every image (they are written whole, and never lose it). A REMOVE has no
- * new image, an INSERT no old one: a missing image matches `exists: false`. Lambda's filters have
- * no "does not begin with", so the rows are told apart by that attribute, not by their key.
+ * the table (lib/schemas/run-once.ts) and are no candidates — each of their images carries `fence`
+ * (a number: every run claims its row first) or `runs` (a list; rows of an older release have no
+ * fence until a run claims them), which no candidate row has. A REMOVE has no new image, an INSERT
+ * no old one: a missing image matches `exists: false`. Lambda's filters have no "does not begin
+ * with", so the rows are told apart by those attributes, not by their key.
  */
 export const CANDIDATE_STREAM_FILTERS: readonly FilterPattern[] = [
-  { dynamodb: { NewImage: { runs: { L: [{ exists: false }] } }, OldImage: { runs: { L: [{ exists: false }] } } } },
+  {
+    dynamodb: {
+      NewImage: { runs: { L: [{ exists: false }] }, fence: { N: [{ exists: false }] } },
+      OldImage: { runs: { L: [{ exists: false }] }, fence: { N: [{ exists: false }] } },
+    },
+  },
 ];
 
 export interface FunctionWiring {

@@ -29,14 +29,19 @@ export const keyedWindowRow = (key: string): string => `${PERIODIC_WINDOWS}/${ke
 
 /**
  * A run-once row of the candidates table: the completed runs it records (a keyed window's row
- * holds its one run). Written only in a run's fenced transaction: a ConditionCheck of the run's
- * term on the lease beside it, and conditioned on the row's revision as read in that term (0: it
- * must not exist), so a window already completed is never completed again.
+ * holds its one run). A run claims the row for its term before it reads it (`fence` becomes its
+ * fencing token unless a newer term's is there), and completes it conditioned on the claim still
+ * being its own and on the revision it read (absent: no run completed yet), so a window already
+ * completed is never completed again, and no older term's mark lands once a newer term has looked.
  */
 export const RunOnceRow = z.object({
   leaseName: Name,
   name: z.string().startsWith(PERIODIC_WINDOWS, `must start with ${PERIODIC_WINDOWS}`),
-  runs: z.array(CompletedRun).min(1).max(MAX_COMPLETED_RUNS),
-  revision: Revision,
+  /** The completed runs; absent on a row a term has claimed but not yet completed a window in. */
+  runs: z.array(CompletedRun).min(1).max(MAX_COMPLETED_RUNS).optional(),
+  /** Raised by each completion; absent until the first. */
+  revision: Revision.optional(),
+  /** The fencing token of the newest term that claimed the row (RunOnceStore.claim): an older term's mark is refused. */
+  fence: z.number().int().optional(),
 });
 export type RunOnceRow = z.infer<typeof RunOnceRow>;

@@ -49,6 +49,13 @@ export const LeaderElectorOptionsSchema = z
       identity: Name,
       /** Where the tables are: a prefix, or `{ prefix?, leases?, candidates? }`; the leases and candidates tables are used. @default 'conclave' */
       tables: TablesSchema,
+      /**
+       * The tables are DynamoDB global tables with multi-Region strong consistency (MRSC): every read
+       * is strongly consistent (an eventually consistent one may miss writes made in any Region,
+       * this one included), and `fencedWrite` (a transaction, which MRSC does not offer) is refused:
+       * fence your items with `fencedItemWrite`. @default false
+       */
+      multiRegion: z.boolean().default(false),
       /** How long a term lasts after a renewal (client-go LeaseDuration). @default 15000 */
       leaseDurationMs: z.number().int().min(1_000, 'must be ≥ 1000 ms (DynamoDB stores whole seconds)').max(86_400_000, 'must be at most 86400000 ms (a day: what a lease row holds)').default(15_000),
       /** A leader that could not renew for this long stops acting (client-go RenewDeadline). @default 10000 */

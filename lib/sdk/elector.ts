@@ -1,4 +1,4 @@
-import type { DynamoDBClient, TransactWriteItemsCommandInput, TransactWriteItemsCommandOutput } from '@aws-sdk/client-dynamodb';
+import type { DynamoDBClient, PutItemCommandOutput, TransactWriteItemsCommandInput, TransactWriteItemsCommandOutput, UpdateItemCommandOutput } from '@aws-sdk/client-dynamodb';
 import { systemClock, uniqueId } from '../clock.js';
 import type { Lease } from '../schemas/lease.js';
 import type { Platform } from '../schemas/platform.js';
@@ -7,7 +7,7 @@ import { ConflictError } from '../stores/errors.js';
 import { CandidateStore } from '../stores/candidate-store.js';
 import { LeaseStore, type LeaseRead, type Term } from '../stores/lease-store.js';
 import { LeaseCandidate } from './candidate.js';
-import { fencedTransactWrite, FencingError } from './fencing.js';
+import { fencedItemWrite, fencedTransactWrite, FencingError, NO_TRANSACTIONS, type FencedItemInput } from './fencing.js';
 import { StartUp, deepFreeze, stampClockFor } from './options.js';
 import { LeaderElectorOptionsSchema, defaultRenewIntervalMs, renewCadenceMs, type ElectorStats, type LeaderCallbacks, type LeaderElectorOptions, type ResolvedLeaderElectorOptions } from './elector-options.js';
 
@@ -95,7 +95,7 @@ export class LeaderElector {
     const sessions = session ? sessionSeam(session).reader : new SessionReader(client, data.tables.identities, this.time);
     this.callbacks = callbacks;
     this.onError = onError ?? ((e) => process.emitWarning(e));
-    this.leases = new LeaseStore(client, data.tables.leases);
+    this.leases = new LeaseStore(client, data.tables.leases, data.multiRegion);
     this.instance = `${data.identity}_${uniqueId(clock ?? systemClock)}`;
     this.detect = detect ?? (() => detectPlatform());
     const c = data.candidacy;
@@ -190,9 +190,21 @@ export class LeaderElector {
    * FencingError and writes nothing.
    */
   fencedWrite(input: TransactWriteItemsCommandInput): Promise<TransactWriteItemsCommandOutput> {
+    if (this.options.multiRegion) return Promise.reject(new RangeError(NO_TRANSACTIONS));
     const term = this.isLeader() ? this.term.term : undefined;
     if (!term) return Promise.reject(new FencingError(this.options.leaseName, undefined, 'this worker is not leading'));
     return fencedTransactWrite(this.client, { table: this.options.tables.leases, leaseName: this.options.leaseName, term }, input);
+  }
+
+  /**
+   * Writes one of the application's own items, fenced by the token the item carries
+   * (`fencedItemWrite`): refused with a FencingError when this worker is not leading, or when a
+   * newer term has written the item. Needs no transaction: works on multi-Region tables too.
+   */
+  fencedItemWrite(input: FencedItemInput, attribute?: string): Promise<PutItemCommandOutput | UpdateItemCommandOutput> {
+    const term = this.isLeader() ? this.term.term : undefined;
+    if (!term) return Promise.reject(new FencingError(this.options.leaseName, undefined, 'this worker is not leading'));
+    return fencedItemWrite(this.client, { leaseName: this.options.leaseName, fencingToken: term.fencingToken, ...(attribute !== undefined ? { attribute } : {}) }, input);
   }
 
   /** Where this worker runs, once run() has looked (undefined: not known, or `platform: 'none'`). */

@@ -1,11 +1,22 @@
 import {
+  PutItemCommand,
   TransactWriteItemsCommand,
+  UpdateItemCommand,
+  type AttributeValue,
   type DynamoDBClient,
+  type PutItemCommandInput,
+  type PutItemCommandOutput,
+  type UpdateItemCommandInput,
+  type UpdateItemCommandOutput,
   type TransactWriteItemsCommandInput,
   type TransactWriteItemsCommandOutput,
 } from '@aws-sdk/client-dynamodb';
-import { marshall } from '@aws-sdk/util-dynamodb';
+import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { termCondition, type Term } from '../stores/lease-store.js';
+
+/** Why a transaction is refused on multi-Region strongly consistent tables (the `multiRegion` option). */
+export const NO_TRANSACTIONS =
+  'multi-Region strongly consistent tables (the multiRegion option) offer no transactions: fence your own items with fencedItemWrite (the item carries the fencing token), or run on single-Region tables';
 
 /** DynamoDB's limit on items in one transaction; the fence takes one of them. */
 const MAX_TRANSACTION_ITEMS = 100;
@@ -62,4 +73,87 @@ export async function fencedTransactWrite(
     }
     throw e;
   }
+}
+
+/** The attribute a token-fenced item carries: the highest fencing token that wrote it. */
+export const DEFAULT_FENCE_ATTRIBUTE = 'fence';
+
+/** One item's write that `fencedItemWrite` fences: a PutItem or an UpdateItem of the caller's own item. */
+export type FencedItemInput = { put: PutItemCommandInput } | { update: UpdateItemCommandInput };
+
+/**
+ * Writes one of the caller's own items only if no newer term has written it: the item carries the
+ * highest fencing token that wrote it (`attribute`, default `fence`), and the write is conditioned on
+ * `attribute_not_exists(fence) OR fence <= token` and sets it to `token` (with the caller's own
+ * condition, if any, ANDed on). This is the HA proposal's sequence number, checked by the resource as
+ * a Chubby sequencer is: it needs no transaction, so it works on multi-Region strongly consistent
+ * tables too.
+ *
+ * What it guarantees: once a term with a higher token has written the item, no older term's write
+ * to it lands. What it does not: an older term may still write an item the newer term has not
+ * written yet, and a deleted item forgets its fence (end an item's life with an update that marks it,
+ * not a delete). Fence an item by one lease only: tokens of different leases do not compare.
+ *
+ * A write refused by the fence is a FencingError naming the newer token; a write refused by the
+ * caller's own condition is rethrown as DynamoDB reported it.
+ */
+export async function fencedItemWrite(
+  client: DynamoDBClient,
+  fence: { leaseName: string; fencingToken: number; attribute?: string },
+  input: FencedItemInput,
+): Promise<PutItemCommandOutput | UpdateItemCommandOutput> {
+  const attribute = fence.attribute ?? DEFAULT_FENCE_ATTRIBUTE;
+  const token = fence.fencingToken;
+  const names = { '#conclaveFence': attribute };
+  const values = marshall({ ':conclaveToken': token });
+  const guard = '(attribute_not_exists(#conclaveFence) OR #conclaveFence <= :conclaveToken)';
+  const refused = (e: unknown): never => {
+    const old = (e as { Item?: Record<string, AttributeValue> }).Item;
+    const seen = old ? unmarshall(old)[attribute] : undefined;
+    if (e instanceof Error && e.name === 'ConditionalCheckFailedException' && typeof seen === 'number' && seen > token) {
+      throw new FencingError(fence.leaseName, token, `the item was written by a newer term (fencing token ${seen})`);
+    }
+    throw e;
+  };
+  const joined = (own: string | undefined) => (own ? `${guard} AND (${own})` : guard);
+  if ('put' in input) {
+    const p = input.put;
+    if (p.Item?.[attribute] !== undefined) throw new RangeError(`fencedItemWrite: the item already names the fence attribute "${attribute}"; leave it out (the write sets it) or give another attribute`);
+    if (p.ReturnValuesOnConditionCheckFailure !== undefined) throw new RangeError('fencedItemWrite: leave out ReturnValuesOnConditionCheckFailure (the fence asks for ALL_OLD to tell its refusal from yours)');
+    return client
+      .send(
+        new PutItemCommand({
+          ...p,
+          Item: { ...p.Item, ...marshall({ [attribute]: token }) },
+          ConditionExpression: joined(p.ConditionExpression),
+          ExpressionAttributeNames: { ...p.ExpressionAttributeNames, ...names },
+          ExpressionAttributeValues: { ...p.ExpressionAttributeValues, ...values },
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      )
+      .catch(refused);
+  }
+  const u = input.update;
+  if (!u.UpdateExpression) throw new RangeError('fencedItemWrite: the update needs an UpdateExpression (the fence adds `SET fence = token` to it)');
+  if (u.ReturnValuesOnConditionCheckFailure !== undefined) throw new RangeError('fencedItemWrite: leave out ReturnValuesOnConditionCheckFailure (the fence asks for ALL_OLD to tell its refusal from yours)');
+  return client
+    .send(
+      new UpdateItemCommand({
+        ...u,
+        UpdateExpression: withSet(u.UpdateExpression, '#conclaveFence = :conclaveToken'),
+        ConditionExpression: joined(u.ConditionExpression),
+        ExpressionAttributeNames: { ...u.ExpressionAttributeNames, ...names },
+        ExpressionAttributeValues: { ...u.ExpressionAttributeValues, ...values },
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      }),
+    )
+    .catch(refused);
+}
+
+/** `expression` with `assignment` added to its SET clause (one made when it has none). */
+function withSet(expression: string, assignment: string): string {
+  const set = /\bSET\b/i.exec(expression);
+  if (!set) return `SET ${assignment} ${expression}`;
+  const at = set.index + set[0].length;
+  return `${expression.slice(0, at)} ${assignment},${expression.slice(at)}`;
 }

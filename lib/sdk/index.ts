@@ -59,7 +59,8 @@ export {
 export type { InvalidItem } from '../stores/item-store.js';
 export { defaultTableNames, DEFAULT_TABLE_PREFIX, type TablesOption, type DeepReadonly } from './options.js';
 export { TableNamesSchema, type TableNames } from '../schemas/config.js';
-export { fencedTransactWrite, FencingError } from './fencing.js';
+export { DEFAULT_FENCE_ATTRIBUTE, fencedItemWrite, fencedTransactWrite, FencingError } from './fencing.js';
+export type { FencedItemInput } from './fencing.js';
 export type { Term } from '../stores/lease-store.js';
 export { ValidationError, type FieldIssue } from '../schemas/validation.js';
 export { ConflictError } from '../stores/errors.js';

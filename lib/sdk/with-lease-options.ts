@@ -2,7 +2,8 @@
  * withLease's options (zod, the single source of their shape), its run-once windows, and what a
  * run is handed and ends with.
  */
-import type { TransactWriteItem, TransactWriteItemsCommandInput, TransactWriteItemsCommandOutput } from '@aws-sdk/client-dynamodb';
+import type { PutItemCommandOutput, TransactWriteItem, TransactWriteItemsCommandInput, TransactWriteItemsCommandOutput, UpdateItemCommandOutput } from '@aws-sdk/client-dynamodb';
+import type { FencedItemInput } from './fencing.js';
 import * as z from 'zod';
 import { Millis, Name } from '../schemas/common.js';
 import type { CompletedRun } from '../schemas/lease.js';
@@ -88,6 +89,12 @@ export const WithLeaseOptionsSchema = z.strictObject(
     client: ClientSchema,
     /** Where the tables are: a prefix, or `{ prefix?, leases?, candidates? }`. @default 'conclave' */
     tables: TablesSchema,
+    /**
+     * The tables are multi-Region strongly consistent global tables: every read strongly consistent;
+     * `fencedWrite` and `complete(items)` with items (transactions, which MRSC does not offer) are
+     * refused: fence your items with `fencedItemWrite`. @default false
+     */
+    multiRegion: z.boolean().default(false),
     /** The holder name this run writes. @default `run-<host>-<pid>` (plus a unique process id on the lease) */
     identity: Name.optional(),
     /**
@@ -186,9 +193,18 @@ export interface LeaseTerm {
    */
   fencedWrite(input: TransactWriteItemsCommandInput): Promise<TransactWriteItemsCommandOutput>;
   /**
-   * Run-once: marks the window done in the same transaction as `items` (the run's result), fenced
-   * by the term: both land or neither. Without it the window is marked after the function returns.
-   * At most 98 `items`: the window's row and the fence take two of a transaction's 100.
+   * Writes one of the application's own items fenced by the token it carries (`fencedItemWrite`):
+   * refused with FencingError once a newer term has written the item. No transaction: works on
+   * multi-Region tables too.
+   */
+  fencedItemWrite(input: FencedItemInput, attribute?: string): Promise<PutItemCommandOutput | UpdateItemCommandOutput>;
+  /**
+   * Run-once: marks the window done, fenced by the term (the window's row carries the fencing token
+   * of the newest term that looked at it, so no older term's mark lands after a newer term read it).
+   * With `items` (the run's result), in one transaction with them: both land or neither (not on
+   * multi-Region tables, which offer no transactions). Without it the window is marked after the
+   * function returns. At most 98 `items`: the window's row and the fence take two of a
+   * transaction's 100.
    * @throws FencingError when the term is over (nothing written)
    * @throws ConflictError when the window's row changed since this run read it, which only a write
    * from outside the term can do (an operator's, a restore): nothing written

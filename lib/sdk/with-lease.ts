@@ -20,7 +20,7 @@ import { LeaseStore, type Term } from '../stores/lease-store.js';
 import { RunOnceStore, type RunOnceRead } from '../stores/run-once-store.js';
 import { LeaderElector, LeaderElectorOptionsSchema, defaultRenewIntervalMs, type StopReason } from './elector.js';
 import { handOffPromptly } from './seam.js';
-import { FencingError, fencedTransactWrite } from './fencing.js';
+import { FencingError, NO_TRANSACTIONS, fencedTransactWrite } from './fencing.js';
 import { stampClockFor } from './options.js';
 
 export { LeaseLostError, RunOnceSchema, WithLeaseOptionsSchema, type LeaseFn, type LeaseRunResult, type LeaseTerm, type RunOnce, type WithLeaseOptions } from './with-lease-options.js';
@@ -94,7 +94,7 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
   const o = parse(WithLeaseOptionsSchema, options, what);
   const clock: Clock = o.clock ?? systemClock;
   const client: DynamoDBClient = o.client;
-  const leases = new LeaseStore(client, o.tables.leases);
+  const leases = new LeaseStore(client, o.tables.leases, o.multiRegion);
   const time = stampClockFor(o.clockSync, client, clock);
   const identity = o.identity ?? defaultIdentity();
 
@@ -123,6 +123,7 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
       leaseName,
       identity,
       tables: o.tables,
+      multiRegion: o.multiRegion,
       client,
       mode,
       ...(mode === 'coordinated' ? { candidacy: o.candidacy } : {}),
@@ -187,8 +188,11 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
     // its row: a keyed window's own, or the periodic windows' (lib/schemas/run-once.ts)
     const row = runOnce ? ('window' in runOnce ? keyedWindowRow(runOnce.window) : PERIODIC_WINDOWS) : undefined;
     const rows = new RunOnceStore(client, o.tables.candidates);
-    // read in this term: nobody else can complete a window of this lease while it lasts (completions are fenced)
-    const done: RunOnceRead = row !== undefined ? await rows.read(leaseName, row) : { runs: [], revision: 0 };
+    // read and claimed in this term: no older term's mark lands from now on, and no newer term's
+    // read comes before this term's mark (it would claim the row first, and this mark be refused)
+    const claimed: RunOnceRead | undefined = row !== undefined ? await rows.claim(leaseName, row, term.fencingToken) : { runs: [], revision: 0 };
+    if (!claimed) throw new LeaseLostError(leaseName, term.fencingToken, stopped ?? 'deposed');
+    const done = claimed;
     const ran = window !== undefined ? windowRun(done.runs, window, row === PERIODIC_WINDOWS) : undefined;
     if (window !== undefined && ran) return { status: 'skipped', window, run: ran.run };
     let completed = false;
@@ -197,12 +201,19 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
       if (completed) throw new RangeError(`complete(): the window ${window} was already marked by this run`);
       if (!elector.isLeader()) throw new FencingError(leaseName, term.fencingToken, 'the term is over (this worker is not leading)');
       const marker: CompletedRun = { window, fencingToken: term.fencingToken, holder: identity, at: time.now() };
-      const mark = rows.writeItem(leaseName, row, row === PERIODIC_WINDOWS ? rememberRun(done.runs, marker) : [marker], done);
-      // the caller's items, the window's row, and the fence (a ConditionCheck of the term on the lease): all or nothing
-      await fencedTransactWrite(client, { table: o.tables.leases, leaseName, term }, { TransactItems: [...items, mark] }).catch((e: unknown) => {
-        if (refusedAt(e, items.length)) throw new ConflictError(`run-once window "${window}" of lease "${leaseName}" (its row changed since this run read it, by a write from outside the term)`, undefined);
-        throw e;
-      });
+      const runs = row === PERIODIC_WINDOWS ? rememberRun(done.runs, marker) : [marker];
+      if (items.length === 0) {
+        // the window's row alone: one conditional write, fenced by the row's claim
+        if (!(await rows.complete(leaseName, row, runs, done, term.fencingToken))) throw new FencingError(leaseName, term.fencingToken, 'a newer term has claimed the window\'s row');
+      } else {
+        if (o.multiRegion) throw new RangeError(`complete(items): ${NO_TRANSACTIONS}; write the items with fencedItemWrite, then call complete()`);
+        // the caller's items, the window's row, and the fence (a ConditionCheck of the term on the lease): all or nothing
+        const mark = rows.writeItem(leaseName, row, runs, done, term.fencingToken);
+        await fencedTransactWrite(client, { table: o.tables.leases, leaseName, term }, { TransactItems: [...items, mark] }).catch((e: unknown) => {
+          if (refusedAt(e, items.length)) throw new ConflictError(`run-once window "${window}" of lease "${leaseName}" (its row changed since this run read it, by a write from outside the term, or a newer term claimed it)`, undefined);
+          throw e;
+        });
+      }
       completed = true;
     };
     const handle: LeaseTerm = {
@@ -215,6 +226,7 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
         if (!elector.isLeader()) throw new LeaseLostError(leaseName, term.fencingToken, stopped ?? 'renewDeadline');
       },
       fencedWrite: (input) => elector.fencedWrite(input),
+      fencedItemWrite: (input, attribute) => elector.fencedItemWrite(input, attribute),
       complete,
     };
     // The run-once read above may have taken past the term (a process frozen while it was in

@@ -26,20 +26,28 @@ export class ConflictError extends Error {
 export const isConditionFailed = (e: unknown): boolean =>
   e instanceof Error && (e.name === 'ConditionalCheckFailedException' || (e.name === 'TransactionCanceledException' && /ConditionalCheckFailed/.test(e.message)));
 
+/**
+ * A write to a multi-Region strongly consistent table refused because another Region was changing
+ * the same item at that moment: it was not applied. The AWS SDK already retried it (with jittered
+ * backoff); what is left is a lost race, to be met as one: read again, decide again.
+ */
+export const isReplicatedWriteConflict = (e: unknown): boolean => e instanceof Error && e.name === 'ReplicatedWriteConflictException';
+
 /** How many times a read-decide-write is tried before losing the race once more is a fault. */
 export const CONFLICT_ATTEMPTS = 5;
 
 /**
  * Runs `step` — read, decide, conditional write — again each time it loses a race (a
- * ConflictError), at most `attempts` times in all. Any other error, and the last lost race, is
- * thrown: conflicts are normal, faults are not.
+ * ConflictError, or a ReplicatedWriteConflictException of a multi-Region table), at most
+ * `attempts` times in all. Any other error, and the last lost race, is thrown: conflicts are
+ * normal, faults are not.
  */
 export async function retryOnConflict<T>(step: (attempt: number) => Promise<T>, attempts: number = CONFLICT_ATTEMPTS): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await step(attempt);
     } catch (e) {
-      if (!(e instanceof ConflictError) || attempt >= attempts) throw e;
+      if (!(e instanceof ConflictError || isReplicatedWriteConflict(e)) || attempt >= attempts) throw e;
     }
   }
 }

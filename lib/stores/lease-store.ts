@@ -46,13 +46,21 @@ const TERM_FIELDS = ['termToken'] as const;
 
 /** Leases, key `name`. */
 export class LeaseStore extends ItemStore<typeof LeaseItem> {
-  constructor(client: DynamoDBClient, table: string) {
+  constructor(
+    client: DynamoDBClient,
+    table: string,
+    /** Every read strongly consistent, whatever a caller asks (multi-Region strongly consistent tables). */
+    private readonly strongReadsOnly = false,
+  ) {
     super({ client, table, keys: ['name'], schema: LeaseItem, kind: 'lease' });
   }
 
-  /** Reads the lease: strongly consistent unless `consistent` is false (a follower's poll: every write it leads to is conditioned on what it read). */
+  /**
+   * Reads the lease: strongly consistent unless `consistent` is false (a follower's poll: every write
+   * it leads to is conditioned on what it read) and the store was not made for strong reads only.
+   */
   read(name: string, consistent = true): Promise<LeaseRead> {
-    return this.get({ name }, consistent);
+    return this.get({ name }, consistent || this.strongReadsOnly);
   }
 
   /**

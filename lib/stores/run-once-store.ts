@@ -1,8 +1,9 @@
-import { GetItemCommand, type DynamoDBClient, type TransactWriteItem } from '@aws-sdk/client-dynamodb';
+import { GetItemCommand, UpdateItemCommand, type DynamoDBClient, type TransactWriteItem } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import type { CompletedRun } from '../schemas/lease.js';
 import { RunOnceRow } from '../schemas/run-once.js';
 import { parse } from '../schemas/validation.js';
+import { ConflictError, isConditionFailed } from './errors.js';
 
 /** A run-once row as read: the runs it records (none when it does not exist) and its revision (0 then). */
 export interface RunOnceRead {
@@ -21,29 +22,79 @@ export class RunOnceStore {
   ) {}
 
   /** The row `name` of the lease, strongly consistent. A malformed row is a ValidationError: a run that cannot tell what ran does not run. */
-  async read(leaseName: string, name: string): Promise<RunOnceRead> {
+  async read(leaseName: string, name: string): Promise<RunOnceRead & { fence: number | undefined }> {
     const r = await this.client.send(new GetItemCommand({ TableName: this.table, Key: marshall({ leaseName, name }), ConsistentRead: true }));
-    if (!r.Item) return { runs: [], revision: 0 };
-    const row = parse(RunOnceRow, unmarshall(r.Item), `run-once row "${name}" of lease "${leaseName}" in table ${this.table}`);
-    return { runs: row.runs, revision: row.revision };
+    return this.parsed(leaseName, name, r.Item ? unmarshall(r.Item) : undefined);
   }
 
   /**
-   * The transaction item that makes `runs` the row's list, if the row is still at `read`'s
-   * revision (0: it must not exist yet). An UpdateItem naming only the key, `runs` and `revision`
-   * (what the worker policy lets it name: infra/access.ts).
+   * Reads the row `name` in the term of `fencingToken`, and claims it for that term: the row's
+   * `fence` becomes the token (one UpdateItem, conditioned on no newer term having claimed it), so
+   * no older term's mark can land on it from now on. This is the HA proposal's sequence number,
+   * checked by the row itself: no transaction, so it works on multi-Region tables too.
+   * @returns undefined when a newer term has claimed the row (this term is over)
    */
-  writeItem(leaseName: string, name: string, runs: readonly CompletedRun[], read: RunOnceRead): TransactWriteItem {
+  async claim(leaseName: string, name: string, fencingToken: number): Promise<RunOnceRead | undefined> {
+    try {
+      const r = await this.client.send(
+        new UpdateItemCommand({
+          TableName: this.table,
+          Key: marshall({ leaseName, name }),
+          UpdateExpression: 'SET #fence = :token',
+          ConditionExpression: 'attribute_not_exists(#fence) OR #fence <= :token',
+          ExpressionAttributeNames: { '#fence': 'fence' },
+          ExpressionAttributeValues: marshall({ ':token': fencingToken }),
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      return this.parsed(leaseName, name, r.Attributes ? unmarshall(r.Attributes) : undefined);
+    } catch (e) {
+      if (isConditionFailed(e)) return undefined;
+      throw e;
+    }
+  }
+
+  /**
+   * Makes `runs` the row's list, if the row is still at `read`'s revision and claimed by the term of
+   * `fencingToken` (one conditional UpdateItem, no transaction).
+   * @returns false when a newer term has claimed the row since
+   * @throws ConflictError when the row's revision moved, which only a write from outside the term can do
+   */
+  async complete(leaseName: string, name: string, runs: readonly CompletedRun[], read: RunOnceRead, fencingToken: number): Promise<boolean> {
+    const { Update } = this.writeItem(leaseName, name, runs, read, fencingToken);
+    try {
+      await this.client.send(new UpdateItemCommand(Update!));
+      return true;
+    } catch (e) {
+      if (!isConditionFailed(e)) throw e;
+      const now = await this.read(leaseName, name);
+      if (now.fence !== undefined && now.fence > fencingToken) return false;
+      throw new ConflictError(`run-once row "${name}" of lease "${leaseName}"`, read.revision, { revision: now.revision });
+    }
+  }
+
+  /**
+   * The write (a transaction item) that makes `runs` the row's list, if the row is still at `read`'s
+   * revision and claimed by the term of `fencingToken`. An UpdateItem naming only the key, `runs`,
+   * `revision` and `fence` (what the worker policy lets it name: infra/access.ts).
+   */
+  writeItem(leaseName: string, name: string, runs: readonly CompletedRun[], read: RunOnceRead, fencingToken: number): TransactWriteItem {
     const row = parse(RunOnceRow, { leaseName, name, runs, revision: read.revision + 1 }, `run-once row "${name}" of lease "${leaseName}"`);
     return {
       Update: {
         TableName: this.table,
         Key: marshall({ leaseName, name }),
         UpdateExpression: 'SET #runs = :runs, #rev = :next',
-        ConditionExpression: read.revision === 0 ? 'attribute_not_exists(#runs)' : '#rev = :rev',
-        ExpressionAttributeNames: { '#runs': 'runs', '#rev': 'revision' },
-        ExpressionAttributeValues: marshall({ ':runs': row.runs, ':next': row.revision, ...(read.revision === 0 ? {} : { ':rev': read.revision }) }),
+        ConditionExpression: `#fence = :token AND ${read.revision === 0 ? 'attribute_not_exists(#rev)' : '#rev = :rev'}`,
+        ExpressionAttributeNames: { '#runs': 'runs', '#rev': 'revision', '#fence': 'fence' },
+        ExpressionAttributeValues: marshall({ ':runs': row.runs, ':next': row.revision, ':token': fencingToken, ...(read.revision === 0 ? {} : { ':rev': read.revision }) }),
       },
     };
+  }
+
+  private parsed(leaseName: string, name: string, raw: Record<string, unknown> | undefined): RunOnceRead & { fence: number | undefined } {
+    if (!raw) return { runs: [], revision: 0, fence: undefined };
+    const row = parse(RunOnceRow, raw, `run-once row "${name}" of lease "${leaseName}" in table ${this.table}`);
+    return { runs: row.runs ?? [], revision: row.revision ?? 0, fence: row.fence };
   }
 }

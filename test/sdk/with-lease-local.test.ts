@@ -1,6 +1,6 @@
 /**
- * withLease's run-once windows on DynamoDB Local: the window's row and the run's result in one
- * fenced transaction, on the real engine. Every run here takes a vacant (or released) lease at its
+ * withLease's run-once windows on DynamoDB Local: the window's row claimed by the run's term and
+ * marked by it (alone, or with the run's result in one fenced transaction), on the real engine. Every run here takes a vacant (or released) lease at its
  * first step, so nothing waits for time to pass. The protocol on simulated time: with-lease.test.ts.
  */
 import { CreateTableCommand, DeleteItemCommand, DeleteTableCommand, GetItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
@@ -14,7 +14,7 @@ import { MAX_COMPLETED_RUNS } from '../../lib/schemas/lease.js';
 import { OLDEST_EMULATION_VERSION } from '../../lib/schemas/strategy.js';
 import { PERIODIC_WINDOWS, keyedWindowRow } from '../../lib/schemas/run-once.js';
 import { FencingError } from '../../lib/sdk/fencing.js';
-import { withLease, type RunOnce, type WithLeaseOptions } from '../../lib/sdk/with-lease.js';
+import { LeaseLostError, withLease, type RunOnce, type WithLeaseOptions } from '../../lib/sdk/with-lease.js';
 import { CandidateStore } from '../../lib/stores/candidate-store.js';
 import { ConflictError } from '../../lib/stores/errors.js';
 import { LeaseStore } from '../../lib/stores/lease-store.js';
@@ -195,5 +195,55 @@ describe('run-once windows that never run twice (issue 27)', () => {
     const named = (rs: typeof records) => rs.map((r) => `${r.eventName} ${r.dynamodb?.Keys?.['name']?.S}`);
     expect(named(passed)).toEqual(['INSERT w-1', 'REMOVE w-1']);
     expect(records.length - passed.length).toBeGreaterThan(41); // every window row's write
+  });
+});
+
+describe('run-once rows claimed by the term (no transaction needed)', () => {
+  it('a newer term that looked at the window while an older one worked: the older mark is refused, and the newer term runs and marks it', async () => {
+    const lease = 'claimed-report';
+    const rows = new RunOnceStore(t.client, t.names.candidates);
+    const e = await withLease(lease, async (_s, term) => {
+      // a newer term (after a freeze of this one, say) claims the window's row while this run works
+      expect(await rows.claim(lease, keyedWindowRow('w-1'), term.fencingToken + 1)).toEqual({ runs: [], revision: 0, fence: term.fencingToken + 1 });
+      return 'old';
+    }, opts('old', { mode: 'NoCoordination', runOnce: { window: 'w-1' } })).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(LeaseLostError);
+    expect(await keyed(lease, 'w-1')).toEqual([]);
+    // an older term than the claim cannot even read the row for a run
+    expect(await rows.claim(lease, keyedWindowRow('w-1'), 1)).toBeUndefined();
+    const next = await withLease(lease, async () => 'new', opts('new', { mode: 'NoCoordination', runOnce: { window: 'w-1' } }));
+    expect(next).toMatchObject({ status: 'ran', value: 'new', window: 'w-1' });
+    expect(await keyed(lease, 'w-1')).toEqual([expect.objectContaining({ holder: 'new' })]);
+    expect((await rowOf(lease, keyedWindowRow('w-1'))).fence).toBe(next.status === 'ran' ? next.fencingToken : -1);
+  });
+
+  it('multiRegion: a run-once run sends no transaction and no eventually consistent read; complete(items) and fencedWrite are refused with the way out', async () => {
+    const sent: string[] = [];
+    const observe = 'conclave-test-observe';
+    t.client.middlewareStack.add(
+      (next, context) => async (args) => {
+        const input = args.input as { ConsistentRead?: boolean };
+        sent.push(`${context.commandName}${input.ConsistentRead === false ? ' (eventual)' : ''}`);
+        return next(args);
+      },
+      { step: 'initialize', name: observe },
+    );
+    try {
+      const ran = await withLease('mrsc-report', async () => 'ok', opts('mrsc-1', { mode: 'NoCoordination', multiRegion: true, runOnce: { every: 'day', at: '2026-11-27T00:00:00Z' } }));
+      expect(ran).toMatchObject({ status: 'ran', window: '2026-11-27' });
+      expect(sent.length).toBeGreaterThan(3);
+      expect(sent.filter((c) => c.startsWith('Transact') || c.endsWith('(eventual)'))).toEqual([]);
+      const refused = await withLease('mrsc-report', async (_s, term) => {
+        const fenced = await term.fencedWrite({ TransactItems: [put('r-mrsc', term.identity)] }).catch((x: unknown) => x);
+        expect((fenced as Error).message).toMatch(/offer no transactions: fence your own items with fencedItemWrite/);
+        await term.complete([put('r-mrsc', term.identity)]);
+      }, opts('mrsc-2', { mode: 'NoCoordination', multiRegion: true, runOnce: { window: 'with-items' } })).catch((x: unknown) => x);
+      expect(refused).toBeInstanceOf(RangeError);
+      expect((refused as Error).message).toMatch(/complete\(items\): .*write the items with fencedItemWrite, then call complete\(\)/);
+      expect(await report('r-mrsc')).toBeUndefined();
+      expect(sent.filter((c) => c.startsWith('Transact'))).toEqual([]);
+    } finally {
+      t.client.middlewareStack.remove(observe);
+    }
   });
 });

@@ -1,0 +1,81 @@
+/**
+ * fencedItemWrite on DynamoDB Local: the application's own item carries the highest fencing token
+ * that wrote it, and a write of an older token is refused by DynamoDB itself, no transaction
+ * needed (so it works on multi-Region strongly consistent tables).
+ */
+import { CreateTableCommand, DeleteTableCommand, GetItemCommand } from '@aws-sdk/client-dynamodb';
+import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_FENCE_ATTRIBUTE, FencingError, fencedItemWrite } from '../../lib/sdk/fencing.js';
+import { withLease, type LeaseTerm } from '../../lib/sdk/with-lease.js';
+import { testTables, type TestTables } from '../support.js';
+
+let t: TestTables;
+const table = `t-fenced-${randomUUID().slice(0, 8)}`;
+
+beforeAll(async () => {
+  t = await testTables('fenced-item');
+  await t.client.send(new CreateTableCommand({ TableName: table, BillingMode: 'PAY_PER_REQUEST', AttributeDefinitions: [{ AttributeName: 'id', AttributeType: 'S' }], KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }] }));
+});
+afterAll(async () => {
+  await t?.client.send(new DeleteTableCommand({ TableName: table }));
+  await t?.drop();
+});
+
+const item = async (id: string) => {
+  const r = await t.client.send(new GetItemCommand({ TableName: table, Key: marshall({ id }), ConsistentRead: true }));
+  return r.Item && unmarshall(r.Item);
+};
+const fence = (fencingToken: number, attribute?: string) => ({ leaseName: 'ledger', fencingToken, ...(attribute ? { attribute } : {}) });
+const refusal = (p: Promise<unknown>) => p.then(() => undefined, (e: unknown) => e);
+
+describe('fencedItemWrite: the item is the sequencer', () => {
+  it('a put records its token; a newer term overwrites; the older term is then refused and nothing of its write lands', async () => {
+    await fencedItemWrite(t.client, fence(5), { put: { TableName: table, Item: marshall({ id: 'a', balance: 10 }) } });
+    expect(await item('a')).toEqual({ id: 'a', balance: 10, [DEFAULT_FENCE_ATTRIBUTE]: 5 });
+    await fencedItemWrite(t.client, fence(7), { put: { TableName: table, Item: marshall({ id: 'a', balance: 20 }) } });
+    const e = await refusal(fencedItemWrite(t.client, fence(5), { put: { TableName: table, Item: marshall({ id: 'a', balance: 99 }) } }));
+    expect(e).toBeInstanceOf(FencingError);
+    expect((e as Error).message).toMatch(/fencing token 5 refused: the item was written by a newer term \(fencing token 7\)/);
+    expect(await item('a')).toEqual({ id: 'a', balance: 20, fence: 7 });
+  });
+
+  it('an update joins the SET clause (or makes one), keeps the caller’s names and values, and the same term may write again', async () => {
+    await fencedItemWrite(t.client, fence(3), { update: { TableName: table, Key: marshall({ id: 'b' }), UpdateExpression: 'ADD #n :one', ExpressionAttributeNames: { '#n': 'n' }, ExpressionAttributeValues: marshall({ ':one': 1 }) } });
+    await fencedItemWrite(t.client, fence(3), { update: { TableName: table, Key: marshall({ id: 'b' }), UpdateExpression: 'set #s = :s ADD #n :one', ExpressionAttributeNames: { '#n': 'n', '#s': 's' }, ExpressionAttributeValues: marshall({ ':one': 1, ':s': 'x' }) } });
+    expect(await item('b')).toEqual({ id: 'b', n: 2, s: 'x', fence: 3 });
+    const e = await refusal(fencedItemWrite(t.client, fence(2), { update: { TableName: table, Key: marshall({ id: 'b' }), UpdateExpression: 'REMOVE #s', ExpressionAttributeNames: { '#s': 's' } } }));
+    expect(e).toBeInstanceOf(FencingError);
+    expect(await item('b')).toEqual({ id: 'b', n: 2, s: 'x', fence: 3 });
+  });
+
+  it('the caller’s own condition is ANDed on, and its refusal is DynamoDB’s, not a FencingError', async () => {
+    await fencedItemWrite(t.client, fence(1, 'epoch'), { put: { TableName: table, Item: marshall({ id: 'c', v: 1 }) } });
+    const e = await refusal(
+      fencedItemWrite(t.client, fence(2, 'epoch'), { update: { TableName: table, Key: marshall({ id: 'c' }), UpdateExpression: 'SET v = :v', ConditionExpression: 'v = :was', ExpressionAttributeValues: marshall({ ':v': 3, ':was': 2 }) } }, ),
+    );
+    expect((e as Error).name).toBe('ConditionalCheckFailedException');
+    expect(await item('c')).toEqual({ id: 'c', v: 1, epoch: 1 });
+  });
+
+  it('refuses, before sending anything, an item that already names the fence and an update without an expression', async () => {
+    expect(await refusal(fencedItemWrite(t.client, fence(1), { put: { TableName: table, Item: marshall({ id: 'd', fence: 9 }) } }))).toBeInstanceOf(RangeError);
+    expect(await refusal(fencedItemWrite(t.client, fence(1), { update: { TableName: table, Key: marshall({ id: 'd' }) } }))).toBeInstanceOf(RangeError);
+    expect(await item('d')).toBeUndefined();
+  });
+
+  it('withLease hands the run its term’s token: a later run writes over it, and the earlier term’s write is refused', async () => {
+    const write = (term: LeaseTerm, by: string) => term.fencedItemWrite({ put: { TableName: table, Item: marshall({ id: 'report', by }) } });
+    const opts = (identity: string) => ({ client: t.client, tables: t.names, identity, platform: 'none' as const, mode: 'NoCoordination' as const });
+    let late: (() => Promise<unknown>) | undefined;
+    const first = await withLease('reports', async (_s, term) => {
+      await write(term, 'first');
+      late = () => fencedItemWrite(t.client, { leaseName: 'reports', fencingToken: term.fencingToken }, { put: { TableName: table, Item: marshall({ id: 'report', by: 'first, late' }) } });
+    }, opts('run-1'));
+    const second = await withLease('reports', async (_s, term) => write(term, 'second'), opts('run-2'));
+    expect(first.status === 'ran' && second.status === 'ran' && second.fencingToken > first.fencingToken).toBe(true);
+    expect(await refusal(late!())).toBeInstanceOf(FencingError);
+    expect(await item('report')).toMatchObject({ by: 'second', fence: second.status === 'ran' ? second.fencingToken : -1 });
+  });
+});
