@@ -130,7 +130,8 @@ const RETRYABLE = new Set([
 /** Whether the real client would retry `e` (standard retry mode). */
 export function isRetryable(e: unknown): boolean {
   if (!(e instanceof Error)) return false;
-  if (RETRYABLE.has(e.name)) return true;
+  // errors the service model marks retryable (ReplicatedWriteConflictException): the SDK retries them by that trait
+  if (RETRYABLE.has(e.name) || (e as { $retryable?: unknown }).$retryable !== undefined) return true;
   const status = (e as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
   return status === 500 || status === 502 || status === 503 || status === 504 || (e as { $fault?: string }).$fault === 'server';
 }
