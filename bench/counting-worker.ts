@@ -1,5 +1,5 @@
 /**
- * examples/worker.ts with its DynamoDB requests counted, for the steady-state scenario: run in the
+ * lib/local/demo/worker.ts with its DynamoDB requests counted, for the steady-state scenario: run in the
  * example's place (WorkerSpec.script), it installs the counting and then imports the example
  * unchanged, so the example stays a plain consumer of the SDK and knows nothing of bench/.
  *
@@ -55,4 +55,4 @@ process.stdout.write = ((chunk: unknown, ...rest: unknown[]) => {
   return write(chunk, ...rest);
 }) as typeof process.stdout.write;
 
-await import('../examples/worker.js');
+await import('../lib/local/demo/worker.js');

@@ -1,6 +1,6 @@
 /**
  * What the scenarios share: one DynamoDB Local, a local runtime per timing mode (created on first
- * use), and groups of worker processes standing for one lease — Conclave's examples/worker.ts or
+ * use), and groups of worker processes standing for one lease — Conclave's lib/local/demo/worker.ts or
  * the baseline's bench/baseline/worker.ts — watched through their JSON lines. The bench reads
  * tables through its own client (`observer`), never through the runtime's, so its reads are not
  * counted as the coordinator's. Conclave's workers take the push path (issue 17): each connects to
@@ -17,7 +17,7 @@ import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { reconcileLease, TooManyConflictsError } from '../lib/coordinator/reconcile.js';
 import { pickBest } from '../lib/election/ordering.js';
-import { DEMO_ELECTION, DEMO_TIMING } from '../lib/local/demo.js';
+import { DEMO_ELECTION, DEMO_TIMING } from '../lib/local/demo/stories.js';
 import { localClient, startDynamoDBLocal, type DynamoDBLocal } from '../lib/local/dynamodb-local.js';
 import { startEcsWorker } from '../lib/local/ecs-worker.js';
 import { startLocalRuntime, type LocalRuntime } from '../lib/local/runtime.js';
@@ -78,7 +78,7 @@ export async function dropRuntime(observer: DynamoDBClient, rt: LocalRuntime): P
 }
 
 const BASELINE_WORKER = fileURLToPath(new URL('./baseline/worker.ts', import.meta.url));
-/** examples/worker.ts with its requests counted (COUNT_REQUESTS_EVERY_MS): the example itself knows nothing of bench/. */
+/** lib/local/demo/worker.ts with its requests counted (COUNT_REQUESTS_EVERY_MS): the demo's worker itself knows nothing of bench/. */
 const COUNTING_WORKER = fileURLToPath(new URL('./counting-worker.ts', import.meta.url));
 
 /** One benchmark run's shared infrastructure. */

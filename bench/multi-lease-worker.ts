@@ -2,13 +2,13 @@
  * A worker process that is a candidate on many leases at once, for the many-leases steady-state
  * scenario (bench/scenarios/multi-lease.ts): LEASE_COUNT LeaderElectors in one process, leases
  * `<LEASE>-0` … `<LEASE>-<n-1>`, all on one shared DynamoDBClient, as a service with many
- * controllers would run them. Configured like examples/worker.ts (CONCLAVE_ENDPOINT,
+ * controllers would run them. Configured like lib/local/demo/worker.ts (CONCLAVE_ENDPOINT,
  * CONCLAVE_TABLE_PREFIX, LEASE as the stem, IDENTITY, EMULATION_VERSION, BINARY_VERSION,
  * LEASE_DURATION_MS, RENEW_DEADLINE_MS, RETRY_PERIOD_MS; RENEW_INTERVAL_MS is passed on when set and
  * the SDK knows it) and speaking the same JSON lines, each `started`/`stopped` naming its lease.
  * Its requests are counted by role as bench/counting-worker.ts counts them (bench/roles.ts), per
  * lease, and printed every COUNT_REQUESTS_EVERY_MS (default 1000) and once more before `exited`.
- * CONCLAVE_PUSH_URL turns on the push path as in examples/worker.ts: ONE PushChannel for the
+ * CONCLAVE_PUSH_URL turns on the push path as in lib/local/demo/worker.ts: ONE PushChannel for the
  * process, shared by all its electors (one connection per process, whatever it stands for).
  * SESSION (default `on`; `off` for the bench's `--no-session`) runs ONE Session for the process,
  * shared by all its electors (lib/sdk/session.ts; timings from the electors' by

@@ -62,7 +62,7 @@ export interface Machine {
   /** 1-minute load average when the run started: others' work on a shared machine shows here. */
   loadAtStart: number;
   commit: string;
-  /** Uncommitted changes under lib/, functions/ or examples/: the system measured is not exactly the commit. */
+  /** Uncommitted changes under lib/ (the demo's worker included) or functions/: the system measured is not exactly the commit. */
   dirty: boolean;
 }
 
@@ -81,7 +81,7 @@ export function machine(): Machine {
     node: process.version,
     loadAtStart: Number(loadavg()[0]!.toFixed(2)),
     commit: git('rev-parse', '--short', 'HEAD') || 'unknown',
-    dirty: git('status', '--porcelain', '--', 'lib', 'functions', 'examples') !== '',
+    dirty: git('status', '--porcelain', '--', 'lib', 'functions') !== '',
   };
 }
 

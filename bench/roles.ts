@@ -7,7 +7,7 @@
  * reads of a holder's session; the session's own clock probes), any other row `identity`
  * (per-process heartbeats); and on the leases table `leader` while it leads that lease,
  * `successor` while the lease as it last read or wrote it names this worker its successor,
- * `follower` otherwise. One tracker serves one lease (examples/worker.ts) or many in one process
+ * `follower` otherwise. One tracker serves one lease (lib/local/demo/worker.ts) or many in one process
  * (bench/multi-lease-worker.ts).
  */
 import type { TableNames } from '../lib/schemas/config.js';

@@ -1,10 +1,12 @@
 /**
- * The scheduled job of examples/scheduled-job.ts as CDK deploys it: a function run on an
+ * A scheduled job through `withLease` as CDK deploys it: a function run on an
  * EventBridge schedule, a table for its reports, and a role granted exactly what `withLease` needs
  * for the job's lease (Conclave's `grantWorker`) plus the reports table's GetItem and PutItem.
  *
- * The repository's app adds it with `-c exampleJob=true` (infra/app.ts); in your own app, bundle
- * examples/scheduled-job.ts (any bundler; the AWS SDK clients can stay external) and pass the code.
+ * The repository's app adds it with `-c exampleJob=true` (infra/app/app.ts), with the local demo's
+ * job (lib/local/demo/scheduled-job.ts) as its code; in your own app, bundle your handler (any
+ * bundler; the AWS SDK clients can stay external) and pass the code. The environment below is
+ * what that handler reads.
  */
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
@@ -19,7 +21,7 @@ import type { Conclave } from '@conclave/cdk';
 export interface ScheduledLeaseJobProps {
   /** The Conclave whose tables hold the job's lease. */
   readonly conclave: Conclave;
-  /** The bundled examples/scheduled-job.ts (an ESM bundle exporting `handler`). */
+  /** The bundled handler (an ESM bundle exporting `handler`), such as lib/local/demo/scheduled-job.ts. */
   readonly code: lambda.Code;
   /** When the job runs. @default every 5 minutes */
   readonly schedule?: events.Schedule;

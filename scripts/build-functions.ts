@@ -9,7 +9,7 @@
  * Fails, writing nothing, when a bundle is over BUNDLE_BUDGET_BYTES.
  */
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
+import { basename, dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import * as esbuild from 'esbuild';
 import { ASSET_FILE, RUNTIME } from '../infra/assets.js';
@@ -138,22 +138,19 @@ export async function buildFunctions(options: { outDir?: string; budgetBytes?: n
   return bundles;
 }
 
-/** Where the repository's app finds the example scheduled job's code (`-c exampleJob=true`). */
-export const EXAMPLE_JOB_DIR = join(PROJECT_ROOT, 'build', 'examples', 'scheduled-job');
-
 /**
- * Bundles examples/scheduled-job.ts (the example job withLease runs on a schedule) as the
- * functions are bundled, into EXAMPLE_JOB_DIR/index.mjs; rewritten only when its bytes changed.
- * Returns the directory.
+ * Bundles a handler that is not one of the construct's functions (`entry`, repository-relative;
+ * the ready app's example job) as the functions are bundled, into `<outDir>/index.mjs`, rewritten
+ * only when its bytes changed; returns the directory.
  */
-export async function buildExampleJob(outDir = EXAMPLE_JOB_DIR): Promise<string> {
+export async function bundleHandler(entry: string, outDir: string): Promise<string> {
   const dir = resolve(outDir);
-  const result = await esbuild.build(esbuildOptions({ index: join(PROJECT_ROOT, 'examples', 'scheduled-job.ts') }, dir));
+  const result = await esbuild.build(esbuildOptions({ index: join(PROJECT_ROOT, entry) }, dir));
   const file = result.outputFiles.find((f) => f.path === join(dir, ASSET_FILE));
-  if (!file) throw new Error(`esbuild wrote no ${ASSET_FILE} for examples/scheduled-job.ts`);
+  if (!file) throw new Error(`esbuild wrote no ${ASSET_FILE} for ${entry}`);
   mkdirSync(dir, { recursive: true });
   if (!sameBytes(file.path, file.contents)) {
-    const temp = join(dirname(dir), `.scheduled-job.${process.pid}.tmp`);
+    const temp = join(dirname(dir), `.${basename(dir)}.${process.pid}.tmp`);
     writeFileSync(temp, file.contents);
     renameSync(temp, file.path);
   }

@@ -8,7 +8,7 @@
  * but a package's declaration files keep them: so each module reached is also scanned for
  * `import type … from`, `export type … from` and `import('…')` in type position, and what those
  * name is walked the same way. So are two runtime references esbuild cannot see:
- * `new URL('…', import.meta.url)` (a file read or spawned) and `require.resolve('…')`.
+ * `new URL('…', import.meta.url)` (a file read or spawned) and `require.resolve` of a literal.
  *
  * `npx tsx scripts/import-graph.ts lib/sdk/index.ts` prints one graph.
  */
@@ -52,7 +52,7 @@ const builtinName = (specifier: string) => `node:${specifier.replace(/^node:/, '
 const TYPE_ONLY = [
   /^[ \t]*import\s+type\s[^;]*?\bfrom\s*['"]([^'"]+)['"]/gm,
   /^[ \t]*export\s+type\s*(?:\{[^}]*\}|\*(?:\s+as\s+\w+)?)\s*from\s*['"]([^'"]+)['"]/gm,
-  // `typeof import('./x.js')`, `import('./x.js').Name`: in type position, esbuild drops them
+  // `typeof import()` and `import().Name` of a literal: in type position, esbuild drops them
   /\btypeof\s+import\(\s*['"]([^'"]+)['"]\s*\)/g,
   /\bimport\(\s*['"]([^'"]+)['"]\s*\)\s*\.\s*[A-Za-z_$]/g,
 ];
@@ -73,8 +73,9 @@ function resolveRelative(from: string, specifier: string): string {
 
 const repoPath = (abs: string) => relative(REPO_ROOT, abs).split(sep).join('/');
 
-// `import(\`../${name}.js\`)`: esbuild would bundle every file the pattern could match, and no
-// packaging tool can tell which are needed. A literal (or a map of literals) is an edge.
+// import() of a template (`../${name}.js`): esbuild would bundle every file the pattern could
+// match, and no packaging tool can tell which are needed. A literal (or a map of literals) is an
+// edge. (Comments are scanned too: this one names no such call.)
 const COMPUTED_IMPORT = /\bimport\(\s*(?:\/\*[^*]*\*\/\s*)*(?!['"\s])[^)]/;
 
 const edges: esbuild.Plugin = {

@@ -7,9 +7,11 @@
  *
  * Tests are held to a rule of their own: they wait for outcomes, never for time, and measure
  * durations on simulated time (test/sdk/sim-harness.ts), never on the machine's. So no file under
- * test/ sleeps on a raw timer, reads the monotonic clock, or computes an elapsed wall-clock figure,
- * except the few allowed below, each with its reason. Date.now() as a stamp (a row's time,
- * DynamoDB Local's TTL) is fine: it is no duration.
+ * test/ sleeps on a raw timer or on systemClock, reads the monotonic clock, computes an elapsed
+ * wall-clock figure, or waits for the wall clock to pass a time, except the few allowed below, each
+ * with its reason. Where real processes must see real time go by, the wait is for the condition
+ * the component judges on its own injected clock (`rt.deps.coordinator.clock`). Date.now() as a
+ * stamp (a row's time, DynamoDB Local's TTL) is fine: it is no duration.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -26,8 +28,13 @@ export function rawTimeUses(file: string, source: string): string[] {
   return source.split('\n').flatMap((line, i) => (line.match(RAW) ? [`${file}:${i + 1}: ${line.trim()}`] : []));
 }
 
-/** In tests: a raw timer (a sleep or a polling loop), the monotonic clock, or an elapsed wall-clock figure (`Date.now() - t0`, `deadline - Date.now()`). */
-const REAL_TIME = /\b(?:setTimeout|setInterval|performance\.now)\b|\bDate\.now\(\)\s*-\s*[A-Za-z_$(]|[\w$)\]!]\s*-\s*Date\.now\(\)/g;
+/**
+ * In tests: a raw timer (a sleep or a polling loop), the machine's clock slept on through the Clock
+ * (`systemClock.sleep`), the monotonic clock, an elapsed wall-clock figure (`Date.now() - t0`,
+ * `deadline - Date.now()`), or a wait for the wall clock to pass a time (`Date.now() >= t`,
+ * `t <= Date.now()`). An arrow (`=> Date.now()`) is no comparison.
+ */
+const REAL_TIME = /\b(?:setTimeout|setInterval|performance\.now|systemClock\.sleep)\b|\bDate\.now\(\)\s*-\s*[A-Za-z_$(]|[\w$)\]!]\s*-\s*Date\.now\(\)|\bDate\.now\(\)\s*[<>]|(?<![=>])[<>]=?\s*Date\.now\(\)/g;
 
 /** Every `file:line: text` in a test's `source` that sleeps on, or times with, the machine's clock. */
 export function realTimeUses(file: string, source: string): string[] {
@@ -85,6 +92,12 @@ describe('clock discipline', () => {
       'await sim.run(600);',
       'await clock.sleep(1_000);',
       'clearTimeout(t);',
+      'if (afterMs) await systemClock.sleep(afterMs);',
+      "await waitFor('the term old enough', () => Date.now() >= first.acquireTime! + 1_000);",
+      'return rows.every((c) => c.renewTime + ackWindowMs <= Date.now());',
+      'const stamp = () => Date.now();',
+      'const until = { at: Date.now() + 5_000 };',
+      'await clock.sleep(Date.now() > 0 ? 1 : 2);',
     ].join('\n');
     expect(realTimeUses('x.test.ts', src)).toEqual([
       'x.test.ts:1: await new Promise((r) => setTimeout(r, 600));',
@@ -93,6 +106,10 @@ describe('clock discipline', () => {
       'x.test.ts:4: const poll = setInterval(check, 50);',
       'x.test.ts:5: expect(Date.now() - t0).toBeLessThan(15_000);',
       'x.test.ts:6: const margin = first.acquireTime! + 1_000 - Date.now();',
+      'x.test.ts:12: if (afterMs) await systemClock.sleep(afterMs);',
+      "x.test.ts:13: await waitFor('the term old enough', () => Date.now() >= first.acquireTime! + 1_000);",
+      'x.test.ts:14: return rows.every((c) => c.renewTime + ackWindowMs <= Date.now());',
+      'x.test.ts:17: await clock.sleep(Date.now() > 0 ? 1 : 2);',
     ]);
   });
 

@@ -1,6 +1,6 @@
 /**
  * A worker on the baseline lock (bench/baseline/lock.ts), configured and speaking exactly like
- * examples/worker.ts so lib/local/worker-process.ts can run it: the same environment variables
+ * lib/local/demo/worker.ts so lib/local/worker-process.ts can run it: the same environment variables
  * (CONCLAVE_ENDPOINT, CONCLAVE_TABLE_PREFIX, LEASE, IDENTITY, LEASE_DURATION_MS, RENEW_DEADLINE_MS,
  * RETRY_PERIOD_MS, COUNT_REQUESTS_EVERY_MS) and the same JSON lines on stdout. The lock lives in
  * `<prefix>-baseline-locks`; `fencingToken` on `started` is the record's leaseTransitions.

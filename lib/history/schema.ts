@@ -97,7 +97,7 @@ export const EndState = z
 export type EndState = z.infer<typeof EndState>;
 
 /**
- * One line a worker (examples/worker.ts, bench/baseline/worker.ts) prints on stdout: lib/local
+ * One line a worker (lib/local/demo/worker.ts, bench/baseline/worker.ts) prints on stdout: lib/local
  * watches its processes through them, historyFromWorkerEvents turns them into a history.
  */
 export interface WorkerEvent {

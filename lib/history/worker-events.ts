@@ -1,7 +1,7 @@
 import type { HistoryRecord, WorkerEvent } from './schema.js';
 
 /**
- * The history of workers that print examples/worker.ts's JSON lines (`npm start`'s): their
+ * The history of workers that print lib/local/demo/worker.ts's JSON lines (`npm start`'s): their
  * `started`/`stopped` lines carry wall-clock milliseconds rather than monotonic stamps. That is
  * good enough where every worker runs on this machine with an unskewed clock: the wall time in
  * ms stands in for the monotonic one. A kill recorded by WorkerProcess carries no token; it is the

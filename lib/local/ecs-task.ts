@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import type { Platform } from '../schemas/platform.js';
 import { LOCAL_REGION } from '../stores/client.js';
 import type { Deployment } from '../wiring.js';
-import { systemClock } from '../clock.js';
+import { systemClock, type Clock } from '../clock.js';
 
 export const LOCAL_ACCOUNT = '000000000000';
 /** Where local mode runs, as its rules, its functions (their ARNs) and its platform events say. */
@@ -75,7 +75,8 @@ export function instanceStoppedEvent(instanceId: string, at: number, id: string 
 /** The Availability Zone a local task reports unless it is given another. */
 export const LOCAL_ZONE = 'local-1a';
 
-export async function startEcsTask(onStopped: (event: Record<string, unknown>) => void, zone = LOCAL_ZONE): Promise<LocalEcsTask> {
+/** `clock` stamps the STOPPED event: the local runtime's, which its platform function judges the event by. */
+export async function startEcsTask(onStopped: (event: Record<string, unknown>) => void, zone = LOCAL_ZONE, clock: Clock = systemClock): Promise<LocalEcsTask> {
   const platform = { kind: 'ecs' as const, id: `arn:aws:ecs:${LOCAL_REGION}:${LOCAL_ACCOUNT}:task/conclave-local/${randomBytes(16).toString('hex')}`, cluster: LOCAL_CLUSTER, availabilityZone: zone };
   // Like ECS: http://169.254.170.2/v4/<container id>; the task is at <that>/task.
   const base = `/v4/${randomUUID()}`;
@@ -97,7 +98,7 @@ export async function startEcsTask(onStopped: (event: Record<string, unknown>) =
     attach(child) {
       child.once('exit', (code, signal) => {
         void close();
-        onStopped(taskStoppedEvent(platform, { code, signal }));
+        onStopped(taskStoppedEvent(platform, { code, signal }, new Date(clock.now())));
       });
     },
     close,

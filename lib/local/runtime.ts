@@ -257,7 +257,7 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
       tasks.delete(task);
       if (!task.signal) return;
       clock.setTimer(o.delayMs ?? 0, () => void platformEvent(event));
-    }, o.zone);
+    }, o.zone, clock);
     task.signal = o.signal ?? true;
     tasks.add(task);
     return task;

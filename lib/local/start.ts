@@ -5,8 +5,8 @@
  *   npm start -- --serve   keep the system up for the CLI and your own workers
  */
 import { Command } from 'commander';
-import { DEMO_ELECTION, playStories } from './demo.js';
-import { playScheduledJob } from './scheduled-job.js';
+import { DEMO_ELECTION, playStories } from './demo/stories.js';
+import { playScheduledJob } from './demo/scheduled-job-story.js';
 import { startLocalRuntime, type LocalEvent } from './runtime.js';
 
 const program = new Command()
@@ -48,7 +48,7 @@ async function main(): Promise<number> {
       const prefix = rt.tables.leases.replace(/-leases$/, '');
       console.log(`
 The local system is up. In another terminal:
-  run a worker   CONCLAVE_ENDPOINT=${rt.endpoint} CONCLAVE_TABLE_PREFIX=${prefix} CONCLAVE_PUSH_URL=${rt.pushEndpoint} LEASE=my-job IDENTITY=w1 EMULATION_VERSION=1.30.0 npx tsx examples/worker.ts
+  run a worker   CONCLAVE_ENDPOINT=${rt.endpoint} CONCLAVE_TABLE_PREFIX=${prefix} CONCLAVE_PUSH_URL=${rt.pushEndpoint} LEASE=my-job IDENTITY=w1 EMULATION_VERSION=1.30.0 npx tsx lib/local/demo/worker.ts
   use the CLI    npx conclave --endpoint ${rt.endpoint} --table-prefix ${prefix} get leases
   watch events   npx conclave events --follow --events-file ${rt.eventsFile}
 Ctrl-C stops it.`);

@@ -14,13 +14,13 @@ export interface WorkerSpec {
   binaryVersion: string;
   priority?: number;
   timing?: { leaseDurationMs: number; renewDeadlineMs: number; retryPeriodMs: number };
-  /** Another worker script that reads the same variables and prints the same lines (bench/baseline/worker.ts). @default examples/worker.ts */
+  /** Another worker script that reads the same variables and prints the same lines (bench/baseline/worker.ts). @default the demo's worker, lib/local/demo/worker.ts */
   script?: string;
 }
 
-const WORKER = fileURLToPath(new URL('../../examples/worker.ts', import.meta.url));
+const WORKER = fileURLToPath(new URL('./demo/worker.ts', import.meta.url));
 
-/** A worker as a separate OS process, started with the example worker and watched through its stdout. */
+/** A worker as a separate OS process, started with the demo's worker and watched through its stdout. */
 export class WorkerProcess {
   readonly events: WorkerEvent[] = [];
   readonly child: ChildProcess;

@@ -1,10 +1,10 @@
 /**
  * The steady-state scenario reads each worker's own request counts (COUNT_REQUESTS_EVERY_MS):
- * examples/worker.ts run through bench/counting-worker.ts, and the baseline's worker, must print
+ * the demo's worker (lib/local/demo/worker.ts) run through bench/counting-worker.ts, and the baseline's worker, must print
  * them, by role — the leader's renewals, a follower's polls (Conclave: the designated successor's
  * apart from the other followers'), and (Conclave) the candidate row's writes apart — and once
  * more on exit. The Conclave pair is coordinated by an in-process
- * reconcile loop standing in for the functions. The example itself imports nothing of bench/.
+ * reconcile loop standing in for the functions. The demo's worker itself imports nothing of bench/.
  */
 import { readFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
@@ -19,7 +19,7 @@ import { coordinatorLoop, waitFor } from '../sdk/harness.js';
 const TIMING = { leaseDurationMs: 2_000, renewDeadlineMs: 1_500, retryPeriodMs: 250 } as const;
 const BASELINE_WORKER = fileURLToPath(new URL('../../bench/baseline/worker.ts', import.meta.url));
 const COUNTING_WORKER = fileURLToPath(new URL('../../bench/counting-worker.ts', import.meta.url));
-const EXAMPLE_WORKER = fileURLToPath(new URL('../../examples/worker.ts', import.meta.url));
+const DEMO_WORKER = fileURLToPath(new URL('../../lib/local/demo/worker.ts', import.meta.url));
 let t: TestTables;
 let prefix: string;
 
@@ -55,12 +55,12 @@ async function pair(script: string) {
 }
 
 describe('request counting in the worker processes', () => {
-  it('examples/worker.ts is a plain consumer: it imports the SDK by its package name and nothing of bench/', () => {
-    const imports = [...readFileSync(EXAMPLE_WORKER, 'utf8').matchAll(/^import .* from '([^']+)';$|import\('([^']+)'\)/gm)].map((m) => m[1] ?? m[2]);
+  it('the demo worker is a plain consumer: it imports the SDK by its package name and nothing of bench/', () => {
+    const imports = [...readFileSync(DEMO_WORKER, 'utf8').matchAll(/^import .* from '([^']+)';$|import\('([^']+)'\)/gm)].map((m) => m[1] ?? m[2]);
     expect(imports).toEqual(['@aws-sdk/client-dynamodb', '@conclave/sdk', '@conclave/sdk/push']); // the push path, loaded on use
   });
 
-  it('examples/worker.ts through bench/counting-worker.ts: leader renewals, follower polls and candidate writes each under their own role, flushed on exit', async () => {
+  it('the demo worker through bench/counting-worker.ts: leader renewals, follower polls and candidate writes each under their own role, flushed on exit', async () => {
     const { leader, follower } = await pair(COUNTING_WORKER);
     const l = lastCounts(leader);
     const f = lastCounts(follower);

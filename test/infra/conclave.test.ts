@@ -8,7 +8,7 @@ import { Match, type Template } from 'aws-cdk-lib/assertions';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { FUNCTION_ACCESS, type FunctionAccess, type TableRole } from '../../infra/access.js';
-import { addConclaveStack, checkedApp } from '../../infra/app.js';
+import { addConclaveStack, checkedApp } from '../../infra/app/app.js';
 import { ASSET_FILE, functionCodeDir } from '../../infra/assets.js';
 import type { Conclave } from '../../infra/conclave.js';
 import type { ConclaveStack } from '../../infra/stack.js';

@@ -5,7 +5,7 @@
  */
 import { Match, type Template } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addConclaveStack } from '../../infra/app.js';
+import { addConclaveStack } from '../../infra/app/app.js';
 import type { ConclaveStack } from '../../infra/stack.js';
 import { wiring, type FunctionName } from '../../lib/wiring.js';
 import { buildAssets, ids, logicalId, synth, unacknowledged, type Synthesized } from './support.js';

@@ -1,5 +1,5 @@
 /**
- * The example scheduled job (examples/scheduled-job.ts): the repository's app deploys it with
+ * The example scheduled job (the local demo's, lib/local/demo/scheduled-job.ts): the ready app deploys it with
  * `-c exampleJob=true` (a schedule, a reports table, a least-privilege role, cdk-nag clean), and
  * its bundle — the code Lambda would run — does exactly one run per window on DynamoDB Local when
  * the schedule delivers twice at once.
@@ -10,14 +10,14 @@ import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { pathToFileURL } from 'node:url';
 import { join } from 'node:path';
-import { addConclaveStack } from '../../infra/app.js';
+import { addConclaveStack } from '../../infra/app/app.js';
 import type { ConclaveStack } from '../../infra/stack.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
 import { PERIODIC_WINDOWS } from '../../lib/schemas/run-once.js';
 import { LeaseStore } from '../../lib/stores/lease-store.js';
 import { RunOnceStore } from '../../lib/stores/run-once-store.js';
-import { buildExampleJob } from '../../scripts/build-functions.js';
-import type { JobOutcome } from '../../examples/scheduled-job.js';
+import { buildExampleJob } from '../../infra/app/example-job.js';
+import type { JobOutcome } from '../../lib/local/demo/scheduled-job.js';
 import { testTables, type TestTables } from '../support.js';
 import { buildAssets, statementsOf, synth, unacknowledged, type Synthesized } from './support.js';
 

@@ -16,7 +16,7 @@ import { Aedes } from 'aedes';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createWebSocketStream, WebSocketServer } from 'ws';
 import { ENDPOINT_LOOKUP, FUNCTION_ACCESS, WAKE_PUBLISH, WORKER_PUSH_ACCESS } from '../../infra/access.js';
-import { addConclaveStack } from '../../infra/app.js';
+import { addConclaveStack } from '../../infra/app/app.js';
 import { Conclave } from '../../infra/conclave.js';
 import type { ConclaveStack } from '../../infra/stack.js';
 import { iotWaker } from '../../lib/functions/wake.js';

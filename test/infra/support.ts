@@ -5,7 +5,7 @@ import { Validations, type App, type CfnResource, type Stack } from 'aws-cdk-lib
 import { Template } from 'aws-cdk-lib/assertions';
 import type { IConstruct } from 'constructs';
 import type { TableRole } from '../../infra/access.js';
-import { checkedApp } from '../../infra/app.js';
+import { checkedApp } from '../../infra/app/app.js';
 import type { Conclave } from '../../infra/conclave.js';
 import type { FunctionName } from '../../lib/wiring.js';
 import { buildFunctions } from '../../scripts/build-functions.js';

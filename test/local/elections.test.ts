@@ -66,11 +66,12 @@ describe('local runtime: elections finish by acknowledgement or by the timer', (
     await waitFor('a leader', () => log.of('started').length > 0, 30_000);
     const first = log.of('started')[0]!;
     // Candidates renewed within the last ack window count as answered without a ping (the first
-    // election above was one). Wait until no candidate row is that fresh (by the coordinator's
-    // clock, this machine's), so the next election has to ask.
+    // election above was one). Wait until no candidate row is that fresh by the coordinator's
+    // clock, so the next election has to ask.
+    const { candidates: rows, clock } = rt.deps.coordinator;
     await waitFor('every candidate renewed more than an ack window ago', async () => {
-      const { candidates } = await rt.deps.coordinator.candidates.list(LEASE);
-      return candidates.length === 3 && candidates.every((c) => c.renewTime + ackWindowMs <= Date.now());
+      const { candidates } = await rows.list(LEASE);
+      return candidates.length === 3 && candidates.every((c) => c.renewTime + ackWindowMs <= clock.now());
     }, 30_000);
 
     // The leader leaves gracefully: its release starts an election among the two left.

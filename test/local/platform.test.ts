@@ -64,8 +64,9 @@ describe('crash failover with the platform signal', () => {
     // ECS's event carries whole seconds, and only an event later than the term's start by more
     // than clockSkewMs ends it (a late or replayed event must not end a newer term): a term killed
     // in its first two seconds would run out instead.
-    // (the platform function judges that on this machine's clock: wait until it says so)
-    await waitFor('the term older than clockSkewMs and a second', () => Date.now() >= first.acquireTime! + rt.deps.coordinator.config.clockSkewMs + 1_000, 30_000);
+    // (the runtime stamps the STOPPED event on its clock, the one its functions run on: wait until that clock says so)
+    const { clock, config } = rt.deps.coordinator;
+    await waitFor('the term older than clockSkewMs and a second', () => clock.now() >= first.acquireTime! + config.clockSkewMs + 1_000, 30_000);
     const lastSeen = (await rt.deps.coordinator.leases.read('ecs-job')).item!;
     expect(lastSeen).toMatchObject({ holderIdentity: leader.identity, fencingToken: first.fencingToken });
     await leader.kill();

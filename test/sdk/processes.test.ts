@@ -32,7 +32,7 @@ const tables = defaultTableNames(prefix);
 let client: ReturnType<typeof localClient>;
 
 function startWorker(identity: string, emulationVersion: string): Worker {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'examples/worker.ts'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'lib/local/demo/worker.ts'], {
     env: {
       ...process.env,
       CONCLAVE_ENDPOINT: inject('ddbEndpoint'),

@@ -5,7 +5,6 @@
  */
 import { IoTDataPlaneClient, PublishCommand } from '@aws-sdk/client-iot-data-plane';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { systemClock } from '../../lib/clock.js';
 import { startPushBroker, type PushBroker } from '../../lib/local/push-broker.js';
 import { hashedPushTopic, plainPushTopic, type Wake } from '../../lib/schemas/push.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
@@ -22,13 +21,19 @@ afterAll(async () => {
 });
 
 describe('PushChannel', () => {
-  it.each([0, 1, 3, 10, 30])('stopped %i ms into its start-up, run() resolves and leaves no connection open', async (afterMs) => {
+  // The moments of its start-up, each waited for by what the broker or the channel shows, not by time.
+  const moments: { moment: string; reached: (channel: PushChannel) => boolean | Promise<boolean> }[] = [
+    { moment: 'as soon as run() is called', reached: () => true },
+    { moment: 'a turn of the event loop in: dialling', reached: () => new Promise((resolve) => setImmediate(() => resolve(true))) },
+    { moment: 'its WebSocket open at the broker: MQTT connecting or subscribing', reached: () => broker.stats().connections > 0 },
+    { moment: 'connected and subscribed', reached: (channel) => channel.healthy() },
+  ];
+  it.each(moments)('stopped $moment, run() resolves and leaves no connection open', async ({ moment, reached }) => {
     const errors: Error[] = [];
     const channel = new PushChannel({ endpoint: broker.wsEndpoint, tables: 'stop-test', onError: (e) => errors.push(e) });
     const stop = new AbortController();
     const run = channel.run(stop.signal);
-    await new Promise((resolve) => setImmediate(resolve));
-    if (afterMs) await systemClock.sleep(afterMs); // a moment of its start-up: connecting, subscribing, connected
+    await waitFor(moment, () => reached(channel));
     stop.abort();
     await run;
     expect(channel.healthy()).toBe(false);

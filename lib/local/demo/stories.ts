@@ -4,17 +4,17 @@
  * the preferred zone (issue 18). Prints a live leader timeline and a closing summary; the result
  * says whether every expectation held.
  */
-import { preferredLocationsOf } from '../election/location.js';
-import { pickBest } from '../election/ordering.js';
-import { successorOf } from '../election/successor.js';
-import { checkHistory, formatVerdict } from '../history/checker.js';
-import { historyFromWorkerEvents } from '../history/worker-events.js';
-import type { LocalRuntime } from './runtime.js';
-import { retryOnConflict } from '../stores/errors.js';
-import { LOCAL_ZONE } from './ecs-task.js';
-import { startEcsWorker } from './ecs-worker.js';
-import type { WorkerEvent, WorkerProcess, WorkerSpec } from './worker-process.js';
-import { systemClock } from '../clock.js';
+import { preferredLocationsOf } from '../../election/location.js';
+import { pickBest } from '../../election/ordering.js';
+import { successorOf } from '../../election/successor.js';
+import { checkHistory, formatVerdict } from '../../history/checker.js';
+import { historyFromWorkerEvents } from '../../history/worker-events.js';
+import type { LocalRuntime } from '../runtime.js';
+import { retryOnConflict } from '../../stores/errors.js';
+import { LOCAL_ZONE } from '../ecs-task.js';
+import { startEcsWorker } from '../ecs-worker.js';
+import type { WorkerEvent, WorkerProcess, WorkerSpec } from '../worker-process.js';
+import { systemClock } from '../../clock.js';
 
 export interface DemoOptions {
   /** A shorter play (start, one upgrade step, a crash, a hand-off) for CI. */

@@ -12,8 +12,10 @@
  *   delivers after the window ended still counts for it, and the next window's run still runs.
  * - The run is cancelled (and the lease given up) 3 s before Lambda would time the invocation out.
  *
- * Deployed by the repository's CDK app with `-c exampleJob=true` (examples/scheduled-job-stack.ts);
- * `npm start` runs it in local mode, invoked on a schedule the way EventBridge invokes it.
+ * The demo's job: `npm start` runs it in local mode, invoked on a schedule the way EventBridge
+ * invokes it (./scheduled-job-story.ts); the repository's CDK app deploys it with
+ * `-c exampleJob=true` (infra/app/example-job.ts, in examples/scheduled-job-stack.ts' stack).
+ * It imports the packages by name, as your own job would.
  *
  * Environment: CONCLAVE_LEASES_TABLE and CONCLAVE_CANDIDATES_TABLE, or CONCLAVE_TABLE_PREFIX
  * (default `conclave`); JOB_RESULTS_TABLE (required),

@@ -9,8 +9,10 @@
  * by default (CONCLAVE_TABLE_PREFIX). The alarms notify the stack's topic; `-c alarmEmail=...`
  * subscribes an address to it. The push path (IoT Core wakes) is on; `-c push=false` leaves it out.
  *
- * This module is the repository's app, not part of @conclave/cdk (infra/index.ts): it needs
- * cdk-nag, and builds the functions from the sources.
+ * This folder is the repository's ready app, apart from @conclave/cdk (the rest of infra/, entry
+ * infra/index.ts): it needs cdk-nag, builds the functions from the sources, and adds the example
+ * job. It stands on the construct and the build script; neither imports it
+ * (test/packaging/import-graph.test.ts).
  */
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -18,14 +20,15 @@ import { App, Validations, type AppProps } from 'aws-cdk-lib';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import * as z from 'zod';
-import { parse } from '../lib/schemas/validation.js';
-import { defaultTableNames } from '../lib/tables.js';
-import { TablePrefixSchema } from './settings.js';
-import { ConclaveStack } from './stack.js';
-import { ScheduledLeaseJob } from '../examples/scheduled-job-stack.js';
-import { EXAMPLE_JOB_DIR } from '../scripts/build-functions.js';
+import { ScheduledLeaseJob } from '../../examples/scheduled-job-stack.js';
+import { parse } from '../../lib/schemas/validation.js';
+import { defaultTableNames } from '../../lib/tables.js';
+import { TablePrefixSchema } from '../settings.js';
+import { ConclaveStack } from '../stack.js';
+import { buildFunctions } from '../../scripts/build-functions.js';
+import { EXAMPLE_JOB_DIR, buildExampleJob } from './example-job.js';
 
-/** The prefix `defaultTableNames()` (and so the CLI and the worker example) assumes. */
+/** The prefix `defaultTableNames()` (and so the CLI and the demo's worker) assumes. */
 const DEFAULT_PREFIX = defaultTableNames().leases.replace(/-leases$/, '');
 
 /** An App with cdk-nag's AwsSolutions checks registered (cdk-nag 3: a validation plugin, not an Aspect). */
@@ -54,7 +57,7 @@ export function addConclaveStack(app: App): ConclaveStack {
   );
   const id = tablePrefix === DEFAULT_PREFIX ? 'Conclave' : `Conclave-${tablePrefix.replace(/[^A-Za-z0-9-]/g, '-')}`;
   const stack = new ConclaveStack(app, id, { conclave: { tablePrefix, push: push !== 'false' }, ...(alarmEmail ? { alarmEmail } : {}) });
-  // the example scheduled job (examples/scheduled-job.ts), bundled by buildExampleJob before synth
+  // the example scheduled job (the demo's, lib/local/demo/scheduled-job.ts), bundled by buildExampleJob before synth
   if (exampleJob === 'true') new ScheduledLeaseJob(stack, 'ExampleJob', { conclave: stack.conclave, code: lambda.Code.fromAsset(EXAMPLE_JOB_DIR) });
   return stack;
 }
@@ -62,10 +65,9 @@ export function addConclaveStack(app: App): ConclaveStack {
 /** A context value given on the command line is a string; in cdk.json it may be a boolean. */
 const optionalString = (v: unknown): unknown => (typeof v === 'boolean' ? String(v) : v);
 
-// Run as the CDK app (cdk.json: `npx tsx infra/app.ts`), not when imported by tests.
+// Run as the CDK app (cdk.json: `npx tsx infra/app/app.ts`), not when imported by tests.
 if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
   // the sources' functions, bundled now: a deploy from this repository never ships stale code
-  const { buildFunctions, buildExampleJob } = await import('../scripts/build-functions.js');
   await buildFunctions();
   await buildExampleJob(); // small; built always, so `-c exampleJob=true` finds it
   const app = checkedApp();

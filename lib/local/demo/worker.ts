@@ -1,11 +1,12 @@
 /**
  * A complete worker: stands for one lease, does its job only while it leads, fences its writes,
- * and steps down cleanly on SIGTERM. Configured from the environment so local mode (and the
- * tests) can start several as separate processes:
+ * and steps down cleanly on SIGTERM. The demo's worker: `npm start` runs several as separate
+ * processes (lib/local/worker-process.ts), configured from the environment, and so do the tests
+ * and the benchmarks. It imports the packages by name, as your own worker would:
  *
  *   CONCLAVE_ENDPOINT=http://127.0.0.1:8000 CONCLAVE_TABLE_PREFIX=conclave-local \
  *   LEASE=nightly-report IDENTITY=worker-1 EMULATION_VERSION=1.30.0 BINARY_VERSION=1.31.0 \
- *   npx tsx examples/worker.ts
+ *   npx tsx lib/local/demo/worker.ts
  *
  * Without CONCLAVE_ENDPOINT it uses the default AWS credential chain and region. ZONE states the
  * worker's availability zone for a location preference (otherwise ECS or EC2 metadata tells it).
@@ -17,12 +18,12 @@
  * Every leadership change is printed as one JSON line on stdout.
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { LeaderElector } from '@conclave/sdk';
+import { LeaderElector, systemClock } from '@conclave/sdk';
 
 const env = (name: string, fallback?: string): string => {
   const v = process.env[name] ?? fallback;
   if (v === undefined) {
-    console.error(`examples/worker: set ${name} (see the comment at the top of examples/worker.ts)`);
+    console.error(`lib/local/demo/worker: set ${name} (see the comment at the top of lib/local/demo/worker.ts)`);
     process.exit(2);
   }
   return v;
@@ -34,7 +35,7 @@ const client = endpoint
   ? new DynamoDBClient({ endpoint, region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } })
   : new DynamoDBClient({});
 const identity = env('IDENTITY');
-const say = (event: string, extra: Record<string, unknown> = {}) => process.stdout.write(`${JSON.stringify({ event, identity, at: Date.now(), ...extra })}\n`);
+const say = (event: string, extra: Record<string, unknown> = {}) => process.stdout.write(`${JSON.stringify({ event, identity, at: systemClock.now(), ...extra })}\n`);
 const tables = env('CONCLAVE_TABLE_PREFIX', 'conclave'); // <prefix>-leases, <prefix>-candidates
 const coordinated = process.env['MODE'] !== 'NoCoordination';
 
@@ -75,7 +76,7 @@ const elector = new LeaderElector({
       say('started', { fencingToken });
       // The job: runs until the signal aborts. Writes that must not come from a deposed
       // leader go through elector.fencedWrite({ TransactItems: [...] }).
-      while (!signal.aborted) await new Promise((r) => setTimeout(r, 200));
+      while (!signal.aborted) await systemClock.sleep(200);
     },
     onStoppedLeading: ({ reason, fencingToken }) => say('stopped', { reason, fencingToken }),
     onNewLeader: (leader) => say('newLeader', { leader }),

@@ -1,15 +1,15 @@
 /**
- * `npm start`'s scheduled-job story (issue 18): the example Lambda handler (examples/scheduled-job.ts)
+ * `npm start`'s scheduled-job story (issue 18): the demo's Lambda handler (./scheduled-job.ts)
  * invoked on a schedule the way EventBridge invokes it — each firing delivered twice at once, as
  * at-least-once delivery may, and a late retry in the same window — against the local system's
  * tables. Judged: one report per window, in sequence, with rising fencing tokens; every other
  * invocation busy or skipped; the lease released after each run.
  */
 import { CreateTableCommand, ScanCommand } from '@aws-sdk/client-dynamodb';
-import { systemClock } from '../clock.js';
-import { LeaseStore } from '../stores/lease-store.js';
-import type { LocalRuntime } from './runtime.js';
-import type { JobOutcome } from '../../examples/scheduled-job.js';
+import { systemClock } from '../../clock.js';
+import { LeaseStore } from '../../stores/lease-store.js';
+import type { LocalRuntime } from '../runtime.js';
+import type { JobOutcome } from './scheduled-job.js';
 
 /** The job's lease and window in local mode: a report every 6 s instead of every hour. */
 export const JOB_LEASE = 'scheduled-report';
@@ -29,13 +29,13 @@ export async function playScheduledJob(rt: LocalRuntime, opts: { windows: number
   await rt.client.send(new CreateTableCommand({ TableName: reports, BillingMode: 'PAY_PER_REQUEST', AttributeDefinitions: [{ AttributeName: 'id', AttributeType: 'S' }], KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }] }));
   // the handler is configured as the stack configures it: from its environment
   Object.assign(process.env, { CONCLAVE_ENDPOINT: rt.endpoint, CONCLAVE_TABLE_PREFIX: prefix, JOB_RESULTS_TABLE: reports, JOB_LEASE, JOB_WINDOW: String(JOB_WINDOW_MS) });
-  const { handler } = await import('../../examples/scheduled-job.js');
+  const { handler } = await import('./scheduled-job.js');
   const t0 = clock.now();
   const since = () => `${((clock.now() - t0) / 1000).toFixed(1).padStart(5)}s`;
   const invoke = (id: string) => handler({ 'detail-type': 'Scheduled Event', source: 'aws.events' }, { awsRequestId: id, getRemainingTimeInMillis: () => 60_000 });
   const show = (o: JobOutcome) => print(`  ${since()}  ${o.result === 'ran' ? '◆' : '·'} ${o.invocation.padEnd(12)} ${o.result.padEnd(7)} ${o.window ?? ''}${o.fencingToken !== undefined ? ` · token ${o.fencingToken}` : ''}${o.detail ? ` · ${o.detail}` : ''}`);
 
-  print(`\n▸ A scheduled job (withLease, issue 18): examples/scheduled-job.ts on a ${JOB_WINDOW_MS / 1000} s schedule, each firing delivered twice at once, then retried late — at most one report per window`);
+  print(`\n▸ A scheduled job (withLease, issue 18): lib/local/demo/scheduled-job.ts on a ${JOB_WINDOW_MS / 1000} s schedule, each firing delivered twice at once, then retried late — at most one report per window`);
   const windows: JobStoryResult['windows'] = [];
   for (let k = 1; k <= opts.windows; k++) {
     // just after the next window begins
