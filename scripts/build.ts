@@ -8,21 +8,29 @@
  *     nothing else, under packages/<name>/dist/ (paths as in the repository). The packages they
  *     import must be exactly those the package's manifest declares, or the build fails.
  *  4. API Extractor checks each package's public API against the reviewed report in api/ and
- *     writes the doc model `npm run docs:api` turns into the API reference.
+ *     writes the doc model, which api-documenter turns into the API reference a user opens,
+ *     docs/api/index.md (markdown, committed).
+ *  5. Each package's manifest takes `repository`, `homepage` and `bugs` from the root package.json
+ *     (scripts/package-metadata.ts).
  *
- * `npm run build -- --check` (what `npm test` runs) fails when a report in api/ is out of date: an
- * API change is accepted on purpose by running `npm run build` and committing api/*.api.md.
+ * `npm run build -- --check` (what `npm test` runs) fails when a report in api/, the reference in
+ * docs/api/ or a manifest's copied fields are out of date: an API change is accepted on purpose by
+ * running `npm run build` (or `npm run docs:api`, the same) and committing api/, docs/api/ and
+ * packages/<name>/package.json.
  */
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Extractor, ExtractorConfig, ExtractorLogLevel, type IConfigFile } from '@microsoft/api-extractor';
 import { buildFunctions } from './build-functions.js';
 import { importGraph } from './import-graph.js';
+import { ROOT_FIELDS, withRootMetadata } from './package-metadata.js';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 export const BUILD = join(ROOT, 'build');
+/** The generated API reference (api-documenter markdown), committed: its index is what the README links to. */
+export const API_DOCS = join(ROOT, 'docs', 'api');
 
 export interface PackageSpec {
   /** Folder under packages/. */
@@ -153,13 +161,67 @@ function mergeDocModel(into: string, from: string): void {
   writeFileSync(into, JSON.stringify(main, null, 2));
 }
 
+/**
+ * Gives packages/<dir>/package.json the root's `repository`, `homepage` and `bugs` (npm packs that
+ * file as it is). With `check`, says what differs instead of writing it.
+ */
+function syncManifest(spec: PackageSpec, check: boolean): boolean {
+  const file = join(ROOT, 'packages', spec.dir, 'package.json');
+  const root = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as Record<string, unknown>;
+  const { manifest, changed } = withRootMetadata(JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>, root, spec.dir);
+  if (!changed) return true;
+  if (check) {
+    console.error(`\npackages/${spec.dir}/package.json: ${ROOT_FIELDS.join(', ')} differ from the root package.json's. Run \`npm run build\` and commit packages/${spec.dir}/package.json.`);
+    return false;
+  }
+  writeFileSync(file, `${JSON.stringify(manifest, null, 2)}\n`);
+  return true;
+}
+
+/** The markdown files of a folder by name, with LF line ends (api-documenter writes CRLF). */
+function markdownFiles(dir: string): Map<string, string> {
+  const files = new Map<string, string>();
+  if (!existsSync(dir)) return files;
+  for (const f of readdirSync(dir)) if (f.endsWith('.md')) files.set(f, readFileSync(join(dir, f), 'utf8').replace(/\r\n/g, '\n'));
+  return files;
+}
+
+/**
+ * The API reference: api-documenter's markdown from the doc models in build/api-model (one page
+ * per package, class and member) into docs/api/, where a user opens docs/api/index.md. With
+ * `check`, compares instead of writing and says which pages are stale.
+ */
+function apiDocs(check: boolean): boolean {
+  const out = join(BUILD, 'api-docs');
+  // api-documenter empties its output folder first: never point it at docs/ itself
+  const r = spawnSync('npx', ['api-documenter', 'markdown', '-i', join(BUILD, 'api-model'), '-o', out], { cwd: ROOT, encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`build: api-documenter failed (exit ${r.status}):\n${r.stdout}\n${r.stderr}`);
+  const generated = markdownFiles(out);
+  if (!check) {
+    rmSync(API_DOCS, { recursive: true, force: true });
+    mkdirSync(API_DOCS, { recursive: true });
+    for (const [f, text] of generated) writeFileSync(join(API_DOCS, f), text);
+    return true;
+  }
+  const committed = markdownFiles(API_DOCS);
+  const stale = [...new Set([...generated.keys(), ...committed.keys()])].filter((f) => generated.get(f) !== committed.get(f)).sort();
+  if (!stale.length) return true;
+  console.error(
+    `\ndocs/api/ (the API reference) is out of date: ${stale.length} page(s) differ from what the doc comments make, e.g. ${stale.slice(0, 5).join(', ')}.` +
+      '\nRun `npm run build` (or `npm run docs:api`) and commit docs/api/.',
+  );
+  return false;
+}
+
 export async function build(opts: { check?: boolean } = {}): Promise<void> {
   const started = Date.now();
   rmSync(BUILD, { recursive: true, force: true });
   run('npx', ['tsc', '-p', 'tsconfig.build.json']);
   await buildFunctions({ outDir: join(BUILD, 'assets') });
   let ok = true;
+  let manifestsOk = true;
   for (const spec of PACKAGES) {
+    manifestsOk = syncManifest(spec, !!opts.check) && manifestsOk;
     const { files, manifest } = await assemble(spec);
     console.log(`${manifest.name}@${manifest.version}: ${files} modules`);
     if (!spec.api) continue;
@@ -171,7 +233,10 @@ export async function build(opts: { check?: boolean } = {}): Promise<void> {
       if (existsSync(model) && existsSync(subModel)) mergeDocModel(model, subModel);
     }
   }
+  // the reference is made from the doc models: only once the API check passed (or was accepted)
   if (!ok) throw new Error('build: the API check failed (see above)');
+  const docsOk = apiDocs(!!opts.check);
+  if (!docsOk || !manifestsOk) throw new Error('build: out of date (see above)');
   writeFileSync(join(BUILD, '.built'), new Date().toISOString());
   console.log(`built in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 }

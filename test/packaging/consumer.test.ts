@@ -4,6 +4,10 @@
  * from there with plain `node` and the project's own `tsc`: a worker that leads against
  * `startLocalConclave()` and makes a fenced write, a CDK app that synthesizes cdk-nag clean on
  * another aws-cdk-lib minor, and the `conclave` command in an install without dev dependencies.
+ * What the READMEs show is checked there too: every ```ts block of each package's README and the
+ * first of the repository's README compile against the installed packages (the vitest and CDK ones
+ * also run), every `conclave` line names a real command, and the worker install size the README
+ * states is the one measured.
  */
 import { spawn } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -15,6 +19,7 @@ import { startLocalConclave } from '@conclave/testing';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startLoopbackRegistry, type LoopbackRegistry } from './registry.js';
 import { localClient } from '../../lib/stores/client.js';
+import { ROOT_FIELDS, rootMetadata } from '../../scripts/package-metadata.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const PACKAGES = ['sdk', 'cdk', 'cli', 'testing'] as const;
@@ -22,6 +27,29 @@ const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) a
 const pinned = (key: string): string => lock.packages[`node_modules/${key}`]!.version;
 /** The aws-cdk-lib minor the consumer app uses: the floor of the construct's peer range, not the repository's. */
 const CDK_FLOOR = pinned('aws-cdk-lib-floor');
+
+/** The ```ts blocks of a markdown file, in order. */
+function tsBlocks(markdown: string): string[] {
+  return [...markdown.matchAll(/^```ts\n([\s\S]*?)^```$/gm)].map((m) => m[1]!);
+}
+/** The lines of a markdown file's ```sh blocks that run `conclave`, without their comments. */
+function conclaveLines(markdown: string): string[] {
+  const sh = [...markdown.matchAll(/^```sh\n([\s\S]*?)^```$/gm)].flatMap((m) => m[1]!.split('\n'));
+  return sh.map((l) => l.replace(/\s+#.*$/, '').trim()).filter((l) => l.startsWith('conclave '));
+}
+/**
+ * The blocks the packaging test compiles in the consumer project, by file name: each package
+ * README's ```ts blocks, and the repository README's first (its worker).
+ */
+function readmeBlocks(): Map<string, string> {
+  const blocks = new Map<string, string>();
+  for (const p of PACKAGES) tsBlocks(readFileSync(join(ROOT, 'packages', p, 'README.md'), 'utf8')).forEach((b, i) => blocks.set(`readme-${p}-${i + 1}.ts`, b));
+  const root = join(ROOT, 'README.md');
+  const first = existsSync(root) ? tsBlocks(readFileSync(root, 'utf8'))[0] : undefined;
+  if (first === undefined) throw new Error('README.md has no ```ts block: its first one (the worker) is compiled against the packages');
+  blocks.set('readme-root-1.ts', first);
+  return blocks;
+}
 
 let work: string;
 let registry: LoopbackRegistry;
@@ -113,6 +141,31 @@ describe('the packages', () => {
   });
 });
 
+describe('the manifests', () => {
+  const root = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as Record<string, unknown>;
+
+  it("carry the license, keywords, a LICENSE file, and the root's repository, homepage and bugs when it has them", async () => {
+    for (const p of PACKAGES) {
+      const manifest = JSON.parse(await ok(sh(ROOT, 'tar', ['xzf', tarballs[p], '-O', 'package/package.json']), `tar ${p}`)) as Record<string, unknown>;
+      expect(manifest['license'], p).toBe(root['license']);
+      expect((await ok(sh(ROOT, 'tar', ['tzf', tarballs[p]]), `tar ${p}`)).split('\n'), p).toContain('package/LICENSE');
+      expect(manifest['keywords'], p).toEqual(expect.arrayContaining(['leader-election', 'dynamodb', 'aws']));
+      // the build copies them (scripts/package-metadata.ts): absent from the root, absent here
+      const want = rootMetadata(root, p);
+      for (const f of ROOT_FIELDS) expect(manifest[f], `${p}: ${f}`).toEqual(want[f]);
+    }
+    const missing = ROOT_FIELDS.filter((f) => root[f] === undefined);
+    if (missing.length) console.log(`the root package.json has no ${missing.join(', ')}: the packages carry none until it does`);
+  });
+
+  it('are given the root fields as the build copies them, the repository pointing at the package', () => {
+    const from = { repository: { type: 'git', url: 'REPOSITORY-URL' }, homepage: 'HOMEPAGE-URL', bugs: { url: 'BUGS-URL' } };
+    expect(rootMetadata(from, 'cdk')).toEqual({ repository: { type: 'git', url: 'REPOSITORY-URL', directory: 'packages/cdk' }, homepage: 'HOMEPAGE-URL', bugs: { url: 'BUGS-URL' } });
+    expect(rootMetadata({ repository: 'REPOSITORY-URL' }, 'sdk')).toEqual({ repository: { type: 'git', url: 'REPOSITORY-URL', directory: 'packages/sdk' } });
+    expect(rootMetadata({}, 'sdk')).toEqual({});
+  });
+});
+
 describe('a worker-only install', () => {
   it('holds the SDK and the DynamoDB client and nothing of the construct, the functions, the CLI or the push path (budget 30 MB)', async () => {
     const dir = await project('worker-only', { dependencies: { '@conclave/sdk': `file:${tarballs.sdk}`, '@aws-sdk/client-dynamodb': pinned('@aws-sdk/client-dynamodb') } }, ['--omit=dev']);
@@ -125,6 +178,13 @@ describe('a worker-only install', () => {
     console.log(`worker-only install (--omit=dev: @conclave/sdk + @aws-sdk/client-dynamodb): ${(bytes / 1e6).toFixed(1)} MB of files in node_modules, ${(onDisk / 1e6).toFixed(1)} MB on this disk`);
     // on disk, as a user's `du` sees it (issue 28: 40.9 MB in 78 packages with mqtt, 29.2 MB in 35 without)
     expect(onDisk / 1e6).toBeLessThanOrEqual(30);
+    // what the README tells a user, on disk as their `du` would say it
+    const claim = /a worker install is about (\d+(?:\.\d+)?) MB/i.exec(readFileSync(join(ROOT, 'README.md'), 'utf8'));
+    if (claim) {
+      const said = Number(claim[1]);
+      const measured = onDisk / 1e6;
+      expect(Math.abs(measured - said) / said, `README.md says "${claim[0]}", but a worker install measures ${measured.toFixed(1)} MB on disk (${(bytes / 1e6).toFixed(1)} MB of files): say about ${Math.round(measured)} MB`).toBeLessThanOrEqual(0.15);
+    } else console.log('README.md states no worker install size ("a worker install is about N MB"): nothing to check');
   });
 });
 
@@ -157,8 +217,16 @@ describe('a consumer project', () => {
       JSON.stringify({ compilerOptions: { target: 'ES2023', lib: ['ES2023'], module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, outDir: 'dist', rootDir: 'src', types: ['node'] }, include: ['src'] }, null, 2),
     );
     mkdirSync(join(app, 'src'));
-    for (const f of ['worker.ts', 'local-leader.ts', 'cdk-app.ts', 'scheduled-job.ts', 'scheduled-job-stack.ts']) cpSync(join(ROOT, 'examples', f), join(app, 'src', f));
+    for (const f of ['local-leader.ts', 'cdk-app.ts', 'scheduled-job-stack.ts']) cpSync(join(ROOT, 'examples', f), join(app, 'src', f));
+    // npm start's demo programs import the packages by name too
+    for (const f of ['worker.ts', 'scheduled-job.ts']) cpSync(join(ROOT, 'lib', 'local', 'demo', f), join(app, 'src', f));
     cpSync(join(ROOT, 'examples', 'vitest'), join(app, 'vitest-example'), { recursive: true });
+    // the READMEs' code, as a user would paste it: compiled with the rest; a vitest block also runs beside the example's test
+    mkdirSync(join(app, 'src', 'readme'));
+    for (const [file, code] of readmeBlocks()) {
+      writeFileSync(join(app, 'src', 'readme', file), code);
+      if (/from 'vitest'/.test(code)) writeFileSync(join(app, 'vitest-example', file.replace(/\.ts$/, '.test.ts')), code);
+    }
   }, 600_000);
 
   it('installs aws-cdk-lib once, at the version the app chose', () => {
@@ -167,9 +235,13 @@ describe('a consumer project', () => {
     expect(existsSync(join(app, 'node_modules', '@conclave', 'cdk', 'node_modules', 'aws-cdk-lib'))).toBe(false);
   });
 
-  it('type-checks and compiles the worker, the local test program and the CDK app with its own tsc', async () => {
+  it("type-checks and compiles the worker, the local test program, the CDK app and the READMEs' code with its own tsc", async () => {
     await ok(sh(app, join(app, 'node_modules', '.bin', 'tsc'), ['-p', '.']), 'tsc in the consumer project');
     expect(existsSync(join(app, 'dist', 'local-leader.js'))).toBe(true);
+    const readmes = readdirSync(join(app, 'src', 'readme'));
+    // each package's README shows code of its own, except the command's
+    for (const p of PACKAGES.filter((p) => p !== 'cli')) expect(readmes, `packages/${p}/README.md has no \`\`\`ts block`).toContain(`readme-${p}-1.ts`);
+    for (const f of readmes) expect(existsSync(join(app, 'dist', 'readme', f.replace(/\.ts$/, '.js'))), f).toBe(true);
   }, 120_000);
 
   it('leads against startLocalConclave() and makes a fenced write, on plain node', async () => {
@@ -216,11 +288,14 @@ describe('a consumer project', () => {
     }
   }, 200_000);
 
-  it('runs the documented vitest globalSetup example with its own vitest', async () => {
+  it("runs the documented vitest globalSetup example and the testing README's test with its own vitest", async () => {
     // the project's own vitest, not this run's: none of this process's VITEST_* settings reach it
     const env: NodeJS.ProcessEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('VITEST') && k !== 'NODE_OPTIONS'));
+    const files = readdirSync(join(app, 'vitest-example')).filter((f) => f.endsWith('.test.ts'));
+    expect(files).toContain('readme-testing-1.test.ts');
     const out = await ok(sh(app, join(app, 'node_modules', '.bin', 'vitest'), ['run', '--root', 'vitest-example'], {}, 180_000, env), 'vitest run in the consumer project');
-    expect(out).toMatch(/1 passed/);
+    // the summary, without vitest's colours
+    expect(out.replace(/\x1b\[[0-9;]*m/g, '')).toMatch(new RegExp(`Test Files\\s+${files.length} passed`));
   }, 200_000);
 
   it('synthesizes the CDK app offline, cdk-nag clean, with the functions pre-built', async () => {
@@ -236,6 +311,17 @@ describe('a consumer project', () => {
       expect(f.Properties.Code?.S3Key).toBeDefined();
     }
     expect(readdirSync(out).some((f) => f.startsWith('asset.'))).toBe(true);
+  }, 120_000);
+
+  it("synthesizes the CDK README's stack, the worker role granted its lease", async () => {
+    const out = join(app, 'cdk.out.readme');
+    // an App synthesizes on exit when CDK_OUTDIR is set, as under `cdk synth`
+    await ok(sh(app, process.execPath, ['dist/readme/readme-cdk-1.js'], { CDK_OUTDIR: out, CDK_DISABLE_CLI_TELEMETRY: 'true', AWS_EC2_METADATA_DISABLED: 'true' }), 'node dist/readme/readme-cdk-1.js');
+    const text = readFileSync(join(out, readdirSync(out).find((f) => f.endsWith('.template.json'))!), 'utf8');
+    const template = JSON.parse(text) as { Resources: Record<string, { Type: string }> };
+    expect(Object.values(template.Resources).filter((r) => r.Type === 'AWS::DynamoDB::GlobalTable')).toHaveLength(3);
+    expect(text).toContain('dynamodb:LeadingKeys');
+    expect(text).toContain('nightly-report');
   }, 120_000);
 
   it('npx conclave-local starts the whole local system from the packages, prints what a worker needs, and stops cleanly on Ctrl-C', async () => {
@@ -269,6 +355,16 @@ describe('a consumer project', () => {
     const dir = await project('operator', { dependencies: { '@conclave/cli': `file:${tarballs.cli}` } }, ['--omit=dev']);
     expect(existsSync(join(dir, 'node_modules', 'tsx'))).toBe(false);
     expect(await ok(sh(dir, join(dir, 'node_modules', '.bin', 'conclave'), ['--help']), 'conclave --help')).toMatch(/Usage: conclave/);
+    // every command the CLI's README shows exists: its --help answers with a command's own usage, not a group's list
+    const lines = conclaveLines(readFileSync(join(ROOT, 'packages', 'cli', 'README.md'), 'utf8'));
+    expect(lines.length).toBeGreaterThan(0);
+    await Promise.all(
+      lines.map(async (line) => {
+        const help = await ok(sh(dir, join(dir, 'node_modules', '.bin', 'conclave'), [...line.split(/\s+/).slice(1), '--help']), `packages/cli/README.md: ${line} --help`);
+        expect(help, line).toMatch(/^Usage: conclave \S/m);
+        expect(help, `${line}: names a group of commands, not one`).not.toMatch(/^Commands:/m);
+      }),
+    );
 
     const conclave = await startLocalConclave({ endpoint: inject('ddbEndpoint'), tablePrefix: `consumer-${Date.now().toString(36)}` });
     const worker = spawn(process.execPath, ['dist/worker.js'], {
