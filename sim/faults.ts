@@ -56,7 +56,7 @@ function hit(c: WorldContext, workers: Workers, fns: Functions, f: WorkerFault):
   const m = proc.machine;
   if (f.kind === 'kill') {
     feed.log(`kill ${proc.identity}`);
-    kill(c, proc);
+    killProc(c, proc);
     fns.platformStopped(proc.platform);
     proc.restart = () => undefined; // a stop under way restarts nothing now
     restart(f.forMs, 'kill');
@@ -88,7 +88,8 @@ function hit(c: WorldContext, workers: Workers, fns: Functions, f: WorkerFault):
 }
 
 /** SIGKILL: the process is gone at once, and the terms it held (its leaders' and its job runs') end now. */
-function kill(c: WorldContext, proc: Proc): void {
+/** The process dies at once (SIGKILL): its terms and its jobs' runs end with it, as the history records. */
+export function killProc(c: WorldContext, proc: Proc): void {
   const { world, feed } = c;
   const wall = () => Math.round(world.clock.now());
   proc.machine.kill();

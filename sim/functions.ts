@@ -66,11 +66,11 @@ const outageOf = (c: WorldContext) => () => {
   return c.schedule.coordinatorDown.find((w) => w.from <= now - T0 && now - T0 < w.to);
 };
 
-/** Starts the functions: their handlers, the stream pollers, the tick and DynamoDB's TTL sweep. */
-export async function startFunctions(c: WorldContext): Promise<Functions> {
+/** Starts the functions (on a machine named `o.name`): their handlers, the stream pollers, the tick and, unless `o.ttl` is false, DynamoDB's TTL sweep. */
+export async function startFunctions(c: WorldContext, o: { name?: string; ttl?: boolean } = {}): Promise<Functions> {
   const { world, feed } = c;
   const clock = world.clock;
-  const client = world.machine('functions', c.network, hostState(), { backoff: false }).client; // Lambda's machines: no fault hits them
+  const client = world.machine(o.name ?? 'functions', c.network, hostState(), { backoff: false }).client; // Lambda's machines: no fault hits them
   const loaded = await handlerModulesLoaded();
   const handlers = {} as Handlers;
   const deps = functionDeps(c, client, handlers);
@@ -106,7 +106,8 @@ export async function startFunctions(c: WorldContext): Promise<Functions> {
         .finally(() => (ticking = false));
     }),
   );
-  pumps.push(every(clock, 60_000, () => void world.model.sweepTtl()));
+  // DynamoDB's TTL sweep (none on multi-Region strongly consistent tables: the tick collects)
+  if (o.ttl ?? true) pumps.push(every(clock, 60_000, () => void world.model.sweepTtl()));
   return { platformStopped: platformEvents(c, handlers), stop: () => pumps.forEach((p) => p.cancel()) };
 }
 

@@ -6,7 +6,7 @@
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { every } from '../lib/clock.js';
-import { ledgerWrite } from '../lib/history/ledger.js';
+import { ledgerAppend, ledgerWrite } from '../lib/history/ledger.js';
 import { FencingError } from '../lib/sdk/fencing.js';
 import { LeaseLostError, tryWithLease, type LeaseTerm } from '../lib/sdk/with-lease.js';
 import { ns, T0 } from './feed.js';
@@ -60,7 +60,8 @@ function invokeJob(c: WorldContext, proc: Proc, client: DynamoDBClient, identity
       const until = clock.monotonic() + settings.cronWorkMs;
       while (!signal.aborted && clock.monotonic() < until) {
         try {
-          await term.fencedWrite(ledgerWrite(feed.ledgerTable, entry(String(++writes))));
+          const e = entry(String(++writes));
+          await (c.multiRegion ? term.fencedItemWrite(ledgerAppend(feed.ledgerTable, e)) : term.fencedWrite(ledgerWrite(feed.ledgerTable, e)));
           feed.count('cron:fenced:accepted');
         } catch (e) {
           feed.count(e instanceof FencingError ? 'cron:fenced:refused' : 'cron:fenced:error');
@@ -68,7 +69,11 @@ function invokeJob(c: WorldContext, proc: Proc, client: DynamoDBClient, identity
         await pc.sleep(settings.writeEveryMs, signal);
       }
       signal.throwIfAborted();
-      await term.complete(ledgerWrite(feed.ledgerTable, entry('done', { window })).TransactItems!);
+      if (c.multiRegion) {
+        // no transactions: the window is marked first, then its completion appended (fenced), so at most one lands
+        await term.complete();
+        await term.fencedItemWrite(ledgerAppend(feed.ledgerTable, entry('done', { window })));
+      } else await term.complete(ledgerWrite(feed.ledgerTable, entry('done', { window })).TransactItems!);
     } finally {
       stopped(token, signal.aborted ? String(signal.reason instanceof LeaseLostError ? signal.reason.reason : 'aborted') : 'returned');
     }
@@ -79,6 +84,7 @@ function invokeJob(c: WorldContext, proc: Proc, client: DynamoDBClient, identity
     tables: world.names,
     identity,
     mode: 'NoCoordination',
+    ...(c.multiRegion ? { multiRegion: true } : {}),
     runOnce: { window },
     // a SIGTERM ends the run too: the process gives the lease up before it exits
     signal: proc.stop.signal,

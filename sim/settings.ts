@@ -74,4 +74,8 @@ export interface WorldContext {
   /** Between each process and DynamoDB (sim/network.ts). */
   readonly network: Network<Host>;
   readonly plant: PlantedBug | undefined;
+  /** The tables are multi-Region strongly consistent (sim/regions.ts): workers and jobs run with `multiRegion`, the ledger is appended to with fencedItemWrite. */
+  readonly multiRegion?: boolean;
+  /** Whether a machine's Region is gone (a process started there is dead at once). */
+  readonly gone?: (m: { name: string }) => boolean;
 }

@@ -6,7 +6,7 @@
  * the next.
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { ledgerWrite } from '../lib/history/ledger.js';
+import { ledgerAppend, ledgerWrite } from '../lib/history/ledger.js';
 import { LOCAL_DEPLOYMENT } from '../lib/local/ecs-task.js';
 import type { Platform } from '../lib/schemas/platform.js';
 import { FencingError } from '../lib/sdk/fencing.js';
@@ -68,6 +68,7 @@ export class Workers {
         ? { kind: 'ecs', id: `arn:aws:ecs:${LOCAL_DEPLOYMENT.region}:${LOCAL_DEPLOYMENT.account}:task/sim/w${i}-${this.starts[i]}`, cluster: SIM_CLUSTER }
         : { kind: 'ec2', id: `i-${(0x51a00000 + i).toString(16)}` };
     const machine = world.machine(identity, this.c.network, hostState());
+    if (this.c.gone?.(machine)) machine.kill(); // its Region is lost: nothing runs there any more
     machine.clock.offsetMs = schedule.skewMs[i] ?? 0;
     machine.clock.rate = (schedule.driftPpm?.[i] ?? 0) * 1e-6;
     this.wallClocks.set(identity, () => machine.clock.now());
@@ -126,6 +127,7 @@ export class Workers {
       leaseDurationMs: settings.leaseDurationMs,
       renewDeadlineMs: settings.renewDeadlineMs,
       retryPeriodMs: settings.retryPeriodMs,
+      ...(this.c.multiRegion ? { multiRegion: true } : {}),
       candidacy: { emulationVersion: schedule.versions[i] ?? '1.30.0', binaryVersion: schedule.versions[i] ?? '1.30.0' },
       ...(push ? { push } : {}),
       ...(session ? { session } : {}),
@@ -137,7 +139,7 @@ export class Workers {
           while (!signal.aborted && !pc.dead) {
             const entry = { lease: leaseName, id: `${elector.instance}#${++proc.writes}`, identity, instance: elector.instance, fencingToken, sentMono: ns(world.clock.monotonic()), zombie: false };
             try {
-              await elector.fencedWrite(ledgerWrite(ledgerTable, entry));
+              await (this.c.multiRegion ? elector.fencedItemWrite(ledgerAppend(ledgerTable, entry)) : elector.fencedWrite(ledgerWrite(ledgerTable, entry)));
               feed.count('fenced:accepted');
             } catch (e) {
               feed.count(e instanceof FencingError ? 'fenced:refused' : 'fenced:error');

@@ -24,6 +24,24 @@ import { scheduleNetwork } from './network.js';
 import type { Schedule } from './schedule.js';
 import { CRON_LEASE, DEFAULT_SETTINGS, type WorldContext, type WorldSettings } from './settings.js';
 import { Workers } from './workers.js';
+import { WorldRegions, type RegionPlan } from './regions.js';
+import type { Functions } from './functions.js';
+import { TABLES, type TableSpec } from '../lib/tables.js';
+
+/** The key attributes of the world's tables, by name (the Region layer tells items apart by them). */
+function keysOf(world: SimWorld, feed: Feed): (table: string) => readonly string[] {
+  const keys = new Map<string, readonly string[]>([[feed.ledgerTable, ['lease', 'id']]]);
+  for (const [role, spec] of Object.entries(TABLES) as [keyof typeof TABLES, TableSpec][]) keys.set(world.names[role], [spec.partitionKey, ...(spec.sortKey ? [spec.sortKey] : [])]);
+  return (t) => keys.get(t) ?? [];
+}
+
+/** The functions of every Region as one: a platform event reaches each Region's function; stop stops them all. */
+function allOf(byRegion: Map<string, Functions>): Functions {
+  return {
+    platformStopped: (p) => byRegion.forEach((f) => f.platformStopped(p)),
+    stop: () => byRegion.forEach((f) => f.stop()),
+  };
+}
 
 export { CRON_LEASE, DEFAULT_SETTINGS, sessionTimings, type WorldSettings } from './settings.js';
 
@@ -37,7 +55,14 @@ export interface SimResult {
   readonly counts: Readonly<Record<string, number>>;
 }
 
-export async function runWorld(schedule: Schedule, settings: WorldSettings = DEFAULT_SETTINGS, opts: { trace?: boolean; plant?: PlantedBug } = {}): Promise<SimResult> {
+/** How one world is run: its timeline kept, a planted bug, and (multi-Region worlds) its Region plan. */
+export interface RunOptions {
+  readonly trace?: boolean;
+  readonly plant?: PlantedBug | undefined;
+  readonly regions?: RegionPlan | undefined;
+}
+
+export async function runWorld(schedule: Schedule, settings: WorldSettings = DEFAULT_SETTINGS, opts: RunOptions = {}): Promise<SimResult> {
   const wallClocks = new Map<string, () => number>();
   const unplant = opts.plant ? plant(opts.plant, (identity) => (wallClocks.get(identity) ?? (() => NaN))()) : undefined;
   try {
@@ -47,7 +72,7 @@ export async function runWorld(schedule: Schedule, settings: WorldSettings = DEF
   }
 }
 
-async function runPlanted(schedule: Schedule, settings: WorldSettings, opts: { trace?: boolean; plant?: PlantedBug }, wallClocks: Map<string, () => number>): Promise<SimResult> {
+async function runPlanted(schedule: Schedule, settings: WorldSettings, opts: RunOptions, wallClocks: Map<string, () => number>): Promise<SimResult> {
   // the schedule's own stream of numbers, apart from the system's, so that a fault's draws do not shift the system's
   const random = seededRandom(schedule.seed ^ 0x5bd1e995);
   const world = new SimWorld({ start: T0, seed: schedule.seed, settle: drainMicrotasks(), model: { random, staleReadMaxLagMs: schedule.staleReadLagMs } });
@@ -55,15 +80,24 @@ async function runPlanted(schedule: Schedule, settings: WorldSettings, opts: { t
   const setup = world.model.client({ name: 'setup' });
   await createTables(setup, world.names);
   await feed.createLedger(setup);
-  const c: WorldContext = { world, schedule, settings, random, feed, network: scheduleNetwork(world.clock, schedule, random, feed), plant: opts.plant };
+  const network = scheduleNetwork(world.clock, schedule, random, feed);
+  const regions = opts.regions ? new WorldRegions(opts.regions, { world, random }, keysOf(world, feed)) : undefined;
+  const c: WorldContext = regions
+    ? { world, schedule, settings, random, feed, network: regions.network(network), plant: opts.plant, multiRegion: true, gone: (m) => regions.gone(m) }
+    : { world, schedule, settings, random, feed, network, plant: opts.plant };
   if (schedule.push) world.startBroker(schedule.push, random, (k) => feed.count(k));
-  const fns = await startFunctions(c);
+  // one coordinator (the functions) per replica Region; no TTL on multi-Region tables
+  const byRegion = new Map<string, Functions>();
+  for (const r of regions?.plan.replicas ?? []) byRegion.set(r, await startFunctions(c, { name: `functions@${r}`, ttl: false }));
+  const fns = regions ? allOf(byRegion) : await startFunctions(c);
   const workers = new Workers(c, wallClocks);
   for (let i = 0; i < settings.workers; i++) workers.start(i);
   scheduleFaults(c, workers, fns);
+  regions?.schedule(c, workers, byRegion);
 
   await world.clock.run(settings.durationMs);
   fns.stop();
+  if (regions) feed.count('worlds:regions');
   const verdict = await feed.verdict(world.model.client({ name: 'checker' }), { healMs: schedule.healMs, episodicLeases: [CRON_LEASE] });
   feed.count('terms', verdict.figures.terms);
   if (schedule.push) feed.count('worlds:push');
