@@ -95,11 +95,12 @@ export const FUNCTION_ACCESS = {
 /**
  * A worker process (lib/sdk):
  * - LeaderElector on the leases table: GetItem (poll), UpdateItem (acquire, renew, release,
- *   report a vacancy), ConditionCheckItem (the fence of `fencedWrite` and of a run-once completion);
+ *   report a vacancy), ConditionCheckItem (the fence of `fencedWrite` and of a run-once completion
+ *   with the run's items);
  * - LeaseCandidate on the candidates table: GetItem and UpdateItem (register, renew = ack),
  *   DeleteItem (stop); withLease's run-once rows, in the lease's own partition of that table
- *   (lib/schemas/run-once.ts): GetItem (read in the run's term) and UpdateItem (an item of the
- *   run's fenced transaction);
+ *   (lib/schemas/run-once.ts): UpdateItem (the term's claim, which reads the row back; the mark,
+ *   alone or as an item of the run's fenced transaction) and GetItem (after a refused mark);
  * - IdentityLeaseHeartbeat on the identities table: GetItem, UpdateItem, DeleteItem (release),
  *   and Query for `listIdentities`/`listLiveIdentities` (one component's partition).
  * Nothing Scans and nothing Puts: every write is a conditional UpdateItem.
@@ -110,6 +111,17 @@ export const WORKER_ACCESS = {
   candidates: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:Query'],
   identities: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:Query'],
 } as const satisfies Required<TableAccess>;
+
+/**
+ * The worker actions only a transaction uses: the ConditionCheckItem of `fencedWrite`'s and a
+ * run-once completion's fence, a TransactWriteItems item. Tables with multi-Region strong
+ * consistency (ConclaveProps `regions`) take no transactions (DynamoDB: "How DynamoDB global tables
+ * work", MRSC), so a grant on them leaves these out; workers there run with `multiRegion`
+ * and fence without a transaction (`fencedItemWrite`; run-once rows claimed by the term).
+ */
+export const WORKER_TRANSACTION_ONLY = {
+  leases: ['dynamodb:ConditionCheckItem'],
+} as const satisfies TableAccess;
 
 /**
  * What a worker's writes may name (`dynamodb:Attributes`, `ForAllValues:StringEquals`): IAM counts
@@ -159,9 +171,10 @@ export const WORKER_WRITES = {
       attributes: ['leaseName', 'name', 'revision', 'binaryVersion', 'emulationVersion', 'preferredStrategies', 'renewTime', 'ackedPingTime', 'createdAt', 'identity', 'platform', 'location', 'labels', 'expiresAt', 'pingTime'],
       returnValues: ['NONE'],
     },
-    // withLease's run-once rows (lib/schemas/run-once.ts), written in the run's fenced transaction:
-    // only in the partitions of the worker's own leases, like its candidacies
-    { attributes: ['leaseName', 'name', 'runs', 'revision'], returnValues: ['NONE'] },
+    // withLease's run-once rows (lib/schemas/run-once.ts): claimed by a run's term (its token as
+    // `fence`, the row read back: ALL_NEW) and marked in it, only in the partitions of the worker's
+    // own leases, like its candidacies
+    { attributes: ['leaseName', 'name', 'runs', 'revision', 'fence'], returnValues: ['NONE', 'ALL_NEW'] },
   ],
   identities: [
     {

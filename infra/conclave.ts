@@ -3,30 +3,29 @@
  * lib/wiring.ts declares them (the same declaration local mode runs from), the event bus, the
  * alarms and a dashboard (ConclaveMonitoring); and `grantWorker` for the processes that take part
  * in elections. The functions' code is pre-built (infra/assets.ts): synth runs no bundler.
+ * Everything but the tables is a Region's part (infra/deployment.ts), which a ConclaveReplica
+ * (infra/replica.ts) builds too, in each other Region of a multi-Region Conclave (`regions`).
  */
 import { Duration, RemovalPolicy, Stack, Token } from 'aws-cdk-lib';
 import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
-import * as events from 'aws-cdk-lib/aws-events';
+import type * as events from 'aws-cdk-lib/aws-events';
 import type * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as sns from 'aws-cdk-lib/aws-sns';
-import * as sqs from 'aws-cdk-lib/aws-sqs';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { ElectionConfigSchema, TableNamesSchema, type ElectionConfig, type ElectionConfigInput, type TableNames } from '../lib/schemas/config.js';
-import { parse, ValidationError } from '../lib/schemas/validation.js';
-import { defaultTableNames, sessionComponent } from '../lib/tables.js';
-import { ENV, wiring, type FunctionName, type FunctionWiring } from '../lib/wiring.js';
-import { FUNCTION_ACCESS, type TableRole } from './access.js';
-import { conclaveFunction } from './functions.js';
-import { allowLogsToUse, grantFunctionAccess, grantSessionReads, grantWorkerAccess, grantWorkerPush, SESSION_PARTITIONS } from './grants.js';
-import { ConclaveMonitoring, type ConclaveAlarms } from './monitoring.js';
-import { iotDataEndpoint } from './push.js';
-import { deadLetterQueue, queueEncryption } from './queues.js';
-import { ConclaveSettingsSchema, GrantWorkerSettingsSchema } from './settings.js';
+import { TableNamesSchema, type ElectionConfig, type ElectionConfigInput, type TableNames } from '../lib/schemas/config.js';
+import { parse, ValidationError, type FieldIssue } from '../lib/schemas/validation.js';
+import { defaultTableNames } from '../lib/tables.js';
+import { wiring, type FunctionName } from '../lib/wiring.js';
+import { deployRegion, grantWorkerIn, PRIMARIES } from './deployment.js';
+import { allowLogsToUse } from './grants.js';
+import type { ConclaveAlarms, ConclaveMonitoring } from './monitoring.js';
+import { regionIssues, type ConclaveRegions } from './regions.js';
+import { ConclaveSettingsSchema } from './settings.js';
 import { ConclaveTables, type ConclaveTableSet } from './tables.js';
-import { addEventRules, addQueueSource, addSchedule, addStreamSource } from './triggers.js';
 
 /** The props of `Conclave`: every one is optional. */
 export interface ConclaveProps {
@@ -96,6 +95,26 @@ export interface ConclaveProps {
    * @default true
    */
   readonly push?: boolean;
+  /**
+   * Multi-Region strong consistency (MRSC): one election across three AWS Regions, which survives
+   * the loss of any one of them. The three tables become DynamoDB global tables with
+   * `multiRegionConsistency: STRONG` and a replica in each of `replicas` (three Regions, or two and
+   * a `witness`, all in one of DynamoDB's MRSC Region sets); this construct's stack must name its
+   * Region (`env: { region }`), one of the replicas, and the tables need names known at synth
+   * (`tablePrefix`, or `tableNames` for all three). Each other replica Region runs the same
+   * functions on its replicas, with an event bus and alarms of its own: add a
+   * `ConclaveReplicaStack` (or a `ConclaveReplica` in a stack of yours) there for each of
+   * `otherReplicaRegions`, or synth fails. Workers in a Region are granted there (`grantWorker` of
+   * that Region's construct).
+   *
+   * MRSC tables support no transactions, no TTL and no local secondary indexes: the tables get no
+   * TTL attribute (the coordinator's tick collects what TTL would; no function uses a
+   * transaction), and `grantWorker` grants nothing only a transaction uses (`fencedWrite`'s condition
+   * check). DynamoDB makes a table MRSC only while it is empty, and never changes its mode
+   * afterwards: set this when the tables are created. Not with `encryptionKey`.
+   * @default one Region: the tables, and everything else, in the stack's Region
+   */
+  readonly regions?: ConclaveRegions;
 }
 
 /**
@@ -176,6 +195,15 @@ export class Conclave extends Construct {
    * with `push: false`.
    */
   readonly pushEndpoint: string | undefined;
+  /**
+   * The Regions of a multi-Region Conclave (`regions`, as given). Undefined in one Region.
+   */
+  readonly regions: ConclaveRegions | undefined;
+  /**
+   * The replica Regions other than this construct's, each of which needs a `ConclaveReplica` (or
+   * `ConclaveReplicaStack`); empty in one Region.
+   */
+  readonly otherReplicaRegions: readonly string[];
   private readonly encryptionKey: kms.IKey | undefined;
   /** The push path's wake topics are named after this: the leases table's name when it is known at synth (tablePrefix, tableNames), else its token. */
   private readonly push: { readonly leasesTable: string } | undefined;
@@ -191,6 +219,7 @@ export class Conclave extends Construct {
         tick: tick.toMilliseconds() / 1000,
         election: props.election ?? {},
         ...(props.push !== undefined ? { push: props.push } : {}),
+        ...(props.regions !== undefined ? { regions: props.regions } : {}),
       },
       'Conclave props',
     );
@@ -202,105 +231,66 @@ export class Conclave extends Construct {
       // TableV2 writes the key into its replica specification, which names the region
       throw new ValidationError('Conclave props', [{ field: 'encryptionKey', message: 'needs a stack with an explicit region (env: { region }): the tables name their key per region' }]);
     }
+    const regions = settings.regions;
+    if (regions) {
+      const issues: FieldIssue[] = regionIssues(this, regions, 'regions');
+      if (props.encryptionKey) {
+        issues.push({
+          field: 'encryptionKey',
+          message: 'is not supported with `regions` yet: each replica Region needs a key of its own (for its table replicas, queues and log groups); leave it out (AWS-owned keys), or deploy in one Region',
+        });
+      }
+      if (issues.length) throw new ValidationError('Conclave props', issues);
+    }
+    this.regions = regions;
+    const here = Stack.of(this).region;
+    this.otherReplicaRegions = regions ? regions.replicas.filter((r) => r !== here) : [];
     const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
+    const logRetention = props.logRetention ?? logs.RetentionDays.ONE_MONTH;
     const key = props.encryptionKey;
     this.encryptionKey = key;
     if (key) allowLogsToUse(this, key);
 
-    this.tables = new ConclaveTables(this, 'Tables', { tableNames: names, removalPolicy, ...(key ? { encryptionKey: key } : {}) }).tables;
-    this.eventBus = props.eventBus ?? new events.EventBus(this, 'Bus', { description: 'Conclave: lease and candidate events' });
-
-    // The timer queue, shaped by the function the wiring puts behind it.
-    const consumer = (Object.keys(wiring) as FunctionName[]).find((n) => {
-      const t: FunctionWiring['trigger'] = wiring[n].trigger;
-      return t.kind === 'queue' && t.queue === 'electionTimer';
-    });
-    const consumed: FunctionWiring | undefined = consumer && wiring[consumer];
-    if (!consumer || consumed?.trigger.kind !== 'queue') throw new Error('lib/wiring.ts puts no function behind the electionTimer queue');
-    const timerDlq = deadLetterQueue(this, 'TimerDeadLetters', { encryptionKey: key });
-    this.timerQueue = new sqs.Queue(this, 'TimerQueue', {
-      enforceSSL: true,
-      // AWS's advice for a Lambda source queue: 6× the function timeout, so a throttled batch is
-      // not received again while it waits. A late retry costs nothing: the tick finishes any
-      // election past its deadline within a minute.
-      visibilityTimeout: Duration.seconds(6 * consumed.timeoutSeconds),
-      deadLetterQueue: { queue: timerDlq, maxReceiveCount: consumed.trigger.maxReceiveCount },
-      ...queueEncryption(key),
-    });
-    this.deadLetterQueues = { [consumer]: timerDlq };
-
-    const environment: Record<string, string> = {
-      [ENV.leasesTable]: this.tables.leases.tableName,
-      [ENV.candidatesTable]: this.tables.candidates.tableName,
-      [ENV.identitiesTable]: this.tables.identities.tableName,
-      // an ARN works for PutEvents on any bus, this account's or another's
-      [ENV.eventBus]: this.eventBus.eventBusArn,
-      [ENV.timerQueueUrl]: this.timerQueue.queueUrl,
-      [ENV.electionConfig]: JSON.stringify(this.config),
-    };
-
-    const functions = {} as Record<FunctionName, lambda.Function>;
-    for (const name of Object.keys(wiring) as FunctionName[]) {
-      functions[name] = conclaveFunction(this, name, { environment, removalPolicy, logRetention: props.logRetention ?? logs.RetentionDays.ONE_MONTH, encryptionKey: key });
-    }
-    this.functions = functions;
-
-    // The push path: IoT Core's data endpoint, found at deploy time, for the functions that wake
-    // workers. Topics are named after the leases table's name as given, when there is one: the
-    // worker's ARNs then name each lease's one topic (infra/push.ts).
+    this.tables = new ConclaveTables(this, 'Tables', { tableNames: names, removalPolicy, ...(key ? { encryptionKey: key } : {}), ...(regions ? { regions } : {}) }).tables;
+    // Topics are named after the leases table's name as given, when there is one (infra/push.ts).
     this.push = (settings.push ?? true) ? { leasesTable: names.leases ?? this.tables.leases.tableName } : undefined;
-    this.pushEndpoint = undefined;
-    if (this.push) {
-      const address = iotDataEndpoint(this, 'PushEndpoint', { removalPolicy, logRetention: props.logRetention ?? logs.RetentionDays.ONE_MONTH, encryptionKey: key });
-      for (const name of Object.keys(functions) as FunctionName[]) if (FUNCTION_ACCESS[name].publishWakes) functions[name].addEnvironment(ENV.pushEndpoint, `https://${address}`);
-      this.pushEndpoint = `wss://${address}/mqtt`;
-    }
-
-    // Triggers, read from the wiring: whatever local mode polls and schedules, AWS does too.
-    let schedule: events.Rule | undefined;
-    for (const name of Object.keys(wiring) as FunctionName[]) {
-      const w: FunctionWiring = wiring[name];
-      const fn = functions[name];
-      switch (w.trigger.kind) {
-        case 'stream': {
-          const dlq = addStreamSource(this, name, fn, w.trigger, this.tables[w.trigger.table], key);
-          // the function itself sends poison records there, with their content (lib/functions/dead-letter.ts)
-          fn.addEnvironment(ENV.deadLetterQueueUrl, dlq.queueUrl);
-          dlq.grantSendMessages(fn);
-          this.deadLetterQueues[name] = dlq;
-          break;
-        }
-        case 'queue':
-          addQueueSource(fn, w.trigger, this.timerQueue);
-          break;
-        case 'schedule':
-          schedule = addSchedule(this, name, fn, tick);
-          break;
-        case 'events':
-          this.deadLetterQueues[name] = addEventRules(this, name, fn, w.trigger, props.platformSignals ?? true, key);
-          break;
-        default: {
-          const unknown: never = w.trigger; // a new kind of trigger in lib/wiring.ts needs its source here
-          throw new Error(`lib/wiring.ts: ${name} has a trigger this construct cannot build: ${JSON.stringify(unknown)}`);
-        }
-      }
-    }
-    if (!schedule) throw new Error('lib/wiring.ts declares no scheduled function: the coordinator must run on a schedule');
-    this.schedule = schedule;
-
-    for (const name of Object.keys(functions) as FunctionName[]) grantFunctionAccess(name, functions[name], { tables: this.tables, encryptionKey: key, eventBus: this.eventBus, timerQueue: this.timerQueue, push: this.push });
-
-    // id "Default" leaves the path out of logical ids: the alarms and the dashboard keep the ids
-    // they had when the Conclave construct made them itself (no replacement on upgrade)
-    this.monitoring = new ConclaveMonitoring(this, 'Default', {
-      functions,
-      deadLetterQueues: this.deadLetterQueues,
-      timerQueue: this.timerQueue,
+    const platformSignals = props.platformSignals ?? true;
+    const region = deployRegion(this, {
+      tables: this.tables,
+      config: this.config,
       tick,
-      ...(props.alarmTopic ? { alarmTopic: props.alarmTopic } : {}),
+      removalPolicy,
+      logRetention,
+      encryptionKey: key,
+      eventBus: props.eventBus,
+      alarmTopic: props.alarmTopic,
+      platformSignals,
+      push: this.push,
     });
+    this.eventBus = region.eventBus;
+    this.timerQueue = region.timerQueue;
+    this.deadLetterQueues = region.deadLetterQueues;
+    this.functions = region.functions;
+    this.schedule = region.schedule;
+    this.pushEndpoint = region.pushEndpoint;
+    this.monitoring = region.monitoring;
     this.alarms = this.monitoring.alarms;
     this.dashboard = this.monitoring.dashboard;
+
+    if (regions) {
+      const replicas = new Map<string, Construct>();
+      PRIMARIES.set(this, { regions, names: names as TableNames, tick, removalPolicy, logRetention, platformSignals, push: this.push, replicas });
+      // every other replica Region runs the functions too: without them, the loss of this Region would stop every election
+      this.node.addValidation({
+        validate: () =>
+          this.otherReplicaRegions
+            .filter((r) => !replicas.has(r))
+            .map(
+              (r) =>
+                `regions.replicas names ${r}, but no ConclaveReplica runs there: add new ConclaveReplicaStack(app, 'Conclave-${r}', { env: { region: '${r}' }, primary: <this Conclave> }) (or a ConclaveReplica in a stack of yours in ${r}), or drop ${r} from the replicas`,
+            ),
+      });
+    }
   }
 
   /**
@@ -317,24 +307,13 @@ export class Conclave extends Construct {
    * (`leaseNames`; every lease with `allLeases`). With `encryptionKey`, also the key actions a
    * key-encrypted table needs, on that key. The cdk-nag findings of the wildcards this adds (the
    * key's `kms:ReEncrypt*` and `kms:GenerateDataKey*`, the push path's IoT resources) are
-   * acknowledged on the grantee's role, with their reasons.
+   * acknowledged on the grantee's role, with their reasons. With `regions`: on the tables and IoT
+   * Core of this construct's Region only (a worker in another replica Region is granted by that
+   * Region's ConclaveReplica), and without `dynamodb:ConditionCheckItem`, which only
+   * `fencedWrite`'s transaction uses (MRSC tables take no transactions).
    * @throws ValidationError naming the option, when a scope is missing or both forms are given
    */
   grantWorker(grantee: iam.IGrantable, options: GrantWorkerOptions): iam.Grant {
-    const o = parse(GrantWorkerSettingsSchema, options ?? {}, 'grantWorker options');
-    // The worker's own session partition: its grant's scope (sessionComponent of its leaseNames, the
-    // Session's `leaseNames`); it may read every other process's session row, and write none.
-    const ownSessions = o.sessions ? sessionComponent(o.leaseNames) : undefined;
-    const on = { tables: this.tables, encryptionKey: this.encryptionKey };
-    const scope: Record<TableRole, readonly string[] | undefined> = {
-      leases: o.leaseNames,
-      candidates: o.leaseNames,
-      identities: o.components && ownSessions ? [...o.components, ownSessions] : o.components,
-    };
-    let grant = grantWorkerAccess(grantee, scope, on, { identities: SESSION_PARTITIONS });
-    // allComponents: every partition but the sessions' (above); its own session partition apart
-    if (!o.components && ownSessions) grant = grant.combine(grantWorkerAccess(grantee, { leases: [], candidates: [], identities: [ownSessions] }, { tables: this.tables, encryptionKey: undefined }));
-    if (o.sessions) grant = grant.combine(grantSessionReads(grantee, on));
-    return this.push ? grant.combine(grantWorkerPush(grantee, o.leaseNames, { scope: this, ...this.push })) : grant;
+    return grantWorkerIn(grantee, options, { scope: this, tables: this.tables, encryptionKey: this.encryptionKey, push: this.push, multiRegion: this.regions !== undefined });
   }
 }

@@ -12,17 +12,18 @@ import { Construct } from 'constructs';
 import { PUSH_CLIENT_ID_PREFIX, pushClientIdPrefix, pushSubscription } from '../lib/schemas/push.js';
 import { SESSION_COMPONENT } from '../lib/tables.js';
 import type { FunctionName } from '../lib/wiring.js';
-import { FUNCTION_ACCESS, KEY_READ, KEY_WRITE, WAKE_PUBLISH, WORKER_ACCESS, WORKER_PUSH_ACCESS, WORKER_WRITES, type FunctionAccess, type TableAccess, type TableRole, type WriteScope } from './access.js';
+import { FUNCTION_ACCESS, KEY_READ, KEY_WRITE, WAKE_PUBLISH, WORKER_ACCESS, WORKER_PUSH_ACCESS, WORKER_TRANSACTION_ONLY, WORKER_WRITES, type FunctionAccess, type TableAccess, type TableRole, type WriteScope } from './access.js';
 import { acknowledgeFinding, nagResource } from './nag.js';
 import { allWakeTopics, iotArn, wakeTopicsOf } from './push.js';
-import type { ConclaveTableSet } from './tables.js';
+import type { ConclaveTableRefs } from './tables.js';
 
 /** Every identities partition that holds session rows, as IAM `StringLike` patterns (lib/tables.ts sessionComponent). */
 export const SESSION_PARTITIONS = [SESSION_COMPONENT, `${SESSION_COMPONENT}:*`] as const;
 
 /** What the grants are on. */
 export interface GrantTargets {
-  readonly tables: ConclaveTableSet;
+  /** The tables in the grant's Region: the tables themselves, or their replicas there. */
+  readonly tables: ConclaveTableRefs;
   readonly encryptionKey: kms.IKey | undefined;
   readonly eventBus: events.IEventBus;
   readonly timerQueue: sqs.IQueue;
@@ -114,12 +115,13 @@ function acknowledgeWildcards(scope: Construct, arns: readonly string[], reason:
  * WORKER_ACCESS on the tables; with `scope`, each table's partitions are kept to the given keys by
  * `dynamodb:LeadingKeys` (undefined: every partition but those `except` names, as IAM
  * `StringLike` patterns; empty: no access to that table); UpdateItem only with the attributes and
- * return values of WORKER_WRITES; with a key, the KMS actions a key-encrypted table needs.
+ * return values of WORKER_WRITES; with a key, the KMS actions a key-encrypted table needs. On
+ * tables with multi-Region strong consistency (`multiRegion`), not WORKER_TRANSACTION_ONLY.
  */
 export function grantWorkerAccess(
   grantee: iam.IGrantable,
   scope: Readonly<Record<TableRole, readonly string[] | undefined>>,
-  on: Pick<GrantTargets, 'tables' | 'encryptionKey'>,
+  on: Pick<GrantTargets, 'tables' | 'encryptionKey'> & { readonly multiRegion?: boolean },
   except: Partial<Readonly<Record<TableRole, readonly string[]>>> = {},
 ): iam.Grant {
   const roles = (Object.keys(WORKER_ACCESS) as TableRole[]).filter((role) => scope[role]?.length !== 0);
@@ -135,7 +137,8 @@ export function grantWorkerAccess(
     const grant = (actions: readonly string[], conditions: Conditions) =>
       iam.Grant.addToPrincipal({ grantee, actions: [...actions], resourceArns: [on.tables[role].tableArn], ...(Object.keys(conditions).length ? { conditions } : {}) });
     // reads, deletes and the fence's condition check: kept to the partitions only
-    const others = WORKER_ACCESS[role].filter((a) => a !== 'dynamodb:UpdateItem');
+    const transactionOnly: readonly string[] = on.multiRegion ? ((WORKER_TRANSACTION_ONLY as TableAccess)[role] ?? []) : [];
+    const others = WORKER_ACCESS[role].filter((a) => a !== 'dynamodb:UpdateItem' && !transactionOnly.includes(a));
     const writes: readonly WriteScope[] = WORKER_WRITES[role];
     return [
       grant(others, { ...(keys ? { 'ForAllValues:StringEquals': leading } : {}), ...notLike, ...present }),

@@ -5,14 +5,15 @@
  * wake of lease L on `conclave/<leases table>/lease/<L, URI-encoded>` (or `…/lease-hash/<sha-256>`
  * when that is too long), and each worker process subscribes to `conclave/<leases table>/#`.
  */
-import { ArnFormat, Stack, Token, Validations, type RemovalPolicy } from 'aws-cdk-lib';
+import { ArnFormat, Stack, Token, type RemovalPolicy } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
-import * as logs from 'aws-cdk-lib/aws-logs';
+import type * as logs from 'aws-cdk-lib/aws-logs';
 import * as cr from 'aws-cdk-lib/custom-resources';
 import type { Construct } from 'constructs';
 import { hashedPushTopic, plainPushTopic, pushRoot, pushTopic } from '../lib/schemas/push.js';
 import { ENDPOINT_LOOKUP } from './access.js';
+import { deployTimeLookup } from './lookup.js';
 import { acknowledgeFinding } from './nag.js';
 
 export interface IotDataEndpointOptions {
@@ -26,44 +27,25 @@ export interface IotDataEndpointOptions {
  * a token): iot:DescribeEndpoint (`iot:Data-ATS`), called by a custom resource when the stack is
  * created and at each update. The endpoint's prefix is the account's own and CloudFormation has no
  * resource or attribute that gives it, so it is looked up rather than asked for as a prop; the call
- * changes nothing, so there is nothing to undo on delete. The lookup runs on the Lambda runtime's
- * own SDK (installLatestAwsSdk: false: no download at deploy time) as aws-cdk-lib's one
- * AwsCustomResource function per stack; when this construct creates that function, it gets a role
- * and a log group of its own, as Conclave's functions do (no AWSLambdaBasicExecutionRole).
+ * changes nothing, so there is nothing to undo on delete. The lookup is a deployTimeLookup
+ * (infra/lookup.ts): aws-cdk-lib's one AwsCustomResource function per stack, on the Lambda
+ * runtime's own SDK, with a role and a log group of its own when this lookup creates it.
  */
 export function iotDataEndpoint(scope: Construct, id: string, options: IotDataEndpointOptions): string {
-  const call: cr.AwsSdkCall = {
-    service: 'Iot',
-    action: 'DescribeEndpoint',
-    parameters: { endpointType: 'iot:Data-ATS' },
-    physicalResourceId: cr.PhysicalResourceId.fromResponse('endpointAddress'),
-    outputPaths: ['endpointAddress'],
-  };
-  // the stack's one provider function, if another AwsCustomResource made it first: ours uses it as it is
-  const providerId = `AWS${cr.AwsCustomResource.PROVIDER_FUNCTION_UUID.replace(/-/g, '')}`;
-  const shared = Stack.of(scope).node.tryFindChild(providerId) !== undefined;
-  let own: { role: iam.Role; logGroup: logs.LogGroup } | undefined;
-  if (!shared) {
-    const role = new iam.Role(scope, `${id}LookupRole`, { assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'), description: 'Conclave: looks up the IoT Core data endpoint at deploy time' });
-    const logGroup = new logs.LogGroup(scope, `${id}LookupLogs`, { retention: options.logRetention, removalPolicy: options.removalPolicy, ...(options.encryptionKey ? { encryptionKey: options.encryptionKey } : {}) });
-    logGroup.grantWrite(role);
-    own = { role, logGroup };
-  }
-  const lookup = new cr.AwsCustomResource(scope, id, {
+  const lookup = deployTimeLookup(scope, id, {
     resourceType: 'Custom::ConclaveIotEndpoint',
-    onUpdate: call, // onCreate is the same call; every update looks again
-    policy: cr.AwsCustomResourcePolicy.fromStatements([new iam.PolicyStatement({ actions: [...ENDPOINT_LOOKUP], resources: ['*'] })]),
-    installLatestAwsSdk: false,
-    ...(own ?? {}),
+    call: {
+      service: 'Iot',
+      action: 'DescribeEndpoint',
+      parameters: { endpointType: 'iot:Data-ATS' },
+      physicalResourceId: cr.PhysicalResourceId.fromResponse('endpointAddress'),
+      outputPaths: ['endpointAddress'],
+    },
+    statements: [new iam.PolicyStatement({ actions: [...ENDPOINT_LOOKUP], resources: ['*'] })],
+    what: 'the IoT Core endpoint lookup',
+    roleDescription: 'Conclave: looks up the IoT Core data endpoint at deploy time',
+    ...options,
   });
-  const provider = Stack.of(scope).node.tryFindChild(providerId);
-  if (!shared && provider) {
-    // newer aws-cdk-lib runs it on the newest Node.js (no finding); 2.258, the floor of the peer range, on Node.js 22
-    Validations.of(provider).acknowledge({
-      id: 'AwsSolutions::AwsSolutions-L1',
-      reason: "aws-cdk-lib's AwsCustomResource provider (the IoT Core endpoint lookup): aws-cdk-lib chooses its runtime, not Conclave, and it runs only while the stack deploys.",
-    });
-  }
   acknowledgeFinding(
     lookup,
     'AwsSolutions-IAM5[Resource::*]',

@@ -2,7 +2,8 @@
  * The worker SDK (`@conclave/sdk`): everything a worker process imports to take part in
  * Conclave's elections.
  *
- * Its three long-lived objects are built and run the same way: one options object (data options,
+ * Its five long-lived objects (LeaderElector, LeaseCandidate, IdentityLeaseHeartbeat, Session and,
+ * from `@conclave/sdk/push`, PushChannel) are built and run the same way: one options object (data options,
  * `tables`, `client`, callbacks, `onError`, test hooks such as `clock`) given to the constructor,
  * validated at once (a ValidationError names each bad field and what to do) and exposed frozen as
  * `options`; then `run(signal)`, once, which takes part until the signal aborts and resolves after

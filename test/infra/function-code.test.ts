@@ -79,7 +79,7 @@ describe("the construct's code location", () => {
 
 describe('the package entry (infra/index.ts)', () => {
   it('exports the constructs and the props validation error, and no zod schema', () => {
-    expect(Object.keys(entry).sort()).toEqual(['Conclave', 'ConclaveMonitoring', 'ConclaveStack', 'ValidationError']);
+    expect(Object.keys(entry).sort()).toEqual(['Conclave', 'ConclaveMonitoring', 'ConclaveReplica', 'ConclaveReplicaStack', 'ConclaveStack', 'ValidationError']);
     for (const [name, value] of Object.entries(entry)) expect(typeof value, name).toBe('function');
   });
 });

@@ -1,0 +1,205 @@
+/**
+ * What runs in each Region of a Conclave deployment, on the tables there: the event bus, the
+ * election timer's queue, the functions wired to their triggers as lib/wiring.ts declares them, the
+ * push path, the alarms and the dashboard; and the grants of workers there. `Conclave` builds it
+ * beside the tables it creates; `ConclaveReplica` (infra/replica.ts) on the replicas of another
+ * Region.
+ */
+import { Duration, type RemovalPolicy } from 'aws-cdk-lib';
+import * as events from 'aws-cdk-lib/aws-events';
+import type * as iam from 'aws-cdk-lib/aws-iam';
+import type * as kms from 'aws-cdk-lib/aws-kms';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import type * as logs from 'aws-cdk-lib/aws-logs';
+import type * as sns from 'aws-cdk-lib/aws-sns';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
+import type { Construct } from 'constructs';
+import type { ElectionConfig, TableNames } from '../lib/schemas/config.js';
+import { parse } from '../lib/schemas/validation.js';
+import { sessionComponent } from '../lib/tables.js';
+import { ENV, wiring, type FunctionName, type FunctionWiring } from '../lib/wiring.js';
+import { FUNCTION_ACCESS, type TableRole } from './access.js';
+import type { GrantWorkerOptions } from './conclave.js';
+import { conclaveFunction } from './functions.js';
+import { grantFunctionAccess, grantSessionReads, grantWorkerAccess, grantWorkerPush, SESSION_PARTITIONS } from './grants.js';
+import { ConclaveMonitoring } from './monitoring.js';
+import { iotDataEndpoint } from './push.js';
+import { deadLetterQueue, queueEncryption } from './queues.js';
+import type { ConclaveRegions } from './regions.js';
+import { GrantWorkerSettingsSchema } from './settings.js';
+import type { ConclaveTableRefs } from './tables.js';
+import { addEventRules, addQueueSource, addSchedule, addStreamSource } from './triggers.js';
+
+/**
+ * What a `Conclave` with `regions` hands its ConclaveReplicas (not public API): the settings every
+ * Region runs with, and the replicas made so far, by Region.
+ */
+export interface PrimaryRecord {
+  readonly regions: ConclaveRegions;
+  /** Every table's name (required with `regions`). */
+  readonly names: TableNames;
+  readonly tick: Duration;
+  readonly removalPolicy: RemovalPolicy;
+  readonly logRetention: logs.RetentionDays;
+  readonly platformSignals: boolean;
+  readonly push: { readonly leasesTable: string } | undefined;
+  readonly replicas: Map<string, Construct>;
+}
+
+/** The multi-Region `Conclave`s, and what they hand their replicas. */
+export const PRIMARIES = new WeakMap<Construct, PrimaryRecord>();
+
+/** What a Region's part is built from (validated by the construct that builds it). */
+export interface RegionalSettings {
+  /** The tables in this Region: the tables themselves, or their replicas here. */
+  readonly tables: ConclaveTableRefs;
+  readonly config: ElectionConfig;
+  readonly tick: Duration;
+  readonly removalPolicy: RemovalPolicy;
+  readonly logRetention: logs.RetentionDays;
+  readonly encryptionKey: kms.IKey | undefined;
+  /** @default a new EventBus */
+  readonly eventBus: events.IEventBus | undefined;
+  readonly alarmTopic: sns.ITopic | undefined;
+  readonly platformSignals: boolean;
+  /** The push path: its wake topics are named after the leases table. Undefined: no push path. */
+  readonly push: { readonly leasesTable: string } | undefined;
+}
+
+/** What RegionalSettings builds. */
+export interface RegionalDeployment {
+  readonly eventBus: events.IEventBus;
+  readonly timerQueue: sqs.Queue;
+  readonly deadLetterQueues: Partial<Record<FunctionName, sqs.Queue>>;
+  readonly functions: Record<FunctionName, lambda.Function>;
+  readonly schedule: events.Rule;
+  readonly monitoring: ConclaveMonitoring;
+  readonly pushEndpoint: string | undefined;
+}
+
+/**
+ * A Region's part, under `scope` (its ids are the ones `Conclave` has always given them: its
+ * logical ids do not change).
+ */
+export function deployRegion(scope: Construct, s: RegionalSettings): RegionalDeployment {
+  const { tables, tick, removalPolicy, logRetention } = s;
+  const key = s.encryptionKey;
+  const eventBus = s.eventBus ?? new events.EventBus(scope, 'Bus', { description: 'Conclave: lease and candidate events' });
+
+  // The timer queue, shaped by the function the wiring puts behind it.
+  const consumer = (Object.keys(wiring) as FunctionName[]).find((n) => {
+    const t: FunctionWiring['trigger'] = wiring[n].trigger;
+    return t.kind === 'queue' && t.queue === 'electionTimer';
+  });
+  const consumed: FunctionWiring | undefined = consumer && wiring[consumer];
+  if (!consumer || consumed?.trigger.kind !== 'queue') throw new Error('lib/wiring.ts puts no function behind the electionTimer queue');
+  const timerDlq = deadLetterQueue(scope, 'TimerDeadLetters', { encryptionKey: key });
+  const timerQueue = new sqs.Queue(scope, 'TimerQueue', {
+    enforceSSL: true,
+    // AWS's advice for a Lambda source queue: 6× the function timeout, so a throttled batch is
+    // not received again while it waits. A late retry costs nothing: the tick finishes any
+    // election past its deadline within a minute.
+    visibilityTimeout: Duration.seconds(6 * consumed.timeoutSeconds),
+    deadLetterQueue: { queue: timerDlq, maxReceiveCount: consumed.trigger.maxReceiveCount },
+    ...queueEncryption(key),
+  });
+  const deadLetterQueues: Partial<Record<FunctionName, sqs.Queue>> = { [consumer]: timerDlq };
+
+  const environment: Record<string, string> = {
+    [ENV.leasesTable]: tables.leases.tableName,
+    [ENV.candidatesTable]: tables.candidates.tableName,
+    [ENV.identitiesTable]: tables.identities.tableName,
+    // an ARN works for PutEvents on any bus, this account's or another's
+    [ENV.eventBus]: eventBus.eventBusArn,
+    [ENV.timerQueueUrl]: timerQueue.queueUrl,
+    [ENV.electionConfig]: JSON.stringify(s.config),
+  };
+
+  const functions = {} as Record<FunctionName, lambda.Function>;
+  for (const name of Object.keys(wiring) as FunctionName[]) {
+    functions[name] = conclaveFunction(scope, name, { environment, removalPolicy, logRetention, encryptionKey: key });
+  }
+
+  // The push path: IoT Core's data endpoint, found at deploy time, for the functions that wake
+  // workers. Topics are named after the leases table's name as given, when there is one: the
+  // worker's ARNs then name each lease's one topic (infra/push.ts).
+  let pushEndpoint: string | undefined;
+  if (s.push) {
+    const address = iotDataEndpoint(scope, 'PushEndpoint', { removalPolicy, logRetention, encryptionKey: key });
+    for (const name of Object.keys(functions) as FunctionName[]) if (FUNCTION_ACCESS[name].publishWakes) functions[name].addEnvironment(ENV.pushEndpoint, `https://${address}`);
+    pushEndpoint = `wss://${address}/mqtt`;
+  }
+
+  // Triggers, read from the wiring: whatever local mode polls and schedules, AWS does too.
+  let schedule: events.Rule | undefined;
+  for (const name of Object.keys(wiring) as FunctionName[]) {
+    const w: FunctionWiring = wiring[name];
+    const fn = functions[name];
+    switch (w.trigger.kind) {
+      case 'stream': {
+        const dlq = addStreamSource(scope, name, fn, w.trigger, tables[w.trigger.table], key);
+        // the function itself sends poison records there, with their content (lib/functions/dead-letter.ts)
+        fn.addEnvironment(ENV.deadLetterQueueUrl, dlq.queueUrl);
+        dlq.grantSendMessages(fn);
+        deadLetterQueues[name] = dlq;
+        break;
+      }
+      case 'queue':
+        addQueueSource(fn, w.trigger, timerQueue);
+        break;
+      case 'schedule':
+        schedule = addSchedule(scope, name, fn, tick);
+        break;
+      case 'events':
+        deadLetterQueues[name] = addEventRules(scope, name, fn, w.trigger, s.platformSignals, key);
+        break;
+      default: {
+        const unknown: never = w.trigger; // a new kind of trigger in lib/wiring.ts needs its source here
+        throw new Error(`lib/wiring.ts: ${name} has a trigger this construct cannot build: ${JSON.stringify(unknown)}`);
+      }
+    }
+  }
+  if (!schedule) throw new Error('lib/wiring.ts declares no scheduled function: the coordinator must run on a schedule');
+
+  for (const name of Object.keys(functions) as FunctionName[]) grantFunctionAccess(name, functions[name], { tables, encryptionKey: key, eventBus, timerQueue, push: s.push });
+
+  // id "Default" leaves the path out of logical ids: the alarms and the dashboard keep the ids
+  // they had when the Conclave construct made them itself (no replacement on upgrade)
+  const monitoring = new ConclaveMonitoring(scope, 'Default', {
+    functions,
+    deadLetterQueues,
+    timerQueue,
+    tick,
+    ...(s.alarmTopic ? { alarmTopic: s.alarmTopic } : {}),
+  });
+  return { eventBus, timerQueue, deadLetterQueues, functions, schedule, monitoring, pushEndpoint };
+}
+
+/** What a worker's grant in a Region is on. */
+export interface WorkerGrantTargets {
+  /** The construct granting: IoT ARNs name its stack's Region and account. */
+  readonly scope: Construct;
+  readonly tables: ConclaveTableRefs;
+  readonly encryptionKey: kms.IKey | undefined;
+  readonly push: { readonly leasesTable: string } | undefined;
+  readonly multiRegion: boolean;
+}
+
+/** `grantWorker` of `Conclave` and `ConclaveReplica`, on the tables (and IoT Core) of one Region. */
+export function grantWorkerIn(grantee: iam.IGrantable, options: GrantWorkerOptions, on: WorkerGrantTargets): iam.Grant {
+  const o = parse(GrantWorkerSettingsSchema, options ?? {}, 'grantWorker options');
+  // The worker's own session partition: its grant's scope (sessionComponent of its leaseNames, the
+  // Session's `leaseNames`); it may read every other process's session row, and write none.
+  const ownSessions = o.sessions ? sessionComponent(o.leaseNames) : undefined;
+  const targets = { tables: on.tables, encryptionKey: on.encryptionKey, multiRegion: on.multiRegion };
+  const scope: Record<TableRole, readonly string[] | undefined> = {
+    leases: o.leaseNames,
+    candidates: o.leaseNames,
+    identities: o.components && ownSessions ? [...o.components, ownSessions] : o.components,
+  };
+  let grant = grantWorkerAccess(grantee, scope, targets, { identities: SESSION_PARTITIONS });
+  // allComponents: every partition but the sessions' (above); its own session partition apart
+  if (!o.components && ownSessions) grant = grant.combine(grantWorkerAccess(grantee, { leases: [], candidates: [], identities: [ownSessions] }, { ...targets, encryptionKey: undefined }));
+  if (o.sessions) grant = grant.combine(grantSessionReads(grantee, targets));
+  return on.push ? grant.combine(grantWorkerPush(grantee, o.leaseNames, { scope: on.scope, ...on.push })) : grant;
+}
