@@ -14,6 +14,7 @@ import { RegionSet } from '../lib/sim/regions.js';
 import type { WorldContext } from './settings.js';
 import { killProc } from './faults.js';
 import type { Workers } from './workers.js';
+import type { HistoryRecord } from '../lib/history/schema.js';
 
 export type RegionEvent = { kind: 'cutOff'; region: string; at: number; forMs: number } | { kind: 'lose'; region: string; at: number };
 
@@ -64,9 +65,24 @@ export function regionOf(plan: RegionPlan, machine: string): string {
   return plan.replicas[n % plan.replicas.length]!;
 }
 
+/** What a Region event did to the leases whose leader ran in that Region (simulated ms). */
+export interface RegionFigure {
+  readonly kind: RegionEvent['kind'];
+  readonly region: string;
+  readonly lease: string;
+  /** From the event to the old leader's own stop (a cut-off Region's leader: by its renew deadline); undefined when it died with its Region. */
+  readonly leaderStoppedAfterMs: number | undefined;
+  /** From the event to the next leader's start (undefined: none before the world ended). */
+  readonly newLeaderAfterMs: number | undefined;
+  /** The Region the next leader ran in. */
+  readonly newLeaderRegion: string | undefined;
+}
+
 /** The Regions of one world: the set, and each request's way through its machine's Region to the model. */
 export class WorldRegions {
   readonly set: RegionSet;
+  /** The plan's events as they happened (simulated monotonic ms). */
+  private readonly happened: { kind: RegionEvent['kind']; region: string; mono: number }[] = [];
   constructor(
     readonly plan: RegionPlan,
     c: Pick<WorldContext, 'world' | 'random'>,
@@ -92,6 +108,7 @@ export class WorldRegions {
     for (const e of this.plan.events) {
       clock.setTimer(e.at, () => {
         const from = clock.monotonic();
+        this.happened.push({ kind: e.kind, region: e.region, mono: from });
         if (e.kind === 'cutOff') {
           feed.log(`region ${e.region} cut off from the other two`);
           feed.count('region:cutOff');
@@ -114,5 +131,35 @@ export class WorldRegions {
         }
       });
     }
+  }
+
+  /**
+   * For each event, each lease whose leader ran in the Region hit: when that leader stopped, and
+   * when the next one started, where (from the history the checker judges).
+   */
+  figures(history: readonly HistoryRecord[], leases: readonly string[]): RegionFigure[] {
+    const out: RegionFigure[] = [];
+    const ms = (r: HistoryRecord) => Number(BigInt(r.mono) / 1_000n) / 1_000;
+    for (const e of this.happened) {
+      for (const lease of leases) {
+        // what the event itself did (a lost Region's processes killed) comes after it
+        const before = history.filter((r) => r.lease === lease && ms(r) < e.mono);
+        const last = before.filter((r) => r.event === 'started').at(-1);
+        if (!last || before.some((r) => r.event === 'stopped' && r.instance === last.instance && r.fencingToken === last.fencingToken)) continue;
+        if (regionOf(this.plan, last.identity) !== e.region) continue;
+        const after = history.filter((r) => r.lease === lease && ms(r) >= e.mono);
+        const stop = after.find((r) => r.event === 'stopped' && r.instance === last.instance && r.fencingToken === last.fencingToken);
+        const next = after.find((r) => r.event === 'started' && r.instance !== last.instance);
+        out.push({
+          kind: e.kind,
+          region: e.region,
+          lease,
+          leaderStoppedAfterMs: stop && (stop as { reason?: string }).reason !== 'killed' ? ms(stop) - e.mono : undefined,
+          newLeaderAfterMs: next ? ms(next) - e.mono : undefined,
+          newLeaderRegion: next ? regionOf(this.plan, next.identity) : undefined,
+        });
+      }
+    }
+    return out;
   }
 }

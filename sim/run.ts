@@ -4,6 +4,11 @@
  * prints its timeline. Prints schedules per second, faults by kind, and every violation's seed;
  * a progress line every `--progress` seconds; Ctrl-C ends the run with its summary. Exits 1 on any
  * violation (130 on a second Ctrl-C).
+ *
+ * `--regions`: worlds across three Regions (sim/regions.ts), a Region cut off or lost in each; with
+ * `--seed N`, the Region-loss timeline of that world, told for people; with `--schedules K`, K
+ * worlds in turn and the figures: how long after a Region event the next leader started, and when
+ * a cut-off leader stopped.
  */
 import { availableParallelism } from 'node:os';
 import { Command, InvalidArgumentError } from 'commander';
@@ -16,6 +21,7 @@ import { PLANTED_BUGS, type PlantedBug } from './bugs.js';
 import { describeSchedule, generateSchedule } from './schedule.js';
 import { runPool } from './pool.js';
 import { DEFAULT_SETTINGS, runWorld } from './world.js';
+import { runRegions } from './regions-run.js';
 
 const whole = (v: string) => {
   const n = Number(v);
@@ -34,15 +40,18 @@ const o = new Command()
   })
   .option('--first <n>', 'the first seed of a --schedules or --budget run (default: random)', whole)
   .option('--progress <s>', 'print a progress line this often, in seconds (0: never)', whole, 60)
+  .option('--regions', 'worlds across three Regions (MRSC): a Region cut off or lost in each')
   .option('--plant <bug>', `plant a known bug (${Object.keys(PLANTED_BUGS).join(', ')}); with --budget, stop at the first violation`, (v: string) => {
     if (!(v in PLANTED_BUGS)) throw new InvalidArgumentError(`unknown bug "${v}"; known: ${Object.keys(PLANTED_BUGS).join(', ')}`);
     return v as PlantedBug;
   })
   .parse(process.argv)
-  .opts<{ seed?: number; schedules?: number; budget?: number; first?: number; threads?: number; plant?: PlantedBug; progress: number }>();
+  .opts<{ seed?: number; schedules?: number; budget?: number; first?: number; threads?: number; plant?: PlantedBug; progress: number; regions?: boolean }>();
 
 const settings = DEFAULT_SETTINGS;
-if (o.seed !== undefined && o.schedules === undefined && o.budget === undefined) {
+if (o.regions) {
+  process.exitCode = await runRegions(o);
+} else if (o.seed !== undefined && o.schedules === undefined && o.budget === undefined) {
   const s = generateSchedule(o.seed, { workers: settings.workers, durationMs: settings.durationMs });
   for (const l of describeSchedule(s)) console.log(l);
   const r = await runWorld(s, settings, { trace: true, ...(o.plant ? { plant: o.plant } : {}) });

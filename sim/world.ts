@@ -24,7 +24,7 @@ import { scheduleNetwork } from './network.js';
 import type { Schedule } from './schedule.js';
 import { CRON_LEASE, DEFAULT_SETTINGS, type WorldContext, type WorldSettings } from './settings.js';
 import { Workers } from './workers.js';
-import { WorldRegions, type RegionPlan } from './regions.js';
+import { WorldRegions, type RegionFigure, type RegionPlan } from './regions.js';
 import type { Functions } from './functions.js';
 import { TABLES, type TableSpec } from '../lib/tables.js';
 
@@ -53,6 +53,8 @@ export interface SimResult {
   readonly timeline: readonly string[];
   /** Counters: requests, faults applied, events, dead letters. */
   readonly counts: Readonly<Record<string, number>>;
+  /** Multi-Region worlds: what each Region event did to the leases led there. */
+  readonly regions?: readonly RegionFigure[];
 }
 
 /** How one world is run: its timeline kept, a planted bug, and (multi-Region worlds) its Region plan. */
@@ -105,5 +107,6 @@ async function runPlanted(schedule: Schedule, settings: WorldSettings, opts: Run
   for (const s of workers.sessions) for (const [k, v] of Object.entries(s.stats)) feed.count(`session:${k}`, v);
   // stop what is left: nothing more runs once the clock is no longer run
   for (const p of workers.procs) p.machine.kill();
-  return { seed: schedule.seed, verdict, timeline: feed.timeline, counts: feed.counts };
+  const figures = regions?.figures(feed.history, Array.from({ length: settings.leases }, (_, i) => `job-${i}`));
+  return { seed: schedule.seed, verdict, timeline: feed.timeline, counts: feed.counts, ...(figures ? { regions: figures } : {}) };
 }

@@ -1,0 +1,75 @@
+/**
+ * `npm run sim -- --regions`: worlds across three Regions, for people. With `--seed N`, one world's
+ * story: its Region plan, then what the workers, the coordinators and the Regions did, as a
+ * timeline, and the verdict. Otherwise K worlds (`--schedules`, default 20) in turn and what Region
+ * events cost: the time from a Region's loss (or its cutting off) to a new leader in another
+ * Region, against the lease duration, and when a cut-off leader stopped, against its renew deadline.
+ */
+import { formatVerdict } from '../lib/history/checker.js';
+import { systemClock } from '../lib/clock.js';
+import { describeRegionPlan, generateRegionPlan, regionOf, type RegionFigure } from './regions.js';
+import { generateSchedule } from './schedule.js';
+import { DEFAULT_SETTINGS, runWorld, type WorldSettings } from './world.js';
+
+/** Four workers, so that one replica Region runs two of them. */
+export const REGION_SETTINGS: WorldSettings = { ...DEFAULT_SETTINGS, workers: 4 };
+
+/** What a line of the timeline must say to be part of the story. */
+const STORY = /region|leads|stops leading|^\s*\S+\s+(start|kill|stop|pause|partition) w/;
+
+export async function runRegions(o: { seed?: number; schedules?: number; first?: number }): Promise<number> {
+  const settings = REGION_SETTINGS;
+  if (o.seed !== undefined && o.schedules === undefined) return tell(o.seed, settings);
+  const first = o.first ?? Math.floor(systemClock.random() * 2 ** 31);
+  const n = o.schedules ?? 20;
+  console.log(`sim --regions: ${n} worlds from seed ${first} (${settings.workers} workers over the replica Regions, ${settings.leases} leases, ${settings.durationMs / 60_000} simulated min each; lease ${settings.leaseDurationMs / 1000} s, renew deadline ${settings.renewDeadlineMs / 1000} s); replay one with: npm run sim -- --regions --seed <seed>`);
+  const figures: RegionFigure[] = [];
+  const failed: number[] = [];
+  const began = systemClock.monotonic();
+  for (let seed = first; seed < first + n; seed++) {
+    const r = await runWorld(generateSchedule(seed, { workers: settings.workers, durationMs: settings.durationMs }), settings, { regions: generateRegionPlan(seed, settings.durationMs) });
+    figures.push(...(r.regions ?? []));
+    if (!r.verdict.ok) {
+      failed.push(seed);
+      console.log(`seed ${seed}: VIOLATION`);
+      for (const l of formatVerdict(r.verdict)) console.log(`  ${l}`);
+    }
+  }
+  console.log(`\n${n} worlds in ${((systemClock.monotonic() - began) / 1000).toFixed(1)} s; violations: ${failed.length}${failed.length ? ` (seeds ${failed.join(', ')})` : ''}`);
+  summarize(figures, settings);
+  return failed.length ? 1 : 0;
+}
+
+async function tell(seed: number, settings: WorldSettings): Promise<number> {
+  const plan = generateRegionPlan(seed, settings.durationMs);
+  console.log(`seed ${seed}: ${settings.workers} workers, each in a replica Region: ${Array.from({ length: settings.workers }, (_, i) => `w${i} ${regionOf(plan, `w${i}`)}`).join(', ')}; a coordinator in each replica Region`);
+  for (const l of describeRegionPlan(plan)) console.log(l);
+  const r = await runWorld(generateSchedule(seed, { workers: settings.workers, durationMs: settings.durationMs }), settings, { trace: true, regions: plan });
+  console.log('');
+  for (const l of r.timeline) if (STORY.test(l)) console.log(l);
+  console.log('');
+  for (const f of r.regions ?? []) console.log(`  ${describeFigure(f)}`);
+  for (const l of formatVerdict(r.verdict)) console.log(l);
+  return r.verdict.ok ? 0 : 1;
+}
+
+function describeFigure(f: RegionFigure): string {
+  const s = (ms: number | undefined) => (ms === undefined ? 'never' : `${(ms / 1000).toFixed(1)} s`);
+  const what = f.kind === 'lose' ? `${f.region} lost` : `${f.region} cut off`;
+  const stopped = f.leaderStoppedAfterMs === undefined ? (f.kind === 'lose' ? 'its leader died with it' : 'its leader did not stop') : `its leader stopped on its own after ${s(f.leaderStoppedAfterMs)}`;
+  return `${what}: ${f.lease}: ${stopped}; next leader after ${s(f.newLeaderAfterMs)}${f.newLeaderRegion ? ` in ${f.newLeaderRegion}` : ''}`;
+}
+
+function summarize(figures: readonly RegionFigure[], settings: WorldSettings): void {
+  const stat = (xs: number[]) => {
+    if (xs.length === 0) return 'none';
+    const sorted = [...xs].sort((a, b) => a - b);
+    const q = (p: number) => (sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]! / 1000).toFixed(1);
+    return `${xs.length} leases: median ${q(0.5)} s, p90 ${q(0.9)} s, max ${q(1)} s`;
+  };
+  const of = (kind: RegionFigure['kind']) => figures.filter((f) => f.kind === kind);
+  const defined = (xs: (number | undefined)[]) => xs.filter((x): x is number => x !== undefined);
+  console.log(`Region lost, its leader's lease → a new leader elsewhere: ${stat(defined(of('lose').map((f) => f.newLeaderAfterMs)))} (lease duration ${settings.leaseDurationMs / 1000} s); without one by the world's end: ${of('lose').filter((f) => f.newLeaderAfterMs === undefined).length}`);
+  console.log(`Region cut off, its leader's lease → a new leader elsewhere: ${stat(defined(of('cutOff').map((f) => f.newLeaderAfterMs)))}`);
+  console.log(`Region cut off → its leader stops on its own: ${stat(defined(of('cutOff').map((f) => f.leaderStoppedAfterMs)))} (renew deadline ${settings.renewDeadlineMs / 1000} s)`);
+}
