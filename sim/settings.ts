@@ -76,6 +76,8 @@ export interface WorldContext {
   readonly plant: PlantedBug | undefined;
   /** The tables are multi-Region strongly consistent (sim/regions.ts): workers and jobs run with `multiRegion`, the ledger is appended to with fencedItemWrite. */
   readonly multiRegion?: boolean;
+  /** The Region a machine runs in (multi-Region worlds): its workers state it as their candidacy's location. */
+  readonly regionOf?: (machine: string) => string;
   /** Whether a machine's Region is gone (a process started there is dead at once). */
   readonly gone?: (m: { name: string }) => boolean;
 }

@@ -128,7 +128,7 @@ export class Workers {
       renewDeadlineMs: settings.renewDeadlineMs,
       retryPeriodMs: settings.retryPeriodMs,
       ...(this.c.multiRegion ? { multiRegion: true } : {}),
-      candidacy: { emulationVersion: schedule.versions[i] ?? '1.30.0', binaryVersion: schedule.versions[i] ?? '1.30.0' },
+      candidacy: { emulationVersion: schedule.versions[i] ?? '1.30.0', binaryVersion: schedule.versions[i] ?? '1.30.0', ...(this.c.regionOf ? { location: { region: this.c.regionOf(identity) } } : {}) },
       ...(push ? { push } : {}),
       ...(session ? { session } : {}),
       callbacks: {

@@ -24,7 +24,7 @@ import { scheduleNetwork } from './network.js';
 import type { Schedule } from './schedule.js';
 import { CRON_LEASE, DEFAULT_SETTINGS, type WorldContext, type WorldSettings } from './settings.js';
 import { Workers } from './workers.js';
-import { WorldRegions, type RegionFigure, type RegionPlan } from './regions.js';
+import { WorldRegions, regionOf, type RegionFigure, type RegionPlan } from './regions.js';
 import type { Functions } from './functions.js';
 import { TABLES, type TableSpec } from '../lib/tables.js';
 
@@ -85,7 +85,7 @@ async function runPlanted(schedule: Schedule, settings: WorldSettings, opts: Run
   const network = scheduleNetwork(world.clock, schedule, random, feed);
   const regions = opts.regions ? new WorldRegions(opts.regions, { world, random }, keysOf(world, feed)) : undefined;
   const c: WorldContext = regions
-    ? { world, schedule, settings, random, feed, network: regions.network(network), plant: opts.plant, multiRegion: true, gone: (m) => regions.gone(m) }
+    ? { world, schedule, settings, random, feed, network: regions.network(network), plant: opts.plant, multiRegion: true, gone: (m) => regions.gone(m), regionOf: (name) => regionOf(regions.plan, name) }
     : { world, schedule, settings, random, feed, network, plant: opts.plant };
   if (schedule.push) world.startBroker(schedule.push, random, (k) => feed.count(k));
   // one coordinator (the functions) per replica Region; no TTL on multi-Region tables

@@ -65,14 +65,25 @@ export function pickBest(candidates: readonly Candidate[], now: number, preferre
 }
 
 /**
+ * Negative when `a` is the better leader by what an election is about: priority, the emulation
+ * version, the preferred locations and the binary version, as compareRanked, without its last
+ * tie-breaks (creation time and name). Zero: the two are equals, either may lead.
+ */
+export function compareMerit(a: Ranked, b: Ranked): number {
+  return b.priority - a.priority || a.emulation.compare(b.emulation) || a.locationRank - b.locationRank || a.binary.compare(b.binary);
+}
+
+/**
  * Whether `best` should replace the current holder: the holder has no valid candidate row among
- * `candidates` (it cannot be ranked), or `best` ranks strictly above it.
+ * `candidates` (it cannot be ranked), or `best` is better on merit (compareMerit). An equal that
+ * merely sorts first (an earlier creation, a smaller name) does not preempt, as in Kubernetes,
+ * whose re-election compares versions only: a leader is never moved for nothing.
  */
 export function isBetterThanHolder(best: Ranked, holder: string, candidates: readonly Candidate[], now: number, preferred: readonly string[] = []): boolean {
   if (best.candidate.name === holder) return false;
   const row = candidates.find((c) => c.name === holder);
   const held = row && rank(row, now, preferred);
-  return !held || compareRanked(best, held) < 0;
+  return !held || compareMerit(best, held) < 0;
 }
 
 /** KEP-4355's skew prevention: an electee was chosen over a candidate with a newer binary. */

@@ -2,8 +2,8 @@ import type { Candidate } from '../schemas/candidate.js';
 import type { ElectionConfig } from '../schemas/config.js';
 import type { Lease } from '../schemas/lease.js';
 import { decide, ignoredLastPing, type Decision } from './decide.js';
-import { preferredLocationsOf } from './location.js';
-import { pickBest } from './ordering.js';
+import { locationOf, preferredLocationsOf } from './location.js';
+import { compareMerit, orderCandidates } from './ordering.js';
 import { isDeparted, liveCandidates } from './vacancy.js';
 
 export interface Successor {
@@ -17,7 +17,8 @@ export interface Successor {
  * that did not ignore their last ping (of all the live ones, when every one did), the holder
  * excluded, and those `gone` says departed (the previous holder whose row showed no life since:
  * vacancy.ts `isDeparted`), ranked with the lease's preferred locations (`preferred`, by default
- * the coordinator's). Undefined when nobody else can win.
+ * the coordinator's); of the best's equals on merit, one in another failure domain than the
+ * holder's when there is one. Undefined when nobody else can win.
  */
 export function successorOf(
   holder: string,
@@ -32,9 +33,22 @@ export function successorOf(
   // Nobody else answered its last ping: name the best of the rest all the same. A missed ping is
   // often one that came between a worker's reads (a successor reads once a renewal); a designation
   // is not a grant — a dead successor never takes the lease — and none at all means an election.
-  const best = pickBest(responsive.length ? responsive : others, now, preferred);
+  const ordered = orderCandidates(responsive.length ? responsive : others, now, preferred);
+  const best = ordered[0];
   if (!best) return undefined;
-  return { name: best.candidate.name, ...(best.candidate.identity ? { instance: best.candidate.identity } : {}) };
+  // An equal of the best in another failure domain than the holder's (another Region, else another
+  // zone) stands instead: a Region or zone that takes the holder down then leaves its successor up.
+  const held = candidates.find((c) => c.name === holder);
+  const apart = held ? ordered.find((r) => compareMerit(r, best) === 0 && inAnotherDomain(r.candidate, held)) : undefined;
+  const pick = apart ?? best;
+  return { name: pick.candidate.name, ...(pick.candidate.identity ? { instance: pick.candidate.identity } : {}) };
+}
+
+/** Whether `a` runs in another Region than `b`, or, in one Region, in another zone (as far as both are known). */
+export function inAnotherDomain(a: Candidate, b: Candidate): boolean {
+  const [x, y] = [locationOf(a), locationOf(b)];
+  if (x.region !== undefined && y.region !== undefined && x.region !== y.region) return true;
+  return x.zone !== undefined && y.zone !== undefined && x.zone !== y.zone;
 }
 
 /**

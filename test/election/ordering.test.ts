@@ -134,6 +134,9 @@ describe('should the holder be replaced (TestShouldReelect)', () => {
     { name: 'older emulation version joins', candidates: [leader, cand('component-identity-2', '1.18.0', '1.19.0')], want: true },
     { name: 'holder has no candidate row', candidates: [cand('component-identity-2', '1.19.0', '1.19.0')], holder: 'someone-else', want: true },
     { name: 'holder row has a malformed version', candidates: [cand('component-identity-1', 'bad', '1.19.0'), cand('component-identity-2', '1.30.0', '1.30.0')], want: true },
+    // equals on merit: one that merely sorts first (earlier created, smaller name) does not preempt, as in TestShouldReelect
+    { name: 'an equal created earlier, with a smaller name', candidates: [leader, cand('component-identity-0', '1.19.0', '1.19.0', { createdAt: leader.createdAt - 1 })], want: false },
+    { name: 'an older binary version joins', candidates: [leader, cand('component-identity-2', '1.19.0', '1.18.0')], want: true },
   ])('$name', ({ candidates, holder, want }) => {
     const best = pickBest(candidates, NOW);
     expect(best ? isBetterThanHolder(best, holder ?? leader.name, candidates, NOW) : false).toBe(want);

@@ -21,6 +21,11 @@ describe('successorOf: who takes the lease at once if the holder leaves', () => 
     { name: 'nor one whose versions do not parse', holder: 'a', candidates: [cand('a', '1.0.0', '1.0.0'), cand('b', 'garbage', '0.9.0'), cand('c', '1.1.0', '1.1.0')], want: 'c' },
     { name: 'the holder alone: none', holder: 'a', candidates: [cand('a', '1.0.0', '1.0.0')], want: undefined },
     { name: 'a better candidate than the holder is its successor too (the one it yields to)', holder: 'b', candidates: [cand('a', '1.0.0', '1.0.0'), cand('b', '1.2.0', '1.2.0')], want: 'a' },
+    // failure domains: a Region (else a zone) that takes the holder down should leave its successor up
+    { name: 'of equals on merit, one in another Region than the holder’s, though another sorts first', holder: 'a', candidates: [cand('a', '1.0.0', '1.0.0', { location: { region: 'us-east-1' } }), cand('b', '1.0.0', '1.0.0', { location: { region: 'us-east-1' } }), cand('c', '1.0.0', '1.0.0', { location: { region: 'us-west-2' } })], want: 'c' },
+    { name: 'in one Region, one in another zone (a zone implies its Region)', holder: 'a', candidates: [cand('a', '1.0.0', '1.0.0', { location: { zone: 'us-east-1a' } }), cand('b', '1.0.0', '1.0.0', { location: { zone: 'us-east-1a' } }), cand('c', '1.0.0', '1.0.0', { location: { zone: 'us-east-1b' } })], want: 'c' },
+    { name: 'never a worse one for its place: the better on merit in the holder’s Region stays successor', holder: 'a', candidates: [cand('a', '1.0.0', '1.0.0', { location: { region: 'us-east-1' } }), cand('b', '1.0.0', '1.0.0', { location: { region: 'us-east-1' } }), cand('c', '1.0.0', '1.1.0', { location: { region: 'us-west-2' } })], want: 'b' },
+    { name: 'an unknown place is no other domain: the best stays successor', holder: 'a', candidates: [cand('a', '1.0.0', '1.0.0', { location: { region: 'us-east-1' } }), cand('b', '1.0.0', '1.0.0', { location: { region: 'us-east-1' } }), cand('c', '1.0.0', '1.0.0')], want: 'b' },
   ])('$name', ({ holder, candidates, want }) => {
     expect(successorOf(holder, candidates, NOW, config)?.name).toBe(want);
   });
@@ -53,15 +58,15 @@ describe('decideWithSuccession: the reconcile’s decision', () => {
       want: { kind: 'setSuccessor', successor: { name: 'c', instance: 'c_1' } },
     },
     {
-      name: '… but once its row shows life (renewed since the takeover), it ranks as before: a re-election to preempt for it',
+      name: '… but once its row shows life (renewed since the takeover), it ranks as before: a re-election to preempt for it (it is the better on merit: an older binary)',
       lease: lease('b', { lastHolderIdentity: 'a', acquireTime: NOW - 2 * MIN }),
-      candidates: [cand('a', '1.0.0', '1.0.0', { renewTime: NOW - MIN }), cand('b', '1.0.0', '1.0.0'), cand('c', '1.0.0', '1.0.0', { createdAt: NOW })],
+      candidates: [cand('a', '1.0.0', '0.9.0', { renewTime: NOW - MIN }), cand('b', '1.0.0', '1.0.0'), cand('c', '1.0.0', '1.0.0', { createdAt: NOW })],
       want: { kind: 'openElection' },
     },
     {
       name: '… or answered a ping since',
       lease: lease('b', { lastHolderIdentity: 'a', acquireTime: NOW - 2 * MIN }),
-      candidates: [cand('a', '1.0.0', '1.0.0', { renewTime: NOW - 3 * MIN, pingTime: NOW - MIN, ackedPingTime: NOW - MIN }), cand('b', '1.0.0', '1.0.0'), cand('c', '1.0.0', '1.0.0', { createdAt: NOW })],
+      candidates: [cand('a', '1.0.0', '0.9.0', { renewTime: NOW - 3 * MIN, pingTime: NOW - MIN, ackedPingTime: NOW - MIN }), cand('b', '1.0.0', '1.0.0'), cand('c', '1.0.0', '1.0.0', { createdAt: NOW })],
       want: { kind: 'openElection' },
     },
     {
