@@ -1,0 +1,173 @@
+/**
+ * What the docs claim, held to the code: the figures README.md (and docs/deploy.md) state about
+ * what the construct synthesizes, and every relative link in README.md and docs/*.md, anchors
+ * included. A figure that moves in the code makes this fail until the sentence says so too.
+ */
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Stack, type CfnResource } from 'aws-cdk-lib';
+import type { Template } from 'aws-cdk-lib/assertions';
+import * as cr from 'aws-cdk-lib/custom-resources';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Conclave } from '@conclave/cdk';
+import { buildAssets, synth, type Synthesized } from '../infra/support.js';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const read = (file: string): string => readFileSync(join(root, file), 'utf8');
+/** The files whose figures are pinned here. */
+const FIGURE_FILES = ['README.md', 'docs/deploy.md'];
+/** The files whose links are checked: README.md and every page of docs/ (generated docs/api/ aside). */
+const LINKED_FILES = ['README.md', ...readdirSync(join(root, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+
+/** The text outside fenced code blocks (``` or ~~~), with each line kept in place. */
+function prose(markdown: string): string {
+  let fence: string | undefined;
+  return markdown
+    .split('\n')
+    .map((line) => {
+      const open = /^\s*(`{3,}|~{3,})/.exec(line);
+      if (fence === undefined && open) {
+        fence = open[1]![0]!.repeat(open[1]!.length);
+        return '';
+      }
+      if (fence !== undefined) {
+        if (line.trim().startsWith(fence)) fence = undefined;
+        return '';
+      }
+      return line;
+    })
+    .join('\n');
+}
+
+/** Every number a file states as `<N> <what>` (e.g. "12 CloudWatch alarms"), outside code blocks. */
+function statedCounts(markdown: string, what: string): number[] {
+  const pattern = new RegExp(`(\\d+) ${what.replace(/ /g, '\\s+')}`, 'g');
+  return [...prose(markdown).matchAll(pattern)].map((m) => Number(m[1]));
+}
+
+/** GitHub's anchor for a heading (github-slugger): lower case, punctuation dropped, spaces to hyphens. */
+function slug(heading: string): string {
+  const text = heading
+    .replace(/`([^`]*)`/g, '$1') // inline code shows its text
+    .replace(/!?\[([^\]]*)\]\([^)]*\)/g, '$1') // a link shows its text
+    .replace(/<[^>]+>/g, '') // HTML tags
+    .replace(/[*]/g, ''); // emphasis
+  return text
+    .trim()
+    .toLowerCase()
+    .replace(/[^\p{L}\p{M}\p{N}\p{Pc} -]/gu, '')
+    .replace(/ /g, '-');
+}
+
+/** The anchors a Markdown file's headings make, repeated headings numbered as GitHub does. */
+function anchors(markdown: string): Set<string> {
+  const seen = new Map<string, number>();
+  const out = new Set<string>();
+  for (const line of prose(markdown).split('\n')) {
+    const h = /^#{1,6}\s+(.*?)\s*#*\s*$/.exec(line);
+    if (!h) continue;
+    const base = slug(h[1]!);
+    const n = seen.get(base) ?? 0;
+    seen.set(base, n + 1);
+    out.add(n === 0 ? base : `${base}-${n}`);
+  }
+  return out;
+}
+
+/** Inline links `[text](target)` outside code blocks and code spans: their targets. */
+function links(markdown: string): string[] {
+  const text = prose(markdown).replace(/`[^`\n]*`/g, '');
+  return [...text.matchAll(/\[(?:[^\]\\]|\\.)*\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g)].map((m) => m[1]!);
+}
+
+/** What is wrong with a relative link from `file`, or undefined when it points at something that exists. */
+function brokenLink(file: string, target: string): string | undefined {
+  if (/^[a-z][a-z0-9+.-]*:/i.test(target)) return undefined; // https:, mailto:: not this test's business
+  const [path, anchor] = target.split('#', 2) as [string, string | undefined];
+  const to = path === '' ? join(root, file) : resolve(join(root, dirname(file)), decodeURIComponent(path));
+  if (!existsSync(to)) return `${file}: ${target} → ${relative(root, to)} does not exist`;
+  if (anchor !== undefined && statSync(to).isFile() && to.endsWith('.md') && !anchors(readFileSync(to, 'utf8')).has(decodeURIComponent(anchor).toLowerCase()))
+    return `${file}: ${target} → no heading in ${relative(root, to)} makes the anchor #${anchor}`;
+  return undefined;
+}
+
+describe('the docs helpers', () => {
+  it('make GitHub anchors from headings', () => {
+    expect(slug('Monthly cost: 100 leases × 3 candidates')).toBe('monthly-cost-100-leases--3-candidates');
+    expect(slug('Short-lived code: `withLease`, `tryWithLease`, `runOnce`')).toBe('short-lived-code-withlease-trywithlease-runonce');
+    expect(slug("Where Conclave departs from Kubernetes, and why")).toBe('where-conclave-departs-from-kubernetes-and-why');
+    expect([...anchors('# A\n## B\n```sh\n# not a heading\n```\n## B\n')]).toEqual(['a', 'b', 'b-1']);
+  });
+
+  it('read counts and links outside code only', () => {
+    const md = 'It has 5 Lambda functions.\n```text\n7 Lambda functions\n[x](nowhere.md)\n```\nSee [here](docs/deploy.md) and `[not](a-link.md)`.';
+    expect(statedCounts(md, 'Lambda functions')).toEqual([5]);
+    expect(links(md)).toEqual(['docs/deploy.md']);
+  });
+
+  it('find a broken link, and a broken anchor', () => {
+    expect(brokenLink('README.md', 'docs/nowhere.md')).toMatch(/does not exist/);
+    expect(brokenLink('README.md', 'docs/deploy.md#no-such-heading')).toMatch(/no heading/);
+    expect(brokenLink('README.md', 'https://example.com/x')).toBeUndefined();
+  });
+});
+
+describe('every relative link in README.md and docs/*.md points at something that exists', () => {
+  it.each(LINKED_FILES)('%s', (file) => {
+    const targets = links(read(file));
+    expect(targets.length, `${file} has links`).toBeGreaterThan(0);
+    expect(targets.map((t) => brokenLink(file, t)).filter((b) => b !== undefined)).toEqual([]);
+  });
+});
+
+describe('the figures the docs state about the construct are what it synthesizes', () => {
+  let s: Synthesized<Stack>;
+  let t: Template;
+  let conclave: Conclave;
+  beforeAll(async () => {
+    await buildAssets();
+    // the construct with its defaults, as the README's example uses it (the push path on)
+    s = synth((app) => {
+      const stack = new Stack(app, 'Claims');
+      conclave = new Conclave(stack, 'Conclave', { tablePrefix: 'conclave' });
+      return stack;
+    });
+    t = s.template;
+  });
+  afterAll(() => s?.cleanup());
+
+  /** Conclave's own functions; any other function in the template must be aws-cdk-lib's custom-resource provider. */
+  const ownFunctions = (): string[] => {
+    const all = Object.keys(t.findResources('AWS::Lambda::Function'));
+    const own = Object.values(conclave.functions).map((f) => s.stack.getLogicalId(f.node.defaultChild as CfnResource));
+    const provider = `AWS${cr.AwsCustomResource.PROVIDER_FUNCTION_UUID.replace(/-/g, '')}`;
+    expect(all.filter((id) => !own.includes(id) && !id.startsWith(provider)), 'Lambda functions that are neither Conclave\'s nor aws-cdk-lib\'s custom-resource provider').toEqual([]);
+    expect(own.every((id) => all.includes(id))).toBe(true);
+    return own;
+  };
+
+  it.each(FIGURE_FILES)('%s: "N Lambda functions"', (file) => {
+    const stated = statedCounts(read(file), 'Lambda functions');
+    if (file === 'README.md') expect(stated.length, 'README.md states how many Lambda functions the construct synthesizes').toBeGreaterThan(0);
+    for (const n of stated) expect(n, `${file} says ${n} Lambda functions`).toBe(ownFunctions().length);
+  });
+
+  it.each(FIGURE_FILES)('%s: "N CloudWatch alarms"', (file) => {
+    const stated = statedCounts(read(file), 'CloudWatch alarms');
+    if (file === 'README.md') expect(stated.length, 'README.md states how many CloudWatch alarms the construct synthesizes').toBeGreaterThan(0);
+    const alarms = Object.keys(t.findResources('AWS::CloudWatch::Alarm')).length;
+    for (const n of stated) expect(n, `${file} says ${n} CloudWatch alarms`).toBe(alarms);
+  });
+});
+
+describe('docs/architecture.md draws its flows as Mermaid sequence diagrams', () => {
+  it('has one per flow, each a sequenceDiagram without a ";" (Mermaid reads it as a line break)', () => {
+    const blocks = [...read('docs/architecture.md').matchAll(/```mermaid\n([\s\S]*?)```/g)].map((m) => m[1]!);
+    expect(blocks.length).toBeGreaterThanOrEqual(5);
+    for (const b of blocks) {
+      expect(b.trimStart().startsWith('sequenceDiagram')).toBe(true);
+      expect(b).not.toContain(';');
+    }
+  });
+});
