@@ -3,7 +3,8 @@
  * story: its Region plan, then what the workers, the coordinators and the Regions did, as a
  * timeline, and the verdict. Otherwise K worlds (`--schedules`, default 20) in turn and what Region
  * events cost: the time from a Region's loss (or its cutting off) to a new leader in another
- * Region, against the lease duration, and when a cut-off leader stopped, against its renew deadline.
+ * Region, against the lease duration, and when a cut-off leader stopped, against its renew deadline;
+ * each seed with its Region events alone, and among its schedule's other faults.
  */
 import { formatVerdict } from '../lib/history/checker.js';
 import { systemClock } from '../lib/clock.js';
@@ -23,20 +24,27 @@ export async function runRegions(o: { seed?: number; schedules?: number; first?:
   const first = o.first ?? Math.floor(systemClock.random() * 2 ** 31);
   const n = o.schedules ?? 20;
   console.log(`sim --regions: ${n} worlds from seed ${first} (${settings.workers} workers over the replica Regions, ${settings.leases} leases, ${settings.durationMs / 60_000} simulated min each; lease ${settings.leaseDurationMs / 1000} s, renew deadline ${settings.renewDeadlineMs / 1000} s); replay one with: npm run sim -- --regions --seed <seed>`);
-  const figures: RegionFigure[] = [];
-  const failed: number[] = [];
+  // each seed twice: its Region events alone, then with the schedule's other faults too
+  const figures = { alone: [] as RegionFigure[], faults: [] as RegionFigure[] };
+  const failed: string[] = [];
   const began = systemClock.monotonic();
   for (let seed = first; seed < first + n; seed++) {
-    const r = await runWorld(generateSchedule(seed, { workers: settings.workers, durationMs: settings.durationMs }), settings, { regions: generateRegionPlan(seed, settings.durationMs) });
-    figures.push(...(r.regions ?? []));
-    if (!r.verdict.ok) {
-      failed.push(seed);
-      console.log(`seed ${seed}: VIOLATION`);
-      for (const l of formatVerdict(r.verdict)) console.log(`  ${l}`);
+    for (const kind of ['alone', 'faults'] as const) {
+      const schedule = generateSchedule(seed, { workers: settings.workers, durationMs: settings.durationMs, faults: kind === 'faults' });
+      const r = await runWorld(schedule, settings, { regions: generateRegionPlan(seed, settings.durationMs) });
+      figures[kind].push(...(r.regions ?? []));
+      if (!r.verdict.ok) {
+        failed.push(`${seed}${kind === 'alone' ? ' (Region events alone)' : ''}`);
+        console.log(`seed ${seed}${kind === 'alone' ? ', Region events alone' : ''}: VIOLATION`);
+        for (const l of formatVerdict(r.verdict)) console.log(`  ${l}`);
+      }
     }
   }
-  console.log(`\n${n} worlds in ${((systemClock.monotonic() - began) / 1000).toFixed(1)} s; violations: ${failed.length}${failed.length ? ` (seeds ${failed.join(', ')})` : ''}`);
-  summarize(figures, settings);
+  console.log(`\n${2 * n} worlds in ${((systemClock.monotonic() - began) / 1000).toFixed(1)} s; violations: ${failed.length}${failed.length ? ` (seeds ${failed.join(', ')})` : ''}`);
+  console.log('\nRegion events alone (no other fault in the world):');
+  summarize(figures.alone, settings);
+  console.log('\nRegion events among the schedule\'s other faults (kills, pauses, partitions, DynamoDB faults, coordinator outages, clock steps):');
+  summarize(figures.faults, settings);
   return failed.length ? 1 : 0;
 }
 
@@ -69,7 +77,7 @@ function summarize(figures: readonly RegionFigure[], settings: WorldSettings): v
   };
   const of = (kind: RegionFigure['kind']) => figures.filter((f) => f.kind === kind);
   const defined = (xs: (number | undefined)[]) => xs.filter((x): x is number => x !== undefined);
-  console.log(`Region lost, its leader's lease → a new leader elsewhere: ${stat(defined(of('lose').map((f) => f.newLeaderAfterMs)))} (lease duration ${settings.leaseDurationMs / 1000} s); without one by the world's end: ${of('lose').filter((f) => f.newLeaderAfterMs === undefined).length}`);
-  console.log(`Region cut off, its leader's lease → a new leader elsewhere: ${stat(defined(of('cutOff').map((f) => f.newLeaderAfterMs)))}`);
-  console.log(`Region cut off → its leader stops on its own: ${stat(defined(of('cutOff').map((f) => f.leaderStoppedAfterMs)))} (renew deadline ${settings.renewDeadlineMs / 1000} s)`);
+  console.log(`  Region lost, its leader's lease → a new leader elsewhere: ${stat(defined(of('lose').map((f) => f.newLeaderAfterMs)))} (lease duration ${settings.leaseDurationMs / 1000} s); without one by the world's end: ${of('lose').filter((f) => f.newLeaderAfterMs === undefined).length}`);
+  console.log(`  Region cut off, its leader's lease → a new leader elsewhere: ${stat(defined(of('cutOff').map((f) => f.newLeaderAfterMs)))}`);
+  console.log(`  Region cut off → its leader stops on its own: ${stat(defined(of('cutOff').map((f) => f.leaderStoppedAfterMs)))} (renew deadline ${settings.renewDeadlineMs / 1000} s)`);
 }
