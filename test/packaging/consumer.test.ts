@@ -324,6 +324,20 @@ describe('a consumer project', () => {
     expect(text).toContain('nightly-report');
   }, 120_000);
 
+  it("synthesizes the CDK README's multi-Region app: MRSC tables with a witness in the primary's stack, the functions in the other replica Region's", async () => {
+    const out = join(app, 'cdk.out.readme-regions');
+    await ok(sh(app, process.execPath, ['dist/readme/readme-cdk-2.js'], { CDK_OUTDIR: out, CDK_DISABLE_CLI_TELEMETRY: 'true', AWS_EC2_METADATA_DISABLED: 'true' }), 'node dist/readme/readme-cdk-2.js');
+    const templates = readdirSync(out).filter((f) => f.endsWith('.template.json')).sort();
+    expect(templates).toEqual(['Conclave-us-east-2.template.json', 'Conclave.template.json']);
+    const read = (f: string) => JSON.parse(readFileSync(join(out, f), 'utf8')) as { Resources: Record<string, { Type: string; Properties: Record<string, unknown> }> };
+    const tables = Object.values(read('Conclave.template.json').Resources).filter((r) => r.Type === 'AWS::DynamoDB::GlobalTable');
+    expect(tables).toHaveLength(3);
+    for (const t of tables) expect(t.Properties).toMatchObject({ MultiRegionConsistency: 'STRONG', GlobalTableWitnesses: [{ Region: 'us-west-2' }] });
+    const replica = Object.values(read('Conclave-us-east-2.template.json').Resources);
+    expect(replica.filter((r) => r.Type === 'AWS::Lambda::EventSourceMapping').length).toBeGreaterThanOrEqual(2); // the two stream functions, on this Region's replicas
+    expect(replica.filter((r) => r.Type === 'AWS::DynamoDB::GlobalTable')).toHaveLength(0);
+  }, 120_000);
+
   it('npx conclave-local starts the whole local system from the packages, prints what a worker needs, and stops cleanly on Ctrl-C', async () => {
     const prefix = `cl-${Date.now().toString(36)}`;
     // the bin npm linked, run on this Node (22): as `npx conclave-local` would
