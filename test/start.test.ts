@@ -32,19 +32,19 @@ describe('npm start -- --short', () => {
       '✓ upgrade w1 to 1.31.0',
       `✓ kill -9 ${a}`,
       `✓ restart ${a}`,
-      `✓ kill -9 ${a} (task STOPPED)`,
-      `✓ restart ${a}`,
-      `✓ stop ${b}`,
+      `✓ kill -9 ${b} (task STOPPED)`,
+      `✓ restart ${b}`,
+      `✓ stop ${a}`,
       // issue 18: nobody in the preferred zone yet: the leader stays; a candidate there appears and leads
       '✓ prefer zone local-1b',
       '✓ w4 starts in local-1b',
     ]);
-    // Restarted after a crash nobody reported, a takes its old row back (and its seniority); after
-    // the platform's STOPPED event its candidacy was withdrawn, so it comes back as the newest.
-    expect(steps.map((l) => /leader (\S+)/.exec(l)![1])).toEqual(['w1', a, b, a, b, b, a, a, 'w4']);
+    // Restarted after a crash, a is b's equal on merit (same versions): an equal does not preempt, so
+    // b keeps leading until the platform's STOPPED event ends its term; restarted, b stays behind a.
+    expect(steps.map((l) => /leader (\S+)/.exec(l)![1])).toEqual(['w1', a, b, b, a, a, b, b, 'w4']);
     expect(out).toMatch(/▶ w4 leads \(emulation 1\.30\.0, binary 1\.30\.0, zone local-1b\) · fencing token \d+/);
-    // the move was a preemption, as for a better version: a yielded, w4 took over
-    expect(out).toMatch(new RegExp(`■ ${a} stops leading \\(preempted\\)[^▶]*▶ w4 leads`));
+    // the move was a preemption, as for a better version: b yielded, w4 took over
+    expect(out).toMatch(new RegExp(`■ ${b} stops leading \\(preempted\\)[^▶]*▶ w4 leads`));
     const tokens = steps.map((l) => Number(/token\s+(\d+)/.exec(l)![1]));
     expect(tokens).toEqual([...tokens].sort((a, b) => a - b));
     expect(tokens.every(Number.isSafeInteger)).toBe(true);
@@ -53,14 +53,14 @@ describe('npm start -- --short', () => {
     // preempted for a better candidate), never lose one
     const [events, changes] = /Leader Changed events: (\d+) for (\d+) leader changes/.exec(summary)!.slice(1).map(Number);
     expect(events).toBe(changes);
-    expect(changes).toBeGreaterThanOrEqual(6);
+    expect(changes).toBeGreaterThanOrEqual(5); // upgrade, crash, STOPPED, hand-off, zone (a restarted equal preempts nobody)
     // How the two crashed terms ended, from the events the system published (an outcome, not the
     // demo's wall-clock failover figures; how soon a term runs out or a successor takes over is
     // asserted on simulated time in test/sdk/elector.test.ts): the first ran out, no platform
-    // event ended it; ECS's STOPPED event ended the second, the term a had before that kill.
+    // event ended it; ECS's STOPPED event ended the second, the term b had before that kill.
     const published = readFileSync(join(dir, 'events.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { detailType: string; detail: Record<string, unknown> });
     const lostToPlatform = published.filter((e) => e.detailType === 'Leader Lost' && e.detail['source'] === 'aws.ecs');
-    expect(lostToPlatform.map((e) => [e.detail['previousHolder'], e.detail['fencingToken']])).toEqual([[a, tokens[3]]]);
+    expect(lostToPlatform.map((e) => [e.detail['previousHolder'], e.detail['fencingToken']])).toEqual([[b, tokens[3]]]);
     expect(summary).toMatch(/dead letters: 0/);
     expect(summary).toMatch(/all expectations held/);
     // issue 18: the example scheduled job, each firing delivered twice and retried late: one report per window

@@ -5,7 +5,7 @@
  * says whether every expectation held.
  */
 import { preferredLocationsOf } from '../../election/location.js';
-import { pickBest } from '../../election/ordering.js';
+import { compareMerit, pickBest, rank } from '../../election/ordering.js';
 import { successorOf } from '../../election/successor.js';
 import { checkHistory, formatVerdict } from '../../history/checker.js';
 import { historyFromWorkerEvents } from '../../history/worker-events.js';
@@ -100,7 +100,11 @@ export async function playStories(rt: LocalRuntime, opts: DemoOptions = {}): Pro
       const running = candidates.filter((c) => workers.get(c.name)?.alive);
       // ranked as the coordinator ranks: with the lease's preferred locations, else its default
       const preferred = preferredLocationsOf(lease, rt.deps.coordinator.config);
-      const best = pickBest(running, now, preferred)?.candidate.name;
+      // the best on merit: the holder when it is one of them (an equal that sorts first does not preempt)
+      const top = pickBest(running, now, preferred);
+      const holderRow = running.find((c) => c.name === lease?.holderIdentity);
+      const held = holderRow && rank(holderRow, now, preferred);
+      const best = top && held && compareMerit(held, top) === 0 ? held.candidate.name : top?.candidate.name;
       const l = leader();
       const leaders = [...workers.values()].filter((w) => w.leading).length;
       const led = best && l?.identity === best && leaders === 1 && lease?.holderIdentity === best && !lease.election && !lease.preferredHolder;
