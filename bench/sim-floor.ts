@@ -9,6 +9,7 @@
  *
  *   npx tsx bench/sim-floor.ts [--schedules 60] [--first 1000] [--ops 100000] [--cores 2]
  */
+import { readFileSync } from 'node:fs';
 import { GetItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { createTables } from '../lib/local/tables.js';
 import { DynamoDBModel } from '../lib/sim/dynamodb-model/index.js';
@@ -41,14 +42,38 @@ async function micros(fn: () => Promise<void>): Promise<number> {
   return (performance.now() - before) * 1000;
 }
 
+/**
+ * CPU ms so far: this thread's (Linux: /proc's utime + stime of this task, in 10 ms ticks;
+ * undefined elsewhere) and the whole process's (V8's compiler and collector threads too). Steadier
+ * than wall time on a machine other work shares: compare builds by these when it is not idle.
+ */
+function cpuMs(): { thread: number | undefined; process: number } {
+  const u = process.cpuUsage();
+  let thread: number | undefined;
+  try {
+    const f = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    thread = (Number(f[11]) + Number(f[12])) * 10;
+  } catch {
+    thread = undefined;
+  }
+  return { thread, process: (u.user + u.system) / 1000 };
+}
+
 // ---- whole schedules, one after another on this thread (a warm-up schedule first)
 const schedule = (seed: number) => generateSchedule(seed, { workers: DEFAULT_SETTINGS.workers, durationMs: DEFAULT_SETTINGS.durationMs });
 await runWorld(schedule(FIRST - 1), DEFAULT_SETTINGS);
 let requests = 0;
+const cpuBefore = cpuMs();
 const scheduleMicros = await micros(async () => {
   for (let s = FIRST; s < FIRST + SCHEDULES; s++) requests += (await runWorld(schedule(s), DEFAULT_SETTINGS)).counts['requests'] ?? 0;
 });
-const perSchedule = { wallMs: scheduleMicros / SCHEDULES / 1000, requests: requests / SCHEDULES };
+const cpuAfter = cpuMs();
+const perSchedule = {
+  wallMs: scheduleMicros / SCHEDULES / 1000,
+  threadCpuMs: cpuAfter.thread === undefined || cpuBefore.thread === undefined ? undefined : (cpuAfter.thread - cpuBefore.thread) / SCHEDULES,
+  processCpuMs: (cpuAfter.process - cpuBefore.process) / SCHEDULES,
+  requests: requests / SCHEDULES,
+};
 
 // ---- the two layers, on a model of their own: half consistent reads, half renewals (the sim's mix is mostly these)
 let now = 1_800_000_000_000;
@@ -100,6 +125,8 @@ console.log(`sim floor: ${SCHEDULES} schedules from seed ${FIRST} (${DEFAULT_SET
 console.log(`  a million schedules an hour on ${CORES} cores: ${(TARGET_PER_HOUR / 3600).toFixed(0)} schedules/s, ${budgetMs.toFixed(2)} ms of one core per schedule`);
 console.log(`  requests per schedule: ${perSchedule.requests.toFixed(0)}; the model alone ${rawMicros.toFixed(2)} µs each, through the stores ${storeMicros.toFixed(2)} µs each`);
 row('one schedule on one thread, measured (everything)', perSchedule.wallMs);
+if (perSchedule.threadCpuMs !== undefined) row("the same, in this thread's CPU time", perSchedule.threadCpuMs);
+row("the same, the process's CPU time (V8's helper threads too)", perSchedule.processCpuMs);
 row("the model alone, for the schedule's requests", (perSchedule.requests * rawMicros) / 1000);
 row("the stores' path alone (model, marshalling, zod), same", (perSchedule.requests * storeMicros) / 1000);
 console.log(`  measured is ${(perSchedule.wallMs / budgetMs).toFixed(1)}× the budget; the stores' path alone is ${((perSchedule.requests * storeMicros) / 1000 / budgetMs).toFixed(1)}×`);

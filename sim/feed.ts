@@ -28,8 +28,8 @@ export class Feed {
   readonly faults: FaultWindow[] = [];
   /** Every line of the timeline (kept with `trace`). */
   readonly timeline: string[] = [];
-  /** Counters: requests, faults applied, events, dead letters. */
-  readonly counts: Record<string, number> = {};
+  /** Counters, counted in a Map (thousands of counts a schedule, under keys made as they come). */
+  private readonly tally = new Map<string, number>();
   readonly ledgerTable = 'sim-ledger';
 
   constructor(
@@ -37,8 +37,13 @@ export class Feed {
     private readonly trace: boolean,
   ) {}
 
+  /** Counters: requests, faults applied, events, dead letters (a copy, in the order they were first counted). */
+  get counts(): Record<string, number> {
+    return Object.fromEntries(this.tally);
+  }
+
   count(k: string, n = 1): void {
-    this.counts[k] = (this.counts[k] ?? 0) + n;
+    this.tally.set(k, (this.tally.get(k) ?? 0) + n);
   }
 
   log(line: string): void {

@@ -157,13 +157,14 @@ function functionDeps(c: WorldContext, client: DynamoDBClient, handlers: Handler
 function streamPump(c: WorldContext, name: FunctionName, t: StreamTrigger, handlers: Handlers, down: () => boolean): () => void {
   const { world, feed, schedule, random } = c;
   const stream = world.model.stream(world.names[t.table]);
+  const shards = stream.shardIds();
   const after = new Map<string, string | undefined>();
   let busy = false;
   const pump = async () => {
     if (busy || down()) return;
     busy = true;
     try {
-      for (const shard of stream.shardIds()) {
+      for (const shard of shards) {
         const records: DynamoDBRecord[] = stream.read(shard, { ...(after.get(shard) ? { after: after.get(shard)! } : {}), limit: t.batchSize });
         if (!records.length) continue;
         const lag = schedule.streamLagMs[0] + random() * (schedule.streamLagMs[1] - schedule.streamLagMs[0]);
@@ -192,7 +193,11 @@ function streamPump(c: WorldContext, name: FunctionName, t: StreamTrigger, handl
       busy = false;
     }
   };
-  return () => void pump();
+  // Most pumps find nothing new: then none is started (it would read nothing and draw nothing), which
+  // spares an async call and a read per shard four times a simulated second.
+  return () => {
+    if (!busy && shards.some((shard) => stream.hasRecordsAfter(shard, after.get(shard)))) void pump();
+  };
 }
 
 /**

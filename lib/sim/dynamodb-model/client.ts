@@ -123,12 +123,22 @@ const OPERATIONS = new Map<unknown, Operation>([
 
 let dateSecond = NaN;
 let dateText = '';
-/** A response's `Date` header (whole seconds): made once per simulated second, not once per response. */
+/** Date headers by epoch second: a simulator's worlds all start at one time, so they share their seconds. */
+const dateTexts = new Map<number, string>();
+/** Bounded: a day of distinct seconds. */
+const MAX_DATE_TEXTS = 86_400;
+/** A response's `Date` header (whole seconds): made once per second of the model's clock, not once per response. */
 function httpDate(ms: number): string {
   const second = Math.floor(ms / 1000);
   if (second !== dateSecond) {
+    let text = dateTexts.get(second);
+    if (text === undefined) {
+      text = new Date(second * 1000).toUTCString();
+      if (dateTexts.size >= MAX_DATE_TEXTS) dateTexts.clear();
+      dateTexts.set(second, text);
+    }
     dateSecond = second;
-    dateText = new Date(ms).toUTCString();
+    dateText = text;
   }
   return dateText;
 }

@@ -52,8 +52,11 @@ export class Engine {
   readonly tables = new Map<string, Table>();
   /** By ARN; a deleted table's stream stays readable until its records age out. */
   readonly streams = new Map<string, ModelStream>();
-  /** Transaction client tokens seen in the last ten minutes, oldest first (transactions.ts). */
-  readonly tokens = new Map<string, { at: number; fingerprint: string }>();
+  /**
+   * Transaction client tokens seen in the last ten minutes, oldest first, with the request's items
+   * (transactions.ts compares a repeat's with them; a request's input is not changed once sent).
+   */
+  readonly tokens = new Map<string, { at: number; items: unknown }>();
   private seq = 0;
   private tokenSeq = 0;
 

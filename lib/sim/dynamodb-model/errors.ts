@@ -32,7 +32,7 @@ export function validationError(message: string): DynamoDBServiceException {
 /**
  * Builds an error without a stack trace: a lost condition is a normal answer, frequent in a
  * simulation, and capturing a stack costs more than the rest of the request (the SDK's stack
- * would only show its deserializer anyway).
+ * would only show its deserializer anyway; an injected fault's, the simulator's network).
  */
 function withoutStack<E>(make: () => E): E {
   const limit = Error.stackTraceLimit;
@@ -89,7 +89,10 @@ export class UnsupportedByModelError extends Error {
 export const faults = {
   /** Provisioned or on-demand table throughput exceeded (HTTP 400, retried by the SDK). */
   provisionedThroughputExceeded: () =>
-    new ProvisionedThroughputExceededException({ message: 'The level of configured provisioned throughput for the table was exceeded. Consider increasing your provisioning level with the UpdateTable API.', $metadata: errorMetadata() }),
+    withoutStack(
+      () =>
+        new ProvisionedThroughputExceededException({ message: 'The level of configured provisioned throughput for the table was exceeded. Consider increasing your provisioning level with the UpdateTable API.', $metadata: errorMetadata() }),
+    ),
   /** Control-plane or account throttling (HTTP 400, retried by the SDK). */
   throttling: () => new ThrottlingException({ message: 'Rate of requests exceeds the allowed throughput.', $metadata: errorMetadata() }),
   /** The account's request rate limit (HTTP 400, retried by the SDK). */
@@ -103,7 +106,7 @@ export const faults = {
    * The answer never came (a socket timeout): no response, so no `$metadata`, as the SDK's
    * NodeHttpHandler reports it. The request may have been applied. Retried by the SDK.
    */
-  timeout: () => Object.assign(new Error('Connection timed out after 1000 ms'), { name: 'TimeoutError' }),
+  timeout: () => withoutStack(() => Object.assign(new Error('Connection timed out after 1000 ms'), { name: 'TimeoutError' })),
 };
 
 /** The SDK's standard retry strategy: throttling and transient errors are retried; the rest are not. */

@@ -6,12 +6,17 @@
  */
 import { validationError } from './errors.js';
 
-/** Whether `s` is already canonical and a safe integer: `0` or up to 15 digits, no leading zero. */
-function isSmallCanonicalInt(s: string): boolean {
+const MAX_DIGITS = 38;
+
+/**
+ * Whether `s` is already a canonical integer: `0`, or up to 38 digits (DynamoDB's precision, far
+ * inside its range) with no leading zero. Epoch ms, revisions and fencing tokens all are.
+ */
+function isCanonicalInt(s: string): boolean {
   const neg = s.charCodeAt(0) === 45;
   const from = neg ? 1 : 0;
   const n = s.length - from;
-  if (n < 1 || n > 15) return false;
+  if (n < 1 || n > MAX_DIGITS) return false;
   const first = s.charCodeAt(from);
   if (first === 48) return n === 1 && !neg;
   for (let i = from; i < s.length; i++) {
@@ -21,7 +26,6 @@ function isSmallCanonicalInt(s: string): boolean {
   return true;
 }
 const NUMBER = /^([+-]?)(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?$/;
-const MAX_DIGITS = 38;
 
 /** A number as sign, significant digits (no leading or trailing zeros; '' for zero) and exponent. */
 interface Decimal {
@@ -62,7 +66,7 @@ function format(d: Decimal): string {
 /** The canonical form of a number DynamoDB accepts; ValidationException for anything else. */
 export function canonicalNumber(s: string): string {
   if (typeof s !== 'string') throw validationError('A value provided cannot be converted into a number');
-  if (isSmallCanonicalInt(s)) return s;
+  if (isCanonicalInt(s)) return s;
   const d = parse(s);
   if (!d) throw validationError('A value provided cannot be converted into a number');
   return format(d);
@@ -83,10 +87,20 @@ function align(a: string, b: string): [bigint, bigint, number] {
 
 const isSmallInt = (s: string) => s.length <= 15 && !s.includes('.');
 
+/** Compares two canonical integers (no `.`: canonical numbers have no exponent): by sign, then length, then digits. */
+function compareInts(a: string, b: string): number {
+  const na = a.charCodeAt(0) === 45;
+  const nb = b.charCodeAt(0) === 45;
+  if (na !== nb) return na ? -1 : 1;
+  const order = a.length !== b.length ? a.length - b.length : a < b ? -1 : 1;
+  return na ? -order : order;
+}
+
 /** Compares two canonical numbers: negative, zero or positive. */
 export function compareNumbers(a: string, b: string): number {
   if (a === b) return 0;
   if (isSmallInt(a) && isSmallInt(b)) return Number(a) - Number(b);
+  if (!a.includes('.') && !b.includes('.')) return compareInts(a, b);
   const [x, y] = align(a, b);
   return x < y ? -1 : x > y ? 1 : 0;
 }

@@ -185,6 +185,16 @@ export class ModelStream {
     for (const s of this.shardList) s.trim(Number(through));
   }
 
+  /**
+   * Whether `read(shardId, { after })` would return any record: a poller's look before it reads,
+   * without copying anything out (most looks find nothing new).
+   */
+  hasRecordsAfter(shardId: string, after?: string): boolean {
+    const s = this.shard(shardId);
+    const last = s.records[s.records.length - 1];
+    return last !== undefined && s.records.length > s.start && last.seq > (after === undefined ? -1 : Number(after));
+  }
+
   /** A shard's records after a position, as Lambda hands them to a function (copies). */
   read(shardId: string, opts: ReadOptions = {}): DynamoDBRecord[] {
     return this.entries(shardId, opts.after === undefined ? -1 : Number(opts.after), opts.limit).records.map((r) => this.toLambda(r));

@@ -25,13 +25,12 @@ export function transactWriteItems(engine: Engine, input: TransactWriteItemsComm
   if (items.length > 100) throw validationError(`1 validation error detected: Value at 'transactItems' failed to satisfy constraint: Member must have length less than or equal to 100`);
   const now = engine.o.now();
   const token = input.ClientRequestToken;
-  let print: string | undefined;
   if (token !== undefined) {
     pruneTokens(engine, now);
-    print = fingerprint(items);
     const seen = engine.tokens.get(token);
     if (seen) {
-      if (seen.fingerprint !== print) throw idempotentParameterMismatch();
+      // compared only when a token comes again (a retry, a duplicate): most never do
+      if (seen.items !== items && fingerprint(seen.items) !== fingerprint(items)) throw idempotentParameterMismatch();
       return { $metadata: {} }; // already applied: DynamoDB answers again and changes nothing
     }
   }
@@ -62,7 +61,7 @@ export function transactWriteItems(engine: Engine, input: TransactWriteItemsComm
   });
   if (failed) throw transactionCanceled(reasons);
   for (const p of plans) if (p.kind !== 'ConditionCheck') engine.commit(p);
-  if (token !== undefined) engine.tokens.set(token, { at: now, fingerprint: print! });
+  if (token !== undefined) engine.tokens.set(token, { at: now, items });
   return { $metadata: {} };
 }
 
@@ -73,10 +72,17 @@ function pruneTokens(engine: Engine, now: number): void {
   }
 }
 
+const KINDS = ['ConditionCheck', 'Put', 'Update', 'Delete'] as const;
+
 function planTransactItem(engine: Engine, ti: TransactWriteItem) {
-  const kinds = (['ConditionCheck', 'Put', 'Update', 'Delete'] as const).filter((k) => ti[k] !== undefined);
-  if (kinds.length !== 1) throw validationError('TransactItems can only contain one of ConditionCheck, Put, Update or Delete');
-  const kind = kinds[0]!;
+  let kind: (typeof KINDS)[number] | undefined;
+  let kinds = 0;
+  for (const k of KINDS)
+    if (ti[k] !== undefined) {
+      kind ??= k;
+      kinds++;
+    }
+  if (kinds !== 1 || kind === undefined) throw validationError('TransactItems can only contain one of ConditionCheck, Put, Update or Delete');
   const x = ti[kind]! as {
     TableName?: string;
     Key?: Record<string, AttributeValue>;
@@ -95,5 +101,19 @@ function planTransactItem(engine: Engine, ti: TransactWriteItem) {
   const t = engine.table(x.TableName);
   const b = bindings(x.ExpressionAttributeNames, x.ExpressionAttributeValues);
   const base: Planned = kind === 'Put' ? engine.planPut(t, x.Item) : engine.planDelete(t, x.Key);
-  return { ...base, kind, cond, b, update: upd ? prepareUpdate(upd, b, t.keyNames) : undefined, rvOnFail: x.ReturnValuesOnConditionCheckFailure };
+  // spelt out, not spread: one shape for every plan
+  return {
+    table: base.table,
+    entry: base.entry,
+    pk: base.pk,
+    sk: base.sk,
+    key: base.key,
+    old: base.old,
+    next: base.next,
+    kind,
+    cond,
+    b,
+    update: upd ? prepareUpdate(upd, b, t.keyNames) : undefined,
+    rvOnFail: x.ReturnValuesOnConditionCheckFailure,
+  };
 }

@@ -1,0 +1,306 @@
+/**
+ * A zod schema's accepting path, compiled (`parse` in validation.ts runs it first): the plain
+ * checks the items read on every poll are made of — types, lengths, patterns, bounds, literals,
+ * enums, required and optional keys, discriminated unions — run as straight JavaScript and return
+ * exactly what zod's own parse returns for a value it accepts. For anything else it returns REFUSED
+ * and `parse` asks zod, which also words the issues: the compiled path only ever says yes where zod
+ * says yes, with zod's output (the same keys in the same order), and says nothing about the rest.
+ * What it does not know (a record, a default, a refinement, a transform, a string format) it hands
+ * to zod's own run of that part, as zod's object parser itself does. zod stays the one source of
+ * shapes; this reads zod's definitions of them (its `_zod` internals, pinned by the version in
+ * package-lock.json and by test/schemas-compiled.test.ts, which compares the two paths).
+ */
+import * as z from 'zod';
+
+/** What a compiled path returns for a value it does not vouch for: zod decides. */
+export const REFUSED: unique symbol = Symbol('refused');
+
+/** A compiled path: the parsed value, or REFUSED. */
+type Path = (v: unknown) => unknown;
+
+/** The parts of zod's internals a compiled path reads. */
+interface Payload {
+  value: unknown;
+  issues: unknown[];
+}
+interface Internals {
+  readonly def: Def;
+  readonly traits: ReadonlySet<string>;
+  readonly optin?: string;
+  readonly optout?: string;
+  readonly values?: ReadonlySet<unknown>;
+  readonly propValues?: Record<string, ReadonlySet<unknown>>;
+  run(payload: Payload, ctx: { async: false }): Payload | Promise<Payload>;
+}
+interface Def {
+  readonly type: string;
+  readonly checks?: readonly { _zod: { def: CheckDef } }[];
+  readonly coerce?: boolean;
+  readonly shape?: Record<string, { _zod: Internals }>;
+  readonly catchall?: { _zod: Internals };
+  readonly innerType?: { _zod: Internals };
+  readonly options?: readonly { _zod: Internals }[];
+  readonly discriminator?: string;
+  readonly unionFallback?: boolean;
+}
+interface CheckDef {
+  readonly check: string;
+  readonly format?: string;
+  readonly pattern?: RegExp;
+  readonly minimum?: number;
+  readonly maximum?: number;
+  readonly value?: unknown;
+  readonly inclusive?: boolean;
+  readonly when?: unknown;
+}
+
+const internals = (s: z.ZodType): Internals => (s as unknown as { _zod: Internals })._zod;
+
+/** The `when` zod gives every length check (run on anything with a length: every string). */
+const LENGTH_WHEN = (internals(z.string().min(1)).def.checks![0]!._zod.def as CheckDef).when;
+
+/** The part as zod runs it inside its parent (the context safeParse gives it): its value, or REFUSED. */
+function viaZod(s: Internals): Path {
+  return (v) => {
+    const r = s.run({ value: v, issues: [] }, { async: false });
+    return r instanceof Promise || r.issues.length ? REFUSED : r.value;
+  };
+}
+
+const SURROGATE = /[\uD800-\uDFFF]/;
+
+/** A check of a value the node keeps as it is (a string, a number, a literal…). */
+type Test = (v: unknown) => boolean;
+
+const all = (tests: Test[]): Test => (v) => {
+  for (const t of tests) if (!t(v)) return false;
+  return true;
+};
+
+const TYPE_STRING: Test = (v) => typeof v === 'string';
+const TYPE_NUMBER: Test = (v) => typeof v === 'number' && Number.isFinite(v);
+const TYPE_BOOLEAN: Test = (v) => typeof v === 'boolean';
+
+/** A string's checks as tests (after its type's), or undefined when one is of a kind not compiled here. */
+function stringTests(checks: readonly CheckDef[]): Test[] | undefined {
+  const tests: Test[] = [];
+  for (const c of checks) {
+    if ((c.check === 'min_length' || c.check === 'max_length') && c.when === LENGTH_WHEN && typeof (c.minimum ?? c.maximum) === 'number') {
+      // zod counts code points: at most as many as UTF-16 units, at least half as many
+      if (c.check === 'max_length') {
+        const max = c.maximum!;
+        tests.push((v) => (v as string).length <= max);
+      } else {
+        // at least `min` code points: twice as many units, or as many without a surrogate (else zod counts)
+        const min = c.minimum!;
+        tests.push((v) => (v as string).length >= 2 * min || ((v as string).length >= min && !SURROGATE.test(v as string)));
+      }
+    } else if (c.check === 'string_format' && c.format === 'regex' && c.pattern instanceof RegExp && c.when === undefined) {
+      const p = c.pattern;
+      // lastIndex reset first, as zod does
+      tests.push((v) => ((p.lastIndex = 0), p.test(v as string)));
+    } else return undefined;
+  }
+  return tests;
+}
+
+/** A number's checks as tests (after its type's), or undefined when one is of a kind not compiled here. */
+function numberTests(checks: readonly CheckDef[]): Test[] | undefined {
+  const tests: Test[] = [];
+  for (const c of checks) {
+    if (c.when !== undefined) return undefined;
+    if (c.check === 'number_format' && c.format === 'safeint') tests.push((v) => Number.isSafeInteger(v));
+    else if ((c.check === 'greater_than' || c.check === 'less_than') && typeof c.value === 'number') {
+      const bound = c.value;
+      if (c.check === 'greater_than') tests.push(c.inclusive ? (v) => (v as number) >= bound : (v) => (v as number) > bound);
+      else tests.push(c.inclusive ? (v) => (v as number) <= bound : (v) => (v as number) < bound);
+    } else return undefined;
+  }
+  return tests;
+}
+
+const checksOf = (s: Internals): CheckDef[] => (s.def.checks ?? []).map((c) => c._zod.def);
+
+/** Whether every option of a union is decided exactly by its compiled path (a REFUSED means zod refuses it too). */
+const exact = (s: Internals): boolean => (s.def.type === 'literal' || s.def.type === 'enum') && !s.def.checks?.length && s.values !== undefined;
+
+/**
+ * The test of a node that keeps its value as it is — a string, number, boolean, literal or enum, or
+ * an optional one of these (absent stays undefined) — or undefined for any other node.
+ */
+function testOf(s: Internals): Test | undefined {
+  const d = s.def;
+  if (s.traits.has('$ZodCheck') || d.coerce) return undefined;
+  switch (d.type) {
+    case 'string': {
+      const tests = stringTests(checksOf(s));
+      return tests && all([TYPE_STRING, ...tests]);
+    }
+    case 'number': {
+      const tests = numberTests(checksOf(s));
+      return tests && all([TYPE_NUMBER, ...tests]);
+    }
+    case 'boolean':
+      return d.checks?.length ? undefined : TYPE_BOOLEAN;
+    case 'literal':
+    case 'enum': {
+      const values = s.values;
+      if (!values || d.checks?.length) return undefined;
+      return (v) => values.has(v);
+    }
+    case 'optional': {
+      const inner = d.innerType?._zod;
+      // an exact optional, or one around a default, substitutes for absence: not a kept value
+      if (!inner || d.checks?.length || s.traits.has('$ZodExactOptional') || inner.optin === 'defaulted') return undefined;
+      const t = testOf(inner);
+      return t && ((v) => v === undefined || t(v));
+    }
+    default:
+      return undefined;
+  }
+}
+
+function compileNode(s: Internals): Path {
+  const test = testOf(s);
+  if (test) return (v) => (test(v) ? v : REFUSED);
+  const d = s.def;
+  // a schema that is itself a check (a string format such as z.iso.datetime()) is zod's to run
+  if (s.traits.has('$ZodCheck') || d.coerce) return viaZod(s);
+  switch (d.type) {
+    case 'optional': {
+      const inner = d.innerType?._zod;
+      // an exact optional, or one around a default, substitutes for absence: zod's
+      if (!inner || d.checks?.length || s.traits.has('$ZodExactOptional') || inner.optin === 'defaulted') return viaZod(s);
+      const path = compileNode(inner);
+      return (v) => (v === undefined ? undefined : path(v));
+    }
+    case 'object':
+      return compileObject(s);
+    case 'union':
+      return compileUnion(s);
+    default:
+      return viaZod(s);
+  }
+}
+
+/** One key of an object: how zod's object parser treats it (by its optin and optout), and its compiled path. */
+interface Key {
+  readonly key: string;
+  readonly path: Path;
+  /** `optional`: optional in and out; `required`: neither; `optionalIn`: only in (a default). */
+  readonly kind: 'optional' | 'required' | 'optionalIn';
+  readonly optin: string | undefined;
+}
+
+/**
+ * A node's refinements (`refine`, `superRefine`: checks of kind `custom`), run as zod runs them on
+ * the parsed value; undefined when it has a check of another kind.
+ */
+function refinements(s: Internals): ((payload: Payload) => unknown)[] | undefined {
+  const checks = (s.def.checks ?? []) as readonly { _zod: { def: CheckDef; check(payload: Payload): unknown } }[];
+  if (!checks.every((c) => c._zod.def.check === 'custom' && c._zod.def.when === undefined)) return undefined;
+  return checks.map((c) => (payload: Payload) => c._zod.check(payload));
+}
+
+/** `path`, then the node's refinements on what it made: REFUSED if one adds an issue (or is async: zod's to throw). */
+function refined(path: Path, checks: ((payload: Payload) => unknown)[]): Path {
+  if (checks.length === 0) return path;
+  return (v) => {
+    const value = path(v);
+    if (value === REFUSED) return REFUSED;
+    const payload: Payload = { value, issues: [] };
+    for (const check of checks) if (check(payload) instanceof Promise || payload.issues.length) return REFUSED;
+    return payload.value;
+  };
+}
+
+function compileObject(s: Internals): Path {
+  const d = s.def;
+  const shape = d.shape;
+  const strict = d.catchall !== undefined && d.catchall._zod.def.type === 'never';
+  const checks = refinements(s);
+  if (!shape || !checks || (d.catchall !== undefined && !strict) || Object.getOwnPropertySymbols(shape).length) return viaZod(s);
+  const names = Object.keys(shape);
+  if (names.includes('__proto__')) return viaZod(s);
+  const keys: Key[] = names.map((key) => {
+    const el = shape[key]!._zod;
+    const optin = el.optin;
+    const kind = optin !== undefined && el.optout === 'optional' ? 'optional' : optin === undefined ? 'required' : 'optionalIn';
+    return { key, path: compileNode(el), kind, optin };
+  });
+  const known = new Set(names);
+  return refined((v) => {
+    if (typeof v !== 'object' || v === null || Array.isArray(v)) return REFUSED;
+    const input = v as Record<string, unknown>;
+    if (strict) for (const k in input) if (!known.has(k)) return REFUSED;
+    const out: Record<string, unknown> = {};
+    // as zod's object parser (its compiled fast path) keeps a key, in the shape's order
+    for (const k of keys) {
+      const present = k.key in input;
+      if (k.kind === 'required') {
+        if (!present) return REFUSED;
+        const r = k.path(input[k.key]);
+        if (r === REFUSED) return REFUSED;
+        out[k.key] = r;
+      } else if (k.kind === 'optional') {
+        if (!present && k.optin === 'optional') continue; // absent: nothing, whatever zod made of undefined
+        const r = k.path(input[k.key]);
+        if (r === REFUSED) return REFUSED;
+        if (present || r !== undefined) out[k.key] = r;
+      } else {
+        const r = k.path(input[k.key]);
+        if (r === REFUSED) return REFUSED;
+        if (k.optin === 'defaulted' || r !== undefined || present) out[k.key] = r;
+      }
+    }
+    return out;
+  }, checks);
+}
+
+function compileUnion(s: Internals): Path {
+  const d = s.def;
+  const options = d.options ?? [];
+  if (d.checks?.length || options.length === 0) return viaZod(s);
+  if (d.discriminator === undefined) {
+    // the first option that accepts (an inclusive union): exact only when every option's refusal is zod's
+    if (s.traits.has('$ZodXor') || !options.every((o) => exact(o._zod))) return viaZod(s);
+    const paths = options.map((o) => compileNode(o._zod));
+    return (v) => {
+      for (const p of paths) {
+        const r = p(v);
+        if (r !== REFUSED) return r;
+      }
+      return REFUSED;
+    };
+  }
+  // a discriminated union: the option its discriminator's value names, as zod picks it
+  if (d.unionFallback) return viaZod(s);
+  const disc = d.discriminator;
+  const byValue = new Map<unknown, Path | null>();
+  for (const o of options) {
+    const values = o._zod.propValues?.[disc];
+    if (!values || values.size === 0) return viaZod(s);
+    const path = compileNode(o._zod);
+    for (const value of values) byValue.set(value, byValue.has(value) ? null : path);
+  }
+  return (v) => {
+    if (typeof v !== 'object' || v === null || Array.isArray(v)) return REFUSED;
+    const path = byValue.get((v as Record<string, unknown>)[disc]);
+    return path ? path(v) : REFUSED;
+  };
+}
+
+const compiled = new WeakMap<z.ZodType, Path>();
+
+/**
+ * What zod's parse of `raw` with `schema` returns if zod accepts it and the compiled path can tell;
+ * REFUSED otherwise (zod may still accept it: ask zod).
+ */
+export function accepted(schema: z.ZodType, raw: unknown): unknown {
+  let path = compiled.get(schema);
+  if (!path) {
+    path = compileNode(internals(schema));
+    compiled.set(schema, path);
+  }
+  return path(raw);
+}
