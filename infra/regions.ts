@@ -1,6 +1,6 @@
 /**
- * Multi-Region strong consistency (MRSC, DynamoDB global tables): the option's shape, the
- * environment variable that tells the functions, and the checks that need the stack.
+ * Multi-Region strong consistency (MRSC, DynamoDB global tables): the option's shape and the
+ * checks that need the stack.
  */
 import { Stack, Token } from 'aws-cdk-lib';
 import type { IConstruct } from 'constructs';
