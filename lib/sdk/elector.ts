@@ -79,7 +79,7 @@ export class LeaderElector {
   /** A wake came (or the push path went up or down): look at the lease now, not after the sleep. */
   private wakePending = false;
   /** Ends the sleep between steps early (a wake). */
-  private nap: AbortController | undefined;
+  private nap: { abort(): void } | undefined;
   /** The process's session, if any (the `session` option). */
   private readonly session: Session | undefined;
 
@@ -284,14 +284,21 @@ export class LeaderElector {
 
   /** Sleeps until the next step is due, or until a wake (or `signal`) ends the sleep. */
   private async napFor(ms: number, signal: AbortSignal): Promise<void> {
-    const nap = new AbortController();
-    const stop = () => nap.abort();
-    signal.addEventListener('abort', stop, { once: true });
+    const nap = { abort: () => undefined as void };
     this.nap = nap;
     try {
-      await this.time.sleep(ms, nap.signal);
+      await new Promise<void>((resolve) => {
+        const timer = this.time.setTimer(ms, done);
+        signal.addEventListener('abort', done, { once: true });
+        nap.abort = done;
+        function done() {
+          timer.cancel();
+          signal.removeEventListener('abort', done);
+          nap.abort = () => undefined;
+          resolve();
+        }
+      });
     } finally {
-      signal.removeEventListener('abort', stop);
       if (this.nap === nap) this.nap = undefined;
     }
   }

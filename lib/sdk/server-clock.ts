@@ -104,14 +104,20 @@ export class OffsetEstimate {
     if (!Number.isFinite(s.date) || !(s.received >= s.sent)) return 0;
     const before = this.interval(s.received);
     const kept: TimeSample[] = [s];
-    let acc: OffsetInterval | undefined = sampleInterval(s);
+    // the intersection, as lo and hi (sampleInterval and intersect, without an object per sample)
+    let lo = s.date - s.received;
+    let hi = s.date + DATE_RESOLUTION_MS - s.sent;
     for (const old of this.samples) {
       if (s.received - old.received > MAX_SAMPLE_AGE_MS || kept.length >= MAX_SAMPLES) break;
-      const next = intersect(acc, sampleInterval(old, s.received));
-      if (!next) break; // this one and everything older disagree with the newest: dropped
-      acc = next;
+      const drift = Math.max(0, s.received - old.received) * DRIFT_PER_MS;
+      const nlo = Math.max(lo, old.date - old.received - drift);
+      const nhi = Math.min(hi, old.date + DATE_RESOLUTION_MS - old.sent + drift);
+      if (!(nlo <= nhi)) break; // this one and everything older disagree with the newest: dropped
+      lo = nlo;
+      hi = nhi;
       kept.push(old);
     }
+    const acc: OffsetInterval = { lo, hi };
     this.samples = kept;
     this.sinceJump++;
     const gap = before ? Math.max(0, acc.lo - before.hi, before.lo - acc.hi) : 0;
@@ -131,12 +137,28 @@ export class OffsetEstimate {
 
   /** The offsets every kept sample allows at monotonic time `at`; undefined before the first sample. */
   interval(at: number): OffsetInterval | undefined {
-    let acc: OffsetInterval | undefined;
-    for (const s of this.samples) {
-      const i = sampleInterval(s, at);
-      acc = acc ? (intersect(acc, i) ?? acc) : i;
+    const samples = this.samples;
+    if (samples.length === 0) return undefined;
+    let lo = 0;
+    let hi = 0;
+    for (let k = 0; k < samples.length; k++) {
+      const s = samples[k]!;
+      const drift = Math.max(0, at - s.received) * DRIFT_PER_MS;
+      const slo = s.date - s.received - drift;
+      const shi = s.date + DATE_RESOLUTION_MS - s.sent + drift;
+      if (k === 0) {
+        lo = slo;
+        hi = shi;
+        continue;
+      }
+      const nlo = Math.max(lo, slo);
+      const nhi = Math.min(hi, shi);
+      if (nlo <= nhi) {
+        lo = nlo;
+        hi = nhi;
+      }
     }
-    return acc;
+    return { lo, hi };
   }
 
   /** Whether a stamp taken at `at` is within `maxErrorMs` of the server's clock, and if not why. */
@@ -233,6 +255,18 @@ export class ServerClock implements StampClock {
 
 const clocks = new WeakMap<DynamoDBClient, Map<Clock, ServerClock>>();
 
+const parsedDates = new Map<string, number>();
+/** Date.parse, once per distinct header (it changes once a second; responses come far more often). */
+function parsedDate(header: string): number {
+  let d = parsedDates.get(header);
+  if (d === undefined) {
+    d = Date.parse(header);
+    if (parsedDates.size >= 4096) parsedDates.clear();
+    parsedDates.set(header, d);
+  }
+  return d;
+}
+
 /**
  * The ServerClock of `client` on `base`'s monotonic clock: one per pair, so every SDK object on one
  * client shares its samples. The first call adds a middleware to the client that reads each
@@ -252,7 +286,7 @@ export function serverClockOf(client: DynamoDBClient, base: Clock): ServerClock 
         const out = await next(args);
         const received = all.map((c) => c.monotonic());
         const header = (out.response as { headers?: Record<string, string | undefined> } | undefined)?.headers?.['date'];
-        const date = header === undefined ? NaN : Date.parse(header);
+        const date = header === undefined ? NaN : parsedDate(header);
         if (Number.isFinite(date)) all.forEach((c, i) => c.record({ date, sent: sent[i]!, received: received[i]! }));
         return out;
       },

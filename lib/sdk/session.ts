@@ -169,7 +169,7 @@ export class Session {
   /** The identities partition the rows are written in (sessionComponent of the leaseNames option). */
   private readonly component: string;
   private attached = 0;
-  private nap: AbortController | undefined;
+  private nap: { abort(): void } | undefined;
 
   /** @throws ValidationError naming each bad option */
   constructor(options: SessionOptions) {
@@ -299,16 +299,24 @@ export class Session {
 
   private async sleep(ms: number, signal: AbortSignal, leaving: () => boolean): Promise<void> {
     if (leaving()) return;
-    const nap = new AbortController();
+    const nap = { abort: () => undefined as void };
     this.nap = nap;
-    const stop = () => {
-      if (leaving()) nap.abort();
-    };
-    signal.addEventListener('abort', stop, { once: true });
     try {
-      await this.time.sleep(ms, nap.signal);
+      await new Promise<void>((resolve) => {
+        const timer = this.time.setTimer(ms, done);
+        const stop = () => {
+          if (leaving()) done();
+        };
+        signal.addEventListener('abort', stop, { once: true });
+        nap.abort = done;
+        function done() {
+          timer.cancel();
+          signal.removeEventListener('abort', stop);
+          nap.abort = () => undefined;
+          resolve();
+        }
+      });
     } finally {
-      signal.removeEventListener('abort', stop);
       if (this.nap === nap) this.nap = undefined;
     }
   }

@@ -8,8 +8,9 @@ import {
   type DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
 import type { RowPatch } from '../schemas/common.js';
-import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
+import { marshall, unmarshall } from './codec.js';
 import type * as z from 'zod';
+import { REFUSED, accepted } from '../schemas/compiled.js';
 import { ValidationError, issuesOf, parse } from '../schemas/validation.js';
 import { ConflictError, isConditionFailed } from './errors.js';
 
@@ -98,6 +99,7 @@ export class ItemStore<S extends z.ZodType<Revisioned>> {
     const issues = Object.entries(set).flatMap(([k, v]) => {
       const field = shape[k];
       if (!field) return [{ field: k, message: `is not a field of a ${this.kind}` }];
+      if (accepted(field, v) !== REFUSED) return [];
       const r = field.safeParse(v);
       return r.success ? [] : issuesOf(r.error).map((i) => ({ field: i.field === '(root)' ? k : `${k}.${i.field}`, message: i.message }));
     });

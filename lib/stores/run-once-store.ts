@@ -1,5 +1,5 @@
 import { GetItemCommand, UpdateItemCommand, type DynamoDBClient, type TransactWriteItem } from '@aws-sdk/client-dynamodb';
-import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
+import { marshall, unmarshall } from './codec.js';
 import type { CompletedRun } from '../schemas/lease.js';
 import { RunOnceRow } from '../schemas/run-once.js';
 import { parse } from '../schemas/validation.js';
