@@ -185,6 +185,14 @@ interface Scheduled {
 }
 
 /**
+ * Marks a `settle` that can also call a function once settled (drainMicrotasks): the clock's run
+ * loop then fires timer after timer from those calls, without a promise and an async resumption
+ * per timer (a simulated schedule fires about twelve thousand).
+ */
+const AFTER_SETTLED = Symbol('afterSettled');
+type Settle = (() => Promise<void>) & { [AFTER_SETTLED]?: (fn: () => void) => void };
+
+/**
  * A `settle` for a simulated clock that drives only in-memory work (the simulator): it resolves
  * once every promise chain has run to its next wait, without a turn of the real event loop —
  * which costs a poll of the operating system each time, about a quarter of a simulated schedule's
@@ -198,12 +206,13 @@ interface Scheduled {
  */
 export function drainMicrotasks(realTurnEvery = 1_000): () => Promise<void> {
   let n = 0;
-  return () =>
-    new Promise<void>((resolve) => {
-      if (++n % realTurnEvery === 0) setImmediate(resolve);
-      else queueMicrotask(() => process.nextTick(resolve));
-    });
+  const after = (fn: () => void) => {
+    if (++n % realTurnEvery === 0) setImmediate(fn);
+    else queueMicrotask(() => process.nextTick(fn));
+  };
+  return Object.assign(() => new Promise<void>((resolve) => after(resolve)), { [AFTER_SETTLED]: after });
 }
+
 
 /**
  * `settle` lets promise chains run between two timers: by default one turn of the real event loop
@@ -213,7 +222,7 @@ export function drainMicrotasks(realTurnEvery = 1_000): () => Promise<void> {
 export function simulatedClock(opts: { start?: number; seed?: number; settle?: () => Promise<void> } = {}): SimulatedClock {
   let t = opts.start ?? 1_800_000_000_000;
   const random = seededRandom(opts.seed ?? 1);
-  const settle = opts.settle ?? (() => new Promise<void>((resolve) => setImmediate(resolve)));
+  const settle: Settle = opts.settle ?? (() => new Promise<void>((resolve) => setImmediate(resolve)));
   // a binary heap on (at, seq)
   const heap: Scheduled[] = [];
   let seq = 0;
@@ -248,6 +257,25 @@ export function simulatedClock(opts: { start?: number; seed?: number; settle?: (
     }
     return top;
   };
+  /** The next timer due by `until`, taken off the heap with the time moved to it; undefined when none is. */
+  const due = (until: number): Scheduled | undefined => {
+    while (heap.length && heap[0]!.cancelled) pop();
+    const next = heap[0];
+    if (!next || next.at > until) return undefined;
+    pop();
+    live--;
+    next.cancelled = true;
+    if (next.at > t) t = next.at;
+    return next;
+  };
+  const runUntilAwaiting = async (until: number): Promise<void> => {
+    await settle();
+    for (let next = due(until); next; next = due(until)) {
+      next.fn();
+      await settle();
+    }
+    if (until > t && Number.isFinite(until)) t = until;
+  };
   const clock: SimulatedClock = {
     // whole milliseconds, as Date.now(): stores and schemas take wall times as integers
     now: () => Math.floor(t),
@@ -267,20 +295,28 @@ export function simulatedClock(opts: { start?: number; seed?: number; settle?: (
     },
     sleep: (ms, signal) => sleepOn(clock, ms, signal),
     random,
-    async runUntil(until) {
-      await settle();
-      for (;;) {
-        while (heap.length && heap[0]!.cancelled) pop();
-        const next = heap[0];
-        if (!next || next.at > until) break;
-        pop();
-        live--;
-        next.cancelled = true;
-        if (next.at > t) t = next.at;
-        next.fn();
-        await settle();
-      }
-      if (until > t && Number.isFinite(until)) t = until;
+    runUntil(until) {
+      const after = settle[AFTER_SETTLED];
+      if (!after) return runUntilAwaiting(until);
+      // the same loop as runUntilAwaiting, each step called once the last timer's chains settled
+      return new Promise<void>((resolve, reject) => {
+        const step = () => {
+          try {
+            const next = due(until);
+            if (!next) {
+              if (until > t && Number.isFinite(until)) t = until;
+              resolve();
+              return;
+            }
+            next.fn();
+          } catch (e) {
+            reject(e);
+            return;
+          }
+          after(step);
+        };
+        after(step);
+      });
     },
     run: (ms) => clock.runUntil(t + ms),
     pending: () => live,

@@ -40,10 +40,17 @@ export interface FunctionDeps {
 /** Per-lease metrics carry the lease as a dimension (KEP: name="<component>"). */
 type Unit = (typeof MetricUnit)[keyof typeof MetricUnit];
 function leaseMetric(metrics: Metrics, lease: string, name: string, unit: Unit, value: number) {
-  const single = metrics.singleMetric();
+  // One single-metric instance per Metrics, reused: it publishes at each addMetric and then clears
+  // the dimension it was given (a new one per record read the environment and built a logger again)
+  let single = singleMetrics.get(metrics);
+  if (!single) {
+    single = metrics.singleMetric();
+    singleMetrics.set(metrics, single);
+  }
   single.addDimension('lease', lease);
   single.addMetric(name, unit, value);
 }
+const singleMetrics = new WeakMap<Metrics, Metrics>();
 
 /**
  * Logs, measures and follows up one reconcile: an opened election gets its deadline timer (so it

@@ -160,13 +160,19 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
   cancel?.throwIfAborted();
   const stop = new AbortController();
   const running = elector.run(stop.signal);
-  const waited = new AbortController();
-  const got = await Promise.race([
-    leading,
-    beaten,
-    running.then(() => undefined),
-    clock.sleep(waitMs, cancel ? AbortSignal.any([waited.signal, cancel]) : waited.signal).then(() => undefined),
-  ]).finally(() => waited.abort());
+  // the wait: its timer, or the caller's cancel, whichever comes first (ended once the race is decided)
+  let endWait = (): void => undefined;
+  const waited = new Promise<undefined>((resolve) => {
+    const timer = clock.setTimer(waitMs, end);
+    cancel?.addEventListener('abort', end, { once: true });
+    endWait = end;
+    function end() {
+      timer.cancel();
+      cancel?.removeEventListener('abort', end);
+      resolve(undefined);
+    }
+  });
+  const got = await Promise.race([leading, beaten, running.then(() => undefined), waited]).finally(() => endWait());
   try {
     cancel?.throwIfAborted();
     if (!got || !elector.isLeader()) return { status: 'busy', holder: elector.leader !== identity ? elector.leader : undefined };

@@ -1,3 +1,4 @@
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { marshall as sdkMarshall, unmarshall as sdkUnmarshall } from '@aws-sdk/util-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { seededRandom } from '../../lib/clock.js';
@@ -61,7 +62,7 @@ describe('codec: marshall and unmarshall as the SDK does them', () => {
         const { ours, sdk } = both(() => marshall(row, options), () => sdkMarshall(row, options));
         expect(ours, JSON.stringify(row)).toStrictEqual(sdk);
         if ('value' in (sdk as object)) {
-          const item = (sdk as { value: ReturnType<typeof sdkMarshall> }).value;
+          const item = (sdk as { value: Record<string, AttributeValue> }).value;
           const back = both(() => unmarshall(item), () => sdkUnmarshall(item));
           expect(back.ours).toStrictEqual(back.sdk);
           fast++;
