@@ -213,8 +213,32 @@ describe('the compiled accepting path', () => {
     { name: 'passthrough', schema: z.looseObject({ a: z.number() }), values: [{ a: 1, b: 2 }] },
     { name: 'a required unknown', schema: z.object({ a: z.unknown() }), values: [{}, { a: undefined }, { a: 1 }] },
     { name: 'an array', schema: z.object({ l: z.array(z.number()).max(2) }), values: [{ l: [1] }, { l: [1, 2, 3] }, { l: 'x' }] },
+    { name: 'a pipe into a transform', schema: z.string().min(1).optional().transform((v) => (v ?? 'none').toUpperCase()), values: ['a', '', undefined, 1] },
+    { name: 'a pipe into a schema', schema: z.object({ p: z.string().pipe(z.string().max(2)) }), values: [{ p: 'ab' }, { p: 'abc' }, { p: 1 }] },
+    {
+      name: 'a transform that adds an issue',
+      schema: z.number().transform((n, ctx) => {
+        if (n > 5) ctx.addIssue({ code: 'custom', message: 'too big' });
+        return n * 2;
+      }),
+      values: [1, 6, 'x'],
+    },
+    { name: 'a codec', schema: z.codec(z.string(), z.number(), { decode: (s) => Number(s), encode: (n) => String(n) }), values: ['3', 'x', 3] },
+    { name: 'a custom check (truthy passes)', schema: z.custom<unknown>((v) => (typeof v === 'number' ? v : typeof v === 'string')), values: [1, 0, 'x', null, undefined, {}] },
+    {
+      name: 'a custom check refined',
+      schema: z.object({ t: z.custom<string>((v) => typeof v === 'string').superRefine((v, ctx) => void (v === 'bad' && ctx.addIssue({ code: 'custom', message: 'bad' }))).optional() }),
+      values: [{ t: 'ok' }, { t: 'bad' }, { t: 1 }, {}, { t: undefined }],
+    },
   ];
   it.each(cases)('$name', ({ schema, values }) => {
     for (const v of values) agree(schema, v);
+  });
+
+  it('a custom check with an async function is zod’s to refuse (it throws)', () => {
+    const schema = z.custom<unknown>(async () => true);
+    expect(accepted(schema, 1)).toBe(REFUSED);
+    expect(() => schema.parse(1)).toThrow(/Promise/);
+    expect(() => parse(schema, 1, 'it')).toThrow(/Promise/);
   });
 });

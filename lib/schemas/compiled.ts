@@ -42,6 +42,11 @@ interface Def {
   readonly options?: readonly { _zod: Internals }[];
   readonly discriminator?: string;
   readonly unionFallback?: boolean;
+  readonly in?: { _zod: Internals };
+  readonly out?: { _zod: Internals };
+  /** z.custom's own check. */
+  readonly fn?: (v: unknown) => unknown;
+  readonly when?: unknown;
 }
 interface CheckDef {
   readonly check: string;
@@ -164,6 +169,7 @@ function compileNode(s: Internals): Path {
   const test = testOf(s);
   if (test) return (v) => (test(v) ? v : REFUSED);
   const d = s.def;
+  if (d.type === 'custom') return compileCustom(s);
   // a schema that is itself a check (a string format such as z.iso.datetime()) is zod's to run
   if (s.traits.has('$ZodCheck') || d.coerce) return viaZod(s);
   switch (d.type) {
@@ -178,9 +184,36 @@ function compileNode(s: Internals): Path {
       return compileObject(s);
     case 'union':
       return compileUnion(s);
+    case 'pipe': {
+      // `in`, then `out` on what it made (a transform runs as zod runs it): a codec is zod's
+      const from = d.in?._zod;
+      const to = d.out?._zod;
+      if (!from || !to || d.checks?.length || s.traits.has('$ZodCodec')) return viaZod(s);
+      const first = compileNode(from);
+      const then = to.def.type === 'transform' ? viaZod(to) : compileNode(to);
+      return (v) => {
+        const r = first(v);
+        return r === REFUSED ? REFUSED : then(r);
+      };
+    }
     default:
       return viaZod(s);
   }
+}
+
+/**
+ * `z.custom(fn)` and the refinements on it: the value as it is when `fn` says yes (truthy, as zod
+ * takes it) and every refinement adds no issue; REFUSED otherwise (a promise is zod's to throw).
+ */
+function compileCustom(s: Internals): Path {
+  const d = s.def;
+  const fn = d.fn;
+  const checks = refinements(s);
+  if (typeof fn !== 'function' || d.when !== undefined || !checks) return viaZod(s);
+  return refined((v) => {
+    const r = fn(v);
+    return r instanceof Promise || !r ? REFUSED : v;
+  }, checks);
 }
 
 /** One key of an object: how zod's object parser treats it (by its optin and optout), and its compiled path. */
@@ -229,7 +262,41 @@ function compileObject(s: Internals): Path {
     return { key, path: compileNode(el), kind, optin };
   });
   const known = new Set(names);
-  return refined((v) => {
+  return refined(generatedObject(keys, strict, known) ?? closureObject(keys, strict, known), checks);
+}
+
+/**
+ * The object's path as JavaScript of its own (`new Function`): a call site per key, so each key's
+ * path is called from a site that only ever calls it (V8 inlines it) rather than from one loop
+ * that calls them all; about twice as fast on the items every poll reads. Undefined where code
+ * cannot be generated (a runtime that forbids it): closureObject then, which does the same.
+ */
+function generatedObject(keys: readonly Key[], strict: boolean, known: ReadonlySet<string>): Path | undefined {
+  const lines = ['if (typeof v !== "object" || v === null || Array.isArray(v)) return R;'];
+  if (strict) lines.push('for (const k in v) if (!known.has(k)) return R;');
+  lines.push('const out = {}; let r;');
+  keys.forEach((k, i) => {
+    const key = JSON.stringify(k.key);
+    const run = `r = p${i}(v[${key}]); if (r === R) return R;`;
+    if (k.kind === 'required') lines.push(`if (!(${key} in v)) return R; ${run} out[${key}] = r;`);
+    else if (k.kind === 'optional' && k.optin === 'optional') lines.push(`if (${key} in v) { ${run} out[${key}] = r; }`);
+    else if (k.kind === 'optional') lines.push(`{ const present = ${key} in v; ${run} if (present || r !== undefined) out[${key}] = r; }`);
+    else if (k.optin === 'defaulted') lines.push(`{ ${run} out[${key}] = r; }`);
+    else lines.push(`{ const present = ${key} in v; ${run} if (r !== undefined || present) out[${key}] = r; }`);
+  });
+  lines.push('return out;');
+  const params = keys.map((_, i) => `p${i}`);
+  try {
+    // eslint-disable-next-line @typescript-eslint/no-implied-eval -- the code is made above from the schema's own key names, each as a JSON string literal
+    const make = new Function('R', 'known', ...params, `return function compiledObject(v) {\n${lines.join('\n')}\n};`) as (...a: unknown[]) => Path;
+    return make(REFUSED, known, ...keys.map((k) => k.path));
+  } catch {
+    return undefined;
+  }
+}
+
+function closureObject(keys: readonly Key[], strict: boolean, known: ReadonlySet<string>): Path {
+  return (v) => {
     if (typeof v !== 'object' || v === null || Array.isArray(v)) return REFUSED;
     const input = v as Record<string, unknown>;
     if (strict) for (const k in input) if (!known.has(k)) return REFUSED;
@@ -254,7 +321,7 @@ function compileObject(s: Internals): Path {
       }
     }
     return out;
-  }, checks);
+  };
 }
 
 function compileUnion(s: Internals): Path {
