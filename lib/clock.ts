@@ -52,16 +52,47 @@ export const systemClock: Clock = {
 
 /** `clock.sleep` for any clock that has timers: resolves at the timer or on abort, whichever is first. */
 export function sleepOn(clock: Pick<Clock, 'setTimer'>, ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise<void>((resolve) => {
-    if (signal?.aborted) return resolve();
-    const timer = clock.setTimer(ms, done);
-    signal?.addEventListener('abort', done, { once: true });
-    function done() {
-      timer.cancel();
-      signal?.removeEventListener('abort', done);
-      resolve();
+  if (signal?.aborted) return Promise.resolve();
+  return new Nap(clock, ms, signal).done;
+}
+
+/**
+ * A sleep on a clock that ends at its timer, when `signal` aborts (if `endOnAbort` agrees, when
+ * given), or at `end()` — whichever comes first; `done` resolves then, once. What the elector's and
+ * a session's naps and every `sleep` are. (Methods and member assignments only, no named closures:
+ * under tsx, esbuild's keepNames gives each named closure a defineProperty call each time it is
+ * made, and the simulator makes tens of thousands of naps a schedule.)
+ */
+export class Nap {
+  /** Resolves when the nap ends. */
+  readonly done: Promise<void>;
+  private resolve: (() => void) | undefined;
+  private readonly timer: Timer;
+  private readonly onAbort: (() => void) | undefined;
+
+  constructor(
+    clock: Pick<Clock, 'setTimer'>,
+    ms: number,
+    private readonly signal?: AbortSignal,
+    endOnAbort?: () => boolean,
+  ) {
+    this.done = new Promise<void>((resolve) => void (this.resolve = resolve));
+    this.timer = clock.setTimer(ms, () => this.end());
+    if (signal) {
+      this.onAbort = endOnAbort ? () => void (endOnAbort() && this.end()) : () => this.end();
+      signal.addEventListener('abort', this.onAbort, { once: true });
     }
-  });
+  }
+
+  /** Ends the nap now (a no-op once it has ended). */
+  end(): void {
+    const resolve = this.resolve;
+    if (!resolve) return;
+    this.resolve = undefined;
+    this.timer.cancel();
+    if (this.onAbort) this.signal!.removeEventListener('abort', this.onAbort);
+    resolve();
+  }
 }
 
 /** Calls `fn` every `ms` on the clock's time, until cancelled (setInterval on a Clock). */

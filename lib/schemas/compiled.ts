@@ -287,7 +287,7 @@ function generatedObject(keys: readonly Key[], strict: boolean, known: ReadonlyS
   lines.push('return out;');
   const params = keys.map((_, i) => `p${i}`);
   try {
-    // eslint-disable-next-line @typescript-eslint/no-implied-eval -- the code is made above from the schema's own key names, each as a JSON string literal
+    // the code is made above from the schema's own key names, each written as a JSON string literal
     const make = new Function('R', 'known', ...params, `return function compiledObject(v) {\n${lines.join('\n')}\n};`) as (...a: unknown[]) => Path;
     return make(REFUSED, known, ...keys.map((k) => k.path));
   } catch {

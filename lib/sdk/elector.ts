@@ -1,5 +1,5 @@
 import type { DynamoDBClient, PutItemCommandOutput, TransactWriteItemsCommandInput, TransactWriteItemsCommandOutput, UpdateItemCommandOutput } from '@aws-sdk/client-dynamodb';
-import { systemClock, uniqueId } from '../clock.js';
+import { Nap, systemClock, uniqueId } from '../clock.js';
 import type { Lease } from '../schemas/lease.js';
 import type { Platform } from '../schemas/platform.js';
 import { parse } from '../schemas/validation.js';
@@ -79,7 +79,7 @@ export class LeaderElector {
   /** A wake came (or the push path went up or down): look at the lease now, not after the sleep. */
   private wakePending = false;
   /** Ends the sleep between steps early (a wake). */
-  private nap: { abort(): void } | undefined;
+  private nap: Nap | undefined;
   /** The process's session, if any (the `session` option). */
   private readonly session: Session | undefined;
 
@@ -111,7 +111,7 @@ export class LeaderElector {
       // how long after a renewal was sent a coordinated leader sends the next: the renew interval less PHASE_STEP_MS
       cadenceMs: renewCadenceMs(this.renewIntervalMs, opts.retryPeriodMs),
       pushLive: () => this.pushLive,
-      stepNow: () => this.nap?.abort(),
+      stepNow: () => this.nap?.end(),
       promptly: () => promptly.has(this),
       sessionToWrite: () => this.sessionToWrite(),
     });
@@ -284,20 +284,10 @@ export class LeaderElector {
 
   /** Sleeps until the next step is due, or until a wake (or `signal`) ends the sleep. */
   private async napFor(ms: number, signal: AbortSignal): Promise<void> {
-    const nap = { abort: () => undefined as void };
+    const nap = new Nap(this.time, ms, signal);
     this.nap = nap;
     try {
-      await new Promise<void>((resolve) => {
-        const timer = this.time.setTimer(ms, done);
-        signal.addEventListener('abort', done, { once: true });
-        nap.abort = done;
-        function done() {
-          timer.cancel();
-          signal.removeEventListener('abort', done);
-          nap.abort = () => undefined;
-          resolve();
-        }
-      });
+      await nap.done;
     } finally {
       if (this.nap === nap) this.nap = undefined;
     }
@@ -312,7 +302,7 @@ export class LeaderElector {
     const seen = this.watch.observed;
     if (w?.revision !== undefined && seen !== undefined && w.revision === seen.revision) return;
     this.wakePending = true;
-    this.nap?.abort();
+    this.nap?.end();
   }
 
   /** Whether wakes reach this worker now: quiet followers then read rarely, and a cancelled leader hands over at once. */

@@ -294,42 +294,59 @@ export function isQuiet(lease: Lease | undefined): boolean {
  *   designations arrive as wakes, which make the elector read at once.
  */
 export function nextReadDelay(v: CadenceView): number {
-  const jittered = (base: number, by: number) => base * (1 + v.random * by);
-  if (v.mode === 'NoCoordination') return jittered(v.retryPeriodMs, 0.2);
+  // (helpers at module level, not closures: this runs at every poll of every follower)
+  if (v.mode === 'NoCoordination') return jittered(v, v.retryPeriodMs, 0.2);
   const lease = v.lease;
   const successor = isSuccessor(lease, v.identity, v.instance);
   const yieldingToMe = lease?.holderIdentity !== undefined && lease.preferredHolder === v.identity;
-  const chase = () => Math.min(CHASE_FIRST_MS * 2 ** Math.max(0, v.misses - 1), v.retryPeriodMs);
   const due = v.expectedAt === undefined ? undefined : v.expectedAt + READ_AFTER_MS;
   // Settling, and not for long: read often (a new term is seen within SETTLING_READ_MS of its write).
   const settling = v.settlingForMs !== undefined && v.settlingForMs < SETTLING_TERMS * v.leaseDurationMs;
-  const unsure = () => (settling ? jittered(Math.min(SETTLING_READ_MS, v.retryPeriodMs), 0.2) : jittered(v.retryPeriodMs, 0.2));
   // The holder yields right after the renewal that tells it to: look again at once, then less often.
-  if (yieldingToMe) return chase();
-  if (!isQuiet(lease)) return unsure();
+  if (yieldingToMe) return chaseDelay(v);
+  if (!isQuiet(lease)) return unsureDelay(v, settling);
   if (successor) {
     // Never past the end of the term it watches: that is when it takes over, whatever cadence it has
     // learnt (and once the end has passed, a takeover whose answer was lost may have landed: look
     // again within SETTLING_READ_MS).
-    const untilEnd = v.termEndsAt === undefined ? Infinity : v.termEndsAt - v.now;
-    const atEnd = (ms: number) => Math.min(ms, untilEnd > 0 ? untilEnd + READ_AFTER_MS : Math.min(SETTLING_READ_MS, v.retryPeriodMs));
     // While the bracket is wide each miss moves the aim up (a binary search within one renewal);
     // once the renewal is overdue, chase it: again after as long as it has been overdue (at least
     // 50 ms), so 50, 100, 200 … ms after the aim; if the bracket gave way (it lands later now), by
     // the misses since the last renewal seen.
-    if (due !== undefined) return atEnd(due > v.now ? due - v.now : Math.min(Math.max(CHASE_FIRST_MS, v.now - due), v.retryPeriodMs));
-    return atEnd(v.cadenceKnown ? chase() : unsure());
+    if (due !== undefined) return atTermEnd(v, due > v.now ? due - v.now : Math.min(Math.max(CHASE_FIRST_MS, v.now - due), v.retryPeriodMs));
+    return atTermEnd(v, v.cadenceKnown ? chaseDelay(v) : unsureDelay(v, settling));
   }
   // Told of every change (a ping, a takeover, a hand-off, being named successor) by a wake: read
   // only as a backstop for a lost one, every two lease durations (at least two retry periods).
-  if (v.pushLive) return jittered(Math.max((v.sessionHeld ? SESSION_QUIET_LEASES : PUSH_QUIET_LEASES) * v.leaseDurationMs, 2 * v.retryPeriodMs), 0.1);
+  if (v.pushLive) return jittered(v, Math.max((v.sessionHeld ? SESSION_QUIET_LEASES : PUSH_QUIET_LEASES) * v.leaseDurationMs, 2 * v.retryPeriodMs), 0.1);
   // A term nobody has seen renewed for nearly its whole duration: its holder may be gone, and its
   // successor takes it the moment it runs out. Read often around then, so the new term is seen
   // (and timed) within SETTLING_READ_MS of its write, not up to two retry periods later.
   const quietPoll = 2 * v.retryPeriodMs * 1.1;
   const watchFrom = v.termEndsAt === undefined ? Infinity : v.termEndsAt - quietPoll;
-  if (v.now >= watchFrom && v.now < v.termEndsAt! + SETTLING_TERMS * v.leaseDurationMs) return jittered(Math.min(SETTLING_READ_MS, v.retryPeriodMs), 0.2);
+  if (v.now >= watchFrom && v.now < v.termEndsAt! + SETTLING_TERMS * v.leaseDurationMs) return jittered(v, Math.min(SETTLING_READ_MS, v.retryPeriodMs), 0.2);
   // …and not a poll late into that window
-  const quiet = jittered(2 * v.retryPeriodMs, 0.1);
+  const quiet = jittered(v, 2 * v.retryPeriodMs, 0.1);
   return v.now < watchFrom ? Math.min(quiet, watchFrom - v.now) : quiet;
+}
+
+/** `base`, stretched by up to `by` of itself at the view's random draw. */
+function jittered(v: CadenceView, base: number, by: number): number {
+  return base * (1 + v.random * by);
+}
+
+/** Chasing a renewal that is due: 50, 100, 200 … ms by the misses, at most a retry period. */
+function chaseDelay(v: CadenceView): number {
+  return Math.min(CHASE_FIRST_MS * 2 ** Math.max(0, v.misses - 1), v.retryPeriodMs);
+}
+
+/** Not sure what comes next: SETTLING_READ_MS while settling, else a retry period (jittered). */
+function unsureDelay(v: CadenceView, settling: boolean): number {
+  return settling ? jittered(v, Math.min(SETTLING_READ_MS, v.retryPeriodMs), 0.2) : jittered(v, v.retryPeriodMs, 0.2);
+}
+
+/** `ms`, but never past the end of the term the successor watches (just after it). */
+function atTermEnd(v: CadenceView, ms: number): number {
+  const untilEnd = v.termEndsAt === undefined ? Infinity : v.termEndsAt - v.now;
+  return Math.min(ms, untilEnd > 0 ? untilEnd + READ_AFTER_MS : Math.min(SETTLING_READ_MS, v.retryPeriodMs));
 }

@@ -14,7 +14,7 @@
  */
 import { hostname as osHostname } from 'node:os';
 import * as z from 'zod';
-import { systemClock, uniqueId, type Clock, type Timer } from '../clock.js';
+import { Nap, systemClock, uniqueId, type Clock, type Timer } from '../clock.js';
 import { Name } from '../schemas/common.js';
 import { SESSION_COMPONENT, sessionComponent, sessionScope } from '../schemas/identity.js';
 import { parse } from '../schemas/validation.js';
@@ -169,7 +169,7 @@ export class Session {
   /** The identities partition the rows are written in (sessionComponent of the leaseNames option). */
   private readonly component: string;
   private attached = 0;
-  private nap: { abort(): void } | undefined;
+  private nap: Nap | undefined;
 
   /** @throws ValidationError naming each bad option */
   constructor(options: SessionOptions) {
@@ -227,7 +227,7 @@ export class Session {
       left = true;
       this.listeners.delete(listener);
       this.attached--;
-      this.nap?.abort();
+      this.nap?.end();
     };
   }
 
@@ -299,23 +299,10 @@ export class Session {
 
   private async sleep(ms: number, signal: AbortSignal, leaving: () => boolean): Promise<void> {
     if (leaving()) return;
-    const nap = { abort: () => undefined as void };
+    const nap = new Nap(this.time, ms, signal, leaving);
     this.nap = nap;
     try {
-      await new Promise<void>((resolve) => {
-        const timer = this.time.setTimer(ms, done);
-        const stop = () => {
-          if (leaving()) done();
-        };
-        signal.addEventListener('abort', stop, { once: true });
-        nap.abort = done;
-        function done() {
-          timer.cancel();
-          signal.removeEventListener('abort', stop);
-          nap.abort = () => undefined;
-          resolve();
-        }
-      });
+      await nap.done;
     } finally {
       if (this.nap === nap) this.nap = undefined;
     }
@@ -407,7 +394,7 @@ export class Session {
     this.counts.ended++;
     if (why) this.onError(new Error(`Session ${l.name} ended: ${why}; its electors renew their leases themselves until a new session starts`));
     for (const x of [...this.listeners]) x.ended(l.name);
-    this.nap?.abort();
+    this.nap?.end();
   }
 }
 

@@ -133,17 +133,19 @@ export class Table {
   /** The key of a whole item (PutItem): its key attributes must be there, typed and non-empty. */
   keyOfItem(item: Item): { key: Item; pk: string; sk: string } {
     const key = newMap();
-    const part = (def: KeyDef) => {
-      const v = item[def.name];
-      if (v === undefined) throw validationError(`One or more parameter values were invalid: Missing the key ${def.name} in the item`);
-      if (valueType(v) !== def.type) throw validationError(`One or more parameter values were invalid: Type mismatch for key ${def.name} expected: ${def.type} actual: ${Object.keys(v)[0]}`);
-      checkNotEmpty(v, def.name);
-      key[def.name] = v;
-      return encodeKey(v, def.type);
-    };
-    const pk = part(this.hash);
-    const sk = this.range ? part(this.range) : '';
+    const pk = Table.itemKeyPart(item, this.hash, key);
+    const sk = this.range ? Table.itemKeyPart(item, this.range, key) : '';
     return { key, pk, sk };
+  }
+
+  /** One key attribute of a whole item, copied into `key`; its encoding. */
+  private static itemKeyPart(item: Item, def: KeyDef, key: Item): string {
+    const v = item[def.name];
+    if (v === undefined) throw validationError(`One or more parameter values were invalid: Missing the key ${def.name} in the item`);
+    if (valueType(v) !== def.type) throw validationError(`One or more parameter values were invalid: Type mismatch for key ${def.name} expected: ${def.type} actual: ${Object.keys(v)[0]}`);
+    checkNotEmpty(v, def.name);
+    key[def.name] = v;
+    return encodeKey(v, def.type);
   }
 
   /** A written item's index keys must have the index's types and not be empty (absent is fine: indexes are sparse). */
