@@ -144,8 +144,22 @@ export class ModelStream {
     return this.shardList.map((s) => s.shardId);
   }
 
+  /** Called after every record appended (a poller that only looks when there is something to read). */
+  private readonly appendListeners = new Set<() => void>();
+
+  /** Calls `listener` after each record is appended, until the returned function is called. */
+  onAppend(listener: () => void): () => void {
+    this.appendListeners.add(listener);
+    return () => void this.appendListeners.delete(listener);
+  }
+
   /** @internal The model appends every change here. */
   append(pk: string, r: ChangeRecord): void {
+    this.appended(pk, r);
+    for (const l of this.appendListeners) l();
+  }
+
+  private appended(pk: string, r: ChangeRecord): void {
     const shard = this.shardList.length === 1 ? this.shardList[0]! : this.shardList[fnv1a(pk) % this.shardList.length]!;
     const v = this.viewType;
     shard.records.push(
