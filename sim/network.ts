@@ -51,7 +51,7 @@ export function scheduleNetwork(clock: SimulatedClock, schedule: Schedule, rando
     }
     await latency();
     const inFault = inFaultWindow();
-    const fate = strike(inFault, random(), clock, schedule, random, feed, `${m.name}'s ${req.operation}`, req, apply);
+    const fate = strike(inFault, random(), clock, schedule, random, feed, m, req, apply);
     if (fate.late) {
       await sleep(1_000);
       throw ddbFaults.timeout();
@@ -73,7 +73,8 @@ export function scheduleNetwork(clock: SimulatedClock, schedule: Schedule, rando
  * answers; inside one it may be throttled, lost, answered-but-lost (these throw), late (its client
  * times out while it lands much later), or applied twice.
  */
-function strike(inFault: boolean, p: number, clock: SimulatedClock, schedule: Schedule, random: () => number, feed: Feed, what: string, req: ModelRequest, apply: () => unknown): { late: true } | { late: false; out: unknown } {
+function strike(inFault: boolean, p: number, clock: SimulatedClock, schedule: Schedule, random: () => number, feed: Feed, m: Host, req: ModelRequest, apply: () => unknown): { late: true } | { late: false; out: unknown } {
+  if (!inFault) return { late: false, out: apply() }; // (most requests: no draw is compared, nothing is counted)
   const f = schedule.requestFaults;
   if (inFault && p < f.throttle) {
     feed.count('fault:throttle');
@@ -90,7 +91,7 @@ function strike(inFault: boolean, p: number, clock: SimulatedClock, schedule: Sc
     feed.count('fault:lateLanding');
     const sentAt = clock.now();
     clock.setTimer(5_000 + random() * 25_000, () => {
-      feed.log(`late landing: ${what} sent ${((clock.now() - sentAt) / 1000).toFixed(1)} s ago`);
+      feed.log(`late landing: ${m.name}'s ${req.operation} sent ${((clock.now() - sentAt) / 1000).toFixed(1)} s ago`);
       try {
         apply();
       } catch {

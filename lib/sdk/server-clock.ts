@@ -82,7 +82,7 @@ export function sampleInterval(s: TimeSample, at = s.received): OffsetInterval {
  */
 export class OffsetEstimate {
   /** Newest first, mutually consistent. */
-  private samples: TimeSample[] = [];
+  private readonly samples: TimeSample[] = [];
   /** The offset stamps use: inside every sample's interval, moved only when a sample forces it. */
   private chosen: number | undefined;
   private jumpCount = 0;
@@ -103,22 +103,25 @@ export class OffsetEstimate {
   add(s: TimeSample): number {
     if (!Number.isFinite(s.date) || !(s.received >= s.sent)) return 0;
     const before = this.interval(s.received);
-    const kept: TimeSample[] = [s];
     // the intersection, as lo and hi (sampleInterval and intersect, without an object per sample)
     let lo = s.date - s.received;
     let hi = s.date + DATE_RESOLUTION_MS - s.sent;
-    for (const old of this.samples) {
-      if (s.received - old.received > MAX_SAMPLE_AGE_MS || kept.length >= MAX_SAMPLES) break;
+    const samples = this.samples;
+    let kept = 0; // of the older samples, newest first
+    for (const old of samples) {
+      if (s.received - old.received > MAX_SAMPLE_AGE_MS || kept + 1 >= MAX_SAMPLES) break;
       const drift = Math.max(0, s.received - old.received) * DRIFT_PER_MS;
       const nlo = Math.max(lo, old.date - old.received - drift);
       const nhi = Math.min(hi, old.date + DATE_RESOLUTION_MS - old.sent + drift);
       if (!(nlo <= nhi)) break; // this one and everything older disagree with the newest: dropped
       lo = nlo;
       hi = nhi;
-      kept.push(old);
+      kept++;
     }
     const acc: OffsetInterval = { lo, hi };
-    this.samples = kept;
+    // the newest first, then the older ones kept (in place: no array per response)
+    samples.length = kept;
+    samples.unshift(s);
     this.sinceJump++;
     const gap = before ? Math.max(0, acc.lo - before.hi, before.lo - acc.hi) : 0;
     if (this.chosen === undefined || gap > JUMP_MS) this.chosen = (acc.lo + acc.hi) / 2;
@@ -281,13 +284,22 @@ export function serverClockOf(client: DynamoDBClient, base: Clock): ServerClock 
     const registered = byBase;
     client.middlewareStack?.add(
       (next) => async (args) => {
-        const all = [...registered.values()];
-        const sent = all.map((c) => c.monotonic());
+        // (one clock per client is the rule: then no arrays for every request)
+        const one = registered.size === 1 ? registered.values().next().value! : undefined;
+        const all = one ? undefined : [...registered.values()];
+        const sentOne = one?.monotonic();
+        const sent = all?.map((c) => c.monotonic());
         const out = await next(args);
-        const received = all.map((c) => c.monotonic());
         const header = (out.response as { headers?: Record<string, string | undefined> } | undefined)?.headers?.['date'];
+        if (one) {
+          const received = one.monotonic();
+          const date = header === undefined ? NaN : parsedDate(header);
+          if (Number.isFinite(date)) one.record({ date, sent: sentOne!, received });
+          return out;
+        }
+        const received = all!.map((c) => c.monotonic());
         const date = header === undefined ? NaN : parsedDate(header);
-        if (Number.isFinite(date)) all.forEach((c, i) => c.record({ date, sent: sent[i]!, received: received[i]! }));
+        if (Number.isFinite(date)) all!.forEach((c, i) => c.record({ date, sent: sent![i]!, received: received[i]! }));
         return out;
       },
       // Inside the deserializer (priority low): the raw HTTP response, error statuses included.
