@@ -213,6 +213,11 @@ describe('the compiled accepting path', () => {
     { name: 'passthrough', schema: z.looseObject({ a: z.number() }), values: [{ a: 1, b: 2 }] },
     { name: 'a required unknown', schema: z.object({ a: z.unknown() }), values: [{}, { a: undefined }, { a: 1 }] },
     { name: 'an array', schema: z.object({ l: z.array(z.number()).max(2) }), values: [{ l: [1] }, { l: [1, 2, 3] }, { l: 'x' }] },
+    { name: 'defaults of every kind', schema: z.object({ b: z.boolean().default(false), n: z.number().int().default(3), e: z.enum(['a', 'b']).default('a'), u: z.union([z.literal(1), z.literal(2)]).default(2), l: z.array(z.string()).default(() => ['x']), o: z.object({ x: z.number() }).default({ x: 1 }) }), values: [{}, { b: true, n: 4, e: 'b', u: 1, l: [], o: { x: 2 } }, { b: 'no' }, { n: 1.5 }, { e: 'c' }, { l: [1] }, { o: {} }, { b: undefined, o: undefined }] },
+    { name: 'a default around an optional', schema: z.object({ d: z.string().optional().default('x') }), values: [{}, { d: undefined }, { d: 'y' }, { d: 1 }] },
+    { name: 'arrays with bounds', schema: z.object({ a: z.array(z.object({ k: z.string().min(1) })).min(1).max(2) }), values: [{ a: [] }, { a: [{ k: 'x' }] }, { a: [{ k: 'x' }, { k: 'y' }] }, { a: [{ k: 'x' }, { k: 'y' }, { k: 'z' }] }, { a: [{ k: '' }] }, { a: [{}] }, { a: 'x' }, { a: [{ k: 'x', extra: 1 }] }] },
+    { name: 'an array of exact length', schema: z.array(z.number()).length(2), values: [[1, 2], [1], [1, 2, 3]] },
+    { name: 'an array with holes', schema: z.array(z.number().optional()), values: [[1, undefined, 3], [, 2], []] },
     { name: 'a pipe into a transform', schema: z.string().min(1).optional().transform((v) => (v ?? 'none').toUpperCase()), values: ['a', '', undefined, 1] },
     { name: 'a pipe into a schema', schema: z.object({ p: z.string().pipe(z.string().max(2)) }), values: [{ p: 'ab' }, { p: 'abc' }, { p: 1 }] },
     {
@@ -233,6 +238,16 @@ describe('the compiled accepting path', () => {
   ];
   it.each(cases)('$name', ({ schema, values }) => {
     for (const v of values) agree(schema, v);
+  });
+
+  it('defaults, arrays, custom checks and pipes into transforms take the compiled path', () => {
+    const schema = z.object({
+      b: z.boolean().default(false),
+      l: z.array(z.object({ k: z.string().min(1) })).min(1).max(2),
+      c: z.custom<string>((v) => typeof v === 'string'),
+      t: z.string().transform((v) => v.length),
+    });
+    expect(accepted(schema, { l: [{ k: 'x' }], c: 'y', t: 'abc' })).toEqual({ b: false, l: [{ k: 'x' }], c: 'y', t: 3 });
   });
 
   it('a custom check with an async function is zod’s to refuse (it throws)', () => {

@@ -43,6 +43,9 @@ interface Def {
   readonly discriminator?: string;
   readonly unionFallback?: boolean;
   readonly in?: { _zod: Internals };
+  readonly element?: { _zod: Internals };
+  /** A default's value (zod's getter: a fresh copy, or the function's result, each time). */
+  readonly defaultValue?: unknown;
   readonly out?: { _zod: Internals };
   /** z.custom's own check. */
   readonly fn?: (v: unknown) => unknown;
@@ -184,6 +187,19 @@ function compileNode(s: Internals): Path {
       return compileObject(s);
     case 'union':
       return compileUnion(s);
+    case 'default': {
+      // undefined is the default (zod does not validate it), anything else the inner's, its undefined the default
+      const inner = d.innerType?._zod;
+      if (!inner || d.checks?.length) return viaZod(s);
+      const path = compileNode(inner);
+      return (v) => {
+        if (v === undefined) return d.defaultValue;
+        const r = path(v);
+        return r === REFUSED ? REFUSED : r === undefined ? d.defaultValue : r;
+      };
+    }
+    case 'array':
+      return compileArray(s);
     case 'pipe': {
       // `in`, then `out` on what it made (a transform runs as zod runs it): a codec is zod's
       const from = d.in?._zod;
@@ -214,6 +230,36 @@ function compileCustom(s: Internals): Path {
     const r = fn(v);
     return r instanceof Promise || !r ? REFUSED : v;
   }, checks);
+}
+
+/** An array: each element's path into a new array, then its length checks (zod's own when-has-length checks only). */
+function compileArray(s: Internals): Path {
+  const d = s.def;
+  const el = d.element?._zod;
+  const lengths: Test[] = [];
+  for (const c of checksOf(s)) {
+    if (c.when !== LENGTH_WHEN) return viaZod(s);
+    if (c.check === 'min_length' && typeof c.minimum === 'number') {
+      const min = c.minimum;
+      lengths.push((v) => (v as unknown[]).length >= min);
+    } else if (c.check === 'max_length' && typeof c.maximum === 'number') {
+      const max = c.maximum;
+      lengths.push((v) => (v as unknown[]).length <= max);
+    } else return viaZod(s);
+  }
+  if (!el) return viaZod(s);
+  const path = compileNode(el);
+  return (v) => {
+    if (!Array.isArray(v)) return REFUSED;
+    const out = new Array<unknown>(v.length);
+    for (let i = 0; i < v.length; i++) {
+      const r = path(v[i]);
+      if (r === REFUSED) return REFUSED;
+      out[i] = r;
+    }
+    for (const t of lengths) if (!t(out)) return REFUSED;
+    return out;
+  };
 }
 
 /** One key of an object: how zod's object parser treats it (by its optin and optout), and its compiled path. */

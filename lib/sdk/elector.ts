@@ -8,7 +8,7 @@ import { CandidateStore } from '../stores/candidate-store.js';
 import { LeaseStore, type LeaseRead, type Term } from '../stores/lease-store.js';
 import { LeaseCandidate } from './candidate.js';
 import { fencedItemWrite, fencedTransactWrite, FencingError, NO_TRANSACTIONS, type FencedItemInput } from './fencing.js';
-import { StartUp, deepFreeze, stampClockFor } from './options.js';
+import { INTERNAL_STOP, StartUp, deepFreeze, stampClockFor } from './options.js';
 import { LeaderElectorOptionsSchema, defaultRenewIntervalMs, renewCadenceMs, type ElectorStats, type LeaderCallbacks, type LeaderElectorOptions, type ResolvedLeaderElectorOptions } from './elector-options.js';
 
 export { CandidacySchema, LeaderElectorOptionsSchema, PHASE_STEP_MS, defaultRenewIntervalMs, renewCadenceMs } from './elector-options.js';
@@ -264,7 +264,7 @@ export class LeaderElector {
       const led = await this.term.stepDown();
       // Candidacy goes before the lease is released, so the election the release starts cannot
       // pick this departing worker (it would never confirm, and its term would have to run out).
-      standing.abort();
+      standing.abort(INTERNAL_STOP);
       await candidacy;
       if (led && this.options.releaseOnCancel && !led.handed) await this.writes.release(led.term);
       detach?.(); // after the release: the session outlives every term held on it

@@ -139,6 +139,13 @@ export function deepFreeze<T>(value: T): DeepReadonly<T> {
   return value as DeepReadonly<T>;
 }
 
+/**
+ * The reason of an internal abort whose reason nothing reads (an elector's candidacy when it
+ * stops, withLease's elector when the run is over): the AbortError `abort()` would make, made
+ * once (each DOMException captures a stack; a simulated schedule made hundreds).
+ */
+export const INTERNAL_STOP = new DOMException('This operation was aborted', 'AbortError');
+
 /** Resolves once `signal` has aborted (at once if it already has). */
 export const aborted = (signal: AbortSignal): Promise<void> =>
   new Promise((resolve) => {

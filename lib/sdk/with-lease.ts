@@ -21,7 +21,7 @@ import { RunOnceStore, type RunOnceRead } from '../stores/run-once-store.js';
 import { LeaderElector, LeaderElectorOptionsSchema, defaultRenewIntervalMs, type StopReason } from './elector.js';
 import { handOffPromptly } from './seam.js';
 import { FencingError, NO_TRANSACTIONS, fencedTransactWrite } from './fencing.js';
-import { stampClockFor } from './options.js';
+import { INTERNAL_STOP, stampClockFor } from './options.js';
 
 export { LeaseLostError, RunOnceSchema, WithLeaseOptionsSchema, type LeaseFn, type LeaseRunResult, type LeaseTerm, type RunOnce, type WithLeaseOptions } from './with-lease-options.js';
 import { LeaseLostError, RunOnceSchema, WithLeaseOptionsSchema, type LeaseFn, type LeaseRunResult, type LeaseTerm, type WithLeaseOptions } from './with-lease-options.js';
@@ -248,7 +248,7 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
     return { status: 'ran', value, fencingToken: term.fencingToken, ...(window !== undefined ? { window } : {}) };
   } finally {
     stopListening?.();
-    stop.abort();
+    stop.abort(INTERNAL_STOP);
     await running;
   }
 }
