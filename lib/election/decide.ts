@@ -102,6 +102,15 @@ export function pingsToWithdraw(d: Decision, lease: Lease | undefined, candidate
   return candidates.filter((c) => c.pingTime !== undefined && c.pingTime >= e.startedAt && !answeredLastPing(c)).map((c) => ({ name: c.name, pingTime: c.pingTime! }));
 }
 
+/** The election fails (`election`: the one open, if any). */
+function failed(now: number, election: { id: string } | undefined, reason: ElectionFailure['reason'], message: string, strategy?: string): Decision {
+  return {
+    kind: 'failElection',
+    ...(strategy ? { strategy } : {}),
+    failure: { at: now, ...(election ? { electionId: election.id } : {}), reason, message: failureMessage(message) },
+  };
+}
+
 /**
  * The coordinator's decision for one lease, from the lease (absent if none), all its candidate
  * rows (stale ones included: they are filtered here) and the time.
@@ -111,11 +120,6 @@ export function decide(name: string, lease: Lease | undefined, candidates: reado
   // A worker's stamp later than this is from a clock running ahead: it proves nothing (isFresh).
   const notAfter = now + config.clockSkewMs;
   const election = lease?.election;
-  const fail = (reason: ElectionFailure['reason'], message: string, strategy?: string): Decision => ({
-    kind: 'failElection',
-    ...(strategy ? { strategy } : {}),
-    failure: { at: now, ...(election ? { electionId: election.id } : {}), reason, message: failureMessage(message) },
-  });
 
   // 1. Which strategy: the lease's (set by an operator or a third party), else the candidates' consensus.
   let strategy: string;
@@ -124,13 +128,13 @@ export function decide(name: string, lease: Lease | undefined, candidates: reado
     const consensus = strategyConsensus(live);
     if (!consensus.ok) {
       if (consensus.reason === 'noCandidates') {
-        if (election) return fail('noLiveCandidates', `no live candidate is left for election ${election.id}`);
+        if (election) return failed(now, election, 'noLiveCandidates', `no live candidate is left for election ${election.id}`);
         return { kind: 'leaveAlone', reason: candidates.length ? 'noLiveCandidates' : 'noCandidates' };
       }
       const v = vacancy(lease, now, config.clockSkewMs);
       const recorded = lease?.lastElectionFailure;
       const alreadySaid = !election && recorded?.reason === 'contradictoryStrategies' && recorded.message === failureMessage(consensus.message);
-      if ((election || v.vacant) && !alreadySaid) return fail('contradictoryStrategies', consensus.message);
+      if ((election || v.vacant) && !alreadySaid) return failed(now, election, 'contradictoryStrategies', consensus.message);
       return { kind: 'leaveAlone', reason: 'contradictoryStrategies', detail: consensus.message };
     }
     strategy = consensus.strategy;
@@ -203,8 +207,8 @@ export function decide(name: string, lease: Lease | undefined, candidates: reado
     const winner = ranked[0];
     if (!winner) {
       return acked.length === 0
-        ? fail('noLiveCandidates', e ? `no candidate acknowledged election ${e.id} within ${config.ackWindowMs} ms` : 'every live candidate ignored its last ping', strategy)
-        : fail('noValidCandidates', `candidates ${acked.map((c) => c.name).sort().join(', ')} acknowledged but none has a valid emulationVersion and binaryVersion`, strategy);
+        ? failed(now, election, 'noLiveCandidates', e ? `no candidate acknowledged election ${e.id} within ${config.ackWindowMs} ms` : 'every live candidate ignored its last ping', strategy)
+        : failed(now, election, 'noValidCandidates', `candidates ${acked.map((c) => c.name).sort().join(', ')} acknowledged but none has a valid emulationVersion and binaryVersion`, strategy);
     }
     return {
       kind: 'elect',

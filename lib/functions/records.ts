@@ -63,22 +63,24 @@ function unmarshallImage(img: Record<string, unknown>, subject: string): Record<
   return out;
 }
 
+/** A record's image as a row of `schema` (undefined when the record has none). */
+function parseImage<S extends z.ZodType>(schema: S, img: Record<string, unknown> | undefined, side: 'new' | 'old', what: string, eventID: string): z.output<S> | undefined {
+  if (!img) return undefined;
+  const subject = `${side} image of ${what} stream record ${eventID}`;
+  return parse(schema, unmarshallImage(img, subject), subject);
+}
+
 function change<S extends z.ZodType>(schema: S, raw: unknown, what: string): Change<z.output<S>> {
   const r = parse(StreamRecord, raw, `${what} stream record`);
-  const image = (img: Record<string, unknown> | undefined, side: 'new' | 'old') => {
-    if (!img) return undefined;
-    const subject = `${side} image of ${what} stream record ${r.eventID}`;
-    return parse(schema, unmarshallImage(img, subject), subject);
-  };
   let old: z.output<S> | undefined;
   let oldInvalid: ValidationError | undefined;
   try {
-    old = image(r.dynamodb.OldImage, 'old');
+    old = parseImage(schema, r.dynamodb.OldImage, 'old', what, r.eventID);
   } catch (e) {
     if (!(e instanceof ValidationError)) throw e;
     oldInvalid = e; // an operator's repair (or delete) of a broken row is no poison record
   }
-  const neu = image(r.dynamodb.NewImage, 'new');
+  const neu = parseImage(schema, r.dynamodb.NewImage, 'new', what, r.eventID);
   const at = r.dynamodb.ApproximateCreationDateTime;
   return { eventID: r.eventID, eventName: r.eventName, at: at === undefined ? undefined : Math.round(at * 1000), old, new: neu, ...(oldInvalid ? { oldInvalid } : {}) };
 }

@@ -102,22 +102,44 @@ export class OffsetEstimate {
   /** Takes one response's sample; returns how far the estimate jumped (0: it agreed with what came before). */
   add(s: TimeSample): number {
     if (!Number.isFinite(s.date) || !(s.received >= s.sent)) return 0;
-    const before = this.interval(s.received);
-    // the intersection, as lo and hi (sampleInterval and intersect, without an object per sample)
+    // One pass over the older samples, each one's interval at the new sample's time computed once,
+    // for both: what they allowed before it came (as interval() computes it), and the intersection
+    // with the new sample of the newest ones that agree with it (the ones kept).
     let lo = s.date - s.received;
     let hi = s.date + DATE_RESOLUTION_MS - s.sent;
     const samples = this.samples;
     let kept = 0; // of the older samples, newest first
-    for (const old of samples) {
-      if (s.received - old.received > MAX_SAMPLE_AGE_MS || kept + 1 >= MAX_SAMPLES) break;
+    let keeping = true;
+    let blo = 0;
+    let bhi = 0;
+    for (let k = 0; k < samples.length; k++) {
+      const old = samples[k]!;
       const drift = Math.max(0, s.received - old.received) * DRIFT_PER_MS;
-      const nlo = Math.max(lo, old.date - old.received - drift);
-      const nhi = Math.min(hi, old.date + DATE_RESOLUTION_MS - old.sent + drift);
-      if (!(nlo <= nhi)) break; // this one and everything older disagree with the newest: dropped
+      const slo = old.date - old.received - drift;
+      const shi = old.date + DATE_RESOLUTION_MS - old.sent + drift;
+      if (k === 0) {
+        blo = slo;
+        bhi = shi;
+      } else if (Math.max(blo, slo) <= Math.min(bhi, shi)) {
+        blo = Math.max(blo, slo);
+        bhi = Math.min(bhi, shi);
+      }
+      if (!keeping) continue;
+      if (s.received - old.received > MAX_SAMPLE_AGE_MS || kept + 1 >= MAX_SAMPLES) {
+        keeping = false;
+        continue;
+      }
+      const nlo = Math.max(lo, slo);
+      const nhi = Math.min(hi, shi);
+      if (!(nlo <= nhi)) {
+        keeping = false; // this one and everything older disagree with the newest: dropped
+        continue;
+      }
       lo = nlo;
       hi = nhi;
       kept++;
     }
+    const before: OffsetInterval | undefined = samples.length ? { lo: blo, hi: bhi } : undefined;
     const acc: OffsetInterval = { lo, hi };
     // the newest first, then the older ones kept (in place: no array per response)
     samples.length = kept;
