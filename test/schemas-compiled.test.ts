@@ -197,6 +197,21 @@ describe('the compiled accepting path', () => {
     { name: 'exclusive bounds', schema: z.number().gt(0).lt(10), values: [0, 0.1, 9.9, 10, -0] },
     { name: 'a literal union', schema: z.union([z.literal(1), z.literal(2)]), values: [1, 2, 3, '1'] },
     { name: 'a union of objects, first wins', schema: z.union([z.object({ a: z.string() }), z.object({ a: z.string(), b: z.number() })]), values: [{ a: 'x', b: 1 }, { a: 1 }] },
+    {
+      name: 'a union of objects and enums, zod asked of what the compiled path cannot tell',
+      schema: z.union([z.object({ a: z.string().min(2) }), z.object({ a: z.string() }).transform((o) => ({ ...o, second: true })), z.enum(['x', 'y'])]),
+      values: [{ a: 'ab' }, { a: 'a' }, { a: '\uD83D\uDE00' }, 'x', 'z', { a: 1 }, null, ['x']],
+    },
+    {
+      name: 'records',
+      schema: z.object({ r: z.record(z.string().min(1).max(3), z.number().int()), u: z.record(z.string(), z.unknown()).optional() }),
+      values: [{ r: {} }, { r: { a: 1, b: 2 } }, { r: { abcd: 1 } }, { r: { '': 1 } }, { r: { a: 1.5 } }, { r: { 1: 1, a: 2 } }, { r: [] }, { r: null }, { r: { a: 1 }, u: { x: undefined, y: { z: 1 } } }, { r: Object.create(null) as object }, { r: new Map() }],
+    },
+    { name: 'a record with an enum of keys', schema: z.record(z.enum(['a', 'b']), z.number()), values: [{ a: 1, b: 2 }, { a: 1 }, { a: 1, b: 2, c: 3 }] },
+    { name: 'a record refined', schema: z.record(z.string(), z.number()).refine((r) => Object.keys(r).length < 2, 'at most one'), values: [{ a: 1 }, { a: 1, b: 2 }] },
+    { name: 'a record with symbol keys', schema: z.record(z.string(), z.number()), values: [{ [Symbol('s')]: 1, a: 2 }] },
+    { name: 'strings that start and end with', schema: z.object({ s: z.string().startsWith('ab').endsWith('yz') }), values: [{ s: 'abyz' }, { s: 'ab' }, { s: 'xyz' }, { s: 'abcyz' }] },
+    { name: 'a refined string', schema: z.object({ s: z.string().min(1).refine((v) => v !== 'no', 'not no') }), values: [{ s: 'yes' }, { s: 'no' }, { s: '' }, { s: 1 }] },
     { name: 'an exclusive union', schema: z.xor([z.literal(1), z.number()]), values: [1, 2] },
     {
       name: 'a discriminated union',
@@ -240,14 +255,18 @@ describe('the compiled accepting path', () => {
     for (const v of values) agree(schema, v);
   });
 
-  it('defaults, arrays, custom checks and pipes into transforms take the compiled path', () => {
+  it('an object of every kind the compiler knows answers on the accepting path, with zod’s output', () => {
     const schema = z.object({
       b: z.boolean().default(false),
       l: z.array(z.object({ k: z.string().min(1) })).min(1).max(2),
       c: z.custom<string>((v) => typeof v === 'string'),
       t: z.string().transform((v) => v.length),
+      r: z.record(z.string(), z.unknown()),
+      s: z.string().startsWith('a').refine((v) => v.length < 5),
+      u: z.union([z.object({ p: z.number() }), z.enum(['none'])]),
     });
-    expect(accepted(schema, { l: [{ k: 'x' }], c: 'y', t: 'abc' })).toEqual({ b: false, l: [{ k: 'x' }], c: 'y', t: 3 });
+    const v = { l: [{ k: 'x' }], c: 'y', t: 'abc', r: { a: 1 }, s: 'ab', u: 'none' };
+    expect(accepted(schema, v)).toEqual({ b: false, l: [{ k: 'x' }], c: 'y', t: 3, r: { a: 1 }, s: 'ab', u: 'none' });
   });
 
   it('a custom check with an async function is zod’s to refuse (it throws)', () => {

@@ -44,6 +44,9 @@ interface Def {
   readonly unionFallback?: boolean;
   readonly in?: { _zod: Internals };
   readonly element?: { _zod: Internals };
+  readonly keyType?: { _zod: Internals };
+  readonly valueType?: { _zod: Internals };
+  readonly mode?: string;
   /** A default's value (zod's getter: a fresh copy, or the function's result, each time). */
   readonly defaultValue?: unknown;
   readonly out?: { _zod: Internals };
@@ -60,6 +63,8 @@ interface CheckDef {
   readonly value?: unknown;
   readonly inclusive?: boolean;
   readonly when?: unknown;
+  readonly prefix?: string;
+  readonly suffix?: string;
 }
 
 const internals = (s: z.ZodType): Internals => (s as unknown as { _zod: Internals })._zod;
@@ -88,6 +93,7 @@ const all = (tests: Test[]): Test => (v) => {
 const TYPE_STRING: Test = (v) => typeof v === 'string';
 const TYPE_NUMBER: Test = (v) => typeof v === 'number' && Number.isFinite(v);
 const TYPE_BOOLEAN: Test = (v) => typeof v === 'boolean';
+const ANYTHING: Test = () => true;
 
 /** A string's checks as tests (after its type's), or undefined when one is of a kind not compiled here. */
 function stringTests(checks: readonly CheckDef[]): Test[] | undefined {
@@ -103,6 +109,12 @@ function stringTests(checks: readonly CheckDef[]): Test[] | undefined {
         const min = c.minimum!;
         tests.push((v) => (v as string).length >= 2 * min || ((v as string).length >= min && !SURROGATE.test(v as string)));
       }
+    } else if (c.check === 'string_format' && c.format === 'starts_with' && typeof c.prefix === 'string' && c.when === undefined) {
+      const prefix = c.prefix;
+      tests.push((v) => (v as string).startsWith(prefix));
+    } else if (c.check === 'string_format' && c.format === 'ends_with' && typeof c.suffix === 'string' && c.when === undefined) {
+      const suffix = c.suffix;
+      tests.push((v) => (v as string).endsWith(suffix));
     } else if (c.check === 'string_format' && c.format === 'regex' && c.pattern instanceof RegExp && c.when === undefined) {
       const p = c.pattern;
       // lastIndex reset first, as zod does
@@ -150,6 +162,9 @@ function testOf(s: Internals): Test | undefined {
     }
     case 'boolean':
       return d.checks?.length ? undefined : TYPE_BOOLEAN;
+    case 'unknown':
+    case 'any':
+      return d.checks?.length ? undefined : ANYTHING;
     case 'literal':
     case 'enum': {
       const values = s.values;
@@ -173,6 +188,16 @@ function compileNode(s: Internals): Path {
   if (test) return (v) => (test(v) ? v : REFUSED);
   const d = s.def;
   if (d.type === 'custom') return compileCustom(s);
+  if (d.type === 'string' && !d.coerce && !s.traits.has('$ZodCheck')) {
+    // a string with refinements: its other checks compiled, then the refinements on it
+    const checks = (d.checks ?? []) as readonly { _zod: { def: CheckDef; check(payload: Payload): unknown } }[];
+    const plain = stringTests(checks.filter((c) => c._zod.def.check !== 'custom').map((c) => c._zod.def));
+    const custom = checks.filter((c) => c._zod.def.check === 'custom');
+    if (plain && custom.every((c) => c._zod.def.when === undefined)) {
+      const test = all([TYPE_STRING, ...plain]);
+      return refined((v) => (test(v) ? v : REFUSED), custom.map((c) => (payload: Payload) => c._zod.check(payload)));
+    }
+  }
   // a schema that is itself a check (a string format such as z.iso.datetime()) is zod's to run
   if (s.traits.has('$ZodCheck') || d.coerce) return viaZod(s);
   switch (d.type) {
@@ -200,6 +225,8 @@ function compileNode(s: Internals): Path {
     }
     case 'array':
       return compileArray(s);
+    case 'record':
+      return compileRecord(s);
     case 'pipe': {
       // `in`, then `out` on what it made (a transform runs as zod runs it): a codec is zod's
       const from = d.in?._zod;
@@ -229,6 +256,39 @@ function compileCustom(s: Internals): Path {
   return refined((v) => {
     const r = fn(v);
     return r instanceof Promise || !r ? REFUSED : v;
+  }, checks);
+}
+
+/**
+ * A record whose keys a constraint checks (not an enumeration of them): each own enumerable string
+ * key and its value through their paths, in the order zod reads them (Reflect.ownKeys). Symbol
+ * keys, a key the key path refuses (zod retries a numeric one as a number), and objects that are
+ * not plain are zod's.
+ */
+function compileRecord(s: Internals): Path {
+  const d = s.def;
+  const keyType = d.keyType?._zod;
+  const valueType = d.valueType?._zod;
+  const checks = refinements(s);
+  if (!keyType || !valueType || !checks || keyType.values !== undefined || d.mode === 'loose') return viaZod(s);
+  const key = compileNode(keyType);
+  const value = compileNode(valueType);
+  return refined((v) => {
+    if (typeof v !== 'object' || v === null || Array.isArray(v)) return REFUSED;
+    const proto = Object.getPrototypeOf(v) as unknown;
+    if (proto !== Object.prototype && proto !== null) return REFUSED;
+    const out: Record<string, unknown> = {};
+    for (const k of Reflect.ownKeys(v)) {
+      if (typeof k !== 'string') return REFUSED;
+      if (k === '__proto__' || !Object.prototype.propertyIsEnumerable.call(v, k)) continue;
+      const outKey = key(k);
+      if (typeof outKey !== 'string') return REFUSED; // refused, or made into a non-string
+      if (outKey === '__proto__') continue;
+      const r = value((v as Record<string, unknown>)[k]);
+      if (r === REFUSED) return REFUSED;
+      out[outKey] = r;
+    }
+    return out;
   }, checks);
 }
 
@@ -375,13 +435,19 @@ function compileUnion(s: Internals): Path {
   const options = d.options ?? [];
   if (d.checks?.length || options.length === 0) return viaZod(s);
   if (d.discriminator === undefined) {
-    // the first option that accepts (an inclusive union): exact only when every option's refusal is zod's
-    if (s.traits.has('$ZodXor') || !options.every((o) => exact(o._zod))) return viaZod(s);
-    const paths = options.map((o) => compileNode(o._zod));
+    // the first option zod accepts (an inclusive union): an option the compiled path refuses is
+    // asked of zod, unless its refusal is zod's for sure (a literal or enum; an object, of a value
+    // that is no object), so no later option answers for one zod would have taken
+    if (s.traits.has('$ZodXor')) return viaZod(s);
+    const paths = options.map((o) => ({ path: compileNode(o._zod), zod: viaZod(o._zod), exact: exact(o._zod), object: o._zod.def.type === 'object' }));
     return (v) => {
-      for (const p of paths) {
-        const r = p(v);
+      const notObject = typeof v !== 'object' || v === null || Array.isArray(v);
+      for (const o of paths) {
+        const r = o.path(v);
         if (r !== REFUSED) return r;
+        if (o.exact || (o.object && notObject)) continue;
+        const z = o.zod(v);
+        if (z !== REFUSED) return z;
       }
       return REFUSED;
     };
