@@ -221,7 +221,10 @@ interface Scheduled {
  * per timer (a simulated schedule fires about twelve thousand).
  */
 const AFTER_SETTLED = Symbol('afterSettled');
-type Settle = (() => Promise<void>) & { [AFTER_SETTLED]?: (fn: () => void) => void };
+/** A settle; with AFTER_SETTLED, what makes a scheduler of `fn`: each call of it calls `fn` once settled. */
+type Settle = (() => Promise<void>) & { [AFTER_SETTLED]?: (fn: () => void) => () => void };
+
+const SETTLED = Promise.resolve();
 
 /**
  * A `settle` for a simulated clock that drives only in-memory work (the simulator): it resolves
@@ -237,11 +240,16 @@ type Settle = (() => Promise<void>) & { [AFTER_SETTLED]?: (fn: () => void) => vo
  */
 export function drainMicrotasks(realTurnEvery = 1_000): () => Promise<void> {
   let n = 0;
-  const after = (fn: () => void) => {
-    if (++n % realTurnEvery === 0) setImmediate(fn);
-    else queueMicrotask(() => process.nextTick(fn));
+  // (a reaction on a settled promise, not queueMicrotask: the same place in the microtask queue,
+  // without the AsyncResource and bound function Node makes for each queueMicrotask)
+  const scheduler = (fn: () => void) => {
+    const tick = () => process.nextTick(fn);
+    return () => {
+      if (++n % realTurnEvery === 0) setImmediate(fn);
+      else void SETTLED.then(tick);
+    };
   };
-  return Object.assign(() => new Promise<void>((resolve) => after(resolve)), { [AFTER_SETTLED]: after });
+  return Object.assign(() => new Promise<void>((resolve) => scheduler(resolve)()), { [AFTER_SETTLED]: scheduler });
 }
 
 
@@ -331,11 +339,11 @@ export function simulatedClock(opts: { start?: number; seed?: number; settle?: (
     sleep: (ms, signal) => sleepOn(clock, ms, signal),
     random,
     runUntil(until) {
-      const after = settle[AFTER_SETTLED];
-      if (!after) return runUntilAwaiting(until);
+      const scheduler = settle[AFTER_SETTLED];
+      if (!scheduler) return runUntilAwaiting(until);
       // the same loop as runUntilAwaiting, each step called once the last timer's chains settled
       return new Promise<void>((resolve, reject) => {
-        const step = () => {
+        const step = (): void => {
           try {
             const next = due(until);
             if (!next) {
@@ -348,9 +356,10 @@ export function simulatedClock(opts: { start?: number; seed?: number; settle?: (
             reject(e);
             return;
           }
-          after(step);
+          again();
         };
-        after(step);
+        const again = scheduler(step);
+        again();
       });
     },
     run: (ms) => clock.runUntil(t + ms),
