@@ -1,0 +1,199 @@
+/**
+ * The leaves of the compiled accepting path (compiled.ts): the zod internals it reads, the tests of
+ * values kept as they are (strings, numbers, booleans, literals, enums), zod's own run of a part the
+ * compiler does not know, and a node's refinements run as zod runs them.
+ */
+import * as z from 'zod';
+
+/** What a compiled path returns for a value it does not vouch for: zod decides. */
+export const REFUSED: unique symbol = Symbol('refused');
+
+/** A compiled path: the parsed value, or REFUSED. */
+export type Path = (v: unknown) => unknown;
+
+/** The parts of zod's internals a compiled path reads. */
+export interface Payload {
+  value: unknown;
+  issues: unknown[];
+}
+export interface Internals {
+  readonly def: Def;
+  readonly traits: ReadonlySet<string>;
+  readonly optin?: string;
+  readonly optout?: string;
+  readonly values?: ReadonlySet<unknown>;
+  readonly propValues?: Record<string, ReadonlySet<unknown>>;
+  run(payload: Payload, ctx: { async: false }): Payload | Promise<Payload>;
+}
+interface Def {
+  readonly type: string;
+  readonly checks?: readonly { _zod: { def: CheckDef } }[];
+  readonly coerce?: boolean;
+  readonly shape?: Record<string, { _zod: Internals }>;
+  readonly catchall?: { _zod: Internals };
+  readonly innerType?: { _zod: Internals };
+  readonly options?: readonly { _zod: Internals }[];
+  readonly discriminator?: string;
+  readonly unionFallback?: boolean;
+  readonly in?: { _zod: Internals };
+  readonly element?: { _zod: Internals };
+  readonly keyType?: { _zod: Internals };
+  readonly valueType?: { _zod: Internals };
+  readonly mode?: string;
+  /** A default's value (zod's getter: a fresh copy, or the function's result, each time). */
+  readonly defaultValue?: unknown;
+  readonly out?: { _zod: Internals };
+  /** z.custom's own check. */
+  readonly fn?: (v: unknown) => unknown;
+  readonly when?: unknown;
+}
+export interface CheckDef {
+  readonly check: string;
+  readonly format?: string;
+  readonly pattern?: RegExp;
+  readonly minimum?: number;
+  readonly maximum?: number;
+  readonly value?: unknown;
+  readonly inclusive?: boolean;
+  readonly when?: unknown;
+  readonly prefix?: string;
+  readonly suffix?: string;
+}
+
+export const internals = (s: z.ZodType): Internals => (s as unknown as { _zod: Internals })._zod;
+
+/** The `when` zod gives every length check (run on anything with a length: every string). */
+export const LENGTH_WHEN = (internals(z.string().min(1)).def.checks![0]!._zod.def as CheckDef).when;
+
+/** The part as zod runs it inside its parent (the context safeParse gives it): its value, or REFUSED. */
+export function viaZod(s: Internals): Path {
+  return (v) => {
+    const r = s.run({ value: v, issues: [] }, { async: false });
+    return r instanceof Promise || r.issues.length ? REFUSED : r.value;
+  };
+}
+
+const SURROGATE = /[\uD800-\uDFFF]/;
+
+/** A check of a value the node keeps as it is (a string, a number, a literal…). */
+export type Test = (v: unknown) => boolean;
+
+export const all = (tests: Test[]): Test => (v) => {
+  for (const t of tests) if (!t(v)) return false;
+  return true;
+};
+
+export const TYPE_STRING: Test = (v) => typeof v === 'string';
+const TYPE_NUMBER: Test = (v) => typeof v === 'number' && Number.isFinite(v);
+const TYPE_BOOLEAN: Test = (v) => typeof v === 'boolean';
+export const ANYTHING: Test = () => true;
+
+/** A string's checks as tests (after its type's), or undefined when one is of a kind not compiled here. */
+export function stringTests(checks: readonly CheckDef[]): Test[] | undefined {
+  const tests: Test[] = [];
+  for (const c of checks) {
+    if ((c.check === 'min_length' || c.check === 'max_length') && c.when === LENGTH_WHEN && typeof (c.minimum ?? c.maximum) === 'number') {
+      // zod counts code points: at most as many as UTF-16 units, at least half as many
+      if (c.check === 'max_length') {
+        const max = c.maximum!;
+        tests.push((v) => (v as string).length <= max);
+      } else {
+        // at least `min` code points: twice as many units, or as many without a surrogate (else zod counts)
+        const min = c.minimum!;
+        tests.push((v) => (v as string).length >= 2 * min || ((v as string).length >= min && !SURROGATE.test(v as string)));
+      }
+    } else if (c.check === 'string_format' && c.format === 'starts_with' && typeof c.prefix === 'string' && c.when === undefined) {
+      const prefix = c.prefix;
+      tests.push((v) => (v as string).startsWith(prefix));
+    } else if (c.check === 'string_format' && c.format === 'ends_with' && typeof c.suffix === 'string' && c.when === undefined) {
+      const suffix = c.suffix;
+      tests.push((v) => (v as string).endsWith(suffix));
+    } else if (c.check === 'string_format' && c.format === 'regex' && c.pattern instanceof RegExp && c.when === undefined) {
+      const p = c.pattern;
+      // lastIndex reset first, as zod does
+      tests.push((v) => ((p.lastIndex = 0), p.test(v as string)));
+    } else return undefined;
+  }
+  return tests;
+}
+
+/** A number's checks as tests (after its type's), or undefined when one is of a kind not compiled here. */
+function numberTests(checks: readonly CheckDef[]): Test[] | undefined {
+  const tests: Test[] = [];
+  for (const c of checks) {
+    if (c.when !== undefined) return undefined;
+    if (c.check === 'number_format' && c.format === 'safeint') tests.push((v) => Number.isSafeInteger(v));
+    else if ((c.check === 'greater_than' || c.check === 'less_than') && typeof c.value === 'number') {
+      const bound = c.value;
+      if (c.check === 'greater_than') tests.push(c.inclusive ? (v) => (v as number) >= bound : (v) => (v as number) > bound);
+      else tests.push(c.inclusive ? (v) => (v as number) <= bound : (v) => (v as number) < bound);
+    } else return undefined;
+  }
+  return tests;
+}
+
+export const checksOf = (s: Internals): CheckDef[] => (s.def.checks ?? []).map((c) => c._zod.def);
+
+/** Whether every option of a union is decided exactly by its compiled path (a REFUSED means zod refuses it too). */
+export const exact = (s: Internals): boolean => (s.def.type === 'literal' || s.def.type === 'enum') && !s.def.checks?.length && s.values !== undefined;
+
+/**
+ * The test of a node that keeps its value as it is — a string, number, boolean, literal or enum, or
+ * an optional one of these (absent stays undefined) — or undefined for any other node.
+ */
+export function testOf(s: Internals): Test | undefined {
+  const d = s.def;
+  if (s.traits.has('$ZodCheck') || d.coerce) return undefined;
+  switch (d.type) {
+    case 'string': {
+      const tests = stringTests(checksOf(s));
+      return tests && all([TYPE_STRING, ...tests]);
+    }
+    case 'number': {
+      const tests = numberTests(checksOf(s));
+      return tests && all([TYPE_NUMBER, ...tests]);
+    }
+    case 'boolean':
+      return d.checks?.length ? undefined : TYPE_BOOLEAN;
+    case 'unknown':
+    case 'any':
+      return d.checks?.length ? undefined : ANYTHING;
+    case 'literal':
+    case 'enum': {
+      const values = s.values;
+      if (!values || d.checks?.length) return undefined;
+      return (v) => values.has(v);
+    }
+    case 'optional': {
+      const inner = d.innerType?._zod;
+      // an exact optional, or one around a default, substitutes for absence: not a kept value
+      if (!inner || d.checks?.length || s.traits.has('$ZodExactOptional') || inner.optin === 'defaulted') return undefined;
+      const t = testOf(inner);
+      return t && ((v) => v === undefined || t(v));
+    }
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * A node's refinements (`refine`, `superRefine`: checks of kind `custom`), run as zod runs them on
+ * the parsed value; undefined when it has a check of another kind.
+ */
+export function refinements(s: Internals): ((payload: Payload) => unknown)[] | undefined {
+  const checks = (s.def.checks ?? []) as readonly { _zod: { def: CheckDef; check(payload: Payload): unknown } }[];
+  if (!checks.every((c) => c._zod.def.check === 'custom' && c._zod.def.when === undefined)) return undefined;
+  return checks.map((c) => (payload: Payload) => c._zod.check(payload));
+}
+
+/** `path`, then the node's refinements on what it made: REFUSED if one adds an issue (or is async: zod's to throw). */
+export function refined(path: Path, checks: ((payload: Payload) => unknown)[]): Path {
+  if (checks.length === 0) return path;
+  return (v) => {
+    const value = path(v);
+    if (value === REFUSED) return REFUSED;
+    const payload: Payload = { value, issues: [] };
+    for (const check of checks) if (check(payload) instanceof Promise || payload.issues.length) return REFUSED;
+    return payload.value;
+  };
+}
