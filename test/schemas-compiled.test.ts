@@ -11,7 +11,7 @@ import * as z from 'zod';
 import { seededRandom } from '../lib/clock.js';
 import { LedgerEntry } from '../lib/history/schema.js';
 import { CandidateItem } from '../lib/schemas/candidate.js';
-import { REFUSED, accepted } from '../lib/schemas/compiled.js';
+import { REFUSED, accepted, acceptedWithoutCodegen } from '../lib/schemas/compiled.js';
 import { IdentityLeaseItem } from '../lib/schemas/identity.js';
 import { LeaseItem } from '../lib/schemas/lease.js';
 import { ValidationError, issuesOf, parse } from '../lib/schemas/validation.js';
@@ -47,6 +47,10 @@ function zodOutcome(schema: z.ZodType, v: unknown): ReturnType<typeof outcome> {
 /** Checks one value both ways; returns whether the compiled path answered. */
 function agree(schema: z.ZodType, v: unknown): boolean {
   const fast = accepted(schema, v);
+  // the closures (where code cannot be generated) answer exactly as the generated code does
+  const closures = acceptedWithoutCodegen(schema, v);
+  expect(closures === REFUSED, `generated code and closures differ on ${JSON.stringify(v)}`).toBe(fast === REFUSED);
+  if (fast !== REFUSED) expect(same(closures, fast)).toBe(true);
   const z1 = schema.safeParse(v);
   if (fast !== REFUSED) {
     expect(z1.success, `compiled path accepted what zod refuses: ${JSON.stringify(v)}`).toBe(true);

@@ -83,53 +83,70 @@ export const all = (tests: Test[]): Test => (v) => {
   return true;
 };
 
-export const TYPE_STRING: Test = (v) => typeof v === 'string';
-const TYPE_NUMBER: Test = (v) => typeof v === 'number' && Number.isFinite(v);
-const TYPE_BOOLEAN: Test = (v) => typeof v === 'boolean';
-export const ANYTHING: Test = () => true;
+/**
+ * A check of a kept value, as a function and as JavaScript over a variable (for an object's
+ * generated code): written side by side, so the two always say the same. `bind` makes a constant
+ * (a pattern, a set) available to the code and returns its name.
+ */
+export interface Cond {
+  readonly test: Test;
+  readonly src: (x: string, bind: (value: unknown) => string) => string;
+}
+const cond = (test: Test, src: Cond['src']): Cond => ({ test, src });
 
-/** A string's checks as tests (after its type's), or undefined when one is of a kind not compiled here. */
-export function stringTests(checks: readonly CheckDef[]): Test[] | undefined {
-  const tests: Test[] = [];
+const IS_STRING = cond((v) => typeof v === 'string', (x) => `typeof ${x} === "string"`);
+const IS_NUMBER = cond((v) => typeof v === 'number' && Number.isFinite(v), (x) => `typeof ${x} === "number" && Number.isFinite(${x})`);
+const IS_BOOLEAN = cond((v) => typeof v === 'boolean', (x) => `typeof ${x} === "boolean"`);
+export const TYPE_STRING: Test = IS_STRING.test;
+
+/** A string's checks as conditions (after its type's), or undefined when one is of a kind not compiled here. */
+export function stringConds(checks: readonly CheckDef[]): Cond[] | undefined {
+  const conds: Cond[] = [];
   for (const c of checks) {
     if ((c.check === 'min_length' || c.check === 'max_length') && c.when === LENGTH_WHEN && typeof (c.minimum ?? c.maximum) === 'number') {
       // zod counts code points: at most as many as UTF-16 units, at least half as many
       if (c.check === 'max_length') {
         const max = c.maximum!;
-        tests.push((v) => (v as string).length <= max);
+        conds.push(cond((v) => (v as string).length <= max, (x, bind) => `${x}.length <= ${bind(max)}`));
       } else {
         // at least `min` code points: twice as many units, or as many without a surrogate (else zod counts)
         const min = c.minimum!;
-        tests.push((v) => (v as string).length >= 2 * min || ((v as string).length >= min && !SURROGATE.test(v as string)));
+        conds.push(
+          cond(
+            (v) => (v as string).length >= 2 * min || ((v as string).length >= min && !SURROGATE.test(v as string)),
+            (x, bind) => `${x}.length >= ${bind(2 * min)} || (${x}.length >= ${bind(min)} && !${bind(SURROGATE)}.test(${x}))`,
+          ),
+        );
       }
     } else if (c.check === 'string_format' && c.format === 'starts_with' && typeof c.prefix === 'string' && c.when === undefined) {
       const prefix = c.prefix;
-      tests.push((v) => (v as string).startsWith(prefix));
+      conds.push(cond((v) => (v as string).startsWith(prefix), (x, bind) => `${x}.startsWith(${bind(prefix)})`));
     } else if (c.check === 'string_format' && c.format === 'ends_with' && typeof c.suffix === 'string' && c.when === undefined) {
       const suffix = c.suffix;
-      tests.push((v) => (v as string).endsWith(suffix));
+      conds.push(cond((v) => (v as string).endsWith(suffix), (x, bind) => `${x}.endsWith(${bind(suffix)})`));
     } else if (c.check === 'string_format' && c.format === 'regex' && c.pattern instanceof RegExp && c.when === undefined) {
       const p = c.pattern;
       // lastIndex reset first, as zod does
-      tests.push((v) => ((p.lastIndex = 0), p.test(v as string)));
+      conds.push(cond((v) => ((p.lastIndex = 0), p.test(v as string)), (x, bind) => `(${bind(p)}.lastIndex = 0, ${bind(p)}.test(${x}))`));
     } else return undefined;
   }
-  return tests;
+  return conds;
 }
 
-/** A number's checks as tests (after its type's), or undefined when one is of a kind not compiled here. */
-function numberTests(checks: readonly CheckDef[]): Test[] | undefined {
-  const tests: Test[] = [];
+/** A number's checks as conditions (after its type's), or undefined when one is of a kind not compiled here. */
+function numberConds(checks: readonly CheckDef[]): Cond[] | undefined {
+  const conds: Cond[] = [];
   for (const c of checks) {
     if (c.when !== undefined) return undefined;
-    if (c.check === 'number_format' && c.format === 'safeint') tests.push((v) => Number.isSafeInteger(v));
+    if (c.check === 'number_format' && c.format === 'safeint') conds.push(cond((v) => Number.isSafeInteger(v), (x) => `Number.isSafeInteger(${x})`));
     else if ((c.check === 'greater_than' || c.check === 'less_than') && typeof c.value === 'number') {
       const bound = c.value;
-      if (c.check === 'greater_than') tests.push(c.inclusive ? (v) => (v as number) >= bound : (v) => (v as number) > bound);
-      else tests.push(c.inclusive ? (v) => (v as number) <= bound : (v) => (v as number) < bound);
+      const op = c.check === 'greater_than' ? (c.inclusive ? '>=' : '>') : c.inclusive ? '<=' : '<';
+      const test: Test = op === '>=' ? (v) => (v as number) >= bound : op === '>' ? (v) => (v as number) > bound : op === '<=' ? (v) => (v as number) <= bound : (v) => (v as number) < bound;
+      conds.push(cond(test, (x, bind) => `${x} ${op} ${bind(bound)}`));
     } else return undefined;
   }
-  return tests;
+  return conds;
 }
 
 export const checksOf = (s: Internals): CheckDef[] => (s.def.checks ?? []).map((c) => c._zod.def);
@@ -138,42 +155,59 @@ export const checksOf = (s: Internals): CheckDef[] => (s.def.checks ?? []).map((
 export const exact = (s: Internals): boolean => (s.def.type === 'literal' || s.def.type === 'enum') && !s.def.checks?.length && s.values !== undefined;
 
 /**
- * The test of a node that keeps its value as it is — a string, number, boolean, literal or enum, or
- * an optional one of these (absent stays undefined) — or undefined for any other node.
+ * A node that keeps its value as it is — a string, number, boolean, literal, enum, unknown or any,
+ * or an optional one of these (absent stays undefined) — as the conditions it must meet
+ * (`optional`: undefined passes too); undefined for any other node.
  */
-export function testOf(s: Internals): Test | undefined {
+function leafOf(s: Internals): { conds: Cond[]; optional: boolean } | undefined {
   const d = s.def;
   if (s.traits.has('$ZodCheck') || d.coerce) return undefined;
   switch (d.type) {
     case 'string': {
-      const tests = stringTests(checksOf(s));
-      return tests && all([TYPE_STRING, ...tests]);
+      const conds = stringConds(checksOf(s));
+      return conds && { conds: [IS_STRING, ...conds], optional: false };
     }
     case 'number': {
-      const tests = numberTests(checksOf(s));
-      return tests && all([TYPE_NUMBER, ...tests]);
+      const conds = numberConds(checksOf(s));
+      return conds && { conds: [IS_NUMBER, ...conds], optional: false };
     }
     case 'boolean':
-      return d.checks?.length ? undefined : TYPE_BOOLEAN;
+      return d.checks?.length ? undefined : { conds: [IS_BOOLEAN], optional: false };
     case 'unknown':
     case 'any':
-      return d.checks?.length ? undefined : ANYTHING;
+      return d.checks?.length ? undefined : { conds: [], optional: false };
     case 'literal':
     case 'enum': {
       const values = s.values;
       if (!values || d.checks?.length) return undefined;
-      return (v) => values.has(v);
+      return { conds: [cond((v) => values.has(v), (x, bind) => `${bind(values)}.has(${x})`)], optional: false };
     }
     case 'optional': {
       const inner = d.innerType?._zod;
       // an exact optional, or one around a default, substitutes for absence: not a kept value
       if (!inner || d.checks?.length || s.traits.has('$ZodExactOptional') || inner.optin === 'defaulted') return undefined;
-      const t = testOf(inner);
-      return t && ((v) => v === undefined || t(v));
+      const leaf = leafOf(inner);
+      return leaf && { conds: leaf.conds, optional: true };
     }
     default:
       return undefined;
   }
+}
+
+/** The test of a node that keeps its value as it is (leafOf), or undefined for any other node. */
+export function testOf(s: Internals): Test | undefined {
+  const leaf = leafOf(s);
+  if (!leaf) return undefined;
+  const t = all(leaf.conds.map((c) => c.test));
+  return leaf.optional ? (v) => v === undefined || t(v) : t;
+}
+
+/** testOf as a JavaScript expression over `x` (for generated code), or undefined for any other node. */
+export function testSource(s: Internals, x: string, bind: (value: unknown) => string): string | undefined {
+  const leaf = leafOf(s);
+  if (!leaf) return undefined;
+  const body = leaf.conds.map((c) => `(${c.src(x, bind)})`).join(' && ') || 'true';
+  return leaf.optional ? `(${x} === undefined || ${body})` : `(${body})`;
 }
 
 /**

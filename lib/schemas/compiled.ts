@@ -22,8 +22,9 @@ import {
   internals,
   refined,
   refinements,
-  stringTests,
+  stringConds,
   testOf,
+  testSource,
   viaZod,
   TYPE_STRING,
   type CheckDef,
@@ -43,7 +44,7 @@ function compileNode(s: Internals): Path {
   if (d.type === 'string' && !d.coerce && !s.traits.has('$ZodCheck')) {
     // a string with refinements: its other checks compiled, then the refinements on it
     const checks = (d.checks ?? []) as readonly { _zod: { def: CheckDef; check(payload: Payload): unknown } }[];
-    const plain = stringTests(checks.filter((c) => c._zod.def.check !== 'custom').map((c) => c._zod.def));
+    const plain = stringConds(checks.filter((c) => c._zod.def.check !== 'custom').map((c) => c._zod.def))?.map((c) => c.test);
     const custom = checks.filter((c) => c._zod.def.check === 'custom');
     if (plain && custom.every((c) => c._zod.def.when === undefined)) {
       const test = all([TYPE_STRING, ...plain]);
@@ -181,6 +182,8 @@ interface Key {
   /** `optional`: optional in and out; `required`: neither; `optionalIn`: only in (a default). */
   readonly kind: 'optional' | 'required' | 'optionalIn';
   readonly optin: string | undefined;
+  /** The node itself (its test is written into the generated code when it keeps its value as it is). */
+  readonly node: Internals;
 }
 
 function compileObject(s: Internals): Path {
@@ -195,10 +198,10 @@ function compileObject(s: Internals): Path {
     const el = shape[key]!._zod;
     const optin = el.optin;
     const kind = optin !== undefined && el.optout === 'optional' ? 'optional' : optin === undefined ? 'required' : 'optionalIn';
-    return { key, path: compileNode(el), kind, optin };
+    return { key, path: compileNode(el), kind, optin, node: el };
   });
   const known = new Set(names);
-  return refined(generatedObject(keys, strict, known) ?? closureObject(keys, strict, known), checks);
+  return refined((generating ? generatedObject(keys, strict, known) : undefined) ?? closureObject(keys, strict, known), checks);
 }
 
 /**
@@ -208,11 +211,24 @@ function compileObject(s: Internals): Path {
  * cannot be generated (a runtime that forbids it): closureObject then, which does the same.
  */
 function generatedObject(keys: readonly Key[], strict: boolean, known: ReadonlySet<string>): Path | undefined {
+  const constants: unknown[] = [];
+  const bind = (value: unknown): string => {
+    let i = constants.indexOf(value);
+    if (i < 0) i = constants.push(value) - 1;
+    return `c${i}`;
+  };
   const lines = ['if (typeof v !== "object" || v === null || Array.isArray(v)) return R;'];
   if (strict) lines.push('for (const k in v) if (!known.has(k)) return R;');
-  lines.push('const out = {}; let r;');
+  lines.push('const out = {}; let r; let x;');
   keys.forEach((k, i) => {
     const key = JSON.stringify(k.key);
+    // a key whose value is kept as it is: its test written here (no call), else its path called
+    const test = k.kind === 'required' || (k.kind === 'optional' && k.optin === 'optional') ? testSource(k.node, 'x', bind) : undefined;
+    if (test !== undefined) {
+      const check = `x = v[${key}]; if (!${test}) return R; out[${key}] = x;`;
+      lines.push(k.kind === 'required' ? `if (!(${key} in v)) return R; ${check}` : `if (${key} in v) { ${check} }`);
+      return;
+    }
     const run = `r = p${i}(v[${key}]); if (r === R) return R;`;
     if (k.kind === 'required') lines.push(`if (!(${key} in v)) return R; ${run} out[${key}] = r;`);
     else if (k.kind === 'optional' && k.optin === 'optional') lines.push(`if (${key} in v) { ${run} out[${key}] = r; }`);
@@ -221,11 +237,12 @@ function generatedObject(keys: readonly Key[], strict: boolean, known: ReadonlyS
     else lines.push(`{ const present = ${key} in v; ${run} if (r !== undefined || present) out[${key}] = r; }`);
   });
   lines.push('return out;');
-  const params = keys.map((_, i) => `p${i}`);
+  const params = [...keys.map((_, i) => `p${i}`), ...constants.map((_, i) => `c${i}`)];
   try {
-    // the code is made above from the schema's own key names, each written as a JSON string literal
+    // the code is made above from the schema's own key names, each written as a JSON string
+    // literal, and from the tests' sources (compiled-leaves.ts), their constants passed in
     const make = new Function('R', 'known', ...params, `return function compiledObject(v) {\n${lines.join('\n')}\n};`) as (...a: unknown[]) => Path;
-    return make(REFUSED, known, ...keys.map((k) => k.path));
+    return make(REFUSED, known, ...keys.map((k) => k.path), ...constants);
   } catch {
     return undefined;
   }
@@ -300,6 +317,27 @@ function compileUnion(s: Internals): Path {
 }
 
 const compiled = new WeakMap<z.ZodType, Path>();
+/** Whether objects are compiled to generated code (off only for acceptedWithoutCodegen). */
+let generating = true;
+const withoutCodegen = new WeakMap<z.ZodType, Path>();
+
+/**
+ * `accepted` as it is where code cannot be generated (a runtime that forbids it): objects by
+ * closures. For the test that holds both ways to zod. @internal
+ */
+export function acceptedWithoutCodegen(schema: z.ZodType, raw: unknown): unknown {
+  let path = withoutCodegen.get(schema);
+  if (!path) {
+    generating = false;
+    try {
+      path = compileNode(internals(schema));
+    } finally {
+      generating = true;
+    }
+    withoutCodegen.set(schema, path);
+  }
+  return path(raw);
+}
 
 /**
  * What zod's parse of `raw` with `schema` returns if zod accepts it and the compiled path can tell;

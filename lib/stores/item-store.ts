@@ -96,14 +96,19 @@ export class ItemStore<S extends z.ZodType<Revisioned>> {
   checkSet(key: Record<string, unknown>, set: Record<string, unknown>): void {
     const shape = (this.schema as unknown as { shape?: Record<string, z.ZodType> }).shape;
     if (!shape) return;
-    const issues = Object.entries(set).flatMap(([k, v]) => {
+    let issues: { field: string; message: string }[] | undefined;
+    for (const k of Object.keys(set)) {
       const field = shape[k];
-      if (!field) return [{ field: k, message: `is not a field of a ${this.kind}` }];
-      if (accepted(field, v) !== REFUSED) return [];
-      const r = field.safeParse(v);
-      return r.success ? [] : issuesOf(r.error).map((i) => ({ field: i.field === '(root)' ? k : `${k}.${i.field}`, message: i.message }));
-    });
-    if (issues.length) throw new ValidationError(`write to ${this.describe(key)}`, issues);
+      if (field && accepted(field, set[k]) !== REFUSED) continue; // (every write: no arrays unless something is wrong)
+      issues ??= [];
+      if (!field) {
+        issues.push({ field: k, message: `is not a field of a ${this.kind}` });
+        continue;
+      }
+      const r = field.safeParse(set[k]);
+      if (!r.success) for (const i of issuesOf(r.error)) issues.push({ field: i.field === '(root)' ? k : `${k}.${i.field}`, message: i.message });
+    }
+    if (issues?.length) throw new ValidationError(`write to ${this.describe(key)}`, issues);
   }
 
   private tryParse(raw: Record<string, unknown>): Scanned<z.output<S>> {
