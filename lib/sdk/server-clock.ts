@@ -278,7 +278,12 @@ export class ServerClock implements StampClock {
   }
 }
 
-const clocks = new WeakMap<DynamoDBClient, Map<Clock, ServerClock>>();
+/** A client's server clocks: by base clock, and in the order they were made (what its middleware samples). */
+interface Registered {
+  readonly byBase: Map<Clock, ServerClock>;
+  readonly list: ServerClock[];
+}
+const clocks = new WeakMap<DynamoDBClient, Registered>();
 
 const parsedDates = new Map<string, number>();
 /** Date.parse, once per distinct header (it changes once a second; responses come far more often). */
@@ -299,16 +304,16 @@ function parsedDate(header: string): number {
  * exchange alone). A client without a middleware stack (a stub) gives no samples.
  */
 export function serverClockOf(client: DynamoDBClient, base: Clock): ServerClock {
-  let byBase = clocks.get(client);
-  if (!byBase) {
-    byBase = new Map();
-    clocks.set(client, byBase);
-    const registered = byBase;
+  let registered = clocks.get(client);
+  if (!registered) {
+    const r: Registered = { byBase: new Map(), list: [] };
+    registered = r;
+    clocks.set(client, r);
     client.middlewareStack?.add(
       (next) => async (args) => {
-        // (one clock per client is the rule: then no arrays for every request)
-        const one = registered.size === 1 ? registered.values().next().value! : undefined;
-        const all = one ? undefined : [...registered.values()];
+        // (one clock per client is the rule: then no arrays or iterators for every request)
+        const one = r.list.length === 1 ? r.list[0] : undefined;
+        const all = one ? undefined : r.list.slice();
         const sentOne = one?.monotonic();
         const sent = all?.map((c) => c.monotonic());
         const out = await next(args);
@@ -328,10 +333,11 @@ export function serverClockOf(client: DynamoDBClient, base: Clock): ServerClock 
       { step: 'deserialize', priority: 'low', name: 'conclaveServerTime' },
     );
   }
-  let c = byBase.get(base);
+  let c = registered.byBase.get(base);
   if (!c) {
     c = new ServerClock(base);
-    byBase.set(base, c);
+    registered.byBase.set(base, c);
+    registered.list.push(c);
   }
   return c;
 }
