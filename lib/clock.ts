@@ -208,11 +208,22 @@ export interface SimulatedClock extends Clock {
   pending(): number;
 }
 
-interface Scheduled {
-  at: number;
-  seq: number;
-  fn: () => void;
-  cancelled: boolean;
+/** A timer in a simulated clock's heap, and its handle: cancelled, it stays in the heap and is skipped when it comes up. */
+class Scheduled implements Timer {
+  cancelled = false;
+  constructor(
+    readonly at: number,
+    readonly seq: number,
+    readonly fn: () => void,
+    /** The clock's count of timers set and not yet fired or cancelled. */
+    private readonly counts: { live: number },
+  ) {}
+
+  cancel(): void {
+    if (this.cancelled) return;
+    this.cancelled = true;
+    this.counts.live--;
+  }
 }
 
 /**
@@ -265,7 +276,7 @@ export function simulatedClock(opts: { start?: number; seed?: number; settle?: (
   // a binary heap on (at, seq)
   const heap: Scheduled[] = [];
   let seq = 0;
-  let live = 0;
+  const counts = { live: 0 };
   const less = (a: Scheduled, b: Scheduled) => a.at < b.at || (a.at === b.at && a.seq < b.seq);
   const push = (s: Scheduled) => {
     heap.push(s);
@@ -306,7 +317,7 @@ export function simulatedClock(opts: { start?: number; seed?: number; settle?: (
     const next = heap[0];
     if (!next || next.at > until) return undefined;
     pop();
-    live--;
+    counts.live--;
     next.cancelled = true;
     if (next.at > t) t = next.at;
     return next;
@@ -324,17 +335,10 @@ export function simulatedClock(opts: { start?: number; seed?: number; settle?: (
     now: () => Math.floor(t),
     monotonic: () => t,
     setTimer(ms, fn) {
-      const s: Scheduled = { at: t + Math.max(0, ms), seq: seq++, fn, cancelled: false };
-      live++;
+      const s = new Scheduled(t + Math.max(0, ms), seq++, fn, counts);
+      counts.live++;
       push(s);
-      return {
-        cancel() {
-          if (!s.cancelled) {
-            s.cancelled = true;
-            live--;
-          }
-        },
-      };
+      return s;
     },
     sleep: (ms, signal) => sleepOn(clock, ms, signal),
     random,
@@ -363,7 +367,7 @@ export function simulatedClock(opts: { start?: number; seed?: number; settle?: (
       });
     },
     run: (ms) => clock.runUntil(t + ms),
-    pending: () => live,
+    pending: () => counts.live,
   };
   return clock;
 }
