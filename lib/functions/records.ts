@@ -50,6 +50,14 @@ export interface Change<T> {
  * naming each such attribute.
  */
 function unmarshallImage(img: Record<string, unknown>, subject: string): Record<string, unknown> {
+  // the whole image at once; attribute by attribute only to name the ones that are not attribute values
+  if (!Object.prototype.hasOwnProperty.call(img, '__proto__')) {
+    try {
+      return unmarshall(img as Record<string, AttributeValue>);
+    } catch {
+      // named below
+    }
+  }
   const out: Record<string, unknown> = {};
   const issues: FieldIssue[] = [];
   for (const [k, v] of Object.entries(img)) {
