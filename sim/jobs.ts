@@ -42,58 +42,57 @@ function invokeJob(c: WorldContext, proc: Proc, client: DynamoDBClient, identity
   const instance = `${identity}_run`;
   const window = `period-${Math.floor((clock.now() - T0) / settings.cronEveryMs)}`;
   proc.cronRuns.set(instance, undefined);
-  const stopped = (token: number, reason: string) => {
-    if (pc.dead || !proc.cronRuns.has(instance)) return;
-    proc.cronRuns.delete(instance);
-    feed.stopped({ lease: CRON_LEASE, identity, instance, fencingToken: token }, Math.max(0, Math.round(pc.now())), reason);
-    feed.log(`${identity} stops running ${CRON_LEASE} (${reason})`);
-  };
-  const run = async (signal: AbortSignal, term: LeaseTerm) => {
-    const token = term.fencingToken;
-    proc.cronRuns.set(instance, token);
-    feed.started({ lease: CRON_LEASE, identity, instance, fencingToken: token }, Math.max(0, Math.round(pc.now())));
-    feed.log(`${identity} runs ${CRON_LEASE} for ${window} (token ${token})`);
-    let writes = 0;
-    const entry = (id: string, extra: { window?: string } = {}) => ({ lease: CRON_LEASE, id: `${instance}#${id}`, identity, instance, fencingToken: token, sentMono: ns(clock.monotonic()), zombie: false, ...extra });
-    // (the work inline, not in a function of its own: a seed replays exactly only while each run takes the same turns of the event loop)
-    try {
-      const until = clock.monotonic() + settings.cronWorkMs;
-      while (!signal.aborted && clock.monotonic() < until) {
-        try {
-          const e = entry(String(++writes));
-          await (c.multiRegion ? term.fencedItemWrite(ledgerAppend(feed.ledgerTable, e)) : term.fencedWrite(ledgerWrite(feed.ledgerTable, e)));
-          feed.count('cron:fenced:accepted');
-        } catch (e) {
-          feed.count(e instanceof FencingError ? 'cron:fenced:refused' : 'cron:fenced:error');
+  // (the run inline, helpers at module level: tsx names every named closure each time it is made)
+  const job = tryWithLease(
+    CRON_LEASE,
+    async (signal: AbortSignal, term: LeaseTerm) => {
+      const token = term.fencingToken;
+      proc.cronRuns.set(instance, token);
+      feed.started({ lease: CRON_LEASE, identity, instance, fencingToken: token }, Math.max(0, Math.round(pc.now())));
+      feed.log(`${identity} runs ${CRON_LEASE} for ${window} (token ${token})`);
+      let writes = 0;
+      // (the work inline, not in a function of its own: a seed replays exactly only while each run takes the same turns of the event loop)
+      try {
+        const until = clock.monotonic() + settings.cronWorkMs;
+        while (!signal.aborted && clock.monotonic() < until) {
+          try {
+            const e = ledgerEntry(c, instance, identity, token, String(++writes));
+            await (c.multiRegion ? term.fencedItemWrite(ledgerAppend(feed.ledgerTable, e)) : term.fencedWrite(ledgerWrite(feed.ledgerTable, e)));
+            feed.count('cron:fenced:accepted');
+          } catch (e) {
+            feed.count(e instanceof FencingError ? 'cron:fenced:refused' : 'cron:fenced:error');
+          }
+          await pc.sleep(settings.writeEveryMs, signal);
         }
-        await pc.sleep(settings.writeEveryMs, signal);
+        signal.throwIfAborted();
+        if (c.multiRegion) {
+          // no transactions: the window is marked first, then its completion appended (fenced), so at most one lands
+          await term.complete();
+          await term.fencedItemWrite(ledgerAppend(feed.ledgerTable, ledgerEntry(c, instance, identity, token, 'done', window)));
+        } else await term.complete(ledgerWrite(feed.ledgerTable, ledgerEntry(c, instance, identity, token, 'done', window)).TransactItems!);
+      } finally {
+        runStopped(c, proc, instance, identity, token, signal.aborted ? String(signal.reason instanceof LeaseLostError ? signal.reason.reason : 'aborted') : 'returned');
       }
-      signal.throwIfAborted();
-      if (c.multiRegion) {
-        // no transactions: the window is marked first, then its completion appended (fenced), so at most one lands
-        await term.complete();
-        await term.fencedItemWrite(ledgerAppend(feed.ledgerTable, entry('done', { window })));
-      } else await term.complete(ledgerWrite(feed.ledgerTable, entry('done', { window })).TransactItems!);
-    } finally {
-      stopped(token, signal.aborted ? String(signal.reason instanceof LeaseLostError ? signal.reason.reason : 'aborted') : 'returned');
-    }
-  };
-  const job = tryWithLease(CRON_LEASE, run, {
-    client,
-    clock: pc,
-    tables: world.names,
-    identity,
-    mode: 'NoCoordination',
-    ...(c.multiRegion ? { multiRegion: true } : {}),
-    runOnce: { window },
-    // a SIGTERM ends the run too: the process gives the lease up before it exits
-    signal: proc.stop.signal,
-    waitMs: settings.leaseDurationMs,
-    leaseDurationMs: settings.leaseDurationMs,
-    renewDeadlineMs: settings.renewDeadlineMs,
-    retryPeriodMs: settings.retryPeriodMs,
-    onError: () => feed.count('workerErrors'),
-  })
+    },
+    {
+      client,
+      clock: pc,
+      tables: world.names,
+      identity,
+      mode: 'NoCoordination',
+      ...(c.multiRegion ? { multiRegion: true } : {}),
+      runOnce: { window },
+      // a SIGTERM ends the run too: the process gives the lease up before it exits
+      signal: proc.stop.signal,
+      waitMs: settings.leaseDurationMs,
+      leaseDurationMs: settings.leaseDurationMs,
+      renewDeadlineMs: settings.renewDeadlineMs,
+      retryPeriodMs: settings.retryPeriodMs,
+      onError() {
+        feed.count('workerErrors');
+      },
+    },
+  )
     .then(
       (r) => void feed.count(`cron:${r.status}`),
       (e: unknown) => void feed.count(`cron:${(e as Error).name ?? 'error'}`),
@@ -101,4 +100,18 @@ function invokeJob(c: WorldContext, proc: Proc, client: DynamoDBClient, identity
     .finally(() => proc.cronRuns.delete(instance));
   proc.jobs.add(job);
   void job.finally(() => proc.jobs.delete(job));
+}
+
+/** A run of the job ended now (its process alive and the run not ended before). */
+function runStopped(c: WorldContext, proc: Proc, instance: string, identity: string, token: number, reason: string): void {
+  const pc = proc.machine.clock;
+  if (pc.dead || !proc.cronRuns.has(instance)) return;
+  proc.cronRuns.delete(instance);
+  c.feed.stopped({ lease: CRON_LEASE, identity, instance, fencingToken: token }, Math.max(0, Math.round(pc.now())), reason);
+  c.feed.log(`${identity} stops running ${CRON_LEASE} (${reason})`);
+}
+
+/** A ledger entry of the run: its `id`th write, or its completion of `window`. */
+function ledgerEntry(c: WorldContext, instance: string, identity: string, token: number, id: string, window?: string) {
+  return { lease: CRON_LEASE, id: `${instance}#${id}`, identity, instance, fencingToken: token, sentMono: ns(c.world.clock.monotonic()), zombie: false, ...(window === undefined ? {} : { window }) };
 }

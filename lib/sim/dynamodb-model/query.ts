@@ -20,42 +20,47 @@ function keyAttributes(item: Item, names: readonly string[]): Record<string, Att
 
 const hasKeyType = (v: AV, type: KeyType) => (type === 'S' ? v.S !== undefined : type === 'N' ? v.N !== undefined : v.B !== undefined);
 
+/** The conjuncts of a key condition, into `parts` (OR and NOT are refused). */
+function flattenAnd(x: Condition, parts: Condition[]): void {
+  if (x.kind === 'and') {
+    flattenAnd(x.a, parts);
+    flattenAnd(x.b, parts);
+  } else if (x.kind === 'or' || x.kind === 'not') throw validationError(`Invalid operator used in KeyConditionExpression: ${x.kind.toUpperCase()}`);
+  else parts.push(x);
+}
+
+/** A key condition's operand: a value placeholder's value. */
+function keyValue(o: { kind: string; name?: string }, b: Bindings): AV {
+  if (o.kind !== 'value') throw validationError('Query key condition not supported');
+  return b.values[o.name!]!;
+}
+
+function checkKeyType(v: AV, def: KeyDef): void {
+  const type = v.S !== undefined ? 'S' : v.N !== undefined ? 'N' : v.B !== undefined ? 'B' : undefined;
+  if (type !== def.type) throw validationError('One or more parameter values were invalid: Condition parameter type does not match schema type');
+}
+
 /** The key condition's partition value and the sort-key conjunct, checked against the key schema. */
 function keyCondition(c: Condition, hash: KeyDef, range: KeyDef | undefined, b: Bindings): { pk: AV; range: Condition | undefined } {
+  // (helpers at module level, not closures: every Query runs this)
   const parts: Condition[] = [];
-  const flatten = (x: Condition) => {
-    if (x.kind === 'and') {
-      flatten(x.a);
-      flatten(x.b);
-    } else if (x.kind === 'or' || x.kind === 'not') throw validationError(`Invalid operator used in KeyConditionExpression: ${x.kind.toUpperCase()}`);
-    else parts.push(x);
-  };
-  flatten(c);
+  flattenAnd(c, parts);
   if (parts.length > 2) throw validationError('Conditions can be of length 1 or 2 only');
   let pk: AV | undefined;
   let rangeCond: Condition | undefined;
-  const attr = (p: Path | undefined) => (p && p.els.length === 1 ? (resolvePath(p, b)[0] as string) : undefined);
-  const valueOf = (o: { kind: string; name?: string }): AV => {
-    if (o.kind !== 'value') throw validationError('Query key condition not supported');
-    return b.values[o.name!]!;
-  };
-  const checkType = (v: AV, def: KeyDef) => {
-    const type = v.S !== undefined ? 'S' : v.N !== undefined ? 'N' : v.B !== undefined ? 'B' : undefined;
-    if (type !== def.type) throw validationError('One or more parameter values were invalid: Condition parameter type does not match schema type');
-  };
   for (const x of parts) {
     const path = x.kind === 'cmp' || x.kind === 'between' || x.kind === 'begins_with' ? (x.a.kind === 'path' ? x.a : undefined) : undefined;
-    const name = attr(path);
+    const name = path && path.els.length === 1 ? (resolvePath(path, b)[0] as string) : undefined;
     if (name !== undefined && name === hash.name && x.kind === 'cmp' && x.op === '=' && pk === undefined) {
-      pk = valueOf(x.b);
-      checkType(pk, hash);
+      pk = keyValue(x.b, b);
+      checkKeyType(pk, hash);
     } else if (name !== undefined && range && name === range.name && rangeCond === undefined && (x.kind === 'between' || x.kind === 'begins_with' || (x.kind === 'cmp' && x.op !== '<>'))) {
       if (x.kind === 'between') {
-        checkType(valueOf(x.lo), range);
-        checkType(valueOf(x.hi), range);
+        checkKeyType(keyValue(x.lo, b), range);
+        checkKeyType(keyValue(x.hi, b), range);
       } else {
-        const v = valueOf(x.b);
-        checkType(v, range);
+        const v = keyValue(x.b, b);
+        checkKeyType(v, range);
         if (x.kind === 'begins_with' && range.type === 'N')
           throw validationError('Invalid KeyConditionExpression: Incorrect operand type for operator or function; operator or function: begins_with, operand type: N');
       }
