@@ -213,25 +213,22 @@ class Sender {
   private async attempts(operation: string, input: unknown, apply: Apply): Promise<unknown> {
     for (let attempt = 1; ; attempt++) {
       try {
-        return this.ok(await this.attempt({ operation, input, client: this.name, attempt }, apply), attempt);
+        // one attempt: the exchange over the network (`intercept`), inside the middleware when there is some
+        const request: ModelRequest = { operation, input, client: this.name, attempt };
+        if (this.middlewares.length === 0) return this.ok(await this.exchange(request, apply), attempt);
+        const outcome: Outcome = {};
+        let handler = this.terminal(request, apply, outcome);
+        for (let i = this.middlewares.length - 1; i >= 0; i--) handler = this.middlewares[i]!(handler, { clientName: 'DynamoDBClient', commandName: `${request.operation}Command` });
+        await handler({ input: request.input, request: {} });
+        const result = outcome.result;
+        if (!result) throw new Error('a middleware did not call next()');
+        if (!result.ok) throw result.error;
+        return this.ok(result.value, attempt);
       } catch (e) {
         if (attempt >= this.maxAttempts || !isRetryable(e)) throw this.failed(e, attempt);
         await this.o.backoff?.(attempt, e);
       }
     }
-  }
-
-  /** One attempt: the exchange over the network (`intercept`), inside the middleware when there is some. */
-  private async attempt(request: ModelRequest, apply: Apply): Promise<unknown> {
-    if (this.middlewares.length === 0) return this.exchange(request, apply);
-    const outcome: Outcome = {};
-    let handler = this.terminal(request, apply, outcome);
-    for (let i = this.middlewares.length - 1; i >= 0; i--) handler = this.middlewares[i]!(handler, { clientName: 'DynamoDBClient', commandName: `${request.operation}Command` });
-    await handler({ input: request.input, request: {} });
-    const result = outcome.result;
-    if (!result) throw new Error('a middleware did not call next()');
-    if (!result.ok) throw result.error;
-    return result.value;
   }
 
   private exchange(request: ModelRequest, apply: Apply): Promise<unknown> {
