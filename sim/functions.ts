@@ -171,6 +171,8 @@ function streamPump(c: WorldContext, name: FunctionName, t: StreamTrigger, handl
   const stream = world.model.stream(world.names[t.table]);
   const shards = stream.shardIds();
   const after = new Map<string, string | undefined>();
+  const filters = t.filters;
+  const keep = filters ? (r: DynamoDBRecord) => filters.some((f) => matchesFilter(f, r)) : undefined;
   const self: StreamPump = {
     stream,
     busy: false,
@@ -180,11 +182,12 @@ function streamPump(c: WorldContext, name: FunctionName, t: StreamTrigger, handl
       self.busy = true;
       try {
         for (const shard of shards) {
-          const records: DynamoDBRecord[] = stream.read(shard, { ...(after.get(shard) ? { after: after.get(shard)! } : {}), limit: t.batchSize });
-          if (!records.length) continue;
+          // read now, filtered as Lambda filters (only the records that pass are copied out)
+          const batch = stream.readWhere(shard, { ...(after.get(shard) ? { after: after.get(shard)! } : {}), limit: t.batchSize }, keep);
+          if (!batch.read) continue;
           const lag = schedule.streamLagMs[0] + random() * (schedule.streamLagMs[1] - schedule.streamLagMs[0]);
           await world.clock.sleep(lag);
-          const passed = t.filters ? records.filter((r) => t.filters!.some((f) => matchesFilter(f, r))) : records;
+          const passed = batch.kept;
           feed.count(`stream:${name}`, passed.length);
           if (passed.length) {
             try {
@@ -202,7 +205,7 @@ function streamPump(c: WorldContext, name: FunctionName, t: StreamTrigger, handl
               continue;
             }
           }
-          after.set(shard, records.at(-1)!.dynamodb!.SequenceNumber!);
+          after.set(shard, batch.last!);
         }
       } finally {
         self.busy = false;

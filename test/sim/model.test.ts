@@ -144,6 +144,28 @@ describe('streams', () => {
     expect(s.read(shard!)).toEqual(all.slice(2));
   });
 
+  it('are read through a filter as Lambda filters them: the records kept are what read() gives, the position is past every record read', async () => {
+    const { model, client } = await modelWith();
+    await client.send(put('a', { v: N(1) }));
+    await client.send(put('a', { v: N(2), m: { M: { x: { B: new Uint8Array([1, 2]) } } } }));
+    await client.send(put('a', { v: N(3), b: { B: new Uint8Array([3]) } }));
+    await client.send(put('a', { v: N(4) }));
+    const s = model.stream(names.leases);
+    const [shard] = s.shardIds();
+    const all = s.read(shard!);
+    const seen: unknown[] = [];
+    const keep = (r: (typeof all)[number]) => {
+      seen.push(JSON.parse(JSON.stringify(r)));
+      return r.dynamodb?.NewImage?.['v']?.N !== '2' && (r.dynamodb?.SizeBytes ?? 0) > 0;
+    };
+    const batch = s.readWhere(shard!, { limit: 3 }, keep);
+    // the filter saw exactly the records read() gives (binary as base64, sizes included), and kept two
+    expect(seen).toEqual(JSON.parse(JSON.stringify(all.slice(0, 3))));
+    expect(batch).toEqual({ kept: [all[0], all[2]], read: 3, last: all[2]!.dynamodb!.SequenceNumber });
+    expect(s.readWhere(shard!, { after: batch.last! }, undefined)).toEqual({ kept: [all[3]], read: 1, last: all[3]!.dynamodb!.SequenceNumber });
+    expect(s.readWhere(shard!, { after: all[3]!.dynamodb!.SequenceNumber! }, keep)).toEqual({ kept: [], read: 0, last: undefined });
+  });
+
   it('keep one key in one shard, in order, across several shards', async () => {
     const { model, client } = await modelWith({ streamShards: 4 });
     for (let i = 0; i < 40; i++) await client.send(put(`k${i % 8}`, { v: N(i) }));

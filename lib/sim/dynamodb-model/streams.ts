@@ -91,6 +91,15 @@ function lambdaValue(v: AV): unknown {
   return exportItem({ v }).v;
 }
 
+/** Whether an image's values are all scalars (no binary, map or list): Lambda's JSON of it is the model's own. */
+function flat(item: Item): boolean {
+  for (const k in item) {
+    const v = item[k]!;
+    if (v.B !== undefined || v.BS !== undefined || v.M !== undefined || v.L !== undefined) return false;
+  }
+  return true;
+}
+
 /** Lambda's event JSON: binary values as base64 strings. */
 function lambdaImage(item: Item): Record<string, unknown> {
   let binary = false;
@@ -212,6 +221,41 @@ export class ModelStream {
   /** A shard's records after a position, as Lambda hands them to a function (copies). */
   read(shardId: string, opts: ReadOptions = {}): DynamoDBRecord[] {
     return this.entries(shardId, opts.after === undefined ? -1 : Number(opts.after), opts.limit).records.map((r) => this.toLambda(r));
+  }
+
+  /**
+   * `read`, keeping only the records `keep` accepts (Lambda's event filtering), and where the poller
+   * is now: how many records it read and the last one's sequence number. `keep` judges a view of
+   * each record that shares the model's flat images and sizes itself only when asked (`keep` must
+   * only read it); only the records kept are copied out — a lease stream is mostly renewals that
+   * the filters drop.
+   */
+  readWhere(shardId: string, opts: ReadOptions, keep: ((r: DynamoDBRecord) => boolean) | undefined): { kept: DynamoDBRecord[]; read: number; last: string | undefined } {
+    const records = this.entries(shardId, opts.after === undefined ? -1 : Number(opts.after), opts.limit).records;
+    const kept: DynamoDBRecord[] = [];
+    for (const r of records) if (!keep || keep(this.filterView(r))) kept.push(this.toLambda(r));
+    const last = records.at(-1);
+    return { kept, read: records.length, last: last && sequenceNumber(last.seq) };
+  }
+
+  /** toLambda's record for a filter to read: a flat image shared, not copied; SizeBytes worked out if read. */
+  private filterView(r: ChangeRecord): DynamoDBRecord {
+    const image = (i: Item) => (flat(i) ? i : lambdaImage(i)) as never;
+    const dynamodb = {
+      ApproximateCreationDateTime: Math.floor(r.at / 1000),
+      Keys: image(r.keys),
+      ...(r.newImage ? { NewImage: image(r.newImage) } : {}),
+      ...(r.oldImage ? { OldImage: image(r.oldImage) } : {}),
+      SequenceNumber: sequenceNumber(r.seq),
+      get SizeBytes() {
+        return sizeOf(r);
+      },
+      StreamViewType: this.viewType,
+    };
+    const record: DynamoDBRecord = { eventID: eventID(r.seq), eventName: r.eventName, eventVersion: '1.1', eventSource: 'aws:dynamodb', awsRegion: this.region, dynamodb };
+    record.eventSourceARN = this.arn;
+    if (r.byTtl) record.userIdentity = { ...TTL_IDENTITY };
+    return record;
   }
 
   /** Every retained record of every shard, in the order the changes were applied (tests, checkers). */
