@@ -100,6 +100,9 @@ function flat(item: Item): boolean {
   return true;
 }
 
+/** An image as a filter reads it: the model's own when flat (Lambda's JSON of it is the same), else a copy. */
+const viewImage = (item: Item): unknown => (flat(item) ? item : lambdaImage(item));
+
 /** Lambda's event JSON: binary values as base64 strings. */
 function lambdaImage(item: Item): Record<string, unknown> {
   let binary = false;
@@ -226,9 +229,8 @@ export class ModelStream {
   /**
    * `read`, keeping only the records `keep` accepts (Lambda's event filtering), and where the poller
    * is now: how many records it read and the last one's sequence number. `keep` judges a view of
-   * each record that shares the model's flat images and sizes itself only when asked (`keep` must
-   * only read it); only the records kept are copied out — a lease stream is mostly renewals that
-   * the filters drop.
+   * each record that shares the model's flat images (`keep` must only read it); only the records
+   * kept are copied out — a lease stream is mostly renewals that the filters drop.
    */
   readWhere(shardId: string, opts: ReadOptions, keep: ((r: DynamoDBRecord) => boolean) | undefined): { kept: DynamoDBRecord[]; read: number; last: string | undefined } {
     const records = this.entries(shardId, opts.after === undefined ? -1 : Number(opts.after), opts.limit).records;
@@ -238,21 +240,9 @@ export class ModelStream {
     return { kept, read: records.length, last: last && sequenceNumber(last.seq) };
   }
 
-  /** toLambda's record for a filter to read: a flat image shared, not copied; SizeBytes worked out if read. */
+  /** toLambda's record for a filter to read: flat images shared, not copied. */
   private filterView(r: ChangeRecord): DynamoDBRecord {
-    const image = (i: Item) => (flat(i) ? i : lambdaImage(i)) as never;
-    const dynamodb = {
-      ApproximateCreationDateTime: Math.floor(r.at / 1000),
-      Keys: image(r.keys),
-      ...(r.newImage ? { NewImage: image(r.newImage) } : {}),
-      ...(r.oldImage ? { OldImage: image(r.oldImage) } : {}),
-      SequenceNumber: sequenceNumber(r.seq),
-      get SizeBytes() {
-        return sizeOf(r);
-      },
-      StreamViewType: this.viewType,
-    };
-    const record: DynamoDBRecord = { eventID: eventID(r.seq), eventName: r.eventName, eventVersion: '1.1', eventSource: 'aws:dynamodb', awsRegion: this.region, dynamodb };
+    const record: DynamoDBRecord = this.shape(r, viewImage as (i: Item) => never, Math.floor(r.at / 1000));
     record.eventSourceARN = this.arn;
     if (r.byTtl) record.userIdentity = { ...TTL_IDENTITY };
     return record;
