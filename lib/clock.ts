@@ -119,17 +119,20 @@ export function every(clock: Pick<Clock, 'setTimer'>, ms: number, fn: () => void
   };
 }
 
-/** A small seeded generator (mulberry32), [0, 1): the same seed gives the same numbers on every machine. */
 /**
  * A unique id in UUID form: crypto's on the system clock, drawn from the clock's own random source
  * on any other (so a simulated run, seeded, names its start-ups the same way every time).
  */
+const HEX_DIGITS = '0123456789abcdef';
+
 export function uniqueId(clock: Clock): string {
   if (clock === systemClock) return randomUUID();
-  const hex = Array.from({ length: 32 }, () => Math.floor(clock.random() * 16).toString(16)).join('');
+  let hex = '';
+  for (let i = 0; i < 32; i++) hex += HEX_DIGITS[Math.floor(clock.random() * 16)];
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-${'89ab'[Math.floor(clock.random() * 4)]}${hex.slice(17, 20)}-${hex.slice(20)}`;
 }
 
+/** A small seeded generator (mulberry32), [0, 1): the same seed gives the same numbers on every machine. */
 export function seededRandom(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
