@@ -98,6 +98,13 @@ type Operation = readonly [name: string, run: (engine: Engine, input: never) => 
  */
 const applier = (engine: Engine, run: Operation[1], input: unknown): Apply => () => run(engine, input as never);
 
+/** Where an attempt's own part travels in the middleware's arguments. */
+const EXCHANGE = Symbol('exchange');
+interface Exchange {
+  readonly request: ModelRequest;
+  readonly apply: Apply;
+  readonly outcome: Outcome;
+}
 /** What came of an attempt that went through the middleware. */
 interface Outcome {
   result?: { ok: true; value: unknown } | { ok: false; error: unknown };
@@ -167,14 +174,17 @@ class Sender {
   readonly middlewareStack = {
     add: (mw: Middleware) => {
       this.middlewares.push(mw);
+      this.stackVersion++;
     },
     addRelativeTo: (mw: Middleware) => {
       this.middlewares.push(mw);
+      this.stackVersion++;
     },
     remove: (mw: unknown) => {
       const i = this.middlewares.indexOf(mw as Middleware);
       if (i < 0) return false;
       this.middlewares.splice(i, 1);
+      this.stackVersion++;
       return true;
     },
     use: (plugin: { applyToStack: (stack: unknown) => void }) => plugin.applyToStack(this.middlewareStack),
@@ -217,9 +227,7 @@ class Sender {
         const request: ModelRequest = { operation, input, client: this.name, attempt };
         if (this.middlewares.length === 0) return this.ok(await this.exchange(request, apply), attempt);
         const outcome: Outcome = {};
-        let handler = this.terminal(request, apply, outcome);
-        for (let i = this.middlewares.length - 1; i >= 0; i--) handler = this.middlewares[i]!(handler, { clientName: 'DynamoDBClient', commandName: `${request.operation}Command` });
-        await handler({ input: request.input, request: {} });
+        await this.chain(operation)({ input: request.input, request: {}, [EXCHANGE]: { request, apply, outcome } });
         const result = outcome.result;
         if (!result) throw new Error('a middleware did not call next()');
         if (!result.ok) throw result.error;
@@ -235,24 +243,48 @@ class Sender {
     return this.o.intercept ? this.o.intercept(request, apply) : Promise.resolve().then(apply);
   }
 
+  /**
+   * The middleware around the exchange for one operation, composed once (again when the middleware
+   * changes), with its command's context as the SDK gives it: the attempt's own part — request,
+   * apply, outcome — travels in the handler's arguments (under EXCHANGE), which every middleware
+   * passes on, so no handler is made per request.
+   */
+  private chain(operation: string): (args: unknown) => Promise<unknown> {
+    if (this.composedAt !== this.stackVersion) {
+      this.composed.clear();
+      this.composedAt = this.stackVersion;
+    }
+    let handler = this.composed.get(operation);
+    if (!handler) {
+      const context = { clientName: 'DynamoDBClient', commandName: `${operation}Command` };
+      let h = (args: unknown) => this.terminal((args as { [EXCHANGE]: Exchange })[EXCHANGE]);
+      for (let i = this.middlewares.length - 1; i >= 0; i--) h = this.middlewares[i]!(h, context);
+      handler = h;
+      this.composed.set(operation, handler);
+    }
+    return handler;
+  }
+  private readonly composed = new Map<string, (args: unknown) => Promise<unknown>>();
+  private composedAt = -1;
+  /** Bumped by every change to the middleware. */
+  private stackVersion = 0;
+
   /** The middleware's innermost handler: the exchange as an HTTP response, its `Date` from the model's clock; what came of it goes into `outcome`. */
-  private terminal(request: ModelRequest, apply: Apply, outcome: Outcome): (args: unknown) => Promise<unknown> {
+  private terminal({ request, apply, outcome }: Exchange): Promise<unknown> {
     // (a reaction, not an async function: one promise fewer per request, the same turns)
-    return () => {
-      let exchanged: Promise<unknown>;
-      try {
-        exchanged = this.exchange(request, apply);
-      } catch (e) {
-        exchanged = Promise.reject(e);
-      }
-      return exchanged.then(
-        (value: unknown) => this.answer(outcome, { ok: true, value }),
-        (e: unknown) => {
-          if (!answered(e)) throw e; // no response: nothing for the middleware to read
-          return this.answer(outcome, { ok: false, error: e });
-        },
-      );
-    };
+    let exchanged: Promise<unknown>;
+    try {
+      exchanged = this.exchange(request, apply);
+    } catch (e) {
+      exchanged = Promise.reject(e);
+    }
+    return exchanged.then(
+      (value: unknown) => this.answer(outcome, { ok: true, value }),
+      (e: unknown) => {
+        if (!answered(e)) throw e; // no response: nothing for the middleware to read
+        return this.answer(outcome, { ok: false, error: e });
+      },
+    );
   }
 
   /** What came of an exchange, into `outcome`, as the HTTP response the middleware reads. */
