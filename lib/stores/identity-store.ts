@@ -7,6 +7,12 @@ import { ItemStore, type Patch, type Read } from './item-store.js';
 export type IdentityRead = Read<IdentityLease>;
 export type IdentityPatch = Patch<IdentityLease>;
 
+/** What a session renewal requires unchanged (renewSession): the attributes a worker can write. */
+const OWNED = ['holderIdentity', 'renewTime', 'leaseDurationSeconds', 'acquireTime', 'hostname'] as const;
+const RENEWAL_NAMES: Readonly<Record<string, string>> = { '#crev': 'revision', '#labels': 'labels', '#ttl': 'expiresAt', ...Object.fromEntries(OWNED.map((k, i) => [`#o${i}`, k])) };
+const renewalCondition = (ttl: string) => ['#crev = :crev', ...OWNED.map((_, i) => `#o${i} = :o${i}`), 'attribute_not_exists(#labels)', ttl].join(' AND ');
+const RENEWAL_CONDITION = { noTtl: renewalCondition('attribute_not_exists(#ttl)'), ttl: renewalCondition('#ttl = :ttl') };
+
 /** Identity leases (KEP-1965), key `component` + `name`: listing one component is a Query. */
 export class IdentityStore extends ItemStore<typeof IdentityLeaseItem> {
   constructor(client: DynamoDBClient, table: string) {
@@ -29,17 +35,10 @@ export class IdentityStore extends ItemStore<typeof IdentityLeaseItem> {
   async renewSession(read: IdentityRead, renewTime: number): Promise<IdentityLease | undefined> {
     const mine = read.item;
     if (!mine) throw new Error(`renewSession: ${this.describe(read.key)} was never written`);
-    const owned = { holderIdentity: mine.holderIdentity, renewTime: mine.renewTime, leaseDurationSeconds: mine.leaseDurationSeconds, acquireTime: mine.acquireTime, hostname: mine.hostname };
-    const names: Record<string, string> = { '#crev': 'revision', '#labels': 'labels', '#ttl': 'expiresAt' };
-    const values: Record<string, unknown> = { ':crev': read.revision };
-    const same = Object.entries(owned).map(([k, v], i) => {
-      names[`#o${i}`] = k;
-      values[`:o${i}`] = v;
-      return `#o${i} = :o${i}`;
-    });
-    const ttl = mine.expiresAt === undefined ? 'attribute_not_exists(#ttl)' : '#ttl = :ttl';
+    // (the condition's text and names are the same at every renewal: made once, below)
+    const values: Record<string, unknown> = { ':crev': read.revision, ':o0': mine.holderIdentity, ':o1': mine.renewTime, ':o2': mine.leaseDurationSeconds, ':o3': mine.acquireTime, ':o4': mine.hostname };
     if (mine.expiresAt !== undefined) values[':ttl'] = mine.expiresAt;
-    return this.updateIf(read.key, { set: { renewTime } }, { expression: ['#crev = :crev', ...same, 'attribute_not_exists(#labels)', ttl].join(' AND '), names, values });
+    return this.updateIf(read.key, { set: { renewTime } }, { expression: mine.expiresAt === undefined ? RENEWAL_CONDITION.noTtl : RENEWAL_CONDITION.ttl, names: RENEWAL_NAMES, values });
   }
 
   /**

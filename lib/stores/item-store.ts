@@ -60,6 +60,16 @@ export interface ItemStoreOptions<S extends z.ZodType> {
 
 const RESERVED_SET = new Set(['revision']);
 
+/** Placeholder names (`#t0`, `:t0`, …), made once each: writes name a few of them each. */
+const placeholders = new Map<string, string[]>();
+function placeholder(prefix: string, i: number): string {
+  let list = placeholders.get(prefix);
+  if (!list) placeholders.set(prefix, (list = []));
+  return (list[i] ??= `${prefix}${i}`);
+}
+const SET_CLAUSES: string[] = [];
+const setClause = (i: number): string => (SET_CLAUSES[i] ??= `#t${i} = :t${i}`);
+
 /**
  * Shared mechanics of the three stores: reads parsed by the item's zod schema, and writes
  * conditioned on the revision that was read, so no read-modify-write can lose an update.
@@ -198,13 +208,13 @@ export class ItemStore<S extends z.ZodType<Revisioned>> {
     const names: Record<string, string> = { '#rev': 'revision', '#pk': this.keys[0]!, ...condition.names };
     const values: Record<string, unknown> = { ':one': 1, ...condition.values };
     const sets = Object.entries(patch.set ?? {}).map(([k, v], i) => {
-      names[`#t${i}`] = k;
-      values[`:t${i}`] = v;
-      return `#t${i} = :t${i}`;
+      names[placeholder('#t', i)] = k;
+      values[placeholder(':t', i)] = v;
+      return setClause(i);
     });
     const removes = (patch.remove ?? []).map((k, i) => {
-      names[`#u${i}`] = k;
-      return `#u${i}`;
+      names[placeholder('#u', i)] = k;
+      return placeholder('#u', i);
     });
     try {
       const r = await this.client.send(
