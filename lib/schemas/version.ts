@@ -24,6 +24,20 @@ export const StrictVersion = z
  */
 export function parseVersionTolerant(v: string | undefined): semver.SemVer | undefined {
   if (v === undefined) return undefined;
+  // every decision reads every candidate's versions: each distinct text is parsed once (the result
+  // is only ever compared, never changed)
+  if (tolerant.has(v)) return tolerant.get(v);
+  const parsed = parseTolerantly(v);
+  if (tolerant.size >= MAX_TOLERANT) tolerant.clear();
+  tolerant.set(v, parsed);
+  return parsed;
+}
+
+const tolerant = new Map<string, semver.SemVer | undefined>();
+/** Bounded: versions are few, but a caller must not grow memory forever with made-up ones. */
+const MAX_TOLERANT = 1_000;
+
+function parseTolerantly(v: string): semver.SemVer | undefined {
   // At most three parts: the third keeps PATCH with its pre-release and build suffix.
   const [major, minor, ...rest] = v.trim().replace(/^v/, '').split('.');
   const parts = [major!, ...(minor === undefined ? [] : [minor]), ...(rest.length ? [rest.join('.')] : [])].map(stripLeadingZeros);
