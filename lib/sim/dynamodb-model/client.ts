@@ -220,23 +220,37 @@ class Sender {
     return e;
   }
 
-  private async attempts(operation: string, input: unknown, apply: Apply): Promise<unknown> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        // one attempt: the exchange over the network (`intercept`), inside the middleware when there is some
-        const request: ModelRequest = { operation, input, client: this.name, attempt };
-        if (this.middlewares.length === 0) return this.ok(await this.exchange(request, apply), attempt);
-        const outcome: Outcome = {};
-        await this.chain(operation)({ input: request.input, request: {}, [EXCHANGE]: { request, apply, outcome } });
-        const result = outcome.result;
-        if (!result) throw new Error('a middleware did not call next()');
-        if (!result.ok) throw result.error;
-        return this.ok(result.value, attempt);
-      } catch (e) {
-        if (attempt >= this.maxAttempts || !isRetryable(e)) throw this.failed(e, attempt);
-        await this.o.backoff?.(attempt, e);
-      }
+  /** The request's attempts: the first one's chain without an async function (most succeed), retries as the SDK makes them. */
+  private attempts(operation: string, input: unknown, apply: Apply, attempt = 1): Promise<unknown> {
+    let answer: Promise<unknown>;
+    try {
+      answer = this.attempt(operation, input, apply, attempt);
+    } catch (e) {
+      answer = Promise.reject(e);
     }
+    return answer.then(
+      (value) => this.ok(value, attempt),
+      (e: unknown) => this.retry(e, operation, input, apply, attempt),
+    );
+  }
+
+  /** One attempt: the exchange over the network (`intercept`), inside the middleware when there is some. */
+  private attempt(operation: string, input: unknown, apply: Apply, attempt: number): Promise<unknown> {
+    const request: ModelRequest = { operation, input, client: this.name, attempt };
+    if (this.middlewares.length === 0) return this.exchange(request, apply);
+    const outcome: Outcome = {};
+    return this.chain(operation)({ input: request.input, request: {}, [EXCHANGE]: { request, apply, outcome } }).then(() => {
+      const result = outcome.result;
+      if (!result) throw new Error('a middleware did not call next()');
+      if (!result.ok) throw result.error;
+      return result.value;
+    });
+  }
+
+  private async retry(e: unknown, operation: string, input: unknown, apply: Apply, attempt: number): Promise<unknown> {
+    if (attempt >= this.maxAttempts || !isRetryable(e)) throw this.failed(e, attempt);
+    await this.o.backoff?.(attempt, e);
+    return this.attempts(operation, input, apply, attempt + 1);
   }
 
   private exchange(request: ModelRequest, apply: Apply): Promise<unknown> {
