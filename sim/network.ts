@@ -32,44 +32,69 @@ const hang = () => new Promise<never>(() => undefined);
  */
 export function scheduleNetwork(clock: SimulatedClock, schedule: Schedule, random: () => number, feed: Feed): Network<Host> {
   const f = schedule.requestFaults;
-  // clock.sleep without a signal to listen to: the timer alone (no listener, no cancel), twice per request
-  const sleep = (ms: number) => new Promise<void>((resolve) => void clock.setTimer(ms, resolve));
-  const latency = () => sleep(f.latencyMs[0] + random() * (f.latencyMs[1] - f.latencyMs[0]));
   const windows = schedule.ddbFaults;
   const inFaultWindow = () => {
     const at = clock.now() - T0; // (a loop, not some(): no closure per request)
     for (const w of windows) if (w.from <= at && at < w.to) return true;
     return false;
   };
-  return async (m, req, apply) => {
+  const latencyMs = () => f.latencyMs[0] + random() * (f.latencyMs[1] - f.latencyMs[0]);
+  // One promise per request, its waits timers (the same instants and draws as awaiting a sleep
+  // each, which made two promises and an async function's frame per request).
+  return (m, req, apply) => {
     feed.count('requests');
     if (m.clock.dead) return hang();
-    // a frozen process sends nothing until it runs again
-    if (m.clock.paused) await m.clock.running();
-    if (clock.now() < m.partitionedUntil) {
-      // cut off: the request dies on the way, or its answer does, after the socket timeout
-      const applied = random() < 0.5;
-      if (applied) apply();
-      await sleep(1_000);
-      feed.count(applied ? 'fault:partitionLostAnswer' : 'fault:partitionLostRequest');
-      throw ddbFaults.timeout();
-    }
-    await latency();
-    const inFault = inFaultWindow();
-    const fate = strike(inFault, random(), clock, schedule, random, feed, m, req, apply);
-    if (fate.late) {
-      await sleep(1_000);
-      throw ddbFaults.timeout();
-    }
-    if (m.pauseAtNextAnswer) {
-      const pause = m.pauseAtNextAnswer;
-      m.pauseAtNextAnswer = undefined;
-      pause();
-    }
-    await latency();
-    if (m.clock.paused) await m.clock.running();
-    if (m.clock.dead) return hang();
-    return fate.out;
+    return new Promise((resolve, reject) => {
+      const answer = (out: unknown) => {
+        if (m.clock.dead) return; // never answered
+        resolve(out);
+      };
+      const send = () => {
+        if (clock.now() < m.partitionedUntil) {
+          // cut off: the request dies on the way, or its answer does, after the socket timeout
+          const applied = random() < 0.5;
+          try {
+            if (applied) apply();
+          } catch (e) {
+            reject(e);
+            return;
+          }
+          clock.setTimer(1_000, () => {
+            feed.count(applied ? 'fault:partitionLostAnswer' : 'fault:partitionLostRequest');
+            reject(ddbFaults.timeout());
+          });
+          return;
+        }
+        clock.setTimer(latencyMs(), () => {
+          let fate: ReturnType<typeof strike>;
+          try {
+            const inFault = inFaultWindow();
+            fate = strike(inFault, random(), clock, schedule, random, feed, m, req, apply);
+          } catch (e) {
+            reject(e);
+            return;
+          }
+          if (fate.late) {
+            clock.setTimer(1_000, () => reject(ddbFaults.timeout()));
+            return;
+          }
+          if (m.pauseAtNextAnswer) {
+            const pause = m.pauseAtNextAnswer;
+            m.pauseAtNextAnswer = undefined;
+            pause();
+          }
+          const out = fate.out;
+          clock.setTimer(latencyMs(), () => {
+            // a frozen process reads no answer until it runs again
+            if (m.clock.paused) void m.clock.running().then(() => answer(out));
+            else answer(out);
+          });
+        });
+      };
+      // a frozen process sends nothing until it runs again
+      if (m.clock.paused) void m.clock.running().then(send);
+      else send();
+    });
   };
 }
 
