@@ -6,6 +6,8 @@ import {
   paginateScan,
   type AttributeValue,
   type DynamoDBClient,
+  type GetItemCommandOutput,
+  type UpdateItemCommandOutput,
 } from '@aws-sdk/client-dynamodb';
 import type { RowPatch } from '../schemas/common.js';
 import { marshall, unmarshall } from './codec.js';
@@ -137,11 +139,20 @@ export class ItemStore<S extends z.ZodType<Revisioned>> {
    * may be a moment old — for reads whose next write is conditioned anyway). A malformed item is a
    * ValidationError.
    */
-  async get(key: Record<string, string>, consistent = true): Promise<Read<z.output<S>>> {
-    const r = await this.client.send(new GetItemCommand({ TableName: this.table, Key: marshall(key), ConsistentRead: consistent }));
-    if (!r.Item) return { key, item: undefined, revision: 0 };
-    const item = this.parseItem(unmarshall(r.Item));
-    return { key, item, revision: item.revision };
+  get(key: Record<string, string>, consistent = true): Promise<Read<z.output<S>>> {
+    // (a reaction, not an async function: the same turns, without a frame per read — the most
+    // frequent request of all)
+    let sent: Promise<GetItemCommandOutput>;
+    try {
+      sent = this.client.send(new GetItemCommand({ TableName: this.table, Key: marshall(key), ConsistentRead: consistent }));
+    } catch (e) {
+      return Promise.reject(e as Error);
+    }
+    return sent.then((r) => {
+      if (!r.Item) return { key, item: undefined, revision: 0 };
+      const item = this.parseItem(unmarshall(r.Item));
+      return { key, item, revision: item.revision };
+    });
   }
 
   /**
@@ -205,21 +216,23 @@ export class ItemStore<S extends z.ZodType<Revisioned>> {
    * writes guarded by ownership rather than by a read (a holder renewing or releasing its lease).
    * Returns the item as written, or undefined when the condition did not hold.
    */
-  async updateIf(key: Record<string, string>, patch: { set?: Record<string, unknown>; remove?: readonly string[] }, condition: Condition): Promise<z.output<S> | undefined> {
-    this.checkSet(key, patch.set ?? {});
-    const names: Record<string, string> = { '#rev': 'revision', '#pk': this.keys[0]!, ...condition.names };
-    const values: Record<string, unknown> = { ':one': 1, ...condition.values };
-    const sets = Object.entries(patch.set ?? {}).map(([k, v], i) => {
-      names[placeholder('#t', i)] = k;
-      values[placeholder(':t', i)] = v;
-      return setClause(i);
-    });
-    const removes = (patch.remove ?? []).map((k, i) => {
-      names[placeholder('#u', i)] = k;
-      return placeholder('#u', i);
-    });
+  updateIf(key: Record<string, string>, patch: { set?: Record<string, unknown>; remove?: readonly string[] }, condition: Condition): Promise<z.output<S> | undefined> {
+    // (a reaction, not an async function: the same turns, without a frame per write)
+    let sent: Promise<UpdateItemCommandOutput>;
     try {
-      const r = await this.client.send(
+      this.checkSet(key, patch.set ?? {});
+      const names: Record<string, string> = { '#rev': 'revision', '#pk': this.keys[0]!, ...condition.names };
+      const values: Record<string, unknown> = { ':one': 1, ...condition.values };
+      const sets = Object.entries(patch.set ?? {}).map(([k, v], i) => {
+        names[placeholder('#t', i)] = k;
+        values[placeholder(':t', i)] = v;
+        return setClause(i);
+      });
+      const removes = (patch.remove ?? []).map((k, i) => {
+        names[placeholder('#u', i)] = k;
+        return placeholder('#u', i);
+      });
+      sent = this.client.send(
         new UpdateItemCommand({
           TableName: this.table,
           Key: marshall(key),
@@ -230,11 +243,16 @@ export class ItemStore<S extends z.ZodType<Revisioned>> {
           ReturnValues: 'ALL_NEW',
         }),
       );
-      return this.parseItem(unmarshall(r.Attributes ?? {}));
     } catch (e) {
-      if (isConditionFailed(e)) return undefined;
-      throw e;
+      return Promise.reject(e as Error);
     }
+    return sent.then(
+      (r) => this.parseItem(unmarshall(r.Attributes ?? {})),
+      (e: unknown) => {
+        if (isConditionFailed(e)) return undefined;
+        throw e;
+      },
+    );
   }
 
   /** Deletes the item if it is still at the revision read. */
