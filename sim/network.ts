@@ -31,71 +31,89 @@ const hang = () => new Promise<never>(() => undefined);
  * while every request takes the same turns of the event loop as it always did.)
  */
 export function scheduleNetwork(clock: SimulatedClock, schedule: Schedule, random: () => number, feed: Feed): Network<Host> {
-  const f = schedule.requestFaults;
-  const windows = schedule.ddbFaults;
-  const inFaultWindow = () => {
-    const at = clock.now() - T0; // (a loop, not some(): no closure per request)
-    for (const w of windows) if (w.from <= at && at < w.to) return true;
-    return false;
-  };
-  const latencyMs = () => f.latencyMs[0] + random() * (f.latencyMs[1] - f.latencyMs[0]);
+  const link = new Link(clock, schedule, random, feed);
   // One promise per request, its waits timers (the same instants and draws as awaiting a sleep
-  // each, which made two promises and an async function's frame per request).
+  // each, which made two promises and an async function's frame per request); the steps are the
+  // Link's methods, not closures made per request (tsx names each named closure as it is made).
   return (m, req, apply) => {
     feed.count('requests');
     if (m.clock.dead) return hang();
     return new Promise((resolve, reject) => {
-      const answer = (out: unknown) => {
-        if (m.clock.dead) return; // never answered
-        resolve(out);
-      };
-      const send = () => {
-        if (clock.now() < m.partitionedUntil) {
-          // cut off: the request dies on the way, or its answer does, after the socket timeout
-          const applied = random() < 0.5;
-          try {
-            if (applied) apply();
-          } catch (e) {
-            reject(e);
-            return;
-          }
-          clock.setTimer(1_000, () => {
-            feed.count(applied ? 'fault:partitionLostAnswer' : 'fault:partitionLostRequest');
-            reject(ddbFaults.timeout());
-          });
-          return;
-        }
-        clock.setTimer(latencyMs(), () => {
-          let fate: ReturnType<typeof strike>;
-          try {
-            const inFault = inFaultWindow();
-            fate = strike(inFault, random(), clock, schedule, random, feed, m, req, apply);
-          } catch (e) {
-            reject(e);
-            return;
-          }
-          if (fate.late) {
-            clock.setTimer(1_000, () => reject(ddbFaults.timeout()));
-            return;
-          }
-          if (m.pauseAtNextAnswer) {
-            const pause = m.pauseAtNextAnswer;
-            m.pauseAtNextAnswer = undefined;
-            pause();
-          }
-          const out = fate.out;
-          clock.setTimer(latencyMs(), () => {
-            // a frozen process reads no answer until it runs again
-            if (m.clock.paused) void m.clock.running().then(() => answer(out));
-            else answer(out);
-          });
-        });
-      };
       // a frozen process sends nothing until it runs again
-      if (m.clock.paused) void m.clock.running().then(send);
-      else send();
+      if (m.clock.paused) void m.clock.running().then(() => link.send(m, req, apply, resolve, reject));
+      else link.send(m, req, apply, resolve, reject);
     });
   };
+}
+
+/** The schedule's network between the machines and the model: what a request meets on its way. */
+class Link {
+  constructor(
+    private readonly clock: SimulatedClock,
+    private readonly schedule: Schedule,
+    private readonly random: () => number,
+    private readonly feed: Feed,
+  ) {}
+
+  /** Whether now is inside one of the schedule's DynamoDB fault windows. */
+  private inFaultWindow(): boolean {
+    const at = this.clock.now() - T0;
+    for (const w of this.schedule.ddbFaults) if (w.from <= at && at < w.to) return true;
+    return false;
+  }
+
+  /** One way's latency, drawn now. */
+  private latencyMs(): number {
+    const l = this.schedule.requestFaults.latencyMs;
+    return l[0] + this.random() * (l[1] - l[0]);
+  }
+
+  /** The request leaves `m`: it lands (or not) after one way's latency, and its answer comes back after another. */
+  send(m: Host, req: ModelRequest, apply: () => unknown, resolve: (out: unknown) => void, reject: (e: unknown) => void): void {
+    const { clock, feed } = this;
+    if (clock.now() < m.partitionedUntil) {
+      // cut off: the request dies on the way, or its answer does, after the socket timeout
+      const applied = this.random() < 0.5;
+      try {
+        if (applied) apply();
+      } catch (e) {
+        reject(e);
+        return;
+      }
+      clock.setTimer(1_000, () => {
+        feed.count(applied ? 'fault:partitionLostAnswer' : 'fault:partitionLostRequest');
+        reject(ddbFaults.timeout());
+      });
+      return;
+    }
+    clock.setTimer(this.latencyMs(), () => this.land(m, req, apply, resolve, reject));
+  }
+
+  /** The request reaches DynamoDB: what it meets there (strike), then its answer on the way back. */
+  private land(m: Host, req: ModelRequest, apply: () => unknown, resolve: (out: unknown) => void, reject: (e: unknown) => void): void {
+    let fate: ReturnType<typeof strike>;
+    try {
+      fate = strike(this.inFaultWindow(), this.random(), this.clock, this.schedule, this.random, this.feed, m, req, apply);
+    } catch (e) {
+      reject(e);
+      return;
+    }
+    if (fate.late) {
+      this.clock.setTimer(1_000, () => reject(ddbFaults.timeout()));
+      return;
+    }
+    if (m.pauseAtNextAnswer) {
+      const pause = m.pauseAtNextAnswer;
+      m.pauseAtNextAnswer = undefined;
+      pause();
+    }
+    const out = fate.out;
+    this.clock.setTimer(this.latencyMs(), () => {
+      // a frozen process reads no answer until it runs again; a dead one never does
+      if (m.clock.paused) void m.clock.running().then(() => void (m.clock.dead || resolve(out)));
+      else if (!m.clock.dead) resolve(out);
+    });
+  }
 }
 
 /**
