@@ -297,15 +297,14 @@ export class Session {
     return stepped >= this.options.retryPeriodMs ? stepped : this.options.renewIntervalMs;
   }
 
-  private async sleep(ms: number, signal: AbortSignal, leaving: () => boolean): Promise<void> {
-    if (leaving()) return;
+  private sleep(ms: number, signal: AbortSignal, leaving: () => boolean): Promise<void> {
+    if (leaving()) return Promise.resolve();
     const nap = new Nap(this.time, ms, signal, leaving);
     this.nap = nap;
-    try {
-      await nap.done;
-    } finally {
+    // (a reaction, not an async function: the same turns, without a frame per nap)
+    return nap.done.then(() => {
       if (this.nap === nap) this.nap = undefined;
-    }
+    });
   }
 
   private trusted(): boolean {

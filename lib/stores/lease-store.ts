@@ -1,4 +1,4 @@
-import { UpdateItemCommand, paginateQuery, type AttributeValue, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { UpdateItemCommand, paginateQuery, type AttributeValue, type DynamoDBClient, type UpdateItemCommandOutput } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from './codec.js';
 import { LeaseItem, type Lease } from '../schemas/lease.js';
 import { nextFencingToken } from '../schemas/fencing-token.js';
@@ -92,39 +92,56 @@ export class LeaseStore extends ItemStore<typeof LeaseItem> {
    * the stamp clock's estimate moved back within its error), the renewal is sent once more at that
    * stamp.
    */
-  async renewTerm(name: string, term: Term, renewTime: number, leaseDurationSeconds: number, session?: string | null): Promise<Lease | undefined> {
-    this.checkSet({ name }, { renewTime, leaseDurationSeconds, termToken: term.fencingToken, ...(session ? { session } : {}) });
+  renewTerm(name: string, term: Term, renewTime: number, leaseDurationSeconds: number, session?: string | null): Promise<Lease | undefined> {
+    try {
+      this.checkSet({ name }, { renewTime, leaseDurationSeconds, termToken: term.fencingToken, ...(session ? { session } : {}) });
+    } catch (e) {
+      return Promise.reject(e as Error);
+    }
+    return this.renewAt(name, term, renewTime, leaseDurationSeconds, session, 1);
+  }
+
+  /**
+   * One try of renewTerm at `stamp` (a reaction, not an async function: a leader renews every few
+   * seconds, and the same turns come without a frame each). Refused because a renewal of this term
+   * already stamped later (the holder's own earlier one, answered late): once more at that stamp.
+   */
+  private renewAt(name: string, term: Term, stamp: number, leaseDurationSeconds: number, session: string | null | undefined, attempt: number): Promise<Lease | undefined> {
     // `session`: a name puts the term on that session (the holder renews the session from now on);
     // null takes it off (the holder renews the lease itself); undefined leaves it as it is.
     const sessionSet = session ? ', #session = :session' : '';
     const sessionRemove = session === null ? ', #session' : '';
-    for (let stamp = renewTime, attempt = 1; ; attempt++) {
-      try {
-        const r = await this.client.send(
-          new UpdateItemCommand({
-            TableName: this.table,
-            Key: marshall({ name }),
-            UpdateExpression: `SET #renew = :renew, #duration = :duration, ${FLIP_MARK}${sessionSet} REMOVE #report${sessionRemove} ADD #rev :one`,
-            ConditionExpression: '#term = :token AND #renew <= :renew',
-            ExpressionAttributeNames: {
-              '#renew': 'renewTime', '#duration': 'leaseDurationSeconds', '#mark': 'renewalMark', '#report': 'vacancyReport', '#rev': 'revision', '#term': 'termToken',
-              ...(session !== undefined ? { '#session': 'session' } : {}),
-            },
-            ExpressionAttributeValues: marshall({ ':renew': stamp, ':duration': leaseDurationSeconds, ':two': 2, ':three': 3, ':one': 1, ':token': term.fencingToken, ...(session ? { ':session': session } : {}) }),
-            ReturnValues: 'ALL_NEW',
-            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-          }),
-        );
-        return this.parseItem(unmarshall(r.Attributes ?? {}));
-      } catch (e) {
+    let sent: Promise<UpdateItemCommandOutput>;
+    try {
+      sent = this.client.send(
+        new UpdateItemCommand({
+          TableName: this.table,
+          Key: marshall({ name }),
+          UpdateExpression: `SET #renew = :renew, #duration = :duration, ${FLIP_MARK}${sessionSet} REMOVE #report${sessionRemove} ADD #rev :one`,
+          ConditionExpression: '#term = :token AND #renew <= :renew',
+          ExpressionAttributeNames: {
+            '#renew': 'renewTime', '#duration': 'leaseDurationSeconds', '#mark': 'renewalMark', '#report': 'vacancyReport', '#rev': 'revision', '#term': 'termToken',
+            ...(session !== undefined ? { '#session': 'session' } : {}),
+          },
+          ExpressionAttributeValues: marshall({ ':renew': stamp, ':duration': leaseDurationSeconds, ':two': 2, ':three': 3, ':one': 1, ':token': term.fencingToken, ...(session ? { ':session': session } : {}) }),
+          ReturnValues: 'ALL_NEW',
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
+    } catch (e) {
+      return Promise.reject(e as Error);
+    }
+    return sent.then(
+      (r) => this.parseItem(unmarshall(r.Attributes ?? {})),
+      (e: unknown) => {
         if (!isConditionFailed(e)) throw e;
         const old = (e as { Item?: Record<string, AttributeValue> }).Item;
         const row = old ? unmarshall(old) : undefined;
         const later = row?.['termToken'] === term.fencingToken && typeof row['renewTime'] === 'number' && row['renewTime'] > stamp ? (row['renewTime'] as number) : undefined;
         if (later === undefined || attempt > 1) return undefined;
-        stamp = later;
-      }
-    }
+        return this.renewAt(name, term, later, leaseDurationSeconds, session, attempt + 1);
+      },
+    );
   }
 
   /**
