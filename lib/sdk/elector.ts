@@ -273,8 +273,7 @@ export class LeaderElector {
 
   /** The session a write of this worker's term should name: the live one's, or null to take a term off a session that is gone (undefined: no session option, name nothing). */
   private sessionToWrite(): string | null | undefined {
-    if (!this.session) return undefined;
-    return this.session.name ?? null;
+    return this.session ? (this.session.name ?? null) : undefined;
   }
 
   /** Lease reads of a lease held on a session, while wakes reach this worker: this often (a backstop for a lost wake). */
@@ -282,22 +281,18 @@ export class LeaderElector {
     return SESSION_QUIET_LEASES * this.options.leaseDurationMs;
   }
 
-  /** Sleeps until the next step is due, or until a wake (or `signal`) ends the sleep. */
+  /** Sleeps until the next step is due, or until a wake (or `signal`) ends the sleep. (A reaction: no frame per nap.) */
   private napFor(ms: number, signal: AbortSignal): Promise<void> {
-    const nap = new Nap(this.time, ms, signal);
-    this.nap = nap;
-    // (a reaction, not an async function: the same turns, without a frame per nap)
-    return nap.done.then(() => {
-      if (this.nap === nap) this.nap = undefined;
-    });
+    const nap = (this.nap = new Nap(this.time, ms, signal));
+    return nap.done.then(() => void (this.nap === nap && (this.nap = undefined)));
   }
 
   /**
    * A wake for this lease (or `undefined`: the push path went up or down): look at the lease now.
-   * A wake for the very revision this worker has read is nothing new (its own hand-off, say).
+   * A wake for the very revision this worker has read is nothing new (its own hand-off, say; only
+   * the very revision: a deleted and re-created row counts its revisions from 1 again).
    */
   private onWake(w: Wake | undefined): void {
-    // (only the very revision read: a deleted and re-created row counts its revisions from 1 again)
     const seen = this.watch.observed;
     if (w?.revision !== undefined && seen !== undefined && w.revision === seen.revision) return;
     this.wakePending = true;
@@ -314,18 +309,20 @@ export class LeaderElector {
     this.push?.wake(this.options.leaseName, revision);
   }
 
-  private async followerStep(woken = false): Promise<void> {
-    // Coordinated: an eventually consistent read (half the cost) — every write a poll leads to is
-    // conditioned on what it read. NoCoordination reads as client-go does.
+  private followerStep(woken = false): Promise<void> {
+    // Coordinated: an eventually consistent read (half the cost; every write a poll leads to is conditioned
+    // on what it read); woken: consistent (it is news). NoCoordination reads as client-go does. A quiet lease
+    // held on a session, with wakes reaching this worker: only the session row (shared by the process's
+    // electors); the lease row when woken, and as a backstop. (A reaction: most polls write nothing.)
     const coordinated = this.options.mode === 'coordinated';
-    // A quiet lease held on a session, with wakes reaching this worker: the term lives in the session
-    // row, so only that is read (shared by the process's electors); the lease row itself when woken,
-    // and as a backstop for a lost wake.
     const last = this.watch.lastRaw;
     const sessionOnly =
       !woken && coordinated && this.pushLive && last?.item?.session !== undefined && last.item.holderIdentity !== undefined && isQuiet(this.watch.lastRead) && this.watch.leaseReadAt !== undefined && this.mono() - this.watch.leaseReadAt < this.sessionBackstopMs;
-    // Woken: the change is news, so the read is consistent (an eventually consistent one may not have it yet).
-    const { raw, view: read, sentAt } = await this.watch.readView(!coordinated || woken, sessionOnly ? last : undefined);
+    return this.watch.readView(!coordinated || woken, sessionOnly ? last : undefined).then(({ raw, view: read, sentAt }) => this.afterPoll(raw, read, sentAt, woken));
+  }
+
+  /** What a follower does with its poll: mostly nothing (undefined), else the writes it decides on. */
+  private afterPoll(raw: LeaseRead, read: LeaseRead, sentAt: number, woken: boolean): Promise<void> | undefined {
     this.watch.polled(raw, read, sentAt, woken);
     const d = decisions.decideFollower({
       lease: read.item,
@@ -341,11 +338,18 @@ export class LeaderElector {
       retryPeriodMs: this.options.retryPeriodMs,
       fallbackAfterMs: this.watch.lastHeldOnSession ? Math.max(this.fallbackAfterMs, sessionFallbackMs({ sessionBackstopMs: this.sessionBackstopMs, ...this.options })) : this.fallbackAfterMs,
     });
+    if (d.confirm || (d.answer !== undefined && this.candidate) || d.take !== undefined || d.reportVacancy) return this.actOnPoll(raw, read, d);
+    this.vacantSince = d.vacantSince;
+    this.wakeAt = d.wakeAt;
+    return undefined;
+  }
+
+  private async actOnPoll(raw: LeaseRead, read: LeaseRead, d: ReturnType<typeof decisions.decideFollower>): Promise<void> {
     if (d.confirm) {
-      // Elected (by the coordinator, for this start-up): confirm by renewing before acting.
+      // Elected (by the coordinator, for this start-up): confirm by renewing before acting; not
+      // confirmed (the term moved on): the next step reads the lease row itself, not a copy
       this.wakeAt = undefined;
       await this.takeTerm({ holderIdentity: read.item!.holderIdentity!, fencingToken: read.item!.fencingToken });
-      // not confirmed (the term moved on): the next step reads the lease row itself, not a copy
       if (!this.term.active) this.watch.leaseReadAt = undefined;
       return;
     }
