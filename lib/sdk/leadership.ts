@@ -280,11 +280,18 @@ export class Leadership {
     if (this.apply(leading, { kind: 'read', lease: l }) && l) await this.afterRenewal(l);
   }
 
-  /** After a renewal or a read in the term: yield to a preferred holder, or answer an open election. */
-  async afterRenewal(lease: Lease): Promise<void> {
+  /**
+   * After a renewal or a read in the term: yield to a preferred holder, or answer an open election.
+   * Mostly neither: then nothing to wait for (undefined, no async function's frame per renewal).
+   */
+  afterRenewal(lease: Lease): Promise<void> | undefined {
     const leading = this.leading;
-    if (!leading) return;
+    if (!leading) return undefined;
     const next = afterRenewal(this.c.options, lease, { candidate: this.c.candidate !== undefined, ackedElection: this.c.acked.election });
+    return next.kind === 'yield' || next.kind === 'ack' ? this.yieldOrAck(leading, next) : undefined;
+  }
+
+  private async yieldOrAck(leading: Leading, next: ReturnType<typeof afterRenewal>): Promise<void> {
     if (next.kind === 'yield') {
       // The preferred candidate is the designated successor (the coordinator names both at once):
       // it reads right after this renewal, so the term is handed to it now, in one write.
