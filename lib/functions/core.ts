@@ -127,7 +127,7 @@ export function candidateChangeMatters(c: Change<Candidate>): boolean {
 export function leaseChangeMatters(c: Change<Lease>): boolean {
   const o = c.old;
   const n = c.new;
-  if (!n) return false; // deleted: the candidates' next change (or the tick) creates it again
+  if (!n) return o?.holderIdentity !== undefined; // deleted while held (an operator's delete): elect again now, not at the next tick (a minute away); deleted vacant: the tick creates it again
   if (!o) return n.holderIdentity === undefined || takenDirectly(n); // created without a holder (an operator's strategy), or by a worker
   if (o.holderIdentity !== undefined && n.holderIdentity === undefined && !n.election) return true; // released
   if (!o.vacancyReport && n.vacancyReport) return true;
