@@ -216,6 +216,16 @@ describe('the compiled accepting path', () => {
     { name: 'a record with symbol keys', schema: z.record(z.string(), z.number()), values: [{ [Symbol('s')]: 1, a: 2 }] },
     { name: 'strings that start and end with', schema: z.object({ s: z.string().startsWith('ab').endsWith('yz') }), values: [{ s: 'abyz' }, { s: 'ab' }, { s: 'xyz' }, { s: 'abcyz' }] },
     { name: 'a refined string', schema: z.object({ s: z.string().min(1).refine((v) => v !== 'no', 'not no') }), values: [{ s: 'yes' }, { s: 'no' }, { s: '' }, { s: 1 }] },
+    {
+      name: 'a union of strict objects, unions and enums (a key a strict option lacks, or a string, is its refusal)',
+      schema: z.union([
+        z.strictObject({ every: z.enum(['day', 'hour']), at: z.string().optional() }),
+        z.union([z.strictObject({ kind: z.literal('a') }), z.strictObject({ kind: z.literal('b'), x: z.number() })]),
+        z.object({ window: z.string().min(1) }),
+        z.enum(['none', 'detect']),
+      ]),
+      values: [{ every: 'day' }, { window: 'w' }, { window: 'w', extra: 1 }, { window: '' }, { every: 'day', window: 'w' }, { every: 'week' }, 'none', 'x', { kind: 'a' }, { kind: 'b', x: 1 }, { kind: 'b' }, { kind: 'a', window: 'w' }, Object.create({ every: 'day' }) as object, Object.assign(Object.create({ extra: 1 }) as object, { every: 'day' }), JSON.parse('{"__proto__": 1, "every": "day"}') as object, [], null],
+    },
     { name: 'an exclusive union', schema: z.xor([z.literal(1), z.number()]), values: [1, 2] },
     {
       name: 'a discriminated union',
@@ -257,6 +267,24 @@ describe('the compiled accepting path', () => {
   ];
   it.each(cases)('$name', ({ schema, values }) => {
     for (const v of values) agree(schema, v);
+  });
+
+  it('a union asks zod nothing of an option a value plainly is not (a strict one’s unknown key, a string for objects)', () => {
+    const first = z.strictObject({ every: z.enum(['day']), at: z.string().optional() });
+    const objects = z.union([z.strictObject({ kind: z.literal('a') }), z.strictObject({ kind: z.literal('b') })]);
+    const schema = z.union([first, objects, z.strictObject({ window: z.string() }), z.enum(['none'])]);
+    const asked: unknown[] = [];
+    for (const s of [first, objects]) {
+      const zod = (s as unknown as { _zod: { run: (p: { value: unknown }, ctx: unknown) => unknown } })._zod;
+      const run = zod.run.bind(zod);
+      zod.run = (p, ctx) => (asked.push(p.value), run(p, ctx));
+    }
+    expect(accepted(schema, { window: 'w' })).toEqual({ window: 'w' });
+    expect(accepted(schema, 'none')).toBe('none');
+    expect(asked).toEqual([]);
+    // an object a strict option's shape covers but whose values the compiled path cannot take: asked
+    expect(accepted(schema, { every: 'week' })).toBe(REFUSED);
+    expect(asked.length).toBeGreaterThan(0);
   });
 
   it('an object of every kind the compiler knows answers on the accepting path, with zod’s output', () => {

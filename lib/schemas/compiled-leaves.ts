@@ -154,6 +154,43 @@ export const checksOf = (s: Internals): CheckDef[] => (s.def.checks ?? []).map((
 /** Whether every option of a union is decided exactly by its compiled path (a REFUSED means zod refuses it too). */
 export const exact = (s: Internals): boolean => (s.def.type === 'literal' || s.def.type === 'enum') && !s.def.checks?.length && s.values !== undefined;
 
+const ALWAYS: Test = () => true;
+const notAnObject: Test = (v) => typeof v !== 'object' || v === null || Array.isArray(v);
+
+/**
+ * When zod refuses a value for sure, whatever else it holds — as a test of the value, or undefined
+ * when the node has no such tell. An exact node: whenever its compiled path refuses. An object: a
+ * value zod takes for no object (its isObject); a strict object, also one with an own enumerable key
+ * its shape lacks (zod's unrecognized_keys: for…in sees every own enumerable string key, and no
+ * refinement takes an issue back). An inclusive union: when each of its options surely refuses.
+ * What lets a union skip asking zod (a refusal zod works out with issues and messages) for the
+ * option a value plainly is not.
+ */
+export function surelyRefused(s: Internals): Test | undefined {
+  const d = s.def;
+  if (exact(s)) return ALWAYS;
+  if (d.type === 'object') {
+    const strict = d.catchall !== undefined && d.catchall._zod.def.type === 'never';
+    if (!strict || !d.shape) return notAnObject;
+    const known = new Set(Object.keys(d.shape));
+    return (v) => {
+      if (notAnObject(v)) return true;
+      for (const k of Object.keys(v as object)) if (!known.has(k)) return true;
+      return false;
+    };
+  }
+  if (d.type === 'union' && d.discriminator === undefined && !s.traits.has('$ZodXor') && d.options?.length) {
+    const tests: Test[] = [];
+    for (const o of d.options) {
+      const t = surelyRefused(o._zod);
+      if (!t) return undefined;
+      tests.push(t);
+    }
+    return (v) => tests.every((t) => t(v));
+  }
+  return undefined;
+}
+
 /**
  * A node that keeps its value as it is — a string, number, boolean, literal, enum, unknown or any,
  * or an optional one of these (absent stays undefined) — as the conditions it must meet

@@ -18,7 +18,7 @@ import {
   REFUSED,
   all,
   checksOf,
-  exact,
+  surelyRefused,
   internals,
   refined,
   refinements,
@@ -283,16 +283,16 @@ function compileUnion(s: Internals): Path {
   if (d.checks?.length || options.length === 0) return viaZod(s);
   if (d.discriminator === undefined) {
     // the first option zod accepts (an inclusive union): an option the compiled path refuses is
-    // asked of zod, unless its refusal is zod's for sure (a literal or enum; an object, of a value
-    // that is no object), so no later option answers for one zod would have taken
+    // asked of zod, unless its refusal is zod's for sure (surelyRefused: a literal or enum; an
+    // object, of a value that is no object or has a key a strict one lacks), so no later option
+    // answers for one zod would have taken
     if (s.traits.has('$ZodXor')) return viaZod(s);
-    const paths = options.map((o) => ({ path: compileNode(o._zod), zod: viaZod(o._zod), exact: exact(o._zod), object: o._zod.def.type === 'object' }));
+    const paths = options.map((o) => ({ path: compileNode(o._zod), zod: viaZod(o._zod), sure: surelyRefused(o._zod) }));
     return (v) => {
-      const notObject = typeof v !== 'object' || v === null || Array.isArray(v);
       for (const o of paths) {
         const r = o.path(v);
         if (r !== REFUSED) return r;
-        if (o.exact || (o.object && notObject)) continue;
+        if (o.sure?.(v)) continue;
         const z = o.zod(v);
         if (z !== REFUSED) return z;
       }
