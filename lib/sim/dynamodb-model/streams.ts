@@ -103,6 +103,95 @@ function flat(item: Item): boolean {
 /** An image as a filter reads it: the model's own when flat (Lambda's JSON of it is the same), else a copy. */
 const viewImage = (item: Item): unknown => (flat(item) ? item : lambdaImage(item));
 
+/** What both shapes of a record share; `image` copies an image out, `created` is the record's time in its shape. */
+function shape<V, T>(r: ChangeRecord, region: string, viewType: StreamViewType, image: (i: Item) => V, created: T) {
+  return {
+    eventID: eventID(r.seq),
+    eventName: r.eventName,
+    eventVersion: '1.1',
+    eventSource: 'aws:dynamodb',
+    awsRegion: region,
+    dynamodb: {
+      ApproximateCreationDateTime: created,
+      Keys: image(r.keys),
+      ...(r.newImage ? { NewImage: image(r.newImage) } : {}),
+      ...(r.oldImage ? { OldImage: image(r.oldImage) } : {}),
+      SequenceNumber: sequenceNumber(r.seq),
+      SizeBytes: sizeOf(r),
+      StreamViewType: viewType,
+    },
+  };
+}
+
+/** A record as Lambda hands it to a function (a copy). */
+function lambdaRecord(r: ChangeRecord, region: string, arn: string, viewType: StreamViewType): DynamoDBRecord {
+  const record: DynamoDBRecord = shape(r, region, viewType, lambdaImage as (i: Item) => never, Math.floor(r.at / 1000));
+  record.eventSourceARN = arn;
+  if (r.byTtl) record.userIdentity = { ...TTL_IDENTITY };
+  return record;
+}
+
+/**
+ * toLambda's record as Lambda's event filtering reads it (ModelStream.readWhere): the images shared
+ * when flat, and each part made only when a filter reads it — most records are judged by their
+ * name and images alone, never by their size, id or sequence number. Read-only.
+ */
+class FilterView {
+  readonly eventVersion = '1.1';
+  readonly eventSource = 'aws:dynamodb';
+  readonly dynamodb: FilterViewBody;
+  constructor(
+    private readonly r: ChangeRecord,
+    readonly awsRegion: string,
+    readonly eventSourceARN: string,
+    viewType: StreamViewType,
+  ) {
+    this.dynamodb = new FilterViewBody(r, viewType);
+  }
+  get eventID(): string {
+    return eventID(this.r.seq);
+  }
+  get eventName(): ChangeRecord['eventName'] {
+    return this.r.eventName;
+  }
+  get userIdentity(): { type: string; principalId: string } | undefined {
+    return this.r.byTtl ? { ...TTL_IDENTITY } : undefined;
+  }
+  /** The record itself, as serialized (what it reads as). */
+  toJSON(): DynamoDBRecord {
+    return lambdaRecord(this.r, this.awsRegion, this.eventSourceARN, this.dynamodb.StreamViewType);
+  }
+}
+
+/** A FilterView's `dynamodb`: each image made once, when first read. */
+class FilterViewBody {
+  private keys: unknown;
+  private newImage: unknown;
+  private oldImage: unknown;
+  constructor(
+    private readonly r: ChangeRecord,
+    readonly StreamViewType: StreamViewType,
+  ) {}
+  get ApproximateCreationDateTime(): number {
+    return Math.floor(this.r.at / 1000);
+  }
+  get Keys(): unknown {
+    return (this.keys ??= viewImage(this.r.keys));
+  }
+  get NewImage(): unknown {
+    return this.r.newImage && (this.newImage ??= viewImage(this.r.newImage));
+  }
+  get OldImage(): unknown {
+    return this.r.oldImage && (this.oldImage ??= viewImage(this.r.oldImage));
+  }
+  get SequenceNumber(): string {
+    return sequenceNumber(this.r.seq);
+  }
+  get SizeBytes(): number {
+    return sizeOf(this.r);
+  }
+}
+
 /** Lambda's event JSON: binary values as base64 strings. */
 function lambdaImage(item: Item): Record<string, unknown> {
   let binary = false;
@@ -235,17 +324,9 @@ export class ModelStream {
   readWhere(shardId: string, opts: ReadOptions, keep: ((r: DynamoDBRecord) => boolean) | undefined): { kept: DynamoDBRecord[]; read: number; last: string | undefined } {
     const records = this.entries(shardId, opts.after === undefined ? -1 : Number(opts.after), opts.limit).records;
     const kept: DynamoDBRecord[] = [];
-    for (const r of records) if (!keep || keep(this.filterView(r))) kept.push(this.toLambda(r));
+    for (const r of records) if (!keep || keep(new FilterView(r, this.region, this.arn, this.viewType) as unknown as DynamoDBRecord)) kept.push(this.toLambda(r));
     const last = records.at(-1);
     return { kept, read: records.length, last: last && sequenceNumber(last.seq) };
-  }
-
-  /** toLambda's record for a filter to read: flat images shared, not copied. */
-  private filterView(r: ChangeRecord): DynamoDBRecord {
-    const record: DynamoDBRecord = this.shape(r, viewImage as (i: Item) => never, Math.floor(r.at / 1000));
-    record.eventSourceARN = this.arn;
-    if (r.byTtl) record.userIdentity = { ...TTL_IDENTITY };
-    return record;
   }
 
   /** Every retained record of every shard, in the order the changes were applied (tests, checkers). */
@@ -256,37 +337,14 @@ export class ModelStream {
       .map((r) => this.toLambda(r));
   }
 
-  /** What both shapes of a record share; `image` copies an image out, `created` is the record's time in its shape. */
-  private shape<V, T>(r: ChangeRecord, image: (i: Item) => V, created: T) {
-    return {
-      eventID: eventID(r.seq),
-      eventName: r.eventName,
-      eventVersion: '1.1',
-      eventSource: 'aws:dynamodb',
-      awsRegion: this.region,
-      dynamodb: {
-        ApproximateCreationDateTime: created,
-        Keys: image(r.keys),
-        ...(r.newImage ? { NewImage: image(r.newImage) } : {}),
-        ...(r.oldImage ? { OldImage: image(r.oldImage) } : {}),
-        SequenceNumber: sequenceNumber(r.seq),
-        SizeBytes: sizeOf(r),
-        StreamViewType: this.viewType,
-      },
-    };
-  }
-
   /** Lambda's record: ApproximateCreationDateTime in epoch seconds (rounded down, as DynamoDB does). */
   toLambda(r: ChangeRecord): DynamoDBRecord {
-    const record: DynamoDBRecord = this.shape(r, lambdaImage as (i: Item) => never, Math.floor(r.at / 1000));
-    record.eventSourceARN = this.arn;
-    if (r.byTtl) record.userIdentity = { ...TTL_IDENTITY };
-    return record;
+    return lambdaRecord(r, this.region, this.arn, this.viewType);
   }
 
   /** The Streams API's record (GetRecords): a Date, and the identity's keys capitalized. */
   toStreamsApi(r: ChangeRecord): _Record {
-    const record: _Record = this.shape(r, (i) => exportItem(i) as Record<string, StreamsAttributeValue>, new Date(Math.floor(r.at / 1000) * 1000));
+    const record: _Record = shape(r, this.region, this.viewType, (i) => exportItem(i) as Record<string, StreamsAttributeValue>, new Date(Math.floor(r.at / 1000) * 1000));
     if (r.byTtl) record.userIdentity = { Type: TTL_IDENTITY.type, PrincipalId: TTL_IDENTITY.principalId };
     return record;
   }
