@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { every, systemClock, uniqueId, type Clock, type Timer } from '../clock.js';
 import { CandidateSpec, type Candidate } from '../schemas/candidate.js';
+import { REFUSED, accepted } from '../schemas/compiled.js';
 import { Location } from '../schemas/location.js';
 import { Platform } from '../schemas/platform.js';
 import { OLDEST_EMULATION_VERSION } from '../schemas/strategy.js';
@@ -43,7 +44,9 @@ type SpecFields = Omit<CandidateSpec, 'identity' | 'platform'>;
  */
 export function checkCandidacy(candidacy: SpecSource, ctx: z.RefinementCtx, path: readonly PropertyKey[] = []): void {
   if (ctx.issues.some((i) => path.every((p, n) => i.path?.[n] === p))) return;
-  const r = CandidateSpec.safeParse(specOf(candidacy));
+  const spec = specOf(candidacy);
+  if (accepted(CandidateSpec, spec) !== REFUSED) return; // zod accepts it (the compiled path, lib/schemas/compiled.ts)
+  const r = CandidateSpec.safeParse(spec);
   for (const issue of r.error?.issues ?? []) ctx.addIssue({ code: 'custom', path: [...path, ...issue.path], message: issue.message });
 }
 
