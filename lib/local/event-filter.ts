@@ -10,7 +10,8 @@ import type { EventPattern, FilterPattern, FilterRule } from '../wiring.js';
  */
 export function matchesFilter(pattern: FilterPattern, value: unknown): boolean {
   const v = value as Record<string, unknown> | undefined;
-  for (const key of Object.keys(pattern)) {
+  // (for…in: a pattern is a plain object of its own keys, and no array of them is made per call)
+  for (const key in pattern) {
     const rule = pattern[key]!;
     const field = v?.[key];
     if (Array.isArray(rule)) {
