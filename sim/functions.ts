@@ -83,13 +83,9 @@ export async function startFunctions(c: WorldContext, o: { name?: string; ttl?: 
    * after five minutes of `npm run sim`, and slower and slower collections). Without the method
    * middy sets no timer; none of Conclave's functions reads it.
    */
-  const simulatedContext = (name: FunctionName): Context => {
-    const { getRemainingTimeInMillis: _real, ...context } = lambdaContext(name, clock);
-    return context as Context;
-  };
   for (const name of Object.keys(wiring) as FunctionName[]) {
     const h = loaded[name].makeHandler(deps) as (event: unknown, context: Context) => Promise<unknown>;
-    handlers[name] = (event) => h(event, simulatedContext(name));
+    handlers[name] = (event) => h(event, lambdaContext(name, clock, false));
   }
   const down = () => outageOf(c)() !== undefined;
   const pumps: Timer[] = [];

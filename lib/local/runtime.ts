@@ -131,11 +131,13 @@ export interface LocalRuntime {
 
 const EVENT_BUS = 'conclave-local';
 
-/** The Lambda context a local invocation gets (timeout and memory from the wiring). */
-export function lambdaContext(name: FunctionName, clock: Clock = systemClock): Context {
+/**
+ * The Lambda context a local invocation gets (timeout and memory from the wiring). `remainingTime`
+ * false: without `getRemainingTimeInMillis` (the simulator's: see sim/functions.ts).
+ */
+export function lambdaContext(name: FunctionName, clock: Clock = systemClock, remainingTime = true): Context {
   const w = wiring[name];
-  const started = clock.monotonic();
-  return {
+  const context: Omit<Context, 'getRemainingTimeInMillis'> & Partial<Pick<Context, 'getRemainingTimeInMillis'>> = {
     functionName: `conclave-${name}`,
     functionVersion: '$LATEST',
     invokedFunctionArn: `arn:aws:lambda:${LOCAL_DEPLOYMENT.region}:${LOCAL_DEPLOYMENT.account}:function:conclave-${name}`,
@@ -145,13 +147,15 @@ export function lambdaContext(name: FunctionName, clock: Clock = systemClock): C
     logStreamName: 'local',
     callbackWaitsForEmptyEventLoop: true,
     // (methods, not arrow properties: tsx names each arrow property at every invocation)
-    getRemainingTimeInMillis() {
-      return w.timeoutSeconds * 1000 - (clock.monotonic() - started);
-    },
     done() {},
     fail() {},
     succeed() {},
   };
+  if (remainingTime) {
+    const started = clock.monotonic();
+    context.getRemainingTimeInMillis = () => w.timeoutSeconds * 1000 - (clock.monotonic() - started);
+  }
+  return context as Context;
 }
 
 async function streamArn(client: DynamoDBClient, table: string): Promise<string> {
