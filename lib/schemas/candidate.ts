@@ -3,7 +3,7 @@ import { Instance, Labels, Millis, Name, Revision, TtlSeconds } from './common.j
 import { Location } from './location.js';
 import { Platform } from './platform.js';
 import { StrategyName } from './strategy.js';
-import { StrictVersion, emulationWithinBinary } from './version.js';
+import { StrictVersion, emulationWithinBinary, isStrictVersion } from './version.js';
 
 /** The highest priority a row may carry (int32, as Kubernetes' priorities). */
 export const MAX_PRIORITY = 2_147_483_647;
@@ -86,7 +86,7 @@ export const CandidateSpec = z
   })
   .strict()
   .superRefine((c, ctx) => {
-    if (StrictVersion.safeParse(c.binaryVersion).success && StrictVersion.safeParse(c.emulationVersion).success && !emulationWithinBinary(c.emulationVersion, c.binaryVersion)) {
+    if (isStrictVersion(c.binaryVersion) && isStrictVersion(c.emulationVersion) && !emulationWithinBinary(c.emulationVersion, c.binaryVersion)) {
       ctx.addIssue({ code: 'custom', path: ['emulationVersion'], message: `must be ≤ binaryVersion ${c.binaryVersion} (a binary can only emulate its own or an older version)` });
     }
     if (new Set(c.preferredStrategies).size !== c.preferredStrategies.length) {

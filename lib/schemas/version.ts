@@ -7,12 +7,28 @@ import * as z from 'zod';
  * table (an older SDK, a hand-written row).
  */
 
+/**
+ * Whether `v` is full semver without a leading `v`, and its parse when it is: each distinct text
+ * parsed once (every candidate row read is checked; the parse is only ever compared, never changed).
+ */
+function strictParse(v: string): semver.SemVer | undefined {
+  if (strict.has(v)) return strict.get(v);
+  const parsed = /^\d/.test(v) && semver.valid(v) === v ? new semver.SemVer(v) : undefined;
+  if (strict.size >= MAX_PARSED) strict.clear();
+  strict.set(v, parsed);
+  return parsed;
+}
+const strict = new Map<string, semver.SemVer | undefined>();
+/** Bounded: versions are few, but a caller must not grow memory forever with made-up ones. */
+const MAX_PARSED = 1_000;
+
+/** Whether `v` is a strict version (StrictVersion's rule). */
+export const isStrictVersion = (v: unknown): v is string => typeof v === 'string' && strictParse(v) !== undefined;
+
 /** Full semver without a leading `v`: what a candidate may write. */
-export const StrictVersion = z
-  .string()
-  .refine((v) => /^\d/.test(v) && semver.valid(v) === v, {
-    message: 'must be a semantic version like 1.30.2 (MAJOR.MINOR.PATCH, no leading "v")',
-  });
+export const StrictVersion = z.string().refine(isStrictVersion, {
+  message: 'must be a semantic version like 1.30.2 (MAJOR.MINOR.PATCH, no leading "v")',
+});
 
 /**
  * The picker's reading of a version, as Kubernetes' picker reads one (blang/semver's
@@ -28,14 +44,12 @@ export function parseVersionTolerant(v: string | undefined): semver.SemVer | und
   // is only ever compared, never changed)
   if (tolerant.has(v)) return tolerant.get(v);
   const parsed = parseTolerantly(v);
-  if (tolerant.size >= MAX_TOLERANT) tolerant.clear();
+  if (tolerant.size >= MAX_PARSED) tolerant.clear();
   tolerant.set(v, parsed);
   return parsed;
 }
 
 const tolerant = new Map<string, semver.SemVer | undefined>();
-/** Bounded: versions are few, but a caller must not grow memory forever with made-up ones. */
-const MAX_TOLERANT = 1_000;
 
 function parseTolerantly(v: string): semver.SemVer | undefined {
   // At most three parts: the third keeps PATCH with its pre-release and build suffix.
@@ -58,5 +72,7 @@ function stripLeadingZeros(part: string): string {
 
 /** True when `emulation` ≤ `binary` (both strict); the rule every candidate must keep. */
 export function emulationWithinBinary(emulation: string, binary: string): boolean {
-  return semver.lte(emulation, binary);
+  const e = strictParse(emulation);
+  const b = strictParse(binary);
+  return e && b ? semver.lte(e, b) : semver.lte(emulation, binary);
 }
