@@ -23,7 +23,7 @@ const strict = new Map<string, semver.SemVer | undefined>();
 const MAX_PARSED = 1_000;
 
 /** Whether `v` is a strict version (StrictVersion's rule). */
-export const isStrictVersion = (v: unknown): v is string => typeof v === 'string' && strictParse(v) !== undefined;
+export const isStrictVersion = (v: unknown): boolean => typeof v === 'string' && strictParse(v) !== undefined;
 
 /** Full semver without a leading `v`: what a candidate may write. */
 export const StrictVersion = z.string().refine(isStrictVersion, {
