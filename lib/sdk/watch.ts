@@ -20,9 +20,22 @@ export interface WatchSettings {
   readonly retryPeriodMs: number;
 }
 
-/** The part of the record a renewal changes: what client-go compares to reset observedTime. */
-function termKey(l: Lease | undefined): string {
-  return l ? `${l.holderIdentity ?? ''}|${l.holderInstance ?? ''}|${l.renewTime ?? ''}|${l.fencingToken}|${l.leaseDurationSeconds}` : '';
+/** The part of the record a renewal changes: what client-go compares to reset observedTime (no lease: undefined). */
+interface TermKey {
+  readonly holderIdentity: string | undefined;
+  readonly holderInstance: string | undefined;
+  readonly renewTime: number | undefined;
+  readonly fencingToken: number;
+  readonly leaseDurationSeconds: number;
+}
+
+const termKey = (l: Lease | undefined): TermKey | undefined =>
+  l && { holderIdentity: l.holderIdentity, holderInstance: l.holderInstance, renewTime: l.renewTime, fencingToken: l.fencingToken, leaseDurationSeconds: l.leaseDurationSeconds };
+
+/** Whether `l` has the term key `k` (compared field by field: no string made per read). */
+function sameTerm(k: TermKey | undefined, l: Lease | undefined): boolean {
+  if (!k || !l) return k === undefined && l === undefined;
+  return k.holderIdentity === l.holderIdentity && k.holderInstance === l.holderInstance && k.renewTime === l.renewTime && k.fencingToken === l.fencingToken && k.leaseDurationSeconds === l.leaseDurationSeconds;
 }
 
 export class LeaseWatch {
@@ -33,7 +46,7 @@ export class LeaseWatch {
   /** When (monotonic) the lease row itself was last read. */
   leaseReadAt: number | undefined;
   /** What was last observed, and when (monotonic) the term or its renewal last changed. */
-  observed: { key: string; at: number; revision: number; token: number } | undefined;
+  observed: { key: TermKey | undefined; at: number; revision: number; token: number } | undefined;
   /** When this follower's last read was sent (monotonic): a renewal the next read finds first landed after it. */
   private previousReadSentAt: number | undefined;
   /** Since when (monotonic) the lease has been settling as this follower saw it (nextReadDelay). */
@@ -106,12 +119,11 @@ export class LeaseWatch {
 
   /** Records what was read (or written); true when the term or its renewal changed since the last read. */
   observe(read: LeaseRead): boolean {
-    const key = termKey(read.item);
-    const changed = this.observed?.key !== key;
+    const changed = !this.observed || !sameTerm(this.observed.key, read.item);
     const l = read.item;
     if (l?.holderIdentity !== undefined) this.lastHeldOnSession = l.session !== undefined;
     if (changed) {
-      this.observed = { key, at: this.mono(), revision: read.revision, token: l?.fencingToken ?? -1 };
+      this.observed = { key: termKey(l), at: this.mono(), revision: read.revision, token: l?.fencingToken ?? -1 };
       // a term's first write (an election's, a hand-off's, an acquisition's) is not on the holder's renewal cadence
       const s = this.viewedSession;
       if (s && l?.session === s.name && l.holderInstance !== undefined && l.holderInstance !== this.instance) this.sessions.phase(s.name).seen(`session:${s.name}`, s.renewTime, this.observed.at, this.previousReadSentAt, l.leaseDurationSeconds * 1000);
