@@ -26,6 +26,7 @@ const REGRESSIONS: { seed: number; found: string }[] = [
   { seed: 1846405520, found: "a successor learnt its holder's cadence from lease stamps 275 s apart (the term had lived on a session between) and slept 259 s after a takeover whose answer was lost: 260 s without a leader (fixed: no cadence from a gap longer than the lease, and a successor never sleeps past the term's end)" },
   { seed: 323828829, found: "a machine 4 % slow that the coordinator prefers steps down at every clock jump and takes the lease back seconds later: 62.9 s leaderless in all after the heal (not a bug: beyond the SDK's drift bound liveness is judged against twice the bound)" },
   { seed: 1368225001, found: "an operator deleted a live lease row; the coordinator elected the next leader 95 ms before the old one's next renewal told it: the overlap fencing covers, now counted apart by the checker (revokedOverlaps)" },
+  { seed: 2083594933, found: "an operator deleted a held lease 0.6 s after a coordinator tick; the lease stream's function did not reconcile a REMOVE, so the election waited for the next tick: 61.1 s without a leader after the heal (fixed: a lease deleted while held is reconciled from the stream at once)" },
 ];
 
 /**
