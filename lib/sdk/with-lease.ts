@@ -8,7 +8,7 @@
 import type { DynamoDBClient, TransactWriteItem } from '@aws-sdk/client-dynamodb';
 import { hostname } from 'node:os';
 import * as z from 'zod';
-import { systemClock, type Clock } from '../clock.js';
+import { Nap, systemClock, type Clock } from '../clock.js';
 import { Name } from '../schemas/common.js';
 import { MAX_COMPLETED_RUNS, type CompletedRun, type Lease } from '../schemas/lease.js';
 import { PERIODIC_WINDOWS, keyedWindowRow } from '../schemas/run-once.js';
@@ -114,8 +114,8 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
   let started: ((t: { signal: AbortSignal; term: Term }) => void) | undefined;
   const leading = new Promise<{ signal: AbortSignal; term: Term }>((resolve) => (started = resolve));
   // giving up at once: another run took the lease first (not the stale holder this run found)
-  let overtaken: (() => void) | undefined;
-  const beaten = new Promise<undefined>((resolve) => (overtaken = () => resolve(undefined)));
+  let overtaken: ((value: undefined) => void) | undefined;
+  const beaten = new Promise<undefined>((resolve) => (overtaken = resolve));
   let stopped: StopReason | undefined;
   let elector: LeaderElector;
   try {
@@ -137,11 +137,17 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
       releaseOnCancel: true,
       clock,
       ...(o.onError ? { onError: o.onError } : {}),
+      // (methods, here and below, not arrow properties: under tsx, esbuild's keepNames names each
+      // arrow property and named closure every time it is made; the simulator runs withLease often)
       callbacks: {
-        onStartedLeading: (signal, t) => started?.({ signal, term: { holderIdentity: identity, fencingToken: t.fencingToken } }),
-        onStoppedLeading: (info) => void (stopped = info.reason),
-        onNewLeader: (holder) => {
-          if (immediate && holder !== identity && holder !== lease?.holderIdentity) overtaken?.();
+        onStartedLeading(signal, t) {
+          started?.({ signal, term: { holderIdentity: identity, fencingToken: t.fencingToken } });
+        },
+        onStoppedLeading(info) {
+          stopped = info.reason;
+        },
+        onNewLeader(holder) {
+          if (immediate && holder !== identity && holder !== lease?.holderIdentity) overtaken?.(undefined);
         },
       },
     });
@@ -155,39 +161,34 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
   const takeMs = elector.options.leaseDurationMs + 2 * elector.options.retryPeriodMs;
   const waitMs = immediate ? Math.max(o.waitMs ?? 2 * elector.options.leaseDurationMs, takeMs) : (o.waitMs ?? 2 * elector.options.leaseDurationMs);
 
-  let stopListening: (() => void) | undefined;
+  // the function's signal's two sources, while they are listened to
+  let relay: { readonly signal: AbortSignal; lost(): void; cancelled(): void } | undefined;
   const cancel = o.signal;
   cancel?.throwIfAborted();
   const stop = new AbortController();
   const running = elector.run(stop.signal);
   // the wait: its timer, or the caller's cancel, whichever comes first (ended once the race is decided)
-  let endWait = (): void => undefined;
-  const waited = new Promise<undefined>((resolve) => {
-    const timer = clock.setTimer(waitMs, end);
-    cancel?.addEventListener('abort', end, { once: true });
-    endWait = end;
-    function end() {
-      timer.cancel();
-      cancel?.removeEventListener('abort', end);
-      resolve(undefined);
-    }
-  });
-  const got = await Promise.race([leading, beaten, running.then(() => undefined), waited]).finally(() => endWait());
+  const wait = new Nap(clock, waitMs, cancel);
+  const got = await Promise.race([leading, beaten, running.then(() => undefined), wait.done as Promise<undefined>]).finally(() => wait.end());
   try {
     cancel?.throwIfAborted();
     if (!got || !elector.isLeader()) return { status: 'busy', holder: elector.leader !== identity ? elector.leader : undefined };
     const term = got.term;
     // the function's signal aborts with a LeaseLostError (the elector's, with the bare reason)
     const own = new AbortController();
-    const lost = () => own.abort(new LeaseLostError(leaseName, term.fencingToken, got.signal.reason as StopReason));
-    if (got.signal.aborted) lost();
-    else got.signal.addEventListener('abort', lost, { once: true });
-    const cancelled = () => own.abort(cancel!.reason);
-    cancel?.addEventListener('abort', cancelled, { once: true });
-    stopListening = () => {
-      got.signal.removeEventListener('abort', lost);
-      cancel?.removeEventListener('abort', cancelled);
+    const on = {
+      signal: got.signal,
+      lost() {
+        own.abort(new LeaseLostError(leaseName, term.fencingToken, got.signal.reason as StopReason));
+      },
+      cancelled() {
+        own.abort(cancel!.reason);
+      },
     };
+    relay = on;
+    if (got.signal.aborted) on.lost();
+    else got.signal.addEventListener('abort', on.lost, { once: true });
+    cancel?.addEventListener('abort', on.cancelled, { once: true });
     const signal = judgedSignal(own.signal, elector);
     const runOnce = o.runOnce;
     const window = runOnce ? windowOf(runOnce, time.now()) : undefined;
@@ -202,7 +203,24 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
     const ran = window !== undefined ? windowRun(done.runs, window, row === PERIODIC_WINDOWS) : undefined;
     if (window !== undefined && ran) return { status: 'skipped', window, run: ran.run };
     let completed = false;
-    const complete = async (items: readonly TransactWriteItem[] = []): Promise<void> => {
+    const handle: LeaseTerm = {
+      leaseName,
+      identity,
+      fencingToken: term.fencingToken,
+      window,
+      held() {
+        return elector.isLeader();
+      },
+      assertHeld() {
+        if (!elector.isLeader()) throw new LeaseLostError(leaseName, term.fencingToken, stopped ?? 'renewDeadline');
+      },
+      fencedWrite(input) {
+        return elector.fencedWrite(input);
+      },
+      fencedItemWrite(input, attribute) {
+        return elector.fencedItemWrite(input, attribute);
+      },
+      async complete(items: readonly TransactWriteItem[] = []): Promise<void> {
       if (window === undefined || row === undefined) throw new RangeError('complete(): this run has no run-once window; give the runOnce option, or use fencedWrite');
       if (completed) throw new RangeError(`complete(): the window ${window} was already marked by this run`);
       if (!elector.isLeader()) throw new FencingError(leaseName, term.fencingToken, 'the term is over (this worker is not leading)');
@@ -220,20 +238,8 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
           throw e;
         });
       }
-      completed = true;
-    };
-    const handle: LeaseTerm = {
-      leaseName,
-      identity,
-      fencingToken: term.fencingToken,
-      window,
-      held: () => elector.isLeader(),
-      assertHeld: () => {
-        if (!elector.isLeader()) throw new LeaseLostError(leaseName, term.fencingToken, stopped ?? 'renewDeadline');
+        completed = true;
       },
-      fencedWrite: (input) => elector.fencedWrite(input),
-      fencedItemWrite: (input, attribute) => elector.fencedItemWrite(input, attribute),
-      complete,
     };
     // The run-once read above may have taken past the term (a process frozen while it was in
     // flight): a term others may already have seen expire is not worked on, as the elector never
@@ -241,13 +247,16 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
     if (!elector.isLeader()) throw new LeaseLostError(leaseName, term.fencingToken, stopped ?? 'renewDeadline');
     const value = await work(signal, handle);
     cancel?.throwIfAborted();
-    if (window !== undefined && !completed) await complete().catch((e: unknown) => {
+    if (window !== undefined && !completed) await handle.complete().catch((e: unknown) => {
       throw e instanceof FencingError ? new LeaseLostError(leaseName, term.fencingToken, stopped ?? 'deposed') : e;
     });
     if (!completed && !elector.isLeader()) throw new LeaseLostError(leaseName, term.fencingToken, stopped ?? 'renewDeadline');
     return { status: 'ran', value, fencingToken: term.fencingToken, ...(window !== undefined ? { window } : {}) };
   } finally {
-    stopListening?.();
+    if (relay) {
+      relay.signal.removeEventListener('abort', relay.lost);
+      cancel?.removeEventListener('abort', relay.cancelled);
+    }
     stop.abort(INTERNAL_STOP);
     await running;
   }
