@@ -88,6 +88,9 @@ export class OffsetEstimate {
   private jumpCount = 0;
   private lastJumpMs = 0;
   private sinceJump = CONFIRMATIONS;
+  /** What span() found last. */
+  private spanLo = 0;
+  private spanHi = 0;
 
   /** How many jumps were seen: a leader compares it before and after a renewal. */
   get jumps(): number {
@@ -139,18 +142,19 @@ export class OffsetEstimate {
       hi = nhi;
       kept++;
     }
-    const before: OffsetInterval | undefined = samples.length ? { lo: blo, hi: bhi } : undefined;
-    const acc: OffsetInterval = { lo, hi };
-    // the newest first, then the older ones kept (in place: no array per response)
-    samples.length = kept;
-    samples.unshift(s);
+    // [blo, bhi]: what the older samples allowed (none: nothing to jump from); [lo, hi]: what is kept
+    const had = samples.length > 0;
+    // the newest first, then the older ones kept, moved along in place (no array, no reallocation)
+    for (let k = kept; k > 0; k--) samples[k] = samples[k - 1]!;
+    samples[0] = s;
+    samples.length = kept + 1;
     this.sinceJump++;
-    const gap = before ? Math.max(0, acc.lo - before.hi, before.lo - acc.hi) : 0;
-    if (this.chosen === undefined || gap > JUMP_MS) this.chosen = (acc.lo + acc.hi) / 2;
-    else this.chosen = Math.min(Math.max(this.chosen, acc.lo), acc.hi);
+    const gap = had ? Math.max(0, lo - bhi, blo - hi) : 0;
+    if (this.chosen === undefined || gap > JUMP_MS) this.chosen = (lo + hi) / 2;
+    else this.chosen = Math.min(Math.max(this.chosen, lo), hi);
     if (gap <= JUMP_MS) return 0;
     this.jumpCount++;
-    this.lastJumpMs = acc.lo > before!.hi ? gap : -gap;
+    this.lastJumpMs = lo > bhi ? gap : -gap;
     this.sinceJump = 1;
     return this.lastJumpMs;
   }
@@ -162,8 +166,13 @@ export class OffsetEstimate {
 
   /** The offsets every kept sample allows at monotonic time `at`; undefined before the first sample. */
   interval(at: number): OffsetInterval | undefined {
+    return this.span(at) ? { lo: this.spanLo, hi: this.spanHi } : undefined;
+  }
+
+  /** interval(at), into spanLo and spanHi (no object: every poll checks the clock); false before the first sample. */
+  private span(at: number): boolean {
     const samples = this.samples;
-    if (samples.length === 0) return undefined;
+    if (samples.length === 0) return false;
     let lo = 0;
     let hi = 0;
     for (let k = 0; k < samples.length; k++) {
@@ -183,15 +192,16 @@ export class OffsetEstimate {
         hi = nhi;
       }
     }
-    return { lo, hi };
+    this.spanLo = lo;
+    this.spanHi = hi;
+    return true;
   }
 
   /** Whether a stamp taken at `at` is within `maxErrorMs` of the server's clock, and if not why. */
   check(at: number, maxErrorMs: number): ClockCheck {
-    const i = this.interval(at);
-    if (!i) return { ok: false, reason: 'noSamples' };
+    if (!this.span(at)) return { ok: false, reason: 'noSamples' };
     if (this.sinceJump < CONFIRMATIONS) return { ok: false, reason: 'jumped', jumpMs: this.lastJumpMs };
-    const errorMs = Math.max(this.chosen! - i.lo, i.hi - this.chosen!);
+    const errorMs = Math.max(this.chosen! - this.spanLo, this.spanHi - this.chosen!);
     return errorMs <= maxErrorMs ? { ok: true, errorMs } : { ok: false, reason: 'uncertain', errorMs };
   }
 }
