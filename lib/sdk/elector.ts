@@ -8,6 +8,7 @@ import { CandidateStore } from '../stores/candidate-store.js';
 import { LeaseStore, type LeaseRead, type Term } from '../stores/lease-store.js';
 import { LeaseCandidate } from './candidate.js';
 import { fencedItemWrite, fencedTransactWrite, FencingError, NO_TRANSACTIONS, type FencedItemInput } from './fencing.js';
+import { checkMultiRegion } from './multi-region.js';
 import { INTERNAL_STOP, StartUp, deepFreeze, stampClockFor } from './options.js';
 import { LeaderElectorOptionsSchema, defaultRenewIntervalMs, renewCadenceMs, type ElectorStats, type LeaderCallbacks, type LeaderElectorOptions, type ResolvedLeaderElectorOptions } from './elector-options.js';
 
@@ -221,6 +222,8 @@ export class LeaderElector {
    */
   async run(signal: AbortSignal): Promise<void> {
     this.startUp.claim('LeaderElector');
+    // before anything is written: multiRegion on an eventually consistent global table can never be safe
+    if (this.options.multiRegion) await checkMultiRegion(this.client, this.options.tables.leases, `options for lease "${this.options.leaseName}"`, this.onError).catch((e: unknown) => { throw this.startUp.fail(e); });
     const standing = new AbortController();
     let candidacy: Promise<void> | undefined;
     try {

@@ -1,0 +1,128 @@
+/**
+ * `multiRegion` against the leases table as DescribeTable describes it (lib/sdk/multi-region.ts):
+ * the decision as a function of the description, table by table; then on DynamoDB Local, whose
+ * tables have no replicas (single-Region: allowed), the start-up check as run() makes it. Local
+ * cannot make a global table, so the refusal's path through run() and withLease is shown on Local's
+ * own DescribeTable answer with the replicas and consistency an MREC table's has added to it.
+ */
+import { GetItemCommand, type DescribeTableCommandOutput, type DynamoDBClient, type TableDescription } from '@aws-sdk/client-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { localClient } from '../../lib/local/dynamodb-local.js';
+import { ValidationError } from '../../lib/schemas/validation.js';
+import { LeaderElector } from '../../lib/sdk/elector.js';
+import { multiRegionRefusal } from '../../lib/sdk/multi-region.js';
+import { withLease } from '../../lib/sdk/with-lease.js';
+import { testTables, type TestTables } from '../support.js';
+
+const replicas = (...regions: string[]) => regions.map((RegionName) => ({ RegionName, ReplicaStatus: 'ACTIVE' as const }));
+
+describe('multiRegionRefusal: the decision from DescribeTable', () => {
+  const rows: { name: string; table: TableDescription; refused: RegExp | undefined }[] = [
+    { name: 'a single-Region table (no replicas; DynamoDB Local)', table: { TableName: 'c-leases' }, refused: undefined },
+    { name: 'replicas listed empty (after a disassociation)', table: { TableName: 'c-leases', Replicas: [] }, refused: undefined },
+    { name: 'MRSC, three replicas', table: { TableName: 'c-leases', Replicas: replicas('us-east-1', 'us-east-2', 'us-west-2'), MultiRegionConsistency: 'STRONG', GlobalTableVersion: '2019.11.21' }, refused: undefined },
+    { name: 'MRSC, two replicas and a witness', table: { TableName: 'c-leases', Replicas: replicas('us-east-1', 'us-east-2'), GlobalTableWitnesses: [{ RegionName: 'us-west-2' }], MultiRegionConsistency: 'STRONG' }, refused: undefined },
+    { name: 'MREC, said so', table: { TableName: 'c-leases', Replicas: replicas('eu-west-1', 'eu-central-1'), MultiRegionConsistency: 'EVENTUAL', GlobalTableVersion: '2019.11.21' }, refused: /"c-leases" is a global table with multi-Region eventual consistency \(MultiRegionConsistency EVENTUAL; replicas in eu-west-1, eu-central-1\)/ },
+    { name: 'MREC, consistency not set (EVENTUAL is the default)', table: { TableName: 'c-leases', Replicas: replicas('eu-west-1', 'eu-central-1') }, refused: /MultiRegionConsistency not set: EVENTUAL; replicas in eu-west-1, eu-central-1/ },
+    { name: 'a 2017.11.29 global table (always MREC; its replicas may not be listed)', table: { TableName: 'c-leases', GlobalTableVersion: '2017.11.29' }, refused: /is a global table of version 2017\.11\.29/ },
+  ];
+  it.each(rows)('$name', ({ table, refused }) => {
+    const why = multiRegionRefusal(table);
+    if (refused === undefined) expect(why).toBeUndefined();
+    else {
+      expect(why).toMatch(refused);
+      expect(why).toMatch(/last writer wins/);
+      expect(why).toMatch(/MultiRegionConsistency STRONG: the Conclave construct's `regions` makes them\), or run in one Region on single-Region tables$/);
+    }
+  });
+});
+
+describe('the start-up check on DynamoDB Local', () => {
+  let t: TestTables;
+  beforeAll(async () => {
+    t = await testTables('multi-region');
+  });
+  afterAll(async () => t?.drop());
+
+  /** A client of the run's DynamoDB Local that records each command, and hands DescribeTable's answer to `describe`. */
+  function client(describe?: (table: TableDescription) => TableDescription | Error): { client: DynamoDBClient; sent: string[] } {
+    const c = localClient(inject('ddbEndpoint'));
+    const sent: string[] = [];
+    c.middlewareStack.add(
+      (next, context) => async (args) => {
+        sent.push(context.commandName ?? '?');
+        const out = await next(args);
+        if (context.commandName !== 'DescribeTableCommand' || !describe) return out;
+        const output = out.output as DescribeTableCommandOutput;
+        const answer = describe(output.Table!);
+        if (answer instanceof Error) throw answer;
+        return { ...out, output: { ...output, Table: answer } };
+      },
+      { step: 'initialize', name: 'describeAs' },
+    );
+    return { client: c, sent };
+  }
+  const mrec = (table: TableDescription): TableDescription => ({ ...table, Replicas: replicas('eu-west-1', 'eu-central-1'), MultiRegionConsistency: 'EVENTUAL' });
+  const elector = (c: DynamoDBClient, lease: string, extra: object = {}, onError: (e: Error) => void = () => undefined) =>
+    new LeaderElector({ client: c, tables: t.names, leaseName: lease, identity: 'w1', mode: 'NoCoordination', multiRegion: true, platform: 'none', onError, callbacks: { onStartedLeading: () => undefined }, ...extra });
+  const leaseRow = async (lease: string) => (await t.client.send(new GetItemCommand({ TableName: t.names.leases, Key: marshall({ name: lease }), ConsistentRead: true }))).Item;
+
+  it('a single-Region table: multiRegion is allowed, one DescribeTable of the leases table before anything else, and the worker leads', async () => {
+    const { client: c, sent } = client();
+    let leading!: () => void;
+    const led = new Promise<void>((r) => (leading = r));
+    const e = elector(c, 'single', { callbacks: { onStartedLeading: () => leading() } });
+    const stop = new AbortController();
+    const running = e.run(stop.signal);
+    await e.ready;
+    await led;
+    stop.abort();
+    await running;
+    expect(sent[0]).toBe('DescribeTableCommand');
+    expect(sent.filter((s) => s === 'DescribeTableCommand')).toHaveLength(1);
+    c.destroy();
+  });
+
+  it('an MREC table: run() and ready reject with a ValidationError naming multiRegion and the fix, and nothing is written', async () => {
+    const { client: c, sent } = client(mrec);
+    const e = elector(c, 'mrec', { mode: 'coordinated', candidacy: { emulationVersion: '1.0.0', binaryVersion: '1.0.0' } });
+    const error = await e.run(new AbortController().signal).then(() => undefined, (x: unknown) => x);
+    expect(error).toBeInstanceOf(ValidationError);
+    expect((error as ValidationError).fields).toEqual(['multiRegion']);
+    expect((error as Error).message).toMatch(/^invalid options for lease "mrec": multiRegion: the leases table "t-multi-region-\w+-leases" is a global table with multi-Region eventual consistency/);
+    expect((error as Error).message).toMatch(/Give multiRegion only with multi-Region strongly consistent tables/);
+    await expect(e.ready).rejects.toBe(error);
+    expect(sent).toEqual(['DescribeTableCommand']); // no candidate row, no lease read or write
+    expect(await leaseRow('mrec')).toBeUndefined();
+    c.destroy();
+  });
+
+  it('an MREC table: withLease rejects with the same error, without running the function', async () => {
+    const { client: c } = client(mrec);
+    let ran = false;
+    const error = await withLease('mrec-run', async () => (ran = true), { client: c, tables: t.names, identity: 'r1', mode: 'NoCoordination', multiRegion: true, platform: 'none' }).catch((x: unknown) => x);
+    expect(error).toBeInstanceOf(ValidationError);
+    expect((error as ValidationError).fields).toEqual(['multiRegion']);
+    expect(ran).toBe(false);
+    c.destroy();
+  });
+
+  it('DescribeTable not allowed: onError is told the option is unchecked and what to grant, and the worker starts', async () => {
+    const denied = Object.assign(new Error('not authorized to perform: dynamodb:DescribeTable'), { name: 'AccessDeniedException' });
+    const { client: c } = client(() => denied);
+    const errors: Error[] = [];
+    let leading!: () => void;
+    const led = new Promise<void>((r) => (leading = r));
+    const e = elector(c, 'unchecked', { callbacks: { onStartedLeading: () => leading() } }, (x) => errors.push(x));
+    const stop = new AbortController();
+    const running = e.run(stop.signal);
+    await led;
+    stop.abort();
+    await running;
+    expect(errors.map((x) => x.message)).toEqual([
+      expect.stringMatching(/^options for lease "unchecked": multiRegion not checked: DescribeTable of the leases table "t-multi-region-\w+-leases" failed \(AccessDeniedException: .*\); allow dynamodb:DescribeTable on it/),
+    ]);
+    c.destroy();
+  });
+});
