@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { every, systemClock, uniqueId, type Clock, type Timer } from '../clock.js';
+import { Nap, every, systemClock, uniqueId, type Clock, type Timer } from '../clock.js';
 import { CandidateSpec, type Candidate } from '../schemas/candidate.js';
 import { REFUSED, accepted } from '../schemas/compiled.js';
 import { Location } from '../schemas/location.js';
@@ -8,6 +8,7 @@ import { OLDEST_EMULATION_VERSION } from '../schemas/strategy.js';
 import { parse } from '../schemas/validation.js';
 import { CandidateStore } from '../stores/candidate-store.js';
 import { resolveLocation } from './platform.js';
+import { faultReporter, retryDelayMs } from './faults.js';
 import { retryOnConflict } from '../stores/errors.js';
 import { ClientSchema, ClockSchema, ClockSyncSchema, StartUp, TablesSchema, aborted, deepFreeze, fn, optionErrors, stampClockFor, type DeepReadonly } from './options.js';
 
@@ -101,6 +102,8 @@ function specOf(o: SpecSource): SpecFields {
 }
 
 const TTL_FACTOR = 2;
+/** A first registration that failed is tried again after this, doubling while it fails (lib/sdk/faults.ts). */
+const START_RETRY_MS = 1_000;
 
 /**
  * A worker's candidacy for one lease (KEP-4355's LeaseCandidate): `run(signal)` registers its row,
@@ -122,6 +125,8 @@ export class LeaseCandidate {
   private readonly store: CandidateStore;
   private readonly clock: Clock;
   private readonly onError: (e: Error) => void;
+  /** onError, each fault named (lib/sdk/faults.ts). */
+  private readonly report: (e: unknown) => void;
   private readonly startUp: StartUp<Candidate>;
   private timer: Timer | undefined;
   private registered = false;
@@ -138,6 +143,7 @@ export class LeaseCandidate {
     this.clock = stampClockFor(data.clockSync, client, clock ?? systemClock);
     this.instance = instance ?? `${this.options.name}_${uniqueId(clock ?? systemClock)}`;
     this.onError = onError ?? ((e) => process.emitWarning(e));
+    this.report = faultReporter(this.onError, `candidate "${this.options.name}" of lease "${this.options.leaseName}"`, client);
     this.startUp = new StartUp(`candidate "${this.options.name}" of lease "${this.options.leaseName}"`, this.options.tables);
     this.ready = this.startUp.ready;
   }
@@ -184,19 +190,27 @@ export class LeaseCandidate {
    * start-up (its creation time is kept; versions and strategies are this start-up's, and an
    * operator's priority pin resets on restart, as in the KEP) — then renews it every
    * renewIntervalMs; once the signal aborts, removes the row if it is still this start-up's and
-   * resolves. Rejects only if the first write fails (`ready` rejects with it); a failed removal is
+   * resolves. A first write that fails for a fault it can outlive (DynamoDB unreachable, a denied
+   * or throttled request) is reported to onError and tried again with backoff; it rejects only when
+   * its table does not exist (a TableNotFoundError; `ready` rejects with it). A failed removal is
    * reported to onError (the row expires). Once per instance.
    */
   async run(signal: AbortSignal): Promise<void> {
     this.startUp.claim('LeaseCandidate');
     if (signal.aborted) return this.startUp.failed(signal.reason);
-    let row: Candidate;
-    try {
-      row = await this.register();
-    } catch (e) {
-      throw this.startUp.fail(e);
+    let row: Candidate | undefined;
+    for (let failures = 1; !row; failures++) {
+      try {
+        row = await this.register();
+      } catch (e) {
+        if (this.startUp.cannotStart(e)) throw this.startUp.fail(e);
+        // a fault it can outlive (unreachable, denied, throttled, a malformed row): told, tried again
+        this.report(e);
+        await new Nap(this.clock, retryDelayMs(failures, START_RETRY_MS, this.clock.random()), signal).done;
+        if (signal.aborted) return this.startUp.failed(signal.reason);
+      }
     }
-    this.timer = every(this.clock, this.options.renewIntervalMs, () => void this.renew().catch((e: unknown) => this.onError(e as Error)), { background: true });
+    this.timer = every(this.clock, this.options.renewIntervalMs, () => void this.renew().catch(this.report), { background: true });
     this.startUp.started(row);
     await aborted(signal);
     try {

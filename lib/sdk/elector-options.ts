@@ -79,6 +79,14 @@ export const LeaderElectorOptionsSchema = z
       /** Give the lease up when run() is cancelled, so the next leader need not wait for expiry. @default true */
       releaseOnCancel: z.boolean().default(true),
       /**
+       * What a leader does when its work fails (onStartedLeading rejects or throws): `release` ends
+       * the term (onStoppedLeading with reason `workFailed`) and hands the lease to the successor, or
+       * releases it for an election, so a leader whose work died does not hold the lease doing
+       * nothing; `keep` leads on (the failure is only reported to onError). Either way onError gets
+       * a LeaderWorkError. @default 'release'
+       */
+      onLeaderWorkFailure: z.enum(['release', 'keep']).default('release'),
+      /**
        * `coordinated`: stand as a candidate (`candidacy`, required) and let the coordinator elect
        * (KEP-4355), with the fallback below. `NoCoordination`: a plain client-go race for the lease,
        * no coordinator and no candidacy. @default 'coordinated'

@@ -25,6 +25,7 @@ import type { StampClock } from './server-clock.js';
 import { ClockGuard } from './clock-guard.js';
 import { TermWrites } from './term-writes.js';
 import type { Push, Wake } from './push.js';
+import { faultReporter, retryDelayMs } from './faults.js';
 
 /** While DynamoDB's time is not known well enough, the elector polls about this soon (jittered, so responses land at other points of the server's second). */
 const CLOCK_RESAMPLE_MS = 500;
@@ -62,6 +63,8 @@ export class LeaderElector {
   private unanswered = false;
   private readonly callbacks: LeaderCallbacks;
   private readonly onError: (e: Error) => void;
+  /** onError, each fault named (lib/sdk/faults.ts). */
+  private readonly report: (e: unknown) => void;
   private readonly startUp: StartUp<void>;
   /** Its term, while it leads. */
   private readonly term: Leadership;
@@ -96,6 +99,7 @@ export class LeaderElector {
     const sessions = session ? sessionSeam(session).reader : new SessionReader(client, data.tables.identities, this.time);
     this.callbacks = callbacks;
     this.onError = onError ?? ((e) => process.emitWarning(e));
+    this.report = faultReporter(this.onError, `LeaderElector "${data.identity}" of lease "${data.leaseName}"`, client);
     this.leases = new LeaseStore(client, data.tables.leases, data.multiRegion);
     this.instance = `${data.identity}_${uniqueId(clock ?? systemClock)}`;
     this.detect = detect ?? (() => detectPlatform());
@@ -105,10 +109,10 @@ export class LeaderElector {
       : undefined;
     this.options = deepFreeze(data);
     this.watch = new LeaseWatch(this.options, this.instance, this.leases, sessions, () => this.mono(), (h) => this.noteHolder(h));
-    this.writes = new TermWrites(this.leases, new CandidateStore(client, data.tables.candidates), this.options, this.instance, this.time, (r) => this.announce(r), this.onError);
+    this.writes = new TermWrites(this.leases, new CandidateStore(client, data.tables.candidates), this.options, this.instance, this.time, (r) => this.announce(r), this.report);
     this.guard = new ClockGuard(this.time, this.options, `LeaderElector "${this.options.identity}" of lease "${this.options.leaseName}"`, this.onError);
     const { options: opts, instance, time, guard, writes, leases, watch, callbacks: cbs, candidate, acked } = this;
-    this.term = new Leadership({ options: opts, instance, time, guard, writes, leases, watch, callbacks: cbs, onError: this.onError, candidate, session, acked,
+    this.term = new Leadership({ options: opts, instance, time, guard, writes, leases, watch, callbacks: cbs, onError: this.report, candidate, session, acked,
       // how long after a renewal was sent a coordinated leader sends the next: the renew interval less PHASE_STEP_MS
       cadenceMs: renewCadenceMs(this.renewIntervalMs, opts.retryPeriodMs),
       pushLive: () => this.pushLive,
@@ -226,38 +230,51 @@ export class LeaderElector {
     if (this.options.multiRegion) await checkMultiRegion(this.client, this.options.tables.leases, `options for lease "${this.options.leaseName}"`, this.onError).catch((e: unknown) => { throw this.startUp.fail(e); });
     const standing = new AbortController();
     let candidacy: Promise<void> | undefined;
+    // run() cancelled while the candidacy is still trying to register: it stops trying
+    const stopStanding = () => standing.abort(INTERNAL_STOP);
+    signal.addEventListener('abort', stopStanding, { once: true });
     try {
       const p = this.options.platform;
       this.platformFound = p === 'none' ? undefined : p === 'detect' ? await this.detect() : p;
       if (signal.aborted) return this.startUp.failed(signal.reason);
       if (this.candidate) {
         this.candidate.setPlatform(this.platformFound);
+        // faults it can outlive are retried inside (reported to onError); only a missing table rejects
         candidacy = this.candidate.run(standing.signal);
-        await Promise.race([this.candidate.ready, candidacy]);
+        await Promise.race([this.candidate.ready, candidacy]).catch((e: unknown) => {
+          if (!signal.aborted) throw e;
+        });
+        if (signal.aborted) {
+          await candidacy;
+          return this.startUp.failed(signal.reason);
+        }
       }
     } catch (e) {
       throw this.startUp.fail(e);
+    } finally {
+      signal.removeEventListener('abort', stopStanding);
     }
     this.startUp.started();
     const unsubscribe = this.time.onJump((j) => this.term.onClockJump(j));
     const unwatch = this.push?.watch(this.options.leaseName, (w) => this.onWake(w));
     const detach = this.session ? sessionSeam(this.session).attach(this.term.sessionListener()) : undefined;
     try {
+      // follower steps failed in a row: the next waits the backoff (lib/sdk/faults.ts), whatever it had planned
+      let failures = 0;
       while (!signal.aborted) {
         const woken = this.wakePending;
         this.wakePending = false;
         try {
           if (this.term.active) await (woken ? this.term.woken() : this.term.step());
           else await this.followerStep(woken);
+          failures = 0;
         } catch (e) {
-          this.onError(e as Error); // a fault: try again next period; the renew deadline guards a leader
+          // a fault: told once per try, and tried again after the backoff (a follower) or at the
+          // leader's retry period (its renew deadline guards its term)
+          failures++;
+          this.report(e);
         }
-        let poll = this.term.active ? this.term.delay() : this.watch.nextDelay(this.pushLive, this.time.random());
-        // DynamoDB's time not known well enough yet: the next response, at another point of the
-        // server's second, narrows the doubt
-        if (!this.time.check(this.options.maxClockErrorMs).ok) poll = Math.min(poll, CLOCK_RESAMPLE_MS * (0.6 + 0.8 * this.time.random()));
-        const wake = !this.term.active && this.wakeAt !== undefined ? Math.max(0, this.wakeAt - this.mono()) : Infinity;
-        if (!this.wakePending) await this.napFor(Math.min(poll, wake), signal);
+        if (!this.wakePending) await this.napFor(failures > 0 && !this.term.active ? retryDelayMs(failures, this.options.retryPeriodMs, this.time.random()) : this.nextDelay(), signal);
       }
     } finally {
       unsubscribe();
@@ -272,6 +289,16 @@ export class LeaderElector {
       if (led && this.options.releaseOnCancel && !led.handed) await this.writes.release(led.term);
       detach?.(); // after the release: the session outlives every term held on it
     }
+  }
+
+  /** How long until the next step, as planned after a step that did not fail. */
+  private nextDelay(): number {
+    let poll = this.term.active ? this.term.delay() : this.watch.nextDelay(this.pushLive, this.time.random());
+    // DynamoDB's time not known well enough yet: the next response, at another point of the
+    // server's second, narrows the doubt
+    if (!this.time.check(this.options.maxClockErrorMs).ok) poll = Math.min(poll, CLOCK_RESAMPLE_MS * (0.6 + 0.8 * this.time.random()));
+    const wake = !this.term.active && this.wakeAt !== undefined ? Math.max(0, this.wakeAt - this.mono()) : Infinity;
+    return Math.min(poll, wake);
   }
 
   /** The session a write of this worker's term should name: the live one's, or null to take a term off a session that is gone (undefined: no session option, name nothing). */

@@ -24,6 +24,8 @@ export {
 } from './elector-options.js';
 export { ClockSkewError, type ClockDoubt } from './server-clock.js';
 export { TableNotFoundError } from './options.js';
+export { DynamoDBUnreachableError, DynamoDBRefusedError } from './faults.js';
+export { LeaderWorkError } from './leadership.js';
 // PushChannel, the push path's MQTT side, is the entry @conclave/sdk/push (lib/sdk/push-entry.ts)
 export type { Push } from './push.js';
 export { WakeSchema, PUSH_CLIENT_ID_PREFIX, pushClientIdPrefix, type Wake } from '../schemas/push.js';

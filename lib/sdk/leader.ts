@@ -12,9 +12,11 @@ import type { Lease } from '../schemas/lease.js';
 
 /**
  * Why a leader stopped: run() cancelled, another candidate preferred, the renew deadline passed (or
- * its clock jumped, so the deadline could no longer be judged), or the lease moved on.
+ * its clock jumped, so the deadline could no longer be judged), the lease moved on (or its term was
+ * rewritten under it), or the leader's work failed (onStartedLeading rejected or threw, and
+ * `onLeaderWorkFailure` is `'release'`, the default).
  */
-export type StopReason = 'cancelled' | 'preempted' | 'renewDeadline' | 'deposed';
+export type StopReason = 'cancelled' | 'preempted' | 'renewDeadline' | 'deposed' | 'workFailed';
 
 /** What a leader knows of its own term. */
 export interface TermView {
@@ -52,8 +54,12 @@ export type LeaderObservation =
 export type LeaderStep =
   /** Nothing changes. */
   | { readonly kind: 'none' }
-  /** Stop acting now (onStoppedLeading with `reason`); `look`: read the lease at once after. */
-  | { readonly kind: 'stop'; readonly reason: StopReason; readonly look: boolean }
+  /**
+   * Stop acting now (onStoppedLeading with `reason`); `look`: read the lease at once after;
+   * `endTerm`: the row still carries this term's token copy but not its holder or token (rewritten
+   * under it): end the term on the row too, so it is elected again at once.
+   */
+  | { readonly kind: 'stop'; readonly reason: StopReason; readonly look: boolean; readonly endTerm?: true }
   /** The term is renewed from `renewedAt`; `lease`, when a write or read returned the row. */
   | { readonly kind: 'renewed'; readonly renewedAt: number; readonly lease: Lease | undefined }
   /** The term stands; the row as read (the coordinator may have named a successor or a preferred holder). */
@@ -93,6 +99,10 @@ export function decideLeader(s: LeaderSettings, t: TermView, o: LeaderObservatio
       return t.session === o.name ? { kind: 'look' } : NONE;
     case 'renewed':
       if (!o.lease) return stop('deposed'); // the lease is no longer in this term
+      // Renewed (the term's token copy matched), yet the row is not this term's: its holder or
+      // fencing token was rewritten under it (an operator, a peer). Fenced writes are refused from
+      // now on: leading on would hold the lease and do nothing. Stop, and end the term on the row.
+      if (!inTerm(o.lease, t)) return { kind: 'stop', reason: 'deposed', look: true, endTerm: true };
       return { kind: 'renewed', renewedAt: Math.max(t.renewedAt, o.sentAt), lease: o.lease };
     case 'read':
       return inTerm(o.lease, t) ? { kind: 'seen', lease: o.lease } : stop('deposed');

@@ -113,11 +113,32 @@ export class Leadership {
     this.armDeadline(leading);
     try {
       const r = this.c.callbacks.onStartedLeading(controller.signal, { fencingToken: term.fencingToken });
-      if (r instanceof Promise) r.catch((e: unknown) => this.c.onError(e as Error));
+      if (r instanceof Promise) r.catch((e: unknown) => this.workFailed(leading, e));
     } catch (e) {
-      this.c.onError(e as Error);
+      this.workFailed(leading, e);
     }
     return true;
+  }
+
+  /**
+   * The leader's work (onStartedLeading) rejected or threw. A leader whose work died must not keep
+   * the lease doing nothing: unless the options say `onLeaderWorkFailure: 'keep'`, the term ends
+   * now and goes to the successor (handed over when one is named, else released for an election).
+   * A rejection after the term ended (the work stopping on its aborted signal) is only reported.
+   */
+  private workFailed(leading: Leading, e: unknown): void {
+    const current = this.leading === leading;
+    const keep = this.c.options.onLeaderWorkFailure === 'keep';
+    this.c.onError(new LeaderWorkError(this.c.options.leaseName, leading.term.fencingToken, !current ? 'ended' : keep ? 'kept' : 'givenUp', e));
+    if (current && !keep) void this.giveUp(leading, 'workFailed');
+  }
+
+  /** Stops the term and gives it to the successor: handed over when the coordinator named one, else released. */
+  private async giveUp(leading: Leading, reason: 'preempted' | 'workFailed'): Promise<void> {
+    const heir = heirOf(this.c.options, leading.lease);
+    this.stop(reason);
+    if (!(heir && (await this.handOff(leading, heir)))) await this.c.writes.release(leading.term);
+    this.c.stepNow();
   }
 
   /** Stop acting at renewedAt + renewDeadline even if a renewal hangs: before anyone can see the term expire. */
@@ -154,6 +175,7 @@ export class Leadership {
     switch (step.kind) {
       case 'stop':
         if (this.leading === leading) this.stop(step.reason);
+        if (step.endTerm) void this.c.writes.endChanged(leading.term);
         if (step.look) this.c.stepNow(); // read the lease now: a successor may be named, an election open
         return false;
       case 'look':
@@ -295,9 +317,7 @@ export class Leadership {
     if (next.kind === 'yield') {
       // The preferred candidate is the designated successor (the coordinator names both at once):
       // it reads right after this renewal, so the term is handed to it now, in one write.
-      const heir = heirOf(this.c.options, leading.lease);
-      this.stop('preempted');
-      if (!(heir && (await this.handOff(leading, heir)))) await this.c.writes.release(leading.term);
+      await this.giveUp(leading, 'preempted');
       // Still a candidate, and alive: its row says so, or the coordinator passes over the holder it
       // just replaced as departed (lib/election/vacancy.ts isDeparted).
       await this.c.candidate?.renew();
@@ -357,5 +377,33 @@ export class Leadership {
     const young = leading.renewals < 2 && this.mono() - leading.since < (SETTLING_TERMS - 0.5) * this.c.options.leaseDurationMs;
     const wait = leading.retrying || young ? 0 : leading.renewedAt + this.c.cadenceMs - this.mono();
     if (wait > 0) await this.c.time.sleep(wait);
+  }
+}
+
+/**
+ * The leader's work failed: onStartedLeading rejected or threw. Reported to onError; `outcome`
+ * says what became of the term: given up (ended, and handed to the successor or released: the
+ * default), kept (`onLeaderWorkFailure: 'keep'`), or already ended before the work failed.
+ */
+export class LeaderWorkError extends Error {
+  /** Always `LeaderWorkError`. */
+  override readonly name = 'LeaderWorkError';
+  constructor(
+    readonly leaseName: string,
+    /** The fencing token of the term whose work failed. */
+    readonly fencingToken: number,
+    readonly outcome: 'givenUp' | 'kept' | 'ended',
+    /** What onStartedLeading rejected or threw with. */
+    override readonly cause: unknown,
+  ) {
+    const why = cause instanceof Error ? cause.message : String(cause);
+    super(
+      `the leader's work for lease "${leaseName}" (onStartedLeading, term with fencing token ${fencingToken}) failed: ${why}; ` +
+        (outcome === 'givenUp'
+          ? 'the term is given up so that another candidate leads (onLeaderWorkFailure: "keep" keeps it)'
+          : outcome === 'kept'
+            ? 'the lease is kept (onLeaderWorkFailure: "keep"): nothing leads the work until this worker stops'
+            : 'the term had already ended'),
+    );
   }
 }

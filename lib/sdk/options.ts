@@ -201,6 +201,16 @@ export class StartUp<T> {
     this.reject(e);
     return e;
   }
+
+  /**
+   * Whether `error`, met while starting, can never go away by trying again: a table the options
+   * name does not exist (a `tables` option that names another deployment). run() rejects with it
+   * (fail()); every other fault (an unreachable endpoint, a denied or throttled request, a
+   * malformed row) is reported to onError and tried again with backoff.
+   */
+  cannotStart(error: unknown): boolean {
+    return this.tables !== undefined && isTableNotFound(error);
+  }
 }
 
 const isTableNotFound = (e: unknown): boolean => e instanceof Error && !(e instanceof TableNotFoundError) && e.name === 'ResourceNotFoundException';

@@ -114,6 +114,16 @@ export class TermWrites {
     }
   }
 
+  /** Ends `term` on a row rewritten under it (LeaseStore.endChangedTerm); a failure is reported, and the term runs out. */
+  async endChanged(term: Term): Promise<void> {
+    try {
+      const ended = await this.leases.endChangedTerm(this.s.leaseName, term.fencingToken, term.holderIdentity, this.time.now());
+      if (ended) this.announce(ended.revision);
+    } catch (e) {
+      this.onError(e as Error);
+    }
+  }
+
   /**
    * Tells the coordinator the holder has not renewed for a whole term, as this worker watched (its
    * monotonic clock; `at` is informational). False when the lease moved on: nothing to report.

@@ -32,6 +32,7 @@ const REASONS: Record<StopReason, string> = {
   preempted: 'a better candidate was preferred',
   renewDeadline: 'not renewed within the renew deadline — renewals failed, or the process was frozen past it',
   deposed: 'another holder took the lease',
+  workFailed: "the leader's work failed",
 };
 
 const SCHEDULED_AT = 'must be the time this run was scheduled for: pass the EventBridge scheduled event’s `time` (an ISO 8601 time such as "2026-11-24T00:00:00Z"), a Date, or epoch milliseconds';

@@ -173,6 +173,19 @@ export class LeaseStore extends ItemStore<typeof LeaseItem> {
     );
   }
 
+  /**
+   * Ends a term whose row was rewritten under its holder (its holder or fencing token changed, its
+   * token copy `termToken` still the holder's): conditioned on that copy alone, so the next election
+   * starts at once. Undefined when the row is in another term by now.
+   */
+  endChangedTerm(name: string, termToken: number, lastHolder: string, now: number): Promise<Lease | undefined> {
+    return this.updateIf(
+      { name },
+      { set: { renewTime: now, lastHolderIdentity: lastHolder }, remove: [...HOLDER_FIELDS, ...TERM_FIELDS, 'preferredHolder', 'vacancyReport'] },
+      { expression: '#term = :token', names: { '#term': 'termToken' }, values: { ':token': termToken } },
+    );
+  }
+
   /** The holder gives its term up so the next election starts at once. Undefined when it was not its term any more. */
   releaseTerm(name: string, term: Term, now: number): Promise<Lease | undefined> {
     return this.updateIf({ name }, { set: { renewTime: now, lastHolderIdentity: term.holderIdentity }, remove: [...HOLDER_FIELDS, ...TERM_FIELDS, 'preferredHolder', 'vacancyReport'] }, termCondition(term));

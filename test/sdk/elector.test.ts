@@ -471,8 +471,11 @@ describe('a broken lease row (one the schema refuses)', () => {
     const lastRenewal = e.machine.sent.filter((r) => r.operation === 'UpdateItem' && (r.input as { TableName: string }).TableName === sim.names.leases && r.at + LATENCY_MS <= brokenAt).at(-1)!; // applied before the row broke
     expect(stopped.at).toBe(lastRenewal.at + FAST.renewDeadlineMs);
     const before = errors.length;
-    await sim.run(5 * FAST.retryPeriodMs);
-    expect(errors.slice(before).filter((x) => x instanceof ValidationError).length).toBeGreaterThanOrEqual(4); // still polling after stepping down
+    await sim.run(20 * FAST.retryPeriodMs);
+    // still polling after stepping down, with backoff: a poll, and a report, at most every retry period
+    const reported = errors.slice(before).filter((x) => x instanceof ValidationError).length;
+    expect(reported).toBeGreaterThanOrEqual(4);
+    expect(reported).toBeLessThanOrEqual(20);
     expect(e.elector.isLeader()).toBe(false);
   });
 });

@@ -1,0 +1,142 @@
+/**
+ * Faults a worker outlives: how long it waits before trying again (client-go's jittered retry
+ * period, doubling while the fault lasts, up to a cap), and the names it reports them by. A worker
+ * never exits on a fault it can outlive (an unreachable endpoint, a denied or throttled request, a
+ * malformed row): it tells onError, once per try, what is wrong and what to check, and tries again.
+ */
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { ValidationError } from '../schemas/validation.js';
+
+/** A retry waits the backoff plus up to this share of it more (client-go jitters its retry period too). */
+export const RETRY_JITTER = 0.2;
+/** The backoff doubles per failed try in a row up to this many retry periods. */
+export const RETRY_CAP_PERIODS = 4;
+
+/**
+ * How long to wait before try number `failures + 1`, after `failures` tries in a row failed:
+ * the retry period, doubled per failure after the first, at most RETRY_CAP_PERIODS retry periods,
+ * jittered up to RETRY_JITTER longer (`random` in [0, 1)). Never below the retry period: a fault is
+ * never tried again faster than that, whatever the fault.
+ */
+export function retryDelayMs(failures: number, retryPeriodMs: number, random: number): number {
+  const doublings = Math.min(Math.max(failures, 1) - 1, Math.log2(RETRY_CAP_PERIODS));
+  return retryPeriodMs * 2 ** doublings * (1 + RETRY_JITTER * random);
+}
+
+/** The most requests of one kind a process sends per lease and second while every try fails: one per retry period. */
+export function maxFailingRequestsPerSecond(retryPeriodMs: number): number {
+  return 1000 / retryPeriodMs;
+}
+
+const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE', 'ECONNABORTED']);
+const THROTTLED = new Set(['ThrottlingException', 'ProvisionedThroughputExceededException', 'RequestLimitExceeded', 'LimitExceededException']);
+const DENIED = new Set(['AccessDeniedException', 'UnrecognizedClientException', 'InvalidSignatureException', 'ExpiredTokenException', 'MissingAuthenticationTokenException']);
+
+/** The system error code of a failed connection (Node puts it on the error, or on each of an AggregateError's). */
+function networkCode(e: unknown): string | undefined {
+  if (!(e instanceof Error)) return undefined;
+  const code = (e as { code?: unknown }).code;
+  if (typeof code === 'string' && NETWORK_CODES.has(code)) return code;
+  if (e.name === 'TimeoutError') return 'timed out';
+  const inner = (e as { errors?: unknown[] }).errors ?? [];
+  for (const x of inner) {
+    const c = networkCode(x);
+    if (c) return c;
+  }
+  return undefined;
+}
+
+/** What kind of fault `e` is, for its name and advice. */
+export type FaultKind = 'unreachable' | 'throttled' | 'denied' | 'invalidRow' | 'other';
+
+export function faultKind(e: unknown): FaultKind {
+  if (networkCode(e)) return 'unreachable';
+  if (!(e instanceof Error)) return 'other';
+  if (THROTTLED.has(e.name)) return 'throttled';
+  if (DENIED.has(e.name)) return 'denied';
+  if (e instanceof ValidationError) return 'invalidRow';
+  return 'other';
+}
+
+/**
+ * DynamoDB could not be reached: the connection was refused, reset or timed out, or the host
+ * name did not resolve. Retried with backoff; the message names the endpoint and what to check.
+ */
+export class DynamoDBUnreachableError extends Error {
+  /** Always `DynamoDBUnreachableError`. */
+  override readonly name = 'DynamoDBUnreachableError';
+  constructor(
+    /** Where the client sends its requests, e.g. `http://127.0.0.1:8000` or `https://dynamodb.eu-west-1.amazonaws.com`. */
+    readonly endpoint: string,
+    /** The system's code, e.g. `ECONNREFUSED`, or `timed out`. */
+    readonly code: string,
+    /** The error the request failed with. */
+    override readonly cause: Error,
+  ) {
+    super(`cannot reach DynamoDB at ${endpoint} (${code}): check the client's endpoint and region, and that DynamoDB (or DynamoDB Local: npx conclave-local) is up; retrying with backoff`);
+  }
+}
+
+/**
+ * DynamoDB answered, and refused: too many requests (throttled), or not allowed (IAM, credentials).
+ * Retried with backoff; the message says which and what to check.
+ */
+export class DynamoDBRefusedError extends Error {
+  /** Always `DynamoDBRefusedError`. */
+  override readonly name = 'DynamoDBRefusedError';
+  constructor(
+    readonly kind: 'throttled' | 'denied',
+    /** What was being done, e.g. `LeaderElector "w1" of lease "jobs"`. */
+    readonly subject: string,
+    override readonly cause: Error,
+  ) {
+    super(
+      kind === 'throttled'
+        ? `${subject}: DynamoDB throttled the request (${cause.name}): the table's capacity is exhausted (on-demand tables: a hot partition, or the account's limit); retrying with backoff`
+        : `${subject}: DynamoDB refused the request (${cause.name}: ${cause.message}): check the worker's role (grantWorker) and credentials; retrying with backoff`,
+    );
+  }
+}
+
+/** Where `client` sends its requests: its endpoint option, or the Region's DynamoDB endpoint. */
+export async function endpointOf(client: DynamoDBClient): Promise<string> {
+  try {
+    const config = client.config as { endpoint?: () => Promise<{ protocol: string; hostname: string; port?: number; path: string }>; region: () => Promise<string> };
+    if (config.endpoint) {
+      const e = await config.endpoint();
+      return `${e.protocol}//${e.hostname}${e.port ? `:${e.port}` : ''}${e.path === '/' ? '' : e.path}`;
+    }
+    return `the DynamoDB endpoint of region ${await config.region()}`;
+  } catch {
+    return 'the client\'s endpoint (not resolvable: is a region set?)';
+  }
+}
+
+/**
+ * `e`, named for what it is: a DynamoDBUnreachableError (naming `endpoint`) or a
+ * DynamoDBRefusedError; any other error as it is (a ValidationError already names the row and field).
+ */
+export function namedFault(e: unknown, subject: string, endpoint: string): Error {
+  const error = e instanceof Error ? e : new Error(String(e));
+  if (error instanceof DynamoDBUnreachableError || error instanceof DynamoDBRefusedError) return error;
+  const code = networkCode(error);
+  if (code) return new DynamoDBUnreachableError(endpoint, code, error);
+  const kind = faultKind(error);
+  if (kind === 'throttled' || kind === 'denied') return new DynamoDBRefusedError(kind, subject, error);
+  return error;
+}
+
+/**
+ * What an SDK object reports its faults with: `onError`, each fault named (namedFault). The
+ * endpoint is looked up once, at the first fault that needs it.
+ */
+export function faultReporter(onError: (e: Error) => void, subject: string, client: DynamoDBClient): (e: unknown) => void {
+  let endpoint: string | undefined;
+  return (e) => {
+    if (endpoint !== undefined || faultKind(e) !== 'unreachable') return onError(namedFault(e, subject, endpoint ?? ''));
+    void endpointOf(client).then((found) => {
+      endpoint = found;
+      onError(namedFault(e, subject, found));
+    });
+  };
+}

@@ -1,0 +1,199 @@
+/**
+ * Faults as users bring them (issue 36, items 1, 2, 3 and 8), on simulated time at client-go's
+ * timings (15/10/2 s) unless said: a denied or malformed lease read is retried with backoff, never
+ * in a hot loop; a worker outlives an unreachable DynamoDB; a leader whose work died gives the term
+ * up; a renewal that shows its term rewritten ends it. Each test fails with its fix reverted.
+ */
+import { GetItemCommand, PutItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
+import { describe, expect, it } from 'vitest';
+import type { ElectionConfigInput } from '../../lib/schemas/config.js';
+import { ValidationError } from '../../lib/schemas/validation.js';
+import { DynamoDBRefusedError, LeaderWorkError } from '../../lib/sdk/index.js';
+import { maxFailingRequestsPerSecond } from '../../lib/sdk/faults.js';
+import type { LeaderElectorOptions } from '../../lib/sdk/elector.js';
+import type { ModelRequest } from '../../lib/sim/dynamodb-model/index.js';
+import { Sim, type Machine, type SimElector } from './sim-harness.js';
+
+const L = 'job';
+const CLIENT_GO = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 } as const;
+const CONFIG: ElectionConfigInput = { ackWindowMs: 5_000, electedLeaseDurationSeconds: 5 };
+const WINDOW_MS = 30_000;
+
+const leaders = (es: SimElector[]) => es.filter((e) => e.elector.isLeader());
+const onLeases = (sim: Sim, r: ModelRequest) => (r.input as { TableName?: string }).TableName === sim.names.leases;
+const leaseReads = (sim: Sim, m: Machine, from: number) => m.sent.filter((r) => r.operation === 'GetItem' && onLeases(sim, r) && r.at >= from).length;
+const denied = () => Object.assign(new Error('User is not authorized to perform: dynamodb:GetItem'), { name: 'AccessDeniedException', $fault: 'client', $metadata: { httpStatusCode: 400 } });
+
+/** Three coordinated electors at client-go's timings, one leading with a successor named. */
+async function group(opts: Partial<LeaderElectorOptions> = {}) {
+  const sim = await Sim.create({ config: CONFIG });
+  sim.coordinator(L, 1_000);
+  const errors = new Map<string, Error[]>();
+  const es = ['a', 'b', 'c'].map((id) => {
+    const list: Error[] = [];
+    errors.set(id, list);
+    return sim.elector(id, { leaseName: L, ...CLIENT_GO, ...opts }, { errors: list });
+  });
+  const leader = await sim.until('a leader', () => leaders(es)[0], 120_000);
+  const held = await sim.until('a successor named', async () => (await sim.leases.read(L)).item?.successor, 120_000);
+  const successor = es.find((e) => e.elector.options.identity === held)!;
+  return { sim, es, leader, successor, errors: (e: SimElector) => errors.get(e.elector.options.identity)! };
+}
+
+/** The most lease reads a failing process may send in `ms`: one per retry period, and the one it started with. */
+const bound = (ms: number) => Math.floor((ms / 1000) * maxFailingRequestsPerSecond(CLIENT_GO.retryPeriodMs)) + 1;
+
+describe('no hot loops (item 1): a failed lease read is retried with backoff', () => {
+  it('AccessDenied on every lease read: the successor reads at most once per retry period, and onError hears once per try', async () => {
+    const { sim, successor, errors } = await group();
+    const from = sim.clock.monotonic();
+    successor.machine.fault = (r) => (r.operation === 'GetItem' && onLeases(sim, r) ? denied() : undefined);
+    const before = errors(successor).length;
+    await sim.run(WINDOW_MS);
+    const reads = leaseReads(sim, successor.machine, from);
+    const reported = errors(successor).slice(before);
+    expect(reads).toBeGreaterThanOrEqual(3); // it keeps trying
+    expect(reads).toBeLessThanOrEqual(bound(WINDOW_MS)); // before the fix: 7,819 in 30 s
+    expect(reported.length).toBeLessThanOrEqual(reads);
+    expect(reported.every((e) => e instanceof DynamoDBRefusedError && e.kind === 'denied')).toBe(true);
+    expect(reported[0]!.message).toMatch(/LeaderElector "\w" of lease "job": DynamoDB refused the request \(AccessDeniedException.*check the worker's role \(grantWorker\)/);
+  });
+
+  it('a lease row the schema refuses: each follower reads it at most once per retry period', async () => {
+    const { sim, es, leader, errors } = await group();
+    const row = unmarshall((await sim.client.send(new GetItemCommand({ TableName: sim.names.leases, Key: marshall({ name: L }) }))).Item!);
+    const from = sim.clock.monotonic();
+    await sim.client.send(new PutItemCommand({ TableName: sim.names.leases, Item: marshall({ ...row, leaseTransitions: -1 }) }));
+    await sim.run(WINDOW_MS);
+    for (const e of es.filter((x) => x !== leader)) {
+      const reads = leaseReads(sim, e.machine, from);
+      expect(reads).toBeLessThanOrEqual(bound(WINDOW_MS)); // before the fix: 6,234 in 30 s
+      expect(errors(e).filter((x) => x instanceof ValidationError).length).toBeLessThanOrEqual(reads);
+    }
+  });
+
+  it('DynamoDB down for everyone after start: each process reports at most once per retry period, and they elect again once it is back', async () => {
+    const { sim, es, errors } = await group();
+    const before = es.map((e) => errors(e).length);
+    const outage = Object.assign(new Error('service unavailable'), { name: 'ServiceUnavailable', $fault: 'server', $metadata: { httpStatusCode: 503 } });
+    for (const e of es) e.machine.fault = () => outage;
+    await sim.run(32_000);
+    es.forEach((e, i) => {
+      // the elector's polls and renewals, its candidacy's renewal: before the fix, 86 in 32 s
+      expect(errors(e).length - before[i]!).toBeLessThanOrEqual(bound(32_000));
+    });
+    expect(leaders(es)).toEqual([]); // nobody renewed: the leader stopped at its renew deadline
+    for (const e of es) e.machine.fault = undefined;
+    const healedAt = sim.clock.monotonic();
+    await sim.until('a leader again', () => leaders(es)[0], 120_000);
+    expect(sim.clock.monotonic() - healedAt).toBeLessThanOrEqual(60_000); // the checker's leaderless bound after a heal
+  });
+});
+
+describe('a worker never exits on a fault it can outlive (item 2)', () => {
+  it('a worker whose every request fails at start keeps trying, reports each try, and leads once DynamoDB answers', async () => {
+    const sim = await Sim.create({ config: CONFIG });
+    sim.coordinator(L, 1_000);
+    const m = sim.machine();
+    m.fault = () => Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' });
+    const errors: Error[] = [];
+    const e = sim.elector('lone', { leaseName: L, ...CLIENT_GO }, { machine: m, errors });
+    let settled: string | undefined;
+    e.done.then(() => (settled = 'resolved'), () => (settled = 'rejected'));
+    await sim.run(60_000);
+    expect(settled).toBeUndefined(); // before the fix: rejected at once
+    expect(errors.length).toBeGreaterThanOrEqual(3);
+    expect(errors.length).toBeLessThanOrEqual(60); // backoff: not a hot loop
+    expect(errors.every((x) => x.name === 'DynamoDBUnreachableError' && /cannot reach DynamoDB at .* \(ECONNREFUSED\): check the client's endpoint and region/.test(x.message))).toBe(true);
+    m.fault = undefined;
+    await sim.until('it leads', () => e.elector.isLeader(), 120_000);
+    await e.stop();
+    expect(settled).toBe('resolved');
+  });
+});
+
+describe('no zombie leaders (item 3)', () => {
+  /** Three electors with the push path whose work is `work`; the leader's fails when `fail` is called. */
+  async function workers(opts: Partial<LeaderElectorOptions> = {}) {
+    const sim = await Sim.create({ config: CONFIG });
+    sim.pushBroker({ delayMs: 50, deliveryMs: 5 });
+    sim.coordinator(L, 1_000);
+    const failures: ((e: Error) => void)[] = [];
+    const errors: Error[] = [];
+    const es = ['a', 'b', 'c'].map((id) => {
+      const machine = sim.machine();
+      return sim.elector(
+        id,
+        {
+          leaseName: L,
+          ...CLIENT_GO,
+          push: sim.pushFor(machine),
+          callbacks: {
+            onStartedLeading: (signal) =>
+              new Promise<void>((_, reject) => {
+                failures.push(reject);
+                sim.log.add({ who: id, what: 'started' });
+                signal.addEventListener('abort', () => reject(signal.reason));
+              }),
+            onStoppedLeading: ({ reason }) => sim.log.add({ who: id, what: 'stopped', reason }),
+          },
+          ...opts,
+        },
+        { machine, errors },
+      );
+    });
+    const leader = await sim.until('a leader', () => leaders(es)[0], 120_000);
+    await sim.until('a successor named', async () => (await sim.leases.read(L)).item?.successor, 120_000);
+    await sim.run(20_000); // a settled term
+    return { sim, es, leader, fail: () => failures.at(-1)!(new Error('fencedWrite: table app-jobs not found')), errors };
+  }
+
+  it('the work rejects: the term ends (workFailed) and a follower leads within 1 s', async () => {
+    const { sim, es, leader, fail, errors } = await workers();
+    const failedAt = sim.clock.monotonic();
+    fail();
+    const next = await sim.until('another leader', () => leaders(es).find((e) => e !== leader), 5_000);
+    expect(sim.clock.monotonic() - failedAt).toBeLessThanOrEqual(1_000);
+    expect(next).not.toBe(leader);
+    expect(sim.log.of('stopped', leader.elector.options.identity).at(-1)).toMatchObject({ reason: 'workFailed' });
+    const reported = errors.find((e) => e instanceof LeaderWorkError) as LeaderWorkError;
+    expect(reported.outcome).toBe('givenUp');
+    expect(reported.message).toMatch(/the leader's work for lease "job" .* failed: fencedWrite: table app-jobs not found; the term is given up/);
+    expect(sim.log.maxConcurrentLeaders()).toBe(1);
+  });
+
+  it("onLeaderWorkFailure: 'keep' keeps today's behaviour: the lease stays with the leader, and the failure is reported", async () => {
+    const { sim, es, leader, fail, errors } = await workers({ onLeaderWorkFailure: 'keep' });
+    fail();
+    await sim.run(30_000);
+    expect(leaders(es)).toEqual([leader]);
+    expect(errors.find((e) => e instanceof LeaderWorkError)).toMatchObject({ outcome: 'kept' });
+  });
+});
+
+describe('a renewal checks what it renewed (item 8)', () => {
+  it('a fencing token moved under the leader: it stops at its next renewal and the lease is elected again', async () => {
+    const { sim, es, leader } = await group();
+    const held = (await sim.leases.read(L)).item!;
+    // an operator's (or a peer's) write: the token moves, the term's token copy stays
+    await sim.client.send(
+      new UpdateItemCommand({
+        TableName: sim.names.leases,
+        Key: marshall({ name: L }),
+        UpdateExpression: 'SET fencingToken = :t',
+        ExpressionAttributeValues: marshall({ ':t': held.fencingToken + 7 }),
+      }),
+    );
+    const movedAt = sim.clock.monotonic();
+    await sim.until('the leader stops', () => !leader.elector.isLeader(), 20_000);
+    // its next renewal showed it: within a renew interval and a retry
+    expect(sim.clock.monotonic() - movedAt).toBeLessThanOrEqual(CLIENT_GO.renewDeadlineMs);
+    expect(sim.log.of('stopped', leader.elector.options.identity).at(-1)).toMatchObject({ reason: 'deposed' });
+    const next = await sim.until('a leader again', () => leaders(es)[0], 60_000);
+    // before the fix: the leader led on for 60 s with every fenced write refused, and nobody took over
+    expect(sim.clock.monotonic() - movedAt).toBeLessThanOrEqual(CLIENT_GO.renewDeadlineMs + CONFIG.ackWindowMs! + 5_000);
+    expect((await sim.leases.read(L)).item!.fencingToken).toBeGreaterThan(held.fencingToken + 7);
+    expect(next.elector.fencingToken).toBe((await sim.leases.read(L)).item!.fencingToken);
+  });
+});
