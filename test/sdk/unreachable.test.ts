@@ -1,0 +1,41 @@
+/**
+ * A worker started against an endpoint nothing listens on (issue 36, item 2): the real AWS SDK's
+ * connection error, on loopback. run() keeps trying with backoff and names the fault; it ends only
+ * when its signal aborts. Waits on conditions (errors reported), never on a time budget.
+ */
+import { describe, expect, it } from 'vitest';
+import { localClient } from '../../lib/stores/client.js';
+import { DynamoDBUnreachableError, LeaderElector } from '../../lib/sdk/index.js';
+import { waitFor } from './harness.js';
+
+describe('an unreachable DynamoDB', () => {
+  it('run() does not end: each try is reported as DynamoDBUnreachableError naming the endpoint and the fix', async () => {
+    const errors: Error[] = [];
+    const elector = new LeaderElector({
+      client: localClient('http://127.0.0.1:1'),
+      leaseName: 'job',
+      identity: 'w1',
+      candidacy: { emulationVersion: '1.0.0', binaryVersion: '1.0.0' },
+      platform: 'none',
+      callbacks: { onStartedLeading: () => undefined },
+      onError: (e) => errors.push(e),
+    });
+    const stop = new AbortController();
+    let settled: 'resolved' | 'rejected' | undefined;
+    const done = elector.run(stop.signal).then(
+      () => void (settled = 'resolved'),
+      () => void (settled = 'rejected'),
+    );
+    await waitFor('two tries reported', () => errors.length >= 2, 60_000);
+    expect(settled).toBeUndefined(); // before the fix: rejected within 0.4 s with a bare "connect ECONNREFUSED"
+    for (const e of errors) {
+      expect(e).toBeInstanceOf(DynamoDBUnreachableError);
+      expect(e.message).toMatch(/cannot reach DynamoDB at http:\/\/127\.0\.0\.1:1 \(ECONNREFUSED\): check the client's endpoint and region/);
+      expect((e as DynamoDBUnreachableError).endpoint).toBe('http://127.0.0.1:1');
+    }
+    stop.abort();
+    await done;
+    expect(settled).toBe('resolved');
+    await expect(elector.ready).rejects.toBeDefined(); // it never took part
+  });
+});
