@@ -7,11 +7,10 @@
  */
 import type { DynamoDBClient, TransactWriteItem } from '@aws-sdk/client-dynamodb';
 import { hostname } from 'node:os';
-import * as z from 'zod';
 import { Nap, systemClock, type Clock } from '../clock.js';
 import { Name } from '../schemas/common.js';
-import { MAX_COMPLETED_RUNS, type CompletedRun, type Lease } from '../schemas/lease.js';
-import { PERIODIC_WINDOWS, keyedWindowRow } from '../schemas/run-once.js';
+import type { Lease } from '../schemas/lease.js';
+import { PERIODIC_WINDOWS, keyedWindowRow, type WindowRun } from '../schemas/run-once.js';
 import { NO_COORDINATION } from '../schemas/strategy.js';
 import { ValidationError, parse } from '../schemas/validation.js';
 import { CandidateStore } from '../stores/candidate-store.js';
@@ -22,9 +21,12 @@ import { LeaderElector, LeaderElectorOptionsSchema, defaultRenewIntervalMs, type
 import { handOffPromptly } from './seam.js';
 import { FencingError, NO_TRANSACTIONS, fencedTransactWrite } from './fencing.js';
 import { INTERNAL_STOP, stampClockFor } from './options.js';
+import { newPeriodRefusal, rememberRun, windowOf, windowRun } from './run-once-windows.js';
+
+export { windowOf } from './run-once-windows.js';
 
 export { LeaseLostError, RunOnceSchema, WithLeaseOptionsSchema, type LeaseFn, type LeaseRunResult, type LeaseTerm, type RunOnce, type WithLeaseOptions } from './with-lease-options.js';
-import { LeaseLostError, RunOnceSchema, WithLeaseOptionsSchema, type LeaseFn, type LeaseRunResult, type LeaseTerm, type WithLeaseOptions } from './with-lease-options.js';
+import { LeaseLostError, WithLeaseOptionsSchema, type LeaseFn, type LeaseRunResult, type LeaseTerm, type WithLeaseOptions } from './with-lease-options.js';
 
 /**
  * Takes the lease `name`, runs `fn(signal, term)`, and gives the lease up in every outcome — return,
@@ -49,37 +51,6 @@ export function withLease<T>(name: string, fn: LeaseFn<T>, options: WithLeaseOpt
  */
 export function tryWithLease<T>(name: string, fn: LeaseFn<T>, options: WithLeaseOptions): Promise<LeaseRunResult<T>> {
   return runWithLease(name, fn, options, true);
-}
-
-/** The window a run-once run is for: its key, or the period its scheduled time (else `now`) falls in. @internal */
-export function windowOf(r: z.output<typeof RunOnceSchema>, now: number): string {
-  if ('window' in r) return r.window;
-  const t = r.at ?? now;
-  if (r.every === 'day') return new Date(t).toISOString().slice(0, 10);
-  if (r.every === 'hour') return new Date(t).toISOString().slice(0, 13);
-  return new Date(Math.floor(t / r.every) * r.every).toISOString();
-}
-
-/**
- * Whether `window` ran, by the runs its row records: the run that completed it; `{ run: undefined }`
- * for a periodic window older than every one a full list keeps (the list drops its oldest window
- * as a newer one is added, so whatever it dropped is older than all it keeps); undefined: it did
- * not run. @internal
- */
-export function windowRun(runs: readonly CompletedRun[], window: string, periodic: boolean): { run: CompletedRun | undefined } | undefined {
-  const run = runs.find((r) => r.window === window);
-  if (run) return { run };
-  if (periodic && runs.length >= MAX_COMPLETED_RUNS && runs.every((r) => window < r.window)) return { run: undefined };
-  return undefined;
-}
-
-/**
- * The periodic windows remembered once `run` completes: the MAX_COMPLETED_RUNS newest windows,
- * newest first. Window names sort as the times they start (zero-padded ISO 8601), so a retry of an
- * older window, completed late, never pushes out a newer one. @internal
- */
-export function rememberRun(runs: readonly CompletedRun[], run: CompletedRun): CompletedRun[] {
-  return [run, ...runs.filter((r) => r.window !== run.window)].sort((a, b) => (a.window < b.window ? 1 : a.window > b.window ? -1 : 0)).slice(0, MAX_COMPLETED_RUNS);
 }
 
 /** Beyond its term by this much on DynamoDB's clock (the coordinator's clockSkewMs, and both stamps' errors), a holder is stale. */
@@ -200,8 +171,12 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
     const claimed: RunOnceRead | undefined = row !== undefined ? await rows.claim(leaseName, row, term.fencingToken) : { runs: [], revision: 0 };
     if (!claimed) throw new LeaseLostError(leaseName, term.fencingToken, stopped ?? 'deposed');
     const done = claimed;
-    const ran = window !== undefined ? windowRun(done.runs, window, row === PERIODIC_WINDOWS) : undefined;
+    // a periodic window's period: only that period's windows judge it (lib/sdk/run-once-windows.ts)
+    const every = runOnce && 'every' in runOnce ? runOnce.every : undefined;
+    const ran = window !== undefined ? windowRun(done.runs, window, every) : undefined;
     if (window !== undefined && ran) return { status: 'skipped', window, run: ran.run };
+    const crowded = every !== undefined ? newPeriodRefusal(done.runs, every) : undefined;
+    if (crowded) throw new ValidationError(what, [{ field: 'runOnce.every', message: crowded }]);
     let completed = false;
     const handle: LeaseTerm = {
       leaseName,
@@ -224,8 +199,8 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
       if (window === undefined || row === undefined) throw new RangeError('complete(): this run has no run-once window; give the runOnce option, or use fencedWrite');
       if (completed) throw new RangeError(`complete(): the window ${window} was already marked by this run`);
       if (!elector.isLeader()) throw new FencingError(leaseName, term.fencingToken, 'the term is over (this worker is not leading)');
-      const marker: CompletedRun = { window, fencingToken: term.fencingToken, holder: identity, at: time.now() };
-      const runs = row === PERIODIC_WINDOWS ? rememberRun(done.runs, marker) : [marker];
+      const marker: WindowRun = { window, fencingToken: term.fencingToken, holder: identity, at: time.now() };
+      const runs = every !== undefined ? rememberRun(done.runs, { ...marker, every }) : [marker];
       if (items.length === 0) {
         // the window's row alone: one conditional write, fenced by the row's claim
         if (!(await rows.complete(leaseName, row, runs, done, term.fencingToken))) throw new FencingError(leaseName, term.fencingToken, 'a newer term has claimed the window\'s row');

@@ -1,13 +1,12 @@
 import { GetItemCommand, UpdateItemCommand, type DynamoDBClient, type TransactWriteItem } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from './codec.js';
-import type { CompletedRun } from '../schemas/lease.js';
-import { RunOnceRow } from '../schemas/run-once.js';
+import { RunOnceRow, type WindowRun } from '../schemas/run-once.js';
 import { parse } from '../schemas/validation.js';
 import { ConflictError, isConditionFailed } from './errors.js';
 
 /** A run-once row as read: the runs it records (none when it does not exist) and its revision (0 then). */
 export interface RunOnceRead {
-  readonly runs: readonly CompletedRun[];
+  readonly runs: readonly WindowRun[];
   readonly revision: number;
 }
 
@@ -60,7 +59,7 @@ export class RunOnceStore {
    * @returns false when a newer term has claimed the row since
    * @throws ConflictError when the row's revision moved, which only a write from outside the term can do
    */
-  async complete(leaseName: string, name: string, runs: readonly CompletedRun[], read: RunOnceRead, fencingToken: number): Promise<boolean> {
+  async complete(leaseName: string, name: string, runs: readonly WindowRun[], read: RunOnceRead, fencingToken: number): Promise<boolean> {
     const { Update } = this.writeItem(leaseName, name, runs, read, fencingToken);
     try {
       await this.client.send(new UpdateItemCommand(Update!));
@@ -78,7 +77,7 @@ export class RunOnceStore {
    * revision and claimed by the term of `fencingToken`. An UpdateItem naming only the key, `runs`,
    * `revision` and `fence` (what the worker policy lets it name: infra/access.ts).
    */
-  writeItem(leaseName: string, name: string, runs: readonly CompletedRun[], read: RunOnceRead, fencingToken: number): TransactWriteItem {
+  writeItem(leaseName: string, name: string, runs: readonly WindowRun[], read: RunOnceRead, fencingToken: number): TransactWriteItem {
     const row = parse(RunOnceRow, { leaseName, name, runs, revision: read.revision + 1 }, `run-once row "${name}" of lease "${leaseName}"`);
     return {
       Update: {

@@ -165,6 +165,37 @@ describe('run-once windows that never run twice (issue 27)', () => {
     expect(await keyed(lease, 'w-9')).toEqual([expect.objectContaining({ holder: 'operator' })]);
   });
 
+  it('mixed periods: after 40 hourly windows a day window that never ran runs, once, and neither period pushes the other’s windows out (issue 36)', async () => {
+    const lease = 'mixed-report';
+    const hour = (h: number) => new Date(Date.UTC(2026, 1, 1, h, 5)).toISOString(); // h hours into 2026-02-01
+    const runHour = (h: number, who: string) => withLease(lease, async () => who, opts(who, { mode: 'NoCoordination', runOnce: { every: 'hour', at: hour(h) } }));
+    const runDaily = (who: string) => withLease(lease, async () => who, opts(who, { mode: 'NoCoordination', runOnce: { every: 'day', at: hour(6) } }));
+    for (let h = 0; h < 40; h++) expect((await runHour(h, `hour-${h}`)).status).toBe('ran');
+    // the hours kept: the 32 newest, 2026-02-01T08 … 2026-02-02T15; the day 2026-02-01 sorts before them all, and is no hour
+    expect(await runDaily('day-1')).toMatchObject({ status: 'ran', value: 'day-1', window: '2026-02-01' });
+    expect(await runDaily('day-1-retry')).toMatchObject({ status: 'skipped', window: '2026-02-01', run: { holder: 'day-1', every: 'day' } });
+    for (let h = 40; h < 44; h++) expect((await runHour(h, `hour-${h}`)).status).toBe('ran');
+    expect(await runDaily('day-1-late')).toMatchObject({ status: 'skipped', run: { holder: 'day-1' } }); // still remembered
+    const kept = await periodic(lease);
+    expect(kept.filter((w) => w.length === 13)).toEqual(Array.from({ length: 32 }, (_, i) => hour(43 - i).slice(0, 13)));
+    expect(kept.filter((w) => w.length !== 13)).toEqual(['2026-02-01']);
+    // an hour dropped from the hours' list still skips as it did: it may have run
+    expect(await runHour(0, 'hour-0-again')).toEqual({ status: 'skipped', window: '2026-02-01T00', run: undefined });
+  });
+
+  it('a ninth period on one lease is refused before it runs, naming runOnce.every and the way out; the lease is released', async () => {
+    const lease = 'many-periods';
+    const at = '2026-03-01T00:00:00Z';
+    const everies = ['day', 'hour', 60_000, 120_000, 300_000, 600_000, 900_000, 1_800_000] as const;
+    for (const every of everies) expect((await withLease(lease, async () => 1, opts(`p-${every}`, { mode: 'NoCoordination', runOnce: { every, at } }))).status).toBe('ran');
+    let ran = false;
+    const e = await withLease(lease, async () => (ran = true), opts('p-ninth', { mode: 'NoCoordination', runOnce: { every: 7_200_000, at } })).catch((x: unknown) => x);
+    expect((e as Error).message).toMatch(/runOnce\.every: this lease already keeps windows of 8 periods \(.*\), the most one lease keeps, and 7200000 ms is not one of them: run this schedule under a lease of its own/);
+    expect(ran).toBe(false);
+    expect((await new LeaseStore(t.client, t.names.leases).read(lease)).item!.holderIdentity).toBeUndefined();
+    expect((await withLease(lease, async () => 2, opts('p-day-again', { mode: 'NoCoordination', runOnce: { every: 'day', at: '2026-03-02T00:00:00Z' } }))).status).toBe('ran'); // a period it keeps runs on
+  });
+
   it('bad scheduled times are refused, naming runOnce.at and what to pass', async () => {
     for (const at of ['yesterday', '2026-11-24', -1, {}] as unknown[]) {
       const e = await withLease('bad-at', async () => 1, opts('x', { mode: 'NoCoordination', runOnce: { every: 'day', at } as RunOnce })).catch((x: unknown) => x);
