@@ -11,6 +11,8 @@ import { isDeparted, liveCandidates, vacancy, type VacancyReason } from './vacan
 export type LeaveAloneReason =
   | 'noCandidates'
   | 'noLiveCandidates'
+  /** Vacant, and every live candidate let a failed election's whole ack window pass: asked in vain (askedInVain). */
+  | 'noResponsiveCandidates'
   | 'noCoordination'
   | 'unknownStrategy'
   | 'contradictoryStrategies'
@@ -102,6 +104,20 @@ export function pingsToWithdraw(d: Decision, lease: Lease | undefined, candidate
   return candidates.filter((c) => c.pingTime !== undefined && c.pingTime >= e.startedAt && !answeredLastPing(c)).map((c) => ({ name: c.name, pingTime: c.pingTime! }));
 }
 
+/**
+ * Whether the live candidates `silent`, all of which ignored their last ping, were asked in vain: the
+ * lease's last election failed with nobody answering at least an ack window after each one's last
+ * ping. Asking again would change nothing (kill -9 of the last candidate: an election every tick
+ * for the 30 minutes its row stays live), and their pings still stand: a candidate that comes back
+ * answers by renewing (the candidate stream reconciles: it answered), and a new one is fresh, so
+ * either is elected at once, by the stream or by the tick. A live candidate that missed that
+ * window too (partitioned, paused) takes the vacant lease by the SDK's fallback.
+ */
+function askedInVain(lease: Lease, silent: readonly Candidate[], ackWindowMs: number): boolean {
+  const failure = lease.lastElectionFailure;
+  return failure?.reason === 'noLiveCandidates' && silent.every((c) => c.pingTime !== undefined && c.pingTime + ackWindowMs <= failure.at);
+}
+
 /** The election fails (`election`: the one open, if any). */
 function failed(now: number, election: { id: string } | undefined, reason: ElectionFailure['reason'], message: string, strategy?: string): Decision {
   return {
@@ -179,8 +195,12 @@ export function decide(name: string, lease: Lease | undefined, candidates: reado
     if (live.length === 0) return { kind: 'leaveAlone', reason: candidates.length ? 'noLiveCandidates' : 'noCandidates', strategy };
     // Every live candidate ignored its last ping — typically pinged for an election that closed
     // before its next poll, so it never saw it: a vacancy asks them all again rather than fail
-    // (a dead one never answers, and the election fails when its window closes).
-    const ping = toPing().length || fresh.length ? toPing() : live.map((c) => c.name);
+    // (a dead one never answers, and the election fails when its window closes). A lease already
+    // without holder whose candidates were asked in vain is not asked again until one shows life
+    // (askedInVain); a new vacancy (a term run out, a report) asks them all again.
+    const silent = toPing().length === 0 && fresh.length === 0;
+    if (silent && v.reason === 'noHolder' && askedInVain(lease!, live, config.ackWindowMs)) return { kind: 'leaveAlone', reason: 'noResponsiveCandidates', strategy };
+    const ping = silent ? live.map((c) => c.name) : toPing();
     if (ping.length === 0) return finish(fresh, undefined, v.reason);
     const departed = v.reason === 'expired' || v.reason === 'reported' ? lease!.holderIdentity : undefined;
     const opened: Election = { id: electionIdFor(name, lease), startedAt: now, deadline: now + config.ackWindowMs, strategy, ...(departed ? { departed } : {}) };

@@ -135,6 +135,22 @@ const conclaveRows: Row[] = [
   { name: 'stale candidates do not count', candidates: [cand('a', '1.0.0', '1.0.0', { renewTime: NOW - 31 * MIN })], want: { kind: 'leaveAlone', reason: 'noLiveCandidates' } },
   { name: 'vacant, and every live candidate ignored its last ping: all are pinged again, not failed (regression: npm start’s signalled failover waited for the fallback)', candidates: [cand('a', '1.0.0', '1.0.0', { renewTime: NOW - 2 * MIN, pingTime: NOW - MIN }), cand('b', '1.1.0', '1.1.0', { renewTime: NOW - 2 * MIN, pingTime: NOW - MIN })], want: { kind: 'openElection', ping: ['a', 'b'] } },
   { name: 'candidates that ignored their last ping are not pinged again', candidates: [cand('dead', '1.0.0', '1.0.0', { renewTime: NOW - 2 * MIN, pingTime: NOW - MIN }), cand('b', '1.1.0', '1.1.0', { renewTime: NOW - MIN })], want: { kind: 'openElection', ping: ['b'] } },
+  // issue 36 item 5: asked again once, not at every tick for the 30 minutes a dead candidate's row stays live
+  ...((): Row[] => {
+    const pinged = NOW - MIN;
+    const failedAt = (at: number, reason: 'noLiveCandidates' | 'noValidCandidates' = 'noLiveCandidates') => ({ lastElectionFailure: { at, reason, message: 'x', electionId: 'component-A#12' } });
+    const dead = (name: string, extra: Partial<Candidate> = {}) => cand(name, '1.0.0', '1.0.0', { renewTime: NOW - 10 * MIN, pingTime: pinged, ...extra });
+    return [
+      { name: 'no holder, its election failed a whole ack window after every live candidate’s last ping, none answered since: left alone, not asked again', lease: lease(undefined, failedAt(pinged + E)), candidates: [dead('a'), dead('b')], want: { kind: 'leaveAlone', reason: 'noResponsiveCandidates', strategy: OEV } },
+      { name: '… and one answered its ping since (renewed): elected at once', lease: lease(undefined, failedAt(pinged + E)), candidates: [dead('a'), dead('b', { renewTime: NOW - SEC, ackedPingTime: pinged })], want: { kind: 'elect', winner: 'b', acked: ['b'] } },
+      { name: '… and a new candidate stood: elected at once', lease: lease(undefined, failedAt(pinged + E)), candidates: [dead('a'), cand('c', '2.0.0', '2.0.0')], want: { kind: 'elect', winner: 'c' } },
+      { name: '… and one answered late, not fresh any more: pinged (it is responsive again)', lease: lease(undefined, failedAt(pinged + E)), candidates: [dead('a'), dead('b', { renewTime: pinged + 2 * E, ackedPingTime: pinged })], want: { kind: 'openElection', ping: ['b'] } },
+      { name: 'the failure came less than an ack window after a candidate’s last ping: all asked again', lease: lease(undefined, failedAt(pinged + E - 1)), candidates: [dead('a'), dead('b')], want: { kind: 'openElection', ping: ['a', 'b'] } },
+      { name: 'a candidate pinged after the failure: all asked again', lease: lease(undefined, failedAt(pinged + E)), candidates: [dead('a'), dead('b', { pingTime: pinged + 2 * E })], now: pinged + 4 * E, want: { kind: 'openElection', ping: ['a', 'b'] } },
+      { name: 'the election failed for another reason (invalid versions): all asked again', lease: lease(undefined, failedAt(pinged + E, 'noValidCandidates')), candidates: [dead('a'), dead('b')], want: { kind: 'openElection', ping: ['a', 'b'] } },
+      { name: 'a holder’s term ran out since (a new vacancy): all asked again, whatever failed before', lease: lease('x', { renewTime: NOW - MIN, ...failedAt(pinged + E) }), candidates: [dead('a'), dead('b')], want: { kind: 'openElection', vacancy: 'expired', ping: ['a', 'b'] } },
+    ];
+  })(),
   { name: 'malformed versions never win', candidates: [cand('a', 'garbage', '1.0.0'), cand('b', '9.0.0', '9.0.0')], want: { kind: 'elect', winner: 'b' } },
   { name: 'skew prevention reported', candidates: [cand('old', '1.29.0', '1.29.0'), cand('new', '1.29.0', '1.30.0')], want: { kind: 'elect', winner: 'old', skewPrevented: true } },
 ];
