@@ -1,18 +1,25 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { createServer } from 'node:net';
+import { createServer, type AddressInfo, type Server } from 'node:net';
 import { dirname, join } from 'node:path';
 import { ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { localClient } from '../stores/client.js';
 import { ensureJava } from './java.js';
+import { INNER_PORT, namespaceSupport, startInNamespace, type NamespaceSupport } from './network-namespace.js';
 import { systemClock } from '../clock.js';
 
 export interface DynamoDBLocal {
   /** http://127.0.0.1:PORT — pass as `endpoint` to the SDK clients. */
   readonly endpoint: string;
   readonly port: number;
+  /** Java's pid. */
   readonly pid: number | undefined;
+  /**
+   * Who can reach it: only this machine's loopback (Java in a network namespace of its own, on
+   * Linux), or every interface of this machine (elsewhere; a warning said so at the start).
+   */
+  readonly listensOn: 'loopback' | 'every interface';
   stop(): Promise<void>;
 }
 
@@ -28,7 +35,21 @@ export interface StartOptions {
    * repository's own commands ask on the user's behalf. @default CONCLAVE_INSTALL_JAVA=1 in the environment
    */
   installJava?: { askedBy: string } | boolean;
+  /**
+   * DynamoDB Local has no bind option; on Linux it runs in a network namespace of its own, reached
+   * only through a 127.0.0.1 port (lib/local/network-namespace.ts). Where that can't be done (not
+   * Linux, user namespaces disabled, no `unshare` or `ip`): `'prefer'` starts it on every interface
+   * and warns, `'require'` refuses to start it. @default CONCLAVE_LOOPBACK_ONLY in the environment, else 'prefer'
+   */
+  loopbackOnly?: 'prefer' | 'require';
+  /** Where the warning goes. @default stderr */
+  log?: (line: string) => void;
+  /** Test hook: whether a network namespace can be made here. @default namespaceSupport() */
+  namespace?: () => NamespaceSupport;
 }
+
+/** Set to `require` to refuse to start DynamoDB Local where it would listen on every interface. */
+export const LOOPBACK_ONLY_ENV = 'CONCLAVE_LOOPBACK_ONLY';
 
 // The client side lives apart, so the CLI reaches it without this launcher; callers get it here too.
 export { LOCAL_CREDENTIALS, LOCAL_REGION, localClient } from '../stores/client.js';
@@ -71,21 +92,58 @@ export function freePort(): Promise<number> {
   });
 }
 
+/** A server listening on 127.0.0.1:`port` (0: one the OS picks). */
+function listenLoopback(port: number): Promise<Server> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.on('error', reject);
+    srv.listen(port, '127.0.0.1', () => resolve(srv));
+  });
+}
+
+/** Signals `pid` unless it is already gone. */
+function signal(pid: number | undefined, sig: NodeJS.Signals): void {
+  if (pid === undefined) return;
+  try {
+    process.kill(pid, sig);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ESRCH') throw e;
+  }
+}
+
 /**
- * Starts DynamoDB Local in memory on a loopback port, waits until it answers, and stops it when
- * this process exits. Telemetry is switched off: nothing leaves the machine.
+ * Starts DynamoDB Local in memory, reached on a 127.0.0.1 port, waits until it answers, and stops
+ * it when this process exits. On Linux nothing but this machine's loopback reaches it (see
+ * `loopbackOnly`). Telemetry is switched off: nothing leaves the machine.
  */
 export async function startDynamoDBLocal(opts: StartOptions = {}): Promise<DynamoDBLocal> {
   const ask = opts.installJava;
   ensureJava(typeof ask === 'object' ? { install: true, askedBy: ask.askedBy } : ask === undefined ? {} : { install: ask });
   const { jar, libDir } = findJar();
-  const port = opts.port ?? (await freePort());
   const jvm = opts.quickStart === false ? [] : ['-XX:TieredStopAtLevel=1', '-XX:+UseSerialGC'];
-  const child: ChildProcess = spawn(
-    'java',
-    [...jvm, `-Djava.library.path=${libDir}`, '-jar', jar, '-inMemory', '-disableTelemetry', '-port', String(port)],
-    { stdio: ['ignore', 'ignore', 'pipe'] },
-  );
+  const javaArgs = (port: number) => [...jvm, `-Djava.library.path=${libDir}`, '-jar', jar, '-inMemory', '-disableTelemetry', '-port', String(port)];
+
+  const ns = (opts.namespace ?? namespaceSupport)();
+  let child: ChildProcess;
+  let port: number;
+  let javaPid: Promise<number | undefined>;
+  if (ns.ok) {
+    const front = await listenLoopback(opts.port ?? 0);
+    port = (front.address() as AddressInfo).port;
+    const started = startInNamespace(ns.unshare, javaArgs(INNER_PORT), front);
+    child = started.relay;
+    javaPid = started.javaPid;
+  } else {
+    const required = (opts.loopbackOnly ?? process.env[LOOPBACK_ONLY_ENV] ?? 'prefer') === 'require';
+    const why = `DynamoDB Local has no bind option, and the network namespace that keeps it on loopback can't be made here: ${ns.why}.`;
+    if (required) throw new Error(`${why} ${LOOPBACK_ONLY_ENV}=require (or loopbackOnly: 'require') forbids starting it on every interface.`);
+    port = opts.port ?? (await freePort());
+    (opts.log ?? ((l: string) => process.stderr.write(`${l}\n`)))(
+      `conclave: WARNING: DynamoDB Local listens on every interface of this machine, port ${port}: whoever reaches this machine can read and write its tables with any credentials. ${why}`,
+    );
+    child = spawn('java', javaArgs(port), { stdio: ['ignore', 'ignore', 'pipe'] });
+    javaPid = Promise.resolve(child.pid);
+  }
   let stderr = '';
   child.stderr?.on('data', (b: Buffer) => {
     stderr = (stderr + b.toString()).slice(-4000);
@@ -94,15 +152,21 @@ export async function startDynamoDBLocal(opts: StartOptions = {}): Promise<Dynam
   child.on('exit', (code) => {
     exited = code;
   });
-  const killOnExit = () => child.kill('SIGKILL');
+  let pid: number | undefined;
+  const killOnExit = () => {
+    signal(pid, 'SIGKILL'); // Java first: a relay killed before it can't stop it
+    child.kill('SIGKILL');
+  };
   process.on('exit', killOnExit);
 
-  // DynamoDB Local listens on every interface; we only ever talk to loopback.
   const endpoint = `http://127.0.0.1:${port}`;
   const client = localClient(endpoint);
   const clock = systemClock;
   const deadline = clock.monotonic() + (opts.startTimeoutMs ?? 30_000);
   try {
+    pid = await javaPid.catch((e: unknown) => {
+      throw new Error(`${(e as Error).message}:\n${stderr}`, { cause: e });
+    });
     for (;;) {
       if (exited !== undefined) throw new Error(`DynamoDB Local exited with code ${exited} before answering:\n${stderr}`);
       try {
@@ -114,7 +178,7 @@ export async function startDynamoDBLocal(opts: StartOptions = {}): Promise<Dynam
       }
     }
   } catch (e) {
-    child.kill('SIGKILL');
+    killOnExit();
     process.off('exit', killOnExit);
     throw e;
   } finally {
@@ -124,13 +188,16 @@ export async function startDynamoDBLocal(opts: StartOptions = {}): Promise<Dynam
   return {
     endpoint,
     port,
-    pid: child.pid,
+    pid,
+    listensOn: ns.ok ? 'loopback' : 'every interface',
     async stop() {
       process.off('exit', killOnExit);
       if (exited !== undefined) return;
       const gone = new Promise<void>((r) => child.once('exit', () => r()));
-      child.kill('SIGTERM');
-      const timer = systemClock.setTimer(3000, () => child.kill('SIGKILL'));
+      // the relay stops Java when its parent disconnects; without one, child is Java
+      if (child.connected) child.disconnect();
+      else child.kill('SIGTERM');
+      const timer = systemClock.setTimer(3000, killOnExit);
       await gone;
       timer.cancel();
     },

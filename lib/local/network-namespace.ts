@@ -1,0 +1,96 @@
+/**
+ * DynamoDB Local has no bind option: its Jetty listens on every interface, so anyone who reaches
+ * this machine could read and write its tables with the published `local` credentials. On Linux
+ * Java runs in a network namespace of its own, which holds nothing but its own loopback. This
+ * process listens on 127.0.0.1 and hands that listening socket to a relay inside the namespace,
+ * which pipes each connection it accepts to Java (systemd's PrivateNetwork= with socket activation,
+ * done by hand). A socket belongs to the namespace it was made in, so the port stays on this
+ * machine's loopback, and Java's own port exists only in the namespace.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import type { Server } from 'node:net';
+
+/** Java's port inside its namespace: nothing else lives there. */
+export const INNER_PORT = 8000;
+
+export type NamespaceSupport = { ok: true; unshare: string[] } | { ok: false; why: string };
+
+let support: NamespaceSupport | undefined;
+
+/**
+ * Whether a network namespace can be made here, and `unshare`'s flags for it: a user namespace
+ * of its own (no privilege needed where the kernel allows unprivileged user namespaces), or, as
+ * root where it doesn't, the network namespace alone. Asked once per process (one `unshare`, a few ms).
+ */
+export function namespaceSupport(): NamespaceSupport {
+  if (support) return support;
+  if (process.platform !== 'linux') return (support = { ok: false, why: `network namespaces are Linux's, and this is ${process.platform}` });
+  const tries = [['--user', '--map-root-user', '--net']];
+  if (process.getuid?.() === 0) tries.push(['--net']);
+  let why = '';
+  for (const flags of tries) {
+    // the namespace's loopback starts down; Java is reached through it
+    const r = spawnSync('unshare', [...flags, 'ip', 'link', 'set', 'lo', 'up'], { encoding: 'utf8' });
+    if (r.status === 0) return (support = { ok: true, unshare: flags });
+    why =
+      (r.error as NodeJS.ErrnoException | undefined)?.code === 'ENOENT'
+        ? 'there is no `unshare` (util-linux) on PATH'
+        : `\`unshare ${flags.join(' ')} ip link set lo up\` failed: ${(r.stderr || String(r.error)).trim()}`;
+  }
+  return (support = { ok: false, why });
+}
+
+/**
+ * Runs in the namespace (`node -e`, so it needs no file and no loader): starts Java with the
+ * arguments it is given, tells the parent Java's pid, pipes each connection of the listening
+ * socket the parent sends to Java's port, and stops Java when the parent goes or disconnects.
+ */
+const RELAY = `
+const { spawn } = require('node:child_process');
+const { connect } = require('node:net');
+const [port, ...args] = process.argv.slice(1);
+const java = spawn('java', args, { stdio: ['ignore', 'ignore', 'inherit'] });
+java.on('error', (e) => { console.error(String(e)); process.exit(1); });
+java.on('exit', (code) => process.exit(code ?? 1));
+if (java.pid !== undefined) process.send({ javaPid: java.pid });
+process.on('message', (_m, front) => {
+  front.on('error', (e) => console.error('conclave relay: ' + String(e)));
+  front.on('connection', (c) => {
+    const j = connect(Number(port), '127.0.0.1');
+    c.setNoDelay(true);
+    j.setNoDelay(true);
+    c.on('error', () => j.destroy());
+    j.on('error', () => c.destroy());
+    c.pipe(j).pipe(c);
+  });
+});
+process.on('disconnect', () => java.kill('SIGTERM'));
+`;
+
+export interface IsolatedJava {
+  /** unshare, then the relay (the same process: unshare and sh exec). Its stderr carries Java's. */
+  readonly relay: ChildProcess;
+  /** Java's pid (in this machine's pid namespace), once the relay has started it. */
+  readonly javaPid: Promise<number>;
+}
+
+/**
+ * Starts `java javaArgs` (which must make it listen on INNER_PORT) in a network namespace, reached
+ * through `front`, a server listening on this machine's loopback. `front` is closed here once the
+ * relay holds it, so every connection to its port goes to Java. `relay.disconnect()` stops Java.
+ */
+export function startInNamespace(flags: string[], javaArgs: string[], front: Server): IsolatedJava {
+  const relay = spawn(
+    'unshare',
+    [...flags, 'sh', '-c', 'ip link set lo up && exec "$0" "$@"', process.execPath, '-e', RELAY, String(INNER_PORT), ...javaArgs],
+    { stdio: ['ignore', 'ignore', 'pipe', 'ipc'] },
+  );
+  relay.send('front', front, () => front.close());
+  const javaPid = new Promise<number>((resolve, reject) => {
+    relay.once('message', (m: { javaPid: number }) => resolve(m.javaPid));
+    // 'close', not 'exit': by then its stderr (the caller's message) has been read
+    relay.once('close', (code) => reject(new Error(`DynamoDB Local's relay in its network namespace exited with code ${code} before starting Java`)));
+  });
+  javaPid.catch(() => undefined); // the caller sees the exit itself, with Java's stderr
+  return { relay, javaPid };
+}
