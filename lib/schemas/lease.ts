@@ -76,9 +76,10 @@ export const CompletedRun = z.object({
 export type CompletedRun = z.infer<typeof CompletedRun>;
 
 /**
- * How many periodic run-once windows (`every`) a lease remembers, the newest windows first: a run
- * for one of them is skipped, and so is a run for a window older than all of them once that many
- * are remembered (it may have run and been forgotten). Keyed windows are never forgotten.
+ * How many periodic run-once windows of each period (`every`) a lease remembers, the newest
+ * windows first: a run for one of them is skipped, and so is a run for a window older than all of
+ * its period's once that many are remembered (it may have run and been forgotten). Windows of
+ * another period never judge it. Keyed windows are never forgotten.
  */
 export const MAX_COMPLETED_RUNS = 32;
 

@@ -224,7 +224,7 @@ export type LeaseRunResult<T> =
   | { status: 'busy'; holder: string | undefined }
   /**
    * Run-once: the function did not run. The window already had a successful run (`run`); or,
-   * `run` undefined, it is a periodic window older than all of the 32 newest ones the lease
-   * remembers: it may have run and been forgotten, so it does not run again.
+   * `run` undefined, it is a periodic window older than all of the 32 newest ones of its period
+   * (`every`) the lease remembers: it may have run and been forgotten, so it does not run again.
    */
   | { status: 'skipped'; window: string; run: CompletedRun | undefined };
