@@ -159,6 +159,8 @@ const LEASE_WRITES: WriteScope = {
     'election', 'preferredHolder', 'successor', 'successorInstance', 'vacancyReport',
     // a release names the holder that leaves
     'lastHolderIdentity',
+    // a new start-up asks the live holder of its candidate name to show itself (LeaseCandidate)
+    'identityClaim',
   ],
   returnValues: ['NONE', 'ALL_NEW'],
 };

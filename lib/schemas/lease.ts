@@ -42,6 +42,22 @@ export const VacancyReport = z.object({
   observedRevision: Revision,
 });
 
+/**
+ * A start-up's claim to a candidate name another start-up's row holds (LeaseCandidate): the live
+ * holder of the name answers by renewing its candidate row, and the newcomer is refused.
+ */
+export const IdentityClaim = z.object({
+  /** The candidate name claimed. */
+  name: HolderName,
+  /** The start-up that claims it. */
+  instance: Instance,
+  /** The start-up whose row it found (the one asked to answer). */
+  of: Instance,
+  /** When (the claimer's clock, epoch ms): informational. */
+  at: Millis,
+});
+export type IdentityClaim = z.infer<typeof IdentityClaim>;
+
 /** An election failure's message is cut to this many characters where it is made (decide). */
 export const MAX_FAILURE_MESSAGE = 2048;
 
@@ -148,6 +164,13 @@ export const LeaseItem = z.object({
   /** The successor's process (its candidate's `identity`): a restarted worker is not the one designated. */
   successorInstance: Instance.optional(),
   vacancyReport: VacancyReport.optional(),
+  /**
+   * The last claim a new start-up made to a candidate name another start-up's row holds: that
+   * start-up, if it lives, answers by renewing its candidate row (its electors read the lease), and
+   * the newcomer is refused (one identity, one process). Written by workers; never read by the
+   * coordinator.
+   */
+  identityClaim: IdentityClaim.optional(),
   /**
    * The holder's session (lib/sdk/session.ts): the name of a row of the identities table (component
    * `conclave-session`) that the holder's process renews for every lease it holds. While it is set,

@@ -7,6 +7,8 @@ import { Platform } from '../schemas/platform.js';
 import { OLDEST_EMULATION_VERSION } from '../schemas/strategy.js';
 import { parse } from '../schemas/validation.js';
 import { CandidateStore } from '../stores/candidate-store.js';
+import { LeaseStore } from '../stores/lease-store.js';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { resolveLocation } from './platform.js';
 import { faultReporter, retryDelayMs } from './faults.js';
 import { retryOnConflict } from '../stores/errors.js';
@@ -75,6 +77,14 @@ export const LeaseCandidateOptionsSchema = z
       clock: ClockSchema.optional(),
       /** Unique per start-up, written as the row's `identity`; a restarted worker is a new instance. @default `${name}_` and a random UUID */
       instance: z.string().min(1, 'must not be empty').optional(),
+      /**
+       * One identity, one process: how long a new start-up that finds another start-up's row of its
+       * name waits for that one to show itself (its electors answer the claim put on the lease, at
+       * their next read). It is refused with a DuplicateIdentityError if that one answers, and takes
+       * the row over if not (it was killed). A LeaderElector passes its leaseDurationMs.
+       * @default 15000
+       */
+      claimWindowMs: z.number().int().min(100, 'must be ≥ 100 ms').default(15_000),
       /** A renewal that failed for a reason other than a race (retried at the next interval), or a failed withdrawal. @default a process warning */
       onError: fn<(error: Error) => void>().optional(),
     },
@@ -87,6 +97,32 @@ export type LeaseCandidateOptions = z.input<typeof LeaseCandidateOptionsSchema>;
 type Parsed = z.output<typeof LeaseCandidateOptionsSchema>;
 /** A LeaseCandidate's options as resolved (defaults applied, tables named), read-only; the client is not among them. */
 export type ResolvedLeaseCandidateOptions = DeepReadonly<Omit<z.output<typeof LeaseCandidateOptionsSchema>, 'client' | 'clock' | 'instance' | 'onError'>>;
+
+/**
+ * One identity, one process: two start-ups stood under one candidate name. The newcomer's run()
+ * rejects with it (`refused`); the start-up that holds the name reports it to onError (`held`).
+ */
+export class DuplicateIdentityError extends Error {
+  /** Always `DuplicateIdentityError`. */
+  override readonly name = 'DuplicateIdentityError';
+  constructor(
+    /** The candidate name (the worker's identity). */
+    readonly identity: string,
+    readonly leaseName: string,
+    /** The start-up that was refused (the newcomer). */
+    readonly refused: string,
+    /** The start-up that holds the name, alive: it answered the newcomer's claim. */
+    readonly holder: string,
+    /** Which of the two reports it. */
+    readonly side: 'refused' | 'held',
+  ) {
+    super(
+      side === 'refused'
+        ? `identity "${identity}" of lease "${leaseName}" is in use by a live process (start-up ${holder} answered); this start-up (${refused}) is refused: give each process a unique identity (for example the host name and the pid)`
+        : `start-up ${refused} tried to stand under identity "${identity}" of lease "${leaseName}", which this start-up (${holder}) holds; it was refused: give each process a unique identity (for example the host name and the pid)`,
+    );
+  }
+}
 
 type SpecSource = DeepReadonly<Pick<Parsed, 'leaseName' | 'name' | 'binaryVersion' | 'emulationVersion' | 'preferredStrategies' | 'labels'>>;
 
@@ -102,6 +138,8 @@ function specOf(o: SpecSource): SpecFields {
 }
 
 const TTL_FACTOR = 2;
+/** A claim's window is watched with this many reads of the row (an answer ends the wait early). */
+const CLAIM_READS = 5;
 /** A first registration that failed is tried again after this, doubling while it fails (lib/sdk/faults.ts). */
 const START_RETRY_MS = 1_000;
 
@@ -125,6 +163,7 @@ export class LeaseCandidate {
   private readonly store: CandidateStore;
   private readonly clock: Clock;
   private readonly onError: (e: Error) => void;
+  private readonly client: DynamoDBClient;
   /** onError, each fault named (lib/sdk/faults.ts). */
   private readonly report: (e: unknown) => void;
   private readonly startUp: StartUp<Candidate>;
@@ -143,6 +182,7 @@ export class LeaseCandidate {
     this.clock = stampClockFor(data.clockSync, client, clock ?? systemClock);
     this.instance = instance ?? `${this.options.name}_${uniqueId(clock ?? systemClock)}`;
     this.onError = onError ?? ((e) => process.emitWarning(e));
+    this.client = client;
     this.report = faultReporter(this.onError, `candidate "${this.options.name}" of lease "${this.options.leaseName}"`, client);
     this.startUp = new StartUp(`candidate "${this.options.name}" of lease "${this.options.leaseName}"`, this.options.tables);
     this.ready = this.startUp.ready;
@@ -199,11 +239,15 @@ export class LeaseCandidate {
     this.startUp.claim('LeaseCandidate');
     if (signal.aborted) return this.startUp.failed(signal.reason);
     let row: Candidate | undefined;
+    let asked = false;
     for (let failures = 1; !row; failures++) {
       try {
+        if (!asked) await this.askForName(signal);
+        asked = true;
+        if (signal.aborted) return this.startUp.failed(signal.reason);
         row = await this.register();
       } catch (e) {
-        if (this.startUp.cannotStart(e)) throw this.startUp.fail(e);
+        if (this.startUp.cannotStart(e) || e instanceof DuplicateIdentityError) throw this.startUp.fail(e);
         // a fault it can outlive (unreachable, denied, throttled, a malformed row): told, tried again
         this.report(e);
         await new Nap(this.clock, retryDelayMs(failures, START_RETRY_MS, this.clock.random()), signal).done;
@@ -217,6 +261,37 @@ export class LeaseCandidate {
       await this.withdraw();
     } catch (e) {
       this.onError(e as Error);
+    }
+  }
+
+  /**
+   * One identity, one process. Before taking over a row another start-up of this name holds (a
+   * worker restarted after a crash, or a second process given the same identity), it asks that
+   * start-up to show itself: a claim on the lease row, which that start-up's electors read at their
+   * next poll, or at once when woken. A live one answers by renewing its candidate row, and this
+   * start-up is refused (DuplicateIdentityError). No answer within claimWindowMs: it is gone, and
+   * register() takes the row over. Nothing to ask when the row is this start-up's, absent, or there
+   * is no lease row yet (nobody follows it).
+   */
+  private async askForName(signal: AbortSignal): Promise<void> {
+    const { leaseName, name, claimWindowMs } = this.options;
+    const found = (await this.store.read(leaseName, name)).item;
+    const holder = found?.identity;
+    if (!found || holder === undefined || holder === this.instance) return;
+    const leases = new LeaseStore(this.client, this.options.tables.leases);
+    const claimed = await retryOnConflict(async () => {
+      const lease = await leases.read(leaseName);
+      if (!lease.item) return false;
+      await leases.write(lease, { set: { identityClaim: { name, instance: this.instance, of: holder, at: this.clock.now() } } });
+      return true;
+    });
+    if (!claimed) return;
+    const since = this.clock.monotonic();
+    for (let left = claimWindowMs; left > 0 && !signal.aborted; left = claimWindowMs - (this.clock.monotonic() - since)) {
+      await new Nap(this.clock, Math.min(left, claimWindowMs / CLAIM_READS), signal).done;
+      const now = (await this.store.read(leaseName, name)).item;
+      if (now?.identity !== holder) return; // withdrawn (it stopped), or another start-up's now
+      if (now.renewTime !== found.renewTime) throw new DuplicateIdentityError(name, leaseName, this.instance, holder, 'refused');
     }
   }
 

@@ -1,12 +1,12 @@
 import type { DynamoDBClient, PutItemCommandOutput, TransactWriteItemsCommandInput, TransactWriteItemsCommandOutput, UpdateItemCommandOutput } from '@aws-sdk/client-dynamodb';
 import { Nap, systemClock, uniqueId } from '../clock.js';
-import type { Lease } from '../schemas/lease.js';
+import type { IdentityClaim, Lease } from '../schemas/lease.js';
 import type { Platform } from '../schemas/platform.js';
 import { parse } from '../schemas/validation.js';
 import { ConflictError } from '../stores/errors.js';
 import { CandidateStore } from '../stores/candidate-store.js';
 import { LeaseStore, type LeaseRead, type Term } from '../stores/lease-store.js';
-import { LeaseCandidate } from './candidate.js';
+import { DuplicateIdentityError, LeaseCandidate } from './candidate.js';
 import { fencedItemWrite, fencedTransactWrite, FencingError, NO_TRANSACTIONS, type FencedItemInput } from './fencing.js';
 import { checkMultiRegion } from './multi-region.js';
 import { INTERNAL_STOP, StartUp, deepFreeze, stampClockFor } from './options.js';
@@ -25,7 +25,7 @@ import type { StampClock } from './server-clock.js';
 import { ClockGuard } from './clock-guard.js';
 import { TermWrites } from './term-writes.js';
 import type { Push, Wake } from './push.js';
-import { faultReporter, retryDelayMs } from './faults.js';
+import { faultReporter } from './faults.js';
 
 /** While DynamoDB's time is not known well enough, the elector polls about this soon (jittered, so responses land at other points of the server's second). */
 const CLOCK_RESAMPLE_MS = 500;
@@ -74,6 +74,8 @@ export class LeaderElector {
   /** Monotonic time the successor should look again (when the term it watches would run out). */
   private wakeAt: number | undefined;
   private lastLeader: string | undefined;
+  /** The last claim to this worker's name it answered (answerClaim). */
+  private answeredClaim: string | undefined;
   /** The election this candidate last answered (its leader side answers too). */
   private readonly acked: { election: string | undefined } = { election: undefined };
   private readonly detect: () => Promise<Platform | undefined>;
@@ -105,10 +107,10 @@ export class LeaderElector {
     this.detect = detect ?? (() => detectPlatform());
     const c = data.candidacy;
     this.candidate = c
-      ? new LeaseCandidate({ ...c, leaseName: data.leaseName, name: data.identity, tables: data.tables, client, clock: this.time, clockSync: 'none', instance: this.instance, onError: this.onError })
+      ? new LeaseCandidate({ ...c, leaseName: data.leaseName, name: data.identity, tables: data.tables, client, clock: this.time, clockSync: 'none', instance: this.instance, claimWindowMs: data.leaseDurationMs, onError: this.onError })
       : undefined;
     this.options = deepFreeze(data);
-    this.watch = new LeaseWatch(this.options, this.instance, this.leases, sessions, () => this.mono(), (h) => this.noteHolder(h));
+    this.watch = new LeaseWatch(this.options, this.instance, this.leases, sessions, () => this.mono(), (h) => this.noteHolder(h), (c) => this.answerClaim(c));
     this.writes = new TermWrites(this.leases, new CandidateStore(client, data.tables.candidates), this.options, this.instance, this.time, (r) => this.announce(r), this.report);
     this.guard = new ClockGuard(this.time, this.options, `LeaderElector "${this.options.identity}" of lease "${this.options.leaseName}"`, this.onError);
     const { options: opts, instance, time, guard, writes, leases, watch, callbacks: cbs, candidate, acked } = this;
@@ -274,7 +276,7 @@ export class LeaderElector {
           failures++;
           this.report(e);
         }
-        if (!this.wakePending) await this.napFor(failures > 0 && !this.term.active ? retryDelayMs(failures, this.options.retryPeriodMs, this.time.random()) : this.nextDelay(), signal);
+        if (!this.wakePending) await this.napFor(failures > 0 && !this.term.active ? decisions.retryDelayMs(failures, this.options.retryPeriodMs, this.time.random()) : this.nextDelay(), signal);
       }
     } finally {
       unsubscribe();
@@ -441,6 +443,20 @@ export class LeaderElector {
     const term = { holderIdentity: this.options.identity, fencingToken: written.fencingToken };
     if (await this.jumpedSince(jumps, term)) return false;
     return await this.startLeading(term, sentAt, written);
+  }
+
+  /**
+   * Another start-up claims this worker's candidate name (one identity, one process): this one is
+   * alive, so it answers by renewing its candidate row, which refuses the newcomer; and says so.
+   * Each claim is answered once.
+   */
+  private answerClaim(c: IdentityClaim): void {
+    if (!this.candidate || c.name !== this.options.identity || c.of !== this.instance || c.instance === this.instance) return;
+    const key = `${c.instance}@${c.at}`;
+    if (key === this.answeredClaim) return;
+    this.answeredClaim = key;
+    this.onError(new DuplicateIdentityError(c.name, this.options.leaseName, c.instance, this.instance, 'held'));
+    void this.candidate.renew().catch(this.report);
   }
 
   /** Reports a holder seen (onNewLeader) when it is not the one last reported. */

@@ -43,7 +43,7 @@ export {
   type LeaseRunResult,
 } from './with-lease-options.js';
 export type { CompletedRun } from '../schemas/lease.js';
-export { LeaseCandidate, LeaseCandidateOptionsSchema, type LeaseCandidateOptions, type ResolvedLeaseCandidateOptions } from './candidate.js';
+export { DuplicateIdentityError, LeaseCandidate, LeaseCandidateOptionsSchema, type LeaseCandidateOptions, type ResolvedLeaseCandidateOptions } from './candidate.js';
 export {
   IdentityLeaseHeartbeat,
   IdentityLeaseHeartbeatOptionsSchema,

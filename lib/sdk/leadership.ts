@@ -299,6 +299,7 @@ export class Leadership {
     // an eventually consistent copy older than what this term last wrote or saw proves nothing
     if (!consistent && (l === undefined || l.revision < (leading.lease?.revision ?? 0))) l = (await this.c.leases.read(name)).item;
     if (this.leading !== leading) return;
+    this.c.watch.claimIn(l);
     if (this.apply(leading, { kind: 'read', lease: l }) && l) await this.afterRenewal(l);
   }
 

@@ -6,7 +6,7 @@
  * per start-up and feeds it every read and every write it makes.
  */
 import { effectiveLease } from '../election/vacancy.js';
-import type { Lease } from '../schemas/lease.js';
+import type { IdentityClaim, Lease } from '../schemas/lease.js';
 import type { LeaseRead, LeaseStore } from '../stores/lease-store.js';
 import { isQuiet, isSuccessor, nextReadDelay, RenewalPhase } from './follower.js';
 import { SessionReader, SHARED_READ_MS } from './session.js';
@@ -68,7 +68,14 @@ export class LeaseWatch {
     private readonly mono: () => number,
     /** Every holder a read or a refused write shows. */
     private readonly onHolder: (holder: unknown) => void,
+    /** Every claim to a candidate name a read or a write shows (one identity, one process). */
+    private readonly onClaim: (claim: IdentityClaim) => void = () => undefined,
   ) {}
+
+  /** Passes on a claim the row `l` carries (LeaseCandidate's, to a candidate name another start-up holds). */
+  claimIn(l: Lease | undefined): void {
+    if (l?.identityClaim) this.onClaim(l.identityClaim);
+  }
 
   /**
    * The renewal cadence this follower times its reads by: for a lease held on a session, the
@@ -130,6 +137,7 @@ export class LeaseWatch {
       else if (l?.holderInstance !== undefined && l.renewTime !== undefined && l.renewTime !== l.acquireTime && l.holderInstance !== this.instance) this.phase.seen(`${l.holderInstance}|${l.fencingToken}`, l.renewTime, this.observed.at, this.previousReadSentAt, l.leaseDurationSeconds * 1000);
     } else this.observed!.revision = read.revision;
     this.onHolder(read.item?.holderIdentity);
+    this.claimIn(read.item);
     return changed;
   }
 

@@ -197,3 +197,35 @@ describe('a renewal checks what it renewed (item 8)', () => {
     expect(next.elector.fencingToken).toBe((await sim.leases.read(L)).item!.fencingToken);
   });
 });
+
+describe('one identity, one process (item 4)', () => {
+  it('a second process started with a live worker’s identity is refused, naming the identity and both start-ups; the first stands on', async () => {
+    const { sim, es, errors } = await group();
+    const first = es.find((e) => e.elector.options.identity === 'b')!;
+    const late: Error[] = [];
+    const second = sim.elector('b', { leaseName: L, ...CLIENT_GO }, { errors: late });
+    const refusal = await sim.settle(second.done.then(() => undefined, (e: unknown) => e as Error), 'the second start-up refused', 60_000);
+    expect(refusal?.name).toBe('DuplicateIdentityError');
+    expect(refusal?.message).toContain(`identity "b" of lease "job" is in use by a live process (start-up ${first.elector.instance} answered); this start-up (${second.elector.instance}) is refused`);
+    // the first said so too, and still stands: its candidate row is its own
+    expect(errors(first).some((e) => e.name === 'DuplicateIdentityError' && e.message.includes(`start-up ${second.elector.instance} tried to stand under identity "b"`))).toBe(true);
+    expect((await sim.candidates.read(L, 'b')).item!.identity).toBe(first.elector.instance);
+    await sim.run(CLIENT_GO.leaseDurationMs);
+    expect((await sim.candidates.read(L, 'b')).item!.identity).toBe(first.elector.instance);
+  });
+
+  it('a worker restarted after kill -9 under the same identity takes its row over once the claim goes unanswered, and can lead', async () => {
+    const { sim, es, leader } = await group();
+    const id = leader.elector.options.identity;
+    leader.machine.kill();
+    const errs: Error[] = [];
+    const again = sim.elector(id, { leaseName: L, ...CLIENT_GO }, { errors: errs });
+    await sim.settle(again.elector.ready, 'the restarted worker to stand', 60_000);
+    expect((await sim.candidates.read(L, id)).item!.identity).toBe(again.elector.instance);
+    expect(errs.filter((e) => e.name === 'DuplicateIdentityError')).toEqual([]);
+    // the others lead meanwhile; and it may lead again: stop them
+    await sim.until('a leader among the rest', () => leaders(es.filter((e) => e !== leader))[0], 60_000);
+    for (const e of es.filter((x) => x !== leader)) await e.stop();
+    await sim.until('the restarted worker leads', () => again.elector.isLeader(), 120_000);
+  });
+});
