@@ -222,9 +222,13 @@ export class LeaderElector {
   /**
    * Takes part until `signal` aborts: looks up the platform, runs the candidacy (coordinated
    * mode), then polls and leads as the options say; resolves after stepping down, withdrawing the
-   * candidacy and releasing the lease (if releaseOnCancel). Rejects only if it cannot start (the
-   * candidate row's first write failed; `ready` rejects with it); later faults go to onError.
-   * Once per instance: a new start-up is a new LeaderElector.
+   * candidacy and releasing the lease (if releaseOnCancel). Rejects only for what can never
+   * succeed, and `ready` rejects with the same: a TableNotFoundError (the `tables` option names no
+   * table), a ValidationError on `multiRegion` (the table is a global table without multi-Region
+   * strong consistency), a DuplicateIdentityError (another live process stands under this
+   * identity), or a second run(). Every other fault, at start-up or later (DynamoDB unreachable, a
+   * denied or throttled request, a malformed row), goes to onError, once per try, and is tried
+   * again with backoff (lib/sdk/faults.ts). Once per instance: a new start-up is a new LeaderElector.
    */
   async run(signal: AbortSignal): Promise<void> {
     this.startUp.claim('LeaderElector');
