@@ -1,5 +1,6 @@
 import type { TestProject } from 'vitest/node';
 import { startDynamoDBLocal } from '../lib/local/dynamodb-local.js';
+import { WAIT_GUARD_MS } from './guards.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -9,8 +10,9 @@ declare module 'vitest' {
 
 /** One DynamoDB Local per test run; each test file creates its own uniquely named tables. */
 export default async function setup(project: TestProject) {
-  // the repository's own `npm test` asks for Java on the user's behalf (and says so) if it is missing
-  const ddb = await startDynamoDBLocal({ installJava: { askedBy: 'npm test' } });
+  // the repository's own `npm test` asks for Java on the user's behalf (and says so) if it is missing;
+  // the JVM answers in seconds when idle, far later beside busy processes: a hang guard, not the 30 s default
+  const ddb = await startDynamoDBLocal({ installJava: { askedBy: 'npm test' }, startTimeoutMs: WAIT_GUARD_MS });
   project.provide('ddbEndpoint', ddb.endpoint);
   return () => ddb.stop();
 }

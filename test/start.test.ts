@@ -5,12 +5,15 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { WorkerProcess } from '../lib/local/worker-process.js';
 import { fencingTokenFloor } from '../lib/schemas/fencing-token.js';
+import { TEST_GUARD_MS, WAIT_GUARD_MS } from './guards.js';
 import { waitFor } from './sdk/harness.js';
 
 describe('npm start -- --short', () => {
   it('plays the stories on its own DynamoDB Local with three worker processes, prints the summary, and exits 0', () => {
     const dir = mkdtempSync(join(tmpdir(), 'conclave-start-'));
-    const r = spawnSync(process.execPath, ['--import', 'tsx', 'lib/local/start.ts', '--short', '--dir', dir], { encoding: 'utf8', timeout: 150_000 });
+    // One child plays every story: its timeout is the hang guard (spawnSync blocks vitest's own
+    // timer), and the test's comes after it, so that a hung play reports what it printed.
+    const r = spawnSync(process.execPath, ['--import', 'tsx', 'lib/local/start.ts', '--short', '--dir', dir], { encoding: 'utf8', timeout: TEST_GUARD_MS });
     // the whole output on failure: what the story printed says which step went wrong
     expect(r.stderr, r.stdout).not.toMatch(/Error/);
     expect(r.status, `${r.stdout}\n${r.stderr}`).toBe(0);
@@ -68,7 +71,7 @@ describe('npm start -- --short', () => {
     expect(job).toMatch(/scheduled job: 2 windows, 2 reports \(sequence 1, 2\), tokens rising; second deliveries (busy|skipped), (busy|skipped); late retries skipped, skipped; lease released/);
     expect(job.match(/◆ fire-\d-\w+\s+ran /g)).toHaveLength(2);
     expect(job).toMatch(/the job ran once per window/);
-  }, 160_000);
+  }, TEST_GUARD_MS + WAIT_GUARD_MS);
 });
 
 describe('npm start -- --serve', () => {
@@ -77,10 +80,15 @@ describe('npm start -- --serve', () => {
     const dir = mkdtempSync(join(tmpdir(), 'conclave-serve-'));
     const serve = spawn(process.execPath, ['--import', 'tsx', 'lib/local/start.ts', '--serve', '--dir', dir], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
+    let err = '';
     serve.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    const exited = new Promise<number | null>((r) => serve.on('exit', (code) => r(code)));
+    serve.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    let code: number | null | undefined;
+    const exited = new Promise<number | null>((r) => serve.on('exit', (c) => r((code = c))));
     try {
-      await waitFor('the serve banner', () => out.includes('Ctrl-C stops it'), 60_000);
+      // the banner, or the end of a start that failed (and what it said)
+      await waitFor('the serve banner', () => out.includes('Ctrl-C stops it') || code !== undefined);
+      expect(code, `${out}\n${err}`).toBeUndefined();
       const endpoint = /CONCLAVE_ENDPOINT=(\S+)/.exec(out)![1]!;
       const prefix = /CONCLAVE_TABLE_PREFIX=(\S+)/.exec(out)![1]!;
       expect(endpoint).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
@@ -90,10 +98,10 @@ describe('npm start -- --serve', () => {
       const startedAt = Date.now();
       const worker = new WorkerProcess({ identity: 'mine', lease: 'my-job', emulationVersion: '1.30.0', binaryVersion: '1.30.0', timing: { leaseDurationMs: 2_000, renewDeadlineMs: 1_500, retryPeriodMs: 250 } }, { endpoint, tablePrefix: prefix });
       try {
-        const started = await waitFor('the worker leading', () => worker.events.find((e) => e.event === 'started'), 30_000);
+        const started = await waitFor('the worker leading', () => worker.events.find((e) => e.event === 'started'));
         expect(started.fencingToken).toBeGreaterThanOrEqual(fencingTokenFloor(startedAt)); // a new lease: its clock's floor
         // The serving system prints the events as they come.
-        await waitFor('the Leader Elected line', () => /event .* Leader Elected: holder mine/.test(out), 15_000);
+        await waitFor('the Leader Elected line', () => /event .* Leader Elected: holder mine/.test(out));
       } finally {
         await worker.stop();
       }
@@ -101,5 +109,5 @@ describe('npm start -- --serve', () => {
       serve.kill('SIGINT');
     }
     expect(await exited).toBe(0);
-  }, 120_000);
+  });
 });

@@ -93,7 +93,7 @@ describe('a real Session on DynamoDB Local, counted as the multi-lease worker co
       const running = session.run(stop.signal);
       await session.ready;
       const name = session.name!;
-      await waitFor('a renewal of the session', () => session.stats.renewals >= 1, 10_000);
+      await waitFor('a renewal of the session', () => session.stats.renewals >= 1);
       expect((await sessionSeam(session).reader.read(name)).row?.name).toBe(name);
       stop.abort();
       await running;

@@ -41,12 +41,12 @@ async function pair(script: string) {
   const spec = (identity: string): WorkerSpec => ({ identity, lease, emulationVersion: '1.30.0', binaryVersion: '1.30.0', timing: TIMING, script });
   const env = { endpoint: inject('ddbEndpoint'), tablePrefix: prefix, extra: { COUNT_REQUESTS_EVERY_MS: '200' } };
   const first = new WorkerProcess(spec('a'), env);
-  await waitFor('a to lead', () => first.leading, 20_000);
+  await waitFor('a to lead', () => first.leading);
   const second = new WorkerProcess(spec('b'), env);
   // a few polls and renewals counted on each side
   // (Conclave: b is the only other candidate, so the coordinator names it successor: its polls count as `successor` from then on)
   const followed = () => (script === BASELINE_WORKER ? reads(lastCounts(second)) : (lastCounts(second)['successor']?.requests ?? 0)) >= 3;
-  await waitFor('counts from both', () => followed() && (lastCounts(first)['leader']?.requests ?? 0) >= 6, 20_000);
+  await waitFor('counts from both', () => followed() && (lastCounts(first)['leader']?.requests ?? 0) >= 6);
   await second.stop(); // the follower first, so it cannot take the lease the leader releases
   await first.stop();
   await coordinator?.stop();
@@ -80,7 +80,7 @@ describe('request counting in the worker processes', () => {
     // the last line is printed after the elector has stopped: it includes the release
     const events = leader.events.map((e) => e.event);
     expect(events.lastIndexOf('requests')).toBe(events.indexOf('exited') - 1);
-  }, 60_000);
+  });
 
   it('the baseline worker: leader writes and follower reads apart, no candidate role', async () => {
     const { leader, follower } = await pair(BASELINE_WORKER);
@@ -90,5 +90,5 @@ describe('request counting in the worker processes', () => {
     expect(Object.keys(f.follower!.commands)).toEqual(['GetItem']);
     expect(f['leader']).toBeUndefined();
     expect(l['candidate']).toBeUndefined();
-  }, 60_000);
+  });
 });

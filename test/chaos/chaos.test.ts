@@ -49,7 +49,7 @@ describe('chaos (short CI set)', () => {
     expect(r.push!.published).toBeGreaterThan(0);
     expect(r.push!.workerPublished).toBeGreaterThan(0);
     expect(r.push!.delivered).toBeGreaterThan(r.push!.published);
-  }, 120_000);
+  });
 
   it('sessions: a heartbeat lost while the leases look healthy (refused, then late), the heir paused meanwhile, a session-held leader killed, one handing off', async () => {
     const base = generateSchedule(19, 0, { ...SHORT, kinds: ['handoff'], push: true, session: true });
@@ -81,14 +81,14 @@ describe('chaos (short CI set)', () => {
     expect(late!.ledAtStart.length, said).toBeGreaterThan(0);
     expect(refused!.failedRenewals, said).toBeGreaterThan(0);
     expect(late!.sessionsEnded, said).toBeGreaterThan(0);
-  }, 120_000);
+  });
 
   it('worker faults: kill, pause, hand-off, DynamoDB faults, skewed clocks', async () => {
     const r = await check({ seed: 7, opts: { kinds: WORKER_FAULTS } });
     expect(r.fenced.accepted).toBeGreaterThan(0);
     // the scheduled job's withLease runs were judged with the terms: they ran, and none overlapped
     expect(r.verdict.terms.filter((t) => t.lease === JOB_LEASE).length).toBeGreaterThan(0);
-  }, 90_000);
+  });
 
   it('lying clocks (workers 30 s slow and fast, steps of 30 s), a deleted lease row, late and replayed platform events', async () => {
     // Written out: each fault aimed where it bites (at a leader), on workers whose wall clocks are 30 s off.
@@ -110,7 +110,7 @@ describe('chaos (short CI set)', () => {
     const r = await check(s);
     expect(r.faultsByKind).toMatchObject({ clockSkew30s: 2, clockStep: 2, leaseDelete: 1, platformLate: 2 });
     expect(r.injected).toMatchObject({ 'leaseDelete:deleted': 1, 'platformLate:replayed': 1, 'platformLate:late': 1 });
-  }, 120_000);
+  });
 
   it('coordinator faults during elections, then the functions down while the leader dies: the fallback keeps a leader', async () => {
     // Written out rather than drawn: the coordinator's faults only bite while an election runs.
@@ -134,5 +134,5 @@ describe('chaos (short CI set)', () => {
     // While the functions were down the lease changed hands all the same: by direct acquisition.
     const down = r.windows.find((w) => w.kind === 'coordinatorDown')!;
     expect(r.verdict.terms.some((t) => t.lease === 'alpha' && t.start > BigInt(down.from) && t.start < BigInt(down.to))).toBe(true);
-  }, 90_000);
+  });
 });

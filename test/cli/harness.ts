@@ -8,6 +8,7 @@ import type { Candidate } from '../../lib/schemas/candidate.js';
 import type { Lease } from '../../lib/schemas/lease.js';
 import { CandidateStore } from '../../lib/stores/candidate-store.js';
 import { LeaseStore } from '../../lib/stores/lease-store.js';
+import { WAIT_GUARD_MS } from '../guards.js';
 import { testTables, type TestTables } from '../support.js';
 
 export interface Run {
@@ -101,9 +102,9 @@ export async function cliHarness(label: string): Promise<CliHarness> {
   };
 }
 
-/** The real bin, as a user runs it (Node 22: the one running vitest). */
+/** The real bin, as a user runs it (Node 22: the one running vitest); only a hung one is stopped. */
 export function bin(argv: string[], env: Record<string, string | undefined> = process.env): SpawnSyncReturns<string> {
-  return spawnSync(process.execPath, ['bin/conclave.mjs', ...argv], { encoding: 'utf8', timeout: 60_000, env: { ...env, NO_COLOR: '1' } });
+  return spawnSync(process.execPath, ['bin/conclave.mjs', ...argv], { encoding: 'utf8', timeout: WAIT_GUARD_MS, env: { ...env, NO_COLOR: '1' } });
 }
 
 /** The bin as a long-running child (events --follow, watch), stdout collected as it comes. */

@@ -61,7 +61,7 @@ describe('release asks the holder to yield', () => {
       await coord.stop();
       await Promise.all(es.map((e) => e.stop()));
     }
-  }, 30_000);
+  });
 
   it('writes only preferredHolder, waits with progress, and says what follows', async () => {
     await seed('polite');

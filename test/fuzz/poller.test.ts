@@ -125,14 +125,10 @@ describe('poison records through the local runtime’s pollers', () => {
           }
           const ours = async () => [...(await streamed(rt.tables.leases)), ...(await streamed(rt.tables.candidates))].filter((x) => keys.has(x.key));
           const dead = () => new Set(rt.deadLetters.flatMap((d) => d.records.map((x) => x.eventID!)).filter((id) => !dlBefore.includes(id)));
-          await waitFor(
-            'every record handled or dead-lettered',
-            async () => {
-              const recs = await ours();
-              return recs.length >= keys.size && recs.every((x) => handled.has(x.eventID) || dead().has(x.eventID));
-            },
-            30_000,
-          );
+          await waitFor('every record handled or dead-lettered', async () => {
+            const recs = await ours();
+            return recs.length >= keys.size && recs.every((x) => handled.has(x.eventID) || dead().has(x.eventID));
+          });
           for (const x of await ours()) {
             if (poisonKeys.has(x.key)) {
               expect(dead()).toContain(x.eventID);
@@ -153,5 +149,5 @@ describe('poison records through the local runtime’s pollers', () => {
     // And the file holds what the runtime reported.
     const file = readFileSync(rt.deadLetterFile, 'utf8').trim().split('\n').filter(Boolean);
     expect(file).toHaveLength(rt.deadLetters.length);
-  }, 120_000);
+  });
 });

@@ -57,7 +57,7 @@ describe('local runtime delivery', () => {
     const now = Date.now();
     await leases.write(await leases.read('fine'), { set: { holderIdentity: 'x', leaseDurationSeconds: 15, acquireTime: now, renewTime: now, leaseTransitions: 0, fencingToken: 1, electedBy: 'self' } });
 
-    const dead = await waitFor('the dead letter', () => rt.deadLetters.find((d) => d.function === 'leaseStream'), 20_000);
+    const dead = await waitFor('the dead letter', () => rt.deadLetters.find((d) => d.function === 'leaseStream'));
     // The good record behind it was handled: its Leader Elected event went out.
     const elected = await waitFor('the good record handled', () => rt.events.find((e) => e.detailType === 'Leader Elected' && e.detail.lease === 'fine'));
     expect(elected.detail).toMatchObject({ holder: 'x', fencingToken: 1, electedBy: 'self' });
@@ -71,7 +71,7 @@ describe('local runtime delivery', () => {
     const file = readFileSync(rt.deadLetterFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as DeadLetter);
     expect(file).toEqual([expect.objectContaining({ function: 'leaseStream', records: [expect.objectContaining({ eventID: poison.eventID, record: poison.record })] })]);
     expect(rt.deadLetters).toHaveLength(1);
-  }, 40_000);
+  });
 
   it('a transient fault (DynamoDB throttling) is retried through batch item failures, not dead-lettered', async () => {
     let throttled = 0;
@@ -93,12 +93,12 @@ describe('local runtime delivery', () => {
     const now = Date.now();
     const c = rt.deps.coordinator.candidates;
     await c.write(await c.read('flaky', 'a'), { set: { binaryVersion: '1.30.0', emulationVersion: '1.30.0', preferredStrategies: ['OldestEmulationVersion'], renewTime: now, createdAt: now } });
-    await waitFor('elected after the retry', async () => (await rt.deps.coordinator.leases.read('flaky')).item?.holderIdentity === 'a', 20_000);
+    await waitFor('elected after the retry', async () => (await rt.deps.coordinator.leases.read('flaky')).item?.holderIdentity === 'a');
     expect(throttled).toBeGreaterThanOrEqual(2);
     expect(deliveries.length).toBeGreaterThanOrEqual(2); // the same record, delivered again
     expect(new Set(deliveries).size).toBe(1);
     expect(rt.deadLetters).toEqual([]);
-  }, 40_000);
+  });
 
   it('an EventBridge outage does not stall elections; once PutEvents works again every event arrives, with its original id', async () => {
     let outage = true;
@@ -119,23 +119,23 @@ describe('local runtime delivery', () => {
     const t = { client: rt.client, names: rt.tables, drop: async () => undefined };
     // no fallback within the test: whoever leads was elected by the coordinator, from the streams
     for (const id of ['a', 'b', 'c']) electors.push(startElector(t, log, id, { leaseName: 'outage', fallbackAfterMs: 600_000 }));
-    await waitFor('a leader elected during the outage', () => log.of('started').length === 1, 20_000);
+    await waitFor('a leader elected during the outage', () => log.of('started').length === 1);
     expect((await rt.deps.coordinator.leases.read('outage')).item!.electedBy).toBe('coordinator'); // from the candidates' stream
     // and a graceful hand-off, still during the outage: the leader hands the lease to the successor
     // the coordinator named (or, with none named yet, releases it and the coordinator elects)
     await electors.find((e) => e.elector.isLeader())!.stop();
-    await waitFor('a second leader during the outage', () => log.of('started').length === 2 && electors.some((e) => e.elector.isLeader()), 20_000);
+    await waitFor('a second leader during the outage', () => log.of('started').length === 2 && electors.some((e) => e.elector.isLeader()));
     expect(['coordinator', 'successor']).toContain((await rt.deps.coordinator.leases.read('outage')).item!.electedBy);
     expect(rt.events).toEqual([]); // nothing got through
     expect(attempted.size).toBeGreaterThan(0);
 
     outage = false;
-    await waitFor('every event, once PutEvents works again', () => [...attempted.keys()].every((id) => rt.events.some((e) => e.detail.id === id)), 30_000);
+    await waitFor('every event, once PutEvents works again', () => [...attempted.keys()].every((id) => rt.events.some((e) => e.detail.id === id)));
     for (const [id, detail] of attempted) expect(rt.events.find((e) => e.detail.id === id)!.detail).toEqual(detail);
     const kinds = new Set(rt.events.map((e) => e.detailType));
     for (const k of ['Candidate Joined', 'Leader Elected', 'Leader Changed'] as const) expect(kinds, k).toContain(k);
     expect(rt.deadLetters).toEqual([]);
-  }, 90_000);
+  });
 
   it('publishes answered by a lost response are retried: a consumer dropping duplicate ids sees one Leader Changed per holder change', async () => {
     let lost = 0;
@@ -164,14 +164,14 @@ describe('local runtime delivery', () => {
       const starts = log.of('started').map((s) => s.who);
       return starts.filter((w, i) => i > 0 && w !== starts[i - 1]).length;
     };
-    await waitFor('a leader', () => log.of('started').length === 1, 30_000);
+    await waitFor('a leader', () => log.of('started').length === 1);
     // Two graceful hand-offs: two holder changes.
     for (let n = 1; n <= 2; n++) {
       await electors.find((e) => e.elector.isLeader())!.stop();
-      await waitFor(`holder change ${n}`, () => changes() === n && electors.some((e) => e.elector.isLeader()), 30_000);
+      await waitFor(`holder change ${n}`, () => changes() === n && electors.some((e) => e.elector.isLeader()));
     }
     const leaderChanged = () => rt.events.filter((e) => e.detailType === 'Leader Changed');
-    await waitFor('the events of both changes, delivered twice each', () => leaderChanged().length >= 4, 15_000);
+    await waitFor('the events of both changes, delivered twice each', () => leaderChanged().length >= 4);
 
     const unique = new Map(leaderChanged().map((e) => [e.detail.id, e.detail as { previousHolder: string; holder: string }]));
     expect(unique.size).toBe(2);
@@ -183,5 +183,5 @@ describe('local runtime delivery', () => {
     expect(lost).toBeGreaterThan(0);
     expect(rt.deadLetters).toEqual([]);
     expect(wiring.leaseStream.trigger.retryAttempts).toBeGreaterThan(0);
-  }, 60_000);
+  });
 });

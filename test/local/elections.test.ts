@@ -63,7 +63,7 @@ describe('local runtime: elections finish by acknowledgement or by the timer', (
     // Without succession: the departing leader's successor would take the lease with no election.
     const { rt, log, start } = await runtime({ ackWindowMs, succession: false });
     const electors = [start('a'), start('b'), start('c')];
-    await waitFor('a leader', () => log.of('started').length > 0, 30_000);
+    await waitFor('a leader', () => log.of('started').length > 0);
     const first = log.of('started')[0]!;
     // Candidates renewed within the last ack window count as answered without a ping (the first
     // election above was one). Wait until no candidate row is that fresh by the coordinator's
@@ -72,24 +72,24 @@ describe('local runtime: elections finish by acknowledgement or by the timer', (
     await waitFor('every candidate renewed more than an ack window ago', async () => {
       const { candidates } = await rows.list(LEASE);
       return candidates.length === 3 && candidates.every((c) => c.renewTime + ackWindowMs <= clock.now());
-    }, 30_000);
+    });
 
     // The leader leaves gracefully: its release starts an election among the two left.
     const leaving = electors.find((e) => e.elector.isLeader())!;
     await leaving.stop();
-    await waitFor('a new leader', () => log.of('started').some((s) => s.who !== first.who), 30_000);
+    await waitFor('a new leader', () => log.of('started').some((s) => s.who !== first.who));
     const next = log.of('started').find((s) => s.who !== first.who)!;
 
     const lease = (await rt.deps.coordinator.leases.read(LEASE)).item!;
     expect(lease.holderIdentity).toBe(next.who);
-    const e = await waitFor('the events of that election', () => electionOf(rt, next.who, lease.fencingToken), 10_000);
+    const e = await waitFor('the events of that election', () => electionOf(rt, next.who, lease.fencingToken));
     // Both live candidates were asked, both answered, and the winner's term began before the
     // window closed: the timer (which fires at the deadline, never earlier) played no part.
     expect(lease.acquireTime!).toBeLessThan(e.deadline);
     expect(lease.acquireTime!).toBeGreaterThanOrEqual(e.startedAt);
     expect(detail(e.started)['vacancy']).toBe('noHolder');
     expect(log.maxConcurrentLeaders()).toBe(1);
-  }, 60_000);
+  });
 
   it('one candidate dead: the election waits for its window, then the timer elects among the live ones', async () => {
     const { rt, log, start } = await runtime({ ackWindowMs: 2_000, succession: false });
@@ -101,19 +101,19 @@ describe('local runtime: elections finish by acknowledgement or by the timer', (
     });
     start('a');
     start('b');
-    await waitFor('a leader', () => log.of('started').length > 0, 30_000);
+    await waitFor('a leader', () => log.of('started').length > 0);
     const winner = log.of('started')[0]!.who;
     expect(['a', 'b']).toContain(winner);
 
     const lease = (await rt.deps.coordinator.leases.read(LEASE)).item!;
-    const e = await waitFor('the events of that election', () => electionOf(rt, winner, lease.fencingToken), 10_000);
+    const e = await waitFor('the events of that election', () => electionOf(rt, winner, lease.fencingToken));
     // The ghost held the election open until the deadline; the timer message finished it.
     expect(lease.acquireTime!).toBeGreaterThanOrEqual(e.deadline);
     expect(detail(e.elected)['holder']).not.toBe('ghost');
     const ghost = (await store.read(LEASE, 'ghost')).item!;
     expect(ghost.pingTime).toBeDefined();
     expect(ghost.renewTime).toBeLessThan(ghost.pingTime!);
-  }, 60_000);
+  });
 });
 
 describe('local runtime: succession', () => {
@@ -124,21 +124,21 @@ describe('local runtime: succession', () => {
     const byName = (n: string) => electors.find((e) => e.elector.options.identity === n)!;
     const read = async () => (await rt.deps.coordinator.leases.read(LEASE)).item;
     // a leads (lowest binary version), b is next best, then c
-    await waitFor('a leading with b as its successor', async () => byName('a').elector.isLeader() && (await read())?.successor === 'b', 30_000);
+    await waitFor('a leading with b as its successor', async () => byName('a').elector.isLeader() && (await read())?.successor === 'b');
     expect((await read())?.successorInstance).toBe(byName('b').elector.instance);
 
     const elections = () => ofType(rt, 'Election Started').length;
     const before = elections();
     await byName('a').stop();
-    await waitFor('b leading', () => byName('b').elector.isLeader(), 30_000);
+    await waitFor('b leading', () => byName('b').elector.isLeader());
     expect(await read()).toMatchObject({ holderIdentity: 'b', electedBy: 'successor' });
     expect(elections()).toBe(before); // nobody asked for an election: b took the term as it ran out
     // the lease stream told the coordinator: c is named next
-    await waitFor('c named successor', async () => (await read())?.successor === 'c', 10_000);
+    await waitFor('c named successor', async () => (await read())?.successor === 'c');
 
     const bTerm = (await read())!;
     await byName('b').stop(); // releases
-    await waitFor('c leading', () => byName('c').elector.isLeader(), 30_000);
+    await waitFor('c leading', () => byName('c').elector.isLeader());
     // did not wait out b's term (15 s from its last renewal, which was no earlier than this read)
     expect((await read())!.acquireTime!).toBeLessThan(bTerm.renewTime! + bTerm.leaseDurationSeconds * 1000);
     // A release also reaches the coordinator through the stream: whichever of the two writes first
@@ -148,12 +148,12 @@ describe('local runtime: succession', () => {
     const changed = await waitFor('two Leader Changed events', () => {
       const es = ofType(rt, 'Leader Changed');
       return es.length >= 2 && es;
-    }, 10_000);
+    });
     expect(changed.map((e) => [detail(e)['previousHolder'], detail(e)['holder']])).toEqual([
       ['a', 'b'],
       ['b', 'c'],
     ]);
     expect(detail(changed[0]!)['electedBy']).toBe('successor');
     expect(log.maxConcurrentLeaders()).toBe(1);
-  }, 90_000);
+  });
 });

@@ -51,12 +51,12 @@ describe('crash failover with the platform signal', () => {
       const w = workers.find((x) => x.leading && x.identity === l?.holderIdentity);
       return w && !l!.preferredHolder && !l!.election && workers.every((x) => x === w || !x.leading) ? { w, l: l! } : undefined;
     };
-    await waitFor('a leader', settled, 30_000);
+    await waitFor('a leader', settled);
     // A registration still on its way through the candidates stream could yet start a preemption:
     // a tick reconciles from the rows as they are now, as that stream hop would, so after it any
     // preemption has begun (and the wait below sees it through).
     await rt.tick();
-    const { w: leader, l: first } = await waitFor('a settled leader', settled, 30_000);
+    const { w: leader, l: first } = await waitFor('a settled leader', settled);
     // The SDK found its task through the metadata endpoint and it is on the lease.
     expect(first.holderPlatform).toMatchObject({ kind: 'ecs', cluster: expect.stringContaining(':cluster/conclave-local') });
     expect(first.holderPlatformId).toMatch(/^arn:aws:ecs:local:000000000000:task\/conclave-local\//);
@@ -66,11 +66,11 @@ describe('crash failover with the platform signal', () => {
     // in its first two seconds would run out instead.
     // (the runtime stamps the STOPPED event on its clock, the one its functions run on: wait until that clock says so)
     const { clock, config } = rt.deps.coordinator;
-    await waitFor('the term older than clockSkewMs and a second', () => clock.now() >= first.acquireTime! + config.clockSkewMs + 1_000, 30_000);
+    await waitFor('the term older than clockSkewMs and a second', () => clock.now() >= first.acquireTime! + config.clockSkewMs + 1_000);
     const lastSeen = (await rt.deps.coordinator.leases.read('ecs-job')).item!;
     expect(lastSeen).toMatchObject({ holderIdentity: leader.identity, fencingToken: first.fencingToken });
     await leader.kill();
-    const next = await waitFor('the next leader', () => workers.find((w) => w !== leader && w.leading), 30_000);
+    const next = await waitFor('the next leader', () => workers.find((w) => w !== leader && w.leading));
     // Without the signal nobody may take over before the term has run out; with it, the next term
     // began before it could have (its last renewal was no earlier than the read just before the kill).
     const taken = (await rt.deps.coordinator.leases.read('ecs-job')).item!;
@@ -83,7 +83,7 @@ describe('crash failover with the platform signal', () => {
     expect(after.holderIdentity).toBe(next.identity);
     expect(maxConcurrent()).toBe(1);
     expect(rt.deadLetters).toEqual([]);
-  }, 60_000);
+  });
 });
 
 describe('the default bus in local mode', () => {

@@ -75,7 +75,7 @@ describe("the lease stream's filter", () => {
     poller.start();
     const total = 1 + 2 + 1 + 2 + 1;
     try {
-      await waitFor('every record read', () => delivered.length + poller.filtered >= total, 10_000);
+      await waitFor('every record read', () => delivered.length + poller.filtered >= total);
     } finally {
       await poller.stop();
     }

@@ -242,7 +242,7 @@ describe('a consumer project', () => {
     // each package's README shows code of its own, except the command's
     for (const p of PACKAGES.filter((p) => p !== 'cli')) expect(readmes, `packages/${p}/README.md has no \`\`\`ts block`).toContain(`readme-${p}-1.ts`);
     for (const f of readmes) expect(existsSync(join(app, 'dist', 'readme', f.replace(/\.ts$/, '.js'))), f).toBe(true);
-  }, 120_000);
+  });
 
   it('leads against startLocalConclave() and makes a fenced write, on plain node', async () => {
     const out = await ok(sh(app, process.execPath, ['dist/local-leader.js'], {}, 180_000), 'node dist/local-leader.js');
@@ -258,7 +258,7 @@ describe('a consumer project', () => {
     expect(result.push.wakes).toBeGreaterThan(0);
     // a Session from the packages: the term was held on it
     expect(result.session.held).toBe(true);
-  }, 200_000);
+  });
 
   it('runs the example scheduled job (withLease) against startLocalConclave, on plain node: two deliveries at once make one report', async () => {
     const conclave = await startLocalConclave({ endpoint: inject('ddbEndpoint'), tablePrefix: `job-${Date.now().toString(36)}` });
@@ -286,7 +286,7 @@ describe('a consumer project', () => {
     } finally {
       await conclave.stop();
     }
-  }, 200_000);
+  });
 
   it("runs the documented vitest globalSetup example and the testing README's test with its own vitest", async () => {
     // the project's own vitest, not this run's: none of this process's VITEST_* settings reach it
@@ -296,7 +296,7 @@ describe('a consumer project', () => {
     const out = await ok(sh(app, join(app, 'node_modules', '.bin', 'vitest'), ['run', '--root', 'vitest-example'], {}, 180_000, env), 'vitest run in the consumer project');
     // the summary, without vitest's colours
     expect(out.replace(/\x1b\[[0-9;]*m/g, '')).toMatch(new RegExp(`Test Files\\s+${files.length} passed`));
-  }, 200_000);
+  });
 
   it('synthesizes the CDK app offline, cdk-nag clean, with the functions pre-built', async () => {
     const out = join(app, 'cdk.out');
@@ -311,7 +311,7 @@ describe('a consumer project', () => {
       expect(f.Properties.Code?.S3Key).toBeDefined();
     }
     expect(readdirSync(out).some((f) => f.startsWith('asset.'))).toBe(true);
-  }, 120_000);
+  });
 
   it("synthesizes the CDK README's stack, the worker role granted its lease", async () => {
     const out = join(app, 'cdk.out.readme');
@@ -322,7 +322,7 @@ describe('a consumer project', () => {
     expect(Object.values(template.Resources).filter((r) => r.Type === 'AWS::DynamoDB::GlobalTable')).toHaveLength(3);
     expect(text).toContain('dynamodb:LeadingKeys');
     expect(text).toContain('nightly-report');
-  }, 120_000);
+  });
 
   it("synthesizes the CDK README's multi-Region app: MRSC tables with a witness in the primary's stack, the functions in the other replica Region's", async () => {
     const out = join(app, 'cdk.out.readme-regions');
@@ -336,7 +336,7 @@ describe('a consumer project', () => {
     const replica = Object.values(read('Conclave-us-east-2.template.json').Resources);
     expect(replica.filter((r) => r.Type === 'AWS::Lambda::EventSourceMapping').length).toBeGreaterThanOrEqual(2); // the two stream functions, on this Region's replicas
     expect(replica.filter((r) => r.Type === 'AWS::DynamoDB::GlobalTable')).toHaveLength(0);
-  }, 120_000);
+  });
 
   it('npx conclave-local starts the whole local system from the packages, prints what a worker needs, and stops cleanly on Ctrl-C', async () => {
     const prefix = `cl-${Date.now().toString(36)}`;
@@ -363,7 +363,7 @@ describe('a consumer project', () => {
       child.kill('SIGINT');
     }
     expect(await exited, stderr).toBe(0);
-  }, 120_000);
+  });
 
   it('runs the example worker on plain node, and the conclave command (installed without dev dependencies) lists its lease', async () => {
     const dir = await project('operator', { dependencies: { '@conclave/cli': `file:${tarballs.cli}` } }, ['--omit=dev']);
@@ -401,5 +401,5 @@ describe('a consumer project', () => {
       await exited;
       await conclave.stop();
     }
-  }, 300_000);
+  });
 });

@@ -225,7 +225,7 @@ describe('the arrows between areas', () => {
       const files = all.filter(inLayer);
       reached[name] = files.length ? (await importGraph(...files)).internal : [];
     }
-  }, 120_000);
+  });
 
   it("local mode reaches no example: npm start's programs are the demo's own (lib/local/demo/)", () => {
     expect(reached['local mode (lib/local/)']!.filter((f) => f.startsWith('examples/'))).toEqual([]);

@@ -4,6 +4,7 @@ import { reconcileLease, type CoordinatorDeps } from '../../lib/coordinator/reco
 import { LeaderElector, type LeaderElectorOptions, type StopReason } from '../../lib/sdk/elector.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
 import { CandidateStore } from '../../lib/stores/candidate-store.js';
+import { WAIT_GUARD_MS } from '../guards.js';
 import type { TestTables } from '../support.js';
 
 /** The coordinator, driven in-process: reconcile one lease every `everyMs` (stands in for streams and the timer). */
@@ -124,12 +125,16 @@ export function startElector(
   };
 }
 
-export async function waitFor<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 15_000): Promise<T> {
-  const end = performance.now() + timeoutMs;
+/**
+ * Polls `probe` until it gives a value: an outcome of DynamoDB Local or real processes, however long
+ * a busy machine takes. No budget to pass: only WAIT_GUARD_MS, a hang guard, ends the wait.
+ */
+export async function waitFor<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>): Promise<T> {
+  const end = performance.now() + WAIT_GUARD_MS;
   for (;;) {
     const v = await probe();
     if (v) return v;
-    if (performance.now() > end) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    if (performance.now() > end) throw new Error(`hung: still waiting for ${what} after ${WAIT_GUARD_MS / 1000} s`);
     await new Promise((r) => setTimeout(r, 20));
   }
 }

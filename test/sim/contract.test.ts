@@ -783,7 +783,7 @@ describe('one script of store operations, on both engines', () => {
     };
   }
 
-  it('gives the same answers, leaves the same rows and the same stream records', { timeout: 60_000 }, async () => {
+  it('gives the same answers, leaves the same rows and the same stream records', async () => {
     const onLocal = await run(local);
     const onModel = await run(model);
     expect(onModel.log).toEqual(onLocal.log);

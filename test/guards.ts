@@ -1,0 +1,16 @@
+/**
+ * Hang guards, not budgets. A test on real processes, DynamoDB Local or the wall clock waits for an
+ * outcome however slow the machine is (a shared 2-core CI machine runs the suite at several times
+ * its idle pace: `npm run test:load` shows it passing beside busy processes); only a wait this long
+ * is called hung. A duration the product promises is asserted on simulated time, never by one of
+ * these.
+ */
+
+/** One wait on real processes or DynamoDB Local (waitFor, a child process): seconds when idle. */
+export const WAIT_GUARD_MS = 180_000;
+
+/**
+ * One test or hook (vitest's testTimeout and hookTimeout, vitest.config.ts): the longest take about
+ * half a minute when idle (npm start's stories, the chaos set, a CDK synth beside them).
+ */
+export const TEST_GUARD_MS = 300_000;
