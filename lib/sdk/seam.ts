@@ -6,12 +6,15 @@
  * @internal
  */
 import type { LeaderElector } from './elector.js';
+import { retryDelayMs } from './faults.js';
 import { decideFollower } from './follower.js';
 import { decideLeader } from './leader.js';
 
 export const decisions = {
   decideFollower,
   decideLeader,
+  /** How long a failed step waits before the next try. */
+  retryDelayMs,
 };
 
 /**
