@@ -88,9 +88,11 @@ export function decideLeader(s: LeaderSettings, t: TermView, o: LeaderObservatio
     case 'sessionRenewed': {
       if (t.session !== o.name) return NONE;
       // someone else ended this term (the coordinator, the platform function, the CLI, an
-      // operator's delete): the lease stream's function marked it on the session, wake or no wake
+      // operator's delete): the lease stream's function marked it on the session, wake or no wake.
+      // Also ended on the row, where the row still carries this term's token copy (a fencing token
+      // moved under it: the session would otherwise keep the rewritten term alive, nobody leading it)
       const end = o.ended[s.leaseName];
-      if (end !== undefined && end >= t.fencingToken) return stop('deposed', true);
+      if (end !== undefined && end >= t.fencingToken) return { kind: 'stop', reason: 'deposed', look: true, endTerm: true };
       // answered after the deadline: it extends nothing (others may already have seen the session expire)
       if (o.now >= t.renewedAt + s.renewDeadlineMs) return stop('renewDeadline');
       return o.sentAt > t.renewedAt ? { kind: 'renewed', renewedAt: o.sentAt, lease: undefined } : NONE;
@@ -104,8 +106,14 @@ export function decideLeader(s: LeaderSettings, t: TermView, o: LeaderObservatio
       // now on: leading on would hold the lease and do nothing. Stop, and end the term on the row.
       if (!inTerm(o.lease, t)) return { kind: 'stop', reason: 'deposed', look: true, endTerm: true };
       return { kind: 'renewed', renewedAt: Math.max(t.renewedAt, o.sentAt), lease: o.lease };
-    case 'read':
-      return inTerm(o.lease, t) ? { kind: 'seen', lease: o.lease } : stop('deposed');
+    case 'read': {
+      const termToken = o.lease?.termToken;
+      if (inTerm(o.lease, t)) return { kind: 'seen', lease: o.lease };
+      // The row still carries this term's token copy, yet not its holder or fencing token: rewritten
+      // under it, as above. A leader on a session renews no lease row and learns it by reading:
+      // left as it is, the session would keep the rewritten term alive with nobody leading it.
+      return termToken === t.fencingToken ? { kind: 'stop', reason: 'deposed', look: true, endTerm: true } : stop('deposed');
+    }
   }
 }
 

@@ -20,8 +20,9 @@ describe('decideLeader', () => {
     { name: 'a session renewal sent before the last renewal: nothing new', o: { kind: 'sessionRenewed', name: 's-1', sentAt: 99_000, now: 105_050, ended: {} }, want: { kind: 'none' } },
     { name: 'a session renewal answered after the deadline extends nothing: it stops', o: { kind: 'sessionRenewed', name: 's-1', sentAt: 105_000, now: 110_000, ended: {} }, want: { kind: 'stop', reason: 'renewDeadline', look: false } },
     { name: 'another session renewed: not this term’s', o: { kind: 'sessionRenewed', name: 's-2', sentAt: 105_000, now: 105_050, ended: { job: 7 } }, want: { kind: 'none' } },
-    { name: 'its session marks this term ended (someone else ended it): deposed, and it looks at once', o: { kind: 'sessionRenewed', name: 's-1', sentAt: 105_000, now: 105_050, ended: { job: 7 } }, want: { kind: 'stop', reason: 'deposed', look: true } },
-    { name: 'a later term of the lease marked ended: this one is over too', o: { kind: 'sessionRenewed', name: 's-1', sentAt: 105_000, now: 105_050, ended: { job: 9 } }, want: { kind: 'stop', reason: 'deposed', look: true } },
+    // ended on the row too (conditioned on its token copy: a no-op where the end was written there): a moved fencing token is marked so, and the session would keep the term alive (issue 36)
+    { name: 'its session marks this term ended (someone else ended it): deposed, it ends the term on the row, and it looks at once', o: { kind: 'sessionRenewed', name: 's-1', sentAt: 105_000, now: 105_050, ended: { job: 7 } }, want: { kind: 'stop', reason: 'deposed', look: true, endTerm: true } },
+    { name: 'a later term of the lease marked ended: this one is over too', o: { kind: 'sessionRenewed', name: 's-1', sentAt: 105_000, now: 105_050, ended: { job: 9 } }, want: { kind: 'stop', reason: 'deposed', look: true, endTerm: true } },
     { name: 'an earlier term marked ended (its own, before this one): renewed as usual', o: { kind: 'sessionRenewed', name: 's-1', sentAt: 105_000, now: 105_050, ended: { job: 5, other: 99 } }, want: { kind: 'renewed', renewedAt: 105_000, lease: undefined } },
     { name: 'its session ended: look now (it renews its lease itself)', o: { kind: 'sessionEnded', name: 's-1' }, want: { kind: 'look' } },
     { name: 'another session ended: nothing', o: { kind: 'sessionEnded', name: 's-2' }, want: { kind: 'none' } },
@@ -30,6 +31,7 @@ describe('decideLeader', () => {
     { name: 'an old renewal answered late: the later session renewal stands', t: { renewedAt: 106_000 }, o: { kind: 'renewed', sentAt: 104_000, lease: lease() }, want: { kind: 'renewed', renewedAt: 106_000, lease: lease() } },
     { name: 'a read shows its term: seen (the row may name a successor or a preferred holder)', o: { kind: 'read', lease: lease({ successor: 'b' }) }, want: { kind: 'seen', lease: lease({ successor: 'b' }) } },
     { name: 'a read shows another token: deposed', o: { kind: 'read', lease: lease({ fencingToken: 8 }) }, want: { kind: 'stop', reason: 'deposed', look: false } },
+    { name: "a read shows another token with this term's token copy (moved under it): deposed, it ends the term on the row and looks", o: { kind: 'read', lease: lease({ fencingToken: 8, termToken: 7 }) }, want: { kind: 'stop', reason: 'deposed', look: true, endTerm: true } },
     { name: 'a read shows another start-up of the same worker: deposed', o: { kind: 'read', lease: lease({ holderInstance: 'a_2' }) }, want: { kind: 'stop', reason: 'deposed', look: false } },
     { name: 'a read finds the row deleted: deposed', o: { kind: 'read', lease: undefined }, want: { kind: 'stop', reason: 'deposed', look: false } },
   ];
