@@ -16,6 +16,7 @@ import { SessionReader, type SessionRead } from '../lib/sdk/session.js';
 import type { IdentityStore } from '../lib/stores/identity-store.js';
 import type { Patch, Read } from '../lib/stores/item-store.js';
 import { LeaseStore, type Heir, type Term } from '../lib/stores/lease-store.js';
+import { Leadership } from '../lib/sdk/leadership.js';
 
 export const PLANTED_BUGS = {
   renewalWithoutTokenCondition: 'a renewal without the term-token condition: a deposed leader renews on',
@@ -27,6 +28,9 @@ export const PLANTED_BUGS = {
   platformEventByArrival: "the platform handler judges a stop by when its event arrived, not by the platform's own time: a late event ends a live term",
   coordinatorIgnoresSession: "the coordinator judges a lease held on a session by the lease's own stamp, not the session's: it ends a live term the session keeps alive",
   followerIgnoresSession: "a follower judges a lease held on a session by the lease row alone: the successor takes a term the session keeps alive",
+  hotRetryLoop: 'a failed follower step tried again at once, without backoff: a denied or throttled request sent once per round trip',
+  zombieLeader: 'a leader whose work failed (onStartedLeading rejected) keeps the lease, doing nothing',
+  renewalIgnoresAnswer: 'a renewal that does not check the row it renewed: a leader whose fencing token was moved leads on, every fenced write refused',
 } as const;
 export type PlantedBug = keyof typeof PLANTED_BUGS;
 
@@ -115,6 +119,21 @@ export function plant(bug: PlantedBug, wallNow: (identity: string) => number): (
       // the renew deadline's timer changes nothing (a leader asked isLeader() still judges it)
       const decide = decisions.decideLeader;
       patch(decisions, 'decideLeader', (s, t, o) => (o.kind === 'deadline' ? { kind: 'none' } : decide(s, t, o)));
+      break;
+    }
+    case 'hotRetryLoop':
+      patch(decisions, 'retryDelayMs', () => 0);
+      break;
+    case 'zombieLeader':
+      // reported, and the term kept, whatever onLeaderWorkFailure says
+      patch(Leadership.prototype as unknown as Record<string, unknown>, 'workFailed', function (this: { c: { onError(e: Error): void } }, _leading: unknown, e: unknown) {
+        this.c.onError(e instanceof Error ? e : new Error(String(e)));
+      });
+      break;
+    case 'renewalIgnoresAnswer': {
+      // renewed is renewed: the row it answered with is not looked at
+      const decide = decisions.decideLeader;
+      patch(decisions, 'decideLeader', (s, t, o) => (o.kind === 'renewed' && o.lease ? { kind: 'renewed', renewedAt: Math.max(t.renewedAt, o.sentAt), lease: o.lease } : decide(s, t, o)));
       break;
     }
     case 'expiryByHolderTimestamp': {

@@ -5,10 +5,10 @@
  * lease row — each recorded as a fault window for the checker, as are the schedule's DynamoDB and
  * coordinator windows. (The network's faults are sim/network.ts'.)
  */
-import { DeleteItemCommand } from '@aws-sdk/client-dynamodb';
+import { DeleteItemCommand, GetItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import type { Functions } from './functions.js';
 import { ns, T0 } from './feed.js';
-import type { ProcessFault } from './schedule.js';
+import type { ProcessFault, UserFault } from './schedule.js';
 import { CRON_LEASE, type WorldContext } from './settings.js';
 import type { Proc, Workers } from './workers.js';
 
@@ -21,6 +21,99 @@ export function scheduleFaults(c: WorldContext, workers: Workers, fns: Functions
   for (const w of [...schedule.ddbFaults, ...schedule.coordinatorDown]) {
     world.clock.setTimer(w.to, () => feed.window(schedule.ddbFaults.includes(w) ? 'dynamodb' : 'coordinatorDown', T0 + w.from, T0 + w.to));
   }
+  for (const f of schedule.userFaults) world.clock.setTimer(f.at, () => userFault(c, workers, f));
+}
+
+/**
+ * A fault as users bring them. Denials and throttling are the network's (sim/network.ts) and a slow
+ * IoT Core the functions' (sim/functions.ts): here their windows. A malformed row, a moved token
+ * and failed work are done here. A failed leader's work and a moved token are strikes (the checker
+ * judges the lease from them, and they heal nothing); the rest are windows.
+ */
+function userFault(c: WorldContext, workers: Workers, f: UserFault): void {
+  const { world, feed } = c;
+  const from = world.clock.monotonic();
+  feed.count(`fault:${f.kind}`);
+  const closeAfter = (ms: number, extra: { lease?: string; detail?: string } = {}) => world.clock.setTimer(ms, () => feed.window(f.kind, from, world.clock.monotonic(), extra));
+  switch (f.kind) {
+    case 'denied':
+      feed.log(`w${f.worker}'s role loses ${f.operation} for ${f.forMs} ms`);
+      closeAfter(f.forMs, { detail: f.operation });
+      break;
+    case 'throttled':
+      feed.log(`w${f.worker} throttled (${f.error}) for ${f.forMs} ms`);
+      closeAfter(f.forMs);
+      break;
+    case 'slowPush':
+      feed.log(`IoT Core slow (wakes ${f.delayMs} ms late) for ${f.forMs} ms`);
+      closeAfter(f.forMs);
+      break;
+    case 'malformedRow':
+      void malformRow(c, `job-${f.lease}`, f.forMs, () => closeAfter(f.forMs, { lease: `job-${f.lease}` }));
+      break;
+    case 'tokenMoved':
+      void moveToken(c, `job-${f.lease}`, f.by);
+      break;
+    case 'workFails': {
+      const lease = `job-${f.lease}`;
+      const proc = workers.procs.find((p) => p.failWork.has(lease) && !p.machine.clock.dead);
+      if (!proc) {
+        feed.count('skipped:workFails'); // nobody's work runs for it now
+        break;
+      }
+      const e = proc.electors.find((x) => x.options.leaseName === lease)!;
+      feed.log(`${proc.identity}'s work for ${lease} fails`);
+      // a frozen process's work fails when it runs again
+      proc.machine.clock.gate(() => {
+        const fail = proc.failWork.get(lease);
+        if (!fail) return;
+        feed.faults.push({ kind: 'workFailed', lease, instances: [e.instance], from: ns(world.clock.monotonic()), to: ns(world.clock.monotonic()) });
+        fail(new Error(`the job of ${proc.identity} on ${lease} died`));
+      });
+      break;
+    }
+  }
+}
+
+/** An operator writes `leaseTransitions` as a string (the row fails its schema), and sets it back after `forMs`. */
+async function malformRow(c: WorldContext, lease: string, forMs: number, healed: () => void): Promise<void> {
+  const { world, feed } = c;
+  const operator = world.model.client({ name: 'operator' });
+  const Key = { name: { S: lease } };
+  const row = await operator.send(new GetItemCommand({ TableName: world.names.leases, Key, ConsistentRead: true }));
+  const was = row.Item?.['leaseTransitions']?.N;
+  if (was === undefined) {
+    feed.count('skipped:malformedRow'); // no row yet
+    return;
+  }
+  feed.log(`operator writes ${lease} malformed (leaseTransitions "${was} transitions")`);
+  await operator.send(new UpdateItemCommand({ TableName: world.names.leases, Key, UpdateExpression: 'SET #t = :bad', ExpressionAttributeNames: { '#t': 'leaseTransitions' }, ExpressionAttributeValues: { ':bad': { S: `${was} transitions` } } }));
+  world.clock.setTimer(forMs, () => {
+    feed.log(`operator repairs ${lease}`);
+    // only what it broke: a row deleted and written anew meanwhile is left alone
+    void operator
+      .send(new UpdateItemCommand({ TableName: world.names.leases, Key, UpdateExpression: 'SET #t = :n', ConditionExpression: 'attribute_type(#t, :s)', ExpressionAttributeNames: { '#t': 'leaseTransitions' }, ExpressionAttributeValues: { ':n': { N: was }, ':s': { S: 'S' } } }))
+      .catch(() => feed.count('skipped:repair'));
+    healed();
+  });
+}
+
+/** An operator or a peer moves the lease's fencing token by `by`, leaving termToken (the holder's renewals still match). */
+async function moveToken(c: WorldContext, lease: string, by: number): Promise<void> {
+  const { world, feed } = c;
+  const operator = world.model.client({ name: 'operator' });
+  const Key = { name: { S: lease } };
+  const row = await operator.send(new GetItemCommand({ TableName: world.names.leases, Key, ConsistentRead: true }));
+  const token = row.Item?.['fencingToken']?.N;
+  if (token === undefined || Number(token) + by < 0) {
+    feed.count('skipped:tokenMoved');
+    return;
+  }
+  const moved = String(Number(token) + by);
+  feed.log(`${lease}'s fencing token moved from ${token} to ${moved} (holder ${row.Item?.['holderIdentity']?.S ?? 'none'})`);
+  await operator.send(new UpdateItemCommand({ TableName: world.names.leases, Key, UpdateExpression: 'SET #f = :moved', ConditionExpression: '#f = :was', ExpressionAttributeNames: { '#f': 'fencingToken' }, ExpressionAttributeValues: { ':moved': { N: moved }, ':was': { N: token } } }));
+  const now = ns(world.clock.monotonic());
+  feed.faults.push({ kind: 'tokenMoved', lease, from: now, to: now, detail: `${token} -> ${moved}` });
 }
 
 /** An operator's delete: unconditional, whoever holds the lease. */

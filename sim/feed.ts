@@ -6,7 +6,7 @@
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { SimulatedClock } from '../lib/clock.js';
-import { checkHistory, type Verdict } from '../lib/history/checker.js';
+import { checkHistory, healingFaults, type ProcessRequests, type RequestBound, type Verdict } from '../lib/history/checker.js';
 import { createLedgerTable, readLedger } from '../lib/history/ledger.js';
 import type { FaultWindow, HistoryRecord } from '../lib/history/schema.js';
 
@@ -31,6 +31,8 @@ export class Feed {
   /** Counters, counted in a Map (thousands of counts a schedule, under keys made as they come). */
   private readonly tally = new Map<string, number>();
   readonly ledgerTable = 'sim-ledger';
+  /** Each worker process's DynamoDB requests per lease: when each attempt was sent (simulated monotonic ms). */
+  private readonly requests = new Map<string, { process: string; lease: string; sent: number[] }>();
 
   constructor(
     private readonly clock: SimulatedClock,
@@ -65,21 +67,33 @@ export class Feed {
     this.faults.push({ kind, from: ns(from), to: ns(to), ...extra });
   }
 
+  /** Worker process `process` sent an attempt of a request for `lease` (undefined: not Conclave's) at `mono`. */
+  request(process: string, lease: string | undefined, mono: number): void {
+    if (lease === undefined) return;
+    const key = `${process}\u0000${lease}`;
+    let r = this.requests.get(key);
+    if (!r) this.requests.set(key, (r = { process, lease, sent: [] }));
+    r.sent.push(mono);
+  }
+
   /** The ledger's table, made on the world's model (`client`: no network in between). */
   async createLedger(client: DynamoDBClient): Promise<void> {
     await createLedgerTable(client, this.ledgerTable);
   }
 
   /** The checker's verdict on the world as it ended now. */
-  async verdict(client: DynamoDBClient, o: { healMs: number; episodicLeases: string[] }): Promise<Verdict> {
+  async verdict(client: DynamoDBClient, o: { healMs: number; episodicLeases: string[]; requestBound: RequestBound }): Promise<Verdict> {
     const end = this.clock.monotonic();
     const ledger = await readLedger(client, this.ledgerTable);
-    const lastHeal = Math.max(0, ...this.faults.map((w) => Number(BigInt(w.to) / 1_000_000n)));
+    // a failed leader's work and a moved token heal nothing: the stuck-lease rule judges from them
+    const lastHeal = Math.max(0, ...healingFaults(this.faults).map((w) => Number(BigInt(w.to) / 1_000_000n)));
+    const requests: ProcessRequests[] = [...this.requests.values()].map((r) => ({ process: r.process, lease: r.lease, sentMs: r.sent }));
     return checkHistory(
-      { history: this.history, ledger, faults: this.faults, end: { mono: ns(end) } },
+      { history: this.history, ledger, faults: this.faults, requests, end: { mono: ns(end) } },
       {
         healMs: o.healMs,
         episodicLeases: o.episodicLeases,
+        requestBound: o.requestBound,
         ...(lastHeal ? { healedAt: ns(Math.max(lastHeal, T0)) } : {}),
         // One rule for every world (issue 27): a holder on a session learns of an operator's delete
         // as any holder does, within its renew deadline — from the mark the lease stream's function

@@ -19,10 +19,13 @@ import { lambdaContext } from '../lib/local/runtime.js';
 import type { ModelStream } from '../lib/sim/dynamodb-model/index.js';
 import { ElectionConfigSchema } from '../lib/schemas/config.js';
 import type { Platform } from '../lib/schemas/platform.js';
+import type { Wake } from '../lib/sdk/push.js';
 import { wiring, type FunctionName, type StreamTrigger } from '../lib/wiring.js';
 import { blindToSessions } from './bugs.js';
 import { T0 } from './feed.js';
 import { hostState } from './network.js';
+import type { SimBroker } from './push.js';
+import type { UserFault } from './schedule.js';
 import type { WorldContext } from './settings.js';
 
 type Handlers = Record<FunctionName, (event: unknown) => Promise<unknown>>;
@@ -143,9 +146,23 @@ function functionDeps(c: WorldContext, client: DynamoDBClient, handlers: Handler
       feed.log(`dead letter (${p.function}): ${p.reason}`);
       deadLetters.push(p);
     },
-    ...(broker ? { wake: async (lease: string, revision: number | undefined) => broker.publish({ lease, by: 'stream', ...(revision !== undefined ? { revision } : {}) }) } : {}),
+    ...(broker ? { wake: (lease: string, revision: number | undefined) => wakeThrough(c, broker, { lease, by: 'stream', ...(revision !== undefined ? { revision } : {}) }) } : {}),
     ...quietObservability(),
   };
+}
+
+/**
+ * A wake through IoT Core: published at once, or, while the schedule has it slow (a `slowPush`
+ * window), answered and delivered `delayMs` late — slow, not hung: under the publish's timeout.
+ */
+async function wakeThrough(c: WorldContext, broker: SimBroker, wake: Wake): Promise<void> {
+  const at = c.world.clock.now() - T0;
+  const slow = c.schedule.userFaults.find((f): f is Extract<UserFault, { kind: 'slowPush' }> => f.kind === 'slowPush' && f.at <= at && at < f.at + f.forMs);
+  if (slow) {
+    c.feed.count('fault:slowWake');
+    await c.world.clock.sleep(slow.delayMs);
+  }
+  broker.publish(wake);
 }
 
 /** How often Lambda's pollers look at the streams' shards (in the simulator). */

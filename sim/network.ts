@@ -6,11 +6,12 @@
  * dead one is never answered.
  */
 import type { SimulatedClock } from '../lib/clock.js';
+import type { TableNames } from '../lib/schemas/config.js';
 import { faults as ddbFaults, type ModelRequest } from '../lib/sim/dynamodb-model/index.js';
 import type { Feed } from './feed.js';
 import { T0 } from './feed.js';
 import type { Machine, Network } from './machines.js';
-import type { Schedule } from './schedule.js';
+import type { DeniedOperation, Schedule, UserFault } from './schedule.js';
 
 /** A worker machine as the schedule's network sees it. */
 export interface Host extends Machine {
@@ -18,10 +19,12 @@ export interface Host extends Machine {
   partitionedUntil: number;
   /** An aimed pause: begins when the machine's next request has landed, before it reads the answer. */
   pauseAtNextAnswer: (() => void) | undefined;
+  /** A worker process (its identity and start): its requests are counted for the checker's bound; undefined for Lambda's machines. */
+  readonly process: { readonly worker: number; readonly name: string } | undefined;
 }
 
-/** A Host's network state as it starts: connected, nothing aimed at it. */
-export const hostState = (): Pick<Host, 'partitionedUntil' | 'pauseAtNextAnswer'> => ({ partitionedUntil: 0, pauseAtNextAnswer: undefined });
+/** A Host's network state as it starts: connected, nothing aimed at it; `process`: a worker process's, whose requests are counted. */
+export const hostState = (process?: Host['process']): Pick<Host, 'partitionedUntil' | 'pauseAtNextAnswer' | 'process'> => ({ partitionedUntil: 0, pauseAtNextAnswer: undefined, process });
 
 const hang = () => new Promise<never>(() => undefined);
 
@@ -30,8 +33,8 @@ const hang = () => new Promise<never>(() => undefined);
  * waits are all in this one function, and its draws in a fixed order: a seed replays exactly only
  * while every request takes the same turns of the event loop as it always did.)
  */
-export function scheduleNetwork(clock: SimulatedClock, schedule: Schedule, random: () => number, feed: Feed): Network<Host> {
-  const link = new Link(clock, schedule, random, feed);
+export function scheduleNetwork(clock: SimulatedClock, schedule: Schedule, random: () => number, feed: Feed, tables: TableNames): Network<Host> {
+  const link = new Link(clock, schedule, random, feed, tables);
   // One promise per request, its waits timers (the same instants and draws as awaiting a sleep
   // each, which made two promises and an async function's frame per request); the steps are the
   // Link's methods, not closures made per request (tsx names each named closure as it is made).
@@ -53,7 +56,32 @@ class Link {
     private readonly schedule: Schedule,
     private readonly random: () => number,
     private readonly feed: Feed,
-  ) {}
+    private readonly tables: TableNames,
+  ) {
+    this.refusals = schedule.userFaults.filter((f): f is Refusal => f.kind === 'denied' || f.kind === 'throttled');
+  }
+
+  /** The schedule's denied operations and throttled workers. */
+  private readonly refusals: Refusal[];
+
+  /** What refuses `req` of worker process `m` now (AccessDenied, throttling), if anything. */
+  private refusal(m: Host, req: ModelRequest): Error | undefined {
+    if (!m.process || this.refusals.length === 0) return undefined;
+    const at = this.clock.now() - T0;
+    for (const f of this.refusals) {
+      if (f.worker !== m.process.worker || at < f.at || at >= f.at + f.forMs) continue;
+      const table = (req.input as { TableName?: string }).TableName ?? '';
+      if (f.kind === 'throttled') {
+        this.feed.count('fault:throttledWorker');
+        return f.error === 'throttling' ? ddbFaults.throttling() : ddbFaults.provisionedThroughputExceeded();
+      }
+      if (deniedOperation(req.operation, table, this.tables) === f.operation) {
+        this.feed.count(`fault:denied:${f.operation}`);
+        return ddbFaults.accessDenied(req.operation, table);
+      }
+    }
+    return undefined;
+  }
 
   /** Whether now is inside one of the schedule's DynamoDB fault windows. */
   private inFaultWindow(): boolean {
@@ -71,6 +99,7 @@ class Link {
   /** The request leaves `m`: it lands (or not) after one way's latency, and its answer comes back after another. */
   send(m: Host, req: ModelRequest, apply: () => unknown, resolve: (out: unknown) => void, reject: (e: unknown) => void): void {
     const { clock, feed } = this;
+    if (m.process) feed.request(m.process.name, leaseOf(req, this.tables), clock.monotonic());
     if (clock.now() < m.partitionedUntil) {
       // cut off: the request dies on the way, or its answer does, after the socket timeout
       const applied = this.random() < 0.5;
@@ -91,6 +120,11 @@ class Link {
 
   /** The request reaches DynamoDB: what it meets there (strike), then its answer on the way back. */
   private land(m: Host, req: ModelRequest, apply: () => unknown, resolve: (out: unknown) => void, reject: (e: unknown) => void): void {
+    const refused = this.refusal(m, req);
+    if (refused) {
+      this.clock.setTimer(this.latencyMs(), () => m.clock.gate(() => reject(refused)));
+      return;
+    }
     let fate: ReturnType<typeof strike>;
     try {
       fate = strike(this.inFaultWindow(), this.random(), this.clock, this.schedule, this.random, this.feed, m, req, apply);
@@ -114,6 +148,33 @@ class Link {
       else if (!m.clock.dead) resolve(out);
     });
   }
+}
+
+type Refusal = Extract<UserFault, { kind: 'denied' | 'throttled' }>;
+
+/** Which of the operations a role may lose `operation` on `table` is. */
+function deniedOperation(operation: string, table: string, tables: TableNames): DeniedOperation | undefined {
+  if (table === tables.leases) return operation === 'GetItem' ? 'leaseGet' : operation === 'UpdateItem' ? 'leaseUpdate' : undefined;
+  if (table === tables.candidates) return operation === 'PutItem' ? 'candidatePut' : operation === 'UpdateItem' ? 'candidateUpdate' : undefined;
+  return undefined;
+}
+
+type Key = Record<string, { S?: string } | undefined> | undefined;
+
+/**
+ * The lease a worker's request is for, as the request bound counts it: the lease row's or the
+ * candidate row's lease, `session` for its session row (one per process), undefined for what is not
+ * Conclave's (a transaction with a table of the user's: a fenced write, a run's completion, at
+ * the user's own rate).
+ */
+export function leaseOf(req: ModelRequest, tables: TableNames): string | undefined {
+  const input = req.input as { TableName?: string; Key?: Key; Item?: Key; TransactItems?: unknown[] };
+  if (input.TransactItems) return undefined;
+  const row = input.Key ?? input.Item;
+  if (input.TableName === tables.leases) return row?.['name']?.S;
+  if (input.TableName === tables.candidates) return row?.['leaseName']?.S ?? 'candidates';
+  if (input.TableName === tables.identities) return 'session';
+  return undefined;
 }
 
 /**

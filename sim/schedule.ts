@@ -19,6 +19,27 @@ export type ProcessFault =
   /** An operator deletes a lease's row, whoever holds it (the fencing token must not go back). */
   | { kind: 'deleteLease'; lease: number; at: number };
 
+/** An operation a worker's role may lose for a while (an IAM change, a policy rolled out wrong). */
+export type DeniedOperation = 'leaseGet' | 'leaseUpdate' | 'candidatePut' | 'candidateUpdate';
+
+/**
+ * Faults as users bring them (issue 36): from permissions, bad rows, slow dependencies, peers and
+ * the user's own code. `at` and `forMs` in ms from the run's start.
+ */
+export type UserFault =
+  /** One operation of one worker's role refused (AccessDeniedException) for a while. */
+  | { kind: 'denied'; worker: number; at: number; forMs: number; operation: DeniedOperation }
+  /** Every request of one worker throttled for a while (a hot partition, the account's limit): ThrottlingException or ProvisionedThroughputExceededException. */
+  | { kind: 'throttled'; worker: number; at: number; forMs: number; error: 'throttling' | 'provisionedThroughput' }
+  /** An operator writes a lease row that fails its schema (`leaseTransitions` a string), and repairs it after a while. */
+  | { kind: 'malformedRow'; lease: number; at: number; forMs: number }
+  /** An operator or a peer moves a lease's fencing token by `by` (negative: back), leaving its termToken. */
+  | { kind: 'tokenMoved'; lease: number; at: number; by: number }
+  /** The leader's work fails: whoever leads the lease then has its onStartedLeading reject. */
+  | { kind: 'workFails'; lease: number; at: number }
+  /** IoT Core answers slowly (not hung): every wake published in the window is delivered `delayMs` late. */
+  | { kind: 'slowPush'; at: number; forMs: number; delayMs: number };
+
 /** A span of the run, in ms from its start. */
 export interface Window {
   from: number;
@@ -74,6 +95,8 @@ export interface Schedule {
    * them one machine's is far beyond it (±1–5 %: a VM whose clock source is broken).
    */
   driftPpm: number[] | undefined;
+  /** Faults as users bring them (issue 36), in about half the worlds: one to three. */
+  userFaults: UserFault[];
 }
 
 /** A world's sessions: how often they are renewed, within what the electors' renew deadline allows. */
@@ -120,7 +143,7 @@ export function generateSchedule(seed: number, opts: { workers: number; duration
       const from = int(10_000, faultEnd);
       return { from, to: Math.min(faultEnd, from + int(2_000, maxLen)) };
     });
-  const base: Omit<Schedule, 'push' | 'session' | 'driftPpm'> = {
+  const base: Omit<Schedule, 'push' | 'session' | 'driftPpm' | 'userFaults'> = {
     seed,
     skewMs: faultsOn ? skewMs : skewMs.map(() => 0),
     versions,
@@ -148,7 +171,30 @@ export function generateSchedule(seed: number, opts: { workers: number; duration
   // world; leaderless time after the heal may be twice the usual (seed 323828829: 62.9 s in all
   // over five minutes, in ten short spells and one election after an operator's delete).
   const healMs = driftPpm?.some((x) => Math.abs(x) > DRIFT_MAX_PPM) ? 2 * base.healMs : base.healMs;
-  return { ...base, healMs, push, session, driftPpm };
+  // drawn after drift, for the same reason: a world without them replays as before they existed
+  const userFaults = faultsOn && r() < 0.5 ? drawUserFaults(r, int, opts.workers, faultEnd, push !== undefined) : [];
+  return { ...base, healMs, push, session, driftPpm, userFaults };
+}
+
+const DENIED_OPERATIONS: readonly DeniedOperation[] = ['leaseGet', 'leaseUpdate', 'candidatePut', 'candidateUpdate'];
+/** How late a slow IoT Core delivers a wake: just under the lease stream function's 1.5 s publish timeout. */
+export const SLOW_PUSH_MS = 1_400;
+
+/** One to three faults as users bring them, each of a kind drawn (a slow IoT Core only where the push path runs). */
+function drawUserFaults(r: () => number, int: (lo: number, hi: number) => number, workers: number, faultEnd: number, push: boolean): UserFault[] {
+  const out: UserFault[] = [];
+  for (let n = int(1, 3); n > 0; n--) {
+    const at = int(20_000, faultEnd);
+    const kind = (['denied', 'throttled', 'malformedRow', 'tokenMoved', 'workFails', 'slowPush'] as const)[int(0, push ? 5 : 4)]!;
+    if (kind === 'denied') out.push({ kind, worker: int(0, workers - 1), at, forMs: int(5_000, 40_000), operation: DENIED_OPERATIONS[int(0, DENIED_OPERATIONS.length - 1)]! });
+    else if (kind === 'throttled') out.push({ kind, worker: int(0, workers - 1), at, forMs: int(5_000, 30_000), error: r() < 0.5 ? 'throttling' : 'provisionedThroughput' });
+    else if (kind === 'malformedRow') out.push({ kind, lease: int(0, 1), at, forMs: int(5_000, 60_000) });
+    // up by at most a millisecond's worth of tokens (further would outrun the floor a deleted row's next term starts from); back by up to a second's
+    else if (kind === 'tokenMoved') out.push({ kind, lease: int(0, 1), at, by: r() < 0.5 ? int(1, 1_000) : -int(1, 1_000_000) });
+    else if (kind === 'workFails') out.push({ kind, lease: int(0, 1), at });
+    else out.push({ kind, at, forMs: int(10_000, 60_000), delayMs: SLOW_PUSH_MS });
+  }
+  return out.sort((a, b) => a.at - b.at);
 }
 
 /** The clock rate error the SDK assumes a machine stays within (lib/sdk/server-clock.ts: DRIFT_PER_MS). */
@@ -176,7 +222,25 @@ export function describeSchedule(s: Schedule): string[] {
       : '  push: none (followers poll)',
     s.session ? `  sessions: one per process, renewed at ${s.session.renewShare.toFixed(2)} of the room the renew deadline leaves` : '  sessions: none (each leader renews its leases)',
     s.driftPpm ? `  clock drift: ${s.driftPpm.map((x, i) => `w${i} ${x > 0 ? '+' : ''}${x} ppm`).join(', ')}` : '  clock drift: none',
+    ...s.userFaults.map((f) => `  +${(f.at / 1000).toFixed(1)}s ${describeUserFault(f)}`),
   ];
+}
+
+function describeUserFault(f: UserFault): string {
+  switch (f.kind) {
+    case 'denied':
+      return `w${f.worker} denied ${f.operation} for ${(f.forMs / 1000).toFixed(1)}s`;
+    case 'throttled':
+      return `w${f.worker} throttled (${f.error}) for ${(f.forMs / 1000).toFixed(1)}s`;
+    case 'malformedRow':
+      return `lease job-${f.lease} written malformed, repaired after ${(f.forMs / 1000).toFixed(1)}s`;
+    case 'tokenMoved':
+      return `lease job-${f.lease}'s fencing token moved by ${f.by}`;
+    case 'workFails':
+      return `the work of job-${f.lease}'s leader fails`;
+    case 'slowPush':
+      return `IoT Core slow (wakes ${f.delayMs} ms late) for ${(f.forMs / 1000).toFixed(1)}s`;
+  }
 }
 
 function describeFault(f: ProcessFault): string {

@@ -38,6 +38,8 @@ export interface Proc {
   readonly jobs: Set<Promise<void>>;
   /** Its leaders' fenced writes so far (each names the next). */
   writes: number;
+  /** Per lease it leads: makes its work (onStartedLeading) fail now, as a job that dies does. */
+  readonly failWork: Map<string, (e: Error) => void>;
 }
 
 export class Workers {
@@ -67,12 +69,12 @@ export class Workers {
       schedule.platforms[i] === 'ecs'
         ? { kind: 'ecs', id: `arn:aws:ecs:${LOCAL_DEPLOYMENT.region}:${LOCAL_DEPLOYMENT.account}:task/sim/w${i}-${this.starts[i]}`, cluster: SIM_CLUSTER }
         : { kind: 'ec2', id: `i-${(0x51a00000 + i).toString(16)}` };
-    const machine = world.machine(identity, this.c.network, hostState());
+    const machine = world.machine(identity, this.c.network, hostState({ worker: i, name: `${identity}#${this.starts[i]}` }));
     if (this.c.gone?.(machine)) machine.kill(); // its Region is lost: nothing runs there any more
     machine.clock.offsetMs = schedule.skewMs[i] ?? 0;
     machine.clock.rate = (schedule.driftPpm?.[i] ?? 0) * 1e-6;
     this.wallClocks.set(identity, () => machine.clock.now());
-    const proc: Proc = { identity, platform, runs: [], restart: () => undefined, machine, electors: [], leading: new Map(), stop: new AbortController(), cronRuns: new Map(), jobs: new Set(), writes: 0 };
+    const proc: Proc = { identity, platform, runs: [], restart: () => undefined, machine, electors: [], leading: new Map(), stop: new AbortController(), cronRuns: new Map(), jobs: new Set(), writes: 0, failWork: new Map() };
     const push = world.broker ? world.connect(machine, () => world.clock.now() < machine.partitionedUntil) : undefined;
     const session = schedule.session ? this.startSession(proc) : undefined;
     for (const leaseName of this.leaseNames) this.startElector(proc, i, leaseName, push, session);
@@ -132,24 +134,25 @@ export class Workers {
       ...(push ? { push } : {}),
       ...(session ? { session } : {}),
       callbacks: {
-        onStartedLeading: async (signal, { fencingToken }) => {
+        onStartedLeading: (signal, { fencingToken }) => {
           proc.leading.set(leaseName, fencingToken);
           feed.started({ lease: leaseName, identity, instance: elector.instance, fencingToken }, Math.max(0, Math.round(pc.now())));
           feed.log(`${identity} leads ${leaseName} (token ${fencingToken})`);
-          while (!signal.aborted && !pc.dead) {
-            const entry = { lease: leaseName, id: `${elector.instance}#${++proc.writes}`, identity, instance: elector.instance, fencingToken, sentMono: ns(world.clock.monotonic()), zombie: false };
-            try {
-              await (this.c.multiRegion ? elector.fencedItemWrite(ledgerAppend(ledgerTable, entry)) : elector.fencedWrite(ledgerWrite(ledgerTable, entry)));
-              feed.count('fenced:accepted');
-            } catch (e) {
-              feed.count(e instanceof FencingError ? 'fenced:refused' : 'fenced:error');
-            }
-            await pc.sleep(settings.writeEveryMs);
-          }
+          // the work rejects when a fault makes it fail (sim/faults.ts), and writes nothing more
+          return new Promise<void>((resolve, reject) => {
+            const failed = { now: false };
+            proc.failWork.set(leaseName, (e) => {
+              failed.now = true;
+              proc.failWork.delete(leaseName);
+              reject(e);
+            });
+            work(signal, fencingToken, failed).then(resolve, reject);
+          });
         },
         onStoppedLeading: ({ reason, fencingToken }) => {
           if (pc.dead) return;
           proc.leading.delete(leaseName);
+          proc.failWork.delete(leaseName);
           feed.stopped({ lease: leaseName, identity, instance: elector.instance, fencingToken }, Math.max(0, Math.round(pc.now())), reason);
           feed.log(`${identity} stops leading ${leaseName} (${reason})`);
         },
@@ -159,6 +162,19 @@ export class Workers {
         feed.log(`${identity} ${leaseName}: ${e.message}`);
       },
     });
+    /** A leader's work: a fenced ledger write every writeEveryMs until its term ends or the work fails. */
+    const work = async (signal: AbortSignal, fencingToken: number, failed: { now: boolean }) => {
+      while (!signal.aborted && !pc.dead && !failed.now) {
+        const entry = { lease: leaseName, id: `${elector.instance}#${++proc.writes}`, identity, instance: elector.instance, fencingToken, sentMono: ns(world.clock.monotonic()), zombie: false };
+        try {
+          await (this.c.multiRegion ? elector.fencedItemWrite(ledgerAppend(ledgerTable, entry)) : elector.fencedWrite(ledgerWrite(ledgerTable, entry)));
+          feed.count('fenced:accepted');
+        } catch (e) {
+          feed.count(e instanceof FencingError ? 'fenced:refused' : 'fenced:error');
+        }
+        await pc.sleep(settings.writeEveryMs);
+      }
+    };
     proc.electors.push(elector);
     proc.runs.push(elector.run(proc.stop.signal).catch(() => void feed.count('runRejected')));
   }

@@ -15,6 +15,7 @@
 import { drainMicrotasks, seededRandom } from '../lib/clock.js';
 import type { Verdict } from '../lib/history/checker.js';
 import { createTables } from '../lib/local/tables.js';
+import { requestBound } from '../lib/history/request-bound.js';
 import { plant, type PlantedBug } from './bugs.js';
 import { scheduleFaults } from './faults.js';
 import { Feed, T0 } from './feed.js';
@@ -42,6 +43,9 @@ function allOf(byRegion: Map<string, Functions>): Functions {
     stop: () => byRegion.forEach((f) => f.stop()),
   };
 }
+
+/** The attempts the model's clients make of each request: the AWS SDK's default (lib/sim/dynamodb-model/client.ts). */
+const MODEL_MAX_ATTEMPTS = 3;
 
 export { CRON_LEASE, DEFAULT_SETTINGS, sessionTimings, type WorldSettings } from './settings.js';
 
@@ -82,7 +86,7 @@ async function runPlanted(schedule: Schedule, settings: WorldSettings, opts: Run
   const setup = world.model.client({ name: 'setup' });
   await createTables(setup, world.names);
   await feed.createLedger(setup);
-  const network = scheduleNetwork(world.clock, schedule, random, feed);
+  const network = scheduleNetwork(world.clock, schedule, random, feed, world.names);
   const regions = opts.regions ? new WorldRegions(opts.regions, { world, random }, keysOf(world, feed)) : undefined;
   const c: WorldContext = regions
     ? { world, schedule, settings, random, feed, network: regions.network(network), plant: opts.plant, multiRegion: true, gone: (m) => regions.gone(m), regionOf: (name) => regionOf(regions.plan, name) }
@@ -100,7 +104,12 @@ async function runPlanted(schedule: Schedule, settings: WorldSettings, opts: Run
   await world.clock.run(settings.durationMs);
   fns.stop();
   if (regions) feed.count('worlds:regions');
-  const verdict = await feed.verdict(world.model.client({ name: 'checker' }), { healMs: schedule.healMs, episodicLeases: [CRON_LEASE] });
+  const verdict = await feed.verdict(world.model.client({ name: 'checker' }), {
+    healMs: schedule.healMs,
+    episodicLeases: [CRON_LEASE],
+    requestBound: requestBound({ ...settings, maxAttempts: MODEL_MAX_ATTEMPTS }),
+  });
+  if (verdict.figures.worstRequestsPerWindow !== undefined) feed.count('requests:worstPerWindow', verdict.figures.worstRequestsPerWindow);
   feed.count('terms', verdict.figures.terms);
   if (schedule.push) feed.count('worlds:push');
   if (schedule.session) feed.count('worlds:session');

@@ -22,6 +22,12 @@
  * - spuriousChange: with `quietFrom`, a new term that began after it with no fault to explain it.
  * - record: a history that contradicts itself (started twice, stopped a term it never started).
  * - runOnce: two accepted completions of one run-once window on one lease (withLease `runOnce`).
+ * - requests (with `requestBound`): a worker process sent more than `max` DynamoDB requests for
+ *   one lease within some window of `windowMs` (lib/history/request-bound.ts derives both from
+ *   the protocol's cadences).
+ * - stuckLease: a lease whose holder's work failed, or whose fencing token was moved under it, had
+ *   no new term within `stuckMs` of that (later, if other faults were still under way: from when
+ *   they healed). Neither heals anything: the leaderless rule's clock is not moved by them.
  */
 import * as z from 'zod';
 import { parse } from '../schemas/validation.js';
@@ -50,8 +56,33 @@ export const CheckOptions = z
      * design, so the leaderless check passes them over. Every other check applies.
      */
     episodicLeases: z.array(z.string().min(1)).default([]),
+    /**
+     * The most requests a worker process may send for one lease within any window of `windowMs`
+     * (lib/history/request-bound.ts: derived from the protocol's cadences). Unset: not judged.
+     */
+    requestBound: z.object({ windowMs: z.number().positive(), max: z.number().int().positive() }).strict().optional(),
+    /** A lease whose holder's work failed or whose token was moved has a new term within this; default: `healMs`. */
+    stuckMs: z.number().int().positive().optional(),
   })
   .strict();
+export type RequestBound = NonNullable<z.infer<typeof CheckOptions>['requestBound']>;
+
+/**
+ * Faults that strike a term and heal nothing: the holder's work failed (`workFailed`), its lease's
+ * fencing token was moved under it (`tokenMoved`). The leader must give the term up, or learn of
+ * it at its next renewal, so the stuck-lease rule judges from the moment they struck; they excuse
+ * no other rule's time.
+ */
+export const STRIKES: readonly string[] = ['workFailed', 'tokenMoved'];
+/** The fault windows that heal: every one but the strikes. */
+export const healingFaults = (faults: readonly FaultWindow[]): FaultWindow[] => faults.filter((f) => !STRIKES.includes(f.kind));
+
+/** One worker process's DynamoDB requests for one lease: when each attempt was sent (monotonic ms, as Mono / 1e6), in order. */
+export interface ProcessRequests {
+  process: string;
+  lease: string;
+  sentMs: readonly number[];
+}
 export type CheckOptionsInput = z.input<typeof CheckOptions>;
 
 export interface CheckInput {
@@ -59,6 +90,8 @@ export interface CheckInput {
   ledger?: readonly LedgerEntry[];
   observations?: readonly Observation[];
   faults?: readonly FaultWindow[];
+  /** Requests per worker process and lease, judged with `requestBound`. */
+  requests?: readonly ProcessRequests[];
   /** At least the moment observation ended; with `live` and `candidateRows` the lost-row check runs. */
   end: Pick<EndState, 'mono'> & Partial<Omit<EndState, 'mono'>>;
 }
@@ -87,7 +120,9 @@ export type Violation =
   | { kind: 'leaderless'; lease: string; leaderlessMs: number; message: string }
   | { kind: 'spuriousChange'; lease: string; from?: TermRef; to: TermRef; message: string }
   | { kind: 'record'; lease: string; instance: string; message: string }
-  | { kind: 'runOnce'; lease: string; window: string; writes: string[]; message: string };
+  | { kind: 'runOnce'; lease: string; window: string; writes: string[]; message: string }
+  | { kind: 'requests'; lease: string; process: string; requests: number; windowMs: number; max: number; message: string }
+  | { kind: 'stuckLease'; lease: string; strike: string; message: string };
 
 export interface Figures {
   leases: number;
@@ -106,6 +141,11 @@ export interface Figures {
   /** Per lease: ms without a leader after the last fault healed. */
   leaderlessAfterHealMs: Record<string, number>;
   worstLeaderlessAfterHealMs: number | undefined;
+  /** The most requests one process sent for one lease within one `requestBound` window; undefined: not judged. */
+  worstRequestsPerWindow: number | undefined;
+  /** Strikes judged by the stuck-lease rule, and the longest from one to the next term (ms). */
+  strikesJudged: number;
+  worstStrikeToTermMs: number | undefined;
 }
 
 export interface Verdict {
@@ -297,7 +337,7 @@ export function checkHistory(input: CheckInput, options: CheckOptionsInput = {})
   }
 
   // Leaderless time after the last fault healed, for leases that still have live candidates.
-  const lastHeal = faults.reduce<bigint | undefined>((m, f) => (m === undefined || BigInt(f.to) > m ? BigInt(f.to) : m), undefined);
+  const lastHeal = healingFaults(faults).reduce<bigint | undefined>((m, f) => (m === undefined || BigInt(f.to) > m ? BigInt(f.to) : m), undefined);
   const healedAt = o.healedAt !== undefined ? BigInt(o.healedAt) : lastHeal;
   const leaderlessAfterHealMs: Record<string, number> = {};
   if (healedAt !== undefined && end > healedAt) {
@@ -308,6 +348,59 @@ export function checkHistory(input: CheckInput, options: CheckOptionsInput = {})
       if (ms(gap) > o.healMs)
         violations.push({ kind: 'leaderless', lease, leaderlessMs: ms(gap), message: `${lease}: ${(ms(gap) / 1000).toFixed(1)} s without a leader after the faults healed (at most ${o.healMs / 1000} s allowed)` });
     }
+  }
+
+  // Requests: per process and lease, the most sent within any window of requestBound.windowMs.
+  let worstRequestsPerWindow: number | undefined;
+  if (o.requestBound) {
+    const { windowMs, max } = o.requestBound;
+    for (const r of input.requests ?? []) {
+      let worst = 0;
+      let worstAt = 0;
+      for (let i = 0, j = 0; j < r.sentMs.length; j++) {
+        while (r.sentMs[j]! - r.sentMs[i]! >= windowMs) i++;
+        if (j - i + 1 > worst) [worst, worstAt] = [j - i + 1, r.sentMs[i]!];
+      }
+      worstRequestsPerWindow = Math.max(worstRequestsPerWindow ?? 0, worst);
+      if (worst > max)
+        violations.push({ kind: 'requests', lease: r.lease, process: r.process, requests: worst, windowMs, max, message: `${r.lease}: ${r.process} sent ${worst} DynamoDB requests within ${(windowMs / 1000).toFixed(1)} s from ${(worstAt / 1000).toFixed(3)} s (at most ${max} allowed)` });
+    }
+  }
+
+  // Stuck leases: after a strike (the holder's work failed, the token moved), a new term within stuckMs.
+  const stuck = nsOf(o.stuckMs ?? o.healMs);
+  const healing = healingFaults(faults);
+  let strikesJudged = 0;
+  let worstStrikeToTermMs: number | undefined;
+  for (const f of faults.filter((x) => STRIKES.includes(x.kind) && x.lease !== undefined && !o.episodicLeases.includes(x.lease))) {
+    const at = BigInt(f.from);
+    // other faults under way (or coming) before it is due: judged from when they healed
+    let from = at;
+    for (let moved = true; moved; ) {
+      moved = false;
+      for (const w of healing) {
+        if (BigInt(w.from) <= from + stuck && BigInt(w.to) > from) {
+          from = BigInt(w.to);
+          moved = true;
+        }
+      }
+    }
+    if (from + stuck > end) continue; // the run ended first
+    strikesJudged++;
+    const ts = byLease.get(f.lease!) ?? [];
+    const struck = ts.filter((t) => t.start <= at && at < t.stop);
+    const next = ts.find((t) => t.start > at && !struck.some((s) => s.instance === t.instance && s.fencingToken === t.fencingToken));
+    if (next && next.start <= from + stuck) {
+      worstStrikeToTermMs = Math.max(worstStrikeToTermMs ?? 0, ms(next.start - at));
+      continue;
+    }
+    const what = f.kind === 'workFailed' ? `its holder's work failed` : `its fencing token was moved`;
+    violations.push({
+      kind: 'stuckLease',
+      lease: f.lease!,
+      strike: f.kind,
+      message: `${f.lease}: ${what} at ${(ms(at) / 1000).toFixed(3)} s${struck.length ? ` (under ${struck.map(describeTerm).join(', ')})` : ''} and no new term began ${from > at ? `within ${(ms(stuck) / 1000).toFixed(0)} s of the faults after it healing (${(ms(from) / 1000).toFixed(3)} s)` : `within ${(ms(stuck) / 1000).toFixed(0)} s`}${next ? `: the next began ${(ms(next.start - at) / 1000).toFixed(1)} s after it` : ''}`,
+    });
   }
 
   // Holder changes nobody caused.
@@ -340,6 +433,9 @@ export function checkHistory(input: CheckInput, options: CheckOptionsInput = {})
       zombieWritesAccepted,
       leaderlessAfterHealMs,
       worstLeaderlessAfterHealMs: worst.length ? Math.max(...worst) : undefined,
+      worstRequestsPerWindow,
+      strikesJudged,
+      worstStrikeToTermMs,
     },
   };
 }
@@ -349,7 +445,9 @@ export function formatVerdict(v: Verdict): string[] {
   const f = v.figures;
   const lines = [
     `${v.ok ? 'ok' : `${v.violations.length} violation(s)`}: ${f.terms} terms on ${f.leases} lease(s), ${f.holderChanges} holder change(s), ${f.ledgerWrites} fenced writes accepted (${f.zombieWritesAccepted} zombie), ${f.pausedOverlaps} overlap(s) of a frozen leader forgiven${f.revokedOverlaps ? `, ${f.revokedOverlaps} of a leader whose row an operator deleted (the longest ${((f.worstRevokedOverlapMs ?? 0) / 1000).toFixed(2)} s)` : ''}` +
-      (f.worstLeaderlessAfterHealMs === undefined ? '' : `, worst leaderless after heal ${(f.worstLeaderlessAfterHealMs / 1000).toFixed(2)} s`),
+      (f.worstLeaderlessAfterHealMs === undefined ? '' : `, worst leaderless after heal ${(f.worstLeaderlessAfterHealMs / 1000).toFixed(2)} s`) +
+      (f.worstRequestsPerWindow === undefined ? '' : `, at most ${f.worstRequestsPerWindow} requests per process and lease in a window`) +
+      (f.strikesJudged ? `, ${f.strikesJudged} failed work or moved token(s), the next term after at most ${((f.worstStrikeToTermMs ?? 0) / 1000).toFixed(2)} s` : ''),
   ];
   for (const x of v.violations) lines.push(`  ✗ ${x.kind}: ${x.message}`);
   return lines;

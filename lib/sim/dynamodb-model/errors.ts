@@ -107,6 +107,20 @@ export const faults = {
    * NodeHttpHandler reports it. The request may have been applied. Retried by the SDK.
    */
   timeout: () => withoutStack(() => Object.assign(new Error('Connection timed out after 1000 ms'), { name: 'TimeoutError' })),
+  /**
+   * IAM refused the request (HTTP 400, not retried): not a modeled class in the SDK, so a
+   * DynamoDBServiceException named `AccessDeniedException`, as the SDK deserializes it.
+   */
+  accessDenied: (action: string, table: string) =>
+    withoutStack(
+      () =>
+        new DynamoDBServiceException({
+          name: 'AccessDeniedException',
+          $fault: 'client',
+          message: `User: arn:aws:sts::000000000000:assumed-role/worker/sim is not authorized to perform: dynamodb:${action} on resource: arn:aws:dynamodb:us-east-1:000000000000:table/${table} because no identity-based policy allows the dynamodb:${action} action`,
+          $metadata: errorMetadata(),
+        }),
+    ),
 };
 
 /** The SDK's standard retry strategy: throttling and transient errors are retried; the rest are not. */
