@@ -1,12 +1,17 @@
-import { onLeaseChange, type FunctionDeps } from '../lib/functions/core.js';
+import { leaseWakes, onLeaseChange, settleWakes, type FunctionDeps } from '../lib/functions/core.js';
 import { depsFromEnv, lazy } from '../lib/functions/env.js';
-import { streamHandler } from '../lib/functions/lambda.js';
+import { streamBatchHandler } from '../lib/functions/lambda.js';
 import { leaseChange } from '../lib/functions/records.js';
 
 /** Leases' stream: holder changes become events; a release, a reported vacancy or a strategy change is reconciled at once. */
 export const makeHandler = (deps: FunctionDeps) =>
-  streamHandler(deps, 'leaseStream', leaseChange, async (c) => {
-    await onLeaseChange(deps, c);
+  streamBatchHandler(deps, 'leaseStream', leaseChange, () => {
+    // the batch's wakes go out as its records come, and are waited for once all are done: no election waits on IoT Core
+    const wakes = leaseWakes(deps);
+    return {
+      record: async (c) => void (await onLeaseChange(deps, c, wakes)),
+      end: (remainingMs) => settleWakes(deps, wakes, remainingMs),
+    };
   });
 
 export const handler = lazy(() => makeHandler(depsFromEnv('leaseStream')));

@@ -12,7 +12,7 @@ import type { ConclaveEvent } from '../events/schemas.js';
 import type { Candidate } from '../schemas/candidate.js';
 import type { Lease } from '../schemas/lease.js';
 import type { DeadLetterSink } from './dead-letter.js';
-import type { Waker } from './wake.js';
+import { WAKE_TIMEOUT_MS, wakeBatch, type WakeBatch, type Waker } from './wake.js';
 import type { Change } from './records.js';
 import { METRIC } from './metrics.js';
 
@@ -175,19 +175,33 @@ export async function onCandidateChange(deps: FunctionDeps, c: Change<Candidate>
   return o;
 }
 
+/** What an invocation keeps of the Lambda's remaining time when it waits for its wakes: returning in time matters more. */
+export const WAKES_SETTLE_MARGIN_MS = 1_000;
+
 /**
- * Wakes the workers following a changed lease: they read it at once (an election's ping, a
- * hand-off, a preemption) instead of at their next poll. Best effort: a wake that does not get
- * through costs the workers a poll's wait, not a retry of the record. Never rejects.
+ * The wakes of one invocation of the lease stream's function (WakeBatch): each record sends its
+ * own, and none waits for it. A wake that fails is logged, never thrown: a wake is a hint, which a
+ * worker's poll (and, for a term held on a session, the session mark) makes up for, while failing
+ * the record would run its reconcile again and hold up the shard for a hint. Undefined without a
+ * push path.
  */
-async function wakeFollowers(deps: FunctionDeps, c: Change<Lease>): Promise<void> {
-  const row = c.new ?? c.old;
-  if (!deps.wake || !row) return;
-  try {
-    await deps.wake(row.name, c.new?.revision);
-  } catch (e) {
-    deps.logger.warn('wake not published; the workers see the change at their next poll', { lease: row.name, error: e as Error });
-  }
+export function leaseWakes(deps: FunctionDeps): WakeBatch | undefined {
+  if (!deps.wake) return undefined;
+  return wakeBatch(deps.wake, deps.coordinator.clock, (lease, error) => deps.logger.warn('wake not published; the workers see the change at their next poll', { lease, error }));
+}
+
+/**
+ * Waits, once the invocation's records are done, for the wakes they sent: up to WAKE_TIMEOUT_MS
+ * (every wake sent by then has had its own timeout), and never into the last
+ * WAKES_SETTLE_MARGIN_MS of the Lambda's `remainingMs`. Lambda runs one invocation per shard at a
+ * time, so this is all a slow IoT Core adds before the next batch's elections. Wakes given up are
+ * logged. Never rejects.
+ */
+export async function settleWakes(deps: FunctionDeps, wakes: WakeBatch | undefined, remainingMs: number | undefined): Promise<void> {
+  if (!wakes) return;
+  const withinMs = Math.max(0, Math.min(WAKE_TIMEOUT_MS, (remainingMs ?? Infinity) - WAKES_SETTLE_MARGIN_MS));
+  const given = await wakes.settle(withinMs);
+  if (given.dropped.length || given.unanswered) deps.logger.warn('wakes given up at the end of the invocation', { ...given });
 }
 
 /**
@@ -215,26 +229,24 @@ async function markEndedTerm(deps: FunctionDeps, c: Change<Lease>): Promise<void
 }
 
 /**
- * A lease record: the wake goes out first (the workers hear of the change at once) but runs
- * alongside the reconcile, never before it: a slow or hung IoT Core must not hold up an election
- * (the publish is given up after WAKE_TIMEOUT_MS, and only waited for once the record is done).
+ * A lease record. Its wake is sent first (the workers hear of the change at once) and never waited
+ * for here: the batch's wakes go out alongside its records, and the invocation waits for them only
+ * once every record is done (leaseWakes, settleWakes), so a slow or hung IoT Core delays no
+ * election and no session mark. Records of one lease still run in the shard's order.
  */
-export async function onLeaseChange(deps: FunctionDeps, c: Change<Lease>): Promise<ReconcileOutcome | undefined> {
+export async function onLeaseChange(deps: FunctionDeps, c: Change<Lease>, wakes?: WakeBatch): Promise<ReconcileOutcome | undefined> {
   if (c.oldInvalid) return afterBrokenRow(deps, c, c.new?.name, `lease ${c.eventName} (was broken)`);
-  const woken = wakeFollowers(deps, c);
-  try {
-    // before the reconcile, which may elect the next leader: the old one hears at its next session renewal
-    await markEndedTerm(deps, c);
-    const events = eventsFromLeaseChange({ eventID: c.eventID, at: c.at ?? deps.coordinator.clock.now(), oldLease: c.old, newLease: c.new });
-    const o = leaseChangeMatters(c) ? await reconcile(deps, (c.new ?? c.old)!.name, `lease ${c.eventName}`) : undefined;
-    if (events.length) {
-      await publishOrDefer(deps, events);
-      for (const e of events) if (e.detailType === 'Leader Changed') leaseMetric(deps.metrics, e.detail.lease, METRIC.leaderChanges, MetricUnit.Count, 1);
-    }
-    return o;
-  } finally {
-    await woken; // a Lambda frozen with the publish in flight would lose the wake
+  const row = (c.new ?? c.old)!;
+  wakes?.send(row.name, c.new?.revision);
+  // before the reconcile, which may elect the next leader: the old one hears at its next session renewal
+  await markEndedTerm(deps, c);
+  const events = eventsFromLeaseChange({ eventID: c.eventID, at: c.at ?? deps.coordinator.clock.now(), oldLease: c.old, newLease: c.new });
+  const o = leaseChangeMatters(c) ? await reconcile(deps, row.name, `lease ${c.eventName}`) : undefined;
+  if (events.length) {
+    await publishOrDefer(deps, events);
+    for (const e of events) if (e.detailType === 'Leader Changed') leaseMetric(deps.metrics, e.detail.lease, METRIC.leaderChanges, MetricUnit.Count, 1);
   }
+  return o;
 }
 
 export function onTimer(deps: FunctionDeps, m: TimerMessage): Promise<ReconcileOutcome | undefined> {

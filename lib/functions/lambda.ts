@@ -47,11 +47,46 @@ function queueLease(r: SQSRecord): string | undefined {
   }
 }
 
-function batch<E extends DynamoDBStreamEvent | SQSEvent, R>(deps: FunctionDeps, type: keyof typeof EventType, onRecord: (r: R) => Promise<void>) {
+/** What a handler does with each record of one invocation, and once they are all done. */
+export interface BatchRun<R> {
+  /** One record: a failure is reported for it alone (a batchItemFailure). */
+  readonly record: (r: R) => Promise<void>;
+  /**
+   * After the last record, before the invocation answers: what the records started and need not
+   * wait for (the lease stream's wakes), with the Lambda's remaining time (undefined where the
+   * context has none). Never rejects.
+   */
+  readonly end?: (remainingMs: number | undefined) => Promise<void>;
+}
+
+function batch<E extends DynamoDBStreamEvent | SQSEvent, R>(deps: FunctionDeps, type: keyof typeof EventType, open: () => BatchRun<R>) {
   // A processor per invocation: it keeps the batch's records and failures, and two invocations of
   // one handler may run at once (local mode's delay queue and stream shards; Lambda never does
   // within one instance). Shared, they answered each other's batches.
-  return observed(deps, (event: E, context: Context) => processPartialResponse(event as never, onRecord as never, new BatchProcessor(EventType[type]), { context, processInParallel: false }));
+  return observed(deps, async (event: E, context: Context) => {
+    const run = open();
+    try {
+      return await processPartialResponse(event as never, run.record as never, new BatchProcessor(EventType[type]), { context, processInParallel: false });
+    } finally {
+      await run.end?.(context.getRemainingTimeInMillis?.()); // (absent from the simulator's context: lib/local/runtime.ts lambdaContext)
+    }
+  });
+}
+
+/** A stream record's handling: parsed, a record `parse` refuses dead-lettered (streamHandler), then handled. */
+function streamRecord<T>(deps: FunctionDeps, name: FunctionName, parse: (r: DynamoDBRecord) => T, handle: (parsed: T) => Promise<void>) {
+  return perRecord(deps, (r: DynamoDBRecord) => ({ id: r.eventID ?? '?', lease: streamLease(r) }), async (r) => {
+    let parsed: T;
+    try {
+      parsed = parse(r);
+    } catch (e) {
+      if (!(e instanceof ValidationError)) throw e;
+      await deps.deadLetter(poisonRecord(name, r, e, deps.coordinator.clock.now())); // if that fails too, the record is retried
+      deps.logger.error('poison record: sent to the dead-letter destination with its content, reported processed', { error: e });
+      return;
+    }
+    await handle(parsed);
+  });
 }
 
 /**
@@ -63,23 +98,20 @@ function batch<E extends DynamoDBStreamEvent | SQSEvent, R>(deps: FunctionDeps, 
  * dead-letters its position.
  */
 export const streamHandler = <T>(deps: FunctionDeps, name: FunctionName, parse: (r: DynamoDBRecord) => T, handle: (parsed: T) => Promise<void>) =>
-  batch<DynamoDBStreamEvent, DynamoDBRecord>(
-    deps,
-    'DynamoDBStreams',
-    perRecord(deps, (r) => ({ id: r.eventID ?? '?', lease: streamLease(r) }), async (r) => {
-      let parsed: T;
-      try {
-        parsed = parse(r);
-      } catch (e) {
-        if (!(e instanceof ValidationError)) throw e;
-        await deps.deadLetter(poisonRecord(name, r, e, deps.coordinator.clock.now())); // if that fails too, the record is retried
-        deps.logger.error('poison record: sent to the dead-letter destination with its content, reported processed', { error: e });
-        return;
-      }
-      await handle(parsed);
-    }),
-  );
+  streamBatchHandler(deps, name, parse, () => ({ record: handle }));
+
+/**
+ * streamHandler with a run per invocation: `open` is called at each invocation, its `record` for
+ * each record (parsed; poison handled as streamHandler does), and its `end` once they are all done.
+ */
+export const streamBatchHandler = <T>(deps: FunctionDeps, name: FunctionName, parse: (r: DynamoDBRecord) => T, open: () => BatchRun<T>) =>
+  batch<DynamoDBStreamEvent, DynamoDBRecord>(deps, 'DynamoDBStreams', () => {
+    const run = open();
+    return { record: streamRecord(deps, name, parse, run.record), end: run.end };
+  });
 
 /** A queue handler with partial batch responses: a failing message alone goes back to the queue. */
-export const queueHandler = (deps: FunctionDeps, onRecord: (r: SQSRecord) => Promise<void>) =>
-  batch<SQSEvent, SQSRecord>(deps, 'SQS', perRecord(deps, (r) => ({ id: r.messageId, lease: queueLease(r) }), onRecord));
+export const queueHandler = (deps: FunctionDeps, onRecord: (r: SQSRecord) => Promise<void>) => {
+  const record = perRecord(deps, (r: SQSRecord) => ({ id: r.messageId, lease: queueLease(r) }), onRecord);
+  return batch<SQSEvent, SQSRecord>(deps, 'SQS', () => ({ record }));
+};
