@@ -13,6 +13,7 @@ import type { Candidate } from '../schemas/candidate.js';
 import type { Lease } from '../schemas/lease.js';
 import type { DeadLetterSink } from './dead-letter.js';
 import { WAKE_TIMEOUT_MS, wakeBatch, type WakeBatch, type Waker } from './wake.js';
+import { ValidationError } from '../schemas/validation.js';
 import type { Change } from './records.js';
 import { METRIC } from './metrics.js';
 
@@ -220,12 +221,24 @@ export function endedSessionTerm(c: Pick<Change<Lease>, 'old' | 'new'>): { sessi
   return same ? undefined : { session: o.session, lease: o.name, fencingToken: o.fencingToken };
 }
 
-/** Marks the term `c` ended on its holder's session row (endedSessionTerm). A fault throws: the record is retried, as a term end must reach its holder. */
-async function markEndedTerm(deps: FunctionDeps, c: Change<Lease>): Promise<void> {
+/**
+ * Marks the term `c` ended on its holder's session row (endedSessionTerm). A fault throws: the
+ * record is retried, as a term end must reach its holder. A session row the schema refuses is
+ * returned, not thrown: no retry can write the mark until an operator repairs the row, as none can
+ * where the row is gone.
+ */
+async function markEndedTerm(deps: FunctionDeps, c: Change<Lease>): Promise<ValidationError | undefined> {
   const ended = endedSessionTerm(c);
-  if (!ended) return;
-  const marked = await deps.coordinator.identities.markTermEnded(ended.session, ended.lease, ended.fencingToken);
+  if (!ended) return undefined;
+  let marked: boolean;
+  try {
+    marked = await deps.coordinator.identities.markTermEnded(ended.session, ended.lease, ended.fencingToken);
+  } catch (e) {
+    if (!(e instanceof ValidationError)) throw e;
+    return new ValidationError(`session row ${ended.session} of lease ${ended.lease} (term ${ended.fencingToken} not marked ended)`, e.issues);
+  }
   deps.logger.info('ended term marked on its session', { ...ended, marked });
+  return undefined;
 }
 
 /**
@@ -233,19 +246,26 @@ async function markEndedTerm(deps: FunctionDeps, c: Change<Lease>): Promise<void
  * for here: the batch's wakes go out alongside its records, and the invocation waits for them only
  * once every record is done (leaseWakes, settleWakes), so a slow or hung IoT Core delays no
  * election and no session mark. Records of one lease still run in the shard's order.
+ *
+ * A session row the schema refuses cannot take the ended term's mark: the record is reconciled and
+ * its events published as any other (as where the session row is gone; the tick would reconcile
+ * the lease within a minute anyway), and then it throws that ValidationError, so the stream handler
+ * sends the record to the dead-letter destination once, with its content, instead of retrying it
+ * until Lambda's retries run out.
  */
 export async function onLeaseChange(deps: FunctionDeps, c: Change<Lease>, wakes?: WakeBatch): Promise<ReconcileOutcome | undefined> {
   if (c.oldInvalid) return afterBrokenRow(deps, c, c.new?.name, `lease ${c.eventName} (was broken)`);
   const row = (c.new ?? c.old)!;
   wakes?.send(row.name, c.new?.revision);
   // before the reconcile, which may elect the next leader: the old one hears at its next session renewal
-  await markEndedTerm(deps, c);
+  const unmarked = await markEndedTerm(deps, c);
   const events = eventsFromLeaseChange({ eventID: c.eventID, at: c.at ?? deps.coordinator.clock.now(), oldLease: c.old, newLease: c.new });
   const o = leaseChangeMatters(c) ? await reconcile(deps, row.name, `lease ${c.eventName}`) : undefined;
   if (events.length) {
     await publishOrDefer(deps, events);
     for (const e of events) if (e.detailType === 'Leader Changed') leaseMetric(deps.metrics, e.detail.lease, METRIC.leaderChanges, MetricUnit.Count, 1);
   }
+  if (unmarked) throw unmarked;
   return o;
 }
 

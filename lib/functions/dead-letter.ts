@@ -1,5 +1,6 @@
 /**
- * Poison records: stream records that fail validation. No retry can read them, so a stream handler
+ * Poison records: stream records that fail validation, or whose handling meets a row that does (a
+ * lease's session row the schema refuses). No retry can read them, so a stream handler
  * sends each straight to its dead-letter destination with the record itself (Lambda's on-failure
  * destination would get only its shard position, useless once the stream trims it at 24 h) and
  * reports it processed, so it does not hold up the records behind it. In AWS the destination is

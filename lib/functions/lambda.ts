@@ -73,19 +73,16 @@ function batch<E extends DynamoDBStreamEvent | SQSEvent, R>(deps: FunctionDeps, 
   });
 }
 
-/** A stream record's handling: parsed, a record `parse` refuses dead-lettered (streamHandler), then handled. */
+/** A stream record's handling: parsed, then handled, and poison dead-lettered (streamHandler). */
 function streamRecord<T>(deps: FunctionDeps, name: FunctionName, parse: (r: DynamoDBRecord) => T, handle: (parsed: T) => Promise<void>) {
   return perRecord(deps, (r: DynamoDBRecord) => ({ id: r.eventID ?? '?', lease: streamLease(r) }), async (r) => {
-    let parsed: T;
     try {
-      parsed = parse(r);
+      await handle(parse(r));
     } catch (e) {
       if (!(e instanceof ValidationError)) throw e;
       await deps.deadLetter(poisonRecord(name, r, e, deps.coordinator.clock.now())); // if that fails too, the record is retried
       deps.logger.error('poison record: sent to the dead-letter destination with its content, reported processed', { error: e });
-      return;
     }
-    await handle(parsed);
   });
 }
 
@@ -93,7 +90,8 @@ function streamRecord<T>(deps: FunctionDeps, name: FunctionName, parse: (r: Dyna
  * A stream handler with partial batch responses: records are handled one after another (order
  * matters within a shard). A record `parse` refuses (a ValidationError) is poison: no retry can
  * read it, so it goes to the dead-letter destination at once, with its content, and counts as
- * processed. Any other failure (throttling, the network, lost races) is reported as a
+ * processed; so does one whose handler throws a ValidationError, from a row no retry can read
+ * either (lib/functions/core.ts onLeaseChange: after the rest of its work). Any other failure (throttling, the network, lost races) is reported as a
  * batchItemFailure so processing resumes from it; after the event source's retries Lambda
  * dead-letters its position.
  */

@@ -1,0 +1,83 @@
+/**
+ * A lease whose `session` names a row the schema refuses (issue 36, item 10): the ended term cannot
+ * be marked on it, and no retry can until an operator repairs the row. The lease stream's record is
+ * reconciled and its events published as any other, then dead-lettered once with its content and
+ * reported processed (it used to fail every retry, holding up its shard, until Lambda dead-lettered
+ * its position). On DynamoDB Local.
+ */
+import { PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
+import type { DynamoDBRecord } from 'aws-lambda';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeHandler as leaseStream } from '../../functions/lease-stream.js';
+import { coordinatorDeps } from '../../lib/coordinator/reconcile.js';
+import type { ConclaveEvent } from '../../lib/events/schemas.js';
+import type { FunctionDeps } from '../../lib/functions/core.js';
+import type { PoisonRecord } from '../../lib/functions/dead-letter.js';
+import { observability } from '../../lib/functions/env.js';
+import { lambdaContext } from '../../lib/local/runtime.js';
+import { SESSION_COMPONENT } from '../../lib/schemas/identity.js';
+import { OLDEST_EMULATION_VERSION } from '../../lib/schemas/strategy.js';
+import { streamRecords, testTables, type TestTables } from '../support.js';
+
+const MIN = 60_000;
+let t: TestTables;
+beforeAll(async () => {
+  t = await testTables('broken-session');
+});
+afterAll(async () => {
+  await t.drop();
+});
+
+const failures = (r: unknown) => (r as { batchItemFailures: { itemIdentifier: string }[] }).batchItemFailures.map((f) => f.itemIdentifier);
+
+describe('a term ended on a session row the schema refuses', () => {
+  it('is reconciled, then dead-lettered once with its content and reported processed; a dead-letter queue that fails leaves it for retry', async () => {
+    const c = coordinatorDeps(t.client, t.names, { config: { ackWindowMs: 5_000 } });
+    const lease = 'on-broken-session';
+    const now = Date.now();
+    // the session row, broken: a duration of 0 s (the schema wants 1 s or more)
+    const row = { component: SESSION_COMPONENT, name: 'broken-1', holderIdentity: 'broken-1_1', hostname: 'host-a', leaseDurationSeconds: 0, acquireTime: now, renewTime: now, revision: 1 };
+    await t.client.send(new PutItemCommand({ TableName: t.names.identities, Item: marshall(row) }));
+    await expect(c.identities.read(SESSION_COMPONENT, 'broken-1')).rejects.toThrow(/leaseDurationSeconds/);
+    for (const [name, age] of [['b', 3], ['c', 2]] as const) {
+      await c.candidates.write(await c.candidates.read(lease, name), { set: { binaryVersion: '1.30.0', emulationVersion: '1.30.0', preferredStrategies: [OLDEST_EMULATION_VERSION], renewTime: now - 10 * MIN, createdAt: now - age * 60 * MIN } });
+    }
+    await c.leases.write(await c.leases.read(lease), { set: { holderIdentity: 'a', holderInstance: 'a-1', session: 'broken-1', leaseDurationSeconds: 15, acquireTime: now, renewTime: now, leaseTransitions: 0, fencingToken: 1, electedBy: 'coordinator' } });
+    await c.leases.write(await c.leases.read(lease), { set: { lastHolderIdentity: 'a' }, remove: ['holderIdentity', 'holderInstance', 'session'] });
+    const released = (await streamRecords(t.client, t.names.leases)).filter((r: DynamoDBRecord) => r.eventName === 'MODIFY' && r.dynamodb!.Keys!['name']!.S === lease);
+    expect(released).toHaveLength(1);
+    const record = released[0]!;
+
+    const dead: PoisonRecord[] = [];
+    const published: ConclaveEvent[] = [];
+    let deadLetterDown = true;
+    const d: FunctionDeps = {
+      coordinator: c,
+      timer: { schedule: async () => undefined },
+      publish: async (events) => void published.push(...events),
+      deadLetter: async (p) => {
+        if (deadLetterDown) throw new Error('SQS unavailable');
+        dead.push(p);
+      },
+      ...observability('test', 'SILENT'),
+    };
+    const handler = leaseStream(d);
+
+    // the dead-letter queue down: nothing may be lost, so the record fails (a batch of it alone: the whole batch) and is retried
+    await expect(handler({ Records: [record] }, lambdaContext('leaseStream'))).rejects.toThrow(/All records failed/);
+    expect(dead).toEqual([]);
+
+    // the queue back: dead-lettered once, with the record and the row's issues, and reported processed
+    deadLetterDown = false;
+    expect(failures(await handler({ Records: [record] }, lambdaContext('leaseStream')))).toEqual([]);
+    expect(dead).toEqual([
+      expect.objectContaining({ kind: 'poisonRecord', function: 'leaseStream', eventID: record.eventID, sequenceNumber: record.dynamodb!.SequenceNumber, record, issues: [expect.objectContaining({ field: 'leaseDurationSeconds' })], reason: expect.stringMatching(/^invalid session row broken-1 of lease on-broken-session \(term 1 not marked ended\): leaseDurationSeconds: /) }),
+    ]);
+    // and the release was acted on all the same: the election is open, the event out
+    const after = (await c.leases.read(lease)).item!;
+    expect(after.election).toBeDefined();
+    expect((await c.candidates.read(lease, 'b')).item!.pingTime).toBe(after.election!.startedAt);
+    expect(new Set(published.map((e) => `${e.detailType} ${e.detail.id}`))).toEqual(new Set([`Lease Released ${record.eventID}:lease-released`]));
+  });
+});
