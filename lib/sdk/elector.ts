@@ -74,6 +74,8 @@ export class LeaderElector {
   /** Monotonic time the successor should look again (when the term it watches would run out). */
   private wakeAt: number | undefined;
   private lastLeader: string | undefined;
+  /** The highest fencing token this start-up has led with: it never confirms a term below it. */
+  private ledToken = -1;
   /** The last claim to this worker's name it answered (answerClaim). */
   private answeredClaim: string | undefined;
   /** The election this candidate last answered (its leader side answers too). */
@@ -385,6 +387,11 @@ export class LeaderElector {
       // Elected (by the coordinator, for this start-up): confirm by renewing before acting; not
       // confirmed (the term moved on): the next step reads the lease row itself, not a copy
       this.wakeAt = undefined;
+      // A row naming this start-up with a token below one it has led was rewritten under it (a
+      // fencing token moved back, then adopted by a write of the coordinator's): no term to
+      // confirm. Ended on the row instead (a session would keep it alive), it is elected anew,
+      // with a token above both.
+      if (read.item!.fencingToken < this.ledToken) return this.writes.endChanged({ holderIdentity: read.item!.holderIdentity!, fencingToken: read.item!.termToken ?? read.item!.fencingToken });
       await this.takeTerm({ holderIdentity: read.item!.holderIdentity!, fencingToken: read.item!.fencingToken });
       if (!this.term.active) this.watch.leaseReadAt = undefined;
       return;
@@ -485,6 +492,7 @@ export class LeaderElector {
   /** Leads the term won by the write sent at `sentAt` (Leadership.start: never one whose renew deadline already passed). */
   private async startLeading(term: Term, sentAt: number, lease: Lease): Promise<boolean> {
     if (!(await this.term.start(term, sentAt, lease))) return false;
+    this.ledToken = Math.max(this.ledToken, term.fencingToken);
     this.vacantSince = undefined;
     return true;
   }

@@ -27,6 +27,7 @@ const REGRESSIONS: { seed: number; found: string }[] = [
   { seed: 323828829, found: "a machine 4 % slow that the coordinator prefers steps down at every clock jump and takes the lease back seconds later: 62.9 s leaderless in all after the heal (not a bug: beyond the SDK's drift bound liveness is judged against twice the bound)" },
   { seed: 1368225001, found: "an operator deleted a live lease row; the coordinator elected the next leader 95 ms before the old one's next renewal told it: the overlap fencing covers, now counted apart by the checker (revokedOverlaps)" },
   { seed: 2083594933, found: "an operator deleted a held lease 0.6 s after a coordinator tick; the lease stream's function did not reconcile a REMOVE, so the election waited for the next tick: 61.1 s without a leader after the heal (fixed: a lease deleted while held is reconciled from the stream at once)" },
+  { seed: 1990071303, found: "a fencing token moved back under a leader on a session (issue 36's faults): the coordinator's next write adopted the moved token as the term's copy, and the deposed holder confirmed the rewritten row as its own term, 144,251 tokens below the one it had led (token and fencing violations) (fixed: a start-up never confirms a term below a token it has led; it ends it on the row)" },
 ];
 
 /**
