@@ -301,7 +301,7 @@ export class Conclave extends Construct {
    * (or `allComponents: true`) are required: the worker is kept to its own partitions by
    * `dynamodb:LeadingKeys`. The tables a fenced write changes are the worker's own: grant those
    * separately. With `push` (the default), also the worker's PushChannel on IoT Core: iot:Connect
-   * with a client id of this deployment only (`conclave-<leases table>-…`, pushClientIdPrefix; a
+   * with a client id of this deployment only (`conclave-<leases table>:…`, pushClientIdPrefix; a
    * `clientId` of your own must start with it too), iot:Subscribe to
    * this deployment's wakes, iot:Receive and iot:Publish on the wake topics of its own leases
    * (`leaseNames`; every lease with `allLeases`). With `encryptionKey`, also the key actions a

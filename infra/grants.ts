@@ -9,7 +9,7 @@ import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { PUSH_CLIENT_ID_PREFIX, pushClientIdPrefix, pushSubscription } from '../lib/schemas/push.js';
+import { PUSH_CLIENT_ID_PREFIX, plainPushClientIdPrefix, pushClientIdPrefix, pushSubscription } from '../lib/schemas/push.js';
 import { SESSION_COMPONENT } from '../lib/tables.js';
 import type { FunctionName } from '../lib/wiring.js';
 import { FUNCTION_ACCESS, KEY_READ, KEY_WRITE, WAKE_PUBLISH, WORKER_ACCESS, WORKER_PUSH_ACCESS, WORKER_TRANSACTION_ONLY, WORKER_WRITES, type FunctionAccess, type TableAccess, type TableRole, type WriteScope } from './access.js';
@@ -62,7 +62,7 @@ export function grantFunctionAccess(name: FunctionName, fn: lambda.IFunction, on
 
 /**
  * The push path's grants for a worker (WORKER_PUSH_ACCESS): its connection with a client id of this
- * deployment (pushClientIdPrefix of the leases table: `conclave-<leases table>-…`), its subscription
+ * deployment (pushClientIdPrefix of the leases table: `conclave-<leases table>:…`), its subscription
  * to every wake of the deployment, and Receive and Publish on the wake topics of its own leases
  * (`leaseNames`, the same scope as the tables'; undefined: every lease).
  */
@@ -78,7 +78,7 @@ export function grantWorkerPush(grantee: iam.IGrantable, leaseNames: readonly st
   // the findings these wildcards raise are this grant's to explain, on the role it adds them to
   const principal = grantee.grantPrincipal;
   if (Construct.isConstruct(principal)) {
-    acknowledgeWildcards(principal, clients, `iot:Connect with this deployment's client ids only, ${PUSH_CLIENT_ID_PREFIX}<leases table>-… (PushChannel's default is that prefix and a random uuid, one id per connection, unknown before it connects).`);
+    acknowledgeWildcards(principal, clients, `iot:Connect with this deployment's client ids only, ${PUSH_CLIENT_ID_PREFIX}<leases table>:… (PushChannel's default is that prefix and a random uuid, one id per connection, unknown before it connects).`);
     acknowledgeWildcards(principal, topics, `iot:Receive and iot:Publish on this deployment's wake topics (conclave/<leases table>/lease/… and …/lease-hash/…): the worker was granted every lease (allLeases).`);
   }
   return grants.reduce((a, b) => a.combine(b));
@@ -87,11 +87,11 @@ export function grantWorkerPush(grantee: iam.IGrantable, leaseNames: readonly st
 /**
  * The client id prefix of a deployment, as the grant names it: pushClientIdPrefix of the leases
  * table's name when it is known at synth; with a name CloudFormation picks (a token), its plain
- * form, `conclave-<name>-` (IAM cannot hash a name it only learns at deploy time, so a generated
+ * form, `conclave-<name>:` (IAM cannot hash a name it only learns at deploy time, so a generated
  * name over MAX_PLAIN_CLIENT_ID_TABLE characters needs tablePrefix or tableNames: docs/deploy.md).
  */
 function clientIdPrefixOf(leasesTable: string): string {
-  return Token.isUnresolved(leasesTable) ? `${PUSH_CLIENT_ID_PREFIX}${leasesTable}-` : pushClientIdPrefix(leasesTable);
+  return Token.isUnresolved(leasesTable) ? plainPushClientIdPrefix(leasesTable) : pushClientIdPrefix(leasesTable);
 }
 
 /**

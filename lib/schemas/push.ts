@@ -29,20 +29,36 @@ export const PUSH_CLIENT_ID_PREFIX = 'conclave-';
 export const MAX_CLIENT_ID_LENGTH = 128;
 /** A UUID's length: what PushChannel puts after the prefix by default. */
 const UUID_LENGTH = 36;
-/** The longest leases table name whose prefix leaves room for a UUID: 128 − `conclave-` − `-` − 36. */
-export const MAX_PLAIN_CLIENT_ID_TABLE = MAX_CLIENT_ID_LENGTH - PUSH_CLIENT_ID_PREFIX.length - 1 - UUID_LENGTH;
+/**
+ * What ends a deployment's client id prefix: a character no DynamoDB table name has (they are
+ * [a-zA-Z0-9_.-]), so one table's prefix never starts another table's ids. With `-`, the grant's
+ * `conclave-prod-*` also matched every id of a deployment whose leases table is `prod-eu`.
+ */
+const CLIENT_ID_DELIMITER = ':';
+/** The longest leases table name whose prefix leaves room for a UUID: 128 − `conclave-` − `:` − 36. */
+export const MAX_PLAIN_CLIENT_ID_TABLE = MAX_CLIENT_ID_LENGTH - PUSH_CLIENT_ID_PREFIX.length - CLIENT_ID_DELIMITER.length - UUID_LENGTH;
 
 /**
  * What every MQTT client id of one deployment (its leases table) starts with, and all grantWorker
- * allows iot:Connect with: `conclave-<leases table>-`, or, for a table name longer than 82
- * characters (no room left for a UUID within IoT Core's 128), `conclave-sha256:<hex>-`, the first
- * 32 hex digits of the name's SHA-256 (a `:` cannot occur in a table name, so the two forms never meet). IoT Core
- * drops the older of two connections with one id: scoped so, a worker of one deployment cannot
- * take over another deployment's connections. PushChannel's default id is this plus a random UUID.
+ * allows iot:Connect with: `conclave-<leases table>:`, or, for a table name longer than 82
+ * characters (no room left for a UUID within IoT Core's 128), `conclave-:sha256:<hex>:`, the first
+ * 32 hex digits of the name's SHA-256. A table name has no `:`, so no deployment's prefix starts
+ * another's ids: not a table whose name extends this one's, not the hashed form (which no name can
+ * start). IoT Core drops the older of two connections with one id: scoped so, a worker of one
+ * deployment cannot take over another deployment's connections. PushChannel's default id is this
+ * plus a random UUID.
  */
 export function pushClientIdPrefix(leasesTable: string): string {
-  if (leasesTable.length <= MAX_PLAIN_CLIENT_ID_TABLE) return `${PUSH_CLIENT_ID_PREFIX}${leasesTable}-`;
-  return `${PUSH_CLIENT_ID_PREFIX}sha256:${createHash('sha256').update(leasesTable).digest('hex').slice(0, 32)}-`;
+  if (leasesTable.length <= MAX_PLAIN_CLIENT_ID_TABLE) return plainPushClientIdPrefix(leasesTable);
+  return `${PUSH_CLIENT_ID_PREFIX}${CLIENT_ID_DELIMITER}sha256${CLIENT_ID_DELIMITER}${createHash('sha256').update(leasesTable).digest('hex').slice(0, 32)}${CLIENT_ID_DELIMITER}`;
+}
+
+/**
+ * `conclave-<leases table>:`: pushClientIdPrefix's choice for a name of at most 82 characters, and
+ * what a grant names where the table's name is a token, known only at deploy time (infra/grants.ts).
+ */
+export function plainPushClientIdPrefix(leasesTable: string): string {
+  return `${PUSH_CLIENT_ID_PREFIX}${leasesTable}${CLIENT_ID_DELIMITER}`;
 }
 
 /** IoT Core's limit on a topic name, in UTF-8 bytes. */

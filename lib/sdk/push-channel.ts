@@ -29,7 +29,7 @@ export const PushChannelOptionsSchema = z.strictObject(
     client: ClientSchema.optional(),
     /**
      * The MQTT client id: unique per connection (IoT Core drops the older of two with one id), and
-     * starting with the deployment's `pushClientIdPrefix(leases table)`, `conclave-<leases table>-`
+     * starting with the deployment's `pushClientIdPrefix(leases table)`, `conclave-<leases table>:`
      * (what grantWorker allows to connect with). @default `<that prefix><random uuid>`
      */
     clientId: z

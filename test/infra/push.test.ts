@@ -42,7 +42,7 @@ const iotGrants = (st: Statement[], refs: Record<string, string> = {}) =>
 const taskRole = (scope: Stack, id: string) => new iam.Role(scope, id, { assumedBy: new iam.ServicePrincipal('ecs-tasks.amazonaws.com') });
 const SLASHED = 'team/reports:nightly';
 const LONG = `report-${'x'.repeat(240)}`; // its plain topic is over IoT Core's 256 bytes: the hashed form
-const LONG_TABLE = `leases-${'y'.repeat(MAX_PLAIN_CLIENT_ID_TABLE)}`; // no room for a UUID after conclave-<table>-: the hashed client id prefix
+const LONG_TABLE = `leases-${'y'.repeat(MAX_PLAIN_CLIENT_ID_TABLE)}`; // no room for a UUID after conclave-<table>:, the hashed client id prefix
 
 describe('the app with the push path (the default)', () => {
   let s: Synthesized<ConclaveStack>;
@@ -222,13 +222,13 @@ describe("grantWorker's push path", () => {
 
   const grants = (id: string) => iotGrants(statementsOf(s.template, id), { [leasesRef]: 'T' });
   const on = (actions: readonly string[], resources: string[]) => actions.flatMap((a) => resources.map((r) => `${a} ${r}`));
-  const base = (table: string) => [...on(WORKER_PUSH_ACCESS.client, [`client/conclave-${table}-*`]), ...on(WORKER_PUSH_ACCESS.topicfilter, [`topicfilter/conclave/${table}/#`])];
+  const base = (table: string) => [...on(WORKER_PUSH_ACCESS.client, [`client/conclave-${table}:*`]), ...on(WORKER_PUSH_ACCESS.topicfilter, [`topicfilter/conclave/${table}/#`])];
 
   it('keeps the worker roles free of cdk-nag findings (grantWorker acknowledges the wildcards it adds, on the role)', () => {
     expect(unacknowledged(s.report)).toEqual([]);
     const on = (id: string) => metadataAcknowledgements(s.stack).filter((a) => a.at === `Workers/${id}`).map((a) => a.id.replace(/^.*:(client|topic)\//, '$1/'));
-    expect(on('Scoped')).toEqual([`client/conclave-<${leasesRef}>-*]`]);
-    expect(on('Any').sort()).toEqual([`client/conclave-<${leasesRef}>-*]`, `topic/conclave/<${leasesRef}>/lease/*]`, `topic/conclave/<${leasesRef}>/lease-hash/*]`].sort());
+    expect(on('Scoped')).toEqual([`client/conclave-<${leasesRef}>:*]`]);
+    expect(on('Any').sort()).toEqual([`client/conclave-<${leasesRef}>:*]`, `topic/conclave/<${leasesRef}>/lease/*]`, `topic/conclave/<${leasesRef}>/lease-hash/*]`].sort());
   });
 
   it("leaseNames: Receive and Publish on exactly those leases' topics, a '/' and a ':' URI-encoded as pushTopic does (table name a token: both forms of each)", () => {
@@ -250,12 +250,12 @@ describe("grantWorker's push path", () => {
     }
   });
 
-  it("iot:Connect only with this deployment's client ids: conclave-<leases table>-… (a token's name as CloudFormation picks it), the SHA-256 form for a long name", () => {
+  it("iot:Connect only with this deployment's client ids: conclave-<leases table>:… (a token's name as CloudFormation picks it), the SHA-256 form for a long name", () => {
     const connects = (id: string) => grants(id).filter((g) => g.startsWith('iot:Connect '));
-    expect(connects(role.scoped)).toEqual(['iot:Connect client/conclave-T-*']);
-    expect(connects(role.named)).toEqual(['iot:Connect client/conclave-acme-leases-*']);
+    expect(connects(role.scoped)).toEqual(['iot:Connect client/conclave-T:*']);
+    expect(connects(role.named)).toEqual(['iot:Connect client/conclave-acme-leases:*']);
     const long = pushClientIdPrefix(LONG_TABLE);
-    expect(long).toMatch(/^conclave-sha256:[0-9a-f]{32}-$/);
+    expect(long).toMatch(/^conclave-:sha256:[0-9a-f]{32}:$/);
     expect(connects(role.longNamed)).toEqual([`iot:Connect client/${long}*`]);
     // what PushChannel connects with by default fits IoT Core's 128 characters, whatever the name's length
     expect(`${long}${'0'.repeat(36)}`.length).toBeLessThanOrEqual(128);
@@ -263,10 +263,19 @@ describe("grantWorker's push path", () => {
     // another deployment's process, or one connecting with the old, unscoped conclave-<uuid>: refused
     const st = statementsOf(s.template, role.named);
     const id = '0b9c5a3e-8f7d-4c1b-9a2e-3d4f5a6b7c8d';
-    expect(iotAllows(st, { action: 'iot:Connect', resource: `client/conclave-acme-leases-${id}` })).toBe(true);
+    expect(iotAllows(st, { action: 'iot:Connect', resource: `client/conclave-acme-leases:${id}` })).toBe(true);
     expect(iotAllows(st, { action: 'iot:Connect', resource: `client/conclave-${id}` })).toBe(false);
-    expect(iotAllows(st, { action: 'iot:Connect', resource: `client/conclave-other-leases-${id}` })).toBe(false);
-    expect(iotAllows(statementsOf(s.template, role.scoped), { action: 'iot:Connect', resource: `client/conclave-acme-leases-${id}` }, { [leasesRef]: 'T' })).toBe(false);
+    expect(iotAllows(st, { action: 'iot:Connect', resource: `client/conclave-other-leases:${id}` })).toBe(false);
+    expect(iotAllows(statementsOf(s.template, role.scoped), { action: 'iot:Connect', resource: `client/conclave-acme-leases:${id}` }, { [leasesRef]: 'T' })).toBe(false);
+    // nor a deployment whose leases table's name extends this one's (conclave-acme-leases-* matched
+    // conclave-acme-leases-eu-<uuid>), nor a long-named one's hashed ids, nor the ids of before (`-`)
+    for (const other of ['acme-leases-eu', 'acme-leases.eu', 'acme-leases_eu', LONG_TABLE]) {
+      expect(iotAllows(st, { action: 'iot:Connect', resource: `client/${pushClientIdPrefix(other)}${id}` }), other).toBe(false);
+    }
+    expect(iotAllows(st, { action: 'iot:Connect', resource: `client/conclave-acme-leases-${id}` })).toBe(false);
+    // and a table named sha256 meets no hashed id
+    expect(pushClientIdPrefix('sha256')).toBe('conclave-sha256:');
+    expect(long.startsWith(pushClientIdPrefix('sha256'))).toBe(false);
   });
 
   it('no conditions, no IoT action beyond Connect, Subscribe, Receive and Publish', () => {
@@ -353,7 +362,7 @@ describe('what the push path calls is what the policies grant', () => {
       await waitFor('the last wake', () => got.length >= 5);
       expect(got.sort()).toEqual(['stream jobs', 'stream jobs', `stream ${LONG}`, `stream ${SLASHED}`, 'worker jobs'].sort());
 
-      expect(channel.options.clientId).toMatch(new RegExp(`^conclave-${LEASES}-[0-9a-f-]{36}$`));
+      expect(channel.options.clientId).toMatch(new RegExp(`^conclave-${LEASES}:[0-9a-f-]{36}$`));
       const judged = broker.requests.map((r) => ({ ...r, allowed: iotAllows(worker, r) }));
       expect(judged.map((r) => r.action).sort()).toEqual(['iot:Connect', 'iot:Publish', ...Array<string>(6).fill('iot:Receive'), 'iot:Subscribe'].sort());
       expect(judged.filter((r) => !r.allowed).map((r) => `${r.action} ${r.resource}`)).toEqual([`iot:Receive topic/${pushTopic(LEASES, 'payroll')}`]);
@@ -364,11 +373,13 @@ describe('what the push path calls is what the policies grant', () => {
     }
   });
 
-  it("a client id of your own must start with the deployment's prefix, conclave-<leases table>- (PushChannel refuses any other)", () => {
-    expect(iotAllows(worker, { action: 'iot:Connect', resource: `client/conclave-${LEASES}-reports-1` })).toBe(true);
+  it("a client id of your own must start with the deployment's prefix, conclave-<leases table>: (PushChannel refuses any other)", () => {
+    expect(iotAllows(worker, { action: 'iot:Connect', resource: `client/conclave-${LEASES}:reports-1` })).toBe(true);
     expect(iotAllows(worker, { action: 'iot:Connect', resource: 'client/conclave-reports-1' })).toBe(false);
     expect(iotAllows(worker, { action: 'iot:Connect', resource: 'client/reports-1' })).toBe(false);
-    expect(new PushChannel({ endpoint: 'ws://127.0.0.1:1/mqtt', tables: { leases: LEASES }, clientId: `conclave-${LEASES}-reports-1` }).options.clientId).toBe(`conclave-${LEASES}-reports-1`);
+    expect(new PushChannel({ endpoint: 'ws://127.0.0.1:1/mqtt', tables: { leases: LEASES }, clientId: `conclave-${LEASES}:reports-1` }).options.clientId).toBe(`conclave-${LEASES}:reports-1`);
+    expect(iotAllows(worker, { action: 'iot:Connect', resource: `client/conclave-${LEASES}-reports-1` })).toBe(false); // a table named push-leases-reports's, as it was
+    expect(() => new PushChannel({ endpoint: 'ws://127.0.0.1:1/mqtt', tables: { leases: LEASES }, clientId: `conclave-${LEASES}-reports-1` })).toThrow(ValidationError);
     expect(() => new PushChannel({ endpoint: 'ws://127.0.0.1:1/mqtt', tables: { leases: LEASES }, clientId: 'conclave-reports-1' })).toThrow(ValidationError);
   });
 

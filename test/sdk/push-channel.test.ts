@@ -6,7 +6,7 @@
 import { IoTDataPlaneClient, PublishCommand } from '@aws-sdk/client-iot-data-plane';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPushBroker, type PushBroker } from '../../lib/local/push-broker.js';
-import { hashedPushTopic, plainPushTopic, type Wake } from '../../lib/schemas/push.js';
+import { hashedPushTopic, plainPushTopic, pushClientIdPrefix, type Wake } from '../../lib/schemas/push.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
 import { PushChannel, presignIotUrl } from '../../lib/sdk/push-channel.js';
 import { LOCAL_CREDENTIALS } from '../../lib/stores/client.js';
@@ -42,12 +42,20 @@ describe('PushChannel', () => {
   });
 
   it('refuses a client id the worker role may not connect with, and an IoT Core endpoint without a client to sign with', () => {
-    expect(() => new PushChannel({ endpoint: broker.wsEndpoint, clientId: 'mine-1' })).toThrow(/clientId: must start with "conclave-conclave-leases-"/);
+    expect(() => new PushChannel({ endpoint: broker.wsEndpoint, clientId: 'mine-1' })).toThrow(/clientId: must start with "conclave-conclave-leases:"/);
     // the old, unscoped form: the grant no longer allows it
-    expect(() => new PushChannel({ endpoint: broker.wsEndpoint, tables: 'acme', clientId: 'conclave-mine-1' })).toThrow(/clientId: must start with "conclave-acme-leases-".*Leave it out/);
-    expect(() => new PushChannel({ endpoint: broker.wsEndpoint, tables: 'acme', clientId: 'conclave-acme-leases-' })).toThrow(/clientId: must start with "conclave-acme-leases-" and go on after it/);
-    expect(new PushChannel({ endpoint: broker.wsEndpoint, tables: 'acme', clientId: 'conclave-acme-leases-reports-1' }).options.clientId).toBe('conclave-acme-leases-reports-1');
-    expect(new PushChannel({ endpoint: broker.wsEndpoint, tables: 'acme' }).options.clientId).toMatch(/^conclave-acme-leases-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+    expect(() => new PushChannel({ endpoint: broker.wsEndpoint, tables: 'acme', clientId: 'conclave-mine-1' })).toThrow(/clientId: must start with "conclave-acme-leases:".*Leave it out/);
+    expect(() => new PushChannel({ endpoint: broker.wsEndpoint, tables: 'acme', clientId: 'conclave-acme-leases:' })).toThrow(/clientId: must start with "conclave-acme-leases:" and go on after it/);
+    // the form before issue 36: `-` ends no table name, so acme-leases' prefix was also every id of a
+    // deployment whose leases table is acme-leases-reports (or acme-leases-eu, …): refused
+    expect(() => new PushChannel({ endpoint: broker.wsEndpoint, tables: 'acme', clientId: 'conclave-acme-leases-reports-1' })).toThrow(/clientId: must start with "conclave-acme-leases:"/);
+    expect(new PushChannel({ endpoint: broker.wsEndpoint, tables: 'acme', clientId: 'conclave-acme-leases:reports-1' }).options.clientId).toBe('conclave-acme-leases:reports-1');
+    expect(new PushChannel({ endpoint: broker.wsEndpoint, tables: 'acme' }).options.clientId).toMatch(/^conclave-acme-leases:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+    // no deployment's default id starts with another's prefix, a table whose name extends this one's included
+    const ids = ['acme-leases', 'acme-leases-eu', 'acme-leases.eu', 'acme-leases_eu'].map((leases) => new PushChannel({ endpoint: broker.wsEndpoint, tables: { leases } }).options.clientId);
+    for (const [i, leases] of ['acme-leases', 'acme-leases-eu', 'acme-leases.eu', 'acme-leases_eu'].entries()) {
+      expect(ids.filter((id) => id.startsWith(pushClientIdPrefix(leases)))).toEqual([ids[i]]);
+    }
     expect(() => new PushChannel({ endpoint: 'wss://abc123-ats.iot.eu-west-1.amazonaws.com/mqtt' })).toThrow(ValidationError);
     expect(() => new PushChannel({ endpoint: 'wss://abc123-ats.iot.eu-west-1.amazonaws.com/mqtt' })).toThrow(/client: is required for an IoT Core endpoint/);
     expect(() => new PushChannel({ endpoint: 'https://abc123-ats.iot.eu-west-1.amazonaws.com' })).toThrow(/endpoint: must be a ws:\/\/ or wss:\/\/ URL/);
