@@ -135,9 +135,12 @@ export const WORKER_TRANSACTION_ONLY = {
  *
  * The leases table has two write statements, and a request must fit one: a renewal
  * (LeaseStore.renewTerm), the only write that may flip `renewalMark` — which is what lets the lease
- * stream's filter drop it (lib/wiring.ts) — names no holder, instance or token; every other worker
- * write (acquire, release, report a vacancy) may name those but not the mark. So no write a worker
- * can send both changes the term and hides from the lease stream.
+ * stream's filter drop it (lib/wiring.ts) — names no holder, instance, token or session; every other
+ * worker write (acquire, release, report a vacancy, a renewal that puts the term on its session or
+ * takes it off) may name those but not the mark. So no write a worker can send both changes the
+ * term, or the session it is judged by and its end marked on, and hides from the lease stream
+ * (a change of `session` in a term is marked on the session it left: lib/functions/core.ts
+ * endedSessionTerm). IAM cannot say which session a worker may name: the stream makes up for it.
  */
 export interface WriteScope {
   readonly attributes: readonly string[];
@@ -145,8 +148,8 @@ export interface WriteScope {
 }
 
 const LEASE_RENEWAL: WriteScope = {
-  // `session`: a confirmation or renewal puts the holder's own term on its session, or takes it off
-  attributes: ['name', 'revision', 'termToken', 'renewTime', 'leaseDurationSeconds', 'vacancyReport', 'renewalMark', 'session'],
+  // not `session`: a renewal that puts the term on its session, or takes it off, is one of LEASE_WRITES
+  attributes: ['name', 'revision', 'termToken', 'renewTime', 'leaseDurationSeconds', 'vacancyReport', 'renewalMark'],
   returnValues: ['ALL_NEW'],
 };
 
@@ -154,7 +157,9 @@ const LEASE_WRITES: WriteScope = {
   attributes: [
     'name', 'revision', 'termToken',
     // a direct acquisition (fallback, successor, NoCoordination) writes the term …
-    'holderIdentity', 'holderInstance', 'holderPlatform', 'holderPlatformId', 'acquireTime', 'renewTime', 'leaseDurationSeconds', 'leaseTransitions', 'fencingToken', 'electedBy', 'session',
+    'holderIdentity', 'holderInstance', 'holderPlatform', 'holderPlatformId', 'acquireTime', 'renewTime', 'leaseDurationSeconds', 'leaseTransitions', 'fencingToken', 'electedBy',
+    // … or puts its term on its session, or takes it off (a renewal that names no renewalMark)
+    'session',
     // … and clears the coordinator's notes on the old one (IAM cannot tell a removal from a write)
     'election', 'preferredHolder', 'successor', 'successorInstance', 'vacancyReport',
     // a release names the holder that leaves

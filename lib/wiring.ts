@@ -91,8 +91,8 @@ export type FilterPattern = { readonly [key: string]: FilterPattern | readonly F
 /**
  * The lease stream's filters: every record but a renewal. A renewal flips `renewalMark`
  * (absent → 1 → 2 → 1) and no other write names it (lib/stores/lease-store.ts), and IAM lets a
- * worker's write that names it name nothing but what a renewal writes: no holder, instance or
- * token (infra/access.ts). So every write that does not name the mark leaves it as it was, and
+ * worker's write that names it name nothing but what a renewal writes: no holder, instance,
+ * token or session (infra/access.ts). So every write that does not name the mark leaves it as it was, and
  * such a record always passes — whatever the mark's value, whatever else changed: filters compare
  * with constants only, so "unchanged" is spelled out per value (absent, 1, 2, anything else).
  * What is dropped is a record whose new mark is 1 or 2 and differs from the old one: only a write

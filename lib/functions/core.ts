@@ -15,6 +15,7 @@ import type { DeadLetterSink } from './dead-letter.js';
 import { WAKE_TIMEOUT_MS, wakeBatch, type WakeBatch, type Waker } from './wake.js';
 import { ValidationError } from '../schemas/validation.js';
 import type { Change } from './records.js';
+import { endTermPutBackOnItsSession } from './session-redirect.js';
 import { METRIC } from './metrics.js';
 
 export { METRIC };
@@ -211,13 +212,17 @@ export async function settleWakes(deps: FunctionDeps, wakes: WakeBatch | undefin
  * rare backstop read. The lease stream sees every change of a lease row, whoever wrote it (the
  * coordinator, the platform function, the CLI, an operator's delete in the console), so it marks the
  * ended term on the holder's session row; the holder reads the mark in the answer to its next session
- * renewal and stops. A change in the same term (a renewal, a note, the term taken off the session) ends nothing.
+ * renewal and stops. A change in the same term (a renewal, a note) ends nothing, unless it moves the
+ * term off its session: the holder's own write once that session ended (its mark is read by nobody),
+ * or a worker of the same lease naming another session (issue 36), by which observers would judge
+ * the term and on which its end would be marked, while the holder renews its own. IAM keeps such a
+ * write from the renewal's statement, whose records the stream's filter drops (infra/access.ts).
  */
 export function endedSessionTerm(c: Pick<Change<Lease>, 'old' | 'new'>): { session: string; lease: string; fencingToken: number } | undefined {
   const o = c.old;
   if (o?.holderIdentity === undefined || o.session === undefined || o.fencingToken === undefined) return undefined;
   const n = c.new;
-  const same = n?.holderIdentity !== undefined && n.holderIdentity === o.holderIdentity && n.holderInstance === o.holderInstance && n.fencingToken === o.fencingToken;
+  const same = n?.holderIdentity !== undefined && n.holderIdentity === o.holderIdentity && n.holderInstance === o.holderInstance && n.fencingToken === o.fencingToken && n.session === o.session;
   return same ? undefined : { session: o.session, lease: o.name, fencingToken: o.fencingToken };
 }
 
@@ -259,6 +264,7 @@ export async function onLeaseChange(deps: FunctionDeps, c: Change<Lease>, wakes?
   wakes?.send(row.name, c.new?.revision);
   // before the reconcile, which may elect the next leader: the old one hears at its next session renewal
   const unmarked = await markEndedTerm(deps, c);
+  await endTermPutBackOnItsSession(deps.coordinator, c, deps.logger); // a term redirected under its holder: elected again
   const events = eventsFromLeaseChange({ eventID: c.eventID, at: c.at ?? deps.coordinator.clock.now(), oldLease: c.old, newLease: c.new });
   const o = leaseChangeMatters(c) ? await reconcile(deps, row.name, `lease ${c.eventName}`) : undefined;
   if (events.length) {

@@ -83,7 +83,8 @@ export class LeaseStore extends ItemStore<typeof LeaseItem> {
    * coordinator's concurrent write (an election note, a preferredHolder) never fails a renewal. A
    * renewal withdraws any vacancy report and flips the renewal mark. It names no holder attribute,
    * which is what lets IAM keep a write that flips the mark from changing the holder
-   * (infra/access.ts). Undefined when the term is no longer the holder's.
+   * (infra/access.ts). One that puts the term on a session or takes it off (`session`) names no
+   * mark either: the lease stream sees it. Undefined when the term is no longer the holder's.
    *
    * It never moves `renewTime` back: a renewal that lands late (held in the network for longer than
    * the holder's next renewal took) would otherwise set the stamp seconds into the past, and the
@@ -108,22 +109,25 @@ export class LeaseStore extends ItemStore<typeof LeaseItem> {
    */
   private renewAt(name: string, term: Term, stamp: number, leaseDurationSeconds: number, session: string | null | undefined, attempt: number): Promise<Lease | undefined> {
     // `session`: a name puts the term on that session (the holder renews the session from now on);
-    // null takes it off (the holder renews the lease itself); undefined leaves it as it is.
+    // null takes it off (the holder renews the lease itself); undefined leaves it as it is. A write
+    // that names it does not flip the mark: the lease stream sees every change of `session` (IAM
+    // keeps it out of the renewal's statement), so a term moved off a session is marked ended there.
     const sessionSet = session ? ', #session = :session' : '';
     const sessionRemove = session === null ? ', #session' : '';
+    const flip = session === undefined ? `, ${FLIP_MARK}` : '';
     let sent: Promise<UpdateItemCommandOutput>;
     try {
       sent = this.client.send(
         new UpdateItemCommand({
           TableName: this.table,
           Key: marshall({ name }),
-          UpdateExpression: `SET #renew = :renew, #duration = :duration, ${FLIP_MARK}${sessionSet} REMOVE #report${sessionRemove} ADD #rev :one`,
+          UpdateExpression: `SET #renew = :renew, #duration = :duration${flip}${sessionSet} REMOVE #report${sessionRemove} ADD #rev :one`,
           ConditionExpression: '#term = :token AND #renew <= :renew',
           ExpressionAttributeNames: {
-            '#renew': 'renewTime', '#duration': 'leaseDurationSeconds', '#mark': 'renewalMark', '#report': 'vacancyReport', '#rev': 'revision', '#term': 'termToken',
-            ...(session !== undefined ? { '#session': 'session' } : {}),
+            '#renew': 'renewTime', '#duration': 'leaseDurationSeconds', '#report': 'vacancyReport', '#rev': 'revision', '#term': 'termToken',
+            ...(session !== undefined ? { '#session': 'session' } : { '#mark': 'renewalMark' }),
           },
-          ExpressionAttributeValues: marshall({ ':renew': stamp, ':duration': leaseDurationSeconds, ':two': 2, ':three': 3, ':one': 1, ':token': term.fencingToken, ...(session ? { ':session': session } : {}) }),
+          ExpressionAttributeValues: marshall({ ':renew': stamp, ':duration': leaseDurationSeconds, ':one': 1, ':token': term.fencingToken, ...(session === undefined ? { ':two': 2, ':three': 3 } : {}), ...(session ? { ':session': session } : {}) }),
           ReturnValues: 'ALL_NEW',
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
@@ -189,6 +193,20 @@ export class LeaseStore extends ItemStore<typeof LeaseItem> {
   /** The holder gives its term up so the next election starts at once. Undefined when it was not its term any more. */
   releaseTerm(name: string, term: Term, now: number): Promise<Lease | undefined> {
     return this.updateIf({ name }, { set: { renewTime: now, lastHolderIdentity: term.holderIdentity }, remove: [...HOLDER_FIELDS, ...TERM_FIELDS, 'preferredHolder', 'vacancyReport'] }, termCondition(term));
+  }
+
+  /**
+   * Ends `term` as a release does, if it is still held on `session` (the lease stream's function,
+   * for a term put back on a session on which it was marked ended: lib/functions/session-redirect.ts).
+   * Undefined when the lease is in another term, or the term on another session, by now.
+   */
+  endTermOnSession(name: string, term: Term, session: string, now: number): Promise<Lease | undefined> {
+    const t = termCondition(term);
+    return this.updateIf(
+      { name },
+      { set: { renewTime: now, lastHolderIdentity: term.holderIdentity }, remove: [...HOLDER_FIELDS, ...TERM_FIELDS, 'preferredHolder', 'vacancyReport'] },
+      { expression: `${t.expression} AND #session = :session`, names: { ...t.names, '#session': 'session' }, values: { ...t.values, ':session': session } },
+    );
   }
 
   /**

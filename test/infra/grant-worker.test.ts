@@ -114,12 +114,14 @@ describe('grantWorker', () => {
     }
   });
 
-  it('the lease write that may flip renewalMark (a renewal) names no holder, instance or token; no other write may name the mark', () => {
+  it('the lease write that may flip renewalMark (a renewal) names no holder, instance, token or session; no other write may name the mark', () => {
     const [renewal, others] = WORKER_WRITES.leases;
     expect(renewal.attributes).toContain('renewalMark');
-    // `session` goes with the holder when a term ends, but a renewal may name it: putting a term on a
-    // session (or taking it off) only says where its renewals come from, never who holds it
-    for (const a of ['holderIdentity', 'holderInstance', 'fencingToken', ...HOLDER_FIELDS.filter((f) => f !== 'session')]) expect(renewal.attributes).not.toContain(a);
+    // nor `session` (issue 36, item 6): observers judge the term by the session the lease names, and
+    // its end is marked there, so a change of it must reach the lease stream, which marks the term
+    // ended on the session it left (lib/functions/core.ts endedSessionTerm)
+    for (const a of ['holderIdentity', 'holderInstance', 'fencingToken', ...HOLDER_FIELDS]) expect(renewal.attributes).not.toContain(a);
+    expect(HOLDER_FIELDS).toContain('session');
     expect(others.attributes).not.toContain('renewalMark');
   });
 

@@ -94,6 +94,22 @@ async function afterOwnLeaseRead(sim: Sim, machine: Machine, lease: string): Pro
   await sim.run(200); // answered
 }
 
+/**
+ * A worker of the same lease writes `session` alone on the lease row (what IAM lets through: the
+ * statement of a worker's acquisitions and releases, which never flips the renewal mark).
+ */
+async function redirectSession(sim: Sim, lease: string, to: string): Promise<void> {
+  const attacker = sim.machine();
+  const update = new UpdateItemCommand({
+    TableName: sim.names.leases,
+    Key: marshall({ name: lease }),
+    UpdateExpression: 'SET #session = :to ADD #rev :one',
+    ExpressionAttributeNames: { '#session': 'session', '#rev': 'revision' },
+    ExpressionAttributeValues: marshall({ ':to': to, ':one': 1 }),
+  });
+  await sim.settle(attacker.client.send(update), 'the redirect');
+}
+
 const leadersOf = (procs: Process[], lease: string) => procs.flatMap((p) => p.electors.filter((e) => e.elector.options.leaseName === lease && e.elector.isLeader()));
 
 describe('Session', () => {
@@ -365,6 +381,55 @@ describe('Session', () => {
       return overlap <= CLIENT_GO.renewDeadlineMs;
     });
     await sim.until(`one leader of ${lease}`, () => leadersOf(procs, lease).length === 1, 2 * L);
+  });
+
+  /**
+   * Issue 36, item 6: a worker of the same lease writes the lease's `session` alone (its grant lets
+   * a holder put its term on its session, so it may name `session`). Followers and the coordinator
+   * then judge the term by the session named, and term ends are marked there, while the holder goes
+   * on renewing its own session. The lease stream's function marks the term ended on the session it
+   * left, so the holder stops at its next session renewal; a holder that puts the term back on that
+   * session ends it (the function ends the term on the row), so the lease is elected again. Wakes to
+   * the holder lost throughout, at client-go's timings. Before: 63.1 s and 64.1 s of two leaders
+   * (release, missing); without the put-back rule the holder led its term on and off every session
+   * renewal (live: 20 starts in six lease durations).
+   */
+  it.each([
+    ["another process's live session, then release --force", 'release'],
+    ['a session row that does not exist, and nothing else', 'missing'],
+    ["another process's live session, and nothing else", 'live'],
+  ] as const)('a same-lease worker redirecting the lease to %s: two leaders for at most the renew deadline, then one', async (_, how) => {
+    const { sim, procs, holder, leader, lease, L } = await settledHolder();
+    expect(leader.elector.isLeader()).toBe(true);
+    const token = (await sim.leases.read(lease)).item!.fencingToken;
+    sim.deafToWakes.add(holder.machine);
+    await afterOwnLeaseRead(sim, holder.machine, lease); // its next backstop read of the lease is a minute away
+    const other = procs.find((p) => p !== holder)!;
+    const to = how === 'missing' ? `${holder.session.name!}-gone` : other.session.name!;
+    await redirectSession(sim, lease, to);
+    let worst = 0;
+    let since: number | undefined;
+    const watch = () => {
+      const n = leadersOf(procs, lease).length;
+      if (n > 1) since ??= sim.clock.monotonic();
+      else since = undefined;
+      worst = Math.max(worst, since === undefined ? 0 : sim.clock.monotonic() - since);
+      return true;
+    };
+    if (how === 'release') {
+      // then `conclave release --force`: the term ended, and marked on the session the lease names
+      const l = (await sim.leases.read(lease)).item!;
+      expect(l.session).toBe(to);
+      await sim.leases.releaseTerm(lease, { holderIdentity: l.holderIdentity!, fencingToken: token }, sim.clock.now());
+      await new IdentityStore(sim.client, sim.names.identities).markTermEnded(to, lease, token);
+    }
+    await sim.during(6 * L, 'watching the leaders', watch);
+    expect(worst).toBeLessThanOrEqual(CLIENT_GO.renewDeadlineMs);
+    expect(sim.streamErrors).toEqual([]);
+    sim.deafToWakes.clear();
+    await sim.until(`one leader of ${lease}`, () => leadersOf(procs, lease).length === 1, 4 * L);
+    // the term tampered with is not led on and off again: its holder started it at most once more
+    expect(sim.log.entries.filter((e) => e.what === 'started' && e.token === token).length).toBeLessThanOrEqual(2);
   });
 
   it("a session with leaseNames lives in its grant's partition and serves only those leases", async () => {

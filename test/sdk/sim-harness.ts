@@ -18,6 +18,7 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { Clock, SimulatedClock } from '../../lib/clock.js';
 import { coordinatorDeps, reconcileLease, type CoordinatorDeps } from '../../lib/coordinator/reconcile.js';
 import { endedSessionTerm } from '../../lib/functions/core.js';
+import { endTermPutBackOnItsSession } from '../../lib/functions/session-redirect.js';
 import type { Lease } from '../../lib/schemas/lease.js';
 import { createTables } from '../../lib/local/tables.js';
 import type { ElectionConfigInput, TableNames } from '../../lib/schemas/config.js';
@@ -206,10 +207,19 @@ export class Sim {
     this.leaseWrites.push({ at: this.clock.now(), by, name, item });
     const before = this.lastItems.get(name);
     this.lastItems.set(name, item);
-    // the lease stream's function: it marks a session-held term someone else ended on the holder's
-    // session (lib/functions/core.ts endedSessionTerm), then wakes (every change but a renewal)
-    const ended = endedSessionTerm({ old: before as Lease | undefined, new: item as Lease | undefined });
-    if (ended && this.markEndedTerms) this.clock.setTimer(this.streamDelayMs, () => void this.deps.identities.markTermEnded(ended.session, ended.lease, ended.fencingToken).catch((e: unknown) => this.streamErrors.push(e as Error)));
+    // the lease stream's function, on the records its filter lets through (lib/wiring.ts: not one
+    // whose renewal mark flipped): it marks a session-held term someone else ended, or moved off its
+    // session, on that session (lib/functions/core.ts endedSessionTerm), ends a term put back on a
+    // session that carries that mark (lib/functions/session-redirect.ts), then wakes (every change but a renewal)
+    const change = { old: before as Lease | undefined, new: item as Lease | undefined };
+    const ended = endedSessionTerm(change);
+    const filtered = before?.['renewalMark'] !== item?.['renewalMark'] && [1, 2].includes(item?.['renewalMark'] as number);
+    if (this.markEndedTerms && !filtered) {
+      this.clock.setTimer(this.streamDelayMs, () => {
+        const marked = ended ? this.deps.identities.markTermEnded(ended.session, ended.lease, ended.fencingToken) : Promise.resolve(false);
+        void marked.then(() => endTermPutBackOnItsSession(this.deps, change)).catch((e: unknown) => this.streamErrors.push(e as Error));
+      });
+    }
     const broker = this.world.broker;
     if (broker && !this.loseStreamWakes && !isRenewal(before, item)) this.clock.setTimer(this.brokerDelayMs, () => broker.publish({ lease: name, by: 'stream', ...(typeof item?.['revision'] === 'number' ? { revision: item['revision'] } : {}) }));
   }
