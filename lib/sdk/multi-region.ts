@@ -34,7 +34,7 @@ export function multiRegionRefusal(table: TableDescription): string | undefined 
  * Refuses `multiRegion` where DescribeTable shows the leases table is not MRSC: a ValidationError
  * naming the option and the fix, which run() rejects with (no start-up can succeed on that table).
  * A table that does not exist is DynamoDB's ResourceNotFoundException, thrown as it is (run() names
- * the tables). Any other failure of DescribeTable (not granted: grantWorker does not grant it; a
+ * the tables). Any other failure of DescribeTable (not granted: grantWorker grants it only on a construct with `regions`; a
  * fault) leaves the option unchecked, and onError is told so; the worker starts.
  */
 export async function checkMultiRegion(client: DynamoDBClient, table: string, subject: string, onError: (e: Error) => void): Promise<void> {
