@@ -108,6 +108,7 @@ export class DuplicateIdentityError extends Error {
   constructor(
     /** The candidate name (the worker's identity). */
     readonly identity: string,
+    /** The lease the identity stands for. */
     readonly leaseName: string,
     /** The start-up that was refused (the newcomer). */
     readonly refused: string,

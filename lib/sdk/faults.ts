@@ -85,9 +85,11 @@ export class DynamoDBRefusedError extends Error {
   /** Always `DynamoDBRefusedError`. */
   override readonly name = 'DynamoDBRefusedError';
   constructor(
+    /** `throttled`: too many requests; `denied`: not allowed (IAM, credentials). */
     readonly kind: 'throttled' | 'denied',
     /** What was being done, e.g. `LeaderElector "w1" of lease "jobs"`. */
     readonly subject: string,
+    /** DynamoDB's error. */
     override readonly cause: Error,
   ) {
     super(

@@ -390,9 +390,11 @@ export class LeaderWorkError extends Error {
   /** Always `LeaderWorkError`. */
   override readonly name = 'LeaderWorkError';
   constructor(
+    /** The lease whose leader's work failed. */
     readonly leaseName: string,
     /** The fencing token of the term whose work failed. */
     readonly fencingToken: number,
+    /** What became of the term: given up (the default), kept (`onLeaderWorkFailure: 'keep'`), or already ended. */
     readonly outcome: 'givenUp' | 'kept' | 'ended',
     /** What onStartedLeading rejected or threw with. */
     override readonly cause: unknown,
