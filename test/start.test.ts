@@ -28,9 +28,10 @@ describe('npm start -- --short', () => {
     // was fresh at that moment, so on a loaded machine it may be w3. The rest of the story follows
     // from that leader (a) and the other (b).
     const a = /leader (\S+)/.exec(steps[1] ?? '')?.[1];
-    expect(['w2', 'w3']).toContain(a);
+    // a failure below prints the whole play: which worker led when, and what each step judged
+    expect(['w2', 'w3'], out).toContain(a);
     const b = a === 'w2' ? 'w3' : 'w2';
-    expect(steps.map((l) => l.trim().split(/\s{2,}/)[0])).toEqual([
+    expect(steps.map((l) => l.trim().split(/\s{2,}/)[0]), out).toEqual([
       '✓ w1, w2, w3 start',
       '✓ upgrade w1 to 1.31.0',
       `✓ kill -9 ${a}`,
@@ -44,7 +45,7 @@ describe('npm start -- --short', () => {
     ]);
     // Restarted after a crash, a is b's equal on merit (same versions): an equal does not preempt, so
     // b keeps leading until the platform's STOPPED event ends its term; restarted, b stays behind a.
-    expect(steps.map((l) => /leader (\S+)/.exec(l)![1])).toEqual(['w1', a, b, b, a, a, b, b, 'w4']);
+    expect(steps.map((l) => /leader (\S+)/.exec(l)![1]), out).toEqual(['w1', a, b, b, a, a, b, b, 'w4']);
     expect(out).toMatch(/▶ w4 leads \(emulation 1\.30\.0, binary 1\.30\.0, zone local-1b\) · fencing token \d+/);
     // the move was a preemption, as for a better version: b yielded, w4 took over
     expect(out).toMatch(new RegExp(`■ ${b} stops leading \\(preempted\\)[^▶]*▶ w4 leads`));
