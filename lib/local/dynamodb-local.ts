@@ -26,7 +26,7 @@ export interface DynamoDBLocal {
 export interface StartOptions {
   /** A fixed port; default: a free loopback port chosen by the OS. */
   port?: number;
-  /** How long to wait for the first answer. @default 30 s */
+  /** How long to wait for the first answer (a starved machine takes long to start Java). @default 120 s */
   startTimeoutMs?: number;
   /** Faster start-up (C1 JIT, serial GC) for short runs such as tests. @default true */
   quickStart?: boolean;
@@ -162,7 +162,7 @@ export async function startDynamoDBLocal(opts: StartOptions = {}): Promise<Dynam
   const endpoint = `http://127.0.0.1:${port}`;
   const client = localClient(endpoint);
   const clock = systemClock;
-  const deadline = clock.monotonic() + (opts.startTimeoutMs ?? 30_000);
+  const deadline = clock.monotonic() + (opts.startTimeoutMs ?? 120_000);
   try {
     pid = await javaPid.catch((e: unknown) => {
       throw new Error(`${(e as Error).message}:\n${stderr}`, { cause: e });

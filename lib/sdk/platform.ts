@@ -27,11 +27,19 @@ async function request(url: string, init: RequestInit, timeoutMs: number): Promi
   }
 }
 
-/** ECS: `${ECS_CONTAINER_METADATA_URI_V4}/task` → cluster, task ARN, availability zone. */
+/** Tries of the ECS task metadata endpoint, the timeout doubling each time: it is there (its variable is set), only slow. */
+const ECS_TRIES = 3;
+
+/**
+ * ECS: `${ECS_CONTAINER_METADATA_URI_V4}/task` → cluster, task ARN, availability zone. The variable
+ * says the endpoint is there, so a slow answer (a starved host) is asked again, with twice the
+ * timeout each time, rather than taken for "not ECS".
+ */
 export async function detectEcs(env: NodeJS.ProcessEnv, timeoutMs: number): Promise<Platform | undefined> {
   const base = env['ECS_CONTAINER_METADATA_URI_V4'];
   if (!base) return undefined;
-  const body = await request(`${base.replace(/\/$/, '')}/task`, {}, timeoutMs);
+  let body: string | undefined;
+  for (let i = 0; i < ECS_TRIES && body === undefined; i++) body = await request(`${base.replace(/\/$/, '')}/task`, {}, timeoutMs * 2 ** i);
   if (!body) return undefined;
   try {
     const t = JSON.parse(body) as { Cluster?: unknown; TaskARN?: unknown; AvailabilityZone?: unknown };

@@ -102,7 +102,8 @@ describe('the worker policy and the worker SDK', () => {
       set: { binaryVersion: '1.29.0', emulationVersion: '1.29.0', preferredStrategies: [OLDEST_EMULATION_VERSION], renewTime: then, createdAt: then, identity: 'w-1_old', priority: 5, priorityExpiresAt: Date.now() + 3_600_000 },
     });
 
-    const timing = { leaseDurationMs: 1_000, renewDeadlineMs: 600, retryPeriodMs: 100, fallbackAfterMs: 200 };
+    // long enough that a starved machine does not stop a leader between its renewal and its fenced write (a 600 ms deadline did under load)
+    const timing = { leaseDurationMs: 5_000, renewDeadlineMs: 3_000, retryPeriodMs: 500, fallbackAfterMs: 1_000 };
     const start = (identity: string, client: DynamoDBClient) => {
       let leading = false;
       const elector = new LeaderElector({
@@ -177,7 +178,7 @@ describe('the worker policy and the worker SDK', () => {
       },
       { step: 'initialize', name: 'partition', priority: 'high' },
     );
-    const session = new Session({ client: three.client, tables: t.names, leaseNames: [LEASE], prefix: 'w-3', renewIntervalMs: 200, retryPeriodMs: 100, renewDeadlineMs: 400, maxLeaseDurationMs: 1_000, onError: () => undefined });
+    const session = new Session({ client: three.client, tables: t.names, leaseNames: [LEASE], prefix: 'w-3', renewIntervalMs: 1_000, retryPeriodMs: 500, renewDeadlineMs: 2_000, maxLeaseDurationMs: 5_000, onError: () => undefined });
     let leading3 = false;
     const w3 = new LeaderElector({
       leaseName: LEASE, identity: 'w-3', tables: t.names, ...timing, platform: 'none', client: three.client, session,

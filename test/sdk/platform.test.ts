@@ -47,6 +47,16 @@ describe('detectPlatform', () => {
     }
   });
 
+  it('ECS on a starved host: a task metadata endpoint too slow to answer the first ask is asked again, with a longer timeout (issue 36: a busy machine ran its workers with no platform)', async () => {
+    let asked = 0;
+    const ecs = await serve((req, res) => {
+      if (++asked === 1) return; // the first ask is never answered (the timeout ends it)
+      res.writeHead(200).end(JSON.stringify({ Cluster: 'c1', TaskARN: 'arn:aws:ecs:eu-west-1:000000000000:task/c1/abc', AvailabilityZone: 'eu-west-1a' }));
+    });
+    expect(await detectPlatform({ env: { ECS_CONTAINER_METADATA_URI_V4: ecs }, ec2: false, timeoutMs: 200 })).toMatchObject({ kind: 'ecs', cluster: 'c1', availabilityZone: 'eu-west-1a' });
+    expect(asked).toBe(2);
+  });
+
   it('ECS wins over EC2 (a task on an EC2 host is what stops)', async () => {
     const task = await startEcsTask(() => undefined);
     try {
