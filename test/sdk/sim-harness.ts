@@ -18,7 +18,7 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { Clock, SimulatedClock } from '../../lib/clock.js';
 import { coordinatorDeps, reconcileLease, type CoordinatorDeps } from '../../lib/coordinator/reconcile.js';
 import { endedSessionTerm } from '../../lib/functions/core.js';
-import { endTermPutBackOnItsSession } from '../../lib/functions/session-redirect.js';
+import { endTermPutBackOnItsSession, termMovedOntoSession } from '../../lib/functions/session-redirect.js';
 import type { Lease } from '../../lib/schemas/lease.js';
 import { createTables } from '../../lib/local/tables.js';
 import type { ElectionConfigInput, TableNames } from '../../lib/schemas/config.js';
@@ -214,7 +214,8 @@ export class Sim {
     const change = { old: before as Lease | undefined, new: item as Lease | undefined };
     const ended = endedSessionTerm(change);
     const filtered = before?.['renewalMark'] !== item?.['renewalMark'] && [1, 2].includes(item?.['renewalMark'] as number);
-    if (this.markEndedTerms && !filtered) {
+    // only where there is something to do: a test that ends with no timer pending is not kept waiting by a no-op
+    if (this.markEndedTerms && !filtered && (ended || termMovedOntoSession(change))) {
       this.clock.setTimer(this.streamDelayMs, () => {
         const marked = ended ? this.deps.identities.markTermEnded(ended.session, ended.lease, ended.fencingToken) : Promise.resolve(false);
         void marked.then(() => endTermPutBackOnItsSession(this.deps, change)).catch((e: unknown) => this.streamErrors.push(e as Error));
