@@ -386,9 +386,13 @@ export function checkHistory(input: CheckInput, options: CheckOptionsInput = {})
       }
     }
     if (from + stuck > end) continue; // the run ended first
-    strikesJudged++;
     const ts = byLease.get(f.lease!) ?? [];
-    const struck = ts.filter((t) => t.start <= at && at < t.stop);
+    // the terms it struck: for a failed work, the failing start-up's term (when the fault names it)
+    const struck = ts.filter((t) => t.start <= at && at < t.stop && (f.kind !== 'workFailed' || f.instances === undefined || f.instances.includes(t.instance)));
+    // the work that failed was no holder's (a frozen start-up past its term, whose term had ended
+    // already): no term of the lease was struck, so none has to follow
+    if (f.kind === 'workFailed' && struck.length === 0) continue;
+    strikesJudged++;
     const next = ts.find((t) => t.start > at && !struck.some((s) => s.instance === t.instance && s.fencingToken === t.fencingToken));
     if (next && next.start <= from + stuck) {
       worstStrikeToTermMs = Math.max(worstStrikeToTermMs ?? 0, ms(next.start - at));

@@ -20,7 +20,35 @@ interface Row {
   want: Violation['kind'][];
 }
 
+const workFailed = (who: string, s: number): FaultWindow => ({ kind: 'workFailed', lease: L, from: at(s), to: at(s), instances: [`${who}-1`] });
+const tokenMoved = (s: number): FaultWindow => ({ kind: 'tokenMoved', lease: L, from: at(s), to: at(s) });
+
 const rows: Row[] = [
+  {
+    name: 'stuck lease: the holder’s work failed and the next term began 2 s later: clean',
+    input: { history: [start('a', 1, 0), stop('a', 1, 10, 'workFailed'), start('b', 2, 12)], faults: [workFailed('a', 10)] },
+    want: [],
+  },
+  {
+    name: 'stuck lease: the holder’s work failed and it kept the lease (a zombie leader)',
+    input: { history: [start('a', 1, 0)], faults: [workFailed('a', 10)] },
+    want: ['stuckLease'],
+  },
+  {
+    name: 'stuck lease: the work that failed was a frozen start-up’s whose term had ended; the holder leads on: clean (regions seed 1010)',
+    input: { history: [start('a', 1, 0), start('b', 2, 8), stop('a', 1, 10)], faults: [pause('a', 2, 10), workFailed('a', 10)] },
+    want: [],
+  },
+  {
+    name: 'stuck lease: a fencing token moved under the leader, which led on',
+    input: { history: [start('a', 1, 0)], faults: [tokenMoved(10)] },
+    want: ['stuckLease'],
+  },
+  {
+    name: 'stuck lease: a fencing token moved, the leader stopped and the next term began: clean',
+    input: { history: [start('a', 1, 0), stop('a', 1, 15, 'deposed'), start('b', 2, 16)], faults: [tokenMoved(10)] },
+    want: [],
+  },
   { name: 'one leader after another, tokens rising: clean', input: { history: [start('a', 1, 0), stop('a', 1, 5), start('b', 2, 6)] }, want: [] },
   { name: 'a second leader while the first still leads', input: { history: [start('a', 1, 0), start('b', 2, 3), stop('a', 1, 5)] }, want: ['overlap'] },
   { name: 'overlap within the allowed skew', input: { history: [start('a', 1, 0), stop('a', 1, 3.05), start('b', 2, 3)] }, options: { allowedSkewMs: 100 }, want: [] },
