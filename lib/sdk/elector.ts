@@ -391,7 +391,12 @@ export class LeaderElector {
       // fencing token moved back, then adopted by a write of the coordinator's): no term to
       // confirm. Ended on the row instead (a session would keep it alive), it is elected anew,
       // with a token above both.
-      if (read.item!.fencingToken < this.ledToken) return this.writes.endChanged({ holderIdentity: read.item!.holderIdentity!, fencingToken: read.item!.termToken ?? read.item!.fencingToken });
+      // Likewise a row whose token no longer matches its term's copy (`termToken`): the token was
+      // moved under this start-up's term, which no renewal can confirm (each is conditioned on the
+      // copy), and a session can keep alive for ever (simulator seed 1448349414: 164 s leaderless
+      // once the leader's own end of it had been refused). Ended on the row, conditioned on the copy.
+      const l = read.item!;
+      if (l.fencingToken < this.ledToken || (l.termToken !== undefined && l.termToken !== l.fencingToken)) return this.writes.endChanged({ holderIdentity: l.holderIdentity!, fencingToken: l.termToken ?? l.fencingToken });
       await this.takeTerm({ holderIdentity: read.item!.holderIdentity!, fencingToken: read.item!.fencingToken });
       if (!this.term.active) this.watch.leaseReadAt = undefined;
       return;
