@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Lease } from '../../lib/schemas/lease.js';
 import { MIN, NOW, cand, lease } from '../fixtures.js';
-import { bin, binChild, cliHarness, type CliHarness } from './harness.js';
+import { bin, binChild, binIntoClosedReader, cliHarness, type CliHarness } from './harness.js';
 
 /** The real `bin/conclave.mjs` in a child process: tsx, commander, exit codes and streams as a user sees them. */
 let h: CliHarness;
@@ -125,5 +125,34 @@ describe('bin/conclave.mjs', () => {
     expect(await p.exited).toBe(0);
     expect(p.out().trim().split('\n')).toHaveLength(2);
     expect(p.err()).toBe('');
+  });
+});
+
+describe('a reader that stops reading (`conclave … | head`)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'conclave-bin-pipe-'));
+  const file = join(dir, 'events.jsonl');
+  // several pipe buffers' worth (a pipe holds 64 KiB): the bin is still writing when the reader goes
+  const ev = (i: number) =>
+    JSON.stringify({ time: new Date(NOW + i).toISOString(), source: 'conclave', detailType: 'Leader Elected', detail: { id: `p${i}:x`, lease: `lease-${i}`, time: new Date(NOW + i).toISOString(), holder: 'w1', fencingToken: i + 1, leaseTransitions: 0 } });
+  writeFileSync(file, `${Array.from({ length: 5_000 }, (_, i) => ev(i)).join('\n')}\n`);
+
+  it('events | head -1: the first line, then the bin ends quietly by SIGPIPE, as git and cat do (a shell shows 141 under pipefail)', async () => {
+    const r = await binIntoClosedReader(['events', '--events-file', file], 1);
+    expect(r.read).toEqual(['2026-01-01T12:00:00.000Z  Leader Elected               lease-0  w1 leads, fencing token 1']);
+    expect(r.stderr).toBe('');
+    expect(r).toMatchObject({ status: null, signal: 'SIGPIPE' });
+  });
+
+  it.each([
+    ['describe lease', () => [...h.target, 'describe', 'lease', 'bl']],
+    ['get leases', () => [...h.target, 'get', 'leases']],
+    ['get candidates', () => [...h.target, 'get', 'candidates']],
+    ['watch', () => [...h.target, 'watch', 'bl', '--interval', '0.1']],
+    ['events --follow', () => ['events', '--follow', '--events-file', file]],
+    ['--help', () => ['--help']],
+  ])('%s, its reader gone before the first line: no stack trace, ended by SIGPIPE', async (_name, argv) => {
+    const r = await binIntoClosedReader(argv(), 0);
+    expect(r.stderr).toBe('');
+    expect(r).toMatchObject({ status: null, signal: 'SIGPIPE' });
   });
 });

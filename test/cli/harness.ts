@@ -143,3 +143,32 @@ export function binChild(argv: string[]) {
     },
   };
 }
+
+/**
+ * The bin with its stdout read by a reader that stops early, as `conclave … | head -<lines>` does:
+ * reads `lines` lines (0: none), then closes its end of the pipe while the bin may still write.
+ */
+export async function binIntoClosedReader(argv: string[], lines: number): Promise<{ read: string[]; status: number | null; signal: NodeJS.Signals | null; stderr: string }> {
+  const child = spawn(process.execPath, ['bin/conclave.mjs', ...argv], { env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+  const ended = new Promise<{ status: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('close', (status, signal) => resolve({ status, signal })));
+  const read: string[] = [];
+  if (lines > 0) {
+    let carry = '';
+    await new Promise<void>((resolve) => {
+      const onData = (b: Buffer) => {
+        const parts = (carry + b.toString()).split('\n');
+        carry = parts.pop()!;
+        read.push(...parts.slice(0, lines - read.length));
+        if (read.length < lines) return;
+        child.stdout.off('data', onData);
+        resolve();
+      };
+      child.stdout.on('data', onData);
+      child.stdout.once('end', () => resolve()); // fewer lines than asked: the reader closes at the end, as head does
+    });
+  }
+  child.stdout.destroy(); // the reader goes away: the bin's next write fails with EPIPE
+  return { read, ...(await ended), stderr };
+}
