@@ -157,7 +157,7 @@ const LEASE_WRITES: WriteScope = {
   attributes: [
     'name', 'revision', 'termToken',
     // a direct acquisition (fallback, successor, NoCoordination) writes the term …
-    'holderIdentity', 'holderInstance', 'holderPlatform', 'holderPlatformId', 'acquireTime', 'renewTime', 'leaseDurationSeconds', 'leaseTransitions', 'fencingToken', 'electedBy',
+    'holderIdentity', 'holderInstance', 'holderPlatform', 'holderPlatformId', 'holderAddress', 'acquireTime', 'renewTime', 'leaseDurationSeconds', 'leaseTransitions', 'fencingToken', 'electedBy',
     // … or puts its term on its session, or takes it off (a renewal that names no renewalMark)
     'session',
     // … and clears the coordinator's notes on the old one (IAM cannot tell a removal from a write)

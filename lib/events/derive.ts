@@ -68,6 +68,8 @@ function vacancyOf(old: Lease | undefined): VacancyReason {
  * - a new term (`fencingToken` raised and a holder set) → Leader Elected; and Leader Changed when
  *   the previous term's holder (`holderIdentity` of the old image, else `lastHolderIdentity`)
  *   differs from the new one. A first-ever term, or the same holder again after a gap: no Changed.
+ *   Both carry the new holder's `address` when the new image has one (`holderAddress`: every write
+ *   that begins a term writes the new holder's own, so it is never the previous holder's).
  * - `preferredHolder` set, or changed to someone else, on a held lease → Leader Preemption Requested.
  * - holder removed without opening an election → Lease Released (a worker's release, an
  *   operator's), or Leader Lost when the platform handler ended the term (`holderLoss` newly set). A holder removed by an election opening on an expired or reported
@@ -150,10 +152,11 @@ export function eventsFromLeaseChange(change: LeaseChange): ConclaveEvent[] {
         electedBy: neu.electedBy,
         strategy,
         electionId: closed?.id,
+        address: neu.holderAddress,
       }),
     );
     if (previousHolder !== undefined && previousHolder !== holder) {
-      events.push(event(c, 'Leader Changed', { previousHolder, holder, fencingToken: neu.fencingToken, electedBy: neu.electedBy, strategy }));
+      events.push(event(c, 'Leader Changed', { previousHolder, holder, fencingToken: neu.fencingToken, electedBy: neu.electedBy, strategy, address: neu.holderAddress }));
     }
   }
 

@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import { Name } from '../schemas/common.js';
 import { FencingToken } from '../schemas/fencing-token.js';
-import { ElectedBy, ElectionFailure } from '../schemas/lease.js';
+import { Address, ElectedBy, ElectionFailure } from '../schemas/lease.js';
 import { StrategyName } from '../schemas/strategy.js';
 import { ValidationError, parse } from '../schemas/validation.js';
 import type { VacancyReason } from '../election/vacancy.js';
@@ -13,6 +13,7 @@ export const EVENT_SOURCE = 'conclave';
 const IsoTime = z.iso.datetime();
 const Holder = z.string().min(1);
 const Priority = z.number().int().positive();
+const HolderAddress = Address.optional().describe('Where clients reach the new holder (holderAddress: its `advertise` option, a URL or host:port); absent when it advertised none');
 const VACANCY_REASONS = ['noLease', 'noHolder', 'expired', 'reported'] as const;
 // Fails to compile if lib/election/vacancy.ts gains or loses a reason.
 const sameReasons: [VacancyReason] extends [(typeof VACANCY_REASONS)[number]] ? ([(typeof VACANCY_REASONS)[number]] extends [VacancyReason] ? true : never) : never = true;
@@ -41,6 +42,7 @@ export const LeaderElectedSchema = z
     electedBy: ElectedBy.optional().describe('coordinator: elected; successor: the designated successor took the vacant lease; self: acquired directly (fallback or NoCoordination)'),
     strategy: StrategyName.optional().describe('The strategy the holder was elected under (electedStrategy, else the lease’s strategy)'),
     electionId: z.string().min(1).optional().describe('The election this term finished, when one was open'),
+    address: HolderAddress,
   })
   .meta({ title: 'Leader Elected', description: 'A new term began: a holder was elected or acquired the lease, with a higher fencing token.' });
 
@@ -53,6 +55,7 @@ export const LeaderChangedSchema = z
     fencingToken: FencingToken.describe('The new term’s fencing token'),
     electedBy: ElectedBy.optional(),
     strategy: StrategyName.optional(),
+    address: HolderAddress,
   })
   .meta({ title: 'Leader Changed', description: 'A new term began with a different holder than the previous term’s.' });
 

@@ -99,6 +99,15 @@ export type CompletedRun = z.infer<typeof CompletedRun>;
  */
 export const MAX_COMPLETED_RUNS = 32;
 
+/** The most characters an advertised address may have (the lease's `holderAddress`, a candidate's `address`). */
+export const MAX_ADDRESS = 2048;
+
+/**
+ * Where clients reach a worker, as it advertised it (its LeaderElector's `advertise` option: a URL
+ * or host:port). Rows keep it as a plain string: a reader never refuses a lease over an address.
+ */
+export const Address = z.string().min(1).max(MAX_ADDRESS, `must be at most ${MAX_ADDRESS} characters (a URL or host:port)`);
+
 export const ElectedBy = z.enum(['coordinator', 'successor', 'self']);
 export type ElectedBy = z.infer<typeof ElectedBy>;
 
@@ -111,6 +120,13 @@ export const LeaseItem = z.object({
    * with the same name is a new holder and never adopts its previous incarnation's term.
    */
   holderInstance: Instance.optional(),
+  /**
+   * Where clients reach the holder (its LeaderElector's `advertise`: a URL or host:port): written with
+   * the term by every write that begins one (a direct acquisition, an election, a hand-off: each the
+   * new holder's own, from its options or its candidate row) and removed with the holder by every
+   * write that ends one, so a previous holder's address never outlives its term. Absent: none given.
+   */
+  holderAddress: Address.optional(),
   /** Where the holder runs (from its candidate row, or its own detection when it acquired directly). */
   holderPlatform: Platform.optional(),
   /** `holderPlatform.id` at the top level: the key of the index the platform handler queries. */

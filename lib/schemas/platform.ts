@@ -51,8 +51,8 @@ export const HolderLoss = z
   .strict();
 export type HolderLoss = z.infer<typeof HolderLoss>;
 
-/** The lease fields that name the holder; all go together when a term ends. */
-export const HOLDER_FIELDS = ['holderIdentity', 'holderInstance', 'holderPlatform', 'holderPlatformId', 'session'] as const;
+/** The lease fields that name the holder; all go together when a term ends (its address too: a stale one must never outlive its holder). */
+export const HOLDER_FIELDS = ['holderIdentity', 'holderInstance', 'holderPlatform', 'holderPlatformId', 'holderAddress', 'session'] as const;
 
 /** The same platform, whether an ECS cluster is written as an ARN or a name. */
 export const sameCluster = (a: string, b: string): boolean => a === b || a.replace(/^arn:.*:cluster\//, '') === b.replace(/^arn:.*:cluster\//, '');

@@ -207,7 +207,7 @@ describe('plan: the writes of each decision', () => {
     expect(plan(d, before, NOW, config)).toEqual({
       ping: ['a'],
       pingTime: NOW,
-      lease: { set: { election: { id: 'component-A#13', startedAt: NOW, deadline: NOW + E, strategy: OEV, departed: 'x' }, lastHolderIdentity: 'x' }, remove: ['holderIdentity', 'holderInstance', 'holderPlatform', 'holderPlatformId', 'session', 'preferredHolder', 'vacancyReport'] },
+      lease: { set: { election: { id: 'component-A#13', startedAt: NOW, deadline: NOW + E, strategy: OEV, departed: 'x' }, lastHolderIdentity: 'x' }, remove: ['holderIdentity', 'holderInstance', 'holderPlatform', 'holderPlatformId', 'holderAddress', 'session', 'preferredHolder', 'vacancyReport'] },
     });
   });
   it('fail: the election goes, the failure stays', () => {

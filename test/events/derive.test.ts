@@ -130,6 +130,15 @@ const rows: Row[] = [
     ],
   },
   {
+    name: 'a new term with an address: Elected and Changed carry it',
+    old: lease('A', { holderInstance: 'A-1', holderAddress: 'http://10.0.0.1:8080', renewTime: NOW - MIN }),
+    new: applied(selfAcquired(lease('A', { holderInstance: 'A-1', holderAddress: 'http://10.0.0.1:8080', renewTime: NOW - MIN }), 'C'), { set: { holderAddress: '10.0.0.3:8080' } }),
+    want: [
+      { type: 'Leader Elected', detail: { holder: 'C', previousHolder: 'A', address: '10.0.0.3:8080' } },
+      { type: 'Leader Changed', detail: { previousHolder: 'A', holder: 'C', address: '10.0.0.3:8080' } },
+    ],
+  },
+  {
     name: 'direct acquisition of a new lease (NoCoordination): no strategy, no previous holder',
     new: selfAcquired(undefined, 'C'),
     want: [{ type: 'Leader Elected', detail: { holder: 'C', electedBy: 'self', fencingToken: TOKEN_AT_NOW } }],
@@ -235,6 +244,15 @@ describe('eventsFromLeaseChange', () => {
   it('a first-ever term names no previous holder', () => {
     const first = derive({ new: after(undefined, elect('B')) });
     expect(first[0]!.detail).not.toHaveProperty('previousHolder');
+  });
+
+  it('a new term without an address says none, even when the old image had one (never the previous holder\'s)', () => {
+    const old = lease('A', { holderInstance: 'A-1', holderAddress: 'http://10.0.0.1:8080', renewTime: NOW - MIN });
+    const { holderAddress, ...taken } = selfAcquired(old, 'C'); // a take that names no address of its own leaves none
+    expect(holderAddress).toBe('http://10.0.0.1:8080');
+    const events = derive({ old, new: taken });
+    expect(events.map((e) => e.detailType)).toEqual(['Leader Elected', 'Leader Changed']);
+    for (const e of events) expect(e.detail).not.toHaveProperty('address');
   });
 
   it('every derived detail validates against its zod schema, with no field the schema does not name', () => {
