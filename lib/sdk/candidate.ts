@@ -1,7 +1,6 @@
 import * as z from 'zod';
 import { Nap, every, systemClock, uniqueId, type Clock, type Timer } from '../clock.js';
 import { CandidateSpec, type Candidate } from '../schemas/candidate.js';
-import { REFUSED, accepted } from '../schemas/compiled.js';
 import { Location } from '../schemas/location.js';
 import { Platform } from '../schemas/platform.js';
 import { OLDEST_EMULATION_VERSION } from '../schemas/strategy.js';
@@ -48,7 +47,6 @@ type SpecFields = Omit<CandidateSpec, 'identity' | 'platform'>;
 export function checkCandidacy(candidacy: SpecSource, ctx: z.RefinementCtx, path: readonly PropertyKey[] = []): void {
   if (ctx.issues.some((i) => path.every((p, n) => i.path?.[n] === p))) return;
   const spec = specOf(candidacy);
-  if (accepted(CandidateSpec, spec) !== REFUSED) return; // zod accepts it (the compiled path, lib/schemas/compiled.ts)
   const r = CandidateSpec.safeParse(spec);
   for (const issue of r.error?.issues ?? []) ctx.addIssue({ code: 'custom', path: [...path, ...issue.path], message: issue.message });
 }
@@ -173,6 +171,8 @@ export class LeaseCandidate {
   /** The other start-up a renewal found holding this candidate's row (two workers share one name). */
   private displacedBy: string | undefined;
   private platform: Platform | undefined;
+  /** Where clients reach this worker (its LeaderElector's `advertise`), written on the row. */
+  private address: string | undefined;
 
   /** Validates and resolves `options`; nothing is written until run(). @throws ValidationError naming each bad option */
   constructor(options: LeaseCandidateOptions) {
@@ -197,6 +197,15 @@ export class LeaseCandidate {
     this.platform = platform === undefined ? undefined : parse(Platform, platform, `LeaseCandidate platform for "${this.options.name}"`);
   }
 
+  /**
+   * @internal Where clients reach this worker: the LeaderElector sets its `advertise` option (already
+   * validated) before it runs the candidacy; the coordinator's election and the holder's hand-off copy
+   * it onto the lease with the term they give this worker.
+   */
+  setAddress(address: string | undefined): void {
+    this.address = address;
+  }
+
   /** The lease this candidate stands for. */
   get leaseName(): string {
     return this.options.leaseName;
@@ -219,7 +228,7 @@ export class LeaseCandidate {
 
   private spec(): CandidateSpec {
     const location = resolveLocation(this.options.location, this.platform);
-    return { ...specOf(this.options), ...(this.platform ? { platform: this.platform } : {}), ...(location ? { location } : {}) };
+    return { ...specOf(this.options), ...(this.platform ? { platform: this.platform } : {}), ...(this.address ? { address: this.address } : {}), ...(location ? { location } : {}) };
   }
 
   private expiresAt(now: number): number {
@@ -312,8 +321,8 @@ export class LeaseCandidate {
       const written = await this.store.write(read, {
         // ackedPingTime 0: this row's acks are copies of the coordinator's pings (CandidateStore.renew)
         set: { ...spec, identity: this.instance, renewTime: now, ackedPingTime: 0, createdAt, expiresAt: this.expiresAt(now) },
-        // a previous start-up's labels, platform and location do not outlive it
-        remove: [...(spec.labels ? [] : (['labels'] as const)), ...(spec.platform ? [] : (['platform'] as const)), ...(spec.location ? [] : (['location'] as const)), 'pingTime'],
+        // a previous start-up's labels, platform, address and location do not outlive it
+        remove: [...(spec.labels ? [] : (['labels'] as const)), ...(spec.platform ? [] : (['platform'] as const)), ...(spec.address ? [] : (['address'] as const)), ...(spec.location ? [] : (['location'] as const)), 'pingTime'],
       });
       this.registered = true;
       this.displacedBy = undefined;

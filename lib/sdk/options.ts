@@ -6,7 +6,6 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import * as z from 'zod';
 import type { Clock } from '../clock.js';
-import { REFUSED, accepted } from '../schemas/compiled.js';
 import { TableNamesSchema, type TableNames } from '../schemas/config.js';
 import { defaultTableNames as tableNamesUnder } from '../tables.js';
 import { serverClockOf, trustedClock, type StampClock } from './server-clock.js';
@@ -62,7 +61,6 @@ export const TablesSchema = z
   .custom<TablesOption>((v) => typeof v === 'string' || (typeof v === 'object' && v !== null && !Array.isArray(v)), `must be ${TABLES_SHAPE}`)
   .superRefine((v, ctx) => {
     const schema = typeof v === 'string' ? TablePrefix : TablesObject;
-    if (accepted(schema, v) !== REFUSED) return; // zod accepts it (the compiled path, lib/schemas/compiled.ts)
     const r = schema.safeParse(v);
     for (const issue of r.error?.issues ?? []) ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
   })

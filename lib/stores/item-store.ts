@@ -12,8 +12,7 @@ import {
 import type { RowPatch } from '../schemas/common.js';
 import { marshall, unmarshall } from './codec.js';
 import type * as z from 'zod';
-import { REFUSED, accepted } from '../schemas/compiled.js';
-import { ValidationError, issuesOf, parse } from '../schemas/validation.js';
+import { ValidationError, issuesOf, parse, type FieldIssue } from '../schemas/validation.js';
 import { ConflictError, isConditionFailed } from './errors.js';
 
 /** An item with a revision: every write is conditioned on the revision it read. */
@@ -97,8 +96,6 @@ export class ItemStore<S extends z.ZodType<Revisioned>> {
 
   /** Parses a raw (unmarshalled) item; throws ValidationError naming the item and its bad fields. */
   parseItem(raw: Record<string, unknown>): z.output<S> {
-    const fast = accepted(this.schema, raw); // (the usual case: no closure made for the subject)
-    if (fast !== REFUSED) return fast as z.output<S>;
     return parse(this.schema, raw, () => this.describe(raw));
   }
 
@@ -110,19 +107,17 @@ export class ItemStore<S extends z.ZodType<Revisioned>> {
   checkSet(key: Record<string, unknown>, set: Record<string, unknown>): void {
     const shape = (this.schema as unknown as { shape?: Record<string, z.ZodType> }).shape;
     if (!shape) return;
-    let issues: { field: string; message: string }[] | undefined;
-    for (const k of Object.keys(set)) {
+    const issues: FieldIssue[] = [];
+    for (const [k, v] of Object.entries(set)) {
       const field = shape[k];
-      if (field && accepted(field, set[k]) !== REFUSED) continue; // (every write: no arrays unless something is wrong)
-      issues ??= [];
       if (!field) {
         issues.push({ field: k, message: `is not a field of a ${this.kind}` });
         continue;
       }
-      const r = field.safeParse(set[k]);
+      const r = field.safeParse(v);
       if (!r.success) for (const i of issuesOf(r.error)) issues.push({ field: i.field === '(root)' ? k : `${k}.${i.field}`, message: i.message });
     }
-    if (issues?.length) throw new ValidationError(`write to ${this.describe(key)}`, issues);
+    if (issues.length) throw new ValidationError(`write to ${this.describe(key)}`, issues);
   }
 
   private tryParse(raw: Record<string, unknown>): Scanned<z.output<S>> {
