@@ -1,5 +1,5 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import { unmarshall } from '../stores/codec.js';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import * as z from 'zod';
 import { CandidateItem, type Candidate } from '../schemas/candidate.js';
 import { LeaseItem, type Lease } from '../schemas/lease.js';

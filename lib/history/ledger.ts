@@ -4,7 +4,7 @@
  * `id`; no stream.
  */
 import { paginateScan, type DynamoDBClient, type TransactWriteItemsCommandInput } from '@aws-sdk/client-dynamodb';
-import { marshall, unmarshall } from '../stores/codec.js';
+import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import type { FencedItemInput } from '../sdk/fencing.js';
 import { createTable, deleteTable } from '../local/tables.js';
 import { parse } from '../schemas/validation.js';

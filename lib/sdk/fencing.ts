@@ -11,7 +11,7 @@ import {
   type TransactWriteItemsCommandInput,
   type TransactWriteItemsCommandOutput,
 } from '@aws-sdk/client-dynamodb';
-import { marshall, unmarshall } from '../stores/codec.js';
+import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { termCondition, type Term } from '../stores/lease-store.js';
 
 /** Why a transaction is refused on multi-Region strongly consistent tables (the `multiRegion` option). */

@@ -1,5 +1,5 @@
 import { UpdateItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { marshall } from './codec.js';
+import { marshall } from '@aws-sdk/util-dynamodb';
 import { CandidateItem, type Candidate } from '../schemas/candidate.js';
 import { RESERVED_FROM, isReservedName } from '../schemas/run-once.js';
 import { isConditionFailed } from './errors.js';

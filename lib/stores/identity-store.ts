@@ -1,5 +1,5 @@
 import { UpdateItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { marshall } from './codec.js';
+import { marshall } from '@aws-sdk/util-dynamodb';
 import { IdentityLeaseItem, MAX_ENDED_TERMS, sessionKey, type IdentityLease } from '../schemas/identity.js';
 import { isConditionFailed } from './errors.js';
 import { ItemStore, type Patch, type Read } from './item-store.js';

@@ -10,7 +10,7 @@ import {
   type UpdateItemCommandOutput,
 } from '@aws-sdk/client-dynamodb';
 import type { RowPatch } from '../schemas/common.js';
-import { marshall, unmarshall } from './codec.js';
+import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import type * as z from 'zod';
 import { ValidationError, issuesOf, parse, type FieldIssue } from '../schemas/validation.js';
 import { ConflictError, isConditionFailed } from './errors.js';

@@ -1,5 +1,5 @@
 import { UpdateItemCommand, paginateQuery, type AttributeValue, type DynamoDBClient, type UpdateItemCommandOutput } from '@aws-sdk/client-dynamodb';
-import { marshall, unmarshall } from './codec.js';
+import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { LeaseItem, type Lease } from '../schemas/lease.js';
 import { nextFencingToken } from '../schemas/fencing-token.js';
 import { HOLDER_FIELDS, type HolderLoss, type Platform } from '../schemas/platform.js';

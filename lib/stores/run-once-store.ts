@@ -1,5 +1,5 @@
 import { GetItemCommand, UpdateItemCommand, type DynamoDBClient, type TransactWriteItem } from '@aws-sdk/client-dynamodb';
-import { marshall, unmarshall } from './codec.js';
+import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { RunOnceRow, type WindowRun } from '../schemas/run-once.js';
 import { parse } from '../schemas/validation.js';
 import { ConflictError, isConditionFailed } from './errors.js';
