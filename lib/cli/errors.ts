@@ -55,7 +55,7 @@ export async function explain(e: unknown, target: Target, client?: DynamoDBClien
   if (typeof code === 'string' && NETWORK_CODES.has(code)) {
     return new CliError(
       target.endpoint
-        ? `cannot reach DynamoDB at ${target.endpoint} (${code}) — is \`npm start -- --serve\` running? It prints the endpoint to pass as --endpoint URL (or set CONCLAVE_ENDPOINT)`
+        ? `cannot reach DynamoDB at ${target.endpoint} (${code}) — is the local system (\`npx conclave-local\`, from @conclave/testing) running? It prints the endpoint to pass as --endpoint URL (or set CONCLAVE_ENDPOINT)`
         : `cannot reach DynamoDB ${where(target)} (${code}) — check the network and --region; for DynamoDB Local pass --endpoint URL`,
     );
   }

@@ -1,5 +1,6 @@
 /** `conclave events`: the local runtime's events file (JSON lines), validated, filtered, optionally followed. */
 import { open, readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import * as z from 'zod';
 import { parseEvent, type ConclaveEvent, type DetailType } from '../events/schemas.js';
@@ -101,7 +102,9 @@ class LineReader {
 }
 
 const missing = (file: string) =>
-  new CliError(`no events file at ${file} — \`npm start -- --serve\` writes .local/events.jsonl in the folder it runs in (its --dir option); pass --events-file PATH`);
+  new CliError(
+    `no events file at ${resolve(file)} — the local system (\`npx conclave-local\`) writes .local/events.jsonl in the folder it runs in and prints its path as CONCLAVE_EVENTS_FILE: run this in that folder, or pass --events-file PATH (or set CONCLAVE_EVENTS_FILE); on AWS the events go to EventBridge, not to a file`,
+  );
 
 const isMissing = (e: unknown) => e instanceof Error && (e as { code?: string }).code === 'ENOENT';
 
@@ -145,7 +148,7 @@ async function follow(file: string, reader: LineReader, sink: Sink, pace: Pace):
       handle = await open(file, 'r');
     } catch (e) {
       if (!isMissing(e)) throw e;
-      if (!waiting) sink.err(`waiting for ${file} to appear (\`npm start -- --serve\` writes it)…`);
+      if (!waiting) sink.err(`waiting for ${resolve(file)} to appear (\`npx conclave-local\` writes it)…`);
       waiting = true;
       await pace.sleep(250);
       continue;

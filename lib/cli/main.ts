@@ -60,7 +60,7 @@ function defaultIO(): CliIO {
 }
 
 const EXAMPLES = `
-Examples (local mode: \`npm start -- --serve\` prints the endpoint and prefix):
+Examples (local mode: \`npx conclave-local\`, from @conclave/testing, prints the endpoint and prefix):
   $ conclave --endpoint http://127.0.0.1:8000 --table-prefix conclave-local get leases
   $ conclave describe lease nightly-report
   $ conclave preempt nightly-report --to worker-2 --for 15m
@@ -69,7 +69,7 @@ Examples (local mode: \`npm start -- --serve\` prints the endpoint and prefix):
 
 Writes (set-priority, set-strategy, set-locations, preempt, release) show the change and ask; -y skips the question.
 
-Environment: CONCLAVE_ENDPOINT, CONCLAVE_TABLE_PREFIX, CONCLAVE_ELECTION_CONFIG; without --endpoint
+Environment: CONCLAVE_ENDPOINT, CONCLAVE_TABLE_PREFIX, CONCLAVE_ELECTION_CONFIG, CONCLAVE_EVENTS_FILE; without --endpoint
 the AWS SDK's default credential chain and region (AWS_PROFILE, AWS_REGION, …) are used.`;
 
 /**
@@ -216,13 +216,13 @@ function program(io: CliIO & { ask: (question: string) => Promise<string | undef
 
   root
     .command('events')
-    .option('--events-file <path>', 'the local runtime’s events file (default .local/events.jsonl)')
+    .option('--events-file <path>', 'the local system’s events file (env CONCLAVE_EVENTS_FILE; default .local/events.jsonl, where `npx conclave-local` run in this folder writes them)')
     .option('-f, --follow', 'keep reading lines appended to the file')
     .option('--lease <name>', 'only events of this lease')
     .option('--type <detail-type>', `only events of this detail-type: ${DETAIL_TYPES.map((t) => `"${t}"`).join(', ')}`)
-    .description('tail the local events (JSON lines written by `npm start`), validated; bad lines are reported and skipped')
+    .description('tail the local system’s events (the JSON lines `npx conclave-local` writes), validated; bad lines are reported and skipped')
     .action(async (opts: { eventsFile?: string; follow?: boolean; lease?: string; type?: string }, cmd: Command) => {
-      const args = parse(EventsArgs, opts, 'events options');
+      const args = parse(EventsArgs, { ...opts, eventsFile: opts.eventsFile ?? (io.env['CONCLAVE_EVENTS_FILE'] || undefined) }, 'events options');
       await events({ sink: io, output: output(cmd) }, args, pace());
     });
   return root;

@@ -4,18 +4,22 @@
  * coordinator, the stream and timer functions, the push broker — until Ctrl-C. It prints what a
  * worker needs (the DynamoDB endpoint, the table prefix, the push URL) as `NAME=value` lines a shell
  * can source, then `ready`. Options: --table-prefix P (default conclave-local), --endpoint URL (a
- * DynamoDB Local already running), --tick SECONDS (default 10), --no-push.
+ * DynamoDB Local already running), --tick SECONDS (default 10), --no-push, --events-dir DIR (default
+ * .local: events.jsonl there is what `conclave events` reads by default, as for `npm start`).
  */
 import { parseArgs } from 'node:util';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../stores/client.js';
 import { startLocalConclave, type LocalConclaveOptions } from './index.js';
 
-const USAGE = 'usage: conclave-local [--table-prefix PREFIX] [--endpoint URL] [--tick SECONDS] [--no-push]';
+const USAGE = 'usage: conclave-local [--table-prefix PREFIX] [--endpoint URL] [--tick SECONDS] [--no-push] [--events-dir DIR]';
+
+/** Where the events go unless --events-dir says: the folder `conclave events` looks in by default (.local/events.jsonl). */
+const EVENTS_DIR = '.local';
 
 function options(argv: string[]): LocalConclaveOptions {
   let v;
   try {
-    v = parseArgs({ args: argv, options: { 'table-prefix': { type: 'string' }, endpoint: { type: 'string' }, tick: { type: 'string' }, 'no-push': { type: 'boolean' }, help: { type: 'boolean', short: 'h' } }, strict: true }).values;
+    v = parseArgs({ args: argv, options: { 'table-prefix': { type: 'string' }, endpoint: { type: 'string' }, tick: { type: 'string' }, 'no-push': { type: 'boolean' }, 'events-dir': { type: 'string' }, help: { type: 'boolean', short: 'h' } }, strict: true }).values;
   } catch (e) {
     console.error(`conclave-local: ${(e as Error).message}\n${USAGE}`);
     process.exit(2);
@@ -29,7 +33,7 @@ function options(argv: string[]): LocalConclaveOptions {
     console.error(`conclave-local: --tick must be a number of seconds above 0, such as 10 (got ${v.tick})\n${USAGE}`);
     process.exit(2);
   }
-  return { tablePrefix: v['table-prefix'] ?? 'conclave-local', tickEveryMs: Math.round(tick * 1000), ...(v.endpoint ? { endpoint: v.endpoint } : {}), ...(v['no-push'] ? { push: false } : {}), logLevel: 'WARN' };
+  return { tablePrefix: v['table-prefix'] ?? 'conclave-local', tickEveryMs: Math.round(tick * 1000), ...(v.endpoint ? { endpoint: v.endpoint } : {}), ...(v['no-push'] ? { push: false } : {}), eventsDir: v['events-dir'] ?? EVENTS_DIR, logLevel: 'WARN' };
 }
 
 const local = await startLocalConclave(options(process.argv.slice(2))).catch((e: unknown) => {
@@ -39,7 +43,10 @@ const local = await startLocalConclave(options(process.argv.slice(2))).catch((e:
 console.log(`CONCLAVE_ENDPOINT=${local.endpoint}`);
 console.log(`CONCLAVE_TABLE_PREFIX=${local.tablePrefix}`);
 if (local.pushEndpoint) console.log(`CONCLAVE_PUSH_URL=${local.pushEndpoint}`);
+console.log(`CONCLAVE_EVENTS_FILE=${local.eventsFile}`);
 console.log(`# a worker: new DynamoDBClient({ endpoint: '${local.endpoint}', region: '${LOCAL_REGION}', credentials: { accessKeyId: '${LOCAL_CREDENTIALS.accessKeyId}', secretAccessKey: '${LOCAL_CREDENTIALS.secretAccessKey}' } }), tables: '${local.tablePrefix}'${local.pushEndpoint ? `, PushChannel endpoint '${local.pushEndpoint}'` : ''}`);
+console.log(`# the CLI (@conclave/cli): conclave --endpoint ${local.endpoint} --table-prefix ${local.tablePrefix} get leases (or export the lines above)`);
+console.log(`# the events, as they are published: conclave events --follow (in this folder; elsewhere --events-file ${local.eventsFile}, or CONCLAVE_EVENTS_FILE)`);
 console.log('# Ctrl-C stops it (the tables are in memory: they go with it)');
 console.log('ready');
 

@@ -34,6 +34,7 @@ const LocalConclaveOptionsSchema = z
     election: z.record(z.string(), z.unknown()).optional(),
     logLevel: z.enum(['DEBUG', 'INFO', 'WARN', 'ERROR', 'SILENT']).optional(),
     push: z.boolean().optional(),
+    eventsDir: z.string().min(1, 'must name a folder, such as .local').optional(),
   })
   .strict();
 
@@ -68,6 +69,14 @@ export interface LocalConclaveOptions {
    * @defaultValue true
    */
   readonly push?: boolean;
+  /**
+   * Keep the events where `conclave events` reads them: every event published is appended to
+   * `<eventsDir>/events.jsonl` (one JSON line each), every dead letter to
+   * `<eventsDir>/dead-letters.jsonl`; the folder is made if missing and left in place by `stop()`.
+   * `npx conclave-local` passes `.local`, as the repository's `npm start` does.
+   * @defaultValue a temporary folder, removed by `stop()` (the events stay in {@link LocalConclave.events})
+   */
+  readonly eventsDir?: string;
 }
 
 /** A running local Conclave: where it is, and what it published. */
@@ -87,6 +96,8 @@ export interface LocalConclave {
   readonly client: DynamoDBClient;
   /** Every event published so far, in order (Leader Elected, Leader Changed, …), parsed with the SDK's schemas. */
   readonly events: readonly LocalEvent[];
+  /** The file the events are appended to, as JSON lines (`conclave events --events-file` reads it): in {@link LocalConclaveOptions.eventsDir}, else in a temporary folder `stop()` removes. */
+  readonly eventsFile: string;
   /** Runs the coordinator's scheduled reconcile now, as the schedule would. */
   tick(): Promise<void>;
   /** Stops the functions, the bus and (if this call started it) DynamoDB Local. */
@@ -113,8 +124,8 @@ export interface LocalConclave {
 export async function startLocalConclave(options: LocalConclaveOptions = {}): Promise<LocalConclave> {
   const o = parse(LocalConclaveOptionsSchema, options, 'startLocalConclave options');
   const tablePrefix = o.tablePrefix ?? `conclave-test-${randomUUID().slice(0, 8)}`;
-  // Events and dead letters are also appended to files; a test suite has no use for them.
-  const dir = mkdtempSync(join(tmpdir(), 'conclave-testing-'));
+  // Events and dead letters are also appended to files: kept where asked, else in a folder of our own.
+  const dir = o.eventsDir ?? mkdtempSync(join(tmpdir(), 'conclave-testing-'));
   const runtime = await startLocalRuntime({
     dir,
     prefix: tablePrefix,
@@ -131,12 +142,13 @@ export async function startLocalConclave(options: LocalConclaveOptions = {}): Pr
     tablePrefix,
     client: runtime.client,
     events: runtime.events,
+    eventsFile: runtime.eventsFile,
     async tick() {
       await runtime.tick();
     },
     async stop() {
       await runtime.stop();
-      rmSync(dir, { recursive: true, force: true });
+      if (!o.eventsDir) rmSync(dir, { recursive: true, force: true });
     },
   };
 }

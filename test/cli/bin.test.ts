@@ -29,6 +29,15 @@ describe('bin/conclave.mjs', () => {
     for (const c of ['get', 'describe', 'set-priority', 'set-strategy', 'preempt', 'release', 'watch', 'events']) expect(r.stdout).toMatch(new RegExp(`^  ${c} `, 'm'));
   });
 
+  it("the help points a user of the packages to `npx conclave-local`, not to this repository's `npm start`", () => {
+    const root = bin(['--help']);
+    expect(root.stdout).toContain('Examples (local mode: `npx conclave-local`, from @conclave/testing, prints the endpoint and prefix):');
+    const events = bin(['events', '--help']);
+    expect(events.stdout).toContain('tail the local system’s events (the JSON lines `npx conclave-local` writes)');
+    expect(events.stdout).toMatch(/--events-file <path> +the local system’s events file \(env\s+CONCLAVE_EVENTS_FILE; default\s+\.local\/events\.jsonl/);
+    for (const r of [root, events]) expect(r.stdout).not.toMatch(/npm start/);
+  });
+
   it('get leases: table and -o json', () => {
     const t = bin([...h.target, 'get', 'leases']);
     expect(t.status).toBe(0);
@@ -67,7 +76,9 @@ describe('bin/conclave.mjs', () => {
     const r = bin(['--endpoint', 'http://127.0.0.1:1', 'describe', 'lease', 'x']);
     expect(r.status).toBe(1);
     expect(r.stdout).toBe('');
-    expect(r.stderr).toMatch(/^error: cannot reach DynamoDB at http:\/\/127\.0\.0\.1:1 \(ECONNREFUSED\) — is `npm start -- --serve` running\?/);
+    expect(r.stderr).toBe(
+      'error: cannot reach DynamoDB at http://127.0.0.1:1 (ECONNREFUSED) — is the local system (`npx conclave-local`, from @conclave/testing) running? It prints the endpoint to pass as --endpoint URL (or set CONCLAVE_ENDPOINT)\n',
+    );
     noStack(r.stderr);
   });
 

@@ -487,7 +487,7 @@ describe('where DynamoDB is', () => {
   it('an unreachable endpoint says how to start local mode', async () => {
     const r = await runMain(['--endpoint', 'http://127.0.0.1:1', 'get', 'leases']);
     expect(r.code).toBe(1);
-    expect(r.err).toBe('error: cannot reach DynamoDB at http://127.0.0.1:1 (ECONNREFUSED) — is `npm start -- --serve` running? It prints the endpoint to pass as --endpoint URL (or set CONCLAVE_ENDPOINT)');
+    expect(r.err).toBe('error: cannot reach DynamoDB at http://127.0.0.1:1 (ECONNREFUSED) — is the local system (`npx conclave-local`, from @conclave/testing) running? It prints the endpoint to pass as --endpoint URL (or set CONCLAVE_ENDPOINT)');
   });
 
   it('a missing table is named, with the prefixes that do exist', async () => {

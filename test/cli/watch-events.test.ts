@@ -111,7 +111,9 @@ describe('events', () => {
     expect(r.err).toMatch(/^error: invalid events options: type: must be one of: "Leader Elected", "Leader Changed", "Leader Preemption Requested", "Lease Released", /);
     const missing = await runMain(['events', '--events-file', join(dir, 'nope.jsonl')]);
     expect(missing.code).toBe(1);
-    expect(missing.err).toBe(`error: no events file at ${join(dir, 'nope.jsonl')} — \`npm start -- --serve\` writes .local/events.jsonl in the folder it runs in (its --dir option); pass --events-file PATH`);
+    expect(missing.err).toBe(
+      `error: no events file at ${join(dir, 'nope.jsonl')} — the local system (\`npx conclave-local\`) writes .local/events.jsonl in the folder it runs in and prints its path as CONCLAVE_EVENTS_FILE: run this in that folder, or pass --events-file PATH (or set CONCLAVE_EVENTS_FILE); on AWS the events go to EventBridge, not to a file`,
+    );
   });
 
   it('a detail-type without its own summary line shows its fields as they are', () => {
