@@ -175,7 +175,7 @@ export const WORKER_WRITES = {
   candidates: [
     {
       // a renewal copies pingTime into ackedPingTime (naming both); registration removes the previous start-up's pingTime
-      attributes: ['leaseName', 'name', 'revision', 'binaryVersion', 'emulationVersion', 'preferredStrategies', 'renewTime', 'ackedPingTime', 'createdAt', 'identity', 'platform', 'location', 'labels', 'expiresAt', 'pingTime'],
+      attributes: ['leaseName', 'name', 'revision', 'binaryVersion', 'emulationVersion', 'preferredStrategies', 'renewTime', 'ackedPingTime', 'createdAt', 'identity', 'platform', 'address', 'location', 'labels', 'expiresAt', 'pingTime'],
       returnValues: ['NONE'],
     },
     // withLease's run-once rows (lib/schemas/run-once.ts): claimed by a run's term (its token as

@@ -35,6 +35,8 @@ export type Decision =
       winner: string;
       winnerInstance?: string;
       winnerPlatform?: Platform;
+      /** Where clients reach the winner (its candidate row's `address`): the lease's holderAddress in its term. */
+      winnerAddress?: string;
       acked: string[];
       election?: Election;
       vacancy?: VacancyReason;
@@ -236,6 +238,7 @@ export function decide(name: string, lease: Lease | undefined, candidates: reado
       winner: winner.candidate.name,
       ...(winner.candidate.identity ? { winnerInstance: winner.candidate.identity } : {}),
       ...(winner.candidate.platform ? { winnerPlatform: winner.candidate.platform } : {}),
+      ...(winner.candidate.address ? { winnerAddress: winner.candidate.address } : {}),
       acked: acked.map((c) => c.name).sort(),
       ...(e ? { election: e } : {}),
       ...(reason ? { vacancy: reason } : {}),

@@ -43,6 +43,8 @@ export function plan(d: Decision, lease: Lease | undefined, now: number, config:
             holderInstance: d.winnerInstance,
             holderPlatform: d.winnerPlatform,
             holderPlatformId: d.winnerPlatform?.id,
+            // the winner's own (its candidate row), or none: never the address of the holder it replaces
+            holderAddress: d.winnerAddress,
             acquireTime: now,
             renewTime: now,
             // A short first term: an electee that died right after acknowledging is replaced quickly.
@@ -60,6 +62,7 @@ export function plan(d: Decision, lease: Lease | undefined, now: number, config:
             ...(d.successor?.instance ? [] : (['successorInstance'] as const)),
             ...(d.winnerInstance ? [] : (['holderInstance'] as const)),
             ...(d.winnerPlatform ? [] : (['holderPlatform', 'holderPlatformId'] as const)),
+            ...(d.winnerAddress ? [] : (['holderAddress'] as const)),
           ],
         },
       };

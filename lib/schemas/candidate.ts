@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { Instance, Labels, Millis, Name, Revision, TtlSeconds } from './common.js';
+import { Address } from './lease.js';
 import { Location } from './location.js';
 import { Platform } from './platform.js';
 import { StrategyName } from './strategy.js';
@@ -56,6 +57,11 @@ export const CandidateItem = z.object({
   /** Where the worker runs (ECS task or EC2 instance), when it could tell. */
   platform: Platform.optional(),
   /**
+   * Where clients reach the worker (its LeaderElector's `advertise`): what the coordinator's election
+   * and the holder's hand-off write as the lease's `holderAddress` when they give it the term.
+   */
+  address: Address.optional(),
+  /**
    * Its zone and region, as the worker stated or detected them (a location-aware election ranks by
    * them: lib/election/location.ts). Plain strings here, as the versions: an odd value (written by
    * hand) matches no preference, and the row still takes part.
@@ -81,6 +87,7 @@ export const CandidateSpec = z
     preferredStrategies: Strategies,
     identity: Instance.optional(),
     platform: Platform.optional(),
+    address: Address.optional(),
     location: Location.optional(),
     labels: Labels.optional(),
   })

@@ -106,7 +106,26 @@ export const MAX_ADDRESS = 2048;
  * Where clients reach a worker, as it advertised it (its LeaderElector's `advertise` option: a URL
  * or host:port). Rows keep it as a plain string: a reader never refuses a lease over an address.
  */
-export const Address = z.string().min(1).max(MAX_ADDRESS, `must be at most ${MAX_ADDRESS} characters (a URL or host:port)`);
+export const Address = z
+  .string()
+  .min(1, { message: 'must not be empty (a URL or host:port)', abort: true })
+  .max(MAX_ADDRESS, { message: `must be at most ${MAX_ADDRESS} characters (a URL or host:port)`, abort: true });
+
+/** host:port: a DNS name, an IPv4 address or a bracketed IPv6 address, then a port. */
+const HOST_PORT = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?):(\d{1,5})$/;
+
+/** Whether `s` is a URL with a host (any scheme: http, https, grpc, …) or host:port with a port from 1 to 65535. */
+export function isAdvertisable(s: string): boolean {
+  if (/\s/.test(s)) return false;
+  if (s.includes('://')) return URL.canParse(s) && new URL(s).host !== '';
+  const port = HOST_PORT.exec(s)?.[1];
+  return port !== undefined && Number(port) >= 1 && Number(port) <= 65_535;
+}
+
+/** An address as a worker gives it (LeaderElector `advertise`): a URL or host:port, checked. */
+export const AdvertisedAddress = Address.refine(isAdvertisable, {
+  message: 'must be a URL such as http://10.0.0.5:8080 or host:port such as 10.0.0.5:8080 (where clients reach this worker; no spaces)',
+});
 
 export const ElectedBy = z.enum(['coordinator', 'successor', 'self']);
 export type ElectedBy = z.infer<typeof ElectedBy>;

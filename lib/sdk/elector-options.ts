@@ -5,6 +5,7 @@
  */
 import * as z from 'zod';
 import { Name } from '../schemas/common.js';
+import { AdvertisedAddress } from '../schemas/lease.js';
 import { Platform } from '../schemas/platform.js';
 import { CandidacyShape, checkCandidacy } from './candidate.js';
 import { ClientSchema, ClockSchema, ClockSyncSchema, TablesSchema, fn, optionErrors, type DeepReadonly } from './options.js';
@@ -106,6 +107,14 @@ export const LeaderElectorOptionsSchema = z
        * @default 'detect'
        */
       platform: z.union([Platform, z.enum(['detect', 'none'])]).default('detect'),
+      /**
+       * Where clients reach this worker while it leads: a URL (`http://10.0.0.5:8080`) or host:port
+       * (`10.0.0.5:8080`). Written on the lease as `holderAddress` with every term this worker takes
+       * (directly, as successor, elected: from its candidate row, handed over) and removed when the
+       * term ends; `getLeader()`, `conclave leader` and the Leader Elected and Leader Changed events
+       * give it to clients. @default none: the lease names no address
+       */
+      advertise: AdvertisedAddress.optional(),
       /** healthy() turns false when a leader's term is expired by more than this (client-go healthz). @default 0 */
       healthToleranceMs: z.number().int().min(0).default(0),
       /** The DynamoDB client the lease and the candidate row are read and written with. */
@@ -229,6 +238,14 @@ export interface ElectorStats {
 
 import type { StopReason } from './leader.js';
 export type { StopReason };
+
+/**
+ * Where a LeaderElector's run() is: `idle` (not called), `starting` (looking up the platform,
+ * registering the candidacy), `running` (following or leading), `stopping` (its signal aborted:
+ * handing over, withdrawing, releasing), `stopped` (run() resolved), `failed` (run() rejected: a
+ * fault it cannot outlive, such as a missing table or a duplicate identity).
+ */
+export type ElectorState = 'idle' | 'starting' | 'running' | 'stopping' | 'stopped' | 'failed';
 
 
 /**

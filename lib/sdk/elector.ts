@@ -10,10 +10,10 @@ import { DuplicateIdentityError, LeaseCandidate } from './candidate.js';
 import { fencedItemWrite, fencedTransactWrite, FencingError, NO_TRANSACTIONS, type FencedItemInput } from './fencing.js';
 import { checkMultiRegion } from './multi-region.js';
 import { INTERNAL_STOP, StartUp, deepFreeze, stampClockFor } from './options.js';
-import { LeaderElectorOptionsSchema, defaultRenewIntervalMs, renewCadenceMs, type ElectorStats, type LeaderCallbacks, type LeaderElectorOptions, type ResolvedLeaderElectorOptions } from './elector-options.js';
+import { LeaderElectorOptionsSchema, defaultRenewIntervalMs, renewCadenceMs, type ElectorState, type ElectorStats, type LeaderCallbacks, type LeaderElectorOptions, type ResolvedLeaderElectorOptions } from './elector-options.js';
 
 export { CandidacySchema, LeaderElectorOptionsSchema, PHASE_STEP_MS, defaultRenewIntervalMs, renewCadenceMs } from './elector-options.js';
-export type { ElectorStats, LeaderCallbacks, LeaderElectorOptions, ResolvedLeaderElectorOptions, StopReason } from './elector-options.js';
+export type { ElectorState, ElectorStats, LeaderCallbacks, LeaderElectorOptions, ResolvedLeaderElectorOptions, StopReason } from './elector-options.js';
 import { isQuiet, isSuccessor, SESSION_QUIET_LEASES } from './follower.js';
 import { LeaseWatch } from './watch.js';
 import { Leadership } from './leadership.js';
@@ -90,6 +90,8 @@ export class LeaderElector {
   private nap: Nap | undefined;
   /** The process's session, if any (the `session` option). */
   private readonly session: Session | undefined;
+  /** Where run() is (the `state` getter). */
+  private phase: ElectorState = 'idle';
 
   /** Validates and resolves `options`; nothing is read or written until run(). @throws ValidationError naming each bad option */
   constructor(options: LeaderElectorOptions) {
@@ -216,6 +218,15 @@ export class LeaderElector {
     return fencedItemWrite(this.client, { leaseName: this.options.leaseName, fencingToken: term.fencingToken, ...(attribute !== undefined ? { attribute } : {}) }, input);
   }
 
+  /**
+   * Where run() is: idle, starting, running (following or leading), stopping, stopped, or failed (it
+   * rejected). What a readiness check reports: an elector `running` and healthy() takes part as it
+   * should, whether or not it leads (lib/sdk/health.ts).
+   */
+  get state(): ElectorState {
+    return this.phase;
+  }
+
   /** Where this worker runs, once run() has looked (undefined: not known, or `platform: 'none'`). */
   get platform(): Platform | undefined {
     return this.platformFound;
@@ -234,6 +245,18 @@ export class LeaderElector {
    */
   async run(signal: AbortSignal): Promise<void> {
     this.startUp.claim('LeaderElector');
+    this.phase = 'starting';
+    try {
+      await this.takePart(signal);
+      this.phase = 'stopped';
+    } catch (e) {
+      this.phase = 'failed';
+      throw e;
+    }
+  }
+
+  /** run() once claimed: start up, then follow and lead until `signal` aborts, then step down. */
+  private async takePart(signal: AbortSignal): Promise<void> {
     // before anything is written: multiRegion on an eventually consistent global table can never be safe
     if (this.options.multiRegion) await checkMultiRegion(this.client, this.options.tables.leases, `options for lease "${this.options.leaseName}"`, this.onError).catch((e: unknown) => { throw this.startUp.fail(e); });
     const standing = new AbortController();
@@ -247,6 +270,7 @@ export class LeaderElector {
       if (signal.aborted) return this.startUp.failed(signal.reason);
       if (this.candidate) {
         this.candidate.setPlatform(this.platformFound);
+        this.candidate.setAddress(this.options.advertise);
         // faults it can outlive are retried inside (reported to onError); only a missing table rejects
         candidacy = this.candidate.run(standing.signal);
         await Promise.race([this.candidate.ready, candidacy]).catch((e: unknown) => {
@@ -263,6 +287,7 @@ export class LeaderElector {
       signal.removeEventListener('abort', stopStanding);
     }
     this.startUp.started();
+    this.phase = 'running';
     const unsubscribe = this.time.onJump((j) => this.term.onClockJump(j));
     const unwatch = this.push?.watch(this.options.leaseName, (w) => this.onWake(w));
     const detach = this.session ? sessionSeam(this.session).attach(this.term.sessionListener()) : undefined;
@@ -285,6 +310,7 @@ export class LeaderElector {
         if (!this.wakePending) await this.napFor(failures > 0 && !this.term.active ? decisions.retryDelayMs(failures, this.options.retryPeriodMs, this.time.random()) : this.nextDelay(), signal);
       }
     } finally {
+      this.phase = 'stopping';
       unsubscribe();
       unwatch?.();
       // With an heir, lead on until the next renewal would be due and hand the term over then. The

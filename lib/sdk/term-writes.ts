@@ -17,6 +17,8 @@ export interface TermWriteSettings {
   readonly leaseName: string;
   readonly identity: string;
   readonly leaseDurationMs: number;
+  /** Where clients reach this worker: written as holderAddress by its direct acquisitions. */
+  readonly advertise?: string | undefined;
 }
 
 /** What a direct acquisition came to: the row as written, or the holder of the row that refused it. */
@@ -40,7 +42,8 @@ export class TermWrites {
 
   /**
    * Direct acquisition (NoCoordination, the fallback, or as the designated successor), conditioned
-   * on the revision read; the term goes on `session` when one is given. A lost race is
+   * on the revision read, with this worker's address (`advertise`) or none; the term goes on
+   * `session` when one is given. A lost race is
    * `refusedBy` (the holder DynamoDB returned with the refusal: whoever moved first).
    */
   async acquire(read: LeaseRead, electedBy: 'self' | 'successor', session: string | null | undefined, platform: Platform | undefined): Promise<Acquired> {
@@ -54,6 +57,7 @@ export class TermWrites {
           holderInstance: this.instance,
           holderPlatform: platform,
           holderPlatformId: platform?.id,
+          holderAddress: this.s.advertise,
           acquireTime: now,
           renewTime: now,
           leaseDurationSeconds: this.durationSeconds,
@@ -66,6 +70,8 @@ export class TermWrites {
         remove: [
           ...(['election', 'preferredHolder', 'vacancyReport', 'successor', 'successorInstance'] as const),
           ...(platform ? [] : HOLDER_FIELDS.filter((f) => f.startsWith('holderPlatform'))),
+          // its own address or none: the previous holder's never outlives its term
+          ...(this.s.advertise ? [] : (['holderAddress'] as const)),
           ...(session ? [] : (['session'] as const)),
         ],
       });
@@ -95,7 +101,7 @@ export class TermWrites {
       const row = (await this.candidates.read(this.s.leaseName, heir.name)).item;
       if (row?.identity !== heir.instance || !mayStamp()) return false;
       const firstTermSeconds = Math.max(1, Math.ceil(this.s.leaseDurationMs / 3000));
-      const given = await this.leases.handOver(this.s.leaseName, term, { ...heir, platform: row.platform }, this.time.now(), firstTermSeconds, leaseTransitions);
+      const given = await this.leases.handOver(this.s.leaseName, term, { ...heir, platform: row.platform, address: row.address }, this.time.now(), firstTermSeconds, leaseTransitions);
       if (given) this.announce(given.revision);
       return given !== undefined;
     } catch (e) {

@@ -9,11 +9,13 @@ import { ItemStore, type Patch, type Read } from './item-store.js';
 
 export type LeaseRead = Read<Lease>;
 
-/** The successor a holder hands its term to: its name, its process (candidate `identity`) and, when its candidate row says, its platform. */
+/** The successor a holder hands its term to: its name, its process (candidate `identity`) and, when its candidate row says, its platform and address. */
 export interface Heir {
   name: string;
   instance: string;
   platform?: Platform | undefined;
+  /** Where clients reach it (its candidate row's `address`): the lease's holderAddress in its term. */
+  address?: string | undefined;
 }
 
 /** A holder's term: its identity and the fencing token of its acquisition. */
@@ -151,7 +153,7 @@ export class LeaseStore extends ItemStore<typeof LeaseItem> {
   /**
    * The holder hands its term to the successor the coordinator designated, in one write: a new term
    * for the heir (the fencing token raised, `firstTermSeconds` long: the heir confirms it by
-   * renewing, as an electee does), conditioned on the holder's term and on the lease still naming
+   * renewing, as an electee does; its platform and address those of its candidate row), conditioned on the holder's term and on the lease still naming
    * that heir, instance included. Undefined when either no longer holds (then the caller releases).
    */
   handOver(name: string, term: Term, heir: Heir, now: number, firstTermSeconds: number, leaseTransitions: number): Promise<Lease | undefined> {
@@ -168,11 +170,16 @@ export class LeaseStore extends ItemStore<typeof LeaseItem> {
       electedBy: 'successor',
       lastHolderIdentity: term.holderIdentity,
       ...(heir.platform ? { holderPlatform: heir.platform, holderPlatformId: heir.platform.id } : {}),
+      ...(heir.address ? { holderAddress: heir.address } : {}),
     };
     const t = termCondition(term);
     return this.updateIf(
       { name },
-      { set, remove: ['successor', 'successorInstance', 'preferredHolder', 'election', 'vacancyReport', 'session', ...(heir.platform ? [] : HOLDER_FIELDS.filter((f) => f.startsWith('holderPlatform')))] },
+      {
+        set,
+        // the heir's own address or none: the giver's never outlives its term
+        remove: ['successor', 'successorInstance', 'preferredHolder', 'election', 'vacancyReport', 'session', ...(heir.platform ? [] : HOLDER_FIELDS.filter((f) => f.startsWith('holderPlatform'))), ...(heir.address ? [] : (['holderAddress'] as const))],
+      },
       { expression: `${t.expression} AND #heir = :heir AND #heirInstance = :heirInstance`, names: { ...t.names, '#heir': 'successor', '#heirInstance': 'successorInstance' }, values: { ...t.values, ':heir': heir.name, ':heirInstance': heir.instance } },
     );
   }

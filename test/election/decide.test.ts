@@ -180,9 +180,22 @@ describe('plan: the writes of each decision', () => {
       ping: [],
       lease: {
         set: { holderIdentity: 'a', holderInstance: 'a_1234', acquireTime: NOW, renewTime: NOW, leaseDurationSeconds: config.electedLeaseDurationSeconds, leaseTransitions: 4, fencingToken: NOW * 1000, electedBy: 'coordinator', electedStrategy: OEV },
-        remove: ['election', 'preferredHolder', 'vacancyReport', 'lastElectionFailure', 'session', 'successor', 'successorInstance', 'holderPlatform', 'holderPlatformId'],
+        remove: ['election', 'preferredHolder', 'vacancyReport', 'lastElectionFailure', 'session', 'successor', 'successorInstance', 'holderPlatform', 'holderPlatformId', 'holderAddress'],
       },
     });
+  });
+  it('elect: the winner’s address (its candidate row’s) goes on the lease; a winner without one leaves none, never the previous holder’s', () => {
+    // x held the lease and advertised an address; its term ran out and the election elects another
+    const before = inElection({ holderIdentity: 'x', holderAddress: 'http://10.0.0.9:8080' });
+    const withAddress = run(before, [cand('a', '1.0.0', '1.0.0', { renewTime: NOW, pingTime: opened.startedAt, identity: 'a_1234', address: '10.0.0.1:8080' })]);
+    expect(withAddress).toMatchObject({ kind: 'elect', winner: 'a', winnerAddress: '10.0.0.1:8080' });
+    const p = plan(withAddress, before, NOW, config).lease!;
+    expect(p.set).toMatchObject({ holderIdentity: 'a', holderAddress: '10.0.0.1:8080' });
+    expect(p.remove).not.toContain('holderAddress');
+    const without = run(before, [cand('a', '1.0.0', '1.0.0', { renewTime: NOW, pingTime: opened.startedAt, identity: 'a_1234' })]);
+    const q = plan(without, before, NOW, config).lease!;
+    expect(q.set?.holderAddress).toBeUndefined();
+    expect(q.remove).toContain('holderAddress');
   });
   it('elect: the winner’s platform goes on the lease with it (the platform handler’s index key)', () => {
     const before = inElection();

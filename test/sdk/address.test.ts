@@ -1,0 +1,142 @@
+/**
+ * The leader's address (issue 39): a LeaderElector's `advertise` goes onto the lease as
+ * `holderAddress` with every term it takes — directly, as the designated successor, elected by the
+ * coordinator, handed over — and leaves with the term, so a client never reads a previous holder's
+ * address beside a new holder. On DynamoDB Local, with the real coordinator driven in-process.
+ */
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { coordinatorDeps } from '../../lib/coordinator/reconcile.js';
+import { localClient } from '../../lib/local/dynamodb-local.js';
+import { LeaderElector } from '../../lib/sdk/elector.js';
+import { LeaseStore } from '../../lib/stores/lease-store.js';
+import { CandidateStore } from '../../lib/stores/candidate-store.js';
+import { testTables, type TestTables } from '../support.js';
+import { inject } from 'vitest';
+import { FAST, Log, coordinatorLoop, startElector, validationError, waitFor } from './harness.js';
+
+const A = 'http://10.0.0.1:8080';
+const B = '10.0.0.2:8080';
+let t: TestTables;
+let leases: LeaseStore;
+const row = async (lease: string) => (await leases.read(lease)).item;
+
+beforeAll(async () => {
+  t = await testTables('address');
+  leases = new LeaseStore(t.client, t.names.leases);
+});
+afterAll(() => t?.drop());
+
+/** A client whose every request fails once `down` is set: a process that crashed, as its peers see it. */
+function crashable(): { client: DynamoDBClient; crash(): void } {
+  const client = localClient(inject('ddbEndpoint'));
+  let down = false;
+  client.middlewareStack.add(
+    (next) => async (args) => {
+      if (down) throw Object.assign(new Error('crashed'), { name: 'NetworkingError' });
+      return next(args);
+    },
+    { step: 'initialize', name: 'crash', priority: 'high' },
+  );
+  return { client, crash: () => void (down = true) };
+}
+
+describe('advertise', () => {
+  it.each([
+    ['an empty string', ''],
+    ['a host without a port', '10.0.0.1'],
+    ['a port out of range', '10.0.0.1:70000'],
+    ['a URL without a host', 'http://:8080'],
+    ['spaces', 'http://10.0.0.1:8080 '],
+    ['more than 2048 characters', `http://${'a'.repeat(2048)}:8080`],
+  ])('refuses %s, naming the field and the forms it takes', (_what, advertise) => {
+    const e = validationError(() => new LeaderElector({ leaseName: 'x', identity: 'w', mode: 'NoCoordination', client: t.client, callbacks: { onStartedLeading: () => undefined }, advertise }));
+    expect(e.fields).toEqual(['advertise']);
+    if (advertise !== '' && advertise.length <= 2048) expect(e.message).toMatch(/URL such as http:\/\/10\.0\.0\.5:8080 or host:port/);
+  });
+
+  it.each(['http://10.0.0.1:8080', 'https://leader.example.com/api', 'grpc://svc.local:50051', 'leader.internal:8080', '[fd00::1]:8080', '10.0.0.1:1'])('takes %s', (advertise) => {
+    const e = new LeaderElector({ leaseName: 'x', identity: 'w', mode: 'NoCoordination', client: t.client, callbacks: { onStartedLeading: () => undefined }, advertise });
+    expect(e.options.advertise).toBe(advertise);
+  });
+});
+
+describe('holderAddress on the lease', () => {
+  it('a direct acquisition writes the address with the term, and the release removes it', async () => {
+    const L = 'addr-direct';
+    const a = startElector(t, new Log(), 'a', { leaseName: L, mode: 'NoCoordination', platform: 'none', advertise: A });
+    await waitFor('a to lead', () => a.elector.isLeader());
+    expect(await row(L)).toMatchObject({ holderIdentity: 'a', holderAddress: A, electedBy: 'self' });
+    await a.stop();
+    const released = (await row(L))!;
+    expect(released.holderIdentity).toBeUndefined();
+    expect(released).not.toHaveProperty('holderAddress');
+  });
+
+  it('a take over a term that ran out writes the taker’s address or none, never the previous holder’s', async () => {
+    const L = 'addr-take';
+    // x held the lease with an address, and stopped renewing long ago (a crash)
+    const old = Date.now() - 60_000;
+    await leases.write(LeaseStore.readOf(L, undefined), { set: { holderIdentity: 'x', holderInstance: 'x_1', holderAddress: 'http://10.0.0.9:8080', acquireTime: old, renewTime: old, leaseDurationSeconds: 2, leaseTransitions: 0, fencingToken: 5 } });
+    const b = startElector(t, new Log(), 'b', { leaseName: L, mode: 'NoCoordination', platform: 'none' }); // no advertise
+    await waitFor('b to lead', () => b.elector.isLeader());
+    const taken = (await row(L))!;
+    expect(taken).toMatchObject({ holderIdentity: 'b', lastHolderIdentity: 'x' });
+    expect(taken).not.toHaveProperty('holderAddress');
+    await b.stop();
+  });
+
+  it('the coordinator’s election writes the winner’s address from its candidate row; the designated successor’s take writes its own', async () => {
+    const L = 'addr-succession';
+    const log = new Log();
+    const coord = coordinatorLoop(coordinatorDeps(t.client, t.names, { config: { ackWindowMs: 500, electedLeaseDurationSeconds: 2 } }), L);
+    const crashing = crashable();
+    const a = startElector(t, log, 'a', { leaseName: L, platform: 'none', advertise: A }, { client: crashing.client, versions: ['1.30.0', '1.30.0'] });
+    await waitFor('a to lead', () => a.elector.isLeader());
+    expect(await row(L)).toMatchObject({ holderIdentity: 'a', holderAddress: A, electedBy: 'coordinator' });
+    expect((await new CandidateStore(t.client, t.names.candidates).read(L, 'a')).item).toMatchObject({ address: A });
+    const b = startElector(t, log, 'b', { leaseName: L, platform: 'none', advertise: B }, { versions: ['1.31.0', '1.31.0'] });
+    await waitFor('b named successor', async () => (await row(L))?.successor === 'b');
+    crashing.crash(); // a stops renewing; b takes the lease at its term's end, as the designated successor
+    await waitFor('b to lead', () => b.elector.isLeader());
+    const taken = (await row(L))!;
+    expect(taken).toMatchObject({ holderIdentity: 'b', electedBy: 'successor', holderAddress: B, lastHolderIdentity: 'a' });
+    await coord.stop();
+    await b.stop();
+    await a.stop();
+    crashing.client.destroy();
+  });
+
+  it('a hand-off writes the heir’s address from its candidate row, or removes the giver’s', async () => {
+    const L = 'addr-handoff';
+    const log = new Log();
+    const coord = coordinatorLoop(coordinatorDeps(t.client, t.names, { config: { ackWindowMs: 500, electedLeaseDurationSeconds: 2 } }), L);
+    const a = startElector(t, log, 'a', { leaseName: L, platform: 'none', advertise: A }, { versions: ['1.30.0', '1.30.0'] });
+    await waitFor('a to lead', () => a.elector.isLeader());
+    const b = startElector(t, log, 'b', { leaseName: L, platform: 'none' }, { versions: ['1.31.0', '1.31.0'] }); // no advertise
+    await waitFor('b named successor', async () => (await row(L))?.successor === 'b');
+    await coord.stop(); // nobody but the two workers writes the lease from here on
+    await a.stop(); // cancelled with an heir: hands the term over in one write
+    const handed = (await row(L))!;
+    expect(handed).toMatchObject({ holderIdentity: 'b', electedBy: 'successor', lastHolderIdentity: 'a' });
+    expect(handed).not.toHaveProperty('holderAddress');
+    await waitFor('b to lead', () => b.elector.isLeader()); // it confirms the handed term: a renewal, which leaves the address alone
+    expect(await row(L)).not.toHaveProperty('holderAddress');
+    await b.stop();
+  });
+
+  it.each([
+    ['with the heir’s address', B],
+    ['without one: the giver’s is removed', undefined],
+  ])('LeaseStore.handOver: %s', async (_what, address) => {
+    const L = `addr-store-handoff-${address ? 'with' : 'without'}`;
+    const now = Date.now();
+    const held = await leases.write(LeaseStore.readOf(L, undefined), {
+      set: { holderIdentity: 'a', holderInstance: 'a_1', holderAddress: A, acquireTime: now, renewTime: now, leaseDurationSeconds: FAST.leaseDurationMs / 1000, leaseTransitions: 0, fencingToken: 5, successor: 'b', successorInstance: 'b_1' },
+    });
+    const given = (await leases.handOver(L, { holderIdentity: 'a', fencingToken: held.fencingToken }, { name: 'b', instance: 'b_1', address }, now + 1, 1, held.leaseTransitions))!;
+    expect(given).toMatchObject({ holderIdentity: 'b', holderInstance: 'b_1' });
+    expect(given.holderAddress).toBe(address);
+    expect(await row(L)).toEqual(given);
+  });
+});
