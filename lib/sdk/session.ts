@@ -297,14 +297,15 @@ export class Session {
     return stepped >= this.options.retryPeriodMs ? stepped : this.options.renewIntervalMs;
   }
 
-  private sleep(ms: number, signal: AbortSignal, leaving: () => boolean): Promise<void> {
-    if (leaving()) return Promise.resolve();
+  private async sleep(ms: number, signal: AbortSignal, leaving: () => boolean): Promise<void> {
+    if (leaving()) return;
     const nap = new Nap(this.time, ms, signal, leaving);
     this.nap = nap;
-    // (a reaction, not an async function: the same turns, without a frame per nap)
-    return nap.done.then(() => {
+    try {
+      await nap.done;
+    } finally {
       if (this.nap === nap) this.nap = undefined;
-    });
+    }
   }
 
   private trusted(): boolean {

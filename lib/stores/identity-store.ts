@@ -32,9 +32,9 @@ export class IdentityStore extends ItemStore<typeof IdentityLeaseItem> {
    * a longer duration, a delete — fails this renewal (undefined), and the owner ends the session.
    * The answer is the row as it is now (ALL_NEW): with the `endedTerms` Conclave's functions marked.
    */
-  renewSession(read: IdentityRead, renewTime: number): Promise<IdentityLease | undefined> {
+  async renewSession(read: IdentityRead, renewTime: number): Promise<IdentityLease | undefined> {
     const mine = read.item;
-    if (!mine) return Promise.reject(new Error(`renewSession: ${this.describe(read.key)} was never written`));
+    if (!mine) throw new Error(`renewSession: ${this.describe(read.key)} was never written`);
     // (the condition's text and names are the same at every renewal: made once, below)
     const values: Record<string, unknown> = { ':crev': read.revision, ':o0': mine.holderIdentity, ':o1': mine.renewTime, ':o2': mine.leaseDurationSeconds, ':o3': mine.acquireTime, ':o4': mine.hostname };
     if (mine.expiresAt !== undefined) values[':ttl'] = mine.expiresAt;

@@ -6,8 +6,6 @@ import {
   paginateScan,
   type AttributeValue,
   type DynamoDBClient,
-  type GetItemCommandOutput,
-  type UpdateItemCommandOutput,
 } from '@aws-sdk/client-dynamodb';
 import type { RowPatch } from '../schemas/common.js';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
@@ -60,16 +58,6 @@ export interface ItemStoreOptions<S extends z.ZodType> {
 }
 
 const RESERVED_SET = new Set(['revision']);
-
-/** Placeholder names (`#t0`, `:t0`, …), made once each: writes name a few of them each. */
-const placeholders = new Map<string, string[]>();
-function placeholder(prefix: string, i: number): string {
-  let list = placeholders.get(prefix);
-  if (!list) placeholders.set(prefix, (list = []));
-  return (list[i] ??= `${prefix}${i}`);
-}
-const SET_CLAUSES: string[] = [];
-const setClause = (i: number): string => (SET_CLAUSES[i] ??= `#t${i} = :t${i}`);
 
 /**
  * Shared mechanics of the three stores: reads parsed by the item's zod schema, and writes
@@ -134,20 +122,11 @@ export class ItemStore<S extends z.ZodType<Revisioned>> {
    * may be a moment old — for reads whose next write is conditioned anyway). A malformed item is a
    * ValidationError.
    */
-  get(key: Record<string, string>, consistent = true): Promise<Read<z.output<S>>> {
-    // (a reaction, not an async function: the same turns, without a frame per read — the most
-    // frequent request of all)
-    let sent: Promise<GetItemCommandOutput>;
-    try {
-      sent = this.client.send(new GetItemCommand({ TableName: this.table, Key: marshall(key), ConsistentRead: consistent }));
-    } catch (e) {
-      return Promise.reject(e as Error);
-    }
-    return sent.then((r) => {
-      if (!r.Item) return { key, item: undefined, revision: 0 };
-      const item = this.parseItem(unmarshall(r.Item));
-      return { key, item, revision: item.revision };
-    });
+  async get(key: Record<string, string>, consistent = true): Promise<Read<z.output<S>>> {
+    const r = await this.client.send(new GetItemCommand({ TableName: this.table, Key: marshall(key), ConsistentRead: consistent }));
+    if (!r.Item) return { key, item: undefined, revision: 0 };
+    const item = this.parseItem(unmarshall(r.Item));
+    return { key, item, revision: item.revision };
   }
 
   /**
@@ -211,23 +190,21 @@ export class ItemStore<S extends z.ZodType<Revisioned>> {
    * writes guarded by ownership rather than by a read (a holder renewing or releasing its lease).
    * Returns the item as written, or undefined when the condition did not hold.
    */
-  updateIf(key: Record<string, string>, patch: { set?: Record<string, unknown>; remove?: readonly string[] }, condition: Condition): Promise<z.output<S> | undefined> {
-    // (a reaction, not an async function: the same turns, without a frame per write)
-    let sent: Promise<UpdateItemCommandOutput>;
+  async updateIf(key: Record<string, string>, patch: { set?: Record<string, unknown>; remove?: readonly string[] }, condition: Condition): Promise<z.output<S> | undefined> {
+    this.checkSet(key, patch.set ?? {});
+    const names: Record<string, string> = { '#rev': 'revision', '#pk': this.keys[0]!, ...condition.names };
+    const values: Record<string, unknown> = { ':one': 1, ...condition.values };
+    const sets = Object.entries(patch.set ?? {}).map(([k, v], i) => {
+      names[`#t${i}`] = k;
+      values[`:t${i}`] = v;
+      return `#t${i} = :t${i}`;
+    });
+    const removes = (patch.remove ?? []).map((k, i) => {
+      names[`#u${i}`] = k;
+      return `#u${i}`;
+    });
     try {
-      this.checkSet(key, patch.set ?? {});
-      const names: Record<string, string> = { '#rev': 'revision', '#pk': this.keys[0]!, ...condition.names };
-      const values: Record<string, unknown> = { ':one': 1, ...condition.values };
-      const sets = Object.entries(patch.set ?? {}).map(([k, v], i) => {
-        names[placeholder('#t', i)] = k;
-        values[placeholder(':t', i)] = v;
-        return setClause(i);
-      });
-      const removes = (patch.remove ?? []).map((k, i) => {
-        names[placeholder('#u', i)] = k;
-        return placeholder('#u', i);
-      });
-      sent = this.client.send(
+      const r = await this.client.send(
         new UpdateItemCommand({
           TableName: this.table,
           Key: marshall(key),
@@ -238,16 +215,11 @@ export class ItemStore<S extends z.ZodType<Revisioned>> {
           ReturnValues: 'ALL_NEW',
         }),
       );
+      return this.parseItem(unmarshall(r.Attributes ?? {}));
     } catch (e) {
-      return Promise.reject(e as Error);
+      if (isConditionFailed(e)) return undefined;
+      throw e;
     }
-    return sent.then(
-      (r) => this.parseItem(unmarshall(r.Attributes ?? {})),
-      (e: unknown) => {
-        if (isConditionFailed(e)) return undefined;
-        throw e;
-      },
-    );
   }
 
   /** Deletes the item if it is still at the revision read. */

@@ -1,4 +1,4 @@
-import { UpdateItemCommand, paginateQuery, type AttributeValue, type DynamoDBClient, type UpdateItemCommandOutput } from '@aws-sdk/client-dynamodb';
+import { UpdateItemCommand, paginateQuery, type AttributeValue, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { LeaseItem, type Lease } from '../schemas/lease.js';
 import { nextFencingToken } from '../schemas/fencing-token.js';
@@ -95,21 +95,8 @@ export class LeaseStore extends ItemStore<typeof LeaseItem> {
    * the stamp clock's estimate moved back within its error), the renewal is sent once more at that
    * stamp.
    */
-  renewTerm(name: string, term: Term, renewTime: number, leaseDurationSeconds: number, session?: string | null): Promise<Lease | undefined> {
-    try {
-      this.checkSet({ name }, { renewTime, leaseDurationSeconds, termToken: term.fencingToken, ...(session ? { session } : {}) });
-    } catch (e) {
-      return Promise.reject(e as Error);
-    }
-    return this.renewAt(name, term, renewTime, leaseDurationSeconds, session, 1);
-  }
-
-  /**
-   * One try of renewTerm at `stamp` (a reaction, not an async function: a leader renews every few
-   * seconds, and the same turns come without a frame each). Refused because a renewal of this term
-   * already stamped later (the holder's own earlier one, answered late): once more at that stamp.
-   */
-  private renewAt(name: string, term: Term, stamp: number, leaseDurationSeconds: number, session: string | null | undefined, attempt: number): Promise<Lease | undefined> {
+  async renewTerm(name: string, term: Term, renewTime: number, leaseDurationSeconds: number, session?: string | null): Promise<Lease | undefined> {
+    this.checkSet({ name }, { renewTime, leaseDurationSeconds, termToken: term.fencingToken, ...(session ? { session } : {}) });
     // `session`: a name puts the term on that session (the holder renews the session from now on);
     // null takes it off (the holder renews the lease itself); undefined leaves it as it is. A write
     // that names it does not flip the mark: the lease stream sees every change of `session` (IAM
@@ -117,37 +104,35 @@ export class LeaseStore extends ItemStore<typeof LeaseItem> {
     const sessionSet = session ? ', #session = :session' : '';
     const sessionRemove = session === null ? ', #session' : '';
     const flip = session === undefined ? `, ${FLIP_MARK}` : '';
-    let sent: Promise<UpdateItemCommandOutput>;
-    try {
-      sent = this.client.send(
-        new UpdateItemCommand({
-          TableName: this.table,
-          Key: marshall({ name }),
-          UpdateExpression: `SET #renew = :renew, #duration = :duration${flip}${sessionSet} REMOVE #report${sessionRemove} ADD #rev :one`,
-          ConditionExpression: '#term = :token AND #renew <= :renew',
-          ExpressionAttributeNames: {
-            '#renew': 'renewTime', '#duration': 'leaseDurationSeconds', '#report': 'vacancyReport', '#rev': 'revision', '#term': 'termToken',
-            ...(session !== undefined ? { '#session': 'session' } : { '#mark': 'renewalMark' }),
-          },
-          ExpressionAttributeValues: marshall({ ':renew': stamp, ':duration': leaseDurationSeconds, ':one': 1, ':token': term.fencingToken, ...(session === undefined ? { ':two': 2, ':three': 3 } : {}), ...(session ? { ':session': session } : {}) }),
-          ReturnValues: 'ALL_NEW',
-          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-        }),
-      );
-    } catch (e) {
-      return Promise.reject(e as Error);
-    }
-    return sent.then(
-      (r) => this.parseItem(unmarshall(r.Attributes ?? {})),
-      (e: unknown) => {
+    for (let stamp = renewTime, attempt = 1; ; attempt++) {
+      try {
+        const r = await this.client.send(
+          new UpdateItemCommand({
+            TableName: this.table,
+            Key: marshall({ name }),
+            UpdateExpression: `SET #renew = :renew, #duration = :duration${flip}${sessionSet} REMOVE #report${sessionRemove} ADD #rev :one`,
+            ConditionExpression: '#term = :token AND #renew <= :renew',
+            ExpressionAttributeNames: {
+              '#renew': 'renewTime', '#duration': 'leaseDurationSeconds', '#report': 'vacancyReport', '#rev': 'revision', '#term': 'termToken',
+              ...(session !== undefined ? { '#session': 'session' } : { '#mark': 'renewalMark' }),
+            },
+            ExpressionAttributeValues: marshall({ ':renew': stamp, ':duration': leaseDurationSeconds, ':one': 1, ':token': term.fencingToken, ...(session === undefined ? { ':two': 2, ':three': 3 } : {}), ...(session ? { ':session': session } : {}) }),
+            ReturnValues: 'ALL_NEW',
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          }),
+        );
+        return this.parseItem(unmarshall(r.Attributes ?? {}));
+      } catch (e) {
         if (!isConditionFailed(e)) throw e;
+        // refused because a renewal of this term already stamped later (the holder's own earlier
+        // one, answered late): once more at that stamp
         const old = (e as { Item?: Record<string, AttributeValue> }).Item;
         const row = old ? unmarshall(old) : undefined;
         const later = row?.['termToken'] === term.fencingToken && typeof row['renewTime'] === 'number' && row['renewTime'] > stamp ? (row['renewTime'] as number) : undefined;
         if (later === undefined || attempt > 1) return undefined;
-        return this.renewAt(name, term, later, leaseDurationSeconds, session, attempt + 1);
-      },
-    );
+        stamp = later;
+      }
+    }
   }
 
   /**
