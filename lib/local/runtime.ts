@@ -171,6 +171,7 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
   mkdirSync(dir, { recursive: true });
   const eventsFile = join(dir, 'events.jsonl');
   const deadLetterFile = join(dir, 'dead-letters.jsonl');
+  appendFileSync(eventsFile, ''); // there from the start: `conclave events` finds no events yet, not a missing file
   let ddb: DynamoDBLocal | undefined;
   const endpoint = opts.endpoint ?? (ddb = await startDynamoDBLocal(opts.installJava === undefined ? {} : { installJava: opts.installJava })).endpoint;
   const client = localClient(endpoint);

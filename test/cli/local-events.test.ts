@@ -43,13 +43,17 @@ describe('conclave events with npx conclave-local', () => {
       const file = join(dir, '.local', 'events.jsonl');
       expect(printed['CONCLAVE_EVENTS_FILE'], `${lines.join('\n')}\n${stderr}`).toBe(file);
       expect(lines).toContain(`# the events, as they are published: conclave events --follow (in this folder; elsewhere --events-file ${file}, or CONCLAVE_EVENTS_FILE)`);
+      const conclaveEvents = () =>
+        spawnSync(process.execPath, [join(ROOT, 'bin/conclave.mjs'), 'events', '--lease', 'lev', '--type', 'Leader Elected'], { cwd: dir, encoding: 'utf8', timeout: WAIT_GUARD_MS, env: { ...process.env, NO_COLOR: '1', CONCLAVE_EVENTS_FILE: '' } });
+      // before any event: none yet, not "no events file" (the file is there from the start)
+      expect(conclaveEvents()).toMatchObject({ status: 0, stdout: '', stderr: '' });
 
       worker = new WorkerProcess({ identity: 'w1', lease: 'lev', emulationVersion: '1.30.0', binaryVersion: '1.30.0', timing: TIMING }, { endpoint: printed['CONCLAVE_ENDPOINT']!, tablePrefix: prefix });
       await waitFor('w1 leading', () => worker!.events.some((e) => e.event === 'started'));
       await waitFor('Leader Elected in the events file', () => existsSync(file) && readFileSync(file, 'utf8').includes('"Leader Elected"'));
 
       // the real bin, in that folder, no --events-file
-      const r = spawnSync(process.execPath, [join(ROOT, 'bin/conclave.mjs'), 'events', '--lease', 'lev', '--type', 'Leader Elected'], { cwd: dir, encoding: 'utf8', timeout: WAIT_GUARD_MS, env: { ...process.env, NO_COLOR: '1', CONCLAVE_EVENTS_FILE: '' } });
+      const r = conclaveEvents();
       expect(r.stderr).toBe('');
       expect(r.status).toBe(0);
       expect(r.stdout).toMatch(/^\S+Z {2}Leader Elected +lev {2}w1 leads, fencing token \d+/);
