@@ -7,7 +7,11 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
+import type { OptionalFunctionName } from '../lib/discovery/wiring.js';
 import type { FunctionName } from '../lib/wiring.js';
+
+/** A function whose code the build makes: one of lib/wiring.ts, or one a prop asks for (leader discovery). */
+export type AssetName = FunctionName | OptionalFunctionName;
 
 /** The newest Node.js runtime aws-cdk-lib knows (cdk-nag AwsSolutions-L1 asks for it); the bundles target it. */
 export const RUNTIME = lambda.Runtime.NODEJS_24_X;
@@ -28,7 +32,7 @@ const LOCATIONS = ['../assets/', '../build/assets/'];
 /** Thrown when a function's code has not been built. */
 export class MissingFunctionCodeError extends Error {
   constructor(
-    readonly functionName: FunctionName,
+    readonly functionName: AssetName,
     readonly searched: readonly string[],
   ) {
     super(
@@ -41,7 +45,7 @@ export class MissingFunctionCodeError extends Error {
 }
 
 /** The directory holding the function's pre-built code: the first location that has it. */
-export function functionCodeDir(name: FunctionName): string {
+export function functionCodeDir(name: AssetName): string {
   const dirs = LOCATIONS.map((location) => join(fileURLToPath(new URL(location, import.meta.url)), name));
   const dir = dirs.find((d) => existsSync(join(d, ASSET_FILE)));
   if (!dir) throw new MissingFunctionCodeError(name, dirs);
@@ -49,4 +53,4 @@ export function functionCodeDir(name: FunctionName): string {
 }
 
 /** The function's code as a Lambda asset (the directory is zipped and uploaded as it is). */
-export const functionCode = (name: FunctionName): lambda.AssetCode => lambda.Code.fromAsset(functionCodeDir(name));
+export const functionCode = (name: AssetName): lambda.AssetCode => lambda.Code.fromAsset(functionCodeDir(name));

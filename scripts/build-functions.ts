@@ -1,5 +1,6 @@
 /**
- * Builds the Lambda code the construct deploys: each function in lib/wiring.ts bundled by esbuild
+ * Builds the Lambda code the construct deploys: each function in lib/wiring.ts (and leader
+ * discovery's, FUNCTION_ENTRIES) bundled by esbuild
  * into `<outDir>/<function-name>/index.mjs` (default `build/assets`, which the construct finds when
  * run from the sources; the package ships the same directories as `dist/assets`). Building here,
  * not at synth, is what lets the construct run in a consumer's app: no esbuild, no lock file, no
@@ -12,7 +13,8 @@ import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import * as esbuild from 'esbuild';
-import { ASSET_FILE, RUNTIME } from '../infra/assets.js';
+import { ASSET_FILE, RUNTIME, type AssetName } from '../infra/assets.js';
+import { DISCOVERY_FUNCTION } from '../lib/discovery/wiring.js';
 import { wiring, type FunctionName } from '../lib/wiring.js';
 
 /** The repository root: entries in lib/wiring.ts are relative to it. */
@@ -67,9 +69,18 @@ export function esbuildOptions(entryPoints: Record<string, string>, outdir: stri
   };
 }
 
+/**
+ * Every function the build bundles, by name: lib/wiring.ts's, then those a prop of the construct
+ * adds (leader discovery), whose code ships too.
+ */
+export const FUNCTION_ENTRIES: Readonly<Record<AssetName, string>> = {
+  ...(Object.fromEntries((Object.keys(wiring) as FunctionName[]).map((n) => [n, wiring[n].entry])) as Record<FunctionName, string>),
+  [DISCOVERY_FUNCTION.name]: DISCOVERY_FUNCTION.entry,
+};
+
 /** One function's bundle. */
 export interface FunctionBundle {
-  readonly name: FunctionName;
+  readonly name: AssetName;
   /** The handler module (lib/wiring.ts `entry`). */
   readonly entry: string;
   /** The directory the construct deploys: it holds `index.mjs` and nothing else. */
@@ -106,8 +117,8 @@ export const kb = (n: number): string => `${(n / 1000).toFixed(1)} KB`;
 export async function buildFunctions(options: { outDir?: string; budgetBytes?: number } = {}): Promise<FunctionBundle[]> {
   const outDir = resolve(options.outDir ?? DEFAULT_OUT_DIR);
   const budget = options.budgetBytes ?? BUNDLE_BUDGET_BYTES;
-  const names = Object.keys(wiring) as FunctionName[];
-  const entry = (n: FunctionName): string => wiring[n].entry;
+  const names = Object.keys(FUNCTION_ENTRIES) as AssetName[];
+  const entry = (n: AssetName): string => FUNCTION_ENTRIES[n];
   // one build per function, as NodejsFunction ran them: a build of several entries minifies
   // names across them, so its bytes (and the asset hashes) would differ from one entry's
   const bundles = await Promise.all(

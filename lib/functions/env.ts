@@ -1,5 +1,3 @@
-import { Logger } from '@aws-lambda-powertools/logger';
-import { Metrics } from '@aws-lambda-powertools/metrics';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { IoTDataPlaneClient } from '@aws-sdk/client-iot-data-plane';
@@ -13,6 +11,7 @@ import { ENV, type FunctionName } from '../wiring.js';
 import type { FunctionDeps } from './core.js';
 import { noDeadLetter, sqsDeadLetter } from './dead-letter.js';
 import { NAMESPACE, SERVICE } from './metrics.js';
+import { observability } from './observability.js';
 import { sqsTimerQueue } from './timer.js';
 import { iotWaker } from './wake.js';
 
@@ -28,23 +27,8 @@ const Env = z.object({
 });
 
 export { NAMESPACE, SERVICE };
-
-/**
- * Observability for one function: Powertools Logger and Metrics (embedded metric format). Most
- * stream batches change nothing worth a metric, so Metrics' "no application metrics" warning
- * is dropped; its other warnings stay warnings.
- */
-export function observability(functionName: string, logLevel?: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR' | 'SILENT'): Pick<FunctionDeps, 'logger' | 'metrics'> {
-  const logger = new Logger({ serviceName: SERVICE, ...(logLevel ? { logLevel } : {}) });
-  const metricsLogger = {
-    trace: (...a: unknown[]) => logger.trace(String(a[0])),
-    debug: (...a: unknown[]) => logger.debug(String(a[0])),
-    info: (...a: unknown[]) => logger.info(String(a[0])),
-    error: (...a: unknown[]) => logger.error(String(a[0])),
-    warn: (...a: unknown[]) => (String(a[0]).startsWith('No application metrics') ? undefined : logger.warn(String(a[0]))),
-  };
-  return { logger, metrics: new Metrics({ namespace: NAMESPACE, serviceName: SERVICE, defaultDimensions: { function: functionName }, logger: metricsLogger }) };
-}
+// here too, where the handlers have always found them
+export { lazy, observability } from './observability.js';
 
 function jsonOf(text: string, subject: string): unknown {
   try {
@@ -73,10 +57,4 @@ export function depsFromEnv(functionName: FunctionName, env: NodeJS.ProcessEnv =
     ...(e[ENV.pushEndpoint] ? { wake: iotWaker(new IoTDataPlaneClient({ endpoint: e[ENV.pushEndpoint] }), e[ENV.leasesTable]) } : {}),
     ...observability(functionName),
   };
-}
-
-/** A handler built on first use, so importing a handler module never needs its environment. */
-export function lazy<H extends (...args: never[]) => unknown>(make: () => H): H {
-  let built: H | undefined;
-  return ((...args: Parameters<H>) => (built ??= make())(...args)) as H;
 }

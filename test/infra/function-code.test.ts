@@ -10,10 +10,12 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ASSET_FILE, functionCodeDir, MissingFunctionCodeError } from '../../infra/assets.js';
 import * as entry from '../../infra/index.js';
+import { DISCOVERY_FUNCTION } from '../../lib/discovery/wiring.js';
 import { wiring, type FunctionName } from '../../lib/wiring.js';
 import { BUNDLE_BUDGET_BYTES, BundleBudgetError, buildFunctions, DEFAULT_OUT_DIR, type FunctionBundle } from '../../scripts/build-functions.js';
 
-const names = Object.keys(wiring) as FunctionName[];
+// the wiring's functions, then leader discovery's (built always, deployed with the prop)
+const names = [...(Object.keys(wiring) as FunctionName[]), DISCOVERY_FUNCTION.name];
 const repo = (path: string) => fileURLToPath(new URL(`../../${path}`, import.meta.url));
 
 describe('the build of the functions', () => {
@@ -22,7 +24,7 @@ describe('the build of the functions', () => {
     bundles = await buildFunctions();
   });
 
-  it('writes one directory per function of the wiring, holding index.mjs alone, where the construct looks', () => {
+  it('writes one directory per function of the wiring and leader discovery, holding index.mjs alone, where the construct looks', () => {
     expect(DEFAULT_OUT_DIR).toBe(repo('build/assets'));
     expect(bundles.map((b) => b.name)).toEqual(names);
     for (const b of bundles) {

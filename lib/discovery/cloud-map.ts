@@ -1,0 +1,82 @@
+/**
+ * Leader names in AWS Cloud Map: one instance per lease in the service the construct creates (an
+ * API-only service: clients call DiscoverInstances, no DNS records), registered with the leader's
+ * address and the term's token, deregistered when the term ends.
+ */
+import { createHash } from 'node:crypto';
+import { DeregisterInstanceCommand, RegisterInstanceCommand, type ServiceDiscoveryClient } from '@aws-sdk/client-servicediscovery';
+import { ValidationError } from '../schemas/validation.js';
+import { base32 } from '../util/base32.js';
+import type { LeaderNaming, LeaderTarget } from './naming.js';
+
+/** Cloud Map's instance ids: at most 64 of these characters. */
+const INSTANCE_ID = /^[0-9a-zA-Z_/:.@-]{1,64}$/;
+
+/**
+ * The instance id of a lease: the lease's name when Cloud Map takes it as an id (most do: lease
+ * names use the same characters), else `conclave-h:` and 26 characters of a hash of it. The
+ * `lease` attribute always holds the name itself.
+ */
+export function instanceIdOf(lease: string): string {
+  return INSTANCE_ID.test(lease) ? lease : `conclave-h:${base32(createHash('sha256').update(lease).digest().subarray(0, 16))}`;
+}
+
+/**
+ * The custom attributes of a leader's instance (besides AWS_INSTANCE_IPV4/IPV6/PORT): what
+ * DiscoverInstances returns, and its QueryParameters filter on (`{ lease: 'nightly-report' }`).
+ */
+export const CLOUD_MAP_ATTRIBUTES = {
+  lease: 'lease',
+  holder: 'holder',
+  fencingToken: 'fencingToken',
+  /** The address as advertised: a URL keeps its scheme and path here. */
+  address: 'address',
+  /** The host alone (a name, or an IP address). */
+  host: 'host',
+} as const;
+
+/** Cloud Map's attribute values: printable ASCII, not starting or ending with a space, at most 1024. */
+const PRINTABLE = /^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/;
+const MAX_VALUE = 1024;
+
+/** A value Cloud Map takes: as it is when printable ASCII, else percent-encoded (a holder name may be any text). */
+function attributeValue(field: string, value: string): string {
+  const v = PRINTABLE.test(value) ? value : encodeURIComponent(value);
+  if (v.length > MAX_VALUE) throw new ValidationError('Cloud Map instance', [{ field, message: `is ${v.length} characters; Cloud Map takes attribute values of at most ${MAX_VALUE}: advertise a shorter address` }]);
+  return v;
+}
+
+/** The attributes that register `target` as the leader of `lease`. */
+export function instanceAttributes(lease: string, target: LeaderTarget): Record<string, string> {
+  const a = target.address;
+  return {
+    ...(a.kind === 'ipv4' ? { AWS_INSTANCE_IPV4: a.host } : {}),
+    ...(a.kind === 'ipv6' ? { AWS_INSTANCE_IPV6: a.host } : {}),
+    ...(a.port !== undefined ? { AWS_INSTANCE_PORT: String(a.port) } : {}),
+    [CLOUD_MAP_ATTRIBUTES.lease]: lease,
+    [CLOUD_MAP_ATTRIBUTES.holder]: attributeValue('holder', target.holder),
+    [CLOUD_MAP_ATTRIBUTES.fencingToken]: String(target.fencingToken),
+    [CLOUD_MAP_ATTRIBUTES.address]: attributeValue('address', a.raw),
+    [CLOUD_MAP_ATTRIBUTES.host]: a.host,
+  };
+}
+
+/**
+ * Cloud Map as a LeaderNaming: RegisterInstance (which replaces an instance's attributes whole) to
+ * point, DeregisterInstance to clear (an instance already gone is cleared).
+ */
+export function cloudMapNaming(client: ServiceDiscoveryClient, serviceId: string): LeaderNaming {
+  return {
+    describe: `Cloud Map service ${serviceId}`,
+    async point(lease, target) {
+      await client.send(new RegisterInstanceCommand({ ServiceId: serviceId, InstanceId: instanceIdOf(lease), Attributes: instanceAttributes(lease, target) }));
+    },
+    async clear(lease) {
+      try {
+        await client.send(new DeregisterInstanceCommand({ ServiceId: serviceId, InstanceId: instanceIdOf(lease) }));
+      } catch (e) {
+        if (!(e instanceof Error && e.name === 'InstanceNotFound')) throw e; // none registered: cleared already
+      }
+    },
+  };
+}

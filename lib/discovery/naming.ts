@@ -1,0 +1,42 @@
+/**
+ * The naming service behind a lease's name, as a port: point the name at a leader, or clear it.
+ * Cloud Map (lib/discovery/cloud-map.ts) and Route 53 (lib/discovery/route53.ts) implement it; the
+ * ordering (lib/discovery/apply.ts) is written against this alone.
+ */
+import { parseAddress, type LeaderAddress } from './address.js';
+import type { DiscoveryRow } from './state-store.js';
+
+/** Whom a name points at. */
+export interface LeaderTarget {
+  readonly holder: string;
+  readonly fencingToken: number;
+  readonly address: LeaderAddress;
+}
+
+/** A naming service, for every lease the deployment names. */
+export interface LeaderNaming {
+  /** For logs: the service and where, e.g. `Route 53 zone Z123 ({lease}.leader.example.internal)`. */
+  readonly describe: string;
+  /** Points the lease's name at `target`, replacing whatever it showed. Idempotent. */
+  point(lease: string, target: LeaderTarget): Promise<void>;
+  /** The lease's name shows nothing (a no-op when it shows nothing already). Idempotent. */
+  clear(lease: string): Promise<void>;
+}
+
+/** What the name must show for a row's state: its holder's address, or nothing (and why). */
+export type NameState = { readonly kind: 'point'; readonly target: LeaderTarget } | { readonly kind: 'clear'; readonly why: string };
+
+/**
+ * What the name shows for `row`: the holder's address while its term is on and it advertised one
+ * a naming service can point at; otherwise nothing, for a pointer to a previous leader is wrong.
+ */
+export function nameStateOf(row: Pick<DiscoveryRow, 'ended' | 'holder' | 'address' | 'fencingToken'>): NameState {
+  if (row.ended) return { kind: 'clear', why: 'the term ended' };
+  if (row.address === undefined || row.holder === undefined) return { kind: 'clear', why: 'the leader advertised no address (its elector has no `advertise` option)' };
+  const address = parseAddress(row.address);
+  if ('issue' in address) return { kind: 'clear', why: `the leader's address cannot be named: ${address.issue}` };
+  return { kind: 'point', target: { holder: row.holder, fencingToken: row.fencingToken, address } };
+}
+
+/** Sets the name to `state`. */
+export const showName = (naming: LeaderNaming, lease: string, state: NameState): Promise<void> => (state.kind === 'point' ? naming.point(lease, state.target) : naming.clear(lease));

@@ -1,0 +1,137 @@
+/**
+ * What each lease's name was last set to, a row per lease in the discovery table
+ * (DISCOVERY_TABLE): the state the name must show (a term's holder and address, or a term's end),
+ * whether it was seen through, and who may be writing the name now. Every write is a conditional
+ * UpdateItem; the conditions are what order the name by fencing token (lib/discovery/apply.ts).
+ */
+import { UpdateItemCommand, type AttributeValue, type DynamoDBClient, type UpdateItemCommandInput } from '@aws-sdk/client-dynamodb';
+import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
+import * as z from 'zod';
+import { HolderName, Millis, Name, Revision } from '../schemas/common.js';
+import { FencingToken } from '../schemas/fencing-token.js';
+import { Address } from '../schemas/lease.js';
+import { parse } from '../schemas/validation.js';
+import { isConditionFailed } from '../stores/errors.js';
+import type { LeaderChange } from './change.js';
+
+/**
+ * A writer of the name: `<until>/<id>`, `until` the epoch ms by which its invocation, and any call
+ * it sent to the naming service, are over (lib/discovery/apply.ts writerEntry).
+ */
+export const WriterEntry = z.string().regex(/^\d+\/\S+$/, 'must be <until epoch ms>/<id>');
+
+/** A row of the discovery table. */
+export const DiscoveryRow = z.object({
+  lease: Name,
+  /** The token of the term the state is about. */
+  fencingToken: FencingToken,
+  /** The term ended (the name must show nothing), or it began (the name shows its holder). */
+  ended: z.boolean(),
+  holder: HolderName.optional(),
+  /** The holder's address as advertised; absent when it advertised none (the name then shows nothing). */
+  address: Address.optional(),
+  /**
+   * The name was set to this state by a writer that then found the state unchanged. False from the
+   * claim of the state until then.
+   */
+  applied: z.boolean(),
+  /**
+   * The writers that may have a call in flight to the naming service: each adds itself before its
+   * first call and removes itself once it has found the name's state unchanged after its last one;
+   * a writer whose invocation died stays until its `until` has passed. Absent: none.
+   */
+  writers: z.set(WriterEntry).optional(),
+  /** The event that set the state (its id: a redelivery has the same). */
+  eventId: z.string().min(1),
+  /** When the state was claimed (the writer's clock, epoch ms): informational. */
+  changedAt: Millis,
+  revision: Revision,
+});
+export type DiscoveryRow = z.infer<typeof DiscoveryRow>;
+
+/** The state of a row: what the name must show. */
+export const stateOf = (r: Pick<DiscoveryRow, 'fencingToken' | 'ended'>): string => `${r.ended ? 'end' : 'term'} ${r.fencingToken}`;
+
+export type Claim = { readonly won: true; readonly row: DiscoveryRow } | { readonly won: false; readonly row: DiscoveryRow };
+export type Settle = { readonly settled: true } | { readonly settled: false; readonly row: DiscoveryRow };
+
+export class DiscoveryStateStore {
+  constructor(
+    private readonly client: DynamoDBClient,
+    private readonly table: string,
+  ) {}
+
+  /**
+   * Makes `change` the lease's state if it is newer than the state there (none; a lower token; the
+   * same token's end after its beginning), adding `writer` as a writer of the name, unapplied. A
+   * state as new or newer wins nothing: `{ won: false }` with the row as it is.
+   */
+  async claim(change: LeaderChange, writer: string, now: number): Promise<Claim> {
+    const began = change.kind === 'began';
+    const set = ['fencingToken = :t', 'ended = :ended', 'applied = :false', 'eventId = :event', 'changedAt = :now', 'revision = if_not_exists(revision, :zero) + :one'];
+    const remove: string[] = [];
+    const values: Record<string, unknown> = { ':t': change.fencingToken, ':ended': !began, ':false': false, ':event': change.eventId, ':now': now, ':zero': 0, ':one': 1, ':w': new Set([writer]) };
+    for (const [attr, value] of [['holder', began ? change.holder : undefined], ['address', began ? change.address : undefined]] as const) {
+      if (value === undefined) remove.push(attr);
+      else {
+        set.push(`${attr} = :${attr}`);
+        values[`:${attr}`] = value;
+      }
+    }
+    // newer: no state yet, an older term, or this term's end after its beginning
+    const newer = began ? 'attribute_not_exists(lease) OR fencingToken < :t' : 'attribute_not_exists(lease) OR fencingToken < :t OR (fencingToken = :t AND ended = :false)';
+    const update = `SET ${set.join(', ')}${remove.length ? ` REMOVE ${remove.join(', ')}` : ''} ADD writers :w`;
+    const out = await this.update(change.lease, { UpdateExpression: update, ConditionExpression: newer, ExpressionAttributeValues: marshall(values) });
+    if (out.ok) return { won: true, row: out.row };
+    if (!out.row) throw new Error(`discovery row of lease "${change.lease}": a claim's condition failed on no row`); // attribute_not_exists passes on none
+    return { won: false, row: out.row };
+  }
+
+  /** Adds `writer` as a writer of the lease's name, whatever its state; the row as it is then. */
+  async join(lease: string, writer: string): Promise<DiscoveryRow> {
+    const out = await this.update(lease, {
+      UpdateExpression: 'SET revision = revision + :one ADD writers :w',
+      ConditionExpression: 'attribute_exists(lease)',
+      ExpressionAttributeValues: marshall({ ':one': 1, ':w': new Set([writer]) }),
+    });
+    if (!out.ok) throw new Error(`discovery row of lease "${lease}" was deleted while it was being joined`);
+    return out.row;
+  }
+
+  /**
+   * If the lease's state is still `row`'s, marks it applied and removes `gone` from its writers
+   * (this writer, and writers whose time is up): `{ settled: true }`. Else the row as it is now.
+   */
+  async settle(row: DiscoveryRow, gone: readonly string[]): Promise<Settle> {
+    const out = await this.update(row.lease, {
+      UpdateExpression: 'SET applied = :true, revision = revision + :one DELETE writers :gone',
+      ConditionExpression: 'fencingToken = :t AND ended = :ended',
+      ExpressionAttributeValues: marshall({ ':true': true, ':one': 1, ':gone': new Set(gone), ':t': row.fencingToken, ':ended': row.ended }),
+    });
+    if (out.ok) return { settled: true };
+    if (!out.row) throw new Error(`discovery row of lease "${row.lease}" was deleted while its name was being set`);
+    return { settled: false, row: out.row };
+  }
+
+  /**
+   * One conditional UpdateItem on the lease's row: the row after it (ALL_NEW), or, when the
+   * condition fails, the row as it was (ALL_OLD): one round trip either way.
+   */
+  private async update(
+    lease: string,
+    input: Pick<UpdateItemCommandInput, 'UpdateExpression' | 'ConditionExpression' | 'ExpressionAttributeValues'>,
+  ): Promise<{ ok: true; row: DiscoveryRow } | { ok: false; row: DiscoveryRow | undefined }> {
+    try {
+      const out = await this.client.send(new UpdateItemCommand({ TableName: this.table, Key: { lease: { S: lease } }, ReturnValues: 'ALL_NEW', ReturnValuesOnConditionCheckFailure: 'ALL_OLD', ...input }));
+      return { ok: true, row: this.rowOf(lease, out.Attributes) };
+    } catch (e) {
+      if (!isConditionFailed(e)) throw e;
+      const item = (e as { Item?: Record<string, AttributeValue> }).Item;
+      return { ok: false, row: item ? this.rowOf(lease, item) : undefined };
+    }
+  }
+
+  private rowOf(lease: string, item: Record<string, AttributeValue> | undefined): DiscoveryRow {
+    return parse(DiscoveryRow, item ? unmarshall(item) : {}, `discovery row of lease "${lease}"`);
+  }
+}

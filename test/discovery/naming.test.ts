@@ -1,0 +1,168 @@
+/**
+ * The naming services behind a leader's name (lib/discovery/cloud-map.ts, route53.ts) on the fake
+ * Cloud Map and Route 53 (test/discovery/fake-aws.ts), and the address a name is made from
+ * (lib/discovery/address.ts).
+ */
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { parseAddress } from '../../lib/discovery/address.js';
+import { cloudMapNaming, instanceIdOf } from '../../lib/discovery/cloud-map.js';
+import { nameStateOf, type LeaderNaming, type LeaderTarget } from '../../lib/discovery/naming.js';
+import { route53Naming } from '../../lib/discovery/route53.js';
+import { ValidationError } from '../../lib/schemas/validation.js';
+import { fakeAws, type FakeAws } from './fake-aws.js';
+
+const target = (address: string, holder = 'w1', fencingToken = 7): LeaderTarget => {
+  const a = parseAddress(address);
+  if ('issue' in a) throw new Error(a.issue);
+  return { holder, fencingToken, address: a };
+};
+
+describe('parseAddress', () => {
+  it.each([
+    { raw: 'http://10.0.0.7:8080/leader', want: { host: '10.0.0.7', kind: 'ipv4', port: 8080 } },
+    { raw: 'https://Leader.Internal', want: { host: 'leader.internal', kind: 'hostname', port: 443 } },
+    { raw: 'http://[fd00::7]/', want: { host: 'fd00::7', kind: 'ipv6', port: 80 } },
+    { raw: '10.0.0.7:8080', want: { host: '10.0.0.7', kind: 'ipv4', port: 8080 } },
+    { raw: '[fd00::7]:9000', want: { host: 'fd00::7', kind: 'ipv6', port: 9000 } },
+    { raw: 'worker-3.internal:8080', want: { host: 'worker-3.internal', kind: 'hostname', port: 8080 } },
+    { raw: 'fd00::7', want: { host: 'fd00::7', kind: 'ipv6' } },
+    { raw: 'worker-3', want: { host: 'worker-3', kind: 'hostname' } },
+    { raw: 'grpc://10.0.0.7', want: { host: '10.0.0.7', kind: 'ipv4' } },
+  ])('$raw', ({ raw, want }) => {
+    const a = parseAddress(raw);
+    expect(a).toEqual({ raw, ...want });
+  });
+
+  it.each([
+    { raw: 'http://', why: /not a URL/ },
+    { raw: 'host:0', why: /port 0/ },
+    { raw: 'host:70000', why: /port 70000/ },
+    { raw: 'bad_host!:80', why: /not a host-name label/ },
+    { raw: 'a b', why: /not a host-name label/ },
+  ])('refuses $raw', ({ raw, why }) => {
+    const a = parseAddress(raw);
+    expect('issue' in a && a.issue).toMatch(why);
+  });
+
+  it('a row whose address cannot be named clears the name, with the reason; so do an ended term and a leader with no address', () => {
+    expect(nameStateOf({ ended: false, holder: 'w1', address: 'a b', fencingToken: 1 })).toEqual({ kind: 'clear', why: expect.stringMatching(/cannot be named/) });
+    expect(nameStateOf({ ended: true, holder: 'w1', address: '10.0.0.1:80', fencingToken: 1 })).toEqual({ kind: 'clear', why: 'the term ended' });
+    expect(nameStateOf({ ended: false, holder: 'w1', fencingToken: 1 })).toEqual({ kind: 'clear', why: expect.stringMatching(/advertised no address/) });
+    expect(nameStateOf({ ended: false, holder: 'w1', address: '10.0.0.1:80', fencingToken: 1 })).toMatchObject({ kind: 'point', target: { holder: 'w1', fencingToken: 1, address: { host: '10.0.0.1', port: 80 } } });
+  });
+});
+
+let aws: FakeAws;
+beforeAll(async () => {
+  aws = await fakeAws();
+});
+afterAll(() => aws?.close());
+
+describe('Cloud Map', () => {
+  let naming: LeaderNaming;
+  beforeEach(() => {
+    aws.instances.clear();
+    naming = cloudMapNaming(aws.cloudMap(), aws.serviceId);
+  });
+
+  it('registers an instance per lease, id the lease name, with the address, the token and the lease to query by', async () => {
+    await naming.point('nightly-report', target('http://10.0.0.7:8080/leader'));
+    expect(aws.instances.get('nightly-report')).toEqual({
+      AWS_INSTANCE_IPV4: '10.0.0.7',
+      AWS_INSTANCE_PORT: '8080',
+      lease: 'nightly-report',
+      holder: 'w1',
+      fencingToken: '7',
+      address: 'http://10.0.0.7:8080/leader',
+      host: '10.0.0.7',
+    });
+  });
+
+  it('replaces the attributes whole when the leader changes (no port, IPv4 or IPv6 of the previous leader is left)', async () => {
+    await naming.point('jobs', target('10.0.0.7:8080'));
+    await naming.point('jobs', target('worker-4.internal', 'w4', 9));
+    expect(aws.instances.get('jobs')).toEqual({ lease: 'jobs', holder: 'w4', fencingToken: '9', address: 'worker-4.internal', host: 'worker-4.internal' });
+    await naming.point('jobs', target('[fd00::9]:7000', 'w5', 10));
+    expect(aws.instances.get('jobs')).toMatchObject({ AWS_INSTANCE_IPV6: 'fd00::9', AWS_INSTANCE_PORT: '7000', fencingToken: '10' });
+  });
+
+  it('deregisters on clear, and a clear of a lease with no instance is a clear (InstanceNotFound)', async () => {
+    await naming.point('jobs', target('10.0.0.7:8080'));
+    await naming.clear('jobs');
+    expect(aws.instances.has('jobs')).toBe(false);
+    await expect(naming.clear('jobs')).resolves.toBeUndefined();
+  });
+
+  it('gives a lease name Cloud Map cannot take as an id a hashed one, and a holder name it cannot take as a value percent-encoded', async () => {
+    const long = `reports/${'x'.repeat(80)}`;
+    expect(instanceIdOf(long)).toMatch(/^conclave-h:[a-z2-7]{26}$/);
+    expect(instanceIdOf('team/reports:nightly')).toBe('team/reports:nightly');
+    await naming.point(long, target('10.0.0.7:8080', 'wörker 1'));
+    expect(aws.instances.get(instanceIdOf(long))).toMatchObject({ lease: long, holder: 'w%C3%B6rker%201' });
+  });
+});
+
+describe('Route 53', () => {
+  let naming: LeaderNaming;
+  const zone = 'internal.example.com';
+  const record = (type: string, value: string, name = 'jobs.leader.internal.example.com.') => ({ name, type, ttl: 5, values: [value] });
+  beforeEach(() => {
+    aws.records.splice(0);
+    aws.calls.splice(0);
+    aws.beforeWrite = undefined;
+    naming = route53Naming(aws.route53(), { hostedZoneId: aws.hostedZoneId, recordName: `{lease}.leader.${zone}`, ttlSeconds: 5 });
+  });
+
+  it('writes an A record for an IPv4 address, AAAA for IPv6, a CNAME for a host name, each replacing the last in one batch', async () => {
+    await naming.point('jobs', target('http://10.0.0.7:8080'));
+    expect(aws.records).toEqual([record('A', '10.0.0.7')]);
+    await naming.point('jobs', target('worker-4.internal:8080'));
+    // the fake refuses a CNAME beside another record: the A went in the same batch
+    expect(aws.records).toEqual([record('CNAME', 'worker-4.internal')]);
+    await naming.point('jobs', target('[fd00::9]:8080'));
+    expect(aws.records).toEqual([record('AAAA', 'fd00::9')]);
+    const batches = aws.calls.filter((c) => c.action === 'route53:ChangeResourceRecordSets').map((c) => (c.input['changes'] as { action: string; record: { type: string } }[]).map((x) => `${x.action} ${x.record.type}`));
+    expect(batches).toEqual([['UPSERT A'], ['DELETE A', 'UPSERT CNAME'], ['DELETE CNAME', 'UPSERT AAAA']]);
+  });
+
+  it('sends no change when the record already says so, and leaves other names alone', async () => {
+    aws.records.push(record('A', '10.9.9.9', 'other.leader.internal.example.com.'));
+    await naming.point('jobs', target('10.0.0.7:1'));
+    await naming.point('jobs', target('10.0.0.7:2')); // the port is not in DNS
+    expect(aws.calls.filter((c) => c.action === 'route53:ChangeResourceRecordSets')).toHaveLength(1);
+    expect(aws.records).toContainEqual(record('A', '10.9.9.9', 'other.leader.internal.example.com.'));
+  });
+
+  it('deletes the record on clear, exactly as it is; nothing there, no change', async () => {
+    await naming.point('jobs', target('10.0.0.7:8080'));
+    await naming.clear('jobs');
+    expect(aws.records).toEqual([]);
+    await naming.clear('jobs');
+    expect(aws.calls.filter((c) => c.action === 'route53:ChangeResourceRecordSets')).toHaveLength(2);
+  });
+
+  it('lists and changes again when the record changed between its listing and the change (InvalidChangeBatch)', async () => {
+    await naming.point('jobs', target('10.0.0.7:8080'));
+    let raced = false;
+    aws.beforeWrite = async () => {
+      if (raced) return;
+      raced = true;
+      aws.records.splice(0, aws.records.length, record('A', '10.0.0.8')); // another writer, just before this batch
+    };
+    await naming.point('jobs', target('worker-4.internal'));
+    expect(aws.records).toEqual([record('CNAME', 'worker-4.internal')]);
+    expect(aws.calls.filter((c) => c.action === 'route53:ChangeResourceRecordSets')).toHaveLength(3); // the first, the refused, the retry
+  });
+
+  it('refuses a lease whose name is no host-name label, naming the fix', async () => {
+    const e = await naming.point('team/reports:nightly', target('10.0.0.7:1')).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(ValidationError);
+    expect((e as Error).message).toMatch(/team\/reports:nightly\.leader\.internal\.example\.com .*not a host-name label.*leaseNames/);
+  });
+
+  it('one fixed name for one lease: the record name as given', async () => {
+    const one = route53Naming(aws.route53(), { hostedZoneId: aws.hostedZoneId, recordName: `leader.${zone}`, ttlSeconds: 30 });
+    await one.point('nightly-report', target('10.0.0.7:8080'));
+    expect(aws.records).toEqual([{ name: `leader.${zone}.`, type: 'A', ttl: 30, values: ['10.0.0.7'] }]);
+  });
+});
