@@ -20,8 +20,25 @@ export {
   type LeaderElectorOptions,
   type ResolvedLeaderElectorOptions,
   type LeaderCallbacks,
+  type ElectorState,
   type ElectorStats,
 } from './elector-options.js';
+export {
+  healthCheck,
+  serveHealth,
+  leaseHealth,
+  HealthResponseSchema,
+  LeaseHealthSchema,
+  ServeHealthOptionsSchema,
+  HEALTH_CHECKS,
+  HEALTH_HEADERS,
+  type HealthHandler,
+  type HealthNext,
+  type HealthResponse,
+  type HealthServer,
+  type LeaseHealth,
+  type ServeHealthOptions,
+} from './health.js';
 export { ClockSkewError, type ClockDoubt } from './server-clock.js';
 export { TableNotFoundError } from './options.js';
 export { DynamoDBUnreachableError, DynamoDBRefusedError } from './faults.js';

@@ -42,7 +42,7 @@ const expected: Record<'sdk' | 'sdk/push' | 'cli' | 'cdk' | 'testing', Expected>
     },
     external: ['@aws-sdk/client-dynamodb', '@aws-sdk/util-dynamodb', 'semver', 'yaml', 'zod'],
     typeOnly: ['lib/sdk/push.ts'], // the Push interface an elector takes
-    builtins: ['node:crypto', 'node:fs', 'node:os', 'node:path'],
+    builtins: ['node:crypto', 'node:fs', 'node:http', 'node:os', 'node:path'], // http: the health check (lib/sdk/health.ts)
   },
   'sdk/push': {
     entry: 'lib/sdk/push-entry.ts',

@@ -1,0 +1,235 @@
+/**
+ * Health checks for load balancers and orchestrators, on `node:http`'s request and response: a
+ * handler for a bare server, Express (`app.use(handler)`, mounted anywhere) or Fastify (`reply.hijack()`
+ * and the raw request and response), and `serveHealth` for a process that has no server.
+ *
+ * - `/leader` answers 200 only while this process leads a live term: LeaderElector.isLeader(),
+ *   which judges the renew deadline on the elector's own (injected) monotonic clock at the moment it
+ *   is asked. Otherwise 503. Patroni's `/leader`: what a load balancer routes writes by.
+ * - `/ready` answers 200 while every elector takes part as it should (run() running and healthy,
+ *   its candidacy not displaced), leader or not: what an orchestrator's readiness probe asks, so a
+ *   standby is ready too and a rolling update is never blocked by one that can never lead.
+ * - `/healthz` answers 503 only for an elector that failed (run() rejected) or is stuck (a leader
+ *   whose term ran out without it stepping down: client-go's healthz): a liveness probe.
+ *
+ * A process running several electors serves each lease under its name: `/leader/<lease>`,
+ * `/ready/<lease>`, `/healthz/<lease>`; `/ready` and `/healthz` answer for all of them, and `/leader`
+ * alone only when there is one lease (with several, it is ambiguous: 404 naming the paths).
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import * as z from 'zod';
+import { HolderName, Name } from '../schemas/common.js';
+import { FencingToken } from '../schemas/fencing-token.js';
+import { Address } from '../schemas/lease.js';
+import { parse } from '../schemas/validation.js';
+import { LeaderElector } from './elector.js';
+import { optionErrors } from './options.js';
+
+/** The response headers that describe a lease (on every answer about one lease). */
+export const HEALTH_HEADERS = {
+  /** The lease. */
+  lease: 'Conclave-Lease',
+  /** Its holder as this process knows it: itself while it leads, else the holder it last saw. */
+  holder: 'Conclave-Holder',
+  /** The fencing token of this process's term, while it leads. */
+  fencingToken: 'Conclave-Fencing-Token',
+  /** This process's `advertise` address, while it leads. */
+  address: 'Conclave-Address',
+} as const;
+
+/** The checks: `leader` (`/leader`), `ready` (`/ready`), `live` (`/healthz`). */
+export const HEALTH_CHECKS = ['leader', 'ready', 'live'] as const;
+const PATHS = { leader: 'leader', ready: 'ready', live: 'healthz' } as const satisfies Record<(typeof HEALTH_CHECKS)[number], string>;
+
+/** What a health check says of one elector. */
+export const LeaseHealthSchema = z.object({
+  /** The lease. */
+  lease: Name,
+  /** This worker's identity (the lease's holderIdentity while it leads). */
+  identity: Name,
+  /** Where its run() is (LeaderElector `state`). */
+  state: z.enum(['idle', 'starting', 'running', 'stopping', 'stopped', 'failed']),
+  /** It leads a live term now, renewed within its renew deadline (`/leader`). */
+  leading: z.boolean(),
+  /** It takes part as it should, leader or not (`/ready`). */
+  ready: z.boolean(),
+  /** It has not failed and is not stuck (`/healthz`). */
+  live: z.boolean(),
+  /** The holder as this process knows it: itself while it leads, else the last one it saw. */
+  holder: HolderName.optional(),
+  /** The fencing token of its term, while it leads. */
+  fencingToken: FencingToken.optional(),
+  /** Its `advertise` address, while it leads. */
+  address: Address.optional(),
+});
+/** What a health check says of one elector. */
+export type LeaseHealth = z.infer<typeof LeaseHealthSchema>;
+
+/** The JSON body of every health check answer (a HEAD's status and headers are the same, with no body). */
+export const HealthResponseSchema = z.object({
+  /** Which check: `leader`, `ready` or `live` (`/healthz`). */
+  check: z.enum(HEALTH_CHECKS),
+  /** The answer: 200 when true, 503 when false. */
+  ok: z.boolean(),
+  /** The leases it judged: one for `/<check>/<lease>`, every one for `/ready` and `/healthz`. */
+  leases: z.array(LeaseHealthSchema).min(1),
+});
+/** The JSON body of a health check answer. */
+export type HealthResponse = z.infer<typeof HealthResponseSchema>;
+
+/** What a health check judges one elector by, now. */
+export function leaseHealth(e: LeaderElector): LeaseHealth {
+  // isLeader() first: it judges the renew deadline now, and stops a term past it
+  const leading = e.isLeader();
+  const token = leading ? e.fencingToken : undefined;
+  const state = e.state;
+  const healthy = e.healthy();
+  const holder = leading ? e.options.identity : e.leader;
+  const address = leading ? e.options.advertise : undefined;
+  return {
+    lease: e.options.leaseName,
+    identity: e.options.identity,
+    state,
+    leading,
+    ready: state === 'running' && healthy && (e.candidate?.healthy() ?? true),
+    live: state !== 'failed' && healthy,
+    ...(holder !== undefined ? { holder } : {}),
+    ...(token !== undefined ? { fencingToken: token } : {}),
+    ...(address !== undefined ? { address } : {}),
+  };
+}
+
+const Electors = z
+  .union([z.instanceof(LeaderElector), z.array(z.instanceof(LeaderElector)).min(1, 'must list at least one LeaderElector')], {
+    error: 'must be a LeaderElector or an array of them',
+  })
+  .transform((v) => (Array.isArray(v) ? v : [v]))
+  .superRefine((list, ctx) => {
+    const seen = new Set<string>();
+    for (const e of list) {
+      const lease = e.options.leaseName;
+      if (seen.has(lease)) ctx.addIssue({ code: 'custom', message: `list lease "${lease}" twice: each lease is served once, at /leader/${lease}; give the handler one elector per lease` });
+      seen.add(lease);
+    }
+  });
+
+/** Express's `next` (called for a path that is not a health check's, so the app's own routes answer it). */
+export type HealthNext = (error?: unknown) => void;
+/** A health check on `node:http`'s request and response; with `next` (Express), other paths go to it, else they get 404. */
+export type HealthHandler = (req: IncomingMessage, res: ServerResponse, next?: HealthNext) => void;
+
+/** A header value as HTTP carries it: printable ASCII, else percent-encoded. */
+const headerValue = (s: string): string => (/^[\x20-\x7e]*$/.test(s) ? s : encodeURIComponent(s));
+
+/**
+ * The health check handler over `electors` (one LeaderElector, or one per lease of this process):
+ * GET or HEAD `/leader`, `/ready`, `/healthz`, each also as `/<check>/<lease>` (see the module's
+ * comment); 200 or 503 with a JSON body (HealthResponseSchema) and, for one lease, the
+ * Conclave-Lease, -Holder, -Fencing-Token and -Address headers (HEALTH_HEADERS). Other methods:
+ * 405. A lease it does not serve: 404. Other paths: `next()` when given (Express), else 404.
+ * @throws ValidationError when `electors` is not a LeaderElector or a non-empty array of them, one per lease
+ */
+export function healthCheck(electors: LeaderElector | readonly LeaderElector[]): HealthHandler {
+  const list = parse(Electors, electors, 'healthCheck electors');
+  const byLease = new Map(list.map((e) => [e.options.leaseName, e]));
+  const served = () => [...HEALTH_CHECKS.flatMap((c) => (c === 'leader' && list.length > 1 ? [] : [`/${PATHS[c]}`])), ...HEALTH_CHECKS.map((c) => `/${PATHS[c]}/<lease>`)].join(', ');
+  return (req, res, next) => {
+    const url = req.url ?? '/';
+    const path = url.split('?', 1)[0]!.replace(/\/+$/, '') || '/';
+    const [, first, ...rest] = path.split('/');
+    const check = HEALTH_CHECKS.find((c) => PATHS[c] === first);
+    let lease: string | undefined;
+    try {
+      lease = rest.length ? decodeURIComponent(rest.join('/')) : undefined;
+    } catch {
+      lease = undefined; // a malformed escape: no such lease
+    }
+    const judged = check === undefined ? undefined : lease !== undefined ? byLease.get(lease) && [byLease.get(lease)!] : check === 'leader' && list.length > 1 ? undefined : list;
+    if (!check && next) return next(); // not a health check's path: the app's own routes answer it
+    if (!check || !judged) {
+      const why = check && lease === undefined ? `/${PATHS[check]} is ambiguous with ${list.length} leases: ask /${PATHS[check]}/<lease>` : check ? `no lease "${lease}" here` : `no health check at ${path}`;
+      return plain(res, 404, `${why}; this process serves ${served()} (leases: ${[...byLease.keys()].join(', ')})`);
+    }
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      res.setHeader('Allow', 'GET, HEAD');
+      return plain(res, 405, `${req.method ?? '?'} is not allowed: a health check answers GET and HEAD`);
+    }
+    const leases = judged.map(leaseHealth);
+    const ok = leases.every((l) => (check === 'leader' ? l.leading : check === 'ready' ? l.ready : l.live));
+    const body: HealthResponse = { check, ok, leases };
+    if (leases.length === 1) {
+      const l = leases[0]!;
+      res.setHeader(HEALTH_HEADERS.lease, headerValue(l.lease));
+      if (l.holder !== undefined) res.setHeader(HEALTH_HEADERS.holder, headerValue(l.holder));
+      if (l.fencingToken !== undefined) res.setHeader(HEALTH_HEADERS.fencingToken, String(l.fencingToken));
+      if (l.address !== undefined) res.setHeader(HEALTH_HEADERS.address, headerValue(l.address));
+    }
+    const text = `${JSON.stringify(body)}\n`;
+    res.statusCode = ok ? 200 : 503;
+    res.setHeader('Content-Type', 'application/json; charset=utf-8');
+    res.setHeader('Cache-Control', 'no-store');
+    res.setHeader('Content-Length', Buffer.byteLength(text));
+    res.end(req.method === 'HEAD' ? undefined : text);
+  };
+}
+
+function plain(res: ServerResponse, status: number, text: string): void {
+  res.statusCode = status;
+  res.setHeader('Content-Type', 'text/plain; charset=utf-8');
+  res.setHeader('Cache-Control', 'no-store');
+  res.end(`${text}\n`);
+}
+
+/** The options of serveHealth; a bad one is a ValidationError naming the field. */
+export const ServeHealthOptionsSchema = z.strictObject(
+  {
+    /** The port to listen on; 0 picks a free one (see HealthServer `port`). */
+    port: z.number().int('must be a whole number').min(0, 'must be a port from 0 to 65535 (0: any free port)').max(65_535, 'must be a port from 0 to 65535 (0: any free port)'),
+    /**
+     * The address to listen on. @default every interface (a load balancer on another host must
+     * reach it); '127.0.0.1' for this host only
+     */
+    host: z.string().min(1, 'must not be empty (leave it out to listen on every interface)').optional(),
+  },
+  { error: optionErrors('serveHealth', 'port') },
+);
+/** The options of serveHealth as written. */
+export type ServeHealthOptions = z.input<typeof ServeHealthOptionsSchema>;
+
+/** A listening health check server (serveHealth). */
+export interface HealthServer {
+  /** The port it listens on (the one picked, for port 0). */
+  readonly port: number;
+  /** Where to reach it from this host, e.g. `http://127.0.0.1:8080`. */
+  readonly url: string;
+  /** Stops listening and drops open connections (a load balancer's keep-alives); resolves once closed. */
+  close(): Promise<void>;
+}
+
+/**
+ * The health check (healthCheck) on a server of its own: `await serveHealth(elector, { port: 8080 })`.
+ * Resolves once it listens; rejects if it cannot (the port in use, say).
+ * @throws ValidationError naming each bad option, or bad `electors`
+ */
+export async function serveHealth(electors: LeaderElector | readonly LeaderElector[], options: ServeHealthOptions): Promise<HealthServer> {
+  const o = parse(ServeHealthOptionsSchema, options, 'serveHealth options');
+  const server = createServer(healthCheck(electors));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(o.port, o.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const a = server.address() as { address: string; family: string; port: number }; // net.AddressInfo: listening on a port
+  const host = a.address === '::' || a.address === '0.0.0.0' ? 'localhost' : a.family === 'IPv6' ? `[${a.address}]` : a.address;
+  return {
+    port: a.port,
+    url: `http://${host}:${a.port}`,
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        server.close((e) => (e ? reject(e) : resolve()));
+        server.closeAllConnections();
+      }),
+  };
+}

@@ -1,0 +1,257 @@
+/**
+ * The health check (lib/sdk/health.ts) over real HTTP on loopback: `/leader` is 200 only while the
+ * elector leads a live term, judged on its own clock when asked; `/ready` is 200 for a leader and a
+ * standby alike; `/healthz` fails only a failed or stuck elector. First on simulated time (the SDK
+ * over the DynamoDB model: the renew deadline to the millisecond), then on DynamoDB Local.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { inject } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { manualClock } from '../../lib/clock.js';
+import { localClient } from '../../lib/local/dynamodb-local.js';
+import { LeaderElector } from '../../lib/sdk/elector.js';
+import { HEALTH_HEADERS, HealthResponseSchema, healthCheck, serveHealth, type HealthServer } from '../../lib/sdk/health.js';
+import { testTables, type TestTables } from '../support.js';
+import { FAST, Log, startElector, validationError, waitFor } from './harness.js';
+import { Sim } from './sim-harness.js';
+
+const A = 'http://10.0.0.1:8080';
+
+interface Answer {
+  status: number;
+  headers: Headers;
+  text: string;
+}
+async function ask(url: string, method = 'GET'): Promise<Answer> {
+  const r = await fetch(url, { method });
+  return { status: r.status, headers: r.headers, text: await r.text() };
+}
+const body = (a: Answer) => HealthResponseSchema.parse(JSON.parse(a.text));
+
+describe('on simulated time: /leader follows the renew deadline to the millisecond', () => {
+  it('200 for the leader, 503 for a follower, ready for both; the leader answers 503 from its renew deadline on when it cannot renew', async () => {
+    const L = 'health-sim';
+    const sim = await Sim.create();
+    const a = sim.elector('a', { leaseName: L, mode: 'NoCoordination', clockSync: 'none', advertise: A });
+    await sim.until('a to lead', () => a.elector.isLeader());
+    const b = sim.elector('b', { leaseName: L, mode: 'NoCoordination', clockSync: 'none' });
+    await sim.until('b to see a lead', () => b.elector.leader === 'a');
+    const servers = await Promise.all([serveHealth(a.elector, { port: 0, host: '127.0.0.1' }), serveHealth(b.elector, { port: 0, host: '127.0.0.1' })]);
+    const [sa, sb] = servers;
+    try {
+      const leader = await ask(`${sa!.url}/leader`);
+      expect(leader.status).toBe(200);
+      expect(leader.headers.get(HEALTH_HEADERS.lease)).toBe(L);
+      expect(leader.headers.get(HEALTH_HEADERS.holder)).toBe('a');
+      expect(leader.headers.get(HEALTH_HEADERS.fencingToken)).toBe(String(a.elector.fencingToken));
+      expect(leader.headers.get(HEALTH_HEADERS.address)).toBe(A);
+      expect(leader.headers.get('cache-control')).toBe('no-store');
+      expect(body(leader)).toEqual({ check: 'leader', ok: true, leases: [{ lease: L, identity: 'a', state: 'running', leading: true, ready: true, live: true, holder: 'a', fencingToken: a.elector.fencingToken, address: A }] });
+
+      const follower = await ask(`${sb!.url}/leader`);
+      expect(follower.status).toBe(503);
+      expect(follower.headers.get(HEALTH_HEADERS.holder)).toBe('a'); // the holder it last saw
+      expect(follower.headers.get(HEALTH_HEADERS.fencingToken)).toBeNull();
+      expect(body(follower)).toMatchObject({ check: 'leader', ok: false, leases: [{ identity: 'b', leading: false, ready: true, holder: 'a' }] });
+      for (const s of servers) expect((await ask(`${s.url}/ready`)).status).toBe(200);
+      for (const s of servers) expect((await ask(`${s.url}/healthz`)).status).toBe(200);
+
+      // a load balancer's HEAD: the same status and headers, no body
+      const head = await ask(`${sa!.url}/leader`, 'HEAD');
+      expect(head.status).toBe(200);
+      expect(head.headers.get(HEALTH_HEADERS.fencingToken)).toBe(String(a.elector.fencingToken));
+      expect(head.text).toBe('');
+
+      // its renewals fail from now on: it leads until its renew deadline, counted from the last renewal that succeeded
+      a.machine.fault = (req) => (req.operation === 'UpdateItem' ? Object.assign(new Error('injected: service unavailable'), { name: 'ServiceUnavailable' }) : undefined);
+      await sim.run(FAST.retryPeriodMs); // an attempt fails (and whatever was in flight lands)
+      const renewed = a.machine.sent.filter((r) => r.ok && r.operation === 'UpdateItem').at(-1)!.at;
+      const deadline = renewed + FAST.renewDeadlineMs;
+      await sim.clock.runUntil(deadline - 1);
+      expect((await ask(`${sa!.url}/leader`)).status).toBe(200);
+      await sim.run(1);
+      const after = await ask(`${sa!.url}/leader`);
+      expect(after.status).toBe(503);
+      expect(after.headers.get(HEALTH_HEADERS.fencingToken)).toBeNull();
+      expect(body(after).leases[0]).toMatchObject({ leading: false, ready: true, live: true });
+      expect(sim.log.of('stopped', 'a')).toEqual([expect.objectContaining({ reason: 'renewDeadline' })]);
+      // a standby is ready: a rolling update is never blocked by one that does not lead
+      for (const s of servers) expect((await ask(`${s.url}/ready`)).status).toBe(200);
+    } finally {
+      await Promise.all(servers.map((s) => s.close()));
+    }
+  });
+
+  it('a process frozen past its renew deadline answers 503 at once when asked, before any of its timers ran', async () => {
+    const sim = await Sim.create();
+    const e = sim.elector('h', { leaseName: 'health-frozen', mode: 'NoCoordination', clockSync: 'none' });
+    await sim.until('h to lead', () => e.elector.isLeader());
+    const handler = healthCheck(e.elector);
+    const server = await listen(handler);
+    try {
+      e.machine.clock.pause(); // its timers stand still; its monotonic clock does not
+      await sim.run(FAST.renewDeadlineMs + 100);
+      expect(sim.log.of('stopped', 'h')).toEqual([]); // no timer of its has run
+      expect((await ask(`${server.url}/leader`)).status).toBe(503);
+      expect(sim.log.of('stopped', 'h')).toEqual([expect.objectContaining({ reason: 'renewDeadline' })]);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+/** A bare server around `handler` (as a user without serveHealth would write it), on loopback. */
+async function listen(handler: Parameters<typeof createServer>[1]): Promise<HealthServer & { server: Server }> {
+  const server = createServer(handler);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    server,
+    port,
+    url: `http://127.0.0.1:${port}`,
+    close: () => new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    }),
+  };
+}
+
+describe('on DynamoDB Local', () => {
+  let t: TestTables;
+  beforeAll(async () => {
+    t = await testTables('health');
+  });
+  afterAll(() => t?.drop());
+
+  it('/leader: 200 while leading, 503 once its renew deadline passed without a renewal (its own injected clock); a follower 503; both ready', async () => {
+    const L = 'health-local';
+    const clock = manualClock(); // wall and monotonic moved by hand; timers real
+    const client = localClient(inject('ddbEndpoint'));
+    let partitioned = false;
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (partitioned && context.commandName === 'UpdateItemCommand') throw Object.assign(new Error('partitioned'), { name: 'NetworkingError' });
+        return next(args);
+      },
+      { step: 'initialize', name: 'partition', priority: 'high' },
+    );
+    const log = new Log();
+    const a = startElector(t, log, 'a', { leaseName: L, mode: 'NoCoordination', platform: 'none', clockSync: 'none', clock, advertise: A }, { client });
+    await waitFor('a to lead', () => a.elector.isLeader());
+    const b = startElector(t, log, 'b', { leaseName: L, mode: 'NoCoordination', platform: 'none' });
+    await waitFor('b to see a lead', () => b.elector.leader === 'a');
+    const servers = [await serveHealth(a.elector, { port: 0, host: '127.0.0.1' }), await serveHealth(b.elector, { port: 0, host: '127.0.0.1' })];
+    try {
+      const [sa, sb] = servers;
+      const leading = await ask(`${sa!.url}/leader`);
+      expect(leading.status).toBe(200);
+      expect(body(leading).leases[0]).toMatchObject({ leading: true, fencingToken: a.elector.fencingToken, address: A });
+      expect((await ask(`${sb!.url}/leader`)).status).toBe(503);
+      for (const s of servers) expect((await ask(`${s.url}/ready`)).status).toBe(200);
+      partitioned = true; // a's renewals fail from now on; its clock has not moved since its last renewal was sent
+      clock.advance(FAST.renewDeadlineMs);
+      const lapsed = await ask(`${sa!.url}/leader`);
+      expect(lapsed.status).toBe(503);
+      expect(body(lapsed).leases[0]).toMatchObject({ leading: false, ready: true });
+      expect(log.of('stopped', 'a')).toEqual([expect.objectContaining({ reason: 'renewDeadline' })]);
+      for (const s of servers) expect((await ask(`${s.url}/ready`)).status).toBe(200);
+    } finally {
+      partitioned = false;
+      await Promise.all(servers.map((s) => s.close()));
+      await a.stop();
+      await b.stop();
+      client.destroy();
+    }
+  });
+
+  it('several leases in one process: /leader/<lease> each, /ready and /healthz for all, a bare /leader is ambiguous', async () => {
+    const log = new Log();
+    const one = startElector(t, log, 'w', { leaseName: 'health-one', mode: 'NoCoordination', platform: 'none' });
+    const two = startElector(t, log, 'w', { leaseName: 'health/two', mode: 'NoCoordination', platform: 'none' });
+    await waitFor('w to lead both', () => one.elector.isLeader() && two.elector.isLeader());
+    const other = new LeaderElector({ leaseName: 'health-idle', identity: 'w', mode: 'NoCoordination', client: t.client, tables: t.names, callbacks: { onStartedLeading: () => undefined } });
+    const s = await serveHealth([one.elector, two.elector], { port: 0, host: '127.0.0.1' });
+    const idle = await serveHealth(other, { port: 0, host: '127.0.0.1' });
+    try {
+      expect((await ask(`${s.url}/leader/health-one`)).status).toBe(200);
+      const slash = await ask(`${s.url}/leader/health/two`); // a lease name with a slash
+      expect(slash.status).toBe(200);
+      expect(slash.headers.get(HEALTH_HEADERS.lease)).toBe('health/two');
+      expect((await ask(`${s.url}/leader/${encodeURIComponent('health/two')}?x=1`)).status).toBe(200);
+      const ambiguous = await ask(`${s.url}/leader`);
+      expect(ambiguous.status).toBe(404);
+      expect(ambiguous.text).toMatch(/ambiguous with 2 leases: ask \/leader\/<lease>/);
+      const unknown = await ask(`${s.url}/leader/nope`);
+      expect(unknown.status).toBe(404);
+      expect(unknown.text).toMatch(/no lease "nope".*leases: health-one, health\/two/);
+      const ready = await ask(`${s.url}/ready`);
+      expect(ready.status).toBe(200);
+      expect(ready.headers.get(HEALTH_HEADERS.lease)).toBeNull(); // several leases: the body names them
+      expect(body(ready).leases.map((l) => l.lease)).toEqual(['health-one', 'health/two']);
+      expect((await ask(`${s.url}/healthz/health-one`)).status).toBe(200);
+      expect((await ask(`${s.url}/metrics`)).status).toBe(404);
+      const post = await ask(`${s.url}/ready`, 'POST');
+      expect(post.status).toBe(405);
+      expect(post.headers.get('allow')).toBe('GET, HEAD');
+      // not run yet: alive, not ready
+      expect((await ask(`${idle.url}/ready`)).status).toBe(503);
+      expect((await ask(`${idle.url}/healthz`)).status).toBe(200);
+      expect(body(await ask(`${idle.url}/healthz`)).leases[0]!.state).toBe('idle');
+    } finally {
+      await s.close();
+      await idle.close();
+      await one.stop();
+      await two.stop();
+    }
+  });
+
+  it('an elector whose run() failed is neither ready nor live; one stopped is live but not ready', async () => {
+    // a coordinated one registers its candidacy before it starts: a missing table is fatal there
+    const missing = new LeaderElector({ leaseName: 'health-failed', identity: 'f', candidacy: { emulationVersion: '1.0.0', binaryVersion: '1.0.0' }, platform: 'none', client: t.client, tables: 'no-such-tables', callbacks: { onStartedLeading: () => undefined }, onError: () => undefined });
+    const failed = missing.run(new AbortController().signal);
+    await expect(failed).rejects.toMatchObject({ name: 'TableNotFoundError' });
+    const stopped = startElector(t, new Log(), 's', { leaseName: 'health-stopped', mode: 'NoCoordination', platform: 'none' });
+    await stopped.elector.ready;
+    await stopped.stop();
+    const s = await serveHealth([missing, stopped.elector], { port: 0, host: '127.0.0.1' });
+    try {
+      expect(body(await ask(`${s.url}/healthz/health-failed`))).toMatchObject({ ok: false, leases: [{ state: 'failed', live: false, ready: false }] });
+      expect((await ask(`${s.url}/ready/health-failed`)).status).toBe(503);
+      expect(body(await ask(`${s.url}/ready/health-stopped`))).toMatchObject({ ok: false, leases: [{ state: 'stopped', ready: false, live: true }] });
+      expect((await ask(`${s.url}/healthz/health-stopped`)).status).toBe(200);
+      expect((await ask(`${s.url}/healthz`)).status).toBe(503); // one failed: the process is not well
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('mounted in an app (Express-style): its paths answered, any other passed to next()', async () => {
+    const e = new LeaderElector({ leaseName: 'health-mounted', identity: 'm', mode: 'NoCoordination', client: t.client, tables: t.names, callbacks: { onStartedLeading: () => undefined } });
+    const check = healthCheck(e);
+    const app = await listen((req, res) =>
+      check(req, res, () => {
+        res.statusCode = 418;
+        res.end('the app');
+      }),
+    );
+    try {
+      expect((await ask(`${app.url}/leader`)).status).toBe(503);
+      expect(await ask(`${app.url}/orders`)).toMatchObject({ status: 418, text: 'the app' });
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('bad arguments are ValidationErrors naming the field', () => {
+    const e = new LeaderElector({ leaseName: 'health-bad', identity: 'x', mode: 'NoCoordination', client: t.client, tables: t.names, callbacks: { onStartedLeading: () => undefined } });
+    const twin = new LeaderElector({ leaseName: 'health-bad', identity: 'y', mode: 'NoCoordination', client: t.client, tables: t.names, callbacks: { onStartedLeading: () => undefined } });
+    expect(validationError(() => healthCheck([])).message).toMatch(/at least one LeaderElector/);
+    expect(validationError(() => healthCheck({} as LeaderElector)).message).toMatch(/a LeaderElector or an array of them/);
+    expect(validationError(() => healthCheck([e, twin])).message).toMatch(/lease "health-bad" twice/);
+    return Promise.all([
+      expect(serveHealth(e, { port: 70_000 })).rejects.toMatchObject({ name: 'ValidationError', fields: ['port'] }),
+      expect(serveHealth(e, { port: 0, hots: 'x' } as never)).rejects.toThrow(/unknown option of serveHealth: "hots"/),
+    ]);
+  });
+});
