@@ -356,6 +356,9 @@ describe('a consumer project', () => {
       expect(printed['CONCLAVE_ENDPOINT']).toBe(inject('ddbEndpoint'));
       expect(printed['CONCLAVE_TABLE_PREFIX']).toBe(prefix);
       expect(printed['CONCLAVE_PUSH_URL']).toMatch(/^ws:\/\/127\.0\.0\.1:\d+/);
+      // where `conclave events` run in the same folder reads them, there from the start
+      expect(printed['CONCLAVE_EVENTS_FILE']).toBe(join(realpathSync(app), '.local', 'events.jsonl'));
+      expect(existsSync(printed['CONCLAVE_EVENTS_FILE']!)).toBe(true);
       // the tables are there, where it says
       const tables = await localClient(printed['CONCLAVE_ENDPOINT']!).send(new ListTablesCommand({}));
       expect(tables.TableNames).toEqual(expect.arrayContaining([`${prefix}-leases`, `${prefix}-candidates`, `${prefix}-identities`]));
