@@ -165,23 +165,9 @@ export class RenewalPhase {
 
   /** The holder's renewal interval as seen, or undefined before two renewals. */
   intervalMs(): number | undefined {
-    const n = this.stamps.length - 1;
-    if (n <= 0) return undefined;
-    // the gaps, sorted by insertion (a handful: no arrays made per call)
-    const sorted = this.gaps;
-    sorted.length = 0;
-    for (let i = 0; i < n; i++) {
-      const g = this.stamps[i + 1]! - this.stamps[i]!;
-      let j = sorted.length;
-      while (j > 0 && sorted[j - 1]! - g > 0) {
-        sorted[j] = sorted[j - 1]!;
-        j--;
-      }
-      sorted[j] = g;
-    }
-    return sorted[Math.floor((n - 1) / 2)];
+    const gaps = this.stamps.slice(1).map((s, i) => s - this.stamps[i]!).sort((a, b) => a - b);
+    return gaps.length === 0 ? undefined : gaps[Math.floor((gaps.length - 1) / 2)]; // the median (the lower of two)
   }
-  private readonly gaps: number[] = [];
 
   /** Monotonic time to read for the renewal after the last one seen, or undefined before two renewals. */
   expectedAt(): number | undefined {

@@ -82,15 +82,12 @@ export function sampleInterval(s: TimeSample, at = s.received): OffsetInterval {
  */
 export class OffsetEstimate {
   /** Newest first, mutually consistent. */
-  private readonly samples: TimeSample[] = [];
+  private samples: TimeSample[] = [];
   /** The offset stamps use: inside every sample's interval, moved only when a sample forces it. */
   private chosen: number | undefined;
   private jumpCount = 0;
   private lastJumpMs = 0;
   private sinceJump = CONFIRMATIONS;
-  /** What span() found last. */
-  private spanLo = 0;
-  private spanHi = 0;
 
   /** How many jumps were seen: a leader compares it before and after a renewal. */
   get jumps(): number {
@@ -105,56 +102,24 @@ export class OffsetEstimate {
   /** Takes one response's sample; returns how far the estimate jumped (0: it agreed with what came before). */
   add(s: TimeSample): number {
     if (!Number.isFinite(s.date) || !(s.received >= s.sent)) return 0;
-    // One pass over the older samples, each one's interval at the new sample's time computed once,
-    // for both: what they allowed before it came (as interval() computes it), and the intersection
-    // with the new sample of the newest ones that agree with it (the ones kept).
-    let lo = s.date - s.received;
-    let hi = s.date + DATE_RESOLUTION_MS - s.sent;
-    const samples = this.samples;
-    let kept = 0; // of the older samples, newest first
-    let keeping = true;
-    let blo = 0;
-    let bhi = 0;
-    for (let k = 0; k < samples.length; k++) {
-      const old = samples[k]!;
-      const drift = Math.max(0, s.received - old.received) * DRIFT_PER_MS;
-      const slo = old.date - old.received - drift;
-      const shi = old.date + DATE_RESOLUTION_MS - old.sent + drift;
-      if (k === 0) {
-        blo = slo;
-        bhi = shi;
-      } else if (Math.max(blo, slo) <= Math.min(bhi, shi)) {
-        blo = Math.max(blo, slo);
-        bhi = Math.min(bhi, shi);
-      }
-      if (!keeping) continue;
-      if (s.received - old.received > MAX_SAMPLE_AGE_MS || kept + 1 >= MAX_SAMPLES) {
-        keeping = false;
-        continue;
-      }
-      const nlo = Math.max(lo, slo);
-      const nhi = Math.min(hi, shi);
-      if (!(nlo <= nhi)) {
-        keeping = false; // this one and everything older disagree with the newest: dropped
-        continue;
-      }
-      lo = nlo;
-      hi = nhi;
-      kept++;
+    const before = this.interval(s.received);
+    const kept: TimeSample[] = [s];
+    let acc: OffsetInterval = sampleInterval(s);
+    for (const old of this.samples) {
+      if (s.received - old.received > MAX_SAMPLE_AGE_MS || kept.length >= MAX_SAMPLES) break;
+      const next = intersect(acc, sampleInterval(old, s.received));
+      if (!next) break; // this one and everything older disagree with the newest: dropped
+      acc = next;
+      kept.push(old);
     }
-    // [blo, bhi]: what the older samples allowed (none: nothing to jump from); [lo, hi]: what is kept
-    const had = samples.length > 0;
-    // the newest first, then the older ones kept, moved along in place (no array, no reallocation)
-    for (let k = kept; k > 0; k--) samples[k] = samples[k - 1]!;
-    samples[0] = s;
-    samples.length = kept + 1;
+    this.samples = kept;
     this.sinceJump++;
-    const gap = had ? Math.max(0, lo - bhi, blo - hi) : 0;
-    if (this.chosen === undefined || gap > JUMP_MS) this.chosen = (lo + hi) / 2;
-    else this.chosen = Math.min(Math.max(this.chosen, lo), hi);
+    const gap = before ? Math.max(0, acc.lo - before.hi, before.lo - acc.hi) : 0;
+    if (this.chosen === undefined || gap > JUMP_MS) this.chosen = (acc.lo + acc.hi) / 2;
+    else this.chosen = Math.min(Math.max(this.chosen, acc.lo), acc.hi);
     if (gap <= JUMP_MS) return 0;
     this.jumpCount++;
-    this.lastJumpMs = lo > bhi ? gap : -gap;
+    this.lastJumpMs = acc.lo > before!.hi ? gap : -gap;
     this.sinceJump = 1;
     return this.lastJumpMs;
   }
@@ -166,42 +131,20 @@ export class OffsetEstimate {
 
   /** The offsets every kept sample allows at monotonic time `at`; undefined before the first sample. */
   interval(at: number): OffsetInterval | undefined {
-    return this.span(at) ? { lo: this.spanLo, hi: this.spanHi } : undefined;
-  }
-
-  /** interval(at), into spanLo and spanHi (no object: every poll checks the clock); false before the first sample. */
-  private span(at: number): boolean {
-    const samples = this.samples;
-    if (samples.length === 0) return false;
-    let lo = 0;
-    let hi = 0;
-    for (let k = 0; k < samples.length; k++) {
-      const s = samples[k]!;
-      const drift = Math.max(0, at - s.received) * DRIFT_PER_MS;
-      const slo = s.date - s.received - drift;
-      const shi = s.date + DATE_RESOLUTION_MS - s.sent + drift;
-      if (k === 0) {
-        lo = slo;
-        hi = shi;
-        continue;
-      }
-      const nlo = Math.max(lo, slo);
-      const nhi = Math.min(hi, shi);
-      if (nlo <= nhi) {
-        lo = nlo;
-        hi = nhi;
-      }
+    let acc: OffsetInterval | undefined;
+    for (const s of this.samples) {
+      const i = sampleInterval(s, at);
+      acc = acc ? (intersect(acc, i) ?? acc) : i;
     }
-    this.spanLo = lo;
-    this.spanHi = hi;
-    return true;
+    return acc;
   }
 
   /** Whether a stamp taken at `at` is within `maxErrorMs` of the server's clock, and if not why. */
   check(at: number, maxErrorMs: number): ClockCheck {
-    if (!this.span(at)) return { ok: false, reason: 'noSamples' };
+    const i = this.interval(at);
+    if (!i) return { ok: false, reason: 'noSamples' };
     if (this.sinceJump < CONFIRMATIONS) return { ok: false, reason: 'jumped', jumpMs: this.lastJumpMs };
-    const errorMs = Math.max(this.chosen! - this.spanLo, this.spanHi - this.chosen!);
+    const errorMs = Math.max(this.chosen! - i.lo, i.hi - this.chosen!);
     return errorMs <= maxErrorMs ? { ok: true, errorMs } : { ok: false, reason: 'uncertain', errorMs };
   }
 }
@@ -288,24 +231,7 @@ export class ServerClock implements StampClock {
   }
 }
 
-/** A client's server clocks: by base clock, and in the order they were made (what its middleware samples). */
-interface Registered {
-  readonly byBase: Map<Clock, ServerClock>;
-  readonly list: ServerClock[];
-}
-const clocks = new WeakMap<DynamoDBClient, Registered>();
-
-const parsedDates = new Map<string, number>();
-/** Date.parse, once per distinct header (it changes once a second; responses come far more often). */
-function parsedDate(header: string): number {
-  let d = parsedDates.get(header);
-  if (d === undefined) {
-    d = Date.parse(header);
-    if (parsedDates.size >= 4096) parsedDates.clear();
-    parsedDates.set(header, d);
-  }
-  return d;
-}
+const clocks = new WeakMap<DynamoDBClient, Map<Clock, ServerClock>>();
 
 /**
  * The ServerClock of `client` on `base`'s monotonic clock: one per pair, so every SDK object on one
@@ -314,48 +240,30 @@ function parsedDate(header: string): number {
  * exchange alone). A client without a middleware stack (a stub) gives no samples.
  */
 export function serverClockOf(client: DynamoDBClient, base: Clock): ServerClock {
-  let registered = clocks.get(client);
-  if (!registered) {
-    const r: Registered = { byBase: new Map(), list: [] };
-    registered = r;
-    clocks.set(client, r);
+  let byBase = clocks.get(client);
+  if (!byBase) {
+    byBase = new Map();
+    clocks.set(client, byBase);
+    const registered = byBase;
     client.middlewareStack?.add(
-      (next) => (args) => {
-        // (one clock per client is the rule: then no arrays or iterators for every request; a
-        // reaction rather than an async function: one promise fewer per request)
-        const one = r.list.length === 1 ? r.list[0] : undefined;
-        const all = one ? undefined : r.list.slice();
-        const sentOne = one?.monotonic();
-        const sent = all?.map((c) => c.monotonic());
-        let answered: ReturnType<typeof next>;
-        try {
-          answered = next(args);
-        } catch (e) {
-          return Promise.reject(e as Error);
-        }
-        return answered.then((out) => {
-          const header = (out.response as { headers?: Record<string, string | undefined> } | undefined)?.headers?.['date'];
-          if (one) {
-            const received = one.monotonic();
-            const date = header === undefined ? NaN : parsedDate(header);
-            if (Number.isFinite(date)) one.record({ date, sent: sentOne!, received });
-            return out;
-          }
-          const received = all!.map((c) => c.monotonic());
-          const date = header === undefined ? NaN : parsedDate(header);
-          if (Number.isFinite(date)) all!.forEach((c, i) => c.record({ date, sent: sent![i]!, received: received[i]! }));
-          return out;
-        });
+      (next) => async (args) => {
+        const all = [...registered.values()];
+        const sent = all.map((c) => c.monotonic());
+        const out = await next(args);
+        const received = all.map((c) => c.monotonic());
+        const header = (out.response as { headers?: Record<string, string | undefined> } | undefined)?.headers?.['date'];
+        const date = header === undefined ? NaN : Date.parse(header);
+        if (Number.isFinite(date)) all.forEach((c, i) => c.record({ date, sent: sent[i]!, received: received[i]! }));
+        return out;
       },
       // Inside the deserializer (priority low): the raw HTTP response, error statuses included.
       { step: 'deserialize', priority: 'low', name: 'conclaveServerTime' },
     );
   }
-  let c = registered.byBase.get(base);
+  let c = byBase.get(base);
   if (!c) {
     c = new ServerClock(base);
-    registered.byBase.set(base, c);
-    registered.list.push(c);
+    byBase.set(base, c);
   }
   return c;
 }
