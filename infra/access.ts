@@ -185,7 +185,7 @@ export const WORKER_WRITES = {
   ],
   identities: [
     {
-      attributes: ['component', 'name', 'revision', 'holderIdentity', 'hostname', 'leaseDurationSeconds', 'acquireTime', 'renewTime', 'labels', 'expiresAt'],
+      attributes: ['component', 'name', 'revision', 'holderIdentity', 'process', 'hostname', 'leaseDurationSeconds', 'acquireTime', 'renewTime', 'labels', 'expiresAt'],
       returnValues: ['NONE', 'ALL_NEW'],
     },
   ],

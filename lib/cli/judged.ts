@@ -4,7 +4,7 @@
  * own stamp stays where the holder last wrote the lease itself. The CLI reads the session rows after
  * the leases (read.ts) and judges with them, as lib/coordinator/reconcile.ts does.
  */
-import { effectiveLease, leaseExpiresAt, sessionStampAt, vacancy, type SessionStamp, type VacancyReason } from '../election/vacancy.js';
+import { effectiveLease, leaseExpiresAt, sessionStampAt, sessionStanding, vacancy, type SessionStamp, type VacancyReason } from '../election/vacancy.js';
 import type { ElectionConfig } from '../schemas/config.js';
 import type { IdentityLease } from '../schemas/identity.js';
 import type { Lease } from '../schemas/lease.js';
@@ -45,7 +45,30 @@ export function stampAt(seen: SessionSeen | undefined, now: number): SessionStam
 export function judgedLease(lease: Lease, seen: SessionSeen | undefined, now: number): Lease;
 export function judgedLease(lease: Lease | undefined, seen: SessionSeen | undefined, now: number): Lease | undefined;
 export function judgedLease(lease: Lease | undefined, seen: SessionSeen | undefined, now: number): Lease | undefined {
-  return effectiveLease(lease, stampAt(seen, now));
+  return effectiveLease(lease, stampAt(seen, now), now);
+}
+
+/**
+ * Whether the session a lease names vouches for its holder (sessionStanding): false when the row is
+ * gone or is another process's. The term then has no end anyone can foresee: its holder ends it when
+ * its own read finds the row moved off its session, or its followers report it after their fallback.
+ */
+export function unvouched(l: Lease, seen: SessionSeen | undefined): boolean {
+  return seen !== undefined && sessionStanding(l, seen.row && { name: seen.name, renewTime: seen.row.renewTime, process: seen.row.process }) === 'unvouched';
+}
+
+/** What an unvouched term's state says in place of its end. */
+const UNVOUCHED = 'its session does not vouch for its holder: it ends when the holder reads the lease, or when a follower reports it vacant';
+
+/** The EXPIRES column: when the term ends as judged, `unknown` on a session that does not vouch for it. */
+export function expiresOf(l: Lease, seen: SessionSeen | undefined, now: number): string {
+  if (l.holderIdentity === undefined) return '-';
+  return unvouched(l, seen) ? 'unknown' : relative(leaseExpiresAt(judgedLease(l, seen, now)), now);
+}
+
+/** describe's State line for a lease judged held on a session that does not vouch for it; undefined otherwise. */
+export function unvouchedState(l: Lease | undefined, seen: SessionSeen | undefined): string | undefined {
+  return l && !l.vacancyReport && unvouched(l, seen) ? `held; ${UNVOUCHED}` : undefined;
 }
 
 /** What `-o json` adds to a lease item (as `judged`): the CLI's verdict, by the coordinator's rules. */
@@ -56,22 +79,23 @@ export interface Judged {
   vacant: boolean;
   /** Why it is vacant: noHolder, expired, reported. */
   reason?: VacancyReason;
-  /** When the holder's term ends (or ended): the later of its own and its session's renewal, plus leaseDurationSeconds. */
+  /** When the holder's term ends (or ended): the later of its own and its session's renewal, plus leaseDurationSeconds; absent on a session that does not vouch for it. */
   expiresAt?: number;
-  /** A lease held on a session: the session's name and its row as read (null: gone, so the term lives by the lease's own renewTime). */
-  session?: { name: string; row: IdentityLease | null };
+  /** A lease held on a session: the session's name, its row as read (null: gone), and whether it vouches for the holder (unvouched). */
+  session?: { name: string; row: IdentityLease | null; vouches: boolean };
 }
 
 export function judged(lease: Lease, seen: SessionSeen | undefined, now: number, config: ElectionConfig): Judged {
   const effective = judgedLease(lease, seen, now);
   const v = vacancy(effective, now, config.clockSkewMs);
-  const expiresAt = lease.holderIdentity === undefined ? undefined : leaseExpiresAt(effective);
+  const vouches = !unvouched(lease, seen);
+  const expiresAt = lease.holderIdentity === undefined || !vouches ? undefined : leaseExpiresAt(effective);
   return {
     at: now,
     vacant: v.vacant,
     ...(v.vacant ? { reason: v.reason } : {}),
     ...(expiresAt === undefined ? {} : { expiresAt }),
-    ...(seen ? { session: { name: seen.name, row: seen.row ?? null } } : {}),
+    ...(seen ? { session: { name: seen.name, row: seen.row ?? null, vouches } } : {}),
   };
 }
 
@@ -85,12 +109,13 @@ export const withJudged = (lease: Lease, seen: SessionSeen | undefined, now: num
 export function renewedOf(l: Lease, seen: SessionSeen | undefined, now: number): string {
   if (!seen) return relative(l.renewTime, now);
   if (!seen.row) return `${relative(l.renewTime, now)} (session gone)`;
+  if (unvouched(l, seen)) return `${relative(l.renewTime, now)} (another process's session)`;
   return `${relative(Math.max(l.renewTime ?? 0, seen.row.renewTime), now)} (session)`;
 }
 
 /** The holder's last renewal as observers count it: `2s ago`, or `2s ago, through its session s-1` when the session's is the later. */
 export function lastRenewal(l: Lease, seen: SessionSeen | undefined, now: number): string {
-  if (!seen?.row || seen.row.renewTime <= (l.renewTime ?? 0)) return relative(l.renewTime, now);
+  if (!seen?.row || unvouched(l, seen) || seen.row.renewTime <= (l.renewTime ?? 0)) return relative(l.renewTime, now);
   return `${relative(seen.row.renewTime, now)}, through its session ${seen.name}`;
 }
 
@@ -98,7 +123,8 @@ export function lastRenewal(l: Lease, seen: SessionSeen | undefined, now: number
 export function sessionLine(l: Lease, seen: SessionSeen | undefined, now: number): string {
   if (!seen) return l.holderIdentity === undefined ? '-' : 'none: the holder renews the lease itself';
   const r = seen.row;
-  if (!r) return `held on session ${seen.name}, whose row is gone: the term lives by the lease's own renewal only`;
+  if (!r) return `held on session ${seen.name}, whose row is gone: it vouches for nothing (the lease's session was rewritten under its holder, or the row deleted)`;
+  if (unvouched(l, seen)) return `held on session ${seen.name}, of another process (${r.process ?? 'unnamed'}; host ${r.hostname}): it does not vouch for ${l.holderIdentity}'s term (the lease's session was rewritten under its holder)`;
   return `held on session ${seen.name}, last renewed ${relative(r.renewTime, now)} by the session (${new Date(r.renewTime).toISOString()}; host ${r.hostname}, process ${r.holderIdentity})`;
 }
 

@@ -2,12 +2,11 @@
 import { ignoredLastPing } from '../election/decide.js';
 import { locationOf, locationRank, locationText } from '../election/location.js';
 import { effectivePriority } from '../election/ordering.js';
-import { leaseExpiresAt } from '../election/vacancy.js';
 import type { Candidate } from '../schemas/candidate.js';
 import type { ElectionConfig } from '../schemas/config.js';
 import type { Lease } from '../schemas/lease.js';
 import { dash, platformOf, relative, type Column } from './format.js';
-import { judgedLease, renewedOf, seenIn, type SessionsSeen } from './judged.js';
+import { expiresOf, renewedOf, seenIn, type SessionsSeen } from './judged.js';
 
 /** The strategy in force: an operator's (sticky), else the one the holder was elected under. */
 export function strategyOf(l: Lease): string {
@@ -40,7 +39,7 @@ export function leaseColumns(now: number, sessions: SessionsSeen): Column<Lease>
     { header: 'ELECTION', cell: (l) => electionOf(l, now) },
     { header: 'PREFERRED', cell: (l) => dash(l.preferredHolder) },
     { header: 'RENEWED', cell: (l) => renewedOf(l, seenIn(sessions, l), now) },
-    { header: 'EXPIRES', cell: (l) => (l.holderIdentity ? relative(leaseExpiresAt(judgedLease(l, seenIn(sessions, l), now)), now) : '-') },
+    { header: 'EXPIRES', cell: (l) => expiresOf(l, seenIn(sessions, l), now) },
   ];
 }
 

@@ -147,7 +147,7 @@ async function reconcileOnce(deps: CoordinatorDeps, name: string, attempt: numbe
   const now = deps.clock.now();
   const before = snap.read.item;
   // A lease held on a session is judged by the later of its own stamp and the session's.
-  const decision = decideWithSuccession(name, effectiveLease(before, stampAt(snap.session, now)), snap.candidates, now, deps.config);
+  const decision = decideWithSuccession(name, effectiveLease(before, stampAt(snap.session, now), now), snap.candidates, now, deps.config);
   const outcome: ReconcileOutcome = { lease: name, decision, before, after: undefined, pinged: [], invalidCandidates: snap.invalid, attempts: attempt, at: now };
   if (isNoop(decision)) return outcome;
   const writes = plan(decision, before, now, deps.config);
@@ -251,11 +251,15 @@ export async function reconcileAll(deps: CoordinatorDeps): Promise<ReconcileAllR
     const notOurs = o.decision.kind === 'leaveAlone' && (o.decision.reason === 'noCoordination' || o.decision.reason === 'unknownStrategy');
     const hasLive = g.candidates.some((c) => !isCandidateStale(c, now, deps.config.candidateStaleAfterMs));
     const l = o.after ?? o.before;
-    if (!notOurs && hasLive && vacancy(effectiveLease(l, stampAt(sessionOf(l), now)), now, deps.config.clockSkewMs).vacant) result.leaderless.push(o.lease);
+    if (!notOurs && hasLive && vacancy(effectiveLease(l, stampAt(sessionOf(l), now), now), now, deps.config.clockSkewMs).vacant) result.leaderless.push(o.lease);
   }
 
   result.broken.sort((a, b) => (a.lease < b.lease ? -1 : a.lease > b.lease ? 1 : 0));
-  await collectGarbage(deps, [...groups.values()].flatMap((g) => g.candidates), identities, result);
+  // a session row a held lease still names is kept: gone, it would no longer vouch for that term (sessionStanding)
+  const after = new Map(leases);
+  for (const o of result.outcomes) after.set(o.lease, (o.after ?? o.before)!);
+  const named = new Set([...after.values()].flatMap((l) => (l?.holderIdentity !== undefined && l.session !== undefined ? [l.session] : [])));
+  await collectGarbage(deps, [...groups.values()].flatMap((g) => g.candidates), identities.filter((i) => !named.has(i.name)), result);
   return result;
 }
 
@@ -263,8 +267,8 @@ async function collectGarbage(deps: CoordinatorDeps, candidates: Candidate[], id
   const now = deps.clock.now();
   const stale = candidates.filter((c) => isCandidateStale(c, now, deps.config.candidateStaleAfterMs));
   await collect(deps, stale, (c) => deps.candidates.delete(CandidateStore.readOf(c)), (c) => result.collectedCandidates.push({ leaseName: c.leaseName, name: c.name }));
-  // A session row is collected like any identity lease: its leaseDurationSeconds covers the longest
-  // lease held on it, so no lease can still be alive on it by then.
+  // A session row is collected like any identity lease (its leaseDurationSeconds covers the longest
+  // lease held on it, so no lease can still be alive on it by then), once no held lease names it.
   const expired = identities.filter((i) => isIdentityExpired(i, now, deps.config.identityGcGraceMs));
   await collect(deps, expired, (i) => deps.identities.delete(IdentityStore.readOf(i)), (i) => result.collectedIdentities.push({ component: i.component, name: i.name }));
 }

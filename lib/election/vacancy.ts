@@ -1,5 +1,5 @@
 import type { Candidate } from '../schemas/candidate.js';
-import type { IdentityLease } from '../schemas/identity.js';
+import { vouchesFor, type IdentityLease } from '../schemas/identity.js';
 import type { Lease } from '../schemas/lease.js';
 
 export type VacancyReason = 'noLease' | 'noHolder' | 'expired' | 'reported';
@@ -11,6 +11,8 @@ export interface SessionStamp {
   readonly name: string;
   /** Its renewTime: for a judgement made later than the read, moved forward by the read's age (see effectiveLease). */
   readonly renewTime: number;
+  /** The process that renews it (IdentityLeaseItem.process): it vouches for its own electors' terms only. */
+  readonly process: string | undefined;
 }
 
 /**
@@ -19,23 +21,54 @@ export interface SessionStamp {
  * sent — a renewal may have landed since, and only a read sent no earlier than the moment judged
  * proves the holder has stopped. Undefined when there was no row.
  */
-export function sessionStampAt(row: { readonly name: string; readonly renewTime: number } | undefined, readAt: number, now: number): SessionStamp | undefined {
-  return row ? { name: row.name, renewTime: row.renewTime + Math.max(0, now - readAt) } : undefined;
+export function sessionStampAt(row: { readonly name: string; readonly renewTime: number; readonly process?: string | undefined } | undefined, readAt: number, now: number): SessionStamp | undefined {
+  return row ? { name: row.name, renewTime: row.renewTime + Math.max(0, now - readAt), process: row.process } : undefined;
 }
 
 /**
- * The lease as observers judge it: a lease held on a session has `renewTime` the later of its own and
- * the session's; any other lease (or a session that is not the lease's, or is gone) as it is. A
- * coordinator judging at `now` from a session read it sent at `readAt` passes the session's stamp
- * moved forward by `now − readAt`: a renewal that landed since the read could otherwise be missed,
- * and only a read sent no earlier than the moment judged proves the holder has stopped.
+ * How a lease's term stands with the session it names:
+ * - `none`: not held on a session (no holder, or no `session`): judged by its own stamp;
+ * - `vouched`: the session row exists and is the holder's own process's (IdentityLeaseItem.process):
+ *   the term lives by the later of its own stamp and the session's;
+ * - `unvouched`: the row is gone, or another process's. Only a write the holder did not make puts a
+ *   term there (a peer of the same lease redirecting `session`, issue 36), or the row was collected
+ *   while the lease still named it. The session's stamp says nothing about the holder then: only the
+ *   holder's own read of its lease (which ends a term it finds moved off its session) or its
+ *   followers' fallback, which waits that read out (lib/sdk/leader.ts sessionFallbackMs), ends it.
  */
-export function effectiveLease(lease: Lease, session: SessionStamp | undefined): Lease;
-export function effectiveLease(lease: Lease | undefined, session: SessionStamp | undefined): Lease | undefined;
-export function effectiveLease(lease: Lease | undefined, session: SessionStamp | undefined): Lease | undefined {
-  if (!lease?.session || !session || session.name !== lease.session || lease.holderIdentity === undefined) return lease;
-  const renewTime = Math.max(lease.renewTime ?? 0, session.renewTime);
-  return renewTime === lease.renewTime ? lease : { ...lease, renewTime };
+export type SessionStanding = 'none' | 'vouched' | 'unvouched';
+
+export function sessionStanding(lease: Lease | undefined, session: SessionStamp | undefined): SessionStanding {
+  if (lease?.session === undefined || lease.holderIdentity === undefined) return 'none';
+  return session?.name === lease.session && vouchesFor(session.process, lease.holderInstance) ? 'vouched' : 'unvouched';
+}
+
+/**
+ * The lease as the coordinator (or the CLI) judges it at `now`: a lease held on a session that
+ * vouches for it has `renewTime` the later of its own and the session's; one on a session that does
+ * not (sessionStanding) is alive as of `now` — the coordinator has no memory to time a fallback by,
+ * so it leaves such a term to its holder's own read and to its followers' vacancy report; any other
+ * lease as it is. A coordinator judging at `now` from a session read it sent at `readAt` passes the
+ * session's stamp moved forward by `now − readAt` (sessionStampAt): a renewal that landed since the
+ * read could otherwise be missed, and only a read sent no earlier than the moment judged proves the
+ * holder has stopped.
+ */
+export function effectiveLease(lease: Lease, session: SessionStamp | undefined, now: number): Lease;
+export function effectiveLease(lease: Lease | undefined, session: SessionStamp | undefined, now: number): Lease | undefined;
+export function effectiveLease(lease: Lease | undefined, session: SessionStamp | undefined, now: number): Lease | undefined {
+  switch (sessionStanding(lease, session)) {
+    case 'none':
+      return lease;
+    case 'vouched':
+      return renewedBy(lease!, session!.renewTime);
+    case 'unvouched':
+      return renewedBy(lease!, now);
+  }
+}
+
+/** `lease` with `renewTime` at least `at` (the later of its own stamp and its session's). */
+export function renewedBy(lease: Lease, at: number): Lease {
+  return at > (lease.renewTime ?? 0) ? { ...lease, renewTime: at } : lease;
 }
 
 /** When the holder's term ends by its own stamp: renewTime + leaseDurationSeconds (of the effective lease, for one held on a session). */

@@ -32,6 +32,14 @@ export const IdentityLeaseItem = z.object({
   revision: Revision,
   expiresAt: TtlSeconds.optional(),
   /**
+   * Session rows only (lib/sdk/session.ts): the id of the process that renews the row, the same for
+   * every row one Session writes. The instance of every elector on that session ends with it
+   * (`@<process>`), so a session row vouches for the terms of its own process's electors and no
+   * other's: an observer judges a term by the session the lease names only where that session
+   * vouches for the holder (lib/election/vacancy.ts `vouches`).
+   */
+  process: z.string().min(1).max(64).optional(),
+  /**
    * Session rows only (lib/sdk/session.ts): terms held on this session that ended by a write the
    * holder did not make (the coordinator, the platform function, the CLI, an operator's delete),
    * as lease name → the ended term's fencing token. Written by Conclave's functions and the CLI,
@@ -43,5 +51,12 @@ export const IdentityLeaseItem = z.object({
     .refine((m) => Object.keys(m).length <= MAX_ENDED_TERMS, `must have at most ${MAX_ENDED_TERMS} entries`)
     .optional(),
 });
+/** The instance of an elector of `identity` that holds its terms on a session of process `process` (IdentityLeaseItem.process). */
+export const instanceOnSession = (identity: string, unique: string, process: string): string => `${identity}_${unique}@${process}`;
+
+/** Whether a session row of process `process` vouches for a term held by `holderInstance`: that instance is an elector of its process. */
+export const vouchesFor = (process: string | undefined, holderInstance: string | undefined): boolean =>
+  process !== undefined && holderInstance !== undefined && holderInstance.endsWith(`@${process}`);
+
 /** A row of the identities table as read: one process's heartbeat (KEP-1965). */
 export type IdentityLease = z.infer<typeof IdentityLeaseItem>;

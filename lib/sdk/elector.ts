@@ -1,6 +1,7 @@
 import type { DynamoDBClient, PutItemCommandOutput, TransactWriteItemsCommandInput, TransactWriteItemsCommandOutput, UpdateItemCommandOutput } from '@aws-sdk/client-dynamodb';
 import { Nap, systemClock, uniqueId } from '../clock.js';
 import type { IdentityClaim, Lease } from '../schemas/lease.js';
+import { instanceOnSession } from '../schemas/identity.js';
 import type { Platform } from '../schemas/platform.js';
 import { parse } from '../schemas/validation.js';
 import { ConflictError } from '../stores/errors.js';
@@ -107,14 +108,16 @@ export class LeaderElector {
     this.onError = onError ?? ((e) => process.emitWarning(e));
     this.report = faultReporter(this.onError, `LeaderElector "${data.identity}" of lease "${data.leaseName}"`, client);
     this.leases = new LeaseStore(client, data.tables.leases, data.multiRegion);
-    this.instance = `${data.identity}_${uniqueId(clock ?? systemClock)}`;
+    // on a session, the instance names the session's process: only its rows vouch for this elector's terms
+    const unique = uniqueId(clock ?? systemClock);
+    this.instance = session ? instanceOnSession(data.identity, unique, session.process) : `${data.identity}_${unique}`;
     this.detect = detect ?? (() => detectPlatform());
     const c = data.candidacy;
     this.candidate = c
       ? new LeaseCandidate({ ...c, leaseName: data.leaseName, name: data.identity, tables: data.tables, client, clock: this.time, clockSync: 'none', instance: this.instance, claimWindowMs: data.leaseDurationMs, onError: this.onError })
       : undefined;
     this.options = deepFreeze(data);
-    this.watch = new LeaseWatch(this.options, this.instance, this.leases, sessions, () => this.mono(), (h) => this.noteHolder(h), (c) => this.answerClaim(c));
+    this.watch = new LeaseWatch(this.options, this.instance, this.leases, sessions, () => this.mono(), (h) => this.noteHolder(h), (c) => this.answerClaim(c), () => this.sessionFallbackMs);
     this.writes = new TermWrites(this.leases, new CandidateStore(client, data.tables.candidates), this.options, this.instance, this.time, (r) => this.announce(r), this.report);
     this.guard = new ClockGuard(this.time, this.options, `LeaderElector "${this.options.identity}" of lease "${this.options.leaseName}"`, this.onError);
     const { options: opts, instance, time, guard, writes, leases, watch, callbacks: cbs, candidate, acked } = this;
@@ -340,6 +343,11 @@ export class LeaderElector {
     return this.session ? (this.session.name ?? null) : undefined;
   }
 
+  /** How long a follower waits out a session-held term's holder's own backstop read (lib/sdk/leader.ts sessionFallbackMs). */
+  private get sessionFallbackMs(): number {
+    return sessionFallbackMs({ sessionBackstopMs: this.sessionBackstopMs, ...this.options });
+  }
+
   /** Lease reads of a lease held on a session, while wakes reach this worker: this often (a backstop for a lost wake). */
   private get sessionBackstopMs(): number {
     return SESSION_QUIET_LEASES * this.options.leaseDurationMs;
@@ -400,7 +408,7 @@ export class LeaderElector {
       observedAt: this.watch.observed!.at,
       vacantSince: this.vacantSince,
       retryPeriodMs: this.options.retryPeriodMs,
-      fallbackAfterMs: this.watch.lastHeldOnSession ? Math.max(this.fallbackAfterMs, sessionFallbackMs({ sessionBackstopMs: this.sessionBackstopMs, ...this.options })) : this.fallbackAfterMs,
+      fallbackAfterMs: this.watch.lastHeldOnSession ? Math.max(this.fallbackAfterMs, this.sessionFallbackMs) : this.fallbackAfterMs,
     });
     if (d.confirm || (d.answer !== undefined && this.candidate) || d.take !== undefined || d.reportVacancy) return this.actOnPoll(raw, read, d);
     this.vacantSince = d.vacantSince;

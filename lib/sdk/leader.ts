@@ -108,7 +108,14 @@ export function decideLeader(s: LeaderSettings, t: TermView, o: LeaderObservatio
       return { kind: 'renewed', renewedAt: Math.max(t.renewedAt, o.sentAt), lease: o.lease };
     case 'read': {
       const termToken = o.lease?.termToken;
-      if (inTerm(o.lease, t)) return { kind: 'seen', lease: o.lease };
+      if (inTerm(o.lease, t)) {
+        // Held on its session, yet the row names another (or none): `session` was rewritten under
+        // the holder (a peer of the same lease can write it). Observers no longer judge the term by
+        // this holder's renewals — they wait out this very read (sessionStanding, sessionFallbackMs) —
+        // so it ends here, on the row too, and is elected again.
+        if (t.session !== undefined && o.lease.session !== t.session) return { kind: 'stop', reason: 'deposed', look: true, endTerm: true };
+        return { kind: 'seen', lease: o.lease };
+      }
       // The row still carries this term's token copy, yet not its holder or fencing token: rewritten
       // under it, as above. A leader on a session renews no lease row and learns it by reading:
       // left as it is, the session would keep the rewritten term alive with nobody leading it.

@@ -158,6 +158,11 @@ export class Session {
   readonly options: ResolvedSessionOptions;
   /** Resolves once the first row is written. */
   readonly ready: Promise<void>;
+  /**
+   * This process's id, written on every row the session writes; its electors' instances end with
+   * it, so observers judge their terms by this session and by no other (IdentityLeaseItem.process).
+   */
+  readonly process: string;
   private readonly store: IdentityStore;
   private readonly time: StampClock;
   private readonly onError: (e: Error) => void;
@@ -176,6 +181,7 @@ export class Session {
     const o = parse(SessionOptionsSchema, options, 'Session options');
     const { client, onError, clock, ...data } = o;
     this.clock = clock ?? systemClock;
+    this.process = uniqueId(this.clock);
     this.time = stampClockFor(data.clockSync, client, this.clock);
     this.onError = onError ?? ((e) => process.emitWarning(e));
     this.store = new IdentityStore(client, data.tables.identities);
@@ -327,6 +333,7 @@ export class Session {
     const item = await this.store.write(read, {
       set: {
         holderIdentity: name,
+        process: this.process,
         hostname: osHostname().slice(0, 253) || 'unknown',
         leaseDurationSeconds: Math.ceil(this.options.maxLeaseDurationMs / 1000),
         acquireTime: now,

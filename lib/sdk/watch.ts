@@ -5,11 +5,14 @@
  * (lib/sdk/follower.ts decideFollower) and when it reads next (nextReadDelay). The elector owns one
  * per start-up and feeds it every read and every write it makes.
  */
-import { effectiveLease } from '../election/vacancy.js';
+import { renewedBy, sessionStanding } from '../election/vacancy.js';
 import type { IdentityClaim, Lease } from '../schemas/lease.js';
 import type { LeaseRead, LeaseStore } from '../stores/lease-store.js';
 import { isQuiet, isSuccessor, nextReadDelay, RenewalPhase } from './follower.js';
 import { SessionReader, SHARED_READ_MS } from './session.js';
+import type { IdentityLease } from '../schemas/identity.js';
+
+type SessionReadRow = Pick<IdentityLease, 'name' | 'renewTime' | 'process'>;
 
 export interface WatchSettings {
   readonly leaseName: string;
@@ -70,6 +73,8 @@ export class LeaseWatch {
     private readonly onHolder: (holder: unknown) => void,
     /** Every claim to a candidate name a read or a write shows (one identity, one process). */
     private readonly onClaim: (claim: IdentityClaim) => void = () => undefined,
+    /** How long a term on a session that does not vouch for its holder lasts, from when it was first seen (see judged). */
+    private readonly unvouchedTermMs: () => number = () => s.leaseDurationMs,
   ) {}
 
   /** Passes on a claim the row `l` carries (LeaseCandidate's, to a candidate name another start-up holds). */
@@ -121,7 +126,20 @@ export class LeaseWatch {
     if (this.mono() - s.sentAt > margin) s = await this.sessions.read(l.session, 0, 0);
     sentAt = s.sentAt;
     this.viewedSession = s.row && { name: s.row.name, renewTime: s.row.renewTime };
-    return { raw, view: { ...raw, item: effectiveLease(l, s.row && { name: s.row.name, renewTime: s.row.renewTime }) }, sentAt };
+    return { raw, view: { ...raw, item: this.judged(l, s.row) }, sentAt };
+  }
+
+  /**
+   * The term `l` as this follower judges it with the session row it names (`row`): on a session that
+   * vouches for its holder (sessionStanding), renewed by the later of the two stamps; on one that
+   * does not (gone, or another process's: the lease's `session` was rewritten under its holder),
+   * lasting `unvouchedTermMs` from when it was first seen — the holder's own backstop read, which
+   * ends a term it finds moved off its session, comes first — as a lease duration of that length.
+   */
+  private judged(l: Lease, row: SessionReadRow | undefined): Lease {
+    const stamp = row && { name: row.name, renewTime: row.renewTime, process: row.process };
+    if (sessionStanding(l, stamp) === 'vouched') return renewedBy(l, row!.renewTime);
+    return { ...l, leaseDurationSeconds: Math.max(l.leaseDurationSeconds, Math.ceil(this.unvouchedTermMs() / 1000)) };
   }
 
   /** Records what was read (or written); true when the term or its renewal changed since the last read. */

@@ -26,12 +26,12 @@ const at = () => manualClock(NOW);
 const seedSession = (name: string, renewTime: number) =>
   identities.write(
     { key: { component: SESSION_COMPONENT, name }, item: undefined, revision: 0 },
-    { set: { holderIdentity: `${name}_1`, hostname: 'web-1', leaseDurationSeconds: 60, acquireTime: NOW - 10 * MIN, renewTime } },
+    { set: { holderIdentity: `${name}_1`, process: 'p1', hostname: 'web-1', leaseDurationSeconds: 60, acquireTime: NOW - 10 * MIN, renewTime } },
   );
 
 /** A lease `name` held by a1 on session `s-NAME` since a minute ago (its own stamp), 15 s long; a1 and a2 are candidates. */
 async function sessionHeld(name: string, sessionAt: number | undefined) {
-  await h.seedLease(lease('a1', { name, session: `s-${name}`, leaseDurationSeconds: 15, renewTime: NOW - MIN, acquireTime: NOW - MIN, electedStrategy: 'OldestEmulationVersion' }));
+  await h.seedLease(lease('a1', { name, holderInstance: 'a1_1@p1', session: `s-${name}`, leaseDurationSeconds: 15, renewTime: NOW - MIN, acquireTime: NOW - MIN, electedStrategy: 'OldestEmulationVersion' }));
   await h.seedCandidate(cand('a1', '1.30.0', '1.30.0', { leaseName: name }));
   await h.seedCandidate(cand('a2', '1.31.0', '1.31.0', { leaseName: name }));
   if (sessionAt !== undefined) await seedSession(`s-${name}`, sessionAt);
@@ -54,7 +54,8 @@ describe('get leases', () => {
     const row = (name: string) => r.out.split('\n').find((l) => l.startsWith(`${name} `))!.split(/\s{3,}/).slice(-2);
     expect(row('live')).toEqual(['2s ago (session)', 'in 13s']);
     expect(row('stale')).toEqual(['30s ago (session)', '15s ago']);
-    expect(row('gone')).toEqual(['1m ago (session gone)', '45s ago']);
+    // a session row gone vouches for nothing: no end can be foreseen (lib/election/vacancy.ts sessionStanding)
+    expect(row('gone')).toEqual(['1m ago (session gone)', 'unknown']);
     expect(row('plain')).toEqual(['1s ago', 'in 14s']);
   });
 
@@ -63,9 +64,9 @@ describe('get leases', () => {
     const items = JSON.parse(r.out) as (Lease & { judged: Judged })[];
     const of = (name: string) => items.find((l) => l.name === name)!;
     expect(of('live')).toMatchObject({ session: 's-live', renewTime: NOW - MIN }); // stored as written
-    expect(of('live').judged).toEqual({ at: NOW, vacant: false, expiresAt: NOW + 13 * SEC, session: { name: 's-live', row: expect.objectContaining({ component: SESSION_COMPONENT, name: 's-live', renewTime: NOW - 2 * SEC }) } });
+    expect(of('live').judged).toEqual({ at: NOW, vacant: false, expiresAt: NOW + 13 * SEC, session: { name: 's-live', row: expect.objectContaining({ component: SESSION_COMPONENT, name: 's-live', renewTime: NOW - 2 * SEC }), vouches: true } });
     expect(of('stale').judged).toMatchObject({ vacant: true, reason: 'expired', expiresAt: NOW - 15 * SEC, session: { name: 's-stale', row: { renewTime: NOW - 30 * SEC } } });
-    expect(of('gone').judged).toEqual({ at: NOW, vacant: true, reason: 'expired', expiresAt: NOW - 45 * SEC, session: { name: 's-gone', row: null } });
+    expect(of('gone').judged).toEqual({ at: NOW, vacant: false, session: { name: 's-gone', row: null, vouches: false } });
     expect(of('plain').judged).toEqual({ at: NOW, vacant: false, expiresAt: NOW + 14 * SEC });
   });
 
@@ -106,15 +107,25 @@ describe('describe lease', () => {
     expect(r.out).toMatch(/^Next step: +designate a2 successor: it takes the lease at once if a1 stops renewing or releases$/m);
   });
 
-  it('a stale session, or a session row gone: expired, and the coordinator elects anew', async () => {
+  it('a stale session: expired, and the coordinator elects anew', async () => {
     const stale = await h.run(['describe', 'lease', 'stale'], { clock: at() });
     expect(stale.out).toMatch(/^State: +vacant: expired \(the term ended 15s ago; the coordinator allows 1s of clock skew\)$/m);
     expect(stale.out).toMatch(/^Session: +held on session s-stale, last renewed 30s ago by the session /m);
     expect(stale.out).toMatch(/^Next step: +elect a1 with a fencing token above 7 /m);
+  });
+
+  it('a session row gone, or another process\'s: it vouches for nothing, so the term is held until its holder or a follower ends it', async () => {
     const gone = await h.run(['describe', 'lease', 'gone'], { clock: at() });
-    expect(gone.out).toMatch(/^State: +vacant: expired \(the term ended 45s ago; /m);
-    expect(gone.out).toMatch(/^Session: +held on session s-gone, whose row is gone: the term lives by the lease's own renewal only$/m);
-    expect(gone.out).toMatch(/^Next step: +elect a1 with a fencing token above 7 /m);
+    expect(gone.out).toMatch(/^State: +held; its session does not vouch for its holder: it ends when the holder reads the lease, or when a follower reports it vacant$/m);
+    expect(gone.out).toMatch(/^Session: +held on session s-gone, whose row is gone: it vouches for nothing /m);
+    expect(gone.out).not.toMatch(/^Next step: +elect/m);
+    await h.seedLease(lease('a1', { name: 'foreign', holderInstance: 'a1_1@p1', session: 's-live', leaseDurationSeconds: 15, renewTime: NOW - MIN, acquireTime: NOW - MIN }));
+    await identities.write({ key: { component: SESSION_COMPONENT, name: 's-peer' }, item: undefined, revision: 0 }, { set: { holderIdentity: 's-peer_1', process: 'p2', hostname: 'web-2', leaseDurationSeconds: 60, acquireTime: NOW - MIN, renewTime: NOW - 30 * SEC } });
+    const l = await h.leases.read('foreign');
+    await h.leases.write(l, { set: { session: 's-peer' } }); // a peer redirects the term onto its own process's session (stale: it would end the term if believed)
+    const foreign = await h.run(['describe', 'lease', 'foreign'], { clock: at() });
+    expect(foreign.out).toMatch(/^State: +held; its session does not vouch/m);
+    expect(foreign.out).toMatch(/^Session: +held on session s-peer, of another process \(p2; host web-2\): it does not vouch for a1's term /m);
   });
 
   it('a lease its holder renews itself says so', async () => {
@@ -141,8 +152,8 @@ describe('the next step after a write', () => {
   it('set-priority foresees the coordinator’s decision on the lease as judged', async () => {
     const live = await h.run(['set-priority', 'live', 'a1', '5', '--yes'], { clock: at() });
     expect(live.out).toMatch(/^the coordinator's next step: nothing: a1 is the best candidate and its term is current$/m);
-    const gone = await h.run(['set-priority', 'gone', 'a1', '5', '--yes'], { clock: at() });
-    expect(gone.out).toMatch(/^the coordinator's next step: elect a1 with a fencing token above 7 /m);
+    const stale = await h.run(['set-priority', 'stale', 'a1', '5', '--yes'], { clock: at() });
+    expect(stale.out).toMatch(/^the coordinator's next step: elect a1 with a fencing token above 7 /m);
   });
 
   it('set-locations too', async () => {

@@ -565,13 +565,18 @@ describe('a lease held on a session (lib/sdk/session.ts)', () => {
       set: { emulationVersion: '1.30.0', binaryVersion: '1.30.0', preferredStrategies: [OEV], renewTime: clock.now(), createdAt: clock.now() },
     });
     await d.leases.write(await d.leases.read(lease), {
-      set: { holderIdentity: 'a', holderInstance: 'a_1', session: `s-${lease}`, acquireTime: T0 - 60_000, renewTime: T0 - 60_000, leaseDurationSeconds: 15, leaseTransitions: 1, fencingToken: 7 },
+      set: { holderIdentity: 'a', holderInstance: 'a_1@p1', session: `s-${lease}`, acquireTime: T0 - 60_000, renewTime: T0 - 60_000, leaseDurationSeconds: 15, leaseTransitions: 1, fencingToken: 7 },
     });
     if (sessionAt !== undefined)
       await d.identities.write({ key: { component: SESSION_COMPONENT, name: `s-${lease}` }, item: undefined, revision: 0 }, {
-        set: { holderIdentity: `s-${lease}`, hostname: 'h', leaseDurationSeconds: 15, acquireTime: T0 - 60_000, renewTime: sessionAt },
+        set: { holderIdentity: `s-${lease}`, process: sessionProcess, hostname: 'h', leaseDurationSeconds: 15, acquireTime: T0 - 60_000, renewTime: sessionAt },
       });
   }
+  /** The process whose session rows sessionHeld writes: the holder's ('p1'), unless a test makes it another's. */
+  let sessionProcess = 'p1';
+  beforeEach(() => {
+    sessionProcess = 'p1';
+  });
 
   it('lives while its session is renewed, though its own stamp is a minute old', async () => {
     await sessionHeld(L, T0 - 2_000);
@@ -589,9 +594,16 @@ describe('a lease held on a session (lib/sdk/session.ts)', () => {
     expect(l?.fencingToken).toBeGreaterThan(7);
   });
 
-  it('falls vacant when its session row is gone (the term lives by its own stamp only)', async () => {
+  it('on a session that does not vouch for its holder (the row gone, or another process\'s: `session` rewritten under it), is left to the holder and its followers: not vacant by any stamp, elected once a follower reports it', async () => {
     await sessionHeld(L, undefined);
-    expect((await reconcileLease(deps, L)).decision).toMatchObject({ vacancy: 'expired' });
+    expect((await reconcileLease(deps, L)).decision).toMatchObject({ kind: 'leaveAlone', reason: 'leaderHealthy' });
+    sessionProcess = 'p2'; // a peer's process: its live session says nothing about a's term
+    await sessionHeld('other', T0 - 30_000);
+    expect((await reconcileLease(deps, 'other')).decision).toMatchObject({ kind: 'leaveAlone', reason: 'leaderHealthy' });
+    // a follower that watched it unchanged for its fallback reports it: vacant, and elected
+    const read = await deps.leases.read(L);
+    await deps.leases.write(read, { set: { vacancyReport: { by: 'b', at: T0, observedRevision: read.revision } } });
+    expect((await reconcileLease(deps, L)).decision).toMatchObject({ kind: 'elect', vacancy: 'reported' });
   });
 
   it('judges the session as of the moment it was read: a stamp read before a long pause is moved forward by the pause', async () => {

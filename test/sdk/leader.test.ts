@@ -29,7 +29,11 @@ describe('decideLeader', () => {
     { name: 'its renewal refused: deposed (the lease is no longer in this term)', o: { kind: 'renewed', sentAt: 104_000, lease: undefined }, want: { kind: 'stop', reason: 'deposed', look: false } },
     { name: 'its renewal answered: renewed from its send time', o: { kind: 'renewed', sentAt: 104_000, lease: lease() }, want: { kind: 'renewed', renewedAt: 104_000, lease: lease() } },
     { name: 'an old renewal answered late: the later session renewal stands', t: { renewedAt: 106_000 }, o: { kind: 'renewed', sentAt: 104_000, lease: lease() }, want: { kind: 'renewed', renewedAt: 106_000, lease: lease() } },
-    { name: 'a read shows its term: seen (the row may name a successor or a preferred holder)', o: { kind: 'read', lease: lease({ successor: 'b' }) }, want: { kind: 'seen', lease: lease({ successor: 'b' }) } },
+    { name: 'a read shows its term: seen (the row may name a successor or a preferred holder)', o: { kind: 'read', lease: lease({ successor: 'b', session: 's-1' }) }, want: { kind: 'seen', lease: lease({ successor: 'b', session: 's-1' }) } },
+    { name: 'a read shows its term, renewed by the holder itself: seen', t: { session: undefined }, o: { kind: 'read', lease: lease() }, want: { kind: 'seen', lease: lease() } },
+    // issue 36: observers no longer judge the term by its holder's renewals (lib/election/vacancy.ts sessionStanding); they wait out this read
+    { name: "a read shows its term on another session than its holder's (`session` rewritten under it): deposed, it ends the term on the row and looks", o: { kind: 'read', lease: lease({ session: 's-peer' }) }, want: { kind: 'stop', reason: 'deposed', look: true, endTerm: true } },
+    { name: 'a read shows its term taken off its session by someone else: likewise', o: { kind: 'read', lease: lease() }, want: { kind: 'stop', reason: 'deposed', look: true, endTerm: true } },
     { name: 'a read shows another token: deposed', o: { kind: 'read', lease: lease({ fencingToken: 8 }) }, want: { kind: 'stop', reason: 'deposed', look: false } },
     { name: "a read shows another token with this term's token copy (moved under it): deposed, it ends the term on the row and looks", o: { kind: 'read', lease: lease({ fencingToken: 8, termToken: 7 }) }, want: { kind: 'stop', reason: 'deposed', look: true, endTerm: true } },
     { name: 'a read shows another start-up of the same worker: deposed', o: { kind: 'read', lease: lease({ holderInstance: 'a_2' }) }, want: { kind: 'stop', reason: 'deposed', look: false } },

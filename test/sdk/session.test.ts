@@ -77,13 +77,13 @@ async function sessionFleet(opts: { push?: boolean; leases?: string[]; defaults?
 
 /** A fleet at client-go's timings, settled: the process holding the first lease, and its elector of it. */
 async function settledHolder() {
-  const { sim, procs, holderOf } = await sessionFleet({ defaults: true });
+  const { sim, coord, procs, holderOf } = await sessionFleet({ defaults: true });
   const L = CLIENT_GO.leaseDurationMs;
   await sim.run(3 * L + 77);
   const lease = LEASES[0]!;
   const holder = await holderOf(lease);
   const leader = holder.electors.find((e) => e.elector.options.leaseName === lease)!;
-  return { sim, procs, holder, leader, lease, L };
+  return { sim, coord, procs, holder, leader, lease, L };
 }
 
 /** Runs until just after `machine`'s next read of `lease` was answered: its next backstop read is then tens of seconds away. */
@@ -430,6 +430,41 @@ describe('Session', () => {
     await sim.until(`one leader of ${lease}`, () => leadersOf(procs, lease).length === 1, 4 * L);
     // the term tampered with is not led on and off again: its holder started it at most once more
     expect(sim.log.entries.filter((e) => e.what === 'started' && e.token === token).length).toBeLessThanOrEqual(2);
+  });
+
+  /**
+   * The same redirects with the coordinator's functions down (no tick, no lease stream: no mark, no
+   * wake): before, only the lease stream's mark told the holder (simulator trial seeds 1067190531,
+   * 1067190847: two leaders until the functions came back). Now the session named does not vouch for
+   * the holder's term (another process's, or gone: lib/election/vacancy.ts sessionStanding), so
+   * followers wait out the holder's own backstop read (sessionFallbackMs), and that read, finding the
+   * row off its session, ends the term on the row; the successor then takes the vacant lease itself.
+   */
+  it.each([
+    ['a session row that does not exist', 'missing'],
+    ["another process's live session, which then dies", 'live'],
+  ] as const)('a redirect to %s while the functions are down: never two leaders, and a leader again without them', async (_, how) => {
+    const { sim, coord, procs, holder, leader, lease, L } = await settledHolder();
+    expect(leader.elector.isLeader()).toBe(true);
+    const token = (await sim.leases.read(lease)).item!.fencingToken;
+    coord.stop();
+    sim.markEndedTerms = false;
+    sim.loseStreamWakes = true;
+    await afterOwnLeaseRead(sim, holder.machine, lease); // its next backstop read of the lease is a minute away
+    // the process that is neither the holder nor the designated successor (which takes a lease it sees vacant at once)
+    const successor = (await sim.leases.read(lease)).item!.successor;
+    const other = procs.find((p) => p !== holder && !p.electors.some((e) => e.elector.options.identity === successor))!;
+    const to = how === 'missing' ? `${holder.session.name!}-gone` : other.session.name!;
+    await redirectSession(sim, lease, to);
+    if (how === 'live') {
+      // the process whose session the term now names dies: its session goes stale
+      other.machine.kill();
+    }
+    await sim.during(7 * L, 'at most one leader', () => leadersOf(procs, lease).length <= 1);
+    // the holder ended the term itself, at its own read; the lease is led again with a higher token
+    const after = (await sim.leases.read(lease)).item!;
+    expect(leader.elector.isLeader() && after.fencingToken === token).toBe(false);
+    await sim.until(`a leader of ${lease} above token ${token}`, async () => leadersOf(procs, lease).length === 1 && (await sim.leases.read(lease)).item!.fencingToken > token, 4 * L);
   });
 
   it("a session with leaseNames lives in its grant's partition and serves only those leases", async () => {
