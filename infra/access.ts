@@ -231,3 +231,19 @@ export const ENDPOINT_LOOKUP = ['iot:DescribeEndpoint'] as const;
 /** KMS actions for a table encrypted with a customer-managed key (what aws-cdk-lib's table grants give). */
 export const KEY_READ = ['kms:Decrypt', 'kms:DescribeKey'] as const;
 export const KEY_WRITE = ['kms:Encrypt', 'kms:ReEncrypt*', 'kms:GenerateDataKey*'] as const;
+
+/**
+ * The leader-discovery function (ConclaveProps `leaderDiscovery`, lib/discovery/): conditional
+ * UpdateItem of its own table's rows (lib/discovery/state-store.ts: claim, join, settle; each reads
+ * the row back, so no GetItem), and its naming service's calls, on the one service or zone
+ * (lib/discovery/cloud-map.ts, lib/discovery/route53.ts; test/discovery/ records each call).
+ */
+export const DISCOVERY_ACCESS = {
+  table: ['dynamodb:UpdateItem'],
+  /** On the one Cloud Map service the construct creates. */
+  cloudMap: ['servicediscovery:RegisterInstance', 'servicediscovery:DeregisterInstance'],
+  /** On the one hosted zone, kept to the leases' record names, A/AAAA/CNAME, UPSERT and DELETE. */
+  route53Change: ['route53:ChangeResourceRecordSets'],
+  /** On the one hosted zone: a DELETE names the record exactly, so the function lists it first. */
+  route53List: ['route53:ListResourceRecordSets'],
+} as const;
