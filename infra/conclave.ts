@@ -7,7 +7,7 @@
  * (infra/replica.ts) builds too, in each other Region of a multi-Region Conclave (`regions`).
  */
 import { Duration, RemovalPolicy, Stack, Token } from 'aws-cdk-lib';
-import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as events from 'aws-cdk-lib/aws-events';
 import type * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
@@ -21,6 +21,7 @@ import { parse, ValidationError, type FieldIssue } from '../lib/schemas/validati
 import { defaultTableNames } from '../lib/tables.js';
 import { wiring, type FunctionName } from '../lib/wiring.js';
 import { deployRegion, grantWorkerIn, PRIMARIES } from './deployment.js';
+import { LeaderDiscovery, leaderDiscoveryData, type ConclaveLeaderDiscovery, type LeaderDiscoveryProps } from './discovery.js';
 import { allowLogsToUse } from './grants.js';
 import type { ConclaveAlarms, ConclaveMonitoring } from './monitoring.js';
 import { regionIssues, type ConclaveRegions } from './regions.js';
@@ -115,6 +116,17 @@ export interface ConclaveProps {
    * @default one Region: the tables, and everything else, in the stack's Region
    */
   readonly regions?: ConclaveRegions;
+  /**
+   * Leader discovery: a name that points at each lease's leader, for clients outside the leader's
+   * process. `cloudMap: { namespace }` (an AWS Cloud Map service the construct creates, an instance
+   * per lease) or `route53: { hostedZone, recordName }` (a record per lease in your zone), kept by
+   * a function on the bus's leader-change events, written in fencing-token order (an older event
+   * never overwrites a newer leader) and cleared when a term ends with no new leader. The address
+   * is what the leader advertises (the SDK's `advertise` option). `leaseNames` keeps it to those
+   * leases. Not with `regions`. docs/deploy.md, "Clients find the leader".
+   * @default none
+   */
+  readonly leaderDiscovery?: LeaderDiscoveryProps;
 }
 
 /**
@@ -204,6 +216,8 @@ export class Conclave extends Construct {
    * `ConclaveReplicaStack`); empty in one Region.
    */
   readonly otherReplicaRegions: readonly string[];
+  /** What `leaderDiscovery` made: the function, its table, rule, dead-letter queue and alarms, the Cloud Map service. Undefined without it. */
+  readonly leaderDiscovery: ConclaveLeaderDiscovery | undefined;
   private readonly encryptionKey: kms.IKey | undefined;
   /** The push path's wake topics are named after this: the leases table's name when it is known at synth (tablePrefix, tableNames), else its token. */
   private readonly push: { readonly leasesTable: string } | undefined;
@@ -220,6 +234,7 @@ export class Conclave extends Construct {
         election: props.election ?? {},
         ...(props.push !== undefined ? { push: props.push } : {}),
         ...(props.regions !== undefined ? { regions: props.regions } : {}),
+        ...(props.leaderDiscovery !== undefined ? { leaderDiscovery: leaderDiscoveryData(props.leaderDiscovery) } : {}),
       },
       'Conclave props',
     );
@@ -276,6 +291,22 @@ export class Conclave extends Construct {
     this.monitoring = region.monitoring;
     this.alarms = this.monitoring.alarms;
     this.dashboard = this.monitoring.dashboard;
+
+    this.leaderDiscovery =
+      props.leaderDiscovery && settings.leaderDiscovery
+        ? new LeaderDiscovery(this, 'Discovery', props.leaderDiscovery, settings.leaderDiscovery, {
+            eventBus: this.eventBus,
+            tableName: settings.tablePrefix ? `${settings.tablePrefix}-discovery` : undefined,
+            removalPolicy,
+            logRetention,
+            encryptionKey: key,
+            alarmTopic: props.alarmTopic,
+          })
+        : undefined;
+    if (this.leaderDiscovery) {
+      const a = this.leaderDiscovery.alarms;
+      this.dashboard.addWidgets(new cloudwatch.AlarmStatusWidget({ title: 'Leader discovery', width: 24, alarms: [a.deadLetters, a.functionErrors] }));
+    }
 
     if (regions) {
       const replicas = new Map<string, Construct>();

@@ -9,7 +9,7 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { wiring, type FunctionName, type FunctionWiring } from '../lib/wiring.js';
-import { ARCHITECTURE, ASSET_HANDLER, functionCode, RUNTIME } from './assets.js';
+import { ARCHITECTURE, ASSET_HANDLER, functionCode, RUNTIME, type AssetName } from './assets.js';
 
 /** `candidateStream` → `CandidateStream`: the construct ids (and so logical ids) of a function's resources. */
 export const pascal = (s: string): string => s[0]!.toUpperCase() + s.slice(1);
@@ -22,7 +22,14 @@ export interface ConclaveFunctionOptions {
 }
 
 export function conclaveFunction(scope: Construct, name: FunctionName, options: ConclaveFunctionOptions): lambda.Function {
-  const w: FunctionWiring = wiring[name];
+  return builtFunction(scope, name, wiring[name], options);
+}
+
+/** What a function is built from: lib/wiring.ts's declaration, or an optional function's (lib/discovery/wiring.ts). */
+export type FunctionDeclaration = Pick<FunctionWiring, 'entry' | 'timeoutSeconds' | 'memoryMb' | 'reservedConcurrency'>;
+
+/** A function of pre-built code (infra/assets.ts) as `w` declares it, with its own role and log group. */
+export function builtFunction(scope: Construct, name: AssetName, w: FunctionDeclaration, options: ConclaveFunctionOptions): lambda.Function {
   const id = pascal(name);
   // Its own role and log group: least privilege per function, and no AWSLambdaBasicExecutionRole (logs:* on *).
   const role = new iam.Role(scope, `${id}Role`, { assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'), description: `Conclave ${name} function` });

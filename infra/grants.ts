@@ -100,7 +100,7 @@ function clientIdPrefixOf(leasesTable: string): string {
  * the finding id has two `::` (`AwsSolutions-IAM5[Action::kms:ReEncrypt*]`), which
  * `Validations.acknowledge` refuses on aws-cdk-lib 2.258, the floor of the peer range.
  */
-function acknowledgeKeyWildcards(scope: Construct, why: string): void {
+export function acknowledgeKeyWildcards(scope: Construct, why: string): void {
   for (const action of KEY_WRITE.filter((a) => a.endsWith('*'))) {
     acknowledgeFinding(scope, `AwsSolutions-IAM5[Action::${action}]`, `${action} on the one customer-managed key only (the resource is the key's ARN): ${why}`);
   }

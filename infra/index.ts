@@ -22,6 +22,7 @@ export { ConclaveStack, type ConclaveStackProps } from './stack.js';
 export type { ConclaveRegions } from './regions.js';
 export { ConclaveReplica, ConclaveReplicaStack, type ConclaveReplicaOptions, type ConclaveReplicaProps, type ConclaveReplicaStackProps, type ConclaveReplicaTableSet } from './replica.js';
 export type { ConclaveTableSet } from './tables.js';
+export type { CloudMapLeaderDiscoveryProps, ConclaveLeaderDiscovery, LeaderDiscoveryProps, Route53LeaderDiscoveryProps } from './discovery.js';
 // The schemas as types only (what TableNames and ElectionConfig are inferred from): the construct's
 // entry exports no zod schema at run time, only the constructs and ValidationError.
 export type { TableNamesSchema, ElectionConfigSchema, TableNames, ElectionConfig, ElectionConfigInput } from '../lib/schemas/config.js';

@@ -5,6 +5,7 @@
 import * as z from 'zod';
 import { Name } from '../lib/schemas/common.js';
 import { ElectionConfigSchema, TableNamesSchema } from '../lib/schemas/config.js';
+import { dnsNameIssue, LEASE_PLACEHOLDER, normalizeDnsName, qualifiedRecordName, recordNameOf } from '../lib/discovery/wiring.js';
 import { isSessionComponent } from '../lib/tables.js';
 
 /** A table name prefix: `<prefix>-candidates` must still be a DynamoDB table name. */
@@ -41,6 +42,64 @@ export const RegionsSchema = z
     }
   });
 
+/** A Cloud Map service name: DNS labels (the namespace may be a DNS one), at most 127 characters. */
+const CloudMapServiceName = z
+  .string()
+  .max(127, 'must be at most 127 characters (a Cloud Map service name)')
+  .regex(/^[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?(?:\.[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?)*$/, 'must be DNS labels of letters, digits, - and _, e.g. conclave-leader');
+
+/**
+ * ConclaveProps' `leaderDiscovery` as data (infra/discovery.ts makes it from the props): the
+ * constructs given are `true`; the hosted zone is its zone name, `null` when it has none at synth;
+ * `ttl` in seconds.
+ */
+export const LeaderDiscoverySettingsSchema = z
+  .object({
+    leaseNames: z.array(Name).min(1, 'give at least one lease name, or leave it out for every lease').optional(),
+    cloudMap: z
+      .object({
+        namespace: z.literal(true, 'is required: the Cloud Map namespace (HttpNamespace, PrivateDnsNamespace, PublicDnsNamespace, or one imported) the construct creates the service in'),
+        serviceName: CloudMapServiceName.optional(),
+      })
+      .strict()
+      .optional(),
+    route53: z
+      .object({
+        hostedZone: z.string({
+          error: (i) =>
+            i.input === undefined
+              ? 'is required: the hosted zone of the record (a route53.PrivateHostedZone, or one imported with HostedZone.fromHostedZoneAttributes)'
+              : 'needs its zone name at synth (for the record name and the IAM condition on it): import it with HostedZone.fromHostedZoneAttributes({ hostedZoneId, zoneName }), not fromHostedZoneId',
+        }),
+        recordName: z.string('is required: the record clients resolve, e.g. "leader" or "{lease}.leader"').min(1, 'must not be empty'),
+        ttl: z.number().int('must be whole seconds').min(0, 'must be at least 0 seconds').max(86_400, 'must be at most a day: a leader\'s name that resolvers keep longer outlives many terms'),
+      })
+      .strict()
+      .optional(),
+  })
+  .strict()
+  .superRefine((o, ctx) => {
+    if (o.cloudMap && o.route53) ctx.addIssue({ code: 'custom', path: ['route53'], message: 'give cloudMap or route53, not both: one naming service per Conclave' });
+    if (!o.cloudMap && !o.route53) ctx.addIssue({ code: 'custom', path: ['cloudMap'], message: 'is required: cloudMap ({ namespace }) or route53 ({ hostedZone, recordName })' });
+    const r = o.route53;
+    if (!r) return;
+    const name = qualifiedRecordName(r.recordName, r.hostedZone);
+    const perLease = name.includes(LEASE_PLACEHOLDER);
+    const one = o.leaseNames?.length === 1 ? o.leaseNames[0] : undefined;
+    if (!perLease && one === undefined) {
+      const which = o.leaseNames ? `${o.leaseNames.length} leases` : 'every lease (no leaseNames)';
+      ctx.addIssue({ code: 'custom', path: ['route53', 'recordName'], message: `must hold ${LEASE_PLACEHOLDER}, e.g. "${LEASE_PLACEHOLDER}.${r.recordName}": it names ${which}, each with a record of its own; or give one lease in leaseNames` });
+      return;
+    }
+    if (name === normalizeDnsName(r.hostedZone)) ctx.addIssue({ code: 'custom', path: ['route53', 'recordName'], message: `is the zone's apex (${name}): a leader's name needs a record of its own, e.g. "leader"` });
+    // the names the function will write: each lease's, or the template's with a stand-in label
+    const names = o.leaseNames ? o.leaseNames.map((l, i) => ({ name: recordNameOf(name, l), path: perLease ? ['leaseNames', i] : ['route53', 'recordName'] })) : [{ name: recordNameOf(name, 'x'), path: ['route53', 'recordName'] }];
+    for (const n of names) {
+      const issue = dnsNameIssue(n.name);
+      if (issue) ctx.addIssue({ code: 'custom', path: n.path, message: `gives the record name ${n.name}, which ${issue}` });
+    }
+  });
+
 /** ConclaveProps' data: `tick` in seconds. */
 export const ConclaveSettingsSchema = z
   .object({
@@ -54,9 +113,17 @@ export const ConclaveSettingsSchema = z
     election: ElectionConfigSchema,
     push: z.boolean('must be true (the default: workers are woken through IoT Core) or false').optional(),
     regions: RegionsSchema.optional(),
+    leaderDiscovery: LeaderDiscoverySettingsSchema.optional(),
   })
   .strict()
   .superRefine((o, ctx) => {
+    if (o.regions && o.leaderDiscovery) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['leaderDiscovery'],
+        message: 'is not supported with `regions` yet: each Region publishes the leader changes it sees, and one name would be written from three Regions; leave it out, or deploy in one Region',
+      });
+    }
     // the replicas in the other Regions are found by name: a name CloudFormation picks is known to the primary's stack only
     const named = o.tablePrefix !== undefined || (['leases', 'candidates', 'identities'] as const).every((t) => o.tableNames?.[t] !== undefined);
     if (o.regions && !named) {

@@ -1,0 +1,274 @@
+/**
+ * Leader discovery (ConclaveProps `leaderDiscovery`, issue 39): a name that points at each lease's
+ * leader, kept by a function on the Conclave bus's leader-change events (lib/discovery/). An AWS
+ * Cloud Map service the construct creates (an instance per lease), or a Route 53 record in a zone
+ * of yours (one per lease). The function, its table (the last state written per lease, which
+ * orders the writes by fencing token), the rule, a dead-letter queue and two alarms; its grants are
+ * DISCOVERY_ACCESS on these resources only.
+ */
+import { Aws, Duration, RemovalPolicy, Token } from 'aws-cdk-lib';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as cwActions from 'aws-cdk-lib/aws-cloudwatch-actions';
+import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as events from 'aws-cdk-lib/aws-events';
+import * as targets from 'aws-cdk-lib/aws-events-targets';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as kms from 'aws-cdk-lib/aws-kms';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as destinations from 'aws-cdk-lib/aws-lambda-destinations';
+import type * as logs from 'aws-cdk-lib/aws-logs';
+import type * as route53 from 'aws-cdk-lib/aws-route53';
+import * as servicediscovery from 'aws-cdk-lib/aws-servicediscovery';
+import type * as sns from 'aws-cdk-lib/aws-sns';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import type * as z from 'zod';
+import {
+  DEFAULT_RECORD_TTL_SECONDS,
+  DEFAULT_SERVICE_NAME,
+  DISCOVERY_DETAIL_TYPES,
+  DISCOVERY_ENV,
+  DISCOVERY_EVENT_SOURCE,
+  DISCOVERY_FUNCTION,
+  DISCOVERY_TABLE,
+  LEASE_PLACEHOLDER,
+  qualifiedRecordName,
+  recordNameOf,
+} from '../lib/discovery/wiring.js';
+import { DISCOVERY_ACCESS, KEY_READ, KEY_WRITE } from './access.js';
+import { builtFunction } from './functions.js';
+import { acknowledgeKeyWildcards } from './grants.js';
+import { deadLetterQueue } from './queues.js';
+import type { LeaderDiscoverySettingsSchema } from './settings.js';
+
+/**
+ * ConclaveProps `leaderDiscovery`: keep a name pointing at each lease's leader. Give `cloudMap` or
+ * `route53`. The leader's address is what its elector advertises (the SDK's `advertise` option); a
+ * leader that advertises none, and a lease between terms, have no name.
+ */
+export interface LeaderDiscoveryProps {
+  /**
+   * The leases whose leader gets a name (the rule matches only their events).
+   * @default every lease
+   */
+  readonly leaseNames?: readonly string[];
+  /** An AWS Cloud Map service, created by the construct, with an instance per lease. */
+  readonly cloudMap?: CloudMapLeaderDiscoveryProps;
+  /** A Route 53 record per lease in a hosted zone of yours (a private zone: the addresses are your VPC's). */
+  readonly route53?: Route53LeaderDiscoveryProps;
+}
+
+/**
+ * Leader names in AWS Cloud Map. The construct creates an API-only service in `namespace` (clients
+ * call DiscoverInstances; no DNS records, so the function needs no Route 53 access), and the
+ * function registers an instance per lease: id the lease's name, attributes AWS_INSTANCE_IPV4 or
+ * AWS_INSTANCE_IPV6 and AWS_INSTANCE_PORT when the address has them, and `lease`, `holder`,
+ * `fencingToken`, `address` (as advertised) and `host`. Find a lease's leader with
+ * `DiscoverInstances({ NamespaceName, ServiceName, QueryParameters: { lease } })`.
+ */
+export interface CloudMapLeaderDiscoveryProps {
+  /** The namespace the service is created in: an HttpNamespace, PrivateDnsNamespace or PublicDnsNamespace, yours or imported. */
+  readonly namespace: servicediscovery.INamespace;
+  /** The service's name. @default 'conclave-leader' */
+  readonly serviceName?: string;
+}
+
+/**
+ * Leader names in Route 53: a simple record per lease, A for an IPv4 address, AAAA for IPv6, CNAME
+ * for a host name (DNS carries no port), deleted when the term ends with no new leader. The
+ * record names are the function's alone: it replaces and deletes what it finds there.
+ */
+export interface Route53LeaderDiscoveryProps {
+  /** The zone, with its name known at synth (a PrivateHostedZone, or HostedZone.fromHostedZoneAttributes). */
+  readonly hostedZone: route53.IHostedZone;
+  /**
+   * The record's name, relative to the zone (`leader`) or fully qualified. With more than one lease
+   * (or every lease) it must hold `{lease}`, which stands for the lease's name (`{lease}.leader`):
+   * those lease names must then be host-name labels.
+   */
+  readonly recordName: string;
+  /** How long resolvers may keep an answer: a new leader is seen at most this much later. @default Duration.seconds(5) */
+  readonly ttl?: Duration;
+}
+
+/** What `leaderDiscovery` made (`Conclave.leaderDiscovery`). */
+export interface ConclaveLeaderDiscovery {
+  /** The function on the leader-change events. */
+  readonly fn: lambda.Function;
+  /** The last state written to each lease's name: what orders the writes by fencing token. */
+  readonly table: dynamodb.TableV2;
+  /** The rule on the Conclave bus that invokes the function. */
+  readonly rule: events.Rule;
+  /** Events the function gave up on (after the rule's and Lambda's retries), with their content. */
+  readonly deadLetterQueue: sqs.Queue;
+  /** The Cloud Map service (with `cloudMap`). */
+  readonly service: servicediscovery.Service | undefined;
+  /** The record name, fully qualified, `{lease}` standing for the lease (with `route53`). */
+  readonly recordName: string | undefined;
+  /** A message in the dead-letter queue; the function failing in two 5-minute periods in a row. */
+  readonly alarms: { readonly deadLetters: cloudwatch.Alarm; readonly functionErrors: cloudwatch.Alarm };
+}
+
+/** The props as LeaderDiscoverySettingsSchema reads them: constructs given are `true`, the zone is its name (`null` when it has none at synth), the TTL in seconds. */
+export function leaderDiscoveryData(p: LeaderDiscoveryProps): Record<string, unknown> {
+  const zoneName = (zone: route53.IHostedZone): string | null => {
+    try {
+      return Token.isUnresolved(zone.zoneName) ? null : zone.zoneName;
+    } catch {
+      return null; // HostedZone.fromHostedZoneId: the name is not known, and asking throws
+    }
+  };
+  return {
+    ...(p.leaseNames !== undefined ? { leaseNames: [...p.leaseNames] } : {}),
+    ...(p.cloudMap ? { cloudMap: { ...(p.cloudMap.namespace !== undefined ? { namespace: true } : {}), ...(p.cloudMap.serviceName !== undefined ? { serviceName: p.cloudMap.serviceName } : {}) } } : {}),
+    ...(p.route53
+      ? {
+          route53: {
+            ...(p.route53.hostedZone !== undefined ? { hostedZone: zoneName(p.route53.hostedZone) } : {}),
+            recordName: p.route53.recordName,
+            ttl: (p.route53.ttl ?? Duration.seconds(DEFAULT_RECORD_TTL_SECONDS)).toSeconds(),
+          },
+        }
+      : {}),
+  };
+}
+
+/** What the discovery part is built on: the Conclave's resources and settings. */
+export interface LeaderDiscoveryTargets {
+  readonly eventBus: events.IEventBus;
+  /** The table's name: `<tablePrefix>-discovery` with a prefix. @default CloudFormation's */
+  readonly tableName: string | undefined;
+  readonly removalPolicy: RemovalPolicy;
+  readonly logRetention: logs.RetentionDays;
+  readonly encryptionKey: kms.IKey | undefined;
+  readonly alarmTopic: sns.ITopic | undefined;
+}
+
+/**
+ * The conditions of the Route 53 grant: every record a change batch names is one of `names`
+ * (patterns with `*` when `like`), of a type a leader's name has, by UPSERT or DELETE
+ * (ForAllValues: each value of the request must match). One object per operator: two keys of one
+ * operator are one block, where both must hold.
+ */
+export function recordConditions(names: readonly string[], like: boolean): Record<string, Record<string, unknown>> {
+  const kinds = { 'route53:ChangeResourceRecordSetsRecordTypes': ['A', 'AAAA', 'CNAME'], 'route53:ChangeResourceRecordSetsActions': ['UPSERT', 'DELETE'] };
+  const named = { 'route53:ChangeResourceRecordSetsNormalizedRecordNames': [...names] };
+  return like ? { 'ForAllValues:StringLike': named, 'ForAllValues:StringEquals': kinds } : { 'ForAllValues:StringEquals': { ...named, ...kinds } };
+}
+
+/** Builds leader discovery under `scope` from the props and their validated data. */
+export class LeaderDiscovery extends Construct implements ConclaveLeaderDiscovery {
+  readonly fn: lambda.Function;
+  readonly table: dynamodb.TableV2;
+  readonly rule: events.Rule;
+  readonly deadLetterQueue: sqs.Queue;
+  readonly service: servicediscovery.Service | undefined;
+  readonly recordName: string | undefined;
+  readonly alarms: ConclaveLeaderDiscovery['alarms'];
+
+  constructor(scope: Construct, id: string, props: LeaderDiscoveryProps, s: z.output<typeof LeaderDiscoverySettingsSchema>, on: LeaderDiscoveryTargets) {
+    super(scope, id);
+    const key = on.encryptionKey;
+    this.table = new dynamodb.TableV2(this, 'Table', {
+      ...(on.tableName ? { tableName: on.tableName } : {}),
+      partitionKey: { name: DISCOVERY_TABLE.partitionKey, type: dynamodb.AttributeType.STRING },
+      billing: dynamodb.Billing.onDemand(),
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      ...(key ? { encryption: dynamodb.TableEncryptionV2.customerManagedKey(key) } : {}),
+      deletionProtection: on.removalPolicy === RemovalPolicy.RETAIN,
+      removalPolicy: on.removalPolicy,
+    });
+
+    const environment: Record<string, string> = { [DISCOVERY_ENV.table]: this.table.tableName };
+    if (s.leaseNames) environment[DISCOVERY_ENV.leases] = JSON.stringify(s.leaseNames);
+    if (props.cloudMap && s.cloudMap) {
+      this.service = new servicediscovery.Service(this, 'Service', {
+        namespace: props.cloudMap.namespace,
+        name: s.cloudMap.serviceName ?? DEFAULT_SERVICE_NAME,
+        description: 'Conclave: the leader of each lease, an instance per lease (DiscoverInstances with QueryParameters { lease })',
+        // API only: DNS records would need the function to change Route 53 records too
+        discoveryType: servicediscovery.DiscoveryType.API,
+      });
+      environment[DISCOVERY_ENV.cloudMapServiceId] = this.service.serviceId;
+    }
+    if (props.route53 && s.route53) {
+      this.recordName = qualifiedRecordName(s.route53.recordName, s.route53.hostedZone);
+      environment[DISCOVERY_ENV.hostedZoneId] = props.route53.hostedZone.hostedZoneId;
+      environment[DISCOVERY_ENV.recordName] = this.recordName;
+      environment[DISCOVERY_ENV.ttlSeconds] = String(s.route53.ttl);
+    }
+
+    this.fn = builtFunction(this, DISCOVERY_FUNCTION.name, DISCOVERY_FUNCTION, { environment, removalPolicy: on.removalPolicy, logRetention: on.logRetention, encryptionKey: key });
+    this.deadLetterQueue = deadLetterQueue(this, 'DeadLetters', { encryptionKey: key, deadLetterQueueOf: `the on-failure destination of the ${DISCOVERY_FUNCTION.name} function's rule and asynchronous invocations` });
+    const maxEventAge = Duration.seconds(DISCOVERY_FUNCTION.maxEventAgeSeconds);
+    this.fn.configureAsyncInvoke({ retryAttempts: DISCOVERY_FUNCTION.retryAttempts, maxEventAge, onFailure: new destinations.SqsDestination(this.deadLetterQueue) });
+    this.rule = new events.Rule(this, 'Rule', {
+      description: `Conclave: ${DISCOVERY_DETAIL_TYPES.join(', ')} → the ${DISCOVERY_FUNCTION.name} function`,
+      eventBus: on.eventBus,
+      eventPattern: {
+        source: [DISCOVERY_EVENT_SOURCE],
+        detailType: [...DISCOVERY_DETAIL_TYPES],
+        // Conclave's functions publish from this account; an event another account put on the bus names no leader here
+        account: [Aws.ACCOUNT_ID],
+        ...(s.leaseNames ? { detail: { lease: [...s.leaseNames] } } : {}),
+      },
+      targets: [new targets.LambdaFunction(this.fn, { deadLetterQueue: this.deadLetterQueue, retryAttempts: 8, maxEventAge })],
+    });
+
+    this.grant(props, key);
+    this.alarms = this.makeAlarms(on.alarmTopic);
+  }
+
+  /** DISCOVERY_ACCESS, on this table and the one service or zone. */
+  private grant(props: LeaderDiscoveryProps, key: kms.IKey | undefined): void {
+    const grantee = this.fn;
+    iam.Grant.addToPrincipal({ grantee, actions: [...DISCOVERY_ACCESS.table], resourceArns: [this.table.tableArn] });
+    if (key) {
+      key.grant(grantee, ...KEY_READ, ...KEY_WRITE);
+      acknowledgeKeyWildcards(this.fn.role as iam.Role, 'the KMS actions aws-cdk-lib grants for a key-encrypted table and queue.');
+    }
+    if (this.service) iam.Grant.addToPrincipal({ grantee, actions: [...DISCOVERY_ACCESS.cloudMap], resourceArns: [this.service.serviceArn] });
+    if (props.route53 && this.recordName !== undefined) {
+      const zoneArn = props.route53.hostedZone.hostedZoneArn;
+      // the record names this function writes: exactly, or (every lease, `{lease}`) the template with `*` for the lease
+      const perLease = this.recordName.includes(LEASE_PLACEHOLDER);
+      const leases = props.leaseNames;
+      // (a name without `{lease}` names one lease: the settings refuse it for more)
+      const names = perLease && !leases ? [this.recordName.split(LEASE_PLACEHOLDER).join('*')] : (leases ?? []).map((l) => recordNameOf(this.recordName!, l));
+      iam.Grant.addToPrincipal({
+        grantee,
+        actions: [...DISCOVERY_ACCESS.route53Change],
+        resourceArns: [zoneArn],
+        conditions: recordConditions(names, perLease && !leases),
+      });
+      iam.Grant.addToPrincipal({ grantee, actions: [...DISCOVERY_ACCESS.route53List], resourceArns: [zoneArn] });
+    }
+  }
+
+  private makeAlarms(topic: sns.ITopic | undefined): ConclaveLeaderDiscovery['alarms'] {
+    const fiveMinutes = Duration.minutes(5);
+    const alarm = (id: string, props: cloudwatch.AlarmProps) => {
+      const a = new cloudwatch.Alarm(this, id, { comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD, treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING, ...props });
+      if (topic) {
+        a.addAlarmAction(new cwActions.SnsAction(topic));
+        a.addOkAction(new cwActions.SnsAction(topic));
+      }
+      return a;
+    };
+    const where = this.recordName ?? `the Cloud Map service ${this.service?.serviceName ?? ''}`;
+    return {
+      deadLetters: alarm('DeadLettersAlarm', {
+        alarmDescription: `The ${DISCOVERY_FUNCTION.name} function gave up on leader-change events (they are in its dead-letter queue, with their content): a lease's name (${where}) may show a previous leader or none until its next change. Read the messages for the cause.`,
+        metric: this.deadLetterQueue.metricApproximateNumberOfMessagesVisible({ period: fiveMinutes, statistic: 'Maximum' }),
+        threshold: 1,
+        evaluationPeriods: 1,
+      }),
+      functionErrors: alarm('ErrorsAlarm', {
+        alarmDescription: `The ${DISCOVERY_FUNCTION.name} function failed invocations in two 5-minute periods in a row (Lambda retries each twice). See its log group.`,
+        metric: this.fn.metricErrors({ period: fiveMinutes, statistic: 'Sum' }),
+        threshold: 1,
+        evaluationPeriods: 2,
+      }),
+    };
+  }
+}
