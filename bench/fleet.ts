@@ -24,6 +24,7 @@ import { startLocalRuntime, type LocalRuntime } from '../lib/local/runtime.js';
 import { deleteTables } from '../lib/local/tables.js';
 import { WorkerProcess, type WorkerEvent, type WorkerSpec } from '../lib/local/worker-process.js';
 import { electionConfig, type ElectionConfigInput } from '../lib/schemas/config.js';
+import type { Lease } from '../lib/schemas/lease.js';
 import { CandidateStore } from '../lib/stores/candidate-store.js';
 import { ConflictError } from '../lib/stores/errors.js';
 import { LeaseStore } from '../lib/stores/lease-store.js';
@@ -332,6 +333,11 @@ export class Group {
     const w = this.workers.find((x) => x.identity === best?.candidate.name && x.alive);
     if (!w) throw new Error(`no live candidate ranks after ${leader.identity} on ${this.lease}`);
     return w;
+  }
+
+  /** Conclave only: the lease row as it stands now (a consistent read by the observer). */
+  async leaseRow(): Promise<Lease | undefined> {
+    return (await this.leases!.read(this.lease)).item;
   }
 
   /** The renewTime on the lock as the holder last wrote it (the holder's clock when it sent the renewal). */

@@ -7,6 +7,7 @@
  *   npm run bench -- --quick                        a smoke run of every scenario (about 3 minutes)
  *   npm run bench -- --only crash-failover --runs 10 --short-lease
  *   npm run bench -- --only crash-failover-signal --signal-delay 2
+ *   npm run bench -- --only repeated-crash --default-lease   five crashes in a row, a new process after each (issue 38)
  *   npm run bench -- --only crash-failover,handoff --burst --default-lease
  *   npm run bench -- --only steady-state --no-push  Conclave without the push path (workers only poll)
  *   npm run bench -- --only multi-lease --no-session  many leases per process without sessions (each leader renews its own leases)
@@ -24,12 +25,14 @@ import { electionLatency } from './scenarios/election-latency.js';
 import { handoff } from './scenarios/handoff.js';
 import { multiLease } from './scenarios/multi-lease.js';
 import { preemption } from './scenarios/preemption.js';
+import { repeatedCrash } from './scenarios/repeated-crash.js';
 import { steadyState } from './scenarios/steady-state.js';
 
 /** In the order they run. */
 const SCENARIOS = {
   'crash-failover': crashFailover,
   'crash-failover-signal': crashFailoverSignal,
+  'repeated-crash': repeatedCrash,
   handoff,
   'election-latency': electionLatency,
   preemption,
