@@ -7,6 +7,7 @@
  * reads of a holder's session; the session's own clock probes), any other row `identity`
  * (per-process heartbeats); and on the leases table `leader` while it leads that lease,
  * `successor` while the lease as it last read or wrote it names this worker its successor,
+ * `second-successor` while it names it second successor (it watches the term as closely: issue 38),
  * `follower` otherwise. One tracker serves one lease (lib/local/demo/worker.ts) or many in one process
  * (bench/multi-lease-worker.ts).
  */
@@ -25,6 +26,7 @@ const componentOf = (input: { Key?: unknown; Item?: unknown }): string | undefin
 export class RoleTracker {
   private readonly leads = new Set<string>();
   private readonly successorOf = new Set<string>();
+  private readonly secondSuccessorOf = new Set<string>();
   /** `leading(undefined, …)`: the one-lease worker, whose lines name no lease. */
   private leadingAny = false;
 
@@ -49,10 +51,11 @@ export class RoleTracker {
     }
     const lease = keyName(input);
     if (this.leadingAny || (lease !== undefined && this.leads.has(lease))) return 'leader';
-    return lease !== undefined && this.successorOf.has(lease) ? 'successor' : 'follower';
+    if (lease !== undefined && this.successorOf.has(lease)) return 'successor';
+    return lease !== undefined && this.secondSuccessorOf.has(lease) ? 'second-successor' : 'follower';
   }
 
-  /** Learns from an answer on the leases table whether the lease names this worker successor. */
+  /** Learns from an answer on the leases table whether the lease names this worker successor, or second successor. */
   observe(input: { TableName?: string; Key?: unknown }, output: unknown): void {
     if (input.TableName !== this.tables.leases) return;
     const o = output as { Item?: Item; Attributes?: Item } | undefined;
@@ -61,5 +64,7 @@ export class RoleTracker {
     if (!item || lease === undefined) return;
     if (item['successor']?.S === this.identity) this.successorOf.add(lease);
     else this.successorOf.delete(lease);
+    if (item['secondSuccessor']?.S === this.identity) this.secondSuccessorOf.add(lease);
+    else this.secondSuccessorOf.delete(lease);
   }
 }

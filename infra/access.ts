@@ -161,7 +161,7 @@ const LEASE_WRITES: WriteScope = {
     // … or puts its term on its session, or takes it off (a renewal that names no renewalMark)
     'session',
     // … and clears the coordinator's notes on the old one (IAM cannot tell a removal from a write)
-    'election', 'preferredHolder', 'successor', 'successorInstance', 'vacancyReport',
+    'election', 'preferredHolder', 'successor', 'successorInstance', 'secondSuccessor', 'secondSuccessorInstance', 'vacancyReport',
     // a release names the holder that leaves
     'lastHolderIdentity',
     // a new start-up asks the live holder of its candidate name to show itself (LeaseCandidate)

@@ -95,7 +95,7 @@ export function plant(bug: PlantedBug, wallNow: (identity: string) => number): (
           { name },
           {
             set: { holderIdentity: heir.name, holderInstance: heir.instance, acquireTime: now, renewTime: now, leaseDurationSeconds: firstTermSeconds, leaseTransitions: leaseTransitions + 1, fencingToken: token, termToken: token, electedBy: 'successor', lastHolderIdentity: term.holderIdentity },
-            remove: ['successor', 'successorInstance', 'preferredHolder', 'election', 'vacancyReport', 'holderPlatform', 'holderPlatformId'],
+            remove: ['successor', 'successorInstance', 'secondSuccessor', 'secondSuccessorInstance', 'preferredHolder', 'election', 'vacancyReport', 'holderPlatform', 'holderPlatformId'],
           },
           { expression: 'attribute_exists(#holder) AND #heir = :heir', names: { '#holder': 'holderIdentity', '#heir': 'successor' }, values: { ':heir': heir.name } },
         );

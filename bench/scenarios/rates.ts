@@ -60,7 +60,7 @@ export function workerRates(w: WorkerProcess, from: number, to: number): { rates
 }
 
 /** The order roles are shown in; others (if a worker names more) after these. */
-export const ROLE_ORDER = ['leader', 'successor', 'follower', 'candidate', 'identity', 'session-renewal', 'session-read', 'coordinator'];
+export const ROLE_ORDER = ['leader', 'successor', 'second-successor', 'follower', 'candidate', 'identity', 'session-renewal', 'session-read', 'coordinator'];
 export const byRoleOrder = ([a]: [string, unknown], [b]: [string, unknown]): number => {
   const i = (r: string) => (ROLE_ORDER.includes(r) ? ROLE_ORDER.indexOf(r) : ROLE_ORDER.length);
   return i(a) - i(b) || a.localeCompare(b);

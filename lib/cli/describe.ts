@@ -62,7 +62,7 @@ function leaseLines(name: string, lease: Lease | undefined, session: SessionSeen
     ['Strategy', strategyLine(lease, candidates, now, config)],
     ['Preferred locations', preferenceOf(lease, config)],
     ['Elected', lease.electedBy ? `by ${ELECTED_BY[lease.electedBy]}${lease.electedStrategy ? ` under ${lease.electedStrategy}` : ''}` : '-'],
-    ['Successor', lease.successor ? `${lease.successor}${lease.holderIdentity ? ' (takes the lease at once if it falls vacant)' : ''}` : '-'],
+    ['Successor', lease.successor ? `${lease.successor}${lease.holderIdentity ? ' (takes the lease at once if it falls vacant)' : ''}${lease.secondSuccessor ? `, then ${lease.secondSuccessor}${lease.holderIdentity ? ' (if the successor has not, a moment later)' : ''}` : ''}` : '-'],
     ['Preferred holder', lease.preferredHolder ? `${lease.preferredHolder} (${lease.holderIdentity ?? 'the holder'} should release at its next renewal)` : '-'],
     ['Last holder', dash(lease.lastHolderIdentity)],
     ['Election', e ? `${e.id}: started ${relative(e.startedAt, now)}, acks ${now < e.deadline ? 'until' : 'closed'} ${relative(e.deadline, now)}, strategy ${e.strategy}${e.holder ? `, re-election while ${e.holder} keeps leading` : ''}` : 'none open'],

@@ -80,24 +80,29 @@ export function nextStep(d: Decision, lease: Lease | undefined): string {
     case 'awaitAcks':
       return `wait for ${d.pending.join(', ')} to answer election ${d.election.id} (until ${new Date(d.election.deadline).toISOString()})`;
     case 'openElection':
-      return d.vacancy
-        ? `open election ${d.election.id} (vacant: ${d.vacancy})${d.ping.length ? ` and ping ${d.ping.join(', ')}` : ''}`
-        : `open re-election ${d.election.id}: ping ${d.ping.join(', ') || 'nobody'} while ${lease?.holderIdentity} keeps leading, then preempt it for a better candidate that answers`;
+      if (d.vacancy) return `open election ${d.election.id} (vacant: ${d.vacancy})${d.ping.length ? ` and ping ${d.ping.join(', ')}` : ''}`;
+      if (d.successor || d.secondSuccessor) return `ask ${d.ping.join(', ')} whether they are alive (re-election ${d.election.id}) before naming successors${d.successor ? `; meanwhile ${namedLine(d.successor, d.secondSuccessor)}` : ''}`;
+      return `open re-election ${d.election.id}: ping ${d.ping.join(', ') || 'nobody'} while ${lease?.holderIdentity} keeps leading, then preempt it for a better candidate that answers`;
     case 'elect':
       return `elect ${d.winner} with a fencing token above ${lease?.fencingToken ?? 0}${d.skewPrevented ? ' (over a candidate with a newer binary: skew prevention)' : ''}`;
     case 'failElection':
       return `record an election failure (${d.failure.reason}): ${d.failure.message}`;
     case 'cancelElection':
-      return `cancel election ${d.election.id} (${d.why})`;
+      return `cancel election ${d.election.id} (${d.why})${d.successor ? `; ${namedLine(d.successor, d.secondSuccessor)}` : ''}`;
     case 'preempt':
       return `ask ${d.holder} to yield to ${d.preferredHolder} (preferredHolder); ${d.holder} releases at its next renewal and the next election elects ${d.preferredHolder}`;
     case 'setSuccessor':
       return d.successor
-        ? `designate ${d.successor.name} successor: it takes the lease at once if ${lease?.holderIdentity ?? 'the holder'} stops renewing or releases`
+        ? `designate ${d.successor.name} successor: it takes the lease at once if ${lease?.holderIdentity ?? 'the holder'} stops renewing or releases${d.secondSuccessor ? `; ${d.secondSuccessor.name} second successor: it takes it a moment later if ${d.successor.name} has not` : ''}`
         : 'clear the successor: no other candidate could win';
     case 'clearPreferredHolder':
       return `clear preferredHolder ${d.preferredHolder} (${d.why === 'holderIsBest' ? 'the holder is the best candidate again' : 'no valid candidate to prefer'})`;
   }
+}
+
+/** The successors a decision names, as a phrase. */
+function namedLine(successor: { name: string } | undefined, second: { name: string } | undefined): string {
+  return successor ? `name ${successor.name} successor${second ? ` and ${second.name} second successor` : ''}` : 'name no successor';
 }
 
 function leftAlone(d: Extract<Decision, { kind: 'leaveAlone' }>, lease: Lease | undefined): string {

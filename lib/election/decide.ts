@@ -27,7 +27,16 @@ export type Decision =
    * Ping `ping` (the live candidates that neither renewed lately nor ignored their last ping), then
    * open. Without `vacancy` it is a re-election: the holder keeps leading while candidates answer.
    */
-  | { kind: 'openElection'; strategy: string; vacancy?: VacancyReason; election: Election; ping: string[] }
+  | {
+      kind: 'openElection';
+      strategy: string;
+      vacancy?: VacancyReason;
+      election: Election;
+      ping: string[];
+      /** A liveness check (a re-election that asks who is alive before naming successors: ./successor.ts): named meanwhile. */
+      successor?: { name: string; instance?: string };
+      secondSuccessor?: { name: string; instance?: string };
+    }
   /** Give the lease to `winner`. `election` is absent when every live candidate was fresh: no ping needed. */
   | {
       kind: 'elect';
@@ -43,14 +52,17 @@ export type Decision =
       skewPrevented: boolean;
       /** Designated with the new term (./successor.ts); absent: nobody else could win. */
       successor?: { name: string; instance?: string };
+      /** The next in line, designated with it; absent: nobody else. */
+      secondSuccessor?: { name: string; instance?: string };
     }
   | { kind: 'failElection'; strategy?: string; failure: ElectionFailure }
-  | { kind: 'cancelElection'; strategy: string; election: Election; why: 'holderChanged' | 'strategyChanged' | 'holderIsBest' }
+  /** With the holder best (`holderIsBest`), the successors named in the same write (./successor.ts): a liveness check closes. */
+  | { kind: 'cancelElection'; strategy: string; election: Election; why: 'holderChanged' | 'strategyChanged' | 'holderIsBest'; successor?: { name: string; instance?: string }; secondSuccessor?: { name: string; instance?: string } }
   /** Ask the holder to yield to `preferredHolder`; closes the re-election `election` that found it. */
   | { kind: 'preempt'; strategy: string; holder: string; preferredHolder: string; election?: Election; successor?: { name: string; instance?: string } }
   | { kind: 'clearPreferredHolder'; strategy: string; preferredHolder: string; why: 'holderIsBest' | 'noValidCandidate' }
-  /** Designate (or clear, without `successor`) who takes the lease at once if it falls vacant (./successor.ts). */
-  | { kind: 'setSuccessor'; strategy: string; successor?: { name: string; instance?: string } };
+  /** Designate (or clear, without `successor`) who takes the lease at once if it falls vacant, and who next (./successor.ts). */
+  | { kind: 'setSuccessor'; strategy: string; successor?: { name: string; instance?: string }; secondSuccessor?: { name: string; instance?: string } };
 
 export type DecisionKind = Decision['kind'];
 

@@ -16,6 +16,27 @@ export interface WritePlan {
 /** Fields of a lease that does not exist yet, for decisions that create it. */
 const fresh = (config: ElectionConfig) => ({ leaseDurationSeconds: config.defaultLeaseDurationSeconds, leaseTransitions: 0, fencingToken: 0 });
 
+type Named = { name: string; instance?: string } | undefined;
+
+/**
+ * The successor fields of a write that names `successor` and `second` (./successor.ts): each set,
+ * or removed when absent (a process is removed with its name).
+ */
+function succession(successor: Named, second: Named): { set: Partial<Lease>; remove: ('successor' | 'successorInstance' | 'secondSuccessor' | 'secondSuccessorInstance')[] } {
+  return {
+    set: {
+      ...(successor ? { successor: successor.name, successorInstance: successor.instance } : {}),
+      ...(second ? { secondSuccessor: second.name, secondSuccessorInstance: second.instance } : {}),
+    },
+    remove: [
+      ...(successor ? [] : (['successor'] as const)),
+      ...(successor?.instance ? [] : (['successorInstance'] as const)),
+      ...(second ? [] : (['secondSuccessor'] as const)),
+      ...(second?.instance ? [] : (['secondSuccessorInstance'] as const)),
+    ],
+  };
+}
+
 /** Turns a decision into the writes that carry it out. Pure. */
 export function plan(d: Decision, lease: Lease | undefined, now: number, config: ElectionConfig): WritePlan {
   const base = lease ? {} : fresh(config);
@@ -30,8 +51,11 @@ export function plan(d: Decision, lease: Lease | undefined, now: number, config:
         lease: d.vacancy
           ? // An expired or reported term ends here, so its holder can no longer renew into the new election.
             { set: { ...base, election: d.election, lastHolderIdentity: lease?.holderIdentity }, remove: [...HOLDER_FIELDS, 'preferredHolder', 'vacancyReport'] }
-          : // A re-election: the holder keeps leading while the candidates answer.
-            { set: { election: d.election } },
+          : d.successor || d.secondSuccessor
+            ? // A liveness check: a re-election that names the best known to be alive meanwhile.
+              { set: { election: d.election, ...succession(d.successor, d.secondSuccessor).set }, remove: succession(d.successor, d.secondSuccessor).remove }
+            : // A re-election: the holder keeps leading while the candidates answer.
+              { set: { election: d.election } },
       };
     case 'elect':
       return {
@@ -55,11 +79,12 @@ export function plan(d: Decision, lease: Lease | undefined, now: number, config:
             electedStrategy: d.strategy,
             successor: d.successor?.name,
             successorInstance: d.successor?.instance,
+            secondSuccessor: d.secondSuccessor?.name,
+            secondSuccessorInstance: d.secondSuccessor?.instance,
           },
           remove: [
             ...(['election', 'preferredHolder', 'vacancyReport', 'lastElectionFailure', 'session'] as const),
-            ...(d.successor ? [] : (['successor'] as const)),
-            ...(d.successor?.instance ? [] : (['successorInstance'] as const)),
+            ...succession(d.successor, d.secondSuccessor).remove,
             ...(d.winnerInstance ? [] : (['holderInstance'] as const)),
             ...(d.winnerPlatform ? [] : (['holderPlatform', 'holderPlatformId'] as const)),
             ...(d.winnerAddress ? [] : (['holderAddress'] as const)),
@@ -69,6 +94,10 @@ export function plan(d: Decision, lease: Lease | undefined, now: number, config:
     case 'failElection':
       return { ping: [], lease: { set: { ...base, lastElectionFailure: d.failure }, remove: ['election'] } };
     case 'cancelElection':
+      if (d.successor || d.secondSuccessor) {
+        const n = succession(d.successor, d.secondSuccessor);
+        return { ping: [], lease: { set: n.set, remove: ['election', ...n.remove] } };
+      }
       return { ping: [], lease: { remove: ['election'] } };
     case 'preempt':
       return {
@@ -79,9 +108,9 @@ export function plan(d: Decision, lease: Lease | undefined, now: number, config:
       };
     case 'clearPreferredHolder':
       return { ping: [], lease: { remove: ['preferredHolder'] } };
-    case 'setSuccessor':
-      return d.successor
-        ? { ping: [], lease: { set: { successor: d.successor.name, successorInstance: d.successor.instance }, ...(d.successor.instance ? {} : { remove: ['successorInstance'] }) } }
-        : { ping: [], lease: { remove: ['successor', 'successorInstance'] } };
+    case 'setSuccessor': {
+      const n = succession(d.successor, d.secondSuccessor);
+      return { ping: [], lease: { ...(Object.keys(n.set).length ? { set: n.set } : {}), ...(n.remove.length ? { remove: n.remove } : {}) } };
+    }
   }
 }

@@ -190,14 +190,25 @@ export const LeaseItem = z.object({
   election: Election.optional(),
   /**
    * Set by the coordinator while the lease is held: the candidate it would elect if the holder left
-   * now (the best responsive candidate but the holder). When the lease falls vacant — expired as
-   * that worker watched, reported, released, vacated — the successor takes it directly with a write
-   * conditioned on the revision it read, without waiting for an election. If it is dead, the
-   * others report the vacancy and the coordinator elects as usual.
+   * now (the best responsive candidate but the holder, one known to be alive when it was named:
+   * lib/election/successor.ts). When the lease falls vacant — expired as that worker watched,
+   * reported, released, vacated — the successor takes it directly with a write conditioned on the
+   * revision it read, without waiting for an election. If it is dead, the second successor takes
+   * it a moment later; if that one is dead too, the others report the vacancy and the coordinator
+   * elects as usual.
    */
   successor: HolderName.optional(),
   /** The successor's process (its candidate's `identity`): a restarted worker is not the one designated. */
   successorInstance: Instance.optional(),
+  /**
+   * Set by the coordinator beside `successor`: the next candidate in line. It watches the term as
+   * the successor does and takes a lease whose term ran out as it watched it when the successor has
+   * not taken it within SECOND_SUCCESSOR_GRACE_MS (lib/sdk/follower.ts), conditioned on the revision
+   * it read: a dead successor costs that grace, not an election.
+   */
+  secondSuccessor: HolderName.optional(),
+  /** The second successor's process (its candidate's `identity`). */
+  secondSuccessorInstance: Instance.optional(),
   vacancyReport: VacancyReport.optional(),
   /**
    * The last claim a new start-up made to a candidate name another start-up's row holds: that

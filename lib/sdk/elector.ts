@@ -15,7 +15,7 @@ import { LeaderElectorOptionsSchema, defaultRenewIntervalMs, renewCadenceMs, typ
 
 export { CandidacySchema, LeaderElectorOptionsSchema, PHASE_STEP_MS, defaultRenewIntervalMs, renewCadenceMs } from './elector-options.js';
 export type { ElectorState, ElectorStats, LeaderCallbacks, LeaderElectorOptions, ResolvedLeaderElectorOptions, StopReason } from './elector-options.js';
-import { isQuiet, isSuccessor, SESSION_QUIET_LEASES } from './follower.js';
+import { isQuiet, SESSION_QUIET_LEASES, watchesTerm } from './follower.js';
 import { LeaseWatch } from './watch.js';
 import { Leadership } from './leadership.js';
 import { sessionFallbackMs } from './leader.js';
@@ -451,9 +451,10 @@ export class LeaderElector {
   }
 
   /**
-   * Takes a vacant lease as its designated successor. A lost race (a vacancy report, an election
-   * opened, somebody else's write) is read again at once: if the lease is still vacant and still
-   * names this worker, it tries once more; otherwise the election goes on as usual.
+   * Takes a vacant lease as its designated successor (or second successor, once the successor has
+   * had its grace: decideFollower). A lost race (a vacancy report, an election opened, somebody
+   * else's write) is read again at once: if the lease is still vacant and still names this worker,
+   * it tries once more; otherwise the election goes on as usual.
    */
   private async succeed(read: LeaseRead): Promise<void> {
     if (await this.acquire(read, 'successor')) return;
@@ -462,7 +463,7 @@ export class LeaderElector {
     this.watch.observe(again.view);
     const l = again.view.item;
     const vacant = l?.holderIdentity === undefined || l.vacancyReport !== undefined || this.mono() - this.watch.observed!.at > l.leaseDurationSeconds * 1000;
-    if (vacant && isSuccessor(l, this.options.identity, this.instance)) await this.acquire(again.raw, 'successor');
+    if (vacant && watchesTerm(l, this.options.identity, this.instance)) await this.acquire(again.raw, 'successor');
   }
 
   /** Tells the coordinator the holder has not renewed for a whole term, as this worker watched. */

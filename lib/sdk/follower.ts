@@ -55,6 +55,33 @@ export function isSuccessor(lease: Lease | undefined, identity: string, instance
   return lease?.successor === identity && (lease.successorInstance === undefined || lease.successorInstance === instance) && (lease.preferredHolder === undefined || lease.preferredHolder === identity);
 }
 
+/**
+ * Whether the coordinator named this worker (this start-up) second successor: it takes a lease
+ * whose term ran out as it watched it when the successor has not taken it within
+ * SECOND_SUCCESSOR_GRACE_MS. Never while the lease prefers somebody else, nor when it is the
+ * successor too (a lease written by hand).
+ */
+export function isSecondSuccessor(lease: Lease | undefined, identity: string, instance: string): boolean {
+  return (
+    lease?.secondSuccessor === identity &&
+    (lease.secondSuccessorInstance === undefined || lease.secondSuccessorInstance === instance) &&
+    (lease.preferredHolder === undefined || lease.preferredHolder === identity) &&
+    !isSuccessor(lease, identity, instance)
+  );
+}
+
+/** Whether this worker watches the holder's renewals closely: the successor, or the second successor. */
+export const watchesTerm = (lease: Lease | undefined, identity: string, instance: string): boolean => isSuccessor(lease, identity, instance) || isSecondSuccessor(lease, identity, instance);
+
+/**
+ * How long after a term ran out, as it watched it, the second successor waits for the successor
+ * before it takes the lease itself. Longer than the successor's takeover (a read and a write just
+ * after the term's end, each a round trip) and the spread between two close watchers' views of the
+ * last renewal (each sees it within tens of ms of its landing); short against the term: a dead
+ * successor costs this, not an election.
+ */
+export const SECOND_SUCCESSOR_GRACE_MS = 200;
+
 const CONFIRM: FollowerDecision = { confirm: true, answer: undefined, vacantSince: undefined, wakeAt: undefined, reportVacancy: false, take: undefined };
 
 export function decideFollower(v: FollowerView): FollowerDecision {
@@ -67,15 +94,25 @@ export function decideFollower(v: FollowerView): FollowerDecision {
   // the observer's clock, not renewTime: tolerates skew between machines
   const expired = held && now - v.observedAt > termMs;
   const successor = v.mode === 'coordinated' && isSuccessor(lease, v.identity, v.instance);
+  const second = v.mode === 'coordinated' && isSecondSuccessor(lease, v.identity, v.instance);
   if (held && !expired && !lease!.vacancyReport) {
-    return { confirm: false, answer, vacantSince: undefined, wakeAt: successor ? v.observedAt + termMs + 1 : undefined, reportVacancy: false, take: undefined };
+    const wakeAt = successor ? v.observedAt + termMs + 1 : second ? v.observedAt + termMs + SECOND_SUCCESSOR_GRACE_MS + 1 : undefined;
+    return { confirm: false, answer, vacantSince: undefined, wakeAt, reportVacancy: false, take: undefined };
   }
   const vacantSince = v.vacantSince ?? (expired ? v.observedAt + termMs : now);
   const base = { confirm: false, answer, vacantSince, wakeAt: undefined };
   if (v.mode === 'NoCoordination') return { ...base, reportVacancy: false, take: 'self' };
   if (successor) return { ...base, reportVacancy: false, take: 'successor' };
-  // A live successor takes the lease at once; give it one poll before asking for an election.
-  const successorsTurn = lease?.successor !== undefined && now - vacantSince < v.retryPeriodMs;
+  // The successor's turn first: the second successor takes the lease once it has had its grace
+  // (judged on this worker's clock; the take is conditioned on the revision read, so if the
+  // successor's write landed meanwhile this one fails).
+  if (second) {
+    const due = vacantSince + SECOND_SUCCESSOR_GRACE_MS;
+    return now >= due ? { ...base, reportVacancy: false, take: 'successor' } : { ...base, wakeAt: due + 1, reportVacancy: false, take: undefined };
+  }
+  // A live successor takes the lease at once, the second successor a grace later; give them one
+  // poll beyond that before asking for an election.
+  const successorsTurn = lease?.successor !== undefined && now - vacantSince < v.retryPeriodMs + (lease.secondSuccessor !== undefined ? SECOND_SUCCESSOR_GRACE_MS : 0);
   return {
     ...base,
     reportVacancy: expired && !lease!.vacancyReport && !lease!.election && !successorsTurn,
@@ -266,11 +303,12 @@ export function isQuiet(lease: Lease | undefined): boolean {
  *   renewed, a vacancy report, a preemption not aimed at this worker): every SETTLING_READ_MS for
  *   the first SETTLING_TERMS lease durations of it, then every retry period, jittered. So is a
  *   successor that has not learnt its holder's cadence yet.
- * - The designated successor of a quiet lease: just after each renewal it expects
- *   (RenewalPhase), and if that renewal is not there yet, again after 50, 100, 200 … ms up to a
- *   retry period: so it sees the holder's last renewal within tens of milliseconds, and the term's
- *   end as precisely. Also the worker the lease prefers while its holder yields: the hand-off comes
- *   right after the holder's next renewal.
+ * - The designated successor of a quiet lease, and its second successor: just after each renewal
+ *   it expects (RenewalPhase), and if that renewal is not there yet, again after 50, 100, 200 … ms
+ *   up to a retry period: so it sees the holder's last renewal within tens of milliseconds, and the
+ *   term's end as precisely (the second successor takes the lease SECOND_SUCCESSOR_GRACE_MS after
+ *   it when the successor has not). Also the worker the lease prefers while its holder yields: the
+ *   hand-off comes right after the holder's next renewal.
  * - Every other follower of a quiet lease: every two retry periods, jittered by a tenth — often
  *   enough to answer a ping inside the coordinator's ack window (2.5 retry periods by default) —
  *   except from two retry periods before the term it watches would run out: then every
@@ -284,6 +322,7 @@ export function nextReadDelay(v: CadenceView): number {
   if (v.mode === 'NoCoordination') return jittered(v, v.retryPeriodMs, 0.2);
   const lease = v.lease;
   const successor = isSuccessor(lease, v.identity, v.instance);
+  const second = !successor && isSecondSuccessor(lease, v.identity, v.instance);
   const yieldingToMe = lease?.holderIdentity !== undefined && lease.preferredHolder === v.identity;
   const due = v.expectedAt === undefined ? undefined : v.expectedAt + READ_AFTER_MS;
   // Settling, and not for long: read often (a new term is seen within SETTLING_READ_MS of its write).
@@ -291,7 +330,8 @@ export function nextReadDelay(v: CadenceView): number {
   // The holder yields right after the renewal that tells it to: look again at once, then less often.
   if (yieldingToMe) return chaseDelay(v);
   if (!isQuiet(lease)) return unsureDelay(v, settling);
-  if (successor) {
+  if (successor || second) {
+    // (The second successor watches alike: it takes the lease a grace after the term's end.)
     // Never past the end of the term it watches: that is when it takes over, whatever cadence it has
     // learnt (and once the end has passed, a takeover whose answer was lost may have landed: look
     // again within SETTLING_READ_MS).
@@ -299,8 +339,9 @@ export function nextReadDelay(v: CadenceView): number {
     // once the renewal is overdue, chase it: again after as long as it has been overdue (at least
     // 50 ms), so 50, 100, 200 … ms after the aim; if the bracket gave way (it lands later now), by
     // the misses since the last renewal seen.
-    if (due !== undefined) return atTermEnd(v, due > v.now ? due - v.now : Math.min(Math.max(CHASE_FIRST_MS, v.now - due), v.retryPeriodMs));
-    return atTermEnd(v, v.cadenceKnown ? chaseDelay(v) : unsureDelay(v, settling));
+    const graceMs = second ? SECOND_SUCCESSOR_GRACE_MS : 0;
+    if (due !== undefined) return atTermEnd(v, due > v.now ? due - v.now : Math.min(Math.max(CHASE_FIRST_MS, v.now - due), v.retryPeriodMs), graceMs);
+    return atTermEnd(v, v.cadenceKnown ? chaseDelay(v) : unsureDelay(v, settling), graceMs);
   }
   // Told of every change (a ping, a takeover, a hand-off, being named successor) by a wake: read
   // only as a backstop for a lost one, every two lease durations (at least two retry periods).
@@ -331,8 +372,8 @@ function unsureDelay(v: CadenceView, settling: boolean): number {
   return settling ? jittered(v, Math.min(SETTLING_READ_MS, v.retryPeriodMs), 0.2) : jittered(v, v.retryPeriodMs, 0.2);
 }
 
-/** `ms`, but never past the end of the term the successor watches (just after it). */
-function atTermEnd(v: CadenceView, ms: number): number {
-  const untilEnd = v.termEndsAt === undefined ? Infinity : v.termEndsAt - v.now;
+/** `ms`, but never past the end of the term the successor watches (just after it; for the second successor, `graceMs` after it). */
+function atTermEnd(v: CadenceView, ms: number, graceMs = 0): number {
+  const untilEnd = v.termEndsAt === undefined ? Infinity : v.termEndsAt + graceMs - v.now;
   return Math.min(ms, untilEnd > 0 ? untilEnd + READ_AFTER_MS : Math.min(SETTLING_READ_MS, v.retryPeriodMs));
 }

@@ -68,7 +68,7 @@ export class TermWrites {
           ...(lease?.holderIdentity !== undefined ? { lastHolderIdentity: lease.holderIdentity } : {}),
         },
         remove: [
-          ...(['election', 'preferredHolder', 'vacancyReport', 'successor', 'successorInstance'] as const),
+          ...(['election', 'preferredHolder', 'vacancyReport', 'successor', 'successorInstance', 'secondSuccessor', 'secondSuccessorInstance'] as const),
           ...(platform ? [] : HOLDER_FIELDS.filter((f) => f.startsWith('holderPlatform'))),
           // its own address or none: the previous holder's never outlives its term
           ...(this.s.advertise ? [] : (['holderAddress'] as const)),

@@ -8,7 +8,7 @@
 import { renewedBy, sessionStanding } from '../election/vacancy.js';
 import type { IdentityClaim, Lease } from '../schemas/lease.js';
 import type { LeaseRead, LeaseStore } from '../stores/lease-store.js';
-import { isQuiet, isSuccessor, nextReadDelay, RenewalPhase } from './follower.js';
+import { isQuiet, nextReadDelay, RenewalPhase, watchesTerm } from './follower.js';
 import { SessionReader, SHARED_READ_MS } from './session.js';
 import type { IdentityLease } from '../schemas/identity.js';
 
@@ -54,7 +54,7 @@ export class LeaseWatch {
   private previousReadSentAt: number | undefined;
   /** Since when (monotonic) the lease has been settling as this follower saw it (nextReadDelay). */
   private settlingSince: number | undefined;
-  /** The holder's renewal cadence, as this worker saw it: when its designated successor reads. */
+  /** The holder's renewal cadence, as this worker saw it: when its designated successor (and second successor) reads. */
   private readonly phase = new RenewalPhase();
   /** Reads since the last new renewal seen that found nothing new past its expected time. */
   private misses = 0;
@@ -119,7 +119,7 @@ export class LeaseWatch {
     // that was sent within that margin. A judgement from a read sent that much earlier is still sound:
     // any renewal landing after it was sent after the holder's own deadline (see Session).
     const margin = Math.max(SHARED_READ_MS, Math.min(this.s.retryPeriodMs, (this.s.leaseDurationMs - this.s.renewDeadlineMs) / 4));
-    const successor = isSuccessor(l, this.s.identity, this.instance);
+    const successor = watchesTerm(l, this.s.identity, this.instance);
     let s = await this.sessions.read(l.session, successor ? SHARED_READ_MS : margin, margin);
     // A read sent longer ago than the margin (the process was frozen, or starved, between sending it
     // and now) proves nothing about now: read again before judging by it.
@@ -169,7 +169,7 @@ export class LeaseWatch {
     }
     this.previousReadSentAt = sentAt;
     this.lastRead = view.item;
-    const settling = !isQuiet(view.item) || (isSuccessor(view.item, this.s.identity, this.instance) && !this.activePhase.known);
+    const settling = !isQuiet(view.item) || (watchesTerm(view.item, this.s.identity, this.instance) && !this.activePhase.known);
     this.settlingSince = settling ? (this.settlingSince ?? this.mono()) : undefined;
   }
 

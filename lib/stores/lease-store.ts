@@ -163,7 +163,7 @@ export class LeaseStore extends ItemStore<typeof LeaseItem> {
       {
         set,
         // the heir's own address or none: the giver's never outlives its term
-        remove: ['successor', 'successorInstance', 'preferredHolder', 'election', 'vacancyReport', 'session', ...(heir.platform ? [] : HOLDER_FIELDS.filter((f) => f.startsWith('holderPlatform'))), ...(heir.address ? [] : (['holderAddress'] as const))],
+        remove: ['successor', 'successorInstance', 'secondSuccessor', 'secondSuccessorInstance', 'preferredHolder', 'election', 'vacancyReport', 'session', ...(heir.platform ? [] : HOLDER_FIELDS.filter((f) => f.startsWith('holderPlatform'))), ...(heir.address ? [] : (['holderAddress'] as const))],
       },
       { expression: `${t.expression} AND #heir = :heir AND #heirInstance = :heirInstance`, names: { ...t.names, '#heir': 'successor', '#heirInstance': 'successorInstance' }, values: { ...t.values, ':heir': heir.name, ':heirInstance': heir.instance } },
     );

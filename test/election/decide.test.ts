@@ -173,14 +173,14 @@ describe('decide', () => {
 });
 
 describe('plan: the writes of each decision', () => {
-  it('elect: holder, fresh renew time, short first term, transitions+1, fencing token raised to the clock’s floor, election, preferredHolder and successor cleared', () => {
+  it('elect: holder, fresh renew time, short first term, transitions+1, fencing token raised to the clock’s floor, election, preferredHolder and successors cleared', () => {
     const before = inElection({ preferredHolder: 'x', leaseTransitions: 3, fencingToken: 7 });
     const d = run(before, [cand('a', '1.0.0', '1.0.0', { renewTime: NOW, pingTime: opened.startedAt, identity: 'a_1234' })]);
     expect(plan(d, before, NOW, config)).toEqual({
       ping: [],
       lease: {
         set: { holderIdentity: 'a', holderInstance: 'a_1234', acquireTime: NOW, renewTime: NOW, leaseDurationSeconds: config.electedLeaseDurationSeconds, leaseTransitions: 4, fencingToken: NOW * 1000, electedBy: 'coordinator', electedStrategy: OEV },
-        remove: ['election', 'preferredHolder', 'vacancyReport', 'lastElectionFailure', 'session', 'successor', 'successorInstance', 'holderPlatform', 'holderPlatformId', 'holderAddress'],
+        remove: ['election', 'preferredHolder', 'vacancyReport', 'lastElectionFailure', 'session', 'successor', 'successorInstance', 'secondSuccessor', 'secondSuccessorInstance', 'holderPlatform', 'holderPlatformId', 'holderAddress'],
       },
     });
   });

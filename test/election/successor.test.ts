@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { pingsToWithdraw, type Decision } from '../../lib/election/decide.js';
 import { plan } from '../../lib/election/plan.js';
-import { decideWithSuccession, successorOf } from '../../lib/election/successor.js';
+import { decideWithSuccession, knownAliveSince, successorOf, successorsOf } from '../../lib/election/successor.js';
 import type { Candidate } from '../../lib/schemas/candidate.js';
 import { electionConfig } from '../../lib/schemas/config.js';
 import type { Lease } from '../../lib/schemas/lease.js';
@@ -86,11 +86,13 @@ describe('decideWithSuccession: the reconcile’s decision', () => {
     if (want.kind === 'elect' && !('successor' in want)) expect(d).not.toHaveProperty('successor');
   });
 
-  it('plan: the successor is set (or removed) and nothing else', () => {
-    expect(plan(run(lease('a'), [a, b1]), lease('a'), NOW, config)).toEqual({ ping: [], lease: { set: { successor: 'b', successorInstance: 'b_1' } } });
-    expect(plan(run(lease('a'), [a, cand('b', '1.1.0', '1.1.0')]), lease('a'), NOW, config)).toEqual({ ping: [], lease: { set: { successor: 'b', successorInstance: undefined }, remove: ['successorInstance'] } });
+  it('plan: the successors are set (or removed) and nothing else', () => {
+    expect(plan(run(lease('a'), [a, b1]), lease('a'), NOW, config)).toEqual({ ping: [], lease: { set: { successor: 'b', successorInstance: 'b_1' }, remove: ['secondSuccessor', 'secondSuccessorInstance'] } });
+    expect(plan(run(lease('a'), [a, cand('b', '1.1.0', '1.1.0')]), lease('a'), NOW, config)).toEqual({ ping: [], lease: { set: { successor: 'b', successorInstance: undefined }, remove: ['successorInstance', 'secondSuccessor', 'secondSuccessorInstance'] } });
+    const c1 = cand('c', '1.2.0', '1.2.0', { identity: 'c_1' });
+    expect(plan(run(lease('a'), [a, b1, c1]), lease('a'), NOW, config)).toEqual({ ping: [], lease: { set: { successor: 'b', successorInstance: 'b_1', secondSuccessor: 'c', secondSuccessorInstance: 'c_1' } } });
     const held = lease('a', { successor: 'b' });
-    expect(plan(run(held, [a]), held, NOW, config)).toEqual({ ping: [], lease: { remove: ['successor', 'successorInstance'] } });
+    expect(plan(run(held, [a]), held, NOW, config)).toEqual({ ping: [], lease: { remove: ['successor', 'successorInstance', 'secondSuccessor', 'secondSuccessorInstance'] } });
   });
 
   it('plan: a preemption writes preferredHolder and successor together', () => {
@@ -106,6 +108,75 @@ describe('decideWithSuccession: the reconcile’s decision', () => {
     expect(p.remove).not.toContain('successor');
     const alone = plan(run(vacant, [a], NOW + SEC), vacant, NOW + SEC, config).lease!;
     expect(alone.remove).toEqual(expect.arrayContaining(['successor', 'successorInstance']));
+  });
+});
+
+describe('a live successor (issue 38): named only when known to be alive, the others asked first', () => {
+  // `b` took the lease 2 s ago (a failover). `a` is the oldest row and so ranks first, but it last
+  // showed life 5 minutes ago: a process killed in an earlier crash leaves such a row, live for 30
+  // minutes. `c` is as old and as quiet; `d` joined a second ago.
+  const term = lease('b', { acquireTime: NOW - 2 * SEC, leaseDurationSeconds: 15 });
+  const dead = cand('a', '1.0.0', '1.0.0', { renewTime: NOW - 5 * MIN, createdAt: NOW - 90 * MIN, identity: 'a_1' });
+  const quiet = cand('c', '1.0.0', '1.0.0', { renewTime: NOW - 5 * MIN, createdAt: NOW - 80 * MIN, identity: 'c_1' });
+  const holder = cand('b', '1.0.0', '1.0.0', { createdAt: NOW - 85 * MIN });
+  const joined = cand('d', '1.0.0', '1.0.0', { renewTime: NOW - SEC, createdAt: NOW - SEC, identity: 'd_1' });
+
+  it('after a failover, rows that showed no life since a lease duration before the term are asked (a re-election: the holder leads on); the best known alive is named meanwhile', () => {
+    const d = run(term, [dead, holder, quiet, joined]);
+    expect(d).toMatchObject({ kind: 'openElection', ping: ['a', 'c'], election: { holder: 'b', startedAt: NOW, deadline: NOW + config.ackWindowMs }, successor: { name: 'd', instance: 'd_1' }, secondSuccessor: { name: 'a', instance: 'a_1' } });
+    expect(d).not.toHaveProperty('vacancy');
+    expect(plan(d, term, NOW, config)).toEqual({ ping: ['a', 'c'], pingTime: NOW, lease: { set: { election: (d as Extract<Decision, { kind: 'openElection' }>).election, successor: 'd', successorInstance: 'd_1', secondSuccessor: 'a', secondSuccessorInstance: 'a_1' }, remove: [] } });
+  });
+
+  it('the check closes at its deadline: the one that answered is known alive and named, the one that let it pass is passed over', () => {
+    const e = { id: 'e', startedAt: NOW - 6 * SEC, deadline: NOW - SEC, strategy: OEV, holder: 'b' };
+    const checking = { ...term, acquireTime: NOW - 8 * SEC, election: e, successor: 'd', successorInstance: 'd_1', secondSuccessor: 'a', secondSuccessorInstance: 'a_1' };
+    const cs = [{ ...dead, pingTime: e.startedAt }, holder, { ...quiet, renewTime: NOW - 5 * SEC, pingTime: e.startedAt, ackedPingTime: e.startedAt }, joined];
+    const d = run(checking, cs);
+    expect(d).toMatchObject({ kind: 'cancelElection', why: 'holderIsBest', successor: { name: 'c', instance: 'c_1' }, secondSuccessor: { name: 'd', instance: 'd_1' } });
+    expect(plan(d, checking, NOW, config)).toEqual({ ping: [], lease: { set: { successor: 'c', successorInstance: 'c_1', secondSuccessor: 'd', secondSuccessorInstance: 'd_1' }, remove: ['election'] } });
+    // and nothing more to do afterwards: no check at every reconcile
+    const after = { ...checking, election: undefined, renewTime: NOW + MIN, successor: 'c', successorInstance: 'c_1', secondSuccessor: 'd', secondSuccessorInstance: 'd_1' };
+    expect(run(after, cs, NOW + MIN)).toMatchObject({ kind: 'leaveAlone', reason: 'leaderHealthy' });
+  });
+
+  it('in a long term, a candidate that renewed its row in it counts as known (at rest nobody is asked)', () => {
+    const old = lease('b', { acquireTime: NOW - 3 * 60 * MIN, leaseDurationSeconds: 15, successor: 'a', successorInstance: 'a_1', secondSuccessor: 'c', secondSuccessorInstance: 'c_1' });
+    expect(run(old, [dead, holder, quiet], NOW)).toMatchObject({ kind: 'leaveAlone', reason: 'leaderHealthy' });
+  });
+
+  it('a row quiet since before the term: asked even when it is named already (a designation carries over no proof)', () => {
+    const named = { ...term, successor: 'a', successorInstance: 'a_1', secondSuccessor: 'c', secondSuccessorInstance: 'c_1' };
+    expect(run(named, [dead, holder, quiet])).toMatchObject({ kind: 'openElection', ping: ['a', 'c'] });
+  });
+
+  it('every other candidate ignored its last ping: the best of them is named all the same, and nobody is asked again', () => {
+    const ignored = (c: Candidate) => ({ ...c, pingTime: NOW - MIN });
+    expect(run(term, [ignored(dead), holder, ignored(quiet)])).toMatchObject({ kind: 'setSuccessor', successor: { name: 'a' }, secondSuccessor: { name: 'c' } });
+  });
+
+  it('a preemption pending is not held up by a check', () => {
+    const yielding = { ...term, preferredHolder: 'a' };
+    expect(run(yielding, [dead, holder, quiet]).kind).not.toBe('openElection');
+  });
+
+  it('succession off: no check, no successor', () => {
+    const off = electionConfig({ succession: false });
+    expect(decideWithSuccession('component-A', term, [dead, holder, quiet, joined], NOW, off)).toMatchObject({ kind: 'leaveAlone', reason: 'leaderHealthy' });
+  });
+
+  it('an election names the new term’s two successors from those that answered it', () => {
+    const e = { id: 'e', startedAt: NOW - SEC, deadline: NOW + 4 * SEC, strategy: OEV };
+    const vacant = lease(undefined, { election: e });
+    const answered = (c: Candidate) => ({ ...c, pingTime: e.startedAt, ackedPingTime: e.startedAt });
+    const d = run(vacant, [answered(holder), answered(quiet), answered(joined)]);
+    expect(d).toMatchObject({ kind: 'elect', winner: 'b', successor: { name: 'c' }, secondSuccessor: { name: 'd' } });
+  });
+
+  it('successorsOf: the two named and whom to ask', () => {
+    expect(successorsOf('b', [dead, holder, quiet, joined], NOW, config, { since: knownAliveSince(term, NOW, config) })).toEqual({ successor: { name: 'd', instance: 'd_1' }, second: { name: 'a', instance: 'a_1' }, check: ['a', 'c'] });
+    // all of them known alive: the best two, nobody asked
+    expect(successorsOf('b', [dead, holder, quiet, joined], NOW, config, { since: NOW - 10 * MIN })).toEqual({ successor: { name: 'a', instance: 'a_1' }, second: { name: 'c', instance: 'c_1' }, check: [] });
   });
 });
 

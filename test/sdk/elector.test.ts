@@ -10,7 +10,7 @@ import type { ElectionConfigInput } from '../../lib/schemas/config.js';
 import { nextFencingToken } from '../../lib/schemas/fencing-token.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
 import { LeaderElector, type LeaderElectorOptions } from '../../lib/sdk/elector.js';
-import { CHASE_FIRST_MS, READ_AFTER_MS, SETTLING_READ_MS } from '../../lib/sdk/follower.js';
+import { CHASE_FIRST_MS, READ_AFTER_MS, SECOND_SUCCESSOR_GRACE_MS, SETTLING_READ_MS } from '../../lib/sdk/follower.js';
 import { FencingError, fencedTransactWrite } from '../../lib/sdk/fencing.js';
 import { DynamoDBModel } from '../../lib/sim/dynamodb-model/index.js';
 import { FAST } from './harness.js';
@@ -228,15 +228,15 @@ describe('fencing', () => {
 });
 
 describe('succession: the designated successor takes a vacant lease itself', () => {
-  /** Three electors elected by the coordinator, which is then stopped once the lease names a successor. */
-  async function electedThenCoordinatorDown(opts: Partial<LeaderElectorOptions> = {}) {
+  /** Three electors (or `ids`) elected by the coordinator, which is then stopped once the lease names a successor (and, `second`, a second successor). */
+  async function electedThenCoordinatorDown(opts: Partial<LeaderElectorOptions> = {}, ids = ['a', 'b', 'c'], second = false) {
     const sim = await Sim.create({ config: CONFIG });
     const coord = sim.coordinator(L);
-    const es = ['a', 'b', 'c'].map((id) => sim.elector(id, { leaseName: L, fallbackAfterMs: 60_000, ...opts }));
+    const es = ids.map((id) => sim.elector(id, { leaseName: L, fallbackAfterMs: 60_000, ...opts }));
     const leader = await sim.until('a leader', () => leaders(es)[0]);
     const held = await sim.until('a successor on the lease', async () => {
       const l = (await sim.leases.read(L)).item;
-      return l?.successor ? l : undefined;
+      return l?.successor && !l.election && (!second || l.secondSuccessor) ? l : undefined;
     });
     coord.stop(); // from here on only the workers act: no election can happen
     const successor = es.find((e) => e.elector.options.identity === held.successor)!;
@@ -333,6 +333,34 @@ describe('succession: the designated successor takes a vacant lease itself', () 
     });
   });
 
+  it('five crashes in a row, a new process after each: every one is taken over by a live successor within tens of ms of the term’s end (issue 38: the rows of the processes killed before stay, and one was named)', async () => {
+    const TIMING = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000, fallbackAfterMs: 600_000, releaseOnCancel: false } as const;
+    const sim = await Sim.create({ config: { ackWindowMs: 5_000 } });
+    sim.coordinator(L); // the streams, the timer and the tick, every 100 ms
+    const es = ['w1', 'w2', 'w3'].map((id) => sim.elector(id, { leaseName: L, ...TIMING }));
+    for (let crash = 1; crash <= 5; crash++) {
+      // settled: a leader that renewed a few times, its successor named, no election (a liveness check) open
+      const { leader, named } = await sim.until('a settled leader', async () => {
+        const l = (await sim.leases.read(L)).item;
+        const leader = leaders(es)[0];
+        if (!leader || !l || l.holderIdentity !== leader.elector.options.identity || l.election || !l.successor) return undefined;
+        if (sim.clock.monotonic() - sim.log.of('started', leader.elector.options.identity).at(-1)!.at < 3 * leader.elector.renewIntervalMs) return undefined;
+        return { leader, named: l.successor };
+      }, 120_000);
+      const heir = es.find((e) => e.elector.options.identity === named)!;
+      expect(heir.machine.clock.dead).toBe(false); // the successor is a live process, not a row left by an earlier crash
+      await sim.run(137 * crash); // at another point of the renew cycle each time
+      leader.machine.kill();
+      const next = await sim.until('the next leader', () => leaders(es).find((e) => e !== leader), 60_000);
+      const ranOut = sim.lastRenewal(L, leader.elector.options.identity) + TIMING.leaseDurationMs;
+      const took = sim.tookOver(L, next.elector.options.identity, ranOut - 1);
+      expect(next).toBe(heir);
+      expect(took).toBeGreaterThanOrEqual(ranOut);
+      expect(took - ranOut).toBeLessThanOrEqual(READ_AFTER_MS + 2 * CHASE_FIRST_MS + TAKE_MS + 4 * RTT_MS);
+      es.push(sim.elector(`w${3 + crash}`, { leaseName: L, ...TIMING })); // a new process after each crash
+    }
+  });
+
   it('the successor reads just after each renewal it expects: a leader gone without releasing is replaced within tens of ms of its term’s end', async () => {
     const { sim, leader, successor } = await electedThenCoordinatorDown({ releaseOnCancel: false });
     await sim.run(3 * leader.elector.renewIntervalMs + 123); // gone at an arbitrary point of the renew cycle, a few renewals after the successor was named
@@ -347,9 +375,39 @@ describe('succession: the designated successor takes a vacant lease itself', () 
     expect(sim.log.maxConcurrentLeaders()).toBe(1);
   });
 
-  it('the successor gone too: the others do not take the lease, they report the vacancy (after the successor’s turn) for an election', async () => {
-    const { sim, es, leader, successor, held } = await electedThenCoordinatorDown({ releaseOnCancel: false });
-    const other = es.find((e) => e !== leader && e !== successor)!;
+  it('the successor killed before the leader: the next in line (the second successor) takes the lease a grace after the term ran out, with no coordinator: no tick, no election (issue 38)', async () => {
+    const { sim, es, leader, successor } = await electedThenCoordinatorDown({ releaseOnCancel: false });
+    const next = es.find((e) => e !== leader && e !== successor)!;
+    successor.machine.kill(); // kill -9: its candidate row stays, and the lease still names it
+    await sim.run(2 * leader.elector.renewIntervalMs + 321); // the leader renews on; the successor's death tells nobody
+    leader.machine.kill();
+    await sim.until('the next candidate leading', () => next.elector.isLeader(), 10_000);
+    const lastTerm = sim.leaseWrites.filter((w) => w.name === L && w.item?.['holderIdentity'] === leader.elector.options.identity).at(-1)!.item!;
+    const ranOut = sim.lastRenewal(L, leader.elector.options.identity) + (lastTerm['leaseDurationSeconds'] as number) * 1000;
+    const took = sim.tookOver(L, next.elector.options.identity);
+    expect(took).toBeGreaterThanOrEqual(ranOut);
+    // the successor's grace, then as the successor itself would (it watched the renewals as closely): far under a tick (a minute on AWS) and an ack window
+    expect(took - ranOut).toBeLessThanOrEqual(SECOND_SUCCESSOR_GRACE_MS + READ_AFTER_MS + 2 * CHASE_FIRST_MS + TAKE_MS + 4 * RTT_MS);
+    expect((await sim.leases.read(L)).item).toMatchObject({ holderIdentity: next.elector.options.identity, electedBy: 'successor', lastHolderIdentity: leader.elector.options.identity });
+  });
+
+  it('the successor alive: it takes the lease, not the second successor (which gives it the grace)', async () => {
+    const { sim, es, leader, successor } = await electedThenCoordinatorDown({ releaseOnCancel: false });
+    const next = es.find((e) => e !== leader && e !== successor)!;
+    await sim.run(2 * leader.elector.renewIntervalMs + 321);
+    leader.machine.kill();
+    await sim.until('the successor leading', () => successor.elector.isLeader(), 10_000);
+    await sim.run(2 * SECOND_SUCCESSOR_GRACE_MS);
+    expect(next.elector.isLeader()).toBe(false);
+    expect(sim.leaseWrites.some((w) => w.by === next.machine.name && w.item?.['holderIdentity'] === next.elector.options.identity)).toBe(false);
+  });
+
+  it('the successor and the second successor gone too: the others do not take the lease, they report the vacancy (after their turns) for an election', async () => {
+    const { sim, es, leader, successor, held } = await electedThenCoordinatorDown({ releaseOnCancel: false }, ['a', 'b', 'c', 'd'], true);
+    const second = es.find((e) => e.elector.options.identity === held.secondSuccessor)!;
+    expect([leader, successor]).not.toContain(second);
+    const other = es.find((e) => e !== leader && e !== successor && e !== second)!;
+    await second.stop();
     await successor.stop();
     await leader.stop();
     const reported = await sim.until('a vacancy report', async () => (await sim.leases.read(L)).item?.vacancyReport, 10_000);
