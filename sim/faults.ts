@@ -8,7 +8,7 @@
 import { DeleteItemCommand, GetItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import type { Functions } from './functions.js';
 import { ns, T0 } from './feed.js';
-import type { ProcessFault, UserFault } from './schedule.js';
+import type { PeerFault, ProcessFault, UserFault } from './schedule.js';
 import { CRON_LEASE, type WorldContext } from './settings.js';
 import type { Proc, Workers } from './workers.js';
 
@@ -22,6 +22,68 @@ export function scheduleFaults(c: WorldContext, workers: Workers, fns: Functions
     world.clock.setTimer(w.to, () => feed.window(schedule.ddbFaults.includes(w) ? 'dynamodb' : 'coordinatorDown', T0 + w.from, T0 + w.to));
   }
   for (const f of schedule.userFaults) world.clock.setTimer(f.at, () => userFault(c, workers, f));
+  for (const f of schedule.peerFaults) world.clock.setTimer(f.at, () => (f.kind === 'sessionRedirect' ? void redirectSession(c, workers, f) : twin(c, workers, fns, f)));
+}
+
+/**
+ * A peer of the same lease writes the lease's `session` alone, as its grant allows (the statement
+ * of a worker's acquisitions and releases): to its own process's session, or to a row that does
+ * not exist. No term changes, so nothing here is a strike: the holder leads on, on its own session,
+ * until its own read of the lease shows the row moved off it (lib/sdk/leader.ts), and observers do
+ * not judge the term by a session that does not vouch for it (lib/election/vacancy.ts).
+ */
+async function redirectSession(c: WorldContext, workers: Workers, f: Extract<PeerFault, { kind: 'sessionRedirect' }>): Promise<void> {
+  const { world, feed } = c;
+  const lease = `job-${f.lease}`;
+  const proc = workers.procs[f.worker]!;
+  if (proc.machine.clock.dead) {
+    feed.count('skipped:sessionRedirect');
+    return;
+  }
+  const own = proc.session?.name;
+  const to = f.to === 'ownSession' && own !== undefined ? own : `${lease}-no-such-session`;
+  const from = world.clock.monotonic();
+  feed.count('fault:sessionRedirect');
+  feed.log(`${proc.identity} rewrites ${lease}'s session to ${to}`);
+  try {
+    await proc.machine.client.send(
+      new UpdateItemCommand({
+        TableName: world.names.leases,
+        Key: { name: { S: lease } },
+        UpdateExpression: 'SET #s = :to ADD #rev :one',
+        ConditionExpression: 'attribute_exists(#n)',
+        ExpressionAttributeNames: { '#s': 'session', '#rev': 'revision', '#n': 'name' },
+        ExpressionAttributeValues: { ':to': { S: to }, ':one': { N: '1' } },
+      }),
+    );
+  } catch {
+    feed.count('skipped:sessionRedirect'); // no row, or the request lost
+  }
+  feed.window('sessionRedirect', from, world.clock.monotonic(), { lease, detail: to });
+}
+
+/** A second process under a worker's identity, for a while (Workers.twin); SIGTERMed then, if it still runs. */
+function twin(c: WorldContext, workers: Workers, fns: Functions, f: Extract<PeerFault, { kind: 'twin' }>): void {
+  const { world, feed } = c;
+  const from = world.clock.monotonic();
+  feed.count('fault:twin');
+  const proc = workers.twin(f.worker);
+  let done = false;
+  const exit = () => {
+    if (done) return;
+    done = true;
+    feed.window('twin', from, world.clock.monotonic(), { instances: proc.electors.map((e) => e.instance) });
+    if (proc.machine.clock.dead) return;
+    killProc(c, proc);
+    fns.platformStopped(proc.platform);
+  };
+  // refused (every elector's run() rejected), or stopped after its while: it exits
+  void Promise.allSettled(proc.runs).then(exit);
+  world.clock.setTimer(f.forMs, () => {
+    if (done || proc.machine.clock.dead) return;
+    feed.log(`stop the second process under ${proc.identity}'s identity (SIGTERM)`);
+    proc.machine.clock.gate(() => proc.stop.abort());
+  });
 }
 
 /**

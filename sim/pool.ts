@@ -23,7 +23,7 @@ export interface ScheduleReport {
   worstRevokedOverlapMs: number | undefined;
   verdict: string[];
   counts: Record<string, number>;
-  schedule: Pick<Schedule, 'processFaults' | 'ddbFaults' | 'coordinatorDown' | 'skewMs' | 'driftPpm' | 'userFaults'>;
+  schedule: Pick<Schedule, 'processFaults' | 'ddbFaults' | 'coordinatorDown' | 'skewMs' | 'driftPpm' | 'userFaults' | 'peerFaults'>;
 }
 
 /** A schedule takes a second or two; one still running after this long never ends. */
@@ -43,14 +43,14 @@ export async function runSeed(seed: number, plant?: PlantedBug): Promise<Schedul
     worstRevokedOverlapMs: r.verdict.figures.worstRevokedOverlapMs,
     verdict: r.verdict.ok ? [] : formatVerdict(r.verdict),
     counts: r.counts,
-    schedule: { processFaults: s.processFaults, ddbFaults: s.ddbFaults, coordinatorDown: s.coordinatorDown, skewMs: s.skewMs, driftPpm: s.driftPpm, userFaults: s.userFaults },
+    schedule: { processFaults: s.processFaults, ddbFaults: s.ddbFaults, coordinatorDown: s.coordinatorDown, skewMs: s.skewMs, driftPpm: s.driftPpm, userFaults: s.userFaults, peerFaults: s.peerFaults },
   };
 }
 
 /** A hung seed's schedule, for the summary's counts (the thread that ran it is gone). */
 function hungSchedule(seed: number): ScheduleReport['schedule'] {
   const s = generateSchedule(seed, { workers: DEFAULT_SETTINGS.workers, durationMs: DEFAULT_SETTINGS.durationMs });
-  return { processFaults: s.processFaults, ddbFaults: s.ddbFaults, coordinatorDown: s.coordinatorDown, skewMs: s.skewMs, driftPpm: s.driftPpm, userFaults: s.userFaults };
+  return { processFaults: s.processFaults, ddbFaults: s.ddbFaults, coordinatorDown: s.coordinatorDown, skewMs: s.skewMs, driftPpm: s.driftPpm, userFaults: s.userFaults, peerFaults: s.peerFaults };
 }
 
 export interface PoolOptions {

@@ -103,7 +103,7 @@ if (o.regions) {
       add('schedule:coordinatorDown', r.schedule.coordinatorDown.length);
       add('schedule:skew30s', r.schedule.skewMs.filter((x) => Math.abs(x) >= 20_000).length);
       add('schedule:driftWorlds', r.schedule.driftPpm ? 1 : 0);
-      for (const f of r.schedule.userFaults) add(`schedule:${f.kind}`, 1);
+      for (const f of [...r.schedule.userFaults, ...r.schedule.peerFaults]) add(`schedule:${f.kind}`, 1);
       add('schedule:drift1to5pct', (r.schedule.driftPpm ?? []).filter((x) => Math.abs(x) >= 10_000).length);
       if (r.ok) return;
       failed.push(r.seed);

@@ -40,6 +40,19 @@ export type UserFault =
   /** IoT Core answers slowly (not hung): every wake published in the window is delivered `delayMs` late. */
   | { kind: 'slowPush'; at: number; forMs: number; delayMs: number };
 
+/**
+ * Faults from peers of the same lease (issue 36): what a worker's grant lets it write, and a second
+ * process started under a worker's identity. `at` and `forMs` in ms from the run's start.
+ */
+export type PeerFault =
+  /**
+   * Worker `worker` writes the lease's `session` alone (its grant lets a holder put its term on its
+   * session): to its own process's session, or to a session row that does not exist.
+   */
+  | { kind: 'sessionRedirect'; lease: number; worker: number; at: number; to: 'ownSession' | 'missing' }
+  /** A second process started with worker `worker`'s identity (a copied command line), stopped after `forMs` if it still runs. */
+  | { kind: 'twin'; worker: number; at: number; forMs: number };
+
 /** A span of the run, in ms from its start. */
 export interface Window {
   from: number;
@@ -97,6 +110,8 @@ export interface Schedule {
   driftPpm: number[] | undefined;
   /** Faults as users bring them (issue 36), in about half the worlds: one to three. */
   userFaults: UserFault[];
+  /** Faults from peers of the same lease (issue 36), in about a third of the worlds: one or two. */
+  peerFaults: PeerFault[];
 }
 
 /** A world's sessions: how often they are renewed, within what the electors' renew deadline allows. */
@@ -143,7 +158,7 @@ export function generateSchedule(seed: number, opts: { workers: number; duration
       const from = int(10_000, faultEnd);
       return { from, to: Math.min(faultEnd, from + int(2_000, maxLen)) };
     });
-  const base: Omit<Schedule, 'push' | 'session' | 'driftPpm' | 'userFaults'> = {
+  const base: Omit<Schedule, 'push' | 'session' | 'driftPpm' | 'userFaults' | 'peerFaults'> = {
     seed,
     skewMs: faultsOn ? skewMs : skewMs.map(() => 0),
     versions,
@@ -173,7 +188,9 @@ export function generateSchedule(seed: number, opts: { workers: number; duration
   const healMs = driftPpm?.some((x) => Math.abs(x) > DRIFT_MAX_PPM) ? 2 * base.healMs : base.healMs;
   // drawn after drift, for the same reason: a world without them replays as before they existed
   const userFaults = faultsOn && r() < 0.5 ? drawUserFaults(r, int, opts.workers, faultEnd, push !== undefined) : [];
-  return { ...base, healMs, push, session, driftPpm, userFaults };
+  // drawn after the user faults, for the same reason
+  const peerFaults = faultsOn && r() < 0.35 ? drawPeerFaults(int, opts.workers, faultEnd) : [];
+  return { ...base, healMs, push, session, driftPpm, userFaults, peerFaults };
 }
 
 const DENIED_OPERATIONS: readonly DeniedOperation[] = ['leaseGet', 'leaseUpdate', 'candidatePut', 'candidateUpdate'];
@@ -193,6 +210,17 @@ function drawUserFaults(r: () => number, int: (lo: number, hi: number) => number
     else if (kind === 'tokenMoved') out.push({ kind, lease: int(0, 1), at, by: r() < 0.5 ? int(1, 1_000) : -int(1, 1_000_000) });
     else if (kind === 'workFails') out.push({ kind, lease: int(0, 1), at });
     else out.push({ kind, at, forMs: int(10_000, 60_000), delayMs: SLOW_PUSH_MS });
+  }
+  return out.sort((a, b) => a.at - b.at);
+}
+
+/** One or two faults from peers of the same lease. */
+function drawPeerFaults(int: (lo: number, hi: number) => number, workers: number, faultEnd: number): PeerFault[] {
+  const out: PeerFault[] = [];
+  for (let n = int(1, 2); n > 0; n--) {
+    const at = int(20_000, faultEnd);
+    if (int(0, 2) < 2) out.push({ kind: 'sessionRedirect', lease: int(0, 1), worker: int(0, workers - 1), at, to: int(0, 1) === 0 ? 'ownSession' : 'missing' });
+    else out.push({ kind: 'twin', worker: int(0, workers - 1), at, forMs: int(5_000, 60_000) });
   }
   return out.sort((a, b) => a.at - b.at);
 }
@@ -223,6 +251,11 @@ export function describeSchedule(s: Schedule): string[] {
     s.session ? `  sessions: one per process, renewed at ${s.session.renewShare.toFixed(2)} of the room the renew deadline leaves` : '  sessions: none (each leader renews its leases)',
     s.driftPpm ? `  clock drift: ${s.driftPpm.map((x, i) => `w${i} ${x > 0 ? '+' : ''}${x} ppm`).join(', ')}` : '  clock drift: none',
     ...s.userFaults.map((f) => `  +${(f.at / 1000).toFixed(1)}s ${describeUserFault(f)}`),
+    ...s.peerFaults.map((f) =>
+      f.kind === 'sessionRedirect'
+        ? `  +${(f.at / 1000).toFixed(1)}s w${f.worker} rewrites job-${f.lease}'s session to ${f.to === 'ownSession' ? 'its own process\'s' : 'a missing row'}`
+        : `  +${(f.at / 1000).toFixed(1)}s a second process under w${f.worker}'s identity for ${(f.forMs / 1000).toFixed(1)}s`,
+    ),
   ];
 }
 

@@ -40,6 +40,8 @@ export interface Proc {
   writes: number;
   /** Per lease it leads: makes its work (onStartedLeading) fail now, as a job that dies does. */
   readonly failWork: Map<string, (e: Error) => void>;
+  /** Its Session (session worlds). */
+  session?: Session;
 }
 
 export class Workers {
@@ -59,8 +61,31 @@ export class Workers {
     this.leaseNames = Array.from({ length: c.settings.leases }, (_, i) => `job-${i}`);
   }
 
+  /** Processes started under a worker's identity beside its own (sim/faults.ts: a twin). */
+  readonly twins: Proc[] = [];
+
   /** Starts worker `i`'s next process. */
   start(i: number): Proc {
+    const proc = this.launch(i);
+    this.c.feed.log(`start ${proc.identity}`);
+    this.procs[i] = proc;
+    return proc;
+  }
+
+  /**
+   * Starts a second process under worker `i`'s identity beside its own (a copied command line, a
+   * deployment started twice): its electors find the name held by a live start-up and are refused
+   * (DuplicateIdentityError), or take over from one that died. It is not the worker's process: the
+   * worker's faults and restarts do not see it.
+   */
+  twin(i: number): Proc {
+    const proc = this.launch(i);
+    this.c.feed.log(`start a second process under ${proc.identity}'s identity`);
+    this.twins.push(proc);
+    return proc;
+  }
+
+  private launch(i: number): Proc {
     const { world, schedule } = this.c;
     const identity = `w${i}`;
     this.starts[i] = (this.starts[i] ?? 0) + 1;
@@ -77,10 +102,9 @@ export class Workers {
     const proc: Proc = { identity, platform, runs: [], restart: () => undefined, machine, electors: [], leading: new Map(), stop: new AbortController(), cronRuns: new Map(), jobs: new Set(), writes: 0, failWork: new Map() };
     const push = world.broker ? world.connect(machine, () => world.clock.now() < machine.partitionedUntil) : undefined;
     const session = schedule.session ? this.startSession(proc) : undefined;
+    if (session) proc.session = session;
     for (const leaseName of this.leaseNames) this.startElector(proc, i, leaseName, push, session);
     if (this.c.settings.cronEveryMs > 0) scheduleJobs(this.c, this.jobs, proc, i, machine.client);
-    this.c.feed.log(`start ${identity}`);
-    this.procs[i] = proc;
     return proc;
   }
 
