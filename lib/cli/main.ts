@@ -18,6 +18,7 @@ import { CliError, explain } from './errors.js';
 import { clean } from './format.js';
 import { events } from './events.js';
 import { getCandidates, getLeases } from './get.js';
+import { leader } from './leader.js';
 import { setLocations, setStrategy } from './lease-writes.js';
 import { release } from './release.js';
 import { preempt, setPriority } from './priority.js';
@@ -63,6 +64,7 @@ const EXAMPLES = `
 Examples (local mode: \`npx conclave-local\`, from @conclave/testing, prints the endpoint and prefix):
   $ conclave --endpoint http://127.0.0.1:8000 --table-prefix conclave-local get leases
   $ conclave describe lease nightly-report
+  $ conclave leader nightly-report -o json
   $ conclave preempt nightly-report --to worker-2 --for 15m
   $ conclave set-locations nightly-report us-east-1a us-east-1
   $ conclave events --follow --type "Leader Changed"
@@ -144,6 +146,12 @@ function program(io: CliIO & { ask: (question: string) => Promise<string | undef
     .argument('<name>', 'the lease')
     .description('a lease in full, its candidates in the coordinator’s order, and what the coordinator does next')
     .action((lease: string, _opts, cmd: Command) => withDb(cmd, (ctx) => describeLease(ctx, parse(LeaseArg, { lease }, 'arguments'))));
+
+  root
+    .command('leader')
+    .argument('<lease>')
+    .description('who leads the lease and where clients reach it (its advertised address), its fencing token and since when; "no leader" and why when nobody holds a live term')
+    .action((lease: string, _opts, cmd: Command) => withDb(cmd, (ctx) => leader(ctx, parse(LeaseArg, { lease }, 'arguments'))));
 
   root
     .command('set-priority')

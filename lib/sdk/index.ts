@@ -39,6 +39,8 @@ export {
   type LeaseHealth,
   type ServeHealthOptions,
 } from './health.js';
+export { getLeader, GetLeaderOptionsSchema, type GetLeaderOptions } from './get-leader.js';
+export { LeaderInfoSchema, type LeaderInfo } from '../election/leader.js';
 export { ClockSkewError, type ClockDoubt } from './server-clock.js';
 export { TableNotFoundError } from './options.js';
 export { DynamoDBUnreachableError, DynamoDBRefusedError } from './faults.js';

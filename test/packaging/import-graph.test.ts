@@ -34,7 +34,7 @@ const cdkEntry = existsSync(join(REPO_ROOT, 'infra/index.ts')) ? 'infra/index.ts
 const expected: Record<'sdk' | 'sdk/push' | 'cli' | 'cdk' | 'testing', Expected> = {
   sdk: {
     entry: 'lib/sdk/index.ts',
-    areas: ['lib/clock.ts', 'lib/election/vacancy.ts', 'lib/events/json-schema.ts', 'lib/events/schemas.ts', 'lib/schemas/', 'lib/sdk/', 'lib/stores/', 'lib/tables.ts', 'lib/util/base32.ts'],
+    areas: ['lib/clock.ts', 'lib/election/leader.ts', 'lib/election/vacancy.ts', 'lib/events/json-schema.ts', 'lib/events/schemas.ts', 'lib/schemas/', 'lib/sdk/', 'lib/stores/', 'lib/tables.ts', 'lib/util/base32.ts'],
     never: {
       // the push path's MQTT side is @conclave/sdk/push: a worker without it loads (and installs) no MQTT client
       modules: ['lib/local/', 'lib/cli/', 'lib/coordinator/', 'lib/functions/', 'lib/events/local', 'lib/history/', 'lib/testing/', 'lib/wiring.ts', 'lib/sdk/push-channel.ts', 'functions/', 'infra/', 'examples/', ...NOT_SHIPPED],

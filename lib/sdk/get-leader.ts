@@ -1,0 +1,67 @@
+/**
+ * getLeader: who leads a lease and where clients reach it, for a process that does not take part
+ * (a client routing requests to the leader): etcd's election `leader()`, client-go's GetLeader().
+ */
+import * as z from 'zod';
+import { systemClock } from '../clock.js';
+import { leaderOf, type LeaderInfo } from '../election/leader.js';
+import { effectiveLease, sessionStampAt, type SessionStamp } from '../election/vacancy.js';
+import { electionConfig } from '../schemas/config.js';
+import { sessionKey } from '../schemas/identity.js';
+import { LeaseName } from '../schemas/lease.js';
+import { ValidationError, parse } from '../schemas/validation.js';
+import { IdentityStore } from '../stores/identity-store.js';
+import { LeaseStore } from '../stores/lease-store.js';
+import { ClientSchema, ClockSchema, ClockSyncSchema, TablesSchema, optionErrors, stampClockFor } from './options.js';
+
+/** The options of getLeader; a bad one is a ValidationError naming the field. */
+export const GetLeaderOptionsSchema = z.strictObject(
+  {
+    /** The DynamoDB client the lease is read with. */
+    client: ClientSchema,
+    /** Where the tables are: a prefix, or `{ prefix?, leases?, identities? }`. @default 'conclave' */
+    tables: TablesSchema,
+    /**
+     * The clock expiry is judged by: `server` (DynamoDB's, from the read's own response, as the
+     * holders stamp their terms), or `none` (this machine's wall clock, which must then be close to
+     * DynamoDB's). @default 'server'
+     */
+    clockSync: ClockSyncSchema,
+    /** How long past its end a term still counts (the coordinator's clockSkewMs: late rather than early). @default 1000 */
+    clockSkewMs: z.number().int().min(0).max(60_000).default(electionConfig().clockSkewMs),
+    /** Test hook: this machine's clock (wall and monotonic). @default systemClock */
+    clock: ClockSchema.optional(),
+  },
+  { error: optionErrors('getLeader', 'client', { table: 'name the tables with `tables` (a prefix, or { leases, identities })' }) },
+);
+/** The options of getLeader as written. */
+export type GetLeaderOptions = z.input<typeof GetLeaderOptionsSchema>;
+
+/**
+ * The leader of `leaseName`: its holder, address (its `advertise`), fencing token and since when,
+ * from one consistent read of the lease row (and of its session's row, for a term held on a
+ * session: its renewals keep the term); null when nobody holds a live term — no holder, a term
+ * that ran out (judged as the coordinator does, allowing `clockSkewMs`), or a vacancy reported.
+ * Where to send a request now, not a lock: only the leader's fencing token guards its writes.
+ * @throws ValidationError naming a bad lease name or option
+ */
+export async function getLeader(leaseName: string, options: GetLeaderOptions): Promise<LeaderInfo | null> {
+  const name = parse(LeaseName, leaseName, 'getLeader lease name');
+  const o = parse(GetLeaderOptionsSchema, options, 'getLeader options');
+  const time = stampClockFor(o.clockSync, o.client, o.clock ?? systemClock);
+  const sentAt = time.monotonic();
+  const lease = (await new LeaseStore(o.client, o.tables.leases).read(name)).item;
+  // judged as of the read's send time, on the estimate its answer improved (DynamoDB's Date header)
+  const at = time.now() - (time.monotonic() - sentAt);
+  let session: SessionStamp | undefined;
+  if (lease?.holderIdentity !== undefined && lease.session !== undefined) {
+    const key = sessionKey(lease.session);
+    try {
+      const row = (await new IdentityStore(o.client, o.tables.identities).read(key.component, key.name)).item;
+      session = sessionStampAt(row, at, at);
+    } catch (e) {
+      if (!(e instanceof ValidationError)) throw e; // a row the schema refuses counts as gone, as the coordinator counts it
+    }
+  }
+  return leaderOf(effectiveLease(lease, session, at), at, o.clockSkewMs).leader;
+}

@@ -1,0 +1,105 @@
+/**
+ * getLeader (issue 39): who leads a lease and where clients reach it, from one consistent read,
+ * judged as the coordinator judges vacancy. On DynamoDB Local, with an injected clock.
+ */
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { manualClock } from '../../lib/clock.js';
+import { LeaderInfoSchema } from '../../lib/election/leader.js';
+import { localClient } from '../../lib/local/dynamodb-local.js';
+import { SESSION_COMPONENT } from '../../lib/schemas/identity.js';
+import type { Lease } from '../../lib/schemas/lease.js';
+import { getLeader } from '../../lib/sdk/get-leader.js';
+import { IdentityStore } from '../../lib/stores/identity-store.js';
+import { LeaseStore } from '../../lib/stores/lease-store.js';
+import { MIN, NOW, SEC } from '../fixtures.js';
+import { testTables, type TestTables } from '../support.js';
+import { Log, startElector, waitFor } from './harness.js';
+
+const ADDRESS = 'http://10.0.0.5:8080';
+let t: TestTables;
+let leases: LeaseStore;
+
+beforeAll(async () => {
+  t = await testTables('get-leader');
+  leases = new LeaseStore(t.client, t.names.leases);
+});
+afterAll(() => t?.drop());
+
+/** Lease `name` held by a1 since a minute ago, last renewed at `renewTime`, 15 s long. */
+const seed = (name: string, extra: Partial<Lease> = {}) =>
+  leases.write(LeaseStore.readOf(name, undefined), {
+    set: { holderIdentity: 'a1', holderInstance: 'a1_1', acquireTime: NOW - MIN, renewTime: NOW - 2 * SEC, leaseDurationSeconds: 15, leaseTransitions: 2, fencingToken: 42, ...extra },
+  });
+const at = (ms: number) => ({ client: t.client, tables: t.names, clockSync: 'none' as const, clock: manualClock(ms) });
+
+describe('getLeader', () => {
+  it('a live term: holder, address, fencing token and since, from one consistent GetItem', async () => {
+    await seed('led', { holderAddress: ADDRESS });
+    const client = localClient(inject('ddbEndpoint'));
+    const sent: { command: string; consistent: unknown }[] = [];
+    client.middlewareStack.add((next, context) => async (args) => {
+      sent.push({ command: context.commandName as string, consistent: (args.input as { ConsistentRead?: boolean }).ConsistentRead });
+      return next(args);
+    });
+    const leader = await getLeader('led', { ...at(NOW), client });
+    expect(leader).toEqual({ lease: 'led', holder: 'a1', address: ADDRESS, fencingToken: 42, since: NOW - MIN });
+    expect(LeaderInfoSchema.parse(leader)).toEqual(leader);
+    expect(sent).toEqual([{ command: 'GetItemCommand', consistent: true }]);
+    client.destroy();
+  });
+
+  it('no address advertised: none in the answer', async () => {
+    await seed('plain');
+    const leader = await getLeader('plain', at(NOW));
+    expect(leader).toMatchObject({ holder: 'a1', fencingToken: 42 });
+    expect(leader).not.toHaveProperty('address');
+  });
+
+  it('a term that ran out counts for clockSkewMs more, as the coordinator judges it; then null', async () => {
+    await seed('ending');
+    const end = NOW + 13 * SEC;
+    expect(await getLeader('ending', at(end + 1_000))).toMatchObject({ holder: 'a1' });
+    expect(await getLeader('ending', at(end + 1_001))).toBeNull();
+    expect(await getLeader('ending', { ...at(end + 1_001), clockSkewMs: 5_000 })).toMatchObject({ holder: 'a1' });
+  });
+
+  it('null when nobody holds a live term: no row, no holder, a vacancy reported', async () => {
+    expect(await getLeader('never', at(NOW))).toBeNull();
+    await leases.write(LeaseStore.readOf('released', undefined), { set: { lastHolderIdentity: 'a1', renewTime: NOW, leaseDurationSeconds: 15, leaseTransitions: 2, fencingToken: 42 } });
+    expect(await getLeader('released', at(NOW))).toBeNull();
+    await seed('reported', { vacancyReport: { by: 'b1', at: NOW, observedRevision: 1 } });
+    expect(await getLeader('reported', at(NOW))).toBeNull();
+  });
+
+  it('a term held on a session lives by the session’s renewals', async () => {
+    const identities = new IdentityStore(t.client, t.names.identities);
+    const session = (name: string, renewTime: number) =>
+      identities.write({ key: { component: SESSION_COMPONENT, name }, item: undefined, revision: 0 }, { set: { holderIdentity: `${name}_1`, process: 'p1', hostname: 'web-1', leaseDurationSeconds: 60, acquireTime: NOW - 10 * MIN, renewTime } });
+    // its own stamp a minute old: only the session keeps it
+    await seed('on-live-session', { holderInstance: 'a1_1@p1', session: 's-live', renewTime: NOW - MIN });
+    await session('s-live', NOW - 2 * SEC);
+    expect(await getLeader('on-live-session', at(NOW))).toMatchObject({ holder: 'a1' });
+    expect(await getLeader('on-live-session', at(NOW + 14 * SEC))).toMatchObject({ holder: 'a1' }); // the session's renewal, 15 s long, and the skew margin
+    expect(await getLeader('on-live-session', at(NOW + 15 * SEC))).toBeNull();
+    await seed('on-stale-session', { holderInstance: 'a1_1@p1', session: 's-stale', renewTime: NOW - MIN });
+    await session('s-stale', NOW - 30 * SEC);
+    expect(await getLeader('on-stale-session', at(NOW))).toBeNull();
+  });
+
+  it('what an elector with advertise leads: its address and its term’s token', async () => {
+    const e = startElector(t, new Log(), 'w', { leaseName: 'live-elector', mode: 'NoCoordination', platform: 'none', advertise: ADDRESS });
+    try {
+      await waitFor('w to lead', () => e.elector.isLeader());
+      expect(await getLeader('live-elector', { client: t.client, tables: t.names })).toMatchObject({ holder: 'w', address: ADDRESS, fencingToken: e.elector.fencingToken });
+    } finally {
+      await e.stop();
+    }
+    expect(await getLeader('live-elector', { client: t.client, tables: t.names })).toBeNull(); // released
+  });
+
+  it('bad input is a ValidationError naming it', async () => {
+    await expect(getLeader('no spaces', at(NOW))).rejects.toMatchObject({ name: 'ValidationError', message: expect.stringMatching(/lease name/) });
+    await expect(getLeader('x', { client: t.client, tables: t.names, clockSkewMs: -1 })).rejects.toMatchObject({ name: 'ValidationError', fields: ['clockSkewMs'] });
+    await expect(getLeader('x', { client: t.client, table: 'x' } as never)).rejects.toThrow(/unknown option of getLeader: "table": name the tables with `tables`/);
+  });
+});
