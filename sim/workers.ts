@@ -79,19 +79,20 @@ export class Workers {
    * worker's faults and restarts do not see it.
    */
   twin(i: number): Proc {
-    const proc = this.launch(i);
+    // on a host of its own (an ECS task): its exit stops no instance the worker's own process runs on
+    const proc = this.launch(i, true);
     this.c.feed.log(`start a second process under ${proc.identity}'s identity`);
     this.twins.push(proc);
     return proc;
   }
 
-  private launch(i: number): Proc {
+  private launch(i: number, twin = false): Proc {
     const { world, schedule } = this.c;
     const identity = `w${i}`;
     this.starts[i] = (this.starts[i] ?? 0) + 1;
     // an ECS task has a new ARN each start; an EC2 instance keeps its id across a stop and a start
     const platform: Platform =
-      schedule.platforms[i] === 'ecs'
+      schedule.platforms[i] === 'ecs' || twin
         ? { kind: 'ecs', id: `arn:aws:ecs:${LOCAL_DEPLOYMENT.region}:${LOCAL_DEPLOYMENT.account}:task/sim/w${i}-${this.starts[i]}`, cluster: SIM_CLUSTER }
         : { kind: 'ec2', id: `i-${(0x51a00000 + i).toString(16)}` };
     const machine = world.machine(identity, this.c.network, hostState({ worker: i, name: `${identity}#${this.starts[i]}` }));
