@@ -8,10 +8,13 @@
  * - **A name** (ConclaveProps `leaderDiscovery`): a private Route 53 record per lease,
  *   `<lease>.leader.conclave.internal`, kept pointing at the leader by the discovery function.
  *
- * The workers themselves (an ECS service, an Auto Scaling group) are yours: register them with
- * the target groups (`service.attachToApplicationTargetGroup(alb.targets)`, `targets.addTarget`), run
- * them with `workerSecurityGroup` and `workerRole`, and start each LeaderElector with `advertise`
- * (its own address and `port`) and the SDK's health check on `port`.
+ * The workers themselves are yours: register them with the target groups (`targets.addTarget`),
+ * run them with `workerSecurityGroup` and `workerRole`, and start each LeaderElector with
+ * `advertise` (its own address and `port`) and the SDK's health check on `port`. Whatever replaces
+ * unhealthy workers must not act on this check, which every follower fails: an Auto Scaling group
+ * keeps its EC2 health check (the default); an ECS service attached to a target group replaces the
+ * tasks that fail its check, so set its `healthCheckGracePeriod` to the largest value, or give its
+ * clients the leader's name instead (docs/deploy.md, "Clients find the leader").
  *
  * test/infra/leader-load-balancer.test.ts synthesizes it, cdk-nag clean.
  */
