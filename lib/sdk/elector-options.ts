@@ -245,7 +245,7 @@ export type { StopReason };
  * handing over, withdrawing, releasing), `stopped` (run() resolved), `failed` (run() rejected: a
  * fault it cannot outlive, such as a missing table or a duplicate identity).
  */
-export type ElectorState = 'idle' | 'starting' | 'running' | 'stopping' | 'stopped' | 'failed';
+export type ElectorRunPhase = 'idle' | 'starting' | 'running' | 'stopping' | 'stopped' | 'failed';
 
 
 /**

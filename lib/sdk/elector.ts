@@ -11,10 +11,10 @@ import { DuplicateIdentityError, LeaseCandidate } from './candidate.js';
 import { fencedItemWrite, fencedTransactWrite, FencingError, NO_TRANSACTIONS, type FencedItemInput } from './fencing.js';
 import { checkMultiRegion } from './multi-region.js';
 import { INTERNAL_STOP, StartUp, deepFreeze, stampClockFor } from './options.js';
-import { LeaderElectorOptionsSchema, defaultRenewIntervalMs, renewCadenceMs, type ElectorState, type ElectorStats, type LeaderCallbacks, type LeaderElectorOptions, type ResolvedLeaderElectorOptions } from './elector-options.js';
+import { LeaderElectorOptionsSchema, defaultRenewIntervalMs, renewCadenceMs, type ElectorRunPhase, type ElectorStats, type LeaderCallbacks, type LeaderElectorOptions, type ResolvedLeaderElectorOptions } from './elector-options.js';
 
 export { CandidacySchema, LeaderElectorOptionsSchema, PHASE_STEP_MS, defaultRenewIntervalMs, renewCadenceMs } from './elector-options.js';
-export type { ElectorState, ElectorStats, LeaderCallbacks, LeaderElectorOptions, ResolvedLeaderElectorOptions, StopReason } from './elector-options.js';
+export type { ElectorRunPhase, ElectorStats, LeaderCallbacks, LeaderElectorOptions, ResolvedLeaderElectorOptions, StopReason } from './elector-options.js';
 import { isQuiet, SESSION_QUIET_LEASES, watchesTerm } from './follower.js';
 import { LeaseWatch } from './watch.js';
 import { Leadership } from './leadership.js';
@@ -92,7 +92,7 @@ export class LeaderElector {
   /** The process's session, if any (the `session` option). */
   private readonly session: Session | undefined;
   /** Where run() is (the `state` getter). */
-  private phase: ElectorState = 'idle';
+  private phase: ElectorRunPhase = 'idle';
 
   /** Validates and resolves `options`; nothing is read or written until run(). @throws ValidationError naming each bad option */
   constructor(options: LeaderElectorOptions) {
@@ -226,7 +226,7 @@ export class LeaderElector {
    * rejected). What a readiness check reports: an elector `running` and healthy() takes part as it
    * should, whether or not it leads (lib/sdk/health.ts).
    */
-  get state(): ElectorState {
+  get runPhase(): ElectorRunPhase {
     return this.phase;
   }
 

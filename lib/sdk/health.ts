@@ -47,7 +47,7 @@ export const LeaseHealthSchema = z.object({
   lease: Name,
   /** This worker's identity (the lease's holderIdentity while it leads). */
   identity: Name,
-  /** Where its run() is (LeaderElector `state`). */
+  /** Where its run() is (LeaderElector `runPhase`). */
   state: z.enum(['idle', 'starting', 'running', 'stopping', 'stopped', 'failed']),
   /** It leads a live term now, renewed within its renew deadline (`/leader`). */
   leading: z.boolean(),
@@ -82,7 +82,7 @@ export function leaseHealth(e: LeaderElector): LeaseHealth {
   // isLeader() first: it judges the renew deadline now, and stops a term past it
   const leading = e.isLeader();
   const token = leading ? e.fencingToken : undefined;
-  const state = e.state;
+  const state = e.runPhase;
   const healthy = e.healthy();
   const holder = leading ? e.options.identity : e.leader;
   const address = leading ? e.options.advertise : undefined;

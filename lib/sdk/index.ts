@@ -20,7 +20,7 @@ export {
   type LeaderElectorOptions,
   type ResolvedLeaderElectorOptions,
   type LeaderCallbacks,
-  type ElectorState,
+  type ElectorRunPhase,
   type ElectorStats,
 } from './elector-options.js';
 export {
