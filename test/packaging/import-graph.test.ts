@@ -72,7 +72,8 @@ const expected: Record<'sdk' | 'sdk/push' | 'cli' | 'cdk' | 'testing', Expected>
     entry: cdkEntry,
     // location.ts: the election config's preferredLocations (issue 18), validated where the construct is synthesized
     // push.ts: the wake topics grantWorker and the lease stream's function are granted (issue 17)
-    areas: ['infra/', 'lib/functions/metrics.ts', 'lib/schemas/common.ts', 'lib/schemas/config.ts', 'lib/schemas/location.ts', 'lib/schemas/push.ts', 'lib/schemas/validation.ts', 'lib/tables.ts', 'lib/util/base32.ts', 'lib/wiring.ts'],
+    // discovery/wiring.ts: leader discovery's declaration (issue 39): its function, table, events and record names
+    areas: ['infra/', 'lib/discovery/wiring.ts', 'lib/functions/metrics.ts', 'lib/schemas/common.ts', 'lib/schemas/config.ts', 'lib/schemas/location.ts', 'lib/schemas/push.ts', 'lib/schemas/validation.ts', 'lib/tables.ts', 'lib/util/base32.ts', 'lib/wiring.ts'],
     never: {
       // the handlers ship as built assets, not as code the construct loads
       modules: ['functions/', 'lib/local/', 'lib/sdk/', 'lib/cli/', 'lib/stores/', 'lib/coordinator/', 'lib/testing/', 'infra/app/', 'examples/', ...NOT_SHIPPED],
