@@ -66,7 +66,7 @@ const expected: Record<'sdk' | 'sdk/push' | 'cli' | 'cdk' | 'testing', Expected>
     },
     external: ['@aws-sdk/client-dynamodb', '@aws-sdk/util-dynamodb', 'commander', 'semver', 'zod'],
     typeOnly: [], // identity.ts: the CLI reads session rows (IdentityStore) to judge leases held on them
-    builtins: ['node:crypto', 'node:fs', 'node:readline', 'node:string_decoder', 'node:tty'], // readline, tty: a write's confirmation; crypto: lib/clock.ts' uniqueId (a start-up's id)
+    builtins: ['node:crypto', 'node:fs', 'node:path', 'node:readline', 'node:string_decoder', 'node:tty'], // readline, tty: a write's confirmation; crypto: lib/clock.ts' uniqueId (a start-up's id); path: the events file's absolute path (conclave events)
   },
   cdk: {
     entry: cdkEntry,
