@@ -8,7 +8,6 @@
  */
 import { Aws, Duration, RemovalPolicy, Token } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
-import * as cwActions from 'aws-cdk-lib/aws-cloudwatch-actions';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
@@ -38,6 +37,7 @@ import {
 import { DISCOVERY_ACCESS, KEY_READ, KEY_WRITE } from './access.js';
 import { builtFunction } from './functions.js';
 import { acknowledgeKeyWildcards } from './grants.js';
+import { conclaveAlarm } from './monitoring.js';
 import { deadLetterQueue } from './queues.js';
 import type { LeaderDiscoverySettingsSchema } from './settings.js';
 
@@ -247,14 +247,7 @@ export class LeaderDiscovery extends Construct implements ConclaveLeaderDiscover
 
   private makeAlarms(topic: sns.ITopic | undefined): ConclaveLeaderDiscovery['alarms'] {
     const fiveMinutes = Duration.minutes(5);
-    const alarm = (id: string, props: cloudwatch.AlarmProps) => {
-      const a = new cloudwatch.Alarm(this, id, { comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD, treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING, ...props });
-      if (topic) {
-        a.addAlarmAction(new cwActions.SnsAction(topic));
-        a.addOkAction(new cwActions.SnsAction(topic));
-      }
-      return a;
-    };
+    const alarm = (id: string, props: cloudwatch.AlarmProps) => conclaveAlarm(this, id, props, topic);
     const where = this.recordName ?? `the Cloud Map service ${this.service?.serviceName ?? ''}`;
     return {
       deadLetters: alarm('DeadLettersAlarm', {

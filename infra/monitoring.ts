@@ -32,6 +32,19 @@ export interface ConclaveMonitoringProps {
   readonly alarmTopic?: sns.ITopic;
 }
 
+/**
+ * An alarm as every Conclave alarm is: at or above its threshold, missing data not breaching
+ * (unless `props` says otherwise), notifying `topic` when it fires and when it recovers.
+ */
+export function conclaveAlarm(scope: Construct, id: string, props: cloudwatch.AlarmProps, topic: sns.ITopic | undefined): cloudwatch.Alarm {
+  const a = new cloudwatch.Alarm(scope, id, { comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD, treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING, ...props });
+  if (topic) {
+    a.addAlarmAction(new cwActions.SnsAction(topic));
+    a.addOkAction(new cwActions.SnsAction(topic));
+  }
+  return a;
+}
+
 /** The alarms of ConclaveMonitoring. */
 export interface ConclaveAlarms {
   /** Elections failed (no live candidate acknowledged) in two 5-minute periods in a row, summed over every function. */
@@ -79,14 +92,7 @@ export class ConclaveMonitoring extends Construct {
   private makeAlarms(tick: Duration, topic: sns.ITopic | undefined): ConclaveAlarms {
     const fiveMinutes = Duration.minutes(5);
     const gaugePeriod = tick.toSeconds() > fiveMinutes.toSeconds() ? tick : fiveMinutes;
-    const alarm = (id: string, props: cloudwatch.AlarmProps) => {
-      const a = new cloudwatch.Alarm(this, id, { comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD, treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING, ...props });
-      if (topic) {
-        a.addAlarmAction(new cwActions.SnsAction(topic));
-        a.addOkAction(new cwActions.SnsAction(topic));
-      }
-      return a;
-    };
+    const alarm = (id: string, props: cloudwatch.AlarmProps) => conclaveAlarm(this, id, props, topic);
     const electionFailures = alarm('ElectionFailuresAlarm', {
       alarmDescription: 'Elections failed (no live candidate acknowledged) for 10 minutes: leases are left without a leader. Check that the workers of these leases run and can reach DynamoDB.',
       metric: this.electionFailures(fiveMinutes),
