@@ -34,7 +34,8 @@ export const BUNDLE_BUDGET_BYTES = 260_000;
  * bundle: bundled, they add about 375 KB to each function (measured: 580 KB instead of 205 KB),
  * more than the whole budget, and the runtime's copy is kept patched by AWS. The functions call
  * only long-standing operations (GetItem, UpdateItem, DeleteItem, Query, Scan, PutEvents,
- * SendMessage), which every runtime SDK version has. `@aws-sdk/util-dynamodb` (5 KB) is bundled
+ * SendMessage; leader discovery's Cloud Map RegisterInstance and DeregisterInstance, Route 53
+ * ListResourceRecordSets and ChangeResourceRecordSets), which every runtime SDK version has. `@aws-sdk/util-dynamodb` (5 KB) is bundled
  * so that items are (un)marshalled by the version the tests ran.
  */
 export const EXTERNAL_MODULES = ['@aws-sdk/client-*', '@smithy/*'];
