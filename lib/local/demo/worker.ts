@@ -16,9 +16,17 @@
  * entry `@conclave/sdk/push`, loaded only then: it needs the `mqtt` package (`npm i mqtt@5`), which
  * a worker without it does not install.
  * Every leadership change is printed as one JSON line on stdout.
+ *
+ * Clients behind a load balancer (issue 39): HTTP_PORT serves the worker's own application, whose
+ * `GET /work` only the leader answers (200 with its identity and fencing token; 503 from any other,
+ * judged by isLeader() at that moment), and HEALTH_PORT the SDK's health check (`serveHealth`:
+ * `/leader` 200 only on the leader, `/ready`, `/healthz`), both on HTTP_HOST (default 127.0.0.1).
+ * The elector advertises ADVERTISE, by default `http://<HTTP_HOST>:<HTTP_PORT>`. A load balancer
+ * health-checks `/leader` on HEALTH_PORT and routes to HTTP_PORT (lib/local/haproxy.ts).
  */
+import { createServer, type Server } from 'node:http';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { LeaderElector, systemClock } from '@conclave/sdk';
+import { LeaderElector, serveHealth, systemClock } from '@conclave/sdk';
 
 const env = (name: string, fallback?: string): string => {
   const v = process.env[name] ?? fallback;
@@ -46,10 +54,15 @@ const push =
     ? new (await import('@conclave/sdk/push')).PushChannel({ endpoint: pushUrl, client, tables, onError: (e) => say('error', { message: `push: ${e.message}` }) })
     : undefined;
 
+const httpHost = process.env['HTTP_HOST'] ?? '127.0.0.1';
+const httpPort = process.env['HTTP_PORT'];
+
 const elector = new LeaderElector({
   leaseName: env('LEASE'),
   identity,
   tables,
+  // where clients reach this worker's application, written on the lease with each term it takes
+  ...(process.env['ADVERTISE'] || httpPort ? { advertise: process.env['ADVERTISE'] ?? `http://${httpHost}:${httpPort}` } : {}),
   leaseDurationMs: num('LEASE_DURATION_MS', 15_000),
   renewDeadlineMs: num('RENEW_DEADLINE_MS', 10_000),
   retryPeriodMs: num('RETRY_PERIOD_MS', 2_000),
@@ -84,6 +97,21 @@ const elector = new LeaderElector({
   onError: (e) => say('error', { message: e.message }),
 });
 
+// The application: only the leader does the work; any other answers 503 (and names the leader it
+// last saw), so a request routed to a worker that is no longer the leader is never served.
+const listen = (server: Server, port: number) => new Promise<void>((resolve, reject) => server.once('error', reject).listen(port, httpHost, resolve));
+const app = httpPort
+  ? createServer((req, res) => {
+      const leading = req.url === '/work' && elector.isLeader();
+      const token = elector.fencingToken;
+      res.statusCode = req.url !== '/work' ? 404 : leading ? 200 : 503;
+      res.setHeader('Content-Type', 'application/json');
+      res.end(JSON.stringify(leading ? { identity, fencingToken: token } : { identity, leader: elector.leader ?? null }));
+    })
+  : undefined;
+if (app) await listen(app, Number(httpPort));
+const health = process.env['HEALTH_PORT'] ? await serveHealth(elector, { port: Number(process.env['HEALTH_PORT']), host: httpHost }) : undefined;
+
 const controller = new AbortController();
 for (const sig of ['SIGTERM', 'SIGINT'] as const) process.on(sig, () => controller.abort());
 say('ready', { instance: elector.instance });
@@ -94,5 +122,7 @@ const pushing = push?.run(pushStop.signal);
 await elector.run(controller.signal);
 pushStop.abort();
 await pushing;
+await health?.close();
+await new Promise<void>((resolve) => (app ? app.close(() => resolve()).closeAllConnections() : resolve()));
 say('exited');
 client.destroy();

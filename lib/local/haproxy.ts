@@ -1,0 +1,251 @@
+/**
+ * HAProxy in front of local workers (issue 39): Debian's `haproxy`, asked for, not taken (as Java
+ * is for DynamoDB Local, lib/local/java.ts), and a run of it on loopback with a configuration
+ * written per run: every worker a server, `GET /leader` its health check, so only the leader is
+ * routed to (Patroni's pattern).
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { accessSync, constants, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { delimiter, join } from 'node:path';
+import * as z from 'zod';
+import { systemClock, type Clock } from '../clock.js';
+import { parse } from '../schemas/validation.js';
+import { freePort } from './dynamodb-local.js';
+
+/** The Debian package that gives the load-balancer story, test and benchmark their HAProxy. */
+export const HAPROXY_PACKAGE = 'haproxy';
+const INSTALL_COMMAND = `apt-get update && apt-get install -y ${HAPROXY_PACKAGE}`;
+/** Set to 1 to let Conclave install HAProxy (Debian's package, as root) when it is missing. */
+export const INSTALL_HAPROXY_ENV = 'CONCLAVE_INSTALL_HAPROXY';
+/** Where Debian puts the binary: /usr/sbin is not on every user's PATH. */
+const DEBIAN_BINARY = '/usr/sbin/haproxy';
+
+export class HaproxyMissingError extends Error {
+  override readonly name = 'HaproxyMissingError';
+}
+
+const executable = (path: string): boolean => {
+  try {
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false; // absent or not executable: not this one
+  }
+};
+
+/** The haproxy binary: the first on PATH, else Debian's /usr/sbin/haproxy; undefined when there is none. */
+export function findHaproxy(path = process.env['PATH'] ?? ''): string | undefined {
+  const onPath = path
+    .split(delimiter)
+    .filter(Boolean)
+    .map((d) => join(d, 'haproxy'))
+    .find(executable);
+  return onPath ?? (executable(DEBIAN_BINARY) ? DEBIAN_BINARY : undefined);
+}
+
+/** How to get HAProxy on each system, for a message. */
+export function howToGetHaproxy(): string {
+  return [`  Debian/Ubuntu: sudo sh -c '${INSTALL_COMMAND}'`, '  Fedora/RHEL:   sudo dnf install haproxy', '  macOS:         brew install haproxy'].join('\n');
+}
+
+export interface EnsureHaproxyOptions {
+  /**
+   * Install Debian's haproxy when it is missing (as root only). Never by default: nothing installs a
+   * system package unless asked. @default process.env.CONCLAVE_INSTALL_HAPROXY === '1'
+   */
+  install?: boolean;
+  /** Who asks, for the line said before installing (e.g. "npm test"). */
+  askedBy?: string;
+  log?: (line: string) => void;
+  /** Test hooks: the binary found, whether this process is root, and the install. */
+  probe?: () => string | undefined;
+  isRoot?: () => boolean;
+  runInstall?: () => number | null;
+}
+
+/**
+ * The haproxy binary, made sure of. Without it: a HaproxyMissingError naming the install line —
+ * unless installing was asked for (`install`, or CONCLAVE_INSTALL_HAPROXY=1), in which case, as
+ * root, it installs Debian's package (saying so first), and otherwise gives the sudo command.
+ */
+export function ensureHaproxy(opts: EnsureHaproxyOptions = {}): string {
+  const probe = opts.probe ?? (() => findHaproxy());
+  const log = opts.log ?? ((l: string) => process.stderr.write(`${l}\n`));
+  const found = probe();
+  if (found !== undefined) return found;
+  const install = opts.install ?? process.env[INSTALL_HAPROXY_ENV] === '1';
+  if (!install) {
+    throw new HaproxyMissingError(
+      `The load balancer in front of the local workers is HAProxy, and there is no \`haproxy\` on PATH or at ${DEBIAN_BINARY}. Install it:\n${howToGetHaproxy()}\n` +
+        `then run the command again. Or set ${INSTALL_HAPROXY_ENV}=1 to let Conclave install ${HAPROXY_PACKAGE} itself (Debian, as root).`,
+    );
+  }
+  const isRoot = opts.isRoot ?? (() => typeof process.getuid === 'function' && process.getuid() === 0);
+  if (!isRoot()) {
+    throw new HaproxyMissingError(`There is no \`haproxy\` on PATH or at ${DEBIAN_BINARY}, and installing it needs root. Run:\n  sudo sh -c '${INSTALL_COMMAND}'\nthen run the command again.`);
+  }
+  log(`conclave: no haproxy; ${opts.askedBy ?? INSTALL_HAPROXY_ENV + '=1'} asks for it: installing ${HAPROXY_PACKAGE} from Debian (one time)…`);
+  const run = opts.runInstall ?? (() => spawnSync('sh', ['-c', INSTALL_COMMAND], { stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } }).status);
+  const status = run();
+  const after = probe();
+  if (status !== 0 || after === undefined) {
+    throw new HaproxyMissingError(`Installing ${HAPROXY_PACKAGE} failed (exit ${status}). Run this yourself and try again:\n  ${INSTALL_COMMAND}`);
+  }
+  return after;
+}
+
+/** How HAProxy checks and routes; every field states the HAProxy setting it becomes. */
+export const LeaderCheckSettingsSchema = z.strictObject({
+  /** `inter`: how often each worker's `/leader` is asked. */
+  intervalMs: z.number().int().min(10, 'must be at least 10 ms'),
+  /** `rise`: answers of 200 in a row that make a worker routed to. 1: a 200 is the leader's own word that it leads now. */
+  rise: z.number().int().min(1),
+  /** `fall`: failed checks in a row that stop routing to a worker (its traffic's own errors stop it sooner: `observe layer7`). */
+  fall: z.number().int().min(1),
+  /** `timeout check`: a check unanswered this long fails. */
+  checkTimeoutMs: z.number().int().min(1),
+  /** `retries`: how often HAProxy itself tries a request again (`retry-on conn-failure empty-response 503`, `option redispatch 1`: on another routed worker when there is one). */
+  retries: z.number().int().min(0),
+  /** The `Retry-After` (seconds) on every 503 a client gets: when it should try once more. */
+  retryAfterSeconds: z.number().int().min(1),
+});
+export type LeaderCheckSettings = z.infer<typeof LeaderCheckSettingsSchema>;
+
+/**
+ * The settings the test, the benchmark and `npm start`'s story run with: a check every 250 ms, a
+ * single 200 to route to a new leader, two failed checks (or one failed request) to stop, one
+ * second for the client's retry.
+ */
+export const LEADER_CHECK: LeaderCheckSettings = { intervalMs: 250, rise: 1, fall: 2, checkTimeoutMs: 1_000, retries: 2, retryAfterSeconds: 1 };
+
+/** One worker behind HAProxy: its application's port, and the port its health check (`serveHealth`) answers on. */
+export const HaproxyServerSchema = z.strictObject({
+  name: z.string().regex(/^[A-Za-z0-9_.-]+$/, 'must be letters, digits, "_", "." or "-" (an HAProxy server name)'),
+  host: z.string().min(1),
+  port: z.number().int().min(1).max(65_535),
+  checkPort: z.number().int().min(1).max(65_535),
+});
+export type HaproxyServer = z.infer<typeof HaproxyServerSchema>;
+
+/** The path on HAProxy's own address that answers 200 while some worker is routed to, else 503 (`monitor-uri`). */
+export const MONITOR_PATH = '/haproxy/leader';
+const BACKEND = 'leader';
+
+/**
+ * HAProxy's configuration: a frontend on 127.0.0.1:`port`, one backend with every worker as a server
+ * health-checked by `GET /leader` on its check port (200 only on the leader), and MONITOR_PATH.
+ */
+export function haproxyConfig(o: { port: number; servers: readonly HaproxyServer[]; settings?: LeaderCheckSettings }): string {
+  const s = parse(LeaderCheckSettingsSchema, o.settings ?? LEADER_CHECK, 'HAProxy settings');
+  const servers = o.servers.map((v) => parse(HaproxyServerSchema, v, 'HAProxy server'));
+  return [
+    'global',
+    '  maxconn 1024',
+    'defaults',
+    '  mode http',
+    '  timeout connect 1s',
+    '  timeout client 30s',
+    '  timeout server 30s',
+    `  timeout check ${s.checkTimeoutMs}ms`,
+    'frontend clients',
+    `  bind 127.0.0.1:${o.port}`,
+    // for a client or an upstream load balancer: is anyone routed to behind this address?
+    `  monitor-uri ${MONITOR_PATH}`,
+    `  monitor fail if { nbsrv(${BACKEND}) lt 1 }`,
+    // a 503 (nobody routed to, or a worker that is not the leader) says when to try again
+    `  http-after-response set-header Retry-After ${s.retryAfterSeconds} if { status 503 }`,
+    `  default_backend ${BACKEND}`,
+    `backend ${BACKEND}`,
+    '  option httpchk GET /leader',
+    '  http-check expect status 200',
+    // a worker that answers a request with 503 (it stepped down) or not at all (it died) is taken
+    // out at once, not at its next failed checks; the request goes to another routed worker if any
+    `  default-server inter ${s.intervalMs}ms rise ${s.rise} fall ${s.fall} observe layer7 error-limit 1 on-error mark-down`,
+    '  retry-on conn-failure empty-response 503',
+    `  retries ${s.retries}`,
+    '  option redispatch 1',
+    ...servers.map((v) => `  server ${v.name} ${v.host}:${v.port} check port ${v.checkPort}`),
+    '',
+  ].join('\n');
+}
+
+/** A running HAProxy (startHaproxy). */
+export interface Haproxy {
+  /** The address clients use, `http://127.0.0.1:<port>`: whoever leads answers behind it. */
+  readonly url: string;
+  readonly port: number;
+  /** `url` + MONITOR_PATH. */
+  readonly monitorUrl: string;
+  /** The configuration it runs. */
+  readonly config: string;
+  readonly pid: number | undefined;
+  /** Whether some worker is routed to now (MONITOR_PATH answers 200). */
+  routed(): Promise<boolean>;
+  stop(): Promise<void>;
+}
+
+/** A GET's status, or undefined when nothing answered. */
+function statusOf(url: string): Promise<number | undefined> {
+  return new Promise((resolve) => {
+    const req = request(url, { agent: false }, (res) => {
+      res.resume();
+      resolve(res.statusCode);
+    });
+    req.on('error', () => resolve(undefined)); // not listening (yet)
+    req.end();
+  });
+}
+
+/**
+ * Runs HAProxy in the foreground (`-db`) with haproxyConfig, on a free loopback port, until stop();
+ * resolves once its frontend answers. The binary: `haproxy`, from ensureHaproxy (the caller asks).
+ */
+export async function startHaproxy(o: { servers: readonly HaproxyServer[]; settings?: LeaderCheckSettings; binary?: string; clock?: Clock; startTimeoutMs?: number }): Promise<Haproxy> {
+  const binary = o.binary ?? ensureHaproxy();
+  const clock = o.clock ?? systemClock;
+  const port = await freePort();
+  const config = haproxyConfig({ port, servers: o.servers, ...(o.settings ? { settings: o.settings } : {}) });
+  const dir = mkdtempSync(join(tmpdir(), 'conclave-haproxy-'));
+  const file = join(dir, 'haproxy.cfg');
+  writeFileSync(file, config);
+  const child = spawn(binary, ['-db', '-f', file], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (b: Buffer) => {
+    stderr = (stderr + b.toString()).slice(-4000);
+  });
+  let exited: number | null | undefined;
+  const gone = new Promise<void>((r) =>
+    child.on('exit', (code) => {
+      exited = code;
+      r();
+    }),
+  );
+  const killOnExit = () => child.kill('SIGKILL');
+  process.on('exit', killOnExit);
+  const stop = async () => {
+    process.off('exit', killOnExit);
+    if (exited === undefined) child.kill('SIGTERM');
+    const timer = clock.setTimer(3_000, killOnExit);
+    await gone;
+    timer.cancel();
+    rmSync(dir, { recursive: true, force: true });
+  };
+  const url = `http://127.0.0.1:${port}`;
+  const monitorUrl = `${url}${MONITOR_PATH}`;
+  const deadline = clock.monotonic() + (o.startTimeoutMs ?? 60_000);
+  for (;;) {
+    if (exited !== undefined) {
+      await stop();
+      throw new Error(`haproxy exited with code ${exited} before answering:\n${stderr}\nits configuration:\n${config}`);
+    }
+    if ((await statusOf(monitorUrl)) !== undefined) break;
+    if (clock.monotonic() > deadline) {
+      await stop();
+      throw new Error(`haproxy did not answer on ${url} within its start timeout:\n${stderr}`);
+    }
+    await clock.sleep(50);
+  }
+  return { url, port, monitorUrl, config, pid: child.pid, routed: async () => (await statusOf(monitorUrl)) === 200, stop };
+}

@@ -1,0 +1,191 @@
+/**
+ * Issue 39, item 4: a real load balancer. HAProxy (Debian's package, asked for, not taken) in front
+ * of three worker processes on DynamoDB Local with the local runtime and the push path; each serves
+ * the SDK's health check and an application whose `GET /work` only the leader answers. HAProxy
+ * checks `GET /leader`, so one address reaches whoever leads. A client sends requests at a steady
+ * rate and retries a failed one once, as soon as the address reports someone routed to again
+ * (HAProxy's monitor URI): a wait on a condition, so the outcome holds however slow the machine is.
+ * Judged: every success came from the lease's holder of the fencing token it carried, tokens never go
+ * back, and no request is lost, across a SIGTERM (hand-off) and a kill -9 (crash). How long each
+ * costs is bench/'s (`npm run bench -- --only load-balancer`), not this test's.
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { BehindHaproxy } from '../../lib/local/behind-haproxy.js';
+import { DEMO_ELECTION, DEMO_TIMING } from '../../lib/local/demo/stories.js';
+import { ensureHaproxy, haproxyConfig, HaproxyMissingError, INSTALL_HAPROXY_ENV, LEADER_CHECK, MONITOR_PATH } from '../../lib/local/haproxy.js';
+import { startLocalRuntime, type LocalRuntime } from '../../lib/local/runtime.js';
+import { answer, SteadyClient, succeeded, type Attempt, type RequestRecord } from '../../lib/local/steady-client.js';
+import { ValidationError } from '../../lib/schemas/validation.js';
+import { WAIT_GUARD_MS } from '../guards.js';
+import { waitFor } from '../sdk/harness.js';
+
+describe('ensureHaproxy: asked for, not taken', () => {
+  const saved = process.env[INSTALL_HAPROXY_ENV];
+  afterEach(() => {
+    if (saved === undefined) delete process.env[INSTALL_HAPROXY_ENV];
+    else process.env[INSTALL_HAPROXY_ENV] = saved;
+  });
+  function world(o: { found?: string; root: boolean; installs?: boolean }) {
+    let found = o.found;
+    const calls: string[] = [];
+    const opts = {
+      probe: () => found,
+      isRoot: () => o.root,
+      runInstall: () => {
+        calls.push('install');
+        if (o.installs !== false) found = '/usr/sbin/haproxy';
+        return o.installs === false ? 100 : 0;
+      },
+      log: (l: string) => calls.push(l),
+    };
+    return { calls, opts };
+  }
+  const messageOf = (f: () => unknown) => {
+    try {
+      f();
+    } catch (e) {
+      expect(e).toBeInstanceOf(HaproxyMissingError);
+      return (e as Error).message;
+    }
+    throw new Error('expected a HaproxyMissingError');
+  };
+
+  it('found: nothing to do', () => {
+    const w = world({ found: '/usr/local/bin/haproxy', root: true });
+    expect(ensureHaproxy({ ...w.opts, install: true })).toBe('/usr/local/bin/haproxy');
+    expect(w.calls).toEqual([]);
+  });
+
+  it('missing, not asked — even as root: installs nothing, and names the install line and how to ask', () => {
+    delete process.env[INSTALL_HAPROXY_ENV];
+    const w = world({ root: true });
+    const message = messageOf(() => ensureHaproxy(w.opts));
+    expect(w.calls).toEqual([]);
+    for (const hint of ["sudo sh -c 'apt-get update && apt-get install -y haproxy'", 'brew install haproxy', 'CONCLAVE_INSTALL_HAPROXY=1']) expect(message).toContain(hint);
+  });
+
+  it('asked by CONCLAVE_INSTALL_HAPROXY=1 or on the user\'s behalf, as root: says who asked, then installs', () => {
+    process.env[INSTALL_HAPROXY_ENV] = '1';
+    const byEnv = world({ root: true });
+    expect(ensureHaproxy(byEnv.opts)).toBe('/usr/sbin/haproxy');
+    expect(byEnv.calls).toEqual([expect.stringMatching(/CONCLAVE_INSTALL_HAPROXY=1 asks for it: installing haproxy from Debian/), 'install']);
+    delete process.env[INSTALL_HAPROXY_ENV];
+    const byTest = world({ root: true });
+    ensureHaproxy({ ...byTest.opts, install: true, askedBy: 'npm test' });
+    expect(byTest.calls[0]).toMatch(/npm test asks for it/);
+  });
+
+  it('asked, not root: the sudo line; a failed install: the line to run', () => {
+    expect(messageOf(() => ensureHaproxy({ ...world({ root: false }).opts, install: true }))).toMatch(/needs root.*sudo sh -c 'apt-get update && apt-get install -y haproxy'/s);
+    expect(messageOf(() => ensureHaproxy({ ...world({ root: true, installs: false }).opts, install: true }))).toMatch(/Installing haproxy failed \(exit 100\)/);
+  });
+});
+
+describe('haproxyConfig', () => {
+  it('every worker a server checked by GET /leader on its health port; a bad server name or setting is a ValidationError naming the field', () => {
+    const cfg = haproxyConfig({ port: 8080, servers: [{ name: 'w1', host: '127.0.0.1', port: 9001, checkPort: 9101 }] });
+    for (const line of ['bind 127.0.0.1:8080', 'option httpchk GET /leader', 'http-check expect status 200', `monitor-uri ${MONITOR_PATH}`, 'server w1 127.0.0.1:9001 check port 9101', `default-server inter ${LEADER_CHECK.intervalMs}ms rise 1 fall 2`])
+      expect(cfg).toContain(line);
+    const bad = (f: () => unknown, field: RegExp) => {
+      expect(f).toThrow(ValidationError);
+      expect(f).toThrow(field);
+    };
+    bad(() => haproxyConfig({ port: 8080, servers: [{ name: 'w 1', host: '127.0.0.1', port: 9001, checkPort: 9101 }] }), /name/);
+    bad(() => haproxyConfig({ port: 8080, servers: [], settings: { ...LEADER_CHECK, rise: 0 } }), /rise/);
+  });
+});
+
+describe('HAProxy in front of three workers: one address reaches whoever leads', () => {
+  const LEASE = 'orders-api';
+  let rt: LocalRuntime;
+  let group: BehindHaproxy;
+
+  beforeAll(async () => {
+    rt = await startLocalRuntime({ endpoint: inject('ddbEndpoint'), prefix: `lb-${randomUUID().slice(0, 8)}`, dir: mkdtempSync(join(tmpdir(), 'conclave-lb-')), config: DEMO_ELECTION, logLevel: 'SILENT' });
+    // the suite's global setup asked for HAProxy on the user's behalf (test/global-setup.ts)
+    group = await BehindHaproxy.start(rt, { lease: LEASE, timing: DEMO_TIMING, binary: ensureHaproxy(), guardMs: WAIT_GUARD_MS });
+  });
+  afterAll(async () => {
+    await group?.stop();
+    await rt?.stop();
+  });
+
+  /** The client every phase runs: a request every 20 ms, a failed one retried once when someone is routed to again. */
+  const client = () => new SteadyClient({ url: `${group.url}/work`, everyMs: 20, retry: { after: 'routed', routed: () => group.haproxy.routed(), pollMs: 20, maxWaitMs: WAIT_GUARD_MS } }).start();
+  const tries = (records: readonly RequestRecord[]): Attempt[] => records.flatMap((r) => (r.retry ? [r.first, r.retry] : [r.first]));
+  /** Until `n` requests sent after `after` were answered by `identity`. */
+  const answeredBy = (c: SteadyClient, identity: string, n: number, after = 0) =>
+    waitFor(`${n} answers by ${identity}`, () => tries(c.records).filter((a) => succeeded(a) && a.identity === identity && a.sentAt >= after).length >= n);
+
+  /**
+   * What every phase holds to: each success names the term it was served in (identity and fencing
+   * token), and that term is one its worker began (its own `started` line); a success never carries
+   * a lower token than one answered before it was sent; and a worker that refused a request (503:
+   * routed to while not leading) had led before, so HAProxy never sent work to a worker that never
+   * led (a standby): `refusers` lists whom it may have been.
+   */
+  function judge(records: readonly RequestRecord[], refusers: readonly string[]) {
+    const terms = new Map(group.all.flatMap((w) => w.events.filter((e) => e.event === 'started').map((e) => [e.fencingToken!, e.identity] as const)));
+    const ok = tries(records).filter(succeeded);
+    expect(ok.length).toBeGreaterThan(0);
+    for (const a of ok) expect({ token: a.fencingToken, by: terms.get(a.fencingToken!) }).toEqual({ token: a.fencingToken, by: a.identity });
+    for (const a of ok) for (const b of ok) if (a.doneAt < b.sentAt) expect(b.fencingToken!).toBeGreaterThanOrEqual(a.fencingToken!);
+    const refused = tries(records).filter((a) => a.status === 503 && a.identity !== undefined);
+    expect([...new Set(refused.map((a) => a.identity))].filter((id) => !refusers.includes(id!))).toEqual([]);
+  }
+  /** The lease names `identity` as holder, with the token its answers carried. */
+  async function holds(identity: string, records: readonly RequestRecord[]) {
+    const lease = (await rt.deps.coordinator.leases.read(LEASE)).item!;
+    const last = records.map(answer).filter((a) => a?.identity === identity).at(-1)!;
+    expect({ holder: lease.holderIdentity, token: lease.fencingToken, address: lease.holderAddress }).toEqual({ holder: identity, token: last.fencingToken, address: group.appUrl(identity) });
+  }
+
+  it('every request reaches the leader: the lease holder, with its fencing token and advertised address', async () => {
+    const leader = await group.settled();
+    const c = client();
+    await answeredBy(c, leader.identity, 25);
+    const records = await c.stop();
+    judge(records, [leader.identity]);
+    expect(records.every((r) => answer(r)?.identity === leader.identity)).toBe(true);
+    await holds(leader.identity, records);
+  });
+
+  it('SIGTERM (hand-off): a client that retries once loses no request, and the new leader answers behind the same address', async () => {
+    const old = await group.settled();
+    const c = client();
+    await answeredBy(c, old.identity, 5);
+    await old.stop();
+    const next = await waitFor('another worker to answer', () => tries(c.records).find((a) => succeeded(a) && a.identity !== old.identity)?.identity);
+    // requests sent after the first answer by the new leader, answered: every earlier retry has had its turn
+    const seen = tries(c.records).find((a) => a.identity === next)!.doneAt;
+    await answeredBy(c, next, 10, seen);
+    const records = await c.stop();
+    judge(records, [old.identity]);
+    // some requests did fail at first (the old leader refused them, or nobody was routed to yet) ...
+    expect(records.filter((r) => !succeeded(r.first)).length).toBeGreaterThan(0);
+    // ... and every one of them was answered on its one retry
+    expect(records.filter((r) => !answer(r))).toEqual([]);
+    await holds(next, records);
+    await group.startWorker(old.identity);
+  });
+
+  it('kill -9 (crash): requests are routed to the new leader once its term begins, and none is answered by a worker that does not lead', async () => {
+    const old = await group.settled();
+    const c = client();
+    await answeredBy(c, old.identity, 5);
+    await old.kill();
+    const next = await waitFor('another worker to answer', () => tries(c.records).find((a) => succeeded(a) && a.identity !== old.identity)?.identity);
+    const seen = tries(c.records).find((a) => a.identity === next)!.doneAt;
+    await answeredBy(c, next, 10, seen);
+    const records = await c.stop();
+    // a dead worker refuses nothing: it does not answer at all, and HAProxy answers 503 for it
+    judge(records, []);
+    expect(records.filter((r) => !succeeded(r.first)).length).toBeGreaterThan(0);
+    expect(records.filter((r) => !answer(r))).toEqual([]);
+    await holds(next, records);
+  });
+});
