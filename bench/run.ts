@@ -11,6 +11,7 @@
  *   npm run bench -- --only crash-failover,handoff --burst --default-lease
  *   npm run bench -- --only steady-state --no-push  Conclave without the push path (workers only poll)
  *   npm run bench -- --only multi-lease --no-session  many leases per process without sessions (each leader renews its own leases)
+ *   npm run bench -- --only load-balancer           HAProxy in front of three workers: requests lost and time to the new leader, hand-off and crash (issue 39)
  */
 import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
@@ -23,6 +24,7 @@ import { coordinatorScale } from './scenarios/coordinator-scale.js';
 import { crashFailover, crashFailoverSignal } from './scenarios/crash-failover.js';
 import { electionLatency } from './scenarios/election-latency.js';
 import { handoff } from './scenarios/handoff.js';
+import { loadBalancer } from './scenarios/load-balancer.js';
 import { multiLease } from './scenarios/multi-lease.js';
 import { preemption } from './scenarios/preemption.js';
 import { repeatedCrash } from './scenarios/repeated-crash.js';
@@ -34,6 +36,7 @@ const SCENARIOS = {
   'crash-failover-signal': crashFailoverSignal,
   'repeated-crash': repeatedCrash,
   handoff,
+  'load-balancer': loadBalancer,
   'election-latency': electionLatency,
   preemption,
   'steady-state': steadyState,
@@ -51,7 +54,7 @@ const positiveInt = (what: string) => (v: string) => {
 
 const program = new Command()
   .name('npm run bench --')
-  .description('Benchmarks: crash failover (plain and with the platform signal), hand-off, preemption, election latency, steady-state cost (one lease per process, and many), coordinator scale; Conclave beside a client-go-style baseline.')
+  .description('Benchmarks: crash failover (plain and with the platform signal), hand-off, HAProxy in front of the workers, preemption, election latency, steady-state cost (one lease per process, and many), coordinator scale; Conclave beside a client-go-style baseline.')
   .option('--only <scenarios>', `comma-separated, of: ${NAMES.join(', ')}`, (v) => {
     const names = v.split(',').map((s) => s.trim()).filter(Boolean);
     const bad = names.filter((n) => !(n in SCENARIOS));
