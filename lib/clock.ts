@@ -59,9 +59,7 @@ export function sleepOn(clock: Pick<Clock, 'setTimer'>, ms: number, signal?: Abo
 /**
  * A sleep on a clock that ends at its timer, when `signal` aborts (if `endOnAbort` agrees, when
  * given), or at `end()` — whichever comes first; `done` resolves then, once. What the elector's and
- * a session's naps and every `sleep` are. (Methods and member assignments only, no named closures:
- * under tsx, esbuild's keepNames gives each named closure a defineProperty call each time it is
- * made, and the simulator makes tens of thousands of naps a schedule.)
+ * a session's naps and every `sleep` are.
  */
 export class Nap {
   /** Resolves when the nap ends. */

@@ -8,7 +8,9 @@
  * ended, the seed reported as a violation, and a new thread takes its place.
  */
 import { availableParallelism } from 'node:os';
-import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
+import { extname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
 import { formatVerdict } from '../lib/history/checker.js';
 import type { PlantedBug } from './bugs.js';
 import { generateSchedule, type Schedule } from './schedule.js';
@@ -29,8 +31,16 @@ export interface ScheduleReport {
 /** A schedule takes a second or two; one still running after this long never ends. */
 export const HANG_MS = 60_000;
 
-type ToThread = { seed: number } | { done: true };
-type FromThread = { ready: true } | { report: ScheduleReport };
+/** What the pool tells a thread: the next seed, or that there are no more. */
+export type ToThread = { seed: number } | { done: true };
+/** What a thread tells the pool: it is ready for a seed, or how the last one went. */
+export type FromThread = { ready: true } | { report: ScheduleReport };
+
+/**
+ * A thread's module (sim/thread.ts): beside this file, with this file's extension — thread.ts when
+ * the simulator runs from the sources (tsx, vitest), thread.js beside the bundle `npm run sim` builds.
+ */
+const THREAD = new URL(`./thread${extname(fileURLToPath(import.meta.url))}`, import.meta.url);
 
 /** Runs one schedule and reports it (what a thread does per seed). */
 export async function runSeed(seed: number, plant?: PlantedBug): Promise<ScheduleReport> {
@@ -92,7 +102,7 @@ export async function runPool(o: PoolOptions): Promise<number> {
   // one thread: feeds itself seeds until there are none; a hung schedule ends it, and another takes its place
   const thread = (): Promise<void> =>
     new Promise<void>((resolve, reject) => {
-      const w = new Worker(new URL(import.meta.url), { workerData: { plant: o.plant } });
+      const w = new Worker(THREAD, { workerData: { plant: o.plant } });
       let running: { seed: number; since: number } | undefined;
       let hung = false;
       const watch = setInterval(() => {
@@ -125,17 +135,4 @@ export async function runPool(o: PoolOptions): Promise<number> {
     });
   await Promise.all(Array.from({ length: threads }, thread));
   return finished;
-}
-
-if (!isMainThread && parentPort) {
-  const port = parentPort;
-  const plant = (workerData as { plant?: PlantedBug }).plant;
-  port.on('message', (m: ToThread) => {
-    if ('done' in m) {
-      // what the simulated processes left pending never runs: the thread is done
-      process.exit(0);
-    }
-    void runSeed(m.seed, plant).then((report) => port.postMessage({ report } satisfies FromThread));
-  });
-  port.postMessage({ ready: true } satisfies FromThread);
 }

@@ -9,6 +9,10 @@
  * `--seed N`, the Region-loss timeline of that world, told for people; with `--schedules K`, K
  * worlds in turn and the figures: how long after a Region event the next leader started, and when
  * a cut-off leader stopped.
+ *
+ * `npm run sim` bundles this file and the threads' module (sim/thread.ts) with esbuild into
+ * build/sim and runs the JavaScript: the code as it ships, without a loader's per-closure cost
+ * (tsx keeps every function's name). `npx tsx sim/run.ts` runs the sources, same seeds, same worlds.
  */
 import { availableParallelism } from 'node:os';
 import { Command, InvalidArgumentError } from 'commander';
@@ -80,7 +84,7 @@ if (o.regions) {
       interruptedAt = systemClock.monotonic();
       console.log(`sim: interrupted after ${rate()}; finishing the schedules under way (Ctrl-C again to quit at once)`);
       interrupted.abort();
-    } else if (systemClock.monotonic() - interruptedAt > 1_000) process.exit(130); // a second Ctrl-C, not the first one relayed by tsx
+    } else if (systemClock.monotonic() - interruptedAt > 1_000) process.exit(130); // a second Ctrl-C, not the first one arriving twice (from the terminal and relayed by npm)
   });
   const n = await runPool({
     signal: interrupted.signal,

@@ -108,8 +108,6 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
       releaseOnCancel: true,
       clock,
       ...(o.onError ? { onError: o.onError } : {}),
-      // (methods, here and below, not arrow properties: under tsx, esbuild's keepNames names each
-      // arrow property and named closure every time it is made; the simulator runs withLease often)
       callbacks: {
         onStartedLeading(signal, t) {
           started?.({ signal, term: { holderIdentity: identity, fencingToken: t.fencingToken } });
