@@ -72,6 +72,16 @@ describe('npm start -- --short', () => {
     expect(job).toMatch(/scheduled job: 2 windows, 2 reports \(sequence 1, 2\), tokens rising; second deliveries (busy|skipped), (busy|skipped); late retries skipped, skipped; lease released/);
     expect(job.match(/◆ fire-\d-\w+\s+ran /g)).toHaveLength(2);
     expect(job).toMatch(/the job ran once per window/);
+    // issue 39: HAProxy in front of three workers, routing by GET /leader: after the hand-off the new
+    // leader answers behind the same address, and every answer came from the leader of its token
+    const lb = out.slice(out.indexOf('▸ Clients find the leader'));
+    const [, before] = /(api-\d) leads \(token \d+\): HAProxy routes every request to it/.exec(lb) ?? [];
+    expect(before, lb).toBeDefined();
+    expect(lb).toContain(`SIGTERM ${before}: it hands the lease to its successor`);
+    const [, after] = /(api-\d) answers behind the same address \(token \d+\)/.exec(lb) ?? [];
+    expect([after, after === before], lb).toEqual([expect.stringMatching(/^api-\d$/), false]);
+    expect(lb).toMatch(/\d+ requests: \d+ failed at the first try, \d+ after one retry/);
+    expect(lb).toMatch(/load balancer: \d+ answers, every one by the leader of its fencing token/);
   }, TEST_GUARD_MS + WAIT_GUARD_MS);
 });
 

@@ -7,6 +7,7 @@
 import { Command } from 'commander';
 import { DEMO_ELECTION, playStories } from './demo/stories.js';
 import { playScheduledJob } from './demo/scheduled-job-story.js';
+import { playLoadBalancer } from './demo/load-balancer-story.js';
 import { startLocalRuntime, type LocalEvent } from './runtime.js';
 
 const program = new Command()
@@ -60,7 +61,8 @@ Ctrl-C stops it.`);
     }
     const result = await playStories(rt, { short: Boolean(opts.short) });
     const job = await playScheduledJob(rt, { windows: opts.short ? 2 : 3 });
-    return result.ok && job.ok ? 0 : 1;
+    const lb = await playLoadBalancer(rt, { short: Boolean(opts.short) });
+    return result.ok && job.ok && lb.ok ? 0 : 1;
   } finally {
     await rt.stop();
   }
