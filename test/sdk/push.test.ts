@@ -26,24 +26,27 @@ const WAKE_MS = STREAM_MS + DELIVERY_MS;
 const leaders = (es: SimElector[]) => es.filter((e) => e.elector.isLeader());
 const reads = (m: Machine, from: number) => m.sent.filter((r) => r.operation === 'GetItem' && r.at >= from && (r.input as { TableName?: string }).TableName?.endsWith('-leases')).length;
 
-/** Three electors with the push path, elected by the in-process coordinator; the lease names a successor. */
-async function pushedGroup(opts: { coordinator?: boolean } = {}) {
+/** Three electors (or `ids`) with the push path, elected by the in-process coordinator; the lease names a successor (and, with four, a second successor). */
+async function pushedGroup(opts: { coordinator?: boolean; ids?: string[] } = {}) {
   const sim = await Sim.create({ config: CONFIG });
   const push = sim.pushBroker({ delayMs: STREAM_MS, deliveryMs: DELIVERY_MS });
   const coord = sim.coordinator(L);
-  const es = ['a', 'b', 'c'].map((id) => {
+  const ids = opts.ids ?? ['a', 'b', 'c'];
+  const es = ids.map((id) => {
     const machine = sim.machine();
     return sim.elector(id, { leaseName: L, fallbackAfterMs: 60_000, push: sim.pushFor(machine) }, { machine });
   });
   const leader = await sim.until('a leader', () => leaders(es)[0]);
   const held = await sim.until('a successor on the lease', async () => {
     const l = (await sim.leases.read(L)).item;
-    return l?.successor && l.renewTime! > l.acquireTime! ? l : undefined;
+    return l?.successor && l.renewTime! > l.acquireTime! && !l.election && (ids.length < 4 || l.secondSuccessor) ? l : undefined;
   });
   if (opts.coordinator === false) coord.stop();
   const successor = es.find((e) => e.elector.options.identity === held.successor)!;
-  const other = es.find((e) => e !== leader && e !== successor)!;
-  return { sim, push, coord, es, leader, successor, other };
+  const second = es.find((e) => e.elector.options.identity === held.secondSuccessor);
+  // neither leader nor successor (nor, with four, the second successor)
+  const other = es.find((e) => e !== leader && e !== successor && (ids.length < 4 || e !== second))!;
+  return { sim, push, coord, es, leader, successor, second, other };
 }
 
 describe('LeaderElector with the push path', () => {
@@ -55,8 +58,8 @@ describe('LeaderElector with the push path', () => {
     expect(() => new LeaderElector({ leaseName: L, identity: 'a', push: { watch: 1 } as never, candidacy: { emulationVersion: '1.0.0', binaryVersion: '1.0.0' }, client, callbacks: { onStartedLeading: () => undefined } })).toThrow(/push: must be a PushChannel/);
   });
 
-  it('a follower that is not the successor reads a quiet lease every two lease durations, not every two retry periods; the successor still reads each renewal', async () => {
-    const { sim, leader, successor, other } = await pushedGroup();
+  it('a follower that is neither successor reads a quiet lease every two lease durations, not every two retry periods; the successor and the second successor still read each renewal', async () => {
+    const { sim, leader, successor, second, other } = await pushedGroup({ ids: ['a', 'b', 'c', 'd'] });
     await sim.run(FAST.leaseDurationMs); // settled
     const from = sim.clock.monotonic();
     const windowMs = 10 * FAST.leaseDurationMs;
@@ -71,6 +74,8 @@ describe('LeaderElector with the push path', () => {
     // the successor reads (about) once per renewal: crash detection is unchanged
     const renewals = Math.floor(windowMs / leader.elector.renewIntervalMs);
     expect(reads(successor.machine, from)).toBeGreaterThanOrEqual(renewals - 1);
+    // …and so does the next in line, which takes the lease if the successor is dead too (issue 38)
+    expect(reads(second!.machine, from)).toBeGreaterThanOrEqual(renewals - 1);
   });
 
   it('a cancelled leader hands over at once (no wait for its renewal slot) and the heir leads on the wake', async () => {
