@@ -39,9 +39,9 @@ export async function playLoadBalancer(rt: LocalRuntime, opts: { short?: boolean
     print(`  skipped: ${e.message.replace(/\n/g, '\n  ')}`);
     return { ok: true, skipped: e.message };
   }
+  const g = await BehindHaproxy.start(rt, { lease: LB_LEASE, identities: ['api-1', 'api-2', 'api-3'], timing: DEMO_TIMING, binary });
   const t0 = clock.now();
   const since = () => `${((clock.now() - t0) / 1000).toFixed(1).padStart(5)}s`;
-  const g = await BehindHaproxy.start(rt, { lease: LB_LEASE, identities: ['api-1', 'api-2', 'api-3'], timing: DEMO_TIMING, binary });
   const all: RequestRecord[] = [];
   let ok = true;
   try {
@@ -65,7 +65,7 @@ export async function playLoadBalancer(rt: LocalRuntime, opts: { short?: boolean
       const by = [next.first, next.retry].find((a) => succeeded(a) && a!.identity !== old.identity)!;
       print(`  ${since()}  ${by.identity} answers behind the same address (token ${by.fencingToken}), ${((f.msToNewLeader ?? 0) / 1000).toFixed(2)}s after the ${move === 'stop' ? 'SIGTERM' : 'kill'}`);
       print(`           ${f.sent} requests: ${f.failedFirst} failed at the first try, ${f.failedAfterRetry} after one retry${move === 'stop' ? (f.failedAfterRetry === 0 ? ' (the goal: none lost to a client that retries once)' : ' (the goal was none: a busy machine slowed the hand-off past the retry)') : ''}`);
-      await g.startWorker(old.identity);
+      if (move !== moves.at(-1)) await g.startWorker(old.identity);
     }
     // every answer came from the holder of the term whose token it carried (the workers' own lines)
     const terms = new Map(g.all.flatMap((w) => w.events.filter((e) => e.event === 'started').map((e) => [e.fencingToken!, e.identity] as const)));
