@@ -4,7 +4,7 @@
  * written per run: every worker a server, `GET /leader` its health check, so only the leader is
  * routed to (Patroni's pattern).
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { accessSync, constants, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -13,10 +13,10 @@ import * as z from 'zod';
 import { systemClock, type Clock } from '../clock.js';
 import { parse } from '../schemas/validation.js';
 import { freePort } from './dynamodb-local.js';
+import { ensureSystemNeed, installCommand, type EnsureOptions } from './debian-package.js';
 
 /** The Debian package that gives the load-balancer story, test and benchmark their HAProxy. */
 export const HAPROXY_PACKAGE = 'haproxy';
-const INSTALL_COMMAND = `apt-get update && apt-get install -y ${HAPROXY_PACKAGE}`;
 /** Set to 1 to let Conclave install HAProxy (Debian's package, as root) when it is missing. */
 export const INSTALL_HAPROXY_ENV = 'CONCLAVE_INSTALL_HAPROXY';
 /** Where Debian puts the binary: /usr/sbin is not on every user's PATH. */
@@ -45,25 +45,16 @@ export function findHaproxy(path = process.env['PATH'] ?? ''): string | undefine
   return onPath ?? (executable(DEBIAN_BINARY) ? DEBIAN_BINARY : undefined);
 }
 
+/** How to get HAProxy on each system, a line each. */
+const HOW_TO_GET_HAPROXY = [`Debian/Ubuntu: sudo sh -c '${installCommand(HAPROXY_PACKAGE)}'`, 'Fedora/RHEL:   sudo dnf install haproxy', 'macOS:         brew install haproxy'];
+
 /** How to get HAProxy on each system, for a message. */
 export function howToGetHaproxy(): string {
-  return [`  Debian/Ubuntu: sudo sh -c '${INSTALL_COMMAND}'`, '  Fedora/RHEL:   sudo dnf install haproxy', '  macOS:         brew install haproxy'].join('\n');
+  return HOW_TO_GET_HAPROXY.map((l) => `  ${l}`).join('\n');
 }
 
-export interface EnsureHaproxyOptions {
-  /**
-   * Install Debian's haproxy when it is missing (as root only). Never by default: nothing installs a
-   * system package unless asked. @default process.env.CONCLAVE_INSTALL_HAPROXY === '1'
-   */
-  install?: boolean;
-  /** Who asks, for the line said before installing (e.g. "npm test"). */
-  askedBy?: string;
-  log?: (line: string) => void;
-  /** Test hooks: the binary found, whether this process is root, and the install. */
-  probe?: () => string | undefined;
-  isRoot?: () => boolean;
-  runInstall?: () => number | null;
-}
+/** Options of ensureHaproxy: install when asked, and test hooks (the binary found). */
+export type EnsureHaproxyOptions = EnsureOptions<string>;
 
 /**
  * The haproxy binary, made sure of. Without it: a HaproxyMissingError naming the install line —
@@ -71,29 +62,18 @@ export interface EnsureHaproxyOptions {
  * root, it installs Debian's package (saying so first), and otherwise gives the sudo command.
  */
 export function ensureHaproxy(opts: EnsureHaproxyOptions = {}): string {
-  const probe = opts.probe ?? (() => findHaproxy());
-  const log = opts.log ?? ((l: string) => process.stderr.write(`${l}\n`));
-  const found = probe();
-  if (found !== undefined) return found;
-  const install = opts.install ?? process.env[INSTALL_HAPROXY_ENV] === '1';
-  if (!install) {
-    throw new HaproxyMissingError(
-      `The load balancer in front of the local workers is HAProxy, and there is no \`haproxy\` on PATH or at ${DEBIAN_BINARY}. Install it:\n${howToGetHaproxy()}\n` +
-        `then run the command again. Or set ${INSTALL_HAPROXY_ENV}=1 to let Conclave install ${HAPROXY_PACKAGE} itself (Debian, as root).`,
-    );
-  }
-  const isRoot = opts.isRoot ?? (() => typeof process.getuid === 'function' && process.getuid() === 0);
-  if (!isRoot()) {
-    throw new HaproxyMissingError(`There is no \`haproxy\` on PATH or at ${DEBIAN_BINARY}, and installing it needs root. Run:\n  sudo sh -c '${INSTALL_COMMAND}'\nthen run the command again.`);
-  }
-  log(`conclave: no haproxy; ${opts.askedBy ?? INSTALL_HAPROXY_ENV + '=1'} asks for it: installing ${HAPROXY_PACKAGE} from Debian (one time)…`);
-  const run = opts.runInstall ?? (() => spawnSync('sh', ['-c', INSTALL_COMMAND], { stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } }).status);
-  const status = run();
-  const after = probe();
-  if (status !== 0 || after === undefined) {
-    throw new HaproxyMissingError(`Installing ${HAPROXY_PACKAGE} failed (exit ${status}). Run this yourself and try again:\n  ${INSTALL_COMMAND}`);
-  }
-  return after;
+  return ensureSystemNeed(
+    {
+      pkg: HAPROXY_PACKAGE,
+      installEnv: INSTALL_HAPROXY_ENV,
+      needs: 'The load balancer in front of the local workers is HAProxy',
+      howToGet: HOW_TO_GET_HAPROXY,
+      probe: () => findHaproxy(),
+      lacking: (b) => (b === undefined ? `no \`haproxy\` on PATH or at ${DEBIAN_BINARY}` : undefined),
+      error: HaproxyMissingError,
+    },
+    opts,
+  );
 }
 
 /** How HAProxy checks and routes; every field states the HAProxy setting it becomes. */

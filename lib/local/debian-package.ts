@@ -1,0 +1,66 @@
+/**
+ * A system program the local system needs (Java for DynamoDB Local, HAProxy for the load-balancer
+ * story and test): found, or installed from Debian's archive only when asked (never by default: a
+ * published package installs no system package unless asked), or an error naming the install line.
+ */
+import { spawnSync } from 'node:child_process';
+
+/** What is needed, and how to tell it is there. */
+export interface SystemNeed<T> {
+  /** The Debian package that provides it. */
+  readonly pkg: string;
+  /** The environment variable that, set to 1, lets Conclave install `pkg` (as root). */
+  readonly installEnv: string;
+  /** Who needs what, for messages: "DynamoDB Local needs Java 17 or newer". */
+  readonly needs: string;
+  /** How to get it on each system, a line each. */
+  readonly howToGet: readonly string[];
+  /** What is there now (undefined: nothing). */
+  readonly probe: () => T | undefined;
+  /** Why what was found will not do (undefined: it will). */
+  readonly lacking: (found: T | undefined) => string | undefined;
+  readonly error: new (message: string) => Error;
+}
+
+export interface EnsureOptions<T> {
+  /** Install the Debian package when it is missing (as root only). @default process.env[installEnv] === '1' */
+  install?: boolean;
+  /** Who asks, for the line said before installing (e.g. "npm test"). */
+  askedBy?: string;
+  log?: (line: string) => void;
+  /** Test hooks: what is found, whether this process is root, and the install. */
+  probe?: () => T | undefined;
+  isRoot?: () => boolean;
+  runInstall?: () => number | null;
+}
+
+/** The shell line that installs `pkg` from Debian's archive. */
+export const installCommand = (pkg: string): string => `apt-get update && apt-get install -y ${pkg}`;
+
+/**
+ * What `need` probes, made sure of: returned when it will do. Otherwise an error saying how to get
+ * it on each system — unless installing was asked for (`install`, or `installEnv`=1), in which case,
+ * as root, it installs the Debian package (saying so first), and otherwise gives the sudo command.
+ */
+export function ensureSystemNeed<T>(need: SystemNeed<T>, opts: EnsureOptions<T> = {}): T {
+  const probe = opts.probe ?? need.probe;
+  const log = opts.log ?? ((l: string) => process.stderr.write(`${l}\n`));
+  const command = installCommand(need.pkg);
+  const found = probe();
+  const why = need.lacking(found);
+  if (why === undefined) return found!;
+  if (!(opts.install ?? process.env[need.installEnv] === '1')) {
+    throw new need.error(
+      `${need.needs} (${why}). Install it:\n${need.howToGet.map((l) => `  ${l}`).join('\n')}\n` +
+        `then run the command again. Or set ${need.installEnv}=1 to let Conclave install ${need.pkg} itself (Debian, as root).`,
+    );
+  }
+  const isRoot = opts.isRoot ?? (() => typeof process.getuid === 'function' && process.getuid() === 0);
+  if (!isRoot()) throw new need.error(`${need.needs} (${why}); installing it needs root. Run:\n  sudo sh -c '${command}'\nthen run the command again.`);
+  log(`conclave: ${why}; ${opts.askedBy ?? `${need.installEnv}=1`} asks for it: installing ${need.pkg} from Debian (one time)…`);
+  const run = opts.runInstall ?? (() => spawnSync('sh', ['-c', command], { stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } }).status);
+  const status = run();
+  const after = probe();
+  if (status !== 0 || need.lacking(after) !== undefined) throw new need.error(`Installing ${need.pkg} failed (exit ${status}). Run this yourself and try again:\n  ${command}`);
+  return after!;
+}
