@@ -330,7 +330,8 @@ export class Leadership {
 
   /** Hands the term to `heir` (TermWrites.handOver), the clock permitting. */
   private handOff(leading: Leading, heir: Omit<Heir, 'platform'>): Promise<boolean> {
-    return this.c.writes.handOver(leading.term, heir, leading.lease!.leaseTransitions, () => this.c.guard.trusted());
+    const l = leading.lease!;
+    return this.c.writes.handOver(leading.term, heir, l.leaseTransitions, () => this.c.guard.trusted(), l.secondSuccessor !== undefined || l.secondSuccessorInstance !== undefined);
   }
 
   /**

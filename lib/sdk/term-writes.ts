@@ -68,7 +68,9 @@ export class TermWrites {
           ...(lease?.holderIdentity !== undefined ? { lastHolderIdentity: lease.holderIdentity } : {}),
         },
         remove: [
-          ...(['election', 'preferredHolder', 'vacancyReport', 'successor', 'successorInstance', 'secondSuccessor', 'secondSuccessorInstance'] as const),
+          ...(['election', 'preferredHolder', 'vacancyReport', 'successor', 'successorInstance'] as const),
+          // only when the read names one: a grant that predates it (infra/access.ts) may not name it
+          ...(lease?.secondSuccessor !== undefined || lease?.secondSuccessorInstance !== undefined ? (['secondSuccessor', 'secondSuccessorInstance'] as const) : []),
           ...(platform ? [] : HOLDER_FIELDS.filter((f) => f.startsWith('holderPlatform'))),
           // its own address or none: the previous holder's never outlives its term
           ...(this.s.advertise ? [] : (['holderAddress'] as const)),
@@ -96,12 +98,12 @@ export class TermWrites {
    * heir, the row is not that process's, `mayStamp` says no (the clock), or the write failed: the
    * caller releases instead.
    */
-  async handOver(term: Term, heir: Omit<Heir, 'platform'>, leaseTransitions: number, mayStamp: () => boolean): Promise<boolean> {
+  async handOver(term: Term, heir: Omit<Heir, 'platform'>, leaseTransitions: number, mayStamp: () => boolean, secondNamed = false): Promise<boolean> {
     try {
       const row = (await this.candidates.read(this.s.leaseName, heir.name)).item;
       if (row?.identity !== heir.instance || !mayStamp()) return false;
       const firstTermSeconds = Math.max(1, Math.ceil(this.s.leaseDurationMs / 3000));
-      const given = await this.leases.handOver(this.s.leaseName, term, { ...heir, platform: row.platform, address: row.address }, this.time.now(), firstTermSeconds, leaseTransitions);
+      const given = await this.leases.handOver(this.s.leaseName, term, { ...heir, platform: row.platform, address: row.address }, this.time.now(), firstTermSeconds, leaseTransitions, secondNamed);
       if (given) this.announce(given.revision);
       return given !== undefined;
     } catch (e) {

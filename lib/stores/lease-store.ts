@@ -141,7 +141,7 @@ export class LeaseStore extends ItemStore<typeof LeaseItem> {
    * renewing, as an electee does; its platform and address those of its candidate row), conditioned on the holder's term and on the lease still naming
    * that heir, instance included. Undefined when either no longer holds (then the caller releases).
    */
-  handOver(name: string, term: Term, heir: Heir, now: number, firstTermSeconds: number, leaseTransitions: number): Promise<Lease | undefined> {
+  handOver(name: string, term: Term, heir: Heir, now: number, firstTermSeconds: number, leaseTransitions: number, secondNamed = false): Promise<Lease | undefined> {
     const token = nextFencingToken(term.fencingToken, now);
     const set: Record<string, unknown> = {
       holderIdentity: heir.name,
@@ -162,8 +162,10 @@ export class LeaseStore extends ItemStore<typeof LeaseItem> {
       { name },
       {
         set,
-        // the heir's own address or none: the giver's never outlives its term
-        remove: ['successor', 'successorInstance', 'secondSuccessor', 'secondSuccessorInstance', 'preferredHolder', 'election', 'vacancyReport', 'session', ...(heir.platform ? [] : HOLDER_FIELDS.filter((f) => f.startsWith('holderPlatform'))), ...(heir.address ? [] : (['holderAddress'] as const))],
+        // the heir's own address or none: the giver's never outlives its term. The second successor
+        // is removed only when the giver saw one named (`secondNamed`): a worker whose grant predates
+        // it (infra/access.ts) may not name it, and a stale one is re-designated by the lease stream.
+        remove: ['successor', 'successorInstance', ...(secondNamed ? (['secondSuccessor', 'secondSuccessorInstance'] as const) : []), 'preferredHolder', 'election', 'vacancyReport', 'session', ...(heir.platform ? [] : HOLDER_FIELDS.filter((f) => f.startsWith('holderPlatform'))), ...(heir.address ? [] : (['holderAddress'] as const))],
       },
       { expression: `${t.expression} AND #heir = :heir AND #heirInstance = :heirInstance`, names: { ...t.names, '#heir': 'successor', '#heirInstance': 'successorInstance' }, values: { ...t.values, ':heir': heir.name, ':heirInstance': heir.instance } },
     );

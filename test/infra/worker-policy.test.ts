@@ -142,6 +142,10 @@ describe('the worker policy and the worker SDK', () => {
     const w2again = start('w-2', dup.client);
     await expect(w2again.run).rejects.toMatchObject({ name: 'DuplicateIdentityError' });
     expect(dup.requests.some((r) => r.table === t.names.leases && r.attributes.includes('identityClaim'))).toBe(true);
+    // the coordinator's notes on the held lease (none runs here: written as it would), which w-2's
+    // takeover clears: a second successor is removed only where one is named (issue 38)
+    const notes = new LeaseStore(t.client, t.names.leases);
+    await notes.write(await notes.read(LEASE), { set: { successor: 'w-9', successorInstance: 'w-9_x', secondSuccessor: 'w-8', secondSuccessorInstance: 'w-8_x' } });
     partitioned = true;
     await waitFor('w-2 leads', () => w2.leading());
     partitioned = false;
