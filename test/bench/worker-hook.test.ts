@@ -57,7 +57,7 @@ async function pair(script: string) {
 describe('request counting in the worker processes', () => {
   it('the demo worker is a plain consumer: it imports the SDK by its package name and nothing of bench/', () => {
     const imports = [...readFileSync(DEMO_WORKER, 'utf8').matchAll(/^import .* from '([^']+)';$|import\('([^']+)'\)/gm)].map((m) => m[1] ?? m[2]);
-    expect(imports).toEqual(['@aws-sdk/client-dynamodb', '@conclave/sdk', '@conclave/sdk/push']); // the push path, loaded on use
+    expect(imports).toEqual(['node:http', '@aws-sdk/client-dynamodb', '@conclave/sdk', '@conclave/sdk/push']); // node:http: its application behind a load balancer (HTTP_PORT); the push path, loaded on use
   });
 
   it('the demo worker through bench/counting-worker.ts: leader renewals, follower polls and candidate writes each under their own role, flushed on exit', async () => {
