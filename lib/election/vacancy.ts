@@ -1,5 +1,5 @@
 import type { Candidate } from '../schemas/candidate.js';
-import { vouchesFor, type IdentityLease } from '../schemas/identity.js';
+import { processOf, vouchesFor, type IdentityLease } from '../schemas/identity.js';
 import type { Lease } from '../schemas/lease.js';
 
 export type VacancyReason = 'noLease' | 'noHolder' | 'expired' | 'reported';
@@ -27,20 +27,28 @@ export function sessionStampAt(row: { readonly name: string; readonly renewTime:
 
 /**
  * How a lease's term stands with the session it names:
- * - `none`: not held on a session (no holder, or no `session`): judged by its own stamp;
+ * - `none`: not held on a session (no holder, no `session`, or a holder on no session, which renews
+ *   the lease itself): judged by its own stamp. A row without `process` (an older SDK's) is trusted;
  * - `vouched`: the session row exists and is the holder's own process's (IdentityLeaseItem.process):
  *   the term lives by the later of its own stamp and the session's;
  * - `unvouched`: the row is gone, or another process's. Only a write the holder did not make puts a
  *   term there (a peer of the same lease redirecting `session`, issue 36), or the row was collected
  *   while the lease still named it. The session's stamp says nothing about the holder then: only the
  *   holder's own read of its lease (which ends a term it finds moved off its session) or its
- *   followers' fallback, which waits that read out (lib/sdk/leader.ts sessionFallbackMs), ends it.
+ *   followers' fallback, which waits that read out (lib/sdk/leader.ts sessionFallbackMs), ends it;
+ *   the coordinator's tick, which scans every session row, judges it by the holder's own process's
+ *   (lib/coordinator/reconcile.ts reconcileAll).
  */
 export type SessionStanding = 'none' | 'vouched' | 'unvouched';
 
 export function sessionStanding(lease: Lease | undefined, session: SessionStamp | undefined): SessionStanding {
   if (lease?.session === undefined || lease.holderIdentity === undefined) return 'none';
-  return session?.name === lease.session && vouchesFor(session.process, lease.holderInstance) ? 'vouched' : 'unvouched';
+  const row = session?.name === lease.session ? session : undefined;
+  // a row an SDK wrote before sessions named their process: trusted as it was (a mixed fleet)
+  if (row !== undefined && row.process === undefined) return 'vouched';
+  // a holder on no session (it renews the lease itself): a `session` on its lease is not its own
+  if (processOf(lease.holderInstance) === undefined) return 'none';
+  return row !== undefined && vouchesFor(row.process, lease.holderInstance) ? 'vouched' : 'unvouched';
 }
 
 /**

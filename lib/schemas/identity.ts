@@ -54,9 +54,14 @@ export const IdentityLeaseItem = z.object({
 /** The instance of an elector of `identity` that holds its terms on a session of process `process` (IdentityLeaseItem.process). */
 export const instanceOnSession = (identity: string, unique: string, process: string): string => `${identity}_${unique}@${process}`;
 
+/** The process an elector's instance names (instanceOnSession), if any. */
+export const processOf = (instance: string | undefined): string | undefined => {
+  const at = instance?.lastIndexOf('@') ?? -1;
+  return at < 0 ? undefined : instance!.slice(at + 1);
+};
+
 /** Whether a session row of process `process` vouches for a term held by `holderInstance`: that instance is an elector of its process. */
-export const vouchesFor = (process: string | undefined, holderInstance: string | undefined): boolean =>
-  process !== undefined && holderInstance !== undefined && holderInstance.endsWith(`@${process}`);
+export const vouchesFor = (process: string | undefined, holderInstance: string | undefined): boolean => process !== undefined && processOf(holderInstance) === process;
 
 /** A row of the identities table as read: one process's heartbeat (KEP-1965). */
 export type IdentityLease = z.infer<typeof IdentityLeaseItem>;

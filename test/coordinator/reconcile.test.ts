@@ -625,6 +625,30 @@ describe('a lease held on a session (lib/sdk/session.ts)', () => {
     expect((await reconcileLease(deps, L)).decision).toMatchObject({ vacancy: 'expired' });
   });
 
+  it("the tick judges a term its named session does not vouch for by its holder's own process's session: fresh keeps it, stale ends it; a holder on no session by the lease's own stamp", async () => {
+    const tables = await testTables('sessions-own');
+    const d = coordinatorDeps(tables.client, tables.names, { clock });
+    const ownSession = (name: string, renewTime: number) =>
+      d.identities.write({ key: { component: SESSION_COMPONENT, name }, item: undefined, revision: 0 }, { set: { holderIdentity: name, process: 'p1', hostname: 'h', leaseDurationSeconds: 15, acquireTime: T0 - 60_000, renewTime } });
+    try {
+      // both leases name a session row that does not exist (rewritten under their holder, process p1)
+      await sessionHeld('fresh', undefined, d);
+      await ownSession('p1-live', T0 - 2_000);
+      const r1 = await reconcileAll(d);
+      expect(Object.fromEntries(r1.outcomes.map((o) => [o.lease, o.decision.kind]))).toEqual({ fresh: 'leaveAlone' });
+      clock.advance(20_000); // the holder's own session goes stale: the holder is gone
+      const r2 = await reconcileAll(d);
+      // elected again (or, its only candidate not renewed lately, an election opened to find out who is alive)
+      expect(r2.outcomes.find((o) => o.lease === 'fresh')?.decision.kind).toMatch(/^(elect|openElection)$/);
+      // a holder on no session (an instance that names no process), with a session on its lease: its own stamp (a minute old) decides
+      await d.candidates.write({ key: { leaseName: 'plain', name: 'a' }, item: undefined, revision: 0 }, { set: { emulationVersion: '1.30.0', binaryVersion: '1.30.0', preferredStrategies: [OEV], renewTime: clock.now(), createdAt: clock.now() } });
+      await d.leases.write(await d.leases.read('plain'), { set: { holderIdentity: 'a', holderInstance: 'a_1', session: 's-peer', acquireTime: T0 - 60_000, renewTime: T0 - 60_000, leaseDurationSeconds: 15, leaseTransitions: 1, fencingToken: 7 } });
+      expect((await reconcileLease(d, 'plain')).decision).toMatchObject({ kind: 'elect', vacancy: 'expired' });
+    } finally {
+      await tables.drop();
+    }
+  });
+
   it('the tick judges it by the session rows it scanned after the leases: a live session keeps it, an expired one ends it, and neither is counted leaderless while alive', async () => {
     const tables = await testTables('sessions');
     const d = coordinatorDeps(tables.client, tables.names, { clock });
