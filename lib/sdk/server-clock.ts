@@ -64,12 +64,6 @@ export type ClockDoubt =
 
 export type ClockCheck = { ok: true; errorMs: number } | ({ ok: false } & ClockDoubt);
 
-const intersect = (a: OffsetInterval, b: OffsetInterval): OffsetInterval | undefined => {
-  const lo = Math.max(a.lo, b.lo);
-  const hi = Math.min(a.hi, b.hi);
-  return lo <= hi ? { lo, hi } : undefined;
-};
-
 /** The interval one sample allows, widened by the drift since it was taken. */
 export function sampleInterval(s: TimeSample, at = s.received): OffsetInterval {
   const drift = Math.max(0, at - s.received) * DRIFT_PER_MS;
@@ -103,23 +97,25 @@ export class OffsetEstimate {
   add(s: TimeSample): number {
     if (!Number.isFinite(s.date) || !(s.received >= s.sent)) return 0;
     const before = this.interval(s.received);
-    const kept: TimeSample[] = [s];
-    let acc: OffsetInterval = sampleInterval(s);
+    // the new sample's interval, narrowed by the older samples, newest first, as long as they agree with it
+    let { lo, hi } = sampleInterval(s);
+    let kept = 0;
     for (const old of this.samples) {
-      if (s.received - old.received > MAX_SAMPLE_AGE_MS || kept.length >= MAX_SAMPLES) break;
-      const next = intersect(acc, sampleInterval(old, s.received));
-      if (!next) break; // this one and everything older disagree with the newest: dropped
-      acc = next;
-      kept.push(old);
+      if (s.received - old.received > MAX_SAMPLE_AGE_MS || kept + 1 >= MAX_SAMPLES) break;
+      const i = sampleInterval(old, s.received);
+      if (Math.max(lo, i.lo) > Math.min(hi, i.hi)) break; // this one and everything older disagree with the newest: dropped
+      lo = Math.max(lo, i.lo);
+      hi = Math.min(hi, i.hi);
+      kept++;
     }
-    this.samples = kept;
+    this.samples = [s, ...this.samples.slice(0, kept)];
     this.sinceJump++;
-    const gap = before ? Math.max(0, acc.lo - before.hi, before.lo - acc.hi) : 0;
-    if (this.chosen === undefined || gap > JUMP_MS) this.chosen = (acc.lo + acc.hi) / 2;
-    else this.chosen = Math.min(Math.max(this.chosen, acc.lo), acc.hi);
+    const gap = before ? Math.max(0, lo - before.hi, before.lo - hi) : 0;
+    if (this.chosen === undefined || gap > JUMP_MS) this.chosen = (lo + hi) / 2;
+    else this.chosen = Math.min(Math.max(this.chosen, lo), hi);
     if (gap <= JUMP_MS) return 0;
     this.jumpCount++;
-    this.lastJumpMs = acc.lo > before!.hi ? gap : -gap;
+    this.lastJumpMs = lo > before!.hi ? gap : -gap;
     this.sinceJump = 1;
     return this.lastJumpMs;
   }
@@ -129,14 +125,18 @@ export class OffsetEstimate {
     return this.chosen;
   }
 
-  /** The offsets every kept sample allows at monotonic time `at`; undefined before the first sample. */
+  /** The offsets every kept sample allows at monotonic time `at` (their intersection; one that would empty it is passed over); undefined before the first sample. */
   interval(at: number): OffsetInterval | undefined {
-    let acc: OffsetInterval | undefined;
+    if (this.samples.length === 0) return undefined;
+    let lo = -Infinity;
+    let hi = Infinity;
     for (const s of this.samples) {
       const i = sampleInterval(s, at);
-      acc = acc ? (intersect(acc, i) ?? acc) : i;
+      if (Math.max(lo, i.lo) > Math.min(hi, i.hi)) continue;
+      lo = Math.max(lo, i.lo);
+      hi = Math.min(hi, i.hi);
     }
-    return acc;
+    return { lo, hi };
   }
 
   /** Whether a stamp taken at `at` is within `maxErrorMs` of the server's clock, and if not why. */
