@@ -58,6 +58,14 @@ export interface ItemStoreOptions<S extends z.ZodType> {
 }
 
 const RESERVED_SET = new Set(['revision']);
+/**
+ * Rows as DynamoDB returned them (their JSON text) and what they parsed to, per schema: a row is
+ * parsed once per revision however often it is read, by any store of the process — every follower
+ * polls an unchanged lease. The items are shared, and nothing changes them (a write builds a new one).
+ */
+const parsedRows = new WeakMap<z.ZodType, Map<string, unknown>>();
+/** Rows kept parsed per schema: more than the rows a process reads over and over. */
+const PARSED_ROWS_KEPT = 1024;
 
 /**
  * Shared mechanics of the three stores: reads parsed by the item's zod schema, and writes
@@ -125,8 +133,20 @@ export class ItemStore<S extends z.ZodType<Revisioned>> {
   async get(key: Record<string, string>, consistent = true): Promise<Read<z.output<S>>> {
     const r = await this.client.send(new GetItemCommand({ TableName: this.table, Key: marshall(key), ConsistentRead: consistent }));
     if (!r.Item) return { key, item: undefined, revision: 0 };
-    const item = this.parseItem(unmarshall(r.Item));
+    const item = this.parseRow(r.Item);
     return { key, item, revision: item.revision };
+  }
+
+  /** Parses a row as DynamoDB returned it, once per content (parsedRows); throws ValidationError as parseItem does. */
+  protected parseRow(row: Record<string, AttributeValue>): z.output<S> {
+    let parsed = parsedRows.get(this.schema);
+    if (!parsed) parsedRows.set(this.schema, (parsed = new Map()));
+    const text = JSON.stringify(row);
+    if (parsed.has(text)) return parsed.get(text) as z.output<S>;
+    const item = this.parseItem(unmarshall(row));
+    if (parsed.size >= PARSED_ROWS_KEPT) parsed.clear();
+    parsed.set(text, item);
+    return item;
   }
 
   /**
@@ -215,7 +235,7 @@ export class ItemStore<S extends z.ZodType<Revisioned>> {
           ReturnValues: 'ALL_NEW',
         }),
       );
-      return this.parseItem(unmarshall(r.Attributes ?? {}));
+      return this.parseRow(r.Attributes ?? {});
     } catch (e) {
       if (isConditionFailed(e)) return undefined;
       throw e;

@@ -121,7 +121,7 @@ export class LeaseStore extends ItemStore<typeof LeaseItem> {
             ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
           }),
         );
-        return this.parseItem(unmarshall(r.Attributes ?? {}));
+        return this.parseRow(r.Attributes ?? {});
       } catch (e) {
         if (!isConditionFailed(e)) throw e;
         // refused because a renewal of this term already stamped later (the holder's own earlier

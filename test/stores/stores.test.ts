@@ -92,6 +92,24 @@ describe('LeaseStore', () => {
     expect((err as Error).message).toMatch(/lease "malformed" in table .*leaseDurationSeconds/);
   });
 
+  it('a row read again is parsed again whenever its content changed, even at the same revision', async () => {
+    // rows are parsed once per content (ItemStore.parseRow): a write that leaves the revision alone
+    // (a session row's endedTerms mark, an operator's PutItem) must not be answered from the first parse
+    const put = (item: Record<string, unknown>) => t.client.send(new PutItemCommand({ TableName: t.names.leases, Item: marshall(item) }));
+    await put({ name: 'same-revision', ...newLease, holderIdentity: 'a', revision: 4 });
+    const first = await leases.read('same-revision');
+    expect(first.item?.holderIdentity).toBe('a');
+    expect((await leases.read('same-revision')).item).toEqual(first.item);
+    await put({ name: 'same-revision', ...newLease, holderIdentity: 'b', revision: 4 });
+    expect((await leases.read('same-revision')).item).toMatchObject({ holderIdentity: 'b', revision: 4 });
+    await put({ name: 'same-revision', ...newLease, leaseDurationSeconds: 0, revision: 4 });
+    const err = await leases.read('same-revision').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ValidationError);
+    expect((err as ValidationError).fields).toEqual(['leaseDurationSeconds']);
+    await put({ name: 'same-revision', ...newLease, holderIdentity: 'a', revision: 4 });
+    expect((await leases.read('same-revision')).item).toEqual(first.item);
+  });
+
   it('scans every page, keeping malformed rows apart', async () => {
     const seen: string[] = [];
     let invalid = 0;
