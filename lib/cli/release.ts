@@ -17,7 +17,7 @@ import { note, printJson, say, type CliContext, type Pace } from './context.js';
 import { CliError } from './errors.js';
 import { standings } from './explain.js';
 import { relative, span } from './format.js';
-import { judgedLease, lastRenewal, type SessionSeen } from './judged.js';
+import { judgedLease, lastRenewal, unvouched, type SessionSeen } from './judged.js';
 import { readSession, snapshot } from './read.js';
 
 /** How often the lease is read while waiting: the holder renews every retry period (2 s by default). */
@@ -80,8 +80,12 @@ async function endTerm(ctx: CliContext, lease: Lease, session: SessionSeen | und
   const holder = term.holderIdentity;
   // What LeaseStore.releaseTerm writes, shown before it is written.
   const ending: LeasePatch = { set: { renewTime: now, lastHolderIdentity: holder }, remove: [...HOLDER_FIELDS, 'preferredHolder', 'vacancyReport'] };
+  // a session that does not vouch for the term (rewritten under its holder) is not the one the holder renews: the mark does not reach it
+  const learns = unvouched(lease, session)
+    ? `at its own next read of the lease — its session ${lease.session} does not vouch for its term (the lease's session was rewritten under it), so a mark there does not reach it; at most ${Math.ceil(SESSION_QUIET_LEASES * 1.1 * lease.leaseDurationSeconds)}s from now with the push path, a renew interval without`
+    : `at its next renewal${lease.session ? ` (of its session ${lease.session}, on which this command marks the term ended)` : ''} — within its renew deadline, at most ${lease.leaseDurationSeconds}s from now (its lease duration)`;
   const warnings = {
-    force: `warning: ${holder} is not asked to stop: it learns that its term is over at its next renewal${lease.session ? ` (of its session ${lease.session}, on which this command marks the term ended)` : ''} and may go on acting as leader until then — within its renew deadline, at most ${lease.leaseDurationSeconds}s from now (its lease duration) — while the next holder may already start; a process that is frozen (paused, swapped out) acts when it wakes, before it can look. Fencing refuses its writes with token ${term.fencingToken} from now on, but not what it does outside fenced writes`,
+    force: `warning: ${holder} is not asked to stop: it learns that its term is over ${learns}, and may go on acting as leader until then, while the next holder may already start; a process that is frozen (paused, swapped out) acts when it wakes, before it can look. Fencing refuses its writes with token ${term.fencingToken} from now on, but not what it does outside fenced writes`,
     expired: `note: ${holder}'s term ran out ${relative(leaseExpiresAt(judgedLease(lease, session, now)), now)} (${session ? `its session ${session.name} ${session.row ? 'stopped renewing' : 'is gone'}` : 'it stopped renewing'}), so nobody acts on it: ending it directly`,
     reported: `note: ${lease.vacancyReport?.by} reported lease ${name} vacant (it watched it unchanged for a whole term), so nobody acts on it: ending it directly`,
   };

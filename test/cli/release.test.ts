@@ -175,7 +175,7 @@ describe('release --force', () => {
     expect(r.err).toMatch(/^ {2}holderIdentity +y1 +-$/m);
     expect(r.err).toMatch(/^ {2}lastHolderIdentity +- +y1$/m);
     expect(err).toContain(
-      'warning: y1 is not asked to stop: it learns that its term is over at its next renewal and may go on acting as leader until then — within its renew deadline, at most 15s from now (its lease duration) — while the next holder may already start; a process that is frozen (paused, swapped out) acts when it wakes, before it can look. Fencing refuses its writes with token 7 from now on, but not what it does outside fenced writes',
+      'warning: y1 is not asked to stop: it learns that its term is over at its next renewal — within its renew deadline, at most 15s from now (its lease duration), and may go on acting as leader until then, while the next holder may already start; a process that is frozen (paused, swapped out) acts when it wakes, before it can look. Fencing refuses its writes with token 7 from now on, but not what it does outside fenced writes',
     );
     expect(err.at(-1)).toBe('Apply this change? [y/N] ');
     expect(r.out.split('\n').slice(0, 2)).toEqual([

@@ -202,6 +202,14 @@ describe('release', () => {
     expect((await identities.read(key.component, key.name)).item?.endedTerms).toEqual({ forced: expect.any(Number) });
   });
 
+  it('--force on a term its session does not vouch for says the holder learns only at its own read of the lease (the mark cannot reach it)', async () => {
+    await sessionHeld('unvouched', undefined); // the row the lease names does not exist
+    const r = await h.run(['release', 'unvouched', '--force', '--yes'], { clock: at() });
+    expect(r.code, r.err).toBe(0);
+    expect(r.err).toMatch(/learns that its term is over at its own next read of the lease — its session s-unvouched does not vouch for its term .* at most 66s from now with the push path/);
+    expect((await h.leases.read('unvouched')).item).toMatchObject({ lastHolderIdentity: 'a1' });
+  });
+
   it('waits as long as a session-held holder can take to see a request to yield (its backstop read), not twice the lease', () => {
     const base = { name: 'x', leaseDurationSeconds: 15 } as Lease;
     expect(yieldWaitMs({ ...base, session: 's' })).toBe(Math.ceil((SESSION_QUIET_LEASES * 1.1 + 1) * 15_000));
