@@ -33,8 +33,14 @@ export const CandidacyShape = {
    * IMDS reports (the LeaderElector's `platform: 'detect'`), and its region, else AWS_REGION
    */
   location: Location.optional(),
-  /** How often the row is renewed without being asked (KEP-4355: 5 minutes). @default 300000 */
-  renewIntervalMs: z.number().int('must be whole milliseconds').min(1_000, 'must be ≥ 1000 ms').default(5 * 60_000),
+  /**
+   * How often the row is renewed without being asked. KEP-4355's candidates renew every 5 minutes;
+   * Conclave's every 10: the renewals are most of what a quiet lease costs once its holder renews
+   * on a session (docs/benchmarks.md, issue 38), and nothing waits for them. A candidate shows it
+   * is alive when asked (it answers pings at once), so the renewal only keeps its row from being
+   * collected (30 minutes: `candidateStaleAfterMs`), two missed renewals away. @default 600000
+   */
+  renewIntervalMs: z.number().int('must be whole milliseconds').min(1_000, 'must be ≥ 1000 ms').default(10 * 60_000),
 };
 
 /** The fields of the candidate row that are the spec, for CandidateSpec's cross-field rules. */

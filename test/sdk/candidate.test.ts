@@ -99,6 +99,22 @@ describe('LeaseCandidate', () => {
     expect((await store.read('jobs', 'w1')).item).toBeUndefined();
   });
 
+  it('renews its row on its own every 10 minutes by default: twice before its row would be stale (30 min), and half as often as KEP-4355’s 5 (issue 38: most of what a quiet session-held lease costs)', async () => {
+    const sim = simulatedClock({ start: T0 });
+    const c = new LeaseCandidate({ leaseName: 'jobs', name: 'w9', tables: t.names, client: t.client, clock: sim, clockSync: 'none', binaryVersion: '1.31.0', emulationVersion: '1.30.0' });
+    expect(c.options.renewIntervalMs).toBe(10 * 60_000);
+    const s = await stand(c);
+    const renewedAt = async () => (await store.read('jobs', 'w9')).item!.renewTime;
+    expect(await renewedAt()).toBe(T0);
+    await sim.run(10 * 60_000 - 1);
+    expect(await renewedAt()).toBe(T0); // not at 5 minutes
+    await sim.run(1);
+    expect(await renewedAt()).toBe(T0 + 10 * 60_000);
+    await sim.run(10 * 60_000);
+    expect(await renewedAt()).toBe(T0 + 20 * 60_000);
+    await s.stop();
+  });
+
   it('a row collected while the worker lived (a long pause) is registered again at the next renewal', async () => {
     const c = make({ name: 'w2' }, 'w2_a');
     const s = await stand(c);
