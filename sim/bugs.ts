@@ -8,12 +8,10 @@ import { marshall } from '@aws-sdk/util-dynamodb';
 import type { CoordinatorDeps } from '../lib/coordinator/reconcile.js';
 import { nextFencingToken } from '../lib/schemas/fencing-token.js';
 import type { Lease } from '../lib/schemas/lease.js';
-import { isSessionComponent } from '../lib/schemas/identity.js';
 import { HOLDER_FIELDS } from '../lib/schemas/platform.js';
 import { decisions } from '../lib/sdk/seam.js';
 import type { FollowerView } from '../lib/sdk/follower.js';
 import { SessionReader, type SessionRead } from '../lib/sdk/session.js';
-import type { IdentityStore } from '../lib/stores/identity-store.js';
 import type { Patch, Read } from '../lib/stores/item-store.js';
 import { LeaseStore, type Heir, type Term } from '../lib/stores/lease-store.js';
 import { Leadership } from '../lib/sdk/leadership.js';
@@ -105,7 +103,7 @@ export function plant(bug: PlantedBug, wallNow: (identity: string) => number): (
       // planted where the event enters (sim/world.ts stamps it with its arrival time): nothing to patch here
       break;
     case 'coordinatorIgnoresSession':
-      // planted where the coordinator's dependencies are built (sim/world.ts, with blindToSessions below)
+      // planted where the coordinator's dependencies are built (sim/functions.ts, with blindToSessions below)
       break;
     case 'followerIgnoresSession': {
       // read, then the row dropped: effectiveLease leaves the lease as its own row has it, unchanged while the session renews
@@ -151,21 +149,29 @@ export function plant(bug: PlantedBug, wallNow: (identity: string) => number): (
 }
 
 /**
- * The coordinator's dependencies with session rows hidden from it (`coordinatorIgnoresSession`): its
- * reads and scans of the identities table find no session, so effectiveLease leaves every lease as
- * its own stamp has it, and a lease whose holder writes nothing but its session looks expired a
- * lease duration after its term began. (Session rows are then never collected either: no matter for
- * a run this short.) The SDK's own session reads go through other stores and see them.
+ * The coordinator's dependencies blind to sessions (`coordinatorIgnoresSession`): every lease it
+ * reads or scans comes without its `session`, so it judges a lease held on a session by the lease's
+ * own stamp, which stands still while the session renews: the term looks expired a lease duration
+ * after it began, and the coordinator elects over a live leader. (Until 2026-11-28 the plant hid the
+ * session rows instead; since a term whose session row is missing counts as unvouched, and the
+ * coordinator judges an unvouched term alive (lib/election/vacancy.ts effectiveLease), that no
+ * longer planted the bug, and only a rare interleaving still showed anything.) The lease stream's
+ * marks and the SDK's own reads see everything as it is.
  */
 export function blindToSessions(deps: CoordinatorDeps): CoordinatorDeps {
-  const store = deps.identities;
-  const blind = Object.create(store) as IdentityStore;
-  blind.read = async (component, name) => {
-    const r = await store.read(component, name);
-    return isSessionComponent(component) ? { ...r, item: undefined, revision: 0 } : r;
+  const store = deps.leases;
+  const blind = Object.create(store) as LeaseStore;
+  const strip = (l: Lease | undefined): Lease | undefined => {
+    if (l?.session === undefined) return l;
+    const { session: _, ...rest } = l;
+    return rest;
+  };
+  blind.read = async (name, consistent) => {
+    const r = await store.read(name, consistent);
+    return { ...r, item: strip(r.item) };
   };
   blind.scan = async function* () {
-    for await (const page of store.scan()) yield page.filter((s) => !s.ok || !isSessionComponent(s.item.component));
+    for await (const page of store.scan()) yield page.map((s) => (s.ok ? { ...s, item: strip(s.item)! } : s));
   };
-  return { ...deps, identities: blind };
+  return { ...deps, leases: blind };
 }
