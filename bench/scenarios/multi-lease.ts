@@ -23,7 +23,7 @@ import { describeMode, dropRuntime, MODES, sleep, waitFor, type BenchContext, ty
 import { addUse, LambdaMeter, lambdaUse, scaleUse } from '../lambda.js';
 import { Collector, type ScenarioResult } from '../report.js';
 import { addTallies, diffTallies, RequestCounter } from '../requests.js';
-import { byRoleOrder, candidateRenewalCost, tickWindow, commandsText, costFigures, eventsPerLease, iotPerLease, iotText, lambdaPerLease, perMinute, scaleRates, sumRates, withScheduledRenewals, workerRates, ZERO, type Rate } from './rates.js';
+import { byRoleOrder, candidateRenewalCost, functionsQuiet, QUIET_MS, tickWindow, commandsText, costFigures, eventsPerLease, iotPerLease, iotText, lambdaPerLease, perMinute, scaleRates, sumRates, withScheduledRenewals, workerRates, ZERO, type Rate } from './rates.js';
 import { CANDIDATE_RENEW_MS, roleLabel } from './steady-state.js';
 
 const PROCESSES = 3;
@@ -120,6 +120,7 @@ export async function multiLease(ctx: BenchContext, opts: BenchOptions): Promise
     await rt.tick();
     const settling = diffTallies(coordinator.snapshot(), beforeSettling)['coordinator'];
     await sleep(REPORT_EVERY_MS + 2_000); // its writes' stream hops done; every worker has printed its counts since
+    if (!(await functionsQuiet(meter, QUIET_MS, 180_000))) c.record('warning', { message: `the functions were never quiet for ${QUIET_MS / 1000} s before the window: what they did is in it` });
 
     const pushBefore = rt.pushBroker?.stats();
     const { t0, t1, ticks, tickDeltas, windowTotal } = await tickWindow(rt, coordinator, windowMs, TICK_EVERY_MS);

@@ -4,6 +4,7 @@
  * the same window, and the cost by kind printed as figures.
  */
 import { localClient } from '../../lib/local/dynamodb-local.js';
+import { electionConfig } from '../../lib/schemas/config.js';
 import type { WorkerEvent, WorkerProcess } from '../../lib/local/worker-process.js';
 import type { PushBrokerStats } from '../../lib/local/push-broker.js';
 import type { LocalEvent, LocalRuntime } from '../../lib/local/runtime.js';
@@ -146,6 +147,28 @@ export function withScheduledRenewals(measured: Rate, renewalsPerMinute: number,
     wru: measured.wru + renewalsPerMinute * oneRenewal.wru,
     commands: { ...measured.commands, UpdateItem: (measured.commands['UpdateItem'] ?? 0) + renewalsPerMinute },
   };
+}
+
+/** How long the functions must have been idle before a steady-state window: two ack windows of the default election configuration. */
+export const QUIET_MS = 2 * electionConfig().ackWindowMs;
+
+/**
+ * Waits until no function of the runtime has been invoked for `quietMs` (at most `withinMs`; false
+ * if it never was): whatever settling set off — the re-elections that ask candidates not known to be
+ * alive (issue 38), their pings and answers, their election timers — is over, so none of it falls in
+ * a steady-state window (one run's window once caught the tail of 200 reconciles: $0.02 a
+ * lease-month that no steady state pays). `quietMs` longer than the ack window lets any election
+ * opened before it reach its timer first.
+ */
+export async function functionsQuiet(meter: LambdaMeter, quietMs: number, withinMs: number): Promise<boolean> {
+  const quiet = () => {
+    const last = meter.invocations.at(-1);
+    return !last || Date.now() - (last.at + last.ms) >= quietMs;
+  };
+  return waitFor(`no function invoked for ${quietMs / 1000} s`, quiet, withinMs, 200).then(
+    () => true,
+    () => false,
+  );
 }
 
 /**

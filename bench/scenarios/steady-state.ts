@@ -23,7 +23,7 @@ import { dollarsPerMonth } from '../prices.js';
 import { Collector, type ScenarioResult } from '../report.js';
 import { addTallies, diffTallies, RequestCounter } from '../requests.js';
 import { seedLeases } from '../seed.js';
-import { byRoleOrder, candidateRenewalCost, tickWindow, commandsText, costFigures, eventsPerLease, iotPerLease, iotText, lambdaPerLease, perMinute, scaleRate, sumRates, withScheduledRenewals, workerRates, writesOf, ZERO, type Rate, type Rates } from './rates.js';
+import { byRoleOrder, candidateRenewalCost, functionsQuiet, QUIET_MS, tickWindow, commandsText, costFigures, eventsPerLease, iotPerLease, iotText, lambdaPerLease, perMinute, scaleRate, sumRates, withScheduledRenewals, workerRates, writesOf, ZERO, type Rate, type Rates } from './rates.js';
 
 const LEASES = 100;
 const CANDIDATES = 3;
@@ -65,6 +65,7 @@ export async function steadyState(ctx: BenchContext, opts: BenchOptions): Promis
     await rt.tick();
     const settling = diffTallies(coordinator.snapshot(), beforeSettling)['coordinator'];
     await sleep(REPORT_EVERY_MS + 1_000); // every worker has printed its counts at least once since
+    if (!(await functionsQuiet(meter, QUIET_MS, 180_000))) c.record('warning', { message: `the functions were never quiet for ${QUIET_MS / 1000} s before the window: what they did is in it` });
 
     const pushBefore = rt.pushBroker?.stats();
     const { t0, t1, ticks, tickDeltas, windowTotal } = await tickWindow(rt, coordinator, windowMs, TICK_EVERY_MS);
