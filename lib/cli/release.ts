@@ -9,6 +9,7 @@
  */
 import { leaseExpiresAt, SESSION_QUIET_LEASES, vacancy } from '../election/vacancy.js';
 import type { Candidate } from '../schemas/candidate.js';
+import { processOf, sessionKey } from '../schemas/identity.js';
 import type { Lease } from '../schemas/lease.js';
 import { HOLDER_FIELDS } from '../schemas/platform.js';
 import type { LeasePatch, LeaseRead, Term } from '../stores/lease-store.js';
@@ -80,10 +81,14 @@ async function endTerm(ctx: CliContext, lease: Lease, session: SessionSeen | und
   const holder = term.holderIdentity;
   // What LeaseStore.releaseTerm writes, shown before it is written.
   const ending: LeasePatch = { set: { renewTime: now, lastHolderIdentity: holder }, remove: [...HOLDER_FIELDS, 'preferredHolder', 'vacancyReport'] };
-  // a session that does not vouch for the term (rewritten under its holder) is not the one the holder renews: the mark does not reach it
-  const learns = unvouched(lease, session)
-    ? `at its own next read of the lease — its session ${lease.session} does not vouch for its term (the lease's session was rewritten under it), so a mark there does not reach it; at most ${Math.ceil(SESSION_QUIET_LEASES * 1.1 * lease.leaseDurationSeconds)}s from now with the push path, a renew interval without`
-    : `at its next renewal${lease.session ? ` (of its session ${lease.session}, on which this command marks the term ended)` : ''} — within its renew deadline, at most ${lease.leaseDurationSeconds}s from now (its lease duration)`;
+  // A session that does not vouch for the term (rewritten under its holder) is not the one the holder
+  // renews: the mark is written on its own process's session instead, found in the same partition.
+  const own = unvouched(lease, session) ? await ownSession(ctx, lease) : undefined;
+  const learns = !unvouched(lease, session)
+    ? `at its next renewal${lease.session ? ` (of its session ${lease.session}, on which this command marks the term ended)` : ''} — within its renew deadline, at most ${lease.leaseDurationSeconds}s from now (its lease duration)`
+    : own
+      ? `at its next renewal of its own process's session ${own} (the lease names session ${lease.session}, which does not vouch for its term; this command marks the term ended on ${own}) — within its renew deadline, at most ${lease.leaseDurationSeconds}s from now (its lease duration)`
+      : `at its own next read of the lease — its session ${lease.session} does not vouch for its term (the lease's session was rewritten under it) and no session of its process was found, so a mark cannot reach it; at most ${Math.ceil(SESSION_QUIET_LEASES * 1.1 * lease.leaseDurationSeconds)}s from now with the push path, a renew interval without`;
   const warnings = {
     force: `warning: ${holder} is not asked to stop: it learns that its term is over ${learns}, and may go on acting as leader until then, while the next holder may already start; a process that is frozen (paused, swapped out) acts when it wakes, before it can look. Fencing refuses its writes with token ${term.fencingToken} from now on, but not what it does outside fenced writes`,
     expired: `note: ${holder}'s term ran out ${relative(leaseExpiresAt(judgedLease(lease, session, now)), now)} (${session ? `its session ${session.name} ${session.row ? 'stopped renewing' : 'is gone'}` : 'it stopped renewing'}), so nobody acts on it: ending it directly`,
@@ -94,17 +99,31 @@ async function endTerm(ctx: CliContext, lease: Lease, session: SessionSeen | und
   if (!written) throw new CliError(`the row changed while writing: the term of ${holder} (fencing token ${term.fencingToken}) had already ended; nothing was written — run the command again to see the lease now`);
   // A holder on a session renews the session, not the lease: tell it through the session row now,
   // as the lease stream's function will too (whichever lands first; a later one changes nothing).
-  if (lease.session !== undefined) {
+  const marked = own ?? lease.session;
+  if (marked !== undefined) {
     try {
-      await ctx.identities.markTermEnded(lease.session, name, term.fencingToken);
+      await ctx.identities.markTermEnded(marked, name, term.fencingToken);
     } catch (e) {
-      note(ctx, `could not mark the ended term on session ${lease.session} (${(e as Error).message}); the lease stream's function marks it too`);
+      note(ctx, `could not mark the ended term on session ${marked} (${(e as Error).message}); the lease stream's function marks it on session ${lease.session}`);
     }
   }
   if (ctx.output === 'json') return printJson(ctx, written);
   say(ctx, `released lease ${name}: ${holder}'s term (fencing token ${term.fencingToken}) is over`);
   say(ctx, why === 'force' ? `${holder} was not asked to stop: it may act until its next renewal, at most ${lease.leaseDurationSeconds}s from now; its writes fenced with token ${term.fencingToken} fail from now on` : `${holder} had stopped renewing; its writes fenced with token ${term.fencingToken} fail from now on`);
   say(ctx, nextHolder(ctx, name, written, holder, candidates, now));
+}
+
+/**
+ * The session the holder's own process renews, when the lease names one that does not vouch for its
+ * term: the freshest row of its process (processOf its holderInstance) in the partition of the
+ * session the lease names (a process's sessions share its grant scope). undefined: none found.
+ */
+async function ownSession(ctx: CliContext, lease: Lease): Promise<string | undefined> {
+  const process = processOf(lease.holderInstance);
+  if (process === undefined || lease.session === undefined) return undefined;
+  const { items } = await ctx.identities.query(sessionKey(lease.session).component);
+  const rows = items.filter((i) => i.process === process && i.name !== lease.session).sort((a, b) => b.renewTime - a.renewTime);
+  return rows[0]?.name;
 }
 
 /** Asks the holder to yield (preferredHolder), then waits until its term is over. */

@@ -204,10 +204,29 @@ describe('release', () => {
 
   it('--force on a term its session does not vouch for says the holder learns only at its own read of the lease (the mark cannot reach it)', async () => {
     await sessionHeld('unvouched', undefined); // the row the lease names does not exist
+    await h.leases.write(await h.leases.read('unvouched'), { set: { holderInstance: 'a1_1@p-gone' } }); // and its process has no session left
     const r = await h.run(['release', 'unvouched', '--force', '--yes'], { clock: at() });
     expect(r.code, r.err).toBe(0);
     expect(r.err).toMatch(/learns that its term is over at its own next read of the lease — its session s-unvouched does not vouch for its term .* at most 66s from now with the push path/);
     expect((await h.leases.read('unvouched')).item).toMatchObject({ lastHolderIdentity: 'a1' });
+  });
+
+  it("--force on a term a peer redirected marks it ended on the holder's own process's session, which the holder renews", async () => {
+    // a1's process p7 renews s-own; a peer of the lease rewrote `session` to its own process's row
+    await h.seedLease(lease('a1', { name: 'redirected', holderInstance: 'a1_1@p7', session: 's-peer-of-redirected', leaseDurationSeconds: 15, renewTime: NOW - MIN, acquireTime: NOW - MIN, electedStrategy: 'OldestEmulationVersion' }));
+    await h.seedCandidate(cand('a1', '1.30.0', '1.30.0', { leaseName: 'redirected' }));
+    const write = (name: string, process: string, renewTime: number) =>
+      identities.write({ key: { component: SESSION_COMPONENT, name }, item: undefined, revision: 0 }, { set: { holderIdentity: `${name}_1`, process, hostname: 'web', leaseDurationSeconds: 60, acquireTime: NOW - 10 * MIN, renewTime } });
+    await write('s-peer-of-redirected', 'p2', NOW - SEC);
+    await write('s-own-old', 'p7', NOW - 5 * MIN); // an older session of the same process: not the one it renews
+    await write('s-own', 'p7', NOW - 2 * SEC);
+    const r = await h.run(['release', 'redirected', '--force', '--yes'], { clock: at() });
+    expect(r.code, r.err).toBe(0);
+    expect(r.err).toMatch(/learns that its term is over at its next renewal of its own process's session s-own \(the lease names session s-peer-of-redirected, which does not vouch for its term; this command marks the term ended on s-own\).*at most 15s from now/);
+    const read = async (name: string) => { const k = sessionKey(name); return (await identities.read(k.component, k.name)).item?.endedTerms; };
+    expect(await read('s-own')).toEqual({ redirected: expect.any(Number) });
+    expect(await read('s-own-old')).toBeUndefined();
+    expect(await read('s-peer-of-redirected')).toBeUndefined();
   });
 
   it('waits as long as a session-held holder can take to see a request to yield (its backstop read), not twice the lease', () => {
