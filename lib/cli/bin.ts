@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 // The `conclave` command of the @conclave/cli package (compiled; no TypeScript at run time).
+import '../util/node-version.js'; // first: stops on a Node older than 22 with a message
 import { main } from './main.js';
 
 /**

@@ -7,6 +7,7 @@
  * DynamoDB Local already running), --tick SECONDS (default 10), --no-push, --events-dir DIR (default
  * .local: events.jsonl there is what `conclave events` reads by default, as for `npm start`).
  */
+import '../util/node-version.js'; // first: stops on a Node older than 22 with a message
 import { parseArgs } from 'node:util';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../stores/client.js';
 import { startLocalConclave, type LocalConclaveOptions } from './index.js';
