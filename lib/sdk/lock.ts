@@ -1,0 +1,262 @@
+/**
+ * The lease lock: everything a LeaderElector reads and writes, in client-go's shape
+ * (tools/leaderelection/resourcelock: Get, Create, Update; here bench/baseline/lock.ts). One lock
+ * per lease. Each write is conditioned — on the revision read (an acquisition, a vacancy report) or
+ * on the term (holder and fencing token, or the row's copy of the token) — so a lost race is an
+ * answer (`undefined`, or `refusedBy`), never a thrown error and never a corrupted row. Faults
+ * (DynamoDB unreachable, a denied request) are thrown. The lock decides nothing and reads no clock:
+ * every time it writes is given by the caller.
+ *
+ * Two implementations: `dynamoLeaseLock` (the DynamoDB stores; what the SDK runs) and
+ * `MemoryLeaseTable.lock` (the same conditions on plain objects: tests and the model checker).
+ */
+import { nextFencingToken } from '../schemas/fencing-token.js';
+import type { Candidate } from '../schemas/candidate.js';
+import type { IdentityLease } from '../schemas/identity.js';
+import { LeaseItem, type Lease } from '../schemas/lease.js';
+import { HOLDER_FIELDS } from '../schemas/platform.js';
+import type { CandidateStore } from '../stores/candidate-store.js';
+import { ConflictError } from '../stores/errors.js';
+import type { Heir, LeasePatch, LeaseRead, LeaseStore, Term } from '../stores/lease-store.js';
+import type { SessionRead, SessionReader } from './session-reader.js';
+
+export type { Heir, LeasePatch, LeaseRead, Term } from '../stores/lease-store.js';
+export type { SessionRead } from './session-reader.js';
+
+/** What a direct acquisition came to: the row as written, or the holder of the row that refused it (whoever moved first). */
+export type Acquired = { readonly written: Lease } | { readonly refusedBy: unknown };
+
+/** A renewal of a term: its stamp, its length, and the session it goes on (a name), off (null), or as it is (undefined). */
+export interface Renewal {
+  readonly now: number;
+  readonly leaseDurationSeconds: number;
+  readonly session?: string | null | undefined;
+}
+
+/** A hand-off of a term to the successor the coordinator named (the heir's platform and address from its candidate row). */
+export interface HandOff {
+  readonly heir: Heir;
+  readonly now: number;
+  /** The heir's first term: short, it confirms by renewing as an electee does. */
+  readonly firstTermSeconds: number;
+  /** The lease's leaseTransitions as the giver last saw them. */
+  readonly leaseTransitions: number;
+  /** The giver saw a second successor named: it is removed too. */
+  readonly secondNamed: boolean;
+}
+
+export interface LeaseLock {
+  /** The lease's name. */
+  readonly name: string;
+  /** The lease row: strongly consistent unless `consistent` is false (a follower's poll; every write it leads to is conditioned on it). */
+  get(consistent?: boolean): Promise<LeaseRead>;
+  /** Writes `record` (a new term: NoCoordination, the fallback, the designated successor) if the row is still at the revision read. */
+  acquire(read: LeaseRead, record: LeasePatch): Promise<Acquired>;
+  /** Confirms or renews `term`, conditioned on the row's copy of its token; never moves renewTime back. Undefined: no longer this term. */
+  renew(term: Term, r: Renewal): Promise<Lease | undefined>;
+  /** Gives `term` to the named heir in one write (the token raised). Undefined: no longer this term, or the heir no longer named. */
+  handOver(term: Term, h: HandOff): Promise<Lease | undefined>;
+  /** Ends `term` so the next election starts at once. Undefined: no longer this term. */
+  release(term: Term, now: number): Promise<Lease | undefined>;
+  /** Ends a term whose row was rewritten under its holder, conditioned on the row's copy of `term`'s token alone. */
+  endChanged(term: Term, now: number): Promise<Lease | undefined>;
+  /** Tells the coordinator the holder has not renewed for a whole term as `by` watched it, if the row is still at the revision read. Undefined: it moved on. */
+  reportVacancy(read: LeaseRead, by: string, at: number): Promise<Lease | undefined>;
+  /** The candidate row `name` of this lease (the heir's, before a hand-off). */
+  candidate(name: string): Promise<Candidate | undefined>;
+  /**
+   * The session row `name`, consistently: from a read the process sent at most `shareMs` ago, or
+   * one still unanswered sent at most `pendingMs` ago, or a new read. `sentAt` is when it was sent.
+   */
+  session(name: string, shareMs: number, pendingMs: number): Promise<SessionRead>;
+}
+
+/** What a direct acquisition writes: a new term for `holder`, the token raised (the record client-go's elector builds before Lock.Update). */
+export interface Claim {
+  readonly identity: string;
+  readonly instance: string;
+  readonly now: number;
+  readonly leaseDurationSeconds: number;
+  readonly electedBy: 'self' | 'successor';
+  /** Where clients reach this worker, if given. */
+  readonly address?: string | undefined;
+  readonly platform?: Lease['holderPlatform'];
+  /** The session the term goes on, if any. */
+  readonly session?: string | null | undefined;
+}
+
+/** The record of a direct acquisition of the lease `lease` as read (lost to no one: the lock conditions it on the revision). */
+export function acquisition(lease: Lease | undefined, c: Claim): LeasePatch {
+  return {
+    set: {
+      ...(c.session ? { session: c.session } : {}),
+      holderIdentity: c.identity,
+      holderInstance: c.instance,
+      holderPlatform: c.platform,
+      holderPlatformId: c.platform?.id,
+      holderAddress: c.address,
+      acquireTime: c.now,
+      renewTime: c.now,
+      leaseDurationSeconds: c.leaseDurationSeconds,
+      leaseTransitions: lease ? lease.leaseTransitions + 1 : 0,
+      fencingToken: nextFencingToken(lease?.fencingToken, c.now),
+      electedBy: c.electedBy,
+      // the holder whose term ran out: the coordinator passes over its candidate row until it shows life
+      ...(lease?.holderIdentity !== undefined ? { lastHolderIdentity: lease.holderIdentity } : {}),
+    },
+    remove: [
+      ...(['election', 'preferredHolder', 'vacancyReport', 'successor', 'successorInstance'] as const),
+      // only when the read names one: a grant that predates it (infra/access.ts) may not name it
+      ...(lease?.secondSuccessor !== undefined || lease?.secondSuccessorInstance !== undefined ? (['secondSuccessor', 'secondSuccessorInstance'] as const) : []),
+      ...(c.platform ? [] : HOLDER_FIELDS.filter((f) => f.startsWith('holderPlatform'))),
+      // its own address or none: the previous holder's never outlives its term
+      ...(c.address ? [] : (['holderAddress'] as const)),
+      ...(c.session ? [] : (['session'] as const)),
+    ],
+  };
+}
+
+/** The lock on DynamoDB: the lease, candidate and session stores the SDK has always written through (LeaseStore's conditions). */
+export function dynamoLeaseLock(name: string, leases: LeaseStore, candidates: CandidateStore, sessions: SessionReader): LeaseLock {
+  return {
+    name,
+    get: (consistent = true) => leases.read(name, consistent),
+    async acquire(read, record) {
+      try {
+        return { written: await leases.write(read, record) };
+      } catch (e) {
+        if (!(e instanceof ConflictError)) throw e; // somebody else moved first
+        return { refusedBy: e.current?.['holderIdentity'] };
+      }
+    },
+    renew: (term, r) => leases.renewTerm(name, term, r.now, r.leaseDurationSeconds, r.session),
+    handOver: (term, h) => leases.handOver(name, term, h.heir, h.now, h.firstTermSeconds, h.leaseTransitions, h.secondNamed),
+    release: (term, now) => leases.releaseTerm(name, term, now),
+    endChanged: (term, now) => leases.endChangedTerm(name, term.fencingToken, term.holderIdentity, now),
+    async reportVacancy(read, by, at) {
+      try {
+        return await leases.write(read, { set: { vacancyReport: { by, at, observedRevision: read.revision } } });
+      } catch (e) {
+        if (!(e instanceof ConflictError)) throw e; // the lease moved on: nothing to report
+        return undefined;
+      }
+    },
+    candidate: async (c) => (await candidates.read(name, c)).item,
+    session: (s, shareMs, pendingMs) => sessions.read(s, shareMs, pendingMs),
+  };
+}
+
+/** The fields that end a term (a release, an end of a changed term). */
+const TERM_ENDS = [...HOLDER_FIELDS, 'termToken', 'preferredHolder', 'vacancyReport'] as const;
+
+/**
+ * Leases, candidate rows and session rows in memory, with the conditions DynamoDB enforces for the
+ * DynamoDB lock (revision, term, the token copy, the heir named) and one more it cannot: a new
+ * term's fencing token above the row's (a write that would not raise it throws a RangeError, a
+ * fault, never taken silently). For tests and the model checker; `set*` stand in for the
+ * coordinator and the sessions.
+ */
+export class MemoryLeaseTable {
+  private readonly leases = new Map<string, Lease>();
+  private readonly candidates = new Map<string, Candidate>();
+  private readonly sessions = new Map<string, IdentityLease>();
+  /** Every write that landed, in order: lease name and the row as written. */
+  readonly writes: { name: string; lease: Lease | undefined }[] = [];
+
+  /** The lock on lease `name`; `monotonic` stamps each session read's `sentAt`. */
+  lock(name: string, monotonic: () => number = () => 0): LeaseLock {
+    return {
+      name,
+      get: async () => this.read(name),
+      acquire: async (read, record) => {
+        const cur = this.leases.get(name);
+        if ((cur?.revision ?? 0) !== read.revision) return { refusedBy: cur?.holderIdentity };
+        return { written: this.put(name, cur, termTokenKept(cur, record)) };
+      },
+      renew: async (term, r) => {
+        const cur = this.leases.get(name);
+        if (cur?.termToken !== term.fencingToken) return undefined;
+        // a renewal already stamped later (answered late) stands: this one goes at that stamp
+        const now = Math.max(r.now, cur.renewTime ?? r.now);
+        const mark = r.session === undefined ? { renewalMark: cur.renewalMark === 1 ? (2 as const) : (1 as const) } : {};
+        return this.put(name, cur, { set: { renewTime: now, leaseDurationSeconds: r.leaseDurationSeconds, ...mark, ...(r.session ? { session: r.session } : {}) }, remove: ['vacancyReport', ...(r.session === null ? (['session'] as const) : [])] });
+      },
+      handOver: async (term, h) => {
+        const cur = this.leases.get(name);
+        if (!inTerm(cur, term) || cur.successor !== h.heir.name || cur.successorInstance !== h.heir.instance) return undefined;
+        const token = nextFencingToken(term.fencingToken, h.now);
+        const p = h.heir.platform;
+        return this.put(name, cur, {
+          set: { holderIdentity: h.heir.name, holderInstance: h.heir.instance, acquireTime: h.now, renewTime: h.now, leaseDurationSeconds: h.firstTermSeconds, leaseTransitions: h.leaseTransitions + 1, fencingToken: token, termToken: token, electedBy: 'successor', lastHolderIdentity: term.holderIdentity, ...(p ? { holderPlatform: p, holderPlatformId: p.id } : {}), ...(h.heir.address ? { holderAddress: h.heir.address } : {}) },
+          remove: ['successor', 'successorInstance', ...(h.secondNamed ? (['secondSuccessor', 'secondSuccessorInstance'] as const) : []), 'preferredHolder', 'election', 'vacancyReport', 'session', ...(p ? [] : (['holderPlatform', 'holderPlatformId'] as const)), ...(h.heir.address ? [] : (['holderAddress'] as const))],
+        });
+      },
+      release: async (term, now) => {
+        const cur = this.leases.get(name);
+        return inTerm(cur, term) ? this.put(name, cur, { set: { renewTime: now, lastHolderIdentity: term.holderIdentity }, remove: [...TERM_ENDS] }) : undefined;
+      },
+      endChanged: async (term, now) => {
+        const cur = this.leases.get(name);
+        return cur?.termToken === term.fencingToken ? this.put(name, cur, { set: { renewTime: now, lastHolderIdentity: term.holderIdentity }, remove: [...TERM_ENDS] }) : undefined;
+      },
+      reportVacancy: async (read, by, at) => {
+        const cur = this.leases.get(name);
+        return cur && cur.revision === read.revision ? this.put(name, cur, { set: { vacancyReport: { by, at, observedRevision: read.revision } } }) : undefined;
+      },
+      candidate: async (c) => this.candidates.get(`${name}/${c}`),
+      session: async (s) => ({ row: this.sessions.get(s), sentAt: monotonic() }),
+    };
+  }
+
+  /** The lease row `name` as it is now. */
+  read(name: string): LeaseRead {
+    const item = this.leases.get(name);
+    return { key: { name }, item, revision: item?.revision ?? 0 };
+  }
+
+  /** Writes `patch` on `name` as read (the coordinator's writes, a test's setup): conditioned on the revision like any write. */
+  write(read: LeaseRead, patch: LeasePatch): Lease {
+    const cur = this.leases.get(read.key['name']!);
+    if ((cur?.revision ?? 0) !== read.revision) throw new ConflictError(`lease "${read.key['name']}"`, read.revision, cur);
+    return this.put(read.key['name']!, cur, termTokenKept(cur, patch));
+  }
+
+  /** Puts `lease` as it is, unconditioned and unchecked: an operator's restore or raw write (the token may even move back). */
+  overwrite(lease: Lease): void {
+    this.leases.set(lease.name, Object.freeze({ ...lease }));
+    this.writes.push({ name: lease.name, lease });
+  }
+
+  setCandidate(c: Candidate): void {
+    this.candidates.set(`${c.leaseName}/${c.name}`, c);
+  }
+
+  setSession(row: IdentityLease | undefined, name: string): void {
+    if (row) this.sessions.set(name, row);
+    else this.sessions.delete(name);
+  }
+
+  private put(name: string, cur: Lease | undefined, p: LeasePatch): Lease {
+    const next: Record<string, unknown> = { ...cur, ...Object.fromEntries(Object.entries(p.set ?? {}).filter(([, v]) => v !== undefined)), name, revision: (cur?.revision ?? 0) + 1 };
+    for (const k of p.remove ?? []) delete next[k];
+    const lease = Object.freeze(LeaseItem.parse(next));
+    if (cur && p.set?.fencingToken !== undefined && lease.fencingToken <= cur.fencingToken) throw new RangeError(`lease "${name}": a new term's fencing token ${lease.fencingToken} is not above the row's ${cur.fencingToken}`);
+    this.leases.set(name, lease);
+    this.writes.push({ name, lease });
+    return lease;
+  }
+}
+
+/** Whether `l` is in `term` (holder and fencing token). */
+const inTerm = (l: Lease | undefined, term: Term): l is Lease => l !== undefined && l.holderIdentity === term.holderIdentity && l.fencingToken === term.fencingToken;
+
+/** `patch` with the row's copy of the term's token kept as LeaseStore.write keeps it: set while held, removed when not. */
+function termTokenKept(cur: Lease | undefined, patch: LeasePatch): LeasePatch {
+  const set: LeasePatch['set'] = { ...patch.set };
+  const removed = new Set<string>(patch.remove ?? []);
+  const holder = removed.has('holderIdentity') ? undefined : (set.holderIdentity ?? cur?.holderIdentity);
+  const token = set.fencingToken ?? cur?.fencingToken;
+  if (holder !== undefined && token !== undefined) set.termToken = token;
+  else removed.add('termToken');
+  return { set, remove: [...removed] as LeasePatch['remove'] };
+}

@@ -1,0 +1,150 @@
+/**
+ * The lease lock's contract, run against both implementations: DynamoDB's (on DynamoDB Local, the
+ * condition expressions really run) and the in-memory one (the model checker's). Each step's answer
+ * must be the same from both, so the in-memory lock enforces what DynamoDB enforces.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { IdentityLease } from '../../lib/schemas/identity.js';
+import { sessionKey } from '../../lib/schemas/identity.js';
+import type { Lease } from '../../lib/schemas/lease.js';
+import { CandidateStore } from '../../lib/stores/candidate-store.js';
+import { IdentityStore } from '../../lib/stores/identity-store.js';
+import { LeaseStore, type LeasePatch, type LeaseRead } from '../../lib/stores/lease-store.js';
+import { acquisition, dynamoLeaseLock, MemoryLeaseTable, type Claim, type LeaseLock } from '../../lib/sdk/lock.js';
+import { SessionReader } from '../../lib/sdk/session-reader.js';
+import { NOW, cand } from '../fixtures.js';
+import { testTables, type TestTables } from '../support.js';
+
+let t: TestTables;
+beforeAll(async () => void (t = await testTables('lock')));
+afterAll(() => t.drop());
+
+/** A lock, and what the coordinator and the sessions would write beside it. */
+interface Rig {
+  lock: LeaseLock;
+  coordinatorWrites(read: LeaseRead, p: LeasePatch): Promise<Lease>;
+  /** An operator's raw write: `set` on the row, no condition but that it exists, nothing kept. */
+  operatorSets(set: Partial<Lease>): Promise<void>;
+  standsFor(c: ReturnType<typeof cand>): Promise<void>;
+  session(row: Omit<IdentityLease, 'revision'>): Promise<void>;
+}
+
+let n = 0;
+let tick = 0;
+const rigs: Record<string, () => Rig> = {
+  dynamodb: () => {
+    const name = `lease-${++n}`;
+    const leases = new LeaseStore(t.client, t.names.leases);
+    const candidates = new CandidateStore(t.client, t.names.candidates);
+    const identities = new IdentityStore(t.client, t.names.identities);
+    return {
+      lock: dynamoLeaseLock(name, leases, candidates, new SessionReader(t.client, t.names.identities, { monotonic: () => ++tick })),
+      coordinatorWrites: (read, p) => leases.write(read, p),
+      operatorSets: async (set) => void (await leases.updateIf({ name }, { set }, { expression: 'attribute_exists(#pk)' })),
+      standsFor: async (c) => void (await candidates.write(await candidates.read(name, c.name), { set: { ...c, leaseName: name } })),
+      session: async (row) => void (await identities.write(await identities.read(row.component, row.name), { set: row })),
+    };
+  },
+  memory: () => {
+    const name = `lease-${++n}`;
+    const table = new MemoryLeaseTable();
+    return {
+      lock: table.lock(name),
+      coordinatorWrites: async (read, p) => table.write(read, p),
+      operatorSets: async (set) => table.overwrite({ ...table.read(name).item!, ...set, revision: table.read(name).revision + 1 }),
+      standsFor: async (c) => table.setCandidate({ ...c, leaseName: name }),
+      session: async (row) => table.setSession({ ...row, revision: 1 }, row.name),
+    };
+  },
+};
+
+const claim = (identity: string, now: number): Claim => ({ identity, instance: `${identity}-1`, now, leaseDurationSeconds: 15, electedBy: 'self' });
+/** A row without what differs by implementation only in its key attributes. */
+const row = (l: Lease | undefined) => l && { ...l, name: 'x' };
+
+describe.each(Object.keys(rigs))('LeaseLock on %s', (kind) => {
+  it('acquires on the revision read; a second acquisition on the same read is refused, naming the holder', async () => {
+    const { lock } = rigs[kind]!();
+    const read = await lock.get();
+    expect(read).toMatchObject({ item: undefined, revision: 0 });
+    const got = await lock.acquire(read, acquisition(read.item, claim('a', NOW)));
+    expect('written' in got && row(got.written)).toMatchObject({ holderIdentity: 'a', holderInstance: 'a-1', renewTime: NOW, leaseTransitions: 0, termToken: ('written' in got && got.written.fencingToken) as number, revision: 1 });
+    expect(await lock.acquire(read, acquisition(read.item, claim('b', NOW)))).toEqual({ refusedBy: 'a' });
+    expect((await lock.get()).item?.holderIdentity).toBe('a');
+  });
+
+  it('renews on the token copy alone, never moving renewTime back; a vacancy report is conditioned on the revision, and a renewal withdraws it', async () => {
+    const { lock } = rigs[kind]!();
+    const r0 = await lock.get();
+    const a = await lock.acquire(r0, acquisition(undefined, claim('a', NOW)));
+    const token = (a as { written: Lease }).written.fencingToken;
+    const term = { holderIdentity: 'a', fencingToken: token };
+    expect(await lock.renew({ ...term, fencingToken: token - 1 }, { now: NOW + 1000, leaseDurationSeconds: 15 })).toBeUndefined();
+    expect(row(await lock.renew(term, { now: NOW + 2000, leaseDurationSeconds: 15 }))).toMatchObject({ renewTime: NOW + 2000, revision: 2, renewalMark: 1 });
+    const stale = await lock.get();
+    // answered late: the stamp stays where the later renewal put it
+    expect(row(await lock.renew(term, { now: NOW + 1000, leaseDurationSeconds: 15 }))).toMatchObject({ renewTime: NOW + 2000, revision: 3, renewalMark: 2 });
+    expect(await lock.reportVacancy(stale, 'b', NOW)).toBeUndefined();
+    expect((await lock.reportVacancy(await lock.get(), 'b', NOW + 5000))?.vacancyReport).toEqual({ by: 'b', at: NOW + 5000, observedRevision: 3 });
+    const renewed = await lock.renew(term, { now: NOW + 6000, leaseDurationSeconds: 15, session: 'p:s' });
+    expect(row(renewed)).toMatchObject({ session: 'p:s', renewalMark: 2 });
+    expect(renewed?.vacancyReport).toBeUndefined();
+    expect((await lock.renew(term, { now: NOW + 7000, leaseDurationSeconds: 15, session: null }))?.session).toBeUndefined();
+  });
+
+  it('hands over only to the heir named, instance and all, raising the token; the giver can then release nothing', async () => {
+    const rig = rigs[kind]!();
+    const { lock } = rig;
+    const got = (await lock.acquire(await lock.get(), acquisition(undefined, claim('a', NOW)))) as { written: Lease };
+    const term = { holderIdentity: 'a', fencingToken: got.written.fencingToken };
+    await rig.coordinatorWrites(await lock.get(), { set: { successor: 'b', successorInstance: 'b-1' } });
+    await rig.standsFor(cand('b', '1.30.0', '1.30.0', { identity: 'b-1', address: 'b.local:80' }));
+    expect((await lock.candidate('b'))?.address).toBe('b.local:80');
+    const h = { now: NOW + 1000, firstTermSeconds: 5, leaseTransitions: got.written.leaseTransitions, secondNamed: false };
+    expect(await lock.handOver(term, { ...h, heir: { name: 'b', instance: 'b-2' } })).toBeUndefined();
+    const handed = await lock.handOver(term, { ...h, heir: { name: 'b', instance: 'b-1', address: 'b.local:80' } });
+    expect(row(handed)).toMatchObject({ holderIdentity: 'b', holderInstance: 'b-1', holderAddress: 'b.local:80', leaseDurationSeconds: 5, electedBy: 'successor', lastHolderIdentity: 'a', leaseTransitions: 1 });
+    expect(handed!.fencingToken).toBeGreaterThan(term.fencingToken);
+    expect(handed!.termToken).toBe(handed!.fencingToken);
+    expect(handed!.successor).toBeUndefined();
+    expect(await lock.release(term, NOW + 2000)).toBeUndefined();
+    expect(await lock.endChanged(term, NOW + 2000)).toBeUndefined();
+    const released = await lock.release({ holderIdentity: 'b', fencingToken: handed!.fencingToken }, NOW + 3000);
+    expect(row(released)).toMatchObject({ renewTime: NOW + 3000, lastHolderIdentity: 'b', fencingToken: handed!.fencingToken });
+    expect(released?.holderIdentity).toBeUndefined();
+    expect(released?.termToken).toBeUndefined();
+  });
+
+  it('ends a term rewritten under its holder on the token copy alone', async () => {
+    const rig = rigs[kind]!();
+    const { lock } = rig;
+    const got = (await lock.acquire(await lock.get(), acquisition(undefined, claim('a', NOW)))) as { written: Lease };
+    const token = got.written.fencingToken;
+    // the token moved under the term (an operator's restore, say); the copy is still the holder's
+    await rig.operatorSets({ fencingToken: token + 5 });
+    expect(await lock.renew({ holderIdentity: 'a', fencingToken: token + 5 }, { now: NOW + 1000, leaseDurationSeconds: 15 })).toBeUndefined();
+    const ended = await lock.endChanged({ holderIdentity: 'a', fencingToken: token }, NOW + 1000);
+    expect(ended?.holderIdentity).toBeUndefined();
+    expect(ended?.lastHolderIdentity).toBe('a');
+  });
+
+  it('reads session rows', async () => {
+    const rig = rigs[kind]!();
+    const key = sessionKey(`p${n}:s1`);
+    expect((await rig.lock.session(key.name, 0, 0)).row).toBeUndefined();
+    await rig.session({ ...key, holderIdentity: 'a-1', hostname: 'h', leaseDurationSeconds: 15, acquireTime: NOW, renewTime: NOW + 10, process: 'p1' });
+    expect((await rig.lock.session(key.name, 0, 0)).row).toMatchObject({ renewTime: NOW + 10, process: 'p1' });
+  });
+});
+
+describe('MemoryLeaseTable', () => {
+  it('refuses a new term whose fencing token does not grow (DynamoDB cannot tell; the writers compute it)', async () => {
+    const table = new MemoryLeaseTable();
+    const lock = table.lock('l');
+    const got = (await lock.acquire(await lock.get(), acquisition(undefined, claim('a', NOW)))) as { written: Lease };
+    const read = await lock.get();
+    const same = acquisition(read.item, claim('b', NOW + 1000));
+    await expect(lock.acquire(read, { ...same, set: { ...same.set, fencingToken: got.written.fencingToken } })).rejects.toThrow(/fencing token .* is not above/);
+    expect((await lock.get()).item?.holderIdentity).toBe('a');
+  });
+});
