@@ -81,6 +81,8 @@ export async function dropRuntime(observer: DynamoDBClient, rt: LocalRuntime): P
 const BASELINE_WORKER = fileURLToPath(new URL('./baseline/worker.ts', import.meta.url));
 /** lib/local/demo/worker.ts with its requests counted (COUNT_REQUESTS_EVERY_MS): the demo's worker itself knows nothing of bench/. */
 const COUNTING_WORKER = fileURLToPath(new URL('./counting-worker.ts', import.meta.url));
+/** lib/local/demo/worker.ts with the hand-off's path traced (TRACE_HANDOFF, bench/tracing-worker.ts). */
+const TRACING_WORKER = fileURLToPath(new URL('./tracing-worker.ts', import.meta.url));
 
 /** One benchmark run's shared infrastructure. */
 export class BenchContext {
@@ -190,6 +192,7 @@ export interface GroupOptions {
   /**
    * Extra environment for the worker processes. COUNT_REQUESTS_EVERY_MS: each worker prints its
    * request counts (Conclave's run as bench/counting-worker.ts, the baseline's count themselves).
+   * TRACE_HANDOFF: Conclave's workers print their hand-off's steps (bench/tracing-worker.ts).
    */
   env?: Record<string, string>;
   /** Conclave only: a runtime whose coordinator designates no successors (every vacancy is an election). @default true */
@@ -241,7 +244,7 @@ export class Group {
   }
 
   async add(identity: string, versions: Versions = V130): Promise<WorkerProcess> {
-    const script = this.system === 'baseline' ? BASELINE_WORKER : this.opts.env?.['COUNT_REQUESTS_EVERY_MS'] ? COUNTING_WORKER : undefined;
+    const script = this.system === 'baseline' ? BASELINE_WORKER : this.opts.env?.['COUNT_REQUESTS_EVERY_MS'] ? COUNTING_WORKER : this.opts.env?.['TRACE_HANDOFF'] ? TRACING_WORKER : undefined;
     const spec: WorkerSpec = { identity, lease: this.lease, ...versions, timing: this.timing, ...(script ? { script } : {}) };
     const signal = this.system === 'conclave' ? this.opts.platformSignal : undefined;
     let w: WorkerProcess;

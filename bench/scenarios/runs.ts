@@ -8,6 +8,7 @@ import { Group, MODES, sleep, type BenchContext, type GroupOptions, type Mode, t
 import type { Start } from '../burst.js';
 import { pastExpiryMs } from '../expiry.js';
 import type { WorkerProcess } from '../../lib/local/worker-process.js';
+import { handoffParts, type HandoffParts } from '../handoff-trace.js';
 import type { Collector } from '../report.js';
 import { median, summarize, type Summary } from '../stats.js';
 
@@ -45,6 +46,8 @@ export interface RunSample {
   pickupMs?: number;
   /** Conclave, elected: why the coordinator found the lease vacant (`reelection` when it was not). */
   vacancy?: string;
+  /** Conclave hand-off: SIGTERM → new leader in its parts, from the workers' trace lines (bench/handoff-trace.ts). */
+  handoff?: HandoffParts;
 }
 
 /** Time allowed for a new leader: a few terms beyond anything expected. */
@@ -142,7 +145,8 @@ export async function crashRun(ctx: BenchContext, system: System, mode: Mode, ph
 export async function handoffRun(ctx: BenchContext, system: System, mode: Mode, opts: { deadSuccessor?: boolean; succession?: boolean } & FailureOptions = {}): Promise<RunSample> {
   const burst = opts.start === 'burst';
   const stem = `${opts.deadSuccessor ? 'timer' : 'handoff'}-${burst ? 'burst-' : ''}${mode}`;
-  const g = await (await Group.create(ctx, system, mode, stem, opts.succession === false ? { succession: false } : {})).addMany(3);
+  // Conclave's workers trace their steps, so the run says where the hand-off's time went
+  const g = await (await Group.create(ctx, system, mode, stem, { ...(opts.succession === false ? { succession: false } : {}), env: { TRACE_HANDOFF: '1' } })).addMany(3);
   try {
     let leader = await g.settle();
     const extra: Partial<RunSample> = {};
@@ -157,7 +161,8 @@ export async function handoffRun(ctx: BenchContext, system: System, mode: Mode, 
     const { worker, started } = await g.nextLeader(stopAt, leader, patience(mode));
     await stopping;
     const stopped = leader.events.find((e) => e.event === 'stopped' && e.at >= stopAt);
-    const sample: RunSample = { ms: started.at - stopAt, from: leader.identity, ...extra, to: worker.identity, fencingToken: started.fencingToken, ...(stopped ? { gapMs: started.at - stopped.at } : {}) };
+    const parts = system === 'conclave' ? handoffParts(stopAt, started.at, leader.events, worker.events) : undefined;
+    const sample: RunSample = { ms: started.at - stopAt, from: leader.identity, ...extra, to: worker.identity, fencingToken: started.fencingToken, ...(stopped ? { gapMs: started.at - stopped.at } : {}), ...(parts ? { handoff: parts } : {}) };
     return await describeTerm(g, sample, stopAt, started.at);
   } finally {
     await g.close();
@@ -184,6 +189,7 @@ export function describeSample(s: RunSample): string {
   // acquireTime is the writer's estimate of DynamoDB's clock: a pick-up can come out a few ms below zero
   if (s.pickupMs !== undefined) how.push(`picked up ${s.pickupMs < 0 ? '−' : '+'}${seconds(Math.abs(s.pickupMs))}`);
   if (how.length) parts.push(`(${how.join(', ')})`);
+  if (s.handoff) parts.push(`[${Object.entries(s.handoff.parts).map(([p, ms]) => `${p} ${ms}`).join(', ')} ms; woken by ${s.handoff.wokenBy}]`);
   return parts.filter(Boolean).join(' → ');
 }
 

@@ -1,0 +1,97 @@
+/**
+ * Where a hand-off's time goes (issue 38, item 3): SIGTERM → new leader split into its parts, from
+ * the `trace` lines of the stopping leader and of its successor (bench/tracing-worker.ts), all on
+ * this machine's clock. The parts follow one another, so they add up to the whole:
+ *
+ *   signal   SIGTERM sent → the leader's process handled it
+ *   prepare  → its hand-over write sent (what it reads first: the lease, the heir's candidate row)
+ *   write    the hand-over write (DynamoDB's round trip)
+ *   wake     → the successor had a wake (the leader's publish and the broker's hop; or the stream's)
+ *   read     → the successor's read of the lease answered
+ *   take     → its write taking the term answered (its confirmation)
+ *   started  → its onStartedLeading
+ *
+ * A part whose step is not in the lines (no wake: the successor found it by polling; a release, not
+ * a hand-over) is left out, and the next part runs from the last step found.
+ */
+import { median, percentile } from './stats.js';
+
+/** One `trace` line of bench/tracing-worker.ts. */
+export interface TraceLine {
+  event: 'trace';
+  identity: string;
+  at: number;
+  step: 'sigterm' | 'ddb' | 'wakeSent' | 'wakeReceived';
+  command?: string;
+  table?: string;
+  sent?: number;
+  done?: number;
+  failed?: string;
+  by?: 'worker' | 'stream';
+}
+
+export const PARTS = ['signal', 'prepare', 'write', 'wake', 'read', 'take', 'started'] as const;
+export type Part = (typeof PARTS)[number];
+
+export interface HandoffParts {
+  /** Milliseconds per part (only the parts whose steps were found). */
+  parts: Partial<Record<Part, number>>;
+  /** Who woke the successor: the stopping leader's own publish, the lease stream's, or nobody (it polled). */
+  wokenBy: 'worker' | 'stream' | 'none';
+  /** DynamoDB requests the stopping leader made between the signal and its hand-over write. */
+  leaderReads: number;
+  /** The lease names the successor as holder from the hand-over write on: whether it wrote again before leading. */
+  successorWrote: boolean;
+  /** Every traced step of both workers, ms after SIGTERM: `L` the leader, `S` the successor (a request as sent→answered). */
+  timeline: string[];
+}
+
+const isTrace = (e: unknown): e is TraceLine => (e as { event?: unknown }).event === 'trace';
+const leaseWrite = (t: TraceLine) => t.step === 'ddb' && t.table === 'leases' && t.command === 'UpdateItem' && !t.failed;
+
+/**
+ * The parts of one hand-off: `stopAt` (SIGTERM sent), `startedAt` (the successor's onStartedLeading),
+ * the leader's and the successor's lines. Undefined when the leader's lines show no signal.
+ */
+export function handoffParts(stopAt: number, startedAt: number, leaderLines: readonly unknown[], successorLines: readonly unknown[]): HandoffParts | undefined {
+  const leader = leaderLines.filter(isTrace).filter((t) => t.at >= stopAt);
+  const successor = successorLines.filter(isTrace).filter((t) => t.at >= stopAt && t.at <= startedAt + 1);
+  const signal = leader.find((t) => t.step === 'sigterm');
+  if (!signal) return undefined;
+  const steps: [Part, number | undefined][] = [];
+  // the leader's last lease write before the successor led: the hand-over (or the release)
+  const write = leader.filter((t) => leaseWrite(t) && t.sent! >= signal.at && t.done! <= startedAt).at(-1);
+  const woken = write && successor.find((t) => t.step === 'wakeReceived' && t.at >= write.done!);
+  const after = woken?.at ?? write?.done ?? signal.at;
+  const read = successor.find((t) => t.step === 'ddb' && t.table === 'leases' && t.command === 'GetItem' && t.sent! >= after && !t.failed);
+  const take = read && successor.find((t) => leaseWrite(t) && t.sent! >= read.done!);
+  steps.push(['signal', signal.at], ['prepare', write?.sent], ['write', write?.done], ['wake', woken?.at], ['read', read?.done], ['take', take?.done], ['started', startedAt]);
+  const parts: Partial<Record<Part, number>> = {};
+  let from = stopAt;
+  for (const [part, at] of steps) {
+    if (at === undefined) continue;
+    parts[part] = at - from;
+    from = at;
+  }
+  return {
+    parts,
+    wokenBy: woken?.by ?? 'none',
+    leaderReads: write ? leader.filter((t) => t.step === 'ddb' && t.sent! >= signal.at && t.done! <= write.sent!).length : 0,
+    successorWrote: take !== undefined,
+    timeline: [...leader.map((t) => ['L', t] as const), ...successor.map((t) => ['S', t] as const)]
+      .sort((a, b) => (a[1].sent ?? a[1].at) - (b[1].sent ?? b[1].at))
+      .map(([who, t]) => `${who} ${t.step === 'ddb' ? `${t.command} ${t.table} ${t.sent! - stopAt}→${t.done! - stopAt}${t.failed ? ` ${t.failed}` : ''}` : `${t.step}${t.by ? ` by ${t.by}` : ''} ${t.at - stopAt}`}`),
+  };
+}
+
+/** One line per part: median and p99 (nearest rank) over the runs that have it, in ms. */
+export function describeParts(all: readonly HandoffParts[]): string[] {
+  const ms = (x: number) => `${Math.round(x)} ms`;
+  const lines = PARTS.flatMap((p) => {
+    const xs = all.flatMap((h) => (h.parts[p] === undefined ? [] : [h.parts[p]!]));
+    return xs.length ? [`${p.padEnd(8)} median ${ms(median(xs))}, p99 ${ms(percentile(xs, 99))}${xs.length < all.length ? ` (${xs.length} of ${all.length} runs)` : ''}`] : [];
+  });
+  const by = (w: HandoffParts['wokenBy']) => all.filter((h) => h.wokenBy === w).length;
+  lines.push(`woken by the leader's wake in ${by('worker')}, the stream's in ${by('stream')}, by a poll in ${by('none')} of ${all.length} runs`);
+  return lines;
+}
