@@ -1,0 +1,444 @@
+/**
+ * The scale model (issue 38, item 5): what a deployment of many leases and processes costs and
+ * which AWS limits it meets. Plain arithmetic, calibrated from real runs (bench/scale-calibrate.ts
+ * on DynamoDB Local; the steady-state bench's rates by request kind); bench/scale.ts prints it.
+ */
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+
+const utf8 = (s: string) => Buffer.byteLength(s, 'utf8');
+
+/** DynamoDB's size of a number: about one byte per two significant digits, plus one. */
+function numberBytes(n: string): number {
+  const digits = n.replace(/^-/, '').replace('.', '').replace(/^0+/, '').replace(/0+$/, '');
+  return Math.ceil(Math.max(1, digits.length) / 2) + 1;
+}
+
+function valueBytes(v: AttributeValue): number {
+  if (v.S !== undefined) return utf8(v.S);
+  if (v.N !== undefined) return numberBytes(v.N);
+  if (v.B !== undefined) return v.B.byteLength;
+  if (v.BOOL !== undefined || v.NULL !== undefined) return 1;
+  if (v.SS) return v.SS.reduce((a, s) => a + utf8(s), 0);
+  if (v.NS) return v.NS.reduce((a, s) => a + numberBytes(s), 0);
+  if (v.BS) return v.BS.reduce((a, b) => a + b.byteLength, 0);
+  if (v.L) return 3 + v.L.reduce((a, x) => a + 1 + valueBytes(x), 0);
+  if (v.M) return 3 + Object.entries(v.M).reduce((a, [k, x]) => a + 1 + utf8(k) + valueBytes(x), 0);
+  return 0;
+}
+
+/**
+ * An item's size as DynamoDB bills it ("Item sizes and formats", DynamoDB Developer Guide): each
+ * attribute's name in UTF-8 bytes plus its value (strings in UTF-8 bytes, numbers about a byte per
+ * two significant digits plus one, lists and maps 3 bytes plus a byte per element).
+ */
+export function itemBytes(item: Record<string, AttributeValue>): number {
+  return Object.entries(item).reduce((a, [k, v]) => a + utf8(k) + valueBytes(v), 0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Inputs measured here, each with where it came from.
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Per lease per minute in the steady state, from `npm run bench -- --only steady-state,multi-lease`
+ * (docs/benchmarks.md, "Cheaper at rest", the *after* columns: 2026-11-28 13:34 UTC, push path,
+ * default timing 15/10/2 s, 120 s windows).
+ */
+export const MEASURED = {
+  /** 1 lease × 3 processes, no session: the leader renews the lease row itself. */
+  single: {
+    leaderRenewals: 10.32, // UpdateItem, 1 WRU
+    watcherReads: 11.31 + 11.15, // successor + second successor, GetItem eventually consistent (0.5 RRU)
+    candidateRenewals: 0.3, // UpdateItem, 1 WRU
+  },
+  /** 100 leases × 3 processes, one Session per process. */
+  session: {
+    /** Each candidate process reads each lease row once a minute (its backstop): 1.01 + 1.01 + 1.00 for 3. */
+    leaseReadsPerCandidate: 3.02 / 3,
+    /** Each candidate renews its row every 10 minutes. */
+    candidateRenewalsPerCandidate: 0.1,
+    /** Session renewals per process a minute: 0.37 per lease × 100 leases ÷ 3 processes. */
+    sessionRenewalsPerProcess: (0.37 * 100) / 3,
+    /**
+     * Consistent session reads a minute per (watcher process, watched session) pair: 0.68 per lease
+     * × 100 leases = 68 a minute over the 4 pairs of that run (leaders p1 1, p2 99; each lease's
+     * other two processes watch its holder's session closely: p1 and p3 watch p2, p2 and p3 watch
+     * p1). About 1.4 reads per session renewal; a process's electors share one read of a session.
+     */
+    sessionReadsPerPair: (0.68 * 100) / 4,
+  },
+  /** Lambda GB-seconds per candidate-stream invocation that reconciles nothing (a plain renewal): $0.0027 a lease-month at 0.30 a minute, of which $0.0026 requests. */
+  candidateStreamGbSecondsPerInvocation: 0.0004,
+} as const;
+
+/**
+ * The coordinator's tick on DynamoDB Local, from `npx tsx bench/scale-calibrate.ts` (this
+ * machine, 2 cores shared with other work): the tick with nothing to change, per lease, and the
+ * settling tick that writes once per lease. Filled from the calibration run quoted in
+ * docs/benchmarks.md ("The cost of scale").
+ */
+export interface Calibration {
+  /** Least-squares fit of the unchanged tick's wall time, ms = interceptMs + msPerLease × leases. */
+  unchanged: { interceptMs: number; msPerLease: number };
+  /** CPU milliseconds of the coordinator's own process per lease in the unchanged tick (scans parsed, decisions). */
+  cpuMsPerLease: number;
+  /** Peak heap growth per lease during the tick, MB. */
+  heapMbPerLease: number;
+  /** Consistent scan read units per lease per tick (3 candidates a lease). */
+  scanRruPerLease: number;
+  /** Item sizes, bytes. */
+  leaseBytes: number;
+  candidateBytes: number;
+}
+
+// ---------------------------------------------------------------------------------------------
+// AWS limits met on the way: value, and where it is documented.
+// ---------------------------------------------------------------------------------------------
+
+export const LIMITS = {
+  lambdaTimeoutSeconds: { value: 900, source: 'Lambda quotas (docs.aws.amazon.com/lambda/latest/dg/gettingstarted-limits.html): function timeout 900 s (15 min)' },
+  coordinatorTimeoutSeconds: { value: 300, source: "lib/wiring.ts: the coordinator's own timeout (5 ticks)" },
+  coordinatorMemoryMb: { value: 512, source: 'lib/wiring.ts: the coordinator\'s memory; Lambda gives one vCPU at 1,769 MB (Lambda "Memory and computing power"), so 512 MB is about 0.29 vCPU' },
+  lambdaConcurrency: { value: 1000, source: 'Lambda quotas: concurrent executions per Region, default 1,000 (adjustable)' },
+  partitionWcu: { value: 1000, source: 'DynamoDB Developer Guide ("Warm throughput" scenarios; burst and adaptive capacity): each partition at most 1,000 write units/s' },
+  partitionRcu: { value: 3000, source: 'same: each partition at most 3,000 read units/s' },
+  onDemandTableUnits: { value: 40_000, source: 'DynamoDB quotas / "maximum throughput for on-demand tables": 40,000 read and 40,000 write request units/s per table by default (adjustable)' },
+  streamParallelization: { value: 10, source: 'Lambda "parameters for DynamoDB event source mappings": ParallelizationFactor default 1, maximum 10' },
+  streamRetentionHours: { value: 24, source: 'same page: DynamoDB Streams keeps records 24 h' },
+  maxRecordAgeSeconds: { value: 3600, source: "lib/wiring.ts: the stream triggers' maxRecordAgeSeconds (older records go to the dead-letter queue unprocessed)" },
+  iotSubscriptionsPerConnection: { value: 50, source: 'AWS General Reference, AWS IoT Core quotas, message broker: subscriptions per connection 50, not adjustable' },
+  iotSubscriptionsPerSubscribe: { value: 8, source: 'same, protocol limits: at most 8 subscriptions per SUBSCRIBE' },
+  iotPublishPerConnection: { value: 100, source: 'same: publish requests per second per connection (inbound and outbound) 100, not adjustable; over it they are discarded' },
+  iotOutboundPerAccount: { value: 20_000, source: 'same: outbound publish requests per second per account 20,000 (adjustable): one per subscribed connection a message reaches' },
+  iotInboundPerAccount: { value: 20_000, source: 'same: inbound publish requests per second per account 20,000 (adjustable)' },
+  iotConnectPerAccount: { value: 500, source: 'same: CONNECT requests per second per account 500 (adjustable; newer copies of the page give 3,000 in large Regions)' },
+  iotSubscriptionsPerAccount: { value: 500_000, source: 'same: subscriptions per account 500,000; subscriptions per second per account 500 (both adjustable)' },
+} as const;
+
+// ---------------------------------------------------------------------------------------------
+// The model.
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Which processes stand for which lease. `random`: each lease's candidates are `candidatesPerLease`
+ * processes drawn at random (a hash of the lease name, say). `cells`: the processes form cells of
+ * `candidatesPerLease` (those left over stand for nothing), and each lease's candidates are one
+ * cell (its leases spread over the cell's members as holders).
+ */
+export type Placement = 'random' | 'cells';
+
+export interface Deployment {
+  leases: number;
+  processes: number;
+  candidatesPerLease: number;
+  /** One Session per process (many leases per process) or each leader renewing its own lease row. */
+  sessions: boolean;
+  placement: Placement;
+  /**
+   * grantWorker's scope: `leases` (each worker granted its own lease names) or `all` (allLeases).
+   * IAM's policy size leaves `all` at thousands of leases per process (docs: "Limits met at scale").
+   */
+  grants: 'leases' | 'all';
+}
+
+/** Deterministic pseudo-random numbers (mulberry32), for placements that must not change between runs. */
+export function mulberry32(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export interface WatchPairs {
+  /** Distinct (watcher process, holder's session) pairs: each is about one consistent read per session renewal. */
+  pairs: number;
+  /** The most watchers any one session has. */
+  maxWatchersOfOneSession: number;
+  /** The most sessions any one process watches. */
+  maxSessionsWatchedByOneProcess: number;
+  /** The most leases any one process is a candidate for. */
+  maxCandidaciesOfOneProcess: number;
+}
+
+/**
+ * Who watches whose session: a lease's holder is its first candidate, and every other candidate
+ * watches the holder's session closely (the successor and the second successor, which with 3
+ * candidates are all of them; with more, the others read only at their backstop and are left out).
+ * Counted by placing every lease (seeded, so the same figures every run).
+ */
+export function watchPairs(d: Pick<Deployment, 'leases' | 'processes' | 'candidatesPerLease' | 'placement'>, seed = 38): WatchPairs {
+  const { leases, processes, candidatesPerLease: c, placement } = d;
+  if (c < 1 || c > processes) throw new Error(`candidatesPerLease must be between 1 and processes (${processes}), got ${c}`);
+  const close = Math.min(2, c - 1); // successor and second successor
+  const random = mulberry32(seed);
+  const watched = new Map<number, Set<number>>(); // holder → watchers
+  const candidacies = new Array<number>(processes).fill(0);
+  const cells = Math.floor(processes / c); // processes left over stand for nothing
+  const pick = new Array<number>(c);
+  for (let i = 0; i < leases; i++) {
+    if (placement === 'cells') {
+      const cell = i % cells;
+      const turn = Math.floor(i / cells) % c; // leases of a cell spread over its members as holders
+      for (let k = 0; k < c; k++) pick[k] = cell * c + ((turn + k) % c);
+    } else {
+      for (let k = 0; k < c; k++) {
+        let p: number;
+        do p = Math.floor(random() * processes);
+        while (pick.slice(0, k).includes(p));
+        pick[k] = p;
+      }
+    }
+    for (let k = 0; k < c; k++) candidacies[pick[k]!]! += 1;
+    const holder = pick[0]!;
+    const w = watched.get(holder) ?? watched.set(holder, new Set()).get(holder)!;
+    for (let k = 1; k <= close; k++) w.add(pick[k]!);
+  }
+  let pairs = 0;
+  let maxWatchers = 0;
+  const perWatcher = new Array<number>(processes).fill(0);
+  for (const ws of watched.values()) {
+    pairs += ws.size;
+    maxWatchers = Math.max(maxWatchers, ws.size);
+    for (const w of ws) perWatcher[w]!++;
+  }
+  return { pairs, maxWatchersOfOneSession: maxWatchers, maxSessionsWatchedByOneProcess: Math.max(0, ...perWatcher), maxCandidaciesOfOneProcess: Math.max(0, ...candidacies) };
+}
+
+/** Assumptions for a Region where nothing here measures it; each is printed beside the figures it moves. */
+export interface RegionAssumptions {
+  /** A conditional write's latency as the coordinator sees it. @default 10 ms ("single-digit milliseconds", rounded up) */
+  writeLatencyMs: number;
+  /** A 1 MB Scan page. @default 100 ms */
+  scanPageMs: number;
+  /** The coordinator's CPU on its Lambda relative to one core of this machine: 1,769 MB ÷ 512 MB. */
+  cpuSlowdown: number;
+  /** One stream record that reconciles (lease read, candidates query, session read, one write, PutEvents). @default 60 ms */
+  reconcileRecordMs: number;
+  /** One stream record that reconciles nothing (a candidate's plain renewal). @default 1 ms */
+  plainRecordMs: number;
+  /** Lambda polls each shard this often when it is idle (4 times a second: every 250 ms). */
+  pollIntervalMs: number;
+  /** Leader changes per lease a month (deploys, crashes), as docs/deploy.md's bill assumes. @default 10 */
+  leaderChangesPerLeaseMonth: number;
+  /** Lease-stream records per leader change (the take or release, the successor named, a term-end mark's election…). @default 3 */
+  recordsPerLeaderChange: number;
+  /** Wakes per leader change: one per lease-stream record plus the old leader's own after a hand-off. @default 4 */
+  wakesPerLeaderChange: number;
+  /** Stream shards of a table too small to split by size or throughput (an on-demand table starts with room for 4,000 writes/s: about 4 partitions). @default 4 */
+  minShards: number;
+}
+
+export const REGION: RegionAssumptions = {
+  writeLatencyMs: 10,
+  scanPageMs: 100,
+  cpuSlowdown: 1769 / 512,
+  reconcileRecordMs: 60,
+  plainRecordMs: 1,
+  pollIntervalMs: 250,
+  leaderChangesPerLeaseMonth: 10,
+  recordsPerLeaderChange: 3,
+  wakesPerLeaderChange: 4,
+  minShards: 4,
+};
+
+const MINUTES_PER_MONTH_ = 730 * 60;
+const SECONDS_PER_MONTH = MINUTES_PER_MONTH_ * 60;
+
+/** Stream shards of a table: about one per partition, and a partition per 10 GB or per 1,000 WCU/s (or 3,000 RCU/s) at peak. */
+export function shardsFor(bytes: number, peakWcuPerSecond: number, peakRcuPerSecond: number, minShards: number): number {
+  return Math.max(minShards, Math.ceil(bytes / 10e9), Math.ceil(peakWcuPerSecond / LIMITS.partitionWcu.value), Math.ceil(peakRcuPerSecond / LIMITS.partitionRcu.value));
+}
+
+export interface StreamFigure {
+  /** Records a second, steady. */
+  recordsPerSecond: number;
+  shards: number;
+  parallelization: number;
+  /** Concurrent invocations at most: shards × parallelization factor. */
+  concurrency: number;
+  /** Records per invocation in the steady state (what arrives per shard between polls, at most the batch size). */
+  recordsPerInvocation: number;
+  /** Iterator age in the steady state, seconds: a poll interval plus one batch. */
+  steadyAgeSeconds: number;
+  /** Iterator age after a burst of `burstRecords` landing at once, seconds: the last record waits for the others of its shard. */
+  burstAgeSeconds: number;
+  burstRecords: number;
+  /** Whether the steady load keeps up (utilisation below 1). */
+  keepsUp: boolean;
+}
+
+/**
+ * One stream trigger: records arrive at `recordsPerSecond` spread over the shards (by partition key)
+ * and are handled one after another within a batch (lib/functions/lambda.ts: processInParallel
+ * false), one batch per shard at a time per parallelization slot. A burst of `burstRecords` spread
+ * evenly: the last waits for its shard's share.
+ */
+export function streamFigure(o: { recordsPerSecond: number; recordMs: number; shards: number; parallelization: number; batchSize: number; pollIntervalMs: number; burstRecords: number; burstRecordMs: number }): StreamFigure {
+  const slots = o.shards * o.parallelization;
+  const perSlot = o.recordsPerSecond / slots;
+  const recordsPerInvocation = Math.max(1, Math.min(o.batchSize, perSlot * (o.pollIntervalMs / 1000)));
+  const utilisation = (perSlot * o.recordMs) / 1000;
+  const steady = (o.pollIntervalMs + recordsPerInvocation * o.recordMs) / 1000;
+  const burst = (o.pollIntervalMs + Math.ceil(o.burstRecords / slots) * o.burstRecordMs) / 1000;
+  return { recordsPerSecond: o.recordsPerSecond, shards: o.shards, parallelization: o.parallelization, concurrency: slots, recordsPerInvocation, steadyAgeSeconds: steady, burstAgeSeconds: burst, burstRecords: o.burstRecords, keepsUp: utilisation < 1 };
+}
+
+/** One line of the bill, per lease-month. */
+export interface BillLine {
+  service: 'DynamoDB' | 'Lambda' | 'SQS' | 'EventBridge' | 'IoT Core';
+  kind: string;
+  dollars: number;
+  /** Requests (DynamoDB) or invocations/messages per lease per minute. */
+  perMinute: number;
+}
+
+export interface ScaleFigures {
+  deployment: Deployment;
+  watch: WatchPairs;
+  bill: BillLine[];
+  dollarsPerLeaseMonth: number;
+  /** DynamoDB requests per lease per minute, steady state and leader changes. */
+  dynamoRequestsPerLeaseMinute: number;
+  tick: {
+    /** The unchanged tick on DynamoDB Local at this size (the calibration's fit). */
+    localSeconds: number;
+    /** The unchanged tick on the coordinator's Lambda (model): scan pages and CPU. */
+    regionSeconds: number;
+    /** Every lease vacant at once (4 writes each), on the Lambda (model). */
+    regionAllVacantSeconds: number;
+    /** Heap the tick holds at its peak (model: the calibration's growth per lease). */
+    heapMb: number;
+    scanPages: number;
+  };
+  leaseStream: StreamFigure;
+  /** The lease stream when a third of the processes go at once (an Availability Zone): every lease they held changes hands. */
+  leaseStreamZoneLost: StreamFigure;
+  candidateStream: StreamFigure;
+  partitions: {
+    /** All session rows share one partition key (grants `all`: SESSION_COMPONENT) or one per scope. */
+    sessionPartitionWritesPerSecond: number;
+    sessionPartitionReadsPerSecond: number;
+    /** The most-read session row. */
+    hottestSessionReadsPerSecond: number;
+    /** A lease row renewed by its leader (no session), writes/s. */
+    leaseRowWritesPerSecond: number;
+    /** The identities table as a whole, read units/s (against the on-demand table quota). */
+    identitiesTableRcuPerSecond: number;
+  };
+  iot: {
+    subscriptionsPerConnection: number;
+    /** Connections a wake is delivered to. */
+    deliveriesPerWake: number;
+    /** Wakes a second the deployment sends on average. */
+    wakesPerSecond: number;
+    /** Deliveries a second to one connection while the lease stream drains a burst at its fastest. */
+    burstDeliveriesPerConnectionPerSecond: number;
+    /** Outbound publishes a second for the account during that burst. */
+    burstOutboundPerSecond: number;
+  };
+}
+
+const dynamoDollars = (wru: number, rru: number) => ((wru * 0.625 + rru * 0.125) * MINUTES_PER_MONTH_) / 1e6;
+const lambdaDollars = (invocations: number, gbSeconds: number) => ((invocations * 0.2) / 1e6 + gbSeconds * 0.0000133334) * MINUTES_PER_MONTH_;
+const SESSION_ROW_BYTES = 300;
+
+/**
+ * The figures of one deployment: the bill per lease-month (the measured rates, scaled by what
+ * grows with leases, with processes and with watched sessions), the tick, both streams, the hot
+ * partitions and IoT Core's fan-out. `parallelization` is the stream triggers' factor (1 as
+ * lib/wiring.ts deploys them).
+ */
+export function scaleFigures(d: Deployment, cal: Calibration, r: RegionAssumptions = REGION, opts: { parallelization?: number; writeCpuMs?: number } = {}): ScaleFigures {
+  const { leases: L, processes: P, candidatesPerLease: c } = d;
+  if (!Number.isInteger(L) || L < 1) throw new Error(`leases must be a whole number ≥ 1, got ${L}`);
+  if (!Number.isInteger(P) || P < c) throw new Error(`processes must be a whole number ≥ candidatesPerLease (${c}), got ${P}`);
+  const pf = opts.parallelization ?? 1;
+  const watch = d.sessions ? watchPairs(d) : { pairs: 0, maxWatchersOfOneSession: 0, maxSessionsWatchedByOneProcess: 0, maxCandidaciesOfOneProcess: Math.ceil((L * c) / P) };
+  const bill: BillLine[] = [];
+  const dyn = (kind: string, perMinute: number, wru: number, rru: number) => bill.push({ service: 'DynamoDB', kind, perMinute, dollars: dynamoDollars(wru, rru) });
+
+  // DynamoDB, steady state
+  if (d.sessions) {
+    const s = MEASURED.session;
+    dyn('lease rows: each candidate process reads each lease once a minute (eventually consistent)', c * s.leaseReadsPerCandidate, 0, c * s.leaseReadsPerCandidate * 0.5);
+    dyn('session renewals (one row per process)', (P * s.sessionRenewalsPerProcess) / L, (P * s.sessionRenewalsPerProcess) / L, 0);
+    dyn(`session reads (consistent): ${watch.pairs.toLocaleString('en-US')} watcher–session pairs`, (watch.pairs * s.sessionReadsPerPair) / L, 0, (watch.pairs * s.sessionReadsPerPair) / L);
+  } else {
+    const m = MEASURED.single;
+    dyn('leader renewals (the lease row)', m.leaderRenewals, m.leaderRenewals, 0);
+    dyn('successor and second successor reads', m.watcherReads, 0, m.watcherReads * 0.5);
+  }
+  const candidateWrites = c * MEASURED.session.candidateRenewalsPerCandidate;
+  dyn('candidate renewals (every 10 min each)', candidateWrites, candidateWrites, 0);
+  const identityRru = (P * SESSION_ROW_BYTES) / 4096 / L;
+  dyn("coordinator's tick: 3 consistent scans a minute", 3 / L, 0, cal.scanRruPerLease * (c / 3) + identityRru);
+  const changesPerMinute = r.leaderChangesPerLeaseMonth / MINUTES_PER_MONTH_;
+  dyn(`leader changes (${r.leaderChangesPerLeaseMonth} a lease-month: ~${r.recordsPerLeaderChange} writes, ~10 reads each)`, changesPerMinute * (r.recordsPerLeaderChange + 10), changesPerMinute * r.recordsPerLeaderChange, changesPerMinute * 10);
+
+  // the streams
+  const candidateRecordsPerSecond = (L * candidateWrites) / 60;
+  const candidateBytes = L * c * cal.candidateBytes;
+  const candidateShards = shardsFor(candidateBytes, candidateRecordsPerSecond, 0, r.minShards);
+  // a process restarting registers again on every lease it stands for: each INSERT is reconciled
+  const candidateStream = streamFigure({ recordsPerSecond: candidateRecordsPerSecond, recordMs: r.plainRecordMs, shards: candidateShards, parallelization: pf, batchSize: 100, pollIntervalMs: r.pollIntervalMs, burstRecords: watch.maxCandidaciesOfOneProcess, burstRecordMs: r.reconcileRecordMs });
+  const leaseRecordsPerSecond = (L * r.leaderChangesPerLeaseMonth * r.recordsPerLeaderChange) / SECONDS_PER_MONTH;
+  const leaseRowWritesPerSecond = d.sessions ? 0 : MEASURED.single.leaderRenewals / 60;
+  const leaseShards = shardsFor(L * (cal.leaseBytes + 150), L * leaseRowWritesPerSecond, 0, r.minShards);
+  // one process lost: each lease it held changes hands (records per change each)
+  const heldByOne = Math.ceil(L / P);
+  const leaseStream = streamFigure({ recordsPerSecond: leaseRecordsPerSecond, recordMs: r.reconcileRecordMs, shards: leaseShards, parallelization: pf, batchSize: 100, pollIntervalMs: r.pollIntervalMs, burstRecords: heldByOne * r.recordsPerLeaderChange, burstRecordMs: r.reconcileRecordMs });
+
+  const leaseStreamZoneLost = streamFigure({ recordsPerSecond: leaseRecordsPerSecond, recordMs: r.reconcileRecordMs, shards: leaseShards, parallelization: pf, batchSize: 100, pollIntervalMs: r.pollIntervalMs, burstRecords: Math.ceil(L / 3) * r.recordsPerLeaderChange, burstRecordMs: r.reconcileRecordMs });
+
+  // Lambda
+  const candInvocations = (candidateRecordsPerSecond * 60) / candidateStream.recordsPerInvocation / L;
+  const candGbs = candInvocations * (MEASURED.candidateStreamGbSecondsPerInvocation + (candidateStream.recordsPerInvocation - 1) * 0.25 * (r.plainRecordMs / 1000));
+  bill.push({ service: 'Lambda', kind: `candidateStream (${candidateStream.recordsPerInvocation.toFixed(1)} records an invocation)`, perMinute: candInvocations, dollars: lambdaDollars(candInvocations, candGbs) });
+  const leaseInvocations = changesPerMinute * r.recordsPerLeaderChange;
+  bill.push({ service: 'Lambda', kind: 'leaseStream (one per record, conservative)', perMinute: leaseInvocations, dollars: lambdaDollars(leaseInvocations, leaseInvocations * 0.25 * (r.reconcileRecordMs / 1000)) });
+
+  // the tick
+  const bytes = L * cal.leaseBytes + L * c * cal.candidateBytes + P * SESSION_ROW_BYTES;
+  const scanPages = Math.max(3, Math.ceil(bytes / 1_048_576) + 2);
+  const cpuSeconds = (L * cal.cpuMsPerLease * (c / 3) * r.cpuSlowdown) / 1000;
+  const regionSeconds = (scanPages * r.scanPageMs) / 1000 + cpuSeconds;
+  const writeCpuMs = opts.writeCpuMs ?? 2;
+  const vacantWrites = L * (1 + c);
+  const regionAllVacantSeconds = regionSeconds + Math.max((vacantWrites * writeCpuMs * r.cpuSlowdown) / 1000, (vacantWrites * r.writeLatencyMs) / 16 / 1000);
+  const tick = { localSeconds: (cal.unchanged.interceptMs + cal.unchanged.msPerLease * L) / 1000, regionSeconds, regionAllVacantSeconds, heapMb: L * cal.heapMbPerLease, scanPages };
+  bill.push({ service: 'Lambda', kind: `coordinator (1 tick a minute, ${regionSeconds.toFixed(1)} s at 512 MB)`, perMinute: 1 / L, dollars: lambdaDollars(1 / L, (regionSeconds * 0.5) / L) });
+
+  // the rest
+  bill.push({ service: 'SQS', kind: "timer queue's long polling (15 receives a minute per deployment)", perMinute: 15 / L, dollars: ((15 / L) * 0.4 * MINUTES_PER_MONTH_) / 1e6 });
+  bill.push({ service: 'EventBridge', kind: 'events (5 per leader change)', perMinute: changesPerMinute * 5, dollars: (changesPerMinute * 5 * MINUTES_PER_MONTH_) / 1e6 });
+  const deliveriesPerWake = d.grants === 'all' ? P : c;
+  bill.push({ service: 'IoT Core', kind: `connectivity (${P} connections)`, perMinute: 0, dollars: (P / L) * 0.08e-6 * MINUTES_PER_MONTH_ });
+  const messages = changesPerMinute * r.wakesPerLeaderChange * (1 + deliveriesPerWake);
+  bill.push({ service: 'IoT Core', kind: `wakes (each published once, delivered to ${deliveriesPerWake} connections)`, perMinute: messages, dollars: (messages * MINUTES_PER_MONTH_) / 1e6 });
+
+  // partitions
+  const s = MEASURED.session;
+  const sessionReads = d.sessions ? (watch.pairs * s.sessionReadsPerPair) / 60 : 0;
+  const partitions = {
+    sessionPartitionWritesPerSecond: d.sessions ? ((d.grants === 'all' ? P : 1) * s.sessionRenewalsPerProcess) / 60 : 0,
+    sessionPartitionReadsPerSecond: d.sessions ? (d.grants === 'all' ? sessionReads : (watch.maxWatchersOfOneSession * s.sessionReadsPerPair) / 60) : 0,
+    hottestSessionReadsPerSecond: d.sessions ? (watch.maxWatchersOfOneSession * s.sessionReadsPerPair) / 60 : 0,
+    leaseRowWritesPerSecond,
+    identitiesTableRcuPerSecond: sessionReads,
+  };
+
+  // IoT Core: wakes go out as fast as the lease stream drains a burst
+  const wakesPerSecond = (L * r.leaderChangesPerLeaseMonth * r.wakesPerLeaderChange) / SECONDS_PER_MONTH;
+  const drainRecordsPerSecond = Math.min(leaseStream.burstRecords / Math.max(leaseStream.burstAgeSeconds, 1e-9), (leaseStream.concurrency * 1000) / r.reconcileRecordMs);
+  const burstWakesPerSecond = drainRecordsPerSecond * (r.wakesPerLeaderChange / r.recordsPerLeaderChange);
+  const burstDeliveriesPerConnection = d.grants === 'all' ? burstWakesPerSecond : Math.min(burstWakesPerSecond, (burstWakesPerSecond * c) / P);
+  const iot = { subscriptionsPerConnection: 1, deliveriesPerWake, wakesPerSecond, burstDeliveriesPerConnectionPerSecond: burstDeliveriesPerConnection, burstOutboundPerSecond: burstWakesPerSecond * deliveriesPerWake };
+
+  const dollarsPerLeaseMonth = bill.reduce((a, b) => a + b.dollars, 0);
+  const dynamoRequestsPerLeaseMinute = bill.filter((b) => b.service === 'DynamoDB').reduce((a, b) => a + b.perMinute, 0);
+  return { deployment: d, watch, bill, dollarsPerLeaseMonth, dynamoRequestsPerLeaseMinute, tick, leaseStream, leaseStreamZoneLost, candidateStream, partitions, iot };
+}

@@ -1,0 +1,129 @@
+/**
+ * The cost of scale (issue 38, item 5): a model calibrated from real runs, not a simulation — the
+ * simulator runs one process per worker and one request at a time, and 100,000 leases × 1,000
+ * processes would be hours of simulated requests for figures that are rates times counts. What it
+ * scales: the bench's measured request rates by kind (bench/scale-model.ts' MEASURED), the
+ * coordinator's tick timed on DynamoDB Local (bench/scale-calibrate.ts), and who watches whose
+ * session, counted by placing every lease. Prints the table of docs/benchmarks.md's "The cost of
+ * scale", then the AWS limits each deployment meets.
+ *
+ *   npx tsx bench/scale.ts                          1, 100, 10,000 and 100,000 leases; random placement
+ *   npx tsx bench/scale.ts --placement cells        each lease's candidates one cell of 3 processes
+ *   npx tsx bench/scale.ts --parallelization 10     the stream triggers' ParallelizationFactor
+ *   npx tsx bench/scale.ts --calibration /tmp/cal.jsonl   a calibration run's output instead of CALIBRATION
+ *   npx tsx bench/scale.ts --json                   the figures as JSON
+ */
+import { readFileSync } from 'node:fs';
+import { Command, InvalidArgumentError } from 'commander';
+import { LIMITS, REGION, scaleFigures, type Calibration, type Deployment, type Placement, type ScaleFigures } from './scale-model.js';
+
+/**
+ * From `npx tsx bench/scale-calibrate.ts --leases 1000,10000 --vacant-at 1000`, 2026-11-28
+ * 14:49–15:0x UTC on this 2-core machine shared with six other sessions (load average 8–17):
+ * see docs/benchmarks.md, "The cost of scale", for the lines.
+ */
+export const CALIBRATION: Calibration = {
+  unchanged: { interceptMs: 2917, msPerLease: 0.285 },
+  cpuMsPerLease: 0.568,
+  heapMbPerLease: 0.0011,
+  scanRruPerLease: 0.209,
+  leaseBytes: 207,
+  candidateBytes: 184,
+};
+
+/** Reads a calibration run's JSON lines (bench/scale-calibrate.ts) into a Calibration. */
+export function calibrationFrom(lines: string[]): Calibration {
+  const rows = lines.filter((l) => l.trim()).map((l) => JSON.parse(l) as Record<string, unknown>);
+  const ticks = rows.filter((r) => r['type'] === 'tick' && r['label'] === 'unchanged') as { leases: number; wallMs: number; cpuMs: number; rru: number; heapGrowthMb: number }[];
+  const fit = rows.find((r) => r['type'] === 'fit') as { unchanged: { interceptMs: number; msPerLease: number } } | undefined;
+  const size = rows.find((r) => r['type'] === 'rows') as { leaseBytes: number; candidateBytes: number } | undefined;
+  if (!ticks.length || !size) throw new Error('the calibration has no "unchanged" tick or no "rows" line: run npx tsx bench/scale-calibrate.ts and pass its output');
+  const largest = ticks.reduce((a, b) => (b.leases > a.leases ? b : a));
+  return {
+    unchanged: fit?.unchanged ?? { interceptMs: 0, msPerLease: largest.wallMs / largest.leases },
+    cpuMsPerLease: largest.cpuMs / largest.leases,
+    heapMbPerLease: largest.heapGrowthMb / largest.leases,
+    scanRruPerLease: largest.rru / largest.leases,
+    leaseBytes: size.leaseBytes,
+    candidateBytes: size.candidateBytes,
+  };
+}
+
+/** The four deployments of the table: processes grow with leases, 3 candidates a lease. */
+export function deployments(placement: Placement): Deployment[] {
+  return [
+    { leases: 1, processes: 3, candidatesPerLease: 3, sessions: false, placement, grants: 'leases' },
+    { leases: 100, processes: 3, candidatesPerLease: 3, sessions: true, placement, grants: 'leases' },
+    // a role can name a few dozen leases before IAM's policy size stops it: at these sizes workers are granted every lease
+    { leases: 10_000, processes: 100, candidatesPerLease: 3, sessions: true, placement, grants: 'all' },
+    { leases: 100_000, processes: 1_000, candidatesPerLease: 3, sessions: true, placement, grants: 'all' },
+  ];
+}
+
+const n = (x: number, digits = 0) => x.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+const usd = (x: number) => (x >= 0.1 ? `$${x.toFixed(3)}` : `$${x.toPrecision(2)}`);
+const mark = (ok: boolean) => (ok ? '✓' : '✗');
+
+export function table(rows: ScaleFigures[]): string {
+  const head = ['', ...rows.map((r) => `${n(r.deployment.leases)} × ${n(r.deployment.processes)}`)];
+  const line = (label: string, f: (r: ScaleFigures) => string) => `| ${label} | ${rows.map(f).join(' | ')} |`;
+  const timeout = LIMITS.coordinatorTimeoutSeconds.value;
+  return [
+    `| ${head.join(' | ')} |`,
+    `|${head.map(() => '---').join('|')}|`,
+    line('**$ per lease-month**', (r) => `**${usd(r.dollarsPerLeaseMonth)}**`),
+    line('DynamoDB requests per lease-minute', (r) => n(r.dynamoRequestsPerLeaseMinute, 2)),
+    line('of which session reads', (r) => n(r.bill.find((b) => b.kind.startsWith('session reads'))?.perMinute ?? 0, 2)),
+    line('tick, nothing to change: DynamoDB Local (fit)', (r) => `${n(r.tick.localSeconds, 1)} s`),
+    line(`tick on the 512 MB Lambda (model) vs ${timeout} s timeout`, (r) => `${n(r.tick.regionSeconds, 1)} s ${mark(r.tick.regionSeconds < timeout)}`),
+    line(`tick, every lease vacant (model) vs ${timeout} s / 900 s`, (r) => `${n(r.tick.regionAllVacantSeconds, 0)} s ${mark(r.tick.regionAllVacantSeconds < timeout)}`),
+    line('tick heap (model) vs 512 MB', (r) => `${n(r.tick.heapMb, 0)} MB ${mark(r.tick.heapMb < 400)}`),
+    line('candidate stream: records/s, concurrency', (r) => `${n(r.candidateStream.recordsPerSecond, 2)}/s, ${r.candidateStream.concurrency}`),
+    line('candidate stream iterator age: steady / a process restarts', (r) => `${n(r.candidateStream.steadyAgeSeconds, 2)} s / ${n(r.candidateStream.burstAgeSeconds, 1)} s`),
+    line('lease stream: records/s, concurrency', (r) => `${n(r.leaseStream.recordsPerSecond, 4)}/s, ${r.leaseStream.concurrency}`),
+    line('lease stream iterator age: steady / one process lost', (r) => `${n(r.leaseStream.steadyAgeSeconds, 2)} s / ${n(r.leaseStream.burstAgeSeconds, 1)} s`),
+    line(`lease stream iterator age: a third of the processes lost vs ${LIMITS.maxRecordAgeSeconds.value} s`, (r) => `${n(r.leaseStreamZoneLost.burstAgeSeconds, 0)} s ${mark(r.leaseStreamZoneLost.burstAgeSeconds < LIMITS.maxRecordAgeSeconds.value)}`),
+    line('hottest partition writes/s vs 1,000 WCU', (r) => `${n(Math.max(r.partitions.sessionPartitionWritesPerSecond, r.partitions.leaseRowWritesPerSecond), 1)} ${mark(Math.max(r.partitions.sessionPartitionWritesPerSecond, r.partitions.leaseRowWritesPerSecond) < LIMITS.partitionWcu.value)}`),
+    line('session partition reads/s vs 3,000 RCU', (r) => `${n(r.partitions.sessionPartitionReadsPerSecond, 0)} ${mark(r.partitions.sessionPartitionReadsPerSecond < LIMITS.partitionRcu.value)}`),
+    line('identities table reads/s vs 40,000 (on-demand quota)', (r) => `${n(r.partitions.identitiesTableRcuPerSecond, 0)} ${mark(r.partitions.identitiesTableRcuPerSecond < LIMITS.onDemandTableUnits.value)}`),
+    line('IoT subscriptions per connection vs 50', (r) => `${r.iot.subscriptionsPerConnection} ✓`),
+    line('IoT deliveries per wake', (r) => n(r.iot.deliveriesPerWake)),
+    line('IoT deliveries/s per connection in a burst vs 100', (r) => `${n(r.iot.burstDeliveriesPerConnectionPerSecond, 0)} ${mark(r.iot.burstDeliveriesPerConnectionPerSecond <= LIMITS.iotPublishPerConnection.value)}`),
+    line('IoT outbound/s for the account in a burst vs 20,000', (r) => `${n(r.iot.burstOutboundPerSecond, 0)} ${mark(r.iot.burstOutboundPerSecond <= LIMITS.iotOutboundPerAccount.value)}`),
+  ].join('\n');
+}
+
+export function bill(r: ScaleFigures): string {
+  return r.bill
+    .filter((b) => b.dollars > 0 || b.perMinute > 0)
+    .map((b) => `  ${b.service.padEnd(11)} ${usd(b.dollars).padStart(9)}  ${n(b.perMinute, 3).padStart(9)}/min  ${b.kind}`)
+    .join('\n');
+}
+
+const program = new Command()
+  .name('npx tsx bench/scale.ts')
+  .description('The cost of scale: the scale model over 1, 100, 10,000 and 100,000 leases')
+  .option('--placement <p>', 'random | cells', (v) => {
+    if (v !== 'random' && v !== 'cells') throw new InvalidArgumentError(`--placement is random or cells, got "${v}"`);
+    return v as Placement;
+  }, 'random' as Placement)
+  .option('--parallelization <n>', "the stream triggers' ParallelizationFactor (1–10)", (v) => {
+    const k = Number(v);
+    if (!Number.isInteger(k) || k < 1 || k > 10) throw new InvalidArgumentError(`--parallelization is a whole number from 1 to 10 (Lambda's range), got "${v}"`);
+    return k;
+  }, 1)
+  .option('--calibration <file>', "a calibration run's JSON lines (bench/scale-calibrate.ts)")
+  .option('--json', 'print the figures as JSON');
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  program.parse(process.argv);
+  const o = program.opts<{ placement: Placement; parallelization: number; calibration?: string; json?: boolean }>();
+  const cal = o.calibration ? calibrationFrom(readFileSync(o.calibration, 'utf8').split('\n')) : CALIBRATION;
+  const rows = deployments(o.placement).map((d) => scaleFigures(d, cal, REGION, { parallelization: o.parallelization }));
+  if (o.json) process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
+  else {
+    process.stdout.write(`The cost of scale: ${o.placement} placement, 3 candidates a lease, stream parallelization ${o.parallelization}; sessions from 100 leases; workers granted every lease from 10,000\n\n${table(rows)}\n`);
+    for (const r of rows) process.stdout.write(`\n${n(r.deployment.leases)} leases × ${n(r.deployment.processes)} processes: ${usd(r.dollarsPerLeaseMonth)} a lease-month\n${bill(r)}\n`);
+    process.stdout.write(`\nAssumed for a Region (not measured here): ${JSON.stringify(REGION)}\nCalibration: ${JSON.stringify(cal)}\n`);
+  }
+}
