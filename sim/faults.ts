@@ -10,7 +10,8 @@ import type { Functions } from './functions.js';
 import { ns, T0 } from './feed.js';
 import type { PeerFault, ProcessFault, UserFault } from './schedule.js';
 import { CRON_LEASE, type WorldContext } from './settings.js';
-import type { Proc, Workers } from './workers.js';
+import type { Proc } from './proc.js';
+import type { Workers } from './workers.js';
 
 type WorkerFault = Exclude<ProcessFault, { kind: 'deleteLease' }>;
 

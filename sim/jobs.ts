@@ -11,7 +11,7 @@ import { FencingError } from '../lib/sdk/fencing.js';
 import { LeaseLostError, tryWithLease, type LeaseTerm } from '../lib/sdk/with-lease.js';
 import { ns, T0 } from './feed.js';
 import { CRON_LEASE, type WorldContext } from './settings.js';
-import type { Proc } from './workers.js';
+import type { Proc } from './proc.js';
 
 /** What the world's scheduled jobs share: invocations so far (each names its run). */
 export interface JobsState {

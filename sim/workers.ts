@@ -15,34 +15,11 @@ import type { Push } from '../lib/sdk/push.js';
 import { Session } from '../lib/sdk/session.js';
 import { ns } from './feed.js';
 import { scheduleJobs, type JobsState } from './jobs.js';
-import { hostState, type Host } from './network.js';
+import type { Proc } from './proc.js';
+import { hostState } from './network.js';
 import { sessionTimings, type WorldContext } from './settings.js';
 
 const SIM_CLUSTER = `arn:aws:ecs:${LOCAL_DEPLOYMENT.region}:${LOCAL_DEPLOYMENT.account}:cluster/sim`;
-
-/** One worker process. */
-export interface Proc {
-  readonly identity: string;
-  readonly platform: Platform;
-  readonly machine: Host;
-  readonly runs: Promise<void>[];
-  /** After a SIGTERM: starts the next process once this one has exited. */
-  restart: () => void;
-  readonly electors: LeaderElector[];
-  /** The leases it leads, with their tokens. */
-  readonly leading: Map<string, number>;
-  readonly stop: AbortController;
-  /** Scheduled-job runs (withLease) under way in this process, by run instance: their tokens once they lead. */
-  readonly cronRuns: Map<string, number | undefined>;
-  /** The scheduled-job invocations under way: a stopping process exits once they have ended. */
-  readonly jobs: Set<Promise<void>>;
-  /** Its leaders' fenced writes so far (each names the next). */
-  writes: number;
-  /** Per lease it leads: makes its work (onStartedLeading) fail now, as a job that dies does. */
-  readonly failWork: Map<string, (e: Error) => void>;
-  /** Its Session (session worlds). */
-  session?: Session;
-}
 
 export class Workers {
   /** The process each worker runs now (or ran last). */
