@@ -26,7 +26,8 @@ import { playSchedule } from './timeline.js';
 import { endState, faultsByKind, Feed, judge, type SessionFigures } from './verdict.js';
 import { waitFor } from './wait.js';
 
-export { ChaosProcess, JOB_LEASE, WORKER } from './fleet.js';
+export { JOB_LEASE } from './fleet.js';
+export { ChaosProcess, WORKER } from './process.js';
 export type { SessionLossOutcome } from './injectors.js';
 export type { SessionFigures } from './verdict.js';
 

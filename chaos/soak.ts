@@ -19,7 +19,7 @@ import { startDynamoDBLocal } from '../lib/local/dynamodb-local.js';
 import { startLocalRuntime } from '../lib/local/runtime.js';
 import { CandidateStore } from '../lib/stores/candidate-store.js';
 import { mapLimit } from '../lib/util/pool.js';
-import { ChaosProcess } from './fleet.js';
+import { ChaosProcess } from './process.js';
 import { leaseNames, type WorkerEnvInput } from './protocol.js';
 import { instanceIdOf } from './schedule.js';
 import { waitFor } from './wait.js';

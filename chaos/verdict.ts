@@ -11,7 +11,7 @@ import { checkHistory, type Verdict } from '../lib/history/checker.js';
 import { monoNow, type EndState, type FaultWindow, type HistoryRecord, type LedgerEntry, type Observation } from '../lib/history/schema.js';
 import type { CandidateStore } from '../lib/stores/candidate-store.js';
 import type { LeaseStore } from '../lib/stores/lease-store.js';
-import type { ChaosProcess } from './fleet.js';
+import type { ChaosProcess } from './process.js';
 import type { WorkerLine } from './protocol.js';
 import type { FaultFigureKind, Schedule } from './schedule.js';
 import { systemClock } from '../lib/clock.js';
