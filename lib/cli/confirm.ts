@@ -6,19 +6,9 @@
  */
 import type { Patch, Read } from '../stores/item-store.js';
 import { retryOnConflict } from '../stores/errors.js';
-import { note, type CliContext } from './context.js';
+import { note, type CliContext, type Confirm } from './context.js';
 import { CliError } from './errors.js';
 import { jsonText, stamp, table, type Column } from './format.js';
-
-/** How a write is confirmed. */
-export interface Confirm {
-  /** `--yes`: no question. */
-  yes: boolean;
-  /** Someone can answer: stdin is a terminal. */
-  interactive: boolean;
-  /** Shows `question` (stderr) and reads one line of answer; undefined at the end of input. */
-  ask(question: string): Promise<string | undefined>;
-}
 
 /** `--yes` given: for code (and tests) that call the commands directly. */
 export const assumeYes: Confirm = { yes: true, interactive: false, ask: async () => undefined };

@@ -7,7 +7,6 @@ import { localClient } from '../stores/client.js';
 import { clean, jsonText } from './format.js';
 import { LeaseStore } from '../stores/lease-store.js';
 import type { GlobalOptions, OutputFormat } from './args.js';
-import type { Confirm } from './confirm.js';
 
 /** Where a command writes: results to `out`, notes and errors to `err`. Each call is one line or more. */
 export interface Sink {
@@ -26,6 +25,16 @@ export interface Pace {
 /** Waiting on `clock` (the machine's by default), cut short when `signal` aborts. */
 export function realPace(signal: AbortSignal, clock: Pick<Clock, 'sleep'> = systemClock): Pace {
   return { signal, sleep: (ms) => clock.sleep(ms, signal) };
+}
+
+/** How a write is confirmed (lib/cli/confirm.ts shows it and asks). */
+export interface Confirm {
+  /** `--yes`: no question. */
+  yes: boolean;
+  /** Someone can answer: stdin is a terminal. */
+  interactive: boolean;
+  /** Shows `question` (stderr) and reads one line of answer; undefined at the end of input. */
+  ask(question: string): Promise<string | undefined>;
 }
 
 /** Where DynamoDB is, as the user gave it: named in error messages. */
