@@ -20,7 +20,7 @@ import { TableNamesSchema, type ElectionConfig, type ElectionConfigInput, type T
 import { parse, ValidationError, type FieldIssue } from '../lib/schemas/validation.js';
 import { defaultTableNames } from '../lib/tables.js';
 import { wiring, type FunctionName } from '../lib/wiring.js';
-import { deployRegion, grantWorkerIn, PRIMARIES } from './deployment.js';
+import { deployRegion, grantWorkerIn, PRIMARIES, type GrantWorkerOptions } from './deployment.js';
 import { LeaderDiscovery, leaderDiscoveryData, type ConclaveLeaderDiscovery, type LeaderDiscoveryProps } from './discovery.js';
 import { allowLogsToUse } from './grants.js';
 import type { ConclaveAlarms, ConclaveMonitoring } from './monitoring.js';
@@ -127,48 +127,6 @@ export interface ConclaveProps {
    * @default none
    */
   readonly leaderDiscovery?: LeaderDiscoveryProps;
-}
-
-/**
- * Options of `grantWorker`: which leases, and which identity-lease components, the worker may
- * write. Both scopes are required: list them, or opt in to every one explicitly.
- */
-export interface GrantWorkerOptions {
-  /**
-   * Keep the worker to these leases: a `dynamodb:LeadingKeys` condition on the leases table
-   * (partition key `name`) and the candidates table (partition key `leaseName`). Required unless
-   * `allLeases` is true.
-   */
-  readonly leaseNames?: readonly string[];
-  /**
-   * `true`: the worker may take part in every lease (no `dynamodb:LeadingKeys` condition), so it
-   * can also take or disturb any lease. Only instead of `leaseNames`.
-   */
-  readonly allLeases?: true;
-  /**
-   * Keep the worker's identity leases (KEP-1965) to these components: a `dynamodb:LeadingKeys`
-   * condition on the identities table (partition key `component`). The identities table is keyed
-   * by component, not by lease, so `leaseNames` cannot scope it; a worker heartbeats and lists its
-   * own component, so this is usually one name. `[]`: no access to the identities table (a worker
-   * without `IdentityLeaseHeartbeat`). Required unless `allComponents` is true.
-   */
-  readonly components?: readonly string[];
-  /** `true`: identity leases of every component. Only instead of `components`. */
-  readonly allComponents?: true;
-  /**
-   * The worker's Session (lib/sdk/session.ts): it may create, renew and end session rows in its
-   * grant's own partition of the identities table only — `conclave-session:<scope>`, where the
-   * scope is a hash of `leaseNames` (sessionComponent; give the Session the same `leaseNames`), or
-   * `conclave-session` with `allLeases` — and read every process's session row (GetItem), which a
-   * follower needs to judge a lease held on one. So a worker cannot touch the session of a process
-   * granted other leases: it can neither depose that process's leaders by backdating their session
-   * nor keep a dead one's leases by renewing it. Workers granted the same leases share a partition
-   * (one trust domain, as they share their leases' rows): a write by any of them to another's row is
-   * seen by the owner at its next renewal, which ends the session. `components` may not name a
-   * session partition; `allComponents` excludes them. Keep this unless no process of the fleet runs
-   * a Session. @default true
-   */
-  readonly sessions?: boolean;
 }
 
 /**

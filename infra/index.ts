@@ -16,7 +16,8 @@
  *
  * @packageDocumentation
  */
-export { Conclave, type ConclaveProps, type GrantWorkerOptions } from './conclave.js';
+export { Conclave, type ConclaveProps } from './conclave.js';
+export type { GrantWorkerOptions } from './deployment.js';
 export { ConclaveMonitoring, type ConclaveMonitoringProps, type ConclaveAlarms } from './monitoring.js';
 export { ConclaveStack, type ConclaveStackProps } from './stack.js';
 export type { ConclaveRegions } from './regions.js';
