@@ -10,14 +10,14 @@ import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { PUSH_CLIENT_ID_PREFIX, plainPushClientIdPrefix, pushClientIdPrefix, pushSubscription } from '../lib/schemas/push.js';
-import { SESSION_COMPONENT } from '../lib/tables.js';
+import { SESSION_COMPONENT } from '../lib/schemas/session-partition.js';
 import type { FunctionName } from '../lib/wiring.js';
 import { FUNCTION_ACCESS, KEY_READ, KEY_WRITE, WAKE_PUBLISH, WORKER_ACCESS, WORKER_PUSH_ACCESS, WORKER_TRANSACTION_ONLY, WORKER_WRITES, type FunctionAccess, type TableAccess, type TableRole, type WriteScope } from './access.js';
 import { acknowledgeFinding, nagResource } from './nag.js';
 import { allWakeTopics, iotArn, wakeTopicsOf } from './push.js';
 import type { ConclaveTableRefs } from './tables.js';
 
-/** Every identities partition that holds session rows, as IAM `StringLike` patterns (lib/tables.ts sessionComponent). */
+/** Every identities partition that holds session rows, as IAM `StringLike` patterns (lib/schemas/session-partition.ts sessionComponent). */
 export const SESSION_PARTITIONS = [SESSION_COMPONENT, `${SESSION_COMPONENT}:*`] as const;
 
 /** What the grants are on. */

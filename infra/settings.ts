@@ -6,7 +6,7 @@ import * as z from 'zod';
 import { Name } from '../lib/schemas/common.js';
 import { ElectionConfigSchema, TableNamesSchema } from '../lib/schemas/config.js';
 import { dnsNameIssue, LEASE_PLACEHOLDER, normalizeDnsName, qualifiedRecordName, recordNameOf } from '../lib/discovery/wiring.js';
-import { isSessionComponent } from '../lib/tables.js';
+import { isSessionComponent } from '../lib/schemas/session-partition.js';
 
 /** A table name prefix: `<prefix>-candidates` must still be a DynamoDB table name. */
 export const TablePrefixSchema = z.string().regex(/^[A-Za-z0-9_.-]{1,240}$/, 'must be 1–240 of A-Z a-z 0-9 _ . - (a table name is prefix + "-candidates")');

@@ -2,8 +2,8 @@ import * as z from 'zod';
 import { Instance, Labels, Millis, Name, Revision, TtlSeconds } from './common.js';
 import { FencingToken } from './fencing-token.js';
 
-/** The identities table's partition that holds process sessions (declared with the tables, lib/tables.ts). */
-export { SESSION_COMPONENT, isSessionComponent, sessionComponent, sessionKey, sessionScope } from '../tables.js';
+/** The identities table's partitions that hold process sessions, and a session row's key (session-partition.ts). */
+export { SESSION_COMPONENT, isSessionComponent, sessionComponent, sessionKey, sessionScope } from './session-partition.js';
 
 /**
  * At most this many leases in a session row's `endedTerms`: the lease stream's function starts the

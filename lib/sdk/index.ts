@@ -49,7 +49,7 @@ export { LeaderWorkError } from './leadership.js';
 export type { Push } from './push.js';
 export { WakeSchema, PUSH_CLIENT_ID_PREFIX, pushClientIdPrefix, type Wake } from '../schemas/push.js';
 export { Session, SessionOptionsSchema, type ResolvedSessionOptions, type SessionOptions, type SessionStats } from './session.js';
-export { SESSION_COMPONENT, sessionComponent } from '../tables.js';
+export { SESSION_COMPONENT, sessionComponent } from '../schemas/session-partition.js';
 export { withLease, tryWithLease } from './with-lease.js';
 export {
   LeaseLostError,
