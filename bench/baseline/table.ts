@@ -1,5 +1,5 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { createTable, deleteTable } from '../../lib/local/tables.js';
+import { createTable, deleteTable } from '../../lib/stores/table-admin.js';
 
 /**
  * The baseline's own table beside Conclave's. Nothing reacts to its stream: the bench reads it

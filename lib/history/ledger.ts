@@ -6,7 +6,7 @@
 import { paginateScan, type DynamoDBClient, type TransactWriteItemsCommandInput } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import type { FencedItemInput } from '../sdk/fencing.js';
-import { createTable, deleteTable } from '../local/tables.js';
+import { createTable, deleteTable } from '../stores/table-admin.js';
 import { parse } from '../schemas/validation.js';
 import { LedgerEntry } from './schema.js';
 

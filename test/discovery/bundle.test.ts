@@ -10,7 +10,7 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
 import { DISCOVERY_ENV, DISCOVERY_FUNCTION, DISCOVERY_TABLE } from '../../lib/discovery/wiring.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION, localClient } from '../../lib/local/dynamodb-local.js';
-import { createTable, deleteTable } from '../../lib/local/tables.js';
+import { createTable, deleteTable } from '../../lib/stores/table-admin.js';
 import { buildFunctions, DEFAULT_OUT_DIR } from '../../scripts/build-functions.js';
 import { fakeAws, type FakeAws } from './fake-aws.js';
 

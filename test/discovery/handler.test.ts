@@ -20,7 +20,7 @@ import { eventsFromLeaseChange } from '../../lib/events/derive.js';
 import { DETAIL_TYPES, EVENT_SOURCE, type ConclaveEvent } from '../../lib/events/schemas.js';
 import { observability } from '../../lib/functions/observability.js';
 import { localClient } from '../../lib/local/dynamodb-local.js';
-import { createTable, deleteTable } from '../../lib/local/tables.js';
+import { createTable, deleteTable } from '../../lib/stores/table-admin.js';
 import type { Lease } from '../../lib/schemas/lease.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
 import { lease as leaseRow, NOW, SEC } from '../fixtures.js';

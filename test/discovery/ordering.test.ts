@@ -18,7 +18,7 @@ import type { LeaderNaming } from '../../lib/discovery/naming.js';
 import { DiscoveryStateStore, type DiscoveryRow } from '../../lib/discovery/state-store.js';
 import { DISCOVERY_TABLE } from '../../lib/discovery/wiring.js';
 import { localClient } from '../../lib/local/dynamodb-local.js';
-import { createTable, deleteTable } from '../../lib/local/tables.js';
+import { createTable, deleteTable } from '../../lib/stores/table-admin.js';
 import { fakeAws, type FakeAws, type RecordedCall } from './fake-aws.js';
 
 const T0 = Date.UTC(2026, 0, 1, 12);
