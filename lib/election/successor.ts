@@ -89,8 +89,27 @@ export function successorsOf(
   const check = askable && unknown.length > 0 ? responsive.filter((c) => !known(c)).map((c) => c.name).sort() : [];
   // Those known to be alive first, then the rest: the best two of that order are named meanwhile.
   const picks = unknown.length === 0 ? ideal : bestTwo([...ordered.filter((r) => known(r.candidate)), ...ordered.filter((r) => !known(r.candidate))], held);
-  const [first, second] = picks.map((r) => successorFrom(r.candidate));
+  // One of the two in another failure domain than the holder's whenever a candidate runs there: else
+  // a Region (or zone) lost with the holder takes both watchers with it, and nobody near the lease
+  // reads it until a backstop read or the tick (issue 38). The second gives way: the best there
+  // known to be alive, else the best there that answers pings, else the best there at all — one
+  // passed over for an ignored ping is often one whose Region was cut off when it was asked, and
+  // a designation is not a grant (a dead one never takes the lease).
+  const apart = held && !picks.some((r) => inAnotherDomain(r.candidate, held)) ? bestApart(ordered, others, known, held, now, preferred) : undefined;
+  const [first, second] = (apart ? [...picks.slice(0, 1), apart] : picks).map((r) => successorFrom(r.candidate));
   return { ...(first ? { successor: first } : {}), ...(second ? { second } : {}), check };
+}
+
+/**
+ * The candidate to name second when neither of the two picked runs apart from the holder: of those
+ * in another failure domain, the first of `ordered` known to be alive, else the first of `ordered`
+ * (they answer pings), else the first of the rest of `others` (each passed over for an ignored ping).
+ */
+function bestApart(ordered: readonly Ranked[], others: readonly Candidate[], known: (c: Candidate) => boolean, held: Candidate, now: number, preferred: readonly string[]): Ranked | undefined {
+  const apart = ordered.filter((r) => inAnotherDomain(r.candidate, held));
+  const inOrder = new Set(ordered.map((r) => r.candidate.name));
+  const rest = orderCandidates(others.filter((c) => !inOrder.has(c.name) && inAnotherDomain(c, held)), now, preferred);
+  return apart.find((r) => known(r.candidate)) ?? apart[0] ?? rest[0];
 }
 
 /** The first two of `ordered` as named: each the first in order, or an equal of it on merit in another failure domain than the holder's. */

@@ -180,6 +180,48 @@ describe('a live successor (issue 38): named only when known to be alive, the ot
   });
 });
 
+describe('a Region lost with the holder leaves a watcher up (issue 38, item 2)', () => {
+  // `a` holds in us-east-1, `b` runs there too; `c` and `d` run in us-east-2
+  const at = (region: string) => ({ location: { region } });
+  const holder = cand('a', '1.0.0', '0.8.0', at('us-east-1')); // the best of all: not preempted
+  const near = cand('b', '1.0.0', '0.9.0', at('us-east-1')); // the best on merit: an older binary
+  const farIgnored = (name: string, binary = '1.0.0') => cand(name, '1.0.0', binary, { ...at('us-east-2'), renewTime: NOW - 5 * MIN, pingTime: NOW - 2 * MIN });
+  it.each([
+    {
+      name: 'the best on merit runs in the holder’s Region and the others ignored a ping (their Region was cut off when asked): the best of them is named second',
+      candidates: [holder, near, farIgnored('c', '1.1.0'), farIgnored('d')],
+      want: { successor: { name: 'b' }, second: { name: 'd' }, check: [] },
+    },
+    {
+      name: 'two better ones in the holder’s Region: the second gives way to one apart',
+      candidates: [holder, near, cand('e', '1.0.0', '0.9.5', at('us-east-1')), cand('c', '1.0.0', '1.0.0', at('us-east-2'))],
+      want: { successor: { name: 'b' }, second: { name: 'c' }, check: [] },
+    },
+    {
+      name: 'apart, one known to be alive before a better one that ignored its ping',
+      candidates: [holder, near, cand('e', '1.0.0', '0.9.5', at('us-east-1')), farIgnored('c', '0.9.0'), cand('d', '1.0.0', '1.1.0', at('us-east-2'))],
+      want: { successor: { name: 'b' }, second: { name: 'd' }, check: [] },
+    },
+    {
+      name: 'one of the two apart already: unchanged',
+      candidates: [holder, near, cand('c', '1.0.0', '0.9.2', at('us-east-2')), cand('e', '1.0.0', '0.9.5', at('us-east-1'))],
+      want: { successor: { name: 'b' }, second: { name: 'c' }, check: [] },
+    },
+    {
+      name: 'nobody apart: the best two as before',
+      candidates: [holder, near, cand('e', '1.0.0', '0.9.5', at('us-east-1'))],
+      want: { successor: { name: 'b' }, second: { name: 'e' }, check: [] },
+    },
+  ])('$name', ({ candidates, want }) => {
+    expect(successorsOf('a', candidates, NOW, config, { since: NOW - 10 * MIN })).toEqual(want);
+  });
+
+  it('the reconcile names it in its write', () => {
+    const term = lease('a', { successor: 'b' });
+    expect(run(term, [holder, near, farIgnored('c', '1.1.0'), farIgnored('d')])).toMatchObject({ kind: 'setSuccessor', successor: { name: 'b' }, secondSuccessor: { name: 'd' } });
+  });
+});
+
 describe('pingsToWithdraw: an election closed before its deadline takes back its unanswered pings', () => {
   const e = { id: 'e', startedAt: NOW - SEC, deadline: NOW + 4 * SEC, strategy: OEV };
   const pinged = cand('b', '1.1.0', '1.1.0', { renewTime: NOW - 2 * MIN, pingTime: NOW - SEC });
