@@ -431,12 +431,15 @@ export function scaleFigures(d: Deployment, cal: Calibration, r: RegionAssumptio
     identitiesTableRcuPerSecond: sessionReads,
   };
 
-  // IoT Core: wakes go out as fast as the lease stream drains a burst
+  // IoT Core: a burst's wakes go out as fast as the lease stream drains its records; a limit per
+  // second is crossed only by what lands within one second
   const wakesPerSecond = (L * r.leaderChangesPerLeaseMonth * r.wakesPerLeaderChange) / SECONDS_PER_MONTH;
-  const drainRecordsPerSecond = Math.min(leaseStream.burstRecords / Math.max(leaseStream.burstAgeSeconds, 1e-9), (leaseStream.concurrency * 1000) / r.reconcileRecordMs);
-  const burstWakesPerSecond = drainRecordsPerSecond * (r.wakesPerLeaderChange / r.recordsPerLeaderChange);
-  const burstDeliveriesPerConnection = d.grants === 'all' ? burstWakesPerSecond : Math.min(burstWakesPerSecond, (burstWakesPerSecond * c) / P);
-  const iot = { subscriptionsPerConnection: 1, deliveriesPerWake, wakesPerSecond, burstDeliveriesPerConnectionPerSecond: burstDeliveriesPerConnection, burstOutboundPerSecond: burstWakesPerSecond * deliveriesPerWake };
+  const burstWakes = leaseStream.burstRecords * (r.wakesPerLeaderChange / r.recordsPerLeaderChange);
+  const burstSeconds = Math.max(1, leaseStream.burstAgeSeconds - r.pollIntervalMs / 1000);
+  // the share of the burst one connection receives: all of it when it may receive every wake, or
+  // stands for every lease the lost process held (its cell); else the leases it shares with it
+  const toOneConnection = d.grants === 'all' || d.placement === 'cells' || P <= c ? 1 : (c - 1) / (P - 1);
+  const iot = { subscriptionsPerConnection: 1, deliveriesPerWake, wakesPerSecond, burstDeliveriesPerConnectionPerSecond: (burstWakes * toOneConnection) / burstSeconds, burstOutboundPerSecond: (burstWakes * deliveriesPerWake) / burstSeconds };
 
   const dollarsPerLeaseMonth = bill.reduce((a, b) => a + b.dollars, 0);
   const dynamoRequestsPerLeaseMinute = bill.filter((b) => b.service === 'DynamoDB').reduce((a, b) => a + b.perMinute, 0);

@@ -9,6 +9,7 @@
  *
  *   npx tsx bench/scale.ts                          1, 100, 10,000 and 100,000 leases; random placement
  *   npx tsx bench/scale.ts --placement cells        each lease's candidates one cell of 3 processes
+ *   npx tsx bench/scale.ts --placement cells --grants leases   and a role per cell naming its leases
  *   npx tsx bench/scale.ts --parallelization 10     the stream triggers' ParallelizationFactor
  *   npx tsx bench/scale.ts --calibration /tmp/cal.jsonl   a calibration run's output instead of CALIBRATION
  *   npx tsx bench/scale.ts --json                   the figures as JSON
@@ -50,13 +51,14 @@ export function calibrationFrom(lines: string[]): Calibration {
 }
 
 /** The four deployments of the table: processes grow with leases, 3 candidates a lease. */
-export function deployments(placement: Placement): Deployment[] {
+export function deployments(placement: Placement, grants?: Deployment['grants']): Deployment[] {
   return [
     { leases: 1, processes: 3, candidatesPerLease: 3, sessions: false, placement, grants: 'leases' },
     { leases: 100, processes: 3, candidatesPerLease: 3, sessions: true, placement, grants: 'leases' },
-    // a role can name a few dozen leases before IAM's policy size stops it: at these sizes workers are granted every lease
-    { leases: 10_000, processes: 100, candidatesPerLease: 3, sessions: true, placement, grants: 'all' },
-    { leases: 100_000, processes: 1_000, candidatesPerLease: 3, sessions: true, placement, grants: 'all' },
+    // one task role for a whole fleet cannot name 10,000 leases (a role names about 500 before IAM's
+    // quotas stop it): workers are granted every lease, unless --grants leases (a role per cell)
+    { leases: 10_000, processes: 100, candidatesPerLease: 3, sessions: true, placement, grants: grants ?? 'all' },
+    { leases: 100_000, processes: 1_000, candidatesPerLease: 3, sessions: true, placement, grants: grants ?? 'all' },
   ];
 }
 
@@ -112,17 +114,21 @@ const program = new Command()
     if (!Number.isInteger(k) || k < 1 || k > 10) throw new InvalidArgumentError(`--parallelization is a whole number from 1 to 10 (Lambda's range), got "${v}"`);
     return k;
   }, 1)
+  .option('--grants <g>', 'from 10,000 leases: all (one role grants every lease: the default) | leases (a role per cell naming its leases; with --placement cells)', (v) => {
+    if (v !== 'all' && v !== 'leases') throw new InvalidArgumentError(`--grants is all or leases, got "${v}"`);
+    return v as Deployment['grants'];
+  })
   .option('--calibration <file>', "a calibration run's JSON lines (bench/scale-calibrate.ts)")
   .option('--json', 'print the figures as JSON');
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   program.parse(process.argv);
-  const o = program.opts<{ placement: Placement; parallelization: number; calibration?: string; json?: boolean }>();
+  const o = program.opts<{ placement: Placement; parallelization: number; grants?: Deployment['grants']; calibration?: string; json?: boolean }>();
   const cal = o.calibration ? calibrationFrom(readFileSync(o.calibration, 'utf8').split('\n')) : CALIBRATION;
-  const rows = deployments(o.placement).map((d) => scaleFigures(d, cal, REGION, { parallelization: o.parallelization }));
+  const rows = deployments(o.placement, o.grants).map((d) => scaleFigures(d, cal, REGION, { parallelization: o.parallelization }));
   if (o.json) process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
   else {
-    process.stdout.write(`The cost of scale: ${o.placement} placement, 3 candidates a lease, stream parallelization ${o.parallelization}; sessions from 100 leases; workers granted every lease from 10,000\n\n${table(rows)}\n`);
+    process.stdout.write(`The cost of scale: ${o.placement} placement, 3 candidates a lease, stream parallelization ${o.parallelization}; sessions from 100 leases; ${o.grants === 'leases' ? 'each worker granted its own leases' : 'workers granted every lease from 10,000'}\n\n${table(rows)}\n`);
     for (const r of rows) process.stdout.write(`\n${n(r.deployment.leases)} leases × ${n(r.deployment.processes)} processes: ${usd(r.dollarsPerLeaseMonth)} a lease-month\n${bill(r)}\n`);
     process.stdout.write(`\nAssumed for a Region (not measured here): ${JSON.stringify(REGION)}\nCalibration: ${JSON.stringify(cal)}\n`);
   }

@@ -88,6 +88,14 @@ describe('scaleFigures', () => {
     expect(scaleFigures({ ...big, grants: 'leases' }, CALIBRATION).iot.deliveriesPerWake).toBe(3);
   });
 
+  it("a lost process's wakes reach every connection when every lease is granted, only its co-candidates' otherwise", () => {
+    const all = scaleFigures(big, CALIBRATION).iot;
+    const scoped = scaleFigures({ ...big, grants: 'leases' }, CALIBRATION).iot;
+    expect(scoped.burstDeliveriesPerConnectionPerSecond).toBeCloseTo((all.burstDeliveriesPerConnectionPerSecond * 2) / 999, 10);
+    expect(all.burstOutboundPerSecond).toBeCloseTo(all.burstDeliveriesPerConnectionPerSecond * 1_000, 6);
+    expect(scoped.burstOutboundPerSecond).toBeCloseTo(all.burstDeliveriesPerConnectionPerSecond * 3, 6);
+  });
+
   it('session rows of workers granted every lease share one partition key; scoped ones do not', () => {
     const all = scaleFigures(big, CALIBRATION).partitions;
     const scoped = scaleFigures({ ...big, grants: 'leases' }, CALIBRATION).partitions;
