@@ -61,10 +61,13 @@ export function handoffParts(stopAt: number, startedAt: number, leaderLines: rea
   const steps: [Part, number | undefined][] = [];
   // the leader's last lease write before the successor led: the hand-over (or the release)
   const write = leader.filter((t) => leaseWrite(t) && t.sent! >= signal.at && t.done! <= startedAt).at(-1);
-  const woken = write && successor.find((t) => t.step === 'wakeReceived' && t.at >= write.done!);
-  const after = woken?.at ?? write?.done ?? signal.at;
-  const read = successor.find((t) => t.step === 'ddb' && t.table === 'leases' && t.command === 'GetItem' && t.sent! >= after && !t.failed);
-  const take = read && successor.find((t) => leaseWrite(t) && t.sent! >= read.done!);
+  const since = write?.done ?? signal.at;
+  // the successor's write taking the term, and the read it acted on: its last before that write
+  // (or before leading) answered after the hand-over was sent (a poll in flight may have seen it)
+  const take = successor.find((t) => leaseWrite(t) && t.sent! >= since);
+  const read = successor.filter((t) => t.step === 'ddb' && t.table === 'leases' && t.command === 'GetItem' && !t.failed && t.done! >= (write?.sent ?? signal.at) && t.done! <= (take?.sent ?? startedAt)).at(-1);
+  // the wake that sent it to read, if one did (else it read by its own poll)
+  const woken = successor.find((t) => t.step === 'wakeReceived' && t.at >= since && (read === undefined || t.at <= read.sent!));
   steps.push(['signal', signal.at], ['prepare', write?.sent], ['write', write?.done], ['wake', woken?.at], ['read', read?.done], ['take', take?.done], ['started', startedAt]);
   const parts: Partial<Record<Part, number>> = {};
   let from = stopAt;

@@ -39,6 +39,13 @@ describe('hand-off parts', () => {
     expect(h.wokenBy).toBe('none');
   });
 
+  it('a poll that saw the hand-over before any wake came: the read it acted on, woken by nobody', () => {
+    const successor = [ddb('w2', 'GetItem', 'leases', 24, 30), ddb('w2', 'UpdateItem', 'leases', 31, 38), line('w2', 33, 'wakeReceived', { by: 'stream' })];
+    const h = handoffParts(T0, T0 + 40, leader, successor)!;
+    expect(h.parts).toEqual({ signal: 1, prepare: 16, write: 8, read: 5, take: 8, started: 2 });
+    expect(h.wokenBy).toBe('none');
+  });
+
   it('no signal traced: nothing to split', () => {
     expect(handoffParts(T0, T0 + 50, [], [])).toBeUndefined();
   });
