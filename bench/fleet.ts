@@ -97,20 +97,24 @@ export class BenchContext {
   readonly dir = mkdtempSync(join(tmpdir(), 'conclave-bench-'));
   private counter = 0;
 
-  /** `push`: every runtime has a push broker and Conclave's workers connect to it (false: `--no-push`). */
+  /**
+   * `push`: every runtime has a push broker and Conclave's workers connect to it (false: `--no-push`);
+   * `pushBroker`: where it runs (own-process by default, as IoT Core is a service of its own; `--broker-in-process`).
+   */
   private constructor(
     readonly endpoint: string,
     private readonly ddb: DynamoDBLocal,
     readonly log: (line: string) => void,
     readonly push: boolean,
+    readonly pushBroker: 'in-process' | 'own-process' = 'own-process',
   ) {
     this.observer = localClient(endpoint);
     this.streams = new StreamReader(this.observer, new DynamoDBStreamsClient({ endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS }));
   }
 
-  static async start(log: (line: string) => void, opts: { push: boolean } = { push: true }): Promise<BenchContext> {
+  static async start(log: (line: string) => void, opts: { push: boolean; pushBroker?: 'in-process' | 'own-process' } = { push: true }): Promise<BenchContext> {
     const ddb = await startDynamoDBLocal({ quickStart: false });
-    return new BenchContext(ddb.endpoint, ddb, log, opts.push);
+    return new BenchContext(ddb.endpoint, ddb, log, opts.push, opts.pushBroker);
   }
 
   /** A name unique within this run, e.g. `crash-default-3`. */
@@ -137,6 +141,7 @@ export class BenchContext {
           config: { ...MODES[mode].election, ...(succession ? {} : { succession: false }) },
           logLevel: 'SILENT',
           push: this.push,
+          pushBroker: this.pushBroker,
           // Passes every trigger through unchanged; notes when the platform function has handled a task's STOPPED event.
           intercept: async (name, event, invoke) => {
             const out = await invoke(event);
@@ -492,6 +497,8 @@ export interface BenchOptions {
    * no broker, the workers only poll — the "before" of a before/after within one run.
    */
   push: boolean;
+  /** Where each runtime's push broker runs: `own-process` (IoT Core is a service of its own), or `in-process` (`--broker-in-process`, as before issue 38). @default 'own-process' */
+  pushBroker?: 'in-process' | 'own-process';
   /**
    * The many-leases steady state runs one Session per worker process, shared by its electors
    * (lib/sdk/session.ts). false (`--no-session`): none, each leader renews its own leases — the

@@ -21,6 +21,8 @@ export interface PushBrokerOptions {
   port?: number;
   /** What connection durations are measured on. @default systemClock */
   clock?: Clock;
+  /** Called whenever a count changes or a connection opens or closes (a broker in its own process reports its stats so). */
+  onChange?: () => void;
 }
 
 /** What the broker has carried so far: IoT Core bills messages and connection-minutes. */
@@ -100,6 +102,7 @@ function refuseUpgrade(socket: Socket, status: number, reason: string): void {
 export async function startPushBroker(opts: PushBrokerOptions = {}): Promise<PushBroker> {
   const clock = opts.clock ?? systemClock;
   const counts = { published: 0, workerPublished: 0, delivered: 0 };
+  const changed = opts.onChange ?? (() => undefined);
   let closedMs = 0;
   const open = new Map<WebSocket, number>(); // socket → when it opened (monotonic)
   let down = false;
@@ -110,12 +113,18 @@ export async function startPushBroker(opts: PushBrokerOptions = {}): Promise<Pus
     maxTopicLevels: MAX_TOPIC_LEVELS,
     // called once for each subscriber a message is about to reach: that is a delivery
     authorizeForward(_client: Client, packet: AedesPublishPacket) {
-      if (!packet.topic.startsWith(SYS_PREFIX)) counts.delivered++;
+      if (!packet.topic.startsWith(SYS_PREFIX)) {
+        counts.delivered++;
+        changed();
+      }
       return packet;
     },
   });
   broker.on('publish', (packet, client) => {
-    if (client && !packet.topic.startsWith(SYS_PREFIX)) counts.workerPublished++;
+    if (client && !packet.topic.startsWith(SYS_PREFIX)) {
+      counts.workerPublished++;
+      changed();
+    }
   });
 
   const wss = new WebSocketServer({ noServer: true });
@@ -151,6 +160,7 @@ export async function startPushBroker(opts: PushBrokerOptions = {}): Promise<Pus
       broker.publish({ cmd: 'publish', topic, payload: body, qos: qos === '1' ? 1 : 0, retain: url.searchParams.get('retain') === 'true', dup: false }, (e) => (e ? reject(e) : resolve())),
     );
     counts.published++;
+    changed();
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end('{}');
   }
@@ -167,7 +177,9 @@ export async function startPushBroker(opts: PushBrokerOptions = {}): Promise<Pus
         const since = open.get(ws);
         if (since !== undefined) closedMs += clock.monotonic() - since;
         open.delete(ws);
+        changed();
       });
+      changed();
       const stream = createWebSocketStream(ws);
       stream.on('error', () => undefined); // a dropped connection: aedes sees the stream close
       broker.handle(stream, req);

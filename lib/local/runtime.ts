@@ -31,6 +31,7 @@ import { startLocalEventBus } from './event-bus.js';
 import { matchesPattern } from './event-filter.js';
 import { loadHandler } from './handlers.js';
 import { startPushBroker, type PushBroker } from './push-broker.js';
+import { startPushBrokerProcess } from './push-broker-process.js';
 import { StreamPoller, type DeadLetter } from './stream-poller.js';
 import { createTables } from './tables.js';
 
@@ -85,6 +86,13 @@ export interface LocalRuntimeOptions {
    * @default true
    */
   push?: boolean;
+  /**
+   * Where the push broker runs: in this process, or in a process of its own, as IoT Core is a
+   * service of its own (lib/local/push-broker-process.ts): a wake between workers then never waits
+   * behind this process's functions, which the same lease write has just set running. Its counts
+   * and connection time are on the system clock. @default 'in-process'
+   */
+  pushBroker?: 'in-process' | 'own-process';
 }
 
 /** One event as the local bus received it. */
@@ -198,7 +206,7 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
   // Metrics go to stdout in embedded metric format in Lambda; locally they would drown the story.
   process.env['POWERTOOLS_METRICS_DISABLED'] ??= 'true';
   const eventBridge = new EventBridgeClient({ endpoint: bus.endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
-  const pushBroker = opts.push === false ? undefined : await startPushBroker({ clock });
+  const pushBroker = opts.push === false ? undefined : opts.pushBroker === 'own-process' ? await startPushBrokerProcess() : await startPushBroker({ clock });
   // the functions publish wakes through IoT Core's data-plane API, here the broker's
   const iotData = pushBroker && new IoTDataPlaneClient({ endpoint: pushBroker.httpEndpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
   const invokers = {} as Record<FunctionName, (event: unknown) => Promise<unknown>>;
