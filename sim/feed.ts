@@ -48,6 +48,11 @@ export class Feed {
     this.tally.set(k, (this.tally.get(k) ?? 0) + n);
   }
 
+  /** Whether the timeline is kept (a story is told): lines costlier to make are made only then. */
+  get tracing(): boolean {
+    return this.trace;
+  }
+
   log(line: string): void {
     if (this.trace) this.timeline.push(`${((this.clock.now() - T0) / 1000).toFixed(3).padStart(8)}s  ${line}`);
   }

@@ -1,7 +1,9 @@
 /**
- * `npm run sim -- --regions`: worlds across three Regions, for people. With `--seed N`, one world's
- * story: its Region plan, then what the workers, the coordinators and the Regions did, as a
- * timeline, and the verdict. Otherwise K worlds (`--schedules`, default 20) in turn and what Region
+ * `npm run sim -- --regions`: worlds across three Regions, for people. With `--seed N`, the seed's
+ * two worlds' stories (its Region events alone, then among its other faults, as a batch runs them):
+ * its Region plan, then what the workers, the coordinators and the Regions did, as a timeline (at
+ * each Region event, who held each lease and whom the coordinator had named to take it over), and
+ * the verdict. Otherwise K worlds (`--schedules`, default 20) in turn and what Region
  * events cost: the time from a Region's loss (or its cutting off) to a new leader in another
  * Region, against the lease duration, and when a cut-off leader stopped, against its renew deadline;
  * each seed with its Region events alone, and among its schedule's other faults.
@@ -11,6 +13,9 @@ import { systemClock } from '../lib/clock.js';
 import { describeRegionPlan, generateRegionPlan, regionOf, type RegionFigure } from './regions.js';
 import { generateSchedule } from './schedule.js';
 import { DEFAULT_SETTINGS, runWorld, type WorldSettings } from './world.js';
+
+/** A Region event's figure, and the seed of its world (to replay it). */
+type SeededFigure = RegionFigure & { readonly seed: number };
 
 /** Four workers, so that one replica Region runs two of them. */
 export const REGION_SETTINGS: WorldSettings = { ...DEFAULT_SETTINGS, workers: 4 };
@@ -25,14 +30,14 @@ export async function runRegions(o: { seed?: number; schedules?: number; first?:
   const n = o.schedules ?? 20;
   console.log(`sim --regions: ${n} worlds from seed ${first} (${settings.workers} workers over the replica Regions, ${settings.leases} leases, ${settings.durationMs / 60_000} simulated min each; lease ${settings.leaseDurationMs / 1000} s, renew deadline ${settings.renewDeadlineMs / 1000} s); replay one with: npm run sim -- --regions --seed <seed>`);
   // each seed twice: its Region events alone, then with the schedule's other faults too
-  const figures = { alone: [] as RegionFigure[], faults: [] as RegionFigure[] };
+  const figures = { alone: [] as SeededFigure[], faults: [] as SeededFigure[] };
   const failed: string[] = [];
   const began = systemClock.monotonic();
   for (let seed = first; seed < first + n; seed++) {
     for (const kind of ['alone', 'faults'] as const) {
       const schedule = generateSchedule(seed, { workers: settings.workers, durationMs: settings.durationMs, faults: kind === 'faults' });
       const r = await runWorld(schedule, settings, { regions: generateRegionPlan(seed, settings.durationMs) });
-      figures[kind].push(...(r.regions ?? []));
+      figures[kind].push(...(r.regions ?? []).map((f) => ({ ...f, seed })));
       if (!r.verdict.ok) {
         failed.push(`${seed}${kind === 'alone' ? ' (Region events alone)' : ''}`);
         console.log(`seed ${seed}${kind === 'alone' ? ', Region events alone' : ''}: VIOLATION`);
@@ -48,17 +53,22 @@ export async function runRegions(o: { seed?: number; schedules?: number; first?:
   return failed.length ? 1 : 0;
 }
 
+/** One seed's two worlds, as the batch runs them: its Region events alone, then among its schedule's other faults. */
 async function tell(seed: number, settings: WorldSettings): Promise<number> {
   const plan = generateRegionPlan(seed, settings.durationMs);
   console.log(`seed ${seed}: ${settings.workers} workers, each in a replica Region: ${Array.from({ length: settings.workers }, (_, i) => `w${i} ${regionOf(plan, `w${i}`)}`).join(', ')}; a coordinator in each replica Region`);
   for (const l of describeRegionPlan(plan)) console.log(l);
-  const r = await runWorld(generateSchedule(seed, { workers: settings.workers, durationMs: settings.durationMs }), settings, { trace: true, regions: plan });
-  console.log('');
-  for (const l of r.timeline) if (STORY.test(l)) console.log(l);
-  console.log('');
-  for (const f of r.regions ?? []) console.log(`  ${describeFigure(f)}`);
-  for (const l of formatVerdict(r.verdict)) console.log(l);
-  return r.verdict.ok ? 0 : 1;
+  let failed = 0;
+  for (const faults of [false, true]) {
+    console.log(`\n${faults ? "Among the schedule's other faults" : 'Region events alone'}:`);
+    const r = await runWorld(generateSchedule(seed, { workers: settings.workers, durationMs: settings.durationMs, faults }), settings, { trace: true, regions: plan });
+    for (const l of r.timeline) if (STORY.test(l)) console.log(l);
+    console.log('');
+    for (const f of r.regions ?? []) console.log(`  ${describeFigure(f)}`);
+    for (const l of formatVerdict(r.verdict)) console.log(l);
+    if (!r.verdict.ok) failed++;
+  }
+  return failed ? 1 : 0;
 }
 
 function describeFigure(f: RegionFigure): string {
@@ -68,7 +78,7 @@ function describeFigure(f: RegionFigure): string {
   return `${what}: ${f.lease}: ${stopped}; next leader after ${s(f.newLeaderAfterMs)}${f.newLeaderRegion ? ` in ${f.newLeaderRegion}` : ''}`;
 }
 
-function summarize(figures: readonly RegionFigure[], settings: WorldSettings): void {
+function summarize(figures: readonly SeededFigure[], settings: WorldSettings): void {
   const stat = (xs: number[]) => {
     if (xs.length === 0) return 'none';
     const sorted = [...xs].sort((a, b) => a - b);
@@ -80,4 +90,7 @@ function summarize(figures: readonly RegionFigure[], settings: WorldSettings): v
   console.log(`  Region lost, its leader's lease → a new leader elsewhere: ${stat(defined(of('lose').map((f) => f.newLeaderAfterMs)))} (lease duration ${settings.leaseDurationMs / 1000} s); without one by the world's end: ${of('lose').filter((f) => f.newLeaderAfterMs === undefined).length}`);
   console.log(`  Region cut off, its leader's lease → a new leader elsewhere: ${stat(defined(of('cutOff').map((f) => f.newLeaderAfterMs)))}`);
   console.log(`  Region cut off → its leader stops on its own: ${stat(defined(of('cutOff').map((f) => f.leaderStoppedAfterMs)))} (renew deadline ${settings.renewDeadlineMs / 1000} s)`);
+  // the tail, to replay: each Region lost or cut off whose new leader came more than a lease duration after it
+  const slow = figures.filter((f) => (f.newLeaderAfterMs ?? Infinity) > settings.leaseDurationMs).sort((a, b) => (b.newLeaderAfterMs ?? Infinity) - (a.newLeaderAfterMs ?? Infinity));
+  if (slow.length) console.log(`  slowest (new leader after more than a lease duration): ${slow.slice(0, 8).map((f) => `seed ${f.seed} ${f.lease} ${f.kind === 'lose' ? 'lost' : 'cut off'} ${f.newLeaderAfterMs === undefined ? 'never' : `${(f.newLeaderAfterMs / 1000).toFixed(1)} s`}`).join(', ')}${slow.length > 8 ? `, and ${slow.length - 8} more` : ''}`);
 }

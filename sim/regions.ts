@@ -15,6 +15,7 @@ import type { WorldContext } from './settings.js';
 import { killProc } from './faults.js';
 import type { Workers } from './workers.js';
 import type { HistoryRecord } from '../lib/history/schema.js';
+import { LeaseStore } from '../lib/stores/lease-store.js';
 
 export type RegionEvent = { kind: 'cutOff'; region: string; at: number; forMs: number } | { kind: 'lose'; region: string; at: number };
 
@@ -108,6 +109,7 @@ export class WorldRegions {
     for (const e of this.plan.events) {
       clock.setTimer(e.at, () => {
         const from = clock.monotonic();
+        this.tellSuccession(c, e);
         this.happened.push({ kind: e.kind, region: e.region, mono: from });
         if (e.kind === 'cutOff') {
           feed.log(`region ${e.region} cut off from the other two`);
@@ -131,6 +133,22 @@ export class WorldRegions {
         }
       });
     }
+  }
+
+  /**
+   * The story's line for each lease at a Region event: who holds it and whom the coordinator named
+   * to take it over, each with its Region (read straight from the model, outside every Region).
+   */
+  private tellSuccession(c: WorldContext, e: RegionEvent): void {
+    if (!c.feed.tracing) return;
+    const leases = new LeaseStore(c.world.model.client({ name: 'regions' }), c.world.names.leases);
+    const where = (name: string | undefined) => (name === undefined ? 'nobody' : `${name} (${regionOf(this.plan, name)})`);
+    void Promise.all(Array.from({ length: c.settings.leases }, (_, i) => leases.read(`job-${i}`))).then((reads) => {
+      for (const r of reads) {
+        const l = r.item;
+        if (l) c.feed.log(`region ${e.region}: ${l.name} held by ${where(l.holderIdentity)}, successor ${where(l.successor)}, second successor ${where(l.secondSuccessor)}`);
+      }
+    });
   }
 
   /**

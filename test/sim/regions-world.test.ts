@@ -13,7 +13,7 @@ import { generateSchedule } from '../../sim/schedule.js';
 import { runWorld } from '../../sim/world.js';
 
 const settings = REGION_SETTINGS;
-const world = (seed: number) => runWorld(generateSchedule(seed, { workers: settings.workers, durationMs: settings.durationMs }), settings, { regions: generateRegionPlan(seed, settings.durationMs) });
+const world = (seed: number, faults = true) => runWorld(generateSchedule(seed, { workers: settings.workers, durationMs: settings.durationMs, faults }), settings, { regions: generateRegionPlan(seed, settings.durationMs) });
 
 describe('one leader across Regions, in the simulator', () => {
   it('a Region lost, with the leader of both leases in it: no violation; new leaders in the surviving Regions, within three lease durations', async () => {
@@ -26,6 +26,24 @@ describe('one leader across Regions, in the simulator', () => {
     ]);
     for (const f of lost) expect(f.newLeaderAfterMs).toBeLessThan(3 * settings.leaseDurationMs);
     expect(r.counts['worlds:regions']).toBe(1);
+  });
+
+  // Issue 38, item 2: a Region cut off and rejoined left its candidates passed over (they ignored
+  // the pings sent while it was cut off), so the holder's Region-mate alone was named; losing that
+  // Region later took both, and the lease waited for the tick (20.2–24.9 s). One of the two named
+  // now runs apart from the holder, and takes the lease within its term and the second successor's grace.
+  it.each([
+    { seed: 8019, why: 'us-east-1 cut off at 100 s and rejoined; us-east-2 (w1 leading, w3) lost at 222 s' },
+    { seed: 8028, why: 'us-east-2 cut off at 31 s and rejoined; us-east-1 (w0 and w2 leading, each the other’s successor) lost at 264 s' },
+  ])('Region events alone, seed $seed ($why): a watcher in another Region takes each lease within a lease duration and a second', async ({ seed }) => {
+    const r = await world(seed, false);
+    expect(r.verdict.violations).toEqual([]);
+    const lost = (r.regions ?? []).filter((f) => f.kind === 'lose');
+    expect(lost).toHaveLength(2);
+    for (const f of lost) {
+      expect(f.newLeaderRegion, f.lease).not.toBe(f.region);
+      expect(f.newLeaderAfterMs, f.lease).toBeLessThan(settings.leaseDurationMs + 1_000);
+    }
   });
 
   it('a leader whose Region is cut off stops on its own by its renew deadline, and another Region’s worker leads', async () => {
