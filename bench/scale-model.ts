@@ -82,6 +82,8 @@ export interface Calibration {
   unchanged: { interceptMs: number; msPerLease: number };
   /** CPU milliseconds of the coordinator's own process per lease in the unchanged tick (scans parsed, decisions). */
   cpuMsPerLease: number;
+  /** CPU milliseconds per conditional write the tick sends (the all-vacant tick less the unchanged one, per write). */
+  writeCpuMs: number;
   /** Peak heap growth per lease during the tick, MB. */
   heapMbPerLease: number;
   /** Consistent scan read units per lease per tick (3 candidates a lease). */
@@ -352,7 +354,7 @@ const SESSION_ROW_BYTES = 300;
  * partitions and IoT Core's fan-out. `parallelization` is the stream triggers' factor (1 as
  * lib/wiring.ts deploys them).
  */
-export function scaleFigures(d: Deployment, cal: Calibration, r: RegionAssumptions = REGION, opts: { parallelization?: number; writeCpuMs?: number } = {}): ScaleFigures {
+export function scaleFigures(d: Deployment, cal: Calibration, r: RegionAssumptions = REGION, opts: { parallelization?: number } = {}): ScaleFigures {
   const { leases: L, processes: P, candidatesPerLease: c } = d;
   if (!Number.isInteger(L) || L < 1) throw new Error(`leases must be a whole number ≥ 1, got ${L}`);
   if (!Number.isInteger(P) || P < c) throw new Error(`processes must be a whole number ≥ candidatesPerLease (${c}), got ${P}`);
@@ -406,7 +408,7 @@ export function scaleFigures(d: Deployment, cal: Calibration, r: RegionAssumptio
   const scanPages = Math.max(3, Math.ceil(bytes / 1_048_576) + 2);
   const cpuSeconds = (L * cal.cpuMsPerLease * (c / 3) * r.cpuSlowdown) / 1000;
   const regionSeconds = (scanPages * r.scanPageMs) / 1000 + cpuSeconds;
-  const writeCpuMs = opts.writeCpuMs ?? 2;
+  const writeCpuMs = cal.writeCpuMs;
   const vacantWrites = L * (1 + c);
   const regionAllVacantSeconds = regionSeconds + Math.max((vacantWrites * writeCpuMs * r.cpuSlowdown) / 1000, (vacantWrites * r.writeLatencyMs) / 16 / 1000);
   const tick = { localSeconds: (cal.unchanged.interceptMs + cal.unchanged.msPerLease * L) / 1000, regionSeconds, regionAllVacantSeconds, heapMb: L * cal.heapMbPerLease, scanPages };

@@ -26,6 +26,7 @@ import { LIMITS, REGION, scaleFigures, type Calibration, type Deployment, type P
 export const CALIBRATION: Calibration = {
   unchanged: { interceptMs: 2917, msPerLease: 0.285 },
   cpuMsPerLease: 0.568,
+  writeCpuMs: (8990 - 568) / 4000,
   heapMbPerLease: 0.0011,
   scanRruPerLease: 0.209,
   leaseBytes: 207,
@@ -35,14 +36,19 @@ export const CALIBRATION: Calibration = {
 /** Reads a calibration run's JSON lines (bench/scale-calibrate.ts) into a Calibration. */
 export function calibrationFrom(lines: string[]): Calibration {
   const rows = lines.filter((l) => l.trim()).map((l) => JSON.parse(l) as Record<string, unknown>);
-  const ticks = rows.filter((r) => r['type'] === 'tick' && r['label'] === 'unchanged') as { leases: number; wallMs: number; cpuMs: number; rru: number; heapGrowthMb: number }[];
+  type Tick = { leases: number; wallMs: number; cpuMs: number; rru: number; wru: number; heapGrowthMb: number };
+  const ticks = rows.filter((r) => r['type'] === 'tick' && r['label'] === 'unchanged') as Tick[];
+  const vacant = rows.find((r) => r['type'] === 'tick' && r['label'] === 'all vacant') as Tick | undefined;
   const fit = rows.find((r) => r['type'] === 'fit') as { unchanged: { interceptMs: number; msPerLease: number } } | undefined;
   const size = rows.find((r) => r['type'] === 'rows') as { leaseBytes: number; candidateBytes: number } | undefined;
   if (!ticks.length || !size) throw new Error('the calibration has no "unchanged" tick or no "rows" line: run npx tsx bench/scale-calibrate.ts and pass its output');
   const largest = ticks.reduce((a, b) => (b.leases > a.leases ? b : a));
+  const sameSize = vacant && ticks.find((t) => t.leases === vacant.leases);
+  if (!vacant || !sameSize || vacant.wru === 0) throw new Error('the calibration has no "all vacant" tick beside an "unchanged" one of the same size: run npx tsx bench/scale-calibrate.ts with --vacant-at');
   return {
     unchanged: fit?.unchanged ?? { interceptMs: 0, msPerLease: largest.wallMs / largest.leases },
     cpuMsPerLease: largest.cpuMs / largest.leases,
+    writeCpuMs: (vacant.cpuMs - sameSize.cpuMs) / vacant.wru,
     heapMbPerLease: largest.heapGrowthMb / largest.leases,
     scanRruPerLease: largest.rru / largest.leases,
     leaseBytes: size.leaseBytes,

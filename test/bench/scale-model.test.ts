@@ -135,17 +135,20 @@ describe('calibrationFrom', () => {
   it("reads the largest unchanged tick, the fit and the rows' sizes", () => {
     const lines = [
       JSON.stringify({ type: 'rows', leases: 1000, leaseBytes: 207, candidateBytes: 184 }),
-      JSON.stringify({ type: 'tick', label: 'unchanged', leases: 1000, wallMs: 3000, cpuMs: 600, rru: 200, heapGrowthMb: 1 }),
+      JSON.stringify({ type: 'tick', label: 'unchanged', leases: 1000, wallMs: 3000, cpuMs: 600, rru: 200, wru: 0, heapGrowthMb: 1 }),
+      JSON.stringify({ type: 'tick', label: 'all vacant', leases: 1000, wallMs: 90000, cpuMs: 8600, rru: 200, wru: 4000, heapGrowthMb: 12 }),
       JSON.stringify({ type: 'tick', label: 'settling', leases: 10000, wallMs: 1, cpuMs: 1, rru: 1, heapGrowthMb: 1 }),
       JSON.stringify({ type: 'tick', label: 'unchanged', leases: 10000, wallMs: 6000, cpuMs: 5000, rru: 2000, heapGrowthMb: 10 }),
       JSON.stringify({ type: 'fit', unchanged: { interceptMs: 2667, msPerLease: 0.333 } }),
       '',
     ];
-    expect(calibrationFrom(lines)).toEqual({ unchanged: { interceptMs: 2667, msPerLease: 0.333 }, cpuMsPerLease: 0.5, heapMbPerLease: 0.001, scanRruPerLease: 0.2, leaseBytes: 207, candidateBytes: 184 });
+    expect(calibrationFrom(lines)).toEqual({ unchanged: { interceptMs: 2667, msPerLease: 0.333 }, cpuMsPerLease: 0.5, writeCpuMs: 2, heapMbPerLease: 0.001, scanRruPerLease: 0.2, leaseBytes: 207, candidateBytes: 184 });
   });
 
-  it('a run without an unchanged tick is refused, saying what to run', () => {
+  it('a run without an unchanged tick, or without an all-vacant one beside it, is refused, saying what to run', () => {
     expect(() => calibrationFrom([JSON.stringify({ type: 'meta' })])).toThrow(/run npx tsx bench\/scale-calibrate.ts/);
+    const noVacant = [JSON.stringify({ type: 'rows', leases: 10, leaseBytes: 1, candidateBytes: 1 }), JSON.stringify({ type: 'tick', label: 'unchanged', leases: 10, wallMs: 1, cpuMs: 1, rru: 1, wru: 0, heapGrowthMb: 0 })];
+    expect(() => calibrationFrom(noVacant)).toThrow(/--vacant-at/);
   });
 });
 
