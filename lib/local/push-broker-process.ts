@@ -9,7 +9,6 @@
  * This file is both ends: imported, it starts the child (itself, run with `CONCLAVE_PUSH_BROKER=child`).
  */
 import { fork, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import * as z from 'zod';
 import { systemClock } from '../clock.js';
 import { parse } from '../schemas/validation.js';
@@ -43,7 +42,7 @@ type ToChild = z.infer<typeof ToChild>;
 type Request = ToChild extends infer R ? (R extends ToChild ? Omit<R, 'id'> : never) : never;
 
 /** The process's own file, run again as the child: a `.ts` source under tsx, compiled `.js` in a package. */
-const SELF = fileURLToPath(import.meta.url);
+const SELF = import.meta.filename;
 
 /**
  * Starts the broker in a child process on 127.0.0.1 (any free port); `stop()` ends it. `stats()`
