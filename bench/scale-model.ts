@@ -447,3 +447,26 @@ export function scaleFigures(d: Deployment, cal: Calibration, r: RegionAssumptio
   const dynamoRequestsPerLeaseMinute = bill.filter((b) => b.service === 'DynamoDB').reduce((a, b) => a + b.perMinute, 0);
   return { deployment: d, watch, bill, dollarsPerLeaseMonth, dynamoRequestsPerLeaseMinute, tick, leaseStream, leaseStreamZoneLost, candidateStream, partitions, iot };
 }
+
+export interface BusyLease {
+  candidates: number;
+  /** An election pings every live candidate at once (Promise.all): one write each, all under the lease's partition key of the candidates table. */
+  pingBurstWcu: number;
+  /** Each answer is a candidate-stream record that reconciles the lease: a consistent Query of all its candidates. */
+  rruPerReconcile: number;
+  /** The answers share one shard (one partition key) and run one after another: how long they take. */
+  answersDrainSeconds: number;
+  /** Read units a second on that partition while they drain. */
+  answersRcuPerSecond: number;
+}
+
+/**
+ * A lease with `candidates` candidates (every process of a fleet standing for one lease): its
+ * election and the answers that follow, all on one partition key of the candidates table.
+ */
+export function busyLease(candidates: number, cal: Pick<Calibration, 'candidateBytes'>, r: RegionAssumptions = REGION): BusyLease {
+  if (!Number.isInteger(candidates) || candidates < 1) throw new Error(`candidates must be a whole number ≥ 1, got ${candidates}`);
+  const rruPerReconcile = Math.max(1, Math.ceil((candidates * cal.candidateBytes) / 4096));
+  const answersDrainSeconds = (candidates * r.reconcileRecordMs) / 1000;
+  return { candidates, pingBurstWcu: candidates, rruPerReconcile, answersDrainSeconds, answersRcuPerSecond: (candidates * rruPerReconcile) / answersDrainSeconds };
+}

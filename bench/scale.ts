@@ -16,7 +16,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError } from 'commander';
-import { LIMITS, REGION, scaleFigures, type Calibration, type Deployment, type Placement, type ScaleFigures } from './scale-model.js';
+import { busyLease, LIMITS, REGION, scaleFigures, type Calibration, type Deployment, type Placement, type ScaleFigures } from './scale-model.js';
 
 /**
  * From `npx tsx bench/scale-calibrate.ts --leases 1000,10000 --vacant-at 1000`, 2026-11-28
@@ -136,6 +136,8 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   else {
     process.stdout.write(`The cost of scale: ${o.placement} placement, 3 candidates a lease, stream parallelization ${o.parallelization}; sessions from 100 leases; ${o.grants === 'leases' ? 'each worker granted its own leases' : 'workers granted every lease from 10,000'}\n\n${table(rows)}\n`);
     for (const r of rows) process.stdout.write(`\n${n(r.deployment.leases)} leases × ${n(r.deployment.processes)} processes: ${usd(r.dollarsPerLeaseMonth)} a lease-month\n${bill(r)}\n`);
+    const b = busyLease(1_000, cal);
+    process.stdout.write(`\nA busy lease, 1,000 candidates (one partition key of the candidates table): an election pings ${n(b.pingBurstWcu)} WCU at once (vs ${n(LIMITS.partitionWcu.value)} WCU/s); the answers reconcile one after another on one shard, ${n(b.rruPerReconcile)} RRU each: ${n(b.answersDrainSeconds, 0)} s, ${n(b.answersRcuPerSecond, 0)} RCU/s (vs ${n(LIMITS.partitionRcu.value)})\n`);
     process.stdout.write(`\nAssumed for a Region (not measured here): ${JSON.stringify(REGION)}\nCalibration: ${JSON.stringify(cal)}\n`);
   }
 }

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { calibrationFrom, CALIBRATION, deployments } from '../../bench/scale.js';
-import { itemBytes, LIMITS, MEASURED, scaleFigures, shardsFor, streamFigure, watchPairs, type Deployment } from '../../bench/scale-model.js';
+import { busyLease, itemBytes, LIMITS, MEASURED, scaleFigures, shardsFor, streamFigure, watchPairs, type Deployment } from '../../bench/scale-model.js';
 
 describe('watchPairs', () => {
   it('cells: every process watches the other members of its cell, nobody else', () => {
@@ -128,6 +128,18 @@ describe('scaleFigures', () => {
       [10_000, 100, true, 'all'],
       [100_000, 1_000, true, 'all'],
     ]);
+  });
+});
+
+describe('busyLease', () => {
+  it('an election pings every candidate in one burst; each answer queries them all', () => {
+    const b = busyLease(1_000, { candidateBytes: 184 });
+    expect(b.pingBurstWcu).toBe(1_000); // at the partition's 1,000 WCU/s
+    expect(b.rruPerReconcile).toBe(45); // 184 KB, consistent: 4 KB a unit
+    expect(b.answersDrainSeconds).toBeCloseTo(60, 10); // one shard, 60 ms a record
+    expect(b.answersRcuPerSecond).toBeCloseTo(750, 10);
+    expect(busyLease(3, { candidateBytes: 184 }).rruPerReconcile).toBe(1);
+    expect(() => busyLease(0, { candidateBytes: 184 })).toThrow(/candidates must be a whole number ≥ 1, got 0/);
   });
 });
 
