@@ -99,14 +99,14 @@ export class BenchContext {
 
   /**
    * `push`: every runtime has a push broker and Conclave's workers connect to it (false: `--no-push`);
-   * `pushBroker`: where it runs (own-process by default, as IoT Core is a service of its own; `--broker-in-process`).
+   * `pushBroker`: where it runs (the runtime's process by default; `--broker-process`: one of its own).
    */
   private constructor(
     readonly endpoint: string,
     private readonly ddb: DynamoDBLocal,
     readonly log: (line: string) => void,
     readonly push: boolean,
-    readonly pushBroker: 'in-process' | 'own-process' = 'own-process',
+    readonly pushBroker: 'in-process' | 'own-process' = 'in-process',
   ) {
     this.observer = localClient(endpoint);
     this.streams = new StreamReader(this.observer, new DynamoDBStreamsClient({ endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS }));
@@ -497,7 +497,7 @@ export interface BenchOptions {
    * no broker, the workers only poll — the "before" of a before/after within one run.
    */
   push: boolean;
-  /** Where each runtime's push broker runs: `own-process` (IoT Core is a service of its own), or `in-process` (`--broker-in-process`, as before issue 38). @default 'own-process' */
+  /** Where each runtime's push broker runs: in the runtime's process, or `own-process` (`--broker-process`, as IoT Core is a service of its own). @default 'in-process' */
   pushBroker?: 'in-process' | 'own-process';
   /**
    * The many-leases steady state runs one Session per worker process, shared by its electors

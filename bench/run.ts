@@ -10,7 +10,7 @@
  *   npm run bench -- --only repeated-crash --default-lease   five crashes in a row, a new process after each (issue 38)
  *   npm run bench -- --only crash-failover,handoff --burst --default-lease
  *   npm run bench -- --only steady-state --no-push  Conclave without the push path (workers only poll)
- *   npm run bench -- --only handoff --broker-in-process   the push broker in the runtime's process, as before issue 38
+ *   npm run bench -- --only handoff --broker-process   each runtime's push broker in a process of its own
  *   npm run bench -- --only multi-lease --no-session  many leases per process without sessions (each leader renews its own leases)
  *   npm run bench -- --only load-balancer           HAProxy in front of three workers: requests lost and time to the new leader, hand-off and crash (issue 39)
  */
@@ -82,12 +82,12 @@ const program = new Command()
     return n;
   })
   .option('--no-push', "Conclave without the push path: no push broker, the workers only poll (a before/after within one run; recorded in the meta line)")
-  .option('--broker-in-process', "the push broker in the local runtime's process, as before issue 38 (default: a process of its own, as IoT Core is a service of its own; recorded in the meta line)")
+  .option('--broker-process', "each runtime's push broker in a process of its own, as IoT Core is a service of its own (default: in the runtime's process; measured slower on a loaded machine, issue 38: docs/benchmarks.md#hand-off; recorded in the meta line)")
   .option('--no-session', 'the many-leases steady state without sessions: no Session per worker process, each leader renews its own leases (a before/after on the same commit; recorded in the meta line). The single-lease scenarios run no sessions either way')
   .option('--out <dir>', 'where results are written', 'bench/results')
   .parse(process.argv);
 
-const o = program.opts<{ only?: ScenarioName[]; runs?: number; shortLease?: boolean; defaultLease?: boolean; quick?: boolean; leases?: number; multiLeases?: number; window?: number; signalDelay?: number; burst?: boolean; settled?: boolean; seed?: number; push: boolean; brokerInProcess?: boolean; session: boolean; out: string }>();
+const o = program.opts<{ only?: ScenarioName[]; runs?: number; shortLease?: boolean; defaultLease?: boolean; quick?: boolean; leases?: number; multiLeases?: number; window?: number; signalDelay?: number; burst?: boolean; settled?: boolean; seed?: number; push: boolean; brokerProcess?: boolean; session: boolean; out: string }>();
 if (o.shortLease && o.defaultLease) program.error('--short-lease and --default-lease exclude each other; give neither for both modes');
 const modes: Mode[] = o.shortLease ? ['short'] : o.defaultLease ? ['default'] : o.quick ? ['short'] : ['default', 'short'];
 // Neither flag: every mode settled, and burst in default timing (crash failover and hand-off).
@@ -102,7 +102,7 @@ const opts: BenchOptions = {
   starts,
   seed: o.seed ?? DEFAULT_BURST_SEED,
   push: o.push,
-  pushBroker: o.brokerInProcess ? 'in-process' : 'own-process',
+  pushBroker: o.brokerProcess ? 'own-process' : 'in-process',
   session: o.session,
   ...(o.runs ? { runs: o.runs } : {}),
   ...(o.leases ? { leases: o.leases } : {}),
@@ -123,7 +123,7 @@ async function main(): Promise<number> {
   const emit = (r: Record<string, unknown>) => lines.push(JSON.stringify(r));
   const log = (l: string) => process.stdout.write(`${l}\n`);
 
-  log(`Conclave benchmarks: ${selected.join(', ')}${opts.quick ? ' (quick)' : ''}; Conclave ${opts.push ? `with the push path (a push broker per runtime${opts.pushBroker === 'in-process' ? ' in the runtime\'s process (--broker-in-process)' : ', each a process of its own'}, one connection per worker process)` : 'without the push path (--no-push: workers only poll)'}${selected.includes('multi-lease') ? `; many leases per process ${opts.session ? 'with one session per process' : 'without sessions (--no-session)'}` : ''}`);
+  log(`Conclave benchmarks: ${selected.join(', ')}${opts.quick ? ' (quick)' : ''}; Conclave ${opts.push ? `with the push path (a push broker per runtime${opts.pushBroker === 'own-process' ? ', each a process of its own (--broker-process)' : ''}, one connection per worker process)` : 'without the push path (--no-push: workers only poll)'}${selected.includes('multi-lease') ? `; many leases per process ${opts.session ? 'with one session per process' : 'without sessions (--no-session)'}` : ''}`);
   log(`Machine: ${m.nproc} × ${m.cpu}, ${m.memoryGb} GB, Node ${m.node}, load ${m.loadAtStart}; commit ${m.commit}${m.dirty ? ' + uncommitted changes' : ''}`);
   emit({ type: 'meta', startedAt: started.toISOString(), machine: m, options: opts, scenarios: selected, prices: describePrices() });
 
