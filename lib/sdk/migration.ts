@@ -6,7 +6,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { extname } from 'node:path';
-import { YAMLError, parseDocument } from 'yaml';
+import type { YAMLError } from 'yaml';
 import * as z from 'zod';
 import { Name } from '../schemas/common.js';
 import { LeaseName } from '../schemas/lease.js';
@@ -120,7 +120,23 @@ function syntaxError(path: string, format: string, reason: string, where: { line
   );
 }
 
-function parseText(path: string, text: string): unknown {
+/**
+ * The yaml package: an optional peer dependency of @conclave/sdk, loaded only for a YAML
+ * configuration, so a worker that reads none (or reads JSON) installs no YAML parser.
+ */
+async function yamlPackage(path: string): Promise<typeof import('yaml')> {
+  try {
+    return await import('yaml');
+  } catch (e) {
+    if ((e as { code?: unknown }).code !== 'ERR_MODULE_NOT_FOUND') throw e;
+    throw new MigrationConfigError(
+      `leader migration configuration "${path}" is YAML, and reading YAML needs the yaml package (an optional peer dependency of @conclave/sdk): install it (npm i yaml@2), or write the configuration as JSON in a file ending in .json.`,
+      path,
+    );
+  }
+}
+
+async function parseText(path: string, text: string): Promise<unknown> {
   if (extname(path).toLowerCase() === '.json') {
     try {
       return JSON.parse(text);
@@ -131,6 +147,7 @@ function parseText(path: string, text: string): unknown {
   }
   // Nothing is printed: a warning (an unknown tag such as `!include`, read as a plain string by the
   // parser) is as wrong in a configuration as an error, and is reported the same way.
+  const { parseDocument } = await yamlPackage(path);
   const doc = parseDocument(text, { logLevel: 'silent' });
   const problem: YAMLError | undefined = doc.errors[0] ?? doc.warnings[0];
   if (problem) {
@@ -178,7 +195,7 @@ export async function loadLeaderMigrationConfiguration(path: string): Promise<Le
       path,
     );
   }
-  const raw = parseText(path, text);
+  const raw = await parseText(path, text);
   return parse(LeaderMigrationConfigurationSchema, raw, `leader migration configuration "${path}"`);
 }
 
