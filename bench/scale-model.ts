@@ -138,7 +138,8 @@ export interface Deployment {
   placement: Placement;
   /**
    * grantWorker's scope: `leases` (each worker granted its own lease names) or `all` (allLeases).
-   * IAM's policy size leaves `all` at thousands of leases per process (docs: "Limits met at scale").
+   * A role names about 60 leases with the push path before IAM's policy size stops it
+   * (bench/scale-iam.ts), so fleets of thousands of leases take `all`.
    */
   grants: 'leases' | 'all';
 }

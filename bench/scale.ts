@@ -19,12 +19,15 @@ import { Command, InvalidArgumentError } from 'commander';
 import { busyLease, LIMITS, REGION, scaleFigures, type Calibration, type Deployment, type Placement, type ScaleFigures } from './scale-model.js';
 
 /**
- * From `npx tsx bench/scale-calibrate.ts --leases 1000,10000 --vacant-at 1000`, 2026-11-28
- * 14:49–15:0x UTC on this 2-core machine shared with six other sessions (load average 8–17):
- * see docs/benchmarks.md, "The cost of scale", for the lines.
+ * From `npx tsx bench/scale-calibrate.ts --leases 1000,10000 --vacant-at 1000`, 2026-11-28 from
+ * 14:49 UTC on this 2-core machine shared with six other sessions (load average 8–30): the 1,000
+ * leases' ticks (docs/benchmarks.md, "The cost of scale", quotes the lines). The wall-time fit runs
+ * through that unchanged tick (3.20 s) and the 10,000-lease one of 2026-11-23 (3.60 s, c8f3cef:
+ * `npm run bench -- --only coordinator-scale`), since this run's 10,000 leases were still being
+ * seeded when the figures were taken.
  */
 export const CALIBRATION: Calibration = {
-  unchanged: { interceptMs: 2917, msPerLease: 0.285 },
+  unchanged: { interceptMs: 3158, msPerLease: (3600 - 3202) / 9000 },
   cpuMsPerLease: 0.568,
   writeCpuMs: (8990 - 568) / 4000,
   heapMbPerLease: 0.0011,
@@ -61,8 +64,8 @@ export function deployments(placement: Placement, grants?: Deployment['grants'])
   return [
     { leases: 1, processes: 3, candidatesPerLease: 3, sessions: false, placement, grants: 'leases' },
     { leases: 100, processes: 3, candidatesPerLease: 3, sessions: true, placement, grants: 'leases' },
-    // one task role for a whole fleet cannot name 10,000 leases (a role names about 500 before IAM's
-    // quotas stop it): workers are granted every lease, unless --grants leases (a role per cell)
+    // one task role for a whole fleet cannot name 10,000 leases (a role names about 60 with the push
+    // path today: bench/scale-iam.ts): workers are granted every lease, unless --grants leases
     { leases: 10_000, processes: 100, candidatesPerLease: 3, sessions: true, placement, grants: grants ?? 'all' },
     { leases: 100_000, processes: 1_000, candidatesPerLease: 3, sessions: true, placement, grants: grants ?? 'all' },
   ];
