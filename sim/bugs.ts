@@ -1,20 +1,21 @@
 /**
  * Known protocol bugs, planted one at a time into the real code the simulator runs, to show that
- * its checker catches each (issue 16, item 7; the table is in docs/safety.md). Each plant patches
- * one method for the length of a run and puts it back after.
+ * its checker catches each (issue 16, item 7; the table is in docs/safety.md). Each is planted from
+ * outside, in what the simulator builds: an elector's lock wrapped or its decisions replaced
+ * (`electorInternals`, given to lib/sdk/elector.ts electorWith), or the functions' dependencies
+ * wrapped (`plantedDeps`). Nothing shared is patched, so nothing needs putting back.
  */
-import { UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { UpdateItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { CoordinatorDeps } from '../lib/coordinator/reconcile.js';
 import { nextFencingToken } from '../lib/schemas/fencing-token.js';
 import type { Lease } from '../lib/schemas/lease.js';
 import { HOLDER_FIELDS } from '../lib/schemas/platform.js';
-import { decisions } from '../lib/sdk/seam.js';
+import type { ElectorInternals } from '../lib/sdk/elector.js';
 import type { FollowerView } from '../lib/sdk/follower.js';
-import { SessionReader, type SessionRead } from '../lib/sdk/session.js';
-import type { Patch, Read } from '../lib/stores/item-store.js';
-import { LeaseStore, type Heir, type Term } from '../lib/stores/lease-store.js';
-import { Leadership } from '../lib/sdk/leadership.js';
+import { DECISIONS } from '../lib/sdk/leadership.js';
+import type { LeaseLock, LeasePatch, LeaseRead } from '../lib/sdk/lock.js';
+import { LeaseStore } from '../lib/stores/lease-store.js';
 
 export const PLANTED_BUGS = {
   renewalWithoutTokenCondition: 'a renewal without the term-token condition: a deposed leader renews on',
@@ -32,120 +33,130 @@ export const PLANTED_BUGS = {
 } as const;
 export type PlantedBug = keyof typeof PLANTED_BUGS;
 
-type Internals = { client: { send(c: unknown): Promise<unknown> }; table: string };
+/** What an elector's plant needs of its machine: its client, the leases table, its wall clock. */
+export interface ElectorPlantContext {
+  readonly client: DynamoDBClient;
+  readonly leasesTable: string;
+  readonly wallNow: () => number;
+}
 
-/** Plants `bug`; returns what puts the code back. */
-export function plant(bug: PlantedBug, wallNow: (identity: string) => number): () => void {
-  const restore: (() => void)[] = [];
-  const patch = <O extends object, K extends keyof O>(o: O, k: K, v: O[K]) => {
-    const was = o[k];
-    o[k] = v;
-    restore.push(() => (o[k] = was));
-  };
-  const leaseProto = LeaseStore.prototype as unknown as Record<string, unknown>;
+/** A new term's record that keeps the token of the row it replaces (`electionKeepsToken`). */
+function keepingToken(read: LeaseRead, p: LeasePatch): LeasePatch {
+  const set = p.set;
+  return set?.holderIdentity !== undefined && set.fencingToken !== undefined && read.item ? { ...p, set: { ...set, fencingToken: read.item.fencingToken } } : p;
+}
+
+/** The lock `inner` with `bug`'s wrong writes or reads in place of its own. */
+function plantedLock(bug: PlantedBug, inner: LeaseLock, c: ElectorPlantContext): LeaseLock {
+  const store = new LeaseStore(c.client, c.leasesTable);
+  const name = inner.name;
   switch (bug) {
     case 'renewalWithoutTokenCondition':
-      patch(leaseProto, 'renewTerm', async function (this: Internals, name: string, _term: Term, renewTime: number, leaseDurationSeconds: number) {
-        await this.client.send(
-          new UpdateItemCommand({
-            TableName: this.table,
-            Key: marshall({ name }),
-            UpdateExpression: 'SET #renew = :renew, #duration = :duration ADD #rev :one',
-            ExpressionAttributeNames: { '#renew': 'renewTime', '#duration': 'leaseDurationSeconds', '#rev': 'revision' },
-            ExpressionAttributeValues: marshall({ ':renew': renewTime, ':duration': leaseDurationSeconds, ':one': 1 }),
-          }),
-        );
-        return (await (this as unknown as LeaseStore).read(name)).item;
-      });
-      break;
+      return {
+        ...inner,
+        async renew(_term, r) {
+          await c.client.send(
+            new UpdateItemCommand({
+              TableName: c.leasesTable,
+              Key: marshall({ name }),
+              UpdateExpression: 'SET #renew = :renew, #duration = :duration ADD #rev :one',
+              ExpressionAttributeNames: { '#renew': 'renewTime', '#duration': 'leaseDurationSeconds', '#rev': 'revision' },
+              ExpressionAttributeValues: marshall({ ':renew': r.now, ':duration': r.leaseDurationSeconds, ':one': 1 }),
+            }),
+          );
+          return (await inner.get()).item;
+        },
+      };
     case 'successorWithoutRevision':
-    case 'electionKeepsToken': {
-      const write = LeaseStore.prototype.write;
-      patch(leaseProto, 'write', async function (this: LeaseStore, read: Read<Lease>, p: Patch<Lease>) {
-        const set = p.set as Partial<Lease> | undefined;
-        if (bug === 'successorWithoutRevision' && set?.electedBy === 'successor') {
+      return {
+        ...inner,
+        async acquire(read, record) {
+          if (record.set?.electedBy !== 'successor') return inner.acquire(read, record);
           // conditioned on the term it read (same holder, same token), not on the revision: a
           // renewal since the read that judged the term expired goes unnoticed
-          const fresh = await this.read(read.key['name']!);
+          const fresh = await inner.get();
           const sameTerm = fresh.item?.holderIdentity === read.item?.holderIdentity && fresh.item?.fencingToken === read.item?.fencingToken;
-          return write.call(this, sameTerm ? fresh : read, p);
-        }
-        if (bug === 'electionKeepsToken' && set?.holderIdentity !== undefined && set.fencingToken !== undefined && read.item) {
-          return write.call(this, read, { ...p, set: { ...set, fencingToken: read.item.fencingToken } as Patch<Lease>['set'] });
-        }
-        return write.call(this, read, p);
-      });
-      break;
-    }
+          return inner.acquire(sameTerm ? fresh : read, record);
+        },
+      };
+    case 'electionKeepsToken':
+      return { ...inner, acquire: (read, record) => inner.acquire(read, keepingToken(read, record)) };
     case 'releaseWithoutTermCondition':
-      patch(leaseProto, 'releaseTerm', function (this: LeaseStore, name: string, term: Term, now: number) {
+      return {
+        ...inner,
         // whoever holds it: a release that lands late ends the next term
-        return this.updateIf(
-          { name },
-          { set: { renewTime: now, lastHolderIdentity: term.holderIdentity }, remove: [...HOLDER_FIELDS, 'termToken', 'preferredHolder', 'vacancyReport'] },
-          { expression: 'attribute_exists(#holder)', names: { '#holder': 'holderIdentity' }, values: {} },
-        );
-      });
-      patch(leaseProto, 'handOver', function (this: LeaseStore, name: string, term: Term, heir: Heir, now: number, firstTermSeconds: number, leaseTransitions: number) {
+        release: (term, now) =>
+          store.updateIf(
+            { name },
+            { set: { renewTime: now, lastHolderIdentity: term.holderIdentity }, remove: [...HOLDER_FIELDS, 'termToken', 'preferredHolder', 'vacancyReport'] },
+            { expression: 'attribute_exists(#holder)', names: { '#holder': 'holderIdentity' }, values: {} },
+          ),
         // whoever holds it, so long as the heir is still named: a hand-off that lands late gives the next term away
-        const token = nextFencingToken(term.fencingToken, now);
-        return this.updateIf(
-          { name },
-          {
-            set: { holderIdentity: heir.name, holderInstance: heir.instance, acquireTime: now, renewTime: now, leaseDurationSeconds: firstTermSeconds, leaseTransitions: leaseTransitions + 1, fencingToken: token, termToken: token, electedBy: 'successor', lastHolderIdentity: term.holderIdentity },
-            remove: ['successor', 'successorInstance', 'secondSuccessor', 'secondSuccessorInstance', 'preferredHolder', 'election', 'vacancyReport', 'holderPlatform', 'holderPlatformId'],
-          },
-          { expression: 'attribute_exists(#holder) AND #heir = :heir', names: { '#holder': 'holderIdentity', '#heir': 'successor' }, values: { ':heir': heir.name } },
-        );
-      });
-      break;
-    case 'platformEventByArrival':
-      // planted where the event enters (sim/world.ts stamps it with its arrival time): nothing to patch here
-      break;
-    case 'coordinatorIgnoresSession':
-      // planted where the coordinator's dependencies are built (sim/functions.ts, with blindToSessions below)
-      break;
-    case 'followerIgnoresSession': {
+        handOver(term, h) {
+          const token = nextFencingToken(term.fencingToken, h.now);
+          return store.updateIf(
+            { name },
+            {
+              set: { holderIdentity: h.heir.name, holderInstance: h.heir.instance, acquireTime: h.now, renewTime: h.now, leaseDurationSeconds: h.firstTermSeconds, leaseTransitions: h.leaseTransitions + 1, fencingToken: token, termToken: token, electedBy: 'successor', lastHolderIdentity: term.holderIdentity },
+              remove: ['successor', 'successorInstance', 'secondSuccessor', 'secondSuccessorInstance', 'preferredHolder', 'election', 'vacancyReport', 'holderPlatform', 'holderPlatformId'],
+            },
+            { expression: 'attribute_exists(#holder) AND #heir = :heir', names: { '#holder': 'holderIdentity', '#heir': 'successor' }, values: { ':heir': h.heir.name } },
+          );
+        },
+      };
+    case 'followerIgnoresSession':
       // read, then the row dropped: effectiveLease leaves the lease as its own row has it, unchanged while the session renews
-      const read = SessionReader.prototype.read;
-      patch(SessionReader.prototype, 'read', function (this: SessionReader, name: string, shareMs?: number): Promise<SessionRead> {
-        return read.call(this, name, shareMs).then((r) => ({ ...r, row: undefined }));
-      });
-      break;
-    }
-    case 'leaderIgnoresRenewDeadline': {
+      return { ...inner, session: (s, shareMs) => inner.session(s, shareMs, shareMs).then((r) => ({ ...r, row: undefined })) };
+    default:
+      return inner;
+  }
+}
+
+/** What `bug` changes in an elector the simulator builds (undefined: nothing; the bug is planted elsewhere, or none is). */
+export function electorInternals(bug: PlantedBug | undefined, c: ElectorPlantContext): ElectorInternals | undefined {
+  switch (bug) {
+    case undefined:
+    case 'platformEventByArrival': // planted where the event enters (sim/functions.ts stamps it with its arrival time)
+    case 'coordinatorIgnoresSession': // planted in the functions' dependencies (plantedDeps)
+      return undefined;
+    case 'leaderIgnoresRenewDeadline':
       // the renew deadline's timer changes nothing (a leader asked isLeader() still judges it)
-      const decide = decisions.decideLeader;
-      patch(decisions, 'decideLeader', (s, t, o) => (o.kind === 'deadline' ? { kind: 'none' } : decide(s, t, o)));
-      break;
-    }
+      return { decisions: { decideLeader: (s, t, o) => (o.kind === 'deadline' ? { kind: 'none' } : DECISIONS.decideLeader(s, t, o)) } };
+    case 'renewalIgnoresAnswer':
+      // renewed is renewed: the row it answered with is not looked at
+      return { decisions: { decideLeader: (s, t, o) => (o.kind === 'renewed' && o.lease ? { kind: 'renewed', renewedAt: Math.max(t.renewedAt, o.sentAt), lease: o.lease } : DECISIONS.decideLeader(s, t, o)) } };
     case 'hotRetryLoop':
-      patch(decisions, 'retryDelayMs', () => 0);
-      break;
+      return { decisions: { retryDelayMs: () => 0 } };
     case 'zombieLeader':
       // reported, and the term kept, whatever onLeaderWorkFailure says
-      patch(Leadership.prototype as unknown as Record<string, unknown>, 'workFailed', function (this: { c: { onError(e: Error): void } }, _leading: unknown, e: unknown) {
-        this.c.onError(e instanceof Error ? e : new Error(String(e)));
-      });
-      break;
-    case 'renewalIgnoresAnswer': {
-      // renewed is renewed: the row it answered with is not looked at
-      const decide = decisions.decideLeader;
-      patch(decisions, 'decideLeader', (s, t, o) => (o.kind === 'renewed' && o.lease ? { kind: 'renewed', renewedAt: Math.max(t.renewedAt, o.sentAt), lease: o.lease } : decide(s, t, o)));
-      break;
-    }
-    case 'expiryByHolderTimestamp': {
-      const decide = decisions.decideFollower;
-      patch(decisions, 'decideFollower', (v: FollowerView) => {
-        // the holder's stamp against this machine's wall clock, instead of a term watched unchanged
-        const l = v.lease;
-        const expired = l?.renewTime !== undefined && wallNow(v.identity) - l.renewTime > l.leaseDurationSeconds * 1000;
-        return decide(expired ? { ...v, observedAt: v.now - l!.leaseDurationSeconds * 1000 - 1 } : v);
-      });
-      break;
-    }
+      return { decisions: { workFailure: () => 'keep' } };
+    case 'expiryByHolderTimestamp':
+      return {
+        decisions: {
+          decideFollower: (v: FollowerView) => {
+            // the holder's stamp against this machine's wall clock, instead of a term watched unchanged
+            const l = v.lease;
+            const expired = l?.renewTime !== undefined && c.wallNow() - l.renewTime > l.leaseDurationSeconds * 1000;
+            return DECISIONS.decideFollower(expired ? { ...v, observedAt: v.now - l!.leaseDurationSeconds * 1000 - 1 } : v);
+          },
+        },
+      };
+    default:
+      return { lock: (inner) => plantedLock(bug, inner, c) };
   }
-  return () => restore.reverse().forEach((r) => r());
+}
+
+/** The functions' dependencies with `bug` planted in them (the coordinator's, for the bugs that are its). */
+export function plantedDeps(bug: PlantedBug | undefined, deps: CoordinatorDeps): CoordinatorDeps {
+  if (bug === 'coordinatorIgnoresSession') return blindToSessions(deps);
+  if (bug === 'electionKeepsToken') {
+    // an election writes the new term as the elector's acquisition does: the row's token kept
+    const store = deps.leases;
+    const keeping = Object.create(store) as LeaseStore;
+    keeping.write = (read, p) => store.write(read, keepingToken(read, p));
+    return { ...deps, leases: keeping };
+  }
+  return deps;
 }
 
 /**

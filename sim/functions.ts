@@ -21,7 +21,7 @@ import { ElectionConfigSchema } from '../lib/schemas/config.js';
 import type { Platform } from '../lib/schemas/platform.js';
 import type { Wake } from '../lib/sdk/push.js';
 import { wiring, type FunctionName, type StreamTrigger } from '../lib/wiring.js';
-import { blindToSessions } from './bugs.js';
+import { plantedDeps } from './bugs.js';
 import { T0 } from './feed.js';
 import { hostState } from './network.js';
 import type { SimBroker } from './push.js';
@@ -134,7 +134,7 @@ function functionDeps(c: WorldContext, client: DynamoDBClient, handlers: Handler
   });
   const coordinator = coordinatorDeps(client, world.names, { clock, config });
   return {
-    coordinator: c.plant === 'coordinatorIgnoresSession' ? blindToSessions(coordinator) : coordinator,
+    coordinator: plantedDeps(c.plant, coordinator),
     timer,
     publish: async (list) => {
       events.push(...list);

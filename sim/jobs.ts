@@ -8,7 +8,8 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { every } from '../lib/clock.js';
 import { ledgerAppend, ledgerWrite } from '../lib/history/ledger.js';
 import { FencingError } from '../lib/sdk/fencing.js';
-import { LeaseLostError, tryWithLease, type LeaseTerm } from '../lib/sdk/with-lease.js';
+import { LeaseLostError, tryWithLeaseWith, type LeaseTerm } from '../lib/sdk/with-lease.js';
+import { electorInternals } from './bugs.js';
 import { ns, T0 } from './feed.js';
 import { CRON_LEASE, type WorldContext } from './settings.js';
 import type { Proc } from './proc.js';
@@ -43,7 +44,10 @@ function invokeJob(c: WorldContext, proc: Proc, client: DynamoDBClient, identity
   const window = `period-${Math.floor((clock.now() - T0) / settings.cronEveryMs)}`;
   proc.cronRuns.set(instance, undefined);
   // (the run inline, helpers at module level: tsx names every named closure each time it is made)
-  const job = tryWithLease(
+  // a planted bug goes into the run's elector too (sim/bugs.ts)
+  const planted = electorInternals(c.plant, { client, leasesTable: world.names.leases, wallNow: () => pc.now() }) ?? {};
+  const job = tryWithLeaseWith(
+    planted,
     CRON_LEASE,
     async (signal: AbortSignal, term: LeaseTerm) => {
       const token = term.fencingToken;

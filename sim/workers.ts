@@ -10,9 +10,10 @@ import { ledgerAppend, ledgerWrite } from '../lib/history/ledger.js';
 import { LOCAL_DEPLOYMENT } from '../lib/local/ecs-task.js';
 import type { Platform } from '../lib/schemas/platform.js';
 import { FencingError } from '../lib/sdk/fencing.js';
-import { LeaderElector } from '../lib/sdk/elector.js';
+import { electorWith, type LeaderElector } from '../lib/sdk/elector.js';
 import type { Push } from '../lib/sdk/push.js';
 import { Session } from '../lib/sdk/session.js';
+import { electorInternals } from './bugs.js';
 import { ns } from './feed.js';
 import { scheduleJobs, type JobsState } from './jobs.js';
 import type { Proc } from './proc.js';
@@ -30,11 +31,7 @@ export class Workers {
   private readonly jobs: JobsState = { invocations: 0 };
   private readonly leaseNames: string[];
 
-  constructor(
-    private readonly c: WorldContext,
-    /** Each worker's wall clock, by identity (what a planted bug reads). */
-    private readonly wallClocks: Map<string, () => number>,
-  ) {
+  constructor(private readonly c: WorldContext) {
     this.leaseNames = Array.from({ length: c.settings.leases }, (_, i) => `job-${i}`);
   }
 
@@ -76,7 +73,6 @@ export class Workers {
     if (this.c.gone?.(machine)) machine.kill(); // its Region is lost: nothing runs there any more
     machine.clock.offsetMs = schedule.skewMs[i] ?? 0;
     machine.clock.rate = (schedule.driftPpm?.[i] ?? 0) * 1e-6;
-    this.wallClocks.set(identity, () => machine.clock.now());
     const proc: Proc = { identity, platform, runs: [], restart: () => undefined, machine, electors: [], leading: new Map(), stop: new AbortController(), cronRuns: new Map(), jobs: new Set(), writes: 0, failWork: new Map() };
     const push = world.broker ? world.connect(machine, () => world.clock.now() < machine.partitionedUntil) : undefined;
     const session = schedule.session ? this.startSession(proc) : undefined;
@@ -121,7 +117,9 @@ export class Workers {
     const pc = machine.clock;
     const client: DynamoDBClient = machine.client;
     const ledgerTable = feed.ledgerTable;
-    const elector: LeaderElector = new LeaderElector({
+    // a planted bug goes into this elector's lock or decisions (sim/bugs.ts)
+    const planted = electorInternals(this.c.plant, { client, leasesTable: world.names.leases, wallNow: () => pc.now() }) ?? {};
+    const elector: LeaderElector = electorWith(planted, {
       leaseName,
       identity,
       tables: world.names,

@@ -16,7 +16,7 @@ import { drainMicrotasks, seededRandom } from '../lib/clock.js';
 import type { Verdict } from '../lib/history/checker.js';
 import { createTables } from '../lib/local/tables.js';
 import { requestBound } from '../lib/history/request-bound.js';
-import { plant, type PlantedBug } from './bugs.js';
+import type { PlantedBug } from './bugs.js';
 import { scheduleFaults } from './faults.js';
 import { Feed, T0 } from './feed.js';
 import { startFunctions } from './functions.js';
@@ -68,17 +68,8 @@ export interface RunOptions {
   readonly regions?: RegionPlan | undefined;
 }
 
+/** Runs `schedule`'s world (a planted bug goes into what the world builds: sim/bugs.ts). */
 export async function runWorld(schedule: Schedule, settings: WorldSettings = DEFAULT_SETTINGS, opts: RunOptions = {}): Promise<SimResult> {
-  const wallClocks = new Map<string, () => number>();
-  const unplant = opts.plant ? plant(opts.plant, (identity) => (wallClocks.get(identity) ?? (() => NaN))()) : undefined;
-  try {
-    return await runPlanted(schedule, settings, opts, wallClocks);
-  } finally {
-    unplant?.();
-  }
-}
-
-async function runPlanted(schedule: Schedule, settings: WorldSettings, opts: RunOptions, wallClocks: Map<string, () => number>): Promise<SimResult> {
   // the schedule's own stream of numbers, apart from the system's, so that a fault's draws do not shift the system's
   const random = seededRandom(schedule.seed ^ 0x5bd1e995);
   const world = new SimWorld({ start: T0, seed: schedule.seed, settle: drainMicrotasks(), model: { random, staleReadMaxLagMs: schedule.staleReadLagMs } });
@@ -96,7 +87,7 @@ async function runPlanted(schedule: Schedule, settings: WorldSettings, opts: Run
   const byRegion = new Map<string, Functions>();
   for (const r of regions?.plan.replicas ?? []) byRegion.set(r, await startFunctions(c, { name: `functions@${r}`, ttl: false }));
   const fns = regions ? allOf(byRegion) : await startFunctions(c);
-  const workers = new Workers(c, wallClocks);
+  const workers = new Workers(c);
   for (let i = 0; i < settings.workers; i++) workers.start(i);
   scheduleFaults(c, workers, fns);
   regions?.schedule(c, workers, byRegion);

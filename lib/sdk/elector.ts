@@ -6,7 +6,8 @@ import type { Platform } from '../schemas/platform.js';
 import { parse } from '../schemas/validation.js';
 import { ConflictError } from '../stores/errors.js';
 import { CandidateStore } from '../stores/candidate-store.js';
-import { LeaseStore, type LeaseRead, type Term } from '../stores/lease-store.js';
+import { LeaseStore } from '../stores/lease-store.js';
+import { dynamoLeaseLock, type LeaseLock, type LeaseRead, type Term } from './lock.js';
 import { DuplicateIdentityError, LeaseCandidate } from './candidate.js';
 import { fencedItemWrite, fencedTransactWrite, FencingError, NO_TRANSACTIONS, type FencedItemInput } from './fencing.js';
 import { checkMultiRegion } from './multi-region.js';
@@ -17,9 +18,8 @@ export { CandidacySchema, LeaderElectorOptionsSchema, PHASE_STEP_MS, defaultRene
 export type { ElectorRunPhase, ElectorStats, LeaderCallbacks, LeaderElectorOptions, ResolvedLeaderElectorOptions, StopReason } from './elector-options.js';
 import { isQuiet, SESSION_QUIET_LEASES, watchesTerm } from './follower.js';
 import { LeaseWatch } from './watch.js';
-import { Leadership } from './leadership.js';
+import { DECISIONS, Leadership, type Decisions } from './leadership.js';
 import { sessionFallbackMs } from './leader.js';
-import { decisions, promptly } from './seam.js';
 import { SessionReader, sessionSeam, type Session } from './session.js';
 import { detectPlatform } from './platform.js';
 import type { StampClock } from './server-clock.js';
@@ -27,6 +27,35 @@ import { ClockGuard } from './clock-guard.js';
 import { TermWrites } from './term-writes.js';
 import type { Push, Wake } from './push.js';
 import { faultReporter } from './faults.js';
+
+/**
+ * What the SDK's own code, and the simulator, give an elector beyond its options: its lock wrapped
+ * (a planted bug: sim/bugs.ts), its decisions replaced (likewise), and whether a cancelled leader
+ * hands over at once (withLease). Not part of the public API.
+ * @internal
+ */
+export interface ElectorInternals {
+  readonly lock?: (lock: LeaseLock) => LeaseLock;
+  readonly decisions?: Partial<Decisions>;
+  /** A cancelled leader hands its term over (or releases it) at once instead of leading on to its next renewal slot: short-lived code whose caller waits for the release. */
+  readonly promptly?: boolean;
+}
+
+/** The internals of the elector being constructed by electorWith (read once, by the constructor). */
+let building: ElectorInternals = {};
+
+/**
+ * A LeaderElector built with `internals`: the constructor the SDK's own code and the simulator use.
+ * @internal
+ */
+export function electorWith(internals: ElectorInternals, options: LeaderElectorOptions): LeaderElector {
+  building = internals;
+  try {
+    return new LeaderElector(options);
+  } finally {
+    building = {};
+  }
+}
 
 /** While DynamoDB's time is not known well enough, the elector polls about this soon (jittered, so responses land at other points of the server's second). */
 const CLOCK_RESAMPLE_MS = 500;
@@ -52,7 +81,10 @@ export class LeaderElector {
    * run() is called.
    */
   readonly ready: Promise<void>;
-  private readonly leases: LeaseStore;
+  /** The lease, as read and written (LeaseLock: DynamoDB's, or wrapped by a planted bug). */
+  private readonly lock: LeaseLock;
+  /** The decisions it calls through (lib/sdk/leadership.ts DECISIONS, or a planted bug's). */
+  private readonly decide: Decisions;
   private readonly client: DynamoDBClient;
   /** What every time this worker writes is read from (clockSync); durations use its monotonic clock. */
   private readonly time: StampClock;
@@ -96,6 +128,8 @@ export class LeaderElector {
 
   /** Validates and resolves `options`; nothing is read or written until run(). @throws ValidationError naming each bad option */
   constructor(options: LeaderElectorOptions) {
+    const internals = building;
+    building = {};
     const o = parse(LeaderElectorOptionsSchema, options, `LeaderElector options${typeof options?.identity === 'string' ? ` for "${options.identity}"` : ''}`);
     const { client, callbacks, onError, clock, detectPlatform: detect, push, session, ...data } = o;
     this.client = client;
@@ -107,7 +141,9 @@ export class LeaderElector {
     this.callbacks = callbacks;
     this.onError = onError ?? ((e) => process.emitWarning(e));
     this.report = faultReporter(this.onError, `LeaderElector "${data.identity}" of lease "${data.leaseName}"`, client);
-    this.leases = new LeaseStore(client, data.tables.leases, data.multiRegion);
+    const lock = dynamoLeaseLock(data.leaseName, new LeaseStore(client, data.tables.leases, data.multiRegion), new CandidateStore(client, data.tables.candidates), sessions);
+    this.lock = internals.lock ? internals.lock(lock) : lock;
+    this.decide = { ...DECISIONS, ...internals.decisions };
     // on a session, the instance names the session's process: only its rows vouch for this elector's terms
     const unique = uniqueId(clock ?? systemClock);
     this.instance = session ? instanceOnSession(data.identity, unique, session.process) : `${data.identity}_${unique}`;
@@ -117,16 +153,16 @@ export class LeaderElector {
       ? new LeaseCandidate({ ...c, leaseName: data.leaseName, name: data.identity, tables: data.tables, client, clock: this.time, clockSync: 'none', instance: this.instance, claimWindowMs: data.leaseDurationMs, onError: this.onError })
       : undefined;
     this.options = deepFreeze(data);
-    this.watch = new LeaseWatch(this.options, this.instance, this.leases, sessions, () => this.mono(), (h) => this.noteHolder(h), (c) => this.answerClaim(c), () => this.sessionFallbackMs);
-    this.writes = new TermWrites(this.leases, new CandidateStore(client, data.tables.candidates), this.options, this.instance, this.time, (r) => this.announce(r), this.report);
+    this.watch = new LeaseWatch(this.options, this.instance, this.lock, (name) => sessions.phase(name), () => this.mono(), (h) => this.noteHolder(h), (c) => this.answerClaim(c), () => this.sessionFallbackMs);
+    this.writes = new TermWrites(this.lock, this.options, this.instance, this.time, (r) => this.announce(r), this.report);
     this.guard = new ClockGuard(this.time, this.options, `LeaderElector "${this.options.identity}" of lease "${this.options.leaseName}"`, this.onError);
-    const { options: opts, instance, time, guard, writes, leases, watch, callbacks: cbs, candidate, acked } = this;
-    this.term = new Leadership({ options: opts, instance, time, guard, writes, leases, watch, callbacks: cbs, onError: this.report, candidate, session, acked,
+    const { options: opts, instance, time, guard, writes, lock: leaseLock, decide, watch, callbacks: cbs, candidate, acked } = this;
+    this.term = new Leadership({ options: opts, instance, time, guard, writes, lock: leaseLock, decide, watch, callbacks: cbs, onError: this.report, candidate, session, acked,
       // how long after a renewal was sent a coordinated leader sends the next: the renew interval less PHASE_STEP_MS
       cadenceMs: renewCadenceMs(this.renewIntervalMs, opts.retryPeriodMs),
       pushLive: () => this.pushLive,
       stepNow: () => this.nap?.end(),
-      promptly: () => promptly.has(this),
+      promptly: internals.promptly === true,
       sessionToWrite: () => this.sessionToWrite(),
     });
     this.startUp = new StartUp(`LeaderElector "${this.options.identity}" of lease "${this.options.leaseName}"`, this.options.tables);
@@ -310,7 +346,7 @@ export class LeaderElector {
           failures++;
           this.report(e);
         }
-        if (!this.wakePending) await this.napFor(failures > 0 && !this.term.active ? decisions.retryDelayMs(failures, this.options.retryPeriodMs, this.time.random()) : this.nextDelay(), signal);
+        if (!this.wakePending) await this.napFor(failures > 0 && !this.term.active ? this.decide.retryDelayMs(failures, this.options.retryPeriodMs, this.time.random()) : this.nextDelay(), signal);
       }
     } finally {
       this.phase = 'stopping';
@@ -396,7 +432,7 @@ export class LeaderElector {
   /** What a follower does with its poll: mostly nothing (undefined), else the writes it decides on. */
   private afterPoll(raw: LeaseRead, read: LeaseRead, sentAt: number, woken: boolean): Promise<void> | undefined {
     this.watch.polled(raw, read, sentAt, woken);
-    const d = decisions.decideFollower({
+    const d = this.decide.decideFollower({
       lease: read.item,
       identity: this.options.identity,
       instance: this.instance,
@@ -416,7 +452,7 @@ export class LeaderElector {
     return undefined;
   }
 
-  private async actOnPoll(raw: LeaseRead, read: LeaseRead, d: ReturnType<typeof decisions.decideFollower>): Promise<void> {
+  private async actOnPoll(raw: LeaseRead, read: LeaseRead, d: ReturnType<Decisions['decideFollower']>): Promise<void> {
     if (d.confirm) {
       // Elected (by the coordinator, for this start-up): confirm by renewing before acting; not
       // confirmed (the term moved on): the next step reads the lease row itself, not a copy
@@ -469,9 +505,10 @@ export class LeaderElector {
   /** Tells the coordinator the holder has not renewed for a whole term, as this worker watched. */
   private async reportVacancy(read: LeaseRead): Promise<void> {
     try {
-      if ((await this.writes.reportVacancy(read)) && this.candidate && this.clockTrusted(true)) await this.candidate.renew();
+      // undefined: the lease moved on, nothing to report
+      if ((await this.writes.reportVacancy(read)) !== undefined && this.candidate && this.clockTrusted(true)) await this.candidate.renew();
     } catch (e) {
-      if (!(e instanceof ConflictError)) throw e; // the lease moved on: nothing to report
+      if (!(e instanceof ConflictError)) throw e; // the candidate row re-registered by another write meanwhile
     }
   }
 

@@ -1,23 +1,45 @@
 /**
  * A LeaderElector's term while it leads: it carries out the leader's decisions (lib/sdk/leader.ts,
- * through the seam) on each observation — its renewals' answers, reads of its lease, its session's
+ * through `Decisions`) on each observation — its renewals' answers, reads of its lease, its session's
  * renewals and end, the renew deadline's timer — and keeps the deadline armed: client-go's rule, a
  * leader stops acting once it has not renewed for its renew deadline, before anyone else can see
- * the term expire. Its writes go through TermWrites (LeaseStore); its callbacks are the user's.
+ * the term expire. Its writes go through TermWrites (its LeaseLock); its callbacks are the user's.
  */
 import type { Timer } from '../clock.js';
 import type { Lease } from '../schemas/lease.js';
-import type { Heir, LeaseStore, Term } from '../stores/lease-store.js';
+import type { Heir, LeaseLock, Term } from './lock.js';
 import type { LeaseCandidate } from './candidate.js';
 import type { ClockGuard } from './clock-guard.js';
 import type { LeaderCallbacks, ResolvedLeaderElectorOptions, StopReason } from './elector-options.js';
 import { SESSION_QUIET_LEASES, SETTLING_TERMS } from './follower.js';
-import { afterRenewal, heirOf, leaderDelay, type LeaderObservation, type TermView } from './leader.js';
-import { decisions } from './seam.js';
+import { retryDelayMs } from './faults.js';
+import { decideFollower } from './follower.js';
+import { afterRenewal, decideLeader, heirOf, leaderDelay, type LeaderObservation, type TermView } from './leader.js';
 import type { StampClock } from './server-clock.js';
 import type { Session, SessionListener } from './session.js';
 import type { TermWrites } from './term-writes.js';
 import type { LeaseWatch } from './watch.js';
+
+/**
+ * The decisions a LeaderElector calls through: the pure functions of lib/sdk/follower.ts,
+ * leader.ts and faults.ts. One object per elector, so the simulator can plant a wrong decision in
+ * the electors it builds (sim/bugs.ts, through the internal `electorWith`).
+ */
+export interface Decisions {
+  readonly decideFollower: typeof decideFollower;
+  readonly decideLeader: typeof decideLeader;
+  /** How long a failed step waits before the next try. */
+  readonly retryDelayMs: typeof retryDelayMs;
+  /** What a leader whose work failed does with its term (the `onLeaderWorkFailure` option). */
+  readonly workFailure: (o: Pick<ResolvedLeaderElectorOptions, 'onLeaderWorkFailure'>) => 'keep' | 'giveUp';
+}
+
+export const DECISIONS: Decisions = {
+  decideFollower,
+  decideLeader,
+  retryDelayMs,
+  workFailure: (o) => (o.onLeaderWorkFailure === 'keep' ? 'keep' : 'giveUp'),
+};
 
 /** What the elector shares with its term. */
 export interface LeadershipContext {
@@ -26,7 +48,8 @@ export interface LeadershipContext {
   readonly time: StampClock;
   readonly guard: ClockGuard;
   readonly writes: TermWrites;
-  readonly leases: LeaseStore;
+  readonly lock: LeaseLock;
+  readonly decide: Decisions;
   readonly watch: LeaseWatch;
   readonly callbacks: LeaderCallbacks;
   readonly onError: (e: Error) => void;
@@ -41,7 +64,7 @@ export interface LeadershipContext {
   /** Ends the elector's sleep: it steps at once. */
   stepNow(): void;
   /** A cancelled leader hands over at once, not at its next renewal slot (withLease). */
-  promptly(): boolean;
+  readonly promptly: boolean;
   /** The session a write of this worker's term should name (the live one's, null: take it off, undefined: none). */
   sessionToWrite(): string | null | undefined;
 }
@@ -128,7 +151,7 @@ export class Leadership {
    */
   private workFailed(leading: Leading, e: unknown): void {
     const current = this.leading === leading;
-    const keep = this.c.options.onLeaderWorkFailure === 'keep';
+    const keep = this.c.decide.workFailure(this.c.options) === 'keep';
     this.c.onError(new LeaderWorkError(this.c.options.leaseName, leading.term.fencingToken, !current ? 'ended' : keep ? 'kept' : 'givenUp', e));
     if (current && !keep) void this.giveUp(leading, 'workFailed');
   }
@@ -171,7 +194,7 @@ export class Leadership {
    */
   private apply(leading: Leading, o: LeaderObservation): boolean {
     const view: TermView = { holderIdentity: leading.term.holderIdentity, instance: this.c.instance, fencingToken: leading.term.fencingToken, renewedAt: leading.renewedAt, session: leading.session };
-    const step = decisions.decideLeader(this.c.options, view, o);
+    const step = this.c.decide.decideLeader(this.c.options, view, o);
     switch (step.kind) {
       case 'stop':
         if (this.leading === leading) this.stop(step.reason);
@@ -267,7 +290,7 @@ export class Leadership {
     // (its monotonic clock) stops it unless the doubt clears first — a read instead brings the next
     // response's Date. A jump stops it at once (onClockJump).
     if (!this.c.guard.trusted()) {
-      await this.c.leases.read(this.c.options.leaseName);
+      await this.c.lock.get();
       return;
     }
     const sentAt = this.mono();
@@ -294,10 +317,9 @@ export class Leadership {
    */
   async woken(consistent = true): Promise<void> {
     const leading = this.leading!;
-    const name = this.c.options.leaseName;
-    let l = (await this.c.leases.read(name, consistent)).item;
+    let l = (await this.c.lock.get(consistent)).item;
     // an eventually consistent copy older than what this term last wrote or saw proves nothing
-    if (!consistent && (l === undefined || l.revision < (leading.lease?.revision ?? 0))) l = (await this.c.leases.read(name)).item;
+    if (!consistent && (l === undefined || l.revision < (leading.lease?.revision ?? 0))) l = (await this.c.lock.get()).item;
     if (this.leading !== leading) return;
     this.c.watch.claimIn(l);
     if (this.apply(leading, { kind: 'read', lease: l }) && l) await this.afterRenewal(l);
@@ -359,7 +381,7 @@ export class Leadership {
   private async refresh(leading: Leading): Promise<void> {
     if (this.c.options.mode !== 'coordinated') return;
     try {
-      const l = (await this.c.leases.read(this.c.options.leaseName)).item;
+      const l = (await this.c.lock.get()).item;
       if (l && this.leading === leading && l.holderIdentity === leading.term.holderIdentity && l.fencingToken === leading.term.fencingToken) leading.lease = l;
     } catch (e) {
       this.c.onError(e as Error);
@@ -373,7 +395,7 @@ export class Leadership {
    */
   private async leadUntilHandOff(leading: Leading): Promise<void> {
     // The heir is told (a wake): no need to wait until it reads.
-    if (this.c.promptly() || this.c.pushLive()) return;
+    if (this.c.promptly || this.c.pushLive()) return;
     // A term not yet renewed twice is one the heir is still settling on (it reads it every
     // SETTLING_READ_MS for its first lease durations): it will see a hand-off now as soon.
     const young = leading.renewals < 2 && this.mono() - leading.since < (SETTLING_TERMS - 0.5) * this.c.options.leaseDurationMs;

@@ -62,8 +62,8 @@ export interface LeaseLock {
   endChanged(term: Term, now: number): Promise<Lease | undefined>;
   /** Tells the coordinator the holder has not renewed for a whole term as `by` watched it, if the row is still at the revision read. Undefined: it moved on. */
   reportVacancy(read: LeaseRead, by: string, at: number): Promise<Lease | undefined>;
-  /** The candidate row `name` of this lease (the heir's, before a hand-off). */
-  candidate(name: string): Promise<Candidate | undefined>;
+  /** The candidate row `name` of this lease (the heir's, before a hand-off): `item` undefined when there is none. */
+  candidate(name: string): Promise<{ readonly item: Candidate | undefined }>;
   /**
    * The session row `name`, consistently: from a read the process sent at most `shareMs` ago, or
    * one still unanswered sent at most `pendingMs` ago, or a new read. `sentAt` is when it was sent.
@@ -141,7 +141,7 @@ export function dynamoLeaseLock(name: string, leases: LeaseStore, candidates: Ca
         return undefined;
       }
     },
-    candidate: async (c) => (await candidates.read(name, c)).item,
+    candidate: (c) => candidates.read(name, c),
     session: (s, shareMs, pendingMs) => sessions.read(s, shareMs, pendingMs),
   };
 }
@@ -203,7 +203,7 @@ export class MemoryLeaseTable {
         const cur = this.leases.get(name);
         return cur && cur.revision === read.revision ? this.put(name, cur, { set: { vacancyReport: { by, at, observedRevision: read.revision } } }) : undefined;
       },
-      candidate: async (c) => this.candidates.get(`${name}/${c}`),
+      candidate: async (c) => ({ item: this.candidates.get(`${name}/${c}`) }),
       session: async (s) => ({ row: this.sessions.get(s), sentAt: monotonic() }),
     };
   }

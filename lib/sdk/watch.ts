@@ -7,9 +7,9 @@
  */
 import { renewedBy, sessionStanding } from '../election/vacancy.js';
 import type { IdentityClaim, Lease } from '../schemas/lease.js';
-import type { LeaseRead, LeaseStore } from '../stores/lease-store.js';
+import type { LeaseLock, LeaseRead } from './lock.js';
 import { isQuiet, nextReadDelay, RenewalPhase, watchesTerm } from './follower.js';
-import { SessionReader, SHARED_READ_MS } from './session.js';
+import { SHARED_READ_MS } from './session-reader.js';
 import type { IdentityLease } from '../schemas/identity.js';
 
 type SessionReadRow = Pick<IdentityLease, 'name' | 'renewTime' | 'process'>;
@@ -66,8 +66,9 @@ export class LeaseWatch {
   constructor(
     private readonly s: WatchSettings,
     private readonly instance: string,
-    private readonly leases: LeaseStore,
-    private readonly sessions: SessionReader,
+    private readonly lock: LeaseLock,
+    /** Session `name`'s renewal cadence as this process has seen it (SessionReader.phase: shared by its electors). */
+    private readonly sessionPhase: (name: string) => RenewalPhase,
     private readonly mono: () => number,
     /** Every holder a read or a refused write shows. */
     private readonly onHolder: (holder: unknown) => void,
@@ -89,7 +90,7 @@ export class LeaseWatch {
    */
   private get activePhase(): RenewalPhase {
     const l = this.lastRaw?.item;
-    return l?.session !== undefined && l.holderIdentity !== undefined && this.viewedSession !== undefined ? this.sessions.phase(l.session) : this.phase;
+    return l?.session !== undefined && l.holderIdentity !== undefined && this.viewedSession !== undefined ? this.sessionPhase(l.session) : this.phase;
   }
 
   /** Whether the lease as last read is held on a session. */
@@ -106,8 +107,8 @@ export class LeaseWatch {
   async readView(consistent: boolean, raw?: LeaseRead): Promise<{ raw: LeaseRead; view: LeaseRead; sentAt: number }> {
     let sentAt = this.mono();
     if (!raw) {
-      raw = await this.leases.read(this.s.leaseName, consistent);
-      if (!consistent && this.isStale(raw)) raw = await this.leases.read(this.s.leaseName);
+      raw = await this.lock.get(consistent);
+      if (!consistent && this.isStale(raw)) raw = await this.lock.get();
       this.leaseReadAt = sentAt;
     }
     const l = raw.item;
@@ -120,10 +121,10 @@ export class LeaseWatch {
     // any renewal landing after it was sent after the holder's own deadline (see Session).
     const margin = Math.max(SHARED_READ_MS, Math.min(this.s.retryPeriodMs, (this.s.leaseDurationMs - this.s.renewDeadlineMs) / 4));
     const successor = watchesTerm(l, this.s.identity, this.instance);
-    let s = await this.sessions.read(l.session, successor ? SHARED_READ_MS : margin, margin);
+    let s = await this.lock.session(l.session, successor ? SHARED_READ_MS : margin, margin);
     // A read sent longer ago than the margin (the process was frozen, or starved, between sending it
     // and now) proves nothing about now: read again before judging by it.
-    if (this.mono() - s.sentAt > margin) s = await this.sessions.read(l.session, 0, 0);
+    if (this.mono() - s.sentAt > margin) s = await this.lock.session(l.session, 0, 0);
     sentAt = s.sentAt;
     this.viewedSession = s.row && { name: s.row.name, renewTime: s.row.renewTime };
     return { raw, view: { ...raw, item: this.judged(l, s.row) }, sentAt };
@@ -151,7 +152,7 @@ export class LeaseWatch {
       this.observed = { key: termKey(l), at: this.mono(), revision: read.revision, token: l?.fencingToken ?? -1 };
       // a term's first write (an election's, a hand-off's, an acquisition's) is not on the holder's renewal cadence
       const s = this.viewedSession;
-      if (s && l?.session === s.name && l.holderInstance !== undefined && l.holderInstance !== this.instance) this.sessions.phase(s.name).seen(`session:${s.name}`, s.renewTime, this.observed.at, this.previousReadSentAt, l.leaseDurationSeconds * 1000);
+      if (s && l?.session === s.name && l.holderInstance !== undefined && l.holderInstance !== this.instance) this.sessionPhase(s.name).seen(`session:${s.name}`, s.renewTime, this.observed.at, this.previousReadSentAt, l.leaseDurationSeconds * 1000);
       else if (l?.holderInstance !== undefined && l.renewTime !== undefined && l.renewTime !== l.acquireTime && l.holderInstance !== this.instance) this.phase.seen(`${l.holderInstance}|${l.fencingToken}`, l.renewTime, this.observed.at, this.previousReadSentAt, l.leaseDurationSeconds * 1000);
     } else this.observed!.revision = read.revision;
     this.onHolder(read.item?.holderIdentity);

@@ -17,8 +17,7 @@ import { CandidateStore } from '../stores/candidate-store.js';
 import { ConflictError } from '../stores/errors.js';
 import { LeaseStore, type Term } from '../stores/lease-store.js';
 import { RunOnceStore, type RunOnceRead } from '../stores/run-once-store.js';
-import { LeaderElector, LeaderElectorOptionsSchema, defaultRenewIntervalMs, type StopReason } from './elector.js';
-import { handOffPromptly } from './seam.js';
+import { LeaderElector, LeaderElectorOptionsSchema, defaultRenewIntervalMs, electorWith, type ElectorInternals, type StopReason } from './elector.js';
 import { FencingError, NO_TRANSACTIONS, fencedTransactWrite } from './fencing.js';
 import { INTERNAL_STOP, stampClockFor } from './options.js';
 import { newPeriodRefusal, rememberRun, windowOf, windowRun } from './run-once-windows.js';
@@ -53,12 +52,21 @@ export function tryWithLease<T>(name: string, fn: LeaseFn<T>, options: WithLease
   return runWithLease(name, fn, options, true);
 }
 
+/**
+ * `tryWithLease` with its elector built with `internals` (lib/sdk/elector.ts electorWith): the
+ * simulator's, which plants a bug in the runs it makes (sim/bugs.ts). Not part of the public API.
+ * @internal
+ */
+export function tryWithLeaseWith<T>(internals: ElectorInternals, name: string, fn: LeaseFn<T>, options: WithLeaseOptions): Promise<LeaseRunResult<T>> {
+  return runWithLease(name, fn, options, true, internals);
+}
+
 /** Beyond its term by this much on DynamoDB's clock (the coordinator's clockSkewMs, and both stamps' errors), a holder is stale. */
 const STALE_MARGIN_MS = 2_000;
 
 const defaultIdentity = (): string => `run-${hostname().replace(/[^A-Za-z0-9._:/-]/g, '-').slice(0, 200) || 'host'}-${process.pid}`;
 
-async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeaseOptions, tryOnly: boolean): Promise<LeaseRunResult<T>> {
+async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeaseOptions, tryOnly: boolean, internals: ElectorInternals = {}): Promise<LeaseRunResult<T>> {
   const what = `${tryOnly ? 'tryWithLease' : 'withLease'} options for lease "${name}"`;
   const leaseName = parse(Name, name, `${tryOnly ? 'tryWithLease' : 'withLease'} lease name`);
   if (typeof work !== 'function') throw new ValidationError(what, [{ field: 'fn', message: 'must be a function (signal, term) => …' }]);
@@ -90,7 +98,8 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
   let stopped: StopReason | undefined;
   let elector: LeaderElector;
   try {
-    elector = new LeaderElector({
+    // a cancelled leader hands over at once: the caller waits for the release
+    elector = electorWith({ ...internals, promptly: true }, {
       leaseName,
       identity,
       tables: o.tables,
@@ -125,7 +134,6 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
     if (e instanceof ValidationError) throw new ValidationError(what, e.issues);
     throw e;
   }
-  handOffPromptly(elector);
   // a vacant or stale lease is worth a term's watch and two polls even to a caller that waits for nobody
   const takeMs = elector.options.leaseDurationMs + 2 * elector.options.retryPeriodMs;
   const waitMs = immediate ? Math.max(o.waitMs ?? 2 * elector.options.leaseDurationMs, takeMs) : (o.waitMs ?? 2 * elector.options.leaseDurationMs);

@@ -99,7 +99,7 @@ describe.each(Object.keys(rigs))('LeaseLock on %s', (kind) => {
     const term = { holderIdentity: 'a', fencingToken: got.written.fencingToken };
     await rig.coordinatorWrites(await lock.get(), { set: { successor: 'b', successorInstance: 'b-1' } });
     await rig.standsFor(cand('b', '1.30.0', '1.30.0', { identity: 'b-1', address: 'b.local:80' }));
-    expect((await lock.candidate('b'))?.address).toBe('b.local:80');
+    expect((await lock.candidate('b')).item?.address).toBe('b.local:80');
     const h = { now: NOW + 1000, firstTermSeconds: 5, leaseTransitions: got.written.leaseTransitions, secondNamed: false };
     expect(await lock.handOver(term, { ...h, heir: { name: 'b', instance: 'b-2' } })).toBeUndefined();
     const handed = await lock.handOver(term, { ...h, heir: { name: 'b', instance: 'b-1', address: 'b.local:80' } });

@@ -50,7 +50,8 @@ const PLANTED: { bug: PlantedBug; seed: number; limit: number }[] = [
   { bug: 'platformEventByArrival', seed: 5151, limit: 300 },
   { bug: 'successorWithoutRevision', seed: 5043, limit: 300 },
   // a graceful stop now hands the lease over: releases are rarer, and a late hand-off is the bug's other half
-  { bug: 'releaseWithoutTermCondition', seed: 5045, limit: 800 },
+  // the watcher's cadence lock (issue 38, item 4, afd0244) moved it again, 5045 → 5124
+  { bug: 'releaseWithoutTermCondition', seed: 5124, limit: 800 },
   // sessions run in about half the worlds (issue 17): 5001 is the first of them from 5000. Planted
   // again (issue 38, item 4): hiding session rows no longer planted it once a term on a missing row
   // counted as unvouched (alive, to the coordinator); the plant now strips `session` from the leases
@@ -60,7 +61,8 @@ const PLANTED: { bug: PlantedBug; seed: number; limit: number }[] = [
   // faults as users bring them (issue 36), in half the worlds: caught by the requests and stuckLease rules
   { bug: 'hotRetryLoop', seed: 5012, limit: 300 },
   { bug: 'zombieLeader', seed: 5000, limit: 300 },
-  { bug: 'renewalIgnoresAnswer', seed: 5021, limit: 300 },
+  // moved by the watcher's cadence lock (issue 38, item 4, afd0244): 5021 → 5058
+  { bug: 'renewalIgnoresAnswer', seed: 5058, limit: 300 },
 ];
 
 const run = (seed: number) => runWorld(generateSchedule(seed, { workers: DEFAULT_SETTINGS.workers, durationMs: DEFAULT_SETTINGS.durationMs }), DEFAULT_SETTINGS, { trace: true });
