@@ -114,6 +114,8 @@ export const LIMITS = {
   iotOutboundPerAccount: { value: 20_000, source: 'same: outbound publish requests per second per account 20,000 (adjustable): one per subscribed connection a message reaches' },
   iotInboundPerAccount: { value: 20_000, source: 'same: inbound publish requests per second per account 20,000 (adjustable)' },
   iotConnectPerAccount: { value: 500, source: 'same: CONNECT requests per second per account 500 (adjustable; newer copies of the page give 3,000 in large Regions)' },
+  iamRolePolicyChars: { value: 10_240, source: "IAM and AWS STS quotas: a role's inline policies together 10,240 characters (white space not counted)" },
+  iamManagedPolicyChars: { value: 6_144, source: 'same: a managed policy 6,144 characters; 10 managed policies per role by default, 20 at most (AWS Knowledge Center, "iam-increase-policy-size")' },
   iotSubscriptionsPerAccount: { value: 500_000, source: 'same: subscriptions per account 500,000; subscriptions per second per account 500 (both adjustable)' },
 } as const;
 
