@@ -13,6 +13,7 @@ import type { Host } from './network.js';
 import { RegionSet } from '../lib/sim/regions.js';
 import type { WorldContext } from './settings.js';
 import { killProc } from './faults.js';
+import { ns } from './feed.js';
 import type { Workers } from './workers.js';
 import type { HistoryRecord } from '../lib/history/schema.js';
 import { LeaseStore } from '../lib/stores/lease-store.js';
@@ -159,13 +160,17 @@ export class WorldRegions {
     const out: RegionFigure[] = [];
     const ms = (r: HistoryRecord) => Number(BigInt(r.mono) / 1_000n) / 1_000;
     for (const e of this.happened) {
+      // compared in the history's own nanoseconds: in milliseconds, a record made at the event's
+      // very moment (a lost Region's processes killed) could round to before it, and a lease whose
+      // leader died with its Region went uncounted
+      const at = BigInt(ns(e.mono));
       for (const lease of leases) {
         // what the event itself did (a lost Region's processes killed) comes after it
-        const before = history.filter((r) => r.lease === lease && ms(r) < e.mono);
+        const before = history.filter((r) => r.lease === lease && BigInt(r.mono) < at);
         const last = before.filter((r) => r.event === 'started').at(-1);
         if (!last || before.some((r) => r.event === 'stopped' && r.instance === last.instance && r.fencingToken === last.fencingToken)) continue;
         if (regionOf(this.plan, last.identity) !== e.region) continue;
-        const after = history.filter((r) => r.lease === lease && ms(r) >= e.mono);
+        const after = history.filter((r) => r.lease === lease && BigInt(r.mono) >= at);
         const stop = after.find((r) => r.event === 'stopped' && r.instance === last.instance && r.fencingToken === last.fencingToken);
         const next = after.find((r) => r.event === 'started' && r.instance !== last.instance);
         out.push({

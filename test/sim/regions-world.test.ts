@@ -46,6 +46,15 @@ describe('one leader across Regions, in the simulator', () => {
     }
   });
 
+  it('every lease whose leader died with its lost Region is counted (seed 6241, Region events alone: the kill recorded at the loss’s very moment once rounded to before it)', async () => {
+    const r = await world(6241, false); // us-east-1 cut off at 149 s, rejoined at 238 s; us-east-2 (w3 leading both leases) lost at 243 s
+    expect(r.verdict.violations).toEqual([]);
+    expect((r.regions ?? []).filter((f) => f.kind === 'lose').map((f) => [f.lease, f.region, f.newLeaderRegion])).toEqual([
+      ['job-0', 'us-east-2', 'us-east-1'],
+      ['job-1', 'us-east-2', 'us-east-1'],
+    ]);
+  });
+
   it('a leader whose Region is cut off stops on its own by its renew deadline, and another Region’s worker leads', async () => {
     let cut = 0;
     for (let seed = 1000; seed < 1030; seed++) {
