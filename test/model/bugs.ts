@@ -1,0 +1,90 @@
+/**
+ * The planted bugs of sim/bugs.ts that concern the election step or the lease lock, as wrapped
+ * protocols for the model checker: each takes the real one and returns it with one decision or one
+ * write changed. Nothing is patched: the explorer is handed the wrapped protocol.
+ */
+import type { FollowerView } from '../../lib/sdk/follower.js';
+import type { LeaderStep } from '../../lib/sdk/leader.js';
+import type { PlantedBug } from '../../sim/bugs.js';
+import { HOLDER_FIELDS } from '../../lib/schemas/platform.js';
+import type { Protocol } from './election-model.js';
+import type { Landed, Row } from './lease-rows.js';
+
+export type ModelBug = Extract<PlantedBug, 'leaderIgnoresRenewDeadline' | 'renewalIgnoresAnswer' | 'expiryByHolderTimestamp' | 'electionKeepsToken' | 'releaseWithoutTermCondition' | 'successorWithoutRevision' | 'renewalWithoutTokenCondition'>;
+
+export function planted(bug: ModelBug, p: Protocol): Protocol {
+  switch (bug) {
+    case 'leaderIgnoresRenewDeadline':
+      // the renew deadline's timer changes nothing
+      return { ...p, decideLeader: (s, t, o): LeaderStep => (o.kind === 'deadline' ? { kind: 'none' } : p.decideLeader(s, t, o)) };
+    case 'renewalIgnoresAnswer':
+      // renewed is renewed: the row it answered with is not looked at
+      return { ...p, decideLeader: (s, t, o): LeaderStep => (o.kind === 'renewed' && o.lease ? { kind: 'renewed', renewedAt: Math.max(t.renewedAt, o.sentAt), lease: o.lease } : p.decideLeader(s, t, o)) };
+    case 'expiryByHolderTimestamp':
+      // the holder's stamp against this machine's wall clock, instead of a term watched unchanged
+      return {
+        ...p,
+        decideFollower: (v: FollowerView, env) => {
+          const l = v.lease;
+          const expired = l?.renewTime !== undefined && env.wallNow - l.renewTime > l.leaseDurationSeconds * 1000;
+          return p.decideFollower(expired ? { ...v, observedAt: v.now - l!.leaseDurationSeconds * 1000 - 1 } : v, env);
+        },
+      };
+    case 'electionKeepsToken':
+      // a write that begins a term keeps the token it read
+      return {
+        ...p,
+        rows: {
+          ...p.rows,
+          write: (row, read, patch, name) =>
+            patch.set?.holderIdentity !== undefined && patch.set.fencingToken !== undefined && read.item
+              ? p.rows.write(row, read, { ...patch, set: { ...patch.set, fencingToken: read.item.fencingToken } }, name)
+              : p.rows.write(row, read, patch, name),
+        },
+      };
+    case 'successorWithoutRevision':
+      // the successor's takeover conditioned on the term it read (same holder, same token), not on its revision
+      return {
+        ...p,
+        rows: {
+          ...p.rows,
+          write: (row, read, patch, name) => {
+            const sameTerm = row?.holderIdentity === read.item?.holderIdentity && row?.fencingToken === read.item?.fencingToken;
+            return patch.set?.electedBy === 'successor' && sameTerm && row ? p.rows.write(row, { item: row, revision: row.revision }, patch, name) : p.rows.write(row, read, patch, name);
+          },
+        },
+      };
+    case 'releaseWithoutTermCondition':
+      // whoever holds it: a release that lands late ends the next term; a hand-off gives it away
+      return {
+        ...p,
+        rows: {
+          ...p.rows,
+          releaseTerm: (row, term, now): Landed => {
+            if (row?.holderIdentity === undefined) return { row, answer: undefined };
+            const rest = { ...row } as Record<string, unknown>;
+            for (const f of [...HOLDER_FIELDS, 'termToken', 'preferredHolder', 'vacancyReport']) delete rest[f];
+            const written = { ...rest, renewTime: now, lastHolderIdentity: term.holderIdentity, revision: row.revision + 1 } as NonNullable<Row>;
+            return { row: written, answer: written };
+          },
+          handOver: (row, term, heir, now, firstTermSeconds, leaseTransitions, secondNamed) =>
+            row?.holderIdentity !== undefined && row.successor === heir.name
+              ? p.rows.handOver({ ...row, holderIdentity: term.holderIdentity, fencingToken: term.fencingToken, successorInstance: heir.instance }, term, heir, now, firstTermSeconds, leaseTransitions, secondNamed)
+              : { row, answer: undefined },
+        },
+      };
+    case 'renewalWithoutTokenCondition':
+      // a renewal of whatever the row holds, answered with the row as it is then
+      return {
+        ...p,
+        rows: {
+          ...p.rows,
+          renewTerm: (row, _term, renewTime, leaseDurationSeconds): Landed => {
+            const written = { ...(row ?? { name: 'model', leaseTransitions: 0, fencingToken: 0 }), renewTime, leaseDurationSeconds, revision: (row?.revision ?? 0) + 1 } as NonNullable<Row>;
+            return { row: written, answer: written };
+          },
+        },
+      };
+  }
+}
+

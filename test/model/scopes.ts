@@ -1,0 +1,12 @@
+/** The scopes `npm test` explores (test/model/model.test.ts), shared with test/model/run.ts. */
+import { SMALL, type ModelConfig } from './election-model.js';
+
+/** The scopes CI explores, each to its depth (transitions from the start: elections, polls, writes landing, ticks, faults). */
+export const SCOPES: { name: string; cfg: ModelConfig; depth: number }[] = [
+  // stamp clocks at either end of ±maxClockErrorMs, and one jump within it, anywhere
+  { name: 'two electors, clocks off by ±500 ms, one jump', cfg: { ...SMALL, stampOffsetsMs: [-500, 500], faults: 0, clockJumps: 1 }, depth: 6 },
+  // one request slow, answered late or lost (and then maybe landing later), and the leader's work failing once
+  { name: 'two electors, one slow or lost request, one work failure', cfg: { ...SMALL, stampOffsetsMs: [0], faults: 1, workFailures: 1 }, depth: 7 },
+  { name: 'three electors (a successor and a second successor named)', cfg: { ...SMALL, electors: 3, stampOffsetsMs: [0], faults: 0 }, depth: 6 },
+];
+
