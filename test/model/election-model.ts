@@ -166,13 +166,8 @@ interface Elector {
   readonly busy?: Op;
 }
 
-interface TermKey {
-  readonly holderIdentity: string | undefined;
-  readonly holderInstance: string | undefined;
-  readonly renewTime: number | undefined;
-  readonly fencingToken: number;
-  readonly leaseDurationSeconds: number;
-}
+/** What LeaseWatch compares to tell a new term (or renewal) from the one it saw. */
+type TermKey = Pick<Lease, 'holderIdentity' | 'holderInstance' | 'renewTime' | 'fencingToken' | 'leaseDurationSeconds'>;
 
 export interface World {
   /** True time, in units. */
