@@ -132,6 +132,36 @@ function askedInVain(lease: Lease, silent: readonly Candidate[], ackWindowMs: nu
   return failure?.reason === 'noLiveCandidates' && silent.every((c) => c.pingTime !== undefined && c.pingTime + ackWindowMs <= failure.at);
 }
 
+/**
+ * What follows an operator's delete of a row that was held (`deleted`, the stream record's old
+ * image), decided when the lease stream's function has marked the term ended on its holder's
+ * session and finds no row: the decision `decide()` makes for a missing row, except that no one is
+ * elected before `now` plus the deleted term's lease duration — an election opened now, pinging
+ * whom `decide()` would ping, with that `notBefore` (and a deadline no earlier). Why that bound:
+ * the holder stops at its next renewal that tells it (a session renewal reads the mark, written
+ * before `now`; a lease renewal finds the row gone, deleted before `now`), and with its renewals
+ * failing it stops at its renew deadline after the last one that succeeded — sent before `now`
+ * either way, and the renew deadline is shorter than the lease duration. `now` is the function's
+ * own clock, as the election's closing will be, so no worker's clock takes part. The row's
+ * `renewTime` would not do: a term held on a session does not renew its row, and a worker's stamp
+ * is its clock's. Where nobody can be elected, `decide()`'s own decision.
+ */
+export function heldAfterDelete(name: string, deleted: Lease, candidates: readonly Candidate[], now: number, config: ElectionConfig): Decision {
+  const d = decide(name, undefined, candidates, now, config);
+  if (d.kind !== 'elect' && d.kind !== 'openElection') return d;
+  const notBefore = now + deleted.leaseDurationSeconds * 1000;
+  const election: Election = {
+    id: electionIdFor(name, undefined),
+    startedAt: now,
+    deadline: Math.max(now + config.ackWindowMs, notBefore),
+    strategy: d.strategy,
+    notBefore,
+    // the holder of the deleted term is asked like everyone else, never waited for
+    ...(deleted.holderIdentity !== undefined ? { departed: deleted.holderIdentity } : {}),
+  };
+  return { kind: 'openElection', strategy: d.strategy, vacancy: 'noLease', election, ping: d.kind === 'openElection' ? d.ping : [] };
+}
+
 /** The election fails (`election`: the one open, if any). */
 function failed(now: number, election: { id: string } | undefined, reason: ElectionFailure['reason'], message: string, strategy?: string): Decision {
   return {
@@ -194,6 +224,10 @@ export function decide(name: string, lease: Lease | undefined, candidates: reado
     const acked = live.filter((c) => hasAcked(c, election, config.ackWindowMs, notAfter) || c.name === holder);
     // A holder whose term just ran out is not waited for, unless nobody else has answered.
     const waitFor = pending.filter((n) => n !== election.departed);
+    // Opened after an operator deleted the row while held (heldAfterDelete): nobody is elected
+    // before the deleted term's holder has had its renew deadline to hear of the end, however soon
+    // everyone answered. The deadline is never before it, so the timer finishes it.
+    if (election.notBefore !== undefined && now < election.notBefore) return { kind: 'awaitAcks', strategy, election, pending };
     if (now < election.deadline && (waitFor.length > 0 || (pending.length > 0 && acked.length === 0))) return { kind: 'awaitAcks', strategy, election, pending };
     if (holder === undefined) return finish(acked, election);
     // A re-election: preempt only in favour of a candidate that just answered.

@@ -5,9 +5,12 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
 import { BrokenLeaseError, reconcileAll, reconcileLease, type CoordinatorDeps, type ReconcileAllResult, type ReconcileOutcome } from '../coordinator/reconcile.js';
-import { answeredLastPing } from '../election/decide.js';
+import { answeredLastPing, heldAfterDelete } from '../election/decide.js';
+import { plan } from '../election/plan.js';
 import { eventsFromCandidateChange, eventsFromLeaseChange } from '../events/derive.js';
 import { PublishError } from '../events/publisher.js';
+import { ConflictError } from '../stores/errors.js';
+import { LeaseStore } from '../stores/lease-store.js';
 import type { ConclaveEvent } from '../events/schemas.js';
 import type { Candidate } from '../schemas/candidate.js';
 import type { Lease } from '../schemas/lease.js';
@@ -105,6 +108,40 @@ async function reconcile(deps: FunctionDeps, lease: string, trigger: string): Pr
   return o;
 }
 
+/**
+ * The reconcile after an operator deleted the row while it was held (`deleted`, the old image):
+ * the row is created with an election that closes no earlier than the deleted term could still be
+ * acted on (heldAfterDelete), instead of electing at once — the holder hears of the end only at
+ * its next renewal, up to its renew deadline away. The write is conditioned on the row still
+ * being absent: if it came back meanwhile (the tick, a worker's own take, this record retried), the
+ * lease is reconciled as it is.
+ */
+async function reconcileAfterDelete(deps: FunctionDeps, deleted: Lease, trigger: string): Promise<ReconcileOutcome | undefined> {
+  const co = deps.coordinator;
+  const read = LeaseStore.readOf(deleted.name, undefined);
+  const list = await co.candidates.list(deleted.name);
+  const now = co.clock.now();
+  const decision = heldAfterDelete(deleted.name, deleted, list.candidates, now, co.config);
+  if (decision.kind !== 'openElection') return reconcile(deps, deleted.name, trigger); // nobody to elect: as any missing row
+  const writes = plan(decision, undefined, now, co.config);
+  const outcome: ReconcileOutcome = { lease: deleted.name, decision, before: undefined, after: undefined, pinged: [], invalidCandidates: list.invalid, attempts: 1, at: now };
+  if (writes.ping.length) {
+    const done = await Promise.all(writes.ping.map((c) => co.candidates.ping(deleted.name, c, writes.pingTime!)));
+    outcome.pinged = writes.ping.filter((_, i) => done[i]);
+  }
+  try {
+    outcome.after = await co.leases.write(read, writes.lease!);
+  } catch (e) {
+    if (!(e instanceof ConflictError)) throw e;
+    return reconcile(deps, deleted.name, trigger);
+  }
+  await afterReconcile(deps, outcome, trigger);
+  return outcome;
+}
+
+/** Whether a lease record is an operator's delete of a held row. */
+const deletedWhileHeld = (c: Change<Lease>): boolean => c.new === undefined && c.old?.holderIdentity !== undefined;
+
 const changed = (a: unknown, b: unknown) => JSON.stringify(a) !== JSON.stringify(b);
 
 /**
@@ -129,7 +166,7 @@ export function candidateChangeMatters(c: Change<Candidate>): boolean {
 export function leaseChangeMatters(c: Change<Lease>): boolean {
   const o = c.old;
   const n = c.new;
-  if (!n) return o?.holderIdentity !== undefined; // deleted while held (an operator's delete): elect again now, not at the next tick (a minute away); deleted vacant: the tick creates it again
+  if (!n) return o?.holderIdentity !== undefined; // deleted while held (an operator's delete): an election now (held until the deleted term is over: reconcileAfterDelete), not at the next tick (a minute away); deleted vacant: the tick creates it again
   if (!o) return n.holderIdentity === undefined || takenDirectly(n); // created without a holder (an operator's strategy), or by a worker
   if (o.holderIdentity !== undefined && n.holderIdentity === undefined && !n.election) return true; // released
   if (!o.vacancyReport && n.vacancyReport) return true;
@@ -266,7 +303,8 @@ export async function onLeaseChange(deps: FunctionDeps, c: Change<Lease>, wakes?
   const unmarked = await markEndedTerm(deps, c);
   await endTermPutBackOnItsSession(deps.coordinator, c, deps.logger); // a term redirected under its holder: elected again
   const events = eventsFromLeaseChange({ eventID: c.eventID, at: c.at ?? deps.coordinator.clock.now(), oldLease: c.old, newLease: c.new });
-  const o = leaseChangeMatters(c) ? await reconcile(deps, row.name, `lease ${c.eventName}`) : undefined;
+  const trigger = `lease ${c.eventName}`;
+  const o = deletedWhileHeld(c) ? await reconcileAfterDelete(deps, c.old!, trigger) : leaseChangeMatters(c) ? await reconcile(deps, row.name, trigger) : undefined;
   if (events.length) {
     await publishOrDefer(deps, events);
     for (const e of events) if (e.detailType === 'Leader Changed') leaseMetric(deps.metrics, e.detail.lease, METRIC.leaderChanges, MetricUnit.Count, 1);

@@ -28,6 +28,13 @@ export const Election = z.object({
    * waiting for it would usually cost the whole ack window — unless nobody else can answer.
    */
   departed: HolderName.optional(),
+  /**
+   * Set when the election opened because an operator deleted the row while it was held: the
+   * election closes no earlier than this (the coordinator's clock), however soon everyone answers,
+   * so the deleted term's holder has had its renew deadline to hear of the end before the next
+   * leader is elected (lib/functions/core.ts `heldAfterDelete`). The deadline is never before it.
+   */
+  notBefore: Millis.optional(),
 });
 export type Election = z.infer<typeof Election>;
 

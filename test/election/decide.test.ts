@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decide, type Decision } from '../../lib/election/decide.js';
+import { decide, heldAfterDelete, type Decision } from '../../lib/election/decide.js';
 import { plan } from '../../lib/election/plan.js';
 import { isCandidateStale, isIdentityExpired, vacancy } from '../../lib/election/vacancy.js';
 import type { Candidate } from '../../lib/schemas/candidate.js';
@@ -255,5 +255,45 @@ describe('staleness (TestLeaseCandidateGCController and identity leases)', () =>
     // Like Kubernetes, not expired at the very end of the term.
     expect(vacancy(lease('a'), NOW + 10 * SEC, 0).vacant).toBe(false);
     expect(vacancy(lease('a'), NOW + 10 * SEC + 1, 0).vacant).toBe(true);
+  });
+});
+
+describe('an operator deleted the row while held: the election after it waits for the deleted term (heldAfterDelete, Election.notBefore)', () => {
+  const deleted = lease('a', { leaseDurationSeconds: 15, session: 's1' });
+  const H = 15 * SEC;
+  it.each([
+    { name: 'every candidate fresh: nobody pinged, no leader before the deleted term’s lease duration', candidates: [cand('a', '1.19.0', '1.19.0'), cand('b', '1.19.0', '1.19.0')], ping: [] },
+    { name: 'a candidate not renewed lately is pinged, the deleted holder too (never waited for)', candidates: [cand('a', '1.19.0', '1.19.0', { renewTime: NOW - MIN }), cand('b', '1.19.0', '1.19.0')], ping: ['a'] },
+  ])('$name', ({ candidates, ping }) => {
+    expect(heldAfterDelete('component-A', deleted, candidates, NOW, config)).toEqual({
+      kind: 'openElection',
+      strategy: OEV,
+      vacancy: 'noLease',
+      election: { id: 'component-A#1', startedAt: NOW, deadline: NOW + H, notBefore: NOW + H, strategy: OEV, departed: 'a' },
+      ping,
+    });
+  });
+
+  it('a lease duration shorter than the ack window: the deadline is the ack window, the hold the lease duration', () => {
+    const d = heldAfterDelete('component-A', lease('a', { leaseDurationSeconds: 2 }), [cand('b', '1.19.0', '1.19.0', { renewTime: NOW - MIN })], NOW, config);
+    expect(d).toMatchObject({ kind: 'openElection', election: { deadline: NOW + E, notBefore: NOW + 2 * SEC } });
+  });
+
+  it('nobody to elect: the decision for a missing row, as it is', () => {
+    expect(heldAfterDelete('component-A', deleted, [], NOW, config)).toEqual({ kind: 'leaveAlone', reason: 'noCandidates' });
+  });
+
+  const held = (extra: Partial<Lease> = {}) => lease(undefined, { election: { id: 'component-A#1', startedAt: NOW, deadline: NOW + H, notBefore: NOW + H, strategy: OEV, departed: 'a' }, ...extra });
+  const answered = [cand('a', '1.19.0', '1.19.0', { pingTime: NOW, ackedPingTime: NOW, renewTime: NOW + SEC }), cand('b', '1.19.0', '1.19.0', { pingTime: NOW, ackedPingTime: NOW, renewTime: NOW + SEC })];
+  it.each([
+    { name: 'everyone answered at once: nobody is elected before notBefore (the ack-driven finish)', now: NOW + 2 * SEC, want: 'awaitAcks' },
+    { name: 'past the ack window, still before notBefore (the tick, an early timer)', now: NOW + H - 1, want: 'awaitAcks' },
+    { name: 'at notBefore: elected', now: NOW + H, want: 'elect' },
+  ])('$name', ({ now, want }) => {
+    expect(decide('component-A', held(), answered, now, config).kind).toBe(want);
+  });
+
+  it('taken meanwhile by a worker (its fallback): the held election is cancelled, the holder left alone', () => {
+    expect(decide('component-A', held({ holderIdentity: 'b', renewTime: NOW + SEC, acquireTime: NOW + SEC }), answered, NOW + 2 * SEC, config)).toMatchObject({ kind: 'cancelElection', why: 'holderChanged' });
   });
 });

@@ -21,7 +21,7 @@ describe('leaseChangeMatters: which lease writes the lease stream reconciles on'
     { name: 'elected by the coordinator (it named the successor in the same write)', old: lease(undefined, { fencingToken: 7 }), neu: lease('b', { fencingToken: 8, electedBy: 'coordinator', successor: 'c' }), want: false },
     { name: 'a successor designated', old: held, neu: lease('a', { fencingToken: 7, successor: 'b' }), want: false },
     { name: 'a renewal', old: held, neu: lease('a', { fencingToken: 7, renewTime: NOW + 2000 }), want: false },
-    { name: 'deleted while held (an operator’s delete): elected again now, not at the next tick', old: held, neu: undefined, want: true },
+    { name: 'deleted while held (an operator’s delete): an election now (held until the deleted term is over), not at the next tick', old: held, neu: undefined, want: true },
     { name: 'deleted vacant', old: lease(undefined, { fencingToken: 7 }), neu: undefined, want: false },
   ])('$name → $want', ({ old, neu, want }) => {
     expect(leaseChangeMatters(change(old, neu))).toBe(want);

@@ -1,0 +1,149 @@
+/**
+ * An operator deletes a lease row while it is held (docs/safety.md, seeds 1448349301 and
+ * 1368225001). The holder hears of it only at its next renewal — the session mark the lease
+ * stream writes, or its lease renewal finding the row gone — up to its renew deadline away, so the
+ * election that follows closes no earlier than the deleted term's lease duration after the stream
+ * saw the delete (Election.notBefore): the candidates' acks, the tick and an early timer elect
+ * nobody before that, the election timer does at it. On real stream records of DynamoDB Local,
+ * through the lease stream's handler; time is a manual clock.
+ */
+import { DeleteItemCommand } from '@aws-sdk/client-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
+import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeHandler as leaseStream } from '../../functions/lease-stream.js';
+import { manualClock } from '../../lib/clock.js';
+import { coordinatorDeps } from '../../lib/coordinator/reconcile.js';
+import { onCandidateChange, onTick, onTimer, type FunctionDeps } from '../../lib/functions/core.js';
+import { observability } from '../../lib/functions/env.js';
+import type { TimerMessage } from '../../lib/functions/timer.js';
+import { lambdaContext } from '../../lib/local/runtime.js';
+import { sessionKey } from '../../lib/schemas/identity.js';
+import { OLDEST_EMULATION_VERSION } from '../../lib/schemas/strategy.js';
+import { streamRecords, testTables, type TestTables } from '../support.js';
+
+let t: TestTables;
+beforeAll(async () => {
+  t = await testTables('operator-delete');
+});
+afterAll(async () => {
+  await t.drop();
+});
+
+const DURATION_S = 15;
+
+function setup(start: number) {
+  const clock = manualClock(start);
+  const timers: TimerMessage[] = [];
+  const d: FunctionDeps = {
+    coordinator: coordinatorDeps(t.client, t.names, { clock, config: { ackWindowMs: 5_000 } }),
+    timer: { schedule: async (m) => void ('republish' in m ? undefined : timers.push(m)) },
+    publish: async () => undefined,
+    deadLetter: async () => undefined,
+    ...observability('test', 'SILENT'),
+  };
+  return { clock, d, timers };
+}
+
+/** Candidates `names` renewed at `at`; the lease held by the first, its term on the session `a-session`. */
+async function stand(d: FunctionDeps, lease: string, names: string[], at: number) {
+  const c = d.coordinator;
+  for (const name of names) {
+    await c.candidates.write(await c.candidates.read(lease, name), { set: { binaryVersion: '1.30.0', emulationVersion: '1.30.0', preferredStrategies: [OLDEST_EMULATION_VERSION], renewTime: at, createdAt: at - 60_000, identity: `${name}-1` } });
+  }
+  const key = sessionKey('a-session');
+  await c.identities.write(await c.identities.read(key.component, key.name), { set: { holderIdentity: 'a-session', hostname: 'h', leaseDurationSeconds: 15, acquireTime: at, renewTime: at } });
+  const held = await c.leases.write(await c.leases.read(lease), {
+    set: { holderIdentity: names[0]!, holderInstance: `${names[0]}-1`, leaseDurationSeconds: DURATION_S, acquireTime: at, renewTime: at, leaseTransitions: 0, fencingToken: 1, electedBy: 'coordinator', session: 'a-session' },
+  });
+  return { key, held };
+}
+
+/** The lease's REMOVE record, as the lease stream delivers it. */
+async function removal(lease: string): Promise<DynamoDBRecord> {
+  const r = (await streamRecords(t.client, t.names.leases)).filter((x) => x.dynamodb!.Keys!['name']!.S === lease && x.eventName === 'REMOVE');
+  expect(r).toHaveLength(1);
+  return r[0]!;
+}
+
+const deleteRow = (lease: string) => t.client.send(new DeleteItemCommand({ TableName: t.names.leases, Key: marshall({ name: lease }) }));
+
+describe("an operator's delete of a held lease row", () => {
+  it('marks the term ended, and elects the next leader no earlier than the deleted term could still be acted on: not at the acks, the tick or an early timer; at the election timer', async () => {
+    const start = Date.now();
+    const { clock, d, timers } = setup(start);
+    const lease = 'deleted-held';
+    const { key } = await stand(d, lease, ['a', 'b'], start);
+    await deleteRow(lease);
+    const record = await removal(lease);
+
+    clock.set(start + 49_000); // the functions were down: the record is processed late
+    const seenAt = clock.now();
+    expect(await leaseStream(d)({ Records: [record] } as DynamoDBStreamEvent, lambdaContext('leaseStream'))).toEqual({ batchItemFailures: [] });
+    expect((await d.coordinator.identities.read(key.component, key.name)).item?.endedTerms).toEqual({ [lease]: 1 });
+    const opened = (await d.coordinator.leases.read(lease)).item!;
+    expect(opened.holderIdentity).toBeUndefined();
+    expect(opened.election).toMatchObject({ startedAt: seenAt, notBefore: seenAt + DURATION_S * 1000, deadline: seenAt + DURATION_S * 1000, departed: 'a' });
+    expect(timers.map((m) => m.deadline)).toEqual([seenAt + DURATION_S * 1000]);
+    // both were last renewed 49 s ago: pinged
+    for (const name of ['a', 'b']) expect((await d.coordinator.candidates.read(lease, name)).item!.pingTime).toBe(seenAt);
+
+    // both answer at once: the candidate stream's reconcile elects nobody yet
+    clock.advance(200);
+    for (const name of ['b', 'a']) {
+      const r = await d.coordinator.candidates.read(lease, name);
+      const old = r.item!;
+      const neu = await d.coordinator.candidates.write(r, { set: { renewTime: clock.now(), ackedPingTime: old.pingTime! } });
+      expect((await onCandidateChange(d, { eventID: `ack-${name}`, eventName: 'MODIFY', at: clock.now(), old, new: neu }))?.decision.kind).toBe('awaitAcks');
+    }
+    // nor the tick, nor a timer early (a redelivered or early message)
+    clock.set(seenAt + DURATION_S * 1000 - 1);
+    expect((await onTick(d)).outcomes.find((o) => o.lease === lease)?.decision.kind).toBe('awaitAcks');
+    expect((await onTimer(d, { lease, electionId: opened.election!.id, deadline: opened.election!.deadline }))?.decision.kind).toBe('awaitAcks');
+    expect((await d.coordinator.leases.read(lease)).item!.holderIdentity).toBeUndefined();
+
+    // the same record delivered again: nothing new is opened
+    const again = (await d.coordinator.leases.read(lease)).item!;
+    expect(await leaseStream(d)({ Records: [record] } as DynamoDBStreamEvent, lambdaContext('leaseStream'))).toEqual({ batchItemFailures: [] });
+    expect((await d.coordinator.leases.read(lease)).item).toEqual(again);
+
+    // the timer, at the deadline: elected
+    clock.set(seenAt + DURATION_S * 1000);
+    const done = await onTimer(d, { lease, electionId: opened.election!.id, deadline: opened.election!.deadline });
+    expect(done?.decision).toMatchObject({ kind: 'elect', acked: ['a', 'b'] });
+    expect((await d.coordinator.leases.read(lease)).item).toMatchObject({ holderIdentity: expect.any(String), fencingToken: expect.any(Number) });
+    expect((await d.coordinator.leases.read(lease)).item!.election).toBeUndefined();
+  });
+
+  it('with every candidate fresh, nobody is pinged, and still nobody is elected before the lease duration (seed 1368225001: the functions up)', async () => {
+    const start = Date.now();
+    const { clock, d } = setup(start);
+    const lease = 'deleted-fresh';
+    await stand(d, lease, ['a', 'b'], start);
+    await deleteRow(lease);
+    const record = await removal(lease);
+    clock.advance(300);
+    const seenAt = clock.now();
+    await leaseStream(d)({ Records: [record] } as DynamoDBStreamEvent, lambdaContext('leaseStream'));
+    const opened = (await d.coordinator.leases.read(lease)).item!;
+    expect(opened.holderIdentity).toBeUndefined();
+    expect(opened.election).toMatchObject({ notBefore: seenAt + DURATION_S * 1000 });
+    for (const name of ['a', 'b']) expect((await d.coordinator.candidates.read(lease, name)).item!.pingTime).toBeUndefined();
+    clock.set(seenAt + 5_000); // an ack window later: everyone counts as acked, the hold still stands
+    expect((await onTimer(d, { lease, electionId: opened.election!.id, deadline: seenAt + 5_000 }))?.decision.kind).toBe('awaitAcks');
+    clock.set(seenAt + DURATION_S * 1000);
+    expect((await onTimer(d, { lease, electionId: opened.election!.id, deadline: opened.election!.deadline }))?.decision.kind).toBe('elect');
+  });
+
+  it('a lease deleted vacant is left to the tick, as before (nothing to hold)', async () => {
+    const start = Date.now();
+    const { d } = setup(start);
+    const lease = 'deleted-vacant';
+    const c = d.coordinator;
+    await c.candidates.write(await c.candidates.read(lease, 'b'), { set: { binaryVersion: '1.30.0', emulationVersion: '1.30.0', preferredStrategies: [OLDEST_EMULATION_VERSION], renewTime: start, createdAt: start - 60_000 } });
+    await c.leases.write(await c.leases.read(lease), { set: { leaseDurationSeconds: DURATION_S, leaseTransitions: 0, fencingToken: 1 } });
+    await deleteRow(lease);
+    await leaseStream(d)({ Records: [await removal(lease)] } as DynamoDBStreamEvent, lambdaContext('leaseStream'));
+    expect((await c.leases.read(lease)).item).toBeUndefined();
+  });
+});
