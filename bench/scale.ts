@@ -23,8 +23,8 @@ import { busyLease, LIMITS, REGION, scaleFigures, type Calibration, type Deploym
  * 14:49 UTC on this 2-core machine shared with six other sessions (load average 8–30): the 1,000
  * leases' ticks (docs/benchmarks.md, "The cost of scale", quotes the lines). The wall-time fit runs
  * through that unchanged tick (3.20 s) and the 10,000-lease one of 2026-11-23 (3.60 s, c8f3cef:
- * `npm run bench -- --only coordinator-scale`), since this run's 10,000 leases were still being
- * seeded when the figures were taken.
+ * `npm run bench -- --only coordinator-scale`): this run's 10,000-lease half was stopped still
+ * seeding after 51 minutes on the loaded machine.
  */
 export const CALIBRATION: Calibration = {
   unchanged: { interceptMs: 3158, msPerLease: (3600 - 3202) / 9000 },
