@@ -1,11 +1,12 @@
 /**
  * The cost of scale (issue 38, item 5): a model calibrated from real runs, not a simulation — the
- * simulator runs one process per worker and one request at a time, and 100,000 leases × 1,000
- * processes would be hours of simulated requests for figures that are rates times counts. What it
- * scales: the bench's measured request rates by kind (bench/scale-model.ts' MEASURED), the
- * coordinator's tick timed on DynamoDB Local (bench/scale-calibrate.ts), and who watches whose
- * session, counted by placing every lease. Prints the table of docs/benchmarks.md's "The cost of
- * scale", then the AWS limits each deployment meets.
+ * simulator sends every worker's requests one at a time through its DynamoDB model (about 51,000
+ * operations a CPU-second), and 100,000 leases × 1,000 processes are millions of requests per
+ * simulated minute for figures that are rates times counts. What it scales: the bench's measured
+ * request rates by kind (bench/scale-model.ts' MEASURED), the coordinator's tick timed on DynamoDB
+ * Local (bench/scale-calibrate.ts), and who watches whose session, counted by placing every lease.
+ * Prints docs/benchmarks.md's "Cost of scale" table, each AWS limit with ✓ or ✗, then each
+ * deployment's bill by kind and a busy lease's election.
  *
  *   npx tsx bench/scale.ts                          1, 100, 10,000 and 100,000 leases; random placement
  *   npx tsx bench/scale.ts --placement cells        each lease's candidates one cell of 3 processes
