@@ -16,7 +16,7 @@ import { LeaderElectorOptionsSchema, defaultRenewIntervalMs, renewCadenceMs, typ
 
 export { CandidacySchema, LeaderElectorOptionsSchema, PHASE_STEP_MS, defaultRenewIntervalMs, renewCadenceMs } from './elector-options.js';
 export type { ElectorRunPhase, ElectorStats, LeaderCallbacks, LeaderElectorOptions, ResolvedLeaderElectorOptions, StopReason } from './elector-options.js';
-import { isQuiet, SESSION_QUIET_LEASES, watchesTerm } from './follower.js';
+import { isVacant, pollPlan, SESSION_QUIET_LEASES, watchesTerm } from './follower.js';
 import { LeaseWatch } from './watch.js';
 import { DECISIONS, Leadership, type Decisions } from './leadership.js';
 import { sessionFallbackMs } from './leader.js';
@@ -418,15 +418,11 @@ export class LeaderElector {
   }
 
   private followerStep(woken = false): Promise<void> {
-    // Coordinated: an eventually consistent read (half the cost; every write a poll leads to is conditioned
-    // on what it read); woken: consistent (it is news). NoCoordination reads as client-go does. A quiet lease
-    // held on a session, with wakes reaching this worker: only the session row (shared by the process's
-    // electors); the lease row when woken, and as a backstop. (A reaction: most polls write nothing.)
-    const coordinated = this.options.mode === 'coordinated';
+    // what it reads: lib/sdk/follower.ts pollPlan (most polls write nothing)
     const last = this.watch.lastRaw;
-    const sessionOnly =
-      !woken && coordinated && this.pushLive && last?.item?.session !== undefined && last.item.holderIdentity !== undefined && isQuiet(this.watch.lastRead) && this.watch.leaseReadAt !== undefined && this.mono() - this.watch.leaseReadAt < this.sessionBackstopMs;
-    return this.watch.readView(!coordinated || woken, sessionOnly ? last : undefined).then(({ raw, view: read, sentAt }) => this.afterPoll(raw, read, sentAt, woken));
+    const { watch: w, options: o } = this;
+    const plan = pollPlan({ mode: o.mode, woken, pushLive: this.pushLive, raw: last?.item, view: w.lastRead, leaseReadAt: w.leaseReadAt, now: this.mono(), backstopMs: this.sessionBackstopMs });
+    return this.watch.readView(plan.consistent, plan.sessionOnly ? last : undefined).then(({ raw, view: read, sentAt }) => this.afterPoll(raw, read, sentAt, woken));
   }
 
   /** What a follower does with its poll: mostly nothing (undefined), else the writes it decides on. */
@@ -498,8 +494,7 @@ export class LeaderElector {
     this.watch.lastRaw = again.raw;
     this.watch.observe(again.view);
     const l = again.view.item;
-    const vacant = l?.holderIdentity === undefined || l.vacancyReport !== undefined || this.mono() - this.watch.observed!.at > l.leaseDurationSeconds * 1000;
-    if (vacant && watchesTerm(l, this.options.identity, this.instance)) await this.acquire(again.raw, 'successor');
+    if (isVacant(l, this.watch.observed!.at, this.mono()) && watchesTerm(l, this.options.identity, this.instance)) await this.acquire(again.raw, 'successor');
   }
 
   /** Tells the coordinator the holder has not renewed for a whole term, as this worker watched. */

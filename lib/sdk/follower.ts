@@ -82,6 +82,45 @@ export const watchesTerm = (lease: Lease | undefined, identity: string, instance
  */
 export const SECOND_SUCCESSOR_GRACE_MS = 200;
 
+/**
+ * Whether `lease` is vacant as this follower watched it: nobody holds it, a vacancy was reported, or
+ * its term has run out since it was first seen at `observedAt` (the observer's clock, not
+ * renewTime: tolerates skew between machines).
+ */
+export function isVacant(lease: Lease | undefined, observedAt: number, now: number): boolean {
+  return lease?.holderIdentity === undefined || lease.vacancyReport !== undefined || now - observedAt > lease.leaseDurationSeconds * 1000;
+}
+
+/** What a follower's next poll reads. */
+export interface PollPlan {
+  /** A consistent read of the lease row (NoCoordination, or woken: it is news); otherwise an eventually consistent one (every write it leads to is conditioned on it). */
+  readonly consistent: boolean;
+  /**
+   * Only the session row, not the lease row: a quiet lease held on a session (shared by the
+   * process's electors), with wakes reaching this worker and the lease row read within the backstop.
+   */
+  readonly sessionOnly: boolean;
+}
+
+/** How a follower reads on its next poll, from what it last read (`raw`: the lease row; `view`: as judged) and when. */
+export function pollPlan(p: {
+  readonly mode: 'coordinated' | 'NoCoordination';
+  readonly woken: boolean;
+  readonly pushLive: boolean;
+  readonly raw: Lease | undefined;
+  readonly view: Lease | undefined;
+  /** Monotonic time the lease row itself was last read. */
+  readonly leaseReadAt: number | undefined;
+  readonly now: number;
+  /** The lease row is read at least this often (a backstop for a lost wake). */
+  readonly backstopMs: number;
+}): PollPlan {
+  const coordinated = p.mode === 'coordinated';
+  const l = p.raw;
+  const sessionOnly = !p.woken && coordinated && p.pushLive && l?.session !== undefined && l.holderIdentity !== undefined && isQuiet(p.view) && p.leaseReadAt !== undefined && p.now - p.leaseReadAt < p.backstopMs;
+  return { consistent: !coordinated || p.woken, sessionOnly };
+}
+
 const CONFIRM: FollowerDecision = { confirm: true, answer: undefined, vacantSince: undefined, wakeAt: undefined, reportVacancy: false, take: undefined };
 
 export function decideFollower(v: FollowerView): FollowerDecision {
@@ -95,7 +134,7 @@ export function decideFollower(v: FollowerView): FollowerDecision {
   const expired = held && now - v.observedAt > termMs;
   const successor = v.mode === 'coordinated' && isSuccessor(lease, v.identity, v.instance);
   const second = v.mode === 'coordinated' && isSecondSuccessor(lease, v.identity, v.instance);
-  if (held && !expired && !lease!.vacancyReport) {
+  if (!isVacant(lease, v.observedAt, now)) {
     const wakeAt = successor ? v.observedAt + termMs + 1 : second ? v.observedAt + termMs + SECOND_SUCCESSOR_GRACE_MS + 1 : undefined;
     return { confirm: false, answer, vacantSince: undefined, wakeAt, reportVacancy: false, take: undefined };
   }

@@ -9,6 +9,7 @@
  * the lease stream's function marked ended on the row) or ended.
  */
 import type { Lease } from '../schemas/lease.js';
+import { SETTLING_TERMS } from './follower.js';
 
 /**
  * Why a leader stopped: run() cancelled, another candidate preferred, the renew deadline passed (or
@@ -195,4 +196,30 @@ export function leaderDelay(t: LeaderTiming): number {
  */
 export function sessionFallbackMs(o: { readonly sessionBackstopMs: number; readonly renewDeadlineMs: number; readonly retryPeriodMs: number }): number {
   return Math.ceil(1.1 * o.sessionBackstopMs) + o.renewDeadlineMs + o.retryPeriodMs;
+}
+
+/**
+ * How long a cancelled leader with an heir leads on before it hands the term over: until its next
+ * renewal would be due, the moment the heir reads (at most a renew interval). At once when the heir
+ * is told (a wake reaches it: `pushLive`), when the caller waits for the release (`promptly`:
+ * withLease), after a failed renewal, and in a term not yet renewed twice, which the heir is still
+ * settling on (it reads it every SETTLING_READ_MS for its first lease durations: it sees a hand-off
+ * now as soon).
+ */
+export function handOffDelay(t: {
+  readonly promptly: boolean;
+  readonly pushLive: boolean;
+  readonly retrying: boolean;
+  /** Renewals since the term was won, at `since` (monotonic). */
+  readonly renewals: number;
+  readonly since: number;
+  readonly renewedAt: number;
+  /** How long after a renewal was sent the next goes out. */
+  readonly cadenceMs: number;
+  readonly leaseDurationMs: number;
+  readonly now: number;
+}): number {
+  if (t.promptly || t.pushLive) return 0;
+  const young = t.renewals < 2 && t.now - t.since < (SETTLING_TERMS - 0.5) * t.leaseDurationMs;
+  return t.retrying || young ? 0 : t.renewedAt + t.cadenceMs - t.now;
 }

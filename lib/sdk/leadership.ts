@@ -11,10 +11,10 @@ import type { Heir, LeaseLock, Term } from './lock.js';
 import type { LeaseCandidate } from './candidate.js';
 import type { ClockGuard } from './clock-guard.js';
 import type { LeaderCallbacks, ResolvedLeaderElectorOptions, StopReason } from './elector-options.js';
-import { SESSION_QUIET_LEASES, SETTLING_TERMS } from './follower.js';
+import { SESSION_QUIET_LEASES } from './follower.js';
 import { retryDelayMs } from './faults.js';
 import { decideFollower } from './follower.js';
-import { afterRenewal, decideLeader, heirOf, leaderDelay, type LeaderObservation, type TermView } from './leader.js';
+import { afterRenewal, decideLeader, handOffDelay, heirOf, leaderDelay, type LeaderObservation, type TermView } from './leader.js';
 import type { StampClock } from './server-clock.js';
 import type { Session, SessionListener } from './session.js';
 import type { TermWrites } from './term-writes.js';
@@ -394,12 +394,8 @@ export class Leadership {
    * The renew deadline and clock jumps still stop it as usual.
    */
   private async leadUntilHandOff(leading: Leading): Promise<void> {
-    // The heir is told (a wake): no need to wait until it reads.
-    if (this.c.promptly || this.c.pushLive()) return;
-    // A term not yet renewed twice is one the heir is still settling on (it reads it every
-    // SETTLING_READ_MS for its first lease durations): it will see a hand-off now as soon.
-    const young = leading.renewals < 2 && this.mono() - leading.since < (SETTLING_TERMS - 0.5) * this.c.options.leaseDurationMs;
-    const wait = leading.retrying || young ? 0 : leading.renewedAt + this.c.cadenceMs - this.mono();
+    const { promptly, cadenceMs } = this.c;
+    const wait = handOffDelay({ promptly, pushLive: this.c.pushLive(), retrying: leading.retrying, renewals: leading.renewals, since: leading.since, renewedAt: leading.renewedAt, cadenceMs, leaseDurationMs: this.c.options.leaseDurationMs, now: this.mono() });
     if (wait > 0) await this.c.time.sleep(wait);
   }
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Lease } from '../../lib/schemas/lease.js';
-import { CHASE_FIRST_MS, READ_AFTER_MS, RenewalPhase, SETTLING_READ_MS, decideFollower, isQuiet, nextReadDelay, type CadenceView, type FollowerDecision, type FollowerView } from '../../lib/sdk/follower.js';
+import { CHASE_FIRST_MS, READ_AFTER_MS, RenewalPhase, SETTLING_READ_MS, decideFollower, isQuiet, isVacant, nextReadDelay, pollPlan, type CadenceView, type FollowerDecision, type FollowerView } from '../../lib/sdk/follower.js';
 
 const T = 100_000; // monotonic now
 const held = (o: Partial<Lease> = {}): Lease =>
@@ -51,6 +51,31 @@ const rows: { name: string; view: Partial<FollowerView>; want: FollowerDecision 
 
 describe('decideFollower', () => {
   it.each(rows)('$name', ({ view: v, want }) => expect(decideFollower(view(v))).toEqual(want));
+});
+
+describe('isVacant: as this follower watched it', () => {
+  it.each([
+    { name: 'held, watched for less than a term: not vacant', l: held(), at: T - 15_000, want: false },
+    { name: 'held, watched unchanged for more than a term: vacant', l: held(), at: T - 15_001, want: true },
+    { name: 'held, a vacancy reported: vacant', l: held({ vacancyReport: { by: 'c', at: 1, observedRevision: 3 } }), at: T, want: true },
+    { name: 'nobody holds it: vacant', l: vacant(), at: T, want: true },
+    { name: 'no row: vacant', l: undefined, at: T, want: true },
+  ])('$name', ({ l, at, want }) => expect(isVacant(l, at, T)).toBe(want));
+});
+
+describe('pollPlan: what a follower reads next', () => {
+  const onSession = held({ session: 'p:s', renewTime: 2 }); // renewed since acquired: quiet
+  const base = { mode: 'coordinated' as const, woken: false, pushLive: true, raw: onSession, view: onSession, leaseReadAt: T - 1_000, now: T, backstopMs: 30_000 };
+  it.each([
+    { name: 'coordinated, a quiet lease on a session, wakes live, row read lately: the session row alone, eventually consistent', p: {}, want: { consistent: false, sessionOnly: true } },
+    { name: 'woken: the lease row, consistently (it is news)', p: { woken: true }, want: { consistent: true, sessionOnly: false } },
+    { name: 'wakes not reaching it: the lease row', p: { pushLive: false }, want: { consistent: false, sessionOnly: false } },
+    { name: 'the row not read for the backstop: the lease row', p: { leaseReadAt: T - 30_000 }, want: { consistent: false, sessionOnly: false } },
+    { name: 'the row never read: the lease row', p: { leaseReadAt: undefined }, want: { consistent: false, sessionOnly: false } },
+    { name: 'not held on a session: the lease row', p: { raw: held(), view: held() }, want: { consistent: false, sessionOnly: false } },
+    { name: 'not quiet (an election open): the lease row', p: { view: held({ session: 'p:s', election }) }, want: { consistent: false, sessionOnly: false } },
+    { name: 'NoCoordination: the lease row, consistently, as client-go reads', p: { mode: 'NoCoordination' as const }, want: { consistent: true, sessionOnly: false } },
+  ])('$name', ({ p, want }) => expect(pollPlan({ ...base, ...p })).toEqual(want));
 });
 
 describe('nextReadDelay: when a follower reads next', () => {

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { Lease } from '../../lib/schemas/lease.js';
-import { afterRenewal, decideLeader, heirOf, leaderDelay, sessionFallbackMs, type LeaderObservation, type LeaderSettings, type LeaderStep, type TermView } from '../../lib/sdk/leader.js';
+import { afterRenewal, decideLeader, handOffDelay, heirOf, leaderDelay, sessionFallbackMs, type LeaderObservation, type LeaderSettings, type LeaderStep, type TermView } from '../../lib/sdk/leader.js';
 
 const S: LeaderSettings = { leaseName: 'job', identity: 'a', mode: 'coordinated', renewDeadlineMs: 10_000 };
 const T: TermView = { holderIdentity: 'a', instance: 'a_1', fencingToken: 7, renewedAt: 100_000, session: 's-1' };
@@ -78,4 +78,16 @@ describe('leaderDelay and sessionFallbackMs', () => {
     // client-go's timings: the holder reads its lease every 4 lease durations (60 s, up to 66 s), stops within 10 s
     expect(sessionFallbackMs({ sessionBackstopMs: 60_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 })).toBe(78_000);
   });
+});
+
+describe('handOffDelay: a cancelled leader with an heir leads on until the heir reads', () => {
+  const base = { promptly: false, pushLive: false, retrying: false, renewals: 5, since: 0, renewedAt: 100_000, cadenceMs: 5_863, leaseDurationMs: 15_000, now: 101_000 };
+  it.each([
+    { name: 'until its next renewal would be due', t: {}, want: 4_863 },
+    { name: 'the heir is told by a wake: at once', t: { pushLive: true }, want: 0 },
+    { name: 'the caller waits for the release (withLease): at once', t: { promptly: true }, want: 0 },
+    { name: 'after a failed renewal: at once', t: { retrying: true }, want: 0 },
+    { name: 'a term not yet renewed twice, the heir still settling on it: at once', t: { renewals: 1, since: 90_000 }, want: 0 },
+    { name: 'renewed once but older than the settling terms: until the next renewal', t: { renewals: 1, since: 0 }, want: 4_863 },
+  ])('$name', ({ t, want }) => expect(handOffDelay({ ...base, ...t })).toBe(want));
 });
