@@ -313,7 +313,29 @@ export async function onLeaseChange(deps: FunctionDeps, c: Change<Lease>, wakes?
   return o;
 }
 
-export function onTimer(deps: FunctionDeps, m: TimerMessage): Promise<ReconcileOutcome | undefined> {
+/** Whether the lease's row exists; a row the schema refuses exists (reconcile logs it as broken). */
+async function rowExists(deps: FunctionDeps, lease: string): Promise<boolean> {
+  try {
+    return (await deps.coordinator.leases.read(lease)).item !== undefined;
+  } catch (e) {
+    if (e instanceof ValidationError) return true;
+    throw e;
+  }
+}
+
+/**
+ * An election's deadline: the lease is reconciled, which finishes the election. A lease whose row is
+ * gone has no election left to finish: the timer leaves it to the lease stream (an operator's
+ * delete of a held row: reconcileAfterDelete holds the next election) and the tick, rather than
+ * create the row and elect at once while the deleted term's holder may still act (seed 1368225001:
+ * the timer of a re-election that was open when the row was deleted fired before the stream saw
+ * the delete).
+ */
+export async function onTimer(deps: FunctionDeps, m: TimerMessage): Promise<ReconcileOutcome | undefined> {
+  if (!(await rowExists(deps, m.lease))) {
+    deps.logger.info('timer for a lease whose row is gone: nothing to finish', { lease: m.lease, electionId: m.electionId });
+    return undefined;
+  }
   return reconcile(deps, m.lease, `timer ${m.electionId}`);
 }
 

@@ -135,6 +135,24 @@ describe("an operator's delete of a held lease row", () => {
     expect((await onTimer(d, { lease, electionId: opened.election!.id, deadline: opened.election!.deadline }))?.decision.kind).toBe('elect');
   });
 
+  it("the timer of an election that was open when the row was deleted creates nothing (seed 1368225001): the stream's record opens the held election", async () => {
+    const start = Date.now();
+    const { clock, d } = setup(start);
+    const lease = 'deleted-in-reelection';
+    const { held } = await stand(d, lease, ['a', 'b'], start);
+    // a re-election open on the held row (a liveness check), its timer queued
+    const election = { id: `${lease}#9`, startedAt: start, deadline: start + 5_000, strategy: OLDEST_EMULATION_VERSION, holder: 'a' };
+    await d.coordinator.leases.write(await d.coordinator.leases.read(lease), { set: { election } });
+    expect(held.holderIdentity).toBe('a');
+    await deleteRow(lease);
+    clock.set(start + 5_000); // the timer fires before the stream has seen the delete
+    expect(await onTimer(d, { lease, electionId: election.id, deadline: election.deadline })).toBeUndefined();
+    expect((await d.coordinator.leases.read(lease)).item).toBeUndefined();
+    clock.advance(100);
+    await leaseStream(d)({ Records: [await removal(lease)] } as DynamoDBStreamEvent, lambdaContext('leaseStream'));
+    expect((await d.coordinator.leases.read(lease)).item).toMatchObject({ election: { notBefore: clock.now() + DURATION_S * 1000 } });
+  });
+
   it('a lease deleted vacant is left to the tick, as before (nothing to hold)', async () => {
     const start = Date.now();
     const { d } = setup(start);
