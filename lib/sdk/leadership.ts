@@ -6,6 +6,7 @@
  * the term expire. Its writes go through TermWrites (its LeaseLock); its callbacks are the user's.
  */
 import type { Timer } from '../clock.js';
+import type { Candidate } from '../schemas/candidate.js';
 import type { Lease } from '../schemas/lease.js';
 import type { Heir, LeaseLock, Term } from './lock.js';
 import type { LeaseCandidate } from './candidate.js';
@@ -350,10 +351,10 @@ export class Leadership {
     }
   }
 
-  /** Hands the term to `heir` (TermWrites.handOver), the clock permitting. */
-  private handOff(leading: Leading, heir: Omit<Heir, 'platform'>): Promise<boolean> {
+  /** Hands the term to `heir` (TermWrites.handOver), the clock permitting; `heirRow`: its candidate row, already being read. */
+  private handOff(leading: Leading, heir: Omit<Heir, 'platform'>, heirRow?: Promise<{ readonly item: Candidate | undefined }>): Promise<boolean> {
     const l = leading.lease!;
-    return this.c.writes.handOver(leading.term, heir, l.leaseTransitions, () => this.c.guard.trusted(), l.secondSuccessor !== undefined || l.secondSuccessorInstance !== undefined);
+    return this.c.writes.handOver(leading.term, heir, l.leaseTransitions, () => this.c.guard.trusted(), l.secondSuccessor !== undefined || l.secondSuccessorInstance !== undefined, heirRow);
   }
 
   /**
@@ -364,13 +365,19 @@ export class Leadership {
    */
   async stepDown(): Promise<{ term: Term; handed: boolean } | undefined> {
     const release = this.c.options.releaseOnCancel;
+    // The heir's candidate row (its platform and address go into the hand-over) is read beside the
+    // refresh, not after it: the heir the last renewal named is almost always the one the refresh
+    // names, and a row read for another is not used (handOver reads that one's).
+    const named = this.leading && release ? heirOf(this.c.options, this.leading.lease) : undefined;
+    const heirRow = named ? this.c.lock.candidate(named.name) : undefined;
+    heirRow?.catch(() => undefined); // reported by handOver, if it is used
     if (this.leading && release) await this.refresh(this.leading);
     const heir = this.leading && release ? heirOf(this.c.options, this.leading.lease) : undefined;
     if (heir && this.leading) await this.leadUntilHandOff(this.leading);
     const leading = this.leading;
     if (!leading) return undefined;
     this.stop('cancelled');
-    return { term: leading.term, handed: heir !== undefined && (await this.handOff(leading, heir)) };
+    return { term: leading.term, handed: heir !== undefined && (await this.handOff(leading, heir, heir.name === named?.name ? heirRow : undefined)) };
   }
 
   /**

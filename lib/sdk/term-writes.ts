@@ -6,6 +6,7 @@
  * other followers of a hand-off or a release, and report what fails; the decisions to make them are
  * the elector's (lib/sdk/follower.ts, lib/sdk/leader.ts).
  */
+import type { Candidate } from '../schemas/candidate.js';
 import type { Lease } from '../schemas/lease.js';
 import type { Platform } from '../schemas/platform.js';
 import { acquisition, type Acquired, type Heir, type LeaseLock, type LeaseRead, type Term } from './lock.js';
@@ -58,11 +59,11 @@ export class TermWrites {
    * Hands `term` to `heir` in one write (LeaseLock.handOver), with its platform from its candidate
    * row so the platform's stop event can end its term too. False when the lease no longer names that
    * heir, the row is not that process's, `mayStamp` says no (the clock), or the write failed: the
-   * caller releases instead.
+   * caller releases instead. `heirRow`: the heir's candidate row, if the caller is reading it already.
    */
-  async handOver(term: Term, heir: Omit<Heir, 'platform'>, leaseTransitions: number, mayStamp: () => boolean, secondNamed = false): Promise<boolean> {
+  async handOver(term: Term, heir: Omit<Heir, 'platform'>, leaseTransitions: number, mayStamp: () => boolean, secondNamed = false, heirRow?: Promise<{ readonly item: Candidate | undefined }>): Promise<boolean> {
     try {
-      const row = (await this.lock.candidate(heir.name)).item;
+      const row = (await (heirRow ?? this.lock.candidate(heir.name))).item;
       if (row?.identity !== heir.instance || !mayStamp()) return false;
       const firstTermSeconds = Math.max(1, Math.ceil(this.s.leaseDurationMs / 3000));
       const given = await this.lock.handOver(term, { heir: { ...heir, platform: row.platform, address: row.address }, now: this.time.now(), firstTermSeconds, leaseTransitions, secondNamed });

@@ -96,6 +96,24 @@ describe('LeaderElector with the push path', () => {
     expect(sim.log.maxConcurrentLeaders()).toBe(1);
   });
 
+  it('a hand-off reads the lease and the heir’s candidate row side by side: one round trip before the hand-over write, not two (issue 38, item 3)', async () => {
+    const { sim, leader, successor } = await pushedGroup({ coordinator: false });
+    await sim.run(3 * leader.elector.renewIntervalMs + 123);
+    const from = leader.machine.sent.length;
+    await leader.stop();
+    await sim.until('the heir leading', () => successor.elector.isLeader(), 5_000);
+    const sent = leader.machine.sent.slice(from);
+    const table = (r: { input: unknown }) => String((r.input as { TableName?: string }).TableName ?? '');
+    const refresh = sent.find((r) => r.operation === 'GetItem' && table(r).endsWith('-leases'));
+    const heirRow = sent.find((r) => r.operation === 'GetItem' && table(r).endsWith('-candidates'));
+    const handOver = sent.find((r) => r.operation === 'UpdateItem' && table(r).endsWith('-leases'));
+    expect(refresh && heirRow && handOver, sent.map((r) => `${r.at} ${r.operation} ${table(r)}`).join('\n')).toBeTruthy();
+    expect(heirRow!.at).toBe(refresh!.at); // sent together
+    expect(handOver!.at - refresh!.at).toBeLessThanOrEqual(RTT_MS + 1); // the write follows both answers: one round trip, not two read after read
+    expect((await sim.leases.read(L)).item).toMatchObject({ holderIdentity: successor.elector.options.identity, electedBy: 'successor' });
+    expect(sim.log.maxConcurrentLeaders()).toBe(1);
+  });
+
   it('an election: every candidate answers the ping on the wake, so the coordinator elects without waiting for polls', async () => {
     const { sim, es, leader, coord } = await pushedGroup({ coordinator: false });
     // succession off in effect: the lease is released with nobody named, so the coordinator must elect
