@@ -16,7 +16,9 @@ import { planted, type ModelBug } from './bugs.js';
 const GOALS: Record<string, (w: World) => boolean> = {
   'a leader': (w) => w.electors.some((e) => e.leading !== undefined),
   'a second term, by another elector': (w) => w.electors.filter((e) => e.ledToken >= 0).length >= 2,
-  'a hand-off': (w) => w.row?.electedBy === 'successor' && w.row.lastHolderIdentity !== undefined && w.row.holderIdentity !== w.row.lastHolderIdentity,
+  'the successor takes the lease (a takeover or a hand-off)': (w) => w.row?.electedBy === 'successor' && w.row.lastHolderIdentity !== undefined && w.row.holderIdentity !== w.row.lastHolderIdentity,
+  // a hand-off's first term is short (a third of the lease, 1 s here); a takeover's is the lease's own (2 s)
+  'a hand-off': (w) => w.row?.electedBy === 'successor' && w.row.leaseDurationSeconds === 1 && w.row.lastHolderIdentity !== undefined && w.row.holderIdentity !== w.row.lastHolderIdentity,
   'a late write landing after its sender gave up': (w) => w.orphans.length > 0,
 };
 
@@ -46,9 +48,9 @@ describe('the election, model-checked', () => {
     expect(r.depth).toBe(depth);
   });
 
-  it('the scopes reach a leader, a second term, a hand-off and a late write', () => {
+  it('the scopes reach a leader, a second term, a successor taking the lease, a hand-off and a late write', () => {
     if (reached.size === 0) for (const s of SCOPES) exploreNoting(s.cfg, s.depth, reached); // run alone (-t)
-    expect([...reached].sort()).toEqual(['a hand-off', 'a late write landing after its sender gave up', 'a leader', 'a second term, by another elector'].sort());
+    expect([...reached].sort()).toEqual(['a hand-off', 'the successor takes the lease (a takeover or a hand-off)', 'a late write landing after its sender gave up', 'a leader', 'a second term, by another elector'].sort());
   });
 
   it("the SDK's in-memory lock (lib/sdk/lock.ts) gives the model the same states as the model's own rows", () => {
