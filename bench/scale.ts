@@ -20,38 +20,54 @@ import { Command, InvalidArgumentError } from 'commander';
 import { busyLease, LIMITS, REGION, scaleFigures, type Calibration, type Deployment, type Placement, type ScaleFigures } from './scale-model.js';
 
 /**
- * From `npx tsx bench/scale-calibrate.ts --leases 1000,10000 --vacant-at 1000`, 2026-11-28 from
- * 14:49 UTC on this 2-core machine shared with six other sessions (load average 8–30): the 1,000
- * leases' ticks (docs/benchmarks.md, "The cost of scale", quotes the lines). The wall-time fit runs
- * through that unchanged tick (3.20 s) and the 10,000-lease one of 2026-11-23 (3.60 s, c8f3cef:
- * `npm run bench -- --only coordinator-scale`): this run's 10,000-lease half was stopped still
- * seeding after 51 minutes on the loaded machine.
+ * `calibrationFrom` of two runs of `npx tsx bench/scale-calibrate.ts` on 2026-11-28 on this 2-core
+ * machine shared with six other sessions (load average 8–30): `--leases 1000,10000 --vacant-at 1000`
+ * from 14:49 UTC (its 10,000-lease half stopped at 15:48, still seeding) and `--leases 3000
+ * --vacant-at 1` from 15:48 (docs/benchmarks.md, "Cost of scale", quotes the lines). The unchanged
+ * tick: 3.20 s and 0.568 s of CPU at 1,000 leases, 6.45 s and 1.231 s at 3,000.
  */
 export const CALIBRATION: Calibration = {
-  unchanged: { interceptMs: 3158, msPerLease: (3600 - 3202) / 9000 },
-  cpuMsPerLease: 0.568,
+  unchanged: { interceptMs: 1579, msPerLease: 1.623 },
+  cpuMsPerLease: 0.3315,
   writeCpuMs: (8990 - 568) / 4000,
-  heapMbPerLease: 0.0011,
-  scanRruPerLease: 0.209,
+  heapMbPerLease: 2.1 / 3000,
+  scanRruPerLease: 628 / 3000,
   leaseBytes: 207,
   candidateBytes: 184,
 };
 
-/** Reads a calibration run's JSON lines (bench/scale-calibrate.ts) into a Calibration. */
+/** Least squares y = intercept + slope·x over two or more points. */
+function lineFit(points: { x: number; y: number }[]): { intercept: number; slope: number } {
+  const n = points.length;
+  const mx = points.reduce((a, p) => a + p.x, 0) / n;
+  const my = points.reduce((a, p) => a + p.y, 0) / n;
+  const sxx = points.reduce((a, p) => a + (p.x - mx) ** 2, 0);
+  const slope = sxx === 0 ? 0 : points.reduce((a, p) => a + (p.x - mx) * (p.y - my), 0) / sxx;
+  return { intercept: my - slope * mx, slope };
+}
+
+/**
+ * Reads calibration runs' JSON lines (bench/scale-calibrate.ts; several runs' lines may be
+ * concatenated) into a Calibration: with unchanged ticks at two sizes or more, the wall time and
+ * the CPU are least-squares lines in the leases (the CPU's slope is what a lease adds); with one,
+ * its ratios. The CPU per write is the all-vacant tick less the unchanged one of the same size.
+ */
 export function calibrationFrom(lines: string[]): Calibration {
   const rows = lines.filter((l) => l.trim()).map((l) => JSON.parse(l) as Record<string, unknown>);
   type Tick = { leases: number; wallMs: number; cpuMs: number; rru: number; wru: number; heapGrowthMb: number };
   const ticks = rows.filter((r) => r['type'] === 'tick' && r['label'] === 'unchanged') as Tick[];
   const vacant = rows.find((r) => r['type'] === 'tick' && r['label'] === 'all vacant') as Tick | undefined;
-  const fit = rows.find((r) => r['type'] === 'fit') as { unchanged: { interceptMs: number; msPerLease: number } } | undefined;
   const size = rows.find((r) => r['type'] === 'rows') as { leaseBytes: number; candidateBytes: number } | undefined;
   if (!ticks.length || !size) throw new Error('the calibration has no "unchanged" tick or no "rows" line: run npx tsx bench/scale-calibrate.ts and pass its output');
   const largest = ticks.reduce((a, b) => (b.leases > a.leases ? b : a));
   const sameSize = vacant && ticks.find((t) => t.leases === vacant.leases);
   if (!vacant || !sameSize || vacant.wru === 0) throw new Error('the calibration has no "all vacant" tick beside an "unchanged" one of the same size: run npx tsx bench/scale-calibrate.ts with --vacant-at');
+  const sizes = new Set(ticks.map((t) => t.leases)).size;
+  const wall = sizes >= 2 ? lineFit(ticks.map((t) => ({ x: t.leases, y: t.wallMs }))) : { intercept: 0, slope: largest.wallMs / largest.leases };
+  const cpu = sizes >= 2 ? lineFit(ticks.map((t) => ({ x: t.leases, y: t.cpuMs }))).slope : largest.cpuMs / largest.leases;
   return {
-    unchanged: fit?.unchanged ?? { interceptMs: 0, msPerLease: largest.wallMs / largest.leases },
-    cpuMsPerLease: largest.cpuMs / largest.leases,
+    unchanged: { interceptMs: wall.intercept, msPerLease: wall.slope },
+    cpuMsPerLease: cpu,
     writeCpuMs: (vacant.cpuMs - sameSize.cpuMs) / vacant.wru,
     heapMbPerLease: largest.heapGrowthMb / largest.leases,
     scanRruPerLease: largest.rru / largest.leases,

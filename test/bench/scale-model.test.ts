@@ -144,17 +144,29 @@ describe('busyLease', () => {
 });
 
 describe('calibrationFrom', () => {
-  it("reads the largest unchanged tick, the fit and the rows' sizes", () => {
+  it("fits the unchanged ticks' wall time and CPU in the leases, and reads the rows' sizes and the CPU per write", () => {
     const lines = [
       JSON.stringify({ type: 'rows', leases: 1000, leaseBytes: 207, candidateBytes: 184 }),
       JSON.stringify({ type: 'tick', label: 'unchanged', leases: 1000, wallMs: 3000, cpuMs: 600, rru: 200, wru: 0, heapGrowthMb: 1 }),
       JSON.stringify({ type: 'tick', label: 'all vacant', leases: 1000, wallMs: 90000, cpuMs: 8600, rru: 200, wru: 4000, heapGrowthMb: 12 }),
       JSON.stringify({ type: 'tick', label: 'settling', leases: 10000, wallMs: 1, cpuMs: 1, rru: 1, heapGrowthMb: 1 }),
-      JSON.stringify({ type: 'tick', label: 'unchanged', leases: 10000, wallMs: 6000, cpuMs: 5000, rru: 2000, heapGrowthMb: 10 }),
-      JSON.stringify({ type: 'fit', unchanged: { interceptMs: 2667, msPerLease: 0.333 } }),
+      JSON.stringify({ type: 'tick', label: 'unchanged', leases: 10000, wallMs: 6000, cpuMs: 5000, rru: 2000, wru: 0, heapGrowthMb: 10 }),
       '',
     ];
-    expect(calibrationFrom(lines)).toEqual({ unchanged: { interceptMs: 2667, msPerLease: 0.333 }, cpuMsPerLease: 0.5, writeCpuMs: 2, heapMbPerLease: 0.001, scanRruPerLease: 0.2, leaseBytes: 207, candidateBytes: 184 });
+    const c = calibrationFrom(lines);
+    expect(c.unchanged.msPerLease).toBeCloseTo(3000 / 9000, 10);
+    expect(c.unchanged.interceptMs).toBeCloseTo(3000 - 1000 * (3000 / 9000), 6);
+    expect(c.cpuMsPerLease).toBeCloseTo(4400 / 9000, 10); // what a lease adds, not the ratio at one size
+    expect(c).toMatchObject({ writeCpuMs: 2, heapMbPerLease: 0.001, scanRruPerLease: 0.2, leaseBytes: 207, candidateBytes: 184 });
+  });
+
+  it('with one size, the ratios of that tick', () => {
+    const lines = [
+      JSON.stringify({ type: 'rows', leases: 1000, leaseBytes: 207, candidateBytes: 184 }),
+      JSON.stringify({ type: 'tick', label: 'unchanged', leases: 1000, wallMs: 3000, cpuMs: 600, rru: 200, wru: 0, heapGrowthMb: 1 }),
+      JSON.stringify({ type: 'tick', label: 'all vacant', leases: 1000, wallMs: 90000, cpuMs: 8600, rru: 200, wru: 4000, heapGrowthMb: 12 }),
+    ];
+    expect(calibrationFrom(lines)).toMatchObject({ unchanged: { interceptMs: 0, msPerLease: 3 }, cpuMsPerLease: 0.6 });
   });
 
   it('a run without an unchanged tick, or without an all-vacant one beside it, is refused, saying what to run', () => {
