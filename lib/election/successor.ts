@@ -95,21 +95,27 @@ export function successorsOf(
   // known to be alive, else the best there that answers pings, else the best there at all — one
   // passed over for an ignored ping is often one whose Region was cut off when it was asked, and
   // a designation is not a grant (a dead one never takes the lease).
-  const apart = held && !picks.some((r) => inAnotherDomain(r.candidate, held)) ? bestApart(ordered, others, known, held, now, preferred) : undefined;
-  const [first, second] = (apart ? [...picks.slice(0, 1), apart] : picks).map((r) => successorFrom(r.candidate));
+  // And, where candidates run in a third, the two apart from each other too: a Region cut off (or
+  // catching up) with both watchers in it as the holder's is lost leaves nobody who can read.
+  const lead = picks[0]?.candidate;
+  const apart = (c: Candidate) => held !== undefined && inAnotherDomain(c, held);
+  const apartFromBoth = (c: Candidate) => apart(c) && lead !== undefined && lead.name !== c.name && inAnotherDomain(c, lead);
+  const secondOk = picks[1] !== undefined && (lead === undefined || !apart(lead) ? apart(picks[1].candidate) : apartFromBoth(picks[1].candidate));
+  const better = held && !secondOk ? (bestOf(ordered, others, known, apartFromBoth, now, preferred) ?? (picks.some((r) => apart(r.candidate)) ? undefined : bestOf(ordered, others, known, apart, now, preferred))) : undefined;
+  const [first, second] = (better ? [...picks.slice(0, 1), better] : picks).map((r) => successorFrom(r.candidate));
   return { ...(first ? { successor: first } : {}), ...(second ? { second } : {}), check };
 }
 
 /**
- * The candidate to name second when neither of the two picked runs apart from the holder: of those
- * in another failure domain, the first of `ordered` known to be alive, else the first of `ordered`
- * (they answer pings), else the first of the rest of `others` (each passed over for an ignored ping).
+ * The candidate to name second in place of the one picked (successorsOf): of those `where` allows,
+ * the first of `ordered` known to be alive, else the first of `ordered` (they answer pings), else
+ * the first of the rest of `others` (each passed over for an ignored ping).
  */
-function bestApart(ordered: readonly Ranked[], others: readonly Candidate[], known: (c: Candidate) => boolean, held: Candidate, now: number, preferred: readonly string[]): Ranked | undefined {
-  const apart = ordered.filter((r) => inAnotherDomain(r.candidate, held));
+function bestOf(ordered: readonly Ranked[], others: readonly Candidate[], known: (c: Candidate) => boolean, where: (c: Candidate) => boolean, now: number, preferred: readonly string[]): Ranked | undefined {
+  const there = ordered.filter((r) => where(r.candidate));
   const inOrder = new Set(ordered.map((r) => r.candidate.name));
-  const rest = orderCandidates(others.filter((c) => !inOrder.has(c.name) && inAnotherDomain(c, held)), now, preferred);
-  return apart.find((r) => known(r.candidate)) ?? apart[0] ?? rest[0];
+  const rest = orderCandidates(others.filter((c) => !inOrder.has(c.name) && where(c)), now, preferred);
+  return there.find((r) => known(r.candidate)) ?? there[0] ?? rest[0];
 }
 
 /** The first two of `ordered` as named: each the first in order, or an equal of it on merit in another failure domain than the holder's. */

@@ -208,6 +208,16 @@ describe('a Region lost with the holder leaves a watcher up (issue 38, item 2)',
       want: { successor: { name: 'b' }, second: { name: 'c' }, check: [] },
     },
     {
+      name: 'both apart from the holder but in one Region, and a candidate in a third: the second gives way to it (that Region cut off as the holder’s is lost would leave nobody)',
+      candidates: [holder, cand('c', '1.0.0', '0.9.0', at('us-east-2')), cand('d', '1.0.0', '0.9.5', at('us-east-2')), cand('f', '1.0.0', '1.0.0', at('us-west-2'))],
+      want: { successor: { name: 'c' }, second: { name: 'f' }, check: [] },
+    },
+    {
+      name: 'the successor in the holder’s Region: a second apart from both, before one merely apart from the holder',
+      candidates: [holder, near, cand('c', '1.0.0', '0.9.2', at('us-east-2')), cand('f', '1.0.0', '1.0.0', at('us-west-2'))],
+      want: { successor: { name: 'b' }, second: { name: 'c' }, check: [] },
+    },
+    {
       name: 'nobody apart: the best two as before',
       candidates: [holder, near, cand('e', '1.0.0', '0.9.5', at('us-east-1'))],
       want: { successor: { name: 'b' }, second: { name: 'e' }, check: [] },
