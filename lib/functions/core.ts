@@ -133,8 +133,37 @@ async function reconcileAfterDelete(deps: FunctionDeps, deleted: Lease, trigger:
     outcome.after = await co.leases.write(read, writes.lease!);
   } catch (e) {
     if (!(e instanceof ConflictError)) throw e;
-    return reconcile(deps, deleted.name, trigger);
+    return (await holdOpenElection(deps, deleted.name, decision.election.notBefore!, trigger)) ?? reconcile(deps, deleted.name, trigger);
   }
+  await afterReconcile(deps, outcome, trigger);
+  return outcome;
+}
+
+/**
+ * The row came back before the lease stream saw the delete (after an outage, the tick or the
+ * candidate stream reconciled the missing row first) and carries an election that no leader has
+ * come of yet: it is held until `notBefore` too (deadline no earlier), so it elects nobody while
+ * the deleted term may still be acted on. Undefined when there is no such election (a leader
+ * already elected cannot be taken back: docs/safety.md, open items), when it is held already, or
+ * when the row changed meanwhile.
+ */
+async function holdOpenElection(deps: FunctionDeps, lease: string, notBefore: number, trigger: string): Promise<ReconcileOutcome | undefined> {
+  const co = deps.coordinator;
+  const read = await co.leases.read(lease);
+  const e = read.item?.election;
+  // one already held (this record delivered again) keeps its bound: a retry does not push it later
+  if (!e || read.item!.holderIdentity !== undefined || e.notBefore !== undefined) return undefined;
+  const election = { ...e, notBefore, deadline: Math.max(e.deadline, notBefore) };
+  let after;
+  try {
+    after = await co.leases.write(read, { set: { election } });
+  } catch (x) {
+    if (x instanceof ConflictError) return undefined;
+    throw x;
+  }
+  const now = co.clock.now();
+  const outcome: ReconcileOutcome = { lease, decision: { kind: 'awaitAcks', strategy: e.strategy, election, pending: [] }, before: read.item, after, pinged: [], invalidCandidates: [], attempts: 1, at: now };
+  deps.logger.info('an election opened before the delete was seen is held for the deleted term', { lease, electionId: e.id, notBefore });
   await afterReconcile(deps, outcome, trigger);
   return outcome;
 }

@@ -153,6 +153,33 @@ describe("an operator's delete of a held lease row", () => {
     expect((await d.coordinator.leases.read(lease)).item).toMatchObject({ election: { notBefore: clock.now() + DURATION_S * 1000 } });
   });
 
+  it('the tick reached the missing row first (after an outage) and opened an election: the REMOVE, seen later, holds it for the deleted term', async () => {
+    const start = Date.now();
+    const { clock, d, timers } = setup(start);
+    const lease = 'deleted-tick-first';
+    await stand(d, lease, ['a', 'b'], start);
+    await deleteRow(lease);
+    clock.set(start + 60_000); // both last renewed a minute ago: the tick pings them and opens an election
+    expect((await onTick(d)).outcomes.find((o) => o.lease === lease)?.decision.kind).toBe('openElection');
+    const opened = (await d.coordinator.leases.read(lease)).item!.election!;
+    expect(opened.notBefore).toBeUndefined();
+    clock.advance(1_000);
+    await leaseStream(d)({ Records: [await removal(lease)] } as DynamoDBStreamEvent, lambdaContext('leaseStream'));
+    const held = (await d.coordinator.leases.read(lease)).item!;
+    expect(held.holderIdentity).toBeUndefined();
+    expect(held.election).toEqual({ ...opened, notBefore: clock.now() + DURATION_S * 1000, deadline: clock.now() + DURATION_S * 1000 });
+    expect(timers.at(-1)).toEqual({ lease, electionId: opened.id, deadline: clock.now() + DURATION_S * 1000 });
+    // both answer at its old deadline: still nobody
+    clock.set(opened.deadline);
+    for (const name of ['a', 'b']) {
+      const r = await d.coordinator.candidates.read(lease, name);
+      await d.coordinator.candidates.write(r, { set: { renewTime: clock.now(), ackedPingTime: r.item!.pingTime! } });
+    }
+    expect((await onTimer(d, { lease, electionId: opened.id, deadline: opened.deadline }))?.decision.kind).toBe('awaitAcks');
+    clock.set(held.election!.deadline);
+    expect((await onTimer(d, { lease, electionId: opened.id, deadline: held.election!.deadline }))?.decision.kind).toBe('elect');
+  });
+
   it('a lease deleted vacant is left to the tick, as before (nothing to hold)', async () => {
     const start = Date.now();
     const { d } = setup(start);
