@@ -1,7 +1,7 @@
 /**
  * The election as a transition system for the explorer (./explorer.ts): a few electors of one
  * lease, the coordinator, the lease row (./lease-rows.ts) and the candidate rows, driven by the
- * SDK's and the coordinator's own decision functions — decideFollower, decideLeader, afterRenewal,
+ * SDK's and the coordinator's own decision functions — decideFollower, isVacant, decideLeader, afterRenewal,
  * heirOf (lib/sdk), decideWithSuccession and plan (lib/election) — passed in as a `Protocol`, so a
  * test can hand it a wrapped (buggy) one.
  *
@@ -32,7 +32,7 @@ import { acquisition } from '../../lib/sdk/lock.js';
 import type { Lease } from '../../lib/schemas/lease.js';
 import type { RowPatch } from '../../lib/schemas/common.js';
 import type { Heir, Term } from '../../lib/stores/lease-store.js';
-import { decideFollower, type FollowerDecision, type FollowerView } from '../../lib/sdk/follower.js';
+import { decideFollower, isVacant, watchesTerm, type FollowerDecision, type FollowerView } from '../../lib/sdk/follower.js';
 import { afterRenewal, decideLeader, heirOf, inTerm, type LeaderStep } from '../../lib/sdk/leader.js';
 import { decideWithSuccession } from '../../lib/election/successor.js';
 import { isNoop, pingsToWithdraw, type Decision } from '../../lib/election/decide.js';
@@ -49,6 +49,8 @@ export interface Environment {
 /** The decisions the model runs: the real ones by default (`realProtocol`), or a test's wrapped ones. */
 export interface Protocol {
   readonly decideFollower: (v: FollowerView, env: Environment) => FollowerDecision;
+  /** The successor's second look after its takeover lost a race. */
+  readonly isVacant: typeof isVacant;
   readonly decideLeader: typeof decideLeader;
   readonly afterRenewal: typeof afterRenewal;
   readonly heirOf: typeof heirOf;
@@ -58,7 +60,7 @@ export interface Protocol {
   readonly rows: LeaseRows;
 }
 
-export const realProtocol: Protocol = { decideFollower, decideLeader, afterRenewal, heirOf, decideCoordinator: decideWithSuccession, plan, rows: leaseRows };
+export const realProtocol: Protocol = { decideFollower, isVacant, decideLeader, afterRenewal, heirOf, decideCoordinator: decideWithSuccession, plan, rows: leaseRows };
 
 export interface ModelConfig {
   readonly electors: number;
@@ -124,7 +126,7 @@ type Request =
   | { readonly kind: 'release'; readonly term: Term; readonly now: number }
   | { readonly kind: 'endChanged'; readonly termToken: number; readonly lastHolder: string; readonly now: number };
 
-type Purpose = 'poll' | 'leaderRead' | 'renew' | 'confirm' | 'acquire' | 'report' | 'handOver' | 'release' | 'endChanged';
+type Purpose = 'poll' | 'leaderRead' | 'renew' | 'confirm' | 'acquire' | 'secondLook' | 'report' | 'handOver' | 'release' | 'endChanged';
 
 interface Op {
   readonly purpose: Purpose;
@@ -137,6 +139,8 @@ interface Op {
   readonly read?: RowRead;
   /** After a vacancy report: the fallback's acquisition (actOnPoll). */
   readonly thenAcquire?: boolean;
+  /** An acquisition as the designated successor (LeaderElector.succeed), and whether it is the second try. */
+  readonly successor?: 'first' | 'second';
   /** Slow (the fault budget): it may land after time passed, be answered late, or time out. Others land within the unit they are sent in. */
   readonly slow?: boolean;
   /** Landed already; its answer not delivered yet. */
@@ -278,7 +282,7 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
     }
     e = { ...e, vacantSince: d.vacantSince };
     w = withElector(w, i, e);
-    if (d.take === 'successor') return send(w, i, { purpose: 'acquire', read, req: acquireRequest(w, e, read, 'successor') });
+    if (d.take === 'successor') return send(w, i, { purpose: 'acquire', read, successor: 'first', req: acquireRequest(w, e, read, 'successor') });
     if (d.reportVacancy) return send(w, i, { purpose: 'report', read, thenAcquire: d.take === 'self', req: { kind: 'write', read, patch: { set: { vacancyReport: { by: e.name, at: stamp(w, e), observedRevision: read.revision } } } } });
     if (d.take === 'self') return send(w, i, { purpose: 'acquire', read, req: acquireRequest(w, e, read, 'self') });
     return w;
@@ -386,10 +390,19 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
         return s.started ? afterRenewalStep(s.w, i, answer) : s.w;
       }
       case 'acquire': {
-        // LeaderElector.acquire
+        // LeaderElector.acquire; a successor that lost the race looks again at once (LeaderElector.succeed)
+        if (!timedOut && !answer && op.successor === 'first') return send(w, i, { purpose: 'secondLook', req: { kind: 'read' } });
         if (timedOut || !answer) return w;
         w = withElector(w, i, observe(w, e, { item: answer, revision: answer.revision }));
         return startLeading(w, i, { holderIdentity: e.name, fencingToken: answer.fencingToken }, op.sentAt, answer).w;
+      }
+      case 'secondLook': {
+        // LeaderElector.succeed: still vacant as it watched, and still its to take: once more
+        if (timedOut) return w;
+        const read = { item: answer, revision: answer?.revision ?? 0 };
+        const seen = observe(w, e, read);
+        w = withElector(w, i, seen);
+        return proto.isVacant(answer, seen.observed!.at, mono(w)) && watchesTerm(answer, e.name, e.instance) ? send(w, i, { purpose: 'acquire', read, successor: 'second', req: acquireRequest(w, seen, read, 'successor') }) : w;
       }
       case 'report':
         if (!timedOut && answer) w = renewCandidate(w, e);
@@ -669,7 +682,7 @@ function requestKey(c: Shift, q: Request): string {
 }
 function opKey(c: Shift, o: Op | undefined): string {
   if (!o) return '';
-  return `${o.purpose}/${T(c, o.sentAt)}/${termKey(c, o.term)}/${readKey(c, o.read)}/${o.thenAcquire ?? ''}/${o.slow ?? ''}/${o.landed ? `${leaseKey(c, o.landed.row)}>${leaseKey(c, o.landed.answer)}` : ''}/${requestKey(c, o.req)}`;
+  return `${o.purpose}/${T(c, o.sentAt)}/${termKey(c, o.term)}/${readKey(c, o.read)}/${o.thenAcquire ?? ''}/${o.successor ?? ''}/${o.slow ?? ''}/${o.landed ? `${leaseKey(c, o.landed.row)}>${leaseKey(c, o.landed.answer)}` : ''}/${requestKey(c, o.req)}`;
 }
 
 /** Absolute times and tokens are this large; smaller numbers (0: never pinged; -1: no token yet) are not shifted. */
