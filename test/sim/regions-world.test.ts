@@ -35,6 +35,8 @@ describe('one leader across Regions, in the simulator', () => {
   it.each([
     { seed: 8019, why: 'us-east-1 cut off at 100 s and rejoined; us-east-2 (w1 leading, w3) lost at 222 s' },
     { seed: 8028, why: 'us-east-2 cut off at 31 s and rejoined; us-east-1 (w0 and w2 leading, each the other’s successor) lost at 264 s' },
+    // both watchers once ran in us-east-1, apart from the holder but not from each other (22.4–23.7 s before 640d6cb)
+    { seed: 8039, why: 'us-east-1 cut off at 122 s, catching up as us-west-2 (w2 leading both) is lost at 214 s' },
   ])('Region events alone, seed $seed ($why): a watcher in another Region takes each lease within a lease duration and a second', async ({ seed }) => {
     const r = await world(seed, false);
     expect(r.verdict.violations).toEqual([]);
