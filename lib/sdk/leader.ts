@@ -125,6 +125,62 @@ export function decideLeader(s: LeaderSettings, t: TermView, o: LeaderObservatio
   }
 }
 
+/** A holder's term: its identity and the fencing token of its acquisition. */
+export interface HeldTerm {
+  readonly holderIdentity: string;
+  readonly fencingToken: number;
+}
+
+/** The part of a leader's state its decisions change: one record, replaced by each step (the shell keeps the deadline's timer and the work's signal). */
+export interface LeaderTerm {
+  readonly term: HeldTerm;
+  /** Monotonic time the last successful renewal was *sent*: the term is safe until then + renewDeadline. */
+  readonly renewedAt: number;
+  /** Renewals since the term was won. */
+  readonly renewals: number;
+  /** The last renewal (or the next try) failed: try again after a retry period, not a renew interval. */
+  readonly retrying: boolean;
+  /** The lease as the last renewal (or the acquisition, or a read) returned it: whom the coordinator named successor. */
+  readonly lease: Lease | undefined;
+  /** The session the term is held on (the lease's `session` as last written): its renewals are the term's. */
+  readonly session: string | undefined;
+}
+
+/** What the shell carries out after a leader's step, in this order. */
+export type LeaderEffect =
+  /** Stop acting (onStoppedLeading with `reason`, the work's signal aborted). */
+  | { readonly kind: 'stop'; readonly reason: StopReason }
+  /** End the term on the row too (it was rewritten under the holder): elected again at once. */
+  | { readonly kind: 'endTerm' }
+  /** Read the lease now. */
+  | { readonly kind: 'look' }
+  /** Arm the renew deadline's timer for renewedAt + renewDeadline. */
+  | { readonly kind: 'armDeadline' };
+
+const END: LeaderEffect = { kind: 'endTerm' };
+const LOOK: LeaderEffect = { kind: 'look' };
+const ARM: LeaderEffect = { kind: 'armDeadline' };
+
+/**
+ * One step of a leader: its term after `o` (undefined: it stopped) and what to carry out. Pure:
+ * `decide` is decideLeader (or, in the simulator, a planted bug's).
+ */
+export function leaderStep(s: LeaderSettings, instance: string, t: LeaderTerm, o: LeaderObservation, decide: typeof decideLeader = decideLeader): { readonly term: LeaderTerm | undefined; readonly effects: readonly LeaderEffect[] } {
+  const d = decide(s, { ...t.term, instance, renewedAt: t.renewedAt, session: t.session }, o);
+  switch (d.kind) {
+    case 'stop':
+      return { term: undefined, effects: [{ kind: 'stop', reason: d.reason }, ...(d.endTerm ? [END] : []), ...(d.look ? [LOOK] : [])] };
+    case 'look':
+      return { term: t, effects: [LOOK] };
+    case 'renewed':
+      return { term: { ...t, renewedAt: d.renewedAt, renewals: t.renewals + 1, retrying: false, ...(d.lease ? { lease: d.lease, session: d.lease.session } : {}) }, effects: [ARM] };
+    case 'seen':
+      return { term: { ...t, lease: d.lease }, effects: [] };
+    case 'none':
+      return { term: t, effects: [] };
+  }
+}
+
 /** What a leader does after a renewal or a read showed it the lease in its term. */
 export type AfterRenewal =
   /** The coordinator prefers another holder: stop ('preempted'), hand the term to the heir if one is named, else release; then ack. */

@@ -15,7 +15,7 @@ import type { LeaderCallbacks, ResolvedLeaderElectorOptions, StopReason } from '
 import { SESSION_QUIET_LEASES } from './follower.js';
 import { retryDelayMs } from './faults.js';
 import { decideFollower } from './follower.js';
-import { afterRenewal, decideLeader, handOffDelay, heirOf, leaderDelay, type LeaderObservation, type TermView } from './leader.js';
+import { afterRenewal, decideLeader, handOffDelay, heirOf, leaderDelay, leaderStep, type LeaderObservation, type LeaderTerm } from './leader.js';
 import type { StampClock } from './server-clock.js';
 import type { Session, SessionListener } from './session.js';
 import type { TermWrites } from './term-writes.js';
@@ -70,21 +70,13 @@ export interface LeadershipContext {
   sessionToWrite(): string | null | undefined;
 }
 
+/** A term while it is led: what the leader's decisions change (`t`, replaced by each leaderStep), and what the shell keeps. */
 interface Leading {
-  term: Term;
-  controller: AbortController;
-  /** Monotonic time the last successful renewal was *sent*: the term is safe until then + renewDeadline. */
-  renewedAt: number;
+  t: LeaderTerm;
+  readonly controller: AbortController;
   deadline: Timer | undefined;
-  /** The last renewal (or the next try) failed: try again after a retry period, not a renew interval. */
-  retrying: boolean;
-  /** The lease as the last renewal (or the acquisition) returned it: whom the coordinator named successor. */
-  lease: Lease | undefined;
-  /** Monotonic time the term was won, and how many renewals it has had since. */
-  since: number;
-  renewals: number;
-  /** The session the term is held on (the lease's `session` as last written): its renewals are the term's. */
-  session: string | undefined;
+  /** Monotonic time the term was won. */
+  readonly since: number;
 }
 
 export class Leadership {
@@ -110,13 +102,13 @@ export class Leadership {
 
   /** The current term. */
   get term(): Term | undefined {
-    return this.leading?.term;
+    return this.leading?.t.term;
   }
 
   /** client-go's healthz: a leader whose term, as it last renewed it, is expired by more than the tolerance is stuck. */
   healthy(toleranceMs: number): boolean {
     if (!this.leading) return true;
-    return this.mono() - this.leading.renewedAt <= this.c.options.leaseDurationMs + toleranceMs;
+    return this.mono() - this.leading.t.renewedAt <= this.c.options.leaseDurationMs + toleranceMs;
   }
 
   /**
@@ -131,7 +123,7 @@ export class Leadership {
       return false;
     }
     const controller = new AbortController();
-    const leading: Leading = { term, controller, renewedAt, deadline: undefined, retrying: false, lease, since: renewedAt, renewals: 0, session: lease.session };
+    const leading: Leading = { t: { term, renewedAt, renewals: 0, retrying: false, lease, session: lease.session }, controller, deadline: undefined, since: renewedAt };
     this.c.watch.leading();
     this.leading = leading;
     this.armDeadline(leading);
@@ -153,22 +145,22 @@ export class Leadership {
   private workFailed(leading: Leading, e: unknown): void {
     const current = this.leading === leading;
     const keep = this.c.decide.workFailure(this.c.options) === 'keep';
-    this.c.onError(new LeaderWorkError(this.c.options.leaseName, leading.term.fencingToken, !current ? 'ended' : keep ? 'kept' : 'givenUp', e));
+    this.c.onError(new LeaderWorkError(this.c.options.leaseName, leading.t.term.fencingToken, !current ? 'ended' : keep ? 'kept' : 'givenUp', e));
     if (current && !keep) void this.giveUp(leading, 'workFailed');
   }
 
   /** Stops the term and gives it to the successor: handed over when the coordinator named one, else released. */
   private async giveUp(leading: Leading, reason: 'preempted' | 'workFailed'): Promise<void> {
-    const heir = heirOf(this.c.options, leading.lease);
+    const heir = heirOf(this.c.options, leading.t.lease);
     this.stop(reason);
-    if (!(heir && (await this.handOff(leading, heir)))) await this.c.writes.release(leading.term);
+    if (!(heir && (await this.handOff(leading, heir)))) await this.c.writes.release(leading.t.term);
     this.c.stepNow();
   }
 
   /** Stop acting at renewedAt + renewDeadline even if a renewal hangs: before anyone can see the term expire. */
   private armDeadline(leading: Leading): void {
     leading.deadline?.cancel();
-    const left = leading.renewedAt + this.c.options.renewDeadlineMs - this.mono();
+    const left = leading.t.renewedAt + this.c.options.renewDeadlineMs - this.mono();
     leading.deadline = this.c.time.setTimer(Math.max(0, left), () => {
       if (this.leading === leading) this.apply(leading, { kind: 'deadline', now: this.mono() });
     });
@@ -182,11 +174,11 @@ export class Leadership {
     leading.deadline?.cancel();
     leading.controller.abort(reason);
     try {
-      this.c.callbacks.onStoppedLeading?.({ reason, fencingToken: leading.term.fencingToken });
+      this.c.callbacks.onStoppedLeading?.({ reason, fencingToken: leading.t.term.fencingToken });
     } catch (e) {
       this.c.onError(e as Error);
     }
-    return leading.lease;
+    return leading.t.lease;
   }
 
   /**
@@ -194,33 +186,16 @@ export class Leadership {
    * saw. False when the term stopped.
    */
   private apply(leading: Leading, o: LeaderObservation): boolean {
-    const view: TermView = { holderIdentity: leading.term.holderIdentity, instance: this.c.instance, fencingToken: leading.term.fencingToken, renewedAt: leading.renewedAt, session: leading.session };
-    const step = this.c.decide.decideLeader(this.c.options, view, o);
-    switch (step.kind) {
-      case 'stop':
-        if (this.leading === leading) this.stop(step.reason);
-        if (step.endTerm) void this.c.writes.endChanged(leading.term);
-        if (step.look) this.c.stepNow(); // read the lease now: a successor may be named, an election open
-        return false;
-      case 'look':
-        this.c.stepNow();
-        return true;
-      case 'renewed':
-        leading.renewedAt = step.renewedAt;
-        leading.renewals++;
-        leading.retrying = false;
-        if (step.lease) {
-          leading.lease = step.lease;
-          leading.session = step.lease.session;
-        }
-        this.armDeadline(leading);
-        return true;
-      case 'seen':
-        leading.lease = step.lease;
-        return true;
-      case 'none':
-        return true;
+    const { term, effects } = leaderStep(this.c.options, this.c.instance, leading.t, o, this.c.decide.decideLeader);
+    if (term) leading.t = term;
+    for (const e of effects) {
+      if (e.kind === 'stop') {
+        if (this.leading === leading) this.stop(e.reason);
+      } else if (e.kind === 'endTerm') void this.c.writes.endChanged(leading.t.term);
+      else if (e.kind === 'look') this.c.stepNow(); // read the lease now: a successor may be named, an election open
+      else this.armDeadline(leading);
     }
+    return term !== undefined;
   }
 
   /**
@@ -253,14 +228,14 @@ export class Leadership {
   }
 
   /** Whether the term is held on the process's live session (the holder then renews nothing itself). */
-  private onLiveSession(leading: Leading): boolean {
-    return leading.session !== undefined && this.c.session?.name === leading.session;
+  private onLiveSession(t: LeaderTerm): boolean {
+    return t.session !== undefined && this.c.session?.name === t.session;
   }
 
 
   /** When the leader steps next (lib/sdk/leader.ts leaderDelay). */
   delay(): number {
-    const l = this.leading!;
+    const l = this.leading!.t;
     const onLiveSession = this.onLiveSession(l);
     const pushLive = this.c.pushLive();
     return leaderDelay({
@@ -285,8 +260,8 @@ export class Leadership {
     const leading = this.leading!;
     // Held on the live session: its renewals keep the term; the lease is only looked at (a backstop
     // for a lost wake: a preemption, a successor named, a term that moved on).
-    if (this.onLiveSession(leading)) return this.woken(false);
-    leading.retrying = true; // until this renewal succeeds
+    if (this.onLiveSession(leading.t)) return this.woken(false);
+    leading.t = { ...leading.t, retrying: true }; // until this renewal succeeds
     // A renewal stamped with a time this worker cannot vouch for is not sent: the renew deadline
     // (its monotonic clock) stops it unless the doubt clears first — a read instead brings the next
     // response's Date. A jump stops it at once (onClockJump).
@@ -299,7 +274,7 @@ export class Leadership {
     try {
       // onto the live session, or off one that ended
       const session = this.c.sessionToWrite();
-      renewed = await this.c.writes.renew(leading.term, session === null && leading.session === undefined ? undefined : session);
+      renewed = await this.c.writes.renew(leading.t.term, session === null && leading.t.session === undefined ? undefined : session);
     } catch (e) {
       // a fault: keep trying until the renew deadline (the armed timer stops us there)
       this.c.onError(e as Error);
@@ -320,7 +295,7 @@ export class Leadership {
     const leading = this.leading!;
     let l = (await this.c.lock.get(consistent)).item;
     // an eventually consistent copy older than what this term last wrote or saw proves nothing
-    if (!consistent && (l === undefined || l.revision < (leading.lease?.revision ?? 0))) l = (await this.c.lock.get()).item;
+    if (!consistent && (l === undefined || l.revision < (leading.t.lease?.revision ?? 0))) l = (await this.c.lock.get()).item;
     if (this.leading !== leading) return;
     this.c.watch.claimIn(l);
     if (this.apply(leading, { kind: 'read', lease: l }) && l) await this.afterRenewal(l);
@@ -353,8 +328,8 @@ export class Leadership {
 
   /** Hands the term to `heir` (TermWrites.handOver), the clock permitting; `heirRow`: its candidate row, already being read. */
   private handOff(leading: Leading, heir: Omit<Heir, 'platform'>, heirRow?: Promise<{ readonly item: Candidate | undefined }>): Promise<boolean> {
-    const l = leading.lease!;
-    return this.c.writes.handOver(leading.term, heir, l.leaseTransitions, () => this.c.guard.trusted(), l.secondSuccessor !== undefined || l.secondSuccessorInstance !== undefined, heirRow);
+    const l = leading.t.lease!;
+    return this.c.writes.handOver(leading.t.term, heir, l.leaseTransitions, () => this.c.guard.trusted(), l.secondSuccessor !== undefined || l.secondSuccessorInstance !== undefined, heirRow);
   }
 
   /**
@@ -368,16 +343,16 @@ export class Leadership {
     // The heir's candidate row (its platform and address go into the hand-over) is read beside the
     // refresh, not after it: the heir the last renewal named is almost always the one the refresh
     // names, and a row read for another is not used (handOver reads that one's).
-    const named = this.leading && release ? heirOf(this.c.options, this.leading.lease) : undefined;
+    const named = this.leading && release ? heirOf(this.c.options, this.leading.t.lease) : undefined;
     const heirRow = named ? this.c.lock.candidate(named.name) : undefined;
     heirRow?.catch(() => undefined); // reported by handOver, if it is used
     if (this.leading && release) await this.refresh(this.leading);
-    const heir = this.leading && release ? heirOf(this.c.options, this.leading.lease) : undefined;
+    const heir = this.leading && release ? heirOf(this.c.options, this.leading.t.lease) : undefined;
     if (heir && this.leading) await this.leadUntilHandOff(this.leading);
     const leading = this.leading;
     if (!leading) return undefined;
     this.stop('cancelled');
-    return { term: leading.term, handed: heir !== undefined && (await this.handOff(leading, heir, heir.name === named?.name ? heirRow : undefined)) };
+    return { term: leading.t.term, handed: heir !== undefined && (await this.handOff(leading, heir, heir.name === named?.name ? heirRow : undefined)) };
   }
 
   /**
@@ -389,7 +364,7 @@ export class Leadership {
     if (this.c.options.mode !== 'coordinated') return;
     try {
       const l = (await this.c.lock.get()).item;
-      if (l && this.leading === leading && l.holderIdentity === leading.term.holderIdentity && l.fencingToken === leading.term.fencingToken) leading.lease = l;
+      if (l && this.leading === leading && l.holderIdentity === leading.t.term.holderIdentity && l.fencingToken === leading.t.term.fencingToken) leading.t = { ...leading.t, lease: l };
     } catch (e) {
       this.c.onError(e as Error);
     }
@@ -402,7 +377,7 @@ export class Leadership {
    */
   private async leadUntilHandOff(leading: Leading): Promise<void> {
     const { promptly, cadenceMs } = this.c;
-    const wait = handOffDelay({ promptly, pushLive: this.c.pushLive(), retrying: leading.retrying, renewals: leading.renewals, since: leading.since, renewedAt: leading.renewedAt, cadenceMs, leaseDurationMs: this.c.options.leaseDurationMs, now: this.mono() });
+    const wait = handOffDelay({ promptly, pushLive: this.c.pushLive(), retrying: leading.t.retrying, renewals: leading.t.renewals, since: leading.since, renewedAt: leading.t.renewedAt, cadenceMs, leaseDurationMs: this.c.options.leaseDurationMs, now: this.mono() });
     if (wait > 0) await this.c.time.sleep(wait);
   }
 }
