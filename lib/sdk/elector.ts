@@ -16,7 +16,7 @@ import { LeaderElectorOptionsSchema, defaultRenewIntervalMs, renewCadenceMs, typ
 
 export { CandidacySchema, LeaderElectorOptionsSchema, PHASE_STEP_MS, defaultRenewIntervalMs, renewCadenceMs } from './elector-options.js';
 export type { ElectorRunPhase, ElectorStats, LeaderCallbacks, LeaderElectorOptions, ResolvedLeaderElectorOptions, StopReason } from './elector-options.js';
-import { isVacant, pollPlan, SESSION_QUIET_LEASES, watchesTerm } from './follower.js';
+import { isVacant, pollPlan, SESSION_QUIET_LEASES, stepDelay, watchesTerm } from './follower.js';
 import { LeaseWatch } from './watch.js';
 import { DECISIONS, Leadership, type Decisions } from './leadership.js';
 import { sessionFallbackMs } from './leader.js';
@@ -56,9 +56,6 @@ export function electorWith(internals: ElectorInternals, options: LeaderElectorO
     building = {};
   }
 }
-
-/** While DynamoDB's time is not known well enough, the elector polls about this soon (jittered, so responses land at other points of the server's second). */
-const CLOCK_RESAMPLE_MS = 500;
 
 /**
  * client-go's LeaderElector on a DynamoDB lease, taking part in KEP-4355's coordinated election:
@@ -366,12 +363,11 @@ export class LeaderElector {
 
   /** How long until the next step, as planned after a step that did not fail. */
   private nextDelay(): number {
-    let poll = this.term.active ? this.term.delay() : this.watch.nextDelay(this.pushLive, this.time.random());
-    // DynamoDB's time not known well enough yet: the next response, at another point of the
-    // server's second, narrows the doubt
-    if (!this.time.check(this.options.maxClockErrorMs).ok) poll = Math.min(poll, CLOCK_RESAMPLE_MS * (0.6 + 0.8 * this.time.random()));
-    const wake = !this.term.active && this.wakeAt !== undefined ? Math.max(0, this.wakeAt - this.mono()) : Infinity;
-    return Math.min(poll, wake);
+    const leading = this.term.active;
+    const planned = leading ? this.term.delay() : this.watch.nextDelay(this.pushLive, this.time.random());
+    const clockKnown = this.time.check(this.options.maxClockErrorMs).ok;
+    // (a draw only while the clock is in doubt: the simulator replays the same draws)
+    return stepDelay({ planned, clockKnown, random: clockKnown ? 0 : this.time.random(), wakeAt: leading ? undefined : this.wakeAt, now: this.mono() });
   }
 
   /** The session a write of this worker's term should name: the live one's, or null to take a term off a session that is gone (undefined: no session option, name nothing). */

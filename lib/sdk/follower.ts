@@ -459,3 +459,17 @@ function atTermEnd(v: CadenceView, ms: number, graceMs = 0): number {
   const untilEnd = v.termEndsAt === undefined ? Infinity : v.termEndsAt + graceMs - v.now;
   return Math.min(ms, untilEnd > 0 ? untilEnd + READ_AFTER_MS : Math.min(SETTLING_READ_MS, v.retryPeriodMs));
 }
+
+/** While DynamoDB's time is not known well enough, the elector polls about this soon (jittered, so responses land at other points of the server's second). */
+export const CLOCK_RESAMPLE_MS = 500;
+
+/**
+ * How long until an elector's next step: the delay its side planned (`planned`: leaderDelay or
+ * nextReadDelay), shortened while DynamoDB's time is in doubt (the next response, at another point
+ * of the server's second, narrows it: `random` is drawn only then) and, for a follower, to the
+ * moment the term it watches would run out (`wakeAt`, monotonic).
+ */
+export function stepDelay(d: { readonly planned: number; readonly clockKnown: boolean; readonly random: number; readonly wakeAt: number | undefined; readonly now: number }): number {
+  const poll = d.clockKnown ? d.planned : Math.min(d.planned, CLOCK_RESAMPLE_MS * (0.6 + 0.8 * d.random));
+  return Math.min(poll, d.wakeAt !== undefined ? Math.max(0, d.wakeAt - d.now) : Infinity);
+}

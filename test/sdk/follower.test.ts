@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Lease } from '../../lib/schemas/lease.js';
-import { CHASE_FIRST_MS, READ_AFTER_MS, RenewalPhase, SETTLING_READ_MS, decideFollower, isQuiet, isVacant, nextReadDelay, pollPlan, type CadenceView, type FollowerDecision, type FollowerView } from '../../lib/sdk/follower.js';
+import { CHASE_FIRST_MS, READ_AFTER_MS, RenewalPhase, SETTLING_READ_MS, decideFollower, isQuiet, isVacant, nextReadDelay, pollPlan, stepDelay, type CadenceView, type FollowerDecision, type FollowerView } from '../../lib/sdk/follower.js';
 
 const T = 100_000; // monotonic now
 const held = (o: Partial<Lease> = {}): Lease =>
@@ -190,4 +190,16 @@ describe('RenewalPhase: where the holder’s next renewal lands, on the successo
     p.seen('c-1|8', BASE + 11_000, 11_010);
     expect(p.intervalMs()).toBeUndefined();
   });
+});
+
+describe('stepDelay: when an elector steps next', () => {
+  const base = { planned: 4_000, clockKnown: true, random: 0.5, wakeAt: undefined, now: 100_000 };
+  it.each([
+    { name: 'as its side planned', d: {}, want: 4_000 },
+    { name: "DynamoDB's time in doubt: within about half a second (jittered)", d: { clockKnown: false }, want: 500 },
+    { name: 'in doubt, the draw at its lowest: 0.6 of it', d: { clockKnown: false, random: 0 }, want: 300 },
+    { name: 'in doubt, but planned sooner: as planned', d: { clockKnown: false, planned: 100 }, want: 100 },
+    { name: 'the watched term runs out sooner: then', d: { wakeAt: 101_000 }, want: 1_000 },
+    { name: 'the watched term ran out already: at once', d: { wakeAt: 99_000 }, want: 0 },
+  ])('$name', ({ d, want }) => expect(stepDelay({ ...base, ...d })).toBe(want));
 });
