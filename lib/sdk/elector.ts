@@ -16,7 +16,7 @@ import { LeaderElectorOptionsSchema, defaultRenewIntervalMs, renewCadenceMs, typ
 
 export { CandidacySchema, LeaderElectorOptionsSchema, PHASE_STEP_MS, defaultRenewIntervalMs, renewCadenceMs } from './elector-options.js';
 export type { ElectorRunPhase, ElectorStats, LeaderCallbacks, LeaderElectorOptions, ResolvedLeaderElectorOptions, StopReason } from './elector-options.js';
-import { isVacant, pollPlan, SESSION_QUIET_LEASES, stepDelay, watchesTerm } from './follower.js';
+import { isVacant, pollPlan, SESSION_QUIET_LEASES, stepDelay, termToConfirm, watchesTerm } from './follower.js';
 import { LeaseWatch } from './watch.js';
 import { DECISIONS, Leadership, type Decisions } from './leadership.js';
 import { sessionFallbackMs } from './leader.js';
@@ -449,17 +449,10 @@ export class LeaderElector {
       // Elected (by the coordinator, for this start-up): confirm by renewing before acting; not
       // confirmed (the term moved on): the next step reads the lease row itself, not a copy
       this.wakeAt = undefined;
-      // A row naming this start-up with a token below one it has led was rewritten under it (a
-      // fencing token moved back, then adopted by a write of the coordinator's): no term to
-      // confirm. Ended on the row instead (a session would keep it alive), it is elected anew,
-      // with a token above both.
-      // Likewise a row whose token no longer matches its term's copy (`termToken`): the token was
-      // moved under this start-up's term, which no renewal can confirm (each is conditioned on the
-      // copy), and a session can keep alive for ever (simulator seed 1448349414: 164 s leaderless
-      // once the leader's own end of it had been refused). Ended on the row, conditioned on the copy.
-      const l = read.item!;
-      if (l.fencingToken < this.ledToken || (l.termToken !== undefined && l.termToken !== l.fencingToken)) return this.writes.endChanged({ holderIdentity: l.holderIdentity!, fencingToken: l.termToken ?? l.fencingToken });
-      await this.takeTerm({ holderIdentity: read.item!.holderIdentity!, fencingToken: read.item!.fencingToken });
+      // a term rewritten under this start-up is ended on the row, not confirmed (follower.ts termToConfirm)
+      const c = termToConfirm(read.item!, this.ledToken);
+      if (c.end) return this.writes.endChanged(c.term);
+      await this.takeTerm(c.term);
       if (!this.term.active) this.watch.leaseReadAt = undefined;
       return;
     }

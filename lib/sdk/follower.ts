@@ -121,6 +121,20 @@ export function pollPlan(p: {
   return { consistent: !coordinated || p.woken, sessionOnly };
 }
 
+/**
+ * The term a row names this start-up's holder of, as it can confirm it: the row's own (holder and
+ * fencing token), or `end` — a term rewritten under it, which no renewal can confirm, ended on the
+ * row instead (conditioned on the token copy) so it is elected anew with a token above both. Such a
+ * row either carries a token below one this start-up has led (`ledToken`: moved back, then adopted
+ * by a write of the coordinator's), or a token that no longer matches its term's copy (`termToken`:
+ * moved under the term, which each renewal is conditioned on, and a session can keep alive for
+ * ever: simulator seed 1448349414, 164 s leaderless once the leader's own end had been refused).
+ */
+export function termToConfirm(l: Lease, ledToken: number): { readonly end: boolean; readonly term: { readonly holderIdentity: string; readonly fencingToken: number } } {
+  if (l.fencingToken < ledToken || (l.termToken !== undefined && l.termToken !== l.fencingToken)) return { end: true, term: { holderIdentity: l.holderIdentity!, fencingToken: l.termToken ?? l.fencingToken } };
+  return { end: false, term: { holderIdentity: l.holderIdentity!, fencingToken: l.fencingToken } };
+}
+
 const CONFIRM: FollowerDecision = { confirm: true, answer: undefined, vacantSince: undefined, wakeAt: undefined, reportVacancy: false, take: undefined };
 
 export function decideFollower(v: FollowerView): FollowerDecision {

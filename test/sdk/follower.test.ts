@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Lease } from '../../lib/schemas/lease.js';
-import { CHASE_FIRST_MS, READ_AFTER_MS, RenewalPhase, SETTLING_READ_MS, decideFollower, isQuiet, isVacant, nextReadDelay, pollPlan, stepDelay, type CadenceView, type FollowerDecision, type FollowerView } from '../../lib/sdk/follower.js';
+import { CHASE_FIRST_MS, READ_AFTER_MS, RenewalPhase, SETTLING_READ_MS, decideFollower, isQuiet, isVacant, nextReadDelay, pollPlan, stepDelay, termToConfirm, type CadenceView, type FollowerDecision, type FollowerView } from '../../lib/sdk/follower.js';
 
 const T = 100_000; // monotonic now
 const held = (o: Partial<Lease> = {}): Lease =>
@@ -202,4 +202,14 @@ describe('stepDelay: when an elector steps next', () => {
     { name: 'the watched term runs out sooner: then', d: { wakeAt: 101_000 }, want: 1_000 },
     { name: 'the watched term ran out already: at once', d: { wakeAt: 99_000 }, want: 0 },
   ])('$name', ({ d, want }) => expect(stepDelay({ ...base, ...d })).toBe(want));
+});
+
+describe('termToConfirm: a term the coordinator gave this start-up, or one rewritten under it', () => {
+  const mine = (o: Partial<Lease>) => held({ holderIdentity: 'b', holderInstance: 'b-1', fencingToken: 9, termToken: 9, ...o });
+  it.each([
+    { name: 'its own term: confirmed as the row has it', l: mine({}), led: 7, want: { end: false, term: { holderIdentity: 'b', fencingToken: 9 } } },
+    { name: 'a row without a token copy (an older writer): confirmed', l: mine({ termToken: undefined }), led: -1, want: { end: false, term: { holderIdentity: 'b', fencingToken: 9 } } },
+    { name: 'a token below one this start-up led (moved back): ended on the row', l: mine({ fencingToken: 6, termToken: 6 }), led: 7, want: { end: true, term: { holderIdentity: 'b', fencingToken: 6 } } },
+    { name: "a token moved under the term's copy: ended on the row, conditioned on the copy", l: mine({ fencingToken: 12 }), led: 7, want: { end: true, term: { holderIdentity: 'b', fencingToken: 9 } } },
+  ])('$name', ({ l, led, want }) => expect(termToConfirm(l, led)).toEqual(want));
 });
