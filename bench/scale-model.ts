@@ -4,6 +4,7 @@
  * on DynamoDB Local; the steady-state bench's rates by request kind); bench/scale.ts prints it.
  */
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { wiring } from '../lib/wiring.js';
 
 const utf8 = (s: string) => Buffer.byteLength(s, 'utf8');
 
@@ -354,14 +355,15 @@ const SESSION_ROW_BYTES = 300;
 /**
  * The figures of one deployment: the bill per lease-month (the measured rates, scaled by what
  * grows with leases, with processes and with watched sessions), the tick, both streams, the hot
- * partitions and IoT Core's fan-out. `parallelization` is the stream triggers' factor (1 as
- * lib/wiring.ts deploys them).
+ * partitions and IoT Core's fan-out. `parallelization` is the stream triggers' factor (each
+ * stream's as lib/wiring.ts deploys it when not given).
  */
 export function scaleFigures(d: Deployment, cal: Calibration, r: RegionAssumptions = REGION, opts: { parallelization?: number } = {}): ScaleFigures {
   const { leases: L, processes: P, candidatesPerLease: c } = d;
   if (!Number.isInteger(L) || L < 1) throw new Error(`leases must be a whole number ≥ 1, got ${L}`);
   if (!Number.isInteger(P) || P < c) throw new Error(`processes must be a whole number ≥ candidatesPerLease (${c}), got ${P}`);
-  const pf = opts.parallelization ?? 1;
+  const candidatePf = opts.parallelization ?? wiring.candidateStream.trigger.parallelizationFactor;
+  const leasePf = opts.parallelization ?? wiring.leaseStream.trigger.parallelizationFactor;
   const watch = d.sessions ? watchPairs(d) : { pairs: 0, maxWatchersOfOneSession: 0, maxSessionsWatchedByOneProcess: 0, maxCandidaciesOfOneProcess: Math.ceil((L * c) / P) };
   const bill: BillLine[] = [];
   const dyn = (kind: string, perMinute: number, wru: number, rru: number) => bill.push({ service: 'DynamoDB', kind, perMinute, dollars: dynamoDollars(wru, rru) });
@@ -389,15 +391,15 @@ export function scaleFigures(d: Deployment, cal: Calibration, r: RegionAssumptio
   const candidateBytes = L * c * cal.candidateBytes;
   const candidateShards = shardsFor(candidateBytes, candidateRecordsPerSecond, 0, r.minShards);
   // a process restarting registers again on every lease it stands for: each INSERT is reconciled
-  const candidateStream = streamFigure({ recordsPerSecond: candidateRecordsPerSecond, recordMs: r.plainRecordMs, shards: candidateShards, parallelization: pf, batchSize: 100, pollIntervalMs: r.pollIntervalMs, burstRecords: watch.maxCandidaciesOfOneProcess, burstRecordMs: r.reconcileRecordMs });
+  const candidateStream = streamFigure({ recordsPerSecond: candidateRecordsPerSecond, recordMs: r.plainRecordMs, shards: candidateShards, parallelization: candidatePf, batchSize: 100, pollIntervalMs: r.pollIntervalMs, burstRecords: watch.maxCandidaciesOfOneProcess, burstRecordMs: r.reconcileRecordMs });
   const leaseRecordsPerSecond = (L * r.leaderChangesPerLeaseMonth * r.recordsPerLeaderChange) / SECONDS_PER_MONTH;
   const leaseRowWritesPerSecond = d.sessions ? 0 : MEASURED.single.leaderRenewals / 60;
   const leaseShards = shardsFor(L * (cal.leaseBytes + 150), L * leaseRowWritesPerSecond, 0, r.minShards);
   // one process lost: each lease it held changes hands (records per change each)
   const heldByOne = Math.ceil(L / P);
-  const leaseStream = streamFigure({ recordsPerSecond: leaseRecordsPerSecond, recordMs: r.reconcileRecordMs, shards: leaseShards, parallelization: pf, batchSize: 100, pollIntervalMs: r.pollIntervalMs, burstRecords: heldByOne * r.recordsPerLeaderChange, burstRecordMs: r.reconcileRecordMs });
+  const leaseStream = streamFigure({ recordsPerSecond: leaseRecordsPerSecond, recordMs: r.reconcileRecordMs, shards: leaseShards, parallelization: leasePf, batchSize: 100, pollIntervalMs: r.pollIntervalMs, burstRecords: heldByOne * r.recordsPerLeaderChange, burstRecordMs: r.reconcileRecordMs });
 
-  const leaseStreamZoneLost = streamFigure({ recordsPerSecond: leaseRecordsPerSecond, recordMs: r.reconcileRecordMs, shards: leaseShards, parallelization: pf, batchSize: 100, pollIntervalMs: r.pollIntervalMs, burstRecords: Math.ceil(L / 3) * r.recordsPerLeaderChange, burstRecordMs: r.reconcileRecordMs });
+  const leaseStreamZoneLost = streamFigure({ recordsPerSecond: leaseRecordsPerSecond, recordMs: r.reconcileRecordMs, shards: leaseShards, parallelization: leasePf, batchSize: 100, pollIntervalMs: r.pollIntervalMs, burstRecords: Math.ceil(L / 3) * r.recordsPerLeaderChange, burstRecordMs: r.reconcileRecordMs });
 
   // Lambda
   const candInvocations = (candidateRecordsPerSecond * 60) / candidateStream.recordsPerInvocation / L;

@@ -11,12 +11,13 @@
  *   npx tsx bench/scale.ts                          1, 100, 10,000 and 100,000 leases; random placement
  *   npx tsx bench/scale.ts --placement cells        each lease's candidates one cell of 3 processes
  *   npx tsx bench/scale.ts --placement cells --grants leases   and a role per cell naming its leases
- *   npx tsx bench/scale.ts --parallelization 10     the stream triggers' ParallelizationFactor
+ *   npx tsx bench/scale.ts --parallelization 1      the stream triggers' ParallelizationFactor (default: lib/wiring.ts's)
  *   npx tsx bench/scale.ts --calibration /tmp/cal.jsonl   a calibration run's output instead of CALIBRATION
  *   npx tsx bench/scale.ts --json                   the figures as JSON
  */
 import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError } from 'commander';
+import { wiring } from '../lib/wiring.js';
 import { busyLease, LIMITS, REGION, scaleFigures, type Calibration, type Deployment, type Placement, type ScaleFigures } from './scale-model.js';
 
 /**
@@ -139,7 +140,7 @@ const program = new Command()
     const k = Number(v);
     if (!Number.isInteger(k) || k < 1 || k > 10) throw new InvalidArgumentError(`--parallelization is a whole number from 1 to 10 (Lambda's range), got "${v}"`);
     return k;
-  }, 1)
+  }, wiring.leaseStream.trigger.parallelizationFactor)
   .option('--grants <g>', 'from 10,000 leases: all (one role grants every lease: the default) | leases (a role per cell naming its leases; with --placement cells)', (v) => {
     if (v !== 'all' && v !== 'leases') throw new InvalidArgumentError(`--grants is all or leases, got "${v}"`);
     return v as Deployment['grants'];

@@ -32,6 +32,7 @@ export function addStreamSource(scope: Construct, name: FunctionName, fn: lambda
       retryAttempts: t.retryAttempts,
       maxRecordAge: Duration.seconds(t.maxRecordAgeSeconds),
       reportBatchItemFailures: t.reportBatchItemFailures,
+      parallelizationFactor: t.parallelizationFactor,
       ...(t.filters ? { filters: t.filters.map((f) => lambda.FilterCriteria.filter(f as Record<string, unknown>)) } : {}),
       onFailure: new sources.SqsDlq(dlq),
     }),

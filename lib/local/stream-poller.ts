@@ -85,6 +85,9 @@ export function toLambdaRecord(r: _Record, streamArn: string, readAt?: number): 
  * the batch is retried from the first failed record; a batch that keeps failing is split in two
  * (bisect) and each half retried; after `retryAttempts` the records go to the dead-letter file and
  * the shard moves on; records older than `maxRecordAgeSeconds` are dead-lettered unprocessed.
+ * The trigger's `parallelizationFactor` is not mirrored: a shard's batches run one at a time, the
+ * order Lambda gives at factor 1 and one of those it may give above it (each item's records in
+ * order), so local mode runs no two items' records side by side as AWS may.
  */
 export class StreamPoller {
   private running = false;

@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { calibrationFrom, CALIBRATION, deployments } from '../../bench/scale.js';
+import { wiring } from '../../lib/wiring.js';
 import { busyLease, itemBytes, LIMITS, MEASURED, scaleFigures, shardsFor, streamFigure, watchPairs, type Deployment } from '../../bench/scale-model.js';
 
 describe('watchPairs', () => {
@@ -113,7 +114,13 @@ describe('scaleFigures', () => {
   });
 
   it('the parallelization factor multiplies stream concurrency', () => {
-    expect(scaleFigures(big, CALIBRATION, undefined, { parallelization: 10 }).leaseStream.concurrency).toBe(10 * scaleFigures(big, CALIBRATION).leaseStream.concurrency);
+    expect(scaleFigures(big, CALIBRATION, undefined, { parallelization: 10 }).leaseStream.concurrency).toBe(10 * scaleFigures(big, CALIBRATION, undefined, { parallelization: 1 }).leaseStream.concurrency);
+  });
+
+  it('takes each stream’s factor from lib/wiring.ts when none is given', () => {
+    const f = scaleFigures(big, CALIBRATION);
+    expect(f.leaseStream.parallelization).toBe(wiring.leaseStream.trigger.parallelizationFactor);
+    expect(f.candidateStream.parallelization).toBe(wiring.candidateStream.trigger.parallelizationFactor);
   });
 
   it('bad sizes are refused with the field named', () => {

@@ -183,7 +183,8 @@ describe('the Conclave app, as `cdk synth` builds it', () => {
         FunctionResponseTypes: tr.reportBatchItemFailures ? ['ReportBatchItemFailures'] : Match.absent(),
         DestinationConfig: { OnFailure: { Destination: getAtt(id.dlq(n)) } },
         FilterCriteria: tr.filters ? { Filters: tr.filters.map((f) => ({ Pattern: JSON.stringify(f) })) } : Match.absent(),
-        ParallelizationFactor: Match.absent(), // 1: records of a shard stay in order
+        // an item's records stay in order under any factor (lib/wiring.ts)
+        ParallelizationFactor: tr.parallelizationFactor,
       });
     }
     const mappings = Object.keys(t.findResources('AWS::Lambda::EventSourceMapping'));
