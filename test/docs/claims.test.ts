@@ -161,13 +161,14 @@ describe('the figures the docs state about the construct are what it synthesizes
   });
 });
 
-describe('docs/architecture.md draws its flows as Mermaid sequence diagrams', () => {
-  it('has one per flow, each a sequenceDiagram without a ";" (Mermaid reads it as a line break)', () => {
+describe('docs/architecture.md draws the elector as a state machine and its flows as Mermaid sequence diagrams', () => {
+  it('opens with the elector’s state diagram, then one sequenceDiagram per flow, none with a ";" (Mermaid reads it as a line break)', () => {
     const blocks = [...read('docs/architecture.md').matchAll(/```mermaid\n([\s\S]*?)```/g)].map((m) => m[1]!);
-    expect(blocks.length).toBeGreaterThanOrEqual(5);
-    for (const b of blocks) {
-      expect(b.trimStart().startsWith('sequenceDiagram')).toBe(true);
-      expect(b).not.toContain(';');
-    }
+    expect(blocks.length).toBeGreaterThanOrEqual(6);
+    // issue 37: a newcomer meets the elector's states first
+    expect(blocks[0]!.trimStart().startsWith('stateDiagram-v2')).toBe(true);
+    expect(blocks[0]).toContain('Leading');
+    for (const b of blocks.slice(1)) expect(b.trimStart().startsWith('sequenceDiagram')).toBe(true);
+    for (const b of blocks) expect(b).not.toContain(';');
   });
 });
