@@ -5,6 +5,7 @@
  */
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { wiring } from '../lib/wiring.js';
+import { seededRandom } from '../lib/clock.js';
 
 const utf8 = (s: string) => Buffer.byteLength(s, 'utf8');
 
@@ -147,18 +148,6 @@ export interface Deployment {
   grants: 'leases' | 'all';
 }
 
-/** Deterministic pseudo-random numbers (mulberry32), for placements that must not change between runs. */
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 export interface WatchPairs {
   /** Distinct (watcher process, holder's session) pairs: each is about one consistent read per session renewal. */
   pairs: number;
@@ -180,7 +169,7 @@ export function watchPairs(d: Pick<Deployment, 'leases' | 'processes' | 'candida
   const { leases, processes, candidatesPerLease: c, placement } = d;
   if (c < 1 || c > processes) throw new Error(`candidatesPerLease must be between 1 and processes (${processes}), got ${c}`);
   const close = Math.min(2, c - 1); // successor and second successor
-  const random = mulberry32(seed);
+  const random = seededRandom(seed); // placements that must not change between runs
   const watched = new Map<number, Set<number>>(); // holder → watchers
   const candidacies = new Array<number>(processes).fill(0);
   const cells = Math.floor(processes / c); // processes left over stand for nothing
