@@ -20,7 +20,7 @@ import { sessionComponent } from '../lib/schemas/session-partition.js';
 import { ENV, wiring, type FunctionName, type FunctionWiring } from '../lib/wiring.js';
 import { FUNCTION_ACCESS, type TableRole } from './access.js';
 import { conclaveFunction } from './functions.js';
-import { grantFunctionAccess, grantSessionReads, grantWorkerAccess, grantWorkerPush, SESSION_PARTITIONS } from './grants.js';
+import { checkRolePolicySizes, grantFunctionAccess, grantSessionReads, grantWorkerAccess, grantWorkerPush, SESSION_PARTITIONS } from './grants.js';
 import { ConclaveMonitoring } from './monitoring.js';
 import { iotDataEndpoint } from './push.js';
 import { deadLetterQueue, queueEncryption } from './queues.js';
@@ -182,7 +182,10 @@ export interface GrantWorkerOptions {
   /**
    * Keep the worker to these leases: a `dynamodb:LeadingKeys` condition on the leases table
    * (partition key `name`) and the candidates table (partition key `leaseName`). Required unless
-   * `allLeases` is true.
+   * `allLeases` is true. A role can name about 210 leases of 18 characters (fewer, longer ones):
+   * the names are split over statements that CDK spreads over the role's inline policy and up to
+   * IAM's default 10 managed policies (`npx tsx bench/scale-iam.ts`); past that, synth fails naming
+   * this option: give each cell of processes a role naming its own leases, or use `allLeases`.
    */
   readonly leaseNames?: readonly string[];
   /**
@@ -229,6 +232,8 @@ export interface WorkerGrantTargets {
 /** `grantWorker` of `Conclave` and `ConclaveReplica`, on the tables (and IoT Core) of one Region. */
 export function grantWorkerIn(grantee: iam.IGrantable, options: GrantWorkerOptions, on: WorkerGrantTargets): iam.Grant {
   const o = parse(GrantWorkerSettingsSchema, options ?? {}, 'grantWorker options');
+  // a role naming too many leases fails synth with the fix, not the deploy
+  checkRolePolicySizes(grantee, o.leaseNames);
   // The worker's own session partition: its grant's scope (sessionComponent of its leaseNames, the
   // Session's `leaseNames`); it may read every other process's session row, and write none.
   const ownSessions = o.sessions ? sessionComponent(o.leaseNames) : undefined;

@@ -15,6 +15,7 @@ import type { FunctionName } from '../lib/wiring.js';
 import { FUNCTION_ACCESS, KEY_READ, KEY_WRITE, WAKE_PUBLISH, WORKER_ACCESS, WORKER_PUSH_ACCESS, WORKER_TRANSACTION_ONLY, WORKER_WRITES, type FunctionAccess, type TableAccess, type TableRole, type WriteScope } from './access.js';
 import { acknowledgeFinding, nagResource } from './nag.js';
 import { allWakeTopics, iotArn, wakeTopicsOf } from './push.js';
+import { IAM_POLICY_LIMITS, policyChars } from './policy-size.js';
 import type { ConclaveTableRefs } from './tables.js';
 
 /** Every identities partition that holds session rows, as IAM `StringLike` patterns (lib/schemas/session-partition.ts sessionComponent). */
@@ -73,7 +74,8 @@ export function grantWorkerPush(grantee: iam.IGrantable, leaseNames: readonly st
   const grants = [
     iam.Grant.addToPrincipal({ grantee, actions: [...WORKER_PUSH_ACCESS.client], resourceArns: clients }),
     iam.Grant.addToPrincipal({ grantee, actions: [...WORKER_PUSH_ACCESS.topicfilter], resourceArns: [arn('topicfilter', pushSubscription(on.leasesTable))] }),
-    iam.Grant.addToPrincipal({ grantee, actions: [...WORKER_PUSH_ACCESS.topic], resourceArns: topics }),
+    // the topics of many leases in statements of their own: a statement is never split over policies
+    ...chunked(topics).map((part) => iam.Grant.addToPrincipal({ grantee, actions: [...WORKER_PUSH_ACCESS.topic], resourceArns: part })),
   ];
   // the findings these wildcards raise are this grant's to explain, on the role it adds them to
   const principal = grantee.grantPrincipal;
@@ -130,7 +132,6 @@ export function grantWorkerAccess(
     const keys = scope[role];
     // Null = false: the request must name its partition keys, so the ForAllValues test can never pass vacuously
     type Conditions = Record<string, Record<string, unknown>>;
-    const leading: Record<string, unknown> = keys ? { 'dynamodb:LeadingKeys': [...keys] } : {};
     const excluded = !keys && except[role]?.length ? except[role] : undefined;
     const present: Conditions = keys || excluded ? { Null: { 'dynamodb:LeadingKeys': 'false' } } : {};
     // every partition but the excluded ones (a Deny would also refuse what another grant allows)
@@ -141,18 +142,23 @@ export function grantWorkerAccess(
     const transactionOnly: readonly string[] = on.multiRegion ? ((WORKER_TRANSACTION_ONLY as TableAccess)[role] ?? []) : [];
     const others = WORKER_ACCESS[role].filter((a) => a !== 'dynamodb:UpdateItem' && !transactionOnly.includes(a));
     const writes: readonly WriteScope[] = WORKER_WRITES[role];
-    return [
-      grant(others, { ...(keys ? { 'ForAllValues:StringEquals': leading } : {}), ...notLike, ...present }),
-      // writes: also kept to the attributes (and answers) the SDK's writes use, one statement per kind of write
-      ...writes.map((w) =>
-        grant(['dynamodb:UpdateItem'], {
-          'ForAllValues:StringEquals': { ...leading, 'dynamodb:Attributes': [...w.attributes] },
-          ...notLike,
-          ...present,
-          StringEquals: { 'dynamodb:ReturnValues': [...w.returnValues] },
-        }),
-      ),
-    ];
+    // many keys: the same statements once for each part of the list (every request names one
+    // partition key, so the parts together allow exactly what the whole list did)
+    return (keys ? chunked(keys) : [undefined]).flatMap((part) => {
+      const leading: Record<string, unknown> = part ? { 'dynamodb:LeadingKeys': [...part] } : {};
+      return [
+        grant(others, { ...(part ? { 'ForAllValues:StringEquals': leading } : {}), ...notLike, ...present }),
+        // writes: also kept to the attributes (and answers) the SDK's writes use, one statement per kind of write
+        ...writes.map((w) =>
+          grant(['dynamodb:UpdateItem'], {
+            'ForAllValues:StringEquals': { ...leading, 'dynamodb:Attributes': [...w.attributes] },
+            ...notLike,
+            ...present,
+            StringEquals: { 'dynamodb:ReturnValues': [...w.returnValues] },
+          }),
+        ),
+      ];
+    });
   });
   // multi-Region workers check once per start-up that the leases table is MRSC, not MREC
   // (lib/sdk/multi-region.ts); without this the check is skipped and onError told every start-up
@@ -164,6 +170,81 @@ export function grantWorkerAccess(
     if (Construct.isConstruct(principal)) acknowledgeKeyWildcards(principal, 'the KMS actions a key-encrypted table needs, granted by grantWorker.');
   }
   return grants.reduce((a, b) => a.combine(b));
+}
+
+/**
+ * Characters of lease names (or topic ARNs) one statement names at most. CDK moves statements past
+ * a role's inline policy into managed "overflow" policies but never splits a statement, so one
+ * statement naming every lease would outgrow IAM's 6,144 characters a managed policy at about 70
+ * names; in parts of this size the statements pack into the role's policies. (The
+ * `@aws-cdk/aws-iam:minimizePolicies` flag merges statements that differ only in their resources
+ * again, but only up to 2,000 characters each, CDK's MAX_MERGE_SIZE; statements whose conditions
+ * differ, as the parts of a `dynamodb:LeadingKeys` list do, it never merges.)
+ */
+export const STATEMENT_LIST_CHARS = 3_000;
+
+/**
+ * `items` in consecutive parts of at most STATEMENT_LIST_CHARS characters as a policy counts them
+ * (quotes and comma; an unresolved ARN as CDK's own estimate of 150), at least one item a part.
+ */
+export function chunked(items: readonly string[]): string[][] {
+  const parts: string[][] = [];
+  let part: string[] = [];
+  let chars = 0;
+  for (const item of items) {
+    const size = (Token.isUnresolved(item) ? 150 : item.length) + 3;
+    if (part.length && chars + size > STATEMENT_LIST_CHARS) {
+      parts.push(part);
+      part = [];
+      chars = 0;
+    }
+    part.push(item);
+    chars += size;
+  }
+  if (part.length || !parts.length) parts.push(part);
+  return parts;
+}
+
+const CHECKED = new WeakMap<iam.Role, { leaseNames: number }>();
+
+/**
+ * Fails synth, rather than the deploy, when the role grantWorker granted outgrows IAM's quotas
+ * (IAM_POLICY_LIMITS: its inline policy, a managed policy, 10 managed policies a role), counted as
+ * policyChars counts them once CDK has split the role's policy. The error names the leases the role
+ * was granted and the fix. A grantee that is no Role of this app (an imported one, a user) is not
+ * checked.
+ */
+export function checkRolePolicySizes(grantee: iam.IGrantable, leaseNames: readonly string[] | undefined): void {
+  const role = grantee.grantPrincipal;
+  if (!(role instanceof iam.Role)) return;
+  const seen = CHECKED.get(role);
+  if (seen) {
+    seen.leaseNames += leaseNames?.length ?? 0;
+    return;
+  }
+  const granted = { leaseNames: leaseNames?.length ?? 0 };
+  CHECKED.set(role, granted);
+  role.node.addValidation({
+    validate: () => {
+      const stack = Stack.of(role);
+      const inline = role.node.tryFindChild('DefaultPolicy');
+      const inlineChars = inline instanceof iam.Policy ? policyChars(stack.resolve(inline.document)) : 0;
+      const overflow = role.node.children.filter((c): c is iam.ManagedPolicy => c instanceof iam.ManagedPolicy);
+      const attached = stack.resolve((role.node.defaultChild as iam.CfnRole).managedPolicyArns) as unknown[] | undefined;
+      const managed = overflow.length + (attached?.length ?? 0);
+      const largest = Math.max(0, ...overflow.map((p) => policyChars(stack.resolve(p.document))));
+      const over = [
+        ...(inlineChars > IAM_POLICY_LIMITS.inlineChars ? [`its inline policy is ${inlineChars} characters (IAM allows ${IAM_POLICY_LIMITS.inlineChars})`] : []),
+        ...(largest > IAM_POLICY_LIMITS.managedChars ? [`a managed policy is ${largest} characters (IAM allows ${IAM_POLICY_LIMITS.managedChars})`] : []),
+        ...(managed > IAM_POLICY_LIMITS.managedPerRole ? [`it needs ${managed} managed policies (IAM's default quota is ${IAM_POLICY_LIMITS.managedPerRole} a role)`] : []),
+      ];
+      if (!over.length) return [];
+      const what = granted.leaseNames ? `grantWorker's leaseNames names ${granted.leaseNames} leases for this role` : 'grantWorker adds to its policies';
+      return [
+        `The policies of role ${role.node.path} do not fit IAM: ${over.join('; ')}. ${what}: grant each role fewer leases (a role per cell of processes, each naming its cell's leases: docs/deploy.md), or grant every lease with allLeases: true instead of leaseNames.`,
+      ];
+    },
+  });
 }
 
 /**

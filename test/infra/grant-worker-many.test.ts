@@ -1,0 +1,138 @@
+/**
+ * grantWorker with many leaseNames (issue 38, item 5): the lists of leases (dynamodb:LeadingKeys,
+ * wake topics) are split over statements, so the role's policies fit IAM as IAM counts them, grant
+ * exactly what a short list grants, shape for shape, and stay free of cdk-nag findings; a role past
+ * IAM's quotas fails synth with the fix.
+ */
+import { Stack } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Conclave } from '../../infra/conclave.js';
+import { IAM_POLICY_LIMITS, policyChars } from '../../infra/policy-size.js';
+import { wakeTopicsOf } from '../../infra/push.js';
+import { buildAssets, logicalId, synth, unacknowledged, type Synthesized } from './support.js';
+
+beforeAll(buildAssets);
+
+const MANY = Array.from({ length: 200 }, (_, k) => `orders-shard-${String(k).padStart(5, '0')}`);
+const FEW = MANY.slice(0, 2);
+const TABLE_PREFIX = 'prod';
+
+type Doc = { Statement: Record<string, unknown>[] };
+
+/** Every policy document attached to the role: its inline policy and the managed ones CDK split off. */
+function policiesOf(template: Template, roleId: string): { type: string; doc: Doc }[] {
+  const ref = JSON.stringify({ Ref: roleId });
+  return Object.values(template.toJSON()['Resources'] as Record<string, { Type: string; Properties: { Roles?: unknown[]; PolicyDocument: Doc } }>)
+    .filter((r) => (r.Type === 'AWS::IAM::Policy' || r.Type === 'AWS::IAM::ManagedPolicy') && (r.Properties.Roles ?? []).some((x) => JSON.stringify(x) === ref))
+    .map((r) => ({ type: r.Type, doc: r.Properties.PolicyDocument }));
+}
+
+const asList = (v: unknown): unknown[] => ([] as unknown[]).concat(v);
+
+/**
+ * A statement with its lists of leases taken out: the shape (effect, actions, resources but the
+ * leases' topics, conditions but the leases' keys), and the keys and topics it names.
+ */
+function split(st: Record<string, unknown>, topics: Set<string>): { shape: string; keys: string[]; topics: string[] } {
+  const resolved = (r: unknown) => JSON.stringify(r);
+  const resources = asList(st['Resource']);
+  const named = resources.filter((r) => topics.has(topicOf(r)));
+  const cond = structuredClone((st['Condition'] ?? {}) as Record<string, Record<string, unknown>>);
+  const eq = cond['ForAllValues:StringEquals'];
+  const keys = eq && Array.isArray(eq['dynamodb:LeadingKeys']) && (eq['dynamodb:LeadingKeys'] as string[]).every((k) => MANY.includes(k)) ? (eq['dynamodb:LeadingKeys'] as string[]) : [];
+  if (keys.length) eq!['dynamodb:LeadingKeys'] = '<leases>';
+  const shape = JSON.stringify({
+    Effect: st['Effect'],
+    Action: asList(st['Action']).sort(),
+    Resource: named.length ? '<topics>' : resources.map(resolved).sort(),
+    Condition: cond,
+    // the worker's own session partition is named after its leases (sessionComponent): one each
+  }).replace(/conclave-session:[a-z0-9]{16,}/g, 'conclave-session:<own>');
+  return { shape, keys, topics: named.map(topicOf) };
+}
+
+/** The topic a resource names, from its Fn::Join (`…:topic/<topic>`); '' for any other resource. */
+function topicOf(r: unknown): string {
+  const parts = (r as { 'Fn::Join'?: [string, unknown[]] })['Fn::Join']?.[1];
+  const last = parts?.at(-1);
+  return typeof last === 'string' && last.startsWith(':topic/') ? last.slice(':topic/'.length) : '';
+}
+
+function shapes(template: Template, roleId: string, names: readonly string[]) {
+  const topics = new Set(wakeTopicsOf(`${TABLE_PREFIX}-leases`, names));
+  const out = new Map<string, { keys: Set<string>; topics: Set<string> }>();
+  for (const { doc } of policiesOf(template, roleId)) {
+    for (const st of doc.Statement) {
+      const s = split(st, topics);
+      const entry = out.get(s.shape) ?? { keys: new Set<string>(), topics: new Set<string>() };
+      for (const k of s.keys) entry.keys.add(k);
+      for (const t of s.topics) entry.topics.add(t);
+      out.set(s.shape, entry);
+    }
+  }
+  return out;
+}
+
+describe('grantWorker with many leaseNames', () => {
+  let s: Synthesized<Stack>;
+  const roleIds = { many: '', few: '' };
+
+  beforeAll(() => {
+    s = synth((app) => {
+      const stack = new Stack(app, 'Workers');
+      const c = new Conclave(stack, 'Conclave', { tablePrefix: TABLE_PREFIX });
+      const many = new iam.Role(stack, 'ManyLeasesTask', { assumedBy: new iam.ServicePrincipal('ecs-tasks.amazonaws.com') });
+      const few = new iam.Role(stack, 'FewLeasesTask', { assumedBy: new iam.ServicePrincipal('ecs-tasks.amazonaws.com') });
+      c.grantWorker(many, { leaseNames: MANY, allComponents: true });
+      c.grantWorker(few, { leaseNames: FEW, allComponents: true });
+      roleIds.many = logicalId(stack, many);
+      roleIds.few = logicalId(stack, few);
+      return stack;
+    });
+  });
+  afterAll(() => s?.cleanup());
+
+  it(`names ${MANY.length} leases in policies that each fit IAM as IAM counts them, within the role's managed-policy quota`, () => {
+    const policies = policiesOf(s.template, roleIds.many);
+    const inline = policies.filter((p) => p.type === 'AWS::IAM::Policy').reduce((n, p) => n + policyChars(p.doc), 0);
+    const managed = policies.filter((p) => p.type === 'AWS::IAM::ManagedPolicy').map((p) => policyChars(p.doc));
+    expect(managed.length, 'the inline policy alone cannot hold them').toBeGreaterThan(0);
+    expect(inline).toBeLessThanOrEqual(IAM_POLICY_LIMITS.inlineChars);
+    for (const m of managed) expect(m).toBeLessThanOrEqual(IAM_POLICY_LIMITS.managedChars);
+    expect(managed.length).toBeLessThanOrEqual(IAM_POLICY_LIMITS.managedPerRole);
+  });
+
+  it('grants every lease what it grants a short list, and nothing else (each list split, no statement added or widened)', () => {
+    const many = shapes(s.template, roleIds.many, MANY);
+    const few = shapes(s.template, roleIds.few, FEW);
+    // the same statements but for the lists (the few role's resources are its own tables too)
+    expect([...many.keys()].sort()).toEqual([...few.keys()].sort());
+    for (const [shape, got] of many) {
+      const short = few.get(shape)!;
+      // a statement naming leases names them all, across its parts; one naming none names none
+      expect(got.keys.size ? [...got.keys].sort() : [], shape).toEqual(short.keys.size ? [...MANY].sort() : []);
+      expect(got.topics.size ? [...got.topics].sort() : [], shape).toEqual(short.topics.size ? wakeTopicsOf(`${TABLE_PREFIX}-leases`, MANY).sort() : []);
+    }
+    // and the split happened: more than one statement names leases' keys, and more than one topics
+    const statements = policiesOf(s.template, roleIds.many).flatMap((p) => p.doc.Statement);
+    expect(statements.filter((st) => JSON.stringify(st).includes(MANY[0]!)).length).toBeGreaterThan(1);
+  });
+
+  it('keeps the role free of cdk-nag findings', () => {
+    expect(unacknowledged(s.report)).toEqual([]);
+  });
+
+  it('fails synth past IAM’s quotas, naming leaseNames and the fix', () => {
+    const names = Array.from({ length: 400 }, (_, k) => `orders-shard-${String(k).padStart(5, '0')}`);
+    expect(() =>
+      synth((app) => {
+        const stack = new Stack(app, 'TooMany');
+        const c = new Conclave(stack, 'Conclave', { tablePrefix: TABLE_PREFIX });
+        c.grantWorker(new iam.Role(stack, 'Task', { assumedBy: new iam.ServicePrincipal('ecs-tasks.amazonaws.com') }), { leaseNames: names, allComponents: true });
+        return stack;
+      }),
+    ).toThrow(/do not fit IAM: it needs \d+ managed policies .*leaseNames names 400 leases.*a role per cell.*allLeases: true/);
+  });
+});
