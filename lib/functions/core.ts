@@ -261,8 +261,9 @@ export function leaseWakes(deps: FunctionDeps): WakeBatch | undefined {
 /**
  * Waits, once the invocation's records are done, for the wakes they sent: up to WAKE_TIMEOUT_MS
  * (every wake sent by then has had its own timeout), and never into the last
- * WAKES_SETTLE_MARGIN_MS of the Lambda's `remainingMs`. Lambda runs one invocation per shard at a
- * time, so this is all a slow IoT Core adds before the next batch's elections. Wakes given up are
+ * WAKES_SETTLE_MARGIN_MS of the Lambda's `remainingMs`. Lambda runs one invocation at a time per
+ * shard and partition key group (parallelization factor 10: a lease's records stay in order), so
+ * this is all a slow IoT Core adds before the next batch of the same leases. Wakes given up are
  * logged. Never rejects.
  */
 export async function settleWakes(deps: FunctionDeps, wakes: WakeBatch | undefined, remainingMs: number | undefined): Promise<void> {
