@@ -111,7 +111,7 @@ export async function startPushBrokerProcess(): Promise<PushBroker> {
   };
 }
 
-/** The child: the broker, its counts sent whenever they change (once per turn of the event loop), and the parent's requests. */
+/** The child: the broker, its counts sent whenever they change (once for the changes of one task, ahead of any reply it sends), and the parent's requests. */
 async function child(): Promise<void> {
   const send = (m: FromChild) => process.send!(m);
   let queued = false;
@@ -119,7 +119,7 @@ async function child(): Promise<void> {
     onChange() {
       if (queued) return;
       queued = true;
-      setImmediate(() => {
+      queueMicrotask(() => {
         queued = false;
         send({ type: 'stats', stats: broker.stats() });
       });
