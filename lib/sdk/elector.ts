@@ -16,7 +16,7 @@ import { LeaderElectorOptionsSchema, defaultRenewIntervalMs, renewCadenceMs, typ
 
 export { CandidacySchema, LeaderElectorOptionsSchema, PHASE_STEP_MS, defaultRenewIntervalMs, renewCadenceMs } from './elector-options.js';
 export type { ElectorRunPhase, ElectorStats, LeaderCallbacks, LeaderElectorOptions, ResolvedLeaderElectorOptions, StopReason } from './elector-options.js';
-import { isVacant, pollPlan, SESSION_QUIET_LEASES, stepDelay, termToConfirm, watchesTerm } from './follower.js';
+import { isVacant, pollPlan, SESSION_QUIET_LEASES, STAMP_ERROR_MS, stepDelay, termToConfirm, watchesTerm } from './follower.js';
 import { LeaseWatch } from './watch.js';
 import { DECISIONS, Leadership, type Decisions } from './leadership.js';
 import { sessionFallbackMs } from './leader.js';
@@ -418,11 +418,11 @@ export class LeaderElector {
     const last = this.watch.lastRaw;
     const { watch: w, options: o } = this;
     const plan = pollPlan({ mode: o.mode, woken, pushLive: this.pushLive, raw: last?.item, view: w.lastRead, leaseReadAt: w.leaseReadAt, now: this.mono(), backstopMs: this.sessionBackstopMs });
-    return this.watch.readView(plan.consistent, plan.sessionOnly ? last : undefined).then(({ raw, view: read, sentAt }) => this.afterPoll(raw, read, sentAt, woken));
+    return this.watch.readView(plan.consistent, plan.sessionOnly ? last : undefined).then(({ raw, view: read, sentAt }) => this.afterPoll(raw, read, sentAt, woken, plan.consistent && !plan.sessionOnly));
   }
 
   /** What a follower does with its poll: mostly nothing (undefined), else the writes it decides on. */
-  private afterPoll(raw: LeaseRead, read: LeaseRead, sentAt: number, woken: boolean): Promise<void> | undefined {
+  private afterPoll(raw: LeaseRead, read: LeaseRead, sentAt: number, woken: boolean, consistent: boolean): Promise<void> | undefined {
     this.watch.polled(raw, read, sentAt, woken);
     const d = this.decide.decideFollower({
       lease: read.item,
@@ -438,13 +438,13 @@ export class LeaderElector {
       retryPeriodMs: this.options.retryPeriodMs,
       fallbackAfterMs: this.watch.lastHeldOnSession ? Math.max(this.fallbackAfterMs, this.sessionFallbackMs) : this.fallbackAfterMs,
     });
-    if (d.confirm || (d.answer !== undefined && this.candidate) || d.take !== undefined || d.reportVacancy) return this.actOnPoll(raw, read, d);
+    if (d.confirm || (d.answer !== undefined && this.candidate) || d.take !== undefined || d.reportVacancy) return this.actOnPoll(raw, read, d, consistent);
     this.vacantSince = d.vacantSince;
     this.wakeAt = d.wakeAt;
     return undefined;
   }
 
-  private async actOnPoll(raw: LeaseRead, read: LeaseRead, d: ReturnType<Decisions['decideFollower']>): Promise<void> {
+  private async actOnPoll(raw: LeaseRead, read: LeaseRead, d: ReturnType<Decisions['decideFollower']>, consistent: boolean): Promise<void> {
     if (d.confirm) {
       // Elected (by the coordinator, for this start-up): confirm by renewing before acting; not
       // confirmed (the term moved on): the next step reads the lease row itself, not a copy
@@ -452,7 +452,10 @@ export class LeaderElector {
       // a term rewritten under this start-up is ended on the row, not confirmed (follower.ts termToConfirm)
       const c = termToConfirm(read.item!, this.ledToken);
       if (c.end) return this.writes.endChanged(c.term);
-      await this.takeTerm(c.term);
+      // handed over: led from this read, confirmed after (follower.ts leadFromRead)
+      const o = this.options;
+      const from = this.decide.leadFromRead({ lease: read.item!, identity: o.identity, consistent, clock: this.measured(), stampErrorMs: Math.max(STAMP_ERROR_MS, o.maxClockErrorMs), now: this.mono(), leaseDurationMs: o.leaseDurationMs, renewDeadlineMs: o.renewDeadlineMs, retryPeriodMs: o.retryPeriodMs });
+      await (from === undefined ? this.takeTerm(c.term) : this.leadHanded(c.term, from, read.item!));
       if (!this.term.active) this.watch.leaseReadAt = undefined;
       return;
     }
@@ -548,6 +551,23 @@ export class LeaderElector {
     this.watch.observe({ key: { name: this.options.leaseName }, item: renewed, revision: renewed.revision });
     if (await this.jumpedSince(jumps, term)) return;
     if (await this.startLeading(term, sentAt, renewed)) await this.term.afterRenewal(renewed);
+  }
+
+  /** DynamoDB's time less the monotonic clock as this worker measures it now, and how far off that may be; undefined while it cannot vouch for it. */
+  private measured(): { offset: number; errorMs: number } | undefined {
+    const c = this.time.check(this.options.maxClockErrorMs);
+    if (!c.ok) return undefined;
+    // clockSync 'none': the wall clock, unmeasured, within the bound every writer's is assumed within;
+    // 1 ms more for the rounding of stamps to whole ms
+    return { offset: this.time.now() - this.mono(), errorMs: 1 + (this.options.clockSync === 'none' ? Math.max(STAMP_ERROR_MS, this.options.maxClockErrorMs) : c.errorMs) };
+  }
+
+  /**
+   * Leads a term handed to it from the read that showed it (`renewedAt`: follower.ts leadFromRead),
+   * then confirms it: the leader's first renewal, whose answer extends the term or stops it.
+   */
+  private async leadHanded(term: Term, renewedAt: number, lease: Lease): Promise<void> {
+    if ((await this.startLeading(term, renewedAt, lease)) && this.term.active) await this.term.step();
   }
 
   /** Leads the term won by the write sent at `sentAt` (Leadership.start: never one whose renew deadline already passed). */

@@ -135,6 +135,56 @@ export function termToConfirm(l: Lease, ledToken: number): { readonly end: boole
   return { end: false, term: { holderIdentity: l.holderIdentity!, fencingToken: l.fencingToken } };
 }
 
+/**
+ * The most a stamp another worker wrote may be ahead of DynamoDB's time: half the coordinator's
+ * clockSkewMs (1 s by default), the bound every writer's clock is assumed within (safety.md,
+ * "Fencing tokens never go back", (1); maxClockErrorMs is at most this with clockSync 'server').
+ */
+export const STAMP_ERROR_MS = 500;
+
+/**
+ * Whether an heir may lead the term a hand-over gave it from the read that showed it, before its
+ * confirming renewal (which then goes out as the leader's first renewal); if so, the monotonic time
+ * to count the term as renewed at — it stands until then + renewDeadlineMs (Leadership.start).
+ * Undefined: confirm first, as an electee does.
+ *
+ * Sound because the term is anchored no later than anyone else can date its start. The hand-over's
+ * renewTime is the giver's stamp, taken before it sent the write, within `stampErrorMs` of
+ * DynamoDB's time; this worker's own measurement (`clock`: DynamoDB's time less its monotonic clock,
+ * within `errorMs`) turns it into a monotonic time no later than the write landed. A follower dates
+ * the term from a read answered after the write landed (its observedAt) and judges it over a first
+ * term after that; the coordinator at renewTime + the first term + clockSkewMs on its clock. The
+ * heir leads for the same share of the first term that renewDeadlineMs is of a lease duration, from
+ * that anchor: it stops before either can judge the term over, unless its confirmation, a renewal
+ * like any other, extends it first. Only from a strongly consistent read (`consistent`): an eventually
+ * consistent copy may show a hand-over that a later write (an operator's release, say) already
+ * ended. Only a term's first write (renewTime = acquireTime) by a worker (`electedBy: 'successor'`),
+ * not held on a session, with no vacancy reported (followers may take such a lease at once) and no
+ * other holder preferred; and only with at least half a retry period left for the confirmation.
+ */
+export function leadFromRead(r: {
+  readonly lease: Lease;
+  readonly identity: string;
+  readonly consistent: boolean;
+  /** This worker's measurement of DynamoDB's time now (server time less monotonic, and its error); undefined while it cannot vouch for it. */
+  readonly clock: { readonly offset: number; readonly errorMs: number } | undefined;
+  /** The most the giver's stamp may be ahead of DynamoDB's time. */
+  readonly stampErrorMs: number;
+  /** Monotonic now. */
+  readonly now: number;
+  readonly leaseDurationMs: number;
+  readonly renewDeadlineMs: number;
+  readonly retryPeriodMs: number;
+}): number | undefined {
+  const l = r.lease;
+  if (!r.consistent || r.clock === undefined || l.electedBy !== 'successor' || l.renewTime === undefined || l.renewTime !== l.acquireTime) return undefined;
+  if (l.vacancyReport !== undefined || l.session !== undefined || (l.preferredHolder !== undefined && l.preferredHolder !== r.identity)) return undefined;
+  // no later than the hand-over landed, on this worker's monotonic clock
+  const anchor = l.renewTime - r.clock.offset - r.clock.errorMs - r.stampErrorMs;
+  const until = anchor + (l.leaseDurationSeconds * 1000 * r.renewDeadlineMs) / r.leaseDurationMs;
+  return until - r.now >= r.retryPeriodMs / 2 ? until - r.renewDeadlineMs : undefined;
+}
+
 const CONFIRM: FollowerDecision = { confirm: true, answer: undefined, vacantSince: undefined, wakeAt: undefined, reportVacancy: false, take: undefined };
 
 export function decideFollower(v: FollowerView): FollowerDecision {

@@ -14,7 +14,7 @@ import type { ClockGuard } from './clock-guard.js';
 import type { LeaderCallbacks, ResolvedLeaderElectorOptions, StopReason } from './elector-options.js';
 import { SESSION_QUIET_LEASES } from './follower.js';
 import { retryDelayMs } from './faults.js';
-import { decideFollower } from './follower.js';
+import { decideFollower, leadFromRead } from './follower.js';
 import { afterRenewal, decideLeader, handOffDelay, heirOf, leaderDelay, leaderStep, type LeaderObservation, type LeaderTerm } from './leader.js';
 import type { StampClock } from './server-clock.js';
 import type { Session, SessionListener } from './session.js';
@@ -29,6 +29,8 @@ import type { LeaseWatch } from './watch.js';
 export interface Decisions {
   readonly decideFollower: typeof decideFollower;
   readonly decideLeader: typeof decideLeader;
+  /** Whether an heir leads a handed term from its read, before confirming it, and from when. */
+  readonly leadFromRead: typeof leadFromRead;
   /** How long a failed step waits before the next try. */
   readonly retryDelayMs: typeof retryDelayMs;
   /** What a leader whose work failed does with its term (the `onLeaderWorkFailure` option). */
@@ -38,6 +40,7 @@ export interface Decisions {
 export const DECISIONS: Decisions = {
   decideFollower,
   decideLeader,
+  leadFromRead,
   retryDelayMs,
   workFailure: (o) => (o.onLeaderWorkFailure === 'keep' ? 'keep' : 'giveUp'),
 };
