@@ -454,8 +454,12 @@ export class LeaderElector {
       if (c.end) return this.writes.endChanged(c.term);
       // handed over: led from this read, confirmed after (follower.ts leadFromRead)
       const o = this.options;
-      const from = this.decide.leadFromRead({ lease: read.item!, identity: o.identity, consistent, clock: this.measured(), stampErrorMs: Math.max(STAMP_ERROR_MS, o.maxClockErrorMs), now: this.mono(), leaseDurationMs: o.leaseDurationMs, renewDeadlineMs: o.renewDeadlineMs, retryPeriodMs: o.retryPeriodMs });
-      await (from === undefined ? this.takeTerm(c.term) : this.leadHanded(c.term, from, read.item!));
+      const h = this.decide.leadFromRead({ lease: read.item!, identity: o.identity, consistent, clock: this.measured(), stampErrorMs: Math.max(STAMP_ERROR_MS, o.maxClockErrorMs), now: this.mono(), leaseDurationMs: o.leaseDurationMs, renewDeadlineMs: o.renewDeadlineMs, retryPeriodMs: o.retryPeriodMs });
+      if (h.kind === 'readAgain') {
+        const again = await this.watch.readView(true);
+        return this.afterPoll(again.raw, again.view, again.sentAt, true, true);
+      }
+      await (h.kind === 'lead' ? this.leadHanded(c.term, h.renewedAt, read.item!) : this.takeTerm(c.term));
       if (!this.term.active) this.watch.leaseReadAt = undefined;
       return;
     }

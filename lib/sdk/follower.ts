@@ -142,25 +142,38 @@ export function termToConfirm(l: Lease, ledToken: number): { readonly end: boole
  */
 export const STAMP_ERROR_MS = 500;
 
+/** What an heir does with a read that shows a term handed to this start-up (leadFromRead). */
+export type HandedTerm =
+  /** Lead now, counting the term as renewed at `renewedAt` (it stands until then + renewDeadlineMs); the confirmation goes out as the first renewal. */
+  | { readonly kind: 'lead'; readonly renewedAt: number }
+  /** Read the lease again, strongly consistent, and decide on that: the read was an eventually consistent copy. */
+  | { readonly kind: 'readAgain' }
+  /** Confirm by renewing before leading, as an electee does. */
+  | { readonly kind: 'confirm' };
+
+const CONFIRM_FIRST: HandedTerm = { kind: 'confirm' };
+const READ_AGAIN: HandedTerm = { kind: 'readAgain' };
+
 /**
  * Whether an heir may lead the term a hand-over gave it from the read that showed it, before its
- * confirming renewal (which then goes out as the leader's first renewal); if so, the monotonic time
- * to count the term as renewed at — it stands until then + renewDeadlineMs (Leadership.start).
- * Undefined: confirm first, as an electee does.
+ * confirming renewal (which then goes out as the leader's first renewal), and from when.
  *
  * Sound because the term is anchored no later than anyone else can date its start. The hand-over's
- * renewTime is the giver's stamp, taken before it sent the write, within `stampErrorMs` of
+ * renewTime is the giver's stamp, taken before it sent the write, at most `stampErrorMs` ahead of
  * DynamoDB's time; this worker's own measurement (`clock`: DynamoDB's time less its monotonic clock,
  * within `errorMs`) turns it into a monotonic time no later than the write landed. A follower dates
  * the term from a read answered after the write landed (its observedAt) and judges it over a first
- * term after that; the coordinator at renewTime + the first term + clockSkewMs on its clock. The
- * heir leads for the same share of the first term that renewDeadlineMs is of a lease duration, from
- * that anchor: it stops before either can judge the term over, unless its confirmation, a renewal
- * like any other, extends it first. Only from a strongly consistent read (`consistent`): an eventually
- * consistent copy may show a hand-over that a later write (an operator's release, say) already
- * ended. Only a term's first write (renewTime = acquireTime) by a worker (`electedBy: 'successor'`),
- * not held on a session, with no vacancy reported (followers may take such a lease at once) and no
- * other holder preferred; and only with at least half a retry period left for the confirmation.
+ * term after that; the coordinator at renewTime + the first term + clockSkewMs on its clock; the
+ * giver stopped before it sent the hand-over. The heir leads for the same share of the first term
+ * that renewDeadlineMs is of a lease duration, from that anchor: it stops before anyone can judge
+ * the term over, unless its confirmation, a renewal like any other, extends it first.
+ *
+ * Only from a strongly consistent read: an eventually consistent copy may show a hand-over that a
+ * later write (an operator's release, say) already ended — it is read again, consistently (one
+ * read, cheaper than the confirming write it replaces). Only a term's first write (renewTime =
+ * acquireTime) by a worker (`electedBy: 'successor'`), not held on a session, with no vacancy
+ * reported (followers may take such a lease at once) and no other holder preferred; and only with
+ * at least half a retry period left for the confirmation to land. Otherwise it confirms first.
  */
 export function leadFromRead(r: {
   readonly lease: Lease;
@@ -175,14 +188,15 @@ export function leadFromRead(r: {
   readonly leaseDurationMs: number;
   readonly renewDeadlineMs: number;
   readonly retryPeriodMs: number;
-}): number | undefined {
+}): HandedTerm {
   const l = r.lease;
-  if (!r.consistent || r.clock === undefined || l.electedBy !== 'successor' || l.renewTime === undefined || l.renewTime !== l.acquireTime) return undefined;
-  if (l.vacancyReport !== undefined || l.session !== undefined || (l.preferredHolder !== undefined && l.preferredHolder !== r.identity)) return undefined;
+  if (r.clock === undefined || l.electedBy !== 'successor' || l.renewTime === undefined || l.renewTime !== l.acquireTime) return CONFIRM_FIRST;
+  if (l.vacancyReport !== undefined || l.session !== undefined || (l.preferredHolder !== undefined && l.preferredHolder !== r.identity)) return CONFIRM_FIRST;
   // no later than the hand-over landed, on this worker's monotonic clock
   const anchor = l.renewTime - r.clock.offset - r.clock.errorMs - r.stampErrorMs;
   const until = anchor + (l.leaseDurationSeconds * 1000 * r.renewDeadlineMs) / r.leaseDurationMs;
-  return until - r.now >= r.retryPeriodMs / 2 ? until - r.renewDeadlineMs : undefined;
+  if (until - r.now < r.retryPeriodMs / 2) return CONFIRM_FIRST;
+  return r.consistent ? { kind: 'lead', renewedAt: until - r.renewDeadlineMs } : READ_AGAIN;
 }
 
 const CONFIRM: FollowerDecision = { confirm: true, answer: undefined, vacantSince: undefined, wakeAt: undefined, reportVacancy: false, take: undefined };
