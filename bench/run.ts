@@ -164,7 +164,7 @@ async function main(): Promise<number> {
   log('\nSummary (targets are the issue’s; reported, not asserted)');
   for (const l of summaryLines(figures)) log(l);
   const targets = targetLines(figures);
-  if (targets.length) log(`\nTargets (issue 17), ✓ met / ✗ not met:\n${targets.join('\n')}`);
+  if (targets.length) log(`\nTargets (the issues’), ✓ met / ✗ not met:\n${targets.join('\n')}`);
   log(`\n${describePrices()}`);
   for (const [system, c] of Object.entries(ctx.checked)) if (c.groups) log(`history checker, ${system}: ${c.groups} runs, ${c.terms} terms, ${c.violations} violation(s)`);
   log(`${failures ? `${failures} run(s) failed — see the failure lines in the JSON` : 'every run completed'}; ${(durationMs / 60_000).toFixed(1)} min`);
