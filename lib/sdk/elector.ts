@@ -1,13 +1,13 @@
 import type { DynamoDBClient, PutItemCommandOutput, TransactWriteItemsCommandInput, TransactWriteItemsCommandOutput, UpdateItemCommandOutput } from '@aws-sdk/client-dynamodb';
 import { Nap, systemClock, uniqueId } from '../clock.js';
-import type { IdentityClaim, Lease } from '../schemas/lease.js';
 import { instanceOnSession } from '../schemas/identity.js';
 import type { Platform } from '../schemas/platform.js';
 import { parse } from '../schemas/validation.js';
 import { ConflictError } from '../stores/errors.js';
 import { CandidateStore } from '../stores/candidate-store.js';
 import { LeaseStore } from '../stores/lease-store.js';
-import { dynamoLeaseLock, type LeaseLock, type LeaseRead, type Term } from './lock.js';
+import { dynamoLeaseLock, type Acquired, type LeaseLock, type LeaseRead, type SessionRead, type Term } from './lock.js';
+import type { Lease } from '../schemas/lease.js';
 import { DuplicateIdentityError, LeaseCandidate } from './candidate.js';
 import { fencedItemWrite, fencedTransactWrite, FencingError, NO_TRANSACTIONS, type FencedItemInput } from './fencing.js';
 import { checkMultiRegion } from './multi-region.js';
@@ -16,14 +16,13 @@ import { LeaderElectorOptionsSchema, defaultRenewIntervalMs, renewCadenceMs, typ
 
 export { CandidacySchema, LeaderElectorOptionsSchema, PHASE_STEP_MS, defaultRenewIntervalMs, renewCadenceMs } from './elector-options.js';
 export type { ElectorRunPhase, ElectorStats, LeaderCallbacks, LeaderElectorOptions, ResolvedLeaderElectorOptions, StopReason } from './elector-options.js';
-import { isVacant, pollPlan, SESSION_QUIET_LEASES, stepDelay, termToConfirm, watchesTerm } from './follower.js';
-import { LeaseWatch } from './watch.js';
+import { RenewalPhase, SESSION_QUIET_LEASES, stepDelay } from './follower.js';
+import { FOLLOWING, followerDelay, followerStep, judgeClock, prevented, type FollowerEffect, type FollowerEvent, type FollowerSettings, type FollowerState, type Moment } from './step.js';
 import { DECISIONS, Leadership, type Decisions } from './leadership.js';
 import { sessionFallbackMs } from './leader.js';
 import { SessionReader, sessionSeam, type Session } from './session.js';
 import { detectPlatform } from './platform.js';
-import type { StampClock } from './server-clock.js';
-import { ClockGuard } from './clock-guard.js';
+import { ClockSkewError, type StampClock } from './server-clock.js';
 import { TermWrites } from './term-writes.js';
 import type { Push, Wake } from './push.js';
 import { faultReporter } from './faults.js';
@@ -87,10 +86,6 @@ export class LeaderElector {
   private readonly time: StampClock;
   /** Its writes on the lease (LeaseStore's, conditioned on the read or the term). */
   private readonly writes: TermWrites;
-  /** Whether it may write the times it would write now (clock skew preventions). */
-  private readonly guard: ClockGuard;
-  /** An ack was held back for the clock: given as soon as it can be. */
-  private unanswered = false;
   private readonly callbacks: LeaderCallbacks;
   private readonly onError: (e: Error) => void;
   /** onError, each fault named (lib/sdk/faults.ts). */
@@ -98,24 +93,14 @@ export class LeaderElector {
   private readonly startUp: StartUp<void>;
   /** Its term, while it leads. */
   private readonly term: Leadership;
-  /** What this worker has seen of its lease: the reads, and when the term last changed (client-go's observedTime). */
-  private readonly watch: LeaseWatch;
-  private vacantSince: number | undefined;
-  /** Monotonic time the successor should look again (when the term it watches would run out). */
-  private wakeAt: number | undefined;
-  private lastLeader: string | undefined;
-  /** The highest fencing token this start-up has led with: it never confirms a term below it. */
-  private ledToken = -1;
-  /** The last claim to this worker's name it answered (answerClaim). */
-  private answeredClaim: string | undefined;
-  /** The election this candidate last answered (its leader side answers too). */
-  private readonly acked: { election: string | undefined } = { election: undefined };
+  /** What it knows of its lease as a follower (lib/sdk/step.ts): replaced by each step. */
+  private state: FollowerState = FOLLOWING;
+  /** What its follower's step decides by. */
+  private readonly follow: FollowerSettings;
   private readonly detect: () => Promise<Platform | undefined>;
   private platformFound: Platform | undefined;
   /** The push path, if any (the `push` option). */
   private readonly push: Push | undefined;
-  /** A wake came (or the push path went up or down): look at the lease now, not after the sleep. */
-  private wakePending = false;
   /** Ends the sleep between steps early (a wake). */
   private nap: Nap | undefined;
   /** The process's session, if any (the `session` option). */
@@ -150,10 +135,21 @@ export class LeaderElector {
       ? new LeaseCandidate({ ...c, leaseName: data.leaseName, name: data.identity, tables: data.tables, client, clock: this.time, clockSync: 'none', instance: this.instance, claimWindowMs: data.leaseDurationMs, onError: this.onError })
       : undefined;
     this.options = deepFreeze(data);
-    this.watch = new LeaseWatch(this.options, this.instance, this.lock, (name) => sessions.phase(name), () => this.mono(), (h) => this.noteHolder(h), (c) => this.answerClaim(c), () => this.sessionFallbackMs);
+    const own = new RenewalPhase();
+    this.follow = { ...this.options, instance: this.instance, fallbackAfterMs: this.fallbackAfterMs, sessionFallbackMs: this.sessionFallbackMs, candidate: this.candidate !== undefined, decideFollower: this.decide.decideFollower, cadence: { own, session: (name) => sessions.phase(name) } };
     this.writes = new TermWrites(this.lock, this.options, this.instance, this.time, (r) => this.announce(r), this.report);
-    this.guard = new ClockGuard(this.time, this.options, `LeaderElector "${this.options.identity}" of lease "${this.options.leaseName}"`, this.onError);
-    const { options: opts, instance, time, guard, writes, lock: leaseLock, decide, watch, callbacks: cbs, candidate, acked } = this;
+    const self = this;
+    const guard = { trusted: () => this.clockTrusted(), prevented: (jumpMs?: number) => this.clockPrevented(jumpMs) };
+    const watch = { leading: () => this.note({ kind: 'leading' }), observe: (read: LeaseRead) => this.note({ kind: 'observed', read }), claimIn: (lease: Lease | undefined) => this.note({ kind: 'claimIn', lease }) };
+    const acked = {
+      get election() {
+        return self.state.ackedElection;
+      },
+      set election(v: string | undefined) {
+        self.state = { ...self.state, ackedElection: v };
+      },
+    };
+    const { options: opts, instance, time, writes, lock: leaseLock, decide, callbacks: cbs, candidate } = this;
     this.term = new Leadership({ options: opts, instance, time, guard, writes, lock: leaseLock, decide, watch, callbacks: cbs, onError: this.report, candidate, session, acked,
       // how long after a renewal was sent a coordinated leader sends the next: the renew interval less PHASE_STEP_MS
       cadenceMs: renewCadenceMs(this.renewIntervalMs, opts.retryPeriodMs),
@@ -173,7 +169,8 @@ export class LeaderElector {
 
   /** Clock skew preventions so far, and this worker's measurement of DynamoDB's clock. */
   get stats(): ElectorStats {
-    return this.guard.stats;
+    const c = this.time.check(this.options.maxClockErrorMs);
+    return { clockSkewPreventions: this.state.preventions, clockSynced: c.ok, clockErrorMs: 'errorMs' in c ? c.errorMs : undefined, clockOffsetMs: this.time.wallOffsetMs() };
   }
 
   /**
@@ -187,10 +184,25 @@ export class LeaderElector {
    * that does not answer is written off until it renews on its own — minutes. Such a worker is
    * elected only to confirm the term a poll later, once the next responses have settled the
    * estimate; a worker whose doubt lasts (no Date header, responses too slow) does not answer.
-   * (ClockGuard.)
+   * (lib/sdk/step.ts judgeClock.)
    */
   private clockTrusted(settling = false): boolean {
-    return this.guard.trusted(settling);
+    const j = judgeClock(this.state, this.moment(), this.options.leaseDurationMs, settling);
+    this.state = j.state;
+    if (j.report) this.carry({ kind: 'clockSkew', doubt: j.report });
+    return j.trusted;
+  }
+
+  /** A write not made, or a term stopped, for the clock (a jump: reported at once). */
+  private clockPrevented(jumpMs?: number): void {
+    const p = prevented(this.state, this.mono(), jumpMs);
+    this.state = p.state;
+    if (p.report) this.carry({ kind: 'clockSkew', doubt: p.report });
+  }
+
+  /** The moment a step decides at: monotonic now, DynamoDB's time as measured, the clock's jumps so far. */
+  private moment(): Moment {
+    return { now: this.mono(), clock: this.time.check(this.options.maxClockErrorMs), jumps: this.time.jumps };
   }
 
   private get fallbackAfterMs(): number {
@@ -220,7 +232,7 @@ export class LeaderElector {
 
   /** The holder last observed (this worker included). */
   get leader(): string | undefined {
-    return this.lastLeader;
+    return this.state.lastLeader;
   }
 
   /**
@@ -331,11 +343,11 @@ export class LeaderElector {
       // follower steps failed in a row: the next waits the backoff (lib/sdk/faults.ts), whatever it had planned
       let failures = 0;
       while (!signal.aborted) {
-        const woken = this.wakePending;
-        this.wakePending = false;
+        const woken = this.state.wakePending;
+        this.state = { ...this.state, wakePending: false };
         try {
           if (this.term.active) await (woken ? this.term.woken() : this.term.step());
-          else await this.followerStep(woken);
+          else await this.feed({ kind: 'poll', woken, pushLive: this.pushLive });
           failures = 0;
         } catch (e) {
           // a fault: told once per try, and tried again after the backoff (a follower) or at the
@@ -343,7 +355,7 @@ export class LeaderElector {
           failures++;
           this.report(e);
         }
-        if (!this.wakePending) await this.napFor(failures > 0 && !this.term.active ? this.decide.retryDelayMs(failures, this.options.retryPeriodMs, this.time.random()) : this.nextDelay(), signal);
+        if (!this.state.wakePending) await this.napFor(failures > 0 && !this.term.active ? this.decide.retryDelayMs(failures, this.options.retryPeriodMs, this.time.random()) : this.nextDelay(), signal);
       }
     } finally {
       this.phase = 'stopping';
@@ -364,10 +376,10 @@ export class LeaderElector {
   /** How long until the next step, as planned after a step that did not fail. */
   private nextDelay(): number {
     const leading = this.term.active;
-    const planned = leading ? this.term.delay() : this.watch.nextDelay(this.pushLive, this.time.random());
+    const planned = leading ? this.term.delay() : followerDelay(this.follow, this.state, this.mono(), this.pushLive, this.time.random());
     const clockKnown = this.time.check(this.options.maxClockErrorMs).ok;
     // (a draw only while the clock is in doubt: the simulator replays the same draws)
-    return stepDelay({ planned, clockKnown, random: clockKnown ? 0 : this.time.random(), wakeAt: leading ? undefined : this.wakeAt, now: this.mono() });
+    return stepDelay({ planned, clockKnown, random: clockKnown ? 0 : this.time.random(), wakeAt: leading ? undefined : this.state.wakeAt, now: this.mono() });
   }
 
   /** The session a write of this worker's term should name: the live one's, or null to take a term off a session that is gone (undefined: no session option, name nothing). */
@@ -397,10 +409,7 @@ export class LeaderElector {
    * the very revision: a deleted and re-created row counts its revisions from 1 again).
    */
   private onWake(w: Wake | undefined): void {
-    const seen = this.watch.observed;
-    if (w?.revision !== undefined && seen !== undefined && w.revision === seen.revision) return;
-    this.wakePending = true;
-    this.nap?.end();
+    this.note({ kind: 'wake', revision: w?.revision });
   }
 
   /** Whether wakes reach this worker now: quiet followers then read rarely, and a cancelled leader hands over at once. */
@@ -413,157 +422,78 @@ export class LeaderElector {
     this.push?.wake(this.options.leaseName, revision);
   }
 
-  private followerStep(woken = false): Promise<void> {
-    // what it reads: lib/sdk/follower.ts pollPlan (most polls write nothing)
-    const last = this.watch.lastRaw;
-    const { watch: w, options: o } = this;
-    const plan = pollPlan({ mode: o.mode, woken, pushLive: this.pushLive, raw: last?.item, view: w.lastRead, leaseReadAt: w.leaseReadAt, now: this.mono(), backstopMs: this.sessionBackstopMs });
-    return this.watch.readView(plan.consistent, plan.sessionOnly ? last : undefined).then(({ raw, view: read, sentAt }) => this.afterPoll(raw, read, sentAt, woken));
-  }
-
-  /** What a follower does with its poll: mostly nothing (undefined), else the writes it decides on. */
-  private afterPoll(raw: LeaseRead, read: LeaseRead, sentAt: number, woken: boolean): Promise<void> | undefined {
-    this.watch.polled(raw, read, sentAt, woken);
-    const d = this.decide.decideFollower({
-      lease: read.item,
-      identity: this.options.identity,
-      instance: this.instance,
-      mode: this.options.mode,
-      candidate: this.candidate !== undefined,
-      ackedElection: this.acked.election,
-      unanswered: this.unanswered,
-      now: this.mono(),
-      observedAt: this.watch.observed!.at,
-      vacantSince: this.vacantSince,
-      retryPeriodMs: this.options.retryPeriodMs,
-      fallbackAfterMs: this.watch.lastHeldOnSession ? Math.max(this.fallbackAfterMs, this.sessionFallbackMs) : this.fallbackAfterMs,
-    });
-    if (d.confirm || (d.answer !== undefined && this.candidate) || d.take !== undefined || d.reportVacancy) return this.actOnPoll(raw, read, d);
-    this.vacantSince = d.vacantSince;
-    this.wakeAt = d.wakeAt;
-    return undefined;
-  }
-
-  private async actOnPoll(raw: LeaseRead, read: LeaseRead, d: ReturnType<Decisions['decideFollower']>): Promise<void> {
-    if (d.confirm) {
-      // Elected (by the coordinator, for this start-up): confirm by renewing before acting; not
-      // confirmed (the term moved on): the next step reads the lease row itself, not a copy
-      this.wakeAt = undefined;
-      // a term rewritten under this start-up is ended on the row, not confirmed (follower.ts termToConfirm)
-      const c = termToConfirm(read.item!, this.ledToken);
-      if (c.end) return this.writes.endChanged(c.term);
-      await this.takeTerm(c.term);
-      if (!this.term.active) this.watch.leaseReadAt = undefined;
-      return;
-    }
-    // An answer makes this worker electable: not while it cannot tell DynamoDB's time for long.
-    if (d.answer !== undefined && this.candidate) {
-      if (this.clockTrusted(true)) {
-        await this.candidate.renew();
-        if (d.answer === 'unanswered') this.unanswered = false;
-        else this.acked.election = d.answer.election;
-      } else if (d.answer !== 'unanswered') this.unanswered = true;
-    }
-    this.vacantSince = d.vacantSince;
-    this.wakeAt = d.wakeAt;
-    if (d.take === 'successor') return this.succeed(raw);
-    if (d.reportVacancy) await this.reportVacancy(raw);
-    if (d.take === 'self') await this.acquire(raw, 'self');
-  }
-
   /**
-   * Takes a vacant lease as its designated successor (or second successor, once the successor has
-   * had its grace: decideFollower). A lost race (a vacancy report, an election opened, somebody
-   * else's write) is read again at once: if the lease is still vacant and still names this worker,
-   * it tries once more; otherwise the election goes on as usual.
+   * Feeds `e` to the follower's step (lib/sdk/step.ts followerStep) and carries out its effects,
+   * each read's or write's answer fed back as the next event, until the step asks for nothing more.
    */
-  private async succeed(read: LeaseRead): Promise<void> {
-    if (await this.acquire(read, 'successor')) return;
-    const again = await this.watch.readView(true);
-    this.watch.lastRaw = again.raw;
-    this.watch.observe(again.view);
-    const l = again.view.item;
-    if (isVacant(l, this.watch.observed!.at, this.mono()) && watchesTerm(l, this.options.identity, this.instance)) await this.acquire(again.raw, 'successor');
-  }
-
-  /** Tells the coordinator the holder has not renewed for a whole term, as this worker watched. */
-  private async reportVacancy(read: LeaseRead): Promise<void> {
-    try {
-      // undefined: the lease moved on, nothing to report
-      if ((await this.writes.reportVacancy(read)) !== undefined && this.candidate && this.clockTrusted(true)) await this.candidate.renew();
-    } catch (e) {
-      if (!(e instanceof ConflictError)) throw e; // the candidate row re-registered by another write meanwhile
+  private async feed(e: FollowerEvent): Promise<void> {
+    let next: FollowerEvent | undefined = e;
+    while (next) {
+      const { state, effects } = followerStep(this.follow, this.state, next, this.moment());
+      this.state = state;
+      next = undefined;
+      for (const f of effects) {
+        const io = this.carry(f);
+        if (!io) continue;
+        try {
+          next = io.answer(await io.sent);
+        } catch (e) {
+          // a conflict where the step expects one (a vacancy report, or its acknowledgement): the row moved on meanwhile
+          if (!(io.conflict && e instanceof ConflictError)) throw e;
+          next = io.conflict;
+        }
+      }
     }
   }
 
-  /**
-   * Direct acquisition (NoCoordination, the fallback, or as the designated successor), conditioned
-   * on the revision read. False when somebody else moved first.
-   */
-  private async acquire(read: LeaseRead, electedBy: 'self' | 'successor'): Promise<boolean> {
-    if (!this.clockTrusted()) return false;
-    const jumps = this.time.jumps;
-    const sentAt = this.mono();
-    const got = await this.writes.acquire(read, electedBy, this.sessionToWrite(), this.platformFound);
-    if (!('written' in got)) {
-      // the row DynamoDB returned with the refusal names whoever moved first: a new holder, seen now
-      this.noteHolder(got.refusedBy);
-      return false;
+  /** An event that asks for no read or write (the leader's own reads and writes, a wake): decided and carried out now. */
+  private note(e: FollowerEvent): void {
+    const { state, effects } = followerStep(this.follow, this.state, e, this.moment());
+    this.state = state;
+    for (const f of effects) this.carry(f);
+  }
+
+  /** Carries out one effect of the follower's step: a read or a write is sent, and its answer (`answer`) is the next event. */
+  private carry(f: FollowerEffect): { sent: Promise<unknown>; answer: (v: unknown) => FollowerEvent | undefined; conflict?: FollowerEvent } | undefined {
+    switch (f.kind) {
+      case 'readLease':
+        return { sent: this.lock.get(f.consistent), answer: (raw) => ({ kind: 'leaseRead', raw: raw as LeaseRead }) };
+      case 'readSession':
+        return { sent: this.lock.session(f.name, f.shareMs, f.pendingMs), answer: (read) => ({ kind: 'sessionRead', read: read as SessionRead }) };
+      case 'renewCandidate':
+        return { sent: this.candidate!.renew(), answer: () => ({ kind: 'candidateRenewed' }), ...(f.conflictIsNothing ? { conflict: { kind: 'candidateRenewed' } as const } : {}) };
+      case 'reportVacancy':
+        return { sent: this.writes.reportVacancy(f.read), answer: (lease) => ({ kind: 'reported', lease: lease as Lease | undefined }), conflict: { kind: 'reported', lease: undefined } };
+      case 'confirm':
+        return { sent: this.writes.renew(f.term, this.sessionToWrite() ?? undefined), answer: (lease) => ({ kind: 'confirmed', lease: lease as Lease | undefined }) };
+      case 'endChanged':
+        return { sent: this.writes.endChanged(f.term), answer: () => undefined };
+      case 'acquire':
+        return { sent: this.writes.acquire(f.read, f.electedBy, this.sessionToWrite(), this.platformFound), answer: (got) => ({ kind: 'acquired', got: got as Acquired }) };
+      case 'release':
+        return { sent: this.writes.release(f.term), answer: () => ({ kind: 'released' }) };
+      case 'lead':
+        return { sent: this.lead(f.term, f.sentAt, f.lease, f.confirmed), answer: (ev) => ev as FollowerEvent };
+      case 'newLeader':
+        this.callbacks.onNewLeader?.(f.holder);
+        return undefined;
+      case 'claim':
+        this.onError(new DuplicateIdentityError(f.claim.name, this.options.leaseName, f.claim.instance, this.instance, 'held'));
+        void this.candidate!.renew().catch(this.report);
+        return undefined;
+      case 'clockSkew':
+        this.onError(new ClockSkewError(`LeaderElector "${this.options.identity}" of lease "${this.options.leaseName}"`, f.doubt, this.options.maxClockErrorMs));
+        return undefined;
+      case 'stepNow':
+        this.nap?.end();
+        return undefined;
     }
-    const written = got.written;
-    this.watch.observe({ ...read, item: written, revision: written.revision });
-    const term = { holderIdentity: this.options.identity, fencingToken: written.fencingToken };
-    if (await this.jumpedSince(jumps, term)) return false;
-    return await this.startLeading(term, sentAt, written);
   }
 
-  /**
-   * Another start-up claims this worker's candidate name (one identity, one process): this one is
-   * alive, so it answers by renewing its candidate row, which refuses the newcomer; and says so.
-   * Each claim is answered once.
-   */
-  private answerClaim(c: IdentityClaim): void {
-    if (!this.candidate || c.name !== this.options.identity || c.of !== this.instance || c.instance === this.instance) return;
-    const key = `${c.instance}@${c.at}`;
-    if (key === this.answeredClaim) return;
-    this.answeredClaim = key;
-    this.onError(new DuplicateIdentityError(c.name, this.options.leaseName, c.instance, this.instance, 'held'));
-    void this.candidate.renew().catch(this.report);
+  /** Leads the term won by the write sent at `sentAt` (Leadership.start: never one whose renew deadline already passed); a confirmed term then acts on its renewal's row. */
+  private async lead(term: Term, sentAt: number, lease: Lease, confirmed: boolean): Promise<FollowerEvent> {
+    const ok = await this.term.start(term, sentAt, lease);
+    if (ok && confirmed) await this.term.afterRenewal(lease);
+    return { kind: 'led', ok, leading: this.term.active };
   }
-
-  /** Reports a holder seen (onNewLeader) when it is not the one last reported. */
-  private noteHolder(holder: unknown): void {
-    if (typeof holder !== 'string' || holder === this.lastLeader) return;
-    this.lastLeader = holder;
-    this.callbacks.onNewLeader?.(holder);
-  }
-
-  /** Confirms a term the coordinator gave this worker: a renewal first, then the work. */
-  private async takeTerm(term: Term): Promise<void> {
-    if (!this.clockTrusted()) return; // not confirmed: the coordinator's short first term runs out, or the doubt clears first
-    const jumps = this.time.jumps;
-    const sentAt = this.mono();
-    const renewed = await this.writes.renew(term, this.sessionToWrite() ?? undefined);
-    if (!renewed) return;
-    this.watch.observe({ key: { name: this.options.leaseName }, item: renewed, revision: renewed.revision });
-    if (await this.jumpedSince(jumps, term)) return;
-    if (await this.startLeading(term, sentAt, renewed)) await this.term.afterRenewal(renewed);
-  }
-
-  /** Leads the term won by the write sent at `sentAt` (Leadership.start: never one whose renew deadline already passed). */
-  private async startLeading(term: Term, sentAt: number, lease: Lease): Promise<boolean> {
-    if (!(await this.term.start(term, sentAt, lease))) return false;
-    this.ledToken = Math.max(this.ledToken, term.fencingToken);
-    this.vacantSince = undefined;
-    return true;
-  }
-
-  /** A term written while the clock jumped: its stamp may be off by the jump, so it is given back rather than led on. */
-  private async jumpedSince(jumps: number, term: Term): Promise<boolean> {
-    if (this.time.jumps === jumps) return false;
-    this.guard.prevented();
-    await this.writes.release(term);
-    return true;
-  }
-
 }

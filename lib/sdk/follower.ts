@@ -341,6 +341,12 @@ export const PUSH_QUIET_LEASES = 2;
 // with the vacancy rules, so the CLI can say how long a holder may take to see a request)
 export { SESSION_QUIET_LEASES };
 
+/**
+ * Followers of one process share a session read sent this recently (ms): a hundred electors whose
+ * leases are held on one session read it once at each of its renewals, not a hundred times.
+ */
+export const SHARED_READ_MS = 100;
+
 /** The successor reads this long after the moment it aims at: landing times vary by a few ms. */
 export const READ_AFTER_MS = 10;
 

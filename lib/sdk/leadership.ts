@@ -8,9 +8,8 @@
 import type { Timer } from '../clock.js';
 import type { Candidate } from '../schemas/candidate.js';
 import type { Lease } from '../schemas/lease.js';
-import type { Heir, LeaseLock, Term } from './lock.js';
+import type { Heir, LeaseLock, LeaseRead, Term } from './lock.js';
 import type { LeaseCandidate } from './candidate.js';
-import type { ClockGuard } from './clock-guard.js';
 import type { LeaderCallbacks, ResolvedLeaderElectorOptions, StopReason } from './elector-options.js';
 import { SESSION_QUIET_LEASES } from './follower.js';
 import { retryDelayMs } from './faults.js';
@@ -19,7 +18,6 @@ import { afterRenewal, decideLeader, handOffDelay, heirOf, leaderDelay, leaderSt
 import type { StampClock } from './server-clock.js';
 import type { Session, SessionListener } from './session.js';
 import type { TermWrites } from './term-writes.js';
-import type { LeaseWatch } from './watch.js';
 
 /**
  * The decisions a LeaderElector calls through: the pure functions of lib/sdk/follower.ts,
@@ -47,11 +45,13 @@ export interface LeadershipContext {
   readonly options: ResolvedLeaderElectorOptions;
   readonly instance: string;
   readonly time: StampClock;
-  readonly guard: ClockGuard;
+  /** Whether it may write the times it would write now, and a term stopped for the clock (lib/sdk/step.ts judgeClock, prevented). */
+  readonly guard: { trusted(): boolean; prevented(jumpMs?: number): void };
   readonly writes: TermWrites;
   readonly lock: LeaseLock;
   readonly decide: Decisions;
-  readonly watch: LeaseWatch;
+  /** The follower's record of the lease (lib/sdk/step.ts): told of the term's own writes and reads. */
+  readonly watch: { leading(): void; observe(read: LeaseRead): void; claimIn(lease: Lease | undefined): void };
   readonly callbacks: LeaderCallbacks;
   readonly onError: (e: Error) => void;
   readonly candidate: LeaseCandidate | undefined;

@@ -6,13 +6,9 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Clock } from '../clock.js';
 import { sessionKey, type IdentityLease } from '../schemas/identity.js';
 import { IdentityStore } from '../stores/identity-store.js';
-import { RenewalPhase } from './follower.js';
+import { RenewalPhase, SHARED_READ_MS } from './follower.js';
 
-/**
- * Followers of one process share a session read sent this recently (ms): a hundred electors whose
- * leases are held on one session read it once at each of its renewals, not a hundred times.
- */
-export const SHARED_READ_MS = 100;
+export { SHARED_READ_MS };
 
 /** What a session read found, and when (monotonic) it was sent. */
 export interface SessionRead {
@@ -56,7 +52,7 @@ export class SessionReader {
    * The session row `name`: from a read sent at most `shareMs` ago, or one still unanswered that was
    * sent at most `pendingMs` ago (a loaded process wakes its electors over more than `shareMs`, and
    * a read in flight is as good as a new one sent before it), or a new read. Both bounds must stay
-   * well inside the margin a follower's judgement allows (see LeaderElector.readView).
+   * well inside the margin a follower's judgement allows (see lib/sdk/step.ts sessionMargin).
    */
   read(name: string, shareMs = SHARED_READ_MS, pendingMs = shareMs): Promise<SessionRead> {
     const now = this.clock.monotonic();
