@@ -343,10 +343,12 @@ export interface VersusEtcd {
   p99Ratio: number | undefined;
 }
 
+/** A summary with the nearest-rank p99; undefined for no samples. */
+export const withP99 = (xs: readonly number[]): (Summary & { p99: number }) | undefined => (xs.length ? { ...summarize(xs), p99: percentile(xs, 99) } : undefined);
+
 export function versusEtcd(conclaveMs: readonly number[], etcdMs: readonly number[]): VersusEtcd {
-  const of = (xs: readonly number[]) => (xs.length ? { ...summarize(xs), p99: percentile(xs, 99) } : undefined);
-  const conclave = of(conclaveMs);
-  const etcd = of(etcdMs);
+  const conclave = withP99(conclaveMs);
+  const etcd = withP99(etcdMs);
   const both = conclave && etcd;
   return { conclave, etcd, medianRatio: both ? conclave.median / etcd.median : undefined, p99Ratio: both ? conclave.p99 / etcd.p99 : undefined };
 }
