@@ -1,13 +1,10 @@
 import * as z from 'zod';
 import { LeaseName } from './lease.js';
 import { Millis, Revision } from './common.js';
+import { COORDINATOR_COMPONENT } from './session-partition.js';
 
-/**
- * The identities table's partition that holds the coordinator's own row: no process writes a
- * session or an identity lease under it, and the identities scan leaves it out
- * (lib/stores/identity-store.ts).
- */
-export const COORDINATOR_COMPONENT = 'conclave-coordinator';
+export { COORDINATOR_COMPONENT };
+
 /** The row (in COORDINATOR_COMPONENT) where one tick leaves off and the next begins. */
 export const TICK_CURSOR_NAME = 'tick';
 /** DynamoDB's most segments of a parallel scan (TotalSegments). */
