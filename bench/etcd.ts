@@ -6,14 +6,14 @@
  * `elect` is the client library's election (concurrency.Election), and SIGTERM makes it resign.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, constants, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import * as z from 'zod';
 import { systemClock, type Clock } from '../lib/clock.js';
-import { ensureSystemNeed, installCommand, type EnsureOptions } from '../lib/local/debian-package.js';
+import { ensureSystemNeed, findOnPath, installCommand, type EnsureOptions } from '../lib/local/debian-package.js';
 import { freePort } from '../lib/local/dynamodb-local.js';
 import { parse } from '../lib/schemas/validation.js';
 import { percentile, summarize, type Summary } from './stats.js';
@@ -33,21 +33,10 @@ export interface EtcdBinaries {
   etcdctl: string;
 }
 
-const executable = (path: string): boolean => {
-  try {
-    accessSync(path, constants.X_OK);
-    return true;
-  } catch {
-    return false; // absent or not executable: not this one
-  }
-};
-
 /** Each binary: the first of its name on PATH (Debian puts both in /usr/bin). */
 export function findEtcd(path = process.env['PATH'] ?? ''): Partial<EtcdBinaries> {
-  const dirs = path.split(delimiter).filter(Boolean);
-  const find = (name: string) => dirs.map((d) => join(d, name)).find(executable);
-  const etcd = find('etcd');
-  const etcdctl = find('etcdctl');
+  const etcd = findOnPath('etcd', path);
+  const etcdctl = findOnPath('etcdctl', path);
   return { ...(etcd ? { etcd } : {}), ...(etcdctl ? { etcdctl } : {}) };
 }
 
