@@ -1,21 +1,800 @@
 /**
- * The follower's step: one record of what a LeaderElector knows of its lease between events
- * (`FollowerState`), and `followerStep(settings, state, event, at) → { state, effects }`, a pure
- * function of it and one event. The events are a poll begun, each read's and each write's answer;
- * the effects are the reads and writes to make next, in the poll's order, and what to tell (a new
- * holder, a claim to this worker's name, a clock doubt). The shell (lib/sdk/elector.ts) carries out
- * the effects through the LeaseLock and feeds each answer back as the next event, until a step
- * asks for nothing more. No I/O, no clock read: `at` brings the moment (monotonic time, DynamoDB's
- * time as measured, the clock's jumps so far). The leader's step is lib/sdk/leader.ts leaderStep.
+ * The elector's decisions, apart from what carries them out (STYLE.md §1): plain functions of what
+ * a LeaderElector knows and one thing it learnt, with no I/O and no clock read (the moment comes
+ * in with the event). Three parts, in this order:
  *
+ * - The follower's decisions: `decideFollower` on a poll (confirm, answer, take, report), how it
+ *   reads next (`pollPlan`, `nextReadDelay`, `RenewalPhase`), `isVacant`, `termToConfirm`,
+ *   `stepDelay`.
+ * - The leader's: `leaderStep(settings, instance, LeaderTerm, observation) → { term, effects }`
+ *   over one record of its term, `afterRenewal`, `heirOf`, `leaderDelay`, `handOffDelay`.
+ * - The follower's step: `followerStep(settings, FollowerState, event, moment) → { state,
+ *   effects }` over one record of what it knows of its lease — the poll's reads and writes in
+ *   order, each answer the next event; `judgeClock` for the clock's doubt.
+ *
+ * The shell, lib/sdk/elector.ts, carries out the effects through the LeaseLock (lib/sdk/lock.ts).
  * The renewal cadences (RenewalPhase) only time reads — no decision about a term rests on them —
  * and a session's is shared by the process's electors: they are the shell's, updated in place.
  */
-import { renewedBy, sessionStanding } from '../election/vacancy.js';
+import { renewedBy, SESSION_QUIET_LEASES, sessionStanding } from '../election/vacancy.js';
+import type { IdentityLease } from '../schemas/identity.js';
 import type { IdentityClaim, Lease } from '../schemas/lease.js';
-import type { Acquired, LeaseRead, SessionRead, Term } from './lock.js';
+import type { LeaseRead, Term } from '../stores/lease-store.js';
 import type { ClockCheck, ClockDoubt } from './server-clock.js';
-import { isQuiet, isVacant, nextReadDelay, pollPlan, SESSION_QUIET_LEASES, SHARED_READ_MS, termToConfirm, watchesTerm, type decideFollower, type FollowerDecision, type RenewalPhase } from './follower.js';
+
+/** What a direct acquisition came to: the row as written, or the holder of the row that refused it (whoever moved first). */
+export type Acquired = { readonly written: Lease } | { readonly refusedBy: unknown };
+
+/** What a session read found, and when (monotonic) it was sent. */
+export interface SessionRead {
+  readonly row: IdentityLease | undefined;
+  /** Monotonic time the read was sent: what it says holds from then on, at the earliest. */
+  readonly sentAt: number;
+}
+
+// ---- the follower's decisions ----
+
+/** What a follower knows after reading its lease: everything its decision rests on. */
+export interface FollowerView {
+  readonly lease: Lease | undefined;
+  readonly identity: string;
+  /** This start-up (a restart is another instance of the same identity). */
+  readonly instance: string;
+  readonly mode: 'coordinated' | 'NoCoordination';
+  /** Whether this worker stands as a candidate (coordinated mode with a candidacy). */
+  readonly candidate: boolean;
+  /** The election this worker answered last. */
+  readonly ackedElection: string | undefined;
+  /** A ping went unanswered while DynamoDB's time was in doubt. */
+  readonly unanswered: boolean;
+  /** Monotonic now. */
+  readonly now: number;
+  /** Monotonic time the lease's current term (holder, instance, renewal, token, duration) was first seen. */
+  readonly observedAt: number;
+  /** Monotonic time since when the lease has been vacant, as this worker saw it. */
+  readonly vacantSince: number | undefined;
+  readonly retryPeriodMs: number;
+  readonly fallbackAfterMs: number;
+}
+
+/** What a follower does after a poll, in this order. */
+export interface FollowerDecision {
+  /** The coordinator elected this start-up: confirm the term by renewing it (and nothing else). */
+  readonly confirm: boolean;
+  /**
+   * Answer the open election (by renewing the candidacy), or the ping that went unanswered while
+   * the clock was in doubt; the elector answers only if it can vouch for its clock.
+   */
+  readonly answer: { readonly election: string } | 'unanswered' | undefined;
+  /** What to remember as `vacantSince`. */
+  readonly vacantSince: number | undefined;
+  /** Poll again no later than this (monotonic): the successor looks the moment the term would run out. */
+  readonly wakeAt: number | undefined;
+  /** Tell the coordinator the holder has not renewed for a whole term. */
+  readonly reportVacancy: boolean;
+  /** Take the vacant lease directly: as its designated successor, or by itself (NoCoordination, the fallback). */
+  readonly take: 'successor' | 'self' | undefined;
+}
+
+/**
+ * Whether the coordinator designated this worker (this start-up) to take the lease when it falls
+ * vacant. Never while the lease prefers somebody else: the holder is yielding to that candidate.
+ */
+export function isSuccessor(lease: Lease | undefined, identity: string, instance: string): boolean {
+  return lease?.successor === identity && (lease.successorInstance === undefined || lease.successorInstance === instance) && (lease.preferredHolder === undefined || lease.preferredHolder === identity);
+}
+
+/**
+ * Whether the coordinator named this worker (this start-up) second successor: it takes a lease
+ * whose term ran out as it watched it when the successor has not taken it within
+ * SECOND_SUCCESSOR_GRACE_MS. Never while the lease prefers somebody else, nor when it is the
+ * successor too (a lease written by hand).
+ */
+export function isSecondSuccessor(lease: Lease | undefined, identity: string, instance: string): boolean {
+  return (
+    lease?.secondSuccessor === identity &&
+    (lease.secondSuccessorInstance === undefined || lease.secondSuccessorInstance === instance) &&
+    (lease.preferredHolder === undefined || lease.preferredHolder === identity) &&
+    !isSuccessor(lease, identity, instance)
+  );
+}
+
+/** Whether this worker watches the holder's renewals closely: the successor, or the second successor. */
+export const watchesTerm = (lease: Lease | undefined, identity: string, instance: string): boolean => isSuccessor(lease, identity, instance) || isSecondSuccessor(lease, identity, instance);
+
+/**
+ * How long after a term ran out, as it watched it, the second successor waits for the successor
+ * before it takes the lease itself. Longer than the successor's takeover (a read and a write just
+ * after the term's end, each a round trip) and the spread between two close watchers' views of the
+ * last renewal (each sees it within tens of ms of its landing); short against the term: a dead
+ * successor costs this, not an election.
+ */
+export const SECOND_SUCCESSOR_GRACE_MS = 200;
+
+/**
+ * Whether `lease` is vacant as this follower watched it: nobody holds it, a vacancy was reported, or
+ * its term has run out since it was first seen at `observedAt` (the observer's clock, not
+ * renewTime: tolerates skew between machines).
+ */
+export function isVacant(lease: Lease | undefined, observedAt: number, now: number): boolean {
+  return lease?.holderIdentity === undefined || lease.vacancyReport !== undefined || now - observedAt > lease.leaseDurationSeconds * 1000;
+}
+
+/** What a follower's next poll reads. */
+export interface PollPlan {
+  /** A consistent read of the lease row (NoCoordination, or woken: it is news); otherwise an eventually consistent one (every write it leads to is conditioned on it). */
+  readonly consistent: boolean;
+  /**
+   * Only the session row, not the lease row: a quiet lease held on a session (shared by the
+   * process's electors), with wakes reaching this worker and the lease row read within the backstop.
+   */
+  readonly sessionOnly: boolean;
+}
+
+/** How a follower reads on its next poll, from what it last read (`raw`: the lease row; `view`: as judged) and when. */
+export function pollPlan(p: {
+  readonly mode: 'coordinated' | 'NoCoordination';
+  readonly woken: boolean;
+  readonly pushLive: boolean;
+  readonly raw: Lease | undefined;
+  readonly view: Lease | undefined;
+  /** Monotonic time the lease row itself was last read. */
+  readonly leaseReadAt: number | undefined;
+  readonly now: number;
+  /** The lease row is read at least this often (a backstop for a lost wake). */
+  readonly backstopMs: number;
+}): PollPlan {
+  const coordinated = p.mode === 'coordinated';
+  const l = p.raw;
+  const sessionOnly = !p.woken && coordinated && p.pushLive && l?.session !== undefined && l.holderIdentity !== undefined && isQuiet(p.view) && p.leaseReadAt !== undefined && p.now - p.leaseReadAt < p.backstopMs;
+  return { consistent: !coordinated || p.woken, sessionOnly };
+}
+
+/**
+ * The term a row names this start-up's holder of, as it can confirm it: the row's own (holder and
+ * fencing token), or `end` — a term rewritten under it, which no renewal can confirm, ended on the
+ * row instead (conditioned on the token copy) so it is elected anew with a token above both. Such a
+ * row either carries a token below one this start-up has led (`ledToken`: moved back, then adopted
+ * by a write of the coordinator's), or a token that no longer matches its term's copy (`termToken`:
+ * moved under the term, which each renewal is conditioned on, and a session can keep alive for
+ * ever: simulator seed 1448349414, 164 s leaderless once the leader's own end had been refused).
+ */
+export function termToConfirm(l: Lease, ledToken: number): { readonly end: boolean; readonly term: { readonly holderIdentity: string; readonly fencingToken: number } } {
+  if (l.fencingToken < ledToken || (l.termToken !== undefined && l.termToken !== l.fencingToken)) return { end: true, term: { holderIdentity: l.holderIdentity!, fencingToken: l.termToken ?? l.fencingToken } };
+  return { end: false, term: { holderIdentity: l.holderIdentity!, fencingToken: l.fencingToken } };
+}
+
+const CONFIRM: FollowerDecision = { confirm: true, answer: undefined, vacantSince: undefined, wakeAt: undefined, reportVacancy: false, take: undefined };
+
+export function decideFollower(v: FollowerView): FollowerDecision {
+  const { lease, now } = v;
+  if (lease?.holderIdentity === v.identity && lease.holderInstance === v.instance) return CONFIRM;
+  const answer = !v.candidate ? undefined : lease?.election && v.ackedElection !== lease.election.id ? { election: lease.election.id } : v.unanswered ? ('unanswered' as const) : undefined;
+
+  const held = lease?.holderIdentity !== undefined;
+  const termMs = (lease?.leaseDurationSeconds ?? 0) * 1000;
+  // the observer's clock, not renewTime: tolerates skew between machines
+  const expired = held && now - v.observedAt > termMs;
+  const successor = v.mode === 'coordinated' && isSuccessor(lease, v.identity, v.instance);
+  const second = v.mode === 'coordinated' && isSecondSuccessor(lease, v.identity, v.instance);
+  if (!isVacant(lease, v.observedAt, now)) {
+    const wakeAt = successor ? v.observedAt + termMs + 1 : second ? v.observedAt + termMs + SECOND_SUCCESSOR_GRACE_MS + 1 : undefined;
+    return { confirm: false, answer, vacantSince: undefined, wakeAt, reportVacancy: false, take: undefined };
+  }
+  const vacantSince = v.vacantSince ?? (expired ? v.observedAt + termMs : now);
+  const base = { confirm: false, answer, vacantSince, wakeAt: undefined };
+  if (v.mode === 'NoCoordination') return { ...base, reportVacancy: false, take: 'self' };
+  if (successor) return { ...base, reportVacancy: false, take: 'successor' };
+  // The successor's turn first: the second successor takes the lease once it has had its grace
+  // (judged on this worker's clock; the take is conditioned on the revision read, so if the
+  // successor's write landed meanwhile this one fails).
+  if (second) {
+    const due = vacantSince + SECOND_SUCCESSOR_GRACE_MS;
+    return now >= due ? { ...base, reportVacancy: false, take: 'successor' } : { ...base, wakeAt: due + 1, reportVacancy: false, take: undefined };
+  }
+  // A live successor takes the lease at once, the second successor a grace later; give them one
+  // poll beyond that before asking for an election.
+  const successorsTurn = lease?.successor !== undefined && now - vacantSince < v.retryPeriodMs + (lease.secondSuccessor !== undefined ? SECOND_SUCCESSOR_GRACE_MS : 0);
+  return {
+    ...base,
+    reportVacancy: expired && !lease!.vacancyReport && !lease!.election && !successorsTurn,
+    take: now - vacantSince >= v.fallbackAfterMs ? 'self' : undefined,
+  };
+}
+
+/**
+ * Where the designated successor expects the holder's next renewal to become readable, learnt from
+ * its own reads: the holder's cadence (the median gap between renewal stamps seen one after
+ * another) and when, relative to a renewal's stamp, the renewal lands. Each read brackets that
+ * landing offset: a read that found a renewal was answered after it landed (an upper bound, its
+ * answer time less the stamp), a read that found nothing new was served before it did (a lower
+ * bound, its send time less the stamp expected). The next read is aimed inside the bracket while it
+ * is wide, and at its top once it is tight, so after a few renewals the successor reads each one
+ * within a few milliseconds of its landing, with one read. Both clocks' bases cancel out (only
+ * differences of the holder's stamps and of this worker's monotonic clock are used). It only times
+ * reads: expiry is still judged by when this worker saw the term, never by the stamp.
+ *
+ * A bound is kept only while it is the tightest standing (a looser one tells nothing new) and until
+ * a newer one contradicts it; so a locked-on bracket stays locked on. Kept otherwise, each hit's
+ * looser upper bound and each "the read before did not find it" lower bound (that read was the
+ * previous renewal's, an interval earlier) pushed the tight ones out of the last PHASE_SAMPLES:
+ * the aim crept later by a read's delay every few renewals and, every PHASE_SAMPLES renewals, the
+ * bracket fell open into a new search of the whole interval — 1.65–1.9 reads per renewal on
+ * simulated time, where there is no jitter at all (issue 38). Renewals that come to land earlier
+ * contradict nothing a read at the top of the bracket shows, so the lower bound is forgotten every
+ * PROBE_EVERY renewals: one read then probes PROBE_EARLIER_MS below the top, and a short binary
+ * search narrows the bracket to LOCKED_MS again (on simulated time: 1.15 reads per renewal, each
+ * renewal seen about 10 ms after it landed; 1.65–1.9 and 18–32 ms before).
+ */
+export class RenewalPhase {
+  private term: string | undefined;
+  /** The last renewals seen: the holder's stamp, oldest first. */
+  private stamps: number[] = [];
+  /** Upper bounds of the landing offset (answer time − stamp), most recent last. */
+  private hi: number[] = [];
+  /** Lower bounds of the landing offset (send time − the stamp expected), most recent last. */
+  private lo: number[] = [];
+  /** Renewals seen since the tightest lower bound was set: it is forgotten after PROBE_EVERY (see the class). */
+  private loAge = 0;
+
+  /**
+   * A read answered at `at` found a renewal stamped `stamp` in term `term` (holder instance and
+   * token) for the first time; the read before it, in the same term, was sent at `previousSentAt`
+   * and did not find it (so the renewal landed after that).
+   */
+  seen(term: string, stamp: number, at: number, previousSentAt?: number, maxIntervalMs = Infinity): void {
+    if (term !== this.term) {
+      this.reset();
+      this.term = term;
+      previousSentAt = undefined; // that read was of another term
+    }
+    const last = this.stamps.at(-1);
+    if (last !== undefined && stamp <= last) return; // an older copy (an eventually consistent read): nothing new
+    if (last !== undefined && stamp - last > maxIntervalMs) {
+      // Longer apart than any renewal of a live term can be (`maxIntervalMs`: its lease duration):
+      // not two renewals in a row — the term lived on a session meanwhile, or the renewals between
+      // went unseen. The cadence starts again from this one (a gap of 275 s once made a successor
+      // wait that long for the "next" renewal: simulator seed 1846405520).
+      const term = this.term;
+      this.reset();
+      this.term = term;
+      previousSentAt = undefined;
+    }
+    // Bounds that contradict a newer one are out of date (the holder's phase, or its stamp clock, moved).
+    const bound = at - stamp;
+    this.lo = this.lo.filter((l) => l < bound);
+    if (++this.loAge >= PROBE_EVERY) this.lo = []; // renewals may land earlier now: probe (see the class)
+    if (!(bound >= least(this.hi))) push(this.hi, bound); // only a tighter upper bound
+    if (previousSentAt !== undefined && previousSentAt - stamp < bound) {
+      const lower = previousSentAt - stamp;
+      this.hi = this.hi.filter((h) => h > lower);
+      // The read before usually found the previous renewal, an interval earlier: that it did not find
+      // this one says nothing about where this one lands. Only a read sent within half an interval
+      // of this one's bound (a chase, a probe) brackets it.
+      const interval = this.intervalMs();
+      if (interval === undefined || lower > bound - interval / 2) this.lower(lower);
+    }
+    push(this.stamps, stamp);
+  }
+
+  /** A lower bound of the landing offset, kept if it is tighter than every one standing. */
+  private lower(bound: number): void {
+    if (bound <= greatest(this.lo)) return;
+    push(this.lo, bound);
+    this.loAge = 0;
+  }
+
+  /** Whether the holder's cadence is known (two renewals seen in this term). */
+  get known(): boolean {
+    return this.intervalMs() !== undefined;
+  }
+
+  /** A read sent at `sentAt` found no renewal after the last one seen: the next one lands later than that. */
+  missed(sentAt: number): void {
+    const interval = this.intervalMs();
+    const last = this.stamps.at(-1);
+    if (interval === undefined || last === undefined) return;
+    const bound = sentAt - (last + interval);
+    // no tighter than one standing: nothing new (the same read, told again by electors sharing one phase and one read, say)
+    if (bound <= greatest(this.lo)) return;
+    this.hi = this.hi.filter((h) => h > bound); // out of date: the renewals land later now
+    this.lower(bound);
+  }
+
+  /** Forgets the holder's cadence (the term ended, or this worker leads). */
+  reset(): void {
+    this.term = undefined;
+    this.stamps = [];
+    this.hi = [];
+    this.lo = [];
+    this.loAge = 0;
+  }
+
+  /** The holder's renewal interval as seen, or undefined before two renewals. */
+  intervalMs(): number | undefined {
+    const gaps = this.stamps.slice(1).map((s, i) => s - this.stamps[i]!).sort((a, b) => a - b);
+    return gaps.length === 0 ? undefined : gaps[Math.floor((gaps.length - 1) / 2)]; // the median (the lower of two)
+  }
+
+  /** Monotonic time to read for the renewal after the last one seen, or undefined before two renewals. */
+  expectedAt(): number | undefined {
+    const interval = this.intervalMs();
+    const last = this.stamps.at(-1);
+    if (interval === undefined || last === undefined || this.hi.length === 0) return undefined;
+    const hi = Math.min(...this.hi);
+    const lo = this.lo.length ? Math.max(...this.lo) : undefined;
+    const aim = lo === undefined ? hi - PROBE_EARLIER_MS : hi - lo > LOCKED_MS ? (lo + hi) / 2 : hi;
+    return last + interval + aim;
+  }
+}
+
+const push = (xs: number[], x: number) => {
+  xs.push(x);
+  if (xs.length > PHASE_SAMPLES) xs.shift();
+};
+/** The least of `xs` (Infinity when empty), and the greatest (-Infinity): loops, not spreads (this runs at every read of every watcher). */
+function least(xs: readonly number[]): number {
+  let m = Infinity;
+  for (const x of xs) if (x < m) m = x;
+  return m;
+}
+function greatest(xs: readonly number[]): number {
+  let m = -Infinity;
+  for (const x of xs) if (x > m) m = x;
+  return m;
+}
+
+/** Before any read has come too early, the successor aims this much before the earliest answer it has had. */
+const PROBE_EARLIER_MS = 100;
+/** A bracket this narrow is locked on: reads aim at its top (wider, at its middle: a binary search, one read per miss). */
+const LOCKED_MS = 20;
+/** Renewals after which the tightest lower bound is forgotten, so one read probes PROBE_EARLIER_MS below the top (see RenewalPhase). */
+const PROBE_EVERY = 16;
+/** Renewals a RenewalPhase remembers: enough for a stable median, few enough to follow a changed cadence. */
+const PHASE_SAMPLES = 8;
+/** A successor that did not find the renewal it expected reads again after this, doubling each time. */
+export const CHASE_FIRST_MS = 50;
+/**
+ * While a lease settles (see nextReadDelay), followers read this often (at most every retry
+ * period): they see a new term within this of its first write, so a holder that dies soon after
+ * taking the lease is timed as precisely as one the successor had locked on to.
+ */
+export const SETTLING_READ_MS = 150;
+/** …for at most this many lease durations of settling; a lease that stays in flux longer (an election that keeps failing) is read every retry period. */
+export const SETTLING_TERMS = 2;
+
+/** While wakes reach it, a follower of a quiet lease that is not its successor reads every this many lease durations. */
+export const PUSH_QUIET_LEASES = 2;
+
+// …and every SESSION_QUIET_LEASES lease durations when the lease is held on a session (declared
+// with the vacancy rules, so the CLI can say how long a holder may take to see a request)
+export { SESSION_QUIET_LEASES };
+
+/**
+ * Followers of one process share a session read sent this recently (ms): a hundred electors whose
+ * leases are held on one session read it once at each of its renewals, not a hundred times.
+ */
+export const SHARED_READ_MS = 100;
+
+/** The successor reads this long after the moment it aims at: landing times vary by a few ms. */
+export const READ_AFTER_MS = 10;
+
+/** What a follower's next read is timed by (lib/sdk/elector.ts gathers it after each poll). */
+export interface CadenceView {
+  readonly lease: Lease | undefined;
+  readonly identity: string;
+  readonly instance: string;
+  readonly mode: 'coordinated' | 'NoCoordination';
+  /** Monotonic now. */
+  readonly now: number;
+  readonly retryPeriodMs: number;
+  /** The successor's expectation of the holder's next renewal (RenewalPhase.expectedAt). */
+  readonly expectedAt: number | undefined;
+  /** Whether the holder's cadence is known (RenewalPhase.known): a missing renewal is then chased, not polled for. */
+  readonly cadenceKnown: boolean;
+  /**
+   * How long the lease has been settling as this worker saw it — in flux, or, for its successor, in
+   * a term whose cadence it has not learnt yet — or undefined when it is not (the elector keeps it).
+   */
+  readonly settlingForMs: number | undefined;
+  readonly leaseDurationMs: number;
+  /** Monotonic time the held term would run out as this worker watched it (when it first saw its last renewal, plus its duration). */
+  readonly termEndsAt: number | undefined;
+  /** Reads since the last new renewal seen that came at or after the expected next one (or, while the lease prefers this worker, any read) and found nothing new. */
+  readonly misses: number;
+  /** Whether wakes reach this worker now (the push path): quiet followers then read rarely. */
+  readonly pushLive?: boolean;
+  /** Whether the lease is held on a session: with the push path live, its quiet followers read it more rarely still (SESSION_QUIET_LEASES). */
+  readonly sessionHeld?: boolean;
+  /** A uniform draw in [0, 1): jitter. */
+  readonly random: number;
+}
+
+/**
+ * Whether a lease needs nobody's attention: held, renewed by its holder at least once since it was
+ * taken (an electee or an heir confirms by renewing), no election, no vacancy report, no
+ * preemption. Followers read it rarely; anything else is read every retry period.
+ */
+export function isQuiet(lease: Lease | undefined): boolean {
+  return (
+    lease?.holderIdentity !== undefined &&
+    lease.renewTime !== undefined &&
+    lease.acquireTime !== undefined &&
+    lease.renewTime > lease.acquireTime &&
+    !lease.election &&
+    !lease.vacancyReport &&
+    !lease.preferredHolder
+  );
+}
+
+/**
+ * How long a follower waits before its next read (the elector also wakes for `wakeAt`).
+ * - NoCoordination: every retry period, jittered, as client-go.
+ * - The lease is in flux (vacant, an election, an electee not yet confirmed or a term not yet
+ *   renewed, a vacancy report, a preemption not aimed at this worker): every SETTLING_READ_MS for
+ *   the first SETTLING_TERMS lease durations of it, then every retry period, jittered. So is a
+ *   successor that has not learnt its holder's cadence yet.
+ * - The designated successor of a quiet lease, and its second successor: just after each renewal
+ *   it expects (RenewalPhase), and if that renewal is not there yet, again after 50, 100, 200 … ms
+ *   up to a retry period: so it sees the holder's last renewal within tens of milliseconds, and the
+ *   term's end as precisely (the second successor takes the lease SECOND_SUCCESSOR_GRACE_MS after
+ *   it when the successor has not). Also the worker the lease prefers while its holder yields: the
+ *   hand-off comes right after the holder's next renewal.
+ * - Every other follower of a quiet lease: every two retry periods, jittered by a tenth — often
+ *   enough to answer a ping inside the coordinator's ack window (2.5 retry periods by default) —
+ *   except from two retry periods before the term it watches would run out: then every
+ *   SETTLING_READ_MS, so it sees the successor's takeover at once (a crashed holder).
+ * - With the push path live (`pushLive`), every other follower of a quiet lease reads only every
+ *   PUSH_QUIET_LEASES lease durations, as a backstop for a lost wake: pings, takeovers, hand-offs and
+ *   designations arrive as wakes, which make the elector read at once.
+ */
+export function nextReadDelay(v: CadenceView): number {
+  // (helpers at module level, not closures: this runs at every poll of every follower)
+  if (v.mode === 'NoCoordination') return jittered(v, v.retryPeriodMs, 0.2);
+  const lease = v.lease;
+  const successor = isSuccessor(lease, v.identity, v.instance);
+  const second = !successor && isSecondSuccessor(lease, v.identity, v.instance);
+  const yieldingToMe = lease?.holderIdentity !== undefined && lease.preferredHolder === v.identity;
+  const due = v.expectedAt === undefined ? undefined : v.expectedAt + READ_AFTER_MS;
+  // Settling, and not for long: read often (a new term is seen within SETTLING_READ_MS of its write).
+  const settling = v.settlingForMs !== undefined && v.settlingForMs < SETTLING_TERMS * v.leaseDurationMs;
+  // The holder yields right after the renewal that tells it to: look again at once, then less often.
+  if (yieldingToMe) return chaseDelay(v);
+  if (!isQuiet(lease)) return unsureDelay(v, settling);
+  if (successor || second) {
+    // (The second successor watches alike: it takes the lease a grace after the term's end.)
+    // Never past the end of the term it watches: that is when it takes over, whatever cadence it has
+    // learnt (and once the end has passed, a takeover whose answer was lost may have landed: look
+    // again within SETTLING_READ_MS).
+    // While the bracket is wide each miss moves the aim up (a binary search within one renewal);
+    // once the renewal is overdue, chase it: again after as long as it has been overdue (at least
+    // 50 ms), so 50, 100, 200 … ms after the aim; if the bracket gave way (it lands later now), by
+    // the misses since the last renewal seen.
+    const graceMs = second ? SECOND_SUCCESSOR_GRACE_MS : 0;
+    if (due !== undefined) return atTermEnd(v, due > v.now ? due - v.now : Math.min(Math.max(CHASE_FIRST_MS, v.now - due), v.retryPeriodMs), graceMs);
+    return atTermEnd(v, v.cadenceKnown ? chaseDelay(v) : unsureDelay(v, settling), graceMs);
+  }
+  // Told of every change (a ping, a takeover, a hand-off, being named successor) by a wake: read
+  // only as a backstop for a lost one, every two lease durations (at least two retry periods).
+  if (v.pushLive) return jittered(v, Math.max((v.sessionHeld ? SESSION_QUIET_LEASES : PUSH_QUIET_LEASES) * v.leaseDurationMs, 2 * v.retryPeriodMs), 0.1);
+  // A term nobody has seen renewed for nearly its whole duration: its holder may be gone, and its
+  // successor takes it the moment it runs out. Read often around then, so the new term is seen
+  // (and timed) within SETTLING_READ_MS of its write, not up to two retry periods later.
+  const quietPoll = 2 * v.retryPeriodMs * 1.1;
+  const watchFrom = v.termEndsAt === undefined ? Infinity : v.termEndsAt - quietPoll;
+  if (v.now >= watchFrom && v.now < v.termEndsAt! + SETTLING_TERMS * v.leaseDurationMs) return jittered(v, Math.min(SETTLING_READ_MS, v.retryPeriodMs), 0.2);
+  // …and not a poll late into that window
+  const quiet = jittered(v, 2 * v.retryPeriodMs, 0.1);
+  return v.now < watchFrom ? Math.min(quiet, watchFrom - v.now) : quiet;
+}
+
+/** `base`, stretched by up to `by` of itself at the view's random draw. */
+function jittered(v: CadenceView, base: number, by: number): number {
+  return base * (1 + v.random * by);
+}
+
+/** Chasing a renewal that is due: 50, 100, 200 … ms by the misses, at most a retry period. */
+function chaseDelay(v: CadenceView): number {
+  return Math.min(CHASE_FIRST_MS * 2 ** Math.max(0, v.misses - 1), v.retryPeriodMs);
+}
+
+/** Not sure what comes next: SETTLING_READ_MS while settling, else a retry period (jittered). */
+function unsureDelay(v: CadenceView, settling: boolean): number {
+  return settling ? jittered(v, Math.min(SETTLING_READ_MS, v.retryPeriodMs), 0.2) : jittered(v, v.retryPeriodMs, 0.2);
+}
+
+/** `ms`, but never past the end of the term the successor watches (just after it; for the second successor, `graceMs` after it). */
+function atTermEnd(v: CadenceView, ms: number, graceMs = 0): number {
+  const untilEnd = v.termEndsAt === undefined ? Infinity : v.termEndsAt + graceMs - v.now;
+  return Math.min(ms, untilEnd > 0 ? untilEnd + READ_AFTER_MS : Math.min(SETTLING_READ_MS, v.retryPeriodMs));
+}
+
+/** While DynamoDB's time is not known well enough, the elector polls about this soon (jittered, so responses land at other points of the server's second). */
+export const CLOCK_RESAMPLE_MS = 500;
+
+/**
+ * How long until an elector's next step: the delay its side planned (`planned`: leaderDelay or
+ * nextReadDelay), shortened while DynamoDB's time is in doubt (the next response, at another point
+ * of the server's second, narrows it: `random` is drawn only then) and, for a follower, to the
+ * moment the term it watches would run out (`wakeAt`, monotonic).
+ */
+export function stepDelay(d: { readonly planned: number; readonly clockKnown: boolean; readonly random: number; readonly wakeAt: number | undefined; readonly now: number }): number {
+  const poll = d.clockKnown ? d.planned : Math.min(d.planned, CLOCK_RESAMPLE_MS * (0.6 + 0.8 * d.random));
+  return Math.min(poll, d.wakeAt !== undefined ? Math.max(0, d.wakeAt - d.now) : Infinity);
+}
+
+// ---- the leader's decisions ----
+
+/**
+ * Why a leader stopped: run() cancelled, another candidate preferred, the renew deadline passed (or
+ * its clock jumped, so the deadline could no longer be judged), the lease moved on (or its term was
+ * rewritten under it), or the leader's work failed (onStartedLeading rejected or threw, and
+ * `onLeaderWorkFailure` is `'release'`, the default).
+ */
+export type StopReason = 'cancelled' | 'preempted' | 'renewDeadline' | 'deposed' | 'workFailed';
+
+/** What a leader knows of its own term. */
+export interface TermView {
+  readonly holderIdentity: string;
+  readonly instance: string;
+  readonly fencingToken: number;
+  /** Monotonic send time of the last write that renewed the term (its own, or its session's). */
+  readonly renewedAt: number;
+  /** The session the term is held on, as last written. */
+  readonly session: string | undefined;
+}
+
+/** The settings a leader decides by (the elector's options, resolved). */
+export interface LeaderSettings {
+  readonly leaseName: string;
+  readonly identity: string;
+  readonly mode: 'coordinated' | 'NoCoordination';
+  readonly renewDeadlineMs: number;
+}
+
+/** One thing a leader learnt. */
+export type LeaderObservation =
+  /** The renew deadline's timer fired (armed for renewedAt + renewDeadline), or someone asked `isLeader()` (judged on the monotonic clock at `now`). */
+  | { readonly kind: 'deadline' | 'asked'; readonly now: number }
+  /** Its session was renewed by a write sent at `sentAt`, answered at `now`; `ended`: the row's marks. */
+  | { readonly kind: 'sessionRenewed'; readonly name: string; readonly sentAt: number; readonly now: number; readonly ended: Readonly<Record<string, number>> }
+  /** Its session ended: the term must be renewed by the elector itself from now on. */
+  | { readonly kind: 'sessionEnded'; readonly name: string }
+  /** Its own renewal, sent at `sentAt`, was answered with `lease` (undefined: refused, the lease is no longer in this term). */
+  | { readonly kind: 'renewed'; readonly sentAt: number; readonly lease: Lease | undefined }
+  /** A read of its lease (woken, or the backstop read of a term held on a session). */
+  | { readonly kind: 'read'; readonly lease: Lease | undefined };
+
+/** What the leader does next. */
+export type LeaderStep =
+  /** Nothing changes. */
+  | { readonly kind: 'none' }
+  /**
+   * Stop acting now (onStoppedLeading with `reason`); `look`: read the lease at once after;
+   * `endTerm`: the row still carries this term's token copy but not its holder or token (rewritten
+   * under it): end the term on the row too, so it is elected again at once.
+   */
+  | { readonly kind: 'stop'; readonly reason: StopReason; readonly look: boolean; readonly endTerm?: true }
+  /** The term is renewed from `renewedAt`; `lease`, when a write or read returned the row. */
+  | { readonly kind: 'renewed'; readonly renewedAt: number; readonly lease: Lease | undefined }
+  /** The term stands; the row as read (the coordinator may have named a successor or a preferred holder). */
+  | { readonly kind: 'seen'; readonly lease: Lease }
+  /** Look at the lease now (the next step renews it itself). */
+  | { readonly kind: 'look' };
+
+const NONE: LeaderStep = { kind: 'none' };
+const stop = (reason: StopReason, look = false): LeaderStep => ({ kind: 'stop', reason, look });
+
+/** Whether `l` is still in the term `t` (holder, this start-up, token). */
+export function inTerm(l: Lease | undefined, t: TermView): l is Lease {
+  return l?.holderIdentity === t.holderIdentity && l.holderInstance === t.instance && l.fencingToken === t.fencingToken;
+}
+
+/** A leader's decision on one observation. */
+export function decideLeader(s: LeaderSettings, t: TermView, o: LeaderObservation): LeaderStep {
+  switch (o.kind) {
+    case 'deadline':
+      // the timer armed for renewedAt + renewDeadline (re-armed at every renewal) fired: stop, even
+      // should the monotonic clock read a hair short of it (a timer may fire a millisecond early)
+      return stop('renewDeadline');
+    case 'asked':
+      // client-go: stop acting once the renew deadline has passed since the last renewal was sent
+      return o.now >= t.renewedAt + s.renewDeadlineMs ? stop('renewDeadline') : NONE;
+    case 'sessionRenewed': {
+      if (t.session !== o.name) return NONE;
+      // someone else ended this term (the coordinator, the platform function, the CLI, an
+      // operator's delete): the lease stream's function marked it on the session, wake or no wake.
+      // Also ended on the row, where the row still carries this term's token copy (a fencing token
+      // moved under it: the session would otherwise keep the rewritten term alive, nobody leading it)
+      const end = o.ended[s.leaseName];
+      if (end !== undefined && end >= t.fencingToken) return { kind: 'stop', reason: 'deposed', look: true, endTerm: true };
+      // answered after the deadline: it extends nothing (others may already have seen the session expire)
+      if (o.now >= t.renewedAt + s.renewDeadlineMs) return stop('renewDeadline');
+      return o.sentAt > t.renewedAt ? { kind: 'renewed', renewedAt: o.sentAt, lease: undefined } : NONE;
+    }
+    case 'sessionEnded':
+      return t.session === o.name ? { kind: 'look' } : NONE;
+    case 'renewed':
+      if (!o.lease) return stop('deposed'); // the lease is no longer in this term
+      // Renewed (the term's token copy matched), yet the row is not this term's: its holder or
+      // fencing token was rewritten under it (an operator, a peer). Fenced writes are refused from
+      // now on: leading on would hold the lease and do nothing. Stop, and end the term on the row.
+      if (!inTerm(o.lease, t)) return { kind: 'stop', reason: 'deposed', look: true, endTerm: true };
+      return { kind: 'renewed', renewedAt: Math.max(t.renewedAt, o.sentAt), lease: o.lease };
+    case 'read': {
+      const termToken = o.lease?.termToken;
+      if (inTerm(o.lease, t)) {
+        // Held on its session, yet the row names another (or none): `session` was rewritten under
+        // the holder (a peer of the same lease can write it). Observers no longer judge the term by
+        // this holder's renewals — they wait out this very read (sessionStanding, sessionFallbackMs) —
+        // so it ends here, on the row too, and is elected again.
+        if (t.session !== undefined && o.lease.session !== t.session) return { kind: 'stop', reason: 'deposed', look: true, endTerm: true };
+        return { kind: 'seen', lease: o.lease };
+      }
+      // The row still carries this term's token copy, yet not its holder or fencing token: rewritten
+      // under it, as above. A leader on a session renews no lease row and learns it by reading:
+      // left as it is, the session would keep the rewritten term alive with nobody leading it.
+      return termToken === t.fencingToken ? { kind: 'stop', reason: 'deposed', look: true, endTerm: true } : stop('deposed');
+    }
+  }
+}
+
+/** A holder's term: its identity and the fencing token of its acquisition. */
+export interface HeldTerm {
+  readonly holderIdentity: string;
+  readonly fencingToken: number;
+}
+
+/** The part of a leader's state its decisions change: one record, replaced by each step (the shell keeps the deadline's timer and the work's signal). */
+export interface LeaderTerm {
+  readonly term: HeldTerm;
+  /** Monotonic time the last successful renewal was *sent*: the term is safe until then + renewDeadline. */
+  readonly renewedAt: number;
+  /** Renewals since the term was won. */
+  readonly renewals: number;
+  /** The last renewal (or the next try) failed: try again after a retry period, not a renew interval. */
+  readonly retrying: boolean;
+  /** The lease as the last renewal (or the acquisition, or a read) returned it: whom the coordinator named successor. */
+  readonly lease: Lease | undefined;
+  /** The session the term is held on (the lease's `session` as last written): its renewals are the term's. */
+  readonly session: string | undefined;
+}
+
+/** What the shell carries out after a leader's step, in this order. */
+export type LeaderEffect =
+  /** Stop acting (onStoppedLeading with `reason`, the work's signal aborted). */
+  | { readonly kind: 'stop'; readonly reason: StopReason }
+  /** End the term on the row too (it was rewritten under the holder): elected again at once. */
+  | { readonly kind: 'endTerm' }
+  /** Read the lease now. */
+  | { readonly kind: 'look' }
+  /** Arm the renew deadline's timer for renewedAt + renewDeadline. */
+  | { readonly kind: 'armDeadline' };
+
+const END: LeaderEffect = { kind: 'endTerm' };
+const LOOK: LeaderEffect = { kind: 'look' };
+const ARM: LeaderEffect = { kind: 'armDeadline' };
+
+/**
+ * One step of a leader: its term after `o` (undefined: it stopped) and what to carry out. Pure:
+ * `decide` is decideLeader (or, in the simulator, a planted bug's).
+ */
+export function leaderStep(s: LeaderSettings, instance: string, t: LeaderTerm, o: LeaderObservation, decide: typeof decideLeader = decideLeader): { readonly term: LeaderTerm | undefined; readonly effects: readonly LeaderEffect[] } {
+  const d = decide(s, { ...t.term, instance, renewedAt: t.renewedAt, session: t.session }, o);
+  switch (d.kind) {
+    case 'stop':
+      return { term: undefined, effects: [{ kind: 'stop', reason: d.reason }, ...(d.endTerm ? [END] : []), ...(d.look ? [LOOK] : [])] };
+    case 'look':
+      return { term: t, effects: [LOOK] };
+    case 'renewed':
+      return { term: { ...t, renewedAt: d.renewedAt, renewals: t.renewals + 1, retrying: false, ...(d.lease ? { lease: d.lease, session: d.lease.session } : {}) }, effects: [ARM] };
+    case 'seen':
+      return { term: { ...t, lease: d.lease }, effects: [] };
+    case 'none':
+      return { term: t, effects: [] };
+  }
+}
+
+/** What a leader does after a renewal or a read showed it the lease in its term. */
+export type AfterRenewal =
+  /** The coordinator prefers another holder: stop ('preempted'), hand the term to the heir if one is named, else release; then ack. */
+  | { readonly kind: 'yield' }
+  /** An election is open that this candidate has not answered: ack it. */
+  | { readonly kind: 'ack'; readonly election: string }
+  | { readonly kind: 'none' };
+
+/** After a renewal: yield to a preferred holder, answer an open election, or nothing. */
+export function afterRenewal(s: LeaderSettings, lease: Lease, k: { readonly candidate: boolean; readonly ackedElection: string | undefined }): AfterRenewal {
+  if (s.mode === 'coordinated' && lease.preferredHolder && lease.preferredHolder !== s.identity) return { kind: 'yield' };
+  if (k.candidate && lease.election && k.ackedElection !== lease.election.id) return { kind: 'ack', election: lease.election.id };
+  return { kind: 'none' };
+}
+
+/**
+ * Whom a leader stepping down hands its term to: the successor the coordinator designated on the
+ * lease as last renewed (its process named), in coordinated mode, unless the lease prefers somebody
+ * else (or names this worker).
+ */
+export function heirOf(s: LeaderSettings, l: Lease | undefined): { name: string; instance: string } | undefined {
+  if (s.mode !== 'coordinated' || !l?.successor || !l.successorInstance) return undefined;
+  if (l.preferredHolder !== undefined && l.preferredHolder !== l.successor) return undefined;
+  if (l.successor === s.identity) return undefined;
+  return { name: l.successor, instance: l.successorInstance };
+}
+
+/** What a leader's next-step timing depends on. */
+export interface LeaderTiming {
+  /** Held on the process's live session (it renews nothing itself). */
+  readonly onLiveSession: boolean;
+  /** Wakes reach this worker now. */
+  readonly pushLive: boolean;
+  /** How often a leader on its live session reads its own lease while wakes reach it (the followers' backstop). */
+  readonly holderBackstopMs: number;
+  /** The last renewal (or the next try) failed. */
+  readonly retrying: boolean;
+  /** NoCoordination without a renewIntervalMs of its own: a retry period after each step, as client-go. */
+  readonly everyRetryPeriod: boolean;
+  readonly retryPeriodMs: number;
+  /** How long after a renewal was sent the next goes out (the renew interval less PHASE_STEP_MS). */
+  readonly cadenceMs: number;
+  readonly renewedAt: number;
+  readonly now: number;
+  /** A number in [0, 1) (jitter). */
+  readonly random: number;
+}
+
+/**
+ * When a leader steps next: held on its live session, it only looks at the lease (rarely while
+ * wakes reach it, else every renew interval); a retry period after a failed try; otherwise a renew
+ * interval after the last renewal was sent — a steady cadence its successor can read right behind.
+ */
+export function leaderDelay(t: LeaderTiming): number {
+  if (t.onLiveSession) return t.pushLive ? t.holderBackstopMs * (1 + 0.1 * t.random) : t.cadenceMs;
+  if (t.retrying || t.everyRetryPeriod) return t.retryPeriodMs;
+  return Math.max(0, t.renewedAt + t.cadenceMs - t.now);
+}
+
+/**
+ * How long a follower waits before its fallback takes a lease it last saw held on a session and
+ * now sees vacant or gone, at the least. A term end its holder did not write reaches it through its
+ * session (the lease stream's mark, read at each session renewal); with that function down too (an
+ * operator's delete while the functions are down), only the holder's own backstop read of its lease
+ * tells it — every `sessionBackstopMs`, jittered by up to a tenth — and it stops at once. So the
+ * fallback waits that long, its renew deadline and a retry period more: the holder has stopped
+ * before anyone takes the lease by fallback, and the holder keeps reading its lease rarely (what a
+ * session saves). A lease not held on a session keeps `fallbackAfterMs`.
+ */
+export function sessionFallbackMs(o: { readonly sessionBackstopMs: number; readonly renewDeadlineMs: number; readonly retryPeriodMs: number }): number {
+  return Math.ceil(1.1 * o.sessionBackstopMs) + o.renewDeadlineMs + o.retryPeriodMs;
+}
+
+/**
+ * How long a cancelled leader with an heir leads on before it hands the term over: until its next
+ * renewal would be due, the moment the heir reads (at most a renew interval). At once when the heir
+ * is told (a wake reaches it: `pushLive`), when the caller waits for the release (`promptly`:
+ * withLease), after a failed renewal, and in a term not yet renewed twice, which the heir is still
+ * settling on (it reads it every SETTLING_READ_MS for its first lease durations: it sees a hand-off
+ * now as soon).
+ */
+export function handOffDelay(t: {
+  readonly promptly: boolean;
+  readonly pushLive: boolean;
+  readonly retrying: boolean;
+  /** Renewals since the term was won, at `since` (monotonic). */
+  readonly renewals: number;
+  readonly since: number;
+  readonly renewedAt: number;
+  /** How long after a renewal was sent the next goes out. */
+  readonly cadenceMs: number;
+  readonly leaseDurationMs: number;
+  readonly now: number;
+}): number {
+  if (t.promptly || t.pushLive) return 0;
+  const young = t.renewals < 2 && t.now - t.since < (SETTLING_TERMS - 0.5) * t.leaseDurationMs;
+  return t.retrying || young ? 0 : t.renewedAt + t.cadenceMs - t.now;
+}
+
+// ---- the follower's step ----
 
 /** The settings a follower decides by (the elector's options, resolved). */
 export interface FollowerSettings {
@@ -28,11 +807,11 @@ export interface FollowerSettings {
   readonly renewDeadlineMs: number;
   readonly retryPeriodMs: number;
   readonly fallbackAfterMs: number;
-  /** How long a follower waits out a session-held term's holder's own backstop read (lib/sdk/leader.ts sessionFallbackMs). */
+  /** How long a follower waits out a session-held term's holder's own backstop read (sessionFallbackMs). */
   readonly sessionFallbackMs: number;
   /** Whether this worker stands as a candidate. */
   readonly candidate: boolean;
-  /** The follower's decision on a poll (lib/sdk/follower.ts, or a planted bug's). */
+  /** The follower's decision on a poll (decideFollower, or a planted bug's). */
   readonly decideFollower: typeof decideFollower;
   /** Read cadences: this worker's of its holder, and session `name`'s, shared by the process's electors. */
   readonly cadence: { readonly own: RenewalPhase; session(name: string): RenewalPhase };
@@ -332,7 +1111,7 @@ export function followerStep(s: FollowerSettings, state: FollowerState, e: Follo
   const p = state.pending;
   switch (e.kind) {
     case 'poll': {
-      // what it reads: lib/sdk/follower.ts pollPlan (most polls write nothing)
+      // what it reads: pollPlan (most polls write nothing)
       const last = state.lastRaw;
       const plan = pollPlan({ mode: s.mode, woken: e.woken, pushLive: e.pushLive, raw: last?.item, view: state.lastRead, leaseReadAt: state.leaseReadAt, now: at.now, backstopMs: SESSION_QUIET_LEASES * s.leaseDurationMs });
       const read: Pending = { kind: 'read', then: 'poll', woken: e.woken, consistent: plan.consistent, sentAt: at.now, reread: false };
@@ -462,7 +1241,7 @@ function polled(s: FollowerSettings, state: FollowerState, raw: LeaseRead, view:
   if (!(d.confirm || (d.answer !== undefined && s.candidate) || d.take !== undefined || d.reportVacancy)) return done({ ...st, vacantSince: d.vacantSince, wakeAt: d.wakeAt }, fx);
   if (d.confirm) {
     // Elected (by the coordinator, for this start-up): confirm by renewing before acting. A term
-    // rewritten under this start-up is ended on the row, not confirmed (follower.ts termToConfirm).
+    // rewritten under this start-up is ended on the row, not confirmed (termToConfirm).
     st = { ...st, wakeAt: undefined };
     const c = termToConfirm(view.item!, st.ledToken);
     if (c.end) return done(st, [...fx, { kind: 'endChanged', term: c.term }]);
@@ -524,7 +1303,7 @@ function attempted(s: FollowerSettings, state: FollowerState, then: Attempt, ok:
   return waiting(state, { kind: 'read', then: 'secondLook', woken: false, consistent: true, sentAt: at.now, reread: true }, fx, { kind: 'readLease', consistent: true });
 }
 
-/** When a follower reads next (lib/sdk/follower.ts nextReadDelay), at `now`. */
+/** When a follower reads next (nextReadDelay), at `now`. */
 export function followerDelay(s: FollowerSettings, st: FollowerState, now: number, pushLive: boolean, random: number): number {
   return nextReadDelay({
     lease: st.lastRead,
