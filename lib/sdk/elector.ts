@@ -162,7 +162,7 @@ export class LeaderElector {
     this.writes = new TermWrites(this.lock, this.options, this.instance, this.time, (r) => this.announce(r), this.report);
     const self = this;
     const guard = { trusted: () => this.clockTrusted(), prevented: (jumpMs?: number) => this.clockPrevented(jumpMs) };
-    const watch = { leading: () => this.note({ kind: 'leading' }), observe: (read: LeaseRead) => this.note({ kind: 'observed', read }), claimIn: (lease: Lease | undefined) => this.note({ kind: 'claimIn', lease }) };
+    const watch = { leading: () => this.note({ kind: 'leading' }), ending: (token: number) => this.note({ kind: 'ending', token }), observe: (read: LeaseRead) => this.note({ kind: 'observed', read }), claimIn: (lease: Lease | undefined) => this.note({ kind: 'claimIn', lease }) };
     const acked = {
       get election() {
         return self.known.ackedElection;
@@ -571,7 +571,7 @@ export interface LeadershipContext {
   readonly lock: LeaseLock;
   readonly decide: Decisions;
   /** The follower's record of the lease (lib/sdk/step.ts): told of the term's own writes and reads. */
-  readonly watch: { leading(): void; observe(read: LeaseRead): void; claimIn(lease: Lease | undefined): void };
+  readonly watch: { leading(): void; ending(token: number): void; observe(read: LeaseRead): void; claimIn(lease: Lease | undefined): void };
   readonly callbacks: LeaderCallbacks;
   readonly onError: (e: Error) => void;
   readonly candidate: LeaseCandidate | undefined;
@@ -711,7 +711,11 @@ export class Leadership {
     for (const e of effects) {
       if (e.kind === 'stop') {
         if (this.leading === leading) this.stop(e.reason);
-      } else if (e.kind === 'endTerm') void this.c.writes.endChanged(leading.t.term);
+      } else if (e.kind === 'endTerm') {
+        // the follower's side never confirms this term again, its end in flight or not (step.ts termToConfirm)
+        this.c.watch.ending(leading.t.term.fencingToken);
+        void this.c.writes.endChanged(leading.t.term);
+      }
       else if (e.kind === 'look') this.c.stepNow(); // read the lease now: a successor may be named, an election open
       else this.armDeadline(leading);
     }

@@ -157,10 +157,14 @@ export function pollPlan(p: {
  * row either carries a token below one this start-up has led (`ledToken`: moved back, then adopted
  * by a write of the coordinator's), or a token that no longer matches its term's copy (`termToken`:
  * moved under the term, which each renewal is conditioned on, and a session can keep alive for
- * ever: simulator seed 1448349414, 164 s leaderless once the leader's own end had been refused).
+ * ever: simulator seed 1448349414, 164 s leaderless once the leader's own end had been refused), or
+ * a term this start-up itself decided to end on the row (`endedToken`: its leader stopped, deposed,
+ * with its end in flight — confirmed, the renewal could land first and the end after it, and the
+ * start-up led a term already given to the next leader: simulator seed 970345, 630 ms of two leaders
+ * after a session redirect).
  */
-export function termToConfirm(l: Lease, ledToken: number): { readonly end: boolean; readonly term: { readonly holderIdentity: string; readonly fencingToken: number } } {
-  if (l.fencingToken < ledToken || (l.termToken !== undefined && l.termToken !== l.fencingToken)) return { end: true, term: { holderIdentity: l.holderIdentity!, fencingToken: l.termToken ?? l.fencingToken } };
+export function termToConfirm(l: Lease, ledToken: number, endedToken = -1): { readonly end: boolean; readonly term: { readonly holderIdentity: string; readonly fencingToken: number } } {
+  if (l.fencingToken < ledToken || (l.termToken !== undefined && l.termToken !== l.fencingToken) || (l.termToken ?? l.fencingToken) <= endedToken) return { end: true, term: { holderIdentity: l.holderIdentity!, fencingToken: l.termToken ?? l.fencingToken } };
   return { end: false, term: { holderIdentity: l.holderIdentity!, fencingToken: l.fencingToken } };
 }
 
@@ -956,6 +960,8 @@ export interface FollowerState {
   readonly wakeAt: number | undefined;
   /** The highest fencing token this start-up has led with: it never confirms a term below it. */
   readonly ledToken: number;
+  /** The highest token of a term this start-up's leader ended on the row itself (a rewritten term): it never confirms it again. */
+  readonly endedToken: number;
   /** A ping went unanswered while DynamoDB's time was in doubt: answered as soon as it can be. */
   readonly unanswered: boolean;
   /** The election this candidate last answered (its leader side answers too). */
@@ -987,6 +993,7 @@ export const FOLLOWING: FollowerState = {
   vacantSince: undefined,
   wakeAt: undefined,
   ledToken: -1,
+  endedToken: -1,
   unanswered: false,
   ackedElection: undefined,
   lastLeader: undefined,
@@ -1023,6 +1030,8 @@ export type FollowerEvent =
   | { readonly kind: 'claimIn'; readonly lease: Lease | undefined }
   /** This worker leads now: the cadence it learnt was another holder's. */
   | { readonly kind: 'leading' }
+  /** Its leader ends the term with token `token` on the row (rewritten under it). */
+  | { readonly kind: 'ending'; readonly token: number }
   /** A wake for the lease (revision: the row's it announces, if known; undefined: the push path went up or down). */
   | { readonly kind: 'wake'; readonly revision: number | undefined };
 
@@ -1256,6 +1265,8 @@ export function followerStep(s: FollowerSettings, state: FollowerState, e: Follo
       return { state: observe(s, state, e.read, at.now, fx).st, effects: fx };
     case 'claimIn':
       return { state: claimIn(s, state, e.lease, fx), effects: fx };
+    case 'ending':
+      return { state: { ...state, endedToken: Math.max(state.endedToken, e.token) }, effects: fx };
     case 'leading':
       s.cadence.own.reset();
       return { state: { ...state, misses: 0, previousReadSentAt: undefined }, effects: fx };
@@ -1321,7 +1332,7 @@ function polled(s: FollowerSettings, state: FollowerState, raw: LeaseRead, view:
     // Elected (by the coordinator, for this start-up): confirm by renewing before acting. A term
     // rewritten under this start-up is ended on the row, not confirmed (termToConfirm).
     st = { ...st, wakeAt: undefined };
-    const c = termToConfirm(view.item!, st.ledToken);
+    const c = termToConfirm(view.item!, st.ledToken, st.endedToken);
     if (c.end) return done(st, [...fx, { kind: 'endChanged', term: c.term }]);
     // not confirmed while the clock is in doubt: the coordinator's short first term runs out, or the doubt clears first
     const j = judgeClock(st, at, s.leaseDurationMs);
