@@ -47,14 +47,19 @@ type Seen = { what: 'get'; consistent: boolean; item: Lease | undefined } | { wh
 
 /**
  * An elector on DynamoDB Local whose lock records what it is asked (`seen`); `stale`: a copy its
- * next eventually consistent read returns instead of the row (a replica behind the leader).
+ * next eventually consistent read returns instead of the row (a replica behind the leader);
+ * `gate`: eventually consistent reads wait for it (`held` says one is waiting).
  */
 function recorded(identity: string, log: Log, opts: Partial<LeaderElectorOptions> & { leaseName: string }) {
   const seen: Seen[] = [];
-  const replica: { stale: Lease | undefined } = { stale: undefined };
+  const replica: { stale: Lease | undefined; gate?: Promise<void> | undefined; held?: boolean } = { stale: undefined };
   const lock = (l: LeaseLock): LeaseLock => ({
     ...l,
     async get(consistent = true) {
+      if (!consistent && replica.gate) {
+        replica.held = true;
+        await replica.gate;
+      }
       const stale = consistent ? undefined : replica.stale;
       replica.stale = undefined;
       const read = stale ? LeaseStore.readOf(l.name, stale) : await l.get(consistent);
@@ -159,16 +164,23 @@ describe('the heir of a hand-over on DynamoDB Local', () => {
     const b = recorded('b', log, { leaseName: L, push: loopback()() });
     const now = Date.now();
     const held = await heldBy(L, { name: 'b', instance: b.elector.instance }, now);
-    const handed = (await leases().handOver(L, { holderIdentity: 'a', fencingToken: held.fencingToken }, { name: 'b', instance: b.elector.instance }, now, 2, held.leaseTransitions))!;
+    b.run();
+    await waitFor('b following a’s term, its clock measured', () => log.of('newLeader', 'b').some((e) => e.leader === 'a') && b.elector.stats.clockSynced);
+    // b's next eventually consistent poll waits while the lease moves on, then a replica behind answers it
+    let open = () => undefined as void;
+    b.replica.gate = new Promise<void>((r) => (open = r));
+    await waitFor('b polling', () => b.replica.held);
+    const from = b.seen.length;
+    const handed = (await leases().handOver(L, { holderIdentity: 'a', fencingToken: held.fencingToken }, { name: 'b', instance: b.elector.instance }, Date.now(), 2, held.leaseTransitions))!;
     expect(isHandOverTo(handed, 'b')).toBe(true);
     // superseded: the term ended (an operator's release --force) and another worker took the lease
-    const released = (await leases().releaseTerm(L, { holderIdentity: 'b', fencingToken: handed.fencingToken }, now))!;
-    await leases().write(LeaseStore.readOf(L, released), acquisition(released, { identity: 'c', instance: 'c_1', now, leaseDurationSeconds: 60, electedBy: 'self' }));
-    // b's first poll (eventually consistent) is answered by a replica still showing the hand-over
+    const released = (await leases().releaseTerm(L, { holderIdentity: 'b', fencingToken: handed.fencingToken }, Date.now()))!;
+    await leases().write(LeaseStore.readOf(L, released), acquisition(released, { identity: 'c', instance: 'c_1', now: Date.now(), leaseDurationSeconds: 60, electedBy: 'self' }));
     b.replica.stale = handed;
-    b.run();
+    b.replica.gate = undefined;
+    open();
     await waitFor('b to see c', () => log.of('newLeader', 'b').some((e) => e.leader === 'c'));
-    const [first, second] = b.seen.filter((s) => s.what === 'get');
+    const [first, second] = b.seen.slice(from).filter((s) => s.what === 'get');
     expect(first).toMatchObject({ what: 'get', consistent: false, item: handed });
     expect(second).toMatchObject({ what: 'get', consistent: true, item: expect.objectContaining({ holderIdentity: 'c' }) });
     // neither led nor wrote: the consistent read showed the hand-over gone

@@ -361,7 +361,16 @@ describe('withLease on a coordinated lease (it has candidates)', () => {
     expect((e as Error).message).toMatch(/push: must be a PushChannel/);
 
     const r = await sim.settle(
-      withLease(L, async () => (await sim.leases.read(L)).item?.session, opts(sim, m, 'migrate', { candidacy: { emulationVersion: '1.30.0', binaryVersion: '1.30.0' }, push, session })),
+      // handed over, the run leads from its read of the hand-over and its first renewal (the
+      // confirmation) puts the term on the session: looked for during the run's first second
+      withLease(L, async () => {
+        for (let i = 0; i < 100; i++) {
+          const onSession = (await sim.leases.read(L)).item?.session;
+          if (onSession) return onSession;
+          await m.clock.sleep(10);
+        }
+        return undefined;
+      }, opts(sim, m, 'migrate', { candidacy: { emulationVersion: '1.30.0', binaryVersion: '1.30.0' }, push, session })),
       'the run',
       30_000,
     );
