@@ -378,7 +378,8 @@ export class LeaderElector {
           failures++;
           this.report(e);
         }
-        if (!this.known.wakePending) await this.napFor(failures > 0 && !this.term.active ? this.decide.retryDelayMs(failures, this.options.retryPeriodMs, this.time.random()) : this.nextDelay(), signal);
+        // (cancelled during the step: no nap — a nap begun on an aborted signal would run its whole length before the step-down)
+        if (!this.known.wakePending && !signal.aborted) await this.napFor(failures > 0 && !this.term.active ? this.decide.retryDelayMs(failures, this.options.retryPeriodMs, this.time.random()) : this.nextDelay(), signal);
       }
     } finally {
       this.phase = 'stopping';
