@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import type { ElectionConfigInput } from '../../lib/schemas/config.js';
 import { CHASE_FIRST_MS, READ_AFTER_MS, RenewalPhase } from '../../lib/sdk/step.js';
 import { Session } from '../../lib/sdk/session.js';
-import { LATENCY_MS, Sim, type Machine, type SimElector } from './sim-harness.js';
+import { LATENCY_MS, Sim, type Machine, type SimElector } from '../../sim/harness.js';
 
 /** client-go's timings, which the SDK's and the Session's defaults fit. */
 const CLIENT_GO = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 } as const;
@@ -80,7 +80,7 @@ describe('on simulated time, with the push path: one read per renewal for each c
   it('the successor and the second successor each read the lease row about once per renewal, and the successor still takes a crashed holder’s lease within the chase of the term’s end', async () => {
     const sim = await Sim.create({ config: CONFIG });
     sim.pushBroker({ delayMs: 50, deliveryMs: 5 });
-    const coord = sim.coordinator('job', 1_000);
+    const coord = sim.coordinator({ tickEveryMs: 1_000 });
     const es: SimElector[] = ['a', 'b', 'c'].map((id) => {
       const machine = sim.machine();
       return sim.elector(id, { leaseName: 'job', ...CLIENT_GO, push: sim.pushFor(machine) }, { machine });
@@ -112,7 +112,7 @@ describe('on simulated time, with the push path: one read per renewal for each c
   it('held on a session, push live: a follower that is neither successor reads the session row only at its backstop read (every four lease durations), not on the holder’s cadence', async () => {
     const sim = await Sim.create({ config: CONFIG });
     sim.pushBroker({ delayMs: 50, deliveryMs: 5 });
-    const coord = sim.coordinator('solo', 1_000);
+    const coord = sim.coordinator({ tickEveryMs: 1_000 });
     const procs = ['a', 'b', 'c', 'd'].map((id) => {
       const machine = sim.machine();
       const session = new Session({ client: machine.client, tables: sim.names, clock: machine.clock, prefix: id, onError: () => undefined });
@@ -142,7 +142,7 @@ describe('on simulated time, with the push path: one read per renewal for each c
     const leases = ['s-1', 's-2', 's-3', 's-4'];
     const sim = await Sim.create({ config: CONFIG });
     sim.pushBroker({ delayMs: 50, deliveryMs: 5 });
-    const coord = sim.coordinator(leases, 1_000);
+    const coord = sim.coordinator({ tickEveryMs: 1_000 });
     const procs = ['a', 'b', 'c'].map((id) => {
       const machine = sim.machine();
       const session = new Session({ client: machine.client, tables: sim.names, clock: machine.clock, prefix: id, onError: () => undefined });

@@ -1,5 +1,5 @@
 /**
- * withLease / tryWithLease on simulated time (test/sdk/sim-harness.ts): the real SDK over the
+ * withLease / tryWithLease on simulated time (sim/harness.ts): the real SDK over the
  * DynamoDB model, one machine per run, durations in simulated ms. Run-once windows and the fenced
  * marker on DynamoDB Local: test/sdk/with-lease-local.test.ts.
  */
@@ -17,7 +17,7 @@ import { PERIODIC_WINDOWS, keyedWindowRow } from '../../lib/schemas/run-once.js'
 import { LeaseLostError, tryWithLease, withLease, windowOf, type LeaseFn, type LeaseTerm, type WithLeaseOptions } from '../../lib/sdk/with-lease.js';
 import { RunOnceStore } from '../../lib/stores/run-once-store.js';
 import { FAST } from './harness.js';
-import { LATENCY_MS, Sim, T0, type Machine } from './sim-harness.js';
+import { LATENCY_MS, Sim, T0, type Machine } from '../../sim/harness.js';
 
 const L = 'nightly';
 const RTT_MS = 2 * LATENCY_MS;
@@ -290,7 +290,7 @@ describe('withLease on a coordinated lease (it has candidates)', () => {
   /** A long-lived worker `w` at `version` leading the lease, with the coordinator running. */
   const workerLeading = async (version: string) => {
     const sim = await Sim.create({ config: CONFIG });
-    const coord = sim.coordinator(L);
+    const coord = sim.coordinator();
     const w = sim.elector('w', { leaseName: L }, { versions: [version, version] });
     await sim.until('w leads', () => w.elector.isLeader());
     return { sim, coord, w };
