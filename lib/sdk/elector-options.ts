@@ -72,9 +72,10 @@ export const LeaderElectorOptionsSchema = z
        * is a write. Renewing less often also makes a crash failover faster (the term ends, on average,
        * half an interval sooner after the last renewal). Renewals go out 137 ms sooner than this, so
        * they meet DynamoDB's clock at ever other points of its second (what keeps its Date headers
-       * informative). @default renewDeadlineMs − 2 × retryPeriodMs
-       * in coordinated mode (6 s with client-go's timings: two more tries before the deadline), but
-       * not below retryPeriodMs; retryPeriodMs with `NoCoordination` (client-go's), unless given
+       * informative). @default renewDeadlineMs − 9/8 × retryPeriodMs in coordinated mode (7.75 s
+       * with client-go's timings: a failed renewal is tried once more, a retry period later and
+       * 387 ms before the deadline), but not below retryPeriodMs; retryPeriodMs with
+       * `NoCoordination` (client-go's), unless given
        */
       renewIntervalMs: z.number().int().positive().optional(),
       /** Give the lease up when run() is cancelled, so the next leader need not wait for expiry. @default true */
@@ -258,13 +259,21 @@ export const PHASE_STEP_MS = 137;
 
 /**
  * The renew interval a LeaderElector uses when `renewIntervalMs` is not given: the renew deadline
- * less two retry periods (two more tries before the deadline), not below the retry period;
- * `NoCoordination`, the retry period (client-go's). @internal
+ * less a retry period and an eighth, not below the retry period; `NoCoordination`, the retry period
+ * (client-go's). A failed renewal is then tried once more, a retry period later and an eighth of one
+ * (plus PHASE_STEP_MS) before the deadline: the try and retry the option's validation demands.
+ * Each renewal is a write, and a leader's renewals are most of what a lease costs at rest (issue 38:
+ * 7.8 writes a minute with client-go's timings, where two retries, at renewDeadlineMs − 2 ×
+ * retryPeriodMs, took 10.2). How often it renews touches no safety bound: the leader stops at its
+ * renew deadline from its last renewal sent, whatever the interval (docs/safety.md). @internal
  */
 export function defaultRenewIntervalMs(o: { mode: 'coordinated' | 'NoCoordination'; renewDeadlineMs: number; retryPeriodMs: number }): number {
-  const twoTriesLeft = o.renewDeadlineMs - 2 * o.retryPeriodMs;
-  return o.mode === 'NoCoordination' || twoTriesLeft < o.retryPeriodMs ? o.retryPeriodMs : twoTriesLeft;
+  const oneRetryLeft = o.renewDeadlineMs - o.retryPeriodMs - Math.ceil(o.retryPeriodMs / RETRY_MARGIN_SHARE);
+  return o.mode === 'NoCoordination' || oneRetryLeft < o.retryPeriodMs ? o.retryPeriodMs : oneRetryLeft;
 }
+
+/** The default renew interval leaves a retry this share of a retry period (and PHASE_STEP_MS) before the renew deadline: 1/8. @internal */
+export const RETRY_MARGIN_SHARE = 8;
 
 /** How long after a renewal was sent a coordinated leader sends the next: `interval` less PHASE_STEP_MS, unless that falls below the retry period. @internal */
 export function renewCadenceMs(interval: number, retryPeriodMs: number): number {
