@@ -8,7 +8,7 @@
 import { renewedBy, sessionStanding } from '../election/vacancy.js';
 import type { IdentityClaim, Lease } from '../schemas/lease.js';
 import type { LeaseLock, LeaseRead } from './lock.js';
-import { isQuiet, nextReadDelay, RenewalPhase, watchesTerm } from './follower.js';
+import { isQuiet, nextReadDelay, READ_AFTER_MS, RenewalPhase, sessionShareMs, watchesTerm } from './follower.js';
 import { SHARED_READ_MS } from './session-reader.js';
 import type { IdentityLease } from '../schemas/identity.js';
 
@@ -115,13 +115,15 @@ export class LeaseWatch {
     this.viewedSession = undefined;
     if (l?.session === undefined || l.holderIdentity === undefined) return { raw, view: raw, sentAt };
     // A read of the session serves every elector of the process that wants one about then: the
-    // successor shares one sent SHARED_READ_MS ago (it times the holder's renewals), others one up to
-    // a quarter of the margin between the renew deadline and the term, and anyone one still in flight
-    // that was sent within that margin. A judgement from a read sent that much earlier is still sound:
-    // any renewal landing after it was sent after the holder's own deadline (see Session).
+    // successor and the second successor share one sent since the renewal they aim at (they time the
+    // holder's renewals: lib/sdk/follower.ts sessionShareMs), others one up to a quarter of the margin
+    // between the renew deadline and the term, and anyone one still in flight that was sent within
+    // that margin. A judgement from a read sent that much earlier is still sound: any renewal landing
+    // after it was sent after the holder's own deadline (see Session).
     const margin = Math.max(SHARED_READ_MS, Math.min(this.s.retryPeriodMs, (this.s.leaseDurationMs - this.s.renewDeadlineMs) / 4));
-    const successor = watchesTerm(l, this.s.identity, this.instance);
-    let s = await this.lock.session(l.session, successor ? SHARED_READ_MS : margin, margin);
+    const aim = this.sessionPhase(l.session).expectedAt();
+    const share = sessionShareMs({ watches: watchesTerm(l, this.s.identity, this.instance), now: this.mono(), due: aim === undefined ? undefined : aim + READ_AFTER_MS, previousSentAt: this.previousReadSentAt, marginMs: margin, sharedMs: SHARED_READ_MS });
+    let s = await this.lock.session(l.session, share, margin);
     // A read sent longer ago than the margin (the process was frozen, or starved, between sending it
     // and now) proves nothing about now: read again before judging by it.
     if (this.mono() - s.sentAt > margin) s = await this.lock.session(l.session, 0, 0);
