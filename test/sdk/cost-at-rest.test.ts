@@ -48,13 +48,16 @@ async function quietGroup() {
 }
 
 describe('cheaper at rest, one lease per process (issue 38, item 4)', () => {
-  it('the default renew interval leaves one retry before the deadline: renewDeadline − 9/8 retry period (7.75 s at client-go’s timings, was 6 s)', () => {
-    expect(defaultRenewIntervalMs({ mode: 'coordinated', ...CLIENT_GO })).toBe(7_750);
+  it('the default renew interval is the longest the option allows in whole seconds less 1 ms, a try and a retry before the deadline (7.999 s at client-go’s timings, was 6 s)', () => {
+    expect(defaultRenewIntervalMs({ mode: 'coordinated', ...CLIENT_GO })).toBe(7_999);
     const interval = defaultRenewIntervalMs({ mode: 'coordinated', ...CLIENT_GO });
     // a failed renewal's retry goes out a retry period after it, still before the deadline
     expect(interval - PHASE_STEP_MS + CLIENT_GO.retryPeriodMs).toBeLessThan(CLIENT_GO.renewDeadlineMs);
     expect(defaultRenewIntervalMs({ mode: 'NoCoordination', ...CLIENT_GO })).toBe(CLIENT_GO.retryPeriodMs); // client-go's, unchanged
     expect(defaultRenewIntervalMs({ mode: 'coordinated', renewDeadlineMs: 1_000, retryPeriodMs: 600 })).toBe(600); // never below a retry period
+    // whole seconds less 1 ms, or two retry periods short of the deadline if that is longer (sub-second timings)
+    expect(defaultRenewIntervalMs({ mode: 'coordinated', renewDeadlineMs: 1_500, retryPeriodMs: 250 })).toBe(1_000);
+    expect(defaultRenewIntervalMs({ mode: 'coordinated', renewDeadlineMs: 10_000, retryPeriodMs: 1_500 })).toBe(7_999);
   });
 
   it('at rest the leader writes under 8 times a minute and each close watcher reads about once per renewal; a crashed holder’s lease is still taken within the chase of the term’s end', async () => {
@@ -64,9 +67,9 @@ describe('cheaper at rest, one lease per process (issue 38, item 4)', () => {
     await sim.run(windowMs);
     expect(holder.elector.isLeader()).toBe(true);
     const renewals = writes(holder.machine, from, '-leases');
-    // 10.2 a minute at the old default (a renewal every 5,863 ms): 81 in this window
-    expect(renewals).toBeLessThanOrEqual(Math.ceil(windowMs / (7_750 - PHASE_STEP_MS)) + 1);
-    expect(renewals).toBeGreaterThanOrEqual(Math.floor(windowMs / 7_750) - 1); // it renews on
+    // 10.2 a minute at the old default (a renewal every 5,863 ms): 81 in this window; now every 7,862 ms
+    expect(renewals).toBeLessThanOrEqual(Math.ceil(windowMs / (7_999 - PHASE_STEP_MS)) + 1);
+    expect(renewals).toBeGreaterThanOrEqual(Math.floor(windowMs / 7_999) - 1); // it renews on
     // a probe every 32 renewals: 1.09 reads per renewal (1.19 with one every 16)
     for (const w of [successor, second]) expect(reads(w.machine, from, '-leases'), w.elector.options.identity).toBeLessThanOrEqual(Math.ceil(renewals * 1.13));
     coord.stop();
@@ -94,11 +97,11 @@ describe('cheaper at rest, one lease per process (issue 38, item 4)', () => {
   }, 180_000);
 
   it('RenewalPhase on its own: about 1.09 reads per renewal over 320 renewals, each seen within tens of ms of its landing', () => {
-    // the holder renews every 7,613 ms (7.75 s less 137); each renewal lands 7 ms after its stamp;
+    // the holder renews every 7,862 ms (7,999 less 137); each renewal lands 7 ms after its stamp;
     // a read is served 1 ms after it is sent and answered 2 ms after; the watcher reads as the
     // elector does: at the aim plus READ_AFTER_MS, and chases a renewal that is not there yet
     const BASE = 1_800_000_000_000;
-    const EVERY = 7_613;
+    const EVERY = 7_862;
     const p = new RenewalPhase();
     let seen = 0;
     let sent = 100;
