@@ -12,8 +12,8 @@ import { nextFencingToken } from '../lib/schemas/fencing-token.js';
 import type { Lease } from '../lib/schemas/lease.js';
 import { HOLDER_FIELDS } from '../lib/schemas/platform.js';
 import type { ElectorInternals } from '../lib/sdk/elector.js';
-import type { FollowerView } from '../lib/sdk/follower.js';
-import { DECISIONS } from '../lib/sdk/leadership.js';
+import type { FollowerView } from '../lib/sdk/step.js';
+import { DECISIONS } from '../lib/sdk/elector.js';
 import type { LeaseLock, LeasePatch, LeaseRead } from '../lib/sdk/lock.js';
 import { LeaseStore } from '../lib/stores/lease-store.js';
 

@@ -12,10 +12,8 @@ import type { ElectionConfigInput } from '../../lib/schemas/config.js';
 import { LeaseItem } from '../../lib/schemas/lease.js';
 import { sessionKey } from '../../lib/schemas/session-partition.js';
 import { defaultRenewIntervalMs, PHASE_STEP_MS } from '../../lib/sdk/elector.js';
-import { CHASE_FIRST_MS, READ_AFTER_MS, RenewalPhase, SECOND_SUCCESSOR_GRACE_MS, sessionShareMs } from '../../lib/sdk/follower.js';
-import { MemoryLeaseTable, type LeaseLock } from '../../lib/sdk/lock.js';
-import { SessionReader, SHARED_READ_MS } from '../../lib/sdk/session-reader.js';
-import { LeaseWatch } from '../../lib/sdk/watch.js';
+import { MemoryLeaseTable, SessionReader, SHARED_READ_MS } from '../../lib/sdk/lock.js';
+import { CHASE_FIRST_MS, decideFollower, followerDelay, followerStep, FOLLOWING, READ_AFTER_MS, RenewalPhase, SECOND_SUCCESSOR_GRACE_MS, sessionShareMs, type FollowerSettings, type Moment } from '../../lib/sdk/step.js';
 import { LATENCY_MS, modelTables, Sim, T0, type Machine, type SimElector } from './sim-harness.js';
 
 /** client-go's timings: the SDK's defaults. */
@@ -141,32 +139,39 @@ describe('a process whose many electors watch one session', () => {
 
   it('fifty successors woken over 400 ms read the session once per renewal between them, and each still sees every renewal', async () => {
     // The holder's process renews session S every 5 s; the watching process runs 50 electors, one
-    // per lease held on S, each its successor. A loaded process wakes them 8 ms apart.
+    // per lease held on S, each its successor, through the follower's step (lib/sdk/step.ts) as the
+    // elector's shell runs it. A loaded process wakes them 8 ms apart.
     let now = 1_000;
-    const mono = () => now;
     const t = await modelTables(() => T0 + now);
-    const reader = new SessionReader(t.client, t.names.identities, { monotonic: mono });
+    const reader = new SessionReader(t.client, t.names.identities, { monotonic: () => now });
     const S = 'session-h';
     const putSession = (k: number) =>
       t.client.send(new PutItemCommand({ TableName: t.names.identities, Item: marshall({ ...sessionKey(S), holderIdentity: 'h_1', hostname: 'h', leaseDurationSeconds: 15, acquireTime: T0, renewTime: T0 + k * 5_000, revision: k + 1, process: 'p1' }) }));
     await putSession(0);
     const table = new MemoryLeaseTable();
-    const N = 50;
     const sentAts = new Set<number>();
-    const watches = Array.from({ length: N }, (_, i) => {
+    const at = (): Moment => ({ now, clock: { ok: true, errorMs: 0 }, jumps: 0 });
+    const watches = Array.from({ length: 50 }, (_, i) => {
       const name = `job-${i}`;
       table.overwrite(LeaseItem.parse({ name, holderIdentity: 'h', holderInstance: 'h_1@p1', acquireTime: T0 - 60_000, renewTime: T0 - 30_000, leaseDurationSeconds: 15, leaseTransitions: 1, fencingToken: 3, revision: 5, session: S, successor: 'w', successorInstance: 'w_1@p2' }));
-      const lock: LeaseLock = {
-        ...table.lock(name, mono),
-        session: async (s, shareMs, pendingMs) => {
-          const r = await reader.read(s, shareMs, pendingMs);
-          sentAts.add(r.sentAt); // one per read sent: a shared read keeps its sender's
-          return r;
-        },
-      };
-      const w = new LeaseWatch({ leaseName: name, identity: 'w', mode: 'coordinated', ...CLIENT_GO }, 'w_1@p2', lock, (n) => reader.phase(n), mono, () => undefined);
-      return { w, next: now, spread: i * 8 };
+      const lock = table.lock(name, () => now);
+      const s: FollowerSettings = { leaseName: name, identity: 'w', instance: 'w_1@p2', mode: 'coordinated', ...CLIENT_GO, fallbackAfterMs: 600_000, sessionFallbackMs: 600_000, candidate: false, decideFollower, cadence: { own: new RenewalPhase(), session: (n) => reader.phase(n) } };
+      return { s, lock, state: FOLLOWING, next: now, spread: i * 8 };
     });
+    /** One poll, its reads carried out as the shell does. */
+    async function poll(x: (typeof watches)[number]): Promise<void> {
+      let out = followerStep(x.s, x.state, { kind: 'poll', woken: false, pushLive: true }, at());
+      for (;;) {
+        x.state = out.state;
+        const fx = out.effects.at(-1);
+        if (fx?.kind === 'readLease') out = followerStep(x.s, x.state, { kind: 'leaseRead', raw: await x.lock.get(fx.consistent) }, at());
+        else if (fx?.kind === 'readSession') {
+          const read = await reader.read(fx.name, fx.shareMs, fx.pendingMs);
+          sentAts.add(read.sentAt); // one per read sent: a shared read keeps its sender's
+          out = followerStep(x.s, x.state, { kind: 'sessionRead', read }, at());
+        } else return;
+      }
+    }
     const RENEWALS = 40;
     const landings = Array.from({ length: RENEWALS }, (_, k) => (k + 1) * 5_000 + 7);
     let landed = 0;
@@ -183,9 +188,8 @@ describe('a process whose many electors watch one session', () => {
       }
       now = wake;
       for (const x of watches.filter((y) => y.next + y.spread === wake)) {
-        const { raw, view, sentAt } = await x.w.readView(false, x.w.lastRaw);
-        x.w.polled(raw, view, sentAt, false);
-        x.next = now + x.w.nextDelay(true, 0.5); // the elector plans this; the process wakes it `spread` late
+        await poll(x);
+        x.next = now + followerDelay(x.s, x.state, now, true, 0.5); // the elector plans this; the process wakes it `spread` late
       }
     }
     const sessionReads = sentAts.size - from!;
@@ -193,6 +197,6 @@ describe('a process whose many electors watch one session', () => {
     // (sharing only a read sent SHARED_READ_MS ago: 125, a read every 100 ms of the 400 the wake-ups spread over)
     expect(sessionReads).toBeLessThanOrEqual(Math.ceil(30 * 1.2));
     // every watcher saw the last renewal (its term runs on): none judged it from an older copy
-    for (const x of watches) expect(x.w.lastRead?.renewTime).toBe(T0 + RENEWALS * 5_000);
+    for (const x of watches) expect(x.state.lastRead?.renewTime).toBe(T0 + RENEWALS * 5_000);
   });
 });
