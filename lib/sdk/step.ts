@@ -291,8 +291,9 @@ export function decideFollower(v: FollowerView): FollowerDecision {
  * simulated time, where there is no jitter at all (issue 38). Renewals that come to land earlier
  * contradict nothing a read at the top of the bracket shows, so the lower bound is forgotten every
  * PROBE_EVERY renewals: one read then probes PROBE_EARLIER_MS below the top, and a short binary
- * search narrows the bracket to LOCKED_MS again (on simulated time: 1.15 reads per renewal, each
- * renewal seen about 10 ms after it landed; 1.65–1.9 and 18–32 ms before).
+ * search narrows the bracket to LOCKED_MS again (on simulated time: 1.09 reads per renewal, each
+ * renewal seen about 10–15 ms after it landed; 1.65–1.9 and 18–32 ms before the cadence lock, and
+ * 1.15–1.19 with a probe every 16 renewals).
  */
 export class RenewalPhase {
   private term: string | undefined;
@@ -416,8 +417,16 @@ function greatest(xs: readonly number[]): number {
 const PROBE_EARLIER_MS = 100;
 /** A bracket this narrow is locked on: reads aim at its top (wider, at its middle: a binary search, one read per miss). */
 const LOCKED_MS = 20;
-/** Renewals after which the tightest lower bound is forgotten, so one read probes PROBE_EARLIER_MS below the top (see RenewalPhase). */
-const PROBE_EVERY = 16;
+/**
+ * Renewals after which the tightest lower bound is forgotten, so one read probes PROBE_EARLIER_MS
+ * below the top (see RenewalPhase): every 4 minutes at the default renew interval. A probe and the
+ * short search after it are most of what a locked-on watcher reads beyond one per renewal (issue 38,
+ * cheaper at rest: 1.19 reads per renewal with a probe every 16 renewals; 1.09 with this). The price:
+ * renewals that come to land earlier (the holder's writes got faster) are seen that much late, on
+ * the old top of the bracket, until the next probe — a later judgement of the term's end, never an
+ * earlier one.
+ */
+const PROBE_EVERY = 32;
 /** Renewals a RenewalPhase remembers: enough for a stable median, few enough to follow a changed cadence. */
 const PHASE_SAMPLES = 8;
 /** A successor that did not find the renewal it expected reads again after this, doubling each time. */
@@ -575,6 +584,34 @@ function unsureDelay(v: CadenceView, settling: boolean): number {
 function atTermEnd(v: CadenceView, ms: number, graceMs = 0): number {
   const untilEnd = v.termEndsAt === undefined ? Infinity : v.termEndsAt + graceMs - v.now;
   return Math.min(ms, untilEnd > 0 ? untilEnd + READ_AFTER_MS : Math.min(SETTLING_READ_MS, v.retryPeriodMs));
+}
+
+/**
+ * How old an answered read of the session row a follower may take from its process's other
+ * electors instead of sending its own (SessionReader.read's `shareMs`). Any follower: a read sent
+ * up to `marginMs` ago (a judgement from it is still sound: any renewal landing after it was sent,
+ * after the holder's own deadline — sessionMargin). A close watcher (the successor, the second
+ * successor) times the holder's renewals, so only a read sent after its own previous read
+ * (`previousSentAt`: the same answer again would tell it nothing) and, once the moment it aims at
+ * has come (`due`: the renewal expected, plus READ_AFTER_MS), after that moment — such a read shows
+ * everything a read of its own would. (The electors of a process share one RenewalPhase per session:
+ * the one that reads first moves the aim on to the next renewal, so an aim still ahead is not this
+ * elector's.) Before it has read at all, one sent SHARED_READ_MS ago (`sharedMs`). Sharing only
+ * reads sent within SHARED_READ_MS, 50 electors of a process that watch one session and woke over
+ * 400 ms read it 4.2 times per renewal (issue 38, cheaper at rest; test/sdk/cost-at-rest.test.ts).
+ */
+export function sessionShareMs(p: {
+  readonly watches: boolean;
+  readonly now: number;
+  readonly due: number | undefined;
+  readonly previousSentAt: number | undefined;
+  readonly marginMs: number;
+  readonly sharedMs: number;
+}): number {
+  if (!p.watches) return p.marginMs;
+  const afterOwn = p.previousSentAt === undefined ? p.now - p.sharedMs : p.previousSentAt + 1;
+  const after = p.due !== undefined && p.due <= p.now ? Math.max(afterOwn, p.due) : afterOwn;
+  return Math.max(0, Math.min(p.marginMs, p.now - after));
 }
 
 /** While DynamoDB's time is not known well enough, the elector polls about this soon (jittered, so responses land at other points of the server's second). */
@@ -1168,8 +1205,9 @@ function isStale(st: FollowerState, read: LeaseRead): boolean {
 
 /**
  * How stale a session read may be: a read of the session serves every elector of the process that
- * wants one about then — the successor shares one sent SHARED_READ_MS ago (it times the holder's
- * renewals), others one up to a quarter of the margin between the renew deadline and the term, and
+ * wants one about then — the successor and the second successor share one sent since the renewal
+ * they aim at (they time the holder's renewals: sessionShareMs), others one up to a quarter of the
+ * margin between the renew deadline and the term, and
  * anyone one still in flight that was sent within that margin. A judgement from a read sent that
  * much earlier is still sound: any renewal landing after it was sent after the holder's own
  * deadline (see Session).
@@ -1286,8 +1324,9 @@ function readSession(s: FollowerSettings, state: FollowerState, p: Extract<Pendi
   const st = { ...state, viewedSession: undefined };
   if (l?.session === undefined || l.holderIdentity === undefined) return viewed(s, st, p, raw, raw, p.sentAt, at, fx);
   const margin = sessionMargin(s);
-  const successor = watchesTerm(l, s.identity, s.instance);
-  return waiting(st, { ...p, raw }, fx, { kind: 'readSession', name: l.session, shareMs: successor ? SHARED_READ_MS : margin, pendingMs: margin });
+  const aim = s.cadence.session(l.session).expectedAt();
+  const shareMs = sessionShareMs({ watches: watchesTerm(l, s.identity, s.instance), now: at.now, due: aim === undefined ? undefined : aim + READ_AFTER_MS, previousSentAt: state.previousReadSentAt, marginMs: margin, sharedMs: SHARED_READ_MS });
+  return waiting(st, { ...p, raw }, fx, { kind: 'readSession', name: l.session, shareMs, pendingMs: margin });
 }
 
 /** The lease read (`raw`) and as judged (`view`), at `sentAt`: a poll's, or the successor's second look. */

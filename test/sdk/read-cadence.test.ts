@@ -66,7 +66,7 @@ describe('RenewalPhase: locked on, it stays locked on', () => {
     return { reads: counted, worstLag, medianLag: lags[Math.floor(lags.length / 2)]! };
   }
 
-  it('reads each renewal about once (a probe for renewals that come to land earlier, and a short search after it, every 16 renewals), and sees each within tens of ms of its landing', () => {
+  it('reads each renewal about once (a probe for renewals that come to land earlier, and a short search after it, every 32 renewals), and sees each within tens of ms of its landing', () => {
     // 64 renewals after the first 10 (learning the cadence and the landing)
     const { reads, worstLag, medianLag } = watch(74, 10);
     // was 1.65–1.9 reads per renewal: the bracket fell open into a search of the interval every eight renewals
@@ -93,7 +93,7 @@ describe('on simulated time, with the push path: one read per renewal for each c
     const by = (id: string | undefined) => es.find((e) => e.elector.options.identity === id)!;
     const [holder, successor, second] = [by(held.holderIdentity), by(held.successor), by(held.secondSuccessor)];
     const from = sim.clock.monotonic();
-    await sim.run(40 * 6_000);
+    await sim.run(40 * holder.elector.renewIntervalMs);
     const renewals = writes(holder.machine, from, '-leases');
     expect(renewals).toBeGreaterThanOrEqual(39);
     // was 1.65–1.9 reads per renewal each, on this very world
