@@ -72,11 +72,11 @@ export const LeaderElectorOptionsSchema = z
        * is a write. Renewing less often also makes a crash failover faster (the term ends, on average,
        * half an interval sooner after the last renewal). Renewals go out 137 ms sooner than this, so
        * they meet DynamoDB's clock at ever other points of its second (what keeps its Date headers
-       * informative). @default in coordinated mode, renewDeadlineMs − retryPeriodMs rounded down to
-       * a second, less 1 ms, or renewDeadlineMs − 2 × retryPeriodMs if longer (7.999 s with
-       * client-go's timings: a renewal goes out at 7.86 s, and a failed one is tried once more a
-       * retry period later, 138 ms before the deadline), but not below retryPeriodMs; retryPeriodMs
-       * with `NoCoordination` (client-go's), unless given
+       * informative). @default renewDeadlineMs − 2 × retryPeriodMs
+       * in coordinated mode (6 s with client-go's timings: two more tries before the deadline), but
+       * not below retryPeriodMs; retryPeriodMs with `NoCoordination` (client-go's), unless given.
+       * The longest the option allows (7,999 ms with client-go's timings) costs about a quarter less
+       * at rest and leaves one retry, 138 ms before the deadline (docs/benchmarks.md, Cost at rest)
        */
       renewIntervalMs: z.number().int().positive().optional(),
       /** Give the lease up when run() is cancelled, so the next leader need not wait for expiry. @default true */
@@ -259,28 +259,21 @@ export type ElectorRunPhase = 'idle' | 'starting' | 'running' | 'stopping' | 'st
 export const PHASE_STEP_MS = 137;
 
 /**
- * The renew interval a LeaderElector uses when `renewIntervalMs` is not given, in coordinated mode:
- * the longest the option allows in whole seconds less 1 ms (renewDeadlineMs − retryPeriodMs, rounded
- * down to a second, less 1 ms), or two retry periods short of the renew deadline (the default before
- * issue 38 item 4), whichever is longer, and not below the retry period; `NoCoordination`, the retry
- * period (client-go's). With client-go's timings 7.999 s: renewals go out PHASE_STEP_MS sooner, at
- * 7.862 s, where the old default (6 s) tried its first retry, and a failed one is tried once more a
- * retry period later, 138 ms before the deadline, where the old default tried its last: the try and
- * retry the option's validation demands. Each renewal is a write, and a leader's renewals are most
- * of what a lease costs at rest (7.6 writes a minute, where 6 s took 10.2). Whole seconds less a
- * millisecond keep the renewals stepping through DynamoDB's second about PHASE_STEP_MS at a time,
- * as before. Tried and dropped: 7.75 s (renew deadline less 9/8 of a retry period), a 613 ms step:
- * in test/sdk/elector.test.ts' bursts of failures a holder's stamps moved by 226 ms as the server
- * clock's estimate narrowed, its successor lost its lock on them and polled every retry period, and
- * a crashed young term was taken 1.3 s past its end. How often a leader renews touches no safety
- * bound: it stops at its renew deadline from its last renewal sent, whatever the interval
- * (docs/safety.md). @internal
+ * The renew interval a LeaderElector uses when `renewIntervalMs` is not given: the renew deadline
+ * less two retry periods, so a failed renewal has two more tries before the deadline, the first of
+ * them a whole retry period early (a DynamoDB outage of up to about 4 s at client-go's timings
+ * costs no term); not below the retry period. `NoCoordination`: the retry period (client-go's).
+ * Each renewal is a write, and a leader's renewals are most of what a lease costs at rest (10.2
+ * writes a minute at 6 s). The longest interval the option allows (7,999 ms at client-go's
+ * timings, whole seconds less 1 ms, which keeps renewals stepping through DynamoDB's second) costs
+ * about a quarter less, for a user who chooses it: a failed renewal is then tried once more, 138 ms
+ * before the deadline, so an outage of more than a few hundred milliseconds at the wrong moment
+ * ends the term. How often a leader renews touches no safety bound: it stops at its renew deadline
+ * from its last renewal sent, whatever the interval (docs/safety.md). @internal
  */
 export function defaultRenewIntervalMs(o: { mode: 'coordinated' | 'NoCoordination'; renewDeadlineMs: number; retryPeriodMs: number }): number {
-  const longest = Math.floor((o.renewDeadlineMs - o.retryPeriodMs) / 1000) * 1000 - 1;
   const twoTriesLeft = o.renewDeadlineMs - 2 * o.retryPeriodMs;
-  const interval = Math.max(longest, twoTriesLeft);
-  return o.mode === 'NoCoordination' || interval < o.retryPeriodMs ? o.retryPeriodMs : interval;
+  return o.mode === 'NoCoordination' || twoTriesLeft < o.retryPeriodMs ? o.retryPeriodMs : twoTriesLeft;
 }
 
 /** How long after a renewal was sent a coordinated leader sends the next: `interval` less PHASE_STEP_MS, unless that falls below the retry period. @internal */

@@ -124,10 +124,10 @@ export const WithLeaseOptionsSchema = z.strictObject(
     /** How soon a failed renewal is tried again, and how often a waiting run polls. @default 2000 */
     retryPeriodMs: z.number().int().optional(),
     /**
-     * How often the lease is renewed while the function runs. @default the LeaderElector's
-     * coordinated default (8 s less 1 ms with the defaults), in either mode: each renewal is a write, and a run needs one only often
+     * How often the lease is renewed while the function runs. @default renewDeadlineMs − 2 ×
+     * retryPeriodMs (6 s), in either mode: each renewal is a write, and a run needs one only often
      * enough that a failed one is tried again before the renew deadline (client-go's NoCoordination
-     * habit of renewing every retry period would nearly quadruple a run's writes)
+     * habit of renewing every retry period would triple a run's writes)
      */
     renewIntervalMs: z.number().int().optional(),
     /** Where this run executes, written on the lease (`detect`: ECS or EC2 metadata). @default 'none' (a Lambda function has neither) */

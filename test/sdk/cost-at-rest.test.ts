@@ -13,8 +13,8 @@ import { LeaseItem } from '../../lib/schemas/lease.js';
 import { sessionKey } from '../../lib/schemas/session-partition.js';
 import { defaultRenewIntervalMs, PHASE_STEP_MS } from '../../lib/sdk/elector.js';
 import { MemoryLeaseTable, SessionReader, SHARED_READ_MS } from '../../lib/sdk/lock.js';
-import { CHASE_FIRST_MS, decideFollower, followerDelay, followerStep, FOLLOWING, READ_AFTER_MS, RenewalPhase, SECOND_SUCCESSOR_GRACE_MS, sessionShareMs, type FollowerSettings, type Moment } from '../../lib/sdk/step.js';
-import { LATENCY_MS, modelTables, Sim, T0, type Machine, type SimElector } from './sim-harness.js';
+import { CHASE_FIRST_MS, decideFollower, followerDelay, leadFromRead, followerStep, FOLLOWING, READ_AFTER_MS, RenewalPhase, SECOND_SUCCESSOR_GRACE_MS, sessionShareMs, type FollowerSettings, type Moment } from '../../lib/sdk/step.js';
+import { LATENCY_MS, modelTables, Sim, T0, type Machine, type SimElector } from '../../sim/harness.js';
 
 /** client-go's timings: the SDK's defaults. */
 const CLIENT_GO = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 } as const;
@@ -31,7 +31,7 @@ const writes = (m: Machine, from: number, suffix: string) => m.sent.filter((r) =
 async function quietGroup() {
   const sim = await Sim.create({ config: CONFIG });
   sim.pushBroker({ delayMs: 50, deliveryMs: 5 });
-  const coord = sim.coordinator('job', 1_000);
+  const coord = sim.coordinator({ tickEveryMs: 1_000 });
   const es: SimElector[] = ['a', 'b', 'c'].map((id) => {
     const machine = sim.machine();
     return sim.elector(id, { leaseName: 'job', ...CLIENT_GO, push: sim.pushFor(machine) }, { machine });
@@ -46,28 +46,27 @@ async function quietGroup() {
 }
 
 describe('cheaper at rest, one lease per process (issue 38, item 4)', () => {
-  it('the default renew interval is the longest the option allows in whole seconds less 1 ms, a try and a retry before the deadline (7.999 s at client-go’s timings, was 6 s)', () => {
-    expect(defaultRenewIntervalMs({ mode: 'coordinated', ...CLIENT_GO })).toBe(7_999);
+  it('the default renew interval leaves two more tries before the deadline, the first a whole retry period early (6 s at client-go’s timings)', () => {
     const interval = defaultRenewIntervalMs({ mode: 'coordinated', ...CLIENT_GO });
-    // a failed renewal's retry goes out a retry period after it, still before the deadline
-    expect(interval - PHASE_STEP_MS + CLIENT_GO.retryPeriodMs).toBeLessThan(CLIENT_GO.renewDeadlineMs);
+    expect(interval).toBe(6_000);
+    // a failed renewal is tried again a retry period later, and once more, both before the deadline
+    expect(interval - PHASE_STEP_MS + 2 * CLIENT_GO.retryPeriodMs).toBeLessThan(CLIENT_GO.renewDeadlineMs);
     expect(defaultRenewIntervalMs({ mode: 'NoCoordination', ...CLIENT_GO })).toBe(CLIENT_GO.retryPeriodMs); // client-go's, unchanged
     expect(defaultRenewIntervalMs({ mode: 'coordinated', renewDeadlineMs: 1_000, retryPeriodMs: 600 })).toBe(600); // never below a retry period
-    // whole seconds less 1 ms, or two retry periods short of the deadline if that is longer (sub-second timings)
     expect(defaultRenewIntervalMs({ mode: 'coordinated', renewDeadlineMs: 1_500, retryPeriodMs: 250 })).toBe(1_000);
-    expect(defaultRenewIntervalMs({ mode: 'coordinated', renewDeadlineMs: 10_000, retryPeriodMs: 1_500 })).toBe(7_999);
+    expect(defaultRenewIntervalMs({ mode: 'coordinated', renewDeadlineMs: 10_000, retryPeriodMs: 1_500 })).toBe(7_000);
   });
 
-  it('at rest the leader writes under 8 times a minute and each close watcher reads about once per renewal; a crashed holder’s lease is still taken within the chase of the term’s end', async () => {
+  it('at rest the leader writes about 10 times a minute and each close watcher reads about once per renewal; a crashed holder’s lease is still taken within the chase of the term’s end', async () => {
     const { sim, coord, held, holder, successor, second } = await quietGroup();
     const from = sim.clock.monotonic();
     const windowMs = 8 * 60_000;
     await sim.run(windowMs);
     expect(holder.elector.isLeader()).toBe(true);
     const renewals = writes(holder.machine, from, '-leases');
-    // 10.2 a minute at the old default (a renewal every 5,863 ms): 81 in this window; now every 7,862 ms
-    expect(renewals).toBeLessThanOrEqual(Math.ceil(windowMs / (7_999 - PHASE_STEP_MS)) + 1);
-    expect(renewals).toBeGreaterThanOrEqual(Math.floor(windowMs / 7_999) - 1); // it renews on
+    // a renewal every 5,863 ms (6,000 less the phase step): 10.2 a minute, 81 in this window
+    expect(renewals).toBeLessThanOrEqual(Math.ceil(windowMs / (6_000 - PHASE_STEP_MS)) + 1);
+    expect(renewals).toBeGreaterThanOrEqual(Math.floor(windowMs / 6_000) - 1); // it renews on
     // a probe every 32 renewals: 1.09 reads per renewal (1.19 with one every 16)
     for (const w of [successor, second]) expect(reads(w.machine, from, '-leases'), w.elector.options.identity).toBeLessThanOrEqual(Math.ceil(renewals * 1.13));
     coord.stop();
@@ -95,7 +94,7 @@ describe('cheaper at rest, one lease per process (issue 38, item 4)', () => {
   }, 180_000);
 
   it('RenewalPhase on its own: about 1.09 reads per renewal over 320 renewals, each seen within tens of ms of its landing', () => {
-    // the holder renews every 7,862 ms (7,999 less 137); each renewal lands 7 ms after its stamp;
+    // a holder renewing every 7,862 ms (renewIntervalMs 7,999 less 137); each renewal lands 7 ms after its stamp;
     // a read is served 1 ms after it is sent and answered 2 ms after; the watcher reads as the
     // elector does: at the aim plus READ_AFTER_MS, and chases a renewal that is not there yet
     const BASE = 1_800_000_000_000;
@@ -150,12 +149,12 @@ describe('a process whose many electors watch one session', () => {
     await putSession(0);
     const table = new MemoryLeaseTable();
     const sentAts = new Set<number>();
-    const at = (): Moment => ({ now, clock: { ok: true, errorMs: 0 }, jumps: 0 });
+    const at = (): Moment => ({ now, clock: { ok: true, errorMs: 0 }, offset: T0, jumps: 0 });
     const watches = Array.from({ length: 50 }, (_, i) => {
       const name = `job-${i}`;
       table.overwrite(LeaseItem.parse({ name, holderIdentity: 'h', holderInstance: 'h_1@p1', acquireTime: T0 - 60_000, renewTime: T0 - 30_000, leaseDurationSeconds: 15, leaseTransitions: 1, fencingToken: 3, revision: 5, session: S, successor: 'w', successorInstance: 'w_1@p2' }));
       const lock = table.lock(name, () => now);
-      const s: FollowerSettings = { leaseName: name, identity: 'w', instance: 'w_1@p2', mode: 'coordinated', ...CLIENT_GO, fallbackAfterMs: 600_000, sessionFallbackMs: 600_000, candidate: false, decideFollower, cadence: { own: new RenewalPhase(), session: (n) => reader.phase(n) } };
+      const s: FollowerSettings = { leaseName: name, identity: 'w', instance: 'w_1@p2', mode: 'coordinated', ...CLIENT_GO, fallbackAfterMs: 600_000, sessionFallbackMs: 600_000, candidate: false, decideFollower, leadFromRead, stampErrorMs: 500, clockMeasured: true, cadence: { own: new RenewalPhase(), session: (n) => reader.phase(n) } };
       return { s, lock, state: FOLLOWING, next: now, spread: i * 8 };
     });
     /** One poll, its reads carried out as the shell does. */
