@@ -1215,7 +1215,8 @@ function isStale(st: FollowerState, read: LeaseRead): boolean {
 const sessionMargin = (s: FollowerSettings): number => Math.max(SHARED_READ_MS, Math.min(s.retryPeriodMs, (s.leaseDurationMs - s.renewDeadlineMs) / 4));
 
 /**
- * The term `l` as this follower judges it with the session row it names (`row`): on a session that
+ * The term `l` as this follower judges it with the session row it names (`row`): held by a holder
+ * on no session, by its own stamp, as the coordinator judges it (effectiveLease); on a session that
  * vouches for its holder (sessionStanding), renewed by the later of the two stamps; on one that
  * does not (gone, or another process's: the lease's `session` was rewritten under its holder),
  * lasting sessionFallbackMs from when it was first seen — the holder's own backstop read, which
@@ -1223,7 +1224,10 @@ const sessionMargin = (s: FollowerSettings): number => Math.max(SHARED_READ_MS, 
  */
 function judged(s: FollowerSettings, l: Lease, row: SessionRead['row']): Lease {
   const stamp = row && { name: row.name, renewTime: row.renewTime, process: row.process };
-  if (sessionStanding(l, stamp) === 'vouched') return renewedBy(l, row!.renewTime);
+  const standing = sessionStanding(l, stamp);
+  // a holder on no session renews the lease itself: a `session` on its lease is not its own (a peer wrote it)
+  if (standing === 'none') return l;
+  if (standing === 'vouched') return renewedBy(l, row!.renewTime);
   return { ...l, leaseDurationSeconds: Math.max(l.leaseDurationSeconds, Math.ceil(s.sessionFallbackMs / 1000)) };
 }
 

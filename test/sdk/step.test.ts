@@ -76,7 +76,7 @@ describe("the follower's step", () => {
   });
 
   it('a lease held on a session: its session row is read, and read again when the answer is older than the margin', () => {
-    const onSession = held({ session: 'p1' });
+    const onSession = held({ session: 'p1', holderInstance: 'a-1@pa' });
     const first = run(settings(), [
       [poll, at()],
       [{ kind: 'leaseRead', raw: read(onSession) }, at(10)],
@@ -87,6 +87,15 @@ describe("the follower's step", () => {
     const judged = followerStep(settings(), old.state, { kind: 'sessionRead', read: { row: undefined, sentAt: T + 20 } }, at(30));
     expect(judged.state.pending).toBeUndefined();
     expect(judged.state.lastRead?.leaseDurationSeconds).toBe(40); // no session vouches: the term lasts the holder's backstop read (sessionFallbackMs)
+  });
+
+  it('a holder on no session whose lease a peer pointed at a session: judged by the lease’s own stamp, as the coordinator does (seed 9248)', () => {
+    const first = run(settings(), [
+      [poll, at()],
+      [{ kind: 'leaseRead', raw: read(held({ session: 'p1' })) }, at(10)], // holderInstance a-1 names no process
+    ]);
+    const judged = followerStep(settings(), first.state, { kind: 'sessionRead', read: { row: undefined, sentAt: T + 10 } }, at(20));
+    expect(judged.state.lastRead?.leaseDurationSeconds).toBe(15);
   });
 
   it('an open election: answered by renewing the candidacy, then remembered; in lasting doubt of the clock, held back', () => {
