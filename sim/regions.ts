@@ -41,6 +41,7 @@ import { killProc } from './faults.js';
 import { ns } from './feed.js';
 import type { Workers } from './workers.js';
 import type { HistoryRecord } from '../lib/history/schema.js';
+import { ValidationError } from '../lib/schemas/validation.js';
 import { LeaseStore } from '../lib/stores/lease-store.js';
 
 /** The Region set: exactly three Regions, three replicas or two and a witness. */
@@ -318,11 +319,14 @@ export class WorldRegions {
     if (!c.feed.tracing) return;
     const leases = new LeaseStore(c.world.model.client({ name: 'regions' }), c.world.names.leases);
     const where = (name: string | undefined) => (name === undefined ? 'nobody' : `${name} (${regionOf(this.plan, name)})`);
-    void Promise.all(Array.from({ length: c.settings.leases }, (_, i) => leases.read(`job-${i}`))).then((reads) => {
-      for (const r of reads) {
-        const l = r.item;
-        if (l) c.feed.log(`region ${e.region}: ${l.name} held by ${where(l.holderIdentity)}, successor ${where(l.successor)}, second successor ${where(l.secondSuccessor)}`);
-      }
+    // a row an operator broke (the malformed-row fault) is told as such: the story's read must not end the world
+    const line = (name: string) =>
+      leases.read(name).then(
+        ({ item: l }) => l && `region ${e.region}: ${l.name} held by ${where(l.holderIdentity)}, successor ${where(l.successor)}, second successor ${where(l.secondSuccessor)}`,
+        (err: unknown) => `region ${e.region}: ${name} unreadable (${err instanceof ValidationError ? 'a malformed row' : String(err)})`,
+      );
+    void Promise.all(Array.from({ length: c.settings.leases }, (_, i) => line(`job-${i}`))).then((lines) => {
+      for (const l of lines) if (l) c.feed.log(l);
     });
   }
 
