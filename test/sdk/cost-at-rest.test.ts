@@ -8,42 +8,17 @@
 import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { describe, expect, it } from 'vitest';
-import type { ElectionConfigInput } from '../../lib/schemas/config.js';
 import { LeaseItem } from '../../lib/schemas/lease.js';
 import { sessionKey } from '../../lib/schemas/session-partition.js';
 import { defaultRenewIntervalMs, PHASE_STEP_MS } from '../../lib/sdk/elector.js';
 import { MemoryLeaseTable, SessionReader, SHARED_READ_MS } from '../../lib/sdk/lock.js';
 import { CHASE_FIRST_MS, decideFollower, followerDelay, leadFromRead, followerStep, FOLLOWING, READ_AFTER_MS, RenewalPhase, SECOND_SUCCESSOR_GRACE_MS, sessionShareMs, type FollowerSettings, type Moment } from '../../lib/sdk/step.js';
-import { LATENCY_MS, modelTables, Sim, T0, type Machine, type SimElector } from '../../sim/harness.js';
+import { LATENCY_MS, modelTables, T0 } from '../../sim/harness.js';
+import { CLIENT_GO, quietGroup, reads, writes } from './quiet-group.js';
 
-/** client-go's timings: the SDK's defaults. */
-const CLIENT_GO = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 } as const;
-const CONFIG: ElectionConfigInput = { ackWindowMs: 5_000, electedLeaseDurationSeconds: 15 };
 const RTT_MS = 2 * LATENCY_MS;
 /** A watcher takes a lease whose term ran out as it watched it: a read and the write after its wake-up. */
 const TAKE_MS = 1 + RTT_MS + LATENCY_MS;
-
-const onTable = (suffix: string) => (r: { input: unknown }) => (r.input as { TableName?: string }).TableName?.endsWith(suffix) === true;
-const reads = (m: Machine, from: number, suffix: string) => m.sent.filter((r) => r.at >= from && r.operation === 'GetItem' && onTable(suffix)(r)).length;
-const writes = (m: Machine, from: number, suffix: string) => m.sent.filter((r) => r.at >= from && r.ok && r.operation === 'UpdateItem' && onTable(suffix)(r)).length;
-
-/** Three electors with the push path at client-go's timings, a leader, a successor and a second successor named, every watcher locked on. */
-async function quietGroup() {
-  const sim = await Sim.create({ config: CONFIG });
-  sim.pushBroker({ delayMs: 50, deliveryMs: 5 });
-  const coord = sim.coordinator({ tickEveryMs: 1_000 });
-  const es: SimElector[] = ['a', 'b', 'c'].map((id) => {
-    const machine = sim.machine();
-    return sim.elector(id, { leaseName: 'job', ...CLIENT_GO, push: sim.pushFor(machine) }, { machine });
-  });
-  const held = await sim.until('a leader, a successor and a second successor named', async () => {
-    const l = (await sim.leases.read('job')).item;
-    return l?.successor && l.secondSuccessor && !l.election ? l : undefined;
-  }, 120_000);
-  await sim.run(4 * CLIENT_GO.leaseDurationMs); // every watcher has learnt the holder's cadence
-  const by = (id: string | undefined) => es.find((e) => e.elector.options.identity === id)!;
-  return { sim, coord, held, holder: by(held.holderIdentity), successor: by(held.successor), second: by(held.secondSuccessor) };
-}
 
 describe('cheaper at rest, one lease per process (issue 38, item 4)', () => {
   it('the default renew interval leaves two more tries before the deadline, the first a whole retry period early (6 s at client-go’s timings)', () => {
