@@ -602,6 +602,13 @@ interface Leading {
 
 export class Leadership {
   private leading: Leading | undefined;
+  /**
+   * The candidate row of the successor the lease last named (its platform and address go into a
+   * hand-over), read when the lease first named it, while leading: a hand-off then prepares nothing
+   * after the signal (issue 38 item 3, cut 3). Per start-up of the heir (`instance`): a restarted
+   * heir is a new instance, named anew.
+   */
+  private heirRead: { readonly name: string; readonly instance: string; readonly row: Promise<{ readonly item: Candidate | undefined }> } | undefined;
 
   constructor(private readonly c: LeadershipContext) {}
 
@@ -833,6 +840,7 @@ export class Leadership {
   afterRenewal(lease: Lease): Promise<void> | undefined {
     const leading = this.leading;
     if (!leading) return undefined;
+    this.prepareHeir(lease);
     const next = afterRenewal(this.c.options, lease, { candidate: this.c.candidate !== undefined, ackedElection: this.c.acked.election });
     return next.kind === 'yield' || next.kind === 'ack' ? this.yieldOrAck(leading, next) : undefined;
   }
@@ -851,10 +859,29 @@ export class Leadership {
     }
   }
 
-  /** Hands the term to `heir` (TermWrites.handOver), the clock permitting; `heirRow`: its candidate row, already being read. */
+  /**
+   * Reads the candidate row of the successor `lease` names, if it is not the one read already: a
+   * read each time the coordinator names another successor, none per renewal. Only a worker that
+   * hands its term over when it stops (releaseOnCancel).
+   */
+  private prepareHeir(lease: Lease): void {
+    const heir = this.c.options.releaseOnCancel ? heirOf(this.c.options, lease) : undefined;
+    if (!heir || this.preparedRow(heir)) return;
+    const read = { ...heir, row: this.c.lock.candidate(heir.name) };
+    this.heirRead = read;
+    // a failed read is read again after the next renewal (and by the hand-off itself, if it comes first)
+    read.row.catch(() => void (this.heirRead === read && (this.heirRead = undefined)));
+  }
+
+  /** The candidate row read for `heir` (that start-up of it) while leading, if any. */
+  private preparedRow(heir: { readonly name: string; readonly instance: string }): Promise<{ readonly item: Candidate | undefined }> | undefined {
+    const r = this.heirRead;
+    return r?.name === heir.name && r.instance === heir.instance ? r.row : undefined;
+  }
+
+  /** Hands the term to `heir` (TermWrites.handOver), the clock permitting; `heirRow`: its candidate row, already being read (else the one prepared while leading, if any). */
   private handOff(leading: Leading, heir: Omit<Heir, 'platform'>, heirRow?: Promise<{ readonly item: Candidate | undefined }>): Promise<boolean> {
-    const l = leading.t.lease!;
-    return this.c.writes.handOver(leading.t.term, heir, l.leaseTransitions, () => this.c.guard.trusted(), l.secondSuccessor !== undefined || l.secondSuccessorInstance !== undefined, heirRow);
+    return this.c.writes.handOver(leading.t.term, heir, leading.t.lease!, () => this.c.guard.trusted(), heirRow ?? this.preparedRow(heir));
   }
 
   /**
@@ -865,19 +892,44 @@ export class Leadership {
    */
   async stepDown(): Promise<{ term: Term; handed: boolean } | undefined> {
     const release = this.c.options.releaseOnCancel;
-    // The heir's candidate row (its platform and address go into the hand-over) is read beside the
-    // refresh, not after it: the heir the last renewal named is almost always the one the refresh
-    // names, and a row read for another is not used (handOver reads that one's).
     const named = this.leading && release ? heirOf(this.c.options, this.leading.t.lease) : undefined;
-    const heirRow = named ? this.c.lock.candidate(named.name) : undefined;
+    // Prepared while leading (cut 3): the heir's candidate row was read when the lease named it, and
+    // while wakes reach this leader its view of the lease is current (the coordinator's writes wake
+    // it), so the hand-over goes out at once, with no read after the signal. A view gone stale costs
+    // one refused write (the hand-over is conditioned on the term and on the heir named), then the
+    // read (handOffAgain). Otherwise the heir's row is read beside the refresh, not after it: the
+    // heir the last renewal named is almost always the one the refresh names, and a row read for
+    // another is not used (handOver reads that one's).
+    const prepared = named && this.preparedRow(named);
+    const skipRefresh = prepared !== undefined && this.c.pushLive();
+    const heirRow = named ? (prepared ?? this.c.lock.candidate(named.name)) : undefined;
     heirRow?.catch(() => undefined); // reported by handOver, if it is used
-    if (this.leading && release) await this.refresh(this.leading);
+    if (this.leading && release && !skipRefresh) await this.refresh(this.leading);
     const heir = this.leading && release ? heirOf(this.c.options, this.leading.t.lease) : undefined;
     if (heir && this.leading) await this.leadUntilHandOff(this.leading);
     const leading = this.leading;
     if (!leading) return undefined;
     this.stop('cancelled');
-    return { term: leading.t.term, handed: heir !== undefined && (await this.handOff(leading, heir, heir.name === named?.name ? heirRow : undefined)) };
+    const handed = heir !== undefined && (await this.handOff(leading, heir, heir.name === named?.name ? heirRow : undefined));
+    return { term: leading.t.term, handed: handed || (skipRefresh && (await this.handOffAgain(leading))) };
+  }
+
+  /**
+   * A hand-over sent without the refresh was not given (the view was stale: another heir named, say):
+   * the lease as it is now, and one more try if it is still in this stopped term and names an heir.
+   */
+  private async handOffAgain(leading: Leading): Promise<boolean> {
+    try {
+      const l = (await this.c.lock.get()).item;
+      const term = leading.t.term;
+      if (l?.holderIdentity !== term.holderIdentity || l.fencingToken !== term.fencingToken) return false;
+      leading.t = { ...leading.t, lease: l };
+      const heir = heirOf(this.c.options, l);
+      return heir !== undefined && (await this.c.writes.handOver(term, heir, l, () => this.c.guard.trusted()));
+    } catch (e) {
+      this.c.onError(e as Error);
+      return false;
+    }
   }
 
   /**
@@ -991,14 +1043,24 @@ export class TermWrites {
    * Hands `term` to `heir` in one write (LeaseLock.handOver), with its platform from its candidate
    * row so the platform's stop event can end its term too. False when the lease no longer names that
    * heir, the row is not that process's, `mayStamp` says no (the clock), or the write failed: the
-   * caller releases instead. `heirRow`: the heir's candidate row, if the caller is reading it already.
+   * caller releases instead. `view`: the lease as the giver last saw it in this term (its transitions,
+   * a second successor named, its revision); `heirRow`: the heir's candidate row, if the caller is
+   * reading it already.
    */
-  async handOver(term: Term, heir: Omit<Heir, 'platform'>, leaseTransitions: number, mayStamp: () => boolean, secondNamed = false, heirRow?: Promise<{ readonly item: Candidate | undefined }>): Promise<boolean> {
+  async handOver(term: Term, heir: Omit<Heir, 'platform'>, view: Lease, mayStamp: () => boolean, heirRow?: Promise<{ readonly item: Candidate | undefined }>): Promise<boolean> {
     try {
       const row = (await (heirRow ?? this.lock.candidate(heir.name))).item;
       if (row?.identity !== heir.instance || !mayStamp()) return false;
       const firstTermSeconds = Math.max(1, Math.ceil(this.s.leaseDurationMs / 3000));
-      const given = await this.lock.handOver(term, { heir: { ...heir, platform: row.platform, address: row.address }, now: this.time.now(), firstTermSeconds, leaseTransitions, secondNamed });
+      const secondNamed = view.secondSuccessor !== undefined || view.secondSuccessorInstance !== undefined;
+      const writing = this.lock.handOver(term, { heir: { ...heir, platform: row.platform, address: row.address }, now: this.time.now(), firstTermSeconds, leaseTransitions: view.leaseTransitions, secondNamed });
+      // The wake goes out beside the write, not after its answer (cut 3): the heir's read then
+      // mostly lands after the write, a wake's hop sooner. It is only a hint to read: a read that
+      // lands first shows the giver's term, which the heir follows as before (it leads only from a
+      // consistent read of a row naming it holder), and the wake after the answer below, for the
+      // revision written, makes it read again — the path without this early wake.
+      this.announce(view.revision + 1);
+      const given = await writing;
       if (given) this.announce(given.revision);
       return given !== undefined;
     } catch (e) {

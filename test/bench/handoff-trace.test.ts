@@ -46,6 +46,24 @@ describe('hand-off parts', () => {
     expect(h.wokenBy).toBe('none');
   });
 
+  it('a wake published beside the write (cut 3): the read it sent lands after the write, the wake part is 0 and the parts still add up', () => {
+    const early = [...leader.slice(0, 4), line('w1', 17, 'wakeSent'), ddb('w1', 'UpdateItem', 'leases', 17, 25), line('w1', 25, 'wakeSent')];
+    const successor = [line('w2', 20, 'wakeReceived', { by: 'worker' }), ddb('w2', 'GetItem', 'leases', 20, 28), line('w2', 27, 'wakeReceived', { by: 'worker' })];
+    const h = handoffParts(T0, T0 + 30, early, successor)!;
+    expect(h.parts).toEqual({ signal: 1, prepare: 16, write: 8, wake: 0, read: 3, started: 2 });
+    expect(Object.values(h.parts).reduce((a, b) => a + b, 0)).toBe(30);
+    expect(h).toMatchObject({ wokenBy: 'worker', wokenEarly: true, successorWrote: false });
+    expect(describeParts([h]).at(-1)).toBe("woken by the leader's wake in 1 (before its write was answered in 1), the stream's in 0, by a poll in 0 of 1 runs");
+  });
+
+  it('an early wake whose read came before the write landed: the read acted on is the one the wake after the write sent', () => {
+    const early = [...leader.slice(0, 4), line('w1', 17, 'wakeSent'), ddb('w1', 'UpdateItem', 'leases', 17, 25), line('w1', 25, 'wakeSent')];
+    const successor = [line('w2', 18, 'wakeReceived', { by: 'worker' }), ddb('w2', 'GetItem', 'leases', 18, 22), line('w2', 27, 'wakeReceived', { by: 'worker' }), ddb('w2', 'GetItem', 'leases', 27, 33)];
+    const h = handoffParts(T0, T0 + 35, early, successor)!;
+    expect(h.parts).toEqual({ signal: 1, prepare: 16, write: 8, wake: 2, read: 6, started: 2 });
+    expect(h.wokenEarly).toBe(false);
+  });
+
   it('no signal traced: nothing to split', () => {
     expect(handoffParts(T0, T0 + 50, [], [])).toBeUndefined();
   });

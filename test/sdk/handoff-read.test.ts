@@ -4,6 +4,12 @@
  * and the confirming renewal goes out after, as the leader's first renewal. And when not to: a
  * stale copy of a hand-over that a later write superseded, or a hand-over whose first term, as its
  * stamp dates it, is nearly over — those are confirmed first, as an electee's term is.
+ *
+ * And the giver's side (cut 3): the hand-over prepared while leading (no read after the signal),
+ * its wake sent beside the write rather than after its answer — a read that lands before the write
+ * shows the giver's term, which the heir only follows; the wake after the answer, or its own poll
+ * if that wake is lost, then finds the hand-over as before — and a view gone stale costing one
+ * refused write.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { coordinatorDeps } from '../../lib/coordinator/reconcile.js';
@@ -26,8 +32,11 @@ afterAll(async () => {
 /** Long enough that the heir's read lands well inside the window a hand-over's first term (2 s) leaves it, however busy the machine. */
 const TIMING = { leaseDurationMs: 6_000, renewDeadlineMs: 4_500, retryPeriodMs: 500 } as const;
 
-/** An in-process push path: every wake reaches every other watcher of its lease (a wake is only a hint to read). */
-function loopback() {
+/**
+ * An in-process push path: every wake reaches every other watcher of its lease (a wake is only a
+ * hint to read). `sent`: each wake published, in order; `drop`: a wake it answers true for is lost.
+ */
+function loopback(drop: (w: { lease: string; revision: number | undefined }, index: number) => boolean = () => false, sent: { revision: number | undefined; at: number }[] = []) {
   const watchers = new Set<{ lease: string; onWake: (w: Wake | undefined) => void }>();
   return (): Push => ({
     watch(lease, onWake) {
@@ -37,22 +46,31 @@ function loopback() {
     },
     healthy: () => true,
     wake(lease, revision) {
+      sent.push({ revision, at: performance.now() });
+      if (drop({ lease, revision }, sent.length - 1)) return;
       for (const w of [...watchers]) if (w.lease === lease) setImmediate(() => w.onWake({ lease, revision, by: 'worker' }));
     },
   });
 }
 
 /** What one elector's lock was asked, in order: its lease reads (with the row each returned) and its renewals, beside its callbacks. */
-type Seen = { what: 'get'; consistent: boolean; item: Lease | undefined } | { what: 'renew'; answered?: Lease | undefined } | { what: 'started' } | { what: 'stopped' };
+type Seen =
+  | { what: 'get'; consistent: boolean; item: Lease | undefined; at: number }
+  | { what: 'renew'; answered?: Lease | undefined }
+  | { what: 'candidate'; name: string }
+  | { what: 'handOver'; heir: string; given?: Lease | undefined; answeredAt?: number }
+  | { what: 'started' }
+  | { what: 'stopped' };
 
 /**
  * An elector on DynamoDB Local whose lock records what it is asked (`seen`); `stale`: a copy its
  * next eventually consistent read returns instead of the row (a replica behind the leader);
- * `gate`: eventually consistent reads wait for it (`held` says one is waiting).
+ * `gate`: eventually consistent reads wait for it (`held` says one is waiting); `handOverGate`: a
+ * hand-over write waits for it before it is sent (a slow write).
  */
 function recorded(identity: string, log: Log, opts: Partial<LeaderElectorOptions> & { leaseName: string }) {
   const seen: Seen[] = [];
-  const replica: { stale: Lease | undefined; gate?: Promise<void> | undefined; held?: boolean } = { stale: undefined };
+  const replica: { stale: Lease | undefined; gate?: Promise<void> | undefined; held?: boolean; handOverGate?: Promise<void> | undefined } = { stale: undefined };
   const lock = (l: LeaseLock): LeaseLock => ({
     ...l,
     async get(consistent = true) {
@@ -63,8 +81,20 @@ function recorded(identity: string, log: Log, opts: Partial<LeaderElectorOptions
       const stale = consistent ? undefined : replica.stale;
       replica.stale = undefined;
       const read = stale ? LeaseStore.readOf(l.name, stale) : await l.get(consistent);
-      seen.push({ what: 'get', consistent, item: read.item });
+      seen.push({ what: 'get', consistent, item: read.item, at: performance.now() });
       return read;
+    },
+    candidate(name) {
+      seen.push({ what: 'candidate', name });
+      return l.candidate(name);
+    },
+    async handOver(term, h) {
+      const entry: Seen = { what: 'handOver', heir: h.heir.name };
+      seen.push(entry);
+      await replica.handOverGate;
+      entry.given = await l.handOver(term, h);
+      entry.answeredAt = performance.now();
+      return entry.given;
     },
     async renew(term, r) {
       const entry: Seen = { what: 'renew' };
@@ -211,5 +241,119 @@ describe('the heir of a hand-over on DynamoDB Local', () => {
     expect(renewal).toHaveLength(1);
     expect(renewal[0]).toMatchObject({ answered: expect.objectContaining({ holderIdentity: 'b', leaseDurationSeconds: TIMING.leaseDurationMs / 1000 }) });
     await b.stop();
+  });
+});
+
+/** `a` leading with `b` named its successor (by the coordinator, stopped after), each with its own end of `push`. */
+async function handingGroup(L: string, push: () => Push) {
+  const log = new Log();
+  const coord = coordinatorLoop(coordinatorDeps(t.client, t.names, { config: { ackWindowMs: 500, electedLeaseDurationSeconds: 2 } }), L);
+  const a = recorded('a', log, { leaseName: L, push: push() }).run();
+  await waitFor('a to lead', () => a.elector.isLeader());
+  const b = recorded('b', log, { leaseName: L, push: push() }).run();
+  await waitFor('b named successor, a renewed since', async () => {
+    const l = await row(L);
+    return l?.successor === 'b' && l.renewTime! > l.acquireTime! && b.elector.stats.clockSynced;
+  });
+  await coord.stop(); // nobody but the workers writes the lease from here on
+  return { log, a, b };
+}
+
+describe('the giver of a hand-over on DynamoDB Local (cut 3)', () => {
+  it('prepares while leading: its first request after the signal is the hand-over write (the heir’s row was read when the lease named it; its wakes keep its view current)', async () => {
+    const L = 'handoff-prepared';
+    const { log, a, b } = await handingGroup(L, loopback());
+    await waitFor('a to have read b’s candidate row while leading', () => a.seen.some((s) => s.what === 'candidate' && s.name === 'b'));
+    const from = a.seen.length;
+    await a.stop();
+    await waitFor('b to lead', () => b.elector.isLeader());
+    const after = a.seen.slice(from).filter((s) => s.what !== 'stopped');
+    expect(after[0], JSON.stringify(after)).toMatchObject({ what: 'handOver', heir: 'b', given: expect.objectContaining({ holderIdentity: 'b', holderInstance: b.elector.instance }) });
+    expect(after.filter((s) => s.what === 'get' || s.what === 'candidate')).toEqual([]);
+    expect(log.maxConcurrentLeaders()).toBe(1);
+    await b.stop();
+  });
+
+  it('wakes the heir beside the write: a read that lands before the write shows the giver’s term, and the heir does not lead on it; the wake after the answer finds the hand-over', async () => {
+    const L = 'handoff-early-wake';
+    const sent: { revision: number | undefined; at: number }[] = [];
+    const { log, a, b } = await handingGroup(L, loopback(() => false, sent));
+    const before = (await row(L))!;
+    let open = () => undefined as void;
+    a.replica.handOverGate = new Promise<void>((r) => (open = r));
+    const fromA = a.seen.length;
+    const fromB = b.seen.length;
+    const fromWakes = sent.length;
+    const stopping = a.stop();
+    // the write is held back; the wake is out already, and b has read
+    const early = await waitFor('b’s read on the early wake', () => b.seen.slice(fromB).find((s) => s.what === 'get'));
+    expect(early).toMatchObject({ consistent: true, item: expect.objectContaining({ holderIdentity: 'a', successor: 'b', revision: before.revision }) });
+    expect(sent.slice(fromWakes)).toEqual([{ revision: before.revision + 1, at: expect.any(Number) }]);
+    expect(b.elector.isLeader()).toBe(false);
+    open();
+    await stopping;
+    await waitFor('b to lead', () => b.elector.isLeader());
+    const handOver = a.seen.slice(fromA).find((s) => s.what === 'handOver')!;
+    expect(handOver).toMatchObject({ given: expect.objectContaining({ holderIdentity: 'b', revision: before.revision + 1 }) });
+    // the early wake went out before the write was answered; the one after it, for the revision written
+    const wakes = sent.slice(fromWakes);
+    expect(wakes[0]!.at).toBeLessThan(handOver.what === 'handOver' ? handOver.answeredAt! : 0);
+    expect(wakes.map((w) => w.revision)).toEqual([before.revision + 1, before.revision + 1]);
+    // it led from a strongly consistent read of the hand-over, after the write was answered
+    const seenB = b.seen.slice(fromB);
+    const readFrom = seenB.slice(0, seenB.findIndex((s) => s.what === 'started')).findLast((s) => s.what === 'get');
+    expect(readFrom?.what === 'get' && readFrom.consistent && isHandOverTo(readFrom.item, 'b'), JSON.stringify(readFrom)).toBe(true);
+    // no read of b's showed it holder before the write landed, and it led only once
+    expect(seenB.filter((s) => s.what === 'get' && s.item?.holderIdentity === 'b' && s.at < (handOver.what === 'handOver' ? handOver.answeredAt! : 0) - 1_000)).toEqual([]);
+    expect(log.of('started', 'b')).toHaveLength(1);
+    expect(log.maxConcurrentLeaders()).toBe(1);
+    await b.stop();
+  });
+
+  it('an early wake read too soon and the wake after the write lost: the heir finds the hand-over by its own poll, as without wakes', async () => {
+    const L = 'handoff-early-lost';
+    const sent: { revision: number | undefined; at: number }[] = [];
+    let dropFrom = Infinity;
+    const { log, a, b } = await handingGroup(L, loopback((_w, i) => i >= dropFrom, sent));
+    let open = () => undefined as void;
+    a.replica.handOverGate = new Promise<void>((r) => (open = r));
+    const fromB = b.seen.length;
+    dropFrom = sent.length + 1; // the early wake reaches b, every wake after it is lost
+    const stopping = a.stop();
+    await waitFor('b’s read on the early wake', () => b.seen.slice(fromB).some((s) => s.what === 'get' && s.item?.holderIdentity === 'a'));
+    open();
+    await stopping;
+    await waitFor('b to lead', () => b.elector.isLeader());
+    const seenB = b.seen.slice(fromB);
+    const started = seenB.findIndex((s) => s.what === 'started');
+    // it read the giver's term on the wake, then the hand-over on a later read, and led from a consistent one
+    expect(seenB.slice(0, started).filter((s) => s.what === 'get').length).toBeGreaterThanOrEqual(2);
+    const readFrom = seenB.slice(0, started).findLast((s) => s.what === 'get');
+    expect(readFrom?.what === 'get' && readFrom.consistent && isHandOverTo(readFrom.item, 'b'), JSON.stringify(readFrom)).toBe(true);
+    expect(sent.length).toBeGreaterThan(dropFrom); // the wake after the write was sent, and lost
+    expect(log.maxConcurrentLeaders()).toBe(1);
+    await b.stop();
+  });
+
+  it('a view gone stale (another heir named without waking it): the hand-over is refused, then it reads the lease and hands it to the heir named now', async () => {
+    const L = 'handoff-stale-view';
+    const push = loopback();
+    const { log, a, b } = await handingGroup(L, push);
+    await waitFor('a to have read b’s candidate row while leading', () => a.seen.some((s) => s.what === 'candidate' && s.name === 'b'));
+    const c = recorded('c', log, { leaseName: L, push: push() }).run(); // a candidate from now on
+    await waitFor('c running', () => c.elector.stats.clockSynced);
+    // the coordinator's next designation, as it would write it, but with no wake to a
+    const cur = await leases().read(L);
+    await leases().write(cur, { set: { successor: 'c', successorInstance: c.elector.instance } });
+    const from = a.seen.length;
+    await a.stop();
+    await waitFor('c to lead', () => c.elector.isLeader());
+    const after = a.seen.slice(from).filter((s) => s.what !== 'stopped');
+    expect(after.map((s) => (s.what === 'handOver' ? `handOver ${s.heir} ${s.given ? 'given' : 'refused'}` : s.what === 'candidate' ? `candidate ${s.name}` : s.what))).toEqual(['handOver b refused', 'get', 'candidate c', 'handOver c given']);
+    expect(b.elector.isLeader()).toBe(false);
+    expect(log.of('started', 'b')).toEqual([]);
+    expect(log.maxConcurrentLeaders()).toBe(1);
+    await b.stop();
+    await c.stop();
   });
 });
