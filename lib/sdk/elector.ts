@@ -8,7 +8,7 @@ import { parse } from '../schemas/validation.js';
 import { ConflictError } from '../stores/errors.js';
 import { CandidateStore } from '../stores/candidate-store.js';
 import { LeaseStore } from '../stores/lease-store.js';
-import { acquisition, dynamoLeaseLock, SessionReader, type Acquired, type Heir, type LeaseLock, type LeaseRead, type SessionRead, type Term } from './lock.js';
+import { acquisition, dynamoLeaseLock, SessionReader, type Acquired, type LeaseLock, type LeaseRead, type SessionRead, type Term } from './lock.js';
 import { DuplicateIdentityError, LeaseCandidate } from './candidate.js';
 import { fencedItemWrite, fencedTransactWrite, FencingError, NO_TRANSACTIONS, type FencedItemInput } from './fencing.js';
 import { checkMultiRegion } from './multi-region.js';
@@ -136,8 +136,7 @@ export class LeaderElector {
       cadenceMs: renewCadenceMs(this.renewIntervalMs, opts.retryPeriodMs),
     };
     const startUp = new StartUp<void>(`LeaderElector "${opts.identity}" of lease "${opts.leaseName}"`, opts.tables);
-    const writes = new TermWrites(lock, opts, this.instance, time, (r) => push?.wake(opts.leaseName, r), report);
-    this.x = { settings, lock, writes, time, client, callbacks, report, retryDelayMs: decisions.retryDelayMs, detect: detect ?? (() => detectPlatform()), push, session, startUp, phase: 'idle', platform: undefined, nap: undefined, work: undefined, deadline: undefined, early: undefined };
+    this.x = { settings, lock, time, client, callbacks, report, retryDelayMs: decisions.retryDelayMs, detect: detect ?? (() => detectPlatform()), push, session, startUp, phase: 'idle', platform: undefined, nap: undefined, work: undefined, deadline: undefined, early: undefined };
     this.ready = startUp.ready;
   }
 
@@ -320,7 +319,7 @@ export class LeaderElector {
       // pick this departing worker (it would never confirm, and its term would have to run out).
       standing.abort(INTERNAL_STOP);
       await candidacy;
-      if (led && o.releaseOnCancel && !led.handed) await x.writes.release(led.term);
+      if (led && o.releaseOnCancel && !led.handed) await this.ended(() => x.lock.release(led.term, time.now()));
       detach?.(); // after the release: the session outlives every term held on it
     }
   }
@@ -408,6 +407,28 @@ export class LeaderElector {
     void this.feed(e).catch(this.x.report);
   }
 
+  /** The lease's duration, as written on the row (whole seconds). */
+  private get seconds(): number {
+    return Math.ceil(this.options.leaseDurationMs / 1000);
+  }
+
+  /** Confirms or renews `term` (onto `session`, or off one: null), stamped with DynamoDB's time as this worker measures it. */
+  private renew(term: Term, session: string | null | undefined): Promise<Lease | undefined> {
+    return this.x.lock.renew(term, { now: this.x.time.now(), leaseDurationSeconds: this.seconds, session });
+  }
+
+  /** A hand-over, a release or an end of a term: announced to the other followers (a wake) when it landed; a fault is reported, and the term runs out. */
+  private async ended(write: () => Promise<Lease | undefined>): Promise<boolean> {
+    try {
+      const l = await write();
+      if (l) this.x.push?.wake(this.options.leaseName, l.revision);
+      return l !== undefined;
+    } catch (e) {
+      this.x.report(e);
+      return false;
+    }
+  }
+
   /** Carries out one effect: a read or a write is sent, and its answer (`answer`) is the next event; `fault`: a fault is reported and answered so. */
   private carry(f: Effect): { sent: Promise<unknown>; answer: (v: unknown) => Event | undefined; conflict?: Event; fault?: Event } | undefined {
     const { x, options: o } = this;
@@ -419,15 +440,15 @@ export class LeaderElector {
       case 'renewCandidate':
         return { sent: this.candidate!.renew(), answer: () => ({ kind: 'candidateRenewed' }), ...(f.conflictIsNothing ? { conflict: { kind: 'candidateRenewed' } as const } : {}) };
       case 'reportVacancy':
-        return { sent: x.writes.reportVacancy(f.read), answer: (lease) => ({ kind: 'reported', lease: lease as Lease | undefined }), conflict: { kind: 'reported', lease: undefined } };
+        return { sent: x.lock.reportVacancy(f.read, o.identity, x.time.now()), answer: (lease) => ({ kind: 'reported', lease: lease as Lease | undefined }), conflict: { kind: 'reported', lease: undefined } };
       case 'confirm':
-        return { sent: x.writes.renew(f.term, this.sessionToWrite() ?? undefined), answer: (lease) => ({ kind: 'confirmed', lease: lease as Lease | undefined }) };
+        return { sent: this.renew(f.term, this.sessionToWrite() ?? undefined), answer: (lease) => ({ kind: 'confirmed', lease: lease as Lease | undefined }) };
       case 'endChanged':
-        return { sent: x.writes.endChanged(f.term), answer: () => undefined };
+        return { sent: this.ended(() => x.lock.endChanged(f.term, x.time.now())), answer: () => undefined };
       case 'acquire':
-        return { sent: x.writes.acquire(f.read, f.electedBy, this.sessionToWrite(), x.platform), answer: (got) => ({ kind: 'acquired', got: got as Acquired }) };
+        return { sent: x.lock.acquire(f.read, acquisition(f.read.item, { identity: o.identity, instance: this.instance, now: x.time.now(), leaseDurationSeconds: this.seconds, electedBy: f.electedBy, address: o.advertise, platform: x.platform, session: this.sessionToWrite() })), answer: (got) => ({ kind: 'acquired', got: got as Acquired }) };
       case 'release':
-        return { sent: x.writes.release(f.term), answer: () => ({ kind: 'released' }) };
+        return { sent: this.ended(() => x.lock.release(f.term, x.time.now())), answer: () => ({ kind: 'released' }) };
       case 'newLeader':
         x.callbacks.onNewLeader?.(f.holder);
         return undefined;
@@ -471,10 +492,10 @@ export class LeaderElector {
         }
         return undefined;
       case 'endTerm':
-        void x.writes.endChanged(f.term);
+        void this.ended(() => x.lock.endChanged(f.term, x.time.now()));
         return undefined;
       case 'renew':
-        return { sent: x.writes.renew(f.term, f.session), answer: (lease) => ({ kind: 'answer', rest: f.rest, lease: lease as Lease | undefined }), fault: { kind: 'answer', rest: f.rest, failed: true } };
+        return { sent: this.renew(f.term, f.session), answer: (lease) => ({ kind: 'answer', rest: f.rest, lease: lease as Lease | undefined }), fault: { kind: 'answer', rest: f.rest, failed: true } };
       case 'look':
         return { sent: x.lock.get(f.consistent), answer: (r) => ({ kind: 'answer', rest: f.rest, lease: (r as LeaseRead).item }), ...(f.reportFault ? { fault: { kind: 'answer', rest: f.rest, failed: true } as const } : {}) };
       case 'readHeir': {
@@ -490,9 +511,9 @@ export class LeaderElector {
         return { sent, answer: (r) => ({ kind: 'answer', rest: f.rest, row: (r as { item: Candidate | undefined }).item }), fault: { kind: 'answer', rest: f.rest, failed: true } };
       }
       case 'handOver':
-        return { sent: x.writes.handOver(f.term, f.heir, f.leaseTransitions, f.secondNamed), answer: (ok) => ({ kind: 'answer', rest: f.rest, ok: ok as boolean }) };
+        return { sent: this.ended(() => x.lock.handOver(f.term, { heir: f.heir, now: x.time.now(), firstTermSeconds: Math.max(1, Math.ceil(o.leaseDurationMs / 3000)), leaseTransitions: f.leaseTransitions, secondNamed: f.secondNamed })), answer: (ok) => ({ kind: 'answer', rest: f.rest, ok: ok as boolean }) };
       case 'releaseTerm':
-        return { sent: x.writes.release(f.term), answer: () => ({ kind: 'answer', rest: f.rest }) };
+        return { sent: this.ended(() => x.lock.release(f.term, x.time.now())), answer: () => ({ kind: 'answer', rest: f.rest }) };
       case 'renewCandidacy':
         return { sent: this.candidate!.renew(), answer: () => ({ kind: 'answer', rest: f.rest }) };
       case 'sleep':
@@ -513,8 +534,6 @@ interface Shell {
   readonly settings: Settings;
   /** The lease, as read and written (LeaseLock: DynamoDB's, or wrapped by a planted bug). */
   readonly lock: LeaseLock;
-  /** Its writes on the lease, stamped with DynamoDB's time as measured. */
-  readonly writes: TermWrites;
   /** What every time this worker writes is read from (clockSync); durations use its monotonic clock. */
   readonly time: StampClock;
   readonly client: DynamoDBClient;
@@ -592,100 +611,5 @@ export class LeaderWorkError extends Error {
             ? 'the lease is kept (onLeaderWorkFailure: "keep"): nothing leads the work until this worker stops'
             : 'the term had already ended'),
     );
-  }
-}
-
-// ---- its writes ----
-
-/**
- * The writes a LeaderElector makes on its lease, through its LeaseLock: a direct acquisition, a
- * confirmation or renewal of its term, a hand-off, a release, a vacancy report. Each is conditioned
- * on what was read or on the term (holder and fencing token), so a lost race is a refusal, never a
- * corrupted row. These stamp each write with DynamoDB's time as this worker measures it, tell the
- * other followers of a hand-off or a release, and report what fails.
- */
-export interface TermWriteSettings {
-  readonly leaseName: string;
-  readonly identity: string;
-  readonly leaseDurationMs: number;
-  /** Where clients reach this worker: written as holderAddress by its direct acquisitions. */
-  readonly advertise?: string | undefined;
-}
-
-export class TermWrites {
-  constructor(
-    private readonly lock: LeaseLock,
-    private readonly s: TermWriteSettings,
-    private readonly instance: string,
-    private readonly time: StampClock,
-    /** Tells the other followers the lease changed (a hand-off or a release this worker wrote). */
-    private readonly announce: (revision: number | undefined) => void,
-    private readonly onError: (e: Error) => void,
-  ) {}
-
-  private get durationSeconds(): number {
-    return Math.ceil(this.s.leaseDurationMs / 1000);
-  }
-
-  /**
-   * Direct acquisition (NoCoordination, the fallback, or as the designated successor), conditioned
-   * on the revision read, with this worker's address (`advertise`) or none; the term goes on
-   * `session` when one is given. A lost race is `refusedBy` (whoever moved first).
-   */
-  acquire(read: LeaseRead, electedBy: 'self' | 'successor', session: string | null | undefined, platform: Platform | undefined): Promise<Acquired> {
-    const claim = { identity: this.s.identity, instance: this.instance, now: this.time.now(), leaseDurationSeconds: this.durationSeconds, electedBy, address: this.s.advertise, platform, session };
-    return this.lock.acquire(read, acquisition(read.item, claim));
-  }
-
-  /**
-   * Confirms or renews `term` (LeaseLock.renew): onto `session`, or off one (null); undefined
-   * when the lease is no longer in the term.
-   */
-  renew(term: Term, session: string | null | undefined): Promise<Lease | undefined> {
-    return this.lock.renew(term, { now: this.time.now(), leaseDurationSeconds: this.durationSeconds, session });
-  }
-
-  /**
-   * Hands `term` to `heir` in one write (LeaseLock.handOver), its platform and address from its
-   * candidate row. False when the lease no longer names that heir or the write failed (reported).
-   */
-  async handOver(term: Term, heir: Heir, leaseTransitions: number, secondNamed: boolean): Promise<boolean> {
-    try {
-      const firstTermSeconds = Math.max(1, Math.ceil(this.s.leaseDurationMs / 3000));
-      const given = await this.lock.handOver(term, { heir, now: this.time.now(), firstTermSeconds, leaseTransitions, secondNamed });
-      if (given) this.announce(given.revision);
-      return given !== undefined;
-    } catch (e) {
-      this.onError(e as Error);
-      return false;
-    }
-  }
-
-  /** Releases `term`; a failure is reported, and the term simply runs out. */
-  async release(term: Term): Promise<void> {
-    try {
-      const released = await this.lock.release(term, this.time.now());
-      if (released) this.announce(released.revision);
-    } catch (e) {
-      this.onError(e as Error); // the term simply runs out
-    }
-  }
-
-  /** Ends `term` on a row rewritten under it (LeaseLock.endChanged); a failure is reported, and the term runs out. */
-  async endChanged(term: Term): Promise<void> {
-    try {
-      const ended = await this.lock.endChanged(term, this.time.now());
-      if (ended) this.announce(ended.revision);
-    } catch (e) {
-      this.onError(e as Error);
-    }
-  }
-
-  /**
-   * Tells the coordinator the holder has not renewed for a whole term, as this worker watched (its
-   * monotonic clock; `at` is informational). Undefined when the lease moved on: nothing to report.
-   */
-  reportVacancy(read: LeaseRead): Promise<Lease | undefined> {
-    return this.lock.reportVacancy(read, this.s.identity, this.time.now());
   }
 }
