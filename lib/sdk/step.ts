@@ -1709,7 +1709,9 @@ function after(s: Settings, st: State, lease: Lease, rest: readonly Next[], at: 
 /** Stops the term and gives it to the successor: handed over when the coordinator named one, else released; then the elector steps at once. */
 function giveUp(s: Settings, state: State, lead: Lead, reason: 'preempted' | 'workFailed', rest: readonly Next[], at: Moment, fx: Effect[]): Step {
   const heir = heirOf(s, lead.lease);
-  const st = stopTerm(state, lead, reason, fx);
+  // the follower never confirms this term again while its hand-over or release is in flight (a poll
+  // beside it would read the row still in the term and lead it again: the model check's trace)
+  const st = note(s, stopTerm(state, lead, reason, fx), { kind: 'ending', token: lead.term.fencingToken }, at, fx);
   if (!heir) return { state: st, effects: [...fx, { kind: 'releaseTerm', term: lead.term, rest: [{ k: 'stepNow' }, ...rest] }] };
   return handOff(st, lead, heir, false, [{ k: 'releaseUnlessHanded', term: lead.term }, { k: 'stepNow' }, ...rest], fx);
 }
