@@ -21,15 +21,13 @@ import {
   decide,
   decideFollower,
   decideLeader,
-  followerDelay,
   leadFromRead,
-  leaderDelay,
+  nextStepDelay,
   RenewalPhase,
   SESSION_QUIET_LEASES,
   sessionFallbackMs,
   STAMP_ERROR_MS,
   START,
-  stepDelay,
   type Effect,
   type Event,
   type Moment,
@@ -134,6 +132,7 @@ export class LeaderElector {
       promptly: internals.promptly === true,
       // how long after a renewal was sent a coordinated leader sends the next: the renew interval less PHASE_STEP_MS
       cadenceMs: renewCadenceMs(this.renewIntervalMs, opts.retryPeriodMs),
+      everyRetryPeriod: opts.mode === 'NoCoordination' && opts.renewIntervalMs === undefined,
     };
     const startUp = new StartUp<void>(`LeaderElector "${opts.identity}" of lease "${opts.leaseName}"`, opts.tables);
     this.x = { settings, lock, time, client, callbacks, report, retryDelayMs: decisions.retryDelayMs, detect: detect ?? (() => detectPlatform()), push, session, startUp, phase: 'idle', platform: undefined, nap: undefined, work: undefined, deadline: undefined, early: undefined };
@@ -306,7 +305,7 @@ export class LeaderElector {
           x.report(e);
         }
         // (cancelled during the step: no nap — a nap begun on an aborted signal would run its whole length before the step-down)
-        if (!this.state.wakePending && !signal.aborted) await this.napFor(failures > 0 && !this.state.lead ? x.retryDelayMs(failures, o.retryPeriodMs, time.random()) : this.nextDelay(), signal);
+        if (!this.state.wakePending && !signal.aborted) await this.napFor(failures > 0 && !this.state.lead ? x.retryDelayMs(failures, o.retryPeriodMs, time.random()) : nextStepDelay(x.settings, this.state, this.moment(), () => time.random()), signal);
       }
     } finally {
       x.phase = 'stopping';
@@ -322,36 +321,6 @@ export class LeaderElector {
       if (led && o.releaseOnCancel && !led.handed) await this.ended(() => x.lock.release(led.term, time.now()));
       detach?.(); // after the release: the session outlives every term held on it
     }
-  }
-
-  /** How long until the next step, as planned after a step that did not fail. */
-  private nextDelay(): number {
-    const { x, options: o } = this;
-    const now = x.time.monotonic();
-    const l = this.state.lead;
-    let planned: number;
-    if (l) {
-      const onLiveSession = l.session !== undefined && this.sessionToWrite() === l.session;
-      const pushLive = this.pushLive;
-      planned = leaderDelay({
-        onLiveSession,
-        pushLive,
-        // as rarely as its followers: a term ended while the functions are down is not taken by a
-        // follower's fallback before this read (lib/sdk/step.ts sessionFallbackMs)
-        holderBackstopMs: SESSION_QUIET_LEASES * o.leaseDurationMs,
-        retrying: l.retrying,
-        everyRetryPeriod: o.mode === 'NoCoordination' && o.renewIntervalMs === undefined,
-        retryPeriodMs: o.retryPeriodMs,
-        cadenceMs: x.settings.cadenceMs,
-        renewedAt: l.renewedAt,
-        now,
-        // drawn only when it is used (the simulator replays the same draws)
-        random: onLiveSession && pushLive ? x.time.random() : 0,
-      });
-    } else planned = followerDelay(x.settings, this.state, now, this.pushLive, x.time.random());
-    const clockKnown = x.time.check(o.maxClockErrorMs).ok;
-    // (a draw only while the clock is in doubt: the simulator replays the same draws)
-    return stepDelay({ planned, clockKnown, random: clockKnown ? 0 : x.time.random(), wakeAt: l ? undefined : this.state.wakeAt, now: x.time.monotonic() });
   }
 
   /** The session a write of this worker's term should name: the live one's, or null to take a term off a session that is gone (undefined: no session option, name nothing). */

@@ -6,8 +6,7 @@
  * - The follower's decisions: `decideFollower` on a poll (confirm, answer, take, report), how it
  *   reads next (`pollPlan`, `nextReadDelay`, `RenewalPhase`), `isVacant`, `termToConfirm`,
  *   `stepDelay`.
- * - The leader's: `leaderStep(settings, instance, LeaderTerm, observation) → { term, effects }`
- *   over one record of its term, `afterRenewal`, `heirOf`, `leaderDelay`, `handOffDelay`.
+ * - The leader's: `decideLeader(settings, TermView, observation)` over one record of its term, `afterRenewal`, `heirOf`, `leaderDelay`, `handOffDelay`.
  * - The follower's step: `followerStep(settings, FollowerState, event, moment) → { state,
  *   effects }` over one record of what it knows of its lease — the poll's reads and writes in
  *   order, each answer the next event; `judgeClock` for the clock's doubt.
@@ -766,41 +765,6 @@ export interface LeaderTerm {
   readonly session: string | undefined;
 }
 
-/** What the shell carries out after a leader's step, in this order. */
-export type LeaderEffect =
-  /** Stop acting (onStoppedLeading with `reason`, the work's signal aborted). */
-  | { readonly kind: 'stop'; readonly reason: StopReason }
-  /** End the term on the row too (it was rewritten under the holder): elected again at once. */
-  | { readonly kind: 'endTerm' }
-  /** Read the lease now. */
-  | { readonly kind: 'look' }
-  /** Arm the renew deadline's timer for renewedAt + renewDeadline. */
-  | { readonly kind: 'armDeadline' };
-
-const END: LeaderEffect = { kind: 'endTerm' };
-const LOOK: LeaderEffect = { kind: 'look' };
-const ARM: LeaderEffect = { kind: 'armDeadline' };
-
-/**
- * One step of a leader: its term after `o` (undefined: it stopped) and what to carry out. Pure:
- * `decide` is decideLeader (or, in the simulator, a planted bug's).
- */
-export function leaderStep(s: LeaderSettings, instance: string, t: LeaderTerm, o: LeaderObservation, decide: typeof decideLeader = decideLeader): { readonly term: LeaderTerm | undefined; readonly effects: readonly LeaderEffect[] } {
-  const d = decide(s, { ...t.term, instance, renewedAt: t.renewedAt, session: t.session }, o);
-  switch (d.kind) {
-    case 'stop':
-      return { term: undefined, effects: [{ kind: 'stop', reason: d.reason }, ...(d.endTerm ? [END] : []), ...(d.look ? [LOOK] : [])] };
-    case 'look':
-      return { term: t, effects: [LOOK] };
-    case 'renewed':
-      return { term: { ...t, renewedAt: d.renewedAt, renewals: t.renewals + 1, retrying: false, ...(d.lease ? { lease: d.lease, session: d.lease.session } : {}) }, effects: [ARM] };
-    case 'seen':
-      return { term: { ...t, lease: d.lease }, effects: [] };
-    case 'none':
-      return { term: t, effects: [] };
-  }
-}
-
 /** What a leader does after a renewal or a read showed it the lease in its term. */
 export type AfterRenewal =
   /** The coordinator prefers another holder: stop ('preempted'), hand the term to the heir if one is named, else release; then ack. */
@@ -1131,6 +1095,13 @@ export function judgeClock<S extends FollowerState>(state: S, at: Moment, leaseD
   return { state: counted, trusted: false };
 }
 
+/** judgeClock, its report told (onError, once per spell). */
+function vouch<S extends FollowerState>(s: FollowerSettings, st: S, at: Moment, fx: { push(e: { kind: 'clockSkew'; doubt: ClockDoubt }): unknown }, settling = false): { readonly state: S; readonly trusted: boolean } {
+  const j = judgeClock(st, at, s.leaseDurationMs, settling);
+  if (j.report) fx.push({ kind: 'clockSkew', doubt: j.report });
+  return j;
+}
+
 /** A write not made, or a term stopped, for the clock (`jumpMs`: a jump, reported at once). */
 export function prevented<S extends FollowerState>(state: S, now: number, jumpMs?: number): { readonly state: S; readonly report?: ClockDoubt } {
   const counted = { ...state, preventions: state.preventions + 1 };
@@ -1277,8 +1248,7 @@ export function followerStep(s: FollowerSettings, state: FollowerState, e: Follo
     case 'reported': {
       if (p?.kind !== 'report') return done(state, fx);
       if (e.lease !== undefined && s.candidate) {
-        const j = judgeClock(state, at, s.leaseDurationMs, true);
-        if (j.report) fx.push({ kind: 'clockSkew', doubt: j.report });
+        const j = vouch(s, state, at, fx, true);
         if (j.trusted) return waiting(j.state, { ...p, kind: 'reportAck' }, fx, { kind: 'renewCandidate', conflictIsNothing: true });
         return afterReport(s, j.state, p.raw, p.d, at, fx);
       }
@@ -1383,8 +1353,7 @@ function polled(s: FollowerSettings, state: FollowerState, raw: LeaseRead, view:
     const c = termToConfirm(view.item!, st.ledToken, st.endedToken);
     if (c.end) return done(st, [...fx, { kind: 'endChanged', term: c.term }]);
     // not confirmed while the clock is in doubt: the coordinator's short first term runs out, or the doubt clears first
-    const j = judgeClock(st, at, s.leaseDurationMs);
-    if (j.report) fx.push({ kind: 'clockSkew', doubt: j.report });
+    const j = vouch(s, st, at, fx);
     if (!j.trusted) return done({ ...j.state, leaseReadAt: undefined }, fx);
     // handed over: led from this read, confirmed after (leadFromRead); an eventually consistent copy is read again first
     const clock = at.clock.ok ? { offset: at.offset, errorMs: 1 + (s.clockMeasured ? at.clock.errorMs : s.stampErrorMs) } : undefined; // (+1: stamps are whole ms)
@@ -1395,8 +1364,7 @@ function polled(s: FollowerSettings, state: FollowerState, raw: LeaseRead, view:
   }
   // An answer makes this worker electable: not while it cannot tell DynamoDB's time for long.
   if (d.answer !== undefined && s.candidate) {
-    const j = judgeClock(st, at, s.leaseDurationMs, true);
-    if (j.report) fx.push({ kind: 'clockSkew', doubt: j.report });
+    const j = vouch(s, st, at, fx, true);
     if (j.trusted) return waiting(j.state, { kind: 'answer', raw, d }, fx, { kind: 'renewCandidate', conflictIsNothing: false });
     st = d.answer !== 'unanswered' ? { ...j.state, unanswered: true } : j.state;
   }
@@ -1420,8 +1388,7 @@ function afterReport(s: FollowerSettings, state: FollowerState, raw: LeaseRead, 
 
 /** Direct acquisition (NoCoordination, the fallback, or as the designated successor), conditioned on the revision read. */
 function acquire(s: FollowerSettings, state: FollowerState, read: LeaseRead, then: Attempt, at: Moment, fx: FollowerEffect[]): Out {
-  const j = judgeClock(state, at, s.leaseDurationMs);
-  if (j.report) fx.push({ kind: 'clockSkew', doubt: j.report });
+  const j = vouch(s, state, at, fx);
   if (!j.trusted) return attempted(s, j.state, then, false, at, fx);
   return waiting(j.state, { kind: 'acquire', read, then, jumps: at.jumps, sentAt: at.now }, fx, { kind: 'acquire', read, electedBy: then === 'self' ? 'self' : 'successor' });
 }
@@ -1494,6 +1461,27 @@ export interface Settings extends FollowerSettings {
   readonly promptly: boolean;
   /** How long after a renewal was sent the next goes out. */
   readonly cadenceMs: number;
+  /** NoCoordination without a renewIntervalMs of its own: a leader steps every retry period, as client-go's. */
+  readonly everyRetryPeriod?: boolean;
+}
+
+/**
+ * How long until the elector's next step, after one that did not fail: the leader's (leaderDelay)
+ * or the follower's (nextReadDelay), shortened while the clock is in doubt (stepDelay). `draw`: a
+ * random number, drawn only when it is used (the simulator replays the same draws).
+ */
+export function nextStepDelay(s: Settings, st: State, at: Moment, draw: () => number): number {
+  const l = st.lead;
+  const pushLive = at.pushLive === true;
+  let planned: number;
+  if (l) {
+    const onLiveSession = l.session !== undefined && at.session === l.session;
+    // as rarely as its followers: a term ended while the functions are down is not taken by a follower's fallback before this read (sessionFallbackMs)
+    const holderBackstopMs = SESSION_QUIET_LEASES * s.leaseDurationMs;
+    planned = leaderDelay({ onLiveSession, pushLive, holderBackstopMs, retrying: l.retrying, everyRetryPeriod: s.everyRetryPeriod === true, retryPeriodMs: s.retryPeriodMs, cadenceMs: s.cadenceMs, renewedAt: l.renewedAt, now: at.now, random: onLiveSession && pushLive ? draw() : 0 });
+  } else planned = followerDelay(s, st, at.now, pushLive, draw());
+  const clockKnown = at.clock.ok;
+  return stepDelay({ planned, clockKnown, random: clockKnown ? 0 : draw(), wakeAt: l ? undefined : st.wakeAt, now: at.now });
 }
 
 /** One thing an elector learnt: a follower's event, or one of these. */
@@ -1660,20 +1648,31 @@ function stopTerm(st: State, lead: Lead, reason: StopReason, fx: Effect[]): Stat
   return { ...st, lead: undefined };
 }
 
-/** Carries out the leader's decision on `o` (leaderStep): stops the term, extends it, or records the row it saw. */
+/** Carries out the leader's decision on `o` (decideLeader): stops the term (ending it on the row, looking at once), extends it, or records the row it saw. */
 function apply(s: Settings, st: State, lead: Lead, o: LeaderObservation, at: Moment, fx: Effect[]): State {
-  const { term, effects } = leaderStep(s, s.instance, lead, o, s.decideLeader);
-  let next: State = term ? { ...st, lead: term as Lead } : st;
-  for (const f of effects) {
-    if (f.kind === 'stop') next = next.lead?.no === lead.no ? stopTerm(next, lead, f.reason, fx) : next;
-    else if (f.kind === 'endTerm') {
-      // the follower never confirms this term again, its end in flight or not (termToConfirm)
-      next = note(s, next, { kind: 'ending', token: lead.term.fencingToken }, at, fx);
-      fx.push({ kind: 'endTerm', term: lead.term });
-    } else if (f.kind === 'look') fx.push(STEP_NOW); // read the lease now: a successor may be named, an election open
-    else fx.push({ kind: 'armDeadline', at: next.lead!.renewedAt + s.renewDeadlineMs, no: lead.no });
+  const d = s.decideLeader(s, { ...lead.term, instance: s.instance, renewedAt: lead.renewedAt, session: lead.session }, o);
+  switch (d.kind) {
+    case 'stop': {
+      let next = stopTerm(st, lead, d.reason, fx);
+      if (d.endTerm) {
+        // the follower never confirms this term again, its end in flight or not (termToConfirm)
+        next = note(s, next, { kind: 'ending', token: lead.term.fencingToken }, at, fx);
+        fx.push({ kind: 'endTerm', term: lead.term });
+      }
+      if (d.look) fx.push(STEP_NOW); // read the lease now: a successor may be named, an election open
+      return next;
+    }
+    case 'look':
+      fx.push(STEP_NOW);
+      return st;
+    case 'renewed':
+      fx.push({ kind: 'armDeadline', at: d.renewedAt + s.renewDeadlineMs, no: lead.no });
+      return { ...st, lead: { ...lead, renewedAt: d.renewedAt, renewals: lead.renewals + 1, retrying: false, ...(d.lease ? { lease: d.lease, session: d.lease.session } : {}) } };
+    case 'seen':
+      return { ...st, lead: { ...lead, lease: d.lease } };
+    case 'none':
+      return st;
   }
-  return next;
 }
 
 const look = (state: State, consistent: boolean, reportFault: boolean, rest: readonly Next[], fx: Effect[]): Step => ({ state, effects: [...fx, { kind: 'look', consistent, reportFault, rest }] });
@@ -1687,8 +1686,7 @@ const look = (state: State, consistent: boolean, reportFault: boolean, rest: rea
 function leaderStepNow(s: Settings, state: State, lead: Lead, woken: boolean, at: Moment, fx: Effect[], rest: readonly Next[] = []): Step {
   if (woken) return look(state, true, false, [{ k: 'read', no: lead.no, rev: lead.lease?.revision ?? 0, recheck: false }, ...rest], fx);
   if (lead.session !== undefined && at.session === lead.session) return look(state, false, false, [{ k: 'read', no: lead.no, rev: lead.lease?.revision ?? 0, recheck: true }, ...rest], fx);
-  const j = judgeClock({ ...state, lead: { ...lead, retrying: true } }, at, s.leaseDurationMs); // retrying until this renewal succeeds
-  if (j.report) fx.push({ kind: 'clockSkew', doubt: j.report });
+  const j = vouch(s, { ...state, lead: { ...lead, retrying: true } }, at, fx); // retrying until this renewal succeeds
   if (!j.trusted) return look(j.state, true, false, rest, fx);
   // onto the live session, or off one that ended
   const session = at.session === null && lead.session === undefined ? undefined : at.session;
@@ -1768,9 +1766,8 @@ function go(s: Settings, state: State, rest: readonly Next[], a: Omit<Extract<Ev
           ok = false;
           break;
         }
-        const j = judgeClock(st, at, s.leaseDurationMs);
+        const j = vouch(s, st, at, fx);
         st = j.state;
-        if (j.report) fx.push({ kind: 'clockSkew', doubt: j.report });
         if (!j.trusted) {
           ok = false;
           break;
