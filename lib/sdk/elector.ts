@@ -21,15 +21,13 @@ import {
   decide,
   decideFollower,
   decideLeader,
-  followerDelay,
   leadFromRead,
-  leaderDelay,
+  nextStepDelay,
   RenewalPhase,
   SESSION_QUIET_LEASES,
   sessionFallbackMs,
   STAMP_ERROR_MS,
   START,
-  stepDelay,
   type Effect,
   type Event,
   type Moment,
@@ -39,7 +37,7 @@ import {
 import { sessionSeam, type Session } from './session.js';
 import { detectPlatform } from './platform.js';
 import { ClockSkewError, type StampClock } from './server-clock.js';
-import type { Push, Wake } from './push.js';
+import type { Push } from './push.js';
 import { faultReporter, retryDelayMs } from './faults.js';
 /**
  * What the SDK's own code, and the simulator, give an elector beyond its options: its lock wrapped
@@ -93,7 +91,7 @@ export class LeaderElector {
    */
   readonly ready: Promise<void>;
   /** What it knows, following or leading (lib/sdk/step.ts): replaced by each step. */
-  private state: State = START;
+  private known: State = START;
   /** What it carries effects out with. */
   private readonly x: Shell;
 
@@ -134,6 +132,7 @@ export class LeaderElector {
       promptly: internals.promptly === true,
       // how long after a renewal was sent a coordinated leader sends the next: the renew interval less PHASE_STEP_MS
       cadenceMs: renewCadenceMs(this.renewIntervalMs, opts.retryPeriodMs),
+      everyRetryPeriod: opts.mode === 'NoCoordination' && opts.renewIntervalMs === undefined,
     };
     const startUp = new StartUp<void>(`LeaderElector "${opts.identity}" of lease "${opts.leaseName}"`, opts.tables);
     this.x = { settings, lock, time, client, callbacks, report, retryDelayMs: decisions.retryDelayMs, detect: detect ?? (() => detectPlatform()), push, session, startUp, phase: 'idle', platform: undefined, nap: undefined, work: undefined, deadline: undefined, early: undefined };
@@ -144,7 +143,7 @@ export class LeaderElector {
   get stats(): ElectorStats {
     const t = this.x.time;
     const c = t.check(this.options.maxClockErrorMs);
-    return { clockSkewPreventions: this.state.preventions, clockSynced: c.ok, clockErrorMs: 'errorMs' in c ? c.errorMs : undefined, clockOffsetMs: t.wallOffsetMs() };
+    return { clockSkewPreventions: this.known.preventions, clockSynced: c.ok, clockErrorMs: 'errorMs' in c ? c.errorMs : undefined, clockOffsetMs: t.wallOffsetMs() };
   }
 
   /** The moment a step decides at: monotonic now, DynamoDB's time as measured, the clock's jumps so far, the session to write, whether wakes reach it. */
@@ -167,18 +166,18 @@ export class LeaderElector {
    * leading — the term is stopped and the signal aborted — before any of its timers has run.
    */
   isLeader(): boolean {
-    if (this.state.lead) this.note({ kind: 'asked' });
-    return this.state.lead !== undefined;
+    if (this.known.lead) this.note({ kind: 'asked' });
+    return this.known.lead !== undefined;
   }
 
   /** The fencing token of the current term; undefined when not leading. */
   get fencingToken(): number | undefined {
-    return this.state.lead?.term.fencingToken;
+    return this.known.lead?.term.fencingToken;
   }
 
   /** The holder last observed (this worker included). */
   get leader(): string | undefined {
-    return this.state.lastLeader;
+    return this.known.lastLeader;
   }
 
   /**
@@ -186,7 +185,7 @@ export class LeaderElector {
    * than the tolerance is unhealthy (it is stuck: its renew deadline should have stopped it).
    */
   healthy(toleranceMs = this.options.healthToleranceMs): boolean {
-    const l = this.state.lead;
+    const l = this.known.lead;
     return !l || this.x.time.monotonic() - l.renewedAt <= this.options.leaseDurationMs + toleranceMs;
   }
 
@@ -197,7 +196,7 @@ export class LeaderElector {
    */
   fencedWrite(input: TransactWriteItemsCommandInput): Promise<TransactWriteItemsCommandOutput> {
     if (this.options.multiRegion) return Promise.reject(new RangeError(NO_TRANSACTIONS));
-    const term = this.isLeader() ? this.state.lead?.term : undefined;
+    const term = this.isLeader() ? this.known.lead?.term : undefined;
     if (!term) return Promise.reject(new FencingError(this.options.leaseName, undefined, 'this worker is not leading'));
     return fencedTransactWrite(this.x.client, { table: this.options.tables.leases, leaseName: this.options.leaseName, term }, input);
   }
@@ -208,7 +207,7 @@ export class LeaderElector {
    * newer term has written the item. Needs no transaction: works on multi-Region tables too.
    */
   fencedItemWrite(input: FencedItemInput, attribute?: string): Promise<PutItemCommandOutput | UpdateItemCommandOutput> {
-    const term = this.isLeader() ? this.state.lead?.term : undefined;
+    const term = this.isLeader() ? this.known.lead?.term : undefined;
     if (!term) return Promise.reject(new FencingError(this.options.leaseName, undefined, 'this worker is not leading'));
     return fencedItemWrite(this.x.client, { leaseName: this.options.leaseName, fencingToken: term.fencingToken, ...(attribute !== undefined ? { attribute } : {}) }, input);
   }
@@ -294,8 +293,8 @@ export class LeaderElector {
       // steps failed in a row: a follower's next waits the backoff (lib/sdk/faults.ts), whatever it had planned
       let failures = 0;
       while (!signal.aborted) {
-        const woken = this.state.wakePending;
-        this.state = { ...this.state, wakePending: false };
+        const woken = this.known.wakePending;
+        this.known = { ...this.known, wakePending: false };
         try {
           await this.feed({ kind: 'poll', woken, pushLive: this.pushLive });
           failures = 0;
@@ -306,7 +305,7 @@ export class LeaderElector {
           x.report(e);
         }
         // (cancelled during the step: no nap — a nap begun on an aborted signal would run its whole length before the step-down)
-        if (!this.state.wakePending && !signal.aborted) await this.napFor(failures > 0 && !this.state.lead ? x.retryDelayMs(failures, o.retryPeriodMs, time.random()) : this.nextDelay(), signal);
+        if (!this.known.wakePending && !signal.aborted) await this.napFor(failures > 0 && !this.known.lead ? x.retryDelayMs(failures, o.retryPeriodMs, time.random()) : nextStepDelay(x.settings, this.known, this.moment(), () => time.random()), signal);
       }
     } finally {
       x.phase = 'stopping';
@@ -322,36 +321,6 @@ export class LeaderElector {
       if (led && o.releaseOnCancel && !led.handed) await this.ended(() => x.lock.release(led.term, time.now()));
       detach?.(); // after the release: the session outlives every term held on it
     }
-  }
-
-  /** How long until the next step, as planned after a step that did not fail. */
-  private nextDelay(): number {
-    const { x, options: o } = this;
-    const now = x.time.monotonic();
-    const l = this.state.lead;
-    let planned: number;
-    if (l) {
-      const onLiveSession = l.session !== undefined && this.sessionToWrite() === l.session;
-      const pushLive = this.pushLive;
-      planned = leaderDelay({
-        onLiveSession,
-        pushLive,
-        // as rarely as its followers: a term ended while the functions are down is not taken by a
-        // follower's fallback before this read (lib/sdk/step.ts sessionFallbackMs)
-        holderBackstopMs: SESSION_QUIET_LEASES * o.leaseDurationMs,
-        retrying: l.retrying,
-        everyRetryPeriod: o.mode === 'NoCoordination' && o.renewIntervalMs === undefined,
-        retryPeriodMs: o.retryPeriodMs,
-        cadenceMs: x.settings.cadenceMs,
-        renewedAt: l.renewedAt,
-        now,
-        // drawn only when it is used (the simulator replays the same draws)
-        random: onLiveSession && pushLive ? x.time.random() : 0,
-      });
-    } else planned = followerDelay(x.settings, this.state, now, this.pushLive, x.time.random());
-    const clockKnown = x.time.check(o.maxClockErrorMs).ok;
-    // (a draw only while the clock is in doubt: the simulator replays the same draws)
-    return stepDelay({ planned, clockKnown, random: clockKnown ? 0 : x.time.random(), wakeAt: l ? undefined : this.state.wakeAt, now: x.time.monotonic() });
   }
 
   /** The session a write of this worker's term should name: the live one's, or null to take a term off a session that is gone (undefined: no session option, name nothing). */
@@ -380,8 +349,8 @@ export class LeaderElector {
     let next: Event | undefined = e;
     let led: { readonly term: Term; readonly handed: boolean } | undefined;
     while (next) {
-      const { state, effects } = decide(this.x.settings, this.state, next, this.moment());
-      this.state = state;
+      const { state, effects } = decide(this.x.settings, this.known, next, this.moment());
+      this.known = state;
       next = undefined;
       for (const f of effects) {
         if (f.kind === 'steppedDown') led = f.led;

@@ -1,20 +1,10 @@
 /**
- * The elector's decisions, apart from what carries them out (STYLE.md §1): plain functions of what
- * a LeaderElector knows and one thing it learnt, with no I/O and no clock read (the moment comes
- * in with the event). Three parts, in this order:
- *
- * - The follower's decisions: `decideFollower` on a poll (confirm, answer, take, report), how it
- *   reads next (`pollPlan`, `nextReadDelay`, `RenewalPhase`), `isVacant`, `termToConfirm`,
- *   `stepDelay`.
- * - The leader's: `leaderStep(settings, instance, LeaderTerm, observation) → { term, effects }`
- *   over one record of its term, `afterRenewal`, `heirOf`, `leaderDelay`, `handOffDelay`.
- * - The follower's step: `followerStep(settings, FollowerState, event, moment) → { state,
- *   effects }` over one record of what it knows of its lease — the poll's reads and writes in
- *   order, each answer the next event; `judgeClock` for the clock's doubt.
- *
- * The shell, lib/sdk/elector.ts, carries out the effects through the LeaseLock (lib/sdk/lock.ts).
- * The renewal cadences (RenewalPhase) only time reads — no decision about a term rests on them —
- * and a session's is shared by the process's electors: they are the shell's, updated in place.
+ * The elector's step (STYLE.md §1): `decide(settings, State, event, moment) → { state, effects }`,
+ * with the plain decisions it orders — the follower's (decideFollower, termToConfirm,
+ * leadFromRead, the read cadence), the leader's (decideLeader, afterRenewal, heirOf) — and no
+ * I/O, no clock read: the moment comes in with the event. The shell (lib/sdk/elector.ts) carries
+ * out the effects through the LeaseLock. Why each decision is as it is: docs/architecture.md,
+ * "Inside the elector".
  */
 import { renewedBy, SESSION_QUIET_LEASES, sessionStanding } from '../election/vacancy.js';
 import type { IdentityLease } from '../schemas/identity.js';
@@ -152,17 +142,9 @@ export function pollPlan(p: {
 }
 
 /**
- * The term a row names this start-up's holder of, as it can confirm it: the row's own (holder and
- * fencing token), or `end` — a term rewritten under it, which no renewal can confirm, ended on the
- * row instead (conditioned on the token copy) so it is elected anew with a token above both. Such a
- * row either carries a token below one this start-up has led (`ledToken`: moved back, then adopted
- * by a write of the coordinator's), or a token that no longer matches its term's copy (`termToken`:
- * moved under the term, which each renewal is conditioned on, and a session can keep alive for
- * ever: simulator seed 1448349414, 164 s leaderless once the leader's own end had been refused), or
- * a term this start-up itself decided to end on the row (`endedToken`: its leader stopped, deposed,
- * with its end in flight — confirmed, the renewal could land first and the end after it, and the
- * start-up led a term already given to the next leader: simulator seed 970345, 630 ms of two leaders
- * after a session redirect).
+ * The term a row naming this start-up's holder is, as it can confirm it: its own, or `end` — a term
+ * rewritten under it (a token below one it led, a token off its copy, or one it is ending) is ended
+ * on the row instead (docs/architecture.md, "A term rewritten under its holder").
  */
 export function termToConfirm(l: Lease, ledToken: number, endedToken = -1): { readonly end: boolean; readonly term: { readonly holderIdentity: string; readonly fencingToken: number } } {
   if (l.fencingToken < ledToken || (l.termToken !== undefined && l.termToken !== l.fencingToken) || (l.termToken ?? l.fencingToken) <= endedToken) return { end: true, term: { holderIdentity: l.holderIdentity!, fencingToken: l.termToken ?? l.fencingToken } };
@@ -190,24 +172,8 @@ const READ_AGAIN: HandedTerm = { kind: 'readAgain' };
 
 /**
  * Whether an heir may lead the term a hand-over gave it from the read that showed it, before its
- * confirming renewal (which then goes out as the leader's first renewal), and from when.
- *
- * Sound because the term is anchored no later than anyone else can date its start. The hand-over's
- * renewTime is the giver's stamp, taken before it sent the write, at most `stampErrorMs` ahead of
- * DynamoDB's time; this worker's own measurement (`clock`: DynamoDB's time less its monotonic clock,
- * within `errorMs`) turns it into a monotonic time no later than the write landed. A follower dates
- * the term from a read answered after the write landed (its observedAt) and judges it over a first
- * term after that; the coordinator at renewTime + the first term + clockSkewMs on its clock; the
- * giver stopped before it sent the hand-over. The heir leads for the same share of the first term
- * that renewDeadlineMs is of a lease duration, from that anchor: it stops before anyone can judge
- * the term over, unless its confirmation, a renewal like any other, extends it first.
- *
- * Only from a strongly consistent read: an eventually consistent copy may show a hand-over that a
- * later write (an operator's release, say) already ended — it is read again, consistently (one
- * read, cheaper than the confirming write it replaces). Only a term's first write (renewTime =
- * acquireTime) by a worker (`electedBy: 'successor'`), not held on a session, with no vacancy
- * reported (followers may take such a lease at once) and no other holder preferred; and only with
- * at least half a retry period left for the confirmation to land. Otherwise it confirms first.
+ * confirming renewal, and from when: anchored no later than anyone else can date the term's start
+ * (docs/architecture.md, "An heir leading from its read").
  */
 export function leadFromRead(r: {
   readonly lease: Lease;
@@ -272,29 +238,9 @@ export function decideFollower(v: FollowerView): FollowerDecision {
 }
 
 /**
- * Where the designated successor expects the holder's next renewal to become readable, learnt from
- * its own reads: the holder's cadence (the median gap between renewal stamps seen one after
- * another) and when, relative to a renewal's stamp, the renewal lands. Each read brackets that
- * landing offset: a read that found a renewal was answered after it landed (an upper bound, its
- * answer time less the stamp), a read that found nothing new was served before it did (a lower
- * bound, its send time less the stamp expected). The next read is aimed inside the bracket while it
- * is wide, and at its top once it is tight, so after a few renewals the successor reads each one
- * within a few milliseconds of its landing, with one read. Both clocks' bases cancel out (only
- * differences of the holder's stamps and of this worker's monotonic clock are used). It only times
- * reads: expiry is still judged by when this worker saw the term, never by the stamp.
- *
- * A bound is kept only while it is the tightest standing (a looser one tells nothing new) and until
- * a newer one contradicts it; so a locked-on bracket stays locked on. Kept otherwise, each hit's
- * looser upper bound and each "the read before did not find it" lower bound (that read was the
- * previous renewal's, an interval earlier) pushed the tight ones out of the last PHASE_SAMPLES:
- * the aim crept later by a read's delay every few renewals and, every PHASE_SAMPLES renewals, the
- * bracket fell open into a new search of the whole interval — 1.65–1.9 reads per renewal on
- * simulated time, where there is no jitter at all (issue 38). Renewals that come to land earlier
- * contradict nothing a read at the top of the bracket shows, so the lower bound is forgotten every
- * PROBE_EVERY renewals: one read then probes PROBE_EARLIER_MS below the top, and a short binary
- * search narrows the bracket to LOCKED_MS again (on simulated time: 1.09 reads per renewal, each
- * renewal seen about 10–15 ms after it landed; 1.65–1.9 and 18–32 ms before the cadence lock, and
- * 1.15–1.19 with a probe every 16 renewals).
+ * Where the successor expects the holder's next renewal to become readable: the holder's cadence
+ * and a bracket of when a renewal lands after its stamp, learnt from its own reads. It only times
+ * reads (docs/architecture.md, "The successor's read cadence").
  */
 export class RenewalPhase {
   private term: string | undefined;
@@ -418,15 +364,7 @@ function greatest(xs: readonly number[]): number {
 const PROBE_EARLIER_MS = 100;
 /** A bracket this narrow is locked on: reads aim at its top (wider, at its middle: a binary search, one read per miss). */
 const LOCKED_MS = 20;
-/**
- * Renewals after which the tightest lower bound is forgotten, so one read probes PROBE_EARLIER_MS
- * below the top (see RenewalPhase): every 4 minutes at the default renew interval. A probe and the
- * short search after it are most of what a locked-on watcher reads beyond one per renewal (issue 38,
- * cheaper at rest: 1.19 reads per renewal with a probe every 16 renewals; 1.09 with this). The price:
- * renewals that come to land earlier (the holder's writes got faster) are seen that much late, on
- * the old top of the bracket, until the next probe — a later judgement of the term's end, never an
- * earlier one.
- */
+/** Renewals after which the tightest lower bound is forgotten, so one read probes PROBE_EARLIER_MS below the top (every 4 minutes at the default renew interval). */
 const PROBE_EVERY = 32;
 /** Renewals a RenewalPhase remembers: enough for a stable median, few enough to follow a changed cadence. */
 const PHASE_SAMPLES = 8;
@@ -457,7 +395,7 @@ export const SHARED_READ_MS = 100;
 /** The successor reads this long after the moment it aims at: landing times vary by a few ms. */
 export const READ_AFTER_MS = 10;
 
-/** What a follower's next read is timed by (lib/sdk/elector.ts gathers it after each poll). */
+/** What a follower's next read is timed by (followerDelay gathers it). */
 export interface CadenceView {
   readonly lease: Lease | undefined;
   readonly identity: string;
@@ -505,27 +443,7 @@ export function isQuiet(lease: Lease | undefined): boolean {
   );
 }
 
-/**
- * How long a follower waits before its next read (the elector also wakes for `wakeAt`).
- * - NoCoordination: every retry period, jittered, as client-go.
- * - The lease is in flux (vacant, an election, an electee not yet confirmed or a term not yet
- *   renewed, a vacancy report, a preemption not aimed at this worker): every SETTLING_READ_MS for
- *   the first SETTLING_TERMS lease durations of it, then every retry period, jittered. So is a
- *   successor that has not learnt its holder's cadence yet.
- * - The designated successor of a quiet lease, and its second successor: just after each renewal
- *   it expects (RenewalPhase), and if that renewal is not there yet, again after 50, 100, 200 … ms
- *   up to a retry period: so it sees the holder's last renewal within tens of milliseconds, and the
- *   term's end as precisely (the second successor takes the lease SECOND_SUCCESSOR_GRACE_MS after
- *   it when the successor has not). Also the worker the lease prefers while its holder yields: the
- *   hand-off comes right after the holder's next renewal.
- * - Every other follower of a quiet lease: every two retry periods, jittered by a tenth — often
- *   enough to answer a ping inside the coordinator's ack window (2.5 retry periods by default) —
- *   except from two retry periods before the term it watches would run out: then every
- *   SETTLING_READ_MS, so it sees the successor's takeover at once (a crashed holder).
- * - With the push path live (`pushLive`), every other follower of a quiet lease reads only every
- *   PUSH_QUIET_LEASES lease durations, as a backstop for a lost wake: pings, takeovers, hand-offs and
- *   designations arrive as wakes, which make the elector read at once.
- */
+/** How long a follower waits before its next read (docs/architecture.md, "How often a follower reads"); the elector also wakes for `wakeAt`. */
 export function nextReadDelay(v: CadenceView): number {
   // (helpers at module level, not closures: this runs at every poll of every follower)
   if (v.mode === 'NoCoordination') return jittered(v, v.retryPeriodMs, 0.2);
@@ -588,18 +506,9 @@ function atTermEnd(v: CadenceView, ms: number, graceMs = 0): number {
 }
 
 /**
- * How old an answered read of the session row a follower may take from its process's other
- * electors instead of sending its own (SessionReader.read's `shareMs`). Any follower: a read sent
- * up to `marginMs` ago (a judgement from it is still sound: any renewal landing after it was sent,
- * after the holder's own deadline — sessionMargin). A close watcher (the successor, the second
- * successor) times the holder's renewals, so only a read sent after its own previous read
- * (`previousSentAt`: the same answer again would tell it nothing) and, once the moment it aims at
- * has come (`due`: the renewal expected, plus READ_AFTER_MS), after that moment — such a read shows
- * everything a read of its own would. (The electors of a process share one RenewalPhase per session:
- * the one that reads first moves the aim on to the next renewal, so an aim still ahead is not this
- * elector's.) Before it has read at all, one sent SHARED_READ_MS ago (`sharedMs`). Sharing only
- * reads sent within SHARED_READ_MS, 50 electors of a process that watch one session and woke over
- * 400 ms read it 4.2 times per renewal (issue 38, cheaper at rest; test/sdk/cost-at-rest.test.ts).
+ * How old a session read, sent by the process's other electors, a follower may take instead of its
+ * own: any follower one within the margin; a close watcher only one sent after its own last read
+ * and after the moment it aims at (docs/architecture.md, "Session reads shared").
  */
 export function sessionShareMs(p: {
   readonly watches: boolean;
@@ -766,41 +675,6 @@ export interface LeaderTerm {
   readonly session: string | undefined;
 }
 
-/** What the shell carries out after a leader's step, in this order. */
-export type LeaderEffect =
-  /** Stop acting (onStoppedLeading with `reason`, the work's signal aborted). */
-  | { readonly kind: 'stop'; readonly reason: StopReason }
-  /** End the term on the row too (it was rewritten under the holder): elected again at once. */
-  | { readonly kind: 'endTerm' }
-  /** Read the lease now. */
-  | { readonly kind: 'look' }
-  /** Arm the renew deadline's timer for renewedAt + renewDeadline. */
-  | { readonly kind: 'armDeadline' };
-
-const END: LeaderEffect = { kind: 'endTerm' };
-const LOOK: LeaderEffect = { kind: 'look' };
-const ARM: LeaderEffect = { kind: 'armDeadline' };
-
-/**
- * One step of a leader: its term after `o` (undefined: it stopped) and what to carry out. Pure:
- * `decide` is decideLeader (or, in the simulator, a planted bug's).
- */
-export function leaderStep(s: LeaderSettings, instance: string, t: LeaderTerm, o: LeaderObservation, decide: typeof decideLeader = decideLeader): { readonly term: LeaderTerm | undefined; readonly effects: readonly LeaderEffect[] } {
-  const d = decide(s, { ...t.term, instance, renewedAt: t.renewedAt, session: t.session }, o);
-  switch (d.kind) {
-    case 'stop':
-      return { term: undefined, effects: [{ kind: 'stop', reason: d.reason }, ...(d.endTerm ? [END] : []), ...(d.look ? [LOOK] : [])] };
-    case 'look':
-      return { term: t, effects: [LOOK] };
-    case 'renewed':
-      return { term: { ...t, renewedAt: d.renewedAt, renewals: t.renewals + 1, retrying: false, ...(d.lease ? { lease: d.lease, session: d.lease.session } : {}) }, effects: [ARM] };
-    case 'seen':
-      return { term: { ...t, lease: d.lease }, effects: [] };
-    case 'none':
-      return { term: t, effects: [] };
-  }
-}
-
 /** What a leader does after a renewal or a read showed it the lease in its term. */
 export type AfterRenewal =
   /** The coordinator prefers another holder: stop ('preempted'), hand the term to the heir if one is named, else release; then ack. */
@@ -861,14 +735,9 @@ export function leaderDelay(t: LeaderTiming): number {
 }
 
 /**
- * How long a follower waits before its fallback takes a lease it last saw held on a session and
- * now sees vacant or gone, at the least. A term end its holder did not write reaches it through its
- * session (the lease stream's mark, read at each session renewal); with that function down too (an
- * operator's delete while the functions are down), only the holder's own backstop read of its lease
- * tells it — every `sessionBackstopMs`, jittered by up to a tenth — and it stops at once. So the
- * fallback waits that long, its renew deadline and a retry period more: the holder has stopped
- * before anyone takes the lease by fallback, and the holder keeps reading its lease rarely (what a
- * session saves). A lease not held on a session keeps `fallbackAfterMs`.
+ * How long a follower's fallback waits before it takes a lease last seen held on a session: the
+ * holder's own backstop read (every `sessionBackstopMs`, jittered by a tenth), its renew deadline
+ * and a retry period — the holder has stopped first (docs/architecture.md, "A term on a session, judged").
  */
 export function sessionFallbackMs(o: { readonly sessionBackstopMs: number; readonly renewDeadlineMs: number; readonly retryPeriodMs: number }): number {
   return Math.ceil(1.1 * o.sessionBackstopMs) + o.renewDeadlineMs + o.retryPeriodMs;
@@ -1091,11 +960,7 @@ export type FollowerEffect =
   | { readonly kind: 'endChanged'; readonly term: Term }
   | { readonly kind: 'acquire'; readonly read: LeaseRead; readonly electedBy: 'self' | 'successor' }
   | { readonly kind: 'release'; readonly term: Term }
-  /**
-   * Lead `term`, won by the write sent at `sentAt` (the shell's Leadership.start); `confirmed`: then
-   * act on the renewal's row; `handed`: led from the read of a hand-over (`sentAt`: leadFromRead's
-   * anchor), then confirm it as the leader's first renewal.
-   */
+  /** Lead `term`, won by the write sent at `sentAt` (taken by decide: follow); `confirmed`: act on the renewal's row; `handed`: led from the read of a hand-over, confirmed by its first renewal. */
   | { readonly kind: 'lead'; readonly term: Term; readonly sentAt: number; readonly lease: Lease; readonly confirmed: boolean; readonly handed: boolean }
   /** onNewLeader. */
   | { readonly kind: 'newLeader'; readonly holder: string }
@@ -1109,16 +974,9 @@ export type FollowerEffect =
 type Out = { readonly state: FollowerState; readonly effects: FollowerEffect[] };
 
 /**
- * Whether the times this worker would write at `at` are within maxClockErrorMs of DynamoDB's clock
- * (`at.clock`). If not, the caller does not write them: a clock skew prevention, counted, and
- * reported once per spell — at once after a jump, otherwise once it has lasted a lease duration
- * (the first responses of a start-up settle the estimate; that is no fault).
- *
- * `settling`: for an acknowledgement, a doubt that is about to clear does not count. An answer
- * carries no time the coordinator relies on (it judges the copy of its own ping), and a worker that
- * does not answer is written off until it renews on its own — minutes. Such a worker is elected
- * only to confirm the term a poll later, once the next responses have settled the estimate; a
- * worker whose doubt lasts (no Date header, responses too slow) does not answer.
+ * Whether the times this worker would write at `at` are within maxClockErrorMs of DynamoDB's clock:
+ * if not, a prevention, reported once per spell; `settling`: for an acknowledgement, a doubt about
+ * to clear does not count (docs/architecture.md, "The clock in doubt").
  */
 export function judgeClock<S extends FollowerState>(state: S, at: Moment, leaseDurationMs: number, settling = false): { readonly state: S; readonly trusted: boolean; readonly report?: ClockDoubt } {
   const c = at.clock;
@@ -1129,6 +987,13 @@ export function judgeClock<S extends FollowerState>(state: S, at: Moment, leaseD
   const counted = { ...state, doubt, preventions: state.preventions + 1 };
   if (!doubt.reported && (c.reason === 'jumped' || lasting)) return { state: { ...counted, doubt: { since: doubt.since, reported: true } }, trusted: false, report: c };
   return { state: counted, trusted: false };
+}
+
+/** judgeClock, its report told (onError, once per spell). */
+function vouch<S extends FollowerState>(s: FollowerSettings, st: S, at: Moment, fx: { push(e: { kind: 'clockSkew'; doubt: ClockDoubt }): unknown }, settling = false): { readonly state: S; readonly trusted: boolean } {
+  const j = judgeClock(st, at, s.leaseDurationMs, settling);
+  if (j.report) fx.push({ kind: 'clockSkew', doubt: j.report });
+  return j;
 }
 
 /** A write not made, or a term stopped, for the clock (`jumpMs`: a jump, reported at once). */
@@ -1208,25 +1073,10 @@ function isStale(st: FollowerState, read: LeaseRead): boolean {
   return read.revision < o.revision && read.item.fencingToken <= o.token;
 }
 
-/**
- * How stale a session read may be: a read of the session serves every elector of the process that
- * wants one about then — the successor and the second successor share one sent since the renewal
- * they aim at (they time the holder's renewals: sessionShareMs), others one up to a quarter of the
- * margin between the renew deadline and the term, and
- * anyone one still in flight that was sent within that margin. A judgement from a read sent that
- * much earlier is still sound: any renewal landing after it was sent after the holder's own
- * deadline (see Session).
- */
+/** How stale a session read may be and its judgement still sound: any renewal landing after it was sent comes after the holder's own deadline. */
 const sessionMargin = (s: FollowerSettings): number => Math.max(SHARED_READ_MS, Math.min(s.retryPeriodMs, (s.leaseDurationMs - s.renewDeadlineMs) / 4));
 
-/**
- * The term `l` as this follower judges it with the session row it names (`row`): held by a holder
- * on no session, by its own stamp, as the coordinator judges it (effectiveLease); on a session that
- * vouches for its holder (sessionStanding), renewed by the later of the two stamps; on one that
- * does not (gone, or another process's: the lease's `session` was rewritten under its holder),
- * lasting sessionFallbackMs from when it was first seen — the holder's own backstop read, which
- * ends a term it finds moved off its session, comes first — as a lease duration of that length.
- */
+/** The term `l` as judged with the session row it names (docs/architecture.md, "A term on a session, judged"). */
 function judged(s: FollowerSettings, l: Lease, row: SessionRead['row']): Lease {
   const stamp = row && { name: row.name, renewTime: row.renewTime, process: row.process };
   const standing = sessionStanding(l, stamp);
@@ -1277,8 +1127,7 @@ export function followerStep(s: FollowerSettings, state: FollowerState, e: Follo
     case 'reported': {
       if (p?.kind !== 'report') return done(state, fx);
       if (e.lease !== undefined && s.candidate) {
-        const j = judgeClock(state, at, s.leaseDurationMs, true);
-        if (j.report) fx.push({ kind: 'clockSkew', doubt: j.report });
+        const j = vouch(s, state, at, fx, true);
         if (j.trusted) return waiting(j.state, { ...p, kind: 'reportAck' }, fx, { kind: 'renewCandidate', conflictIsNothing: true });
         return afterReport(s, j.state, p.raw, p.d, at, fx);
       }
@@ -1383,8 +1232,7 @@ function polled(s: FollowerSettings, state: FollowerState, raw: LeaseRead, view:
     const c = termToConfirm(view.item!, st.ledToken, st.endedToken);
     if (c.end) return done(st, [...fx, { kind: 'endChanged', term: c.term }]);
     // not confirmed while the clock is in doubt: the coordinator's short first term runs out, or the doubt clears first
-    const j = judgeClock(st, at, s.leaseDurationMs);
-    if (j.report) fx.push({ kind: 'clockSkew', doubt: j.report });
+    const j = vouch(s, st, at, fx);
     if (!j.trusted) return done({ ...j.state, leaseReadAt: undefined }, fx);
     // handed over: led from this read, confirmed after (leadFromRead); an eventually consistent copy is read again first
     const clock = at.clock.ok ? { offset: at.offset, errorMs: 1 + (s.clockMeasured ? at.clock.errorMs : s.stampErrorMs) } : undefined; // (+1: stamps are whole ms)
@@ -1395,8 +1243,7 @@ function polled(s: FollowerSettings, state: FollowerState, raw: LeaseRead, view:
   }
   // An answer makes this worker electable: not while it cannot tell DynamoDB's time for long.
   if (d.answer !== undefined && s.candidate) {
-    const j = judgeClock(st, at, s.leaseDurationMs, true);
-    if (j.report) fx.push({ kind: 'clockSkew', doubt: j.report });
+    const j = vouch(s, st, at, fx, true);
     if (j.trusted) return waiting(j.state, { kind: 'answer', raw, d }, fx, { kind: 'renewCandidate', conflictIsNothing: false });
     st = d.answer !== 'unanswered' ? { ...j.state, unanswered: true } : j.state;
   }
@@ -1420,8 +1267,7 @@ function afterReport(s: FollowerSettings, state: FollowerState, raw: LeaseRead, 
 
 /** Direct acquisition (NoCoordination, the fallback, or as the designated successor), conditioned on the revision read. */
 function acquire(s: FollowerSettings, state: FollowerState, read: LeaseRead, then: Attempt, at: Moment, fx: FollowerEffect[]): Out {
-  const j = judgeClock(state, at, s.leaseDurationMs);
-  if (j.report) fx.push({ kind: 'clockSkew', doubt: j.report });
+  const j = vouch(s, state, at, fx);
   if (!j.trusted) return attempted(s, j.state, then, false, at, fx);
   return waiting(j.state, { kind: 'acquire', read, then, jumps: at.jumps, sentAt: at.now }, fx, { kind: 'acquire', read, electedBy: then === 'self' ? 'self' : 'successor' });
 }
@@ -1500,6 +1346,27 @@ export interface Settings extends FollowerSettings {
   readonly promptly: boolean;
   /** How long after a renewal was sent the next goes out. */
   readonly cadenceMs: number;
+  /** NoCoordination without a renewIntervalMs of its own: a leader steps every retry period, as client-go's. */
+  readonly everyRetryPeriod?: boolean;
+}
+
+/**
+ * How long until the elector's next step, after one that did not fail: the leader's (leaderDelay)
+ * or the follower's (nextReadDelay), shortened while the clock is in doubt (stepDelay). `draw`: a
+ * random number, drawn only when it is used (the simulator replays the same draws).
+ */
+export function nextStepDelay(s: Settings, st: State, at: Moment, draw: () => number): number {
+  const l = st.lead;
+  const pushLive = at.pushLive === true;
+  let planned: number;
+  if (l) {
+    const onLiveSession = l.session !== undefined && at.session === l.session;
+    // as rarely as its followers: a term ended while the functions are down is not taken by a follower's fallback before this read (sessionFallbackMs)
+    const holderBackstopMs = SESSION_QUIET_LEASES * s.leaseDurationMs;
+    planned = leaderDelay({ onLiveSession, pushLive, holderBackstopMs, retrying: l.retrying, everyRetryPeriod: s.everyRetryPeriod === true, retryPeriodMs: s.retryPeriodMs, cadenceMs: s.cadenceMs, renewedAt: l.renewedAt, now: at.now, random: onLiveSession && pushLive ? draw() : 0 });
+  } else planned = followerDelay(s, st, at.now, pushLive, draw());
+  const clockKnown = at.clock.ok;
+  return stepDelay({ planned, clockKnown, random: clockKnown ? 0 : draw(), wakeAt: l ? undefined : st.wakeAt, now: at.now });
 }
 
 /** One thing an elector learnt: a follower's event, or one of these. */
@@ -1684,20 +1551,31 @@ function stopTerm(st: State, lead: Lead, reason: StopReason, fx: Effect[]): Stat
   return { ...st, lead: undefined };
 }
 
-/** Carries out the leader's decision on `o` (leaderStep): stops the term, extends it, or records the row it saw. */
+/** Carries out the leader's decision on `o` (decideLeader): stops the term (ending it on the row, looking at once), extends it, or records the row it saw. */
 function apply(s: Settings, st: State, lead: Lead, o: LeaderObservation, at: Moment, fx: Effect[]): State {
-  const { term, effects } = leaderStep(s, s.instance, lead, o, s.decideLeader);
-  let next: State = term ? { ...st, lead: term as Lead } : st;
-  for (const f of effects) {
-    if (f.kind === 'stop') next = next.lead?.no === lead.no ? stopTerm(next, lead, f.reason, fx) : next;
-    else if (f.kind === 'endTerm') {
-      // the follower never confirms this term again, its end in flight or not (termToConfirm)
-      next = note(s, next, { kind: 'ending', token: lead.term.fencingToken }, at, fx);
-      fx.push({ kind: 'endTerm', term: lead.term });
-    } else if (f.kind === 'look') fx.push(STEP_NOW); // read the lease now: a successor may be named, an election open
-    else fx.push({ kind: 'armDeadline', at: next.lead!.renewedAt + s.renewDeadlineMs, no: lead.no });
+  const d = s.decideLeader(s, { ...lead.term, instance: s.instance, renewedAt: lead.renewedAt, session: lead.session }, o);
+  switch (d.kind) {
+    case 'stop': {
+      let next = stopTerm(st, lead, d.reason, fx);
+      if (d.endTerm) {
+        // the follower never confirms this term again, its end in flight or not (termToConfirm)
+        next = note(s, next, { kind: 'ending', token: lead.term.fencingToken }, at, fx);
+        fx.push({ kind: 'endTerm', term: lead.term });
+      }
+      if (d.look) fx.push(STEP_NOW); // read the lease now: a successor may be named, an election open
+      return next;
+    }
+    case 'look':
+      fx.push(STEP_NOW);
+      return st;
+    case 'renewed':
+      fx.push({ kind: 'armDeadline', at: d.renewedAt + s.renewDeadlineMs, no: lead.no });
+      return { ...st, lead: { ...lead, renewedAt: d.renewedAt, renewals: lead.renewals + 1, retrying: false, ...(d.lease ? { lease: d.lease, session: d.lease.session } : {}) } };
+    case 'seen':
+      return { ...st, lead: { ...lead, lease: d.lease } };
+    case 'none':
+      return st;
   }
-  return next;
 }
 
 const look = (state: State, consistent: boolean, reportFault: boolean, rest: readonly Next[], fx: Effect[]): Step => ({ state, effects: [...fx, { kind: 'look', consistent, reportFault, rest }] });
@@ -1711,8 +1589,7 @@ const look = (state: State, consistent: boolean, reportFault: boolean, rest: rea
 function leaderStepNow(s: Settings, state: State, lead: Lead, woken: boolean, at: Moment, fx: Effect[], rest: readonly Next[] = []): Step {
   if (woken) return look(state, true, false, [{ k: 'read', no: lead.no, rev: lead.lease?.revision ?? 0, recheck: false }, ...rest], fx);
   if (lead.session !== undefined && at.session === lead.session) return look(state, false, false, [{ k: 'read', no: lead.no, rev: lead.lease?.revision ?? 0, recheck: true }, ...rest], fx);
-  const j = judgeClock({ ...state, lead: { ...lead, retrying: true } }, at, s.leaseDurationMs); // retrying until this renewal succeeds
-  if (j.report) fx.push({ kind: 'clockSkew', doubt: j.report });
+  const j = vouch(s, { ...state, lead: { ...lead, retrying: true } }, at, fx); // retrying until this renewal succeeds
   if (!j.trusted) return look(j.state, true, false, rest, fx);
   // onto the live session, or off one that ended
   const session = at.session === null && lead.session === undefined ? undefined : at.session;
@@ -1804,9 +1681,8 @@ function go(s: Settings, state: State, rest: readonly Next[], a: Omit<Extract<Ev
           ok = false;
           break;
         }
-        const j = judgeClock(st, at, s.leaseDurationMs);
+        const j = vouch(s, st, at, fx);
         st = j.state;
-        if (j.report) fx.push({ kind: 'clockSkew', doubt: j.report });
         if (!j.trusted) {
           ok = false;
           break;

@@ -102,6 +102,36 @@ describe("the elector's step: the leader's order of actions", () => {
     expect(r.state.lead).toMatchObject({ renewedAt: T + 5_900, renewals: 4, retrying: false });
   });
 
+  it('the answer’s row is kept (a successor named), and the session it names', () => {
+    const answered = mine({ revision: 4, renewTime: 3, session: 's2', successor: 'b' });
+    const r = run(settings(), leading(), [[poll, at(5_900)], [answer({ lease: answered }), at(5_930)]]);
+    expect(r.state.lead).toMatchObject({ lease: answered, session: 's2' });
+  });
+
+  it('its session renewed by a write sent later than the last renewal: the term extended from that send, the deadline re-armed, the row as it was', () => {
+    const r = run(settings(), leading(mine({ session: 's1' }), { session: 's1' }), [[{ kind: 'sessionRenewed', name: 's1', sentAt: T + 3_000, ended: {} }, at(3_050)]]);
+    expect(r.effects[0]).toEqual([{ kind: 'armDeadline', at: T + 13_000, no: 1 }]);
+    expect(r.state.lead).toMatchObject({ renewedAt: T + 3_000, renewals: 4, lease: mine({ session: 's1' }) });
+  });
+
+  it('woken, it reads its lease: a term rewritten under it (the token moved, its copy kept) is stopped, then ended on the row, then looked at again, in that order', () => {
+    const r = run(settings(), leading(), [
+      [{ kind: 'poll', woken: true, pushLive: true }, at(100)],
+      [answer({ lease: mine({ fencingToken: 8, termToken: 7, revision: 9 }) }), at(120)],
+    ]);
+    expect(r.effects[0]).toMatchObject([{ kind: 'look', consistent: true }]);
+    expect(r.kinds[1]).toEqual(['stop', 'endTerm', 'stepNow']);
+    expect(r.effects[1]![0]).toEqual({ kind: 'stop', reason: 'deposed', token: 7 });
+    expect(r.state.endedToken).toBe(7);
+  });
+
+  it('asked inside its renew deadline it leads on; at it, it stops; a planted decision is the one obeyed', () => {
+    expect(run(settings(), leading(), [[{ kind: 'asked' }, at(9_999)]]).state.lead?.no).toBe(1);
+    expect(run(settings(), leading(), [[{ kind: 'asked' }, at(10_000)]]).kinds).toEqual([['stop']]);
+    const planted = settings({ decideLeader: (s, t, o) => (o.kind === 'deadline' ? { kind: 'none' } : decideLeader(s, t, o)) });
+    expect(run(planted, leading(), [[{ kind: 'deadline', no: 1 }, at(10_000)]]).state.lead?.no).toBe(1);
+  });
+
   it('a renewal that fails (a fault) leaves the term retrying until its deadline; the deadline stops it; an earlier term’s timer does nothing', () => {
     const r = run(settings(), leading(), [
       [poll, at(5_900)],
