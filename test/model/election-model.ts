@@ -711,9 +711,11 @@ function describe(d: Decision): string {
  * feed callbacks and counters — read by followerDelay, pollPlan's session-only read, RenewalPhase,
  * onNewLeader and stats, none of which the model runs or lets decide (it explores every timing, and
  * no lease is held on a session) — and `pending`, which is inert between steps (the next poll
- * replaces it). Left out of the key: two states that differ only in these behave alike.
+ * replaces it) — and `heirRead`, which only says which candidate read a hand-over reuses: the model
+ * answers an early read with nothing and reads the row when it is used, reused or not. Left out of
+ * the key: two states that differ only in these behave alike.
  */
-const FOLLOWER_TIMING = new Set<keyof State>(['lastRaw', 'lastRead', 'leaseReadAt', 'previousReadSentAt', 'settlingSince', 'misses', 'viewedSession', 'wakeAt', 'lastLeader', 'preventions', 'pending', 'lead']);
+const FOLLOWER_TIMING = new Set<keyof State>(['lastRaw', 'lastRead', 'leaseReadAt', 'previousReadSentAt', 'settlingSince', 'misses', 'viewedSession', 'wakeAt', 'lastLeader', 'preventions', 'pending', 'lead', 'heirRead']);
 /** …and the fields every decision may read: in the key. */
 const FOLLOWER_KEYED: readonly (keyof State)[] = ['observed', 'vacantSince', 'ledToken', 'endedToken', 'unanswered', 'ackedElection', 'doubt', 'wakePending', 'lastHeldOnSession', 'answeredClaim', 'terms'];
 // A field added to FollowerState must be placed in one of the two lists: else the key would silently merge states it tells apart.
