@@ -131,7 +131,8 @@ export class LeaseWatch {
   }
 
   /**
-   * The term `l` as this follower judges it with the session row it names (`row`): on a session that
+   * The term `l` as this follower judges it with the session row it names (`row`): held by a holder
+   * on no session, by its own stamp (as the coordinator judges it: effectiveLease); on a session that
    * vouches for its holder (sessionStanding), renewed by the later of the two stamps; on one that
    * does not (gone, or another process's: the lease's `session` was rewritten under its holder),
    * lasting `unvouchedTermMs` from when it was first seen — the holder's own backstop read, which
@@ -139,7 +140,10 @@ export class LeaseWatch {
    */
   private judged(l: Lease, row: SessionReadRow | undefined): Lease {
     const stamp = row && { name: row.name, renewTime: row.renewTime, process: row.process };
-    if (sessionStanding(l, stamp) === 'vouched') return renewedBy(l, row!.renewTime);
+    const standing = sessionStanding(l, stamp);
+    // a holder on no session renews the lease itself: a `session` on its lease is not its own (a peer wrote it)
+    if (standing === 'none') return l;
+    if (standing === 'vouched') return renewedBy(l, row!.renewTime);
     return { ...l, leaseDurationSeconds: Math.max(l.leaseDurationSeconds, Math.ceil(this.unvouchedTermMs() / 1000)) };
   }
 

@@ -57,6 +57,21 @@ describe('one leader across Regions, in the simulator', () => {
     ]);
   });
 
+  // Found on fresh seeds (9100–9249): a peer (w2) wrote job-1's `session` to a row that does not
+  // exist while its holder w3 ran on no session (renewing the lease itself); followers judged that
+  // term as an unvouched session's (sessionFallbackMs, 78 s) where the coordinator judges it by the
+  // lease's own stamp, so after us-east-2 (w3) was lost job-1 waited for the tick: 68.9 s leaderless.
+  it('seed 9248, among its other faults: a lease a peer pointed at a missing session, its holder on none, is taken a lease duration after its Region is lost', async () => {
+    const r = await world(9248); // w2 rewrites job-1's session at 325.5 s; us-east-2 (w3 leading both leases) lost at 352.8 s
+    expect(r.verdict.violations).toEqual([]);
+    const lost = (r.regions ?? []).filter((f) => f.kind === 'lose');
+    expect(lost.map((f) => [f.lease, f.region, f.newLeaderRegion])).toEqual([
+      ['job-0', 'us-east-2', 'us-east-1'],
+      ['job-1', 'us-east-2', 'us-east-1'],
+    ]);
+    for (const f of lost) expect(f.newLeaderAfterMs, f.lease).toBeLessThan(settings.leaseDurationMs);
+  });
+
   it('a leader whose Region is cut off stops on its own by its renew deadline, and another Region’s worker leads', async () => {
     let cut = 0;
     for (let seed = 1000; seed < 1030; seed++) {
