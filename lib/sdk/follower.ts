@@ -2,7 +2,8 @@
  * A follower's poll, decided apart from done (STYLE.md §1): `decideFollower` is a plain function of
  * what the worker read and remembers; LeaderElector carries out what it returns.
  */
-import { SESSION_QUIET_LEASES } from '../election/vacancy.js';
+import { renewedBy, SESSION_QUIET_LEASES, sessionStanding } from '../election/vacancy.js';
+import { processOf, vouchesFor } from '../schemas/identity.js';
 import type { Lease } from '../schemas/lease.js';
 
 /** What a follower knows after reading its lease: everything its decision rests on. */
@@ -133,6 +134,73 @@ export function pollPlan(p: {
 export function termToConfirm(l: Lease, ledToken: number): { readonly end: boolean; readonly term: { readonly holderIdentity: string; readonly fencingToken: number } } {
   if (l.fencingToken < ledToken || (l.termToken !== undefined && l.termToken !== l.fencingToken)) return { end: true, term: { holderIdentity: l.holderIdentity!, fencingToken: l.termToken ?? l.fencingToken } };
   return { end: false, term: { holderIdentity: l.holderIdentity!, fencingToken: l.fencingToken } };
+}
+
+/** A session row as a follower judges a term by it. */
+export interface SessionRow {
+  readonly name: string;
+  readonly renewTime: number;
+  readonly process?: string | undefined;
+}
+
+const stampOf = (r: SessionRow | undefined) => r && { name: r.name, renewTime: r.renewTime, process: r.process };
+
+/**
+ * Where a follower last looked for the session of a term's holder's own process (a term whose named
+ * session does not vouch for it): the freshest row of that process in the partition the lease's
+ * `session` names, found by a query sent at `at` (monotonic) after a read of the lease at `revision`.
+ */
+export interface OwnSessionFound {
+  readonly holderInstance: string;
+  readonly revision: number;
+  /** The row's name; undefined: the partition had no row of that process. */
+  readonly name: string | undefined;
+  readonly at: number;
+}
+
+/**
+ * What a follower reads to judge a term held on a session whose row (`named`, as read; undefined:
+ * gone) does not vouch for its holder — a peer rewrote the lease's `session`, or the row was
+ * collected: the holder's own process's session, which its term lives by. `query`: look for it (a
+ * Query of the partition, LeaseLock.processSession); `read`: read the row found before, by name;
+ * `none`: the partition had none a moment ago (judged by the fallback). Undefined: the row named
+ * vouches (or the term is on no session), nothing more to read.
+ *
+ * What was `found` stands for its term, at the lease revision it was found at, for a lease duration:
+ * the term lives by the session its holder put it on, and a process runs one session at a time, a
+ * new row only after the last one ended, so that session is the freshest row of the process at any
+ * query sent after the holder's write that named it (every lease write before the revision read).
+ * A later move of the term onto a newer session is another write of the lease: another revision,
+ * another query. A term whose session ended lives by its holder's own lease renewals meanwhile,
+ * which move the lease's stamp. Once a lease duration it is looked for again.
+ */
+export function ownSessionRead(l: Lease, revision: number, named: SessionRow | undefined, found: OwnSessionFound | undefined, now: number, leaseDurationMs: number): { readonly kind: 'query'; readonly process: string } | { readonly kind: 'read'; readonly name: string } | { readonly kind: 'none' } | undefined {
+  if (sessionStanding(l, stampOf(named)) !== 'unvouched') return undefined;
+  const holds = found !== undefined && found.holderInstance === l.holderInstance && found.revision === revision && now - found.at < leaseDurationMs;
+  if (!holds) return { kind: 'query', process: processOf(l.holderInstance)! };
+  return found.name === undefined ? { kind: 'none' } : { kind: 'read', name: found.name };
+}
+
+/**
+ * The term `l` as a follower judges it with the session row it names (`named`) and, where that does
+ * not vouch for its holder (sessionStanding), the holder's own process's session (`own`,
+ * ownSessionRead), and the row it was judged by (`by`: its renewals are the ones to time reads by):
+ * - a holder on no session renews the lease itself: by the lease's own stamp, whatever `session` a
+ *   peer wrote on it (as the coordinator and the CLI judge it: effectiveLease; simulator seed 9248);
+ * - renewed by the later of its own stamp and the session's that vouches — the named one, else its
+ *   holder's own — and expired a lease duration after this follower first saw that stamp (its own
+ *   clock, as ever; never the stamp against its clock). The coordinator's tick judges it by the same
+ *   row (lib/coordinator/reconcile.ts byProcess);
+ * - with neither (the holder's process has no row in that partition: gone, or in another grant's),
+ *   it lasts `sessionFallbackMs` from when it was first seen — the holder's own backstop read, which
+ *   ends a term it finds moved off its session, comes first — as a lease duration of that length.
+ */
+export function judgedOnSession(l: Lease, named: SessionRow | undefined, own: SessionRow | undefined, sessionFallbackMs: number): { readonly lease: Lease; readonly by: SessionRow | undefined } {
+  const standing = sessionStanding(l, stampOf(named));
+  if (standing === 'none') return { lease: l, by: undefined };
+  if (standing === 'vouched') return { lease: renewedBy(l, named!.renewTime), by: named };
+  if (own !== undefined && vouchesFor(own.process, l.holderInstance)) return { lease: renewedBy(l, own.renewTime), by: own };
+  return { lease: { ...l, leaseDurationSeconds: Math.max(l.leaseDurationSeconds, Math.ceil(sessionFallbackMs / 1000)) }, by: undefined };
 }
 
 const CONFIRM: FollowerDecision = { confirm: true, answer: undefined, vacantSince: undefined, wakeAt: undefined, reportVacancy: false, take: undefined };

@@ -12,13 +12,13 @@
  */
 import { nextFencingToken } from '../schemas/fencing-token.js';
 import type { Candidate } from '../schemas/candidate.js';
-import type { IdentityLease } from '../schemas/identity.js';
+import { sessionKey, type IdentityLease } from '../schemas/identity.js';
 import { LeaseItem, type Lease } from '../schemas/lease.js';
 import { HOLDER_FIELDS } from '../schemas/platform.js';
 import type { CandidateStore } from '../stores/candidate-store.js';
 import { ConflictError } from '../stores/errors.js';
 import type { Heir, LeasePatch, LeaseRead, LeaseStore, Term } from '../stores/lease-store.js';
-import type { SessionRead, SessionReader } from './session-reader.js';
+import { freshestOf, type SessionRead, type SessionReader } from './session-reader.js';
 
 export type { Heir, LeasePatch, LeaseRead, Term } from '../stores/lease-store.js';
 export type { SessionRead } from './session-reader.js';
@@ -69,6 +69,13 @@ export interface LeaseLock {
    * one still unanswered sent at most `pendingMs` ago, or a new read. `sentAt` is when it was sent.
    */
   session(name: string, shareMs: number, pendingMs: number): Promise<SessionRead>;
+  /**
+   * The freshest session row of process `process` in the partition of session row `named`, by one
+   * consistent Query of that partition (`row` undefined when it has none): where a lease's `session`
+   * names a row that does not vouch for its holder, the holder's own process's session, which its
+   * term lives by (lib/sdk/follower.ts ownSessionRead). `sentAt` is when the query was sent.
+   */
+  processSession(named: string, process: string): Promise<SessionRead>;
 }
 
 /** What a direct acquisition writes: a new term for `holder`, the token raised (the record client-go's elector builds before Lock.Update). */
@@ -143,6 +150,7 @@ export function dynamoLeaseLock(name: string, leases: LeaseStore, candidates: Ca
     },
     candidate: (c) => candidates.read(name, c),
     session: (s, shareMs, pendingMs) => sessions.read(s, shareMs, pendingMs),
+    processSession: (named, process) => sessions.freshestOf(named, process),
   };
 }
 
@@ -205,6 +213,7 @@ export class MemoryLeaseTable {
       },
       candidate: async (c) => ({ item: this.candidates.get(`${name}/${c}`) }),
       session: async (s) => ({ row: this.sessions.get(s), sentAt: monotonic() }),
+      processSession: async (named, process) => ({ row: freshestOf([...this.sessions.values()], sessionKey(named).component, process), sentAt: monotonic() }),
     };
   }
 

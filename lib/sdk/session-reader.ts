@@ -21,6 +21,13 @@ export interface SessionRead {
   readonly sentAt: number;
 }
 
+/** The row of `process` in partition `component` renewed last, if any (the tick's choice too: lib/coordinator/reconcile.ts byProcess). */
+export function freshestOf(rows: Iterable<IdentityLease>, component: string, process: string): IdentityLease | undefined {
+  let best: IdentityLease | undefined;
+  for (const r of rows) if (r.component === component && r.process === process && (best === undefined || r.renewTime > best.renewTime)) best = r;
+  return best;
+}
+
 /**
  * Reads session rows for a process's electors (consistently: an observer that judges a session
  * expired must not act on an old copy), sharing a read sent within SHARED_READ_MS among them.
@@ -29,6 +36,7 @@ export class SessionReader {
   private readonly store: IdentityStore;
   private readonly recent = new Map<string, { sentAt: number; pending: boolean; read: Promise<SessionRead> }>();
   private readonly phases = new Map<string, RenewalPhase>();
+  private readonly queries = new Map<string, { sentAt: number; pending: boolean; read: Promise<SessionRead> }>();
 
   constructor(
     client: DynamoDBClient,
@@ -50,6 +58,33 @@ export class SessionReader {
       this.phases.set(name, (p = new RenewalPhase()));
     }
     return p;
+  }
+
+  /**
+   * The freshest row of process `process` in the partition of session row `named` (LeaseLock
+   * processSession): one consistent Query of the partition, shared by the process's electors that
+   * ask within SHARED_READ_MS of it or while it is in flight.
+   */
+  freshestOf(named: string, process: string): Promise<SessionRead> {
+    const now = this.clock.monotonic();
+    const component = sessionKey(named).component;
+    const key = `${component}\n${process}`;
+    const r = this.queries.get(key);
+    if (r && (r.pending || now - r.sentAt <= SHARED_READ_MS)) return r.read;
+    const entry = { sentAt: now, pending: true, read: undefined as unknown as Promise<SessionRead> };
+    entry.read = this.store.query(component).then(
+      ({ items }) => {
+        entry.pending = false;
+        return { row: freshestOf(items, component, process), sentAt: now };
+      },
+      (e: unknown) => {
+        if (this.queries.get(key) === entry) this.queries.delete(key);
+        throw e;
+      },
+    );
+    this.queries.set(key, entry);
+    if (this.queries.size > 64) for (const [k, v] of this.queries) if (!v.pending && now - v.sentAt > SHARED_READ_MS) this.queries.delete(k);
+    return entry.read;
   }
 
   /**

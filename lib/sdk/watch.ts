@@ -5,12 +5,11 @@
  * (lib/sdk/follower.ts decideFollower) and when it reads next (nextReadDelay). The elector owns one
  * per start-up and feeds it every read and every write it makes.
  */
-import { renewedBy, sessionStanding } from '../election/vacancy.js';
 import type { IdentityClaim, Lease } from '../schemas/lease.js';
-import type { LeaseLock, LeaseRead } from './lock.js';
-import { isQuiet, nextReadDelay, RenewalPhase, watchesTerm } from './follower.js';
+import type { LeaseLock, LeaseRead, SessionRead } from './lock.js';
+import { isQuiet, judgedOnSession, nextReadDelay, ownSessionRead, RenewalPhase, watchesTerm, type OwnSessionFound } from './follower.js';
 import { SHARED_READ_MS } from './session-reader.js';
-import type { IdentityLease } from '../schemas/identity.js';
+import { processOf, type IdentityLease } from '../schemas/identity.js';
 
 type SessionReadRow = Pick<IdentityLease, 'name' | 'renewTime' | 'process'>;
 
@@ -61,7 +60,7 @@ export class LeaseWatch {
   /** Whether the last term a read showed (a lease with a holder) was held on a session: its fallback waits longer (lib/sdk/leader.ts sessionFallbackMs). */
   lastHeldOnSession = false;
   /** The session row the last view was judged with (a lease held on a session), if any. */
-  private viewedSession: { name: string; renewTime: number } | undefined;
+  private viewedSession: { name: string; renewTime: number; of: string } | undefined;
 
   constructor(
     private readonly s: WatchSettings,
@@ -90,7 +89,7 @@ export class LeaseWatch {
    */
   private get activePhase(): RenewalPhase {
     const l = this.lastRaw?.item;
-    return l?.session !== undefined && l.holderIdentity !== undefined && this.viewedSession !== undefined ? this.sessionPhase(l.session) : this.phase;
+    return l?.session !== undefined && l.holderIdentity !== undefined && this.viewedSession !== undefined ? this.sessionPhase(this.viewedSession.name) : this.phase;
   }
 
   /** Whether the lease as last read is held on a session. */
@@ -121,30 +120,40 @@ export class LeaseWatch {
     // any renewal landing after it was sent after the holder's own deadline (see Session).
     const margin = Math.max(SHARED_READ_MS, Math.min(this.s.retryPeriodMs, (this.s.leaseDurationMs - this.s.renewDeadlineMs) / 4));
     const successor = watchesTerm(l, this.s.identity, this.instance);
-    let s = await this.lock.session(l.session, successor ? SHARED_READ_MS : margin, margin);
+    const share = successor ? SHARED_READ_MS : margin;
+    let s = await this.lock.session(l.session, share, margin);
     // A read sent longer ago than the margin (the process was frozen, or starved, between sending it
     // and now) proves nothing about now: read again before judging by it.
     if (this.mono() - s.sentAt > margin) s = await this.lock.session(l.session, 0, 0);
     sentAt = s.sentAt;
-    this.viewedSession = s.row && { name: s.row.name, renewTime: s.row.renewTime };
-    return { raw, view: { ...raw, item: this.judged(l, s.row) }, sentAt };
+    // A row that does not vouch for the holder: its own process's session, found apart (ownSessionRead)
+    const own = await this.ownSession(l, raw.revision, s.row, share, margin);
+    if (own) sentAt = own.sentAt; // the row judged by, whose renewals the phase times
+    const { lease: judged, by } = judgedOnSession(l, s.row, own?.row, this.unvouchedTermMs());
+    this.viewedSession = by && { name: by.name, renewTime: by.renewTime, of: l.session };
+    return { raw, view: { ...raw, item: judged }, sentAt };
   }
 
+  /** Where the holder's own process's session was last looked for (ownSessionRead). */
+  private ownFound: OwnSessionFound | undefined;
+
   /**
-   * The term `l` as this follower judges it with the session row it names (`row`): held by a holder
-   * on no session, by its own stamp (as the coordinator judges it: effectiveLease); on a session that
-   * vouches for its holder (sessionStanding), renewed by the later of the two stamps; on one that
-   * does not (gone, or another process's: the lease's `session` was rewritten under its holder),
-   * lasting `unvouchedTermMs` from when it was first seen — the holder's own backstop read, which
-   * ends a term it finds moved off its session, comes first — as a lease duration of that length.
+   * The holder's own process's session row, for a term on a session row `named` that does not vouch
+   * for it (lib/sdk/follower.ts ownSessionRead): found by a query of the partition once a lease
+   * duration, read by name in between (shared as the named row's reads are, and read again past
+   * the margin). Undefined when the named row vouches, or no such row was found.
    */
-  private judged(l: Lease, row: SessionReadRow | undefined): Lease {
-    const stamp = row && { name: row.name, renewTime: row.renewTime, process: row.process };
-    const standing = sessionStanding(l, stamp);
-    // a holder on no session renews the lease itself: a `session` on its lease is not its own (a peer wrote it)
-    if (standing === 'none') return l;
-    if (standing === 'vouched') return renewedBy(l, row!.renewTime);
-    return { ...l, leaseDurationSeconds: Math.max(l.leaseDurationSeconds, Math.ceil(this.unvouchedTermMs() / 1000)) };
+  private async ownSession(l: Lease, revision: number, named: SessionReadRow | undefined, share: number, margin: number): Promise<SessionRead | undefined> {
+    const plan = ownSessionRead(l, revision, named, this.ownFound, this.mono(), this.s.leaseDurationMs);
+    if (plan === undefined || plan.kind === 'none') return undefined;
+    let r = plan.kind === 'read' ? await this.lock.session(plan.name, share, margin) : undefined;
+    if (!r?.row) {
+      // a query (due, or the row found before is gone): the freshest row of the holder's process
+      r = await this.lock.processSession(l.session!, processOf(l.holderInstance)!);
+      this.ownFound = { holderInstance: l.holderInstance!, revision, name: r.row?.name, at: r.sentAt };
+    }
+    if (r.row && this.mono() - r.sentAt > margin) r = await this.lock.session(r.row.name, 0, 0);
+    return r.row ? r : undefined;
   }
 
   /** Records what was read (or written); true when the term or its renewal changed since the last read. */
@@ -156,7 +165,7 @@ export class LeaseWatch {
       this.observed = { key: termKey(l), at: this.mono(), revision: read.revision, token: l?.fencingToken ?? -1 };
       // a term's first write (an election's, a hand-off's, an acquisition's) is not on the holder's renewal cadence
       const s = this.viewedSession;
-      if (s && l?.session === s.name && l.holderInstance !== undefined && l.holderInstance !== this.instance) this.sessionPhase(s.name).seen(`session:${s.name}`, s.renewTime, this.observed.at, this.previousReadSentAt, l.leaseDurationSeconds * 1000);
+      if (s && l?.session === s.of && l.holderInstance !== undefined && l.holderInstance !== this.instance) this.sessionPhase(s.name).seen(`session:${s.name}`, s.renewTime, this.observed.at, this.previousReadSentAt, l.leaseDurationSeconds * 1000);
       else if (l?.holderInstance !== undefined && l.renewTime !== undefined && l.renewTime !== l.acquireTime && l.holderInstance !== this.instance) this.phase.seen(`${l.holderInstance}|${l.fencingToken}`, l.renewTime, this.observed.at, this.previousReadSentAt, l.leaseDurationSeconds * 1000);
     } else this.observed!.revision = read.revision;
     this.onHolder(read.item?.holderIdentity);

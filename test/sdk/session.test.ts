@@ -467,6 +467,44 @@ describe('Session', () => {
     await sim.until(`a leader of ${lease} above token ${token}`, async () => leadersOf(procs, lease).length === 1 && (await sim.leases.read(lease)).item!.fencingToken > token, 4 * L);
   });
 
+  /**
+   * A redirect, then the holder's process dies, with the functions down: the session named does not
+   * vouch for the term, so followers judge it by the holder's own process's session, found by a query
+   * of the partition (lib/sdk/follower.ts ownSessionRead): its last renewal, then a lease duration on
+   * the successor's clock. Before, they waited out sessionFallbackMs (78 s at these timings) from when
+   * they first saw the redirect, and only the coordinator's tick, which scans every session, came
+   * sooner (simulator seed 9248's first reading; issue 38's Region-loss tail).
+   */
+  it.each([
+    ['a session row that does not exist', 'missing'],
+    ["another process's live session", 'live'],
+  ] as const)('a holder whose lease a peer redirected to %s dies: its successor takes the lease a lease duration after its own session’s last renewal, not after the fallback', async (_, how) => {
+    const { sim, coord, procs, holder, leader, lease, L } = await settledHolder();
+    coord.stop();
+    sim.markEndedTerms = false;
+    sim.loseStreamWakes = true;
+    await afterOwnLeaseRead(sim, holder.machine, lease); // its next backstop read of the lease, which would end the term, is a minute away
+    const was = (await sim.leases.read(lease)).item!;
+    const other = procs.find((p) => p !== holder && !p.electors.some((e) => e.elector.options.identity === was.successor))!;
+    await redirectSession(sim, lease, how === 'missing' ? `${holder.session.name!}-gone` : other.session.name!);
+    // judged by the holder's own session, which lives: nobody takes the term from its live holder
+    await sim.during(2 * L, 'one leader, the holder', () => leadersOf(procs, lease).length === 1 && leader.elector.isLeader());
+    const killedAt = sim.clock.monotonic();
+    holder.machine.kill();
+    const last = Math.max(...sessionWrites(holder.machine).map((r) => r.at));
+    const took = await sim.until(
+      `a new holder of ${lease}`,
+      async () => {
+        const l = (await sim.leases.read(lease)).item;
+        return l?.holderIdentity !== undefined && l.fencingToken > was.fencingToken ? sim.clock.monotonic() : undefined;
+      },
+      6 * L,
+    );
+    expect(took - last).toBeGreaterThan(L); // never before the term ran out on its own session
+    expect(took - killedAt).toBeLessThan(L + CLIENT_GO.retryPeriodMs);
+    expect((await sim.leases.read(lease)).item!.holderIdentity).toBe(was.successor);
+  });
+
   it("a session with leaseNames lives in its grant's partition and serves only those leases", async () => {
     const sim = await Sim.create({ config: CONFIG });
     const machine = sim.machine();
