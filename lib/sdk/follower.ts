@@ -169,7 +169,9 @@ export interface OwnSessionFound {
  * What was `found` stands for its term, at the lease revision it was found at, for a lease duration:
  * the term lives by the session its holder put it on, and a process runs one session at a time, a
  * new row only after the last one ended, so that session is the freshest row of the process at any
- * query sent after the holder's write that named it (every lease write before the revision read).
+ * query sent after the holder's write that named it: every lease write up to the revision read
+ * had landed before that read was answered, and the query is sent after that answer (never one
+ * another elector sent: LeaseLock.processSession is not shared).
  * A later move of the term onto a newer session is another write of the lease: another revision,
  * another query. A term whose session ended lives by its holder's own lease renewals meanwhile,
  * which move the lease's stamp. Once a lease duration it is looked for again.

@@ -36,7 +36,6 @@ export class SessionReader {
   private readonly store: IdentityStore;
   private readonly recent = new Map<string, { sentAt: number; pending: boolean; read: Promise<SessionRead> }>();
   private readonly phases = new Map<string, RenewalPhase>();
-  private readonly queries = new Map<string, { sentAt: number; pending: boolean; read: Promise<SessionRead> }>();
 
   constructor(
     client: DynamoDBClient,
@@ -62,29 +61,15 @@ export class SessionReader {
 
   /**
    * The freshest row of process `process` in the partition of session row `named` (LeaseLock
-   * processSession): one consistent Query of the partition, shared by the process's electors that
-   * ask within SHARED_READ_MS of it or while it is in flight.
+   * processSession): one consistent Query of the partition, never shared — a follower judges by it
+   * only if it was sent after the lease read it acts on was answered (lib/sdk/follower.ts
+   * ownSessionRead), which a query another elector sent earlier need not be.
    */
-  freshestOf(named: string, process: string): Promise<SessionRead> {
-    const now = this.clock.monotonic();
+  async freshestOf(named: string, process: string): Promise<SessionRead> {
+    const sentAt = this.clock.monotonic();
     const component = sessionKey(named).component;
-    const key = `${component}\n${process}`;
-    const r = this.queries.get(key);
-    if (r && (r.pending || now - r.sentAt <= SHARED_READ_MS)) return r.read;
-    const entry = { sentAt: now, pending: true, read: undefined as unknown as Promise<SessionRead> };
-    entry.read = this.store.query(component).then(
-      ({ items }) => {
-        entry.pending = false;
-        return { row: freshestOf(items, component, process), sentAt: now };
-      },
-      (e: unknown) => {
-        if (this.queries.get(key) === entry) this.queries.delete(key);
-        throw e;
-      },
-    );
-    this.queries.set(key, entry);
-    if (this.queries.size > 64) for (const [k, v] of this.queries) if (!v.pending && now - v.sentAt > SHARED_READ_MS) this.queries.delete(k);
-    return entry.read;
+    const { items } = await this.store.query(component);
+    return { row: freshestOf(items, component, process), sentAt };
   }
 
   /**

@@ -143,7 +143,6 @@ describe.each(Object.keys(rigs))('LeaseLock on %s', (kind) => {
     const put = (name: string, process: string, renewTime: number) => rig.session({ ...at(name), holderIdentity: at(name).name, hostname: 'h', leaseDurationSeconds: 15, acquireTime: NOW, renewTime, process });
     const named = at('gone').name; // what a peer wrote on the lease: no such row
     expect((await rig.lock.processSession(named, 'pa')).row).toBeUndefined();
-    tick += 1_000; // past the query the process's electors share (SHARED_READ_MS)
     await put('a-1', 'pa', NOW + 10); // an ended session of the process
     await put('a-2', 'pa', NOW + 30); // its live one
     await put('b-1', 'pb', NOW + 50); // another process's, fresher
