@@ -114,7 +114,13 @@ export function markdown(figures: Figure[], m: Machine, title: string): string {
 export function targetLines(figures: Figure[]): string[] {
   return figures
     .filter((f) => f.target !== undefined)
-    .map((f) => `  ${mark(f) || '·'} ${f.what} · ${f.system}: ${f.stats ? `median ${sec(f.stats.median)}` : f.value !== undefined ? fmtValue(f) : '—'} (target ${f.target})`);
+    .map((f) => `  ${mark(f) || '·'} ${f.what} · ${f.system}: ${f.stats ? judgedStat(f.stats, f.target!) : f.value !== undefined ? fmtValue(f) : '—'} (target ${f.target})`);
+}
+
+/** The statistic a target judges ("max ≤ 0.25 s" judges the maximum), shown beside it; the median otherwise. */
+function judgedStat(stats: Summary, target: string): string {
+  const stat = (['max', 'p90', 'min'] as const).find((k) => target.startsWith(k)) ?? 'median';
+  return `${stat} ${sec(stats[stat])}`;
 }
 
 /** The printed summary: one line per figure, the target beside it. */

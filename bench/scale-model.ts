@@ -4,6 +4,7 @@
  * on DynamoDB Local; the steady-state bench's rates by request kind); bench/scale.ts prints it.
  */
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { TICK_DEFAULTS, segmentsFor } from '../lib/coordinator/tick.js';
 import { wiring } from '../lib/wiring.js';
 import { seededRandom } from '../lib/clock.js';
 
@@ -301,13 +302,23 @@ export interface ScaleFigures {
   tick: {
     /** The unchanged tick on DynamoDB Local at this size (the calibration's fit). */
     localSeconds: number;
-    /** The unchanged tick on the coordinator's Lambda (model): scan pages and CPU. */
+    /** A round over every lease with nothing to change, on the coordinator's Lambda (model): scan pages and CPU. */
     regionSeconds: number;
-    /** Every lease vacant at once (4 writes each), on the Lambda (model). */
+    /** A round when every lease is vacant at once (4 writes each), on the Lambda (model). */
     regionAllVacantSeconds: number;
-    /** Heap the tick holds at its peak (model: the calibration's growth per lease). */
+    /** Heap a part of a round holds at its peak (model: the calibration's growth per lease, segmentLeases at most). */
     heapMb: number;
     scanPages: number;
+    /** Parts of a round (lib/coordinator/tick.ts segmentsFor). */
+    segments: number;
+    /** What an invocation may spend: the coordinator's timeout less the tick's margin. */
+    budgetSeconds: number;
+    /** Invocations a round takes, nothing to change / every lease vacant. */
+    invocations: number;
+    allVacantInvocations: number;
+    /** Every lease is reached within this, nothing to change / every lease vacant: the round's invocations, each followed by at most one schedule interval. */
+    reachSeconds: number;
+    allVacantReachSeconds: number;
   };
   leaseStream: StreamFigure;
   /** The lease stream when a third of the processes go at once (an Availability Zone): every lease they held changes hands. */
@@ -347,7 +358,16 @@ const SESSION_ROW_BYTES = 300;
  * partitions and IoT Core's fan-out. `parallelization` is the stream triggers' factor (each
  * stream's as lib/wiring.ts deploys it when not given).
  */
-export function scaleFigures(d: Deployment, cal: Calibration, r: RegionAssumptions = REGION, opts: { parallelization?: number } = {}): ScaleFigures {
+/**
+ * Where wakes go: `lease`, each on its lease's topic, delivered to every connection whose role may
+ * receive it (as built); `process`, the design in docs/benchmarks.md "Wakes addressed to processes"
+ * (not built): published to each candidate's process topic (a candidates Query per lease-stream
+ * record), coalesced per process and stream invocation, plus once on the lease topic for observers.
+ */
+export type WakeRouting = 'lease' | 'process';
+
+export function scaleFigures(d: Deployment, cal: Calibration, r: RegionAssumptions = REGION, opts: { parallelization?: number; wakes?: WakeRouting } = {}): ScaleFigures {
+  const toProcesses = opts.wakes === 'process';
   const { leases: L, processes: P, candidatesPerLease: c } = d;
   if (!Number.isInteger(L) || L < 1) throw new Error(`leases must be a whole number ≥ 1, got ${L}`);
   if (!Number.isInteger(P) || P < c) throw new Error(`processes must be a whole number ≥ candidatesPerLease (${c}), got ${P}`);
@@ -371,7 +391,9 @@ export function scaleFigures(d: Deployment, cal: Calibration, r: RegionAssumptio
   const candidateWrites = c * MEASURED.session.candidateRenewalsPerCandidate;
   dyn('candidate renewals (every 10 min each)', candidateWrites, candidateWrites, 0);
   const identityRru = (P * SESSION_ROW_BYTES) / 4096 / L;
-  dyn("coordinator's tick: 3 consistent scans a minute", 3 / L, 0, cal.scanRruPerLease * (c / 3) + identityRru);
+  const parts = segmentsFor(L, TICK_DEFAULTS.segmentLeases);
+  // a round a minute (conservative: a round longer than the schedule's interval makes the rounds rarer); each part scans all the identities again
+  dyn(`coordinator's tick: a round a minute, ${parts} part${parts === 1 ? '' : 's'} of 3 consistent scans, and its cursor's GetItem`, (3 * parts + 1) / L, 0, cal.scanRruPerLease * (c / 3) + identityRru * parts + 1 / L);
   const changesPerMinute = r.leaderChangesPerLeaseMonth / MINUTES_PER_MONTH_;
   dyn(`leader changes (${r.leaderChangesPerLeaseMonth} a lease-month: ~${r.recordsPerLeaderChange} writes, ~10 reads each)`, changesPerMinute * (r.recordsPerLeaderChange + 10), changesPerMinute * r.recordsPerLeaderChange, changesPerMinute * 10);
 
@@ -397,24 +419,50 @@ export function scaleFigures(d: Deployment, cal: Calibration, r: RegionAssumptio
   const leaseInvocations = changesPerMinute * r.recordsPerLeaderChange;
   bill.push({ service: 'Lambda', kind: 'leaseStream (one per record, conservative)', perMinute: leaseInvocations, dollars: lambdaDollars(leaseInvocations, leaseInvocations * 0.25 * (r.reconcileRecordMs / 1000)) });
 
-  // the tick
+  // the tick: a round in parts of TICK_DEFAULTS.segmentLeases leases, each part scanning its share
+  // of the leases and candidates tables and all the identities (a page or two), every invocation
+  // reconciling until the timeout less the margin (lib/coordinator/tick.ts)
+  const segments = parts;
+  const identityPages = Math.ceil((P * SESSION_ROW_BYTES) / 1_048_576);
   const bytes = L * cal.leaseBytes + L * c * cal.candidateBytes + P * SESSION_ROW_BYTES;
-  const scanPages = Math.max(3, Math.ceil(bytes / 1_048_576) + 2);
+  const scanPages = Math.max(3, Math.ceil(bytes / 1_048_576) + 2) + (segments - 1) * (2 + identityPages);
   const cpuSeconds = (L * cal.cpuMsPerLease * (c / 3) * r.cpuSlowdown) / 1000;
   const regionSeconds = (scanPages * r.scanPageMs) / 1000 + cpuSeconds;
   const writeCpuMs = cal.writeCpuMs;
   const vacantWrites = L * (1 + c);
   const regionAllVacantSeconds = regionSeconds + Math.max((vacantWrites * writeCpuMs * r.cpuSlowdown) / 1000, (vacantWrites * r.writeLatencyMs) / 16 / 1000);
-  const tick = { localSeconds: (cal.unchanged.interceptMs + cal.unchanged.msPerLease * L) / 1000, regionSeconds, regionAllVacantSeconds, heapMb: L * cal.heapMbPerLease, scanPages };
+  const budgetSeconds = LIMITS.coordinatorTimeoutSeconds.value - TICK_DEFAULTS.marginMs / 1000;
+  const tickEvery = wiring.coordinator.trigger.everySeconds;
+  const invocationsFor = (work: number) => Math.max(1, Math.ceil(work / budgetSeconds));
+  // each invocation but the last spends its budget, then the next one starts at a schedule tick (within one interval)
+  const reachFor = (work: number) => (invocationsFor(work) - 1) * (budgetSeconds + tickEvery) + (work - (invocationsFor(work) - 1) * budgetSeconds) + tickEvery;
+  const tick = {
+    localSeconds: (cal.unchanged.interceptMs + cal.unchanged.msPerLease * L) / 1000,
+    regionSeconds,
+    regionAllVacantSeconds,
+    heapMb: Math.min(L, TICK_DEFAULTS.segmentLeases) * cal.heapMbPerLease,
+    scanPages,
+    segments,
+    budgetSeconds,
+    invocations: invocationsFor(regionSeconds),
+    allVacantInvocations: invocationsFor(regionAllVacantSeconds),
+    reachSeconds: reachFor(regionSeconds),
+    allVacantReachSeconds: reachFor(regionAllVacantSeconds),
+  };
   bill.push({ service: 'Lambda', kind: `coordinator (1 tick a minute, ${regionSeconds.toFixed(1)} s at 512 MB)`, perMinute: 1 / L, dollars: lambdaDollars(1 / L, (regionSeconds * 0.5) / L) });
 
   // the rest
   bill.push({ service: 'SQS', kind: "timer queue's long polling (15 receives a minute per deployment)", perMinute: 15 / L, dollars: ((15 / L) * 0.4 * MINUTES_PER_MONTH_) / 1e6 });
   bill.push({ service: 'EventBridge', kind: 'events (5 per leader change)', perMinute: changesPerMinute * 5, dollars: (changesPerMinute * 5 * MINUTES_PER_MONTH_) / 1e6 });
-  const deliveriesPerWake = d.grants === 'all' ? P : c;
+  const deliveriesPerWake = toProcesses || d.grants !== 'all' ? c : P;
   bill.push({ service: 'IoT Core', kind: `connectivity (${P} connections)`, perMinute: 0, dollars: (P / L) * 0.08e-6 * MINUTES_PER_MONTH_ });
-  const messages = changesPerMinute * r.wakesPerLeaderChange * (1 + deliveriesPerWake);
-  bill.push({ service: 'IoT Core', kind: `wakes (each published once, delivered to ${deliveriesPerWake} connections)`, perMinute: messages, dollars: (messages * MINUTES_PER_MONTH_) / 1e6 });
+  // to processes: a publish per candidate's process and its delivery, and one on the lease topic (observers)
+  const messages = changesPerMinute * r.wakesPerLeaderChange * (toProcesses ? 2 * c + 1 : 1 + deliveriesPerWake);
+  bill.push({ service: 'IoT Core', kind: toProcesses ? `wakes (published to each of ${c} candidates' processes, and once on the lease topic)` : `wakes (each published once, delivered to ${deliveriesPerWake} connections)`, perMinute: messages, dollars: (messages * MINUTES_PER_MONTH_) / 1e6 });
+  if (toProcesses) {
+    const queries = changesPerMinute * r.recordsPerLeaderChange;
+    dyn("wakes to processes: the changed lease's candidates, one consistent Query a lease-stream record", queries, 0, queries * 0.5);
+  }
 
   // partitions
   const s = MEASURED.session;
@@ -434,8 +482,19 @@ export function scaleFigures(d: Deployment, cal: Calibration, r: RegionAssumptio
   const burstSeconds = Math.max(1, leaseStream.burstAgeSeconds - r.pollIntervalMs / 1000);
   // the share of the burst one connection receives: all of it when it may receive every wake, or
   // stands for every lease the lost process held (its cell); else the leases it shares with it
-  const toOneConnection = d.grants === 'all' || d.placement === 'cells' || P <= c ? 1 : (c - 1) / (P - 1);
-  const iot = { subscriptionsPerConnection: 1, deliveriesPerWake, wakesPerSecond, burstDeliveriesPerConnectionPerSecond: (burstWakes * toOneConnection) / burstSeconds, burstOutboundPerSecond: (burstWakes * deliveriesPerWake) / burstSeconds };
+  const toOneConnection = (d.grants === 'all' && !toProcesses) || d.placement === 'cells' || P <= c ? 1 : (c - 1) / (P - 1);
+  // coalesced per process and invocation: a connection gets at most one message per stream invocation of the burst
+  // (the burst's records spread over the stream's concurrent invocations, a batch of at most 100 each)
+  const recordsEach = Math.min(100, Math.max(1, Math.ceil(leaseStream.burstRecords / leaseStream.concurrency)));
+  const burstInvocationsPerSecond = Math.ceil(leaseStream.burstRecords / recordsEach) / burstSeconds;
+  const perConnection = (burstWakes * toOneConnection) / burstSeconds;
+  const iot = {
+    subscriptionsPerConnection: 1,
+    deliveriesPerWake,
+    wakesPerSecond,
+    burstDeliveriesPerConnectionPerSecond: toProcesses ? Math.min(perConnection, burstInvocationsPerSecond) : perConnection,
+    burstOutboundPerSecond: (burstWakes * deliveriesPerWake) / burstSeconds,
+  };
 
   const dollarsPerLeaseMonth = bill.reduce((a, b) => a + b.dollars, 0);
   const dynamoRequestsPerLeaseMinute = bill.filter((b) => b.service === 'DynamoDB').reduce((a, b) => a + b.perMinute, 0);

@@ -18,7 +18,7 @@
 import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError } from 'commander';
 import { wiring } from '../lib/wiring.js';
-import { busyLease, LIMITS, REGION, scaleFigures, type Calibration, type Deployment, type Placement, type ScaleFigures } from './scale-model.js';
+import { busyLease, LIMITS, REGION, scaleFigures, type Calibration, type Deployment, type Placement, type ScaleFigures, type WakeRouting } from './scale-model.js';
 
 /**
  * `calibrationFrom` of two runs of `npx tsx bench/scale-calibrate.ts` on 2026-11-28 on this 2-core
@@ -104,9 +104,10 @@ export function table(rows: ScaleFigures[]): string {
     line('DynamoDB requests per lease-minute', (r) => n(r.dynamoRequestsPerLeaseMinute, 2)),
     line('of which session reads', (r) => n(r.bill.find((b) => b.kind.startsWith('session reads'))?.perMinute ?? 0, 2)),
     line('tick, nothing to change: DynamoDB Local (fit)', (r) => `${n(r.tick.localSeconds, 1)} s`),
-    line(`tick on the 512 MB Lambda (model) vs ${timeout} s timeout`, (r) => `${n(r.tick.regionSeconds, 1)} s ${mark(r.tick.regionSeconds < timeout)}`),
-    line(`tick, every lease vacant (model) vs ${timeout} s / 900 s`, (r) => `${n(r.tick.regionAllVacantSeconds, 0)} s ${mark(r.tick.regionAllVacantSeconds < timeout)}`),
-    line('tick heap (model) vs 512 MB', (r) => `${n(r.tick.heapMb, 0)} MB ${mark(r.tick.heapMb < 400)}`),
+    line('tick round, parts (scan segments)', (r) => n(r.tick.segments)),
+    line(`tick round on the 512 MB Lambda, nothing to change (model): work; invocations of ≤ ${n(rows[0]?.tick.budgetSeconds ?? 0)} s (timeout ${timeout} s); every lease within`, (r) => `${n(r.tick.regionSeconds, 1)} s; ${r.tick.invocations}; ${n(r.tick.reachSeconds, 0)} s ✓`),
+    line('tick round, every lease vacant (model): work; invocations; every lease within', (r) => `${n(r.tick.regionAllVacantSeconds, 0)} s; ${r.tick.allVacantInvocations}; ${n(r.tick.allVacantReachSeconds, 0)} s ✓`),
+    line('tick heap, one part (model) vs 512 MB', (r) => `${n(r.tick.heapMb, 0)} MB ${mark(r.tick.heapMb < 400)}`),
     line('candidate stream: records/s, concurrency', (r) => `${n(r.candidateStream.recordsPerSecond, 2)}/s, ${r.candidateStream.concurrency}`),
     line('candidate stream iterator age: steady / a process restarts', (r) => `${n(r.candidateStream.steadyAgeSeconds, 2)} s / ${n(r.candidateStream.burstAgeSeconds, 1)} s`),
     line('lease stream: records/s, concurrency', (r) => `${n(r.leaseStream.recordsPerSecond, 4)}/s, ${r.leaseStream.concurrency}`),
@@ -145,17 +146,21 @@ const program = new Command()
     if (v !== 'all' && v !== 'leases') throw new InvalidArgumentError(`--grants is all or leases, got "${v}"`);
     return v as Deployment['grants'];
   })
+  .option('--wakes <w>', 'lease (each wake on its lease topic: as built) | process (to each candidate\'s process, coalesced: the design, not built)', (v) => {
+    if (v !== 'lease' && v !== 'process') throw new InvalidArgumentError(`--wakes is lease or process, got "${v}"`);
+    return v as WakeRouting;
+  }, 'lease' as WakeRouting)
   .option('--calibration <file>', "a calibration run's JSON lines (bench/scale-calibrate.ts)")
   .option('--json', 'print the figures as JSON');
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   program.parse(process.argv);
-  const o = program.opts<{ placement: Placement; parallelization: number; grants?: Deployment['grants']; calibration?: string; json?: boolean }>();
+  const o = program.opts<{ placement: Placement; parallelization: number; grants?: Deployment['grants']; wakes: WakeRouting; calibration?: string; json?: boolean }>();
   const cal = o.calibration ? calibrationFrom(readFileSync(o.calibration, 'utf8').split('\n')) : CALIBRATION;
-  const rows = deployments(o.placement, o.grants).map((d) => scaleFigures(d, cal, REGION, { parallelization: o.parallelization }));
+  const rows = deployments(o.placement, o.grants).map((d) => scaleFigures(d, cal, REGION, { parallelization: o.parallelization, wakes: o.wakes }));
   if (o.json) process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
   else {
-    process.stdout.write(`The cost of scale: ${o.placement} placement, 3 candidates a lease, stream parallelization ${o.parallelization}; sessions from 100 leases; ${o.grants === 'leases' ? 'each worker granted its own leases' : 'workers granted every lease from 10,000'}\n\n${table(rows)}\n`);
+    process.stdout.write(`The cost of scale: ${o.placement} placement, 3 candidates a lease, stream parallelization ${o.parallelization}; wakes ${o.wakes === 'process' ? 'to processes (designed, not built)' : 'on lease topics'}; sessions from 100 leases; ${o.grants === 'leases' ? 'each worker granted its own leases' : 'workers granted every lease from 10,000'}\n\n${table(rows)}\n`);
     for (const r of rows) process.stdout.write(`\n${n(r.deployment.leases)} leases × ${n(r.deployment.processes)} processes: ${usd(r.dollarsPerLeaseMonth)} a lease-month\n${bill(r)}\n`);
     const b = busyLease(1_000, cal);
     process.stdout.write(`\nA busy lease, 1,000 candidates (one partition key of the candidates table): an election pings ${n(b.pingBurstWcu)} WCU at once (vs ${n(LIMITS.partitionWcu.value)} WCU/s); the answers reconcile one after another on one shard, ${n(b.rruPerReconcile)} RRU each: ${n(b.answersDrainSeconds, 0)} s, ${n(b.answersRcuPerSecond, 0)} RCU/s (vs ${n(LIMITS.partitionRcu.value)})\n`);

@@ -43,14 +43,16 @@ export const FUNCTION_ACCESS = {
   /**
    * The tick (`reconcileAll`): Scan of leases and candidates instead of a read per lease, the
    * reconciles above (GetItem and Query again after a lost race), then garbage collection:
-   * DeleteItem of stale candidates, Scan and DeleteItem of expired identity leases.
+   * DeleteItem of stale candidates, Scan and DeleteItem of expired identity leases; GetItem and
+   * UpdateItem of its tick cursor, the identities table's row where one invocation's round leaves
+   * off (lib/coordinator/tick.ts; DeleteItem when it does not parse).
    * It publishes no events: events come from the streams.
    */
   coordinator: {
     tables: {
       leases: ['dynamodb:Scan', ...reconcileOne.leases],
       candidates: ['dynamodb:Scan', ...reconcileOne.candidates, 'dynamodb:DeleteItem'],
-      identities: ['dynamodb:Scan', 'dynamodb:DeleteItem'],
+      identities: ['dynamodb:Scan', 'dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:UpdateItem'],
     },
     publishEvents: false,
     scheduleTimer: true,

@@ -16,7 +16,7 @@ import * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import type { ElectionConfig, TableNames } from '../lib/schemas/config.js';
 import { parse } from '../lib/schemas/validation.js';
-import { sessionComponent } from '../lib/schemas/session-partition.js';
+import { COORDINATOR_COMPONENT, sessionComponent } from '../lib/schemas/session-partition.js';
 import { ENV, wiring, type FunctionName, type FunctionWiring } from '../lib/wiring.js';
 import { FUNCTION_ACCESS, type TableRole } from './access.js';
 import { conclaveFunction } from './functions.js';
@@ -243,7 +243,8 @@ export function grantWorkerIn(grantee: iam.IGrantable, options: GrantWorkerOptio
     candidates: o.leaseNames,
     identities: o.components && ownSessions ? [...o.components, ownSessions] : o.components,
   };
-  let grant = grantWorkerAccess(grantee, scope, targets, { identities: SESSION_PARTITIONS });
+  // (allComponents: every partition but the sessions' and the coordinator's own, its tick cursor)
+  let grant = grantWorkerAccess(grantee, scope, targets, { identities: [...SESSION_PARTITIONS, COORDINATOR_COMPONENT] });
   // allComponents: every partition but the sessions' (above); its own session partition apart
   if (!o.components && ownSessions) grant = grant.combine(grantWorkerAccess(grantee, { leases: [], candidates: [], identities: [ownSessions] }, { ...targets, encryptionKey: undefined }));
   if (o.sessions) grant = grant.combine(grantSessionReads(grantee, targets));

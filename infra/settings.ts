@@ -6,7 +6,7 @@ import * as z from 'zod';
 import { Name } from '../lib/schemas/common.js';
 import { ElectionConfigSchema, TableNamesSchema } from '../lib/schemas/config.js';
 import { dnsNameIssue, LEASE_PLACEHOLDER, normalizeDnsName, qualifiedRecordName, recordNameOf } from '../lib/discovery/wiring.js';
-import { isSessionComponent } from '../lib/schemas/session-partition.js';
+import { COORDINATOR_COMPONENT, isSessionComponent } from '../lib/schemas/session-partition.js';
 
 /** A table name prefix: `<prefix>-candidates` must still be a DynamoDB table name. */
 export const TablePrefixSchema = z.string().regex(/^[A-Za-z0-9_.-]{1,240}$/, 'must be 1–240 of A-Z a-z 0-9 _ . - (a table name is prefix + "-candidates")');
@@ -147,7 +147,12 @@ export const GrantWorkerSettingsSchema = z
     allLeases: AllOptIn('lease', 'leaseNames'),
     // empty: no access to the identities table (a worker without IdentityLeaseHeartbeat)
     components: z
-      .array(Name.refine((c) => !isSessionComponent(c), 'is a session partition (conclave-session…): those are granted by `sessions`, each worker its own grant\'s only; drop it from components'))
+      .array(
+        Name.refine((c) => !isSessionComponent(c), 'is a session partition (conclave-session…): those are granted by `sessions`, each worker its own grant\'s only; drop it from components').refine(
+          (c) => c !== COORDINATOR_COMPONENT,
+          'is the coordinator\'s own partition (its tick cursor): no worker writes it; drop it from components',
+        ),
+      )
       .optional(),
     allComponents: AllOptIn('component', 'components'),
     sessions: z.boolean().default(true),

@@ -12,8 +12,8 @@ import { nextFencingToken } from '../lib/schemas/fencing-token.js';
 import type { Lease } from '../lib/schemas/lease.js';
 import { HOLDER_FIELDS } from '../lib/schemas/platform.js';
 import type { ElectorInternals } from '../lib/sdk/elector.js';
-import type { FollowerView } from '../lib/sdk/follower.js';
-import { DECISIONS } from '../lib/sdk/leadership.js';
+import type { FollowerView } from '../lib/sdk/step.js';
+import { DECISIONS } from '../lib/sdk/elector.js';
 import type { LeaseLock, LeasePatch, LeaseRead } from '../lib/sdk/lock.js';
 import { LeaseStore } from '../lib/stores/lease-store.js';
 
@@ -106,7 +106,7 @@ function plantedLock(bug: PlantedBug, inner: LeaseLock, c: ElectorPlantContext):
       };
     case 'followerIgnoresSession':
       // read, then the row dropped: effectiveLease leaves the lease as its own row has it, unchanged while the session renews
-      // (and no row of the holder's own process found either: lib/sdk/follower.ts ownSessionRead)
+      // (and no row of the holder's own process found either: lib/sdk/step.ts ownSessionRead)
       return { ...inner, session: (s, shareMs) => inner.session(s, shareMs, shareMs).then((r) => ({ ...r, row: undefined })), processSession: (s, p) => inner.processSession(s, p).then((r) => ({ ...r, row: undefined })) };
     default:
       return inner;

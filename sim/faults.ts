@@ -30,7 +30,7 @@ export function scheduleFaults(c: WorldContext, workers: Workers, fns: Functions
  * A peer of the same lease writes the lease's `session` alone, as its grant allows (the statement
  * of a worker's acquisitions and releases): to its own process's session, or to a row that does
  * not exist. No term changes, so nothing here is a strike: the holder leads on, on its own session,
- * until its own read of the lease shows the row moved off it (lib/sdk/leader.ts), and observers do
+ * until its own read of the lease shows the row moved off it (lib/sdk/step.ts decideLeader), and observers do
  * not judge the term by a session that does not vouch for it (lib/election/vacancy.ts).
  */
 async function redirectSession(c: WorldContext, workers: Workers, f: Extract<PeerFault, { kind: 'sessionRedirect' }>): Promise<void> {

@@ -13,14 +13,17 @@ import { CandidateStore } from '../stores/candidate-store.js';
 import { ValidationError } from '../schemas/validation.js';
 import { ConflictError, retryOnConflict } from '../stores/errors.js';
 import { IdentityStore } from '../stores/identity-store.js';
-import type { InvalidItem } from '../stores/item-store.js';
+import type { InvalidItem, ScanSegment } from '../stores/item-store.js';
 import { LeaseStore, type LeaseRead } from '../stores/lease-store.js';
+import { TickStore } from '../stores/tick-store.js';
 import { mapLimit } from '../util/pool.js';
 
 export interface CoordinatorDeps {
   leases: LeaseStore;
   candidates: CandidateStore;
   identities: IdentityStore;
+  /** Where the tick's round over every lease stands (lib/coordinator/tick.ts). */
+  ticks: TickStore;
   clock: Clock;
   config: ElectionConfig;
 }
@@ -30,6 +33,7 @@ export function coordinatorDeps(client: DynamoDBClient, tables: TableNames, opts
     leases: new LeaseStore(client, tables.leases),
     candidates: new CandidateStore(client, tables.candidates),
     identities: new IdentityStore(client, tables.identities),
+    ticks: new TickStore(client, tables.identities),
     clock: opts.clock ?? systemClock,
     config: electionConfig(opts.config),
   };
@@ -83,6 +87,11 @@ interface Snapshot {
   invalid: InvalidItem[];
   /** The lease's session (if it is held on one), read after the lease: its row, and when (this clock) the read was sent. */
   session?: SessionSeen;
+  /**
+   * From a segment's scans, which may hold a lease's candidates in part: a decision to write is
+   * taken again from the lease's own reads before anything is written.
+   */
+  partial?: boolean;
 }
 
 /** A session row as the coordinator read it (undefined row: gone), and when the read was sent. */
@@ -150,6 +159,7 @@ async function reconcileOnce(deps: CoordinatorDeps, name: string, attempt: numbe
   const decision = decideWithSuccession(name, effectiveLease(before, stampAt(snap.session, now), now), snap.candidates, now, deps.config);
   const outcome: ReconcileOutcome = { lease: name, decision, before, after: undefined, pinged: [], invalidCandidates: snap.invalid, attempts: attempt, at: now };
   if (isNoop(decision)) return outcome;
+  if (snap.partial) return reconcileOnce(deps, name, attempt, undefined); // decide again on whole reads before writing
   const writes = plan(decision, before, now, deps.config);
   if (writes.ping.length) {
     const pingTime = writes.pingTime!;
@@ -163,8 +173,20 @@ async function reconcileOnce(deps: CoordinatorDeps, name: string, attempt: numbe
 }
 
 export interface ReconcileAllResult {
-  /** Leases looked at (every lease with candidates or an election in flight). */
+  /** Leases looked at (every lease with candidates or an election in flight; of the segment, past `after`, when given). */
   leases: number;
+  /**
+   * Where a pass stopped at its deadline: the last lease it reconciled (undefined: none), to go on
+   * after; absent when the pass reconciled every lease it looked at.
+   */
+  stopped?: { after: string | undefined };
+  /**
+   * Leases reconciled from their own reads (the lease, then its candidates) rather than the scans:
+   * in a segment, those whose lease row or candidates the segment's scans may not both hold.
+   */
+  unseeded: number;
+  /** Leases whose reconcile started (all `leases` unless the pass `stopped`). */
+  reached: number;
   /** Every outcome, no-ops included. */
   outcomes: ReconcileOutcome[];
   /** Leases whose reconcile failed (retried at the next trigger); the others went on. */
@@ -179,18 +201,50 @@ export interface ReconcileAllResult {
   leaderless: string[];
 }
 
+/** Which part of the tables a pass reconciles, and until when (reconcileAll). */
+export interface PassOptions {
+  /**
+   * One of the tables' parts (DynamoDB's parallel scan segment: the leases and the candidates
+   * tables scanned with the same Segment and TotalSegments). @default the whole tables
+   */
+  segment?: ScanSegment;
+  /** Leases of the segment up to this name (name order) were reconciled already: the pass goes on after it. */
+  after?: string;
+  /**
+   * `clock.monotonic()` past which no reconcile or delete starts (those under way finish): the
+   * pass then stops, saying where (`stopped`). @default none: every lease
+   */
+  deadline?: number;
+  /** Called with each outcome as its reconcile ends, inside the pass (a failure is counted among `errors`, the outcome kept). */
+  afterEach?: (o: ReconcileOutcome) => Promise<void>;
+}
+
+const asError = (e: unknown): Error => (e instanceof Error ? e : new Error(String(e)));
+
 /**
  * The coordinator's tick: every lease that has candidates or an election in flight is reconciled,
  * at most `config.concurrency` at a time, from two consistent scans (one per table) rather than
  * two reads per lease; only leases whose decision writes are read again, by their own reconcile.
  * Then stale candidates and expired identity leases are collected, each delete conditioned on
  * the revision scanned, so a row renewed meanwhile stays.
+ *
+ * With `opts` (lib/coordinator/tick.ts), a pass over one segment, after a name, until a deadline:
+ * the segment's leases are taken in name order, and at the deadline the pass stops starting
+ * reconciles and says after which lease it stopped. A segment's scans are of its part of each table;
+ * a lease whose row the leases scan did not return, or whose election the candidates scan shows
+ * no candidate for, is reconciled from its own reads (DynamoDB documents no promise that one key
+ * falls in the same segment of two tables: each lease's reconcile stays exact whichever part holds
+ * it). Expired identity leases are collected only by a pass over the whole tables (a segment does
+ * not know every lease that still names a session): tick.ts collects them at a round's end.
  */
-export async function reconcileAll(deps: CoordinatorDeps): Promise<ReconcileAllResult> {
-  const result: ReconcileAllResult = { leases: 0, outcomes: [], errors: [], broken: [], invalid: [], collectedCandidates: [], collectedIdentities: [], leaderless: [] };
+export async function reconcileAll(deps: CoordinatorDeps, opts: PassOptions = {}): Promise<ReconcileAllResult> {
+  const result: ReconcileAllResult = { leases: 0, unseeded: 0, reached: 0, outcomes: [], errors: [], broken: [], invalid: [], collectedCandidates: [], collectedIdentities: [], leaderless: [] };
+  const segment = opts.segment && opts.segment.total > 1 ? opts.segment : undefined;
+  const scan = segment ? { segment } : {};
+  const past = () => opts.deadline !== undefined && deps.clock.monotonic() >= opts.deadline;
   const leases = new Map<string, Lease>();
   const badLeases = new Set<string>();
-  for await (const page of deps.leases.scan()) {
+  for await (const page of deps.leases.scan(scan)) {
     for (const s of page) {
       if (s.ok) leases.set(s.item.name, s.item);
       else {
@@ -203,7 +257,7 @@ export async function reconcileAll(deps: CoordinatorDeps): Promise<ReconcileAllR
   }
   const groups = new Map<string, { candidates: Candidate[]; invalid: InvalidItem[] }>();
   const group = (n: string) => groups.get(n) ?? groups.set(n, { candidates: [], invalid: [] }).get(n)!;
-  for await (const page of deps.candidates.scan()) {
+  for await (const page of deps.candidates.scan(scan)) {
     for (const s of page) {
       if (s.ok) group(s.item.leaseName).candidates.push(s.item);
       else {
@@ -244,19 +298,35 @@ export async function reconcileAll(deps: CoordinatorDeps): Promise<ReconcileAllR
   for (const [n, l] of leases) if (l.election && !groups.has(n)) group(n);
   for (const n of badLeases) groups.delete(n); // reported above; never decided on
 
-  const names = [...groups.keys()].sort();
+  const after = opts.after;
+  const names = [...groups.keys()].filter((n) => after === undefined || n > after).sort();
   result.leases = names.length;
-  const outcomes = await mapLimit(names, deps.config.concurrency, async (name) => {
+  let started = -1;
+  const outcomes = await mapLimit(names, deps.config.concurrency, async (name, i) => {
+    if (past()) return undefined; // (mapLimit starts them in order: those started are the first ones)
+    started = Math.max(started, i);
     const g = groups.get(name)!;
+    let o: ReconcileOutcome;
     try {
       const l = leases.get(name);
-      const session = sessionOf(l);
-      return await reconcileLease(deps, name, { read: LeaseStore.readOf(name, l), candidates: g.candidates, invalid: g.invalid, ...(session ? { session } : {}) });
+      // in a segment: no lease row scanned (it may be in another part), or an election with none of its candidates here.
+      // (A segment's candidates of a lease may also be only some of them, if DynamoDB split its item
+      // collection across parts: such a snapshot is `partial`, and any write is decided again on whole reads.)
+      if (segment && (l === undefined || g.candidates.length + g.invalid.length === 0)) {
+        result.unseeded++;
+        o = await reconcileLease(deps, name);
+      } else {
+        const session = sessionOf(l);
+        o = await reconcileLease(deps, name, { read: LeaseStore.readOf(name, l), candidates: g.candidates, invalid: g.invalid, ...(session ? { session } : {}), ...(segment ? { partial: true } : {}) });
+      }
     } catch (e) {
       if (e instanceof BrokenLeaseError) result.broken.push(e); // broken since the scan (read again after a lost race)
-      else result.errors.push({ lease: name, error: e instanceof Error ? e : new Error(String(e)) });
+      else result.errors.push({ lease: name, error: asError(e) });
       return undefined;
     }
+    // what follows a reconcile (its election's timer) within the pass's time, not after the deadline
+    if (opts.afterEach) await opts.afterEach(o).catch((e: unknown) => result.errors.push({ lease: name, error: asError(e) }));
+    return o;
   });
   const now = deps.clock.now();
   for (const o of outcomes) {
@@ -271,30 +341,64 @@ export async function reconcileAll(deps: CoordinatorDeps): Promise<ReconcileAllR
   }
 
   result.broken.sort((a, b) => (a.lease < b.lease ? -1 : a.lease > b.lease ? 1 : 0));
+  result.reached = started + 1;
+  if (started < names.length - 1) {
+    result.stopped = { after: started >= 0 ? names[started] : after };
+    return result; // garbage waits for a pass that reaches the end of its segment
+  }
+  const stale = [...groups.values()].flatMap((g) => g.candidates);
+  if (segment) {
+    await collectGarbage(deps, stale, [], result, past);
+    return result;
+  }
   // a session row a held lease still names is kept: gone, it would no longer vouch for that term (sessionStanding)
-  const after = new Map(leases);
-  for (const o of result.outcomes) after.set(o.lease, (o.after ?? o.before)!);
-  const named = new Set([...after.values()].flatMap((l) => (l?.holderIdentity !== undefined && l.session !== undefined ? [l.session] : [])));
-  await collectGarbage(deps, [...groups.values()].flatMap((g) => g.candidates), identities.filter((i) => !named.has(i.name)), result);
+  const held = new Map(leases);
+  for (const o of result.outcomes) held.set(o.lease, (o.after ?? o.before)!);
+  const named = namedSessions(held.values());
+  await collectGarbage(deps, stale, identities.filter((i) => !named.has(i.name)), result, past);
   return result;
 }
 
-async function collectGarbage(deps: CoordinatorDeps, candidates: Candidate[], identities: IdentityLease[], result: ReconcileAllResult): Promise<void> {
+/** The sessions that held leases name: their rows are kept (collectIdentities). */
+const namedSessions = (leases: Iterable<Pick<Lease, 'holderIdentity' | 'session'> | undefined>): Set<string> =>
+  new Set([...leases].flatMap((l) => (l?.holderIdentity !== undefined && l.session !== undefined ? [l.session] : [])));
+
+/**
+ * Collects expired identity leases (session rows included) with every lease's row at hand: the
+ * identities, then the leases (only the fields that say which session a held lease names), then
+ * the deletes, each conditioned on the revision scanned. For a pass over one segment, which does
+ * not see every lease (lib/coordinator/tick.ts, at a round's end). Stops starting deletes at `deadline`.
+ */
+export async function collectIdentities(deps: CoordinatorDeps, opts: { deadline?: number } = {}): Promise<Pick<ReconcileAllResult, 'collectedIdentities' | 'invalid'>> {
+  const result = { collectedIdentities: [] as ReconcileAllResult['collectedIdentities'], invalid: [] as InvalidItem[] };
+  const identities: IdentityLease[] = [];
+  for await (const page of deps.identities.scan()) for (const s of page) if (s.ok) identities.push(s.item);
+  const held: Pick<Lease, 'holderIdentity' | 'session'>[] = [];
+  for await (const page of deps.leases.scanSessions()) held.push(...page);
+  const named = namedSessions(held);
+  const past = () => opts.deadline !== undefined && deps.clock.monotonic() >= opts.deadline;
+  await collectGarbage(deps, [], identities.filter((i) => !named.has(i.name)), result, past);
+  return result;
+}
+
+async function collectGarbage(deps: CoordinatorDeps, candidates: Candidate[], identities: IdentityLease[], result: Partial<Pick<ReconcileAllResult, 'collectedCandidates' | 'collectedIdentities'>>, past: () => boolean): Promise<void> {
   const now = deps.clock.now();
   const stale = candidates.filter((c) => isCandidateStale(c, now, deps.config.candidateStaleAfterMs));
-  await collect(deps, stale, (c) => deps.candidates.delete(CandidateStore.readOf(c)), (c) => result.collectedCandidates.push({ leaseName: c.leaseName, name: c.name }));
+  await collect(deps, stale, past, (c) => deps.candidates.delete(CandidateStore.readOf(c)), (c) => result.collectedCandidates?.push({ leaseName: c.leaseName, name: c.name }));
   // A session row is collected like any identity lease (its leaseDurationSeconds covers the longest
   // lease held on it, so no lease can still be alive on it by then), once no held lease names it.
   const expired = identities.filter((i) => isIdentityExpired(i, now, deps.config.identityGcGraceMs));
-  await collect(deps, expired, (i) => deps.identities.delete(IdentityStore.readOf(i)), (i) => result.collectedIdentities.push({ component: i.component, name: i.name }));
+  await collect(deps, expired, past, (i) => deps.identities.delete(IdentityStore.readOf(i)), (i) => result.collectedIdentities?.push({ component: i.component, name: i.name }));
 }
 
 /**
  * Deletes each of `rows` (conditioned on the revision scanned), `concurrency` at a time, and notes
  * those deleted. A row renewed (or already gone) since the scan is a ConflictError: it is kept.
+ * None starts once `past()`: the next pass finds the rest.
  */
-async function collect<T>(deps: CoordinatorDeps, rows: T[], remove: (row: T) => Promise<void>, collected: (row: T) => void): Promise<void> {
+async function collect<T>(deps: CoordinatorDeps, rows: T[], past: () => boolean, remove: (row: T) => Promise<void>, collected: (row: T) => void): Promise<void> {
   await mapLimit(rows, deps.config.concurrency, async (row) => {
+    if (past()) return;
     try {
       await remove(row);
       collected(row);

@@ -16,7 +16,7 @@ export interface Successor {
 export interface Succession {
   /** The successor: it takes a vacant lease the moment the term runs out as it watched it. */
   successor?: Successor;
-  /** The next in line: it takes the lease a moment later if the successor has not (lib/sdk/follower.ts). */
+  /** The next in line: it takes the lease a moment later if the successor has not (lib/sdk/step.ts). */
   second?: Successor;
   /**
    * Candidates to ask whether they are alive before they are named (a ping each): the responsive

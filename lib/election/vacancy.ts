@@ -35,7 +35,7 @@ export function sessionStampAt(row: { readonly name: string; readonly renewTime:
  *   term there (a peer of the same lease redirecting `session`, issue 36), or the row was collected
  *   while the lease still named it. The session's stamp says nothing about the holder then: only the
  *   holder's own read of its lease (which ends a term it finds moved off its session) or its
- *   followers' fallback, which waits that read out (lib/sdk/leader.ts sessionFallbackMs), ends it;
+ *   followers' fallback, which waits that read out (lib/sdk/step.ts sessionFallbackMs), ends it;
  *   the coordinator's tick, which scans every session row, judges it by the holder's own process's
  *   (lib/coordinator/reconcile.ts reconcileAll).
  */
@@ -128,7 +128,7 @@ export function isDeparted(c: Candidate, lease: Lease | undefined, since = lease
 
 /**
  * With the push path live, followers of a lease held on a session read it every this many lease
- * durations (lib/sdk/follower.ts): the point of a session is a fleet of many leases per process,
+ * durations (lib/sdk/step.ts): the point of a session is a fleet of many leases per process,
  * where these backstop reads are most of what a quiet lease costs. Its holder reads it as rarely, or
  * sooner (LeaderElector's holder backstop); a request to yield (preferredHolder) may wait that long
  * for a holder whose wake was lost, which `conclave release` waits out.

@@ -4,7 +4,8 @@
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
-import { BrokenLeaseError, reconcileAll, reconcileLease, type CoordinatorDeps, type ReconcileAllResult, type ReconcileOutcome } from '../coordinator/reconcile.js';
+import { BrokenLeaseError, reconcileLease, type CoordinatorDeps, type ReconcileOutcome } from '../coordinator/reconcile.js';
+import { tick, type TickResult } from '../coordinator/tick.js';
 import { answeredLastPing, heldAfterDelete } from '../election/decide.js';
 import { plan } from '../election/plan.js';
 import { eventsFromCandidateChange, eventsFromLeaseChange } from '../events/derive.js';
@@ -388,9 +389,19 @@ export async function onRepublish(deps: FunctionDeps, m: RepublishMessage): Prom
 }
 
 /** The scheduled tick: every lease, garbage collection, and the leaderless and broken-lease gauges. */
-export async function onTick(deps: FunctionDeps): Promise<ReconcileAllResult> {
-  const r = await reconcileAll(deps.coordinator);
-  for (const o of r.outcomes) await afterReconcile(deps, o, 'tick');
+export async function onTick(deps: FunctionDeps, remainingMs?: number): Promise<TickResult> {
+  // Lambda's remaining time, read through the coordinator's clock: the tick stops before it (lib/coordinator/tick.ts)
+  if (remainingMs === undefined) {
+    // no deadline (the simulator's context): one pass, then each outcome's follow-up, as before rounds existed
+    const r = await tick(deps.coordinator);
+    for (const o of r.outcomes) await afterReconcile(deps, o, 'tick');
+    return reportTick(deps, r);
+  }
+  const deadline = deps.coordinator.clock.monotonic() + remainingMs;
+  return reportTick(deps, await tick(deps.coordinator, { deadline, afterEach: (o) => afterReconcile(deps, o, 'tick') }));
+}
+
+function reportTick(deps: FunctionDeps, r: TickResult): TickResult {
   for (const e of r.errors) deps.logger.error('reconcile failed; the next trigger retries', { lease: e.lease, error: e.error });
   const brokenLeases = new Set(r.broken.map((b) => b.lease));
   for (const b of r.broken) deps.logger.error('lease row does not match the schema; left alone until repaired', { ...brokenLog(b), trigger: 'tick' });
@@ -398,6 +409,7 @@ export async function onTick(deps: FunctionDeps): Promise<ReconcileAllResult> {
   for (const i of r.invalid) if (!told.has(i.error)) deps.logger.warn('row does not match its schema; left alone', { key: i.key, error: i.error.message });
   deps.metrics.addMetric(METRIC.leaderless, MetricUnit.Count, r.leaderless.length);
   deps.metrics.addMetric(METRIC.brokenLeases, MetricUnit.Count, r.broken.length);
-  deps.logger.info('tick', { leases: r.leases, leaderless: r.leaderless, broken: [...brokenLeases], collectedCandidates: r.collectedCandidates.length, collectedIdentities: r.collectedIdentities.length, errors: r.errors.length });
+  if (r.round?.lostRace) deps.logger.warn('another tick moved the round on meanwhile; this one left the cursor to it', { round: r.round });
+  deps.logger.info('tick', { leases: r.leases, leaderless: r.leaderless, broken: [...brokenLeases], collectedCandidates: r.collectedCandidates.length, collectedIdentities: r.collectedIdentities.length, errors: r.errors.length, ...(r.round ? { round: r.round, unseeded: r.unseeded } : {}) });
   return r;
 }

@@ -4,7 +4,7 @@
  * cadences, not fitted to a run: each term is one way the SDK makes a request, at the fastest pace
  * its code allows, and every request counts as often as the AWS SDK may attempt it.
  */
-import { CHASE_FIRST_MS, SETTLING_READ_MS } from '../sdk/follower.js';
+import { CHASE_FIRST_MS, SETTLING_READ_MS } from '../sdk/step.js';
 import type { RequestBound } from './checker.js';
 
 /** The timings the bound is derived from: an elector's, and the AWS SDK client's attempts per request. */

@@ -4,6 +4,8 @@
  * published package installs no system package unless asked), or an error naming the install line.
  */
 import { spawnSync } from 'node:child_process';
+import { accessSync, constants } from 'node:fs';
+import { delimiter, join } from 'node:path';
 
 /** What is needed, and how to tell it is there. */
 export interface SystemNeed<T> {
@@ -32,6 +34,25 @@ export interface EnsureOptions<T> {
   probe?: () => T | undefined;
   isRoot?: () => boolean;
   runInstall?: () => number | null;
+}
+
+/** Whether `path` is a file this process may execute. */
+export function isExecutable(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false; // absent or not executable: not this one
+  }
+}
+
+/** The first executable named `name` in the directories of `path` (a PATH value); undefined when there is none. */
+export function findOnPath(name: string, path = process.env['PATH'] ?? ''): string | undefined {
+  return path
+    .split(delimiter)
+    .filter(Boolean)
+    .map((d) => join(d, name))
+    .find(isExecutable);
 }
 
 /** The shell line that installs `pkg` from Debian's archive. */

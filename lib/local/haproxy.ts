@@ -5,15 +5,15 @@
  * routed to (Patroni's pattern).
  */
 import { spawn } from 'node:child_process';
-import { accessSync, constants, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { join } from 'node:path';
 import * as z from 'zod';
 import { systemClock, type Clock } from '../clock.js';
 import { parse } from '../schemas/validation.js';
 import { freePort } from './dynamodb-local.js';
-import { ensureSystemNeed, installCommand, type EnsureOptions } from './debian-package.js';
+import { ensureSystemNeed, findOnPath, installCommand, isExecutable, type EnsureOptions } from './debian-package.js';
 
 /** The Debian package that gives the load-balancer story, test and benchmark their HAProxy. */
 export const HAPROXY_PACKAGE = 'haproxy';
@@ -26,23 +26,9 @@ export class HaproxyMissingError extends Error {
   override readonly name = 'HaproxyMissingError';
 }
 
-const executable = (path: string): boolean => {
-  try {
-    accessSync(path, constants.X_OK);
-    return true;
-  } catch {
-    return false; // absent or not executable: not this one
-  }
-};
-
 /** The haproxy binary: the first on PATH, else Debian's /usr/sbin/haproxy; undefined when there is none. */
 export function findHaproxy(path = process.env['PATH'] ?? ''): string | undefined {
-  const onPath = path
-    .split(delimiter)
-    .filter(Boolean)
-    .map((d) => join(d, 'haproxy'))
-    .find(executable);
-  return onPath ?? (executable(DEBIAN_BINARY) ? DEBIAN_BINARY : undefined);
+  return findOnPath('haproxy', path) ?? (isExecutable(DEBIAN_BINARY) ? DEBIAN_BINARY : undefined);
 }
 
 /** How to get HAProxy on each system, a line each. */

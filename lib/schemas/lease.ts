@@ -210,7 +210,7 @@ export const LeaseItem = z.object({
   /**
    * Set by the coordinator beside `successor`: the next candidate in line. It watches the term as
    * the successor does and takes a lease whose term ran out as it watched it when the successor has
-   * not taken it within SECOND_SUCCESSOR_GRACE_MS (lib/sdk/follower.ts), conditioned on the revision
+   * not taken it within SECOND_SUCCESSOR_GRACE_MS (lib/sdk/step.ts), conditioned on the revision
    * it read: a dead successor costs that grace, not an election.
    */
   secondSuccessor: HolderName.optional(),

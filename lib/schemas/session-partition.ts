@@ -32,6 +32,13 @@ export function sessionScope(leaseNames: readonly string[]): string {
   return base32(createHash('sha256').update(distinct.join('\n')).digest().subarray(0, 16));
 }
 
+/**
+ * The identities table's partition that holds the coordinator's own row (its tick cursor,
+ * lib/schemas/tick-cursor.ts): no process writes a session or an identity lease under it (a grant
+ * may not name it), and the identities scan leaves it out.
+ */
+export const COORDINATOR_COMPONENT = 'conclave-coordinator';
+
 /** Whether `component` is a partition of session rows (SESSION_COMPONENT or a scoped one). */
 export function isSessionComponent(component: string): boolean {
   return component === SESSION_COMPONENT || component.startsWith(`${SESSION_COMPONENT}:`);

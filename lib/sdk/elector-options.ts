@@ -236,7 +236,7 @@ export interface ElectorStats {
   clockOffsetMs: number | undefined;
 }
 
-import type { StopReason } from './leader.js';
+import type { StopReason } from './step.js';
 export type { StopReason };
 
 /**

@@ -1,33 +1,52 @@
 import type { DynamoDBClient, PutItemCommandOutput, TransactWriteItemsCommandInput, TransactWriteItemsCommandOutput, UpdateItemCommandOutput } from '@aws-sdk/client-dynamodb';
-import { Nap, systemClock, uniqueId } from '../clock.js';
-import type { IdentityClaim, Lease } from '../schemas/lease.js';
+import { Nap, systemClock, uniqueId, type Timer } from '../clock.js';
+import type { Candidate } from '../schemas/candidate.js';
 import { instanceOnSession } from '../schemas/identity.js';
+import type { Lease } from '../schemas/lease.js';
 import type { Platform } from '../schemas/platform.js';
 import { parse } from '../schemas/validation.js';
 import { ConflictError } from '../stores/errors.js';
 import { CandidateStore } from '../stores/candidate-store.js';
 import { LeaseStore } from '../stores/lease-store.js';
-import { dynamoLeaseLock, type LeaseLock, type LeaseRead, type Term } from './lock.js';
+import { acquisition, dynamoLeaseLock, SessionReader, type Acquired, type Heir, type LeaseLock, type LeaseRead, type SessionRead, type Term } from './lock.js';
 import { DuplicateIdentityError, LeaseCandidate } from './candidate.js';
 import { fencedItemWrite, fencedTransactWrite, FencingError, NO_TRANSACTIONS, type FencedItemInput } from './fencing.js';
 import { checkMultiRegion } from './multi-region.js';
 import { INTERNAL_STOP, StartUp, deepFreeze, stampClockFor } from './options.js';
-import { LeaderElectorOptionsSchema, defaultRenewIntervalMs, renewCadenceMs, type ElectorRunPhase, type ElectorStats, type LeaderCallbacks, type LeaderElectorOptions, type ResolvedLeaderElectorOptions } from './elector-options.js';
+import { LeaderElectorOptionsSchema, defaultRenewIntervalMs, renewCadenceMs, type ElectorRunPhase, type ElectorStats, type LeaderCallbacks, type LeaderElectorOptions, type ResolvedLeaderElectorOptions, type StopReason } from './elector-options.js';
 
 export { CandidacySchema, LeaderElectorOptionsSchema, PHASE_STEP_MS, defaultRenewIntervalMs, renewCadenceMs } from './elector-options.js';
 export type { ElectorRunPhase, ElectorStats, LeaderCallbacks, LeaderElectorOptions, ResolvedLeaderElectorOptions, StopReason } from './elector-options.js';
-import { isVacant, pollPlan, SESSION_QUIET_LEASES, stepDelay, termToConfirm, watchesTerm } from './follower.js';
-import { LeaseWatch } from './watch.js';
-import { DECISIONS, Leadership, type Decisions } from './leadership.js';
-import { sessionFallbackMs } from './leader.js';
-import { SessionReader, sessionSeam, type Session } from './session.js';
+import {
+  afterRenewal,
+  decideFollower,
+  decideLeader,
+  FOLLOWING,
+  followerDelay,
+  followerStep,
+  handOffDelay,
+  heirOf,
+  judgeClock,
+  leaderDelay,
+  leaderStep,
+  prevented,
+  RenewalPhase,
+  SESSION_QUIET_LEASES,
+  sessionFallbackMs,
+  stepDelay,
+  type FollowerEffect,
+  type FollowerEvent,
+  type FollowerSettings,
+  type FollowerState,
+  type LeaderObservation,
+  type LeaderTerm,
+  type Moment,
+} from './step.js';
+import { sessionSeam, type Session, type SessionListener } from './session.js';
 import { detectPlatform } from './platform.js';
-import type { StampClock } from './server-clock.js';
-import { ClockGuard } from './clock-guard.js';
-import { TermWrites } from './term-writes.js';
+import { ClockSkewError, type StampClock } from './server-clock.js';
 import type { Push, Wake } from './push.js';
-import { faultReporter } from './faults.js';
-
+import { faultReporter, retryDelayMs } from './faults.js';
 /**
  * What the SDK's own code, and the simulator, give an elector beyond its options: its lock wrapped
  * (a planted bug: sim/bugs.ts), its decisions replaced (likewise), and whether a cancelled leader
@@ -80,17 +99,13 @@ export class LeaderElector {
   readonly ready: Promise<void>;
   /** The lease, as read and written (LeaseLock: DynamoDB's, or wrapped by a planted bug). */
   private readonly lock: LeaseLock;
-  /** The decisions it calls through (lib/sdk/leadership.ts DECISIONS, or a planted bug's). */
+  /** The decisions it calls through (DECISIONS below, or a planted bug's). */
   private readonly decide: Decisions;
   private readonly client: DynamoDBClient;
   /** What every time this worker writes is read from (clockSync); durations use its monotonic clock. */
   private readonly time: StampClock;
   /** Its writes on the lease (LeaseStore's, conditioned on the read or the term). */
   private readonly writes: TermWrites;
-  /** Whether it may write the times it would write now (clock skew preventions). */
-  private readonly guard: ClockGuard;
-  /** An ack was held back for the clock: given as soon as it can be. */
-  private unanswered = false;
   private readonly callbacks: LeaderCallbacks;
   private readonly onError: (e: Error) => void;
   /** onError, each fault named (lib/sdk/faults.ts). */
@@ -98,24 +113,14 @@ export class LeaderElector {
   private readonly startUp: StartUp<void>;
   /** Its term, while it leads. */
   private readonly term: Leadership;
-  /** What this worker has seen of its lease: the reads, and when the term last changed (client-go's observedTime). */
-  private readonly watch: LeaseWatch;
-  private vacantSince: number | undefined;
-  /** Monotonic time the successor should look again (when the term it watches would run out). */
-  private wakeAt: number | undefined;
-  private lastLeader: string | undefined;
-  /** The highest fencing token this start-up has led with: it never confirms a term below it. */
-  private ledToken = -1;
-  /** The last claim to this worker's name it answered (answerClaim). */
-  private answeredClaim: string | undefined;
-  /** The election this candidate last answered (its leader side answers too). */
-  private readonly acked: { election: string | undefined } = { election: undefined };
+  /** What it knows of its lease as a follower (lib/sdk/step.ts): replaced by each step. */
+  private known: FollowerState = FOLLOWING;
+  /** What its follower's step decides by. */
+  private readonly follow: FollowerSettings;
   private readonly detect: () => Promise<Platform | undefined>;
   private platformFound: Platform | undefined;
   /** The push path, if any (the `push` option). */
   private readonly push: Push | undefined;
-  /** A wake came (or the push path went up or down): look at the lease now, not after the sleep. */
-  private wakePending = false;
   /** Ends the sleep between steps early (a wake). */
   private nap: Nap | undefined;
   /** The process's session, if any (the `session` option). */
@@ -150,10 +155,21 @@ export class LeaderElector {
       ? new LeaseCandidate({ ...c, leaseName: data.leaseName, name: data.identity, tables: data.tables, client, clock: this.time, clockSync: 'none', instance: this.instance, claimWindowMs: data.leaseDurationMs, onError: this.onError })
       : undefined;
     this.options = deepFreeze(data);
-    this.watch = new LeaseWatch(this.options, this.instance, this.lock, (name) => sessions.phase(name), () => this.mono(), (h) => this.noteHolder(h), (c) => this.answerClaim(c), () => this.sessionFallbackMs);
+    const own = new RenewalPhase();
+    this.follow = { ...this.options, instance: this.instance, fallbackAfterMs: this.fallbackAfterMs, sessionFallbackMs: this.sessionFallbackMs, candidate: this.candidate !== undefined, decideFollower: this.decide.decideFollower, cadence: { own, session: (name) => sessions.phase(name) } };
     this.writes = new TermWrites(this.lock, this.options, this.instance, this.time, (r) => this.announce(r), this.report);
-    this.guard = new ClockGuard(this.time, this.options, `LeaderElector "${this.options.identity}" of lease "${this.options.leaseName}"`, this.onError);
-    const { options: opts, instance, time, guard, writes, lock: leaseLock, decide, watch, callbacks: cbs, candidate, acked } = this;
+    const self = this;
+    const guard = { trusted: () => this.clockTrusted(), prevented: (jumpMs?: number) => this.clockPrevented(jumpMs) };
+    const watch = { leading: () => this.note({ kind: 'leading' }), observe: (read: LeaseRead) => this.note({ kind: 'observed', read }), claimIn: (lease: Lease | undefined) => this.note({ kind: 'claimIn', lease }) };
+    const acked = {
+      get election() {
+        return self.known.ackedElection;
+      },
+      set election(v: string | undefined) {
+        self.known = { ...self.known, ackedElection: v };
+      },
+    };
+    const { options: opts, instance, time, writes, lock: leaseLock, decide, callbacks: cbs, candidate } = this;
     this.term = new Leadership({ options: opts, instance, time, guard, writes, lock: leaseLock, decide, watch, callbacks: cbs, onError: this.report, candidate, session, acked,
       // how long after a renewal was sent a coordinated leader sends the next: the renew interval less PHASE_STEP_MS
       cadenceMs: renewCadenceMs(this.renewIntervalMs, opts.retryPeriodMs),
@@ -173,7 +189,8 @@ export class LeaderElector {
 
   /** Clock skew preventions so far, and this worker's measurement of DynamoDB's clock. */
   get stats(): ElectorStats {
-    return this.guard.stats;
+    const c = this.time.check(this.options.maxClockErrorMs);
+    return { clockSkewPreventions: this.known.preventions, clockSynced: c.ok, clockErrorMs: 'errorMs' in c ? c.errorMs : undefined, clockOffsetMs: this.time.wallOffsetMs() };
   }
 
   /**
@@ -187,10 +204,25 @@ export class LeaderElector {
    * that does not answer is written off until it renews on its own — minutes. Such a worker is
    * elected only to confirm the term a poll later, once the next responses have settled the
    * estimate; a worker whose doubt lasts (no Date header, responses too slow) does not answer.
-   * (ClockGuard.)
+   * (lib/sdk/step.ts judgeClock.)
    */
   private clockTrusted(settling = false): boolean {
-    return this.guard.trusted(settling);
+    const j = judgeClock(this.known, this.moment(), this.options.leaseDurationMs, settling);
+    this.known = j.state;
+    if (j.report) this.carry({ kind: 'clockSkew', doubt: j.report });
+    return j.trusted;
+  }
+
+  /** A write not made, or a term stopped, for the clock (a jump: reported at once). */
+  private clockPrevented(jumpMs?: number): void {
+    const p = prevented(this.known, this.mono(), jumpMs);
+    this.known = p.state;
+    if (p.report) this.carry({ kind: 'clockSkew', doubt: p.report });
+  }
+
+  /** The moment a step decides at: monotonic now, DynamoDB's time as measured, the clock's jumps so far. */
+  private moment(): Moment {
+    return { now: this.mono(), clock: this.time.check(this.options.maxClockErrorMs), jumps: this.time.jumps };
   }
 
   private get fallbackAfterMs(): number {
@@ -220,7 +252,7 @@ export class LeaderElector {
 
   /** The holder last observed (this worker included). */
   get leader(): string | undefined {
-    return this.lastLeader;
+    return this.known.lastLeader;
   }
 
   /**
@@ -331,11 +363,11 @@ export class LeaderElector {
       // follower steps failed in a row: the next waits the backoff (lib/sdk/faults.ts), whatever it had planned
       let failures = 0;
       while (!signal.aborted) {
-        const woken = this.wakePending;
-        this.wakePending = false;
+        const woken = this.known.wakePending;
+        this.known = { ...this.known, wakePending: false };
         try {
           if (this.term.active) await (woken ? this.term.woken() : this.term.step());
-          else await this.followerStep(woken);
+          else await this.feed({ kind: 'poll', woken, pushLive: this.pushLive });
           failures = 0;
         } catch (e) {
           // a fault: told once per try, and tried again after the backoff (a follower) or at the
@@ -343,7 +375,7 @@ export class LeaderElector {
           failures++;
           this.report(e);
         }
-        if (!this.wakePending) await this.napFor(failures > 0 && !this.term.active ? this.decide.retryDelayMs(failures, this.options.retryPeriodMs, this.time.random()) : this.nextDelay(), signal);
+        if (!this.known.wakePending) await this.napFor(failures > 0 && !this.term.active ? this.decide.retryDelayMs(failures, this.options.retryPeriodMs, this.time.random()) : this.nextDelay(), signal);
       }
     } finally {
       this.phase = 'stopping';
@@ -364,10 +396,10 @@ export class LeaderElector {
   /** How long until the next step, as planned after a step that did not fail. */
   private nextDelay(): number {
     const leading = this.term.active;
-    const planned = leading ? this.term.delay() : this.watch.nextDelay(this.pushLive, this.time.random());
+    const planned = leading ? this.term.delay() : followerDelay(this.follow, this.known, this.mono(), this.pushLive, this.time.random());
     const clockKnown = this.time.check(this.options.maxClockErrorMs).ok;
     // (a draw only while the clock is in doubt: the simulator replays the same draws)
-    return stepDelay({ planned, clockKnown, random: clockKnown ? 0 : this.time.random(), wakeAt: leading ? undefined : this.wakeAt, now: this.mono() });
+    return stepDelay({ planned, clockKnown, random: clockKnown ? 0 : this.time.random(), wakeAt: leading ? undefined : this.known.wakeAt, now: this.mono() });
   }
 
   /** The session a write of this worker's term should name: the live one's, or null to take a term off a session that is gone (undefined: no session option, name nothing). */
@@ -375,7 +407,7 @@ export class LeaderElector {
     return this.session ? (this.session.name ?? null) : undefined;
   }
 
-  /** How long a follower waits out a session-held term's holder's own backstop read (lib/sdk/leader.ts sessionFallbackMs). */
+  /** How long a follower waits out a session-held term's holder's own backstop read (lib/sdk/step.ts sessionFallbackMs). */
   private get sessionFallbackMs(): number {
     return sessionFallbackMs({ sessionBackstopMs: this.sessionBackstopMs, ...this.options });
   }
@@ -397,10 +429,7 @@ export class LeaderElector {
    * the very revision: a deleted and re-created row counts its revisions from 1 again).
    */
   private onWake(w: Wake | undefined): void {
-    const seen = this.watch.observed;
-    if (w?.revision !== undefined && seen !== undefined && w.revision === seen.revision) return;
-    this.wakePending = true;
-    this.nap?.end();
+    this.note({ kind: 'wake', revision: w?.revision });
   }
 
   /** Whether wakes reach this worker now: quiet followers then read rarely, and a cancelled leader hands over at once. */
@@ -413,157 +442,581 @@ export class LeaderElector {
     this.push?.wake(this.options.leaseName, revision);
   }
 
-  private followerStep(woken = false): Promise<void> {
-    // what it reads: lib/sdk/follower.ts pollPlan (most polls write nothing)
-    const last = this.watch.lastRaw;
-    const { watch: w, options: o } = this;
-    const plan = pollPlan({ mode: o.mode, woken, pushLive: this.pushLive, raw: last?.item, view: w.lastRead, leaseReadAt: w.leaseReadAt, now: this.mono(), backstopMs: this.sessionBackstopMs });
-    return this.watch.readView(plan.consistent, plan.sessionOnly ? last : undefined).then(({ raw, view: read, sentAt }) => this.afterPoll(raw, read, sentAt, woken));
+  /**
+   * Feeds `e` to the follower's step (lib/sdk/step.ts followerStep) and carries out its effects,
+   * each read's or write's answer fed back as the next event, until the step asks for nothing more.
+   */
+  private async feed(e: FollowerEvent): Promise<void> {
+    let next: FollowerEvent | undefined = e;
+    while (next) {
+      const { state, effects } = followerStep(this.follow, this.known, next, this.moment());
+      this.known = state;
+      next = undefined;
+      for (const f of effects) {
+        const io = this.carry(f);
+        if (!io) continue;
+        try {
+          next = io.answer(await io.sent);
+        } catch (e) {
+          // a conflict where the step expects one (a vacancy report, or its acknowledgement): the row moved on meanwhile
+          if (!(io.conflict && e instanceof ConflictError)) throw e;
+          next = io.conflict;
+        }
+      }
+    }
   }
 
-  /** What a follower does with its poll: mostly nothing (undefined), else the writes it decides on. */
-  private afterPoll(raw: LeaseRead, read: LeaseRead, sentAt: number, woken: boolean): Promise<void> | undefined {
-    this.watch.polled(raw, read, sentAt, woken);
-    const d = this.decide.decideFollower({
-      lease: read.item,
-      identity: this.options.identity,
-      instance: this.instance,
-      mode: this.options.mode,
-      candidate: this.candidate !== undefined,
-      ackedElection: this.acked.election,
-      unanswered: this.unanswered,
-      now: this.mono(),
-      observedAt: this.watch.observed!.at,
-      vacantSince: this.vacantSince,
-      retryPeriodMs: this.options.retryPeriodMs,
-      fallbackAfterMs: this.watch.lastHeldOnSession ? Math.max(this.fallbackAfterMs, this.sessionFallbackMs) : this.fallbackAfterMs,
-    });
-    if (d.confirm || (d.answer !== undefined && this.candidate) || d.take !== undefined || d.reportVacancy) return this.actOnPoll(raw, read, d);
-    this.vacantSince = d.vacantSince;
-    this.wakeAt = d.wakeAt;
-    return undefined;
+  /** An event that asks for no read or write (the leader's own reads and writes, a wake): decided and carried out now. */
+  private note(e: FollowerEvent): void {
+    const { state, effects } = followerStep(this.follow, this.known, e, this.moment());
+    this.known = state;
+    for (const f of effects) this.carry(f);
   }
 
-  private async actOnPoll(raw: LeaseRead, read: LeaseRead, d: ReturnType<Decisions['decideFollower']>): Promise<void> {
-    if (d.confirm) {
-      // Elected (by the coordinator, for this start-up): confirm by renewing before acting; not
-      // confirmed (the term moved on): the next step reads the lease row itself, not a copy
-      this.wakeAt = undefined;
-      // a term rewritten under this start-up is ended on the row, not confirmed (follower.ts termToConfirm)
-      const c = termToConfirm(read.item!, this.ledToken);
-      if (c.end) return this.writes.endChanged(c.term);
-      await this.takeTerm(c.term);
-      if (!this.term.active) this.watch.leaseReadAt = undefined;
-      return;
+  /** Carries out one effect of the follower's step: a read or a write is sent, and its answer (`answer`) is the next event. */
+  private carry(f: FollowerEffect): { sent: Promise<unknown>; answer: (v: unknown) => FollowerEvent | undefined; conflict?: FollowerEvent } | undefined {
+    switch (f.kind) {
+      case 'readLease':
+        return { sent: this.lock.get(f.consistent), answer: (raw) => ({ kind: 'leaseRead', raw: raw as LeaseRead }) };
+      case 'readSession':
+        return { sent: this.lock.session(f.name, f.shareMs, f.pendingMs), answer: (read) => ({ kind: 'sessionRead', read: read as SessionRead }) };
+      case 'readProcessSession':
+        return { sent: this.lock.processSession(f.named, f.process), answer: (read) => ({ kind: 'processSessionRead', read: read as SessionRead }) };
+      case 'renewCandidate':
+        return { sent: this.candidate!.renew(), answer: () => ({ kind: 'candidateRenewed' }), ...(f.conflictIsNothing ? { conflict: { kind: 'candidateRenewed' } as const } : {}) };
+      case 'reportVacancy':
+        return { sent: this.writes.reportVacancy(f.read), answer: (lease) => ({ kind: 'reported', lease: lease as Lease | undefined }), conflict: { kind: 'reported', lease: undefined } };
+      case 'confirm':
+        return { sent: this.writes.renew(f.term, this.sessionToWrite() ?? undefined), answer: (lease) => ({ kind: 'confirmed', lease: lease as Lease | undefined }) };
+      case 'endChanged':
+        return { sent: this.writes.endChanged(f.term), answer: () => undefined };
+      case 'acquire':
+        return { sent: this.writes.acquire(f.read, f.electedBy, this.sessionToWrite(), this.platformFound), answer: (got) => ({ kind: 'acquired', got: got as Acquired }) };
+      case 'release':
+        return { sent: this.writes.release(f.term), answer: () => ({ kind: 'released' }) };
+      case 'lead':
+        return { sent: this.lead(f.term, f.sentAt, f.lease, f.confirmed), answer: (ev) => ev as FollowerEvent };
+      case 'newLeader':
+        this.callbacks.onNewLeader?.(f.holder);
+        return undefined;
+      case 'claim':
+        this.onError(new DuplicateIdentityError(f.claim.name, this.options.leaseName, f.claim.instance, this.instance, 'held'));
+        void this.candidate!.renew().catch(this.report);
+        return undefined;
+      case 'clockSkew':
+        this.onError(new ClockSkewError(`LeaderElector "${this.options.identity}" of lease "${this.options.leaseName}"`, f.doubt, this.options.maxClockErrorMs));
+        return undefined;
+      case 'stepNow':
+        this.nap?.end();
+        return undefined;
     }
-    // An answer makes this worker electable: not while it cannot tell DynamoDB's time for long.
-    if (d.answer !== undefined && this.candidate) {
-      if (this.clockTrusted(true)) {
-        await this.candidate.renew();
-        if (d.answer === 'unanswered') this.unanswered = false;
-        else this.acked.election = d.answer.election;
-      } else if (d.answer !== 'unanswered') this.unanswered = true;
-    }
-    this.vacantSince = d.vacantSince;
-    this.wakeAt = d.wakeAt;
-    if (d.take === 'successor') return this.succeed(raw);
-    if (d.reportVacancy) await this.reportVacancy(raw);
-    if (d.take === 'self') await this.acquire(raw, 'self');
+  }
+
+  /** Leads the term won by the write sent at `sentAt` (Leadership.start: never one whose renew deadline already passed); a confirmed term then acts on its renewal's row. */
+  private async lead(term: Term, sentAt: number, lease: Lease, confirmed: boolean): Promise<FollowerEvent> {
+    const ok = await this.term.start(term, sentAt, lease);
+    if (ok && confirmed) await this.term.afterRenewal(lease);
+    return { kind: 'led', ok, leading: this.term.active };
+  }
+}
+
+// ---- the term, while it leads ----
+
+/**
+ * A LeaderElector's term while it leads: it carries out the leader's decisions (lib/sdk/step.ts
+ * leaderStep, through `Decisions`) on each observation — its renewals' answers, reads of its lease,
+ * its session's renewals and end, the renew deadline's timer — and keeps the deadline armed:
+ * client-go's rule, a leader stops acting once it has not renewed for its renew deadline, before
+ * anyone else can see the term expire. Its writes go through TermWrites; its callbacks are the user's.
+ */
+/**
+ * The decisions a LeaderElector calls through: the pure functions of lib/sdk/step.ts
+ * and faults.ts. One object per elector, so the simulator can plant a wrong decision in
+ * the electors it builds (sim/bugs.ts, through the internal `electorWith`).
+ */
+export interface Decisions {
+  readonly decideFollower: typeof decideFollower;
+  readonly decideLeader: typeof decideLeader;
+  /** How long a failed step waits before the next try. */
+  readonly retryDelayMs: typeof retryDelayMs;
+  /** What a leader whose work failed does with its term (the `onLeaderWorkFailure` option). */
+  readonly workFailure: (o: Pick<ResolvedLeaderElectorOptions, 'onLeaderWorkFailure'>) => 'keep' | 'giveUp';
+}
+
+export const DECISIONS: Decisions = {
+  decideFollower,
+  decideLeader,
+  retryDelayMs,
+  workFailure: (o) => (o.onLeaderWorkFailure === 'keep' ? 'keep' : 'giveUp'),
+};
+
+/** What the elector shares with its term. */
+export interface LeadershipContext {
+  readonly options: ResolvedLeaderElectorOptions;
+  readonly instance: string;
+  readonly time: StampClock;
+  /** Whether it may write the times it would write now, and a term stopped for the clock (lib/sdk/step.ts judgeClock, prevented). */
+  readonly guard: { trusted(): boolean; prevented(jumpMs?: number): void };
+  readonly writes: TermWrites;
+  readonly lock: LeaseLock;
+  readonly decide: Decisions;
+  /** The follower's record of the lease (lib/sdk/step.ts): told of the term's own writes and reads. */
+  readonly watch: { leading(): void; observe(read: LeaseRead): void; claimIn(lease: Lease | undefined): void };
+  readonly callbacks: LeaderCallbacks;
+  readonly onError: (e: Error) => void;
+  readonly candidate: LeaseCandidate | undefined;
+  readonly session: Session | undefined;
+  /** The election this candidate last answered (shared with the follower's side). */
+  readonly acked: { election: string | undefined };
+  /** How long after a renewal was sent the next goes out. */
+  readonly cadenceMs: number;
+  /** Wakes reach this worker now. */
+  pushLive(): boolean;
+  /** Ends the elector's sleep: it steps at once. */
+  stepNow(): void;
+  /** A cancelled leader hands over at once, not at its next renewal slot (withLease). */
+  readonly promptly: boolean;
+  /** The session a write of this worker's term should name (the live one's, null: take it off, undefined: none). */
+  sessionToWrite(): string | null | undefined;
+}
+
+/** A term while it is led: what the leader's decisions change (`t`, replaced by each leaderStep), and what the shell keeps. */
+interface Leading {
+  t: LeaderTerm;
+  readonly controller: AbortController;
+  deadline: Timer | undefined;
+  /** Monotonic time the term was won. */
+  readonly since: number;
+}
+
+export class Leadership {
+  private leading: Leading | undefined;
+
+  constructor(private readonly c: LeadershipContext) {}
+
+  private mono(): number {
+    return this.c.time.monotonic();
+  }
+
+  /** Whether it leads now (the renew deadline judged at this moment: a thawed process learns here that it stopped). */
+  isLeader(): boolean {
+    const l = this.leading;
+    if (l) this.apply(l, { kind: 'asked', now: this.mono() });
+    return this.leading !== undefined;
+  }
+
+  /** Whether it leads, as last decided (no deadline check). */
+  get active(): boolean {
+    return this.leading !== undefined;
+  }
+
+  /** The current term. */
+  get term(): Term | undefined {
+    return this.leading?.t.term;
+  }
+
+  /** client-go's healthz: a leader whose term, as it last renewed it, is expired by more than the tolerance is stuck. */
+  healthy(toleranceMs: number): boolean {
+    if (!this.leading) return true;
+    return this.mono() - this.leading.t.renewedAt <= this.c.options.leaseDurationMs + toleranceMs;
   }
 
   /**
-   * Takes a vacant lease as its designated successor (or second successor, once the successor has
-   * had its grace: decideFollower). A lost race (a vacancy report, an election opened, somebody
-   * else's write) is read again at once: if the lease is still vacant and still names this worker,
-   * it tries once more; otherwise the election goes on as usual.
+   * Leads the term won by the write sent at `renewedAt` — unless its renew deadline has already
+   * passed (the process was frozen, or the answer came late, between the write landing and now):
+   * a term others may already have seen expire is given back, never led, so a thawed process does
+   * not start work on a stale term. False when it was given back.
    */
-  private async succeed(read: LeaseRead): Promise<void> {
-    if (await this.acquire(read, 'successor')) return;
-    const again = await this.watch.readView(true);
-    this.watch.lastRaw = again.raw;
-    this.watch.observe(again.view);
-    const l = again.view.item;
-    if (isVacant(l, this.watch.observed!.at, this.mono()) && watchesTerm(l, this.options.identity, this.instance)) await this.acquire(again.raw, 'successor');
+  async start(term: Term, renewedAt: number, lease: Lease): Promise<boolean> {
+    if (this.mono() >= renewedAt + this.c.options.renewDeadlineMs) {
+      await this.c.writes.release(term);
+      return false;
+    }
+    const controller = new AbortController();
+    const leading: Leading = { t: { term, renewedAt, renewals: 0, retrying: false, lease, session: lease.session }, controller, deadline: undefined, since: renewedAt };
+    this.c.watch.leading();
+    this.leading = leading;
+    this.armDeadline(leading);
+    try {
+      const r = this.c.callbacks.onStartedLeading(controller.signal, { fencingToken: term.fencingToken });
+      if (r instanceof Promise) r.catch((e: unknown) => this.workFailed(leading, e));
+    } catch (e) {
+      this.workFailed(leading, e);
+    }
+    return true;
   }
 
-  /** Tells the coordinator the holder has not renewed for a whole term, as this worker watched. */
-  private async reportVacancy(read: LeaseRead): Promise<void> {
+  /**
+   * The leader's work (onStartedLeading) rejected or threw. A leader whose work died must not keep
+   * the lease doing nothing: unless the options say `onLeaderWorkFailure: 'keep'`, the term ends
+   * now and goes to the successor (handed over when one is named, else released for an election).
+   * A rejection after the term ended (the work stopping on its aborted signal) is only reported.
+   */
+  private workFailed(leading: Leading, e: unknown): void {
+    const current = this.leading === leading;
+    const keep = this.c.decide.workFailure(this.c.options) === 'keep';
+    this.c.onError(new LeaderWorkError(this.c.options.leaseName, leading.t.term.fencingToken, !current ? 'ended' : keep ? 'kept' : 'givenUp', e));
+    if (current && !keep) void this.giveUp(leading, 'workFailed');
+  }
+
+  /** Stops the term and gives it to the successor: handed over when the coordinator named one, else released. */
+  private async giveUp(leading: Leading, reason: 'preempted' | 'workFailed'): Promise<void> {
+    const heir = heirOf(this.c.options, leading.t.lease);
+    this.stop(reason);
+    if (!(heir && (await this.handOff(leading, heir)))) await this.c.writes.release(leading.t.term);
+    this.c.stepNow();
+  }
+
+  /** Stop acting at renewedAt + renewDeadline even if a renewal hangs: before anyone can see the term expire. */
+  private armDeadline(leading: Leading): void {
+    leading.deadline?.cancel();
+    const left = leading.t.renewedAt + this.c.options.renewDeadlineMs - this.mono();
+    leading.deadline = this.c.time.setTimer(Math.max(0, left), () => {
+      if (this.leading === leading) this.apply(leading, { kind: 'deadline', now: this.mono() });
+    });
+  }
+
+  /** Stops the current term (onStoppedLeading, its signal aborted). */
+  stop(reason: StopReason): Lease | undefined {
+    const leading = this.leading;
+    if (!leading) return undefined;
+    this.leading = undefined;
+    leading.deadline?.cancel();
+    leading.controller.abort(reason);
     try {
-      // undefined: the lease moved on, nothing to report
-      if ((await this.writes.reportVacancy(read)) !== undefined && this.candidate && this.clockTrusted(true)) await this.candidate.renew();
+      this.c.callbacks.onStoppedLeading?.({ reason, fencingToken: leading.t.term.fencingToken });
     } catch (e) {
-      if (!(e instanceof ConflictError)) throw e; // the candidate row re-registered by another write meanwhile
+      this.c.onError(e as Error);
     }
+    return leading.t.lease;
+  }
+
+  /**
+   * Carries out the leader's decision on `o`: stops the term, extends it, or records the row it
+   * saw. False when the term stopped.
+   */
+  private apply(leading: Leading, o: LeaderObservation): boolean {
+    const { term, effects } = leaderStep(this.c.options, this.c.instance, leading.t, o, this.c.decide.decideLeader);
+    if (term) leading.t = term;
+    for (const e of effects) {
+      if (e.kind === 'stop') {
+        if (this.leading === leading) this.stop(e.reason);
+      } else if (e.kind === 'endTerm') void this.c.writes.endChanged(leading.t.term);
+      else if (e.kind === 'look') this.c.stepNow(); // read the lease now: a successor may be named, an election open
+      else this.armDeadline(leading);
+    }
+    return term !== undefined;
+  }
+
+  /**
+   * What the term does when the process's session is renewed or ends: a renewal answered inside the
+   * renew deadline extends it from the renewal's send time; a mark of the term ended stops it; an
+   * ended session wakes the leader, which renews its lease itself from then on.
+   */
+  sessionListener(): SessionListener {
+    return {
+      renewed: (name, sentAt, ended) => {
+        const l = this.leading;
+        if (l) this.apply(l, { kind: 'sessionRenewed', name, sentAt, now: this.mono(), ended });
+      },
+      ended: (name) => {
+        const l = this.leading;
+        if (l) this.apply(l, { kind: 'sessionEnded', name });
+      },
+    };
+  }
+
+  /**
+   * The measurement of DynamoDB's time jumped (a suspended machine's monotonic clock stood still,
+   * or the server's clock stepped): the deadline kept on the monotonic clock, and the renewal last
+   * stamped, can no longer be vouched for. It stops at once.
+   */
+  onClockJump(jumpMs: number): void {
+    if (!this.leading) return;
+    this.stop('renewDeadline');
+    this.c.guard.prevented(jumpMs);
+  }
+
+  /** Whether the term is held on the process's live session (the holder then renews nothing itself). */
+  private onLiveSession(t: LeaderTerm): boolean {
+    return t.session !== undefined && this.c.session?.name === t.session;
+  }
+
+
+  /** When the leader steps next (lib/sdk/step.ts leaderDelay). */
+  delay(): number {
+    const l = this.leading!.t;
+    const onLiveSession = this.onLiveSession(l);
+    const pushLive = this.c.pushLive();
+    return leaderDelay({
+      onLiveSession,
+      pushLive,
+      // as rarely as its followers: a term ended while the functions are down is not taken by a
+      // follower's fallback before this read (lib/sdk/step.ts sessionFallbackMs)
+      holderBackstopMs: SESSION_QUIET_LEASES * this.c.options.leaseDurationMs,
+      retrying: l.retrying,
+      everyRetryPeriod: this.c.options.mode === 'NoCoordination' && this.c.options.renewIntervalMs === undefined,
+      retryPeriodMs: this.c.options.retryPeriodMs,
+      cadenceMs: this.c.cadenceMs,
+      renewedAt: l.renewedAt,
+      now: this.mono(),
+      // drawn only when it is used (the simulator replays the same draws)
+      random: onLiveSession && pushLive ? this.c.time.random() : 0,
+    });
+  }
+
+  /** A step of the leader: renews its term (or, held on its live session, only looks at the lease). */
+  async step(): Promise<void> {
+    const leading = this.leading!;
+    // Held on the live session: its renewals keep the term; the lease is only looked at (a backstop
+    // for a lost wake: a preemption, a successor named, a term that moved on).
+    if (this.onLiveSession(leading.t)) return this.woken(false);
+    leading.t = { ...leading.t, retrying: true }; // until this renewal succeeds
+    // A renewal stamped with a time this worker cannot vouch for is not sent: the renew deadline
+    // (its monotonic clock) stops it unless the doubt clears first — a read instead brings the next
+    // response's Date. A jump stops it at once (onClockJump).
+    if (!this.c.guard.trusted()) {
+      await this.c.lock.get();
+      return;
+    }
+    const sentAt = this.mono();
+    let renewed: Lease | undefined;
+    try {
+      // onto the live session, or off one that ended
+      const session = this.c.sessionToWrite();
+      renewed = await this.c.writes.renew(leading.t.term, session === null && leading.t.session === undefined ? undefined : session);
+    } catch (e) {
+      // a fault: keep trying until the renew deadline (the armed timer stops us there)
+      this.c.onError(e as Error);
+      return;
+    }
+    if (this.leading !== leading) return; // the deadline passed (or the clock jumped) while the renewal was in flight
+    if (!this.apply(leading, { kind: 'renewed', sentAt, lease: renewed }) || !renewed) return;
+    this.c.watch.observe({ key: { name: this.c.options.leaseName }, item: renewed, revision: renewed.revision });
+    await this.afterRenewal(renewed);
+  }
+
+  /**
+   * A leader woken: the lease changed other than by its own renewals. It reads it (consistently):
+   * a term that moved on is over now, not at the next renewal; a preemption is answered at once.
+   * The renewal cadence is left as it was (the successor reads in step with it).
+   */
+  async woken(consistent = true): Promise<void> {
+    const leading = this.leading!;
+    let l = (await this.c.lock.get(consistent)).item;
+    // an eventually consistent copy older than what this term last wrote or saw proves nothing
+    if (!consistent && (l === undefined || l.revision < (leading.t.lease?.revision ?? 0))) l = (await this.c.lock.get()).item;
+    if (this.leading !== leading) return;
+    this.c.watch.claimIn(l);
+    if (this.apply(leading, { kind: 'read', lease: l }) && l) await this.afterRenewal(l);
+  }
+
+  /**
+   * After a renewal or a read in the term: yield to a preferred holder, or answer an open election.
+   * Mostly neither: then nothing to wait for (undefined, no async function's frame per renewal).
+   */
+  afterRenewal(lease: Lease): Promise<void> | undefined {
+    const leading = this.leading;
+    if (!leading) return undefined;
+    const next = afterRenewal(this.c.options, lease, { candidate: this.c.candidate !== undefined, ackedElection: this.c.acked.election });
+    return next.kind === 'yield' || next.kind === 'ack' ? this.yieldOrAck(leading, next) : undefined;
+  }
+
+  private async yieldOrAck(leading: Leading, next: ReturnType<typeof afterRenewal>): Promise<void> {
+    if (next.kind === 'yield') {
+      // The preferred candidate is the designated successor (the coordinator names both at once):
+      // it reads right after this renewal, so the term is handed to it now, in one write.
+      await this.giveUp(leading, 'preempted');
+      // Still a candidate, and alive: its row says so, or the coordinator passes over the holder it
+      // just replaced as departed (lib/election/vacancy.ts isDeparted).
+      await this.c.candidate?.renew();
+    } else if (next.kind === 'ack') {
+      await this.c.candidate!.renew();
+      this.c.acked.election = next.election;
+    }
+  }
+
+  /** Hands the term to `heir` (TermWrites.handOver), the clock permitting; `heirRow`: its candidate row, already being read. */
+  private handOff(leading: Leading, heir: Omit<Heir, 'platform'>, heirRow?: Promise<{ readonly item: Candidate | undefined }>): Promise<boolean> {
+    const l = leading.t.lease!;
+    return this.c.writes.handOver(leading.t.term, heir, l.leaseTransitions, () => this.c.guard.trusted(), l.secondSuccessor !== undefined || l.secondSuccessorInstance !== undefined, heirRow);
+  }
+
+  /**
+   * run() is cancelled while leading: with an heir, lead on until the next renewal would be due —
+   * the moment the heir reads — and hand the term over then (no gap in which nobody leads, and no
+   * wait for a poll); then stop. Returns the term that was led and whether it was handed over;
+   * the caller withdraws the candidacy, then releases a term not handed over.
+   */
+  async stepDown(): Promise<{ term: Term; handed: boolean } | undefined> {
+    const release = this.c.options.releaseOnCancel;
+    // The heir's candidate row (its platform and address go into the hand-over) is read beside the
+    // refresh, not after it: the heir the last renewal named is almost always the one the refresh
+    // names, and a row read for another is not used (handOver reads that one's).
+    const named = this.leading && release ? heirOf(this.c.options, this.leading.t.lease) : undefined;
+    const heirRow = named ? this.c.lock.candidate(named.name) : undefined;
+    heirRow?.catch(() => undefined); // reported by handOver, if it is used
+    if (this.leading && release) await this.refresh(this.leading);
+    const heir = this.leading && release ? heirOf(this.c.options, this.leading.t.lease) : undefined;
+    if (heir && this.leading) await this.leadUntilHandOff(this.leading);
+    const leading = this.leading;
+    if (!leading) return undefined;
+    this.stop('cancelled');
+    return { term: leading.t.term, handed: heir !== undefined && (await this.handOff(leading, heir, heir.name === named?.name ? heirRow : undefined)) };
+  }
+
+  /**
+   * The lease as it is now, if still in this term: the coordinator may have named the successor
+   * since the last renewal (a term not renewed yet knows none). Coordinated mode only; a failed read
+   * leaves what the last renewal said.
+   */
+  private async refresh(leading: Leading): Promise<void> {
+    if (this.c.options.mode !== 'coordinated') return;
+    try {
+      const l = (await this.c.lock.get()).item;
+      if (l && this.leading === leading && l.holderIdentity === leading.t.term.holderIdentity && l.fencingToken === leading.t.term.fencingToken) leading.t = { ...leading.t, lease: l };
+    } catch (e) {
+      this.c.onError(e as Error);
+    }
+  }
+
+  /**
+   * A cancelled leader with an heir leads on until its next renewal would be due (at most a renew
+   * interval): the heir reads just after each renewal it expects, so it finds the hand-off at once.
+   * The renew deadline and clock jumps still stop it as usual.
+   */
+  private async leadUntilHandOff(leading: Leading): Promise<void> {
+    const { promptly, cadenceMs } = this.c;
+    const wait = handOffDelay({ promptly, pushLive: this.c.pushLive(), retrying: leading.t.retrying, renewals: leading.t.renewals, since: leading.since, renewedAt: leading.t.renewedAt, cadenceMs, leaseDurationMs: this.c.options.leaseDurationMs, now: this.mono() });
+    if (wait > 0) await this.c.time.sleep(wait);
+  }
+}
+
+/**
+ * The leader's work failed: onStartedLeading rejected or threw. Reported to onError; `outcome`
+ * says what became of the term: given up (ended, and handed to the successor or released: the
+ * default), kept (`onLeaderWorkFailure: 'keep'`), or already ended before the work failed.
+ */
+export class LeaderWorkError extends Error {
+  /** Always `LeaderWorkError`. */
+  override readonly name = 'LeaderWorkError';
+  constructor(
+    /** The lease whose leader's work failed. */
+    readonly leaseName: string,
+    /** The fencing token of the term whose work failed. */
+    readonly fencingToken: number,
+    /** What became of the term: given up (the default), kept (`onLeaderWorkFailure: 'keep'`), or already ended. */
+    readonly outcome: 'givenUp' | 'kept' | 'ended',
+    /** What onStartedLeading rejected or threw with. */
+    override readonly cause: unknown,
+  ) {
+    const why = cause instanceof Error ? cause.message : String(cause);
+    super(
+      `the leader's work for lease "${leaseName}" (onStartedLeading, term with fencing token ${fencingToken}) failed: ${why}; ` +
+        (outcome === 'givenUp'
+          ? 'the term is given up so that another candidate leads (onLeaderWorkFailure: "keep" keeps it)'
+          : outcome === 'kept'
+            ? 'the lease is kept (onLeaderWorkFailure: "keep"): nothing leads the work until this worker stops'
+            : 'the term had already ended'),
+    );
+  }
+}
+
+// ---- its writes ----
+
+/**
+ * The writes a LeaderElector makes on its lease, through its LeaseLock: a direct acquisition, a
+ * confirmation or renewal of its term, a hand-off, a release, a vacancy report. Each is conditioned
+ * on what was read or on the term (holder and fencing token), so a lost race is a refusal, never a
+ * corrupted row. These stamp each write with DynamoDB's time as this worker measures it, tell the
+ * other followers of a hand-off or a release, and report what fails.
+ */
+export interface TermWriteSettings {
+  readonly leaseName: string;
+  readonly identity: string;
+  readonly leaseDurationMs: number;
+  /** Where clients reach this worker: written as holderAddress by its direct acquisitions. */
+  readonly advertise?: string | undefined;
+}
+
+export class TermWrites {
+  constructor(
+    private readonly lock: LeaseLock,
+    private readonly s: TermWriteSettings,
+    private readonly instance: string,
+    private readonly time: StampClock,
+    /** Tells the other followers the lease changed (a hand-off or a release this worker wrote). */
+    private readonly announce: (revision: number | undefined) => void,
+    private readonly onError: (e: Error) => void,
+  ) {}
+
+  private get durationSeconds(): number {
+    return Math.ceil(this.s.leaseDurationMs / 1000);
   }
 
   /**
    * Direct acquisition (NoCoordination, the fallback, or as the designated successor), conditioned
-   * on the revision read. False when somebody else moved first.
+   * on the revision read, with this worker's address (`advertise`) or none; the term goes on
+   * `session` when one is given. A lost race is `refusedBy` (whoever moved first).
    */
-  private async acquire(read: LeaseRead, electedBy: 'self' | 'successor'): Promise<boolean> {
-    if (!this.clockTrusted()) return false;
-    const jumps = this.time.jumps;
-    const sentAt = this.mono();
-    const got = await this.writes.acquire(read, electedBy, this.sessionToWrite(), this.platformFound);
-    if (!('written' in got)) {
-      // the row DynamoDB returned with the refusal names whoever moved first: a new holder, seen now
-      this.noteHolder(got.refusedBy);
-      return false;
-    }
-    const written = got.written;
-    this.watch.observe({ ...read, item: written, revision: written.revision });
-    const term = { holderIdentity: this.options.identity, fencingToken: written.fencingToken };
-    if (await this.jumpedSince(jumps, term)) return false;
-    return await this.startLeading(term, sentAt, written);
+  acquire(read: LeaseRead, electedBy: 'self' | 'successor', session: string | null | undefined, platform: Platform | undefined): Promise<Acquired> {
+    const claim = { identity: this.s.identity, instance: this.instance, now: this.time.now(), leaseDurationSeconds: this.durationSeconds, electedBy, address: this.s.advertise, platform, session };
+    return this.lock.acquire(read, acquisition(read.item, claim));
   }
 
   /**
-   * Another start-up claims this worker's candidate name (one identity, one process): this one is
-   * alive, so it answers by renewing its candidate row, which refuses the newcomer; and says so.
-   * Each claim is answered once.
+   * Confirms or renews `term` (LeaseLock.renew): onto `session`, or off one (null); undefined
+   * when the lease is no longer in the term.
    */
-  private answerClaim(c: IdentityClaim): void {
-    if (!this.candidate || c.name !== this.options.identity || c.of !== this.instance || c.instance === this.instance) return;
-    const key = `${c.instance}@${c.at}`;
-    if (key === this.answeredClaim) return;
-    this.answeredClaim = key;
-    this.onError(new DuplicateIdentityError(c.name, this.options.leaseName, c.instance, this.instance, 'held'));
-    void this.candidate.renew().catch(this.report);
+  renew(term: Term, session: string | null | undefined): Promise<Lease | undefined> {
+    return this.lock.renew(term, { now: this.time.now(), leaseDurationSeconds: this.durationSeconds, session });
   }
 
-  /** Reports a holder seen (onNewLeader) when it is not the one last reported. */
-  private noteHolder(holder: unknown): void {
-    if (typeof holder !== 'string' || holder === this.lastLeader) return;
-    this.lastLeader = holder;
-    this.callbacks.onNewLeader?.(holder);
+  /**
+   * Hands `term` to `heir` in one write (LeaseLock.handOver), with its platform from its candidate
+   * row so the platform's stop event can end its term too. False when the lease no longer names that
+   * heir, the row is not that process's, `mayStamp` says no (the clock), or the write failed: the
+   * caller releases instead. `heirRow`: the heir's candidate row, if the caller is reading it already.
+   */
+  async handOver(term: Term, heir: Omit<Heir, 'platform'>, leaseTransitions: number, mayStamp: () => boolean, secondNamed = false, heirRow?: Promise<{ readonly item: Candidate | undefined }>): Promise<boolean> {
+    try {
+      const row = (await (heirRow ?? this.lock.candidate(heir.name))).item;
+      if (row?.identity !== heir.instance || !mayStamp()) return false;
+      const firstTermSeconds = Math.max(1, Math.ceil(this.s.leaseDurationMs / 3000));
+      const given = await this.lock.handOver(term, { heir: { ...heir, platform: row.platform, address: row.address }, now: this.time.now(), firstTermSeconds, leaseTransitions, secondNamed });
+      if (given) this.announce(given.revision);
+      return given !== undefined;
+    } catch (e) {
+      this.onError(e as Error);
+      return false;
+    }
   }
 
-  /** Confirms a term the coordinator gave this worker: a renewal first, then the work. */
-  private async takeTerm(term: Term): Promise<void> {
-    if (!this.clockTrusted()) return; // not confirmed: the coordinator's short first term runs out, or the doubt clears first
-    const jumps = this.time.jumps;
-    const sentAt = this.mono();
-    const renewed = await this.writes.renew(term, this.sessionToWrite() ?? undefined);
-    if (!renewed) return;
-    this.watch.observe({ key: { name: this.options.leaseName }, item: renewed, revision: renewed.revision });
-    if (await this.jumpedSince(jumps, term)) return;
-    if (await this.startLeading(term, sentAt, renewed)) await this.term.afterRenewal(renewed);
+  /** Releases `term`; a failure is reported, and the term simply runs out. */
+  async release(term: Term): Promise<void> {
+    try {
+      const released = await this.lock.release(term, this.time.now());
+      if (released) this.announce(released.revision);
+    } catch (e) {
+      this.onError(e as Error); // the term simply runs out
+    }
   }
 
-  /** Leads the term won by the write sent at `sentAt` (Leadership.start: never one whose renew deadline already passed). */
-  private async startLeading(term: Term, sentAt: number, lease: Lease): Promise<boolean> {
-    if (!(await this.term.start(term, sentAt, lease))) return false;
-    this.ledToken = Math.max(this.ledToken, term.fencingToken);
-    this.vacantSince = undefined;
-    return true;
+  /** Ends `term` on a row rewritten under it (LeaseLock.endChanged); a failure is reported, and the term runs out. */
+  async endChanged(term: Term): Promise<void> {
+    try {
+      const ended = await this.lock.endChanged(term, this.time.now());
+      if (ended) this.announce(ended.revision);
+    } catch (e) {
+      this.onError(e as Error);
+    }
   }
 
-  /** A term written while the clock jumped: its stamp may be off by the jump, so it is given back rather than led on. */
-  private async jumpedSince(jumps: number, term: Term): Promise<boolean> {
-    if (this.time.jumps === jumps) return false;
-    this.guard.prevented();
-    await this.writes.release(term);
-    return true;
+  /**
+   * Tells the coordinator the holder has not renewed for a whole term, as this worker watched (its
+   * monotonic clock; `at` is informational). Undefined when the lease moved on: nothing to report.
+   */
+  reportVacancy(read: LeaseRead): Promise<Lease | undefined> {
+    return this.lock.reportVacancy(read, this.s.identity, this.time.now());
   }
-
 }

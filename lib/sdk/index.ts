@@ -14,7 +14,7 @@
  * @packageDocumentation
  */
 export { LeaderElector } from './elector.js';
-export type { StopReason } from './leader.js';
+export type { StopReason } from './step.js';
 export {
   LeaderElectorOptionsSchema,
   type LeaderElectorOptions,
@@ -44,7 +44,7 @@ export { LeaderInfoSchema, type LeaderInfo } from '../election/leader.js';
 export { ClockSkewError, type ClockDoubt } from './server-clock.js';
 export { TableNotFoundError } from './options.js';
 export { DynamoDBUnreachableError, DynamoDBRefusedError } from './faults.js';
-export { LeaderWorkError } from './leadership.js';
+export { LeaderWorkError } from './elector.js';
 // PushChannel, the push path's MQTT side, is the entry @conclave/sdk/push (lib/sdk/push-entry.ts)
 export type { Push } from './push.js';
 export { WakeSchema, PUSH_CLIENT_ID_PREFIX, pushClientIdPrefix, type Wake } from '../schemas/push.js';

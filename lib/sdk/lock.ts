@@ -9,22 +9,25 @@
  *
  * Two implementations: `dynamoLeaseLock` (the DynamoDB stores; what the SDK runs) and
  * `MemoryLeaseTable.lock` (the same conditions on plain objects: tests and the model checker).
+ * Session rows are read through the process's `SessionReader` (below), which shares one read among
+ * the process's electors that want one about the same moment.
  */
 import { nextFencingToken } from '../schemas/fencing-token.js';
 import type { Candidate } from '../schemas/candidate.js';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { Clock } from '../clock.js';
 import { sessionKey, type IdentityLease } from '../schemas/identity.js';
+import { IdentityStore } from '../stores/identity-store.js';
 import { LeaseItem, type Lease } from '../schemas/lease.js';
 import { HOLDER_FIELDS } from '../schemas/platform.js';
 import type { CandidateStore } from '../stores/candidate-store.js';
 import { ConflictError } from '../stores/errors.js';
 import type { Heir, LeasePatch, LeaseRead, LeaseStore, Term } from '../stores/lease-store.js';
-import { freshestOf, type SessionRead, type SessionReader } from './session-reader.js';
+import { RenewalPhase, SHARED_READ_MS, type Acquired, type SessionRead } from './step.js';
 
 export type { Heir, LeasePatch, LeaseRead, Term } from '../stores/lease-store.js';
-export type { SessionRead } from './session-reader.js';
-
-/** What a direct acquisition came to: the row as written, or the holder of the row that refused it (whoever moved first). */
-export type Acquired = { readonly written: Lease } | { readonly refusedBy: unknown };
+export type { Acquired, SessionRead } from './step.js';
+export { SHARED_READ_MS };
 
 /** A renewal of a term: its stamp, its length, and the session it goes on (a name), off (null), or as it is (undefined). */
 export interface Renewal {
@@ -73,7 +76,7 @@ export interface LeaseLock {
    * The freshest session row of process `process` in the partition of session row `named`, by one
    * consistent Query of that partition (`row` undefined when it has none): where a lease's `session`
    * names a row that does not vouch for its holder, the holder's own process's session, which its
-   * term lives by (lib/sdk/follower.ts ownSessionRead). `sentAt` is when the query was sent.
+   * term lives by (lib/sdk/step.ts ownSessionRead). `sentAt` is when the query was sent.
    */
   processSession(named: string, process: string): Promise<SessionRead>;
 }
@@ -213,7 +216,7 @@ export class MemoryLeaseTable {
       },
       candidate: async (c) => ({ item: this.candidates.get(`${name}/${c}`) }),
       session: async (s) => ({ row: this.sessions.get(s), sentAt: monotonic() }),
-      processSession: async (named, process) => ({ row: freshestOf([...this.sessions.values()], sessionKey(named).component, process), sentAt: monotonic() }),
+      processSession: async (named, process) => ({ row: freshestOf(this.sessions.values(), sessionKey(named).component, process), sentAt: monotonic() }),
     };
   }
 
@@ -256,6 +259,13 @@ export class MemoryLeaseTable {
   }
 }
 
+/** The row of `process` in partition `component` renewed last, if any (the tick's choice too: lib/coordinator/reconcile.ts byProcess). */
+export function freshestOf(rows: Iterable<IdentityLease>, component: string, process: string): IdentityLease | undefined {
+  let best: IdentityLease | undefined;
+  for (const r of rows) if (r.component === component && r.process === process && (best === undefined || r.renewTime > best.renewTime)) best = r;
+  return best;
+}
+
 /** Whether `l` is in `term` (holder and fencing token). */
 const inTerm = (l: Lease | undefined, term: Term): l is Lease => l !== undefined && l.holderIdentity === term.holderIdentity && l.fencingToken === term.fencingToken;
 
@@ -268,4 +278,78 @@ function termTokenKept(cur: Lease | undefined, patch: LeasePatch): LeasePatch {
   if (holder !== undefined && token !== undefined) set.termToken = token;
   else removed.add('termToken');
   return { set, remove: [...removed] as LeasePatch['remove'] };
+}
+
+// ---- session rows, read for a process's electors (lib/sdk/session.ts): shared among them, with each session's renewal cadence ----
+
+/**
+ * Reads session rows for a process's electors (consistently: an observer that judges a session
+ * expired must not act on an old copy), sharing a read sent within SHARED_READ_MS among them.
+ */
+export class SessionReader {
+  private readonly store: IdentityStore;
+  private readonly recent = new Map<string, { sentAt: number; pending: boolean; read: Promise<SessionRead> }>();
+  private readonly phases = new Map<string, RenewalPhase>();
+
+  constructor(
+    client: DynamoDBClient,
+    identitiesTable: string,
+    private readonly clock: Pick<Clock, 'monotonic'>,
+  ) {
+    this.store = new IdentityStore(client, identitiesTable);
+  }
+
+  /**
+   * Session `name`'s renewal cadence as this process has seen it (a RenewalPhase): one per session,
+   * shared by the process's electors that follow leases held on it, so they all aim their reads at
+   * the same moment and share them.
+   */
+  phase(name: string): RenewalPhase {
+    let p = this.phases.get(name);
+    if (!p) {
+      if (this.phases.size >= 64) this.phases.delete(this.phases.keys().next().value!); // the oldest: sessions come and go
+      this.phases.set(name, (p = new RenewalPhase()));
+    }
+    return p;
+  }
+
+  /**
+   * The freshest row of process `process` in the partition of session row `named` (LeaseLock
+   * processSession): one consistent Query of the partition, never shared — a follower judges by it
+   * only if it was sent after the lease read it acts on was answered (lib/sdk/step.ts
+   * ownSessionRead), which a query another elector sent earlier need not be.
+   */
+  async freshestOf(named: string, process: string): Promise<SessionRead> {
+    const sentAt = this.clock.monotonic();
+    const component = sessionKey(named).component;
+    const { items } = await this.store.query(component);
+    return { row: freshestOf(items, component, process), sentAt };
+  }
+
+  /**
+   * The session row `name`: from a read sent at most `shareMs` ago, or one still unanswered that was
+   * sent at most `pendingMs` ago (a loaded process wakes its electors over more than `shareMs`, and
+   * a read in flight is as good as a new one sent before it), or a new read. Both bounds must stay
+   * well inside the margin a follower's judgement allows (see lib/sdk/step.ts sessionMargin).
+   */
+  read(name: string, shareMs = SHARED_READ_MS, pendingMs = shareMs): Promise<SessionRead> {
+    const now = this.clock.monotonic();
+    const r = this.recent.get(name);
+    if (r && (now - r.sentAt <= shareMs || (r.pending && now - r.sentAt <= pendingMs))) return r.read;
+    const entry = { sentAt: now, pending: true, read: undefined as unknown as Promise<SessionRead> };
+    const key = sessionKey(name);
+    entry.read = this.store.read(key.component, key.name).then(
+      (x) => {
+        entry.pending = false;
+        return { row: x.item, sentAt: now };
+      },
+      (e: unknown) => {
+        if (this.recent.get(name) === entry) this.recent.delete(name);
+        throw e;
+      },
+    );
+    this.recent.set(name, entry);
+    if (this.recent.size > 64) for (const [k, v] of this.recent) if (now - v.sentAt > 60_000) this.recent.delete(k);
+    return entry.read;
+  }
 }

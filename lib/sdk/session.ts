@@ -25,8 +25,8 @@ import type { StampClock } from './server-clock.js';
 
 export { SESSION_COMPONENT };
 
-export { SessionReader, SHARED_READ_MS, type SessionRead } from './session-reader.js';
-import { SessionReader } from './session-reader.js';
+export { SessionReader, SHARED_READ_MS, type SessionRead } from './lock.js';
+import { SessionReader } from './lock.js';
 
 /** The options of a Session; a bad one is a ValidationError naming the field. */
 export const SessionOptionsSchema = z

@@ -3,7 +3,7 @@ import { marshall } from '@aws-sdk/util-dynamodb';
 import { CandidateItem, type Candidate } from '../schemas/candidate.js';
 import { RESERVED_FROM, isReservedName } from '../schemas/run-once.js';
 import { isConditionFailed } from './errors.js';
-import { ItemStore, type InvalidItem, type Patch, type Read, type Scanned } from './item-store.js';
+import { ItemStore, type InvalidItem, type Patch, type Read, type ScanOptions, type Scanned } from './item-store.js';
 
 export type CandidateRead = Read<Candidate>;
 export type CandidatePatch = Patch<Candidate>;
@@ -39,8 +39,8 @@ export class CandidateStore extends ItemStore<typeof CandidateItem> {
   }
 
   /** Every candidate row, one parsed page at a time; run-once rows are left out (unparsed). */
-  override async *scan(): AsyncGenerator<Scanned<Candidate>[]> {
-    for await (const page of super.scan((raw) => isReservedName(raw['name']))) yield page;
+  override async *scan(opts: ScanOptions = {}): AsyncGenerator<Scanned<Candidate>[]> {
+    for await (const page of super.scan({ ...opts, skip: (raw) => isReservedName(raw['name']) })) yield page;
   }
 
   /**

@@ -2,7 +2,8 @@ import { UpdateItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { IdentityLeaseItem, MAX_ENDED_TERMS, sessionKey, type IdentityLease } from '../schemas/identity.js';
 import { isConditionFailed } from './errors.js';
-import { ItemStore, type Patch, type Read } from './item-store.js';
+import { COORDINATOR_COMPONENT } from '../schemas/tick-cursor.js';
+import { ItemStore, type Patch, type Read, type ScanOptions, type Scanned } from './item-store.js';
 
 export type IdentityRead = Read<IdentityLease>;
 export type IdentityPatch = Patch<IdentityLease>;
@@ -17,6 +18,11 @@ const RENEWAL_CONDITION = { noTtl: renewalCondition('attribute_not_exists(#ttl)'
 export class IdentityStore extends ItemStore<typeof IdentityLeaseItem> {
   constructor(client: DynamoDBClient, table: string) {
     super({ client, table, keys: ['component', 'name'], schema: IdentityLeaseItem, kind: 'identity lease' });
+  }
+
+  /** Every identity lease and session row, one parsed page at a time; the coordinator's own row (its tick cursor) is left out, unparsed. */
+  override async *scan(opts: ScanOptions = {}): AsyncGenerator<Scanned<IdentityLease>[]> {
+    for await (const page of super.scan({ ...opts, skip: (raw) => raw['component'] === COORDINATOR_COMPONENT })) yield page;
   }
 
   /** The row of `component` named `name` (consistent read), with the revision to write against. */

@@ -40,6 +40,21 @@ export interface InvalidItem {
 
 export type Scanned<T> = { ok: true; item: T } | { ok: false; invalid: InvalidItem };
 
+/** One of `total` parts of a table, as DynamoDB's parallel scan divides it (Segment, TotalSegments). */
+export interface ScanSegment {
+  /** 0 … total − 1. */
+  readonly index: number;
+  /** 1 … 1,000,000 (DynamoDB's most); 1 is the whole table. */
+  readonly total: number;
+}
+
+export interface ScanOptions {
+  /** Rows left out before parsing (by the raw, unmarshalled row). */
+  readonly skip?: (raw: Record<string, unknown>) => boolean;
+  /** @default the whole table */
+  readonly segment?: ScanSegment;
+}
+
 /** A DynamoDB condition expression with its own placeholders. */
 export interface Condition {
   expression: string;
@@ -289,12 +304,16 @@ export class ItemStore<S extends z.ZodType<Revisioned>> {
   }
 
   /**
-   * Pages through the whole table (strongly consistent), one parsed page at a time. Rows `skip`
-   * picks out (by the raw, unmarshalled row) are left out before parsing: rows of another kind that
-   * share the table would otherwise each cost a ValidationError just to be thrown away.
+   * Pages through the whole table (strongly consistent), or one segment of it (DynamoDB's parallel
+   * scan: `segment` of `total`), one parsed page at a time. Rows `skip` picks out (by the raw,
+   * unmarshalled row) are left out before parsing: rows of another kind that share the table would
+   * otherwise each cost a ValidationError just to be thrown away.
    */
-  async *scan(skip?: (raw: Record<string, unknown>) => boolean): AsyncGenerator<Scanned<z.output<S>>[]> {
-    for await (const r of paginateScan({ client: this.client }, { TableName: this.table, ConsistentRead: true })) {
+  async *scan(opts: ScanOptions = {}): AsyncGenerator<Scanned<z.output<S>>[]> {
+    const { skip, segment } = opts;
+    // a whole-table scan sends no segment parameters at all (the same requests as before segments existed)
+    const part = segment && segment.total > 1 ? { Segment: segment.index, TotalSegments: segment.total } : {};
+    for await (const r of paginateScan({ client: this.client }, { TableName: this.table, ConsistentRead: true, ...part })) {
       const page: Scanned<z.output<S>>[] = [];
       for (const item of r.Items ?? []) {
         const raw = unmarshall(item);

@@ -1,4 +1,4 @@
-import { UpdateItemCommand, paginateQuery, type AttributeValue, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { UpdateItemCommand, paginateQuery, paginateScan, type AttributeValue, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { LeaseItem, type Lease } from '../schemas/lease.js';
 import { nextFencingToken } from '../schemas/fencing-token.js';
@@ -8,6 +8,9 @@ import { isConditionFailed } from './errors.js';
 import { ItemStore, type Patch, type Read } from './item-store.js';
 
 export type LeaseRead = Read<Lease>;
+
+/** The fields of a lease row that say which session holds it (scanSessions). */
+const HELD = LeaseItem.pick({ name: true, holderIdentity: true, session: true });
 
 /** The successor a holder hands its term to: its name, its process (candidate `identity`) and, when its candidate row says, its platform and address. */
 export interface Heir {
@@ -55,6 +58,27 @@ export class LeaseStore extends ItemStore<typeof LeaseItem> {
     private readonly strongReadsOnly = false,
   ) {
     super({ client, table, keys: ['name'], schema: LeaseItem, kind: 'lease' });
+  }
+
+  /**
+   * Which session each held lease names, for the whole table, a page at a time: a consistent scan
+   * that returns only `name`, `holderIdentity` and `session` (the read units are the whole rows';
+   * the parsing is of three fields). A row whose fields do not parse is left out: it holds nothing
+   * the coordinator can judge (the tick reports it as broken).
+   */
+  async *scanSessions(): AsyncGenerator<Pick<Lease, 'name' | 'holderIdentity' | 'session'>[]> {
+    const pages = paginateScan(
+      { client: this.client },
+      { TableName: this.table, ConsistentRead: true, ProjectionExpression: '#n, #h, #s', ExpressionAttributeNames: { '#n': 'name', '#h': 'holderIdentity', '#s': 'session' } },
+    );
+    for await (const r of pages) {
+      const page: Pick<Lease, 'name' | 'holderIdentity' | 'session'>[] = [];
+      for (const row of r.Items ?? []) {
+        const p = HELD.safeParse(unmarshall(row));
+        if (p.success) page.push(p.data);
+      }
+      yield page;
+    }
   }
 
   /**

@@ -1,6 +1,7 @@
 /**
- * The targets block of the summary lists only figures that have a target, each with its median or
- * value and ✓/✗; the past-expiry figure says how far behind the machine clock the stamps were seen.
+ * The targets block of the summary lists only figures that have a target, each with the statistic
+ * its target judges (the median unless it names another) or its value, and ✓/✗; the past-expiry
+ * figure says how far behind the machine clock the stamps were seen.
  */
 import { describe, expect, it } from 'vitest';
 import { targetLines, type Figure } from '../../bench/report.js';
@@ -12,10 +13,12 @@ describe('targets block', () => {
     const figures: Figure[] = [
       { scenario: 'crash-failover', what: 'crash: past expiry', system: 'conclave', stats: summarize([100, 200, 400]), target: 'median ≤ 0.25 s', met: true },
       { scenario: 'crash-failover', what: 'crash: past expiry', system: 'baseline (client-go style)', stats: summarize([500]) },
+      { scenario: 'repeated-crash', what: 'five crashes: past expiry', system: 'conclave', stats: summarize([50, 60, 380]), target: 'max ≤ 0.25 s', met: false },
       { scenario: 'steady-state', what: 'steady', system: 'conclave · $/lease-month · total', value: 1.17, unit: '$/lease-month', target: '≤ $0.40', met: false },
     ];
     expect(targetLines(figures)).toEqual([
       '  ✓ crash: past expiry · conclave: median 0.20 s (target median ≤ 0.25 s)',
+      '  ✗ five crashes: past expiry · conclave: max 0.38 s (target max ≤ 0.25 s)',
       '  ✗ steady · conclave · $/lease-month · total: $1.17 /lease-month (target ≤ $0.40)',
     ]);
   });

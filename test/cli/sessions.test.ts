@@ -11,7 +11,7 @@ import { manualClock } from '../../lib/clock.js';
 import type { Judged } from '../../lib/cli/judged.js';
 import { SESSION_COMPONENT, sessionKey } from '../../lib/schemas/identity.js';
 import { yieldWaitMs } from '../../lib/cli/release.js';
-import { SESSION_QUIET_LEASES } from '../../lib/sdk/follower.js';
+import { SESSION_QUIET_LEASES } from '../../lib/sdk/step.js';
 import type { Lease } from '../../lib/schemas/lease.js';
 import { IdentityStore } from '../../lib/stores/identity-store.js';
 import { localClient } from '../../lib/stores/client.js';

@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { FUNCTION_ACCESS, WORKER_ACCESS, type FunctionAccess, type TableAccess, type TableRole } from '../../infra/access.js';
 import { manualClock } from '../../lib/clock.js';
 import { coordinatorDeps } from '../../lib/coordinator/reconcile.js';
+import { TICK_DEFAULTS } from '../../lib/coordinator/tick.js';
 import type { FunctionDeps } from '../../lib/functions/core.js';
 import { noDeadLetter } from '../../lib/functions/dead-letter.js';
 import { observability } from '../../lib/functions/env.js';
@@ -96,7 +97,7 @@ describe('what each function calls is what its role grants', () => {
       if (sent.timers) expect(FUNCTION_ACCESS[name].scheduleTimer, `${name} scheduled a timer`).toBe(true);
       if (sent.wakes) expect(FUNCTION_ACCESS[name].publishWakes, `${name} woke workers`).toBe(true);
     };
-    return { t, clock, rec, sent, invoke, check, seedCandidate };
+    return { t, clock, rec, sent, invoke, check, seedCandidate, handler };
   }
   const noFailures = (r: unknown) => expect((r as { batchItemFailures: unknown[] }).batchItemFailures).toEqual([]);
 
@@ -153,7 +154,7 @@ describe('what each function calls is what its role grants', () => {
   });
 
   it('coordinator: a tick that loses a race, opens an election and collects a stale candidate and an expired identity', async () => {
-    const { t, clock, rec, invoke, check, seedCandidate } = await setUp('coordinator', 'co');
+    const { t, clock, rec, invoke, check, seedCandidate, handler } = await setUp('coordinator', 'co');
     await seedCandidate('gone', 'old', clock.now() - 31 * MIN);
     const identities = new IdentityStore(t.client, t.names.identities);
     const then = clock.now() - 3 * 60 * MIN;
@@ -175,6 +176,9 @@ describe('what each function calls is what its role grants', () => {
     const result = (await invoke({ 'detail-type': 'Scheduled Event', source: 'aws.events', time: new Date(clock.now()).toISOString() })) as { errors: unknown[]; collectedCandidates: number; collectedIdentities: number };
     expect(raced).toBe(true);
     expect(result).toMatchObject({ errors: [], collectedCandidates: 1, collectedIdentities: 1 });
+    // an invocation left no time past the tick's margin: it reaches nothing and keeps its place in the round (the cursor's write)
+    const late = { ...lambdaContext('coordinator'), getRemainingTimeInMillis: () => TICK_DEFAULTS.marginMs };
+    expect(await handler({ 'detail-type': 'Scheduled Event', source: 'aws.events', time: new Date(clock.now()).toISOString() }, late)).toMatchObject({ leases: 0, round: { done: false, invocations: 1 } });
     check();
   });
 });

@@ -9,6 +9,7 @@ import { Conclave } from '../../infra/conclave.js';
 import type { GrantWorkerOptions } from '../../infra/deployment.js';
 import { CandidateItem } from '../../lib/schemas/candidate.js';
 import { IdentityLeaseItem, SESSION_COMPONENT, sessionComponent } from '../../lib/schemas/identity.js';
+import { COORDINATOR_COMPONENT } from '../../lib/schemas/session-partition.js';
 import { LeaseItem } from '../../lib/schemas/lease.js';
 import { HOLDER_FIELDS } from '../../lib/schemas/platform.js';
 import { RunOnceRow } from '../../lib/schemas/run-once.js';
@@ -80,7 +81,8 @@ describe('grantWorker', () => {
     for (const r of ['leases', 'candidates'] as const) for (const x of statementOn(st, r)) expect(x.Condition?.['ForAllValues:StringEquals']?.['dynamodb:LeadingKeys']).toBeUndefined();
     // identities: every component but the sessions' (StringNotLike), its own session partition apart, every session row read
     const ids = statementOn(st, 'identities').map((x) => x.Condition?.['ForAllValues:StringEquals']?.['dynamodb:LeadingKeys'] ?? x.Condition?.['ForAllValues:StringNotLike']?.['dynamodb:LeadingKeys'] ?? x.Condition?.['ForAllValues:StringLike']?.['dynamodb:LeadingKeys']);
-    expect(new Set(ids.map((k) => JSON.stringify(k)))).toEqual(new Set([JSON.stringify([SESSION_COMPONENT, `${SESSION_COMPONENT}:*`]), JSON.stringify([SESSION_COMPONENT])]));
+    // (…and not the coordinator's own partition, its tick cursor)
+    expect(new Set(ids.map((k) => JSON.stringify(k)))).toEqual(new Set([JSON.stringify([SESSION_COMPONENT, `${SESSION_COMPONENT}:*`, COORDINATOR_COMPONENT]), JSON.stringify([SESSION_COMPONENT, `${SESSION_COMPONENT}:*`]), JSON.stringify([SESSION_COMPONENT])]));
   });
 
   it('with leaseNames: dynamodb:LeadingKeys keeps the worker to its leases and their candidates', () => {
@@ -237,6 +239,17 @@ describe("grantWorker: a worker writes no session row outside its grant's scope 
     expect(allows(st['all']!, heartbeat('scheduler'), identitiesArn)).toBe(true);
     expect(allows(st['aAllComponents']!, heartbeat('anything-else'), identitiesArn)).toBe(true);
     expect(allows(st['aAllComponents']!, heartbeat(`${SESSION_COMPONENT}:x`), identitiesArn)).toBe(false);
+  });
+
+  it("no grant writes the coordinator's own partition (its tick cursor), and none may name it among its components", () => {
+    const cursorWrite: DynamoRequest = { action: 'dynamodb:UpdateItem', table: 'identities', leadingKeys: [COORDINATOR_COMPONENT], attributes: ['after', 'component', 'invocations', 'leases', 'name', 'revision', 'segment', 'segments'], returnValues: 'NONE' };
+    for (const k of Object.keys(grants)) {
+      expect(allows(st[k]!, cursorWrite, identitiesArn), k).toBe(false);
+      expect(allows(st[k]!, del(COORDINATOR_COMPONENT), identitiesArn), k).toBe(false);
+    }
+    const stack = new Stack(new App(), 'CursorScope');
+    const conclave = new Conclave(stack, 'Conclave');
+    expect(() => conclave.grantWorker(taskRole(stack, 'Task'), { leaseNames: ['A'], components: [COORDINATOR_COMPONENT] })).toThrow(/components.*coordinator's own partition/s);
   });
 });
 

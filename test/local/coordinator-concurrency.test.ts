@@ -43,6 +43,22 @@ describe('the coordinator in local mode', () => {
     }
   });
 
+  it('ticks against a deadline, as on Lambda: its context gives the wiring’s timeout on the runtime’s clock, and the tick reports its round (lib/coordinator/tick.ts)', async () => {
+    const rt = await startLocalRuntime({
+      endpoint: inject('ddbEndpoint'),
+      prefix: `cd-${randomUUID().slice(0, 8)}`,
+      dir: mkdtempSync(join(tmpdir(), 'conclave-cd-')),
+      tickEveryMs: 600_000,
+      logLevel: 'SILENT',
+    });
+    try {
+      // without a deadline (the simulator's context) a tick reports no round
+      expect(await rt.tick()).toMatchObject({ round: { segments: 1, invocations: 1, done: true, lostRace: false } });
+    } finally {
+      await rt.stop();
+    }
+  });
+
   it('atMost hands a finished call’s slot to the next waiter, so no caller slips in between', async () => {
     const clock = simulatedClock({ start: 0 });
     let running = 0;

@@ -3,8 +3,8 @@
  * protocols for the model checker: each takes the real one and returns it with one decision or one
  * write changed. Nothing is patched: the explorer is handed the wrapped protocol.
  */
-import type { FollowerView } from '../../lib/sdk/follower.js';
-import type { LeaderStep } from '../../lib/sdk/leader.js';
+import type { FollowerView } from '../../lib/sdk/step.js';
+import type { LeaderStep } from '../../lib/sdk/step.js';
 import type { PlantedBug } from '../../sim/bugs.js';
 import { HOLDER_FIELDS } from '../../lib/schemas/platform.js';
 import type { Protocol } from './election-model.js';

@@ -22,9 +22,10 @@
  * - faults a run can meet: the leader's work fails (`workFailures`); an operator moves the lease's
  *   fencing token under its holder, leaving the term's copy (`tokenMoves`).
  *
- * The shell that turns decisions into requests (elector.ts afterPoll/actOnPoll, leadership.ts
- * apply/step/giveUp, term-writes.ts) is followed here line by line, in the functions named after
- * those methods below.
+ * The order that turns decisions into requests — the follower's poll (lib/sdk/step.ts
+ * followerStep: polled, rest, acquire, attempted) and the leader's (lib/sdk/elector.ts Leadership
+ * apply/step/giveUp, TermWrites) — is followed here line by line, in the functions named after
+ * them below.
  */
 import type { Candidate } from '../../lib/schemas/candidate.js';
 import { ElectionConfigSchema, type ElectionConfig, type ElectionConfigInput } from '../../lib/schemas/config.js';
@@ -32,8 +33,8 @@ import { acquisition } from '../../lib/sdk/lock.js';
 import type { Lease } from '../../lib/schemas/lease.js';
 import type { RowPatch } from '../../lib/schemas/common.js';
 import type { Heir, Term } from '../../lib/stores/lease-store.js';
-import { decideFollower, isVacant, watchesTerm, type FollowerDecision, type FollowerView } from '../../lib/sdk/follower.js';
-import { afterRenewal, decideLeader, heirOf, inTerm, type LeaderStep } from '../../lib/sdk/leader.js';
+import { decideFollower, isVacant, watchesTerm, type FollowerDecision, type FollowerView } from '../../lib/sdk/step.js';
+import { afterRenewal, decideLeader, heirOf, inTerm, type LeaderStep } from '../../lib/sdk/step.js';
 import { decideWithSuccession } from '../../lib/election/successor.js';
 import { isNoop, pingsToWithdraw, type Decision } from '../../lib/election/decide.js';
 import { plan } from '../../lib/election/plan.js';
@@ -137,9 +138,9 @@ interface Op {
   readonly term?: Term;
   /** The read an acquisition or a vacancy report is conditioned on. */
   readonly read?: RowRead;
-  /** After a vacancy report: the fallback's acquisition (actOnPoll). */
+  /** After a vacancy report: the fallback's acquisition (step.ts afterReport). */
   readonly thenAcquire?: boolean;
-  /** An acquisition as the designated successor (LeaderElector.succeed), and whether it is the second try. */
+  /** An acquisition as the designated successor (step.ts attempted), and whether it is the second try. */
   readonly successor?: 'first' | 'second';
   /** Slow (the fault budget): it may land after time passed, be answered late, or time out. Others land within the unit they are sent in. */
   readonly slow?: boolean;
@@ -159,7 +160,7 @@ interface Elector {
   readonly instance: string;
   readonly stampOffset: number;
   readonly wallOffset: number;
-  /** LeaseWatch.observed: the term as last seen, and since when (monotonic). */
+  /** FollowerState.observed: the term as last seen, and since when (monotonic). */
   readonly observed?: { readonly key: TermKey | undefined; readonly at: number; readonly revision: number };
   readonly vacantSince?: number;
   readonly acked?: string;
@@ -170,7 +171,7 @@ interface Elector {
   readonly busy?: Op;
 }
 
-/** What LeaseWatch compares to tell a new term (or renewal) from the one it saw. */
+/** What the follower's step compares to tell a new term (or renewal) from the one it saw. */
 type TermKey = Pick<Lease, 'holderIdentity' | 'holderInstance' | 'renewTime' | 'fencingToken' | 'leaseDurationSeconds'>;
 
 export interface World {
@@ -234,7 +235,7 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
   }
 
   // ---- the follower (elector.ts) ----
-  /** LeaseWatch.observe: a term seen for the first time is timed from now, on this worker's monotonic clock. */
+  /** The follower's observe (lib/sdk/step.ts): a term seen for the first time is timed from now, on this worker's monotonic clock. */
   function observe(w: World, e: Elector, read: RowRead): Elector {
     const l = read.item;
     const key: TermKey | undefined = l && { holderIdentity: l.holderIdentity, holderInstance: l.holderInstance, renewTime: l.renewTime, fencingToken: l.fencingToken, leaseDurationSeconds: l.leaseDurationSeconds };
@@ -248,7 +249,7 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
     return { kind: 'write', read, patch: acquisition(read.item, { identity: e.name, instance: e.instance, now: stamp(w, e), leaseDurationSeconds: leaseSeconds, electedBy }) };
   }
 
-  /** LeaderElector.afterPoll and actOnPoll. */
+  /** step.ts polled and rest: the poll decided on, then acted on in order. */
   function afterPoll(w: World, i: number, read: RowRead): World {
     let e = observe(w, w.electors[i]!, read);
     const d = proto.decideFollower(
@@ -288,7 +289,7 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
     return w;
   }
 
-  /** LeaderElector.startLeading and Leadership.start: never a term whose renew deadline has passed (given back instead). */
+  /** step.ts won and Leadership.start: never a term whose renew deadline has passed (given back instead). */
   function startLeading(w: World, i: number, term: Term, sentAt: number, lease: Lease): { w: World; started: boolean } {
     const e = w.electors[i]!;
     if (mono(w) >= sentAt + cfg.renewDeadlineMs) return { w: send(w, i, { purpose: 'release', term, req: { kind: 'release', term, now: stamp(w, e) } }), started: false };
@@ -299,7 +300,7 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
     return { w: withElector(w, i, { ...e, leading: { term, renewedAt: sentAt, lease }, ledToken: Math.max(e.ledToken, term.fencingToken), vacantSince: undefined }), started: true };
   }
 
-  // ---- the leader (leadership.ts) ----
+  // ---- the leader (lib/sdk/elector.ts Leadership) ----
   /** Leadership.apply: carries out decideLeader's step. */
   function applyLeader(w: World, i: number, step: LeaderStep): World {
     const e = w.electors[i]!;
@@ -383,21 +384,21 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
         return w.electors[i]!.leading && answer ? afterRenewalStep(w, i, answer) : w;
       }
       case 'confirm': {
-        // LeaderElector.takeTerm
+        // step.ts confirm: won
         if (timedOut || !answer) return w;
         w = withElector(w, i, observe(w, e, { item: answer, revision: answer.revision }));
         const s = startLeading(w, i, op.term!, op.sentAt, answer);
         return s.started ? afterRenewalStep(s.w, i, answer) : s.w;
       }
       case 'acquire': {
-        // LeaderElector.acquire; a successor that lost the race looks again at once (LeaderElector.succeed)
+        // step.ts acquire; a successor that lost the race looks again at once (step.ts attempted)
         if (!timedOut && !answer && op.successor === 'first') return send(w, i, { purpose: 'secondLook', req: { kind: 'read' } });
         if (timedOut || !answer) return w;
         w = withElector(w, i, observe(w, e, { item: answer, revision: answer.revision }));
         return startLeading(w, i, { holderIdentity: e.name, fencingToken: answer.fencingToken }, op.sentAt, answer).w;
       }
       case 'secondLook': {
-        // LeaderElector.succeed: still vacant as it watched, and still its to take: once more
+        // step.ts viewed, the second look: still vacant as it watched, and still its to take: once more
         if (timedOut) return w;
         const read = { item: answer, revision: answer?.revision ?? 0 };
         const seen = observe(w, e, read);

@@ -19,7 +19,7 @@ const TICK_MS = 100;
 /** Pure KEP elections (no successor): a vacancy always goes through the coordinator's judgement. */
 const CONFIG: ElectionConfigInput = { ackWindowMs: ACK_MS, electedLeaseDurationSeconds: 2, succession: false };
 const POLL_MS = FAST.retryPeriodMs * 1.2;
-/** A follower that is not the successor reads a quiet lease every two retry periods, jittered by a tenth (lib/sdk/follower.ts nextReadDelay). */
+/** A follower that is not the successor reads a quiet lease every two retry periods, jittered by a tenth (lib/sdk/step.ts nextReadDelay). */
 const QUIET_POLL_MS = FAST.retryPeriodMs * 2 * 1.1;
 const RTT_MS = 2 * LATENCY_MS;
 /** LeaderElector's default: stamps within this of DynamoDB's clock, or it does not lead. */

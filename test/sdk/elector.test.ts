@@ -10,7 +10,7 @@ import type { ElectionConfigInput } from '../../lib/schemas/config.js';
 import { nextFencingToken } from '../../lib/schemas/fencing-token.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
 import { LeaderElector, type LeaderElectorOptions } from '../../lib/sdk/elector.js';
-import { CHASE_FIRST_MS, READ_AFTER_MS, SECOND_SUCCESSOR_GRACE_MS, SETTLING_READ_MS } from '../../lib/sdk/follower.js';
+import { CHASE_FIRST_MS, READ_AFTER_MS, SECOND_SUCCESSOR_GRACE_MS, SETTLING_READ_MS } from '../../lib/sdk/step.js';
 import { FencingError, fencedTransactWrite } from '../../lib/sdk/fencing.js';
 import { DynamoDBModel } from '../../lib/sim/dynamodb-model/index.js';
 import { FAST } from './harness.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Lease } from '../../lib/schemas/lease.js';
-import { CHASE_FIRST_MS, READ_AFTER_MS, RenewalPhase, SETTLING_READ_MS, decideFollower, isQuiet, isVacant, judgedOnSession, nextReadDelay, ownSessionRead, pollPlan, stepDelay, termToConfirm, type CadenceView, type FollowerDecision, type FollowerView } from '../../lib/sdk/follower.js';
+import { CHASE_FIRST_MS, READ_AFTER_MS, RenewalPhase, SETTLING_READ_MS, decideFollower, isQuiet, isVacant, judgedOnSession, nextReadDelay, ownSessionRead, pollPlan, stepDelay, termToConfirm, type CadenceView, type FollowerDecision, type FollowerView } from '../../lib/sdk/step.js';
 
 const T = 100_000; // monotonic now
 const held = (o: Partial<Lease> = {}): Lease =>

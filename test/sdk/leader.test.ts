@@ -1,10 +1,10 @@
 /**
- * The leader's decisions (lib/sdk/leader.ts) as tables, as lib/election's are: what it knows, one
+ * The leader's decisions (lib/sdk/step.ts) as tables, as lib/election's are: what it knows, one
  * observation → what it does. No I/O, no clock: LeaderElector feeds these.
  */
 import { describe, expect, it } from 'vitest';
 import type { Lease } from '../../lib/schemas/lease.js';
-import { afterRenewal, decideLeader, handOffDelay, heirOf, leaderDelay, leaderStep, sessionFallbackMs, type LeaderObservation, type LeaderTerm, type LeaderSettings, type LeaderStep, type TermView } from '../../lib/sdk/leader.js';
+import { afterRenewal, decideLeader, handOffDelay, heirOf, leaderDelay, leaderStep, sessionFallbackMs, type LeaderObservation, type LeaderTerm, type LeaderSettings, type LeaderStep, type TermView } from '../../lib/sdk/step.js';
 
 const S: LeaderSettings = { leaseName: 'job', identity: 'a', mode: 'coordinated', renewDeadlineMs: 10_000 };
 const T: TermView = { holderIdentity: 'a', instance: 'a_1', fencingToken: 7, renewedAt: 100_000, session: 's-1' };

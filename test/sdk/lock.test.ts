@@ -11,7 +11,7 @@ import { CandidateStore } from '../../lib/stores/candidate-store.js';
 import { IdentityStore } from '../../lib/stores/identity-store.js';
 import { LeaseStore, type LeasePatch, type LeaseRead } from '../../lib/stores/lease-store.js';
 import { acquisition, dynamoLeaseLock, MemoryLeaseTable, type Claim, type LeaseLock } from '../../lib/sdk/lock.js';
-import { SessionReader } from '../../lib/sdk/session-reader.js';
+import { SessionReader } from '../../lib/sdk/lock.js';
 import { NOW, cand } from '../fixtures.js';
 import { testTables, type TestTables } from '../support.js';
 

@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import type { ElectionConfigInput } from '../../lib/schemas/config.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
 import { LeaderElector } from '../../lib/sdk/elector.js';
-import { PUSH_QUIET_LEASES } from '../../lib/sdk/follower.js';
+import { PUSH_QUIET_LEASES } from '../../lib/sdk/step.js';
 import { DynamoDBModel } from '../../lib/sim/dynamodb-model/index.js';
 import { FAST } from './harness.js';
 import { LATENCY_MS, Sim, type Machine, type SimElector } from './sim-harness.js';
@@ -194,7 +194,7 @@ describe('LeaderElector with the push path', () => {
     const { sim, push, other } = await pushedGroup();
     await sim.run(FAST.leaseDurationMs);
     await sim.run(1);
-    const seen = (other.elector as unknown as { watch: { observed: { revision: number } } }).watch.observed.revision;
+    const seen = (other.elector as unknown as { known: { observed: { revision: number } } }).known.observed.revision;
     const from = sim.clock.monotonic();
     push.broker.publish({ lease: L, by: 'worker', revision: seen });
     await sim.run(DELIVERY_MS + RTT_MS);

@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { ElectionConfigInput } from '../../lib/schemas/config.js';
-import { CHASE_FIRST_MS, READ_AFTER_MS, RenewalPhase } from '../../lib/sdk/follower.js';
+import { CHASE_FIRST_MS, READ_AFTER_MS, RenewalPhase } from '../../lib/sdk/step.js';
 import { Session } from '../../lib/sdk/session.js';
 import { LATENCY_MS, Sim, type Machine, type SimElector } from './sim-harness.js';
 

@@ -12,7 +12,7 @@ import { SESSION_COMPONENT, Session } from '../../lib/sdk/session.js';
 import { sessionComponent, sessionKey } from '../../lib/schemas/identity.js';
 import { UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
-import { SESSION_QUIET_LEASES } from '../../lib/sdk/follower.js';
+import { SESSION_QUIET_LEASES } from '../../lib/sdk/step.js';
 import { IdentityStore } from '../../lib/stores/identity-store.js';
 import { DynamoDBModel } from '../../lib/sim/dynamodb-model/index.js';
 import { FAST } from './harness.js';

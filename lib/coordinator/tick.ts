@@ -1,0 +1,161 @@
+/**
+ * The coordinator's tick within its Lambda's time (issue 38, item 5): a round over every lease,
+ * divided into parts, carried over as many invocations as it takes.
+ *
+ * A round divides the leases and candidates tables into `segments` parts (DynamoDB's parallel scan
+ * segments) and reconciles them in order, each part's leases in name order. An invocation goes on
+ * from where the last one stopped (the cursor row, lib/schemas/tick-cursor.ts), starts no
+ * reconcile once its deadline less a margin has passed, and leaves the cursor at the last lease it
+ * reconciled. A round that ends starts the next one at the next invocation, with as many parts as
+ * the leases it reconciled call for (`segmentLeases` a part), so one part's scans and decisions
+ * stay well inside one invocation's time at any lease count.
+ *
+ * The bound: every lease that had candidates or an election when its part was scanned is
+ * reconciled within the round, and a round takes ⌈(work of a round) / (time of an invocation less
+ * the margin)⌉ invocations, at most one invocation per schedule tick (reserved concurrency 1). A
+ * deployment whose round fits one invocation (every deployment up to `segmentLeases` leases with
+ * a round under the timeout) is one part, one invocation a round: the tick of before, plus one
+ * consistent GetItem of the cursor (written only when it changes).
+ */
+import { ValidationError } from '../schemas/validation.js';
+import { MAX_SEGMENTS, type TickCursor } from '../schemas/tick-cursor.js';
+import { ConflictError } from '../stores/errors.js';
+import type { TickCursorRead } from '../stores/tick-store.js';
+import { collectIdentities, reconcileAll, type CoordinatorDeps, type PassOptions, type ReconcileAllResult } from './reconcile.js';
+
+export const TICK_DEFAULTS = {
+  /**
+   * Time kept back from the invocation's deadline: reconciles under way (16 at once, each a few
+   * requests, with the SDK's retries on throttling) and the cursor's write finish within it.
+   */
+  marginMs: 30_000,
+  /**
+   * Leases a part of a round: at the model's 1.2 ms of CPU a lease with nothing to change on the
+   * coordinator's 512 MB Lambda, about 12 s for its scans and decisions (docs/benchmarks.md, "Cost of scale").
+   */
+  segmentLeases: 10_000,
+} as const;
+
+export interface TickOptions {
+  /**
+   * `clock.monotonic()` by which the invocation must be done (Lambda's remaining time from its
+   * context). Absent (a context with no remaining time: the simulator's): one pass over the whole
+   * tables, no cursor read or written — the tick of before.
+   */
+  deadline?: number;
+  /** @default TICK_DEFAULTS.marginMs */
+  marginMs?: number;
+  /** @default TICK_DEFAULTS.segmentLeases */
+  segmentLeases?: number;
+  /** With a deadline: called with each outcome as its reconcile ends, within the invocation's time (reconcileAll's `afterEach`). */
+  afterEach?: PassOptions['afterEach'];
+}
+
+/** Where a round stands after an invocation. */
+export interface RoundProgress {
+  /** The round's parts. */
+  segments: number;
+  /** Invocations the round took so far (this one included). */
+  invocations: number;
+  /** Leases the round reconciled so far. */
+  leases: number;
+  /** The round ended in this invocation: every lease of every part reached. */
+  done: boolean;
+  /** Not done: the part and the last lease of it reconciled, where the next invocation goes on. */
+  next?: { segment: number; after: string | undefined };
+  /** Milliseconds since the round began (the coordinator's clock), at this invocation's end. */
+  ageMs: number;
+  /** Another invocation moved the cursor meanwhile (one coordinator at a time is the wiring's; locally a tick can be asked for by hand): this one's position was not kept. */
+  lostRace: boolean;
+}
+
+export interface TickResult extends ReconcileAllResult {
+  /** Absent without a deadline (one pass over the whole tables). */
+  round?: RoundProgress;
+}
+
+const FIRST: Omit<TickCursor, 'revision' | 'component' | 'name'> = { segments: 1, segment: 0, leases: 0, invocations: 0 };
+
+/** Parts for a round that reconciles `leases`: `segmentLeases` each, 1 at least, DynamoDB's most at most. */
+export const segmentsFor = (leases: number, segmentLeases: number): number => Math.min(MAX_SEGMENTS, Math.max(1, Math.ceil(leases / segmentLeases)));
+
+/** One invocation of the coordinator's tick: see the module's comment. */
+export async function tick(deps: CoordinatorDeps, opts: TickOptions = {}): Promise<TickResult> {
+  if (opts.deadline === undefined) return reconcileAll(deps);
+  const stop = opts.deadline - (opts.marginMs ?? TICK_DEFAULTS.marginMs);
+  const past = () => deps.clock.monotonic() >= stop;
+  const startedAt = deps.clock.now();
+  const read = await readCursor(deps);
+  const was = read.item;
+  const c = { ...FIRST, ...(was ? strip(was) : {}) };
+  if (c.invocations === 0) c.roundStartedAt = startedAt;
+  c.invocations++;
+
+  const merged: TickResult = { leases: 0, unseeded: 0, reached: 0, outcomes: [], errors: [], broken: [], invalid: [], collectedCandidates: [], collectedIdentities: [], leaderless: [] };
+  while (c.segment < c.segments && !past()) {
+    const r = await reconcileAll(deps, { segment: { index: c.segment, total: c.segments }, ...(c.after === undefined ? {} : { after: c.after }), deadline: stop, ...(opts.afterEach ? { afterEach: opts.afterEach } : {}) });
+    merge(merged, r);
+    c.leases += r.reached;
+    if (r.stopped) {
+      if (r.stopped.after === undefined) delete c.after;
+      else c.after = r.stopped.after;
+      break;
+    }
+    c.segment++;
+    delete c.after;
+  }
+  const done = c.segment >= c.segments;
+  const ageMs = deps.clock.now() - (c.roundStartedAt ?? startedAt);
+  if (done && c.segments > 1 && !past()) {
+    // a part does not see every lease that names a session: expired identities are collected once a round, over all of them
+    const g = await collectIdentities(deps, { deadline: stop, ...(opts.afterEach ? { afterEach: opts.afterEach } : {}) });
+    merged.collectedIdentities.push(...g.collectedIdentities);
+    merged.invalid.push(...g.invalid);
+  }
+  const progress: RoundProgress = { segments: c.segments, invocations: c.invocations, leases: c.leases, done, ageMs, lostRace: false };
+  if (!done) progress.next = { segment: c.segment, after: c.after };
+  const next: Omit<TickCursor, 'revision' | 'component' | 'name'> = done
+    ? { ...FIRST, segments: segmentsFor(c.leases, opts.segmentLeases ?? TICK_DEFAULTS.segmentLeases) }
+    : { segments: c.segments, segment: c.segment, leases: c.leases, invocations: c.invocations, ...(c.after === undefined ? {} : { after: c.after }), ...(c.roundStartedAt === undefined ? {} : { roundStartedAt: c.roundStartedAt }) };
+  if (!sameCursor(was ? strip(was) : FIRST, next)) {
+    try {
+      await deps.ticks.write(read, { set: next, remove: (['after', 'roundStartedAt'] as const).filter((k) => !(k in next)) });
+    } catch (e) {
+      if (!(e instanceof ConflictError)) throw e;
+      progress.lostRace = true; // the other invocation's position stands: at worst a part is reconciled twice
+    }
+  }
+  merged.round = progress;
+  return merged;
+}
+
+/** The cursor; one that does not parse (written by hand, or by another version) is removed and the round starts afresh. */
+async function readCursor(deps: CoordinatorDeps): Promise<TickCursorRead> {
+  try {
+    return await deps.ticks.read();
+  } catch (e) {
+    if (!(e instanceof ValidationError)) throw e;
+    return deps.ticks.reset();
+  }
+}
+
+const strip = ({ revision: _r, component: _c, name: _n, ...rest }: TickCursor): Omit<TickCursor, 'revision' | 'component' | 'name'> => rest;
+
+function sameCursor(a: Omit<TickCursor, 'revision' | 'component' | 'name'>, b: Omit<TickCursor, 'revision' | 'component' | 'name'>): boolean {
+  const keys = new Set([...Object.keys(a), ...Object.keys(b)]) as Set<keyof typeof a>;
+  return [...keys].every((k) => a[k] === b[k]);
+}
+
+function merge(into: TickResult, r: ReconcileAllResult): void {
+  into.leases += r.leases;
+  into.unseeded += r.unseeded;
+  into.reached += r.reached;
+  into.outcomes.push(...r.outcomes);
+  into.errors.push(...r.errors);
+  into.broken.push(...r.broken);
+  into.invalid.push(...r.invalid);
+  into.collectedCandidates.push(...r.collectedCandidates);
+  into.collectedIdentities.push(...r.collectedIdentities);
+  into.leaderless.push(...r.leaderless);
+  if (r.stopped) into.stopped = r.stopped;
+}

@@ -1,0 +1,40 @@
+import * as z from 'zod';
+import { LeaseName } from './lease.js';
+import { Millis, Revision } from './common.js';
+import { COORDINATOR_COMPONENT } from './session-partition.js';
+
+export { COORDINATOR_COMPONENT };
+
+/** The row (in COORDINATOR_COMPONENT) where one tick leaves off and the next begins. */
+export const TICK_CURSOR_NAME = 'tick';
+/** DynamoDB's most segments of a parallel scan (TotalSegments). */
+export const MAX_SEGMENTS = 1_000_000;
+
+/**
+ * Where the coordinator's round over every lease stands (lib/coordinator/tick.ts). A round
+ * reconciles the tables' `segments` parts in order; each invocation goes on from `segment`, after
+ * lease `after` (a segment's leases are taken in name order), until its deadline. Between rounds
+ * the row holds only the next round's `segments` (from the leases the last round reconciled), so a
+ * deployment whose round fits one invocation never writes it again.
+ */
+export const TickCursorItem = z
+  .object({
+    component: z.literal(COORDINATOR_COMPONENT),
+    name: z.literal(TICK_CURSOR_NAME),
+    /** When this round's first invocation began (the coordinator's clock); absent before a round's first invocation. */
+    roundStartedAt: Millis.optional(),
+    /** Parts of the tables this round divides them into (DynamoDB's TotalSegments). */
+    segments: z.number().int().min(1).max(MAX_SEGMENTS),
+    /** The part to go on with. */
+    segment: z.number().int().min(0),
+    /** The last lease of `segment` reconciled; absent: the segment starts at its first. */
+    after: LeaseName.optional(),
+    /** Leases reconciled so far this round. */
+    leases: z.number().int().min(0),
+    /** Invocations this round has taken so far (the one that ends it included). */
+    invocations: z.number().int().min(0),
+    revision: Revision,
+  })
+  .refine((c) => c.segment <= c.segments, { message: 'must be at most segments (segments: the round is done)', path: ['segment'] });
+
+export type TickCursor = z.infer<typeof TickCursorItem>;

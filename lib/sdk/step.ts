@@ -1,0 +1,1417 @@
+/**
+ * The elector's decisions, apart from what carries them out (STYLE.md §1): plain functions of what
+ * a LeaderElector knows and one thing it learnt, with no I/O and no clock read (the moment comes
+ * in with the event). Three parts, in this order:
+ *
+ * - The follower's decisions: `decideFollower` on a poll (confirm, answer, take, report), how it
+ *   reads next (`pollPlan`, `nextReadDelay`, `RenewalPhase`), `isVacant`, `termToConfirm`,
+ *   `stepDelay`.
+ * - The leader's: `leaderStep(settings, instance, LeaderTerm, observation) → { term, effects }`
+ *   over one record of its term, `afterRenewal`, `heirOf`, `leaderDelay`, `handOffDelay`.
+ * - The follower's step: `followerStep(settings, FollowerState, event, moment) → { state,
+ *   effects }` over one record of what it knows of its lease — the poll's reads and writes in
+ *   order, each answer the next event; `judgeClock` for the clock's doubt.
+ *
+ * The shell, lib/sdk/elector.ts, carries out the effects through the LeaseLock (lib/sdk/lock.ts).
+ * The renewal cadences (RenewalPhase) only time reads — no decision about a term rests on them —
+ * and a session's is shared by the process's electors: they are the shell's, updated in place.
+ */
+import { renewedBy, SESSION_QUIET_LEASES, sessionStanding } from '../election/vacancy.js';
+import { processOf, vouchesFor, type IdentityLease } from '../schemas/identity.js';
+import type { IdentityClaim, Lease } from '../schemas/lease.js';
+import type { LeaseRead, Term } from '../stores/lease-store.js';
+import type { ClockCheck, ClockDoubt } from './server-clock.js';
+
+/** What a direct acquisition came to: the row as written, or the holder of the row that refused it (whoever moved first). */
+export type Acquired = { readonly written: Lease } | { readonly refusedBy: unknown };
+
+/** What a session read found, and when (monotonic) it was sent. */
+export interface SessionRead {
+  readonly row: IdentityLease | undefined;
+  /** Monotonic time the read was sent: what it says holds from then on, at the earliest. */
+  readonly sentAt: number;
+}
+
+// ---- the follower's decisions ----
+
+/** What a follower knows after reading its lease: everything its decision rests on. */
+export interface FollowerView {
+  readonly lease: Lease | undefined;
+  readonly identity: string;
+  /** This start-up (a restart is another instance of the same identity). */
+  readonly instance: string;
+  readonly mode: 'coordinated' | 'NoCoordination';
+  /** Whether this worker stands as a candidate (coordinated mode with a candidacy). */
+  readonly candidate: boolean;
+  /** The election this worker answered last. */
+  readonly ackedElection: string | undefined;
+  /** A ping went unanswered while DynamoDB's time was in doubt. */
+  readonly unanswered: boolean;
+  /** Monotonic now. */
+  readonly now: number;
+  /** Monotonic time the lease's current term (holder, instance, renewal, token, duration) was first seen. */
+  readonly observedAt: number;
+  /** Monotonic time since when the lease has been vacant, as this worker saw it. */
+  readonly vacantSince: number | undefined;
+  readonly retryPeriodMs: number;
+  readonly fallbackAfterMs: number;
+}
+
+/** What a follower does after a poll, in this order. */
+export interface FollowerDecision {
+  /** The coordinator elected this start-up: confirm the term by renewing it (and nothing else). */
+  readonly confirm: boolean;
+  /**
+   * Answer the open election (by renewing the candidacy), or the ping that went unanswered while
+   * the clock was in doubt; the elector answers only if it can vouch for its clock.
+   */
+  readonly answer: { readonly election: string } | 'unanswered' | undefined;
+  /** What to remember as `vacantSince`. */
+  readonly vacantSince: number | undefined;
+  /** Poll again no later than this (monotonic): the successor looks the moment the term would run out. */
+  readonly wakeAt: number | undefined;
+  /** Tell the coordinator the holder has not renewed for a whole term. */
+  readonly reportVacancy: boolean;
+  /** Take the vacant lease directly: as its designated successor, or by itself (NoCoordination, the fallback). */
+  readonly take: 'successor' | 'self' | undefined;
+}
+
+/**
+ * Whether the coordinator designated this worker (this start-up) to take the lease when it falls
+ * vacant. Never while the lease prefers somebody else: the holder is yielding to that candidate.
+ */
+export function isSuccessor(lease: Lease | undefined, identity: string, instance: string): boolean {
+  return lease?.successor === identity && (lease.successorInstance === undefined || lease.successorInstance === instance) && (lease.preferredHolder === undefined || lease.preferredHolder === identity);
+}
+
+/**
+ * Whether the coordinator named this worker (this start-up) second successor: it takes a lease
+ * whose term ran out as it watched it when the successor has not taken it within
+ * SECOND_SUCCESSOR_GRACE_MS. Never while the lease prefers somebody else, nor when it is the
+ * successor too (a lease written by hand).
+ */
+export function isSecondSuccessor(lease: Lease | undefined, identity: string, instance: string): boolean {
+  return (
+    lease?.secondSuccessor === identity &&
+    (lease.secondSuccessorInstance === undefined || lease.secondSuccessorInstance === instance) &&
+    (lease.preferredHolder === undefined || lease.preferredHolder === identity) &&
+    !isSuccessor(lease, identity, instance)
+  );
+}
+
+/** Whether this worker watches the holder's renewals closely: the successor, or the second successor. */
+export const watchesTerm = (lease: Lease | undefined, identity: string, instance: string): boolean => isSuccessor(lease, identity, instance) || isSecondSuccessor(lease, identity, instance);
+
+/**
+ * How long after a term ran out, as it watched it, the second successor waits for the successor
+ * before it takes the lease itself. Longer than the successor's takeover (a read and a write just
+ * after the term's end, each a round trip) and the spread between two close watchers' views of the
+ * last renewal (each sees it within tens of ms of its landing); short against the term: a dead
+ * successor costs this, not an election.
+ */
+export const SECOND_SUCCESSOR_GRACE_MS = 200;
+
+/**
+ * Whether `lease` is vacant as this follower watched it: nobody holds it, a vacancy was reported, or
+ * its term has run out since it was first seen at `observedAt` (the observer's clock, not
+ * renewTime: tolerates skew between machines).
+ */
+export function isVacant(lease: Lease | undefined, observedAt: number, now: number): boolean {
+  return lease?.holderIdentity === undefined || lease.vacancyReport !== undefined || now - observedAt > lease.leaseDurationSeconds * 1000;
+}
+
+/** What a follower's next poll reads. */
+export interface PollPlan {
+  /** A consistent read of the lease row (NoCoordination, or woken: it is news); otherwise an eventually consistent one (every write it leads to is conditioned on it). */
+  readonly consistent: boolean;
+  /**
+   * Only the session row, not the lease row: a quiet lease held on a session (shared by the
+   * process's electors), with wakes reaching this worker and the lease row read within the backstop.
+   */
+  readonly sessionOnly: boolean;
+}
+
+/** How a follower reads on its next poll, from what it last read (`raw`: the lease row; `view`: as judged) and when. */
+export function pollPlan(p: {
+  readonly mode: 'coordinated' | 'NoCoordination';
+  readonly woken: boolean;
+  readonly pushLive: boolean;
+  readonly raw: Lease | undefined;
+  readonly view: Lease | undefined;
+  /** Monotonic time the lease row itself was last read. */
+  readonly leaseReadAt: number | undefined;
+  readonly now: number;
+  /** The lease row is read at least this often (a backstop for a lost wake). */
+  readonly backstopMs: number;
+}): PollPlan {
+  const coordinated = p.mode === 'coordinated';
+  const l = p.raw;
+  const sessionOnly = !p.woken && coordinated && p.pushLive && l?.session !== undefined && l.holderIdentity !== undefined && isQuiet(p.view) && p.leaseReadAt !== undefined && p.now - p.leaseReadAt < p.backstopMs;
+  return { consistent: !coordinated || p.woken, sessionOnly };
+}
+
+/**
+ * The term a row names this start-up's holder of, as it can confirm it: the row's own (holder and
+ * fencing token), or `end` — a term rewritten under it, which no renewal can confirm, ended on the
+ * row instead (conditioned on the token copy) so it is elected anew with a token above both. Such a
+ * row either carries a token below one this start-up has led (`ledToken`: moved back, then adopted
+ * by a write of the coordinator's), or a token that no longer matches its term's copy (`termToken`:
+ * moved under the term, which each renewal is conditioned on, and a session can keep alive for
+ * ever: simulator seed 1448349414, 164 s leaderless once the leader's own end had been refused).
+ */
+export function termToConfirm(l: Lease, ledToken: number): { readonly end: boolean; readonly term: { readonly holderIdentity: string; readonly fencingToken: number } } {
+  if (l.fencingToken < ledToken || (l.termToken !== undefined && l.termToken !== l.fencingToken)) return { end: true, term: { holderIdentity: l.holderIdentity!, fencingToken: l.termToken ?? l.fencingToken } };
+  return { end: false, term: { holderIdentity: l.holderIdentity!, fencingToken: l.fencingToken } };
+}
+
+/** A session row as a follower judges a term by it. */
+export interface SessionRow {
+  readonly name: string;
+  readonly renewTime: number;
+  readonly process?: string | undefined;
+}
+
+const stampOf = (r: SessionRow | undefined) => r && { name: r.name, renewTime: r.renewTime, process: r.process };
+
+/**
+ * Where a follower last looked for the session of a term's holder's own process (a term whose named
+ * session does not vouch for it): the freshest row of that process in the partition the lease's
+ * `session` names, found by a query sent at `at` (monotonic) after a read of the lease at `revision`.
+ */
+export interface OwnSessionFound {
+  readonly holderInstance: string;
+  readonly revision: number;
+  /** The row's name; undefined: the partition had no row of that process. */
+  readonly name: string | undefined;
+  readonly at: number;
+}
+
+/**
+ * What a follower reads to judge a term held on a session whose row (`named`, as read; undefined:
+ * gone) does not vouch for its holder — a peer rewrote the lease's `session`, or the row was
+ * collected: the holder's own process's session, which its term lives by. `query`: look for it (a
+ * Query of the partition, LeaseLock.processSession); `read`: read the row found before, by name;
+ * `none`: the partition had none a moment ago (judged by the fallback). Undefined: the row named
+ * vouches (or the term is on no session), nothing more to read.
+ *
+ * What was `found` stands for its term, at the lease revision it was found at, for a lease duration:
+ * the term lives by the session its holder put it on, and a process runs one session at a time, a
+ * new row only after the last one ended, so that session is the freshest row of the process at any
+ * query sent after the holder's write that named it: every lease write up to the revision read
+ * had landed before that read was answered, and the query is sent after that answer (never one
+ * another elector sent: LeaseLock.processSession is not shared).
+ * A later move of the term onto a newer session is another write of the lease: another revision,
+ * another query. A term whose session ended lives by its holder's own lease renewals meanwhile,
+ * which move the lease's stamp. Once a lease duration it is looked for again.
+ */
+export function ownSessionRead(l: Lease, revision: number, named: SessionRow | undefined, found: OwnSessionFound | undefined, now: number, leaseDurationMs: number): { readonly kind: 'query'; readonly process: string } | { readonly kind: 'read'; readonly name: string } | { readonly kind: 'none' } | undefined {
+  if (sessionStanding(l, stampOf(named)) !== 'unvouched') return undefined;
+  const holds = found !== undefined && found.holderInstance === l.holderInstance && found.revision === revision && now - found.at < leaseDurationMs;
+  if (!holds) return { kind: 'query', process: processOf(l.holderInstance)! };
+  return found.name === undefined ? { kind: 'none' } : { kind: 'read', name: found.name };
+}
+
+/**
+ * The term `l` as a follower judges it with the session row it names (`named`) and, where that does
+ * not vouch for its holder (sessionStanding), the holder's own process's session (`own`,
+ * ownSessionRead), and the row it was judged by (`by`: its renewals are the ones to time reads by):
+ * - a holder on no session renews the lease itself: by the lease's own stamp, whatever `session` a
+ *   peer wrote on it (as the coordinator and the CLI judge it: effectiveLease; simulator seed 9248);
+ * - renewed by the later of its own stamp and the session's that vouches — the named one, else its
+ *   holder's own — and expired a lease duration after this follower first saw that stamp (its own
+ *   clock, as ever; never the stamp against its clock). The coordinator's tick judges it by the same
+ *   row (lib/coordinator/reconcile.ts byProcess);
+ * - with neither (the holder's process has no row in that partition: gone, or in another grant's),
+ *   it lasts `sessionFallbackMs` from when it was first seen — the holder's own backstop read, which
+ *   ends a term it finds moved off its session, comes first — as a lease duration of that length.
+ */
+export function judgedOnSession(l: Lease, named: SessionRow | undefined, own: SessionRow | undefined, sessionFallbackMs: number): { readonly lease: Lease; readonly by: SessionRow | undefined } {
+  const standing = sessionStanding(l, stampOf(named));
+  if (standing === 'none') return { lease: l, by: undefined };
+  if (standing === 'vouched') return { lease: renewedBy(l, named!.renewTime), by: named };
+  if (own !== undefined && vouchesFor(own.process, l.holderInstance)) return { lease: renewedBy(l, own.renewTime), by: own };
+  return { lease: { ...l, leaseDurationSeconds: Math.max(l.leaseDurationSeconds, Math.ceil(sessionFallbackMs / 1000)) }, by: undefined };
+}
+
+const CONFIRM: FollowerDecision = { confirm: true, answer: undefined, vacantSince: undefined, wakeAt: undefined, reportVacancy: false, take: undefined };
+
+export function decideFollower(v: FollowerView): FollowerDecision {
+  const { lease, now } = v;
+  if (lease?.holderIdentity === v.identity && lease.holderInstance === v.instance) return CONFIRM;
+  const answer = !v.candidate ? undefined : lease?.election && v.ackedElection !== lease.election.id ? { election: lease.election.id } : v.unanswered ? ('unanswered' as const) : undefined;
+
+  const held = lease?.holderIdentity !== undefined;
+  const termMs = (lease?.leaseDurationSeconds ?? 0) * 1000;
+  // the observer's clock, not renewTime: tolerates skew between machines
+  const expired = held && now - v.observedAt > termMs;
+  const successor = v.mode === 'coordinated' && isSuccessor(lease, v.identity, v.instance);
+  const second = v.mode === 'coordinated' && isSecondSuccessor(lease, v.identity, v.instance);
+  if (!isVacant(lease, v.observedAt, now)) {
+    const wakeAt = successor ? v.observedAt + termMs + 1 : second ? v.observedAt + termMs + SECOND_SUCCESSOR_GRACE_MS + 1 : undefined;
+    return { confirm: false, answer, vacantSince: undefined, wakeAt, reportVacancy: false, take: undefined };
+  }
+  const vacantSince = v.vacantSince ?? (expired ? v.observedAt + termMs : now);
+  const base = { confirm: false, answer, vacantSince, wakeAt: undefined };
+  if (v.mode === 'NoCoordination') return { ...base, reportVacancy: false, take: 'self' };
+  if (successor) return { ...base, reportVacancy: false, take: 'successor' };
+  // The successor's turn first: the second successor takes the lease once it has had its grace
+  // (judged on this worker's clock; the take is conditioned on the revision read, so if the
+  // successor's write landed meanwhile this one fails).
+  if (second) {
+    const due = vacantSince + SECOND_SUCCESSOR_GRACE_MS;
+    return now >= due ? { ...base, reportVacancy: false, take: 'successor' } : { ...base, wakeAt: due + 1, reportVacancy: false, take: undefined };
+  }
+  // A live successor takes the lease at once, the second successor a grace later; give them one
+  // poll beyond that before asking for an election.
+  const successorsTurn = lease?.successor !== undefined && now - vacantSince < v.retryPeriodMs + (lease.secondSuccessor !== undefined ? SECOND_SUCCESSOR_GRACE_MS : 0);
+  return {
+    ...base,
+    reportVacancy: expired && !lease!.vacancyReport && !lease!.election && !successorsTurn,
+    take: now - vacantSince >= v.fallbackAfterMs ? 'self' : undefined,
+  };
+}
+
+/**
+ * Where the designated successor expects the holder's next renewal to become readable, learnt from
+ * its own reads: the holder's cadence (the median gap between renewal stamps seen one after
+ * another) and when, relative to a renewal's stamp, the renewal lands. Each read brackets that
+ * landing offset: a read that found a renewal was answered after it landed (an upper bound, its
+ * answer time less the stamp), a read that found nothing new was served before it did (a lower
+ * bound, its send time less the stamp expected). The next read is aimed inside the bracket while it
+ * is wide, and at its top once it is tight, so after a few renewals the successor reads each one
+ * within a few milliseconds of its landing, with one read. Both clocks' bases cancel out (only
+ * differences of the holder's stamps and of this worker's monotonic clock are used). It only times
+ * reads: expiry is still judged by when this worker saw the term, never by the stamp.
+ *
+ * A bound is kept only while it is the tightest standing (a looser one tells nothing new) and until
+ * a newer one contradicts it; so a locked-on bracket stays locked on. Kept otherwise, each hit's
+ * looser upper bound and each "the read before did not find it" lower bound (that read was the
+ * previous renewal's, an interval earlier) pushed the tight ones out of the last PHASE_SAMPLES:
+ * the aim crept later by a read's delay every few renewals and, every PHASE_SAMPLES renewals, the
+ * bracket fell open into a new search of the whole interval — 1.65–1.9 reads per renewal on
+ * simulated time, where there is no jitter at all (issue 38). Renewals that come to land earlier
+ * contradict nothing a read at the top of the bracket shows, so the lower bound is forgotten every
+ * PROBE_EVERY renewals: one read then probes PROBE_EARLIER_MS below the top, and a short binary
+ * search narrows the bracket to LOCKED_MS again (on simulated time: 1.15 reads per renewal, each
+ * renewal seen about 10 ms after it landed; 1.65–1.9 and 18–32 ms before).
+ */
+export class RenewalPhase {
+  private term: string | undefined;
+  /** The last renewals seen: the holder's stamp, oldest first. */
+  private stamps: number[] = [];
+  /** Upper bounds of the landing offset (answer time − stamp), most recent last. */
+  private hi: number[] = [];
+  /** Lower bounds of the landing offset (send time − the stamp expected), most recent last. */
+  private lo: number[] = [];
+  /** Renewals seen since the tightest lower bound was set: it is forgotten after PROBE_EVERY (see the class). */
+  private loAge = 0;
+
+  /**
+   * A read answered at `at` found a renewal stamped `stamp` in term `term` (holder instance and
+   * token) for the first time; the read before it, in the same term, was sent at `previousSentAt`
+   * and did not find it (so the renewal landed after that).
+   */
+  seen(term: string, stamp: number, at: number, previousSentAt?: number, maxIntervalMs = Infinity): void {
+    if (term !== this.term) {
+      this.reset();
+      this.term = term;
+      previousSentAt = undefined; // that read was of another term
+    }
+    const last = this.stamps.at(-1);
+    if (last !== undefined && stamp <= last) return; // an older copy (an eventually consistent read): nothing new
+    if (last !== undefined && stamp - last > maxIntervalMs) {
+      // Longer apart than any renewal of a live term can be (`maxIntervalMs`: its lease duration):
+      // not two renewals in a row — the term lived on a session meanwhile, or the renewals between
+      // went unseen. The cadence starts again from this one (a gap of 275 s once made a successor
+      // wait that long for the "next" renewal: simulator seed 1846405520).
+      const term = this.term;
+      this.reset();
+      this.term = term;
+      previousSentAt = undefined;
+    }
+    // Bounds that contradict a newer one are out of date (the holder's phase, or its stamp clock, moved).
+    const bound = at - stamp;
+    this.lo = this.lo.filter((l) => l < bound);
+    if (++this.loAge >= PROBE_EVERY) this.lo = []; // renewals may land earlier now: probe (see the class)
+    if (!(bound >= least(this.hi))) push(this.hi, bound); // only a tighter upper bound
+    if (previousSentAt !== undefined && previousSentAt - stamp < bound) {
+      const lower = previousSentAt - stamp;
+      this.hi = this.hi.filter((h) => h > lower);
+      // The read before usually found the previous renewal, an interval earlier: that it did not find
+      // this one says nothing about where this one lands. Only a read sent within half an interval
+      // of this one's bound (a chase, a probe) brackets it.
+      const interval = this.intervalMs();
+      if (interval === undefined || lower > bound - interval / 2) this.lower(lower);
+    }
+    push(this.stamps, stamp);
+  }
+
+  /** A lower bound of the landing offset, kept if it is tighter than every one standing. */
+  private lower(bound: number): void {
+    if (bound <= greatest(this.lo)) return;
+    push(this.lo, bound);
+    this.loAge = 0;
+  }
+
+  /** Whether the holder's cadence is known (two renewals seen in this term). */
+  get known(): boolean {
+    return this.intervalMs() !== undefined;
+  }
+
+  /** A read sent at `sentAt` found no renewal after the last one seen: the next one lands later than that. */
+  missed(sentAt: number): void {
+    const interval = this.intervalMs();
+    const last = this.stamps.at(-1);
+    if (interval === undefined || last === undefined) return;
+    const bound = sentAt - (last + interval);
+    // no tighter than one standing: nothing new (the same read, told again by electors sharing one phase and one read, say)
+    if (bound <= greatest(this.lo)) return;
+    this.hi = this.hi.filter((h) => h > bound); // out of date: the renewals land later now
+    this.lower(bound);
+  }
+
+  /** Forgets the holder's cadence (the term ended, or this worker leads). */
+  reset(): void {
+    this.term = undefined;
+    this.stamps = [];
+    this.hi = [];
+    this.lo = [];
+    this.loAge = 0;
+  }
+
+  /** The holder's renewal interval as seen, or undefined before two renewals. */
+  intervalMs(): number | undefined {
+    const gaps = this.stamps.slice(1).map((s, i) => s - this.stamps[i]!).sort((a, b) => a - b);
+    return gaps.length === 0 ? undefined : gaps[Math.floor((gaps.length - 1) / 2)]; // the median (the lower of two)
+  }
+
+  /** Monotonic time to read for the renewal after the last one seen, or undefined before two renewals. */
+  expectedAt(): number | undefined {
+    const interval = this.intervalMs();
+    const last = this.stamps.at(-1);
+    if (interval === undefined || last === undefined || this.hi.length === 0) return undefined;
+    const hi = Math.min(...this.hi);
+    const lo = this.lo.length ? Math.max(...this.lo) : undefined;
+    const aim = lo === undefined ? hi - PROBE_EARLIER_MS : hi - lo > LOCKED_MS ? (lo + hi) / 2 : hi;
+    return last + interval + aim;
+  }
+}
+
+const push = (xs: number[], x: number) => {
+  xs.push(x);
+  if (xs.length > PHASE_SAMPLES) xs.shift();
+};
+/** The least of `xs` (Infinity when empty), and the greatest (-Infinity): loops, not spreads (this runs at every read of every watcher). */
+function least(xs: readonly number[]): number {
+  let m = Infinity;
+  for (const x of xs) if (x < m) m = x;
+  return m;
+}
+function greatest(xs: readonly number[]): number {
+  let m = -Infinity;
+  for (const x of xs) if (x > m) m = x;
+  return m;
+}
+
+/** Before any read has come too early, the successor aims this much before the earliest answer it has had. */
+const PROBE_EARLIER_MS = 100;
+/** A bracket this narrow is locked on: reads aim at its top (wider, at its middle: a binary search, one read per miss). */
+const LOCKED_MS = 20;
+/** Renewals after which the tightest lower bound is forgotten, so one read probes PROBE_EARLIER_MS below the top (see RenewalPhase). */
+const PROBE_EVERY = 16;
+/** Renewals a RenewalPhase remembers: enough for a stable median, few enough to follow a changed cadence. */
+const PHASE_SAMPLES = 8;
+/** A successor that did not find the renewal it expected reads again after this, doubling each time. */
+export const CHASE_FIRST_MS = 50;
+/**
+ * While a lease settles (see nextReadDelay), followers read this often (at most every retry
+ * period): they see a new term within this of its first write, so a holder that dies soon after
+ * taking the lease is timed as precisely as one the successor had locked on to.
+ */
+export const SETTLING_READ_MS = 150;
+/** …for at most this many lease durations of settling; a lease that stays in flux longer (an election that keeps failing) is read every retry period. */
+export const SETTLING_TERMS = 2;
+
+/** While wakes reach it, a follower of a quiet lease that is not its successor reads every this many lease durations. */
+export const PUSH_QUIET_LEASES = 2;
+
+// …and every SESSION_QUIET_LEASES lease durations when the lease is held on a session (declared
+// with the vacancy rules, so the CLI can say how long a holder may take to see a request)
+export { SESSION_QUIET_LEASES };
+
+/**
+ * Followers of one process share a session read sent this recently (ms): a hundred electors whose
+ * leases are held on one session read it once at each of its renewals, not a hundred times.
+ */
+export const SHARED_READ_MS = 100;
+
+/** The successor reads this long after the moment it aims at: landing times vary by a few ms. */
+export const READ_AFTER_MS = 10;
+
+/** What a follower's next read is timed by (lib/sdk/elector.ts gathers it after each poll). */
+export interface CadenceView {
+  readonly lease: Lease | undefined;
+  readonly identity: string;
+  readonly instance: string;
+  readonly mode: 'coordinated' | 'NoCoordination';
+  /** Monotonic now. */
+  readonly now: number;
+  readonly retryPeriodMs: number;
+  /** The successor's expectation of the holder's next renewal (RenewalPhase.expectedAt). */
+  readonly expectedAt: number | undefined;
+  /** Whether the holder's cadence is known (RenewalPhase.known): a missing renewal is then chased, not polled for. */
+  readonly cadenceKnown: boolean;
+  /**
+   * How long the lease has been settling as this worker saw it — in flux, or, for its successor, in
+   * a term whose cadence it has not learnt yet — or undefined when it is not (the elector keeps it).
+   */
+  readonly settlingForMs: number | undefined;
+  readonly leaseDurationMs: number;
+  /** Monotonic time the held term would run out as this worker watched it (when it first saw its last renewal, plus its duration). */
+  readonly termEndsAt: number | undefined;
+  /** Reads since the last new renewal seen that came at or after the expected next one (or, while the lease prefers this worker, any read) and found nothing new. */
+  readonly misses: number;
+  /** Whether wakes reach this worker now (the push path): quiet followers then read rarely. */
+  readonly pushLive?: boolean;
+  /** Whether the lease is held on a session: with the push path live, its quiet followers read it more rarely still (SESSION_QUIET_LEASES). */
+  readonly sessionHeld?: boolean;
+  /** A uniform draw in [0, 1): jitter. */
+  readonly random: number;
+}
+
+/**
+ * Whether a lease needs nobody's attention: held, renewed by its holder at least once since it was
+ * taken (an electee or an heir confirms by renewing), no election, no vacancy report, no
+ * preemption. Followers read it rarely; anything else is read every retry period.
+ */
+export function isQuiet(lease: Lease | undefined): boolean {
+  return (
+    lease?.holderIdentity !== undefined &&
+    lease.renewTime !== undefined &&
+    lease.acquireTime !== undefined &&
+    lease.renewTime > lease.acquireTime &&
+    !lease.election &&
+    !lease.vacancyReport &&
+    !lease.preferredHolder
+  );
+}
+
+/**
+ * How long a follower waits before its next read (the elector also wakes for `wakeAt`).
+ * - NoCoordination: every retry period, jittered, as client-go.
+ * - The lease is in flux (vacant, an election, an electee not yet confirmed or a term not yet
+ *   renewed, a vacancy report, a preemption not aimed at this worker): every SETTLING_READ_MS for
+ *   the first SETTLING_TERMS lease durations of it, then every retry period, jittered. So is a
+ *   successor that has not learnt its holder's cadence yet.
+ * - The designated successor of a quiet lease, and its second successor: just after each renewal
+ *   it expects (RenewalPhase), and if that renewal is not there yet, again after 50, 100, 200 … ms
+ *   up to a retry period: so it sees the holder's last renewal within tens of milliseconds, and the
+ *   term's end as precisely (the second successor takes the lease SECOND_SUCCESSOR_GRACE_MS after
+ *   it when the successor has not). Also the worker the lease prefers while its holder yields: the
+ *   hand-off comes right after the holder's next renewal.
+ * - Every other follower of a quiet lease: every two retry periods, jittered by a tenth — often
+ *   enough to answer a ping inside the coordinator's ack window (2.5 retry periods by default) —
+ *   except from two retry periods before the term it watches would run out: then every
+ *   SETTLING_READ_MS, so it sees the successor's takeover at once (a crashed holder).
+ * - With the push path live (`pushLive`), every other follower of a quiet lease reads only every
+ *   PUSH_QUIET_LEASES lease durations, as a backstop for a lost wake: pings, takeovers, hand-offs and
+ *   designations arrive as wakes, which make the elector read at once.
+ */
+export function nextReadDelay(v: CadenceView): number {
+  // (helpers at module level, not closures: this runs at every poll of every follower)
+  if (v.mode === 'NoCoordination') return jittered(v, v.retryPeriodMs, 0.2);
+  const lease = v.lease;
+  const successor = isSuccessor(lease, v.identity, v.instance);
+  const second = !successor && isSecondSuccessor(lease, v.identity, v.instance);
+  const yieldingToMe = lease?.holderIdentity !== undefined && lease.preferredHolder === v.identity;
+  const due = v.expectedAt === undefined ? undefined : v.expectedAt + READ_AFTER_MS;
+  // Settling, and not for long: read often (a new term is seen within SETTLING_READ_MS of its write).
+  const settling = v.settlingForMs !== undefined && v.settlingForMs < SETTLING_TERMS * v.leaseDurationMs;
+  // The holder yields right after the renewal that tells it to: look again at once, then less often.
+  if (yieldingToMe) return chaseDelay(v);
+  if (!isQuiet(lease)) return unsureDelay(v, settling);
+  if (successor || second) {
+    // (The second successor watches alike: it takes the lease a grace after the term's end.)
+    // Never past the end of the term it watches: that is when it takes over, whatever cadence it has
+    // learnt (and once the end has passed, a takeover whose answer was lost may have landed: look
+    // again within SETTLING_READ_MS).
+    // While the bracket is wide each miss moves the aim up (a binary search within one renewal);
+    // once the renewal is overdue, chase it: again after as long as it has been overdue (at least
+    // 50 ms), so 50, 100, 200 … ms after the aim; if the bracket gave way (it lands later now), by
+    // the misses since the last renewal seen.
+    const graceMs = second ? SECOND_SUCCESSOR_GRACE_MS : 0;
+    if (due !== undefined) return atTermEnd(v, due > v.now ? due - v.now : Math.min(Math.max(CHASE_FIRST_MS, v.now - due), v.retryPeriodMs), graceMs);
+    return atTermEnd(v, v.cadenceKnown ? chaseDelay(v) : unsureDelay(v, settling), graceMs);
+  }
+  // Told of every change (a ping, a takeover, a hand-off, being named successor) by a wake: read
+  // only as a backstop for a lost one, every two lease durations (at least two retry periods).
+  if (v.pushLive) return jittered(v, Math.max((v.sessionHeld ? SESSION_QUIET_LEASES : PUSH_QUIET_LEASES) * v.leaseDurationMs, 2 * v.retryPeriodMs), 0.1);
+  // A term nobody has seen renewed for nearly its whole duration: its holder may be gone, and its
+  // successor takes it the moment it runs out. Read often around then, so the new term is seen
+  // (and timed) within SETTLING_READ_MS of its write, not up to two retry periods later.
+  const quietPoll = 2 * v.retryPeriodMs * 1.1;
+  const watchFrom = v.termEndsAt === undefined ? Infinity : v.termEndsAt - quietPoll;
+  if (v.now >= watchFrom && v.now < v.termEndsAt! + SETTLING_TERMS * v.leaseDurationMs) return jittered(v, Math.min(SETTLING_READ_MS, v.retryPeriodMs), 0.2);
+  // …and not a poll late into that window
+  const quiet = jittered(v, 2 * v.retryPeriodMs, 0.1);
+  return v.now < watchFrom ? Math.min(quiet, watchFrom - v.now) : quiet;
+}
+
+/** `base`, stretched by up to `by` of itself at the view's random draw. */
+function jittered(v: CadenceView, base: number, by: number): number {
+  return base * (1 + v.random * by);
+}
+
+/** Chasing a renewal that is due: 50, 100, 200 … ms by the misses, at most a retry period. */
+function chaseDelay(v: CadenceView): number {
+  return Math.min(CHASE_FIRST_MS * 2 ** Math.max(0, v.misses - 1), v.retryPeriodMs);
+}
+
+/** Not sure what comes next: SETTLING_READ_MS while settling, else a retry period (jittered). */
+function unsureDelay(v: CadenceView, settling: boolean): number {
+  return settling ? jittered(v, Math.min(SETTLING_READ_MS, v.retryPeriodMs), 0.2) : jittered(v, v.retryPeriodMs, 0.2);
+}
+
+/** `ms`, but never past the end of the term the successor watches (just after it; for the second successor, `graceMs` after it). */
+function atTermEnd(v: CadenceView, ms: number, graceMs = 0): number {
+  const untilEnd = v.termEndsAt === undefined ? Infinity : v.termEndsAt + graceMs - v.now;
+  return Math.min(ms, untilEnd > 0 ? untilEnd + READ_AFTER_MS : Math.min(SETTLING_READ_MS, v.retryPeriodMs));
+}
+
+/** While DynamoDB's time is not known well enough, the elector polls about this soon (jittered, so responses land at other points of the server's second). */
+export const CLOCK_RESAMPLE_MS = 500;
+
+/**
+ * How long until an elector's next step: the delay its side planned (`planned`: leaderDelay or
+ * nextReadDelay), shortened while DynamoDB's time is in doubt (the next response, at another point
+ * of the server's second, narrows it: `random` is drawn only then) and, for a follower, to the
+ * moment the term it watches would run out (`wakeAt`, monotonic).
+ */
+export function stepDelay(d: { readonly planned: number; readonly clockKnown: boolean; readonly random: number; readonly wakeAt: number | undefined; readonly now: number }): number {
+  const poll = d.clockKnown ? d.planned : Math.min(d.planned, CLOCK_RESAMPLE_MS * (0.6 + 0.8 * d.random));
+  return Math.min(poll, d.wakeAt !== undefined ? Math.max(0, d.wakeAt - d.now) : Infinity);
+}
+
+// ---- the leader's decisions ----
+
+/**
+ * Why a leader stopped: run() cancelled, another candidate preferred, the renew deadline passed (or
+ * its clock jumped, so the deadline could no longer be judged), the lease moved on (or its term was
+ * rewritten under it), or the leader's work failed (onStartedLeading rejected or threw, and
+ * `onLeaderWorkFailure` is `'release'`, the default).
+ */
+export type StopReason = 'cancelled' | 'preempted' | 'renewDeadline' | 'deposed' | 'workFailed';
+
+/** What a leader knows of its own term. */
+export interface TermView {
+  readonly holderIdentity: string;
+  readonly instance: string;
+  readonly fencingToken: number;
+  /** Monotonic send time of the last write that renewed the term (its own, or its session's). */
+  readonly renewedAt: number;
+  /** The session the term is held on, as last written. */
+  readonly session: string | undefined;
+}
+
+/** The settings a leader decides by (the elector's options, resolved). */
+export interface LeaderSettings {
+  readonly leaseName: string;
+  readonly identity: string;
+  readonly mode: 'coordinated' | 'NoCoordination';
+  readonly renewDeadlineMs: number;
+}
+
+/** One thing a leader learnt. */
+export type LeaderObservation =
+  /** The renew deadline's timer fired (armed for renewedAt + renewDeadline), or someone asked `isLeader()` (judged on the monotonic clock at `now`). */
+  | { readonly kind: 'deadline' | 'asked'; readonly now: number }
+  /** Its session was renewed by a write sent at `sentAt`, answered at `now`; `ended`: the row's marks. */
+  | { readonly kind: 'sessionRenewed'; readonly name: string; readonly sentAt: number; readonly now: number; readonly ended: Readonly<Record<string, number>> }
+  /** Its session ended: the term must be renewed by the elector itself from now on. */
+  | { readonly kind: 'sessionEnded'; readonly name: string }
+  /** Its own renewal, sent at `sentAt`, was answered with `lease` (undefined: refused, the lease is no longer in this term). */
+  | { readonly kind: 'renewed'; readonly sentAt: number; readonly lease: Lease | undefined }
+  /** A read of its lease (woken, or the backstop read of a term held on a session). */
+  | { readonly kind: 'read'; readonly lease: Lease | undefined };
+
+/** What the leader does next. */
+export type LeaderStep =
+  /** Nothing changes. */
+  | { readonly kind: 'none' }
+  /**
+   * Stop acting now (onStoppedLeading with `reason`); `look`: read the lease at once after;
+   * `endTerm`: the row still carries this term's token copy but not its holder or token (rewritten
+   * under it): end the term on the row too, so it is elected again at once.
+   */
+  | { readonly kind: 'stop'; readonly reason: StopReason; readonly look: boolean; readonly endTerm?: true }
+  /** The term is renewed from `renewedAt`; `lease`, when a write or read returned the row. */
+  | { readonly kind: 'renewed'; readonly renewedAt: number; readonly lease: Lease | undefined }
+  /** The term stands; the row as read (the coordinator may have named a successor or a preferred holder). */
+  | { readonly kind: 'seen'; readonly lease: Lease }
+  /** Look at the lease now (the next step renews it itself). */
+  | { readonly kind: 'look' };
+
+const NONE: LeaderStep = { kind: 'none' };
+const stop = (reason: StopReason, look = false): LeaderStep => ({ kind: 'stop', reason, look });
+
+/** Whether `l` is still in the term `t` (holder, this start-up, token). */
+export function inTerm(l: Lease | undefined, t: TermView): l is Lease {
+  return l?.holderIdentity === t.holderIdentity && l.holderInstance === t.instance && l.fencingToken === t.fencingToken;
+}
+
+/** A leader's decision on one observation. */
+export function decideLeader(s: LeaderSettings, t: TermView, o: LeaderObservation): LeaderStep {
+  switch (o.kind) {
+    case 'deadline':
+      // the timer armed for renewedAt + renewDeadline (re-armed at every renewal) fired: stop, even
+      // should the monotonic clock read a hair short of it (a timer may fire a millisecond early)
+      return stop('renewDeadline');
+    case 'asked':
+      // client-go: stop acting once the renew deadline has passed since the last renewal was sent
+      return o.now >= t.renewedAt + s.renewDeadlineMs ? stop('renewDeadline') : NONE;
+    case 'sessionRenewed': {
+      if (t.session !== o.name) return NONE;
+      // someone else ended this term (the coordinator, the platform function, the CLI, an
+      // operator's delete): the lease stream's function marked it on the session, wake or no wake.
+      // Also ended on the row, where the row still carries this term's token copy (a fencing token
+      // moved under it: the session would otherwise keep the rewritten term alive, nobody leading it)
+      const end = o.ended[s.leaseName];
+      if (end !== undefined && end >= t.fencingToken) return { kind: 'stop', reason: 'deposed', look: true, endTerm: true };
+      // answered after the deadline: it extends nothing (others may already have seen the session expire)
+      if (o.now >= t.renewedAt + s.renewDeadlineMs) return stop('renewDeadline');
+      return o.sentAt > t.renewedAt ? { kind: 'renewed', renewedAt: o.sentAt, lease: undefined } : NONE;
+    }
+    case 'sessionEnded':
+      return t.session === o.name ? { kind: 'look' } : NONE;
+    case 'renewed':
+      if (!o.lease) return stop('deposed'); // the lease is no longer in this term
+      // Renewed (the term's token copy matched), yet the row is not this term's: its holder or
+      // fencing token was rewritten under it (an operator, a peer). Fenced writes are refused from
+      // now on: leading on would hold the lease and do nothing. Stop, and end the term on the row.
+      if (!inTerm(o.lease, t)) return { kind: 'stop', reason: 'deposed', look: true, endTerm: true };
+      return { kind: 'renewed', renewedAt: Math.max(t.renewedAt, o.sentAt), lease: o.lease };
+    case 'read': {
+      const termToken = o.lease?.termToken;
+      if (inTerm(o.lease, t)) {
+        // Held on its session, yet the row names another (or none): `session` was rewritten under
+        // the holder (a peer of the same lease can write it). Observers no longer judge the term by
+        // this holder's renewals — they wait out this very read (sessionStanding, sessionFallbackMs) —
+        // so it ends here, on the row too, and is elected again.
+        if (t.session !== undefined && o.lease.session !== t.session) return { kind: 'stop', reason: 'deposed', look: true, endTerm: true };
+        return { kind: 'seen', lease: o.lease };
+      }
+      // The row still carries this term's token copy, yet not its holder or fencing token: rewritten
+      // under it, as above. A leader on a session renews no lease row and learns it by reading:
+      // left as it is, the session would keep the rewritten term alive with nobody leading it.
+      return termToken === t.fencingToken ? { kind: 'stop', reason: 'deposed', look: true, endTerm: true } : stop('deposed');
+    }
+  }
+}
+
+/** A holder's term: its identity and the fencing token of its acquisition. */
+export interface HeldTerm {
+  readonly holderIdentity: string;
+  readonly fencingToken: number;
+}
+
+/** The part of a leader's state its decisions change: one record, replaced by each step (the shell keeps the deadline's timer and the work's signal). */
+export interface LeaderTerm {
+  readonly term: HeldTerm;
+  /** Monotonic time the last successful renewal was *sent*: the term is safe until then + renewDeadline. */
+  readonly renewedAt: number;
+  /** Renewals since the term was won. */
+  readonly renewals: number;
+  /** The last renewal (or the next try) failed: try again after a retry period, not a renew interval. */
+  readonly retrying: boolean;
+  /** The lease as the last renewal (or the acquisition, or a read) returned it: whom the coordinator named successor. */
+  readonly lease: Lease | undefined;
+  /** The session the term is held on (the lease's `session` as last written): its renewals are the term's. */
+  readonly session: string | undefined;
+}
+
+/** What the shell carries out after a leader's step, in this order. */
+export type LeaderEffect =
+  /** Stop acting (onStoppedLeading with `reason`, the work's signal aborted). */
+  | { readonly kind: 'stop'; readonly reason: StopReason }
+  /** End the term on the row too (it was rewritten under the holder): elected again at once. */
+  | { readonly kind: 'endTerm' }
+  /** Read the lease now. */
+  | { readonly kind: 'look' }
+  /** Arm the renew deadline's timer for renewedAt + renewDeadline. */
+  | { readonly kind: 'armDeadline' };
+
+const END: LeaderEffect = { kind: 'endTerm' };
+const LOOK: LeaderEffect = { kind: 'look' };
+const ARM: LeaderEffect = { kind: 'armDeadline' };
+
+/**
+ * One step of a leader: its term after `o` (undefined: it stopped) and what to carry out. Pure:
+ * `decide` is decideLeader (or, in the simulator, a planted bug's).
+ */
+export function leaderStep(s: LeaderSettings, instance: string, t: LeaderTerm, o: LeaderObservation, decide: typeof decideLeader = decideLeader): { readonly term: LeaderTerm | undefined; readonly effects: readonly LeaderEffect[] } {
+  const d = decide(s, { ...t.term, instance, renewedAt: t.renewedAt, session: t.session }, o);
+  switch (d.kind) {
+    case 'stop':
+      return { term: undefined, effects: [{ kind: 'stop', reason: d.reason }, ...(d.endTerm ? [END] : []), ...(d.look ? [LOOK] : [])] };
+    case 'look':
+      return { term: t, effects: [LOOK] };
+    case 'renewed':
+      return { term: { ...t, renewedAt: d.renewedAt, renewals: t.renewals + 1, retrying: false, ...(d.lease ? { lease: d.lease, session: d.lease.session } : {}) }, effects: [ARM] };
+    case 'seen':
+      return { term: { ...t, lease: d.lease }, effects: [] };
+    case 'none':
+      return { term: t, effects: [] };
+  }
+}
+
+/** What a leader does after a renewal or a read showed it the lease in its term. */
+export type AfterRenewal =
+  /** The coordinator prefers another holder: stop ('preempted'), hand the term to the heir if one is named, else release; then ack. */
+  | { readonly kind: 'yield' }
+  /** An election is open that this candidate has not answered: ack it. */
+  | { readonly kind: 'ack'; readonly election: string }
+  | { readonly kind: 'none' };
+
+/** After a renewal: yield to a preferred holder, answer an open election, or nothing. */
+export function afterRenewal(s: LeaderSettings, lease: Lease, k: { readonly candidate: boolean; readonly ackedElection: string | undefined }): AfterRenewal {
+  if (s.mode === 'coordinated' && lease.preferredHolder && lease.preferredHolder !== s.identity) return { kind: 'yield' };
+  if (k.candidate && lease.election && k.ackedElection !== lease.election.id) return { kind: 'ack', election: lease.election.id };
+  return { kind: 'none' };
+}
+
+/**
+ * Whom a leader stepping down hands its term to: the successor the coordinator designated on the
+ * lease as last renewed (its process named), in coordinated mode, unless the lease prefers somebody
+ * else (or names this worker).
+ */
+export function heirOf(s: LeaderSettings, l: Lease | undefined): { name: string; instance: string } | undefined {
+  if (s.mode !== 'coordinated' || !l?.successor || !l.successorInstance) return undefined;
+  if (l.preferredHolder !== undefined && l.preferredHolder !== l.successor) return undefined;
+  if (l.successor === s.identity) return undefined;
+  return { name: l.successor, instance: l.successorInstance };
+}
+
+/** What a leader's next-step timing depends on. */
+export interface LeaderTiming {
+  /** Held on the process's live session (it renews nothing itself). */
+  readonly onLiveSession: boolean;
+  /** Wakes reach this worker now. */
+  readonly pushLive: boolean;
+  /** How often a leader on its live session reads its own lease while wakes reach it (the followers' backstop). */
+  readonly holderBackstopMs: number;
+  /** The last renewal (or the next try) failed. */
+  readonly retrying: boolean;
+  /** NoCoordination without a renewIntervalMs of its own: a retry period after each step, as client-go. */
+  readonly everyRetryPeriod: boolean;
+  readonly retryPeriodMs: number;
+  /** How long after a renewal was sent the next goes out (the renew interval less PHASE_STEP_MS). */
+  readonly cadenceMs: number;
+  readonly renewedAt: number;
+  readonly now: number;
+  /** A number in [0, 1) (jitter). */
+  readonly random: number;
+}
+
+/**
+ * When a leader steps next: held on its live session, it only looks at the lease (rarely while
+ * wakes reach it, else every renew interval); a retry period after a failed try; otherwise a renew
+ * interval after the last renewal was sent — a steady cadence its successor can read right behind.
+ */
+export function leaderDelay(t: LeaderTiming): number {
+  if (t.onLiveSession) return t.pushLive ? t.holderBackstopMs * (1 + 0.1 * t.random) : t.cadenceMs;
+  if (t.retrying || t.everyRetryPeriod) return t.retryPeriodMs;
+  return Math.max(0, t.renewedAt + t.cadenceMs - t.now);
+}
+
+/**
+ * How long a follower waits before its fallback takes a lease it last saw held on a session and
+ * now sees vacant or gone, at the least. A term end its holder did not write reaches it through its
+ * session (the lease stream's mark, read at each session renewal); with that function down too (an
+ * operator's delete while the functions are down), only the holder's own backstop read of its lease
+ * tells it — every `sessionBackstopMs`, jittered by up to a tenth — and it stops at once. So the
+ * fallback waits that long, its renew deadline and a retry period more: the holder has stopped
+ * before anyone takes the lease by fallback, and the holder keeps reading its lease rarely (what a
+ * session saves). A lease not held on a session keeps `fallbackAfterMs`.
+ */
+export function sessionFallbackMs(o: { readonly sessionBackstopMs: number; readonly renewDeadlineMs: number; readonly retryPeriodMs: number }): number {
+  return Math.ceil(1.1 * o.sessionBackstopMs) + o.renewDeadlineMs + o.retryPeriodMs;
+}
+
+/**
+ * How long a cancelled leader with an heir leads on before it hands the term over: until its next
+ * renewal would be due, the moment the heir reads (at most a renew interval). At once when the heir
+ * is told (a wake reaches it: `pushLive`), when the caller waits for the release (`promptly`:
+ * withLease), after a failed renewal, and in a term not yet renewed twice, which the heir is still
+ * settling on (it reads it every SETTLING_READ_MS for its first lease durations: it sees a hand-off
+ * now as soon).
+ */
+export function handOffDelay(t: {
+  readonly promptly: boolean;
+  readonly pushLive: boolean;
+  readonly retrying: boolean;
+  /** Renewals since the term was won, at `since` (monotonic). */
+  readonly renewals: number;
+  readonly since: number;
+  readonly renewedAt: number;
+  /** How long after a renewal was sent the next goes out. */
+  readonly cadenceMs: number;
+  readonly leaseDurationMs: number;
+  readonly now: number;
+}): number {
+  if (t.promptly || t.pushLive) return 0;
+  const young = t.renewals < 2 && t.now - t.since < (SETTLING_TERMS - 0.5) * t.leaseDurationMs;
+  return t.retrying || young ? 0 : t.renewedAt + t.cadenceMs - t.now;
+}
+
+// ---- the follower's step ----
+
+/** The settings a follower decides by (the elector's options, resolved). */
+export interface FollowerSettings {
+  readonly leaseName: string;
+  readonly identity: string;
+  /** This start-up. */
+  readonly instance: string;
+  readonly mode: 'coordinated' | 'NoCoordination';
+  readonly leaseDurationMs: number;
+  readonly renewDeadlineMs: number;
+  readonly retryPeriodMs: number;
+  readonly fallbackAfterMs: number;
+  /** How long a follower waits out a session-held term's holder's own backstop read (sessionFallbackMs). */
+  readonly sessionFallbackMs: number;
+  /** Whether this worker stands as a candidate. */
+  readonly candidate: boolean;
+  /** The follower's decision on a poll (decideFollower, or a planted bug's). */
+  readonly decideFollower: typeof decideFollower;
+  /** Read cadences: this worker's of its holder, and session `name`'s, shared by the process's electors. */
+  readonly cadence: { readonly own: RenewalPhase; session(name: string): RenewalPhase };
+}
+
+/** The moment an event is decided at. */
+export interface Moment {
+  /** Monotonic now. */
+  readonly now: number;
+  /** DynamoDB's time as this worker measures it, against maxClockErrorMs. */
+  readonly clock: ClockCheck;
+  /** The clock's jumps so far: a term won while it jumped is given back. */
+  readonly jumps: number;
+}
+
+/** The part of the record a renewal changes: what client-go compares to reset observedTime. */
+interface TermKey {
+  readonly holderIdentity: string | undefined;
+  readonly holderInstance: string | undefined;
+  readonly renewTime: number | undefined;
+  readonly fencingToken: number;
+  readonly leaseDurationSeconds: number;
+}
+
+/** What a direct acquisition is for: the successor's first try, its second after a second look, or the worker's own (NoCoordination, the fallback). */
+type Attempt = 'first' | 'second' | 'self';
+
+/** Where a poll stands while it waits on an answer. */
+type Pending =
+  /** Reading the lease row (and the session row of a lease held on one), for a poll or for the successor's second look. */
+  | { readonly kind: 'read'; readonly then: 'poll' | 'secondLook'; readonly woken: boolean; readonly consistent: boolean; readonly sentAt: number; readonly reread: boolean; readonly raw?: LeaseRead; readonly sessionReread?: boolean; readonly named?: SessionRead; readonly ownReread?: boolean }
+  /** Answering an election (or a ping left unanswered) by renewing the candidacy. */
+  | { readonly kind: 'answer'; readonly raw: LeaseRead; readonly d: FollowerDecision }
+  /** Reporting a vacancy, then acknowledging by renewing the candidacy. */
+  | { readonly kind: 'report' | 'reportAck'; readonly raw: LeaseRead; readonly d: FollowerDecision }
+  /** Confirming a term the coordinator gave this start-up (`sentAt`: the renewal's send time). */
+  | { readonly kind: 'confirm'; readonly term: Term; readonly jumps: number; readonly sentAt: number }
+  /** A direct acquisition written (`sentAt`: its send time). */
+  | { readonly kind: 'acquire'; readonly read: LeaseRead; readonly then: Attempt; readonly jumps: number; readonly sentAt: number }
+  /** A term won while the clock jumped, being given back. */
+  | { readonly kind: 'giveBack'; readonly then: Attempt | 'confirm' }
+  /** Starting to lead a term won. */
+  | { readonly kind: 'lead'; readonly then: Attempt | 'confirm'; readonly token: number };
+
+/** What a follower knows between events: one record, replaced by each step. */
+export interface FollowerState {
+  /** The lease row as last read. */
+  readonly lastRaw: LeaseRead | undefined;
+  /** The lease as last read (for a lease held on a session, as judged with the session's stamp). */
+  readonly lastRead: Lease | undefined;
+  /** When (monotonic) the lease row itself was last read. */
+  readonly leaseReadAt: number | undefined;
+  /** What was last observed, and when (monotonic) the term or its renewal last changed: client-go's observedTime. */
+  readonly observed: { readonly key: TermKey | undefined; readonly at: number; readonly revision: number; readonly token: number } | undefined;
+  /** When the last poll's read was sent (monotonic): a renewal the next read finds first landed after it. */
+  readonly previousReadSentAt: number | undefined;
+  /** Since when (monotonic) the lease has been settling as this follower saw it (nextReadDelay). */
+  readonly settlingSince: number | undefined;
+  /** Reads since the last new renewal seen that found nothing new past its expected time. */
+  readonly misses: number;
+  /** Whether the last term a read showed was held on a session: its fallback waits longer (sessionFallbackMs). */
+  readonly lastHeldOnSession: boolean;
+  /** The session row the last view was judged with, if any, and the lease `session` it was judged for (`of`). */
+  readonly viewedSession: { readonly name: string; readonly renewTime: number; readonly of: string } | undefined;
+  /** Where the holder's own process's session was last looked for, for a term its named session does not vouch for (ownSessionRead). */
+  readonly ownFound: OwnSessionFound | undefined;
+  /** Since when (monotonic) the lease has been vacant, as this worker saw it. */
+  readonly vacantSince: number | undefined;
+  /** Monotonic time the successor looks again (when the term it watches would run out). */
+  readonly wakeAt: number | undefined;
+  /** The highest fencing token this start-up has led with: it never confirms a term below it. */
+  readonly ledToken: number;
+  /** A ping went unanswered while DynamoDB's time was in doubt: answered as soon as it can be. */
+  readonly unanswered: boolean;
+  /** The election this candidate last answered (its leader side answers too). */
+  readonly ackedElection: string | undefined;
+  /** The holder last reported to onNewLeader. */
+  readonly lastLeader: string | undefined;
+  /** The last claim to this worker's name it answered. */
+  readonly answeredClaim: string | undefined;
+  /** Since when this worker could not vouch for the times it writes, and whether it said so. */
+  readonly doubt: { readonly since: number; readonly reported: boolean } | undefined;
+  /** Clock skew preventions so far. */
+  readonly preventions: number;
+  /** A wake came: the next step reads at once, for news. */
+  readonly wakePending: boolean;
+  /** The poll under way, waiting on an answer. */
+  readonly pending: Pending | undefined;
+}
+
+export const FOLLOWING: FollowerState = {
+  lastRaw: undefined,
+  lastRead: undefined,
+  leaseReadAt: undefined,
+  observed: undefined,
+  previousReadSentAt: undefined,
+  settlingSince: undefined,
+  misses: 0,
+  lastHeldOnSession: false,
+  viewedSession: undefined,
+  ownFound: undefined,
+  vacantSince: undefined,
+  wakeAt: undefined,
+  ledToken: -1,
+  unanswered: false,
+  ackedElection: undefined,
+  lastLeader: undefined,
+  answeredClaim: undefined,
+  doubt: undefined,
+  preventions: 0,
+  wakePending: false,
+  pending: undefined,
+};
+
+/** One thing a follower learnt. */
+export type FollowerEvent =
+  /** Its next step is due: a poll (`woken`: a wake asked for it). */
+  | { readonly kind: 'poll'; readonly woken: boolean; readonly pushLive: boolean }
+  /** The lease row, as read. */
+  | { readonly kind: 'leaseRead'; readonly raw: LeaseRead }
+  /** The session row a lease is held on, as read (or, for a term that row does not vouch for, the holder's own process's row, read by name). */
+  | { readonly kind: 'sessionRead'; readonly read: SessionRead }
+  /** The freshest row of the holder's process in the partition the lease's `session` names (LeaseLock.processSession). */
+  | { readonly kind: 'processSessionRead'; readonly read: SessionRead }
+  /** The candidacy renewed (an answer, an acknowledgement). */
+  | { readonly kind: 'candidateRenewed' }
+  /** The vacancy report's answer (undefined: the lease moved on, nothing reported). */
+  | { readonly kind: 'reported'; readonly lease: Lease | undefined }
+  /** The confirming renewal's answer (undefined: the lease is no longer in that term). */
+  | { readonly kind: 'confirmed'; readonly lease: Lease | undefined }
+  /** A direct acquisition's answer. */
+  | { readonly kind: 'acquired'; readonly got: Acquired }
+  /** A term given back (released). */
+  | { readonly kind: 'released' }
+  /** Whether it leads the term it won (`leading`: still, after the renewal's follow-up). */
+  | { readonly kind: 'led'; readonly ok: boolean; readonly leading: boolean }
+  /** The leader's own write or read of its lease. */
+  | { readonly kind: 'observed'; readonly read: LeaseRead }
+  /** The leader read its lease: a claim it carries is answered. */
+  | { readonly kind: 'claimIn'; readonly lease: Lease | undefined }
+  /** This worker leads now: the cadence it learnt was another holder's. */
+  | { readonly kind: 'leading' }
+  /** A wake for the lease (revision: the row's it announces, if known; undefined: the push path went up or down). */
+  | { readonly kind: 'wake'; readonly revision: number | undefined };
+
+/** What the shell carries out, in this order. At most one read or write, last: its answer is the next event. */
+export type FollowerEffect =
+  | { readonly kind: 'readLease'; readonly consistent: boolean }
+  | { readonly kind: 'readSession'; readonly name: string; readonly shareMs: number; readonly pendingMs: number }
+  /** Look for the holder's own process's session (ownSessionRead): the freshest row of `process` in the partition of session row `named`. */
+  | { readonly kind: 'readProcessSession'; readonly named: string; readonly process: string }
+  /** Renew the candidacy; `conflictIsNothing`: a ConflictError (the row re-registered meanwhile) is no fault. */
+  | { readonly kind: 'renewCandidate'; readonly conflictIsNothing: boolean }
+  /** Report the vacancy (a ConflictError is no fault). */
+  | { readonly kind: 'reportVacancy'; readonly read: LeaseRead }
+  /** Confirm `term` by renewing it. */
+  | { readonly kind: 'confirm'; readonly term: Term }
+  /** End `term` on a row rewritten under it. The poll ends with it. */
+  | { readonly kind: 'endChanged'; readonly term: Term }
+  | { readonly kind: 'acquire'; readonly read: LeaseRead; readonly electedBy: 'self' | 'successor' }
+  | { readonly kind: 'release'; readonly term: Term }
+  /** Lead `term`, won by the write sent at `sentAt` (the shell's Leadership.start); `confirmed`: then act on the renewal's row. */
+  | { readonly kind: 'lead'; readonly term: Term; readonly sentAt: number; readonly lease: Lease; readonly confirmed: boolean }
+  /** onNewLeader. */
+  | { readonly kind: 'newLeader'; readonly holder: string }
+  /** Another start-up claims this worker's name: say so, and renew the candidacy (which refuses it). */
+  | { readonly kind: 'claim'; readonly claim: IdentityClaim }
+  /** Tell onError this worker cannot vouch for its times. */
+  | { readonly kind: 'clockSkew'; readonly doubt: ClockDoubt }
+  /** End the sleep before the next step (a wake). */
+  | { readonly kind: 'stepNow' };
+
+type Out = { readonly state: FollowerState; readonly effects: FollowerEffect[] };
+
+/**
+ * Whether the times this worker would write at `at` are within maxClockErrorMs of DynamoDB's clock
+ * (`at.clock`). If not, the caller does not write them: a clock skew prevention, counted, and
+ * reported once per spell — at once after a jump, otherwise once it has lasted a lease duration
+ * (the first responses of a start-up settle the estimate; that is no fault).
+ *
+ * `settling`: for an acknowledgement, a doubt that is about to clear does not count. An answer
+ * carries no time the coordinator relies on (it judges the copy of its own ping), and a worker that
+ * does not answer is written off until it renews on its own — minutes. Such a worker is elected
+ * only to confirm the term a poll later, once the next responses have settled the estimate; a
+ * worker whose doubt lasts (no Date header, responses too slow) does not answer.
+ */
+export function judgeClock(state: FollowerState, at: Moment, leaseDurationMs: number, settling = false): { readonly state: FollowerState; readonly trusted: boolean; readonly report?: ClockDoubt } {
+  const c = at.clock;
+  if (c.ok) return { state: state.doubt === undefined ? state : { ...state, doubt: undefined }, trusted: true };
+  const doubt = state.doubt ?? { since: at.now, reported: false };
+  const lasting = at.now - doubt.since >= leaseDurationMs;
+  if (settling && c.reason !== 'noSamples' && !lasting) return { state: { ...state, doubt }, trusted: true };
+  const counted = { ...state, doubt, preventions: state.preventions + 1 };
+  if (!doubt.reported && (c.reason === 'jumped' || lasting)) return { state: { ...counted, doubt: { since: doubt.since, reported: true } }, trusted: false, report: c };
+  return { state: counted, trusted: false };
+}
+
+/** A write not made, or a term stopped, for the clock (`jumpMs`: a jump, reported at once). */
+export function prevented(state: FollowerState, now: number, jumpMs?: number): { readonly state: FollowerState; readonly report?: ClockDoubt } {
+  const counted = { ...state, preventions: state.preventions + 1 };
+  if (jumpMs === undefined) return { state: counted };
+  return { state: { ...counted, doubt: { since: state.doubt?.since ?? now, reported: true } }, report: { reason: 'jumped', jumpMs } };
+}
+
+const termKey = (l: Lease | undefined): TermKey | undefined =>
+  l && { holderIdentity: l.holderIdentity, holderInstance: l.holderInstance, renewTime: l.renewTime, fencingToken: l.fencingToken, leaseDurationSeconds: l.leaseDurationSeconds };
+
+/** Whether `l` has the term key `k` (compared field by field: no string made per read). */
+function sameTerm(k: TermKey | undefined, l: Lease | undefined): boolean {
+  if (!k || !l) return k === undefined && l === undefined;
+  return k.holderIdentity === l.holderIdentity && k.holderInstance === l.holderInstance && k.renewTime === l.renewTime && k.fencingToken === l.fencingToken && k.leaseDurationSeconds === l.leaseDurationSeconds;
+}
+
+/**
+ * The renewal cadence this follower times its reads by: for a lease held on a session, the
+ * session's, shared by every elector of the process that follows a lease on it (they then aim at
+ * the same moment, and one read serves them all); otherwise its own holder's.
+ */
+function activeCadence(s: FollowerSettings, st: FollowerState): RenewalPhase {
+  const l = st.lastRaw?.item;
+  return l?.session !== undefined && l.holderIdentity !== undefined && st.viewedSession !== undefined ? s.cadence.session(st.viewedSession.name) : s.cadence.own;
+}
+
+/** Whether the lease as last read is held on a session. */
+const sessionHeld = (st: FollowerState): boolean => st.lastRaw?.item?.session !== undefined && st.lastRaw.item.holderIdentity !== undefined;
+
+/** Reports a holder seen (onNewLeader) when it is not the one last reported. */
+function noteHolder(st: FollowerState, holder: unknown, fx: FollowerEffect[]): FollowerState {
+  if (typeof holder !== 'string' || holder === st.lastLeader) return st;
+  fx.push({ kind: 'newLeader', holder });
+  return { ...st, lastLeader: holder };
+}
+
+/**
+ * Another start-up claims this worker's candidate name (one identity, one process): this one is
+ * alive, so it answers by renewing its candidate row, which refuses the newcomer; and says so.
+ * Each claim is answered once.
+ */
+function claimIn(s: FollowerSettings, st: FollowerState, l: Lease | undefined, fx: FollowerEffect[]): FollowerState {
+  const c = l?.identityClaim;
+  if (!c || !s.candidate || c.name !== s.identity || c.of !== s.instance || c.instance === s.instance) return st;
+  const key = `${c.instance}@${c.at}`;
+  if (key === st.answeredClaim) return st;
+  fx.push({ kind: 'claim', claim: c });
+  return { ...st, answeredClaim: key };
+}
+
+/** Records what was read (or written); `changed`: the term or its renewal changed since the last read. */
+function observe(s: FollowerSettings, st: FollowerState, read: LeaseRead, now: number, fx: FollowerEffect[]): { st: FollowerState; changed: boolean } {
+  const changed = !st.observed || !sameTerm(st.observed.key, read.item);
+  const l = read.item;
+  let next: FollowerState = l?.holderIdentity !== undefined ? { ...st, lastHeldOnSession: l.session !== undefined } : st;
+  if (changed) {
+    next = { ...next, observed: { key: termKey(l), at: now, revision: read.revision, token: l?.fencingToken ?? -1 } };
+    // a term's first write (an election's, a hand-off's, an acquisition's) is not on the holder's renewal cadence
+    const v = st.viewedSession;
+    if (v && l?.session === v.of && l.holderInstance !== undefined && l.holderInstance !== s.instance) s.cadence.session(v.name).seen(`session:${v.name}`, v.renewTime, now, st.previousReadSentAt, l.leaseDurationSeconds * 1000);
+    else if (l?.holderInstance !== undefined && l.renewTime !== undefined && l.renewTime !== l.acquireTime && l.holderInstance !== s.instance) s.cadence.own.seen(`${l.holderInstance}|${l.fencingToken}`, l.renewTime, now, st.previousReadSentAt, l.leaseDurationSeconds * 1000);
+  } else next = { ...next, observed: { ...st.observed!, revision: read.revision } };
+  next = noteHolder(next, read.item?.holderIdentity, fx);
+  return { st: claimIn(s, next, read.item, fx), changed };
+}
+
+/**
+ * An eventually consistent read older than one already seen (a lower revision in the same or an
+ * earlier term, or no row where there was one): not acted on; it is read again, consistently.
+ */
+function isStale(st: FollowerState, read: LeaseRead): boolean {
+  const o = st.observed;
+  if (!o || o.token < 0) return false;
+  if (!read.item) return true;
+  return read.revision < o.revision && read.item.fencingToken <= o.token;
+}
+
+/**
+ * How stale a session read may be: a read of the session serves every elector of the process that
+ * wants one about then — the successor shares one sent SHARED_READ_MS ago (it times the holder's
+ * renewals), others one up to a quarter of the margin between the renew deadline and the term, and
+ * anyone one still in flight that was sent within that margin. A judgement from a read sent that
+ * much earlier is still sound: any renewal landing after it was sent after the holder's own
+ * deadline (see Session).
+ */
+const sessionMargin = (s: FollowerSettings): number => Math.max(SHARED_READ_MS, Math.min(s.retryPeriodMs, (s.leaseDurationMs - s.renewDeadlineMs) / 4));
+
+const done = (state: FollowerState, fx: FollowerEffect[]): Out => ({ state: { ...state, pending: undefined }, effects: fx });
+const waiting = (state: FollowerState, pending: Pending, fx: FollowerEffect[], effect: FollowerEffect): Out => ({ state: { ...state, pending }, effects: [...fx, effect] });
+
+/** One step of a follower: its record after `e`, decided at `at`, and what to carry out. */
+export function followerStep(s: FollowerSettings, state: FollowerState, e: FollowerEvent, at: Moment): Out {
+  const fx: FollowerEffect[] = [];
+  const p = state.pending;
+  switch (e.kind) {
+    case 'poll': {
+      // what it reads: pollPlan (most polls write nothing)
+      const last = state.lastRaw;
+      const plan = pollPlan({ mode: s.mode, woken: e.woken, pushLive: e.pushLive, raw: last?.item, view: state.lastRead, leaseReadAt: state.leaseReadAt, now: at.now, backstopMs: SESSION_QUIET_LEASES * s.leaseDurationMs });
+      const read: Pending = { kind: 'read', then: 'poll', woken: e.woken, consistent: plan.consistent, sentAt: at.now, reread: false };
+      if (plan.sessionOnly && last) return readSession(s, state, { ...read, raw: last }, last, at, fx);
+      return waiting(state, read, fx, { kind: 'readLease', consistent: plan.consistent });
+    }
+    case 'leaseRead': {
+      if (p?.kind !== 'read') return done(state, fx);
+      if (!p.consistent && !p.reread && isStale(state, e.raw)) return waiting(state, { ...p, reread: true }, fx, { kind: 'readLease', consistent: true });
+      return readSession(s, { ...state, leaseReadAt: p.sentAt }, p, e.raw, at, fx);
+    }
+    case 'sessionRead': {
+      if (p?.kind !== 'read' || !p.raw) return done(state, fx);
+      const l = p.raw.item!;
+      const margin = sessionMargin(s);
+      if (p.named) {
+        // the holder's own process's row, read by name: gone, it is looked for again
+        if (!e.read.row) return waiting(state, p, fx, { kind: 'readProcessSession', named: l.session!, process: processOf(l.holderInstance)! });
+        if (!p.ownReread && at.now - e.read.sentAt > margin) return waiting(state, { ...p, ownReread: true }, fx, { kind: 'readSession', name: e.read.row.name, shareMs: 0, pendingMs: 0 });
+        return judgedView(s, state, p, p.named, e.read, at, fx);
+      }
+      // A read sent longer ago than the margin (the process was frozen, or starved, between sending
+      // it and now) proves nothing about now: read again before judging by it.
+      if (!p.sessionReread && at.now - e.read.sentAt > margin) return waiting(state, { ...p, sessionReread: true }, fx, { kind: 'readSession', name: l.session!, shareMs: 0, pendingMs: 0 });
+      // A row that does not vouch for the holder: its own process's session, found apart (ownSessionRead)
+      const own = ownSessionRead(l, p.raw.revision, e.read.row, state.ownFound, at.now, s.leaseDurationMs);
+      if (own?.kind === 'query') return waiting(state, { ...p, named: e.read }, fx, { kind: 'readProcessSession', named: l.session!, process: own.process });
+      if (own?.kind === 'read') return waiting(state, { ...p, named: e.read }, fx, { kind: 'readSession', name: own.name, shareMs: watchesTerm(l, s.identity, s.instance) ? SHARED_READ_MS : margin, pendingMs: margin });
+      return judgedView(s, state, p, e.read, undefined, at, fx);
+    }
+    case 'processSessionRead': {
+      if (p?.kind !== 'read' || !p.raw || !p.named) return done(state, fx);
+      const l = p.raw.item!;
+      const st = { ...state, ownFound: { holderInstance: l.holderInstance!, revision: p.raw.revision, name: e.read.row?.name, at: e.read.sentAt } };
+      if (e.read.row && !p.ownReread && at.now - e.read.sentAt > sessionMargin(s)) return waiting(st, { ...p, ownReread: true }, fx, { kind: 'readSession', name: e.read.row.name, shareMs: 0, pendingMs: 0 });
+      return judgedView(s, st, p, p.named, e.read.row ? e.read : undefined, at, fx);
+    }
+    case 'candidateRenewed':
+      if (p?.kind === 'answer') {
+        const st = p.d.answer === 'unanswered' ? { ...state, unanswered: false } : { ...state, ackedElection: (p.d.answer as { election: string }).election };
+        return rest(s, st, p.raw, p.d, at, fx);
+      }
+      if (p?.kind === 'reportAck') return afterReport(s, state, p.raw, p.d, at, fx);
+      return done(state, fx);
+    case 'reported': {
+      if (p?.kind !== 'report') return done(state, fx);
+      if (e.lease !== undefined && s.candidate) {
+        const j = judgeClock(state, at, s.leaseDurationMs, true);
+        if (j.report) fx.push({ kind: 'clockSkew', doubt: j.report });
+        if (j.trusted) return waiting(j.state, { ...p, kind: 'reportAck' }, fx, { kind: 'renewCandidate', conflictIsNothing: true });
+        return afterReport(s, j.state, p.raw, p.d, at, fx);
+      }
+      return afterReport(s, state, p.raw, p.d, at, fx);
+    }
+    case 'confirmed': {
+      if (p?.kind !== 'confirm') return done(state, fx);
+      if (!e.lease) return done({ ...state, leaseReadAt: undefined }, fx);
+      const { st } = observe(s, state, { key: { name: s.leaseName }, item: e.lease, revision: e.lease.revision }, at.now, fx);
+      return won(s, st, p.term, p.jumps, p.sentAt, e.lease, 'confirm', at, fx);
+    }
+    case 'acquired': {
+      if (p?.kind !== 'acquire') return done(state, fx);
+      // the row DynamoDB returned with the refusal names whoever moved first: a new holder, seen now
+      if (!('written' in e.got)) return attempted(s, noteHolder(state, e.got.refusedBy, fx), p.then, false, at, fx);
+      const written = e.got.written;
+      const { st } = observe(s, state, { ...p.read, item: written, revision: written.revision }, at.now, fx);
+      return won(s, st, { holderIdentity: s.identity, fencingToken: written.fencingToken }, p.jumps, p.sentAt, written, p.then, at, fx);
+    }
+    case 'released':
+      if (p?.kind !== 'giveBack') return done(state, fx);
+      return p.then === 'confirm' ? done({ ...state, leaseReadAt: undefined }, fx) : attempted(s, state, p.then, false, at, fx);
+    case 'led': {
+      if (p?.kind !== 'lead') return done(state, fx);
+      const st = e.ok ? { ...state, ledToken: Math.max(state.ledToken, p.token), vacantSince: undefined } : state;
+      // not confirmed (the term moved on): the next step reads the lease row itself, not a copy
+      if (p.then === 'confirm') return done(e.leading ? st : { ...st, leaseReadAt: undefined }, fx);
+      return attempted(s, st, p.then, e.ok, at, fx);
+    }
+    case 'observed':
+      return { state: observe(s, state, e.read, at.now, fx).st, effects: fx };
+    case 'claimIn':
+      return { state: claimIn(s, state, e.lease, fx), effects: fx };
+    case 'leading':
+      s.cadence.own.reset();
+      return { state: { ...state, misses: 0, previousReadSentAt: undefined }, effects: fx };
+    case 'wake': {
+      // A wake for the very revision this worker has read is nothing new (its own hand-off, say;
+      // only the very revision: a deleted and re-created row counts its revisions from 1 again).
+      const seen = state.observed;
+      if (e.revision !== undefined && seen !== undefined && e.revision === seen.revision) return { state, effects: fx };
+      return { state: { ...state, wakePending: true }, effects: [{ kind: 'stepNow' }] };
+    }
+  }
+}
+
+/**
+ * The lease as this follower judges it with the session row it names (`named`) and, where that does
+ * not vouch for its holder, its holder's own process's (`own`): judgedOnSession.
+ */
+function judgedView(s: FollowerSettings, state: FollowerState, p: Extract<Pending, { kind: 'read' }>, named: SessionRead, own: SessionRead | undefined, at: Moment, fx: FollowerEffect[]): Out {
+  const raw = p.raw!;
+  const l = raw.item!;
+  const { lease, by } = judgedOnSession(l, named.row, own?.row, s.sessionFallbackMs);
+  const st = { ...state, viewedSession: by && { name: by.name, renewTime: by.renewTime, of: l.session! } };
+  // the row judged by, whose renewals the cadence times
+  return viewed(s, st, p, raw, { ...raw, item: lease }, own?.row ? own.sentAt : named.sentAt, at, fx);
+}
+
+/** The lease row read (`raw`): judged as it is, or, held on a session, once that session's row is read. */
+function readSession(s: FollowerSettings, state: FollowerState, p: Extract<Pending, { kind: 'read' }>, raw: LeaseRead, at: Moment, fx: FollowerEffect[]): Out {
+  const l = raw.item;
+  const st = { ...state, viewedSession: undefined };
+  if (l?.session === undefined || l.holderIdentity === undefined) return viewed(s, st, p, raw, raw, p.sentAt, at, fx);
+  const margin = sessionMargin(s);
+  const successor = watchesTerm(l, s.identity, s.instance);
+  return waiting(st, { ...p, raw }, fx, { kind: 'readSession', name: l.session, shareMs: successor ? SHARED_READ_MS : margin, pendingMs: margin });
+}
+
+/** The lease read (`raw`) and as judged (`view`), at `sentAt`: a poll's, or the successor's second look. */
+function viewed(s: FollowerSettings, state: FollowerState, p: Extract<Pending, { kind: 'read' }>, raw: LeaseRead, view: LeaseRead, sentAt: number, at: Moment, fx: FollowerEffect[]): Out {
+  if (p.then === 'secondLook') {
+    const { st } = observe(s, { ...state, lastRaw: raw }, view, at.now, fx);
+    const l = view.item;
+    if (isVacant(l, st.observed!.at, at.now) && watchesTerm(l, s.identity, s.instance)) return acquire(s, st, raw, 'second', at, fx);
+    return done(st, fx);
+  }
+  return polled(s, state, raw, view, sentAt, p.woken, at, fx);
+}
+
+/** A poll's read: recorded, then decided on (decideFollower), then acted on in order. */
+function polled(s: FollowerSettings, state: FollowerState, raw: LeaseRead, view: LeaseRead, sentAt: number, woken: boolean, at: Moment, fx: FollowerEffect[]): Out {
+  const o = observe(s, { ...state, lastRaw: raw }, view, at.now, fx);
+  let st = o.st;
+  if (o.changed) st = { ...st, misses: 0 };
+  else if (!woken) {
+    st = { ...st, misses: st.misses + 1 };
+    activeCadence(s, st).missed(sentAt); // the next renewal lands later than this read was served
+  }
+  st = { ...st, previousReadSentAt: sentAt, lastRead: view.item };
+  const settling = !isQuiet(view.item) || (watchesTerm(view.item, s.identity, s.instance) && !activeCadence(s, st).known);
+  st = { ...st, settlingSince: settling ? (st.settlingSince ?? at.now) : undefined };
+  const d = s.decideFollower({
+    lease: view.item,
+    identity: s.identity,
+    instance: s.instance,
+    mode: s.mode,
+    candidate: s.candidate,
+    ackedElection: st.ackedElection,
+    unanswered: st.unanswered,
+    now: at.now,
+    observedAt: st.observed!.at,
+    vacantSince: st.vacantSince,
+    retryPeriodMs: s.retryPeriodMs,
+    fallbackAfterMs: st.lastHeldOnSession ? Math.max(s.fallbackAfterMs, s.sessionFallbackMs) : s.fallbackAfterMs,
+  });
+  if (!(d.confirm || (d.answer !== undefined && s.candidate) || d.take !== undefined || d.reportVacancy)) return done({ ...st, vacantSince: d.vacantSince, wakeAt: d.wakeAt }, fx);
+  if (d.confirm) {
+    // Elected (by the coordinator, for this start-up): confirm by renewing before acting. A term
+    // rewritten under this start-up is ended on the row, not confirmed (termToConfirm).
+    st = { ...st, wakeAt: undefined };
+    const c = termToConfirm(view.item!, st.ledToken);
+    if (c.end) return done(st, [...fx, { kind: 'endChanged', term: c.term }]);
+    // not confirmed while the clock is in doubt: the coordinator's short first term runs out, or the doubt clears first
+    const j = judgeClock(st, at, s.leaseDurationMs);
+    if (j.report) fx.push({ kind: 'clockSkew', doubt: j.report });
+    if (!j.trusted) return done({ ...j.state, leaseReadAt: undefined }, fx);
+    return waiting(j.state, { kind: 'confirm', term: c.term, jumps: at.jumps, sentAt: at.now }, fx, { kind: 'confirm', term: c.term });
+  }
+  // An answer makes this worker electable: not while it cannot tell DynamoDB's time for long.
+  if (d.answer !== undefined && s.candidate) {
+    const j = judgeClock(st, at, s.leaseDurationMs, true);
+    if (j.report) fx.push({ kind: 'clockSkew', doubt: j.report });
+    if (j.trusted) return waiting(j.state, { kind: 'answer', raw, d }, fx, { kind: 'renewCandidate', conflictIsNothing: false });
+    st = d.answer !== 'unanswered' ? { ...j.state, unanswered: true } : j.state;
+  }
+  return rest(s, st, raw, d, at, fx);
+}
+
+/** A poll's actions after its answer: take the lease as successor, or report a vacancy and take it by fallback. */
+function rest(s: FollowerSettings, state: FollowerState, raw: LeaseRead, d: FollowerDecision, at: Moment, fx: FollowerEffect[]): Out {
+  const st = { ...state, vacantSince: d.vacantSince, wakeAt: d.wakeAt };
+  // As its designated successor (or second successor, once the successor has had its grace): a lost
+  // race is read again at once (attempted).
+  if (d.take === 'successor') return acquire(s, st, raw, 'first', at, fx);
+  // Tells the coordinator the holder has not renewed for a whole term, as this worker watched.
+  if (d.reportVacancy) return waiting(st, { kind: 'report', raw, d }, fx, { kind: 'reportVacancy', read: raw });
+  return afterReport(s, st, raw, d, at, fx);
+}
+
+function afterReport(s: FollowerSettings, state: FollowerState, raw: LeaseRead, d: FollowerDecision, at: Moment, fx: FollowerEffect[]): Out {
+  return d.take === 'self' ? acquire(s, state, raw, 'self', at, fx) : done(state, fx);
+}
+
+/** Direct acquisition (NoCoordination, the fallback, or as the designated successor), conditioned on the revision read. */
+function acquire(s: FollowerSettings, state: FollowerState, read: LeaseRead, then: Attempt, at: Moment, fx: FollowerEffect[]): Out {
+  const j = judgeClock(state, at, s.leaseDurationMs);
+  if (j.report) fx.push({ kind: 'clockSkew', doubt: j.report });
+  if (!j.trusted) return attempted(s, j.state, then, false, at, fx);
+  return waiting(j.state, { kind: 'acquire', read, then, jumps: at.jumps, sentAt: at.now }, fx, { kind: 'acquire', read, electedBy: then === 'self' ? 'self' : 'successor' });
+}
+
+/**
+ * A term won (`term`, by the write sent at `sentAt`, answered with `lease`): led, unless the clock
+ * jumped meanwhile — its stamp may be off by the jump, so it is given back rather than led on.
+ */
+function won(s: FollowerSettings, state: FollowerState, term: Term, jumps: number, sentAt: number, lease: Lease, then: Attempt | 'confirm', at: Moment, fx: FollowerEffect[]): Out {
+  if (at.jumps !== jumps) return waiting(prevented(state, at.now).state, { kind: 'giveBack', then }, fx, { kind: 'release', term });
+  return waiting(state, { kind: 'lead', then, token: term.fencingToken }, fx, { kind: 'lead', term, sentAt, lease, confirmed: then === 'confirm' });
+}
+
+/**
+ * An acquisition came to `ok`. The successor's first that lost a race (a vacancy report, an election
+ * opened, somebody else's write) reads the lease again at once: if it is still vacant and still
+ * names this worker, it tries once more; otherwise the election goes on as usual.
+ */
+function attempted(s: FollowerSettings, state: FollowerState, then: Attempt, ok: boolean, at: Moment, fx: FollowerEffect[]): Out {
+  if (then !== 'first' || ok) return done(state, fx);
+  return waiting(state, { kind: 'read', then: 'secondLook', woken: false, consistent: true, sentAt: at.now, reread: true }, fx, { kind: 'readLease', consistent: true });
+}
+
+/** When a follower reads next (nextReadDelay), at `now`. */
+export function followerDelay(s: FollowerSettings, st: FollowerState, now: number, pushLive: boolean, random: number): number {
+  return nextReadDelay({
+    lease: st.lastRead,
+    identity: s.identity,
+    instance: s.instance,
+    mode: s.mode,
+    now,
+    retryPeriodMs: s.retryPeriodMs,
+    expectedAt: activeCadence(s, st).expectedAt(),
+    cadenceKnown: activeCadence(s, st).known,
+    settlingForMs: st.settlingSince === undefined ? undefined : now - st.settlingSince,
+    leaseDurationMs: s.leaseDurationMs,
+    termEndsAt: st.lastRead?.holderIdentity !== undefined && st.observed ? st.observed.at + st.lastRead.leaseDurationSeconds * 1000 : undefined,
+    misses: st.misses,
+    pushLive,
+    sessionHeld: sessionHeld(st),
+    random,
+  });
+}

@@ -1,0 +1,144 @@
+import { PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { manualClock, type ManualClock } from '../../lib/clock.js';
+import { coordinatorDeps, type CoordinatorDeps, type ReconcileOutcome } from '../../lib/coordinator/reconcile.js';
+import { tick, type TickOptions, type TickResult } from '../../lib/coordinator/tick.js';
+import { COORDINATOR_COMPONENT, TICK_CURSOR_NAME } from '../../lib/schemas/tick-cursor.js';
+import { testTables, type TestTables } from '../support.js';
+
+const T0 = Date.UTC(2026, 10, 28);
+const OEV = 'OldestEmulationVersion';
+/** Simulated time each reconcile takes (the tick's own clock moves on by it). */
+const COST_MS = 1_000;
+/** Lambda's remaining time at each invocation, and the margin kept back from it. */
+const REMAINING_MS = 20_000;
+const MARGIN_MS = 5_000;
+const TICK_EVERY_MS = 60_000;
+
+let t: TestTables;
+let clock: ManualClock;
+let deps: CoordinatorDeps;
+
+beforeEach(async () => {
+  t = await testTables('tick');
+  clock = manualClock(T0);
+  // one reconcile at a time: each costs COST_MS of the clock, so the deadline falls between two
+  deps = coordinatorDeps(t.client, t.names, { clock, config: { concurrency: 1 } });
+});
+afterEach(() => t.drop());
+
+async function seed(n: number): Promise<string[]> {
+  const names = Array.from({ length: n }, (_, i) => `lease-${String(i).padStart(3, '0')}`);
+  for (const leaseName of names) {
+    await deps.candidates.write(
+      { key: { leaseName, name: 'a' }, item: undefined, revision: 0 },
+      { set: { emulationVersion: '1.30.0', binaryVersion: '1.30.0', preferredStrategies: [OEV], renewTime: T0, createdAt: T0 } },
+    );
+  }
+  return names;
+}
+
+interface Invocation {
+  result: TickResult;
+  deadline: number;
+  stop: number;
+  /** When each reconcile of the invocation began (its decision's time), and when the invocation ended. */
+  began: number[];
+  endedAt: number;
+}
+
+/** One scheduled invocation: the deadline from Lambda's remaining time, each reconcile costing COST_MS. */
+async function invoke(opts: Omit<TickOptions, 'deadline' | 'marginMs' | 'afterEach'> = {}): Promise<Invocation> {
+  const deadline = clock.monotonic() + REMAINING_MS;
+  const began: number[] = [];
+  const afterEach = async (o: ReconcileOutcome) => {
+    began.push(o.at);
+    clock.advance(COST_MS);
+  };
+  const result = await tick(deps, { ...opts, deadline, marginMs: MARGIN_MS, afterEach });
+  return { result, deadline, stop: deadline - MARGIN_MS, began, endedAt: clock.monotonic() };
+}
+
+/** Invocations, a schedule tick apart, until a round ends (at most `most`). */
+async function round(most: number, opts: Omit<TickOptions, 'deadline' | 'marginMs' | 'afterEach'> = {}): Promise<Invocation[]> {
+  const out: Invocation[] = [];
+  for (let i = 0; i < most; i++) {
+    const at = clock.now();
+    const inv = await invoke(opts);
+    out.push(inv);
+    if (inv.result.round?.done) break;
+    clock.set(at + TICK_EVERY_MS);
+  }
+  return out;
+}
+
+const reached = (invs: Invocation[]) => invs.flatMap((i) => i.result.outcomes.map((o) => o.lease));
+
+describe("the coordinator's tick within its invocation's time (issue 38, item 5)", () => {
+  it('a tick that would overrun its deadline stops before it; the next invocation goes on where it stopped, and every lease is reached once within ⌈work / budget⌉ invocations', async () => {
+    const names = await seed(30); // 30 s of reconciles against 15 s an invocation (20 s remaining less 5 s margin)
+    const invs = await round(5, { segmentLeases: 10 });
+    for (const inv of invs) {
+      expect(inv.endedAt, 'the invocation ended before its deadline').toBeLessThanOrEqual(inv.deadline);
+      for (const b of inv.began) expect(b, 'no reconcile began past the deadline less the margin').toBeLessThan(inv.stop);
+    }
+    expect(invs.length, 'the bound: ⌈30 s / 15 s⌉ invocations').toBe(2);
+    expect(invs[0]!.result.round).toMatchObject({ done: false, segments: 1, invocations: 1, leases: 15, next: { segment: 0, after: 'lease-014' } });
+    expect(invs[1]!.result.round).toMatchObject({ done: true, invocations: 2, leases: 30 });
+    expect(reached(invs).sort(), 'every lease reconciled, each once').toEqual(names);
+    // the cursor between rounds holds only the next round's parts: 30 leases at 10 a part
+    expect((await deps.ticks.read()).item).toMatchObject({ segments: 3, segment: 0, leases: 0, invocations: 0 });
+    expect((await deps.ticks.read()).item?.after).toBeUndefined();
+  });
+
+  it('a round in parts (parallel scan segments) reaches every lease once, part after part, within the same bound', async () => {
+    const names = await seed(30);
+    await round(5, { segmentLeases: 10 }); // the first round is one part; it counts 30 leases
+    clock.advance(TICK_EVERY_MS);
+    const invs = await round(5, { segmentLeases: 10 });
+    expect(invs[0]!.result.round?.segments).toBe(3);
+    for (const inv of invs) {
+      expect(inv.endedAt).toBeLessThanOrEqual(inv.deadline);
+      for (const b of inv.began) expect(b).toBeLessThan(inv.stop);
+    }
+    expect(invs.length).toBe(2);
+    expect(invs.at(-1)!.result.round).toMatchObject({ done: true, leases: 30 });
+    expect(reached(invs).sort()).toEqual(names);
+  });
+
+  it('a round in parts still collects expired identities at its end, and keeps a session a held lease names', async () => {
+    await seed(12);
+    await round(5, { segmentLeases: 5 }); // the first round, in one part, counts the leases
+    clock.advance(TICK_EVERY_MS);
+    const then = T0 - 3 * 3_600_000;
+    const identity = (component: string, name: string, extra: Record<string, unknown> = {}) =>
+      deps.identities.write({ key: { component, name }, item: undefined, revision: 0 }, { set: { holderIdentity: `${name}_1`, hostname: 'host', leaseDurationSeconds: 60, acquireTime: then, renewTime: then, ...extra } });
+    await identity('scheduler', 'gone-host');
+    await identity('conclave-session', 'named-session', { process: 'p-1' });
+    // a held lease that names the expired session: the row stays while it does
+    await deps.leases.write(await deps.leases.read('held'), { set: { holderIdentity: 'h', holderInstance: 'h_1@p-1', leaseDurationSeconds: 15, acquireTime: then, renewTime: then, leaseTransitions: 0, fencingToken: 1, session: 'named-session' } });
+    const invs = await round(5, { segmentLeases: 5 });
+    expect(invs[0]!.result.round?.segments).toBe(3);
+    const collected = invs.flatMap((i) => i.result.collectedIdentities.map((c) => c.name));
+    expect(collected).toContain('gone-host');
+    expect(collected).not.toContain('named-session');
+  });
+
+  it('a cursor row that does not parse is started afresh, and the identities scan never returns the cursor', async () => {
+    await seed(3);
+    await t.client.send(new PutItemCommand({ TableName: t.names.identities, Item: marshall({ component: COORDINATOR_COMPONENT, name: TICK_CURSOR_NAME, segments: 'many', revision: 7 }) }));
+    const [inv] = await round(1);
+    expect(inv!.result.round).toMatchObject({ done: true, leases: 3, lostRace: false });
+    expect(inv!.result.invalid).toEqual([]);
+    expect(await deps.ticks.read()).toMatchObject({ item: undefined, revision: 0 }); // afresh, and a round of one part leaves nothing to write
+  });
+
+  it('without a deadline (a context with no remaining time: the simulator) one pass over every lease, no cursor read or written', async () => {
+    const names = await seed(30);
+    const r = await tick(deps);
+    expect(r.round).toBeUndefined();
+    expect(r.outcomes.map((o) => o.lease).sort()).toEqual(names);
+    expect((await deps.ticks.read()).item).toBeUndefined();
+  });
+});

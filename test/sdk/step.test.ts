@@ -1,0 +1,176 @@
+/**
+ * The follower's step (lib/sdk/step.ts followerStep) fed events by hand, no I/O: each row is a
+ * poll's events in order and the effects the step asks for after each, so the poll's order — the
+ * reads, the writes, what it tells — is pinned where it is decided.
+ */
+import { describe, expect, it } from 'vitest';
+import type { Lease } from '../../lib/schemas/lease.js';
+import type { LeaseRead } from '../../lib/sdk/lock.js';
+import { decideFollower, FOLLOWING, followerStep, RenewalPhase, type FollowerEvent, type FollowerSettings, type FollowerState, type Moment } from '../../lib/sdk/step.js';
+
+const T = 1_000_000; // monotonic now
+const settings = (o: Partial<FollowerSettings> = {}): FollowerSettings => {
+  const sessions = new Map<string, RenewalPhase>();
+  return {
+    leaseName: 'job',
+    identity: 'b',
+    instance: 'b-1',
+    mode: 'coordinated',
+    leaseDurationMs: 15_000,
+    renewDeadlineMs: 10_000,
+    retryPeriodMs: 2_000,
+    fallbackAfterMs: 45_000,
+    sessionFallbackMs: 40_000,
+    candidate: true,
+    decideFollower,
+    cadence: { own: new RenewalPhase(), session: (n) => sessions.get(n) ?? (sessions.set(n, new RenewalPhase()), sessions.get(n)!) },
+    ...o,
+  };
+};
+const held = (o: Partial<Lease> = {}): Lease =>
+  ({ name: 'job', revision: 3, holderIdentity: 'a', holderInstance: 'a-1', leaseDurationSeconds: 15, acquireTime: 1, renewTime: 2, leaseTransitions: 0, fencingToken: 7, ...o }) as Lease;
+const read = (item: Lease | undefined): LeaseRead => ({ key: { name: 'job' }, item, revision: item?.revision ?? 0 });
+const at = (dt = 0, o: Partial<Moment> = {}): Moment => ({ now: T + dt, clock: { ok: true, errorMs: 5 }, jumps: 0, ...o });
+const election = { id: 'e1', openedAt: 1, deadline: 2 } as unknown as Lease['election'];
+
+/** Feeds `events` in order; returns each step's effects (by kind) and the last state. */
+function run(s: FollowerSettings, events: [FollowerEvent, Moment][], state: FollowerState = FOLLOWING): { effects: string[][]; state: FollowerState } {
+  const effects: string[][] = [];
+  for (const [e, m] of events) {
+    const out = followerStep(s, state, e, m);
+    state = out.state;
+    effects.push(out.effects.map((f) => f.kind));
+  }
+  return { effects, state };
+}
+
+const poll: FollowerEvent = { kind: 'poll', woken: false, pushLive: false };
+
+describe("the follower's step", () => {
+  it('a quiet poll: one eventually consistent read, then nothing; the holder is told once', () => {
+    const r = run(settings(), [
+      [poll, at()],
+      [{ kind: 'leaseRead', raw: read(held()) }, at(20)],
+    ]);
+    expect(r.effects).toEqual([['readLease'], ['newLeader']]);
+    expect(r.state.pending).toBeUndefined();
+    expect(r.state.observed?.at).toBe(T + 20);
+    expect(r.state.leaseReadAt).toBe(T);
+    expect(followerStep(settings(), FOLLOWING, poll, at()).effects).toEqual([{ kind: 'readLease', consistent: false }]);
+  });
+
+  it('a copy older than one seen is read again, consistently, before it is judged', () => {
+    const seen = run(settings(), [
+      [poll, at()],
+      [{ kind: 'leaseRead', raw: read(held({ revision: 5 })) }, at(10)],
+    ]).state;
+    const again = followerStep(settings(), seen, poll, at(100));
+    const stale = followerStep(settings(), again.state, { kind: 'leaseRead', raw: read(held({ revision: 4 })) }, at(110));
+    expect(stale.effects).toEqual([{ kind: 'readLease', consistent: true }]);
+    expect(followerStep(settings(), stale.state, { kind: 'leaseRead', raw: read(held({ revision: 4 })) }, at(120)).state.pending).toBeUndefined(); // once only
+  });
+
+  it('a lease held on a session: its session row is read, and read again when the answer is older than the margin', () => {
+    const onSession = held({ session: 'p1', holderInstance: 'a-1@pa' });
+    const first = run(settings(), [
+      [poll, at()],
+      [{ kind: 'leaseRead', raw: read(onSession) }, at(10)],
+    ]);
+    expect(first.effects).toEqual([['readLease'], ['readSession']]);
+    const old = followerStep(settings(), first.state, { kind: 'sessionRead', read: { row: undefined, sentAt: T - 5_000 } }, at(20));
+    expect(old.effects).toEqual([{ kind: 'readSession', name: 'p1', shareMs: 0, pendingMs: 0 }]);
+    // the row named is gone: the holder's own process's session is looked for (ownSessionRead)
+    const query = followerStep(settings(), old.state, { kind: 'sessionRead', read: { row: undefined, sentAt: T + 20 } }, at(30));
+    expect(query.effects).toEqual([{ kind: 'readProcessSession', named: 'p1', process: 'pa' }]);
+    const judged = followerStep(settings(), query.state, { kind: 'processSessionRead', read: { row: undefined, sentAt: T + 30 } }, at(40));
+    expect(judged.state.pending).toBeUndefined();
+    expect(judged.state.lastRead?.leaseDurationSeconds).toBe(40); // no session vouches: the term lasts the holder's backstop read (sessionFallbackMs)
+    // a holder on no session (it renews the lease itself): a `session` a peer wrote on its lease is not its own (seed 9248)
+    const noSession = run(settings(), [
+      [poll, at()],
+      [{ kind: 'leaseRead', raw: read(held({ session: 'p1' })) }, at(10)],
+      [{ kind: 'sessionRead', read: { row: undefined, sentAt: T + 10 } }, at(20)],
+    ]);
+    expect(noSession.state.lastRead?.leaseDurationSeconds).toBe(15);
+  });
+
+  it('an open election: answered by renewing the candidacy, then remembered; in lasting doubt of the clock, held back', () => {
+    const s = settings();
+    const r = run(s, [
+      [poll, at()],
+      [{ kind: 'leaseRead', raw: read(held({ election })) }, at(10)],
+      [{ kind: 'candidateRenewed' }, at(20)],
+    ]);
+    expect(r.effects).toEqual([['readLease'], ['newLeader', 'renewCandidate'], []]);
+    expect(r.state.ackedElection).toBe('e1');
+    const doubt = { ok: false, reason: 'noSamples' } as const;
+    const held_ = run(s, [
+      [poll, at(0, { clock: doubt })],
+      [{ kind: 'leaseRead', raw: read(held({ election })) }, at(10, { clock: doubt })],
+    ]);
+    expect(held_.effects).toEqual([['readLease'], ['newLeader']]);
+    expect(held_.state).toMatchObject({ unanswered: true, preventions: 1, ackedElection: undefined });
+  });
+
+  it('elected for this start-up: confirms by renewing, leads, and remembers the token; a term won across a clock jump is given back', () => {
+    const mine = held({ holderIdentity: 'b', holderInstance: 'b-1', fencingToken: 9 });
+    const confirmed = run(settings(), [
+      [poll, at()],
+      [{ kind: 'leaseRead', raw: read(mine) }, at(10)],
+      [{ kind: 'confirmed', lease: { ...mine, revision: 4 } }, at(20)],
+      [{ kind: 'led', ok: true, leading: true }, at(30)],
+    ]);
+    expect(confirmed.effects).toEqual([['readLease'], ['newLeader', 'confirm'], ['lead'], []]);
+    expect(confirmed.state.ledToken).toBe(9);
+    const jumped = run(settings(), [
+      [poll, at()],
+      [{ kind: 'leaseRead', raw: read(mine) }, at(10)],
+      [{ kind: 'confirmed', lease: { ...mine, revision: 4 } }, at(20, { jumps: 1 })],
+      [{ kind: 'released' }, at(30)],
+    ]);
+    expect(jumped.effects).toEqual([['readLease'], ['newLeader', 'confirm'], ['release'], []]);
+    expect(jumped.state).toMatchObject({ preventions: 1, leaseReadAt: undefined, ledToken: -1 });
+  });
+
+  it('the successor whose takeover lost a race looks once more, and takes the lease again if it is still vacant and still its', () => {
+    const vacant = { name: 'job', revision: 6, leaseDurationSeconds: 15, leaseTransitions: 1, fencingToken: 7, successor: 'b' } as Lease;
+    const r = run(settings(), [
+      [poll, at()],
+      [{ kind: 'leaseRead', raw: read(vacant) }, at(10)],
+      [{ kind: 'acquired', got: { refusedBy: undefined } }, at(20)],
+      [{ kind: 'leaseRead', raw: read({ ...vacant, revision: 7 }) }, at(30)],
+      [{ kind: 'acquired', got: { refusedBy: 'c' } }, at(40)],
+    ]);
+    expect(r.effects).toEqual([['readLease'], ['acquire'], ['readLease'], ['acquire'], ['newLeader']]);
+    expect(r.state.pending).toBeUndefined();
+  });
+
+  it('a term watched run out: reported, acknowledged, and taken by fallback once the fallback is due', () => {
+    const s = settings({ fallbackAfterMs: 0 });
+    const first = run(s, [
+      [poll, at()],
+      [{ kind: 'leaseRead', raw: read(held()) }, at(10)],
+    ]).state;
+    const r = run(
+      s,
+      [
+        [poll, at(16_000)],
+        [{ kind: 'leaseRead', raw: read(held()) }, at(16_010)],
+        [{ kind: 'reported', lease: held({ vacancyReport: { by: 'b', at: 1, observedRevision: 3 } }) }, at(16_020)],
+        [{ kind: 'candidateRenewed' }, at(16_030)],
+      ],
+      first,
+    );
+    expect(r.effects).toEqual([['readLease'], ['reportVacancy'], ['renewCandidate'], ['acquire']]);
+  });
+
+  it("a wake for the revision already read is nothing new; any other asks for a step now", () => {
+    const seen = run(settings(), [
+      [poll, at()],
+      [{ kind: 'leaseRead', raw: read(held()) }, at(10)],
+    ]).state;
+    expect(followerStep(settings(), seen, { kind: 'wake', revision: 3 }, at(20))).toEqual({ state: seen, effects: [] });
+    expect(followerStep(settings(), seen, { kind: 'wake', revision: 4 }, at(20)).effects).toEqual([{ kind: 'stepNow' }]);
+    expect(followerStep(settings(), seen, { kind: 'wake', revision: undefined }, at(20)).state.wakePending).toBe(true);
+  });
+});
