@@ -7,8 +7,8 @@
  */
 import { GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
-import type { ModelRequest } from '../lib/sim/dynamodb-model/index.js';
-import { Sim, type SimElector } from '../test/sdk/sim-harness.js';
+import type { ModelRequest } from '../sim/dynamodb-model/index.js';
+import { Sim, type SimElector } from '../sim/harness.js';
 
 process.env['POWERTOOLS_METRICS_DISABLED'] ??= 'true';
 
@@ -17,7 +17,7 @@ const CLIENT_GO = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPerio
 
 async function group(seed: number) {
   const sim = await Sim.create({ seed, config: { ackWindowMs: 5_000, electedLeaseDurationSeconds: 5 } });
-  sim.coordinator(L, 1_000);
+  sim.coordinator({ tickEveryMs: 1_000 });
   const errors = new Map<SimElector, Error[]>();
   const es = ['a', 'b', 'c'].map((id) => {
     const list: Error[] = [];

@@ -12,7 +12,7 @@
 import { readFileSync } from 'node:fs';
 import { GetItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { createTables } from '../lib/local/tables.js';
-import { DynamoDBModel } from '../lib/sim/dynamodb-model/index.js';
+import { DynamoDBModel } from '../sim/dynamodb-model/index.js';
 import { LeaseStore } from '../lib/stores/lease-store.js';
 import { defaultTableNames } from '../lib/tables.js';
 import { generateSchedule } from '../sim/schedule.js';

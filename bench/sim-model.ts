@@ -1,5 +1,5 @@
 /**
- * Operations per second of the DynamoDB model (lib/sim/dynamodb-model): the mix a simulated fleet
+ * Operations per second of the DynamoDB model (sim/dynamodb-model): the mix a simulated fleet
  * sends — conditional UpdateItems (renewals conditioned on the term, revision-guarded writes,
  * some losing) and consistent GetItems — through the model's client, as the stores send them,
  * while a stream consumer takes the records every 1000 requests (Lambda's shape) and trims what
@@ -10,7 +10,7 @@
 import { GetItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { seededRandom } from '../lib/clock.js';
 import { createTables } from '../lib/local/tables.js';
-import { DynamoDBModel } from '../lib/sim/dynamodb-model/index.js';
+import { DynamoDBModel } from '../sim/dynamodb-model/index.js';
 import { LeaseStore } from '../lib/stores/lease-store.js';
 import { defaultTableNames } from '../lib/tables.js';
 

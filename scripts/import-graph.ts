@@ -266,14 +266,13 @@ export const LAYERS: readonly string[] = [
   'lib/functions/', // the handlers' cores
   'lib/discovery/', // leader discovery: DNS records for the leader
   'functions/', // the Lambda entry points
-  'lib/sim/', // the simulator's DynamoDB model
   'lib/local/', // local mode: the same handlers on DynamoDB Local
   'lib/testing/', // @conclave/testing
   'infra/', // the construct (@conclave/cdk), infra/app/ apart
   'scripts/', // the build
   'examples/', // consumer code: imports the packages by name
   'infra/app/', // the ready app: the construct, the build and an example
-  'sim/', // npm run sim
+  'sim/', // the one simulation home: npm run sim's worlds, the SDK tests' harness, the DynamoDB model and its Regions
   'chaos/', // npm run chaos
   'bench/', // npm run bench
   'test/', // the tests (their harnesses included)

@@ -1,13 +1,15 @@
 /**
- * Workloads, the coordinator's side: the real stream, timer, tick and platform handlers (the same
- * modules Lambda runs) on simulated time — stream batches late, out of the function while it is
- * down, sometimes twice; the election timer's messages held while it is down; the tick; the
- * platform's "stopped" events late, twice, or minutes later.
+ * The coordinator's side: the real stream, timer, tick and platform handlers (the same modules
+ * Lambda runs, wired from lib/wiring.ts) on simulated time — stream batches late, out of the
+ * function while it is down, sometimes twice; the election timer's messages held while it is down;
+ * the tick; the platform's "stopped" events late, twice, or minutes later. A world (sim/world.ts)
+ * draws all of that from its schedule; the SDK tests' harness (sim/harness.ts) runs the same
+ * functions with fixed delays and an outage of its own choosing.
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Context, DynamoDBRecord } from 'aws-lambda';
 import { every, type SimulatedClock, type Timer } from '../lib/clock.js';
-import { coordinatorDeps } from '../lib/coordinator/reconcile.js';
+import { coordinatorDeps, type CoordinatorDeps } from '../lib/coordinator/reconcile.js';
 import type { ConclaveEvent } from '../lib/events/schemas.js';
 import type { FunctionDeps } from '../lib/functions/core.js';
 import { observability } from '../lib/functions/env.js';
@@ -16,17 +18,19 @@ import { instanceStoppedEvent, taskStoppedEvent } from '../lib/local/ecs-task.js
 import { matchesFilter } from '../lib/local/event-filter.js';
 import { handlerModules, type HandlerModule } from '../lib/local/handlers.js';
 import { lambdaContext } from '../lib/local/runtime.js';
-import type { ModelStream } from '../lib/sim/dynamodb-model/index.js';
+import type { ModelStream } from './dynamodb-model/index.js';
 import { ElectionConfigSchema } from '../lib/schemas/config.js';
+import type { Feed } from './feed.js';
 import type { Platform } from '../lib/schemas/platform.js';
 import type { Wake } from '../lib/sdk/push.js';
 import { wiring, type FunctionName, type StreamTrigger } from '../lib/wiring.js';
-import { plantedDeps } from './bugs.js';
+import { plantedDeps, type PlantedBug } from './bugs.js';
 import { T0 } from './feed.js';
 import { hostState } from './network.js';
 import type { SimBroker } from './push.js';
-import type { UserFault } from './schedule.js';
+import type { Schedule, UserFault } from './schedule.js';
 import type { WorldContext } from './settings.js';
+import type { SimWorld } from './machines.js';
 
 type Handlers = Record<FunctionName, (event: unknown) => Promise<unknown>>;
 
@@ -42,11 +46,16 @@ export interface Functions {
  * The functions' logger and metrics, silent: a simulation publishes no metrics (Powertools would
  * print an EMF line to stdout for every one, thousands per schedule).
  */
-function quietObservability(): ReturnType<typeof observability> {
+function quietObservability(onError?: (message: string, extra: unknown[]) => void): ReturnType<typeof observability> {
   const before = process.env['POWERTOOLS_METRICS_DISABLED'];
   process.env['POWERTOOLS_METRICS_DISABLED'] = 'true';
   try {
-    return observability('sim', 'SILENT');
+    const o = observability('sim', 'SILENT');
+    // the per-lease metrics' instance reads the switch when it is made: made now, while it is off
+    const single = o.metrics.singleMetric();
+    o.metrics.singleMetric = () => single;
+    if (onError) o.logger.error = (message, ...extra) => onError(typeof message === 'string' ? message : JSON.stringify(message), extra);
+    return o;
   } finally {
     if (before === undefined) delete process.env['POWERTOOLS_METRICS_DISABLED'];
     else process.env['POWERTOOLS_METRICS_DISABLED'] = before;
@@ -54,8 +63,8 @@ function quietObservability(): ReturnType<typeof observability> {
 }
 
 let modules: Promise<Record<FunctionName, HandlerModule>> | undefined;
-/** The handler modules Lambda runs, imported once per process; each world builds its handlers from them. */
-function handlerModulesLoaded(): Promise<Record<FunctionName, HandlerModule>> {
+/** The handler modules Lambda runs, imported once per process; each world builds its handlers from them (await it before simulated time runs: an import takes real time). */
+export function handlerModulesLoaded(): Promise<Record<FunctionName, HandlerModule>> {
   modules ??= (async () => {
     const out = {} as Record<FunctionName, HandlerModule>;
     for (const name of Object.keys(handlerModules) as FunctionName[]) out[name] = await handlerModules[name]();
@@ -64,20 +73,89 @@ function handlerModulesLoaded(): Promise<Record<FunctionName, HandlerModule>> {
   return modules;
 }
 
-/** The coordinatorDown window the world is in now, if any. */
-const outageOf = (c: WorldContext) => () => {
-  const now = c.world.clock.now();
-  return c.schedule.coordinatorDown.find((w) => w.from <= now - T0 && now - T0 < w.to);
-};
+/** What the functions run in and on: a world's (functionsOf), or the SDK tests' harness's. */
+export interface FunctionsContext {
+  readonly world: SimWorld;
+  /** The client of the machine the functions run on (Lambda's). */
+  readonly client: DynamoDBClient;
+  /** The coordinator's stores on that client (a planted bug wraps them: sim/bugs.ts plantedDeps). */
+  readonly coordinator: CoordinatorDeps;
+  /** The stream of numbers the functions' faults are drawn from (stream lag, redelivery, platform events). */
+  readonly random: () => number;
+  /** Where the functions count and log what they did. */
+  readonly feed: Pick<Feed, 'count' | 'log'>;
+  readonly plant: PlantedBug | undefined;
+  /** The coordinator's tick (EventBridge's schedule), this often. */
+  readonly tickEveryMs: number;
+  /** Lambda's pollers look at the streams' shards this often. */
+  readonly pollEveryMs: number;
+  /** A stream batch reaches its function this long after it was read, drawn in [min, max] ms. */
+  readonly streamLagMs: readonly [number, number];
+  /** The chance a delivered batch is delivered again. */
+  readonly streamRedelivery: number;
+  readonly platformEvents: Schedule['platformEvents'];
+  /** What the platform events' ids begin with. */
+  readonly eventIds: string;
+  /** DynamoDB's TTL sweep runs (none on multi-Region strongly consistent tables: the tick collects). */
+  readonly ttl: boolean;
+  /** The end (true epoch ms) of the outage the functions are in now; undefined while they run. */
+  outageEnd(): number | undefined;
+  /** How late IoT Core answers a wake published now (a slow push), if it is slow. */
+  slowWakeMs(): number | undefined;
+  /** IoT Core, where the lease stream's function publishes its wakes (the push path), if the world has one. */
+  readonly broker: Pick<SimBroker, 'publish'> | undefined;
+  /** Called with every error the functions log (a world's are silent). */
+  readonly onError?: (message: string, extra: unknown[]) => void;
+}
 
-/** Starts the functions (on a machine named `o.name`): their handlers, the stream pollers, the tick and, unless `o.ttl` is false, DynamoDB's TTL sweep. */
-export async function startFunctions(c: WorldContext, o: { name?: string; ttl?: boolean } = {}): Promise<Functions> {
-  const { world, feed } = c;
+/** How often Lambda's pollers look at the streams' shards (in the simulator's worlds). */
+const PUMP_EVERY_MS = 250;
+
+/** A world's functions: on a machine named `name`, every delay and fault drawn from its schedule. */
+function functionsOf(c: WorldContext, o: { name?: string; ttl?: boolean }): FunctionsContext {
+  const { world, schedule } = c;
   const clock = world.clock;
   const client = world.machine(o.name ?? 'functions', c.network, hostState(), { backoff: false }).client; // Lambda's machines: no fault hits them
+  return {
+    world,
+    client,
+    coordinator: coordinatorDeps(client, world.names, { clock, config: ElectionConfigSchema.parse({}) }),
+    random: c.random,
+    feed: c.feed,
+    plant: c.plant,
+    tickEveryMs: c.settings.tickEveryMs,
+    pollEveryMs: PUMP_EVERY_MS,
+    streamLagMs: schedule.streamLagMs,
+    streamRedelivery: schedule.streamRedelivery,
+    platformEvents: schedule.platformEvents,
+    eventIds: `sim-${schedule.seed}`,
+    ttl: o.ttl ?? true,
+    broker: world.broker,
+    outageEnd: () => {
+      // the coordinatorDown window the world is in now, if any
+      const now = clock.now();
+      const w = schedule.coordinatorDown.find((x) => x.from <= now - T0 && now - T0 < x.to);
+      return w && T0 + w.to;
+    },
+    slowWakeMs: () => {
+      const at = clock.now() - T0;
+      return schedule.userFaults.find((f): f is Extract<UserFault, { kind: 'slowPush' }> => f.kind === 'slowPush' && f.at <= at && at < f.at + f.forMs)?.delayMs;
+    },
+  };
+}
+
+/** Starts a world's functions (on a machine named `o.name`): their handlers, the stream pollers, the tick and, unless `o.ttl` is false, DynamoDB's TTL sweep. */
+export function startFunctions(c: WorldContext, o: { name?: string; ttl?: boolean } = {}): Promise<Functions> {
+  return runFunctions(functionsOf(c, o));
+}
+
+/** Starts the functions of `c`: their handlers, the stream pollers, the tick and, with `c.ttl`, DynamoDB's TTL sweep. */
+export async function runFunctions(c: FunctionsContext): Promise<Functions> {
+  const { world, feed } = c;
+  const clock = world.clock;
   const loaded = await handlerModulesLoaded();
   const handlers = {} as Handlers;
-  const deps = functionDeps(c, client, handlers);
+  const deps = functionDeps(c, handlers);
   /**
    * Lambda's context on simulated time, without `getRemainingTimeInMillis`. middy times each
    * invocation out on a real timer (node:timers) set from it: on simulated time that timer means
@@ -90,13 +168,13 @@ export async function startFunctions(c: WorldContext, o: { name?: string; ttl?: 
     const h = loaded[name].makeHandler(deps) as (event: unknown, context: Context) => Promise<unknown>;
     handlers[name] = (event) => h(event, lambdaContext(name, clock, false));
   }
-  const down = () => outageOf(c)() !== undefined;
+  const down = () => c.outageEnd() !== undefined;
   const pumps: Timer[] = [];
   const streams = (Object.keys(wiring) as FunctionName[]).filter((name) => wiring[name].trigger.kind === 'stream');
-  pumps.push(pollersOf(clock).add(streams.map((name) => streamPump(c, name, wiring[name].trigger as StreamTrigger, handlers, down))));
+  pumps.push(pollersOf(clock, c.pollEveryMs).add(streams.map((name) => streamPump(c, name, wiring[name].trigger as StreamTrigger, handlers, down))));
   let ticking = false;
   pumps.push(
-    every(clock, c.settings.tickEveryMs, () => {
+    every(clock, c.tickEveryMs, () => {
       if (ticking || down()) return;
       ticking = true;
       void (handlers.coordinator({ 'detail-type': 'Scheduled Event', source: 'aws.events', time: new Date(clock.now()).toISOString() }) as Promise<unknown>)
@@ -104,27 +182,24 @@ export async function startFunctions(c: WorldContext, o: { name?: string; ttl?: 
         .finally(() => (ticking = false));
     }),
   );
-  // DynamoDB's TTL sweep (none on multi-Region strongly consistent tables: the tick collects)
-  if (o.ttl ?? true) pumps.push(every(clock, 60_000, () => void world.model.sweepTtl()));
+  if (c.ttl) pumps.push(every(clock, 60_000, () => void world.model.sweepTtl()));
   return { platformStopped: platformEvents(c, handlers), stop: () => pumps.forEach((p) => p.cancel()) };
 }
 
 /** The functions' dependencies: the coordinator's stores, the election timer (SQS), EventBridge, dead letters, the broker. */
-function functionDeps(c: WorldContext, client: DynamoDBClient, handlers: Handlers): FunctionDeps {
+function functionDeps(c: FunctionsContext, handlers: Handlers): FunctionDeps {
   const { world, feed } = c;
   const clock = world.clock;
   const events: ConclaveEvent[] = [];
   const deadLetters: unknown[] = [];
-  const config = ElectionConfigSchema.parse({});
-  const outage = outageOf(c);
-  const broker = world.broker;
+  const broker = c.broker;
   const timer = new DelayQueue({
     trigger: wiring.electionTimer.trigger,
     functionName: 'electionTimer',
     clock,
     invoke: async (e) => {
       // the function is down: SQS keeps the message until it runs again
-      for (let w = outage(); w; w = outage()) await clock.sleep(T0 + w.to - clock.now());
+      for (let end = c.outageEnd(); end !== undefined; end = c.outageEnd()) await clock.sleep(end - clock.now());
       return handlers.electionTimer(e) as Promise<void>;
     },
     deadLetter: (d) => {
@@ -132,9 +207,8 @@ function functionDeps(c: WorldContext, client: DynamoDBClient, handlers: Handler
       deadLetters.push(d);
     },
   });
-  const coordinator = coordinatorDeps(client, world.names, { clock, config });
   return {
-    coordinator: plantedDeps(c.plant, coordinator),
+    coordinator: plantedDeps(c.plant, c.coordinator),
     timer,
     publish: async (list) => {
       events.push(...list);
@@ -147,7 +221,7 @@ function functionDeps(c: WorldContext, client: DynamoDBClient, handlers: Handler
       deadLetters.push(p);
     },
     ...(broker ? { wake: (lease: string, revision: number | undefined) => wakeThrough(c, broker, { lease, by: 'stream', ...(revision !== undefined ? { revision } : {}) }) } : {}),
-    ...quietObservability(),
+    ...quietObservability(c.onError),
   };
 }
 
@@ -155,18 +229,14 @@ function functionDeps(c: WorldContext, client: DynamoDBClient, handlers: Handler
  * A wake through IoT Core: published at once, or, while the schedule has it slow (a `slowPush`
  * window), answered and delivered `delayMs` late — slow, not hung: under the publish's timeout.
  */
-async function wakeThrough(c: WorldContext, broker: SimBroker, wake: Wake): Promise<void> {
-  const at = c.world.clock.now() - T0;
-  const slow = c.schedule.userFaults.find((f): f is Extract<UserFault, { kind: 'slowPush' }> => f.kind === 'slowPush' && f.at <= at && at < f.at + f.forMs);
-  if (slow) {
+async function wakeThrough(c: FunctionsContext, broker: Pick<SimBroker, 'publish'>, wake: Wake): Promise<void> {
+  const slowMs = c.slowWakeMs();
+  if (slowMs !== undefined) {
     c.feed.count('fault:slowWake');
-    await c.world.clock.sleep(slow.delayMs);
+    await c.world.clock.sleep(slowMs);
   }
   broker.publish(wake);
 }
-
-/** How often Lambda's pollers look at the streams' shards (in the simulator). */
-const PUMP_EVERY_MS = 250;
 
 /** One stream's poller: whether it has something to read, and a pump that reads and delivers it. */
 interface StreamPump {
@@ -179,8 +249,8 @@ interface StreamPump {
 }
 
 /** One stream's poller: per shard, in order, batches possibly late or twice; a failed batch comes again (at least once). */
-function streamPump(c: WorldContext, name: FunctionName, t: StreamTrigger, handlers: Handlers, down: () => boolean): StreamPump {
-  const { world, feed, schedule, random } = c;
+function streamPump(c: FunctionsContext, name: FunctionName, t: StreamTrigger, handlers: Handlers, down: () => boolean): StreamPump {
+  const { world, feed, random } = c;
   const stream = world.model.stream(world.names[t.table]);
   const shards = stream.shardIds();
   const after = new Map<string, string | undefined>();
@@ -198,7 +268,7 @@ function streamPump(c: WorldContext, name: FunctionName, t: StreamTrigger, handl
           // read now, filtered as Lambda filters (only the records that pass are copied out)
           const batch = stream.readWhere(shard, { ...(after.get(shard) ? { after: after.get(shard)! } : {}), limit: t.batchSize }, keep);
           if (!batch.read) continue;
-          const lag = schedule.streamLagMs[0] + random() * (schedule.streamLagMs[1] - schedule.streamLagMs[0]);
+          const lag = c.streamLagMs[0] + random() * (c.streamLagMs[1] - c.streamLagMs[0]);
           await world.clock.sleep(lag);
           const passed = batch.kept;
           feed.count(`stream:${name}`, passed.length);
@@ -209,7 +279,7 @@ function streamPump(c: WorldContext, name: FunctionName, t: StreamTrigger, handl
                 feed.count(`stream:${name}:retried`);
                 continue; // at least once: the same records again at the next pump
               }
-              if (random() < schedule.streamRedelivery) {
+              if (random() < c.streamRedelivery) {
                 feed.count(`fault:streamRedelivery`);
                 await handlers[name]({ Records: passed });
               }
@@ -229,7 +299,7 @@ function streamPump(c: WorldContext, name: FunctionName, t: StreamTrigger, handl
 }
 
 /**
- * The stream pollers' looks, every PUMP_EVERY_MS from the start (the grid: start + k × 250 ms, as
+ * The stream pollers' looks, every `everyMs` from the start (the grid: start + k × 250 ms in a world, as
  * repeated additions, as `every` makes them), each poller in turn in the order they were added: a
  * pump where there is something to read and none runs. A look is a timer only when some poller has
  * something to read — armed when a record is appended, or when a pump ends with records left — not
@@ -243,7 +313,10 @@ class StreamPollers {
   private lastLook: number;
   private armed: Timer | undefined;
 
-  constructor(private readonly clock: SimulatedClock) {
+  constructor(
+    private readonly clock: SimulatedClock,
+    private readonly everyMs: number,
+  ) {
     this.grid = clock.monotonic();
     this.lastLook = this.grid; // the first look is a period after the start
   }
@@ -266,8 +339,8 @@ class StreamPollers {
   private arm(): void {
     if (this.armed || !this.pollers.some((p) => !p.busy && p.pending())) return;
     const now = this.clock.monotonic();
-    while (this.grid < now) this.grid += PUMP_EVERY_MS;
-    if (this.grid === now && this.lastLook === now) this.grid += PUMP_EVERY_MS; // this instant's look is done
+    while (this.grid < now) this.grid += this.everyMs;
+    if (this.grid === now && this.lastLook === now) this.grid += this.everyMs; // this instant's look is done
     this.armed = this.clock.setTimer(this.grid - now, () => this.look());
   }
 
@@ -279,19 +352,20 @@ class StreamPollers {
   }
 }
 
-const streamPollers = new WeakMap<SimulatedClock, Map<number, StreamPollers>>();
+const streamPollers = new WeakMap<SimulatedClock, Map<string, StreamPollers>>();
 
-/** The world's stream pollers on the grid that starts now (every Region's functions start at the world's start: one grid). */
-function pollersOf(clock: SimulatedClock): StreamPollers {
+/** The world's stream pollers on the grid of `everyMs` that starts now (every Region's functions start at the world's start: one grid). */
+function pollersOf(clock: SimulatedClock, everyMs: number): StreamPollers {
   let byStart = streamPollers.get(clock);
   if (!byStart) {
     byStart = new Map();
     streamPollers.set(clock, byStart);
   }
-  let p = byStart.get(clock.monotonic());
+  const key = `${clock.monotonic()}/${everyMs}`;
+  let p = byStart.get(key);
   if (!p) {
-    p = new StreamPollers(clock);
-    byStart.set(clock.monotonic(), p);
+    p = new StreamPollers(clock, everyMs);
+    byStart.set(key, p);
   }
   return p;
 }
@@ -300,15 +374,14 @@ function pollersOf(clock: SimulatedClock): StreamPollers {
  * The platform: "stopped" events for the task or instance a worker ran on, via EventBridge
  * (Lambda's asynchronous invocation: a function that is down gets the event when it is back).
  */
-function platformEvents(c: WorldContext, handlers: Handlers): (platform: Platform) => void {
-  const { world, feed, schedule, random } = c;
+function platformEvents(c: FunctionsContext, handlers: Handlers): (platform: Platform) => void {
+  const { world, feed, random } = c;
   const clock = world.clock;
-  const outage = outageOf(c);
   const deliver = (stopped: Record<string, unknown>, afterMs: number) =>
     clock.setTimer(afterMs, () => {
       void (async () => {
         // the function is down: EventBridge retries until it runs again
-        for (let w = outage(); w; w = outage()) await clock.sleep(T0 + w.to - clock.now());
+        for (let end = c.outageEnd(); end !== undefined; end = c.outageEnd()) await clock.sleep(end - clock.now());
         let event = stopped;
         if (c.plant === 'platformEventByArrival') event = { ...event, time: new Date(clock.now()).toISOString().replace(/\.\d{3}Z$/, 'Z') };
         feed.log(`platform event ${(event['detail'] as Record<string, string>)['taskArn'] ?? (event['detail'] as Record<string, string>)['instance-id']} stopped at ${String(event['time'])}`);
@@ -322,8 +395,8 @@ function platformEvents(c: WorldContext, handlers: Handlers): (platform: Platfor
     });
   let n = 0;
   return (platform) => {
-    const pe = schedule.platformEvents;
-    const id = `sim-${schedule.seed}-${++n}`;
+    const pe = c.platformEvents;
+    const id = `${c.eventIds}-${++n}`;
     const event = platform.kind === 'ecs' ? taskStoppedEvent(platform, { code: 137, signal: null }, new Date(clock.now()), id) : instanceStoppedEvent(platform.id, clock.now(), id);
     const delay = () => pe.delayMs[0] + random() * (pe.delayMs[1] - pe.delayMs[0]);
     deliver(event, delay());

@@ -1,6 +1,6 @@
 /**
  * The simulated world both simulations run on (`npm run sim`'s sim/world.ts and the SDK tests'
- * test/sdk/sim-harness.ts): one seeded simulated clock, the in-memory DynamoDB model on its time,
+ * sim/harness.ts): one seeded simulated clock, the in-memory DynamoDB model on its time,
  * machines that each see that time through their own clock and reach the model through their own
  * network, and the push broker (sim/push.ts) they may connect to. What goes wrong between a
  * machine and DynamoDB is the network's: each simulation brings its own (sim/network.ts draws it
@@ -9,7 +9,7 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { sleepOn, simulatedClock, type Clock, type SimulatedClock, type Timer, type TimerOptions } from '../lib/clock.js';
 import type { TableNames } from '../lib/schemas/config.js';
-import { DynamoDBModel, type DynamoDBModelOptions, type ModelRequest } from '../lib/sim/dynamodb-model/index.js';
+import { DynamoDBModel, type DynamoDBModelOptions, type ModelRequest } from './dynamodb-model/index.js';
 import { defaultTableNames } from '../lib/tables.js';
 import { SimBroker, type SimPush } from './push.js';
 import type { PushFaults } from './schedule.js';

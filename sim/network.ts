@@ -7,7 +7,7 @@
  */
 import type { SimulatedClock } from '../lib/clock.js';
 import type { TableNames } from '../lib/schemas/config.js';
-import { faults as ddbFaults, type ModelRequest } from '../lib/sim/dynamodb-model/index.js';
+import { faults as ddbFaults, type ModelRequest } from './dynamodb-model/index.js';
 import type { Feed } from './feed.js';
 import { T0 } from './feed.js';
 import type { Machine, Network } from './machines.js';

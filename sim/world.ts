@@ -6,7 +6,7 @@
  * comes from the schedule, which comes from the seed: a seed replays exactly.
  *
  * The parts: the world's machines and clocks, model and broker (sim/machines.ts, shared with the
- * SDK tests' test/sdk/sim-harness.ts); the faults (sim/network.ts between the processes and
+ * SDK tests' sim/harness.ts); the faults (sim/network.ts between the processes and
  * DynamoDB, sim/faults.ts on processes and rows); the workloads (sim/workers.ts: electors and
  * sessions; sim/jobs.ts: the scheduled job; sim/functions.ts: the coordinator's functions); and
  * the checker's feed (sim/feed.ts: history, fault windows and the ledger of fenced writes, judged
@@ -44,7 +44,7 @@ function allOf(byRegion: Map<string, Functions>): Functions {
   };
 }
 
-/** The attempts the model's clients make of each request: the AWS SDK's default (lib/sim/dynamodb-model/client.ts). */
+/** The attempts the model's clients make of each request: the AWS SDK's default (sim/dynamodb-model/client.ts). */
 const MODEL_MAX_ATTEMPTS = 3;
 
 export { CRON_LEASE, DEFAULT_SETTINGS, sessionTimings, type WorldSettings } from './settings.js';

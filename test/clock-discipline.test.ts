@@ -6,7 +6,7 @@
  * to it.
  *
  * Tests are held to a rule of their own: they wait for outcomes, never for time, and measure
- * durations on simulated time (test/sdk/sim-harness.ts), never on the machine's. So no file under
+ * durations on simulated time (sim/harness.ts), never on the machine's. So no file under
  * test/ sleeps on a raw timer or on systemClock, reads the monotonic clock, computes an elapsed
  * wall-clock figure, or waits for the wall clock to pass a time, except the few allowed below, each
  * with its reason. Where real processes must see real time go by, the wait is for the condition
@@ -119,7 +119,7 @@ describe('clock discipline', () => {
       .map((f) => relative(ROOT, f))
       .map((f) => ({ f, uses: realTimeUses(f, readFileSync(join(ROOT, f), 'utf8')) }));
     const offending = found.filter(({ f, uses }) => uses.length > 0 && !(f in REAL_TIME_ALLOWED)).flatMap(({ uses }) => uses);
-    expect(offending, 'wait for an outcome (a simulated clock: test/sdk/sim-harness.ts; real processes: waitFor), and measure durations in simulated ms').toEqual([]);
+    expect(offending, 'wait for an outcome (a simulated clock: sim/harness.ts; real processes: waitFor), and measure durations in simulated ms').toEqual([]);
     // an allowance is exact: one that is no longer used, or outgrown, is taken back or argued again
     const counts = Object.fromEntries(found.filter(({ f }) => f in REAL_TIME_ALLOWED).map(({ f, uses }) => [f, uses.length]));
     for (const [f, { lines }] of Object.entries(REAL_TIME_ALLOWED)) {

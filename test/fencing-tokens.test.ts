@@ -6,7 +6,7 @@
  * the token is driven here: the coordinator's election against DynamoDB Local (its conditional
  * writes, on a manual clock); a direct acquisition (NoCoordination; the fallback takes the same
  * path) and the designated successor's takeover with real LeaderElectors on simulated time over
- * the DynamoDB model (test/sdk/sim-harness.ts).
+ * the DynamoDB model (sim/harness.ts).
  *
  * A restore is played by putting back the raw item read earlier: that is what PITR does to a row.
  */
@@ -19,7 +19,7 @@ import { parseEvent } from '../lib/events/schemas.js';
 import { HistoryRecord } from '../lib/history/schema.js';
 import { FencingToken, nextFencingToken } from '../lib/schemas/fencing-token.js';
 import { LeaseItem } from '../lib/schemas/lease.js';
-import { Sim } from './sdk/sim-harness.js';
+import { Sim } from '../sim/harness.js';
 import { testTables, type TestTables } from './support.js';
 
 const T0 = Date.UTC(2026, 2, 1);
@@ -144,7 +144,7 @@ describe('the designated successor’s takeover', () => {
   it('a row restored to the term before the successor’s: a designated successor takes it again with a token above the successor’s', async () => {
     const L = 'succ';
     const sim = await Sim.create({ config: { ackWindowMs: 500, electedLeaseDurationSeconds: 2 } });
-    const coord = sim.coordinator(L);
+    const coord = sim.coordinator();
     const es = ['a', 'b', 'c'].map((id) => sim.elector(id, { leaseName: L, fallbackAfterMs: 60_000 }));
     await sim.until('a leader', () => es.find((e) => e.elector.isLeader()));
     const held = await sim.until('a successor on the lease', async () => {

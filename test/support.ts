@@ -8,12 +8,10 @@ import { toLambdaRecord } from '../lib/local/stream-poller.js';
 import type { TableNames } from '../lib/schemas/config.js';
 import { createTables, deleteTables } from '../lib/local/tables.js';
 import { defaultTableNames } from '../lib/tables.js';
+import type { Tables } from '../sim/harness.js';
 
-export interface TestTables {
-  client: DynamoDBClient;
-  names: TableNames;
-  drop(): Promise<void>;
-}
+/** Tables on DynamoDB Local, as sim/harness.ts' modelTables makes them on the model. */
+export type TestTables = Tables;
 
 /** Fresh, uniquely named tables on the run's DynamoDB Local. */
 export async function testTables(label: string): Promise<TestTables> {

@@ -146,7 +146,7 @@ function askedInVain(lease: Lease, silent: readonly Candidate[], ackWindowMs: nu
  * `renewTime` would not do: a term held on a session does not renew its row, and a worker's stamp
  * is its clock's. Where nobody can be elected, `decide()`'s own decision.
  */
-export function heldAfterDelete(name: string, deleted: Lease, candidates: readonly Candidate[], now: number, config: ElectionConfig): Decision {
+export function heldAfterDelete(name: string, deleted: Pick<Lease, 'leaseDurationSeconds' | 'holderIdentity'>, candidates: readonly Candidate[], now: number, config: ElectionConfig): Decision {
   const d = decide(name, undefined, candidates, now, config);
   if (d.kind !== 'elect' && d.kind !== 'openElection') return d;
   const notBefore = now + deleted.leaseDurationSeconds * 1000;

@@ -14,7 +14,8 @@ import { ConflictError } from '../stores/errors.js';
 import { LeaseStore } from '../stores/lease-store.js';
 import type { ConclaveEvent } from '../events/schemas.js';
 import type { Candidate } from '../schemas/candidate.js';
-import type { Lease } from '../schemas/lease.js';
+import * as z from 'zod';
+import { LeaseItem, type Lease } from '../schemas/lease.js';
 import type { DeadLetterSink } from './dead-letter.js';
 import { WAKE_TIMEOUT_MS, wakeBatch, type WakeBatch, type Waker } from './wake.js';
 import { ValidationError } from '../schemas/validation.js';
@@ -117,7 +118,7 @@ async function reconcile(deps: FunctionDeps, lease: string, trigger: string): Pr
  * being absent: if it came back meanwhile (the tick, a worker's own take, this record retried), the
  * lease is reconciled as it is.
  */
-async function reconcileAfterDelete(deps: FunctionDeps, deleted: Lease, trigger: string): Promise<ReconcileOutcome | undefined> {
+async function reconcileAfterDelete(deps: FunctionDeps, deleted: HeldTerm, trigger: string): Promise<ReconcileOutcome | undefined> {
   const co = deps.coordinator;
   const read = LeaseStore.readOf(deleted.name, undefined);
   const list = await co.candidates.list(deleted.name);
@@ -206,6 +207,43 @@ export function leaseChangeMatters(c: Change<Lease>): boolean {
 
 const takenDirectly = (l: Lease): boolean => l.holderIdentity !== undefined && l.electedBy !== undefined && l.electedBy !== 'coordinator';
 
+/** The longest lease duration a row may state (LeaseItem): a broken row's unreadable one counts as this. */
+const MAX_LEASE_DURATION_SECONDS = 86_400;
+
+/** What a held lease's delete must still act on: its name, holder, term and lease duration. */
+type HeldTerm = Pick<Lease, 'name' | 'holderIdentity' | 'leaseDurationSeconds'> & Partial<Pick<Lease, 'holderInstance' | 'session' | 'fencingToken'>>;
+
+/**
+ * A broken row's held term, read attribute by attribute: a row an operator wrote malformed can
+ * still be held, and its delete must end that term as any held row's does. A lease duration that
+ * cannot be read counts as the longest the schema allows (the held election then waits that long:
+ * slow, never early); a session or token that cannot be read leaves the term unmarked (its holder
+ * then hears at its own read, within its renew deadline of the row being gone or another's).
+ */
+const BrokenHeldRow = z.object({
+  name: LeaseItem.shape.name,
+  holderIdentity: LeaseItem.shape.holderIdentity.unwrap(),
+  leaseDurationSeconds: LeaseItem.shape.leaseDurationSeconds.catch(MAX_LEASE_DURATION_SECONDS),
+  holderInstance: LeaseItem.shape.holderInstance.catch(undefined),
+  session: LeaseItem.shape.session.catch(undefined),
+  fencingToken: LeaseItem.shape.fencingToken.optional().catch(undefined),
+});
+function heldTermOfBrokenRow(attributes: Record<string, unknown> | undefined): HeldTerm | undefined {
+  const r = BrokenHeldRow.safeParse(attributes);
+  if (!r.success) return undefined;
+  const { holderInstance, session, fencingToken, ...term } = r.data;
+  return { ...term, ...(holderInstance !== undefined ? { holderInstance } : {}), ...(session !== undefined ? { session } : {}), ...(fencingToken !== undefined ? { fencingToken } : {}) };
+}
+
+/** A held row deleted while it was broken: its term is ended on its session and the next election held, as for any held row's delete. */
+async function afterBrokenHeldRowDeleted(deps: FunctionDeps, held: HeldTerm): Promise<ReconcileOutcome | undefined> {
+  deps.logger.warn('a broken row deleted while held: its term ended as any held row’s', { lease: held.name, holder: held.holderIdentity });
+  const unmarked = await markEndedTerm(deps, { old: held, new: undefined });
+  const o = await reconcileAfterDelete(deps, held, 'lease REMOVE (was broken, held)');
+  if (unmarked) throw unmarked;
+  return o;
+}
+
 /**
  * A change to a row whose old image was broken: what changed is unknown, so no events; a row
  * rewritten valid (an operator's repair) is reconciled, a deleted one needs nothing.
@@ -286,7 +324,7 @@ export async function settleWakes(deps: FunctionDeps, wakes: WakeBatch | undefin
  * the term and on which its end would be marked, while the holder renews its own. IAM keeps such a
  * write from the renewal's statement, whose records the stream's filter drops (infra/access.ts).
  */
-export function endedSessionTerm(c: Pick<Change<Lease>, 'old' | 'new'>): { session: string; lease: string; fencingToken: number } | undefined {
+export function endedSessionTerm(c: { old: HeldTerm | undefined; new: Lease | undefined }): { session: string; lease: string; fencingToken: number } | undefined {
   const o = c.old;
   if (o?.holderIdentity === undefined || o.session === undefined || o.fencingToken === undefined) return undefined;
   const n = c.new;
@@ -300,7 +338,7 @@ export function endedSessionTerm(c: Pick<Change<Lease>, 'old' | 'new'>): { sessi
  * returned, not thrown: no retry can write the mark until an operator repairs the row, as none can
  * where the row is gone.
  */
-async function markEndedTerm(deps: FunctionDeps, c: Change<Lease>): Promise<ValidationError | undefined> {
+async function markEndedTerm(deps: FunctionDeps, c: { old: HeldTerm | undefined; new: Lease | undefined }): Promise<ValidationError | undefined> {
   const ended = endedSessionTerm(c);
   if (!ended) return undefined;
   let marked: boolean;
@@ -327,7 +365,10 @@ async function markEndedTerm(deps: FunctionDeps, c: Change<Lease>): Promise<Vali
  * until Lambda's retries run out.
  */
 export async function onLeaseChange(deps: FunctionDeps, c: Change<Lease>, wakes?: WakeBatch): Promise<ReconcileOutcome | undefined> {
-  if (c.oldInvalid) return afterBrokenRow(deps, c, c.new?.name, `lease ${c.eventName} (was broken)`);
+  if (c.oldInvalid) {
+    const held = c.eventName === 'REMOVE' ? heldTermOfBrokenRow(c.oldAttributes) : undefined;
+    return held ? afterBrokenHeldRowDeleted(deps, held) : afterBrokenRow(deps, c, c.new?.name, `lease ${c.eventName} (was broken)`);
+  }
   const row = (c.new ?? c.old)!;
   wakes?.send(row.name, c.new?.revision);
   // before the reconcile, which may elect the next leader: the old one hears at its next session renewal

@@ -42,6 +42,8 @@ export interface Change<T> {
    * record is refused (poison).
    */
   oldInvalid?: ValidationError;
+  /** With `oldInvalid`: the old image's attributes as they were (unmarshalled), for what can still be read from them. */
+  oldAttributes?: Record<string, unknown>;
 }
 
 /**
@@ -82,15 +84,21 @@ function change<S extends z.ZodType>(schema: S, raw: unknown, what: string): Cha
   const r = parse(StreamRecord, raw, `${what} stream record`);
   let old: z.output<S> | undefined;
   let oldInvalid: ValidationError | undefined;
+  let oldAttributes: Record<string, unknown> | undefined;
   try {
     old = parseImage(schema, r.dynamodb.OldImage, 'old', what, r.eventID);
   } catch (e) {
     if (!(e instanceof ValidationError)) throw e;
     oldInvalid = e; // an operator's repair (or delete) of a broken row is no poison record
+    try {
+      oldAttributes = unmarshallImage(r.dynamodb.OldImage!, `old image of ${what} stream record ${r.eventID}`);
+    } catch {
+      // not even attribute values: nothing to read from it
+    }
   }
   const neu = parseImage(schema, r.dynamodb.NewImage, 'new', what, r.eventID);
   const at = r.dynamodb.ApproximateCreationDateTime;
-  return { eventID: r.eventID, eventName: r.eventName, at: at === undefined ? undefined : Math.round(at * 1000), old, new: neu, ...(oldInvalid ? { oldInvalid } : {}) };
+  return { eventID: r.eventID, eventName: r.eventName, at: at === undefined ? undefined : Math.round(at * 1000), old, new: neu, ...(oldInvalid ? { oldInvalid } : {}), ...(oldAttributes ? { oldAttributes } : {}) };
 }
 
 /** A leases-table stream record, both images parsed; a malformed one is a ValidationError naming the field. */

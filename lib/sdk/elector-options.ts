@@ -74,7 +74,9 @@ export const LeaderElectorOptionsSchema = z
        * they meet DynamoDB's clock at ever other points of its second (what keeps its Date headers
        * informative). @default renewDeadlineMs − 2 × retryPeriodMs
        * in coordinated mode (6 s with client-go's timings: two more tries before the deadline), but
-       * not below retryPeriodMs; retryPeriodMs with `NoCoordination` (client-go's), unless given
+       * not below retryPeriodMs; retryPeriodMs with `NoCoordination` (client-go's), unless given.
+       * The longest the option allows (7,999 ms with client-go's timings) costs about a quarter less
+       * at rest and leaves one retry, 138 ms before the deadline (docs/benchmarks.md, Cost at rest)
        */
       renewIntervalMs: z.number().int().positive().optional(),
       /** Give the lease up when run() is cancelled, so the next leader need not wait for expiry. @default true */
@@ -258,8 +260,16 @@ export const PHASE_STEP_MS = 137;
 
 /**
  * The renew interval a LeaderElector uses when `renewIntervalMs` is not given: the renew deadline
- * less two retry periods (two more tries before the deadline), not below the retry period;
- * `NoCoordination`, the retry period (client-go's). @internal
+ * less two retry periods, so a failed renewal has two more tries before the deadline, the first of
+ * them a whole retry period early (a DynamoDB outage of up to about 4 s at client-go's timings
+ * costs no term); not below the retry period. `NoCoordination`: the retry period (client-go's).
+ * Each renewal is a write, and a leader's renewals are most of what a lease costs at rest (10.2
+ * writes a minute at 6 s). The longest interval the option allows (7,999 ms at client-go's
+ * timings, whole seconds less 1 ms, which keeps renewals stepping through DynamoDB's second) costs
+ * about a quarter less, for a user who chooses it: a failed renewal is then tried once more, 138 ms
+ * before the deadline, so an outage of more than a few hundred milliseconds at the wrong moment
+ * ends the term. How often a leader renews touches no safety bound: it stops at its renew deadline
+ * from its last renewal sent, whatever the interval (docs/safety.md). @internal
  */
 export function defaultRenewIntervalMs(o: { mode: 'coordinated' | 'NoCoordination'; renewDeadlineMs: number; retryPeriodMs: number }): number {
   const twoTriesLeft = o.renewDeadlineMs - 2 * o.retryPeriodMs;

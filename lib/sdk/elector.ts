@@ -27,12 +27,14 @@ import {
   handOffDelay,
   heirOf,
   judgeClock,
+  leadFromRead,
   leaderDelay,
   leaderStep,
   prevented,
   RenewalPhase,
   SESSION_QUIET_LEASES,
   sessionFallbackMs,
+  STAMP_ERROR_MS,
   stepDelay,
   type FollowerEffect,
   type FollowerEvent,
@@ -156,11 +158,11 @@ export class LeaderElector {
       : undefined;
     this.options = deepFreeze(data);
     const own = new RenewalPhase();
-    this.follow = { ...this.options, instance: this.instance, fallbackAfterMs: this.fallbackAfterMs, sessionFallbackMs: this.sessionFallbackMs, candidate: this.candidate !== undefined, decideFollower: this.decide.decideFollower, cadence: { own, session: (name) => sessions.phase(name) } };
+    this.follow = { ...this.options, instance: this.instance, fallbackAfterMs: this.fallbackAfterMs, sessionFallbackMs: this.sessionFallbackMs, candidate: this.candidate !== undefined, decideFollower: this.decide.decideFollower, leadFromRead: this.decide.leadFromRead, stampErrorMs: Math.max(STAMP_ERROR_MS, this.options.maxClockErrorMs), clockMeasured: this.options.clockSync !== 'none', cadence: { own, session: (name) => sessions.phase(name) } };
     this.writes = new TermWrites(this.lock, this.options, this.instance, this.time, (r) => this.announce(r), this.report);
     const self = this;
     const guard = { trusted: () => this.clockTrusted(), prevented: (jumpMs?: number) => this.clockPrevented(jumpMs) };
-    const watch = { leading: () => this.note({ kind: 'leading' }), observe: (read: LeaseRead) => this.note({ kind: 'observed', read }), claimIn: (lease: Lease | undefined) => this.note({ kind: 'claimIn', lease }) };
+    const watch = { leading: () => this.note({ kind: 'leading' }), ending: (token: number) => this.note({ kind: 'ending', token }), observe: (read: LeaseRead) => this.note({ kind: 'observed', read }), claimIn: (lease: Lease | undefined) => this.note({ kind: 'claimIn', lease }) };
     const acked = {
       get election() {
         return self.known.ackedElection;
@@ -222,7 +224,8 @@ export class LeaderElector {
 
   /** The moment a step decides at: monotonic now, DynamoDB's time as measured, the clock's jumps so far. */
   private moment(): Moment {
-    return { now: this.mono(), clock: this.time.check(this.options.maxClockErrorMs), jumps: this.time.jumps };
+    const now = this.mono();
+    return { now, clock: this.time.check(this.options.maxClockErrorMs), offset: this.time.now() - now, jumps: this.time.jumps };
   }
 
   private get fallbackAfterMs(): number {
@@ -375,7 +378,8 @@ export class LeaderElector {
           failures++;
           this.report(e);
         }
-        if (!this.known.wakePending) await this.napFor(failures > 0 && !this.term.active ? this.decide.retryDelayMs(failures, this.options.retryPeriodMs, this.time.random()) : this.nextDelay(), signal);
+        // (cancelled during the step: no nap — a nap begun on an aborted signal would run its whole length before the step-down)
+        if (!this.known.wakePending && !signal.aborted) await this.napFor(failures > 0 && !this.term.active ? this.decide.retryDelayMs(failures, this.options.retryPeriodMs, this.time.random()) : this.nextDelay(), signal);
       }
     } finally {
       this.phase = 'stopping';
@@ -495,7 +499,7 @@ export class LeaderElector {
       case 'release':
         return { sent: this.writes.release(f.term), answer: () => ({ kind: 'released' }) };
       case 'lead':
-        return { sent: this.lead(f.term, f.sentAt, f.lease, f.confirmed), answer: (ev) => ev as FollowerEvent };
+        return { sent: this.lead(f.term, f.sentAt, f.lease, f.confirmed, f.handed), answer: (ev) => ev as FollowerEvent };
       case 'newLeader':
         this.callbacks.onNewLeader?.(f.holder);
         return undefined;
@@ -512,10 +516,16 @@ export class LeaderElector {
     }
   }
 
-  /** Leads the term won by the write sent at `sentAt` (Leadership.start: never one whose renew deadline already passed); a confirmed term then acts on its renewal's row. */
-  private async lead(term: Term, sentAt: number, lease: Lease, confirmed: boolean): Promise<FollowerEvent> {
+  /**
+   * Leads the term won by the write sent at `sentAt` (Leadership.start: never one whose renew
+   * deadline already passed); a confirmed term then acts on its renewal's row; a handed one, led
+   * from the read of its hand-over (`sentAt`: step.ts leadFromRead's anchor), is confirmed now by
+   * the leader's first renewal, whose answer extends the term or stops it.
+   */
+  private async lead(term: Term, sentAt: number, lease: Lease, confirmed: boolean, handed: boolean): Promise<FollowerEvent> {
     const ok = await this.term.start(term, sentAt, lease);
     if (ok && confirmed) await this.term.afterRenewal(lease);
+    if (ok && handed && this.term.active) await this.term.step();
     return { kind: 'led', ok, leading: this.term.active };
   }
 }
@@ -537,6 +547,8 @@ export class LeaderElector {
 export interface Decisions {
   readonly decideFollower: typeof decideFollower;
   readonly decideLeader: typeof decideLeader;
+  /** Whether an heir leads a handed term from its read, before confirming it, and from when. */
+  readonly leadFromRead: typeof leadFromRead;
   /** How long a failed step waits before the next try. */
   readonly retryDelayMs: typeof retryDelayMs;
   /** What a leader whose work failed does with its term (the `onLeaderWorkFailure` option). */
@@ -546,6 +558,7 @@ export interface Decisions {
 export const DECISIONS: Decisions = {
   decideFollower,
   decideLeader,
+  leadFromRead,
   retryDelayMs,
   workFailure: (o) => (o.onLeaderWorkFailure === 'keep' ? 'keep' : 'giveUp'),
 };
@@ -561,7 +574,7 @@ export interface LeadershipContext {
   readonly lock: LeaseLock;
   readonly decide: Decisions;
   /** The follower's record of the lease (lib/sdk/step.ts): told of the term's own writes and reads. */
-  readonly watch: { leading(): void; observe(read: LeaseRead): void; claimIn(lease: Lease | undefined): void };
+  readonly watch: { leading(): void; ending(token: number): void; observe(read: LeaseRead): void; claimIn(lease: Lease | undefined): void };
   readonly callbacks: LeaderCallbacks;
   readonly onError: (e: Error) => void;
   readonly candidate: LeaseCandidate | undefined;
@@ -701,7 +714,11 @@ export class Leadership {
     for (const e of effects) {
       if (e.kind === 'stop') {
         if (this.leading === leading) this.stop(e.reason);
-      } else if (e.kind === 'endTerm') void this.c.writes.endChanged(leading.t.term);
+      } else if (e.kind === 'endTerm') {
+        // the follower's side never confirms this term again, its end in flight or not (step.ts termToConfirm)
+        this.c.watch.ending(leading.t.term.fencingToken);
+        void this.c.writes.endChanged(leading.t.term);
+      }
       else if (e.kind === 'look') this.c.stepNow(); // read the lease now: a successor may be named, an election open
       else this.armDeadline(leading);
     }

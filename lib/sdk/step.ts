@@ -157,10 +157,14 @@ export function pollPlan(p: {
  * row either carries a token below one this start-up has led (`ledToken`: moved back, then adopted
  * by a write of the coordinator's), or a token that no longer matches its term's copy (`termToken`:
  * moved under the term, which each renewal is conditioned on, and a session can keep alive for
- * ever: simulator seed 1448349414, 164 s leaderless once the leader's own end had been refused).
+ * ever: simulator seed 1448349414, 164 s leaderless once the leader's own end had been refused), or
+ * a term this start-up itself decided to end on the row (`endedToken`: its leader stopped, deposed,
+ * with its end in flight — confirmed, the renewal could land first and the end after it, and the
+ * start-up led a term already given to the next leader: simulator seed 970345, 630 ms of two leaders
+ * after a session redirect).
  */
-export function termToConfirm(l: Lease, ledToken: number): { readonly end: boolean; readonly term: { readonly holderIdentity: string; readonly fencingToken: number } } {
-  if (l.fencingToken < ledToken || (l.termToken !== undefined && l.termToken !== l.fencingToken)) return { end: true, term: { holderIdentity: l.holderIdentity!, fencingToken: l.termToken ?? l.fencingToken } };
+export function termToConfirm(l: Lease, ledToken: number, endedToken = -1): { readonly end: boolean; readonly term: { readonly holderIdentity: string; readonly fencingToken: number } } {
+  if (l.fencingToken < ledToken || (l.termToken !== undefined && l.termToken !== l.fencingToken) || (l.termToken ?? l.fencingToken) <= endedToken) return { end: true, term: { holderIdentity: l.holderIdentity!, fencingToken: l.termToken ?? l.fencingToken } };
   return { end: false, term: { holderIdentity: l.holderIdentity!, fencingToken: l.fencingToken } };
 }
 
@@ -233,6 +237,70 @@ export function judgedOnSession(l: Lease, named: SessionRow | undefined, own: Se
   return { lease: { ...l, leaseDurationSeconds: Math.max(l.leaseDurationSeconds, Math.ceil(sessionFallbackMs / 1000)) }, by: undefined };
 }
 
+/**
+ * The most a stamp another worker wrote may be ahead of DynamoDB's time: half the coordinator's
+ * clockSkewMs (1 s by default), the bound every writer's clock is assumed within (safety.md,
+ * "Fencing tokens never go back", (1); maxClockErrorMs is at most this with clockSync 'server').
+ */
+export const STAMP_ERROR_MS = 500;
+
+/** What an heir does with a read that shows a term handed to this start-up (leadFromRead). */
+export type HandedTerm =
+  /** Lead now, counting the term as renewed at `renewedAt` (it stands until then + renewDeadlineMs); the confirmation goes out as the first renewal. */
+  | { readonly kind: 'lead'; readonly renewedAt: number }
+  /** Read the lease again, strongly consistent, and decide on that: the read was an eventually consistent copy. */
+  | { readonly kind: 'readAgain' }
+  /** Confirm by renewing before leading, as an electee does. */
+  | { readonly kind: 'confirm' };
+
+const CONFIRM_FIRST: HandedTerm = { kind: 'confirm' };
+const READ_AGAIN: HandedTerm = { kind: 'readAgain' };
+
+/**
+ * Whether an heir may lead the term a hand-over gave it from the read that showed it, before its
+ * confirming renewal (which then goes out as the leader's first renewal), and from when.
+ *
+ * Sound because the term is anchored no later than anyone else can date its start. The hand-over's
+ * renewTime is the giver's stamp, taken before it sent the write, at most `stampErrorMs` ahead of
+ * DynamoDB's time; this worker's own measurement (`clock`: DynamoDB's time less its monotonic clock,
+ * within `errorMs`) turns it into a monotonic time no later than the write landed. A follower dates
+ * the term from a read answered after the write landed (its observedAt) and judges it over a first
+ * term after that; the coordinator at renewTime + the first term + clockSkewMs on its clock; the
+ * giver stopped before it sent the hand-over. The heir leads for the same share of the first term
+ * that renewDeadlineMs is of a lease duration, from that anchor: it stops before anyone can judge
+ * the term over, unless its confirmation, a renewal like any other, extends it first.
+ *
+ * Only from a strongly consistent read: an eventually consistent copy may show a hand-over that a
+ * later write (an operator's release, say) already ended — it is read again, consistently (one
+ * read, cheaper than the confirming write it replaces). Only a term's first write (renewTime =
+ * acquireTime) by a worker (`electedBy: 'successor'`), not held on a session, with no vacancy
+ * reported (followers may take such a lease at once) and no other holder preferred; and only with
+ * at least half a retry period left for the confirmation to land. Otherwise it confirms first.
+ */
+export function leadFromRead(r: {
+  readonly lease: Lease;
+  readonly identity: string;
+  readonly consistent: boolean;
+  /** This worker's measurement of DynamoDB's time now (server time less monotonic, and its error); undefined while it cannot vouch for it. */
+  readonly clock: { readonly offset: number; readonly errorMs: number } | undefined;
+  /** The most the giver's stamp may be ahead of DynamoDB's time. */
+  readonly stampErrorMs: number;
+  /** Monotonic now. */
+  readonly now: number;
+  readonly leaseDurationMs: number;
+  readonly renewDeadlineMs: number;
+  readonly retryPeriodMs: number;
+}): HandedTerm {
+  const l = r.lease;
+  if (r.clock === undefined || l.electedBy !== 'successor' || l.renewTime === undefined || l.renewTime !== l.acquireTime) return CONFIRM_FIRST;
+  if (l.vacancyReport !== undefined || l.session !== undefined || (l.preferredHolder !== undefined && l.preferredHolder !== r.identity)) return CONFIRM_FIRST;
+  // no later than the hand-over landed, on this worker's monotonic clock
+  const anchor = l.renewTime - r.clock.offset - r.clock.errorMs - r.stampErrorMs;
+  const until = anchor + (l.leaseDurationSeconds * 1000 * r.renewDeadlineMs) / r.leaseDurationMs;
+  if (until - r.now < r.retryPeriodMs / 2) return CONFIRM_FIRST;
+  return r.consistent ? { kind: 'lead', renewedAt: until - r.renewDeadlineMs } : READ_AGAIN;
+}
+
 const CONFIRM: FollowerDecision = { confirm: true, answer: undefined, vacantSince: undefined, wakeAt: undefined, reportVacancy: false, take: undefined };
 
 export function decideFollower(v: FollowerView): FollowerDecision {
@@ -292,8 +360,9 @@ export function decideFollower(v: FollowerView): FollowerDecision {
  * simulated time, where there is no jitter at all (issue 38). Renewals that come to land earlier
  * contradict nothing a read at the top of the bracket shows, so the lower bound is forgotten every
  * PROBE_EVERY renewals: one read then probes PROBE_EARLIER_MS below the top, and a short binary
- * search narrows the bracket to LOCKED_MS again (on simulated time: 1.15 reads per renewal, each
- * renewal seen about 10 ms after it landed; 1.65–1.9 and 18–32 ms before).
+ * search narrows the bracket to LOCKED_MS again (on simulated time: 1.09 reads per renewal, each
+ * renewal seen about 10–15 ms after it landed; 1.65–1.9 and 18–32 ms before the cadence lock, and
+ * 1.15–1.19 with a probe every 16 renewals).
  */
 export class RenewalPhase {
   private term: string | undefined;
@@ -417,8 +486,16 @@ function greatest(xs: readonly number[]): number {
 const PROBE_EARLIER_MS = 100;
 /** A bracket this narrow is locked on: reads aim at its top (wider, at its middle: a binary search, one read per miss). */
 const LOCKED_MS = 20;
-/** Renewals after which the tightest lower bound is forgotten, so one read probes PROBE_EARLIER_MS below the top (see RenewalPhase). */
-const PROBE_EVERY = 16;
+/**
+ * Renewals after which the tightest lower bound is forgotten, so one read probes PROBE_EARLIER_MS
+ * below the top (see RenewalPhase): every 4 minutes at the default renew interval. A probe and the
+ * short search after it are most of what a locked-on watcher reads beyond one per renewal (issue 38,
+ * cheaper at rest: 1.19 reads per renewal with a probe every 16 renewals; 1.09 with this). The price:
+ * renewals that come to land earlier (the holder's writes got faster) are seen that much late, on
+ * the old top of the bracket, until the next probe — a later judgement of the term's end, never an
+ * earlier one.
+ */
+const PROBE_EVERY = 32;
 /** Renewals a RenewalPhase remembers: enough for a stable median, few enough to follow a changed cadence. */
 const PHASE_SAMPLES = 8;
 /** A successor that did not find the renewal it expected reads again after this, doubling each time. */
@@ -576,6 +653,34 @@ function unsureDelay(v: CadenceView, settling: boolean): number {
 function atTermEnd(v: CadenceView, ms: number, graceMs = 0): number {
   const untilEnd = v.termEndsAt === undefined ? Infinity : v.termEndsAt + graceMs - v.now;
   return Math.min(ms, untilEnd > 0 ? untilEnd + READ_AFTER_MS : Math.min(SETTLING_READ_MS, v.retryPeriodMs));
+}
+
+/**
+ * How old an answered read of the session row a follower may take from its process's other
+ * electors instead of sending its own (SessionReader.read's `shareMs`). Any follower: a read sent
+ * up to `marginMs` ago (a judgement from it is still sound: any renewal landing after it was sent,
+ * after the holder's own deadline — sessionMargin). A close watcher (the successor, the second
+ * successor) times the holder's renewals, so only a read sent after its own previous read
+ * (`previousSentAt`: the same answer again would tell it nothing) and, once the moment it aims at
+ * has come (`due`: the renewal expected, plus READ_AFTER_MS), after that moment — such a read shows
+ * everything a read of its own would. (The electors of a process share one RenewalPhase per session:
+ * the one that reads first moves the aim on to the next renewal, so an aim still ahead is not this
+ * elector's.) Before it has read at all, one sent SHARED_READ_MS ago (`sharedMs`). Sharing only
+ * reads sent within SHARED_READ_MS, 50 electors of a process that watch one session and woke over
+ * 400 ms read it 4.2 times per renewal (issue 38, cheaper at rest; test/sdk/cost-at-rest.test.ts).
+ */
+export function sessionShareMs(p: {
+  readonly watches: boolean;
+  readonly now: number;
+  readonly due: number | undefined;
+  readonly previousSentAt: number | undefined;
+  readonly marginMs: number;
+  readonly sharedMs: number;
+}): number {
+  if (!p.watches) return p.marginMs;
+  const afterOwn = p.previousSentAt === undefined ? p.now - p.sharedMs : p.previousSentAt + 1;
+  const after = p.due !== undefined && p.due <= p.now ? Math.max(afterOwn, p.due) : afterOwn;
+  return Math.max(0, Math.min(p.marginMs, p.now - after));
 }
 
 /** While DynamoDB's time is not known well enough, the elector polls about this soon (jittered, so responses land at other points of the server's second). */
@@ -882,6 +987,12 @@ export interface FollowerSettings {
   readonly candidate: boolean;
   /** The follower's decision on a poll (decideFollower, or a planted bug's). */
   readonly decideFollower: typeof decideFollower;
+  /** Whether an heir leads a handed term from its read, before confirming it (leadFromRead, or a planted bug's). */
+  readonly leadFromRead: typeof leadFromRead;
+  /** The most another worker's stamp may be ahead of DynamoDB's time: max(STAMP_ERROR_MS, maxClockErrorMs). */
+  readonly stampErrorMs: number;
+  /** Whether this worker's own clock is measured (clockSync 'server'); 'none': its wall clock, assumed within stampErrorMs. */
+  readonly clockMeasured: boolean;
   /** Read cadences: this worker's of its holder, and session `name`'s, shared by the process's electors. */
   readonly cadence: { readonly own: RenewalPhase; session(name: string): RenewalPhase };
 }
@@ -892,6 +1003,8 @@ export interface Moment {
   readonly now: number;
   /** DynamoDB's time as this worker measures it, against maxClockErrorMs. */
   readonly clock: ClockCheck;
+  /** DynamoDB's time less the monotonic clock, as this worker stamps now. */
+  readonly offset: number;
   /** The clock's jumps so far: a term won while it jumped is given back. */
   readonly jumps: number;
 }
@@ -907,6 +1020,8 @@ interface TermKey {
 
 /** What a direct acquisition is for: the successor's first try, its second after a second look, or the worker's own (NoCoordination, the fallback). */
 type Attempt = 'first' | 'second' | 'self';
+/** How a term given to this start-up is won: confirmed by renewing it first, or handed over and led from the read (confirmed after). */
+type Given = 'confirm' | 'handed';
 
 /** Where a poll stands while it waits on an answer. */
 type Pending =
@@ -921,9 +1036,9 @@ type Pending =
   /** A direct acquisition written (`sentAt`: its send time). */
   | { readonly kind: 'acquire'; readonly read: LeaseRead; readonly then: Attempt; readonly jumps: number; readonly sentAt: number }
   /** A term won while the clock jumped, being given back. */
-  | { readonly kind: 'giveBack'; readonly then: Attempt | 'confirm' }
+  | { readonly kind: 'giveBack'; readonly then: Attempt | Given }
   /** Starting to lead a term won. */
-  | { readonly kind: 'lead'; readonly then: Attempt | 'confirm'; readonly token: number };
+  | { readonly kind: 'lead'; readonly then: Attempt | Given; readonly token: number };
 
 /** What a follower knows between events: one record, replaced by each step. */
 export interface FollowerState {
@@ -953,6 +1068,8 @@ export interface FollowerState {
   readonly wakeAt: number | undefined;
   /** The highest fencing token this start-up has led with: it never confirms a term below it. */
   readonly ledToken: number;
+  /** The highest token of a term this start-up's leader ended on the row itself (a rewritten term): it never confirms it again. */
+  readonly endedToken: number;
   /** A ping went unanswered while DynamoDB's time was in doubt: answered as soon as it can be. */
   readonly unanswered: boolean;
   /** The election this candidate last answered (its leader side answers too). */
@@ -985,6 +1102,7 @@ export const FOLLOWING: FollowerState = {
   vacantSince: undefined,
   wakeAt: undefined,
   ledToken: -1,
+  endedToken: -1,
   unanswered: false,
   ackedElection: undefined,
   lastLeader: undefined,
@@ -1023,6 +1141,8 @@ export type FollowerEvent =
   | { readonly kind: 'claimIn'; readonly lease: Lease | undefined }
   /** This worker leads now: the cadence it learnt was another holder's. */
   | { readonly kind: 'leading' }
+  /** Its leader ends the term with token `token` on the row (rewritten under it). */
+  | { readonly kind: 'ending'; readonly token: number }
   /** A wake for the lease (revision: the row's it announces, if known; undefined: the push path went up or down). */
   | { readonly kind: 'wake'; readonly revision: number | undefined };
 
@@ -1042,8 +1162,12 @@ export type FollowerEffect =
   | { readonly kind: 'endChanged'; readonly term: Term }
   | { readonly kind: 'acquire'; readonly read: LeaseRead; readonly electedBy: 'self' | 'successor' }
   | { readonly kind: 'release'; readonly term: Term }
-  /** Lead `term`, won by the write sent at `sentAt` (the shell's Leadership.start); `confirmed`: then act on the renewal's row. */
-  | { readonly kind: 'lead'; readonly term: Term; readonly sentAt: number; readonly lease: Lease; readonly confirmed: boolean }
+  /**
+   * Lead `term`, won by the write sent at `sentAt` (the shell's Leadership.start); `confirmed`: then
+   * act on the renewal's row; `handed`: led from the read of a hand-over (`sentAt`: leadFromRead's
+   * anchor), then confirm it as the leader's first renewal.
+   */
+  | { readonly kind: 'lead'; readonly term: Term; readonly sentAt: number; readonly lease: Lease; readonly confirmed: boolean; readonly handed: boolean }
   /** onNewLeader. */
   | { readonly kind: 'newLeader'; readonly holder: string }
   /** Another start-up claims this worker's name: say so, and renew the candidacy (which refuses it). */
@@ -1157,8 +1281,9 @@ function isStale(st: FollowerState, read: LeaseRead): boolean {
 
 /**
  * How stale a session read may be: a read of the session serves every elector of the process that
- * wants one about then — the successor shares one sent SHARED_READ_MS ago (it times the holder's
- * renewals), others one up to a quarter of the margin between the renew deadline and the term, and
+ * wants one about then — the successor and the second successor share one sent since the renewal
+ * they aim at (they time the holder's renewals: sessionShareMs), others one up to a quarter of the
+ * margin between the renew deadline and the term, and
  * anyone one still in flight that was sent within that margin. A judgement from a read sent that
  * much earlier is still sound: any renewal landing after it was sent after the holder's own
  * deadline (see Session).
@@ -1245,18 +1370,20 @@ export function followerStep(s: FollowerSettings, state: FollowerState, e: Follo
     }
     case 'released':
       if (p?.kind !== 'giveBack') return done(state, fx);
-      return p.then === 'confirm' ? done({ ...state, leaseReadAt: undefined }, fx) : attempted(s, state, p.then, false, at, fx);
+      return p.then === 'confirm' || p.then === 'handed' ? done({ ...state, leaseReadAt: undefined }, fx) : attempted(s, state, p.then, false, at, fx);
     case 'led': {
       if (p?.kind !== 'lead') return done(state, fx);
       const st = e.ok ? { ...state, ledToken: Math.max(state.ledToken, p.token), vacantSince: undefined } : state;
       // not confirmed (the term moved on): the next step reads the lease row itself, not a copy
-      if (p.then === 'confirm') return done(e.leading ? st : { ...st, leaseReadAt: undefined }, fx);
+      if (p.then === 'confirm' || p.then === 'handed') return done(e.leading ? st : { ...st, leaseReadAt: undefined }, fx);
       return attempted(s, st, p.then, e.ok, at, fx);
     }
     case 'observed':
       return { state: observe(s, state, e.read, at.now, fx).st, effects: fx };
     case 'claimIn':
       return { state: claimIn(s, state, e.lease, fx), effects: fx };
+    case 'ending':
+      return { state: { ...state, endedToken: Math.max(state.endedToken, e.token) }, effects: fx };
     case 'leading':
       s.cadence.own.reset();
       return { state: { ...state, misses: 0, previousReadSentAt: undefined }, effects: fx };
@@ -1289,8 +1416,9 @@ function readSession(s: FollowerSettings, state: FollowerState, p: Extract<Pendi
   const st = { ...state, viewedSession: undefined };
   if (l?.session === undefined || l.holderIdentity === undefined) return viewed(s, st, p, raw, raw, p.sentAt, at, fx);
   const margin = sessionMargin(s);
-  const successor = watchesTerm(l, s.identity, s.instance);
-  return waiting(st, { ...p, raw }, fx, { kind: 'readSession', name: l.session, shareMs: successor ? SHARED_READ_MS : margin, pendingMs: margin });
+  const aim = s.cadence.session(l.session).expectedAt();
+  const shareMs = sessionShareMs({ watches: watchesTerm(l, s.identity, s.instance), now: at.now, due: aim === undefined ? undefined : aim + READ_AFTER_MS, previousSentAt: state.previousReadSentAt, marginMs: margin, sharedMs: SHARED_READ_MS });
+  return waiting(st, { ...p, raw }, fx, { kind: 'readSession', name: l.session, shareMs, pendingMs: margin });
 }
 
 /** The lease read (`raw`) and as judged (`view`), at `sentAt`: a poll's, or the successor's second look. */
@@ -1301,11 +1429,11 @@ function viewed(s: FollowerSettings, state: FollowerState, p: Extract<Pending, {
     if (isVacant(l, st.observed!.at, at.now) && watchesTerm(l, s.identity, s.instance)) return acquire(s, st, raw, 'second', at, fx);
     return done(st, fx);
   }
-  return polled(s, state, raw, view, sentAt, p.woken, at, fx);
+  return polled(s, state, raw, view, sentAt, p.woken, p.consistent || p.reread, at, fx);
 }
 
 /** A poll's read: recorded, then decided on (decideFollower), then acted on in order. */
-function polled(s: FollowerSettings, state: FollowerState, raw: LeaseRead, view: LeaseRead, sentAt: number, woken: boolean, at: Moment, fx: FollowerEffect[]): Out {
+function polled(s: FollowerSettings, state: FollowerState, raw: LeaseRead, view: LeaseRead, sentAt: number, woken: boolean, consistent: boolean, at: Moment, fx: FollowerEffect[]): Out {
   const o = observe(s, { ...state, lastRaw: raw }, view, at.now, fx);
   let st = o.st;
   if (o.changed) st = { ...st, misses: 0 };
@@ -1335,12 +1463,17 @@ function polled(s: FollowerSettings, state: FollowerState, raw: LeaseRead, view:
     // Elected (by the coordinator, for this start-up): confirm by renewing before acting. A term
     // rewritten under this start-up is ended on the row, not confirmed (termToConfirm).
     st = { ...st, wakeAt: undefined };
-    const c = termToConfirm(view.item!, st.ledToken);
+    const c = termToConfirm(view.item!, st.ledToken, st.endedToken);
     if (c.end) return done(st, [...fx, { kind: 'endChanged', term: c.term }]);
     // not confirmed while the clock is in doubt: the coordinator's short first term runs out, or the doubt clears first
     const j = judgeClock(st, at, s.leaseDurationMs);
     if (j.report) fx.push({ kind: 'clockSkew', doubt: j.report });
     if (!j.trusted) return done({ ...j.state, leaseReadAt: undefined }, fx);
+    // handed over: led from this read, confirmed after (leadFromRead); an eventually consistent copy is read again first
+    const clock = at.clock.ok ? { offset: at.offset, errorMs: 1 + (s.clockMeasured ? at.clock.errorMs : s.stampErrorMs) } : undefined; // (+1: stamps are whole ms)
+    const h = s.leadFromRead({ lease: view.item!, identity: s.identity, consistent, clock, stampErrorMs: s.stampErrorMs, now: at.now, leaseDurationMs: s.leaseDurationMs, renewDeadlineMs: s.renewDeadlineMs, retryPeriodMs: s.retryPeriodMs });
+    if (h.kind === 'readAgain') return waiting(j.state, { kind: 'read', then: 'poll', woken: true, consistent: true, sentAt: at.now, reread: true }, fx, { kind: 'readLease', consistent: true });
+    if (h.kind === 'lead') return won(s, j.state, c.term, at.jumps, h.renewedAt, view.item!, 'handed', at, fx);
     return waiting(j.state, { kind: 'confirm', term: c.term, jumps: at.jumps, sentAt: at.now }, fx, { kind: 'confirm', term: c.term });
   }
   // An answer makes this worker electable: not while it cannot tell DynamoDB's time for long.
@@ -1380,9 +1513,9 @@ function acquire(s: FollowerSettings, state: FollowerState, read: LeaseRead, the
  * A term won (`term`, by the write sent at `sentAt`, answered with `lease`): led, unless the clock
  * jumped meanwhile — its stamp may be off by the jump, so it is given back rather than led on.
  */
-function won(s: FollowerSettings, state: FollowerState, term: Term, jumps: number, sentAt: number, lease: Lease, then: Attempt | 'confirm', at: Moment, fx: FollowerEffect[]): Out {
+function won(s: FollowerSettings, state: FollowerState, term: Term, jumps: number, sentAt: number, lease: Lease, then: Attempt | Given, at: Moment, fx: FollowerEffect[]): Out {
   if (at.jumps !== jumps) return waiting(prevented(state, at.now).state, { kind: 'giveBack', then }, fx, { kind: 'release', term });
-  return waiting(state, { kind: 'lead', then, token: term.fencingToken }, fx, { kind: 'lead', term, sentAt, lease, confirmed: then === 'confirm' });
+  return waiting(state, { kind: 'lead', then, token: term.fencingToken }, fx, { kind: 'lead', term, sentAt, lease, confirmed: then === 'confirm', handed: then === 'handed' });
 }
 
 /**

@@ -27,7 +27,7 @@ describe('renewCycleMs: each system killed across its own renew cycle', () => {
   it('the baseline renews every retry period; Conclave at its default renew interval less the phase step', () => {
     const t = { renewDeadlineMs: 10_000, retryPeriodMs: 2_000 };
     expect(renewCycleMs('baseline', t)).toBe(2_000);
-    expect(renewCycleMs('conclave', t)).toBe(6_000 - 137);
+    expect(renewCycleMs('conclave', t)).toBe(6_000 - 137); // the default interval: two retry periods short of the renew deadline
     expect(renewCycleMs('conclave', { renewDeadlineMs: 3_000, retryPeriodMs: 500 })).toBe(2_000 - 137);
   });
 });

@@ -7,7 +7,7 @@
  * nobody before that, the election timer does at it. On real stream records of DynamoDB Local,
  * through the lease stream's handler; time is a manual clock.
  */
-import { DeleteItemCommand } from '@aws-sdk/client-dynamodb';
+import { DeleteItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -113,6 +113,29 @@ describe("an operator's delete of a held lease row", () => {
     expect(done?.decision).toMatchObject({ kind: 'elect', acked: ['a', 'b'] });
     expect((await d.coordinator.leases.read(lease)).item).toMatchObject({ holderIdentity: expect.any(String), fencingToken: expect.any(Number) });
     expect((await d.coordinator.leases.read(lease)).item!.election).toBeUndefined();
+  });
+
+  it('a held row an operator wrote malformed, then deleted: its term is still marked ended and the next election held for its lease duration (seed 5068)', async () => {
+    const start = Date.now();
+    const { clock, d, timers } = setup(start);
+    const lease = 'deleted-broken';
+    const { key } = await stand(d, lease, ['a', 'b'], start);
+    // the schema refuses the row from here on (as the simulator's malformed-row fault writes it)
+    await t.client.send(new UpdateItemCommand({ TableName: t.names.leases, Key: marshall({ name: lease }), UpdateExpression: 'SET leaseTransitions = :bad', ExpressionAttributeValues: marshall({ ':bad': '0 transitions' }) }));
+    await deleteRow(lease);
+    const record = await removal(lease);
+
+    clock.set(start + 5_000);
+    const seenAt = clock.now();
+    expect(await leaseStream(d)({ Records: [record] } as DynamoDBStreamEvent, lambdaContext('leaseStream'))).toEqual({ batchItemFailures: [] });
+    expect((await d.coordinator.identities.read(key.component, key.name)).item?.endedTerms).toEqual({ [lease]: 1 });
+    const opened = (await d.coordinator.leases.read(lease)).item!;
+    expect(opened.holderIdentity).toBeUndefined();
+    expect(opened.election).toMatchObject({ notBefore: seenAt + DURATION_S * 1000, departed: 'a' });
+    expect(timers.map((m) => m.deadline)).toEqual([seenAt + DURATION_S * 1000]);
+    // the tick before then elects nobody
+    clock.set(seenAt + DURATION_S * 1000 - 1);
+    expect((await onTick(d)).outcomes.find((o) => o.lease === lease)?.decision.kind).toBe('awaitAcks');
   });
 
   it('with every candidate fresh, nobody is pinged, and still nobody is elected before the lease duration (seed 1368225001: the functions up)', async () => {

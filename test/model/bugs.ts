@@ -10,7 +10,10 @@ import { HOLDER_FIELDS } from '../../lib/schemas/platform.js';
 import type { Protocol } from './election-model.js';
 import type { Landed, Row } from './lease-rows.js';
 
-export type ModelBug = Extract<PlantedBug, 'leaderIgnoresRenewDeadline' | 'renewalIgnoresAnswer' | 'expiryByHolderTimestamp' | 'electionKeepsToken' | 'releaseWithoutTermCondition' | 'successorWithoutRevision' | 'renewalWithoutTokenCondition'>;
+export type ModelBug =
+  | Extract<PlantedBug, 'leaderIgnoresRenewDeadline' | 'renewalIgnoresAnswer' | 'expiryByHolderTimestamp' | 'electionKeepsToken' | 'releaseWithoutTermCondition' | 'successorWithoutRevision' | 'renewalWithoutTokenCondition'>
+  /** The heir of a hand-over anchors the term it leads from its read at the read's end, not at the hand-over's stamp (lib/sdk/follower.ts leadFromRead). */
+  | 'heirAnchorsAtRead';
 
 export function planted(bug: ModelBug, p: Protocol): Protocol {
   switch (bug) {
@@ -71,6 +74,17 @@ export function planted(bug: ModelBug, p: Protocol): Protocol {
             row?.holderIdentity !== undefined && row.successor === heir.name
               ? p.rows.handOver({ ...row, holderIdentity: term.holderIdentity, fencingToken: term.fencingToken, successorInstance: heir.instance }, term, heir, now, firstTermSeconds, leaseTransitions, secondNamed)
               : { row, answer: undefined },
+        },
+      };
+    case 'heirAnchorsAtRead':
+      // the term dated from when the heir read it: as if the hand-over were stamped just then
+      return {
+        ...p,
+        leadFromRead: (r) => {
+          const l = r.lease;
+          if (!r.clock || l.renewTime === undefined || l.renewTime !== l.acquireTime) return p.leadFromRead(r);
+          const at = r.now + r.clock.offset + r.clock.errorMs + r.stampErrorMs;
+          return p.leadFromRead({ ...r, lease: { ...l, renewTime: at, acquireTime: at } });
         },
       };
     case 'renewalWithoutTokenCondition':

@@ -20,7 +20,10 @@
  *   `stampOffsetsMs`, within ±maxClockErrorMs, and may jump to another within the bound
  *   (`clockJumps` times); monotonic clocks run at true rate;
  * - faults a run can meet: the leader's work fails (`workFailures`); an operator moves the lease's
- *   fencing token under its holder, leaving the term's copy (`tokenMoves`).
+ *   fencing token under its holder, leaving the term's copy (`tokenMoves`);
+ * - where it starts: no lease row yet (every candidate just registered), or `held` — the first
+ *   elector leads a confirmed term naming the second successor, as an election leaves it, so a
+ *   hand-off (the leader's work failing) and what the heir does with it are a few steps away.
  *
  * The order that turns decisions into requests — the follower's poll (lib/sdk/step.ts
  * followerStep: polled, rest, acquire, attempted) and the leader's (lib/sdk/elector.ts Leadership
@@ -33,7 +36,8 @@ import { acquisition } from '../../lib/sdk/lock.js';
 import type { Lease } from '../../lib/schemas/lease.js';
 import type { RowPatch } from '../../lib/schemas/common.js';
 import type { Heir, Term } from '../../lib/stores/lease-store.js';
-import { decideFollower, isVacant, watchesTerm, type FollowerDecision, type FollowerView } from '../../lib/sdk/step.js';
+import { decideFollower, isVacant, leadFromRead, watchesTerm, type FollowerDecision, type FollowerView } from '../../lib/sdk/step.js';
+import { nextFencingToken } from '../../lib/schemas/fencing-token.js';
 import { afterRenewal, decideLeader, heirOf, inTerm, type LeaderStep } from '../../lib/sdk/step.js';
 import { decideWithSuccession } from '../../lib/election/successor.js';
 import { isNoop, pingsToWithdraw, type Decision } from '../../lib/election/decide.js';
@@ -55,13 +59,15 @@ export interface Protocol {
   readonly decideLeader: typeof decideLeader;
   readonly afterRenewal: typeof afterRenewal;
   readonly heirOf: typeof heirOf;
+  /** Whether an heir leads a handed term from its read (before confirming it), and from when. */
+  readonly leadFromRead: typeof leadFromRead;
   readonly decideCoordinator: typeof decideWithSuccession;
   readonly plan: typeof plan;
   /** The lease row's conditional writes. */
   readonly rows: LeaseRows;
 }
 
-export const realProtocol: Protocol = { decideFollower, isVacant, decideLeader, afterRenewal, heirOf, decideCoordinator: decideWithSuccession, plan, rows: leaseRows };
+export const realProtocol: Protocol = { decideFollower, isVacant, decideLeader, afterRenewal, heirOf, leadFromRead, decideCoordinator: decideWithSuccession, plan, rows: leaseRows };
 
 export interface ModelConfig {
   readonly electors: number;
@@ -73,6 +79,10 @@ export interface ModelConfig {
   readonly fallbackAfterMs: number;
   /** The stamp clocks' errors an elector may have (each within ±maxClockErrorMs). */
   readonly stampOffsetsMs: readonly number[];
+  /** The electors' maxClockErrorMs: every stamp is within it of DynamoDB's (true) time. */
+  readonly maxClockErrorMs: number;
+  /** Where it starts: no lease row (`vacant`), or the first elector leading a confirmed term that names the second successor (`held`). */
+  readonly start?: 'vacant' | 'held';
   /** The coordinator's clock's error. */
   readonly coordinatorOffsetMs: number;
   /** The machines' wall clocks' errors (read by no real decision). */
@@ -103,6 +113,7 @@ export const SMALL: ModelConfig = {
   retryPeriodMs: 500,
   fallbackAfterMs: 3_000,
   stampOffsetsMs: [-500, 500],
+  maxClockErrorMs: 500,
   coordinatorOffsetMs: 0,
   wallOffsetsMs: [0],
   versions: ['1.30.0', '1.30.0', '1.29.0'],
@@ -153,6 +164,8 @@ interface Leading {
   /** Monotonic send time of the last renewal: the term is safe until renewedAt + renewDeadline. */
   readonly renewedAt: number;
   readonly lease: Lease | undefined;
+  /** Led from a read of the hand-over, not yet renewed (leadFromRead). */
+  readonly fromRead?: true;
 }
 
 interface Elector {
@@ -275,6 +288,13 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
       if (l.fencingToken < e.ledToken || (l.termToken !== undefined && l.termToken !== l.fencingToken))
         return send(w, i, { purpose: 'endChanged', req: { kind: 'endChanged', termToken: l.termToken ?? l.fencingToken, lastHolder: l.holderIdentity!, now: stamp(w, e) } });
       const term = { holderIdentity: l.holderIdentity!, fencingToken: l.fencingToken };
+      // handed over: led from this read, confirmed by a later renewal (the leader's steps); every
+      // read here is strongly consistent. Its own clock's error is known to |offset| at best.
+      const h = proto.leadFromRead({ lease: l, identity: e.name, consistent: true, clock: { offset: e.stampOffset, errorMs: Math.abs(e.stampOffset) }, stampErrorMs: cfg.maxClockErrorMs, now: mono(w), leaseDurationMs: cfg.leaseDurationMs, renewDeadlineMs: cfg.renewDeadlineMs, retryPeriodMs: cfg.retryPeriodMs });
+      if (h.kind === 'lead') {
+        const s = startLeading(w, i, term, h.renewedAt, l);
+        return s.started ? withElector(s.w, i, { ...s.w.electors[i]!, leading: { ...s.w.electors[i]!.leading!, fromRead: true } }) : s.w;
+      }
       return send(w, i, { purpose: 'confirm', term, req: { kind: 'renew', term, renewTime: stamp(w, e), seconds: leaseSeconds } });
     }
     if (d.answer !== undefined && d.answer !== 'unanswered') {
@@ -313,7 +333,7 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
         return w;
       }
       case 'renewed':
-        return withElector(w, i, { ...e, leading: { ...l, renewedAt: step.renewedAt, lease: step.lease ?? l.lease } });
+        return withElector(w, i, { ...e, leading: { term: l.term, renewedAt: step.renewedAt, lease: step.lease ?? l.lease } });
       case 'seen':
         return withElector(w, i, { ...e, leading: { ...l, lease: step.lease } });
       case 'look':
@@ -555,8 +575,37 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
         identity: e.instance,
         revision: 1,
       }));
-      init.push({ t: T0, row: undefined, candidates, electors, orphans: [], budget: { faults: cfg.faults, jumps: cfg.clockJumps, workFailures: cfg.workFailures, tokenMoves: cfg.tokenMoves } });
+      const w: World = { t: T0, row: undefined, candidates, electors, orphans: [], budget: { faults: cfg.faults, jumps: cfg.clockJumps, workFailures: cfg.workFailures, tokenMoves: cfg.tokenMoves } };
+      init.push(cfg.start === 'held' ? held(w) : w);
     }
+
+  /**
+   * `w` with the first elector leading a term the coordinator elected it to a unit ago and it
+   * confirmed now (its renewal sent and answered), naming the second elector successor; every
+   * elector has seen that row now.
+   */
+  function held(w: World): World {
+    const [a, b] = w.electors as [Elector, Elector];
+    const token = nextFencingToken(undefined, (w.t - 1) * U);
+    const row: Lease = {
+      name: LEASE,
+      holderIdentity: a.name,
+      holderInstance: a.instance,
+      acquireTime: (w.t - 1) * U,
+      renewTime: stamp(w, a),
+      leaseDurationSeconds: leaseSeconds,
+      leaseTransitions: 0,
+      fencingToken: token,
+      termToken: token,
+      electedBy: 'coordinator',
+      successor: b.name,
+      successorInstance: b.instance,
+      revision: 3,
+    } as Lease;
+    const read = { item: row, revision: row.revision };
+    const electors = w.electors.map((e) => observe(w, e, read)).map((e, i) => (i === 0 ? { ...e, leading: { term: { holderIdentity: a.name, fencingToken: token }, renewedAt: mono(w), lease: row }, ledToken: token } : e));
+    return { ...w, row, electors, lastStarted: { instance: a.instance, token } };
+  }
 
   return { init, next, check, key: (w) => canonicalKey(w, U) };
 }
@@ -607,7 +656,7 @@ export function canonicalKey(w: World, unitMs: number): string {
     out += `\n${e.stampOffset};${e.wallOffset};`;
     if (o) out += `${k ? `${k.holderIdentity}/${k.holderInstance}/${T(c, k.renewTime)}/${K(c, k.fencingToken)}/${k.leaseDurationSeconds}` : '-'}/${T(c, o.at)}/${R(c, o.revision)}`;
     out += `;${T(c, e.vacantSince)};${I(c, e.acked)};${K(c, e.ledToken)};`;
-    if (e.leading) out += `${termKey(c, e.leading.term)}/${T(c, e.leading.renewedAt)}/${leaseKey(c, e.leading.lease)}`;
+    if (e.leading) out += `${termKey(c, e.leading.term)}/${T(c, e.leading.renewedAt)}/${leaseKey(c, e.leading.lease)}${e.leading.fromRead ? '/r' : ''}`;
     out += `;${opKey(c, e.busy)}`;
   }
   const co = w.coordinator;

@@ -20,6 +20,7 @@ const GOALS: Record<string, (w: World) => boolean> = {
   // a hand-off's first term is short (a third of the lease, 1 s here); a takeover's is the lease's own (2 s)
   'a hand-off': (w) => w.row?.electedBy === 'successor' && w.row.leaseDurationSeconds === 1 && w.row.lastHolderIdentity !== undefined && w.row.holderIdentity !== w.row.lastHolderIdentity,
   'a late write landing after its sender gave up': (w) => w.orphans.length > 0,
+  'an heir leading a hand-over from its read, before confirming it': (w) => w.electors.some((e) => e.leading?.fromRead === true),
 };
 
 function exploreNoting(cfg: ModelConfig, depth: number, reached: Set<string>): Exploration<World> {
@@ -48,9 +49,9 @@ describe('the election, model-checked', () => {
     expect(r.depth).toBe(depth);
   });
 
-  it('the scopes reach a leader, a second term, a successor taking the lease, a hand-off and a late write', () => {
+  it('the scopes reach a leader, a second term, a successor taking the lease, a hand-off, a late write and an heir leading from its read', () => {
     if (reached.size === 0) for (const s of SCOPES) exploreNoting(s.cfg, s.depth, reached); // run alone (-t)
-    expect([...reached].sort()).toEqual(['a hand-off', 'the successor takes the lease (a takeover or a hand-off)', 'a late write landing after its sender gave up', 'a leader', 'a second term, by another elector'].sort());
+    expect([...reached].sort()).toEqual(Object.keys(GOALS).sort());
   });
 
   it("the SDK's in-memory lock (lib/sdk/lock.ts) gives the model the same states as the model's own rows", () => {
@@ -71,6 +72,8 @@ const PLANTS: { bug: ModelBug; cfg: Partial<ModelConfig>; depth: number; breaks:
   { bug: 'expiryByHolderTimestamp', cfg: { stampOffsetsMs: [0], faults: 0, wallOffsetsMs: [0, 1_500] }, depth: 8, breaks: /two leaders|while the lease row is in/, control: true },
   { bug: 'successorWithoutRevision', cfg: { stampOffsetsMs: [0], faults: 1 }, depth: 8, breaks: /two leaders|while the lease row is in/ },
   { bug: 'renewalWithoutTokenCondition', cfg: { stampOffsetsMs: [0], faults: 1 }, depth: 8, breaks: /not above the last term's|two leaders|while the lease row is in/ },
+  // the heir dates the term it leads from its read's end: read late, it leads on after the coordinator (or a successor) saw the term run out
+  { bug: 'heirAnchorsAtRead', cfg: { start: 'held', stampOffsetsMs: [0], faults: 0, workFailures: 1 }, depth: 8, breaks: /two leaders|while the lease row is in/, control: true },
 ];
 /*
  * Not here: releaseWithoutTermCondition. Its harm needs a release that lands after the next term

@@ -8,5 +8,9 @@ export const SCOPES: { name: string; cfg: ModelConfig; depth: number }[] = [
   // one request slow, answered late or lost (and then maybe landing later), and the leader's work failing once
   { name: 'two electors, one slow or lost request, one work failure', cfg: { ...SMALL, stampOffsetsMs: [0], faults: 1, workFailures: 1 }, depth: 7 },
   { name: 'three electors (a successor and a second successor named)', cfg: { ...SMALL, electors: 3, stampOffsetsMs: [0], faults: 0 }, depth: 6 },
+  // from a held lease naming a successor: a hand-off (the leader's work fails) and the heir leading from its read (issue 38, cut 2),
+  // its stamp arithmetic with clocks at either end of ±maxClockErrorMs and a jump, or its confirmation slow or lost
+  { name: 'a hand-off from a held lease, clocks off by ±250 ms (maxClockErrorMs 250), one jump', cfg: { ...SMALL, start: 'held', maxClockErrorMs: 250, stampOffsetsMs: [-250, 250], faults: 0, workFailures: 1, clockJumps: 1 }, depth: 7 },
+  { name: 'a hand-off from a held lease, one slow or lost request', cfg: { ...SMALL, start: 'held', stampOffsetsMs: [0], faults: 1, workFailures: 1 }, depth: 7 },
 ];
 

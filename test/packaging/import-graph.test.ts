@@ -205,26 +205,17 @@ describe('importGraph', () => {
  * import goes from a lower area of LAYERS to a higher one.
  */
 describe('one-way layering', () => {
-  /**
-   * The known exceptions, each with what removes it; a listed one that is gone is fine (then
-   * delete its line). bench/faults.ts runs the SDK tests' simulated harness:
-   * issue 37, item 5 (one simulation home) moves test/sdk/sim-harness.ts beside sim/.
-   */
-  const KNOWN_CYCLES: string[][] = [];
-  const KNOWN_UPWARD = ['bench/faults.ts → test/sdk/sim-harness.ts'];
-
   let found: Awaited<ReturnType<typeof layering>>;
   beforeAll(async () => {
     found = await layering();
   });
 
   it('has no import cycle', () => {
-    const known = (c: string[]) => KNOWN_CYCLES.some((k) => k.join() === c.join());
-    expect(found.cycles.filter((c) => !known(c))).toEqual([]);
+    expect(found.cycles).toEqual([]);
   });
 
   it('has no arrow back up, and every module in a layer', () => {
-    expect(found.upward.filter((a) => !KNOWN_UPWARD.includes(a))).toEqual([]);
+    expect(found.upward).toEqual([]);
     expect(found.unlayered).toEqual([]);
   });
 

@@ -1,6 +1,6 @@
 /**
  * LeaseCandidate called directly on a clock stepped by hand, over the DynamoDB model
- * (test/sdk/sim-harness.ts; the candidate store's DynamoDB behaviour is held to DynamoDB Local by
+ * (sim/harness.ts; the candidate store's DynamoDB behaviour is held to DynamoDB Local by
  * test/stores and test/sim/contract.test.ts).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,7 +10,7 @@ import { resolveLocation } from '../../lib/sdk/platform.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
 import { CandidateStore } from '../../lib/stores/candidate-store.js';
 import type { TestTables } from '../support.js';
-import { T0, modelTables } from './sim-harness.js';
+import { T0, modelTables } from '../../sim/harness.js';
 
 let t: TestTables;
 let store: CandidateStore;

@@ -3,7 +3,7 @@
  * by NTP while it runs, against a coordinator and a DynamoDB that keep the true time. The
  * coordinator judges expiry and acknowledgements from what the workers write, so these run the
  * real SDK and the real coordinator over the DynamoDB model on simulated time
- * (test/sdk/sim-harness.ts): only the workers' clocks are off, and every figure is exact.
+ * (sim/harness.ts): only the workers' clocks are off, and every figure is exact.
  */
 import { describe, expect, it } from 'vitest';
 import type { ElectionConfigInput } from '../../lib/schemas/config.js';
@@ -11,7 +11,7 @@ import { LeaseCandidate } from '../../lib/sdk/candidate.js';
 import { IdentityLeaseHeartbeat } from '../../lib/sdk/identity.js';
 import { DATE_RESOLUTION_MS, serverClockOf } from '../../lib/sdk/server-clock.js';
 import { FAST } from './harness.js';
-import { LATENCY_MS, Sim, type Machine } from './sim-harness.js';
+import { LATENCY_MS, Sim, type Machine } from '../../sim/harness.js';
 
 const L = 'skew';
 const ACK_MS = 500;
@@ -28,7 +28,7 @@ const MAX_CLOCK_ERROR_MS = 500;
 describe('worker clocks 30 s off, and stepped (the coordinator keeps the true time)', () => {
   it('30 s slow: the leader renews and is never deposed; the coordinator sees fresh renewals', async () => {
     const sim = await Sim.create({ config: CONFIG });
-    const coord = sim.coordinator(L);
+    const coord = sim.coordinator();
     const s = sim.elector('s', { leaseName: L }, { machine: sim.machine({ offsetMs: -30_000 }) });
     await sim.until('s to lead', () => s.elector.isLeader(), 5_000);
     await sim.during(3 * FAST.leaseDurationMs, 's leads throughout', () => s.elector.isLeader()); // three terms' worth of renewals
@@ -48,7 +48,7 @@ describe('worker clocks 30 s off, and stepped (the coordinator keeps the true ti
 
   it('30 s fast: once it died it is not counted alive; the next election passes it over', async () => {
     const sim = await Sim.create({ config: CONFIG });
-    const coord = sim.coordinator(L);
+    const coord = sim.coordinator();
     // f ranks first (the oldest emulation version): a live f would win every election
     const f = sim.elector('f', { leaseName: L, releaseOnCancel: false }, { machine: sim.machine({ offsetMs: 30_000 }), versions: ['1.29.0', '1.31.0'] });
     await sim.until('f to lead', () => f.elector.isLeader());
@@ -80,7 +80,7 @@ describe('worker clocks 30 s off, and stepped (the coordinator keeps the true ti
 
   it('stepped back 30 s by NTP: its acknowledgements still count at once', async () => {
     const sim = await Sim.create({ config: CONFIG });
-    let coord = sim.coordinator(L);
+    let coord = sim.coordinator();
     const a = sim.elector('a', { leaseName: L }, { versions: ['1.30.0', '1.31.0'] });
     await sim.until('a to lead', () => a.elector.isLeader());
     // The coordinator pauses while b joins, so b's registration is no longer fresh when it looks:
@@ -91,7 +91,7 @@ describe('worker clocks 30 s off, and stepped (the coordinator keeps the true ti
     await sim.settle(b.elector.ready);
     await sim.run(ACK_MS + 200);
     machine.clock.offsetMs = -30_000; // NTP steps b's clock back 30 s
-    coord = sim.coordinator(L);
+    coord = sim.coordinator();
     const back = sim.clock.monotonic();
     // b ranks first: a re-election pings it, it answers at its next poll, the next tick prefers it
     // (and names it successor), a yields at its next renewal and hands the term to b, which is
@@ -157,7 +157,7 @@ describe('beyond the bound: a worker that cannot tell DynamoDB’s time does not
   it('no Date header: it stays a follower, counts clock skew preventions and says why; with clockSync none it leads', async () => {
     const sim = await Sim.create({ config: CONFIG });
     const errors: Error[] = [];
-    sim.coordinator(L);
+    sim.coordinator();
     const machine = dateless(sim);
     const n = sim.elector('n', { leaseName: L, mode: 'NoCoordination' }, { machine, errors });
     await sim.during(FAST.leaseDurationMs + 3 * FAST.retryPeriodMs, 'n never leads', () => !n.elector.isLeader());

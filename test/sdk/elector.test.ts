@@ -1,5 +1,5 @@
 /**
- * LeaderElector on simulated time (test/sdk/sim-harness.ts): the real electors and the real
+ * LeaderElector on simulated time (sim/harness.ts): the real electors and the real
  * coordinator over the DynamoDB model. Durations are simulated milliseconds, the same on every
  * run, so the bounds are the protocol's own: a term, a poll, an election.
  */
@@ -12,9 +12,9 @@ import { ValidationError } from '../../lib/schemas/validation.js';
 import { LeaderElector, type LeaderElectorOptions } from '../../lib/sdk/elector.js';
 import { CHASE_FIRST_MS, READ_AFTER_MS, SECOND_SUCCESSOR_GRACE_MS, SETTLING_READ_MS } from '../../lib/sdk/step.js';
 import { FencingError, fencedTransactWrite } from '../../lib/sdk/fencing.js';
-import { DynamoDBModel } from '../../lib/sim/dynamodb-model/index.js';
+import { DynamoDBModel } from '../../sim/dynamodb-model/index.js';
 import { FAST } from './harness.js';
-import { LATENCY_MS, Sim, T0, type SimElector } from './sim-harness.js';
+import { LATENCY_MS, Sim, T0, type SimElector } from '../../sim/harness.js';
 
 const L = 'job';
 const ACK_MS = 500;
@@ -67,7 +67,7 @@ describe('LeaderElector options', () => {
 describe('coordinated election', () => {
   it('three electors elect exactly one leader, and every one of them hears of it', async () => {
     const sim = await Sim.create({ config: CONFIG });
-    const coord = sim.coordinator(L);
+    const coord = sim.coordinator();
     const es = ['a', 'b', 'c'].map((id, i) => sim.elector(id, { leaseName: L }, { versions: [`1.3${i}.0`, '1.32.0'] }));
     await sim.until('a leader', () => leaders(es).length === 1, 5_000);
     // ten terms' worth of renewals and polls: never two
@@ -81,7 +81,7 @@ describe('coordinated election', () => {
 
   it('a leader gone without releasing is replaced after its term; with release, at once', async () => {
     const sim = await Sim.create({ config: CONFIG });
-    const coord = sim.coordinator(L);
+    const coord = sim.coordinator();
     // the first leader does not release; the ones after it do (options are fixed at construction)
     const es = [sim.elector('a', { leaseName: L, releaseOnCancel: false })];
     const first = await sim.until('a leader', () => leaders(es)[0]);
@@ -132,7 +132,7 @@ describe('coordinated election', () => {
     { name: 'a higher priority', joiner: { versions: ['1.31.0', '1.31.0'] as [string, string], priority: 10 } },
   ])('a better candidate ($name) joins: the holder stops, releases, and the better one leads (not the old successor)', async ({ joiner }) => {
     const sim = await Sim.create({ config: CONFIG });
-    sim.coordinator(L);
+    sim.coordinator();
     const a = sim.elector('a', { leaseName: L }, { versions: ['1.30.0', '1.31.0'] });
     await sim.settle(a.elector.ready); // a stands first: the coordinator's first election cannot pick c alone
     sim.elector('c', { leaseName: L }, { versions: ['1.30.0', '1.32.0'] });
@@ -154,7 +154,7 @@ describe('coordinated election', () => {
 describe('safety of a leader that cannot renew', () => {
   it('renewal failures (injected in its network) abort the leader’s signal exactly at its renew deadline, before its term can expire', async () => {
     const sim = await Sim.create({ config: CONFIG });
-    sim.coordinator(L);
+    sim.coordinator();
     const a = sim.elector('a', { leaseName: L });
     await sim.until('a to lead', () => a.elector.isLeader());
     await sim.run(3 * FAST.retryPeriodMs); // a few renewals
@@ -201,7 +201,7 @@ describe('health (client-go healthz adaptor)', () => {
 describe('fencing', () => {
   it('a deposed (or paused) leader’s fenced write fails and leaves the target unchanged', async () => {
     const sim = await Sim.create({ config: CONFIG });
-    sim.coordinator(L);
+    sim.coordinator();
     const target = sim.names.leases; // any table works; the leases table is at hand
     const key = { name: `${L}-state` };
     await sim.client.send(new PutItemCommand({ TableName: target, Item: marshall({ ...key, v: 0, leaseDurationSeconds: 1, leaseTransitions: 0, fencingToken: 0, revision: 1 }) }));
@@ -231,7 +231,7 @@ describe('succession: the designated successor takes a vacant lease itself', () 
   /** Three electors (or `ids`) elected by the coordinator, which is then stopped once the lease names a successor (and, `second`, a second successor). */
   async function electedThenCoordinatorDown(opts: Partial<LeaderElectorOptions> = {}, ids = ['a', 'b', 'c'], second = false) {
     const sim = await Sim.create({ config: CONFIG });
-    const coord = sim.coordinator(L);
+    const coord = sim.coordinator();
     const es = ids.map((id) => sim.elector(id, { leaseName: L, fallbackAfterMs: 60_000, ...opts }));
     const leader = await sim.until('a leader', () => leaders(es)[0]);
     const held = await sim.until('a successor on the lease', async () => {
@@ -290,7 +290,7 @@ describe('succession: the designated successor takes a vacant lease itself', () 
     /** A first failure: the leader gone without releasing, the successor takes over once the term ran out; returns the new leader. */
     async function afterFirstFailover(releaseOnCancel: boolean) {
       const sim = await Sim.create({ config: { ackWindowMs: 5_000 } });
-      const coord = sim.coordinator(L);
+      const coord = sim.coordinator();
       const es = ['a', 'b', 'c'].map((id) => sim.elector(id, { leaseName: L, ...TIMING, releaseOnCancel: id === 'a' ? false : releaseOnCancel }));
       const first = await sim.until('a leader', () => leaders(es)[0], 60_000);
       await sim.run(4 * first.elector.renewIntervalMs);
@@ -336,7 +336,7 @@ describe('succession: the designated successor takes a vacant lease itself', () 
   it('five crashes in a row, a new process after each: every one is taken over by a live successor within tens of ms of the term’s end (issue 38: the rows of the processes killed before stay, and one was named)', async () => {
     const TIMING = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000, fallbackAfterMs: 600_000, releaseOnCancel: false } as const;
     const sim = await Sim.create({ config: { ackWindowMs: 5_000 } });
-    sim.coordinator(L); // the streams, the timer and the tick, every 100 ms
+    sim.coordinator(); // the streams, the timer and the tick, every 100 ms
     const es = ['w1', 'w2', 'w3'].map((id) => sim.elector(id, { leaseName: L, ...TIMING }));
     for (let crash = 1; crash <= 5; crash++) {
       // settled: a leader that renewed a few times, its successor named, no election (a liveness check) open
@@ -416,7 +416,7 @@ describe('succession: the designated successor takes a vacant lease itself', () 
     await sim.during(30_000, 'nobody leads without the coordinator', () => leaders(es).length === 0);
     expect((await sim.leases.read(L)).item).toMatchObject({ holderIdentity: held.holderIdentity, fencingToken: held.fencingToken });
     // the coordinator back: it elects the one left (the departed holder is not waited for)
-    sim.coordinator(L);
+    sim.coordinator();
     await sim.until('the last worker leading', () => other.elector.isLeader(), 10_000);
     const l = (await sim.leases.read(L)).item!;
     expect(l.electedBy).toBe('coordinator');
@@ -468,7 +468,7 @@ describe('without the coordinator', () => {
 
   it('NoCoordination electors beside coordinated ones never make two holders', async () => {
     const sim = await Sim.create({ config: CONFIG });
-    const coord = sim.coordinator(L);
+    const coord = sim.coordinator();
     const es = [
       sim.elector('plain-1', { leaseName: L, mode: 'NoCoordination', releaseOnCancel: false }),
       sim.elector('coord-1', { leaseName: L, releaseOnCancel: false }),

@@ -211,7 +211,9 @@ describe('termToConfirm: a term the coordinator gave this start-up, or one rewri
     { name: 'a row without a token copy (an older writer): confirmed', l: mine({ termToken: undefined }), led: -1, want: { end: false, term: { holderIdentity: 'b', fencingToken: 9 } } },
     { name: 'a token below one this start-up led (moved back): ended on the row', l: mine({ fencingToken: 6, termToken: 6 }), led: 7, want: { end: true, term: { holderIdentity: 'b', fencingToken: 6 } } },
     { name: "a token moved under the term's copy: ended on the row, conditioned on the copy", l: mine({ fencingToken: 12 }), led: 7, want: { end: true, term: { holderIdentity: 'b', fencingToken: 9 } } },
-  ])('$name', ({ l, led, want }) => expect(termToConfirm(l, led)).toEqual(want));
+    { name: 'a term its own leader ended on the row (its end in flight): ended again, not confirmed (seed 970345)', l: mine({}), led: 9, ended: 9, want: { end: true, term: { holderIdentity: 'b', fencingToken: 9 } } },
+    { name: 'a newer term after one it ended: confirmed', l: mine({ fencingToken: 12, termToken: 12 }), led: 9, ended: 9, want: { end: false, term: { holderIdentity: 'b', fencingToken: 12 } } },
+  ])('$name', ({ l, led, ended, want }: { l: Lease; led: number; ended?: number; want: unknown }) => expect(termToConfirm(l, led, ended)).toEqual(want));
 });
 
 describe('judgedOnSession and ownSessionRead: a term held on a session, as a follower judges it', () => {

@@ -14,7 +14,7 @@ import { LeaderElector } from '../../lib/sdk/elector.js';
 import { HEALTH_HEADERS, HealthResponseSchema, healthCheck, serveHealth, type HealthServer } from '../../lib/sdk/health.js';
 import { testTables, type TestTables } from '../support.js';
 import { FAST, Log, startElector, validationError, waitFor } from './harness.js';
-import { Sim } from './sim-harness.js';
+import { Sim } from '../../sim/harness.js';
 
 const A = 'http://10.0.0.1:8080';
 

@@ -19,11 +19,11 @@ import { ValidationError } from '../../lib/schemas/validation.js';
 import { createTables, deleteTables } from '../../lib/local/tables.js';
 import type { TestTables } from '../support.js';
 import { validationError } from './harness.js';
-import { T0, modelTables } from './sim-harness.js';
+import { T0, modelTables } from '../../sim/harness.js';
 
 /**
  * The SDK's identity heartbeat, called directly on clocks stepped by hand, over the DynamoDB model
- * (test/sdk/sim-harness.ts; the store's DynamoDB behaviour is held to DynamoDB Local by
+ * (sim/harness.ts; the store's DynamoDB behaviour is held to DynamoDB Local by
  * test/stores and test/sim/contract.test.ts). T0 is a whole second: rows carry the TTL in seconds.
  */
 /** A clock stepped by hand; its timers (the heartbeat's interval) are a simulated clock's nobody runs, so only explicit calls renew. */

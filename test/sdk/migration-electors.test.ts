@@ -1,19 +1,19 @@
 /**
  * runWithLeaderMigration on real LeaderElectors, on simulated time over the DynamoDB model
- * (test/sdk/sim-harness.ts): the coordinator reconciles each component's lease and the migration
+ * (sim/harness.ts): the coordinator reconciles each component's lease and the migration
  * lease in-process.
  */
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_MIGRATION_LEADER_NAME, defaultLeaderMigrationConfiguration, electorStarter, runWithLeaderMigration, type ControllerTerm } from '../../lib/sdk/migration.js';
 import { FAST } from './harness.js';
-import { LATENCY_MS, Sim } from './sim-harness.js';
+import { LATENCY_MS, Sim } from '../../sim/harness.js';
 
 const TICK_MS = 100; // how often the in-process coordinator reconciles
 
 describe('runWithLeaderMigration on real electors (KEP-2436)', () => {
   it('a migrated controller runs under the shared migration lease, in one component at a time; the rest under each primary lease', async () => {
     const sim = await Sim.create({ config: { ackWindowMs: 500, electedLeaseDurationSeconds: 2 } });
-    sim.coordinator(['kcm', 'ccm', DEFAULT_MIGRATION_LEADER_NAME], TICK_MS);
+    sim.coordinator({ tickEveryMs: TICK_MS });
     const config = defaultLeaderMigrationConfiguration(['cloud-route']);
     const running = new Map<string, number>();
     const terms = new Map<string, ControllerTerm>();

@@ -1,5 +1,5 @@
 /**
- * The push path on simulated time (test/sdk/sim-harness.ts): real LeaderElectors given a Push
+ * The push path on simulated time (sim/harness.ts): real LeaderElectors given a Push
  * (sim/push.ts' broker; lib/sdk/push.ts' PushChannel is the same interface over MQTT), the real
  * coordinator, every lease write but a renewal published as a wake after the stream's hop. A wake
  * only makes an elector read sooner; the bounds below are the protocol's, in simulated ms.
@@ -11,9 +11,9 @@ import type { ElectionConfigInput } from '../../lib/schemas/config.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
 import { LeaderElector } from '../../lib/sdk/elector.js';
 import { PUSH_QUIET_LEASES } from '../../lib/sdk/step.js';
-import { DynamoDBModel } from '../../lib/sim/dynamodb-model/index.js';
+import { DynamoDBModel } from '../../sim/dynamodb-model/index.js';
 import { FAST } from './harness.js';
-import { LATENCY_MS, Sim, type Machine, type SimElector } from './sim-harness.js';
+import { LATENCY_MS, Sim, type Machine, type SimElector } from '../../sim/harness.js';
 
 const L = 'job';
 const CONFIG: ElectionConfigInput = { ackWindowMs: 500, electedLeaseDurationSeconds: 2 };
@@ -30,7 +30,7 @@ const reads = (m: Machine, from: number) => m.sent.filter((r) => r.operation ===
 async function pushedGroup(opts: { coordinator?: boolean; ids?: string[] } = {}) {
   const sim = await Sim.create({ config: CONFIG });
   const push = sim.pushBroker({ delayMs: STREAM_MS, deliveryMs: DELIVERY_MS });
-  const coord = sim.coordinator(L);
+  const coord = sim.coordinator();
   const ids = opts.ids ?? ['a', 'b', 'c'];
   const es = ids.map((id) => {
     const machine = sim.machine();
@@ -123,7 +123,7 @@ describe('LeaderElector with the push path', () => {
     const l = (await sim.leases.read(L)).item!;
     await sim.client.send(new PutItemCommand({ TableName: sim.names.leases, Item: marshall({ ...l, holderIdentity: undefined, holderInstance: undefined, successor: undefined, successorInstance: undefined, revision: l.revision + 1 }, { removeUndefinedValues: true }) }));
     await leader.stop();
-    const c2 = sim.coordinator(L);
+    const c2 = sim.coordinator();
     const from = sim.clock.monotonic();
     const winner = await sim.until('a new leader', () => leaders(rest)[0], 10_000);
     const took = sim.clock.monotonic() - from;
@@ -138,7 +138,7 @@ describe('LeaderElector with the push path', () => {
   it('a preemption is answered on the wake, not at the holder’s next renewal', async () => {
     const sim = await Sim.create({ config: CONFIG });
     sim.pushBroker({ delayMs: STREAM_MS, deliveryMs: DELIVERY_MS });
-    sim.coordinator(L);
+    sim.coordinator();
     const started = (id: string, versions: [string, string]) => {
       const machine = sim.machine();
       return sim.elector(id, { leaseName: L, push: sim.pushFor(machine) }, { machine, versions });

@@ -6,21 +6,14 @@
  * takeover after a crash is still within the chase of the term's end.
  */
 import { describe, expect, it } from 'vitest';
-import type { ElectionConfigInput } from '../../lib/schemas/config.js';
 import { CHASE_FIRST_MS, READ_AFTER_MS, RenewalPhase } from '../../lib/sdk/step.js';
 import { Session } from '../../lib/sdk/session.js';
-import { LATENCY_MS, Sim, type Machine, type SimElector } from './sim-harness.js';
+import { LATENCY_MS, Sim } from '../../sim/harness.js';
+import { CLIENT_GO, CONFIG, quietGroup, reads, writes } from './quiet-group.js';
 
-/** client-go's timings, which the SDK's and the Session's defaults fit. */
-const CLIENT_GO = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 } as const;
-const CONFIG: ElectionConfigInput = { ackWindowMs: 5_000, electedLeaseDurationSeconds: 15 };
 const RTT_MS = 2 * LATENCY_MS;
 /** A successor takes a lease whose term ran out as it watched it: a read and the write after its wake-up. */
 const TAKE_MS = 1 + RTT_MS + LATENCY_MS;
-
-const onTable = (suffix: string) => (r: { input: unknown }) => (r.input as { TableName?: string }).TableName?.endsWith(suffix) === true;
-const reads = (m: Machine, from: number, suffix: string) => m.sent.filter((r) => r.at >= from && r.operation === 'GetItem' && onTable(suffix)(r)).length;
-const writes = (m: Machine, from: number, suffix: string) => m.sent.filter((r) => r.at >= from && r.ok && r.operation === 'UpdateItem' && onTable(suffix)(r)).length;
 
 describe('RenewalPhase: locked on, it stays locked on', () => {
   // The holder renews every 5,863 ms (6 s less 137); its stamps run 1.8e12 ahead of the watcher's
@@ -66,7 +59,7 @@ describe('RenewalPhase: locked on, it stays locked on', () => {
     return { reads: counted, worstLag, medianLag: lags[Math.floor(lags.length / 2)]! };
   }
 
-  it('reads each renewal about once (a probe for renewals that come to land earlier, and a short search after it, every 16 renewals), and sees each within tens of ms of its landing', () => {
+  it('reads each renewal about once (a probe for renewals that come to land earlier, and a short search after it, every 32 renewals), and sees each within tens of ms of its landing', () => {
     // 64 renewals after the first 10 (learning the cadence and the landing)
     const { reads, worstLag, medianLag } = watch(74, 10);
     // was 1.65–1.9 reads per renewal: the bracket fell open into a search of the interval every eight renewals
@@ -78,22 +71,9 @@ describe('RenewalPhase: locked on, it stays locked on', () => {
 
 describe('on simulated time, with the push path: one read per renewal for each close watcher', () => {
   it('the successor and the second successor each read the lease row about once per renewal, and the successor still takes a crashed holder’s lease within the chase of the term’s end', async () => {
-    const sim = await Sim.create({ config: CONFIG });
-    sim.pushBroker({ delayMs: 50, deliveryMs: 5 });
-    const coord = sim.coordinator('job', 1_000);
-    const es: SimElector[] = ['a', 'b', 'c'].map((id) => {
-      const machine = sim.machine();
-      return sim.elector(id, { leaseName: 'job', ...CLIENT_GO, push: sim.pushFor(machine) }, { machine });
-    });
-    const held = await sim.until('a leader, a successor and a second successor named', async () => {
-      const l = (await sim.leases.read('job')).item;
-      return l?.successor && l.secondSuccessor && !l.election ? l : undefined;
-    }, 120_000);
-    await sim.run(4 * CLIENT_GO.leaseDurationMs); // every watcher has learnt the holder's cadence
-    const by = (id: string | undefined) => es.find((e) => e.elector.options.identity === id)!;
-    const [holder, successor, second] = [by(held.holderIdentity), by(held.successor), by(held.secondSuccessor)];
+    const { sim, coord, es, held, holder, successor, second } = await quietGroup();
     const from = sim.clock.monotonic();
-    await sim.run(40 * 6_000);
+    await sim.run(40 * holder.elector.renewIntervalMs);
     const renewals = writes(holder.machine, from, '-leases');
     expect(renewals).toBeGreaterThanOrEqual(39);
     // was 1.65–1.9 reads per renewal each, on this very world
@@ -112,7 +92,7 @@ describe('on simulated time, with the push path: one read per renewal for each c
   it('held on a session, push live: a follower that is neither successor reads the session row only at its backstop read (every four lease durations), not on the holder’s cadence', async () => {
     const sim = await Sim.create({ config: CONFIG });
     sim.pushBroker({ delayMs: 50, deliveryMs: 5 });
-    const coord = sim.coordinator('solo', 1_000);
+    const coord = sim.coordinator({ tickEveryMs: 1_000 });
     const procs = ['a', 'b', 'c', 'd'].map((id) => {
       const machine = sim.machine();
       const session = new Session({ client: machine.client, tables: sim.names, clock: machine.clock, prefix: id, onError: () => undefined });
@@ -142,7 +122,7 @@ describe('on simulated time, with the push path: one read per renewal for each c
     const leases = ['s-1', 's-2', 's-3', 's-4'];
     const sim = await Sim.create({ config: CONFIG });
     sim.pushBroker({ delayMs: 50, deliveryMs: 5 });
-    const coord = sim.coordinator(leases, 1_000);
+    const coord = sim.coordinator({ tickEveryMs: 1_000 });
     const procs = ['a', 'b', 'c'].map((id) => {
       const machine = sim.machine();
       const session = new Session({ client: machine.client, tables: sim.names, clock: machine.clock, prefix: id, onError: () => undefined });

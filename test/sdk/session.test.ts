@@ -1,5 +1,5 @@
 /**
- * Sessions (lib/sdk/session.ts) on simulated time (test/sdk/sim-harness.ts): real LeaderElectors
+ * Sessions (lib/sdk/session.ts) on simulated time (sim/harness.ts): real LeaderElectors
  * sharing one Session per process, with the push path and the real coordinator. A lease held on a
  * session is kept alive by the session's renewals alone; the bounds below are the protocol's.
  */
@@ -14,9 +14,9 @@ import { UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { SESSION_QUIET_LEASES } from '../../lib/sdk/step.js';
 import { IdentityStore } from '../../lib/stores/identity-store.js';
-import { DynamoDBModel } from '../../lib/sim/dynamodb-model/index.js';
+import { DynamoDBModel } from '../../sim/dynamodb-model/index.js';
 import { FAST } from './harness.js';
-import { Sim, type Machine, type SimElector } from './sim-harness.js';
+import { Sim, type Machine, type SimElector } from '../../sim/harness.js';
 
 const DEFAULT_LEASES = ['job-1', 'job-2'];
 const LEASES = DEFAULT_LEASES;
@@ -48,7 +48,7 @@ async function sessionFleet(opts: { push?: boolean; leases?: string[]; defaults?
   const LEASES = opts.leases ?? DEFAULT_LEASES;
   const sim = await Sim.create({ config: opts.defaults ? { ...CONFIG, electedLeaseDurationSeconds: 15 } : CONFIG });
   const push = opts.push === false ? undefined : sim.pushBroker({ delayMs: 50, deliveryMs: 5 });
-  const coord = sim.coordinator(LEASES);
+  const coord = sim.coordinator();
   const procs: Process[] = ['a', 'b', 'c'].map((id) => {
     const machine = sim.machine();
     const errors: Error[] = [];

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Lease } from '../../lib/schemas/lease.js';
 import type { LeaseRead } from '../../lib/sdk/lock.js';
-import { decideFollower, FOLLOWING, followerStep, RenewalPhase, type FollowerEvent, type FollowerSettings, type FollowerState, type Moment } from '../../lib/sdk/step.js';
+import { decideFollower, FOLLOWING, followerStep, leadFromRead, RenewalPhase, type FollowerEvent, type FollowerSettings, type FollowerState, type Moment } from '../../lib/sdk/step.js';
 
 const T = 1_000_000; // monotonic now
 const settings = (o: Partial<FollowerSettings> = {}): FollowerSettings => {
@@ -23,6 +23,9 @@ const settings = (o: Partial<FollowerSettings> = {}): FollowerSettings => {
     sessionFallbackMs: 40_000,
     candidate: true,
     decideFollower,
+    leadFromRead,
+    stampErrorMs: 500,
+    clockMeasured: true,
     cadence: { own: new RenewalPhase(), session: (n) => sessions.get(n) ?? (sessions.set(n, new RenewalPhase()), sessions.get(n)!) },
     ...o,
   };
@@ -30,7 +33,9 @@ const settings = (o: Partial<FollowerSettings> = {}): FollowerSettings => {
 const held = (o: Partial<Lease> = {}): Lease =>
   ({ name: 'job', revision: 3, holderIdentity: 'a', holderInstance: 'a-1', leaseDurationSeconds: 15, acquireTime: 1, renewTime: 2, leaseTransitions: 0, fencingToken: 7, ...o }) as Lease;
 const read = (item: Lease | undefined): LeaseRead => ({ key: { name: 'job' }, item, revision: item?.revision ?? 0 });
-const at = (dt = 0, o: Partial<Moment> = {}): Moment => ({ now: T + dt, clock: { ok: true, errorMs: 5 }, jumps: 0, ...o });
+/** DynamoDB's time less monotonic: stamps are T_SERVER at monotonic T. */
+const OFFSET = 1_764_000_000_000;
+const at = (dt = 0, o: Partial<Moment> = {}): Moment => ({ now: T + dt, clock: { ok: true, errorMs: 5 }, offset: OFFSET, jumps: 0, ...o });
 const election = { id: 'e1', openedAt: 1, deadline: 2 } as unknown as Lease['election'];
 
 /** Feeds `events` in order; returns each step's effects (by kind) and the last state. */
@@ -94,6 +99,15 @@ describe("the follower's step", () => {
     expect(noSession.state.lastRead?.leaseDurationSeconds).toBe(15);
   });
 
+  it('a holder on no session whose lease a peer pointed at a session: judged by the lease’s own stamp, as the coordinator does (seed 9248)', () => {
+    const first = run(settings(), [
+      [poll, at()],
+      [{ kind: 'leaseRead', raw: read(held({ session: 'p1' })) }, at(10)], // holderInstance a-1 names no process
+    ]);
+    const judged = followerStep(settings(), first.state, { kind: 'sessionRead', read: { row: undefined, sentAt: T + 10 } }, at(20));
+    expect(judged.state.lastRead?.leaseDurationSeconds).toBe(15);
+  });
+
   it('an open election: answered by renewing the candidacy, then remembered; in lasting doubt of the clock, held back', () => {
     const s = settings();
     const r = run(s, [
@@ -110,6 +124,34 @@ describe("the follower's step", () => {
     ]);
     expect(held_.effects).toEqual([['readLease'], ['newLeader']]);
     expect(held_.state).toMatchObject({ unanswered: true, preventions: 1, ackedElection: undefined });
+  });
+
+  it('handed over to this start-up (issue 38, cut 2): a consistent read leads at once, anchored at the hand-over’s stamp, and the lead effect says to confirm after; an eventually consistent one is read again first; a stamp a first term old is confirmed first', () => {
+    // stamped 30 ms before monotonic T + 0 (the giver's clock), first term 5 s: the renew deadline's share (2/3) from stamp - 5 - 1 - 500 ms
+    const stamp = OFFSET + T - 30;
+    const handed = held({ holderIdentity: 'b', holderInstance: 'b-1', fencingToken: 9, termToken: 9, electedBy: 'successor', lastHolderIdentity: 'a', acquireTime: stamp, renewTime: stamp, leaseDurationSeconds: 5 });
+    const woken: FollowerEvent = { kind: 'poll', woken: true, pushLive: true };
+    const led = run(settings(), [
+      [woken, at()],
+      [{ kind: 'leaseRead', raw: read(handed) }, at(10)],
+    ]);
+    expect(led.effects).toEqual([['readLease'], ['newLeader', 'lead']]);
+    const lead = followerStep(settings(), run(settings(), [[woken, at()]]).state, { kind: 'leaseRead', raw: read(handed) }, at(10)).effects.at(-1);
+    const until = T - 30 - 5 - 1 - 500 + (5_000 * 10_000) / 15_000;
+    expect(lead).toMatchObject({ kind: 'lead', handed: true, confirmed: false, sentAt: until - 10_000 });
+    // an eventually consistent poll: read again, consistently, then led
+    const again = run(settings(), [
+      [poll, at()],
+      [{ kind: 'leaseRead', raw: read(handed) }, at(10)],
+      [{ kind: 'leaseRead', raw: read(handed) }, at(20)],
+    ]);
+    expect(again.effects).toEqual([['readLease'], ['newLeader', 'readLease'], ['lead']]);
+    // read 4 s after its stamp: less than half a retry period of its 3.3 s left, so confirmed first
+    const late = run(settings(), [
+      [woken, at(4_000)],
+      [{ kind: 'leaseRead', raw: read(handed) }, at(4_010)],
+    ]);
+    expect(late.effects).toEqual([['readLease'], ['newLeader', 'confirm']]);
   });
 
   it('elected for this start-up: confirms by renewing, leads, and remembers the token; a term won across a clock jump is given back', () => {

@@ -1,5 +1,5 @@
 /**
- * withLease / tryWithLease on simulated time (test/sdk/sim-harness.ts): the real SDK over the
+ * withLease / tryWithLease on simulated time (sim/harness.ts): the real SDK over the
  * DynamoDB model, one machine per run, durations in simulated ms. Run-once windows and the fenced
  * marker on DynamoDB Local: test/sdk/with-lease-local.test.ts.
  */
@@ -17,7 +17,7 @@ import { PERIODIC_WINDOWS, keyedWindowRow } from '../../lib/schemas/run-once.js'
 import { LeaseLostError, tryWithLease, withLease, windowOf, type LeaseFn, type LeaseTerm, type WithLeaseOptions } from '../../lib/sdk/with-lease.js';
 import { RunOnceStore } from '../../lib/stores/run-once-store.js';
 import { FAST } from './harness.js';
-import { LATENCY_MS, Sim, T0, type Machine } from './sim-harness.js';
+import { LATENCY_MS, Sim, T0, type Machine } from '../../sim/harness.js';
 
 const L = 'nightly';
 const RTT_MS = 2 * LATENCY_MS;
@@ -290,7 +290,7 @@ describe('withLease on a coordinated lease (it has candidates)', () => {
   /** A long-lived worker `w` at `version` leading the lease, with the coordinator running. */
   const workerLeading = async (version: string) => {
     const sim = await Sim.create({ config: CONFIG });
-    const coord = sim.coordinator(L);
+    const coord = sim.coordinator();
     const w = sim.elector('w', { leaseName: L }, { versions: [version, version] });
     await sim.until('w leads', () => w.elector.isLeader());
     return { sim, coord, w };
@@ -361,7 +361,16 @@ describe('withLease on a coordinated lease (it has candidates)', () => {
     expect((e as Error).message).toMatch(/push: must be a PushChannel/);
 
     const r = await sim.settle(
-      withLease(L, async () => (await sim.leases.read(L)).item?.session, opts(sim, m, 'migrate', { candidacy: { emulationVersion: '1.30.0', binaryVersion: '1.30.0' }, push, session })),
+      // handed over, the run leads from its read of the hand-over and its first renewal (the
+      // confirmation) puts the term on the session: looked for during the run's first second
+      withLease(L, async () => {
+        for (let i = 0; i < 100; i++) {
+          const onSession = (await sim.leases.read(L)).item?.session;
+          if (onSession) return onSession;
+          await m.clock.sleep(10);
+        }
+        return undefined;
+      }, opts(sim, m, 'migrate', { candidacy: { emulationVersion: '1.30.0', binaryVersion: '1.30.0' }, push, session })),
       'the run',
       30_000,
     );

@@ -1,5 +1,5 @@
 /**
- * The model's contract: every case runs on DynamoDB Local and on the model (lib/sim/dynamodb-model)
+ * The model's contract: every case runs on DynamoDB Local and on the model (sim/dynamodb-model)
  * and must give the same outcome — returned items, error classes and names, cancellation codes,
  * stream records — never compared by message text. A behaviour the simulator relies on is pinned
  * here first; when DynamoDB Local and the model disagree, this file is where it shows.
@@ -32,7 +32,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seededRandom } from '../../lib/clock.js';
 import { FencingError, fencedTransactWrite } from '../../lib/sdk/fencing.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
-import { RESERVED_WORDS } from '../../lib/sim/dynamodb-model/reserved-words.js';
+import { RESERVED_WORDS } from '../../sim/dynamodb-model/reserved-words.js';
 import { CandidateStore } from '../../lib/stores/candidate-store.js';
 import { ConflictError } from '../../lib/stores/errors.js';
 import { IdentityStore } from '../../lib/stores/identity-store.js';

@@ -1,6 +1,6 @@
 /**
  * The two engines the contract suite runs on — DynamoDB Local (the run's instance, see
- * test/global-setup.ts) and the model (lib/sim/dynamodb-model) — made the same way: the declared
+ * test/global-setup.ts) and the model (sim/dynamodb-model) — made the same way: the declared
  * tables through lib/local/tables.ts' createTables (so the model also answers CreateTable,
  * DescribeTable and UpdateTimeToLive as that code needs), plus one table with a numeric sort key.
  */
@@ -12,7 +12,7 @@ import { inject } from 'vitest';
 import { createTables, deleteTables } from '../../lib/local/tables.js';
 import { toLambdaRecord } from '../../lib/local/stream-poller.js';
 import type { TableNames } from '../../lib/schemas/config.js';
-import { DynamoDBModel } from '../../lib/sim/dynamodb-model/index.js';
+import { DynamoDBModel } from '../../sim/dynamodb-model/index.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION, localClient } from '../../lib/stores/client.js';
 import { defaultTableNames } from '../../lib/tables.js';
 

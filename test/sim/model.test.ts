@@ -22,7 +22,7 @@ import { GetRecordsCommand, GetShardIteratorCommand } from '@aws-sdk/client-dyna
 import { beforeEach, describe, expect, it } from 'vitest';
 import { createTables } from '../../lib/local/tables.js';
 import type { TableNames } from '../../lib/schemas/config.js';
-import { DynamoDBModel, UnsupportedByModelError, faults, type ModelRequest } from '../../lib/sim/dynamodb-model/index.js';
+import { DynamoDBModel, UnsupportedByModelError, faults, type ModelRequest } from '../../sim/dynamodb-model/index.js';
 import { isConditionFailed } from '../../lib/stores/errors.js';
 import { defaultTableNames } from '../../lib/tables.js';
 import { VALIDATION, outcome } from './engines.js';

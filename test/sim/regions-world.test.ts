@@ -72,6 +72,15 @@ describe('one leader across Regions, in the simulator', () => {
     for (const f of lost) expect(f.newLeaderAfterMs, f.lease).toBeLessThan(settings.leaseDurationMs);
   });
 
+  // The story's line at a Region event reads every lease; a row an operator wrote malformed (a
+  // schedule fault) threw from that read and ended the traced world (bench/sim-hashes.ts --regions,
+  // any --seed replay). Seed 6229's lease row is malformed when its Region event comes.
+  it('seed 6229, traced: a Region event while an operator has a lease row malformed is told, and the world runs to its end', async () => {
+    const r = await runWorld(generateSchedule(6229, { workers: settings.workers, durationMs: settings.durationMs }), settings, { trace: true, regions: generateRegionPlan(6229, settings.durationMs) });
+    expect(r.verdict.violations).toEqual([]);
+    expect(r.timeline.some((l) => /unreadable \(a malformed row\)/.test(l))).toBe(true);
+  });
+
   it('a leader whose Region is cut off stops on its own by its renew deadline, and another Region’s worker leads', async () => {
     let cut = 0;
     for (let seed = 1000; seed < 1030; seed++) {

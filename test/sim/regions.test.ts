@@ -1,13 +1,13 @@
 /**
- * The simulator's MRSC layer (lib/sim/regions.ts) on the model: quorum, the witness, a Region
+ * The simulator's MRSC layer (sim/regions.ts' RegionSet) on the model: quorum, the witness, a Region
  * catching up, replicated write conflicts, the cross-Region round trip, no transactions.
  */
 import { GetItemCommand, PutItemCommand, TransactWriteItemsCommand, UpdateItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { drainMicrotasks, seededRandom, simulatedClock } from '../../lib/clock.js';
-import { DynamoDBModel } from '../../lib/sim/dynamodb-model/index.js';
-import { RegionSet, type RegionSetOptions } from '../../lib/sim/regions.js';
+import { DynamoDBModel } from '../../sim/dynamodb-model/index.js';
+import { RegionSet, type RegionSetOptions } from '../../sim/regions.js';
 import { createTables } from '../../lib/local/tables.js';
 import { defaultTableNames } from '../../lib/tables.js';
 

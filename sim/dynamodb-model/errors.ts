@@ -78,7 +78,7 @@ export class UnsupportedByModelError extends Error {
   /** Always `UnsupportedByModelError`. */
   override readonly name = 'UnsupportedByModelError';
   constructor(what: string) {
-    super(`the DynamoDB model does not support ${what}; add it to lib/sim/dynamodb-model with a contract case (test/sim/contract.test.ts)`);
+    super(`the DynamoDB model does not support ${what}; add it to sim/dynamodb-model with a contract case (test/sim/contract.test.ts)`);
   }
 }
 

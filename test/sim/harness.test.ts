@@ -1,15 +1,18 @@
 /**
- * The simulation the SDK's tests run on (sim-harness.ts): a seed replays exactly, a run ends at
- * the step an outcome holds, and the machines' faults do what they say.
+ * The simulation the SDK's tests run on (sim/harness.ts): a seed replays exactly, a run ends at
+ * the step an outcome holds, the machines' faults do what they say, and the functions Lambda runs
+ * see every write, an operator's included.
  */
+import { PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { FAST } from './harness.js';
-import { LATENCY_MS, Sim, T0 } from './sim-harness.js';
+import type { Wake } from '../../lib/sdk/push.js';
+import { FAST, LATENCY_MS, Sim, T0 } from '../../sim/harness.js';
 
 /** Three coordinated electors; the leader crashes; a new one takes over. */
 async function story(seed: number) {
   const sim = await Sim.create({ seed, config: { ackWindowMs: 500, electedLeaseDurationSeconds: 2 } });
-  sim.coordinator('job');
+  sim.coordinator();
   const es = ['a', 'b', 'c'].map((id) => sim.elector(id, { leaseName: 'job', releaseOnCancel: false }));
   const first = await sim.until('a leader', () => es.find((e) => e.elector.isLeader()));
   await sim.run(FAST.leaseDurationMs);
@@ -79,5 +82,23 @@ describe('Sim', () => {
     expect(at).toEqual([]);
     m.clock.resume();
     expect(at).toEqual([1_000]);
+  });
+
+  it('an operator’s write, sent outside every machine’s network, reaches the lease stream’s function: its wake is published', async () => {
+    const sim = await Sim.create();
+    sim.pushBroker({ delayMs: 50, deliveryMs: 5 });
+    sim.coordinator({ tickEveryMs: 60_000 }); // EventBridge's schedule: no tick writes in this run
+    const watcher = sim.machine();
+    const wakes: { at: number; wake: Wake }[] = [];
+    sim.pushFor(watcher).watch('job', (w) => void (w && wakes.push({ at: sim.elapsed, wake: w })));
+    // the operator's client: no machine sent it, no network saw it
+    await sim.client.send(new PutItemCommand({ TableName: sim.names.leases, Item: marshall({ name: 'job', leaseDurationSeconds: 15, leaseTransitions: 0, fencingToken: 4, revision: 7 }) }));
+    const heard = await sim.until('the lease stream’s wake', () => wakes[0], 5_000);
+    expect(heard.wake).toEqual({ lease: 'job', by: 'stream', revision: 7 });
+    // the stream's hop (a poll and its delay) and the broker's delivery after the write, nothing sooner
+    expect(heard.at).toBeGreaterThanOrEqual(50 + 5);
+    expect(heard.at).toBeLessThanOrEqual(10 + 50 + 5 + 2 * LATENCY_MS);
+    expect(sim.leaseWrites).toEqual([]); // no machine wrote the lease
+    expect(sim.functionCounts['stream:leaseStream']).toBe(1);
   });
 });

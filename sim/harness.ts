@@ -1,36 +1,42 @@
 /**
- * The SDK on simulated time: real LeaderElectors, LeaseCandidates and heartbeats, the real
- * coordinator (reconcileLease, driven in-process as Lambda's streams and timer would), over the
- * in-memory DynamoDB model (lib/sim/dynamodb-model, held to DynamoDB Local by
- * test/sim/contract.test.ts), all on one seeded simulatedClock. Nothing waits for the machine:
- * a test runs simulated time until an outcome holds and reads durations off the simulated clock,
- * so they are exact, the same on every run of a seed, and as tight as the protocol allows.
+ * The SDK's tests on simulated time: real LeaderElectors, LeaseCandidates and Sessions, and the
+ * real functions — the stream, timer and tick handlers Lambda runs, wired from lib/wiring.ts
+ * (sim/functions.ts, as in every world of `npm run sim`) — over the in-memory DynamoDB model
+ * (sim/dynamodb-model, held to DynamoDB Local by test/sim/contract.test.ts), all on one seeded
+ * simulated clock. Nothing waits for the machine: a test runs simulated time until an outcome
+ * holds and reads durations off the simulated clock, so they are exact, the same on every run of a
+ * seed, and as tight as the protocol allows.
  *
  * The world (the clock, the model, the machines and their clocks, the push broker) is the
  * simulator's (sim/machines.ts): each process ("machine") has its own DynamoDB client, so its own
  * server-clock samples, with a network of fixed latency in front of the model (below); its wall
  * clock can be off or stepped, its monotonic clock can lose time (a suspended machine), its
- * requests can fail, and it can crash. sim/world.ts wires the whole system on the same world for
- * `npm run sim`.
+ * requests can fail, and it can crash. The functions read the tables' streams, so they see every
+ * write: a machine's, and an operator's (`client`, outside every machine's network) alike.
  */
 import type { AttributeValue, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import type { Clock, SimulatedClock } from '../../lib/clock.js';
-import { coordinatorDeps, reconcileLease, type CoordinatorDeps } from '../../lib/coordinator/reconcile.js';
-import { endedSessionTerm } from '../../lib/functions/core.js';
-import { endTermPutBackOnItsSession, termMovedOntoSession } from '../../lib/functions/session-redirect.js';
-import type { Lease } from '../../lib/schemas/lease.js';
-import { createTables } from '../../lib/local/tables.js';
-import type { ElectionConfigInput, TableNames } from '../../lib/schemas/config.js';
-import type { LeaderElectorOptions } from '../../lib/sdk/elector.js';
-import { DynamoDBModel, type ModelRequest } from '../../lib/sim/dynamodb-model/index.js';
-import { CandidateStore } from '../../lib/stores/candidate-store.js';
-import { LeaseStore } from '../../lib/stores/lease-store.js';
-import { defaultTableNames } from '../../lib/tables.js';
-import type { TestTables } from '../support.js';
-import { SimWorld, type Machine as WorldMachine } from '../../sim/machines.js';
-import type { SimBroker, SimPush } from '../../sim/push.js';
-import { Log, startElector, type RunningElector } from './harness.js';
+import { seededRandom, type Clock, type SimulatedClock } from '../lib/clock.js';
+import { coordinatorDeps, type CoordinatorDeps } from '../lib/coordinator/reconcile.js';
+import { createTables } from '../lib/local/tables.js';
+import type { ElectionConfigInput, TableNames } from '../lib/schemas/config.js';
+import { ValidationError } from '../lib/schemas/validation.js';
+import { LeaderElector, type LeaderElectorOptions, type StopReason } from '../lib/sdk/elector.js';
+import { CandidateStore } from '../lib/stores/candidate-store.js';
+import type { IdentityStore } from '../lib/stores/identity-store.js';
+import { LeaseStore } from '../lib/stores/lease-store.js';
+import { defaultTableNames } from '../lib/tables.js';
+import { DynamoDBModel, type ModelRequest } from './dynamodb-model/index.js';
+import { handlerModulesLoaded, runFunctions } from './functions.js';
+import { SimWorld, type Machine as WorldMachine } from './machines.js';
+import type { SimBroker, SimPush } from './push.js';
+
+/** Tables to run on: a client and the tables' names (test/support.ts' testTables on DynamoDB Local, modelTables here). */
+export interface Tables {
+  client: DynamoDBClient;
+  names: TableNames;
+  drop(): Promise<void>;
+}
 
 /** Simulated epoch ms every simulation starts at (a whole second: Date headers truncate to seconds). */
 export const T0 = Date.UTC(2027, 0, 1);
@@ -38,7 +44,7 @@ export const T0 = Date.UTC(2027, 0, 1);
 export const LATENCY_MS = 2;
 
 /** A machine's view of the simulated time (sim/machines.ts, the simulator's too). */
-export { MachineClock } from '../../sim/machines.js';
+export { MachineClock } from './machines.js';
 
 /** A request as the network saw it: sent at simulated monotonic `at`. */
 export interface SentRequest extends ModelRequest {
@@ -78,7 +84,7 @@ export interface SimElector extends RunningElector {
  * DynamoDB Local: for tests that call the SDK directly, on a clock they step by hand. The client
  * answers at once (no latency, no Date headers to sample).
  */
-export async function modelTables(now: () => number = () => T0): Promise<TestTables> {
+export async function modelTables(now: () => number = () => T0): Promise<Tables> {
   const client = new DynamoDBModel({ now }).client({ name: 'test' });
   const names = defaultTableNames('model');
   await createTables(client, names);
@@ -99,6 +105,17 @@ export interface SimOptions {
   readonly config?: ElectionConfigInput;
 }
 
+/** The functions as coordinator() started them: stop() takes them down, as an outage would. */
+export interface SimCoordinator {
+  /** Every error the functions logged or threw (a reconcile that failed, a batch retried, a dead letter). */
+  readonly errors: Error[];
+  /** The functions go down (Lambda stops invoking them): streams wait, timers are held, no tick. */
+  stop(): void;
+}
+
+/** How often the harness's stream pollers look at the shards: a record reaches its function within this and the stream's delay. */
+const POLL_EVERY_MS = 10;
+
 export class Sim {
   /** The clock, model, machines and broker (sim/machines.ts: the simulator's world too). */
   readonly world: SimWorld;
@@ -107,20 +124,18 @@ export class Sim {
   readonly names: TableNames;
   /** An operator's client: no latency, no faults, and it reads nobody's Date headers. */
   readonly client: DynamoDBClient;
-  /** The coordinator's stores, on simulated time (its own client, with latency): for the coordinator only. */
+  /** The functions' stores, on simulated time (the coordinator machine's client, with latency). */
   readonly deps: CoordinatorDeps;
   /** An operator's view of the lease and candidate rows, read at once (no latency): what tests look at. */
   readonly leases: LeaseStore;
   readonly candidates: CandidateStore;
   /** Every elector's callbacks, stamped with simulated monotonic ms. */
   readonly log: Log;
-  /** Every write to a lease row that was applied, in order: the lease's history in true time. */
+  /** Every write to a lease row that a machine sent and DynamoDB applied, in order: the lease's history in true time (an operator's writes pass no network: they are not here, though the functions see them). */
   readonly leaseWrites: LeaseWrite[] = [];
   private stopWhen: (() => boolean | Promise<boolean>) | undefined;
   private machines = 0;
-  /** How long after a lease write its wake reaches the push broker (once pushBroker() made one). */
-  private brokerDelayMs = 0;
-  /** The lease stream's hop: a lease change reaches its function (marks, wakes) this long after it landed. */
+  /** The streams' hop: a record reaches its function (the lease stream's marks and wakes, the candidate stream's reconcile) this long after it landed, plus a poll. */
   streamDelayMs = 50;
   /** Whether the lease stream's function marks ended session-held terms (off: how the product was before issue 27). */
   markEndedTerms = true;
@@ -128,17 +143,23 @@ export class Sim {
   loseStreamWakes = false;
   /** Machines every wake to which is lost, their channel still live (a half-open MQTT connection). */
   readonly deafToWakes = new Set<Machine>();
-  /** Errors of the lease stream's function's marks. */
+  /** Errors of the lease stream's function (a batch it failed, a dead letter), once coordinator() started the functions. */
   readonly streamErrors: Error[] = [];
-  /** Each lease row as last written (what a write is compared with to tell a renewal). */
-  private readonly lastItems = new Map<string, Record<string, unknown> | undefined>();
-  /** Wakes published (by the stand-in for the lease stream's function, and by workers). */
+  /** What the functions did, counted (stream records, events, wakes, retried batches, dead letters …). */
+  readonly functionCounts: Record<string, number> = {};
+  /** Wakes published (by the lease stream's function, and by workers). */
   readonly pushCounts: Record<string, number> = {};
+  /** The functions, once coordinator() started them, and whether they are down. */
+  private functions: { down: boolean; errors: Error[] } | undefined;
+  /** The machine the functions run on. */
+  private readonly functionsMachine: Machine;
+  private readonly seed: number;
 
   private constructor(opts: SimOptions) {
+    this.seed = opts.seed ?? Number(process.env['SIM_SEED'] ?? 1);
     this.world = new SimWorld({
       start: T0,
-      seed: opts.seed ?? Number(process.env['SIM_SEED'] ?? 1),
+      seed: this.seed,
       // One turn of the event loop lets every promise chain a timer started run (the clock's
       // default); then, if a run is waiting for an outcome, it ends the moment that holds.
       settle: async () => {
@@ -153,7 +174,8 @@ export class Sim {
     this.leases = new LeaseStore(this.client, this.names.leases);
     this.candidates = new CandidateStore(this.client, this.names.candidates);
     const coordinatorClock: Clock = { ...this.clock, now: trueNow };
-    this.deps = coordinatorDeps(this.network('coordinator').client, this.names, { clock: coordinatorClock, ...(opts.config ? { config: opts.config } : {}) });
+    this.functionsMachine = this.network('coordinator');
+    this.deps = coordinatorDeps(this.functionsMachine.client, this.names, { clock: coordinatorClock, ...(opts.config ? { config: opts.config } : {}) });
     this.log = new Log(this.clock);
   }
 
@@ -161,11 +183,13 @@ export class Sim {
   static async create(opts: SimOptions = {}): Promise<Sim> {
     const sim = new Sim(opts);
     await createTables(sim.client, sim.names);
+    // imported before simulated time runs, so that coordinator() starts the functions at once, on every run of a seed
+    await handlerModulesLoaded();
     return sim;
   }
 
-  /** The tables as test/support.ts' TestTables (the operator's client): what harness.ts' helpers take. */
-  get tables(): TestTables {
+  /** The tables, on the operator's client: what startElector and test/support.ts' helpers take. */
+  get tables(): Tables {
     return { client: this.client, names: this.names, drop: async () => undefined };
   }
 
@@ -197,44 +221,27 @@ export class Sim {
     return out;
   }
 
+  /** A write to a lease row that a machine sent and DynamoDB applied: the row after it, as the lease's history in true time. */
   private recordLeaseWrite(by: string, req: ModelRequest): void {
     const input = req.input as { TableName?: string; Key?: Record<string, AttributeValue>; Item?: Record<string, AttributeValue> };
     if (input.TableName !== this.names.leases || !['PutItem', 'UpdateItem', 'DeleteItem'].includes(req.operation)) return;
     const name = (input.Key ?? input.Item)?.['name']?.S;
     if (name === undefined) return;
     const raw = this.model.items(this.names.leases).find((i) => i['name']?.S === name);
-    const item = raw && unmarshall(raw);
-    this.leaseWrites.push({ at: this.clock.now(), by, name, item });
-    const before = this.lastItems.get(name);
-    this.lastItems.set(name, item);
-    // the lease stream's function, on the records its filter lets through (lib/wiring.ts: not one
-    // whose renewal mark flipped): it marks a session-held term someone else ended, or moved off its
-    // session, on that session (lib/functions/core.ts endedSessionTerm), ends a term put back on a
-    // session that carries that mark (lib/functions/session-redirect.ts), then wakes (every change but a renewal)
-    const change = { old: before as Lease | undefined, new: item as Lease | undefined };
-    const ended = endedSessionTerm(change);
-    const filtered = before?.['renewalMark'] !== item?.['renewalMark'] && [1, 2].includes(item?.['renewalMark'] as number);
-    // only where there is something to do: a test that ends with no timer pending is not kept waiting by a no-op
-    if (this.markEndedTerms && !filtered && (ended || termMovedOntoSession(change))) {
-      this.clock.setTimer(this.streamDelayMs, () => {
-        const marked = ended ? this.deps.identities.markTermEnded(ended.session, ended.lease, ended.fencingToken) : Promise.resolve(false);
-        void marked.then(() => endTermPutBackOnItsSession(this.deps, change)).catch((e: unknown) => this.streamErrors.push(e as Error));
-      });
-    }
-    const broker = this.world.broker;
-    if (broker && !this.loseStreamWakes && !isRenewal(before, item)) this.clock.setTimer(this.brokerDelayMs, () => broker.publish({ lease: name, by: 'stream', ...(typeof item?.['revision'] === 'number' ? { revision: item['revision'] } : {}) }));
+    this.leaseWrites.push({ at: this.clock.now(), by, name, item: raw && unmarshall(raw) });
   }
 
   /**
    * The push path (sim/push.ts' broker): from now on every lease write but a plain renewal reaches
-   * the connected machines as a wake `delayMs` after it landed (the lease stream's hop) plus the
-   * broker's `deliveryMs`; `down()` takes the broker down, `up()` brings it back.
+   * the connected machines as the lease stream's wake, `delayMs` (the streams' hop, streamDelayMs;
+   * set before coordinator()) and a poll after it landed, plus the broker's `deliveryMs`; `down()`
+   * takes the broker down, `up()` brings it back.
    */
   pushBroker(opts: { delayMs?: number; deliveryMs?: number } = {}): { broker: SimBroker; down(): void; up(): void } {
     const outages: { from: number; to: number }[] = [];
     const d = opts.deliveryMs ?? 5;
     const broker = this.world.startBroker({ delayMs: [d, d], loss: 0, duplicate: 0, outages }, () => 0.5, (k) => void (this.pushCounts[k] = (this.pushCounts[k] ?? 0) + 1));
-    this.brokerDelayMs = opts.delayMs ?? 50;
+    this.streamDelayMs = opts.delayMs ?? this.streamDelayMs;
     return { broker, down: () => broker.setDown(true), up: () => broker.setDown(false) };
   }
 
@@ -277,7 +284,7 @@ export class Sim {
   }
 
   /**
-   * Starts a LeaderElector (harness.ts' startElector: FAST timings, callbacks to the log) on its own
+   * Starts a LeaderElector (startElector, below: FAST timings, callbacks to the log) on its own
    * machine unless one is given; `platform: 'none'` (nothing to detect in a simulation).
    */
   elector(
@@ -295,26 +302,61 @@ export class Sim {
   }
 
   /**
-   * The coordinator, in-process on simulated time: reconciles each lease every `everyMs`
-   * (standing in for the streams and the election timer, as test/sdk/harness.ts' coordinatorLoop).
+   * The functions Lambda runs (sim/functions.ts, wired from lib/wiring.ts), on the machine
+   * `coordinator`: the candidate and lease streams' functions on every record (streamDelayMs and a
+   * poll after it landed), the election timer, and the tick every `tickEveryMs` (EventBridge's is a
+   * minute; a short one stands in for a busy coordinator). Started once; after stop(), calling it
+   * again brings the same functions back up, their streams where they left off.
    */
-  coordinator(leases: string | string[], everyMs = 100): { errors: Error[]; stop(): void } {
-    const names = typeof leases === 'string' ? [leases] : leases;
+  coordinator(opts: { tickEveryMs?: number } = {}): SimCoordinator {
+    if (this.functions) {
+      this.functions.down = false;
+      return this.coordinatorOf(this.functions);
+    }
     const errors: Error[] = [];
-    const stop = new AbortController();
-    void (async () => {
-      while (!stop.signal.aborted) {
-        for (const name of names) {
-          try {
-            await reconcileLease(this.deps, name);
-          } catch (e) {
-            errors.push(e as Error);
-          }
-        }
-        await this.clock.sleep(everyMs, stop.signal);
+    const f = { down: false, errors };
+    this.functions = f;
+    const count = (k: string, n = 1) => {
+      this.functionCounts[k] = (this.functionCounts[k] ?? 0) + n;
+      // a batch the function failed comes again; its error is one all the same
+      if (/^(stream:\w+:(retried|threw)|deadLetters:|tick:threw|platform:threw)/.test(k)) {
+        const e = new Error(`functions: ${k}`);
+        errors.push(e);
+        if (k.startsWith('stream:leaseStream:') || k === 'deadLetters:leaseStream') this.streamErrors.push(e);
       }
-    })();
-    return { errors, stop: () => stop.abort() };
+    };
+    const deps = this.deps;
+    // marks off: the lease stream's function writes none (how the product was before issue 27)
+    const identities = Object.create(deps.identities) as IdentityStore;
+    identities.markTermEnded = (session, lease, token) => (this.markEndedTerms ? deps.identities.markTermEnded(session, lease, token) : Promise.resolve(false));
+    // started at once: the handler modules were imported by create()
+    void runFunctions({
+      world: this.world,
+      client: this.functionsMachine.client,
+      coordinator: { ...deps, identities },
+      // the functions' own stream of numbers: their draws do not shift the electors'
+      random: seededRandom(this.seed ^ 0x2545f491),
+      feed: { count, log: () => undefined },
+      plant: undefined,
+      tickEveryMs: opts.tickEveryMs ?? 100,
+      pollEveryMs: POLL_EVERY_MS,
+      streamLagMs: [this.streamDelayMs, this.streamDelayMs],
+      streamRedelivery: 0,
+      platformEvents: { delayMs: [0, 0], duplicate: 0, late: 0 },
+      eventIds: `sim-harness-${this.seed}`,
+      ttl: true,
+      // down until coordinator() again: what waits for the functions looks again a poll later
+      outageEnd: () => (f.down ? this.clock.now() + POLL_EVERY_MS : undefined),
+      slowWakeMs: () => undefined,
+      onError: (message, extra) => errors.push(Object.assign(new Error(message), { extra })),
+      // IoT Core: the lease stream's wakes reach the broker once pushBroker() made one, unless they are lost (the channel stays live: a half-open connection, QoS 0)
+      broker: { publish: (wake) => void (this.loseStreamWakes || this.world.broker?.publish(wake)) },
+    }).catch((e: unknown) => errors.push(e as Error));
+    return this.coordinatorOf(f);
+  }
+
+  private coordinatorOf(f: { down: boolean; errors: Error[] }): SimCoordinator {
+    return { errors: f.errors, stop: () => void (f.down = true) };
   }
 
   /**
@@ -368,9 +410,97 @@ export class Sim {
   }
 }
 
-/** A write that only renews (what the lease stream's filter drops): renewTime, the renewal mark and the revision changed, nothing else. */
-function isRenewal(before: Record<string, unknown> | undefined, after: Record<string, unknown> | undefined): boolean {
-  if (!before || !after) return false;
-  const rest = (i: Record<string, unknown>) => JSON.stringify(Object.entries(i).filter(([k]) => !['renewTime', 'renewalMark', 'revision'].includes(k)).sort(([a], [b]) => a.localeCompare(b)));
-  return before['renewTime'] !== after['renewTime'] && rest(before) === rest(after);
+export interface LogEntry {
+  /** The clock's monotonic ms (simulated time), or without a clock the entry's place in the log. */
+  at: number;
+  who: string;
+  what: 'started' | 'stopped' | 'newLeader';
+  token?: number;
+  reason?: StopReason;
+  leader?: string;
+}
+
+/** One ordered log of every elector's callbacks in this process. */
+export class Log {
+  readonly entries: LogEntry[] = [];
+  /** `clock`: stamps entries with its monotonic time (a simulated clock's); none: with their order. */
+  constructor(private readonly clock?: Pick<Clock, 'monotonic'>) {}
+  add(e: Omit<LogEntry, 'at'>) {
+    this.entries.push({ at: this.clock ? this.clock.monotonic() : this.entries.length, ...e });
+  }
+  of(what: LogEntry['what'], who?: string) {
+    return this.entries.filter((e) => e.what === what && (who === undefined || e.who === who));
+  }
+  /** The largest number of workers leading at once, replaying started/stopped in order. */
+  maxConcurrentLeaders(): number {
+    const leading = new Set<string>();
+    let max = 0;
+    for (const e of this.entries) {
+      if (e.what === 'started') leading.add(e.who);
+      if (e.what === 'stopped') leading.delete(e.who);
+      max = Math.max(max, leading.size);
+    }
+    return max;
+  }
+}
+
+export const FAST = { leaseDurationMs: 2_000, renewDeadlineMs: 1_500, retryPeriodMs: 250 } as const;
+
+export interface RunningElector {
+  elector: LeaderElector;
+  controller: AbortController;
+  done: Promise<void>;
+  signals: AbortSignal[];
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts an elector that logs its callbacks; `signals` collects every term's AbortSignal. A
+ * coordinated one stands with `versions`; with `priority`, an operator pins its candidate row as
+ * soon as it stands (a worker cannot write its own priority). A NoCoordination one has no candidacy.
+ */
+export function startElector(
+  t: Pick<Tables, 'client' | 'names'>,
+  log: Log,
+  identity: string,
+  opts: Partial<LeaderElectorOptions> & { leaseName: string },
+  extra: { client?: DynamoDBClient; versions?: [string, string]; priority?: number; errors?: Error[] } = {},
+): RunningElector {
+  const signals: AbortSignal[] = [];
+  const [emulationVersion, binaryVersion] = extra.versions ?? ['1.30.0', '1.30.0'];
+  const candidacy = { emulationVersion, binaryVersion };
+  const elector = new LeaderElector({
+    identity,
+    tables: t.names,
+    ...FAST,
+    ...(opts.mode === 'NoCoordination' ? {} : { candidacy }),
+    client: extra.client ?? t.client,
+    callbacks: {
+      onStartedLeading: (signal, { fencingToken }) => {
+        signals.push(signal);
+        log.add({ who: identity, what: 'started', token: fencingToken });
+      },
+      onStoppedLeading: ({ reason, fencingToken }) => log.add({ who: identity, what: 'stopped', reason, token: fencingToken }),
+      onNewLeader: (leader) => log.add({ who: identity, what: 'newLeader', leader }),
+    },
+    onError: (e) => extra.errors?.push(e),
+    ...opts,
+  });
+  if (extra.priority !== undefined && opts.mode !== 'NoCoordination') {
+    const priority = extra.priority;
+    const operator = new CandidateStore(t.client, t.names.candidates);
+    void elector.ready.then(async () => operator.write(await operator.read(opts.leaseName, identity), { set: { priority } })).catch((e: unknown) => extra.errors?.push(e as Error));
+  }
+  const controller = new AbortController();
+  const done = elector.run(controller.signal);
+  return {
+    elector,
+    controller,
+    done,
+    signals,
+    async stop() {
+      controller.abort();
+      await done;
+    },
+  };
 }
