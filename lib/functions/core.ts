@@ -20,7 +20,6 @@ import type { DeadLetterSink } from './dead-letter.js';
 import { WAKE_TIMEOUT_MS, wakeBatch, type WakeBatch, type Waker } from './wake.js';
 import { ValidationError } from '../schemas/validation.js';
 import type { Change } from './records.js';
-import { endTermPutBackOnItsSession } from './session-redirect.js';
 import { METRIC } from './metrics.js';
 
 export { METRIC };
@@ -323,6 +322,13 @@ export async function settleWakes(deps: FunctionDeps, wakes: WakeBatch | undefin
  * or a worker of the same lease naming another session (issue 36), by which observers would judge
  * the term and on which its end would be marked, while the holder renews its own. IAM keeps such a
  * write from the renewal's statement, whose records the stream's filter drops (infra/access.ts).
+ *
+ * A term put back on a session that carries its mark is left to its holder: it stops at that mark,
+ * at its next renewal of the session, and ends the term on the row itself (lib/sdk/step.ts
+ * decideLeader), never leading it again (termToConfirm's endedToken). Ending it here, as a release,
+ * ended a term its holder still led: a holder whose renewal onto its new session had lost its answer
+ * put the term back there with its next renewal, not knowing of the mark, and the successor took
+ * the vacant lease before the holder heard (simulator seed 962116: 25.9 ms of two leaders).
  */
 export function endedSessionTerm(c: { old: HeldTerm | undefined; new: Lease | undefined }): { session: string; lease: string; fencingToken: number } | undefined {
   const o = c.old;
@@ -373,7 +379,6 @@ export async function onLeaseChange(deps: FunctionDeps, c: Change<Lease>, wakes?
   wakes?.send(row.name, c.new?.revision);
   // before the reconcile, which may elect the next leader: the old one hears at its next session renewal
   const unmarked = await markEndedTerm(deps, c);
-  await endTermPutBackOnItsSession(deps.coordinator, c, deps.logger); // a term redirected under its holder: elected again
   const events = eventsFromLeaseChange({ eventID: c.eventID, at: c.at ?? deps.coordinator.clock.now(), oldLease: c.old, newLease: c.new });
   const trigger = `lease ${c.eventName}`;
   const o = deletedWhileHeld(c) ? await reconcileAfterDelete(deps, c.old!, trigger) : leaseChangeMatters(c) ? await reconcile(deps, row.name, trigger) : undefined;
