@@ -1,19 +1,10 @@
 /**
- * The elector's decisions, apart from what carries them out (STYLE.md §1): plain functions of what
- * a LeaderElector knows and one thing it learnt, with no I/O and no clock read (the moment comes
- * in with the event). Three parts, in this order:
- *
- * - The follower's decisions: `decideFollower` on a poll (confirm, answer, take, report), how it
- *   reads next (`pollPlan`, `nextReadDelay`, `RenewalPhase`), `isVacant`, `termToConfirm`,
- *   `stepDelay`.
- * - The leader's: `decideLeader(settings, TermView, observation)` over one record of its term, `afterRenewal`, `heirOf`, `leaderDelay`, `handOffDelay`.
- * - The follower's step: `followerStep(settings, FollowerState, event, moment) → { state,
- *   effects }` over one record of what it knows of its lease — the poll's reads and writes in
- *   order, each answer the next event; `judgeClock` for the clock's doubt.
- *
- * The shell, lib/sdk/elector.ts, carries out the effects through the LeaseLock (lib/sdk/lock.ts).
- * The renewal cadences (RenewalPhase) only time reads — no decision about a term rests on them —
- * and a session's is shared by the process's electors: they are the shell's, updated in place.
+ * The elector's step (STYLE.md §1): `decide(settings, State, event, moment) → { state, effects }`,
+ * with the plain decisions it orders — the follower's (decideFollower, termToConfirm,
+ * leadFromRead, the read cadence), the leader's (decideLeader, afterRenewal, heirOf) — and no
+ * I/O, no clock read: the moment comes in with the event. The shell (lib/sdk/elector.ts) carries
+ * out the effects through the LeaseLock. Why each decision is as it is: docs/architecture.md,
+ * "Inside the elector".
  */
 import { renewedBy, SESSION_QUIET_LEASES, sessionStanding } from '../election/vacancy.js';
 import { processOf, vouchesFor, type IdentityLease } from '../schemas/identity.js';
@@ -151,17 +142,9 @@ export function pollPlan(p: {
 }
 
 /**
- * The term a row names this start-up's holder of, as it can confirm it: the row's own (holder and
- * fencing token), or `end` — a term rewritten under it, which no renewal can confirm, ended on the
- * row instead (conditioned on the token copy) so it is elected anew with a token above both. Such a
- * row either carries a token below one this start-up has led (`ledToken`: moved back, then adopted
- * by a write of the coordinator's), or a token that no longer matches its term's copy (`termToken`:
- * moved under the term, which each renewal is conditioned on, and a session can keep alive for
- * ever: simulator seed 1448349414, 164 s leaderless once the leader's own end had been refused), or
- * a term this start-up itself decided to end on the row (`endedToken`: its leader stopped, deposed,
- * with its end in flight — confirmed, the renewal could land first and the end after it, and the
- * start-up led a term already given to the next leader: simulator seed 970345, 630 ms of two leaders
- * after a session redirect).
+ * The term a row naming this start-up's holder is, as it can confirm it: its own, or `end` — a term
+ * rewritten under it (a token below one it led, a token off its copy, or one it is ending) is ended
+ * on the row instead (docs/architecture.md, "A term rewritten under its holder").
  */
 export function termToConfirm(l: Lease, ledToken: number, endedToken = -1): { readonly end: boolean; readonly term: { readonly holderIdentity: string; readonly fencingToken: number } } {
   if (l.fencingToken < ledToken || (l.termToken !== undefined && l.termToken !== l.fencingToken) || (l.termToken ?? l.fencingToken) <= endedToken) return { end: true, term: { holderIdentity: l.holderIdentity!, fencingToken: l.termToken ?? l.fencingToken } };
@@ -258,24 +241,8 @@ const READ_AGAIN: HandedTerm = { kind: 'readAgain' };
 
 /**
  * Whether an heir may lead the term a hand-over gave it from the read that showed it, before its
- * confirming renewal (which then goes out as the leader's first renewal), and from when.
- *
- * Sound because the term is anchored no later than anyone else can date its start. The hand-over's
- * renewTime is the giver's stamp, taken before it sent the write, at most `stampErrorMs` ahead of
- * DynamoDB's time; this worker's own measurement (`clock`: DynamoDB's time less its monotonic clock,
- * within `errorMs`) turns it into a monotonic time no later than the write landed. A follower dates
- * the term from a read answered after the write landed (its observedAt) and judges it over a first
- * term after that; the coordinator at renewTime + the first term + clockSkewMs on its clock; the
- * giver stopped before it sent the hand-over. The heir leads for the same share of the first term
- * that renewDeadlineMs is of a lease duration, from that anchor: it stops before anyone can judge
- * the term over, unless its confirmation, a renewal like any other, extends it first.
- *
- * Only from a strongly consistent read: an eventually consistent copy may show a hand-over that a
- * later write (an operator's release, say) already ended — it is read again, consistently (one
- * read, cheaper than the confirming write it replaces). Only a term's first write (renewTime =
- * acquireTime) by a worker (`electedBy: 'successor'`), not held on a session, with no vacancy
- * reported (followers may take such a lease at once) and no other holder preferred; and only with
- * at least half a retry period left for the confirmation to land. Otherwise it confirms first.
+ * confirming renewal, and from when: anchored no later than anyone else can date the term's start
+ * (docs/architecture.md, "An heir leading from its read").
  */
 export function leadFromRead(r: {
   readonly lease: Lease;
@@ -340,29 +307,9 @@ export function decideFollower(v: FollowerView): FollowerDecision {
 }
 
 /**
- * Where the designated successor expects the holder's next renewal to become readable, learnt from
- * its own reads: the holder's cadence (the median gap between renewal stamps seen one after
- * another) and when, relative to a renewal's stamp, the renewal lands. Each read brackets that
- * landing offset: a read that found a renewal was answered after it landed (an upper bound, its
- * answer time less the stamp), a read that found nothing new was served before it did (a lower
- * bound, its send time less the stamp expected). The next read is aimed inside the bracket while it
- * is wide, and at its top once it is tight, so after a few renewals the successor reads each one
- * within a few milliseconds of its landing, with one read. Both clocks' bases cancel out (only
- * differences of the holder's stamps and of this worker's monotonic clock are used). It only times
- * reads: expiry is still judged by when this worker saw the term, never by the stamp.
- *
- * A bound is kept only while it is the tightest standing (a looser one tells nothing new) and until
- * a newer one contradicts it; so a locked-on bracket stays locked on. Kept otherwise, each hit's
- * looser upper bound and each "the read before did not find it" lower bound (that read was the
- * previous renewal's, an interval earlier) pushed the tight ones out of the last PHASE_SAMPLES:
- * the aim crept later by a read's delay every few renewals and, every PHASE_SAMPLES renewals, the
- * bracket fell open into a new search of the whole interval — 1.65–1.9 reads per renewal on
- * simulated time, where there is no jitter at all (issue 38). Renewals that come to land earlier
- * contradict nothing a read at the top of the bracket shows, so the lower bound is forgotten every
- * PROBE_EVERY renewals: one read then probes PROBE_EARLIER_MS below the top, and a short binary
- * search narrows the bracket to LOCKED_MS again (on simulated time: 1.09 reads per renewal, each
- * renewal seen about 10–15 ms after it landed; 1.65–1.9 and 18–32 ms before the cadence lock, and
- * 1.15–1.19 with a probe every 16 renewals).
+ * Where the successor expects the holder's next renewal to become readable: the holder's cadence
+ * and a bracket of when a renewal lands after its stamp, learnt from its own reads. It only times
+ * reads (docs/architecture.md, "The successor's read cadence").
  */
 export class RenewalPhase {
   private term: string | undefined;
@@ -573,27 +520,7 @@ export function isQuiet(lease: Lease | undefined): boolean {
   );
 }
 
-/**
- * How long a follower waits before its next read (the elector also wakes for `wakeAt`).
- * - NoCoordination: every retry period, jittered, as client-go.
- * - The lease is in flux (vacant, an election, an electee not yet confirmed or a term not yet
- *   renewed, a vacancy report, a preemption not aimed at this worker): every SETTLING_READ_MS for
- *   the first SETTLING_TERMS lease durations of it, then every retry period, jittered. So is a
- *   successor that has not learnt its holder's cadence yet.
- * - The designated successor of a quiet lease, and its second successor: just after each renewal
- *   it expects (RenewalPhase), and if that renewal is not there yet, again after 50, 100, 200 … ms
- *   up to a retry period: so it sees the holder's last renewal within tens of milliseconds, and the
- *   term's end as precisely (the second successor takes the lease SECOND_SUCCESSOR_GRACE_MS after
- *   it when the successor has not). Also the worker the lease prefers while its holder yields: the
- *   hand-off comes right after the holder's next renewal.
- * - Every other follower of a quiet lease: every two retry periods, jittered by a tenth — often
- *   enough to answer a ping inside the coordinator's ack window (2.5 retry periods by default) —
- *   except from two retry periods before the term it watches would run out: then every
- *   SETTLING_READ_MS, so it sees the successor's takeover at once (a crashed holder).
- * - With the push path live (`pushLive`), every other follower of a quiet lease reads only every
- *   PUSH_QUIET_LEASES lease durations, as a backstop for a lost wake: pings, takeovers, hand-offs and
- *   designations arrive as wakes, which make the elector read at once.
- */
+/** How long a follower waits before its next read (docs/architecture.md, "How often a follower reads"); the elector also wakes for `wakeAt`. */
 export function nextReadDelay(v: CadenceView): number {
   // (helpers at module level, not closures: this runs at every poll of every follower)
   if (v.mode === 'NoCoordination') return jittered(v, v.retryPeriodMs, 0.2);
@@ -656,18 +583,9 @@ function atTermEnd(v: CadenceView, ms: number, graceMs = 0): number {
 }
 
 /**
- * How old an answered read of the session row a follower may take from its process's other
- * electors instead of sending its own (SessionReader.read's `shareMs`). Any follower: a read sent
- * up to `marginMs` ago (a judgement from it is still sound: any renewal landing after it was sent,
- * after the holder's own deadline — sessionMargin). A close watcher (the successor, the second
- * successor) times the holder's renewals, so only a read sent after its own previous read
- * (`previousSentAt`: the same answer again would tell it nothing) and, once the moment it aims at
- * has come (`due`: the renewal expected, plus READ_AFTER_MS), after that moment — such a read shows
- * everything a read of its own would. (The electors of a process share one RenewalPhase per session:
- * the one that reads first moves the aim on to the next renewal, so an aim still ahead is not this
- * elector's.) Before it has read at all, one sent SHARED_READ_MS ago (`sharedMs`). Sharing only
- * reads sent within SHARED_READ_MS, 50 electors of a process that watch one session and woke over
- * 400 ms read it 4.2 times per renewal (issue 38, cheaper at rest; test/sdk/cost-at-rest.test.ts).
+ * How old a session read, sent by the process's other electors, a follower may take instead of its
+ * own: any follower one within the margin; a close watcher only one sent after its own last read
+ * and after the moment it aims at (docs/architecture.md, "Session reads shared").
  */
 export function sessionShareMs(p: {
   readonly watches: boolean;
@@ -1149,16 +1067,9 @@ export type FollowerEffect =
 type Out = { readonly state: FollowerState; readonly effects: FollowerEffect[] };
 
 /**
- * Whether the times this worker would write at `at` are within maxClockErrorMs of DynamoDB's clock
- * (`at.clock`). If not, the caller does not write them: a clock skew prevention, counted, and
- * reported once per spell — at once after a jump, otherwise once it has lasted a lease duration
- * (the first responses of a start-up settle the estimate; that is no fault).
- *
- * `settling`: for an acknowledgement, a doubt that is about to clear does not count. An answer
- * carries no time the coordinator relies on (it judges the copy of its own ping), and a worker that
- * does not answer is written off until it renews on its own — minutes. Such a worker is elected
- * only to confirm the term a poll later, once the next responses have settled the estimate; a
- * worker whose doubt lasts (no Date header, responses too slow) does not answer.
+ * Whether the times this worker would write at `at` are within maxClockErrorMs of DynamoDB's clock:
+ * if not, a prevention, reported once per spell; `settling`: for an acknowledgement, a doubt about
+ * to clear does not count (docs/architecture.md, "The clock in doubt").
  */
 export function judgeClock<S extends FollowerState>(state: S, at: Moment, leaseDurationMs: number, settling = false): { readonly state: S; readonly trusted: boolean; readonly report?: ClockDoubt } {
   const c = at.clock;
@@ -1255,15 +1166,7 @@ function isStale(st: FollowerState, read: LeaseRead): boolean {
   return read.revision < o.revision && read.item.fencingToken <= o.token;
 }
 
-/**
- * How stale a session read may be: a read of the session serves every elector of the process that
- * wants one about then — the successor and the second successor share one sent since the renewal
- * they aim at (they time the holder's renewals: sessionShareMs), others one up to a quarter of the
- * margin between the renew deadline and the term, and
- * anyone one still in flight that was sent within that margin. A judgement from a read sent that
- * much earlier is still sound: any renewal landing after it was sent after the holder's own
- * deadline (see Session).
- */
+/** How stale a session read may be and its judgement still sound: any renewal landing after it was sent comes after the holder's own deadline. */
 const sessionMargin = (s: FollowerSettings): number => Math.max(SHARED_READ_MS, Math.min(s.retryPeriodMs, (s.leaseDurationMs - s.renewDeadlineMs) / 4));
 
 const done = (state: FollowerState, fx: FollowerEffect[]): Out => ({ state: { ...state, pending: undefined }, effects: fx });
