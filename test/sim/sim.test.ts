@@ -44,7 +44,6 @@ const REGRESSIONS: { seed: number; found: string }[] = [
  */
 const PLANTED: { bug: PlantedBug; seed: number; limit: number }[] = [
   { bug: 'electionKeepsToken', seed: 5000, limit: 300 },
-  // issue 37's one pure step (main at 0c81e8e) moved it, 5000 → 5001
   { bug: 'renewalWithoutTokenCondition', seed: 5001, limit: 300 },
   { bug: 'expiryByHolderTimestamp', seed: 5002, limit: 300 },
   { bug: 'leaderIgnoresRenewDeadline', seed: 5228, limit: 300 },
