@@ -159,7 +159,7 @@ export class LeaderElector {
     this.options = deepFreeze(data);
     const own = new RenewalPhase();
     this.follow = { ...this.options, instance: this.instance, fallbackAfterMs: this.fallbackAfterMs, sessionFallbackMs: this.sessionFallbackMs, candidate: this.candidate !== undefined, decideFollower: this.decide.decideFollower, leadFromRead: this.decide.leadFromRead, stampErrorMs: Math.max(STAMP_ERROR_MS, this.options.maxClockErrorMs), clockMeasured: this.options.clockSync !== 'none', cadence: { own, session: (name) => sessions.phase(name) } };
-    this.writes = new TermWrites(this.lock, this.options, this.instance, this.time, (r) => this.announce(r), this.report);
+    this.writes = new TermWrites(this.lock, this.options, this.instance, this.time, (r, to) => this.announce(r, to), this.report);
     const self = this;
     const guard = { trusted: () => this.clockTrusted(), prevented: (jumpMs?: number) => this.clockPrevented(jumpMs) };
     const watch = { leading: () => this.note({ kind: 'leading' }), ending: (token: number) => this.note({ kind: 'ending', token }), observe: (read: LeaseRead) => this.note({ kind: 'observed', read }), claimIn: (lease: Lease | undefined) => this.note({ kind: 'claimIn', lease }) };
@@ -360,7 +360,7 @@ export class LeaderElector {
     this.startUp.started();
     this.phase = 'running';
     const unsubscribe = this.time.onJump((j) => this.term.onClockJump(j));
-    const unwatch = this.push?.watch(this.options.leaseName, (w) => this.onWake(w));
+    const unwatch = this.push?.watch(this.options.leaseName, (w) => this.onWake(w), this.instance);
     const detach = this.session ? sessionSeam(this.session).attach(this.term.sessionListener()) : undefined;
     try {
       // follower steps failed in a row: the next waits the backoff (lib/sdk/faults.ts), whatever it had planned
@@ -442,8 +442,8 @@ export class LeaderElector {
   }
 
   /** Tells the other followers the lease changed (after a hand-off or a release this worker wrote). */
-  private announce(revision: number | undefined): void {
-    this.push?.wake(this.options.leaseName, revision);
+  private announce(revision: number | undefined, to?: string): void {
+    this.push?.wake(this.options.leaseName, revision, to);
   }
 
   /**
@@ -961,7 +961,7 @@ export class TermWrites {
     private readonly instance: string,
     private readonly time: StampClock,
     /** Tells the other followers the lease changed (a hand-off or a release this worker wrote). */
-    private readonly announce: (revision: number | undefined) => void,
+    private readonly announce: (revision: number | undefined, to?: string) => void,
     private readonly onError: (e: Error) => void,
   ) {}
 
@@ -999,7 +999,7 @@ export class TermWrites {
       if (row?.identity !== heir.instance || !mayStamp()) return false;
       const firstTermSeconds = Math.max(1, Math.ceil(this.s.leaseDurationMs / 3000));
       const given = await this.lock.handOver(term, { heir: { ...heir, platform: row.platform, address: row.address }, now: this.time.now(), firstTermSeconds, leaseTransitions, secondNamed });
-      if (given) this.announce(given.revision);
+      if (given) this.announce(given.revision, heir.instance); // the heir's process hears it on its own topic
       return given !== undefined;
     } catch (e) {
       this.onError(e as Error);

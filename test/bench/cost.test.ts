@@ -87,7 +87,7 @@ describe('Lambda use', () => {
 });
 
 describe('IoT Core per lease', () => {
-  const stats = (s: Partial<{ published: number; workerPublished: number; delivered: number; connectionMs: number }>) => ({ published: 0, workerPublished: 0, delivered: 0, connectionMs: 0, connections: 6, ...s });
+  const stats = (s: Partial<{ published: number; workerPublished: number; delivered: number; connectionMs: number }>) => ({ published: 0, workerPublished: 0, delivered: 0, connectionMs: 0, connections: 6, subscriptions: 6, ...s });
 
   it('connections: the connection time over the window, spread over the leases; messages per lease per minute', () => {
     // 6 processes connected for a 2-minute window, standing for 2 leases
