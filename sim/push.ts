@@ -53,13 +53,14 @@ export class SimBroker {
   }
 
   /**
-   * Publishes `wake` on its lease's topic and on the topic of each of `processes`, delivering each to
-   * every connected process that receives it but `from`: late, lost or twice, as the schedule draws.
+   * Publishes `wake` on its lease's topic, or, given `processes`, on the topic of each of them
+   * (wakeTopics), delivering each to every connected process that receives it but `from`: late, lost
+   * or twice, as the schedule draws.
    */
-  publish(wake: Wake, from?: SimPush, processes: readonly string[] = []): void {
+  publish(wake: Wake, from?: SimPush, processes?: readonly string[]): void {
     if (this.down) return;
     this.count(`push:${wake.by}`);
-    const to = new Set(processes);
+    const to = processes && new Set(processes);
     for (const s of this.sessions) {
       if (s === from) continue;
       if (s.proc.dead) {
@@ -101,11 +102,11 @@ export class SimPush implements Push {
     private readonly process: () => string | undefined = () => undefined,
   ) {}
 
-  /** How many of the topics a wake of `lease` addressed to `processes` goes out on this connection receives. */
-  topicsOf(lease: string, processes: ReadonlySet<string>): number {
+  /** How many of the topics of a wake of `lease` (its lease topic, or the topics of `processes`) this connection receives. */
+  topicsOf(lease: string, processes: ReadonlySet<string> | undefined): number {
     const own = this.process();
-    if (own === undefined) return 1 + processes.size; // every topic
-    return (processes.has(own) ? 1 : 0) + (this.leaseTopics.has(lease) ? 1 : 0);
+    if (own === undefined) return processes ? processes.size : 1; // every topic
+    return processes ? (processes.has(own) ? 1 : 0) : this.leaseTopics.has(lease) ? 1 : 0;
   }
 
   healthy(): boolean {
@@ -135,7 +136,9 @@ export class SimPush implements Push {
     if (this.proc.dead || this.proc.cutOff()) return;
     // as PushChannel: a heir's process topic only from a connection of a process (its role may publish there)
     const heir = this.process() !== undefined ? processOf(to) : undefined;
-    this.broker.publish({ lease, by: 'worker', ...(revision !== undefined ? { revision } : {}) }, this, heir !== undefined ? [heir] : []);
+    const wake: Wake = { lease, by: 'worker', ...(revision !== undefined ? { revision } : {}) };
+    this.broker.publish(wake, this);
+    if (heir !== undefined) this.broker.publish(wake, this, [heir]);
   }
 
   deliver(w: Wake): void {

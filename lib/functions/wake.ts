@@ -10,9 +10,9 @@ import { Nap, systemClock, type Clock } from '../clock.js';
 import { wakeTopics, type Wake } from '../schemas/push.js';
 
 /**
- * Publishes one wake, on the lease's topic and on the topic of each of `processes` (wakeTopics);
- * resolves once the broker took them, or at once while the broker is not answering (see iotWaker).
- * Rejects when one failed or took longer than the waker's timeout.
+ * Publishes one wake: on the lease's topic, or, given `processes`, on the topic of each of them
+ * (wakeTopics); resolves once the broker took them, or at once while the broker is not answering
+ * (see iotWaker). Rejects when one failed or took longer than the waker's timeout.
  */
 export type Waker = (lease: string, revision: number | undefined, processes?: readonly string[]) => Promise<void>;
 
@@ -119,10 +119,10 @@ export interface WakeBatch {
  * wake of a lease giving way to a later one of the same lease (a wake only says "read the lease
  * now"; the later revision says all the earlier one did). A failed wake is handed to `failed` and
  * fails nothing else: the records it came from are done, or reported, on their own. With `address`,
- * each wake is addressed to the processes it gives (read when the wake leaves the queue, so the
- * candidates are as fresh as the change); if that read fails, the wake goes out on the lease's
- * topic alone and the failure is handed to `failed` too (a process topic's subscribers then see the
- * change at their next poll).
+ * each wake also goes to the processes it gives, once read (when the wake leaves the queue, so the
+ * candidates are as fresh as the change; the lease topic does not wait for the read); if that read
+ * fails, the wake goes out on the lease's topic alone and the failure is handed to `failed` too (a
+ * process topic's subscribers then see the change at their next poll).
  */
 export function wakeBatch(waker: Waker, clock: Clock, failed: (lease: string, error: Error) => void, limit = WAKES_IN_FLIGHT, address?: WakeAddresses): WakeBatch {
   const queued = new Map<string, number | undefined>(); // lease → revision; a replaced key keeps its place
@@ -139,20 +139,22 @@ export function wakeBatch(waker: Waker, clock: Clock, failed: (lease: string, er
   };
   const publish = async (lease: string, revision: number | undefined): Promise<void> => {
     try {
-      const processes = address
-        ? await address(lease).catch((e: unknown) => {
-            failed(lease, new Error(`the wake's processes could not be read; published on the lease's topic only: ${(e as Error).message}`, { cause: e }));
-            return undefined;
-          })
-        : undefined;
-      await waker(lease, revision, processes);
-    } catch (e) {
-      failed(lease, e as Error);
+      // the lease topic at once (channels of the whole deployment need no read); the processes' once read
+      await Promise.all([waker(lease, revision).catch((e: unknown) => failed(lease, e as Error)), address && toProcesses(lease, revision)]);
     } finally {
       inFlight--;
       if (!closed) next();
       if (!inFlight && !queued.size) nap?.end();
     }
+  };
+  const toProcesses = async (lease: string, revision: number | undefined): Promise<void> => {
+    let processes: readonly string[];
+    try {
+      processes = await address!(lease);
+    } catch (e) {
+      return failed(lease, new Error(`the wake's processes could not be read; published on the lease's topic only: ${(e as Error).message}`, { cause: e }));
+    }
+    if (processes.length) await waker(lease, revision, processes).catch((e: unknown) => failed(lease, e as Error));
   };
   return {
     send(lease, revision) {

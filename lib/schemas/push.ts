@@ -147,11 +147,12 @@ export function isProcessTopic(leasesTable: string, topic: string): boolean {
 }
 
 /**
- * Where a wake of `lease` is published: its lease topic (observers, electors on no session, and
- * channels that subscribe to the whole deployment), then the topic of each distinct process in
- * `processes` (the processes of the lease's candidates, or a hand-off's heir). IoT Core bills a
- * publish with no subscriber as one message and delivers nothing.
+ * Where a wake of `lease` is published: with no `processes`, its lease topic (observers, electors on
+ * no session, and channels that subscribe to the whole deployment); with them, the topic of each
+ * distinct process (the processes of the lease's candidates, or a hand-off's heir). The lease
+ * stream's function publishes both, the lease topic first. IoT Core bills a publish with no
+ * subscriber as one message and delivers nothing.
  */
-export function wakeTopics(leasesTable: string, lease: string, processes: readonly string[] = []): string[] {
-  return [pushTopic(leasesTable, lease), ...[...new Set(processes)].map((p) => processTopic(leasesTable, p))];
+export function wakeTopics(leasesTable: string, lease: string, processes?: readonly string[]): string[] {
+  return processes ? [...new Set(processes)].map((p) => processTopic(leasesTable, p)) : [pushTopic(leasesTable, lease)];
 }

@@ -14,7 +14,7 @@ import { connectAsync, type MqttClient } from 'mqtt';
 import * as z from 'zod';
 import { systemClock, uniqueId, type Clock } from '../clock.js';
 import { processOf } from '../schemas/identity.js';
-import { isIotEndpoint, isProcessTopic, MAX_CLIENT_ID_LENGTH, processTopic, pushClientIdPrefix, pushSubscription, pushTopic, PushEndpointSchema, WakeSchema, wakeTopicNames, type Wake } from '../schemas/push.js';
+import { isIotEndpoint, isProcessTopic, MAX_CLIENT_ID_LENGTH, processTopic, pushClientIdPrefix, pushSubscription, pushTopic, PushEndpointSchema, WakeSchema, wakeTopicNames, wakeTopics, type Wake } from '../schemas/push.js';
 import { parse } from '../schemas/validation.js';
 import { ClientSchema, ClockSchema, StartUp, TablesSchema, deepFreeze, fn, optionErrors, type DeepReadonly } from './options.js';
 import type { Push } from './push.js';
@@ -199,7 +199,7 @@ export class PushChannel implements Push {
     if (!m || !this.isLive) return;
     const wake: Wake = { lease, by: 'worker', ...(revision !== undefined ? { revision } : {}) };
     const heir = this.process !== undefined ? processOf(to) : undefined;
-    const topics = [pushTopic(this.options.tables.leases, lease), ...(heir !== undefined ? [processTopic(this.options.tables.leases, heir)] : [])];
+    const topics = [...wakeTopics(this.options.tables.leases, lease), ...(heir !== undefined ? wakeTopics(this.options.tables.leases, lease, [heir]) : [])];
     for (const topic of topics) {
       this.counts.sent++;
       m.publish(topic, JSON.stringify(wake), { qos: 0 }, (e) => {
