@@ -18,7 +18,6 @@ import { isIotEndpoint, isProcessTopic, MAX_CLIENT_ID_LENGTH, processTopic, push
 import { parse } from '../schemas/validation.js';
 import { ClientSchema, ClockSchema, StartUp, TablesSchema, deepFreeze, fn, optionErrors, type DeepReadonly } from './options.js';
 import type { Push } from './push.js';
-import { SessionSchema, type Session } from './session.js';
 
 /** The options of a PushChannel; a bad one is a ValidationError naming the field and what to do. */
 export const PushChannelOptionsSchema = z.strictObject(
@@ -39,7 +38,9 @@ export const PushChannelOptionsSchema = z.strictObject(
      * granted named leases keeps to lease topics (leave this out). @default none: one subscription
      * to every wake of the deployment (`conclave/<leases table>/#`), the cheaper for a few processes
      */
-    session: SessionSchema.optional(),
+    session: z
+      .custom<{ readonly process: string }>((v) => typeof (v as { process?: unknown } | null)?.process === 'string' && (v as { process: string }).process.length > 0, 'must be the process\'s Session (new Session({ client })), the one its electors are given')
+      .optional(),
     /**
      * The MQTT client id: unique per connection (IoT Core drops the older of two with one id), and
      * starting with the deployment's `pushClientIdPrefix(leases table)`, `conclave-<leases table>:`
@@ -117,7 +118,7 @@ export class PushChannel implements Push {
     const o = parse(PushChannelOptionsSchema, options, 'PushChannel options');
     const { client, onError, clock, session, ...data } = o;
     this.client = client;
-    this.process = (session as Session | undefined)?.process;
+    this.process = session?.process;
     this.clock = clock ?? systemClock;
     this.onError = onError ?? ((e) => process.emitWarning(e));
     this.options = deepFreeze({ ...data, clientId: data.clientId ?? `${pushClientIdPrefix(data.tables.leases)}${uniqueId(this.clock)}` });
