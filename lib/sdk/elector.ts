@@ -91,7 +91,7 @@ export class LeaderElector {
    */
   readonly ready: Promise<void>;
   /** What it knows, following or leading (lib/sdk/step.ts): replaced by each step. */
-  private state: State = START;
+  private known: State = START;
   /** What it carries effects out with. */
   private readonly x: Shell;
 
@@ -143,7 +143,7 @@ export class LeaderElector {
   get stats(): ElectorStats {
     const t = this.x.time;
     const c = t.check(this.options.maxClockErrorMs);
-    return { clockSkewPreventions: this.state.preventions, clockSynced: c.ok, clockErrorMs: 'errorMs' in c ? c.errorMs : undefined, clockOffsetMs: t.wallOffsetMs() };
+    return { clockSkewPreventions: this.known.preventions, clockSynced: c.ok, clockErrorMs: 'errorMs' in c ? c.errorMs : undefined, clockOffsetMs: t.wallOffsetMs() };
   }
 
   /** The moment a step decides at: monotonic now, DynamoDB's time as measured, the clock's jumps so far, the session to write, whether wakes reach it. */
@@ -166,18 +166,18 @@ export class LeaderElector {
    * leading — the term is stopped and the signal aborted — before any of its timers has run.
    */
   isLeader(): boolean {
-    if (this.state.lead) this.note({ kind: 'asked' });
-    return this.state.lead !== undefined;
+    if (this.known.lead) this.note({ kind: 'asked' });
+    return this.known.lead !== undefined;
   }
 
   /** The fencing token of the current term; undefined when not leading. */
   get fencingToken(): number | undefined {
-    return this.state.lead?.term.fencingToken;
+    return this.known.lead?.term.fencingToken;
   }
 
   /** The holder last observed (this worker included). */
   get leader(): string | undefined {
-    return this.state.lastLeader;
+    return this.known.lastLeader;
   }
 
   /**
@@ -185,7 +185,7 @@ export class LeaderElector {
    * than the tolerance is unhealthy (it is stuck: its renew deadline should have stopped it).
    */
   healthy(toleranceMs = this.options.healthToleranceMs): boolean {
-    const l = this.state.lead;
+    const l = this.known.lead;
     return !l || this.x.time.monotonic() - l.renewedAt <= this.options.leaseDurationMs + toleranceMs;
   }
 
@@ -196,7 +196,7 @@ export class LeaderElector {
    */
   fencedWrite(input: TransactWriteItemsCommandInput): Promise<TransactWriteItemsCommandOutput> {
     if (this.options.multiRegion) return Promise.reject(new RangeError(NO_TRANSACTIONS));
-    const term = this.isLeader() ? this.state.lead?.term : undefined;
+    const term = this.isLeader() ? this.known.lead?.term : undefined;
     if (!term) return Promise.reject(new FencingError(this.options.leaseName, undefined, 'this worker is not leading'));
     return fencedTransactWrite(this.x.client, { table: this.options.tables.leases, leaseName: this.options.leaseName, term }, input);
   }
@@ -207,7 +207,7 @@ export class LeaderElector {
    * newer term has written the item. Needs no transaction: works on multi-Region tables too.
    */
   fencedItemWrite(input: FencedItemInput, attribute?: string): Promise<PutItemCommandOutput | UpdateItemCommandOutput> {
-    const term = this.isLeader() ? this.state.lead?.term : undefined;
+    const term = this.isLeader() ? this.known.lead?.term : undefined;
     if (!term) return Promise.reject(new FencingError(this.options.leaseName, undefined, 'this worker is not leading'));
     return fencedItemWrite(this.x.client, { leaseName: this.options.leaseName, fencingToken: term.fencingToken, ...(attribute !== undefined ? { attribute } : {}) }, input);
   }
@@ -293,8 +293,8 @@ export class LeaderElector {
       // steps failed in a row: a follower's next waits the backoff (lib/sdk/faults.ts), whatever it had planned
       let failures = 0;
       while (!signal.aborted) {
-        const woken = this.state.wakePending;
-        this.state = { ...this.state, wakePending: false };
+        const woken = this.known.wakePending;
+        this.known = { ...this.known, wakePending: false };
         try {
           await this.feed({ kind: 'poll', woken, pushLive: this.pushLive });
           failures = 0;
@@ -305,7 +305,7 @@ export class LeaderElector {
           x.report(e);
         }
         // (cancelled during the step: no nap — a nap begun on an aborted signal would run its whole length before the step-down)
-        if (!this.state.wakePending && !signal.aborted) await this.napFor(failures > 0 && !this.state.lead ? x.retryDelayMs(failures, o.retryPeriodMs, time.random()) : nextStepDelay(x.settings, this.state, this.moment(), () => time.random()), signal);
+        if (!this.known.wakePending && !signal.aborted) await this.napFor(failures > 0 && !this.known.lead ? x.retryDelayMs(failures, o.retryPeriodMs, time.random()) : nextStepDelay(x.settings, this.known, this.moment(), () => time.random()), signal);
       }
     } finally {
       x.phase = 'stopping';
@@ -349,8 +349,8 @@ export class LeaderElector {
     let next: Event | undefined = e;
     let led: { readonly term: Term; readonly handed: boolean } | undefined;
     while (next) {
-      const { state, effects } = decide(this.x.settings, this.state, next, this.moment());
-      this.state = state;
+      const { state, effects } = decide(this.x.settings, this.known, next, this.moment());
+      this.known = state;
       next = undefined;
       for (const f of effects) {
         if (f.kind === 'steppedDown') led = f.led;

@@ -74,40 +74,13 @@ export interface ItemStoreOptions<S extends z.ZodType> {
 
 const RESERVED_SET = new Set(['revision']);
 /**
- * Rows this process parsed, per schema: the row as DynamoDB returned it and the item it parsed to,
- * under its key and revision. A row read again unchanged is parsed once, however often it is read,
- * by any store of the process: every follower polls an unchanged lease. The items are shared, and
- * nothing changes them (a write builds a new one).
- *
- * The revision alone does not say a row is unchanged: an operator's write (`aws dynamodb
- * update-item`, a restore) changes a row without raising it, so does a session row's `endedTerms`
- * mark (IdentityStore.markTermEnded), and a row deleted and written again starts over at 1. So the
- * kept item is served only when the row is the same, attribute by attribute (sameRow); the key and
- * revision only find the row to compare with.
+ * Rows as DynamoDB returned them (their JSON text) and what they parsed to, per schema: a row is
+ * parsed once per revision however often it is read, by any store of the process — every follower
+ * polls an unchanged lease. The items are shared, and nothing changes them (a write builds a new one).
  */
-const parsedRows = new WeakMap<z.ZodType, Map<string, { row: Row; item: unknown }>>();
+const parsedRows = new WeakMap<z.ZodType, Map<string, unknown>>();
 /** Rows kept parsed per schema: more than the rows a process reads over and over. */
 const PARSED_ROWS_KEPT = 1024;
-
-type Row = Record<string, AttributeValue>;
-
-/** Whether two attribute values are equal (binary values and sets never are: no row here holds them, and parsing again is always right). */
-function sameValue(a: AttributeValue, b: AttributeValue): boolean {
-  if (a.S !== undefined) return a.S === b.S;
-  if (a.N !== undefined) return a.N === b.N;
-  if (a.BOOL !== undefined) return a.BOOL === b.BOOL;
-  if (a.NULL !== undefined) return a.NULL === b.NULL;
-  if (a.M !== undefined) return b.M !== undefined && sameRow(a.M, b.M);
-  if (a.L !== undefined) return b.L !== undefined && a.L.length === b.L.length && a.L.every((v, i) => sameValue(v, b.L![i]!));
-  return false;
-}
-
-/** Whether two rows (or map values) hold the same attributes with the same values. */
-function sameRow(a: Row, b: Row): boolean {
-  const names = Object.keys(a);
-  if (names.length !== Object.keys(b).length) return false;
-  return names.every((n) => b[n] !== undefined && sameValue(a[n]!, b[n]));
-}
 
 /**
  * Shared mechanics of the three stores: reads parsed by the item's zod schema, and writes
@@ -179,16 +152,15 @@ export class ItemStore<S extends z.ZodType<Revisioned>> {
     return { key, item, revision: item.revision };
   }
 
-  /** Parses a row as DynamoDB returned it, once while it is unchanged (parsedRows); throws ValidationError as parseItem does. */
-  protected parseRow(row: Row): z.output<S> {
+  /** Parses a row as DynamoDB returned it, once per content (parsedRows); throws ValidationError as parseItem does. */
+  protected parseRow(row: Record<string, AttributeValue>): z.output<S> {
     let parsed = parsedRows.get(this.schema);
     if (!parsed) parsedRows.set(this.schema, (parsed = new Map()));
-    const at = `${this.keys.map((k) => row[k]?.S).join('/')}@${row['revision']?.N}`;
-    const kept = parsed.get(at);
-    if (kept && sameRow(kept.row, row)) return kept.item as z.output<S>;
+    const text = JSON.stringify(row);
+    if (parsed.has(text)) return parsed.get(text) as z.output<S>;
     const item = this.parseItem(unmarshall(row));
     if (parsed.size >= PARSED_ROWS_KEPT) parsed.clear();
-    parsed.set(at, { row, item });
+    parsed.set(text, item);
     return item;
   }
 

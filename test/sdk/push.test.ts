@@ -194,7 +194,7 @@ describe('LeaderElector with the push path', () => {
     const { sim, push, other } = await pushedGroup();
     await sim.run(FAST.leaseDurationMs);
     await sim.run(1);
-    const seen = (other.elector as unknown as { state: { observed: { revision: number } } }).state.observed.revision;
+    const seen = (other.elector as unknown as { known: { observed: { revision: number } } }).known.observed.revision;
     const from = sim.clock.monotonic();
     push.broker.publish({ lease: L, by: 'worker', revision: seen });
     await sim.run(DELIVERY_MS + RTT_MS);
