@@ -43,7 +43,7 @@ const REGRESSIONS: { seed: number; found: string }[] = [
  */
 const PLANTED: { bug: PlantedBug; seed: number; limit: number }[] = [
   { bug: 'electionKeepsToken', seed: 5000, limit: 300 },
-  { bug: 'renewalWithoutTokenCondition', seed: 5000, limit: 300 },
+  { bug: 'renewalWithoutTokenCondition', seed: 5001, limit: 300 },
   { bug: 'expiryByHolderTimestamp', seed: 5002, limit: 300 },
   { bug: 'leaderIgnoresRenewDeadline', seed: 5228, limit: 300 },
   // issue 38 (the second successor, the liveness checks) moved three seeds: 5000 → 5001 here, 5043 → 5045 and 5001 → 5068 below;
