@@ -175,6 +175,10 @@ export class PushChannel implements Push {
     this.leaseTopics.set(topic, n + 1);
     const m = this.mqtt;
     if (n > 0 || !m || !this.isLive) return; // a connection made later subscribes to it with the rest
+    this.subscribeNow(m, topic);
+  }
+
+  private subscribeNow(m: MqttClient, topic: string): void {
     m.subscribe(topic, { qos: 0 }, (e, granted) => {
       if (e) this.onError(e);
       else if (granted?.some((g) => g.qos === 128)) this.onError(new Error(`PushChannel: subscription to ${topic} refused: the role needs iot:Subscribe on it (grantWorker gives it)`));
@@ -279,7 +283,10 @@ export class PushChannel implements Push {
     }
     this.mqtt = m;
     this.counts.connections++;
+    // lease topics watched while this connection subscribed (subscribeLease waits for a live one)
+    const late = this.subscriptions().filter((t) => !topics.includes(t));
     this.setLive(true);
+    for (const t of late) this.subscribeNow(m, t);
     this.startUp.started();
     return closed;
   }
