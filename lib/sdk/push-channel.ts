@@ -13,7 +13,7 @@ import { SignatureV4 } from '@smithy/signature-v4';
 import { connectAsync, type MqttClient } from 'mqtt';
 import * as z from 'zod';
 import { systemClock, uniqueId, type Clock } from '../clock.js';
-import { processOf } from '../schemas/identity.js';
+import { processOf } from '../schemas/instance.js';
 import { isIotEndpoint, isProcessTopic, MAX_CLIENT_ID_LENGTH, processTopic, pushClientIdPrefix, pushSubscription, pushTopic, PushEndpointSchema, WakeSchema, wakeTopicNames, wakeTopics, type Wake } from '../schemas/push.js';
 import { parse } from '../schemas/validation.js';
 import { ClientSchema, ClockSchema, StartUp, TablesSchema, deepFreeze, fn, optionErrors, type DeepReadonly } from './options.js';
