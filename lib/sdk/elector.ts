@@ -37,7 +37,7 @@ import {
 import { sessionSeam, type Session } from './session.js';
 import { detectPlatform } from './platform.js';
 import { ClockSkewError, type StampClock } from './server-clock.js';
-import type { Push, Wake } from './push.js';
+import type { Push } from './push.js';
 import { faultReporter, retryDelayMs } from './faults.js';
 /**
  * What the SDK's own code, and the simulator, give an elector beyond its options: its lock wrapped

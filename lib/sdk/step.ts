@@ -364,15 +364,7 @@ function greatest(xs: readonly number[]): number {
 const PROBE_EARLIER_MS = 100;
 /** A bracket this narrow is locked on: reads aim at its top (wider, at its middle: a binary search, one read per miss). */
 const LOCKED_MS = 20;
-/**
- * Renewals after which the tightest lower bound is forgotten, so one read probes PROBE_EARLIER_MS
- * below the top (see RenewalPhase): every 4 minutes at the default renew interval. A probe and the
- * short search after it are most of what a locked-on watcher reads beyond one per renewal (issue 38,
- * cheaper at rest: 1.19 reads per renewal with a probe every 16 renewals; 1.09 with this). The price:
- * renewals that come to land earlier (the holder's writes got faster) are seen that much late, on
- * the old top of the bracket, until the next probe — a later judgement of the term's end, never an
- * earlier one.
- */
+/** Renewals after which the tightest lower bound is forgotten, so one read probes PROBE_EARLIER_MS below the top (every 4 minutes at the default renew interval). */
 const PROBE_EVERY = 32;
 /** Renewals a RenewalPhase remembers: enough for a stable median, few enough to follow a changed cadence. */
 const PHASE_SAMPLES = 8;
@@ -403,7 +395,7 @@ export const SHARED_READ_MS = 100;
 /** The successor reads this long after the moment it aims at: landing times vary by a few ms. */
 export const READ_AFTER_MS = 10;
 
-/** What a follower's next read is timed by (lib/sdk/elector.ts gathers it after each poll). */
+/** What a follower's next read is timed by (followerDelay gathers it). */
 export interface CadenceView {
   readonly lease: Lease | undefined;
   readonly identity: string;
@@ -743,14 +735,9 @@ export function leaderDelay(t: LeaderTiming): number {
 }
 
 /**
- * How long a follower waits before its fallback takes a lease it last saw held on a session and
- * now sees vacant or gone, at the least. A term end its holder did not write reaches it through its
- * session (the lease stream's mark, read at each session renewal); with that function down too (an
- * operator's delete while the functions are down), only the holder's own backstop read of its lease
- * tells it — every `sessionBackstopMs`, jittered by up to a tenth — and it stops at once. So the
- * fallback waits that long, its renew deadline and a retry period more: the holder has stopped
- * before anyone takes the lease by fallback, and the holder keeps reading its lease rarely (what a
- * session saves). A lease not held on a session keeps `fallbackAfterMs`.
+ * How long a follower's fallback waits before it takes a lease last seen held on a session: the
+ * holder's own backstop read (every `sessionBackstopMs`, jittered by a tenth), its renew deadline
+ * and a retry period — the holder has stopped first (docs/architecture.md, "A term on a session, judged").
  */
 export function sessionFallbackMs(o: { readonly sessionBackstopMs: number; readonly renewDeadlineMs: number; readonly retryPeriodMs: number }): number {
   return Math.ceil(1.1 * o.sessionBackstopMs) + o.renewDeadlineMs + o.retryPeriodMs;
@@ -973,11 +960,7 @@ export type FollowerEffect =
   | { readonly kind: 'endChanged'; readonly term: Term }
   | { readonly kind: 'acquire'; readonly read: LeaseRead; readonly electedBy: 'self' | 'successor' }
   | { readonly kind: 'release'; readonly term: Term }
-  /**
-   * Lead `term`, won by the write sent at `sentAt` (the shell's Leadership.start); `confirmed`: then
-   * act on the renewal's row; `handed`: led from the read of a hand-over (`sentAt`: leadFromRead's
-   * anchor), then confirm it as the leader's first renewal.
-   */
+  /** Lead `term`, won by the write sent at `sentAt` (taken by decide: follow); `confirmed`: act on the renewal's row; `handed`: led from the read of a hand-over, confirmed by its first renewal. */
   | { readonly kind: 'lead'; readonly term: Term; readonly sentAt: number; readonly lease: Lease; readonly confirmed: boolean; readonly handed: boolean }
   /** onNewLeader. */
   | { readonly kind: 'newLeader'; readonly holder: string }

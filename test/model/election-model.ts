@@ -734,30 +734,30 @@ const LEADER_KEYED: readonly (keyof Lead)[] = ['term', 'renewedAt', 'lease', 'se
  */
 export function canonicalKey(w: World, unitMs: number): string {
   const c: Shift = { now: w.t * unitMs, rev: w.row?.revision ?? 0 };
-  let out = enc(c, w.row);
+  let out = enc(w.row);
   for (const x of w.candidates) out += `\n${T(c, x.renewTime)}/${T(c, x.pingTime)}/${T(c, x.ackedPingTime)}`;
   for (const e of w.electors) {
     out += `\n${e.stampOffset};${e.wallOffset};${e.jumps};${e.unconfirmed};`;
     const f = e.state as unknown as Record<string, unknown>;
-    for (const k of FOLLOWER_KEYED) out += `${enc(c, f[k], k)};`;
+    for (const k of FOLLOWER_KEYED) out += `${enc(f[k], k)};`;
     // the follower's pending poll matters while a request of the loop is in flight (else the next poll replaces it)
-    if (e.busy) out += `${enc(c, e.state.pending)};${enc(c, e.busy)}`;
-    for (const o of e.background) out += `+${enc(c, o)}`;
+    if (e.busy) out += `${enc(e.state.pending)};${enc(e.busy)}`;
+    for (const o of e.background) out += `+${enc(o)}`;
     const l = e.state.lead as unknown as Record<string, unknown> | undefined;
     if (l) {
       out += '|L';
-      for (const k of LEADER_KEYED) out += `${enc(c, l[k], k)};`;
+      for (const k of LEADER_KEYED) out += `${enc(l[k], k)};`;
     }
     if (e.deadline) out += `|D${T(c, e.deadline.at)}/${e.deadline.no}`;
   }
   const co = w.coordinator;
-  if (co) out += `\nC${enc(c, co)}`;
-  for (const o of w.orphans) out += `\n&${enc(c, o)}`;
+  if (co) out += `\nC${enc(co)}`;
+  for (const o of w.orphans) out += `\n&${enc(o)}`;
   for (const m of w.wakes) out += `\n~${m.to}/${R(c, m.revision)}`;
   const b = w.budget;
   out += `\n${b.faults}/${b.jumps}/${b.workFailures}/${b.tokenMoves}`;
   if (w.lastStarted) out += `\n${w.lastStarted.instance}/${K(c, w.lastStarted.token)}`;
-  return out;
+  return shifted(c, out);
 }
 
 /** What the key is relative to: now (ms) and the row's revision. */
@@ -784,19 +784,50 @@ function K(c: Shift, v: number | undefined): string | number {
 function R(c: Shift, v: number | undefined): string | number {
   return v === undefined ? '' : v - c.rev;
 }
-function I(c: Shift, v: string): string {
-  const at = v.lastIndexOf('#');
-  return at < 0 ? v : `${v.slice(0, at)}#${Number(v.slice(at + 1)) - c.rev}`;
-}
-/** Any value of the state, canonically: times, tokens, revisions and election ids shifted (by the field's name or the number's size). */
-function enc(c: Shift, v: unknown, field = ''): string {
+/**
+ * Any value of the state, canonically, its absolute times and tokens marked `§n` and its revisions
+ * `®n` (by the field's name; an election id's after its `#`) but not shifted: so each object's text
+ * is made once and kept (the states share most of their objects: a transition copies only what it
+ * changes). `shifted` then shifts the marks of a whole key at once.
+ */
+function enc(v: unknown, field = ''): string {
   if (v === undefined) return '';
-  if (typeof v === 'number') return String(REVISIONS.has(field) ? v - c.rev : v >= TOKEN ? K(c, v) : T(c, v));
-  if (typeof v === 'string') return ELECTION_IDS.has(field) ? I(c, v) : v;
+  if (typeof v === 'number') return REVISIONS.has(field) ? `®${v}` : v >= ABSOLUTE ? `§${v}` : String(v);
+  if (typeof v === 'string') {
+    const at = ELECTION_IDS.has(field) ? v.lastIndexOf('#') : -1;
+    return at < 0 ? v : `${v.slice(0, at)}#®${v.slice(at + 1)}`;
+  }
   if (typeof v !== 'object' || v === null) return String(v);
-  if (Array.isArray(v)) return `[${v.map((x) => enc(c, x)).join(',')}]`;
-  const o = v as Record<string, unknown>;
-  let out = '{';
-  for (const k of Object.keys(o).sort()) if (o[k] !== undefined && !UNREAD.has(k)) out += `${k}:${enc(c, o[k], k)},`;
-  return `${out}}`;
+  const seen = written.get(v);
+  if (seen !== undefined) return seen;
+  let out: string;
+  if (Array.isArray(v)) out = `[${v.map((x) => enc(x)).join(',')}]`;
+  else {
+    const o = v as Record<string, unknown>;
+    out = '{';
+    for (const k of Object.keys(o).sort()) if (o[k] !== undefined && !UNREAD.has(k)) out += `${k}:${enc(o[k], k)},`;
+    out += '}';
+  }
+  written.set(v, out);
+  return out;
 }
+const written = new WeakMap<object, string>();
+/** `key` with its marks shifted: times relative to now, tokens to now's floor, revisions to the row's. */
+function shifted(c: Shift, key: string): string {
+  let out = '';
+  let from = 0;
+  for (let i = 0; i < key.length; i++) {
+    const ch = key.charCodeAt(i);
+    if (ch !== ABS_MARK && ch !== REV_MARK) continue;
+    let j = i + 1;
+    if (key.charCodeAt(j) === 45) j++; // '-'
+    while (j < key.length && key.charCodeAt(j) >= 48 && key.charCodeAt(j) <= 57) j++;
+    const n = Number(key.slice(i + 1, j));
+    out += key.slice(from, i) + (ch === REV_MARK ? `r${n - c.rev}` : String(n >= TOKEN ? n - c.now * 1000 : n - c.now));
+    from = j;
+    i = j - 1;
+  }
+  return out + key.slice(from);
+}
+const ABS_MARK = '§'.charCodeAt(0);
+const REV_MARK = '®'.charCodeAt(0);

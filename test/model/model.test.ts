@@ -71,8 +71,8 @@ const PLANTS: { bug: ModelBug; cfg: Partial<ModelConfig>; depth: number; breaks:
   { bug: 'electionKeepsToken', cfg: { stampOffsetsMs: [0], faults: 0 }, depth: 8, breaks: /not above the last term's|two leaders|while the lease row is in/ },
   // the machine's wall clock 1.5 s fast: the SDK never reads it (it stamps and judges by DynamoDB's time and its monotonic clock)
   { bug: 'expiryByHolderTimestamp', cfg: { stampOffsetsMs: [0], faults: 0, wallOffsetsMs: [0, 1_500] }, depth: 8, breaks: /two leaders|while the lease row is in/, control: true },
-  { bug: 'successorWithoutRevision', cfg: { stampOffsetsMs: [0], faults: 1 }, depth: 8, breaks: /two leaders|while the lease row is in/ },
-  { bug: 'renewalWithoutTokenCondition', cfg: { stampOffsetsMs: [0], faults: 1 }, depth: 8, breaks: /not above the last term's|two leaders|while the lease row is in/ },
+  { bug: 'successorWithoutRevision', cfg: { stampOffsetsMs: [0], faults: 0 }, depth: 8, breaks: /two leaders|while the lease row is in/ },
+  { bug: 'renewalWithoutTokenCondition', cfg: { stampOffsetsMs: [0], faults: 0 }, depth: 8, breaks: /not above the last term's|two leaders|while the lease row is in/ },
   // the heir dates the term it leads from its read's end: read late, it leads on after the coordinator (or a successor) saw the term run out
   { bug: 'heirAnchorsAtRead', cfg: { start: 'held', stampOffsetsMs: [0], faults: 0, workFailures: 1 }, depth: 8, breaks: /two leaders|while the lease row is in/, control: true },
   // the leader's work fails: its poll beside the give-up ends the term on the row, so the hand-over is refused and a release follows,
