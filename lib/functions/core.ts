@@ -17,7 +17,8 @@ import type { Candidate } from '../schemas/candidate.js';
 import * as z from 'zod';
 import { LeaseItem, type Lease } from '../schemas/lease.js';
 import type { DeadLetterSink } from './dead-letter.js';
-import { WAKE_TIMEOUT_MS, wakeBatch, type WakeBatch, type Waker } from './wake.js';
+import { WAKE_TIMEOUT_MS, WAKES_IN_FLIGHT, wakeBatch, type WakeBatch, type Waker } from './wake.js';
+import { processOf } from '../schemas/identity.js';
 import { ValidationError } from '../schemas/validation.js';
 import type { Change } from './records.js';
 import { METRIC } from './metrics.js';
@@ -293,7 +294,19 @@ export const WAKES_SETTLE_MARGIN_MS = 1_000;
  */
 export function leaseWakes(deps: FunctionDeps): WakeBatch | undefined {
   if (!deps.wake) return undefined;
-  return wakeBatch(deps.wake, deps.coordinator.clock, (lease, error) => deps.logger.warn('wake not published; the workers see the change at their next poll', { lease, error }));
+  return wakeBatch(deps.wake, deps.coordinator.clock, (lease, error) => deps.logger.warn('wake not published; the workers see the change at their next poll', { lease, error }), WAKES_IN_FLIGHT, (lease) => wakeProcesses(deps.coordinator, lease));
+}
+
+/**
+ * The processes a wake of `lease` goes to besides its lease topic: those of its candidates on a
+ * session (a candidate row's `identity` is its elector's instance, `…@<process>` on a session:
+ * processOf), in name order, each once. One consistent Query of the lease's candidates: the one
+ * successor naming makes, about 0.5 RRU for 3 candidates. Candidates on no session have no process
+ * topic; they hear the wake on the lease's topic.
+ */
+export async function wakeProcesses(deps: Pick<CoordinatorDeps, 'candidates'>, lease: string): Promise<string[]> {
+  const { candidates } = await deps.candidates.list(lease);
+  return [...new Set(candidates.map((c) => processOf(c.identity)).filter((p): p is string => p !== undefined))];
 }
 
 /**

@@ -285,7 +285,7 @@ export class LeaderElector {
     startUp.started();
     x.phase = 'running';
     const unsubscribe = time.onJump((jumpMs) => this.note({ kind: 'clockJump', jumpMs }));
-    const unwatch = push?.watch(o.leaseName, (w) => this.note({ kind: 'wake', revision: w?.revision }));
+    const unwatch = push?.watch(o.leaseName, (w) => this.note({ kind: 'wake', revision: w?.revision }), this.instance);
     const detach = session
       ? sessionSeam(session).attach({ renewed: (name, sentAt, ended) => this.note({ kind: 'sessionRenewed', name, sentAt, ended }), ended: (name) => this.note({ kind: 'sessionEnded', name }) })
       : undefined;
@@ -387,10 +387,10 @@ export class LeaderElector {
   }
 
   /** A hand-over, a release or an end of a term: announced to the other followers (a wake) when it landed; a fault is reported, and the term runs out. */
-  private async ended(write: () => Promise<Lease | undefined>): Promise<boolean> {
+  private async ended(write: () => Promise<Lease | undefined>, heir?: string): Promise<boolean> {
     try {
       const l = await write();
-      if (l) this.x.push?.wake(this.options.leaseName, l.revision);
+      if (l) this.x.push?.wake(this.options.leaseName, l.revision, heir); // a hand-over's heir: its process's own topic too
       return l !== undefined;
     } catch (e) {
       this.x.report(e);
@@ -482,7 +482,7 @@ export class LeaderElector {
         return { sent, answer: (r) => ({ kind: 'answer', rest: f.rest, row: (r as { item: Candidate | undefined }).item }), fault: { kind: 'answer', rest: f.rest, failed: true } };
       }
       case 'handOver':
-        return { sent: this.ended(() => x.lock.handOver(f.term, { heir: f.heir, now: x.time.now(), firstTermSeconds: Math.max(1, Math.ceil(o.leaseDurationMs / 3000)), leaseTransitions: f.leaseTransitions, secondNamed: f.secondNamed })), answer: (ok) => ({ kind: 'answer', rest: f.rest, ok: ok as boolean }) };
+        return { sent: this.ended(() => x.lock.handOver(f.term, { heir: f.heir, now: x.time.now(), firstTermSeconds: Math.max(1, Math.ceil(o.leaseDurationMs / 3000)), leaseTransitions: f.leaseTransitions, secondNamed: f.secondNamed }), f.heir.instance), answer: (ok) => ({ kind: 'answer', rest: f.rest, ok: ok as boolean }) };
       case 'releaseTerm':
         return { sent: this.ended(() => x.lock.release(f.term, x.time.now())), answer: () => ({ kind: 'answer', rest: f.rest }) };
       case 'renewCandidacy':

@@ -49,7 +49,7 @@ const PLANTED: { bug: PlantedBug; seed: number; limit: number }[] = [
   { bug: 'leaderIgnoresRenewDeadline', seed: 5228, limit: 300 },
   // issue 38 (the second successor, the liveness checks) moved three seeds: 5000 → 5001 here, 5043 → 5045 and 5001 → 5068 below;
   // its item 4 (a watcher stays locked on the holder's cadence: fewer reads) moved this one again, 5001 → 5151
-  { bug: 'platformEventByArrival', seed: 5075, limit: 300 },
+  { bug: 'platformEventByArrival', seed: 5035, limit: 300 },
   { bug: 'successorWithoutRevision', seed: 5003, limit: 300 },
   // a graceful stop now hands the lease over: releases are rarer, and a late hand-off is the bug's other half
   // the watcher's cadence lock (issue 38, item 4, afd0244) moved it again, 5045 → 5124
