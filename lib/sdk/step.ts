@@ -1,25 +1,16 @@
 /**
- * The elector's decisions, apart from what carries them out (STYLE.md §1): plain functions of what
- * a LeaderElector knows and one thing it learnt, with no I/O and no clock read (the moment comes
- * in with the event). Three parts, in this order:
- *
- * - The follower's decisions: `decideFollower` on a poll (confirm, answer, take, report), how it
- *   reads next (`pollPlan`, `nextReadDelay`, `RenewalPhase`), `isVacant`, `termToConfirm`,
- *   `stepDelay`.
- * - The leader's: `leaderStep(settings, instance, LeaderTerm, observation) → { term, effects }`
- *   over one record of its term, `afterRenewal`, `heirOf`, `leaderDelay`, `handOffDelay`.
- * - The follower's step: `followerStep(settings, FollowerState, event, moment) → { state,
- *   effects }` over one record of what it knows of its lease — the poll's reads and writes in
- *   order, each answer the next event; `judgeClock` for the clock's doubt.
- *
- * The shell, lib/sdk/elector.ts, carries out the effects through the LeaseLock (lib/sdk/lock.ts).
- * The renewal cadences (RenewalPhase) only time reads — no decision about a term rests on them —
- * and a session's is shared by the process's electors: they are the shell's, updated in place.
+ * The elector's step (STYLE.md §1): `decide(settings, State, event, moment) → { state, effects }`,
+ * with the plain decisions it orders — the follower's (decideFollower, termToConfirm,
+ * leadFromRead, the read cadence), the leader's (decideLeader, afterRenewal, heirOf) — and no
+ * I/O, no clock read: the moment comes in with the event. The shell (lib/sdk/elector.ts) carries
+ * out the effects through the LeaseLock. Why each decision is as it is: docs/architecture.md,
+ * "Inside the elector".
  */
 import { renewedBy, SESSION_QUIET_LEASES, sessionStanding } from '../election/vacancy.js';
 import type { IdentityLease } from '../schemas/identity.js';
+import type { Candidate } from '../schemas/candidate.js';
 import type { IdentityClaim, Lease } from '../schemas/lease.js';
-import type { LeaseRead, Term } from '../stores/lease-store.js';
+import type { Heir, LeaseRead, Term } from '../stores/lease-store.js';
 import type { ClockCheck, ClockDoubt } from './server-clock.js';
 
 /** What a direct acquisition came to: the row as written, or the holder of the row that refused it (whoever moved first). */
@@ -151,17 +142,9 @@ export function pollPlan(p: {
 }
 
 /**
- * The term a row names this start-up's holder of, as it can confirm it: the row's own (holder and
- * fencing token), or `end` — a term rewritten under it, which no renewal can confirm, ended on the
- * row instead (conditioned on the token copy) so it is elected anew with a token above both. Such a
- * row either carries a token below one this start-up has led (`ledToken`: moved back, then adopted
- * by a write of the coordinator's), or a token that no longer matches its term's copy (`termToken`:
- * moved under the term, which each renewal is conditioned on, and a session can keep alive for
- * ever: simulator seed 1448349414, 164 s leaderless once the leader's own end had been refused), or
- * a term this start-up itself decided to end on the row (`endedToken`: its leader stopped, deposed,
- * with its end in flight — confirmed, the renewal could land first and the end after it, and the
- * start-up led a term already given to the next leader: simulator seed 970345, 630 ms of two leaders
- * after a session redirect).
+ * The term a row naming this start-up's holder is, as it can confirm it: its own, or `end` — a term
+ * rewritten under it (a token below one it led, a token off its copy, or one it is ending) is ended
+ * on the row instead (docs/architecture.md, "A term rewritten under its holder").
  */
 export function termToConfirm(l: Lease, ledToken: number, endedToken = -1): { readonly end: boolean; readonly term: { readonly holderIdentity: string; readonly fencingToken: number } } {
   if (l.fencingToken < ledToken || (l.termToken !== undefined && l.termToken !== l.fencingToken) || (l.termToken ?? l.fencingToken) <= endedToken) return { end: true, term: { holderIdentity: l.holderIdentity!, fencingToken: l.termToken ?? l.fencingToken } };
@@ -189,24 +172,8 @@ const READ_AGAIN: HandedTerm = { kind: 'readAgain' };
 
 /**
  * Whether an heir may lead the term a hand-over gave it from the read that showed it, before its
- * confirming renewal (which then goes out as the leader's first renewal), and from when.
- *
- * Sound because the term is anchored no later than anyone else can date its start. The hand-over's
- * renewTime is the giver's stamp, taken before it sent the write, at most `stampErrorMs` ahead of
- * DynamoDB's time; this worker's own measurement (`clock`: DynamoDB's time less its monotonic clock,
- * within `errorMs`) turns it into a monotonic time no later than the write landed. A follower dates
- * the term from a read answered after the write landed (its observedAt) and judges it over a first
- * term after that; the coordinator at renewTime + the first term + clockSkewMs on its clock; the
- * giver stopped before it sent the hand-over. The heir leads for the same share of the first term
- * that renewDeadlineMs is of a lease duration, from that anchor: it stops before anyone can judge
- * the term over, unless its confirmation, a renewal like any other, extends it first.
- *
- * Only from a strongly consistent read: an eventually consistent copy may show a hand-over that a
- * later write (an operator's release, say) already ended — it is read again, consistently (one
- * read, cheaper than the confirming write it replaces). Only a term's first write (renewTime =
- * acquireTime) by a worker (`electedBy: 'successor'`), not held on a session, with no vacancy
- * reported (followers may take such a lease at once) and no other holder preferred; and only with
- * at least half a retry period left for the confirmation to land. Otherwise it confirms first.
+ * confirming renewal, and from when: anchored no later than anyone else can date the term's start
+ * (docs/architecture.md, "An heir leading from its read").
  */
 export function leadFromRead(r: {
   readonly lease: Lease;
@@ -271,29 +238,9 @@ export function decideFollower(v: FollowerView): FollowerDecision {
 }
 
 /**
- * Where the designated successor expects the holder's next renewal to become readable, learnt from
- * its own reads: the holder's cadence (the median gap between renewal stamps seen one after
- * another) and when, relative to a renewal's stamp, the renewal lands. Each read brackets that
- * landing offset: a read that found a renewal was answered after it landed (an upper bound, its
- * answer time less the stamp), a read that found nothing new was served before it did (a lower
- * bound, its send time less the stamp expected). The next read is aimed inside the bracket while it
- * is wide, and at its top once it is tight, so after a few renewals the successor reads each one
- * within a few milliseconds of its landing, with one read. Both clocks' bases cancel out (only
- * differences of the holder's stamps and of this worker's monotonic clock are used). It only times
- * reads: expiry is still judged by when this worker saw the term, never by the stamp.
- *
- * A bound is kept only while it is the tightest standing (a looser one tells nothing new) and until
- * a newer one contradicts it; so a locked-on bracket stays locked on. Kept otherwise, each hit's
- * looser upper bound and each "the read before did not find it" lower bound (that read was the
- * previous renewal's, an interval earlier) pushed the tight ones out of the last PHASE_SAMPLES:
- * the aim crept later by a read's delay every few renewals and, every PHASE_SAMPLES renewals, the
- * bracket fell open into a new search of the whole interval — 1.65–1.9 reads per renewal on
- * simulated time, where there is no jitter at all (issue 38). Renewals that come to land earlier
- * contradict nothing a read at the top of the bracket shows, so the lower bound is forgotten every
- * PROBE_EVERY renewals: one read then probes PROBE_EARLIER_MS below the top, and a short binary
- * search narrows the bracket to LOCKED_MS again (on simulated time: 1.09 reads per renewal, each
- * renewal seen about 10–15 ms after it landed; 1.65–1.9 and 18–32 ms before the cadence lock, and
- * 1.15–1.19 with a probe every 16 renewals).
+ * Where the successor expects the holder's next renewal to become readable: the holder's cadence
+ * and a bracket of when a renewal lands after its stamp, learnt from its own reads. It only times
+ * reads (docs/architecture.md, "The successor's read cadence").
  */
 export class RenewalPhase {
   private term: string | undefined;
@@ -417,15 +364,7 @@ function greatest(xs: readonly number[]): number {
 const PROBE_EARLIER_MS = 100;
 /** A bracket this narrow is locked on: reads aim at its top (wider, at its middle: a binary search, one read per miss). */
 const LOCKED_MS = 20;
-/**
- * Renewals after which the tightest lower bound is forgotten, so one read probes PROBE_EARLIER_MS
- * below the top (see RenewalPhase): every 4 minutes at the default renew interval. A probe and the
- * short search after it are most of what a locked-on watcher reads beyond one per renewal (issue 38,
- * cheaper at rest: 1.19 reads per renewal with a probe every 16 renewals; 1.09 with this). The price:
- * renewals that come to land earlier (the holder's writes got faster) are seen that much late, on
- * the old top of the bracket, until the next probe — a later judgement of the term's end, never an
- * earlier one.
- */
+/** Renewals after which the tightest lower bound is forgotten, so one read probes PROBE_EARLIER_MS below the top (every 4 minutes at the default renew interval). */
 const PROBE_EVERY = 32;
 /** Renewals a RenewalPhase remembers: enough for a stable median, few enough to follow a changed cadence. */
 const PHASE_SAMPLES = 8;
@@ -456,7 +395,7 @@ export const SHARED_READ_MS = 100;
 /** The successor reads this long after the moment it aims at: landing times vary by a few ms. */
 export const READ_AFTER_MS = 10;
 
-/** What a follower's next read is timed by (lib/sdk/elector.ts gathers it after each poll). */
+/** What a follower's next read is timed by (followerDelay gathers it). */
 export interface CadenceView {
   readonly lease: Lease | undefined;
   readonly identity: string;
@@ -504,27 +443,7 @@ export function isQuiet(lease: Lease | undefined): boolean {
   );
 }
 
-/**
- * How long a follower waits before its next read (the elector also wakes for `wakeAt`).
- * - NoCoordination: every retry period, jittered, as client-go.
- * - The lease is in flux (vacant, an election, an electee not yet confirmed or a term not yet
- *   renewed, a vacancy report, a preemption not aimed at this worker): every SETTLING_READ_MS for
- *   the first SETTLING_TERMS lease durations of it, then every retry period, jittered. So is a
- *   successor that has not learnt its holder's cadence yet.
- * - The designated successor of a quiet lease, and its second successor: just after each renewal
- *   it expects (RenewalPhase), and if that renewal is not there yet, again after 50, 100, 200 … ms
- *   up to a retry period: so it sees the holder's last renewal within tens of milliseconds, and the
- *   term's end as precisely (the second successor takes the lease SECOND_SUCCESSOR_GRACE_MS after
- *   it when the successor has not). Also the worker the lease prefers while its holder yields: the
- *   hand-off comes right after the holder's next renewal.
- * - Every other follower of a quiet lease: every two retry periods, jittered by a tenth — often
- *   enough to answer a ping inside the coordinator's ack window (2.5 retry periods by default) —
- *   except from two retry periods before the term it watches would run out: then every
- *   SETTLING_READ_MS, so it sees the successor's takeover at once (a crashed holder).
- * - With the push path live (`pushLive`), every other follower of a quiet lease reads only every
- *   PUSH_QUIET_LEASES lease durations, as a backstop for a lost wake: pings, takeovers, hand-offs and
- *   designations arrive as wakes, which make the elector read at once.
- */
+/** How long a follower waits before its next read (docs/architecture.md, "How often a follower reads"); the elector also wakes for `wakeAt`. */
 export function nextReadDelay(v: CadenceView): number {
   // (helpers at module level, not closures: this runs at every poll of every follower)
   if (v.mode === 'NoCoordination') return jittered(v, v.retryPeriodMs, 0.2);
@@ -587,18 +506,9 @@ function atTermEnd(v: CadenceView, ms: number, graceMs = 0): number {
 }
 
 /**
- * How old an answered read of the session row a follower may take from its process's other
- * electors instead of sending its own (SessionReader.read's `shareMs`). Any follower: a read sent
- * up to `marginMs` ago (a judgement from it is still sound: any renewal landing after it was sent,
- * after the holder's own deadline — sessionMargin). A close watcher (the successor, the second
- * successor) times the holder's renewals, so only a read sent after its own previous read
- * (`previousSentAt`: the same answer again would tell it nothing) and, once the moment it aims at
- * has come (`due`: the renewal expected, plus READ_AFTER_MS), after that moment — such a read shows
- * everything a read of its own would. (The electors of a process share one RenewalPhase per session:
- * the one that reads first moves the aim on to the next renewal, so an aim still ahead is not this
- * elector's.) Before it has read at all, one sent SHARED_READ_MS ago (`sharedMs`). Sharing only
- * reads sent within SHARED_READ_MS, 50 electors of a process that watch one session and woke over
- * 400 ms read it 4.2 times per renewal (issue 38, cheaper at rest; test/sdk/cost-at-rest.test.ts).
+ * How old a session read, sent by the process's other electors, a follower may take instead of its
+ * own: any follower one within the margin; a close watcher only one sent after its own last read
+ * and after the moment it aims at (docs/architecture.md, "Session reads shared").
  */
 export function sessionShareMs(p: {
   readonly watches: boolean;
@@ -765,41 +675,6 @@ export interface LeaderTerm {
   readonly session: string | undefined;
 }
 
-/** What the shell carries out after a leader's step, in this order. */
-export type LeaderEffect =
-  /** Stop acting (onStoppedLeading with `reason`, the work's signal aborted). */
-  | { readonly kind: 'stop'; readonly reason: StopReason }
-  /** End the term on the row too (it was rewritten under the holder): elected again at once. */
-  | { readonly kind: 'endTerm' }
-  /** Read the lease now. */
-  | { readonly kind: 'look' }
-  /** Arm the renew deadline's timer for renewedAt + renewDeadline. */
-  | { readonly kind: 'armDeadline' };
-
-const END: LeaderEffect = { kind: 'endTerm' };
-const LOOK: LeaderEffect = { kind: 'look' };
-const ARM: LeaderEffect = { kind: 'armDeadline' };
-
-/**
- * One step of a leader: its term after `o` (undefined: it stopped) and what to carry out. Pure:
- * `decide` is decideLeader (or, in the simulator, a planted bug's).
- */
-export function leaderStep(s: LeaderSettings, instance: string, t: LeaderTerm, o: LeaderObservation, decide: typeof decideLeader = decideLeader): { readonly term: LeaderTerm | undefined; readonly effects: readonly LeaderEffect[] } {
-  const d = decide(s, { ...t.term, instance, renewedAt: t.renewedAt, session: t.session }, o);
-  switch (d.kind) {
-    case 'stop':
-      return { term: undefined, effects: [{ kind: 'stop', reason: d.reason }, ...(d.endTerm ? [END] : []), ...(d.look ? [LOOK] : [])] };
-    case 'look':
-      return { term: t, effects: [LOOK] };
-    case 'renewed':
-      return { term: { ...t, renewedAt: d.renewedAt, renewals: t.renewals + 1, retrying: false, ...(d.lease ? { lease: d.lease, session: d.lease.session } : {}) }, effects: [ARM] };
-    case 'seen':
-      return { term: { ...t, lease: d.lease }, effects: [] };
-    case 'none':
-      return { term: t, effects: [] };
-  }
-}
-
 /** What a leader does after a renewal or a read showed it the lease in its term. */
 export type AfterRenewal =
   /** The coordinator prefers another holder: stop ('preempted'), hand the term to the heir if one is named, else release; then ack. */
@@ -860,14 +735,9 @@ export function leaderDelay(t: LeaderTiming): number {
 }
 
 /**
- * How long a follower waits before its fallback takes a lease it last saw held on a session and
- * now sees vacant or gone, at the least. A term end its holder did not write reaches it through its
- * session (the lease stream's mark, read at each session renewal); with that function down too (an
- * operator's delete while the functions are down), only the holder's own backstop read of its lease
- * tells it — every `sessionBackstopMs`, jittered by up to a tenth — and it stops at once. So the
- * fallback waits that long, its renew deadline and a retry period more: the holder has stopped
- * before anyone takes the lease by fallback, and the holder keeps reading its lease rarely (what a
- * session saves). A lease not held on a session keeps `fallbackAfterMs`.
+ * How long a follower's fallback waits before it takes a lease last seen held on a session: the
+ * holder's own backstop read (every `sessionBackstopMs`, jittered by a tenth), its renew deadline
+ * and a retry period — the holder has stopped first (docs/architecture.md, "A term on a session, judged").
  */
 export function sessionFallbackMs(o: { readonly sessionBackstopMs: number; readonly renewDeadlineMs: number; readonly retryPeriodMs: number }): number {
   return Math.ceil(1.1 * o.sessionBackstopMs) + o.renewDeadlineMs + o.retryPeriodMs;
@@ -938,6 +808,10 @@ export interface Moment {
   readonly offset: number;
   /** The clock's jumps so far: a term won while it jumped is given back. */
   readonly jumps: number;
+  /** The session a write of this worker's term names: its live session's, null (take the term off one that ended), or undefined (no session option). */
+  readonly session?: string | null | undefined;
+  /** Whether wakes reach this worker now. */
+  readonly pushLive?: boolean;
 }
 
 /** The part of the record a renewal changes: what client-go compares to reset observedTime. */
@@ -1086,11 +960,7 @@ export type FollowerEffect =
   | { readonly kind: 'endChanged'; readonly term: Term }
   | { readonly kind: 'acquire'; readonly read: LeaseRead; readonly electedBy: 'self' | 'successor' }
   | { readonly kind: 'release'; readonly term: Term }
-  /**
-   * Lead `term`, won by the write sent at `sentAt` (the shell's Leadership.start); `confirmed`: then
-   * act on the renewal's row; `handed`: led from the read of a hand-over (`sentAt`: leadFromRead's
-   * anchor), then confirm it as the leader's first renewal.
-   */
+  /** Lead `term`, won by the write sent at `sentAt` (taken by decide: follow); `confirmed`: act on the renewal's row; `handed`: led from the read of a hand-over, confirmed by its first renewal. */
   | { readonly kind: 'lead'; readonly term: Term; readonly sentAt: number; readonly lease: Lease; readonly confirmed: boolean; readonly handed: boolean }
   /** onNewLeader. */
   | { readonly kind: 'newLeader'; readonly holder: string }
@@ -1104,18 +974,11 @@ export type FollowerEffect =
 type Out = { readonly state: FollowerState; readonly effects: FollowerEffect[] };
 
 /**
- * Whether the times this worker would write at `at` are within maxClockErrorMs of DynamoDB's clock
- * (`at.clock`). If not, the caller does not write them: a clock skew prevention, counted, and
- * reported once per spell — at once after a jump, otherwise once it has lasted a lease duration
- * (the first responses of a start-up settle the estimate; that is no fault).
- *
- * `settling`: for an acknowledgement, a doubt that is about to clear does not count. An answer
- * carries no time the coordinator relies on (it judges the copy of its own ping), and a worker that
- * does not answer is written off until it renews on its own — minutes. Such a worker is elected
- * only to confirm the term a poll later, once the next responses have settled the estimate; a
- * worker whose doubt lasts (no Date header, responses too slow) does not answer.
+ * Whether the times this worker would write at `at` are within maxClockErrorMs of DynamoDB's clock:
+ * if not, a prevention, reported once per spell; `settling`: for an acknowledgement, a doubt about
+ * to clear does not count (docs/architecture.md, "The clock in doubt").
  */
-export function judgeClock(state: FollowerState, at: Moment, leaseDurationMs: number, settling = false): { readonly state: FollowerState; readonly trusted: boolean; readonly report?: ClockDoubt } {
+export function judgeClock<S extends FollowerState>(state: S, at: Moment, leaseDurationMs: number, settling = false): { readonly state: S; readonly trusted: boolean; readonly report?: ClockDoubt } {
   const c = at.clock;
   if (c.ok) return { state: state.doubt === undefined ? state : { ...state, doubt: undefined }, trusted: true };
   const doubt = state.doubt ?? { since: at.now, reported: false };
@@ -1126,8 +989,15 @@ export function judgeClock(state: FollowerState, at: Moment, leaseDurationMs: nu
   return { state: counted, trusted: false };
 }
 
+/** judgeClock, its report told (onError, once per spell). */
+function vouch<S extends FollowerState>(s: FollowerSettings, st: S, at: Moment, fx: { push(e: { kind: 'clockSkew'; doubt: ClockDoubt }): unknown }, settling = false): { readonly state: S; readonly trusted: boolean } {
+  const j = judgeClock(st, at, s.leaseDurationMs, settling);
+  if (j.report) fx.push({ kind: 'clockSkew', doubt: j.report });
+  return j;
+}
+
 /** A write not made, or a term stopped, for the clock (`jumpMs`: a jump, reported at once). */
-export function prevented(state: FollowerState, now: number, jumpMs?: number): { readonly state: FollowerState; readonly report?: ClockDoubt } {
+export function prevented<S extends FollowerState>(state: S, now: number, jumpMs?: number): { readonly state: S; readonly report?: ClockDoubt } {
   const counted = { ...state, preventions: state.preventions + 1 };
   if (jumpMs === undefined) return { state: counted };
   return { state: { ...counted, doubt: { since: state.doubt?.since ?? now, reported: true } }, report: { reason: 'jumped', jumpMs } };
@@ -1203,25 +1073,10 @@ function isStale(st: FollowerState, read: LeaseRead): boolean {
   return read.revision < o.revision && read.item.fencingToken <= o.token;
 }
 
-/**
- * How stale a session read may be: a read of the session serves every elector of the process that
- * wants one about then — the successor and the second successor share one sent since the renewal
- * they aim at (they time the holder's renewals: sessionShareMs), others one up to a quarter of the
- * margin between the renew deadline and the term, and
- * anyone one still in flight that was sent within that margin. A judgement from a read sent that
- * much earlier is still sound: any renewal landing after it was sent after the holder's own
- * deadline (see Session).
- */
+/** How stale a session read may be and its judgement still sound: any renewal landing after it was sent comes after the holder's own deadline. */
 const sessionMargin = (s: FollowerSettings): number => Math.max(SHARED_READ_MS, Math.min(s.retryPeriodMs, (s.leaseDurationMs - s.renewDeadlineMs) / 4));
 
-/**
- * The term `l` as this follower judges it with the session row it names (`row`): held by a holder
- * on no session, by its own stamp, as the coordinator judges it (effectiveLease); on a session that
- * vouches for its holder (sessionStanding), renewed by the later of the two stamps; on one that
- * does not (gone, or another process's: the lease's `session` was rewritten under its holder),
- * lasting sessionFallbackMs from when it was first seen — the holder's own backstop read, which
- * ends a term it finds moved off its session, comes first — as a lease duration of that length.
- */
+/** The term `l` as judged with the session row it names (docs/architecture.md, "A term on a session, judged"). */
 function judged(s: FollowerSettings, l: Lease, row: SessionRead['row']): Lease {
   const stamp = row && { name: row.name, renewTime: row.renewTime, process: row.process };
   const standing = sessionStanding(l, stamp);
@@ -1272,8 +1127,7 @@ export function followerStep(s: FollowerSettings, state: FollowerState, e: Follo
     case 'reported': {
       if (p?.kind !== 'report') return done(state, fx);
       if (e.lease !== undefined && s.candidate) {
-        const j = judgeClock(state, at, s.leaseDurationMs, true);
-        if (j.report) fx.push({ kind: 'clockSkew', doubt: j.report });
+        const j = vouch(s, state, at, fx, true);
         if (j.trusted) return waiting(j.state, { ...p, kind: 'reportAck' }, fx, { kind: 'renewCandidate', conflictIsNothing: true });
         return afterReport(s, j.state, p.raw, p.d, at, fx);
       }
@@ -1378,8 +1232,7 @@ function polled(s: FollowerSettings, state: FollowerState, raw: LeaseRead, view:
     const c = termToConfirm(view.item!, st.ledToken, st.endedToken);
     if (c.end) return done(st, [...fx, { kind: 'endChanged', term: c.term }]);
     // not confirmed while the clock is in doubt: the coordinator's short first term runs out, or the doubt clears first
-    const j = judgeClock(st, at, s.leaseDurationMs);
-    if (j.report) fx.push({ kind: 'clockSkew', doubt: j.report });
+    const j = vouch(s, st, at, fx);
     if (!j.trusted) return done({ ...j.state, leaseReadAt: undefined }, fx);
     // handed over: led from this read, confirmed after (leadFromRead); an eventually consistent copy is read again first
     const clock = at.clock.ok ? { offset: at.offset, errorMs: 1 + (s.clockMeasured ? at.clock.errorMs : s.stampErrorMs) } : undefined; // (+1: stamps are whole ms)
@@ -1390,8 +1243,7 @@ function polled(s: FollowerSettings, state: FollowerState, raw: LeaseRead, view:
   }
   // An answer makes this worker electable: not while it cannot tell DynamoDB's time for long.
   if (d.answer !== undefined && s.candidate) {
-    const j = judgeClock(st, at, s.leaseDurationMs, true);
-    if (j.report) fx.push({ kind: 'clockSkew', doubt: j.report });
+    const j = vouch(s, st, at, fx, true);
     if (j.trusted) return waiting(j.state, { kind: 'answer', raw, d }, fx, { kind: 'renewCandidate', conflictIsNothing: false });
     st = d.answer !== 'unanswered' ? { ...j.state, unanswered: true } : j.state;
   }
@@ -1415,8 +1267,7 @@ function afterReport(s: FollowerSettings, state: FollowerState, raw: LeaseRead, 
 
 /** Direct acquisition (NoCoordination, the fallback, or as the designated successor), conditioned on the revision read. */
 function acquire(s: FollowerSettings, state: FollowerState, read: LeaseRead, then: Attempt, at: Moment, fx: FollowerEffect[]): Out {
-  const j = judgeClock(state, at, s.leaseDurationMs);
-  if (j.report) fx.push({ kind: 'clockSkew', doubt: j.report });
+  const j = vouch(s, state, at, fx);
   if (!j.trusted) return attempted(s, j.state, then, false, at, fx);
   return waiting(j.state, { kind: 'acquire', read, then, jumps: at.jumps, sentAt: at.now }, fx, { kind: 'acquire', read, electedBy: then === 'self' ? 'self' : 'successor' });
 }
@@ -1459,4 +1310,381 @@ export function followerDelay(s: FollowerSettings, st: FollowerState, now: numbe
     sessionHeld: sessionHeld(st),
     random,
   });
+}
+
+// ---- the elector's step: following and leading, one record ----
+
+/** The term this worker leads: what the leader's decisions change, since when (monotonic) it leads, and which of this start-up's terms it is. */
+export interface Lead extends LeaderTerm {
+  readonly since: number;
+  /** This start-up's terms so far, this one included: an answer or a timer of an earlier term changes nothing. */
+  readonly no: number;
+}
+
+/** What an elector knows between events, in one record replaced by each step: following (`lead` undefined) or leading. */
+export interface State extends FollowerState {
+  readonly lead: Lead | undefined;
+  /** Terms this start-up has led. */
+  readonly terms: number;
+}
+
+export const START: State = { ...FOLLOWING, lead: undefined, terms: 0 };
+
+/** The settings an elector decides by (its options, resolved), and the decisions it calls through (a planted bug's, in the simulator). */
+export interface Settings extends FollowerSettings {
+  readonly decideLeader: typeof decideLeader;
+  /** What a leader whose work failed does with its term (the `onLeaderWorkFailure` option). */
+  readonly onWorkFailure: 'keep' | 'giveUp';
+  readonly releaseOnCancel: boolean;
+  /** A cancelled leader hands over at once, not at its next renewal slot (withLease). */
+  readonly promptly: boolean;
+  /** How long after a renewal was sent the next goes out. */
+  readonly cadenceMs: number;
+  /** NoCoordination without a renewIntervalMs of its own: a leader steps every retry period, as client-go's. */
+  readonly everyRetryPeriod?: boolean;
+}
+
+/**
+ * How long until the elector's next step, after one that did not fail: the leader's (leaderDelay)
+ * or the follower's (nextReadDelay), shortened while the clock is in doubt (stepDelay). `draw`: a
+ * random number, drawn only when it is used (the simulator replays the same draws).
+ */
+export function nextStepDelay(s: Settings, st: State, at: Moment, draw: () => number): number {
+  const l = st.lead;
+  const pushLive = at.pushLive === true;
+  let planned: number;
+  if (l) {
+    const onLiveSession = l.session !== undefined && at.session === l.session;
+    // as rarely as its followers: a term ended while the functions are down is not taken by a follower's fallback before this read (sessionFallbackMs)
+    const holderBackstopMs = SESSION_QUIET_LEASES * s.leaseDurationMs;
+    planned = leaderDelay({ onLiveSession, pushLive, holderBackstopMs, retrying: l.retrying, everyRetryPeriod: s.everyRetryPeriod === true, retryPeriodMs: s.retryPeriodMs, cadenceMs: s.cadenceMs, renewedAt: l.renewedAt, now: at.now, random: onLiveSession && pushLive ? draw() : 0 });
+  } else planned = followerDelay(s, st, at.now, pushLive, draw());
+  const clockKnown = at.clock.ok;
+  return stepDelay({ planned, clockKnown, random: clockKnown ? 0 : draw(), wakeAt: l ? undefined : st.wakeAt, now: at.now });
+}
+
+/** One thing an elector learnt: a follower's event, or one of these. */
+export type Event =
+  | FollowerEvent
+  /** The renew deadline's timer of term `no` fired. */
+  | { readonly kind: 'deadline'; readonly no: number }
+  /** Someone asked whether it leads (isLeader): the renew deadline is judged now. */
+  | { readonly kind: 'asked' }
+  /** Its session was renewed by a write sent at `sentAt` (answered now); `ended`: the row's marks of terms ended. */
+  | { readonly kind: 'sessionRenewed'; readonly name: string; readonly sentAt: number; readonly ended: Readonly<Record<string, number>> }
+  /** Its session ended: the leader renews its term itself from now on. */
+  | { readonly kind: 'sessionEnded'; readonly name: string }
+  /** The measurement of DynamoDB's time jumped by `jumpMs`. */
+  | { readonly kind: 'clockJump'; readonly jumpMs: number }
+  /** The work of term `no` (token `token`) failed: onStartedLeading rejected or threw. */
+  | { readonly kind: 'workFailed'; readonly no: number; readonly token: number; readonly cause: unknown }
+  /** run() was cancelled: step down. */
+  | { readonly kind: 'cancel' }
+  /** A leader's read or write answered (`failed`: a fault, already reported); `rest`: what it does next. */
+  | { readonly kind: 'answer'; readonly rest: readonly Next[]; readonly lease?: Lease | undefined; readonly row?: Candidate | undefined; readonly ok?: boolean; readonly failed?: boolean };
+
+/**
+ * What the shell carries out, in this order: a follower's effects (but `lead`), or these. At most
+ * one read or write that has a `rest`, last: its answer is the next event (`answer`, with `rest`).
+ */
+export type Effect =
+  | Exclude<FollowerEffect, { readonly kind: 'lead' }>
+  /** Arm the renew deadline's timer of term `no` for monotonic `at`. */
+  | { readonly kind: 'armDeadline'; readonly at: number; readonly no: number }
+  /** Start the leader's work (onStartedLeading) for term `no`. */
+  | { readonly kind: 'started'; readonly term: Term; readonly no: number; readonly rest: readonly Next[] }
+  /** Stop acting (onStoppedLeading with `reason`, the work's signal aborted, the deadline's timer cancelled). */
+  | { readonly kind: 'stop'; readonly reason: StopReason; readonly token: number }
+  /** End `term` on a row rewritten under it, in the background. */
+  | { readonly kind: 'endTerm'; readonly term: Term }
+  /** Renew `term` (onto `session`, or off one: null). A fault is reported, and answered `failed`. */
+  | { readonly kind: 'renew'; readonly term: Term; readonly session: string | null | undefined; readonly rest: readonly Next[] }
+  /** Read the lease (a fault is thrown, or with `reportFault`, reported and answered `failed`). */
+  | { readonly kind: 'look'; readonly consistent: boolean; readonly reportFault: boolean; readonly rest: readonly Next[] }
+  /** Read the heir's candidate row: `early`, in the background for a later hand-over; `reuse`, the one read early. A fault is reported, and answered `failed`. */
+  | { readonly kind: 'readHeir'; readonly name: string; readonly early: boolean; readonly reuse: boolean; readonly rest: readonly Next[] }
+  /** Hand `term` to `heir` in one write (answered `ok`; a fault is reported, and answered not ok). */
+  | { readonly kind: 'handOver'; readonly term: Term; readonly heir: Heir; readonly leaseTransitions: number; readonly secondNamed: boolean; readonly rest: readonly Next[] }
+  /** Release `term` (a fault is reported: the term runs out). */
+  | { readonly kind: 'releaseTerm'; readonly term: Term; readonly rest: readonly Next[] }
+  /** Renew the candidacy (an acknowledgement, or alive after yielding). */
+  | { readonly kind: 'renewCandidacy'; readonly rest: readonly Next[] }
+  /** Lead on `ms` before handing over (a cancelled leader). */
+  | { readonly kind: 'sleep'; readonly ms: number; readonly rest: readonly Next[] }
+  /** Tell onError the leader's work failed, and what became of the term. */
+  | { readonly kind: 'workFailure'; readonly token: number; readonly outcome: 'givenUp' | 'kept' | 'ended'; readonly cause: unknown }
+  /** Stepped down: the term led (handed over or not: the shell releases it after withdrawing the candidacy), or none. */
+  | { readonly kind: 'steppedDown'; readonly led: { readonly term: Term; readonly handed: boolean } | undefined };
+
+/** What a leader does once a read or write answers (the head of `rest`), then the rest. */
+export type Next =
+  /** A renewal of term `no` sent at `sentAt` answered. */
+  | { readonly k: 'renewed'; readonly no: number; readonly sentAt: number }
+  /** A read of its lease answered; `recheck`: an eventually consistent copy older than `rev` (or none) is read again. */
+  | { readonly k: 'read'; readonly no: number; readonly rev: number; readonly recheck: boolean }
+  /** A cancelled leader's read of its lease answered: a successor may have been named since the last renewal. */
+  | { readonly k: 'refreshed'; readonly no: number }
+  /** Yield to a preferred holder, or answer an open election, as `lease` says. */
+  | { readonly k: 'after'; readonly lease: Lease }
+  /** The leader's step, if it still leads (a handed term's confirmation). */
+  | { readonly k: 'step' }
+  /** The follower learns whether it leads the term won. */
+  | { readonly k: 'led'; readonly ok: boolean }
+  /** The heir's candidate row answered: hand over if it is that process's and the clock permits. */
+  | { readonly k: 'heirRow'; readonly term: Term; readonly heir: { readonly name: string; readonly instance: string }; readonly leaseTransitions: number; readonly secondNamed: boolean }
+  /** Released unless handed over. */
+  | { readonly k: 'releaseUnlessHanded'; readonly term: Term }
+  | { readonly k: 'stepNow' }
+  /** Renew the candidacy, if any: still alive after yielding. */
+  | { readonly k: 'rejoin' }
+  | { readonly k: 'acked'; readonly election: string }
+  /** A cancelled leader, refreshed: leads on until the heir reads, then hands over. */
+  | { readonly k: 'leadOn'; readonly named: string | undefined }
+  | { readonly k: 'handOffNow'; readonly heir: { readonly name: string; readonly instance: string } | undefined; readonly named: string | undefined }
+  | { readonly k: 'down'; readonly term: Term };
+
+type Step = { readonly state: State; readonly effects: Effect[] };
+const STEP_NOW: Effect = { kind: 'stepNow' };
+
+/**
+ * The elector's step: its record after `e`, decided at `at`, and what the shell carries out. A
+ * follower's events go to followerStep; a term it wins is led here, and the leader's order of
+ * actions — renew, read instead when the clock is in doubt, yield or acknowledge, give up, hand
+ * over — is this function's, each read's or write's answer fed back as an `answer`.
+ */
+export function decide(s: Settings, state: State, e: Event, at: Moment): Step {
+  const fx: Effect[] = [];
+  const lead = state.lead;
+  switch (e.kind) {
+    case 'poll':
+      if (lead) return leaderStepNow(s, state, lead, e.woken, at, fx);
+      break;
+    case 'answer':
+      return go(s, state, e.rest, e, at, fx);
+    case 'deadline':
+      return { state: lead?.no === e.no ? apply(s, state, lead, { kind: 'deadline', now: at.now }, at, fx) : state, effects: fx };
+    case 'asked':
+      return { state: lead ? apply(s, state, lead, { kind: 'asked', now: at.now }, at, fx) : state, effects: fx };
+    case 'sessionRenewed':
+      return { state: lead ? apply(s, state, lead, { kind: 'sessionRenewed', name: e.name, sentAt: e.sentAt, now: at.now, ended: e.ended }, at, fx) : state, effects: fx };
+    case 'sessionEnded':
+      return { state: lead ? apply(s, state, lead, { kind: 'sessionEnded', name: e.name }, at, fx) : state, effects: fx };
+    case 'clockJump': {
+      // its deadline (monotonic) and its last stamp can no longer be vouched for: it stops at once
+      if (!lead) return { state, effects: fx };
+      const p = prevented(stopTerm(state, lead, 'renewDeadline', fx), at.now, e.jumpMs);
+      if (p.report) fx.push({ kind: 'clockSkew', doubt: p.report });
+      return { state: p.state, effects: fx };
+    }
+    case 'workFailed': {
+      // a leader whose work died does not keep the lease doing nothing (unless the options say keep)
+      const current = lead?.no === e.no;
+      const keep = s.onWorkFailure === 'keep';
+      fx.push({ kind: 'workFailure', token: e.token, outcome: !current ? 'ended' : keep ? 'kept' : 'givenUp', cause: e.cause });
+      return current && !keep ? giveUp(s, state, lead, 'workFailed', [], at, fx) : { state, effects: fx };
+    }
+    case 'cancel': {
+      // With an heir, lead on until the next renewal would be due, then hand the term over. The
+      // heir's candidate row is read beside the refresh (it is almost always the heir then).
+      const named = lead && s.releaseOnCancel ? heirOf(s, lead.lease) : undefined;
+      if (named) fx.push({ kind: 'readHeir', name: named.name, early: true, reuse: false, rest: [] });
+      const rest: Next[] = [{ k: 'leadOn', named: named?.name }];
+      if (lead && s.releaseOnCancel && s.mode === 'coordinated') return look(state, true, true, [{ k: 'refreshed', no: lead.no }, ...rest], fx);
+      return go(s, state, rest, {}, at, fx);
+    }
+  }
+  return follow(s, state, e, at, fx);
+}
+
+/** A follower's event: followerStep; a term it won is led (start). */
+function follow(s: Settings, state: State, e: FollowerEvent, at: Moment, fx: Effect[]): Step {
+  const out = followerStep(s, state, e, at);
+  const st = out.state as State;
+  const last = out.effects.at(-1);
+  if (last?.kind !== 'lead') return { state: st, effects: [...fx, ...(out.effects as Effect[])] };
+  fx.push(...(out.effects.slice(0, -1) as Effect[]));
+  // never a term whose renew deadline has passed (a frozen process, a late answer): given back, never led
+  if (at.now >= last.sentAt + s.renewDeadlineMs) return { state: st, effects: [...fx, { kind: 'releaseTerm', term: last.term, rest: [{ k: 'led', ok: false }] }] };
+  const no = st.terms + 1;
+  const led = note(s, st, { kind: 'leading' }, at, fx);
+  const lead: Lead = { term: last.term, renewedAt: last.sentAt, renewals: 0, retrying: false, lease: last.lease, session: last.lease.session, since: last.sentAt, no };
+  // a confirmed term acts on its renewal's row; a handed one is confirmed now by the leader's first renewal
+  const rest: Next[] = [...(last.confirmed ? [{ k: 'after', lease: last.lease } as const] : []), ...(last.handed ? [{ k: 'step' } as const] : []), { k: 'led', ok: true }];
+  fx.push({ kind: 'armDeadline', at: last.sentAt + s.renewDeadlineMs, no }, { kind: 'started', term: last.term, no, rest });
+  return { state: { ...led, lead, terms: no }, effects: fx };
+}
+
+/** A follower's event that asks for no read or write (the leader's own reads and writes): its record after it. */
+function note(s: Settings, st: State, e: FollowerEvent, at: Moment, fx: Effect[]): State {
+  const out = followerStep(s, st, e, at);
+  fx.push(...(out.effects as Effect[]));
+  return out.state as State;
+}
+
+/** Stops `lead`. */
+function stopTerm(st: State, lead: Lead, reason: StopReason, fx: Effect[]): State {
+  fx.push({ kind: 'stop', reason, token: lead.term.fencingToken });
+  return { ...st, lead: undefined };
+}
+
+/** Carries out the leader's decision on `o` (decideLeader): stops the term (ending it on the row, looking at once), extends it, or records the row it saw. */
+function apply(s: Settings, st: State, lead: Lead, o: LeaderObservation, at: Moment, fx: Effect[]): State {
+  const d = s.decideLeader(s, { ...lead.term, instance: s.instance, renewedAt: lead.renewedAt, session: lead.session }, o);
+  switch (d.kind) {
+    case 'stop': {
+      let next = stopTerm(st, lead, d.reason, fx);
+      if (d.endTerm) {
+        // the follower never confirms this term again, its end in flight or not (termToConfirm)
+        next = note(s, next, { kind: 'ending', token: lead.term.fencingToken }, at, fx);
+        fx.push({ kind: 'endTerm', term: lead.term });
+      }
+      if (d.look) fx.push(STEP_NOW); // read the lease now: a successor may be named, an election open
+      return next;
+    }
+    case 'look':
+      fx.push(STEP_NOW);
+      return st;
+    case 'renewed':
+      fx.push({ kind: 'armDeadline', at: d.renewedAt + s.renewDeadlineMs, no: lead.no });
+      return { ...st, lead: { ...lead, renewedAt: d.renewedAt, renewals: lead.renewals + 1, retrying: false, ...(d.lease ? { lease: d.lease, session: d.lease.session } : {}) } };
+    case 'seen':
+      return { ...st, lead: { ...lead, lease: d.lease } };
+    case 'none':
+      return st;
+  }
+}
+
+const look = (state: State, consistent: boolean, reportFault: boolean, rest: readonly Next[], fx: Effect[]): Step => ({ state, effects: [...fx, { kind: 'look', consistent, reportFault, rest }] });
+
+/**
+ * The leader's step: renews its term — or, held on its live session, only reads the lease (a
+ * backstop for a lost wake); woken, it reads the lease (consistently). A renewal it could not stamp
+ * with a time it vouches for is not sent: a read instead brings the next response's Date, and the
+ * renew deadline stops it unless the doubt clears first.
+ */
+function leaderStepNow(s: Settings, state: State, lead: Lead, woken: boolean, at: Moment, fx: Effect[], rest: readonly Next[] = []): Step {
+  if (woken) return look(state, true, false, [{ k: 'read', no: lead.no, rev: lead.lease?.revision ?? 0, recheck: false }, ...rest], fx);
+  if (lead.session !== undefined && at.session === lead.session) return look(state, false, false, [{ k: 'read', no: lead.no, rev: lead.lease?.revision ?? 0, recheck: true }, ...rest], fx);
+  const j = vouch(s, { ...state, lead: { ...lead, retrying: true } }, at, fx); // retrying until this renewal succeeds
+  if (!j.trusted) return look(j.state, true, false, rest, fx);
+  // onto the live session, or off one that ended
+  const session = at.session === null && lead.session === undefined ? undefined : at.session;
+  return { state: j.state, effects: [...fx, { kind: 'renew', term: lead.term, session, rest: [{ k: 'renewed', no: lead.no, sentAt: at.now }, ...rest] }] };
+}
+
+/** Yields to a preferred holder, or answers an open election (afterRenewal); then `rest`. */
+function after(s: Settings, st: State, lease: Lease, rest: readonly Next[], at: Moment, fx: Effect[]): Step {
+  const lead = st.lead;
+  if (!lead) return go(s, st, rest, {}, at, fx);
+  const next = afterRenewal(s, lease, { candidate: s.candidate, ackedElection: st.ackedElection });
+  // the preferred candidate is the successor (named at once): it reads right after this renewal, so the term is handed to it now
+  if (next.kind === 'yield') return giveUp(s, st, lead, 'preempted', [{ k: 'rejoin' }, ...rest], at, fx);
+  if (next.kind === 'ack') return { state: st, effects: [...fx, { kind: 'renewCandidacy', rest: [{ k: 'acked', election: next.election }, ...rest] }] };
+  return go(s, st, rest, {}, at, fx);
+}
+
+/** Stops the term and gives it to the successor: handed over when the coordinator named one, else released; then the elector steps at once. */
+function giveUp(s: Settings, state: State, lead: Lead, reason: 'preempted' | 'workFailed', rest: readonly Next[], at: Moment, fx: Effect[]): Step {
+  const heir = heirOf(s, lead.lease);
+  // the follower never confirms this term again while its hand-over or release is in flight (a poll
+  // beside it would read the row still in the term and lead it again: the model check's trace)
+  const st = note(s, stopTerm(state, lead, reason, fx), { kind: 'ending', token: lead.term.fencingToken }, at, fx);
+  if (!heir) return { state: st, effects: [...fx, { kind: 'releaseTerm', term: lead.term, rest: [{ k: 'stepNow' }, ...rest] }] };
+  return handOff(st, lead, heir, false, [{ k: 'releaseUnlessHanded', term: lead.term }, { k: 'stepNow' }, ...rest], fx);
+}
+
+/** Hands the term to `heir`: its candidate row read first (`reuse`: the one read early), then the write; `rest` is told whether it was handed. */
+function handOff(st: State, lead: Lead, heir: { readonly name: string; readonly instance: string }, reuse: boolean, rest: readonly Next[], fx: Effect[]): Step {
+  const l = lead.lease!;
+  const row: Next = { k: 'heirRow', term: lead.term, heir, leaseTransitions: l.leaseTransitions, secondNamed: l.secondSuccessor !== undefined || l.secondSuccessorInstance !== undefined };
+  return { state: st, effects: [...fx, { kind: 'readHeir', name: heir.name, early: false, reuse, rest: [row, ...rest] }] };
+}
+
+/** The leader's chain from an answer `a`: each of `rest` in order, until one waits on a read or write. */
+function go(s: Settings, state: State, rest: readonly Next[], a: Omit<Extract<Event, { kind: 'answer' }>, 'kind' | 'rest'>, at: Moment, fx: Effect[]): Step {
+  let st = state;
+  let ok = a.ok === true;
+  for (let i = 0; i < rest.length; i++) {
+    const n = rest[i]!;
+    const tail = rest.slice(i + 1);
+    const lead = st.lead?.no !== undefined && 'no' in n && n.no === st.lead.no ? st.lead : undefined;
+    switch (n.k) {
+      case 'renewed': {
+        // a fault: kept trying until the renew deadline (its timer stops the term there); an answer after the term stopped changes nothing
+        if (a.failed || !lead) break;
+        st = apply(s, st, lead, { kind: 'renewed', sentAt: n.sentAt, lease: a.lease }, at, fx);
+        const l = a.lease;
+        if (!st.lead || !l) break;
+        st = note(s, st, { kind: 'observed', read: { key: { name: s.leaseName }, item: l, revision: l.revision } }, at, fx);
+        return after(s, st, l, tail, at, fx);
+      }
+      case 'read': {
+        // an eventually consistent copy older than what this term last wrote or saw proves nothing
+        if (n.recheck && (a.lease === undefined || a.lease.revision < n.rev)) return look(st, true, false, [{ ...n, recheck: false }, ...tail], fx);
+        if (!lead) break;
+        st = note(s, st, { kind: 'claimIn', lease: a.lease }, at, fx);
+        st = apply(s, st, lead, { kind: 'read', lease: a.lease }, at, fx);
+        if (st.lead && a.lease) return after(s, st, a.lease, tail, at, fx);
+        break;
+      }
+      case 'refreshed': {
+        const l = a.lease;
+        if (!a.failed && l && lead && l.holderIdentity === lead.term.holderIdentity && l.fencingToken === lead.term.fencingToken) st = { ...st, lead: { ...lead, lease: l } };
+        break;
+      }
+      case 'after':
+        return after(s, st, n.lease, tail, at, fx);
+      case 'step':
+        if (st.lead) return leaderStepNow(s, st, st.lead, false, at, fx, tail);
+        break;
+      case 'led':
+        return follow(s, st, { kind: 'led', ok: n.ok, leading: st.lead !== undefined }, at, fx);
+      case 'heirRow': {
+        const row = a.failed ? undefined : a.row;
+        if (row?.identity !== n.heir.instance) {
+          ok = false;
+          break;
+        }
+        const j = vouch(s, st, at, fx);
+        st = j.state;
+        if (!j.trusted) {
+          ok = false;
+          break;
+        }
+        return { state: st, effects: [...fx, { kind: 'handOver', term: n.term, heir: { ...n.heir, platform: row.platform, address: row.address }, leaseTransitions: n.leaseTransitions, secondNamed: n.secondNamed, rest: tail }] };
+      }
+      case 'releaseUnlessHanded':
+        if (!ok) return { state: st, effects: [...fx, { kind: 'releaseTerm', term: n.term, rest: tail }] };
+        break;
+      case 'stepNow':
+        fx.push(STEP_NOW);
+        break;
+      case 'rejoin':
+        // still a candidate, and alive: else the coordinator passes over the holder it just replaced as departed
+        if (s.candidate) return { state: st, effects: [...fx, { kind: 'renewCandidacy', rest: tail }] };
+        break;
+      case 'acked':
+        st = { ...st, ackedElection: n.election };
+        break;
+      case 'leadOn': {
+        // a cancelled leader with an heir leads on until its next renewal would be due: the heir reads just after it
+        const l = st.lead;
+        const heir = l && s.releaseOnCancel ? heirOf(s, l.lease) : undefined;
+        const wait = heir && l ? handOffDelay({ promptly: s.promptly, pushLive: at.pushLive === true, retrying: l.retrying, renewals: l.renewals, since: l.since, renewedAt: l.renewedAt, cadenceMs: s.cadenceMs, leaseDurationMs: s.leaseDurationMs, now: at.now }) : 0;
+        const then: Next = { k: 'handOffNow', heir, named: n.named };
+        if (wait > 0) return { state: st, effects: [...fx, { kind: 'sleep', ms: wait, rest: [then, ...tail] }] };
+        return go(s, st, [then, ...tail], {}, at, fx);
+      }
+      case 'handOffNow': {
+        const l = st.lead;
+        if (!l) return { state: st, effects: [...fx, { kind: 'steppedDown', led: undefined }] };
+        st = stopTerm(st, l, 'cancelled', fx);
+        if (!n.heir) return { state: st, effects: [...fx, { kind: 'steppedDown', led: { term: l.term, handed: false } }] };
+        return handOff(st, l, n.heir, n.heir.name === n.named, [{ k: 'down', term: l.term }, ...tail], fx);
+      }
+      case 'down':
+        return { state: st, effects: [...fx, { kind: 'steppedDown', led: { term: n.term, handed: ok } }] };
+    }
+  }
+  return { state: st, effects: fx };
 }

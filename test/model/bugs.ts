@@ -12,7 +12,7 @@ import type { Landed, Row } from './lease-rows.js';
 
 export type ModelBug =
   | Extract<PlantedBug, 'leaderIgnoresRenewDeadline' | 'renewalIgnoresAnswer' | 'expiryByHolderTimestamp' | 'electionKeepsToken' | 'releaseWithoutTermCondition' | 'successorWithoutRevision' | 'renewalWithoutTokenCondition'>
-  /** The heir of a hand-over anchors the term it leads from its read at the read's end, not at the hand-over's stamp (lib/sdk/follower.ts leadFromRead). */
+  /** The heir of a hand-over anchors the term it leads from its read at the read's end, not at the hand-over's stamp (lib/sdk/step.ts leadFromRead). */
   | 'heirAnchorsAtRead';
 
 export function planted(bug: ModelBug, p: Protocol): Protocol {

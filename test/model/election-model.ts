@@ -1,44 +1,75 @@
 /**
  * The election as a transition system for the explorer (./explorer.ts): a few electors of one
- * lease, the coordinator, the lease row (./lease-rows.ts) and the candidate rows, driven by the
- * SDK's and the coordinator's own decision functions — decideFollower, isVacant, decideLeader, afterRenewal,
- * heirOf (lib/sdk), decideWithSuccession and plan (lib/election) — passed in as a `Protocol`, so a
- * test can hand it a wrapped (buggy) one.
+ * lease, the coordinator, the lease row (./lease-rows.ts) and the candidate rows. Each elector is
+ * the real step, lib/sdk/step.ts `decide(settings, State, event, moment) → { state, effects }`: its
+ * record is the step's own `State`, every event it learns goes through `decide`, and the model
+ * carries out the effects as lib/sdk/elector.ts's shell does (LeaderElector.feed, note and carry):
+ * a read or a write becomes a request on the row, and its answer the next event; the deadline's
+ * timer, the leader's work and the clock's jumps are events too. The model decides nothing an
+ * elector decides. The coordinator runs lib/election's decideWithSuccession and plan. The
+ * decisions come in through a `Protocol` (the Settings' decideFollower, decideLeader and
+ * leadFromRead, and the lock's writes), so a test can hand it a wrapped (buggy) one.
  *
  * What is nondeterministic, each choice a transition:
- * - who steps, and when: any elector may poll (a follower), renew or read (a leader) at any moment,
- *   and the coordinator may reconcile at any moment. This is every timing of polls, renewals,
- *   ticks, stream records and wakes at once — a wake only makes a worker read — so the cadence
- *   functions (nextReadDelay, leaderDelay, RenewalPhase) are not needed for safety and not run;
+ * - who steps, and when: any elector whose loop is idle may take its next step (the 'poll' event:
+ *   a follower reads, a leader renews, or reads its lease if a wake came) at any moment, and the
+ *   coordinator may reconcile at any moment. This is every timing of polls, renewals and ticks at once, so the cadence functions
+ *   (followerDelay, leaderDelay, RenewalPhase) only time reads and are not needed for safety;
  * - every request is in flight until the explorer lands it: late (time passes meanwhile), before or
  *   after others (reordered), or never. Within the fault budget: a request's answer arrives later
- *   than it landed, or not at all (a timeout: the sender gives up; a request that had not landed
+ *   than it landed, or not at all (a timeout: the shell's step fails; a write that had not landed
  *   may still land later, or never — a lost write);
- * - time: a tick advances the true time by one unit; a leader's renew deadline timer fires at the
- *   first tick at or past it (it is on the monotonic clock);
+ * - wakes: a hand-over, release or end an elector wrote is announced to every other elector
+ *   (LeaderElector.ended); each wake is delivered (the 'wake' event) at any moment, in any order,
+ *   or lost;
+ * - time: a tick advances the true time by one unit; a leader's renew deadline timer (armed by the
+ *   step's 'armDeadline' effect) fires at the first tick at or past it (it is on the monotonic clock);
  * - clocks: each elector's stamp clock (DynamoDB's time as it measures it) is off by one of
  *   `stampOffsetsMs`, within ±maxClockErrorMs, and may jump to another within the bound
- *   (`clockJumps` times); monotonic clocks run at true rate;
- * - faults a run can meet: the leader's work fails (`workFailures`); an operator moves the lease's
- *   fencing token under its holder, leaving the term's copy (`tokenMoves`);
+ *   (`clockJumps` times): its StampClock then counts the jump (the 'clockJump' event) and is in
+ *   doubt for its next CONFIRMATIONS answers; monotonic clocks run at true rate;
+ * - faults a run can meet: the leader's work fails (`workFailures`: the 'workFailed' event, at any
+ *   moment of a term, its give-up carried out beside the loop, as LeaderElector.note does); an
+ *   operator moves the lease's fencing token under its holder (`tokenMoves`);
  * - where it starts: no lease row yet (every candidate just registered), or `held` — the first
  *   elector leads a confirmed term naming the second successor, as an election leaves it, so a
  *   hand-off (the leader's work failing) and what the heir does with it are a few steps away.
  *
- * The order that turns decisions into requests — the follower's poll (lib/sdk/step.ts
- * followerStep: polled, rest, acquire, attempted) and the leader's (lib/sdk/elector.ts Leadership
- * apply/step/giveUp, TermWrites) — is followed here line by line, in the functions named after
- * them below.
+ * Not modelled: sessions (no lease is held on one: no 'readSession' effect is ever asked for),
+ * eventually consistent reads returning an older row, the push path's health (pushLive false), a
+ * cancelled leader's step-down, faults on the candidates table (its writes and reads land at once).
  */
 import type { Candidate } from '../../lib/schemas/candidate.js';
 import { ElectionConfigSchema, type ElectionConfig, type ElectionConfigInput } from '../../lib/schemas/config.js';
 import { acquisition } from '../../lib/sdk/lock.js';
 import type { Lease } from '../../lib/schemas/lease.js';
 import type { RowPatch } from '../../lib/schemas/common.js';
-import type { Heir, Term } from '../../lib/stores/lease-store.js';
-import { decideFollower, isVacant, leadFromRead, watchesTerm, type FollowerDecision, type FollowerView } from '../../lib/sdk/step.js';
+import type { Heir, LeaseRead, Term } from '../../lib/stores/lease-store.js';
+import {
+  decide,
+  decideFollower,
+  decideLeader,
+  FOLLOWING,
+  inTerm,
+  leadFromRead,
+  RenewalPhase,
+  SESSION_QUIET_LEASES,
+  sessionFallbackMs,
+  STAMP_ERROR_MS,
+  START,
+  type Effect,
+  type Event,
+  type FollowerDecision,
+  type FollowerState,
+  type FollowerView,
+  type Lead,
+  type Moment,
+  type Next,
+  type Settings,
+  type State,
+} from '../../lib/sdk/step.js';
+import { CONFIRMATIONS } from '../../lib/sdk/server-clock.js';
 import { nextFencingToken } from '../../lib/schemas/fencing-token.js';
-import { afterRenewal, decideLeader, heirOf, inTerm, type LeaderStep } from '../../lib/sdk/step.js';
 import { decideWithSuccession } from '../../lib/election/successor.js';
 import { isNoop, pingsToWithdraw, type Decision } from '../../lib/election/decide.js';
 import { plan } from '../../lib/election/plan.js';
@@ -51,23 +82,21 @@ export interface Environment {
   readonly wallNow: number;
 }
 
-/** The decisions the model runs: the real ones by default (`realProtocol`), or a test's wrapped ones. */
+/** The decisions the model runs, as the elector's Settings take them (sim/bugs.ts plants there too): the real ones by default (`realProtocol`), or a test's wrapped ones. */
 export interface Protocol {
+  /** Settings.decideFollower: the follower's decision on a poll. */
   readonly decideFollower: (v: FollowerView, env: Environment) => FollowerDecision;
-  /** The successor's second look after its takeover lost a race. */
-  readonly isVacant: typeof isVacant;
+  /** Settings.decideLeader: the leader's decision on an observation. */
   readonly decideLeader: typeof decideLeader;
-  readonly afterRenewal: typeof afterRenewal;
-  readonly heirOf: typeof heirOf;
-  /** Whether an heir leads a handed term from its read (before confirming it), and from when. */
+  /** Settings.leadFromRead: whether an heir leads a handed term from its read (before confirming it), and from when. */
   readonly leadFromRead: typeof leadFromRead;
   readonly decideCoordinator: typeof decideWithSuccession;
   readonly plan: typeof plan;
-  /** The lease row's conditional writes. */
+  /** The lease row's conditional writes (the lock's). */
   readonly rows: LeaseRows;
 }
 
-export const realProtocol: Protocol = { decideFollower, isVacant, decideLeader, afterRenewal, heirOf, leadFromRead, decideCoordinator: decideWithSuccession, plan, rows: leaseRows };
+export const realProtocol: Protocol = { decideFollower: (v) => decideFollower(v), decideLeader, leadFromRead, decideCoordinator: decideWithSuccession, plan, rows: leaseRows };
 
 export interface ModelConfig {
   readonly electors: number;
@@ -126,10 +155,11 @@ export const SMALL: ModelConfig = {
 };
 
 const LEASE = 'model';
+const KEY = { name: LEASE };
 /** True time starts here (units): far enough from 0 that every stamp and token is positive. */
 const T0 = 1_000_000;
 
-/** A request in flight and what its answer is for. */
+/** A request on the lease row in flight. */
 type Request =
   | { readonly kind: 'read' }
   | { readonly kind: 'write'; readonly read: RowRead; readonly patch: RowPatch<Lease> }
@@ -138,54 +168,58 @@ type Request =
   | { readonly kind: 'release'; readonly term: Term; readonly now: number }
   | { readonly kind: 'endChanged'; readonly termToken: number; readonly lastHolder: string; readonly now: number };
 
-type Purpose = 'poll' | 'leaderRead' | 'renew' | 'confirm' | 'acquire' | 'secondLook' | 'report' | 'handOver' | 'release' | 'endChanged';
+/**
+ * What the shell makes of a request's answer (LeaderElector.carry's `answer`, `conflict` and
+ * `fault`): a follower's event, or the leader's `answer` with its `rest` — the lease it returned
+ * (`lease`), whether it landed (`ok`), or nothing (`none`). On a fault (a timeout): `throw` ends
+ * the chain (feed throws), `failed` answers `failed: true`, `quiet` answers as if refused
+ * (LeaderElector.ended reports the fault and the term runs out).
+ */
+type Then =
+  | { readonly kind: 'leaseRead' | 'confirmed' | 'acquired' | 'reported' | 'released' | 'endChanged' }
+  | { readonly kind: 'answer'; readonly rest: readonly Next[]; readonly as: 'lease' | 'ok' | 'none'; readonly onFault: 'throw' | 'failed' | 'quiet' };
 
 interface Op {
-  readonly purpose: Purpose;
   readonly req: Request;
+  readonly then: Then;
   /** Monotonic send time. */
   readonly sentAt: number;
-  /** The term the request is for (a renewal, a confirmation, a hand-off). */
-  readonly term?: Term;
-  /** The read an acquisition or a vacancy report is conditioned on. */
-  readonly read?: RowRead;
-  /** After a vacancy report: the fallback's acquisition (step.ts afterReport). */
-  readonly thenAcquire?: boolean;
-  /** An acquisition as the designated successor (step.ts attempted), and whether it is the second try. */
-  readonly successor?: 'first' | 'second';
   /** Slow (the fault budget): it may land after time passed, be answered late, or time out. Others land within the unit they are sent in. */
   readonly slow?: boolean;
   /** Landed already; its answer not delivered yet. */
   readonly landed?: Landed;
 }
 
-interface Leading {
-  readonly term: Term;
-  /** Monotonic send time of the last renewal: the term is safe until renewedAt + renewDeadline. */
-  readonly renewedAt: number;
-  readonly lease: Lease | undefined;
-  /** Led from a read of the hand-over, not yet renewed (leadFromRead). */
-  readonly fromRead?: true;
+/** A write nobody waits for (a timed-out request, a leader's endTerm): it may still land. */
+interface Orphan {
+  readonly req: Request;
+  /** Who wrote it, if its landing is announced to the others (LeaderElector.ended's wake). */
+  readonly by?: number;
 }
 
-interface Elector {
+export interface Elector {
   readonly name: string;
   readonly instance: string;
   readonly stampOffset: number;
   readonly wallOffset: number;
-  /** FollowerState.observed: the term as last seen, and since when (monotonic). */
-  readonly observed?: { readonly key: TermKey | undefined; readonly at: number; readonly revision: number };
-  readonly vacantSince?: number;
-  readonly acked?: string;
-  /** The highest token this start-up has led with. */
-  readonly ledToken: number;
-  readonly leading?: Leading;
-  /** The request its loop waits on. */
+  /** Its StampClock's jumps so far (Moment.jumps), and answers still to come before it is trusted again after the last. */
+  readonly jumps: number;
+  readonly unconfirmed: number;
+  /** The real step's record (lib/sdk/step.ts State): following, or leading (`lead`). */
+  readonly state: State;
+  /** The renew deadline's timer (the shell's), as the step last armed it: monotonic time, and the term's number. */
+  readonly deadline?: { readonly at: number; readonly no: number };
+  /** The request its loop (LeaderElector.takePart's feed) waits on. */
   readonly busy?: Op;
+  /** Requests of chains begun outside the loop (LeaderElector.note: the leader's work failing, say), each waited on by its own chain. */
+  readonly background: readonly Op[];
 }
 
-/** What the follower's step compares to tell a new term (or renewal) from the one it saw. */
-type TermKey = Pick<Lease, 'holderIdentity' | 'holderInstance' | 'renewTime' | 'fencingToken' | 'leaseDurationSeconds'>;
+/** A wake in flight to elector `to` (the revision the announcing write left). */
+interface WakeMsg {
+  readonly to: number;
+  readonly revision: number | undefined;
+}
 
 export interface World {
   /** True time, in units. */
@@ -195,8 +229,8 @@ export interface World {
   readonly electors: readonly Elector[];
   /** The coordinator's lease write in flight, and the pings to withdraw once it lands. */
   readonly coordinator?: { readonly read: RowRead; readonly patch: RowPatch<Lease>; readonly withdraw: readonly { name: string; pingTime: number }[] };
-  /** Requests whose sender gave up on them (timed out) or never waited (a term ended on the row): they may still land. */
-  readonly orphans: readonly Op[];
+  readonly orphans: readonly Orphan[];
+  readonly wakes: readonly WakeMsg[];
   readonly budget: { readonly faults: number; readonly jumps: number; readonly workFailures: number; readonly tokenMoves: number };
   /** The last term begun (the history checker's token rule). */
   readonly lastStarted?: { readonly instance: string; readonly token: number };
@@ -212,10 +246,43 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
   const names = Array.from({ length: cfg.electors }, (_, i) => `w${i + 1}`);
   const mono = (w: World) => w.t * U;
   const stamp = (w: World, e: Elector) => w.t * U + e.stampOffset;
-  const settings = (e: Elector) => ({ leaseName: LEASE, identity: e.name, mode: 'coordinated' as const, renewDeadlineMs: cfg.renewDeadlineMs });
+  const session = sessionFallbackMs({ sessionBackstopMs: SESSION_QUIET_LEASES * cfg.leaseDurationMs, renewDeadlineMs: cfg.renewDeadlineMs, retryPeriodMs: cfg.retryPeriodMs });
+  /** LeaderElector's Settings, as its constructor builds them (the read cadences fresh each step: they only time reads). */
+  const settings = (w: World, e: Elector): Settings => ({
+    leaseName: LEASE,
+    identity: e.name,
+    instance: e.instance,
+    mode: 'coordinated',
+    leaseDurationMs: cfg.leaseDurationMs,
+    renewDeadlineMs: cfg.renewDeadlineMs,
+    retryPeriodMs: cfg.retryPeriodMs,
+    fallbackAfterMs: cfg.fallbackAfterMs,
+    sessionFallbackMs: session,
+    candidate: true,
+    decideFollower: (v) => proto.decideFollower(v, { wallNow: mono(w) + e.wallOffset }),
+    leadFromRead: proto.leadFromRead,
+    decideLeader: proto.decideLeader,
+    onWorkFailure: 'giveUp',
+    releaseOnCancel: true,
+    promptly: false,
+    cadenceMs: cfg.retryPeriodMs,
+    stampErrorMs: Math.max(STAMP_ERROR_MS, cfg.maxClockErrorMs),
+    clockMeasured: true,
+    cadence: { own: new RenewalPhase(), session: () => new RenewalPhase() },
+  });
+  /** LeaderElector.moment: its StampClock measures DynamoDB's time to within its own error (true time lies inside), or doubts it after a jump. */
+  const moment = (w: World, e: Elector): Moment => ({
+    now: mono(w),
+    clock: e.unconfirmed > 0 ? { ok: false, reason: 'jumped', jumpMs: 2 * cfg.maxClockErrorMs } : { ok: true, errorMs: Math.abs(e.stampOffset) },
+    offset: e.stampOffset,
+    jumps: e.jumps,
+    session: undefined,
+    pushLive: false,
+  });
 
   // ---- world updates (immutable) ----
   const withElector = (w: World, i: number, e: Elector): World => ({ ...w, electors: w.electors.map((x, j) => (j === i ? e : x)) });
+  const patchElector = (w: World, i: number, p: Partial<Elector>): World => withElector(w, i, { ...w.electors[i]!, ...p });
   const broke = (w: World, message: string): World => (w.violation ? w : { ...w, violation: message });
   function setRow(w: World, row: Row): World {
     const before = w.row?.fencingToken ?? -1;
@@ -224,11 +291,14 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
     return after < before ? broke(next, `the lease's fencing token went back from ${before} to ${after}`) : next;
   }
   /** LeaseCandidate.renew: an acknowledgement (the candidate row's renewTime, and the ping copied). Immediate: the candidates table is not faulted. */
-  function renewCandidate(w: World, e: Elector): World {
+  function renewCandidate(w: World, i: number): World {
+    const e = w.electors[i]!;
     const now = stamp(w, e);
     return { ...w, candidates: w.candidates.map((c) => (c.name === e.name ? { ...c, renewTime: Math.max(c.renewTime, now), ackedPingTime: c.pingTime ?? 0, revision: c.revision + 1 } : c)) };
   }
-  const send = (w: World, i: number, op: Omit<Op, 'sentAt'>): World => withElector(w, i, { ...w.electors[i]!, busy: { ...op, sentAt: mono(w) } });
+  const spend = (w: World): World => ({ ...w, budget: { ...w.budget, faults: w.budget.faults - 1 } });
+  /** LeaderElector.ended's wake: to every other elector. */
+  const announce = (w: World, by: number, revision: number | undefined): World => ({ ...w, wakes: [...w.wakes, ...w.electors.flatMap((_, j) => (j === by ? [] : [{ to: j, revision }]))] });
 
   function land(row: Row, req: Request): Landed {
     switch (req.kind) {
@@ -246,212 +316,191 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
         return proto.rows.endChangedTerm(row, req.termToken, req.lastHolder, req.now);
     }
   }
+  const releaseRequest = (w: World, e: Elector, term: Term): Request => ({ kind: 'release', term, now: stamp(w, e) });
+  const endRequest = (w: World, e: Elector, term: Term): Request => ({ kind: 'endChanged', termToken: term.fencingToken, lastHolder: term.holderIdentity, now: stamp(w, e) });
 
-  // ---- the follower (elector.ts) ----
-  /** The follower's observe (lib/sdk/step.ts): a term seen for the first time is timed from now, on this worker's monotonic clock. */
-  function observe(w: World, e: Elector, read: RowRead): Elector {
-    const l = read.item;
-    const key: TermKey | undefined = l && { holderIdentity: l.holderIdentity, holderInstance: l.holderInstance, renewTime: l.renewTime, fencingToken: l.fencingToken, leaseDurationSeconds: l.leaseDurationSeconds };
-    const o = e.observed;
-    const same = o !== undefined && (key === undefined ? o.key === undefined : o.key !== undefined && sameKey(o.key, key));
-    return { ...e, observed: same ? { ...o!, revision: read.revision } : { key, at: mono(w), revision: read.revision } };
-  }
-
-  /** A direct acquisition's write (lib/sdk/lock.ts acquisition: the record LeaderElector writes), conditioned on the revision read. */
-  function acquireRequest(w: World, e: Elector, read: RowRead, electedBy: 'self' | 'successor'): Request {
-    return { kind: 'write', read, patch: acquisition(read.item, { identity: e.name, instance: e.instance, now: stamp(w, e), leaseDurationSeconds: leaseSeconds, electedBy }) };
-  }
-
-  /** step.ts polled and rest: the poll decided on, then acted on in order. */
-  function afterPoll(w: World, i: number, read: RowRead): World {
-    let e = observe(w, w.electors[i]!, read);
-    const d = proto.decideFollower(
-      {
-        lease: read.item,
-        identity: e.name,
-        instance: e.instance,
-        mode: 'coordinated',
-        candidate: true,
-        ackedElection: e.acked,
-        unanswered: false,
-        now: mono(w),
-        observedAt: e.observed!.at,
-        vacantSince: e.vacantSince,
-        retryPeriodMs: cfg.retryPeriodMs,
-        fallbackAfterMs: cfg.fallbackAfterMs,
-      },
-      { wallNow: mono(w) + e.wallOffset },
-    );
-    if (d.confirm) {
-      w = withElector(w, i, e);
-      const l = read.item!;
-      if (l.fencingToken < e.ledToken || (l.termToken !== undefined && l.termToken !== l.fencingToken))
-        return send(w, i, { purpose: 'endChanged', req: { kind: 'endChanged', termToken: l.termToken ?? l.fencingToken, lastHolder: l.holderIdentity!, now: stamp(w, e) } });
-      const term = { holderIdentity: l.holderIdentity!, fencingToken: l.fencingToken };
-      // handed over: led from this read, confirmed by a later renewal (the leader's steps); every
-      // read here is strongly consistent. Its own clock's error is known to |offset| at best.
-      const h = proto.leadFromRead({ lease: l, identity: e.name, consistent: true, clock: { offset: e.stampOffset, errorMs: Math.abs(e.stampOffset) }, stampErrorMs: cfg.maxClockErrorMs, now: mono(w), leaseDurationMs: cfg.leaseDurationMs, renewDeadlineMs: cfg.renewDeadlineMs, retryPeriodMs: cfg.retryPeriodMs });
-      if (h.kind === 'lead') {
-        const s = startLeading(w, i, term, h.renewedAt, l);
-        return s.started ? withElector(s.w, i, { ...s.w.electors[i]!, leading: { ...s.w.electors[i]!.leading!, fromRead: true } }) : s.w;
+  // ---- the shell: LeaderElector.feed, note and carry ----
+  /**
+   * `ev` through the real step, its effects carried out in order, each immediate answer (the
+   * candidates table's, the leader's work started) fed back at once; a request on the lease row is
+   * left in flight: the loop's (`main`), or a chain's begun outside it (LeaderElector.note).
+   */
+  function feed(w: World, i: number, ev: Event, main: boolean): World {
+    for (let next: Event | undefined = ev; next; ) {
+      const e = w.electors[i]!;
+      const { state, effects } = decide(settings(w, e), e.state, next, moment(w, e));
+      w = patchElector(w, i, { state });
+      next = undefined;
+      for (const f of effects) {
+        const c = carry(w, i, f);
+        w = c.w;
+        if (c.next) next = c.next;
+        else if (c.req) {
+          const op: Op = { req: c.req, then: c.then!, sentAt: mono(w) };
+          const x = w.electors[i]!;
+          w = patchElector(w, i, main ? { busy: op } : { background: [...x.background, op] });
+        }
       }
-      return send(w, i, { purpose: 'confirm', term, req: { kind: 'renew', term, renewTime: stamp(w, e), seconds: leaseSeconds } });
-    }
-    if (d.answer !== undefined && d.answer !== 'unanswered') {
-      w = renewCandidate(withElector(w, i, e), e);
-      e = { ...w.electors[i]!, acked: d.answer.election };
-    }
-    e = { ...e, vacantSince: d.vacantSince };
-    w = withElector(w, i, e);
-    if (d.take === 'successor') return send(w, i, { purpose: 'acquire', read, successor: 'first', req: acquireRequest(w, e, read, 'successor') });
-    if (d.reportVacancy) return send(w, i, { purpose: 'report', read, thenAcquire: d.take === 'self', req: { kind: 'write', read, patch: { set: { vacancyReport: { by: e.name, at: stamp(w, e), observedRevision: read.revision } } } } });
-    if (d.take === 'self') return send(w, i, { purpose: 'acquire', read, req: acquireRequest(w, e, read, 'self') });
-    return w;
-  }
-
-  /** step.ts won and Leadership.start: never a term whose renew deadline has passed (given back instead). */
-  function startLeading(w: World, i: number, term: Term, sentAt: number, lease: Lease): { w: World; started: boolean } {
-    const e = w.electors[i]!;
-    if (mono(w) >= sentAt + cfg.renewDeadlineMs) return { w: send(w, i, { purpose: 'release', term, req: { kind: 'release', term, now: stamp(w, e) } }), started: false };
-    const last = w.lastStarted;
-    if (last && !(term.fencingToken > last.token || (last.instance === e.instance && last.token === term.fencingToken)))
-      w = broke(w, `${e.name} began a term with fencing token ${term.fencingToken}, not above the last term's ${last.token}`);
-    w = { ...w, lastStarted: { instance: e.instance, token: term.fencingToken } };
-    return { w: withElector(w, i, { ...e, leading: { term, renewedAt: sentAt, lease }, ledToken: Math.max(e.ledToken, term.fencingToken), vacantSince: undefined }), started: true };
-  }
-
-  // ---- the leader (lib/sdk/elector.ts Leadership) ----
-  /** Leadership.apply: carries out decideLeader's step. */
-  function applyLeader(w: World, i: number, step: LeaderStep): World {
-    const e = w.electors[i]!;
-    const l = e.leading!;
-    switch (step.kind) {
-      case 'stop': {
-        w = withElector(w, i, { ...e, leading: undefined });
-        // endChanged is not waited for (void): in flight beside whatever the loop does next
-        if (step.endTerm) w = { ...w, orphans: [...w.orphans, { purpose: 'endChanged', sentAt: mono(w), req: { kind: 'endChanged', termToken: l.term.fencingToken, lastHolder: l.term.holderIdentity, now: stamp(w, e) } }] };
-        return w;
-      }
-      case 'renewed':
-        return withElector(w, i, { ...e, leading: { term: l.term, renewedAt: step.renewedAt, lease: step.lease ?? l.lease } });
-      case 'seen':
-        return withElector(w, i, { ...e, leading: { ...l, lease: step.lease } });
-      case 'look':
-      case 'none':
-        return w;
-    }
-  }
-
-  /** A leader was answered with `lease` (a renewal, a read): it must not lead on in a term the answer shows gone. */
-  function actedOnAnswer(w: World, i: number, term: Term, lease: Lease | undefined): World {
-    const e = w.electors[i]!;
-    const stillLeads = e.leading !== undefined && e.leading.term.fencingToken === term.fencingToken;
-    const gone = !inTerm(lease, { holderIdentity: term.holderIdentity, instance: e.instance, fencingToken: term.fencingToken, renewedAt: 0, session: undefined });
-    return stillLeads && gone ? broke(w, `${e.name} leads on in term ${term.fencingToken} after being answered with a row not in it (${shown(lease)})`) : w;
-  }
-
-  /** Leadership.afterRenewal and yieldOrAck. */
-  function afterRenewalStep(w: World, i: number, lease: Lease): World {
-    const e = w.electors[i]!;
-    if (!e.leading) return w;
-    const next = proto.afterRenewal(settings(e), lease, { candidate: true, ackedElection: e.acked });
-    if (next.kind === 'yield') return renewCandidate(giveUp(w, i), w.electors[i]!);
-    if (next.kind === 'ack') {
-      w = renewCandidate(w, e);
-      return withElector(w, i, { ...w.electors[i]!, acked: next.election });
     }
     return w;
   }
 
-  /** Leadership.giveUp: stop, then hand the term to the heir the lease names (TermWrites.handOver), else release it. */
-  function giveUp(w: World, i: number): World {
+  /** LeaderElector.carry: one effect carried out — a request on the row to send (`req`, its answer made by `then`), an answer at once (`next`), or neither. */
+  function carry(w: World, i: number, f: Effect): { w: World; req?: Request; then?: Then; next?: Event } {
     const e = w.electors[i]!;
-    const l = e.leading!;
-    const heir = proto.heirOf(settings(e), l.lease);
-    w = withElector(w, i, { ...e, leading: undefined });
     const now = stamp(w, e);
-    // TermWrites.handOver: only to the process the heir's candidate row names
-    const row = heir && w.candidates.find((c) => c.name === heir.name);
-    if (heir && row?.identity === heir.instance && l.lease) {
-      const secondNamed = l.lease.secondSuccessor !== undefined || l.lease.secondSuccessorInstance !== undefined;
-      const firstTermSeconds = Math.max(1, Math.ceil(cfg.leaseDurationMs / 3000));
-      return send(w, i, { purpose: 'handOver', term: l.term, req: { kind: 'handOver', term: l.term, heir, now, firstTermSeconds, leaseTransitions: l.lease.leaseTransitions, secondNamed } });
+    const lease = (rest: readonly Next[], onFault: 'throw' | 'failed'): Then => ({ kind: 'answer', rest, as: 'lease', onFault });
+    switch (f.kind) {
+      case 'readLease':
+        return { w, req: { kind: 'read' }, then: { kind: 'leaseRead' } };
+      case 'readSession':
+        throw new Error('the model holds no lease on a session: a session read was asked for');
+      case 'renewCandidate':
+        return { w: renewCandidate(w, i), next: { kind: 'candidateRenewed' } };
+      case 'reportVacancy':
+        return { w, req: { kind: 'write', read: f.read, patch: { set: { vacancyReport: { by: e.name, at: now, observedRevision: f.read.revision } } } }, then: { kind: 'reported' } };
+      case 'confirm':
+        return { w, req: { kind: 'renew', term: f.term, renewTime: now, seconds: leaseSeconds }, then: { kind: 'confirmed' } };
+      case 'endChanged':
+        return { w, req: endRequest(w, e, f.term), then: { kind: 'endChanged' } };
+      case 'acquire':
+        return { w, req: { kind: 'write', read: f.read, patch: acquisition(f.read.item, { identity: e.name, instance: e.instance, now, leaseDurationSeconds: leaseSeconds, electedBy: f.electedBy }) }, then: { kind: 'acquired' } };
+      case 'release':
+        return { w, req: releaseRequest(w, e, f.term), then: { kind: 'released' } };
+      case 'claim':
+        return { w: renewCandidate(w, i) }; // void: refuses the claimant (no claims arise here)
+      case 'armDeadline':
+        return { w: patchElector(w, i, { deadline: { at: f.at, no: f.no } }) };
+      case 'started': {
+        // the leader's work starts (it may fail at any moment from now: a transition), answered at once
+        let after = w;
+        const last = w.lastStarted;
+        if (last && !(f.term.fencingToken > last.token || (last.instance === e.instance && last.token === f.term.fencingToken)))
+          after = broke(after, `${e.name} began a term with fencing token ${f.term.fencingToken}, not above the last term's ${last.token}`);
+        return { w: { ...after, lastStarted: { instance: e.instance, token: f.term.fencingToken } }, next: { kind: 'answer', rest: f.rest } };
+      }
+      case 'stop':
+        return { w: patchElector(w, i, { deadline: undefined }) };
+      case 'endTerm':
+        // void: in flight beside whatever the loop does next
+        return { w: { ...w, orphans: [...w.orphans, { req: endRequest(w, e, f.term), by: i }] } };
+      case 'renew':
+        return { w, req: { kind: 'renew', term: f.term, renewTime: now, seconds: leaseSeconds }, then: lease(f.rest, 'failed') };
+      case 'look':
+        return { w, req: { kind: 'read' }, then: lease(f.rest, f.reportFault ? 'failed' : 'throw') };
+      case 'readHeir': {
+        // the candidates table answers at once; an early read (a cancelled leader's) is read again when used
+        if (f.early) return { w };
+        const row = w.candidates.find((c) => c.name === f.name);
+        return { w, next: { kind: 'answer', rest: f.rest, row } };
+      }
+      case 'handOver':
+        return { w, req: { kind: 'handOver', term: f.term, heir: f.heir, now, firstTermSeconds: Math.max(1, Math.ceil(cfg.leaseDurationMs / 3000)), leaseTransitions: f.leaseTransitions, secondNamed: f.secondNamed }, then: { kind: 'answer', rest: f.rest, as: 'ok', onFault: 'quiet' } };
+      case 'releaseTerm':
+        return { w, req: releaseRequest(w, e, f.term), then: { kind: 'answer', rest: f.rest, as: 'none', onFault: 'quiet' } };
+      case 'renewCandidacy':
+        return { w: renewCandidate(w, i), next: { kind: 'answer', rest: f.rest } };
+      case 'sleep':
+        throw new Error('the model cancels no elector: a cancelled leader sleeping was asked for');
+      case 'newLeader':
+      case 'clockSkew':
+      case 'stepNow':
+      case 'workFailure':
+      case 'steppedDown':
+        return { w }; // callbacks, reports, and the end of a nap: every timing is explored anyway
     }
-    return send(w, i, { purpose: 'release', term: l.term, req: { kind: 'release', term: l.term, now } });
   }
 
-  /** What the sender does with the answer to `op` (undefined: it timed out). */
-  function answered(w: World, i: number, op: Op, answer: Lease | undefined, timedOut: boolean): World {
-    w = withElector(w, i, { ...w.electors[i]!, busy: undefined });
-    const e = w.electors[i]!;
-    switch (op.purpose) {
-      case 'poll':
-        return timedOut ? w : afterPoll(w, i, { item: answer, revision: answer?.revision ?? 0 });
-      case 'leaderRead': {
-        if (timedOut || !e.leading) return w;
-        const term = e.leading.term;
-        const view = { holderIdentity: term.holderIdentity, instance: e.instance, fencingToken: term.fencingToken, renewedAt: e.leading.renewedAt, session: undefined };
-        w = applyLeader(w, i, proto.decideLeader(settings(e), view, { kind: 'read', lease: answer }));
-        w = actedOnAnswer(w, i, term, answer);
-        return w.electors[i]!.leading && answer ? afterRenewalStep(w, i, answer) : w;
-      }
-      case 'renew': {
-        // Leadership.step: a renewal answered after the term stopped (its deadline) changes nothing
-        if (timedOut || !e.leading || e.leading.term.fencingToken !== op.term!.fencingToken) return w;
-        const view = { holderIdentity: op.term!.holderIdentity, instance: e.instance, fencingToken: op.term!.fencingToken, renewedAt: e.leading.renewedAt, session: undefined };
-        w = applyLeader(w, i, proto.decideLeader(settings(e), view, { kind: 'renewed', sentAt: op.sentAt, lease: answer }));
-        w = actedOnAnswer(w, i, op.term!, answer);
-        return w.electors[i]!.leading && answer ? afterRenewalStep(w, i, answer) : w;
-      }
-      case 'confirm': {
-        // step.ts confirm: won
-        if (timedOut || !answer) return w;
-        w = withElector(w, i, observe(w, e, { item: answer, revision: answer.revision }));
-        const s = startLeading(w, i, op.term!, op.sentAt, answer);
-        return s.started ? afterRenewalStep(s.w, i, answer) : s.w;
-      }
-      case 'acquire': {
-        // step.ts acquire; a successor that lost the race looks again at once (step.ts attempted)
-        if (!timedOut && !answer && op.successor === 'first') return send(w, i, { purpose: 'secondLook', req: { kind: 'read' } });
-        if (timedOut || !answer) return w;
-        w = withElector(w, i, observe(w, e, { item: answer, revision: answer.revision }));
-        return startLeading(w, i, { holderIdentity: e.name, fencingToken: answer.fencingToken }, op.sentAt, answer).w;
-      }
-      case 'secondLook': {
-        // step.ts viewed, the second look: still vacant as it watched, and still its to take: once more
-        if (timedOut) return w;
-        const read = { item: answer, revision: answer?.revision ?? 0 };
-        const seen = observe(w, e, read);
-        w = withElector(w, i, seen);
-        return proto.isVacant(answer, seen.observed!.at, mono(w)) && watchesTerm(answer, e.name, e.instance) ? send(w, i, { purpose: 'acquire', read, successor: 'second', req: acquireRequest(w, seen, read, 'successor') }) : w;
-      }
-      case 'report':
-        if (!timedOut && answer) w = renewCandidate(w, e);
-        return op.thenAcquire ? send(w, i, { purpose: 'acquire', read: op.read!, req: acquireRequest(w, e, op.read!, 'self') }) : w;
-      case 'handOver':
-        // refused, or no answer: release instead (Leadership.giveUp)
-        return !timedOut && answer ? w : send(w, i, { purpose: 'release', term: op.term!, req: { kind: 'release', term: op.term!, now: stamp(w, e) } });
-      case 'release':
-      case 'endChanged':
-        return w;
+  /** What the sender does with the answer to `op` (undefined: it timed out), in the loop (`main`) or its own chain. */
+  function answered(w: World, i: number, op: Op, answer: Lease | undefined, timedOut: boolean, main: boolean): World {
+    const before = w.electors[i]!;
+    // each answer is a sample of DynamoDB's time: after a jump, the estimate is trusted again after CONFIRMATIONS of them
+    w = patchElector(w, i, {
+      unconfirmed: timedOut ? before.unconfirmed : Math.max(0, before.unconfirmed - 1),
+      ...(main ? { busy: undefined } : { background: before.background.filter((o) => o !== op) }),
+    });
+    const t = op.then;
+    // LeaderElector.ended: a hand-over, release or end that landed is announced
+    const ends = op.req.kind === 'handOver' || op.req.kind === 'release' || op.req.kind === 'endChanged';
+    if (!timedOut && answer && ends) w = announce(w, i, answer.revision);
+    if (t.kind === 'answer') {
+      if (timedOut && t.onFault === 'throw') return w;
+      const a: Event = timedOut && t.onFault === 'failed' ? { kind: 'answer', rest: t.rest, failed: true } : t.as === 'lease' ? { kind: 'answer', rest: t.rest, lease: answer } : t.as === 'ok' ? { kind: 'answer', rest: t.rest, ok: !timedOut && answer !== undefined } : { kind: 'answer', rest: t.rest };
+      return feed(w, i, a, main);
     }
+    switch (t.kind) {
+      case 'released':
+        // LeaderElector.ended reports a fault: the term runs out
+        return feed(w, i, { kind: 'released' }, main);
+      case 'endChanged':
+        return w; // the poll ends with it
+    }
+    // a fault fails the step (LeaderElector.feed throws): the chain ends
+    if (timedOut) return w;
+    switch (t.kind) {
+      case 'leaseRead':
+        return feed(w, i, { kind: 'leaseRead', raw: { key: KEY, item: answer, revision: answer?.revision ?? 0 } }, main);
+      case 'confirmed':
+        return feed(w, i, { kind: 'confirmed', lease: answer }, main);
+      case 'acquired':
+        return feed(w, i, { kind: 'acquired', got: answer ? { written: answer } : { refusedBy: w.row?.holderIdentity } }, main);
+      case 'reported':
+        return feed(w, i, { kind: 'reported', lease: answer }, main);
+    }
+  }
+
+  /** A leader answered with `lease`: it must not lead on in a term the answer shows gone (checked after each answer to a leader's request). */
+  function actedOnAnswer(w: World, i: number, before: Lead | undefined, op: Op, answer: Lease | undefined): World {
+    const e = w.electors[i]!;
+    const l = e.state.lead;
+    // (only an answer the step acts on: a renewal's, or a read of the lease; not the read for a Date while the clock is in doubt)
+    const head = op.then.kind === 'answer' ? op.then.rest[0] : undefined;
+    if (!before || !l || l.no !== before.no || !head || (head.k !== 'renewed' && head.k !== 'read') || head.no !== l.no) return w;
+    const term = l.term;
+    const gone = !inTerm(answer, { holderIdentity: term.holderIdentity, instance: e.instance, fencingToken: term.fencingToken, renewedAt: 0, session: undefined });
+    return gone ? broke(w, `${e.name} leads on in term ${term.fencingToken} after being answered with a row not in it (${shown(answer)})`) : w;
+  }
+  /** `answered`, then the check above. */
+  function answer(w: World, i: number, op: Op, lease: Lease | undefined, timedOut: boolean, main: boolean): World {
+    const before = w.electors[i]!.state.lead;
+    const after = answered(w, i, op, lease, timedOut, main);
+    return timedOut ? after : actedOnAnswer(after, i, before, op, lease);
   }
 
   // ---- transitions ----
-  /** The elector's own step: a follower polls; a leader renews, or reads its lease. */
-  function steps(w: World, e: Elector): { label: string; op: Omit<Op, 'sentAt'> }[] {
-    if (!e.leading) return [{ label: `${e.name} polls`, op: { purpose: 'poll', req: { kind: 'read' } } }];
-    const term = e.leading.term;
-    return [
-      { label: `${e.name} renews term ${term.fencingToken}`, op: { purpose: 'renew', term, req: { kind: 'renew', term, renewTime: stamp(w, e), seconds: leaseSeconds } } },
-      { label: `${e.name} reads its lease`, op: { purpose: 'leaderRead', req: { kind: 'read' } } },
-    ];
+  /** The loop's next step (LeaderElector.takePart): the 'poll' event — a follower reads; a leader renews, or, woken, reads its lease. */
+  function step(w: World, i: number): { label: string; w: World } {
+    const e = w.electors[i]!;
+    const woken = e.state.wakePending;
+    const l = e.state.lead;
+    const label = l ? (woken ? `${e.name}, woken, reads its lease` : `${e.name} steps in term ${l.term.fencingToken}`) : `${e.name} polls${woken ? ' (woken)' : ''}`;
+    return { label, w: feed(patchElector(w, i, { state: { ...e.state, wakePending: false } }), i, { kind: 'poll', woken, pushLive: false }, true) };
   }
 
   /** `op` lands now and its answer comes back at once. */
-  function complete(w: World, i: number, op: Op): World {
+  function complete(w: World, i: number, op: Op, main: boolean): World {
     const l = land(w.row, op.req);
-    return answered(setRow(w, l.row), i, op, l.answer, false);
+    return answer(setRow(w, l.row), i, op, l.answer, false, main);
+  }
+
+  /** The transitions of a request in flight (`main`: the loop's; else a chain's of its own). */
+  function* inFlight(w: World, i: number, op: Op, main: boolean, faults: boolean): Generator<Transition<World>> {
+    const e = w.electors[i]!;
+    const mark = (p: Partial<Op>): World => (main ? patchElector(w, i, { busy: { ...op, ...p } }) : patchElector(w, i, { background: e.background.map((o) => (o === op ? { ...op, ...p } : o)) }));
+    if (op.landed) {
+      yield { label: `${e.name} is answered (${what(op)}, late)`, state: answer(w, i, op, op.landed.answer, false, main) };
+      yield { label: `${e.name}'s ${what(op)} answer is lost (a timeout)`, state: answer(w, i, op, undefined, true, main) };
+      return;
+    }
+    const l = land(w.row, op.req);
+    const said = `${e.name}'s ${what(op)}${op.slow ? ' (slow)' : ''} lands${l.answer ? '' : ' (refused)'}`;
+    yield { label: `${said} and is answered`, state: answer(setRow(w, l.row), i, op, l.answer, false, main) };
+    if (op.slow) {
+      yield { label: `${said}, its answer late`, state: setRow(mark({ landed: l }), l.row) };
+      // the sender gives up; the request may still land later (an orphan), or never: a lost write
+      const gaveUp = answer(w, i, op, undefined, true, main);
+      yield { label: `${e.name}'s ${what(op)} times out before landing`, state: op.req.kind === 'read' ? gaveUp : { ...gaveUp, orphans: [...gaveUp.orphans, { req: op.req }] } };
+    } else if (faults) yield { label: `${e.name}'s ${what(op)} is slow`, state: spend(mark({ slow: true })) };
   }
 
   function* next(w: World): Generator<Transition<World>> {
@@ -459,36 +508,33 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
     const faults = w.budget.faults > 0;
     for (let i = 0; i < w.electors.length; i++) {
       const e = w.electors[i]!;
-      const op = e.busy;
-      if (!op) {
-        for (const s of steps(w, e)) {
-          // a step's request lands and is answered within the unit it is sent in…
-          yield { label: s.label, state: complete(w, i, { ...s.op, sentAt: mono(w) }) };
+      if (!e.busy) {
+        const s = step(w, i);
+        const sent = s.w.electors[i]!.busy;
+        if (sent && !sent.slow) {
+          // its request lands and is answered within the unit it is sent in…
+          yield { label: s.label, state: complete(s.w, i, sent, true) };
           // …or it is slow (the fault budget): in flight while time passes and others act
-          if (faults) yield { label: `${s.label} (slow)`, state: send(spend(w), i, { ...s.op, slow: true }) };
-        }
-        if (e.leading && w.budget.workFailures > 0) yield { label: `${e.name}'s work fails`, state: giveUp({ ...w, budget: { ...w.budget, workFailures: w.budget.workFailures - 1 } }, i) };
-      } else if (op.landed) {
-        yield { label: `${e.name} is answered (${op.purpose}, late)`, state: answered(w, i, op, op.landed.answer, false) };
-        yield { label: `${e.name}'s ${op.purpose} answer is lost (a timeout)`, state: answered(w, i, op, undefined, true) };
-      } else {
-        const l = land(w.row, op.req);
-        const what = `${e.name}'s ${op.purpose}${op.slow ? ' (slow)' : ''} lands${l.answer ? '' : ' (refused)'}`;
-        yield { label: `${what} and is answered`, state: answered(setRow(w, l.row), i, op, l.answer, false) };
-        if (op.slow) {
-          yield { label: `${what}, its answer late`, state: withElector(setRow(w, l.row), i, { ...e, busy: { ...op, landed: l } }) };
-          // the sender gives up; the request may still land later (an orphan), or never: a lost write
-          const gaveUp = answered(w, i, op, undefined, true);
-          yield { label: `${e.name}'s ${op.purpose} times out before landing`, state: op.req.kind === 'read' ? gaveUp : { ...gaveUp, orphans: [...gaveUp.orphans, op] } };
-        } else if (faults) yield { label: `${e.name}'s ${op.purpose} is slow`, state: withElector(spend(w), i, { ...e, busy: { ...op, slow: true } }) };
-      }
-      if (w.budget.jumps > 0)
-        for (const o of cfg.stampOffsetsMs) if (o !== e.stampOffset) yield { label: `${e.name}'s stamp clock jumps to ${o >= 0 ? '+' : ''}${o} ms`, state: withElector({ ...w, budget: { ...w.budget, jumps: w.budget.jumps - 1 } }, i, { ...e, stampOffset: o }) };
+          if (faults) yield { label: `${s.label} (slow)`, state: patchElector(spend(s.w), i, { busy: { ...sent, slow: true } }) };
+        } else yield { label: s.label, state: s.w };
+      } else yield* inFlight(w, i, e.busy, true, faults);
+      for (const op of e.background) yield* inFlight(w, i, op, false, faults);
+      const l = e.state.lead;
+      if (l && w.budget.workFailures > 0)
+        yield { label: `${e.name}'s work fails`, state: feed({ ...w, budget: { ...w.budget, workFailures: w.budget.workFailures - 1 } }, i, { kind: 'workFailed', no: l.no, token: l.term.fencingToken, cause: 'planned' }, false) };
+      if (w.budget.jumps > 0) for (const o of cfg.stampOffsetsMs) if (o !== e.stampOffset) yield { label: `${e.name}'s stamp clock jumps to ${o >= 0 ? '+' : ''}${o} ms`, state: jump(w, i, o) };
     }
     for (let k = 0; k < w.orphans.length; k++) {
-      const op = w.orphans[k]!;
-      const l = land(w.row, op.req);
-      yield { label: `a late ${op.purpose} lands${l.answer ? '' : ' (refused)'}`, state: setRow({ ...w, orphans: w.orphans.filter((_, j) => j !== k) }, l.row) };
+      const o = w.orphans[k]!;
+      const l = land(w.row, o.req);
+      const after = setRow({ ...w, orphans: w.orphans.filter((_, j) => j !== k) }, l.row);
+      yield { label: `a late ${o.req.kind} lands${l.answer ? '' : ' (refused)'}`, state: l.answer && o.by !== undefined ? announce(after, o.by, l.answer.revision) : after };
+    }
+    for (let k = 0; k < w.wakes.length; k++) {
+      const m = w.wakes[k]!;
+      const rest = { ...w, wakes: w.wakes.filter((_, j) => j !== k) };
+      yield { label: `${w.electors[m.to]!.name} is woken (revision ${m.revision ?? '?'})`, state: feed(rest, m.to, { kind: 'wake', revision: m.revision }, false) };
+      yield { label: `a wake to ${w.electors[m.to]!.name} is lost`, state: rest };
     }
     // the coordinator (lib/coordinator/reconcile.ts reconcileOnce: read, decide, pings, then the lease write)
     if (w.coordinator) {
@@ -509,7 +555,7 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
     if (w.row?.holderIdentity !== undefined && w.budget.tokenMoves > 0)
       yield { label: `an operator moves the fencing token under ${w.row.holderIdentity}`, state: setRow({ ...w, budget: { ...w.budget, tokenMoves: w.budget.tokenMoves - 1 } }, { ...w.row, fencingToken: w.row.fencingToken + 1, revision: w.row.revision + 1 }) };
     // time waits for every request that is not slow: those land within the unit they were sent in
-    if (w.electors.every((e) => !e.busy || e.busy.slow)) {
+    if (w.electors.every((e) => (!e.busy || e.busy.slow) && e.background.every((o) => o.slow))) {
       let later = w;
       for (let k = 1; k <= cfg.maxTickUnits; k++) {
         later = tick(later);
@@ -529,26 +575,30 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
     return { ...after, candidates: after.candidates.map((x) => (withdrawn(x) ? withoutPing(x) : x)) };
   }
 
-  const spend = (w: World): World => ({ ...w, budget: { ...w.budget, faults: w.budget.faults - 1 } });
-
-  /** Time passes one unit; each leader's renew deadline timer fires once it is due (Leadership.armDeadline). */
+  /** Time passes one unit; each leader's renew deadline timer fires once it is due (the 'deadline' event; it fires once). */
   function tick(w0: World): World {
     let w: World = { ...w0, t: w0.t + 1 };
     for (let i = 0; i < w.electors.length; i++) {
-      const e = w.electors[i]!;
-      if (!e.leading || mono(w) < e.leading.renewedAt + cfg.renewDeadlineMs) continue;
-      const term = e.leading.term;
-      w = applyLeader(w, i, proto.decideLeader(settings(e), { holderIdentity: term.holderIdentity, instance: e.instance, fencingToken: term.fencingToken, renewedAt: e.leading.renewedAt, session: undefined }, { kind: 'deadline', now: mono(w) }));
+      const d = w.electors[i]!.deadline;
+      if (d === undefined || mono(w) < d.at) continue;
+      w = feed(patchElector(w, i, { deadline: undefined }), i, { kind: 'deadline', no: d.no }, false);
     }
     return w;
   }
 
+  /** The StampClock's estimate jumped to `offset`: counted, in doubt for the next answers, and told to the step (the 'clockJump' event). */
+  function jump(w: World, i: number, offset: number): World {
+    const e = w.electors[i]!;
+    w = patchElector({ ...w, budget: { ...w.budget, jumps: w.budget.jumps - 1 } }, i, { stampOffset: offset, jumps: e.jumps + 1, unconfirmed: CONFIRMATIONS });
+    return feed(w, i, { kind: 'clockJump', jumpMs: Math.abs(offset - e.stampOffset) }, false);
+  }
+
   function check(w: World): string | undefined {
     if (w.violation) return w.violation;
-    const leaders = w.electors.filter((e) => e.leading);
-    if (leaders.length > 1) return `two leaders at once: ${leaders.map((e) => `${e.name} (token ${e.leading!.term.fencingToken}, renewed ${(mono(w) - e.leading!.renewedAt) / U} units ago)`).join(' and ')}`;
+    const leaders = w.electors.filter((e) => e.state.lead);
+    if (leaders.length > 1) return `two leaders at once: ${leaders.map((e) => `${e.name} (token ${e.state.lead!.term.fencingToken}, renewed ${(mono(w) - e.state.lead!.renewedAt) / U} units ago)`).join(' and ')}`;
     for (const e of leaders) {
-      const l = e.leading!;
+      const l = e.state.lead!;
       if (mono(w) >= l.renewedAt + cfg.renewDeadlineMs) return `${e.name} leads past its renew deadline (renewed ${(mono(w) - l.renewedAt) / U} units ago)`;
       // the row is in its term (its token, or the row's copy of it: an operator moved the token, which the leader learns at its next renewal)
       const r = w.row;
@@ -563,7 +613,7 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
   const combos = (k: number, of: readonly number[]): number[][] => (k === 0 ? [[]] : combos(k - 1, of).flatMap((c) => of.map((o) => [...c, o])));
   for (const stamps of combos(cfg.electors, cfg.stampOffsetsMs))
     for (const walls of combos(cfg.electors, cfg.wallOffsetsMs)) {
-      const electors: Elector[] = names.map((name, i) => ({ name, instance: `${name}#1`, stampOffset: stamps[i]!, wallOffset: walls[i]!, ledToken: -1 }));
+      const electors: Elector[] = names.map((name, i) => ({ name, instance: `${name}#1`, stampOffset: stamps[i]!, wallOffset: walls[i]!, jumps: 0, unconfirmed: 0, state: START, background: [] }));
       const candidates: Candidate[] = electors.map((e, i) => ({
         leaseName: LEASE,
         name: e.name,
@@ -575,14 +625,14 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
         identity: e.instance,
         revision: 1,
       }));
-      const w: World = { t: T0, row: undefined, candidates, electors, orphans: [], budget: { faults: cfg.faults, jumps: cfg.clockJumps, workFailures: cfg.workFailures, tokenMoves: cfg.tokenMoves } };
+      const w: World = { t: T0, row: undefined, candidates, electors, orphans: [], wakes: [], budget: { faults: cfg.faults, jumps: cfg.clockJumps, workFailures: cfg.workFailures, tokenMoves: cfg.tokenMoves } };
       init.push(cfg.start === 'held' ? held(w) : w);
     }
 
   /**
    * `w` with the first elector leading a term the coordinator elected it to a unit ago and it
    * confirmed now (its renewal sent and answered), naming the second elector successor; every
-   * elector has seen that row now.
+   * elector has seen that row now (the 'observed' event: as its own write, or a read).
    */
   function held(w: World): World {
     const [a, b] = w.electors as [Elector, Elector];
@@ -602,18 +652,37 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
       successorInstance: b.instance,
       revision: 3,
     } as Lease;
-    const read = { item: row, revision: row.revision };
-    const electors = w.electors.map((e) => observe(w, e, read)).map((e, i) => (i === 0 ? { ...e, leading: { term: { holderIdentity: a.name, fencingToken: token }, renewedAt: mono(w), lease: row }, ledToken: token } : e));
-    return { ...w, row, electors, lastStarted: { instance: a.instance, token } };
+    for (let i = 0; i < w.electors.length; i++) w = feed(w, i, { kind: 'observed', read: { key: KEY, item: row, revision: row.revision } }, false);
+    const x = w.electors[0]!;
+    const lead: Lead = { term: { holderIdentity: a.name, fencingToken: token }, renewedAt: mono(w), renewals: 1, retrying: false, lease: row, session: undefined, since: mono(w) - U, no: 1 };
+    w = patchElector(w, 0, { state: { ...x.state, lead, terms: 1, ledToken: token }, deadline: { at: mono(w) + cfg.renewDeadlineMs, no: 1 } });
+    return { ...w, row, lastStarted: { instance: a.instance, token } };
   }
 
   return { init, next, check, key: (w) => canonicalKey(w, U) };
 }
 
-const shown = (l: Lease | undefined) => (l ? `holder ${l.holderIdentity}, token ${l.fencingToken}` : 'no row');
+/** What a request is, for a trace. */
+function what(op: Op): string {
+  const t = op.then;
+  if (t.kind !== 'answer')
+    return t.kind === 'leaseRead' ? 'read' : t.kind === 'confirmed' ? 'confirmation' : t.kind === 'acquired' ? 'acquisition' : t.kind === 'reported' ? 'vacancy report' : t.kind === 'released' ? 'release (given back)' : 'end of a rewritten term';
+  const head = t.rest[0]?.k;
+  switch (op.req.kind) {
+    case 'renew':
+      return 'renewal';
+    case 'read':
+      return head === 'read' ? 'read (woken)' : 'read (clock in doubt)';
+    case 'handOver':
+      return 'hand-over';
+    case 'release':
+      return 'release';
+    default:
+      return op.req.kind;
+  }
+}
 
-const sameKey = (a: TermKey, b: TermKey) =>
-  a.holderIdentity === b.holderIdentity && a.holderInstance === b.holderInstance && a.renewTime === b.renewTime && a.fencingToken === b.fencingToken && a.leaseDurationSeconds === b.leaseDurationSeconds;
+const shown = (l: Lease | undefined) => (l ? `holder ${l.holderIdentity}, token ${l.fencingToken}` : 'no row');
 
 function withoutPing(c: Candidate): Candidate {
   const { pingTime: _, ...rest } = c;
@@ -636,39 +705,59 @@ function describe(d: Decision): string {
 }
 
 // ---- the canonical key: time is relative to now, tokens to now's floor, revisions to the row's ----
+
+/**
+ * The fields of the follower's record (lib/sdk/step.ts FollowerState) that only time reads or
+ * feed callbacks and counters — read by followerDelay, pollPlan's session-only read, RenewalPhase,
+ * onNewLeader and stats, none of which the model runs or lets decide (it explores every timing, and
+ * no lease is held on a session) — and `pending`, which is inert between steps (the next poll
+ * replaces it). Left out of the key: two states that differ only in these behave alike.
+ */
+const FOLLOWER_TIMING = new Set<keyof State>(['lastRaw', 'lastRead', 'leaseReadAt', 'previousReadSentAt', 'settlingSince', 'misses', 'viewedSession', 'wakeAt', 'lastLeader', 'preventions', 'pending', 'lead']);
+/** …and the fields every decision may read: in the key. */
+const FOLLOWER_KEYED: readonly (keyof State)[] = ['observed', 'vacantSince', 'ledToken', 'endedToken', 'unanswered', 'ackedElection', 'doubt', 'wakePending', 'lastHeldOnSession', 'answeredClaim', 'terms'];
+// A field added to FollowerState must be placed in one of the two lists: else the key would silently merge states it tells apart.
+for (const f of Object.keys(START) as (keyof State)[])
+  if (!FOLLOWER_TIMING.has(f) && !FOLLOWER_KEYED.includes(f)) throw new Error(`test/model: State.${f} is in neither FOLLOWER_KEYED nor FOLLOWER_TIMING (election-model.ts): say whether a decision reads it`);
+/** The leader's record's fields a decision reads (renewals, retrying and since time the next step and a cancelled leader's hand-off only). */
+const LEADER_KEYED: readonly (keyof Lead)[] = ['term', 'renewedAt', 'lease', 'session', 'no'];
+
 /**
  * The state's key, with every absolute time made relative to now, every token to now's floor
  * (nextFencingToken is max(previous + 1, floor(now)·1000): shifting both alike shifts its result
- * alike) and every revision to the row's (the election id, `lease#revision`, with them). Every
- * decision compares these with each other only, so two states alike but for when they happen
- * behave alike from there on. Fields no decision reads (leaseTransitions: only ever +1 on a new
- * term; candidate rows' revisions, names and versions: fixed per elector) are left out. Written
- * field by field, in a fixed order, rather than JSON.stringify: rows built by different writes list
- * their fields in different orders, and this runs once per transition.
+ * alike) and every revision and election id to the row's revision. Every decision compares these
+ * with each other only, so two states alike but for when they happen behave alike from there on.
+ * Fields no decision reads (leaseTransitions: only ever +1 on a new term; renewalMark: the lease
+ * stream's filter; candidate rows'
+ * revisions, names and versions: fixed per elector; the timing fields above) are left out. Object
+ * fields are written in sorted order: rows built by different writes list them in different orders.
  */
 export function canonicalKey(w: World, unitMs: number): string {
   const c: Shift = { now: w.t * unitMs, rev: w.row?.revision ?? 0 };
-  let out = leaseKey(c, w.row);
+  let out = enc(w.row);
   for (const x of w.candidates) out += `\n${T(c, x.renewTime)}/${T(c, x.pingTime)}/${T(c, x.ackedPingTime)}`;
   for (const e of w.electors) {
-    const o = e.observed;
-    const k = o?.key;
-    out += `\n${e.stampOffset};${e.wallOffset};`;
-    if (o) out += `${k ? `${k.holderIdentity}/${k.holderInstance}/${T(c, k.renewTime)}/${K(c, k.fencingToken)}/${k.leaseDurationSeconds}` : '-'}/${T(c, o.at)}/${R(c, o.revision)}`;
-    out += `;${T(c, e.vacantSince)};${I(c, e.acked)};${K(c, e.ledToken)};`;
-    if (e.leading) out += `${termKey(c, e.leading.term)}/${T(c, e.leading.renewedAt)}/${leaseKey(c, e.leading.lease)}${e.leading.fromRead ? '/r' : ''}`;
-    out += `;${opKey(c, e.busy)}`;
+    out += `\n${e.stampOffset};${e.wallOffset};${e.jumps};${e.unconfirmed};`;
+    const f = e.state as unknown as Record<string, unknown>;
+    for (const k of FOLLOWER_KEYED) out += `${enc(f[k], k)};`;
+    // the follower's pending poll matters while a request of the loop is in flight (else the next poll replaces it)
+    if (e.busy) out += `${enc(e.state.pending)};${enc(e.busy)}`;
+    for (const o of e.background) out += `+${enc(o)}`;
+    const l = e.state.lead as unknown as Record<string, unknown> | undefined;
+    if (l) {
+      out += '|L';
+      for (const k of LEADER_KEYED) out += `${enc(l[k], k)};`;
+    }
+    if (e.deadline) out += `|D${T(c, e.deadline.at)}/${e.deadline.no}`;
   }
   const co = w.coordinator;
-  if (co) {
-    out += `\n${readKey(c, co.read)}${patchKey(c, co.patch)}`;
-    for (const x of co.withdraw) out += `.${x.name}/${T(c, x.pingTime)}`;
-  }
-  for (const o of w.orphans) out += `\n&${opKey(c, o)}`;
+  if (co) out += `\nC${enc(co)}`;
+  for (const o of w.orphans) out += `\n&${enc(o)}`;
+  for (const m of w.wakes) out += `\n~${m.to}/${R(c, m.revision)}`;
   const b = w.budget;
   out += `\n${b.faults}/${b.jumps}/${b.workFailures}/${b.tokenMoves}`;
   if (w.lastStarted) out += `\n${w.lastStarted.instance}/${K(c, w.lastStarted.token)}`;
-  return out;
+  return shifted(c, out);
 }
 
 /** What the key is relative to: now (ms) and the row's revision. */
@@ -676,6 +765,15 @@ interface Shift {
   readonly now: number;
   readonly rev: number;
 }
+/** Absolute times are this large; smaller numbers (0: never pinged; -1: no token yet; durations) are not shifted. */
+const ABSOLUTE = 1_000_000;
+/** …and fencing tokens (ms·1000) this large. */
+const TOKEN = 1e11;
+const REVISIONS = new Set(['revision', 'observedRevision']);
+const ELECTION_IDS = new Set(['id', 'electionId', 'ackedElection']);
+/** Fields no decision reads, left out wherever they appear. */
+const UNREAD = new Set(['leaseTransitions', 'renewalMark', 'renewals', 'retrying']);
+
 // (module-level functions, not closures: the key is made once per transition)
 function T(c: Shift, v: number | undefined): string | number {
   return v === undefined ? '' : v >= ABSOLUTE ? v - c.now : v;
@@ -686,54 +784,50 @@ function K(c: Shift, v: number | undefined): string | number {
 function R(c: Shift, v: number | undefined): string | number {
   return v === undefined ? '' : v - c.rev;
 }
-function I(c: Shift, v: string | undefined): string {
+/**
+ * Any value of the state, canonically, its absolute times and tokens marked `§n` and its revisions
+ * `®n` (by the field's name; an election id's after its `#`) but not shifted: so each object's text
+ * is made once and kept (the states share most of their objects: a transition copies only what it
+ * changes). `shifted` then shifts the marks of a whole key at once.
+ */
+function enc(v: unknown, field = ''): string {
   if (v === undefined) return '';
-  const at = v.lastIndexOf('#');
-  return at < 0 ? v : `${v.slice(0, at)}#${Number(v.slice(at + 1)) - c.rev}`;
-}
-function leaseKey(c: Shift, l: Partial<Lease> | undefined): string {
-  if (!l) return '-';
-  const e = l.election;
-  const r = l.vacancyReport;
-  const f = l.lastElectionFailure;
-  return (
-    `${l.holderIdentity},${l.holderInstance},${T(c, l.acquireTime)},${T(c, l.renewTime)},${l.leaseDurationSeconds},${K(c, l.fencingToken)},${K(c, l.termToken)},${l.electedBy},` +
-    `${l.preferredHolder},${l.successor},${l.successorInstance},${l.secondSuccessor},${l.secondSuccessorInstance},${l.lastHolderIdentity},${l.session},` +
-    (e ? `${I(c, e.id)}/${T(c, e.startedAt)}/${T(c, e.deadline)}/${e.holder}/${e.departed}/${e.strategy},` : ',') +
-    (r ? `${r.by}/${T(c, r.at)}/${R(c, r.observedRevision)},` : ',') +
-    (f ? `${T(c, f.at)}/${I(c, f.electionId)}/${f.reason},` : ',') +
-    (l.revision === undefined ? '' : R(c, l.revision))
-  );
-}
-function patchKey(c: Shift, p: RowPatch<Lease>): string {
-  return `${leaseKey(c, p.set as Partial<Lease>)}|${p.remove ? [...p.remove].sort().join('.') : ''}`;
-}
-function readKey(c: Shift, r: RowRead | undefined): string {
-  return r ? `${leaseKey(c, r.item)}@${R(c, r.revision)}` : '';
-}
-function termKey(c: Shift, t: Term | undefined): string {
-  return t ? `${t.holderIdentity}:${K(c, t.fencingToken)}` : '';
-}
-function requestKey(c: Shift, q: Request): string {
-  switch (q.kind) {
-    case 'read':
-      return 'r';
-    case 'write':
-      return `w${readKey(c, q.read)}${patchKey(c, q.patch)}`;
-    case 'renew':
-      return `n${termKey(c, q.term)}/${T(c, q.renewTime)}/${q.seconds}`;
-    case 'handOver':
-      return `h${termKey(c, q.term)}/${q.heir.name}/${q.heir.instance}/${T(c, q.now)}/${q.firstTermSeconds}/${q.secondNamed}`;
-    case 'release':
-      return `x${termKey(c, q.term)}/${T(c, q.now)}`;
-    case 'endChanged':
-      return `e${K(c, q.termToken)}/${q.lastHolder}/${T(c, q.now)}`;
+  if (typeof v === 'number') return REVISIONS.has(field) ? `®${v}` : v >= ABSOLUTE ? `§${v}` : String(v);
+  if (typeof v === 'string') {
+    const at = ELECTION_IDS.has(field) ? v.lastIndexOf('#') : -1;
+    return at < 0 ? v : `${v.slice(0, at)}#®${v.slice(at + 1)}`;
   }
+  if (typeof v !== 'object' || v === null) return String(v);
+  const seen = written.get(v);
+  if (seen !== undefined) return seen;
+  let out: string;
+  if (Array.isArray(v)) out = `[${v.map((x) => enc(x)).join(',')}]`;
+  else {
+    const o = v as Record<string, unknown>;
+    out = '{';
+    for (const k of Object.keys(o).sort()) if (o[k] !== undefined && !UNREAD.has(k)) out += `${k}:${enc(o[k], k)},`;
+    out += '}';
+  }
+  written.set(v, out);
+  return out;
 }
-function opKey(c: Shift, o: Op | undefined): string {
-  if (!o) return '';
-  return `${o.purpose}/${T(c, o.sentAt)}/${termKey(c, o.term)}/${readKey(c, o.read)}/${o.thenAcquire ?? ''}/${o.successor ?? ''}/${o.slow ?? ''}/${o.landed ? `${leaseKey(c, o.landed.row)}>${leaseKey(c, o.landed.answer)}` : ''}/${requestKey(c, o.req)}`;
+const written = new WeakMap<object, string>();
+/** `key` with its marks shifted: times relative to now, tokens to now's floor, revisions to the row's. */
+function shifted(c: Shift, key: string): string {
+  let out = '';
+  let from = 0;
+  for (let i = 0; i < key.length; i++) {
+    const ch = key.charCodeAt(i);
+    if (ch !== ABS_MARK && ch !== REV_MARK) continue;
+    let j = i + 1;
+    if (key.charCodeAt(j) === 45) j++; // '-'
+    while (j < key.length && key.charCodeAt(j) >= 48 && key.charCodeAt(j) <= 57) j++;
+    const n = Number(key.slice(i + 1, j));
+    out += key.slice(from, i) + (ch === REV_MARK ? `r${n - c.rev}` : String(n >= TOKEN ? n - c.now * 1000 : n - c.now));
+    from = j;
+    i = j - 1;
+  }
+  return out + key.slice(from);
 }
-
-/** Absolute times and tokens are this large; smaller numbers (0: never pinged; -1: no token yet) are not shifted. */
-const ABSOLUTE = 1_000_000;
+const ABS_MARK = '§'.charCodeAt(0);
+const REV_MARK = '®'.charCodeAt(0);

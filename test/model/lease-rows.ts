@@ -31,7 +31,7 @@ export interface Landed {
 export interface LeaseRows {
   /** ItemStore.write through LeaseStore.write: conditioned on the revision read; keeps `termToken` the copy of the term's token. */
   write(row: Row, read: RowRead, patch: RowPatch<Lease>, name: string): Landed;
-  /** LeaseStore.renewTerm: conditioned on `termToken` and on not moving `renewTime` back (once more at the row's stamp). */
+  /** LeaseStore.renewTerm: conditioned on `termToken` and on not moving `renewTime` back (once more at the row's stamp); flips `renewalMark`. */
   renewTerm(row: Row, term: Term, renewTime: number, leaseDurationSeconds: number): Landed;
   /** LeaseStore.handOver: conditioned on the giver's term and on the lease naming that heir. */
   handOver(row: Row, term: Term, heir: Heir, now: number, firstTermSeconds: number, leaseTransitions: number, secondNamed: boolean): Landed;
@@ -74,7 +74,8 @@ export const leaseRows: LeaseRows = {
   renewTerm(row, term, renewTime, leaseDurationSeconds) {
     for (let stamp = renewTime, attempt = 1; ; attempt++) {
       if (row?.termToken === term.fencingToken && (row.renewTime === undefined || row.renewTime <= stamp)) {
-        const written = applied(row, { renewTime: stamp, leaseDurationSeconds }, ['vacancyReport']);
+        // (no session in the model: each renewal flips renewalMark, which the lease stream's filter drops)
+        const written = applied(row, { renewTime: stamp, leaseDurationSeconds, renewalMark: row.renewalMark === 1 ? 2 : 1 }, ['vacancyReport']);
         return { row: written, answer: written };
       }
       const later = row?.termToken === term.fencingToken && row.renewTime !== undefined && row.renewTime > stamp ? row.renewTime : undefined;

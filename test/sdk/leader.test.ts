@@ -1,10 +1,10 @@
 /**
  * The leader's decisions (lib/sdk/step.ts) as tables, as lib/election's are: what it knows, one
- * observation → what it does. No I/O, no clock: LeaderElector feeds these.
+ * observation → what it does. No I/O, no clock: decide (test/sdk/decide.test.ts) carries them out.
  */
 import { describe, expect, it } from 'vitest';
 import type { Lease } from '../../lib/schemas/lease.js';
-import { afterRenewal, decideLeader, handOffDelay, heirOf, leaderDelay, leaderStep, sessionFallbackMs, type LeaderObservation, type LeaderTerm, type LeaderSettings, type LeaderStep, type TermView } from '../../lib/sdk/step.js';
+import { afterRenewal, decideLeader, handOffDelay, heirOf, leaderDelay, sessionFallbackMs, type LeaderObservation, type LeaderSettings, type LeaderStep, type TermView } from '../../lib/sdk/step.js';
 
 const S: LeaderSettings = { leaseName: 'job', identity: 'a', mode: 'coordinated', renewDeadlineMs: 10_000 };
 const T: TermView = { holderIdentity: 'a', instance: 'a_1', fencingToken: 7, renewedAt: 100_000, session: 's-1' };
@@ -40,33 +40,6 @@ describe('decideLeader', () => {
     { name: 'a read finds the row deleted: deposed', o: { kind: 'read', lease: undefined }, want: { kind: 'stop', reason: 'deposed', look: false } },
   ];
   it.each(rows)('$name', ({ t, o, want }) => expect(decideLeader(S, { ...T, ...t }, o)).toEqual(want));
-});
-
-describe('leaderStep: the term after one observation, and what the shell carries out', () => {
-  const term: LeaderTerm = { term: { holderIdentity: 'a', fencingToken: 7 }, renewedAt: 100_000, renewals: 3, retrying: true, lease: lease({ session: 's-1' }), session: 's-1' };
-  it('a renewal answered: renewed from its send time, one more renewal, no longer retrying, the row and its session kept; the deadline re-armed', () => {
-    const answered = lease({ session: undefined, successor: 'b' });
-    expect(leaderStep(S, 'a_1', term, { kind: 'renewed', sentAt: 104_000, lease: answered })).toEqual({ term: { ...term, renewedAt: 104_000, renewals: 4, retrying: false, lease: answered, session: undefined }, effects: [{ kind: 'armDeadline' }] });
-  });
-  it('its session renewed: renewed, the row as it was', () => {
-    expect(leaderStep(S, 'a_1', term, { kind: 'sessionRenewed', name: 's-1', sentAt: 105_000, now: 105_050, ended: {} })).toEqual({ term: { ...term, renewedAt: 105_000, renewals: 4, retrying: false }, effects: [{ kind: 'armDeadline' }] });
-  });
-  it('a term rewritten under it: stopped, then ended on the row, then a look, in that order', () => {
-    expect(leaderStep(S, 'a_1', term, { kind: 'read', lease: lease({ fencingToken: 8, termToken: 7 }) })).toEqual({ term: undefined, effects: [{ kind: 'stop', reason: 'deposed' }, { kind: 'endTerm' }, { kind: 'look' }] });
-  });
-  it('the renew deadline: stopped, nothing else', () => {
-    expect(leaderStep(S, 'a_1', term, { kind: 'deadline', now: 110_000 })).toEqual({ term: undefined, effects: [{ kind: 'stop', reason: 'renewDeadline' }] });
-  });
-  it('a read showing its term: the row kept (a successor named), nothing to do', () => {
-    const seen = lease({ session: 's-1', successor: 'b' });
-    expect(leaderStep(S, 'a_1', term, { kind: 'read', lease: seen })).toEqual({ term: { ...term, lease: seen }, effects: [] });
-  });
-  it('nothing new: the same term, nothing to do', () => {
-    expect(leaderStep(S, 'a_1', term, { kind: 'asked', now: 101_000 })).toEqual({ term, effects: [] });
-  });
-  it('decides through the decision it is given (a planted one in the simulator)', () => {
-    expect(leaderStep(S, 'a_1', term, { kind: 'deadline', now: 110_000 }, () => ({ kind: 'none' }))).toEqual({ term, effects: [] });
-  });
 });
 
 describe('afterRenewal and heirOf', () => {

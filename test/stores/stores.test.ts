@@ -1,6 +1,7 @@
-import { PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { PutItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sessionKey } from '../../lib/schemas/session-partition.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
 import { CandidateStore } from '../../lib/stores/candidate-store.js';
 import { ConflictError } from '../../lib/stores/errors.js';
@@ -108,6 +109,34 @@ describe('LeaseStore', () => {
     expect((err as ValidationError).fields).toEqual(['leaseDurationSeconds']);
     await put({ name: 'same-revision', ...newLease, holderIdentity: 'a', revision: 4 });
     expect((await leases.read('same-revision')).item).toEqual(first.item);
+  });
+
+  it('an unchanged row is parsed once; one changed in place at the same revision is parsed again', async () => {
+    // ItemStore.parseRow keeps each row's item under its key and revision, and serves it only while
+    // the row is the same attribute by attribute: an operator's UpdateItem raises no revision
+    await leases.write(await leases.read('in-place'), { set: { ...newLease, holderIdentity: 'a', election: { id: 'e1', startedAt: NOW, deadline: NOW + 3000, strategy: 'OldestEmulationVersion' } } });
+    const first = await leases.read('in-place');
+    expect((await leases.read('in-place')).item).toBe(first.item); // reused, not parsed again
+    const operator = (update: string, values?: Record<string, unknown>) =>
+      t.client.send(new UpdateItemCommand({ TableName: t.names.leases, Key: marshall({ name: 'in-place' }), UpdateExpression: update, ...(values ? { ExpressionAttributeValues: marshall(values) } : {}) }));
+    await operator('SET holderIdentity = :b', { ':b': 'b' });
+    const moved = await leases.read('in-place');
+    expect(moved).toMatchObject({ revision: first.revision, item: { holderIdentity: 'b' } });
+    await operator('SET election.deadline = :d', { ':d': NOW + 9000 }); // inside a map
+    expect((await leases.read('in-place')).item?.election?.deadline).toBe(NOW + 9000);
+    await operator('REMOVE election');
+    expect((await leases.read('in-place')).item?.election).toBeUndefined();
+  });
+
+  it('a session row marked in place is read with its marks (markTermEnded leaves the revision alone)', async () => {
+    const key = sessionKey('s-marks');
+    await identities.write({ key, item: undefined, revision: 0 }, { set: { hostname: 'h', leaseDurationSeconds: 15, acquireTime: NOW, renewTime: NOW, holderIdentity: 'w_1' } });
+    const before = await identities.read(key.component, key.name);
+    expect(before.item?.endedTerms).toBeUndefined();
+    expect(await identities.markTermEnded('s-marks', 'job-1', 7)).toBe(true);
+    expect(await identities.markTermEnded('s-marks', 'job-2', 9)).toBe(true); // a second mark inside the map
+    const after = await identities.read(key.component, key.name);
+    expect(after).toMatchObject({ revision: before.revision, item: { endedTerms: { 'job-1': 7, 'job-2': 9 } } });
   });
 
   it('scans every page, keeping malformed rows apart', async () => {

@@ -1,0 +1,238 @@
+/**
+ * The elector's step (lib/sdk/step.ts decide) fed events by hand, no I/O: the leader's order of
+ * actions — renew, read instead when the clock is in doubt, yield or acknowledge, give up, hand
+ * over, step down — pinned where it is decided. Each row feeds events in order and lists the
+ * effects the step asks for after each.
+ */
+import { describe, expect, it } from 'vitest';
+import type { Lease } from '../../lib/schemas/lease.js';
+import type { LeaseRead } from '../../lib/sdk/lock.js';
+import { decide, decideFollower, decideLeader, leadFromRead, RenewalPhase, START, type Effect, type Event, type Lead, type Moment, type Settings, type State } from '../../lib/sdk/step.js';
+
+const T = 1_000_000; // monotonic now
+const settings = (o: Partial<Settings> = {}): Settings => ({
+  leaseName: 'job',
+  identity: 'a',
+  instance: 'a-1',
+  mode: 'coordinated',
+  leaseDurationMs: 15_000,
+  renewDeadlineMs: 10_000,
+  retryPeriodMs: 2_000,
+  fallbackAfterMs: 45_000,
+  sessionFallbackMs: 40_000,
+  candidate: true,
+  decideFollower,
+  leadFromRead,
+  decideLeader,
+  onWorkFailure: 'giveUp',
+  releaseOnCancel: true,
+  promptly: false,
+  cadenceMs: 5_900,
+  stampErrorMs: 500,
+  clockMeasured: true,
+  cadence: { own: new RenewalPhase(), session: () => new RenewalPhase() },
+  ...o,
+});
+const mine = (o: Partial<Lease> = {}): Lease =>
+  ({ name: 'job', revision: 3, holderIdentity: 'a', holderInstance: 'a-1', leaseDurationSeconds: 15, acquireTime: 1, renewTime: 2, leaseTransitions: 4, fencingToken: 7, termToken: 7, ...o }) as Lease;
+const read = (item: Lease | undefined): LeaseRead => ({ key: { name: 'job' }, item, revision: item?.revision ?? 0 });
+const at = (dt = 0, o: Partial<Moment> = {}): Moment => ({ now: T + dt, clock: { ok: true, errorMs: 5 }, offset: 1_764_000_000_000, jumps: 0, ...o });
+const heirNamed = { successor: 'b', successorInstance: 'b-1' } as const;
+/** Leading term 7 (this start-up's first), last renewed at T. */
+const leading = (lease: Lease = mine(), o: Partial<Lead> = {}): State => ({
+  ...START,
+  lastLeader: 'a',
+  ledToken: 7,
+  terms: 1,
+  lead: { term: { holderIdentity: 'a', fencingToken: 7 }, renewedAt: T, renewals: 3, retrying: false, lease, session: undefined, since: T - 60_000, no: 1, ...o },
+});
+
+/** Feeds `events` in order (an `answer` takes the `rest` of the last effect that has one); returns each step's effects and the last state. */
+function run(s: Settings, state: State, events: [Event | Omit<Extract<Event, { kind: 'answer' }>, 'rest'>, Moment][]): { effects: Effect[][]; kinds: string[][]; state: State } {
+  const effects: Effect[][] = [];
+  let rest: Extract<Event, { kind: 'answer' }>['rest'] = [];
+  for (const [e, m] of events) {
+    const out = decide(s, state, e.kind === 'answer' ? { ...e, rest } : (e as Event), m);
+    state = out.state;
+    effects.push(out.effects);
+    const waiting = out.effects.findLast((f) => 'rest' in f && !(f.kind === 'readHeir' && f.early));
+    if (waiting && 'rest' in waiting) rest = waiting.rest;
+  }
+  return { effects, kinds: effects.map((fx) => fx.map((f) => f.kind)), state };
+}
+const answer = (o: { lease?: Lease; row?: unknown; ok?: boolean; failed?: boolean } = {}) => ({ kind: 'answer' as const, ...o }) as Omit<Extract<Event, { kind: 'answer' }>, 'rest'>;
+const poll: Event = { kind: 'poll', woken: false, pushLive: false };
+
+describe("the elector's step: the leader's order of actions", () => {
+  it('a term the coordinator gave it is confirmed, then led: its deadline armed and its work started, an open election acknowledged, then the follower told', () => {
+    const elected = mine({ renewTime: 1, election: { id: 'e1' } as Lease['election'] });
+    const r = run(settings(), START, [
+      [poll, at()],
+      [{ kind: 'leaseRead', raw: read(elected) }, at(10)],
+      [{ kind: 'confirmed', lease: { ...elected, revision: 4, renewTime: 3 } }, at(30)],
+      [answer(), at(30)],
+      [answer(), at(50)],
+    ]);
+    expect(r.kinds).toEqual([['readLease'], ['newLeader', 'confirm'], ['armDeadline', 'started'], ['renewCandidacy'], []]);
+    expect(r.effects[2]![0]).toEqual({ kind: 'armDeadline', at: T + 10 + 10_000, no: 1 }); // from the confirmation's send time
+    expect(r.state.lead).toMatchObject({ term: { holderIdentity: 'a', fencingToken: 7 }, renewedAt: T + 10, no: 1 });
+    expect(r.state.ackedElection).toBe('e1');
+    expect(r.state.ledToken).toBe(7);
+    expect(r.state.pending).toBeUndefined();
+  });
+
+  it('a term won whose renew deadline has already passed (a frozen process) is given back, never led', () => {
+    const r = run(settings(), START, [
+      [poll, at()],
+      [{ kind: 'leaseRead', raw: read(mine({ renewTime: 1 })) }, at(10)],
+      [{ kind: 'confirmed', lease: mine({ revision: 4, renewTime: 3 }) }, at(10_010)],
+      [answer(), at(10_050)],
+    ]);
+    expect(r.kinds).toEqual([['readLease'], ['newLeader', 'confirm'], ['releaseTerm'], []]);
+    expect(r.state.lead).toBeUndefined();
+  });
+
+  it('its step renews; the answer extends the term from the send time and re-arms the deadline', () => {
+    const r = run(settings(), leading(), [
+      [poll, at(5_900)],
+      [answer({ lease: mine({ revision: 4, renewTime: 3 }) }), at(5_930)],
+    ]);
+    expect(r.kinds).toEqual([['renew'], ['armDeadline']]);
+    expect(r.effects[1]).toEqual([{ kind: 'armDeadline', at: T + 5_900 + 10_000, no: 1 }]);
+    expect(r.state.lead).toMatchObject({ renewedAt: T + 5_900, renewals: 4, retrying: false });
+  });
+
+  it('the answer’s row is kept (a successor named), and the session it names', () => {
+    const answered = mine({ revision: 4, renewTime: 3, session: 's2', successor: 'b' });
+    const r = run(settings(), leading(), [[poll, at(5_900)], [answer({ lease: answered }), at(5_930)]]);
+    expect(r.state.lead).toMatchObject({ lease: answered, session: 's2' });
+  });
+
+  it('its session renewed by a write sent later than the last renewal: the term extended from that send, the deadline re-armed, the row as it was', () => {
+    const r = run(settings(), leading(mine({ session: 's1' }), { session: 's1' }), [[{ kind: 'sessionRenewed', name: 's1', sentAt: T + 3_000, ended: {} }, at(3_050)]]);
+    expect(r.effects[0]).toEqual([{ kind: 'armDeadline', at: T + 13_000, no: 1 }]);
+    expect(r.state.lead).toMatchObject({ renewedAt: T + 3_000, renewals: 4, lease: mine({ session: 's1' }) });
+  });
+
+  it('woken, it reads its lease: a term rewritten under it (the token moved, its copy kept) is stopped, then ended on the row, then looked at again, in that order', () => {
+    const r = run(settings(), leading(), [
+      [{ kind: 'poll', woken: true, pushLive: true }, at(100)],
+      [answer({ lease: mine({ fencingToken: 8, termToken: 7, revision: 9 }) }), at(120)],
+    ]);
+    expect(r.effects[0]).toMatchObject([{ kind: 'look', consistent: true }]);
+    expect(r.kinds[1]).toEqual(['stop', 'endTerm', 'stepNow']);
+    expect(r.effects[1]![0]).toEqual({ kind: 'stop', reason: 'deposed', token: 7 });
+    expect(r.state.endedToken).toBe(7);
+  });
+
+  it('asked inside its renew deadline it leads on; at it, it stops; a planted decision is the one obeyed', () => {
+    expect(run(settings(), leading(), [[{ kind: 'asked' }, at(9_999)]]).state.lead?.no).toBe(1);
+    expect(run(settings(), leading(), [[{ kind: 'asked' }, at(10_000)]]).kinds).toEqual([['stop']]);
+    const planted = settings({ decideLeader: (s, t, o) => (o.kind === 'deadline' ? { kind: 'none' } : decideLeader(s, t, o)) });
+    expect(run(planted, leading(), [[{ kind: 'deadline', no: 1 }, at(10_000)]]).state.lead?.no).toBe(1);
+  });
+
+  it('a renewal that fails (a fault) leaves the term retrying until its deadline; the deadline stops it; an earlier term’s timer does nothing', () => {
+    const r = run(settings(), leading(), [
+      [poll, at(5_900)],
+      [answer({ failed: true }), at(5_930)],
+      [{ kind: 'deadline', no: 0 }, at(9_000)],
+      [{ kind: 'deadline', no: 1 }, at(10_000)],
+    ]);
+    expect(r.kinds).toEqual([['renew'], [], [], ['stop']]);
+    expect(r.effects[3]).toEqual([{ kind: 'stop', reason: 'renewDeadline', token: 7 }]);
+    expect(r.state.lead).toBeUndefined();
+  });
+
+  it('with DynamoDB’s time in doubt it does not stamp a renewal: it reads the lease instead (the next response’s Date), counted as a prevention', () => {
+    const r = run(settings(), leading(), [[poll, at(5_900, { clock: { ok: false, reason: 'noSamples' } as Moment['clock'] })]]);
+    expect(r.effects[0]).toEqual([{ kind: 'look', consistent: true, reportFault: false, rest: [] }]);
+    expect(r.state.preventions).toBe(1);
+    expect(r.state.lead?.retrying).toBe(true);
+  });
+
+  it('held on its live session it renews nothing itself: it reads its lease (eventually consistent, again consistently when the copy is older than its own)', () => {
+    const r = run(settings(), leading(mine({ session: 's1' }), { session: 's1' }), [
+      [poll, at(5_900, { session: 's1' })],
+      [answer({ lease: mine({ session: 's1', revision: 2 }) }), at(5_920, { session: 's1' })],
+      [answer({ lease: mine({ session: 's1' }) }), at(5_940, { session: 's1' })],
+    ]);
+    expect(r.effects[0]).toMatchObject([{ kind: 'look', consistent: false }]);
+    expect(r.effects[1]).toMatchObject([{ kind: 'look', consistent: true }]);
+    expect(r.kinds[2]).toEqual([]);
+    expect(r.state.lead?.no).toBe(1);
+  });
+
+  it('the coordinator prefers another holder: it stops (preempted), hands the term to the heir (its row read, the clock vouched for), steps at once and renews its candidacy', () => {
+    const r = run(settings(), leading(), [
+      [poll, at(5_900)],
+      [answer({ lease: mine({ revision: 4, renewTime: 3, preferredHolder: 'b', ...heirNamed }) }), at(5_930)],
+      [answer({ row: { identity: 'b-1', platform: undefined, address: 'b:1' } }), at(5_950)],
+      [answer({ ok: true }), at(5_980)],
+      [answer(), at(6_000)],
+    ]);
+    expect(r.kinds).toEqual([['renew'], ['armDeadline', 'stop', 'readHeir'], ['handOver'], ['stepNow', 'renewCandidacy'], []]);
+    expect(r.effects[1]![1]).toEqual({ kind: 'stop', reason: 'preempted', token: 7 });
+    expect(r.effects[2]![0]).toMatchObject({ kind: 'handOver', term: { holderIdentity: 'a', fencingToken: 7 }, heir: { name: 'b', instance: 'b-1', address: 'b:1' }, leaseTransitions: 4, secondNamed: false });
+    expect(r.state.lead).toBeUndefined();
+  });
+
+  it('a hand-over refused (or an heir row of another process) is a release instead', () => {
+    const preferred = mine({ revision: 4, renewTime: 3, preferredHolder: 'b', ...heirNamed });
+    const refused = run(settings(), leading(), [
+      [poll, at(5_900)],
+      [answer({ lease: preferred }), at(5_930)],
+      [answer({ row: { identity: 'b-1' } }), at(5_950)],
+      [answer({ ok: false }), at(5_980)],
+    ]);
+    expect(refused.kinds.slice(2)).toEqual([['handOver'], ['releaseTerm']]);
+    const otherProcess = run(settings(), leading(), [
+      [poll, at(5_900)],
+      [answer({ lease: preferred }), at(5_930)],
+      [answer({ row: { identity: 'b-2' } }), at(5_950)],
+    ]);
+    expect(otherProcess.kinds[2]).toEqual(['releaseTerm']);
+  });
+
+  it('the work failed: reported and given up; a poll beside the give-up reads the row still in its term and ends it there, never confirming it again (the model check’s trace)', () => {
+    const given = run(settings(), leading(mine(heirNamed)), [[{ kind: 'workFailed', no: 1, token: 7, cause: new Error('boom') }, at(1_000)]]);
+    expect(given.kinds).toEqual([['workFailure', 'stop', 'readHeir']]);
+    expect(given.effects[0]![0]).toMatchObject({ kind: 'workFailure', token: 7, outcome: 'givenUp' });
+    const beside = run(settings(), given.state, [
+      [poll, at(1_010)],
+      [{ kind: 'leaseRead', raw: read(mine(heirNamed)) }, at(1_020)],
+    ]);
+    expect(beside.kinds).toEqual([['readLease'], ['endChanged']]);
+    expect(beside.state.lead).toBeUndefined();
+    const kept = run(settings({ onWorkFailure: 'keep' }), leading(), [[{ kind: 'workFailed', no: 1, token: 7, cause: 'x' }, at(1_000)]]);
+    expect(kept.effects[0]).toMatchObject([{ kind: 'workFailure', outcome: 'kept' }]);
+    expect(kept.state.lead?.no).toBe(1);
+  });
+
+  it('the clock jumped: it stops at once, the prevention counted and reported', () => {
+    const r = run(settings(), leading(), [[{ kind: 'clockJump', jumpMs: 3_000 }, at(100)]]);
+    expect(r.kinds).toEqual([['stop', 'clockSkew']]);
+    expect(r.state.preventions).toBe(1);
+    expect(r.state.lead).toBeUndefined();
+  });
+
+  it('cancelled with an heir: the lease refreshed beside the heir’s early row read, led on until the heir reads, stopped, then handed over with the row read early', () => {
+    const r = run(settings(), leading(mine(heirNamed)), [
+      [{ kind: 'cancel' }, at(1_000)],
+      [answer({ lease: mine({ ...heirNamed, revision: 4 }) }), at(1_020)],
+      [answer(), at(5_900)],
+      [answer({ row: { identity: 'b-1' } }), at(5_900)],
+      [answer({ ok: true }), at(5_930)],
+    ]);
+    expect(r.kinds).toEqual([['readHeir', 'look'], ['sleep'], ['stop', 'readHeir'], ['handOver'], ['steppedDown']]);
+    expect(r.effects[0]![0]).toMatchObject({ kind: 'readHeir', name: 'b', early: true });
+    expect(r.effects[1]).toMatchObject([{ kind: 'sleep', ms: 5_900 - 1_020 }]); // its next renewal slot: renewedAt + cadenceMs
+    expect(r.effects[2]![1]).toMatchObject({ kind: 'readHeir', name: 'b', reuse: true });
+    expect(r.effects[4]).toEqual([{ kind: 'steppedDown', led: { term: { holderIdentity: 'a', fencingToken: 7 }, handed: true } }]);
+  });
+
+  it('cancelled without an heir, or not leading: stepped down at once (the shell releases after withdrawing the candidacy)', () => {
+    expect(run(settings(), leading(), [[{ kind: 'cancel' }, at(0)], [answer({ lease: mine() }), at(10)]]).effects[1]).toEqual([{ kind: 'stop', reason: 'cancelled', token: 7 }, { kind: 'steppedDown', led: { term: { holderIdentity: 'a', fencingToken: 7 }, handed: false } }]);
+    expect(run(settings(), START, [[{ kind: 'cancel' }, at(0)]]).effects[0]).toEqual([{ kind: 'steppedDown', led: undefined }]);
+  });
+});
