@@ -52,7 +52,7 @@ const PLANTED: { bug: PlantedBug; seed: number; limit: number }[] = [
   { bug: 'successorWithoutRevision', seed: 5003, limit: 300 },
   // a graceful stop now hands the lease over: releases are rarer, and a late hand-off is the bug's other half
   // the watcher's cadence lock (issue 38, item 4, afd0244) moved it again, 5045 → 5124
-  { bug: 'releaseWithoutTermCondition', seed: 5109, limit: 800 },
+  { bug: 'releaseWithoutTermCondition', seed: 5755, limit: 800 },
   // sessions run in about half the worlds (issue 17): 5001 is the first of them from 5000. Planted
   // again (issue 38, item 4): hiding session rows no longer planted it once a term on a missing row
   // counted as unvouched (alive, to the coordinator); the plant now strips `session` from the leases
