@@ -359,15 +359,19 @@ const SESSION_ROW_BYTES = 300;
  * stream's as lib/wiring.ts deploys it when not given).
  */
 /**
- * Where wakes go: `lease`, each on its lease's topic, delivered to every connection whose role may
- * receive it (as built); `process`, the design in docs/benchmarks.md "Wakes addressed to processes"
- * (not built): published to each candidate's process topic (a candidates Query per lease-stream
- * record), coalesced per process and stream invocation, plus once on the lease topic for observers.
+ * Where wakes go, as the processes' channels subscribe: `lease`, channels without a session (one
+ * subscription to every wake of the deployment): each wake reaches every connection whose role may
+ * receive it, and, with sessions, so do its copies on the candidates' process topics, which the
+ * lease stream publishes since they are built (roles granted named leases receive no process topic);
+ * `process`, channels given their Session (as built, docs/benchmarks.md "Wakes addressed to
+ * processes"): each wake on its lease topic (no subscriber) and on each candidate's process topic
+ * (a candidates Query per lease-stream record); `coalesced`, the same with a stream invocation's
+ * wakes to one process sent as one message (designed, not built).
  */
-export type WakeRouting = 'lease' | 'process';
+export type WakeRouting = 'lease' | 'process' | 'coalesced';
 
 export function scaleFigures(d: Deployment, cal: Calibration, r: RegionAssumptions = REGION, opts: { parallelization?: number; wakes?: WakeRouting } = {}): ScaleFigures {
-  const toProcesses = opts.wakes === 'process';
+  const toProcesses = opts.wakes === 'process' || opts.wakes === 'coalesced';
   const { leases: L, processes: P, candidatesPerLease: c } = d;
   if (!Number.isInteger(L) || L < 1) throw new Error(`leases must be a whole number ≥ 1, got ${L}`);
   if (!Number.isInteger(P) || P < c) throw new Error(`processes must be a whole number ≥ candidatesPerLease (${c}), got ${P}`);
@@ -456,10 +460,15 @@ export function scaleFigures(d: Deployment, cal: Calibration, r: RegionAssumptio
   bill.push({ service: 'EventBridge', kind: 'events (5 per leader change)', perMinute: changesPerMinute * 5, dollars: (changesPerMinute * 5 * MINUTES_PER_MONTH_) / 1e6 });
   const deliveriesPerWake = toProcesses || d.grants !== 'all' ? c : P;
   bill.push({ service: 'IoT Core', kind: `connectivity (${P} connections)`, perMinute: 0, dollars: (P / L) * 0.08e-6 * MINUTES_PER_MONTH_ });
-  // to processes: a publish per candidate's process and its delivery, and one on the lease topic (observers)
-  const messages = changesPerMinute * r.wakesPerLeaderChange * (toProcesses ? 2 * c + 1 : 1 + deliveriesPerWake);
-  bill.push({ service: 'IoT Core', kind: toProcesses ? `wakes (published to each of ${c} candidates' processes, and once on the lease topic)` : `wakes (each published once, delivered to ${deliveriesPerWake} connections)`, perMinute: messages, dollars: (messages * MINUTES_PER_MONTH_) / 1e6 });
-  if (toProcesses) {
+  // to processes: a publish per candidate's process and its delivery, and one on the lease topic (observers).
+  // Channels on every wake: the lease topic's delivered to each that may receive it, and with sessions
+  // the process topics' copies too, to each process of a role granted every lease (none of a role of named leases)
+  const copies = d.sessions ? 1 + c : 1;
+  const copiesReceived = d.sessions && d.grants === 'all' ? copies : 1;
+  const messages = changesPerMinute * r.wakesPerLeaderChange * (toProcesses ? 2 * c + 1 : copies + copiesReceived * deliveriesPerWake);
+  bill.push({ service: 'IoT Core', kind: toProcesses ? `wakes (published to each of ${c} candidates' processes, and once on the lease topic)` : `wakes (published ${copies === 1 ? 'once' : `${copies} times: the lease topic and the candidates' processes'`}, delivered to ${deliveriesPerWake} connections${copiesReceived > 1 ? ' each' : ''})`, perMinute: messages, dollars: (messages * MINUTES_PER_MONTH_) / 1e6 });
+  {
+    // made whatever the channels: the function cannot tell who subscribes where
     const queries = changesPerMinute * r.recordsPerLeaderChange;
     dyn("wakes to processes: the changed lease's candidates, one consistent Query a lease-stream record", queries, 0, queries * 0.5);
   }
@@ -492,8 +501,8 @@ export function scaleFigures(d: Deployment, cal: Calibration, r: RegionAssumptio
     subscriptionsPerConnection: 1,
     deliveriesPerWake,
     wakesPerSecond,
-    burstDeliveriesPerConnectionPerSecond: toProcesses ? Math.min(perConnection, burstInvocationsPerSecond) : perConnection,
-    burstOutboundPerSecond: (burstWakes * deliveriesPerWake) / burstSeconds,
+    burstDeliveriesPerConnectionPerSecond: opts.wakes === 'coalesced' ? Math.min(perConnection, burstInvocationsPerSecond) : perConnection * (toProcesses ? 1 : copiesReceived),
+    burstOutboundPerSecond: (burstWakes * deliveriesPerWake * (toProcesses ? 1 : copiesReceived)) / burstSeconds,
   };
 
   const dollarsPerLeaseMonth = bill.reduce((a, b) => a + b.dollars, 0);

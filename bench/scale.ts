@@ -146,8 +146,8 @@ const program = new Command()
     if (v !== 'all' && v !== 'leases') throw new InvalidArgumentError(`--grants is all or leases, got "${v}"`);
     return v as Deployment['grants'];
   })
-  .option('--wakes <w>', 'lease (each wake on its lease topic: as built) | process (to each candidate\'s process, coalesced: the design, not built)', (v) => {
-    if (v !== 'lease' && v !== 'process') throw new InvalidArgumentError(`--wakes is lease or process, got "${v}"`);
+  .option('--wakes <w>', 'lease (channels on every wake: PushChannel without session) | process (channels given their Session: wakes to each candidate\'s process) | coalesced (the same, a stream invocation\'s wakes to one process in one message: designed, not built)', (v) => {
+    if (v !== 'lease' && v !== 'process' && v !== 'coalesced') throw new InvalidArgumentError(`--wakes is lease, process or coalesced, got "${v}"`);
     return v as WakeRouting;
   }, 'lease' as WakeRouting)
   .option('--calibration <file>', "a calibration run's JSON lines (bench/scale-calibrate.ts)")
@@ -160,7 +160,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const rows = deployments(o.placement, o.grants).map((d) => scaleFigures(d, cal, REGION, { parallelization: o.parallelization, wakes: o.wakes }));
   if (o.json) process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
   else {
-    process.stdout.write(`The cost of scale: ${o.placement} placement, 3 candidates a lease, stream parallelization ${o.parallelization}; wakes ${o.wakes === 'process' ? 'to processes (designed, not built)' : 'on lease topics'}; sessions from 100 leases; ${o.grants === 'leases' ? 'each worker granted its own leases' : 'workers granted every lease from 10,000'}\n\n${table(rows)}\n`);
+    process.stdout.write(`The cost of scale: ${o.placement} placement, 3 candidates a lease, stream parallelization ${o.parallelization}; wakes ${o.wakes === 'process' ? 'to processes (PushChannel with session)' : o.wakes === 'coalesced' ? 'to processes, coalesced (designed, not built)' : 'to every channel (PushChannel without session)'}; sessions from 100 leases; ${o.grants === 'leases' ? 'each worker granted its own leases' : 'workers granted every lease from 10,000'}\n\n${table(rows)}\n`);
     for (const r of rows) process.stdout.write(`\n${n(r.deployment.leases)} leases × ${n(r.deployment.processes)} processes: ${usd(r.dollarsPerLeaseMonth)} a lease-month\n${bill(r)}\n`);
     const b = busyLease(1_000, cal);
     process.stdout.write(`\nA busy lease, 1,000 candidates (one partition key of the candidates table): an election pings ${n(b.pingBurstWcu)} WCU at once (vs ${n(LIMITS.partitionWcu.value)} WCU/s); the answers reconcile one after another on one shard, ${n(b.rruPerReconcile)} RRU each: ${n(b.answersDrainSeconds, 0)} s, ${n(b.answersRcuPerSecond, 0)} RCU/s (vs ${n(LIMITS.partitionRcu.value)})\n`);

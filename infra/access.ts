@@ -175,8 +175,12 @@ const LEASE_WRITES: WriteScope = {
 export const WORKER_WRITES = {
   leases: [LEASE_RENEWAL, LEASE_WRITES],
   candidates: [
+    // a renewal (CandidateStore.renew) copies pingTime into ackedPingTime (naming both) and flips
+    // renewalMark, which is what lets the candidate stream's filter drop it (lib/wiring.ts): the
+    // only write that may name the mark, and it names no version, strategy or start-up
+    { attributes: ['leaseName', 'name', 'revision', 'renewTime', 'ackedPingTime', 'pingTime', 'expiresAt', 'renewalMark'], returnValues: ['NONE'] },
     {
-      // a renewal copies pingTime into ackedPingTime (naming both); registration removes the previous start-up's pingTime
+      // registration removes the previous start-up's pingTime
       attributes: ['leaseName', 'name', 'revision', 'binaryVersion', 'emulationVersion', 'preferredStrategies', 'renewTime', 'ackedPingTime', 'createdAt', 'identity', 'platform', 'address', 'location', 'labels', 'expiresAt', 'pingTime'],
       returnValues: ['NONE'],
     },

@@ -9,7 +9,7 @@ import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { PUSH_CLIENT_ID_PREFIX, plainPushClientIdPrefix, pushClientIdPrefix, pushSubscription } from '../lib/schemas/push.js';
+import { PUSH_CLIENT_ID_PREFIX, plainPushClientIdPrefix, processTopicPattern, pushClientIdPrefix, pushSubscription } from '../lib/schemas/push.js';
 import { SESSION_COMPONENT } from '../lib/schemas/session-partition.js';
 import type { FunctionName } from '../lib/wiring.js';
 import { FUNCTION_ACCESS, KEY_READ, KEY_WRITE, WAKE_PUBLISH, WORKER_ACCESS, WORKER_PUSH_ACCESS, WORKER_TRANSACTION_ONLY, WORKER_WRITES, type FunctionAccess, type TableAccess, type TableRole, type WriteScope } from './access.js';
@@ -57,7 +57,7 @@ export function grantFunctionAccess(name: FunctionName, fn: lambda.IFunction, on
     // every lease's wakes, both topic forms (lib/schemas/push.ts): the function wakes whatever lease changed
     const topics = allWakeTopics(on.push.leasesTable).map((t) => iotArn(fn, 'topic', t));
     iam.Grant.addToPrincipal({ grantee: fn, actions: [...WAKE_PUBLISH], resourceArns: topics });
-    acknowledgeWildcards(fn.role!, topics, `iot:Publish on this deployment's wake topics only (conclave/<leases table>/lease/… and …/lease-hash/…): the function wakes the followers of whichever lease changed.`);
+    acknowledgeWildcards(fn.role!, topics, `iot:Publish on this deployment's wake topics only (conclave/<leases table>/lease/…, …/lease-hash/… and …/process/…): the function wakes the followers of whichever lease changed, on its topic and on its candidates' processes' topics.`);
   }
 }
 
@@ -65,7 +65,11 @@ export function grantFunctionAccess(name: FunctionName, fn: lambda.IFunction, on
  * The push path's grants for a worker (WORKER_PUSH_ACCESS): its connection with a client id of this
  * deployment (pushClientIdPrefix of the leases table: `conclave-<leases table>:…`), its subscription
  * to every wake of the deployment, and Receive and Publish on the wake topics of its own leases
- * (`leaseNames`, the same scope as the tables'; undefined: every lease).
+ * (`leaseNames`, the same scope as the tables'; undefined: every lease). A worker granted every
+ * lease may also subscribe to a process topic (`…/process/…`: PushChannel's `session`), and
+ * receive and publish on them; IAM names a role, not a process, so the grant is the deployment's
+ * process topics, not the one of the connecting process — a process topic carries nothing its role
+ * could not already receive on the lease topics (every lease's wakes).
  */
 export function grantWorkerPush(grantee: iam.IGrantable, leaseNames: readonly string[] | undefined, on: { readonly scope: Construct; readonly leasesTable: string }): iam.Grant {
   const arn = (kind: Parameters<typeof iotArn>[1], name: string) => iotArn(on.scope, kind, name);
@@ -73,7 +77,7 @@ export function grantWorkerPush(grantee: iam.IGrantable, leaseNames: readonly st
   const topics = wakeTopicsOf(on.leasesTable, leaseNames).map((t) => arn('topic', t));
   const grants = [
     iam.Grant.addToPrincipal({ grantee, actions: [...WORKER_PUSH_ACCESS.client], resourceArns: clients }),
-    iam.Grant.addToPrincipal({ grantee, actions: [...WORKER_PUSH_ACCESS.topicfilter], resourceArns: [arn('topicfilter', pushSubscription(on.leasesTable))] }),
+    iam.Grant.addToPrincipal({ grantee, actions: [...WORKER_PUSH_ACCESS.topicfilter], resourceArns: [arn('topicfilter', pushSubscription(on.leasesTable)), ...(leaseNames ? [] : [arn('topicfilter', processTopicPattern(on.leasesTable))])] }),
     // the topics of many leases in statements of their own: a statement is never split over policies
     ...chunked(topics).map((part) => iam.Grant.addToPrincipal({ grantee, actions: [...WORKER_PUSH_ACCESS.topic], resourceArns: part })),
   ];
@@ -81,7 +85,8 @@ export function grantWorkerPush(grantee: iam.IGrantable, leaseNames: readonly st
   const principal = grantee.grantPrincipal;
   if (Construct.isConstruct(principal)) {
     acknowledgeWildcards(principal, clients, `iot:Connect with this deployment's client ids only, ${PUSH_CLIENT_ID_PREFIX}<leases table>:… (PushChannel's default is that prefix and a random uuid, one id per connection, unknown before it connects).`);
-    acknowledgeWildcards(principal, topics, `iot:Receive and iot:Publish on this deployment's wake topics (conclave/<leases table>/lease/… and …/lease-hash/…): the worker was granted every lease (allLeases).`);
+    acknowledgeWildcards(principal, topics, `iot:Receive and iot:Publish on this deployment's wake topics (conclave/<leases table>/lease/…, …/lease-hash/… and …/process/…): the worker was granted every lease (allLeases).`);
+    if (!leaseNames) acknowledgeWildcards(principal, [arn('topicfilter', processTopicPattern(on.leasesTable))], `iot:Subscribe to a process topic of this deployment (conclave/<leases table>/process/<process>): its Session's id, unknown before the process starts; the worker was granted every lease (allLeases).`);
   }
   return grants.reduce((a, b) => a.combine(b));
 }

@@ -3,7 +3,9 @@
  * and the IoT resources the grants name (infra/grants.ts grants them, with the actions of
  * infra/access.ts). The topics are lib/schemas/push.ts's: the lease stream's function publishes a
  * wake of lease L on `conclave/<leases table>/lease/<L, URI-encoded>` (or `…/lease-hash/<sha-256>`
- * when that is too long), and each worker process subscribes to `conclave/<leases table>/#`.
+ * when that is too long), and on `conclave/<leases table>/process/<process>` for each process among
+ * the lease's candidates; a worker process subscribes to `conclave/<leases table>/#`, or, given its
+ * Session, to its own process topic (PushChannel's `session`).
  */
 import { ArnFormat, Stack, Token, type RemovalPolicy } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
@@ -11,7 +13,7 @@ import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as logs from 'aws-cdk-lib/aws-logs';
 import * as cr from 'aws-cdk-lib/custom-resources';
 import type { Construct } from 'constructs';
-import { hashedPushTopic, plainPushTopic, pushRoot, pushTopic } from '../lib/schemas/push.js';
+import { hashedPushTopic, plainPushTopic, processTopicPattern, pushRoot, pushTopic } from '../lib/schemas/push.js';
 import { ENDPOINT_LOOKUP } from './access.js';
 import { deployTimeLookup } from './lookup.js';
 import { acknowledgeFinding } from './nag.js';
@@ -59,15 +61,21 @@ export function iotArn(scope: Construct, kind: 'client' | 'topic' | 'topicfilter
   return Stack.of(scope).formatArn({ service: 'iot', resource: kind, resourceName: name, arnFormat: ArnFormat.SLASH_RESOURCE_NAME });
 }
 
-/** Every wake topic of the deployment, both forms: what the lease stream's function publishes on. */
+/**
+ * Every wake topic of the deployment: the leases' (both forms) and the processes': what the lease
+ * stream's function publishes on, and what a worker granted every lease receives and publishes on
+ * (a hand-off's wake to its heir's process).
+ */
 export function allWakeTopics(leasesTable: string): string[] {
-  return [`${pushRoot(leasesTable)}/lease/*`, `${pushRoot(leasesTable)}/lease-hash/*`];
+  return [`${pushRoot(leasesTable)}/lease/*`, `${pushRoot(leasesTable)}/lease-hash/*`, processTopicPattern(leasesTable)];
 }
 
 /**
- * The wake topics of `leaseNames` (every lease's when undefined). With the leases table's name
- * known at synth, exactly the topic pushTopic gives each lease; with a name CloudFormation picks,
- * the topic's length is not known yet, so both forms of each lease (neither is a wildcard).
+ * The wake topics of `leaseNames` (every lease's and every process's when undefined). With the
+ * leases table's name known at synth, exactly the topic pushTopic gives each lease; with a name
+ * CloudFormation picks, the topic's length is not known yet, so both forms of each lease (neither is
+ * a wildcard). A role granted named leases gets no process topic: a process topic carries any lease's
+ * wakes (the grant cannot tell a process's leases), so it would receive wakes of leases not its own.
  */
 export function wakeTopicsOf(leasesTable: string, leaseNames: readonly string[] | undefined): string[] {
   if (!leaseNames) return allWakeTopics(leasesTable);

@@ -123,14 +123,36 @@ export const LEASE_STREAM_FILTERS: readonly FilterPattern[] = [
  * fence until a run claims them), which no candidate row has. A REMOVE has no new image, an INSERT
  * no old one: a missing image matches `exists: false`. Lambda's filters have no "does not begin
  * with", so the rows are told apart by those attributes, not by their key.
+ *
+ * And but a renewal that follows a renewal (issue 38, cheaper at rest: each candidate renews every
+ * 10 minutes, which invoked the function for nothing). A renewal flips `renewalMark` (absent → 1 →
+ * 2 → 1, CandidateStore.renew) and a ping removes it, so a record whose mark went from 1 to 2 or
+ * from 2 to 1 is a renewal with no ping since the last one: it acknowledges no ping not already
+ * acknowledged and changes no version, strategy or start-up (candidateChangeMatters: no reconcile;
+ * no event), and is dropped. Every other record passes: no mark before (an INSERT, the answer to a
+ * ping, a row an older release wrote) or after (a REMOVE), or the mark unchanged (a registration,
+ * a ping's withdrawal, an operator's pin: writes that do not name it). What makes a flipped mark
+ * safe to drop: a row with a mark has acknowledged its ping, if any — a renewal sets ackedPingTime
+ * to the ping as it sets the mark, a ping removes the mark, a registration removes the ping and
+ * sets ackedPingTime to 0 (LeaseCandidate.register), and a withdrawal takes only an unanswered
+ * ping (so no mark). Five patterns: Lambda's default quota per event source mapping.
  */
-export const CANDIDATE_STREAM_FILTERS: readonly FilterPattern[] = [
-  {
-    dynamodb: {
-      NewImage: { runs: { L: [{ exists: false }] }, fence: { N: [{ exists: false }] } },
-      OldImage: { runs: { L: [{ exists: false }] }, fence: { N: [{ exists: false }] } },
-    },
+const notRunOnce = {
+  NewImage: { runs: { L: [{ exists: false }] }, fence: { N: [{ exists: false }] } },
+  OldImage: { runs: { L: [{ exists: false }] }, fence: { N: [{ exists: false }] } },
+} as const;
+const candidateMark = (rules: { readonly OldImage?: FilterRule; readonly NewImage?: FilterRule }): FilterPattern => ({
+  dynamodb: {
+    NewImage: { ...notRunOnce.NewImage, ...(rules.NewImage ? { renewalMark: { N: [rules.NewImage] } } : {}) },
+    OldImage: { ...notRunOnce.OldImage, ...(rules.OldImage ? { renewalMark: { N: [rules.OldImage] } } : {}) },
   },
+});
+export const CANDIDATE_STREAM_FILTERS: readonly FilterPattern[] = [
+  candidateMark({ OldImage: { exists: false } }),
+  candidateMark({ NewImage: { exists: false } }),
+  candidateMark({ NewImage: { 'anything-but': ['1', '2'] } }),
+  candidateMark({ OldImage: '1', NewImage: '1' }),
+  candidateMark({ OldImage: '2', NewImage: '2' }),
 ];
 
 export interface FunctionWiring {

@@ -220,7 +220,7 @@ function functionDeps(c: FunctionsContext, handlers: Handlers): FunctionDeps {
       feed.log(`dead letter (${p.function}): ${p.reason}`);
       deadLetters.push(p);
     },
-    ...(broker ? { wake: (lease: string, revision: number | undefined) => wakeThrough(c, broker, { lease, by: 'stream', ...(revision !== undefined ? { revision } : {}) }) } : {}),
+    ...(broker ? { wake: (lease: string, revision: number | undefined, processes?: readonly string[]) => wakeThrough(c, broker, { lease, by: 'stream', ...(revision !== undefined ? { revision } : {}) }, processes) } : {}),
     ...quietObservability(c.onError),
   };
 }
@@ -229,13 +229,13 @@ function functionDeps(c: FunctionsContext, handlers: Handlers): FunctionDeps {
  * A wake through IoT Core: published at once, or, while the schedule has it slow (a `slowPush`
  * window), answered and delivered `delayMs` late — slow, not hung: under the publish's timeout.
  */
-async function wakeThrough(c: FunctionsContext, broker: Pick<SimBroker, 'publish'>, wake: Wake): Promise<void> {
+async function wakeThrough(c: FunctionsContext, broker: Pick<SimBroker, 'publish'>, wake: Wake, processes?: readonly string[]): Promise<void> {
   const slowMs = c.slowWakeMs();
   if (slowMs !== undefined) {
     c.feed.count('fault:slowWake');
     await c.world.clock.sleep(slowMs);
   }
-  broker.publish(wake);
+  broker.publish(wake, undefined, processes);
 }
 
 /** One stream's poller: whether it has something to read, and a pump that reads and delivers it. */

@@ -26,7 +26,7 @@ import { CandidateStore } from '../lib/stores/candidate-store.js';
 import type { IdentityStore } from '../lib/stores/identity-store.js';
 import { LeaseStore } from '../lib/stores/lease-store.js';
 import { defaultTableNames } from '../lib/tables.js';
-import { DynamoDBModel, type ModelRequest } from './dynamodb-model/index.js';
+import { DynamoDBModel, faults as ddbFaults, type ModelRequest } from './dynamodb-model/index.js';
 import { handlerModulesLoaded, runFunctions } from './functions.js';
 import { SimWorld, type Machine as WorldMachine } from './machines.js';
 import type { SimBroker, SimPush } from './push.js';
@@ -70,6 +70,8 @@ export interface LeaseWrite {
 export interface Machine extends WorldMachine {
   /** An error to answer this request with instead of the model's (a fault the network or DynamoDB gives); undefined lets it through. */
   fault: ((req: ModelRequest) => Error | undefined) | undefined;
+  /** Whether DynamoDB applies this request and its answer is lost on the way back (the client times out, not knowing it landed); undefined: none is. */
+  loseAnswer: ((req: ModelRequest) => boolean) | undefined;
   /** Every request it sent (each attempt), in order. */
   readonly sent: SentRequest[];
 }
@@ -200,7 +202,7 @@ export class Sim {
 
   /** A machine named `name` on the world, its requests through the network below. */
   private network(name: string): Machine {
-    return this.world.machine<Pick<Machine, 'fault' | 'sent'>>(name, (m, req, apply) => this.exchange(m, req, apply), { fault: undefined, sent: [] });
+    return this.world.machine<Pick<Machine, 'fault' | 'loseAnswer' | 'sent'>>(name, (m, req, apply) => this.exchange(m, req, apply), { fault: undefined, loseAnswer: undefined, sent: [] });
   }
 
   /** The network: LATENCY_MS each way, the machine's fault instead of the model's answer; a dead machine is never answered, a paused one reads its answer when it runs again. */
@@ -216,6 +218,7 @@ export class Sim {
     const out = apply();
     record.ok = true;
     this.recordLeaseWrite(m.name, req);
+    if (m.loseAnswer?.(req)) throw ddbFaults.timeout();
     await this.clock.sleep(LATENCY_MS);
     await m.clock.running(); // a frozen process reads the answer when it wakes; a dead one never
     return out;

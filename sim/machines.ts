@@ -140,10 +140,13 @@ export class SimWorld {
     return this.broker;
   }
 
-  /** `machine`'s connection to the broker: its wakes on its clock (held while paused, none once dead); none reach it while `cutOff()`. */
-  connect(machine: Machine, cutOff: () => boolean): SimPush {
+  /**
+   * `machine`'s connection to the broker: its wakes on its clock (held while paused, none once dead);
+   * none reach it while `cutOff()`. `process()`: the process topic it receives (its Session's), if any.
+   */
+  connect(machine: Machine, cutOff: () => boolean, process?: () => string | undefined): SimPush {
     if (!this.broker) throw new Error('start the broker first');
     const clock = machine.clock;
-    return this.broker.connect({ setTimer: (ms, fn) => clock.setTimer(ms, fn), get dead() { return clock.dead; }, cutOff });
+    return this.broker.connect({ setTimer: (ms, fn) => clock.setTimer(ms, fn), get dead() { return clock.dead; }, cutOff }, process);
   }
 }

@@ -5,9 +5,16 @@
  * path goes not-live, and live again after). A frozen process gets its wakes when it runs again, a
  * dead or partitioned one never does — while it still believes itself connected, as a real client
  * does until its keep-alive notices.
+ *
+ * Topics as in IoT Core (lib/schemas/push.ts): a wake is published on its lease's topic and on the
+ * topic of each process it is addressed to (wakeTopics: the lease's candidates' processes, or a
+ * hand-off's heir); a connection opened for a process (its Session's, as PushChannel's `session`)
+ * receives its process topic and the lease topics of watchers not of that process, and one opened
+ * without receives every topic. Each topic a connection receives is a delivery of its own.
  */
 import type { SimulatedClock, Timer } from '../lib/clock.js';
 import type { Push, Wake } from '../lib/sdk/push.js';
+import { processOf } from '../lib/schemas/identity.js';
 import type { PushFaults } from './schedule.js';
 
 /** What the broker needs of a process: its timers (held while frozen, dropped once dead) and whether the network reaches it. */
@@ -34,9 +41,9 @@ export class SimBroker {
     }
   }
 
-  /** A process's connection: live unless the broker is down. */
-  connect(proc: PushProcess): SimPush {
-    const s = new SimPush(this, proc);
+  /** A process's connection: live unless the broker is down; `process()`: the process topic it receives, if any (asked at each delivery: the Session is made after the connection). */
+  connect(proc: PushProcess, process?: () => string | undefined): SimPush {
+    const s = new SimPush(this, proc, process);
     this.sessions.add(s);
     return s;
   }
@@ -45,25 +52,32 @@ export class SimBroker {
     return !this.down;
   }
 
-  /** Delivers `wake` to every connected process but `from`: late, lost or twice, as the schedule draws. */
-  publish(wake: Wake, from?: SimPush): void {
+  /**
+   * Publishes `wake` on its lease's topic, or, given `processes`, on the topic of each of them
+   * (wakeTopics), delivering each to every connected process that receives it but `from`: late, lost
+   * or twice, as the schedule draws.
+   */
+  publish(wake: Wake, from?: SimPush, processes?: readonly string[]): void {
     if (this.down) return;
     this.count(`push:${wake.by}`);
+    const to = processes && new Set(processes);
     for (const s of this.sessions) {
       if (s === from) continue;
       if (s.proc.dead) {
         this.sessions.delete(s);
         continue;
       }
-      if (s.proc.cutOff() || this.random() < this.faults.loss) {
-        this.count('fault:pushLost');
-        continue;
-      }
-      const copies = this.random() < this.faults.duplicate ? 2 : 1;
-      for (let c = 0; c < copies; c++) {
-        const delay = this.faults.delayMs[0] + this.random() * (this.faults.delayMs[1] - this.faults.delayMs[0]);
-        // a broker-side hop on the world's clock, then the process's own (held while it is frozen)
-        this.clock.setTimer(delay, () => void s.proc.setTimer(0, () => s.deliver(wake)));
+      for (let n = s.topicsOf(wake.lease, to); n > 0; n--) {
+        if (s.proc.cutOff() || this.random() < this.faults.loss) {
+          this.count('fault:pushLost');
+          continue;
+        }
+        const copies = this.random() < this.faults.duplicate ? 2 : 1;
+        for (let c = 0; c < copies; c++) {
+          const delay = this.faults.delayMs[0] + this.random() * (this.faults.delayMs[1] - this.faults.delayMs[0]);
+          // a broker-side hop on the world's clock, then the process's own (held while it is frozen)
+          this.clock.setTimer(delay, () => void s.proc.setTimer(0, () => s.deliver(wake)));
+        }
       }
     }
   }
@@ -79,26 +93,52 @@ export class SimBroker {
 /** One process's view of the broker: the Push its electors are given. */
 export class SimPush implements Push {
   private readonly watchers = new Map<string, Set<(w: Wake | undefined) => void>>();
+  /** Lease topics received for watchers not of this connection's process → how many watch each. */
+  private readonly leaseTopics = new Map<string, number>();
 
   constructor(
     private readonly broker: SimBroker,
     readonly proc: PushProcess,
+    private readonly process: () => string | undefined = () => undefined,
   ) {}
+
+  /** How many of the topics of a wake of `lease` (its lease topic, or the topics of `processes`) this connection receives. */
+  topicsOf(lease: string, processes: ReadonlySet<string> | undefined): number {
+    const own = this.process();
+    if (own === undefined) return processes ? processes.size : 1; // every topic
+    return processes ? (processes.has(own) ? 1 : 0) : this.leaseTopics.has(lease) ? 1 : 0;
+  }
 
   healthy(): boolean {
     return this.broker.live && !this.proc.dead;
   }
 
-  watch(lease: string, onWake: (w: Wake | undefined) => void): () => void {
+  watch(lease: string, onWake: (w: Wake | undefined) => void, instance?: string): () => void {
     let set = this.watchers.get(lease);
     if (!set) this.watchers.set(lease, (set = new Set()));
     set.add(onWake);
-    return () => set.delete(onWake);
+    const own = this.process();
+    const onLeaseTopic = own !== undefined && processOf(instance) !== own;
+    if (onLeaseTopic) this.leaseTopics.set(lease, (this.leaseTopics.get(lease) ?? 0) + 1);
+    let stopped = false;
+    return () => {
+      if (stopped) return;
+      stopped = true;
+      set.delete(onWake);
+      if (!onLeaseTopic) return;
+      const n = this.leaseTopics.get(lease)! - 1;
+      if (n > 0) this.leaseTopics.set(lease, n);
+      else this.leaseTopics.delete(lease);
+    };
   }
 
-  wake(lease: string, revision?: number): void {
+  wake(lease: string, revision?: number, to?: string): void {
     if (this.proc.dead || this.proc.cutOff()) return;
-    this.broker.publish({ lease, by: 'worker', ...(revision !== undefined ? { revision } : {}) }, this);
+    // as PushChannel: a heir's process topic only from a connection of a process (its role may publish there)
+    const heir = this.process() !== undefined ? processOf(to) : undefined;
+    const wake: Wake = { lease, by: 'worker', ...(revision !== undefined ? { revision } : {}) };
+    this.broker.publish(wake, this);
+    if (heir !== undefined) this.broker.publish(wake, this, [heir]);
   }
 
   deliver(w: Wake): void {

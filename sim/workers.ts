@@ -74,7 +74,8 @@ export class Workers {
     machine.clock.offsetMs = schedule.skewMs[i] ?? 0;
     machine.clock.rate = (schedule.driftPpm?.[i] ?? 0) * 1e-6;
     const proc: Proc = { identity, platform, runs: [], restart: () => undefined, machine, electors: [], leading: new Map(), stop: new AbortController(), cronRuns: new Map(), jobs: new Set(), writes: 0, failWork: new Map() };
-    const push = world.broker ? world.connect(machine, () => world.clock.now() < machine.partitionedUntil) : undefined;
+    // as a worker with a Session passes it to its PushChannel: wakes addressed to its process
+    const push = world.broker ? world.connect(machine, () => world.clock.now() < machine.partitionedUntil, () => proc.session?.process) : undefined;
     const session = schedule.session ? this.startSession(proc) : undefined;
     if (session) proc.session = session;
     for (const leaseName of this.leaseNames) this.startElector(proc, i, leaseName, push, session);

@@ -159,7 +159,7 @@ export async function multiLease(ctx: BenchContext, opts: BenchOptions): Promise
       wru: (tickMean.wru + others.wru / windowMinutes) / n,
       commands: Object.fromEntries(Object.entries(tickMean.commands).map(([k, v]) => [k, v / n])),
     };
-    const { oneRenewal, invocationMs } = await candidateRenewalCost(ctx.endpoint, rt, meter, `${stem}-0`, 'p1');
+    const { oneRenewal, invocationMs, invokes: candidateInvokes } = await candidateRenewalCost(ctx.endpoint, rt, meter, `${stem}-0`, 'p1');
     const renewalsPerMinute = (PROCESSES * 60_000) / CANDIDATE_RENEW_MS;
     const candidate = withScheduledRenewals(workerPerLease['candidate'] ?? ZERO, renewalsPerMinute, oneRenewal);
     const roles = Object.fromEntries(Object.entries({ ...workerPerLease, candidate, coordinator: coordinatorPerLease }).sort(byRoleOrder));
@@ -168,7 +168,7 @@ export async function multiLease(ctx: BenchContext, opts: BenchOptions): Promise
     c.value(what, 'conclave · total', total.requests, 'req/min', undefined, `${total.rru.toFixed(2)} RRU + ${total.wru.toFixed(2)} WRU /min; leases led per process: ${perProcess.join(', ')}${sessions ? `; on each process's session: ${ids.map((id) => landed.onSession[id]).join(', ')}` : ''}; successor of: ${ids.map((id) => landed.successorOf[id]).join(', ')}`);
 
     const inWindow = meter.between(t0, t1);
-    const lambda = addUse(lambdaPerLease(inWindow, { windowMinutes, ticks, leasesTicked: n, leasesLive: n }), scaleUse(lambdaUse([{ fn: 'candidateStream', at: 0, ms: invocationMs }]), renewalsPerMinute));
+    const lambda = addUse(lambdaPerLease(inWindow, { windowMinutes, ticks, leasesTicked: n, leasesLive: n }), scaleUse(lambdaUse([{ fn: 'candidateStream', at: 0, ms: invocationMs }]), renewalsPerMinute * candidateInvokes));
     const published = eventsPerLease(rt.events, inWindow, t0, t1, n);
     // IoT Core: one connection per process, shared by its n electors: 3 connections spread over the n leases
     const iot = pushBefore && pushAfter ? iotPerLease(pushBefore, pushAfter, { windowMinutes, leases: n }) : undefined;
@@ -176,7 +176,7 @@ export async function multiLease(ctx: BenchContext, opts: BenchOptions): Promise
       c.record('warning', { message: `the push broker held ${(iot.connections * n).toFixed(2)} connections on average in the window, not one per process (${PROCESSES})` });
     const dollars = costFigures(c, what, 'conclave', { dynamo: roles, lambda, ...published, leasesInDeployment: n, ...(iot ? { iot } : {}) }, { text: `≤ $0.05 per lease-month (${n} leases × ${PROCESSES} processes)`, max: 0.05 });
 
-    c.record('rates', { system: 'conclave', scenario: 'multi-lease', leases: n, processes: PROCESSES, windowMs, settlingTick: settling, perLease: roles, total, ticks, tickMean, coordinatorOthers: others, oneCandidateRenewal: oneRenewal, candidateInvocationMs: invocationMs, lambdaPerLease: lambda, ...published, leasesLedPerProcess: perProcess, perProcessPerLease: perProcessRates, landing: landed, session: sessions, sessionsInWindow, errorsBeforeWindow: { count: earlyErrors.length, first: earlyErrors.slice(0, 10) }, push: ctx.push, ...(iot ? { iotPerLease: iot, pushBroker: { before: pushBefore, after: pushAfter } } : {}), dollarsPerLeaseMonth: dollars });
+    c.record('rates', { system: 'conclave', scenario: 'multi-lease', leases: n, processes: PROCESSES, windowMs, settlingTick: settling, perLease: roles, total, ticks, tickMean, coordinatorOthers: others, oneCandidateRenewal: oneRenewal, candidateInvocationMs: invocationMs, candidateRenewalInvokes: candidateInvokes, lambdaPerLease: lambda, ...published, leasesLedPerProcess: perProcess, perProcessPerLease: perProcessRates, landing: landed, session: sessions, sessionsInWindow, errorsBeforeWindow: { count: earlyErrors.length, first: earlyErrors.slice(0, 10) }, push: ctx.push, ...(iot ? { iotPerLease: iot, pushBroker: { before: pushBefore, after: pushAfter } } : {}), dollarsPerLeaseMonth: dollars });
     ctx.log(`  settling tick (${n} leases): ${settling ? `${settling.requests} requests (${Object.entries(settling.commands).map(([k, v]) => `${k} ${v}`).join(', ')})` : 'no requests'}; leases led per process (${ids.join(', ')}): ${perProcess.join(', ')}; successor of: ${ids.map((id) => landed.successorOf[id]).join(', ')}`);
     ctx.log(
       sessions

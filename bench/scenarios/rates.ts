@@ -3,13 +3,16 @@
  * lease, the workers' own counts read over a window, Lambda use and the push broker's counts over
  * the same window, and the cost by kind printed as figures.
  */
+import { GetItemCommand } from '@aws-sdk/client-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
 import { localClient } from '../../lib/local/dynamodb-local.js';
+import { matchesFilter } from '../../lib/local/event-filter.js';
 import { electionConfig } from '../../lib/schemas/config.js';
 import type { WorkerEvent, WorkerProcess } from '../../lib/local/worker-process.js';
 import type { PushBrokerStats } from '../../lib/local/push-broker.js';
 import type { LocalEvent, LocalRuntime } from '../../lib/local/runtime.js';
 import { CandidateStore } from '../../lib/stores/candidate-store.js';
-import type { FunctionName } from '../../lib/wiring.js';
+import { wiring, type FunctionName, type StreamTrigger } from '../../lib/wiring.js';
 import { leaseMonthCost, type CostInput, type IotRate } from '../cost.js';
 import { sleep, waitFor } from '../fleet.js';
 import { addUse, lambdaUse, scaleUse, type Invocation, type LambdaMeter, type LambdaUse } from '../lambda.js';
@@ -122,21 +125,33 @@ export function costFigures(c: Collector, what: string, system: string, input: C
  * SDK's schedule; the cost of one renewal is measured here on a live candidate row (`lease`,
  * `name`), with the candidate-stream invocation it sets off (the candidates' stream has no filter).
  */
-export async function candidateRenewalCost(endpoint: string, rt: LocalRuntime, meter: LambdaMeter, lease: string, name: string): Promise<{ oneRenewal: Tally; invocationMs: number }> {
+export async function candidateRenewalCost(endpoint: string, rt: LocalRuntime, meter: LambdaMeter, lease: string, name: string): Promise<{ oneRenewal: Tally; invocationMs: number; invokes: number }> {
   const probe = new RequestCounter();
   const client = localClient(endpoint);
   probe.attach(client, () => 'candidate');
+  const store = new CandidateStore(client, rt.tables.candidates);
   const at = Date.now();
+  let invokes = 1;
+  let oneRenewal: Tally;
   try {
-    await new CandidateStore(client, rt.tables.candidates).renew(lease, name, Date.now(), Math.ceil((Date.now() + 3_600_000) / 1000));
+    await store.renew(lease, name, Date.now(), Math.ceil((Date.now() + 3_600_000) / 1000));
+    oneRenewal = structuredClone(probe.snapshot()['candidate']!);
+    // A scheduled renewal follows the candidate's last renewal: does its stream record reach the
+    // function? (The candidate stream's filter drops a renewal right after a renewal: lib/wiring.ts.)
+    // Judged by the wiring's own filters on the row's images before and after it, as Lambda judges them.
+    const image = async () => (await client.send(new GetItemCommand({ TableName: rt.tables.candidates, Key: marshall({ leaseName: lease, name }), ConsistentRead: true }))).Item;
+    const before = await image();
+    await store.renew(lease, name, Date.now() + 1, Math.ceil((Date.now() + 3_600_000) / 1000));
+    const after = await image();
+    const filters = (wiring.candidateStream.trigger as StreamTrigger).filters;
+    invokes = !filters || filters.some((f) => matchesFilter(f, { eventName: 'MODIFY', dynamodb: { ...(before ? { OldImage: before } : {}), ...(after ? { NewImage: after } : {}) } })) ? 1 : 0;
   } finally {
     client.destroy();
   }
-  const oneRenewal = probe.snapshot()['candidate']!;
   const seen = await waitFor('the candidate stream to carry the probe renewal', () => meter.invocations.find((i) => i.fn === 'candidateStream' && i.at >= at), 10_000).catch(() => undefined);
   // not seen (a slow poller): the median of the candidate stream's invocations so far
   const invocationMs = seen?.ms ?? median([0, ...meter.invocations.filter((i) => i.fn === 'candidateStream').map((i) => i.ms)]);
-  return { oneRenewal, invocationMs };
+  return { oneRenewal, invocationMs, invokes };
 }
 
 /** The candidates' rate per lease per minute: what the window saw plus the scheduled renewals, at the measured cost. */

@@ -98,7 +98,7 @@ export async function steadyState(ctx: BenchContext, opts: BenchOptions): Promis
 
     const conclave = perLease('conclave');
     const sample = groups.find((g) => g.system === 'conclave')!;
-    const { oneRenewal, invocationMs: candidateInvocationMs } = await candidateRenewalCost(ctx.endpoint, rt, meter, sample.lease, 'w1');
+    const { oneRenewal, invocationMs: candidateInvocationMs, invokes: candidateInvokes } = await candidateRenewalCost(ctx.endpoint, rt, meter, sample.lease, 'w1');
     const renewalsPerMinute = (CANDIDATES * 60_000) / CANDIDATE_RENEW_MS;
     const measuredCandidate = conclave.rates['candidate'] ?? ZERO;
     const candidate = withScheduledRenewals(measuredCandidate, renewalsPerMinute, oneRenewal);
@@ -119,7 +119,7 @@ export async function steadyState(ctx: BenchContext, opts: BenchOptions): Promis
     const inWindow = meter.between(t0, t1);
     const lambda = addUse(
       lambdaPerLease(inWindow, { windowMinutes, ticks, leasesTicked: LEASES, leasesLive: realLeases }),
-      scaleUse(lambdaUse([{ fn: 'candidateStream', at: 0, ms: candidateInvocationMs }]), renewalsPerMinute),
+      scaleUse(lambdaUse([{ fn: 'candidateStream', at: 0, ms: candidateInvocationMs }]), renewalsPerMinute * candidateInvokes),
     );
     const published = eventsPerLease(rt.events, inWindow, t0, t1, realLeases);
     // IoT Core: each Conclave worker process holds one connection; the window's counts, spread over the leases with live workers
@@ -140,7 +140,7 @@ export async function steadyState(ctx: BenchContext, opts: BenchOptions): Promis
     c.value(what, 'baseline · $/lease-month (DynamoDB; nothing else)', dollarsPerMonth(bLeader.wru + bFollower.wru, bLeader.rru + bFollower.rru), '$/lease-month');
     c.value(what, `baseline · DynamoDB $ a month for ${LEASES} leases × ${CANDIDATES}`, dollarsPerMonth((bLeader.wru + bFollower.wru) * LEASES, (bLeader.rru + bFollower.rru) * LEASES), '$');
 
-    c.record('rates', { system: 'conclave', windowMs, settlingTick: settling, measuredMinutes: conclave.minutes, leases: realLeases, perLease: roles, total, ticks, tickMean, coordinatorOthers: others, oneCandidateRenewal: oneRenewal, candidateInvocationMs, lambdaPerLease: lambda, ...published, push: ctx.push, ...(iot ? { iotPerLease: iot, pushBroker: { before: pushBefore, after: pushAfter } } : {}), dollarsPerLeaseMonth: dollarsPerLease, dollarsPerMonth: conclaveDollars });
+    c.record('rates', { system: 'conclave', windowMs, settlingTick: settling, measuredMinutes: conclave.minutes, leases: realLeases, perLease: roles, total, ticks, tickMean, coordinatorOthers: others, oneCandidateRenewal: oneRenewal, candidateInvocationMs, candidateRenewalInvokes: candidateInvokes, lambdaPerLease: lambda, ...published, push: ctx.push, ...(iot ? { iotPerLease: iot, pushBroker: { before: pushBefore, after: pushAfter } } : {}), dollarsPerLeaseMonth: dollarsPerLease, dollarsPerMonth: conclaveDollars });
     c.record('rates', { system: 'baseline', windowMs, measuredMinutes: baseline.minutes, leases: realLeases, perLease: baseline.rates });
     ctx.log(`  settling tick before the window (${LEASES} leases): ${settling ? `${settling.requests} requests (${Object.entries(settling.commands).map(([k, v]) => `${k} ${v}`).join(', ')})` : 'no requests'}`);
     ctx.log(`  conclave: ${total.requests.toFixed(1)} req/min per lease (${kinds.map(([role, r]) => `${role} ${r.requests.toFixed(role === 'coordinator' ? 3 : 2)}`).join(', ')}); $${dollarsPerLease.toFixed(3)} per lease-month; baseline: ${(bLeader.requests + bFollower.requests).toFixed(1)} req/min`);

@@ -1,17 +1,23 @@
 /**
  * The functions' side of the push path: the lease stream's function publishes a wake for each lease
  * change that reaches it (renewals are filtered out before it), through IoT Core's data plane, so
- * the workers following the lease read it at once. Local mode points the same client at its broker.
+ * the workers following the lease read it at once: on the lease's topic, and on the topic of each
+ * process among the lease's candidates (lib/schemas/push.ts wakeTopics; docs/architecture.md,
+ * "Wake-ups"). Local mode points the same client at its broker.
  */
 import { IoTDataPlaneClient, PublishCommand } from '@aws-sdk/client-iot-data-plane';
 import { Nap, systemClock, type Clock } from '../clock.js';
-import { pushTopic, type Wake } from '../schemas/push.js';
+import { wakeTopics, type Wake } from '../schemas/push.js';
 
 /**
- * Publishes one wake; resolves once the broker took it, or at once while the broker is not
- * answering (see iotWaker). Rejects when it failed or took longer than the waker's timeout.
+ * Publishes one wake: on the lease's topic, or, given `processes`, on the topic of each of them
+ * (wakeTopics); resolves once the broker took them, or at once while the broker is not answering
+ * (see iotWaker). Rejects when one failed or took longer than the waker's timeout.
  */
-export type Waker = (lease: string, revision: number | undefined) => Promise<void>;
+export type Waker = (lease: string, revision: number | undefined, processes?: readonly string[]) => Promise<void>;
+
+/** The processes a wake of `lease` is addressed to (the processes of its candidates): see wakeBatch. */
+export type WakeAddresses = (lease: string) => Promise<readonly string[]>;
 
 /**
  * How long a publish may take before it is given up. IoT Core answers in tens of milliseconds; a
@@ -42,8 +48,9 @@ export function iotWaker(client: IoTDataPlaneClient, leasesTable: string, option
   const clock = options.clock ?? systemClock;
   const timeoutMs = options.timeoutMs ?? WAKE_TIMEOUT_MS;
   let stalled = false;
-  const publish = async (lease: string, revision: number | undefined): Promise<void> => {
+  const publish = async (lease: string, revision: number | undefined, processes: readonly string[] | undefined): Promise<void> => {
     const wake: Wake = { lease, by: 'stream', ...(revision !== undefined ? { revision } : {}) };
+    const payload = new TextEncoder().encode(JSON.stringify(wake));
     const abort = new AbortController();
     let timedOut!: (e: Error) => void;
     const timeout = new Promise<never>((_, reject) => (timedOut = reject));
@@ -58,7 +65,8 @@ export function iotWaker(client: IoTDataPlaneClient, leasesTable: string, option
     );
     try {
       // raced as well as aborted: the wake settles at the timeout whatever the HTTP handler does with the abort
-      await Promise.race([client.send(new PublishCommand({ topic: pushTopic(leasesTable, lease), qos: 1, payload: new TextEncoder().encode(JSON.stringify(wake)) }), { abortSignal: abort.signal }), timeout]);
+      const sent = wakeTopics(leasesTable, lease, processes).map((topic) => client.send(new PublishCommand({ topic, qos: 1, payload }), { abortSignal: abort.signal }));
+      await Promise.race([Promise.all(sent), timeout]);
       stalled = false;
     } catch (e) {
       if (e instanceof WakeTimeoutError) stalled = true;
@@ -67,10 +75,10 @@ export function iotWaker(client: IoTDataPlaneClient, leasesTable: string, option
       timer.cancel();
     }
   };
-  return async (lease, revision) => {
-    if (!stalled) return publish(lease, revision);
+  return async (lease, revision, processes) => {
+    if (!stalled) return publish(lease, revision, processes);
     // not waited for: its outcome only tells whether the stall is over
-    void publish(lease, revision).catch(() => undefined);
+    void publish(lease, revision, processes).catch(() => undefined);
   };
 }
 
@@ -110,9 +118,13 @@ export interface WakeBatch {
  * A WakeBatch on `waker`: at most `limit` wakes in flight, the rest queued in order, and a queued
  * wake of a lease giving way to a later one of the same lease (a wake only says "read the lease
  * now"; the later revision says all the earlier one did). A failed wake is handed to `failed` and
- * fails nothing else: the records it came from are done, or reported, on their own.
+ * fails nothing else: the records it came from are done, or reported, on their own. With `address`,
+ * each wake also goes to the processes it gives, once read (when the wake leaves the queue, so the
+ * candidates are as fresh as the change; the lease topic does not wait for the read); if that read
+ * fails, the wake goes out on the lease's topic alone and the failure is handed to `failed` too (a
+ * process topic's subscribers then see the change at their next poll).
  */
-export function wakeBatch(waker: Waker, clock: Clock, failed: (lease: string, error: Error) => void, limit = WAKES_IN_FLIGHT): WakeBatch {
+export function wakeBatch(waker: Waker, clock: Clock, failed: (lease: string, error: Error) => void, limit = WAKES_IN_FLIGHT, address?: WakeAddresses): WakeBatch {
   const queued = new Map<string, number | undefined>(); // lease → revision; a replaced key keeps its place
   let inFlight = 0;
   let closed = false;
@@ -127,14 +139,22 @@ export function wakeBatch(waker: Waker, clock: Clock, failed: (lease: string, er
   };
   const publish = async (lease: string, revision: number | undefined): Promise<void> => {
     try {
-      await waker(lease, revision);
-    } catch (e) {
-      failed(lease, e as Error);
+      // the lease topic at once (channels of the whole deployment need no read); the processes' once read
+      await Promise.all([waker(lease, revision).catch((e: unknown) => failed(lease, e as Error)), address && toProcesses(lease, revision)]);
     } finally {
       inFlight--;
       if (!closed) next();
       if (!inFlight && !queued.size) nap?.end();
     }
+  };
+  const toProcesses = async (lease: string, revision: number | undefined): Promise<void> => {
+    let processes: readonly string[];
+    try {
+      processes = await address!(lease);
+    } catch (e) {
+      return failed(lease, new Error(`the wake's processes could not be read; published on the lease's topic only: ${(e as Error).message}`, { cause: e }));
+    }
+    if (processes.length) await waker(lease, revision, processes).catch((e: unknown) => failed(lease, e as Error));
   };
   return {
     send(lease, revision) {

@@ -22,6 +22,7 @@ const StatsSchema = z.strictObject({
   delivered: z.number().int().nonnegative(),
   connectionMs: z.number().nonnegative(),
   connections: z.number().int().nonnegative(),
+  subscriptions: z.number().int().nonnegative(),
 });
 
 /** What the child says: its endpoints once listening, its counts as they change, the answer to a request. */

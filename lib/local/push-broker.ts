@@ -37,6 +37,8 @@ export interface PushBrokerStats {
   connectionMs: number;
   /** Connections open now. */
   connections: number;
+  /** Topic filters subscribed to now, over every open connection (IoT Core allows 50 a connection). */
+  subscriptions: number;
 }
 
 export interface PushBroker {
@@ -119,6 +121,22 @@ export async function startPushBroker(opts: PushBrokerOptions = {}): Promise<Pus
       }
       return packet;
     },
+  });
+  // each connection's topic filters now: a clean session's go with its connection
+  const filters = new Map<string, Set<string>>();
+  broker.on('subscribe', (subs, client) => {
+    let set = filters.get(client.id);
+    if (!set) filters.set(client.id, (set = new Set()));
+    for (const s of subs) set.add(s.topic);
+    changed();
+  });
+  broker.on('unsubscribe', (topics, client) => {
+    for (const t of topics) filters.get(client.id)?.delete(t);
+    changed();
+  });
+  broker.on('clientDisconnect', (client) => {
+    filters.delete(client.id);
+    changed();
   });
   broker.on('publish', (packet, client) => {
     if (client && !packet.topic.startsWith(SYS_PREFIX)) {
@@ -211,7 +229,9 @@ export async function startPushBroker(opts: PushBrokerOptions = {}): Promise<Pus
       const now = clock.monotonic();
       let openMs = 0;
       for (const since of open.values()) openMs += now - since;
-      return { ...counts, connectionMs: closedMs + openMs, connections: open.size };
+      let subscriptions = 0;
+      for (const set of filters.values()) subscriptions += set.size;
+      return { ...counts, connectionMs: closedMs + openMs, connections: open.size, subscriptions };
     },
     async outage(o = {}) {
       down = true;

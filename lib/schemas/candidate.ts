@@ -70,6 +70,11 @@ export const CandidateItem = z.object({
   labels: Labels.optional(),
   revision: Revision,
   expiresAt: TtlSeconds.optional(),
+  /**
+   * Flipped by each renewal (1 ↔ 2), removed by a ping: the candidate stream's filter drops a
+   * record whose mark flipped — a renewal right after a renewal (lib/wiring.ts).
+   */
+  renewalMark: z.union([z.literal(1), z.literal(2)]).optional(),
 });
 /** A row of the candidates table as read: one worker's candidacy for one lease. */
 export type Candidate = z.infer<typeof CandidateItem>;

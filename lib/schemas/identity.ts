@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { Instance, Labels, Millis, Name, Revision, TtlSeconds } from './common.js';
 import { FencingToken } from './fencing-token.js';
+import { processOf } from './instance.js';
 
 /** The identities table's partitions that hold process sessions, and a session row's key (session-partition.ts). */
 export { SESSION_COMPONENT, isSessionComponent, sessionComponent, sessionKey, sessionScope } from './session-partition.js';
@@ -51,14 +52,8 @@ export const IdentityLeaseItem = z.object({
     .refine((m) => Object.keys(m).length <= MAX_ENDED_TERMS, `must have at most ${MAX_ENDED_TERMS} entries`)
     .optional(),
 });
-/** The instance of an elector of `identity` that holds its terms on a session of process `process` (IdentityLeaseItem.process). */
-export const instanceOnSession = (identity: string, unique: string, process: string): string => `${identity}_${unique}@${process}`;
-
-/** The process an elector's instance names (instanceOnSession), if any. */
-export const processOf = (instance: string | undefined): string | undefined => {
-  const at = instance?.lastIndexOf('@') ?? -1;
-  return at < 0 ? undefined : instance!.slice(at + 1);
-};
+/** An elector's instance and its process (instance.ts). */
+export { instanceOnSession, processOf } from './instance.js';
 
 /** Whether a session row of process `process` vouches for a term held by `holderInstance`: that instance is an elector of its process. */
 export const vouchesFor = (process: string | undefined, holderInstance: string | undefined): boolean => process !== undefined && processOf(holderInstance) === process;

@@ -123,3 +123,36 @@ export function isIotEndpoint(endpoint: string): boolean {
 export function wakeTopicNames(leasesTable: string, topic: string, lease: string): boolean {
   return topic === plainPushTopic(leasesTable, lease) || topic === hashedPushTopic(leasesTable, lease);
 }
+
+/**
+ * The topic of one process's wakes: `conclave/<leases table>/process/<process, URI-encoded>`, the
+ * process being a Session's id (IdentityLeaseItem.process; the instance of each of its electors
+ * ends with `@<process>`). A PushChannel given its process's Session subscribes to this one topic
+ * whatever the number of leases its electors follow (IoT Core allows 50 subscriptions a connection),
+ * and the lease stream's function publishes each wake to the processes of the lease's candidates
+ * (wakeTopics), so a process receives the wakes of its own leases and no others.
+ */
+export function processTopic(leasesTable: string, process: string): string {
+  return `${pushRoot(leasesTable)}/process/${encodeURIComponent(process)}`;
+}
+
+/** Every process topic of the deployment, as a grant names them (IAM's `*`, not MQTT's `+`). */
+export function processTopicPattern(leasesTable: string): string {
+  return `${pushRoot(leasesTable)}/process/*`;
+}
+
+/** Whether `topic` is a process topic of the deployment (any process). */
+export function isProcessTopic(leasesTable: string, topic: string): boolean {
+  return topic.startsWith(`${pushRoot(leasesTable)}/process/`);
+}
+
+/**
+ * Where a wake of `lease` is published: with no `processes`, its lease topic (observers, electors on
+ * no session, and channels that subscribe to the whole deployment); with them, the topic of each
+ * distinct process (the processes of the lease's candidates, or a hand-off's heir). The lease
+ * stream's function publishes both, the lease topic first. IoT Core bills a publish with no
+ * subscriber as one message and delivers nothing.
+ */
+export function wakeTopics(leasesTable: string, lease: string, processes?: readonly string[]): string[] {
+  return processes ? [...new Set(processes)].map((p) => processTopic(leasesTable, p)) : [pushTopic(leasesTable, lease)];
+}

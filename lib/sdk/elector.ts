@@ -285,7 +285,7 @@ export class LeaderElector {
     startUp.started();
     x.phase = 'running';
     const unsubscribe = time.onJump((jumpMs) => this.note({ kind: 'clockJump', jumpMs }));
-    const unwatch = push?.watch(o.leaseName, (w) => this.note({ kind: 'wake', revision: w?.revision }));
+    const unwatch = push?.watch(o.leaseName, (w) => this.note({ kind: 'wake', revision: w?.revision }), this.instance);
     const detach = session
       ? sessionSeam(session).attach({ renewed: (name, sentAt, ended) => this.note({ kind: 'sessionRenewed', name, sentAt, ended }), ended: (name) => this.note({ kind: 'sessionEnded', name }) })
       : undefined;
@@ -387,10 +387,10 @@ export class LeaderElector {
   }
 
   /** A hand-over, a release or an end of a term: announced to the other followers (a wake) when it landed; a fault is reported, and the term runs out. */
-  private async ended(write: () => Promise<Lease | undefined>): Promise<boolean> {
+  private async ended(write: () => Promise<Lease | undefined>, heir?: string): Promise<boolean> {
     try {
       const l = await write();
-      if (l) this.x.push?.wake(this.options.leaseName, l.revision);
+      if (l) this.x.push?.wake(this.options.leaseName, l.revision, heir); // a hand-over's heir: its process's own topic too
       return l !== undefined;
     } catch (e) {
       this.x.report(e);
@@ -406,6 +406,8 @@ export class LeaderElector {
         return { sent: x.lock.get(f.consistent), answer: (raw) => ({ kind: 'leaseRead', raw: raw as LeaseRead }) };
       case 'readSession':
         return { sent: x.lock.session(f.name, f.shareMs, f.pendingMs), answer: (read) => ({ kind: 'sessionRead', read: read as SessionRead }) };
+      case 'readProcessSession':
+        return { sent: x.lock.processSession(f.named, f.process), answer: (read) => ({ kind: 'processSessionRead', read: read as SessionRead }) };
       case 'renewCandidate':
         return { sent: this.candidate!.renew(), answer: () => ({ kind: 'candidateRenewed' }), ...(f.conflictIsNothing ? { conflict: { kind: 'candidateRenewed' } as const } : {}) };
       case 'reportVacancy':
@@ -480,13 +482,13 @@ export class LeaderElector {
         return { sent, answer: (r) => ({ kind: 'answer', rest: f.rest, row: (r as { item: Candidate | undefined }).item }), fault: { kind: 'answer', rest: f.rest, failed: true } };
       }
       case 'handOver': {
-        const sent = this.ended(() => x.lock.handOver(f.term, { heir: f.heir, now: x.time.now(), firstTermSeconds: Math.max(1, Math.ceil(o.leaseDurationMs / 3000)), leaseTransitions: f.leaseTransitions, secondNamed: f.secondNamed }));
+        const sent = this.ended(() => x.lock.handOver(f.term, { heir: f.heir, now: x.time.now(), firstTermSeconds: Math.max(1, Math.ceil(o.leaseDurationMs / 3000)), leaseTransitions: f.leaseTransitions, secondNamed: f.secondNamed }), f.heir.instance);
         // The wake goes out beside the write, not after its answer (cut 3): the heir's read then
         // mostly lands after the write, a wake's hop sooner. It is only a hint to read: a read that
         // lands first shows the giver's term, which the heir follows as before (it leads only from
         // a consistent read of a row naming it holder), and the wake after the answer (ended), for
         // the revision written, makes it read again — the path without this early wake.
-        x.push?.wake(o.leaseName, f.revision);
+        x.push?.wake(o.leaseName, f.revision, f.heir.instance);
         return { sent, answer: (ok) => ({ kind: 'answer', rest: f.rest, ok: ok as boolean }) };
       }
       case 'releaseTerm':

@@ -72,6 +72,13 @@ export interface LeaseLock {
    * one still unanswered sent at most `pendingMs` ago, or a new read. `sentAt` is when it was sent.
    */
   session(name: string, shareMs: number, pendingMs: number): Promise<SessionRead>;
+  /**
+   * The freshest session row of process `process` in the partition of session row `named`, by one
+   * consistent Query of that partition (`row` undefined when it has none): where a lease's `session`
+   * names a row that does not vouch for its holder, the holder's own process's session, which its
+   * term lives by (lib/sdk/step.ts ownSessionRead). `sentAt` is when the query was sent.
+   */
+  processSession(named: string, process: string): Promise<SessionRead>;
 }
 
 /** What a direct acquisition writes: a new term for `holder`, the token raised (the record client-go's elector builds before Lock.Update). */
@@ -146,6 +153,7 @@ export function dynamoLeaseLock(name: string, leases: LeaseStore, candidates: Ca
     },
     candidate: (c) => candidates.read(name, c),
     session: (s, shareMs, pendingMs) => sessions.read(s, shareMs, pendingMs),
+    processSession: (named, process) => sessions.freshestOf(named, process),
   };
 }
 
@@ -208,6 +216,7 @@ export class MemoryLeaseTable {
       },
       candidate: async (c) => ({ item: this.candidates.get(`${name}/${c}`) }),
       session: async (s) => ({ row: this.sessions.get(s), sentAt: monotonic() }),
+      processSession: async (named, process) => ({ row: freshestOf(this.sessions.values(), sessionKey(named).component, process), sentAt: monotonic() }),
     };
   }
 
@@ -248,6 +257,13 @@ export class MemoryLeaseTable {
     this.writes.push({ name, lease });
     return lease;
   }
+}
+
+/** The row of `process` in partition `component` renewed last, if any (the tick's choice too: lib/coordinator/reconcile.ts byProcess). */
+export function freshestOf(rows: Iterable<IdentityLease>, component: string, process: string): IdentityLease | undefined {
+  let best: IdentityLease | undefined;
+  for (const r of rows) if (r.component === component && r.process === process && (best === undefined || r.renewTime > best.renewTime)) best = r;
+  return best;
 }
 
 /** Whether `l` is in `term` (holder and fencing token). */
@@ -295,6 +311,19 @@ export class SessionReader {
       this.phases.set(name, (p = new RenewalPhase()));
     }
     return p;
+  }
+
+  /**
+   * The freshest row of process `process` in the partition of session row `named` (LeaseLock
+   * processSession): one consistent Query of the partition, never shared — a follower judges by it
+   * only if it was sent after the lease read it acts on was answered (lib/sdk/step.ts
+   * ownSessionRead), which a query another elector sent earlier need not be.
+   */
+  async freshestOf(named: string, process: string): Promise<SessionRead> {
+    const sentAt = this.clock.monotonic();
+    const component = sessionKey(named).component;
+    const { items } = await this.store.query(component);
+    return { row: freshestOf(items, component, process), sentAt };
   }
 
   /**

@@ -13,7 +13,8 @@ import { SignatureV4 } from '@smithy/signature-v4';
 import { connectAsync, type MqttClient } from 'mqtt';
 import * as z from 'zod';
 import { systemClock, uniqueId, type Clock } from '../clock.js';
-import { isIotEndpoint, MAX_CLIENT_ID_LENGTH, pushClientIdPrefix, pushSubscription, pushTopic, PushEndpointSchema, WakeSchema, wakeTopicNames, type Wake } from '../schemas/push.js';
+import { processOf } from '../schemas/instance.js';
+import { isIotEndpoint, isProcessTopic, MAX_CLIENT_ID_LENGTH, processTopic, pushClientIdPrefix, pushSubscription, pushTopic, PushEndpointSchema, WakeSchema, wakeTopicNames, wakeTopics, type Wake } from '../schemas/push.js';
 import { parse } from '../schemas/validation.js';
 import { ClientSchema, ClockSchema, StartUp, TablesSchema, deepFreeze, fn, optionErrors, type DeepReadonly } from './options.js';
 import type { Push } from './push.js';
@@ -27,6 +28,19 @@ export const PushChannelOptionsSchema = z.strictObject(
     tables: TablesSchema,
     /** IoT Core: the connection is signed with this client's credentials and region (the workers' DynamoDBClient). */
     client: ClientSchema.optional(),
+    /**
+     * The process's Session, the one its electors share (their `session` option): the channel then
+     * subscribes to its process's own topic, `conclave/<leases table>/process/<session.process>`,
+     * one subscription whatever the number of leases, and receives the wakes of the leases its
+     * electors stand for and no others (the lease stream's function addresses each wake to the
+     * processes of the lease's candidates). An elector on no session, or on another one, gets a
+     * subscription to its lease's topic. Needs the grant of a worker with `allLeases`; a role
+     * granted named leases keeps to lease topics (leave this out). @default none: one subscription
+     * to every wake of the deployment (`conclave/<leases table>/#`), the cheaper for a few processes
+     */
+    session: z
+      .custom<{ readonly process: string }>((v) => typeof (v as { process?: unknown } | null)?.process === 'string' && (v as { process: string }).process.length > 0, 'must be the process\'s Session (new Session({ client })), the one its electors are given')
+      .optional(),
     /**
      * The MQTT client id: unique per connection (IoT Core drops the older of two with one id), and
      * starting with the deployment's `pushClientIdPrefix(leases table)`, `conclave-<leases table>:`
@@ -61,19 +75,22 @@ export const PushChannelOptionsSchema = z.strictObject(
 /** The options of a PushChannel as written. */
 export type PushChannelOptions = z.input<typeof PushChannelOptionsSchema>;
 /** A PushChannel's options as resolved (defaults applied, the client id chosen), read-only. */
-export type ResolvedPushChannelOptions = DeepReadonly<Omit<z.output<typeof PushChannelOptionsSchema>, 'client' | 'onError' | 'clock' | 'clientId'> & { clientId: string }>;
+export type ResolvedPushChannelOptions = DeepReadonly<Omit<z.output<typeof PushChannelOptionsSchema>, 'client' | 'onError' | 'clock' | 'clientId' | 'session'> & { clientId: string }>;
 
 /** A dropped connection is tried again after reconnectFirstMs, doubling up to this. */
 const RECONNECT_MAX_MS = 30_000;
 /** A connection attempt that has not been answered in this long is given up (and tried again). */
 const CONNECT_TIMEOUT_MS = 10_000;
+/** IoT Core's limit on the topics of one SUBSCRIBE. */
+const TOPICS_PER_SUBSCRIBE = 8;
 /** How long a signed connection URL is valid: it is only checked when the connection opens. */
 const PRESIGN_EXPIRES_SECONDS = 300;
 
 /**
  * The push path over MQTT, imported from `@conclave/sdk/push` (with the `mqtt` package installed).
  * One MQTT connection per process, shared by all its LeaderElectors (`push` option): subscribed to
- * every wake of the deployment, passing each to the electors of its lease. Built from its options,
+ * every wake of the deployment, or, given the process's `session`, to the wakes addressed to its
+ * process, passing each to the electors of its lease. Built from its options,
  * then `run(signal)` once: connects, reconnects after a drop (and wakes every elector then), and
  * disconnects when the signal aborts. `ready` resolves at the first connection. Electors work
  * without it too: while it is not healthy, they poll as they would without push.
@@ -88,6 +105,10 @@ export class PushChannel implements Push {
   private readonly onError: (e: Error) => void;
   private readonly startUp: StartUp<void>;
   private readonly watchers = new Map<string, Set<(w: Wake | undefined) => void>>();
+  /** The process whose topic this channel subscribes to (the `session` option's), if any. */
+  private readonly process: string | undefined;
+  /** With a process: lease topics subscribed for watchers whose wakes are not addressed to it → how many watch each. */
+  private readonly leaseTopics = new Map<string, number>();
   private mqtt: MqttClient | undefined;
   private isLive = false;
   private counts = { received: 0, sent: 0, connections: 0, dropped: 0 };
@@ -95,8 +116,9 @@ export class PushChannel implements Push {
   /** Validates and resolves `options`; nothing connects until run(). @throws ValidationError naming each bad option */
   constructor(options: PushChannelOptions) {
     const o = parse(PushChannelOptionsSchema, options, 'PushChannel options');
-    const { client, onError, clock, ...data } = o;
+    const { client, onError, clock, session, ...data } = o;
     this.client = client;
+    this.process = session?.process;
     this.clock = clock ?? systemClock;
     this.onError = onError ?? ((e) => process.emitWarning(e));
     this.options = deepFreeze({ ...data, clientId: data.clientId ?? `${pushClientIdPrefix(data.tables.leases)}${uniqueId(this.clock)}` });
@@ -121,26 +143,74 @@ export class PushChannel implements Push {
     return { ...this.counts };
   }
 
-  /** Calls `onWake` for every wake of `lease`, and with `undefined` whenever `healthy()` changes; returns the function that stops it. */
-  watch(lease: string, onWake: (wake: Wake | undefined) => void): () => void {
+  /**
+   * Calls `onWake` for every wake of `lease`, and with `undefined` whenever `healthy()` changes;
+   * returns the function that stops it. With a `session`, a watcher whose `instance` is not of its
+   * process (an elector on no session or on another one) gets the lease's topic subscribed for it.
+   */
+  watch(lease: string, onWake: (wake: Wake | undefined) => void, instance?: string): () => void {
     let set = this.watchers.get(lease);
     if (!set) this.watchers.set(lease, (set = new Set()));
     set.add(onWake);
+    const topic = this.process !== undefined && processOf(instance) !== this.process ? pushTopic(this.options.tables.leases, lease) : undefined;
+    if (topic) this.subscribeLease(topic);
+    let stopped = false;
     return () => {
+      if (stopped) return;
+      stopped = true;
       set.delete(onWake);
       if (set.size === 0 && this.watchers.get(lease) === set) this.watchers.delete(lease);
+      if (topic) this.unsubscribeLease(topic);
     };
   }
 
-  /** Tells the other processes following `lease` that it changed (QoS 0, best effort; nothing while not healthy). */
-  wake(lease: string, revision?: number): void {
+  /** The topics each connection subscribes to: every wake, or this process's topic and the lease topics its watchers need. */
+  private subscriptions(): string[] {
+    const leases = this.options.tables.leases;
+    return this.process === undefined ? [pushSubscription(leases)] : [processTopic(leases, this.process), ...this.leaseTopics.keys()];
+  }
+
+  private subscribeLease(topic: string): void {
+    const n = this.leaseTopics.get(topic) ?? 0;
+    this.leaseTopics.set(topic, n + 1);
+    const m = this.mqtt;
+    if (n > 0 || !m || !this.isLive) return; // a connection made later subscribes to it with the rest
+    this.subscribeNow(m, topic);
+  }
+
+  private subscribeNow(m: MqttClient, topic: string): void {
+    m.subscribe(topic, { qos: 0 }, (e, granted) => {
+      if (e) this.onError(e);
+      else if (granted?.some((g) => g.qos === 128)) this.onError(new Error(`PushChannel: subscription to ${topic} refused: the role needs iot:Subscribe on it (grantWorker gives it)`));
+    });
+  }
+
+  private unsubscribeLease(topic: string): void {
+    const n = (this.leaseTopics.get(topic) ?? 1) - 1;
+    if (n > 0) return void this.leaseTopics.set(topic, n);
+    this.leaseTopics.delete(topic);
+    const m = this.mqtt;
+    if (m && this.isLive) m.unsubscribe(topic, (e) => e && this.onError(e));
+  }
+
+  /**
+   * Tells the other processes following `lease` that it changed (QoS 0, best effort; nothing while
+   * not healthy): on the lease's topic and, with a `session`, on the process topic of `to` (a
+   * hand-off's heir) if its instance names one. (Without a session the role may have no grant on
+   * process topics, and IoT Core drops a connection that publishes where it may not.)
+   */
+  wake(lease: string, revision?: number, to?: string): void {
     const m = this.mqtt;
     if (!m || !this.isLive) return;
     const wake: Wake = { lease, by: 'worker', ...(revision !== undefined ? { revision } : {}) };
-    this.counts.sent++;
-    m.publish(pushTopic(this.options.tables.leases, lease), JSON.stringify(wake), { qos: 0 }, (e) => {
-      if (e) this.onError(e);
-    });
+    const heir = this.process !== undefined ? processOf(to) : undefined;
+    const topics = [...wakeTopics(this.options.tables.leases, lease), ...(heir !== undefined ? wakeTopics(this.options.tables.leases, lease, [heir]) : [])];
+    for (const topic of topics) {
+      this.counts.sent++;
+      m.publish(topic, JSON.stringify(wake), { qos: 0 }, (e) => {
+        if (e) this.onError(e);
+      });
+    }
   }
 
   /** Connects and stays connected until `signal` aborts; resolves once disconnected. */
@@ -197,10 +267,14 @@ export class PushChannel implements Push {
       this.setLive(false);
     });
     // QoS 0: a wake is a hint (a lost one costs a poll's wait), and IoT Core bills a QoS 1 delivery's acknowledgement as a message of its own
-    const granted = await m.subscribeAsync(pushSubscription(this.options.tables.leases), { qos: 0 });
-    if (granted.some((g) => g.qos === 128)) {
+    const topics = this.subscriptions();
+    const granted = [];
+    // IoT Core takes at most 8 topics in one SUBSCRIBE
+    for (let i = 0; i < topics.length; i += TOPICS_PER_SUBSCRIBE) granted.push(...(await m.subscribeAsync(topics.slice(i, i + TOPICS_PER_SUBSCRIBE), { qos: 0 })));
+    const refused = granted.filter((g) => g.qos === 128).map((g) => g.topic);
+    if (refused.length) {
       await m.endAsync(true).catch(() => undefined);
-      throw new Error(`subscription to ${pushSubscription(this.options.tables.leases)} refused: the role needs iot:Subscribe on it (grantWorker gives it)`);
+      throw new Error(`subscription to ${refused.join(', ')} refused: the role needs iot:Subscribe on it (grantWorker gives it${this.process !== undefined ? '; a process topic needs allLeases' : ''})`);
     }
     if (!m.connected || signal.aborted) {
       await m.endAsync(true).catch(() => undefined);
@@ -209,7 +283,10 @@ export class PushChannel implements Push {
     }
     this.mqtt = m;
     this.counts.connections++;
+    // lease topics watched while this connection subscribed (subscribeLease waits for a live one)
+    const late = this.subscriptions().filter((t) => !topics.includes(t));
     this.setLive(true);
+    for (const t of late) this.subscribeNow(m, t);
     this.startUp.started();
     return closed;
   }
@@ -223,8 +300,9 @@ export class PushChannel implements Push {
       this.onError(new Error(`PushChannel: dropped a message that is not a wake: ${(e as Error).message}`));
       return;
     }
-    // publish rights are per topic: the topic, not the payload, says whose wake it is
-    if (!wakeTopicNames(this.options.tables.leases, topic, wake.lease)) {
+    // publish rights are per topic: the topic, not the payload, says whose wake it is. A process
+    // topic carries any lease's wakes: whoever may publish there may already wake every lease (allLeases)
+    if (!isProcessTopic(this.options.tables.leases, topic) && !wakeTopicNames(this.options.tables.leases, topic, wake.lease)) {
       this.counts.dropped++;
       this.onError(new Error(`PushChannel: dropped a wake naming lease ${JSON.stringify(wake.lease)} that came on another lease's topic (${topic})`));
       return;

@@ -18,11 +18,16 @@ export interface Push {
   /**
    * Calls `onWake` for every wake of `lease`, and with `undefined` whenever `healthy()` changes (a
    * wake may have been missed while the connection was down: look now, and time the next read by
-   * the new state). Returns a function that stops it.
+   * the new state). Returns a function that stops it. `instance`: the watching elector's (on a
+   * session, `…@<process>`): wakes addressed to its process reach it (PushChannel's `session`).
    */
-  watch(lease: string, onWake: (wake: Wake | undefined) => void): () => void;
+  watch(lease: string, onWake: (wake: Wake | undefined) => void, instance?: string): () => void;
   /** Whether wakes reach this process now (connected and subscribed). */
   healthy(): boolean;
-  /** Tells the other followers of `lease` that it changed (best effort: never throws, never waits). */
-  wake(lease: string, revision?: number): void;
+  /**
+   * Tells the other followers of `lease` that it changed (best effort: never throws, never waits);
+   * `to`: an instance that must hear it (a hand-off's heir), whose process is woken too where wakes
+   * are addressed to processes.
+   */
+  wake(lease: string, revision?: number, to?: string): void;
 }

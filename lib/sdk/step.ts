@@ -7,7 +7,7 @@
  * "Inside the elector".
  */
 import { renewedBy, SESSION_QUIET_LEASES, sessionStanding } from '../election/vacancy.js';
-import type { IdentityLease } from '../schemas/identity.js';
+import { processOf, vouchesFor, type IdentityLease } from '../schemas/identity.js';
 import type { Candidate } from '../schemas/candidate.js';
 import type { IdentityClaim, Lease } from '../schemas/lease.js';
 import type { Heir, LeaseRead, Term } from '../stores/lease-store.js';
@@ -149,6 +149,75 @@ export function pollPlan(p: {
 export function termToConfirm(l: Lease, ledToken: number, endedToken = -1): { readonly end: boolean; readonly term: { readonly holderIdentity: string; readonly fencingToken: number } } {
   if (l.fencingToken < ledToken || (l.termToken !== undefined && l.termToken !== l.fencingToken) || (l.termToken ?? l.fencingToken) <= endedToken) return { end: true, term: { holderIdentity: l.holderIdentity!, fencingToken: l.termToken ?? l.fencingToken } };
   return { end: false, term: { holderIdentity: l.holderIdentity!, fencingToken: l.fencingToken } };
+}
+
+/** A session row as a follower judges a term by it. */
+export interface SessionRow {
+  readonly name: string;
+  readonly renewTime: number;
+  readonly process?: string | undefined;
+}
+
+const stampOf = (r: SessionRow | undefined) => r && { name: r.name, renewTime: r.renewTime, process: r.process };
+
+/**
+ * Where a follower last looked for the session of a term's holder's own process (a term whose named
+ * session does not vouch for it): the freshest row of that process in the partition the lease's
+ * `session` names, found by a query sent at `at` (monotonic) after a read of the lease at `revision`.
+ */
+export interface OwnSessionFound {
+  readonly holderInstance: string;
+  readonly revision: number;
+  /** The row's name; undefined: the partition had no row of that process. */
+  readonly name: string | undefined;
+  readonly at: number;
+}
+
+/**
+ * What a follower reads to judge a term held on a session whose row (`named`, as read; undefined:
+ * gone) does not vouch for its holder — a peer rewrote the lease's `session`, or the row was
+ * collected: the holder's own process's session, which its term lives by. `query`: look for it (a
+ * Query of the partition, LeaseLock.processSession); `read`: read the row found before, by name;
+ * `none`: the partition had none a moment ago (judged by the fallback). Undefined: the row named
+ * vouches (or the term is on no session), nothing more to read.
+ *
+ * What was `found` stands for its term, at the lease revision it was found at, for a lease duration:
+ * the term lives by the session its holder put it on, and a process runs one session at a time, a
+ * new row only after the last one ended, so that session is the freshest row of the process at any
+ * query sent after the holder's write that named it: every lease write up to the revision read
+ * had landed before that read was answered, and the query is sent after that answer (never one
+ * another elector sent: LeaseLock.processSession is not shared).
+ * A later move of the term onto a newer session is another write of the lease: another revision,
+ * another query. A term whose session ended lives by its holder's own lease renewals meanwhile,
+ * which move the lease's stamp. Once a lease duration it is looked for again.
+ */
+export function ownSessionRead(l: Lease, revision: number, named: SessionRow | undefined, found: OwnSessionFound | undefined, now: number, leaseDurationMs: number): { readonly kind: 'query'; readonly process: string } | { readonly kind: 'read'; readonly name: string } | { readonly kind: 'none' } | undefined {
+  if (sessionStanding(l, stampOf(named)) !== 'unvouched') return undefined;
+  const holds = found !== undefined && found.holderInstance === l.holderInstance && found.revision === revision && now - found.at < leaseDurationMs;
+  if (!holds) return { kind: 'query', process: processOf(l.holderInstance)! };
+  return found.name === undefined ? { kind: 'none' } : { kind: 'read', name: found.name };
+}
+
+/**
+ * The term `l` as a follower judges it with the session row it names (`named`) and, where that does
+ * not vouch for its holder (sessionStanding), the holder's own process's session (`own`,
+ * ownSessionRead), and the row it was judged by (`by`: its renewals are the ones to time reads by):
+ * - a holder on no session renews the lease itself: by the lease's own stamp, whatever `session` a
+ *   peer wrote on it (as the coordinator and the CLI judge it: effectiveLease; simulator seed 9248);
+ * - renewed by the later of its own stamp and the session's that vouches — the named one, else its
+ *   holder's own — and expired a lease duration after this follower first saw that stamp (its own
+ *   clock, as ever; never the stamp against its clock). The coordinator's tick judges it by the same
+ *   row (lib/coordinator/reconcile.ts byProcess);
+ * - with neither (the holder's process has no row in that partition: gone, or in another grant's),
+ *   it lasts `sessionFallbackMs` from when it was first seen — the holder's own backstop read, which
+ *   ends a term it finds moved off its session, comes first — as a lease duration of that length.
+ */
+export function judgedOnSession(l: Lease, named: SessionRow | undefined, own: SessionRow | undefined, sessionFallbackMs: number): { readonly lease: Lease; readonly by: SessionRow | undefined } {
+  const standing = sessionStanding(l, stampOf(named));
+  if (standing === 'none') return { lease: l, by: undefined };
+  if (standing === 'vouched') return { lease: renewedBy(l, named!.renewTime), by: named };
+  if (own !== undefined && vouchesFor(own.process, l.holderInstance)) return { lease: renewedBy(l, own.renewTime), by: own };
+  return { lease: { ...l, leaseDurationSeconds: Math.max(l.leaseDurationSeconds, Math.ceil(sessionFallbackMs / 1000)) }, by: undefined };
 }
 
 /**
@@ -831,7 +900,7 @@ type Given = 'confirm' | 'handed';
 /** Where a poll stands while it waits on an answer. */
 type Pending =
   /** Reading the lease row (and the session row of a lease held on one), for a poll or for the successor's second look. */
-  | { readonly kind: 'read'; readonly then: 'poll' | 'secondLook'; readonly woken: boolean; readonly consistent: boolean; readonly sentAt: number; readonly reread: boolean; readonly raw?: LeaseRead; readonly sessionReread?: boolean }
+  | { readonly kind: 'read'; readonly then: 'poll' | 'secondLook'; readonly woken: boolean; readonly consistent: boolean; readonly sentAt: number; readonly reread: boolean; readonly raw?: LeaseRead; readonly sessionReread?: boolean; readonly named?: SessionRead; readonly ownReread?: boolean }
   /** Answering an election (or a ping left unanswered) by renewing the candidacy. */
   | { readonly kind: 'answer'; readonly raw: LeaseRead; readonly d: FollowerDecision }
   /** Reporting a vacancy, then acknowledging by renewing the candidacy. */
@@ -863,8 +932,10 @@ export interface FollowerState {
   readonly misses: number;
   /** Whether the last term a read showed was held on a session: its fallback waits longer (sessionFallbackMs). */
   readonly lastHeldOnSession: boolean;
-  /** The session row the last view was judged with, if any. */
-  readonly viewedSession: { readonly name: string; readonly renewTime: number } | undefined;
+  /** The session row the last view was judged with, if any, and the lease `session` it was judged for (`of`). */
+  readonly viewedSession: { readonly name: string; readonly renewTime: number; readonly of: string } | undefined;
+  /** Where the holder's own process's session was last looked for, for a term its named session does not vouch for (ownSessionRead). */
+  readonly ownFound: OwnSessionFound | undefined;
   /** Since when (monotonic) the lease has been vacant, as this worker saw it. */
   readonly vacantSince: number | undefined;
   /** Monotonic time the successor looks again (when the term it watches would run out). */
@@ -901,6 +972,7 @@ export const FOLLOWING: FollowerState = {
   misses: 0,
   lastHeldOnSession: false,
   viewedSession: undefined,
+  ownFound: undefined,
   vacantSince: undefined,
   wakeAt: undefined,
   ledToken: -1,
@@ -921,8 +993,10 @@ export type FollowerEvent =
   | { readonly kind: 'poll'; readonly woken: boolean; readonly pushLive: boolean }
   /** The lease row, as read. */
   | { readonly kind: 'leaseRead'; readonly raw: LeaseRead }
-  /** The session row a lease is held on, as read. */
+  /** The session row a lease is held on, as read (or, for a term that row does not vouch for, the holder's own process's row, read by name). */
   | { readonly kind: 'sessionRead'; readonly read: SessionRead }
+  /** The freshest row of the holder's process in the partition the lease's `session` names (LeaseLock.processSession). */
+  | { readonly kind: 'processSessionRead'; readonly read: SessionRead }
   /** The candidacy renewed (an answer, an acknowledgement). */
   | { readonly kind: 'candidateRenewed' }
   /** The vacancy report's answer (undefined: the lease moved on, nothing reported). */
@@ -950,6 +1024,8 @@ export type FollowerEvent =
 export type FollowerEffect =
   | { readonly kind: 'readLease'; readonly consistent: boolean }
   | { readonly kind: 'readSession'; readonly name: string; readonly shareMs: number; readonly pendingMs: number }
+  /** Look for the holder's own process's session (ownSessionRead): the freshest row of `process` in the partition of session row `named`. */
+  | { readonly kind: 'readProcessSession'; readonly named: string; readonly process: string }
   /** Renew the candidacy; `conflictIsNothing`: a ConflictError (the row re-registered meanwhile) is no fault. */
   | { readonly kind: 'renewCandidate'; readonly conflictIsNothing: boolean }
   /** Report the vacancy (a ConflictError is no fault). */
@@ -1019,7 +1095,7 @@ function sameTerm(k: TermKey | undefined, l: Lease | undefined): boolean {
  */
 function activeCadence(s: FollowerSettings, st: FollowerState): RenewalPhase {
   const l = st.lastRaw?.item;
-  return l?.session !== undefined && l.holderIdentity !== undefined && st.viewedSession !== undefined ? s.cadence.session(l.session) : s.cadence.own;
+  return l?.session !== undefined && l.holderIdentity !== undefined && st.viewedSession !== undefined ? s.cadence.session(st.viewedSession.name) : s.cadence.own;
 }
 
 /** Whether the lease as last read is held on a session. */
@@ -1055,7 +1131,7 @@ function observe(s: FollowerSettings, st: FollowerState, read: LeaseRead, now: n
     next = { ...next, observed: { key: termKey(l), at: now, revision: read.revision, token: l?.fencingToken ?? -1 } };
     // a term's first write (an election's, a hand-off's, an acquisition's) is not on the holder's renewal cadence
     const v = st.viewedSession;
-    if (v && l?.session === v.name && l.holderInstance !== undefined && l.holderInstance !== s.instance) s.cadence.session(v.name).seen(`session:${v.name}`, v.renewTime, now, st.previousReadSentAt, l.leaseDurationSeconds * 1000);
+    if (v && l?.session === v.of && l.holderInstance !== undefined && l.holderInstance !== s.instance) s.cadence.session(v.name).seen(`session:${v.name}`, v.renewTime, now, st.previousReadSentAt, l.leaseDurationSeconds * 1000);
     else if (l?.holderInstance !== undefined && l.renewTime !== undefined && l.renewTime !== l.acquireTime && l.holderInstance !== s.instance) s.cadence.own.seen(`${l.holderInstance}|${l.fencingToken}`, l.renewTime, now, st.previousReadSentAt, l.leaseDurationSeconds * 1000);
   } else next = { ...next, observed: { ...st.observed!, revision: read.revision } };
   next = noteHolder(next, read.item?.holderIdentity, fx);
@@ -1075,16 +1151,6 @@ function isStale(st: FollowerState, read: LeaseRead): boolean {
 
 /** How stale a session read may be and its judgement still sound: any renewal landing after it was sent comes after the holder's own deadline. */
 const sessionMargin = (s: FollowerSettings): number => Math.max(SHARED_READ_MS, Math.min(s.retryPeriodMs, (s.leaseDurationMs - s.renewDeadlineMs) / 4));
-
-/** The term `l` as judged with the session row it names (docs/architecture.md, "A term on a session, judged"). */
-function judged(s: FollowerSettings, l: Lease, row: SessionRead['row']): Lease {
-  const stamp = row && { name: row.name, renewTime: row.renewTime, process: row.process };
-  const standing = sessionStanding(l, stamp);
-  // a holder on no session renews the lease itself: a `session` on its lease is not its own (a peer wrote it)
-  if (standing === 'none') return l;
-  if (standing === 'vouched') return renewedBy(l, row!.renewTime);
-  return { ...l, leaseDurationSeconds: Math.max(l.leaseDurationSeconds, Math.ceil(s.sessionFallbackMs / 1000)) };
-}
 
 const done = (state: FollowerState, fx: FollowerEffect[]): Out => ({ state: { ...state, pending: undefined }, effects: fx });
 const waiting = (state: FollowerState, pending: Pending, fx: FollowerEffect[], effect: FollowerEffect): Out => ({ state: { ...state, pending }, effects: [...fx, effect] });
@@ -1110,12 +1176,28 @@ export function followerStep(s: FollowerSettings, state: FollowerState, e: Follo
     case 'sessionRead': {
       if (p?.kind !== 'read' || !p.raw) return done(state, fx);
       const l = p.raw.item!;
+      const margin = sessionMargin(s);
+      if (p.named) {
+        // the holder's own process's row, read by name: gone, it is looked for again
+        if (!e.read.row) return waiting(state, p, fx, { kind: 'readProcessSession', named: l.session!, process: processOf(l.holderInstance)! });
+        if (!p.ownReread && at.now - e.read.sentAt > margin) return waiting(state, { ...p, ownReread: true }, fx, { kind: 'readSession', name: e.read.row.name, shareMs: 0, pendingMs: 0 });
+        return judgedView(s, state, p, p.named, e.read, at, fx);
+      }
       // A read sent longer ago than the margin (the process was frozen, or starved, between sending
       // it and now) proves nothing about now: read again before judging by it.
-      if (!p.sessionReread && at.now - e.read.sentAt > sessionMargin(s)) return waiting(state, { ...p, sessionReread: true }, fx, { kind: 'readSession', name: l.session!, shareMs: 0, pendingMs: 0 });
-      const row = e.read.row;
-      const st = { ...state, viewedSession: row && { name: row.name, renewTime: row.renewTime } };
-      return viewed(s, st, p, p.raw, { ...p.raw, item: judged(s, l, row) }, e.read.sentAt, at, fx);
+      if (!p.sessionReread && at.now - e.read.sentAt > margin) return waiting(state, { ...p, sessionReread: true }, fx, { kind: 'readSession', name: l.session!, shareMs: 0, pendingMs: 0 });
+      // A row that does not vouch for the holder: its own process's session, found apart (ownSessionRead)
+      const own = ownSessionRead(l, p.raw.revision, e.read.row, state.ownFound, at.now, s.leaseDurationMs);
+      if (own?.kind === 'query') return waiting(state, { ...p, named: e.read }, fx, { kind: 'readProcessSession', named: l.session!, process: own.process });
+      if (own?.kind === 'read') return waiting(state, { ...p, named: e.read }, fx, { kind: 'readSession', name: own.name, shareMs: watchesTerm(l, s.identity, s.instance) ? SHARED_READ_MS : margin, pendingMs: margin });
+      return judgedView(s, state, p, e.read, undefined, at, fx);
+    }
+    case 'processSessionRead': {
+      if (p?.kind !== 'read' || !p.raw || !p.named) return done(state, fx);
+      const l = p.raw.item!;
+      const st = { ...state, ownFound: { holderInstance: l.holderInstance!, revision: p.raw.revision, name: e.read.row?.name, at: e.read.sentAt } };
+      if (e.read.row && !p.ownReread && at.now - e.read.sentAt > sessionMargin(s)) return waiting(st, { ...p, ownReread: true }, fx, { kind: 'readSession', name: e.read.row.name, shareMs: 0, pendingMs: 0 });
+      return judgedView(s, st, p, p.named, e.read.row ? e.read : undefined, at, fx);
     }
     case 'candidateRenewed':
       if (p?.kind === 'answer') {
@@ -1174,6 +1256,19 @@ export function followerStep(s: FollowerSettings, state: FollowerState, e: Follo
       return { state: { ...state, wakePending: true }, effects: [{ kind: 'stepNow' }] };
     }
   }
+}
+
+/**
+ * The lease as this follower judges it with the session row it names (`named`) and, where that does
+ * not vouch for its holder, its holder's own process's (`own`): judgedOnSession.
+ */
+function judgedView(s: FollowerSettings, state: FollowerState, p: Extract<Pending, { kind: 'read' }>, named: SessionRead, own: SessionRead | undefined, at: Moment, fx: FollowerEffect[]): Out {
+  const raw = p.raw!;
+  const l = raw.item!;
+  const { lease, by } = judgedOnSession(l, named.row, own?.row, s.sessionFallbackMs);
+  const st = { ...state, viewedSession: by && { name: by.name, renewTime: by.renewTime, of: l.session! } };
+  // the row judged by, whose renewals the cadence times
+  return viewed(s, st, p, raw, { ...raw, item: lease }, own?.row ? own.sentAt : named.sentAt, at, fx);
 }
 
 /** The lease row read (`raw`): judged as it is, or, held on a session, once that session's row is read. */

@@ -49,12 +49,15 @@ export class CandidateStore extends ItemStore<typeof CandidateItem> {
    * (a concurrent ack or renewal must not make it fail). False when the candidate is gone or
    * already pinged.
    */
-  ping(leaseName: string, name: string, pingTime: number): Promise<boolean> {
-    return this.touch({ leaseName, name }, { pingTime }, {
+  async ping(leaseName: string, name: string, pingTime: number): Promise<boolean> {
+    // removes the renewal mark: the renewal that answers this ping goes from no mark to 1, which
+    // the candidate stream's filter delivers (lib/wiring.ts CANDIDATE_STREAM_FILTERS)
+    const pinged = await this.updateIf({ leaseName, name }, { set: { pingTime }, remove: ['renewalMark'] }, {
       expression: 'attribute_not_exists(#ping) OR #ping < :ping',
       names: { '#ping': 'pingTime' },
       values: { ':ping': pingTime },
     });
+    return pinged !== undefined;
   }
 
   /** Takes back a ping whose election closed before it could be answered (decide.ts `pingsToWithdraw`): only that ping, if still unanswered. */
@@ -75,6 +78,11 @@ export class CandidateStore extends ItemStore<typeof CandidateItem> {
    * (a collected candidate is never resurrected as a partial row) and on renewTime moving forwards
    * — except for the answer to a ping not yet answered, which is never refused because the
    * worker's clock went back. False when the condition did not hold.
+   *
+   * Flips `renewalMark` (absent → 1 → 2 → 1; DynamoDB computes it, as a lease renewal's): a renewal
+   * that follows a renewal, with no ping between (a ping removes the mark), acknowledges nothing new
+   * and changes nothing the coordinator decides on, and the candidate stream's filter drops it
+   * before it invokes the function (issue 38, cheaper at rest).
    */
   async renew(leaseName: string, name: string, renewTime: number, expiresAt?: number): Promise<boolean> {
     this.checkSet({ leaseName, name }, expiresAt === undefined ? { renewTime } : { renewTime, expiresAt });
@@ -83,10 +91,10 @@ export class CandidateStore extends ItemStore<typeof CandidateItem> {
         new UpdateItemCommand({
           TableName: this.table,
           Key: marshall({ leaseName, name }),
-          UpdateExpression: `SET #renew = :renew, #acked = if_not_exists(#ping, :none)${expiresAt === undefined ? '' : ', #exp = :exp'} ADD #rev :one`,
+          UpdateExpression: `SET #renew = :renew, #acked = if_not_exists(#ping, :none), #mark = :three - if_not_exists(#mark, :two)${expiresAt === undefined ? '' : ', #exp = :exp'} ADD #rev :one`,
           ConditionExpression: 'attribute_exists(#pk) AND (attribute_not_exists(#renew) OR #renew < :renew OR (attribute_exists(#ping) AND (attribute_not_exists(#acked) OR #acked < #ping)))',
-          ExpressionAttributeNames: { '#pk': 'leaseName', '#renew': 'renewTime', '#ping': 'pingTime', '#acked': 'ackedPingTime', '#rev': 'revision', ...(expiresAt === undefined ? {} : { '#exp': 'expiresAt' }) },
-          ExpressionAttributeValues: marshall({ ':renew': renewTime, ':none': 0, ':one': 1, ...(expiresAt === undefined ? {} : { ':exp': expiresAt }) }),
+          ExpressionAttributeNames: { '#pk': 'leaseName', '#renew': 'renewTime', '#ping': 'pingTime', '#acked': 'ackedPingTime', '#mark': 'renewalMark', '#rev': 'revision', ...(expiresAt === undefined ? {} : { '#exp': 'expiresAt' }) },
+          ExpressionAttributeValues: marshall({ ':renew': renewTime, ':none': 0, ':one': 1, ':two': 2, ':three': 3, ...(expiresAt === undefined ? {} : { ':exp': expiresAt }) }),
         }),
       );
       return true;

@@ -214,20 +214,6 @@ export class LeaseStore extends ItemStore<typeof LeaseItem> {
   }
 
   /**
-   * Ends `term` as a release does, if it is still held on `session` (the lease stream's function,
-   * for a term put back on a session on which it was marked ended: lib/functions/session-redirect.ts).
-   * Undefined when the lease is in another term, or the term on another session, by now.
-   */
-  endTermOnSession(name: string, term: Term, session: string, now: number): Promise<Lease | undefined> {
-    const t = termCondition(term);
-    return this.updateIf(
-      { name },
-      { set: { renewTime: now, lastHolderIdentity: term.holderIdentity }, remove: [...HOLDER_FIELDS, ...TERM_FIELDS, 'preferredHolder', 'vacancyReport'] },
-      { expression: `${t.expression} AND #session = :session`, names: { ...t.names, '#session': 'session' }, values: { ...t.values, ':session': session } },
-    );
-  }
-
-  /**
    * The names of the leases whose holder runs on `platformId` (an ECS task ARN or an EC2 instance
    * id): one query on the sparse holder-platform index, whatever the number of leases. The index is
    * eventually consistent: read each lease before acting on it.

@@ -32,7 +32,11 @@ describe('price sheet', () => {
 
   it('IoT Core messages are priced without acknowledgements: PushChannel subscribes at QoS 0 (IoT Core meters the PUBACK of a QoS 1 delivery too)', () => {
     const push = readFileSync(new URL('../../lib/sdk/push-channel.ts', import.meta.url), 'utf8');
-    expect(push).toMatch(/subscribeAsync\(pushSubscription\([^)]*\), \{ qos: 0 \}\)/);
+    // every subscription it makes (the deployment's, its process's, a lease topic for a watcher not of its process)
+    const calls = [...push.matchAll(/\.subscribe(?:Async)?\([^;]*?\{ qos: (\d) \}/g)];
+    expect(calls.length).toBeGreaterThanOrEqual(2);
+    expect(calls.map((c) => c[1])).toEqual(calls.map(() => '0'));
+    expect(push.match(/\.subscribe(?:Async)?\(/g)).toHaveLength(calls.length);
   });
 
   it('Lambda is priced for the architecture infra/ deploys', () => {
@@ -87,7 +91,7 @@ describe('Lambda use', () => {
 });
 
 describe('IoT Core per lease', () => {
-  const stats = (s: Partial<{ published: number; workerPublished: number; delivered: number; connectionMs: number }>) => ({ published: 0, workerPublished: 0, delivered: 0, connectionMs: 0, connections: 6, ...s });
+  const stats = (s: Partial<{ published: number; workerPublished: number; delivered: number; connectionMs: number }>) => ({ published: 0, workerPublished: 0, delivered: 0, connectionMs: 0, connections: 6, subscriptions: 6, ...s });
 
   it('connections: the connection time over the window, spread over the leases; messages per lease per minute', () => {
     // 6 processes connected for a 2-minute window, standing for 2 leases

@@ -89,12 +89,26 @@ describe('scaleFigures', () => {
     expect(scaleFigures({ ...big, grants: 'leases' }, CALIBRATION).iot.deliveriesPerWake).toBe(3);
   });
 
-  it("a lost process's wakes reach every connection when every lease is granted, only its co-candidates' otherwise", () => {
+  it("a lost process's wakes reach every connection when every lease is granted (each wake's lease topic and its 3 process-topic copies), only its co-candidates' otherwise", () => {
     const all = scaleFigures(big, CALIBRATION).iot;
     const scoped = scaleFigures({ ...big, grants: 'leases' }, CALIBRATION).iot;
-    expect(scoped.burstDeliveriesPerConnectionPerSecond).toBeCloseTo((all.burstDeliveriesPerConnectionPerSecond * 2) / 999, 10);
+    // a role of named leases receives the lease topic only (no grant on process topics)
+    expect(scoped.burstDeliveriesPerConnectionPerSecond).toBeCloseTo((all.burstDeliveriesPerConnectionPerSecond / 4) * (2 / 999), 10);
     expect(all.burstOutboundPerSecond).toBeCloseTo(all.burstDeliveriesPerConnectionPerSecond * 1_000, 6);
-    expect(scoped.burstOutboundPerSecond).toBeCloseTo(all.burstDeliveriesPerConnectionPerSecond * 3, 6);
+    expect(scoped.burstOutboundPerSecond).toBeCloseTo((all.burstDeliveriesPerConnectionPerSecond / 4) * 3, 6);
+  });
+
+  it("channels given their Session (wakes to processes, as built): a wake reaches its 3 candidates' processes, a lost process's burst its co-candidates' only; uncoalesced", () => {
+    const legacy = scaleFigures(big, CALIBRATION);
+    const built = scaleFigures(big, CALIBRATION, undefined, { wakes: 'process' });
+    const coalesced = scaleFigures({ ...big, placement: 'cells' }, CALIBRATION, undefined, { wakes: 'coalesced' });
+    expect(built.iot.deliveriesPerWake).toBe(3);
+    expect(built.iot.burstDeliveriesPerConnectionPerSecond).toBeCloseTo((legacy.iot.burstDeliveriesPerConnectionPerSecond / 4) * (2 / 999), 10);
+    expect(built.iot.burstOutboundPerSecond).toBeLessThan(LIMITS.iotOutboundPerAccount.value);
+    expect(built.dollarsPerLeaseMonth).toBeLessThan(legacy.dollarsPerLeaseMonth);
+    // in cells a lost process's wakes all go to its two cell-mates: only coalescing (designed) brings them under 100/s
+    expect(scaleFigures({ ...big, placement: 'cells' }, CALIBRATION, undefined, { wakes: 'process' }).iot.burstDeliveriesPerConnectionPerSecond).toBeGreaterThan(LIMITS.iotPublishPerConnection.value);
+    expect(coalesced.iot.burstDeliveriesPerConnectionPerSecond).toBeLessThan(LIMITS.iotPublishPerConnection.value);
   });
 
   it('session rows of workers granted every lease share one partition key; scoped ones do not', () => {

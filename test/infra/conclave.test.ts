@@ -278,7 +278,7 @@ describe('the Conclave app, as `cdk synth` builds it', () => {
           ...(FUNCTION_ACCESS[n] as FunctionAccess).indexQueries?.map((q) => ({ 'Fn::Join': ['', [getAtt(id.table(q.table)), `/index/${q.index}`]] })) ?? [],
           getAtt(logicalId(s.stack, c.functions[n].logGroup)),
           // the push path: wakes of every lease of this deployment, both topic forms (test/infra/push.test.ts)
-          ...((access as FunctionAccess).publishWakes ? ['lease', 'lease-hash'].map((k) => iotTopicArn(`conclave/${defaultTableNames().leases}/${k}/*`)) : []),
+          ...((access as FunctionAccess).publishWakes ? ['lease', 'lease-hash', 'process'].map((k) => iotTopicArn(`conclave/${defaultTableNames().leases}/${k}/*`)) : []),
         ].map((x) => JSON.stringify(x)),
       );
       for (const statement of st) {

@@ -20,9 +20,11 @@ import { addConclaveStack } from '../../infra/app/app.js';
 import { Conclave } from '../../infra/conclave.js';
 import type { ConclaveStack } from '../../infra/stack.js';
 import { iotWaker } from '../../lib/functions/wake.js';
-import { hashedPushTopic, MAX_PLAIN_CLIENT_ID_TABLE, plainPushTopic, pushClientIdPrefix, pushTopic } from '../../lib/schemas/push.js';
+import { hashedPushTopic, MAX_PLAIN_CLIENT_ID_TABLE, plainPushTopic, processTopic, pushClientIdPrefix, pushTopic } from '../../lib/schemas/push.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
 import { PushChannel } from '../../lib/sdk/push-channel.js';
+import { Session } from '../../lib/sdk/session.js';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Wake } from '../../lib/sdk/push.js';
 import { ENV, wiring, type FunctionName } from '../../lib/wiring.js';
 import { waitFor } from '../sdk/harness.js';
@@ -90,11 +92,11 @@ describe('the app with the push path (the default)', () => {
     }
   });
 
-  it("grants iot:Publish on this deployment's wake topics, both forms, to those functions, and no IoT action to the others", () => {
+  it("grants iot:Publish on this deployment's wake topics, both forms, and its process topics to those functions, and no IoT action to the others", () => {
     const id = ids(s.stack, c);
     for (const n of names) {
       expect(iotGrants(statementsOf(t, id.role(n))), n).toEqual(
-        FUNCTION_ACCESS[n].publishWakes ? WAKE_PUBLISH.flatMap((a) => [`${a} topic/conclave/conclave-leases/lease-hash/*`, `${a} topic/conclave/conclave-leases/lease/*`]).sort() : [],
+        FUNCTION_ACCESS[n].publishWakes ? WAKE_PUBLISH.flatMap((a) => [`${a} topic/conclave/conclave-leases/lease-hash/*`, `${a} topic/conclave/conclave-leases/lease/*`, `${a} topic/conclave/conclave-leases/process/*`]).sort() : [],
       );
     }
   });
@@ -113,6 +115,7 @@ describe('the app with the push path (the default)', () => {
         'Conclave/Conclave/PushEndpoint AwsSolutions-IAM5[Resource::*]',
         'Conclave/Conclave/LeaseStreamRole AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:iot:<AWS::Region>:<AWS::AccountId>:topic/conclave/conclave-leases/lease/*]',
         'Conclave/Conclave/LeaseStreamRole AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:iot:<AWS::Region>:<AWS::AccountId>:topic/conclave/conclave-leases/lease-hash/*]',
+        'Conclave/Conclave/LeaseStreamRole AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:iot:<AWS::Region>:<AWS::AccountId>:topic/conclave/conclave-leases/process/*]',
       ].sort(),
     );
     expect(iot.find((a) => a.id.endsWith('[Resource::*]'))!.reason).toMatch(/no resource-level permissions/);
@@ -143,6 +146,7 @@ describe('the app with the push path (the default)', () => {
           'AwsSolutions-IAM5[Resource::*] Conclave/Conclave/PushEndpoint/CustomResourcePolicy/Resource',
           'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:iot:<AWS::Region>:<AWS::AccountId>:topic/conclave/conclave-leases/lease/*] Conclave/Conclave/LeaseStreamRole/DefaultPolicy/Resource',
           'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:iot:<AWS::Region>:<AWS::AccountId>:topic/conclave/conclave-leases/lease-hash/*] Conclave/Conclave/LeaseStreamRole/DefaultPolicy/Resource',
+          'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:iot:<AWS::Region>:<AWS::AccountId>:topic/conclave/conclave-leases/process/*] Conclave/Conclave/LeaseStreamRole/DefaultPolicy/Resource',
         ].sort(),
       );
     } finally {
@@ -226,9 +230,11 @@ describe("grantWorker's push path", () => {
 
   it('keeps the worker roles free of cdk-nag findings (grantWorker acknowledges the wildcards it adds, on the role)', () => {
     expect(unacknowledged(s.report)).toEqual([]);
-    const on = (id: string) => metadataAcknowledgements(s.stack).filter((a) => a.at === `Workers/${id}`).map((a) => a.id.replace(/^.*:(client|topic)\//, '$1/'));
+    const on = (id: string) => metadataAcknowledgements(s.stack).filter((a) => a.at === `Workers/${id}`).map((a) => a.id.replace(/^.*:(client|topicfilter|topic)\//, '$1/'));
     expect(on('Scoped')).toEqual([`client/conclave-<${leasesRef}>:*]`]);
-    expect(on('Any').sort()).toEqual([`client/conclave-<${leasesRef}>:*]`, `topic/conclave/<${leasesRef}>/lease/*]`, `topic/conclave/<${leasesRef}>/lease-hash/*]`].sort());
+    expect(on('Any').sort()).toEqual(
+      [`client/conclave-<${leasesRef}>:*]`, `topic/conclave/<${leasesRef}>/lease/*]`, `topic/conclave/<${leasesRef}>/lease-hash/*]`, `topic/conclave/<${leasesRef}>/process/*]`, `topicfilter/conclave/<${leasesRef}>/process/*]`].sort(),
+    );
   });
 
   it("leaseNames: Receive and Publish on exactly those leases' topics, a '/' and a ':' URI-encoded as pushTopic does (table name a token: both forms of each)", () => {
@@ -244,9 +250,27 @@ describe("grantWorker's push path", () => {
     expect(grants(role.named)).toEqual([...base('acme-leases'), ...on(WORKER_PUSH_ACCESS.topic, topics)].sort());
   });
 
-  it("allLeases: every lease's wake topics, both forms", () => {
+  it("allLeases: every lease's wake topics, both forms, and the process topics (subscribed to one at a time: PushChannel's session)", () => {
     for (const [id, table] of [[role.any, 'T'], [role.namedAny, 'acme-leases']] as const) {
-      expect(grants(id)).toEqual([...base(table), ...on(WORKER_PUSH_ACCESS.topic, [`topic/conclave/${table}/lease/*`, `topic/conclave/${table}/lease-hash/*`])].sort());
+      expect(grants(id)).toEqual(
+        [
+          ...base(table),
+          ...on(WORKER_PUSH_ACCESS.topicfilter, [`topicfilter/conclave/${table}/process/*`]),
+          ...on(WORKER_PUSH_ACCESS.topic, [`topic/conclave/${table}/lease/*`, `topic/conclave/${table}/lease-hash/*`, `topic/conclave/${table}/process/*`]),
+        ].sort(),
+      );
+    }
+  });
+
+  it('leaseNames: no process topic (it would carry wakes of leases not its own): neither subscribe, receive nor publish there', () => {
+    for (const [id, table] of [[role.scoped, 'T'], [role.named, 'acme-leases']] as const) {
+      const st = statementsOf(s.template, id);
+      for (const r of <IotRequest[]>[
+        { action: 'iot:Subscribe', resource: `topicfilter/${processTopic(table, 'p1')}` },
+        { action: 'iot:Receive', resource: `topic/${processTopic(table, 'p1')}` },
+        { action: 'iot:Publish', resource: `topic/${processTopic(table, 'p1')}` },
+      ])
+        expect(iotAllows(st, r, { [leasesRef]: 'T' }), `${id} ${r.action}`).toBe(false);
     }
   });
 
@@ -331,6 +355,7 @@ describe('what the push path calls is what the policies grant', () => {
   const LEASES = 'push-leases';
   let s: Synthesized<Stack>;
   let worker: Statement[];
+  let fleet: Statement[];
   let stream: Statement[];
 
   beforeAll(() => {
@@ -339,7 +364,10 @@ describe('what the push path calls is what the policies grant', () => {
       const c = new Conclave(stack, 'Conclave', { tableNames: { leases: LEASES, candidates: 'push-candidates', identities: 'push-identities' } });
       const task = taskRole(stack, 'Task');
       c.grantWorker(task, { leaseNames: ['jobs', SLASHED, LONG], components: [] });
+      const fleetTask = taskRole(stack, 'Fleet');
+      c.grantWorker(fleetTask, { allLeases: true, components: [] });
       worker = statementsOf(Template.fromStack(stack), logicalId(stack, task));
+      fleet = statementsOf(Template.fromStack(stack), logicalId(stack, fleetTask));
       stream = statementsOf(Template.fromStack(stack), logicalId(stack, c.functions.leaseStream.role!));
       return stack;
     });
@@ -373,6 +401,38 @@ describe('what the push path calls is what the policies grant', () => {
     }
   });
 
+  it("an allLeases worker's PushChannel with its Session: one subscription, its own process topic (allowed; a leaseNames role's is refused), and only its process's wakes", async () => {
+    const broker = await recordingBroker((r) => iotAllows(fleet, r));
+    const client = new DynamoDBClient({ region: 'local', endpoint: 'http://127.0.0.1:1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } });
+    const session = new Session({ client, tables: { leases: LEASES, candidates: 'push-candidates', identities: 'push-identities' } });
+    const channel = new PushChannel({ endpoint: broker.endpoint, tables: { leases: LEASES }, session, onError: () => undefined });
+    const stop = new AbortController();
+    const run = channel.run(stop.signal);
+    try {
+      await channel.ready;
+      const got: string[] = [];
+      const mine = `w1_u1@${session.process}`;
+      for (const lease of ['jobs', 'payroll']) channel.watch(lease, (w) => void (w && got.push(`${w.by} ${w.lease}`)), mine);
+      await broker.publish(processTopic(LEASES, 'another-process'), { lease: 'payroll', by: 'stream' }); // not this process's: never reaches it
+      await broker.publish(pushTopic(LEASES, 'payroll'), { lease: 'payroll', by: 'stream' }); // the lease topic: not subscribed
+      await broker.publish(processTopic(LEASES, session.process), { lease: 'jobs', by: 'stream' });
+      await waitFor('the wake on its process topic', () => got.length >= 1);
+      channel.wake('jobs', 8, `w2_u2@another-process`); // a hand-off: the lease topic and the heir's process topic
+      await waitFor('the publishes', () => broker.requests.filter((r) => r.action === 'iot:Publish').length >= 2);
+      expect(got).toEqual(['stream jobs']);
+      const subscribed = broker.requests.filter((r) => r.action === 'iot:Subscribe').map((r) => r.resource);
+      expect(subscribed).toEqual([`topicfilter/${processTopic(LEASES, session.process)}`]);
+      expect(broker.requests.filter((r) => r.action === 'iot:Publish').map((r) => r.resource).sort()).toEqual([`topic/${pushTopic(LEASES, 'jobs')}`, `topic/${processTopic(LEASES, 'another-process')}`].sort());
+      for (const r of broker.requests) expect(iotAllows(fleet, r), `${r.action} ${r.resource}`).toBe(true);
+      expect(iotAllows(worker, { action: 'iot:Subscribe', resource: subscribed[0]! })).toBe(false);
+    } finally {
+      stop.abort();
+      await run;
+      await broker.stop();
+      client.destroy();
+    }
+  });
+
   it("a client id of your own must start with the deployment's prefix, conclave-<leases table>: (PushChannel refuses any other)", () => {
     expect(iotAllows(worker, { action: 'iot:Connect', resource: `client/conclave-${LEASES}:reports-1` })).toBe(true);
     expect(iotAllows(worker, { action: 'iot:Connect', resource: 'client/conclave-reports-1' })).toBe(false);
@@ -395,7 +455,9 @@ describe('what the push path calls is what the policies grant', () => {
     );
     const wake = iotWaker(client, LEASES);
     for (const lease of ['jobs', SLASHED, LONG, 'payroll']) await wake(lease, 3);
-    expect(topics).toHaveLength(4);
+    await wake('jobs', 4, ['p1', 'p2']); // addressed to its candidates' processes
+    expect(topics.slice(4).sort()).toEqual([processTopic(LEASES, 'p1'), processTopic(LEASES, 'p2')].sort());
+    expect(topics).toHaveLength(6);
     for (const topic of topics) expect(iotAllows(stream, { action: 'iot:Publish', resource: `topic/${topic}` }), topic).toBe(true);
     expect(iotAllows(stream, { action: 'iot:Publish', resource: 'topic/conclave/other-leases/lease/jobs' })).toBe(false);
     expect(iotAllows(stream, { action: 'iot:Receive', resource: `topic/${topics[0]}` })).toBe(false);

@@ -12,6 +12,9 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../lib/local/dynamodb-local.js';
 import { matchesFilter } from '../../lib/local/event-filter.js';
 import { StreamPoller } from '../../lib/local/stream-poller.js';
+import { candidateChangeMatters } from '../../lib/functions/core.js';
+import { candidateChange } from '../../lib/functions/records.js';
+import { CandidateStore } from '../../lib/stores/candidate-store.js';
 import { LeaseStore } from '../../lib/stores/lease-store.js';
 import { wiring } from '../../lib/wiring.js';
 import { waitFor } from '../sdk/harness.js';
@@ -107,5 +110,88 @@ describe("the lease stream's filter", () => {
     expect(kept(mark({ N: '1' }), { ...mark({ N: '2' }), vacancyReport: { M: {} } })).toBe(true);
     expect(kept(undefined, mark(undefined), 'INSERT')).toBe(true);
     expect(kept(mark({ N: '1' }), undefined, 'REMOVE')).toBe(true);
+  });
+});
+
+describe("the candidate stream's filter", () => {
+  it("drops a candidate's renewal that follows a renewal, and delivers the answer to a ping, a registration and an operator's pin (issue 38, cheaper at rest)", async () => {
+    const candidates = new CandidateStore(t.client, t.names.candidates);
+    const now = Date.now();
+    const key = { leaseName: 'jobs', name: 'w-1' };
+    const spec = { ...key, binaryVersion: '1.30.0', emulationVersion: '1.30.0', preferredStrategies: ['OldestEmulationVersion'], createdAt: now, ackedPingTime: 0 };
+    // registered as LeaseCandidate.register writes it
+    await candidates.write(await candidates.get(key), { set: { ...spec, identity: 'w-1-a', renewTime: now } });
+    let at = now;
+    const renew = async () => expect(await candidates.renew('jobs', 'w-1', ++at)).toBe(true);
+    await renew(); // the first after registration: no mark before, delivered
+    await renew(); // 1 → 2: dropped
+    await renew(); // 2 → 1: dropped
+    expect(await candidates.ping('jobs', 'w-1', at + 1)).toBe(true); // removes the mark: delivered
+    await renew(); // answers the ping: no mark before, delivered
+    await renew(); // dropped
+    // a new start-up registers under the same name as LeaseCandidate.register does (acked 0, the
+    // previous start-up's ping removed, so a row with a mark has acked its ping, if any): delivered
+    await candidates.write(await candidates.get(key), { set: { ...spec, identity: 'w-1-b', renewTime: ++at }, remove: ['pingTime'] });
+    await renew(); // dropped
+    await candidates.write(await candidates.get(key), { set: { priority: 5 } }); // an operator's pin: delivered
+    await candidates.delete(await candidates.get(key));
+
+    const arn = (await t.client.send(new DescribeTableCommand({ TableName: t.names.candidates }))).Table!.LatestStreamArn!;
+    const delivered: DynamoDBRecord[] = [];
+    const poller = new StreamPoller({
+      client: streams,
+      streamArn: arn,
+      trigger: wiring.candidateStream.trigger,
+      functionName: 'candidateStream',
+      invoke: async (e) => void delivered.push(...e.Records),
+      deadLetter: () => undefined,
+    });
+    poller.start();
+    const total = 1 + 3 + 1 + 2 + 1 + 1 + 1 + 1;
+    try {
+      await waitFor('every record read', () => delivered.length + poller.filtered >= total);
+    } finally {
+      await poller.stop();
+    }
+    const shown = delivered.map((r) => {
+      const n = r.dynamodb?.NewImage;
+      return `${r.eventName}${n ? ` ${n['identity']?.S} mark ${n['renewalMark']?.N ?? '-'} acked ${n['ackedPingTime']?.N}${n['priority'] ? ' pinned' : ''}` : ''}`;
+    });
+    expect(shown).toEqual([
+      'INSERT w-1-a mark - acked 0',
+      'MODIFY w-1-a mark 1 acked 0',
+      'MODIFY w-1-a mark - acked 0',
+      `MODIFY w-1-a mark 1 acked ${at - 3}`,
+      'MODIFY w-1-b mark 2 acked 0',
+      'MODIFY w-1-b mark 1 acked 0 pinned',
+      'REMOVE',
+    ]);
+    expect(poller.filtered).toBe(4); // the four renewals right after a renewal
+    // the delivered answer to the ping is one the function reconciles on
+    expect(candidateChangeMatters(candidateChange(delivered[3]!))).toBe(true);
+  });
+
+  it("drops only a mark flipped from 1 to 2 or 2 to 1 — a renewal after a renewal, which the function would not act on — and no run-once row's record", () => {
+    const filters = wiring.candidateStream.trigger.filters ?? [];
+    expect(filters.length).toBeLessThanOrEqual(5); // Lambda's default quota per event source mapping
+    const row = (mark: unknown, more: Record<string, unknown> = {}) => ({ leaseName: { S: 'jobs' }, name: { S: 'w-1' }, ...(mark === undefined ? {} : { renewalMark: mark }), ...more });
+    const kept = (old: Record<string, unknown> | undefined, neu: Record<string, unknown> | undefined) =>
+      filters.some((f) => matchesFilter(f, { dynamodb: { ...(old ? { OldImage: old } : {}), ...(neu ? { NewImage: neu } : {}) } }));
+    // a renewal right after a renewal: dropped
+    expect(kept(row({ N: '1' }), row({ N: '2' }))).toBe(false);
+    expect(kept(row({ N: '2' }), row({ N: '1' }))).toBe(false);
+    // the first renewal after a ping (which removed the mark), a registration or an older release's write: delivered
+    expect(kept(row(undefined), row({ N: '1' }))).toBe(true);
+    expect(kept(undefined, row(undefined))).toBe(true); // INSERT
+    expect(kept(row({ N: '1' }), undefined)).toBe(true); // REMOVE
+    expect(kept(row({ N: '2' }), row(undefined))).toBe(true); // a ping
+    for (const v of [undefined, { N: '1' }, { N: '2' }, { N: '7' }]) expect(kept(row(v), row(v)), JSON.stringify(v)).toBe(true);
+    expect(kept(row({ N: '1' }), row({ N: '9' }))).toBe(true);
+    // run-once rows never reach the function, whatever their mark
+    for (const more of [{ fence: { N: '3' } }, { runs: { L: [] } }]) {
+      expect(kept(row(undefined, more), row(undefined, more))).toBe(false);
+      expect(kept(undefined, row(undefined, more))).toBe(false);
+      expect(kept(row(undefined, more), undefined)).toBe(false);
+    }
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Lease } from '../../lib/schemas/lease.js';
-import { CHASE_FIRST_MS, READ_AFTER_MS, RenewalPhase, SETTLING_READ_MS, decideFollower, isQuiet, isVacant, nextReadDelay, pollPlan, stepDelay, termToConfirm, type CadenceView, type FollowerDecision, type FollowerView } from '../../lib/sdk/step.js';
+import { CHASE_FIRST_MS, READ_AFTER_MS, RenewalPhase, SETTLING_READ_MS, decideFollower, isQuiet, isVacant, judgedOnSession, nextReadDelay, ownSessionRead, pollPlan, stepDelay, termToConfirm, type CadenceView, type FollowerDecision, type FollowerView } from '../../lib/sdk/step.js';
 
 const T = 100_000; // monotonic now
 const held = (o: Partial<Lease> = {}): Lease =>
@@ -214,4 +214,35 @@ describe('termToConfirm: a term the coordinator gave this start-up, or one rewri
     { name: 'a term its own leader ended on the row (its end in flight): ended again, not confirmed (seed 970345)', l: mine({}), led: 9, ended: 9, want: { end: true, term: { holderIdentity: 'b', fencingToken: 9 } } },
     { name: 'a newer term after one it ended: confirmed', l: mine({ fencingToken: 12, termToken: 12 }), led: 9, ended: 9, want: { end: false, term: { holderIdentity: 'b', fencingToken: 12 } } },
   ])('$name', ({ l, led, ended, want }: { l: Lease; led: number; ended?: number; want: unknown }) => expect(termToConfirm(l, led, ended)).toEqual(want));
+});
+
+describe('judgedOnSession and ownSessionRead: a term held on a session, as a follower judges it', () => {
+  const onSession = (o: Partial<Lease> = {}) => held({ holderInstance: 'a_1@pa', session: 's-a', renewTime: 1_000, ...o });
+  const row = (name: string, renewTime: number, process?: string) => ({ name, renewTime, ...(process ? { process } : {}) });
+  const FALLBACK = 78_000;
+  it.each([
+    { name: 'the named row is the holder’s process’s: renewed by the later stamp', l: onSession(), named: row('s-a', 5_000, 'pa'), own: undefined, want: { renewTime: 5_000, leaseDurationSeconds: 15 } },
+    { name: 'an older SDK’s row (no process): trusted as it was', l: onSession(), named: row('s-a', 5_000), own: undefined, want: { renewTime: 5_000, leaseDurationSeconds: 15 } },
+    // simulator seed 9248: a peer wrote `session` on the lease of a holder on no session (it renews the lease itself)
+    { name: 'a holder on no session: judged by the lease’s own stamp, whatever its `session` names', l: onSession({ holderInstance: 'a-1', session: 'gone' }), named: undefined, own: undefined, want: { renewTime: 1_000, leaseDurationSeconds: 15 } },
+    { name: 'the named row is gone, the holder’s own process’s found: judged by it', l: onSession({ session: 'gone' }), named: undefined, own: row('s-a', 6_000, 'pa'), want: { renewTime: 6_000, leaseDurationSeconds: 15 } },
+    { name: 'the named row is another process’s, the holder’s own found: judged by the holder’s, not the other’s', l: onSession({ session: 's-b' }), named: row('s-b', 9_000, 'pb'), own: row('s-a', 6_000, 'pa'), want: { renewTime: 6_000, leaseDurationSeconds: 15 } },
+    { name: 'a row passed as the holder’s that is another process’s vouches for nothing: the fallback', l: onSession({ session: 'gone' }), named: undefined, own: row('s-b', 6_000, 'pb'), want: { renewTime: 1_000, leaseDurationSeconds: 78 } },
+    { name: 'no row of the holder’s process: the fallback, as a lease that long', l: onSession({ session: 'gone' }), named: undefined, own: undefined, want: { renewTime: 1_000, leaseDurationSeconds: 78 } },
+  ])('$name', ({ l, named, own, want }) => expect(judgedOnSession(l, named, own, FALLBACK).lease).toMatchObject(want));
+
+  it('reads the holder’s own process’s session only for a term its named row does not vouch for: a query, then by name within a lease duration at the same revision', () => {
+    const l = onSession({ session: 'gone' });
+    const L = 15_000;
+    expect(ownSessionRead(onSession(), 3, row('s-a', 5_000, 'pa'), undefined, T, L)).toBeUndefined(); // vouched
+    expect(ownSessionRead(onSession({ holderInstance: 'a-1' }), 3, undefined, undefined, T, L)).toBeUndefined(); // a holder on no session
+    expect(ownSessionRead(l, 3, undefined, undefined, T, L)).toEqual({ kind: 'query', process: 'pa' });
+    const found = { holderInstance: 'a_1@pa', revision: 3, name: 's-a', at: T - 1_000 };
+    expect(ownSessionRead(l, 3, undefined, found, T, L)).toEqual({ kind: 'read', name: 's-a' });
+    expect(ownSessionRead(l, 3, undefined, { ...found, name: undefined }, T, L)).toEqual({ kind: 'none' });
+    // looked for again: a lease duration on, at another revision (the holder may have moved its term onto a newer session), for another holder
+    expect(ownSessionRead(l, 3, undefined, { ...found, at: T - L }, T, L)).toEqual({ kind: 'query', process: 'pa' });
+    expect(ownSessionRead(l, 4, undefined, found, T, L)).toEqual({ kind: 'query', process: 'pa' });
+    expect(ownSessionRead(l, 3, undefined, { ...found, holderInstance: 'a_0@pa' }, T, L)).toEqual({ kind: 'query', process: 'pa' });
+  });
 });

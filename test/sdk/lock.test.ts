@@ -135,6 +135,23 @@ describe.each(Object.keys(rigs))('LeaseLock on %s', (kind) => {
     await rig.session({ ...key, holderIdentity: 'a-1', hostname: 'h', leaseDurationSeconds: 15, acquireTime: NOW, renewTime: NOW + 10, process: 'p1' });
     expect((await rig.lock.session(key.name, 0, 0)).row).toMatchObject({ renewTime: NOW + 10, process: 'p1' });
   });
+
+  it("finds a process's freshest session row in the partition of the row a lease names, and none of another partition's", async () => {
+    const rig = rigs[kind]!();
+    const scope = `q${n}`;
+    const at = (name: string) => sessionKey(`${scope}:${name}`);
+    const put = (name: string, process: string, renewTime: number) => rig.session({ ...at(name), holderIdentity: at(name).name, hostname: 'h', leaseDurationSeconds: 15, acquireTime: NOW, renewTime, process });
+    const named = at('gone').name; // what a peer wrote on the lease: no such row
+    expect((await rig.lock.processSession(named, 'pa')).row).toBeUndefined();
+    await put('a-1', 'pa', NOW + 10); // an ended session of the process
+    await put('a-2', 'pa', NOW + 30); // its live one
+    await put('b-1', 'pb', NOW + 50); // another process's, fresher
+    // the same process's row in another partition (another grant's scope) is not this partition's
+    await rig.session({ ...sessionKey(`r${n}:a-3`), holderIdentity: 'x', hostname: 'h', leaseDurationSeconds: 15, acquireTime: NOW, renewTime: NOW + 90, process: 'pa' });
+    expect((await rig.lock.processSession(named, 'pa')).row).toMatchObject({ name: at('a-2').name, renewTime: NOW + 30, process: 'pa' });
+    expect((await rig.lock.processSession(named, 'pb')).row).toMatchObject({ name: at('b-1').name, process: 'pb' });
+    expect((await rig.lock.processSession(named, 'pc')).row).toBeUndefined();
+  });
 });
 
 describe('MemoryLeaseTable', () => {

@@ -388,11 +388,12 @@ describe('Session', () => {
    * a holder put its term on its session, so it may name `session`). Followers and the coordinator
    * then judge the term by the session named, and term ends are marked there, while the holder goes
    * on renewing its own session. The lease stream's function marks the term ended on the session it
-   * left, so the holder stops at its next session renewal; a holder that puts the term back on that
-   * session ends it (the function ends the term on the row), so the lease is elected again. Wakes to
-   * the holder lost throughout, at client-go's timings. Before: 63.1 s and 64.1 s of two leaders
-   * (release, missing); without the put-back rule the holder led its term on and off every session
-   * renewal (live: 20 starts in six lease durations).
+   * left, so the holder stops at its next session renewal and ends the term on the row itself, never
+   * leading it again (termToConfirm's endedToken), so the lease is elected again. Wakes to the holder
+   * lost throughout, at client-go's timings. Before: 63.1 s and 64.1 s of two leaders (release,
+   * missing); before the endedToken, the holder led its term on and off every session renewal (live:
+   * 20 starts in six lease durations), which the lease stream's put-back rule stopped until seed
+   * 962116 showed it ending a term its holder still led (below).
    */
   it.each([
     ["another process's live session, then release --force", 'release'],
@@ -464,6 +465,88 @@ describe('Session', () => {
     // the holder ended the term itself, at its own read; the lease is led again with a higher token
     const after = (await sim.leases.read(lease)).item!;
     expect(leader.elector.isLeader() && after.fencingToken === token).toBe(false);
+    await sim.until(`a leader of ${lease} above token ${token}`, async () => leadersOf(procs, lease).length === 1 && (await sim.leases.read(lease)).item!.fencingToken > token, 4 * L);
+  });
+
+  /**
+   * A redirect, then the holder's process dies, with the functions down: the session named does not
+   * vouch for the term, so followers judge it by the holder's own process's session, found by a query
+   * of the partition (lib/sdk/follower.ts ownSessionRead): its last renewal, then a lease duration on
+   * the successor's clock. Before, they waited out sessionFallbackMs (78 s at these timings) from when
+   * they first saw the redirect, and only the coordinator's tick, which scans every session, came
+   * sooner (simulator seed 9248's first reading; issue 38's Region-loss tail).
+   */
+  it.each([
+    ['a session row that does not exist', 'missing'],
+    ["another process's live session", 'live'],
+  ] as const)('a holder whose lease a peer redirected to %s dies: its successor takes the lease a lease duration after its own session’s last renewal, not after the fallback', async (_, how) => {
+    const { sim, coord, procs, holder, leader, lease, L } = await settledHolder();
+    coord.stop();
+    sim.markEndedTerms = false;
+    sim.loseStreamWakes = true;
+    await afterOwnLeaseRead(sim, holder.machine, lease); // its next backstop read of the lease, which would end the term, is a minute away
+    const was = (await sim.leases.read(lease)).item!;
+    const other = procs.find((p) => p !== holder && !p.electors.some((e) => e.elector.options.identity === was.successor))!;
+    await redirectSession(sim, lease, how === 'missing' ? `${holder.session.name!}-gone` : other.session.name!);
+    // judged by the holder's own session, which lives: nobody takes the term from its live holder
+    await sim.during(2 * L, 'one leader, the holder', () => leadersOf(procs, lease).length === 1 && leader.elector.isLeader());
+    const killedAt = sim.clock.monotonic();
+    holder.machine.kill();
+    const last = Math.max(...sessionWrites(holder.machine).map((r) => r.at));
+    const took = await sim.until(
+      `a new holder of ${lease}`,
+      async () => {
+        const l = (await sim.leases.read(lease)).item;
+        return l?.holderIdentity !== undefined && l.fencingToken > was.fencingToken ? sim.clock.monotonic() : undefined;
+      },
+      6 * L,
+    );
+    expect(took - last).toBeGreaterThan(L); // never before the term ran out on its own session
+    expect(took - killedAt).toBeLessThan(L + CLIENT_GO.retryPeriodMs);
+    expect((await sim.leases.read(lease)).item!.holderIdentity).toBe(was.successor);
+  });
+
+  /**
+   * Simulator seed 962116 (25.9 ms of two leaders, at 3c19b7f): the holder's own renewal put its term
+   * on its new session (its first one had ended) and its answer was lost, so it still counted its
+   * term on no session; a peer then redirected the lease, and the lease stream marked the term ended
+   * on the session it left. That mark names a session the holder did not know its term was on: its
+   * next renewal, its own, put the term back there. The lease stream's put-back rule (issue 36, item
+   * 6) took that for a redirected term led on and off and ended the term on the row, as a release,
+   * while its holder led: the successor took the vacant lease at once, and the holder heard of it
+   * only at its next read. The holder stops at the mark itself, at its next session renewal, and
+   * ends the term on the row then; it never leads it again (termToConfirm's endedToken).
+   */
+  it("a holder whose renewal onto its new session lost its answer, then a redirect: the term put back on that session is ended by its holder at the mark, never while it leads", async () => {
+    const { sim, procs, holder, leader, lease, L } = await settledHolder();
+    expect(leader.elector.isLeader()).toBe(true);
+    const token = (await sim.leases.read(lease)).item!.fencingToken;
+    const first = holder.session.name!;
+    sim.deafToWakes.add(holder.machine); // it hears of the lease only by its own reads and renewals
+    // The holder's renewal that puts its term on a new session lands, and its answer is lost (each try).
+    const setsSession = (r: { operation: string; input: unknown }) => {
+      const i = r.input as { TableName?: string; Key?: { name?: { S?: string } }; ExpressionAttributeValues?: { ':session'?: { S?: string } } };
+      const to = i.ExpressionAttributeValues?.[':session']?.S;
+      return r.operation === 'UpdateItem' && i.TableName === sim.names.leases && i.Key?.name?.S === lease && to !== undefined && to !== first;
+    };
+    let losing = true;
+    holder.machine.loseAnswer = (r) => losing && setsSession(r);
+    // its session ends (an operator's write to its row fails the next renewal): it renews its lease itself, onto the new session
+    const key = sessionKey(first);
+    await sim.settle(
+      sim.client.send(new UpdateItemCommand({ TableName: sim.names.identities, Key: marshall(key), UpdateExpression: 'SET #h = :h', ExpressionAttributeNames: { '#h': 'hostname' }, ExpressionAttributeValues: marshall({ ':h': 'tampered' }) })),
+      'a write to the session row',
+    );
+    const second = await sim.until('the term on the new session, unknown to its holder', async () => {
+      const l = (await sim.leases.read(lease)).item!;
+      return l.fencingToken === token && l.session !== undefined && l.session !== first && l.session === holder.session.name ? l.session : undefined;
+    }, 2 * L);
+    // a peer redirects the lease: the term is marked ended on the session it left, the new one
+    await redirectSession(sim, lease, `${second}-gone`);
+    losing = false;
+    await sim.during(3 * L, 'at most one leader', () => leadersOf(procs, lease).length <= 1);
+    expect(leader.elector.isLeader()).toBe(false);
+    sim.deafToWakes.clear();
     await sim.until(`a leader of ${lease} above token ${token}`, async () => leadersOf(procs, lease).length === 1 && (await sim.leases.read(lease)).item!.fencingToken > token, 4 * L);
   });
 

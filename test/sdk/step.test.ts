@@ -84,9 +84,19 @@ describe("the follower's step", () => {
     expect(first.effects).toEqual([['readLease'], ['readSession']]);
     const old = followerStep(settings(), first.state, { kind: 'sessionRead', read: { row: undefined, sentAt: T - 5_000 } }, at(20));
     expect(old.effects).toEqual([{ kind: 'readSession', name: 'p1', shareMs: 0, pendingMs: 0 }]);
-    const judged = followerStep(settings(), old.state, { kind: 'sessionRead', read: { row: undefined, sentAt: T + 20 } }, at(30));
+    // the row named is gone: the holder's own process's session is looked for (ownSessionRead)
+    const query = followerStep(settings(), old.state, { kind: 'sessionRead', read: { row: undefined, sentAt: T + 20 } }, at(30));
+    expect(query.effects).toEqual([{ kind: 'readProcessSession', named: 'p1', process: 'pa' }]);
+    const judged = followerStep(settings(), query.state, { kind: 'processSessionRead', read: { row: undefined, sentAt: T + 30 } }, at(40));
     expect(judged.state.pending).toBeUndefined();
     expect(judged.state.lastRead?.leaseDurationSeconds).toBe(40); // no session vouches: the term lasts the holder's backstop read (sessionFallbackMs)
+    // a holder on no session (it renews the lease itself): a `session` a peer wrote on its lease is not its own (seed 9248)
+    const noSession = run(settings(), [
+      [poll, at()],
+      [{ kind: 'leaseRead', raw: read(held({ session: 'p1' })) }, at(10)],
+      [{ kind: 'sessionRead', read: { row: undefined, sentAt: T + 10 } }, at(20)],
+    ]);
+    expect(noSession.state.lastRead?.leaseDurationSeconds).toBe(15);
   });
 
   it('a holder on no session whose lease a peer pointed at a session: judged by the lease’s own stamp, as the coordinator does (seed 9248)', () => {
