@@ -6,37 +6,12 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { Lease } from '../../lib/schemas/lease.js';
-import type { LeaseRead } from '../../lib/sdk/lock.js';
-import { decide, decideFollower, decideLeader, leadFromRead, RenewalPhase, START, type Effect, type Event, type Lead, type Moment, type Settings, type State } from '../../lib/sdk/step.js';
+import { at, read, stepSettings, T } from './step-fixtures.js';
+import { decide, decideLeader, START, type Effect, type Event, type Lead, type Moment, type Settings, type State } from '../../lib/sdk/step.js';
 
-const T = 1_000_000; // monotonic now
-const settings = (o: Partial<Settings> = {}): Settings => ({
-  leaseName: 'job',
-  identity: 'a',
-  instance: 'a-1',
-  mode: 'coordinated',
-  leaseDurationMs: 15_000,
-  renewDeadlineMs: 10_000,
-  retryPeriodMs: 2_000,
-  fallbackAfterMs: 45_000,
-  sessionFallbackMs: 40_000,
-  candidate: true,
-  decideFollower,
-  leadFromRead,
-  decideLeader,
-  onWorkFailure: 'giveUp',
-  releaseOnCancel: true,
-  promptly: false,
-  cadenceMs: 5_900,
-  stampErrorMs: 500,
-  clockMeasured: true,
-  cadence: { own: new RenewalPhase(), session: () => new RenewalPhase() },
-  ...o,
-});
+const settings = (o: Partial<Settings> = {}): Settings => stepSettings('a', o);
 const mine = (o: Partial<Lease> = {}): Lease =>
   ({ name: 'job', revision: 3, holderIdentity: 'a', holderInstance: 'a-1', leaseDurationSeconds: 15, acquireTime: 1, renewTime: 2, leaseTransitions: 4, fencingToken: 7, termToken: 7, ...o }) as Lease;
-const read = (item: Lease | undefined): LeaseRead => ({ key: { name: 'job' }, item, revision: item?.revision ?? 0 });
-const at = (dt = 0, o: Partial<Moment> = {}): Moment => ({ now: T + dt, clock: { ok: true, errorMs: 5 }, offset: 1_764_000_000_000, jumps: 0, ...o });
 const heirNamed = { successor: 'b', successorInstance: 'b-1' } as const;
 /** Leading term 7 (this start-up's first), last renewed at T. */
 const leading = (lease: Lease = mine(), o: Partial<Lead> = {}): State => ({

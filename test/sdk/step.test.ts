@@ -5,37 +5,12 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { Lease } from '../../lib/schemas/lease.js';
-import type { LeaseRead } from '../../lib/sdk/lock.js';
-import { decideFollower, FOLLOWING, followerStep, leadFromRead, RenewalPhase, type FollowerEvent, type FollowerSettings, type FollowerState, type Moment } from '../../lib/sdk/step.js';
+import { at, OFFSET, read, stepSettings, T } from './step-fixtures.js';
+import { FOLLOWING, followerStep, type FollowerEvent, type FollowerSettings, type FollowerState, type Moment } from '../../lib/sdk/step.js';
 
-const T = 1_000_000; // monotonic now
-const settings = (o: Partial<FollowerSettings> = {}): FollowerSettings => {
-  const sessions = new Map<string, RenewalPhase>();
-  return {
-    leaseName: 'job',
-    identity: 'b',
-    instance: 'b-1',
-    mode: 'coordinated',
-    leaseDurationMs: 15_000,
-    renewDeadlineMs: 10_000,
-    retryPeriodMs: 2_000,
-    fallbackAfterMs: 45_000,
-    sessionFallbackMs: 40_000,
-    candidate: true,
-    decideFollower,
-    leadFromRead,
-    stampErrorMs: 500,
-    clockMeasured: true,
-    cadence: { own: new RenewalPhase(), session: (n) => sessions.get(n) ?? (sessions.set(n, new RenewalPhase()), sessions.get(n)!) },
-    ...o,
-  };
-};
+const settings = (o: Partial<FollowerSettings> = {}): FollowerSettings => stepSettings('b', o);
 const held = (o: Partial<Lease> = {}): Lease =>
   ({ name: 'job', revision: 3, holderIdentity: 'a', holderInstance: 'a-1', leaseDurationSeconds: 15, acquireTime: 1, renewTime: 2, leaseTransitions: 0, fencingToken: 7, ...o }) as Lease;
-const read = (item: Lease | undefined): LeaseRead => ({ key: { name: 'job' }, item, revision: item?.revision ?? 0 });
-/** DynamoDB's time less monotonic: stamps are T_SERVER at monotonic T. */
-const OFFSET = 1_764_000_000_000;
-const at = (dt = 0, o: Partial<Moment> = {}): Moment => ({ now: T + dt, clock: { ok: true, errorMs: 5 }, offset: OFFSET, jumps: 0, ...o });
 const election = { id: 'e1', openedAt: 1, deadline: 2 } as unknown as Lease['election'];
 
 /** Feeds `events` in order; returns each step's effects (by kind) and the last state. */
