@@ -34,7 +34,7 @@ export interface FollowerView {
   readonly mode: 'coordinated' | 'NoCoordination';
   /** Whether this worker stands as a candidate (coordinated mode with a candidacy). */
   readonly candidate: boolean;
-  /** The election this worker answered last. */
+  /** The election this worker answered last (or the failed one it answered by renewing: askedInVainKey). */
   readonly ackedElection: string | undefined;
   /** A ping went unanswered while DynamoDB's time was in doubt. */
   readonly unanswered: boolean;
@@ -268,12 +268,25 @@ export function leadFromRead(r: {
   return r.consistent ? { kind: 'lead', renewedAt: until - r.renewDeadlineMs } : READ_AGAIN;
 }
 
+/**
+ * A lease without holder whose last election failed for want of a live candidate: the coordinator
+ * asks again only once a candidate renews its candidacy (askedInVain in lib/election/decide.ts), so
+ * a live candidate that missed the election (its ping's wake lost) answers the failure as it would
+ * the election: by renewing, once per failure (this key, remembered as `ackedElection`). Seed 12040.
+ */
+function askedInVainKey(lease: Lease | undefined): string | undefined {
+  const f = lease?.lastElectionFailure;
+  if (!f || f.reason !== 'noLiveCandidates' || lease!.holderIdentity !== undefined) return undefined;
+  return `failed:${f.electionId ?? f.at}`;
+}
+
 const CONFIRM: FollowerDecision = { confirm: true, answer: undefined, vacantSince: undefined, wakeAt: undefined, reportVacancy: false, take: undefined };
 
 export function decideFollower(v: FollowerView): FollowerDecision {
   const { lease, now } = v;
   if (lease?.holderIdentity === v.identity && lease.holderInstance === v.instance) return CONFIRM;
-  const answer = !v.candidate ? undefined : lease?.election && v.ackedElection !== lease.election.id ? { election: lease.election.id } : v.unanswered ? ('unanswered' as const) : undefined;
+  const asked = lease?.election ? lease.election.id : askedInVainKey(lease);
+  const answer = !v.candidate ? undefined : asked !== undefined && v.ackedElection !== asked ? { election: asked } : v.unanswered ? ('unanswered' as const) : undefined;
 
   const held = lease?.holderIdentity !== undefined;
   const termMs = (lease?.leaseDurationSeconds ?? 0) * 1000;
