@@ -164,17 +164,7 @@ async function heldBy(name: string, heir: { name: string; instance: string }, st
 describe('the heir of a hand-over on DynamoDB Local', () => {
   it('leads from its strongly consistent read of the hand-over, and confirms after: the confirming renewal is off the path from SIGTERM to the new leader', async () => {
     const L = 'handoff-from-read';
-    const log = new Log();
-    const push = loopback();
-    const coord = coordinatorLoop(coordinatorDeps(t.client, t.names, { config: { ackWindowMs: 500, electedLeaseDurationSeconds: 2 } }), L);
-    const a = recorded('a', log, { leaseName: L, push: push() }).run();
-    await waitFor('a to lead', () => a.elector.isLeader());
-    const b = recorded('b', log, { leaseName: L, push: push() }).run();
-    await waitFor('b named successor, a renewed since', async () => {
-      const l = await row(L);
-      return l?.successor === 'b' && l.renewTime! > l.acquireTime! && b.elector.stats.clockSynced;
-    });
-    await coord.stop(); // nobody but the two workers writes the lease from here on
+    const { log, a, b } = await handingGroup(L, loopback());
     await a.stop(); // cancelled with an heir: hands the term over in one write, and wakes b
     await waitFor('b to lead', () => b.elector.isLeader());
     const started = b.seen.findIndex((s) => s.what === 'started');
