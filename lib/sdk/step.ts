@@ -1741,7 +1741,10 @@ function giveUp(s: Settings, state: State, lead: Lead, reason: 'preempted' | 'wo
 function handOff(st: State, lead: Pick<Lead, 'term' | 'lease'>, heir: { readonly name: string; readonly instance: string }, reuse: boolean, rest: readonly Next[], fx: Effect[]): Step {
   const l = lead.lease!;
   const row: Next = { k: 'heirRow', term: lead.term, heir, leaseTransitions: l.leaseTransitions, secondNamed: l.secondSuccessor !== undefined || l.secondSuccessorInstance !== undefined, revision: l.revision + 1 };
-  return { state: st, effects: [...fx, { kind: 'readHeir', name: heir.name, early: false, reuse, rest: [row, ...rest] }] };
+  // the heir's candidate row is read again at the hand-over even when read early: an heir that
+  // withdrew a moment before (a rolling deployment stopping it first) is then not handed the term
+  void reuse;
+  return { state: st, effects: [...fx, { kind: 'readHeir', name: heir.name, early: false, reuse: false, rest: [row, ...rest] }] };
 }
 
 /** The leader's chain from an answer `a`: each of `rest` in order, until one waits on a read or write. */
