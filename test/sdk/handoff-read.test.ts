@@ -5,11 +5,12 @@
  * stale copy of a hand-over that a later write superseded, or a hand-over whose first term, as its
  * stamp dates it, is nearly over — those are confirmed first, as an electee's term is.
  *
- * And the giver's side (cut 3): the hand-over prepared while leading (no read after the signal),
- * its wake sent beside the write rather than after its answer — a read that lands before the write
- * shows the giver's term, which the heir only follows; the wake after the answer, or its own poll
- * if that wake is lost, then finds the hand-over as before — and a view gone stale costing one
- * refused write.
+ * And the giver's side (cut 3): no lease read after the signal while wakes reach it, the heir's
+ * candidate row read then and never earlier (an heir that withdrew a moment before is not handed
+ * the term), the wake sent beside the write rather than after its answer — a read that lands
+ * before the write shows the giver's term, which the heir only follows; the wake after the answer,
+ * or its own poll if that wake is lost, then finds the hand-over as before — and a view gone stale
+ * costing one refused write.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { coordinatorDeps } from '../../lib/coordinator/reconcile.js';
@@ -152,6 +153,8 @@ function recorded(identity: string, log: Log, opts: Partial<LeaderElectorOptions
 
 const leases = () => new LeaseStore(t.client, t.names.leases);
 const row = async (name: string) => (await leases().read(name)).item;
+/** A leader's renewal answered with the lease naming `heir` successor: its view names the heir (no wake here tells it of the coordinator's designation). */
+const namesHeir = (seen: readonly Seen[], heir: string) => seen.some((s) => s.what === 'renew' && s.answered?.successor === heir);
 const isHandOverTo = (l: Lease | undefined, who: string) => l?.holderIdentity === who && l.electedBy === 'successor' && l.renewTime === l.acquireTime && l.lastHolderIdentity !== undefined;
 
 /** A term of a worker that is not running (`a`), naming `heir` (that start-up) successor: written as an election and the coordinator's designation would leave it. */
@@ -255,16 +258,17 @@ async function handingGroup(L: string, push: () => Push) {
 }
 
 describe('the giver of a hand-over on DynamoDB Local (cut 3)', () => {
-  it('prepares while leading: its first request after the signal is the hand-over write (the heir’s row was read when the lease named it; its wakes keep its view current)', async () => {
-    const L = 'handoff-prepared';
+  it('reads the heir’s row when it hands over, not before: after the signal, that read, then the hand-over write (no lease read: its wakes keep its view current)', async () => {
+    const L = 'handoff-read-then';
     const { log, a, b } = await handingGroup(L, loopback());
-    await waitFor('a to have read b’s candidate row while leading', () => a.seen.some((s) => s.what === 'candidate' && s.name === 'b'));
+    await waitFor('a’s view of the lease to name b', () => namesHeir(a.seen, 'b'));
     const from = a.seen.length;
     await a.stop();
     await waitFor('b to lead', () => b.elector.isLeader());
+    expect(a.seen.slice(0, from).filter((s) => s.what === 'candidate')).toEqual([]);
     const after = a.seen.slice(from).filter((s) => s.what !== 'stopped');
-    expect(after[0], JSON.stringify(after)).toMatchObject({ what: 'handOver', heir: 'b', given: expect.objectContaining({ holderIdentity: 'b', holderInstance: b.elector.instance }) });
-    expect(after.filter((s) => s.what === 'get' || s.what === 'candidate')).toEqual([]);
+    expect(after.map((s) => s.what), JSON.stringify(after)).toEqual(['candidate', 'handOver']);
+    expect(after[1]).toMatchObject({ what: 'handOver', heir: 'b', given: expect.objectContaining({ holderIdentity: 'b', holderInstance: b.elector.instance }) });
     expect(log.maxConcurrentLeaders()).toBe(1);
     await b.stop();
   });
@@ -330,11 +334,27 @@ describe('the giver of a hand-over on DynamoDB Local (cut 3)', () => {
     await b.stop();
   });
 
+  it('an heir that withdrew a moment before (a rolling deployment stopping it first) is not handed the term: the giver finds its row gone and releases', async () => {
+    const L = 'handoff-heir-gone';
+    const { log, a, b } = await handingGroup(L, loopback());
+    await waitFor('a’s view of the lease to name b', () => namesHeir(a.seen, 'b'));
+    await b.stop(); // its candidacy withdrawn; nobody names another heir (the coordinator is stopped)
+    expect((await row(L))?.successor).toBe('b');
+    const from = a.seen.length;
+    await a.stop();
+    const after = a.seen.slice(from).filter((s) => s.what !== 'stopped');
+    expect(after.filter((s) => s.what === 'handOver'), JSON.stringify(after)).toEqual([]);
+    const released = (await row(L))!;
+    expect(released.holderIdentity).toBeUndefined();
+    expect(log.of('started', 'b')).toEqual([]);
+    expect(log.maxConcurrentLeaders()).toBe(1);
+  });
+
   it('a view gone stale (another heir named without waking it): the hand-over is refused, then it reads the lease and hands it to the heir named now', async () => {
     const L = 'handoff-stale-view';
     const push = loopback();
     const { log, a, b } = await handingGroup(L, push);
-    await waitFor('a to have read b’s candidate row while leading', () => a.seen.some((s) => s.what === 'candidate' && s.name === 'b'));
+    await waitFor('a’s view of the lease to name b', () => namesHeir(a.seen, 'b'));
     const c = recorded('c', log, { leaseName: L, push: push() }).run(); // a candidate from now on
     await waitFor('c running', () => c.elector.stats.clockSynced);
     // the coordinator's next designation, as it would write it, but with no wake to a
@@ -344,7 +364,7 @@ describe('the giver of a hand-over on DynamoDB Local (cut 3)', () => {
     await a.stop();
     await waitFor('c to lead', () => c.elector.isLeader());
     const after = a.seen.slice(from).filter((s) => s.what !== 'stopped');
-    expect(after.map((s) => (s.what === 'handOver' ? `handOver ${s.heir} ${s.given ? 'given' : 'refused'}` : s.what === 'candidate' ? `candidate ${s.name}` : s.what))).toEqual(['handOver b refused', 'get', 'candidate c', 'handOver c given']);
+    expect(after.map((s) => (s.what === 'handOver' ? `handOver ${s.heir} ${s.given ? 'given' : 'refused'}` : s.what === 'candidate' ? `candidate ${s.name}` : s.what))).toEqual(['candidate b', 'handOver b refused', 'get', 'candidate c', 'handOver c given']);
     expect(b.elector.isLeader()).toBe(false);
     expect(log.of('started', 'b')).toEqual([]);
     expect(log.maxConcurrentLeaders()).toBe(1);
