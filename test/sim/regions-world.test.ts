@@ -7,12 +7,13 @@ import { describe, expect, it } from 'vitest';
 
 // the functions' metrics would print an EMF line each (as in sim.test.ts)
 process.env['POWERTOOLS_METRICS_DISABLED'] ??= 'true';
-import { generateRegionPlan } from '../../sim/regions.js';
+import { generateRegionPlan, type RegionEvent } from '../../sim/regions.js';
 import { REGION_SETTINGS } from '../../sim/regions-run.js';
 import { generateSchedule } from '../../sim/schedule.js';
 import { runWorld } from '../../sim/world.js';
 
 const settings = REGION_SETTINGS;
+type Cut = Extract<RegionEvent, { kind: 'cutOff' }>;
 const world = (seed: number, faults = true) => runWorld(generateSchedule(seed, { workers: settings.workers, durationMs: settings.durationMs, faults }), settings, { regions: generateRegionPlan(seed, settings.durationMs) });
 
 describe('one leader across Regions, in the simulator', () => {
@@ -55,6 +56,25 @@ describe('one leader across Regions, in the simulator', () => {
       ['job-0', 'us-east-2', 'us-east-1'],
       ['job-1', 'us-east-2', 'us-east-1'],
     ]);
+  });
+
+  // Issue 38, item 2: nobody can be elected while no surviving replica has quorum, so a loss is
+  // also measured from when one served again (the elector's share of the wait).
+  it.each([
+    { seed: 5, why: 'us-east-1 lost long after us-west-2 rejoined: the survivors serve at once', back: () => 0 },
+    { seed: 13126, why: 'us-east-2 lost while us-west-2 is cut off: us-east-1 serves again when us-west-2 rejoins', back: (cut: Cut, lost: number) => cut.at + cut.forMs - lost },
+    { seed: 12051, why: 'with a witness, us-east-1 lost while us-east-2 is cut off: us-east-2 serves once it has caught up', back: (cut: Cut, lost: number, catchUpMs: number) => cut.at + cut.forMs + catchUpMs - lost },
+  ])('Region events alone, seed $seed ($why): the time until a surviving replica served again is measured', async ({ seed, back }) => {
+    const plan = generateRegionPlan(seed, settings.durationMs);
+    const cut = plan.events.find((e): e is Cut => e.kind === 'cutOff')!;
+    const lose = plan.events.find((e) => e.kind === 'lose')!;
+    const r = await world(seed, false);
+    const lost = (r.regions ?? []).filter((f) => f.kind === 'lose');
+    expect(lost.length).toBeGreaterThan(0);
+    for (const f of lost) {
+      expect(Math.abs(f.quorumBackAfterMs! - back(cut, lose.at, plan.catchUpMs)), `${f.lease}: ${f.quorumBackAfterMs}`).toBeLessThan(1);
+      expect(f.newLeaderAfterMs!).toBeGreaterThan(f.quorumBackAfterMs!);
+    }
   });
 
   // Found on fresh seeds (9100–9249): a peer (w2) wrote job-1's `session` to a row that does not
