@@ -16,7 +16,7 @@ import * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import type { ElectionConfig, TableNames } from '../lib/schemas/config.js';
 import { parse } from '../lib/schemas/validation.js';
-import { COORDINATOR_COMPONENT, sessionComponent } from '../lib/schemas/session-partition.js';
+import { ALL_LEASES_SESSION_PARTITIONS, COORDINATOR_COMPONENT, sessionComponent } from '../lib/schemas/session-partition.js';
 import { ENV, wiring, type FunctionName, type FunctionWiring } from '../lib/wiring.js';
 import { FUNCTION_ACCESS, type TableRole } from './access.js';
 import { conclaveFunction } from './functions.js';
@@ -207,7 +207,8 @@ export interface GrantWorkerOptions {
    * The worker's Session (lib/sdk/session.ts): it may create, renew and end session rows in its
    * grant's own partition of the identities table only — `conclave-session:<scope>`, where the
    * scope is a hash of `leaseNames` (sessionComponent; give the Session the same `leaseNames`), or
-   * `conclave-session` with `allLeases` — and read every process's session row (GetItem), which a
+   * with `allLeases` the 64 partitions `conclave-session:all-<k>` its sessions are spread over (by
+   * process) and `conclave-session` (an SDK before 0.2.0) — and read every process's session row (GetItem), which a
    * follower needs to judge a lease held on one. So a worker cannot touch the session of a process
    * granted other leases: it can neither depose that process's leaders by backdating their session
    * nor keep a dead one's leases by renewing it. Workers granted the same leases share a partition
@@ -235,18 +236,21 @@ export function grantWorkerIn(grantee: iam.IGrantable, options: GrantWorkerOptio
   // a role naming too many leases fails synth with the fix, not the deploy
   checkRolePolicySizes(grantee, o.leaseNames);
   // The worker's own session partition: its grant's scope (sessionComponent of its leaseNames, the
-  // Session's `leaseNames`); it may read every other process's session row, and write none.
-  const ownSessions = o.sessions ? sessionComponent(o.leaseNames) : undefined;
+  // Session's `leaseNames`); it may read every other process's session row, and write none. Granted
+  // every lease: the shards its processes' sessions are spread over (`conclave-session:all-*`, by
+  // process) and `conclave-session` (an SDK before 0.2.0), as IAM patterns, none of them a scope.
+  const ownSessions = o.sessions ? (o.leaseNames ? [sessionComponent(o.leaseNames)] : [...ALL_LEASES_SESSION_PARTITIONS]) : undefined;
+  const like = o.sessions && !o.leaseNames;
   const targets = { tables: on.tables, encryptionKey: on.encryptionKey, multiRegion: on.multiRegion };
   const scope: Record<TableRole, readonly string[] | undefined> = {
     leases: o.leaseNames,
     candidates: o.leaseNames,
-    identities: o.components && ownSessions ? [...o.components, ownSessions] : o.components,
+    identities: o.components && ownSessions && !like ? [...o.components, ...ownSessions] : o.components,
   };
   // (allComponents: every partition but the sessions' and the coordinator's own, its tick cursor)
   let grant = grantWorkerAccess(grantee, scope, targets, { identities: [...SESSION_PARTITIONS, COORDINATOR_COMPONENT] });
-  // allComponents: every partition but the sessions' (above); its own session partition apart
-  if (!o.components && ownSessions) grant = grant.combine(grantWorkerAccess(grantee, { leases: [], candidates: [], identities: [ownSessions] }, { ...targets, encryptionKey: undefined }));
+  // allComponents or patterns: every partition but the sessions' (above); its own session partitions apart
+  if ((!o.components || like) && ownSessions) grant = grant.combine(grantWorkerAccess(grantee, { leases: [], candidates: [], identities: ownSessions }, { ...targets, encryptionKey: undefined }, {}, like));
   if (o.sessions) grant = grant.combine(grantSessionReads(grantee, targets));
   return on.push ? grant.combine(grantWorkerPush(grantee, o.leaseNames, { scope: on.scope, ...on.push })) : grant;
 }

@@ -121,7 +121,8 @@ function acknowledgeWildcards(scope: Construct, arns: readonly string[], reason:
 /**
  * WORKER_ACCESS on the tables; with `scope`, each table's partitions are kept to the given keys by
  * `dynamodb:LeadingKeys` (undefined: every partition but those `except` names, as IAM
- * `StringLike` patterns; empty: no access to that table); UpdateItem only with the attributes and
+ * `StringLike` patterns; empty: no access to that table; `like`: the given keys are `StringLike`
+ * patterns too, as the shards of a worker's sessions granted every lease); UpdateItem only with the attributes and
  * return values of WORKER_WRITES; with a key, the KMS actions a key-encrypted table needs. On
  * tables with multi-Region strong consistency (`multiRegion`), not WORKER_TRANSACTION_ONLY, and
  * DescribeTable on the leases table (the SDK's start-up check that it is MRSC).
@@ -131,6 +132,7 @@ export function grantWorkerAccess(
   scope: Readonly<Record<TableRole, readonly string[] | undefined>>,
   on: Pick<GrantTargets, 'tables' | 'encryptionKey'> & { readonly multiRegion?: boolean },
   except: Partial<Readonly<Record<TableRole, readonly string[]>>> = {},
+  like = false,
 ): iam.Grant {
   const roles = (Object.keys(WORKER_ACCESS) as TableRole[]).filter((role) => scope[role]?.length !== 0);
   const grants = roles.flatMap((role) => {
@@ -151,12 +153,15 @@ export function grantWorkerAccess(
     // partition key, so the parts together allow exactly what the whole list did)
     return (keys ? chunked(keys) : [undefined]).flatMap((part) => {
       const leading: Record<string, unknown> = part ? { 'dynamodb:LeadingKeys': [...part] } : {};
+      const equal = like ? {} : leading;
+      const patterns: Conditions = like && part ? { 'ForAllValues:StringLike': leading } : {};
       return [
-        grant(others, { ...(part ? { 'ForAllValues:StringEquals': leading } : {}), ...notLike, ...present }),
+        grant(others, { ...(part && !like ? { 'ForAllValues:StringEquals': leading } : {}), ...patterns, ...notLike, ...present }),
         // writes: also kept to the attributes (and answers) the SDK's writes use, one statement per kind of write
         ...writes.map((w) =>
           grant(['dynamodb:UpdateItem'], {
-            'ForAllValues:StringEquals': { ...leading, 'dynamodb:Attributes': [...w.attributes] },
+            'ForAllValues:StringEquals': { ...equal, 'dynamodb:Attributes': [...w.attributes] },
+            ...patterns,
             ...notLike,
             ...present,
             StringEquals: { 'dynamodb:ReturnValues': [...w.returnValues] },

@@ -16,7 +16,7 @@ import { nextFencingToken } from '../schemas/fencing-token.js';
 import type { Candidate } from '../schemas/candidate.js';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Clock } from '../clock.js';
-import { sessionKey, type IdentityLease } from '../schemas/identity.js';
+import { processSessionComponent, sessionKey, type IdentityLease } from '../schemas/identity.js';
 import { IdentityStore } from '../stores/identity-store.js';
 import { LeaseItem, type Lease } from '../schemas/lease.js';
 import { HOLDER_FIELDS } from '../schemas/platform.js';
@@ -73,8 +73,9 @@ export interface LeaseLock {
    */
   session(name: string, shareMs: number, pendingMs: number): Promise<SessionRead>;
   /**
-   * The freshest session row of process `process` in the partition of session row `named`, by one
-   * consistent Query of that partition (`row` undefined when it has none): where a lease's `session`
+   * The freshest session row of process `process` in the partition its sessions are in, the lease
+   * naming session row `named` (processSessionComponent), by one consistent Query of that partition
+   * (`row` undefined when it has none): where a lease's `session`
    * names a row that does not vouch for its holder, the holder's own process's session, which its
    * term lives by (lib/sdk/step.ts ownSessionRead). `sentAt` is when the query was sent.
    */
@@ -216,7 +217,7 @@ export class MemoryLeaseTable {
       },
       candidate: async (c) => ({ item: this.candidates.get(`${name}/${c}`) }),
       session: async (s) => ({ row: this.sessions.get(s), sentAt: monotonic() }),
-      processSession: async (named, process) => ({ row: freshestOf(this.sessions.values(), sessionKey(named).component, process), sentAt: monotonic() }),
+      processSession: async (named, process) => ({ row: freshestOf(this.sessions.values(), processSessionComponent(named, process), process), sentAt: monotonic() }),
     };
   }
 
@@ -314,14 +315,16 @@ export class SessionReader {
   }
 
   /**
-   * The freshest row of process `process` in the partition of session row `named` (LeaseLock
-   * processSession): one consistent Query of the partition, never shared — a follower judges by it
+   * The freshest row of process `process` in the partition its sessions are in, the lease naming
+   * session row `named` (processSessionComponent: `named`'s scope, or the process's own shard when
+   * granted every lease; LeaseLock processSession): one consistent Query of that one partition,
+   * never of all of them, and never shared — a follower judges by it
    * only if it was sent after the lease read it acts on was answered (lib/sdk/step.ts
    * ownSessionRead), which a query another elector sent earlier need not be.
    */
   async freshestOf(named: string, process: string): Promise<SessionRead> {
     const sentAt = this.clock.monotonic();
-    const component = sessionKey(named).component;
+    const component = processSessionComponent(named, process);
     const { items } = await this.store.query(component);
     return { row: freshestOf(items, component, process), sentAt };
   }

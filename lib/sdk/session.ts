@@ -16,7 +16,7 @@ import { hostname as osHostname } from 'node:os';
 import * as z from 'zod';
 import { Nap, systemClock, uniqueId, type Clock, type Timer } from '../clock.js';
 import { Name } from '../schemas/common.js';
-import { SESSION_COMPONENT, sessionComponent, sessionScope } from '../schemas/identity.js';
+import { SESSION_COMPONENT, allLeasesSessionComponent, sessionComponent, sessionScope, sessionShard } from '../schemas/identity.js';
 import { parse } from '../schemas/validation.js';
 import { ConflictError } from '../stores/errors.js';
 import { IdentityStore, type IdentityRead } from '../stores/identity-store.js';
@@ -41,7 +41,9 @@ export const SessionOptionsSchema = z
        * session row lives in the identities partition of that grant (`conclave-session:<scope>`,
        * sessionComponent), the only session rows the role may write. Every elector on the session
        * must stand for one of them. Leave it out only for a role granted every lease (`allLeases`).
-       * @default every lease: the partition `conclave-session`
+       * @default every lease: one of 64 partitions `conclave-session:all-<k>`, k from a hash of the
+       * process id (the row's name starts `all-<k>:`), so the reads of a large fleet's sessions do
+       * not all meet on one partition key
        */
       leaseNames: z.array(Name).min(1, "give at least one lease name (grantWorker's leaseNames), or leave leaseNames out for a role granted every lease").optional(),
       /** The start of the row's name; a unique id per start-up follows. @default 'session' */
@@ -171,7 +173,7 @@ export class Session {
   private readonly listeners = new Set<SessionListener>();
   private current: Live | undefined;
   private counts: SessionStats = { started: 0, renewals: 0, failedRenewals: 0, foreignWrites: 0, ended: 0 };
-  /** The identities partition the rows are written in (sessionComponent of the leaseNames option). */
+  /** The identities partition the rows are written in: sessionComponent of the leaseNames option, or this process's shard (allLeasesSessionComponent). */
   private readonly component: string;
   private attached = 0;
   private nap: Nap | undefined;
@@ -189,7 +191,7 @@ export class Session {
     seams.set(this, { reader, attach: (listener) => this.attach(listener) });
     this.options = deepFreeze(data);
     this.startUp = new StartUp<void>('Session', data.tables);
-    this.component = sessionComponent(data.leaseNames);
+    this.component = data.leaseNames ? sessionComponent(data.leaseNames) : allLeasesSessionComponent(this.process);
     this.ready = this.startUp.ready;
   }
 
@@ -325,8 +327,9 @@ export class Session {
       await this.store.read(this.component, `${this.options.prefix}-probe`);
       if (!this.trusted()) return false;
     }
-    const scope = this.options.leaseNames ? `${sessionScope(this.options.leaseNames)}:` : '';
-    const name = `${scope}${this.options.prefix}-${uniqueId(this.clock)}`;
+    // the partition's part of the name (sessionKey reads the row's partition from it)
+    const scope = this.options.leaseNames ? sessionScope(this.options.leaseNames) : sessionShard(this.process);
+    const name = `${scope}:${this.options.prefix}-${uniqueId(this.clock)}`;
     const sentAt = this.time.monotonic();
     const now = this.time.now();
     const read: IdentityRead = { key: { component: this.component, name }, item: undefined, revision: 0 };

@@ -162,8 +162,8 @@ const stampOf = (r: SessionRow | undefined) => r && { name: r.name, renewTime: r
 
 /**
  * Where a follower last looked for the session of a term's holder's own process (a term whose named
- * session does not vouch for it): the freshest row of that process in the partition the lease's
- * `session` names, found by a query sent at `at` (monotonic) after a read of the lease at `revision`.
+ * session does not vouch for it): the freshest row of that process in the partition its sessions are
+ * in (lib/schemas/session-partition.ts processSessionComponent), found by a query sent at `at` (monotonic) after a read of the lease at `revision`.
  */
 export interface OwnSessionFound {
   readonly holderInstance: string;
@@ -1008,7 +1008,7 @@ export type FollowerEvent =
   | { readonly kind: 'leaseRead'; readonly raw: LeaseRead }
   /** The session row a lease is held on, as read (or, for a term that row does not vouch for, the holder's own process's row, read by name). */
   | { readonly kind: 'sessionRead'; readonly read: SessionRead }
-  /** The freshest row of the holder's process in the partition the lease's `session` names (LeaseLock.processSession). */
+  /** The freshest row of the holder's process in the partition its sessions are in (LeaseLock.processSession). */
   | { readonly kind: 'processSessionRead'; readonly read: SessionRead }
   /** The candidacy renewed (an answer, an acknowledgement). */
   | { readonly kind: 'candidateRenewed' }
@@ -1037,7 +1037,7 @@ export type FollowerEvent =
 export type FollowerEffect =
   | { readonly kind: 'readLease'; readonly consistent: boolean }
   | { readonly kind: 'readSession'; readonly name: string; readonly shareMs: number; readonly pendingMs: number }
-  /** Look for the holder's own process's session (ownSessionRead): the freshest row of `process` in the partition of session row `named`. */
+  /** Look for the holder's own process's session (ownSessionRead): the freshest row of `process` in its sessions' partition, the lease naming session row `named` (processSessionComponent). */
   | { readonly kind: 'readProcessSession'; readonly named: string; readonly process: string }
   /** Renew the candidacy; `conflictIsNothing`: a ConflictError (the row re-registered meanwhile) is no fault. */
   | { readonly kind: 'renewCandidate'; readonly conflictIsNothing: boolean }

@@ -8,8 +8,8 @@ import { KEY_READ, KEY_WRITE, OPERATOR_OWNED, WORKER_ACCESS, WORKER_PUSH_ACCESS,
 import { Conclave } from '../../infra/conclave.js';
 import type { GrantWorkerOptions } from '../../infra/deployment.js';
 import { CandidateItem } from '../../lib/schemas/candidate.js';
-import { IdentityLeaseItem, SESSION_COMPONENT, sessionComponent } from '../../lib/schemas/identity.js';
-import { COORDINATOR_COMPONENT } from '../../lib/schemas/session-partition.js';
+import { IdentityLeaseItem, SESSION_COMPONENT, allLeasesSessionComponent, sessionComponent } from '../../lib/schemas/identity.js';
+import { ALL_LEASES_SESSION_PARTITIONS, COORDINATOR_COMPONENT } from '../../lib/schemas/session-partition.js';
 import { LeaseItem } from '../../lib/schemas/lease.js';
 import { HOLDER_FIELDS } from '../../lib/schemas/platform.js';
 import { RunOnceRow } from '../../lib/schemas/run-once.js';
@@ -82,7 +82,8 @@ describe('grantWorker', () => {
     // identities: every component but the sessions' (StringNotLike), its own session partition apart, every session row read
     const ids = statementOn(st, 'identities').map((x) => x.Condition?.['ForAllValues:StringEquals']?.['dynamodb:LeadingKeys'] ?? x.Condition?.['ForAllValues:StringNotLike']?.['dynamodb:LeadingKeys'] ?? x.Condition?.['ForAllValues:StringLike']?.['dynamodb:LeadingKeys']);
     // (…and not the coordinator's own partition, its tick cursor)
-    expect(new Set(ids.map((k) => JSON.stringify(k)))).toEqual(new Set([JSON.stringify([SESSION_COMPONENT, `${SESSION_COMPONENT}:*`, COORDINATOR_COMPONENT]), JSON.stringify([SESSION_COMPONENT, `${SESSION_COMPONENT}:*`]), JSON.stringify([SESSION_COMPONENT])]));
+    // its own sessions: the shards (by process) and the partition of an SDK before 0.2.0, as patterns
+    expect(new Set(ids.map((k) => JSON.stringify(k)))).toEqual(new Set([JSON.stringify([SESSION_COMPONENT, `${SESSION_COMPONENT}:*`, COORDINATOR_COMPONENT]), JSON.stringify([SESSION_COMPONENT, `${SESSION_COMPONENT}:*`]), JSON.stringify([...ALL_LEASES_SESSION_PARTITIONS])]));
   });
 
   it('with leaseNames: dynamodb:LeadingKeys keeps the worker to its leases and their candidates', () => {
@@ -198,10 +199,14 @@ describe("grantWorker: a worker writes no session row outside its grant's scope 
     a: { leaseNames: ['A'], components: [] },
     ab: { leaseNames: ['A', 'B'], components: ['scheduler'] },
     all: { allLeases: true, allComponents: true },
+    allSome: { allLeases: true, components: ['scheduler'] },
     aAllComponents: { leaseNames: ['A'], allComponents: true },
   };
-  const own: Record<string, string> = { a: sessionComponent(['A']), ab: sessionComponent(['B', 'A']), all: SESSION_COMPONENT, aAllComponents: sessionComponent(['A']) };
-  const partitions = [SESSION_COMPONENT, sessionComponent(['A']), sessionComponent(['B']), sessionComponent(['A', 'B']), sessionComponent(['A', 'B', 'C'])];
+  // granted every lease, a worker writes every shard (its processes' sessions are spread over them,
+  // by process id) and conclave-session (an SDK before 0.2.0); granted some, its scope's alone
+  const shards = [allLeasesSessionComponent('p-1'), allLeasesSessionComponent('p-2'), `${SESSION_COMPONENT}:all-63`];
+  const own: Record<string, string[]> = { a: [sessionComponent(['A'])], ab: [sessionComponent(['B', 'A'])], all: [SESSION_COMPONENT, ...shards], allSome: [SESSION_COMPONENT, ...shards], aAllComponents: [sessionComponent(['A'])] };
+  const partitions = [SESSION_COMPONENT, ...shards, sessionComponent(['A']), sessionComponent(['B']), sessionComponent(['A', 'B']), sessionComponent(['A', 'B', 'C'])];
   let st: Record<string, Statement[]> = {};
   let identitiesArn: unknown;
 
@@ -226,12 +231,14 @@ describe("grantWorker: a worker writes no session row outside its grant's scope 
 
   it.each(Object.keys(grants))('%s: writes its own partition only, reads every one', (k) => {
     for (const p of partitions) {
-      const mine = p === own[k];
+      const mine = own[k]!.includes(p);
       for (const r of [renewal(p), backdate(p), del(p)]) expect(allows(st[k]!, r, identitiesArn), `${k}: ${r.action} ${r.attributes.join()} on ${p}`).toBe(mine);
       expect(allows(st[k]!, read(p), identitiesArn), `${k}: GetItem on ${p}`).toBe(true);
+      // the own-process query (lib/sdk/lock.ts SessionReader.freshestOf): its own partitions only
+      expect(allows(st[k]!, { ...read(p), action: 'dynamodb:Query' }, identitiesArn), `${k}: Query on ${p}`).toBe(mine);
     }
     // the mark of an ended term is Conclave's functions' and the CLI's to write, never a worker's
-    expect(allows(st[k]!, { ...backdate(own[k]!), attributes: ['component', 'endedTerms', 'name'] }, identitiesArn)).toBe(false);
+    for (const p of own[k]!) expect(allows(st[k]!, { ...backdate(p), attributes: ['component', 'endedTerms', 'name'] }, identitiesArn)).toBe(false);
   });
 
   it('the grant with every component still writes its identity leases, in any partition but the sessions\'', () => {

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { IdentityLease } from '../../lib/schemas/identity.js';
-import { sessionKey } from '../../lib/schemas/identity.js';
+import { allLeasesSessionComponent, sessionKey, sessionShard } from '../../lib/schemas/identity.js';
 import type { Lease } from '../../lib/schemas/lease.js';
 import { CandidateStore } from '../../lib/stores/candidate-store.js';
 import { IdentityStore } from '../../lib/stores/identity-store.js';
@@ -151,6 +151,24 @@ describe.each(Object.keys(rigs))('LeaseLock on %s', (kind) => {
     expect((await rig.lock.processSession(named, 'pa')).row).toMatchObject({ name: at('a-2').name, renewTime: NOW + 30, process: 'pa' });
     expect((await rig.lock.processSession(named, 'pb')).row).toMatchObject({ name: at('b-1').name, process: 'pb' });
     expect((await rig.lock.processSession(named, 'pc')).row).toBeUndefined();
+  });
+
+  it("finds a process granted every lease in its own shard, whichever shard's session the lease names (a peer's: rewritten under it)", async () => {
+    const rig = rigs[kind]!();
+    const pa = `sa${n}`;
+    let pb = `sb${n}`;
+    for (let i = 0; sessionShard(pb) === sessionShard(pa); i++) pb = `sb${n}-${i}`;
+    const own = (name: string, process: string, renewTime: number) => {
+      const key = sessionKey(`${sessionShard(process)}:${name}`);
+      return rig.session({ ...key, holderIdentity: key.name, hostname: 'h', leaseDurationSeconds: 15, acquireTime: NOW, renewTime, process });
+    };
+    await own('a-1', pa, NOW + 10);
+    await own('b-1', pb, NOW + 20);
+    const peers = `${sessionShard(pb)}:b-1`; // what the lease names: b's live session, which does not vouch for a's term
+    expect((await rig.lock.processSession(peers, pa)).row).toMatchObject({ component: allLeasesSessionComponent(pa), name: `${sessionShard(pa)}:a-1`, process: pa });
+    expect((await rig.lock.processSession(peers, pb)).row).toMatchObject({ name: peers, process: pb });
+    // an older SDK's name (no colon) keeps its partition, conclave-session: a's rows are not there
+    expect((await rig.lock.processSession(`gone-${n}`, pa)).row).toBeUndefined();
   });
 });
 

@@ -1,0 +1,116 @@
+/**
+ * The partitions of session rows (lib/schemas/session-partition.ts): a process granted every lease
+ * writes its sessions in one of SESSION_SHARDS partitions, `conclave-session:all-<k>`, named by its
+ * session's name; a scoped one in its grant's; an older SDK's names (no colon) are rows of
+ * `conclave-session`. Real Sessions and the session reader on DynamoDB Local.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { seededRandom, systemClock } from '../../lib/clock.js';
+import {
+  SESSION_COMPONENT,
+  SESSION_SHARDS,
+  allLeasesSessionComponent,
+  isSessionComponent,
+  isSessionShard,
+  processSessionComponent,
+  sessionComponent,
+  sessionKey,
+  sessionScope,
+  sessionShard,
+  type IdentityLease,
+} from '../../lib/schemas/identity.js';
+import { SessionReader } from '../../lib/sdk/lock.js';
+import { Session } from '../../lib/sdk/session.js';
+import { IdentityStore } from '../../lib/stores/identity-store.js';
+import { NOW } from '../fixtures.js';
+import { testTables, type TestTables } from '../support.js';
+
+let t: TestTables;
+beforeAll(async () => void (t = await testTables('spart')));
+afterAll(() => t.drop());
+
+/** Two process ids whose shards differ, the first in shard `all-<k>` for some k. */
+function twoShards(tag: string): [string, string] {
+  const a = `${tag}-a`;
+  for (let i = 0; ; i++) if (sessionShard(`${tag}-b${i}`) !== sessionShard(a)) return [a, `${tag}-b${i}`];
+}
+
+describe('the partition of a session, from its name', () => {
+  it('spreads 1,000 processes over all 64 shards, none with more than twice its share', () => {
+    const counts = new Map<string, number>();
+    for (let i = 0; i < 1_000; i++) {
+      const c = allLeasesSessionComponent(`process-${i}`);
+      counts.set(c, (counts.get(c) ?? 0) + 1);
+    }
+    expect(counts.size).toBe(SESSION_SHARDS);
+    expect(Math.max(...counts.values())).toBeLessThanOrEqual((2 * 1_000) / SESSION_SHARDS);
+    for (const c of counts.keys()) expect(c).toMatch(/^conclave-session:all-\d\d$/);
+  });
+
+  it('finds the partition from the name alone: a shard, a scope, or (no colon: an older SDK) conclave-session', () => {
+    const shard = sessionShard('p-1');
+    expect(sessionKey(`${shard}:session-x`)).toEqual({ component: allLeasesSessionComponent('p-1'), name: `${shard}:session-x` });
+    expect(sessionKey(`${sessionScope(['A'])}:session-x`).component).toBe(sessionComponent(['A']));
+    expect(sessionKey('session-old')).toEqual({ component: SESSION_COMPONENT, name: 'session-old' });
+    // every kind is a session partition (the identities scan and the grants leave them apart); only the shards are shards
+    for (const c of [SESSION_COMPONENT, allLeasesSessionComponent('p-1'), sessionComponent(['A'])]) expect(isSessionComponent(c)).toBe(true);
+    expect([SESSION_COMPONENT, sessionComponent(['A']), `${SESSION_COMPONENT}:all-64`, `${SESSION_COMPONENT}:all-7`].map(isSessionShard)).toEqual([false, false, false, false]);
+    expect(isSessionShard(allLeasesSessionComponent('p-1'))).toBe(true);
+  });
+
+  it("looks for a process's own sessions in its own shard, whoever's shard the lease names; in the scope or conclave-session otherwise", () => {
+    const [a, b] = twoShards('own');
+    // a peer (b) rewrote the lease a holds onto its own session: a's sessions are in a's shard
+    expect(processSessionComponent(`${sessionShard(b)}:session-1`, a)).toBe(allLeasesSessionComponent(a));
+    expect(processSessionComponent(`${sessionScope(['A'])}:session-1`, a)).toBe(sessionComponent(['A']));
+    expect(processSessionComponent('session-old', a)).toBe(SESSION_COMPONENT);
+  });
+});
+
+describe('Sessions on DynamoDB Local', () => {
+  it("a fleet's sessions (no leaseNames) land in their processes' shards, spread over the partitions, and each is read where its name says", async () => {
+    const random = seededRandom(38);
+    const sessions = Array.from({ length: 24 }, (_, i) =>
+      new Session({ client: t.client, tables: t.names, prefix: `p${i}`, clockSync: 'none', clock: { ...systemClock, random } }),
+    );
+    const stop = new AbortController();
+    const running = sessions.map((s) => s.run(stop.signal));
+    try {
+      await Promise.all(sessions.map((s) => s.ready));
+      const store = new IdentityStore(t.client, t.names.identities);
+      const reader = new SessionReader(t.client, t.names.identities, systemClock);
+      const components = new Set<string>();
+      for (const s of sessions) {
+        const name = s.name!;
+        const component = allLeasesSessionComponent(s.process);
+        expect(name.startsWith(`${sessionShard(s.process)}:p`), name).toBe(true);
+        expect(sessionKey(name).component).toBe(component);
+        expect((await store.read(component, name)).item).toMatchObject({ process: s.process, holderIdentity: name });
+        // nothing in the partition every such session shared before
+        expect((await store.read(SESSION_COMPONENT, name)).item).toBeUndefined();
+        // a follower's read by name, and the own-process query (the lease naming any session of its partition's kind)
+        expect((await reader.read(name, 0, 0)).row?.process).toBe(s.process);
+        expect((await reader.freshestOf(`${sessionShard(`${s.process}-peer`)}:gone`, s.process)).row?.name).toBe(name);
+        components.add(component);
+      }
+      expect((await store.query(SESSION_COMPONENT)).items).toEqual([]);
+      // 24 processes over 64 shards: about 20 distinct (the seed gives the same ids every run)
+      expect(components.size).toBeGreaterThanOrEqual(12);
+    } finally {
+      stop.abort();
+      await Promise.all(running);
+    }
+  });
+
+  it("an older SDK's session row (a name without a colon, in conclave-session) is still read by name and found as its process's own", async () => {
+    const store = new IdentityStore(t.client, t.names.identities);
+    const put = (name: string, process: string, renewTime: number) =>
+      store.write({ key: { component: SESSION_COMPONENT, name }, item: undefined, revision: 0 }, { set: { holderIdentity: name, process, hostname: 'h', leaseDurationSeconds: 15, acquireTime: NOW, renewTime } });
+    await put('old-1', 'p-old', NOW + 10);
+    await put('old-2', 'p-old', NOW + 30);
+    const reader = new SessionReader(t.client, t.names.identities, systemClock);
+    expect((await reader.read('old-1', 0, 0)).row).toMatchObject({ component: SESSION_COMPONENT, renewTime: NOW + 10, process: 'p-old' });
+    const own: IdentityLease | undefined = (await reader.freshestOf('old-gone', 'p-old')).row;
+    expect(own).toMatchObject({ name: 'old-2', renewTime: NOW + 30 });
+  });
+});
