@@ -9,7 +9,7 @@ import { cliContext } from '../../lib/cli/context.js';
 import { getLeases } from '../../lib/cli/get.js';
 import { manualClock } from '../../lib/clock.js';
 import type { Judged } from '../../lib/cli/judged.js';
-import { SESSION_COMPONENT, sessionKey } from '../../lib/schemas/identity.js';
+import { SESSION_COMPONENT, sessionKey, sessionShard } from '../../lib/schemas/identity.js';
 import { yieldWaitMs } from '../../lib/cli/release.js';
 import { SESSION_QUIET_LEASES } from '../../lib/sdk/step.js';
 import type { Lease } from '../../lib/schemas/lease.js';
@@ -211,22 +211,31 @@ describe('release', () => {
     expect((await h.leases.read('unvouched')).item).toMatchObject({ lastHolderIdentity: 'a1' });
   });
 
-  it("--force on a term a peer redirected marks it ended on the holder's own process's session, which the holder renews", async () => {
+  it.each([
+    ["an older SDK's (no colon: conclave-session)", 'redirected', (name: string) => name],
+    // granted every lease: each process's sessions in its own shard, the peer's in another than the holder's
+    ['in shards (all-<k>:…)', 'redirected-sharded', (name: string, process: string) => `${sessionShard(process)}:${name}`],
+  ] as const)("--force on a term a peer redirected marks it ended on the holder's own process's session, which the holder renews: session names %s", async (_, leaseName, named) => {
     // a1's process p7 renews s-own; a peer of the lease rewrote `session` to its own process's row
-    await h.seedLease(lease('a1', { name: 'redirected', holderInstance: 'a1_1@p7', session: 's-peer-of-redirected', leaseDurationSeconds: 15, renewTime: NOW - MIN, acquireTime: NOW - MIN, electedStrategy: 'OldestEmulationVersion' }));
-    await h.seedCandidate(cand('a1', '1.30.0', '1.30.0', { leaseName: 'redirected' }));
+    const p2 = ['p2', 'p3', 'p4', 'p5', 'p6'].find((p) => sessionShard(p) !== sessionShard('p7'))!;
+    const peer = named(`s-peer-of-${leaseName}`, p2);
+    await h.seedLease(lease('a1', { name: leaseName, holderInstance: 'a1_1@p7', session: peer, leaseDurationSeconds: 15, renewTime: NOW - MIN, acquireTime: NOW - MIN, electedStrategy: 'OldestEmulationVersion' }));
+    await h.seedCandidate(cand('a1', '1.30.0', '1.30.0', { leaseName }));
     const write = (name: string, process: string, renewTime: number) =>
-      identities.write({ key: { component: SESSION_COMPONENT, name }, item: undefined, revision: 0 }, { set: { holderIdentity: `${name}_1`, process, hostname: 'web', leaseDurationSeconds: 60, acquireTime: NOW - 10 * MIN, renewTime } });
-    await write('s-peer-of-redirected', 'p2', NOW - SEC);
-    await write('s-own-old', 'p7', NOW - 5 * MIN); // an older session of the same process: not the one it renews
-    await write('s-own', 'p7', NOW - 2 * SEC);
-    const r = await h.run(['release', 'redirected', '--force', '--yes'], { clock: at() });
+      identities.write({ key: sessionKey(name), item: undefined, revision: 0 }, { set: { holderIdentity: `${name}_1`, process, hostname: 'web', leaseDurationSeconds: 60, acquireTime: NOW - 10 * MIN, renewTime } });
+    const own = named(`s-own-${leaseName}`, 'p7');
+    const old = named(`s-own-old-${leaseName}`, 'p7');
+    await write(peer, p2, NOW - SEC);
+    await write(old, 'p7', NOW - 5 * MIN); // an older session of the same process: not the one it renews
+    await write(own, 'p7', NOW - 2 * SEC);
+    const r = await h.run(['release', leaseName, '--force', '--yes'], { clock: at() });
     expect(r.code, r.err).toBe(0);
-    expect(r.err).toMatch(/learns that its term is over at its next renewal of its own process's session s-own \(the lease names session s-peer-of-redirected, which does not vouch for its term; this command marks the term ended on s-own\).*at most 15s from now/);
+    expect(r.err).toContain(`learns that its term is over at its next renewal of its own process's session ${own} (the lease names session ${peer}, which does not vouch for its term; this command marks the term ended on ${own})`);
+    expect(r.err).toMatch(/at most 15s from now/);
     const read = async (name: string) => { const k = sessionKey(name); return (await identities.read(k.component, k.name)).item?.endedTerms; };
-    expect(await read('s-own')).toEqual({ redirected: expect.any(Number) });
-    expect(await read('s-own-old')).toBeUndefined();
-    expect(await read('s-peer-of-redirected')).toBeUndefined();
+    expect(await read(own)).toEqual({ [leaseName]: expect.any(Number) });
+    expect(await read(old)).toBeUndefined();
+    expect(await read(peer)).toBeUndefined();
   });
 
   it('waits as long as a session-held holder can take to see a request to yield (its backstop read), not twice the lease', () => {

@@ -9,7 +9,7 @@ import { nextFencingToken } from '../../lib/schemas/fencing-token.js';
 import type { Candidate } from '../../lib/schemas/candidate.js';
 import type { Lease } from '../../lib/schemas/lease.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
-import { SESSION_COMPONENT } from '../../lib/schemas/identity.js';
+import { SESSION_COMPONENT, allLeasesSessionComponent, sessionKey, sessionShard } from '../../lib/schemas/identity.js';
 import { Fleet } from '../fleet.js';
 import { testTables, type TestTables } from '../support.js';
 
@@ -565,17 +565,20 @@ describe('a lease held on a session (lib/sdk/session.ts)', () => {
       set: { emulationVersion: '1.30.0', binaryVersion: '1.30.0', preferredStrategies: [OEV], renewTime: clock.now(), createdAt: clock.now() },
     });
     await d.leases.write(await d.leases.read(lease), {
-      set: { holderIdentity: 'a', holderInstance: 'a_1@p1', session: `s-${lease}`, acquireTime: T0 - 60_000, renewTime: T0 - 60_000, leaseDurationSeconds: 15, leaseTransitions: 1, fencingToken: 7 },
+      set: { holderIdentity: 'a', holderInstance: 'a_1@p1', session: sessionName(lease), acquireTime: T0 - 60_000, renewTime: T0 - 60_000, leaseDurationSeconds: 15, leaseTransitions: 1, fencingToken: 7 },
     });
     if (sessionAt !== undefined)
-      await d.identities.write({ key: { component: SESSION_COMPONENT, name: `s-${lease}` }, item: undefined, revision: 0 }, {
-        set: { holderIdentity: `s-${lease}`, process: sessionProcess, hostname: 'h', leaseDurationSeconds: 15, acquireTime: T0 - 60_000, renewTime: sessionAt },
+      await d.identities.write({ key: sessionKey(sessionName(lease)), item: undefined, revision: 0 }, {
+        set: { holderIdentity: sessionName(lease), process: sessionProcess, hostname: 'h', leaseDurationSeconds: 15, acquireTime: T0 - 60_000, renewTime: sessionAt },
       });
   }
   /** The process whose session rows sessionHeld writes: the holder's ('p1'), unless a test makes it another's. */
   let sessionProcess = 'p1';
+  /** The session row sessionHeld names: an older SDK's name (a row of conclave-session), unless a test names another. */
+  let sessionName = (lease: string) => `s-${lease}`;
   beforeEach(() => {
     sessionProcess = 'p1';
+    sessionName = (lease) => `s-${lease}`;
   });
 
   it('lives while its session is renewed, though its own stamp is a minute old', async () => {
@@ -644,6 +647,31 @@ describe('a lease held on a session (lib/sdk/session.ts)', () => {
       await d.candidates.write({ key: { leaseName: 'plain', name: 'a' }, item: undefined, revision: 0 }, { set: { emulationVersion: '1.30.0', binaryVersion: '1.30.0', preferredStrategies: [OEV], renewTime: clock.now(), createdAt: clock.now() } });
       await d.leases.write(await d.leases.read('plain'), { set: { holderIdentity: 'a', holderInstance: 'a_1', session: 's-peer', acquireTime: T0 - 60_000, renewTime: T0 - 60_000, leaseDurationSeconds: 15, leaseTransitions: 1, fencingToken: 7 } });
       expect((await reconcileLease(d, 'plain')).decision).toMatchObject({ kind: 'elect', vacancy: 'expired' });
+    } finally {
+      await tables.drop();
+    }
+  });
+
+  it("a session in a shard (all-<k>:…, a process granted every lease) is judged as one in conclave-session: by the lease's reconcile and by the tick, the holder's own session found in its own shard, the dead row collected from its shard", async () => {
+    const shard = (process: string) => (lease: string) => `${sessionShard(process)}:s-${lease}`;
+    sessionName = shard('p1');
+    await sessionHeld(L, T0 - 2_000);
+    expect((await reconcileLease(deps, L)).decision).toMatchObject({ kind: 'leaveAlone', reason: 'leaderHealthy' });
+    const tables = await testTables('sessions-shard');
+    const d = coordinatorDeps(tables.client, tables.names, { clock });
+    try {
+      await sessionHeld('alive', T0 - 2_000, d);
+      await sessionHeld('dead', T0 - 30_000, d);
+      // named a peer's session in another shard (rewritten under it): judged by p1's own, in p1's shard
+      let peer = 'p2';
+      for (let i = 0; sessionShard(peer) === sessionShard('p1'); i++) peer = `p2-${i}`;
+      sessionName = shard(peer);
+      sessionProcess = peer;
+      await sessionHeld('redirected', T0 - 2_000, d);
+      const r = await reconcileAll(d);
+      expect(Object.fromEntries(r.outcomes.map((o) => [o.lease, o.decision.kind]))).toEqual({ alive: 'leaveAlone', dead: 'elect', redirected: 'leaveAlone' });
+      expect(r.collectedIdentities).toEqual([{ component: allLeasesSessionComponent('p1'), name: `${sessionShard('p1')}:s-dead` }]);
+      expect((await d.identities.read(allLeasesSessionComponent('p1'), `${sessionShard('p1')}:s-alive`)).item).toBeDefined();
     } finally {
       await tables.drop();
     }

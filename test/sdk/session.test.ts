@@ -8,7 +8,7 @@ import { every } from '../../lib/clock.js';
 import type { ElectionConfigInput } from '../../lib/schemas/config.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
 import { LeaderElector } from '../../lib/sdk/elector.js';
-import { SESSION_COMPONENT, Session } from '../../lib/sdk/session.js';
+import { Session } from '../../lib/sdk/session.js';
 import { sessionComponent, sessionKey } from '../../lib/schemas/identity.js';
 import { UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
@@ -301,7 +301,7 @@ describe('Session', () => {
     for (const e of holder.electors) await e.stop();
     await sim.settle(holder.running, 'the session to end');
     const ids = new IdentityStore(sim.client, sim.names.identities);
-    expect((await ids.read(SESSION_COMPONENT, name)).item).toBeUndefined();
+    expect((await ids.read(sessionKey(name).component, name)).item).toBeUndefined();
     const others = procs.filter((p) => p !== holder);
     for (const lease of LEASES) await sim.until(`a new leader of ${lease}`, () => leadersOf(others, lease).length === 1);
   });
