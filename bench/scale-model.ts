@@ -7,6 +7,7 @@ import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { TICK_DEFAULTS, segmentsFor } from '../lib/coordinator/tick.js';
 import { wiring } from '../lib/wiring.js';
 import { seededRandom } from '../lib/clock.js';
+import { sessionShard } from '../lib/schemas/session-partition.js';
 
 const utf8 = (s: string) => Buffer.byteLength(s, 'utf8');
 
@@ -325,7 +326,11 @@ export interface ScaleFigures {
   leaseStreamZoneLost: StreamFigure;
   candidateStream: StreamFigure;
   partitions: {
-    /** All session rows share one partition key (grants `all`: SESSION_COMPONENT) or one per scope. */
+    /**
+     * The busiest session partition: grants `all`, the hottest of the SESSION_SHARDS partitions the
+     * processes' sessions are spread over (sessionShard of each process id, lib/schemas/session-partition.ts);
+     * scoped, one partition per scope.
+     */
     sessionPartitionWritesPerSecond: number;
     sessionPartitionReadsPerSecond: number;
     /** The most-read session row. */
@@ -476,9 +481,12 @@ export function scaleFigures(d: Deployment, cal: Calibration, r: RegionAssumptio
   // partitions
   const s = MEASURED.session;
   const sessionReads = d.sessions ? (watch.pairs * s.sessionReadsPerPair) / 60 : 0;
+  // granted every lease, a process's sessions are in its shard: the busiest shard holds the most processes' rows
+  const inBusiestShard = d.grants === 'all' ? busiestShard(P) : 1;
+  const hottestRow = (watch.maxWatchersOfOneSession * s.sessionReadsPerPair) / 60;
   const partitions = {
-    sessionPartitionWritesPerSecond: d.sessions ? ((d.grants === 'all' ? P : 1) * s.sessionRenewalsPerProcess) / 60 : 0,
-    sessionPartitionReadsPerSecond: d.sessions ? (d.grants === 'all' ? sessionReads : (watch.maxWatchersOfOneSession * s.sessionReadsPerPair) / 60) : 0,
+    sessionPartitionWritesPerSecond: d.sessions ? (inBusiestShard * s.sessionRenewalsPerProcess) / 60 : 0,
+    sessionPartitionReadsPerSecond: d.sessions ? (d.grants === 'all' ? Math.max(hottestRow, (sessionReads * inBusiestShard) / P) : hottestRow) : 0,
     hottestSessionReadsPerSecond: d.sessions ? (watch.maxWatchersOfOneSession * s.sessionReadsPerPair) / 60 : 0,
     leaseRowWritesPerSecond,
     identitiesTableRcuPerSecond: sessionReads,
@@ -531,4 +539,14 @@ export function busyLease(candidates: number, cal: Pick<Calibration, 'candidateB
   const rruPerReconcile = Math.max(1, Math.ceil((candidates * cal.candidateBytes) / 4096));
   const answersDrainSeconds = (candidates * r.reconcileRecordMs) / 1000;
   return { candidates, pingBurstWcu: candidates, rruPerReconcile, answersDrainSeconds, answersRcuPerSecond: (candidates * rruPerReconcile) / answersDrainSeconds };
+}
+
+/** The most processes of `processes` (ids `process-<i>`) whose sessions share one shard (sessionShard): 27 of 1,000 (15.6 on average). */
+export function busiestShard(processes: number): number {
+  const counts = new Map<string, number>();
+  for (let i = 0; i < processes; i++) {
+    const k = sessionShard(`process-${i}`);
+    counts.set(k, (counts.get(k) ?? 0) + 1);
+  }
+  return Math.max(0, ...counts.values());
 }
