@@ -225,8 +225,9 @@ export const LeaseItem = z.object({
    */
   identityClaim: IdentityClaim.optional(),
   /**
-   * The holder's session (lib/sdk/session.ts): the name of a row of the identities table (component
-   * `conclave-session`) that the holder's process renews for every lease it holds. While it is set,
+   * The holder's session (lib/sdk/session.ts): the name of a row of the identities table (in the
+   * `conclave-session…` partition its name gives: sessionKey) that the holder's process renews for
+   * every lease it holds. While it is set,
    * the term lives until the later of the lease's own `renewTime` and the session's, plus
    * `leaseDurationSeconds` (`effectiveLease`); the holder renews the session, not the lease. Every
    * write that ends or changes a term removes it, and only the holder sets it.

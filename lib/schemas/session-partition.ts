@@ -19,8 +19,9 @@ export const SESSION_COMPONENT = 'conclave-session';
  * lets a worker write only its own scope's partition (`dynamodb:LeadingKeys`), so a worker can
  * create, renew and end only the session rows of processes granted the same leases. Without
  * `leaseNames` (a worker granted every lease): SESSION_COMPONENT, where an SDK before 0.2.0 wrote
- * every such session; a Session now writes them spread over SESSION_SHARDS partitions
- * (allLeasesSessionComponent of its process), which every reader finds from the session's name.
+ * every such session; a Session now writes them in one of 64 partitions, `conclave-session:all-<k>`
+ * with k from a hash of its process id (allLeasesSessionComponent), and its rows' names start
+ * `all-<k>:`, so every reader finds a row's partition from its name.
  */
 export function sessionComponent(leaseNames?: readonly string[]): string {
   if (leaseNames === undefined) return SESSION_COMPONENT;
