@@ -182,7 +182,7 @@ export interface GrantWorkerOptions {
   /**
    * Keep the worker to these leases: a `dynamodb:LeadingKeys` condition on the leases table
    * (partition key `name`) and the candidates table (partition key `leaseName`). Required unless
-   * `allLeases` is true. A role can name about 210 leases of 18 characters (fewer, longer ones):
+   * `allLeases` is true. A role can name about 195 leases of 18 characters (fewer, longer ones):
    * the names are split over statements that CDK spreads over the role's inline policy and up to
    * IAM's default 10 managed policies (`npx tsx bench/scale-iam.ts`); past that, synth fails naming
    * this option: give each cell of processes a role naming its own leases, or use `allLeases`.

@@ -135,7 +135,7 @@ export class LeaderElector {
       everyRetryPeriod: opts.mode === 'NoCoordination' && opts.renewIntervalMs === undefined,
     };
     const startUp = new StartUp<void>(`LeaderElector "${opts.identity}" of lease "${opts.leaseName}"`, opts.tables);
-    this.x = { settings, lock, time, client, callbacks, report, retryDelayMs: decisions.retryDelayMs, detect: detect ?? (() => detectPlatform()), push, session, startUp, phase: 'idle', platform: undefined, nap: undefined, failures: 0, work: undefined, deadline: undefined, early: undefined };
+    this.x = { settings, lock, time, client, callbacks, report, retryDelayMs: decisions.retryDelayMs, detect: detect ?? (() => detectPlatform()), push, session, startUp, phase: 'idle', platform: undefined, nap: undefined, failures: 0, work: undefined, deadline: undefined };
     this.ready = startUp.ready;
   }
 
@@ -473,18 +473,8 @@ export class LeaderElector {
         return { sent: this.renew(f.term, f.session), answer: (lease) => ({ kind: 'answer', rest: f.rest, lease: lease as Lease | undefined }), fault: { kind: 'answer', rest: f.rest, failed: true } };
       case 'look':
         return { sent: x.lock.get(f.consistent), answer: (r) => ({ kind: 'answer', rest: f.rest, lease: (r as LeaseRead).item }), ...(f.reportFault ? { fault: { kind: 'answer', rest: f.rest, failed: true } as const } : {}) };
-      case 'readHeir': {
-        if (f.early) {
-          const read = x.lock.candidate(f.name);
-          read.catch(() => undefined); // reported by the hand-over, if it is used
-          x.early = { name: f.name, read };
-          return undefined;
-        }
-        // (kept: the decision reuses it for that start-up of the heir until another is named)
-        const early = x.early;
-        const sent = f.reuse && early?.name === f.name ? early.read : x.lock.candidate(f.name);
-        return { sent, answer: (r) => ({ kind: 'answer', rest: f.rest, row: (r as { item: Candidate | undefined }).item }), fault: { kind: 'answer', rest: f.rest, failed: true } };
-      }
+      case 'readHeir':
+        return { sent: x.lock.candidate(f.name), answer: (r) => ({ kind: 'answer', rest: f.rest, row: (r as { item: Candidate | undefined }).item }), fault: { kind: 'answer', rest: f.rest, failed: true } };
       case 'handOver': {
         const sent = this.ended(() => x.lock.handOver(f.term, { heir: f.heir, now: x.time.now(), firstTermSeconds: Math.max(1, Math.ceil(o.leaseDurationMs / 3000)), leaseTransitions: f.leaseTransitions, secondNamed: f.secondNamed }), f.heir.instance);
         // The wake goes out beside the write, not after its answer (cut 3): the heir's read then
@@ -541,8 +531,6 @@ interface Shell {
   work: AbortController | undefined;
   /** The renew deadline's timer. */
   deadline: Timer | undefined;
-  /** The heir's candidate row, read early: while leading, when the lease named it (or by a cancelled leader beside its refresh). */
-  early: { readonly name: string; readonly read: Promise<{ readonly item: Candidate | undefined }> } | undefined;
 }
 
 /**

@@ -34,7 +34,7 @@ export interface FollowerView {
   readonly mode: 'coordinated' | 'NoCoordination';
   /** Whether this worker stands as a candidate (coordinated mode with a candidacy). */
   readonly candidate: boolean;
-  /** The election this worker answered last. */
+  /** The election this worker answered last (or the failed one it answered by renewing: askedInVainKey). */
   readonly ackedElection: string | undefined;
   /** A ping went unanswered while DynamoDB's time was in doubt. */
   readonly unanswered: boolean;
@@ -268,12 +268,25 @@ export function leadFromRead(r: {
   return r.consistent ? { kind: 'lead', renewedAt: until - r.renewDeadlineMs } : READ_AGAIN;
 }
 
+/**
+ * A lease without holder whose last election failed for want of a live candidate: the coordinator
+ * asks again only once a candidate renews its candidacy (askedInVain in lib/election/decide.ts), so
+ * a live candidate that missed the election (its ping's wake lost) answers the failure as it would
+ * the election: by renewing, once per failure (this key, remembered as `ackedElection`). Seed 12040.
+ */
+function askedInVainKey(lease: Lease | undefined): string | undefined {
+  const f = lease?.lastElectionFailure;
+  if (!f || f.reason !== 'noLiveCandidates' || lease!.holderIdentity !== undefined) return undefined;
+  return `failed:${f.electionId ?? f.at}`;
+}
+
 const CONFIRM: FollowerDecision = { confirm: true, answer: undefined, vacantSince: undefined, wakeAt: undefined, reportVacancy: false, take: undefined };
 
 export function decideFollower(v: FollowerView): FollowerDecision {
   const { lease, now } = v;
   if (lease?.holderIdentity === v.identity && lease.holderInstance === v.instance) return CONFIRM;
-  const answer = !v.candidate ? undefined : lease?.election && v.ackedElection !== lease.election.id ? { election: lease.election.id } : v.unanswered ? ('unanswered' as const) : undefined;
+  const asked = lease?.election ? lease.election.id : askedInVainKey(lease);
+  const answer = !v.candidate ? undefined : asked !== undefined && v.ackedElection !== asked ? { election: asked } : v.unanswered ? ('unanswered' as const) : undefined;
 
   const held = lease?.holderIdentity !== undefined;
   const termMs = (lease?.leaseDurationSeconds ?? 0) * 1000;
@@ -1421,15 +1434,9 @@ export interface State extends FollowerState {
   readonly lead: Lead | undefined;
   /** Terms this start-up has led. */
   readonly terms: number;
-  /**
-   * The successor whose candidate row was read early (the shell keeps the read, by name), while
-   * leading, when the lease first named that start-up of it: a hand-off then reads nothing after
-   * the signal (issue 38 item 3, cut 3).
-   */
-  readonly heirRead: { readonly name: string; readonly instance: string } | undefined;
 }
 
-export const START: State = { ...FOLLOWING, lead: undefined, terms: 0, heirRead: undefined };
+export const START: State = { ...FOLLOWING, lead: undefined, terms: 0 };
 
 /** The settings an elector decides by (its options, resolved), and the decisions it calls through (a planted bug's, in the simulator). */
 export interface Settings extends FollowerSettings {
@@ -1504,8 +1511,8 @@ export type Effect =
   | { readonly kind: 'renew'; readonly term: Term; readonly session: string | null | undefined; readonly rest: readonly Next[] }
   /** Read the lease (a fault is thrown, or with `reportFault`, reported and answered `failed`). */
   | { readonly kind: 'look'; readonly consistent: boolean; readonly reportFault: boolean; readonly rest: readonly Next[] }
-  /** Read the heir's candidate row: `early`, in the background for a later hand-over; `reuse`, the one read early. A fault is reported, and answered `failed`. */
-  | { readonly kind: 'readHeir'; readonly name: string; readonly early: boolean; readonly reuse: boolean; readonly rest: readonly Next[] }
+  /** Read the heir's candidate row, right before the hand-over. A fault is reported, and answered `failed`. */
+  | { readonly kind: 'readHeir'; readonly name: string; readonly rest: readonly Next[] }
   /**
    * Hand `term` to `heir` in one write (answered `ok`; a fault is reported, and answered not ok).
    * A wake for `revision` (the one the write makes, if the view it was decided on is current) goes
@@ -1545,9 +1552,9 @@ export type Next =
   /** Renew the candidacy, if any: still alive after yielding. */
   | { readonly k: 'rejoin' }
   | { readonly k: 'acked'; readonly election: string }
-  /** A cancelled leader, refreshed (or prepared: `again`): leads on until the heir reads, then hands over. */
-  | { readonly k: 'leadOn'; readonly named: string | undefined; readonly again: boolean }
-  | { readonly k: 'handOffNow'; readonly heir: { readonly name: string; readonly instance: string } | undefined; readonly named: string | undefined; readonly again: boolean }
+  /** A cancelled leader, refreshed (or not, while wakes reach it: `again`): leads on until the heir reads, then hands over. */
+  | { readonly k: 'leadOn'; readonly again: boolean }
+  | { readonly k: 'handOffNow'; readonly heir: { readonly name: string; readonly instance: string } | undefined; readonly again: boolean }
   /** Stepped down, handed or not; `again`: a hand-over sent without the refresh and not given reads the lease and tries once more. */
   | { readonly k: 'down'; readonly term: Term; readonly again: boolean }
   /** The lease read after such a refusal: handed to the heir it names now, if still in `term`. */
@@ -1598,24 +1605,15 @@ export function decide(s: Settings, state: State, e: Event, at: Moment): Step {
       return current && !keep ? giveUp(s, state, lead, 'workFailed', [], at, fx) : { state, effects: fx };
     }
     case 'cancel': {
-      // With an heir, lead on until the next renewal would be due, then hand the term over.
-      // Prepared while leading (cut 3): the heir's candidate row was read when the lease named it,
-      // and while wakes reach this leader its view of the lease is current (the coordinator's
-      // writes wake it), so the hand-over goes out at once, no read first. A view gone stale costs
-      // one refused write (the hand-over is conditioned on the term and the heir named), then the
-      // read (handAgain). Otherwise the heir's candidate row is read beside the refresh (it is
-      // almost always the heir then).
-      const named = lead && s.releaseOnCancel ? heirOf(s, lead.lease) : undefined;
-      const prepared = named !== undefined && state.heirRead?.name === named.name && state.heirRead.instance === named.instance;
-      const again = prepared && at.pushLive === true;
-      let st = state;
-      if (named && !prepared) {
-        fx.push({ kind: 'readHeir', name: named.name, early: true, reuse: false, rest: [] });
-        st = { ...st, heirRead: named };
-      }
-      const rest: Next[] = [{ k: 'leadOn', named: named?.name, again }];
-      if (lead && s.releaseOnCancel && s.mode === 'coordinated' && !again) return look(st, true, true, [{ k: 'refreshed', no: lead.no }, ...rest], fx);
-      return go(s, st, rest, {}, at, fx);
+      // With an heir, lead on until the next renewal would be due, then hand the term over. While
+      // wakes reach this leader its view of the lease is current (the coordinator's writes wake
+      // it), so a view naming an heir is not read first (`again`): a view gone stale costs one
+      // refused write (the hand-over is conditioned on the term and the heir named), then the read
+      // (handAgain). A view naming none is read first: a release would start an election.
+      const again = at.pushLive === true && lead !== undefined && heirOf(s, lead.lease) !== undefined;
+      const rest: Next[] = [{ k: 'leadOn', again }];
+      if (lead && s.releaseOnCancel && s.mode === 'coordinated' && !again) return look(state, true, true, [{ k: 'refreshed', no: lead.no }, ...rest], fx);
+      return go(s, state, rest, {}, at, fx);
     }
   }
   return follow(s, state, e, at, fx);
@@ -1705,19 +1703,7 @@ function after(s: Settings, st: State, lease: Lease, rest: readonly Next[], at: 
   // the preferred candidate is the successor (named at once): it reads right after this renewal, so the term is handed to it now
   if (next.kind === 'yield') return giveUp(s, st, lead, 'preempted', [{ k: 'rejoin' }, ...rest], at, fx);
   if (next.kind === 'ack') return { state: st, effects: [...fx, { kind: 'renewCandidacy', rest: [{ k: 'acked', election: next.election }, ...rest] }] };
-  return go(s, prepareHeir(s, st, lease, fx), rest, {}, at, fx);
-}
-
-/**
- * Reads the candidate row of the successor `lease` names, early, if it is not the start-up read
- * already: a read each time the coordinator names another successor, none per renewal. Only a
- * worker that hands its term over when it stops (releaseOnCancel).
- */
-function prepareHeir(s: Settings, st: State, lease: Lease, fx: Effect[]): State {
-  const heir = s.releaseOnCancel ? heirOf(s, lease) : undefined;
-  if (!heir || (st.heirRead?.name === heir.name && st.heirRead.instance === heir.instance)) return st;
-  fx.push({ kind: 'readHeir', name: heir.name, early: true, reuse: false, rest: [] });
-  return { ...st, heirRead: heir };
+  return go(s, st, rest, {}, at, fx);
 }
 
 /** Stops the term and gives it to the successor: handed over when the coordinator named one, else released; then the elector steps at once. */
@@ -1727,14 +1713,18 @@ function giveUp(s: Settings, state: State, lead: Lead, reason: 'preempted' | 'wo
   // beside it would read the row still in the term and lead it again: the model check's trace)
   const st = note(s, stopTerm(state, lead, reason, fx), { kind: 'ending', token: lead.term.fencingToken }, at, fx);
   if (!heir) return { state: st, effects: [...fx, { kind: 'releaseTerm', term: lead.term, rest: [{ k: 'stepNow' }, ...rest] }] };
-  return handOff(st, lead, heir, st.heirRead?.name === heir.name && st.heirRead.instance === heir.instance, [{ k: 'releaseUnlessHanded', term: lead.term }, { k: 'stepNow' }, ...rest], fx);
+  return handOff(st, lead, heir, [{ k: 'releaseUnlessHanded', term: lead.term }, { k: 'stepNow' }, ...rest], fx);
 }
 
-/** Hands the term to `heir`: its candidate row read first (`reuse`: the one read early), then the write; `rest` is told whether it was handed. */
-function handOff(st: State, lead: Pick<Lead, 'term' | 'lease'>, heir: { readonly name: string; readonly instance: string }, reuse: boolean, rest: readonly Next[], fx: Effect[]): Step {
+/**
+ * Hands the term to `heir`: its candidate row read first, then the write; `rest` is told whether
+ * it was handed. The row is read now, never earlier: an heir that withdrew a moment before (a
+ * rolling deployment stopping it first) is not handed a term nobody would lead.
+ */
+function handOff(st: State, lead: Pick<Lead, 'term' | 'lease'>, heir: { readonly name: string; readonly instance: string }, rest: readonly Next[], fx: Effect[]): Step {
   const l = lead.lease!;
   const row: Next = { k: 'heirRow', term: lead.term, heir, leaseTransitions: l.leaseTransitions, secondNamed: l.secondSuccessor !== undefined || l.secondSuccessorInstance !== undefined, revision: l.revision + 1 };
-  return { state: st, effects: [...fx, { kind: 'readHeir', name: heir.name, early: false, reuse, rest: [row, ...rest] }] };
+  return { state: st, effects: [...fx, { kind: 'readHeir', name: heir.name, rest: [row, ...rest] }] };
 }
 
 /** The leader's chain from an answer `a`: each of `rest` in order, until one waits on a read or write. */
@@ -1808,7 +1798,7 @@ function go(s: Settings, state: State, rest: readonly Next[], a: Omit<Extract<Ev
         const l = st.lead;
         const heir = l && s.releaseOnCancel ? heirOf(s, l.lease) : undefined;
         const wait = heir && l ? handOffDelay({ promptly: s.promptly, pushLive: at.pushLive === true, retrying: l.retrying, renewals: l.renewals, since: l.since, renewedAt: l.renewedAt, cadenceMs: s.cadenceMs, leaseDurationMs: s.leaseDurationMs, now: at.now }) : 0;
-        const then: Next = { k: 'handOffNow', heir, named: n.named, again: n.again };
+        const then: Next = { k: 'handOffNow', heir, again: n.again };
         if (wait > 0) return { state: st, effects: [...fx, { kind: 'sleep', ms: wait, rest: [then, ...tail] }] };
         return go(s, st, [then, ...tail], {}, at, fx);
       }
@@ -1817,7 +1807,7 @@ function go(s: Settings, state: State, rest: readonly Next[], a: Omit<Extract<Ev
         if (!l) return { state: st, effects: [...fx, { kind: 'steppedDown', led: undefined }] };
         st = stopTerm(st, l, 'cancelled', fx);
         if (!n.heir) return { state: st, effects: [...fx, { kind: 'steppedDown', led: { term: l.term, handed: false } }] };
-        return handOff(st, l, n.heir, n.heir.name === n.named, [{ k: 'down', term: l.term, again: n.again }, ...tail], fx);
+        return handOff(st, l, n.heir, [{ k: 'down', term: l.term, again: n.again }, ...tail], fx);
       }
       case 'down':
         if (!ok && n.again) return look(st, true, true, [{ k: 'handAgain', term: n.term }, ...tail], fx);
@@ -1826,7 +1816,7 @@ function go(s: Settings, state: State, rest: readonly Next[], a: Omit<Extract<Ev
         // the lease as it is now: still in this (stopped) term and naming an heir, one more try
         const l = a.failed ? undefined : a.lease;
         const heir = l && l.holderIdentity === n.term.holderIdentity && l.fencingToken === n.term.fencingToken ? heirOf(s, l) : undefined;
-        if (heir) return handOff(st, { term: n.term, lease: l }, heir, false, [{ k: 'down', term: n.term, again: false }, ...tail], fx);
+        if (heir) return handOff(st, { term: n.term, lease: l }, heir, [{ k: 'down', term: n.term, again: false }, ...tail], fx);
         return { state: st, effects: [...fx, { kind: 'steppedDown', led: { term: n.term, handed: false } }] };
       }
     }

@@ -21,6 +21,7 @@ import { makeHandler as leaseStream } from '../../functions/lease-stream.js';
 import { manualClock, type ManualClock } from '../../lib/clock.js';
 import { coordinatorDeps } from '../../lib/coordinator/reconcile.js';
 import { answeredLastPing } from '../../lib/election/decide.js';
+import { decideFollower } from '../../lib/sdk/step.js';
 import type { ConclaveEvent } from '../../lib/events/schemas.js';
 import type { FunctionDeps } from '../../lib/functions/core.js';
 import { observability } from '../../lib/functions/env.js';
@@ -264,6 +265,34 @@ describe('no elections for nobody (issue 36 item 5)', { timeout: 120_000 }, () =
     await c.settle();
     expect(await lease()).toMatchObject({ holderIdentity: 'w1', renewTime: clock.now() });
     expect(c.take()).toMatchObject({ invocations: { coordinator: 0, electionTimer: 0 } });
+  });
+
+  it('a live candidate that missed the failed election (its wake lost) answers the failure by renewing, once, and is elected by the re-asked election, not its fallback (seed 12040)', async () => {
+    const { c, clock, candidates, lease } = await lastCandidateKilled('idle-lease-missed');
+    // w1 was alive all along, a quiet follower whose ping's wake was lost: it polls the lease every
+    // 2 s and does what the SDK's follower decides (decideFollower), renewing its candidacy when
+    // told to answer; its fallback (take the vacant lease itself) is 45 s away
+    const renewals: number[] = [];
+    let acked: string | undefined;
+    let vacantSince: number | undefined;
+    let polledAt = -Infinity;
+    c.workers = async () => {
+      if (clock.now() - polledAt < 2_000) return;
+      polledAt = clock.now();
+      const l = await lease();
+      const d = decideFollower({ lease: l, identity: 'w1', instance: 'w1-2', mode: 'coordinated', candidate: true, ackedElection: acked, unanswered: false, now: clock.now(), observedAt: clock.now(), vacantSince, retryPeriodMs: 2_000, fallbackAfterMs: 45_000 });
+      vacantSince = d.vacantSince;
+      expect(d.take).toBeUndefined(); // never its fallback
+      if (d.answer !== undefined && d.answer !== 'unanswered') {
+        expect(await candidates.renew(LEASE, 'w1', clock.now())).toBe(true);
+        renewals.push(clock.now());
+        acked = d.answer.election;
+      }
+    };
+    for (let i = 0; i < 15 && !(await lease())!.holderIdentity; i++) await c.runUntil(clock.now() + 2_000);
+    expect(await lease()).toMatchObject({ holderIdentity: 'w1' });
+    expect(renewals).toHaveLength(1); // once for the failure, not at every read of it
+    expect(c.take()).toMatchObject({ electionsFailed: 0 });
   });
 
   it('the tick asks a new candidate whose stream record never reached the function, and it is elected', async () => {

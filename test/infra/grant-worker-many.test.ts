@@ -15,7 +15,7 @@ import { buildAssets, logicalId, synth, unacknowledged, type Synthesized } from 
 
 beforeAll(buildAssets);
 
-const MANY = Array.from({ length: 200 }, (_, k) => `orders-shard-${String(k).padStart(5, '0')}`);
+const MANY = Array.from({ length: 190 }, (_, k) => `orders-shard-${String(k).padStart(5, '0')}`);
 const FEW = MANY.slice(0, 2);
 const TABLE_PREFIX = 'prod';
 

@@ -390,8 +390,6 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
       case 'look':
         return { w, req: { kind: 'read' }, then: lease(f.rest, f.reportFault ? 'failed' : 'throw') };
       case 'readHeir': {
-        // the candidates table answers at once; an early read (a cancelled leader's) is read again when used
-        if (f.early) return { w };
         const row = w.candidates.find((c) => c.name === f.name);
         return { w, next: { kind: 'answer', rest: f.rest, row } };
       }
@@ -712,11 +710,9 @@ function describe(d: Decision): string {
  * feed callbacks and counters — read by followerDelay, pollPlan's session-only read, RenewalPhase,
  * onNewLeader and stats, none of which the model runs or lets decide (it explores every timing, and
  * no lease is held on a session) — and `pending`, which is inert between steps (the next poll
- * replaces it) — and `heirRead`, which only says which candidate read a hand-over reuses: the model
- * answers an early read with nothing and reads the row when it is used, reused or not. Left out of
- * the key: two states that differ only in these behave alike.
+ * replaces it). Left out of the key: two states that differ only in these behave alike.
  */
-const FOLLOWER_TIMING = new Set<keyof State>(['lastRaw', 'lastRead', 'leaseReadAt', 'previousReadSentAt', 'settlingSince', 'misses', 'viewedSession', 'wakeAt', 'lastLeader', 'preventions', 'pending', 'lead', 'heirRead']);
+const FOLLOWER_TIMING = new Set<keyof State>(['lastRaw', 'lastRead', 'leaseReadAt', 'previousReadSentAt', 'settlingSince', 'misses', 'viewedSession', 'wakeAt', 'lastLeader', 'preventions', 'pending', 'lead']);
 /** …and the fields every decision may read: in the key. */
 const FOLLOWER_KEYED: readonly (keyof State)[] = ['observed', 'vacantSince', 'ledToken', 'endedToken', 'unanswered', 'ackedElection', 'doubt', 'wakePending', 'lastHeldOnSession', 'answeredClaim', 'terms', 'ownFound'];
 // A field added to FollowerState must be placed in one of the two lists: else the key would silently merge states it tells apart.

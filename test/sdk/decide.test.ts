@@ -30,7 +30,7 @@ function run(s: Settings, state: State, events: [Event | Omit<Extract<Event, { k
     const out = decide(s, state, e.kind === 'answer' ? { ...e, rest } : (e as Event), m);
     state = out.state;
     effects.push(out.effects);
-    const waiting = out.effects.findLast((f) => 'rest' in f && !(f.kind === 'readHeir' && f.early));
+    const waiting = out.effects.findLast((f) => 'rest' in f);
     if (waiting && 'rest' in waiting) rest = waiting.rest;
   }
   return { effects, kinds: effects.map((fx) => fx.map((f) => f.kind)), state };
@@ -199,7 +199,7 @@ describe("the elector's step: the leader's order of actions", () => {
     expect(r.state.lead).toBeUndefined();
   });
 
-  it('cancelled with an heir: the lease refreshed beside the heir’s early row read, led on until the heir reads, stopped, then handed over with the row read early', () => {
+  it('cancelled with an heir: the lease refreshed, led on until the heir reads, stopped, then the heir’s row read and the term handed over', () => {
     const r = run(settings(), leading(mine(heirNamed)), [
       [{ kind: 'cancel' }, at(1_000)],
       [answer({ lease: mine({ ...heirNamed, revision: 4 }) }), at(1_020)],
@@ -207,11 +207,38 @@ describe("the elector's step: the leader's order of actions", () => {
       [answer({ row: { identity: 'b-1' } }), at(5_900)],
       [answer({ ok: true }), at(5_930)],
     ]);
-    expect(r.kinds).toEqual([['readHeir', 'look'], ['sleep'], ['stop', 'readHeir'], ['handOver'], ['steppedDown']]);
-    expect(r.effects[0]![0]).toMatchObject({ kind: 'readHeir', name: 'b', early: true });
+    expect(r.kinds).toEqual([['look'], ['sleep'], ['stop', 'readHeir'], ['handOver'], ['steppedDown']]);
     expect(r.effects[1]).toMatchObject([{ kind: 'sleep', ms: 5_900 - 1_020 }]); // its next renewal slot: renewedAt + cadenceMs
-    expect(r.effects[2]![1]).toMatchObject({ kind: 'readHeir', name: 'b', reuse: true });
+    expect(r.effects[2]![1]).toMatchObject({ kind: 'readHeir', name: 'b' });
+    expect(r.effects[3]![0]).toMatchObject({ kind: 'handOver', heir: { name: 'b', instance: 'b-1' }, revision: 5 });
     expect(r.effects[4]).toEqual([{ kind: 'steppedDown', led: { term: { holderIdentity: 'a', fencingToken: 7 }, handed: true } }]);
+  });
+
+  it('cancelled with an heir while wakes reach it: no refresh, and the heir’s row is read only at the hand-over; an heir that withdrew by then is not handed the term', () => {
+    const pushed = (dt: number): Moment => at(dt, { pushLive: true });
+    const r = run(settings(), leading(mine(heirNamed)), [
+      [{ kind: 'cancel' }, pushed(1_000)],
+      [answer({ row: undefined }), pushed(1_010)],
+      [answer({ lease: mine({ successor: 'c', successorInstance: 'c-1', revision: 5 }) }), pushed(1_020)],
+      [answer({ row: { identity: 'c-1' } }), pushed(1_030)],
+      [answer({ ok: true }), pushed(1_040)],
+    ]);
+    // read at the hand-over, not before: b's row is gone (it withdrew), so nothing is written to
+    // it; the lease is read once more (the view may be stale) and handed to the heir it names now
+    expect(r.kinds).toEqual([['stop', 'readHeir'], ['look'], ['readHeir'], ['handOver'], ['steppedDown']]);
+    expect(r.effects[0]![1]).toMatchObject({ kind: 'readHeir', name: 'b' });
+    expect(r.effects[2]![0]).toMatchObject({ kind: 'readHeir', name: 'c' });
+    expect(r.effects[3]![0]).toMatchObject({ kind: 'handOver', heir: { name: 'c', instance: 'c-1' } });
+    expect(r.effects[4]).toEqual([{ kind: 'steppedDown', led: { term: { holderIdentity: 'a', fencingToken: 7 }, handed: true } }]);
+    // another start-up of the named heir is not that heir either: the term is not handed to it
+    const other = run(settings(), leading(mine(heirNamed)), [
+      [{ kind: 'cancel' }, pushed(1_000)],
+      [answer({ row: { identity: 'b-2' } }), pushed(1_010)],
+      [answer({ lease: mine({ ...heirNamed, revision: 4 }) }), pushed(1_020)],
+      [answer({ row: { identity: 'b-2' } }), pushed(1_030)],
+    ]);
+    expect(other.kinds).toEqual([['stop', 'readHeir'], ['look'], ['readHeir'], ['steppedDown']]);
+    expect(other.effects[3]).toEqual([{ kind: 'steppedDown', led: { term: { holderIdentity: 'a', fencingToken: 7 }, handed: false } }]);
   });
 
   it('cancelled without an heir, or not leading: stepped down at once (the shell releases after withdrawing the candidacy)', () => {

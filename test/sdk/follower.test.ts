@@ -23,6 +23,7 @@ const view = (o: Partial<FollowerView>): FollowerView => ({
 });
 const decision = (o: Partial<FollowerDecision>): FollowerDecision => ({ confirm: false, answer: undefined, vacantSince: undefined, wakeAt: undefined, reportVacancy: false, take: undefined, ...o });
 const election = { id: 'e1', openedAt: 1, deadline: 2 } as unknown as Lease['election'];
+const failure: NonNullable<Lease['lastElectionFailure']> = { at: 50, electionId: 'job#3', reason: 'noLiveCandidates', message: 'no live candidate' };
 
 const rows: { name: string; view: Partial<FollowerView>; want: FollowerDecision }[] = [
   { name: 'a live term held by another: nothing', view: {}, want: decision({}) },
@@ -47,6 +48,11 @@ const rows: { name: string; view: Partial<FollowerView>; want: FollowerDecision 
   { name: 'NoCoordination, vacant: take it itself at once', view: { lease: vacant(), mode: 'NoCoordination', candidate: false }, want: decision({ vacantSince: T, take: 'self' }) },
   { name: 'NoCoordination, expired: take it, never report', view: { mode: 'NoCoordination', candidate: false, observedAt: T - 30_000 }, want: decision({ vacantSince: T - 15_000, take: 'self' }) },
   { name: 'no row at all: vacant since now', view: { lease: undefined }, want: decision({ vacantSince: T }) },
+  { name: 'vacant, its election failed with no live candidate (asked in vain, the ping missed): answer the failure by renewing', view: { lease: vacant({ lastElectionFailure: failure }) }, want: decision({ vacantSince: T, answer: { election: 'failed:job#3' } }) },
+  { name: 'vacant, the same failed election answered already: not again', view: { lease: vacant({ lastElectionFailure: failure }), ackedElection: 'failed:job#3' }, want: decision({ vacantSince: T }) },
+  { name: 'vacant, a later failure: answered once more', view: { lease: vacant({ lastElectionFailure: { ...failure, electionId: 'job#9' } }), ackedElection: 'failed:job#3' }, want: decision({ vacantSince: T, answer: { election: 'failed:job#9' } }) },
+  { name: 'a failure of another reason (contradictory strategies): renewing would not help', view: { lease: vacant({ lastElectionFailure: { ...failure, reason: 'contradictoryStrategies' } }) }, want: decision({ vacantSince: T }) },
+  { name: 'a failure on a held row: nothing to answer', view: { lease: held({ lastElectionFailure: failure }) }, want: decision({}) },
 ];
 
 describe('decideFollower', () => {

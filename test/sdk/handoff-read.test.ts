@@ -5,11 +5,12 @@
  * stale copy of a hand-over that a later write superseded, or a hand-over whose first term, as its
  * stamp dates it, is nearly over — those are confirmed first, as an electee's term is.
  *
- * And the giver's side (cut 3): the hand-over prepared while leading (no read after the signal),
- * its wake sent beside the write rather than after its answer — a read that lands before the write
- * shows the giver's term, which the heir only follows; the wake after the answer, or its own poll
- * if that wake is lost, then finds the hand-over as before — and a view gone stale costing one
- * refused write.
+ * And the giver's side (cut 3): no lease read after the signal while wakes reach it, the heir's
+ * candidate row read then and never earlier (an heir that withdrew a moment before is not handed
+ * the term), the wake sent beside the write rather than after its answer — a read that lands
+ * before the write shows the giver's term, which the heir only follows; the wake after the answer,
+ * or its own poll if that wake is lost, then finds the hand-over as before — and a view gone stale
+ * costing one refused write.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { coordinatorDeps } from '../../lib/coordinator/reconcile.js';
@@ -46,19 +47,23 @@ function loopback(drop: (w: { lease: string; revision: number | undefined }, ind
     },
     healthy: () => true,
     wake(lease, revision) {
-      sent.push({ revision, at: performance.now() });
+      sent.push({ revision, at: tick() });
       if (drop({ lease, revision }, sent.length - 1)) return;
       for (const w of [...watchers]) if (w.lease === lease) setImmediate(() => w.onWake({ lease, revision, by: 'worker' }));
     },
   });
 }
 
+
+/** The order of what the fakes saw (a count, not a clock): an earlier event has a smaller number. */
+let ticks = 0;
+const tick = (): number => ++ticks;
 /** What one elector's lock was asked, in order: its lease reads (with the row each returned) and its renewals, beside its callbacks. */
 type Seen =
   | { what: 'get'; consistent: boolean; item: Lease | undefined; at: number }
   | { what: 'renew'; answered?: Lease | undefined }
   | { what: 'candidate'; name: string }
-  | { what: 'handOver'; heir: string; given?: Lease | undefined; answeredAt?: number }
+  | { what: 'handOver'; heir: string; given?: Lease | undefined; sentAt?: number; answeredAt?: number }
   | { what: 'started' }
   | { what: 'stopped' };
 
@@ -81,7 +86,7 @@ function recorded(identity: string, log: Log, opts: Partial<LeaderElectorOptions
       const stale = consistent ? undefined : replica.stale;
       replica.stale = undefined;
       const read = stale ? LeaseStore.readOf(l.name, stale) : await l.get(consistent);
-      seen.push({ what: 'get', consistent, item: read.item, at: performance.now() });
+      seen.push({ what: 'get', consistent, item: read.item, at: tick() });
       return read;
     },
     candidate(name) {
@@ -92,8 +97,9 @@ function recorded(identity: string, log: Log, opts: Partial<LeaderElectorOptions
       const entry: Seen = { what: 'handOver', heir: h.heir.name };
       seen.push(entry);
       await replica.handOverGate;
+      entry.sentAt = tick();
       entry.given = await l.handOver(term, h);
-      entry.answeredAt = performance.now();
+      entry.answeredAt = tick();
       return entry.given;
     },
     async renew(term, r) {
@@ -147,6 +153,8 @@ function recorded(identity: string, log: Log, opts: Partial<LeaderElectorOptions
 
 const leases = () => new LeaseStore(t.client, t.names.leases);
 const row = async (name: string) => (await leases().read(name)).item;
+/** A leader's renewal answered with the lease naming `heir` successor: its view names the heir (no wake here tells it of the coordinator's designation). */
+const namesHeir = (seen: readonly Seen[], heir: string) => seen.some((s) => s.what === 'renew' && s.answered?.successor === heir);
 const isHandOverTo = (l: Lease | undefined, who: string) => l?.holderIdentity === who && l.electedBy === 'successor' && l.renewTime === l.acquireTime && l.lastHolderIdentity !== undefined;
 
 /** A term of a worker that is not running (`a`), naming `heir` (that start-up) successor: written as an election and the coordinator's designation would leave it. */
@@ -159,17 +167,7 @@ async function heldBy(name: string, heir: { name: string; instance: string }, st
 describe('the heir of a hand-over on DynamoDB Local', () => {
   it('leads from its strongly consistent read of the hand-over, and confirms after: the confirming renewal is off the path from SIGTERM to the new leader', async () => {
     const L = 'handoff-from-read';
-    const log = new Log();
-    const push = loopback();
-    const coord = coordinatorLoop(coordinatorDeps(t.client, t.names, { config: { ackWindowMs: 500, electedLeaseDurationSeconds: 2 } }), L);
-    const a = recorded('a', log, { leaseName: L, push: push() }).run();
-    await waitFor('a to lead', () => a.elector.isLeader());
-    const b = recorded('b', log, { leaseName: L, push: push() }).run();
-    await waitFor('b named successor, a renewed since', async () => {
-      const l = await row(L);
-      return l?.successor === 'b' && l.renewTime! > l.acquireTime! && b.elector.stats.clockSynced;
-    });
-    await coord.stop(); // nobody but the two workers writes the lease from here on
+    const { log, a, b } = await handingGroup(L, loopback());
     await a.stop(); // cancelled with an heir: hands the term over in one write, and wakes b
     await waitFor('b to lead', () => b.elector.isLeader());
     const started = b.seen.findIndex((s) => s.what === 'started');
@@ -260,16 +258,17 @@ async function handingGroup(L: string, push: () => Push) {
 }
 
 describe('the giver of a hand-over on DynamoDB Local (cut 3)', () => {
-  it('prepares while leading: its first request after the signal is the hand-over write (the heir’s row was read when the lease named it; its wakes keep its view current)', async () => {
-    const L = 'handoff-prepared';
+  it('reads the heir’s row when it hands over, not before: after the signal, that read, then the hand-over write (no lease read: its wakes keep its view current)', async () => {
+    const L = 'handoff-read-then';
     const { log, a, b } = await handingGroup(L, loopback());
-    await waitFor('a to have read b’s candidate row while leading', () => a.seen.some((s) => s.what === 'candidate' && s.name === 'b'));
+    await waitFor('a’s view of the lease to name b', () => namesHeir(a.seen, 'b'));
     const from = a.seen.length;
     await a.stop();
     await waitFor('b to lead', () => b.elector.isLeader());
+    expect(a.seen.slice(0, from).filter((s) => s.what === 'candidate')).toEqual([]);
     const after = a.seen.slice(from).filter((s) => s.what !== 'stopped');
-    expect(after[0], JSON.stringify(after)).toMatchObject({ what: 'handOver', heir: 'b', given: expect.objectContaining({ holderIdentity: 'b', holderInstance: b.elector.instance }) });
-    expect(after.filter((s) => s.what === 'get' || s.what === 'candidate')).toEqual([]);
+    expect(after.map((s) => s.what), JSON.stringify(after)).toEqual(['candidate', 'handOver']);
+    expect(after[1]).toMatchObject({ what: 'handOver', heir: 'b', given: expect.objectContaining({ holderIdentity: 'b', holderInstance: b.elector.instance }) });
     expect(log.maxConcurrentLeaders()).toBe(1);
     await b.stop();
   });
@@ -303,8 +302,8 @@ describe('the giver of a hand-over on DynamoDB Local (cut 3)', () => {
     const seenB = b.seen.slice(fromB);
     const readFrom = seenB.slice(0, seenB.findIndex((s) => s.what === 'started')).findLast((s) => s.what === 'get');
     expect(readFrom?.what === 'get' && readFrom.consistent && isHandOverTo(readFrom.item, 'b'), JSON.stringify(readFrom)).toBe(true);
-    // no read of b's showed it holder before the write landed, and it led only once
-    expect(seenB.filter((s) => s.what === 'get' && s.item?.holderIdentity === 'b' && s.at < (handOver.what === 'handOver' ? handOver.answeredAt! : 0) - 1_000)).toEqual([]);
+    // no read of b's showed it holder before the write was sent, and it led only once
+    expect(seenB.filter((s) => s.what === 'get' && s.item?.holderIdentity === 'b' && s.at < (handOver.what === 'handOver' ? handOver.sentAt! : 0))).toEqual([]);
     expect(log.of('started', 'b')).toHaveLength(1);
     expect(log.maxConcurrentLeaders()).toBe(1);
     await b.stop();
@@ -335,11 +334,27 @@ describe('the giver of a hand-over on DynamoDB Local (cut 3)', () => {
     await b.stop();
   });
 
+  it('an heir that withdrew a moment before (a rolling deployment stopping it first) is not handed the term: the giver finds its row gone and releases', async () => {
+    const L = 'handoff-heir-gone';
+    const { log, a, b } = await handingGroup(L, loopback());
+    await waitFor('a’s view of the lease to name b', () => namesHeir(a.seen, 'b'));
+    await b.stop(); // its candidacy withdrawn; nobody names another heir (the coordinator is stopped)
+    expect((await row(L))?.successor).toBe('b');
+    const from = a.seen.length;
+    await a.stop();
+    const after = a.seen.slice(from).filter((s) => s.what !== 'stopped');
+    expect(after.filter((s) => s.what === 'handOver'), JSON.stringify(after)).toEqual([]);
+    const released = (await row(L))!;
+    expect(released.holderIdentity).toBeUndefined();
+    expect(log.of('started', 'b')).toEqual([]);
+    expect(log.maxConcurrentLeaders()).toBe(1);
+  });
+
   it('a view gone stale (another heir named without waking it): the hand-over is refused, then it reads the lease and hands it to the heir named now', async () => {
     const L = 'handoff-stale-view';
     const push = loopback();
     const { log, a, b } = await handingGroup(L, push);
-    await waitFor('a to have read b’s candidate row while leading', () => a.seen.some((s) => s.what === 'candidate' && s.name === 'b'));
+    await waitFor('a’s view of the lease to name b', () => namesHeir(a.seen, 'b'));
     const c = recorded('c', log, { leaseName: L, push: push() }).run(); // a candidate from now on
     await waitFor('c running', () => c.elector.stats.clockSynced);
     // the coordinator's next designation, as it would write it, but with no wake to a
@@ -349,7 +364,7 @@ describe('the giver of a hand-over on DynamoDB Local (cut 3)', () => {
     await a.stop();
     await waitFor('c to lead', () => c.elector.isLeader());
     const after = a.seen.slice(from).filter((s) => s.what !== 'stopped');
-    expect(after.map((s) => (s.what === 'handOver' ? `handOver ${s.heir} ${s.given ? 'given' : 'refused'}` : s.what === 'candidate' ? `candidate ${s.name}` : s.what))).toEqual(['handOver b refused', 'get', 'candidate c', 'handOver c given']);
+    expect(after.map((s) => (s.what === 'handOver' ? `handOver ${s.heir} ${s.given ? 'given' : 'refused'}` : s.what === 'candidate' ? `candidate ${s.name}` : s.what))).toEqual(['candidate b', 'handOver b refused', 'get', 'candidate c', 'handOver c given']);
     expect(b.elector.isLeader()).toBe(false);
     expect(log.of('started', 'b')).toEqual([]);
     expect(log.maxConcurrentLeaders()).toBe(1);

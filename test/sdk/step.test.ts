@@ -83,6 +83,19 @@ describe("the follower's step", () => {
     expect(judged.state.lastRead?.leaseDurationSeconds).toBe(15);
   });
 
+  it('a vacant row whose election failed with no live candidate (its ping missed): the candidacy renewed once, not at every read of the same failure (seed 12040)', () => {
+    const failed = { name: 'job', revision: 4, leaseDurationSeconds: 15, leaseTransitions: 1, fencingToken: 7, lastElectionFailure: { at: 1, electionId: 'job#4', reason: 'noLiveCandidates', message: 'no live candidate' } } as Lease;
+    const r = run(settings(), [
+      [poll, at()],
+      [{ kind: 'leaseRead', raw: read(failed) }, at(10)],
+      [{ kind: 'candidateRenewed' }, at(20)],
+      [poll, at(2_000)],
+      [{ kind: 'leaseRead', raw: read(failed) }, at(2_010)],
+    ]);
+    expect(r.effects.map((e) => e.filter((k) => k === 'renewCandidate'))).toEqual([[], ['renewCandidate'], [], [], []]);
+    expect(r.state.ackedElection).toBe('failed:job#4');
+  });
+
   it('an open election: answered by renewing the candidacy, then remembered; in lasting doubt of the clock, held back', () => {
     const s = settings();
     const r = run(s, [
