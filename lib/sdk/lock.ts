@@ -72,12 +72,7 @@ export interface LeaseLock {
    * one still unanswered sent at most `pendingMs` ago, or a new read. `sentAt` is when it was sent.
    */
   session(name: string, shareMs: number, pendingMs: number): Promise<SessionRead>;
-  /**
-   * The freshest session row of process `process` in the partition of session row `named`, by one
-   * consistent Query of that partition (`row` undefined when it has none): where a lease's `session`
-   * names a row that does not vouch for its holder, the holder's own process's session, which its
-   * term lives by (lib/sdk/step.ts ownSessionRead). `sentAt` is when the query was sent.
-   */
+  /** The freshest session row of process `process` in the partition of session row `named`, by one consistent Query, never shared. */
   processSession(named: string, process: string): Promise<SessionRead>;
 }
 
@@ -260,7 +255,7 @@ export class MemoryLeaseTable {
 }
 
 /** The row of `process` in partition `component` renewed last, if any (the tick's choice too: lib/coordinator/reconcile.ts byProcess). */
-export function freshestOf(rows: Iterable<IdentityLease>, component: string, process: string): IdentityLease | undefined {
+function freshestOf(rows: Iterable<IdentityLease>, component: string, process: string): IdentityLease | undefined {
   let best: IdentityLease | undefined;
   for (const r of rows) if (r.component === component && r.process === process && (best === undefined || r.renewTime > best.renewTime)) best = r;
   return best;
@@ -299,11 +294,7 @@ export class SessionReader {
     this.store = new IdentityStore(client, identitiesTable);
   }
 
-  /**
-   * Session `name`'s renewal cadence as this process has seen it (a RenewalPhase): one per session,
-   * shared by the process's electors that follow leases held on it, so they all aim their reads at
-   * the same moment and share them.
-   */
+  /** Session `name`'s renewal cadence, shared by the process's electors that follow leases held on it: they aim at one moment and share the read. */
   phase(name: string): RenewalPhase {
     let p = this.phases.get(name);
     if (!p) {
@@ -313,12 +304,7 @@ export class SessionReader {
     return p;
   }
 
-  /**
-   * The freshest row of process `process` in the partition of session row `named` (LeaseLock
-   * processSession): one consistent Query of the partition, never shared — a follower judges by it
-   * only if it was sent after the lease read it acts on was answered (lib/sdk/step.ts
-   * ownSessionRead), which a query another elector sent earlier need not be.
-   */
+  /** LeaseLock.processSession: never shared, since a follower judges by it only if it was sent after its lease read was answered. */
   async freshestOf(named: string, process: string): Promise<SessionRead> {
     const sentAt = this.clock.monotonic();
     const component = sessionKey(named).component;
@@ -326,12 +312,7 @@ export class SessionReader {
     return { row: freshestOf(items, component, process), sentAt };
   }
 
-  /**
-   * The session row `name`: from a read sent at most `shareMs` ago, or one still unanswered that was
-   * sent at most `pendingMs` ago (a loaded process wakes its electors over more than `shareMs`, and
-   * a read in flight is as good as a new one sent before it), or a new read. Both bounds must stay
-   * well inside the margin a follower's judgement allows (see lib/sdk/step.ts sessionMargin).
-   */
+  /** LeaseLock.session: both bounds stay well inside the margin a follower's judgement allows (step.ts sessionMargin). */
   read(name: string, shareMs = SHARED_READ_MS, pendingMs = shareMs): Promise<SessionRead> {
     const now = this.clock.monotonic();
     const r = this.recent.get(name);
