@@ -1,16 +1,9 @@
 /**
- * The lease lock: everything a LeaderElector reads and writes, in client-go's shape
- * (tools/leaderelection/resourcelock: Get, Create, Update; here bench/baseline/lock.ts). One lock
- * per lease. Each write is conditioned — on the revision read (an acquisition, a vacancy report) or
- * on the term (holder and fencing token, or the row's copy of the token) — so a lost race is an
- * answer (`undefined`, or `refusedBy`), never a thrown error and never a corrupted row. Faults
- * (DynamoDB unreachable, a denied request) are thrown. The lock decides nothing and reads no clock:
- * every time it writes is given by the caller.
- *
- * Two implementations: `dynamoLeaseLock` (the DynamoDB stores; what the SDK runs) and
- * `MemoryLeaseTable.lock` (the same conditions on plain objects: tests and the model checker).
- * Session rows are read through the process's `SessionReader` (below), which shares one read among
- * the process's electors that want one about the same moment.
+ * The lease lock: everything a LeaderElector reads and writes, one lock per lease, in client-go's
+ * shape (tools/leaderelection/resourcelock; here bench/baseline/lock.ts). Each write is conditioned
+ * on the revision read or on the term, so a lost race is an answer (`undefined`, `refusedBy`), never
+ * a thrown error; faults are thrown. It decides nothing and reads no clock. `dynamoLeaseLock` is what
+ * the SDK runs; `MemoryLeaseTable` keeps the same conditions in memory (tests, the model check).
  */
 import { nextFencingToken } from '../schemas/fencing-token.js';
 import type { Candidate } from '../schemas/candidate.js';

@@ -276,7 +276,7 @@ export class RenewalPhase {
     const bound = at - stamp;
     this.lo = this.lo.filter((l) => l < bound);
     if (++this.loAge >= PROBE_EVERY) this.lo = []; // renewals may land earlier now: probe
-    if (!(bound >= least(this.hi))) push(this.hi, bound); // only a tighter upper bound
+    if (!(bound >= least(this.hi))) keep(this.hi, bound); // only a tighter upper bound
     if (previousSentAt !== undefined && previousSentAt - stamp < bound) {
       const lower = previousSentAt - stamp;
       this.hi = this.hi.filter((h) => h > lower);
@@ -284,13 +284,13 @@ export class RenewalPhase {
       const interval = this.intervalMs();
       if (interval === undefined || lower > bound - interval / 2) this.lower(lower);
     }
-    push(this.stamps, stamp);
+    keep(this.stamps, stamp);
   }
 
   /** A lower bound of the landing offset, kept if it is tighter than every one standing. */
   private lower(bound: number): void {
     if (bound <= greatest(this.lo)) return;
-    push(this.lo, bound);
+    keep(this.lo, bound);
     this.loAge = 0;
   }
 
@@ -338,11 +338,12 @@ export class RenewalPhase {
   }
 }
 
-const push = (xs: number[], x: number) => {
+/** Appends `x` to `xs`, keeping the last PHASE_SAMPLES. */
+const keep = (xs: number[], x: number) => {
   xs.push(x);
   if (xs.length > PHASE_SAMPLES) xs.shift();
 };
-/** The least of `xs` (Infinity when empty), and the greatest (-Infinity): loops, not spreads (this runs at every read of every watcher). */
+/** The least of `xs` (Infinity when empty), and the greatest (-Infinity). */
 function least(xs: readonly number[]): number {
   let m = Infinity;
   for (const x of xs) if (x < m) m = x;
