@@ -88,6 +88,12 @@ function summarize(figures: readonly SeededFigure[], settings: WorldSettings): v
   const of = (kind: RegionFigure['kind']) => figures.filter((f) => f.kind === kind);
   const defined = (xs: (number | undefined)[]) => xs.filter((x): x is number => x !== undefined);
   console.log(`  Region lost, its leader's lease → a new leader elsewhere: ${stat(defined(of('lose').map((f) => f.newLeaderAfterMs)))} (lease duration ${settings.leaseDurationMs / 1000} s); without one by the world's end: ${of('lose').filter((f) => f.newLeaderAfterMs === undefined).length}`);
+  // the elector's share: nobody can be elected while no surviving replica has quorum, so a loss is
+  // also counted from when one served again; the worlds where none did at once are named apart
+  const lost = of('lose').filter((f) => f.newLeaderAfterMs !== undefined && f.quorumBackAfterMs !== undefined);
+  const blocked = lost.filter((f) => f.quorumBackAfterMs! > 0);
+  console.log(`  Region lost → a new leader, from when a surviving replica served again (the elector's share): ${stat(lost.map((f) => Math.max(0, f.newLeaderAfterMs! - f.quorumBackAfterMs!)))}`);
+  if (blocked.length) console.log(`    lost while no surviving replica had quorum: ${blocked.map((f) => `seed ${f.seed} ${f.lease} (no quorum ${(f.quorumBackAfterMs! / 1000).toFixed(1)} s, new leader ${(f.newLeaderAfterMs! / 1000).toFixed(1)} s)`).join(', ')}`);
   console.log(`  Region cut off, its leader's lease → a new leader elsewhere: ${stat(defined(of('cutOff').map((f) => f.newLeaderAfterMs)))}`);
   console.log(`  Region cut off → its leader stops on its own: ${stat(defined(of('cutOff').map((f) => f.leaderStoppedAfterMs)))} (renew deadline ${settings.renewDeadlineMs / 1000} s)`);
   // the tail, to replay: each Region lost or cut off whose new leader came more than a lease duration after it

@@ -253,13 +253,19 @@ export interface RegionFigure {
   readonly newLeaderAfterMs: number | undefined;
   /** The Region the next leader ran in. */
   readonly newLeaderRegion: string | undefined;
+  /**
+   * A lost Region: from the loss until a surviving replica served strong reads and writes again (0:
+   * at once; undefined: not before the world ended). Without quorum nobody can be elected, so the
+   * elector's own share of the wait is newLeaderAfterMs less this.
+   */
+  readonly quorumBackAfterMs?: number | undefined;
 }
 
 /** The Regions of one world: the set, and each request's way through its machine's Region to the model. */
 export class WorldRegions {
   readonly set: RegionSet;
   /** The plan's events as they happened (simulated monotonic ms). */
-  private readonly happened: { kind: RegionEvent['kind']; region: string; mono: number }[] = [];
+  private readonly happened: { kind: RegionEvent['kind']; region: string; mono: number; quorumBack?: number }[] = [];
   constructor(
     readonly plan: RegionPlan,
     c: Pick<WorldContext, 'world' | 'random'>,
@@ -286,7 +292,8 @@ export class WorldRegions {
       clock.setTimer(e.at, () => {
         const from = clock.monotonic();
         this.tellSuccession(c, e);
-        this.happened.push({ kind: e.kind, region: e.region, mono: from });
+        const happened: (typeof this.happened)[number] = { kind: e.kind, region: e.region, mono: from };
+        this.happened.push(happened);
         if (e.kind === 'cutOff') {
           feed.log(`region ${e.region} cut off from the other two`);
           feed.count('region:cutOff');
@@ -294,9 +301,11 @@ export class WorldRegions {
           clock.setTimer(e.forMs, () => {
             feed.log(`region ${e.region} rejoins; it answers errors while it catches up (${(this.plan.catchUpMs / 1000).toFixed(1)} s)`);
             this.set.rejoin(e.region);
+            this.noteQuorum(clock.monotonic());
             clock.setTimer(this.plan.catchUpMs, () => {
               feed.log(`region ${e.region} caught up`);
               feed.window('regionCutOff', from, clock.monotonic());
+              this.noteQuorum(clock.monotonic());
             });
           });
         } else {
@@ -306,9 +315,16 @@ export class WorldRegions {
           for (const p of workers.procs) if (regionOf(this.plan, p.machine.name) === e.region && !p.machine.clock.dead) killProc(c, p);
           fns.get(e.region)?.stop();
           feed.window('regionLoss', from, from);
+          this.noteQuorum(from);
         }
       });
     }
+  }
+
+  /** Marks each Region loss still waiting for a surviving replica to serve, if one does now. */
+  private noteQuorum(mono: number): void {
+    if (!this.plan.replicas.some((r) => this.set.status(r) === 'serving')) return;
+    for (const h of this.happened) if (h.kind === 'lose' && h.quorumBack === undefined) h.quorumBack = mono;
   }
 
   /**
@@ -358,6 +374,7 @@ export class WorldRegions {
           leaderStoppedAfterMs: stop && (stop as { reason?: string }).reason !== 'killed' ? ms(stop) - e.mono : undefined,
           newLeaderAfterMs: next ? ms(next) - e.mono : undefined,
           newLeaderRegion: next ? regionOf(this.plan, next.identity) : undefined,
+          ...(e.kind === 'lose' ? { quorumBackAfterMs: e.quorumBack === undefined ? undefined : e.quorumBack - e.mono } : {}),
         });
       }
     }

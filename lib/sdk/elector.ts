@@ -38,7 +38,7 @@ import { sessionSeam, type Session } from './session.js';
 import { detectPlatform } from './platform.js';
 import { ClockSkewError, type StampClock } from './server-clock.js';
 import type { Push } from './push.js';
-import { faultReporter, retryDelayMs } from './faults.js';
+import { faultReporter, onRecovered, recovered, retryDelayMs } from './faults.js';
 /**
  * What the SDK's own code and the simulator give an elector beyond its options: its lock wrapped or
  * its decisions replaced (a planted bug: sim/bugs.ts). Not part of the public API.
@@ -134,7 +134,7 @@ export class LeaderElector {
       everyRetryPeriod: opts.mode === 'NoCoordination' && opts.renewIntervalMs === undefined,
     };
     const startUp = new StartUp<void>(`LeaderElector "${opts.identity}" of lease "${opts.leaseName}"`, opts.tables);
-    this.x = { settings, lock, time, client, callbacks, report, retryDelayMs: decisions.retryDelayMs, detect: detect ?? (() => detectPlatform()), push, session, startUp, phase: 'idle', platform: undefined, nap: undefined, work: undefined, deadline: undefined };
+    this.x = { settings, lock, time, client, callbacks, report, retryDelayMs: decisions.retryDelayMs, detect: detect ?? (() => detectPlatform()), push, session, startUp, phase: 'idle', platform: undefined, nap: undefined, failures: 0, work: undefined, deadline: undefined };
     this.ready = startUp.ready;
   }
 
@@ -288,26 +288,30 @@ export class LeaderElector {
     const detach = session
       ? sessionSeam(session).attach({ renewed: (name, sentAt, ended) => this.note({ kind: 'sessionRenewed', name, sentAt, ended }), ended: (name) => this.note({ kind: 'sessionEnded', name }) })
       : undefined;
+    // a request of this process (the Session's, another elector's) answered after failures: a backoff nap ends
+    const unrecovered = onRecovered(x.client, () => this.note({ kind: 'endpointRecovered', failures: x.failures }));
     try {
-      // steps failed in a row: a follower's next waits the backoff (lib/sdk/faults.ts), whatever it had planned
-      let failures = 0;
       while (!signal.aborted) {
         const woken = this.known.wakePending;
         this.known = { ...this.known, wakePending: false };
         try {
           await this.feed({ kind: 'poll', woken, pushLive: this.pushLive });
-          failures = 0;
+          if (x.failures > 0) {
+            x.failures = 0;
+            recovered(x.client);
+          }
         } catch (e) {
           // a fault: told once per try, and tried again after the backoff (a follower) or at the
           // leader's retry period (its renew deadline guards its term)
-          failures++;
+          x.failures++;
           x.report(e);
         }
         // (cancelled during the step: no nap — a nap begun on an aborted signal would run its whole length before the step-down)
-        if (!this.known.wakePending && !signal.aborted) await this.napFor(failures > 0 && !this.known.lead ? x.retryDelayMs(failures, o.retryPeriodMs, time.random()) : nextStepDelay(x.settings, this.known, this.moment(), () => time.random()), signal);
+        if (!this.known.wakePending && !signal.aborted) await this.napFor(x.failures > 0 && !this.known.lead ? x.retryDelayMs(x.failures, o.retryPeriodMs, time.random()) : nextStepDelay(x.settings, this.known, this.moment(), () => time.random()), signal);
       }
     } finally {
       x.phase = 'stopping';
+      unrecovered();
       unsubscribe();
       unwatch?.();
       // With an heir, lead on until the next renewal would be due and hand the term over then. The
@@ -512,6 +516,8 @@ interface Shell {
   platform: Platform | undefined;
   /** Ends the sleep between steps early (a wake). */
   nap: Nap | undefined;
+  /** Steps failed in a row: a follower's next waits the backoff (lib/sdk/faults.ts), whatever it had planned, unless the endpoint recovers first. */
+  failures: number;
   /** The current term's work: its signal's controller. */
   work: AbortController | undefined;
   /** The renew deadline's timer. */

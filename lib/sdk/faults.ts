@@ -142,3 +142,22 @@ export function faultReporter(onError: (e: Error) => void, subject: string, clie
     });
   };
 }
+
+/** Per DynamoDB client (one per process, shared by its electors and its Session): who is told when a request answers again after failures. */
+const recoveryListeners = new WeakMap<object, Set<() => void>>();
+
+/** Calls `fn` whenever a request on `client` answers after a failed one (recovered); returns the unsubscribe. */
+export function onRecovered(client: object, fn: () => void): () => void {
+  let set = recoveryListeners.get(client);
+  if (!set) recoveryListeners.set(client, (set = new Set()));
+  set.add(fn);
+  return () => void set.delete(fn);
+}
+
+/**
+ * A request on `client` answered after one of the same sender failed: the endpoint is back, and
+ * the process's electors that wait out an error backoff read at once (once each, per recovery).
+ */
+export function recovered(client: object): void {
+  for (const fn of [...(recoveryListeners.get(client) ?? [])]) fn();
+}

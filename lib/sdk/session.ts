@@ -19,6 +19,7 @@ import { Name } from '../schemas/common.js';
 import { SESSION_COMPONENT, sessionComponent, sessionScope } from '../schemas/identity.js';
 import { parse } from '../schemas/validation.js';
 import { ConflictError } from '../stores/errors.js';
+import { recovered } from './faults.js';
 import { IdentityStore, type IdentityRead } from '../stores/identity-store.js';
 import { ClientSchema, ClockSchema, ClockSyncSchema, StartUp, TablesSchema, deepFreeze, fn, optionErrors, stampClockFor, type DeepReadonly } from './options.js';
 import type { StampClock } from './server-clock.js';
@@ -175,12 +176,17 @@ export class Session {
   private readonly component: string;
   private attached = 0;
   private nap: Nap | undefined;
+  /** The client its rows are written with: told when a request answers again after failures (lib/sdk/faults.ts recovered). */
+  private readonly client: object;
+  /** Whether its last request failed. */
+  private failing = false;
 
   /** @throws ValidationError naming each bad option */
   constructor(options: SessionOptions) {
     const o = parse(SessionOptionsSchema, options, 'Session options');
     const { client, onError, clock, ...data } = o;
     this.clock = clock ?? systemClock;
+    this.client = client;
     this.process = uniqueId(this.clock);
     this.time = stampClockFor(data.clockSync, client, this.clock);
     this.onError = onError ?? ((e) => process.emitWarning(e));
@@ -273,6 +279,7 @@ export class Session {
           if (first) {
             throw this.startUp.fail(e);
           }
+          this.failing = true;
           this.onError(e as Error);
           failed = true;
         }
@@ -323,6 +330,7 @@ export class Session {
     if (!this.trusted()) {
       // a response with DynamoDB's Date: the estimate settles, over a few, before the row is stamped
       await this.store.read(this.component, `${this.options.prefix}-probe`);
+      this.answered();
       if (!this.trusted()) return false;
     }
     const scope = this.options.leaseNames ? `${sessionScope(this.options.leaseNames)}:` : '';
@@ -340,6 +348,7 @@ export class Session {
         renewTime: now,
       },
     });
+    this.answered();
     const live: Live = { name, read: { key: read.key, item, revision: item.revision }, renewedAt: sentAt, deadline: undefined };
     this.current = live;
     this.retrying = false;
@@ -365,6 +374,7 @@ export class Session {
     const prev = l.read.item!.renewTime;
     try {
       const item = await this.store.renewSession(l.read, Math.max(prev, this.time.now()));
+      this.answered();
       if (!item) {
         // Someone other than this process wrote the row (or deleted it): whatever they wrote, the
         // stamp observers judge its terms by is no longer this process's word, so the session
@@ -388,9 +398,17 @@ export class Session {
       const ended = item.endedTerms ?? {};
       for (const x of [...this.listeners]) x.renewed(l.name, sentAt, ended);
     } catch (e) {
+      this.failing = true;
       this.counts.failedRenewals++;
       this.onError(e as Error);
     }
+  }
+
+  /** A request answered: after failures, the process's electors waiting out a backoff read now. */
+  private answered(): void {
+    if (!this.failing) return;
+    this.failing = false;
+    recovered(this.client);
   }
 
   /** Ends session `l` (why: reported to onError; undefined: the process is leaving). */

@@ -1291,6 +1291,8 @@ export type Event =
   | { readonly kind: 'workFailed'; readonly no: number; readonly token: number; readonly cause: unknown }
   /** run() was cancelled: step down. */
   | { readonly kind: 'cancel' }
+  /** A request of this process answered after failures (lib/sdk/faults.ts recovered); `failures`: this elector's steps failed in a row (it waits out their backoff). */
+  | { readonly kind: 'endpointRecovered'; readonly failures: number }
   /** A leader's read or write answered (`failed`: a fault, already reported); `rest`: what it does next. */
   | { readonly kind: 'answer'; readonly rest: readonly Next[]; readonly lease?: Lease | undefined; readonly row?: Candidate | undefined; readonly ok?: boolean; readonly failed?: boolean };
 
@@ -1381,6 +1383,10 @@ export function decide(s: Settings, state: State, e: Event, at: Moment): Step {
       return { state: lead ? apply(s, state, lead, { kind: 'sessionRenewed', name: e.name, sentAt: e.sentAt, now: at.now, ended: e.ended }, at, fx) : state, effects: fx };
     case 'sessionEnded':
       return { state: lead ? apply(s, state, lead, { kind: 'sessionEnded', name: e.name }, at, fx) : state, effects: fx };
+    case 'endpointRecovered':
+      // DynamoDB answers again: a follower napping out an error backoff reads now, not up to the
+      // backoff's cap later. Nothing else moves: not a lease-duration wait, not a leader's timing.
+      return { state, effects: !lead && e.failures > 0 ? [STEP_NOW] : fx };
     case 'clockJump': {
       // its deadline (monotonic) and its last stamp can no longer be vouched for: it stops at once
       if (!lead) return { state, effects: fx };

@@ -184,6 +184,14 @@ describe("the elector's step: the leader's order of actions", () => {
     expect(kept.state.lead?.no).toBe(1);
   });
 
+  it('DynamoDB answers again (endpointRecovered): a follower napping out an error backoff steps at once; one not backing off, or a leader, is left as it was', () => {
+    expect(run(settings(), START, [[{ kind: 'endpointRecovered', failures: 3 }, at(100)]]).effects).toEqual([[{ kind: 'stepNow' }]]);
+    const resting = run(settings(), START, [[{ kind: 'endpointRecovered', failures: 0 }, at(100)]]);
+    expect(resting.effects).toEqual([[]]);
+    expect(resting.state).toBe(START);
+    expect(run(settings(), leading(), [[{ kind: 'endpointRecovered', failures: 2 }, at(100)]]).effects).toEqual([[]]);
+  });
+
   it('the clock jumped: it stops at once, the prevention counted and reported', () => {
     const r = run(settings(), leading(), [[{ kind: 'clockJump', jumpMs: 3_000 }, at(100)]]);
     expect(r.kinds).toEqual([['stop', 'clockSkew']]);

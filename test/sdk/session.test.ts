@@ -577,3 +577,25 @@ describe('Session', () => {
     expect(leaseWrites(holder.machine, from)).toBe(0);
   });
 });
+
+describe('DynamoDB back after an outage of one process (safety.md open item: region loss, seed 12051)', () => {
+  it("the process's Session answers again: its follower napping out an error backoff reads at once, not up to the backoff's cap later", async () => {
+    const { sim, procs, holderOf } = await sessionFleet({ defaults: true, push: false, leases: ['job'] });
+    const holder = await holderOf('job');
+    const p = procs.find((x) => x !== holder)!;
+    const m = p.machine;
+    const leaseReads = (from: number) => m.sent.filter((r) => r.at >= from && r.operation === 'GetItem' && isTable('-leases')(r));
+    const from = sim.clock.monotonic();
+    m.fault = () => Object.assign(new Error('service unavailable'), { name: 'ServiceUnavailable', $fault: 'server', $metadata: { httpStatusCode: 503 } });
+    // four polls failed in a row (the client tries each read three times): the follower's backoff is 8 s (up to 9.6 s); heal just after the fourth
+    await sim.until('four failed polls', () => leaseReads(from).length >= 12 || undefined, 120_000);
+    await sim.run(500); // its answer (the fault) is in: it naps out the backoff
+    expect(leaseReads(from).some((r) => r.ok)).toBe(false);
+    m.fault = undefined;
+    const healedAt = sim.clock.monotonic();
+    const first = await sim.until('a lease read after the heal', () => leaseReads(healedAt).find((r) => r.ok), 30_000);
+    // the Session tries again within its retry period (2 s, jittered) and answers: the follower reads then (before the fix: 8 s or more)
+    expect(first.at - healedAt).toBeLessThan(CLIENT_GO.retryPeriodMs * 1.5);
+    for (const x of procs) x.stop.abort();
+  });
+});
