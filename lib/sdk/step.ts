@@ -1384,8 +1384,7 @@ export function decide(s: Settings, state: State, e: Event, at: Moment): Step {
     case 'sessionEnded':
       return { state: lead ? apply(s, state, lead, { kind: 'sessionEnded', name: e.name }, at, fx) : state, effects: fx };
     case 'endpointRecovered':
-      // DynamoDB answers again: a follower napping out an error backoff reads now, not up to the
-      // backoff's cap later. Nothing else moves: not a lease-duration wait, not a leader's timing.
+      // DynamoDB answers again: a follower napping out an error backoff reads now (nothing else moves)
       return { state, effects: !lead && e.failures > 0 ? [STEP_NOW] : fx };
     case 'clockJump': {
       // its deadline (monotonic) and its last stamp can no longer be vouched for: it stops at once
