@@ -40,15 +40,14 @@ import { ClockSkewError, type StampClock } from './server-clock.js';
 import type { Push } from './push.js';
 import { faultReporter, onRecovered, recovered, retryDelayMs } from './faults.js';
 /**
- * What the SDK's own code, and the simulator, give an elector beyond its options: its lock wrapped
- * (a planted bug: sim/bugs.ts), its decisions replaced (likewise), and whether a cancelled leader
- * hands over at once (withLease). Not part of the public API.
+ * What the SDK's own code and the simulator give an elector beyond its options: its lock wrapped or
+ * its decisions replaced (a planted bug: sim/bugs.ts). Not part of the public API.
  * @internal
  */
 export interface ElectorInternals {
   readonly lock?: (lock: LeaseLock) => LeaseLock;
   readonly decisions?: Partial<Decisions>;
-  /** A cancelled leader hands its term over (or releases it) at once instead of leading on to its next renewal slot: short-lived code whose caller waits for the release. */
+  /** A cancelled leader hands over or releases at once, not at its next renewal slot (withLease: its caller waits). */
   readonly promptly?: boolean;
 }
 
@@ -344,11 +343,7 @@ export class LeaderElector {
     return this.x.push?.healthy() === true;
   }
 
-  /**
-   * Feeds `e` to the step (lib/sdk/step.ts decide) and carries out its effects, each read's or
-   * write's answer fed back as the next event, until the step asks for nothing more. Returns what
-   * a step-down led, if this was one.
-   */
+  /** Feeds `e` to the step and carries out its effects, each answer fed back, until it asks for nothing more; returns what a step-down led. */
   private async feed(e: Event): Promise<{ readonly term: Term; readonly handed: boolean } | undefined> {
     let next: Event | undefined = e;
     let led: { readonly term: Term; readonly handed: boolean } | undefined;
@@ -477,11 +472,7 @@ export class LeaderElector {
         return { sent: x.lock.candidate(f.name), answer: (r) => ({ kind: 'answer', rest: f.rest, row: (r as { item: Candidate | undefined }).item }), fault: { kind: 'answer', rest: f.rest, failed: true } };
       case 'handOver': {
         const sent = this.ended(() => x.lock.handOver(f.term, { heir: f.heir, now: x.time.now(), firstTermSeconds: Math.max(1, Math.ceil(o.leaseDurationMs / 3000)), leaseTransitions: f.leaseTransitions, secondNamed: f.secondNamed }), f.heir.instance);
-        // The wake goes out beside the write, not after its answer (cut 3): the heir's read then
-        // mostly lands after the write, a wake's hop sooner. It is only a hint to read: a read that
-        // lands first shows the giver's term, which the heir follows as before (it leads only from
-        // a consistent read of a row naming it holder), and the wake after the answer (ended), for
-        // the revision written, makes it read again — the path without this early wake.
+        // beside the write, not after its answer: only a hint to read (ended wakes again after it landed)
         x.push?.wake(o.leaseName, f.revision, f.heir.instance);
         return { sent, answer: (ok) => ({ kind: 'answer', rest: f.rest, ok: ok as boolean }) };
       }
@@ -533,11 +524,7 @@ interface Shell {
   deadline: Timer | undefined;
 }
 
-/**
- * The decisions a LeaderElector calls through: the pure functions of lib/sdk/step.ts
- * and faults.ts. One object per elector, so the simulator can plant a wrong decision in
- * the electors it builds (sim/bugs.ts, through the internal `electorWith`).
- */
+/** The decisions a LeaderElector calls through (step.ts, faults.ts): one object per elector, so the simulator can plant a wrong one. */
 export interface Decisions {
   readonly decideFollower: typeof decideFollower;
   readonly decideLeader: typeof decideLeader;

@@ -1,16 +1,9 @@
 /**
- * The lease lock: everything a LeaderElector reads and writes, in client-go's shape
- * (tools/leaderelection/resourcelock: Get, Create, Update; here bench/baseline/lock.ts). One lock
- * per lease. Each write is conditioned — on the revision read (an acquisition, a vacancy report) or
- * on the term (holder and fencing token, or the row's copy of the token) — so a lost race is an
- * answer (`undefined`, or `refusedBy`), never a thrown error and never a corrupted row. Faults
- * (DynamoDB unreachable, a denied request) are thrown. The lock decides nothing and reads no clock:
- * every time it writes is given by the caller.
- *
- * Two implementations: `dynamoLeaseLock` (the DynamoDB stores; what the SDK runs) and
- * `MemoryLeaseTable.lock` (the same conditions on plain objects: tests and the model checker).
- * Session rows are read through the process's `SessionReader` (below), which shares one read among
- * the process's electors that want one about the same moment.
+ * The lease lock: everything a LeaderElector reads and writes, one lock per lease, in client-go's
+ * shape (tools/leaderelection/resourcelock; here bench/baseline/lock.ts). Each write is conditioned
+ * on the revision read or on the term, so a lost race is an answer (`undefined`, `refusedBy`), never
+ * a thrown error; faults are thrown. It decides nothing and reads no clock. `dynamoLeaseLock` is what
+ * the SDK runs; `MemoryLeaseTable` keeps the same conditions in memory (tests, the model check).
  */
 import { nextFencingToken } from '../schemas/fencing-token.js';
 import type { Candidate } from '../schemas/candidate.js';
@@ -72,13 +65,7 @@ export interface LeaseLock {
    * one still unanswered sent at most `pendingMs` ago, or a new read. `sentAt` is when it was sent.
    */
   session(name: string, shareMs: number, pendingMs: number): Promise<SessionRead>;
-  /**
-   * The freshest session row of process `process` in the partition its sessions are in, the lease
-   * naming session row `named` (processSessionComponent), by one consistent Query of that partition
-   * (`row` undefined when it has none): where a lease's `session`
-   * names a row that does not vouch for its holder, the holder's own process's session, which its
-   * term lives by (lib/sdk/step.ts ownSessionRead). `sentAt` is when the query was sent.
-   */
+  /** The freshest session row of process `process` in its sessions' partition (processSessionComponent: `named`'s scope, or the process's own shard), by one consistent Query, never shared. */
   processSession(named: string, process: string): Promise<SessionRead>;
 }
 
@@ -261,7 +248,7 @@ export class MemoryLeaseTable {
 }
 
 /** The row of `process` in partition `component` renewed last, if any (the tick's choice too: lib/coordinator/reconcile.ts byProcess). */
-export function freshestOf(rows: Iterable<IdentityLease>, component: string, process: string): IdentityLease | undefined {
+function freshestOf(rows: Iterable<IdentityLease>, component: string, process: string): IdentityLease | undefined {
   let best: IdentityLease | undefined;
   for (const r of rows) if (r.component === component && r.process === process && (best === undefined || r.renewTime > best.renewTime)) best = r;
   return best;
@@ -300,11 +287,7 @@ export class SessionReader {
     this.store = new IdentityStore(client, identitiesTable);
   }
 
-  /**
-   * Session `name`'s renewal cadence as this process has seen it (a RenewalPhase): one per session,
-   * shared by the process's electors that follow leases held on it, so they all aim their reads at
-   * the same moment and share them.
-   */
+  /** Session `name`'s renewal cadence, shared by the process's electors that follow leases held on it: they aim at one moment and share the read. */
   phase(name: string): RenewalPhase {
     let p = this.phases.get(name);
     if (!p) {
@@ -314,14 +297,7 @@ export class SessionReader {
     return p;
   }
 
-  /**
-   * The freshest row of process `process` in the partition its sessions are in, the lease naming
-   * session row `named` (processSessionComponent: `named`'s scope, or the process's own shard when
-   * granted every lease; LeaseLock processSession): one consistent Query of that one partition,
-   * never of all of them, and never shared — a follower judges by it
-   * only if it was sent after the lease read it acts on was answered (lib/sdk/step.ts
-   * ownSessionRead), which a query another elector sent earlier need not be.
-   */
+  /** LeaseLock.processSession: never shared, since a follower judges by it only if it was sent after its lease read was answered. */
   async freshestOf(named: string, process: string): Promise<SessionRead> {
     const sentAt = this.clock.monotonic();
     const component = processSessionComponent(named, process);
@@ -329,12 +305,7 @@ export class SessionReader {
     return { row: freshestOf(items, component, process), sentAt };
   }
 
-  /**
-   * The session row `name`: from a read sent at most `shareMs` ago, or one still unanswered that was
-   * sent at most `pendingMs` ago (a loaded process wakes its electors over more than `shareMs`, and
-   * a read in flight is as good as a new one sent before it), or a new read. Both bounds must stay
-   * well inside the margin a follower's judgement allows (see lib/sdk/step.ts sessionMargin).
-   */
+  /** LeaseLock.session: both bounds stay well inside the margin a follower's judgement allows (step.ts sessionMargin). */
   read(name: string, shareMs = SHARED_READ_MS, pendingMs = shareMs): Promise<SessionRead> {
     const now = this.clock.monotonic();
     const r = this.recent.get(name);

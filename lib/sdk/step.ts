@@ -1,9 +1,6 @@
 /**
- * The elector's step (STYLE.md §1): `decide(settings, State, event, moment) → { state, effects }`,
- * with the plain decisions it orders — the follower's (decideFollower, termToConfirm,
- * leadFromRead, the read cadence), the leader's (decideLeader, afterRenewal, heirOf) — and no
- * I/O, no clock read: the moment comes in with the event. The shell (lib/sdk/elector.ts) carries
- * out the effects through the LeaseLock. Why each decision is as it is: docs/architecture.md,
+ * The elector's step: `decide(settings, State, event, moment) → { state, effects }` and the plain
+ * decisions it orders. No I/O, no clock read. Why each decision is as it is: docs/architecture.md,
  * "Inside the elector".
  */
 import { renewedBy, SESSION_QUIET_LEASES, sessionStanding } from '../election/vacancy.js';
@@ -52,10 +49,7 @@ export interface FollowerView {
 export interface FollowerDecision {
   /** The coordinator elected this start-up: confirm the term by renewing it (and nothing else). */
   readonly confirm: boolean;
-  /**
-   * Answer the open election (by renewing the candidacy), or the ping that went unanswered while
-   * the clock was in doubt; the elector answers only if it can vouch for its clock.
-   */
+  /** Answer the open election, or the ping left unanswered while the clock was in doubt, by renewing the candidacy. */
   readonly answer: { readonly election: string } | 'unanswered' | undefined;
   /** What to remember as `vacantSince`. */
   readonly vacantSince: number | undefined;
@@ -67,20 +61,12 @@ export interface FollowerDecision {
   readonly take: 'successor' | 'self' | undefined;
 }
 
-/**
- * Whether the coordinator designated this worker (this start-up) to take the lease when it falls
- * vacant. Never while the lease prefers somebody else: the holder is yielding to that candidate.
- */
+/** Whether this start-up is the lease's successor (never while the lease prefers somebody else). */
 export function isSuccessor(lease: Lease | undefined, identity: string, instance: string): boolean {
   return lease?.successor === identity && (lease.successorInstance === undefined || lease.successorInstance === instance) && (lease.preferredHolder === undefined || lease.preferredHolder === identity);
 }
 
-/**
- * Whether the coordinator named this worker (this start-up) second successor: it takes a lease
- * whose term ran out as it watched it when the successor has not taken it within
- * SECOND_SUCCESSOR_GRACE_MS. Never while the lease prefers somebody else, nor when it is the
- * successor too (a lease written by hand).
- */
+/** Whether this start-up is the lease's second successor (not while another is preferred, nor when it is also the successor). */
 export function isSecondSuccessor(lease: Lease | undefined, identity: string, instance: string): boolean {
   return (
     lease?.secondSuccessor === identity &&
@@ -93,20 +79,10 @@ export function isSecondSuccessor(lease: Lease | undefined, identity: string, in
 /** Whether this worker watches the holder's renewals closely: the successor, or the second successor. */
 export const watchesTerm = (lease: Lease | undefined, identity: string, instance: string): boolean => isSuccessor(lease, identity, instance) || isSecondSuccessor(lease, identity, instance);
 
-/**
- * How long after a term ran out, as it watched it, the second successor waits for the successor
- * before it takes the lease itself. Longer than the successor's takeover (a read and a write just
- * after the term's end, each a round trip) and the spread between two close watchers' views of the
- * last renewal (each sees it within tens of ms of its landing); short against the term: a dead
- * successor costs this, not an election.
- */
+/** How long after a term ran out, as it watched it, the second successor waits for the successor before taking the lease. */
 export const SECOND_SUCCESSOR_GRACE_MS = 200;
 
-/**
- * Whether `lease` is vacant as this follower watched it: nobody holds it, a vacancy was reported, or
- * its term has run out since it was first seen at `observedAt` (the observer's clock, not
- * renewTime: tolerates skew between machines).
- */
+/** Whether `lease` is vacant as this follower watched it: unheld, reported vacant, or its term run out since `observedAt`. */
 export function isVacant(lease: Lease | undefined, observedAt: number, now: number): boolean {
   return lease?.holderIdentity === undefined || lease.vacancyReport !== undefined || now - observedAt > lease.leaseDurationSeconds * 1000;
 }
@@ -115,10 +91,7 @@ export function isVacant(lease: Lease | undefined, observedAt: number, now: numb
 export interface PollPlan {
   /** A consistent read of the lease row (NoCoordination, or woken: it is news); otherwise an eventually consistent one (every write it leads to is conditioned on it). */
   readonly consistent: boolean;
-  /**
-   * Only the session row, not the lease row: a quiet lease held on a session (shared by the
-   * process's electors), with wakes reaching this worker and the lease row read within the backstop.
-   */
+  /** Only the session row: a quiet lease held on a session, wakes reaching this worker, the lease row read within the backstop. */
   readonly sessionOnly: boolean;
 }
 
@@ -141,11 +114,7 @@ export function pollPlan(p: {
   return { consistent: !coordinated || p.woken, sessionOnly };
 }
 
-/**
- * The term a row naming this start-up's holder is, as it can confirm it: its own, or `end` — a term
- * rewritten under it (a token below one it led, a token off its copy, or one it is ending) is ended
- * on the row instead (docs/architecture.md, "A term rewritten under its holder").
- */
+/** The term a row naming this start-up can confirm, or `end`: a term rewritten under it, to end on the row instead. */
 export function termToConfirm(l: Lease, ledToken: number, endedToken = -1): { readonly end: boolean; readonly term: { readonly holderIdentity: string; readonly fencingToken: number } } {
   if (l.fencingToken < ledToken || (l.termToken !== undefined && l.termToken !== l.fencingToken) || (l.termToken ?? l.fencingToken) <= endedToken) return { end: true, term: { holderIdentity: l.holderIdentity!, fencingToken: l.termToken ?? l.fencingToken } };
   return { end: false, term: { holderIdentity: l.holderIdentity!, fencingToken: l.fencingToken } };
@@ -160,11 +129,7 @@ export interface SessionRow {
 
 const stampOf = (r: SessionRow | undefined) => r && { name: r.name, renewTime: r.renewTime, process: r.process };
 
-/**
- * Where a follower last looked for the session of a term's holder's own process (a term whose named
- * session does not vouch for it): the freshest row of that process in the partition its sessions are
- * in (lib/schemas/session-partition.ts processSessionComponent), found by a query sent at `at` (monotonic) after a read of the lease at `revision`.
- */
+/** Where a follower last found the holder's own process's session: by a query sent at `at`, after a lease read at `revision`. */
 export interface OwnSessionFound {
   readonly holderInstance: string;
   readonly revision: number;
@@ -174,22 +139,9 @@ export interface OwnSessionFound {
 }
 
 /**
- * What a follower reads to judge a term held on a session whose row (`named`, as read; undefined:
- * gone) does not vouch for its holder — a peer rewrote the lease's `session`, or the row was
- * collected: the holder's own process's session, which its term lives by. `query`: look for it (a
- * Query of the partition, LeaseLock.processSession); `read`: read the row found before, by name;
- * `none`: the partition had none a moment ago (judged by the fallback). Undefined: the row named
- * vouches (or the term is on no session), nothing more to read.
- *
- * What was `found` stands for its term, at the lease revision it was found at, for a lease duration:
- * the term lives by the session its holder put it on, and a process runs one session at a time, a
- * new row only after the last one ended, so that session is the freshest row of the process at any
- * query sent after the holder's write that named it: every lease write up to the revision read
- * had landed before that read was answered, and the query is sent after that answer (never one
- * another elector sent: LeaseLock.processSession is not shared).
- * A later move of the term onto a newer session is another write of the lease: another revision,
- * another query. A term whose session ended lives by its holder's own lease renewals meanwhile,
- * which move the lease's stamp. Once a lease duration it is looked for again.
+ * What a follower reads when the session row a lease names (`named`) does not vouch for its holder:
+ * `query` the holder's process's sessions, `read` the row found before, or `none` (the fallback
+ * judges). Undefined: nothing more to read. Why a found row holds: docs/architecture.md.
  */
 export function ownSessionRead(l: Lease, revision: number, named: SessionRow | undefined, found: OwnSessionFound | undefined, now: number, leaseDurationMs: number): { readonly kind: 'query'; readonly process: string } | { readonly kind: 'read'; readonly name: string } | { readonly kind: 'none' } | undefined {
   if (sessionStanding(l, stampOf(named)) !== 'unvouched') return undefined;
@@ -199,18 +151,8 @@ export function ownSessionRead(l: Lease, revision: number, named: SessionRow | u
 }
 
 /**
- * The term `l` as a follower judges it with the session row it names (`named`) and, where that does
- * not vouch for its holder (sessionStanding), the holder's own process's session (`own`,
- * ownSessionRead), and the row it was judged by (`by`: its renewals are the ones to time reads by):
- * - a holder on no session renews the lease itself: by the lease's own stamp, whatever `session` a
- *   peer wrote on it (as the coordinator and the CLI judge it: effectiveLease; simulator seed 9248);
- * - renewed by the later of its own stamp and the session's that vouches — the named one, else its
- *   holder's own — and expired a lease duration after this follower first saw that stamp (its own
- *   clock, as ever; never the stamp against its clock). The coordinator's tick judges it by the same
- *   row (lib/coordinator/reconcile.ts byProcess);
- * - with neither (the holder's process has no row in that partition: gone, or in another grant's),
- *   it lasts `sessionFallbackMs` from when it was first seen — the holder's own backstop read, which
- *   ends a term it finds moved off its session, comes first — as a lease duration of that length.
+ * The term `l` as a follower judges it by the session row it names (`named`), else by its holder's
+ * own process's row (`own`), else for `sessionFallbackMs`; `by`: the row it was judged by.
  */
 export function judgedOnSession(l: Lease, named: SessionRow | undefined, own: SessionRow | undefined, sessionFallbackMs: number): { readonly lease: Lease; readonly by: SessionRow | undefined } {
   const standing = sessionStanding(l, stampOf(named));
@@ -220,11 +162,7 @@ export function judgedOnSession(l: Lease, named: SessionRow | undefined, own: Se
   return { lease: { ...l, leaseDurationSeconds: Math.max(l.leaseDurationSeconds, Math.ceil(sessionFallbackMs / 1000)) }, by: undefined };
 }
 
-/**
- * The most a stamp another worker wrote may be ahead of DynamoDB's time: half the coordinator's
- * clockSkewMs (1 s by default), the bound every writer's clock is assumed within (safety.md,
- * "Fencing tokens never go back", (1); maxClockErrorMs is at most this with clockSync 'server').
- */
+/** The most a stamp another worker wrote may be ahead of DynamoDB's time: half the coordinator's default clockSkewMs. */
 export const STAMP_ERROR_MS = 500;
 
 /** What an heir does with a read that shows a term handed to this start-up (leadFromRead). */
@@ -239,11 +177,7 @@ export type HandedTerm =
 const CONFIRM_FIRST: HandedTerm = { kind: 'confirm' };
 const READ_AGAIN: HandedTerm = { kind: 'readAgain' };
 
-/**
- * Whether an heir may lead the term a hand-over gave it from the read that showed it, before its
- * confirming renewal, and from when: anchored no later than anyone else can date the term's start
- * (docs/architecture.md, "An heir leading from its read").
- */
+/** Whether an heir may lead a handed term from the read that showed it, before confirming it, and from when. */
 export function leadFromRead(r: {
   readonly lease: Lease;
   readonly identity: string;
@@ -268,12 +202,7 @@ export function leadFromRead(r: {
   return r.consistent ? { kind: 'lead', renewedAt: until - r.renewDeadlineMs } : READ_AGAIN;
 }
 
-/**
- * A lease without holder whose last election failed for want of a live candidate: the coordinator
- * asks again only once a candidate renews its candidacy (askedInVain in lib/election/decide.ts), so
- * a live candidate that missed the election (its ping's wake lost) answers the failure as it would
- * the election: by renewing, once per failure (this key, remembered as `ackedElection`). Seed 12040.
- */
+/** An unheld lease's last election failed for want of a live candidate: the key a candidate answers it under. */
 function askedInVainKey(lease: Lease | undefined): string | undefined {
   const f = lease?.lastElectionFailure;
   if (!f || f.reason !== 'noLiveCandidates' || lease!.holderIdentity !== undefined) return undefined;
@@ -290,7 +219,6 @@ export function decideFollower(v: FollowerView): FollowerDecision {
 
   const held = lease?.holderIdentity !== undefined;
   const termMs = (lease?.leaseDurationSeconds ?? 0) * 1000;
-  // the observer's clock, not renewTime: tolerates skew between machines
   const expired = held && now - v.observedAt > termMs;
   const successor = v.mode === 'coordinated' && isSuccessor(lease, v.identity, v.instance);
   const second = v.mode === 'coordinated' && isSecondSuccessor(lease, v.identity, v.instance);
@@ -302,15 +230,12 @@ export function decideFollower(v: FollowerView): FollowerDecision {
   const base = { confirm: false, answer, vacantSince, wakeAt: undefined };
   if (v.mode === 'NoCoordination') return { ...base, reportVacancy: false, take: 'self' };
   if (successor) return { ...base, reportVacancy: false, take: 'successor' };
-  // The successor's turn first: the second successor takes the lease once it has had its grace
-  // (judged on this worker's clock; the take is conditioned on the revision read, so if the
-  // successor's write landed meanwhile this one fails).
+  // the successor's turn first: the second successor takes the lease once the successor had its grace
   if (second) {
     const due = vacantSince + SECOND_SUCCESSOR_GRACE_MS;
     return now >= due ? { ...base, reportVacancy: false, take: 'successor' } : { ...base, wakeAt: due + 1, reportVacancy: false, take: undefined };
   }
-  // A live successor takes the lease at once, the second successor a grace later; give them one
-  // poll beyond that before asking for an election.
+  // give the successors one poll beyond their turn before asking for an election
   const successorsTurn = lease?.successor !== undefined && now - vacantSince < v.retryPeriodMs + (lease.secondSuccessor !== undefined ? SECOND_SUCCESSOR_GRACE_MS : 0);
   return {
     ...base,
@@ -319,11 +244,7 @@ export function decideFollower(v: FollowerView): FollowerDecision {
   };
 }
 
-/**
- * Where the successor expects the holder's next renewal to become readable: the holder's cadence
- * and a bracket of when a renewal lands after its stamp, learnt from its own reads. It only times
- * reads (docs/architecture.md, "The successor's read cadence").
- */
+/** Where the successor expects the holder's next renewal to become readable, learnt from its own reads. It only times reads. */
 export class RenewalPhase {
   private term: string | undefined;
   /** The last renewals seen: the holder's stamp, oldest first. */
@@ -332,14 +253,10 @@ export class RenewalPhase {
   private hi: number[] = [];
   /** Lower bounds of the landing offset (send time − the stamp expected), most recent last. */
   private lo: number[] = [];
-  /** Renewals seen since the tightest lower bound was set: it is forgotten after PROBE_EVERY (see the class). */
+  /** Renewals seen since the tightest lower bound was set: it is forgotten after PROBE_EVERY. */
   private loAge = 0;
 
-  /**
-   * A read answered at `at` found a renewal stamped `stamp` in term `term` (holder instance and
-   * token) for the first time; the read before it, in the same term, was sent at `previousSentAt`
-   * and did not find it (so the renewal landed after that).
-   */
+  /** A read answered at `at` first found a renewal stamped `stamp` in `term`; the read before it was sent at `previousSentAt`. */
   seen(term: string, stamp: number, at: number, previousSentAt?: number, maxIntervalMs = Infinity): void {
     if (term !== this.term) {
       this.reset();
@@ -349,36 +266,31 @@ export class RenewalPhase {
     const last = this.stamps.at(-1);
     if (last !== undefined && stamp <= last) return; // an older copy (an eventually consistent read): nothing new
     if (last !== undefined && stamp - last > maxIntervalMs) {
-      // Longer apart than any renewal of a live term can be (`maxIntervalMs`: its lease duration):
-      // not two renewals in a row — the term lived on a session meanwhile, or the renewals between
-      // went unseen. The cadence starts again from this one (a gap of 275 s once made a successor
-      // wait that long for the "next" renewal: simulator seed 1846405520).
+      // farther apart than two renewals of a live term can be: the cadence starts again from this one
       const term = this.term;
       this.reset();
       this.term = term;
       previousSentAt = undefined;
     }
-    // Bounds that contradict a newer one are out of date (the holder's phase, or its stamp clock, moved).
+    // bounds that contradict a newer one are out of date
     const bound = at - stamp;
     this.lo = this.lo.filter((l) => l < bound);
-    if (++this.loAge >= PROBE_EVERY) this.lo = []; // renewals may land earlier now: probe (see the class)
-    if (!(bound >= least(this.hi))) push(this.hi, bound); // only a tighter upper bound
+    if (++this.loAge >= PROBE_EVERY) this.lo = []; // renewals may land earlier now: probe
+    if (!(bound >= least(this.hi))) keep(this.hi, bound); // only a tighter upper bound
     if (previousSentAt !== undefined && previousSentAt - stamp < bound) {
       const lower = previousSentAt - stamp;
       this.hi = this.hi.filter((h) => h > lower);
-      // The read before usually found the previous renewal, an interval earlier: that it did not find
-      // this one says nothing about where this one lands. Only a read sent within half an interval
-      // of this one's bound (a chase, a probe) brackets it.
+      // only a read sent within half an interval of this bound (a chase, a probe) brackets the renewal
       const interval = this.intervalMs();
       if (interval === undefined || lower > bound - interval / 2) this.lower(lower);
     }
-    push(this.stamps, stamp);
+    keep(this.stamps, stamp);
   }
 
   /** A lower bound of the landing offset, kept if it is tighter than every one standing. */
   private lower(bound: number): void {
     if (bound <= greatest(this.lo)) return;
-    push(this.lo, bound);
+    keep(this.lo, bound);
     this.loAge = 0;
   }
 
@@ -426,11 +338,12 @@ export class RenewalPhase {
   }
 }
 
-const push = (xs: number[], x: number) => {
+/** Appends `x` to `xs`, keeping the last PHASE_SAMPLES. */
+const keep = (xs: number[], x: number) => {
   xs.push(x);
   if (xs.length > PHASE_SAMPLES) xs.shift();
 };
-/** The least of `xs` (Infinity when empty), and the greatest (-Infinity): loops, not spreads (this runs at every read of every watcher). */
+/** The least of `xs` (Infinity when empty), and the greatest (-Infinity). */
 function least(xs: readonly number[]): number {
   let m = Infinity;
   for (const x of xs) if (x < m) m = x;
@@ -452,11 +365,7 @@ const PROBE_EVERY = 32;
 const PHASE_SAMPLES = 8;
 /** A successor that did not find the renewal it expected reads again after this, doubling each time. */
 export const CHASE_FIRST_MS = 50;
-/**
- * While a lease settles (see nextReadDelay), followers read this often (at most every retry
- * period): they see a new term within this of its first write, so a holder that dies soon after
- * taking the lease is timed as precisely as one the successor had locked on to.
- */
+/** While a lease settles, followers read this often (at most every retry period): a new term is seen this soon after its write. */
 export const SETTLING_READ_MS = 150;
 /** …for at most this many lease durations of settling; a lease that stays in flux longer (an election that keeps failing) is read every retry period. */
 export const SETTLING_TERMS = 2;
@@ -464,14 +373,10 @@ export const SETTLING_TERMS = 2;
 /** While wakes reach it, a follower of a quiet lease that is not its successor reads every this many lease durations. */
 export const PUSH_QUIET_LEASES = 2;
 
-// …and every SESSION_QUIET_LEASES lease durations when the lease is held on a session (declared
-// with the vacancy rules, so the CLI can say how long a holder may take to see a request)
+// …and every SESSION_QUIET_LEASES lease durations when the lease is held on a session
 export { SESSION_QUIET_LEASES };
 
-/**
- * Followers of one process share a session read sent this recently (ms): a hundred electors whose
- * leases are held on one session read it once at each of its renewals, not a hundred times.
- */
+/** Followers of one process share a session read sent this recently (ms). */
 export const SHARED_READ_MS = 100;
 
 /** The successor reads this long after the moment it aims at: landing times vary by a few ms. */
@@ -490,15 +395,12 @@ export interface CadenceView {
   readonly expectedAt: number | undefined;
   /** Whether the holder's cadence is known (RenewalPhase.known): a missing renewal is then chased, not polled for. */
   readonly cadenceKnown: boolean;
-  /**
-   * How long the lease has been settling as this worker saw it — in flux, or, for its successor, in
-   * a term whose cadence it has not learnt yet — or undefined when it is not (the elector keeps it).
-   */
+  /** How long the lease has been settling (in flux, or, for its successor, of a cadence not yet learnt); undefined: it is not. */
   readonly settlingForMs: number | undefined;
   readonly leaseDurationMs: number;
   /** Monotonic time the held term would run out as this worker watched it (when it first saw its last renewal, plus its duration). */
   readonly termEndsAt: number | undefined;
-  /** Reads since the last new renewal seen that came at or after the expected next one (or, while the lease prefers this worker, any read) and found nothing new. */
+  /** Reads since the last new renewal seen that found nothing new past its expected time. */
   readonly misses: number;
   /** Whether wakes reach this worker now (the push path): quiet followers then read rarely. */
   readonly pushLive?: boolean;
@@ -508,11 +410,7 @@ export interface CadenceView {
   readonly random: number;
 }
 
-/**
- * Whether a lease needs nobody's attention: held, renewed by its holder at least once since it was
- * taken (an electee or an heir confirms by renewing), no election, no vacancy report, no
- * preemption. Followers read it rarely; anything else is read every retry period.
- */
+/** Whether a lease needs nobody's attention: held, renewed since it was taken, no election, vacancy report or preemption. */
 export function isQuiet(lease: Lease | undefined): boolean {
   return (
     lease?.holderIdentity !== undefined &&
@@ -527,37 +425,25 @@ export function isQuiet(lease: Lease | undefined): boolean {
 
 /** How long a follower waits before its next read (docs/architecture.md, "How often a follower reads"); the elector also wakes for `wakeAt`. */
 export function nextReadDelay(v: CadenceView): number {
-  // (helpers at module level, not closures: this runs at every poll of every follower)
   if (v.mode === 'NoCoordination') return jittered(v, v.retryPeriodMs, 0.2);
   const lease = v.lease;
   const successor = isSuccessor(lease, v.identity, v.instance);
   const second = !successor && isSecondSuccessor(lease, v.identity, v.instance);
   const yieldingToMe = lease?.holderIdentity !== undefined && lease.preferredHolder === v.identity;
   const due = v.expectedAt === undefined ? undefined : v.expectedAt + READ_AFTER_MS;
-  // Settling, and not for long: read often (a new term is seen within SETTLING_READ_MS of its write).
   const settling = v.settlingForMs !== undefined && v.settlingForMs < SETTLING_TERMS * v.leaseDurationMs;
-  // The holder yields right after the renewal that tells it to: look again at once, then less often.
+  // the holder yields right after the renewal that tells it to: look again at once, then less often
   if (yieldingToMe) return chaseDelay(v);
   if (!isQuiet(lease)) return unsureDelay(v, settling);
   if (successor || second) {
-    // (The second successor watches alike: it takes the lease a grace after the term's end.)
-    // Never past the end of the term it watches: that is when it takes over, whatever cadence it has
-    // learnt (and once the end has passed, a takeover whose answer was lost may have landed: look
-    // again within SETTLING_READ_MS).
-    // While the bracket is wide each miss moves the aim up (a binary search within one renewal);
-    // once the renewal is overdue, chase it: again after as long as it has been overdue (at least
-    // 50 ms), so 50, 100, 200 … ms after the aim; if the bracket gave way (it lands later now), by
-    // the misses since the last renewal seen.
+    // at the renewal expected, then chasing it, never past the end of the term it watches
     const graceMs = second ? SECOND_SUCCESSOR_GRACE_MS : 0;
     if (due !== undefined) return atTermEnd(v, due > v.now ? due - v.now : Math.min(Math.max(CHASE_FIRST_MS, v.now - due), v.retryPeriodMs), graceMs);
     return atTermEnd(v, v.cadenceKnown ? chaseDelay(v) : unsureDelay(v, settling), graceMs);
   }
-  // Told of every change (a ping, a takeover, a hand-off, being named successor) by a wake: read
-  // only as a backstop for a lost one, every two lease durations (at least two retry periods).
+  // told of every change by a wake: read only as a backstop for a lost one
   if (v.pushLive) return jittered(v, Math.max((v.sessionHeld ? SESSION_QUIET_LEASES : PUSH_QUIET_LEASES) * v.leaseDurationMs, 2 * v.retryPeriodMs), 0.1);
-  // A term nobody has seen renewed for nearly its whole duration: its holder may be gone, and its
-  // successor takes it the moment it runs out. Read often around then, so the new term is seen
-  // (and timed) within SETTLING_READ_MS of its write, not up to two retry periods later.
+  // a term not seen renewed for nearly its whole duration: read often around its end, to see the next term soon
   const quietPoll = 2 * v.retryPeriodMs * 1.1;
   const watchFrom = v.termEndsAt === undefined ? Infinity : v.termEndsAt - quietPoll;
   if (v.now >= watchFrom && v.now < v.termEndsAt! + SETTLING_TERMS * v.leaseDurationMs) return jittered(v, Math.min(SETTLING_READ_MS, v.retryPeriodMs), 0.2);
@@ -587,11 +473,7 @@ function atTermEnd(v: CadenceView, ms: number, graceMs = 0): number {
   return Math.min(ms, untilEnd > 0 ? untilEnd + READ_AFTER_MS : Math.min(SETTLING_READ_MS, v.retryPeriodMs));
 }
 
-/**
- * How old a session read, sent by the process's other electors, a follower may take instead of its
- * own: any follower one within the margin; a close watcher only one sent after its own last read
- * and after the moment it aims at (docs/architecture.md, "Session reads shared").
- */
+/** How old a session read another elector of the process sent a follower may take instead of its own. */
 export function sessionShareMs(p: {
   readonly watches: boolean;
   readonly now: number;
@@ -606,15 +488,10 @@ export function sessionShareMs(p: {
   return Math.max(0, Math.min(p.marginMs, p.now - after));
 }
 
-/** While DynamoDB's time is not known well enough, the elector polls about this soon (jittered, so responses land at other points of the server's second). */
+/** While DynamoDB's time is in doubt, the elector polls about this soon (jittered: the next Date lands elsewhere in the second). */
 export const CLOCK_RESAMPLE_MS = 500;
 
-/**
- * How long until an elector's next step: the delay its side planned (`planned`: leaderDelay or
- * nextReadDelay), shortened while DynamoDB's time is in doubt (the next response, at another point
- * of the server's second, narrows it: `random` is drawn only then) and, for a follower, to the
- * moment the term it watches would run out (`wakeAt`, monotonic).
- */
+/** How long until the next step: `planned`, shortened while the clock is in doubt and, for a follower, to `wakeAt`. */
 export function stepDelay(d: { readonly planned: number; readonly clockKnown: boolean; readonly random: number; readonly wakeAt: number | undefined; readonly now: number }): number {
   const poll = d.clockKnown ? d.planned : Math.min(d.planned, CLOCK_RESAMPLE_MS * (0.6 + 0.8 * d.random));
   return Math.min(poll, d.wakeAt !== undefined ? Math.max(0, d.wakeAt - d.now) : Infinity);
@@ -666,11 +543,7 @@ export type LeaderObservation =
 export type LeaderStep =
   /** Nothing changes. */
   | { readonly kind: 'none' }
-  /**
-   * Stop acting now (onStoppedLeading with `reason`); `look`: read the lease at once after;
-   * `endTerm`: the row still carries this term's token copy but not its holder or token (rewritten
-   * under it): end the term on the row too, so it is elected again at once.
-   */
+  /** Stop acting now; `look`: read the lease at once after; `endTerm`: end the term rewritten under it on the row too. */
   | { readonly kind: 'stop'; readonly reason: StopReason; readonly look: boolean; readonly endTerm?: true }
   /** The term is renewed from `renewedAt`; `lease`, when a write or read returned the row. */
   | { readonly kind: 'renewed'; readonly renewedAt: number; readonly lease: Lease | undefined }
@@ -681,6 +554,8 @@ export type LeaderStep =
 
 const NONE: LeaderStep = { kind: 'none' };
 const stop = (reason: StopReason, look = false): LeaderStep => ({ kind: 'stop', reason, look });
+/** Its term was rewritten under it: stop, end the term on the row too, and read the lease at once. */
+const REWRITTEN: LeaderStep = { kind: 'stop', reason: 'deposed', look: true, endTerm: true };
 
 /** Whether `l` is still in the term `t` (holder, this start-up, token). */
 export function inTerm(l: Lease | undefined, t: TermView): l is Lease {
@@ -691,20 +566,16 @@ export function inTerm(l: Lease | undefined, t: TermView): l is Lease {
 export function decideLeader(s: LeaderSettings, t: TermView, o: LeaderObservation): LeaderStep {
   switch (o.kind) {
     case 'deadline':
-      // the timer armed for renewedAt + renewDeadline (re-armed at every renewal) fired: stop, even
-      // should the monotonic clock read a hair short of it (a timer may fire a millisecond early)
+      // even should the monotonic clock read a hair short of it: a timer may fire a millisecond early
       return stop('renewDeadline');
     case 'asked':
       // client-go: stop acting once the renew deadline has passed since the last renewal was sent
       return o.now >= t.renewedAt + s.renewDeadlineMs ? stop('renewDeadline') : NONE;
     case 'sessionRenewed': {
       if (t.session !== o.name) return NONE;
-      // someone else ended this term (the coordinator, the platform function, the CLI, an
-      // operator's delete): the lease stream's function marked it on the session, wake or no wake.
-      // Also ended on the row, where the row still carries this term's token copy (a fencing token
-      // moved under it: the session would otherwise keep the rewritten term alive, nobody leading it)
+      // someone else ended this term: the lease stream marked it on the session (ended on the row too)
       const end = o.ended[s.leaseName];
-      if (end !== undefined && end >= t.fencingToken) return { kind: 'stop', reason: 'deposed', look: true, endTerm: true };
+      if (end !== undefined && end >= t.fencingToken) return REWRITTEN;
       // answered after the deadline: it extends nothing (others may already have seen the session expire)
       if (o.now >= t.renewedAt + s.renewDeadlineMs) return stop('renewDeadline');
       return o.sentAt > t.renewedAt ? { kind: 'renewed', renewedAt: o.sentAt, lease: undefined } : NONE;
@@ -713,25 +584,18 @@ export function decideLeader(s: LeaderSettings, t: TermView, o: LeaderObservatio
       return t.session === o.name ? { kind: 'look' } : NONE;
     case 'renewed':
       if (!o.lease) return stop('deposed'); // the lease is no longer in this term
-      // Renewed (the term's token copy matched), yet the row is not this term's: its holder or
-      // fencing token was rewritten under it (an operator, a peer). Fenced writes are refused from
-      // now on: leading on would hold the lease and do nothing. Stop, and end the term on the row.
-      if (!inTerm(o.lease, t)) return { kind: 'stop', reason: 'deposed', look: true, endTerm: true };
+      // renewed by the token copy, yet the row's holder or token was rewritten under it
+      if (!inTerm(o.lease, t)) return REWRITTEN;
       return { kind: 'renewed', renewedAt: Math.max(t.renewedAt, o.sentAt), lease: o.lease };
     case 'read': {
       const termToken = o.lease?.termToken;
       if (inTerm(o.lease, t)) {
-        // Held on its session, yet the row names another (or none): `session` was rewritten under
-        // the holder (a peer of the same lease can write it). Observers no longer judge the term by
-        // this holder's renewals — they wait out this very read (sessionStanding, sessionFallbackMs) —
-        // so it ends here, on the row too, and is elected again.
-        if (t.session !== undefined && o.lease.session !== t.session) return { kind: 'stop', reason: 'deposed', look: true, endTerm: true };
+        // held on its session, yet the row names another or none: `session` was rewritten under it
+        if (t.session !== undefined && o.lease.session !== t.session) return REWRITTEN;
         return { kind: 'seen', lease: o.lease };
       }
-      // The row still carries this term's token copy, yet not its holder or fencing token: rewritten
-      // under it, as above. A leader on a session renews no lease row and learns it by reading:
-      // left as it is, the session would keep the rewritten term alive with nobody leading it.
-      return termToken === t.fencingToken ? { kind: 'stop', reason: 'deposed', look: true, endTerm: true } : stop('deposed');
+      // the row carries this term's token copy, not its holder or token: rewritten under it
+      return termToken === t.fencingToken ? REWRITTEN : stop('deposed');
     }
   }
 }
@@ -742,8 +606,8 @@ export interface HeldTerm {
   readonly fencingToken: number;
 }
 
-/** The part of a leader's state its decisions change: one record, replaced by each step (the shell keeps the deadline's timer and the work's signal). */
-export interface LeaderTerm {
+/** The term this worker leads: one record, replaced by each step. */
+export interface Lead {
   readonly term: HeldTerm;
   /** Monotonic time the last successful renewal was *sent*: the term is safe until then + renewDeadline. */
   readonly renewedAt: number;
@@ -755,6 +619,10 @@ export interface LeaderTerm {
   readonly lease: Lease | undefined;
   /** The session the term is held on (the lease's `session` as last written): its renewals are the term's. */
   readonly session: string | undefined;
+  /** Monotonic time it started leading. */
+  readonly since: number;
+  /** This start-up's terms so far, this one included: an answer or a timer of an earlier term changes nothing. */
+  readonly no: number;
 }
 
 /** What a leader does after a renewal or a read showed it the lease in its term. */
@@ -772,11 +640,7 @@ export function afterRenewal(s: LeaderSettings, lease: Lease, k: { readonly cand
   return { kind: 'none' };
 }
 
-/**
- * Whom a leader stepping down hands its term to: the successor the coordinator designated on the
- * lease as last renewed (its process named), in coordinated mode, unless the lease prefers somebody
- * else (or names this worker).
- */
+/** Whom a leader stepping down hands its term to: the lease's successor, unless somebody else is preferred. */
 export function heirOf(s: LeaderSettings, l: Lease | undefined): { name: string; instance: string } | undefined {
   if (s.mode !== 'coordinated' || !l?.successor || !l.successorInstance) return undefined;
   if (l.preferredHolder !== undefined && l.preferredHolder !== l.successor) return undefined;
@@ -805,34 +669,19 @@ export interface LeaderTiming {
   readonly random: number;
 }
 
-/**
- * When a leader steps next: held on its live session, it only looks at the lease (rarely while
- * wakes reach it, else every renew interval); a retry period after a failed try; otherwise a renew
- * interval after the last renewal was sent — a steady cadence its successor can read right behind.
- */
+/** When a leader steps next: on its live session it only reads; after a failed try, a retry period; else a renew interval after the last renewal. */
 export function leaderDelay(t: LeaderTiming): number {
   if (t.onLiveSession) return t.pushLive ? t.holderBackstopMs * (1 + 0.1 * t.random) : t.cadenceMs;
   if (t.retrying || t.everyRetryPeriod) return t.retryPeriodMs;
   return Math.max(0, t.renewedAt + t.cadenceMs - t.now);
 }
 
-/**
- * How long a follower's fallback waits before it takes a lease last seen held on a session: the
- * holder's own backstop read (every `sessionBackstopMs`, jittered by a tenth), its renew deadline
- * and a retry period — the holder has stopped first (docs/architecture.md, "A term on a session, judged").
- */
+/** How long a follower's fallback waits before it takes a lease last seen held on a session: until its holder has stopped. */
 export function sessionFallbackMs(o: { readonly sessionBackstopMs: number; readonly renewDeadlineMs: number; readonly retryPeriodMs: number }): number {
   return Math.ceil(1.1 * o.sessionBackstopMs) + o.renewDeadlineMs + o.retryPeriodMs;
 }
 
-/**
- * How long a cancelled leader with an heir leads on before it hands the term over: until its next
- * renewal would be due, the moment the heir reads (at most a renew interval). At once when the heir
- * is told (a wake reaches it: `pushLive`), when the caller waits for the release (`promptly`:
- * withLease), after a failed renewal, and in a term not yet renewed twice, which the heir is still
- * settling on (it reads it every SETTLING_READ_MS for its first lease durations: it sees a hand-off
- * now as soon).
- */
+/** How long a cancelled leader with an heir leads on before it hands the term over: until the heir next reads. */
 export function handOffDelay(t: {
   readonly promptly: boolean;
   readonly pushLive: boolean;
@@ -1063,26 +912,19 @@ export type FollowerEffect =
 type Out = { readonly state: FollowerState; readonly effects: FollowerEffect[] };
 
 /**
- * Whether the times this worker would write at `at` are within maxClockErrorMs of DynamoDB's clock:
- * if not, a prevention, reported once per spell; `settling`: for an acknowledgement, a doubt about
- * to clear does not count (docs/architecture.md, "The clock in doubt").
+ * Whether this worker can vouch for the times it would write now (DynamoDB's clock measured within
+ * maxClockErrorMs): if not, a prevention, told once per spell; `settling`: a doubt about to clear does not count.
  */
-export function judgeClock<S extends FollowerState>(state: S, at: Moment, leaseDurationMs: number, settling = false): { readonly state: S; readonly trusted: boolean; readonly report?: ClockDoubt } {
+function vouch<S extends FollowerState>(s: FollowerSettings, state: S, at: Moment, fx: { push(e: { kind: 'clockSkew'; doubt: ClockDoubt }): unknown }, settling = false): { readonly state: S; readonly trusted: boolean } {
   const c = at.clock;
   if (c.ok) return { state: state.doubt === undefined ? state : { ...state, doubt: undefined }, trusted: true };
   const doubt = state.doubt ?? { since: at.now, reported: false };
-  const lasting = at.now - doubt.since >= leaseDurationMs;
+  const lasting = at.now - doubt.since >= s.leaseDurationMs;
   if (settling && c.reason !== 'noSamples' && !lasting) return { state: { ...state, doubt }, trusted: true };
   const counted = { ...state, doubt, preventions: state.preventions + 1 };
-  if (!doubt.reported && (c.reason === 'jumped' || lasting)) return { state: { ...counted, doubt: { since: doubt.since, reported: true } }, trusted: false, report: c };
-  return { state: counted, trusted: false };
-}
-
-/** judgeClock, its report told (onError, once per spell). */
-function vouch<S extends FollowerState>(s: FollowerSettings, st: S, at: Moment, fx: { push(e: { kind: 'clockSkew'; doubt: ClockDoubt }): unknown }, settling = false): { readonly state: S; readonly trusted: boolean } {
-  const j = judgeClock(st, at, s.leaseDurationMs, settling);
-  if (j.report) fx.push({ kind: 'clockSkew', doubt: j.report });
-  return j;
+  if (doubt.reported || (c.reason !== 'jumped' && !lasting)) return { state: counted, trusted: false };
+  fx.push({ kind: 'clockSkew', doubt: c });
+  return { state: { ...counted, doubt: { since: doubt.since, reported: true } }, trusted: false };
 }
 
 /** A write not made, or a term stopped, for the clock (`jumpMs`: a jump, reported at once). */
@@ -1095,24 +937,19 @@ export function prevented<S extends FollowerState>(state: S, now: number, jumpMs
 const termKey = (l: Lease | undefined): TermKey | undefined =>
   l && { holderIdentity: l.holderIdentity, holderInstance: l.holderInstance, renewTime: l.renewTime, fencingToken: l.fencingToken, leaseDurationSeconds: l.leaseDurationSeconds };
 
-/** Whether `l` has the term key `k` (compared field by field: no string made per read). */
+/** Whether `l` has the term key `k`. */
 function sameTerm(k: TermKey | undefined, l: Lease | undefined): boolean {
   if (!k || !l) return k === undefined && l === undefined;
   return k.holderIdentity === l.holderIdentity && k.holderInstance === l.holderInstance && k.renewTime === l.renewTime && k.fencingToken === l.fencingToken && k.leaseDurationSeconds === l.leaseDurationSeconds;
 }
 
-/**
- * The renewal cadence this follower times its reads by: for a lease held on a session, the
- * session's, shared by every elector of the process that follows a lease on it (they then aim at
- * the same moment, and one read serves them all); otherwise its own holder's.
- */
-function activeCadence(s: FollowerSettings, st: FollowerState): RenewalPhase {
-  const l = st.lastRaw?.item;
-  return l?.session !== undefined && l.holderIdentity !== undefined && st.viewedSession !== undefined ? s.cadence.session(st.viewedSession.name) : s.cadence.own;
-}
-
 /** Whether the lease as last read is held on a session. */
 const sessionHeld = (st: FollowerState): boolean => st.lastRaw?.item?.session !== undefined && st.lastRaw.item.holderIdentity !== undefined;
+
+/** The renewal cadence this follower times its reads by: its session's (shared by the process's electors), else its holder's. */
+function activeCadence(s: FollowerSettings, st: FollowerState): RenewalPhase {
+  return sessionHeld(st) && st.viewedSession !== undefined ? s.cadence.session(st.viewedSession.name) : s.cadence.own;
+}
 
 /** Reports a holder seen (onNewLeader) when it is not the one last reported. */
 function noteHolder(st: FollowerState, holder: unknown, fx: FollowerEffect[]): FollowerState {
@@ -1121,11 +958,7 @@ function noteHolder(st: FollowerState, holder: unknown, fx: FollowerEffect[]): F
   return { ...st, lastLeader: holder };
 }
 
-/**
- * Another start-up claims this worker's candidate name (one identity, one process): this one is
- * alive, so it answers by renewing its candidate row, which refuses the newcomer; and says so.
- * Each claim is answered once.
- */
+/** Another start-up claims this worker's name: answered once, by renewing its candidate row (which refuses the newcomer). */
 function claimIn(s: FollowerSettings, st: FollowerState, l: Lease | undefined, fx: FollowerEffect[]): FollowerState {
   const c = l?.identityClaim;
   if (!c || !s.candidate || c.name !== s.identity || c.of !== s.instance || c.instance === s.instance) return st;
@@ -1151,10 +984,7 @@ function observe(s: FollowerSettings, st: FollowerState, read: LeaseRead, now: n
   return { st: claimIn(s, next, read.item, fx), changed };
 }
 
-/**
- * An eventually consistent read older than one already seen (a lower revision in the same or an
- * earlier term, or no row where there was one): not acted on; it is read again, consistently.
- */
+/** An eventually consistent read older than one already seen: not acted on, but read again consistently. */
 function isStale(st: FollowerState, read: LeaseRead): boolean {
   const o = st.observed;
   if (!o || o.token < 0) return false;
@@ -1174,7 +1004,6 @@ export function followerStep(s: FollowerSettings, state: FollowerState, e: Follo
   const p = state.pending;
   switch (e.kind) {
     case 'poll': {
-      // what it reads: pollPlan (most polls write nothing)
       const last = state.lastRaw;
       const plan = pollPlan({ mode: s.mode, woken: e.woken, pushLive: e.pushLive, raw: last?.item, view: state.lastRead, leaseReadAt: state.leaseReadAt, now: at.now, backstopMs: SESSION_QUIET_LEASES * s.leaseDurationMs });
       const read: Pending = { kind: 'read', then: 'poll', woken: e.woken, consistent: plan.consistent, sentAt: at.now, reread: false };
@@ -1196,10 +1025,9 @@ export function followerStep(s: FollowerSettings, state: FollowerState, e: Follo
         if (!p.ownReread && at.now - e.read.sentAt > margin) return waiting(state, { ...p, ownReread: true }, fx, { kind: 'readSession', name: e.read.row.name, shareMs: 0, pendingMs: 0 });
         return judgedView(s, state, p, p.named, e.read, at, fx);
       }
-      // A read sent longer ago than the margin (the process was frozen, or starved, between sending
-      // it and now) proves nothing about now: read again before judging by it.
+      // a read sent longer ago than the margin (the process frozen or starved meanwhile) is read again
       if (!p.sessionReread && at.now - e.read.sentAt > margin) return waiting(state, { ...p, sessionReread: true }, fx, { kind: 'readSession', name: l.session!, shareMs: 0, pendingMs: 0 });
-      // A row that does not vouch for the holder: its own process's session, found apart (ownSessionRead)
+      // a row that does not vouch for the holder: its own process's session is looked for
       const own = ownSessionRead(l, p.raw.revision, e.read.row, state.ownFound, at.now, s.leaseDurationMs);
       if (own?.kind === 'query') return waiting(state, { ...p, named: e.read }, fx, { kind: 'readProcessSession', named: l.session!, process: own.process });
       if (own?.kind === 'read') return waiting(state, { ...p, named: e.read }, fx, { kind: 'readSession', name: own.name, shareMs: watchesTerm(l, s.identity, s.instance) ? SHARED_READ_MS : margin, pendingMs: margin });
@@ -1262,8 +1090,7 @@ export function followerStep(s: FollowerSettings, state: FollowerState, e: Follo
       s.cadence.own.reset();
       return { state: { ...state, misses: 0, previousReadSentAt: undefined }, effects: fx };
     case 'wake': {
-      // A wake for the very revision this worker has read is nothing new (its own hand-off, say;
-      // only the very revision: a deleted and re-created row counts its revisions from 1 again).
+      // a wake for the very revision this worker has read is nothing new (its own hand-off, say)
       const seen = state.observed;
       if (e.revision !== undefined && seen !== undefined && e.revision === seen.revision) return { state, effects: fx };
       return { state: { ...state, wakePending: true }, effects: [{ kind: 'stepNow' }] };
@@ -1271,10 +1098,7 @@ export function followerStep(s: FollowerSettings, state: FollowerState, e: Follo
   }
 }
 
-/**
- * The lease as this follower judges it with the session row it names (`named`) and, where that does
- * not vouch for its holder, its holder's own process's (`own`): judgedOnSession.
- */
+/** The lease as this follower judges it by the session rows read (judgedOnSession). */
 function judgedView(s: FollowerSettings, state: FollowerState, p: Extract<Pending, { kind: 'read' }>, named: SessionRead, own: SessionRead | undefined, at: Moment, fx: FollowerEffect[]): Out {
   const raw = p.raw!;
   const l = raw.item!;
@@ -1334,8 +1158,7 @@ function polled(s: FollowerSettings, state: FollowerState, raw: LeaseRead, view:
   });
   if (!(d.confirm || (d.answer !== undefined && s.candidate) || d.take !== undefined || d.reportVacancy)) return done({ ...st, vacantSince: d.vacantSince, wakeAt: d.wakeAt }, fx);
   if (d.confirm) {
-    // Elected (by the coordinator, for this start-up): confirm by renewing before acting. A term
-    // rewritten under this start-up is ended on the row, not confirmed (termToConfirm).
+    // elected: confirm by renewing before acting (a term rewritten under it is ended instead)
     st = { ...st, wakeAt: undefined };
     const c = termToConfirm(view.item!, st.ledToken, st.endedToken);
     if (c.end) return done(st, [...fx, { kind: 'endChanged', term: c.term }]);
@@ -1361,10 +1184,8 @@ function polled(s: FollowerSettings, state: FollowerState, raw: LeaseRead, view:
 /** A poll's actions after its answer: take the lease as successor, or report a vacancy and take it by fallback. */
 function rest(s: FollowerSettings, state: FollowerState, raw: LeaseRead, d: FollowerDecision, at: Moment, fx: FollowerEffect[]): Out {
   const st = { ...state, vacantSince: d.vacantSince, wakeAt: d.wakeAt };
-  // As its designated successor (or second successor, once the successor has had its grace): a lost
-  // race is read again at once (attempted).
+  // as successor (or second successor): a lost race is read again at once (attempted)
   if (d.take === 'successor') return acquire(s, st, raw, 'first', at, fx);
-  // Tells the coordinator the holder has not renewed for a whole term, as this worker watched.
   if (d.reportVacancy) return waiting(st, { kind: 'report', raw, d }, fx, { kind: 'reportVacancy', read: raw });
   return afterReport(s, st, raw, d, at, fx);
 }
@@ -1380,20 +1201,13 @@ function acquire(s: FollowerSettings, state: FollowerState, read: LeaseRead, the
   return waiting(j.state, { kind: 'acquire', read, then, jumps: at.jumps, sentAt: at.now }, fx, { kind: 'acquire', read, electedBy: then === 'self' ? 'self' : 'successor' });
 }
 
-/**
- * A term won (`term`, by the write sent at `sentAt`, answered with `lease`): led, unless the clock
- * jumped meanwhile — its stamp may be off by the jump, so it is given back rather than led on.
- */
+/** A term won by the write sent at `sentAt`: led, unless the clock jumped meanwhile (then given back). */
 function won(s: FollowerSettings, state: FollowerState, term: Term, jumps: number, sentAt: number, lease: Lease, then: Attempt | Given, at: Moment, fx: FollowerEffect[]): Out {
   if (at.jumps !== jumps) return waiting(prevented(state, at.now).state, { kind: 'giveBack', then }, fx, { kind: 'release', term });
   return waiting(state, { kind: 'lead', then, token: term.fencingToken }, fx, { kind: 'lead', term, sentAt, lease, confirmed: then === 'confirm', handed: then === 'handed' });
 }
 
-/**
- * An acquisition came to `ok`. The successor's first that lost a race (a vacancy report, an election
- * opened, somebody else's write) reads the lease again at once: if it is still vacant and still
- * names this worker, it tries once more; otherwise the election goes on as usual.
- */
+/** An acquisition came to `ok`: the successor's first that lost a race reads the lease again at once (a second look). */
 function attempted(s: FollowerSettings, state: FollowerState, then: Attempt, ok: boolean, at: Moment, fx: FollowerEffect[]): Out {
   if (then !== 'first' || ok) return done(state, fx);
   return waiting(state, { kind: 'read', then: 'secondLook', woken: false, consistent: true, sentAt: at.now, reread: true }, fx, { kind: 'readLease', consistent: true });
@@ -1422,13 +1236,6 @@ export function followerDelay(s: FollowerSettings, st: FollowerState, now: numbe
 
 // ---- the elector's step: following and leading, one record ----
 
-/** The term this worker leads: what the leader's decisions change, since when (monotonic) it leads, and which of this start-up's terms it is. */
-export interface Lead extends LeaderTerm {
-  readonly since: number;
-  /** This start-up's terms so far, this one included: an answer or a timer of an earlier term changes nothing. */
-  readonly no: number;
-}
-
 /** What an elector knows between events, in one record replaced by each step: following (`lead` undefined) or leading. */
 export interface State extends FollowerState {
   readonly lead: Lead | undefined;
@@ -1452,11 +1259,7 @@ export interface Settings extends FollowerSettings {
   readonly everyRetryPeriod?: boolean;
 }
 
-/**
- * How long until the elector's next step, after one that did not fail: the leader's (leaderDelay)
- * or the follower's (nextReadDelay), shortened while the clock is in doubt (stepDelay). `draw`: a
- * random number, drawn only when it is used (the simulator replays the same draws).
- */
+/** How long until the elector's next step after one that did not fail; `draw` is called only when a draw is used. */
 export function nextStepDelay(s: Settings, st: State, at: Moment, draw: () => number): number {
   const l = st.lead;
   const pushLive = at.pushLive === true;
@@ -1513,11 +1316,7 @@ export type Effect =
   | { readonly kind: 'look'; readonly consistent: boolean; readonly reportFault: boolean; readonly rest: readonly Next[] }
   /** Read the heir's candidate row, right before the hand-over. A fault is reported, and answered `failed`. */
   | { readonly kind: 'readHeir'; readonly name: string; readonly rest: readonly Next[] }
-  /**
-   * Hand `term` to `heir` in one write (answered `ok`; a fault is reported, and answered not ok).
-   * A wake for `revision` (the one the write makes, if the view it was decided on is current) goes
-   * out beside the write; the one for the revision written, after it landed.
-   */
+  /** Hand `term` to `heir` in one write (answered `ok`); a wake for `revision` goes out beside it. */
   | { readonly kind: 'handOver'; readonly term: Term; readonly heir: Heir; readonly leaseTransitions: number; readonly secondNamed: boolean; readonly revision: number; readonly rest: readonly Next[] }
   /** Release `term` (a fault is reported: the term runs out). */
   | { readonly kind: 'releaseTerm'; readonly term: Term; readonly rest: readonly Next[] }
@@ -1565,9 +1364,7 @@ const STEP_NOW: Effect = { kind: 'stepNow' };
 
 /**
  * The elector's step: its record after `e`, decided at `at`, and what the shell carries out. A
- * follower's events go to followerStep; a term it wins is led here, and the leader's order of
- * actions — renew, read instead when the clock is in doubt, yield or acknowledge, give up, hand
- * over — is this function's, each read's or write's answer fed back as an `answer`.
+ * follower's events go to followerStep; a term it wins is led here, in the leader's order.
  */
 export function decide(s: Settings, state: State, e: Event, at: Moment): Step {
   const fx: Effect[] = [];
@@ -1587,8 +1384,7 @@ export function decide(s: Settings, state: State, e: Event, at: Moment): Step {
     case 'sessionEnded':
       return { state: lead ? apply(s, state, lead, { kind: 'sessionEnded', name: e.name }, at, fx) : state, effects: fx };
     case 'endpointRecovered':
-      // DynamoDB answers again: a follower napping out an error backoff reads now, not up to the
-      // backoff's cap later. Nothing else moves: not a lease-duration wait, not a leader's timing.
+      // DynamoDB answers again: a follower napping out an error backoff reads now (nothing else moves)
       return { state, effects: !lead && e.failures > 0 ? [STEP_NOW] : fx };
     case 'clockJump': {
       // its deadline (monotonic) and its last stamp can no longer be vouched for: it stops at once
@@ -1605,11 +1401,7 @@ export function decide(s: Settings, state: State, e: Event, at: Moment): Step {
       return current && !keep ? giveUp(s, state, lead, 'workFailed', [], at, fx) : { state, effects: fx };
     }
     case 'cancel': {
-      // With an heir, lead on until the next renewal would be due, then hand the term over. While
-      // wakes reach this leader its view of the lease is current (the coordinator's writes wake
-      // it), so a view naming an heir is not read first (`again`): a view gone stale costs one
-      // refused write (the hand-over is conditioned on the term and the heir named), then the read
-      // (handAgain). A view naming none is read first: a release would start an election.
+      // the lease is read first, unless wakes reach this leader and its view names an heir (`again`)
       const again = at.pushLive === true && lead !== undefined && heirOf(s, lead.lease) !== undefined;
       const rest: Next[] = [{ k: 'leadOn', again }];
       if (lead && s.releaseOnCancel && s.mode === 'coordinated' && !again) return look(state, true, true, [{ k: 'refreshed', no: lead.no }, ...rest], fx);
@@ -1678,13 +1470,9 @@ function apply(s: Settings, st: State, lead: Lead, o: LeaderObservation, at: Mom
 }
 
 const look = (state: State, consistent: boolean, reportFault: boolean, rest: readonly Next[], fx: Effect[]): Step => ({ state, effects: [...fx, { kind: 'look', consistent, reportFault, rest }] });
+const steppedDown = (state: State, led: { readonly term: Term; readonly handed: boolean } | undefined, fx: Effect[]): Step => ({ state, effects: [...fx, { kind: 'steppedDown', led }] });
 
-/**
- * The leader's step: renews its term — or, held on its live session, only reads the lease (a
- * backstop for a lost wake); woken, it reads the lease (consistently). A renewal it could not stamp
- * with a time it vouches for is not sent: a read instead brings the next response's Date, and the
- * renew deadline stops it unless the doubt clears first.
- */
+/** The leader's step: renews its term, or reads the lease (woken, on its live session, or the clock in doubt). */
 function leaderStepNow(s: Settings, state: State, lead: Lead, woken: boolean, at: Moment, fx: Effect[], rest: readonly Next[] = []): Step {
   if (woken) return look(state, true, false, [{ k: 'read', no: lead.no, rev: lead.lease?.revision ?? 0, recheck: false }, ...rest], fx);
   if (lead.session !== undefined && at.session === lead.session) return look(state, false, false, [{ k: 'read', no: lead.no, rev: lead.lease?.revision ?? 0, recheck: true }, ...rest], fx);
@@ -1709,18 +1497,13 @@ function after(s: Settings, st: State, lease: Lease, rest: readonly Next[], at: 
 /** Stops the term and gives it to the successor: handed over when the coordinator named one, else released; then the elector steps at once. */
 function giveUp(s: Settings, state: State, lead: Lead, reason: 'preempted' | 'workFailed', rest: readonly Next[], at: Moment, fx: Effect[]): Step {
   const heir = heirOf(s, lead.lease);
-  // the follower never confirms this term again while its hand-over or release is in flight (a poll
-  // beside it would read the row still in the term and lead it again: the model check's trace)
+  // the follower never confirms this term again while its hand-over or release is in flight
   const st = note(s, stopTerm(state, lead, reason, fx), { kind: 'ending', token: lead.term.fencingToken }, at, fx);
   if (!heir) return { state: st, effects: [...fx, { kind: 'releaseTerm', term: lead.term, rest: [{ k: 'stepNow' }, ...rest] }] };
   return handOff(st, lead, heir, [{ k: 'releaseUnlessHanded', term: lead.term }, { k: 'stepNow' }, ...rest], fx);
 }
 
-/**
- * Hands the term to `heir`: its candidate row read first, then the write; `rest` is told whether
- * it was handed. The row is read now, never earlier: an heir that withdrew a moment before (a
- * rolling deployment stopping it first) is not handed a term nobody would lead.
- */
+/** Hands the term to `heir`: its candidate row read now (never earlier), then the write; `rest` is told whether it was handed. */
 function handOff(st: State, lead: Pick<Lead, 'term' | 'lease'>, heir: { readonly name: string; readonly instance: string }, rest: readonly Next[], fx: Effect[]): Step {
   const l = lead.lease!;
   const row: Next = { k: 'heirRow', term: lead.term, heir, leaseTransitions: l.leaseTransitions, secondNamed: l.secondSuccessor !== undefined || l.secondSuccessorInstance !== undefined, revision: l.revision + 1 };
@@ -1804,20 +1587,20 @@ function go(s: Settings, state: State, rest: readonly Next[], a: Omit<Extract<Ev
       }
       case 'handOffNow': {
         const l = st.lead;
-        if (!l) return { state: st, effects: [...fx, { kind: 'steppedDown', led: undefined }] };
+        if (!l) return steppedDown(st, undefined, fx);
         st = stopTerm(st, l, 'cancelled', fx);
-        if (!n.heir) return { state: st, effects: [...fx, { kind: 'steppedDown', led: { term: l.term, handed: false } }] };
+        if (!n.heir) return steppedDown(st, { term: l.term, handed: false }, fx);
         return handOff(st, l, n.heir, [{ k: 'down', term: l.term, again: n.again }, ...tail], fx);
       }
       case 'down':
         if (!ok && n.again) return look(st, true, true, [{ k: 'handAgain', term: n.term }, ...tail], fx);
-        return { state: st, effects: [...fx, { kind: 'steppedDown', led: { term: n.term, handed: ok } }] };
+        return steppedDown(st, { term: n.term, handed: ok }, fx);
       case 'handAgain': {
         // the lease as it is now: still in this (stopped) term and naming an heir, one more try
         const l = a.failed ? undefined : a.lease;
         const heir = l && l.holderIdentity === n.term.holderIdentity && l.fencingToken === n.term.fencingToken ? heirOf(s, l) : undefined;
         if (heir) return handOff(st, { term: n.term, lease: l }, heir, [{ k: 'down', term: n.term, again: false }, ...tail], fx);
-        return { state: st, effects: [...fx, { kind: 'steppedDown', led: { term: n.term, handed: false } }] };
+        return steppedDown(st, { term: n.term, handed: false }, fx);
       }
     }
   }
