@@ -111,8 +111,13 @@ describe('the largest values the writers accept', () => {
       const preempt = await conclave('preempt', lease, '--to', a, '--for', '1h', '--yes');
       expect(preempt.code, preempt.err).toBe(0);
       await waitFor('a leads again', () => leading.get(a));
-      const row = (await new LeaseStore(t.client, t.names.leases).read(lease)).item!;
-      expect(row.leaseDurationSeconds).toBe(Math.ceil(leaseDurationMs / 1000));
+      // a handed term is led from its read and confirmed after (its first term is a third of the
+      // lease): the row carries the whole duration once a has confirmed it
+      const confirmed = await waitFor('a’s term confirmed on the row', async () => {
+        const row = (await new LeaseStore(t.client, t.names.leases).read(lease)).item;
+        return row?.holderIdentity === a && row.renewTime! > row.acquireTime! ? row : undefined;
+      });
+      expect(confirmed.leaseDurationSeconds).toBe(Math.ceil(leaseDurationMs / 1000));
     } finally {
       for (const w of workers) w.stop.abort();
       await Promise.all(workers.map((w) => w.run));

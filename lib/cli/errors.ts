@@ -24,6 +24,16 @@ export function listNames(names: readonly string[], max = 20): string {
   return names.length > max ? `${shown}, … and ${names.length - max} more` : shown;
 }
 
+/** `names` with those sharing the longest start with `asked` first (a mistyped prefix's own first), then by name. */
+function closestFirst(names: readonly string[], asked: string): string[] {
+  const shared = (n: string) => {
+    let i = 0;
+    while (i < n.length && i < asked.length && n[i] === asked[i]) i++;
+    return i;
+  };
+  return [...names].sort((x, y) => shared(y) - shared(x) || x.localeCompare(y));
+}
+
 /** Every table name at the target, or undefined when they cannot be listed. Best effort. */
 async function tablesThere(client: DynamoDBClient): Promise<string[] | undefined> {
   try {
@@ -63,7 +73,7 @@ export async function explain(e: unknown, target: Target, client?: DynamoDBClien
     const there = client ? await tablesThere(client) : undefined;
     const ours = Object.values(target.tables);
     const missing = there ? ours.filter((t) => !there.includes(t)) : ours;
-    const prefixes = there?.filter((n) => n.endsWith('-leases')).map((n) => n.slice(0, -'-leases'.length));
+    const prefixes = there && closestFirst(there.filter((n) => n.endsWith('-leases')).map((n) => n.slice(0, -'-leases'.length)), target.tablePrefix);
     const hint = prefixes === undefined ? '' : prefixes.length ? `; the Conclave table prefixes there: ${listNames(prefixes)}` : '; there are no Conclave tables there';
     return new CliError(
       `${missing.length === 1 ? `table ${missing[0]} does not exist` : `tables ${listNames(missing)} do not exist`} ${where(target)} (prefix "${target.tablePrefix}") — ` +

@@ -1,4 +1,4 @@
-import { PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand, DeleteTableCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assumeYes } from '../../lib/cli/confirm.js';
@@ -490,11 +490,23 @@ describe('where DynamoDB is', () => {
     expect(r.err).toBe('error: cannot reach DynamoDB at http://127.0.0.1:1 (ECONNREFUSED) — is the local system (`npx conclave-local`, from @conclave/testing) running? It prints the endpoint to pass as --endpoint URL (or set CONCLAVE_ENDPOINT)');
   });
 
-  it('a missing table is named, with the prefixes that do exist', async () => {
+  it('a missing table is named, with the prefixes that do exist, the closest to the one asked first', async () => {
     const r = await runMain(['--endpoint', h.endpoint, '--table-prefix', 'no-such', 'describe', 'lease', 'x']);
     expect(r.code).toBe(1);
     expect(r.err).toMatch(/^error: tables no-such-leases, no-such-candidates, no-such-identities do not exist at http:\/\/127\.0\.0\.1:\d+ \(prefix "no-such"\) — pass --table-prefix PREFIX/);
-    expect(r.err).toContain(h.prefix);
+    expect(r.err).toMatch(/; the Conclave table prefixes there: \S/);
+    // a mistyped prefix: its own is listed first, however many other deployments share the endpoint
+    // (here one whose name sorts before it)
+    const other = `a-${h.prefix}-leases`;
+    await h.t.client.send(new CreateTableCommand({ TableName: other, BillingMode: 'PAY_PER_REQUEST', AttributeDefinitions: [{ AttributeName: 'name', AttributeType: 'S' }], KeySchema: [{ AttributeName: 'name', KeyType: 'HASH' }] }));
+    try {
+      const typo = await runMain(['--endpoint', h.endpoint, '--table-prefix', `${h.prefix}x`, 'describe', 'lease', 'x']);
+      expect(typo.code).toBe(1);
+      expect(typo.err).toContain(`; the Conclave table prefixes there: ${h.prefix}, `);
+      expect(typo.err).toContain(`a-${h.prefix}`);
+    } finally {
+      await h.t.client.send(new DeleteTableCommand({ TableName: other }));
+    }
     const one = await runMain(['--endpoint', h.endpoint, '--table-prefix', h.prefix, '--candidates-table', 'no-such-table', 'get', 'candidates']);
     expect(one.err).toMatch(/^error: table no-such-table does not exist/);
   });
