@@ -24,14 +24,21 @@ export function listNames(names: readonly string[], max = 20): string {
   return names.length > max ? `${shown}, … and ${names.length - max} more` : shown;
 }
 
-/** `names` with those sharing the longest start with `asked` first (a mistyped prefix's own first), then by name. */
+/** `names` closest to `asked` first (fewest single-character edits: a mistyped prefix's own first), then by name. */
 function closestFirst(names: readonly string[], asked: string): string[] {
-  const shared = (n: string) => {
-    let i = 0;
-    while (i < n.length && i < asked.length && n[i] === asked[i]) i++;
-    return i;
-  };
-  return [...names].sort((x, y) => shared(y) - shared(x) || x.localeCompare(y));
+  const distance = new Map(names.map((n) => [n, editDistance(n.toLowerCase(), asked.toLowerCase())]));
+  return [...names].sort((x, y) => distance.get(x)! - distance.get(y)! || x.localeCompare(y));
+}
+
+/** Levenshtein distance: insertions, deletions and substitutions, one row at a time. */
+function editDistance(a: string, b: string): number {
+  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const next = [i];
+    for (let j = 1; j <= b.length; j++) next[j] = Math.min(row[j]! + 1, next[j - 1]! + 1, row[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    row = next;
+  }
+  return row[b.length]!;
 }
 
 /** Every table name at the target, or undefined when they cannot be listed. Best effort. */

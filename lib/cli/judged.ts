@@ -125,7 +125,7 @@ export function sessionLine(l: Lease, seen: SessionSeen | undefined, now: number
   const r = seen.row;
   if (!r) return `held on session ${seen.name}, whose row is gone: it vouches for nothing (the lease's session was rewritten under its holder, or the row deleted)`;
   if (unvouched(l, seen)) return `held on session ${seen.name}, of another process (${r.process ?? 'unnamed'}; host ${r.hostname}): it does not vouch for ${l.holderIdentity}'s term (the lease's session was rewritten under its holder)`;
-  return `held on session ${seen.name}, last renewed ${relative(r.renewTime, now)} by the session (${new Date(r.renewTime).toISOString()}; host ${r.hostname}, process ${r.holderIdentity})`;
+  return `held on session ${seen.name}, last renewed ${relative(r.renewTime, now)} by the session (${new Date(r.renewTime).toISOString()}; host ${r.hostname}, process ${r.process ?? r.holderIdentity})`;
 }
 
 /** `describe lease`'s Renewed line: the lease's own stamp, which a session-held term does not move. */

@@ -89,15 +89,16 @@ export async function readSession(ctx: CliContext, lease: Lease | undefined): Pr
 
 /**
  * The session rows the leases are held on, read after them: one query of each sessions' partition
- * they name (one per grant scope), none when no lease is held on a session.
+ * they name (a grant scope's, or one of the 64 of workers granted every lease), side by side; none
+ * when no lease is held on a session.
  */
 export async function scanSessions(ctx: CliContext, leases: readonly Lease[]): Promise<SessionsSeen> {
   const readAt = ctx.clock.now();
   if (!leases.some((l) => sessionOf(l) !== undefined)) return { rows: new Map(), readAt };
   const components = new Set(leases.flatMap((l) => { const s = sessionOf(l); return s === undefined ? [] : [sessionKey(s).component]; }));
   const rows = new Map<string, IdentityLease>();
-  for (const component of [...components].sort()) {
-    const { items, invalid } = await ctx.identities.query(component);
+  const read = await Promise.all([...components].sort().map((component) => ctx.identities.query(component)));
+  for (const { items, invalid } of read) {
     reportInvalid(ctx, invalid);
     for (const i of items) rows.set(i.name, i);
   }

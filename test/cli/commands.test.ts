@@ -495,12 +495,12 @@ describe('where DynamoDB is', () => {
     expect(r.code).toBe(1);
     expect(r.err).toMatch(/^error: tables no-such-leases, no-such-candidates, no-such-identities do not exist at http:\/\/127\.0\.0\.1:\d+ \(prefix "no-such"\) — pass --table-prefix PREFIX/);
     expect(r.err).toMatch(/; the Conclave table prefixes there: \S/);
-    // a mistyped prefix: its own is listed first, however many other deployments share the endpoint
-    // (here one whose name sorts before it)
+    // a mistyped prefix (its first letter): its own is listed first, however many other deployments
+    // share the endpoint (here one whose name sorts before it)
     const other = `a-${h.prefix}-leases`;
     await h.t.client.send(new CreateTableCommand({ TableName: other, BillingMode: 'PAY_PER_REQUEST', AttributeDefinitions: [{ AttributeName: 'name', AttributeType: 'S' }], KeySchema: [{ AttributeName: 'name', KeyType: 'HASH' }] }));
     try {
-      const typo = await runMain(['--endpoint', h.endpoint, '--table-prefix', `${h.prefix}x`, 'describe', 'lease', 'x']);
+      const typo = await runMain(['--endpoint', h.endpoint, '--table-prefix', `x${h.prefix.slice(1)}`, 'describe', 'lease', 'x']);
       expect(typo.code).toBe(1);
       expect(typo.err).toContain(`; the Conclave table prefixes there: ${h.prefix}, `);
       expect(typo.err).toContain(`a-${h.prefix}`);

@@ -103,7 +103,7 @@ describe('describe lease', () => {
     expect(r.code, r.err).toBe(0);
     expect(r.out).toMatch(/^State: +held, term ends in 13s$/m);
     expect(r.out).toMatch(/^Renewed: +1m ago \(2026-01-01T11:59:00\.000Z\) \(the lease's own; the session's renewals keep the term\)$/m);
-    expect(r.out).toMatch(/^Session: +held on session s-live, last renewed 2s ago by the session \(2026-01-01T11:59:58\.000Z; host web-1, process s-live_1\)$/m);
+    expect(r.out).toMatch(/^Session: +held on session s-live, last renewed 2s ago by the session \(2026-01-01T11:59:58\.000Z; host web-1, process p1\)$/m);
     expect(r.out).toMatch(/^Next step: +designate a2 successor: it takes the lease at once if a1 stops renewing or releases$/m);
   });
 
