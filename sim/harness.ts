@@ -21,7 +21,7 @@ import { coordinatorDeps, type CoordinatorDeps } from '../lib/coordinator/reconc
 import { createTables } from '../lib/local/tables.js';
 import type { ElectionConfigInput, TableNames } from '../lib/schemas/config.js';
 import { ValidationError } from '../lib/schemas/validation.js';
-import { LeaderElector, type LeaderElectorOptions, type StopReason } from '../lib/sdk/elector.js';
+import { electorWith, type ElectorInternals, type LeaderElector, type LeaderElectorOptions, type StopReason } from '../lib/sdk/elector.js';
 import { CandidateStore } from '../lib/stores/candidate-store.js';
 import type { IdentityStore } from '../lib/stores/identity-store.js';
 import { LeaseStore } from '../lib/stores/lease-store.js';
@@ -467,12 +467,12 @@ export function startElector(
   log: Log,
   identity: string,
   opts: Partial<LeaderElectorOptions> & { leaseName: string },
-  extra: { client?: DynamoDBClient; versions?: [string, string]; priority?: number; errors?: Error[] } = {},
+  extra: { client?: DynamoDBClient; versions?: [string, string]; priority?: number; errors?: Error[]; internals?: ElectorInternals } = {},
 ): RunningElector {
   const signals: AbortSignal[] = [];
   const [emulationVersion, binaryVersion] = extra.versions ?? ['1.30.0', '1.30.0'];
   const candidacy = { emulationVersion, binaryVersion };
-  const elector = new LeaderElector({
+  const elector = electorWith(extra.internals ?? {}, {
     identity,
     tables: t.names,
     ...FAST,

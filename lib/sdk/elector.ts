@@ -385,11 +385,16 @@ export class LeaderElector {
     return this.x.lock.renew(term, { now: this.x.time.now(), leaseDurationSeconds: this.seconds, session });
   }
 
-  /** A hand-over, a release or an end of a term: announced to the other followers (a wake) when it landed; a fault is reported, and the term runs out. */
+  /**
+   * A hand-over, a release or an end of a term: announced to the other followers (a wake) when it
+   * landed, on the lease's topic and on the process topic of the one who leads next (a hand-over's
+   * heir, or the successor a vacated row names: it takes the vacancy); a fault is reported, and the
+   * term runs out.
+   */
   private async ended(write: () => Promise<Lease | undefined>, heir?: string): Promise<boolean> {
     try {
       const l = await write();
-      if (l) this.x.push?.wake(this.options.leaseName, l.revision, heir); // a hand-over's heir: its process's own topic too
+      if (l) this.x.push?.wake(this.options.leaseName, l.revision, heir ?? (l.holderIdentity === undefined ? l.successorInstance : undefined));
       return l !== undefined;
     } catch (e) {
       this.x.report(e);

@@ -196,7 +196,7 @@ export class PushChannel implements Push {
   /**
    * Tells the other processes following `lease` that it changed (QoS 0, best effort; nothing while
    * not healthy): on the lease's topic and, with a `session`, on the process topic of `to` (a
-   * hand-off's heir) if its instance names one. (Without a session the role may have no grant on
+   * hand-off's heir, a vacated lease's successor) if its instance names one. (Without a session the role may have no grant on
    * process topics, and IoT Core drops a connection that publishes where it may not.)
    */
   wake(lease: string, revision?: number, to?: string): void {

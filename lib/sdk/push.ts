@@ -26,7 +26,7 @@ export interface Push {
   healthy(): boolean;
   /**
    * Tells the other followers of `lease` that it changed (best effort: never throws, never waits);
-   * `to`: an instance that must hear it (a hand-off's heir), whose process is woken too where wakes
+   * `to`: an instance that must hear it (a hand-off's heir, a vacated lease's successor), whose process is woken too where wakes
    * are addressed to processes.
    */
   wake(lease: string, revision?: number, to?: string): void;

@@ -15,11 +15,18 @@ import { processOf } from '../../lib/schemas/identity.js';
 import type { Wake } from '../../lib/schemas/push.js';
 import { PushChannel } from '../../lib/sdk/push-channel.js';
 import { Session } from '../../lib/sdk/session.js';
+import type { ElectorInternals } from '../../lib/sdk/elector.js';
 import { localClient } from '../../lib/stores/client.js';
 import { Log, startElector, waitFor, type RunningElector } from '../sdk/harness.js';
 
 /** Session timings that fit FAST's (lease 2 s, renew deadline 1.5 s, retry 250 ms). */
 const SESSION = { renewIntervalMs: 600, retryPeriodMs: 150, renewDeadlineMs: 1_200, maxLeaseDurationMs: 2_000 } as const;
+/**
+ * For the hand-off tests: a term that outlives a busy machine's stall. With FAST's 1.5 s renew
+ * deadline, a first term confirmed late is given back, its successor takes it, and the leader the
+ * test picked is no longer leading when it stops (no hand-off, so no wake to wait for).
+ */
+const STEADY = { elector: { leaseDurationMs: 8_000, renewDeadlineMs: 6_000, retryPeriodMs: 500 }, session: { renewIntervalMs: 2_000, retryPeriodMs: 300, renewDeadlineMs: 5_000, maxLeaseDurationMs: 8_000 } } as const;
 
 interface Proc {
   id: string;
@@ -34,7 +41,7 @@ interface Proc {
 
 const started: { rt: LocalRuntime; procs: Proc[]; clients: DynamoDBClient[] }[] = [];
 
-async function world(opts: { decorateWake?: 'leaseTopicOnly' } = {}) {
+async function world(opts: { decorateWake?: 'leaseTopicOnly'; steady?: boolean } = {}) {
   const rt = await startLocalRuntime({
     endpoint: inject('ddbEndpoint'),
     prefix: `wtp-${randomUUID().slice(0, 8)}`,
@@ -49,20 +56,28 @@ async function world(opts: { decorateWake?: 'leaseTopicOnly' } = {}) {
   const log = new Log();
   const t = { client: rt.client, names: rt.tables };
   /** A process: its Session, its PushChannel given that Session, and one elector per lease (`client`: the electors', to break it). */
-  const proc = async (id: string, leases: string[], client = rt.client): Promise<Proc> => {
+  const proc = async (id: string, leases: string[], client = rt.client, internals?: ElectorInternals): Promise<Proc> => {
     const stop = new AbortController();
-    const session = new Session({ client, tables: rt.tables, ...SESSION, onError: () => undefined });
+    const session = new Session({ client, tables: rt.tables, ...(opts.steady ? STEADY.session : SESSION), onError: () => undefined });
     const channel = new PushChannel({ endpoint: rt.pushEndpoint!, tables: rt.tables, session, onError: () => undefined });
     const p: Proc = { id, session, channel, wakes: [], electors: [], stop, runs: [session.run(stop.signal), channel.run(stop.signal)] };
     env.procs.push(p);
     await Promise.all([session.ready, channel.ready]);
     for (const lease of leases) {
       channel.watch(lease, (w) => void (w && p.wakes.push(w)), `probe_0@${session.process}`);
-      p.electors.push(startElector({ ...t, client }, log, id, { leaseName: lease, push: channel, session }));
+      p.electors.push(startElector({ ...t, client }, log, id, { leaseName: lease, push: channel, session, ...(opts.steady ? STEADY.elector : {}) }, internals ? { internals } : {}));
     }
     return p;
   };
-  return { rt, log, proc, env };
+  /** A leader leading now (its elector says so) of a row naming a successor among `procs`, and that successor's process. */
+  const leaderAndHeir = (lease: string, procs: Proc[]) =>
+    waitFor('a leader leading, and a successor named', async () => {
+      const l = (await rt.deps.coordinator.leases.read(lease)).item;
+      const leader = procs.find((p) => p.id === l?.holderIdentity);
+      const heir = procs.find((p) => p.session.process === processOf(l?.successorInstance));
+      return l && !l.election && leader?.electors[0]!.elector.isLeader() && heir && heir !== leader ? { lease: l, leader, heir } : undefined;
+    });
+  return { rt, log, proc, env, leaderAndHeir };
 }
 
 afterEach(async () => {
@@ -78,25 +93,49 @@ afterEach(async () => {
 describe('wakes addressed to processes (local runtime, DynamoDB Local)', () => {
   it("each process subscribes to its own topic alone; the lease stream's wakes reach every candidate's process on it, and a hand-off's wake reaches the heir's", async () => {
     const LEASE = 'reports';
-    const { rt, log, proc } = await world();
+    const { rt, log, proc, leaderAndHeir } = await world({ steady: true });
     const procs = [await proc('a', [LEASE]), await proc('b', [LEASE]), await proc('c', [LEASE])];
     // one subscription a connection: three processes, three topic filters, each its own process's
     expect(rt.pushBroker!.stats().subscriptions).toBe(3);
-    const lease = await waitFor('a leader and a successor named', async () => {
-      const l = (await rt.deps.coordinator.leases.read(LEASE)).item;
-      return l?.holderIdentity && l.successorInstance && !l.election ? l : undefined;
-    });
+    const { lease, leader, heir } = await leaderAndHeir(LEASE, procs);
     // the stream's wakes of the lease's changes went to each candidate's process topic
     await waitFor("a stream wake on every process's own topic", () => procs.every((p) => p.wakes.some((w) => w.by === 'stream')));
 
-    const leader = procs.find((p) => p.id === lease.holderIdentity)!;
-    const heir = procs.find((p) => p.session.process === processOf(lease.successorInstance))!;
     expect(heir.id).toBe(lease.successor);
     const before = heir.wakes.length;
+    const starts = log.of('started', heir.id).length;
     await leader.electors[0]!.stop(); // hands the term to its heir, and wakes the heir's process
-    await waitFor('the heir leads', () => log.of('started', heir.id).length > 0);
+    expect(log.of('stopped', leader.id).at(-1)).toMatchObject({ reason: 'cancelled', token: lease.fencingToken });
+    await waitFor('the heir leads', () => log.of('started', heir.id).length > starts);
     await waitFor("the leader's own wake on the heir's topic", () => heir.wakes.slice(before).some((w) => w.by === 'worker' && w.lease === LEASE));
     expect(rt.pushBroker!.stats().subscriptions).toBe(3);
+  });
+
+  it("a leader that cannot hand over releases, and its wake reaches the process of the successor the vacated row names (it takes the vacancy)", async () => {
+    const LEASE = 'ledger';
+    const { rt, log, proc, leaderAndHeir } = await world({ steady: true });
+    // every elector's lock reads no heir's candidate row: a hand-over is never made, the leader releases instead
+    let handOvers = 0;
+    const noHeirRow: ElectorInternals = {
+      lock: (l) => ({
+        ...l,
+        candidate: async () => ({ item: undefined }),
+        handOver: (term, h) => {
+          handOvers++;
+          return l.handOver(term, h);
+        },
+      }),
+    };
+    const procs = [await proc('a', [LEASE], rt.client, noHeirRow), await proc('b', [LEASE], rt.client, noHeirRow)];
+    const { lease, leader, heir } = await leaderAndHeir(LEASE, procs);
+    const before = heir.wakes.length;
+    const starts = log.of('started', heir.id).length;
+    await leader.electors[0]!.stop();
+    expect(log.of('stopped', leader.id).at(-1)).toMatchObject({ reason: 'cancelled', token: lease.fencingToken });
+    await waitFor('the successor leads', () => log.of('started', heir.id).length > starts);
+    await waitFor("the leader's release wake on the successor's topic", () => heir.wakes.slice(before).some((w) => w.by === 'worker' && w.lease === LEASE));
+    // it was a release, not a hand-over
+    expect(handOvers).toBe(0);
   });
 
   it('a process standing for many leases holds one subscription; a watcher not of its process adds its lease topic, and gives it back', async () => {
