@@ -47,9 +47,11 @@ export async function waitFor<T>(what: string, probe: () => T | undefined | fals
  * Elector timings for real-time tests whose subject is not the renew deadline: a term outlives a
  * busy machine's stall (1–3 s at load 15+). On FAST's 1.5 s renew deadline a term confirmed or
  * renewed late is given back and the successor takes it, so a role read a moment before (the
- * leader, its heir) is no longer true when the test acts on it.
+ * leader, its heir) is no longer true when the test acts on it. The renewal interval is set: a
+ * coordinated leader's default (renew deadline − 2 retry periods) would leave a stall only 1 s
+ * between a renewal due and the deadline; here it is 4 s.
  */
-export const STEADY = { leaseDurationMs: 8_000, renewDeadlineMs: 6_000, retryPeriodMs: 500 } as const;
+export const STEADY = { leaseDurationMs: 8_000, renewDeadlineMs: 6_000, retryPeriodMs: 500, renewIntervalMs: 2_000 } as const;
 
 /**
  * The one of `electors` leading now, and its term's fencing token: its elector says so, and the

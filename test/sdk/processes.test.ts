@@ -9,9 +9,11 @@ import { coordinatorLoop, waitFor } from './harness.js';
 
 // Steady timings (the failover's speed is not what this test asserts): a term outlives a busy
 // machine's stall, so the process picked as leader still leads when it is killed
+// (the renewal interval too: by default a coordinated leader renews 2 retry periods before its deadline)
 const LEASE_MS = 8_000;
 const RENEW_DEADLINE_MS = 6_000;
 const RETRY_MS = 500;
+const RENEW_INTERVAL_MS = 2_000;
 const ACK_MS = 500;
 
 interface Event {
@@ -46,6 +48,7 @@ function startWorker(identity: string, emulationVersion: string): Worker {
       BINARY_VERSION: '1.31.0',
       LEASE_DURATION_MS: String(LEASE_MS),
       RENEW_DEADLINE_MS: String(RENEW_DEADLINE_MS),
+      RENEW_INTERVAL_MS: String(RENEW_INTERVAL_MS),
       RETRY_PERIOD_MS: String(RETRY_MS),
     },
     stdio: ['ignore', 'pipe', 'inherit'],
