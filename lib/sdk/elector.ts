@@ -476,7 +476,7 @@ export class LeaderElector {
       case 'readHeir':
         return { sent: x.lock.candidate(f.name), answer: (r) => ({ kind: 'answer', rest: f.rest, row: (r as { item: Candidate | undefined }).item }), fault: { kind: 'answer', rest: f.rest, failed: true } };
       case 'handOver': {
-        const sent = this.ended(() => x.lock.handOver(f.term, { heir: f.heir, now: x.time.now(), firstTermSeconds: Math.max(1, Math.ceil(o.leaseDurationMs / 3000)), leaseTransitions: f.leaseTransitions, secondNamed: f.secondNamed }), f.heir.instance);
+        const sent = this.ended(() => x.lock.handOver(f.term, { heir: f.heir, now: x.time.now(), firstTermSeconds: Math.max(1, Math.ceil(o.leaseDurationMs / 3000)), leaseTransitions: f.leaseTransitions, second: f.second }), f.heir.instance);
         // beside the write, not after its answer: only a hint to read (ended wakes again after it landed)
         x.push?.wake(o.leaseName, f.revision, f.heir.instance);
         return { sent, answer: (ok) => ({ kind: 'answer', rest: f.rest, ok: ok as boolean }) };

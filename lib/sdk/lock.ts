@@ -15,7 +15,7 @@ import { LeaseItem, type Lease } from '../schemas/lease.js';
 import { HOLDER_FIELDS } from '../schemas/platform.js';
 import type { CandidateStore } from '../stores/candidate-store.js';
 import { ConflictError } from '../stores/errors.js';
-import type { Heir, LeasePatch, LeaseRead, LeaseStore, Term } from '../stores/lease-store.js';
+import { handOverPatch, successionAfterTake, type Heir, type LeasePatch, type LeaseRead, type LeaseStore, type SecondSuccessor, type Term } from '../stores/lease-store.js';
 import { RenewalPhase, SHARED_READ_MS, type Acquired, type SessionRead } from './step.js';
 
 export type { Heir, LeasePatch, LeaseRead, Term } from '../stores/lease-store.js';
@@ -37,8 +37,8 @@ export interface HandOff {
   readonly firstTermSeconds: number;
   /** The lease's leaseTransitions as the giver last saw them. */
   readonly leaseTransitions: number;
-  /** The giver saw a second successor named: it is removed too. */
-  readonly secondNamed: boolean;
+  /** The second successor as the giver last saw it: it becomes the successor (successionAfterTake). */
+  readonly second: SecondSuccessor;
 }
 
 export interface LeaseLock {
@@ -85,6 +85,7 @@ export interface Claim {
 
 /** The record of a direct acquisition of the lease `lease` as read (lost to no one: the lock conditions it on the revision). */
 export function acquisition(lease: Lease | undefined, c: Claim): LeasePatch {
+  const next = successionAfterTake(lease?.successor, { name: lease?.secondSuccessor, instance: lease?.secondSuccessorInstance }, c.identity, lease?.holderIdentity);
   return {
     set: {
       ...(c.session ? { session: c.session } : {}),
@@ -101,11 +102,11 @@ export function acquisition(lease: Lease | undefined, c: Claim): LeasePatch {
       electedBy: c.electedBy,
       // the holder whose term ran out: the coordinator passes over its candidate row until it shows life
       ...(lease?.holderIdentity !== undefined ? { lastHolderIdentity: lease.holderIdentity } : {}),
+      ...next.set,
     },
     remove: [
-      ...(['election', 'preferredHolder', 'vacancyReport', 'successor', 'successorInstance'] as const),
-      // only when the read names one: a grant that predates it (infra/access.ts) may not name it
-      ...(lease?.secondSuccessor !== undefined || lease?.secondSuccessorInstance !== undefined ? (['secondSuccessor', 'secondSuccessorInstance'] as const) : []),
+      ...(['election', 'preferredHolder', 'vacancyReport'] as const),
+      ...next.remove,
       ...(c.platform ? [] : HOLDER_FIELDS.filter((f) => f.startsWith('holderPlatform'))),
       // its own address or none: the previous holder's never outlives its term
       ...(c.address ? [] : (['holderAddress'] as const)),
@@ -128,7 +129,7 @@ export function dynamoLeaseLock(name: string, leases: LeaseStore, candidates: Ca
       }
     },
     renew: (term, r) => leases.renewTerm(name, term, r.now, r.leaseDurationSeconds, r.session),
-    handOver: (term, h) => leases.handOver(name, term, h.heir, h.now, h.firstTermSeconds, h.leaseTransitions, h.secondNamed),
+    handOver: (term, h) => leases.handOver(name, term, h.heir, h.now, h.firstTermSeconds, h.leaseTransitions, h.second),
     release: (term, now) => leases.releaseTerm(name, term, now),
     endChanged: (term, now) => leases.endChangedTerm(name, term.fencingToken, term.holderIdentity, now),
     async reportVacancy(read, by, at) {
@@ -183,12 +184,7 @@ export class MemoryLeaseTable {
       handOver: async (term, h) => {
         const cur = this.leases.get(name);
         if (!inTerm(cur, term) || cur.successor !== h.heir.name || cur.successorInstance !== h.heir.instance) return undefined;
-        const token = nextFencingToken(term.fencingToken, h.now);
-        const p = h.heir.platform;
-        return this.put(name, cur, {
-          set: { holderIdentity: h.heir.name, holderInstance: h.heir.instance, acquireTime: h.now, renewTime: h.now, leaseDurationSeconds: h.firstTermSeconds, leaseTransitions: h.leaseTransitions + 1, fencingToken: token, termToken: token, electedBy: 'successor', lastHolderIdentity: term.holderIdentity, ...(p ? { holderPlatform: p, holderPlatformId: p.id } : {}), ...(h.heir.address ? { holderAddress: h.heir.address } : {}) },
-          remove: ['successor', 'successorInstance', ...(h.secondNamed ? (['secondSuccessor', 'secondSuccessorInstance'] as const) : []), 'preferredHolder', 'election', 'vacancyReport', 'session', ...(p ? [] : (['holderPlatform', 'holderPlatformId'] as const)), ...(h.heir.address ? [] : (['holderAddress'] as const))],
-        });
+        return this.put(name, cur, handOverPatch(term, h.heir, h.now, h.firstTermSeconds, h.leaseTransitions, h.second));
       },
       release: async (term, now) => {
         const cur = this.leases.get(name);

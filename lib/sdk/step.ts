@@ -7,7 +7,7 @@ import { renewedBy, SESSION_QUIET_LEASES, sessionStanding } from '../election/va
 import { processOf, vouchesFor, type IdentityLease } from '../schemas/identity.js';
 import type { Candidate } from '../schemas/candidate.js';
 import type { IdentityClaim, Lease } from '../schemas/lease.js';
-import type { Heir, LeaseRead, Term } from '../stores/lease-store.js';
+import type { Heir, LeaseRead, SecondSuccessor, Term } from '../stores/lease-store.js';
 import type { ClockCheck, ClockDoubt } from './server-clock.js';
 
 /** What a direct acquisition came to: the row as written, or the holder of the row that refused it (whoever moved first). */
@@ -1317,7 +1317,7 @@ export type Effect =
   /** Read the heir's candidate row, right before the hand-over. A fault is reported, and answered `failed`. */
   | { readonly kind: 'readHeir'; readonly name: string; readonly rest: readonly Next[] }
   /** Hand `term` to `heir` in one write (answered `ok`); a wake for `revision` goes out beside it. */
-  | { readonly kind: 'handOver'; readonly term: Term; readonly heir: Heir; readonly leaseTransitions: number; readonly secondNamed: boolean; readonly revision: number; readonly rest: readonly Next[] }
+  | { readonly kind: 'handOver'; readonly term: Term; readonly heir: Heir; readonly leaseTransitions: number; readonly second: SecondSuccessor; readonly revision: number; readonly rest: readonly Next[] }
   /** Release `term` (a fault is reported: the term runs out). */
   | { readonly kind: 'releaseTerm'; readonly term: Term; readonly rest: readonly Next[] }
   /** Renew the candidacy (an acknowledgement, or alive after yielding). */
@@ -1344,7 +1344,7 @@ export type Next =
   /** The follower learns whether it leads the term won. */
   | { readonly k: 'led'; readonly ok: boolean }
   /** The heir's candidate row answered: hand over if it is that process's and the clock permits. */
-  | { readonly k: 'heirRow'; readonly term: Term; readonly heir: { readonly name: string; readonly instance: string }; readonly leaseTransitions: number; readonly secondNamed: boolean; readonly revision: number }
+  | { readonly k: 'heirRow'; readonly term: Term; readonly heir: { readonly name: string; readonly instance: string }; readonly leaseTransitions: number; readonly second: SecondSuccessor; readonly revision: number }
   /** Released unless handed over. */
   | { readonly k: 'releaseUnlessHanded'; readonly term: Term }
   | { readonly k: 'stepNow' }
@@ -1506,7 +1506,7 @@ function giveUp(s: Settings, state: State, lead: Lead, reason: 'preempted' | 'wo
 /** Hands the term to `heir`: its candidate row read now (never earlier), then the write; `rest` is told whether it was handed. */
 function handOff(st: State, lead: Pick<Lead, 'term' | 'lease'>, heir: { readonly name: string; readonly instance: string }, rest: readonly Next[], fx: Effect[]): Step {
   const l = lead.lease!;
-  const row: Next = { k: 'heirRow', term: lead.term, heir, leaseTransitions: l.leaseTransitions, secondNamed: l.secondSuccessor !== undefined || l.secondSuccessorInstance !== undefined, revision: l.revision + 1 };
+  const row: Next = { k: 'heirRow', term: lead.term, heir, leaseTransitions: l.leaseTransitions, second: { name: l.secondSuccessor, instance: l.secondSuccessorInstance }, revision: l.revision + 1 };
   return { state: st, effects: [...fx, { kind: 'readHeir', name: heir.name, rest: [row, ...rest] }] };
 }
 
@@ -1561,7 +1561,7 @@ function go(s: Settings, state: State, rest: readonly Next[], a: Omit<Extract<Ev
           ok = false;
           break;
         }
-        return { state: st, effects: [...fx, { kind: 'handOver', term: n.term, heir: { ...n.heir, platform: row.platform, address: row.address }, leaseTransitions: n.leaseTransitions, secondNamed: n.secondNamed, revision: n.revision, rest: tail }] };
+        return { state: st, effects: [...fx, { kind: 'handOver', term: n.term, heir: { ...n.heir, platform: row.platform, address: row.address }, leaseTransitions: n.leaseTransitions, second: n.second, revision: n.revision, rest: tail }] };
       }
       case 'releaseUnlessHanded':
         if (!ok) return { state: st, effects: [...fx, { kind: 'releaseTerm', term: n.term, rest: tail }] };

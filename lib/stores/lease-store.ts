@@ -21,6 +21,61 @@ export interface Heir {
   address?: string | undefined;
 }
 
+/** A second successor as a worker read it: either field may be absent. */
+export interface SecondSuccessor {
+  readonly name?: string | undefined;
+  readonly instance?: string | undefined;
+}
+
+/** The successor fields a take or a hand-over writes. */
+type SuccessorField = 'successor' | 'successorInstance' | 'secondSuccessor' | 'secondSuccessorInstance';
+
+/**
+ * The successor names once `taker` takes the term from `holder` (or is handed it), `successor`
+ * and `second` as read. When the taker was the successor, the second successor moves up: the
+ * coordinator's next choice is named at once, so the new term's loss finds a successor ready
+ * without waiting for the coordinator's next pass. Otherwise (the second took: the successor failed
+ * to), or when the second is the holder going away, nobody is named until the coordinator names
+ * again. The second's fields are removed only where read: a worker whose grant predates them
+ * (infra/access.ts) may not name them.
+ */
+export function successionAfterTake(successor: string | undefined, second: SecondSuccessor, taker: string, holder: string | undefined): { set: Partial<Pick<Lease, 'successor' | 'successorInstance'>>; remove: SuccessorField[] } {
+  const up = successor === taker && second.name !== undefined && second.name !== taker && second.name !== holder ? { name: second.name, instance: second.instance } : undefined;
+  const secondNamed = second.name !== undefined || second.instance !== undefined;
+  return {
+    set: up ? { successor: up.name, ...(up.instance !== undefined ? { successorInstance: up.instance } : {}) } : {},
+    remove: [...(up ? [] : (['successor'] as const)), ...(up?.instance !== undefined ? [] : (['successorInstance'] as const)), ...(secondNamed ? (['secondSuccessor', 'secondSuccessorInstance'] as const) : [])],
+  };
+}
+
+/**
+ * A hand-over's write: a new term for `heir` (the fencing token raised, `firstTermSeconds` long;
+ * its platform and address those of its candidate row, the giver's never outliving its term), the
+ * second successor `second` (as the giver read it) moved up, no election, preference or report.
+ */
+export function handOverPatch(term: Term, heir: Heir, now: number, firstTermSeconds: number, leaseTransitions: number, second: SecondSuccessor): LeasePatch & { set: Partial<Lease> } {
+  const token = nextFencingToken(term.fencingToken, now);
+  const next = successionAfterTake(heir.name, second, heir.name, term.holderIdentity);
+  return {
+    set: {
+      holderIdentity: heir.name,
+      holderInstance: heir.instance,
+      acquireTime: now,
+      renewTime: now,
+      leaseDurationSeconds: firstTermSeconds,
+      leaseTransitions: leaseTransitions + 1,
+      fencingToken: token,
+      termToken: token,
+      electedBy: 'successor',
+      lastHolderIdentity: term.holderIdentity,
+      ...(heir.platform ? { holderPlatform: heir.platform, holderPlatformId: heir.platform.id } : {}),
+      ...(heir.address ? { holderAddress: heir.address } : {}),
+      ...next.set,
+    },
+    remove: [...next.remove, 'preferredHolder', 'election', 'vacancyReport', 'session', ...(heir.platform ? [] : HOLDER_FIELDS.filter((f) => f.startsWith('holderPlatform'))), ...(heir.address ? [] : (['holderAddress'] as const))],
+  };
+}
+
 /** A holder's term: its identity and the fencing token of its acquisition. */
 export interface Term {
   /** The holder: the lease's holderIdentity during the term. */
@@ -162,37 +217,18 @@ export class LeaseStore extends ItemStore<typeof LeaseItem> {
   /**
    * The holder hands its term to the successor the coordinator designated, in one write: a new term
    * for the heir (the fencing token raised, `firstTermSeconds` long: the heir confirms it by
-   * renewing, as an electee does; its platform and address those of its candidate row), conditioned on the holder's term and on the lease still naming
-   * that heir, instance included. Undefined when either no longer holds (then the caller releases).
+   * renewing, as an electee does; its platform and address those of its candidate row; the second
+   * successor moved up: handOverPatch), conditioned on the holder's term and on the lease still
+   * naming that heir, instance included. Undefined when either no longer holds (then the caller
+   * releases).
    */
-  handOver(name: string, term: Term, heir: Heir, now: number, firstTermSeconds: number, leaseTransitions: number, secondNamed = false): Promise<Lease | undefined> {
-    const token = nextFencingToken(term.fencingToken, now);
-    const set: Record<string, unknown> = {
-      holderIdentity: heir.name,
-      holderInstance: heir.instance,
-      acquireTime: now,
-      renewTime: now,
-      leaseDurationSeconds: firstTermSeconds,
-      leaseTransitions: leaseTransitions + 1,
-      fencingToken: token,
-      termToken: token,
-      electedBy: 'successor',
-      lastHolderIdentity: term.holderIdentity,
-      ...(heir.platform ? { holderPlatform: heir.platform, holderPlatformId: heir.platform.id } : {}),
-      ...(heir.address ? { holderAddress: heir.address } : {}),
-    };
+  handOver(name: string, term: Term, heir: Heir, now: number, firstTermSeconds: number, leaseTransitions: number, second: SecondSuccessor = {}): Promise<Lease | undefined> {
     const t = termCondition(term);
-    return this.updateIf(
-      { name },
-      {
-        set,
-        // the heir's own address or none: the giver's never outlives its term. The second successor
-        // is removed only when the giver saw one named (`secondNamed`): a worker whose grant predates
-        // it (infra/access.ts) may not name it, and a stale one is re-designated by the lease stream.
-        remove: ['successor', 'successorInstance', ...(secondNamed ? (['secondSuccessor', 'secondSuccessorInstance'] as const) : []), 'preferredHolder', 'election', 'vacancyReport', 'session', ...(heir.platform ? [] : HOLDER_FIELDS.filter((f) => f.startsWith('holderPlatform'))), ...(heir.address ? [] : (['holderAddress'] as const))],
-      },
-      { expression: `${t.expression} AND #heir = :heir AND #heirInstance = :heirInstance`, names: { ...t.names, '#heir': 'successor', '#heirInstance': 'successorInstance' }, values: { ...t.values, ':heir': heir.name, ':heirInstance': heir.instance } },
-    );
+    return this.updateIf({ name }, handOverPatch(term, heir, now, firstTermSeconds, leaseTransitions, second), {
+      expression: `${t.expression} AND #heir = :heir AND #heirInstance = :heirInstance`,
+      names: { ...t.names, '#heir': 'successor', '#heirInstance': 'successorInstance' },
+      values: { ...t.values, ':heir': heir.name, ':heirInstance': heir.instance },
+    });
   }
 
   /**

@@ -70,9 +70,9 @@ export function planted(bug: ModelBug, p: Protocol): Protocol {
             const written = { ...rest, renewTime: now, lastHolderIdentity: term.holderIdentity, revision: row.revision + 1 } as NonNullable<Row>;
             return { row: written, answer: written };
           },
-          handOver: (row, term, heir, now, firstTermSeconds, leaseTransitions, secondNamed) =>
+          handOver: (row, term, heir, now, firstTermSeconds, leaseTransitions, second) =>
             row?.holderIdentity !== undefined && row.successor === heir.name
-              ? p.rows.handOver({ ...row, holderIdentity: term.holderIdentity, fencingToken: term.fencingToken, successorInstance: heir.instance }, term, heir, now, firstTermSeconds, leaseTransitions, secondNamed)
+              ? p.rows.handOver({ ...row, holderIdentity: term.holderIdentity, fencingToken: term.fencingToken, successorInstance: heir.instance }, term, heir, now, firstTermSeconds, leaseTransitions, second)
               : { row, answer: undefined },
         },
       };

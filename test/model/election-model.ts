@@ -44,7 +44,7 @@ import { ElectionConfigSchema, type ElectionConfig, type ElectionConfigInput } f
 import { acquisition } from '../../lib/sdk/lock.js';
 import type { Lease } from '../../lib/schemas/lease.js';
 import type { RowPatch } from '../../lib/schemas/common.js';
-import type { Heir, LeaseRead, Term } from '../../lib/stores/lease-store.js';
+import type { Heir, LeaseRead, SecondSuccessor, Term } from '../../lib/stores/lease-store.js';
 import {
   decide,
   decideFollower,
@@ -164,7 +164,7 @@ type Request =
   | { readonly kind: 'read' }
   | { readonly kind: 'write'; readonly read: RowRead; readonly patch: RowPatch<Lease> }
   | { readonly kind: 'renew'; readonly term: Term; readonly renewTime: number; readonly seconds: number }
-  | { readonly kind: 'handOver'; readonly term: Term; readonly heir: Heir; readonly now: number; readonly firstTermSeconds: number; readonly leaseTransitions: number; readonly secondNamed: boolean }
+  | { readonly kind: 'handOver'; readonly term: Term; readonly heir: Heir; readonly now: number; readonly firstTermSeconds: number; readonly leaseTransitions: number; readonly second: SecondSuccessor }
   | { readonly kind: 'release'; readonly term: Term; readonly now: number }
   | { readonly kind: 'endChanged'; readonly termToken: number; readonly lastHolder: string; readonly now: number };
 
@@ -309,7 +309,7 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
       case 'renew':
         return proto.rows.renewTerm(row, req.term, req.renewTime, req.seconds);
       case 'handOver':
-        return proto.rows.handOver(row, req.term, req.heir, req.now, req.firstTermSeconds, req.leaseTransitions, req.secondNamed);
+        return proto.rows.handOver(row, req.term, req.heir, req.now, req.firstTermSeconds, req.leaseTransitions, req.second);
       case 'release':
         return proto.rows.releaseTerm(row, req.term, req.now);
       case 'endChanged':
@@ -394,7 +394,7 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
         return { w, next: { kind: 'answer', rest: f.rest, row } };
       }
       case 'handOver':
-        return { w, req: { kind: 'handOver', term: f.term, heir: f.heir, now, firstTermSeconds: Math.max(1, Math.ceil(cfg.leaseDurationMs / 3000)), leaseTransitions: f.leaseTransitions, secondNamed: f.secondNamed }, then: { kind: 'answer', rest: f.rest, as: 'ok', onFault: 'quiet' } };
+        return { w, req: { kind: 'handOver', term: f.term, heir: f.heir, now, firstTermSeconds: Math.max(1, Math.ceil(cfg.leaseDurationMs / 3000)), leaseTransitions: f.leaseTransitions, second: f.second }, then: { kind: 'answer', rest: f.rest, as: 'ok', onFault: 'quiet' } };
       case 'releaseTerm':
         return { w, req: releaseRequest(w, e, f.term), then: { kind: 'answer', rest: f.rest, as: 'none', onFault: 'quiet' } };
       case 'renewCandidacy':

@@ -12,7 +12,7 @@ import { nextFencingToken } from '../../lib/schemas/fencing-token.js';
 import type { Lease } from '../../lib/schemas/lease.js';
 import type { RowPatch } from '../../lib/schemas/common.js';
 import { HOLDER_FIELDS } from '../../lib/schemas/platform.js';
-import type { Heir, Term } from '../../lib/stores/lease-store.js';
+import type { Heir, SecondSuccessor, Term } from '../../lib/stores/lease-store.js';
 import { ConflictError } from '../../lib/stores/errors.js';
 import { MemoryLeaseTable } from '../../lib/sdk/lock.js';
 
@@ -34,7 +34,7 @@ export interface LeaseRows {
   /** LeaseStore.renewTerm: conditioned on `termToken` and on not moving `renewTime` back (once more at the row's stamp); flips `renewalMark`. */
   renewTerm(row: Row, term: Term, renewTime: number, leaseDurationSeconds: number): Landed;
   /** LeaseStore.handOver: conditioned on the giver's term and on the lease naming that heir. */
-  handOver(row: Row, term: Term, heir: Heir, now: number, firstTermSeconds: number, leaseTransitions: number, secondNamed: boolean): Landed;
+  handOver(row: Row, term: Term, heir: Heir, now: number, firstTermSeconds: number, leaseTransitions: number, second: SecondSuccessor): Landed;
   /** LeaseStore.releaseTerm: conditioned on the term. */
   releaseTerm(row: Row, term: Term, now: number): Landed;
   /** LeaseStore.endChangedTerm: conditioned on the token copy alone. */
@@ -83,12 +83,15 @@ export const leaseRows: LeaseRows = {
       stamp = later;
     }
   },
-  handOver(row, term, heir, now, firstTermSeconds, leaseTransitions, secondNamed) {
+  handOver(row, term, heir, now, firstTermSeconds, leaseTransitions, second) {
     if (!inTerm(row, term) || row!.successor !== heir.name || row!.successorInstance !== heir.instance) return refused(row);
     const token = nextFencingToken(term.fencingToken, now);
+    // the second successor the giver read (neither the heir nor the giver) is the successor now
+    const up = second.name !== undefined && second.name !== heir.name && second.name !== term.holderIdentity ? { successor: second.name, successorInstance: second.instance } : {};
+    const secondNamed = second.name !== undefined || second.instance !== undefined;
     const written = applied(
       row,
-      { holderIdentity: heir.name, holderInstance: heir.instance, acquireTime: now, renewTime: now, leaseDurationSeconds: firstTermSeconds, leaseTransitions: leaseTransitions + 1, fencingToken: token, termToken: token, electedBy: 'successor', lastHolderIdentity: term.holderIdentity },
+      { holderIdentity: heir.name, holderInstance: heir.instance, acquireTime: now, renewTime: now, leaseDurationSeconds: firstTermSeconds, leaseTransitions: leaseTransitions + 1, fencingToken: token, termToken: token, electedBy: 'successor', lastHolderIdentity: term.holderIdentity, ...up },
       ['successor', 'successorInstance', ...(secondNamed ? ['secondSuccessor', 'secondSuccessorInstance'] : []), 'preferredHolder', 'election', 'vacancyReport', 'session', 'holderPlatform', 'holderPlatformId', 'holderAddress'],
     );
     return { row: written, answer: written };
@@ -129,7 +132,7 @@ export function memoryTableRows(): LeaseRows {
   return {
     write: (row, read, patch) => on(row, (t) => t.write({ key: { name }, item: read.item, revision: read.revision }, patch)),
     renewTerm: (row, term, now, leaseDurationSeconds) => on(row, (t) => t.lock(name).renew(term, { now, leaseDurationSeconds })),
-    handOver: (row, term, heir, now, firstTermSeconds, leaseTransitions, secondNamed) => on(row, (t) => t.lock(name).handOver(term, { heir, now, firstTermSeconds, leaseTransitions, secondNamed })),
+    handOver: (row, term, heir, now, firstTermSeconds, leaseTransitions, second) => on(row, (t) => t.lock(name).handOver(term, { heir, now, firstTermSeconds, leaseTransitions, second })),
     releaseTerm: (row, term, now) => on(row, (t) => t.lock(name).release(term, now)),
     endChangedTerm: (row, termToken, lastHolder, now) => on(row, (t) => t.lock(name).endChanged({ holderIdentity: lastHolder, fencingToken: termToken }, now)),
   };

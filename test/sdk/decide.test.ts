@@ -148,7 +148,7 @@ describe("the elector's step: the leader's order of actions", () => {
     ]);
     expect(r.kinds).toEqual([['renew'], ['armDeadline', 'stop', 'readHeir'], ['handOver'], ['stepNow', 'renewCandidacy'], []]);
     expect(r.effects[1]![1]).toEqual({ kind: 'stop', reason: 'preempted', token: 7 });
-    expect(r.effects[2]![0]).toMatchObject({ kind: 'handOver', term: { holderIdentity: 'a', fencingToken: 7 }, heir: { name: 'b', instance: 'b-1', address: 'b:1' }, leaseTransitions: 4, secondNamed: false });
+    expect(r.effects[2]![0]).toMatchObject({ kind: 'handOver', term: { holderIdentity: 'a', fencingToken: 7 }, heir: { name: 'b', instance: 'b-1', address: 'b:1' }, leaseTransitions: 4, second: { name: undefined, instance: undefined } });
     expect(r.state.lead).toBeUndefined();
   });
 

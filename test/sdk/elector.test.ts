@@ -262,7 +262,7 @@ describe('succession: the designated successor takes a vacant lease itself', () 
     expect(sim.tookOver(L, successor.elector.options.identity)).toBeGreaterThanOrEqual(ranOut);
     expect(sim.tookOver(L, successor.elector.options.identity)).toBeLessThanOrEqual(ranOut + SEEN_MS + TAKE_MS);
     expect(took).toBeLessThanOrEqual(lastTerm.leaseDurationSeconds * 1000 + SEEN_MS + TAKE_MS + LATENCY_MS); // so about a term after the stop
-    expect(l.successor).toBeUndefined(); // the coordinator names the next one
+    expect(l.successor).toBe(held.secondSuccessor); // the second successor moves up (none named: the coordinator names the next one)
     expect(leaders(es)).toEqual([successor]);
     expect(sim.log.maxConcurrentLeaders()).toBe(1);
   });
@@ -283,6 +283,46 @@ describe('succession: the designated successor takes a vacant lease itself', () 
     const started = sim.log.of('started', successor.elector.options.identity).at(-1)!.at;
     expect(started - stopped).toBeLessThanOrEqual(READ_AFTER_MS + 2 * CHASE_FIRST_MS + 6 * RTT_MS); // its aim is within 100 ms of the landing once locked on
     expect(sim.log.maxConcurrentLeaders()).toBe(1);
+  });
+
+  it('two crashes in a row and no coordinator: the successor takes and names the second successor, which takes the next vacancy as successor (not by the fallback)', async () => {
+    const { sim, es, leader, successor, held } = await electedThenCoordinatorDown({ releaseOnCancel: false }, ['a', 'b', 'c'], true);
+    const second = es.find((e) => e.elector.options.identity === held.secondSuccessor)!;
+    expect([leader, successor]).not.toContain(second);
+    await sim.run(2 * leader.elector.renewIntervalMs + 123);
+    await leader.stop(); // releaseOnCancel false: gone without a word, the term has to run out
+    await sim.until('the successor leading', () => successor.elector.isLeader(), 10_000);
+    const took = (await sim.leases.read(L)).item!;
+    expect(took).toMatchObject({ holderIdentity: successor.elector.options.identity, electedBy: 'successor', successor: second.elector.options.identity, successorInstance: second.elector.instance });
+    expect(took.secondSuccessor).toBeUndefined();
+    await sim.run(2 * successor.elector.renewIntervalMs + 321);
+    const killedAt = sim.clock.monotonic();
+    await successor.stop();
+    // a term and a poll or two later, far inside the fallback (60 s): the coordinator never came back
+    await sim.until('the second successor leading', () => second.elector.isLeader(), 10_000);
+    const l = (await sim.leases.read(L)).item!;
+    expect(l).toMatchObject({ holderIdentity: second.elector.options.identity, electedBy: 'successor', lastHolderIdentity: successor.elector.options.identity });
+    expect(l.fencingToken).toBeGreaterThan(took.fencingToken);
+    expect(sim.clock.monotonic() - killedAt).toBeLessThanOrEqual(took.leaseDurationSeconds * 1000 + SEEN_MS + TAKE_MS + LATENCY_MS);
+    expect(sim.log.maxConcurrentLeaders()).toBe(1);
+  });
+
+  it('a hand-over names the second successor too: the heir, gone without a word, is taken over by it with no coordinator', async () => {
+    const { sim, es, leader, successor, held } = await electedThenCoordinatorDown({ releaseOnCancel: true }, ['a', 'b', 'c'], true);
+    const second = es.find((e) => e.elector.options.identity === held.secondSuccessor)!;
+    await sim.run(3 * leader.elector.renewIntervalMs);
+    await leader.stop();
+    await sim.until('the heir leading', () => successor.elector.isLeader(), 5_000);
+    const handed = (await sim.leases.read(L)).item!;
+    expect(handed).toMatchObject({ holderIdentity: successor.elector.options.identity, lastHolderIdentity: leader.elector.options.identity, successor: second.elector.options.identity });
+    await sim.run(2 * successor.elector.renewIntervalMs + 77);
+    const killedAt = sim.clock.monotonic();
+    successor.machine.kill();
+    await sim.until('the second successor leading', () => second.elector.isLeader(), 10_000);
+    expect((await sim.leases.read(L)).item).toMatchObject({ holderIdentity: second.elector.options.identity, electedBy: 'successor' });
+    expect(sim.clock.monotonic() - killedAt).toBeLessThanOrEqual(FAST.leaseDurationMs + SEEN_MS + TAKE_MS + LATENCY_MS);
+    // not before the heir's term had run out (kill -9 logs no stop: the lease's writes tell)
+    expect(sim.tookOver(L, second.elector.options.identity)).toBeGreaterThanOrEqual(sim.lastRenewal(L, successor.elector.options.identity) + FAST.leaseDurationMs);
   });
 
   describe('failures in bursts (client-go timings: 15 s / 10 s / 2 s): a new leader fails 1–3 s into its term, before it renewed', () => {

@@ -100,7 +100,7 @@ describe.each(Object.keys(rigs))('LeaseLock on %s', (kind) => {
     await rig.coordinatorWrites(await lock.get(), { set: { successor: 'b', successorInstance: 'b-1' } });
     await rig.standsFor(cand('b', '1.30.0', '1.30.0', { identity: 'b-1', address: 'b.local:80' }));
     expect((await lock.candidate('b')).item?.address).toBe('b.local:80');
-    const h = { now: NOW + 1000, firstTermSeconds: 5, leaseTransitions: got.written.leaseTransitions, secondNamed: false };
+    const h = { now: NOW + 1000, firstTermSeconds: 5, leaseTransitions: got.written.leaseTransitions, second: {} };
     expect(await lock.handOver(term, { ...h, heir: { name: 'b', instance: 'b-2' } })).toBeUndefined();
     const handed = await lock.handOver(term, { ...h, heir: { name: 'b', instance: 'b-1', address: 'b.local:80' } });
     expect(row(handed)).toMatchObject({ holderIdentity: 'b', holderInstance: 'b-1', holderAddress: 'b.local:80', leaseDurationSeconds: 5, electedBy: 'successor', lastHolderIdentity: 'a', leaseTransitions: 1 });
@@ -113,6 +113,43 @@ describe.each(Object.keys(rigs))('LeaseLock on %s', (kind) => {
     expect(row(released)).toMatchObject({ renewTime: NOW + 3000, lastHolderIdentity: 'b', fencingToken: handed!.fencingToken });
     expect(released?.holderIdentity).toBeUndefined();
     expect(released?.termToken).toBeUndefined();
+  });
+
+  it('a hand-over names the second successor the giver read as successor (never the giver), and removes the second', async () => {
+    const rig = rigs[kind]!();
+    const { lock } = rig;
+    const got = (await lock.acquire(await lock.get(), acquisition(undefined, claim('a', NOW)))) as { written: Lease };
+    const term = { holderIdentity: 'a', fencingToken: got.written.fencingToken };
+    await rig.coordinatorWrites(await lock.get(), { set: { successor: 'b', successorInstance: 'b-1', secondSuccessor: 'c', secondSuccessorInstance: 'c-1' } });
+    const h = { now: NOW + 1000, firstTermSeconds: 5, leaseTransitions: got.written.leaseTransitions, heir: { name: 'b', instance: 'b-1' } };
+    const handed = await lock.handOver(term, { ...h, second: { name: 'c', instance: 'c-1' } });
+    expect(row(handed)).toMatchObject({ holderIdentity: 'b', successor: 'c', successorInstance: 'c-1' });
+    expect(handed!.secondSuccessor).toBeUndefined();
+    expect(handed!.secondSuccessorInstance).toBeUndefined();
+    // a second the giver read that is the giver itself (a stale view) is not named: nobody is, until the coordinator names again
+    const term2 = { holderIdentity: 'b', fencingToken: handed!.fencingToken };
+    await rig.coordinatorWrites(await lock.get(), { set: { successor: 'd', successorInstance: 'd-1', secondSuccessor: 'b' } });
+    const given = await lock.handOver(term2, { ...h, now: NOW + 2000, leaseTransitions: handed!.leaseTransitions, heir: { name: 'd', instance: 'd-1' }, second: { name: 'b' } });
+    expect(row(given)).toMatchObject({ holderIdentity: 'd', lastHolderIdentity: 'b' });
+    expect([given!.successor, given!.successorInstance, given!.secondSuccessor]).toEqual([undefined, undefined, undefined]);
+  });
+
+  it("a take by the successor names the second successor; a take by the second (the successor failed to take) names nobody", async () => {
+    const rig = rigs[kind]!();
+    const { lock } = rig;
+    await lock.acquire(await lock.get(), acquisition(undefined, claim('a', NOW)));
+    await rig.coordinatorWrites(await lock.get(), { set: { successor: 'b', successorInstance: 'b-1', secondSuccessor: 'c' } });
+    const r1 = await lock.get();
+    const byB = (await lock.acquire(r1, acquisition(r1.item, { ...claim('b', NOW + 20_000), electedBy: 'successor' }))) as { written: Lease };
+    expect(row(byB.written)).toMatchObject({ holderIdentity: 'b', successor: 'c', lastHolderIdentity: 'a' });
+    // the second had no instance named: the successor it becomes has none either
+    expect(byB.written.successorInstance).toBeUndefined();
+    expect(byB.written.secondSuccessor).toBeUndefined();
+    await rig.coordinatorWrites(await lock.get(), { set: { successor: 'd', successorInstance: 'd-1', secondSuccessor: 'c', secondSuccessorInstance: 'c-1' } });
+    const r2 = await lock.get();
+    const byC = (await lock.acquire(r2, acquisition(r2.item, { ...claim('c', NOW + 40_000), electedBy: 'successor' }))) as { written: Lease };
+    expect(row(byC.written)).toMatchObject({ holderIdentity: 'c', lastHolderIdentity: 'b' });
+    expect([byC.written.successor, byC.written.successorInstance, byC.written.secondSuccessor, byC.written.secondSuccessorInstance]).toEqual([undefined, undefined, undefined, undefined]);
   });
 
   it('ends a term rewritten under its holder on the token copy alone', async () => {
