@@ -162,7 +162,8 @@ const LEASE_WRITES: WriteScope = {
     'holderIdentity', 'holderInstance', 'holderPlatform', 'holderPlatformId', 'holderAddress', 'acquireTime', 'renewTime', 'leaseDurationSeconds', 'leaseTransitions', 'fencingToken', 'electedBy',
     // … or puts its term on its session, or takes it off (a renewal that names no renewalMark)
     'session',
-    // … and clears the coordinator's notes on the old one (IAM cannot tell a removal from a write)
+    // … and clears the coordinator's notes on the old one, the second successor moving up to
+    // successor (IAM cannot tell a removal from a write)
     'election', 'preferredHolder', 'successor', 'successorInstance', 'secondSuccessor', 'secondSuccessorInstance', 'vacancyReport',
     // a release names the holder that leaves
     'lastHolderIdentity',
