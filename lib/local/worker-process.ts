@@ -13,7 +13,7 @@ export interface WorkerSpec {
   emulationVersion: string;
   binaryVersion: string;
   priority?: number;
-  timing?: { leaseDurationMs: number; renewDeadlineMs: number; retryPeriodMs: number };
+  timing?: { leaseDurationMs: number; renewDeadlineMs: number; retryPeriodMs: number; renewIntervalMs?: number };
   /** Another worker script that reads the same variables and prints the same lines (bench/baseline/worker.ts). @default the demo's worker, lib/local/demo/worker.ts */
   script?: string;
 }
@@ -45,6 +45,7 @@ export class WorkerProcess {
         BINARY_VERSION: spec.binaryVersion,
         ...(spec.priority ? { PRIORITY: String(spec.priority) } : {}),
         ...(t ? { LEASE_DURATION_MS: String(t.leaseDurationMs), RENEW_DEADLINE_MS: String(t.renewDeadlineMs), RETRY_PERIOD_MS: String(t.retryPeriodMs) } : {}),
+        ...(t?.renewIntervalMs ? { RENEW_INTERVAL_MS: String(t.renewIntervalMs) } : {}),
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

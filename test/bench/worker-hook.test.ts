@@ -16,7 +16,11 @@ import { coordinatorDeps } from '../../lib/coordinator/reconcile.js';
 import { testTables, type TestTables } from '../support.js';
 import { coordinatorLoop, waitFor } from '../sdk/harness.js';
 
-const TIMING = { leaseDurationMs: 2_000, renewDeadlineMs: 1_500, retryPeriodMs: 250 } as const;
+// Steady timings (what is counted is who sent a request, not how often): a's term outlives a busy
+// machine's stall, so a leads and b follows throughout. On 2 s / 1.5 s a stall gave a's term back,
+// b took it, and b's requests counted as the leader's. RENEW_INTERVAL_MS (below): a coordinated
+// leader's default renews only 2 retry periods before its deadline.
+const TIMING = { leaseDurationMs: 8_000, renewDeadlineMs: 6_000, retryPeriodMs: 500 } as const;
 const BASELINE_WORKER = fileURLToPath(new URL('../../bench/baseline/worker.ts', import.meta.url));
 const COUNTING_WORKER = fileURLToPath(new URL('../../bench/counting-worker.ts', import.meta.url));
 const DEMO_WORKER = fileURLToPath(new URL('../../lib/local/demo/worker.ts', import.meta.url));
@@ -39,7 +43,7 @@ async function pair(script: string) {
   const lease = `hook-${randomUUID().slice(0, 8)}`;
   const coordinator = script === BASELINE_WORKER ? undefined : coordinatorLoop(coordinatorDeps(t.client, t.names, { config: { ackWindowMs: 500 } }), lease);
   const spec = (identity: string): WorkerSpec => ({ identity, lease, emulationVersion: '1.30.0', binaryVersion: '1.30.0', timing: TIMING, script });
-  const env = { endpoint: inject('ddbEndpoint'), tablePrefix: prefix, extra: { COUNT_REQUESTS_EVERY_MS: '200' } };
+  const env = { endpoint: inject('ddbEndpoint'), tablePrefix: prefix, extra: { COUNT_REQUESTS_EVERY_MS: '200', RENEW_INTERVAL_MS: '2000' } };
   const first = new WorkerProcess(spec('a'), env);
   await waitFor('a to lead', () => first.leading);
   const second = new WorkerProcess(spec('b'), env);
@@ -47,6 +51,9 @@ async function pair(script: string) {
   // (Conclave: b is the only other candidate, so the coordinator names it successor: its polls count as `successor` from then on)
   const followed = () => (script === BASELINE_WORKER ? reads(lastCounts(second)) : (lastCounts(second)['successor']?.requests ?? 0)) >= 3;
   await waitFor('counts from both', () => followed() && (lastCounts(first)['leader']?.requests ?? 0) >= 6);
+  // the roles held throughout: a's one term, and b never leading (a failure here names a lost term, not the counting)
+  expect(first.events.filter((e) => e.event === 'started' || e.event === 'stopped').map((e) => e.event)).toEqual(['started']);
+  expect(second.events.filter((e) => e.event === 'started')).toEqual([]);
   await second.stop(); // the follower first, so it cannot take the lease the leader releases
   await first.stop();
   await coordinator?.stop();

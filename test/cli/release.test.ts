@@ -9,7 +9,7 @@ import { coordinatorDeps } from '../../lib/coordinator/reconcile.js';
 import { manualClock, type ManualClock } from '../../lib/clock.js';
 import type { Lease } from '../../lib/schemas/lease.js';
 import { MIN, NOW, SEC, cand, lease } from '../fixtures.js';
-import { Log, coordinatorLoop, startElector, waitFor } from '../sdk/harness.js';
+import { Log, STEADY, coordinatorLoop, startElector, waitFor } from '../sdk/harness.js';
 import { cliHarness, scripted, type CliHarness } from './harness.js';
 
 let h: CliHarness;
@@ -42,11 +42,16 @@ describe('release asks the holder to yield', () => {
     const log = new Log();
     const deps = coordinatorDeps(h.t.client, h.t.names, { config: { ackWindowMs: 500, electedLeaseDurationSeconds: 2 } });
     const coord = coordinatorLoop(deps, L);
-    const es = [startElector(h.t, log, 'e1', { leaseName: L, platform: 'none' }, { versions: ['1.30.0', '1.30.0'] }), startElector(h.t, log, 'e2', { leaseName: L, platform: 'none' }, { versions: ['1.31.0', '1.31.0'] })];
+    // STEADY: e1's term outlives a busy machine's stall (on FAST's 1.5 s renew deadline it could be
+    // given back, e2 would take it, and the CLI would ask e2 to yield instead)
+    const es = [startElector(h.t, log, 'e1', { leaseName: L, platform: 'none', ...STEADY }, { versions: ['1.30.0', '1.30.0'] }), startElector(h.t, log, 'e2', { leaseName: L, platform: 'none', ...STEADY }, { versions: ['1.31.0', '1.31.0'] })];
     try {
       await waitFor('e1 to lead', () => es[0]!.elector.isLeader());
       await coord.stop(); // the coordinator would only clear the request (e1 is its best candidate); it is not triggered by it in AWS either
+      // e1 still leads, the row agreeing, as the CLI runs (a failure here names the lost term, not the CLI)
       const token = es[0]!.elector.fencingToken!;
+      expect((await h.leases.read(L)).item, 'e1 still holds the term it leads').toMatchObject({ holderIdentity: 'e1', fencingToken: token });
+      expect(es[0]!.elector.isLeader()).toBe(true);
       const r = await h.run(['release', L, '--yes']);
       expect(r.code, r.err).toBe(0);
       expect(r.err).toMatch(/^ask e1 to yield lease real \(fencing token \d+\) to e2: it stops and releases at its next renewal:$/m);
@@ -54,7 +59,7 @@ describe('release asks the holder to yield', () => {
       expect(r.err).toMatch(/^waiting for e1 to release lease real/m);
       expect(r.out.split('\n')[0]).toBe(`e1 yielded lease real: its term (fencing token ${token}) is over; writes fenced with it fail from now on`);
       // e1 stopped by itself, for the preemption, before its term ended: never two leaders.
-      expect(log.of('stopped', 'e1').map((e) => e.reason)).toContain('preempted');
+      expect(log.of('stopped', 'e1').at(-1)).toMatchObject({ reason: 'preempted', token });
       expect(log.maxConcurrentLeaders()).toBe(1);
       expect((await h.leases.read(L)).item).not.toMatchObject({ holderIdentity: 'e1', fencingToken: token });
     } finally {

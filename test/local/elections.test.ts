@@ -12,7 +12,7 @@ import type { LocalEvent, LocalRuntime } from '../../lib/local/runtime.js';
 import { startLocalRuntime } from '../../lib/local/runtime.js';
 import type { ElectionConfigInput } from '../../lib/schemas/config.js';
 import { OLDEST_EMULATION_VERSION } from '../../lib/schemas/strategy.js';
-import { Log, startElector, waitFor, type RunningElector } from '../sdk/harness.js';
+import { leaderNow, Log, STEADY, startElector, waitFor, type RunningElector } from '../sdk/harness.js';
 import type { TestTables } from '../support.js';
 
 const LEASE = 'reports';
@@ -31,12 +31,15 @@ async function runtime(config: ElectionConfigInput) {
   running.push(env);
   const t: TestTables = { client: rt.client, names: rt.tables, drop: async () => undefined };
   const log = new Log();
+  // STEADY: what these tests time is the ack window and the election timer, not the renew deadline;
+  // a term outlives a busy machine's stall, so the terms that change hands are the ones the test ends
   const start = (id: string, versions: [string, string] = ['1.30.0', '1.30.0'], opts: { releaseOnCancel?: boolean } = {}) => {
-    const e = startElector(t, log, id, { leaseName: LEASE, ...opts }, { versions });
+    const e = startElector(t, log, id, { leaseName: LEASE, ...STEADY, ...opts }, { versions });
     env.electors.push(e);
     return e;
   };
-  return { rt, log, start };
+  const read = async () => (await rt.deps.coordinator.leases.read(LEASE)).item;
+  return { rt, log, start, read };
 }
 
 afterEach(async () => {
@@ -61,10 +64,9 @@ describe('local runtime: elections finish by acknowledgement or by the timer', (
   it('all candidates alive: the election ends as soon as the last one acknowledges, long before the ack window', async () => {
     const ackWindowMs = 4_000;
     // Without succession: the departing leader's successor would take the lease with no election.
-    const { rt, log, start } = await runtime({ ackWindowMs, succession: false });
+    const { rt, log, start, read } = await runtime({ ackWindowMs, succession: false });
     const electors = [start('a'), start('b'), start('c')];
-    await waitFor('a leader', () => log.of('started').length > 0);
-    const first = log.of('started')[0]!;
+    await leaderNow(electors, read);
     // Candidates renewed within the last ack window count as answered without a ping (the first
     // election above was one). Wait until no candidate row is that fresh by the coordinator's
     // clock, so the next election has to ask.
@@ -74,14 +76,17 @@ describe('local runtime: elections finish by acknowledgement or by the timer', (
       return candidates.length === 3 && candidates.every((c) => c.renewTime + ackWindowMs <= clock.now());
     });
 
-    // The leader leaves gracefully: its release starts an election among the two left.
-    const leaving = electors.find((e) => e.elector.isLeader())!;
+    // The leader leaves gracefully: its release starts an election among the two left. (Picked as
+    // it leads now, and checked to stop in that term: an earlier pick may have lost its term since.)
+    const { leader: leaving, token } = await leaderNow(electors, read);
+    const gone = leaving.elector.options.identity;
+    const starts = log.of('started').length;
     await leaving.stop();
-    await waitFor('a new leader', () => log.of('started').some((s) => s.who !== first.who));
-    const next = log.of('started').find((s) => s.who !== first.who)!;
+    expect(log.of('stopped', gone).at(-1)).toMatchObject({ reason: 'cancelled', token });
+    const next = await waitFor('a new leader', () => log.of('started').slice(starts).find((s) => s.who !== gone));
 
-    const lease = (await rt.deps.coordinator.leases.read(LEASE)).item!;
-    expect(lease.holderIdentity).toBe(next.who);
+    const lease = (await read())!;
+    expect(lease).toMatchObject({ holderIdentity: next.who, fencingToken: next.token });
     const e = await waitFor('the events of that election', () => electionOf(rt, next.who, lease.fencingToken));
     // Both live candidates were asked, both answered, and the winner's term began before the
     // window closed: the timer (which fires at the deadline, never earlier) played no part.
@@ -92,20 +97,22 @@ describe('local runtime: elections finish by acknowledgement or by the timer', (
   });
 
   it('one candidate dead: the election waits for its window, then the timer elects among the live ones', async () => {
-    const { rt, log, start } = await runtime({ ackWindowMs: 2_000, succession: false });
+    const { rt, log, start, read } = await runtime({ ackWindowMs: 2_000, succession: false });
     // A candidate that would win on versions, but whose process is gone: it never answers a ping.
     const now = Date.now();
     const store = rt.deps.coordinator.candidates;
     await store.write(await store.read(LEASE, 'ghost'), {
       set: { binaryVersion: '1.29.0', emulationVersion: '1.29.0', preferredStrategies: [OLDEST_EMULATION_VERSION], renewTime: now - 60_000, createdAt: now - 3_600_000 },
     });
-    start('a');
-    start('b');
+    const electors = [start('a'), start('b')];
     await waitFor('a leader', () => log.of('started').length > 0);
-    const winner = log.of('started')[0]!.who;
+    // the first term, as the row and the winner's elector still agree (not a later one, had it changed hands)
+    const { row: lease } = await leaderNow(electors, read);
+    const first = log.of('started')[0]!;
+    expect(lease, 'the first term still held').toMatchObject({ holderIdentity: first.who, fencingToken: first.token });
+    const winner = first.who;
     expect(['a', 'b']).toContain(winner);
 
-    const lease = (await rt.deps.coordinator.leases.read(LEASE)).item!;
     const e = await waitFor('the events of that election', () => electionOf(rt, winner, lease.fencingToken));
     // The ghost held the election open until the deadline; the timer message finished it.
     expect(lease.acquireTime!).toBeGreaterThanOrEqual(e.deadline);
@@ -118,18 +125,19 @@ describe('local runtime: elections finish by acknowledgement or by the timer', (
 
 describe('local runtime: succession', () => {
   it('the coordinator names a successor with every term; a leader gone without releasing is followed by it with no election; a releasing one by it or the coordinator, whichever writes first', async () => {
-    const { rt, log, start } = await runtime({});
+    const { rt, log, start, read } = await runtime({});
     // a leaves without releasing (options are fixed at construction)
     const electors = [start('a', ['1.30.0', '1.30.0'], { releaseOnCancel: false }), start('b', ['1.30.0', '1.30.1']), start('c', ['1.30.0', '1.30.2'])];
     const byName = (n: string) => electors.find((e) => e.elector.options.identity === n)!;
-    const read = async () => (await rt.deps.coordinator.leases.read(LEASE)).item;
     // a leads (lowest binary version), b is next best, then c
     await waitFor('a leading with b as its successor', async () => byName('a').elector.isLeader() && (await read())?.successor === 'b');
     expect((await read())?.successorInstance).toBe(byName('b').elector.instance);
 
     const elections = () => ofType(rt, 'Election Started').length;
     const before = elections();
+    const aTerm = byName('a').elector.fencingToken;
     await byName('a').stop();
+    expect(log.of('stopped', 'a').at(-1)).toMatchObject({ reason: 'cancelled', token: aTerm }); // a led until the stop
     await waitFor('b leading', () => byName('b').elector.isLeader());
     expect(await read()).toMatchObject({ holderIdentity: 'b', electedBy: 'successor' });
     expect(elections()).toBe(before); // nobody asked for an election: b took the term as it ran out
@@ -137,7 +145,9 @@ describe('local runtime: succession', () => {
     await waitFor('c named successor', async () => (await read())?.successor === 'c');
 
     const bTerm = (await read())!;
+    expect(bTerm).toMatchObject({ holderIdentity: 'b', fencingToken: byName('b').elector.fencingToken });
     await byName('b').stop(); // releases
+    expect(log.of('stopped', 'b').at(-1)).toMatchObject({ reason: 'cancelled', token: bTerm.fencingToken });
     await waitFor('c leading', () => byName('c').elector.isLeader());
     // did not wait out b's term (15 s from its last renewal, which was no earlier than this read)
     expect((await read())!.acquireTime!).toBeLessThan(bTerm.renewTime! + bTerm.leaseDurationSeconds * 1000);

@@ -157,7 +157,9 @@ describe('wakes addressed to processes (local runtime, DynamoDB Local)', () => {
 
   it('a lost wake degrades to the poll: with no wake on any process topic, the successor of a crashed leader still takes over', async () => {
     const LEASE = 'nightly';
-    const { rt, log, proc, env } = await world({ decorateWake: 'leaseTopicOnly' });
+    // steady: a's term is not given back before the crash (a release or an end of a term wakes the
+    // successor's process, which would put a wake on b's topic that this test says never comes)
+    const { rt, log, proc, env } = await world({ decorateWake: 'leaseTopicOnly', steady: true });
     // the first process's electors talk to DynamoDB through a client that can be cut: its crash
     let cut = false;
     const breakable = localClient(rt.endpoint);
@@ -170,6 +172,11 @@ describe('wakes addressed to processes (local runtime, DynamoDB Local)', () => {
     await waitFor('a leads', () => log.of('started', 'a').length > 0);
     const b = await proc('b', [LEASE]);
     await waitFor('b named successor', async () => (await rt.deps.coordinator.leases.read(LEASE)).item?.successor === 'b');
+    // a leads the term it started, up to the crash: nothing of its own ended a term before it
+    const aTerm = a.electors[0]!.elector.fencingToken;
+    expect((await rt.deps.coordinator.leases.read(LEASE)).item, 'a still holds its term').toMatchObject({ holderIdentity: 'a', fencingToken: aTerm, successor: 'b' });
+    expect(log.of('stopped', 'a')).toEqual([]);
+    expect(b.wakes).toEqual([]);
     cut = true;
     a.stop.abort(); // its channel and session go too: no hand-off, no wake of its own
     await waitFor('b leads after the lease ran out', () => log.of('started', 'b').length > 0);

@@ -13,7 +13,7 @@ import { LeaseStore } from '../../lib/stores/lease-store.js';
 import { CandidateStore } from '../../lib/stores/candidate-store.js';
 import { testTables, type TestTables } from '../support.js';
 import { inject } from 'vitest';
-import { FAST, Log, coordinatorLoop, startElector, validationError, waitFor } from './harness.js';
+import { FAST, Log, STEADY, coordinatorLoop, startElector, validationError, waitFor } from './harness.js';
 
 const A = 'http://10.0.0.1:8080';
 const B = '10.0.0.2:8080';
@@ -111,12 +111,17 @@ describe('holderAddress on the lease', () => {
     const L = 'addr-handoff';
     const log = new Log();
     const coord = coordinatorLoop(coordinatorDeps(t.client, t.names, { config: { ackWindowMs: 500, electedLeaseDurationSeconds: 2 } }), L);
-    const a = startElector(t, log, 'a', { leaseName: L, platform: 'none', advertise: A }, { versions: ['1.30.0', '1.30.0'] });
+    // STEADY: a's term outlives a busy machine's stall (on FAST's 1.5 s renew deadline it could be
+    // given back and taken by b as the successor: a's stop would then hand nothing over)
+    const a = startElector(t, log, 'a', { leaseName: L, platform: 'none', advertise: A, ...STEADY }, { versions: ['1.30.0', '1.30.0'] });
     await waitFor('a to lead', () => a.elector.isLeader());
-    const b = startElector(t, log, 'b', { leaseName: L, platform: 'none' }, { versions: ['1.31.0', '1.31.0'] }); // no advertise
+    const b = startElector(t, log, 'b', { leaseName: L, platform: 'none', ...STEADY }, { versions: ['1.31.0', '1.31.0'] }); // no advertise
     await waitFor('b named successor', async () => (await row(L))?.successor === 'b');
     await coord.stop(); // nobody but the two workers writes the lease from here on
+    const token = a.elector.fencingToken;
+    expect(await row(L), 'a still holds the term it leads').toMatchObject({ holderIdentity: 'a', fencingToken: token, successor: 'b' });
     await a.stop(); // cancelled with an heir: hands the term over in one write
+    expect(log.of('stopped', 'a').at(-1)).toMatchObject({ reason: 'cancelled', token });
     const handed = (await row(L))!;
     expect(handed).toMatchObject({ holderIdentity: 'b', electedBy: 'successor', lastHolderIdentity: 'a' });
     expect(handed).not.toHaveProperty('holderAddress');

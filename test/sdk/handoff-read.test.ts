@@ -31,7 +31,10 @@ afterAll(async () => {
 });
 
 /** Long enough that the heir's read lands well inside the window a hand-over's first term (2 s) leaves it, however busy the machine. */
-const TIMING = { leaseDurationMs: 6_000, renewDeadlineMs: 4_500, retryPeriodMs: 500 } as const;
+// renewIntervalMs: a coordinated leader's default (renew deadline − 2 retry periods) leaves a busy
+// machine's stall only 1 s between a renewal due and the deadline; a giver that lapsed so would hand
+// nothing over (its heir takes the vacancy instead). 1.5 s leaves 3 s.
+const TIMING = { leaseDurationMs: 6_000, renewDeadlineMs: 4_500, retryPeriodMs: 500, renewIntervalMs: 1_500 } as const;
 
 /**
  * An in-process push path: every wake reaches every other watcher of its lease (a wake is only a
@@ -254,6 +257,9 @@ async function handingGroup(L: string, push: () => Push) {
     return l?.successor === 'b' && l.renewTime! > l.acquireTime! && b.elector.stats.clockSynced;
   });
   await coord.stop(); // nobody but the workers writes the lease from here on
+  // a leads its one term still, the row agreeing: a failure here names a lost term, not the hand-over
+  expect(await row(L), 'a still holds the term it leads').toMatchObject({ holderIdentity: 'a', fencingToken: a.elector.fencingToken, successor: 'b' });
+  expect(log.of('stopped', 'a')).toEqual([]);
   return { log, a, b };
 }
 

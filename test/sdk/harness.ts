@@ -1,4 +1,5 @@
 import { reconcileLease, type CoordinatorDeps } from '../../lib/coordinator/reconcile.js';
+import type { Lease } from '../../lib/schemas/lease.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
 import { WAIT_GUARD_MS } from '../guards.js';
 
@@ -40,6 +41,34 @@ export async function waitFor<T>(what: string, probe: () => T | undefined | fals
     if (performance.now() > end) throw new Error(`hung: still waiting for ${what} after ${WAIT_GUARD_MS / 1000} s`);
     await new Promise((r) => setTimeout(r, 20));
   }
+}
+
+/**
+ * Elector timings for real-time tests whose subject is not the renew deadline: a term outlives a
+ * busy machine's stall (1–3 s at load 15+). On FAST's 1.5 s renew deadline a term confirmed or
+ * renewed late is given back and the successor takes it, so a role read a moment before (the
+ * leader, its heir) is no longer true when the test acts on it. The renewal interval is set: a
+ * coordinated leader's default (renew deadline − 2 retry periods) would leave a stall only 1 s
+ * between a renewal due and the deadline; here it is 4 s.
+ */
+export const STEADY = { leaseDurationMs: 8_000, renewDeadlineMs: 6_000, retryPeriodMs: 500, renewIntervalMs: 2_000 } as const;
+
+/**
+ * The one of `electors` leading now, and its term's fencing token: its elector says so, and the
+ * lease row read after agrees (holder and token). Picked at the moment of acting, never from an
+ * earlier read or from the log: a term can change hands in between.
+ */
+export function leaderNow<E extends { elector: { isLeader(): boolean; readonly fencingToken: number | undefined; readonly options: { identity: string } } }>(
+  electors: readonly E[],
+  read: () => Promise<Lease | undefined>,
+): Promise<{ leader: E; token: number; row: Lease }> {
+  return waitFor('an elector leading now, the lease row agreeing', async () => {
+    const leader = electors.find((e) => e.elector.isLeader());
+    const token = leader?.elector.fencingToken;
+    if (!leader || token === undefined) return undefined;
+    const row = await read();
+    return row?.holderIdentity === leader.elector.options.identity && row.fencingToken === token && leader.elector.fencingToken === token ? { leader, token, row } : undefined;
+  });
 }
 
 /** The ValidationError `f` throws (any other outcome fails the test). */

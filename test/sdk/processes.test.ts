@@ -7,8 +7,13 @@ import { createTables } from '../../lib/local/tables.js';
 import { defaultTableNames } from '../../lib/tables.js';
 import { coordinatorLoop, waitFor } from './harness.js';
 
-const LEASE_MS = 2_000;
-const RETRY_MS = 250;
+// Steady timings (the failover's speed is not what this test asserts): a term outlives a busy
+// machine's stall, so the process picked as leader still leads when it is killed
+// (the renewal interval too: by default a coordinated leader renews 2 retry periods before its deadline)
+const LEASE_MS = 8_000;
+const RENEW_DEADLINE_MS = 6_000;
+const RETRY_MS = 500;
+const RENEW_INTERVAL_MS = 2_000;
 const ACK_MS = 500;
 
 interface Event {
@@ -42,7 +47,8 @@ function startWorker(identity: string, emulationVersion: string): Worker {
       EMULATION_VERSION: emulationVersion,
       BINARY_VERSION: '1.31.0',
       LEASE_DURATION_MS: String(LEASE_MS),
-      RENEW_DEADLINE_MS: '1500',
+      RENEW_DEADLINE_MS: String(RENEW_DEADLINE_MS),
+      RENEW_INTERVAL_MS: String(RENEW_INTERVAL_MS),
       RETRY_PERIOD_MS: String(RETRY_MS),
     },
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -74,6 +80,8 @@ describe('three worker processes', () => {
       // whoever registered first may lead for a moment; the oldest emulation version must end up leading
       const first = await waitFor('an oldest-emulation leader process', () => workers.find((w) => w.identity !== 'w3' && leading(w)));
       const token = started(first).at(-1)!.fencingToken!;
+      // the row agrees as it is killed (a failure here names a term lost before the kill, not the failover)
+      expect((await deps.leases.read('reports')).item, `${first.identity} still holds the term it leads`).toMatchObject({ holderIdentity: first.identity, fencingToken: token });
 
       const killedAt = Date.now(); // a stamp to order the workers' lines by (one machine, one clock), not a duration
       first.child.kill('SIGKILL');

@@ -66,7 +66,7 @@ const elector = new LeaderElector({
   leaseDurationMs: num('LEASE_DURATION_MS', 15_000),
   renewDeadlineMs: num('RENEW_DEADLINE_MS', 10_000),
   retryPeriodMs: num('RETRY_PERIOD_MS', 2_000),
-  // how often the leader renews (default: renewDeadlineMs / 2 in coordinated mode)
+  // how often the leader renews (default in coordinated mode: the renew deadline less two retry periods)
   ...(process.env['RENEW_INTERVAL_MS'] ? { renewIntervalMs: num('RENEW_INTERVAL_MS', 5_000) } : {}),
   // 'none': stamp with this machine's clock (it must then keep within 1 s of DynamoDB's); default 'server'
   ...(process.env['CLOCK_SYNC'] === 'none' ? { clockSync: 'none' as const } : {}),
