@@ -7,7 +7,7 @@
  */
 import type { Clock } from '../clock.js';
 import { systemClock } from '../clock.js';
-import { freePort } from './dynamodb-local.js';
+import { portToBindLater } from './dynamodb-local.js';
 import { startHaproxy, type Haproxy, type LeaderCheckSettings } from './haproxy.js';
 import type { LocalRuntime } from './runtime.js';
 import { WorkerProcess, type WorkerSpec } from './worker-process.js';
@@ -49,7 +49,8 @@ export class BehindHaproxy {
   static async start(rt: LocalRuntime, opts: BehindHaproxyOptions): Promise<BehindHaproxy> {
     const o = { ...opts, clock: opts.clock ?? systemClock, guardMs: opts.guardMs ?? 180_000 };
     const slots = new Map<string, Slot>();
-    for (const identity of o.identities ?? ['w1', 'w2', 'w3']) slots.set(identity, { identity, appPort: await freePort(), healthPort: await freePort() });
+    const taken = new Set<number>();
+    for (const identity of o.identities ?? ['w1', 'w2', 'w3']) slots.set(identity, { identity, appPort: await portToBindLater(taken), healthPort: await portToBindLater(taken) });
     const servers = [...slots.values()].map((s) => ({ name: s.identity, host: '127.0.0.1', port: s.appPort, checkPort: s.healthPort }));
     const haproxy = await startHaproxy({ servers, binary: o.binary, clock: o.clock, ...(o.settings ? { settings: o.settings } : {}) });
     const group = new BehindHaproxy(rt, haproxy, slots, o);
@@ -105,7 +106,7 @@ export class BehindHaproxy {
     s.worker = w;
     this.all.push(w);
     await this.waitFor(`worker ${identity} to register`, async () => {
-      if (!w.alive) throw new Error(`worker ${identity} exited (${String(w.child.exitCode ?? w.child.signalCode)}) before it registered`);
+      if (!w.alive) throw new Error(`worker ${identity} exited (${String(w.child.exitCode ?? w.child.signalCode)}) before it registered${w.stderrTail ? `: ${w.stderrTail.trim().split('\n').slice(-5).join(' | ')}` : ''}`);
       const instance = w.events.find((e) => e.event === 'ready')?.instance;
       return instance !== undefined && (await this.rt.deps.coordinator.candidates.read(this.o.lease, identity)).item?.identity === instance;
     });

