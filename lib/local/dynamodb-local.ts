@@ -84,9 +84,9 @@ export function findJar(resolve: () => string = resolveDynamoDbLocal): { jar: st
  * HAProxy is configured with before the worker starts): one below the kernel's ephemeral range, so
  * no outgoing connection's source port (every DynamoDB request takes one) and no other `freePort()`
  * can take it meanwhile, as one picked by the kernel could be on a busy machine. Picked at random
- * among those free now, never one of `taken` (added to it).
+ * (`random`: the clock's source) among those free now, never one of `taken` (added to it).
  */
-export async function portToBindLater(taken: Set<number> = new Set()): Promise<number> {
+export async function portToBindLater(taken: Set<number> = new Set(), random: () => number = () => systemClock.random()): Promise<number> {
   let low = 32_768;
   try {
     low = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]) || low;
@@ -95,7 +95,7 @@ export async function portToBindLater(taken: Set<number> = new Set()): Promise<n
   }
   const from = Math.max(1_024, Math.min(low, 32_768) - 12_000);
   for (let tries = 0; tries < 200; tries++) {
-    const port = from + Math.floor(Math.random() * (Math.min(low, 32_768) - from));
+    const port = from + Math.floor(random() * (Math.min(low, 32_768) - from));
     if (taken.has(port) || !(await bindable(port))) continue;
     taken.add(port);
     return port;
