@@ -35,6 +35,8 @@ export interface FollowerView {
   readonly ackedElection: string | undefined;
   /** A ping went unanswered while DynamoDB's time was in doubt. */
   readonly unanswered: boolean;
+  /** The token of a term this start-up stopped leading while it stands on (FollowerState.standAgain). */
+  readonly standAgain: number | undefined;
   /** Monotonic now. */
   readonly now: number;
   /** Monotonic time the lease's current term (holder, instance, renewal, token, duration) was first seen. */
@@ -49,8 +51,12 @@ export interface FollowerView {
 export interface FollowerDecision {
   /** The coordinator elected this start-up: confirm the term by renewing it (and nothing else). */
   readonly confirm: boolean;
-  /** Answer the open election, or the ping left unanswered while the clock was in doubt, by renewing the candidacy. */
-  readonly answer: { readonly election: string } | 'unanswered' | undefined;
+  /**
+   * Renew the candidacy: to answer the open election, or the ping left unanswered while the clock
+   * was in doubt, or to stand again once the lease is in a later term than the one this start-up
+   * stopped leading (`standAgain`).
+   */
+  readonly answer: { readonly election: string } | 'unanswered' | 'standAgain' | undefined;
   /** What to remember as `vacantSince`. */
   readonly vacantSince: number | undefined;
   /** Poll again no later than this (monotonic): the successor looks the moment the term would run out. */
@@ -209,13 +215,23 @@ function askedInVainKey(lease: Lease | undefined): string | undefined {
   return `failed:${f.electionId ?? f.at}`;
 }
 
+/**
+ * Whether the lease is in a later term than the one this start-up stopped leading while it stands
+ * on (`standAgain`): its candidate row is renewed now, after that term began — the coordinator passes
+ * over a last holder whose row shows no life since (lib/election/vacancy.ts isDeparted), which is
+ * right for a holder that died with its term, not for one that lost it and lives on.
+ */
+export function standsAgainNow(lease: Lease | undefined, v: Pick<FollowerView, 'identity' | 'standAgain'>): boolean {
+  return v.standAgain !== undefined && lease?.holderIdentity !== undefined && (lease.holderIdentity !== v.identity || lease.fencingToken > v.standAgain);
+}
+
 const CONFIRM: FollowerDecision = { confirm: true, answer: undefined, vacantSince: undefined, wakeAt: undefined, reportVacancy: false, take: undefined };
 
 export function decideFollower(v: FollowerView): FollowerDecision {
   const { lease, now } = v;
   if (lease?.holderIdentity === v.identity && lease.holderInstance === v.instance) return CONFIRM;
   const asked = lease?.election ? lease.election.id : askedInVainKey(lease);
-  const answer = !v.candidate ? undefined : asked !== undefined && v.ackedElection !== asked ? { election: asked } : v.unanswered ? ('unanswered' as const) : undefined;
+  const answer = !v.candidate ? undefined : asked !== undefined && v.ackedElection !== asked ? { election: asked } : v.unanswered ? ('unanswered' as const) : standsAgainNow(lease, v) ? ('standAgain' as const) : undefined;
 
   const held = lease?.holderIdentity !== undefined;
   const termMs = (lease?.leaseDurationSeconds ?? 0) * 1000;
@@ -808,6 +824,12 @@ export interface FollowerState {
   readonly endedToken: number;
   /** A ping went unanswered while DynamoDB's time was in doubt: answered as soon as it can be. */
   readonly unanswered: boolean;
+  /**
+   * The token of a term this start-up stopped leading while it stands on (its renew deadline
+   * passed, or it was deposed): once a read shows the lease in a later term, the candidacy is renewed
+   * (standsAgainNow), then this is cleared.
+   */
+  readonly standAgain: number | undefined;
   /** The election this candidate last answered (its leader side answers too). */
   readonly ackedElection: string | undefined;
   /** The holder last reported to onNewLeader. */
@@ -840,6 +862,7 @@ export const FOLLOWING: FollowerState = {
   ledToken: -1,
   endedToken: -1,
   unanswered: false,
+  standAgain: undefined,
   ackedElection: undefined,
   lastLeader: undefined,
   answeredClaim: undefined,
@@ -1042,7 +1065,10 @@ export function followerStep(s: FollowerSettings, state: FollowerState, e: Follo
     }
     case 'candidateRenewed':
       if (p?.kind === 'answer') {
-        const st = p.d.answer === 'unanswered' ? { ...state, unanswered: false } : { ...state, ackedElection: (p.d.answer as { election: string }).election };
+        // any renewal after the term this start-up stopped leading stands it again
+        const a = p.d.answer;
+        const renewed = standsAgainNow(p.raw.item, { identity: s.identity, standAgain: state.standAgain }) ? { ...state, standAgain: undefined } : state;
+        const st = a === 'unanswered' ? { ...renewed, unanswered: false } : typeof a === 'object' ? { ...renewed, ackedElection: a.election } : renewed;
         return rest(s, st, p.raw, p.d, at, fx);
       }
       if (p?.kind === 'reportAck') return afterReport(s, state, p.raw, p.d, at, fx);
@@ -1150,6 +1176,7 @@ function polled(s: FollowerSettings, state: FollowerState, raw: LeaseRead, view:
     candidate: s.candidate,
     ackedElection: st.ackedElection,
     unanswered: st.unanswered,
+    standAgain: st.standAgain,
     now: at.now,
     observedAt: st.observed!.at,
     vacantSince: st.vacantSince,
@@ -1176,7 +1203,7 @@ function polled(s: FollowerSettings, state: FollowerState, raw: LeaseRead, view:
   if (d.answer !== undefined && s.candidate) {
     const j = vouch(s, st, at, fx, true);
     if (j.trusted) return waiting(j.state, { kind: 'answer', raw, d }, fx, { kind: 'renewCandidate', conflictIsNothing: false });
-    st = d.answer !== 'unanswered' ? { ...j.state, unanswered: true } : j.state;
+    st = typeof d.answer === 'object' ? { ...j.state, unanswered: true } : j.state;
   }
   return rest(s, st, raw, d, at, fx);
 }
@@ -1439,7 +1466,9 @@ function note(s: Settings, st: State, e: FollowerEvent, at: Moment, fx: Effect[]
 /** Stops `lead`. */
 function stopTerm(st: State, lead: Lead, reason: StopReason, fx: Effect[]): State {
   fx.push({ kind: 'stop', reason, token: lead.term.fencingToken });
-  return { ...st, lead: undefined };
+  // lost while it lives on (not cancelled, not handing over): it stands again once the lease is in a later term
+  const lost = reason === 'renewDeadline' || reason === 'deposed';
+  return { ...st, lead: undefined, ...(lost ? { standAgain: lead.term.fencingToken } : {}) };
 }
 
 /** Carries out the leader's decision on `o` (decideLeader): stops the term (ending it on the row, looking at once), extends it, or records the row it saw. */

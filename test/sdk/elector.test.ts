@@ -174,6 +174,33 @@ describe('safety of a leader that cannot renew', () => {
   });
 });
 
+describe('a leader that lost its term and lives on', () => {
+  it('stands again as the best candidate: once the successor took its term it shows life, is named successor, and takes the next vacancy (not a newer version)', async () => {
+    const sim = await Sim.create({ config: CONFIG });
+    sim.coordinator();
+    const a = sim.elector('a', { leaseName: L, releaseOnCancel: false }, { versions: ['1.30.0', '1.31.0'] });
+    await sim.settle(a.elector.ready); // a stands first: the coordinator's first election cannot pick another alone
+    const b = sim.elector('b', { leaseName: L, releaseOnCancel: false }, { versions: ['1.30.0', '1.31.0'] });
+    const c = sim.elector('c', { leaseName: L, releaseOnCancel: false }, { versions: ['1.31.0', '1.31.0'] });
+    await sim.until('a leading, b its successor', async () => a.elector.isLeader() && (await sim.leases.read(L)).item?.successor === 'b');
+    // a's renewals fail (its own network, nothing else): it stops at its renew deadline, alive, and b takes the term as successor
+    a.machine.fault = (req) => (req.operation === 'UpdateItem' && (req.input as { TableName: string }).TableName === sim.names.leases ? Object.assign(new Error('injected: service unavailable'), { name: 'ServiceUnavailable' }) : undefined);
+    await sim.until('b leading', () => b.elector.isLeader(), 10_000);
+    expect(sim.log.of('stopped', 'a').at(-1)?.reason).toBe('renewDeadline');
+    a.machine.fault = undefined;
+    // a (the oldest emulation version, alive) is named again, not passed over as a holder that died with its term
+    await sim.until('a named successor', async () => (await sim.leases.read(L)).item?.successor === 'a', 10 * FAST.leaseDurationMs);
+    await sim.run(2 * FAST.leaseDurationMs); // a few of b's renewals: a, a quiet follower until named, has read it is the successor
+    expect((await sim.leases.read(L)).item).toMatchObject({ holderIdentity: 'b', successor: 'a' });
+    b.machine.kill();
+    await sim.until('the next leader', () => a.elector.isLeader() || c.elector.isLeader(), 10 * FAST.leaseDurationMs);
+    expect(a.elector.isLeader()).toBe(true);
+    expect(sim.log.of('started', 'c')).toEqual([]);
+    // not before b's term had run out (kill -9 logs no stop: the lease's writes tell)
+    expect(sim.tookOver(L, 'a', sim.tookOver(L, 'b'))).toBeGreaterThanOrEqual(sim.lastRenewal(L, 'b') + (await sim.leases.read(L)).item!.leaseDurationSeconds * 1000);
+  });
+});
+
 describe('health (client-go healthz adaptor)', () => {
   it('a leader whose term ran out without it stepping down (a frozen process) is unhealthy; asked whether it leads, it steps down; a follower is healthy', async () => {
     const sim = await Sim.create();

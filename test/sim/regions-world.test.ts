@@ -35,7 +35,8 @@ describe('one leader across Regions, in the simulator', () => {
   // now runs apart from the holder, and takes the lease within its term and the second successor's grace.
   it.each([
     { seed: 8019, why: 'us-east-1 cut off at 100 s and rejoined; us-east-2 (w1 leading, w3) lost at 222 s' },
-    { seed: 8028, why: 'us-east-2 cut off at 31 s and rejoined; us-east-1 (w0 and w2 leading, each the other’s successor) lost at 264 s' },
+    // (8028 lost its premise when a leader that lost its term came to stand again: nobody led in us-east-1 by its loss)
+    { seed: 8055, why: 'us-east-2 cut off at 150 s and rejoined; us-east-1 (its leader of both leases) lost at 342 s' },
     // both watchers once ran in us-east-1, apart from the holder but not from each other (22.4–23.7 s before 640d6cb)
     { seed: 8039, why: 'us-east-1 cut off at 122 s, catching up as us-west-2 (w2 leading both) is lost at 214 s' },
   ])('Region events alone, seed $seed ($why): a watcher in another Region takes each lease within a lease duration and a second', async ({ seed }) => {
@@ -81,7 +82,7 @@ describe('one leader across Regions, in the simulator', () => {
   // exist while its holder w3 ran on no session (renewing the lease itself); followers judged that
   // term as an unvouched session's (sessionFallbackMs, 78 s) where the coordinator judges it by the
   // lease's own stamp, so after us-east-2 (w3) was lost job-1 waited for the tick: 68.9 s leaderless.
-  it('seed 9248, among its other faults: a lease a peer pointed at a missing session, its holder on none, is taken a lease duration after its Region is lost', async () => {
+  it('seed 9248, among its other faults: a lease a peer pointed at a missing session, its holder on none, is taken within a lease duration and a second after its Region is lost', async () => {
     // w2 rewrites job-1's session at 325.5 s; us-east-2 (w3 leading job-1) lost at 352.8 s. Which
     // Region leads job-0 by then has moved with the protocol's changes (w3 again since 3c82cce): the
     // row is about job-1, and every lease that died with the Region is taken within a lease duration.
@@ -89,7 +90,9 @@ describe('one leader across Regions, in the simulator', () => {
     expect(r.verdict.violations).toEqual([]);
     const lost = (r.regions ?? []).filter((f) => f.kind === 'lose');
     expect(lost.filter((f) => f.lease === 'job-1').map((f) => [f.region, f.newLeaderRegion])).toEqual([['us-east-2', 'us-east-1']]);
-    for (const f of lost) expect(f.newLeaderAfterMs, f.lease).toBeLessThan(settings.leaseDurationMs);
+    // within a lease duration and a second, as every watcher in another Region (the successor times the
+    // term from when it saw the last renewal: 15.3 s since a leader that lost its term stands again, 12.9 s before)
+    for (const f of lost) expect(f.newLeaderAfterMs, f.lease).toBeLessThan(settings.leaseDurationMs + 1_000);
   });
 
   // The story's line at a Region event reads every lease; a row an operator wrote malformed (a
