@@ -81,7 +81,8 @@ export function findJar(resolve: () => string = resolveDynamoDbLocal): { jar: st
 
 /**
  * A free loopback port for a server that binds it later (a worker behind HAProxy, whose port
- * HAProxy is configured with before the worker starts): one below the kernel's ephemeral range, so
+ * HAProxy is configured with before the worker starts; HAProxy itself; DynamoDB Local's Java where
+ * no network namespace holds the port for it): one below the kernel's ephemeral range, so
  * no outgoing connection's source port (every DynamoDB request takes one) and no other `freePort()`
  * can take it meanwhile, as one picked by the kernel could be on a busy machine. Picked at random
  * (`random`: the clock's source) among those free now, never one of `taken` (added to it).
@@ -171,7 +172,7 @@ export async function startDynamoDBLocal(opts: StartOptions = {}): Promise<Dynam
     const required = (opts.loopbackOnly ?? process.env[LOOPBACK_ONLY_ENV] ?? 'prefer') === 'require';
     const why = `DynamoDB Local has no bind option, and the network namespace that keeps it on loopback can't be made here: ${ns.why}.`;
     if (required) throw new Error(`${why} ${LOOPBACK_ONLY_ENV}=require (or loopbackOnly: 'require') forbids starting it on every interface.`);
-    port = opts.port ?? (await freePort());
+    port = opts.port ?? (await portToBindLater()); // Java binds it seconds later: never a port the kernel may hand out meanwhile
     (opts.log ?? ((l: string) => process.stderr.write(`${l}\n`)))(
       `conclave: WARNING: DynamoDB Local listens on every interface of this machine, port ${port}: whoever reaches this machine can read and write its tables with any credentials. ${why}`,
     );

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import * as z from 'zod';
 import { systemClock, type Clock } from '../clock.js';
 import { parse } from '../schemas/validation.js';
-import { freePort } from './dynamodb-local.js';
+import { portToBindLater } from './dynamodb-local.js';
 import { ensureSystemNeed, findOnPath, installCommand, isExecutable, type EnsureOptions } from './debian-package.js';
 
 /** The Debian package that gives the load-balancer story, test and benchmark their HAProxy. */
@@ -171,7 +171,7 @@ function statusOf(url: string): Promise<number | undefined> {
 export async function startHaproxy(o: { servers: readonly HaproxyServer[]; settings?: LeaderCheckSettings; binary?: string; clock?: Clock; startTimeoutMs?: number }): Promise<Haproxy> {
   const binary = o.binary ?? ensureHaproxy();
   const clock = o.clock ?? systemClock;
-  const port = await freePort();
+  const port = await portToBindLater(); // bound by HAProxy a moment later: never a port the kernel may hand out meanwhile
   const config = haproxyConfig({ port, servers: o.servers, ...(o.settings ? { settings: o.settings } : {}) });
   const dir = mkdtempSync(join(tmpdir(), 'conclave-haproxy-'));
   const file = join(dir, 'haproxy.cfg');
