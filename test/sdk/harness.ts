@@ -7,13 +7,14 @@ import { WAIT_GUARD_MS } from '../guards.js';
 export { FAST, Log, startElector, type LogEntry, type RunningElector } from '../../sim/harness.js';
 
 /** The coordinator, driven in-process: reconcile one lease every `everyMs` (stands in for streams and the timer). */
-export function coordinatorLoop(deps: CoordinatorDeps, leaseName: string, everyMs = 100) {
+export function coordinatorLoop(deps: CoordinatorDeps, leaseName: string, everyMs = 100, afterPass?: () => Promise<void>) {
   let running = true;
   const errors: Error[] = [];
   const done = (async () => {
     while (running) {
       try {
         await reconcileLease(deps, leaseName);
+        await afterPass?.();
       } catch (e) {
         errors.push(e as Error);
       }

@@ -74,16 +74,14 @@ describe('three worker processes', () => {
   // fast a failover is, is asserted on simulated time in test/sdk/elector.test.ts.
   it('the leader is SIGKILLed: another process leads, with a higher fencing token, and only one', async () => {
     const deps = coordinatorDeps(client, tables, { config: { ackWindowMs: ACK_MS, electedLeaseDurationSeconds: 2 } });
-    const coord = coordinatorLoop(deps, 'reports');
-    // the lease's revisions as seen, and the candidates at the end: what a failure below is told with
+    // the lease as each coordinator pass left it, and the candidates at the end: what a failure below is told with
     const seen: string[] = [];
     let lastLine = '';
-    const watching = setInterval(() => {
-      void deps.leases.read('reports').then(({ item: l }) => {
-        const line = l ? JSON.stringify({ holder: l.holderIdentity, token: l.fencingToken, successor: l.successor, second: l.secondSuccessor, last: l.lastHolderIdentity, preferred: l.preferredHolder, election: l.election?.id, acquired: l.acquireTime }) : '';
-        if (line !== lastLine) seen.push(`${Date.now()} ${(lastLine = line)}`);
-      }, () => {});
-    }, 25);
+    const coord = coordinatorLoop(deps, 'reports', 100, async () => {
+      const l = (await deps.leases.read('reports')).item;
+      const line = l ? JSON.stringify({ holder: l.holderIdentity, token: l.fencingToken, successor: l.successor, second: l.secondSuccessor, last: l.lastHolderIdentity, preferred: l.preferredHolder, election: l.election?.id, acquired: l.acquireTime }) : '';
+      if (line !== lastLine) seen.push(`${Date.now()} ${(lastLine = line)}`);
+    });
     const story = async () => `lease revisions seen:\n${seen.join('\n')}\ncandidates: ${JSON.stringify((await deps.candidates.list('reports')).candidates.map((c) => ({ name: c.name, renewTime: c.renewTime, pingTime: c.pingTime, ackedPingTime: c.ackedPingTime })))}\nworkers: ${JSON.stringify(workers.map((w) => [w.identity, w.events.map((e) => [e.at, e.event, e.leader ?? e.reason ?? e.fencingToken])]))}`;
     const workers = [startWorker('w1', '1.30.0'), startWorker('w2', '1.30.0'), startWorker('w3', '1.31.0')];
     try {
@@ -129,7 +127,6 @@ describe('three worker processes', () => {
       expect(next.events.filter((e) => e.event === 'stopped' && e.at > killedAt).at(-1)?.reason).toBe('cancelled');
     } finally {
       for (const w of workers) if (w.child.exitCode === null && w.child.signalCode === null) w.child.kill('SIGKILL');
-      clearInterval(watching);
       await coord.stop();
     }
   });
