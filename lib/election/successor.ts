@@ -102,7 +102,13 @@ export function successorsOf(
   const apartFromBoth = (c: Candidate) => apart(c) && lead !== undefined && lead.name !== c.name && inAnotherDomain(c, lead);
   const secondOk = picks[1] !== undefined && (lead === undefined || !apart(lead) ? apart(picks[1].candidate) : apartFromBoth(picks[1].candidate));
   const better = held && !secondOk ? (bestOf(ordered, others, known, apartFromBoth, now, preferred) ?? (picks.some((r) => apart(r.candidate)) ? undefined : bestOf(ordered, others, known, apart, now, preferred))) : undefined;
-  const [first, second] = (better ? [...picks.slice(0, 1), better] : picks).map((r) => successorFrom(r.candidate));
+  const named = better ? [...picks.slice(0, 1), better] : picks;
+  // Nobody else to name second, yet a live candidate only let its last ping pass (paused, or read
+  // late): named second all the same, the best of them. An empty slot leaves a vacancy, should the
+  // successor die too, to the fallback (three lease durations) or the tick; a designation is not a
+  // grant, so a dead one never takes the lease.
+  const spare = named.length === 1 && askable ? orderCandidates(others.filter((c) => c.name !== named[0]!.candidate.name && !responsive.includes(c)), now, preferred)[0] : undefined;
+  const [first, second] = (spare ? [...named, spare] : named).map((r) => successorFrom(r.candidate));
   return { ...(first ? { successor: first } : {}), ...(second ? { second } : {}), check };
 }
 

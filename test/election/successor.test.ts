@@ -140,6 +140,15 @@ describe('a live successor (issue 38): named only when known to be alive, the ot
     expect(run(after, cs, NOW + MIN)).toMatchObject({ kind: 'leaveAlone', reason: 'leaderHealthy' });
   });
 
+  it('the check closes with one answer: the one that let it pass is named second all the same (else nobody watches the term should the successor die too)', () => {
+    const e = { id: 'e', startedAt: NOW - 6 * SEC, deadline: NOW - SEC, strategy: OEV, holder: 'b' };
+    const checking = { ...term, acquireTime: NOW - 8 * SEC, election: e, successor: 'c', successorInstance: 'c_1', secondSuccessor: 'a', secondSuccessorInstance: 'a_1' };
+    const cs = [{ ...dead, pingTime: e.startedAt }, holder, { ...quiet, renewTime: NOW - 5 * SEC, pingTime: e.startedAt, ackedPingTime: e.startedAt }];
+    expect(run(checking, cs)).toMatchObject({ kind: 'cancelElection', why: 'holderIsBest', successor: { name: 'c', instance: 'c_1' }, secondSuccessor: { name: 'a', instance: 'a_1' } });
+    // the one that answered stays first: one that let its ping pass never displaces it
+    expect(successorsOf('b', cs, NOW, config, { since: knownAliveSince(checking, NOW, config) })).toEqual({ successor: { name: 'c', instance: 'c_1' }, second: { name: 'a', instance: 'a_1' }, check: [] });
+  });
+
   it('in a long term, a candidate that renewed its row in it counts as known (at rest nobody is asked)', () => {
     const old = lease('b', { acquireTime: NOW - 3 * 60 * MIN, leaseDurationSeconds: 15, successor: 'a', successorInstance: 'a_1', secondSuccessor: 'c', secondSuccessorInstance: 'c_1' });
     expect(run(old, [dead, holder, quiet], NOW)).toMatchObject({ kind: 'leaveAlone', reason: 'leaderHealthy' });
