@@ -83,11 +83,13 @@ async function warmUp(s: Schedule, fleet: Fleet, o: HarnessOptions, print: (l: s
 
 /**
  * After the last fault: until every lease has had one leader, agreeing with the table, and every
- * running worker's row in place, for `stableMs` — or healMs + 5 s have passed (the checker judges).
+ * running worker's row in place, for `stableMs`, and the scheduled job has run at least once (so its
+ * terms are judged too, however slowly the processes came up) — or healMs + 5 s have passed (the
+ * checker judges).
  */
-async function settle(s: Schedule, fleet: Fleet, leases: LeaseStore, candidates: CandidateStore, o: { healMs: number; stableMs: number }): Promise<void> {
+async function settle(s: Schedule, fleet: Fleet, feed: Feed, leases: LeaseStore, candidates: CandidateStore, o: { healMs: number; stableMs: number }): Promise<void> {
   const converged = async () => {
-    let ok = true;
+    let ok = feed.history.some((r) => r.lease === JOB_LEASE && r.event === 'started');
     for (const lease of s.leases) {
       const ls = fleet.leading(lease);
       const l = (await leases.read(lease)).item;
@@ -138,7 +140,7 @@ export async function runSchedule(s: Schedule, o: HarnessOptions): Promise<Sched
     await warmUp(s, fleet, o, print, began);
     await playSchedule(s, injectors, feed);
     const healed = performance.now();
-    await settle(s, fleet, leases, candidates, { healMs, stableMs: o.stableMs ?? 2 * s.timing.leaseDurationMs });
+    await settle(s, fleet, feed, leases, candidates, { healMs, stableMs: o.stableMs ?? 2 * s.timing.leaseDurationMs });
     end = await endState(s, fleet.alive(), candidates);
     print(`  healed; settled ${((performance.now() - healed) / 1000).toFixed(1)}s after the last fault`);
   } finally {
