@@ -2,7 +2,7 @@
  * The coordinator's reasoning in words, from the same pure functions it decides with
  * (lib/election): the CLI never re-implements a rule, it only describes the outcome.
  */
-import { ignoredLastPing, isFresh, isPending, type Decision } from '../election/decide.js';
+import { ignoredLastPing, isFresh, isPending, passedOver, type Decision } from '../election/decide.js';
 import { locationOf, locationText, preferredLocationsOf } from '../election/location.js';
 import { orderCandidates, pickBest, rank, type Ranked } from '../election/ordering.js';
 import { isCandidateStale } from '../election/vacancy.js';
@@ -44,7 +44,8 @@ function stateOf(c: Candidate, lease: Lease | undefined, now: number, config: El
   let state: string;
   if (!rank(c, now)) state = 'versions do not parse: never elected';
   else if (isCandidateStale(c, now, config.candidateStaleAfterMs)) state = `stale (not renewed for ${span(config.candidateStaleAfterMs)}): not counted`;
-  else if (ignoredLastPing(c, now, config.ackWindowMs)) state = 'ignored its last ping: not preferred until it renews';
+  else if (passedOver(c, now, config)) state = `ignored its last ping: not preferred until it renews or answers when asked again, ${relative(c.pingTime! + config.askAgainAfterMs, now)}`;
+  else if (ignoredLastPing(c, now, config.ackWindowMs)) state = 'ignored its last ping: to be asked again at the next check';
   else if (lease?.election && isPending(c, lease.election, config.ackWindowMs)) state = 'pinged, not answered yet';
   else if (isFresh(c, now, config.ackWindowMs)) state = 'fresh';
   else state = `live (renewed ${relative(c.renewTime, now)})`;
@@ -64,7 +65,7 @@ export function standings(lease: Lease | undefined, candidates: readonly Candida
     ...ranked.map((r, i) => ({ candidate: r.candidate, place: i + 1, state: stateOf(r.candidate, lease, now, config) })),
     ...rest.map((c) => ({ candidate: c, place: undefined, state: stateOf(c, lease, now, config) })),
   ];
-  const responsive = live.filter((c) => !ignoredLastPing(c, now, config.ackWindowMs));
+  const responsive = live.filter((c) => !passedOver(c, now, config));
   const best = pickBest(responsive, now, preferred);
   const runnerUp = best && orderCandidates(responsive.filter((c) => c !== best.candidate), now, preferred)[0];
   // each ranked candidate against the next: why the order is what it is

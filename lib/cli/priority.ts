@@ -2,7 +2,7 @@
  * Operator priority pins (candidate `priority`, `priorityExpiresAt`). The coordinator alone
  * decides elections: `preempt` is a pin the coordinator's own rules then act on.
  */
-import { decide, ignoredLastPing } from '../election/decide.js';
+import { decide, passedOver } from '../election/decide.js';
 import { effectivePriority, rank } from '../election/ordering.js';
 import { strategyConsensus } from '../election/strategy.js';
 import { isCandidateStale, liveCandidates } from '../election/vacancy.js';
@@ -95,6 +95,6 @@ export async function preempt(ctx: CliContext, args: { lease: string; to: string
   if (ctx.output === 'json') return printJson(ctx, written);
   say(ctx, `pinned ${written.name} on lease ${args.lease} at priority ${written.priority} (one above every other candidate), ${until(written.priorityExpiresAt!, now)}`);
   say(ctx, `the coordinator's next step: ${nextStep(decision, lease)}`);
-  if (ignoredLastPing(candidate, now, ctx.config.ackWindowMs)) say(ctx, `note: ${candidate.name} ignored its last ping; the coordinator prefers it only once it renews on its own`);
+  if (passedOver(candidate, now, ctx.config)) say(ctx, `note: ${candidate.name} ignored its last ping; the coordinator prefers it only once it renews on its own or answers when asked again, ${relative(candidate.pingTime! + ctx.config.askAgainAfterMs, now)}`);
   say(ctx, `when the pin expires the usual order applies again and may move leadership back; \`conclave set-priority ${args.lease} ${written.name} --clear\` ends it sooner`);
 }

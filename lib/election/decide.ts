@@ -106,6 +106,15 @@ export const isPending = (c: Candidate, e: Pick<Election, 'startedAt'>, ackWindo
 export const ignoredLastPing = (c: Candidate, now: number, ackWindowMs: number): boolean => !answeredLastPing(c) && c.pingTime! + ackWindowMs <= now;
 
 /**
+ * Passed over while a holder leads: it ignored its last ping less than `askAgainAfterMs` ago.
+ * Past that, a liveness check or a re-election asks it again (a live candidate whose read came late,
+ * or whose Region was cut off when it was asked, answers this time; a dead one lets this ping pass
+ * too, and is passed over as long again). Never named successor nor preferred meanwhile.
+ */
+export const passedOver = (c: Candidate, now: number, config: Pick<ElectionConfig, 'ackWindowMs' | 'askAgainAfterMs'>): boolean =>
+  ignoredLastPing(c, now, config.ackWindowMs) && now < c.pingTime! + config.askAgainAfterMs;
+
+/**
  * The pings to take back when `d` closes the lease's election before its deadline (the holder
  * changed — a successor took the lease — or everyone answered but a departed holder): a candidate
  * pinged for it that has not answered had no ack window to answer in, and left standing its ping
@@ -209,9 +218,11 @@ export function decide(name: string, lease: Lease | undefined, candidates: reado
   const v = vacancy(lease, now, config.clockSkewMs);
   // The lease's own preferred zones and regions, else the coordinator's (the same for every rank below).
   const places = preferredLocationsOf(lease, config);
-  // Candidates that may be preferred over a holder: a candidate that ignored its last ping is
-  // presumed dead until it renews on its own, so a crashed candidate cannot make the coordinator
-  // hand leadership back and forth (Kubernetes would, for up to 30 minutes).
+  // Candidates a vacancy's election asks: a candidate that ignored its last ping is presumed dead
+  // until it renews on its own, so a crashed candidate costs one ack window, not one per election.
+  // (A held lease asks it again after askAgainAfterMs, in step 5; preempting only for one that
+  // answered, so a crashed candidate cannot make the coordinator hand leadership back and forth, as
+  // Kubernetes would for up to 30 minutes.)
   const responsive = live.filter((c) => !ignoredLastPing(c, now, config.ackWindowMs));
 
   // 3. An election in flight: finish it when nobody is pending or the ack window is over.
@@ -257,16 +268,19 @@ export function decide(name: string, lease: Lease | undefined, candidates: reado
 
   // 5. Held and renewed: preempt a worse holder, keep preferredHolder pointing at the best candidate
   // (never the holder before this one while its row has not shown life since: isDeparted).
+  // While the holder leads, a candidate that ignored its last ping is asked again once that ping is
+  // askAgainAfterMs old (passedOver): a re-election costs nobody a vacancy.
   const holder = lease!.holderIdentity!;
   const preferred = lease!.preferredHolder;
-  const best = pickBest(responsive.filter((c) => c.name === holder || !isDeparted(c, lease)), now, places);
+  const askable = live.filter((c) => !passedOver(c, now, config));
+  const best = pickBest(askable.filter((c) => c.name === holder || !isDeparted(c, lease)), now, places);
   const want = best && isBetterThanHolder(best, holder, live, now, places) ? best.candidate.name : undefined;
   if (want === preferred) return { kind: 'leaveAlone', reason: want ? 'preemptionPending' : 'leaderHealthy', strategy };
   if (want) {
     // A fresh candidate has just shown it is alive; otherwise ask everyone first (a re-election).
     if (fresh.some((c) => c.name === want)) return { kind: 'preempt', strategy, holder, preferredHolder: want };
     const opened: Election = { id: electionIdFor(name, lease), startedAt: now, deadline: now + config.ackWindowMs, strategy, holder };
-    return { kind: 'openElection', strategy, election: opened, ping: toPing() };
+    return { kind: 'openElection', strategy, election: opened, ping: askable.filter((c) => !fresh.includes(c)).map((c) => c.name) };
   }
   return { kind: 'clearPreferredHolder', strategy, preferredHolder: preferred!, why: best ? 'holderIsBest' : 'noValidCandidate' };
 

@@ -1,7 +1,7 @@
 import type { Candidate } from '../schemas/candidate.js';
 import type { ElectionConfig } from '../schemas/config.js';
 import type { Election, Lease } from '../schemas/lease.js';
-import { answeredLastPing, decide, electionIdFor, ignoredLastPing, type Decision } from './decide.js';
+import { answeredLastPing, decide, electionIdFor, passedOver, type Decision } from './decide.js';
 import { locationOf, preferredLocationsOf } from './location.js';
 import { compareMerit, orderCandidates, type Ranked } from './ordering.js';
 import { isDeparted, liveCandidates } from './vacancy.js';
@@ -56,7 +56,8 @@ export function showedLifeSince(c: Candidate, since: number, notAfter: number): 
  *
  * The field: the live candidates (not stale) but the holder and those `gone` says departed (the
  * previous holder whose row showed no life since: vacancy.ts `isDeparted`), of those the ones that
- * did not ignore their last ping (all of them, when every one did), ranked with the lease's
+ * are not passed over for a ping they let pass (passedOver: asked again `askAgainAfterMs` after
+ * it; all of them, when every one is), ranked with the lease's
  * preferred locations (`preferred`, by default the coordinator's). Of the best's equals on merit,
  * one in another failure domain than the holder's stands first when there is one; the second is
  * picked alike from the rest.
@@ -77,9 +78,10 @@ export function successorsOf(
 ): Succession {
   const { gone, preferred = config.preferredLocations, since = knownAliveSince(undefined, now, config) } = opts;
   const others = liveCandidates(candidates, now, config.candidateStaleAfterMs).filter((c) => c.name !== holder && !gone?.(c));
-  const responsive = others.filter((c) => !ignoredLastPing(c, now, config.ackWindowMs));
-  // Nobody else answered its last ping: name the best of the rest all the same. A missed ping is
-  // often one that came between a worker's reads; none at all means an election. Nobody is asked again.
+  const responsive = others.filter((c) => !passedOver(c, now, config));
+  // Everyone else is passed over for a missed ping: name the best of the rest all the same. A missed
+  // ping is often one that came between a worker's reads; none at all means an election. Each is
+  // asked again once its ping is askAgainAfterMs old.
   const askable = responsive.length > 0;
   const ordered = orderCandidates(askable ? responsive : others, now, preferred);
   const held = candidates.find((c) => c.name === holder);

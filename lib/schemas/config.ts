@@ -27,6 +27,14 @@ export const ElectionConfigSchema = z
     candidateStaleAfterMs: ms('candidateStaleAfterMs').default(30 * 60_000),
     /** A candidate this stale is pinged so a live one proves itself before it counts as gone (15 min). */
     candidateRepingAfterMs: ms('candidateRepingAfterMs').default(15 * 60_000),
+    /**
+     * A candidate that let its last ping pass is passed over (not named successor, not preferred)
+     * until it renews on its own or this long after that ping, when a liveness check or a
+     * re-election asks it again: a live one that read late answers then, a dead one costs one
+     * more ping. Never a vacancy's wait: an election for a vacant lease does not wait for it. At
+     * least the ack window. @default 60 s
+     */
+    askAgainAfterMs: ms('askAgainAfterMs').default(60_000),
     /** Identity leases are collected this long after they expired: late rather than early. */
     identityGcGraceMs: z.number().int().min(0).default(0),
     /**
@@ -52,6 +60,9 @@ export const ElectionConfigSchema = z
   .superRefine((c, ctx) => {
     if (c.candidateRepingAfterMs >= c.candidateStaleAfterMs) {
       ctx.addIssue({ code: 'custom', path: ['candidateRepingAfterMs'], message: `must be < candidateStaleAfterMs (${c.candidateStaleAfterMs}) so a live candidate is asked before it is dropped` });
+    }
+    if (c.askAgainAfterMs < c.ackWindowMs) {
+      ctx.addIssue({ code: 'custom', path: ['askAgainAfterMs'], message: `must be ≥ ackWindowMs (${c.ackWindowMs}): a candidate is asked again only once its last ping's window closed` });
     }
   });
 /** The election's tuning as the functions run with it: every field set, defaults filled in. */

@@ -7,7 +7,7 @@ import { decideWithSuccession, successorOf } from '../../lib/election/successor.
 import type { Candidate } from '../../lib/schemas/candidate.js';
 import { electionConfig } from '../../lib/schemas/config.js';
 import type { Lease } from '../../lib/schemas/lease.js';
-import { MIN, NOW, cand, lease } from '../fixtures.js';
+import { MIN, NOW, SEC, cand, lease } from '../fixtures.js';
 
 // The location-aware option of OldestEmulationVersion (issue 18): priority, then the emulation
 // version, then the place in the preferred zones and regions, then binary version, creation, name.
@@ -84,7 +84,8 @@ describe('decide with preferred locations: preemption as for a better version', 
   it.each<{ name: string; lease?: Lease; candidates: Candidate[]; configured?: typeof config; want: Partial<Decision> & { kind: Decision['kind'] } }>([
     { name: 'a candidate in the preferred zone joins (fresh): preempt the holder elsewhere', lease: lease('a'), candidates: [cand('a', '1.0.0', '1.0.0', older(inB)), cand('b', '1.0.0', '1.0.0', inA)], want: { kind: 'preempt', holder: 'a', preferredHolder: 'b' } },
     { name: '… not fresh: a re-election first, the holder keeps leading', lease: lease('a'), candidates: [cand('a', '1.0.0', '1.0.0', older(inB)), cand('b', '1.0.0', '1.0.0', { ...inA, renewTime: NOW - MIN })], want: { kind: 'openElection', ping: ['b'] } },
-    { name: '… that ignored its last ping: never preferred (a crashed worker cannot pull leadership)', lease: lease('a'), candidates: [cand('a', '1.0.0', '1.0.0', older(inB)), cand('b', '1.0.0', '1.0.0', { ...inA, renewTime: NOW - 2 * MIN, pingTime: NOW - MIN })], want: { kind: 'leaveAlone', reason: 'leaderHealthy' } },
+    { name: '… that ignored its last ping: not preferred (a crashed worker cannot pull leadership)', lease: lease('a'), candidates: [cand('a', '1.0.0', '1.0.0', older(inB)), cand('b', '1.0.0', '1.0.0', { ...inA, renewTime: NOW - 2 * MIN, pingTime: NOW - 30 * SEC })], want: { kind: 'leaveAlone', reason: 'leaderHealthy' } },
+    { name: '… until that ping is askAgainAfterMs old: asked again by a re-election, preferred only if it answers', lease: lease('a'), candidates: [cand('a', '1.0.0', '1.0.0', older(inB)), cand('b', '1.0.0', '1.0.0', { ...inA, renewTime: NOW - 2 * MIN, pingTime: NOW - config.askAgainAfterMs })], want: { kind: 'openElection', ping: ['b'] } },
     { name: 'the holder is in the preferred zone: an older binary elsewhere does not preempt', lease: lease('b'), candidates: [cand('a', '1.0.0', '1.0.0', older(inB)), cand('b', '1.0.0', '1.1.0', inA)], want: { kind: 'leaveAlone', reason: 'leaderHealthy' } },
     { name: 'nobody in the preferred zone: the holder stays (no leadership lost for want of a location)', lease: lease('a'), candidates: [cand('a', '1.0.0', '1.0.0', older(inB)), cand('b', '1.0.0', '1.0.0', in_('us-east-1c'))], want: { kind: 'leaveAlone', reason: 'leaderHealthy' } },
     { name: 'a holder of unknown location and a candidate in an unlisted zone: no preemption either way (equal places)', lease: lease('a'), candidates: [cand('a', '1.0.0', '1.0.0', older()), cand('b', '1.0.0', '1.0.0', inB)], want: { kind: 'leaveAlone', reason: 'leaderHealthy' } },

@@ -16,8 +16,8 @@ describe('successorOf: who takes the lease at once if the holder leaves', () => 
     { name: 'the best candidate but the holder', holder: 'a', candidates: [cand('a', '1.0.0', '1.0.0'), cand('b', '1.2.0', '1.2.0'), cand('c', '1.1.0', '1.1.0')], want: 'c' },
     { name: 'a priority wins succession as it wins elections', holder: 'a', candidates: [cand('a', '1.0.0', '1.0.0'), cand('b', '1.2.0', '1.2.0', { priority: 5 }), cand('c', '1.1.0', '1.1.0')], want: 'b' },
     { name: 'a stale candidate is never successor', holder: 'a', candidates: [cand('a', '1.0.0', '1.0.0'), cand('b', '0.9.0', '0.9.0', { renewTime: NOW - 31 * MIN }), cand('c', '1.1.0', '1.1.0')], want: 'c' },
-    { name: 'nor one that ignored its last ping', holder: 'a', candidates: [cand('a', '1.0.0', '1.0.0'), cand('b', '0.9.0', '0.9.0', { renewTime: NOW - 2 * MIN, pingTime: NOW - MIN }), cand('c', '1.1.0', '1.1.0')], want: 'c' },
-    { name: 'unless every other one did: the best of them all the same (a designation is not a grant)', holder: 'a', candidates: [cand('a', '1.0.0', '1.0.0'), cand('b', '0.9.0', '0.9.0', { renewTime: NOW - 2 * MIN, pingTime: NOW - MIN })], want: 'b' },
+    { name: 'nor one that ignored its last ping', holder: 'a', candidates: [cand('a', '1.0.0', '1.0.0'), cand('b', '0.9.0', '0.9.0', { renewTime: NOW - 2 * MIN, pingTime: NOW - 30 * SEC }), cand('c', '1.1.0', '1.1.0')], want: 'c' },
+    { name: 'unless every other one did: the best of them all the same (a designation is not a grant)', holder: 'a', candidates: [cand('a', '1.0.0', '1.0.0'), cand('b', '0.9.0', '0.9.0', { renewTime: NOW - 2 * MIN, pingTime: NOW - 30 * SEC })], want: 'b' },
     { name: 'nor one whose versions do not parse', holder: 'a', candidates: [cand('a', '1.0.0', '1.0.0'), cand('b', 'garbage', '0.9.0'), cand('c', '1.1.0', '1.1.0')], want: 'c' },
     { name: 'the holder alone: none', holder: 'a', candidates: [cand('a', '1.0.0', '1.0.0')], want: undefined },
     { name: 'a better candidate than the holder is its successor too (the one it yields to)', holder: 'b', candidates: [cand('a', '1.0.0', '1.0.0'), cand('b', '1.2.0', '1.2.0')], want: 'a' },
@@ -135,9 +135,12 @@ describe('a live successor (issue 38): named only when known to be alive, the ot
     const d = run(checking, cs);
     expect(d).toMatchObject({ kind: 'cancelElection', why: 'holderIsBest', successor: { name: 'c', instance: 'c_1' }, secondSuccessor: { name: 'd', instance: 'd_1' } });
     expect(plan(d, checking, NOW, config)).toEqual({ ping: [], lease: { set: { successor: 'c', successorInstance: 'c_1', secondSuccessor: 'd', secondSuccessorInstance: 'd_1' }, remove: ['election'] } });
-    // and nothing more to do afterwards: no check at every reconcile
+    // and nothing more to do afterwards: no check at every reconcile; the one that let its ping pass
+    // is asked again once that ping is askAgainAfterMs old (a dead one: a ping that often)
     const after = { ...checking, election: undefined, renewTime: NOW + MIN, successor: 'c', successorInstance: 'c_1', secondSuccessor: 'd', secondSuccessorInstance: 'd_1' };
-    expect(run(after, cs, NOW + MIN)).toMatchObject({ kind: 'leaveAlone', reason: 'leaderHealthy' });
+    const askAgain = e.startedAt + config.askAgainAfterMs;
+    expect(run(after, cs, askAgain - 1)).toMatchObject({ kind: 'leaveAlone', reason: 'leaderHealthy' });
+    expect(run(after, cs, askAgain)).toMatchObject({ kind: 'openElection', ping: ['a'] });
   });
 
   it('the check closes with one answer: the one that let it pass is named second all the same (else nobody watches the term should the successor die too)', () => {
@@ -159,9 +162,24 @@ describe('a live successor (issue 38): named only when known to be alive, the ot
     expect(run(named, [dead, holder, quiet])).toMatchObject({ kind: 'openElection', ping: ['a', 'c'] });
   });
 
-  it('every other candidate ignored its last ping: the best of them is named all the same, and nobody is asked again', () => {
-    const ignored = (c: Candidate) => ({ ...c, pingTime: NOW - MIN });
+  it('every other candidate ignored its last ping: the best of them is named all the same, and nobody is asked again meanwhile', () => {
+    const ignored = (c: Candidate) => ({ ...c, pingTime: NOW - config.askAgainAfterMs + SEC });
     expect(run(term, [ignored(dead), holder, ignored(quiet)])).toMatchObject({ kind: 'setSuccessor', successor: { name: 'a' }, secondSuccessor: { name: 'c' } });
+  });
+
+  it('a candidate that let its ping pass is asked again once that ping is askAgainAfterMs old (a live one whose read came late is named then; before, it waited for its own renewal, 10 minutes)', () => {
+    // `a`, the best, missed the check's ping; `d` answered and was named. askAgainAfterMs later the
+    // holder still leads: the next reconcile asks `a` again, and names it once it answers.
+    const named = { ...term, acquireTime: NOW - 3 * MIN, successor: 'd', successorInstance: 'd_1', secondSuccessor: 'a', secondSuccessorInstance: 'a_1' };
+    const missed = { ...dead, renewTime: NOW - 5 * MIN, pingTime: NOW - config.askAgainAfterMs + SEC };
+    const answeredD = { ...joined, renewTime: NOW - 2 * MIN, pingTime: NOW - config.askAgainAfterMs + SEC, ackedPingTime: NOW - config.askAgainAfterMs + SEC };
+    expect(run(named, [missed, holder, answeredD])).toMatchObject({ kind: 'leaveAlone', reason: 'leaderHealthy' });
+    const later = NOW + SEC;
+    expect(run(named, [missed, holder, answeredD], later)).toMatchObject({ kind: 'openElection', ping: ['a'], election: { holder: 'b' } });
+    // it answers: named successor at the check's close
+    const e = { id: 'e2', startedAt: later, deadline: later + config.ackWindowMs, strategy: OEV, holder: 'b' };
+    const answered = { ...missed, renewTime: later + SEC, pingTime: later, ackedPingTime: later };
+    expect(run({ ...named, election: e }, [answered, holder, answeredD], later + SEC)).toMatchObject({ kind: 'cancelElection', why: 'holderIsBest', successor: { name: 'a', instance: 'a_1' } });
   });
 
   it('a preemption pending is not held up by a check', () => {
@@ -194,7 +212,7 @@ describe('a Region lost with the holder leaves a watcher up (issue 38, item 2)',
   const at = (region: string) => ({ location: { region } });
   const holder = cand('a', '1.0.0', '0.8.0', at('us-east-1')); // the best of all: not preempted
   const near = cand('b', '1.0.0', '0.9.0', at('us-east-1')); // the best on merit: an older binary
-  const farIgnored = (name: string, binary = '1.0.0') => cand(name, '1.0.0', binary, { ...at('us-east-2'), renewTime: NOW - 5 * MIN, pingTime: NOW - 2 * MIN });
+  const farIgnored = (name: string, binary = '1.0.0') => cand(name, '1.0.0', binary, { ...at('us-east-2'), renewTime: NOW - 5 * MIN, pingTime: NOW - 30 * SEC });
   it.each([
     {
       name: 'the best on merit runs in the holder’s Region and the others ignored a ping (their Region was cut off when asked): the best of them is named second',

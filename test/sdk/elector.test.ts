@@ -201,6 +201,37 @@ describe('a leader that lost its term and lives on', () => {
   });
 });
 
+describe('a candidate that let a ping pass', () => {
+  it('is asked again askAgainAfterMs after it, not passed over until its candidacy renews on its own (10 minutes): the best candidate, frozen through the re-election that asked it, preempts the worse holder once asked again', async () => {
+    const ASK_AGAIN_MS = 4_000;
+    const sim = await Sim.create({ config: { ...CONFIG, askAgainAfterMs: ASK_AGAIN_MS } });
+    const functions = sim.coordinator();
+    const b = sim.elector('b', { leaseName: L }, { versions: ['1.31.0', '1.31.0'] });
+    await sim.until('b leading', () => b.elector.isLeader());
+    // the functions down while a (an older version: the better candidate) joins, so its row is no
+    // longer fresh when they come back: they ask it first (a re-election), and a is frozen meanwhile
+    functions.stop();
+    const a = sim.elector('a', { leaseName: L }, { versions: ['1.30.0', '1.30.0'] });
+    await sim.settle(a.elector.ready);
+    await sim.run(2 * ACK_MS);
+    a.machine.clock.pause();
+    sim.coordinator();
+    const row = async () => (await sim.candidates.list(L)).candidates.find((c) => c.name === 'a');
+    await sim.until('the re-election asked a and closed without its answer', async () => {
+      const [l, r] = [(await sim.leases.read(L)).item, await row()];
+      return r?.pingTime !== undefined && (r.ackedPingTime ?? 0) < r.pingTime && sim.clock.now() > r.pingTime + ACK_MS && !l?.election;
+    });
+    const missed = (await row())!.pingTime!;
+    a.machine.clock.resume();
+    expect(b.elector.isLeader()).toBe(true);
+    // a, alive, reads the lease as a quiet follower and renews nothing: only being asked again moves it
+    await sim.until('a leading', () => a.elector.isLeader(), ASK_AGAIN_MS + 10 * FAST.leaseDurationMs);
+    // asked again, not before: the ping it let pass kept it passed over until then
+    expect(sim.tookOver(L, 'a')).toBeGreaterThanOrEqual(missed + ASK_AGAIN_MS);
+    expect(sim.log.maxConcurrentLeaders()).toBe(1);
+  });
+});
+
 describe('health (client-go healthz adaptor)', () => {
   it('a leader whose term ran out without it stepping down (a frozen process) is unhealthy; asked whether it leads, it steps down; a follower is healthy', async () => {
     const sim = await Sim.create();
