@@ -9,7 +9,7 @@
  */
 import { leaseExpiresAt, SESSION_QUIET_LEASES, vacancy } from '../election/vacancy.js';
 import type { Candidate } from '../schemas/candidate.js';
-import { processOf, processSessionComponent } from '../schemas/identity.js';
+import { processOf, processSessionComponents } from '../schemas/identity.js';
 import type { Lease } from '../schemas/lease.js';
 import { HOLDER_FIELDS } from '../schemas/platform.js';
 import type { LeasePatch, LeaseRead, Term } from '../stores/lease-store.js';
@@ -116,13 +116,14 @@ async function endTerm(ctx: CliContext, lease: Lease, session: SessionSeen | und
 /**
  * The session the holder's own process renews, when the lease names one that does not vouch for its
  * term: the freshest row of its process (processOf its holderInstance) in the partition its sessions
- * are in (processSessionComponent: the grant scope of the session the lease names, or the process's
- * own shard when granted every lease). undefined: none found.
+ * are in (processSessionComponents: the grant scope of the session the lease names, or the process's
+ * own shard when granted every lease; both conclave-session and the shard for a name without a
+ * partition). undefined: none found.
  */
 async function ownSession(ctx: CliContext, lease: Lease): Promise<string | undefined> {
   const process = processOf(lease.holderInstance);
   if (process === undefined || lease.session === undefined) return undefined;
-  const { items } = await ctx.identities.query(processSessionComponent(lease.session, process));
+  const items = (await Promise.all(processSessionComponents(lease.session, process).map((c) => ctx.identities.query(c)))).flatMap((r) => r.items);
   const rows = items.filter((i) => i.process === process && i.name !== lease.session).sort((a, b) => b.renewTime - a.renewTime);
   return rows[0]?.name;
 }

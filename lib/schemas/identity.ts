@@ -4,7 +4,7 @@ import { FencingToken } from './fencing-token.js';
 import { processOf } from './instance.js';
 
 /** The identities table's partitions that hold process sessions, and a session row's key (session-partition.ts). */
-export { SESSION_COMPONENT, SESSION_SHARDS, allLeasesSessionComponent, isSessionComponent, isSessionShard, processSessionComponent, sessionComponent, sessionKey, sessionScope, sessionShard } from './session-partition.js';
+export { SESSION_COMPONENT, SESSION_SHARDS, allLeasesSessionComponent, isSessionComponent, isSessionShard, processSessionComponents, sessionComponent, sessionKey, sessionScope, sessionShard } from './session-partition.js';
 
 /**
  * At most this many leases in a session row's `endedTerms`: the lease stream's function starts the

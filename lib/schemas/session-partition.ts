@@ -95,15 +95,17 @@ export function sessionKey(name: string): { component: string; name: string } {
 }
 
 /**
- * The partition to look for process `process`'s sessions in, when the lease it holds names session
+ * The partitions to look for process `process`'s sessions in, when the lease it holds names session
  * row `named` (which need not be that process's: a peer may have rewritten it, or it may be gone).
  * A process writes all its sessions in one partition: its grant's scope (the partition of `named`
  * when that is scoped: a lease's holder and whoever wrote its `session` are granted that lease), or,
  * granted every lease, its own shard (allLeasesSessionComponent), which is derived from the process
- * and not from `named`. A `named` of SESSION_COMPONENT (an SDK before 0.2.0 wrote it) keeps that
- * partition: an older process's sessions are all there.
+ * and not from `named`. A `named` of SESSION_COMPONENT is either an older process's own (an SDK
+ * before 0.2.0 wrote all its sessions there) or a name a peer wrote: both that partition and the
+ * process's own shard, then.
  */
-export function processSessionComponent(named: string, process: string): string {
+export function processSessionComponents(named: string, process: string): string[] {
   const component = sessionKey(named).component;
-  return isSessionShard(component) ? allLeasesSessionComponent(process) : component;
+  if (isSessionShard(component)) return [allLeasesSessionComponent(process)];
+  return component === SESSION_COMPONENT ? [SESSION_COMPONENT, allLeasesSessionComponent(process)] : [component];
 }

@@ -9,7 +9,7 @@ import { nextFencingToken } from '../schemas/fencing-token.js';
 import type { Candidate } from '../schemas/candidate.js';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Clock } from '../clock.js';
-import { processSessionComponent, sessionKey, type IdentityLease } from '../schemas/identity.js';
+import { processSessionComponents, sessionKey, type IdentityLease } from '../schemas/identity.js';
 import { IdentityStore } from '../stores/identity-store.js';
 import { LeaseItem, type Lease } from '../schemas/lease.js';
 import { HOLDER_FIELDS } from '../schemas/platform.js';
@@ -65,7 +65,7 @@ export interface LeaseLock {
    * one still unanswered sent at most `pendingMs` ago, or a new read. `sentAt` is when it was sent.
    */
   session(name: string, shareMs: number, pendingMs: number): Promise<SessionRead>;
-  /** The freshest session row of process `process` in its sessions' partition (processSessionComponent: `named`'s scope, or the process's own shard), by one consistent Query, never shared. */
+  /** The freshest session row of process `process` in its sessions' partition (processSessionComponents: `named`'s scope, or the process's own shard; for a name without a partition, conclave-session and its shard), by a consistent Query of each, never shared. */
   processSession(named: string, process: string): Promise<SessionRead>;
 }
 
@@ -200,7 +200,7 @@ export class MemoryLeaseTable {
       },
       candidate: async (c) => ({ item: this.candidates.get(`${name}/${c}`) }),
       session: async (s) => ({ row: this.sessions.get(s), sentAt: monotonic() }),
-      processSession: async (named, process) => ({ row: freshestOf(this.sessions.values(), processSessionComponent(named, process), process), sentAt: monotonic() }),
+      processSession: async (named, process) => ({ row: freshestOf(this.sessions.values(), processSessionComponents(named, process), process), sentAt: monotonic() }),
     };
   }
 
@@ -243,10 +243,10 @@ export class MemoryLeaseTable {
   }
 }
 
-/** The row of `process` in partition `component` renewed last, if any (the tick's choice too: lib/coordinator/reconcile.ts byProcess). */
-function freshestOf(rows: Iterable<IdentityLease>, component: string, process: string): IdentityLease | undefined {
+/** The row of `process` in partitions `components` renewed last, if any (the tick's choice too: lib/coordinator/reconcile.ts byProcess). */
+function freshestOf(rows: Iterable<IdentityLease>, components: readonly string[], process: string): IdentityLease | undefined {
   let best: IdentityLease | undefined;
-  for (const r of rows) if (r.component === component && r.process === process && (best === undefined || r.renewTime > best.renewTime)) best = r;
+  for (const r of rows) if (components.includes(r.component) && r.process === process && (best === undefined || r.renewTime > best.renewTime)) best = r;
   return best;
 }
 
@@ -296,9 +296,9 @@ export class SessionReader {
   /** LeaseLock.processSession: never shared, since a follower judges by it only if it was sent after its lease read was answered. */
   async freshestOf(named: string, process: string): Promise<SessionRead> {
     const sentAt = this.clock.monotonic();
-    const component = processSessionComponent(named, process);
-    const { items } = await this.store.query(component);
-    return { row: freshestOf(items, component, process), sentAt };
+    const components = processSessionComponents(named, process);
+    const items = (await Promise.all(components.map((c) => this.store.query(c)))).flatMap((r) => r.items);
+    return { row: freshestOf(items, components, process), sentAt };
   }
 
   /** LeaseLock.session: both bounds stay well inside the margin a follower's judgement allows (step.ts sessionMargin). */

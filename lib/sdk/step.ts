@@ -909,7 +909,7 @@ export type FollowerEvent =
 export type FollowerEffect =
   | { readonly kind: 'readLease'; readonly consistent: boolean }
   | { readonly kind: 'readSession'; readonly name: string; readonly shareMs: number; readonly pendingMs: number }
-  /** Look for the holder's own process's session (ownSessionRead): the freshest row of `process` in its sessions' partition, the lease naming session row `named` (processSessionComponent). */
+  /** Look for the holder's own process's session (ownSessionRead): the freshest row of `process` in its sessions' partition, the lease naming session row `named` (processSessionComponents). */
   | { readonly kind: 'readProcessSession'; readonly named: string; readonly process: string }
   /** Renew the candidacy; `conflictIsNothing`: a ConflictError (the row re-registered meanwhile) is no fault. */
   | { readonly kind: 'renewCandidate'; readonly conflictIsNothing: boolean }

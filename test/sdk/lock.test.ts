@@ -204,8 +204,10 @@ describe.each(Object.keys(rigs))('LeaseLock on %s', (kind) => {
     const peers = `${sessionShard(pb)}:b-1`; // what the lease names: b's live session, which does not vouch for a's term
     expect((await rig.lock.processSession(peers, pa)).row).toMatchObject({ component: allLeasesSessionComponent(pa), name: `${sessionShard(pa)}:a-1`, process: pa });
     expect((await rig.lock.processSession(peers, pb)).row).toMatchObject({ name: peers, process: pb });
-    // an older SDK's name (no colon) keeps its partition, conclave-session: a's rows are not there
-    expect((await rig.lock.processSession(`gone-${n}`, pa)).row).toBeUndefined();
+    // a name without a partition (an older SDK's, or one a peer wrote: seed 17052 --regions): conclave-session
+    // is searched, and a's own shard too, where a's rows are; never another process's row
+    expect((await rig.lock.processSession(`gone-${n}`, pa)).row).toMatchObject({ component: allLeasesSessionComponent(pa), name: `${sessionShard(pa)}:a-1`, process: pa });
+    expect((await rig.lock.processSession(`gone-${n}`, `sc${n}`)).row).toBeUndefined();
   });
 });
 

@@ -479,6 +479,8 @@ describe('Session', () => {
   it.each([
     ['a session row that does not exist', 'missing'],
     ["another process's live session", 'live'],
+    // seed 17052 --regions: the successor searched conclave-session, where the holder's rows are not
+    ["a name without a partition (an older SDK's form; the holder's sessions are in its shard)", 'unpartitioned'],
   ] as const)('a holder whose lease a peer redirected to %s dies: its successor takes the lease a lease duration after its own session’s last renewal, not after the fallback', async (_, how) => {
     const { sim, coord, procs, holder, leader, lease, L } = await settledHolder();
     coord.stop();
@@ -487,7 +489,7 @@ describe('Session', () => {
     await afterOwnLeaseRead(sim, holder.machine, lease); // its next backstop read of the lease, which would end the term, is a minute away
     const was = (await sim.leases.read(lease)).item!;
     const other = procs.find((p) => p !== holder && !p.electors.some((e) => e.elector.options.identity === was.successor))!;
-    await redirectSession(sim, lease, how === 'missing' ? `${holder.session.name!}-gone` : other.session.name!);
+    await redirectSession(sim, lease, how === 'missing' ? `${holder.session.name!}-gone` : how === 'unpartitioned' ? `${lease}-no-such-session` : other.session.name!);
     // judged by the holder's own session, which lives: nobody takes the term from its live holder
     await sim.during(2 * L, 'one leader, the holder', () => leadersOf(procs, lease).length === 1 && leader.elector.isLeader());
     const killedAt = sim.clock.monotonic();
