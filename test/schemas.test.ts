@@ -61,11 +61,16 @@ describe('locations', () => {
 
 describe('ElectionConfig', () => {
   it('has Kubernetes’ defaults', () => {
-    expect(electionConfig()).toMatchObject({ ackWindowMs: 5000, electedLeaseDurationSeconds: 5, candidateStaleAfterMs: 1_800_000, candidateRepingAfterMs: 900_000 });
+    expect(electionConfig()).toMatchObject({ ackWindowMs: 5000, electedLeaseDurationSeconds: 5, candidateStaleAfterMs: 1_800_000, candidateRepingAfterMs: 900_000, askAgainAfterMs: 60_000 });
+  });
+  it('takes the largest ack window with the default askAgainAfterMs (a config written before the field still parses)', () => {
+    expect(electionConfig({ ackWindowMs: 60_000 })).toMatchObject({ ackWindowMs: 60_000, askAgainAfterMs: 60_000 });
   });
   it.each([
     { input: { ackWindowMs: 0 }, field: 'ackWindowMs' },
     { input: { candidateRepingAfterMs: 1_800_000 }, field: 'candidateRepingAfterMs' },
+    // asked again before its last ping's window closed: every reconcile would ping a dead candidate
+    { input: { ackWindowMs: 10_000, askAgainAfterMs: 5_000 }, field: 'askAgainAfterMs' },
     { input: { concurency: 3 }, field: '(root)' },
     { input: { preferredLocations: ['us-east-1a', 'us-east-1a'] }, field: 'preferredLocations' },
     { input: { preferredLocations: ['us east 1'] }, field: 'preferredLocations[0]' },
