@@ -94,7 +94,7 @@ function summarize(figures: readonly SeededFigure[], settings: WorldSettings): v
   const blocked = lost.filter((f) => f.quorumBackAfterMs! > 0);
   console.log(`  Region lost → a new leader, from when a surviving replica served again (the elector's share): ${stat(lost.map((f) => Math.max(0, f.newLeaderAfterMs! - f.quorumBackAfterMs!)))}`);
   if (blocked.length) console.log(`    lost while no surviving replica had quorum: ${blocked.map((f) => `seed ${f.seed} ${f.lease} (no quorum ${(f.quorumBackAfterMs! / 1000).toFixed(1)} s, new leader ${(f.newLeaderAfterMs! / 1000).toFixed(1)} s)`).join(', ')}`);
-  console.log(`  Region cut off, its leader's lease → a new leader elsewhere: ${stat(defined(of('cutOff').map((f) => f.newLeaderAfterMs)))}`);
+  console.log(`  Region cut off, its leader's lease → the next leader (elsewhere, or the same process once its Region rejoined): ${stat(defined(of('cutOff').map((f) => f.newLeaderAfterMs)))}`);
   console.log(`  Region cut off → its leader stops on its own: ${stat(defined(of('cutOff').map((f) => f.leaderStoppedAfterMs)))} (renew deadline ${settings.renewDeadlineMs / 1000} s)`);
   // the tail, to replay: each Region lost or cut off whose new leader came more than a lease duration after it
   const slow = figures.filter((f) => (f.newLeaderAfterMs ?? Infinity) > settings.leaseDurationMs).sort((a, b) => (b.newLeaderAfterMs ?? Infinity) - (a.newLeaderAfterMs ?? Infinity));

@@ -249,7 +249,7 @@ export interface RegionFigure {
   readonly lease: string;
   /** From the event to the old leader's own stop (a cut-off Region's leader: by its renew deadline); undefined when it died with its Region. */
   readonly leaderStoppedAfterMs: number | undefined;
-  /** From the event to the next leader's start (undefined: none before the world ended). */
+  /** From the event to the next term's start, whoever leads it (undefined: none before the world ended). */
   readonly newLeaderAfterMs: number | undefined;
   /** The Region the next leader ran in. */
   readonly newLeaderRegion: string | undefined;
@@ -348,36 +348,55 @@ export class WorldRegions {
 
   /**
    * For each event, each lease whose leader ran in the Region hit: when that leader stopped, and
-   * when the next one started, where (from the history the checker judges).
+   * when the next term started, where (from the history the checker judges): regionFigures.
    */
   figures(history: readonly HistoryRecord[], leases: readonly string[]): RegionFigure[] {
-    const out: RegionFigure[] = [];
-    const ms = (r: HistoryRecord) => Number(BigInt(r.mono) / 1_000n) / 1_000;
-    for (const e of this.happened) {
-      // compared in the history's own nanoseconds: in milliseconds, a record made at the event's
-      // very moment (a lost Region's processes killed) could round to before it, and a lease whose
-      // leader died with its Region went uncounted
-      const at = BigInt(ns(e.mono));
-      for (const lease of leases) {
-        // what the event itself did (a lost Region's processes killed) comes after it
-        const before = history.filter((r) => r.lease === lease && BigInt(r.mono) < at);
-        const last = before.filter((r) => r.event === 'started').at(-1);
-        if (!last || before.some((r) => r.event === 'stopped' && r.instance === last.instance && r.fencingToken === last.fencingToken)) continue;
-        if (regionOf(this.plan, last.identity) !== e.region) continue;
-        const after = history.filter((r) => r.lease === lease && BigInt(r.mono) >= at);
-        const stop = after.find((r) => r.event === 'stopped' && r.instance === last.instance && r.fencingToken === last.fencingToken);
-        const next = after.find((r) => r.event === 'started' && r.instance !== last.instance);
-        out.push({
-          kind: e.kind,
-          region: e.region,
-          lease,
-          leaderStoppedAfterMs: stop && (stop as { reason?: string }).reason !== 'killed' ? ms(stop) - e.mono : undefined,
-          newLeaderAfterMs: next ? ms(next) - e.mono : undefined,
-          newLeaderRegion: next ? regionOf(this.plan, next.identity) : undefined,
-          ...(e.kind === 'lose' ? { quorumBackAfterMs: e.quorumBack === undefined ? undefined : e.quorumBack - e.mono } : {}),
-        });
-      }
-    }
-    return out;
+    return regionFigures(this.plan, this.happened, history, leases);
   }
+}
+
+/** A Region event as it happened (simulated monotonic ms), and when a surviving replica served again after a loss. */
+export interface RegionEventSeen {
+  readonly kind: RegionEvent['kind'];
+  readonly region: string;
+  readonly mono: number;
+  readonly quorumBack?: number | undefined;
+}
+
+/**
+ * For each event, each lease whose leader ran in the Region hit: when that leader stopped, and when
+ * the next term started (whoever leads it), where, from the history the checker judges.
+ */
+export function regionFigures(plan: RegionPlan, happened: readonly RegionEventSeen[], history: readonly HistoryRecord[], leases: readonly string[]): RegionFigure[] {
+  const out: RegionFigure[] = [];
+  const ms = (r: HistoryRecord) => Number(BigInt(r.mono) / 1_000n) / 1_000;
+  for (const e of happened) {
+    // compared in the history's own nanoseconds: in milliseconds, a record made at the event's
+    // very moment (a lost Region's processes killed) could round to before it, and a lease whose
+    // leader died with its Region went uncounted
+    const at = BigInt(ns(e.mono));
+    for (const lease of leases) {
+      // what the event itself did (a lost Region's processes killed) comes after it
+      const before = history.filter((r) => r.lease === lease && BigInt(r.mono) < at);
+      const last = before.filter((r) => r.event === 'started').at(-1);
+      if (!last || before.some((r) => r.event === 'stopped' && r.instance === last.instance && r.fencingToken === last.fencingToken)) continue;
+      if (regionOf(plan, last.identity) !== e.region) continue;
+      const after = history.filter((r) => r.lease === lease && BigInt(r.mono) >= at);
+      const stop = after.find((r) => r.event === 'stopped' && r.instance === last.instance && r.fencingToken === last.fencingToken);
+      // the next term, whoever leads it: a cut-off Region's leader that leads again once its Region
+      // rejoined ends the wait as well as a leader elsewhere does (seed 17052: skipping it ran on
+      // to a later leader, 275.7 s reported over a 70.9 s gap)
+      const next = after.find((r) => r.event === 'started' && !(r.instance === last.instance && r.fencingToken === last.fencingToken));
+      out.push({
+        kind: e.kind,
+        region: e.region,
+        lease,
+        leaderStoppedAfterMs: stop && (stop as { reason?: string }).reason !== 'killed' ? ms(stop) - e.mono : undefined,
+        newLeaderAfterMs: next ? ms(next) - e.mono : undefined,
+        newLeaderRegion: next ? regionOf(plan, next.identity) : undefined,
+        ...(e.kind === 'lose' ? { quorumBackAfterMs: e.quorumBack === undefined ? undefined : e.quorumBack - e.mono } : {}),
+      });
+    }
+  }
+  return out;
 }

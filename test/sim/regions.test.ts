@@ -7,7 +7,9 @@ import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { drainMicrotasks, seededRandom, simulatedClock } from '../../lib/clock.js';
 import { DynamoDBModel } from '../../sim/dynamodb-model/index.js';
-import { RegionSet, type RegionSetOptions } from '../../sim/regions.js';
+import { RegionSet, regionFigures, type RegionPlan, type RegionSetOptions } from '../../sim/regions.js';
+import { ns } from '../../sim/feed.js';
+import type { HistoryRecord } from '../../lib/history/schema.js';
 import { createTables } from '../../lib/local/tables.js';
 import { defaultTableNames } from '../../lib/tables.js';
 
@@ -111,5 +113,38 @@ describe('MRSC Regions in the simulator', () => {
     const clock = { now: () => 0, sleep: async () => undefined };
     expect(() => new RegionSet(clock, Math.random, { replicas: [A, B], crossRegionMs: [1, 2], catchUpMs: 0, keysOf: () => [] })).toThrow(/exactly three distinct Regions/);
     expect(() => new RegionSet(clock, Math.random, { replicas: [A, B, C], witness: 'eu-west-1', crossRegionMs: [1, 2], catchUpMs: 0, keysOf: () => [] })).toThrow(/exactly three/);
+  });
+});
+
+describe('the Region figures (npm run sim -- --regions)', () => {
+  const plan: RegionPlan = { replicas: ['us-east-1', 'us-east-2', 'us-west-2'], witness: undefined, events: [], crossRegionMs: [10, 40], catchUpMs: 2_000 };
+  const rec = (event: 'started' | 'stopped', identity: string, instance: string, fencingToken: number, atMs: number, reason?: string): HistoryRecord => ({
+    event,
+    lease: 'job-0',
+    identity,
+    instance,
+    fencingToken,
+    mono: ns(atMs),
+    wall: atMs,
+    ...(reason ? { reason } : {}),
+  });
+
+  it('a cut-off Region’s leader that leads again once its Region rejoined ends the wait: the next term counts, whoever leads it (seed 17052 read 275.7 s over a 70.9 s gap)', () => {
+    // w0 runs in us-east-1 (regionOf: workers in the replica Regions in turn)
+    const history = [
+      rec('started', 'w0', 'w0_1', 5, 1_000),
+      rec('stopped', 'w0', 'w0_1', 5, 24_000, 'renewDeadline'),
+      rec('started', 'w0', 'w0_1', 7, 80_900),
+      rec('stopped', 'w0', 'w0_1', 7, 200_000, 'preempted'),
+      rec('started', 'w1', 'w1_1', 8, 285_700),
+    ];
+    const [f] = regionFigures(plan, [{ kind: 'cutOff', region: 'us-east-1', mono: 10_000 }], history, ['job-0']);
+    expect(f).toMatchObject({ kind: 'cutOff', lease: 'job-0', leaderStoppedAfterMs: 14_000, newLeaderAfterMs: 70_900, newLeaderRegion: 'us-east-1' });
+  });
+
+  it('a lost Region’s leader: killed with it (no stop of its own), the next leader elsewhere', () => {
+    const history = [rec('started', 'w0', 'w0_1', 5, 1_000), rec('stopped', 'w0', 'w0_1', 5, 10_000, 'killed'), rec('started', 'w1', 'w1_1', 6, 23_500)];
+    const [f] = regionFigures(plan, [{ kind: 'lose', region: 'us-east-1', mono: 10_000, quorumBack: 10_000 }], history, ['job-0']);
+    expect(f).toMatchObject({ kind: 'lose', leaderStoppedAfterMs: undefined, newLeaderAfterMs: 13_500, newLeaderRegion: 'us-east-2', quorumBackAfterMs: 0 });
   });
 });
