@@ -74,7 +74,7 @@ async function tell(seed: number, settings: WorldSettings): Promise<number> {
 function describeFigure(f: RegionFigure): string {
   const s = (ms: number | undefined) => (ms === undefined ? 'never' : `${(ms / 1000).toFixed(1)} s`);
   const what = f.kind === 'lose' ? `${f.region} lost` : `${f.region} cut off`;
-  const stopped = f.leaderStoppedAfterMs === undefined ? (f.kind === 'lose' ? 'its leader died with it' : 'its leader did not stop') : `its leader stopped on its own after ${s(f.leaderStoppedAfterMs)}`;
+  const stopped = f.leaderFrozen ? 'its leader was frozen (paused) before it stopped' : f.leaderStoppedAfterMs === undefined ? (f.kind === 'lose' ? 'its leader died with it' : 'its leader did not stop') : `its leader stopped on its own after ${s(f.leaderStoppedAfterMs)}`;
   return `${what}: ${f.lease}: ${stopped}; next leader after ${s(f.newLeaderAfterMs)}${f.newLeaderRegion ? ` in ${f.newLeaderRegion}` : ''}`;
 }
 
@@ -95,7 +95,8 @@ function summarize(figures: readonly SeededFigure[], settings: WorldSettings): v
   console.log(`  Region lost → a new leader, from when a surviving replica served again (the elector's share): ${stat(lost.map((f) => Math.max(0, f.newLeaderAfterMs! - f.quorumBackAfterMs!)))}`);
   if (blocked.length) console.log(`    lost while no surviving replica had quorum: ${blocked.map((f) => `seed ${f.seed} ${f.lease} (no quorum ${(f.quorumBackAfterMs! / 1000).toFixed(1)} s, new leader ${(f.newLeaderAfterMs! / 1000).toFixed(1)} s)`).join(', ')}`);
   console.log(`  Region cut off, its leader's lease → the next leader (elsewhere, or the same process once its Region rejoined): ${stat(defined(of('cutOff').map((f) => f.newLeaderAfterMs)))}`);
-  console.log(`  Region cut off → its leader stops on its own: ${stat(defined(of('cutOff').map((f) => f.leaderStoppedAfterMs)))} (renew deadline ${settings.renewDeadlineMs / 1000} s)`);
+  const frozen = of('cutOff').filter((f) => f.leaderFrozen).length;
+  console.log(`  Region cut off → its leader stops on its own: ${stat(defined(of('cutOff').map((f) => f.leaderStoppedAfterMs)))} (renew deadline ${settings.renewDeadlineMs / 1000} s)${frozen ? `; ${frozen} frozen (paused) before their stop, not counted: a frozen leader's stop is recorded when it thaws` : ''}`);
   // the tail, to replay: each Region lost or cut off whose new leader came more than a lease duration after it
   const slow = figures.filter((f) => (f.newLeaderAfterMs ?? Infinity) > settings.leaseDurationMs).sort((a, b) => (b.newLeaderAfterMs ?? Infinity) - (a.newLeaderAfterMs ?? Infinity));
   if (slow.length) console.log(`  slowest (new leader after more than a lease duration): ${slow.slice(0, 8).map((f) => `seed ${f.seed} ${f.lease} ${f.kind === 'lose' ? 'lost' : 'cut off'} ${f.newLeaderAfterMs === undefined ? 'never' : `${(f.newLeaderAfterMs / 1000).toFixed(1)} s`}`).join(', ')}${slow.length > 8 ? `, and ${slow.length - 8} more` : ''}`);

@@ -40,7 +40,7 @@ import type { WorldContext } from './settings.js';
 import { killProc } from './faults.js';
 import { ns } from './feed.js';
 import type { Workers } from './workers.js';
-import type { HistoryRecord } from '../lib/history/schema.js';
+import type { FaultWindow, HistoryRecord } from '../lib/history/schema.js';
 import { ValidationError } from '../lib/schemas/validation.js';
 import { LeaseStore } from '../lib/stores/lease-store.js';
 
@@ -247,8 +247,14 @@ export interface RegionFigure {
   readonly kind: RegionEvent['kind'];
   readonly region: string;
   readonly lease: string;
-  /** From the event to the old leader's own stop (a cut-off Region's leader: by its renew deadline); undefined when it died with its Region. */
+  /**
+   * From the event to the old leader's own stop (a cut-off Region's leader: by its renew deadline);
+   * undefined when it died with its Region, or was frozen (paused) between the event and its stop:
+   * its stop is recorded when it thaws, long after `isLeader()` judged its deadline passed.
+   */
   readonly leaderStoppedAfterMs: number | undefined;
+  /** The old leader was frozen between the event and its stop (leaderStoppedAfterMs is then undefined). */
+  readonly leaderFrozen?: true;
   /** From the event to the next term's start, whoever leads it (undefined: none before the world ended). */
   readonly newLeaderAfterMs: number | undefined;
   /** The Region the next leader ran in. */
@@ -350,8 +356,8 @@ export class WorldRegions {
    * For each event, each lease whose leader ran in the Region hit: when that leader stopped, and
    * when the next term started, where (from the history the checker judges): regionFigures.
    */
-  figures(history: readonly HistoryRecord[], leases: readonly string[]): RegionFigure[] {
-    return regionFigures(this.plan, this.happened, history, leases);
+  figures(history: readonly HistoryRecord[], leases: readonly string[], faults: readonly FaultWindow[] = []): RegionFigure[] {
+    return regionFigures(this.plan, this.happened, history, leases, faults);
   }
 }
 
@@ -367,7 +373,7 @@ export interface RegionEventSeen {
  * For each event, each lease whose leader ran in the Region hit: when that leader stopped, and when
  * the next term started (whoever leads it), where, from the history the checker judges.
  */
-export function regionFigures(plan: RegionPlan, happened: readonly RegionEventSeen[], history: readonly HistoryRecord[], leases: readonly string[]): RegionFigure[] {
+export function regionFigures(plan: RegionPlan, happened: readonly RegionEventSeen[], history: readonly HistoryRecord[], leases: readonly string[], faults: readonly FaultWindow[] = []): RegionFigure[] {
   const out: RegionFigure[] = [];
   const ms = (r: HistoryRecord) => Number(BigInt(r.mono) / 1_000n) / 1_000;
   for (const e of happened) {
@@ -387,11 +393,14 @@ export function regionFigures(plan: RegionPlan, happened: readonly RegionEventSe
       // rejoined ends the wait as well as a leader elsewhere does (seed 17052: skipping it ran on
       // to a later leader, 275.7 s reported over a 70.9 s gap)
       const next = after.find((r) => r.event === 'started' && !(r.instance === last.instance && r.fencingToken === last.fencingToken));
+      // a leader paused (SIGSTOP) between the event and its stop records the stop when it thaws (seed 17132: 25.5 s)
+      const frozen = stop !== undefined && faults.some((w) => w.kind === 'pause' && w.instances?.includes(last.instance) && BigInt(w.from) < BigInt(stop.mono) && BigInt(w.to) > at);
       out.push({
         kind: e.kind,
         region: e.region,
         lease,
-        leaderStoppedAfterMs: stop && (stop as { reason?: string }).reason !== 'killed' ? ms(stop) - e.mono : undefined,
+        leaderStoppedAfterMs: stop && stop.reason !== 'killed' && !frozen ? ms(stop) - e.mono : undefined,
+        ...(frozen ? { leaderFrozen: true as const } : {}),
         newLeaderAfterMs: next ? ms(next) - e.mono : undefined,
         newLeaderRegion: next ? regionOf(plan, next.identity) : undefined,
         ...(e.kind === 'lose' ? { quorumBackAfterMs: e.quorumBack === undefined ? undefined : e.quorumBack - e.mono } : {}),

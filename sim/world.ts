@@ -107,6 +107,6 @@ export async function runWorld(schedule: Schedule, settings: WorldSettings = DEF
   for (const s of workers.sessions) for (const [k, v] of Object.entries(s.stats)) feed.count(`session:${k}`, v);
   // stop what is left: nothing more runs once the clock is no longer run
   for (const p of [...workers.procs, ...workers.twins]) p.machine.kill();
-  const figures = regions?.figures(feed.history, Array.from({ length: settings.leases }, (_, i) => `job-${i}`));
+  const figures = regions?.figures(feed.history, Array.from({ length: settings.leases }, (_, i) => `job-${i}`), feed.faults);
   return { seed: schedule.seed, verdict, timeline: feed.timeline, counts: feed.counts, ...(figures ? { regions: figures } : {}) };
 }

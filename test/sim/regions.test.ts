@@ -142,6 +142,17 @@ describe('the Region figures (npm run sim -- --regions)', () => {
     expect(f).toMatchObject({ kind: 'cutOff', lease: 'job-0', leaderStoppedAfterMs: 14_000, newLeaderAfterMs: 70_900, newLeaderRegion: 'us-east-1' });
   });
 
+  it('a cut-off Region’s leader frozen (paused) through its deadline: its stop, recorded when it thawed, is not counted as stopping on its own (seed 17132 read 25.5 s)', () => {
+    const history = [rec('started', 'w0', 'w0_1', 5, 1_000), rec('stopped', 'w0', 'w0_1', 5, 35_500, 'renewDeadline'), rec('started', 'w1', 'w1_1', 6, 24_000)];
+    const paused = { kind: 'pause', from: ns(11_000), to: ns(35_200), instances: ['w0_1'] };
+    const [f] = regionFigures(plan, [{ kind: 'cutOff', region: 'us-east-1', mono: 10_000 }], history, ['job-0'], [paused]);
+    expect(f).toMatchObject({ leaderStoppedAfterMs: undefined, leaderFrozen: true, newLeaderAfterMs: 14_000 });
+    // not frozen: counted
+    const [g] = regionFigures(plan, [{ kind: 'cutOff', region: 'us-east-1', mono: 10_000 }], history, ['job-0'], [{ ...paused, instances: ['w1_1'] }]);
+    expect(g).toMatchObject({ leaderStoppedAfterMs: 25_500 });
+    expect(g).not.toHaveProperty('leaderFrozen');
+  });
+
   it('a lost Region’s leader: killed with it (no stop of its own), the next leader elsewhere', () => {
     const history = [rec('started', 'w0', 'w0_1', 5, 1_000), rec('stopped', 'w0', 'w0_1', 5, 10_000, 'killed'), rec('started', 'w1', 'w1_1', 6, 23_500)];
     const [f] = regionFigures(plan, [{ kind: 'lose', region: 'us-east-1', mono: 10_000, quorumBack: 10_000 }], history, ['job-0']);
