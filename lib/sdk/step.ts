@@ -371,6 +371,9 @@ function greatest(xs: readonly number[]): number {
   return m;
 }
 
+/** How many times a woken read older than the revision its wake announced is read again at once (FollowerState.awaited). */
+export const AWAIT_REREADS = 2;
+
 /** Before any read has come too early, the successor aims this much before the earliest answer it has had. */
 const PROBE_EARLIER_MS = 100;
 /** A bracket this narrow is locked on: reads aim at its top (wider, at its middle: a binary search, one read per miss). */
@@ -778,7 +781,7 @@ type Given = 'confirm' | 'handed';
 /** Where a poll stands while it waits on an answer. */
 type Pending =
   /** Reading the lease row (and the session row of a lease held on one), for a poll or for the successor's second look. */
-  | { readonly kind: 'read'; readonly then: 'poll' | 'secondLook'; readonly woken: boolean; readonly consistent: boolean; readonly sentAt: number; readonly reread: boolean; readonly raw?: LeaseRead; readonly sessionReread?: boolean; readonly named?: SessionRead; readonly ownReread?: boolean }
+  | { readonly kind: 'read'; readonly then: 'poll' | 'secondLook'; readonly woken: boolean; readonly consistent: boolean; readonly sentAt: number; readonly reread: boolean; readonly raw?: LeaseRead; readonly sessionReread?: boolean; readonly named?: SessionRead; readonly ownReread?: boolean; readonly awaitRereads?: number }
   /** Answering an election (or a ping left unanswered) by renewing the candidacy. */
   | { readonly kind: 'answer'; readonly raw: LeaseRead; readonly d: FollowerDecision }
   /** Reporting a vacancy, then acknowledging by renewing the candidacy. */
@@ -842,6 +845,12 @@ export interface FollowerState {
   readonly preventions: number;
   /** A wake came: the next step reads at once, for news. */
   readonly wakePending: boolean;
+  /**
+   * The revision a wake announced that no read has shown yet: the write it announces is in flight (a
+   * hand-over's wake goes out beside its write). A woken read older than it is read again at once,
+   * at most AWAIT_REREADS times, rather than waiting for the wake sent after the write's answer.
+   */
+  readonly awaited: number | undefined;
   /** The poll under way, waiting on an answer. */
   readonly pending: Pending | undefined;
 }
@@ -869,6 +878,7 @@ export const FOLLOWING: FollowerState = {
   doubt: undefined,
   preventions: 0,
   wakePending: false,
+  awaited: undefined,
   pending: undefined,
 };
 
@@ -1036,7 +1046,14 @@ export function followerStep(s: FollowerSettings, state: FollowerState, e: Follo
     case 'leaseRead': {
       if (p?.kind !== 'read') return done(state, fx);
       if (!p.consistent && !p.reread && isStale(state, e.raw)) return waiting(state, { ...p, reread: true }, fx, { kind: 'readLease', consistent: true });
-      return readSession(s, { ...state, leaseReadAt: p.sentAt }, p, e.raw, at, fx);
+      let st = state;
+      if (p.woken && st.awaited !== undefined) {
+        // the announced write has not landed yet: read again at once (this read is older than what is coming)
+        const n = p.awaitRereads ?? 0;
+        if (e.raw.revision < st.awaited && n < AWAIT_REREADS) return waiting(st, { ...p, consistent: true, sentAt: at.now, awaitRereads: n + 1 }, fx, { kind: 'readLease', consistent: true });
+        st = { ...st, awaited: undefined };
+      }
+      return readSession(s, { ...st, leaseReadAt: p.sentAt }, p, e.raw, at, fx);
     }
     case 'sessionRead': {
       if (p?.kind !== 'read' || !p.raw) return done(state, fx);
@@ -1119,7 +1136,8 @@ export function followerStep(s: FollowerSettings, state: FollowerState, e: Follo
       // a wake for the very revision this worker has read is nothing new (its own hand-off, say)
       const seen = state.observed;
       if (e.revision !== undefined && seen !== undefined && e.revision === seen.revision) return { state, effects: fx };
-      return { state: { ...state, wakePending: true }, effects: [{ kind: 'stepNow' }] };
+      const ahead = e.revision !== undefined && (seen === undefined || e.revision > seen.revision);
+      return { state: { ...state, wakePending: true, awaited: ahead ? Math.max(e.revision!, state.awaited ?? -1) : state.awaited }, effects: [{ kind: 'stepNow' }] };
     }
   }
 }

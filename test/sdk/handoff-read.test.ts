@@ -78,13 +78,18 @@ type Seen =
  */
 function recorded(identity: string, log: Log, opts: Partial<LeaderElectorOptions> & { leaseName: string }) {
   const seen: Seen[] = [];
-  const replica: { stale: Lease | undefined; gate?: Promise<void> | undefined; held?: boolean; handOverGate?: Promise<void> | undefined } = { stale: undefined };
+  const replica: { stale: Lease | undefined; gate?: Promise<void> | undefined; held?: boolean; handOverGate?: Promise<void> | undefined; consistentGate?: Promise<void> | undefined; passConsistent?: number } = { stale: undefined };
   const lock = (l: LeaseLock): LeaseLock => ({
     ...l,
     async get(consistent = true) {
       if (!consistent && replica.gate) {
         replica.held = true;
         await replica.gate;
+      }
+      // strongly consistent reads wait for consistentGate, but for the next passConsistent of them
+      if (consistent && replica.consistentGate) {
+        if ((replica.passConsistent ?? 0) > 0) replica.passConsistent!--;
+        else await replica.consistentGate;
       }
       const stale = consistent ? undefined : replica.stale;
       replica.stale = undefined;
@@ -310,6 +315,44 @@ describe('the giver of a hand-over on DynamoDB Local (cut 3)', () => {
     expect(readFrom?.what === 'get' && readFrom.consistent && isHandOverTo(readFrom.item, 'b'), JSON.stringify(readFrom)).toBe(true);
     // no read of b's showed it holder before the write was sent, and it led only once
     expect(seenB.filter((s) => s.what === 'get' && s.item?.holderIdentity === 'b' && s.at < (handOver.what === 'handOver' ? handOver.sentAt! : 0))).toEqual([]);
+    expect(log.of('started', 'b')).toHaveLength(1);
+    expect(log.maxConcurrentLeaders()).toBe(1);
+    await b.stop();
+  });
+
+  it('an early wake read too soon: the heir reads again at once (the revision the wake announced has not landed) and leads from that read, not waiting for the wake after the write (lost here) nor its own poll', async () => {
+    const L = 'handoff-early-reread';
+    const sent: { revision: number | undefined; at: number }[] = [];
+    let dropFrom = Infinity;
+    const { log, a, b } = await handingGroup(L, loopback((_w, i) => i >= dropFrom, sent));
+    const before = (await row(L))!;
+    let open = () => undefined as void;
+    a.replica.handOverGate = new Promise<void>((r) => (open = r));
+    const fromA = a.seen.length;
+    const fromB = b.seen.length;
+    dropFrom = sent.length + 1; // the early wake reaches b, every wake after it is lost
+    // b's read on the early wake passes; its next strongly consistent read waits until the hand-over
+    // is answered: it lands after the write, as it would a moment later on a slower write
+    let landed = () => undefined as void;
+    b.replica.consistentGate = new Promise<void>((r) => (landed = r));
+    b.replica.passConsistent = 1;
+    const stopping = a.stop();
+    await waitFor('b’s read on the early wake', () => b.seen.slice(fromB).some((s) => s.what === 'get' && s.item?.holderIdentity === 'a'));
+    open();
+    await waitFor('the hand-over answered', () => a.seen.slice(fromA).some((s) => s.what === 'handOver' && s.answeredAt !== undefined));
+    landed();
+    b.replica.consistentGate = undefined;
+    await stopping;
+    await waitFor('b to lead', () => b.elector.isLeader());
+    const seenB = b.seen.slice(fromB);
+    const started = seenB.findIndex((s) => s.what === 'started');
+    const reads = seenB.slice(0, started).filter((s) => s.what === 'get');
+    // the early read, then its re-read, both strongly consistent: no poll (a poll's first read is eventually consistent) came between
+    expect(reads.map((r) => r.what === 'get' && [r.consistent, r.item?.holderIdentity, r.item?.revision]), JSON.stringify(seenB)).toEqual([
+      [true, 'a', before.revision],
+      [true, 'b', before.revision + 1],
+    ]);
+    expect(sent.length).toBeGreaterThan(dropFrom); // the wake after the write was sent, and lost
     expect(log.of('started', 'b')).toHaveLength(1);
     expect(log.maxConcurrentLeaders()).toBe(1);
     await b.stop();

@@ -203,4 +203,32 @@ describe("the follower's step", () => {
     expect(followerStep(settings(), seen, { kind: 'wake', revision: 4 }, at(20)).effects).toEqual([{ kind: 'stepNow' }]);
     expect(followerStep(settings(), seen, { kind: 'wake', revision: undefined }, at(20)).state.wakePending).toBe(true);
   });
+
+  it('a wake announcing a revision not read yet (a hand-over sent beside its write): a woken read older than it is read again at once, at most AWAIT_REREADS times', () => {
+    const woken: FollowerEvent = { kind: 'poll', woken: true, pushLive: true };
+    const seen = run(settings(), [
+      [poll, at()],
+      [{ kind: 'leaseRead', raw: read(held()) }, at(10)],
+      [{ kind: 'wake', revision: 4 }, at(20)],
+    ]).state;
+    expect(seen.awaited).toBe(4);
+    // the woken read still shows revision 3: read again, strongly consistent, twice
+    let r = followerStep(settings(), seen, woken, at(21));
+    expect(r.effects).toEqual([{ kind: 'readLease', consistent: true }]);
+    for (const t of [30, 40]) {
+      r = followerStep(settings(), r.state, { kind: 'leaseRead', raw: read(held()) }, at(t));
+      expect(r.effects).toEqual([{ kind: 'readLease', consistent: true }]);
+    }
+    // then no more: that read is judged as it is, and the announced revision forgotten (a refused write never lands)
+    r = followerStep(settings(), r.state, { kind: 'leaseRead', raw: read(held()) }, at(50));
+    expect(r.effects).not.toContainEqual({ kind: 'readLease', consistent: true });
+    expect(r.state.awaited).toBeUndefined();
+    // a read showing the announced revision is judged at once
+    const landed = followerStep(settings(), followerStep(settings(), seen, woken, at(21)).state, { kind: 'leaseRead', raw: read(held({ renewTime: T + 5, revision: 4 })) }, at(30));
+    expect(landed.state.awaited).toBeUndefined();
+    expect(landed.effects).not.toContainEqual({ kind: 'readLease', consistent: true });
+    // a wake for an older revision announces nothing
+    expect(followerStep(settings(), seen, { kind: 'wake', revision: 2 }, at(20)).state.awaited).toBe(4);
+    expect(followerStep(settings(), FOLLOWING, { kind: 'wake', revision: undefined }, at(20)).state.awaited).toBeUndefined();
+  });
 });
