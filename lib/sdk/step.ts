@@ -846,9 +846,10 @@ export interface FollowerState {
   /** A wake came: the next step reads at once, for news. */
   readonly wakePending: boolean;
   /**
-   * The revision a wake announced that no read has shown yet: the write it announces is in flight (a
-   * hand-over's wake goes out beside its write). A woken read older than it is read again at once,
-   * at most AWAIT_REREADS times, rather than waiting for the wake sent after the write's answer.
+   * The revision a wake announced, later than the one this worker read: the write it announces may
+   * be in flight (a hand-over's wake goes out beside its write). A woken read older than it is read
+   * again at once, at most AWAIT_REREADS times, rather than waiting for the wake sent after the
+   * write's answer: a wake costs at most 1 + AWAIT_REREADS reads.
    */
   readonly awaited: number | undefined;
   /** The poll under way, waiting on an answer. */
@@ -1136,8 +1137,9 @@ export function followerStep(s: FollowerSettings, state: FollowerState, e: Follo
       // a wake for the very revision this worker has read is nothing new (its own hand-off, say)
       const seen = state.observed;
       if (e.revision !== undefined && seen !== undefined && e.revision === seen.revision) return { state, effects: fx };
-      const ahead = e.revision !== undefined && (seen === undefined || e.revision > seen.revision);
-      return { state: { ...state, wakePending: true, awaited: ahead ? Math.max(e.revision!, state.awaited ?? -1) : state.awaited }, effects: [{ kind: 'stepNow' }] };
+      // a revision after the one read: a write in flight that this read may come too early for
+      const ahead = e.revision !== undefined && seen !== undefined && e.revision > seen.revision;
+      return { state: { ...state, wakePending: true, awaited: ahead ? e.revision : state.awaited }, effects: [{ kind: 'stepNow' }] };
     }
   }
 }
