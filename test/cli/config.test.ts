@@ -46,6 +46,14 @@ describe('the deployed election config', () => {
     expect(c.out).toMatch(/^g2 .* ignored \(pinged 3s ago\)/m);
   });
 
+  it('askAgainAfterMs: a candidate that ignored its ping is passed over until then, and told when it is asked again', async () => {
+    const r = await h.run(['--election-config', '{"ackWindowMs":2000,"askAgainAfterMs":10000}', 'describe', 'lease', 'skew'], { clock: at() });
+    expect(r.code).toBe(0);
+    expect(r.out).toContain('ignored its last ping: not preferred until it renews or answers when asked again, in 7s');
+    const later = await h.run(['--election-config', '{"ackWindowMs":2000,"askAgainAfterMs":2000}', 'describe', 'lease', 'skew'], { clock: at() });
+    expect(later.out).toContain('ignored its last ping: to be asked again at the next check');
+  });
+
   it('a file, e.g. the coordinator function’s CONCLAVE_ELECTION_CONFIG saved by the AWS CLI', async () => {
     const file = join(dir, 'deployed.json');
     writeFileSync(file, '{"ackWindowMs":2000,"clockSkewMs":5000,"candidateStaleAfterMs":1800000,"candidateRepingAfterMs":900000}\n');
