@@ -52,7 +52,8 @@ export interface ConclaveProps {
    * The election's tuning, as the functions read it (CONCLAVE_ELECTION_CONFIG, validated here at
    * synth time with the same schema): `ackWindowMs` (5000), `electedLeaseDurationSeconds` (5),
    * `defaultLeaseDurationSeconds` (15), `clockSkewMs` (1000), `candidateStaleAfterMs` (30 min),
-   * `candidateRepingAfterMs` (15 min), `identityGcGraceMs` (0), `concurrency` (16),
+   * `candidateRepingAfterMs` (15 min), `askAgainAfterMs` (60 s: a candidate that let a ping pass is
+   * asked again), `identityGcGraceMs` (0), `concurrency` (16),
    * `maxConflictRetries` (5), `succession` (true: each held lease names the successor that takes it when it falls vacant).
    * @default ElectionConfig's defaults (lib/schemas/config.ts)
    */

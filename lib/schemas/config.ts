@@ -25,7 +25,11 @@ export const ElectionConfigSchema = z
     clockSkewMs: z.number().int().min(0).max(60_000).default(1_000),
     /** A candidate not renewed for this long no longer counts and is collected (Kubernetes: 30 min). */
     candidateStaleAfterMs: ms('candidateStaleAfterMs').default(30 * 60_000),
-    /** A candidate this stale is pinged so a live one proves itself before it counts as gone (15 min). */
+    /**
+     * KEP-4355's re-ping of a candidate this stale (15 min). Accepted and validated (below
+     * candidateStaleAfterMs), not acted on: Conclave's candidates renew their rows every 10
+     * minutes on their own, and one that let a ping pass is asked again after askAgainAfterMs.
+     */
     candidateRepingAfterMs: ms('candidateRepingAfterMs').default(15 * 60_000),
     /**
      * A candidate that let its last ping pass is passed over (not named successor, not preferred)
