@@ -38,7 +38,7 @@ import { sessionSeam, type Session } from './session.js';
 import { detectPlatform } from './platform.js';
 import { ClockSkewError, type StampClock } from './server-clock.js';
 import type { Push } from './push.js';
-import { faultReporter, onRecovered, recovered, retryDelayMs } from './faults.js';
+import { faultKind, faultReporter, onRecovered, recovered, retryDelayMs } from './faults.js';
 /**
  * What the SDK's own code and the simulator give an elector beyond its options: its lock wrapped or
  * its decisions replaced (a planted bug: sim/bugs.ts). Not part of the public API.
@@ -302,8 +302,10 @@ export class LeaderElector {
           }
         } catch (e) {
           // a fault: told once per try, and tried again after the backoff (a follower) or at the
-          // leader's retry period (its renew deadline guards its term)
-          x.failures++;
+          // leader's retry period (its renew deadline guards its term). A row the schema refuses is
+          // no load to shed: read again every retry period, so its repair is seen at once (seed
+          // 18091 --regions: a doubled backoff kept the watchers napping 5.8 s past an operator's repair)
+          x.failures = faultKind(e) === 'invalidRow' ? 1 : x.failures + 1;
           x.report(e);
         }
         // (cancelled during the step: no nap — a nap begun on an aborted signal would run its whole length before the step-down)
