@@ -411,7 +411,8 @@ export class LeaderElector {
       case 'readLease':
         return { sent: x.lock.get(f.consistent), answer: (raw) => ({ kind: 'leaseRead', raw: raw as LeaseRead }) };
       case 'readSession':
-        return { sent: x.lock.session(f.name, f.shareMs, f.pendingMs), answer: (read) => ({ kind: 'sessionRead', read: read as SessionRead }) };
+        // on multi-Region tables every read is strongly consistent, as the lease store's are
+        return { sent: x.lock.session(f.name, f.shareMs, f.pendingMs, f.consistent || o.multiRegion), answer: (read) => ({ kind: 'sessionRead', read: read as SessionRead }) };
       case 'readProcessSession':
         return { sent: x.lock.processSession(f.named, f.process), answer: (read) => ({ kind: 'processSessionRead', read: read as SessionRead }) };
       case 'renewCandidate':

@@ -61,10 +61,11 @@ export interface LeaseLock {
   /** The candidate row `name` of this lease (the heir's, before a hand-off): `item` undefined when there is none. */
   candidate(name: string): Promise<{ readonly item: Candidate | undefined }>;
   /**
-   * The session row `name`, consistently: from a read the process sent at most `shareMs` ago, or
-   * one still unanswered sent at most `pendingMs` ago, or a new read. `sentAt` is when it was sent.
+   * The session row `name`: from a read the process sent at most `shareMs` ago, or one still
+   * unanswered sent at most `pendingMs` ago, or a new read. `sentAt` is when it was sent. Strongly
+   * consistent unless `consistent` is false; a consistent request never takes a copy's answer.
    */
-  session(name: string, shareMs: number, pendingMs: number): Promise<SessionRead>;
+  session(name: string, shareMs: number, pendingMs: number, consistent?: boolean): Promise<SessionRead>;
   /** The freshest session row of process `process` in its sessions' partition (processSessionComponents: `named`'s scope, or the process's own shard; for a name without a partition, conclave-session and its shard), by a consistent Query of each, never shared. */
   processSession(named: string, process: string): Promise<SessionRead>;
 }
@@ -141,7 +142,7 @@ export function dynamoLeaseLock(name: string, leases: LeaseStore, candidates: Ca
       }
     },
     candidate: (c) => candidates.read(name, c),
-    session: (s, shareMs, pendingMs) => sessions.read(s, shareMs, pendingMs),
+    session: (s, shareMs, pendingMs, consistent) => sessions.read(s, shareMs, pendingMs, consistent),
     processSession: (named, process) => sessions.freshestOf(named, process),
   };
 }
@@ -267,12 +268,14 @@ function termTokenKept(cur: Lease | undefined, patch: LeasePatch): LeasePatch {
 // ---- session rows, read for a process's electors (lib/sdk/session.ts): shared among them, with each session's renewal cadence ----
 
 /**
- * Reads session rows for a process's electors (consistently: an observer that judges a session
- * expired must not act on an old copy), sharing a read sent within SHARED_READ_MS among them.
+ * Reads session rows for a process's electors, sharing a read sent within SHARED_READ_MS among
+ * them. A follower judges a session over only on a consistent read (step.ts judgedView), so a
+ * consistent request shares only a consistent read; a request for a copy shares either.
  */
 export class SessionReader {
   private readonly store: IdentityStore;
-  private readonly recent = new Map<string, { sentAt: number; pending: boolean; read: Promise<SessionRead> }>();
+  /** The latest read of each row by name, one per kind: consistent, and copies. */
+  private readonly recent = { consistent: new Map<string, SharedRead>(), copy: new Map<string, SharedRead>() };
   private readonly phases = new Map<string, RenewalPhase>();
 
   constructor(
@@ -302,24 +305,35 @@ export class SessionReader {
   }
 
   /** LeaseLock.session: both bounds stay well inside the margin a follower's judgement allows (step.ts sessionMargin). */
-  read(name: string, shareMs = SHARED_READ_MS, pendingMs = shareMs): Promise<SessionRead> {
+  read(name: string, shareMs = SHARED_READ_MS, pendingMs = shareMs, consistent = true): Promise<SessionRead> {
     const now = this.clock.monotonic();
-    const r = this.recent.get(name);
-    if (r && (now - r.sentAt <= shareMs || (r.pending && now - r.sentAt <= pendingMs))) return r.read;
-    const entry = { sentAt: now, pending: true, read: undefined as unknown as Promise<SessionRead> };
+    const usable = (r: SharedRead | undefined) => r !== undefined && (now - r.sentAt <= shareMs || (r.pending && now - r.sentAt <= pendingMs));
+    const c = this.recent.consistent.get(name);
+    if (usable(c)) return c!.read;
+    const copy = this.recent.copy.get(name);
+    if (!consistent && usable(copy)) return copy!.read;
+    const shared = consistent ? this.recent.consistent : this.recent.copy;
+    const entry: SharedRead = { sentAt: now, pending: true, read: undefined as unknown as Promise<SessionRead> };
     const key = sessionKey(name);
-    entry.read = this.store.read(key.component, key.name).then(
+    entry.read = this.store.read(key.component, key.name, consistent).then(
       (x) => {
         entry.pending = false;
-        return { row: x.item, sentAt: now };
+        return { row: x.item, sentAt: now, consistent };
       },
       (e: unknown) => {
-        if (this.recent.get(name) === entry) this.recent.delete(name);
+        if (shared.get(name) === entry) shared.delete(name);
         throw e;
       },
     );
-    this.recent.set(name, entry);
-    if (this.recent.size > 64) for (const [k, v] of this.recent) if (now - v.sentAt > 60_000) this.recent.delete(k);
+    shared.set(name, entry);
+    if (shared.size > 64) for (const [k, v] of shared) if (now - v.sentAt > 60_000) shared.delete(k);
     return entry.read;
   }
+}
+
+/** A session read the process sent, shared by its electors while it is recent. */
+interface SharedRead {
+  readonly sentAt: number;
+  pending: boolean;
+  read: Promise<SessionRead>;
 }

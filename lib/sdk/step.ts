@@ -18,6 +18,8 @@ export interface SessionRead {
   readonly row: IdentityLease | undefined;
   /** Monotonic time the read was sent: what it says holds from then on, at the earliest. */
   readonly sentAt: number;
+  /** False: an eventually consistent copy, which may be older than a row already seen (sessionReadConsistent). Undefined: consistent. */
+  readonly consistent?: boolean;
 }
 
 // ---- the follower's decisions ----
@@ -781,7 +783,7 @@ type Given = 'confirm' | 'handed';
 /** Where a poll stands while it waits on an answer. */
 type Pending =
   /** Reading the lease row (and the session row of a lease held on one), for a poll or for the successor's second look. */
-  | { readonly kind: 'read'; readonly then: 'poll' | 'secondLook'; readonly woken: boolean; readonly consistent: boolean; readonly sentAt: number; readonly reread: boolean; readonly raw?: LeaseRead; readonly sessionReread?: boolean; readonly named?: SessionRead; readonly ownReread?: boolean; readonly awaitRereads?: number }
+  | { readonly kind: 'read'; readonly then: 'poll' | 'secondLook'; readonly woken: boolean; readonly consistent: boolean; readonly sentAt: number; readonly reread: boolean; readonly raw?: LeaseRead; readonly sessionReread?: boolean; readonly named?: SessionRead; readonly ownReread?: boolean; readonly awaitRereads?: number; readonly sessionConsistent?: boolean }
   /** Answering an election (or a ping left unanswered) by renewing the candidacy. */
   | { readonly kind: 'answer'; readonly raw: LeaseRead; readonly d: FollowerDecision }
   /** Reporting a vacancy, then acknowledging by renewing the candidacy. */
@@ -919,7 +921,8 @@ export type FollowerEvent =
 /** What the shell carries out, in this order. At most one read or write, last: its answer is the next event. */
 export type FollowerEffect =
   | { readonly kind: 'readLease'; readonly consistent: boolean }
-  | { readonly kind: 'readSession'; readonly name: string; readonly shareMs: number; readonly pendingMs: number }
+  /** Read session row `name` (LeaseLock.session), strongly consistent or not (sessionReadConsistent). */
+  | { readonly kind: 'readSession'; readonly name: string; readonly shareMs: number; readonly pendingMs: number; readonly consistent: boolean }
   /** Look for the holder's own process's session (ownSessionRead): the freshest row of `process` in its sessions' partition, the lease naming session row `named` (processSessionComponents). */
   | { readonly kind: 'readProcessSession'; readonly named: string; readonly process: string }
   /** Renew the candidacy; `conflictIsNothing`: a ConflictError (the row re-registered meanwhile) is no fault. */
@@ -1063,22 +1066,22 @@ export function followerStep(s: FollowerSettings, state: FollowerState, e: Follo
       if (p.named) {
         // the holder's own process's row, read by name: gone, it is looked for again
         if (!e.read.row) return waiting(state, p, fx, { kind: 'readProcessSession', named: l.session!, process: processOf(l.holderInstance)! });
-        if (!p.ownReread && at.now - e.read.sentAt > margin) return waiting(state, { ...p, ownReread: true }, fx, { kind: 'readSession', name: e.read.row.name, shareMs: 0, pendingMs: 0 });
+        if (!p.ownReread && at.now - e.read.sentAt > margin) return waiting(state, { ...p, ownReread: true }, fx, { kind: 'readSession', name: e.read.row.name, shareMs: 0, pendingMs: 0, consistent: sessionReadConsistent(s, state, p, l, at.now) });
         return judgedView(s, state, p, p.named, e.read, at, fx);
       }
       // a read sent longer ago than the margin (the process frozen or starved meanwhile) is read again
-      if (!p.sessionReread && at.now - e.read.sentAt > margin) return waiting(state, { ...p, sessionReread: true }, fx, { kind: 'readSession', name: l.session!, shareMs: 0, pendingMs: 0 });
+      if (!p.sessionReread && at.now - e.read.sentAt > margin) return waiting(state, { ...p, sessionReread: true }, fx, { kind: 'readSession', name: l.session!, shareMs: 0, pendingMs: 0, consistent: sessionReadConsistent(s, state, p, l, at.now) });
       // a row that does not vouch for the holder: its own process's session is looked for
       const own = ownSessionRead(l, p.raw.revision, e.read.row, state.ownFound, at.now, s.leaseDurationMs);
       if (own?.kind === 'query') return waiting(state, { ...p, named: e.read }, fx, { kind: 'readProcessSession', named: l.session!, process: own.process });
-      if (own?.kind === 'read') return waiting(state, { ...p, named: e.read }, fx, { kind: 'readSession', name: own.name, shareMs: watchesTerm(l, s.identity, s.instance) ? SHARED_READ_MS : margin, pendingMs: margin });
+      if (own?.kind === 'read') return waiting(state, { ...p, named: e.read }, fx, { kind: 'readSession', name: own.name, shareMs: watchesTerm(l, s.identity, s.instance) ? SHARED_READ_MS : margin, pendingMs: margin, consistent: sessionReadConsistent(s, state, p, l, at.now) });
       return judgedView(s, state, p, e.read, undefined, at, fx);
     }
     case 'processSessionRead': {
       if (p?.kind !== 'read' || !p.raw || !p.named) return done(state, fx);
       const l = p.raw.item!;
       const st = { ...state, ownFound: { holderInstance: l.holderInstance!, revision: p.raw.revision, name: e.read.row?.name, at: e.read.sentAt } };
-      if (e.read.row && !p.ownReread && at.now - e.read.sentAt > sessionMargin(s)) return waiting(st, { ...p, ownReread: true }, fx, { kind: 'readSession', name: e.read.row.name, shareMs: 0, pendingMs: 0 });
+      if (e.read.row && !p.ownReread && at.now - e.read.sentAt > sessionMargin(s)) return waiting(st, { ...p, ownReread: true }, fx, { kind: 'readSession', name: e.read.row.name, shareMs: 0, pendingMs: 0, consistent: sessionReadConsistent(s, st, p, l, at.now) });
       return judgedView(s, st, p, p.named, e.read.row ? e.read : undefined, at, fx);
     }
     case 'candidateRenewed':
@@ -1148,7 +1151,13 @@ export function followerStep(s: FollowerSettings, state: FollowerState, e: Follo
 function judgedView(s: FollowerSettings, state: FollowerState, p: Extract<Pending, { kind: 'read' }>, named: SessionRead, own: SessionRead | undefined, at: Moment, fx: FollowerEffect[]): Out {
   const raw = p.raw!;
   const l = raw.item!;
-  const { lease, by } = judgedOnSession(l, named.row, own?.row, s.sessionFallbackMs);
+  const { lease, by } = judgedOnSession(l, notOlder(state, l, named).row, own && notOlder(state, l, own).row, s.sessionFallbackMs);
+  // a copy may be old: a term judged run out on one is read again, consistently, before anything is done on it
+  const o = state.observed;
+  const copy = named.consistent === false || own?.consistent === false;
+  if (copy && o !== undefined && sameTerm(o.key, lease) && at.now - o.at > lease.leaseDurationSeconds * 1000) {
+    return waiting(state, { ...p, named: undefined, sessionReread: false, ownReread: false, sessionConsistent: true }, fx, { kind: 'readSession', name: l.session!, shareMs: 0, pendingMs: 0, consistent: true });
+  }
   const st = { ...state, viewedSession: by && { name: by.name, renewTime: by.renewTime, of: l.session! } };
   // the row judged by, whose renewals the cadence times
   return viewed(s, st, p, raw, { ...raw, item: lease }, own?.row ? own.sentAt : named.sentAt, at, fx);
@@ -1162,7 +1171,28 @@ function readSession(s: FollowerSettings, state: FollowerState, p: Extract<Pendi
   const margin = sessionMargin(s);
   const aim = s.cadence.session(l.session).expectedAt();
   const shareMs = sessionShareMs({ watches: watchesTerm(l, s.identity, s.instance), now: at.now, due: aim === undefined ? undefined : aim + READ_AFTER_MS, previousSentAt: state.previousReadSentAt, marginMs: margin, sharedMs: SHARED_READ_MS });
-  return waiting(st, { ...p, raw }, fx, { kind: 'readSession', name: l.session, shareMs, pendingMs: margin });
+  return waiting(st, { ...p, raw }, fx, { kind: 'readSession', name: l.session, shareMs, pendingMs: margin, consistent: sessionReadConsistent(s, state, p, l, at.now) });
+}
+
+/**
+ * Whether a session read is sent strongly consistent. A copy (half a read unit) is enough while the
+ * term this follower watches has more than a retry period left on its clock: a copy older than the
+ * row only makes the term look renewed later, and the term is judged run out only on a consistent
+ * read (judgedView reads again). Consistent from a retry period before the term's end, for a
+ * second look before a take, and once a copy was found too old to judge by.
+ */
+export function sessionReadConsistent(s: Pick<FollowerSettings, 'retryPeriodMs'>, state: Pick<FollowerState, 'observed'>, p: { readonly then: 'poll' | 'secondLook'; readonly sessionConsistent?: boolean }, l: Lease, now: number): boolean {
+  if (p.sessionConsistent || p.then === 'secondLook') return true;
+  const o = state.observed;
+  return o !== undefined && now >= o.at + l.leaseDurationSeconds * 1000 - s.retryPeriodMs;
+}
+
+/** A copy of a session row older than the renewal of the same term this follower has already seen counts as that renewal: a copy never moves a term back. */
+function notOlder(state: FollowerState, l: Lease, r: SessionRead): SessionRead {
+  const seen = state.lastRead;
+  const ofThisTerm = seen?.session === l.session && seen?.holderInstance === l.holderInstance && seen?.fencingToken === l.fencingToken;
+  if (r.consistent !== false || !r.row || !ofThisTerm || seen.renewTime === undefined || r.row.renewTime >= seen.renewTime) return r;
+  return { ...r, row: { ...r.row, renewTime: seen.renewTime } };
 }
 
 /** The lease read (`raw`) and as judged (`view`), at `sentAt`: a poll's, or the successor's second look. */

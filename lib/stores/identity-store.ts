@@ -25,9 +25,9 @@ export class IdentityStore extends ItemStore<typeof IdentityLeaseItem> {
     for await (const page of super.scan({ ...opts, skip: (raw) => raw['component'] === COORDINATOR_COMPONENT })) yield page;
   }
 
-  /** The row of `component` named `name` (consistent read), with the revision to write against. */
-  read(component: string, name: string): Promise<IdentityRead> {
-    return this.get({ component, name });
+  /** The row of `component` named `name` (a consistent read unless `consistent` is false), with the revision to write against. */
+  read(component: string, name: string, consistent = true): Promise<IdentityRead> {
+    return this.get({ component, name }, consistent);
   }
 
   /**

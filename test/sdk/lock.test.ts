@@ -222,3 +222,25 @@ describe('MemoryLeaseTable', () => {
     expect((await lock.get()).item?.holderIdentity).toBe('a');
   });
 });
+
+describe("SessionReader: a process's electors share a session read only by its kind", () => {
+  it('a consistent request never takes a copy sent beside it; a request for a copy takes either, the consistent one first', async () => {
+    let now = 1_000;
+    const reader = new SessionReader(t.client, t.names.identities, { monotonic: () => now });
+    const key = sessionKey(`share${++n}:s1`);
+    const identities = new IdentityStore(t.client, t.names.identities);
+    await identities.write(await identities.read(key.component, key.name), { set: { ...key, holderIdentity: 'a-1', hostname: 'h', leaseDurationSeconds: 15, acquireTime: NOW, renewTime: NOW + 10, process: 'p1' } });
+    const copy = reader.read(key.name, 100, 100, false);
+    expect(await copy).toMatchObject({ consistent: false, sentAt: 1_000, row: { renewTime: NOW + 10 } });
+    now += 50;
+    expect(reader.read(key.name, 100, 100, false)).toBe(copy); // a copy shared with a copy
+    const strong = reader.read(key.name, 100, 100, true);
+    expect(strong).not.toBe(copy); // a consistent request reads for itself
+    expect(await strong).toMatchObject({ consistent: true, sentAt: 1_050 });
+    now += 20;
+    expect(reader.read(key.name, 100, 100, false)).toBe(strong); // a copy's request takes the consistent read
+    expect(reader.read(key.name, 100, 100, true)).toBe(strong);
+    now += 200;
+    expect(reader.read(key.name, 100, 100, true)).not.toBe(strong); // past the share window: a new read
+  });
+});

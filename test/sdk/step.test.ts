@@ -58,7 +58,7 @@ describe("the follower's step", () => {
     ]);
     expect(first.effects).toEqual([['readLease'], ['readSession']]);
     const old = followerStep(settings(), first.state, { kind: 'sessionRead', read: { row: undefined, sentAt: T - 5_000 } }, at(20));
-    expect(old.effects).toEqual([{ kind: 'readSession', name: 'p1', shareMs: 0, pendingMs: 0 }]);
+    expect(old.effects).toEqual([{ kind: 'readSession', name: 'p1', shareMs: 0, pendingMs: 0, consistent: false }]);
     // the row named is gone: the holder's own process's session is looked for (ownSessionRead)
     const query = followerStep(settings(), old.state, { kind: 'sessionRead', read: { row: undefined, sentAt: T + 20 } }, at(30));
     expect(query.effects).toEqual([{ kind: 'readProcessSession', named: 'p1', process: 'pa' }]);
@@ -72,6 +72,46 @@ describe("the follower's step", () => {
       [{ kind: 'sessionRead', read: { row: undefined, sentAt: T + 10 } }, at(20)],
     ]);
     expect(noSession.state.lastRead?.leaseDurationSeconds).toBe(15);
+  });
+
+  it('session rows read as copies while the watched term has more than a retry period left; a copy that would end the term is read again consistently first; a copy never moves a term back', () => {
+    const s = settings();
+    const onSession = held({ session: 'p1', holderInstance: 'a-1@pa', successor: 'b', successorInstance: 'b-1' });
+    const row = (renewTime: number) => ({ component: 'conclave-session', name: 'p1', holderIdentity: 'p1', hostname: 'h', leaseDurationSeconds: 15, acquireTime: 1, renewTime, revision: 1, process: 'pa' });
+    const copy = (renewTime: number, sentAt: number): FollowerEvent => ({ kind: 'sessionRead', read: { row: row(renewTime), sentAt: T + sentAt, consistent: false } });
+    const strong = (renewTime: number, sentAt: number): FollowerEvent => ({ kind: 'sessionRead', read: { row: row(renewTime), sentAt: T + sentAt, consistent: true } });
+    const sessionReadAsked = (o: { effects: { kind: string }[] }) => o.effects.find((f) => f.kind === 'readSession') as { consistent: boolean } | undefined;
+    // the first poll: a copy (nothing watched yet), judged renewed at 100
+    let st = followerStep(s, FOLLOWING, poll, at()).state;
+    let out = followerStep(s, st, { kind: 'leaseRead', raw: read(onSession) }, at(10));
+    expect(sessionReadAsked(out)?.consistent).toBe(false);
+    st = followerStep(s, out.state, copy(100, 10), at(20)).state;
+    expect(st.observed?.at).toBe(T + 20);
+    // 5 s in: a copy older than the renewal already seen counts as that renewal, so the term is not seen to change
+    st = followerStep(s, st, poll, at(5_000)).state;
+    out = followerStep(s, st, { kind: 'leaseRead', raw: read(onSession) }, at(5_010));
+    expect(sessionReadAsked(out)?.consistent).toBe(false);
+    st = followerStep(s, out.state, copy(50, 5_010), at(5_020)).state;
+    expect(st.observed?.at).toBe(T + 20);
+    expect(st.lastRead?.renewTime).toBe(100);
+    // within a retry period of the term's end as watched (T + 20 + 15 s): consistent
+    out = followerStep(s, followerStep(s, st, poll, at(13_100)).state, { kind: 'leaseRead', raw: read(onSession) }, at(13_110));
+    expect(sessionReadAsked(out)?.consistent).toBe(true);
+    // past it, a copy (a shared one, say) that shows no renewal since: read again, consistently, before any take
+    st = followerStep(s, st, poll, at(16_000)).state;
+    out = followerStep(s, st, { kind: 'leaseRead', raw: read(onSession) }, at(16_010));
+    const again = followerStep(s, out.state, copy(100, 16_010), at(16_020));
+    expect(again.effects).toEqual([{ kind: 'readSession', name: 'p1', shareMs: 0, pendingMs: 0, consistent: true }]);
+    // the consistent read shows the renewal the copy missed: the term goes on, watched from now
+    const renewed = followerStep(s, again.state, strong(16_000, 16_020), at(16_030));
+    expect(renewed.effects.map((f) => f.kind)).not.toContain('acquire');
+    expect(renewed.state.observed?.at).toBe(T + 16_030);
+    // …or shows none: the successor takes the term
+    const ran = followerStep(s, again.state, strong(100, 16_020), at(16_030));
+    expect(ran.effects.map((f) => f.kind)).toContain('acquire');
+    // without the consistent read the copy would have taken it: the rule is what stands between
+    const copyTaken = followerStep(s, out.state, strong(100, 16_010), at(16_020));
+    expect(copyTaken.effects.map((f) => f.kind)).toContain('acquire');
   });
 
   it('a holder on no session whose lease a peer pointed at a session: judged by the lease’s own stamp, as the coordinator does (seed 9248)', () => {
