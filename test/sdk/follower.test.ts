@@ -18,6 +18,7 @@ const view = (o: Partial<FollowerView>): FollowerView => ({
   now: T,
   observedAt: T - 1_000,
   vacantSince: undefined,
+  vanished: undefined,
   retryPeriodMs: 2_000,
   fallbackAfterMs: 45_000,
   ...o,
