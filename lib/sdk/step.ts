@@ -1053,17 +1053,23 @@ function observe(s: FollowerSettings, st: FollowerState, read: LeaseRead, now: n
  * (FollowerState.vanished): a term held off a session, by a holder on no session (its instance
  * names no process: it can never put the term on one), renewed at least once (a first term's holder
  * may renew for longer), that named this start-up successor or second successor, the last this
- * start-up learnt of the lease. Session-held terms are not: their holder learns of a delete only from
- * the lease stream's mark or its own backstop read (sessionFallbackMs).
+ * start-up learnt of the lease, and found gone within that term of its renewal's stamp (so no other
+ * follower could have taken the term before the delete). Session-held terms are not: their holder
+ * learns of a delete only from the lease stream's mark or its own backstop read (sessionFallbackMs).
  */
-function vanishedUnder(s: FollowerSettings, st: FollowerState): Vanished | undefined {
+function vanishedUnder(s: FollowerSettings, st: FollowerState, at: Moment): Vanished | undefined {
   const last = st.lastRaw;
   const l = last?.item;
   if (s.mode !== 'coordinated' || last === undefined || l === undefined || l.holderIdentity === undefined || l.session !== undefined || processOf(l.holderInstance) !== undefined) return undefined;
   if (l.renewTime === undefined || l.renewTime === l.acquireTime || (l.holderIdentity === s.identity && l.holderInstance === s.instance)) return undefined;
   if (st.observed === undefined || st.observed.revision !== last.revision || !sameTerm(st.observed.key, l)) return undefined;
   const role = isSuccessor(l, s.identity, s.instance) ? 'successor' : isSecondSuccessor(l, s.identity, s.instance) ? 'second' : undefined;
-  return role && { role, termMs: l.leaseDurationSeconds * 1000 };
+  if (role === undefined || !at.clock.ok) return undefined;
+  // the renewal landed no earlier than its stamp dated as leadFromRead dates a hand-over: any other
+  // follower's take of the term comes a term after that at the earliest, so after this answer
+  const termMs = l.leaseDurationSeconds * 1000;
+  const landed = l.renewTime - at.offset - (1 + (s.clockMeasured ? at.clock.errorMs : s.stampErrorMs)) - s.stampErrorMs;
+  return at.now < landed + termMs ? { role, termMs } : undefined;
 }
 
 /** An eventually consistent read older than one already seen: not acted on, but read again consistently. */
@@ -1227,7 +1233,7 @@ function viewed(s: FollowerSettings, state: FollowerState, p: Extract<Pending, {
 /** A poll's read: recorded, then decided on (decideFollower), then acted on in order. */
 function polled(s: FollowerSettings, state: FollowerState, raw: LeaseRead, view: LeaseRead, sentAt: number, woken: boolean, consistent: boolean, at: Moment, fx: FollowerEffect[]): Out {
   // the row gone: only a consistent read says so of the term read before (a copy may lag a re-creation)
-  const gone = raw.item === undefined && consistent ? vanishedUnder(s, state) : undefined;
+  const gone = raw.item === undefined && consistent ? vanishedUnder(s, state, at) : undefined;
   const o = observe(s, { ...state, lastRaw: raw, vanished: gone ?? state.vanished }, view, at.now, fx);
   let st = o.st;
   if (o.changed) st = { ...st, misses: 0 };

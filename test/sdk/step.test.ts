@@ -196,6 +196,8 @@ describe("the follower's step", () => {
 
   describe('the lease row found gone under a term that named this start-up (vanished)', () => {
     const gone = read(undefined);
+    /** A term its holder renewed at monotonic T (stamped by a clock on time). */
+    const live = (o: Partial<Lease>): Lease => held({ renewTime: OFFSET + T, ...o });
     /** Reads `last`, then finds the row gone: a copy, read again consistently, at T + 1_020. */
     const goneAfter = (s: FollowerSettings, last: Lease): ReturnType<typeof run> =>
       run(s, [
@@ -214,7 +216,7 @@ describe("the follower's step", () => {
 
     it('the successor takes the lease a lease duration after it first found the row gone, conditioned on no row (seed 19136)', () => {
       const s = settings();
-      const r = goneAfter(s, held({ successor: 'b', successorInstance: 'b-1', secondSuccessor: 'c' }));
+      const r = goneAfter(s, live({ successor: 'b', successorInstance: 'b-1', secondSuccessor: 'c' }));
       expect(r.effects.slice(2)).toEqual([['readLease'], ['readLease'], []]);
       expect(r.state.vanished).toEqual({ role: 'successor', termMs: 15_000 });
       expect(r.state.wakeAt).toBe(T + 1_020 + 15_000 + 1);
@@ -230,7 +232,7 @@ describe("the follower's step", () => {
 
     it('the second successor takes it a lease duration and its grace after', () => {
       const s = settings();
-      const r = goneAfter(s, held({ successor: 'c', secondSuccessor: 'b', secondSuccessorInstance: 'b-1' }));
+      const r = goneAfter(s, live({ successor: 'c', secondSuccessor: 'b', secondSuccessorInstance: 'b-1' }));
       expect(r.state.vanished).toEqual({ role: 'second', termMs: 15_000 });
       expect(r.state.wakeAt).toBe(T + 1_020 + 15_200 + 1);
       expect(pollGone(s, r.state, 1_020 + 15_001)).toEqual([['readLease'], []]);
@@ -238,7 +240,7 @@ describe("the follower's step", () => {
       expect(pollGone(s, r.state, 1_020 + 15_201)).toEqual([['readLease'], ['acquire']]);
     });
 
-    it('a term held on a session, or one naming somebody else, or a holder on a session process, or a first term, keeps the fallback’s wait', () => {
+    it('a term held on a session, or one naming somebody else, or a holder on a session process, a first term, or a row found gone a term after its renewal keeps the fallback’s wait', () => {
       const s = settings();
       const onSession = held({ session: 'p1', holderInstance: 'a-1@pa', successor: 'b' });
       const sessionHeld = run(s, [
@@ -251,10 +253,11 @@ describe("the follower's step", () => {
         [{ kind: 'leaseRead', raw: gone }, at(1_020)],
       ]).state;
       const others = [
-        held({ successor: 'c', secondSuccessor: 'd' }),
-        held({ successor: 'b', successorInstance: 'b-0' }), // another start-up of this name
-        held({ holderInstance: 'a-1@pa', successor: 'b' }), // off its session now, but it may put the term on one
-        held({ successor: 'b', renewTime: 1 }), // a first term: its holder may renew it for longer
+        live({ successor: 'c', secondSuccessor: 'd' }),
+        live({ successor: 'b', successorInstance: 'b-0' }), // another start-up of this name
+        live({ holderInstance: 'a-1@pa', successor: 'b' }), // off its session now, but it may put the term on one
+        live({ successor: 'b', renewTime: 1 }), // a first term: its holder may renew it for longer
+        live({ successor: 'b', renewTime: OFFSET + T - 14_000 }), // found gone a term after the renewal's stamp: another may have taken the term since
       ].map((l) => goneAfter(s, l).state);
       for (const st of [sessionHeld, ...others]) {
         expect(st.vanished).toBeUndefined();
@@ -266,7 +269,7 @@ describe("the follower's step", () => {
 
     it('a copy that finds no row is read again consistently before it counts; a row found clears it', () => {
       const s = settings();
-      const named = held({ successor: 'b', successorInstance: 'b-1' });
+      const named = live({ successor: 'b', successorInstance: 'b-1' });
       const copy = run(s, [
         [poll, at()],
         [{ kind: 'leaseRead', raw: read(named) }, at(10)],
