@@ -45,8 +45,22 @@ export interface FollowerView {
   readonly observedAt: number;
   /** Monotonic time since when the lease has been vacant, as this worker saw it. */
   readonly vacantSince: number | undefined;
+  /** The lease row is gone, and the term this start-up saw last on it named it (FollowerState.vanished); `observedAt`: when it was first found gone. */
+  readonly vanished: Vanished | undefined;
   readonly retryPeriodMs: number;
   readonly fallbackAfterMs: number;
+}
+
+/**
+ * A lease row found gone (a consistent read) where the read before showed a term held off a
+ * session, by a holder on no session, renewed by it at least once, that named this start-up as
+ * successor (`role`) or second successor: the holder renews that row itself, each renewal
+ * conditioned on its term, so from the delete on every renewal fails and it stops at its renew
+ * deadline. `termMs`: that term's lease duration.
+ */
+export interface Vanished {
+  readonly role: 'successor' | 'second';
+  readonly termMs: number;
 }
 
 /** What a follower does after a poll, in this order. */
@@ -247,6 +261,14 @@ export function decideFollower(v: FollowerView): FollowerDecision {
   const vacantSince = v.vacantSince ?? (expired ? v.observedAt + termMs : now);
   const base = { confirm: false, answer, vacantSince, wakeAt: undefined };
   if (v.mode === 'NoCoordination') return { ...base, reportVacancy: false, take: 'self' };
+  const fallback = now - vacantSince >= v.fallbackAfterMs ? ('self' as const) : undefined;
+  // the row gone under a term that named this start-up: the holder's last renewal landed before the
+  // delete, and the delete before this worker first found the row gone (observedAt), so a lease
+  // duration watched from then outlasts the holder's renew deadline, as for the successor's take
+  if (lease === undefined && v.vanished !== undefined) {
+    const due = v.observedAt + v.vanished.termMs + (v.vanished.role === 'second' ? SECOND_SUCCESSOR_GRACE_MS : 0);
+    return now > due ? { ...base, reportVacancy: false, take: 'successor' } : { ...base, wakeAt: due + 1, reportVacancy: false, take: fallback };
+  }
   if (successor) return { ...base, reportVacancy: false, take: 'successor' };
   // the successor's turn first: the second successor takes the lease once the successor had its grace
   if (second) {
@@ -258,7 +280,7 @@ export function decideFollower(v: FollowerView): FollowerDecision {
   return {
     ...base,
     reportVacancy: expired && !lease!.vacancyReport && !lease!.election && !successorsTurn,
-    take: now - vacantSince >= v.fallbackAfterMs ? 'self' : undefined,
+    take: fallback,
   };
 }
 
@@ -821,6 +843,12 @@ export interface FollowerState {
   readonly ownFound: OwnSessionFound | undefined;
   /** Since when (monotonic) the lease has been vacant, as this worker saw it. */
   readonly vacantSince: number | undefined;
+  /**
+   * The lease row found gone by a consistent read, the term read just before naming this start-up
+   * its successor or second successor (vanishedUnder): it takes the lease once the row has been gone
+   * a lease duration. Any read or write that finds a row clears it.
+   */
+  readonly vanished: Vanished | undefined;
   /** Monotonic time the successor looks again (when the term it watches would run out). */
   readonly wakeAt: number | undefined;
   /** The highest fencing token this start-up has led with: it never confirms a term below it. */
@@ -870,6 +898,7 @@ export const FOLLOWING: FollowerState = {
   viewedSession: undefined,
   ownFound: undefined,
   vacantSince: undefined,
+  vanished: undefined,
   wakeAt: undefined,
   ledToken: -1,
   endedToken: -1,
@@ -1010,6 +1039,7 @@ function observe(s: FollowerSettings, st: FollowerState, read: LeaseRead, now: n
   const changed = !st.observed || !sameTerm(st.observed.key, read.item);
   const l = read.item;
   let next: FollowerState = l?.holderIdentity !== undefined ? { ...st, lastHeldOnSession: l.session !== undefined } : st;
+  if (l !== undefined && next.vanished !== undefined) next = { ...next, vanished: undefined };
   if (changed) {
     next = { ...next, observed: { key: termKey(l), at: now, revision: read.revision, token: l?.fencingToken ?? -1 } };
     // a term's first write (an election's, a hand-off's, an acquisition's) is not on the holder's renewal cadence
@@ -1019,6 +1049,30 @@ function observe(s: FollowerSettings, st: FollowerState, read: LeaseRead, now: n
   } else next = { ...next, observed: { ...st.observed!, revision: read.revision } };
   next = noteHolder(next, read.item?.holderIdentity, fx);
   return { st: claimIn(s, next, read.item, fx), changed };
+}
+
+/**
+ * What a consistent read that finds the lease row gone makes of the row read just before it
+ * (FollowerState.vanished): a term held off a session, by a holder on no session (its instance
+ * names no process: it can never put the term on one), renewed at least once (a first term's holder
+ * may renew for longer), that named this start-up successor or second successor, the last this
+ * start-up learnt of the lease, and found gone within that term of its renewal's stamp (so no other
+ * follower could have taken the term before the delete). Session-held terms are not: their holder
+ * learns of a delete only from the lease stream's mark or its own backstop read (sessionFallbackMs).
+ */
+function vanishedUnder(s: FollowerSettings, st: FollowerState, at: Moment): Vanished | undefined {
+  const last = st.lastRaw;
+  const l = last?.item;
+  if (s.mode !== 'coordinated' || last === undefined || l === undefined || l.holderIdentity === undefined || l.session !== undefined || processOf(l.holderInstance) !== undefined) return undefined;
+  if (l.renewTime === undefined || l.renewTime === l.acquireTime || (l.holderIdentity === s.identity && l.holderInstance === s.instance)) return undefined;
+  if (st.observed === undefined || st.observed.revision !== last.revision || !sameTerm(st.observed.key, l)) return undefined;
+  const role = isSuccessor(l, s.identity, s.instance) ? 'successor' : isSecondSuccessor(l, s.identity, s.instance) ? 'second' : undefined;
+  if (role === undefined || !at.clock.ok) return undefined;
+  // the renewal landed no earlier than its stamp dated as leadFromRead dates a hand-over: any other
+  // follower's take of the term comes a term after that at the earliest, so after this answer
+  const termMs = l.leaseDurationSeconds * 1000;
+  const landed = l.renewTime - at.offset - (1 + (s.clockMeasured ? at.clock.errorMs : s.stampErrorMs)) - s.stampErrorMs;
+  return at.now < landed + termMs ? { role, termMs } : undefined;
 }
 
 /** An eventually consistent read older than one already seen: not acted on, but read again consistently. */
@@ -1208,7 +1262,9 @@ function viewed(s: FollowerSettings, state: FollowerState, p: Extract<Pending, {
 
 /** A poll's read: recorded, then decided on (decideFollower), then acted on in order. */
 function polled(s: FollowerSettings, state: FollowerState, raw: LeaseRead, view: LeaseRead, sentAt: number, woken: boolean, consistent: boolean, at: Moment, fx: FollowerEffect[]): Out {
-  const o = observe(s, { ...state, lastRaw: raw }, view, at.now, fx);
+  // the row gone: only a consistent read says so of the term read before (a copy may lag a re-creation)
+  const gone = raw.item === undefined && consistent ? vanishedUnder(s, state, at) : undefined;
+  const o = observe(s, { ...state, lastRaw: raw, vanished: gone ?? state.vanished }, view, at.now, fx);
   let st = o.st;
   if (o.changed) st = { ...st, misses: 0 };
   else if (!woken) {
@@ -1230,6 +1286,7 @@ function polled(s: FollowerSettings, state: FollowerState, raw: LeaseRead, view:
     now: at.now,
     observedAt: st.observed!.at,
     vacantSince: st.vacantSince,
+    vanished: view.item === undefined ? st.vanished : undefined,
     retryPeriodMs: s.retryPeriodMs,
     fallbackAfterMs: st.lastHeldOnSession ? Math.max(s.fallbackAfterMs, s.sessionFallbackMs) : s.fallbackAfterMs,
   });

@@ -710,11 +710,13 @@ function describe(d: Decision): string {
  * feed callbacks and counters — read by followerDelay, pollPlan's session-only read, RenewalPhase,
  * onNewLeader and stats, none of which the model runs or lets decide (it explores every timing, and
  * no lease is held on a session) — and `pending`, which is inert between steps (the next poll
- * replaces it). Left out of the key: two states that differ only in these behave alike.
+ * replaces it). `lastRaw` is also read when a read finds the row gone (vanishedUnder), which no
+ * read does here once a row exists: the model deletes no row. Left out of the key: two states that
+ * differ only in these behave alike.
  */
 const FOLLOWER_TIMING = new Set<keyof State>(['lastRaw', 'lastRead', 'leaseReadAt', 'previousReadSentAt', 'settlingSince', 'misses', 'viewedSession', 'wakeAt', 'lastLeader', 'preventions', 'pending', 'lead']);
 /** …and the fields every decision may read: in the key. */
-const FOLLOWER_KEYED: readonly (keyof State)[] = ['observed', 'vacantSince', 'ledToken', 'endedToken', 'unanswered', 'ackedElection', 'doubt', 'wakePending', 'lastHeldOnSession', 'answeredClaim', 'terms', 'ownFound', 'standAgain', 'awaited'];
+const FOLLOWER_KEYED: readonly (keyof State)[] = ['observed', 'vacantSince', 'vanished', 'ledToken', 'endedToken', 'unanswered', 'ackedElection', 'doubt', 'wakePending', 'lastHeldOnSession', 'answeredClaim', 'terms', 'ownFound', 'standAgain', 'awaited'];
 // A field added to FollowerState must be placed in one of the two lists: else the key would silently merge states it tells apart.
 for (const f of Object.keys(START) as (keyof State)[])
   if (!FOLLOWER_TIMING.has(f) && !FOLLOWER_KEYED.includes(f)) throw new Error(`test/model: State.${f} is in neither FOLLOWER_KEYED nor FOLLOWER_TIMING (election-model.ts): say whether a decision reads it`);

@@ -234,6 +234,104 @@ describe("the follower's step", () => {
     expect(r.effects).toEqual([['readLease'], ['reportVacancy'], ['renewCandidate'], ['acquire']]);
   });
 
+  describe('the lease row found gone under a term that named this start-up (vanished)', () => {
+    const gone = read(undefined);
+    /** A term its holder renewed at monotonic T (stamped by a clock on time). */
+    const live = (o: Partial<Lease>): Lease => held({ renewTime: OFFSET + T, ...o });
+    /** Reads `last`, then finds the row gone: a copy, read again consistently, at T + 1_020. */
+    const goneAfter = (s: FollowerSettings, last: Lease): ReturnType<typeof run> =>
+      run(s, [
+        [poll, at()],
+        [{ kind: 'leaseRead', raw: read(last) }, at(10)],
+        [poll, at(1_000)],
+        [{ kind: 'leaseRead', raw: gone }, at(1_010)],
+        [{ kind: 'leaseRead', raw: gone }, at(1_020)],
+      ]);
+    /** A poll at `dt` that finds the row still gone: its effects. */
+    const pollGone = (s: FollowerSettings, st: FollowerState, dt: number): string[][] =>
+      run(s, [
+        [poll, at(dt)],
+        [{ kind: 'leaseRead', raw: gone }, at(dt)],
+      ], st).effects;
+
+    it('the successor takes the lease a lease duration after it first found the row gone, conditioned on no row (seed 19136)', () => {
+      const s = settings();
+      const r = goneAfter(s, live({ successor: 'b', successorInstance: 'b-1', secondSuccessor: 'c' }));
+      expect(r.effects.slice(2)).toEqual([['readLease'], ['readLease'], []]);
+      expect(r.state.vanished).toEqual({ role: 'successor', termMs: 15_000 });
+      expect(r.state.wakeAt).toBe(T + 1_020 + 15_000 + 1);
+      expect(pollGone(s, r.state, 1_020 + 15_000)).toEqual([['readLease'], []]);
+      const take = run(s, [
+        [poll, at(1_020 + 15_001)],
+        [{ kind: 'leaseRead', raw: gone }, at(1_020 + 15_001)],
+      ], r.state);
+      expect(take.effects).toEqual([['readLease'], ['acquire']]);
+      const pending = followerStep(s, r.state, poll, at(1_020 + 15_001)).state;
+      expect(followerStep(s, pending, { kind: 'leaseRead', raw: gone }, at(1_020 + 15_001)).effects).toEqual([{ kind: 'acquire', read: gone, electedBy: 'successor' }]);
+    });
+
+    it('the second successor takes it a lease duration and its grace after', () => {
+      const s = settings();
+      const r = goneAfter(s, live({ successor: 'c', secondSuccessor: 'b', secondSuccessorInstance: 'b-1' }));
+      expect(r.state.vanished).toEqual({ role: 'second', termMs: 15_000 });
+      expect(r.state.wakeAt).toBe(T + 1_020 + 15_200 + 1);
+      expect(pollGone(s, r.state, 1_020 + 15_001)).toEqual([['readLease'], []]);
+      expect(pollGone(s, r.state, 1_020 + 15_200)).toEqual([['readLease'], []]);
+      expect(pollGone(s, r.state, 1_020 + 15_201)).toEqual([['readLease'], ['acquire']]);
+    });
+
+    it('a term held on a session, or one naming somebody else, or a holder on a session process, a first term, or a row found gone a term after its renewal keeps the fallback’s wait', () => {
+      const s = settings();
+      const onSession = held({ session: 'p1', holderInstance: 'a-1@pa', successor: 'b' });
+      const sessionHeld = run(s, [
+        [poll, at()],
+        [{ kind: 'leaseRead', raw: read(onSession) }, at(10)],
+        [{ kind: 'sessionRead', read: { row: undefined, sentAt: T + 10 } }, at(10)],
+        [{ kind: 'processSessionRead', read: { row: undefined, sentAt: T + 10 } }, at(10)],
+        [poll, at(1_000)],
+        [{ kind: 'leaseRead', raw: gone }, at(1_010)],
+        [{ kind: 'leaseRead', raw: gone }, at(1_020)],
+      ]).state;
+      const others = [
+        live({ successor: 'c', secondSuccessor: 'd' }),
+        live({ successor: 'b', successorInstance: 'b-0' }), // another start-up of this name
+        live({ holderInstance: 'a-1@pa', successor: 'b' }), // off its session now, but it may put the term on one
+        live({ successor: 'b', renewTime: 1 }), // a first term: its holder may renew it for longer
+        live({ successor: 'b', renewTime: OFFSET + T - 14_000 }), // found gone a term after the renewal's stamp: another may have taken the term since
+      ].map((l) => goneAfter(s, l).state);
+      for (const st of [sessionHeld, ...others]) {
+        expect(st.vanished).toBeUndefined();
+        expect(st.vacantSince).toBe(T + 1_020);
+        expect(pollGone(s, st, 1_020 + 44_999)).toEqual([['readLease'], []]);
+        expect(pollGone(s, st, 1_020 + 45_000)).toEqual([['readLease'], ['acquire']]); // the fallback
+      }
+    });
+
+    it('a copy that finds no row is read again consistently before it counts; a row found clears it', () => {
+      const s = settings();
+      const named = live({ successor: 'b', successorInstance: 'b-1' });
+      const copy = run(s, [
+        [poll, at()],
+        [{ kind: 'leaseRead', raw: read(named) }, at(10)],
+        [poll, at(1_000)],
+        [{ kind: 'leaseRead', raw: gone }, at(1_010)],
+      ]);
+      expect(copy.effects.at(-1)).toEqual(['readLease']);
+      expect(copy.state.vanished).toBeUndefined();
+      // the consistent read finds the row after all (the copy lagged a re-creation): nothing remembered
+      const back = run(s, [[{ kind: 'leaseRead', raw: read(named) }, at(1_020)]], copy.state).state;
+      expect(back.vanished).toBeUndefined();
+      // remembered once a consistent read finds it gone; cleared by the next read that finds a row
+      const r = goneAfter(s, named);
+      expect(r.state.vanished).toBeDefined();
+      const again = run(s, [
+        [poll, at(2_000)],
+        [{ kind: 'leaseRead', raw: read(held({ holderIdentity: 'c', holderInstance: 'c-1', fencingToken: 8, revision: 1 })) }, at(2_000)],
+      ], r.state).state;
+      expect(again.vanished).toBeUndefined();
+    });
+  });
+
   it("a wake for the revision already read is nothing new; any other asks for a step now", () => {
     const seen = run(settings(), [
       [poll, at()],
