@@ -3,7 +3,7 @@ import { systemClock, type Clock } from '../clock.js';
 import { isNoop, pingsToWithdraw, type Decision } from '../election/decide.js';
 import { plan } from '../election/plan.js';
 import { decideWithSuccession } from '../election/successor.js';
-import { effectiveLease, isCandidateStale, isIdentityExpired, sessionStampAt, vacancy, type SessionStamp } from '../election/vacancy.js';
+import { effectiveLease, isCandidateStale, isIdentityExpired, recheckAt, sessionStampAt, vacancy, type SessionStamp } from '../election/vacancy.js';
 import { isSessionComponent, processOf, sessionKey, vouchesFor } from '../schemas/identity.js';
 import type { Candidate } from '../schemas/candidate.js';
 import type { IdentityLease } from '../schemas/identity.js';
@@ -55,6 +55,8 @@ export interface ReconcileOutcome {
   attempts: number;
   /** When the decision was made. */
   at: number;
+  /** When to reconcile this lease again: a held lease whose holder looks silent, at the moment its term runs out (recheckAt). */
+  recheckAt?: number;
 }
 
 /** Lost more races in a row than the configuration allows; the next trigger will try again. */
@@ -156,8 +158,12 @@ async function reconcileOnce(deps: CoordinatorDeps, name: string, attempt: numbe
   const now = deps.clock.now();
   const before = snap.read.item;
   // A lease held on a session is judged by the later of its own stamp and the session's.
-  const decision = decideWithSuccession(name, effectiveLease(before, stampAt(snap.session, now), now), snap.candidates, now, deps.config);
+  const effective = effectiveLease(before, stampAt(snap.session, now), now);
+  const decision = decideWithSuccession(name, effective, snap.candidates, now, deps.config);
   const outcome: ReconcileOutcome = { lease: name, decision, before, after: undefined, pinged: [], invalidCandidates: snap.invalid, attempts: attempt, at: now };
+  // a holder silent for half its term: judged again the moment the term runs out, not at the next tick
+  const recheck = recheckAt(effective, now, deps.config.clockSkewMs);
+  if (recheck !== undefined) outcome.recheckAt = recheck;
   if (isNoop(decision)) return outcome;
   if (snap.partial) return reconcileOnce(deps, name, attempt, undefined); // decide again on whole reads before writing
   const writes = plan(decision, before, now, deps.config);

@@ -100,6 +100,18 @@ export function vacancy(lease: Lease | undefined, now: number, skewMs: number): 
   return { vacant: false, expiresAt };
 }
 
+/**
+ * When a held lease should be judged again, though no trigger is due: its holder's stamp (of the
+ * effective lease) is older than half its term, which a holder renewing on time never lets happen,
+ * so the term may run out before the next tick (a minute in AWS). Then: the first moment `vacancy`
+ * calls it expired. Undefined: vacant already, or renewed recently.
+ */
+export function recheckAt(lease: Lease | undefined, now: number, skewMs: number): number | undefined {
+  const v = vacancy(lease, now, skewMs);
+  if (v.vacant || lease?.renewTime === undefined) return undefined;
+  return now - lease.renewTime > lease.leaseDurationSeconds * 500 ? v.expiresAt + skewMs + 1 : undefined;
+}
+
 /** A candidate not renewed for `staleAfterMs` no longer counts, and is collected (Kubernetes: 30 min). */
 export function isCandidateStale(c: Candidate, now: number, staleAfterMs: number): boolean {
   return c.renewTime + staleAfterMs < now;

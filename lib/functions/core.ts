@@ -24,7 +24,7 @@ import type { Change } from './records.js';
 import { METRIC } from './metrics.js';
 
 export { METRIC };
-import { REPUBLISH_FOR_MS, republishDelayMs, type RepublishMessage, type TimerMessage, type TimerQueue } from './timer.js';
+import { REPUBLISH_FOR_MS, republishDelayMs, type RepublishMessage, type TermEndMessage, type TimerMessage, type TimerQueue } from './timer.js';
 
 export interface FunctionDeps {
   coordinator: CoordinatorDeps;
@@ -86,6 +86,8 @@ export async function afterReconcile(deps: FunctionDeps, o: ReconcileOutcome, tr
     default:
       break;
   }
+  // a holder silent for half its term: the lease is judged again when the term runs out (while an election is open, its timer does)
+  if (o.recheckAt !== undefined && d.kind !== 'openElection' && d.kind !== 'awaitAcks') await deps.timer.schedule({ lease: o.lease, termEnd: o.recheckAt }, o.recheckAt - o.at);
   if (d.kind === 'leaveAlone' || d.kind === 'awaitAcks') deps.logger.debug('reconciled', { ...log, ...('reason' in d ? { reason: d.reason } : {}) });
   else deps.logger.info('reconciled', { ...log, decision: d });
 }
@@ -414,19 +416,21 @@ async function rowExists(deps: FunctionDeps, lease: string): Promise<boolean> {
 }
 
 /**
- * An election's deadline: the lease is reconciled, which finishes the election. A lease whose row is
+ * An election's deadline, or a silent holder's term end (ReconcileOutcome.recheckAt): the lease is
+ * reconciled, which finishes the election or opens one for the vacancy. A lease whose row is
  * gone has no election left to finish: the timer leaves it to the lease stream (an operator's
  * delete of a held row: reconcileAfterDelete holds the next election) and the tick, rather than
  * create the row and elect at once while the deleted term's holder may still act (seed 1368225001:
  * the timer of a re-election that was open when the row was deleted fired before the stream saw
  * the delete).
  */
-export async function onTimer(deps: FunctionDeps, m: TimerMessage): Promise<ReconcileOutcome | undefined> {
+export async function onTimer(deps: FunctionDeps, m: TimerMessage | TermEndMessage): Promise<ReconcileOutcome | undefined> {
+  const why = 'termEnd' in m ? { termEnd: m.termEnd } : { electionId: m.electionId };
   if (!(await rowExists(deps, m.lease))) {
-    deps.logger.info('timer for a lease whose row is gone: nothing to finish', { lease: m.lease, electionId: m.electionId });
+    deps.logger.info('timer for a lease whose row is gone: nothing to finish', { lease: m.lease, ...why });
     return undefined;
   }
-  return reconcile(deps, m.lease, `timer ${m.electionId}`);
+  return reconcile(deps, m.lease, 'termEnd' in m ? 'term end' : `timer ${m.electionId}`);
 }
 
 /**

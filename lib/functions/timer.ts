@@ -8,6 +8,10 @@ import { ValidationError, parse } from '../schemas/validation.js';
 export const TimerMessage = z.object({ lease: Name, electionId: z.string().min(1), deadline: Millis }).strict();
 export type TimerMessage = z.infer<typeof TimerMessage>;
 
+/** "Reconcile this lease when its term runs out": a held lease whose holder looked silent (ReconcileOutcome.recheckAt). */
+export const TermEndMessage = z.object({ lease: Name, termEnd: Millis }).strict();
+export type TermEndMessage = z.infer<typeof TermEndMessage>;
+
 /**
  * "Publish these events again": events a stream record derived while EventBridge failed. The
  * record's election went on regardless; its events wait here, with the ids they were derived with.
@@ -44,7 +48,7 @@ export const REPUBLISH_FOR_MS = 24 * 60 * 60 * 1000;
 export const republishDelayMs = (attempt: number): number => Math.min(900_000, 1000 * 2 ** Math.max(0, attempt - 1));
 
 /** What goes on the timer queue, as sent (events unparsed). */
-export type TimerQueueMessage = TimerMessage | { republish: ConclaveEvent[]; since: number; attempt: number };
+export type TimerQueueMessage = TimerMessage | TermEndMessage | { republish: ConclaveEvent[]; since: number; attempt: number };
 
 function json(body: string): unknown {
   try {
@@ -56,10 +60,14 @@ function json(body: string): unknown {
 
 export const parseTimerMessage = (body: string, subject: string): TimerMessage => parse(TimerMessage, json(body), subject);
 
-/** A message of the timer queue: an election deadline, or events to publish again. */
-export function parseTimerQueueMessage(body: string, subject: string): { kind: 'deadline'; message: TimerMessage } | { kind: 'republish'; message: RepublishMessage } {
+/** A message of the timer queue: an election deadline, a term's end, or events to publish again. */
+export function parseTimerQueueMessage(
+  body: string,
+  subject: string,
+): { kind: 'deadline'; message: TimerMessage } | { kind: 'termEnd'; message: TermEndMessage } | { kind: 'republish'; message: RepublishMessage } {
   const raw = json(body);
   if (typeof raw === 'object' && raw !== null && 'republish' in raw) return { kind: 'republish', message: parse(RepublishMessage, raw, subject) };
+  if (typeof raw === 'object' && raw !== null && 'termEnd' in raw) return { kind: 'termEnd', message: parse(TermEndMessage, raw, subject) };
   return { kind: 'deadline', message: parse(TimerMessage, raw, subject) };
 }
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { decide, heldAfterDelete, type Decision } from '../../lib/election/decide.js';
 import { plan } from '../../lib/election/plan.js';
-import { isCandidateStale, isIdentityExpired, vacancy } from '../../lib/election/vacancy.js';
+import { isCandidateStale, isIdentityExpired, recheckAt, vacancy } from '../../lib/election/vacancy.js';
 import type { Candidate } from '../../lib/schemas/candidate.js';
 import { electionConfig } from '../../lib/schemas/config.js';
 import type { IdentityLease } from '../../lib/schemas/identity.js';
@@ -258,6 +258,15 @@ describe('staleness (TestLeaseCandidateGCController and identity leases)', () =>
     // Like Kubernetes, not expired at the very end of the term.
     expect(vacancy(lease('a'), NOW + 10 * SEC, 0).vacant).toBe(false);
     expect(vacancy(lease('a'), NOW + 10 * SEC + 1, 0).vacant).toBe(true);
+  });
+
+  it.each([
+    { name: 'renewed within half its term: no recheck', at: NOW + 5 * SEC, want: undefined },
+    { name: 'silent for more than half its term: at the first moment vacancy() calls it expired', at: NOW + 5 * SEC + 1, want: NOW + 10 * SEC + 500 + 1 },
+    { name: 'already vacant: the decision takes it, no recheck', at: NOW + 10 * SEC + 501, want: undefined },
+  ])('recheckAt: $name', ({ at, want }) => {
+    expect(recheckAt(lease('a'), at, 500)).toBe(want);
+    if (want !== undefined) expect([vacancy(lease('a'), want - 1, 500).vacant, vacancy(lease('a'), want, 500).vacant]).toEqual([false, true]);
   });
 });
 

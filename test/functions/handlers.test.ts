@@ -18,7 +18,7 @@ import type { FunctionDeps } from '../../lib/functions/core.js';
 import { observability } from '../../lib/functions/env.js';
 import { METRIC } from '../../lib/functions/metrics.js';
 import type { PoisonRecord } from '../../lib/functions/dead-letter.js';
-import { REPUBLISH_FOR_MS, republishDelayMs, type TimerMessage, type TimerQueueMessage } from '../../lib/functions/timer.js';
+import { REPUBLISH_FOR_MS, republishDelayMs, type TermEndMessage, type TimerMessage, type TimerQueueMessage } from '../../lib/functions/timer.js';
 import { manualClock } from '../../lib/clock.js';
 import { PublishError } from '../../lib/events/publisher.js';
 import { lambdaContext } from '../../lib/local/runtime.js';
@@ -39,11 +39,12 @@ afterAll(async () => {
 function deps() {
   const published: ConclaveEvent[] = [];
   const timers: TimerMessage[] = [];
+  const termEnds: TermEndMessage[] = [];
   const deferred: Extract<TimerQueueMessage, { republish: unknown }>[] = [];
   const dead: PoisonRecord[] = [];
   const d: FunctionDeps = {
     coordinator: coordinatorDeps(t.client, t.names, { config: { ackWindowMs: 5_000 } }),
-    timer: { schedule: async (m) => void ('republish' in m ? deferred.push(m) : timers.push(m)) },
+    timer: { schedule: async (m) => void ('republish' in m ? deferred.push(m) : 'electionId' in m ? timers.push(m) : termEnds.push(m)) },
     publish: async (events) => void published.push(...events),
     deadLetter: async (p) => void dead.push(p),
     ...observability('test', 'SILENT'),

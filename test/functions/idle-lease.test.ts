@@ -301,6 +301,8 @@ describe('no elections for nobody (issue 36 item 5)', { timeout: 120_000 }, () =
     expect(await c.loseCandidateRecords()).toBe(1); // its INSERT never reaches the function
     await c.runUntil(clock.now() + TICK_MS);
     expect(await lease()).toMatchObject({ holderIdentity: 'w2' });
-    expect(c.take()).toMatchObject({ invocations: { coordinator: 1 }, electionsStarted: 1 });
+    // the second election is w2's own first term running out (this harness's candidates answer
+    // pings and never renew a lease): opened at the term's end by its term-end timer, not the next tick
+    expect(c.take()).toMatchObject({ invocations: { coordinator: 1 }, electionsStarted: 2 });
   });
 });

@@ -37,7 +37,7 @@ function setup(start: number) {
   const timers: TimerMessage[] = [];
   const d: FunctionDeps = {
     coordinator: coordinatorDeps(t.client, t.names, { clock, config: { ackWindowMs: 5_000 } }),
-    timer: { schedule: async (m) => void ('republish' in m ? undefined : timers.push(m)) },
+    timer: { schedule: async (m) => void ('electionId' in m ? timers.push(m) : undefined) },
     publish: async () => undefined,
     deadLetter: async () => undefined,
     ...observability('test', 'SILENT'),

@@ -129,7 +129,7 @@ async function invoke(w: ReturnType<typeof world>, iot: IoTDataPlaneClient, reco
   const warn = vi.spyOn(o.logger, 'warn');
   const d: FunctionDeps = {
     coordinator: w.deps,
-    timer: { schedule: async (m) => void ('republish' in m ? undefined : timers.push(m)) },
+    timer: { schedule: async (m) => void ('electionId' in m ? timers.push(m) : undefined) },
     publish: async () => undefined,
     deadLetter: async () => undefined,
     wake: iotWaker(iot, t.names.leases, { clock: w.clock }),

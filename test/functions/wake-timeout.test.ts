@@ -92,7 +92,7 @@ describe('the lease stream with an IoT Core that never answers', () => {
     const timers: TimerMessage[] = [];
     const d: FunctionDeps = {
       coordinator: coordinatorDeps(t.client, t.names, { config: { ackWindowMs: 5_000 } }),
-      timer: { schedule: async (m) => void ('republish' in m ? undefined : timers.push(m)) },
+      timer: { schedule: async (m) => void ('electionId' in m ? timers.push(m) : undefined) },
       publish: async (events) => void published.push(...events),
       deadLetter: async () => undefined,
       wake: iotWaker(data, t.names.leases, { clock }),
