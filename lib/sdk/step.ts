@@ -129,10 +129,13 @@ export function pollPlan(p: {
   readonly now: number;
   /** The lease row is read at least this often (a backstop for a lost wake). */
   readonly backstopMs: number;
+  /** Monotonic time the term as watched runs out: from then the lease row is read too (a vacancy is reported on it). */
+  readonly termEndsAt?: number | undefined;
 }): PollPlan {
   const coordinated = p.mode === 'coordinated';
   const l = p.raw;
-  const sessionOnly = !p.woken && coordinated && p.pushLive && l?.session !== undefined && l.holderIdentity !== undefined && isQuiet(p.view) && p.leaseReadAt !== undefined && p.now - p.leaseReadAt < p.backstopMs;
+  const running = p.termEndsAt === undefined || p.now < p.termEndsAt;
+  const sessionOnly = !p.woken && coordinated && p.pushLive && l?.session !== undefined && l.holderIdentity !== undefined && isQuiet(p.view) && running && p.leaseReadAt !== undefined && p.now - p.leaseReadAt < p.backstopMs;
   return { consistent: !coordinated || p.woken, sessionOnly };
 }
 
@@ -451,6 +454,11 @@ export interface CadenceView {
   readonly sessionHeld?: boolean;
   /** A uniform draw in [0, 1): jitter. */
   readonly random: number;
+  /**
+   * Whether the last read showed a renewal stamped longer ago than the renew deadline and a stamp's
+   * error, by this worker's measure of DynamoDB's time (holderSilent): its holder has stopped.
+   */
+  readonly holderSilent?: boolean;
 }
 
 /** Whether a lease needs nobody's attention: held, renewed since it was taken, no election, vacancy report or preemption. */
@@ -483,6 +491,12 @@ export function nextReadDelay(v: CadenceView): number {
     const graceMs = second ? SECOND_SUCCESSOR_GRACE_MS : 0;
     if (due !== undefined) return atTermEnd(v, due > v.now ? due - v.now : Math.min(Math.max(CHASE_FIRST_MS, v.now - due), v.retryPeriodMs), graceMs);
     return atTermEnd(v, v.cadenceKnown ? chaseDelay(v) : unsureDelay(v, settling), graceMs);
+  }
+  // a holder already silent when last read, and no wake will say its term is over: read once the
+  // successors' turn is over (seeds 21049 and 22064: both out of reach), to report the vacancy
+  if (v.pushLive && v.holderSilent && v.termEndsAt !== undefined && v.now < v.termEndsAt + SETTLING_TERMS * v.leaseDurationMs) {
+    const turnOver = v.termEndsAt + v.retryPeriodMs + (lease?.secondSuccessor !== undefined ? SECOND_SUCCESSOR_GRACE_MS : 0) + READ_AFTER_MS;
+    return turnOver > v.now ? turnOver - v.now : jittered(v, Math.min(SETTLING_READ_MS, v.retryPeriodMs), 0.2);
   }
   // told of every change by a wake: read only as a backstop for a lost one
   if (v.pushLive) return jittered(v, Math.max((v.sessionHeld ? SESSION_QUIET_LEASES : PUSH_QUIET_LEASES) * v.leaseDurationMs, 2 * v.retryPeriodMs), 0.1);
@@ -1009,6 +1023,9 @@ function sameTerm(k: TermKey | undefined, l: Lease | undefined): boolean {
   return k.holderIdentity === l.holderIdentity && k.holderInstance === l.holderInstance && k.renewTime === l.renewTime && k.fencingToken === l.fencingToken && k.leaseDurationSeconds === l.leaseDurationSeconds;
 }
 
+/** Monotonic time the held term last read runs out as this follower watches it (undefined: none held). */
+const termEndsAt = (st: FollowerState): number | undefined => (st.lastRead?.holderIdentity !== undefined && st.observed ? st.observed.at + st.lastRead.leaseDurationSeconds * 1000 : undefined);
+
 /** Whether the lease as last read is held on a session. */
 const sessionHeld = (st: FollowerState): boolean => st.lastRaw?.item?.session !== undefined && st.lastRaw.item.holderIdentity !== undefined;
 
@@ -1096,7 +1113,7 @@ export function followerStep(s: FollowerSettings, state: FollowerState, e: Follo
   switch (e.kind) {
     case 'poll': {
       const last = state.lastRaw;
-      const plan = pollPlan({ mode: s.mode, woken: e.woken, pushLive: e.pushLive, raw: last?.item, view: state.lastRead, leaseReadAt: state.leaseReadAt, now: at.now, backstopMs: SESSION_QUIET_LEASES * s.leaseDurationMs });
+      const plan = pollPlan({ mode: s.mode, woken: e.woken, pushLive: e.pushLive, raw: last?.item, view: state.lastRead, leaseReadAt: state.leaseReadAt, now: at.now, backstopMs: SESSION_QUIET_LEASES * s.leaseDurationMs, termEndsAt: termEndsAt(state) });
       const read: Pending = { kind: 'read', then: 'poll', woken: e.woken, consistent: plan.consistent, sentAt: at.now, reread: false };
       if (plan.sessionOnly && last) return readSession(s, state, { ...read, raw: last }, last, at, fx);
       return waiting(state, read, fx, { kind: 'readLease', consistent: plan.consistent });
@@ -1347,8 +1364,19 @@ function attempted(s: FollowerSettings, state: FollowerState, then: Attempt, ok:
   return waiting(state, { kind: 'read', then: 'secondLook', woken: false, consistent: true, sentAt: at.now, reread: true }, fx, { kind: 'readLease', consistent: true });
 }
 
-/** When a follower reads next (nextReadDelay), at `now`. */
-export function followerDelay(s: FollowerSettings, st: FollowerState, now: number, pushLive: boolean, random: number): number {
+/**
+ * Whether the lease as last read shows its holder silent: its renewal stamped longer ago than the
+ * renew deadline and a stamp's error when the read was sent, on the worker's measure of DynamoDB's
+ * time (`offset`; undefined while it cannot vouch for it). A holder renewing on time never is.
+ */
+export function holderSilent(s: Pick<FollowerSettings, 'renewDeadlineMs' | 'stampErrorMs'>, st: Pick<FollowerState, 'lastRead' | 'leaseReadAt'>, offset: number | undefined): boolean {
+  const l = st.lastRead;
+  if (offset === undefined || l?.holderIdentity === undefined || l.renewTime === undefined || st.leaseReadAt === undefined) return false;
+  return st.leaseReadAt - (l.renewTime - offset) > s.renewDeadlineMs + s.stampErrorMs;
+}
+
+/** When a follower reads next (nextReadDelay), at `now`; `offset`: DynamoDB's time less monotonic, while the worker can vouch for it. */
+export function followerDelay(s: FollowerSettings, st: FollowerState, now: number, pushLive: boolean, random: number, offset?: number): number {
   return nextReadDelay({
     lease: st.lastRead,
     identity: s.identity,
@@ -1360,11 +1388,12 @@ export function followerDelay(s: FollowerSettings, st: FollowerState, now: numbe
     cadenceKnown: activeCadence(s, st).known,
     settlingForMs: st.settlingSince === undefined ? undefined : now - st.settlingSince,
     leaseDurationMs: s.leaseDurationMs,
-    termEndsAt: st.lastRead?.holderIdentity !== undefined && st.observed ? st.observed.at + st.lastRead.leaseDurationSeconds * 1000 : undefined,
+    termEndsAt: termEndsAt(st),
     misses: st.misses,
     pushLive,
     sessionHeld: sessionHeld(st),
     random,
+    holderSilent: holderSilent(s, st, offset),
   });
 }
 
@@ -1403,7 +1432,7 @@ export function nextStepDelay(s: Settings, st: State, at: Moment, draw: () => nu
     // as rarely as its followers: a term ended while the functions are down is not taken by a follower's fallback before this read (sessionFallbackMs)
     const holderBackstopMs = SESSION_QUIET_LEASES * s.leaseDurationMs;
     planned = leaderDelay({ onLiveSession, pushLive, holderBackstopMs, retrying: l.retrying, everyRetryPeriod: s.everyRetryPeriod === true, retryPeriodMs: s.retryPeriodMs, cadenceMs: s.cadenceMs, renewedAt: l.renewedAt, now: at.now, random: onLiveSession && pushLive ? draw() : 0 });
-  } else planned = followerDelay(s, st, at.now, pushLive, draw());
+  } else planned = followerDelay(s, st, at.now, pushLive, draw(), at.clock.ok ? at.offset : undefined);
   const clockKnown = at.clock.ok;
   return stepDelay({ planned, clockKnown, random: clockKnown ? 0 : draw(), wakeAt: l ? undefined : st.wakeAt, now: at.now });
 }

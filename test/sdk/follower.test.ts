@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Lease } from '../../lib/schemas/lease.js';
-import { CHASE_FIRST_MS, READ_AFTER_MS, RenewalPhase, SETTLING_READ_MS, decideFollower, isQuiet, isVacant, judgedOnSession, nextReadDelay, ownSessionRead, pollPlan, stepDelay, termToConfirm, type CadenceView, type FollowerDecision, type FollowerView } from '../../lib/sdk/step.js';
+import { CHASE_FIRST_MS, READ_AFTER_MS, RenewalPhase, SETTLING_READ_MS, decideFollower, holderSilent, isQuiet, isVacant, judgedOnSession, nextReadDelay, ownSessionRead, pollPlan, stepDelay, termToConfirm, type CadenceView, type FollowerDecision, type FollowerView } from '../../lib/sdk/step.js';
 
 const T = 100_000; // monotonic now
 const held = (o: Partial<Lease> = {}): Lease =>
@@ -94,7 +94,21 @@ describe('pollPlan: what a follower reads next', () => {
     { name: 'not held on a session: the lease row', p: { raw: held(), view: held() }, want: { consistent: false, sessionOnly: false } },
     { name: 'not quiet (an election open): the lease row', p: { view: held({ session: 'p:s', election }) }, want: { consistent: false, sessionOnly: false } },
     { name: 'NoCoordination: the lease row, consistently, as client-go reads', p: { mode: 'NoCoordination' as const }, want: { consistent: true, sessionOnly: false } },
+    { name: 'the term as watched run out: the lease row (a vacancy is reported on it)', p: { termEndsAt: T }, want: { consistent: false, sessionOnly: false } },
+    { name: '… and before it runs out, the session row alone', p: { termEndsAt: T + 1 }, want: { consistent: false, sessionOnly: true } },
   ])('$name', ({ p, want }) => expect(pollPlan({ ...base, ...p })).toEqual(want));
+});
+
+describe('holderSilent: a renewal stamped longer ago than the renew deadline and a stamp’s error, when the lease was read', () => {
+  const s = { renewDeadlineMs: 10_000, stampErrorMs: 500 };
+  const OFF = 1_000_000; // DynamoDB's time less monotonic
+  const read = (renewTime: number) => ({ lastRead: held({ renewTime: OFF + renewTime }), leaseReadAt: T });
+  it.each([
+    { name: 'stamped 10.5 s before the read: not yet', st: read(T - 10_500), offset: OFF, want: false },
+    { name: 'stamped 10.501 s before it: silent', st: read(T - 10_501), offset: OFF, want: true },
+    { name: 'the clock not vouched for: never', st: read(T - 60_000), offset: undefined, want: false },
+    { name: 'nobody holds it: never', st: { lastRead: vacant(), leaseReadAt: T }, offset: OFF, want: false },
+  ])('$name', ({ st, offset, want }) => expect(holderSilent(s, st, offset)).toBe(want));
 });
 
 describe('nextReadDelay: when a follower reads next', () => {
@@ -127,6 +141,11 @@ describe('nextReadDelay: when a follower reads next', () => {
     { name: '… a term far from its end: the quiet poll', view: { termEndsAt: T + 14_000 }, want: 4_200 },
     { name: '… nor two terms after it (a holder that keeps the row but never renews: a broken clock)', view: { termEndsAt: T - 30_000 }, want: 4_200 },
     { name: 'never more often than every retry period (short retry periods)', view: { lease: vacant(), settlingForMs: 0, retryPeriodMs: 100 }, want: 110 },
+    // seeds 21049 and 22064 --regions: a holder found silent, its successors out of reach, and no wake will come
+    { name: 'wakes live, a quiet lease: the backstop, two lease durations', view: { pushLive: true, termEndsAt: T + 9_000 }, want: 31_500 },
+    { name: '… its holder silent when last read: once the successors’ turn is over (the term as watched, a retry period, the second’s grace)', view: { pushLive: true, holderSilent: true, lease: quiet({ secondSuccessor: 'c' }), termEndsAt: T + 9_000 }, want: 9_000 + 2_000 + 200 + READ_AFTER_MS },
+    { name: '… that turn over and the term still unreported: every 150 ms, jittered', view: { pushLive: true, holderSilent: true, termEndsAt: T - 3_000 }, want: SETTLING_READ_MS * 1.1 },
+    { name: '… for two lease durations past the term’s end at most, then the backstop', view: { pushLive: true, holderSilent: true, termEndsAt: T - 30_000 }, want: 31_500 },
   ])('$name', ({ view: v, want }) => expect(nextReadDelay(cadence(v))).toBeCloseTo(want, 6));
 
   it('isQuiet: held, renewed since taken, nothing pending', () => {
