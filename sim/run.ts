@@ -75,6 +75,7 @@ if (o.regions) {
   // summary: no more seeds are handed out, and the schedules under way finish.
   let done = 0;
   let worstRevoked: number | undefined;
+  let worstRevokedSeed: number | undefined;
   const rate = () => `${done} schedules in ${((systemClock.monotonic() - began) / 1000).toFixed(0)} s, ${(done / ((systemClock.monotonic() - began) / 1000)).toFixed(2)} schedules/s, ${failed.length} with violations`;
   const progress = o.progress > 0 ? every(systemClock, o.progress * 1000, () => console.log(`sim: ${rate()}`), { background: true }) : undefined;
   const interrupted = new AbortController();
@@ -100,7 +101,7 @@ if (o.regions) {
       for (const [k, v] of Object.entries(r.counts)) k.includes('worst') ? (totals[k] = Math.max(totals[k] ?? 0, v)) : add(k, v);
       if (r.worstRevokedOverlapMs !== undefined) {
         add('revokedOverlapWorlds', 1);
-        worstRevoked = Math.max(worstRevoked ?? 0, r.worstRevokedOverlapMs);
+        if (worstRevoked === undefined || r.worstRevokedOverlapMs > worstRevoked) [worstRevoked, worstRevokedSeed] = [r.worstRevokedOverlapMs, r.seed];
       }
       for (const f of r.schedule.processFaults) add(`schedule:${f.kind}`, 1);
       add('schedule:ddbFaultWindows', r.schedule.ddbFaults.length);
@@ -120,7 +121,7 @@ if (o.regions) {
   const secs = (systemClock.monotonic() - began) / 1000;
   console.log(`\nsim summary: ${n} schedules (${(settings.durationMs / 60_000).toFixed(0)} simulated min, ${settings.workers} workers, ${settings.leases} leases each) in ${secs.toFixed(1)} s on ${threads} thread(s): ${(n / secs).toFixed(2)} schedules/s`);
   for (const k of Object.keys(totals).sort()) console.log(`  ${k.padEnd(36)} ${totals[k]}`);
-  console.log(`  ${'worst overlap after a foreign term end'.padEnd(36)} ${worstRevoked === undefined ? 'none' : `${(worstRevoked / 1000).toFixed(2)} s`}`);
+  console.log(`  ${'worst overlap after a foreign term end'.padEnd(36)} ${worstRevoked === undefined ? 'none' : `${(worstRevoked / 1000).toFixed(2)} s (seed ${worstRevokedSeed})`}`);
   console.log(`  violations                           ${failed.length}${failed.length ? ` (seeds ${failed.sort((a, b) => a - b).join(', ')})` : ''}`);
   process.exitCode = failed.length ? 1 : 0;
 }
