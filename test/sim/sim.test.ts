@@ -52,7 +52,7 @@ const PLANTED: { bug: PlantedBug; seed: number; limit: number }[] = [
   // its item 4 (a watcher stays locked on the holder's cadence: fewer reads) moved this one again, 5001 → 5151
   // 5035 → 5000: cut 3
   { bug: 'platformEventByArrival', seed: 5005, limit: 300 }, // 5000 → 5005: cut 3's early heir read gone (3c82cce) with the backoff-recovery read
-  { bug: 'successorWithoutRevision', seed: 5001, limit: 300 }, // 5003 → 5001: the term-end timer (a silent holder's lease judged again when its term runs out)
+  { bug: 'successorWithoutRevision', seed: 5038, limit: 300 }, // 5003 → 5001: the term-end timer (a silent holder's lease judged again when its term runs out); 5001 → 5038: the silent-holder read
   // a graceful stop now hands the lease over: releases are rarer, and a late hand-off is the bug's other half
   // the watcher's cadence lock (issue 38, item 4, afd0244) moved it again, 5045 → 5124
   // issue 38 item 2 (the session judgement; the lease stream's put-back rule gone) moved it, 5109 → 5416
