@@ -849,7 +849,7 @@ export interface FollowerState {
   readonly settlingSince: number | undefined;
   /** Reads since the last new renewal seen that found nothing new past its expected time. */
   readonly misses: number;
-  /** Whether the last term a read showed was held on a session: its fallback waits longer (sessionFallbackMs). */
+  /** Whether the last term a read showed was held on a session, or could have been (its holder's instance names a session's process): its fallback waits longer (sessionFallbackMs). */
   readonly lastHeldOnSession: boolean;
   /** The session row the last view was judged with, if any, and the lease `session` it was judged for (`of`). */
   readonly viewedSession: { readonly name: string; readonly renewTime: number; readonly of: string } | undefined;
@@ -1055,7 +1055,9 @@ function claimIn(s: FollowerSettings, st: FollowerState, l: Lease | undefined, f
 function observe(s: FollowerSettings, st: FollowerState, read: LeaseRead, now: number, fx: FollowerEffect[]): { st: FollowerState; changed: boolean } {
   const changed = !st.observed || !sameTerm(st.observed.key, read.item);
   const l = read.item;
-  let next: FollowerState = l?.holderIdentity !== undefined ? { ...st, lastHeldOnSession: l.session !== undefined } : st;
+  // a holder whose instance names a session's process can move its term onto its session at any renewal:
+  // a copy read a moment before (or a move just before a delete) may not show it yet (seed 61866678)
+  let next: FollowerState = l?.holderIdentity !== undefined ? { ...st, lastHeldOnSession: l.session !== undefined || processOf(l.holderInstance) !== undefined } : st;
   if (l !== undefined && next.vanished !== undefined) next = { ...next, vanished: undefined };
   if (changed) {
     next = { ...next, observed: { key: termKey(l), at: now, revision: read.revision, token: l?.fencingToken ?? -1 } };

@@ -114,6 +114,19 @@ describe("the follower's step", () => {
     expect(copyTaken.effects.map((f) => f.kind)).toContain('acquire');
   });
 
+  it('a term whose holder names a session process counts as held on a session for the fallback, even read off one (a copy before its move onto the session; seed 61866678)', () => {
+    const off = run(settings(), [
+      [poll, at()],
+      [{ kind: 'leaseRead', raw: read(held({ holderInstance: 'a-1@pa' })) }, at(10)],
+    ]);
+    expect(off.state.lastHeldOnSession).toBe(true);
+    const plain = run(settings(), [
+      [poll, at()],
+      [{ kind: 'leaseRead', raw: read(held({ holderInstance: 'a-1' })) }, at(10)],
+    ]);
+    expect(plain.state.lastHeldOnSession).toBe(false);
+  });
+
   it('a holder on no session whose lease a peer pointed at a session: judged by the lease’s own stamp, as the coordinator does (seed 9248)', () => {
     const first = run(settings(), [
       [poll, at()],
