@@ -129,13 +129,10 @@ export function pollPlan(p: {
   readonly now: number;
   /** The lease row is read at least this often (a backstop for a lost wake). */
   readonly backstopMs: number;
-  /** Monotonic time the term as watched runs out: from then the lease row is read too (a vacancy is reported on it). */
-  readonly termEndsAt?: number | undefined;
 }): PollPlan {
   const coordinated = p.mode === 'coordinated';
   const l = p.raw;
-  const running = p.termEndsAt === undefined || p.now < p.termEndsAt;
-  const sessionOnly = !p.woken && coordinated && p.pushLive && l?.session !== undefined && l.holderIdentity !== undefined && isQuiet(p.view) && running && p.leaseReadAt !== undefined && p.now - p.leaseReadAt < p.backstopMs;
+  const sessionOnly = !p.woken && coordinated && p.pushLive && l?.session !== undefined && l.holderIdentity !== undefined && isQuiet(p.view) && p.leaseReadAt !== undefined && p.now - p.leaseReadAt < p.backstopMs;
   return { consistent: !coordinated || p.woken, sessionOnly };
 }
 
@@ -1115,7 +1112,7 @@ export function followerStep(s: FollowerSettings, state: FollowerState, e: Follo
   switch (e.kind) {
     case 'poll': {
       const last = state.lastRaw;
-      const plan = pollPlan({ mode: s.mode, woken: e.woken, pushLive: e.pushLive, raw: last?.item, view: state.lastRead, leaseReadAt: state.leaseReadAt, now: at.now, backstopMs: SESSION_QUIET_LEASES * s.leaseDurationMs, termEndsAt: termEndsAt(state) });
+      const plan = pollPlan({ mode: s.mode, woken: e.woken, pushLive: e.pushLive, raw: last?.item, view: state.lastRead, leaseReadAt: state.leaseReadAt, now: at.now, backstopMs: SESSION_QUIET_LEASES * s.leaseDurationMs });
       const read: Pending = { kind: 'read', then: 'poll', woken: e.woken, consistent: plan.consistent, sentAt: at.now, reread: false };
       if (plan.sessionOnly && last) return readSession(s, state, { ...read, raw: last }, last, at, fx);
       return waiting(state, read, fx, { kind: 'readLease', consistent: plan.consistent });

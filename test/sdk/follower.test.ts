@@ -94,8 +94,6 @@ describe('pollPlan: what a follower reads next', () => {
     { name: 'not held on a session: the lease row', p: { raw: held(), view: held() }, want: { consistent: false, sessionOnly: false } },
     { name: 'not quiet (an election open): the lease row', p: { view: held({ session: 'p:s', election }) }, want: { consistent: false, sessionOnly: false } },
     { name: 'NoCoordination: the lease row, consistently, as client-go reads', p: { mode: 'NoCoordination' as const }, want: { consistent: true, sessionOnly: false } },
-    { name: 'the term as watched run out: the lease row (a vacancy is reported on it)', p: { termEndsAt: T }, want: { consistent: false, sessionOnly: false } },
-    { name: '… and before it runs out, the session row alone', p: { termEndsAt: T + 1 }, want: { consistent: false, sessionOnly: true } },
   ])('$name', ({ p, want }) => expect(pollPlan({ ...base, ...p })).toEqual(want));
 });
 
