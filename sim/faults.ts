@@ -81,7 +81,8 @@ function twin(c: WorldContext, workers: Workers, fns: Functions, f: Extract<Peer
   // refused (every elector's run() rejected), or stopped after its while: it exits
   void Promise.allSettled(proc.runs).then(exit);
   world.clock.setTimer(f.forMs, () => {
-    if (done || proc.machine.clock.dead) return;
+    if (done) return;
+    if (proc.machine.clock.dead) return exit(); // killed meanwhile (its Region lost): its window closes here
     feed.log(`stop the second process under ${proc.identity}'s identity (SIGTERM)`);
     proc.machine.clock.gate(() => proc.stop.abort());
   });

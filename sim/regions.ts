@@ -318,7 +318,8 @@ export class WorldRegions {
           feed.log(`region ${e.region} lost: its processes and functions are gone`);
           feed.count('region:lost');
           this.set.lose(e.region);
-          for (const p of workers.procs) if (regionOf(this.plan, p.machine.name) === e.region && !p.machine.clock.dead) killProc(c, p);
+          // every process there, a second process under a worker's identity (a twin) included
+          for (const p of [...workers.procs, ...workers.twins]) if (regionOf(this.plan, p.machine.name) === e.region && !p.machine.clock.dead) killProc(c, p);
           fns.get(e.region)?.stop();
           feed.window('regionLoss', from, from);
           this.noteQuorum(from);

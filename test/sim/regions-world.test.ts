@@ -95,6 +95,22 @@ describe('one leader across Regions, in the simulator', () => {
     for (const f of lost) expect(f.newLeaderAfterMs, f.lease).toBeLessThan(settings.leaseDurationMs + 1_000);
   });
 
+  // A second process under w0's identity (a twin) ran cron-0 in us-east-1 when that Region was lost.
+  // The loss killed the workers' processes there but not the twin: its run's fenced write hung on
+  // the lost Region forever, so the history never recorded the run's end and judged it leading
+  // beside every later run (six overlaps, 40.8 s the longest). A lost Region's processes are all gone.
+  it('seed 24091, among its other faults: a second process under a worker’s identity dies with its Region, its job run with it', async () => {
+    const r = await runWorld(generateSchedule(24091, { workers: settings.workers, durationMs: settings.durationMs }), settings, { trace: true, regions: generateRegionPlan(24091, settings.durationMs) });
+    expect(r.verdict.violations).toEqual([]);
+    const lostAt = r.timeline.findIndex((l) => /region us-east-1 lost/.test(l));
+    const twinAt = r.timeline.findIndex((l) => /start a second process under w0/.test(l));
+    expect(twinAt).toBeGreaterThanOrEqual(0);
+    expect(lostAt).toBeGreaterThan(twinAt);
+    // the twin's run of cron-0 started before the loss; nothing of the twin runs after it
+    expect(r.timeline.slice(twinAt, lostAt).some((l) => /w0-r\d+ runs cron-0/.test(l))).toBe(true);
+    expect(r.timeline.slice(lostAt).some((l) => /stop the second process under w0/.test(l))).toBe(false);
+  });
+
   // The story's line at a Region event reads every lease; a row an operator wrote malformed (a
   // schedule fault) threw from that read and ended the traced world (bench/sim-hashes.ts --regions,
   // any --seed replay). Seed 6229's lease row is malformed when its Region event comes.
