@@ -44,7 +44,14 @@ export interface OffsetInterval {
 export const DATE_RESOLUTION_MS = 1_000;
 /** How fast a monotonic clock may drift from the server's: 100 ppm (crystals are within 50; NTP disciplines it further). */
 export const DRIFT_PER_MS = 100e-6;
-/** Samples kept (newest first); older ones add nothing once the intersection has narrowed. */
+/**
+ * Samples kept (newest first): the newest, and the two that bound the intersection (the latest lower
+ * bound, the earliest upper bound). Those two are kept however many came after them: at 32 responses
+ * a second (a process with many electors on one client, or a test polling DynamoDB Local) the newest
+ * 32 can all fall inside one server second, which narrows nothing (±1 s less their spread): an
+ * estimate that kept only them forgot its narrowing, and reported 'uncertain' (errorMs above
+ * maxClockErrorMs) while its offset was as good as ever.
+ */
 export const MAX_SAMPLES = 32;
 /** Samples older than this are dropped: widened by drift they no longer narrow anything. */
 export const MAX_SAMPLE_AGE_MS = 10 * 60_000;
@@ -68,6 +75,22 @@ export type ClockCheck = { ok: true; errorMs: number } | ({ ok: false } & ClockD
 export function sampleInterval(s: TimeSample, at = s.received): OffsetInterval {
   const drift = Math.max(0, at - s.received) * DRIFT_PER_MS;
   return { lo: s.date - s.received - drift, hi: s.date + DATE_RESOLUTION_MS - s.sent + drift };
+}
+
+/**
+ * At most MAX_SAMPLES of `samples` (newest first, mutually consistent), in the same order: the newest,
+ * and the two whose intervals at `at` bound the intersection, so dropping the rest leaves it as narrow.
+ */
+function bounded(samples: TimeSample[], at: number): TimeSample[] {
+  if (samples.length <= MAX_SAMPLES) return samples;
+  let low = 0;
+  let high = 0;
+  samples.forEach((x, k) => {
+    const i = sampleInterval(x, at);
+    if (i.lo > sampleInterval(samples[low]!, at).lo) low = k;
+    if (i.hi < sampleInterval(samples[high]!, at).hi) high = k;
+  });
+  return samples.filter((_, k) => k < MAX_SAMPLES - 2 || k === low || k === high);
 }
 
 /**
@@ -101,14 +124,14 @@ export class OffsetEstimate {
     let { lo, hi } = sampleInterval(s);
     let kept = 0;
     for (const old of this.samples) {
-      if (s.received - old.received > MAX_SAMPLE_AGE_MS || kept + 1 >= MAX_SAMPLES) break;
+      if (s.received - old.received > MAX_SAMPLE_AGE_MS) break;
       const i = sampleInterval(old, s.received);
       if (Math.max(lo, i.lo) > Math.min(hi, i.hi)) break; // this one and everything older disagree with the newest: dropped
       lo = Math.max(lo, i.lo);
       hi = Math.min(hi, i.hi);
       kept++;
     }
-    this.samples = [s, ...this.samples.slice(0, kept)];
+    this.samples = bounded([s, ...this.samples.slice(0, kept)], s.received);
     this.sinceJump++;
     const gap = before ? Math.max(0, lo - before.hi, before.lo - hi) : 0;
     if (this.chosen === undefined || gap > JUMP_MS) this.chosen = (lo + hi) / 2;

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { systemClock } from '../../lib/clock.js';
-import { CONFIRMATIONS, DATE_RESOLUTION_MS, JUMP_MS, MAX_SAMPLE_AGE_MS, OffsetEstimate, ServerClock, type TimeSample } from '../../lib/sdk/server-clock.js';
+import { CONFIRMATIONS, DATE_RESOLUTION_MS, JUMP_MS, MAX_SAMPLE_AGE_MS, MAX_SAMPLES, OffsetEstimate, ServerClock, type TimeSample } from '../../lib/sdk/server-clock.js';
 
 /**
  * A server whose clock is `offset` ms ahead of this machine's monotonic clock: a request sent at
@@ -104,6 +104,22 @@ describe('OffsetEstimate (serverTime − monotonic from Date headers)', () => {
     for (let k = 0; k < 10; k++) e.add(sample(T, 1_000 + 730 * k, 2));
     for (let k = 0; k < 20; k++) expect(e.add(sample(T + JUMP_MS / 2, 9_000 + 730 * k, 2))).toBe(0);
     expect(e.jumps).toBe(0);
+  });
+
+  it('many responses inside one server second do not forget the narrowing the samples across its boundary gave (a busy client: 50 a second)', () => {
+    const e = new OffsetEstimate();
+    const offset = T + 640; // the server's second turns over at monotonic 360, 1 360, …
+    for (let sent = 1_000; sent < 3_000; sent += 20) e.add(sample(offset, sent, 5)); // across two boundaries: narrowed to the round trip
+    const narrowed = e.check(3_000, 500);
+    expect(narrowed).toMatchObject({ ok: true });
+    // then 2 × MAX_SAMPLES more, all inside the server second from monotonic 3 360 to 4 360
+    for (let k = 0; k < 2 * MAX_SAMPLES; k++) e.add(sample(offset, 3_400 + 14 * k, 5));
+    const i = e.interval(4_300)!;
+    expect(i.lo).toBeLessThanOrEqual(offset + 1e-6);
+    expect(i.hi).toBeGreaterThanOrEqual(offset - 1e-6);
+    expect(i.hi - i.lo).toBeLessThan(50);
+    expect(e.check(4_300, 500)).toMatchObject({ ok: true });
+    expect(e.size).toBeLessThanOrEqual(MAX_SAMPLES);
   });
 
   it('forgets samples older than the age limit', () => {
