@@ -46,7 +46,7 @@ const REGRESSIONS: { seed: number; found: string }[] = [
 const PLANTED: { bug: PlantedBug; seed: number; limit: number }[] = [
   { bug: 'electionKeepsToken', seed: 5000, limit: 300 },
   // 5001 → 5017: the hand-off's cut 3 (issue 38, item 3) with item 2's merge
-  { bug: 'renewalWithoutTokenCondition', seed: 5001, limit: 300 }, // 5017 → 5001: cut 3's early heir read gone (3c82cce) with the backoff-recovery read
+  { bug: 'renewalWithoutTokenCondition', seed: 5038, limit: 300 }, // 5017 → 5001: cut 3's early heir read gone (3c82cce) with the backoff-recovery read; → 5038 with the clock estimate keeping its bounding samples (e70bfc5)
   { bug: 'expiryByHolderTimestamp', seed: 5002, limit: 300 },
   { bug: 'leaderIgnoresRenewDeadline', seed: 5228, limit: 300 },
   // issue 38 (the second successor, the liveness checks) moved three seeds: 5000 → 5001 here, 5043 → 5045 and 5001 → 5068 below;
