@@ -10,6 +10,7 @@ import { LeaseStore } from '../stores/lease-store.js';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { resolveLocation } from './platform.js';
 import { faultReporter, retryDelayMs } from './faults.js';
+import { boundedClient, requestBoundMs } from './bounded-client.js';
 import { retryOnConflict } from '../stores/errors.js';
 import { ClientSchema, ClockSchema, ClockSyncSchema, StartUp, TablesSchema, aborted, deepFreeze, fn, optionErrors, stampClockFor, type DeepReadonly } from './options.js';
 
@@ -185,11 +186,13 @@ export class LeaseCandidate {
     const o = parse(LeaseCandidateOptionsSchema, options, `LeaseCandidate options${typeof options?.name === 'string' ? ` for "${options.name}"` : ''}`);
     const { client, clock, instance, onError, ...data } = o;
     this.options = deepFreeze(data);
-    this.store = new CandidateStore(client, this.options.tables.candidates);
+    // its reads and writes give up after a claim window: one that never answers must not stop the candidacy (bounded-client.ts)
+    const requests = boundedClient(client, clock ?? systemClock, requestBoundMs(data.claimWindowMs));
+    this.store = new CandidateStore(requests, this.options.tables.candidates);
     this.clock = stampClockFor(data.clockSync, client, clock ?? systemClock);
     this.instance = instance ?? `${this.options.name}_${uniqueId(clock ?? systemClock)}`;
     this.onError = onError ?? ((e) => process.emitWarning(e));
-    this.client = client;
+    this.client = requests;
     this.report = faultReporter(this.onError, `candidate "${this.options.name}" of lease "${this.options.leaseName}"`, client);
     this.startUp = new StartUp(`candidate "${this.options.name}" of lease "${this.options.leaseName}"`, this.options.tables);
     this.ready = this.startUp.ready;

@@ -37,6 +37,7 @@ import {
 import { sessionSeam, type Session } from './session.js';
 import { detectPlatform } from './platform.js';
 import { ClockSkewError, type StampClock } from './server-clock.js';
+import { boundedClient, requestBoundMs } from './bounded-client.js';
 import type { Push } from './push.js';
 import { faultKind, faultReporter, onRecovered, recovered, retryDelayMs } from './faults.js';
 /**
@@ -102,9 +103,11 @@ export class LeaderElector {
     const { client, callbacks, onError, clock, detectPlatform: detect, push, session, ...data } = o;
     const time = stampClockFor(data.clockSync, client, clock ?? systemClock);
     // session rows are read by the session's reader, shared by the process's electors, or this elector's own
-    const sessions = session ? sessionSeam(session).reader : new SessionReader(client, data.tables.identities, time);
+    // its reads and writes give up after a lease duration: one that never answers must not stop the elector (bounded-client.ts)
+    const requests = boundedClient(client, clock ?? systemClock, requestBoundMs(data.leaseDurationMs));
+    const sessions = session ? sessionSeam(session).reader : new SessionReader(requests, data.tables.identities, time);
     const report = faultReporter(onError ?? ((e) => process.emitWarning(e)), `LeaderElector "${data.identity}" of lease "${data.leaseName}"`, client);
-    const built = dynamoLeaseLock(data.leaseName, new LeaseStore(client, data.tables.leases, data.multiRegion), new CandidateStore(client, data.tables.candidates), sessions);
+    const built = dynamoLeaseLock(data.leaseName, new LeaseStore(requests, data.tables.leases, data.multiRegion), new CandidateStore(requests, data.tables.candidates), sessions);
     const lock = internals.lock ? internals.lock(built) : built;
     const decisions = { ...DECISIONS, ...internals.decisions };
     // on a session, the instance names the session's process: only its rows vouch for this elector's terms

@@ -20,6 +20,7 @@ import { SESSION_COMPONENT, allLeasesSessionComponent, sessionComponent, session
 import { parse } from '../schemas/validation.js';
 import { ConflictError } from '../stores/errors.js';
 import { recovered } from './faults.js';
+import { boundedClient, requestBoundMs } from './bounded-client.js';
 import { IdentityStore, type IdentityRead } from '../stores/identity-store.js';
 import { ClientSchema, ClockSchema, ClockSyncSchema, StartUp, TablesSchema, deepFreeze, fn, optionErrors, stampClockFor, type DeepReadonly } from './options.js';
 import type { StampClock } from './server-clock.js';
@@ -192,8 +193,10 @@ export class Session {
     this.process = uniqueId(this.clock);
     this.time = stampClockFor(data.clockSync, client, this.clock);
     this.onError = onError ?? ((e) => process.emitWarning(e));
-    this.store = new IdentityStore(client, data.tables.identities);
-    const reader = new SessionReader(client, data.tables.identities, this.time);
+    // its reads and writes give up after its renew deadline: one that never answers must not stop the renewals (bounded-client.ts)
+    const requests = boundedClient(client, this.clock, requestBoundMs(data.renewDeadlineMs));
+    this.store = new IdentityStore(requests, data.tables.identities);
+    const reader = new SessionReader(requests, data.tables.identities, this.time);
     seams.set(this, { reader, attach: (listener) => this.attach(listener) });
     this.options = deepFreeze(data);
     this.startUp = new StartUp<void>('Session', data.tables);

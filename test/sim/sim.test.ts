@@ -52,13 +52,13 @@ const PLANTED: { bug: PlantedBug; seed: number; limit: number }[] = [
   // issue 38 (the second successor, the liveness checks) moved three seeds: 5000 → 5001 here, 5043 → 5045 and 5001 → 5068 below;
   // its item 4 (a watcher stays locked on the holder's cadence: fewer reads) moved this one again, 5001 → 5151
   // 5035 → 5000: cut 3
-  { bug: 'platformEventByArrival', seed: 5005, limit: 300 }, // 5000 → 5005: cut 3's early heir read gone (3c82cce) with the backoff-recovery read
-  { bug: 'successorWithoutRevision', seed: 5038, limit: 300 }, // 5003 → 5001: the term-end timer (a silent holder's lease judged again when its term runs out); 5001 → 5038: the silent-holder read
+  { bug: 'platformEventByArrival', seed: 5035, limit: 300 }, // 5000 → 5005: cut 3's early heir read gone (3c82cce) with the backoff-recovery read; → 5035: requests bounded (bounded-client.ts)
+  { bug: 'successorWithoutRevision', seed: 5007, limit: 300 }, // 5003 → 5001: the term-end timer (a silent holder's lease judged again when its term runs out); 5001 → 5038: the silent-holder read; → 5007: requests bounded
   // a graceful stop now hands the lease over: releases are rarer, and a late hand-off is the bug's other half
   // the watcher's cadence lock (issue 38, item 4, afd0244) moved it again, 5045 → 5124
   // issue 38 item 2 (the session judgement; the lease stream's put-back rule gone) moved it, 5109 → 5416
   // 5416 → 5227: cut 3
-  { bug: 'releaseWithoutTermCondition', seed: 5418, limit: 1400 }, // 5227 → 5755: cut 3's early heir read gone (3c82cce) with the backoff-recovery read; 5755 → 5787: a leader that lost its term stands again; 5787 → 6396: a candidate that let its ping pass is named second rather than nobody; 6396 → 5418: the term-end timer
+  { bug: 'releaseWithoutTermCondition', seed: 5432, limit: 1400 }, // 5227 → 5755: cut 3's early heir read gone (3c82cce) with the backoff-recovery read; 5755 → 5787: a leader that lost its term stands again; 5787 → 6396: a candidate that let its ping pass is named second rather than nobody; 6396 → 5418: the term-end timer; → 5432: requests bounded
   // sessions run in about half the worlds (issue 17): 5001 is the first of them from 5000. Planted
   // again (issue 38, item 4): hiding session rows no longer planted it once a term on a missing row
   // counted as unvouched (alive, to the coordinator); the plant now strips `session` from the leases

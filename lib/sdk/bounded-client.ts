@@ -1,0 +1,49 @@
+/**
+ * A request to DynamoDB that never answers ends after a bound. The AWS SDK sets no request timeout
+ * by default: a request on a connection whose packets are dropped (a black-holed route, a NAT that
+ * forgot the flow) waits for TCP to give up, many minutes later. The elector, its candidacy and a
+ * Session each wait for their request before their next step, so one such request would stop them
+ * until then: a follower that never takes over, a leader that never stands again after its term
+ * ran out. Bounded, the request fails as a timeout (a fault like any other: reported, and tried
+ * again after the backoff) and the loop goes on.
+ */
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { Clock } from '../clock.js';
+
+/** The least bound: longer than any answer a healthy DynamoDB (or DynamoDB Local on a busy machine) gives, retries included. */
+export const MIN_REQUEST_BOUND_MS = 5_000;
+
+/** The bound for a loop whose term is `durationMs` long: a lease duration, and never under MIN_REQUEST_BOUND_MS. */
+export const requestBoundMs = (durationMs: number): number => Math.max(durationMs, MIN_REQUEST_BOUND_MS);
+
+/** A request given no answer within its bound: named as the SDK names a timeout, so it is told as "cannot reach DynamoDB (timed out)". */
+export class RequestBoundError extends Error {
+  override readonly name = 'TimeoutError';
+  constructor(readonly boundMs: number) {
+    super(`DynamoDB gave no answer within ${boundMs} ms: the request was abandoned`);
+  }
+}
+
+/**
+ * `client` whose `send` gives up after `boundMs` on `clock` (aborting the request): everything else
+ * is the client's own (its configuration, middleware and credentials are shared, not copied).
+ */
+export function boundedClient(client: DynamoDBClient, clock: Pick<Clock, 'setTimer'>, boundMs: number): DynamoDBClient {
+  const bounded = Object.create(client) as DynamoDBClient;
+  const send = (command: Parameters<DynamoDBClient['send']>[0], options?: { abortSignal?: AbortSignal }) => {
+    const abort = new AbortController();
+    options?.abortSignal?.addEventListener('abort', () => abort.abort(options.abortSignal?.reason), { once: true });
+    let timer: { cancel(): void } | undefined;
+    const timedOut = new Promise<never>((_, reject) => {
+      timer = clock.setTimer(boundMs, () => {
+        const e = new RequestBoundError(boundMs);
+        abort.abort(e);
+        reject(e);
+      });
+    });
+    // raced as well as aborted: a request handler that does not honour the signal still lets go
+    return Promise.race([client.send(command as never, { ...options, abortSignal: abort.signal }), timedOut]).finally(() => timer?.cancel());
+  };
+  Object.defineProperty(bounded, 'send', { value: send });
+  return bounded;
+}

@@ -1,0 +1,139 @@
+/**
+ * A request DynamoDB never answers (a black-holed route: packets dropped, no reset). The AWS SDK
+ * sets no request timeout by default, so such a request waits for TCP to give up, many minutes
+ * later, and the elector, its candidacy and a Session each wait for their request before their next
+ * step. Bounded (lib/sdk/bounded-client.ts), the request fails as a timeout and the loop goes on.
+ * On loopback: a server that accepts and never answers, and a proxy in front of DynamoDB Local that
+ * can start dropping everything. Waits on conditions and simulated time, never on a time budget.
+ */
+import { createServer, connect, type Server, type Socket } from 'node:net';
+import { GetItemCommand, ListTablesCommand } from '@aws-sdk/client-dynamodb';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { simulatedClock } from '../../lib/clock.js';
+import { boundedClient, MIN_REQUEST_BOUND_MS, requestBoundMs, RequestBoundError } from '../../lib/sdk/bounded-client.js';
+import { DynamoDBUnreachableError, LeaderElector } from '../../lib/sdk/index.js';
+import { localClient } from '../../lib/stores/client.js';
+import { testTables, type TestTables } from '../support.js';
+import { waitFor } from './harness.js';
+
+/** Listens on loopback; `onSocket` gets each connection. */
+async function listen(onSocket: (s: Socket) => void): Promise<{ server: Server; endpoint: string; sockets: Set<Socket> }> {
+  const sockets = new Set<Socket>();
+  const server = createServer((s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+    s.on('error', () => undefined);
+    onSocket(s);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const port = (server.address() as { port: number }).port;
+  return { server, endpoint: `http://127.0.0.1:${port}`, sockets };
+}
+
+async function close(l: { server: Server; sockets: Set<Socket> }): Promise<void> {
+  for (const s of l.sockets) s.destroy();
+  await new Promise<void>((r) => l.server.close(() => r()));
+}
+
+describe('boundedClient', () => {
+  it('a request never answered fails as a timeout once its bound has passed on the clock given, not before', async () => {
+    const silent = await listen((s) => s.on('data', () => undefined)); // accepts, reads, never answers
+    const clock = simulatedClock({ start: 1_800_000_000_000, seed: 1 });
+    const client = localClient(silent.endpoint);
+    let outcome: unknown;
+    const sent = boundedClient(client, clock, 5_000)
+      .send(new GetItemCommand({ TableName: 't', Key: { k: { S: 'a' } } }))
+      .then(
+        () => (outcome = 'answered'),
+        (e: unknown) => (outcome = e),
+      );
+    await waitFor('the request to reach the server', () => silent.sockets.size > 0);
+    await clock.run(4_999);
+    expect(outcome).toBeUndefined(); // still waiting: the bound has not passed
+    await clock.run(1);
+    await sent;
+    expect(outcome).toBeInstanceOf(RequestBoundError);
+    expect((outcome as Error).name).toBe('TimeoutError'); // told as the SDK's timeout: "cannot reach DynamoDB (timed out)"
+    client.destroy();
+    await close(silent);
+  });
+
+  it('a request answered in time is the client’s own: the same answer, and its timer cancelled', async () => {
+    const clock = simulatedClock({ start: 1_800_000_000_000, seed: 1 });
+    const client = localClient(inject('ddbEndpoint'));
+    const out = await boundedClient(client, clock, 5_000).send(new ListTablesCommand({ Limit: 1 }));
+    expect(Array.isArray(out.TableNames)).toBe(true);
+    expect(clock.pending()).toBe(0);
+    client.destroy();
+  });
+
+  it('the bound: a lease duration, never under 5 s', () => {
+    expect(requestBoundMs(15_000)).toBe(15_000);
+    expect(requestBoundMs(2_000)).toBe(MIN_REQUEST_BOUND_MS);
+  });
+});
+
+describe('a leader whose route to DynamoDB Local drops every packet for a while', () => {
+  let t: TestTables;
+  beforeAll(async () => {
+    t = await testTables('unanswered');
+  });
+  afterAll(async () => {
+    await t?.drop();
+  });
+
+  it('loses its term at its renew deadline, its unanswered renewal is abandoned, and once the route is back it leads again', async () => {
+    const target = new URL(inject('ddbEndpoint'));
+    // a proxy in front of DynamoDB Local: while `dropping`, whatever a connection sends is swallowed,
+    // and that connection stays dead (no answer, no reset: a black-holed flow)
+    let dropping = false;
+    const proxy = await listen((s) => {
+      let dead = false;
+      const up = connect(Number(target.port), target.hostname);
+      up.on('error', () => undefined);
+      s.on('data', (d) => {
+        if (dropping) dead = true;
+        if (!dead) up.write(d);
+      });
+      up.on('data', (d) => {
+        if (!dead) s.write(d);
+      });
+      s.on('close', () => up.destroy());
+      up.on('close', () => void (dead || s.destroy()));
+    });
+    const errors: Error[] = [];
+    const log: string[] = [];
+    const client = localClient(proxy.endpoint);
+    const elector = new LeaderElector({
+      client,
+      tables: t.names,
+      leaseName: 'job',
+      identity: 'w1',
+      mode: 'NoCoordination',
+      platform: 'none',
+      leaseDurationMs: 2_000,
+      renewDeadlineMs: 1_500,
+      retryPeriodMs: 250,
+      callbacks: {
+        onStartedLeading: () => void log.push('started'),
+        onStoppedLeading: ({ reason }) => void log.push(`stopped ${reason}`),
+      },
+      onError: (e) => errors.push(e),
+    });
+    const stop = new AbortController();
+    const done = elector.run(stop.signal);
+    await waitFor('w1 to lead', () => elector.isLeader());
+    dropping = true;
+    await waitFor('its term lost at the renew deadline', () => log.includes('stopped renewDeadline'));
+    // the unanswered request is abandoned after its bound and told as a timeout
+    await waitFor('the unanswered request reported', () => errors.find((e) => e instanceof DynamoDBUnreachableError && /timed out/.test(e.message)));
+    dropping = false;
+    // without the bound the renewal (or the read after it) waits on the dead connection for minutes, and this never comes
+    await waitFor('w1 to lead again', () => log.filter((l) => l === 'started').length >= 2);
+    expect(elector.isLeader()).toBe(true);
+    stop.abort();
+    await done;
+    client.destroy();
+    await close(proxy);
+  });
+});
