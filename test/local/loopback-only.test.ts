@@ -34,11 +34,20 @@ async function tableNames(host: string, port: number): Promise<string[]> {
   }
 }
 
+/** Where an fd points, or '' for one closed since its directory was read (the process runs on). */
+function linkOf(path: string): string {
+  try {
+    return readlinkSync(path);
+  } catch {
+    return '';
+  }
+}
+
 /** The TCP ports `pid` listens on, from its own network namespace's view (/proc/PID/net), matched to its sockets. */
 function listeningPorts(pid: number): number[] {
   const inodes = new Set(
     readdirSync(`/proc/${pid}/fd`)
-      .map((fd) => /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`))?.[1])
+      .map((fd) => /^socket:\[(\d+)\]$/.exec(linkOf(`/proc/${pid}/fd/${fd}`))?.[1])
       .filter((i) => i !== undefined),
   );
   const ports = ['tcp', 'tcp6'].flatMap((f) =>

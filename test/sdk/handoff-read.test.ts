@@ -414,6 +414,8 @@ describe('the giver of a hand-over on DynamoDB Local (cut 3)', () => {
     const { log, a, b } = await handingGroup(L, push);
     await waitFor('a’s view of the lease to name b', () => namesHeir(a.seen, 'b'));
     const c = recorded('c', log, { leaseName: L, push: push() }).run(); // a candidate from now on
+    // registered: a coordinator names only a candidate whose row it read (the giver reads that row before it hands over)
+    await c.elector.ready;
     await waitFor('c running', () => c.elector.stats.clockSynced);
     // the coordinator's next designation, as it would write it, but with no wake to a
     const cur = await leases().read(L);
