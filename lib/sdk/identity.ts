@@ -2,6 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { hostname as osHostname } from 'node:os';
 import * as z from 'zod';
 import { every, systemClock, type Clock, type Timer } from '../clock.js';
+import { boundedClient, requestBoundMs } from './bounded-client.js';
 import { isIdentityExpired } from '../election/vacancy.js';
 import { Labels, MAX_LABELS, Name } from '../schemas/common.js';
 import { MAX_IDENTITY_LEASE_SECONDS, type IdentityLease } from '../schemas/identity.js';
@@ -148,7 +149,8 @@ export class IdentityLeaseHeartbeat {
     const o = parse(IdentityLeaseHeartbeatOptionsSchema, options, 'IdentityLeaseHeartbeat options');
     const { client, clock, newId, onLost, onError, ...data } = o;
     this.options = deepFreeze(data);
-    this.store = new IdentityStore(client, this.options.tables.identities);
+    // its reads and writes give up after a renew interval: one that never answers must not stop the heartbeat (bounded-client.ts)
+    this.store = new IdentityStore(boundedClient(client, clock ?? systemClock, requestBoundMs(data.renewIntervalMs)), this.options.tables.identities);
     this.clock = stampClockFor(data.clockSync, client, clock);
     this.leaseName = identityLeaseName(this.options.component, this.options.hostname);
     this.holder = `${this.leaseName}_${newId()}`;

@@ -524,7 +524,12 @@ function unsureDelay(v: CadenceView, settling: boolean): number {
 /** `ms`, but never past the end of the term the successor watches (just after it; for the second successor, `graceMs` after it). */
 function atTermEnd(v: CadenceView, ms: number, graceMs = 0): number {
   const untilEnd = v.termEndsAt === undefined ? Infinity : v.termEndsAt + graceMs - v.now;
-  return Math.min(ms, untilEnd > 0 ? untilEnd + READ_AFTER_MS : Math.min(SETTLING_READ_MS, v.retryPeriodMs));
+  if (untilEnd > 0) return Math.min(ms, untilEnd + READ_AFTER_MS);
+  // run out: read often while the next term should come, for at most SETTLING_TERMS lease durations;
+  // a take held off longer (its clock in doubt, its takes refused) is read every retry period, as
+  // other followers' settling reads are: never 150 ms reads without end
+  const settling = -untilEnd < SETTLING_TERMS * v.leaseDurationMs;
+  return Math.min(ms, settling ? Math.min(SETTLING_READ_MS, v.retryPeriodMs) : v.retryPeriodMs);
 }
 
 /** How old a session read another elector of the process sent a follower may take instead of its own. */

@@ -20,6 +20,7 @@ import { RunOnceStore, type RunOnceRead } from '../stores/run-once-store.js';
 import { LeaderElector, LeaderElectorOptionsSchema, defaultRenewIntervalMs, electorWith, type ElectorInternals, type StopReason } from './elector.js';
 import { FencingError, NO_TRANSACTIONS, fencedTransactWrite } from './fencing.js';
 import { INTERNAL_STOP, stampClockFor } from './options.js';
+import { boundedClient, requestBoundMs } from './bounded-client.js';
 import { newPeriodRefusal, rememberRun, windowOf, windowRun } from './run-once-windows.js';
 
 export { windowOf } from './run-once-windows.js';
@@ -73,7 +74,8 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
   const o = parse(WithLeaseOptionsSchema, options, what);
   const clock: Clock = o.clock ?? systemClock;
   const client: DynamoDBClient = o.client;
-  const leases = new LeaseStore(client, o.tables.leases, o.multiRegion);
+  // the first read gives up as the elector's requests do: one that never answers must not hang the call (bounded-client.ts)
+  const leases = new LeaseStore(boundedClient(client, clock, requestBoundMs(o.leaseDurationMs ?? 0)), o.tables.leases, o.multiRegion);
   const time = stampClockFor(o.clockSync, client, clock);
   const identity = o.identity ?? defaultIdentity();
 

@@ -129,6 +129,8 @@ describe('nextReadDelay: when a follower reads next', () => {
     // a cadence learnt wrong (seed 1846405520: 275 s from stamps on both sides of a spell on a session) never outlasts the term
     { name: 'the successor, a renewal expected after the term it watches runs out: reads as it runs out', view: { lease: quiet({ successor: 'b' }), expectedAt: T + 270_000, termEndsAt: T + 4_000 }, want: 4_000 + READ_AFTER_MS },
     { name: 'the successor, the term it watches already ran out (its takeover failed, or its answer was lost): again within 150 ms', view: { lease: quiet({ successor: 'b' }), expectedAt: T + 259_000, termEndsAt: T - 500 }, want: SETTLING_READ_MS },
+    { name: '… for two lease durations after the term ran out; a take held off longer (a session’s fallback): every retry period', view: { lease: quiet({ successor: 'b' }), expectedAt: T + 259_000, termEndsAt: T - 30_001 }, want: 2_000 },
+    { name: '… and just inside those two lease durations: still within 150 ms', view: { lease: quiet({ successor: 'b' }), expectedAt: T + 259_000, termEndsAt: T - 29_999 }, want: SETTLING_READ_MS },
     { name: 'the lease prefers this worker (its holder yields after its next renewal): 50 ms, then backing off', view: { lease: quiet({ preferredHolder: 'b', successor: 'b' }), misses: 0 }, want: CHASE_FIRST_MS },
     { name: 'the successor of another start-up: an ordinary follower', view: { lease: quiet({ successor: 'b', successorInstance: 'b-0' }), expectedAt: T + 700 }, want: 4_200 },
     { name: 'a lease settling (a new term not renewed yet), for less than two terms: every 250 ms, jittered', view: { lease: held({ acquireTime: 5, renewTime: 5 }), settlingForMs: 29_000 }, want: SETTLING_READ_MS * 1.1 },
