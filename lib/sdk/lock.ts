@@ -177,8 +177,8 @@ export class MemoryLeaseTable {
       renew: async (term, r) => {
         const cur = this.leases.get(name);
         if (cur?.termToken !== term.fencingToken) return undefined;
-        // a renewal already stamped later (answered late) stands: this one goes at that stamp
-        const now = Math.max(r.now, cur.renewTime ?? r.now);
+        // a renewal never leaves the stamp where it was, nor moves it back: just after the row's stamp if need be
+        const now = cur.renewTime === undefined ? r.now : Math.max(r.now, cur.renewTime + 1);
         const mark = r.session === undefined ? { renewalMark: cur.renewalMark === 1 ? (2 as const) : (1 as const) } : {};
         return this.put(name, cur, { set: { renewTime: now, leaseDurationSeconds: r.leaseDurationSeconds, ...mark, ...(r.session ? { session: r.session } : {}) }, remove: ['vacancyReport', ...(r.session === null ? (['session'] as const) : [])] });
       },

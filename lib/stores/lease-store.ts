@@ -167,12 +167,14 @@ export class LeaseStore extends ItemStore<typeof LeaseItem> {
    * (infra/access.ts). One that puts the term on a session or takes it off (`session`) names no
    * mark either: the lease stream sees it. Undefined when the term is no longer the holder's.
    *
-   * It never moves `renewTime` back: a renewal that lands late (held in the network for longer than
-   * the holder's next renewal took) would otherwise set the stamp seconds into the past, and the
-   * coordinator, judging expiry by the stamp, would end a live term. When the condition fails in the
-   * holder's own term because the row's stamp is later (a renewal whose answer was lost landed, or
-   * the stamp clock's estimate moved back within its error), the renewal is sent once more at that
-   * stamp.
+   * It always moves `renewTime` forward: a renewal that lands late (held in the network for longer
+   * than the holder's next renewal took) would otherwise set the stamp seconds into the past, and the
+   * coordinator, judging expiry by the stamp, would end a live term; and a renewal at the row's own
+   * stamp would look like none (a hand-over's confirmation stamped, by the heir's measure of
+   * DynamoDB's time, at the giver's `acquireTime` to the millisecond). When the condition fails in the
+   * holder's own term because the row's stamp is not earlier (a renewal whose answer was lost landed,
+   * or the stamp clock's estimate is behind the row's stamp within its error), the renewal is sent
+   * once more a millisecond after that stamp.
    */
   async renewTerm(name: string, term: Term, renewTime: number, leaseDurationSeconds: number, session?: string | null): Promise<Lease | undefined> {
     this.checkSet({ name }, { renewTime, leaseDurationSeconds, termToken: term.fencingToken, ...(session ? { session } : {}) });
@@ -190,7 +192,7 @@ export class LeaseStore extends ItemStore<typeof LeaseItem> {
             TableName: this.table,
             Key: marshall({ name }),
             UpdateExpression: `SET #renew = :renew, #duration = :duration${flip}${sessionSet} REMOVE #report${sessionRemove} ADD #rev :one`,
-            ConditionExpression: '#term = :token AND #renew <= :renew',
+            ConditionExpression: '#term = :token AND #renew < :renew',
             ExpressionAttributeNames: {
               '#renew': 'renewTime', '#duration': 'leaseDurationSeconds', '#report': 'vacancyReport', '#rev': 'revision', '#term': 'termToken',
               ...(session !== undefined ? { '#session': 'session' } : { '#mark': 'renewalMark' }),
@@ -203,11 +205,11 @@ export class LeaseStore extends ItemStore<typeof LeaseItem> {
         return this.parseRow(r.Attributes ?? {});
       } catch (e) {
         if (!isConditionFailed(e)) throw e;
-        // refused because a renewal of this term already stamped later (the holder's own earlier
-        // one, answered late): once more at that stamp
+        // refused because this term's row is stamped no earlier (the holder's own earlier renewal,
+        // answered late, or the giver's hand-over): once more just after that stamp
         const old = (e as { Item?: Record<string, AttributeValue> }).Item;
         const row = old ? unmarshall(old) : undefined;
-        const later = row?.['termToken'] === term.fencingToken && typeof row['renewTime'] === 'number' && row['renewTime'] > stamp ? (row['renewTime'] as number) : undefined;
+        const later = row?.['termToken'] === term.fencingToken && typeof row['renewTime'] === 'number' && row['renewTime'] >= stamp ? (row['renewTime'] as number) + 1 : undefined;
         if (later === undefined || attempt > 1) return undefined;
         stamp = later;
       }

@@ -31,7 +31,7 @@ export interface Landed {
 export interface LeaseRows {
   /** ItemStore.write through LeaseStore.write: conditioned on the revision read; keeps `termToken` the copy of the term's token. */
   write(row: Row, read: RowRead, patch: RowPatch<Lease>, name: string): Landed;
-  /** LeaseStore.renewTerm: conditioned on `termToken` and on not moving `renewTime` back (once more at the row's stamp); flips `renewalMark`. */
+  /** LeaseStore.renewTerm: conditioned on `termToken` and on moving `renewTime` forward (once more just after the row's stamp); flips `renewalMark`. */
   renewTerm(row: Row, term: Term, renewTime: number, leaseDurationSeconds: number): Landed;
   /** LeaseStore.handOver: conditioned on the giver's term and on the lease naming that heir. */
   handOver(row: Row, term: Term, heir: Heir, now: number, firstTermSeconds: number, leaseTransitions: number, second: SecondSuccessor): Landed;
@@ -73,12 +73,12 @@ export const leaseRows: LeaseRows = {
   },
   renewTerm(row, term, renewTime, leaseDurationSeconds) {
     for (let stamp = renewTime, attempt = 1; ; attempt++) {
-      if (row?.termToken === term.fencingToken && (row.renewTime === undefined || row.renewTime <= stamp)) {
+      if (row?.termToken === term.fencingToken && (row.renewTime === undefined || row.renewTime < stamp)) {
         // (no session in the model: each renewal flips renewalMark, which the lease stream's filter drops)
         const written = applied(row, { renewTime: stamp, leaseDurationSeconds, renewalMark: row.renewalMark === 1 ? 2 : 1 }, ['vacancyReport']);
         return { row: written, answer: written };
       }
-      const later = row?.termToken === term.fencingToken && row.renewTime !== undefined && row.renewTime > stamp ? row.renewTime : undefined;
+      const later = row?.termToken === term.fencingToken && row.renewTime !== undefined && row.renewTime >= stamp ? row.renewTime + 1 : undefined;
       if (later === undefined || attempt > 1) return refused(row);
       stamp = later;
     }

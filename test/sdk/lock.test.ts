@@ -73,7 +73,7 @@ describe.each(Object.keys(rigs))('LeaseLock on %s', (kind) => {
     expect((await lock.get()).item?.holderIdentity).toBe('a');
   });
 
-  it('renews on the token copy alone, never moving renewTime back; a vacancy report is conditioned on the revision, and a renewal withdraws it', async () => {
+  it('renews on the token copy alone, always moving renewTime forward; a vacancy report is conditioned on the revision, and a renewal withdraws it', async () => {
     const { lock } = rigs[kind]!();
     const r0 = await lock.get();
     const a = await lock.acquire(r0, acquisition(undefined, claim('a', NOW)));
@@ -82,8 +82,8 @@ describe.each(Object.keys(rigs))('LeaseLock on %s', (kind) => {
     expect(await lock.renew({ ...term, fencingToken: token - 1 }, { now: NOW + 1000, leaseDurationSeconds: 15 })).toBeUndefined();
     expect(row(await lock.renew(term, { now: NOW + 2000, leaseDurationSeconds: 15 }))).toMatchObject({ renewTime: NOW + 2000, revision: 2, renewalMark: 1 });
     const stale = await lock.get();
-    // answered late: the stamp stays where the later renewal put it
-    expect(row(await lock.renew(term, { now: NOW + 1000, leaseDurationSeconds: 15 }))).toMatchObject({ renewTime: NOW + 2000, revision: 3, renewalMark: 2 });
+    // answered late: the stamp never goes back, and moves on just after where the later renewal put it
+    expect(row(await lock.renew(term, { now: NOW + 1000, leaseDurationSeconds: 15 }))).toMatchObject({ renewTime: NOW + 2001, revision: 3, renewalMark: 2 });
     expect(await lock.reportVacancy(stale, 'b', NOW)).toBeUndefined();
     expect((await lock.reportVacancy(await lock.get(), 'b', NOW + 5000))?.vacancyReport).toEqual({ by: 'b', at: NOW + 5000, observedRevision: 3 });
     const renewed = await lock.renew(term, { now: NOW + 6000, leaseDurationSeconds: 15, session: 'p:s' });

@@ -593,13 +593,15 @@ describe.each(ENGINES)('%s', (kind, make) => {
       expect(await leases.renewTerm('s-lease', term, NOW + 1000, 15)).toMatchObject({ renewTime: NOW + 1000, renewalMark: 1, revision: 3 });
       expect(await leases.renewTerm('s-lease', term, NOW + 2000, 15)).toMatchObject({ renewalMark: 2, revision: 4 });
       // a renewal stamped before the row's (one that landed late, or a stamp clock that moved back)
-      // never moves renewTime back: in its own term it is sent again at the row's stamp
-      expect(await leases.renewTerm('s-lease', term, NOW + 1500, 15)).toMatchObject({ renewTime: NOW + 2000, renewalMark: 1, revision: 5 });
+      // never moves renewTime back: in its own term it is sent again just after the row's stamp
+      expect(await leases.renewTerm('s-lease', term, NOW + 1500, 15)).toMatchObject({ renewTime: NOW + 2001, renewalMark: 1, revision: 5 });
+      // …and one stamped at the row's own stamp (an heir's confirmation at the giver's millisecond) moves it on too
+      expect(await leases.renewTerm('s-lease', term, NOW + 2001, 15)).toMatchObject({ renewTime: NOW + 2002, renewalMark: 2, revision: 6 });
       expect(await leases.renewTerm('s-lease', { ...term, fencingToken: 0 }, NOW + 3000, 15)).toBeUndefined();
       expect(await leases.renewTerm('s-lease', { ...term, fencingToken: 0 }, NOW + 1000, 15)).toBeUndefined(); // not its term: no second try
-      expect((await leases.read('s-lease')).item).toMatchObject({ renewTime: NOW + 2000, revision: 5 });
+      expect((await leases.read('s-lease')).item).toMatchObject({ renewTime: NOW + 2002, revision: 6 });
       const released = await leases.releaseTerm('s-lease', term, NOW + 3000);
-      expect(released).toMatchObject({ lastHolderIdentity: 'w1', revision: 6 });
+      expect(released).toMatchObject({ lastHolderIdentity: 'w1', revision: 7 });
       expect(released && 'holderIdentity' in released).toBe(false);
       expect(await leases.releaseTerm('s-lease', term, NOW + 4000)).toBeUndefined();
       await leases.delete(await leases.read('s-lease'));
