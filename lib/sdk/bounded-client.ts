@@ -25,25 +25,35 @@ export class RequestBoundError extends Error {
 }
 
 /**
- * `client` whose `send` gives up after `boundMs` on `clock` (aborting the request): everything else
- * is the client's own (its configuration, middleware and credentials are shared, not copied).
+ * `client` whose `send` gives up after `boundMs` on `clock` (aborting the request), or sooner when
+ * the caller's own `abortSignal` aborts: everything else is the client's own (its configuration,
+ * middleware and credentials are shared, not copied).
  */
 export function boundedClient(client: DynamoDBClient, clock: Pick<Clock, 'setTimer'>, boundMs: number): DynamoDBClient {
   const bounded = Object.create(client) as DynamoDBClient;
   const send = (command: Parameters<DynamoDBClient['send']>[0], options?: { abortSignal?: AbortSignal }) => {
     const abort = new AbortController();
-    options?.abortSignal?.addEventListener('abort', () => abort.abort(options.abortSignal?.reason), { once: true });
+    const caller = options?.abortSignal;
     let timer: { cancel(): void } | undefined;
-    const timedOut = new Promise<never>((_, reject) => {
-      timer = clock.setTimer(boundMs, () => {
-        const e = new RequestBoundError(boundMs);
-        abort.abort(e);
-        reject(e);
-      });
+    const gaveUp = new Promise<never>((_, reject) => {
+      const stop = (reason: unknown) => {
+        abort.abort(reason);
+        reject(reason);
+      };
+      timer = clock.setTimer(boundMs, () => stop(new RequestBoundError(boundMs)));
+      if (caller?.aborted) stop(caller.reason);
+      else caller?.addEventListener('abort', () => stop(caller.reason), { once: true });
     });
     // raced as well as aborted: a request handler that does not honour the signal still lets go
-    return Promise.race([client.send(command as never, { ...options, abortSignal: abort.signal }), timedOut]).finally(() => timer?.cancel());
+    return Promise.race([client.send(command as never, { ...options, abortSignal: abort.signal }), gaveUp]).finally(() => timer?.cancel());
   };
   Object.defineProperty(bounded, 'send', { value: send });
   return bounded;
+}
+
+/** A signal that aborts after `ms` on `clock` with a RequestBoundError (a request given less time than its client's bound); `cancel` once answered. */
+export function abortAfter(clock: Pick<Clock, 'setTimer'>, ms: number): { readonly signal: AbortSignal; cancel(): void } {
+  const abort = new AbortController();
+  const timer = clock.setTimer(ms, () => abort.abort(new RequestBoundError(ms)));
+  return { signal: abort.signal, cancel: () => timer.cancel() };
 }

@@ -10,7 +10,7 @@ import { CandidateStore } from '../stores/candidate-store.js';
 import { LeaseStore } from '../stores/lease-store.js';
 import { acquisition, dynamoLeaseLock, SessionReader, type Acquired, type LeaseLock, type LeaseRead, type SessionRead, type Term } from './lock.js';
 import { DuplicateIdentityError, LeaseCandidate } from './candidate.js';
-import { fencedItemWrite, fencedTransactWrite, FencingError, NO_TRANSACTIONS, type FencedItemInput } from './fencing.js';
+import { fencedItemWrite, fencedTransactWrite, FencingError, LeaseLostError, NO_TRANSACTIONS, untilTermEnds, type FencedItemInput } from './fencing.js';
 import { checkMultiRegion } from './multi-region.js';
 import { INTERNAL_STOP, StartUp, deepFreeze, stampClockFor } from './options.js';
 import { LeaderElectorOptionsSchema, defaultRenewIntervalMs, renewCadenceMs, type ElectorRunPhase, type ElectorStats, type LeaderCallbacks, type LeaderElectorOptions, type ResolvedLeaderElectorOptions, type StopReason } from './elector-options.js';
@@ -37,7 +37,7 @@ import {
 import { sessionSeam, type Session } from './session.js';
 import { detectPlatform } from './platform.js';
 import { ClockSkewError, type StampClock } from './server-clock.js';
-import { boundedClient, requestBoundMs } from './bounded-client.js';
+import { abortAfter, boundedClient, requestBoundMs } from './bounded-client.js';
 import type { Push } from './push.js';
 import { faultKind, faultReporter, onRecovered, recovered, retryDelayMs } from './faults.js';
 /**
@@ -194,24 +194,33 @@ export class LeaderElector {
   /**
    * Runs the user's DynamoDB transaction with one more condition: the lease is still in this
    * worker's term (holder and fencing token). A deposed or paused leader's write fails with a
-   * FencingError and writes nothing.
+   * FencingError and writes nothing. One still unanswered when the term ends (a black-holed
+   * connection) is abandoned: it rejects with a LeaseLostError then, and lands, if ever, only while
+   * the lease is still in this term.
    */
   fencedWrite(input: TransactWriteItemsCommandInput): Promise<TransactWriteItemsCommandOutput> {
     if (this.options.multiRegion) return Promise.reject(new RangeError(NO_TRANSACTIONS));
     const term = this.isLeader() ? this.known.lead?.term : undefined;
     if (!term) return Promise.reject(new FencingError(this.options.leaseName, undefined, 'this worker is not leading'));
-    return fencedTransactWrite(this.x.client, { table: this.options.tables.leases, leaseName: this.options.leaseName, term }, input);
+    return this.inTerm(term.fencingToken, (signal) => fencedTransactWrite(this.x.client, { table: this.options.tables.leases, leaseName: this.options.leaseName, term, signal }, input));
   }
 
   /**
    * Writes one of the application's own items, fenced by the token the item carries
    * (`fencedItemWrite`): refused with a FencingError when this worker is not leading, or when a
-   * newer term has written the item. Needs no transaction: works on multi-Region tables too.
+   * newer term has written the item. Needs no transaction: works on multi-Region tables too. One
+   * still unanswered when the term ends is abandoned, as fencedWrite's is.
    */
   fencedItemWrite(input: FencedItemInput, attribute?: string): Promise<PutItemCommandOutput | UpdateItemCommandOutput> {
     const term = this.isLeader() ? this.known.lead?.term : undefined;
     if (!term) return Promise.reject(new FencingError(this.options.leaseName, undefined, 'this worker is not leading'));
-    return fencedItemWrite(this.x.client, { leaseName: this.options.leaseName, fencingToken: term.fencingToken, ...(attribute !== undefined ? { attribute } : {}) }, input);
+    return this.inTerm(term.fencingToken, (signal) => fencedItemWrite(this.x.client, { leaseName: this.options.leaseName, fencingToken: term.fencingToken, signal, ...(attribute !== undefined ? { attribute } : {}) }, input));
+  }
+
+  /** `write`, abandoned with a LeaseLostError if the term of `token` ends (its work's signal aborts) before it is answered. */
+  private inTerm<T>(token: number, write: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    const work = this.x.work?.signal ?? AbortSignal.abort('renewDeadline');
+    return untilTermEnds(work, () => new LeaseLostError(this.options.leaseName, token, work.reason as StopReason), write);
   }
 
   /**
@@ -385,9 +394,14 @@ export class LeaderElector {
     return Math.ceil(this.options.leaseDurationMs / 1000);
   }
 
-  /** Confirms or renews `term` (onto `session`, or off one: null), stamped with DynamoDB's time as this worker measures it. */
-  private renew(term: Term, session: string | null | undefined): Promise<Lease | undefined> {
-    return this.x.lock.renew(term, { now: this.x.time.now(), leaseDurationSeconds: this.seconds, session });
+  /** Confirms or renews `term` (onto `session`, or off one: null), stamped with DynamoDB's time as this worker measures it; abandoned unanswered after `withinMs` if given. */
+  private async renew(term: Term, session: string | null | undefined, withinMs?: number): Promise<Lease | undefined> {
+    const bound = withinMs === undefined ? undefined : abortAfter(this.x.time, withinMs);
+    try {
+      return await this.x.lock.renew(term, { now: this.x.time.now(), leaseDurationSeconds: this.seconds, session, signal: bound?.signal });
+    } finally {
+      bound?.cancel();
+    }
   }
 
   /**
@@ -476,7 +490,7 @@ export class LeaderElector {
         void this.ended(() => x.lock.endChanged(f.term, x.time.now()));
         return undefined;
       case 'renew':
-        return { sent: this.renew(f.term, f.session), answer: (lease) => ({ kind: 'answer', rest: f.rest, lease: lease as Lease | undefined }), fault: { kind: 'answer', rest: f.rest, failed: true } };
+        return { sent: this.renew(f.term, f.session, f.withinMs), answer: (lease) => ({ kind: 'answer', rest: f.rest, lease: lease as Lease | undefined }), fault: { kind: 'answer', rest: f.rest, failed: true } };
       case 'look':
         return { sent: x.lock.get(f.consistent), answer: (r) => ({ kind: 'answer', rest: f.rest, lease: (r as LeaseRead).item }), ...(f.reportFault ? { fault: { kind: 'answer', rest: f.rest, failed: true } as const } : {}) };
       case 'readHeir':

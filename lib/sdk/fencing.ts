@@ -13,6 +13,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { termCondition, type Term } from '../stores/lease-store.js';
+import type { StopReason } from './step.js';
 
 /** Why a transaction is refused on multi-Region strongly consistent tables (the `multiRegion` option). */
 export const NO_TRANSACTIONS =
@@ -39,15 +40,62 @@ export class FencingError extends Error {
   }
 }
 
+/** The term's deadline passed, or the lease moved on, while the function ran (or before it could). */
+export class LeaseLostError extends Error {
+  /** Always `LeaseLostError`. */
+  override readonly name = 'LeaseLostError';
+  constructor(
+    /** The lease that was lost. */
+    readonly leaseName: string,
+    /** The fencing token of the lost term. */
+    readonly fencingToken: number,
+    /** Why the term ended: its renew deadline passed (renewals failed, or the process was frozen), or the lease moved on. */
+    readonly reason: StopReason,
+  ) {
+    super(`lease "${leaseName}" was lost (term with fencing token ${fencingToken}: ${REASONS[reason]}); the run's work may be incomplete, and its fenced writes are refused`);
+  }
+}
+
+const REASONS: Record<StopReason, string> = {
+  cancelled: 'given up',
+  preempted: 'a better candidate was preferred',
+  renewDeadline: 'not renewed within the renew deadline — renewals failed, or the process was frozen past it',
+  deposed: 'another holder took the lease',
+  workFailed: "the leader's work failed",
+};
+
+/**
+ * Runs `write` with a signal that aborts, with the error `lost()` makes, when `term` aborts (the
+ * term ended before the write was answered): the write's promise rejects with that error at once,
+ * whether or not the client honours the signal, and the request is abandoned. A write sent in the
+ * term lands, if it ever does, only as its fence allows. Not written at all when `term` has already
+ * aborted.
+ */
+export function untilTermEnds<T>(term: AbortSignal, lost: () => Error, write: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const abandon = new AbortController();
+  if (term.aborted) return Promise.reject(lost());
+  return new Promise<T>((resolve, reject) => {
+    const end = () => {
+      const e = lost();
+      abandon.abort(e);
+      reject(e);
+    };
+    term.addEventListener('abort', end, { once: true });
+    write(abandon.signal)
+      .then(resolve, reject)
+      .finally(() => term.removeEventListener('abort', end));
+  });
+}
+
 /**
  * Runs `input` as one DynamoDB transaction with an extra ConditionCheck: the lease's holder and
  * fencing token are still `term`'s (the "sequence number" of the old HA proposal). A deposed or
  * paused leader's write fails with FencingError and writes nothing; any other cancellation is
- * rethrown as DynamoDB reported it.
+ * rethrown as DynamoDB reported it. `signal` (the work's, say) abandons the request when it aborts.
  */
 export async function fencedTransactWrite(
   client: DynamoDBClient,
-  fence: { table: string; leaseName: string; term: Term },
+  fence: { table: string; leaseName: string; term: Term; signal?: AbortSignal },
   input: TransactWriteItemsCommandInput,
 ): Promise<TransactWriteItemsCommandOutput> {
   const items = input.TransactItems ?? [];
@@ -65,7 +113,7 @@ export async function fencedTransactWrite(
     },
   };
   try {
-    return await client.send(new TransactWriteItemsCommand({ ...input, TransactItems: [...items, check] }));
+    return await client.send(new TransactWriteItemsCommand({ ...input, TransactItems: [...items, check] }), { abortSignal: fence.signal });
   } catch (e) {
     const reasons = (e as { CancellationReasons?: { Code?: string }[] }).CancellationReasons;
     if (e instanceof Error && e.name === 'TransactionCanceledException' && reasons?.[items.length]?.Code === 'ConditionalCheckFailed') {
@@ -95,11 +143,12 @@ export type FencedItemInput = { put: PutItemCommandInput } | { update: UpdateIte
  * not a delete). Fence an item by one lease only: tokens of different leases do not compare.
  *
  * A write refused by the fence is a FencingError naming the newer token; a write refused by the
- * caller's own condition is rethrown as DynamoDB reported it.
+ * caller's own condition is rethrown as DynamoDB reported it. `signal` (the work's, say) abandons
+ * the request when it aborts.
  */
 export async function fencedItemWrite(
   client: DynamoDBClient,
-  fence: { leaseName: string; fencingToken: number; attribute?: string },
+  fence: { leaseName: string; fencingToken: number; attribute?: string; signal?: AbortSignal },
   input: FencedItemInput,
 ): Promise<PutItemCommandOutput | UpdateItemCommandOutput> {
   const attribute = fence.attribute ?? DEFAULT_FENCE_ATTRIBUTE;
@@ -130,6 +179,7 @@ export async function fencedItemWrite(
           ExpressionAttributeValues: { ...p.ExpressionAttributeValues, ...values },
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
+        { abortSignal: fence.signal },
       )
       .catch(refused);
   }
@@ -146,6 +196,7 @@ export async function fencedItemWrite(
         ExpressionAttributeValues: { ...u.ExpressionAttributeValues, ...values },
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       }),
+      { abortSignal: fence.signal },
     )
     .catch(refused);
 }

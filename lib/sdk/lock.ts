@@ -22,11 +22,12 @@ export type { Heir, LeasePatch, LeaseRead, Term } from '../stores/lease-store.js
 export type { Acquired, SessionRead } from './step.js';
 export { SHARED_READ_MS };
 
-/** A renewal of a term: its stamp, its length, and the session it goes on (a name), off (null), or as it is (undefined). */
+/** A renewal of a term: its stamp, its length, the session it goes on (a name), off (null), or as it is (undefined), and what abandons it unanswered. */
 export interface Renewal {
   readonly now: number;
   readonly leaseDurationSeconds: number;
   readonly session?: string | null | undefined;
+  readonly signal?: AbortSignal | undefined;
 }
 
 /** A hand-off of a term to the successor the coordinator named (the heir's platform and address from its candidate row). */
@@ -129,7 +130,7 @@ export function dynamoLeaseLock(name: string, leases: LeaseStore, candidates: Ca
         return { refusedBy: e.current?.['holderIdentity'] };
       }
     },
-    renew: (term, r) => leases.renewTerm(name, term, r.now, r.leaseDurationSeconds, r.session),
+    renew: (term, r) => leases.renewTerm(name, term, r.now, r.leaseDurationSeconds, r.session, r.signal),
     handOver: (term, h) => leases.handOver(name, term, h.heir, h.now, h.firstTermSeconds, h.leaseTransitions, h.second),
     release: (term, now) => leases.releaseTerm(name, term, now),
     endChanged: (term, now) => leases.endChangedTerm(name, term.fencingToken, term.holderIdentity, now),

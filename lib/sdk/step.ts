@@ -672,8 +672,10 @@ export interface Lead {
   readonly renewedAt: number;
   /** Renewals since the term was won. */
   readonly renewals: number;
-  /** The last renewal (or the next try) failed: try again after a retry period, not a renew interval. */
+  /** The last renewal (or the next try) failed: try again a retry period after the try went out, not a renew interval. */
   readonly retrying: boolean;
+  /** Monotonic time the last try to renew went out (a renewal, or the read sent instead of one). */
+  readonly triedAt: number;
   /** The lease as the last renewal (or the acquisition, or a read) returned it: whom the coordinator named successor. */
   readonly lease: Lease | undefined;
   /** The session the term is held on (the lease's `session` as last written): its renewals are the term's. */
@@ -717,6 +719,8 @@ export interface LeaderTiming {
   readonly holderBackstopMs: number;
   /** The last renewal (or the next try) failed. */
   readonly retrying: boolean;
+  /** When that try went out (monotonic). */
+  readonly triedAt: number;
   /** NoCoordination without a renewIntervalMs of its own: a retry period after each step, as client-go. */
   readonly everyRetryPeriod: boolean;
   readonly retryPeriodMs: number;
@@ -728,12 +732,27 @@ export interface LeaderTiming {
   readonly random: number;
 }
 
-/** When a leader steps next: on its live session it only reads; after a failed try, a retry period; else a renew interval after the last renewal. */
+/**
+ * When a leader steps next: on its live session it only reads; after a failed try, a retry period
+ * after that try went out (at once after one abandoned unanswered: it has waited its bound,
+ * renewalBoundMs); else a renew interval after the last renewal.
+ */
 export function leaderDelay(t: LeaderTiming): number {
   if (t.onLiveSession) return t.pushLive ? t.holderBackstopMs * (1 + 0.1 * t.random) : t.cadenceMs;
-  if (t.retrying || t.everyRetryPeriod) return t.retryPeriodMs;
+  if (t.retrying) return Math.max(0, t.triedAt + t.retryPeriodMs - t.now);
+  if (t.everyRetryPeriod) return t.retryPeriodMs;
   return Math.max(0, t.renewedAt + t.cadenceMs - t.now);
 }
+
+/** The least time a renewal is given before it is abandoned: longer than any answer a healthy DynamoDB gives, its own retries included. */
+export const MIN_RENEWAL_BOUND_MS = 1_000;
+
+/**
+ * How long a renewal sent `leftMs` before its renew deadline waits for its answer: half the time
+ * left, so that when it is abandoned unanswered (a black-holed connection) another try, on a new
+ * connection, still lands before the deadline; never under MIN_RENEWAL_BOUND_MS.
+ */
+export const renewalBoundMs = (leftMs: number): number => Math.max(MIN_RENEWAL_BOUND_MS, leftMs / 2);
 
 /** How long a follower's fallback waits before it takes a lease last seen held on a session: until its holder has stopped. */
 export function sessionFallbackMs(o: { readonly sessionBackstopMs: number; readonly renewDeadlineMs: number; readonly retryPeriodMs: number }): number {
@@ -1435,7 +1454,7 @@ export function nextStepDelay(s: Settings, st: State, at: Moment, draw: () => nu
     const onLiveSession = l.session !== undefined && at.session === l.session;
     // as rarely as its followers: a term ended while the functions are down is not taken by a follower's fallback before this read (sessionFallbackMs)
     const holderBackstopMs = SESSION_QUIET_LEASES * s.leaseDurationMs;
-    planned = leaderDelay({ onLiveSession, pushLive, holderBackstopMs, retrying: l.retrying, everyRetryPeriod: s.everyRetryPeriod === true, retryPeriodMs: s.retryPeriodMs, cadenceMs: s.cadenceMs, renewedAt: l.renewedAt, now: at.now, random: onLiveSession && pushLive ? draw() : 0 });
+    planned = leaderDelay({ onLiveSession, pushLive, holderBackstopMs, retrying: l.retrying, triedAt: l.triedAt, everyRetryPeriod: s.everyRetryPeriod === true, retryPeriodMs: s.retryPeriodMs, cadenceMs: s.cadenceMs, renewedAt: l.renewedAt, now: at.now, random: onLiveSession && pushLive ? draw() : 0 });
   } else planned = followerDelay(s, st, at.now, pushLive, draw(), at.clock.ok ? at.offset : undefined);
   const clockKnown = at.clock.ok;
   return stepDelay({ planned, clockKnown, random: clockKnown ? 0 : draw(), wakeAt: l ? undefined : st.wakeAt, now: at.now });
@@ -1477,8 +1496,8 @@ export type Effect =
   | { readonly kind: 'stop'; readonly reason: StopReason; readonly token: number }
   /** End `term` on a row rewritten under it, in the background. */
   | { readonly kind: 'endTerm'; readonly term: Term }
-  /** Renew `term` (onto `session`, or off one: null). A fault is reported, and answered `failed`. */
-  | { readonly kind: 'renew'; readonly term: Term; readonly session: string | null | undefined; readonly rest: readonly Next[] }
+  /** Renew `term` (onto `session`, or off one: null), abandoned unanswered after `withinMs`. A fault is reported, and answered `failed`. */
+  | { readonly kind: 'renew'; readonly term: Term; readonly session: string | null | undefined; readonly withinMs: number; readonly rest: readonly Next[] }
   /** Read the lease (a fault is thrown, or with `reportFault`, reported and answered `failed`). */
   | { readonly kind: 'look'; readonly consistent: boolean; readonly reportFault: boolean; readonly rest: readonly Next[] }
   /** Read the heir's candidate row, right before the hand-over. A fault is reported, and answered `failed`. */
@@ -1589,7 +1608,7 @@ function follow(s: Settings, state: State, e: FollowerEvent, at: Moment, fx: Eff
   if (at.now >= last.sentAt + s.renewDeadlineMs) return { state: st, effects: [...fx, { kind: 'releaseTerm', term: last.term, rest: [{ k: 'led', ok: false }] }] };
   const no = st.terms + 1;
   const led = note(s, st, { kind: 'leading' }, at, fx);
-  const lead: Lead = { term: last.term, renewedAt: last.sentAt, renewals: 0, retrying: false, lease: last.lease, session: last.lease.session, since: last.sentAt, no };
+  const lead: Lead = { term: last.term, renewedAt: last.sentAt, renewals: 0, retrying: false, triedAt: last.sentAt, lease: last.lease, session: last.lease.session, since: last.sentAt, no };
   // a confirmed term acts on its renewal's row; a handed one is confirmed now by the leader's first renewal
   const rest: Next[] = [...(last.confirmed ? [{ k: 'after', lease: last.lease } as const] : []), ...(last.handed ? [{ k: 'step' } as const] : []), { k: 'led', ok: true }];
   fx.push({ kind: 'armDeadline', at: last.sentAt + s.renewDeadlineMs, no }, { kind: 'started', term: last.term, no, rest });
@@ -1645,11 +1664,12 @@ const steppedDown = (state: State, led: { readonly term: Term; readonly handed: 
 function leaderStepNow(s: Settings, state: State, lead: Lead, woken: boolean, at: Moment, fx: Effect[], rest: readonly Next[] = []): Step {
   if (woken) return look(state, true, false, [{ k: 'read', no: lead.no, rev: lead.lease?.revision ?? 0, recheck: false }, ...rest], fx);
   if (lead.session !== undefined && at.session === lead.session) return look(state, false, false, [{ k: 'read', no: lead.no, rev: lead.lease?.revision ?? 0, recheck: true }, ...rest], fx);
-  const j = vouch(s, { ...state, lead: { ...lead, retrying: true } }, at, fx); // retrying until this renewal succeeds
+  const j = vouch(s, { ...state, lead: { ...lead, retrying: true, triedAt: at.now } }, at, fx); // retrying until this renewal succeeds
   if (!j.trusted) return look(j.state, true, false, rest, fx);
   // onto the live session, or off one that ended
   const session = at.session === null && lead.session === undefined ? undefined : at.session;
-  return { state: j.state, effects: [...fx, { kind: 'renew', term: lead.term, session, rest: [{ k: 'renewed', no: lead.no, sentAt: at.now }, ...rest] }] };
+  const withinMs = renewalBoundMs(lead.renewedAt + s.renewDeadlineMs - at.now);
+  return { state: j.state, effects: [...fx, { kind: 'renew', term: lead.term, session, withinMs, rest: [{ k: 'renewed', no: lead.no, sentAt: at.now }, ...rest] }] };
 }
 
 /** Yields to a preferred holder, or answers an open election (afterRenewal); then `rest`. */

@@ -11,29 +11,7 @@ import { Platform } from '../schemas/platform.js';
 import { CandidacySchema, LeaderElectorOptionsSchema, type StopReason } from './elector.js';
 import { ClientSchema, ClockSchema, ClockSyncSchema, TablesSchema, fn, optionErrors } from './options.js';
 
-/** The term's deadline passed, or the lease moved on, while the function ran (or before it could). */
-export class LeaseLostError extends Error {
-  /** Always `LeaseLostError`. */
-  override readonly name = 'LeaseLostError';
-  constructor(
-    /** The lease that was lost. */
-    readonly leaseName: string,
-    /** The fencing token of the lost term. */
-    readonly fencingToken: number,
-    /** Why the term ended: its renew deadline passed (renewals failed, or the process was frozen), or the lease moved on. */
-    readonly reason: StopReason,
-  ) {
-    super(`lease "${leaseName}" was lost (term with fencing token ${fencingToken}: ${REASONS[reason]}); the run's work may be incomplete, and its fenced writes are refused`);
-  }
-}
-
-const REASONS: Record<StopReason, string> = {
-  cancelled: 'given up',
-  preempted: 'a better candidate was preferred',
-  renewDeadline: 'not renewed within the renew deadline — renewals failed, or the process was frozen past it',
-  deposed: 'another holder took the lease',
-  workFailed: "the leader's work failed",
-};
+export { LeaseLostError } from './fencing.js';
 
 const SCHEDULED_AT = 'must be the time this run was scheduled for: pass the EventBridge scheduled event’s `time` (an ISO 8601 time such as "2026-11-24T00:00:00Z"), a Date, or epoch milliseconds';
 

@@ -18,7 +18,7 @@ import { ConflictError } from '../stores/errors.js';
 import { LeaseStore, type Term } from '../stores/lease-store.js';
 import { RunOnceStore, type RunOnceRead } from '../stores/run-once-store.js';
 import { LeaderElector, LeaderElectorOptionsSchema, defaultRenewIntervalMs, electorWith, type ElectorInternals, type StopReason } from './elector.js';
-import { FencingError, NO_TRANSACTIONS, fencedTransactWrite } from './fencing.js';
+import { FencingError, NO_TRANSACTIONS, fencedTransactWrite, untilTermEnds } from './fencing.js';
 import { INTERNAL_STOP, stampClockFor } from './options.js';
 import { boundedClient, requestBoundMs } from './bounded-client.js';
 import { newPeriodRefusal, rememberRun, windowOf, windowRun } from './run-once-windows.js';
@@ -186,6 +186,8 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
     const crowded = every !== undefined ? newPeriodRefusal(done.runs, every) : undefined;
     if (crowded) throw new ValidationError(what, [{ field: 'runOnce.every', message: crowded }]);
     let completed = false;
+    // the window's mark, abandoned (LeaseLostError) if the term ends before it is answered
+    const inTerm = <T>(write: (signal: AbortSignal) => Promise<T>) => untilTermEnds(got.signal, () => new LeaseLostError(leaseName, term.fencingToken, got.signal.reason as StopReason), write);
     const handle: LeaseTerm = {
       leaseName,
       identity,
@@ -211,12 +213,12 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
       const runs = every !== undefined ? rememberRun(done.runs, { ...marker, every }) : [marker];
       if (items.length === 0) {
         // the window's row alone: one conditional write, fenced by the row's claim
-        if (!(await rows.complete(leaseName, row, runs, done, term.fencingToken))) throw new FencingError(leaseName, term.fencingToken, 'a newer term has claimed the window\'s row');
+        if (!(await inTerm((signal) => rows.complete(leaseName, row, runs, done, term.fencingToken, signal)))) throw new FencingError(leaseName, term.fencingToken, 'a newer term has claimed the window\'s row');
       } else {
         if (o.multiRegion) throw new RangeError(`complete(items): ${NO_TRANSACTIONS}; write the items with fencedItemWrite, then call complete()`);
         // the caller's items, the window's row, and the fence (a ConditionCheck of the term on the lease): all or nothing
         const mark = rows.writeItem(leaseName, row, runs, done, term.fencingToken);
-        await fencedTransactWrite(client, { table: o.tables.leases, leaseName, term }, { TransactItems: [...items, mark] }).catch((e: unknown) => {
+        await inTerm((signal) => fencedTransactWrite(client, { table: o.tables.leases, leaseName, term, signal }, { TransactItems: [...items, mark] })).catch((e: unknown) => {
           if (refusedAt(e, items.length)) throw new ConflictError(`run-once window "${window}" of lease "${leaseName}" (its row changed since this run read it, by a write from outside the term, or a newer term claimed it)`, undefined);
           throw e;
         });

@@ -174,9 +174,9 @@ export class LeaseStore extends ItemStore<typeof LeaseItem> {
    * DynamoDB's time, at the giver's `acquireTime` to the millisecond). When the condition fails in the
    * holder's own term because the row's stamp is not earlier (a renewal whose answer was lost landed,
    * or the stamp clock's estimate is behind the row's stamp within its error), the renewal is sent
-   * once more a millisecond after that stamp.
+   * once more a millisecond after that stamp. `signal` abandons it unanswered (the holder's bound).
    */
-  async renewTerm(name: string, term: Term, renewTime: number, leaseDurationSeconds: number, session?: string | null): Promise<Lease | undefined> {
+  async renewTerm(name: string, term: Term, renewTime: number, leaseDurationSeconds: number, session?: string | null, signal?: AbortSignal): Promise<Lease | undefined> {
     this.checkSet({ name }, { renewTime, leaseDurationSeconds, termToken: term.fencingToken, ...(session ? { session } : {}) });
     // `session`: a name puts the term on that session (the holder renews the session from now on);
     // null takes it off (the holder renews the lease itself); undefined leaves it as it is. A write
@@ -201,6 +201,7 @@ export class LeaseStore extends ItemStore<typeof LeaseItem> {
             ReturnValues: 'ALL_NEW',
             ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
           }),
+          { abortSignal: signal },
         );
         return this.parseRow(r.Attributes ?? {});
       } catch (e) {

@@ -58,11 +58,12 @@ export class RunOnceStore {
    * `fencingToken` (one conditional UpdateItem, no transaction).
    * @returns false when a newer term has claimed the row since
    * @throws ConflictError when the row's revision moved, which only a write from outside the term can do
+   * `signal` abandons the request when it aborts.
    */
-  async complete(leaseName: string, name: string, runs: readonly WindowRun[], read: RunOnceRead, fencingToken: number): Promise<boolean> {
+  async complete(leaseName: string, name: string, runs: readonly WindowRun[], read: RunOnceRead, fencingToken: number, signal?: AbortSignal): Promise<boolean> {
     const { Update } = this.writeItem(leaseName, name, runs, read, fencingToken);
     try {
-      await this.client.send(new UpdateItemCommand(Update!));
+      await this.client.send(new UpdateItemCommand(Update!), { abortSignal: signal });
       return true;
     } catch (e) {
       if (!isConditionFailed(e)) throw e;

@@ -653,7 +653,7 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
     } as Lease;
     for (let i = 0; i < w.electors.length; i++) w = feed(w, i, { kind: 'observed', read: { key: KEY, item: row, revision: row.revision } }, false);
     const x = w.electors[0]!;
-    const lead: Lead = { term: { holderIdentity: a.name, fencingToken: token }, renewedAt: mono(w), renewals: 1, retrying: false, lease: row, session: undefined, since: mono(w) - U, no: 1 };
+    const lead: Lead = { term: { holderIdentity: a.name, fencingToken: token }, renewedAt: mono(w), renewals: 1, retrying: false, triedAt: mono(w), lease: row, session: undefined, since: mono(w) - U, no: 1 };
     w = patchElector(w, 0, { state: { ...x.state, lead, terms: 1, ledToken: token }, deadline: { at: mono(w) + cfg.renewDeadlineMs, no: 1 } });
     return { ...w, row, lastStarted: { instance: a.instance, token } };
   }
@@ -720,7 +720,7 @@ const FOLLOWER_KEYED: readonly (keyof State)[] = ['observed', 'vacantSince', 'va
 // A field added to FollowerState must be placed in one of the two lists: else the key would silently merge states it tells apart.
 for (const f of Object.keys(START) as (keyof State)[])
   if (!FOLLOWER_TIMING.has(f) && !FOLLOWER_KEYED.includes(f)) throw new Error(`test/model: State.${f} is in neither FOLLOWER_KEYED nor FOLLOWER_TIMING (election-model.ts): say whether a decision reads it`);
-/** The leader's record's fields a decision reads (renewals, retrying and since time the next step and a cancelled leader's hand-off only). */
+/** The leader's record's fields a decision reads (renewals, retrying, triedAt and since time the next step and a cancelled leader's hand-off only). */
 const LEADER_KEYED: readonly (keyof Lead)[] = ['term', 'renewedAt', 'lease', 'session', 'no'];
 
 /**
@@ -773,7 +773,7 @@ const TOKEN = 1e11;
 const REVISIONS = new Set(['revision', 'observedRevision']);
 const ELECTION_IDS = new Set(['id', 'electionId', 'ackedElection']);
 /** Fields no decision reads, left out wherever they appear. */
-const UNREAD = new Set(['leaseTransitions', 'renewalMark', 'renewals', 'retrying']);
+const UNREAD = new Set(['leaseTransitions', 'renewalMark', 'renewals', 'retrying', 'triedAt']);
 
 // (module-level functions, not closures: the key is made once per transition)
 function T(c: Shift, v: number | undefined): string | number {

@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Lease } from '../../lib/schemas/lease.js';
 import { at, read, stepSettings, T } from './step-fixtures.js';
-import { decide, decideLeader, START, type Effect, type Event, type Lead, type Moment, type Settings, type State } from '../../lib/sdk/step.js';
+import { decide, decideLeader, nextStepDelay, START, type Effect, type Event, type Lead, type Moment, type Settings, type State } from '../../lib/sdk/step.js';
 
 const settings = (o: Partial<Settings> = {}): Settings => stepSettings('a', o);
 const mine = (o: Partial<Lease> = {}): Lease =>
@@ -19,7 +19,7 @@ const leading = (lease: Lease = mine(), o: Partial<Lead> = {}): State => ({
   lastLeader: 'a',
   ledToken: 7,
   terms: 1,
-  lead: { term: { holderIdentity: 'a', fencingToken: 7 }, renewedAt: T, renewals: 3, retrying: false, lease, session: undefined, since: T - 60_000, no: 1, ...o },
+  lead: { term: { holderIdentity: 'a', fencingToken: 7 }, renewedAt: T, renewals: 3, retrying: false, triedAt: T, lease, session: undefined, since: T - 60_000, no: 1, ...o },
 });
 
 /** Feeds `events` in order (an `answer` takes the `rest` of the last effect that has one); returns each step's effects and the last state. */
@@ -117,6 +117,23 @@ describe("the elector's step: the leader's order of actions", () => {
     expect(r.kinds).toEqual([['renew'], [], [], ['stop']]);
     expect(r.effects[3]).toEqual([{ kind: 'stop', reason: 'renewDeadline', token: 7 }]);
     expect(r.state.lead).toBeUndefined();
+  });
+
+  it('a renewal waits for its answer half the time left before the renew deadline; abandoned unanswered, it is tried again at once, a fast failure a retry period after it went out', () => {
+    const r = run(settings(), leading(), [
+      [poll, at(5_900)],
+      [answer({ failed: true }), at(5_900 + 2_050)], // the bound passed: abandoned (a black-holed connection)
+    ]);
+    expect(r.effects[0]).toMatchObject([{ kind: 'renew', withinMs: 2_050 }]); // (10,000 - 5,900) / 2
+    expect(nextStepDelay(settings(), r.state, at(5_900 + 2_050), () => 0)).toBe(0);
+    // the second try: 2,050 ms left, so it waits the least bound; a failure answered at once waits out the retry period from its send
+    const again = run(settings(), r.state, [
+      [poll, at(7_950)],
+      [answer({ failed: true }), at(7_960)],
+    ]);
+    expect(again.effects[0]).toMatchObject([{ kind: 'renew', withinMs: 1_025 }]);
+    expect(nextStepDelay(settings(), again.state, at(7_960), () => 0)).toBe(1_990);
+    expect(again.state.lead).toMatchObject({ retrying: true, triedAt: T + 7_950 });
   });
 
   it('with DynamoDB’s time in doubt it does not stamp a renewal: it reads the lease instead (the next response’s Date), counted as a prevention', () => {

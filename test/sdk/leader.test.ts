@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { Lease } from '../../lib/schemas/lease.js';
-import { afterRenewal, decideLeader, handOffDelay, heirOf, leaderDelay, sessionFallbackMs, type LeaderObservation, type LeaderSettings, type LeaderStep, type TermView } from '../../lib/sdk/step.js';
+import { afterRenewal, decideLeader, handOffDelay, heirOf, leaderDelay, MIN_RENEWAL_BOUND_MS, renewalBoundMs, sessionFallbackMs, type LeaderObservation, type LeaderSettings, type LeaderStep, type TermView } from '../../lib/sdk/step.js';
 
 const S: LeaderSettings = { leaseName: 'job', identity: 'a', mode: 'coordinated', renewDeadlineMs: 10_000 };
 const T: TermView = { holderIdentity: 'a', instance: 'a_1', fencingToken: 7, renewedAt: 100_000, session: 's-1' };
@@ -64,10 +64,11 @@ describe('afterRenewal and heirOf', () => {
 });
 
 describe('leaderDelay and sessionFallbackMs', () => {
-  const base = { onLiveSession: false, pushLive: false, holderBackstopMs: 31_818, retrying: false, everyRetryPeriod: false, retryPeriodMs: 2_000, cadenceMs: 5_863, renewedAt: 100_000, now: 101_000, random: 0.5 };
+  const base = { onLiveSession: false, pushLive: false, holderBackstopMs: 31_818, retrying: false, triedAt: 100_000, everyRetryPeriod: false, retryPeriodMs: 2_000, cadenceMs: 5_863, renewedAt: 100_000, now: 101_000, random: 0.5 };
   it.each([
     { name: 'a renew interval (less the phase step) after the last renewal was sent', t: {}, want: 4_863 },
-    { name: 'a retry period after a failed try', t: { retrying: true }, want: 2_000 },
+    { name: 'a retry period after a failed try went out', t: { retrying: true, triedAt: 100_500 }, want: 1_500 },
+    { name: 'at once after a try abandoned unanswered after a retry period or more', t: { retrying: true, triedAt: 98_000 }, want: 0 },
     { name: 'NoCoordination without a renew interval of its own: every retry period (client-go)', t: { everyRetryPeriod: true }, want: 2_000 },
     { name: 'on its live session, wakes reaching it: its backstop read, jittered up to a tenth', t: { onLiveSession: true, pushLive: true }, want: 31_818 * 1.05 },
     { name: 'on its live session without wakes: every renew interval', t: { onLiveSession: true }, want: 5_863 },
@@ -78,6 +79,15 @@ describe('leaderDelay and sessionFallbackMs', () => {
     // client-go's timings: the holder reads its lease every 4 lease durations (60 s, up to 66 s), stops within 10 s
     expect(sessionFallbackMs({ sessionBackstopMs: 60_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 })).toBe(78_000);
   });
+});
+
+describe('renewalBoundMs: how long a renewal waits for its answer', () => {
+  it.each([
+    // client-go's timings: sent 5,863 ms after the last renewal, 4,137 ms before the renew deadline
+    { name: 'half the time left before the renew deadline: abandoned unanswered, a second try still fits', left: 4_137, want: 2_068.5 },
+    { name: 'never under the least bound (a healthy DynamoDB answers well within it)', left: 1_500, want: MIN_RENEWAL_BOUND_MS },
+    { name: 'past the deadline: the least bound (the deadline has stopped the term; the request is let go)', left: -200, want: MIN_RENEWAL_BOUND_MS },
+  ])('$name', ({ left, want }) => expect(renewalBoundMs(left)).toBe(want));
 });
 
 describe('handOffDelay: a cancelled leader with an heir leads on until the heir reads', () => {

@@ -11,7 +11,8 @@ import { GetItemCommand, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { simulatedClock } from '../../lib/clock.js';
 import { boundedClient, MIN_REQUEST_BOUND_MS, requestBoundMs, RequestBoundError } from '../../lib/sdk/bounded-client.js';
-import { DynamoDBUnreachableError, LeaderElector } from '../../lib/sdk/index.js';
+import { DynamoDBUnreachableError, LeaderElector, LeaseLostError } from '../../lib/sdk/index.js';
+import { untilTermEnds } from '../../lib/sdk/fencing.js';
 import { localClient } from '../../lib/stores/client.js';
 import { testTables, type TestTables } from '../support.js';
 import { waitFor } from './harness.js';
@@ -73,6 +74,26 @@ describe('boundedClient', () => {
   });
 });
 
+describe('untilTermEnds: a write of a term that ends before its answer is abandoned', () => {
+  it('rejects with the error given the moment the term ends, aborting the write’s signal, though the write never settles', async () => {
+    const term = new AbortController();
+    let sent: AbortSignal | undefined;
+    const out = untilTermEnds(term.signal, () => new Error('lost'), (signal) => ((sent = signal), new Promise<never>(() => undefined))).catch((e: unknown) => e);
+    term.abort('renewDeadline');
+    expect(await out).toEqual(new Error('lost'));
+    expect(sent?.aborted).toBe(true);
+  });
+
+  it('an answer in the term is the write’s own; a term already over sends nothing', async () => {
+    const term = new AbortController();
+    expect(await untilTermEnds(term.signal, () => new Error('lost'), async () => 'written')).toBe('written');
+    term.abort('deposed');
+    let called = false;
+    await expect(untilTermEnds(term.signal, () => new Error('lost'), async () => void (called = true))).rejects.toThrow('lost');
+    expect(called).toBe(false);
+  });
+});
+
 describe('a leader whose route to DynamoDB Local drops every packet for a while', () => {
   let t: TestTables;
   beforeAll(async () => {
@@ -80,6 +101,74 @@ describe('a leader whose route to DynamoDB Local drops every packet for a while'
   });
   afterAll(async () => {
     await t?.drop();
+  });
+
+  it('keeps its term when one renewal goes unanswered: abandoned after half the time left before the renew deadline, tried again on a new connection', async () => {
+    const target = new URL(inject('ddbEndpoint'));
+    // a proxy in front of DynamoDB Local: the connection that carries the next request after `dropNext`
+    // swallows it and stays dead (a black-holed flow); every other connection passes
+    let dropNext = false;
+    let dropped = 0;
+    const proxy = await listen((s) => {
+      let dead = false;
+      const up = connect(Number(target.port), target.hostname);
+      up.on('error', () => undefined);
+      s.on('data', (d) => {
+        if (dropNext && !dead) {
+          dropNext = false;
+          dead = true;
+          dropped++;
+        }
+        if (!dead) up.write(d);
+      });
+      up.on('data', (d) => {
+        if (!dead) s.write(d);
+      });
+      s.on('close', () => up.destroy());
+      up.on('close', () => void (dead || s.destroy()));
+    });
+    const errors: Error[] = [];
+    const log: string[] = [];
+    const client = localClient(proxy.endpoint);
+    const leases = localClient(inject('ddbEndpoint'));
+    // a renewal every second, 7 s before the renew deadline: a hung one is abandoned after 3.5 s, and
+    // the client's own bound (a lease duration, 12 s) would outlast the deadline
+    const elector = new LeaderElector({
+      client,
+      tables: t.names,
+      leaseName: 'kept',
+      identity: 'w1',
+      mode: 'NoCoordination',
+      platform: 'none',
+      leaseDurationMs: 12_000,
+      renewDeadlineMs: 8_000,
+      retryPeriodMs: 500,
+      renewIntervalMs: 1_000,
+      callbacks: {
+        onStartedLeading: () => void log.push('started'),
+        onStoppedLeading: ({ reason }) => void log.push(`stopped ${reason}`),
+      },
+      onError: (e) => errors.push(e),
+    });
+    const stop = new AbortController();
+    const done = elector.run(stop.signal);
+    await waitFor('w1 to lead', () => elector.isLeader());
+    const token = elector.fencingToken;
+    const row = async () => (await leases.send(new GetItemCommand({ TableName: t.names.leases, Key: { name: { S: 'kept' } }, ConsistentRead: true }))).Item;
+    dropNext = true;
+    await waitFor('a renewal to be swallowed', () => dropped === 1);
+    await waitFor('the unanswered renewal abandoned and reported', () => errors.find((e) => e instanceof DynamoDBUnreachableError && /timed out/.test(e.message)));
+    const abandonedAt = Number((await row())?.['renewTime']?.N);
+    await waitFor('a renewal after the abandoned one to land', async () => Number((await row())?.['renewTime']?.N) > abandonedAt);
+    // without the renewal's own bound it waits on the dead connection past its renew deadline and stops
+    expect(log).toEqual(['started']);
+    expect(elector.isLeader()).toBe(true);
+    expect(elector.fencingToken).toBe(token);
+    stop.abort();
+    await done;
+    client.destroy();
+    leases.destroy();
+    await close(proxy);
   });
 
   it('loses its term at its renew deadline, its unanswered renewal is abandoned, and once the route is back it leads again', async () => {
@@ -124,7 +213,15 @@ describe('a leader whose route to DynamoDB Local drops every packet for a while'
     const done = elector.run(stop.signal);
     await waitFor('w1 to lead', () => elector.isLeader());
     dropping = true;
+    // a fenced write sent now is never answered: it is abandoned when the term ends, not left waiting
+    const write = elector.fencedWrite({ TransactItems: [{ Put: { TableName: t.names.leases, Item: { name: { S: 'unanswered-item' } } } }] }).then(
+      () => 'answered',
+      (e: unknown) => e,
+    );
     await waitFor('its term lost at the renew deadline', () => log.includes('stopped renewDeadline'));
+    const abandoned = await write;
+    expect(abandoned).toBeInstanceOf(LeaseLostError);
+    expect(abandoned).toMatchObject({ leaseName: 'job', reason: 'renewDeadline' });
     // the unanswered request is abandoned after its bound and told as a timeout
     await waitFor('the unanswered request reported', () => errors.find((e) => e instanceof DynamoDBUnreachableError && /timed out/.test(e.message)));
     dropping = false;
