@@ -52,7 +52,6 @@ export { Session, SessionOptionsSchema, type ResolvedSessionOptions, type Sessio
 export { SESSION_COMPONENT, sessionComponent } from '../schemas/session-partition.js';
 export { withLease, tryWithLease } from './with-lease.js';
 export {
-  LeaseLostError,
   WithLeaseOptionsSchema,
   RunOnceSchema,
   type WithLeaseOptions,
@@ -81,7 +80,7 @@ export {
 export type { InvalidItem } from '../stores/item-store.js';
 export { defaultTableNames, DEFAULT_TABLE_PREFIX, type TablesOption, type DeepReadonly } from './options.js';
 export { TableNamesSchema, type TableNames } from '../schemas/config.js';
-export { DEFAULT_FENCE_ATTRIBUTE, fencedItemWrite, fencedTransactWrite, FencingError } from './fencing.js';
+export { DEFAULT_FENCE_ATTRIBUTE, fencedItemWrite, fencedTransactWrite, FencingError, LeaseLostError } from './fencing.js';
 export type { FencedItemInput } from './fencing.js';
 export type { Term } from '../stores/lease-store.js';
 export { ValidationError, type FieldIssue } from '../schemas/validation.js';

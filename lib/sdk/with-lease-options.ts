@@ -11,8 +11,6 @@ import { Platform } from '../schemas/platform.js';
 import { CandidacySchema, LeaderElectorOptionsSchema, type StopReason } from './elector.js';
 import { ClientSchema, ClockSchema, ClockSyncSchema, TablesSchema, fn, optionErrors } from './options.js';
 
-export { LeaseLostError } from './fencing.js';
-
 const SCHEDULED_AT = 'must be the time this run was scheduled for: pass the EventBridge scheduled event’s `time` (an ISO 8601 time such as "2026-11-24T00:00:00Z"), a Date, or epoch milliseconds';
 
 const IsoTime = z.iso.datetime({ offset: true });

@@ -18,15 +18,16 @@ import { ConflictError } from '../stores/errors.js';
 import { LeaseStore, type Term } from '../stores/lease-store.js';
 import { RunOnceStore, type RunOnceRead } from '../stores/run-once-store.js';
 import { LeaderElector, LeaderElectorOptionsSchema, defaultRenewIntervalMs, electorWith, type ElectorInternals, type StopReason } from './elector.js';
-import { FencingError, NO_TRANSACTIONS, fencedTransactWrite, untilTermEnds } from './fencing.js';
+import { FencingError, LeaseLostError, NO_TRANSACTIONS, fencedTransactWrite, untilTermEnds } from './fencing.js';
+export { LeaseLostError } from './fencing.js';
 import { INTERNAL_STOP, stampClockFor } from './options.js';
 import { boundedClient, requestBoundMs } from './bounded-client.js';
 import { newPeriodRefusal, rememberRun, windowOf, windowRun } from './run-once-windows.js';
 
 export { windowOf } from './run-once-windows.js';
 
-export { LeaseLostError, RunOnceSchema, WithLeaseOptionsSchema, type LeaseFn, type LeaseRunResult, type LeaseTerm, type RunOnce, type WithLeaseOptions } from './with-lease-options.js';
-import { LeaseLostError, WithLeaseOptionsSchema, type LeaseFn, type LeaseRunResult, type LeaseTerm, type WithLeaseOptions } from './with-lease-options.js';
+export { RunOnceSchema, WithLeaseOptionsSchema, type LeaseFn, type LeaseRunResult, type LeaseTerm, type RunOnce, type WithLeaseOptions } from './with-lease-options.js';
+import { WithLeaseOptionsSchema, type LeaseFn, type LeaseRunResult, type LeaseTerm, type WithLeaseOptions } from './with-lease-options.js';
 
 /**
  * Takes the lease `name`, runs `fn(signal, term)`, and gives the lease up in every outcome — return,
