@@ -72,6 +72,8 @@ export interface Machine extends WorldMachine {
   fault: ((req: ModelRequest) => Error | undefined) | undefined;
   /** Whether DynamoDB applies this request and its answer is lost on the way back (the client times out, not knowing it landed); undefined: none is. */
   loseAnswer: ((req: ModelRequest) => boolean) | undefined;
+  /** Whether this request is swallowed: it never lands and no reply ever comes (a black-holed connection; only the caller's own bound ends its wait). */
+  swallow: ((req: ModelRequest) => boolean) | undefined;
   /** Every request it sent (each attempt), in order. */
   readonly sent: SentRequest[];
 }
@@ -202,15 +204,16 @@ export class Sim {
 
   /** A machine named `name` on the world, its requests through the network below. */
   private network(name: string): Machine {
-    return this.world.machine<Pick<Machine, 'fault' | 'loseAnswer' | 'sent'>>(name, (m, req, apply) => this.exchange(m, req, apply), { fault: undefined, loseAnswer: undefined, sent: [] });
+    return this.world.machine<Pick<Machine, 'fault' | 'loseAnswer' | 'swallow' | 'sent'>>(name, (m, req, apply) => this.exchange(m, req, apply), { fault: undefined, loseAnswer: undefined, swallow: undefined, sent: [] });
   }
 
-  /** The network: LATENCY_MS each way, the machine's fault instead of the model's answer; a dead machine is never answered, a paused one reads its answer when it runs again. */
+  /** The network: LATENCY_MS each way, the machine's fault instead of the model's answer; a dead machine, or a swallowed request, is never answered; a paused one reads its answer when it runs again. */
   private async exchange(m: Machine, req: ModelRequest, apply: () => unknown): Promise<unknown> {
     const hang = () => new Promise<never>(() => undefined);
     if (m.clock.dead) return hang();
     const record: SentRequest = { ...req, at: this.clock.monotonic(), ok: false };
     m.sent.push(record);
+    if (m.swallow?.(req)) return hang();
     await this.clock.sleep(LATENCY_MS);
     const fault = m.fault?.(req);
     if (fault) throw fault;

@@ -20,7 +20,8 @@ import { SESSION_COMPONENT, allLeasesSessionComponent, sessionComponent, session
 import { parse } from '../schemas/validation.js';
 import { ConflictError } from '../stores/errors.js';
 import { recovered } from './faults.js';
-import { boundedClient, requestBoundMs } from './bounded-client.js';
+import { abortAfter, boundedClient, requestBoundMs } from './bounded-client.js';
+import { renewalBoundMs } from './step.js';
 import { IdentityStore, type IdentityRead } from '../stores/identity-store.js';
 import { ClientSchema, ClockSchema, ClockSyncSchema, StartUp, TablesSchema, deepFreeze, fn, optionErrors, stampClockFor, type DeepReadonly } from './options.js';
 import type { StampClock } from './server-clock.js';
@@ -292,7 +293,8 @@ export class Session {
       const l = this.current;
       // no session: try again soon (while DynamoDB's time is in doubt, at another point of its second)
       const wait = l ? Math.max(0, l.renewedAt + this.cadenceMs - this.time.monotonic()) : failed ? this.options.retryPeriodMs : Math.min(this.options.retryPeriodMs, 500 * (0.6 + 0.8 * this.time.random()));
-      await this.sleep(l && this.retrying ? Math.min(wait, this.options.retryPeriodMs) : wait, signal, leaving);
+      // after a failed renewal, the next a retry period after it went out (at once after one abandoned unanswered: it waited its bound)
+      await this.sleep(l && this.retrying ? Math.max(0, this.triedAt + this.options.retryPeriodMs - this.time.monotonic()) : wait, signal, leaving);
       if (leaving()) break;
       if (this.current) await this.renew(this.current);
     }
@@ -308,6 +310,8 @@ export class Session {
   }
 
   private retrying = false;
+  /** Monotonic time the last renewal (or the read made instead of one) went out. */
+  private triedAt = 0;
 
   /** A renew interval less 137 ms, so the renewals meet DynamoDB's clock at ever other points of its second. */
   private get cadenceMs(): number {
@@ -372,14 +376,17 @@ export class Session {
 
   private async renew(l: Live): Promise<void> {
     this.retrying = true;
+    this.triedAt = this.time.monotonic();
     if (!this.trusted()) {
       await this.store.read(this.component, l.name); // a response with DynamoDB's Date
       return;
     }
     const sentAt = this.time.monotonic();
     const prev = l.read.item!.renewTime;
+    // abandoned unanswered after half the time left before the deadline: another try still fits
+    const bound = abortAfter(this.time, renewalBoundMs(l.renewedAt + this.options.renewDeadlineMs - sentAt));
     try {
-      const item = await this.store.renewSession(l.read, Math.max(prev, this.time.now()));
+      const item = await this.store.renewSession(l.read, Math.max(prev, this.time.now()), bound.signal);
       this.answered();
       if (!item) {
         // Someone other than this process wrote the row (or deleted it): whatever they wrote, the
@@ -407,6 +414,8 @@ export class Session {
       this.failing = true;
       this.counts.failedRenewals++;
       this.onError(e as Error);
+    } finally {
+      bound.cancel();
     }
   }
 

@@ -37,14 +37,15 @@ export class IdentityStore extends ItemStore<typeof IdentityLeaseItem> {
    * other attribute, so any write to the row by anyone but its owner — a backdated or bumped stamp,
    * a longer duration, a delete — fails this renewal (undefined), and the owner ends the session.
    * The answer is the row as it is now (ALL_NEW): with the `endedTerms` Conclave's functions marked.
+   * `signal` abandons it unanswered (the owner's bound).
    */
-  async renewSession(read: IdentityRead, renewTime: number): Promise<IdentityLease | undefined> {
+  async renewSession(read: IdentityRead, renewTime: number, signal?: AbortSignal): Promise<IdentityLease | undefined> {
     const mine = read.item;
     if (!mine) throw new Error(`renewSession: ${this.describe(read.key)} was never written`);
     // (the condition's text and names are the same at every renewal: made once, below)
     const values: Record<string, unknown> = { ':crev': read.revision, ':o0': mine.holderIdentity, ':o1': mine.renewTime, ':o2': mine.leaseDurationSeconds, ':o3': mine.acquireTime, ':o4': mine.hostname };
     if (mine.expiresAt !== undefined) values[':ttl'] = mine.expiresAt;
-    return this.updateIf(read.key, { set: { renewTime } }, { expression: mine.expiresAt === undefined ? RENEWAL_CONDITION.noTtl : RENEWAL_CONDITION.ttl, names: RENEWAL_NAMES, values });
+    return this.updateIf(read.key, { set: { renewTime } }, { expression: mine.expiresAt === undefined ? RENEWAL_CONDITION.noTtl : RENEWAL_CONDITION.ttl, names: RENEWAL_NAMES, values }, signal);
   }
 
   /**

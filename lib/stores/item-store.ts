@@ -223,9 +223,10 @@ export class ItemStore<S extends z.ZodType<Revisioned>> {
   /**
    * Applies `patch` and raises the revision by one if the item exists and `condition` holds — for
    * writes guarded by ownership rather than by a read (a holder renewing or releasing its lease).
-   * Returns the item as written, or undefined when the condition did not hold.
+   * Returns the item as written, or undefined when the condition did not hold. `signal` abandons
+   * the request when it aborts.
    */
-  async updateIf(key: Record<string, string>, patch: { set?: Record<string, unknown>; remove?: readonly string[] }, condition: Condition): Promise<z.output<S> | undefined> {
+  async updateIf(key: Record<string, string>, patch: { set?: Record<string, unknown>; remove?: readonly string[] }, condition: Condition, signal?: AbortSignal): Promise<z.output<S> | undefined> {
     this.checkSet(key, patch.set ?? {});
     const names: Record<string, string> = { '#rev': 'revision', '#pk': this.keys[0]!, ...condition.names };
     const values: Record<string, unknown> = { ':one': 1, ...condition.values };
@@ -249,6 +250,7 @@ export class ItemStore<S extends z.ZodType<Revisioned>> {
           ExpressionAttributeValues: marshall(values, { removeUndefinedValues: true }),
           ReturnValues: 'ALL_NEW',
         }),
+        { abortSignal: signal },
       );
       return this.parseRow(r.Attributes ?? {});
     } catch (e) {

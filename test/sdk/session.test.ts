@@ -580,6 +580,47 @@ describe('Session', () => {
   });
 });
 
+describe("a Session's renewal that fails", () => {
+  /** A lone Session at its default timings (renewal every 5 s, retry 1.5 s, deadline 7.5 s), started. */
+  async function lone() {
+    const sim = await Sim.create({ config: CONFIG });
+    const machine = sim.machine();
+    const errors: Error[] = [];
+    const session = new Session({ client: machine.client, tables: sim.names, clock: machine.clock, prefix: 'lone', onError: (e) => errors.push(e) });
+    const running = session.run(new AbortController().signal);
+    await sim.until('the session started', () => session.name);
+    await sim.run(6_000); // one renewal done
+    return { sim, machine, session, errors, running };
+  }
+  const onIdentities = (r: { input: unknown }) => isTable('-identities')(r);
+
+  it('refused at once (AccessDenied) is tried again a retry period after the last try went out, never in a hot loop', async () => {
+    const { sim, machine, session } = await lone();
+    const denied = Object.assign(new Error('User is not authorized to perform: dynamodb:UpdateItem'), { name: 'AccessDeniedException', $fault: 'client', $metadata: { httpStatusCode: 400 } });
+    machine.fault = (r) => (onIdentities(r) ? denied : undefined);
+    const from = sim.clock.monotonic();
+    const windowMs = 20_000;
+    await sim.run(windowMs);
+    const sent = machine.sent.filter((r) => r.at >= from && onIdentities(r)).length;
+    expect(session.stats.failedRenewals).toBeGreaterThanOrEqual(2); // it keeps trying
+    // a renewal or a new session's start every retry period (1.5 s), a probe read with a start at most: before the fix, hundreds in the 2.6 s before the deadline
+    expect(sent).toBeLessThanOrEqual(2 * Math.ceil(windowMs / session.options.retryPeriodMs) + 2);
+  });
+
+  it('never answered (a black-holed connection) is abandoned after half the time left before the deadline and tried again: the session lives on', async () => {
+    const { sim, machine, session } = await lone();
+    const name = session.name;
+    let swallowed = 0;
+    machine.swallow = (r) => onIdentities(r) && r.operation === 'UpdateItem' && swallowed++ === 0;
+    const renewals = session.stats.renewals;
+    await sim.run(12_000);
+    expect(swallowed).toBeGreaterThanOrEqual(2); // the swallowed one, and the renewals after it went through
+    expect(session.stats.ended).toBe(0); // before the fix: the renewal waited out the renew deadline, and the session ended
+    expect(session.name).toBe(name);
+    expect(session.stats.renewals).toBeGreaterThan(renewals);
+  });
+});
+
 describe('DynamoDB back after an outage of one process (safety.md open item: region loss, seed 12051)', () => {
   it("the process's Session answers again: its follower napping out an error backoff reads at once, not up to the backoff's cap later", async () => {
     const { sim, procs, holderOf } = await sessionFleet({ defaults: true, push: false, leases: ['job'] });
