@@ -7,11 +7,11 @@
  * can start dropping everything. Waits on conditions and simulated time, never on a time budget.
  */
 import { createServer, connect, type Server, type Socket } from 'node:net';
-import { GetItemCommand, ListTablesCommand } from '@aws-sdk/client-dynamodb';
+import { GetItemCommand, ListTablesCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { simulatedClock } from '../../lib/clock.js';
 import { boundedClient, MIN_REQUEST_BOUND_MS, requestBoundMs, RequestBoundError } from '../../lib/sdk/bounded-client.js';
-import { DynamoDBUnreachableError, LeaderElector, LeaseLostError } from '../../lib/sdk/index.js';
+import { DynamoDBUnreachableError, LeaderElector, LeaseLostError, type LeaderElectorOptions } from '../../lib/sdk/index.js';
 import { untilTermEnds } from '../../lib/sdk/fencing.js';
 import { localClient } from '../../lib/stores/client.js';
 import { testTables, type TestTables } from '../support.js';
@@ -103,22 +103,15 @@ describe('a leader whose route to DynamoDB Local drops every packet for a while'
     await t?.drop();
   });
 
-  it('keeps its term when one renewal goes unanswered: abandoned after half the time left before the renew deadline, tried again on a new connection', async () => {
+  /** A proxy in front of DynamoDB Local: a connection whose data arrives while `kills()` says so swallows it and stays dead from then on (no answer, no reset: a black-holed flow). */
+  function blackHoling(kills: () => boolean): ReturnType<typeof listen> {
     const target = new URL(inject('ddbEndpoint'));
-    // a proxy in front of DynamoDB Local: the connection that carries the next request after `dropNext`
-    // swallows it and stays dead (a black-holed flow); every other connection passes
-    let dropNext = false;
-    let dropped = 0;
-    const proxy = await listen((s) => {
+    return listen((s) => {
       let dead = false;
       const up = connect(Number(target.port), target.hostname);
       up.on('error', () => undefined);
       s.on('data', (d) => {
-        if (dropNext && !dead) {
-          dropNext = false;
-          dead = true;
-          dropped++;
-        }
+        if (!dead && kills()) dead = true;
         if (!dead) up.write(d);
       });
       up.on('data', (d) => {
@@ -127,29 +120,44 @@ describe('a leader whose route to DynamoDB Local drops every packet for a while'
       s.on('close', () => up.destroy());
       up.on('close', () => void (dead || s.destroy()));
     });
+  }
+
+  /** A NoCoordination leader "w1" of `leaseName` on `client`: its starts and stops in `log`, its faults in `errors`. */
+  function loneLeader(client: DynamoDBClient, leaseName: string, timings: Pick<LeaderElectorOptions, 'leaseDurationMs' | 'renewDeadlineMs' | 'retryPeriodMs' | 'renewIntervalMs'>) {
     const errors: Error[] = [];
     const log: string[] = [];
-    const client = localClient(proxy.endpoint);
-    const leases = localClient(inject('ddbEndpoint'));
-    // a renewal every second, 7 s before the renew deadline: a hung one is abandoned after 3.5 s, and
-    // the client's own bound (a lease duration, 12 s) would outlast the deadline
     const elector = new LeaderElector({
       client,
       tables: t.names,
-      leaseName: 'kept',
+      leaseName,
       identity: 'w1',
       mode: 'NoCoordination',
       platform: 'none',
-      leaseDurationMs: 12_000,
-      renewDeadlineMs: 8_000,
-      retryPeriodMs: 500,
-      renewIntervalMs: 1_000,
+      ...timings,
       callbacks: {
         onStartedLeading: () => void log.push('started'),
         onStoppedLeading: ({ reason }) => void log.push(`stopped ${reason}`),
       },
       onError: (e) => errors.push(e),
     });
+    return { elector, log, errors };
+  }
+
+  it('keeps its term when one renewal goes unanswered: abandoned after half the time left before the renew deadline, tried again on a new connection', async () => {
+    // the connection that carries the next request after `dropNext` swallows it; every other connection passes
+    let dropNext = false;
+    let dropped = 0;
+    const proxy = await blackHoling(() => {
+      if (!dropNext) return false;
+      dropNext = false;
+      dropped++;
+      return true;
+    });
+    const client = localClient(proxy.endpoint);
+    const leases = localClient(inject('ddbEndpoint'));
+    // a renewal every second, 7 s before the renew deadline: a hung one is abandoned after 3.5 s, and
+    // the client's own bound (a lease duration, 12 s) would outlast the deadline
+    const { elector, log, errors } = loneLeader(client, 'kept', { leaseDurationMs: 12_000, renewDeadlineMs: 8_000, retryPeriodMs: 500, renewIntervalMs: 1_000 });
     const stop = new AbortController();
     const done = elector.run(stop.signal);
     await waitFor('w1 to lead', () => elector.isLeader());
@@ -172,43 +180,11 @@ describe('a leader whose route to DynamoDB Local drops every packet for a while'
   });
 
   it('loses its term at its renew deadline, its unanswered renewal is abandoned, and once the route is back it leads again', async () => {
-    const target = new URL(inject('ddbEndpoint'));
-    // a proxy in front of DynamoDB Local: while `dropping`, whatever a connection sends is swallowed,
-    // and that connection stays dead (no answer, no reset: a black-holed flow)
+    // while `dropping`, every connection that carries a request swallows it and stays dead
     let dropping = false;
-    const proxy = await listen((s) => {
-      let dead = false;
-      const up = connect(Number(target.port), target.hostname);
-      up.on('error', () => undefined);
-      s.on('data', (d) => {
-        if (dropping) dead = true;
-        if (!dead) up.write(d);
-      });
-      up.on('data', (d) => {
-        if (!dead) s.write(d);
-      });
-      s.on('close', () => up.destroy());
-      up.on('close', () => void (dead || s.destroy()));
-    });
-    const errors: Error[] = [];
-    const log: string[] = [];
+    const proxy = await blackHoling(() => dropping);
     const client = localClient(proxy.endpoint);
-    const elector = new LeaderElector({
-      client,
-      tables: t.names,
-      leaseName: 'job',
-      identity: 'w1',
-      mode: 'NoCoordination',
-      platform: 'none',
-      leaseDurationMs: 2_000,
-      renewDeadlineMs: 1_500,
-      retryPeriodMs: 250,
-      callbacks: {
-        onStartedLeading: () => void log.push('started'),
-        onStoppedLeading: ({ reason }) => void log.push(`stopped ${reason}`),
-      },
-      onError: (e) => errors.push(e),
-    });
+    const { elector, log, errors } = loneLeader(client, 'job', { leaseDurationMs: 2_000, renewDeadlineMs: 1_500, retryPeriodMs: 250 });
     const stop = new AbortController();
     const done = elector.run(stop.signal);
     await waitFor('w1 to lead', () => elector.isLeader());
