@@ -33,19 +33,16 @@ export function boundedClient(client: DynamoDBClient, clock: Pick<Clock, 'setTim
   const bounded = Object.create(client) as DynamoDBClient;
   const send = (command: Parameters<DynamoDBClient['send']>[0], options?: { abortSignal?: AbortSignal }) => {
     const abort = new AbortController();
+    const timer = clock.setTimer(boundMs, () => abort.abort(new RequestBoundError(boundMs)));
     const caller = options?.abortSignal;
-    let timer: { cancel(): void } | undefined;
-    const gaveUp = new Promise<never>((_, reject) => {
-      const stop = (reason: unknown) => {
-        abort.abort(reason);
-        reject(reason);
-      };
-      timer = clock.setTimer(boundMs, () => stop(new RequestBoundError(boundMs)));
-      if (caller?.aborted) stop(caller.reason);
-      else caller?.addEventListener('abort', () => stop(caller.reason), { once: true });
-    });
+    const passOn = () => abort.abort(caller?.reason);
+    if (caller?.aborted) passOn();
+    else caller?.addEventListener('abort', passOn, { once: true });
     // raced as well as aborted: a request handler that does not honour the signal still lets go
-    return Promise.race([client.send(command as never, { ...options, abortSignal: abort.signal }), gaveUp]).finally(() => timer?.cancel());
+    return raced(client.send(command as never, { ...options, abortSignal: abort.signal }), abort.signal).finally(() => {
+      timer.cancel();
+      caller?.removeEventListener('abort', passOn);
+    });
   };
   Object.defineProperty(bounded, 'send', { value: send });
   return bounded;
@@ -56,4 +53,15 @@ export function abortAfter(clock: Pick<Clock, 'setTimer'>, ms: number): { readon
   const abort = new AbortController();
   const timer = clock.setTimer(ms, () => abort.abort(new RequestBoundError(ms)));
   return { signal: abort.signal, cancel: () => timer.cancel() };
+}
+
+/** `sent`, or a rejection with `signal`'s reason once it aborts first: the answer is no longer waited for. */
+export function raced<T>(sent: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  let stop: (() => void) | undefined;
+  const abandoned = new Promise<never>((_, reject) => {
+    stop = () => reject(signal.reason);
+    signal.addEventListener('abort', stop, { once: true });
+  });
+  return Promise.race([sent, abandoned]).finally(() => signal.removeEventListener('abort', stop!));
 }

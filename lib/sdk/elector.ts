@@ -37,7 +37,7 @@ import {
 import { sessionSeam, type Session } from './session.js';
 import { detectPlatform } from './platform.js';
 import { ClockSkewError, type StampClock } from './server-clock.js';
-import { abortAfter, boundedClient, requestBoundMs } from './bounded-client.js';
+import { abortAfter, boundedClient, raced, requestBoundMs } from './bounded-client.js';
 import type { Push } from './push.js';
 import { faultKind, faultReporter, onRecovered, recovered, retryDelayMs } from './faults.js';
 /**
@@ -367,10 +367,12 @@ export class LeaderElector {
       next = undefined;
       for (const f of effects) {
         if (f.kind === 'steppedDown') led = f.led;
-        const io = this.carry(f);
+        // a leader waits for an answer only as long as the step says (withinMs): abandoned then, aborted where the lock can
+        const bound = 'withinMs' in f && f.withinMs !== undefined ? abortAfter(this.x.time, f.withinMs) : undefined;
+        const io = this.carry(f, bound?.signal);
         if (!io) continue;
         try {
-          next = io.answer(await io.sent);
+          next = io.answer(await (bound ? raced(io.sent, bound.signal) : io.sent));
         } catch (err) {
           // a conflict where the step expects one (a vacancy report, or its acknowledgement): the row moved on meanwhile
           if (io.conflict && err instanceof ConflictError) next = io.conflict;
@@ -378,6 +380,8 @@ export class LeaderElector {
             this.x.report(err);
             next = io.fault;
           } else throw err;
+        } finally {
+          bound?.cancel();
         }
       }
     }
@@ -394,14 +398,9 @@ export class LeaderElector {
     return Math.ceil(this.options.leaseDurationMs / 1000);
   }
 
-  /** Confirms or renews `term` (onto `session`, or off one: null), stamped with DynamoDB's time as this worker measures it; abandoned unanswered after `withinMs` if given. */
-  private async renew(term: Term, session: string | null | undefined, withinMs?: number): Promise<Lease | undefined> {
-    const bound = withinMs === undefined ? undefined : abortAfter(this.x.time, withinMs);
-    try {
-      return await this.x.lock.renew(term, { now: this.x.time.now(), leaseDurationSeconds: this.seconds, session, signal: bound?.signal });
-    } finally {
-      bound?.cancel();
-    }
+  /** Confirms or renews `term` (onto `session`, or off one: null), stamped with DynamoDB's time as this worker measures it; `signal` abandons it. */
+  private renew(term: Term, session: string | null | undefined, signal?: AbortSignal): Promise<Lease | undefined> {
+    return this.x.lock.renew(term, { now: this.x.time.now(), leaseDurationSeconds: this.seconds, session, signal });
   }
 
   /**
@@ -421,8 +420,8 @@ export class LeaderElector {
     }
   }
 
-  /** Carries out one effect: a read or a write is sent, and its answer (`answer`) is the next event; `fault`: a fault is reported and answered so. */
-  private carry(f: Effect): { sent: Promise<unknown>; answer: (v: unknown) => Event | undefined; conflict?: Event; fault?: Event } | undefined {
+  /** Carries out one effect: a read or a write is sent, and its answer (`answer`) is the next event; `fault`: a fault is reported and answered so. `signal`: what abandons it (a renewal's request is aborted). */
+  private carry(f: Effect, signal?: AbortSignal): { sent: Promise<unknown>; answer: (v: unknown) => Event | undefined; conflict?: Event; fault?: Event } | undefined {
     const { x, options: o } = this;
     switch (f.kind) {
       case 'readLease':
@@ -490,7 +489,7 @@ export class LeaderElector {
         void this.ended(() => x.lock.endChanged(f.term, x.time.now()));
         return undefined;
       case 'renew':
-        return { sent: this.renew(f.term, f.session, f.withinMs), answer: (lease) => ({ kind: 'answer', rest: f.rest, lease: lease as Lease | undefined }), fault: { kind: 'answer', rest: f.rest, failed: true } };
+        return { sent: this.renew(f.term, f.session, signal), answer: (lease) => ({ kind: 'answer', rest: f.rest, lease: lease as Lease | undefined }), fault: { kind: 'answer', rest: f.rest, failed: true } };
       case 'look':
         return { sent: x.lock.get(f.consistent), answer: (r) => ({ kind: 'answer', rest: f.rest, lease: (r as LeaseRead).item }), ...(f.reportFault ? { fault: { kind: 'answer', rest: f.rest, failed: true } as const } : {}) };
       case 'readHeir':

@@ -1498,16 +1498,16 @@ export type Effect =
   | { readonly kind: 'endTerm'; readonly term: Term }
   /** Renew `term` (onto `session`, or off one: null), abandoned unanswered after `withinMs`. A fault is reported, and answered `failed`. */
   | { readonly kind: 'renew'; readonly term: Term; readonly session: string | null | undefined; readonly withinMs: number; readonly rest: readonly Next[] }
-  /** Read the lease (a fault is thrown, or with `reportFault`, reported and answered `failed`). */
-  | { readonly kind: 'look'; readonly consistent: boolean; readonly reportFault: boolean; readonly rest: readonly Next[] }
+  /** Read the lease (a fault is thrown, or with `reportFault`, reported and answered `failed`), abandoned unanswered after `withinMs` if given. */
+  | { readonly kind: 'look'; readonly consistent: boolean; readonly reportFault: boolean; readonly rest: readonly Next[]; readonly withinMs?: number }
   /** Read the heir's candidate row, right before the hand-over. A fault is reported, and answered `failed`. */
   | { readonly kind: 'readHeir'; readonly name: string; readonly rest: readonly Next[] }
   /** Hand `term` to `heir` in one write (answered `ok`); a wake for `revision` goes out beside it. */
   | { readonly kind: 'handOver'; readonly term: Term; readonly heir: Heir; readonly leaseTransitions: number; readonly second: SecondSuccessor; readonly revision: number; readonly rest: readonly Next[] }
   /** Release `term` (a fault is reported: the term runs out). */
   | { readonly kind: 'releaseTerm'; readonly term: Term; readonly rest: readonly Next[] }
-  /** Renew the candidacy (an acknowledgement, or alive after yielding). */
-  | { readonly kind: 'renewCandidacy'; readonly rest: readonly Next[] }
+  /** Renew the candidacy (an acknowledgement, or alive after yielding), abandoned unanswered after `withinMs` if given. */
+  | { readonly kind: 'renewCandidacy'; readonly rest: readonly Next[]; readonly withinMs?: number }
   /** Lead on `ms` before handing over (a cancelled leader). */
   | { readonly kind: 'sleep'; readonly ms: number; readonly rest: readonly Next[] }
   /** Tell onError the leader's work failed, and what became of the term. */
@@ -1590,7 +1590,7 @@ export function decide(s: Settings, state: State, e: Event, at: Moment): Step {
       // the lease is read first, unless wakes reach this leader and its view names an heir (`again`)
       const again = at.pushLive === true && lead !== undefined && heirOf(s, lead.lease) !== undefined;
       const rest: Next[] = [{ k: 'leadOn', again }];
-      if (lead && s.releaseOnCancel && s.mode === 'coordinated' && !again) return look(state, true, true, [{ k: 'refreshed', no: lead.no }, ...rest], fx);
+      if (lead && s.releaseOnCancel && s.mode === 'coordinated' && !again) return look(state, true, true, [{ k: 'refreshed', no: lead.no }, ...rest], fx, inTermMs(s, lead, at.now));
       return go(s, state, rest, {}, at, fx);
     }
   }
@@ -1657,18 +1657,21 @@ function apply(s: Settings, st: State, lead: Lead, o: LeaderObservation, at: Mom
   }
 }
 
-const look = (state: State, consistent: boolean, reportFault: boolean, rest: readonly Next[], fx: Effect[]): Step => ({ state, effects: [...fx, { kind: 'look', consistent, reportFault, rest }] });
+const look = (state: State, consistent: boolean, reportFault: boolean, rest: readonly Next[], fx: Effect[], withinMs?: number): Step => ({ state, effects: [...fx, { kind: 'look', consistent, reportFault, rest, ...(withinMs === undefined ? {} : { withinMs }) }] });
+
+/** How long a leader in its term waits for the answer to a request its loop waits on: half the time left before its renew deadline, so a renewal still fits after it is abandoned. */
+const inTermMs = (s: Settings, lead: Lead, now: number): number => renewalBoundMs(lead.renewedAt + s.renewDeadlineMs - now);
 const steppedDown = (state: State, led: { readonly term: Term; readonly handed: boolean } | undefined, fx: Effect[]): Step => ({ state, effects: [...fx, { kind: 'steppedDown', led }] });
 
 /** The leader's step: renews its term, or reads the lease (woken, on its live session, or the clock in doubt). */
 function leaderStepNow(s: Settings, state: State, lead: Lead, woken: boolean, at: Moment, fx: Effect[], rest: readonly Next[] = []): Step {
-  if (woken) return look(state, true, false, [{ k: 'read', no: lead.no, rev: lead.lease?.revision ?? 0, recheck: false }, ...rest], fx);
-  if (lead.session !== undefined && at.session === lead.session) return look(state, false, false, [{ k: 'read', no: lead.no, rev: lead.lease?.revision ?? 0, recheck: true }, ...rest], fx);
+  const withinMs = inTermMs(s, lead, at.now);
+  if (woken) return look(state, true, false, [{ k: 'read', no: lead.no, rev: lead.lease?.revision ?? 0, recheck: false }, ...rest], fx, withinMs);
+  if (lead.session !== undefined && at.session === lead.session) return look(state, false, false, [{ k: 'read', no: lead.no, rev: lead.lease?.revision ?? 0, recheck: true }, ...rest], fx, withinMs);
   const j = vouch(s, { ...state, lead: { ...lead, retrying: true, triedAt: at.now } }, at, fx); // retrying until this renewal succeeds
-  if (!j.trusted) return look(j.state, true, false, rest, fx);
+  if (!j.trusted) return look(j.state, true, false, rest, fx, withinMs);
   // onto the live session, or off one that ended
   const session = at.session === null && lead.session === undefined ? undefined : at.session;
-  const withinMs = renewalBoundMs(lead.renewedAt + s.renewDeadlineMs - at.now);
   return { state: j.state, effects: [...fx, { kind: 'renew', term: lead.term, session, withinMs, rest: [{ k: 'renewed', no: lead.no, sentAt: at.now }, ...rest] }] };
 }
 
@@ -1679,7 +1682,7 @@ function after(s: Settings, st: State, lease: Lease, rest: readonly Next[], at: 
   const next = afterRenewal(s, lease, { candidate: s.candidate, ackedElection: st.ackedElection });
   // the preferred candidate is the successor (named at once): it reads right after this renewal, so the term is handed to it now
   if (next.kind === 'yield') return giveUp(s, st, lead, 'preempted', [{ k: 'rejoin' }, ...rest], at, fx);
-  if (next.kind === 'ack') return { state: st, effects: [...fx, { kind: 'renewCandidacy', rest: [{ k: 'acked', election: next.election }, ...rest] }] };
+  if (next.kind === 'ack') return { state: st, effects: [...fx, { kind: 'renewCandidacy', rest: [{ k: 'acked', election: next.election }, ...rest], withinMs: inTermMs(s, lead, at.now) }] };
   return go(s, st, rest, {}, at, fx);
 }
 
@@ -1719,7 +1722,7 @@ function go(s: Settings, state: State, rest: readonly Next[], a: Omit<Extract<Ev
       }
       case 'read': {
         // an eventually consistent copy older than what this term last wrote or saw proves nothing
-        if (n.recheck && (a.lease === undefined || a.lease.revision < n.rev)) return look(st, true, false, [{ ...n, recheck: false }, ...tail], fx);
+        if (n.recheck && (a.lease === undefined || a.lease.revision < n.rev)) return look(st, true, false, [{ ...n, recheck: false }, ...tail], fx, st.lead && inTermMs(s, st.lead, at.now));
         if (!lead) break;
         st = note(s, st, { kind: 'claimIn', lease: a.lease }, at, fx);
         st = apply(s, st, lead, { kind: 'read', lease: a.lease }, at, fx);

@@ -50,6 +50,7 @@ describe("the elector's step: the leader's order of actions", () => {
     ]);
     expect(r.kinds).toEqual([['readLease'], ['newLeader', 'confirm'], ['armDeadline', 'started'], ['renewCandidacy'], []]);
     expect(r.effects[2]![0]).toEqual({ kind: 'armDeadline', at: T + 10 + 10_000, no: 1 }); // from the confirmation's send time
+    expect(r.effects[3]![0]).toMatchObject({ kind: 'renewCandidacy', withinMs: 4_990 }); // the acknowledgement is waited for half the 9,980 ms left
     expect(r.state.lead).toMatchObject({ term: { holderIdentity: 'a', fencingToken: 7 }, renewedAt: T + 10, no: 1 });
     expect(r.state.ackedElection).toBe('e1');
     expect(r.state.ledToken).toBe(7);
@@ -94,7 +95,7 @@ describe("the elector's step: the leader's order of actions", () => {
       [{ kind: 'poll', woken: true, pushLive: true }, at(100)],
       [answer({ lease: mine({ fencingToken: 8, termToken: 7, revision: 9 }) }), at(120)],
     ]);
-    expect(r.effects[0]).toMatchObject([{ kind: 'look', consistent: true }]);
+    expect(r.effects[0]).toMatchObject([{ kind: 'look', consistent: true, withinMs: 4_950 }]); // half the 9,900 ms left before the renew deadline
     expect(r.kinds[1]).toEqual(['stop', 'endTerm', 'stepNow']);
     expect(r.effects[1]![0]).toEqual({ kind: 'stop', reason: 'deposed', token: 7 });
     expect(r.state.endedToken).toBe(7);
@@ -138,7 +139,7 @@ describe("the elector's step: the leader's order of actions", () => {
 
   it('with DynamoDB’s time in doubt it does not stamp a renewal: it reads the lease instead (the next response’s Date), counted as a prevention', () => {
     const r = run(settings(), leading(), [[poll, at(5_900, { clock: { ok: false, reason: 'noSamples' } as Moment['clock'] })]]);
-    expect(r.effects[0]).toEqual([{ kind: 'look', consistent: true, reportFault: false, rest: [] }]);
+    expect(r.effects[0]).toEqual([{ kind: 'look', consistent: true, reportFault: false, rest: [], withinMs: 2_050 }]); // abandoned in time for a renewal before the deadline
     expect(r.state.preventions).toBe(1);
     expect(r.state.lead?.retrying).toBe(true);
   });

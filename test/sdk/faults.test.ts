@@ -230,3 +230,41 @@ describe('one identity, one process (item 4)', () => {
     await sim.until('the restarted worker leads', () => again.elector.isLeader(), 120_000);
   });
 });
+
+describe('a request a leader waits on that is never answered (a black-holed connection)', () => {
+  /** Three coordinated electors at client-go's timings with the push path, settled; the leader, and another process's connection to wake it with. */
+  async function wokenLeader() {
+    const sim = await Sim.create({ config: CONFIG });
+    sim.pushBroker({ delayMs: 50, deliveryMs: 5 });
+    sim.coordinator({ tickEveryMs: 1_000 });
+    const errors = new Map<SimElector, Error[]>();
+    const es = ['a', 'b', 'c'].map((id) => {
+      const m = sim.machine();
+      const list: Error[] = [];
+      const e = sim.elector(id, { leaseName: L, ...CLIENT_GO, push: sim.pushFor(m) }, { machine: m, errors: list });
+      errors.set(e, list);
+      return e;
+    });
+    const leader = await sim.until('a leader', () => leaders(es)[0], 120_000);
+    await sim.run(20_000); // settled: a few renewals
+    return { sim, m: leader.machine, leader, errors: errors.get(leader)!, other: sim.pushFor(sim.machine()) };
+  }
+
+  it.each([1_000, 5_000])('woken %i ms after a renewal, its read of the lease is abandoned in time to renew: it leads on in the same term', async (afterMs) => {
+    const { sim, m, leader, errors, other } = await wokenLeader();
+    const token = leader.elector.fencingToken;
+    // the next renewal, then `afterMs`: the wake
+    const renewals = () => m.sent.filter((r) => r.operation === 'UpdateItem' && onLeases(sim, r) && r.ok).length;
+    const before = renewals();
+    await sim.until('a renewal', () => renewals() > before);
+    await sim.run(afterMs);
+    let swallowed = 0;
+    m.swallow = (r) => r.operation === 'GetItem' && onLeases(sim, r) && swallowed++ === 0;
+    other.wake(L, 1_000_000); // a change it has not seen: it reads the lease
+    await sim.until('the read sent and swallowed', () => swallowed > 0);
+    // before the fix the read waited out the client's bound (a lease duration), past the renew deadline, and the term stopped
+    await sim.during(30_000, 'a leads throughout', () => leader.elector.isLeader());
+    expect(leader.elector.fencingToken).toBe(token);
+    expect(errors.some((e) => e.name === 'DynamoDBUnreachableError' && /timed out/.test(e.message))).toBe(true); // the abandoned read, told as a timeout
+  });
+});
