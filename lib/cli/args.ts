@@ -41,6 +41,11 @@ const Seconds = (what: string) =>
 
 const Count = z.string().trim().regex(/^\d+$/, 'must be a whole number ≥ 1').transform(Number).pipe(z.number().int().min(1, 'must be ≥ 1'));
 
+/** How long the CLI waits for DynamoDB to answer one try of a request (3 tries), unless --request-timeout says otherwise. */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 5_000;
+
+const Milliseconds = z.string().trim().regex(/^\d+$/, 'must be whole milliseconds, such as 5000').transform(Number).pipe(z.number().int().min(100, 'must be at least 100 ms').max(600_000, 'must be at most 600000 ms (10 minutes)'));
+
 export const OUTPUTS = ['table', 'json'] as const;
 export type OutputFormat = (typeof OUTPUTS)[number];
 
@@ -55,6 +60,7 @@ export const GlobalOptions = z
     identitiesTable: z.string().optional(),
     output: z.enum(OUTPUTS, { error: `must be one of: ${OUTPUTS.join(', ')}` }).default('table'),
     electionConfig: z.object({ value: z.string(), from: z.enum(['--election-config', 'CONCLAVE_ELECTION_CONFIG']) }).optional(),
+    requestTimeout: Milliseconds.optional(),
   })
   .transform((o, ctx) => {
     const defaults = defaultTableNames(o.tablePrefix);
@@ -67,11 +73,11 @@ export const GlobalOptions = z
       for (const i of tables.error.issues) ctx.addIssue({ code: 'custom', path: [`${String(i.path[0])}Table`], message: i.message });
       return z.NEVER;
     }
-    return { endpoint: o.endpoint, region: o.region, tablePrefix: o.tablePrefix, tables: tables.data, output: o.output, electionConfig: o.electionConfig };
+    return { endpoint: o.endpoint, region: o.region, tablePrefix: o.tablePrefix, tables: tables.data, output: o.output, electionConfig: o.electionConfig, requestTimeoutMs: o.requestTimeout ?? DEFAULT_REQUEST_TIMEOUT_MS };
   });
 export type GlobalOptions = z.output<typeof GlobalOptions>;
 
-/** Commander's raw global options plus the environment: CONCLAVE_ENDPOINT, CONCLAVE_TABLE_PREFIX, CONCLAVE_ELECTION_CONFIG. */
+/** Commander's raw global options plus the environment: CONCLAVE_ENDPOINT, CONCLAVE_TABLE_PREFIX, CONCLAVE_ELECTION_CONFIG, CONCLAVE_REQUEST_TIMEOUT. */
 export function globalOptions(raw: Record<string, unknown>, env: Record<string, string | undefined>): GlobalOptions {
   const electionConfig =
     typeof raw['electionConfig'] === 'string'
@@ -81,7 +87,13 @@ export function globalOptions(raw: Record<string, unknown>, env: Record<string, 
         : undefined;
   return parse(
     GlobalOptions,
-    { ...raw, endpoint: raw['endpoint'] ?? (env['CONCLAVE_ENDPOINT'] || undefined), tablePrefix: raw['tablePrefix'] ?? (env['CONCLAVE_TABLE_PREFIX'] || undefined), electionConfig },
+    {
+      ...raw,
+      endpoint: raw['endpoint'] ?? (env['CONCLAVE_ENDPOINT'] || undefined),
+      tablePrefix: raw['tablePrefix'] ?? (env['CONCLAVE_TABLE_PREFIX'] || undefined),
+      requestTimeout: raw['requestTimeout'] ?? (env['CONCLAVE_REQUEST_TIMEOUT'] || undefined),
+      electionConfig,
+    },
     'global options',
   );
 }

@@ -43,6 +43,8 @@ export interface Target {
   region?: string | undefined;
   tablePrefix: string;
   tables: TableNames;
+  /** How long a try of a request waits for its answer (--request-timeout). */
+  requestTimeoutMs?: number | undefined;
 }
 
 /** Everything a command needs; tests build one around their own client and clock. */
@@ -67,10 +69,15 @@ export interface CliContext {
   confirm: Confirm;
 }
 
-/** The SDK client for the options: DynamoDB Local with dummy credentials, or the default credential chain. */
-export function clientFor(opts: Pick<GlobalOptions, 'endpoint' | 'region'>): DynamoDBClient {
-  if (opts.endpoint) return localClient(opts.endpoint, opts.region);
-  return new DynamoDBClient(opts.region ? { region: opts.region } : {});
+/**
+ * The SDK client for the options: DynamoDB Local with dummy credentials, or the default credential
+ * chain. Each try of a request gives up after `requestTimeoutMs` (the SDK sets no timeout: on a
+ * black-holed route a command would wait for TCP to give up, many minutes later).
+ */
+export function clientFor(opts: Pick<GlobalOptions, 'endpoint' | 'region' | 'requestTimeoutMs'>): DynamoDBClient {
+  const requestHandler = { requestTimeout: opts.requestTimeoutMs, throwOnRequestTimeout: true };
+  if (opts.endpoint) return localClient(opts.endpoint, opts.region, { requestHandler });
+  return new DynamoDBClient({ ...(opts.region ? { region: opts.region } : {}), requestHandler });
 }
 
 /** Nobody to ask and no `--yes`: every write is refused. The default when none is given. */

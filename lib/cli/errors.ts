@@ -1,6 +1,7 @@
 import { ListTablesCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { ValidationError } from '../schemas/validation.js';
 import { ConflictError } from '../stores/errors.js';
+import { DEFAULT_REQUEST_TIMEOUT_MS } from './args.js';
 import type { Target } from './context.js';
 
 /** An expected failure: the message says what to do; printed without a stack trace. */
@@ -68,6 +69,12 @@ export async function explain(e: unknown, target: Target, client?: DynamoDBClien
   if (e instanceof ValidationError) return new CliError(e.message);
   if (e instanceof ConflictError) return new CliError(`the row changed while writing (${e.message.replace(/; read it again.*$/, '')}); nothing was written — run the command again`);
   if (!(e instanceof Error)) return e;
+  // the SDK's own request timeout (it carries ETIMEDOUT too): the endpoint took the request and gave no answer
+  if (e.name === 'TimeoutError') {
+    return new CliError(
+      `DynamoDB ${where(target)} gave no answer within --request-timeout (${target.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS} ms, each of 3 tries) — check the network path to it${target.endpoint ? ' and --endpoint' : ' and --region'}, or raise --request-timeout on a slow link`,
+    );
+  }
   const code = (e as { code?: unknown }).code;
   if (typeof code === 'string' && NETWORK_CODES.has(code)) {
     return new CliError(

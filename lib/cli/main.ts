@@ -71,7 +71,7 @@ Examples (local mode: \`npx conclave-local\`, from @conclave/testing, prints the
 
 Writes (set-priority, set-strategy, set-locations, preempt, release) show the change and ask; -y skips the question.
 
-Environment: CONCLAVE_ENDPOINT, CONCLAVE_TABLE_PREFIX, CONCLAVE_ELECTION_CONFIG, CONCLAVE_EVENTS_FILE; without --endpoint
+Environment: CONCLAVE_ENDPOINT, CONCLAVE_TABLE_PREFIX, CONCLAVE_ELECTION_CONFIG, CONCLAVE_REQUEST_TIMEOUT, CONCLAVE_EVENTS_FILE; without --endpoint
 the AWS SDK's default credential chain and region (AWS_PROFILE, AWS_REGION, …) are used.`;
 
 /**
@@ -105,6 +105,7 @@ function program(io: CliIO & { ask: (question: string) => Promise<string | undef
     .option('--candidates-table <name>', 'the candidates table’s name, overriding the prefix')
     .option('--identities-table <name>', 'the identities table’s name, overriding the prefix')
     .option('-o, --output <format>', 'table or json (json: the items as parsed, one document; leases with what the CLI judged, `judged`)')
+    .option('--request-timeout <ms>', 'give up on a try of a DynamoDB request unanswered after MS milliseconds; 3 tries (env CONCLAVE_REQUEST_TIMEOUT; default 5000)')
     .option('--election-config <json|file>', 'the coordinator’s election config as deployed (JSON or a file): judge expiry, acks and staleness with it (env CONCLAVE_ELECTION_CONFIG; default: the defaults)')
     .addHelpText('after', EXAMPLES)
     .showHelpAfterError('(conclave --help shows the commands and options)')
@@ -116,7 +117,7 @@ function program(io: CliIO & { ask: (question: string) => Promise<string | undef
     const opts: GlobalOptions = globalOptions(cmd.optsWithGlobals(), io.env);
     const judging = judgingConfig(opts.electionConfig);
     const client = clientFor(opts);
-    const target = { endpoint: opts.endpoint, region: opts.region, tablePrefix: opts.tablePrefix, tables: opts.tables };
+    const target = { endpoint: opts.endpoint, region: opts.region, tablePrefix: opts.tablePrefix, tables: opts.tables, requestTimeoutMs: opts.requestTimeoutMs };
     const confirm = { yes: cmd.opts()['yes'] === true, interactive: io.stdinIsTTY ?? isatty(0), ask: io.ask };
     try {
       await fn(cliContext(client, target, { clock: io.clock, sink: io, output: opts.output, confirm, ...judging }));

@@ -1,4 +1,4 @@
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
 
 /**
  * A DynamoDB client for an explicit endpoint (DynamoDB Local, another emulator), shared by the
@@ -10,7 +10,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 export const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' } as const;
 export const LOCAL_REGION = 'local';
 
-/** A client for `endpoint` with dummy credentials; `region` only when the endpoint cares (default 'local'). */
-export function localClient(endpoint: string, region: string = LOCAL_REGION): DynamoDBClient {
-  return new DynamoDBClient({ endpoint, region, credentials: LOCAL_CREDENTIALS, maxAttempts: 3 });
+/** A client for `endpoint` with dummy credentials; `region` only when the endpoint cares (default 'local'); `more`: the client's other settings. */
+export function localClient(endpoint: string, region: string = LOCAL_REGION, more: Omit<DynamoDBClientConfig, 'endpoint' | 'region' | 'credentials'> = {}): DynamoDBClient {
+  return new DynamoDBClient({ maxAttempts: 3, ...more, endpoint, region, credentials: LOCAL_CREDENTIALS });
 }

@@ -1,5 +1,6 @@
 import { CreateTableCommand, DeleteTableCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
+import { createServer, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assumeYes } from '../../lib/cli/confirm.js';
 import { cliContext } from '../../lib/cli/context.js';
@@ -488,6 +489,26 @@ describe('where DynamoDB is', () => {
     const r = await runMain(['--endpoint', 'http://127.0.0.1:1', 'get', 'leases']);
     expect(r.code).toBe(1);
     expect(r.err).toBe('error: cannot reach DynamoDB at http://127.0.0.1:1 (ECONNREFUSED) — is the local system (`npx conclave-local`, from @conclave/testing) running? It prints the endpoint to pass as --endpoint URL (or set CONCLAVE_ENDPOINT)');
+  });
+
+  it('an endpoint that accepts and never answers (a black-holed route) gives up after --request-timeout on each of 3 tries and says so; a bad value is named', async () => {
+    const silent = createServer((s) => {
+      s.on('data', () => undefined); // reads the request, never answers
+      s.on('error', () => undefined);
+    });
+    const sockets = new Set<Socket>();
+    silent.on('connection', (s) => sockets.add(s));
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', () => r()));
+    const endpoint = `http://127.0.0.1:${(silent.address() as { port: number }).port}`;
+    const r = await runMain(['--endpoint', endpoint, '--request-timeout', '200', 'get', 'leases']);
+    expect(r.code).toBe(1);
+    expect(r.err).toBe(`error: DynamoDB at ${endpoint} gave no answer within --request-timeout (200 ms, each of 3 tries) — check the network path to it and --endpoint, or raise --request-timeout on a slow link`);
+    expect(sockets.size).toBeGreaterThanOrEqual(1); // it did reach the server
+    for (const s of sockets) s.destroy();
+    await new Promise<void>((r) => silent.close(() => r()));
+    const bad = await runMain(['--endpoint', endpoint, '--request-timeout', '5s', 'get', 'leases']);
+    expect(bad.code).toBe(1);
+    expect(bad.err).toMatch(/requestTimeout: must be whole milliseconds, such as 5000/);
   });
 
   it('a missing table is named, with the prefixes that do exist, the closest to the one asked first', async () => {
