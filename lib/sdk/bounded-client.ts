@@ -13,8 +13,8 @@ import type { Clock } from '../clock.js';
 /** The least bound: longer than any answer a healthy DynamoDB (or DynamoDB Local on a busy machine) gives, retries included. */
 export const MIN_REQUEST_BOUND_MS = 5_000;
 
-/** The bound for a loop whose term is `durationMs` long: a lease duration, and never under MIN_REQUEST_BOUND_MS. */
-export const requestBoundMs = (durationMs: number): number => Math.max(durationMs, MIN_REQUEST_BOUND_MS);
+/** The bound for a loop that steps every `periodMs` (an elector's retry period, a Session's renew deadline, a candidacy's claim window): that, and never under MIN_REQUEST_BOUND_MS. */
+export const requestBoundMs = (periodMs: number): number => Math.max(periodMs, MIN_REQUEST_BOUND_MS);
 
 /** A request given no answer within its bound: named as the SDK names a timeout, so it is told as "cannot reach DynamoDB (timed out)". */
 export class RequestBoundError extends Error {

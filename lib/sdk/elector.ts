@@ -103,8 +103,8 @@ export class LeaderElector {
     const { client, callbacks, onError, clock, detectPlatform: detect, push, session, ...data } = o;
     const time = stampClockFor(data.clockSync, client, clock ?? systemClock);
     // session rows are read by the session's reader, shared by the process's electors, or this elector's own
-    // its reads and writes give up after a lease duration: one that never answers must not stop the elector (bounded-client.ts)
-    const requests = boundedClient(client, clock ?? systemClock, requestBoundMs(data.leaseDurationMs));
+    // its reads and writes give up after a retry period (at least 5 s): one that never answers must not stop the elector (bounded-client.ts); a leader's, sooner (withinMs)
+    const requests = boundedClient(client, clock ?? systemClock, requestBoundMs(data.retryPeriodMs));
     const sessions = session ? sessionSeam(session).reader : new SessionReader(requests, data.tables.identities, time);
     const report = faultReporter(onError ?? ((e) => process.emitWarning(e)), `LeaderElector "${data.identity}" of lease "${data.leaseName}"`, client);
     const built = dynamoLeaseLock(data.leaseName, new LeaseStore(requests, data.tables.leases, data.multiRegion), new CandidateStore(requests, data.tables.candidates), sessions);

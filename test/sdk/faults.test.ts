@@ -250,7 +250,8 @@ describe('a request a leader waits on that is never answered (a black-holed conn
     return { sim, m: leader.machine, leader, errors: errors.get(leader)!, other: sim.pushFor(sim.machine()) };
   }
 
-  it.each([1_000, 5_000])('woken %i ms after a renewal, its read of the lease is abandoned in time to renew: it leads on in the same term', async (afterMs) => {
+  // woken 5 s or more after a renewal (the next goes out 5,863 ms after it): the client's own bound (5 s) would hold the loop past the renew deadline
+  it.each([5_000, 5_600])('woken %i ms after a renewal, its read of the lease is abandoned in time to renew: it leads on in the same term', async (afterMs) => {
     const { sim, m, leader, errors, other } = await wokenLeader();
     const token = leader.elector.fencingToken;
     // the next renewal, then `afterMs`: the wake
@@ -262,7 +263,7 @@ describe('a request a leader waits on that is never answered (a black-holed conn
     m.swallow = (r) => r.operation === 'GetItem' && onLeases(sim, r) && swallowed++ === 0;
     other.wake(L, 1_000_000); // a change it has not seen: it reads the lease
     await sim.until('the read sent and swallowed', () => swallowed > 0);
-    // before the fix the read waited out the client's bound (a lease duration), past the renew deadline, and the term stopped
+    // before the fix the read waited out the client's bound (5 s), past the renew deadline, and the term stopped
     await sim.during(30_000, 'a leads throughout', () => leader.elector.isLeader());
     expect(leader.elector.fencingToken).toBe(token);
     expect(errors.some((e) => e.name === 'DynamoDBUnreachableError' && /timed out/.test(e.message))).toBe(true); // the abandoned read, told as a timeout

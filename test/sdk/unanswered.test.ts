@@ -68,7 +68,7 @@ describe('boundedClient', () => {
     client.destroy();
   });
 
-  it('the bound: a lease duration, never under 5 s', () => {
+  it('the bound: the loop’s period, never under 5 s', () => {
     expect(requestBoundMs(15_000)).toBe(15_000);
     expect(requestBoundMs(2_000)).toBe(MIN_REQUEST_BOUND_MS);
   });
@@ -155,9 +155,9 @@ describe('a leader whose route to DynamoDB Local drops every packet for a while'
     });
     const client = localClient(proxy.endpoint);
     const leases = localClient(inject('ddbEndpoint'));
-    // a renewal every second, 7 s before the renew deadline: a hung one is abandoned after 3.5 s, and
-    // the client's own bound (a lease duration, 12 s) would outlast the deadline
-    const { elector, log, errors } = loneLeader(client, 'kept', { leaseDurationMs: 12_000, renewDeadlineMs: 8_000, retryPeriodMs: 500, renewIntervalMs: 1_000 });
+    // a renewal every 4 s, 4 s before the renew deadline: a hung one is abandoned after 2 s, and the
+    // client's own bound (its retry period, at least 5 s) would outlast the deadline
+    const { elector, log, errors } = loneLeader(client, 'kept', { leaseDurationMs: 12_000, renewDeadlineMs: 8_000, retryPeriodMs: 500, renewIntervalMs: 4_000 });
     const stop = new AbortController();
     const done = elector.run(stop.signal);
     await waitFor('w1 to lead', () => elector.isLeader());
