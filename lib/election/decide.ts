@@ -6,7 +6,7 @@ import { NO_COORDINATION, OLDEST_EMULATION_VERSION, isKnownStrategy } from '../s
 import { preferredLocationsOf } from './location.js';
 import { isBetterThanHolder, orderCandidates, pickBest, skewPrevented } from './ordering.js';
 import { strategyConsensus } from './strategy.js';
-import { isDeparted, liveCandidates, vacancy, type VacancyReason } from './vacancy.js';
+import { isDeparted, liveCandidates, SESSION_QUIET_LEASES, vacancy, type VacancyReason } from './vacancy.js';
 
 export type LeaveAloneReason =
   | 'noCandidates'
@@ -153,12 +153,13 @@ function askedInVain(lease: Lease, silent: readonly Candidate[], ackWindowMs: nu
  * either way, and the renew deadline is shorter than the lease duration. `now` is the function's
  * own clock, as the election's closing will be, so no worker's clock takes part. The row's
  * `renewTime` would not do: a term held on a session does not renew its row, and a worker's stamp
- * is its clock's. Where nobody can be elected, `decide()`'s own decision.
+ * is its clock's. Where nobody can be elected, `decide()`'s own decision. `holdMs`: a longer hold,
+ * before the mark is written (unmarkedHoldMs).
  */
-export function heldAfterDelete(name: string, deleted: Pick<Lease, 'leaseDurationSeconds' | 'holderIdentity'>, candidates: readonly Candidate[], now: number, config: ElectionConfig): Decision {
+export function heldAfterDelete(name: string, deleted: Pick<Lease, 'leaseDurationSeconds' | 'holderIdentity'>, candidates: readonly Candidate[], now: number, config: ElectionConfig, holdMs = deleted.leaseDurationSeconds * 1000): Decision {
   const d = decide(name, undefined, candidates, now, config);
   if (d.kind !== 'elect' && d.kind !== 'openElection') return d;
-  const notBefore = now + deleted.leaseDurationSeconds * 1000;
+  const notBefore = now + holdMs;
   const election: Election = {
     id: electionIdFor(name, undefined),
     startedAt: now,
@@ -169,6 +170,18 @@ export function heldAfterDelete(name: string, deleted: Pick<Lease, 'leaseDuratio
     ...(deleted.holderIdentity !== undefined ? { departed: deleted.holderIdentity } : {}),
   };
   return { kind: 'openElection', strategy: d.strategy, vacancy: 'noLease', election, ping: d.kind === 'openElection' ? d.ping : [] };
+}
+
+/**
+ * How long the next election after a held row's delete is held before the mark on the holder's
+ * session is written (the lease stream's function holds it first, then marks): sound without the
+ * mark. A holder on a session reads its lease at least every SESSION_QUIET_LEASES lease durations
+ * (jittered up to a tenth more) and stops at a read that finds the row gone or in another term; its
+ * renew deadline and a retry period are each shorter than a lease duration. Once the mark is
+ * written, the hold is cut to a lease duration from then (heldAfterDelete).
+ */
+export function unmarkedHoldMs(leaseDurationSeconds: number): number {
+  return Math.ceil((1.1 * SESSION_QUIET_LEASES + 2) * leaseDurationSeconds * 1000);
 }
 
 /** The election fails (`election`: the one open, if any). */

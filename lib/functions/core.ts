@@ -6,7 +6,7 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
 import { BrokenLeaseError, reconcileLease, type CoordinatorDeps, type ReconcileOutcome } from '../coordinator/reconcile.js';
 import { tick, type TickResult } from '../coordinator/tick.js';
-import { answeredLastPing, heldAfterDelete } from '../election/decide.js';
+import { answeredLastPing, heldAfterDelete, unmarkedHoldMs } from '../election/decide.js';
 import { plan } from '../election/plan.js';
 import { eventsFromCandidateChange, eventsFromLeaseChange } from '../events/derive.js';
 import { PublishError } from '../events/publisher.js';
@@ -120,13 +120,14 @@ async function reconcile(deps: FunctionDeps, lease: string, trigger: string): Pr
  * being absent: if it came back meanwhile (the tick, a worker's own take, this record retried), the
  * lease is reconciled as it is.
  */
-async function reconcileAfterDelete(deps: FunctionDeps, deleted: HeldTerm, trigger: string): Promise<ReconcileOutcome | undefined> {
+async function reconcileAfterDelete(deps: FunctionDeps, deleted: HeldTerm, trigger: string, marked = true): Promise<ReconcileOutcome | undefined> {
   const co = deps.coordinator;
   const read = LeaseStore.readOf(deleted.name, undefined);
   const list = await co.candidates.list(deleted.name);
   const now = co.clock.now();
-  const decision = heldAfterDelete(deleted.name, deleted, list.candidates, now, co.config);
-  if (decision.kind !== 'openElection') return reconcile(deps, deleted.name, trigger); // nobody to elect: as any missing row
+  const holdMs = marked ? deleted.leaseDurationSeconds * 1000 : unmarkedHoldMs(deleted.leaseDurationSeconds);
+  const decision = heldAfterDelete(deleted.name, deleted, list.candidates, now, co.config, holdMs);
+  if (decision.kind !== 'openElection') return marked ? reconcile(deps, deleted.name, trigger) : undefined; // nobody to elect: as any missing row (before the mark: nothing yet)
   const writes = plan(decision, undefined, now, co.config);
   const outcome: ReconcileOutcome = { lease: deleted.name, decision, before: undefined, after: undefined, pinged: [], invalidCandidates: list.invalid, attempts: 1, at: now };
   if (writes.ping.length) {
@@ -137,7 +138,8 @@ async function reconcileAfterDelete(deps: FunctionDeps, deleted: HeldTerm, trigg
     outcome.after = await co.leases.write(read, writes.lease!);
   } catch (e) {
     if (!(e instanceof ConflictError)) throw e;
-    return (await holdOpenElection(deps, deleted.name, decision.election.notBefore!, trigger)) ?? reconcile(deps, deleted.name, trigger);
+    const held = await holdOpenElection(deps, deleted.name, decision.election.notBefore!, trigger);
+    return held ?? (marked ? reconcile(deps, deleted.name, trigger) : undefined);
   }
   await afterReconcile(deps, outcome, trigger);
   return outcome;
@@ -145,19 +147,21 @@ async function reconcileAfterDelete(deps: FunctionDeps, deleted: HeldTerm, trigg
 
 /**
  * The row came back before the lease stream saw the delete (after an outage, the tick or the
- * candidate stream reconciled the missing row first) and carries an election that no leader has
- * come of yet: it is held until `notBefore` too (deadline no earlier), so it elects nobody while
- * the deleted term may still be acted on. Undefined when there is no such election (a leader
- * already elected cannot be taken back: docs/safety.md, open items), when it is held already, or
- * when the row changed meanwhile.
+ * candidate stream reconciled the missing row first), or this function held it before marking the
+ * term ended, and carries an election that no leader has come of yet: it is held until `notBefore`
+ * (its deadline then, or the ack window's end if later), so it elects nobody while the deleted term
+ * may still be acted on. A hold that ends earlier already is kept (a retry never pushes it later);
+ * a longer one, the unmarked hold, is cut to `notBefore` once the mark is written. Undefined when
+ * there is no such election (a leader already elected cannot be taken back: docs/safety.md, open
+ * items), when it is held no longer already, or when the row changed meanwhile.
  */
 async function holdOpenElection(deps: FunctionDeps, lease: string, notBefore: number, trigger: string): Promise<ReconcileOutcome | undefined> {
   const co = deps.coordinator;
   const read = await co.leases.read(lease);
   const e = read.item?.election;
-  // one already held (this record delivered again) keeps its bound: a retry does not push it later
-  if (!e || read.item!.holderIdentity !== undefined || e.notBefore !== undefined) return undefined;
-  const election = { ...e, notBefore, deadline: Math.max(e.deadline, notBefore) };
+  // one already held as briefly (this record delivered again) keeps its bound: a retry does not push it later
+  if (!e || read.item!.holderIdentity !== undefined || (e.notBefore !== undefined && e.notBefore <= notBefore)) return undefined;
+  const election = { ...e, notBefore, deadline: Math.max(e.notBefore === undefined ? e.deadline : e.startedAt + co.config.ackWindowMs, notBefore) };
   let after;
   try {
     after = await co.leases.write(read, { set: { election } });
@@ -240,6 +244,7 @@ function heldTermOfBrokenRow(attributes: Record<string, unknown> | undefined): H
 /** A held row deleted while it was broken: its term is ended on its session and the next election held, as for any held row's delete. */
 async function afterBrokenHeldRowDeleted(deps: FunctionDeps, held: HeldTerm): Promise<ReconcileOutcome | undefined> {
   deps.logger.warn('a broken row deleted while held: its term ended as any held row’s', { lease: held.name, holder: held.holderIdentity });
+  await reconcileAfterDelete(deps, held, 'lease REMOVE (was broken, held; before the mark)', false);
   const unmarked = await markEndedTerm(deps, { old: held, new: undefined });
   const o = await reconcileAfterDelete(deps, held, 'lease REMOVE (was broken, held)');
   if (unmarked) throw unmarked;
@@ -392,6 +397,9 @@ export async function onLeaseChange(deps: FunctionDeps, c: Change<Lease>, wakes?
   }
   const row = (c.new ?? c.old)!;
   wakes?.send(row.name, c.new?.revision);
+  // a held row deleted: the next election is held before the mark is tried, long enough without it,
+  // so a mark that fails (this record retried) leaves no missing row for the tick to elect on at once
+  if (deletedWhileHeld(c)) await reconcileAfterDelete(deps, c.old!, 'lease REMOVE (held, before the mark)', false);
   // before the reconcile, which may elect the next leader: the old one hears at its next session renewal
   const unmarked = await markEndedTerm(deps, c);
   const events = eventsFromLeaseChange({ eventID: c.eventID, at: c.at ?? deps.coordinator.clock.now(), oldLease: c.old, newLease: c.new });

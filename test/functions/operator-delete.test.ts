@@ -10,6 +10,7 @@
 import { DeleteItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
+import { unmarkedHoldMs } from '../../lib/election/decide.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeHandler as leaseStream } from '../../functions/lease-stream.js';
 import { manualClock } from '../../lib/clock.js';
@@ -84,7 +85,8 @@ describe("an operator's delete of a held lease row", () => {
     const opened = (await d.coordinator.leases.read(lease)).item!;
     expect(opened.holderIdentity).toBeUndefined();
     expect(opened.election).toMatchObject({ startedAt: seenAt, notBefore: seenAt + DURATION_S * 1000, deadline: seenAt + DURATION_S * 1000, departed: 'a' });
-    expect(timers.map((m) => m.deadline)).toEqual([seenAt + DURATION_S * 1000]);
+    // the hold written before the mark (long enough without it), then cut to a lease duration once the mark is written: its timer too
+    expect(timers.map((m) => m.deadline)).toEqual([seenAt + unmarkedHoldMs(DURATION_S), seenAt + DURATION_S * 1000]);
     // both were last renewed 49 s ago: pinged
     for (const name of ['a', 'b']) expect((await d.coordinator.candidates.read(lease, name)).item!.pingTime).toBe(seenAt);
 
@@ -115,6 +117,46 @@ describe("an operator's delete of a held lease row", () => {
     expect((await d.coordinator.leases.read(lease)).item!.election).toBeUndefined();
   });
 
+  it('the mark on the session fails (the record retried): the next election is already held, long enough without the mark, so the tick elects nobody meanwhile; the retry marks and cuts the hold (seed 4301967)', async () => {
+    const start = Date.now();
+    const { clock, d } = setup(start);
+    const lease = 'deleted-unmarked';
+    const { key } = await stand(d, lease, ['a', 'b'], start);
+    await deleteRow(lease);
+    const record = await removal(lease);
+
+    clock.set(start + 20_000);
+    const seenAt = clock.now();
+    const identities = d.coordinator.identities;
+    const mark = identities.markTermEnded.bind(identities);
+    // the mark's write times out (in the seed it landed 7.4 s later; the function's try had failed)
+    identities.markTermEnded = async () => {
+      throw Object.assign(new Error('socket timed out'), { name: 'TimeoutError' });
+    };
+    const first = await leaseStream(d)({ Records: [record] } as DynamoDBStreamEvent, lambdaContext('leaseStream')).catch((e: unknown) => e);
+    expect(first).toMatchObject({ name: 'FullBatchFailureError' }); // the record fails: Lambda retries it
+    expect((await identities.read(key.component, key.name)).item?.endedTerms).toBeUndefined();
+    const held = (await d.coordinator.leases.read(lease)).item!;
+    expect(held.holderIdentity).toBeUndefined();
+    expect(held.election).toMatchObject({ startedAt: seenAt, notBefore: seenAt + unmarkedHoldMs(DURATION_S), departed: 'a' });
+    // a lease duration and more after the delete was seen, the holder's session renewing on, the tick (which elected at once before) elects nobody
+    clock.set(seenAt + 2 * DURATION_S * 1000);
+    await identities.write(await identities.read(key.component, key.name), { set: { renewTime: clock.now() } });
+    expect((await onTick(d)).outcomes.find((o) => o.lease === lease)?.decision.kind).toBe('awaitAcks');
+    expect((await d.coordinator.leases.read(lease)).item!.holderIdentity).toBeUndefined();
+
+    // the record retried: marked now, and the hold cut to a lease duration from the mark
+    identities.markTermEnded = mark;
+    const retriedAt = clock.now();
+    expect(await leaseStream(d)({ Records: [record] } as DynamoDBStreamEvent, lambdaContext('leaseStream'))).toEqual({ batchItemFailures: [] });
+    expect((await identities.read(key.component, key.name)).item?.endedTerms).toEqual({ [lease]: 1 });
+    const cut = (await d.coordinator.leases.read(lease)).item!.election!;
+    expect(cut).toMatchObject({ notBefore: retriedAt + DURATION_S * 1000, deadline: retriedAt + DURATION_S * 1000 });
+    clock.set(retriedAt + DURATION_S * 1000);
+    expect((await onTimer(d, { lease, electionId: cut.id, deadline: cut.deadline }))?.decision.kind).not.toBe('awaitAcks');
+    await identities.delete(await identities.read(key.component, key.name)); // the session row the next test stands on starts without marks
+  });
+
   it('a held row an operator wrote malformed, then deleted: its term is still marked ended and the next election held for its lease duration (seed 5068)', async () => {
     const start = Date.now();
     const { clock, d, timers } = setup(start);
@@ -132,7 +174,8 @@ describe("an operator's delete of a held lease row", () => {
     const opened = (await d.coordinator.leases.read(lease)).item!;
     expect(opened.holderIdentity).toBeUndefined();
     expect(opened.election).toMatchObject({ notBefore: seenAt + DURATION_S * 1000, departed: 'a' });
-    expect(timers.map((m) => m.deadline)).toEqual([seenAt + DURATION_S * 1000]);
+    // the hold written before the mark (long enough without it), then cut to a lease duration once the mark is written: its timer too
+    expect(timers.map((m) => m.deadline)).toEqual([seenAt + unmarkedHoldMs(DURATION_S), seenAt + DURATION_S * 1000]);
     // the tick before then elects nobody
     clock.set(seenAt + DURATION_S * 1000 - 1);
     expect((await onTick(d)).outcomes.find((o) => o.lease === lease)?.decision.kind).toBe('awaitAcks');
