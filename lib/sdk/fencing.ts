@@ -52,7 +52,7 @@ export class LeaseLostError extends Error {
     /** Why the term ended: its renew deadline passed (renewals failed, or the process was frozen), or the lease moved on. */
     readonly reason: StopReason,
   ) {
-    super(`lease "${leaseName}" was lost (term with fencing token ${fencingToken}: ${REASONS[reason]}); the run's work may be incomplete, and its fenced writes are refused`);
+    super(`lease "${leaseName}" was lost (term with fencing token ${fencingToken}: ${REASONS[reason]}); work begun in that term may be incomplete, and its fenced writes are refused (one still in flight lands, if ever, only as its fence allows)`);
   }
 }
 
