@@ -5,7 +5,8 @@
  *  2. The Lambda functions are bundled by esbuild into build/assets/<function>/ (the construct
  *     ships them pre-built: a consumer's synth needs no esbuild, Docker or TypeScript).
  *  3. Each package gets the compiled files its entry points reach (scripts/import-graph.ts), and
- *     nothing else, under packages/<name>/dist/ (paths as in the repository). The packages they
+ *     nothing else, under packages/<name>/dist/ (paths as in the repository; source maps without
+ *     the sources' text). The packages they
  *     import must be exactly those the package's manifest declares, or the build fails.
  *  4. API Extractor checks each package's public API against the reviewed report in api/ and
  *     writes the doc model, which api-documenter turns into the API reference a user opens,
@@ -69,6 +70,16 @@ function run(cmd: string, args: string[]): void {
   if (r.status !== 0) throw new Error(`build: \`${cmd} ${args.join(' ')}\` failed (exit ${r.status})`);
 }
 
+/**
+ * A source map as the packages ship it: its mappings (a stack trace names the TypeScript file and
+ * line) without the sources' text, which was more than half of @conclave/sdk's bytes and kept a
+ * worker's install at its 30 MB budget to the byte (test/packaging/consumer.test.ts).
+ */
+function withoutSources(map: string): string {
+  const { sourcesContent: _, ...rest } = JSON.parse(map) as { sourcesContent?: unknown };
+  return JSON.stringify(rest);
+}
+
 /** Copies one package's share of build/ into packages/<dir>/dist and checks its manifest declares every import. */
 async function assemble(spec: PackageSpec): Promise<{ files: number; manifest: Manifest }> {
   const pkgDir = join(ROOT, 'packages', spec.dir);
@@ -82,7 +93,8 @@ async function assemble(spec: PackageSpec): Promise<{ files: number; manifest: M
     for (const f of [js, `${js}.map`, source.replace(/\.ts$/, '.d.ts')]) {
       if (!existsSync(join(BUILD, f))) throw new Error(`build: ${f} was not compiled (is ${source} under lib/, functions/ or infra/?)`);
       mkdirSync(dirname(join(dist, f)), { recursive: true });
-      cpSync(join(BUILD, f), join(dist, f));
+      if (f.endsWith('.map')) writeFileSync(join(dist, f), withoutSources(readFileSync(join(BUILD, f), 'utf8')));
+      else cpSync(join(BUILD, f), join(dist, f));
     }
   }
   const externals = new Set(graph.external);
