@@ -241,6 +241,8 @@ describe("SessionReader: a process's electors share a session read only by its k
     expect(reader.read(key.name, 100, 100, false)).toBe(strong); // a copy's request takes the consistent read
     expect(reader.read(key.name, 100, 100, true)).toBe(strong);
     now += 200;
-    expect(reader.read(key.name, 100, 100, true)).not.toBe(strong); // past the share window: a new read
+    const fresh = reader.read(key.name, 100, 100, true);
+    expect(fresh).not.toBe(strong); // past the share window: a new read
+    expect(await fresh).toMatchObject({ consistent: true, sentAt: 1_270 }); // awaited: a read left in flight when the tables are dropped fails unhandled (fresh-clone CI at 678767c)
   });
 });
