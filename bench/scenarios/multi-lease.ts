@@ -73,7 +73,7 @@ export function sessionCounts(lines: readonly Pick<WorkerEvent, 'event' | 'at'>[
   const first = counted[0];
   const last = counted.at(-1);
   if (!first || !last) return undefined;
-  return { started: last.started - first.started, renewals: last.renewals - first.renewals, failedRenewals: last.failedRenewals - first.failedRenewals, foreignWrites: (last.foreignWrites ?? 0) - (first.foreignWrites ?? 0), ended: last.ended - first.ended };
+  return { started: last.started - first.started, renewals: last.renewals - first.renewals, failedRenewals: last.failedRenewals - first.failedRenewals, foreignWrites: (last.foreignWrites ?? 0) - (first.foreignWrites ?? 0), lostAnswers: (last.lostAnswers ?? 0) - (first.lostAnswers ?? 0), ended: last.ended - first.ended };
 }
 
 export async function multiLease(ctx: BenchContext, opts: BenchOptions): Promise<ScenarioResult> {

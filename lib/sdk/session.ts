@@ -22,7 +22,7 @@ import { ConflictError } from '../stores/errors.js';
 import { recovered } from './faults.js';
 import { abortAfter, boundedClient, requestBoundMs } from './bounded-client.js';
 import { renewalBoundMs } from './step.js';
-import { IdentityStore, type IdentityRead } from '../stores/identity-store.js';
+import { IdentityStore, type IdentityRead, type SessionRenewal } from '../stores/identity-store.js';
 import { ClientSchema, ClockSchema, ClockSyncSchema, StartUp, TablesSchema, deepFreeze, fn, optionErrors, stampClockFor, type DeepReadonly } from './options.js';
 import type { StampClock } from './server-clock.js';
 
@@ -115,9 +115,14 @@ export interface SessionStats {
   failedRenewals: number;
   /**
    * Renewals refused because the row was not as this process last saw it: changed or deleted by
-   * someone else, collected, or changed by its own renewal whose answer was lost.
+   * someone else, or collected. Each ends the session.
    */
   foreignWrites: number;
+  /**
+   * Renewals that landed though their answer was lost (a timeout, a dropped connection), found at
+   * the next renewal: the session renews on from the row they left.
+   */
+  lostAnswers: number;
   /** Sessions that ended (deadline, lost row, or the process leaving). */
   ended: number;
 }
@@ -148,6 +153,8 @@ interface Live {
   read: IdentityRead;
   /** Monotonic send time of the last renewal answered in time (or of the creation). */
   renewedAt: number;
+  /** The stamps of the renewals sent against `read` that were not answered: one of them may have landed. */
+  unanswered: number[];
   deadline: Timer | undefined;
 }
 
@@ -175,7 +182,7 @@ export class Session {
   private readonly startUp: StartUp<void>;
   private readonly listeners = new Set<SessionListener>();
   private current: Live | undefined;
-  private counts: SessionStats = { started: 0, renewals: 0, failedRenewals: 0, foreignWrites: 0, ended: 0 };
+  private counts: SessionStats = { started: 0, renewals: 0, failedRenewals: 0, foreignWrites: 0, lostAnswers: 0, ended: 0 };
   /** The identities partition the rows are written in: sessionComponent of the leaseNames option, or this process's shard (allLeasesSessionComponent). */
   private readonly component: string;
   private attached = 0;
@@ -359,7 +366,7 @@ export class Session {
       },
     });
     this.answered();
-    const live: Live = { name, read: { key: read.key, item, revision: item.revision }, renewedAt: sentAt, deadline: undefined };
+    const live: Live = { name, read: { key: read.key, item, revision: item.revision }, renewedAt: sentAt, unanswered: [], deadline: undefined };
     this.current = live;
     this.retrying = false;
     this.counts.started++;
@@ -381,21 +388,32 @@ export class Session {
       await this.store.read(this.component, l.name); // a response with DynamoDB's Date
       return;
     }
-    const sentAt = this.time.monotonic();
-    const prev = l.read.item!.renewTime;
     // abandoned unanswered after half the time left before the deadline: another try still fits
-    const bound = abortAfter(this.time, renewalBoundMs(l.renewedAt + this.options.renewDeadlineMs - sentAt));
+    const bound = abortAfter(this.time, renewalBoundMs(l.renewedAt + this.options.renewDeadlineMs - this.time.monotonic()));
     try {
-      const item = await this.store.renewSession(l.read, Math.max(prev, this.time.now()), bound.signal);
+      let sentAt = this.time.monotonic();
+      let out = await this.sendRenewal(l, bound.signal);
+      for (let round = 1; out.kind === 'landedUnanswered'; round++) {
+        // A renewal of this process landed and its answer was lost (or the SDK sent it again and
+        // the copy was refused): the row is as this process left it. That renewal extends nothing
+        // (only one answered in time does); the next, written against the row it left, goes out
+        // at once.
+        this.counts.lostAnswers++;
+        l.read = { key: l.read.key, item: out.row, revision: out.row.revision };
+        l.unanswered = [];
+        if (this.current !== l || round > 2) return;
+        sentAt = this.time.monotonic();
+        out = await this.sendRenewal(l, bound.signal);
+      }
       this.answered();
-      if (!item) {
+      if (out.kind !== 'renewed') {
         // Someone other than this process wrote the row (or deleted it): whatever they wrote, the
         // stamp observers judge its terms by is no longer this process's word, so the session
         // ends, and its electors renew their leases themselves — finding out, at that write, any
         // term that was taken meanwhile.
         this.counts.failedRenewals++;
         this.counts.foreignWrites++;
-        this.end(l, 'its row is not as this process last saw it (changed or deleted by someone else, collected, or renewed by a write whose answer was lost)');
+        this.end(l, 'its row is not as this process last saw it (changed or deleted by someone else, or collected)');
         return;
       }
       if (this.current !== l || this.time.monotonic() >= l.renewedAt + this.options.renewDeadlineMs) {
@@ -403,7 +421,9 @@ export class Session {
         this.healthy();
         return;
       }
+      const item = out.row;
       l.read = { key: l.read.key, item, revision: item.revision };
+      l.unanswered = [];
       l.renewedAt = sentAt;
       this.retrying = false;
       this.counts.renewals++;
@@ -417,6 +437,13 @@ export class Session {
     } finally {
       bound.cancel();
     }
+  }
+
+  /** One renewal of `l` against the row as last seen; its stamp is kept as unanswered until an answer moves the row on. */
+  private sendRenewal(l: Live, signal: AbortSignal): Promise<SessionRenewal> {
+    const stamp = Math.max(l.read.item!.renewTime, this.time.now());
+    l.unanswered.push(stamp);
+    return this.store.renewSession(l.read, stamp, signal, l.unanswered);
   }
 
   /** A request answered: after failures, the process's electors waiting out a backoff read now. */

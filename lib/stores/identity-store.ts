@@ -8,6 +8,15 @@ import { ItemStore, type Patch, type Read, type ScanOptions, type Scanned } from
 export type IdentityRead = Read<IdentityLease>;
 export type IdentityPatch = Patch<IdentityLease>;
 
+/** What a session renewal found (IdentityStore.renewSession). */
+export type SessionRenewal =
+  /** Renewed: the row as it is now. */
+  | { readonly kind: 'renewed'; readonly row: IdentityLease }
+  /** Refused by the owner's own earlier renewal, which landed unanswered: the row it wrote. */
+  | { readonly kind: 'landedUnanswered'; readonly row: IdentityLease }
+  /** Refused: the row is not as the owner left it, or is gone. */
+  | { readonly kind: 'refused' };
+
 /** What a session renewal requires unchanged (renewSession): the attributes a worker can write. */
 const OWNED = ['holderIdentity', 'renewTime', 'leaseDurationSeconds', 'acquireTime', 'hostname'] as const;
 const RENEWAL_NAMES: Readonly<Record<string, string>> = { '#crev': 'revision', '#labels': 'labels', '#ttl': 'expiresAt', ...Object.fromEntries(OWNED.map((k, i) => [`#o${i}`, k])) };
@@ -35,17 +44,36 @@ export class IdentityStore extends ItemStore<typeof IdentityLeaseItem> {
    * `renewTime`, and only if every attribute a worker can write is still what the owner left there
    * (revision, holder, stamps, duration, host; no labels, no TTL). A worker's grant lets it name no
    * other attribute, so any write to the row by anyone but its owner — a backdated or bumped stamp,
-   * a longer duration, a delete — fails this renewal (undefined), and the owner ends the session.
-   * The answer is the row as it is now (ALL_NEW): with the `endedTerms` Conclave's functions marked.
-   * `signal` abandons it unanswered (the owner's bound).
+   * a longer duration, a delete — refuses this renewal, and the owner ends the session.
+   *
+   * One write of the owner's own refuses it too: an earlier renewal against the same `read` that
+   * landed though its answer never came (a timeout, a dropped connection, the SDK's own retry of a
+   * request that had landed). DynamoDB says what the row was when it refused (ALL_OLD); when that is
+   * exactly what one of those renewals wrote — the next revision, one of the stamps in
+   * `unanswered`, every other attribute the owner's — the answer is `landedUnanswered` with that
+   * row, to renew against, instead of a refusal. All of them were conditioned on `read`'s revision,
+   * so at most one can have landed. `renewed` carries the row as it is now (ALL_NEW), with the
+   * `endedTerms` Conclave's functions marked. `signal` abandons it unanswered (the owner's bound).
    */
-  async renewSession(read: IdentityRead, renewTime: number, signal?: AbortSignal): Promise<IdentityLease | undefined> {
+  async renewSession(read: IdentityRead, renewTime: number, signal?: AbortSignal, unanswered: readonly number[] = []): Promise<SessionRenewal> {
     const mine = read.item;
     if (!mine) throw new Error(`renewSession: ${this.describe(read.key)} was never written`);
     // (the condition's text and names are the same at every renewal: made once, below)
     const values: Record<string, unknown> = { ':crev': read.revision, ':o0': mine.holderIdentity, ':o1': mine.renewTime, ':o2': mine.leaseDurationSeconds, ':o3': mine.acquireTime, ':o4': mine.hostname };
     if (mine.expiresAt !== undefined) values[':ttl'] = mine.expiresAt;
-    return this.updateIf(read.key, { set: { renewTime } }, { expression: mine.expiresAt === undefined ? RENEWAL_CONDITION.noTtl : RENEWAL_CONDITION.ttl, names: RENEWAL_NAMES, values }, signal);
+    const r = await this.updateOrRefusal(read.key, { set: { renewTime } }, { expression: mine.expiresAt === undefined ? RENEWAL_CONDITION.noTtl : RENEWAL_CONDITION.ttl, names: RENEWAL_NAMES, values }, signal);
+    if ('written' in r) return { kind: 'renewed', row: r.written };
+    const old = r.refusedBy;
+    const landed =
+      old !== undefined &&
+      old['revision'] === read.revision + 1 &&
+      unanswered.includes(old['renewTime'] as number) &&
+      OWNED.every((k) => k === 'renewTime' || old[k] === mine[k]) &&
+      old['labels'] === undefined &&
+      old['expiresAt'] === mine.expiresAt;
+    if (!landed) return { kind: 'refused' };
+    const row = this.tryParse(old);
+    return row.ok ? { kind: 'landedUnanswered', row: row.item } : { kind: 'refused' };
   }
 
   /**

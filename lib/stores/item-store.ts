@@ -131,7 +131,7 @@ export class ItemStore<S extends z.ZodType<Revisioned>> {
     if (issues.length) throw new ValidationError(`write to ${this.describe(key)}`, issues);
   }
 
-  private tryParse(raw: Record<string, unknown>): Scanned<z.output<S>> {
+  protected tryParse(raw: Record<string, unknown>): Scanned<z.output<S>> {
     try {
       return { ok: true, item: this.parseItem(raw) };
     } catch (e) {
@@ -227,6 +227,15 @@ export class ItemStore<S extends z.ZodType<Revisioned>> {
    * the request when it aborts.
    */
   async updateIf(key: Record<string, string>, patch: { set?: Record<string, unknown>; remove?: readonly string[] }, condition: Condition, signal?: AbortSignal): Promise<z.output<S> | undefined> {
+    const r = await this.updateOrRefusal(key, patch, condition, signal);
+    return 'written' in r ? r.written : undefined;
+  }
+
+  /**
+   * updateIf that tells a refusal's cause: the row as DynamoDB judged the condition against
+   * (`ALL_OLD`, at no extra cost; undefined when there was no row), unparsed, as written.
+   */
+  async updateOrRefusal(key: Record<string, string>, patch: { set?: Record<string, unknown>; remove?: readonly string[] }, condition: Condition, signal?: AbortSignal): Promise<{ readonly written: z.output<S> } | { readonly refusedBy: Record<string, unknown> | undefined }> {
     this.checkSet(key, patch.set ?? {});
     const names: Record<string, string> = { '#rev': 'revision', '#pk': this.keys[0]!, ...condition.names };
     const values: Record<string, unknown> = { ':one': 1, ...condition.values };
@@ -249,13 +258,15 @@ export class ItemStore<S extends z.ZodType<Revisioned>> {
           ExpressionAttributeNames: names,
           ExpressionAttributeValues: marshall(values, { removeUndefinedValues: true }),
           ReturnValues: 'ALL_NEW',
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
         { abortSignal: signal },
       );
-      return this.parseRow(r.Attributes ?? {});
+      return { written: this.parseRow(r.Attributes ?? {}) };
     } catch (e) {
-      if (isConditionFailed(e)) return undefined;
-      throw e;
+      if (!isConditionFailed(e)) throw e;
+      const old = (e as { Item?: Record<string, AttributeValue> }).Item;
+      return { refusedBy: old ? unmarshall(old) : undefined };
     }
   }
 

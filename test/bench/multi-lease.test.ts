@@ -48,7 +48,7 @@ describe("a process's session counts over the window", () => {
 
   it('the last count inside the window minus the first; none without a session', () => {
     const lines = [line(0, 1), line(1_000, 2), { event: 'started' as const, at: 1_500 }, line(2_000, 3), line(60_000, 13, { failedRenewals: 1 }), line(70_000, 15)];
-    expect(sessionCounts(lines, 500, 65_000)).toEqual({ started: 0, renewals: 11, failedRenewals: 1, foreignWrites: 0, ended: 0 });
+    expect(sessionCounts(lines, 500, 65_000)).toEqual({ started: 0, renewals: 11, failedRenewals: 1, foreignWrites: 0, lostAnswers: 0, ended: 0 });
     expect(sessionCounts([{ event: 'requests', at: 1 }, { event: 'requests', at: 2 }], 0, 10)).toBeUndefined();
   });
 });

@@ -580,18 +580,20 @@ describe('Session', () => {
   });
 });
 
+/** A lone Session at its default timings (renewal every 5 s, retry 1.5 s, deadline 7.5 s), started and renewed once; `row()` reads its row. */
+async function lone() {
+  const sim = await Sim.create({ config: CONFIG });
+  const machine = sim.machine();
+  const errors: Error[] = [];
+  const session = new Session({ client: machine.client, tables: sim.names, clock: machine.clock, prefix: 'lone', onError: (e) => errors.push(e) });
+  const running = session.run(new AbortController().signal);
+  await sim.until('the session started', () => session.name);
+  await sim.run(6_000); // one renewal done
+  const row = async () => (await new IdentityStore(sim.client, sim.names.identities).read(sessionKey(session.name!).component, session.name!)).item!;
+  return { sim, machine, session, errors, running, row };
+}
+
 describe("a Session's renewal that fails", () => {
-  /** A lone Session at its default timings (renewal every 5 s, retry 1.5 s, deadline 7.5 s), started. */
-  async function lone() {
-    const sim = await Sim.create({ config: CONFIG });
-    const machine = sim.machine();
-    const errors: Error[] = [];
-    const session = new Session({ client: machine.client, tables: sim.names, clock: machine.clock, prefix: 'lone', onError: (e) => errors.push(e) });
-    const running = session.run(new AbortController().signal);
-    await sim.until('the session started', () => session.name);
-    await sim.run(6_000); // one renewal done
-    return { sim, machine, session, errors, running };
-  }
   const onIdentities = (r: { input: unknown }) => isTable('-identities')(r);
 
   it('refused at once (AccessDenied) is tried again a retry period after the last try went out, never in a hot loop', async () => {
@@ -618,6 +620,41 @@ describe("a Session's renewal that fails", () => {
     expect(session.stats.ended).toBe(0); // before the fix: the renewal waited out the renew deadline, and the session ended
     expect(session.name).toBe(name);
     expect(session.stats.renewals).toBeGreaterThan(renewals);
+  });
+});
+
+describe("a Session's renewal that lands with its answer lost", () => {
+  const renewal = (r: { input: unknown; operation: string }) => isTable('-identities')(r) && r.operation === 'UpdateItem';
+
+  it('is found at the next renewal as its own write: the session renews on from the row it left, and does not end', async () => {
+    const { sim, machine, session, row } = await lone();
+    const name = session.name;
+    let lost = 0;
+    machine.loseAnswer = (r) => renewal(r) && lost++ === 0;
+    const before = await row();
+    await sim.until('a renewal to land with its answer lost', async () => lost > 0 && (await row()).revision > before.revision);
+    const landed = await row();
+    const renewals = session.stats.renewals;
+    await sim.run(8_000);
+    // before the fix: the next renewal was refused as a foreign write, and the session ended
+    expect(session.stats).toMatchObject({ lostAnswers: 1, foreignWrites: 0, ended: 0 });
+    expect(session.name).toBe(name);
+    expect(session.stats.renewals).toBeGreaterThan(renewals);
+    expect((await row()).revision).toBeGreaterThan(landed.revision);
+  });
+
+  it('a foreign write after it (the stamp backdated) still ends the session', async () => {
+    const { sim, machine, session, row } = await lone();
+    let lost = 0;
+    machine.loseAnswer = (r) => renewal(r) && lost++ === 0;
+    const before = await row();
+    await sim.until('a renewal to land with its answer lost', async () => lost > 0 && (await row()).revision > before.revision);
+    const landed = await row();
+    // a worker of the deployment backdates the stamp, leaving the revision (what IAM lets through)
+    const key = sessionKey(session.name!);
+    await sim.settle(sim.machine().client.send(new UpdateItemCommand({ TableName: sim.names.identities, Key: marshall(key), UpdateExpression: 'SET renewTime = :t', ExpressionAttributeValues: marshall({ ':t': landed.renewTime - 3_000 }) })), 'the backdate');
+    await sim.until('the session to end', () => session.stats.ended > 0, 10_000);
+    expect(session.stats).toMatchObject({ lostAnswers: 0, foreignWrites: 1 });
   });
 });
 

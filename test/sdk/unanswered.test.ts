@@ -13,6 +13,7 @@ import { simulatedClock } from '../../lib/clock.js';
 import { boundedClient, MIN_REQUEST_BOUND_MS, requestBoundMs, RequestBoundError } from '../../lib/sdk/bounded-client.js';
 import { DynamoDBUnreachableError, LeaderElector, LeaseLostError, type LeaderElectorOptions } from '../../lib/sdk/index.js';
 import { untilTermEnds } from '../../lib/sdk/fencing.js';
+import { Session } from '../../lib/sdk/session.js';
 import { localClient } from '../../lib/stores/client.js';
 import { testTables, type TestTables } from '../support.js';
 import { waitFor } from './harness.js';
@@ -206,6 +207,62 @@ describe('a leader whose route to DynamoDB Local drops every packet for a while'
     expect(elector.isLeader()).toBe(true);
     stop.abort();
     await done;
+    client.destroy();
+    await close(proxy);
+  });
+});
+
+describe("a Session's renewal whose answer never arrives, on DynamoDB Local", () => {
+  let t: TestTables;
+  beforeAll(async () => {
+    t = await testTables('lost-answer');
+  });
+  afterAll(async () => {
+    await t?.drop();
+  });
+
+  it('the connection reset after the renewal reached DynamoDB: the SDK sends it again, is refused by its own landed copy, and the session renews on', async () => {
+    // A proxy in front of DynamoDB Local: while `resetNext`, the first connection that carries a
+    // session renewal passes it on, then is reset when DynamoDB answers (the answer never arrives).
+    const target = new URL(inject('ddbEndpoint'));
+    let resetNext = false;
+    let resets = 0;
+    const proxy = await listen((s) => {
+      let resetting = false;
+      const up = connect(Number(target.port), target.hostname);
+      up.on('error', () => undefined);
+      s.on('data', (d) => {
+        if (resetNext && /UpdateItem/.test(d.toString('latin1')) && d.toString('latin1').includes(t.names.identities)) {
+          resetNext = false;
+          resetting = true;
+        }
+        up.write(d);
+      });
+      up.on('data', (d) => {
+        if (!resetting) return void s.write(d);
+        resets++;
+        s.resetAndDestroy();
+        up.destroy();
+      });
+      s.on('close', () => up.destroy());
+      up.on('close', () => s.destroy());
+    });
+    const client = localClient(proxy.endpoint);
+    const errors: Error[] = [];
+    const session = new Session({ client, tables: t.names, prefix: 'reset', renewIntervalMs: 600, retryPeriodMs: 150, renewDeadlineMs: 1_200, maxLeaseDurationMs: 2_000, onError: (e) => errors.push(e) });
+    const stop = new AbortController();
+    const running = session.run(stop.signal);
+    await session.ready;
+    const name = session.name;
+    await waitFor('a renewal', () => session.stats.renewals >= 1);
+    resetNext = true;
+    await waitFor('a renewal reset after it reached DynamoDB', () => resets === 1);
+    await waitFor('the session to renew past it', () => session.stats.lostAnswers + session.stats.foreignWrites >= 1 && session.stats.renewals >= 3);
+    // before the fix: the SDK's second send was refused by the first, which had landed, and the session ended as if someone else had written its row
+    expect(session.stats).toMatchObject({ lostAnswers: 1, foreignWrites: 0, ended: 0 });
+    expect(session.name).toBe(name);
+    stop.abort();
+    await running;
     client.destroy();
     await close(proxy);
   });

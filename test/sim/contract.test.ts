@@ -27,7 +27,7 @@ import {
   type QueryCommandInput,
   type ScanCommandOutput,
 } from '@aws-sdk/client-dynamodb';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seededRandom } from '../../lib/clock.js';
 import { FencingError, fencedTransactWrite } from '../../lib/sdk/fencing.js';
@@ -653,6 +653,25 @@ describe.each(ENGINES)('%s', (kind, make) => {
       expect(await identities.touch({ component: 'comp', name: 'i1' }, { renewTime: NOW + 1 }, { expression: '#h = :h', names: { '#h': 'holderIdentity' }, values: { ':h': 'proc-1' } })).toBe(true);
       expect(await identities.touch({ component: 'comp', name: 'i1' }, { renewTime: NOW + 2 }, { expression: '#h = :h', names: { '#h': 'holderIdentity' }, values: { ':h': 'proc-2' } })).toBe(false);
       expect((await identities.query('comp')).items).toEqual([{ component: 'comp', name: 'i1', ...id, renewTime: NOW + 1, revision: 2 }]);
+    });
+
+    it('IdentityStore.renewSession: a refusal by its own renewal whose answer was lost is told apart from a foreign write (ALL_OLD on refusal)', async () => {
+      const identities = new IdentityStore(e.client, I);
+      const row = { holderIdentity: 's-lost', hostname: 'h', leaseDurationSeconds: 15, acquireTime: NOW, renewTime: NOW };
+      await identities.write(await identities.read('sess', 's-lost'), { set: row });
+      const seen = await identities.read('sess', 's-lost');
+      // a renewal that lands; its answer is dropped: the owner still holds `seen`
+      expect(await identities.renewSession(seen, NOW + 5_000, undefined, [NOW + 5_000])).toMatchObject({ kind: 'renewed', row: { renewTime: NOW + 5_000, revision: 2 } });
+      // the next, against `seen`: refused, and the row is the lost renewal's
+      expect(await identities.renewSession(seen, NOW + 6_500, undefined, [NOW + 5_000, NOW + 6_500])).toEqual({ kind: 'landedUnanswered', row: { component: 'sess', name: 's-lost', ...row, renewTime: NOW + 5_000, revision: 2 } });
+      // a stamp this owner never sent: someone else's write
+      expect(await identities.renewSession(seen, NOW + 6_500, undefined, [NOW + 6_500])).toEqual({ kind: 'refused' });
+      // the same stamp, but another attribute moved (a longer duration written by another worker): refused
+      await e.client.send(new UpdateItemCommand({ TableName: I, Key: marshall({ component: 'sess', name: 's-lost' }), UpdateExpression: 'SET leaseDurationSeconds = :d', ExpressionAttributeValues: marshall({ ':d': 3600 }) }));
+      expect(await identities.renewSession(seen, NOW + 6_500, undefined, [NOW + 5_000])).toEqual({ kind: 'refused' });
+      // the row gone: refused
+      await e.client.send(new DeleteItemCommand({ TableName: I, Key: marshall({ component: 'sess', name: 's-lost' }) }));
+      expect(await identities.renewSession(seen, NOW + 6_500, undefined, [NOW + 5_000])).toEqual({ kind: 'refused' });
     });
   });
 
