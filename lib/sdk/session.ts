@@ -23,6 +23,7 @@ import { recovered } from './faults.js';
 import { abortAfter, boundedClient, requestBoundMs } from './bounded-client.js';
 import { renewalBoundMs } from './step.js';
 import { IdentityStore, type IdentityRead, type SessionRenewal } from '../stores/identity-store.js';
+import type { IdentityLease } from '../schemas/identity.js';
 import { ClientSchema, ClockSchema, ClockSyncSchema, StartUp, TablesSchema, deepFreeze, fn, optionErrors, stampClockFor, type DeepReadonly } from './options.js';
 import type { StampClock } from './server-clock.js';
 
@@ -355,16 +356,25 @@ export class Session {
     const sentAt = this.time.monotonic();
     const now = this.time.now();
     const read: IdentityRead = { key: { component: this.component, name }, item: undefined, revision: 0 };
-    const item = await this.store.write(read, {
-      set: {
-        holderIdentity: name,
-        process: this.process,
-        hostname: osHostname().slice(0, 253) || 'unknown',
-        leaseDurationSeconds: Math.ceil(this.options.maxLeaseDurationMs / 1000),
-        acquireTime: now,
-        renewTime: now,
-      },
-    });
+    const row = {
+      holderIdentity: name,
+      process: this.process,
+      hostname: osHostname().slice(0, 253) || 'unknown',
+      leaseDurationSeconds: Math.ceil(this.options.maxLeaseDurationMs / 1000),
+      acquireTime: now,
+      renewTime: now,
+    };
+    let item: IdentityLease;
+    try {
+      item = await this.store.write(read, { set: row });
+    } catch (e) {
+      // The AWS SDK sent the creation again after the connection failed, and the copy was refused
+      // by the first, which had landed: the row under this start's unique name is this creation's,
+      // and the refusal is its answer.
+      const own = e instanceof ConflictError && e.current?.['revision'] === 1 && Object.entries(row).every(([k, v]) => e.current?.[k] === v);
+      if (!own) throw e;
+      item = this.store.parseItem(e.current!);
+    }
     this.answered();
     const live: Live = { name, read: { key: read.key, item, revision: item.revision }, renewedAt: sentAt, unanswered: [], deadline: undefined };
     this.current = live;

@@ -221,19 +221,23 @@ describe("a Session's renewal whose answer never arrives, on DynamoDB Local", ()
     await t?.drop();
   });
 
-  it('the connection reset after the renewal reached DynamoDB: the SDK sends it again, is refused by its own landed copy, and the session renews on', async () => {
-    // A proxy in front of DynamoDB Local: while `resetNext`, the first connection that carries a
-    // session renewal passes it on, then is reset when DynamoDB answers (the answer never arrives).
+  /**
+   * A proxy in front of DynamoDB Local: while `armed()`, the first connection that carries an
+   * UpdateItem of the identities table passes it on, then is reset as DynamoDB answers (the answer
+   * never arrives, and the AWS SDK sends the request again). `resets()` counts them.
+   */
+  async function resettingProxy() {
     const target = new URL(inject('ddbEndpoint'));
-    let resetNext = false;
+    let armed = false;
     let resets = 0;
     const proxy = await listen((s) => {
       let resetting = false;
       const up = connect(Number(target.port), target.hostname);
       up.on('error', () => undefined);
       s.on('data', (d) => {
-        if (resetNext && /UpdateItem/.test(d.toString('latin1')) && d.toString('latin1').includes(t.names.identities)) {
-          resetNext = false;
+        const text = d.toString('latin1');
+        if (armed && /UpdateItem/.test(text) && text.includes(t.names.identities)) {
+          armed = false;
           resetting = true;
         }
         up.write(d);
@@ -247,20 +251,44 @@ describe("a Session's renewal whose answer never arrives, on DynamoDB Local", ()
       s.on('close', () => up.destroy());
       up.on('close', () => s.destroy());
     });
+    return { proxy, arm: () => void (armed = true), resets: () => resets };
+  }
+  const FAST_SESSION = { renewIntervalMs: 600, retryPeriodMs: 150, renewDeadlineMs: 1_200, maxLeaseDurationMs: 2_000 } as const;
+
+  it('the connection reset after the renewal reached DynamoDB: the SDK sends it again, is refused by its own landed copy, and the session renews on', async () => {
+    const { proxy, arm, resets } = await resettingProxy();
     const client = localClient(proxy.endpoint);
-    const errors: Error[] = [];
-    const session = new Session({ client, tables: t.names, prefix: 'reset', renewIntervalMs: 600, retryPeriodMs: 150, renewDeadlineMs: 1_200, maxLeaseDurationMs: 2_000, onError: (e) => errors.push(e) });
+    const session = new Session({ client, tables: t.names, prefix: 'reset', ...FAST_SESSION, onError: () => undefined });
     const stop = new AbortController();
     const running = session.run(stop.signal);
     await session.ready;
     const name = session.name;
     await waitFor('a renewal', () => session.stats.renewals >= 1);
-    resetNext = true;
-    await waitFor('a renewal reset after it reached DynamoDB', () => resets === 1);
+    arm();
+    await waitFor('a renewal reset after it reached DynamoDB', () => resets() === 1);
     await waitFor('the session to renew past it', () => session.stats.lostAnswers + session.stats.foreignWrites >= 1 && session.stats.renewals >= 3);
     // before the fix: the SDK's second send was refused by the first, which had landed, and the session ended as if someone else had written its row
     expect(session.stats).toMatchObject({ lostAnswers: 1, foreignWrites: 0, ended: 0 });
     expect(session.name).toBe(name);
+    stop.abort();
+    await running;
+    client.destroy();
+    await close(proxy);
+  });
+
+  it("the connection reset as DynamoDB answers the session's first row: the SDK's second send is refused by it, and the session starts on it", async () => {
+    const { proxy, arm, resets } = await resettingProxy();
+    arm();
+    const client = localClient(proxy.endpoint);
+    const session = new Session({ client, tables: t.names, prefix: 'first', ...FAST_SESSION, onError: () => undefined });
+    const stop = new AbortController();
+    const running = session.run(stop.signal);
+    // before the fix: run() rejected with a ConflictError, the row under its own new name "changed since it was read"
+    await session.ready;
+    expect(resets()).toBe(1);
+    expect(session.stats).toMatchObject({ started: 1, ended: 0 });
+    await waitFor('a renewal of that row', () => session.stats.renewals >= 1);
+    expect(session.stats.started).toBe(1);
     stop.abort();
     await running;
     client.destroy();
