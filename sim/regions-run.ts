@@ -95,6 +95,11 @@ function summarize(figures: readonly SeededFigure[], settings: WorldSettings): v
   console.log(`  Region lost → a new leader, from when a surviving replica served again (the elector's share): ${stat(lost.map((f) => Math.max(0, f.newLeaderAfterMs! - f.quorumBackAfterMs!)))}`);
   if (blocked.length) console.log(`    lost while no surviving replica had quorum: ${blocked.map((f) => `seed ${f.seed} ${f.lease} (no quorum ${(f.quorumBackAfterMs! / 1000).toFixed(1)} s, new leader ${(f.newLeaderAfterMs! / 1000).toFixed(1)} s)`).join(', ')}`);
   console.log(`  Region cut off, its leader's lease → the next leader (elsewhere, or the same process once its Region rejoined): ${stat(defined(of('cutOff').map((f) => f.newLeaderAfterMs)))}`);
+  // as for a loss: a Region lost while another is cut off leaves the third without quorum, and nobody can be elected meanwhile
+  const cut = of('cutOff').filter((f) => f.newLeaderAfterMs !== undefined);
+  const stalled = cut.filter((f) => (f.quorumlessMs ?? 0) > 0);
+  console.log(`  Region cut off → the next leader, less the time no replica had quorum (the elector's share): ${stat(cut.map((f) => f.newLeaderAfterMs! - (f.quorumlessMs ?? 0)))}`);
+  if (stalled.length) console.log(`    cut off, then no replica had quorum for a while: ${stalled.map((f) => `seed ${f.seed} ${f.lease} (no quorum ${(f.quorumlessMs! / 1000).toFixed(1)} s, next leader ${(f.newLeaderAfterMs! / 1000).toFixed(1)} s)`).join(', ')}`);
   const frozen = of('cutOff').filter((f) => f.leaderFrozen).length;
   console.log(`  Region cut off → its leader stops on its own: ${stat(defined(of('cutOff').map((f) => f.leaderStoppedAfterMs)))} (renew deadline ${settings.renewDeadlineMs / 1000} s)${frozen ? `; ${frozen} frozen (paused) before their stop, not counted: a frozen leader's stop is recorded when it thaws` : ''}`);
   // the tail, to replay: each Region lost or cut off whose new leader came more than a lease duration after it

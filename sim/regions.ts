@@ -265,6 +265,12 @@ export interface RegionFigure {
    * elector's own share of the wait is newLeaderAfterMs less this.
    */
   readonly quorumBackAfterMs?: number | undefined;
+  /**
+   * A Region cut off, with a next leader: how long, between the cut and that leader, no replica
+   * served (another Region lost meanwhile left the third without quorum). The elector's share of
+   * the wait is newLeaderAfterMs less this.
+   */
+  readonly quorumlessMs?: number;
 }
 
 /** The Regions of one world: the set, and each request's way through its machine's Region to the model. */
@@ -272,6 +278,8 @@ export class WorldRegions {
   readonly set: RegionSet;
   /** The plan's events as they happened (simulated monotonic ms). */
   private readonly happened: { kind: RegionEvent['kind']; region: string; mono: number; quorumBack?: number }[] = [];
+  /** Each span of simulated monotonic ms in which no replica served strong reads and writes (`to` undefined: to the world's end). */
+  private readonly quorumless: QuorumlessSpan[] = [];
   constructor(
     readonly plan: RegionPlan,
     c: Pick<WorldContext, 'world' | 'random'>,
@@ -304,6 +312,7 @@ export class WorldRegions {
           feed.log(`region ${e.region} cut off from the other two`);
           feed.count('region:cutOff');
           this.set.cutOff(e.region);
+          this.noteQuorum(from);
           clock.setTimer(e.forMs, () => {
             feed.log(`region ${e.region} rejoins; it answers errors while it catches up (${(this.plan.catchUpMs / 1000).toFixed(1)} s)`);
             this.set.rejoin(e.region);
@@ -328,9 +337,13 @@ export class WorldRegions {
     }
   }
 
-  /** Marks each Region loss still waiting for a surviving replica to serve, if one does now. */
+  /** After a Region's status changed: opens or closes a quorumless span, and marks each Region loss still waiting for a surviving replica to serve, if one does now. */
   private noteQuorum(mono: number): void {
-    if (!this.plan.replicas.some((r) => this.set.status(r) === 'serving')) return;
+    const serving = this.plan.replicas.some((r) => this.set.status(r) === 'serving');
+    const open = this.quorumless.at(-1)?.to === undefined ? this.quorumless.at(-1) : undefined;
+    if (!serving && !open) this.quorumless.push({ from: mono, to: undefined });
+    if (serving && open) open.to = mono;
+    if (!serving) return;
     for (const h of this.happened) if (h.kind === 'lose' && h.quorumBack === undefined) h.quorumBack = mono;
   }
 
@@ -358,8 +371,14 @@ export class WorldRegions {
    * when the next term started, where (from the history the checker judges): regionFigures.
    */
   figures(history: readonly HistoryRecord[], leases: readonly string[], faults: readonly FaultWindow[] = []): RegionFigure[] {
-    return regionFigures(this.plan, this.happened, history, leases, faults);
+    return regionFigures(this.plan, this.happened, history, leases, faults, this.quorumless);
   }
+}
+
+/** A span of simulated monotonic ms in which no replica served strong reads and writes (`to` undefined: to the world's end). */
+export interface QuorumlessSpan {
+  readonly from: number;
+  to: number | undefined;
 }
 
 /** A Region event as it happened (simulated monotonic ms), and when a surviving replica served again after a loss. */
@@ -374,7 +393,7 @@ export interface RegionEventSeen {
  * For each event, each lease whose leader ran in the Region hit: when that leader stopped, and when
  * the next term started (whoever leads it), where, from the history the checker judges.
  */
-export function regionFigures(plan: RegionPlan, happened: readonly RegionEventSeen[], history: readonly HistoryRecord[], leases: readonly string[], faults: readonly FaultWindow[] = []): RegionFigure[] {
+export function regionFigures(plan: RegionPlan, happened: readonly RegionEventSeen[], history: readonly HistoryRecord[], leases: readonly string[], faults: readonly FaultWindow[] = [], quorumless: readonly QuorumlessSpan[] = []): RegionFigure[] {
   const out: RegionFigure[] = [];
   const ms = (r: HistoryRecord) => Number(BigInt(r.mono) / 1_000n) / 1_000;
   for (const e of happened) {
@@ -405,8 +424,16 @@ export function regionFigures(plan: RegionPlan, happened: readonly RegionEventSe
         newLeaderAfterMs: next ? ms(next) - e.mono : undefined,
         newLeaderRegion: next ? regionOf(plan, next.identity) : undefined,
         ...(e.kind === 'lose' ? { quorumBackAfterMs: e.quorumBack === undefined ? undefined : e.quorumBack - e.mono } : {}),
+        ...(e.kind === 'cutOff' && next ? { quorumlessMs: overlapMs(quorumless, e.mono, ms(next)) } : {}),
       });
     }
   }
   return out;
+}
+
+/** How much of [from, to) the spans cover. */
+function overlapMs(spans: readonly QuorumlessSpan[], from: number, to: number): number {
+  let sum = 0;
+  for (const sp of spans) sum += Math.max(0, Math.min(to, sp.to ?? Infinity) - Math.max(from, sp.from));
+  return sum;
 }

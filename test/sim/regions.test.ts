@@ -153,6 +153,20 @@ describe('the Region figures (npm run sim -- --regions)', () => {
     expect(g).not.toHaveProperty('leaderFrozen');
   });
 
+  it('a cut-off Region’s lease whose next leader waited while no replica had quorum (another Region lost meanwhile): that time is counted apart (seed 33173 was told as a plain cut-off)', () => {
+    const history = [rec('started', 'w0', 'w0_1', 5, 1_000), rec('stopped', 'w0', 'w0_1', 5, 20_000, 'renewDeadline'), rec('started', 'w1', 'w1_1', 6, 70_000)];
+    const cutOff = [{ kind: 'cutOff' as const, region: 'us-east-1', mono: 10_000 }];
+    // no quorum from 15 s to 55 s, and again from 80 s (after the next leader: not counted)
+    const [f] = regionFigures(plan, cutOff, history, ['job-0'], [], [{ from: 15_000, to: 55_000 }, { from: 80_000, to: undefined }]);
+    expect(f).toMatchObject({ kind: 'cutOff', newLeaderAfterMs: 60_000, quorumlessMs: 40_000 });
+    // a span still open at the next leader counts up to it
+    const [g] = regionFigures(plan, cutOff, history, ['job-0'], [], [{ from: 65_000, to: undefined }]);
+    expect(g).toMatchObject({ quorumlessMs: 5_000 });
+    // quorum throughout
+    const [h] = regionFigures(plan, cutOff, history, ['job-0']);
+    expect(h).toMatchObject({ quorumlessMs: 0 });
+  });
+
   it('a lost Region’s leader: killed with it (no stop of its own), the next leader elsewhere', () => {
     const history = [rec('started', 'w0', 'w0_1', 5, 1_000), rec('stopped', 'w0', 'w0_1', 5, 10_000, 'killed'), rec('started', 'w1', 'w1_1', 6, 23_500)];
     const [f] = regionFigures(plan, [{ kind: 'lose', region: 'us-east-1', mono: 10_000, quorumBack: 10_000 }], history, ['job-0']);
