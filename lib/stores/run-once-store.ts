@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import { GetItemCommand, UpdateItemCommand, type DynamoDBClient, type TransactWriteItem } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { RunOnceRow, type WindowRun } from '../schemas/run-once.js';
@@ -69,6 +70,9 @@ export class RunOnceStore {
       if (!isConditionFailed(e)) throw e;
       const now = await this.read(leaseName, name);
       if (now.fence !== undefined && now.fence > fencingToken) return false;
+      // its own write, landed with its answer lost (the AWS SDK sent it again, and the copy was
+      // refused by it): the row is as this term wrote it
+      if (now.fence === fencingToken && now.revision === read.revision + 1 && isDeepStrictEqual(now.runs, this.row(leaseName, name, runs, read).runs ?? [])) return true;
       throw new ConflictError(`run-once row "${name}" of lease "${leaseName}"`, read.revision, { revision: now.revision });
     }
   }
@@ -79,7 +83,7 @@ export class RunOnceStore {
    * `revision` and `fence` (what the worker policy lets it name: infra/access.ts).
    */
   writeItem(leaseName: string, name: string, runs: readonly WindowRun[], read: RunOnceRead, fencingToken: number): TransactWriteItem {
-    const row = parse(RunOnceRow, { leaseName, name, runs, revision: read.revision + 1 }, `run-once row "${name}" of lease "${leaseName}"`);
+    const row = this.row(leaseName, name, runs, read);
     return {
       Update: {
         TableName: this.table,
@@ -90,6 +94,11 @@ export class RunOnceStore {
         ExpressionAttributeValues: marshall({ ':runs': row.runs, ':next': row.revision, ':token': fencingToken, ...(read.revision === 0 ? {} : { ':rev': read.revision }) }),
       },
     };
+  }
+
+  /** The row `writeItem` writes over `read`, validated. */
+  private row(leaseName: string, name: string, runs: readonly WindowRun[], read: RunOnceRead): RunOnceRow {
+    return parse(RunOnceRow, { leaseName, name, runs, revision: read.revision + 1 }, `run-once row "${name}" of lease "${leaseName}"`);
   }
 
   private parsed(leaseName: string, name: string, raw: Record<string, unknown> | undefined): RunOnceRead & { fence: number | undefined } {

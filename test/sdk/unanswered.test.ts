@@ -8,12 +8,14 @@
  */
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { GetItemCommand, ListTablesCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { simulatedClock } from '../../lib/clock.js';
 import { boundedClient, MIN_REQUEST_BOUND_MS, requestBoundMs, RequestBoundError } from '../../lib/sdk/bounded-client.js';
 import { DynamoDBUnreachableError, LeaderElector, LeaseLostError, type LeaderElectorOptions } from '../../lib/sdk/index.js';
 import { untilTermEnds } from '../../lib/sdk/fencing.js';
 import { Session } from '../../lib/sdk/session.js';
+import { withLease } from '../../lib/sdk/with-lease.js';
 import { localClient } from '../../lib/stores/client.js';
 import { testTables, type TestTables } from '../support.js';
 import { waitFor } from './harness.js';
@@ -212,7 +214,7 @@ describe('a leader whose route to DynamoDB Local drops every packet for a while'
   });
 });
 
-describe("a Session's renewal whose answer never arrives, on DynamoDB Local", () => {
+describe('a write that landed, its answer lost as the connection was reset (the AWS SDK sends it again), on DynamoDB Local', () => {
   let t: TestTables;
   beforeAll(async () => {
     t = await testTables('lost-answer');
@@ -222,11 +224,12 @@ describe("a Session's renewal whose answer never arrives, on DynamoDB Local", ()
   });
 
   /**
-   * A proxy in front of DynamoDB Local: while `armed()`, the first connection that carries an
-   * UpdateItem of the identities table passes it on, then is reset as DynamoDB answers (the answer
-   * never arrives, and the AWS SDK sends the request again). `resets()` counts them.
+   * A proxy in front of DynamoDB Local: once armed, the first connection that carries a request
+   * `matches` picks (by its text; by default a session row's UpdateItem) passes it on, then is
+   * reset as DynamoDB answers (the answer never arrives, and the AWS SDK sends the request again).
+   * `resets()` counts them.
    */
-  async function resettingProxy() {
+  async function resettingProxy(matches: (request: string) => boolean = (text) => /UpdateItem/.test(text) && text.includes(t.names.identities)) {
     const target = new URL(inject('ddbEndpoint'));
     let armed = false;
     let resets = 0;
@@ -235,8 +238,7 @@ describe("a Session's renewal whose answer never arrives, on DynamoDB Local", ()
       const up = connect(Number(target.port), target.hostname);
       up.on('error', () => undefined);
       s.on('data', (d) => {
-        const text = d.toString('latin1');
-        if (armed && /UpdateItem/.test(text) && text.includes(t.names.identities)) {
+        if (armed && matches(d.toString('latin1'))) {
           armed = false;
           resetting = true;
         }
@@ -291,6 +293,37 @@ describe("a Session's renewal whose answer never arrives, on DynamoDB Local", ()
     expect(session.stats.started).toBe(1);
     stop.abort();
     await running;
+    client.destroy();
+    await close(proxy);
+  });
+
+  it("withLease: the connection reset as DynamoDB answers the run-once window's mark: the run is reported as run, not as a conflict", async () => {
+    // the mark: an UpdateItem of the candidates table (where run-once rows live) setting the window's runs
+    const { proxy, arm, resets } = await resettingProxy((text) => /UpdateItem/.test(text) && text.includes(t.names.candidates) && text.includes('#runs'));
+    arm();
+    const client = localClient(proxy.endpoint);
+    let calls = 0;
+    // before the fix: a ConflictError "changed since revision 0 was read", though the mark was this run's own
+    const out = await withLease('nightly', async () => ++calls, { client, tables: t.names, identity: 'inv-1', platform: 'none', runOnce: { window: '2026-11-29' } });
+    expect(resets()).toBe(1);
+    expect(out).toMatchObject({ status: 'ran', value: 1, window: '2026-11-29' });
+    // marked once: a second run skips
+    const again = await withLease('nightly', async () => ++calls, { client, tables: t.names, identity: 'inv-2', platform: 'none', runOnce: { window: '2026-11-29' } });
+    expect(again).toMatchObject({ status: 'skipped', window: '2026-11-29' });
+    expect(calls).toBe(1);
+    client.destroy();
+    await close(proxy);
+  });
+
+  it("withLease: the connection reset as DynamoDB answers the mark written with the run's items in one transaction: the SDK's second send is the same transaction (its ClientRequestToken), and the run is reported as run", async () => {
+    const { proxy, arm, resets } = await resettingProxy((text) => /TransactWriteItems/.test(text) && text.includes('#runs'));
+    arm();
+    const client = localClient(proxy.endpoint);
+    // the run's result: any row (an identity row's shape, in that table)
+    const item = { component: 'reports', name: 'r-2026-11-29', holderIdentity: 'inv-1', hostname: 'h', leaseDurationSeconds: 60, acquireTime: 1, renewTime: 1, revision: 1 };
+    const out = await withLease('nightly-tx', async (_signal, term) => term.complete([{ Put: { TableName: t.names.identities, Item: marshall(item) } }]), { client, tables: t.names, identity: 'inv-1', platform: 'none', runOnce: { window: '2026-11-29' } });
+    expect(resets()).toBe(1);
+    expect(out).toMatchObject({ status: 'ran', window: '2026-11-29' });
     client.destroy();
     await close(proxy);
   });
