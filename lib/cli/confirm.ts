@@ -68,7 +68,8 @@ export function changesOf<T extends object>(before: T | undefined, patch: Patch<
  * Writes `patch` on the row read, as confirmed. The row may have changed since it was read — a
  * holder renews its lease every few seconds, longer than anyone takes to answer — so a lost race
  * reads again and writes again, as long as the change is still the one that was shown (and the
- * row still passes `same`, e.g. the same holder's term). If not, nothing is written.
+ * row still passes `same`, e.g. the same holder's term). If not, nothing is written. A row that
+ * already shows the change is as confirmed: the write landed, its answer lost.
  */
 export async function writeAsShown<T extends object>(
   what: string,
@@ -80,6 +81,9 @@ export async function writeAsShown<T extends object>(
   const confirmed = JSON.stringify(changesOf(read.item, patch, now));
   return retryOnConflict(async (attempt) => {
     const current = attempt === 1 ? read : await store.reread();
+    // Refused, and the row already shows the change: the write landed though its answer was lost
+    // (the AWS SDK sent it again on a new connection, and the copy was refused by it).
+    if (attempt > 1 && current.item && changesOf(current.item, patch, now).length === 0 && confirmed !== '[]') return current.item;
     if (attempt > 1 && (JSON.stringify(changesOf(current.item, patch, now)) !== confirmed || (store.same && !store.same(current.item)))) {
       throw new CliError(`${what} changed while writing: the change shown is no longer the change this write would make; nothing was written — run the command again to see it now`);
     }

@@ -95,7 +95,7 @@ async function endTerm(ctx: CliContext, lease: Lease, session: SessionSeen | und
     reported: `note: ${lease.vacancyReport?.by} reported lease ${name} vacant (it watched it unchanged for a whole term), so nobody acts on it: ending it directly`,
   };
   await confirmChange(ctx, `end the term of ${holder} on lease ${name} (fencing token ${term.fencingToken})${why === 'force' ? ' without asking it' : ''}`, changesOf(lease, ending, now), [warnings[why]]);
-  const written = await ctx.leases.releaseTerm(name, term, now);
+  const written = (await ctx.leases.releaseTerm(name, term, now)) ?? (await releasedByThis(ctx, name, term, now));
   if (!written) throw new CliError(`the row changed while writing: the term of ${holder} (fencing token ${term.fencingToken}) had already ended; nothing was written — run the command again to see the lease now`);
   // A holder on a session renews the session, not the lease: tell it through the session row now,
   // as the lease stream's function will too (whichever lands first; a later one changes nothing).
@@ -197,4 +197,14 @@ function yielded(ctx: CliContext, name: string, term: Term, after: Lease | undef
       : `${holder}'s term on lease ${name} (fencing token ${term.fencingToken}) ran out: it stopped renewing without releasing, and the coordinator treats the lease as vacant`,
   );
   say(ctx, nextHolder(ctx, name, after, holder, candidates, now));
+}
+
+/**
+ * After a refused release: the row as this command's own release left it, if that is what it is
+ * (no holder, the ended term's holder as the last, this command's stamp) — the write landed and its
+ * answer was lost (the AWS SDK sent it again, and the copy was refused by it).
+ */
+async function releasedByThis(ctx: CliContext, name: string, term: Term, now: number): Promise<Lease | undefined> {
+  const row = (await ctx.leases.read(name)).item;
+  return row && row.holderIdentity === undefined && row.lastHolderIdentity === term.holderIdentity && row.renewTime === now ? row : undefined;
 }

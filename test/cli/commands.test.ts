@@ -15,6 +15,7 @@ import { ConflictError } from '../../lib/stores/errors.js';
 import { LeaseStore, type Term } from '../../lib/stores/lease-store.js';
 import { MIN, NOW, SEC, cand, lease } from '../fixtures.js';
 import { cliHarness, runMain, type CliHarness } from './harness.js';
+import { close, resettingProxy } from '../proxy.js';
 
 let h: CliHarness;
 /** Three seconds after the rows were written: ages are exact. */
@@ -431,6 +432,41 @@ describe('preempt', () => {
     const r = await h.run(['preempt', 'pre', '--yes'], { clock: at() });
     expect(r.code).toBe(2);
     expect(r.err).toMatch(/required option '--to <candidate>' not specified/);
+  });
+});
+
+describe('a write whose answer is lost as the connection is reset (the AWS SDK sends it again, and the copy is refused by it)', () => {
+  /** The command through a proxy that resets the first connection carrying a request `matches` picks, as DynamoDB answers. */
+  async function throughReset(matches: (request: string) => boolean, argv: string[]) {
+    const { proxy, arm, resets } = await resettingProxy(h.endpoint, matches);
+    arm();
+    try {
+      const r = await runMain(['--endpoint', proxy.endpoint, '--table-prefix', h.prefix, ...argv], { clock: at() });
+      expect(resets()).toBe(1);
+      return r;
+    } finally {
+      await close(proxy);
+    }
+  }
+
+  it('set-priority: the pin landed, and the command says so (it said "nothing was written")', async () => {
+    await h.seedLease(lease('q1', { name: 'prio-reset' }));
+    await h.seedCandidate(cand('q1', '1.30.0', '1.30.0', { leaseName: 'prio-reset' }));
+    await h.seedCandidate(cand('q2', '1.31.0', '1.31.0', { leaseName: 'prio-reset' }));
+    const r = await throughReset((text) => /UpdateItem/.test(text) && text.includes('prio-reset'), ['set-priority', 'prio-reset', 'q2', '5', '--yes']);
+    expect(r.code).toBe(0);
+    expect(r.err).not.toMatch(/error/);
+    expect(r.out).toMatch(/^set the priority of q2 on lease prio-reset to 5/);
+    expect((await h.candidates.read('prio-reset', 'q2')).item).toMatchObject({ priority: 5, revision: 2 });
+  });
+
+  it('release --force: the term ended, and the command says so (it said "nothing was written")', async () => {
+    await h.seedLease(lease('s1', { name: 'rel-reset', holderInstance: 's1-i' }));
+    const r = await throughReset((text) => /UpdateItem/.test(text) && text.includes('rel-reset'), ['release', 'rel-reset', '--force', '--yes']);
+    expect(r.code).toBe(0);
+    expect(r.err).not.toMatch(/error/);
+    expect(r.out.split('\n')[0]).toBe("released lease rel-reset: s1's term (fencing token 7) is over");
+    expect((await h.leases.read('rel-reset')).item).toMatchObject({ lastHolderIdentity: 's1', revision: 2 });
   });
 });
 

@@ -3,10 +3,12 @@
  * sets no request timeout by default, so such a request waits for TCP to give up, many minutes
  * later, and the elector, its candidacy and a Session each wait for their request before their next
  * step. Bounded (lib/sdk/bounded-client.ts), the request fails as a timeout and the loop goes on.
- * On loopback: a server that accepts and never answers, and a proxy in front of DynamoDB Local that
- * can start dropping everything. Waits on conditions and simulated time, never on a time budget.
+ * On loopback (test/proxy.ts): a server that accepts and never answers, a proxy in front of
+ * DynamoDB Local that can start dropping everything, and one that resets a connection as DynamoDB
+ * answers a write (it landed; the AWS SDK sends it again). Waits on conditions and simulated time,
+ * never on a time budget.
  */
-import { createServer, connect, type Server, type Socket } from 'node:net';
+import { connect } from 'node:net';
 import { GetItemCommand, ListTablesCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -19,25 +21,7 @@ import { withLease } from '../../lib/sdk/with-lease.js';
 import { localClient } from '../../lib/stores/client.js';
 import { testTables, type TestTables } from '../support.js';
 import { waitFor } from './harness.js';
-
-/** Listens on loopback; `onSocket` gets each connection. */
-async function listen(onSocket: (s: Socket) => void): Promise<{ server: Server; endpoint: string; sockets: Set<Socket> }> {
-  const sockets = new Set<Socket>();
-  const server = createServer((s) => {
-    sockets.add(s);
-    s.on('close', () => sockets.delete(s));
-    s.on('error', () => undefined);
-    onSocket(s);
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  const port = (server.address() as { port: number }).port;
-  return { server, endpoint: `http://127.0.0.1:${port}`, sockets };
-}
-
-async function close(l: { server: Server; sockets: Set<Socket> }): Promise<void> {
-  for (const s of l.sockets) s.destroy();
-  await new Promise<void>((r) => l.server.close(() => r()));
-}
+import { close, listen, resettingProxy } from '../proxy.js';
 
 describe('boundedClient', () => {
   it('a request never answered fails as a timeout once its bound has passed on the clock given, not before', async () => {
@@ -223,42 +207,12 @@ describe('a write that landed, its answer lost as the connection was reset (the 
     await t?.drop();
   });
 
-  /**
-   * A proxy in front of DynamoDB Local: once armed, the first connection that carries a request
-   * `matches` picks (by its text; by default a session row's UpdateItem) passes it on, then is
-   * reset as DynamoDB answers (the answer never arrives, and the AWS SDK sends the request again).
-   * `resets()` counts them.
-   */
-  async function resettingProxy(matches: (request: string) => boolean = (text) => /UpdateItem/.test(text) && text.includes(t.names.identities)) {
-    const target = new URL(inject('ddbEndpoint'));
-    let armed = false;
-    let resets = 0;
-    const proxy = await listen((s) => {
-      let resetting = false;
-      const up = connect(Number(target.port), target.hostname);
-      up.on('error', () => undefined);
-      s.on('data', (d) => {
-        if (armed && matches(d.toString('latin1'))) {
-          armed = false;
-          resetting = true;
-        }
-        up.write(d);
-      });
-      up.on('data', (d) => {
-        if (!resetting) return void s.write(d);
-        resets++;
-        s.resetAndDestroy();
-        up.destroy();
-      });
-      s.on('close', () => up.destroy());
-      up.on('close', () => s.destroy());
-    });
-    return { proxy, arm: () => void (armed = true), resets: () => resets };
-  }
+  /** A resetting proxy (test/proxy.ts) in front of DynamoDB Local; by default for a session row's UpdateItem. */
+  const resetting = (matches: (request: string) => boolean = (text) => /UpdateItem/.test(text) && text.includes(t.names.identities)) => resettingProxy(inject('ddbEndpoint'), matches);
   const FAST_SESSION = { renewIntervalMs: 600, retryPeriodMs: 150, renewDeadlineMs: 1_200, maxLeaseDurationMs: 2_000 } as const;
 
   it('the connection reset after the renewal reached DynamoDB: the SDK sends it again, is refused by its own landed copy, and the session renews on', async () => {
-    const { proxy, arm, resets } = await resettingProxy();
+    const { proxy, arm, resets } = await resetting();
     const client = localClient(proxy.endpoint);
     const session = new Session({ client, tables: t.names, prefix: 'reset', ...FAST_SESSION, onError: () => undefined });
     const stop = new AbortController();
@@ -279,7 +233,7 @@ describe('a write that landed, its answer lost as the connection was reset (the 
   });
 
   it("the connection reset as DynamoDB answers the session's first row: the SDK's second send is refused by it, and the session starts on it", async () => {
-    const { proxy, arm, resets } = await resettingProxy();
+    const { proxy, arm, resets } = await resetting();
     arm();
     const client = localClient(proxy.endpoint);
     const session = new Session({ client, tables: t.names, prefix: 'first', ...FAST_SESSION, onError: () => undefined });
@@ -299,7 +253,7 @@ describe('a write that landed, its answer lost as the connection was reset (the 
 
   it("withLease: the connection reset as DynamoDB answers the run-once window's mark: the run is reported as run, not as a conflict", async () => {
     // the mark: an UpdateItem of the candidates table (where run-once rows live) setting the window's runs
-    const { proxy, arm, resets } = await resettingProxy((text) => /UpdateItem/.test(text) && text.includes(t.names.candidates) && text.includes('#runs'));
+    const { proxy, arm, resets } = await resetting((text) => /UpdateItem/.test(text) && text.includes(t.names.candidates) && text.includes('#runs'));
     arm();
     const client = localClient(proxy.endpoint);
     let calls = 0;
@@ -316,7 +270,7 @@ describe('a write that landed, its answer lost as the connection was reset (the 
   });
 
   it("withLease: the connection reset as DynamoDB answers the mark written with the run's items in one transaction: the SDK's second send is the same transaction (its ClientRequestToken), and the run is reported as run", async () => {
-    const { proxy, arm, resets } = await resettingProxy((text) => /TransactWriteItems/.test(text) && text.includes('#runs'));
+    const { proxy, arm, resets } = await resetting((text) => /TransactWriteItems/.test(text) && text.includes('#runs'));
     arm();
     const client = localClient(proxy.endpoint);
     // the run's result: any row (an identity row's shape, in that table)

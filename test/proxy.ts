@@ -1,0 +1,64 @@
+/**
+ * Loopback servers and proxies in front of DynamoDB Local that bring the network's faults: a server
+ * that accepts and never answers, a flow that goes dead (black-holed), a connection reset as
+ * DynamoDB answers (the request landed, its answer never arrives, and the AWS SDK sends it again).
+ */
+import { createServer, connect, type Server, type Socket } from 'node:net';
+
+export interface Listening {
+  server: Server;
+  endpoint: string;
+  sockets: Set<Socket>;
+}
+
+/** Listens on loopback; `onSocket` gets each connection. */
+export async function listen(onSocket: (s: Socket) => void): Promise<Listening> {
+  const sockets = new Set<Socket>();
+  const server = createServer((s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+    s.on('error', () => undefined);
+    onSocket(s);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const port = (server.address() as { port: number }).port;
+  return { server, endpoint: `http://127.0.0.1:${port}`, sockets };
+}
+
+export async function close(l: Pick<Listening, 'server' | 'sockets'>): Promise<void> {
+  for (const s of l.sockets) s.destroy();
+  await new Promise<void>((r) => l.server.close(() => r()));
+}
+
+/**
+ * A proxy in front of `target` (DynamoDB Local): once armed, the first connection that carries a
+ * request `matches` picks (by its text) passes it on, then is reset as DynamoDB answers: the
+ * request landed, its answer never arrives, and the AWS SDK sends it again on a new connection.
+ * `resets()` counts them.
+ */
+export async function resettingProxy(target: string, matches: (request: string) => boolean): Promise<{ proxy: Listening; arm: () => void; resets: () => number }> {
+  const to = new URL(target);
+  let armed = false;
+  let resets = 0;
+  const proxy = await listen((s) => {
+    let resetting = false;
+    const up = connect(Number(to.port), to.hostname);
+    up.on('error', () => undefined);
+    s.on('data', (d) => {
+      if (armed && matches(d.toString('latin1'))) {
+        armed = false;
+        resetting = true;
+      }
+      up.write(d);
+    });
+    up.on('data', (d) => {
+      if (!resetting) return void s.write(d);
+      resets++;
+      s.resetAndDestroy();
+      up.destroy();
+    });
+    s.on('close', () => up.destroy());
+    up.on('close', () => s.destroy());
+  });
+  return { proxy, arm: () => void (armed = true), resets: () => resets };
+}
