@@ -153,6 +153,12 @@ describe('the Region figures (npm run sim -- --regions)', () => {
     expect(g).not.toHaveProperty('leaderFrozen');
   });
 
+  it('a cut-off Region’s leader that stopped and then confirmed the same term again (nobody could take it meanwhile) ends the wait: seed 37503 was told "never"', () => {
+    const history = [rec('started', 'w0', 'w0_1', 5, 1_000), rec('stopped', 'w0', 'w0_1', 5, 20_000, 'renewDeadline'), rec('started', 'w0', 'w0_1', 5, 65_700)];
+    const [f] = regionFigures(plan, [{ kind: 'cutOff', region: 'us-east-1', mono: 10_000 }], history, ['job-0']);
+    expect(f).toMatchObject({ kind: 'cutOff', leaderStoppedAfterMs: 10_000, newLeaderAfterMs: 55_700, newLeaderRegion: 'us-east-1' });
+  });
+
   it('a cut-off Region’s lease whose next leader waited while no replica had quorum (another Region lost meanwhile): that time is counted apart (seed 33173 was told as a plain cut-off)', () => {
     const history = [rec('started', 'w0', 'w0_1', 5, 1_000), rec('stopped', 'w0', 'w0_1', 5, 20_000, 'renewDeadline'), rec('started', 'w1', 'w1_1', 6, 70_000)];
     const cutOff = [{ kind: 'cutOff' as const, region: 'us-east-1', mono: 10_000 }];
