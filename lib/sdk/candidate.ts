@@ -9,7 +9,7 @@ import { CandidateStore } from '../stores/candidate-store.js';
 import { LeaseStore } from '../stores/lease-store.js';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { resolveLocation } from './platform.js';
-import { faultReporter, retryDelayMs } from './faults.js';
+import { faultReporter, retryDelayMs, START_RETRY_MS } from './faults.js';
 import { boundedClient, requestBoundMs } from './bounded-client.js';
 import { retryOnConflict } from '../stores/errors.js';
 import { ClientSchema, ClockSchema, ClockSyncSchema, StartUp, TablesSchema, aborted, deepFreeze, fn, optionErrors, stampClockFor, type DeepReadonly } from './options.js';
@@ -146,8 +146,6 @@ function specOf(o: SpecSource): SpecFields {
 const TTL_FACTOR = 2;
 /** A claim's window is watched with this many reads of the row (an answer ends the wait early). */
 const CLAIM_READS = 5;
-/** A first registration that failed is tried again after this, doubling while it fails (lib/sdk/faults.ts). */
-const START_RETRY_MS = 1_000;
 
 /**
  * A worker's candidacy for one lease (KEP-4355's LeaseCandidate): `run(signal)` registers its row,

@@ -18,6 +18,9 @@ export const RETRY_CAP_PERIODS = 4;
  * jittered up to RETRY_JITTER longer (`random` in [0, 1)). Never below the retry period: a fault is
  * never tried again faster than that, whatever the fault.
  */
+/** The first wait before a start-up tries again after a fault it can outlive (a candidacy's first row, a heartbeat's): retryDelayMs from it. */
+export const START_RETRY_MS = 1_000;
+
 export function retryDelayMs(failures: number, retryPeriodMs: number, random: number): number {
   const doublings = Math.min(Math.max(failures, 1) - 1, Math.log2(RETRY_CAP_PERIODS));
   return retryPeriodMs * 2 ** doublings * (1 + RETRY_JITTER * random);

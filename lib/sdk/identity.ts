@@ -1,7 +1,8 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { hostname as osHostname } from 'node:os';
 import * as z from 'zod';
-import { every, systemClock, type Clock, type Timer } from '../clock.js';
+import { every, Nap, systemClock, type Clock, type Timer } from '../clock.js';
+import { faultReporter, retryDelayMs, START_RETRY_MS } from './faults.js';
 import { boundedClient, requestBoundMs } from './bounded-client.js';
 import { isIdentityExpired } from '../election/vacancy.js';
 import { Labels, MAX_LABELS, Name } from '../schemas/common.js';
@@ -155,7 +156,8 @@ export class IdentityLeaseHeartbeat {
     this.leaseName = identityLeaseName(this.options.component, this.options.hostname);
     this.holder = `${this.leaseName}_${newId()}`;
     this.onLost = onLost ?? ((l) => process.emitWarning(`identity lease ${this.leaseName}: ${l.reason === 'gone' ? 'the row was gone and was created again' : `taken by ${l.by}, a newer start-up; this one stopped`}`, { code: 'CONCLAVE_IDENTITY_LOST' }));
-    this.onError = onError ?? ((e) => process.emitWarning(e));
+    // each fault named (DynamoDBUnreachableError, DynamoDBRefusedError), as an elector's are
+    this.onError = faultReporter(onError ?? ((e) => process.emitWarning(e)), `identity lease ${this.leaseName}`, client);
     this.startUp = new StartUp(`identity lease ${this.leaseName}`, this.options.tables);
     this.ready = this.startUp.ready;
   }
@@ -193,8 +195,10 @@ export class IdentityLeaseHeartbeat {
    * read again and retried. Then renews it every renewIntervalMs. Once the signal aborts, stops
    * renewing, deletes the row if it is still this start-up's (unless releaseOnCancel is false)
    * and resolves. A superseded heartbeat writes nothing more and waits for the signal too.
-   * Rejects only if the first write fails (`ready` rejects with it); a failed deletion is reported
-   * to onError (the row expires). Once per instance: a new start-up is a new IdentityLeaseHeartbeat.
+   * A fault it can outlive before the first write (DynamoDB unreachable, throttled or denied) is
+   * reported to onError and tried again with backoff; it rejects only for what can never succeed, a
+   * TableNotFoundError (`ready` rejects with it, or with the signal's reason if it aborts first). A
+   * failed deletion is reported to onError (the row expires). Once per instance: a new start-up is a new IdentityLeaseHeartbeat.
    */
   async run(signal: AbortSignal): Promise<void> {
     this.startUp.claim('IdentityLeaseHeartbeat');
@@ -202,12 +206,24 @@ export class IdentityLeaseHeartbeat {
       this.status = 'stopped';
       return this.startUp.failed(signal.reason);
     }
-    let row: IdentityLease;
-    try {
-      row = await this.startRenewing();
-    } catch (e) {
-      this.status = 'stopped';
-      throw this.startUp.fail(e);
+    let row: IdentityLease | undefined;
+    for (let failures = 1; !row; failures++) {
+      try {
+        row = await this.startRenewing();
+      } catch (e) {
+        // only what can never succeed ends run() (a table that does not exist); a fault it can
+        // outlive (unreachable, denied, throttled) is reported and tried again with backoff
+        if (this.startUp.cannotStart(e)) {
+          this.status = 'stopped';
+          throw this.startUp.fail(e);
+        }
+        this.report(e);
+        await new Nap(this.clock, retryDelayMs(failures, START_RETRY_MS, this.clock.random()), signal).done;
+        if (signal.aborted) {
+          this.status = 'stopped';
+          return this.startUp.failed(signal.reason);
+        }
+      }
     }
     this.startUp.started(row);
     await aborted(signal);

@@ -19,7 +19,7 @@ import { Name } from '../schemas/common.js';
 import { SESSION_COMPONENT, allLeasesSessionComponent, sessionComponent, sessionScope, sessionShard } from '../schemas/identity.js';
 import { parse } from '../schemas/validation.js';
 import { ConflictError } from '../stores/errors.js';
-import { recovered } from './faults.js';
+import { faultReporter, recovered, retryDelayMs } from './faults.js';
 import { abortAfter, boundedClient, requestBoundMs } from './bounded-client.js';
 import { renewalBoundMs } from './step.js';
 import { IdentityStore, type IdentityRead, type SessionRenewal } from '../stores/identity-store.js';
@@ -169,7 +169,7 @@ interface Live {
 export class Session {
   /** The options as resolved. Frozen. */
   readonly options: ResolvedSessionOptions;
-  /** Resolves once the first row is written. */
+  /** Resolves once the first row is written; rejects if run() ends before that (its signal aborted, or a TableNotFoundError). */
   readonly ready: Promise<void>;
   /**
    * This process's id, written on every row the session writes; its electors' instances end with
@@ -201,7 +201,8 @@ export class Session {
     this.client = client;
     this.process = uniqueId(this.clock);
     this.time = stampClockFor(data.clockSync, client, this.clock);
-    this.onError = onError ?? ((e) => process.emitWarning(e));
+    // each fault named (DynamoDBUnreachableError, DynamoDBRefusedError), as an elector's are
+    this.onError = faultReporter(onError ?? ((e) => process.emitWarning(e)), 'Session', client);
     // its reads and writes give up after its renew deadline: one that never answers must not stop the renewals (bounded-client.ts)
     const requests = boundedClient(client, this.clock, requestBoundMs(data.renewDeadlineMs));
     this.store = new IdentityStore(requests, data.tables.identities);
@@ -260,7 +261,9 @@ export class Session {
   /**
    * Creates the row and renews it until `signal` aborts and every elector on the session has
    * finished; then deletes it. A session that ends (deadline, lost row) is followed by a new one.
-   * Rejects only if the first row cannot be written.
+   * A fault it can outlive (DynamoDB unreachable, throttled or denied) is reported to onError and
+   * tried again with backoff, before the first row as after it: its electors renew their leases
+   * themselves meanwhile. Rejects only for what can never succeed: a TableNotFoundError.
    */
   async run(signal: AbortSignal): Promise<void> {
     this.startUp.claim('Session');
@@ -281,31 +284,34 @@ export class Session {
 
   private async runRows(signal: AbortSignal, leaving: () => boolean): Promise<void> {
     let first = true;
+    let failures = 0;
     while (!leaving()) {
-      let failed = false;
       if (!this.current) {
         try {
           if (await this.start()) {
             if (first) this.startUp.started();
             first = false;
+            failures = 0;
           }
         } catch (e) {
-          if (first) {
-            throw this.startUp.fail(e);
-          }
+          // only what can never succeed ends run() (a table that does not exist); a fault it can
+          // outlive (unreachable, denied, throttled) is reported and tried again with backoff, as a
+          // LeaderElector's start-up is: its electors renew their leases themselves meanwhile
+          if (first && this.startUp.cannotStart(e)) throw this.startUp.fail(e);
           this.failing = true;
           this.onError(e as Error);
-          failed = true;
+          failures++;
         }
       }
       const l = this.current;
       // no session: try again soon (while DynamoDB's time is in doubt, at another point of its second)
-      const wait = l ? Math.max(0, l.renewedAt + this.cadenceMs - this.time.monotonic()) : failed ? this.options.retryPeriodMs : Math.min(this.options.retryPeriodMs, 500 * (0.6 + 0.8 * this.time.random()));
+      const wait = l ? Math.max(0, l.renewedAt + this.cadenceMs - this.time.monotonic()) : failures > 0 ? retryDelayMs(failures, this.options.retryPeriodMs, this.time.random()) : Math.min(this.options.retryPeriodMs, 500 * (0.6 + 0.8 * this.time.random()));
       // after a failed renewal, the next a retry period after it went out (at once after one abandoned unanswered: it waited its bound)
       await this.sleep(l && this.retrying ? Math.max(0, this.triedAt + this.options.retryPeriodMs - this.time.monotonic()) : wait, signal, leaving);
       if (leaving()) break;
       if (this.current) await this.renew(this.current);
     }
+    if (first) this.startUp.failed(signal.reason ?? new Error('Session: run() ended before its first row was written'));
     const l = this.current;
     if (l) {
       this.end(l, undefined);

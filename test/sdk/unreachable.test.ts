@@ -1,11 +1,11 @@
 /**
  * A worker started against an endpoint nothing listens on (issue 36, item 2): the real AWS SDK's
  * connection error, on loopback. run() keeps trying with backoff and names the fault; it ends only
- * when its signal aborts. Waits on conditions (errors reported), never on a time budget.
+ * when its signal aborts — a LeaderElector's, a Session's and an IdentityLeaseHeartbeat's alike. Waits on conditions (errors reported), never on a time budget.
  */
 import { describe, expect, it } from 'vitest';
 import { localClient } from '../../lib/stores/client.js';
-import { DynamoDBUnreachableError, LeaderElector } from '../../lib/sdk/index.js';
+import { DynamoDBUnreachableError, IdentityLeaseHeartbeat, LeaderElector, Session } from '../../lib/sdk/index.js';
 import { waitFor } from './harness.js';
 
 describe('an unreachable DynamoDB', () => {
@@ -37,5 +37,43 @@ describe('an unreachable DynamoDB', () => {
     await done;
     expect(settled).toBe('resolved');
     await expect(elector.ready).rejects.toBeDefined(); // it never took part
+  });
+
+  it("a Session's run() does not end either: each try at its first row is reported as DynamoDBUnreachableError, with backoff", async () => {
+    const errors: Error[] = [];
+    const session = new Session({ client: localClient('http://127.0.0.1:1'), retryPeriodMs: 100, renewIntervalMs: 300, renewDeadlineMs: 600, maxLeaseDurationMs: 1_000, onError: (e) => errors.push(e) });
+    const stop = new AbortController();
+    let settled: 'resolved' | 'rejected' | undefined;
+    const done = session.run(stop.signal).then(
+      () => void (settled = 'resolved'),
+      () => void (settled = 'rejected'),
+    );
+    await waitFor('three tries reported', () => errors.length >= 3);
+    expect(settled).toBeUndefined(); // before the fix: rejected at once with a bare "connect ECONNREFUSED 127.0.0.1:1"
+    for (const e of errors) expect(e).toBeInstanceOf(DynamoDBUnreachableError);
+    expect(session.name).toBeUndefined();
+    stop.abort();
+    await done;
+    expect(settled).toBe('resolved');
+    await expect(session.ready).rejects.toBeDefined(); // it never wrote a row
+  });
+
+  it("an IdentityLeaseHeartbeat's run() does not end either: each try at its first write is reported as DynamoDBUnreachableError, with backoff", async () => {
+    const errors: Error[] = [];
+    const heartbeat = new IdentityLeaseHeartbeat({ client: localClient('http://127.0.0.1:1'), component: 'reports', onError: (e) => errors.push(e) });
+    const stop = new AbortController();
+    let settled: 'resolved' | 'rejected' | undefined;
+    const done = heartbeat.run(stop.signal).then(
+      () => void (settled = 'resolved'),
+      () => void (settled = 'rejected'),
+    );
+    await waitFor('two tries reported', () => errors.length >= 2);
+    expect(settled).toBeUndefined(); // before the fix: rejected at once with a bare "connect ECONNREFUSED 127.0.0.1:1"
+    for (const e of errors) expect(e).toBeInstanceOf(DynamoDBUnreachableError);
+    expect(heartbeat.healthy()).toBe(false);
+    stop.abort();
+    await done;
+    expect(settled).toBe('resolved');
+    await expect(heartbeat.ready).rejects.toBeDefined();
   });
 });
