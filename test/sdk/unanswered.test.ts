@@ -209,7 +209,8 @@ describe('a write that landed, its answer lost as the connection was reset (the 
 
   /** A resetting proxy (test/proxy.ts) in front of DynamoDB Local; by default for a session row's UpdateItem. */
   const resetting = (matches: (request: string) => boolean = (text) => /UpdateItem/.test(text) && text.includes(t.names.identities)) => resettingProxy(inject('ddbEndpoint'), matches);
-  const FAST_SESSION = { renewIntervalMs: 600, retryPeriodMs: 150, renewDeadlineMs: 1_200, maxLeaseDurationMs: 2_000 } as const;
+  // renewals every second, with a deadline far beyond them: a busy machine's late timers end no session here
+  const FAST_SESSION = { renewIntervalMs: 1_000, retryPeriodMs: 300, renewDeadlineMs: 5_000, maxLeaseDurationMs: 8_000 } as const;
 
   it('the connection reset after the renewal reached DynamoDB: the SDK sends it again, is refused by its own landed copy, and the session renews on', async () => {
     const { proxy, arm, resets } = await resetting();
