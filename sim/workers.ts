@@ -103,7 +103,8 @@ export class Workers {
       },
     });
     this.sessions.push(session);
-    proc.runs.push(session.run(proc.stop.signal).catch(() => void feed.count('session:startFailed')));
+    // a Session's run() rejects only for a table that does not exist, which no world has: anything else is a defect (test/sim/sim.test.ts)
+    proc.runs.push(session.run(proc.stop.signal).catch(() => void feed.count('session:runRejected')));
     void session.ready.then(
       () => feed.log(`${identity} session ${session.name ?? '(already ended)'} started`),
       () => feed.log(`${identity} session failed to start: its electors renew their leases themselves`),

@@ -401,7 +401,14 @@ export class Session {
     this.retrying = true;
     this.triedAt = this.time.monotonic();
     if (!this.trusted()) {
-      await this.store.read(this.component, l.name); // a response with DynamoDB's Date
+      try {
+        await this.store.read(this.component, l.name); // a response with DynamoDB's Date
+        this.answered();
+      } catch (e) {
+        // a fault it outlives (throttled, unreachable): told, and tried again at the next turn
+        this.failing = true;
+        this.onError(e as Error);
+      }
       return;
     }
     // abandoned unanswered after half the time left before the deadline: another try still fits

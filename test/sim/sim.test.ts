@@ -90,6 +90,13 @@ describe('deterministic simulation', () => {
     expect(r.verdict.violations, formatVerdict(r.verdict).join('\n')).toEqual([]);
   });
 
+  it("seed 4800515: a Session's read while DynamoDB's time was in doubt was throttled, and its run() rejected, ending the process's session for the rest of the world; it is reported and tried again", async () => {
+    const r = await run(4800515);
+    expect(r.verdict.violations, formatVerdict(r.verdict).join('\n')).toEqual([]);
+    expect(r.counts['session:errors']).toBeGreaterThan(0); // the failed read, told to onError
+    expect(r.counts['session:runRejected']).toBeUndefined();
+  });
+
   it.each(PLANTED)('planted bug $bug: caught by seed $seed, and that seed passes without it', { timeout: 300_000 }, async ({ bug, seed, limit }) => {
     const schedule = generateSchedule(seed, { workers: DEFAULT_SETTINGS.workers, durationMs: DEFAULT_SETTINGS.durationMs });
     const planted = await runWorld(schedule, DEFAULT_SETTINGS, { plant: bug });
@@ -115,6 +122,8 @@ describe('deterministic simulation', () => {
       });
       const r = await Promise.race([runWorld(generateSchedule(seed, { workers: DEFAULT_SETTINGS.workers, durationMs: DEFAULT_SETTINGS.durationMs }), DEFAULT_SETTINGS), hung]).finally(() => watchdog?.cancel());
       if (!r.verdict.ok) bad.push(`seed ${seed}:\n${formatVerdict(r.verdict).join('\n')}`);
+      // a Session's run() rejects only for a table that does not exist, which no world has
+      if (r.counts['session:runRejected']) bad.push(`seed ${seed}: a Session's run() rejected`);
       // every schedule elects: a run without terms would be a simulator that tests nothing
       expect(r.verdict.figures.terms, `seed ${seed}`).toBeGreaterThan(0);
     }
