@@ -31,22 +31,22 @@ export async function close(l: Pick<Listening, 'server' | 'sockets'>): Promise<v
 }
 
 /**
- * A proxy in front of `target` (DynamoDB Local): once armed, the first connection that carries a
- * request `matches` picks (by its text) passes it on, then is reset as DynamoDB answers: the
- * request landed, its answer never arrives, and the AWS SDK sends it again on a new connection.
- * `resets()` counts them.
+ * A proxy in front of `target` (DynamoDB Local): once armed (`times`, once by default), each of
+ * the next connections that carry a request `matches` picks (by its text) passes it on, then is
+ * reset as DynamoDB answers: the request landed, its answer never arrives, and the AWS SDK sends it
+ * again on a new connection. `resets()` counts them.
  */
-export async function resettingProxy(target: string, matches: (request: string) => boolean): Promise<{ proxy: Listening; arm: () => void; resets: () => number }> {
+export async function resettingProxy(target: string, matches: (request: string) => boolean): Promise<{ proxy: Listening; arm: (times?: number) => void; resets: () => number }> {
   const to = new URL(target);
-  let armed = false;
+  let armed = 0;
   let resets = 0;
   const proxy = await listen((s) => {
     let resetting = false;
     const up = connect(Number(to.port), to.hostname);
     up.on('error', () => undefined);
     s.on('data', (d) => {
-      if (armed && matches(d.toString('latin1'))) {
-        armed = false;
+      if (armed > 0 && !resetting && matches(d.toString('latin1'))) {
+        armed--;
         resetting = true;
       }
       up.write(d);
@@ -60,5 +60,5 @@ export async function resettingProxy(target: string, matches: (request: string) 
     s.on('close', () => up.destroy());
     up.on('close', () => s.destroy());
   });
-  return { proxy, arm: () => void (armed = true), resets: () => resets };
+  return { proxy, arm: (times = 1) => void (armed = times), resets: () => resets };
 }

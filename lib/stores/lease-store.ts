@@ -174,7 +174,9 @@ export class LeaseStore extends ItemStore<typeof LeaseItem> {
    * DynamoDB's time, at the giver's `acquireTime` to the millisecond). When the condition fails in the
    * holder's own term because the row's stamp is not earlier (a renewal whose answer was lost landed,
    * or the stamp clock's estimate is behind the row's stamp within its error), the renewal is sent
-   * once more a millisecond after that stamp. `signal` abandons it unanswered (the holder's bound).
+   * once more a millisecond after that stamp; that send refused by its own stamp landed (the AWS
+   * SDK's second send of it was refused by it) and is the answer. `signal` abandons it unanswered
+   * (the holder's bound).
    */
   async renewTerm(name: string, term: Term, renewTime: number, leaseDurationSeconds: number, session?: string | null, signal?: AbortSignal): Promise<Lease | undefined> {
     this.checkSet({ name }, { renewTime, leaseDurationSeconds, termToken: term.fencingToken, ...(session ? { session } : {}) });
@@ -210,6 +212,12 @@ export class LeaseStore extends ItemStore<typeof LeaseItem> {
         // answered late, or the giver's hand-over): once more just after that stamp
         const old = (e as { Item?: Record<string, AttributeValue> }).Item;
         const row = old ? unmarshall(old) : undefined;
+        // the second send, refused by its own stamp in this term: it landed, its answer lost (the AWS
+        // SDK sent it again, and the copy was refused by it). That stamp, one above the row's when
+        // the first send was refused, was written after that refusal, so after this renewal was sent:
+        // it counts as this renewal. (Not so for the first send: a row may carry its very stamp from
+        // before, a hand-over's, and that renewal must land to be seen.)
+        if (attempt > 1 && old && row?.['termToken'] === term.fencingToken && row['renewTime'] === stamp) return this.parseRow(old);
         const later = row?.['termToken'] === term.fencingToken && typeof row['renewTime'] === 'number' && row['renewTime'] >= stamp ? (row['renewTime'] as number) + 1 : undefined;
         if (later === undefined || attempt > 1) return undefined;
         stamp = later;

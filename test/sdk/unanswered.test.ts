@@ -19,6 +19,7 @@ import { untilTermEnds } from '../../lib/sdk/fencing.js';
 import { Session } from '../../lib/sdk/session.js';
 import { withLease } from '../../lib/sdk/with-lease.js';
 import { localClient } from '../../lib/stores/client.js';
+import { LeaseStore } from '../../lib/stores/lease-store.js';
 import { testTables, type TestTables } from '../support.js';
 import { waitFor } from './harness.js';
 import { close, listen, resettingProxy } from '../proxy.js';
@@ -279,6 +280,49 @@ describe('a write that landed, its answer lost as the connection was reset (the 
     const out = await withLease('nightly-tx', async (_signal, term) => term.complete([{ Put: { TableName: t.names.identities, Item: marshall(item) } }]), { client, tables: t.names, identity: 'inv-1', platform: 'none', runOnce: { window: '2026-11-29' } });
     expect(resets()).toBe(1);
     expect(out).toMatchObject({ status: 'ran', window: '2026-11-29' });
+    client.destroy();
+    await close(proxy);
+  });
+
+  it("a leader's renewal, twice in a row: each send reset as DynamoDB answers, each copy the SDK sent again refused by it: the leader leads on (it stopped, deposed)", async () => {
+    // each renewal's first send (a new stamp) is reset; the SDK's second send of it passes
+    const seen = new Set<string>();
+    const { proxy, arm, resets } = await resetting((text) => {
+      if (!/UpdateItem/.test(text) || !text.includes(t.names.leases) || !text.includes('#term = :token')) return false;
+      const stamp = /":renew":\{"N":"(\d+)"\}/.exec(text)?.[1];
+      if (stamp === undefined || seen.has(stamp)) return false;
+      seen.add(stamp);
+      return true;
+    });
+    const client = localClient(proxy.endpoint);
+    const log: string[] = [];
+    const elector = new LeaderElector({
+      client,
+      tables: t.names,
+      leaseName: 'renewed-twice',
+      identity: 'w1',
+      mode: 'NoCoordination',
+      platform: 'none',
+      leaseDurationMs: 12_000,
+      renewDeadlineMs: 8_000,
+      retryPeriodMs: 500,
+      renewIntervalMs: 1_000,
+      callbacks: { onStartedLeading: () => void log.push('started'), onStoppedLeading: ({ reason }) => void log.push(`stopped ${reason}`) },
+      onError: () => undefined,
+    });
+    const stop = new AbortController();
+    const done = elector.run(stop.signal);
+    await waitFor('w1 to lead', () => elector.isLeader());
+    const token = elector.fencingToken;
+    arm(2);
+    await waitFor('a renewal and its retry, each reset after it landed', () => resets() === 2);
+    const leases = new LeaseStore(localClient(inject('ddbEndpoint')), t.names.leases);
+    const after = (await leases.read('renewed-twice')).item!.renewTime!;
+    await waitFor('a renewal after them', async () => (await leases.read('renewed-twice')).item!.renewTime! > after);
+    expect(log).toEqual(['started']); // before the fix: ['started', 'stopped deposed', 'started']
+    expect(elector.fencingToken).toBe(token);
+    stop.abort();
+    await done;
     client.destroy();
     await close(proxy);
   });
