@@ -1,6 +1,6 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { systemClock, type Clock } from '../clock.js';
-import { isNoop, pingsToWithdraw, type Decision } from '../election/decide.js';
+import { isNoop, pingsToWithdraw, type Decision, type DecideTrigger } from '../election/decide.js';
 import { plan } from '../election/plan.js';
 import { decideWithSuccession } from '../election/successor.js';
 import { effectiveLease, isCandidateStale, isIdentityExpired, recheckAt, sessionStampAt, vacancy, type SessionStamp } from '../election/vacancy.js';
@@ -143,29 +143,41 @@ async function snapshot(deps: CoordinatorDeps, name: string): Promise<Snapshot> 
  * (ConflictError) means reading and deciding again. A malformed lease item is a BrokenLeaseError:
  * no decision is taken on data that does not parse.
  */
-export async function reconcileLease(deps: CoordinatorDeps, name: string, seed?: Snapshot): Promise<ReconcileOutcome> {
+export async function reconcileLease(deps: CoordinatorDeps, name: string, seed?: Snapshot, trigger: DecideTrigger = {}): Promise<ReconcileOutcome> {
   try {
-    return await retryOnConflict((attempt) => reconcileOnce(deps, name, attempt, attempt === 1 ? seed : undefined), deps.config.maxConflictRetries);
+    return await retryOnConflict((attempt) => reconcileOnce(deps, name, attempt, attempt === 1 ? seed : undefined, trigger), deps.config.maxConflictRetries);
   } catch (e) {
     if (e instanceof ConflictError) throw new TooManyConflictsError(name, deps.config.maxConflictRetries, e);
     throw e;
   }
 }
 
+/**
+ * The lease stream has reached `l`, a row created with its election waiting for it (Election
+ * `awaitsStream`, lib/election/decide.ts): every earlier record of the lease is handled — an
+ * operator's delete of a held row ended that term and held the election — so the election may now
+ * close. Clears the flag, conditioned on that election still being open on the row; returns
+ * whether it did. Only the lease stream's function may call it (or a stand-in for it that reads the
+ * stream in order).
+ */
+export async function streamSawRow(deps: Pick<CoordinatorDeps, 'leases'>, l: Lease): Promise<boolean> {
+  return l.election?.awaitsStream === true && (await deps.leases.clearAwaitsStream(l.name, l.election.id));
+}
+
 /** One read-decide-write of reconcileLease; a lost race is a ConflictError. */
-async function reconcileOnce(deps: CoordinatorDeps, name: string, attempt: number, seed: Snapshot | undefined): Promise<ReconcileOutcome> {
+async function reconcileOnce(deps: CoordinatorDeps, name: string, attempt: number, seed: Snapshot | undefined, trigger: DecideTrigger): Promise<ReconcileOutcome> {
   const snap = seed ?? (await snapshot(deps, name));
   const now = deps.clock.now();
   const before = snap.read.item;
   // A lease held on a session is judged by the later of its own stamp and the session's.
   const effective = effectiveLease(before, stampAt(snap.session, now), now);
-  const decision = decideWithSuccession(name, effective, snap.candidates, now, deps.config);
+  const decision = decideWithSuccession(name, effective, snap.candidates, now, deps.config, trigger);
   const outcome: ReconcileOutcome = { lease: name, decision, before, after: undefined, pinged: [], invalidCandidates: snap.invalid, attempts: attempt, at: now };
   // a holder silent for half its term: judged again the moment the term runs out, not at the next tick
   const recheck = recheckAt(effective, now, deps.config.clockSkewMs);
   if (recheck !== undefined) outcome.recheckAt = recheck;
   if (isNoop(decision)) return outcome;
-  if (snap.partial) return reconcileOnce(deps, name, attempt, undefined); // decide again on whole reads before writing
+  if (snap.partial) return reconcileOnce(deps, name, attempt, undefined, trigger); // decide again on whole reads before writing
   const writes = plan(decision, before, now, deps.config);
   if (writes.ping.length) {
     const pingTime = writes.pingTime!;
@@ -243,6 +255,9 @@ const asError = (e: unknown): Error => (e instanceof Error ? e : new Error(Strin
  * it). Expired identity leases are collected only by a pass over the whole tables (a segment does
  * not know every lease that still names a session): tick.ts collects them at a round's end.
  */
+/** The tick is never the lease stream: a missing row's election waits for the stream (DecideTrigger). */
+const TICK: DecideTrigger = { streamBehind: true };
+
 export async function reconcileAll(deps: CoordinatorDeps, opts: PassOptions = {}): Promise<ReconcileAllResult> {
   const result: ReconcileAllResult = { leases: 0, unseeded: 0, reached: 0, outcomes: [], errors: [], broken: [], invalid: [], collectedCandidates: [], collectedIdentities: [], leaderless: [] };
   const segment = opts.segment && opts.segment.total > 1 ? opts.segment : undefined;
@@ -320,10 +335,10 @@ export async function reconcileAll(deps: CoordinatorDeps, opts: PassOptions = {}
       // collection across parts: such a snapshot is `partial`, and any write is decided again on whole reads.)
       if (segment && (l === undefined || g.candidates.length + g.invalid.length === 0)) {
         result.unseeded++;
-        o = await reconcileLease(deps, name);
+        o = await reconcileLease(deps, name, undefined, TICK);
       } else {
         const session = sessionOf(l);
-        o = await reconcileLease(deps, name, { read: LeaseStore.readOf(name, l), candidates: g.candidates, invalid: g.invalid, ...(session ? { session } : {}), ...(segment ? { partial: true } : {}) });
+        o = await reconcileLease(deps, name, { read: LeaseStore.readOf(name, l), candidates: g.candidates, invalid: g.invalid, ...(session ? { session } : {}), ...(segment ? { partial: true } : {}) }, TICK);
       }
     } catch (e) {
       if (e instanceof BrokenLeaseError) result.broken.push(e); // broken since the scan (read again after a lost race)

@@ -184,6 +184,16 @@ export function unmarkedHoldMs(leaseDurationSeconds: number): number {
   return Math.ceil((1.1 * SESSION_QUIET_LEASES + 2) * leaseDurationSeconds * 1000);
 }
 
+/**
+ * Who asks for a decision. `streamBehind`: a trigger other than the lease stream's own records (the
+ * tick, the candidate stream, a timer, the CLI), which cannot know whether the stream has yet
+ * handled every change of the lease — an operator's delete of a held row above all. The lease
+ * stream, handling a record, has handled every earlier one of that lease.
+ */
+export interface DecideTrigger {
+  readonly streamBehind?: boolean;
+}
+
 /** The election fails (`election`: the one open, if any). */
 function failed(now: number, election: { id: string } | undefined, reason: ElectionFailure['reason'], message: string, strategy?: string): Decision {
   return {
@@ -197,7 +207,7 @@ function failed(now: number, election: { id: string } | undefined, reason: Elect
  * The coordinator's decision for one lease, from the lease (absent if none), all its candidate
  * rows (stale ones included: they are filtered here) and the time.
  */
-export function decide(name: string, lease: Lease | undefined, candidates: readonly Candidate[], now: number, config: ElectionConfig): Decision {
+export function decide(name: string, lease: Lease | undefined, candidates: readonly Candidate[], now: number, config: ElectionConfig, trigger: DecideTrigger = {}): Decision {
   const live = liveCandidates(candidates, now, config.candidateStaleAfterMs);
   // A worker's stamp later than this is from a clock running ahead: it proves nothing (isFresh).
   const notAfter = now + config.clockSkewMs;
@@ -252,6 +262,8 @@ export function decide(name: string, lease: Lease | undefined, candidates: reado
     // before the deleted term's holder has had its renew deadline to hear of the end, however soon
     // everyone answered. The deadline is never before it, so the timer finishes it.
     if (election.notBefore !== undefined && now < election.notBefore) return { kind: 'awaitAcks', strategy, election, pending };
+    // Opened on a missing row: not before the lease stream has seen that row, and so any delete before it.
+    if (election.awaitsStream) return { kind: 'awaitAcks', strategy, election, pending };
     if (now < election.deadline && (waitFor.length > 0 || (pending.length > 0 && acked.length === 0))) return { kind: 'awaitAcks', strategy, election, pending };
     if (holder === undefined) return finish(acked, election);
     // A re-election: preempt only in favour of a candidate that just answered.
@@ -273,9 +285,15 @@ export function decide(name: string, lease: Lease | undefined, candidates: reado
     const silent = toPing().length === 0 && fresh.length === 0;
     if (silent && v.reason === 'noHolder' && askedInVain(lease!, live, config.ackWindowMs)) return { kind: 'leaveAlone', reason: 'noResponsiveCandidates', strategy };
     const ping = silent ? live.map((c) => c.name) : toPing();
-    if (ping.length === 0) return finish(fresh, undefined, v.reason);
+    // No row, and the lease stream may not have reached its delete (any trigger but the stream's
+    // own records: the tick, the candidate stream, a timer): an operator may just have deleted a
+    // held row, whose holder leads on until the stream marks its term ended. The election waits for
+    // the stream to see the new row (awaitsStream), and so that delete, even with every live
+    // candidate fresh.
+    const awaitsStream = !lease && trigger.streamBehind === true;
+    if (ping.length === 0 && !awaitsStream) return finish(fresh, undefined, v.reason);
     const departed = v.reason === 'expired' || v.reason === 'reported' ? lease!.holderIdentity : undefined;
-    const opened: Election = { id: electionIdFor(name, lease), startedAt: now, deadline: now + config.ackWindowMs, strategy, ...(departed ? { departed } : {}) };
+    const opened: Election = { id: electionIdFor(name, lease), startedAt: now, deadline: now + config.ackWindowMs, strategy, ...(departed ? { departed } : {}), ...(awaitsStream ? { awaitsStream: true as const } : {}) };
     return { kind: 'openElection', strategy, vacancy: v.reason, election: opened, ping };
   }
 

@@ -1,7 +1,7 @@
 import type { Candidate } from '../schemas/candidate.js';
 import type { ElectionConfig } from '../schemas/config.js';
 import type { Election, Lease } from '../schemas/lease.js';
-import { answeredLastPing, decide, electionIdFor, passedOver, type Decision } from './decide.js';
+import { answeredLastPing, decide, electionIdFor, passedOver, type Decision, type DecideTrigger } from './decide.js';
 import { locationOf, preferredLocationsOf } from './location.js';
 import { compareMerit, orderCandidates, type Ranked } from './ordering.js';
 import { isDeparted, liveCandidates } from './vacancy.js';
@@ -208,8 +208,8 @@ export function successorDecision(lease: Lease | undefined, candidates: readonly
 }
 
 /** What one reconcile does: `decide()`, and when that leaves a healthy lease alone, its succession. */
-export function decideWithSuccession(name: string, lease: Lease | undefined, candidates: readonly Candidate[], now: number, config: ElectionConfig): Decision {
-  const d = decide(name, lease, candidates, now, config);
+export function decideWithSuccession(name: string, lease: Lease | undefined, candidates: readonly Candidate[], now: number, config: ElectionConfig, trigger: DecideTrigger = {}): Decision {
+  const d = decide(name, lease, candidates, now, config, trigger);
   if (d.kind === 'elect' && config.succession) {
     // The new term starts with its successors, so a failover right after an election is fast too.
     // Passed over: the holder whose term just ran out, unless it answered this election (or renewed since it opened).

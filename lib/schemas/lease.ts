@@ -35,6 +35,14 @@ export const Election = z.object({
    * leader is elected (lib/functions/core.ts `heldAfterDelete`). The deadline is never before it.
    */
   notBefore: Millis.optional(),
+  /**
+   * Set when the election created the lease's row (there was none): it closes only once the lease
+   * stream's function has seen that row (it clears this). The stream gives one row's records in
+   * order, so by then it has handled any delete of an earlier row of the lease — a held row's
+   * delete ends that term on its holder's session and holds the election (`notBefore`) — before
+   * anyone is elected on the new one, whichever trigger created it.
+   */
+  awaitsStream: z.literal(true).optional(),
 });
 export type Election = z.infer<typeof Election>;
 

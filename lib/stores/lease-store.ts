@@ -255,6 +255,30 @@ export class LeaseStore extends ItemStore<typeof LeaseItem> {
     );
   }
 
+  /**
+   * The lease stream has seen the row: removes its election's `awaitsStream` alone (and raises the
+   * revision), if that election is still the one open. Nothing else of the row is written: the
+   * record that showed the flag may be older than the row (an election held meanwhile).
+   */
+  async clearAwaitsStream(name: string, electionId: string): Promise<boolean> {
+    try {
+      await this.client.send(
+        new UpdateItemCommand({
+          TableName: this.table,
+          Key: marshall({ name }),
+          UpdateExpression: 'REMOVE #e.#waits ADD #rev :one',
+          ConditionExpression: '#e.#id = :id AND attribute_exists(#e.#waits)',
+          ExpressionAttributeNames: { '#e': 'election', '#id': 'id', '#waits': 'awaitsStream', '#rev': 'revision' },
+          ExpressionAttributeValues: marshall({ ':id': electionId, ':one': 1 }),
+        }),
+      );
+      return true;
+    } catch (e) {
+      if (isConditionFailed(e)) return false;
+      throw e;
+    }
+  }
+
   /** The holder gives its term up so the next election starts at once. Undefined when it was not its term any more. */
   releaseTerm(name: string, term: Term, now: number): Promise<Lease | undefined> {
     return this.updateIf({ name }, { set: { renewTime: now, lastHolderIdentity: term.holderIdentity }, remove: [...HOLDER_FIELDS, ...TERM_FIELDS, 'preferredHolder', 'vacancyReport'] }, termCondition(term));

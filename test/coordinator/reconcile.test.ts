@@ -3,7 +3,7 @@ import { marshall } from '@aws-sdk/util-dynamodb';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import { manualClock } from '../../lib/clock.js';
 import { localClient } from '../../lib/local/dynamodb-local.js';
-import { BrokenLeaseError, TooManyConflictsError, coordinatorDeps, reconcileAll, reconcileLease, type CoordinatorDeps } from '../../lib/coordinator/reconcile.js';
+import { BrokenLeaseError, TooManyConflictsError, coordinatorDeps, reconcileAll, reconcileLease, streamSawRow, type CoordinatorDeps } from '../../lib/coordinator/reconcile.js';
 import { pickBest } from '../../lib/election/ordering.js';
 import { nextFencingToken } from '../../lib/schemas/fencing-token.js';
 import type { Candidate } from '../../lib/schemas/candidate.js';
@@ -42,6 +42,11 @@ async function seedLease(lease: string, fields: Partial<Lease>) {
   return deps.leases.write(await deps.leases.read(lease), { set: { leaseDurationSeconds: 15, leaseTransitions: 0, fencingToken: 0, ...fields } });
 }
 const leaseOf = async (name: string) => (await deps.leases.read(name)).item;
+/** What the lease stream's function does on reaching a row created with its election waiting for it: clears the flag, reconciles. */
+async function streamSees(d: CoordinatorDeps, name: string) {
+  expect(await streamSawRow(d, (await d.leases.read(name)).item!)).toBe(true);
+  return reconcileLease(d, name);
+}
 const candidateOf = async (lease: string, name: string) => (await deps.candidates.read(lease, name)).item;
 
 describe('reconcileLease: each outcome, from a seeded table to the resulting items', () => {
@@ -501,7 +506,9 @@ describe('a broken lease (its row does not match the schema) never bricks the re
       const r = await reconcileAll(d);
       expect(r.errors).toEqual([]);
       expect(r.broken.map((b) => [b.lease, b.error.fields])).toEqual([['bricked', ['leaseDurationSeconds']]]);
-      expect(r.outcomes.map((o) => [o.lease, o.decision.kind])).toEqual([['fine', 'elect']]);
+      // no row: the tick opens an election that waits for the lease stream to see the row it created
+      expect(r.outcomes.map((o) => [o.lease, o.decision.kind])).toEqual([['fine', 'openElection']]);
+      expect((await streamSees(d, 'fine')).decision.kind).toBe('elect');
       expect((await d.leases.read('fine')).item?.holderIdentity).toBe('x');
     } finally {
       await tables.drop();
@@ -533,13 +540,15 @@ describe('reconcileAll', () => {
       expect(r.leases).toBe(11); // 12 with candidates, less job-11 whose lease item is malformed; 'plain' has no candidates
       expect(r.errors).toEqual([]);
       expect(r.invalid.map((i) => i.key['name'])).toEqual(['job-11']);
-      expect(r.outcomes.filter((o) => o.decision.kind === 'elect')).toHaveLength(11);
+      // no rows: the tick opens elections that wait for the lease stream to see the rows it created
+      expect(r.outcomes.filter((o) => o.decision.kind === 'openElection' && o.decision.election.awaitsStream)).toHaveLength(11);
+      for (let i = 0; i < 11; i++) expect((await streamSees(d, `job-${i}`)).decision.kind).toBe('elect');
       for (let i = 0; i < 11; i++) expect((await d.leases.read(`job-${i}`)).item?.holderIdentity).toBe('y');
       expect(r.collectedCandidates).toEqual([{ leaseName: 'job-0', name: 'stale' }]);
       expect((await d.candidates.read('job-0', 'stale')).item).toBeUndefined();
       expect(r.collectedIdentities).toEqual([{ component: 'worker', name: 'expired' }]);
       expect((await d.identities.read('worker', 'alive')).item).toBeDefined();
-      expect(r.leaderless).toEqual([]);
+      expect(r.leaderless).toHaveLength(11); // counted as the tick left them: elections open
       expect((await d.leases.read('plain')).item?.fencingToken).toBe(3);
 
       // a second tick over unchanged, healthy leases writes nothing

@@ -62,9 +62,14 @@ async function stand(d: FunctionDeps, lease: string, names: string[], at: number
 
 /** The lease's REMOVE record, as the lease stream delivers it. */
 async function removal(lease: string): Promise<DynamoDBRecord> {
-  const r = (await streamRecords(t.client, t.names.leases)).filter((x) => x.dynamodb!.Keys!['name']!.S === lease && x.eventName === 'REMOVE');
-  expect(r).toHaveLength(1);
-  return r[0]!;
+  return recordOf(lease, 'REMOVE');
+}
+
+/** The lease's one stream record of kind `eventName` so far. */
+async function recordOf(lease: string, eventName: 'INSERT' | 'REMOVE'): Promise<DynamoDBRecord> {
+  const r = (await streamRecords(t.client, t.names.leases)).filter((x) => x.dynamodb!.Keys!['name']!.S === lease && x.eventName === eventName);
+  expect(r).toHaveLength(eventName === 'INSERT' ? 2 : 1); // INSERT: the row stood for, then the one the tick created
+  return r.at(-1)!;
 }
 
 const deleteRow = (lease: string) => t.client.send(new DeleteItemCommand({ TableName: t.names.leases, Key: marshall({ name: lease }) }));
@@ -243,6 +248,39 @@ describe("an operator's delete of a held lease row", () => {
     }
     expect((await onTimer(d, { lease, electionId: opened.id, deadline: opened.deadline }))?.decision.kind).toBe('awaitAcks');
     clock.set(held.election!.deadline);
+    // the tick's row waits for the lease stream to see it (after the REMOVE, in the stream's order)
+    expect(opened.awaitsStream).toBe(true);
+    expect((await onTimer(d, { lease, electionId: opened.id, deadline: held.election!.deadline }))?.decision.kind).toBe('awaitAcks');
+    expect((await leaseStream(d)({ Records: [await recordOf(lease, 'INSERT')] } as DynamoDBStreamEvent, lambdaContext('leaseStream'))).batchItemFailures).toEqual([]);
+    expect((await d.coordinator.leases.read(lease)).item!.holderIdentity).toBe('a');
+  });
+
+  it('the tick created the missing row and every candidate answered before the lease stream reached the REMOVE (an outage): nobody is elected before the stream has seen the delete (seed 5105826: 469 ms of two leaders)', async () => {
+    const start = Date.now();
+    const { clock, d } = setup(start);
+    const lease = 'deleted-stream-behind';
+    await stand(d, lease, ['a', 'b'], start);
+    await deleteRow(lease);
+    clock.set(start + 60_000);
+    expect((await onTick(d)).outcomes.find((o) => o.lease === lease)?.decision.kind).toBe('openElection');
+    const opened = (await d.coordinator.leases.read(lease)).item!.election!;
+    expect(opened.awaitsStream).toBe(true);
+    for (const name of ['a', 'b']) {
+      const r = await d.coordinator.candidates.read(lease, name);
+      await d.coordinator.candidates.write(r, { set: { renewTime: clock.now(), ackedPingTime: r.item!.pingTime! } });
+    }
+    // the timer, the tick and the candidate stream: each would have elected at once (before the fix: the deleted term's holder led on)
+    clock.set(opened.deadline);
+    expect((await onTimer(d, { lease, electionId: opened.id, deadline: opened.deadline }))?.decision.kind).toBe('awaitAcks');
+    expect((await onTick(d)).outcomes.find((o) => o.lease === lease)?.decision.kind).toBe('awaitAcks');
+    expect((await d.coordinator.leases.read(lease)).item!.holderIdentity).toBeUndefined();
+    // the stream, in order: the REMOVE (the term marked ended, the election held for it), then the tick's INSERT
+    await leaseStream(d)({ Records: [await removal(lease), await recordOf(lease, 'INSERT')] } as DynamoDBStreamEvent, lambdaContext('leaseStream'));
+    const held = (await d.coordinator.leases.read(lease)).item!;
+    expect(held.holderIdentity).toBeUndefined();
+    expect(held.election).toMatchObject({ id: opened.id, notBefore: clock.now() + DURATION_S * 1000 });
+    expect(held.election!.awaitsStream).toBeUndefined();
+    clock.set(held.election!.notBefore!);
     expect((await onTimer(d, { lease, electionId: opened.id, deadline: held.election!.deadline }))?.decision.kind).toBe('elect');
   });
 
