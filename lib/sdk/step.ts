@@ -1328,7 +1328,9 @@ function polled(s: FollowerSettings, state: FollowerState, raw: LeaseRead, view:
     vacantSince: st.vacantSince,
     vanished: view.item === undefined ? st.vanished : undefined,
     retryPeriodMs: s.retryPeriodMs,
-    fallbackAfterMs: st.lastHeldOnSession ? Math.max(s.fallbackAfterMs, s.sessionFallbackMs) : s.fallbackAfterMs,
+    // a term on a session, or no row at all (this start-up may never have seen it: a session-held
+    // holder of a deleted row leads on until its backstop read when the lease stream is down)
+    fallbackAfterMs: st.lastHeldOnSession || view.item === undefined ? Math.max(s.fallbackAfterMs, s.sessionFallbackMs) : s.fallbackAfterMs,
   });
   if (!(d.confirm || (d.answer !== undefined && s.candidate) || d.take !== undefined || d.reportVacancy)) return done({ ...st, vacantSince: d.vacantSince, wakeAt: d.wakeAt }, fx);
   if (d.confirm) {
