@@ -178,6 +178,6 @@ export class Workers {
       }
     };
     proc.electors.push(elector);
-    proc.runs.push(elector.run(proc.stop.signal).catch(() => void feed.count('runRejected')));
+    proc.runs.push(elector.run(proc.stop.signal).catch((e: unknown) => void feed.count(`runRejected:${e instanceof Error ? e.name : 'other'}`)));
   }
 }

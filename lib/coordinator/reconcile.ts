@@ -373,8 +373,11 @@ export async function reconcileAll(deps: CoordinatorDeps, opts: PassOptions = {}
     return result;
   }
   // a session row a held lease still names is kept: gone, it would no longer vouch for that term (sessionStanding)
-  const held = new Map(leases);
-  for (const o of result.outcomes) held.set(o.lease, (o.after ?? o.before)!);
+  const held = new Map<string, Pick<Lease, 'holderIdentity' | 'session'> | undefined>(leases);
+  for (const o of result.outcomes) held.set(o.lease, o.after ?? o.before);
+  // a broken row's too, read again for the fields that name it: once repaired, its term is judged by
+  // that session (collected, the term would wait for its followers' fallback, as on one that does not vouch for it)
+  if (badLeases.size) for await (const page of deps.leases.scanSessions()) for (const l of page) if (badLeases.has(l.name)) held.set(l.name, l);
   const named = namedSessions(held.values());
   await collectGarbage(deps, stale, identities.filter((i) => !named.has(i.name)), result, past);
   return result;

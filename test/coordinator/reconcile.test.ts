@@ -1,4 +1,4 @@
-import { PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { PutItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import { manualClock } from '../../lib/clock.js';
@@ -681,6 +681,28 @@ describe('a lease held on a session (lib/sdk/session.ts)', () => {
       expect(Object.fromEntries(r.outcomes.map((o) => [o.lease, o.decision.kind]))).toEqual({ alive: 'leaveAlone', dead: 'elect', redirected: 'leaveAlone' });
       expect(r.collectedIdentities).toEqual([{ component: allLeasesSessionComponent('p1'), name: `${sessionShard('p1')}:s-dead` }]);
       expect((await d.identities.read(allLeasesSessionComponent('p1'), `${sessionShard('p1')}:s-alive`)).item).toBeDefined();
+    } finally {
+      await tables.drop();
+    }
+  });
+
+  it("the tick keeps the session row a malformed lease row names: once an operator repairs the row, the dead holder's term is judged by its session and elected at once, not left to the followers' fallback", async () => {
+    const tables = await testTables('sessions-broken');
+    const d = coordinatorDeps(tables.client, tables.names, { clock });
+    try {
+      await sessionHeld('broken', T0 - 30_000, d); // the holder's process died: its session expired long ago
+      // an operator writes the row malformed before any reconcile ended the term
+      const Key = marshall({ name: 'broken' });
+      await tables.client.send(new UpdateItemCommand({ TableName: tables.names.leases, Key, UpdateExpression: 'SET leaseTransitions = :bad', ExpressionAttributeValues: { ':bad': { S: '1 transitions' } } }));
+      const r = await reconcileAll(d);
+      expect(r.broken.map((b) => b.lease)).toEqual(['broken']);
+      expect(r.collectedIdentities).toEqual([]);
+      expect((await d.identities.read(SESSION_COMPONENT, 's-broken')).item).toBeDefined();
+      // repaired: the lease stream's reconcile finds the session expired and elects
+      await tables.client.send(new UpdateItemCommand({ TableName: tables.names.leases, Key, UpdateExpression: 'SET leaseTransitions = :n', ExpressionAttributeValues: { ':n': { N: '1' } } }));
+      expect((await reconcileLease(d, 'broken')).decision).toMatchObject({ kind: 'elect', vacancy: 'expired' });
+      // no lease names it now: the next tick collects it
+      expect((await reconcileAll(d)).collectedIdentities).toEqual([{ component: SESSION_COMPONENT, name: 's-broken' }]);
     } finally {
       await tables.drop();
     }

@@ -126,6 +126,8 @@ describe('deterministic simulation', () => {
       if (!r.verdict.ok) bad.push(`seed ${seed}:\n${formatVerdict(r.verdict).join('\n')}`);
       // a Session's run() rejects only for a table that does not exist, which no world has
       if (r.counts['session:runRejected']) bad.push(`seed ${seed}: a Session's run() rejected`);
+      // an elector's run() rejects only for a second process under its identity (a twin): no world lacks a table
+      for (const k of Object.keys(r.counts)) if (k.startsWith('runRejected:') && k !== 'runRejected:DuplicateIdentityError') bad.push(`seed ${seed}: an elector's run() rejected (${k})`);
       // every schedule elects: a run without terms would be a simulator that tests nothing
       expect(r.verdict.figures.terms, `seed ${seed}`).toBeGreaterThan(0);
     }
