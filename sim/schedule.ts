@@ -121,6 +121,8 @@ export interface SessionConfig {
    * retryPeriodMs (a session renewal and one retry must fit in an elector's renew deadline).
    */
   renewShare: number;
+  /** Workers that run no Session (a fleet part way through adopting them): their electors renew their leases themselves. */
+  without?: readonly number[];
 }
 
 /** How the simulated broker treats wakes (sim/push.ts). */
@@ -248,7 +250,7 @@ export function describeSchedule(s: Schedule): string[] {
     s.push
       ? `  push: wakes after ${s.push.delayMs.join('–')} ms, lost ${s.push.loss.toFixed(2)}, twice ${s.push.duplicate}${s.push.outages.map((w) => `; broker down +${(w.from / 1000).toFixed(1)}s–+${(w.to / 1000).toFixed(1)}s`).join('')}`
       : '  push: none (followers poll)',
-    s.session ? `  sessions: one per process, renewed at ${s.session.renewShare.toFixed(2)} of the room the renew deadline leaves` : '  sessions: none (each leader renews its leases)',
+    s.session ? `  sessions: one per process${s.session.without?.length ? ` but ${s.session.without.map((w) => `w${w}`).join(', ')}'s` : ''}, renewed at ${s.session.renewShare.toFixed(2)} of the room the renew deadline leaves` : '  sessions: none (each leader renews its leases)',
     s.driftPpm ? `  clock drift: ${s.driftPpm.map((x, i) => `w${i} ${x > 0 ? '+' : ''}${x} ppm`).join(', ')}` : '  clock drift: none',
     ...s.userFaults.map((f) => `  +${(f.at / 1000).toFixed(1)}s ${describeUserFault(f)}`),
     ...s.peerFaults.map((f) =>

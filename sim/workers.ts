@@ -76,7 +76,7 @@ export class Workers {
     const proc: Proc = { identity, platform, runs: [], restart: () => undefined, machine, electors: [], leading: new Map(), stop: new AbortController(), cronRuns: new Map(), jobs: new Set(), writes: 0, failWork: new Map() };
     // as a worker with a Session passes it to its PushChannel: wakes addressed to its process
     const push = world.broker ? world.connect(machine, () => world.clock.now() < machine.partitionedUntil, () => proc.session?.process) : undefined;
-    const session = schedule.session ? this.startSession(proc) : undefined;
+    const session = schedule.session && !schedule.session.without?.includes(i) ? this.startSession(proc) : undefined;
     if (session) proc.session = session;
     for (const leaseName of this.leaseNames) this.startElector(proc, i, leaseName, push, session);
     if (this.c.settings.cronEveryMs > 0) scheduleJobs(this.c, this.jobs, proc, i, machine.client);

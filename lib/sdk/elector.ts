@@ -431,6 +431,8 @@ export class LeaderElector {
         return { sent: x.lock.session(f.name, f.shareMs, f.pendingMs, f.consistent || o.multiRegion), answer: (read) => ({ kind: 'sessionRead', read: read as SessionRead }) };
       case 'readProcessSession':
         return { sent: x.lock.processSession(f.named, f.process), answer: (read) => ({ kind: 'processSessionRead', read: read as SessionRead }) };
+      case 'readCandidates':
+        return { sent: x.lock.candidates(), answer: (rows) => ({ kind: 'candidatesRead', instances: (rows as readonly Candidate[]).map((c) => c.identity) }) };
       case 'renewCandidate':
         return { sent: this.candidate!.renew(), answer: () => ({ kind: 'candidateRenewed' }), ...(f.conflictIsNothing ? { conflict: { kind: 'candidateRenewed' } as const } : {}) };
       case 'reportVacancy':

@@ -61,6 +61,8 @@ export interface LeaseLock {
   reportVacancy(read: LeaseRead, by: string, at: number): Promise<Lease | undefined>;
   /** The candidate row `name` of this lease (the heir's, before a hand-off): `item` undefined when there is none. */
   candidate(name: string): Promise<{ readonly item: Candidate | undefined }>;
+  /** The lease's candidate rows, by a consistent Query of its partition. */
+  candidates(): Promise<readonly Candidate[]>;
   /**
    * The session row `name`: from a read the process sent at most `shareMs` ago, or one still
    * unanswered sent at most `pendingMs` ago, or a new read. `sentAt` is when it was sent. Strongly
@@ -143,6 +145,7 @@ export function dynamoLeaseLock(name: string, leases: LeaseStore, candidates: Ca
       }
     },
     candidate: (c) => candidates.read(name, c),
+    candidates: async () => (await candidates.list(name)).candidates,
     session: (s, shareMs, pendingMs, consistent) => sessions.read(s, shareMs, pendingMs, consistent),
     processSession: (named, process) => sessions.freshestOf(named, process),
   };
@@ -201,6 +204,7 @@ export class MemoryLeaseTable {
         return cur && cur.revision === read.revision ? this.put(name, cur, { set: { vacancyReport: { by, at, observedRevision: read.revision } } }) : undefined;
       },
       candidate: async (c) => ({ item: this.candidates.get(`${name}/${c}`) }),
+      candidates: async () => [...this.candidates.values()].filter((c) => c.leaseName === name),
       session: async (s) => ({ row: this.sessions.get(s), sentAt: monotonic() }),
       processSession: async (named, process) => ({ row: freshestOf(this.sessions.values(), processSessionComponents(named, process), process), sentAt: monotonic() }),
     };

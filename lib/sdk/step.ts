@@ -61,6 +61,8 @@ export interface FollowerView {
 export interface Vanished {
   readonly role: 'successor' | 'second';
   readonly termMs: number;
+  /** The lease's candidates were read once it was due, and none can hold a term on a session (rest). */
+  readonly checked?: boolean;
 }
 
 /** What a follower does after a poll, in this order. */
@@ -845,6 +847,8 @@ type Pending =
   | { readonly kind: 'answer'; readonly raw: LeaseRead; readonly d: FollowerDecision }
   /** Reporting a vacancy, then acknowledging by renewing the candidacy. */
   | { readonly kind: 'report' | 'reportAck'; readonly raw: LeaseRead; readonly d: FollowerDecision }
+  /** Reading the candidates before taking a row gone under a term that named this start-up (FollowerState.vanished). */
+  | { readonly kind: 'candidates'; readonly raw: LeaseRead }
   /** Confirming a term the coordinator gave this start-up (`sentAt`: the renewal's send time). */
   | { readonly kind: 'confirm'; readonly term: Term; readonly jumps: number; readonly sentAt: number }
   /** A direct acquisition written (`sentAt`: its send time). */
@@ -959,6 +963,8 @@ export type FollowerEvent =
   | { readonly kind: 'sessionRead'; readonly read: SessionRead }
   /** The freshest row of the holder's process in the partition its sessions are in (LeaseLock.processSession). */
   | { readonly kind: 'processSessionRead'; readonly read: SessionRead }
+  /** The instances of the lease's candidates (LeaseLock.candidates), before a take of a row gone under a term that named this start-up. */
+  | { readonly kind: 'candidatesRead'; readonly instances: readonly (string | undefined)[] }
   /** The candidacy renewed (an answer, an acknowledgement). */
   | { readonly kind: 'candidateRenewed' }
   /** The vacancy report's answer (undefined: the lease moved on, nothing reported). */
@@ -989,6 +995,8 @@ export type FollowerEffect =
   | { readonly kind: 'readSession'; readonly name: string; readonly shareMs: number; readonly pendingMs: number; readonly consistent: boolean }
   /** Look for the holder's own process's session (ownSessionRead): the freshest row of `process` in its sessions' partition, the lease naming session row `named` (processSessionComponents). */
   | { readonly kind: 'readProcessSession'; readonly named: string; readonly process: string }
+  /** Read the lease's candidate rows (LeaseLock.candidates). */
+  | { readonly kind: 'readCandidates' }
   /** Renew the candidacy; `conflictIsNothing`: a ConflictError (the row re-registered meanwhile) is no fault. */
   | { readonly kind: 'renewCandidate'; readonly conflictIsNothing: boolean }
   /** Report the vacancy (a ConflictError is no fault). */
@@ -1099,6 +1107,8 @@ function observe(s: FollowerSettings, st: FollowerState, read: LeaseRead, now: n
  * start-up learnt of the lease, and found gone within that term of its renewal's stamp (so no other
  * follower could have taken the term before the delete). Session-held terms are not: their holder
  * learns of a delete only from the lease stream's mark or its own backstop read (sessionFallbackMs).
+ * Nor, once due, is a lease one of whose candidates can hold a term on a session (rest): the term
+ * may have been handed to it, or released and elected, and moved onto its session unseen.
  */
 function vanishedUnder(s: FollowerSettings, st: FollowerState, at: Moment): Vanished | undefined {
   const last = st.lastRaw;
@@ -1177,6 +1187,14 @@ export function followerStep(s: FollowerSettings, state: FollowerState, e: Follo
       const st = { ...state, ownFound: { holderInstance: l.holderInstance!, revision: p.raw.revision, name: e.read.row?.name, at: e.read.sentAt } };
       if (e.read.row && !p.ownReread && at.now - e.read.sentAt > sessionMargin(s)) return waiting(st, { ...p, ownReread: true }, fx, { kind: 'readSession', name: e.read.row.name, shareMs: 0, pendingMs: 0, consistent: sessionReadConsistent(s, st, p, l, at.now) });
       return judgedView(s, st, p, p.named, e.read.row ? e.read : undefined, at, fx);
+    }
+    case 'candidatesRead': {
+      if (p?.kind !== 'candidates' || state.vanished === undefined) return done(state, fx);
+      // a candidate that can hold a term on a session may lead now, unseen: the term read last was
+      // handed to it, or released and elected, then moved onto its session before the delete; it
+      // hears of the delete only from the lease stream's mark or its backstop read: the session fallback
+      if (e.instances.some((i) => i !== s.instance && processOf(i) !== undefined)) return done({ ...state, vanished: undefined }, fx);
+      return acquire(s, { ...state, vanished: { ...state.vanished, checked: true } }, p.raw, 'first', at, fx);
     }
     case 'candidateRenewed':
       if (p?.kind === 'answer') {
@@ -1360,6 +1378,8 @@ function polled(s: FollowerSettings, state: FollowerState, raw: LeaseRead, view:
 /** A poll's actions after its answer: take the lease as successor, or report a vacancy and take it by fallback. */
 function rest(s: FollowerSettings, state: FollowerState, raw: LeaseRead, d: FollowerDecision, at: Moment, fx: FollowerEffect[]): Out {
   const st = { ...state, vacantSince: d.vacantSince, wakeAt: d.wakeAt };
+  // the row gone under a term that named this start-up: first, no candidate can have put a term on a session since
+  if (d.take === 'successor' && raw.item === undefined && st.vanished !== undefined && st.vanished.checked !== true) return waiting(st, { kind: 'candidates', raw }, fx, { kind: 'readCandidates' });
   // as successor (or second successor): a lost race is read again at once (attempted)
   if (d.take === 'successor') return acquire(s, st, raw, 'first', at, fx);
   if (d.reportVacancy) return waiting(st, { kind: 'report', raw, d }, fx, { kind: 'reportVacancy', read: raw });

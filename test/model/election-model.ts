@@ -356,6 +356,8 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
       case 'readSession':
       case 'readProcessSession':
         throw new Error('the model holds no lease on a session: a session read was asked for');
+      case 'readCandidates':
+        throw new Error('the model never deletes a lease row: a take of a row gone was asked for');
       case 'renewCandidate':
         return { w: renewCandidate(w, i), next: { kind: 'candidateRenewed' } };
       case 'reportVacancy':

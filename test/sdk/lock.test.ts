@@ -100,6 +100,8 @@ describe.each(Object.keys(rigs))('LeaseLock on %s', (kind) => {
     await rig.coordinatorWrites(await lock.get(), { set: { successor: 'b', successorInstance: 'b-1' } });
     await rig.standsFor(cand('b', '1.30.0', '1.30.0', { identity: 'b-1', address: 'b.local:80' }));
     expect((await lock.candidate('b')).item?.address).toBe('b.local:80');
+    await rig.standsFor(cand('c', '1.30.0', '1.30.0', { identity: 'c-1@pc' }));
+    expect((await lock.candidates()).map((c) => [c.name, c.identity]).sort()).toEqual([['b', 'b-1'], ['c', 'c-1@pc']]);
     const h = { now: NOW + 1000, firstTermSeconds: 5, leaseTransitions: got.written.leaseTransitions, second: {} };
     expect(await lock.handOver(term, { ...h, heir: { name: 'b', instance: 'b-2' } })).toBeUndefined();
     const handed = await lock.handOver(term, { ...h, heir: { name: 'b', instance: 'b-1', address: 'b.local:80' } });

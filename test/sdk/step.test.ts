@@ -274,13 +274,42 @@ describe("the follower's step", () => {
       expect(r.state.vanished).toEqual({ role: 'successor', termMs: 15_000 });
       expect(r.state.wakeAt).toBe(T + 1_020 + 15_000 + 1);
       expect(pollGone(s, r.state, 1_020 + 15_000)).toEqual([['readLease'], []]);
+      // due: the lease's candidates are read first, and none can hold a term on a session
       const take = run(s, [
         [poll, at(1_020 + 15_001)],
         [{ kind: 'leaseRead', raw: gone }, at(1_020 + 15_001)],
+        [{ kind: 'candidatesRead', instances: ['a-1', 'b-1', undefined] }, at(1_020 + 15_010)],
       ], r.state);
-      expect(take.effects).toEqual([['readLease'], ['acquire']]);
+      expect(take.effects).toEqual([['readLease'], ['readCandidates'], ['acquire']]);
+      expect(take.state.vanished).toEqual({ role: 'successor', termMs: 15_000, checked: true });
       const pending = followerStep(s, r.state, poll, at(1_020 + 15_001)).state;
-      expect(followerStep(s, pending, { kind: 'leaseRead', raw: gone }, at(1_020 + 15_001)).effects).toEqual([{ kind: 'acquire', read: gone, electedBy: 'successor' }]);
+      const check = followerStep(s, pending, { kind: 'leaseRead', raw: gone }, at(1_020 + 15_001));
+      expect(followerStep(s, check.state, { kind: 'candidatesRead', instances: ['a-1', 'b-1'] }, at(1_020 + 15_010)).effects).toEqual([{ kind: 'acquire', read: gone, electedBy: 'successor' }]);
+    });
+
+    it('not while a candidate can hold a term on a session: the term read last may have been handed to it, or released and elected, and moved onto its session before the delete, which it hears of only from the stream or its backstop read; the session fallback then', () => {
+      const s = settings();
+      const r = goneAfter(s, live({ successor: 'b', successorInstance: 'b-1', secondSuccessor: 'c' }));
+      const check = run(s, [
+        [poll, at(1_020 + 15_001)],
+        [{ kind: 'leaseRead', raw: gone }, at(1_020 + 15_001)],
+        [{ kind: 'candidatesRead', instances: ['a-1', 'b-1', 'c-1@pc'] }, at(1_020 + 15_010)],
+      ], r.state);
+      expect(check.effects).toEqual([['readLease'], ['readCandidates'], []]);
+      expect(check.state.vanished).toBeUndefined();
+      // the missing row's fallback: 78 s at these timings (sessionFallbackMs), from when it was first found gone
+      const fallbackMs = Math.max(s.fallbackAfterMs, s.sessionFallbackMs);
+      expect(pollGone(s, check.state, 1_020 + fallbackMs - 1)).toEqual([['readLease'], []]);
+      expect(pollGone(s, check.state, 1_020 + fallbackMs)).toEqual([['readLease'], ['acquire']]);
+      // this start-up's own instance on a session is no reason: it is the one taking
+      const onItsSession = settings({ instance: 'b-1@pb' });
+      const mine = goneAfter(onItsSession, live({ successor: 'b', successorInstance: 'b-1@pb' }));
+      const own = run(onItsSession, [
+        [poll, at(1_020 + 15_001)],
+        [{ kind: 'leaseRead', raw: gone }, at(1_020 + 15_001)],
+        [{ kind: 'candidatesRead', instances: ['a-1', 'b-1@pb'] }, at(1_020 + 15_010)],
+      ], mine.state);
+      expect(own.effects).toEqual([['readLease'], ['readCandidates'], ['acquire']]);
     });
 
     it('the second successor takes it a lease duration and its grace after', () => {
@@ -290,7 +319,7 @@ describe("the follower's step", () => {
       expect(r.state.wakeAt).toBe(T + 1_020 + 15_200 + 1);
       expect(pollGone(s, r.state, 1_020 + 15_001)).toEqual([['readLease'], []]);
       expect(pollGone(s, r.state, 1_020 + 15_200)).toEqual([['readLease'], []]);
-      expect(pollGone(s, r.state, 1_020 + 15_201)).toEqual([['readLease'], ['acquire']]);
+      expect(pollGone(s, r.state, 1_020 + 15_201)).toEqual([['readLease'], ['readCandidates']]);
     });
 
     it('a term held on a session, or one naming somebody else, or a holder on a session process, a first term, or a row found gone a term after its renewal keeps the fallback’s wait', () => {
