@@ -43,8 +43,8 @@ export type FromThread = { ready: true } | { report: ScheduleReport };
 const THREAD = new URL(`./thread${extname(fileURLToPath(import.meta.url))}`, import.meta.url);
 
 /** Runs one schedule and reports it (what a thread does per seed). */
-export async function runSeed(seed: number, plant?: PlantedBug): Promise<ScheduleReport> {
-  const s = generateSchedule(seed, { workers: DEFAULT_SETTINGS.workers, durationMs: DEFAULT_SETTINGS.durationMs });
+export async function runSeed(seed: number, plant?: PlantedBug, mixed?: boolean): Promise<ScheduleReport> {
+  const s = generateSchedule(seed, { workers: DEFAULT_SETTINGS.workers, durationMs: DEFAULT_SETTINGS.durationMs, mixed });
   const r = await runWorld(s, DEFAULT_SETTINGS, plant ? { plant } : {});
   return {
     seed,
@@ -58,8 +58,8 @@ export async function runSeed(seed: number, plant?: PlantedBug): Promise<Schedul
 }
 
 /** A hung seed's schedule, for the summary's counts (the thread that ran it is gone). */
-function hungSchedule(seed: number): ScheduleReport['schedule'] {
-  const s = generateSchedule(seed, { workers: DEFAULT_SETTINGS.workers, durationMs: DEFAULT_SETTINGS.durationMs });
+function hungSchedule(seed: number, mixed?: boolean): ScheduleReport['schedule'] {
+  const s = generateSchedule(seed, { workers: DEFAULT_SETTINGS.workers, durationMs: DEFAULT_SETTINGS.durationMs, mixed });
   return { processFaults: s.processFaults, ddbFaults: s.ddbFaults, coordinatorDown: s.coordinatorDown, skewMs: s.skewMs, driftPpm: s.driftPpm, userFaults: s.userFaults, peerFaults: s.peerFaults };
 }
 
@@ -71,6 +71,8 @@ export interface PoolOptions {
   until: number;
   threads?: number;
   plant?: PlantedBug;
+  /** A fleet part way through adopting Sessions (generateSchedule). */
+  mixed?: boolean;
   /** Stop at the first violation (a planted bug's search). */
   stopAtViolation?: boolean;
   /** Once aborted, no more seeds are handed out; the schedules under way finish and are reported. */
@@ -102,7 +104,7 @@ export async function runPool(o: PoolOptions): Promise<number> {
   // one thread: feeds itself seeds until there are none; a hung schedule ends it, and another takes its place
   const thread = (): Promise<void> =>
     new Promise<void>((resolve, reject) => {
-      const w = new Worker(THREAD, { workerData: { plant: o.plant } });
+      const w = new Worker(THREAD, { workerData: { plant: o.plant, mixed: o.mixed } });
       let running: { seed: number; since: number } | undefined;
       let hung = false;
       const watch = setInterval(() => {
@@ -110,7 +112,7 @@ export async function runPool(o: PoolOptions): Promise<number> {
         hung = true;
         clearInterval(watch);
         const seed = running.seed;
-        report({ seed, ok: false, terms: 0, worstRevokedOverlapMs: undefined, verdict: [`hung: no result after ${HANG_MS / 1000} s of wall-clock time (a livelock on simulated time; --seed ${seed} replays it, and hangs as well)`], counts: { hung: 1 }, schedule: hungSchedule(seed) });
+        report({ seed, ok: false, terms: 0, worstRevokedOverlapMs: undefined, verdict: [`hung: no result after ${HANG_MS / 1000} s of wall-clock time (a livelock on simulated time; --seed ${seed} replays it, and hangs as well)`], counts: { hung: 1 }, schedule: hungSchedule(seed, o.mixed) });
         void w.terminate();
       }, 1_000);
       const feed = () => {

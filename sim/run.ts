@@ -10,6 +10,9 @@
  * worlds in turn and the figures: how long after a Region event the next leader started, and when
  * a cut-off leader stopped.
  *
+ * `--mixed`: a fleet part way through adopting Sessions (in worlds with sessions, one worker runs
+ * none); with `--seed N`, that world.
+ *
  * `npm run sim` bundles this file and the threads' module (sim/thread.ts) with esbuild into
  * build/sim and runs the JavaScript: the code as it ships, without a loader's per-closure cost
  * (tsx keeps every function's name). `npx tsx sim/run.ts` runs the sources, same seeds, same worlds.
@@ -45,18 +48,19 @@ const o = new Command()
   .option('--first <n>', 'the first seed of a --schedules or --budget run (default: random)', whole)
   .option('--progress <s>', 'print a progress line this often, in seconds (0: never)', whole, 60)
   .option('--regions', 'worlds across three Regions (MRSC): a Region cut off or lost in each')
+  .option('--mixed', 'a fleet part way through adopting Sessions: in worlds with sessions, one worker runs none')
   .option('--plant <bug>', `plant a known bug (${Object.keys(PLANTED_BUGS).join(', ')}); with --budget, stop at the first violation`, (v: string) => {
     if (!(v in PLANTED_BUGS)) throw new InvalidArgumentError(`unknown bug "${v}"; known: ${Object.keys(PLANTED_BUGS).join(', ')}`);
     return v as PlantedBug;
   })
   .parse(process.argv)
-  .opts<{ seed?: number; schedules?: number; budget?: number; first?: number; threads?: number; plant?: PlantedBug; progress: number; regions?: boolean }>();
+  .opts<{ seed?: number; schedules?: number; budget?: number; first?: number; threads?: number; plant?: PlantedBug; progress: number; regions?: boolean; mixed?: boolean }>();
 
 const settings = DEFAULT_SETTINGS;
 if (o.regions) {
   process.exitCode = await runRegions(o);
 } else if (o.seed !== undefined && o.schedules === undefined && o.budget === undefined) {
-  const s = generateSchedule(o.seed, { workers: settings.workers, durationMs: settings.durationMs });
+  const s = generateSchedule(o.seed, { workers: settings.workers, durationMs: settings.durationMs, mixed: o.mixed === true });
   for (const l of describeSchedule(s)) console.log(l);
   const r = await runWorld(s, settings, { trace: true, ...(o.plant ? { plant: o.plant } : {}) });
   for (const l of r.timeline) console.log(l);
@@ -66,7 +70,7 @@ if (o.regions) {
 } else {
   const first = o.first ?? Math.floor(systemClock.random() * 2 ** 31);
   const threads = o.threads ?? availableParallelism();
-  console.log(`sim: seeds ${first}… on ${threads} thread(s); replay one with: npm run sim -- --seed <seed>`);
+  console.log(`sim: seeds ${first}… on ${threads} thread(s); replay one with: npm run sim -- --seed <seed>${o.mixed ? ' --mixed' : ''}`);
   const totals: Record<string, number> = {};
   const add = (k: string, n: number) => (totals[k] = (totals[k] ?? 0) + n);
   const failed: number[] = [];
@@ -94,6 +98,7 @@ if (o.regions) {
     until: began + (o.budget ?? (o.schedules === undefined ? 60 : Infinity)) * 1000,
     threads,
     ...(o.plant ? { plant: o.plant, stopAtViolation: true } : {}),
+    ...(o.mixed ? { mixed: true } : {}),
     monotonic: () => systemClock.monotonic(),
     onReport: (r) => {
       done++;

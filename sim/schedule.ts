@@ -97,8 +97,9 @@ export interface Schedule {
   /** The push path (wakes over MQTT), in about half the worlds: how wakes are delayed, lost, repeated, and when the broker is down. */
   push: PushFaults | undefined;
   /**
-   * Sessions (lib/sdk/session.ts), in about half the worlds: every worker process runs one, and its
-   * electors hold their terms on it (sim/world.ts scales its timings to the world's).
+   * Sessions (lib/sdk/session.ts), in about half the worlds: every worker process runs one (all but
+   * one worker's in a mixed fleet: generateSchedule), and its electors hold their terms on it
+   * (sim/world.ts scales its timings to the world's).
    */
   session: SessionConfig | undefined;
   /**
@@ -134,7 +135,11 @@ export interface PushFaults {
   outages: Window[];
 }
 
-export function generateSchedule(seed: number, opts: { workers: number; durationMs: number; faults?: boolean }): Schedule {
+/**
+ * The schedule of seed `seed`. `mixed`: a fleet part way through adopting Sessions — in a world with
+ * sessions, one worker runs none (drawn last: the rest of the seed's world is as without it).
+ */
+export function generateSchedule(seed: number, opts: { workers: number; durationMs: number; faults?: boolean; mixed?: boolean }): Schedule {
   const r = seededRandom(seed);
   const int = (lo: number, hi: number) => lo + Math.floor(r() * (hi - lo + 1));
   const faultsOn = opts.faults ?? true;
@@ -192,7 +197,9 @@ export function generateSchedule(seed: number, opts: { workers: number; duration
   const userFaults = faultsOn && r() < 0.5 ? drawUserFaults(r, int, opts.workers, faultEnd, push !== undefined) : [];
   // drawn after the user faults, for the same reason
   const peerFaults = faultsOn && r() < 0.35 ? drawPeerFaults(int, opts.workers, faultEnd) : [];
-  return { ...base, healMs, push, session, driftPpm, userFaults, peerFaults };
+  // drawn after the peer faults, for the same reason
+  const sessions = session && opts.mixed ? { ...session, without: [int(0, opts.workers - 1)] } : session;
+  return { ...base, healMs, push, session: sessions, driftPpm, userFaults, peerFaults };
 }
 
 const DENIED_OPERATIONS: readonly DeniedOperation[] = ['leaseGet', 'leaseUpdate', 'candidatePut', 'candidateUpdate'];

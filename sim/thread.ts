@@ -8,12 +8,12 @@ import { runSeed, type FromThread, type ToThread } from './pool.js';
 
 const port = parentPort;
 if (!port) throw new Error('sim/thread.ts runs as a worker thread of sim/pool.ts');
-const plant = (workerData as { plant?: PlantedBug }).plant;
+const { plant, mixed } = workerData as { plant?: PlantedBug; mixed?: boolean };
 port.on('message', (m: ToThread) => {
   if ('done' in m) {
     // what the simulated processes left pending never runs: the thread is done
     process.exit(0);
   }
-  void runSeed(m.seed, plant).then((report) => port.postMessage({ report } satisfies FromThread));
+  void runSeed(m.seed, plant, mixed).then((report) => port.postMessage({ report } satisfies FromThread));
 });
 port.postMessage({ ready: true } satisfies FromThread);

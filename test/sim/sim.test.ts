@@ -87,6 +87,25 @@ describe('deterministic simulation', () => {
     expect((await run(8)).timeline).not.toEqual(a.timeline);
   });
 
+  it('a mixed fleet (--mixed) changes only who runs a Session, in worlds that have sessions: one worker runs none, and runs its electors without', async () => {
+    const opts = { workers: DEFAULT_SETTINGS.workers, durationMs: DEFAULT_SETTINGS.durationMs };
+    const seeds = Array.from({ length: 40 }, (_, i) => 9000 + i);
+    for (const seed of seeds) {
+      const [plain, mixed] = [generateSchedule(seed, opts), generateSchedule(seed, { ...opts, mixed: true })];
+      const { session: ps, ...prest } = plain;
+      const { session: ms, ...mrest } = mixed;
+      expect(mrest).toEqual(prest);
+      if (!ps) expect(ms).toBeUndefined();
+      else expect(ms).toEqual({ ...ps, without: [expect.any(Number)] });
+    }
+    const seed = seeds.find((x) => generateSchedule(x, opts).session)!;
+    const r = await runWorld(generateSchedule(seed, { ...opts, mixed: true }), DEFAULT_SETTINGS, { trace: true });
+    const without = generateSchedule(seed, { ...opts, mixed: true }).session!.without![0];
+    expect(r.timeline.some((l) => new RegExp(`w${without} session .* started`).test(l))).toBe(false);
+    expect(r.timeline.filter((l) => / session .* started/.test(l)).length).toBeGreaterThan(0);
+    expect(r.verdict.violations, formatVerdict(r.verdict).join('\n')).toEqual([]);
+  });
+
   it.each(REGRESSIONS)('regression seed $seed ($found)', async ({ seed }) => {
     const r = await run(seed);
     expect(r.verdict.violations, formatVerdict(r.verdict).join('\n')).toEqual([]);
@@ -112,7 +131,8 @@ describe('deterministic simulation', () => {
 
   it(`fresh random seeds for ${BUDGET_MS / 1000} s: no violation`, { timeout: BUDGET_MS + HANG_MS + 60_000 }, async () => {
     const first = Math.floor(systemClock.random() * 2 ** 31);
-    console.log(`sim: seeds from ${first}; replay one with: npm run sim -- --seed <seed>`);
+    // odd seeds: a fleet part way through adopting Sessions (one worker runs none where the others do)
+    console.log(`sim: seeds from ${first}; replay one with: npm run sim -- --seed <seed> (an odd seed: --mixed)`);
     const until = systemClock.monotonic() + BUDGET_MS;
     const bad: string[] = [];
     let n = 0;
@@ -122,8 +142,9 @@ describe('deterministic simulation', () => {
       const hung = new Promise<never>((_, reject) => {
         watchdog = systemClock.setTimer(HANG_MS, () => reject(new Error(`seed ${seed} hung: no result after ${HANG_MS / 1000} s of wall-clock time (a livelock on simulated time)`)));
       });
-      const r = await Promise.race([runWorld(generateSchedule(seed, { workers: DEFAULT_SETTINGS.workers, durationMs: DEFAULT_SETTINGS.durationMs }), DEFAULT_SETTINGS), hung]).finally(() => watchdog?.cancel());
-      if (!r.verdict.ok) bad.push(`seed ${seed}:\n${formatVerdict(r.verdict).join('\n')}`);
+      const mixed = seed % 2 === 1;
+      const r = await Promise.race([runWorld(generateSchedule(seed, { workers: DEFAULT_SETTINGS.workers, durationMs: DEFAULT_SETTINGS.durationMs, mixed }), DEFAULT_SETTINGS), hung]).finally(() => watchdog?.cancel());
+      if (!r.verdict.ok) bad.push(`seed ${seed}${mixed ? ' (--mixed)' : ''}:\n${formatVerdict(r.verdict).join('\n')}`);
       // a Session's run() rejects only for a table that does not exist, which no world has
       if (r.counts['session:runRejected']) bad.push(`seed ${seed}: a Session's run() rejected`);
       // an elector's run() rejects only for a second process under its identity (a twin): no world lacks a table
