@@ -111,6 +111,11 @@ export interface Schedule {
   driftPpm: number[] | undefined;
   /** Faults as users bring them (issue 36), in about half the worlds: one to three. */
   userFaults: UserFault[];
+  /**
+   * Each worker's timings as a multiple of the world's (lease duration, renew deadline, retry
+   * period, and its Session's): a fleet part way through a change of its timings. Absent: all 1.
+   */
+  timingScale?: number[];
   /** Faults from peers of the same lease (issue 36), in about a third of the worlds: one or two. */
   peerFaults: PeerFault[];
 }

@@ -18,7 +18,7 @@ import { ns } from './feed.js';
 import { scheduleJobs, type JobsState } from './jobs.js';
 import type { Proc } from './proc.js';
 import { hostState } from './network.js';
-import { sessionTimings, type WorldContext } from './settings.js';
+import { sessionTimings, type WorldContext, type WorldSettings } from './settings.js';
 
 const SIM_CLUSTER = `arn:aws:ecs:${LOCAL_DEPLOYMENT.region}:${LOCAL_DEPLOYMENT.account}:cluster/sim`;
 
@@ -76,7 +76,7 @@ export class Workers {
     const proc: Proc = { identity, platform, runs: [], restart: () => undefined, machine, electors: [], leading: new Map(), stop: new AbortController(), cronRuns: new Map(), jobs: new Set(), writes: 0, failWork: new Map() };
     // as a worker with a Session passes it to its PushChannel: wakes addressed to its process
     const push = world.broker ? world.connect(machine, () => world.clock.now() < machine.partitionedUntil, () => proc.session?.process) : undefined;
-    const session = schedule.session && !schedule.session.without?.includes(i) ? this.startSession(proc) : undefined;
+    const session = schedule.session && !schedule.session.without?.includes(i) ? this.startSession(proc, i) : undefined;
     if (session) proc.session = session;
     for (const leaseName of this.leaseNames) this.startElector(proc, i, leaseName, push, session);
     if (this.c.settings.cronEveryMs > 0) scheduleJobs(this.c, this.jobs, proc, i, machine.client);
@@ -88,8 +88,9 @@ export class Workers {
    * fault too), started before the electors and run until they have all finished: a SIGTERMed
    * process exits once it has deleted its row; a killed one's row is simply no longer renewed.
    */
-  private startSession(proc: Proc): Session {
-    const { feed, settings, schedule, world } = this.c;
+  private startSession(proc: Proc, i: number): Session {
+    const { feed, schedule, world } = this.c;
+    const settings = this.timingsOf(i);
     const identity = proc.identity;
     const session = new Session({
       client: proc.machine.client,
@@ -113,8 +114,16 @@ export class Workers {
   }
 
   /** An elector for `leaseName` in the process: while it leads, a fenced ledger write every writeEveryMs. */
+  /** The world's timings, scaled for worker `i` (Schedule.timingScale). */
+  private timingsOf(i: number): WorldSettings {
+    const { settings, schedule } = this.c;
+    const k = schedule.timingScale?.[i] ?? 1;
+    return k === 1 ? settings : { ...settings, leaseDurationMs: k * settings.leaseDurationMs, renewDeadlineMs: k * settings.renewDeadlineMs, retryPeriodMs: k * settings.retryPeriodMs };
+  }
+
   private startElector(proc: Proc, i: number, leaseName: string, push: Push | undefined, session: Session | undefined): void {
-    const { feed, settings, schedule, world } = this.c;
+    const { feed, schedule, world } = this.c;
+    const settings = this.timingsOf(i);
     const { identity, machine } = proc;
     const pc = machine.clock;
     const client: DynamoDBClient = machine.client;

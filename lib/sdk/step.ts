@@ -876,6 +876,8 @@ export interface FollowerState {
   readonly misses: number;
   /** Whether the last term a read showed was held on a session, or could have been (its holder's instance names a session's process): its fallback waits longer (sessionFallbackMs). */
   readonly lastHeldOnSession: boolean;
+  /** The longest lease duration (s) the last held term's row showed, and whose term it was (sessionFallbackFor). */
+  readonly lastHeldSeconds: { readonly instance: string | undefined; readonly token: number; readonly seconds: number } | undefined;
   /** The session row the last view was judged with, if any, and the lease `session` it was judged for (`of`). */
   readonly viewedSession: { readonly name: string; readonly renewTime: number; readonly of: string } | undefined;
   /** Where the holder's own process's session was last looked for, for a term its named session does not vouch for (ownSessionRead). */
@@ -934,6 +936,7 @@ export const FOLLOWING: FollowerState = {
   settlingSince: undefined,
   misses: 0,
   lastHeldOnSession: false,
+  lastHeldSeconds: undefined,
   viewedSession: undefined,
   ownFound: undefined,
   vacantSince: undefined,
@@ -1080,13 +1083,33 @@ function claimIn(s: FollowerSettings, st: FollowerState, l: Lease | undefined, f
   return { ...st, answeredClaim: key };
 }
 
+/** The longest duration the rows of held term `l` showed: its first term's (an election's, a hand-over's) is shorter than its holder's own. */
+const heldSeconds = (was: FollowerState['lastHeldSeconds'], l: Lease): FollowerState['lastHeldSeconds'] => {
+  const same = was !== undefined && was.instance === l.holderInstance && was.token === l.fencingToken;
+  return { instance: l.holderInstance, token: l.fencingToken, seconds: same ? Math.max(was.seconds, l.leaseDurationSeconds) : l.leaseDurationSeconds };
+};
+
+/**
+ * How long the fallback waits out a session-held term's holder (sessionFallbackMs), for a term whose
+ * row showed `seconds`: a holder whose lease duration is longer than this worker's (a fleet part way
+ * through a change of its timings) reads its own row more rarely, and its renew deadline is later,
+ * so the wait is figured on its duration (its renew deadline and retry period at most that).
+ */
+export function sessionFallbackFor(s: Pick<FollowerSettings, 'leaseDurationMs' | 'sessionFallbackMs'>, seconds: number | undefined): number {
+  const d = (seconds ?? 0) * 1000;
+  if (d <= s.leaseDurationMs) return s.sessionFallbackMs;
+  return Math.max(s.sessionFallbackMs, sessionFallbackMs({ sessionBackstopMs: SESSION_QUIET_LEASES * d, renewDeadlineMs: d, retryPeriodMs: d }));
+}
+
 /** Records what was read (or written); `changed`: the term or its renewal changed since the last read. */
 function observe(s: FollowerSettings, st: FollowerState, read: LeaseRead, now: number, fx: FollowerEffect[]): { st: FollowerState; changed: boolean } {
   const changed = !st.observed || !sameTerm(st.observed.key, read.item);
   const l = read.item;
   // a holder whose instance names a session's process can move its term onto its session at any renewal:
   // a copy read a moment before (or a move just before a delete) may not show it yet (seed 61866678)
-  let next: FollowerState = l?.holderIdentity !== undefined ? { ...st, lastHeldOnSession: l.session !== undefined || processOf(l.holderInstance) !== undefined } : st;
+  // the duration as the row says it, not as a view judged on an unvouched session stretched it (judgedOnSession)
+  const row = st.lastRaw?.item !== undefined && st.lastRaw.revision === read.revision ? st.lastRaw.item : l;
+  let next: FollowerState = l?.holderIdentity !== undefined ? { ...st, lastHeldOnSession: l.session !== undefined || processOf(l.holderInstance) !== undefined, lastHeldSeconds: heldSeconds(st.lastHeldSeconds, row!) } : st;
   if (l !== undefined && next.vanished !== undefined) next = { ...next, vanished: undefined };
   if (changed) {
     next = { ...next, observed: { key: termKey(l), at: now, revision: read.revision, token: l?.fencingToken ?? -1 } };
@@ -1263,7 +1286,7 @@ export function followerStep(s: FollowerSettings, state: FollowerState, e: Follo
 function judgedView(s: FollowerSettings, state: FollowerState, p: Extract<Pending, { kind: 'read' }>, named: SessionRead, own: SessionRead | undefined, at: Moment, fx: FollowerEffect[]): Out {
   const raw = p.raw!;
   const l = raw.item!;
-  const { lease, by } = judgedOnSession(l, notOlder(state, l, named).row, own && notOlder(state, l, own).row, s.sessionFallbackMs);
+  const { lease, by } = judgedOnSession(l, notOlder(state, l, named).row, own && notOlder(state, l, own).row, sessionFallbackFor(s, l.leaseDurationSeconds));
   // a copy may be old: a term judged run out on one is read again, consistently, before anything is done on it
   const o = state.observed;
   const copy = named.consistent === false || own?.consistent === false;
@@ -1348,7 +1371,7 @@ function polled(s: FollowerSettings, state: FollowerState, raw: LeaseRead, view:
     retryPeriodMs: s.retryPeriodMs,
     // a term on a session, or no row at all (this start-up may never have seen it: a session-held
     // holder of a deleted row leads on until its backstop read when the lease stream is down)
-    fallbackAfterMs: st.lastHeldOnSession || view.item === undefined ? Math.max(s.fallbackAfterMs, s.sessionFallbackMs) : s.fallbackAfterMs,
+    fallbackAfterMs: st.lastHeldOnSession || view.item === undefined ? Math.max(s.fallbackAfterMs, sessionFallbackFor(s, st.lastHeldSeconds?.seconds)) : s.fallbackAfterMs,
   });
   if (!(d.confirm || (d.answer !== undefined && s.candidate) || d.take !== undefined || d.reportVacancy)) return done({ ...st, vacantSince: d.vacantSince, wakeAt: d.wakeAt }, fx);
   if (d.confirm) {

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { Lease } from '../../lib/schemas/lease.js';
-import { afterRenewal, decideLeader, handOffDelay, heirOf, leaderDelay, MIN_RENEWAL_BOUND_MS, renewalBoundMs, sessionFallbackMs, type LeaderObservation, type LeaderSettings, type LeaderStep, type TermView } from '../../lib/sdk/step.js';
+import { afterRenewal, decideLeader, handOffDelay, heirOf, leaderDelay, MIN_RENEWAL_BOUND_MS, renewalBoundMs, sessionFallbackFor, sessionFallbackMs, type LeaderObservation, type LeaderSettings, type LeaderStep, type TermView } from '../../lib/sdk/step.js';
 
 const S: LeaderSettings = { leaseName: 'job', identity: 'a', mode: 'coordinated', renewDeadlineMs: 10_000 };
 const T: TermView = { holderIdentity: 'a', instance: 'a_1', fencingToken: 7, renewedAt: 100_000, session: 's-1' };
@@ -78,6 +78,15 @@ describe('leaderDelay and sessionFallbackMs', () => {
   it("a follower's fallback on a lease last held on a session waits out the holder's backstop read (jittered), its renew deadline and a retry", () => {
     // client-go's timings: the holder reads its lease every 4 lease durations (60 s, up to 66 s), stops within 10 s
     expect(sessionFallbackMs({ sessionBackstopMs: 60_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 })).toBe(78_000);
+  });
+
+  it("a term whose row shows a longer lease duration than the follower's own (a fleet part way through a change of timings): figured on the holder's duration, its renew deadline and retry at most that", () => {
+    const s = { leaseDurationMs: 15_000, sessionFallbackMs: 78_000 };
+    expect(sessionFallbackFor(s, 15)).toBe(78_000);
+    expect(sessionFallbackFor(s, 5)).toBe(78_000); // a first term, or a shorter holder: its own wait covers it
+    expect(sessionFallbackFor(s, undefined)).toBe(78_000); // no row seen: only its own timings to go by
+    // a 30 s holder reads its row every 120 s, up to 132 s, and stops within its renew deadline (< 30 s)
+    expect(sessionFallbackFor(s, 30)).toBe(132_000 + 30_000 + 30_000);
   });
 });
 

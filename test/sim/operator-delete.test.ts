@@ -65,3 +65,35 @@ describe("an operator's delete of a row just handed to a holder on a session (a 
     expect(r.verdict.violations, formatVerdict(r.verdict).join('\n')).toEqual([]);
   });
 });
+
+describe("an operator's delete of a session-held row whose holder's timings are longer than its followers' (a fleet part way through a change of timings)", () => {
+  /**
+   * w1 leads job-0 on its session with timings twice the others' (lease 30 s); the row is deleted
+   * while the functions are down, just after w1's own backstop read, so w1 reads it again only about
+   * four of its lease durations later. Its followers waited out their own session fallback (figured
+   * on their 15 s lease): before the fix w0 took the lease while w1 led on, both leading for 38.5 s.
+   * The fallback is now figured on the holder's duration as its row showed it.
+   */
+  const T1 = 125_000;
+  const crafted = (): Schedule => ({
+    ...generateSchedule(1, { workers: 3, durationMs: DEFAULT_SETTINGS.durationMs, faults: false }),
+    versions: ['1.30.0', '1.29.0', '1.31.0'], // w1 leads
+    skewMs: [0, 0, 0],
+    session: { renewShare: 0.6 },
+    timingScale: [1, 2, 1],
+    push: { delayMs: [1, 5], loss: 0, duplicate: 0, outages: [] },
+    processFaults: [{ kind: 'deleteLease', lease: 0, at: T1 }],
+    coordinatorDown: [{ from: T1 - 1_000, to: T1 + 250_000 }],
+    driftPpm: undefined,
+    userFaults: [],
+    peerFaults: [],
+  });
+
+  it("its followers wait out the holder's backstop read as its duration sets it: no overlap", { timeout: 120_000 }, async () => {
+    const r = await runWorld(crafted(), DEFAULT_SETTINGS, { trace: true });
+    const story = r.timeline.filter((l) => / (w[0-2] leads|w1 stops leading) job-0| delete lease job-0/.test(l)).map((l) => l.replace(/^\s*[\d.]+s\s+/, '').replace(/ \(token.*/, ''));
+    // the scene as set: w1 led from the start, the delete came, and w1 read it gone only at its backstop, long after
+    expect(story.slice(0, 3)).toEqual(['w1 leads job-0', 'delete lease job-0', 'w1 stops leading job-0 (deposed)']);
+    expect(r.verdict.violations, formatVerdict(r.verdict).join('\n')).toEqual([]);
+  });
+});
