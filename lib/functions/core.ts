@@ -97,14 +97,16 @@ const brokenLog = (b: BrokenLeaseError) => ({ lease: b.lease, issues: b.error.is
 
 /**
  * One reconcile for a trigger. A broken lease is logged and left alone, not thrown: no retry can
- * mend the row, and the tick counts and alarms on it until an operator repairs it.
+ * mend the row, and the tick counts and alarms on it until an operator repairs it. `atRemove`: the
+ * lease stream handling this row's REMOVE, which has handled every record of the row up to its
+ * delete. Every other trigger may come before the stream reaches a delete (DecideTrigger): the
+ * tick, a candidate, a timer, and the lease stream handling a record with a new image, since a row
+ * missing then was deleted by a record the stream has not reached yet (seed 5704226).
  */
-async function reconcile(deps: FunctionDeps, lease: string, trigger: string, from: 'leaseStream' | 'elsewhere'): Promise<ReconcileOutcome | undefined> {
+async function reconcile(deps: FunctionDeps, lease: string, trigger: string, atRemove = false): Promise<ReconcileOutcome | undefined> {
   let o: ReconcileOutcome;
   try {
-    // the lease stream, handling a record, has handled every earlier one of the lease; any other
-    // trigger may come before it reaches a delete (DecideTrigger)
-    o = await reconcileLease(deps.coordinator, lease, undefined, { streamBehind: from !== 'leaseStream' });
+    o = await reconcileLease(deps.coordinator, lease, undefined, { streamBehind: !atRemove });
   } catch (e) {
     if (!(e instanceof BrokenLeaseError)) throw e;
     deps.logger.error('lease row does not match the schema; left alone until repaired', { ...brokenLog(e), trigger });
@@ -129,7 +131,7 @@ async function reconcileAfterDelete(deps: FunctionDeps, deleted: HeldTerm, trigg
   const now = co.clock.now();
   const holdMs = marked ? deleted.leaseDurationSeconds * 1000 : unmarkedHoldMs(deleted.leaseDurationSeconds);
   const decision = heldAfterDelete(deleted.name, deleted, list.candidates, now, co.config, holdMs);
-  if (decision.kind !== 'openElection') return marked ? reconcile(deps, deleted.name, trigger, 'leaseStream') : undefined; // nobody to elect: as any missing row (before the mark: nothing yet)
+  if (decision.kind !== 'openElection') return marked ? reconcile(deps, deleted.name, trigger, true) : undefined; // nobody to elect: as any missing row (before the mark: nothing yet)
   const writes = plan(decision, undefined, now, co.config);
   const outcome: ReconcileOutcome = { lease: deleted.name, decision, before: undefined, after: undefined, pinged: [], invalidCandidates: list.invalid, attempts: 1, at: now };
   if (writes.ping.length) {
@@ -141,7 +143,7 @@ async function reconcileAfterDelete(deps: FunctionDeps, deleted: HeldTerm, trigg
   } catch (e) {
     if (!(e instanceof ConflictError)) throw e;
     const held = await holdOpenElection(deps, deleted.name, decision.election.notBefore!, trigger);
-    return held ?? (marked ? reconcile(deps, deleted.name, trigger, 'leaseStream') : undefined);
+    return held ?? (marked ? reconcile(deps, deleted.name, trigger, true) : undefined);
   }
   await afterReconcile(deps, outcome, trigger);
   return outcome;
@@ -257,9 +259,9 @@ async function afterBrokenHeldRowDeleted(deps: FunctionDeps, held: HeldTerm): Pr
  * A change to a row whose old image was broken: what changed is unknown, so no events; a row
  * rewritten valid (an operator's repair) is reconciled, a deleted one needs nothing.
  */
-async function afterBrokenRow(deps: FunctionDeps, c: Change<Lease> | Change<Candidate>, lease: string | undefined, trigger: string, from: 'leaseStream' | 'elsewhere'): Promise<ReconcileOutcome | undefined> {
+async function afterBrokenRow(deps: FunctionDeps, c: Change<Lease> | Change<Candidate>, lease: string | undefined, trigger: string): Promise<ReconcileOutcome | undefined> {
   deps.logger.warn('change to a row that did not match the schema: no events', { eventName: c.eventName, old: c.oldInvalid?.issues, repaired: c.new !== undefined });
-  return c.new && lease ? reconcile(deps, lease, trigger, from) : undefined;
+  return c.new && lease ? reconcile(deps, lease, trigger) : undefined;
 }
 
 /**
@@ -283,10 +285,10 @@ async function publishOrDefer(deps: FunctionDeps, events: ConclaveEvent[]): Prom
  * and a record retried after a failed reconcile publishes its events then (same ids).
  */
 export async function onCandidateChange(deps: FunctionDeps, c: Change<Candidate>): Promise<ReconcileOutcome | undefined> {
-  if (c.oldInvalid) return afterBrokenRow(deps, c, c.new?.leaseName, `candidate ${c.eventName} (was broken)`, 'elsewhere');
+  if (c.oldInvalid) return afterBrokenRow(deps, c, c.new?.leaseName, `candidate ${c.eventName} (was broken)`);
   const row = c.new ?? c.old!;
   const events = eventsFromCandidateChange({ eventID: c.eventID, at: c.at ?? deps.coordinator.clock.now(), oldCandidate: c.old, newCandidate: c.new, staleAfterMs: deps.coordinator.config.candidateStaleAfterMs });
-  const o = candidateChangeMatters(c) ? await reconcile(deps, row.leaseName, `candidate ${c.eventName}`, 'elsewhere') : undefined;
+  const o = candidateChangeMatters(c) ? await reconcile(deps, row.leaseName, `candidate ${c.eventName}`) : undefined;
   if (events.length) await publishOrDefer(deps, events);
   return o;
 }
@@ -395,7 +397,7 @@ async function markEndedTerm(deps: FunctionDeps, c: { old: HeldTerm | undefined;
 export async function onLeaseChange(deps: FunctionDeps, c: Change<Lease>, wakes?: WakeBatch): Promise<ReconcileOutcome | undefined> {
   if (c.oldInvalid) {
     const held = c.eventName === 'REMOVE' ? heldTermOfBrokenRow(c.oldAttributes) : undefined;
-    return held ? afterBrokenHeldRowDeleted(deps, held) : afterBrokenRow(deps, c, c.new?.name, `lease ${c.eventName} (was broken)`, 'leaseStream');
+    return held ? afterBrokenHeldRowDeleted(deps, held) : afterBrokenRow(deps, c, c.new?.name, `lease ${c.eventName} (was broken)`);
   }
   const row = (c.new ?? c.old)!;
   wakes?.send(row.name, c.new?.revision);
@@ -408,7 +410,7 @@ export async function onLeaseChange(deps: FunctionDeps, c: Change<Lease>, wakes?
   const trigger = `lease ${c.eventName}`;
   // a row created with its election waiting for the stream: seen now, after every record before it (a delete's included)
   const seen = c.new?.election?.awaitsStream ? await sawCreatedRow(deps, c.new) : false;
-  const o = deletedWhileHeld(c) ? await reconcileAfterDelete(deps, c.old!, trigger) : leaseChangeMatters(c) || seen ? await reconcile(deps, row.name, trigger, 'leaseStream') : undefined;
+  const o = deletedWhileHeld(c) ? await reconcileAfterDelete(deps, c.old!, trigger) : leaseChangeMatters(c) || seen ? await reconcile(deps, row.name, trigger, c.new === undefined) : undefined;
   if (events.length) {
     await publishOrDefer(deps, events);
     for (const e of events) if (e.detailType === 'Leader Changed') leaseMetric(deps.metrics, e.detail.lease, METRIC.leaderChanges, MetricUnit.Count, 1);
@@ -449,7 +451,7 @@ export async function onTimer(deps: FunctionDeps, m: TimerMessage | TermEndMessa
     deps.logger.info('timer for a lease whose row is gone: nothing to finish', { lease: m.lease, ...why });
     return undefined;
   }
-  return reconcile(deps, m.lease, 'termEnd' in m ? 'term end' : `timer ${m.electionId}`, 'elsewhere');
+  return reconcile(deps, m.lease, 'termEnd' in m ? 'term end' : `timer ${m.electionId}`);
 }
 
 /**

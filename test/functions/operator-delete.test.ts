@@ -15,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeHandler as leaseStream } from '../../functions/lease-stream.js';
 import { manualClock } from '../../lib/clock.js';
 import { coordinatorDeps } from '../../lib/coordinator/reconcile.js';
+import { LeaseStore } from '../../lib/stores/lease-store.js';
 import { onCandidateChange, onTick, onTimer, type FunctionDeps } from '../../lib/functions/core.js';
 import { observability } from '../../lib/functions/env.js';
 import type { TimerMessage } from '../../lib/functions/timer.js';
@@ -282,6 +283,30 @@ describe("an operator's delete of a held lease row", () => {
     expect(held.election!.awaitsStream).toBeUndefined();
     clock.set(held.election!.notBefore!);
     expect((await onTimer(d, { lease, electionId: opened.id, deadline: held.election!.deadline }))?.decision.kind).toBe('elect');
+  });
+
+  it("the lease stream handles a record written before the delete (the holder's own take) after the row is gone: it opens an election that waits for the stream, not one that elects at once; the REMOVE then holds it (seed 5704226: 1.8 s of two leaders, forgiven as an operator's)", async () => {
+    const start = Date.now();
+    const { clock, d } = setup(start);
+    const lease = 'deleted-record-before';
+    const { held: stood } = await stand(d, lease, ['a', 'b'], start); // every candidate fresh: an election on the missing row would close at once
+    // b takes the lease itself (as a successor does), on a's session row for the test's sake: a record the stream reconciles on
+    await d.coordinator.leases.write(LeaseStore.readOf(lease, stood), { set: { holderIdentity: 'b', holderInstance: 'b-1', fencingToken: 2, electedBy: 'successor' } });
+    await deleteRow(lease);
+    const records = (await streamRecords(t.client, t.names.leases)).filter((x) => x.dynamodb!.Keys!['name']!.S === lease);
+    expect(records.map((r) => r.eventName)).toEqual(['INSERT', 'MODIFY', 'REMOVE']);
+    clock.set(start + 1_000);
+    // the take's record, reached after the delete landed: the row it reconciles is already gone
+    await leaseStream(d)({ Records: [records[1]!] } as DynamoDBStreamEvent, lambdaContext('leaseStream'));
+    const opened = (await d.coordinator.leases.read(lease)).item!;
+    expect(opened.holderIdentity).toBeUndefined();
+    expect(opened.election?.awaitsStream).toBe(true);
+    // then the REMOVE: the term marked ended, the election held for it
+    await leaseStream(d)({ Records: [records[2]!] } as DynamoDBStreamEvent, lambdaContext('leaseStream'));
+    const held = (await d.coordinator.leases.read(lease)).item!;
+    expect(held.holderIdentity).toBeUndefined();
+    expect(held.election).toMatchObject({ id: opened.election!.id, notBefore: clock.now() + DURATION_S * 1000 });
+    expect((await d.coordinator.identities.read(sessionKey('a-session').component, 'a-session')).item?.endedTerms).toEqual({ [lease]: 2 });
   });
 
   it('a lease deleted vacant is left to the tick, as before (nothing to hold)', async () => {

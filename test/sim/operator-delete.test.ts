@@ -15,6 +15,7 @@ process.env['POWERTOOLS_METRICS_DISABLED'] ??= 'true';
 /** Seeds whose operator's delete once let two leaders act (before the held election). */
 const SEEDS: { seed: number; found: string }[] = [
   { seed: 3000437, found: "the lease stream elected the next leader at once after an operator's delete: 246 ms before the deleted term's holder heard of it (revokedOverlaps)" },
+  { seed: 5704226, found: "the lease stream reconciled a record written before the delete (a successor's take) after the row was gone, and elected at once: 1.8 s before the taker heard of the delete at its next session renewal" },
   { seed: 5068, found: "an operator wrote the held row malformed, then deleted it: the lease stream took the broken row's delete for nothing to do, and the tick elected the next leader 37 s later, 5.5 s before the session-held holder read the row gone (overlap)" },
 ];
 
