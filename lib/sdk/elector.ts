@@ -432,7 +432,7 @@ export class LeaderElector {
       case 'readProcessSession':
         return { sent: x.lock.processSession(f.named, f.process), answer: (read) => ({ kind: 'processSessionRead', read: read as SessionRead }) };
       case 'readCandidates':
-        return { sent: x.lock.candidates(), answer: (rows) => ({ kind: 'candidatesRead', instances: (rows as readonly Candidate[]).map((c) => c.identity) }) };
+        return { sent: x.lock.candidates(), answer: (rows) => ({ kind: 'candidatesRead', instances: (rows as readonly Candidate[]).map((c) => c.identity) }), fault: { kind: 'candidatesRead', instances: undefined } };
       case 'renewCandidate':
         return { sent: this.candidate!.renew(), answer: () => ({ kind: 'candidateRenewed' }), ...(f.conflictIsNothing ? { conflict: { kind: 'candidateRenewed' } as const } : {}) };
       case 'reportVacancy':

@@ -966,8 +966,8 @@ export type FollowerEvent =
   | { readonly kind: 'sessionRead'; readonly read: SessionRead }
   /** The freshest row of the holder's process in the partition its sessions are in (LeaseLock.processSession). */
   | { readonly kind: 'processSessionRead'; readonly read: SessionRead }
-  /** The instances of the lease's candidates (LeaseLock.candidates), before a take of a row gone under a term that named this start-up. */
-  | { readonly kind: 'candidatesRead'; readonly instances: readonly (string | undefined)[] }
+  /** The instances of the lease's candidates (LeaseLock.candidates), before a take of a row gone under a term that named this start-up; undefined: the read failed. */
+  | { readonly kind: 'candidatesRead'; readonly instances: readonly (string | undefined)[] | undefined }
   /** The candidacy renewed (an answer, an acknowledgement). */
   | { readonly kind: 'candidateRenewed' }
   /** The vacancy report's answer (undefined: the lease moved on, nothing reported). */
@@ -1216,7 +1216,8 @@ export function followerStep(s: FollowerSettings, state: FollowerState, e: Follo
       // a candidate that can hold a term on a session may lead now, unseen: the term read last was
       // handed to it, or released and elected, then moved onto its session before the delete; it
       // hears of the delete only from the lease stream's mark or its backstop read: the session fallback
-      if (e.instances.some((i) => i !== s.instance && processOf(i) !== undefined)) return done({ ...state, vanished: undefined }, fx);
+      // (as when the read failed: a role without the Query, say, must not keep the lease waiting for ever)
+      if (e.instances === undefined || e.instances.some((i) => i !== s.instance && processOf(i) !== undefined)) return done({ ...state, vanished: undefined }, fx);
       return acquire(s, { ...state, vanished: { ...state.vanished, checked: true } }, p.raw, 'first', at, fx);
     }
     case 'candidateRenewed':

@@ -297,6 +297,14 @@ describe("the follower's step", () => {
       ], r.state);
       expect(check.effects).toEqual([['readLease'], ['readCandidates'], []]);
       expect(check.state.vanished).toBeUndefined();
+      // the read failed (denied, throttled): nothing proved, the session fallback as well
+      const failed = run(s, [
+        [poll, at(1_020 + 15_001)],
+        [{ kind: 'leaseRead', raw: gone }, at(1_020 + 15_001)],
+        [{ kind: 'candidatesRead', instances: undefined }, at(1_020 + 15_010)],
+      ], r.state);
+      expect(failed.effects).toEqual([['readLease'], ['readCandidates'], []]);
+      expect(failed.state.vanished).toBeUndefined();
       // the missing row's fallback: 78 s at these timings (sessionFallbackMs), from when it was first found gone
       const fallbackMs = Math.max(s.fallbackAfterMs, s.sessionFallbackMs);
       expect(pollGone(s, check.state, 1_020 + fallbackMs - 1)).toEqual([['readLease'], []]);
