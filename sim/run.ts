@@ -10,8 +10,8 @@
  * worlds in turn and the figures: how long after a Region event the next leader started, and when
  * a cut-off leader stopped.
  *
- * `--mixed`: a fleet part way through adopting Sessions (in worlds with sessions, one worker runs
- * none); with `--seed N`, that world.
+ * `--mixed`: a fleet part way through a change (in worlds with sessions one worker runs none; in
+ * half the worlds one worker's timings are twice the others'); with `--seed N`, that world.
  *
  * `npm run sim` bundles this file and the threads' module (sim/thread.ts) with esbuild into
  * build/sim and runs the JavaScript: the code as it ships, without a loader's per-closure cost
@@ -48,7 +48,7 @@ const o = new Command()
   .option('--first <n>', 'the first seed of a --schedules or --budget run (default: random)', whole)
   .option('--progress <s>', 'print a progress line this often, in seconds (0: never)', whole, 60)
   .option('--regions', 'worlds across three Regions (MRSC): a Region cut off or lost in each')
-  .option('--mixed', 'a fleet part way through adopting Sessions: in worlds with sessions, one worker runs none')
+  .option('--mixed', 'a fleet part way through a change: in worlds with sessions one worker runs none; in half the worlds one worker has twice the timings')
   .option('--plant <bug>', `plant a known bug (${Object.keys(PLANTED_BUGS).join(', ')}); with --budget, stop at the first violation`, (v: string) => {
     if (!(v in PLANTED_BUGS)) throw new InvalidArgumentError(`unknown bug "${v}"; known: ${Object.keys(PLANTED_BUGS).join(', ')}`);
     return v as PlantedBug;

@@ -113,7 +113,8 @@ export interface Schedule {
   userFaults: UserFault[];
   /**
    * Each worker's timings as a multiple of the world's (lease duration, renew deadline, retry
-   * period, and its Session's): a fleet part way through a change of its timings. Absent: all 1.
+   * period, and its Session's): a fleet part way through a change of its timings (in half the
+   * mixed worlds, one worker at 2). Absent: all 1.
    */
   timingScale?: number[];
   /** Faults from peers of the same lease (issue 36), in about a third of the worlds: one or two. */
@@ -141,8 +142,9 @@ export interface PushFaults {
 }
 
 /**
- * The schedule of seed `seed`. `mixed`: a fleet part way through adopting Sessions — in a world with
- * sessions, one worker runs none (drawn last: the rest of the seed's world is as without it).
+ * The schedule of seed `seed`. `mixed`: a fleet part way through a change — in a world with sessions
+ * one worker runs none, and in half the worlds one worker's timings are twice the others'
+ * (timingScale). Drawn last: the rest of the seed's world is as without it.
  */
 export function generateSchedule(seed: number, opts: { workers: number; durationMs: number; faults?: boolean; mixed?: boolean }): Schedule {
   const r = seededRandom(seed);
@@ -204,7 +206,10 @@ export function generateSchedule(seed: number, opts: { workers: number; duration
   const peerFaults = faultsOn && r() < 0.35 ? drawPeerFaults(int, opts.workers, faultEnd) : [];
   // drawn after the peer faults, for the same reason
   const sessions = session && opts.mixed ? { ...session, without: [int(0, opts.workers - 1)] } : session;
-  return { ...base, healMs, push, session: sessions, driftPpm, userFaults, peerFaults };
+  // and in half the mixed worlds one worker's timings are twice the others' (a change of timings rolling out)
+  const slow = opts.mixed && r() < 0.5 ? int(0, opts.workers - 1) : undefined;
+  const timingScale = slow === undefined ? undefined : Array.from({ length: opts.workers }, (_, i) => (i === slow ? 2 : 1));
+  return { ...base, healMs, push, session: sessions, driftPpm, userFaults, peerFaults, ...(timingScale ? { timingScale } : {}) };
 }
 
 const DENIED_OPERATIONS: readonly DeniedOperation[] = ['leaseGet', 'leaseUpdate', 'candidatePut', 'candidateUpdate'];
@@ -263,6 +268,7 @@ export function describeSchedule(s: Schedule): string[] {
       ? `  push: wakes after ${s.push.delayMs.join('–')} ms, lost ${s.push.loss.toFixed(2)}, twice ${s.push.duplicate}${s.push.outages.map((w) => `; broker down +${(w.from / 1000).toFixed(1)}s–+${(w.to / 1000).toFixed(1)}s`).join('')}`
       : '  push: none (followers poll)',
     s.session ? `  sessions: one per process${s.session.without?.length ? ` but ${s.session.without.map((w) => `w${w}`).join(', ')}'s` : ''}, renewed at ${s.session.renewShare.toFixed(2)} of the room the renew deadline leaves` : '  sessions: none (each leader renews its leases)',
+    ...(s.timingScale ? [`  timings: ${s.timingScale.map((k, w) => (k === 1 ? '' : `w${w}'s ×${k}`)).filter(Boolean).join(', ')} the others'`] : []),
     s.driftPpm ? `  clock drift: ${s.driftPpm.map((x, i) => `w${i} ${x > 0 ? '+' : ''}${x} ppm`).join(', ')}` : '  clock drift: none',
     ...s.userFaults.map((f) => `  +${(f.at / 1000).toFixed(1)}s ${describeUserFault(f)}`),
     ...s.peerFaults.map((f) =>
