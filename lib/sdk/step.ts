@@ -47,6 +47,8 @@ export interface FollowerView {
   readonly vacantSince: number | undefined;
   /** The lease row is gone, and the term this start-up saw last on it named it (FollowerState.vanished); `observedAt`: when it was first found gone. */
   readonly vanished: Vanished | undefined;
+  /** Monotonic time this worker first saw the vacancy report the row carries, with no election open on it (FollowerState.reportSeen). */
+  readonly reportSeenAt?: number | undefined;
   readonly retryPeriodMs: number;
   readonly fallbackAfterMs: number;
 }
@@ -105,6 +107,13 @@ export const watchesTerm = (lease: Lease | undefined, identity: string, instance
 
 /** How long after a term ran out, as it watched it, the second successor waits for the successor before taking the lease. */
 export const SECOND_SUCCESSOR_GRACE_MS = 200;
+
+/**
+ * How long a running coordinator takes at most to answer a vacancy report (its lease stream's lag,
+ * a cold start included, then an election opened or a leader elected): a report standing longer,
+ * unanswered, means none runs.
+ */
+export const REPORT_ANSWER_MS = 10_000;
 
 /** Whether `lease` is vacant as this follower watched it: unheld, reported vacant, or its term run out since `observedAt`. */
 export function isVacant(lease: Lease | undefined, observedAt: number, now: number): boolean {
@@ -279,10 +288,16 @@ export function decideFollower(v: FollowerView): FollowerDecision {
   }
   // give the successors one poll beyond their turn before asking for an election
   const successorsTurn = lease?.successor !== undefined && now - vacantSince < v.retryPeriodMs + (lease.secondSuccessor !== undefined ? SECOND_SUCCESSOR_GRACE_MS : 0);
+  // a report no running coordinator answered: the report itself proves the term over (its writer
+  // watched it unchanged for a lease duration, and any renewal removes it), so the fallback need not
+  // wait out its three terms, which only leave a running coordinator its choice
+  const reportDue = lease?.vacancyReport !== undefined && !lease.election && v.reportSeenAt !== undefined ? v.reportSeenAt + REPORT_ANSWER_MS : undefined;
+  const take = fallback ?? (reportDue !== undefined && now >= reportDue ? ('self' as const) : undefined);
   return {
     ...base,
+    wakeAt: take === undefined && reportDue !== undefined ? reportDue + 1 : undefined,
     reportVacancy: expired && !lease!.vacancyReport && !lease!.election && !successorsTurn,
-    take: fallback,
+    take,
   };
 }
 
@@ -890,8 +905,10 @@ export interface FollowerState {
    * a lease duration. Any read or write that finds a row clears it.
    */
   readonly vanished: Vanished | undefined;
-  /** Monotonic time the successor looks again (when the term it watches would run out). */
+  /** Monotonic time the successor looks again (when the term it watches would run out, or a report stands unanswered too long). */
   readonly wakeAt: number | undefined;
+  /** The vacancy report the row carries with no election open on it, and when (monotonic) this worker first saw it (REPORT_ANSWER_MS). */
+  readonly reportSeen: { readonly key: string; readonly at: number } | undefined;
   /** The highest fencing token this start-up has led with: it never confirms a term below it. */
   readonly ledToken: number;
   /** The highest token of a term this start-up's leader ended on the row itself (a rewritten term): it never confirms it again. */
@@ -940,6 +957,7 @@ export const FOLLOWING: FollowerState = {
   viewedSession: undefined,
   ownFound: undefined,
   vacantSince: undefined,
+  reportSeen: undefined,
   vanished: undefined,
   wakeAt: undefined,
   ledToken: -1,
@@ -1356,6 +1374,9 @@ function polled(s: FollowerSettings, state: FollowerState, raw: LeaseRead, view:
   st = { ...st, previousReadSentAt: sentAt, lastRead: view.item };
   const settling = !isQuiet(view.item) || (watchesTerm(view.item, s.identity, s.instance) && !activeCadence(s, st).known);
   st = { ...st, settlingSince: settling ? (st.settlingSince ?? at.now) : undefined };
+  const r = view.item?.vacancyReport;
+  const reportKey = r !== undefined && !view.item!.election ? `${r.by}|${r.at}|${r.observedRevision}` : undefined;
+  st = { ...st, reportSeen: reportKey === undefined ? undefined : st.reportSeen?.key === reportKey ? st.reportSeen : { key: reportKey, at: at.now } };
   const d = s.decideFollower({
     lease: view.item,
     identity: s.identity,
@@ -1369,6 +1390,7 @@ function polled(s: FollowerSettings, state: FollowerState, raw: LeaseRead, view:
     observedAt: st.observed!.at,
     vacantSince: st.vacantSince,
     vanished: view.item === undefined ? st.vanished : undefined,
+    reportSeenAt: st.reportSeen?.at,
     retryPeriodMs: s.retryPeriodMs,
     // a term on a session, or no row at all (this start-up may never have seen it: a session-held
     // holder of a deleted row leads on until its backstop read when the lease stream is down)

@@ -10,7 +10,7 @@ import type { ElectionConfigInput } from '../../lib/schemas/config.js';
 import { nextFencingToken } from '../../lib/schemas/fencing-token.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
 import { LeaderElector, type LeaderElectorOptions } from '../../lib/sdk/elector.js';
-import { CHASE_FIRST_MS, READ_AFTER_MS, SECOND_SUCCESSOR_GRACE_MS, SESSION_QUIET_LEASES, SETTLING_READ_MS, sessionFallbackMs } from '../../lib/sdk/step.js';
+import { CHASE_FIRST_MS, READ_AFTER_MS, REPORT_ANSWER_MS, SECOND_SUCCESSOR_GRACE_MS, SESSION_QUIET_LEASES, SETTLING_READ_MS, sessionFallbackMs } from '../../lib/sdk/step.js';
 import { FencingError, fencedTransactWrite } from '../../lib/sdk/fencing.js';
 import { RETRY_JITTER } from '../../lib/sdk/faults.js';
 import { DynamoDBModel } from '../../sim/dynamodb-model/index.js';
@@ -501,7 +501,7 @@ describe('succession: the designated successor takes a vacant lease itself', () 
     expect(sim.leaseWrites.some((w) => w.by === next.machine.name && w.item?.['holderIdentity'] === next.elector.options.identity)).toBe(false);
   });
 
-  it('the successor and the second successor gone too: the others do not take the lease, they report the vacancy (after their turns) for an election', async () => {
+  it('the successor and the second successor gone too: the others do not take the lease, they report the vacancy (after their turns); no coordinator answers, so the one left takes it itself REPORT_ANSWER_MS after it saw the report, not at the three-term fallback', async () => {
     const { sim, es, leader, successor, held } = await electedThenCoordinatorDown({ releaseOnCancel: false }, ['a', 'b', 'c', 'd'], true);
     const second = es.find((e) => e.elector.options.identity === held.secondSuccessor)!;
     expect([leader, successor]).not.toContain(second);
@@ -511,15 +511,30 @@ describe('succession: the designated successor takes a vacant lease itself', () 
     await leader.stop();
     const reported = await sim.until('a vacancy report', async () => (await sim.leases.read(L)).item?.vacancyReport, 10_000);
     expect(reported.by).toBe(other.elector.options.identity);
-    // a fallback (60 s) away: nobody takes the reported lease without an election
-    await sim.during(30_000, 'nobody leads without the coordinator', () => leaders(es).length === 0);
-    expect((await sim.leases.read(L)).item).toMatchObject({ holderIdentity: held.holderIdentity, fencingToken: held.fencingToken });
-    // the coordinator back: it elects the one left (the departed holder is not waited for)
-    sim.coordinator();
-    await sim.until('the last worker leading', () => other.elector.isLeader(), 10_000);
+    // a running coordinator answers a report within seconds: until REPORT_ANSWER_MS nobody takes it
+    await sim.during(REPORT_ANSWER_MS - 2 * POLL_MS, 'nobody leads while a coordinator could still answer', () => leaders(es).length === 0);
+    await sim.until('the last worker leading', () => other.elector.isLeader(), 4 * POLL_MS);
     const l = (await sim.leases.read(L)).item!;
-    expect(l.electedBy).toBe('coordinator');
+    expect(l).toMatchObject({ holderIdentity: other.elector.options.identity, electedBy: 'self' });
     expect(l.fencingToken).toBeGreaterThan(held.fencingToken);
+    expect(sim.elapsed).toBeLessThan(60_000); // the fallback (fallbackAfterMs) would have waited a minute
+    expect(sim.log.maxConcurrentLeaders()).toBe(1);
+  });
+
+  it('the same with the coordinator running: its choice leads (an election, or the successor it names once the first ones left), not a worker of its own accord', async () => {
+    const sim = await Sim.create({ config: CONFIG });
+    sim.coordinator();
+    const es = ['a', 'b', 'c', 'd'].map((id) => sim.elector(id, { leaseName: L, fallbackAfterMs: 60_000, releaseOnCancel: false }));
+    const leader = await sim.until('a leader', () => leaders(es)[0]);
+    const held = await sim.until('both successors on the lease', async () => {
+      const l = (await sim.leases.read(L)).item;
+      return l?.successor && l.secondSuccessor && !l.election ? l : undefined;
+    });
+    for (const name of [held.secondSuccessor, held.successor, held.holderIdentity]) await es.find((e) => e.elector.options.identity === name)!.stop();
+    const other = es.find((e) => ![held.secondSuccessor, held.successor, held.holderIdentity].includes(e.elector.options.identity))!;
+    await sim.until('the last worker leading', () => other.elector.isLeader(), 60_000);
+    // elected, or named successor by the running coordinator after the first ones left: never of its own accord
+    expect(['coordinator', 'successor']).toContain((await sim.leases.read(L)).item?.electedBy);
   });
 });
 

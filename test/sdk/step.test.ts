@@ -247,6 +247,22 @@ describe("the follower's step", () => {
     expect(r.effects).toEqual([['readLease'], ['reportVacancy'], ['renewCandidate'], ['acquire']]);
   });
 
+  it('a vacancy report with no election on it: first seen when a read first showed it, kept while it stands, cleared once answered (REPORT_ANSWER_MS counts from then)', () => {
+    const report = { by: 'c', at: 1, observedRevision: 3 };
+    const r = run(settings(), [
+      [poll, at()],
+      [{ kind: 'leaseRead', raw: read(held({ vacancyReport: report })) }, at(10)],
+      [poll, at(2_000)],
+      [{ kind: 'leaseRead', raw: read(held({ vacancyReport: report })) }, at(2_010)],
+    ]);
+    expect(r.state.reportSeen).toEqual({ key: 'c|1|3', at: T + 10 });
+    const answered = run(settings(), [
+      [poll, at(3_000)],
+      [{ kind: 'leaseRead', raw: read(held({ vacancyReport: report, election })) }, at(3_010)],
+    ], r.state);
+    expect(answered.state.reportSeen).toBeUndefined();
+  });
+
   describe('the lease row found gone under a term that named this start-up (vanished)', () => {
     const gone = read(undefined);
     /** A term its holder renewed at monotonic T (stamped by a clock on time). */
