@@ -100,7 +100,10 @@ export const LeaderElectorOptionsSchema = z
        * there, refused with `NoCoordination`.
        */
       candidacy: CandidacySchema.optional(),
-      /** A coordinated worker acquires a lease vacant this long directly. @default 3 × leaseDurationMs */
+      /**
+       * A coordinated worker acquires a lease vacant this long directly (sooner, 10 s after a
+       * vacancy report no coordinator answered: the report proves the term over). @default 3 × leaseDurationMs
+       */
       fallbackAfterMs: z.number().int().positive().optional(),
       /**
        * Where this worker runs, written on its candidate row and on the lease while it leads, so that
