@@ -30,6 +30,19 @@ describe("an operator's delete of a held row in the simulator", () => {
   });
 });
 
+/** A world written out rather than drawn: three workers on time, no drawn faults; `w` says the rest. */
+const written = (w: Pick<Schedule, 'versions' | 'session' | 'push' | 'processFaults' | 'coordinatorDown'> & Partial<Schedule>): Schedule => ({
+  ...generateSchedule(1, { workers: 3, durationMs: DEFAULT_SETTINGS.durationMs, faults: false }),
+  skewMs: [0, 0, 0],
+  driftPpm: undefined,
+  userFaults: [],
+  peerFaults: [],
+  ...w,
+});
+
+/** What befell job-0 in a traced world, in order, its times and tokens left out. */
+const storyOf = (timeline: readonly string[], pattern: RegExp): string[] => timeline.filter((l) => pattern.test(l)).map((l) => l.replace(/^\s*[\d.]+s\s+/, '').replace(/ \(token.*/, ''));
+
 describe("an operator's delete of a row just handed to a holder on a session (a fleet part way through adopting Sessions)", () => {
   /**
    * w0 leads job-0 on no session, w1 (its successor) and w2 (its second successor) run Sessions, and
@@ -41,10 +54,8 @@ describe("an operator's delete of a row just handed to a holder on a session (a 
    * to hold a term on a session, waits the session fallback.
    */
   const T1 = 60_000;
-  const crafted = (): Schedule => ({
-    ...generateSchedule(1, { workers: 3, durationMs: DEFAULT_SETTINGS.durationMs, faults: false }),
+  const crafted = (): Schedule => written({
     versions: ['1.29.0', '1.30.0', '1.31.0'], // w0 leads, w1 successor, w2 second successor
-    skewMs: [0, 0, 0],
     session: { renewShare: 0.6, without: [0] },
     push: { delayMs: [1, 5], loss: 1, duplicate: 0, outages: [] },
     processFaults: [
@@ -53,16 +64,13 @@ describe("an operator's delete of a row just handed to a holder on a session (a 
       { kind: 'deleteLease', lease: 0, at: T1 + 3_500 },
     ],
     coordinatorDown: [{ from: T1 - 1_000, to: T1 + 100_000 }],
-    driftPpm: undefined,
-    userFaults: [],
-    peerFaults: [],
   });
 
   it('the second successor waits the session fallback, not a lease duration: no overlap', { timeout: 120_000 }, async () => {
     const r = await runWorld(crafted(), DEFAULT_SETTINGS, { trace: true });
-    const story = r.timeline.filter((l) => / (w[12] leads|w1 stops leading) job-0| delete lease job-0/.test(l));
+    const story = storyOf(r.timeline, / (w[12] leads|w1 stops leading) job-0| delete lease job-0/);
     // the scene as set: w1 led the handed term before the delete, and was deposed only at its backstop read
-    expect(story.slice(0, 4).map((l) => l.replace(/^\s*[\d.]+s\s+/, '').replace(/ \(token.*/, ''))).toEqual(['w1 leads job-0', 'delete lease job-0', 'w1 stops leading job-0 (deposed)', 'w2 leads job-0']);
+    expect(story.slice(0, 4)).toEqual(['w1 leads job-0', 'delete lease job-0', 'w1 stops leading job-0 (deposed)', 'w2 leads job-0']);
     expect(r.verdict.violations, formatVerdict(r.verdict).join('\n')).toEqual([]);
   });
 });
@@ -76,23 +84,18 @@ describe("an operator's delete of a session-held row whose holder's timings are 
    * The fallback is now figured on the holder's duration as its row showed it.
    */
   const T1 = 125_000;
-  const crafted = (): Schedule => ({
-    ...generateSchedule(1, { workers: 3, durationMs: DEFAULT_SETTINGS.durationMs, faults: false }),
+  const crafted = (): Schedule => written({
     versions: ['1.30.0', '1.29.0', '1.31.0'], // w1 leads
-    skewMs: [0, 0, 0],
     session: { renewShare: 0.6 },
     timingScale: [1, 2, 1],
     push: { delayMs: [1, 5], loss: 0, duplicate: 0, outages: [] },
     processFaults: [{ kind: 'deleteLease', lease: 0, at: T1 }],
     coordinatorDown: [{ from: T1 - 1_000, to: T1 + 250_000 }],
-    driftPpm: undefined,
-    userFaults: [],
-    peerFaults: [],
   });
 
   it("its followers wait out the holder's backstop read as its duration sets it: no overlap", { timeout: 120_000 }, async () => {
     const r = await runWorld(crafted(), DEFAULT_SETTINGS, { trace: true });
-    const story = r.timeline.filter((l) => / (w[0-2] leads|w1 stops leading) job-0| delete lease job-0/.test(l)).map((l) => l.replace(/^\s*[\d.]+s\s+/, '').replace(/ \(token.*/, ''));
+    const story = storyOf(r.timeline, / (w[0-2] leads|w1 stops leading) job-0| delete lease job-0/);
     // the scene as set: w1 led from the start, the delete came, and w1 read it gone only at its backstop, long after
     expect(story.slice(0, 3)).toEqual(['w1 leads job-0', 'delete lease job-0', 'w1 stops leading job-0 (deposed)']);
     expect(r.verdict.violations, formatVerdict(r.verdict).join('\n')).toEqual([]);
