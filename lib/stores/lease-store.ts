@@ -233,13 +233,20 @@ export class LeaseStore extends ItemStore<typeof LeaseItem> {
    * naming that heir, instance included. Undefined when either no longer holds (then the caller
    * releases).
    */
-  handOver(name: string, term: Term, heir: Heir, now: number, firstTermSeconds: number, leaseTransitions: number, second: SecondSuccessor = {}): Promise<Lease | undefined> {
+  async handOver(name: string, term: Term, heir: Heir, now: number, firstTermSeconds: number, leaseTransitions: number, second: SecondSuccessor = {}): Promise<Lease | undefined> {
     const t = termCondition(term);
-    return this.updateIf({ name }, handOverPatch(term, heir, now, firstTermSeconds, leaseTransitions, second), {
+    const patch = handOverPatch(term, heir, now, firstTermSeconds, leaseTransitions, second);
+    const r = await this.updateOrRefusal({ name }, patch, {
       expression: `${t.expression} AND #heir = :heir AND #heirInstance = :heirInstance`,
       names: { ...t.names, '#heir': 'successor', '#heirInstance': 'successorInstance' },
       values: { ...t.values, ':heir': heir.name, ':heirInstance': heir.instance },
     });
+    if ('written' in r) return r.written;
+    // refused by its own hand-over, landed with its answer lost (the AWS SDK sent it again): the heir's
+    // term this very write made (its token, raised from this term's at this stamp, and its stamp)
+    const row = r.refusedBy;
+    const own = row !== undefined && (['holderIdentity', 'holderInstance', 'fencingToken', 'termToken', 'renewTime', 'electedBy', 'lastHolderIdentity'] as const).every((k) => row[k] === patch.set[k]);
+    return own ? this.parseItem(row) : undefined;
   }
 
   /**

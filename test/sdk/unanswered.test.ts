@@ -284,6 +284,25 @@ describe('a write that landed, its answer lost as the connection was reset (the 
     await close(proxy);
   });
 
+  it("a hand-over: the connection reset as DynamoDB answers it, the SDK's second send refused by it: the giver is told it was handed (and wakes the heir), not refused", async () => {
+    const { proxy, arm, resets } = await resetting((text) => /UpdateItem/.test(text) && text.includes(t.names.leases) && text.includes('#heir = :heir'));
+    const direct = new LeaseStore(localClient(inject('ddbEndpoint')), t.names.leases);
+    const now = 1_800_000_000_000;
+    const term = await direct.write(await direct.read('handed'), { set: { holderIdentity: 'a', holderInstance: 'a-1', leaseDurationSeconds: 15, acquireTime: now, renewTime: now, leaseTransitions: 0, fencingToken: 7, termToken: 7, successor: 'b', successorInstance: 'b-1' } });
+    const client = localClient(proxy.endpoint);
+    arm();
+    // before the fix: undefined, "no longer this term", and the giver went on to a refused release
+    const handed = await new LeaseStore(client, t.names.leases).handOver('handed', { holderIdentity: 'a', fencingToken: 7 }, { name: 'b', instance: 'b-1' }, now + 1_000, 5, term.leaseTransitions);
+    expect(resets()).toBe(1);
+    expect(handed).toMatchObject({ holderIdentity: 'b', holderInstance: 'b-1', electedBy: 'successor', lastHolderIdentity: 'a', renewTime: now + 1_000 });
+    expect(handed!.fencingToken).toBeGreaterThan(7);
+    expect((await direct.read('handed')).item).toEqual(handed);
+    // a row another write put there is still a refusal
+    expect(await direct.handOver('handed', { holderIdentity: 'a', fencingToken: 7 }, { name: 'b', instance: 'b-1' }, now + 2_000, 5, term.leaseTransitions)).toBeUndefined();
+    client.destroy();
+    await close(proxy);
+  });
+
   it("a leader's renewal, twice in a row: each send reset as DynamoDB answers, each copy the SDK sent again refused by it: the leader leads on (it stopped, deposed)", async () => {
     // each renewal's first send (a new stamp) is reset; the SDK's second send of it passes
     const seen = new Set<string>();
