@@ -4,7 +4,7 @@
  * lost timer messages and failing publishes; through `intercept` (every trigger) an outage of the
  * functions and duplicated, reordered, held and late stream deliveries.
  */
-import type { DynamoDBStreamEvent } from 'aws-lambda';
+import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { systemClock } from '../lib/clock.js';
 import type { FunctionDeps } from '../lib/functions/core.js';
 import type { FunctionName } from '../lib/wiring.js';
@@ -131,12 +131,7 @@ export class CoordinatorFaults {
       const records = (e as DynamoDBStreamEvent).Records;
       if (records.length > 1 && this.hit('streamReorder')) {
         this.count('streamReorder');
-        const shuffled = [...records];
-        for (let i = shuffled.length - 1; i > 0; i--) {
-          const j = Math.floor(this.random() * (i + 1));
-          [shuffled[i], shuffled[j]] = [shuffled[j]!, shuffled[i]!];
-        }
-        e = { Records: shuffled };
+        e = { Records: interleaved(records, this.random) };
       }
     }
     const result = await invoke(e);
@@ -166,4 +161,25 @@ export class CoordinatorFaults {
   async drain(): Promise<void> {
     while (this.late.size) await Promise.all(this.late);
   }
+}
+
+/**
+ * A batch's records in another order DynamoDB Streams could deliver: one item's records stay in the
+ * order they were written (a shard holds an item's changes in order), records of different items
+ * interleave at random (different shards, no order between them).
+ */
+export function interleaved(records: readonly DynamoDBRecord[], random: () => number): DynamoDBRecord[] {
+  const byItem = new Map<string, DynamoDBRecord[]>();
+  for (const r of records) {
+    const key = JSON.stringify(r.dynamodb?.Keys ?? {});
+    byItem.set(key, [...(byItem.get(key) ?? []), r]);
+  }
+  const queues = [...byItem.values()];
+  const out: DynamoDBRecord[] = [];
+  while (queues.length) {
+    const i = Math.floor(random() * queues.length);
+    out.push(queues[i]!.shift()!);
+    if (queues[i]!.length === 0) queues.splice(i, 1);
+  }
+  return out;
 }
