@@ -71,7 +71,7 @@ export interface PoolOptions {
   until: number;
   threads?: number;
   plant?: PlantedBug;
-  /** A fleet part way through adopting Sessions (generateSchedule). */
+  /** A fleet part way through a change: Sessions, timings (generateSchedule). */
   mixed?: boolean;
   /** Stop at the first violation (a planted bug's search). */
   stopAtViolation?: boolean;

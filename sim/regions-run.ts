@@ -23,19 +23,20 @@ export const REGION_SETTINGS: WorldSettings = { ...DEFAULT_SETTINGS, workers: 4 
 /** What a line of the timeline must say to be part of the story. */
 const STORY = /region|leads|stops leading|^\s*\S+\s+(start|kill|stop|pause|partition) w/;
 
-export async function runRegions(o: { seed?: number; schedules?: number; first?: number }): Promise<number> {
+export async function runRegions(o: { seed?: number; schedules?: number; first?: number; mixed?: boolean }): Promise<number> {
   const settings = REGION_SETTINGS;
-  if (o.seed !== undefined && o.schedules === undefined) return tell(o.seed, settings);
+  const mixed = o.mixed === true;
+  if (o.seed !== undefined && o.schedules === undefined) return tell(o.seed, settings, mixed);
   const first = o.first ?? Math.floor(systemClock.random() * 2 ** 31);
   const n = o.schedules ?? 20;
-  console.log(`sim --regions: ${n} worlds from seed ${first} (${settings.workers} workers over the replica Regions, ${settings.leases} leases, ${settings.durationMs / 60_000} simulated min each; lease ${settings.leaseDurationMs / 1000} s, renew deadline ${settings.renewDeadlineMs / 1000} s); replay one with: npm run sim -- --regions --seed <seed>`);
+  console.log(`sim --regions: ${n} worlds from seed ${first} (${settings.workers} workers over the replica Regions, ${settings.leases} leases, ${settings.durationMs / 60_000} simulated min each; lease ${settings.leaseDurationMs / 1000} s, renew deadline ${settings.renewDeadlineMs / 1000} s); replay one with: npm run sim -- --regions --seed <seed>${mixed ? ' --mixed' : ''}`);
   // each seed twice: its Region events alone, then with the schedule's other faults too
   const figures = { alone: [] as SeededFigure[], faults: [] as SeededFigure[] };
   const failed: string[] = [];
   const began = systemClock.monotonic();
   for (let seed = first; seed < first + n; seed++) {
     for (const kind of ['alone', 'faults'] as const) {
-      const schedule = generateSchedule(seed, { workers: settings.workers, durationMs: settings.durationMs, faults: kind === 'faults' });
+      const schedule = generateSchedule(seed, { workers: settings.workers, durationMs: settings.durationMs, faults: kind === 'faults', mixed });
       const r = await runWorld(schedule, settings, { regions: generateRegionPlan(seed, settings.durationMs) });
       figures[kind].push(...(r.regions ?? []).map((f) => ({ ...f, seed })));
       if (!r.verdict.ok) {
@@ -54,14 +55,14 @@ export async function runRegions(o: { seed?: number; schedules?: number; first?:
 }
 
 /** One seed's two worlds, as the batch runs them: its Region events alone, then among its schedule's other faults. */
-async function tell(seed: number, settings: WorldSettings): Promise<number> {
+async function tell(seed: number, settings: WorldSettings, mixed: boolean): Promise<number> {
   const plan = generateRegionPlan(seed, settings.durationMs);
   console.log(`seed ${seed}: ${settings.workers} workers, each in a replica Region: ${Array.from({ length: settings.workers }, (_, i) => `w${i} ${regionOf(plan, `w${i}`)}`).join(', ')}; a coordinator in each replica Region`);
   for (const l of describeRegionPlan(plan)) console.log(l);
   let failed = 0;
   for (const faults of [false, true]) {
     console.log(`\n${faults ? "Among the schedule's other faults" : 'Region events alone'}:`);
-    const r = await runWorld(generateSchedule(seed, { workers: settings.workers, durationMs: settings.durationMs, faults }), settings, { trace: true, regions: plan });
+    const r = await runWorld(generateSchedule(seed, { workers: settings.workers, durationMs: settings.durationMs, faults, mixed }), settings, { trace: true, regions: plan });
     for (const l of r.timeline) if (STORY.test(l)) console.log(l);
     console.log('');
     for (const f of r.regions ?? []) console.log(`  ${describeFigure(f)}`);

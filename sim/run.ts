@@ -11,7 +11,8 @@
  * a cut-off leader stopped.
  *
  * `--mixed`: a fleet part way through a change (in worlds with sessions one worker runs none; in
- * half the worlds one worker's timings are twice the others'); with `--seed N`, that world.
+ * half the worlds one worker's timings are twice the others'); with `--seed N`, that world; with
+ * `--regions`, three-Region worlds so.
  *
  * `npm run sim` bundles this file and the threads' module (sim/thread.ts) with esbuild into
  * build/sim and runs the JavaScript: the code as it ships, without a loader's per-closure cost
