@@ -155,7 +155,7 @@ type Refusal = Extract<UserFault, { kind: 'denied' | 'throttled' }>;
 /** Which of the operations a role may lose `operation` on `table` is. */
 function deniedOperation(operation: string, table: string, tables: TableNames): DeniedOperation | undefined {
   if (table === tables.leases) return operation === 'GetItem' ? 'leaseGet' : operation === 'UpdateItem' ? 'leaseUpdate' : undefined;
-  if (table === tables.candidates) return operation === 'PutItem' ? 'candidatePut' : operation === 'UpdateItem' ? 'candidateUpdate' : undefined;
+  if (table === tables.candidates) return operation === 'PutItem' ? 'candidatePut' : operation === 'UpdateItem' ? 'candidateUpdate' : operation === 'Query' ? 'candidateQuery' : undefined;
   return undefined;
 }
 

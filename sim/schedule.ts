@@ -20,7 +20,7 @@ export type ProcessFault =
   | { kind: 'deleteLease'; lease: number; at: number };
 
 /** An operation a worker's role may lose for a while (an IAM change, a policy rolled out wrong). */
-export type DeniedOperation = 'leaseGet' | 'leaseUpdate' | 'candidatePut' | 'candidateUpdate';
+export type DeniedOperation = 'leaseGet' | 'leaseUpdate' | 'candidatePut' | 'candidateUpdate' | 'candidateQuery';
 
 /**
  * Faults as users bring them (issue 36): from permissions, bad rows, slow dependencies, peers and
@@ -209,7 +209,9 @@ export function generateSchedule(seed: number, opts: { workers: number; duration
   // and in half the mixed worlds one worker's timings are twice the others' (a change of timings rolling out)
   const slow = opts.mixed && r() < 0.5 ? int(0, opts.workers - 1) : undefined;
   const timingScale = slow === undefined ? undefined : Array.from({ length: opts.workers }, (_, i) => (i === slow ? 2 : 1));
-  return { ...base, healMs, push, session: sessions, driftPpm, userFaults, peerFaults, ...(timingScale ? { timingScale } : {}) };
+  // and in half the mixed worlds with faults, a role rolled out without the candidates Query for a while
+  const roleChange: UserFault[] = opts.mixed && faultsOn && r() < 0.5 ? [{ kind: 'denied', worker: int(0, opts.workers - 1), at: int(20_000, faultEnd), forMs: int(5_000, 40_000), operation: 'candidateQuery' }] : [];
+  return { ...base, healMs, push, session: sessions, driftPpm, userFaults: [...userFaults, ...roleChange], peerFaults, ...(timingScale ? { timingScale } : {}) };
 }
 
 const DENIED_OPERATIONS: readonly DeniedOperation[] = ['leaseGet', 'leaseUpdate', 'candidatePut', 'candidateUpdate'];
