@@ -15,7 +15,7 @@ import { LeaseItem, type Lease } from '../schemas/lease.js';
 import { HOLDER_FIELDS } from '../schemas/platform.js';
 import type { CandidateStore } from '../stores/candidate-store.js';
 import { ConflictError } from '../stores/errors.js';
-import { handOverPatch, successionAfterTake, type Heir, type LeasePatch, type LeaseRead, type LeaseStore, type SecondSuccessor, type Term } from '../stores/lease-store.js';
+import { handOverPatch, keepTermToken, successionAfterTake, type Heir, type LeasePatch, type LeaseRead, type LeaseStore, type SecondSuccessor, type Term } from '../stores/lease-store.js';
 import { RenewalPhase, SHARED_READ_MS, type Acquired, type SessionRead } from './step.js';
 
 export type { Heir, LeasePatch, LeaseRead, Term } from '../stores/lease-store.js';
@@ -176,7 +176,7 @@ export class MemoryLeaseTable {
       acquire: async (read, record) => {
         const cur = this.leases.get(name);
         if ((cur?.revision ?? 0) !== read.revision) return { refusedBy: cur?.holderIdentity };
-        return { written: this.put(name, cur, termTokenKept(cur, record)) };
+        return { written: this.put(name, cur, keepTermToken(cur, record)) };
       },
       renew: async (term, r) => {
         const cur = this.leases.get(name);
@@ -220,7 +220,7 @@ export class MemoryLeaseTable {
   write(read: LeaseRead, patch: LeasePatch): Lease {
     const cur = this.leases.get(read.key['name']!);
     if ((cur?.revision ?? 0) !== read.revision) throw new ConflictError(`lease "${read.key['name']}"`, read.revision, cur);
-    return this.put(read.key['name']!, cur, termTokenKept(cur, patch));
+    return this.put(read.key['name']!, cur, keepTermToken(cur, patch));
   }
 
   /** Puts `lease` as it is, unconditioned and unchecked: an operator's restore or raw write (the token may even move back). */
@@ -259,16 +259,6 @@ function freshestOf(rows: Iterable<IdentityLease>, components: readonly string[]
 /** Whether `l` is in `term` (holder and fencing token). */
 const inTerm = (l: Lease | undefined, term: Term): l is Lease => l !== undefined && l.holderIdentity === term.holderIdentity && l.fencingToken === term.fencingToken;
 
-/** `patch` with the row's copy of the term's token kept as LeaseStore.write keeps it: set while held, removed when not. */
-function termTokenKept(cur: Lease | undefined, patch: LeasePatch): LeasePatch {
-  const set: LeasePatch['set'] = { ...patch.set };
-  const removed = new Set<string>(patch.remove ?? []);
-  const holder = removed.has('holderIdentity') ? undefined : (set.holderIdentity ?? cur?.holderIdentity);
-  const token = set.fencingToken ?? cur?.fencingToken;
-  if (holder !== undefined && token !== undefined) set.termToken = token;
-  else removed.add('termToken');
-  return { set, remove: [...removed] as LeasePatch['remove'] };
-}
 
 // ---- session rows, read for a process's electors (lib/sdk/session.ts): shared among them, with each session's renewal cadence ----
 

@@ -76,6 +76,18 @@ export function handOverPatch(term: Term, heir: Heir, now: number, firstTermSeco
   };
 }
 
+/** `patch` with the row's copy of the term's token kept as LeaseStore.write keeps it (there). */
+export function keepTermToken(row: Lease | undefined, patch: LeasePatch): LeasePatch {
+  const set: LeasePatch['set'] = { ...patch.set };
+  const removed = new Set<string>(patch.remove ?? []);
+  const holder = removed.has('holderIdentity') ? undefined : (set.holderIdentity ?? row?.holderIdentity);
+  const token = set.fencingToken ?? row?.fencingToken;
+  if (holder !== undefined && token !== undefined) {
+    if (row?.termToken === undefined || set.holderIdentity !== undefined || set.fencingToken !== undefined) set.termToken = token;
+  } else if (row?.termToken !== undefined) removed.add('termToken');
+  return { set, remove: [...removed] as LeasePatch['remove'] };
+}
+
 /** A holder's term: its identity and the fencing token of its acquisition. */
 export interface Term {
   /** The holder: the lease's holderIdentity during the term. */
@@ -145,18 +157,16 @@ export class LeaseStore extends ItemStore<typeof LeaseItem> {
   }
 
   /**
-   * Keeps `termToken` the copy of the term's fencing token: set while the lease is held, removed
-   * when it is not. Touches nothing else of a renewal's: no write but a renewal flips the mark.
+   * Keeps `termToken` the copy of the term's fencing token: set with a new term (or on a held row
+   * that has none, an older SDK's), removed when the lease is not held. A held row whose fencing
+   * token no longer matches its copy had the token moved under its term by another writer: the copy
+   * is left as it is, the evidence its holder and followers end that term by (termToConfirm), so
+   * that it is elected anew with a token above both. (Adopting the moved token made it the term's:
+   * a token moved back below a term begun before, then led by the heir: simulator seed 6303933.)
+   * Touches nothing else of a renewal's: no write but a renewal flips the mark.
    */
   override write(read: LeaseRead, patch: LeasePatch): Promise<Lease> {
-    const set: LeasePatch['set'] = { ...patch.set };
-    const removed = new Set<string>(patch.remove ?? []);
-    const holder = removed.has('holderIdentity') ? undefined : (set.holderIdentity ?? read.item?.holderIdentity);
-    const token = set.fencingToken ?? read.item?.fencingToken;
-    if (holder !== undefined && token !== undefined) {
-      if (read.item?.termToken !== token || set.holderIdentity !== undefined || set.fencingToken !== undefined) set.termToken = token;
-    } else if (read.item?.termToken !== undefined) removed.add('termToken');
-    return super.write(read, { set, remove: [...removed] as LeasePatch['remove'] });
+    return super.write(read, keepTermToken(read.item, patch));
   }
 
   /**

@@ -66,7 +66,7 @@ export const leaseRows: LeaseRows = {
     const holder = removed.has('holderIdentity') ? undefined : ((set['holderIdentity'] as string | undefined) ?? read.item?.holderIdentity);
     const token = (set['fencingToken'] as number | undefined) ?? read.item?.fencingToken;
     if (holder !== undefined && token !== undefined) {
-      if (read.item?.termToken !== token || set['holderIdentity'] !== undefined || set['fencingToken'] !== undefined) set['termToken'] = token;
+      if (read.item?.termToken === undefined || set['holderIdentity'] !== undefined || set['fencingToken'] !== undefined) set['termToken'] = token;
     } else if (read.item?.termToken !== undefined) removed.add('termToken');
     const written = applied(row, { ...set, name }, [...removed]);
     return { row: written, answer: written };

@@ -167,6 +167,18 @@ describe.each(Object.keys(rigs))('LeaseLock on %s', (kind) => {
     expect(ended?.lastHolderIdentity).toBe('a');
   });
 
+  it("a coordinator's write on a term whose token was moved under it keeps the term's copy: the evidence the term is ended by, not adopted (seed 6303933)", async () => {
+    const rig = rigs[kind]!();
+    const { lock } = rig;
+    const got = (await lock.acquire(await lock.get(), acquisition(undefined, claim('a', NOW)))) as { written: Lease };
+    const token = got.written.fencingToken;
+    await rig.operatorSets({ fencingToken: token - 500 }); // moved back
+    const named = await rig.coordinatorWrites(await lock.get(), { set: { successor: 'b', successorInstance: 'b-1' } });
+    expect(named).toMatchObject({ fencingToken: token - 500, termToken: token });
+    // so the term is still ended on its copy, and the next term's token is above both
+    expect((await lock.endChanged({ holderIdentity: 'a', fencingToken: token }, NOW + 1000))?.holderIdentity).toBeUndefined();
+  });
+
   it('reads session rows', async () => {
     const rig = rigs[kind]!();
     const key = sessionKey(`p${n}:s1`);
