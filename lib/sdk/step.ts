@@ -889,7 +889,7 @@ export interface FollowerState {
   readonly settlingSince: number | undefined;
   /** Reads since the last new renewal seen that found nothing new past its expected time. */
   readonly misses: number;
-  /** Whether the last term a read showed was held on a session, or could have been (its holder's instance names a session's process): its fallback waits longer (sessionFallbackMs). */
+  /** Whether the last term a read showed was held on a session, or could have been (its holder's instance names a session's process, or a read found no row at all): its fallback waits longer (sessionFallbackMs). */
   readonly lastHeldOnSession: boolean;
   /** The longest lease duration (s) the last held term's row showed, and whose term it was (sessionFallbackFor). */
   readonly lastHeldSeconds: { readonly instance: string | undefined; readonly token: number; readonly seconds: number } | undefined;
@@ -1127,7 +1127,9 @@ function observe(s: FollowerSettings, st: FollowerState, read: LeaseRead, now: n
   // a copy read a moment before (or a move just before a delete) may not show it yet (seed 61866678)
   // the duration as the row says it, not as a view judged on an unvouched session stretched it (judgedOnSession)
   const row = st.lastRaw?.item !== undefined && st.lastRaw.revision === read.revision ? st.lastRaw.item : l;
-  let next: FollowerState = l?.holderIdentity !== undefined ? { ...st, lastHeldOnSession: l.session !== undefined || processOf(l.holderInstance) !== undefined, lastHeldSeconds: heldSeconds(st.lastHeldSeconds, row!) } : st;
+  // no row at all: its last term may have been on a session, whoever held it (a row created again
+  // without a holder, an election held for the deleted term, tells nothing more: seed 6306473)
+  let next: FollowerState = l?.holderIdentity !== undefined ? { ...st, lastHeldOnSession: l.session !== undefined || processOf(l.holderInstance) !== undefined, lastHeldSeconds: heldSeconds(st.lastHeldSeconds, row!) } : l === undefined ? { ...st, lastHeldOnSession: true } : st;
   if (l !== undefined && next.vanished !== undefined) next = { ...next, vanished: undefined };
   if (changed) {
     next = { ...next, observed: { key: termKey(l), at: now, revision: read.revision, token: l?.fencingToken ?? -1 } };

@@ -263,6 +263,29 @@ describe("the follower's step", () => {
     expect(answered.state.reportSeen).toBeUndefined();
   });
 
+  it('no row, then a row without a holder (an election held for a deleted term): the fallback still waits the session fallback from when the row was first found gone, not the three-term one (seed 6306473: 137.7 ms of two leaders)', () => {
+    const s = settings({ sessionFallbackMs: 78_000 });
+    const gone = read(undefined);
+    const held = { name: 'job', revision: 1, leaseDurationSeconds: 15, leaseTransitions: 0, fencingToken: 0, election: { id: 'job#1', startedAt: 1, deadline: 2, strategy: 'OldestEmulationVersion', notBefore: 2 } } as unknown as Lease;
+    const r = run(s, [
+      [poll, at()],
+      [{ kind: 'leaseRead', raw: gone }, at(10)],
+      [{ kind: 'leaseRead', raw: gone }, at(20)],
+    ]);
+    expect(r.state.lastHeldOnSession).toBe(true);
+    const at46 = run(s, [
+      [poll, at(46_000)],
+      [{ kind: 'leaseRead', raw: read(held) }, at(46_010)],
+      [{ kind: 'candidateRenewed' }, at(46_020)],
+    ], r.state);
+    expect(at46.effects.flat()).not.toContain('acquire'); // before: taken at the three-term fallback (45 s)
+    const at78 = run(s, [
+      [poll, at(78_100)],
+      [{ kind: 'leaseRead', raw: read(held) }, at(78_110)],
+    ], at46.state);
+    expect(at78.effects.flat()).toContain('acquire');
+  });
+
   describe('the lease row found gone under a term that named this start-up (vanished)', () => {
     const gone = read(undefined);
     /** A term its holder renewed at monotonic T (stamped by a clock on time). */
