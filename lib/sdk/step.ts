@@ -47,8 +47,8 @@ export interface FollowerView {
   readonly vacantSince: number | undefined;
   /** The lease row is gone, and the term this start-up saw last on it named it (FollowerState.vanished); `observedAt`: when it was first found gone. */
   readonly vanished: Vanished | undefined;
-  /** Monotonic time this worker first saw the vacancy report the row carries, with no election open on it (FollowerState.reportSeen). */
-  readonly reportSeenAt?: number | undefined;
+  /** Monotonic time this worker first saw what the row asks of a coordinator now: its vacancy report, or its open election (FollowerState.askSeen). */
+  readonly askSeenAt?: number | undefined;
   readonly retryPeriodMs: number;
   readonly fallbackAfterMs: number;
 }
@@ -287,16 +287,19 @@ export function decideFollower(v: FollowerView): FollowerDecision {
     return now >= due ? { ...base, reportVacancy: false, take: 'successor' } : { ...base, wakeAt: due + 1, reportVacancy: false, take: undefined };
   }
   // give the successors one poll beyond their turn before asking for an election
-  const successorsTurn = lease?.successor !== undefined && now - vacantSince < v.retryPeriodMs + (lease.secondSuccessor !== undefined ? SECOND_SUCCESSOR_GRACE_MS : 0);
-  // a report no running coordinator answered: the report itself proves the term over (its writer
-  // watched it unchanged for a lease duration, and any renewal removes it), so the fallback need not
-  // wait out its three terms, which only leave a running coordinator its choice
-  const reportDue = lease?.vacancyReport !== undefined && !lease.election && v.reportSeenAt !== undefined ? v.reportSeenAt + REPORT_ANSWER_MS : undefined;
-  const take = fallback ?? (reportDue !== undefined && now >= reportDue ? ('self' as const) : undefined);
+  const successorsTurnEnds = lease?.successor !== undefined ? vacantSince + v.retryPeriodMs + (lease.secondSuccessor !== undefined ? SECOND_SUCCESSOR_GRACE_MS : 0) : vacantSince;
+  // a report, or an election, no running coordinator answered: the fallback need not wait out its
+  // three terms, which only leave a running coordinator its choice. A report proves the term over
+  // (its writer watched it unchanged for a lease duration, and any renewal removes it); an election
+  // left open past its ack window (a coordinator gone mid-election, seed 49950) blocks every report,
+  // and this worker has watched the lease vacant itself. Not one waiting for the lease stream: a
+  // deleted term's holder may lead on until the stream has handled the delete (Election awaitsStream)
+  const answerDue = v.askSeenAt === undefined || lease === undefined || lease.election?.awaitsStream ? undefined : Math.max(successorsTurnEnds, v.askSeenAt + REPORT_ANSWER_MS + (lease.election ? Math.max(0, lease.election.deadline - lease.election.startedAt) : 0));
+  const take = fallback ?? (answerDue !== undefined && now >= answerDue ? ('self' as const) : undefined);
   return {
     ...base,
-    wakeAt: take === undefined && reportDue !== undefined ? reportDue + 1 : undefined,
-    reportVacancy: expired && !lease!.vacancyReport && !lease!.election && !successorsTurn,
+    wakeAt: take === undefined && answerDue !== undefined ? answerDue + 1 : undefined,
+    reportVacancy: expired && !lease!.vacancyReport && !lease!.election && now >= successorsTurnEnds,
     take,
   };
 }
@@ -907,8 +910,8 @@ export interface FollowerState {
   readonly vanished: Vanished | undefined;
   /** Monotonic time the successor looks again (when the term it watches would run out, or a report stands unanswered too long). */
   readonly wakeAt: number | undefined;
-  /** The vacancy report the row carries with no election open on it, and when (monotonic) this worker first saw it (REPORT_ANSWER_MS). */
-  readonly reportSeen: { readonly key: string; readonly at: number } | undefined;
+  /** What the row asks of a coordinator now (its open election, or else its vacancy report), and when (monotonic) this worker first saw it (REPORT_ANSWER_MS). */
+  readonly askSeen: { readonly key: string; readonly at: number } | undefined;
   /** The highest fencing token this start-up has led with: it never confirms a term below it. */
   readonly ledToken: number;
   /** The highest token of a term this start-up's leader ended on the row itself (a rewritten term): it never confirms it again. */
@@ -957,7 +960,7 @@ export const FOLLOWING: FollowerState = {
   viewedSession: undefined,
   ownFound: undefined,
   vacantSince: undefined,
-  reportSeen: undefined,
+  askSeen: undefined,
   vanished: undefined,
   wakeAt: undefined,
   ledToken: -1,
@@ -1362,6 +1365,14 @@ function viewed(s: FollowerSettings, state: FollowerState, p: Extract<Pending, {
   return polled(s, state, raw, view, sentAt, p.woken, p.consistent || p.reread, at, fx);
 }
 
+/** What `lease` asks of a coordinator now, as a key that changes with each ask: its open election, or else its vacancy report. */
+function askOf(lease: Lease | undefined): string | undefined {
+  // counted afresh once the lease stream has seen the row (awaitsStream cleared)
+  if (lease?.election) return `election|${lease.election.id}${lease.election.awaitsStream ? '|stream' : ''}`;
+  const r = lease?.vacancyReport;
+  return r === undefined ? undefined : `report|${r.by}|${r.at}|${r.observedRevision}`;
+}
+
 /** A poll's read: recorded, then decided on (decideFollower), then acted on in order. */
 function polled(s: FollowerSettings, state: FollowerState, raw: LeaseRead, view: LeaseRead, sentAt: number, woken: boolean, consistent: boolean, at: Moment, fx: FollowerEffect[]): Out {
   // the row gone: only a consistent read says so of the term read before (a copy may lag a re-creation)
@@ -1376,9 +1387,8 @@ function polled(s: FollowerSettings, state: FollowerState, raw: LeaseRead, view:
   st = { ...st, previousReadSentAt: sentAt, lastRead: view.item };
   const settling = !isQuiet(view.item) || (watchesTerm(view.item, s.identity, s.instance) && !activeCadence(s, st).known);
   st = { ...st, settlingSince: settling ? (st.settlingSince ?? at.now) : undefined };
-  const r = view.item?.vacancyReport;
-  const reportKey = r !== undefined && !view.item!.election ? `${r.by}|${r.at}|${r.observedRevision}` : undefined;
-  st = { ...st, reportSeen: reportKey === undefined ? undefined : st.reportSeen?.key === reportKey ? st.reportSeen : { key: reportKey, at: at.now } };
+  const askKey = askOf(view.item);
+  st = { ...st, askSeen: askKey === undefined ? undefined : st.askSeen?.key === askKey ? st.askSeen : { key: askKey, at: at.now } };
   const d = s.decideFollower({
     lease: view.item,
     identity: s.identity,
@@ -1392,7 +1402,7 @@ function polled(s: FollowerSettings, state: FollowerState, raw: LeaseRead, view:
     observedAt: st.observed!.at,
     vacantSince: st.vacantSince,
     vanished: view.item === undefined ? st.vanished : undefined,
-    reportSeenAt: st.reportSeen?.at,
+    askSeenAt: st.askSeen?.at,
     retryPeriodMs: s.retryPeriodMs,
     // a term on a session, or no row at all (this start-up may never have seen it: a session-held
     // holder of a deleted row leads on until its backstop read when the lease stream is down)

@@ -521,6 +521,28 @@ describe('succession: the designated successor takes a vacant lease itself', () 
     expect(sim.log.maxConcurrentLeaders()).toBe(1);
   });
 
+  it('a coordinator gone mid-election (a liveness check left open on the held row), then the holder and both successors: the election blocks every report, so the one left takes the lease its ack window and REPORT_ANSWER_MS after it saw the election, not at the fallback (seed 49950)', async () => {
+    const { sim, es, leader, successor, held } = await electedThenCoordinatorDown({ releaseOnCancel: false }, ['a', 'b', 'c', 'd'], true);
+    const second = es.find((e) => e.elector.options.identity === held.secondSuccessor)!;
+    const other = es.find((e) => e !== leader && e !== successor && e !== second)!;
+    // the coordinator's last write: a re-election that pings the candidates (the holder leads on), then it stopped
+    const read = await sim.leases.read(L);
+    const now = sim.clock.now();
+    await sim.leases.write(read, { set: { election: { id: `${L}#check`, startedAt: now, deadline: now + ACK_MS, strategy: 'OldestEmulationVersion', holder: held.holderIdentity! } } });
+    const opened = sim.clock.monotonic();
+    for (const e of [second, successor, leader]) await e.stop();
+    await sim.until('the last worker leading', () => other.elector.isLeader(), 60_000);
+    const l = (await sim.leases.read(L)).item!;
+    expect(l).toMatchObject({ holderIdentity: other.elector.options.identity, electedBy: 'self' });
+    expect(l.fencingToken).toBeGreaterThan(held.fencingToken);
+    const took = sim.tookOver(L, other.elector.options.identity);
+    // not before the term ran out, nor before a running coordinator would have closed its election and answered
+    expect(took).toBeGreaterThanOrEqual(sim.lastRenewal(L, leader.elector.options.identity) + held.leaseDurationSeconds * 1000);
+    expect(sim.clock.monotonic() - opened).toBeGreaterThanOrEqual(ACK_MS + REPORT_ANSWER_MS);
+    expect(sim.clock.monotonic() - opened).toBeLessThan(ACK_MS + REPORT_ANSWER_MS + held.leaseDurationSeconds * 1000); // the fallback (fallbackAfterMs) would wait a minute after the term's end
+    expect(sim.log.maxConcurrentLeaders()).toBe(1);
+  });
+
   it('the same with the coordinator running: its choice leads (an election, or the successor it names once the first ones left), not a worker of its own accord', async () => {
     const sim = await Sim.create({ config: CONFIG });
     sim.coordinator();

@@ -24,7 +24,7 @@ const view = (o: Partial<FollowerView>): FollowerView => ({
   ...o,
 });
 const decision = (o: Partial<FollowerDecision>): FollowerDecision => ({ confirm: false, answer: undefined, vacantSince: undefined, wakeAt: undefined, reportVacancy: false, take: undefined, ...o });
-const election = { id: 'e1', openedAt: 1, deadline: 2 } as unknown as Lease['election'];
+const election: Lease['election'] = { id: 'e1', startedAt: 1, deadline: 5_001, strategy: 'OldestEmulationVersion' }; // an ack window of 5 s
 const failure: NonNullable<Lease['lastElectionFailure']> = { at: 50, electionId: 'job#3', reason: 'noLiveCandidates', message: 'no live candidate' };
 
 const rows: { name: string; view: Partial<FollowerView>; want: FollowerDecision }[] = [
@@ -46,10 +46,15 @@ const rows: { name: string; view: Partial<FollowerView>; want: FollowerDecision 
   { name: 'the term ran out (watched unchanged for a term): report it', view: { observedAt: T - 15_001 }, want: decision({ vacantSince: T - 1, reportVacancy: true }) },
   { name: 'exactly a term watched: not yet expired', view: { observedAt: T - 15_000 }, want: decision({}) },
   { name: 'ran out, reported already: do not report again', view: { observedAt: T - 20_000, lease: held({ vacancyReport: { by: 'c', at: 1, observedRevision: 3 } }) }, want: decision({ vacantSince: T - 5_000 }) },
-  { name: 'a report standing unanswered (no election on it), seen less than REPORT_ANSWER_MS ago: look again then', view: { observedAt: T - 20_000, lease: held({ vacancyReport: { by: 'c', at: 1, observedRevision: 3 } }), reportSeenAt: T - 9_000 }, want: decision({ vacantSince: T - 5_000, wakeAt: T + 1_000 + 1 }) },
-  { name: '… seen REPORT_ANSWER_MS ago: no coordinator runs; the report proves the term over, so take it itself', view: { observedAt: T - 20_000, lease: held({ vacancyReport: { by: 'c', at: 1, observedRevision: 3 } }), reportSeenAt: T - 10_000 }, want: decision({ vacantSince: T - 5_000, take: 'self' }) },
-  { name: '… answered (an election opened on it): the election decides', view: { observedAt: T - 20_000, lease: held({ vacancyReport: { by: 'c', at: 1, observedRevision: 3 }, election }), ackedElection: 'e1', reportSeenAt: T - 30_000 }, want: decision({ vacantSince: T - 5_000 }) },
-  { name: 'ran out, an election open: no report', view: { observedAt: T - 20_000, lease: held({ election }), ackedElection: 'e1' }, want: decision({ vacantSince: T - 5_000 }) },
+  { name: 'a report standing unanswered (no election on it), seen less than REPORT_ANSWER_MS ago: look again then', view: { observedAt: T - 20_000, lease: held({ vacancyReport: { by: 'c', at: 1, observedRevision: 3 } }), askSeenAt: T - 9_000 }, want: decision({ vacantSince: T - 5_000, wakeAt: T + 1_000 + 1 }) },
+  { name: '… seen REPORT_ANSWER_MS ago: no coordinator runs; the report proves the term over, so take it itself', view: { observedAt: T - 20_000, lease: held({ vacancyReport: { by: 'c', at: 1, observedRevision: 3 } }), askSeenAt: T - 10_000 }, want: decision({ vacantSince: T - 5_000, take: 'self' }) },
+  { name: '… answered (an election opened on it, first seen 5 s ago): the election decides, for its ack window and REPORT_ANSWER_MS from then', view: { observedAt: T - 20_000, lease: held({ vacancyReport: { by: 'c', at: 1, observedRevision: 3 }, election }), ackedElection: 'e1', askSeenAt: T - 5_000 }, want: decision({ vacantSince: T - 5_000, wakeAt: T - 5_000 + 5_000 + 10_000 + 1 }) },
+  { name: 'ran out, an election open: no report', view: { observedAt: T - 20_000, lease: held({ election }), ackedElection: 'e1', askSeenAt: T - 1_000 }, want: decision({ vacantSince: T - 5_000, wakeAt: T - 1_000 + 15_000 + 1 }) },
+  { name: '… the election left open its ack window and REPORT_ANSWER_MS (a coordinator gone mid-election, seed 49950): no coordinator runs, so take it itself', view: { observedAt: T - 20_000, lease: held({ election }), ackedElection: 'e1', askSeenAt: T - 15_000 }, want: decision({ vacantSince: T - 5_000, take: 'self' }) },
+  { name: '… but not before the successors had their turn', view: { observedAt: T - 15_500, lease: held({ election, successor: 'c' }), ackedElection: 'e1', askSeenAt: T - 60_000 }, want: decision({ vacantSince: T - 500, wakeAt: T - 500 + 2_000 + 1 }) },
+  { name: '… nor one waiting for the lease stream (awaitsStream: a deleted term\'s holder may lead on until it has handled the delete): the fallback only', view: { observedAt: T - 20_000, lease: held({ election: { ...election, awaitsStream: true } }), ackedElection: 'e1', askSeenAt: T - 60_000 }, want: decision({ vacantSince: T - 5_000 }) },
+  { name: '… nor while the term runs (a re-election left open: the holder leads on)', view: { observedAt: T - 14_000, lease: held({ election }), ackedElection: 'e1', askSeenAt: T - 60_000 }, want: decision({}) },
+  { name: 'no holder, an election left open its ack window and REPORT_ANSWER_MS: take it itself', view: { lease: vacant({ election }), ackedElection: 'e1', vacantSince: T - 14_000, askSeenAt: T - 15_000 }, want: decision({ vacantSince: T - 14_000, take: 'self' }) },
   { name: 'ran out, a successor named: its turn for one poll', view: { observedAt: T - 16_000, lease: held({ successor: 'c' }) }, want: decision({ vacantSince: T - 1_000 }) },
   { name: 'ran out, the successor had its poll: report', view: { observedAt: T - 18_000, lease: held({ successor: 'c' }) }, want: decision({ vacantSince: T - 3_000, reportVacancy: true }) },
   { name: 'ran out, this worker the successor: take it as successor', view: { observedAt: T - 16_000, lease: held({ successor: 'b' }) }, want: decision({ vacantSince: T - 1_000, take: 'successor' }) },

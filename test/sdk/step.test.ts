@@ -247,7 +247,7 @@ describe("the follower's step", () => {
     expect(r.effects).toEqual([['readLease'], ['reportVacancy'], ['renewCandidate'], ['acquire']]);
   });
 
-  it('a vacancy report with no election on it: first seen when a read first showed it, kept while it stands, cleared once answered (REPORT_ANSWER_MS counts from then)', () => {
+  it('what the row asks of a coordinator (a vacancy report with no election on it, or an election): first seen when a read first showed it, kept while it stands, counted afresh for each new ask, cleared once nothing is asked (REPORT_ANSWER_MS counts from then)', () => {
     const report = { by: 'c', at: 1, observedRevision: 3 };
     const r = run(settings(), [
       [poll, at()],
@@ -255,12 +255,26 @@ describe("the follower's step", () => {
       [poll, at(2_000)],
       [{ kind: 'leaseRead', raw: read(held({ vacancyReport: report })) }, at(2_010)],
     ]);
-    expect(r.state.reportSeen).toEqual({ key: 'c|1|3', at: T + 10 });
+    expect(r.state.askSeen).toEqual({ key: 'report|c|1|3', at: T + 10 });
+    // answered: the election opened on it is what the row asks now, counted from when it was first seen
     const answered = run(settings(), [
       [poll, at(3_000)],
       [{ kind: 'leaseRead', raw: read(held({ vacancyReport: report, election })) }, at(3_010)],
     ], r.state);
-    expect(answered.state.reportSeen).toBeUndefined();
+    expect(answered.state.askSeen).toEqual({ key: 'election|e1', at: T + 3_010 });
+    // held for the lease stream, then the stream has seen the row: counted afresh
+    const forStream = run(settings(), [
+      [poll, at(4_000)],
+      [{ kind: 'leaseRead', raw: read(held({ election: { ...election!, awaitsStream: true } })) }, at(4_010)],
+      [poll, at(6_000)],
+      [{ kind: 'leaseRead', raw: read(held({ election })) }, at(6_010)],
+    ], answered.state);
+    expect(forStream.state.askSeen).toEqual({ key: 'election|e1', at: T + 6_010 });
+    const done = run(settings(), [
+      [poll, at(7_000)],
+      [{ kind: 'leaseRead', raw: read(held()) }, at(7_010)],
+    ], forStream.state);
+    expect(done.state.askSeen).toBeUndefined();
   });
 
   it('no row, then a row without a holder (an election held for a deleted term): the fallback still waits the session fallback from when the row was first found gone, not the three-term one (seed 6306473: 137.7 ms of two leaders)', () => {
