@@ -1255,12 +1255,22 @@ export function followerStep(s: FollowerSettings, state: FollowerState, e: Follo
       return done(state, fx);
     case 'reported': {
       if (p?.kind !== 'report') return done(state, fx);
+      // Landed or refused, the row moved. Judging the row read before again (a session-only poll),
+      // it would report once more, refused every time, and never see its own report standing
+      // (seed 51881 --regions: a report a poll for 20 s, then no poll, the lease taken by another
+      // 21 s after the report). Landed: the lease as last judged carries the report, seen now
+      // (REPORT_ANSWER_MS counts from this write), so the next polls read the row while it stands.
+      // Refused: whoever moved first is read at once.
+      const st: FollowerState =
+        e.lease === undefined
+          ? { ...state, leaseReadAt: undefined, wakeAt: at.now }
+          : { ...state, lastRead: state.lastRead && { ...state.lastRead, vacancyReport: e.lease.vacancyReport, revision: e.lease.revision }, askSeen: { key: askOf(e.lease) ?? '', at: at.now } };
       if (e.lease !== undefined && s.candidate) {
-        const j = vouch(s, state, at, fx, true);
+        const j = vouch(s, st, at, fx, true);
         if (j.trusted) return waiting(j.state, { ...p, kind: 'reportAck' }, fx, { kind: 'renewCandidate', conflictIsNothing: true });
         return afterReport(s, j.state, p.raw, p.d, at, fx);
       }
-      return afterReport(s, state, p.raw, p.d, at, fx);
+      return afterReport(s, st, p.raw, p.d, at, fx);
     }
     case 'confirmed': {
       if (p?.kind !== 'confirm') return done(state, fx);

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Lease } from '../../lib/schemas/lease.js';
 import { at, OFFSET, read, stepSettings, T } from './step-fixtures.js';
-import { FOLLOWING, followerStep, type FollowerEvent, type FollowerSettings, type FollowerState, type Moment } from '../../lib/sdk/step.js';
+import { FOLLOWING, followerDelay, followerStep, type FollowerEvent, type FollowerSettings, type FollowerState, type Moment } from '../../lib/sdk/step.js';
 
 const settings = (o: Partial<FollowerSettings> = {}): FollowerSettings => stepSettings('b', o);
 const held = (o: Partial<Lease> = {}): Lease =>
@@ -245,6 +245,37 @@ describe("the follower's step", () => {
       first,
     );
     expect(r.effects).toEqual([['readLease'], ['reportVacancy'], ['renewCandidate'], ['acquire']]);
+  });
+
+  it('a term on a session watched run out by session-only polls: once its report landed, or was refused, the next poll reads the lease row, not the session again (seed 51881: a report sent again every poll, refused every time, for up to the backstop)', () => {
+    const s = settings();
+    const live: FollowerEvent = { kind: 'poll', woken: false, pushLive: true };
+    const onSession = held({ session: 'p1', holderInstance: 'a-1@pa' });
+    const row = { component: 'conclave-session', name: 'p1', holderIdentity: 'p1', hostname: 'h', leaseDurationSeconds: 15, acquireTime: 1, renewTime: 2, revision: 1, process: 'pa' };
+    const watched = run(s, [
+      [live, at()],
+      [{ kind: 'leaseRead', raw: read(onSession) }, at(10)],
+      [{ kind: 'sessionRead', read: { row, sentAt: T + 10 } }, at(20)],
+    ]).state;
+    const ranOut = run(s, [
+      [live, at(16_000)],
+      [{ kind: 'sessionRead', read: { row, sentAt: T + 16_000 } }, at(16_010)],
+    ], watched);
+    expect(ranOut.effects).toEqual([['readSession'], ['reportVacancy']]); // a quiet term on a live session: its session row only
+    for (const answer of [held({ session: 'p1', holderInstance: 'a-1@pa', vacancyReport: { by: 'b', at: 1, observedRevision: 3 }, revision: 4 }), undefined]) {
+      const r = run(s, [
+        [{ kind: 'reported', lease: answer }, at(16_020)],
+        ...(answer ? [[{ kind: 'candidateRenewed' }, at(16_030)] as [FollowerEvent, Moment]] : []),
+        [live, at(16_300)],
+      ], ranOut.state);
+      expect(r.effects.at(-1)).toEqual(['readLease']);
+      const after = run(s, [[{ kind: 'reported', lease: answer }, at(16_020)], ...(answer ? [[{ kind: 'candidateRenewed' }, at(16_030)] as [FollowerEvent, Moment]] : [])], ranOut.state).state;
+      // and soon: the report standing is read while it stands (its REPORT_ANSWER_MS counted from the write), whoever moved first at once
+      if (answer) {
+        expect(after.askSeen).toEqual({ key: 'report|b|1|3', at: T + 16_020 });
+        expect(followerDelay(s, after, T + 16_030, true, 0)).toBeLessThanOrEqual(s.retryPeriodMs);
+      } else expect(after.wakeAt).toBe(T + 16_020);
+    }
   });
 
   it('what the row asks of a coordinator (a vacancy report with no election on it, or an election): first seen when a read first showed it, kept while it stands, counted afresh for each new ask, cleared once nothing is asked (REPORT_ANSWER_MS counts from then)', () => {
