@@ -1423,7 +1423,8 @@ function polled(s: FollowerSettings, state: FollowerState, raw: LeaseRead, view:
     // elected: confirm by renewing before acting (a term rewritten under it is ended instead)
     st = { ...st, wakeAt: undefined };
     const c = termToConfirm(view.item!, st.ledToken, st.endedToken);
-    if (c.end) return done(st, [...fx, { kind: 'endChanged', term: c.term }]);
+    // ended there: the next poll reads the row, never this copy again (a session-only poll would end it once more)
+    if (c.end) return done({ ...st, leaseReadAt: undefined }, [...fx, { kind: 'endChanged', term: c.term }]);
     // not confirmed while the clock is in doubt: the coordinator's short first term runs out, or the doubt clears first
     const j = vouch(s, st, at, fx);
     if (!j.trusted) return done({ ...j.state, leaseReadAt: undefined }, fx);

@@ -197,6 +197,7 @@ describe("the elector's step: the leader's order of actions", () => {
     ]);
     expect(beside.kinds).toEqual([['readLease'], ['endChanged']]);
     expect(beside.state.lead).toBeUndefined();
+    expect(beside.state.leaseReadAt).toBeUndefined(); // the next poll reads the row it ended, not only a session
     const kept = run(settings({ onWorkFailure: 'keep' }), leading(), [[{ kind: 'workFailed', no: 1, token: 7, cause: 'x' }, at(1_000)]]);
     expect(kept.effects[0]).toMatchObject([{ kind: 'workFailure', outcome: 'kept' }]);
     expect(kept.state.lead?.no).toBe(1);
