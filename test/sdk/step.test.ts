@@ -278,6 +278,28 @@ describe("the follower's step", () => {
     }
   });
 
+  it('the second successor of a term on a session, its take refused (the successor moved first): it looks again at the lease row itself, not the session (a session-only poll would take again, refused every time)', () => {
+    const s = settings();
+    const live: FollowerEvent = { kind: 'poll', woken: false, pushLive: true };
+    const onSession = held({ session: 'p1', holderInstance: 'a-1@pa', successor: 'c', successorInstance: 'c-1', secondSuccessor: 'b', secondSuccessorInstance: 'b-1' });
+    const row = { component: 'conclave-session', name: 'p1', holderIdentity: 'p1', hostname: 'h', leaseDurationSeconds: 15, acquireTime: 1, renewTime: 2, revision: 1, process: 'pa' };
+    const sessionRead = (t: number): FollowerEvent => ({ kind: 'sessionRead', read: { row, sentAt: T + t, consistent: true } });
+    const watched = run(s, [
+      [live, at()],
+      [{ kind: 'leaseRead', raw: read(onSession) }, at(10)],
+      [sessionRead(10), at(20)],
+    ]).state;
+    const took = run(s, [
+      [live, at(15_100)],
+      [sessionRead(15_100), at(15_110)],
+      [live, at(15_400)],
+      [sessionRead(15_400), at(15_410)],
+    ], watched);
+    expect(took.effects).toEqual([['readSession'], [], ['readSession'], ['acquire']]);
+    const refused = run(s, [[{ kind: 'acquired', got: { refusedBy: 'c' } }, at(15_420)]], took.state);
+    expect(refused.effects).toEqual([['newLeader', 'readLease']]); // its second look: the row itself
+  });
+
   it('what the row asks of a coordinator (a vacancy report with no election on it, or an election): first seen when a read first showed it, kept while it stands, counted afresh for each new ask, cleared once nothing is asked (REPORT_ANSWER_MS counts from then)', () => {
     const report = { by: 'c', at: 1, observedRevision: 3 };
     const r = run(settings(), [
