@@ -50,6 +50,17 @@ describe('one leader across Regions, in the simulator', () => {
     }
   });
 
+  it('a coordinator gone mid-election (seed 49950, among other faults: a liveness check left open on the row, the functions down 148.3–224.6 s, the holder\'s Region cut off at 146.1 s): the others take each lease once the election has stood its ack window and 10 s, not at the session fallback when the holder\'s Region rejoined (78.6 and 78.9 s before)', async () => {
+    const r = await world(49950);
+    expect(r.verdict.violations).toEqual([]);
+    const cut = (r.regions ?? []).filter((f) => f.kind === 'cutOff');
+    expect(cut.map((f) => [f.lease, f.region, f.newLeaderRegion])).toEqual([
+      ['job-0', 'us-east-2', 'us-east-1'],
+      ['job-1', 'us-east-2', 'us-east-1'],
+    ]);
+    for (const f of cut) expect(f.newLeaderAfterMs, f.lease).toBeLessThan(2 * settings.leaseDurationMs);
+  });
+
   it('every lease whose leader died with its lost Region is counted (seed 6241, Region events alone: the kill recorded at the loss’s very moment once rounded to before it)', async () => {
     const r = await world(6241, false); // us-east-1 cut off at 149 s, rejoined at 238 s; us-east-2 (w3 leading both leases) lost at 243 s
     expect(r.verdict.violations).toEqual([]);
