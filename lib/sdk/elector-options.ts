@@ -102,7 +102,8 @@ export const LeaderElectorOptionsSchema = z
       candidacy: CandidacySchema.optional(),
       /**
        * A coordinated worker acquires a lease vacant this long directly (sooner, 10 s after a
-       * vacancy report no coordinator answered: the report proves the term over). @default 3 × leaseDurationMs
+       * vacancy report no coordinator answered, or an election's ack window and 10 s after an
+       * election no coordinator closed: no coordinator runs). @default 3 × leaseDurationMs
        */
       fallbackAfterMs: z.number().int().positive().optional(),
       /**
