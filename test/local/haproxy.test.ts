@@ -165,9 +165,12 @@ describe('HAProxy in front of three workers: one address reaches whoever leads',
     await answeredBy(c, next, 10, seen);
     const records = await c.stop();
     judge(records, [old.identity]);
-    // some requests did fail at first (the old leader refused them, or nobody was routed to yet) ...
-    expect(records.filter((r) => !succeeded(r.first)).length).toBeGreaterThan(0);
-    // ... and every one of them was answered on its one retry
+    // the client's stream spans the hand-over: answered by the old leader, then by the next
+    expect(records.findIndex((r) => answer(r)?.identity === next)).toBeGreaterThan(records.findIndex((r) => answer(r)?.identity === old.identity));
+    // a request refused at first (the old leader refused it, or nobody was routed to yet) was answered
+    // on its one retry. Whether any was refused at first is the machine's timing: HAProxy itself
+    // retries a 503 on the next server (retry-on 503, redispatch), so on a busy machine every refusal
+    // may already have been redispatched to the new leader (a fresh-clone CI run at 8202ed3 saw none)
     expect(records.filter((r) => !answer(r))).toEqual([]);
     await holds(next, records);
     await group.startWorker(old.identity);
