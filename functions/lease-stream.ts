@@ -1,4 +1,4 @@
-import { leaseWakes, onLeaseChange, settleWakes, type FunctionDeps } from '../lib/functions/core.js';
+import { onLeaseChange, withWakes, type FunctionDeps } from '../lib/functions/core.js';
 import { depsFromEnv, lazy } from '../lib/functions/env.js';
 import { streamBatchHandler } from '../lib/functions/lambda.js';
 import { leaseChange } from '../lib/functions/records.js';
@@ -7,11 +7,8 @@ import { leaseChange } from '../lib/functions/records.js';
 export const makeHandler = (deps: FunctionDeps) =>
   streamBatchHandler(deps, 'leaseStream', leaseChange, () => {
     // the batch's wakes go out as its records come, and are waited for once all are done: no election waits on IoT Core
-    const wakes = leaseWakes(deps);
-    return {
-      record: async (c) => void (await onLeaseChange(deps, c, wakes)),
-      end: (remainingMs) => settleWakes(deps, wakes, remainingMs),
-    };
+    const run = withWakes(deps);
+    return { record: async (c) => void (await onLeaseChange(run.deps, c)), end: run.end };
   });
 
 export const handler = lazy(() => makeHandler(depsFromEnv('leaseStream')));

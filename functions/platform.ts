@@ -1,5 +1,5 @@
 import type { Context, EventBridgeEvent } from 'aws-lambda';
-import type { FunctionDeps } from '../lib/functions/core.js';
+import { withWakes, type FunctionDeps } from '../lib/functions/core.js';
 import { depsFromEnv, lazy } from '../lib/functions/env.js';
 import { observed } from '../lib/functions/lambda.js';
 import { deploymentOf, onPlatformEvent } from '../lib/functions/platform.js';
@@ -10,6 +10,15 @@ import { deploymentOf, onPlatformEvent } from '../lib/functions/platform.js';
  * and region, and only terms that began before the event. A malformed event throws a
  * ValidationError, so Lambda's asynchronous retries and then the dead-letter queue take it.
  */
-export const makeHandler = (deps: FunctionDeps) => observed(deps, (event: EventBridgeEvent<string, unknown>, context: Context) => onPlatformEvent(deps, event, deploymentOf(context)));
+export const makeHandler = (deps: FunctionDeps) =>
+  observed(deps, async (event: EventBridgeEvent<string, unknown>, context: Context) => {
+    // each term ended wakes its lease at once; the invocation waits for the wakes before it answers
+    const run = withWakes(deps);
+    try {
+      return await onPlatformEvent(run.deps, event, deploymentOf(context));
+    } finally {
+      await run.end(context.getRemainingTimeInMillis?.());
+    }
+  });
 
 export const handler = lazy(() => makeHandler(depsFromEnv('platform')));

@@ -58,8 +58,12 @@ export const FUNCTION_ACCESS = {
     scheduleTimer: true,
     publishWakes: false,
   },
-  /** Reconciles the candidate's lease, then publishes Candidate Joined/Expired (deferred to the timer queue if EventBridge fails). */
-  candidateStream: { tables: reconcileOne, publishEvents: true, scheduleTimer: true, publishWakes: false },
+  /**
+   * Reconciles the candidate's lease (and wakes its followers when that wrote it: an election's
+   * winner, a preemption), then publishes Candidate Joined/Expired (deferred to the timer queue if
+   * EventBridge fails).
+   */
+  candidateStream: { tables: reconcileOne, publishEvents: true, scheduleTimer: true, publishWakes: true },
   /**
    * Wakes the lease's followers (every change that reaches it: renewals are filtered out before),
    * reconciles a released or reported lease, then publishes Leader Elected/Changed/… (deferred likewise).
@@ -76,21 +80,24 @@ export const FUNCTION_ACCESS = {
     publishWakes: true,
   },
   /**
-   * Finishes an election whose ack window ended; puts an early timer back. Publishes the events a
-   * stream function deferred to the timer queue while EventBridge failed (and defers them again).
+   * Finishes an election whose ack window ended (and wakes the lease's followers); puts an early
+   * timer back. Publishes the events a stream function deferred to the timer queue while
+   * EventBridge failed (and defers them again).
    */
-  electionTimer: { tables: reconcileOne, publishEvents: true, scheduleTimer: true, publishWakes: false },
+  electionTimer: { tables: reconcileOne, publishEvents: true, scheduleTimer: true, publishWakes: true },
   /**
    * A stopped task or instance (lib/platform/vacate.ts): Query of the holder-platform index, then
    * per lease GetItem and a conditional UpdateItem; the dead holder's candidate row GetItem and
-   * DeleteItem. The lease stream publishes and reconciles what follows.
+   * DeleteItem; wakes each lease it vacated (its successor takes it at once). The lease stream
+   * publishes and reconciles what follows.
    */
   platform: {
-    tables: { leases: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], candidates: ['dynamodb:GetItem', 'dynamodb:DeleteItem'] },
+    // candidates' Query: the processes a wake of a vacated lease goes to (lib/functions/core.ts wakeProcesses)
+    tables: { leases: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], candidates: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:DeleteItem'] },
     indexQueries: [{ table: 'leases', index: HOLDER_PLATFORM_INDEX.name }],
     publishEvents: false,
     scheduleTimer: false,
-    publishWakes: false,
+    publishWakes: true,
   },
 } as const satisfies Record<FunctionName, FunctionAccess>;
 

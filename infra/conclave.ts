@@ -88,10 +88,11 @@ export interface ConclaveProps {
   readonly platformSignals?: boolean;
   /**
    * The push path (lib/sdk/push-channel.ts): workers keep one MQTT connection to AWS IoT Core, and the
-   * lease stream's function publishes a wake for each lease change, so the workers following that
-   * lease read it at once instead of at their next poll. The construct looks up the account's IoT
-   * Core data endpoint at deploy time (a custom resource calling iot:DescribeEndpoint), gives it to
-   * the lease stream's function (CONCLAVE_PUSH_ENDPOINT) with iot:Publish on this deployment's
+   * lease stream's function publishes a wake for each lease change (the candidate stream's and the
+   * election timer's for a lease their reconcile wrote), so the workers following that lease read
+   * it at once instead of at their next poll. The construct looks up the account's IoT Core data
+   * endpoint at deploy time (a custom resource calling iot:DescribeEndpoint), gives it to those
+   * functions (CONCLAVE_PUSH_ENDPOINT) with iot:Publish on this deployment's
    * wake topics, exposes the workers' endpoint as `pushEndpoint`, and `grantWorker` adds the
    * worker's IoT actions. `false`: none of this; workers poll.
    * @default true

@@ -1,8 +1,8 @@
 /**
  * The push path's AWS side (issue 17): IoT Core's data endpoint, looked up when the stack deploys,
  * and the IoT resources the grants name (infra/grants.ts grants them, with the actions of
- * infra/access.ts). The topics are lib/schemas/push.ts's: the lease stream's function publishes a
- * wake of lease L on `conclave/<leases table>/lease/<L, URI-encoded>` (or `…/lease-hash/<sha-256>`
+ * infra/access.ts). The topics are lib/schemas/push.ts's: the lease stream's function (and the
+ * candidate stream's and election timer's, for a lease they wrote) publishes a wake of lease L on `conclave/<leases table>/lease/<L, URI-encoded>` (or `…/lease-hash/<sha-256>`
  * when that is too long), and on `conclave/<leases table>/process/<process>` for each process among
  * the lease's candidates; a worker process subscribes to `conclave/<leases table>/#`, or, given its
  * Session, to its own process topic (PushChannel's `session`).

@@ -245,7 +245,8 @@ export const ENV = {
   /** Optional ElectionConfig overrides as JSON, e.g. {"ackWindowMs":2000}. */
   electionConfig: 'CONCLAVE_ELECTION_CONFIG',
   /**
-   * The lease stream's function, when the deployment has a push path: IoT Core's data endpoint
+   * The functions that wake workers (the lease stream's, the candidate stream's, the election
+   * timer's), when the deployment has a push path: IoT Core's data endpoint
    * (`https://<id>-ats.iot.<region>.amazonaws.com`) it publishes wakes to.
    */
   pushEndpoint: 'CONCLAVE_PUSH_ENDPOINT',

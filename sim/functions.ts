@@ -102,7 +102,7 @@ export interface FunctionsContext {
   outageEnd(): number | undefined;
   /** How late IoT Core answers a wake published now (a slow push), if it is slow. */
   slowWakeMs(): number | undefined;
-  /** IoT Core, where the lease stream's function publishes its wakes (the push path), if the world has one. */
+  /** IoT Core, where the functions publish their wakes (the push path), if the world has one. */
   readonly broker: Pick<SimBroker, 'publish'> | undefined;
   /** Called with every error the functions log (a world's are silent). */
   readonly onError?: (message: string, extra: unknown[]) => void;

@@ -38,6 +38,12 @@ export interface FunctionDeps {
    * Absent when the deployment has none; a failure is logged, never thrown (a wake is a hint).
    */
   wake?: Waker;
+  /**
+   * This invocation's wakes, where its handler opened them (withWakes): a reconcile that wrote the
+   * lease wakes its followers at once (afterReconcile), one stream hop before the lease stream's own
+   * wake of that write. Absent without a push path.
+   */
+  wakes?: WakeBatch;
   logger: Logger;
   metrics: Metrics;
 }
@@ -64,6 +70,8 @@ const singleMetrics = new WeakMap<Metrics, Metrics>();
  * finishes even if the last ack never comes), and an early timer is put back.
  */
 export async function afterReconcile(deps: FunctionDeps, o: ReconcileOutcome, trigger: string): Promise<void> {
+  // the lease written: its followers read it now (an election's pings, its winner, a preemption), not a stream hop later
+  if (o.after) deps.wakes?.send(o.lease, o.after.revision);
   const d = o.decision;
   const log = { lease: o.lease, trigger, decision: d.kind, attempts: o.attempts };
   if (o.invalidCandidates.length) deps.logger.warn('candidate rows that do not match the schema took no part', { ...log, invalid: o.invalidCandidates.map((i) => ({ key: i.key, error: i.error.message })) });
@@ -297,15 +305,17 @@ export async function onCandidateChange(deps: FunctionDeps, c: Change<Candidate>
 export const WAKES_SETTLE_MARGIN_MS = 1_000;
 
 /**
- * The wakes of one invocation of the lease stream's function (WakeBatch): each record sends its
- * own, and none waits for it. A wake that fails is logged, never thrown: a wake is a hint, which a
- * worker's poll (and, for a term held on a session, the session mark) makes up for, while failing
- * the record would run its reconcile again and hold up the shard for a hint. Undefined without a
- * push path.
+ * One invocation's deps with its own wakes (WakeBatch), and the end that waits for them: each
+ * record sends its lease's wake, and each reconcile that writes a lease sends one (afterReconcile),
+ * none waited for by the record. A wake that fails is logged, never thrown: a wake is a hint, which
+ * a worker's poll (and, for a term held on a session, the session mark) makes up for, while failing
+ * the record would run its reconcile again and hold up the shard for a hint. `deps` as they are
+ * without a push path.
  */
-export function leaseWakes(deps: FunctionDeps): WakeBatch | undefined {
-  if (!deps.wake) return undefined;
-  return wakeBatch(deps.wake, deps.coordinator.clock, (lease, error) => deps.logger.warn('wake not published; the workers see the change at their next poll', { lease, error }), WAKES_IN_FLIGHT, (lease) => wakeProcesses(deps.coordinator, lease));
+export function withWakes(deps: FunctionDeps): { deps: FunctionDeps; end: (remainingMs: number | undefined) => Promise<void> } {
+  if (!deps.wake) return { deps, end: async () => {} };
+  const wakes = wakeBatch(deps.wake, deps.coordinator.clock, (lease, error) => deps.logger.warn('wake not published; the workers see the change at their next poll', { lease, error }), WAKES_IN_FLIGHT, (lease) => wakeProcesses(deps.coordinator, lease));
+  return { deps: { ...deps, wakes }, end: (remainingMs) => settleWakes(deps, wakes, remainingMs) };
 }
 
 /**
@@ -328,8 +338,7 @@ export async function wakeProcesses(deps: Pick<CoordinatorDeps, 'candidates'>, l
  * this is all a slow IoT Core adds before the next batch of the same leases. Wakes given up are
  * logged. Never rejects.
  */
-export async function settleWakes(deps: FunctionDeps, wakes: WakeBatch | undefined, remainingMs: number | undefined): Promise<void> {
-  if (!wakes) return;
+async function settleWakes(deps: FunctionDeps, wakes: WakeBatch, remainingMs: number | undefined): Promise<void> {
   const withinMs = Math.max(0, Math.min(WAKE_TIMEOUT_MS, (remainingMs ?? Infinity) - WAKES_SETTLE_MARGIN_MS));
   const given = await wakes.settle(withinMs);
   if (given.dropped.length || given.unanswered) deps.logger.warn('wakes given up at the end of the invocation', { ...given });
@@ -385,7 +394,7 @@ async function markEndedTerm(deps: FunctionDeps, c: { old: HeldTerm | undefined;
 /**
  * A lease record. Its wake is sent first (the workers hear of the change at once) and never waited
  * for here: the batch's wakes go out alongside its records, and the invocation waits for them only
- * once every record is done (leaseWakes, settleWakes), so a slow or hung IoT Core delays no
+ * once every record is done (withWakes), so a slow or hung IoT Core delays no
  * election and no session mark. Records of one lease still run in the shard's order.
  *
  * A session row the schema refuses cannot take the ended term's mark: the record is reconciled and
@@ -394,13 +403,13 @@ async function markEndedTerm(deps: FunctionDeps, c: { old: HeldTerm | undefined;
  * sends the record to the dead-letter destination once, with its content, instead of retrying it
  * until Lambda's retries run out.
  */
-export async function onLeaseChange(deps: FunctionDeps, c: Change<Lease>, wakes?: WakeBatch): Promise<ReconcileOutcome | undefined> {
+export async function onLeaseChange(deps: FunctionDeps, c: Change<Lease>): Promise<ReconcileOutcome | undefined> {
   if (c.oldInvalid) {
     const held = c.eventName === 'REMOVE' ? heldTermOfBrokenRow(c.oldAttributes) : undefined;
     return held ? afterBrokenHeldRowDeleted(deps, held) : afterBrokenRow(deps, c, c.new?.name, `lease ${c.eventName} (was broken)`);
   }
   const row = (c.new ?? c.old)!;
-  wakes?.send(row.name, c.new?.revision);
+  deps.wakes?.send(row.name, c.new?.revision);
   // a held row deleted: the next election is held before the mark is tried, long enough without it,
   // so a mark that fails (this record retried) leaves no missing row for the tick to elect on at once
   if (deletedWhileHeld(c)) await reconcileAfterDelete(deps, c.old!, 'lease REMOVE (held, before the mark)', false);

@@ -73,7 +73,7 @@ function batch<E extends DynamoDBStreamEvent | SQSEvent, R>(deps: FunctionDeps, 
   });
 }
 
-/** A stream record's handling: parsed, then handled, and poison dead-lettered (streamHandler). */
+/** A stream record's handling: parsed, then handled, and poison dead-lettered (streamBatchHandler). */
 function streamRecord<T>(deps: FunctionDeps, name: FunctionName, parse: (r: DynamoDBRecord) => T, handle: (parsed: T) => Promise<void>) {
   return perRecord(deps, (r: DynamoDBRecord) => ({ id: r.eventID ?? '?', lease: streamLease(r) }), async (r) => {
     try {
@@ -87,20 +87,15 @@ function streamRecord<T>(deps: FunctionDeps, name: FunctionName, parse: (r: Dyna
 }
 
 /**
- * A stream handler with partial batch responses: records are handled one after another (order
- * matters within a shard). A record `parse` refuses (a ValidationError) is poison: no retry can
- * read it, so it goes to the dead-letter destination at once, with its content, and counts as
- * processed; so does one whose handler throws a ValidationError, from a row no retry can read
- * either (lib/functions/core.ts onLeaseChange: after the rest of its work). Any other failure (throttling, the network, lost races) is reported as a
+ * A stream handler with partial batch responses, with a run per invocation: `open` is called at each
+ * invocation, its `record` for each record, and its `end` once they are all done. Records are
+ * handled one after another (order matters within a shard). A record `parse` refuses (a
+ * ValidationError) is poison: no retry can read it, so it goes to the dead-letter destination at
+ * once, with its content, and counts as processed; so does one whose handler throws a
+ * ValidationError, from a row no retry can read either (lib/functions/core.ts onLeaseChange: after
+ * the rest of its work). Any other failure (throttling, the network, lost races) is reported as a
  * batchItemFailure so processing resumes from it; after the event source's retries Lambda
  * dead-letters its position.
- */
-export const streamHandler = <T>(deps: FunctionDeps, name: FunctionName, parse: (r: DynamoDBRecord) => T, handle: (parsed: T) => Promise<void>) =>
-  streamBatchHandler(deps, name, parse, () => ({ record: handle }));
-
-/**
- * streamHandler with a run per invocation: `open` is called at each invocation, its `record` for
- * each record (parsed; poison handled as streamHandler does), and its `end` once they are all done.
  */
 export const streamBatchHandler = <T>(deps: FunctionDeps, name: FunctionName, parse: (r: DynamoDBRecord) => T, open: () => BatchRun<T>) =>
   batch<DynamoDBStreamEvent, DynamoDBRecord>(deps, 'DynamoDBStreams', () => {
@@ -108,8 +103,9 @@ export const streamBatchHandler = <T>(deps: FunctionDeps, name: FunctionName, pa
     return { record: streamRecord(deps, name, parse, run.record), end: run.end };
   });
 
-/** A queue handler with partial batch responses: a failing message alone goes back to the queue. */
-export const queueHandler = (deps: FunctionDeps, onRecord: (r: SQSRecord) => Promise<void>) => {
-  const record = perRecord(deps, (r: SQSRecord) => ({ id: r.messageId, lease: queueLease(r) }), onRecord);
-  return batch<SQSEvent, SQSRecord>(deps, 'SQS', () => ({ record }));
-};
+/** A queue handler with partial batch responses (a failing message alone goes back to the queue), with a run per invocation as streamBatchHandler's. */
+export const queueBatchHandler = (deps: FunctionDeps, open: () => BatchRun<SQSRecord>) =>
+  batch<SQSEvent, SQSRecord>(deps, 'SQS', () => {
+    const run = open();
+    return { record: perRecord(deps, (r: SQSRecord) => ({ id: r.messageId, lease: queueLease(r) }), run.record), end: run.end };
+  });

@@ -45,6 +45,8 @@ export async function onPlatformEvent(deps: FunctionDeps, raw: unknown, here: De
   const outcomes = await vacateStoppedHolder(deps.coordinator, stop, deps.coordinator.clock.now());
   for (const o of outcomes) {
     if (o.outcome === 'vacated') {
+      // the successor the row names takes the vacancy the moment it reads it: told now, not a stream hop later
+      deps.wakes?.send(o.lease, o.revision);
       deps.logger.info('holder lost: term ended', { lease: o.lease, holder: o.holder, fencingToken: o.fencingToken, platformId: stop.platformId, reason: stop.reason, event: stop.eventId });
       deps.metrics.addMetric(METRIC.leadersLost, MetricUnit.Count, 1);
     } else if (o.outcome === 'beforeTerm') deps.logger.info('platform event: not after the term began, left alone', { lease: o.lease, why: o.why, platformId: stop.platformId, event: stop.eventId });

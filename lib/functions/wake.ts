@@ -1,6 +1,7 @@
 /**
  * The functions' side of the push path: the lease stream's function publishes a wake for each lease
- * change that reaches it (renewals are filtered out before it), through IoT Core's data plane, so
+ * change that reaches it (renewals are filtered out before it), and a function whose reconcile
+ * wrote a lease one as the write lands (lib/functions/core.ts afterReconcile), through IoT Core's data plane, so
  * the workers following the lease read it at once: on the lease's topic, and on the topic of each
  * process among the lease's candidates (lib/schemas/push.ts wakeTopics; docs/architecture.md,
  * "Wake-ups"). Local mode points the same client at its broker.
@@ -97,7 +98,7 @@ export interface WakesSettled {
 }
 
 /**
- * The wakes of one invocation of the lease stream's function (wakeBatch). `send` never waits: the
+ * The wakes of one invocation of a function that wakes workers (wakeBatch). `send` never waits: the
  * record goes on to its decisions and writes, and the next record to its own, so a slow IoT Core
  * delays no election and no session mark (each record used to wait for its wake: with a 1.4 s
  * endpoint the 6th election of a batch opened at 7 s). `settle` waits, once the records are done,

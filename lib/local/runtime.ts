@@ -82,7 +82,8 @@ export interface LocalRuntimeOptions {
   intercept?: (name: FunctionName, event: unknown, invoke: (event: unknown) => Promise<unknown>) => Promise<unknown>;
   /**
    * The push path: a local broker standing in for IoT Core (lib/local/push-broker.ts), to which the
-   * lease stream's function publishes a wake for each lease change. Without it, workers only poll.
+   * lease stream's function publishes a wake for each lease change (and a function whose reconcile
+   * wrote a lease, one as it lands). Without it, workers only poll.
    * @default true
    */
   push?: boolean;

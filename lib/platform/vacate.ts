@@ -7,8 +7,8 @@ import type { LeaseStore } from '../stores/lease-store.js';
 import type { PlatformStop } from './signals.js';
 
 export type VacateOutcome =
-  /** The term ended; the lease stream starts the next election. */
-  | { lease: string; outcome: 'vacated'; holder: string; fencingToken: number }
+  /** The term ended (the row now at `revision`); the lease stream starts the next election. */
+  | { lease: string; outcome: 'vacated'; holder: string; fencingToken: number; revision: number }
   /** The index still named it, but the lease has a new holder or term (or none): left alone. */
   | { lease: string; outcome: 'movedOn'; why: string }
   /** The event is not surely later than the term's start (late, replayed, an earlier run on the instance): left alone. */
@@ -77,7 +77,8 @@ export async function vacateStoppedHolder(
       // The candidacy first: the lease write below starts the next election, which must not see it.
       await withdrawCandidate(candidates, name, lease.holderIdentity!, stop);
       const loss = { holder: lease.holderIdentity!, fencingToken: lease.fencingToken, source: stop.source, platformId: stop.platformId, reason: stop.reason, at: now };
-      if (await leases.vacateLostHolder(read, loss)) return { lease: name, outcome: 'vacated', holder: loss.holder, fencingToken: loss.fencingToken } as const;
+      const vacated = await leases.vacateLostHolder(read, loss);
+      if (vacated) return { lease: name, outcome: 'vacated', holder: loss.holder, fencingToken: loss.fencingToken, revision: vacated.revision } as const;
       throw new ConflictError(`lease "${name}" (its stopped holder's term being ended; the event is retried if it keeps changing)`, read.revision);
     });
     out.push(outcome);

@@ -24,6 +24,8 @@ import { testTables, type TestTables } from '../support.js';
 let t: TestTables;
 let deps: FunctionDeps;
 let leases: LeaseStore;
+/** The wakes the function published (lease, revision, and the processes addressed, if any). */
+const woken: { lease: string; revision: number | undefined; processes?: readonly string[] }[] = [];
 let n = 0;
 beforeAll(async () => {
   t = await testTables('platform');
@@ -32,6 +34,7 @@ beforeAll(async () => {
     timer: { schedule: async () => undefined },
     publish: async () => undefined,
     deadLetter: noDeadLetter,
+    wake: async (lease, revision, processes) => void woken.push({ lease, revision, ...(processes ? { processes } : {}) }),
     ...observability('test', 'SILENT'),
   };
   leases = deps.coordinator.leases;
@@ -99,8 +102,10 @@ describe('platform function', () => {
     await candidate(name, 'w2', ecs('bbbb3333'));
     const before = (await leases.read(name)).item!;
     const r = await handler()(ecsTaskStateChange(task.id, 'STOPPED', { stoppedReason: 'Task failed ELB health checks', stopCode: 'TaskFailedToStart' }));
-    expect(r.outcomes).toEqual([{ lease: name, outcome: 'vacated', holder: 'w1', fencingToken: 7 }]);
     const after = (await leases.read(name)).item!;
+    expect(r.outcomes).toEqual([{ lease: name, outcome: 'vacated', holder: 'w1', fencingToken: 7, revision: after.revision }]);
+    // the successor hears of the vacancy from the function itself, before the lease stream's hop: the vacated revision
+    expect(woken.filter((w) => w.lease === name)).toEqual([{ lease: name, revision: after.revision }]);
     expect(after.holderIdentity).toBeUndefined();
     expect(after.holderPlatformId).toBeUndefined();
     expect(after.lastHolderIdentity).toBe('w1');
@@ -225,7 +230,7 @@ describe('attacks on the safety argument', () => {
     };
     const stop = readPlatformEvent(ecsTaskStateChange(task.id, 'STOPPED'));
     if (!('stop' in stop)) throw new Error('expected a stop');
-    expect(await vacateStoppedHolder({ leases: racing, candidates: deps.coordinator.candidates, config: deps.coordinator.config }, stop.stop, Date.now())).toEqual([{ lease: name, outcome: 'vacated', holder: 'w1', fencingToken: 9 }]);
+    expect(await vacateStoppedHolder({ leases: racing, candidates: deps.coordinator.candidates, config: deps.coordinator.config }, stop.stop, Date.now())).toEqual([{ lease: name, outcome: 'vacated', holder: 'w1', fencingToken: 9, revision: expect.any(Number) }]);
     expect(raced).toBe(true);
     // Whatever else was in flight from the dead holder fails now.
     expect(await leases.renewTerm(name, { holderIdentity: 'w1', fencingToken: 9 }, Date.now(), 15)).toBeUndefined();

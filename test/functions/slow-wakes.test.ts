@@ -41,7 +41,7 @@ afterAll(async () => {
 /** A publish as the stand-in IoT Core saw it: its path, its payload, and when (simulated) it came and was answered. */
 interface Publish {
   path: string;
-  payload: unknown;
+  payload: { lease: string; revision?: number; by: string };
   at: number;
   answeredAt?: number;
 }
@@ -167,8 +167,14 @@ describe('the lease stream with an IoT Core that answers in 1.4 s', () => {
       expect(Math.max(...marksAfter), `session marks after ${marksAfter.join(', ')} ms`).toBeLessThanOrEqual(2_000);
       expect((await w.deps.identities.read(SESSION_COMPONENT, 'slow-session')).item!.endedTerms).toEqual(Object.fromEntries(leases.map((l) => [l, 1])));
 
-      // a wake per record, on its lease's topic, all sent at once and answered before the invocation returned
-      expect(iot.publishes.map((p) => p.path).sort()).toEqual(leases.map((l) => `/topics/${pushTopic(t.names.leases, l)}`).sort());
+      // on each lease's topic, two wakes: the record's (the release), then the election's write, sent as it landed,
+      // not a stream hop later; all of them at once, and answered before the invocation returned
+      expect(iot.publishes.map((p) => p.path).sort()).toEqual(leases.flatMap((l) => [`/topics/${pushTopic(t.names.leases, l)}`, `/topics/${pushTopic(t.names.leases, l)}`]).sort());
+      const rows = await Promise.all(leases.map(async (lease) => (await w.deps.leases.read(lease)).item!));
+      for (const row of rows) {
+        const revisions = iot.publishes.filter((p) => p.payload.lease === row.name).map((p) => p.payload.revision);
+        expect(revisions, row.name).toEqual([row.revision - 1, row.revision]);
+      }
       expect(iot.publishes.map((p) => p.payload)).toEqual(expect.arrayContaining(leases.map((lease) => expect.objectContaining({ lease, by: 'stream' }))));
       for (const p of iot.publishes) expect(p.answeredAt).toBeLessThanOrEqual(returnedAt);
       expect(returnedAt - T).toBe(SLOW_MS); // the batch paid one slow answer, not six
@@ -189,8 +195,8 @@ describe('the lease stream with an IoT Core that answers in 1.4 s', () => {
       expect(answer).toEqual({ batchItemFailures: [] });
       for (const lease of leases) expect((await w.deps.leases.read(lease)).item!.election).toBeDefined();
       expect((await w.deps.identities.read(SESSION_COMPONENT, 'refused-session')).item!.endedTerms).toEqual(Object.fromEntries(leases.map((l) => [l, 1])));
-      expect(iot.publishes).toHaveLength(leases.length);
-      expect(warnings).toEqual(leases.map(() => 'wake not published; the workers see the change at their next poll'));
+      expect(iot.publishes).toHaveLength(2 * leases.length); // each record's wake, and each election's
+      expect(warnings).toEqual(iot.publishes.map(() => 'wake not published; the workers see the change at their next poll'));
     } finally {
       iot.client.destroy();
       w.client.destroy();

@@ -101,15 +101,16 @@ describe('what each function calls is what its role grants', () => {
   }
   const noFailures = (r: unknown) => expect((r as { batchItemFailures: unknown[] }).batchItemFailures).toEqual([]);
 
-  it('candidateStream: a candidate joins → events, one reconcile that opens an election', async () => {
+  it('candidateStream: a candidate joins → events, one reconcile that opens an election and wakes the lease', async () => {
     const { t, invoke, check, sent } = await setUp('candidateStream', 'cs');
     const records = (await streamRecords(t.client, t.names.candidates)).filter((r) => r.eventName === 'INSERT');
     noFailures(await invoke({ Records: records }));
     expect(sent.timers).toBe(1);
+    expect(sent.wakes).toBe(1);
     check();
   });
 
-  it('leaseStream: a lease held on a session released by someone else → the end marked on the session, wakes, events, one reconcile that opens an election', async () => {
+  it('leaseStream: a lease held on a session released by someone else → the end marked on the session, wakes, events, one reconcile that opens an election and wakes the lease again', async () => {
     const { t, clock, invoke, check, sent } = await setUp('leaseStream', 'ls');
     const leases = new LeaseStore(t.client, t.names.leases);
     const ids = new IdentityStore(t.client, t.names.identities);
@@ -122,13 +123,13 @@ describe('what each function calls is what its role grants', () => {
     noFailures(await invoke({ Records: records }));
     expect((await ids.read(key.component, key.name)).item?.endedTerms).toEqual({ ls: 1 });
     expect(sent.published).toBeGreaterThan(0);
-    expect(sent.wakes).toBe(records.length);
+    expect(sent.wakes).toBe(records.length + 1);
     expect(sent.timers).toBe(1);
     check();
   });
 
-  it('platform: a stopped ECS task → the index queried, the lease read and vacated, the dead candidacy withdrawn', async () => {
-    const { t, clock, invoke, check } = await setUp('platform', 'pf');
+  it('platform: a stopped ECS task → the index queried, the lease read and vacated, the dead candidacy withdrawn, the lease woken', async () => {
+    const { t, clock, invoke, check, sent } = await setUp('platform', 'pf');
     const task = { kind: 'ecs' as const, id: 'arn:aws:ecs:local:000000000000:task/c/0123', cluster: 'arn:aws:ecs:local:000000000000:cluster/c' };
     const leases = new LeaseStore(t.client, t.names.leases);
     const now = clock.now();
@@ -138,10 +139,11 @@ describe('what each function calls is what its role grants', () => {
     await candidates.write(await candidates.read('pf', 'a'), { set: { platform: task } });
     const event = { version: '0', id: 'e-1', 'detail-type': 'ECS Task State Change', source: 'aws.ecs', account: '000000000000', time: new Date(now).toISOString(), region: 'local', resources: [task.id], detail: { clusterArn: task.cluster, taskArn: task.id, lastStatus: 'STOPPED' } };
     expect(await invoke(event)).toMatchObject({ outcomes: [{ lease: 'pf', outcome: 'vacated' }] });
+    expect(sent.wakes).toBe(1);
     check();
   });
 
-  it('electionTimer: a deadline → one reconcile that opens an election', async () => {
+  it('electionTimer: a deadline → one reconcile that opens an election and wakes the lease', async () => {
     const { t, clock, invoke, check, sent } = await setUp('electionTimer', 'et');
     // a lease row to reconcile: the timer of a lease whose row is gone creates nothing (an operator's delete: lib/functions/core.ts)
     const leases = new LeaseStore(t.client, t.names.leases);
@@ -150,6 +152,7 @@ describe('what each function calls is what its role grants', () => {
     const record = { messageId: 'm-1', receiptHandle: 'r', body, attributes: {}, messageAttributes: {}, md5OfBody: '', eventSource: 'aws:sqs', eventSourceARN: 'arn:aws:sqs:local:000000000000:timer', awsRegion: 'local' };
     noFailures(await invoke({ Records: [record] }));
     expect(sent.timers).toBe(1);
+    expect(sent.wakes).toBe(1);
     check();
   });
 

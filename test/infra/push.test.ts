@@ -46,6 +46,10 @@ const SLASHED = 'team/reports:nightly';
 const LONG = `report-${'x'.repeat(240)}`; // its plain topic is over IoT Core's 256 bytes: the hashed form
 const LONG_TABLE = `leases-${'y'.repeat(MAX_PLAIN_CLIENT_ID_TABLE)}`; // no room for a UUID after conclave-<table>:, the hashed client id prefix
 
+
+/** The roles of the functions that wake workers (FUNCTION_ACCESS publishWakes), and the wake topics' forms each may publish on. */
+const WAKING_ROLES = ['CandidateStreamRole', 'ElectionTimerRole', 'LeaseStreamRole', 'PlatformRole'];
+const WAKE_TOPICS = ['lease', 'lease-hash', 'process'];
 describe('the app with the push path (the default)', () => {
   let s: Synthesized<ConclaveStack>;
   let t: Template;
@@ -83,8 +87,8 @@ describe('the app with the push path (the default)', () => {
     t.hasResourceProperties('AWS::Logs::LogGroup', { RetentionInDays: 30 });
   });
 
-  it("gives IoT Core's endpoint (CONCLAVE_PUSH_ENDPOINT, https://) to the functions that wake workers, the lease stream's only", () => {
-    expect(names.filter((n) => FUNCTION_ACCESS[n].publishWakes)).toEqual(['leaseStream']);
+  it("gives IoT Core's endpoint (CONCLAVE_PUSH_ENDPOINT, https://) to the functions that wake workers: every one but the tick", () => {
+    expect(names.filter((n) => FUNCTION_ACCESS[n].publishWakes).sort()).toEqual(['candidateStream', 'electionTimer', 'leaseStream', 'platform']);
     const id = ids(s.stack, c);
     for (const n of names) {
       const vars = t.toJSON()['Resources'][id.fn(n)].Properties.Environment.Variables as Record<string, unknown>;
@@ -113,9 +117,7 @@ describe('the app with the push path (the default)', () => {
     expect(iot.map((a) => `${a.at} ${a.id}`).sort()).toEqual(
       [
         'Conclave/Conclave/PushEndpoint AwsSolutions-IAM5[Resource::*]',
-        'Conclave/Conclave/LeaseStreamRole AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:iot:<AWS::Region>:<AWS::AccountId>:topic/conclave/conclave-leases/lease/*]',
-        'Conclave/Conclave/LeaseStreamRole AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:iot:<AWS::Region>:<AWS::AccountId>:topic/conclave/conclave-leases/lease-hash/*]',
-        'Conclave/Conclave/LeaseStreamRole AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:iot:<AWS::Region>:<AWS::AccountId>:topic/conclave/conclave-leases/process/*]',
+        ...WAKING_ROLES.flatMap((r) => WAKE_TOPICS.map((x) => `Conclave/Conclave/${r} AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:iot:<AWS::Region>:<AWS::AccountId>:topic/conclave/conclave-leases/${x}/*]`)),
       ].sort(),
     );
     expect(iot.find((a) => a.id.endsWith('[Resource::*]'))!.reason).toMatch(/no resource-level permissions/);
@@ -144,9 +146,7 @@ describe('the app with the push path (the default)', () => {
       expect(unacknowledged(bare.report).filter((f) => !f.startsWith('AwsSolutions-SQS3 ')).sort()).toEqual(
         [
           'AwsSolutions-IAM5[Resource::*] Conclave/Conclave/PushEndpoint/CustomResourcePolicy/Resource',
-          'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:iot:<AWS::Region>:<AWS::AccountId>:topic/conclave/conclave-leases/lease/*] Conclave/Conclave/LeaseStreamRole/DefaultPolicy/Resource',
-          'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:iot:<AWS::Region>:<AWS::AccountId>:topic/conclave/conclave-leases/lease-hash/*] Conclave/Conclave/LeaseStreamRole/DefaultPolicy/Resource',
-          'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:iot:<AWS::Region>:<AWS::AccountId>:topic/conclave/conclave-leases/process/*] Conclave/Conclave/LeaseStreamRole/DefaultPolicy/Resource',
+          ...WAKING_ROLES.flatMap((r) => WAKE_TOPICS.map((x) => `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:iot:<AWS::Region>:<AWS::AccountId>:topic/conclave/conclave-leases/${x}/*] Conclave/Conclave/${r}/DefaultPolicy/Resource`)),
         ].sort(),
       );
     } finally {
