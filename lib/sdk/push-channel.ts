@@ -5,12 +5,13 @@
  * handed over or released, a preemption asks its holder to yield. Its electors then read the lease
  * at once instead of at their next poll, and, while wakes reach them, followers that are not the
  * designated successor read rarely. Published as `@conclave/sdk/push` (lib/sdk/push-entry.ts), with
- * `mqtt` an optional peer dependency: only a worker that imports it needs the MQTT client.
+ * `mqtt` an optional peer dependency, loaded when a channel runs: without it, run() rejects saying
+ * what to install.
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { Hash } from '@smithy/hash-node';
 import { SignatureV4 } from '@smithy/signature-v4';
-import { connectAsync, type MqttClient } from 'mqtt';
+import type { MqttClient } from 'mqtt';
 import * as z from 'zod';
 import { systemClock, uniqueId, type Clock } from '../clock.js';
 import { processOf } from '../schemas/instance.js';
@@ -85,6 +86,22 @@ const CONNECT_TIMEOUT_MS = 10_000;
 const TOPICS_PER_SUBSCRIBE = 8;
 /** How long a signed connection URL is valid: it is only checked when the connection opens. */
 const PRESIGN_EXPIRES_SECONDS = 300;
+
+type MqttPackage = typeof import('mqtt');
+
+/**
+ * The mqtt package, an optional peer dependency of @conclave/sdk: loaded when a channel first runs,
+ * so that a worker without it is told what to install rather than failing at its import.
+ */
+async function mqttPackage(): Promise<MqttPackage> {
+  try {
+    return await import('mqtt');
+  } catch (e) {
+    const missing = (e as { code?: unknown }).code === 'ERR_MODULE_NOT_FOUND' && /['"]mqtt['"]/.test((e as Error).message);
+    if (!missing) throw e;
+    throw new Error('PushChannel needs the mqtt package (an optional peer dependency of @conclave/sdk, for @conclave/sdk/push): install it (npm i mqtt@5), or leave `push` out of the electors\' options (they poll)', { cause: e });
+  }
+}
 
 /**
  * The push path over MQTT, imported from `@conclave/sdk/push` (with the `mqtt` package installed).
@@ -216,10 +233,13 @@ export class PushChannel implements Push {
   /** Connects and stays connected until `signal` aborts; resolves once disconnected. */
   async run(signal: AbortSignal): Promise<void> {
     this.startUp.claim('PushChannel');
+    const { connectAsync } = await mqttPackage().catch((e: unknown) => {
+      throw this.startUp.fail(e);
+    });
     let backoff = this.options.reconnectFirstMs;
     try {
       while (!signal.aborted) {
-        const closed = await this.connectOnce(signal).catch((e: unknown) => {
+        const closed = await this.connectOnce(connectAsync, signal).catch((e: unknown) => {
           if (!signal.aborted) this.onError(new Error(`PushChannel: could not connect to ${this.options.endpoint} (trying again in ${backoff} ms): ${(e as Error).message}`, { cause: e }));
           return undefined;
         });
@@ -242,7 +262,7 @@ export class PushChannel implements Push {
   }
 
   /** Opens one connection and subscribes; resolves to a promise that settles when it closes. */
-  private async connectOnce(signal: AbortSignal): Promise<Promise<void>> {
+  private async connectOnce(connectAsync: MqttPackage['connectAsync'], signal: AbortSignal): Promise<Promise<void>> {
     const url = await this.connectionUrl();
     const m = await connectAsync(
       url,

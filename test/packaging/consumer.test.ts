@@ -210,6 +210,21 @@ describe('a worker-only install', () => {
     expect(out.json).toBe('m');
     expect(out.yaml?.name).toBe('MigrationConfigError');
     expect(out.yaml?.message).toMatch(/needs the yaml package .*npm i yaml@2.*or write the configuration as JSON/);
+
+    // without mqtt, @conclave/sdk/push imports, and a PushChannel's run() (and ready) rejects saying what to install
+    writeFileSync(
+      join(dir, 'push.mjs'),
+      [
+        "import { PushChannel } from '@conclave/sdk/push';",
+        "const channel = new PushChannel({ endpoint: 'ws://127.0.0.1:9/mqtt' });",
+        'const ran = await channel.run(new AbortController().signal).then(() => undefined, (e) => e.message);',
+        'const ready = await channel.ready.then(() => undefined, (e) => e.message);',
+        'console.log(JSON.stringify({ ran, ready }));',
+      ].join('\n'),
+    );
+    const push = JSON.parse(await ok(sh(dir, 'node', ['push.mjs']), 'a PushChannel in the worker-only install')) as { ran?: string; ready?: string };
+    expect(push.ran).toMatch(/PushChannel needs the mqtt package .*npm i mqtt@5/);
+    expect(push.ready).toBe(push.ran);
   });
 });
 

@@ -7,7 +7,7 @@ import { CreateTableCommand, DeleteItemCommand, DeleteTableCommand, GetItemComma
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { manualClock } from '../../lib/clock.js';
+import { manualClock, skewedClock } from '../../lib/clock.js';
 import { coordinatorDeps, reconcileAll } from '../../lib/coordinator/reconcile.js';
 import { matchesFilter } from '../../lib/local/event-filter.js';
 import { MAX_COMPLETED_RUNS } from '../../lib/schemas/lease.js';
@@ -118,18 +118,24 @@ describe('run-once windows that never run twice (issue 27)', () => {
     // an operator deletes the lease row (the console, `aws dynamodb delete-item`): the windows' rows stay
     const deleteLease = () => t.client.send(new DeleteItemCommand({ TableName: t.names.leases, Key: marshall({ name: lease }) }));
     let calls = 0;
+    // A token issued after a delete exceeds the deleted row's only if it comes more than the clock-skew
+    // bound (1 s) after the last acquisition (lib/schemas/fencing-token.ts, assumption 2); within it, the
+    // new term's claim of the window row is refused (safe, and what a run seconds after the delete met
+    // under load, its server-clock estimate moved back meanwhile). So each run after a delete comes 2 s
+    // after every run before it, on its own clock, as a later run after an operator's delete does.
+    const later = (ms: number) => ({ clockSync: 'none' as const, clock: skewedClock(() => ms) });
     const first = await withLease(lease, async () => ++calls, opts('deploy-1', { mode: 'NoCoordination', runOnce: { window: 'migration-7' } }));
     expect(first.status).toBe('ran');
     await deleteLease();
     expect((await leases.read(lease)).item).toBeUndefined();
-    const again = await withLease(lease, async () => ++calls, opts('deploy-2', { mode: 'NoCoordination', runOnce: { window: 'migration-7' } }));
+    const again = await withLease(lease, async () => ++calls, opts('deploy-2', { mode: 'NoCoordination', runOnce: { window: 'migration-7' }, ...later(2_000) }));
     expect(again).toMatchObject({ status: 'skipped', run: { holder: 'deploy-1' } });
     // the lease was taken again for that check, with a token above the deleted row's
     expect((await leases.read(lease)).item!.fencingToken).toBeGreaterThan(first.status === 'ran' ? first.fencingToken : Infinity);
 
     expect((await runDay(lease, 3, 'cron-1')).status).toBe('ran');
     await deleteLease();
-    const dailyAgain = await withLease(lease, async () => ++calls, opts('cron-2', { mode: 'NoCoordination', runOnce: { every: 'day', at: day(3) } }));
+    const dailyAgain = await withLease(lease, async () => ++calls, opts('cron-2', { mode: 'NoCoordination', runOnce: { every: 'day', at: day(3) }, ...later(4_000) }));
     expect(dailyAgain).toMatchObject({ status: 'skipped', window: '2026-01-03', run: { holder: 'cron-1' } });
     expect(calls).toBe(1);
   });
