@@ -31,13 +31,21 @@
  * - faults a run can meet: the leader's work fails (`workFailures`: the 'workFailed' event, at any
  *   moment of a term, its give-up carried out beside the loop, as LeaderElector.note does); an
  *   operator moves the lease's fencing token under its holder (`tokenMoves`);
+ * - eventually consistent reads (`staleReads`): a read the step sends without `consistent` may be
+ *   answered with any version of the row replaced less than `staleLagUnits` ago (the row before it
+ *   was created included), as DynamoDB's copies and the simulator's model's are;
+ * - cancel (`cancels`): run()'s signal aborts while the loop is idle; the elector is fed 'cancel'
+ *   and carries out the chain (a cancelled leader reads its lease, leads on — the 'sleep' effect ends
+ *   at or after its time — then hands over, or steps down), then, as LeaderElector.takePart's
+ *   `finally`, withdraws its candidacy (its candidate row deleted) and releases the term it led
+ *   unless it handed it over; its wakes and clock jumps no longer reach it;
  * - where it starts: no lease row yet (every candidate just registered), or `held` — the first
  *   elector leads a confirmed term naming the second successor, as an election leaves it, so a
  *   hand-off (the leader's work failing) and what the heir does with it are a few steps away.
  *
- * Not modelled: sessions (no lease is held on one: no 'readSession' effect is ever asked for),
- * eventually consistent reads returning an older row, the push path's health (pushLive false), a
- * cancelled leader's step-down, faults on the candidates table (its writes and reads land at once).
+ * Not modelled: sessions (no lease is held on one: no 'readSession' effect is ever asked for), the
+ * push path's health (pushLive false), faults on the candidates table (its writes and reads land at
+ * once), a deleted lease row.
  */
 import type { Candidate } from '../../lib/schemas/candidate.js';
 import { ElectionConfigSchema, type ElectionConfig, type ElectionConfigInput } from '../../lib/schemas/config.js';
@@ -123,6 +131,12 @@ export interface ModelConfig {
   readonly clockJumps: number;
   readonly workFailures: number;
   readonly tokenMoves: number;
+  /** Eventually consistent reads answered with an older copy of the row, in all (0: every read answers the row as it is). */
+  readonly staleReads?: number;
+  /** run() cancelled, in all: an elector steps down as LeaderElector.takePart's `finally` does (see `Cancel`). */
+  readonly cancels?: number;
+  /** How far back such a copy may be: a version replaced less than this many units ago (DynamoDB's copies lag by up to about a second; the simulator's by up to 1,000 ms). */
+  readonly staleLagUnits?: number;
   /** Time passes by 1 to this many units in one transition (shorter traces; the same states). */
   readonly maxTickUnits: number;
   readonly coordinator: ElectionConfigInput;
@@ -161,12 +175,14 @@ const T0 = 1_000_000;
 
 /** A request on the lease row in flight. */
 type Request =
-  | { readonly kind: 'read' }
+  | { readonly kind: 'read'; readonly consistent: boolean }
   | { readonly kind: 'write'; readonly read: RowRead; readonly patch: RowPatch<Lease> }
   | { readonly kind: 'renew'; readonly term: Term; readonly renewTime: number; readonly seconds: number }
   | { readonly kind: 'handOver'; readonly term: Term; readonly heir: Heir; readonly now: number; readonly firstTermSeconds: number; readonly leaseTransitions: number; readonly second: SecondSuccessor }
   | { readonly kind: 'release'; readonly term: Term; readonly now: number }
-  | { readonly kind: 'endChanged'; readonly termToken: number; readonly lastHolder: string; readonly now: number };
+  | { readonly kind: 'endChanged'; readonly termToken: number; readonly lastHolder: string; readonly now: number }
+  /** A cancelled leader leading on until `until` (monotonic): the shell's sleep, which ends at or after it (a timer may fire late). */
+  | { readonly kind: 'sleep'; readonly until: number };
 
 /**
  * What the shell makes of a request's answer (LeaderElector.carry's `answer`, `conflict` and
@@ -177,6 +193,8 @@ type Request =
  */
 type Then =
   | { readonly kind: 'leaseRead' | 'confirmed' | 'acquired' | 'reported' | 'released' | 'endChanged' }
+  /** The release a cancelled elector's run() makes after its step-down (LeaderElector.ended: a fault is reported): then it is gone. */
+  | { readonly kind: 'lastRelease' }
   | { readonly kind: 'answer'; readonly rest: readonly Next[]; readonly as: 'lease' | 'ok' | 'none'; readonly onFault: 'throw' | 'failed' | 'quiet' };
 
 interface Op {
@@ -197,6 +215,16 @@ interface Orphan {
   readonly by?: number;
 }
 
+/**
+ * Where a cancelled elector is in LeaderElector.takePart's `finally`: its 'cancel' event's chain
+ * running (`steppingDown`: the loop's wakes and clock jumps no longer reach it), stepped down (`down`:
+ * the step's 'steppedDown' said what it led), its candidacy withdrawn and the term it led released
+ * unless handed over (`releasing`), then `gone`.
+ */
+type Cancel =
+  | { readonly phase: 'steppingDown' }
+  | { readonly phase: 'down' | 'releasing' | 'gone'; readonly led: { readonly term: Term; readonly handed: boolean } | undefined };
+
 export interface Elector {
   readonly name: string;
   readonly instance: string;
@@ -213,6 +241,8 @@ export interface Elector {
   readonly busy?: Op;
   /** Requests of chains begun outside the loop (LeaderElector.note: the leader's work failing, say), each waited on by its own chain. */
   readonly background: readonly Op[];
+  /** run() cancelled: how far its step-down has gone. */
+  readonly cancel?: Cancel;
 }
 
 /** A wake in flight to elector `to` (the revision the announcing write left). */
@@ -231,7 +261,11 @@ export interface World {
   readonly coordinator?: { readonly read: RowRead; readonly patch: RowPatch<Lease>; readonly withdraw: readonly { name: string; pingTime: number }[] };
   readonly orphans: readonly Orphan[];
   readonly wakes: readonly WakeMsg[];
-  readonly budget: { readonly faults: number; readonly jumps: number; readonly workFailures: number; readonly tokenMoves: number };
+  /** The row's versions an eventually consistent read may still return, oldest first: each with the unit it was replaced in (kept only while `budget.staleReads` lasts). */
+  readonly history: readonly { readonly row: Row; readonly until: number }[];
+  readonly budget: { readonly faults: number; readonly jumps: number; readonly workFailures: number; readonly tokenMoves: number; readonly staleReads: number; readonly cancels: number };
+  /** Reads answered with an older copy so far (a goal's count: the budget's spending, so not in the key twice). */
+  readonly copies: number;
   /** The last term begun (the history checker's token rule). */
   readonly lastStarted?: { readonly instance: string; readonly token: number };
   /** An invariant the transition into this state broke. */
@@ -284,10 +318,13 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
   const withElector = (w: World, i: number, e: Elector): World => ({ ...w, electors: w.electors.map((x, j) => (j === i ? e : x)) });
   const patchElector = (w: World, i: number, p: Partial<Elector>): World => withElector(w, i, { ...w.electors[i]!, ...p });
   const broke = (w: World, message: string): World => (w.violation ? w : { ...w, violation: message });
+  const lag = cfg.staleLagUnits ?? 2;
   function setRow(w: World, row: Row): World {
     const before = w.row?.fencingToken ?? -1;
     const after = row?.fencingToken ?? -1;
-    const next = { ...w, row };
+    // the version replaced stays readable as a copy for a while (an eventually consistent read), while copies may still be answered
+    const history = w.budget.staleReads > 0 && row !== w.row ? [...w.history, { row: w.row, until: w.t }] : w.history;
+    const next = { ...w, row, history };
     return after < before ? broke(next, `the lease's fencing token went back from ${before} to ${after}`) : next;
   }
   /** LeaseCandidate.renew: an acknowledgement (the candidate row's renewTime, and the ping copied). Immediate: the candidates table is not faulted. */
@@ -297,8 +334,12 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
     return { ...w, candidates: w.candidates.map((c) => (c.name === e.name ? { ...c, renewTime: Math.max(c.renewTime, now), ackedPingTime: c.pingTime ?? 0, revision: c.revision + 1 } : c)) };
   }
   const spend = (w: World): World => ({ ...w, budget: { ...w.budget, faults: w.budget.faults - 1 } });
+  /** One copy answered: the budget spent (the versions kept are forgotten with its last one). */
+  const spendCopy = (w: World): World => ({ ...w, copies: w.copies + 1, ...(w.budget.staleReads > 1 ? { budget: { ...w.budget, staleReads: w.budget.staleReads - 1 } } : { history: [], budget: { ...w.budget, staleReads: 0 } }) });
+  /** The older versions an eventually consistent read of `op` may be answered with now (none for a consistent read, or once the budget is spent). */
+  const copies = (w: World, op: Op): readonly Row[] => (op.req.kind === 'read' && !op.req.consistent && w.budget.staleReads > 0 ? w.history.filter((h) => h.until > w.t - lag && h.row !== w.row).map((h) => h.row) : []);
   /** LeaderElector.ended's wake: to every other elector. */
-  const announce = (w: World, by: number, revision: number | undefined): World => ({ ...w, wakes: [...w.wakes, ...w.electors.flatMap((_, j) => (j === by ? [] : [{ to: j, revision }]))] });
+  const announce = (w: World, by: number, revision: number | undefined): World => ({ ...w, wakes: [...w.wakes, ...w.electors.flatMap((e, j) => (j === by || e.cancel ? [] : [{ to: j, revision }]))] });
 
   function land(row: Row, req: Request): Landed {
     switch (req.kind) {
@@ -314,6 +355,8 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
         return proto.rows.releaseTerm(row, req.term, req.now);
       case 'endChanged':
         return proto.rows.endChangedTerm(row, req.termToken, req.lastHolder, req.now);
+      case 'sleep':
+        throw new Error('a sleep does not land on the row');
     }
   }
   const releaseRequest = (w: World, e: Elector, term: Term): Request => ({ kind: 'release', term, now: stamp(w, e) });
@@ -336,7 +379,8 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
         w = c.w;
         if (c.next) next = c.next;
         else if (c.req) {
-          const op: Op = { req: c.req, then: c.then!, sentAt: mono(w) };
+          // (a sleep is in flight while time passes, as a slow request is)
+          const op: Op = { req: c.req, then: c.then!, sentAt: mono(w), ...(c.req.kind === 'sleep' ? { slow: true } : {}) };
           const x = w.electors[i]!;
           w = patchElector(w, i, main ? { busy: op } : { background: [...x.background, op] });
         }
@@ -352,7 +396,7 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
     const lease = (rest: readonly Next[], onFault: 'throw' | 'failed'): Then => ({ kind: 'answer', rest, as: 'lease', onFault });
     switch (f.kind) {
       case 'readLease':
-        return { w, req: { kind: 'read' }, then: { kind: 'leaseRead' } };
+        return { w, req: { kind: 'read', consistent: f.consistent }, then: { kind: 'leaseRead' } };
       case 'readSession':
       case 'readProcessSession':
         throw new Error('the model holds no lease on a session: a session read was asked for');
@@ -390,7 +434,7 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
       case 'renew':
         return { w, req: { kind: 'renew', term: f.term, renewTime: now, seconds: leaseSeconds }, then: lease(f.rest, 'failed') };
       case 'look':
-        return { w, req: { kind: 'read' }, then: lease(f.rest, f.reportFault ? 'failed' : 'throw') };
+        return { w, req: { kind: 'read', consistent: f.consistent }, then: lease(f.rest, f.reportFault ? 'failed' : 'throw') };
       case 'readHeir': {
         const row = w.candidates.find((c) => c.name === f.name);
         return { w, next: { kind: 'answer', rest: f.rest, row } };
@@ -402,12 +446,13 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
       case 'renewCandidacy':
         return { w: renewCandidate(w, i), next: { kind: 'answer', rest: f.rest } };
       case 'sleep':
-        throw new Error('the model cancels no elector: a cancelled leader sleeping was asked for');
+        return { w, req: { kind: 'sleep', until: mono(w) + f.ms }, then: { kind: 'answer', rest: f.rest, as: 'none', onFault: 'throw' } };
+      case 'steppedDown':
+        return { w: patchElector(w, i, { cancel: { phase: 'down', led: f.led } }) };
       case 'newLeader':
       case 'clockSkew':
       case 'stepNow':
       case 'workFailure':
-      case 'steppedDown':
         return { w }; // callbacks, reports, and the end of a nap: every timing is explored anyway
     }
   }
@@ -430,6 +475,10 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
       return feed(w, i, a, main);
     }
     switch (t.kind) {
+      case 'lastRelease': {
+        const c = w.electors[i]!.cancel;
+        return patchElector(w, i, { cancel: { phase: 'gone', led: c && 'led' in c ? c.led : undefined } });
+      }
       case 'released':
         // LeaderElector.ended reports a fault: the term runs out
         return feed(w, i, { kind: 'released' }, main);
@@ -488,6 +537,11 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
   function* inFlight(w: World, i: number, op: Op, main: boolean, faults: boolean): Generator<Transition<World>> {
     const e = w.electors[i]!;
     const mark = (p: Partial<Op>): World => (main ? patchElector(w, i, { busy: { ...op, ...p } }) : patchElector(w, i, { background: e.background.map((o) => (o === op ? { ...op, ...p } : o)) }));
+    if (op.req.kind === 'sleep') {
+      // it ends once due, or later (time may pass first)
+      if (mono(w) >= op.req.until) yield { label: `${e.name}'s sleep ends`, state: answer(w, i, op, undefined, false, main) };
+      return;
+    }
     if (op.landed) {
       yield { label: `${e.name} is answered (${what(op)}, late)`, state: answer(w, i, op, op.landed.answer, false, main) };
       yield { label: `${e.name}'s ${what(op)} answer is lost (a timeout)`, state: answer(w, i, op, undefined, true, main) };
@@ -496,6 +550,7 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
     const l = land(w.row, op.req);
     const said = `${e.name}'s ${what(op)}${op.slow ? ' (slow)' : ''} lands${l.answer ? '' : ' (refused)'}`;
     yield { label: `${said} and is answered`, state: answer(setRow(w, l.row), i, op, l.answer, false, main) };
+    for (const old of copies(w, op)) yield { label: `${e.name}'s ${what(op)}${op.slow ? ' (slow)' : ''} is answered with an older copy (${shown(old)}, revision ${old?.revision ?? 0})`, state: answer(spendCopy(w), i, op, old, false, main) };
     if (op.slow) {
       yield { label: `${said}, its answer late`, state: setRow(mark({ landed: l }), l.row) };
       // the sender gives up; the request may still land later (an orphan), or never: a lost write
@@ -509,12 +564,15 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
     const faults = w.budget.faults > 0;
     for (let i = 0; i < w.electors.length; i++) {
       const e = w.electors[i]!;
-      if (!e.busy) {
+      if (e.cancel) yield* cancelled(w, i);
+      else if (!e.busy) {
+        if (w.budget.cancels > 0) yield { label: `${e.name} is cancelled`, state: feed(patchElector({ ...w, budget: { ...w.budget, cancels: w.budget.cancels - 1 }, wakes: w.wakes.filter((m) => m.to !== i) }, i, { cancel: { phase: 'steppingDown' } }), i, { kind: 'cancel' }, true) };
         const s = step(w, i);
         const sent = s.w.electors[i]!.busy;
         if (sent && !sent.slow) {
           // its request lands and is answered within the unit it is sent in…
           yield { label: s.label, state: complete(s.w, i, sent, true) };
+          for (const old of copies(s.w, sent)) yield { label: `${s.label}, answered with an older copy (${shown(old)}, revision ${old?.revision ?? 0})`, state: answer(spendCopy(s.w), i, sent, old, false, true) };
           // …or it is slow (the fault budget): in flight while time passes and others act
           if (faults) yield { label: `${s.label} (slow)`, state: patchElector(spend(s.w), i, { busy: { ...sent, slow: true } }) };
         } else yield { label: s.label, state: s.w };
@@ -523,7 +581,7 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
       const l = e.state.lead;
       if (l && w.budget.workFailures > 0)
         yield { label: `${e.name}'s work fails`, state: feed({ ...w, budget: { ...w.budget, workFailures: w.budget.workFailures - 1 } }, i, { kind: 'workFailed', no: l.no, token: l.term.fencingToken, cause: 'planned' }, false) };
-      if (w.budget.jumps > 0) for (const o of cfg.stampOffsetsMs) if (o !== e.stampOffset) yield { label: `${e.name}'s stamp clock jumps to ${o >= 0 ? '+' : ''}${o} ms`, state: jump(w, i, o) };
+      if (w.budget.jumps > 0 && !e.cancel) for (const o of cfg.stampOffsetsMs) if (o !== e.stampOffset) yield { label: `${e.name}'s stamp clock jumps to ${o >= 0 ? '+' : ''}${o} ms`, state: jump(w, i, o) };
     }
     for (let k = 0; k < w.orphans.length; k++) {
       const o = w.orphans[k]!;
@@ -534,7 +592,7 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
     for (let k = 0; k < w.wakes.length; k++) {
       const m = w.wakes[k]!;
       const rest = { ...w, wakes: w.wakes.filter((_, j) => j !== k) };
-      yield { label: `${w.electors[m.to]!.name} is woken (revision ${m.revision ?? '?'})`, state: feed(rest, m.to, { kind: 'wake', revision: m.revision }, false) };
+      if (!w.electors[m.to]!.cancel) yield { label: `${w.electors[m.to]!.name} is woken (revision ${m.revision ?? '?'})`, state: feed(rest, m.to, { kind: 'wake', revision: m.revision }, false) };
       yield { label: `a wake to ${w.electors[m.to]!.name} is lost`, state: rest };
     }
     // the coordinator (lib/coordinator/reconcile.ts reconcileOnce: read, decide, pings, then the lease write)
@@ -566,6 +624,28 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
     }
   }
 
+  /**
+   * A cancelled elector (LeaderElector.takePart's `finally`): its cancel chain's request in flight;
+   * once stepped down, its candidacy withdrawn (the candidate row deleted: no election picks it),
+   * then the term it led released unless it was handed over, and it is gone.
+   */
+  function* cancelled(w: World, i: number): Generator<Transition<World>> {
+    const e = w.electors[i]!;
+    const c = e.cancel!;
+    if (e.busy) yield* inFlight(w, i, e.busy, true, w.budget.faults > 0);
+    else if (c.phase === 'steppingDown') throw new Error(`${e.name}'s cancel ended without stepping down`);
+    else if (c.phase === 'down') {
+      const withdrawn: World = { ...w, candidates: w.candidates.filter((x) => x.name !== e.name) };
+      const led = c.led;
+      if (!led || led.handed) yield { label: `${e.name} withdraws its candidacy and is gone`, state: patchElector(withdrawn, i, { cancel: { phase: 'gone', led } }) };
+      else {
+        const op: Op = { req: releaseRequest(w, e, led.term), then: { kind: 'lastRelease' }, sentAt: mono(w) };
+        const sent = patchElector(withdrawn, i, { cancel: { phase: 'releasing', led }, busy: op });
+        yield { label: `${e.name} withdraws its candidacy and releases term ${led.term.fencingToken}`, state: sent };
+      }
+    }
+  }
+
   /** The coordinator's lease write lands (conditioned on the revision it read); then the pings it took back. */
   function coordinatorLands(w: World): World {
     const c = w.coordinator!;
@@ -578,7 +658,8 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
 
   /** Time passes one unit; each leader's renew deadline timer fires once it is due (the 'deadline' event; it fires once). */
   function tick(w0: World): World {
-    let w: World = { ...w0, t: w0.t + 1 };
+    const t = w0.t + 1;
+    let w: World = { ...w0, t, history: w0.history.filter((h) => h.until > t - lag) };
     for (let i = 0; i < w.electors.length; i++) {
       const d = w.electors[i]!.deadline;
       if (d === undefined || mono(w) < d.at) continue;
@@ -626,7 +707,7 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
         identity: e.instance,
         revision: 1,
       }));
-      const w: World = { t: T0, row: undefined, candidates, electors, orphans: [], wakes: [], budget: { faults: cfg.faults, jumps: cfg.clockJumps, workFailures: cfg.workFailures, tokenMoves: cfg.tokenMoves } };
+      const w: World = { t: T0, row: undefined, candidates, electors, orphans: [], wakes: [], history: [], copies: 0, budget: { faults: cfg.faults, jumps: cfg.clockJumps, workFailures: cfg.workFailures, tokenMoves: cfg.tokenMoves, staleReads: cfg.staleReads ?? 0, cancels: cfg.cancels ?? 0 } };
       init.push(cfg.start === 'held' ? held(w) : w);
     }
 
@@ -712,8 +793,9 @@ function describe(d: Decision): string {
  * feed callbacks and counters — read by followerDelay, pollPlan's session-only read, RenewalPhase,
  * onNewLeader and stats, none of which the model runs or lets decide (it explores every timing, and
  * no lease is held on a session) — and `pending`, which is inert between steps (the next poll
- * replaces it). `lastRaw` is also read when a read finds the row gone (vanishedUnder), which no
- * read does here once a row exists: the model deletes no row. Left out of the key: two states that
+ * replaces it). `lastRaw` is also read when a consistent read finds the row gone (vanishedUnder),
+ * which no read does here once a row exists: the model deletes no row (an older copy from before
+ * the row was created is never a consistent read's answer). Left out of the key: two states that
  * differ only in these behave alike.
  */
 const FOLLOWER_TIMING = new Set<keyof State>(['lastRaw', 'lastRead', 'leaseReadAt', 'previousReadSentAt', 'settlingSince', 'misses', 'viewedSession', 'wakeAt', 'lastLeader', 'preventions', 'pending', 'lead']);
@@ -752,13 +834,15 @@ export function canonicalKey(w: World, unitMs: number): string {
       for (const k of LEADER_KEYED) out += `${enc(l[k], k)};`;
     }
     if (e.deadline) out += `|D${T(c, e.deadline.at)}/${e.deadline.no}`;
+    if (e.cancel) out += `|X${enc(e.cancel)}`;
   }
   const co = w.coordinator;
   if (co) out += `\nC${enc(co)}`;
   for (const o of w.orphans) out += `\n&${enc(o)}`;
   for (const m of w.wakes) out += `\n~${m.to}/${R(c, m.revision)}`;
+  for (const h of w.history) out += `\nH${enc(h.row)}@${h.until - w.t}`;
   const b = w.budget;
-  out += `\n${b.faults}/${b.jumps}/${b.workFailures}/${b.tokenMoves}`;
+  out += `\n${b.faults}/${b.jumps}/${b.workFailures}/${b.tokenMoves}/${b.staleReads}/${b.cancels}`;
   if (w.lastStarted) out += `\n${w.lastStarted.instance}/${K(c, w.lastStarted.token)}`;
   return shifted(c, out);
 }

@@ -22,6 +22,10 @@ const GOALS: Record<string, (w: World) => boolean> = {
   'a hand-off': (w) => w.row?.electedBy === 'successor' && w.row.leaseDurationSeconds === 1 && w.row.lastHolderIdentity !== undefined && w.row.holderIdentity !== w.row.lastHolderIdentity,
   'a late write landing after its sender gave up': (w) => w.orphans.length > 0,
   'an heir leading a hand-over from its read, before confirming it': (w) => w.electors.some((e) => e.state.lead !== undefined && e.busy?.req.kind === 'renew' && e.busy.then.kind === 'answer' && e.busy.then.rest.some((n) => n.k === 'led')),
+  'a read answered with an older copy of the row': (w) => w.copies > 0,
+  'a cancelled leader leading on until its hand-over is due': (w) => w.electors.some((e) => e.cancel !== undefined && e.state.lead !== undefined && e.busy?.req.kind === 'sleep'),
+  'a cancelled leader handing its term over, and the heir leading': (w) => w.electors.some((e) => e.cancel?.phase === 'gone' && e.cancel.led?.handed === true) && w.electors.some((e) => e.cancel === undefined && e.state.lead !== undefined),
+  'a cancelled leader releasing its term after stepping down': (w) => w.electors.some((e) => e.cancel?.phase === 'releasing'),
 };
 
 function exploreNoting(cfg: ModelConfig, depth: number, reached: Set<string>): Exploration<World> {
@@ -50,7 +54,7 @@ describe('the election, model-checked', () => {
     expect(r.depth).toBe(depth);
   });
 
-  it('the scopes reach a leader, a second term, a successor taking the lease, a hand-off, a late write and an heir leading from its read', () => {
+  it('the scopes reach a leader, a second term, a successor taking the lease, a hand-off, a late write, an heir leading from its read, an older copy and a cancelled leader stepping down', () => {
     if (reached.size === 0) for (const s of SCOPES) exploreNoting(s.cfg, s.depth, reached); // run alone (-t)
     expect([...reached].sort()).toEqual(Object.keys(GOALS).sort());
   });

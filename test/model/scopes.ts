@@ -12,5 +12,9 @@ export const SCOPES: { name: string; cfg: ModelConfig; depth: number }[] = [
   // its stamp arithmetic with clocks at either end of ±maxClockErrorMs and a jump, or its confirmation slow or lost
   { name: 'a hand-off from a held lease, clocks off by ±250 ms (maxClockErrorMs 250), one jump', cfg: { ...SMALL, start: 'held', maxClockErrorMs: 250, stampOffsetsMs: [-250, 250], faults: 0, workFailures: 1, clockJumps: 1 }, depth: 7 },
   { name: 'a hand-off from a held lease, one slow or lost request', cfg: { ...SMALL, start: 'held', stampOffsetsMs: [0], faults: 1, workFailures: 1 }, depth: 7 },
+  // eventually consistent reads answered with the row as it was up to 1 s before (any version since replaced), twice
+  { name: 'two electors, two reads answered with older copies of the row', cfg: { ...SMALL, stampOffsetsMs: [0], faults: 0, staleReads: 2 }, depth: 7 },
+  // run() cancelled: the leader leads on, hands over (or releases after stepping down), withdraws its candidacy, is gone
+  { name: "a cancelled leader's step-down from a held lease, one older copy, one slow or lost request", cfg: { ...SMALL, start: 'held', stampOffsetsMs: [0], faults: 1, cancels: 1, staleReads: 1 }, depth: 7 },
 ];
 
