@@ -11,7 +11,10 @@ import type { Protocol } from './election-model.js';
 import type { Landed, Row } from './lease-rows.js';
 
 export type ModelBug =
-  | Extract<PlantedBug, 'leaderIgnoresRenewDeadline' | 'renewalIgnoresAnswer' | 'expiryByHolderTimestamp' | 'electionKeepsToken' | 'releaseWithoutTermCondition' | 'successorWithoutRevision' | 'renewalWithoutTokenCondition'>
+  | Extract<
+      PlantedBug,
+      'leaderIgnoresRenewDeadline' | 'renewalIgnoresAnswer' | 'expiryByHolderTimestamp' | 'electionKeepsToken' | 'releaseWithoutTermCondition' | 'successorWithoutRevision' | 'renewalWithoutTokenCondition' | 'coordinatorIgnoresSession' | 'followerIgnoresSession'
+    >
   /** The heir of a hand-over anchors the term it leads from its read at the read's end, not at the hand-over's stamp (lib/sdk/step.ts leadFromRead). */
   | 'heirAnchorsAtRead';
 
@@ -87,6 +90,12 @@ export function planted(bug: ModelBug, p: Protocol): Protocol {
           return p.leadFromRead({ ...r, lease: { ...l, renewTime: at, acquireTime: at } });
         },
       };
+    case 'coordinatorIgnoresSession':
+      // the coordinator judges a session-held lease by the lease's own stamp (it reads no session row)
+      return { ...p, coordinatorView: (lease) => lease };
+    case 'followerIgnoresSession':
+      // the lock's session reads, and its query for the holder's own process's row, find no row
+      return { ...p, sessionRows: (rows, by) => (by === 'elector' ? [] : p.sessionRows(rows, by)) };
     case 'renewalWithoutTokenCondition':
       // a renewal of whatever the row holds, answered with the row as it is then
       return {

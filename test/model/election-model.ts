@@ -43,11 +43,25 @@
  *   elector leads a confirmed term naming the second successor, as an election leaves it, so a
  *   hand-off (the leader's work failing) and what the heir does with it are a few steps away.
  *
- * Not modelled: sessions (no lease is held on one: no 'readSession' effect is ever asked for), the
- * push path's health (pushLive false), faults on the candidates table (its writes and reads land at
- * once), a deleted lease row.
+ * - sessions (`sessions`): each elector's process on a Session of its own, its instance naming the
+ *   process; a leader moves its term onto its live session by a renewal naming it, then renews the
+ *   session instead (the 'sessionRenewed' event) and reads its lease; the session renews at any
+ *   moment (answered within the unit, or its answer lost within the fault budget) or ends
+ *   (`sessionEnds`: 'sessionEnded'), and a next session's row is started after; followers read the
+ *   session row a lease names, and their holder's process's rows, answered with the rows as they
+ *   are; the coordinator judges a session-held lease by the later of its stamp and the session's
+ *   (reconcileOnce's effectiveLease).
+ *
+ * Not modelled: the push path's health (pushLive false), faults on the candidates table (its writes
+ * and reads land at once), a deleted lease row; of sessions, the SessionReader's sharing of an
+ * earlier read among a process's electors, older copies of a session row, a session row changed by
+ * anyone but its owner (a peer's `session` redirect, the functions' `endedTerms` marks), and a
+ * renewal answered after time passed; more than one elector per process.
  */
 import type { Candidate } from '../../lib/schemas/candidate.js';
+import type { IdentityLease } from '../../lib/schemas/identity.js';
+import { instanceOnSession } from '../../lib/schemas/instance.js';
+import { effectiveLease, sessionStampAt, type SessionStamp } from '../../lib/election/vacancy.js';
 import { ElectionConfigSchema, type ElectionConfig, type ElectionConfigInput } from '../../lib/schemas/config.js';
 import { acquisition } from '../../lib/sdk/lock.js';
 import type { Lease } from '../../lib/schemas/lease.js';
@@ -102,9 +116,13 @@ export interface Protocol {
   readonly plan: typeof plan;
   /** The lease row's conditional writes (the lock's). */
   readonly rows: LeaseRows;
+  /** The session rows as a reader finds them: the lock's session reads (`by: 'elector'`: the row named, and a process's rows for its query) and the coordinator's. */
+  readonly sessionRows: (rows: readonly IdentityLease[], by: 'elector' | 'coordinator') => readonly IdentityLease[];
+  /** What the coordinator judges a lease by, given the session row it read after it (reconcileOnce: effectiveLease). */
+  readonly coordinatorView: (lease: Lease, session: SessionStamp | undefined, now: number) => Lease;
 }
 
-export const realProtocol: Protocol = { decideFollower: (v) => decideFollower(v), decideLeader, leadFromRead, decideCoordinator: decideWithSuccession, plan, rows: leaseRows };
+export const realProtocol: Protocol = { decideFollower: (v) => decideFollower(v), decideLeader, leadFromRead, decideCoordinator: decideWithSuccession, plan, rows: leaseRows, sessionRows: (rows) => rows, coordinatorView: effectiveLease };
 
 export interface ModelConfig {
   readonly electors: number;
@@ -135,6 +153,10 @@ export interface ModelConfig {
   readonly staleReads?: number;
   /** run() cancelled, in all: an elector steps down as LeaderElector.takePart's `finally` does (see `Cancel`). */
   readonly cancels?: number;
+  /** Every elector's process on a Session (see `ElectorSession`): its terms move onto it, and followers and the coordinator judge them by its row. */
+  readonly sessions?: boolean;
+  /** Sessions ended, in all (a Session ends when its renewals fail past its own deadline; here at any moment). */
+  readonly sessionEnds?: number;
   /** How far back such a copy may be: a version replaced less than this many units ago (DynamoDB's copies lag by up to about a second; the simulator's by up to 1,000 ms). */
   readonly staleLagUnits?: number;
   /** Time passes by 1 to this many units in one transition (shorter traces; the same states). */
@@ -177,7 +199,7 @@ const T0 = 1_000_000;
 type Request =
   | { readonly kind: 'read'; readonly consistent: boolean }
   | { readonly kind: 'write'; readonly read: RowRead; readonly patch: RowPatch<Lease> }
-  | { readonly kind: 'renew'; readonly term: Term; readonly renewTime: number; readonly seconds: number }
+  | { readonly kind: 'renew'; readonly term: Term; readonly renewTime: number; readonly seconds: number; readonly session?: string | null }
   | { readonly kind: 'handOver'; readonly term: Term; readonly heir: Heir; readonly now: number; readonly firstTermSeconds: number; readonly leaseTransitions: number; readonly second: SecondSuccessor }
   | { readonly kind: 'release'; readonly term: Term; readonly now: number }
   | { readonly kind: 'endChanged'; readonly termToken: number; readonly lastHolder: string; readonly now: number }
@@ -225,9 +247,23 @@ type Cancel =
   | { readonly phase: 'steppingDown' }
   | { readonly phase: 'down' | 'releasing' | 'gone'; readonly led: { readonly term: Term; readonly handed: boolean } | undefined };
 
+/**
+ * The process's Session (lib/sdk/session.ts), as its electors see it: the live session's name, or
+ * null once it ended and before the next one starts (Moment.session: a write then takes a term off
+ * its session). `gen` numbers the process's sessions, each a row of its own (`World.sessionRows`).
+ */
+interface ElectorSession {
+  readonly name: string | null;
+  readonly gen: number;
+}
+
 export interface Elector {
   readonly name: string;
   readonly instance: string;
+  /** Its process (`p1`…): on a Session, the instance names it (instanceOnSession), and the session rows carry it. */
+  readonly process: string;
+  /** Its process's Session, if `sessions`. */
+  readonly session?: ElectorSession;
   readonly stampOffset: number;
   readonly wallOffset: number;
   /** Its StampClock's jumps so far (Moment.jumps), and answers still to come before it is trusted again after the last. */
@@ -263,7 +299,11 @@ export interface World {
   readonly wakes: readonly WakeMsg[];
   /** The row's versions an eventually consistent read may still return, oldest first: each with the unit it was replaced in (kept only while `budget.staleReads` lasts). */
   readonly history: readonly { readonly row: Row; readonly until: number }[];
-  readonly budget: { readonly faults: number; readonly jumps: number; readonly workFailures: number; readonly tokenMoves: number; readonly staleReads: number; readonly cancels: number };
+  /** The session rows of the identities table (every session each process started; only its owner writes one). */
+  readonly sessionRows: readonly IdentityLease[];
+  /** A term held on a session ended by another's take (a goal: what the followers' session reads are for). */
+  readonly takenFromSession?: true;
+  readonly budget: { readonly faults: number; readonly jumps: number; readonly workFailures: number; readonly tokenMoves: number; readonly staleReads: number; readonly cancels: number; readonly sessionEnds: number };
   /** Reads answered with an older copy so far (a goal's count: the budget's spending, so not in the key twice). */
   readonly copies: number;
   /** The last term begun (the history checker's token rule). */
@@ -310,7 +350,7 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
     clock: e.unconfirmed > 0 ? { ok: false, reason: 'jumped', jumpMs: 2 * cfg.maxClockErrorMs } : { ok: true, errorMs: Math.abs(e.stampOffset) },
     offset: e.stampOffset,
     jumps: e.jumps,
-    session: undefined,
+    session: e.session ? e.session.name : undefined,
     pushLive: false,
   });
 
@@ -324,7 +364,8 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
     const after = row?.fencingToken ?? -1;
     // the version replaced stays readable as a copy for a while (an eventually consistent read), while copies may still be answered
     const history = w.budget.staleReads > 0 && row !== w.row ? [...w.history, { row: w.row, until: w.t }] : w.history;
-    const next = { ...w, row, history };
+    const taken = w.row?.session !== undefined && w.row.holderIdentity !== undefined && row?.holderInstance !== undefined && row.holderInstance !== w.row.holderInstance;
+    const next: World = { ...w, row, history, ...(taken ? { takenFromSession: true as const } : {}) };
     return after < before ? broke(next, `the lease's fencing token went back from ${before} to ${after}`) : next;
   }
   /** LeaseCandidate.renew: an acknowledgement (the candidate row's renewTime, and the ping copied). Immediate: the candidates table is not faulted. */
@@ -348,7 +389,7 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
       case 'write':
         return proto.rows.write(row, req.read, req.patch, LEASE);
       case 'renew':
-        return proto.rows.renewTerm(row, req.term, req.renewTime, req.seconds);
+        return proto.rows.renewTerm(row, req.term, req.renewTime, req.seconds, req.session);
       case 'handOver':
         return proto.rows.handOver(row, req.term, req.heir, req.now, req.firstTermSeconds, req.leaseTransitions, req.second);
       case 'release':
@@ -398,8 +439,14 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
       case 'readLease':
         return { w, req: { kind: 'read', consistent: f.consistent }, then: { kind: 'leaseRead' } };
       case 'readSession':
-      case 'readProcessSession':
-        throw new Error('the model holds no lease on a session: a session read was asked for');
+        // (answered with the row as it is: the SessionReader's sharing of an earlier read, and older copies, are not modelled)
+        return { w, next: { kind: 'sessionRead', read: { row: proto.sessionRows(w.sessionRows, 'elector').find((r) => r.name === f.name), sentAt: mono(w), ...(f.consistent ? {} : { consistent: false }) } } };
+      case 'readProcessSession': {
+        // LeaseLock.processSession: the freshest row of that process, by a consistent query
+        const rows = proto.sessionRows(w.sessionRows, 'elector').filter((r) => r.process === f.process);
+        const row = rows.reduce<IdentityLease | undefined>((a, r) => (a === undefined || r.renewTime > a.renewTime ? r : a), undefined);
+        return { w, next: { kind: 'processSessionRead', read: { row, sentAt: mono(w) } } };
+      }
       case 'readCandidates':
         throw new Error('the model never deletes a lease row: a take of a row gone was asked for');
       case 'renewCandidate':
@@ -407,11 +454,12 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
       case 'reportVacancy':
         return { w, req: { kind: 'write', read: f.read, patch: { set: { vacancyReport: { by: e.name, at: now, observedRevision: f.read.revision } } } }, then: { kind: 'reported' } };
       case 'confirm':
-        return { w, req: { kind: 'renew', term: f.term, renewTime: now, seconds: leaseSeconds }, then: { kind: 'confirmed' } };
+        // LeaderElector.carry: onto the live session, or leaving `session` as it is
+        return { w, req: { kind: 'renew', term: f.term, renewTime: now, seconds: leaseSeconds, session: e.session?.name ?? undefined }, then: { kind: 'confirmed' } };
       case 'endChanged':
         return { w, req: endRequest(w, e, f.term), then: { kind: 'endChanged' } };
       case 'acquire':
-        return { w, req: { kind: 'write', read: f.read, patch: acquisition(f.read.item, { identity: e.name, instance: e.instance, now, leaseDurationSeconds: leaseSeconds, electedBy: f.electedBy }) }, then: { kind: 'acquired' } };
+        return { w, req: { kind: 'write', read: f.read, patch: acquisition(f.read.item, { identity: e.name, instance: e.instance, now, leaseDurationSeconds: leaseSeconds, electedBy: f.electedBy, session: e.session?.name }) }, then: { kind: 'acquired' } };
       case 'release':
         return { w, req: releaseRequest(w, e, f.term), then: { kind: 'released' } };
       case 'claim':
@@ -432,7 +480,7 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
         // void: in flight beside whatever the loop does next
         return { w: { ...w, orphans: [...w.orphans, { req: endRequest(w, e, f.term), by: i }] } };
       case 'renew':
-        return { w, req: { kind: 'renew', term: f.term, renewTime: now, seconds: leaseSeconds }, then: lease(f.rest, 'failed') };
+        return { w, req: { kind: 'renew', term: f.term, renewTime: now, seconds: leaseSeconds, session: f.session }, then: lease(f.rest, 'failed') };
       case 'look':
         return { w, req: { kind: 'read', consistent: f.consistent }, then: lease(f.rest, f.reportFault ? 'failed' : 'throw') };
       case 'readHeir': {
@@ -582,6 +630,7 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
       if (l && w.budget.workFailures > 0)
         yield { label: `${e.name}'s work fails`, state: feed({ ...w, budget: { ...w.budget, workFailures: w.budget.workFailures - 1 } }, i, { kind: 'workFailed', no: l.no, token: l.term.fencingToken, cause: 'planned' }, false) };
       if (w.budget.jumps > 0 && !e.cancel) for (const o of cfg.stampOffsetsMs) if (o !== e.stampOffset) yield { label: `${e.name}'s stamp clock jumps to ${o >= 0 ? '+' : ''}${o} ms`, state: jump(w, i, o) };
+      if (e.session && e.cancel?.phase !== 'gone') yield* sessionSteps(w, i);
     }
     for (let k = 0; k < w.orphans.length; k++) {
       const o = w.orphans[k]!;
@@ -601,7 +650,10 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
       yield { label: `the coordinator's write is lost`, state: { ...w, coordinator: undefined } };
     } else {
       const now = w.t * U + cfg.coordinatorOffsetMs;
-      const d: Decision = proto.decideCoordinator(LEASE, w.row, w.candidates, now, election);
+      // reconcileOnce: a lease held on a session is judged by the later of its own stamp and the session row's (read after the lease)
+      const r = w.row;
+      const effective = r?.holderIdentity !== undefined && r.session !== undefined ? proto.coordinatorView(r, sessionStampAt(proto.sessionRows(w.sessionRows, 'coordinator').find((x) => x.name === r.session), now, now), now) : r;
+      const d: Decision = proto.decideCoordinator(LEASE, effective, w.candidates, now, election);
       if (!isNoop(d)) {
         const p = proto.plan(d, w.row, now, election);
         let after: World = w;
@@ -644,6 +696,29 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
         yield { label: `${e.name} withdraws its candidacy and releases term ${led.term.fencingToken}`, state: sent };
       }
     }
+  }
+
+  /**
+   * The process's Session (lib/sdk/session.ts), at any moment: its renewal (answered within the unit,
+   * its electors told 'sessionRenewed'; or, within the fault budget, landed with its answer lost); its
+   * end (`sessionEnds`: 'sessionEnded', as when its renewals failed past its deadline); and, once
+   * ended, the next session's row written. Its renewals are conditioned on the row as its owner left
+   * it, which only its owner writes here, so each lands.
+   */
+  function* sessionSteps(w: World, i: number): Generator<Transition<World>> {
+    const e = w.electors[i]!;
+    const s = e.session!;
+    if (s.name === null) {
+      const name = `${e.process}-s${s.gen + 1}`;
+      const row = sessionRow(name, e.process, stamp(w, e));
+      yield { label: `${e.process} starts session ${name}`, state: patchElector({ ...w, sessionRows: [...w.sessionRows, row] }, i, { session: { name, gen: s.gen + 1 } }) };
+      return;
+    }
+    const name = s.name;
+    const renewed: World = { ...w, sessionRows: w.sessionRows.map((r) => (r.name === name ? { ...r, renewTime: stamp(w, e), revision: r.revision + 1 } : r)) };
+    yield { label: `${e.process}'s session ${name} renews`, state: feed(renewed, i, { kind: 'sessionRenewed', name, sentAt: mono(w), ended: {} }, false) };
+    if (w.budget.faults > 0) yield { label: `${e.process}'s session ${name} renews, its answer lost`, state: spend(renewed) };
+    if (w.budget.sessionEnds > 0) yield { label: `${e.process}'s session ${name} ends`, state: feed(patchElector({ ...w, budget: { ...w.budget, sessionEnds: w.budget.sessionEnds - 1 } }, i, { session: { ...s, name: null } }), i, { kind: 'sessionEnded', name }, false) };
   }
 
   /** The coordinator's lease write lands (conditioned on the revision it read); then the pings it took back. */
@@ -695,7 +770,19 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
   const combos = (k: number, of: readonly number[]): number[][] => (k === 0 ? [[]] : combos(k - 1, of).flatMap((c) => of.map((o) => [...c, o])));
   for (const stamps of combos(cfg.electors, cfg.stampOffsetsMs))
     for (const walls of combos(cfg.electors, cfg.wallOffsetsMs)) {
-      const electors: Elector[] = names.map((name, i) => ({ name, instance: `${name}#1`, stampOffset: stamps[i]!, wallOffset: walls[i]!, jumps: 0, unconfirmed: 0, state: START, background: [] }));
+      const electors: Elector[] = names.map((name, i) => ({
+        name,
+        process: `p${i + 1}`,
+        instance: cfg.sessions ? instanceOnSession(name, '1', `p${i + 1}`) : `${name}#1`,
+        ...(cfg.sessions ? { session: { name: `p${i + 1}-s1`, gen: 1 } } : {}),
+        stampOffset: stamps[i]!,
+        wallOffset: walls[i]!,
+        jumps: 0,
+        unconfirmed: 0,
+        state: START,
+        background: [],
+      }));
+      const sessionRows = cfg.sessions ? electors.map((e) => sessionRow(e.session!.name!, e.process, T0 * U + e.stampOffset)) : [];
       const candidates: Candidate[] = electors.map((e, i) => ({
         leaseName: LEASE,
         name: e.name,
@@ -707,7 +794,7 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
         identity: e.instance,
         revision: 1,
       }));
-      const w: World = { t: T0, row: undefined, candidates, electors, orphans: [], wakes: [], history: [], copies: 0, budget: { faults: cfg.faults, jumps: cfg.clockJumps, workFailures: cfg.workFailures, tokenMoves: cfg.tokenMoves, staleReads: cfg.staleReads ?? 0, cancels: cfg.cancels ?? 0 } };
+      const w: World = { t: T0, row: undefined, candidates, electors, orphans: [], wakes: [], history: [], copies: 0, sessionRows, budget: { faults: cfg.faults, jumps: cfg.clockJumps, workFailures: cfg.workFailures, tokenMoves: cfg.tokenMoves, staleReads: cfg.staleReads ?? 0, cancels: cfg.cancels ?? 0, sessionEnds: cfg.sessionEnds ?? 0 } };
       init.push(cfg.start === 'held' ? held(w) : w);
     }
 
@@ -741,7 +828,7 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
     return { ...w, row, lastStarted: { instance: a.instance, token } };
   }
 
-  return { init, next, check, key: (w) => canonicalKey(w, U) };
+  return { init, next, check, key: (w) => canonicalKey(w, U, cfg.sessions === true) };
 }
 
 /** What a request is, for a trace. */
@@ -765,6 +852,11 @@ function what(op: Op): string {
 }
 
 const shown = (l: Lease | undefined) => (l ? `holder ${l.holderIdentity}, token ${l.fencingToken}` : 'no row');
+
+/** A session row as a Session writes it when it starts (lib/sdk/session.ts): its process's, stamped `at`. */
+function sessionRow(name: string, process: string, at: number): IdentityLease {
+  return { component: 'conclave-session', name, holderIdentity: process, hostname: 'model', leaseDurationSeconds: 2, acquireTime: at, renewTime: at, revision: 1, process };
+}
 
 function withoutPing(c: Candidate): Candidate {
   const { pingTime: _, ...rest } = c;
@@ -790,13 +882,15 @@ function describe(d: Decision): string {
 
 /**
  * The fields of the follower's record (lib/sdk/step.ts FollowerState) that only time reads or
- * feed callbacks and counters — read by followerDelay, pollPlan's session-only read, RenewalPhase,
- * onNewLeader and stats, none of which the model runs or lets decide (it explores every timing, and
- * no lease is held on a session) — and `pending`, which is inert between steps (the next poll
- * replaces it). `lastRaw` is also read when a consistent read finds the row gone (vanishedUnder),
- * which no read does here once a row exists: the model deletes no row (an older copy from before
- * the row was created is never a consistent read's answer). Left out of the key: two states that
- * differ only in these behave alike.
+ * feed callbacks and counters — read by followerDelay, pollPlan's session-only read (only with the
+ * push path live, never here), RenewalPhase, the session reads' sharing, onNewLeader and stats,
+ * none of which the model runs or lets decide (it explores every timing) — and `pending`, which is
+ * inert between steps (the next poll replaces it). `lastRaw` is also read when a consistent read
+ * finds the row gone (vanishedUnder), which no read does here once a row exists: the model deletes
+ * no row (an older copy from before the row was created is never a consistent read's answer).
+ * `lastRead` is also read when a copy of a session row is judged (notOlder): it is in the key when
+ * the electors are on sessions. Left out of the key: two states that differ only in these behave
+ * alike.
  */
 const FOLLOWER_TIMING = new Set<keyof State>(['lastRaw', 'lastRead', 'leaseReadAt', 'previousReadSentAt', 'settlingSince', 'misses', 'viewedSession', 'wakeAt', 'lastLeader', 'preventions', 'pending', 'lead']);
 /** …and the fields every decision may read: in the key. */
@@ -817,7 +911,7 @@ const LEADER_KEYED: readonly (keyof Lead)[] = ['term', 'renewedAt', 'lease', 'se
  * revisions, names and versions: fixed per elector; the timing fields above) are left out. Object
  * fields are written in sorted order: rows built by different writes list them in different orders.
  */
-export function canonicalKey(w: World, unitMs: number): string {
+export function canonicalKey(w: World, unitMs: number, sessions = false): string {
   const c: Shift = { now: w.t * unitMs, rev: w.row?.revision ?? 0 };
   let out = enc(w.row);
   for (const x of w.candidates) out += `\n${T(c, x.renewTime)}/${T(c, x.pingTime)}/${T(c, x.ackedPingTime)}`;
@@ -825,6 +919,7 @@ export function canonicalKey(w: World, unitMs: number): string {
     out += `\n${e.stampOffset};${e.wallOffset};${e.jumps};${e.unconfirmed};`;
     const f = e.state as unknown as Record<string, unknown>;
     for (const k of FOLLOWER_KEYED) out += `${enc(f[k], k)};`;
+    if (sessions) out += `${enc(f['lastRead'])};`;
     // the follower's pending poll matters while a request of the loop is in flight (else the next poll replaces it)
     if (e.busy) out += `${enc(e.state.pending)};${enc(e.busy)}`;
     for (const o of e.background) out += `+${enc(o)}`;
@@ -835,14 +930,17 @@ export function canonicalKey(w: World, unitMs: number): string {
     }
     if (e.deadline) out += `|D${T(c, e.deadline.at)}/${e.deadline.no}`;
     if (e.cancel) out += `|X${enc(e.cancel)}`;
+    if (e.session) out += `|S${e.session.name ?? '-'}`;
   }
   const co = w.coordinator;
   if (co) out += `\nC${enc(co)}`;
   for (const o of w.orphans) out += `\n&${enc(o)}`;
   for (const m of w.wakes) out += `\n~${m.to}/${R(c, m.revision)}`;
   for (const h of w.history) out += `\nH${enc(h.row)}@${h.until - w.t}`;
+  for (const r of w.sessionRows) out += `\nS${r.name}/${T(c, r.renewTime)}`;
+  if (w.takenFromSession) out += '\nT';
   const b = w.budget;
-  out += `\n${b.faults}/${b.jumps}/${b.workFailures}/${b.tokenMoves}/${b.staleReads}/${b.cancels}`;
+  out += `\n${b.faults}/${b.jumps}/${b.workFailures}/${b.tokenMoves}/${b.staleReads}/${b.cancels}/${b.sessionEnds}`;
   if (w.lastStarted) out += `\n${w.lastStarted.instance}/${K(c, w.lastStarted.token)}`;
   return shifted(c, out);
 }

@@ -31,8 +31,12 @@ export interface Landed {
 export interface LeaseRows {
   /** ItemStore.write through LeaseStore.write: conditioned on the revision read; keeps `termToken` the copy of the term's token. */
   write(row: Row, read: RowRead, patch: RowPatch<Lease>, name: string): Landed;
-  /** LeaseStore.renewTerm: conditioned on `termToken` and on moving `renewTime` forward (once more just after the row's stamp); flips `renewalMark`. */
-  renewTerm(row: Row, term: Term, renewTime: number, leaseDurationSeconds: number): Landed;
+  /**
+   * LeaseStore.renewTerm: conditioned on `termToken` and on moving `renewTime` forward (once more
+   * just after the row's stamp); `session` puts the term on that session, null takes it off one, and
+   * only a renewal that leaves it (undefined) flips `renewalMark`.
+   */
+  renewTerm(row: Row, term: Term, renewTime: number, leaseDurationSeconds: number, session?: string | null): Landed;
   /** LeaseStore.handOver: conditioned on the giver's term and on the lease naming that heir. */
   handOver(row: Row, term: Term, heir: Heir, now: number, firstTermSeconds: number, leaseTransitions: number, second: SecondSuccessor): Landed;
   /** LeaseStore.releaseTerm: conditioned on the term. */
@@ -71,11 +75,12 @@ export const leaseRows: LeaseRows = {
     const written = applied(row, { ...set, name }, [...removed]);
     return { row: written, answer: written };
   },
-  renewTerm(row, term, renewTime, leaseDurationSeconds) {
+  renewTerm(row, term, renewTime, leaseDurationSeconds, session) {
     for (let stamp = renewTime, attempt = 1; ; attempt++) {
       if (row?.termToken === term.fencingToken && (row.renewTime === undefined || row.renewTime < stamp)) {
-        // (no session in the model: each renewal flips renewalMark, which the lease stream's filter drops)
-        const written = applied(row, { renewTime: stamp, leaseDurationSeconds, renewalMark: row.renewalMark === 1 ? 2 : 1 }, ['vacancyReport']);
+        // a write that names `session` does not flip the mark (the lease stream sees every change of it)
+        const mark = session === undefined ? { renewalMark: row.renewalMark === 1 ? 2 : 1 } : {};
+        const written = applied(row, { renewTime: stamp, leaseDurationSeconds, ...mark, ...(session ? { session } : {}) }, ['vacancyReport', ...(session === null ? ['session'] : [])]);
         return { row: written, answer: written };
       }
       const later = row?.termToken === term.fencingToken && row.renewTime !== undefined && row.renewTime >= stamp ? row.renewTime + 1 : undefined;
@@ -131,7 +136,7 @@ export function memoryTableRows(): LeaseRows {
   };
   return {
     write: (row, read, patch) => on(row, (t) => t.write({ key: { name }, item: read.item, revision: read.revision }, patch)),
-    renewTerm: (row, term, now, leaseDurationSeconds) => on(row, (t) => t.lock(name).renew(term, { now, leaseDurationSeconds })),
+    renewTerm: (row, term, now, leaseDurationSeconds, session) => on(row, (t) => t.lock(name).renew(term, { now, leaseDurationSeconds, session })),
     handOver: (row, term, heir, now, firstTermSeconds, leaseTransitions, second) => on(row, (t) => t.lock(name).handOver(term, { heir, now, firstTermSeconds, leaseTransitions, second })),
     releaseTerm: (row, term, now) => on(row, (t) => t.lock(name).release(term, now)),
     endChangedTerm: (row, termToken, lastHolder, now) => on(row, (t) => t.lock(name).endChanged({ holderIdentity: lastHolder, fencingToken: termToken }, now)),

@@ -16,5 +16,10 @@ export const SCOPES: { name: string; cfg: ModelConfig; depth: number }[] = [
   { name: 'two electors, two reads answered with older copies of the row', cfg: { ...SMALL, stampOffsetsMs: [0], faults: 0, staleReads: 2 }, depth: 7 },
   // run() cancelled: the leader leads on, hands over (or releases after stepping down), withdraws its candidacy, is gone
   { name: "a cancelled leader's step-down from a held lease, one older copy, one slow or lost request", cfg: { ...SMALL, start: 'held', stampOffsetsMs: [0], faults: 1, cancels: 1, staleReads: 1 }, depth: 7 },
+  // every process on a Session: the leader moves its term onto its session and renews the session instead; followers and the
+  // coordinator judge the term by the session's row; a session ends (its leader takes the term off it, or onto the next one)
+  { name: 'a held lease on sessions, one session ending', cfg: { ...SMALL, start: 'held', stampOffsetsMs: [0], faults: 0, sessions: true, sessionEnds: 1, maxTickUnits: 3 }, depth: 8 },
+  { name: 'a held lease on sessions, clocks off by ±250 ms (maxClockErrorMs 250), one jump, one session ending', cfg: { ...SMALL, start: 'held', maxClockErrorMs: 250, stampOffsetsMs: [-250, 250], faults: 0, sessions: true, sessionEnds: 1, clockJumps: 1, maxTickUnits: 3 }, depth: 7 },
+  { name: 'two electors on sessions, one slow or lost request (a session renewal answered or not), one session ending', cfg: { ...SMALL, stampOffsetsMs: [0], faults: 1, sessions: true, sessionEnds: 1 }, depth: 6 },
 ];
 
