@@ -50,13 +50,14 @@
  *   (`sessionEnds`: 'sessionEnded'), and a next session's row is started after; followers read the
  *   session row a lease names, and their holder's process's rows, answered with the rows as they
  *   are; the coordinator judges a session-held lease by the later of its stamp and the session's
- *   (reconcileOnce's effectiveLease).
+ *   (reconcileOnce's effectiveLease); a peer may rewrite the lease's `session` (`sessionRedirects`,
+ *   as the simulator's `sessionRedirect`: to its own session, or to one that does not exist);
  *
  * Not modelled: the push path's health (pushLive false), faults on the candidates table (its writes
  * and reads land at once), a deleted lease row; of sessions, the SessionReader's sharing of an
  * earlier read among a process's electors, older copies of a session row, a session row changed by
- * anyone but its owner (a peer's `session` redirect, the functions' `endedTerms` marks), and a
- * renewal answered after time passed; more than one elector per process.
+ * anyone but its owner (the functions' `endedTerms` marks), and a renewal answered after time
+ * passed; more than one elector per process.
  */
 import type { Candidate } from '../../lib/schemas/candidate.js';
 import type { IdentityLease } from '../../lib/schemas/identity.js';
@@ -157,6 +158,8 @@ export interface ModelConfig {
   readonly sessions?: boolean;
   /** Sessions ended, in all (a Session ends when its renewals fail past its own deadline; here at any moment). */
   readonly sessionEnds?: number;
+  /** A peer of the lease rewriting its `session` (issue 36: a same-lease worker's write the holder did not make), in all: to the peer's own session, or to one that does not exist. */
+  readonly sessionRedirects?: number;
   /** How far back such a copy may be: a version replaced less than this many units ago (DynamoDB's copies lag by up to about a second; the simulator's by up to 1,000 ms). */
   readonly staleLagUnits?: number;
   /** Time passes by 1 to this many units in one transition (shorter traces; the same states). */
@@ -303,7 +306,7 @@ export interface World {
   readonly sessionRows: readonly IdentityLease[];
   /** A term held on a session ended by another's take (a goal: what the followers' session reads are for). */
   readonly takenFromSession?: true;
-  readonly budget: { readonly faults: number; readonly jumps: number; readonly workFailures: number; readonly tokenMoves: number; readonly staleReads: number; readonly cancels: number; readonly sessionEnds: number };
+  readonly budget: { readonly faults: number; readonly jumps: number; readonly workFailures: number; readonly tokenMoves: number; readonly staleReads: number; readonly cancels: number; readonly sessionEnds: number; readonly sessionRedirects: number };
   /** Reads answered with an older copy so far (a goal's count: the budget's spending, so not in the key twice). */
   readonly copies: number;
   /** The last term begun (the history checker's token rule). */
@@ -663,6 +666,15 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
         if (after.coordinator && faults) yield { label: `the coordinator decides ${describe(d)} (its write slow)`, state: spend(after) };
       }
     }
+    // a peer rewrites the lease's `session` (sim/faults.ts redirectSession: SET session, ADD revision, if the row exists)
+    if (w.row !== undefined && w.budget.sessionRedirects > 0)
+      for (const e of w.electors) {
+        const own = e.session?.name;
+        for (const to of own ? [own, 'no-such-session'] : ['no-such-session']) {
+          const row = { ...w.row, session: to, revision: w.row.revision + 1 };
+          yield { label: `${e.name} rewrites the lease's session to ${to}`, state: setRow({ ...w, budget: { ...w.budget, sessionRedirects: w.budget.sessionRedirects - 1 } }, row) };
+        }
+      }
     if (w.row?.holderIdentity !== undefined && w.budget.tokenMoves > 0)
       yield { label: `an operator moves the fencing token under ${w.row.holderIdentity}`, state: setRow({ ...w, budget: { ...w.budget, tokenMoves: w.budget.tokenMoves - 1 } }, { ...w.row, fencingToken: w.row.fencingToken + 1, revision: w.row.revision + 1 }) };
     // time waits for every request that is not slow: those land within the unit they were sent in
@@ -794,7 +806,7 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
         identity: e.instance,
         revision: 1,
       }));
-      const w: World = { t: T0, row: undefined, candidates, electors, orphans: [], wakes: [], history: [], copies: 0, sessionRows, budget: { faults: cfg.faults, jumps: cfg.clockJumps, workFailures: cfg.workFailures, tokenMoves: cfg.tokenMoves, staleReads: cfg.staleReads ?? 0, cancels: cfg.cancels ?? 0, sessionEnds: cfg.sessionEnds ?? 0 } };
+      const w: World = { t: T0, row: undefined, candidates, electors, orphans: [], wakes: [], history: [], copies: 0, sessionRows, budget: { faults: cfg.faults, jumps: cfg.clockJumps, workFailures: cfg.workFailures, tokenMoves: cfg.tokenMoves, staleReads: cfg.staleReads ?? 0, cancels: cfg.cancels ?? 0, sessionEnds: cfg.sessionEnds ?? 0, sessionRedirects: cfg.sessionRedirects ?? 0 } };
       init.push(cfg.start === 'held' ? held(w) : w);
     }
 
@@ -940,7 +952,7 @@ export function canonicalKey(w: World, unitMs: number, sessions = false): string
   for (const r of w.sessionRows) out += `\nS${r.name}/${T(c, r.renewTime)}`;
   if (w.takenFromSession) out += '\nT';
   const b = w.budget;
-  out += `\n${b.faults}/${b.jumps}/${b.workFailures}/${b.tokenMoves}/${b.staleReads}/${b.cancels}/${b.sessionEnds}`;
+  out += `\n${b.faults}/${b.jumps}/${b.workFailures}/${b.tokenMoves}/${b.staleReads}/${b.cancels}/${b.sessionEnds}/${b.sessionRedirects}`;
   if (w.lastStarted) out += `\n${w.lastStarted.instance}/${K(c, w.lastStarted.token)}`;
   return shifted(c, out);
 }

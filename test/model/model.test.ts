@@ -12,6 +12,7 @@ import { electionSpec, realProtocol, SMALL, type ModelConfig, type World } from 
 import { SCOPES } from './scopes.js';
 import { memoryTableRows } from './lease-rows.js';
 import { planted, type ModelBug } from './bugs.js';
+import { processOf } from '../../lib/schemas/instance.js';
 
 /** What the scopes must reach, each in some scope: else the invariants held over too little. */
 const GOALS: Record<string, (w: World) => boolean> = {
@@ -30,6 +31,7 @@ const GOALS: Record<string, (w: World) => boolean> = {
   'a session ended under its leader': (w) => w.electors.some((e) => e.session?.name === null && e.state.lead !== undefined),
   'a term moved onto the next session after one ended': (w) => w.electors.some((e) => e.session !== undefined && e.session.gen > 1 && e.session.name !== null && e.state.lead?.session === e.session.name),
   'a term held on a session taken by another once the session stopped': (w) => w.takenFromSession === true,
+  "a lease's session rewritten by a peer under its holder": (w) => w.row?.session !== undefined && w.row.holderInstance !== undefined && !w.row.session.startsWith(`${processOf(w.row.holderInstance)}-`),
 };
 
 function exploreNoting(cfg: ModelConfig, depth: number, reached: Set<string>): Exploration<World> {
@@ -61,7 +63,7 @@ describe('the election, model-checked', () => {
     expect(r.depth).toBe(depth);
   });
 
-  it('the scopes reach a leader, a second term, a successor taking the lease, a hand-off, a late write, an heir leading from its read, an older copy, a cancelled leader stepping down and terms on sessions', () => {
+  it("the scopes reach a leader, a second term, a successor taking the lease, a hand-off, a late write, an heir leading from its read, an older copy, a cancelled leader stepping down, terms on sessions and a peer rewriting one", () => {
     for (const s of SCOPES) if (!explored.has(s.name)) exploreNoting(s.cfg, s.depth, reached); // those a -t filter left out
     expect([...reached].sort()).toEqual(Object.keys(GOALS).sort());
   });

@@ -21,5 +21,7 @@ export const SCOPES: { name: string; cfg: ModelConfig; depth: number }[] = [
   { name: 'a held lease on sessions, one session ending', cfg: { ...SMALL, start: 'held', stampOffsetsMs: [0], faults: 0, sessions: true, sessionEnds: 1, maxTickUnits: 3 }, depth: 8 },
   { name: 'a held lease on sessions, clocks off by ±250 ms (maxClockErrorMs 250), one jump, one session ending', cfg: { ...SMALL, start: 'held', maxClockErrorMs: 250, stampOffsetsMs: [-250, 250], faults: 0, sessions: true, sessionEnds: 1, clockJumps: 1, maxTickUnits: 3 }, depth: 7 },
   { name: 'two electors on sessions, one slow or lost request (a session renewal answered or not), one session ending', cfg: { ...SMALL, stampOffsetsMs: [0], faults: 1, sessions: true, sessionEnds: 1 }, depth: 6 },
+  // issue 36: a peer of the lease rewrites its `session` to its own session, or to one that does not exist
+  { name: "a held lease on sessions, a peer rewriting the lease's session", cfg: { ...SMALL, start: 'held', stampOffsetsMs: [0], faults: 0, sessions: true, sessionRedirects: 1, maxTickUnits: 3 }, depth: 7 },
 ];
 
