@@ -39,6 +39,8 @@
  *   at or after its time — then hands over, or steps down), then, as LeaderElector.takePart's
  *   `finally`, withdraws its candidacy (its candidate row deleted) and releases the term it led
  *   unless it handed it over; its wakes and clock jumps no longer reach it;
+ * - the mode (`mode`): Conclave's coordinated election, or client-go's NoCoordination, where no
+ *   coordinator runs and every elector takes a vacant lease itself;
  * - where it starts: no lease row yet (every candidate just registered), or `held` — the first
  *   elector leads a confirmed term naming the second successor, as an election leaves it, so a
  *   hand-off (the leader's work failing) and what the heir does with it are a few steps away.
@@ -137,6 +139,8 @@ export interface ModelConfig {
   readonly stampOffsetsMs: readonly number[];
   /** The electors' maxClockErrorMs: every stamp is within it of DynamoDB's (true) time. */
   readonly maxClockErrorMs: number;
+  /** client-go's mode without a coordinator (`NoCoordination`: every elector takes a vacant lease itself; no candidates, no successors), or Conclave's (the default). */
+  readonly mode?: 'coordinated' | 'NoCoordination';
   /** Where it starts: no lease row (`vacant`), or the first elector leading a confirmed term that names the second successor (`held`). */
   readonly start?: 'vacant' | 'held';
   /** The coordinator's clock's error. */
@@ -329,13 +333,13 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
     leaseName: LEASE,
     identity: e.name,
     instance: e.instance,
-    mode: 'coordinated',
+    mode: cfg.mode ?? 'coordinated',
     leaseDurationMs: cfg.leaseDurationMs,
     renewDeadlineMs: cfg.renewDeadlineMs,
     retryPeriodMs: cfg.retryPeriodMs,
     fallbackAfterMs: cfg.fallbackAfterMs,
     sessionFallbackMs: session,
-    candidate: true,
+    candidate: cfg.mode !== 'NoCoordination',
     decideFollower: (v) => proto.decideFollower(v, { wallNow: mono(w) + e.wallOffset }),
     leadFromRead: proto.leadFromRead,
     decideLeader: proto.decideLeader,
@@ -647,8 +651,10 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
       if (!w.electors[m.to]!.cancel) yield { label: `${w.electors[m.to]!.name} is woken (revision ${m.revision ?? '?'})`, state: feed(rest, m.to, { kind: 'wake', revision: m.revision }, false) };
       yield { label: `a wake to ${w.electors[m.to]!.name} is lost`, state: rest };
     }
-    // the coordinator (lib/coordinator/reconcile.ts reconcileOnce: read, decide, pings, then the lease write)
-    if (w.coordinator) {
+    // the coordinator (lib/coordinator/reconcile.ts reconcileOnce: read, decide, pings, then the lease write); none in NoCoordination
+    if (cfg.mode === 'NoCoordination') {
+      // (no coordinator runs)
+    } else if (w.coordinator) {
       yield { label: `the coordinator's write (slow) lands`, state: coordinatorLands(w) };
       yield { label: `the coordinator's write is lost`, state: { ...w, coordinator: undefined } };
     } else {
@@ -795,7 +801,8 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
         background: [],
       }));
       const sessionRows = cfg.sessions ? electors.map((e) => sessionRow(e.session!.name!, e.process, T0 * U + e.stampOffset)) : [];
-      const candidates: Candidate[] = electors.map((e, i) => ({
+      // (NoCoordination: no candidacy, so no candidate rows)
+      const candidates: Candidate[] = (cfg.mode === 'NoCoordination' ? [] : electors).map((e, i) => ({
         leaseName: LEASE,
         name: e.name,
         binaryVersion: cfg.versions[i] ?? '1.30.0',
