@@ -151,6 +151,12 @@ export function dynamoLeaseLock(name: string, leases: LeaseStore, candidates: Ca
   };
 }
 
+/** Whether `cur` is the row `read` read, as LeaseStore.write's condition has it: its revision, and its fencing token (a row deleted and written again starts its revisions anew). */
+function sameRow(cur: Lease | undefined, read: LeaseRead): boolean {
+  if (read.revision === 0) return cur === undefined;
+  return cur !== undefined && cur.revision === read.revision && (read.item === undefined || cur.fencingToken === read.item.fencingToken);
+}
+
 /** The fields that end a term (a release, an end of a changed term). */
 const TERM_ENDS = [...HOLDER_FIELDS, 'termToken', 'preferredHolder', 'vacancyReport'] as const;
 
@@ -175,7 +181,7 @@ export class MemoryLeaseTable {
       get: async () => this.read(name),
       acquire: async (read, record) => {
         const cur = this.leases.get(name);
-        if ((cur?.revision ?? 0) !== read.revision) return { refusedBy: cur?.holderIdentity };
+        if (!sameRow(cur, read)) return { refusedBy: cur?.holderIdentity };
         return { written: this.put(name, cur, keepTermToken(cur, record)) };
       },
       renew: async (term, r) => {
@@ -201,7 +207,7 @@ export class MemoryLeaseTable {
       },
       reportVacancy: async (read, by, at) => {
         const cur = this.leases.get(name);
-        return cur && cur.revision === read.revision ? this.put(name, cur, { set: { vacancyReport: { by, at, observedRevision: read.revision } } }) : undefined;
+        return cur && sameRow(cur, read) ? this.put(name, cur, { set: { vacancyReport: { by, at, observedRevision: read.revision } } }) : undefined;
       },
       candidate: async (c) => ({ item: this.candidates.get(`${name}/${c}`) }),
       candidates: async () => [...this.candidates.values()].filter((c) => c.leaseName === name),
@@ -219,7 +225,7 @@ export class MemoryLeaseTable {
   /** Writes `patch` on `name` as read (the coordinator's writes, a test's setup): conditioned on the revision like any write. */
   write(read: LeaseRead, patch: LeasePatch): Lease {
     const cur = this.leases.get(read.key['name']!);
-    if ((cur?.revision ?? 0) !== read.revision) throw new ConflictError(`lease "${read.key['name']}"`, read.revision, cur);
+    if (!sameRow(cur, read)) throw new ConflictError(`lease "${read.key['name']}"`, read.revision, cur);
     return this.put(read.key['name']!, cur, keepTermToken(cur, patch));
   }
 

@@ -195,6 +195,12 @@ export class ItemStore<S extends z.ZodType<Revisioned>> {
     } else {
       values[':rev'] = read.revision;
       condition = '#rev = :rev';
+      const same = read.item === undefined ? undefined : this.incarnation(read.item);
+      if (same) {
+        names['#inc'] = same.attribute;
+        values[':inc'] = same.value;
+        condition += ' AND #inc = :inc';
+      }
     }
     await this.conditional(read.key, read.revision, () =>
       this.client.send(
@@ -210,6 +216,15 @@ export class ItemStore<S extends z.ZodType<Revisioned>> {
       ),
     );
     return next;
+  }
+
+  /**
+   * What a write conditioned on a read requires besides its revision, to tell the row read from one
+   * deleted and written again since, whose revisions start anew at 1: an attribute that never takes
+   * the same value in two rows of one key (the leases' fencing token). Undefined: the revision alone.
+   */
+  protected incarnation(_item: z.output<S>): { readonly attribute: string; readonly value: unknown } | undefined {
+    return undefined;
   }
 
   /**

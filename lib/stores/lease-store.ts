@@ -170,6 +170,17 @@ export class LeaseStore extends ItemStore<typeof LeaseItem> {
   }
 
   /**
+   * A write conditioned on a read also requires the fencing token read: an operator's delete starts
+   * the row's revisions anew, so a write in flight from a read of the deleted row could otherwise
+   * land on the row written since at the same revision (the model check's trace: a successor's take
+   * of a deleted term landing on the election held for that term, while its holder still led). A
+   * term on a row written again carries a token above every earlier one (nextFencingToken).
+   */
+  protected override incarnation(l: Lease): { readonly attribute: string; readonly value: unknown } {
+    return { attribute: 'fencingToken', value: l.fencingToken };
+  }
+
+  /**
    * The holder renews its term: conditioned on the term's token (`termToken`), not on a read, so a
    * coordinator's concurrent write (an election note, a preferredHolder) never fails a renewal. A
    * renewal withdraws any vacancy report and flips the renewal mark. It names no holder attribute,

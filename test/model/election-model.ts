@@ -39,6 +39,14 @@
  *   at or after its time — then hands over, or steps down), then, as LeaderElector.takePart's
  *   `finally`, withdraws its candidacy (its candidate row deleted) and releases the term it led
  *   unless it handed it over; its wakes and clock jumps no longer reach it;
+ * - an operator's delete of the row (`deletes`, coordinated electors off sessions only; not within
+ *   clockSkewMs of the last term's start: the fencing token's assumption (2)): its leader leads on
+ *   until it hears (its next renewal finds the row gone) or its renew deadline; the lease stream's
+ *   function handles the delete's record in order (lib/functions/core.ts reconcileAfterDelete: the
+ *   election it opens, or holds, for the deleted term), and clears a waiting election's
+ *   `awaitsStream` once it has; the coordinator's other triggers reconcile a missing row as behind
+ *   the stream (`streamBehind`); a follower's consistent read finding the row gone, its candidates
+ *   check and its take of the vanished row;
  * - the mode (`mode`): Conclave's coordinated election, or client-go's NoCoordination, where no
  *   coordinator runs and every elector takes a vacant lease itself;
  * - where it starts: no lease row yet (every candidate just registered), or `held` — the first
@@ -56,7 +64,7 @@
  *   as the simulator's `sessionRedirect`: to its own session, or to one that does not exist);
  *
  * Not modelled: the push path's health (pushLive false), faults on the candidates table (its writes
- * and reads land at once), a deleted lease row; of sessions, the SessionReader's sharing of an
+ * and reads land at once), a deleted row with sessions (the stream's marks) or in NoCoordination; of sessions, the SessionReader's sharing of an
  * earlier read among a process's electors, older copies of a session row, a session row changed by
  * anyone but its owner (the functions' `endedTerms` marks), and a renewal answered after time
  * passed; more than one elector per process.
@@ -96,7 +104,7 @@ import {
 import { CONFIRMATIONS } from '../../lib/sdk/server-clock.js';
 import { nextFencingToken } from '../../lib/schemas/fencing-token.js';
 import { decideWithSuccession } from '../../lib/election/successor.js';
-import { isNoop, pingsToWithdraw, type Decision } from '../../lib/election/decide.js';
+import { heldAfterDelete, isNoop, pingsToWithdraw, type Decision } from '../../lib/election/decide.js';
 import { plan } from '../../lib/election/plan.js';
 import { leaseRows, type LeaseRows, type Landed, type Row, type RowRead } from './lease-rows.js';
 import type { Spec, Transition } from './explorer.js';
@@ -162,6 +170,13 @@ export interface ModelConfig {
   readonly sessions?: boolean;
   /** Sessions ended, in all (a Session ends when its renewals fail past its own deadline; here at any moment). */
   readonly sessionEnds?: number;
+  /**
+   * An operator deleting the lease row, in all (not with sessions or NoCoordination: see `deleteRow`).
+   * Only once the last term began more than clockSkewMs (and a unit) ago: the fencing token's
+   * assumption (2) (docs/safety.md), that a row is not deleted and taken again within S of the last
+   * acquisition.
+   */
+  readonly deletes?: number;
   /** A peer of the lease rewriting its `session` (issue 36: a same-lease worker's write the holder did not make), in all: to the peer's own session, or to one that does not exist. */
   readonly sessionRedirects?: number;
   /** How far back such a copy may be: a version replaced less than this many units ago (DynamoDB's copies lag by up to about a second; the simulator's by up to 1,000 ms). */
@@ -308,9 +323,15 @@ export interface World {
   readonly history: readonly { readonly row: Row; readonly until: number }[];
   /** The session rows of the identities table (every session each process started; only its owner writes one). */
   readonly sessionRows: readonly IdentityLease[];
+  /** Held rows an operator deleted whose stream record the lease stream's function has not handled yet, oldest first. */
+  readonly pendingDeletes: readonly Lease[];
+  /** The fencing tokens of terms whose row was deleted under them: their leader leads on, without a row, until its next renewal or its renew deadline. */
+  readonly deletedTokens: readonly number[];
+  /** When (unit) the last term was written on the row: a delete comes more than clockSkewMs after it. */
+  readonly lastTermAt?: number;
   /** A term held on a session ended by another's take (a goal: what the followers' session reads are for). */
   readonly takenFromSession?: true;
-  readonly budget: { readonly faults: number; readonly jumps: number; readonly workFailures: number; readonly tokenMoves: number; readonly staleReads: number; readonly cancels: number; readonly sessionEnds: number; readonly sessionRedirects: number };
+  readonly budget: { readonly faults: number; readonly jumps: number; readonly workFailures: number; readonly tokenMoves: number; readonly staleReads: number; readonly cancels: number; readonly sessionEnds: number; readonly sessionRedirects: number; readonly deletes: number };
   /** Reads answered with an older copy so far (a goal's count: the budget's spending, so not in the key twice). */
   readonly copies: number;
   /** The last term begun (the history checker's token rule). */
@@ -322,6 +343,8 @@ export interface World {
 /** The model of `cfg` driving `proto`: initial states, transitions, invariants and the canonical key. */
 export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): Spec<World> {
   const U = cfg.unitMs;
+  // deletes of a session-held row need the lease stream's marks on the session; in NoCoordination a missing row is taken at once (the checker forgives that overlap)
+  if ((cfg.deletes ?? 0) > 0 && (cfg.sessions || cfg.mode === 'NoCoordination')) throw new Error('test/model: deletes are modelled with coordinated electors off sessions only');
   const election: ElectionConfig = ElectionConfigSchema.parse(cfg.coordinator);
   const leaseSeconds = Math.ceil(cfg.leaseDurationMs / 1000);
   const names = Array.from({ length: cfg.electors }, (_, i) => `w${i + 1}`);
@@ -367,12 +390,15 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
   const broke = (w: World, message: string): World => (w.violation ? w : { ...w, violation: message });
   const lag = cfg.staleLagUnits ?? 2;
   function setRow(w: World, row: Row): World {
-    const before = w.row?.fencingToken ?? -1;
-    const after = row?.fencingToken ?? -1;
+    // along one row, its token never goes back; across a delete (the delete itself is no step back), a term on the row
+    // written again carries a token above the deleted term's: a row created without a term (an election's) carries 0, no token of a term
+    const before = w.row?.fencingToken ?? (row?.holderIdentity !== undefined ? (w.deletedTokens.at(-1) ?? -1) : -1);
+    const after = row?.fencingToken ?? before;
     // the version replaced stays readable as a copy for a while (an eventually consistent read), while copies may still be answered
     const history = w.budget.staleReads > 0 && row !== w.row ? [...w.history, { row: w.row, until: w.t }] : w.history;
     const taken = w.row?.session !== undefined && w.row.holderIdentity !== undefined && row?.holderInstance !== undefined && row.holderInstance !== w.row.holderInstance;
-    const next: World = { ...w, row, history, ...(taken ? { takenFromSession: true as const } : {}) };
+    const newTerm = row?.holderIdentity !== undefined && (row.fencingToken !== w.row?.fencingToken || row.holderInstance !== w.row?.holderInstance);
+    const next: World = { ...w, row, history, ...(taken ? { takenFromSession: true as const } : {}), ...(newTerm ? { lastTermAt: w.t } : {}) };
     return after < before ? broke(next, `the lease's fencing token went back from ${before} to ${after}`) : next;
   }
   /** LeaseCandidate.renew: an acknowledgement (the candidate row's renewTime, and the ping copied). Immediate: the candidates table is not faulted. */
@@ -455,7 +481,8 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
         return { w, next: { kind: 'processSessionRead', read: { row, sentAt: mono(w) } } };
       }
       case 'readCandidates':
-        throw new Error('the model never deletes a lease row: a take of a row gone was asked for');
+        // LeaseLock.candidates: the lease's candidate rows (the vanished take's check), read at once
+        return { w, next: { kind: 'candidatesRead', instances: w.candidates.map((c) => c.identity) } };
       case 'renewCandidate':
         return { w: renewCandidate(w, i), next: { kind: 'candidateRenewed' } };
       case 'reportVacancy':
@@ -662,7 +689,8 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
       // reconcileOnce: a lease held on a session is judged by the later of its own stamp and the session row's (read after the lease)
       const r = w.row;
       const effective = r?.holderIdentity !== undefined && r.session !== undefined ? proto.coordinatorView(r, sessionStampAt(proto.sessionRows(w.sessionRows, 'coordinator').find((x) => x.name === r.session), now, now), now) : r;
-      const d: Decision = proto.decideCoordinator(LEASE, effective, w.candidates, now, election);
+      // (any trigger but the lease stream's own records: where rows are deleted, a missing row may be one whose delete the stream has not reached)
+      const d: Decision = proto.decideCoordinator(LEASE, effective, w.candidates, now, election, { streamBehind: (cfg.deletes ?? 0) > 0 });
       if (!isNoop(d)) {
         const p = proto.plan(d, w.row, now, election);
         let after: World = w;
@@ -672,6 +700,11 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
         if (after.coordinator && faults) yield { label: `the coordinator decides ${describe(d)} (its write slow)`, state: spend(after) };
       }
     }
+    // an operator deletes the row; the lease stream's function handles the delete's record, then sees a row created after it
+    const S = Math.ceil(election.clockSkewMs / U);
+    if (w.row !== undefined && w.budget.deletes > 0 && (w.lastTermAt === undefined || w.t - w.lastTermAt > S)) yield { label: `an operator deletes the lease row (${shown(w.row)})`, state: deleteRow(w) };
+    if (w.pendingDeletes.length > 0) yield { label: `the lease stream handles the delete of ${shown(w.pendingDeletes[0])}`, state: streamHandlesDelete(w) };
+    else if (w.row?.election?.awaitsStream) yield { label: 'the lease stream sees the row created after the delete', state: setRow(w, { ...w.row, election: withoutAwait(w.row.election), revision: w.row.revision + 1 }) };
     // a peer rewrites the lease's `session` (sim/faults.ts redirectSession: SET session, ADD revision, if the row exists)
     if (w.row !== undefined && w.budget.sessionRedirects > 0)
       for (const e of w.electors) {
@@ -739,6 +772,41 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
     if (w.budget.sessionEnds > 0) yield { label: `${e.process}'s session ${name} ends`, state: feed(patchElector({ ...w, budget: { ...w.budget, sessionEnds: w.budget.sessionEnds - 1 } }, i, { session: { ...s, name: null } }), i, { kind: 'sessionEnded', name }, false) };
   }
 
+  /** An operator's delete of the row: a held row's record waits for the lease stream's function, and its term's leader leads on until it hears. */
+  function deleteRow(w: World): World {
+    const old = w.row!;
+    const held = old.holderIdentity !== undefined;
+    const after: World = { ...w, budget: { ...w.budget, deletes: w.budget.deletes - 1 }, ...(held ? { pendingDeletes: [...w.pendingDeletes, old], deletedTokens: [...w.deletedTokens, old.fencingToken] } : {}) };
+    return setRow(after, undefined);
+  }
+
+  /**
+   * The lease stream's function on a held row's delete (lib/functions/core.ts reconcileAfterDelete,
+   * marked: no session holds a term here): with the row still gone, the election heldAfterDelete
+   * decides — none elected before its clock's now plus the deleted term's lease duration — written
+   * if the row is still absent; with the row back and an election open on it but nobody elected,
+   * that election held the same (holdOpenElection); otherwise the lease is reconciled as usual (the
+   * coordinator's transitions).
+   */
+  function streamHandlesDelete(w0: World): World {
+    const deleted = w0.pendingDeletes[0]!;
+    let w: World = { ...w0, pendingDeletes: w0.pendingDeletes.slice(1) };
+    const now = w.t * U + cfg.coordinatorOffsetMs;
+    const notBefore = now + deleted.leaseDurationSeconds * 1000;
+    if (w.row === undefined) {
+      const d = heldAfterDelete(LEASE, deleted, w.candidates, now, election);
+      if (d.kind !== 'openElection') return w;
+      const p = proto.plan(d, undefined, now, election);
+      if (p.ping.length) w = { ...w, candidates: w.candidates.map((x) => (p.ping.includes(x.name) && (x.pingTime === undefined || x.pingTime < p.pingTime!) ? { ...x, pingTime: p.pingTime!, revision: x.revision + 1 } : x)) };
+      const l = proto.rows.write(w.row, { item: undefined, revision: 0 }, p.lease!, LEASE);
+      return setRow(w, l.row);
+    }
+    const e = w.row.election;
+    if (!e || w.row.holderIdentity !== undefined || (e.notBefore !== undefined && e.notBefore <= notBefore)) return w;
+    const held = { ...e, notBefore, deadline: Math.max(e.notBefore === undefined ? e.deadline : e.startedAt + election.ackWindowMs, notBefore) };
+    return setRow(w, proto.rows.write(w.row, { item: w.row, revision: w.row.revision }, { set: { election: held } }, LEASE).row);
+  }
+
   /** The coordinator's lease write lands (conditioned on the revision it read); then the pings it took back. */
   function coordinatorLands(w: World): World {
     const c = w.coordinator!;
@@ -777,7 +845,10 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
       if (mono(w) >= l.renewedAt + cfg.renewDeadlineMs) return `${e.name} leads past its renew deadline (renewed ${(mono(w) - l.renewedAt) / U} units ago)`;
       // the row is in its term (its token, or the row's copy of it: an operator moved the token, which the leader learns at its next renewal)
       const r = w.row;
-      if (!(r?.holderIdentity === e.name && r.holderInstance === e.instance && (r.fencingToken === l.term.fencingToken || r.termToken === l.term.fencingToken)))
+      // (a term whose row an operator deleted: its leader leads on until its next renewal finds the row gone, or its renew
+      // deadline, while the row is gone or written again without a term — an election's; never while another's term is on it)
+      const rowGoneUnder = r?.holderIdentity === undefined && w.deletedTokens.includes(l.term.fencingToken);
+      if (!rowGoneUnder && !(r?.holderIdentity === e.name && r.holderInstance === e.instance && (r.fencingToken === l.term.fencingToken || r.termToken === l.term.fencingToken)))
         return `${e.name} leads in term ${l.term.fencingToken} while the lease row is in ${r?.holderIdentity === undefined ? 'no term' : `${r.holderIdentity}'s term ${r.fencingToken}`}`;
     }
     return undefined;
@@ -813,7 +884,7 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
         identity: e.instance,
         revision: 1,
       }));
-      const w: World = { t: T0, row: undefined, candidates, electors, orphans: [], wakes: [], history: [], copies: 0, sessionRows, budget: { faults: cfg.faults, jumps: cfg.clockJumps, workFailures: cfg.workFailures, tokenMoves: cfg.tokenMoves, staleReads: cfg.staleReads ?? 0, cancels: cfg.cancels ?? 0, sessionEnds: cfg.sessionEnds ?? 0, sessionRedirects: cfg.sessionRedirects ?? 0 } };
+      const w: World = { t: T0, row: undefined, candidates, electors, orphans: [], wakes: [], history: [], copies: 0, sessionRows, pendingDeletes: [], deletedTokens: [], budget: { faults: cfg.faults, jumps: cfg.clockJumps, workFailures: cfg.workFailures, tokenMoves: cfg.tokenMoves, staleReads: cfg.staleReads ?? 0, cancels: cfg.cancels ?? 0, sessionEnds: cfg.sessionEnds ?? 0, sessionRedirects: cfg.sessionRedirects ?? 0, deletes: cfg.deletes ?? 0 } };
       init.push(cfg.start === 'held' ? held(w) : w);
     }
 
@@ -844,7 +915,7 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
     const x = w.electors[0]!;
     const lead: Lead = { term: { holderIdentity: a.name, fencingToken: token }, renewedAt: mono(w), renewals: 1, retrying: false, triedAt: mono(w), lease: row, session: undefined, since: mono(w) - U, no: 1 };
     w = patchElector(w, 0, { state: { ...x.state, lead, terms: 1, ledToken: token }, deadline: { at: mono(w) + cfg.renewDeadlineMs, no: 1 } });
-    return { ...w, row, lastStarted: { instance: a.instance, token } };
+    return { ...w, row, lastStarted: { instance: a.instance, token }, lastTermAt: w.t - 1 };
   }
 
   return { init, next, check, key: (w) => canonicalKey(w, U, cfg.sessions === true) };
@@ -871,6 +942,12 @@ function what(op: Op): string {
 }
 
 const shown = (l: Lease | undefined) => (l ? `holder ${l.holderIdentity}, token ${l.fencingToken}` : 'no row');
+
+/** An election with its wait for the lease stream cleared (LeaseStore.clearAwaitsStream). */
+function withoutAwait(e: NonNullable<Lease['election']>): NonNullable<Lease['election']> {
+  const { awaitsStream: _, ...rest } = e;
+  return rest;
+}
 
 /** A session row as a Session writes it when it starts (lib/sdk/session.ts): its process's, stamped `at`. */
 function sessionRow(name: string, process: string, at: number): IdentityLease {
@@ -958,8 +1035,12 @@ export function canonicalKey(w: World, unitMs: number, sessions = false): string
   for (const h of w.history) out += `\nH${enc(h.row)}@${h.until - w.t}`;
   for (const r of w.sessionRows) out += `\nS${r.name}/${T(c, r.renewTime)}`;
   if (w.takenFromSession) out += '\nT';
+  for (const d of w.pendingDeletes) out += `\nP${enc(d)}`;
+  for (const k of w.deletedTokens) out += `\nX${K(c, k)}`;
+  // (only whether a delete may come now, or in how many units, tells states apart)
+  if (w.budget.deletes > 0 && w.lastTermAt !== undefined) out += `\nA${Math.min(w.t - w.lastTermAt, 9)}`;
   const b = w.budget;
-  out += `\n${b.faults}/${b.jumps}/${b.workFailures}/${b.tokenMoves}/${b.staleReads}/${b.cancels}/${b.sessionEnds}/${b.sessionRedirects}`;
+  out += `\n${b.faults}/${b.jumps}/${b.workFailures}/${b.tokenMoves}/${b.staleReads}/${b.cancels}/${b.sessionEnds}/${b.sessionRedirects}/${b.deletes}`;
   if (w.lastStarted) out += `\n${w.lastStarted.instance}/${K(c, w.lastStarted.token)}`;
   return shifted(c, out);
 }

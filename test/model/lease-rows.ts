@@ -60,21 +60,28 @@ const refused = (row: Row): Landed => ({ row, answer: undefined });
 const inTerm = (row: Row, t: Term) => row?.holderIdentity === t.holderIdentity && row.fencingToken === t.fencingToken;
 const END_TERM = [...HOLDER_FIELDS, 'termToken', 'preferredHolder', 'vacancyReport'];
 
+/**
+ * ItemStore.write through LeaseStore.write: attribute_not_exists for revision 0, else `#rev = :rev`
+ * and the fencing token read (LeaseStore's `incarnation`: a row deleted and written again starts its
+ * revisions anew); `byRevisionAlone`, the condition before that (a planted bug: test/model/bugs.ts).
+ */
+export function writeRow(row: Row, read: RowRead, patch: RowPatch<Lease>, name: string, byRevisionAlone = false): Landed {
+  if ((row?.revision ?? 0) !== read.revision || (read.revision === 0 && row !== undefined)) return refused(row);
+  if (!byRevisionAlone && read.item !== undefined && row?.fencingToken !== read.item.fencingToken) return refused(row);
+  // LeaseStore.write: the term's token copy follows the holder and the token
+  const set: Fields = { ...(patch.set as Fields | undefined) };
+  const removed = new Set<string>(patch.remove ?? []);
+  const holder = removed.has('holderIdentity') ? undefined : ((set['holderIdentity'] as string | undefined) ?? read.item?.holderIdentity);
+  const token = (set['fencingToken'] as number | undefined) ?? read.item?.fencingToken;
+  if (holder !== undefined && token !== undefined) {
+    if (read.item?.termToken === undefined || set['holderIdentity'] !== undefined || set['fencingToken'] !== undefined) set['termToken'] = token;
+  } else if (read.item?.termToken !== undefined) removed.add('termToken');
+  const written = applied(row, { ...set, name }, [...removed]);
+  return { row: written, answer: written };
+}
+
 export const leaseRows: LeaseRows = {
-  write(row, read, patch, name) {
-    // ItemStore.write: attribute_not_exists for revision 0, else #rev = :rev
-    if ((row?.revision ?? 0) !== read.revision || (read.revision === 0 && row !== undefined)) return refused(row);
-    // LeaseStore.write: the term's token copy follows the holder and the token
-    const set: Fields = { ...(patch.set as Fields | undefined) };
-    const removed = new Set<string>(patch.remove ?? []);
-    const holder = removed.has('holderIdentity') ? undefined : ((set['holderIdentity'] as string | undefined) ?? read.item?.holderIdentity);
-    const token = (set['fencingToken'] as number | undefined) ?? read.item?.fencingToken;
-    if (holder !== undefined && token !== undefined) {
-      if (read.item?.termToken === undefined || set['holderIdentity'] !== undefined || set['fencingToken'] !== undefined) set['termToken'] = token;
-    } else if (read.item?.termToken !== undefined) removed.add('termToken');
-    const written = applied(row, { ...set, name }, [...removed]);
-    return { row: written, answer: written };
-  },
+  write: (row, read, patch, name) => writeRow(row, read, patch, name),
   renewTerm(row, term, renewTime, leaseDurationSeconds, session) {
     for (let stamp = renewTime, attempt = 1; ; attempt++) {
       if (row?.termToken === term.fencingToken && (row.renewTime === undefined || row.renewTime < stamp)) {

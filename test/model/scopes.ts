@@ -27,5 +27,8 @@ export const SCOPES: { name: string; cfg: ModelConfig; depth: number }[] = [
   { name: 'NoCoordination: two electors, clocks off by ±500 ms, one jump', cfg: { ...SMALL, mode: 'NoCoordination', stampOffsetsMs: [-500, 500], faults: 0, clockJumps: 1 }, depth: 8 },
   { name: 'NoCoordination: two electors, one slow or lost request, one work failure, one cancel', cfg: { ...SMALL, mode: 'NoCoordination', stampOffsetsMs: [0], faults: 1, workFailures: 1, cancels: 1 }, depth: 8 },
   { name: 'NoCoordination: two electors on sessions, one slow or lost request, one session ending', cfg: { ...SMALL, mode: 'NoCoordination', stampOffsetsMs: [0], faults: 1, sessions: true, sessionEnds: 1 }, depth: 7 },
+  // an operator deletes the row under the leading term: the lease stream holds the election for the deleted term (notBefore), a
+  // function that reconciles the missing row first opens one awaiting the stream, the successor takes the row gone under its watch
+  { name: "a held lease, an operator deleting its row", cfg: { ...SMALL, start: 'held', stampOffsetsMs: [0], faults: 0, deletes: 1, maxTickUnits: 4 }, depth: 10 },
 ];
 

@@ -54,6 +54,27 @@ describe('LeaseStore', () => {
     expect((await leases.read('stale')).item).toMatchObject({ holderIdentity: 'winner', revision: 2 });
   });
 
+  it('a write read from a deleted row is refused by the row written again at the same revision (its fencing token differs)', async () => {
+    // a held term, read by a follower at revision 3…
+    await leases.write(await leases.read('aba'), { set: newLease });
+    await leases.write(await leases.read('aba'), { set: { holderIdentity: 'a', holderInstance: 'a#1', fencingToken: 5_000 } });
+    await leases.write(await leases.read('aba'), { set: { successor: 'b', successorInstance: 'b#1' } });
+    const read = await leases.read('aba');
+    expect(read.revision).toBe(3);
+    // …an operator deletes the row, and the coordinator writes it again: an election, up to revision 3
+    await leases.delete(read);
+    await leases.write(await leases.read('aba'), { set: newLease });
+    await leases.write(await leases.read('aba'), { set: { preferredLocations: [] } });
+    const again = await leases.write(await leases.read('aba'), { set: { preferredLocations: ['us-east-1'] } });
+    expect(again).toMatchObject({ revision: 3, fencingToken: 0 });
+    // the follower's take of the deleted term, conditioned on what it read, lands on nothing
+    const err = await leases.write(read, { set: { holderIdentity: 'b', holderInstance: 'b#1', fencingToken: 6_000, electedBy: 'successor' } }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ConflictError);
+    expect((await leases.read('aba')).item).toEqual(again);
+    // (a read of the row as it is now still writes)
+    await expect(leases.write(await leases.read('aba'), { set: { preferredLocations: [] } })).resolves.toMatchObject({ revision: 4 });
+  });
+
   it('removes attributes', async () => {
     await leases.write(await leases.read('rm'), { set: { ...newLease, holderIdentity: 'a', preferredHolder: 'b' } });
     const after = await leases.write(await leases.read('rm'), { remove: ['holderIdentity', 'preferredHolder'] });
