@@ -34,6 +34,7 @@ const GOALS: Record<string, (w: World) => boolean> = {
   "an operator's delete under a leading term": (w) => w.row === undefined && w.electors.some((e) => e.state.lead !== undefined && w.deletedTokens.includes(e.state.lead.term.fencingToken)),
   'the election held for a deleted term (notBefore)': (w) => w.row?.election?.notBefore !== undefined,
   'a new term on the row written again after a delete': (w) => w.deletedTokens.length > 0 && w.row?.holderIdentity !== undefined && !w.deletedTokens.includes(w.row.fencingToken),
+  "a session-held term's end marked on its session, its holder stopped": (w) => w.sessionRows.some((r) => r.endedTerms !== undefined) && w.deletedTokens.length > 0 && w.electors.every((e) => e.state.lead === undefined),
   'the successor taking the row gone under its watch': (w) => w.deletedTokens.length > 0 && w.row?.electedBy === 'successor' && w.row.revision === 1,
   'a second term without a coordinator (NoCoordination)': (w) => w.candidates.length === 0 && w.electors.filter((e) => e.state.ledToken >= 0).length >= 2,
   "a lease's session rewritten by a peer under its holder": (w) => w.row?.session !== undefined && w.row.holderInstance !== undefined && !w.row.session.startsWith(`${processOf(w.row.holderInstance)}-`),

@@ -30,5 +30,8 @@ export const SCOPES: { name: string; cfg: ModelConfig; depth: number }[] = [
   // an operator deletes the row under the leading term: the lease stream holds the election for the deleted term (notBefore), a
   // function that reconciles the missing row first opens one awaiting the stream, the successor takes the row gone under its watch
   { name: "a held lease, an operator deleting its row", cfg: { ...SMALL, start: 'held', stampOffsetsMs: [0], faults: 0, deletes: 1, maxTickUnits: 4 }, depth: 10 },
+  // …its term on its session: the stream holds the next election unmarked, marks the term ended on the session (read in the
+  // answer to the holder's next session renewal), then holds it a lease duration
+  { name: 'a held lease on sessions, an operator deleting its row', cfg: { ...SMALL, start: 'held', stampOffsetsMs: [0], faults: 0, sessions: true, deletes: 1, maxTickUnits: 3 }, depth: 8 },
 ];
 
