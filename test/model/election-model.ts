@@ -58,7 +58,8 @@
  * - sessions (`sessions`): each elector's process on a Session of its own, its instance naming the
  *   process; a leader moves its term onto its live session by a renewal naming it, then renews the
  *   session instead (the 'sessionRenewed' event) and reads its lease; the session renews at any
- *   moment (answered within the unit, or its answer lost within the fault budget) or ends
+ *   moment (answered within the unit, or, within the fault budget, its answer lost or arriving after
+ *   time passed) or ends
  *   (`sessionEnds`: 'sessionEnded'), and a next session's row is started after; followers read the
  *   session row a lease names, and their holder's process's rows, answered with the rows as they
  *   are; the coordinator judges a session-held lease by the later of its stamp and the session's
@@ -68,8 +69,7 @@
  * Not modelled: the push path's health (pushLive false), faults on the candidates table (its writes
  * and reads land at once), a deleted row in NoCoordination; of sessions, the SessionReader's sharing of an
  * earlier read among a process's electors, older copies of a session row, the functions' marks of
- * terms ended by anything but a delete, and a renewal answered after time passed; more than one
- * elector per process.
+ * terms ended by anything but a delete; more than one elector per process.
  */
 import type { Candidate } from '../../lib/schemas/candidate.js';
 import type { IdentityLease } from '../../lib/schemas/identity.js';
@@ -279,6 +279,8 @@ type Cancel =
 interface ElectorSession {
   readonly name: string | null;
   readonly gen: number;
+  /** A renewal sent at `sentAt` (monotonic) that landed, its answer still on its way: the Session waits for it before renewing again. */
+  readonly late?: number;
 }
 
 export interface Elector {
@@ -783,11 +785,20 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
       return;
     }
     const name = s.name;
-    const renewed: World = { ...w, sessionRows: w.sessionRows.map((r) => (r.name === name ? { ...r, renewTime: stamp(w, e), revision: r.revision + 1 } : r)) };
-    // (answered with the row as it is now: the terms Conclave's functions marked ended on it)
-    const ended = renewed.sessionRows.find((r) => r.name === name)!.endedTerms ?? {};
-    yield { label: `${e.process}'s session ${name} renews`, state: feed(renewed, i, { kind: 'sessionRenewed', name, sentAt: mono(w), ended }, false) };
-    if (w.budget.faults > 0) yield { label: `${e.process}'s session ${name} renews, its answer lost`, state: spend(renewed) };
+    // (answered with the row as it is then: the terms Conclave's functions marked ended on it)
+    const endedOn = (x: World) => x.sessionRows.find((r) => r.name === name)!.endedTerms ?? {};
+    if (s.late !== undefined) {
+      const sentAt = s.late;
+      yield { label: `${e.process}'s session ${name}: the late answer to its renewal arrives`, state: feed(patchElector(w, i, { session: { name, gen: s.gen } }), i, { kind: 'sessionRenewed', name, sentAt, ended: endedOn(w) }, false) };
+    } else {
+      const renewed: World = { ...w, sessionRows: w.sessionRows.map((r) => (r.name === name ? { ...r, renewTime: stamp(w, e), revision: r.revision + 1 } : r)) };
+      yield { label: `${e.process}'s session ${name} renews`, state: feed(renewed, i, { kind: 'sessionRenewed', name, sentAt: mono(w), ended: endedOn(renewed) }, false) };
+      if (w.budget.faults > 0) {
+        yield { label: `${e.process}'s session ${name} renews, its answer lost`, state: spend(renewed) };
+        // the answer comes later, after time passed: what it extends is judged then (decideLeader: not past the renew deadline)
+        yield { label: `${e.process}'s session ${name} renews, its answer late`, state: patchElector(spend(renewed), i, { session: { name, gen: s.gen, late: mono(w) } }) };
+      }
+    }
     if (w.budget.sessionEnds > 0) yield { label: `${e.process}'s session ${name} ends`, state: feed(patchElector({ ...w, budget: { ...w.budget, sessionEnds: w.budget.sessionEnds - 1 } }, i, { session: { ...s, name: null } }), i, { kind: 'sessionEnded', name }, false) };
   }
 
@@ -1068,7 +1079,7 @@ export function canonicalKey(w: World, unitMs: number, sessions = false): string
     }
     if (e.deadline) out += `|D${T(c, e.deadline.at)}/${e.deadline.no}`;
     if (e.cancel) out += `|X${enc(e.cancel)}`;
-    if (e.session) out += `|S${e.session.name ?? '-'}`;
+    if (e.session) out += `|S${e.session.name ?? '-'}${e.session.late !== undefined ? `@${T(c, e.session.late)}` : ''}`;
   }
   const co = w.coordinator;
   if (co) out += `\nC${enc(co)}`;

@@ -30,6 +30,7 @@ const GOALS: Record<string, (w: World) => boolean> = {
   'a term held on its leader\'s session': (w) => w.row?.session !== undefined && w.electors.some((e) => e.state.lead?.session !== undefined),
   'a session ended under its leader': (w) => w.electors.some((e) => e.session?.name === null && e.state.lead !== undefined),
   'a term moved onto the next session after one ended': (w) => w.electors.some((e) => e.session !== undefined && e.session.gen > 1 && e.session.name !== null && e.state.lead?.session === e.session.name),
+  "a session renewal's answer on its way while its process leads": (w) => w.electors.some((e) => e.session?.late !== undefined && e.state.lead?.session === e.session.name),
   'a term held on a session taken by another once the session stopped': (w) => w.takenFromSession === true,
   "an operator's delete under a leading term": (w) => w.row === undefined && w.electors.some((e) => e.state.lead !== undefined && w.deletedTokens.includes(e.state.lead.term.fencingToken)),
   'the election held for a deleted term (notBefore)': (w) => w.row?.election?.notBefore !== undefined,
