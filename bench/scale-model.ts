@@ -8,6 +8,7 @@ import { TICK_DEFAULTS, segmentsFor } from '../lib/coordinator/tick.js';
 import { wiring } from '../lib/wiring.js';
 import { seededRandom } from '../lib/clock.js';
 import { sessionShard } from '../lib/schemas/session-partition.js';
+import { ON_SESSION_RENEW_MS } from '../lib/sdk/candidate.js';
 
 const utf8 = (s: string) => Buffer.byteLength(s, 'utf8');
 
@@ -59,8 +60,8 @@ export const MEASURED = {
   session: {
     /** Each candidate process reads each lease row once a minute (its backstop): 1.01 + 1.01 + 1.00 for 3. */
     leaseReadsPerCandidate: 3.02 / 3,
-    /** Each candidate renews its row every 10 minutes. */
-    candidateRenewalsPerCandidate: 0.1,
+    /** Each candidate on a live session renews its row every ON_SESSION_RENEW_MS (6 h): its session's renewals show it alive (every 10 minutes before). */
+    candidateRenewalsPerCandidate: 60_000 / ON_SESSION_RENEW_MS,
     /** Session renewals per process a minute: 0.37 per lease × 100 leases ÷ 3 processes. */
     sessionRenewalsPerProcess: (0.37 * 100) / 3,
     /**
@@ -397,8 +398,9 @@ export function scaleFigures(d: Deployment, cal: Calibration, r: RegionAssumptio
     dyn('leader renewals (the lease row)', m.leaderRenewals, m.leaderRenewals, 0);
     dyn('successor and second successor reads', m.watcherReads, 0, m.watcherReads * 0.5);
   }
-  const candidateWrites = c * MEASURED.session.candidateRenewalsPerCandidate;
-  dyn('candidate renewals (every 10 min each)', candidateWrites, candidateWrites, 0);
+  // a candidate on a live session renews its own row every 6 h, one on none every 10 minutes
+  const candidateWrites = c * (d.sessions ? MEASURED.session.candidateRenewalsPerCandidate : MEASURED.single.candidateRenewals / 3); // (measured with 3 candidates)
+  dyn(`candidate renewals (every ${d.sessions ? '6 h' : '10 min'} each)`, candidateWrites, candidateWrites, 0);
   const identityRru = (P * SESSION_ROW_BYTES) / 4096 / L;
   const parts = segmentsFor(L, TICK_DEFAULTS.segmentLeases);
   // a round a minute (conservative: a round longer than the schedule's interval makes the rounds rarer); each part scans all the identities again

@@ -185,11 +185,12 @@ export const WORKER_WRITES = {
   candidates: [
     // a renewal (CandidateStore.renew) copies pingTime into ackedPingTime (naming both) and flips
     // renewalMark, which is what lets the candidate stream's filter drop it (lib/wiring.ts): the
-    // only write that may name the mark, and it names no version, strategy or start-up
-    { attributes: ['leaseName', 'name', 'revision', 'renewTime', 'ackedPingTime', 'pingTime', 'expiresAt', 'renewalMark'], returnValues: ['NONE'] },
+    // only write that may name the mark, and it names no version, strategy or start-up; it may move
+    // the row onto its process's new session, or off one that ended (`session`)
+    { attributes: ['leaseName', 'name', 'revision', 'renewTime', 'ackedPingTime', 'pingTime', 'expiresAt', 'renewalMark', 'session'], returnValues: ['NONE'] },
     {
       // registration removes the previous start-up's pingTime
-      attributes: ['leaseName', 'name', 'revision', 'binaryVersion', 'emulationVersion', 'preferredStrategies', 'renewTime', 'ackedPingTime', 'createdAt', 'identity', 'platform', 'address', 'location', 'labels', 'expiresAt', 'pingTime'],
+      attributes: ['leaseName', 'name', 'revision', 'binaryVersion', 'emulationVersion', 'preferredStrategies', 'renewTime', 'ackedPingTime', 'createdAt', 'identity', 'platform', 'address', 'location', 'labels', 'expiresAt', 'pingTime', 'session'],
       returnValues: ['NONE'],
     },
     // withLease's run-once rows (lib/schemas/run-once.ts): claimed by a run's term (its token as
@@ -216,7 +217,8 @@ export const WORKER_WRITES = {
  */
 export const OPERATOR_OWNED = {
   leases: ['strategy', 'electedStrategy', 'lastElectionFailure', 'holderLoss', 'preferredLocations', 'runs'],
-  candidates: ['priority', 'priorityExpiresAt'],
+  // (and the mark the coordinator's collection stamps before its delete: lib/stores/candidate-store.ts collect)
+  candidates: ['priority', 'priorityExpiresAt', 'collectedAt'],
   // the lease stream's marks of ended terms on a session row (its owner reads them, never writes them)
   identities: ['endedTerms'],
 } as const satisfies Record<TableRole, readonly string[]>;

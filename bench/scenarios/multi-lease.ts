@@ -25,6 +25,7 @@ import { Collector, type ScenarioResult } from '../report.js';
 import { addTallies, diffTallies, RequestCounter } from '../requests.js';
 import { byRoleOrder, candidateRenewalCost, functionsQuiet, QUIET_MS, tickWindow, commandsText, costFigures, eventsPerLease, iotPerLease, iotText, lambdaPerLease, perMinute, scaleRates, sumRates, withScheduledRenewals, workerRates, ZERO, type Rate } from './rates.js';
 import { CANDIDATE_RENEW_MS, roleLabel } from './steady-state.js';
+import { ON_SESSION_RENEW_MS } from '../../lib/sdk/candidate.js';
 
 const PROCESSES = 3;
 const REPORT_EVERY_MS = 1_000;
@@ -160,7 +161,8 @@ export async function multiLease(ctx: BenchContext, opts: BenchOptions): Promise
       commands: Object.fromEntries(Object.entries(tickMean.commands).map(([k, v]) => [k, v / n])),
     };
     const { oneRenewal, invocationMs, invokes: candidateInvokes } = await candidateRenewalCost(ctx.endpoint, rt, meter, `${stem}-0`, 'p1');
-    const renewalsPerMinute = (PROCESSES * 60_000) / CANDIDATE_RENEW_MS;
+    // a candidate on a live session renews its own row every ON_SESSION_RENEW_MS (its session's renewals show it alive)
+    const renewalsPerMinute = (PROCESSES * 60_000) / (sessions ? ON_SESSION_RENEW_MS : CANDIDATE_RENEW_MS);
     const candidate = withScheduledRenewals(workerPerLease['candidate'] ?? ZERO, renewalsPerMinute, oneRenewal);
     const roles = Object.fromEntries(Object.entries({ ...workerPerLease, candidate, coordinator: coordinatorPerLease }).sort(byRoleOrder));
     const total = Object.values(roles).reduce((a, r) => ({ requests: a.requests + r.requests, rru: a.rru + r.rru, wru: a.wru + r.wru, commands: {} }), { ...ZERO });

@@ -12,6 +12,7 @@ import { clean, dash, fields, platformOf, relative, span, stamp, table } from '.
 import { judgedLease, renewedLine, sessionLine, unvouchedState, withJudged, type SessionSeen } from './judged.js';
 import { reportInvalid, snapshot, type Snapshot } from './read.js';
 import { byName, pingOf, placeOf, preferenceOf, priorityOf } from './views.js';
+import { listVouched } from '../coordinator/vouched.js';
 
 const ELECTED_BY: Record<ElectedBy, string> = {
   coordinator: 'the coordinator',
@@ -130,7 +131,7 @@ export function describeJson(snap: Snapshot, now: number, config: ElectionConfig
 
 /** A lease row the schema refuses: what is wrong, how to repair it, and its candidates. */
 async function describeBroken(ctx: CliContext, name: string, error: ValidationError): Promise<void> {
-  const [report, list] = await Promise.all([brokenLeaseReport(ctx, name, error), ctx.candidates.list(name)]);
+  const [report, list] = await Promise.all([brokenLeaseReport(ctx, name, error), listVouched(ctx, name)]);
   reportInvalid(ctx, list.invalid);
   const { ordered, preferred } = standings(undefined, list.candidates.sort(byName), ctx.clock.now(), ctx.config);
   if (ctx.output === 'json') return printJson(ctx, { lease: null, broken: report, candidates: ordered.map((s) => s.candidate) });

@@ -12,6 +12,7 @@ import { nextStep } from './explain.js';
 import { judgedLease } from './judged.js';
 import { readSession, unknownLease } from './read.js';
 import { byName, placeOf, preferenceOf } from './views.js';
+import { listVouched } from '../coordinator/vouched.js';
 
 function strategyEffect(strategy: string | undefined): string {
   if (strategy === undefined) return 'the candidates’ preferredStrategies decide again (KEP-4355 consensus)';
@@ -87,7 +88,7 @@ export async function setLocations(ctx: CliContext, args: { lease: string; locat
   say(ctx, `${what}${created ? CREATED : ''}`);
   say(ctx, `in force now: ${preferenceOf(written, ctx.config)}`);
   // after the write: its candidates, and the session the lease is held on (to judge the term by it)
-  const [{ candidates }, session] = await Promise.all([ctx.candidates.list(args.lease), readSession(ctx, written)]);
+  const [{ candidates }, session] = await Promise.all([listVouched(ctx, args.lease), readSession(ctx, written)]);
   const now = ctx.clock.now();
   const preferred = preferredLocationsOf(written, ctx.config);
   const live = liveCandidates(candidates, now, ctx.config.candidateStaleAfterMs);

@@ -9,6 +9,7 @@ import { note, type CliContext } from './context.js';
 import { CliError, listNames } from './errors.js';
 import { sessionOf, type SessionSeen, type SessionsSeen } from './judged.js';
 import { byName } from './views.js';
+import { listVouched } from '../coordinator/vouched.js';
 
 async function collect<T>(pages: AsyncGenerator<Scanned<T>[]>): Promise<{ items: T[]; invalid: InvalidItem[] }> {
   const items: T[] = [];
@@ -118,7 +119,7 @@ export async function scanLeasesJudged(ctx: CliContext): Promise<{ leases: Lease
  */
 export async function snapshot(ctx: CliContext, name: string): Promise<Snapshot> {
   const read = await ctx.leases.read(name);
-  const [list, session] = await Promise.all([ctx.candidates.list(name), readSession(ctx, read.item)]);
+  const [list, session] = await Promise.all([listVouched(ctx, name), readSession(ctx, read.item)]);
   reportInvalid(ctx, list.invalid);
   if (!read.item && list.candidates.length === 0 && list.invalid.length === 0) throw await unknownLease(ctx, name);
   return { read, candidates: list.candidates.sort(byName), ...(session ? { session } : {}) };

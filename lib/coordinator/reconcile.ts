@@ -17,6 +17,7 @@ import type { InvalidItem, ScanSegment } from '../stores/item-store.js';
 import { LeaseStore, type LeaseRead } from '../stores/lease-store.js';
 import { TickStore } from '../stores/tick-store.js';
 import { mapLimit } from '../util/pool.js';
+import { candidateSessions, readSessions, vouchAll } from './vouched.js';
 
 export interface CoordinatorDeps {
   leases: LeaseStore;
@@ -130,12 +131,14 @@ async function snapshot(deps: CoordinatorDeps, name: string): Promise<Snapshot> 
   const read = await readLease(deps, name);
   const list = await deps.candidates.list(name);
   const s = read.item?.holderIdentity !== undefined ? read.item.session : undefined;
-  if (s === undefined) return { read, candidates: list.candidates, invalid: list.invalid };
-  // after the lease: a session the lease names existed before the lease read (its holder wrote it first)
+  const named = candidateSessions(list.candidates);
+  if (s === undefined && named.length === 0) return { read, candidates: list.candidates, invalid: list.invalid };
+  // after the lease: a session the lease names existed before the lease read (its holder wrote it
+  // first); the sessions the candidates name vouch for them (one read for each name)
   const readAt = deps.clock.now();
-  const key = sessionKey(s);
-  const row = (await deps.identities.read(key.component, key.name)).item;
-  return { read, candidates: list.candidates, invalid: list.invalid, session: { row, readAt } };
+  const rows = await readSessions(deps.identities, s === undefined ? named : [s, ...named]);
+  const candidates = vouchAll(list.candidates, rows);
+  return { read, candidates, invalid: list.invalid, ...(s === undefined ? {} : { session: { row: rows.get(s), readAt } }) };
 }
 
 /**
@@ -298,6 +301,8 @@ export async function reconcileAll(deps: CoordinatorDeps, opts: PassOptions = {}
     }
   }
   const sessions = new Map(identities.filter((i) => isSessionComponent(i.component) && sessionKey(i.name).component === i.component).map((i) => [i.name, i]));
+  // a candidate on a session lives by it (vouchedCandidate): judged, named and collected so
+  for (const g of groups.values()) g.candidates = vouchAll(g.candidates, sessions);
   // The freshest session row of each process: the tick sees every session, so a term whose named
   // session does not vouch for its holder (a peer rewrote `session`, or the row is gone) is judged
   // by its holder's own process's session (sessionStanding, IdentityLeaseItem.process), or, with
@@ -379,6 +384,8 @@ export async function reconcileAll(deps: CoordinatorDeps, opts: PassOptions = {}
   // that session (collected, the term would wait for its followers' fallback, as on one that does not vouch for it)
   if (badLeases.size) for await (const page of deps.leases.scanSessions()) for (const l of page) if (badLeases.has(l.name)) held.set(l.name, l);
   const named = namedSessions(held.values());
+  // and a session row a live candidate names: gone, it would no longer vouch for it (vouchedCandidate)
+  for (const c of stale) if (c.session !== undefined && !isCandidateStale(c, now, deps.config.candidateStaleAfterMs)) named.add(c.session);
   await collectGarbage(deps, stale, identities.filter((i) => !named.has(i.name)), result, past);
   return result;
 }
@@ -389,8 +396,8 @@ const namedSessions = (leases: Iterable<Pick<Lease, 'holderIdentity' | 'session'
 
 /**
  * Collects expired identity leases (session rows included) with every lease's row at hand: the
- * identities, then the leases (only the fields that say which session a held lease names), then
- * the deletes, each conditioned on the revision scanned. For a pass over one segment, which does
+ * identities, then the leases (only the fields that say which session a held lease names) and the
+ * candidates (only the session each names), then the deletes, each conditioned on the revision scanned. For a pass over one segment, which does
  * not see every lease (lib/coordinator/tick.ts, at a round's end). Stops starting deletes at `deadline`.
  */
 export async function collectIdentities(deps: CoordinatorDeps, opts: { deadline?: number } = {}): Promise<Pick<ReconcileAllResult, 'collectedIdentities' | 'invalid'>> {
@@ -400,6 +407,9 @@ export async function collectIdentities(deps: CoordinatorDeps, opts: { deadline?
   const held: Pick<Lease, 'holderIdentity' | 'session'>[] = [];
   for await (const page of deps.leases.scanSessions()) held.push(...page);
   const named = namedSessions(held);
+  // a session row a candidate names is kept too (reconcileAll: it vouches for the candidate); its
+  // candidates, once stale by it, are collected by their segment's pass, and the row at a later round's end
+  for await (const page of deps.candidates.scanSessions()) for (const s of page) named.add(s);
   const past = () => opts.deadline !== undefined && deps.clock.monotonic() >= opts.deadline;
   await collectGarbage(deps, [], identities.filter((i) => !named.has(i.name)), result, past);
   return result;
@@ -408,7 +418,7 @@ export async function collectIdentities(deps: CoordinatorDeps, opts: { deadline?
 async function collectGarbage(deps: CoordinatorDeps, candidates: Candidate[], identities: IdentityLease[], result: Partial<Pick<ReconcileAllResult, 'collectedCandidates' | 'collectedIdentities'>>, past: () => boolean): Promise<void> {
   const now = deps.clock.now();
   const stale = candidates.filter((c) => isCandidateStale(c, now, deps.config.candidateStaleAfterMs));
-  await collect(deps, stale, past, (c) => deps.candidates.delete(CandidateStore.readOf(c)), (c) => result.collectedCandidates?.push({ leaseName: c.leaseName, name: c.name }));
+  await collect(deps, stale, past, (c) => deps.candidates.collect(CandidateStore.readOf(c), now), (c) => result.collectedCandidates?.push({ leaseName: c.leaseName, name: c.name }));
   // A session row is collected like any identity lease (its leaseDurationSeconds covers the longest
   // lease held on it, so no lease can still be alive on it by then), once no held lease names it.
   const expired = identities.filter((i) => isIdentityExpired(i, now, deps.config.identityGcGraceMs));

@@ -112,6 +112,18 @@ export function recheckAt(lease: Lease | undefined, now: number, skewMs: number)
   return now - lease.renewTime > lease.leaseDurationSeconds * 500 ? v.expiresAt + skewMs + 1 : undefined;
 }
 
+/**
+ * A candidate as its session shows it, as effectiveLease shows a lease: a row that names a session
+ * (`session`) whose row is its own process's (the session row's `process` is the one its
+ * `identity` names) has renewTime the later of its own and the session's. Such a worker renews its
+ * own row rarely (lib/sdk/candidate.ts); its process renews the session every few seconds while it
+ * lives. `row`: the session row the candidate names, as read (undefined: gone, or not read).
+ */
+export function vouchedCandidate(c: Candidate, row: Pick<IdentityLease, 'name' | 'renewTime' | 'process'> | undefined): Candidate {
+  if (c.session === undefined || row === undefined || row.name !== c.session || row.renewTime <= c.renewTime) return c;
+  return row.process !== undefined && row.process === processOf(c.identity) ? { ...c, renewTime: row.renewTime } : c;
+}
+
 /** A candidate not renewed for `staleAfterMs` no longer counts, and is collected (Kubernetes: 30 min). */
 export function isCandidateStale(c: Candidate, now: number, staleAfterMs: number): boolean {
   return c.renewTime + staleAfterMs < now;

@@ -183,8 +183,9 @@ const candidateFields = (c: Candidate) => ({ candidate: c.name, binaryVersion: c
  * The events of one change of a candidate row. Pure.
  *
  * - created (no old image) → Candidate Joined.
- * - deleted while stale at `at` (renewTime + staleAfterMs < at, `at` widened by `atPrecisionMs`:
- *   garbage collection or the TTL) →
+ * - deleted by the coordinator's collection (the row carries its `collectedAt`), by the TTL
+ *   (`expiresAt` passed), or, on no session, while stale at `at` (renewTime + staleAfterMs < at,
+ *   `at` widened by `atPrecisionMs`: a collection by a coordinator that did not mark) →
  *   Candidate Expired. A live row deleted (a worker withdrawing) → nothing.
  * - any other change (renewal, ack, ping, priority, versions) → nothing.
  */
@@ -197,9 +198,12 @@ export function eventsFromCandidateChange(change: CandidateChange): ConclaveEven
     ];
   }
   // The latest the deletion can have happened: a row that may have been stale by then counts as
-  // expired (a worker withdrawing its own row renewed it minutes ago, never a second ago).
+  // expired (a worker withdrawing its own row renewed it minutes ago, never a second ago) — unless
+  // it stood on a session, which renews its own row rarely and lives by the session's renewals:
+  // then only the coordinator's collection (its mark) or the row's TTL says it expired.
   const latest = change.at + Math.max(0, (change.atPrecisionMs ?? 0) - 1);
-  if (old && !neu && isCandidateStale(old, latest, change.staleAfterMs)) {
+  const ttlDue = old?.expiresAt !== undefined && latest >= old.expiresAt * 1000;
+  if (old && !neu && (old.collectedAt !== undefined || ttlDue || (old.session === undefined && isCandidateStale(old, latest, change.staleAfterMs)))) {
     const c = { eventID: change.eventID, at: change.at, name: old.leaseName };
     return [
       event(c, 'Candidate Expired', { ...candidateFields(old), lastRenewTime: iso(old.renewTime) }),

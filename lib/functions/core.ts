@@ -25,6 +25,7 @@ import { METRIC } from './metrics.js';
 
 export { METRIC };
 import { REPUBLISH_FOR_MS, republishDelayMs, type RepublishMessage, type TermEndMessage, type TimerMessage, type TimerQueue } from './timer.js';
+import { listVouched } from '../coordinator/vouched.js';
 
 export interface FunctionDeps {
   coordinator: CoordinatorDeps;
@@ -135,7 +136,7 @@ async function reconcile(deps: FunctionDeps, lease: string, trigger: string, atR
 async function reconcileAfterDelete(deps: FunctionDeps, deleted: HeldTerm, trigger: string, marked = true): Promise<ReconcileOutcome | undefined> {
   const co = deps.coordinator;
   const read = LeaseStore.readOf(deleted.name, undefined);
-  const list = await co.candidates.list(deleted.name);
+  const list = await listVouched(co, deleted.name);
   const now = co.clock.now();
   const holdMs = marked ? deleted.leaseDurationSeconds * 1000 : unmarkedHoldMs(deleted.leaseDurationSeconds);
   const decision = heldAfterDelete(deleted.name, deleted, list.candidates, now, co.config, holdMs);

@@ -71,6 +71,17 @@ export const CandidateItem = z.object({
   revision: Revision,
   expiresAt: TtlSeconds.optional(),
   /**
+   * The session row its worker's process renews (lib/sdk/session.ts), when it stands on one: while
+   * that row is its own process's (`identity` names the process: processOf), the candidate shows
+   * life by the session's renewals (vouchedCandidate), and renews its own row only rarely.
+   */
+  session: Name.optional(),
+  /**
+   * Stamped by the coordinator's collection in the write before its delete (the coordinator's clock):
+   * the removal of a row that carries it is Candidate Expired, whatever the row's own renewTime.
+   */
+  collectedAt: Millis.optional(),
+  /**
    * Flipped by each renewal (1 ↔ 2), removed by a ping: the candidate stream's filter drops a
    * record whose mark flipped — a renewal right after a renewal (lib/wiring.ts).
    */

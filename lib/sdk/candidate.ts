@@ -13,6 +13,8 @@ import { faultReporter, retryDelayMs, START_RETRY_MS } from './faults.js';
 import { boundedClient, requestBoundMs } from './bounded-client.js';
 import { retryOnConflict } from '../stores/errors.js';
 import { ClientSchema, ClockSchema, ClockSyncSchema, StartUp, TablesSchema, aborted, deepFreeze, fn, optionErrors, stampClockFor, type DeepReadonly } from './options.js';
+import { instanceOnSession, processOf } from '../schemas/instance.js';
+import { SessionSchema, sessionSeam, type Session } from './session.js';
 
 /**
  * What a worker stands with (KEP-4355's LeaseCandidate spec, less the names): the fields of a
@@ -36,10 +38,11 @@ export const CandidacyShape = {
   location: Location.optional(),
   /**
    * How often the row is renewed without being asked. KEP-4355's candidates renew every 5 minutes;
-   * Conclave's every 10: the renewals are most of what a quiet lease costs once its holder renews
-   * on a session (docs/benchmarks.md, issue 38), and nothing waits for them. A candidate shows it
-   * is alive when asked (it answers pings at once), so the renewal only keeps its row from being
-   * collected (30 minutes: `candidateStaleAfterMs`), two missed renewals away. @default 600000
+   * Conclave's every 10: nothing waits for them. A candidate shows it is alive when asked (it
+   * answers pings at once), so the renewal only keeps its row from being collected (30 minutes:
+   * `candidateStaleAfterMs`), two missed renewals away. On a live session (the `session` option)
+   * the session's renewals show it alive instead, and the row is renewed every
+   * ON_SESSION_RENEW_MS. @default 600000
    */
   renewIntervalMs: z.number().int('must be whole milliseconds').min(1_000, 'must be ≥ 1000 ms').default(10 * 60_000),
 };
@@ -80,8 +83,21 @@ export const LeaseCandidateOptionsSchema = z
       clockSync: ClockSyncSchema,
       /** Test hook: this machine's clock (wall and monotonic). @default systemClock */
       clock: ClockSchema.optional(),
-      /** Unique per start-up, written as the row's `identity`; a restarted worker is a new instance. @default `${name}_` and a random UUID */
+      /**
+       * Unique per start-up, written as the row's `identity`; a restarted worker is a new instance.
+       * On a session it must name the session's process (`…@<process>`). @default `${name}_` and a
+       * random UUID (and `@<process>` on a session)
+       */
       instance: z.string().min(1, 'must not be empty').optional(),
+      /**
+       * The process's Session (lib/sdk/session.ts), shared with its LeaderElectors: while it lives,
+       * the row names it and the coordinator counts the candidate alive by the session's renewals
+       * (every few seconds) rather than by the row's own, which then come every ON_SESSION_RENEW_MS
+       * instead of every renewIntervalMs — the candidates' writes are most of what a quiet lease
+       * costs once its holder renews on a session (docs/benchmarks.md). A LeaderElector passes its
+       * own `session`. @default none
+       */
+      session: SessionSchema.optional(),
       /**
        * One identity, one process: how long a new start-up that finds another start-up's row of its
        * name waits for that one to show itself (its electors answer the claim put on the lease, at
@@ -95,13 +111,24 @@ export const LeaseCandidateOptionsSchema = z
     },
     { error: optionErrors('LeaseCandidate', 'leaseName, name, emulationVersion, binaryVersion and client', { table: 'name the tables with `tables` (a prefix, or { candidates })' }) },
   )
-  .superRefine((o, ctx) => checkCandidacy(o, ctx));
+  .superRefine((o, ctx) => {
+    checkCandidacy(o, ctx);
+    if (o.session && o.instance !== undefined && processOf(o.instance) !== o.session.process) {
+      ctx.addIssue({ code: 'custom', path: ['instance'], message: `must end with "@${o.session.process}" (the session's process) on a session, or be left out` });
+    }
+  });
 
 /** The options of a LeaseCandidate as written. */
 export type LeaseCandidateOptions = z.input<typeof LeaseCandidateOptionsSchema>;
 type Parsed = z.output<typeof LeaseCandidateOptionsSchema>;
 /** A LeaseCandidate's options as resolved (defaults applied, tables named), read-only; the client is not among them. */
-export type ResolvedLeaseCandidateOptions = DeepReadonly<Omit<z.output<typeof LeaseCandidateOptionsSchema>, 'client' | 'clock' | 'instance' | 'onError'>>;
+export type ResolvedLeaseCandidateOptions = DeepReadonly<Omit<z.output<typeof LeaseCandidateOptionsSchema>, 'client' | 'clock' | 'instance' | 'onError' | 'session'>>;
+
+/**
+ * How often a candidate on a live session renews its own row (the `session` option): the session's
+ * renewals show it alive meanwhile, so its own renewal only keeps the row's TTL (twice this) ahead.
+ */
+export const ON_SESSION_RENEW_MS = 6 * 60 * 60_000;
 
 /**
  * One identity, one process: two start-ups stood under one candidate name. The newcomer's run()
@@ -178,17 +205,27 @@ export class LeaseCandidate {
   private platform: Platform | undefined;
   /** Where clients reach this worker (its LeaderElector's `advertise`), written on the row. */
   private address: string | undefined;
+  /** The process's session, if any (the `session` option). */
+  private readonly session: Session | undefined;
+  /** The session the row names, as this start-up last wrote it. */
+  private standsOn: string | undefined;
+  /** When (monotonic) this start-up last wrote the row. */
+  private wroteAt = -Infinity;
+  /** A write moving the row onto a new session is in flight. */
+  private moving = false;
 
   /** Validates and resolves `options`; nothing is written until run(). @throws ValidationError naming each bad option */
   constructor(options: LeaseCandidateOptions) {
     const o = parse(LeaseCandidateOptionsSchema, options, `LeaseCandidate options${typeof options?.name === 'string' ? ` for "${options.name}"` : ''}`);
-    const { client, clock, instance, onError, ...data } = o;
+    const { client, clock, instance, onError, session, ...data } = o;
     this.options = deepFreeze(data);
+    this.session = session;
     // its reads and writes give up after a claim window: one that never answers must not stop the candidacy (bounded-client.ts)
     const requests = boundedClient(client, clock ?? systemClock, requestBoundMs(data.claimWindowMs));
     this.store = new CandidateStore(requests, this.options.tables.candidates);
     this.clock = stampClockFor(data.clockSync, client, clock ?? systemClock);
-    this.instance = instance ?? `${this.options.name}_${uniqueId(clock ?? systemClock)}`;
+    const unique = uniqueId(clock ?? systemClock);
+    this.instance = instance ?? (session ? instanceOnSession(this.options.name, unique, session.process) : `${this.options.name}_${unique}`);
     this.onError = onError ?? ((e) => process.emitWarning(e));
     this.client = requests;
     this.report = faultReporter(this.onError, `candidate "${this.options.name}" of lease "${this.options.leaseName}"`, client);
@@ -238,8 +275,14 @@ export class LeaseCandidate {
     return { ...specOf(this.options), ...(this.platform ? { platform: this.platform } : {}), ...(this.address ? { address: this.address } : {}), ...(location ? { location } : {}) };
   }
 
-  private expiresAt(now: number): number {
-    return Math.ceil((now + TTL_FACTOR * 30 * 60_000) / 1000);
+  /** The row's TTL: twice the stale age ahead, or, on a session, twice ON_SESSION_RENEW_MS. */
+  private expiresAt(now: number, onSession: boolean): number {
+    return Math.ceil((now + TTL_FACTOR * (onSession ? ON_SESSION_RENEW_MS : 30 * 60_000)) / 1000);
+  }
+
+  /** The session a write of the row names: the live one's, or null to take the row off one that is gone (undefined: no session option). */
+  private sessionToName(): string | null | undefined {
+    return this.session ? (this.session.name ?? null) : undefined;
   }
 
   /**
@@ -271,14 +314,41 @@ export class LeaseCandidate {
         if (signal.aborted) return this.startUp.failed(signal.reason);
       }
     }
-    this.timer = every(this.clock, this.options.renewIntervalMs, () => void this.renew().catch(this.report), { background: true });
+    this.timer = every(this.clock, this.options.renewIntervalMs, () => void this.scheduled().catch(this.report), { background: true });
+    // a new session (the last one ended) is named on the row at once: the one it names vouches no more
+    const detach = this.session ? sessionSeam(this.session).attach({ renewed: (name) => this.sessionRenewed(name), ended: () => {} }) : undefined;
     this.startUp.started(row);
     await aborted(signal);
     try {
       await this.withdraw();
     } catch (e) {
       this.onError(e as Error);
+    } finally {
+      detach?.();
     }
+  }
+
+  /**
+   * A renewal on the timer. While the row names the live session and was written less than
+   * ON_SESSION_RENEW_MS ago, it is read instead (eventually consistent: a tenth of a write's
+   * price), and written only if it is not as this start-up left it: gone (an operator's delete, or
+   * a coordinator that does not count sessions collected it), another start-up's, or off the session.
+   */
+  private async scheduled(): Promise<void> {
+    const onSession = this.standsOn !== undefined && this.standsOn === this.session?.name;
+    if (!onSession || this.clock.monotonic() - this.wroteAt >= ON_SESSION_RENEW_MS) return this.renew();
+    const row = (await this.store.read(this.options.leaseName, this.options.name, false)).item;
+    if (row?.identity === this.instance && row.session === this.standsOn) return;
+    return this.renew();
+  }
+
+  /** The process's session was renewed: a row that names another (or none) is moved onto it now. */
+  private sessionRenewed(name: string): void {
+    if (!this.registered || this.moving || name === this.standsOn) return;
+    this.moving = true;
+    void this.renew()
+      .catch(this.report)
+      .finally(() => (this.moving = false));
   }
 
   /**
@@ -325,12 +395,15 @@ export class LeaseCandidate {
         read = { ...read, item: undefined, revision: 0 };
       }
       const spec = this.spec();
+      const session = this.sessionToName() ?? undefined;
       const written = await this.store.write(read, {
         // ackedPingTime 0: this row's acks are copies of the coordinator's pings (CandidateStore.renew)
-        set: { ...spec, identity: this.instance, renewTime: now, ackedPingTime: 0, createdAt, expiresAt: this.expiresAt(now) },
-        // a previous start-up's labels, platform, address and location do not outlive it
-        remove: [...(spec.labels ? [] : (['labels'] as const)), ...(spec.platform ? [] : (['platform'] as const)), ...(spec.address ? [] : (['address'] as const)), ...(spec.location ? [] : (['location'] as const)), 'pingTime'],
+        set: { ...spec, identity: this.instance, renewTime: now, ackedPingTime: 0, createdAt, expiresAt: this.expiresAt(now, session !== undefined), ...(session ? { session } : {}) },
+        // a previous start-up's labels, platform, address, location and session do not outlive it
+        remove: [...(spec.labels ? [] : (['labels'] as const)), ...(spec.platform ? [] : (['platform'] as const)), ...(spec.address ? [] : (['address'] as const)), ...(spec.location ? [] : (['location'] as const)), ...(session ? [] : (['session'] as const)), 'pingTime'],
       });
+      this.standsOn = session;
+      this.wroteAt = this.clock.monotonic();
       this.registered = true;
       this.displacedBy = undefined;
       return written;
@@ -347,7 +420,13 @@ export class LeaseCandidate {
   async renew(): Promise<void> {
     if (!this.registered) return;
     const now = this.clock.now();
-    if (await this.store.renew(this.options.leaseName, this.options.name, now, this.expiresAt(now))) {
+    const named = this.sessionToName();
+    // null takes the row off a session only when it names one
+    const session = named === null && this.standsOn === undefined ? undefined : named;
+    const sentAt = this.clock.monotonic();
+    if (await this.store.renew(this.options.leaseName, this.options.name, now, this.expiresAt(now, typeof session === 'string'), session)) {
+      if (session !== undefined) this.standsOn = session ?? undefined;
+      this.wroteAt = sentAt;
       this.displacedBy = undefined;
       return;
     }

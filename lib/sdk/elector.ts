@@ -115,7 +115,7 @@ export class LeaderElector {
     this.instance = session ? instanceOnSession(data.identity, unique, session.process) : `${data.identity}_${unique}`;
     const c = data.candidacy;
     this.candidate = c
-      ? new LeaseCandidate({ ...c, leaseName: data.leaseName, name: data.identity, tables: data.tables, client, clock: time, clockSync: 'none', instance: this.instance, claimWindowMs: data.leaseDurationMs, onError: onError ?? ((e) => process.emitWarning(e)) })
+      ? new LeaseCandidate({ ...c, leaseName: data.leaseName, name: data.identity, tables: data.tables, client, clock: time, clockSync: 'none', instance: this.instance, claimWindowMs: data.leaseDurationMs, onError: onError ?? ((e) => process.emitWarning(e)), ...(session ? { session } : {}) })
       : undefined;
     const opts = (this.options = deepFreeze(data));
     const settings: Settings = {

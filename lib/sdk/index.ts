@@ -61,7 +61,7 @@ export {
   type LeaseRunResult,
 } from './with-lease-options.js';
 export type { CompletedRun } from '../schemas/lease.js';
-export { DuplicateIdentityError, LeaseCandidate, LeaseCandidateOptionsSchema, type LeaseCandidateOptions, type ResolvedLeaseCandidateOptions } from './candidate.js';
+export { DuplicateIdentityError, LeaseCandidate, LeaseCandidateOptionsSchema, ON_SESSION_RENEW_MS, type LeaseCandidateOptions, type ResolvedLeaseCandidateOptions } from './candidate.js';
 export {
   IdentityLeaseHeartbeat,
   IdentityLeaseHeartbeatOptionsSchema,

@@ -1,5 +1,5 @@
-import { UpdateItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { marshall } from '@aws-sdk/util-dynamodb';
+import { UpdateItemCommand, paginateScan, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { CandidateItem, type Candidate } from '../schemas/candidate.js';
 import { RESERVED_FROM, isReservedName } from '../schemas/run-once.js';
 import { isConditionFailed } from './errors.js';
@@ -24,8 +24,9 @@ export class CandidateStore extends ItemStore<typeof CandidateItem> {
     super({ client, table, keys: ['leaseName', 'name'], schema: CandidateItem, kind: 'candidate' });
   }
 
-  read(leaseName: string, name: string): Promise<CandidateRead> {
-    return this.get({ leaseName, name });
+  /** The row, strongly consistent unless `consistent` is false (half the read units). */
+  read(leaseName: string, name: string, consistent = true): Promise<CandidateRead> {
+    return this.get({ leaseName, name }, consistent);
   }
 
   static readOf(c: Candidate): CandidateRead {
@@ -44,6 +45,20 @@ export class CandidateStore extends ItemStore<typeof CandidateItem> {
   }
 
   /**
+   * The sessions candidate rows name (`session`), for the whole table, a page at a time: a consistent
+   * scan that returns only that field (the read units are the whole rows'). The coordinator keeps
+   * those session rows (lib/coordinator/reconcile.ts collectIdentities): gone, they would no longer
+   * vouch for their candidates.
+   */
+  async *scanSessions(): AsyncGenerator<string[]> {
+    const pages = paginateScan(
+      { client: this.client },
+      { TableName: this.table, ConsistentRead: true, ProjectionExpression: '#s', FilterExpression: 'attribute_exists(#s)', ExpressionAttributeNames: { '#s': 'session' } },
+    );
+    for await (const r of pages) yield (r.Items ?? []).flatMap((row) => ((s) => (typeof s === 'string' ? [s] : []))(unmarshall(row)['session']));
+  }
+
+  /**
    * Asks a candidate to acknowledge an election: stamps `pingTime`. Depends on nothing read, so
    * it is conditioned on the candidate still existing and not yet being pinged for this election
    * (a concurrent ack or renewal must not make it fail). False when the candidate is gone or
@@ -58,6 +73,20 @@ export class CandidateStore extends ItemStore<typeof CandidateItem> {
       values: { ':ping': pingTime },
     });
     return pinged !== undefined;
+  }
+
+  /**
+   * Collects a stale row (the coordinator's garbage collection): stamps `collectedAt`, so that its
+   * removal reads as Candidate Expired (lib/events/derive.ts) however old or new its own renewTime,
+   * then deletes it. Each write is conditioned on the revision before it: a row renewed since it was
+   * read is a ConflictError, and lives on.
+   */
+  async collect(read: CandidateRead, at: number): Promise<void> {
+    // the mark flips renewalMark as a renewal does, so the candidate stream's filter drops this
+    // record (nothing to decide on: the removal follows); a row without the mark (pinged) passes
+    const mark = read.item?.renewalMark;
+    const marked = await this.write(read, { set: { collectedAt: at, ...(mark === undefined ? {} : { renewalMark: mark === 1 ? 2 : 1 }) } });
+    await this.delete({ key: read.key, item: marked, revision: marked.revision });
   }
 
   /** Takes back a ping whose election closed before it could be answered (decide.ts `pingsToWithdraw`): only that ping, if still unanswered. */
@@ -84,17 +113,23 @@ export class CandidateStore extends ItemStore<typeof CandidateItem> {
    * and changes nothing the coordinator decides on, and the candidate stream's filter drops it
    * before it invokes the function (issue 38, cheaper at rest).
    */
-  async renew(leaseName: string, name: string, renewTime: number, expiresAt?: number): Promise<boolean> {
-    this.checkSet({ leaseName, name }, expiresAt === undefined ? { renewTime } : { renewTime, expiresAt });
+  async renew(leaseName: string, name: string, renewTime: number, expiresAt?: number, session?: string | null): Promise<boolean> {
+    this.checkSet({ leaseName, name }, { renewTime, ...(expiresAt === undefined ? {} : { expiresAt }), ...(typeof session === 'string' ? { session } : {}) });
+    // `session`: the session row the candidate now stands on (null: none any more; undefined: as it was)
+    const sets = [...(expiresAt === undefined ? [] : [', #exp = :exp']), ...(typeof session === 'string' ? [', #sess = :sess'] : [])].join('');
     try {
       await this.client.send(
         new UpdateItemCommand({
           TableName: this.table,
           Key: marshall({ leaseName, name }),
-          UpdateExpression: `SET #renew = :renew, #acked = if_not_exists(#ping, :none), #mark = :three - if_not_exists(#mark, :two)${expiresAt === undefined ? '' : ', #exp = :exp'} ADD #rev :one`,
+          UpdateExpression: `SET #renew = :renew, #acked = if_not_exists(#ping, :none), #mark = :three - if_not_exists(#mark, :two)${sets}${session === null ? ' REMOVE #sess' : ''} ADD #rev :one`,
           ConditionExpression: 'attribute_exists(#pk) AND (attribute_not_exists(#renew) OR #renew < :renew OR (attribute_exists(#ping) AND (attribute_not_exists(#acked) OR #acked < #ping)))',
-          ExpressionAttributeNames: { '#pk': 'leaseName', '#renew': 'renewTime', '#ping': 'pingTime', '#acked': 'ackedPingTime', '#mark': 'renewalMark', '#rev': 'revision', ...(expiresAt === undefined ? {} : { '#exp': 'expiresAt' }) },
-          ExpressionAttributeValues: marshall({ ':renew': renewTime, ':none': 0, ':one': 1, ':two': 2, ':three': 3, ...(expiresAt === undefined ? {} : { ':exp': expiresAt }) }),
+          ExpressionAttributeNames: {
+            ...{ '#pk': 'leaseName', '#renew': 'renewTime', '#ping': 'pingTime', '#acked': 'ackedPingTime', '#mark': 'renewalMark', '#rev': 'revision' },
+            ...(expiresAt === undefined ? {} : { '#exp': 'expiresAt' }),
+            ...(session === undefined ? {} : { '#sess': 'session' }),
+          },
+          ExpressionAttributeValues: marshall({ ':renew': renewTime, ':none': 0, ':one': 1, ':two': 2, ':three': 3, ...(expiresAt === undefined ? {} : { ':exp': expiresAt }), ...(typeof session === 'string' ? { ':sess': session } : {}) }),
         }),
       );
       return true;

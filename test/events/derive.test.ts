@@ -371,6 +371,11 @@ describe('eventsFromCandidateChange', () => {
       atPrecisionMs: 1000,
       want: [{ type: 'Candidate Expired' }],
     },
+    // a candidate on a session renews its own row every few hours: its own stamp says nothing
+    { name: 'a row on a session withdrawn, its own stamp hours old: nothing', old: { ...stale, session: 'all-01:session-x', renewTime: NOW - 5 * 3_600_000 }, want: [] },
+    { name: 'a row the coordinator collected (its mark): Expired', old: { ...stale, session: 'all-01:session-x', collectedAt: NOW - SEC }, want: [{ type: 'Candidate Expired' }] },
+    { name: 'a collected row on no session: Expired by its mark, however fresh its stamp', old: { ...joined, collectedAt: NOW - SEC }, want: [{ type: 'Candidate Expired' }] },
+    { name: 'a row on a session deleted by its TTL: Expired', old: { ...joined, session: 'all-01:session-x', expiresAt: (NOW - SEC) / 1000 }, want: [{ type: 'Candidate Expired' }] },
   ];
 
   it.each(candRows)('$name', (row) => {

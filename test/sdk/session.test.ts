@@ -44,11 +44,11 @@ const CLIENT_GO = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPerio
  * Three processes, each with one Session and an elector on every lease, the push path, the
  * coordinator. `defaults`: client-go's timings and the Session's defaults instead of FAST's.
  */
-async function sessionFleet(opts: { push?: boolean; leases?: string[]; defaults?: boolean } = {}) {
+async function sessionFleet(opts: { push?: boolean; leases?: string[]; defaults?: boolean; tickEveryMs?: number } = {}) {
   const LEASES = opts.leases ?? DEFAULT_LEASES;
   const sim = await Sim.create({ config: opts.defaults ? { ...CONFIG, electedLeaseDurationSeconds: 15 } : CONFIG });
   const push = opts.push === false ? undefined : sim.pushBroker({ delayMs: 50, deliveryMs: 5 });
-  const coord = sim.coordinator();
+  const coord = sim.coordinator(opts.tickEveryMs === undefined ? {} : { tickEveryMs: opts.tickEveryMs });
   const procs: Process[] = ['a', 'b', 'c'].map((id) => {
     const machine = sim.machine();
     const errors: Error[] = [];
@@ -592,6 +592,51 @@ async function lone() {
   const row = async () => (await new IdentityStore(sim.client, sim.names.identities).read(sessionKey(session.name!).component, session.name!)).item!;
   return { sim, machine, session, errors, running, row };
 }
+
+describe('candidates on a session (issue 38: cheaper at rest)', () => {
+  const candidateWrites = (m: Machine, from: number) => m.sent.filter((r) => r.at >= from && r.ok && r.operation === 'UpdateItem' && isTable('-candidates')(r));
+
+  it("name their process's session and write their rows only when it changes: an hour at rest without a write or a collection, then moved onto a new session at its first renewal", async () => {
+    // the tick once a minute, as in AWS
+    const { sim, procs } = await sessionFleet({ defaults: true, tickEveryMs: 60_000 });
+    await sim.run(2 * CLIENT_GO.leaseDurationMs);
+    const rows = async () => (await Promise.all(LEASES.map((l) => sim.candidates.list(l)))).flatMap((l) => l.candidates);
+    const byProcess = (p: Process) => async () => (await rows()).filter((c) => c.identity?.endsWith(`@${p.session.process}`));
+    for (const p of procs) {
+      const own = await byProcess(p)();
+      expect(own).toHaveLength(LEASES.length);
+      for (const c of own) expect(c.session).toBe(p.session.name);
+    }
+    const from = sim.clock.monotonic();
+    const before = await rows();
+    // an hour: six of the 10-minute renewals a candidate on no session sends, and two stale ages
+    await sim.run(60 * 60_000);
+    for (const p of procs) expect(candidateWrites(p.machine, from)).toEqual([]);
+    const after = await rows();
+    expect(after.map((c) => [c.leaseName, c.name, c.revision])).toEqual(before.map((c) => [c.leaseName, c.name, c.revision]));
+
+    // an operator deletes a row: its candidate's next check (every renewIntervalMs, a read) finds it gone and registers again
+    const gone = after[0]!;
+    await sim.settle(sim.candidates.delete({ key: { leaseName: gone.leaseName, name: gone.name }, item: gone, revision: gone.revision }), 'the delete');
+    const back = await sim.until('the row registered again', async () => (await sim.candidates.read(gone.leaseName, gone.name)).item, 10 * 60_000 + 5_000);
+    expect(back).toMatchObject({ identity: gone.identity, session: gone.session });
+
+    // a foreign write ends one process's session; the next one's first renewal moves its rows onto it
+    const p = procs[0]!;
+    const ended = p.session.name!;
+    const attacker = sim.machine();
+    await sim.settle(
+      attacker.client.send(new UpdateItemCommand({ TableName: sim.names.identities, Key: marshall(sessionKey(ended)), UpdateExpression: 'SET renewTime = :old', ExpressionAttributeValues: marshall({ ':old': sim.clock.now() - 60_000 }) })),
+      'the foreign write',
+    );
+    const moved = await sim.until('its candidates on its new session', async () => {
+      const now = p.session.name;
+      const own = await byProcess(p)();
+      return now !== undefined && now !== ended && own.length === LEASES.length && own.every((c) => c.session === now) ? true : undefined;
+    }, 2 * CLIENT_GO.leaseDurationMs);
+    expect(moved).toBe(true);
+  });
+});
 
 describe("a Session's renewal that fails", () => {
   const onIdentities = (r: { input: unknown }) => isTable('-identities')(r);

@@ -65,12 +65,12 @@ const PLANTED: { bug: PlantedBug; seed: number; limit: number }[] = [
   // the watcher's cadence lock (issue 38, item 4, afd0244) moved it again, 5045 → 5124
   // issue 38 item 2 (the session judgement; the lease stream's put-back rule gone) moved it, 5109 → 5416
   // 5416 → 5227: cut 3
-  { bug: 'releaseWithoutTermCondition', seed: 5321, limit: 1400 }, // 5227 → 5755: cut 3's early heir read gone (3c82cce) with the backoff-recovery read; 5755 → 5787: a leader that lost its term stands again; 5787 → 6396: a candidate that let its ping pass is named second rather than nobody; 6396 → 5418: the term-end timer; → 5432: requests bounded; → 5888: a renewal always moves renewTime forward; → 5321: a partition's requests hang (no reply), a renewal bounded by its deadline; → 5446: an elector's requests bounded by its retry period; → 5210: the same; → 5397: a report no coordinator answers taken after 10 s; → 5321: a function that writes a lease (a reconcile, the platform's vacate) wakes it
+  { bug: 'releaseWithoutTermCondition', seed: 5088, limit: 1400 }, // 5227 → 5755: cut 3's early heir read gone (3c82cce) with the backoff-recovery read; 5755 → 5787: a leader that lost its term stands again; 5787 → 6396: a candidate that let its ping pass is named second rather than nobody; 6396 → 5418: the term-end timer; → 5432: requests bounded; → 5888: a renewal always moves renewTime forward; → 5321: a partition's requests hang (no reply), a renewal bounded by its deadline; → 5446: an elector's requests bounded by its retry period; → 5210: the same; → 5397: a report no coordinator answers taken after 10 s; → 5321: a function that writes a lease (a reconcile, the platform's vacate) wakes it; → 5088: a candidate on a session lives by it (its rows written rarely, its sessions read)
   // sessions run in about half the worlds (issue 17): 5001 is the first of them from 5000. Planted
   // again (issue 38, item 4): hiding session rows no longer planted it once a term on a missing row
   // counted as unvouched (alive, to the coordinator); the plant now strips `session` from the leases
   // the coordinator reads, and 5001 catches it again (it had drifted to 5068, then out of reach)
-  { bug: 'coordinatorIgnoresSession', seed: 5001, limit: 300 },
+  { bug: 'coordinatorIgnoresSession', seed: 5013, limit: 300 }, // 5001 → 5013: a candidate on a session lives by it
   { bug: 'followerIgnoresSession', seed: 5001, limit: 300 },
   // faults as users bring them (issue 36), in half the worlds: caught by the requests and stuckLease rules
   { bug: 'hotRetryLoop', seed: 5012, limit: 300 },
