@@ -401,6 +401,8 @@ export function scaleFigures(d: Deployment, cal: Calibration, r: RegionAssumptio
   // a candidate on a live session renews its own row every 6 h, one on none every 10 minutes
   const candidateWrites = c * (d.sessions ? MEASURED.session.candidateRenewalsPerCandidate : MEASURED.single.candidateRenewals / 3); // (measured with 3 candidates)
   dyn(`candidate renewals (every ${d.sessions ? '6 h' : '10 min'} each)`, candidateWrites, candidateWrites, 0);
+  // … and, on a session, reads its row every 10 minutes instead (eventually consistent), to find it gone
+  if (d.sessions) dyn('candidate checks (a read every 10 min each, eventually consistent)', c * 0.1, 0, c * 0.1 * 0.5);
   const identityRru = (P * SESSION_ROW_BYTES) / 4096 / L;
   const parts = segmentsFor(L, TICK_DEFAULTS.segmentLeases);
   // a round a minute (conservative: a round longer than the schedule's interval makes the rounds rarer); each part scans all the identities again

@@ -23,7 +23,7 @@ import { describeMode, dropRuntime, MODES, sleep, waitFor, type BenchContext, ty
 import { addUse, LambdaMeter, lambdaUse, scaleUse } from '../lambda.js';
 import { Collector, type ScenarioResult } from '../report.js';
 import { addTallies, diffTallies, RequestCounter } from '../requests.js';
-import { byRoleOrder, candidateRenewalCost, functionsQuiet, QUIET_MS, tickWindow, commandsText, costFigures, eventsPerLease, iotPerLease, iotText, lambdaPerLease, perMinute, scaleRates, sumRates, withScheduledRenewals, workerRates, ZERO, type Rate } from './rates.js';
+import { byRoleOrder, candidateRenewalCost, functionsQuiet, QUIET_MS, tickWindow, commandsText, costFigures, eventsPerLease, iotPerLease, iotText, lambdaPerLease, perMinute, scaleRates, sumRates, withScheduledChecks, withScheduledRenewals, workerRates, ZERO, type Rate } from './rates.js';
 import { CANDIDATE_RENEW_MS, roleLabel } from './steady-state.js';
 import { ON_SESSION_RENEW_MS } from '../../lib/sdk/candidate.js';
 
@@ -163,7 +163,9 @@ export async function multiLease(ctx: BenchContext, opts: BenchOptions): Promise
     const { oneRenewal, invocationMs, invokes: candidateInvokes } = await candidateRenewalCost(ctx.endpoint, rt, meter, `${stem}-0`, 'p1');
     // a candidate on a live session renews its own row every ON_SESSION_RENEW_MS (its session's renewals show it alive)
     const renewalsPerMinute = (PROCESSES * 60_000) / (sessions ? ON_SESSION_RENEW_MS : CANDIDATE_RENEW_MS);
-    const candidate = withScheduledRenewals(workerPerLease['candidate'] ?? ZERO, renewalsPerMinute, oneRenewal);
+    const renewed = withScheduledRenewals(workerPerLease['candidate'] ?? ZERO, renewalsPerMinute, oneRenewal);
+    // … and on a session, the reads of their rows every renewIntervalMs (the first is 10 minutes after registration: after the window)
+    const candidate = sessions ? withScheduledChecks(renewed, (PROCESSES * 60_000) / CANDIDATE_RENEW_MS) : renewed;
     const roles = Object.fromEntries(Object.entries({ ...workerPerLease, candidate, coordinator: coordinatorPerLease }).sort(byRoleOrder));
     const total = Object.values(roles).reduce((a, r) => ({ requests: a.requests + r.requests, rru: a.rru + r.rru, wru: a.wru + r.wru, commands: {} }), { ...ZERO });
     for (const [role, r] of Object.entries(roles)) c.value(what, `conclave · ${roleLabel(role, PROCESSES)}`, r.requests, 'req/min', undefined, `${commandsText(r) || '—'}; ${r.rru.toFixed(3)} RRU + ${r.wru.toFixed(3)} WRU /min`);

@@ -154,6 +154,20 @@ export async function candidateRenewalCost(endpoint: string, rt: LocalRuntime, m
   return { oneRenewal, invocationMs, invokes };
 }
 
+/**
+ * The candidates' rate per lease per minute plus their scheduled checks (a candidate on a session
+ * reads its row every renewIntervalMs instead of writing it: one eventually consistent GetItem of
+ * a row under 4 KB, 0.5 RRU), which a window shorter than the interval does not see.
+ */
+export function withScheduledChecks(measured: Rate, checksPerMinute: number): Rate {
+  return {
+    requests: measured.requests + checksPerMinute,
+    rru: measured.rru + 0.5 * checksPerMinute,
+    wru: measured.wru,
+    commands: { ...measured.commands, GetItem: (measured.commands['GetItem'] ?? 0) + checksPerMinute },
+  };
+}
+
 /** The candidates' rate per lease per minute: what the window saw plus the scheduled renewals, at the measured cost. */
 export function withScheduledRenewals(measured: Rate, renewalsPerMinute: number, oneRenewal: Tally): Rate {
   return {
