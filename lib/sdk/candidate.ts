@@ -213,6 +213,14 @@ export class LeaseCandidate {
   private wroteAt = -Infinity;
   /** A write moving the row onto a new session is in flight. */
   private moving = false;
+  /**
+   * Set when the row's removal failed on a session: the row would count as alive for as long as
+   * the process's session lives, so it is removed again at each session renewal (which says
+   * DynamoDB answers) until that lands or the session ends; then this detaches from the session.
+   */
+  private leftover: (() => void) | undefined;
+  /** A removal of the leftover row is in flight. */
+  private removing = false;
 
   /** Validates and resolves `options`; nothing is written until run(). @throws ValidationError naming each bad option */
   constructor(options: LeaseCandidateOptions) {
@@ -316,16 +324,27 @@ export class LeaseCandidate {
     }
     this.timer = every(this.clock, this.options.renewIntervalMs, () => void this.scheduled().catch(this.report), { background: true });
     // a new session (the last one ended) is named on the row at once: the one it names vouches no more
-    const detach = this.session ? sessionSeam(this.session).attach({ renewed: (name) => this.sessionRenewed(name), ended: () => {} }) : undefined;
+    const detach = this.session ? sessionSeam(this.session).attach({ renewed: (name) => this.sessionRenewed(name), ended: () => this.dropLeftover() }) : undefined;
     this.startUp.started(row);
     await aborted(signal);
     try {
       await this.withdraw();
+      detach?.();
     } catch (e) {
       this.onError(e as Error);
-    } finally {
-      detach?.();
+      // on a session: removed again at the session's next renewal (sessionRenewed), not left alive by it
+      if (detach) this.leftover = detach;
     }
+  }
+
+  /**
+   * Stops looking after a left-over row: it was removed, or the session ended (the row then names
+   * an ended session, goes stale by its own stamp and is collected).
+   */
+  private dropLeftover(): void {
+    const detach = this.leftover;
+    this.leftover = undefined;
+    detach?.();
   }
 
   /**
@@ -344,6 +363,7 @@ export class LeaseCandidate {
 
   /** The process's session was renewed: a row that names another (or none) is moved onto it now. */
   private sessionRenewed(name: string): void {
+    if (this.leftover) return this.removeLeftover();
     if (!this.registered || this.moving || name === this.standsOn) return;
     this.moving = true;
     void this.renew()
@@ -444,9 +464,23 @@ export class LeaseCandidate {
     this.timer = undefined;
     if (!this.registered) return;
     this.registered = false;
-    await retryOnConflict(async () => {
+    await this.removeRow();
+  }
+
+  /** Removes the row if it is still this start-up's (else it is gone, or a newer start-up's). */
+  private removeRow(): Promise<void> {
+    return retryOnConflict(async () => {
       const read = await this.store.read(this.options.leaseName, this.options.name);
-      if (read.item && read.item.identity === this.instance) await this.store.delete(read); // else gone, or a newer start-up's
+      if (read.item && read.item.identity === this.instance) await this.store.delete(read);
     });
+  }
+
+  /** Tries the left-over removal again (its failure was reported once; the next renewal tries again). */
+  private removeLeftover(): void {
+    if (this.removing) return;
+    this.removing = true;
+    this.removeRow()
+      .then(() => this.dropLeftover(), () => undefined)
+      .finally(() => (this.removing = false));
   }
 }

@@ -638,6 +638,31 @@ describe('candidates on a session (issue 38: cheaper at rest)', () => {
   });
 });
 
+describe('a candidate on a session whose withdrawal failed', () => {
+  it("is removed at its session's next renewal once DynamoDB answers: its row, named by a live session, would otherwise count as alive for as long as the process lives", async () => {
+    const { sim, procs } = await sessionFleet({ defaults: true, tickEveryMs: 60_000 });
+    await sim.run(2 * CLIENT_GO.leaseDurationMs);
+    const p = procs[0]!;
+    const e = p.electors[0]!;
+    const lease = e.elector.options.leaseName;
+    const name = e.elector.options.identity;
+    expect((await sim.candidates.read(lease, name)).item?.session).toBe(p.session.name);
+    // its deletes refused while it stops (the other electors of the process, and its session, carry on)
+    const refused = () => Object.assign(new Error('injected: service unavailable'), { name: 'ServiceUnavailable' });
+    p.machine.fault = (req) => (req.operation === 'DeleteItem' && (req.input as { TableName: string }).TableName === sim.names.candidates ? refused() : undefined);
+    const errorsBefore = p.errors.length;
+    await e.stop();
+    expect((await sim.candidates.read(lease, name)).item).toBeDefined();
+    expect(p.errors.length).toBeGreaterThan(errorsBefore); // the failed withdrawal, reported
+    await sim.run(3 * p.session.options.renewIntervalMs);
+    expect((await sim.candidates.read(lease, name)).item).toBeDefined(); // tried again at each renewal, refused
+    p.machine.fault = undefined;
+    const gone = await sim.until('the left-over row removed', async () => ((await sim.candidates.read(lease, name)).item === undefined ? true : undefined), 2 * p.session.options.renewIntervalMs);
+    expect(gone).toBe(true);
+    expect(p.session.name).toBeDefined(); // the process and its session live on
+  });
+});
+
 describe("a Session's renewal that fails", () => {
   const onIdentities = (r: { input: unknown }) => isTable('-identities')(r);
 
