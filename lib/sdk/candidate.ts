@@ -211,6 +211,8 @@ export class LeaseCandidate {
   private standsOn: string | undefined;
   /** When (monotonic) this start-up last wrote the row. */
   private wroteAt = -Infinity;
+  /** Renew the row every renewIntervalMs even on a live session: it was found gone once under one (renew). */
+  private ownRenewals = false;
   /** A write moving the row onto a new session is in flight. */
   private moving = false;
   /**
@@ -355,7 +357,7 @@ export class LeaseCandidate {
    */
   private async scheduled(): Promise<void> {
     const onSession = this.standsOn !== undefined && this.standsOn === this.session?.name;
-    if (!onSession || this.clock.monotonic() - this.wroteAt >= ON_SESSION_RENEW_MS) return this.renew();
+    if (!onSession || this.ownRenewals || this.clock.monotonic() - this.wroteAt >= ON_SESSION_RENEW_MS) return this.renew();
     const row = (await this.store.read(this.options.leaseName, this.options.name, false)).item;
     if (row?.identity === this.instance && row.session === this.standsOn) return;
     return this.renew();
@@ -451,7 +453,12 @@ export class LeaseCandidate {
       return;
     }
     const read = await this.store.read(this.options.leaseName, this.options.name);
-    if (!read.item) await this.register();
+    if (!read.item) {
+      // gone under a session: perhaps collected by a coordinator that does not count sessions (one
+      // before 0.2.0, mid-upgrade): renewed on its own from now on, as on no session
+      if (this.standsOn !== undefined) this.ownRenewals = true;
+      await this.register();
+    }
     else if (read.item.identity !== this.instance) {
       this.displacedBy = read.item.identity;
       this.onError(new Error(`candidate "${this.options.name}" of lease "${this.options.leaseName}" was registered by another start-up (${read.item.identity}); two workers share one name — give each a unique name`));

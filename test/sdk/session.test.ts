@@ -620,6 +620,14 @@ describe('candidates on a session (issue 38: cheaper at rest)', () => {
     await sim.settle(sim.candidates.delete({ key: { leaseName: gone.leaseName, name: gone.name }, item: gone, revision: gone.revision }), 'the delete');
     const back = await sim.until('the row registered again', async () => (await sim.candidates.read(gone.leaseName, gone.name)).item, 10 * 60_000 + 5_000);
     expect(back).toMatchObject({ identity: gone.identity, session: gone.session });
+    // found gone once (a coordinator mid-upgrade that does not count sessions collects such rows):
+    // that candidate renews its row on its own from then on, the others still do not
+    const owner = procs.find((q) => gone.identity?.endsWith(`@${q.session.process}`))!;
+    const since = sim.clock.monotonic();
+    await sim.run(21 * 60_000);
+    const ownWrites = candidateWrites(owner.machine, since).filter((r) => JSON.stringify(r.input).includes(`"${gone.leaseName}"`) && JSON.stringify(r.input).includes(`"name":{"S":"${gone.name}"}`));
+    expect(ownWrites.length).toBeGreaterThanOrEqual(2);
+    expect(candidateWrites(owner.machine, since).length).toBe(ownWrites.length);
 
     // a foreign write ends one process's session; the next one's first renewal moves its rows onto it
     const p = procs[0]!;
