@@ -9,7 +9,7 @@ import { note, type CliContext } from './context.js';
 import { CliError, listNames } from './errors.js';
 import { sessionOf, type SessionSeen, type SessionsSeen } from './judged.js';
 import { byName } from './views.js';
-import { listVouched } from '../coordinator/vouched.js';
+import { candidateSessions, listVouched, readSessions, vouchAll } from '../coordinator/vouched.js';
 
 async function collect<T>(pages: AsyncGenerator<Scanned<T>[]>): Promise<{ items: T[]; invalid: InvalidItem[] }> {
   const items: T[] = [];
@@ -35,8 +35,10 @@ export async function scanLeases(ctx: CliContext): Promise<Lease[]> {
 }
 
 export async function scanCandidates(ctx: CliContext): Promise<Candidate[]> {
-  const { items, invalid } = await collect(ctx.candidates.scan());
+  const { items: rows, invalid } = await collect(ctx.candidates.scan());
   reportInvalid(ctx, invalid);
+  // each as the coordinator judges it: by the session its row names (one read for each session)
+  const items = vouchAll(rows, await readSessions(ctx.identities, candidateSessions(rows)));
   return items.sort((a, b) => (a.leaseName < b.leaseName ? -1 : a.leaseName > b.leaseName ? 1 : byName(a, b)));
 }
 

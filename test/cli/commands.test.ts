@@ -12,6 +12,8 @@ import type { Candidate } from '../../lib/schemas/candidate.js';
 import type { Lease } from '../../lib/schemas/lease.js';
 import { CandidateStore, type CandidatePatch, type CandidateRead } from '../../lib/stores/candidate-store.js';
 import { ConflictError } from '../../lib/stores/errors.js';
+import { IdentityStore } from '../../lib/stores/identity-store.js';
+import { sessionKey } from '../../lib/schemas/identity.js';
 import { LeaseStore, type Term } from '../../lib/stores/lease-store.js';
 import { MIN, NOW, SEC, cand, lease } from '../fixtures.js';
 import { cliHarness, runMain, type CliHarness } from './harness.js';
@@ -583,5 +585,31 @@ describe('where DynamoDB is', () => {
     const r = await runMain(['frobnicate']);
     expect(r.code).toBe(2);
     expect(r.err).toMatch(/unknown command 'frobnicate'/);
+  });
+});
+
+describe('a candidate on a session (it lives by its process’s session: vouchedCandidate)', () => {
+  it('get candidates (one lease, and the scan) and describe judge it by the session its row names, not by its own stamp hours old', async () => {
+    const s = await cliHarness('cli-session');
+    try {
+      const session = 'all-07:session-p9';
+      await new IdentityStore(s.t.client, s.t.names.identities).write({ key: sessionKey(session), item: undefined, revision: 0 }, {
+        set: { holderIdentity: session, process: 'p9', hostname: 'h', leaseDurationSeconds: 15, acquireTime: NOW - MIN, renewTime: NOW - SEC },
+      });
+      await s.seedCandidate(cand('s1', '1.30.0', '1.30.0', { leaseName: 'on-session', identity: 's1_1@p9', session, renewTime: NOW - 120 * MIN }));
+      // the same row on no session's word: another process's session vouches for nothing
+      await s.seedCandidate(cand('s2', '1.30.0', '1.30.0', { leaseName: 'on-session', identity: 's2_1@p8', session, renewTime: NOW - 120 * MIN }));
+      const one = await s.run(['get', 'candidates', 'on-session'], { clock: at() });
+      const row = (name: string) => one.out.split('\n').find((l) => l.startsWith(`${name} `))!.split(/\s{3,}/);
+      expect(row('s1')[6]).toBe('4s ago');
+      expect(row('s2')[6]).toBe('2h ago');
+      const all = JSON.parse((await s.run(['get', 'candidates', '-o', 'json'], { clock: at() })).out) as Candidate[];
+      expect(all.map((c) => [c.name, c.renewTime])).toEqual([['s1', NOW - SEC], ['s2', NOW - 120 * MIN]]);
+      const described = (await s.run(['describe', 'lease', 'on-session'], { clock: at() })).out;
+      expect(described).toMatch(/^\s+\d+\s+s1 .*fresh/m);
+      expect(described).toMatch(/^\s+-\s+s2 .*stale/m);
+    } finally {
+      await s.t.drop();
+    }
   });
 });
