@@ -334,8 +334,10 @@ export class LeaseCandidate {
       detach?.();
     } catch (e) {
       this.onError(e as Error);
-      // on a session: removed again at the session's next renewal (sessionRenewed), not left alive by it
-      if (detach) this.leftover = detach;
+      // on a live session: removed again at its next renewals (sessionRenewed), not left alive by it;
+      // on one that ended already, nothing vouches for the row (it names an ended session)
+      if (detach && this.session?.name !== undefined) this.leftover = detach;
+      else detach?.();
     }
   }
 
@@ -365,7 +367,8 @@ export class LeaseCandidate {
 
   /** The process's session was renewed: a row that names another (or none) is moved onto it now. */
   private sessionRenewed(name: string): void {
-    if (this.leftover) return this.removeLeftover();
+    // a process leaving waits for nothing but its electors: the left-over row is given up (it goes stale once the session row is gone)
+    if (this.leftover) return this.session && sessionSeam(this.session).stopping() ? this.dropLeftover() : this.removeLeftover();
     if (!this.registered || this.moving || name === this.standsOn) return;
     this.moving = true;
     void this.renew()

@@ -138,6 +138,8 @@ export interface SessionSeam {
   readonly reader: SessionReader;
   /** An elector takes part: the session keeps running until it leaves (the function returned). */
   attach(listener: SessionListener): () => void;
+  /** Whether run()'s signal has aborted: the process is leaving, and waits only for those attached. */
+  stopping(): boolean;
 }
 
 const seams = new WeakMap<Session, SessionSeam>();
@@ -192,6 +194,8 @@ export class Session {
   private readonly client: object;
   /** Whether its last request failed. */
   private failing = false;
+  /** run()'s signal, once run() is called. */
+  private signal: AbortSignal | undefined;
 
   /** @throws ValidationError naming each bad option */
   constructor(options: SessionOptions) {
@@ -207,7 +211,7 @@ export class Session {
     const requests = boundedClient(client, this.clock, requestBoundMs(data.renewDeadlineMs));
     this.store = new IdentityStore(requests, data.tables.identities);
     const reader = new SessionReader(requests, data.tables.identities, this.time);
-    seams.set(this, { reader, attach: (listener) => this.attach(listener) });
+    seams.set(this, { reader, attach: (listener) => this.attach(listener), stopping: () => this.signal?.aborted === true });
     this.options = deepFreeze(data);
     this.startUp = new StartUp<void>('Session', data.tables);
     this.component = data.leaseNames ? sessionComponent(data.leaseNames) : allLeasesSessionComponent(this.process);
@@ -267,6 +271,7 @@ export class Session {
    */
   async run(signal: AbortSignal): Promise<void> {
     this.startUp.claim('Session');
+    this.signal = signal;
     const leaving = () => signal.aborted && this.attached === 0;
     // A jump of DynamoDB's time as this machine measures it ends the session at once, as it stops
     // every elector's term (LeaderElector's onClockJump): the deadline it keeps on the monotonic

@@ -668,6 +668,13 @@ describe('a candidate on a session whose withdrawal failed', () => {
     const gone = await sim.until('the left-over row removed', async () => ((await sim.candidates.read(lease, name)).item === undefined ? true : undefined), 2 * p.session.options.renewIntervalMs);
     expect(gone).toBe(true);
     expect(p.session.name).toBeDefined(); // the process and its session live on
+
+    // the process leaving while its last candidate's deletes are refused: its session does not wait for that row
+    p.machine.fault = (req) => (req.operation === 'DeleteItem' && (req.input as { TableName: string }).TableName === sim.names.candidates ? refused() : undefined);
+    p.stop.abort();
+    await Promise.all(p.electors.slice(1).map((x) => x.stop()));
+    await sim.settle(p.running, 'the session to finish', 4 * p.session.options.renewIntervalMs);
+    expect(p.session.name).toBeUndefined();
   });
 });
 
