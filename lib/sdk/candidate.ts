@@ -218,7 +218,8 @@ export class LeaseCandidate {
   /**
    * Set when the row's removal failed on a session: the row would count as alive for as long as
    * the process's session lives, so it is removed again at each session renewal (which says
-   * DynamoDB answers) until that lands or the session ends; then this detaches from the session.
+   * DynamoDB answers) until that lands, the session ends or the process leaves; then this detaches
+   * from the session.
    */
   private leftover: (() => void) | undefined;
   /** A removal of the leftover row is in flight. */
@@ -461,8 +462,7 @@ export class LeaseCandidate {
       // before 0.2.0, mid-upgrade): renewed on its own from now on, as on no session
       if (this.standsOn !== undefined) this.ownRenewals = true;
       await this.register();
-    }
-    else if (read.item.identity !== this.instance) {
+    } else if (read.item.identity !== this.instance) {
       this.displacedBy = read.item.identity;
       this.onError(new Error(`candidate "${this.options.name}" of lease "${this.options.leaseName}" was registered by another start-up (${read.item.identity}); two workers share one name — give each a unique name`));
     } else this.displacedBy = undefined; // renewed already at or after `now` (a clock step back): nothing to do
