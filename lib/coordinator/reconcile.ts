@@ -136,9 +136,13 @@ async function snapshot(deps: CoordinatorDeps, name: string): Promise<Snapshot> 
   // after the lease: a session the lease names existed before the lease read (its holder wrote it
   // first); the sessions the candidates name vouch for them (one read for each name)
   const readAt = deps.clock.now();
-  const rows = await readSessions(deps.identities, s === undefined ? named : [s, ...named]);
+  const key = s === undefined ? undefined : sessionKey(s);
+  // the lease's own session read as before (a row that does not parse fails the reconcile); a
+  // candidate's that does not parse vouches for nothing
+  const [row, rows] = await Promise.all([key && deps.identities.read(key.component, key.name).then((r) => r.item), readSessions(deps.identities, named.filter((n) => n !== s))]);
+  if (s !== undefined) rows.set(s, row);
   const candidates = vouchAll(list.candidates, rows);
-  return { read, candidates, invalid: list.invalid, ...(s === undefined ? {} : { session: { row: rows.get(s), readAt } }) };
+  return { read, candidates, invalid: list.invalid, ...(s === undefined ? {} : { session: { row, readAt } }) };
 }
 
 /**
