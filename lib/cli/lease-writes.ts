@@ -3,6 +3,7 @@ import { locationRank, preferredLocationsOf } from '../election/location.js';
 import { decideWithSuccession } from '../election/successor.js';
 import { liveCandidates } from '../election/vacancy.js';
 import type { Lease } from '../schemas/lease.js';
+import { fencingTokenFloor } from '../schemas/fencing-token.js';
 import { NO_COORDINATION, OLDEST_EMULATION_VERSION } from '../schemas/strategy.js';
 import type { LeasePatch, LeaseRead } from '../stores/lease-store.js';
 import { changesOf, confirmChange, writeAsShown } from './confirm.js';
@@ -38,9 +39,10 @@ async function leaseToWrite(ctx: CliContext, lease: string, opts: { create?: boo
 /** Shows the change, asks, and writes it (again after a lost race, if the change still holds); a new row gets a lease's first fields. */
 async function confirmedLeaseWrite(ctx: CliContext, lease: string, read: LeaseRead, set: LeasePatch['set'], remove: LeasePatch['remove'] = []): Promise<{ written: Lease; created: boolean }> {
   const created = read.item === undefined;
-  const fields = { ...set, ...(created ? { leaseDurationSeconds: ctx.config.defaultLeaseDurationSeconds, leaseTransitions: 0, fencingToken: 0 } : {}) };
-  const patch: LeasePatch = { ...(Object.keys(fields).length ? { set: fields } : {}), ...(remove.length ? { remove } : {}) };
   const now = ctx.clock.now();
+  // a new row's first token is its creation's clock floor, as the coordinator's (lib/election/plan.ts)
+  const fields = { ...set, ...(created ? { leaseDurationSeconds: ctx.config.defaultLeaseDurationSeconds, leaseTransitions: 0, fencingToken: fencingTokenFloor(now) } : {}) };
+  const patch: LeasePatch = { ...(Object.keys(fields).length ? { set: fields } : {}), ...(remove.length ? { remove } : {}) };
   await confirmChange(ctx, created ? `create lease ${lease} (it has no row yet; without a holder)` : `change lease ${lease}`, changesOf(read.item, patch, now));
   const written = await writeAsShown(`lease ${lease}`, read, patch, now, { reread: () => ctx.leases.read(lease), write: (r, p) => ctx.leases.write(r, p) });
   return { written, created };

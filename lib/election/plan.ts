@@ -1,5 +1,5 @@
 import type { ElectionConfig } from '../schemas/config.js';
-import { nextFencingToken } from '../schemas/fencing-token.js';
+import { fencingTokenFloor, nextFencingToken } from '../schemas/fencing-token.js';
 import type { Lease } from '../schemas/lease.js';
 import { HOLDER_FIELDS } from '../schemas/platform.js';
 import type { RowPatch } from '../schemas/common.js';
@@ -13,8 +13,12 @@ export interface WritePlan {
   lease?: RowPatch<Lease>;
 }
 
-/** Fields of a lease that does not exist yet, for decisions that create it. */
-const fresh = (config: ElectionConfig) => ({ leaseDurationSeconds: config.defaultLeaseDurationSeconds, leaseTransitions: 0, fencingToken: 0 });
+/**
+ * Fields of a lease that does not exist yet, for decisions that create it. Its first token is the
+ * floor of the clock at its creation, not 0, so no two rows of one lease name ever carry the same
+ * token: a write read from a row deleted since cannot land on the row written again (fencing-token.ts).
+ */
+const fresh = (config: ElectionConfig, now: number) => ({ leaseDurationSeconds: config.defaultLeaseDurationSeconds, leaseTransitions: 0, fencingToken: fencingTokenFloor(now) });
 
 type Named = { name: string; instance?: string } | undefined;
 
@@ -39,7 +43,7 @@ function succession(successor: Named, second: Named): { set: Partial<Lease>; rem
 
 /** Turns a decision into the writes that carry it out. Pure. */
 export function plan(d: Decision, lease: Lease | undefined, now: number, config: ElectionConfig): WritePlan {
-  const base = lease ? {} : fresh(config);
+  const base = lease ? {} : fresh(config, now);
   switch (d.kind) {
     case 'leaveAlone':
     case 'awaitAcks':

@@ -20,6 +20,13 @@ import * as z from 'zod';
  * 1000·(τᵢ + ε)) plus one per acquisition since, of which (3) allows 1000·(τ − τᵢ). With (2) the
  * new token's floor, above 1000·(τₙ − ε − 1), is at least 1000·(τ_last + ε), every old token's bound.
  *
+ * A row written without a term (the coordinator's before an election, an operator's) takes its
+ * first token the same way, `fencingTokenFloor(now)` at its creation, and the proof counts that
+ * write as an acquisition: so no two rows of one lease name carry the same token, and a write
+ * conditioned on a read's revision and token (LeaseStore's `incarnation`) never lands on a row
+ * deleted and written again since, even one that has had no term. Rows created before this rule
+ * carry 0 until their first term.
+ *
  * (3) holds by construction: an acquisition is a conditional write on what a read returned, a
  * round trip to DynamoDB after the previous one. (2) always holds for a restore, which takes
  * minutes; for a deleted row it can fail only if the row is deleted and re-acquired within S of
@@ -33,7 +40,7 @@ import * as z from 'zod';
 /** Tokens per millisecond of the writer's clock: room for 1000 acquisitions of one lease in a millisecond. */
 export const TOKENS_PER_MS = 1000;
 
-/** A fencing token: a whole number, 0 before the first acquisition, at most Number.MAX_SAFE_INTEGER. */
+/** A fencing token: a whole number (0 only on a row created before rows took their creation's floor), at most Number.MAX_SAFE_INTEGER. */
 export const FencingToken = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
 
 /** The least token an acquisition at `now` (epoch ms, the writer's clock) may write. */

@@ -10,6 +10,7 @@ import { setPriority } from '../../lib/cli/priority.js';
 import { manualClock } from '../../lib/clock.js';
 import type { Candidate } from '../../lib/schemas/candidate.js';
 import type { Lease } from '../../lib/schemas/lease.js';
+import { fencingTokenFloor } from '../../lib/schemas/fencing-token.js';
 import { CandidateStore, type CandidatePatch, type CandidateRead } from '../../lib/stores/candidate-store.js';
 import { ConflictError } from '../../lib/stores/errors.js';
 import { IdentityStore } from '../../lib/stores/identity-store.js';
@@ -295,7 +296,7 @@ describe('set-strategy', () => {
       'set the strategy of lease brand-new to NoCoordination — created the lease row, without a holder\n' +
         'from now on the coordinator leaves the lease alone; workers acquire it directly (a plain client-go race)',
     );
-    expect((await h.leases.read('brand-new')).item).toEqual({ name: 'brand-new', strategy: 'NoCoordination', leaseDurationSeconds: 15, leaseTransitions: 0, fencingToken: 0, revision: 1 });
+    expect((await h.leases.read('brand-new')).item).toEqual({ name: 'brand-new', strategy: 'NoCoordination', leaseDurationSeconds: 15, leaseTransitions: 0, fencingToken: fencingTokenFloor(NOW + 3 * SEC), revision: 1 });
   });
 
   it('changes and clears the strategy of an existing lease, keeping the rest', async () => {

@@ -4,7 +4,7 @@ import { plan } from '../../lib/election/plan.js';
 import { eventIdFor, eventsFromCandidateChange, eventsFromLeaseChange } from '../../lib/events/derive.js';
 import { DETAIL_SCHEMAS, type ConclaveEvent, type DetailType } from '../../lib/events/schemas.js';
 import type { Candidate } from '../../lib/schemas/candidate.js';
-import { nextFencingToken } from '../../lib/schemas/fencing-token.js';
+import { fencingTokenFloor, nextFencingToken } from '../../lib/schemas/fencing-token.js';
 import { electionConfig } from '../../lib/schemas/config.js';
 import { LeaseItem, type Election, type Lease } from '../../lib/schemas/lease.js';
 import type { LeasePatch } from '../../lib/stores/lease-store.js';
@@ -206,7 +206,8 @@ const rows: Row[] = [
   {
     name: 'election opened where there was no lease',
     new: after(undefined, open(election({ id: `${NAME}#1` }), 'noLease')),
-    want: [{ type: 'Election Started', detail: { electionId: `${NAME}#1`, vacancy: 'noLease', fencingToken: 0 } }],
+    // a new row's first token is its creation's clock floor, not 0 (fencing-token.ts)
+    want: [{ type: 'Election Started', detail: { electionId: `${NAME}#1`, vacancy: 'noLease', fencingToken: fencingTokenFloor(NOW) } }],
   },
   {
     name: 're-election: the holder keeps leading',

@@ -1,6 +1,10 @@
 import { PutItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Decision } from '../../lib/election/decide.js';
+import { plan } from '../../lib/election/plan.js';
+import { electionConfig } from '../../lib/schemas/config.js';
+import { fencingTokenFloor, nextFencingToken } from '../../lib/schemas/fencing-token.js';
 import { sessionKey } from '../../lib/schemas/session-partition.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
 import { CandidateStore } from '../../lib/stores/candidate-store.js';
@@ -73,6 +77,24 @@ describe('LeaseStore', () => {
     expect((await leases.read('aba')).item).toEqual(again);
     // (a read of the row as it is now still writes)
     await expect(leases.write(await leases.read('aba'), { set: { preferredLocations: [] } })).resolves.toMatchObject({ revision: 4 });
+  });
+
+  it("a write read from a row that never had a term is refused by the row written again at the same revision (each row's first token is its creation's clock floor)", async () => {
+    // the coordinator creates the row for an election (lib/election/plan.ts), and a worker reads it at revision 1…
+    const opening = (at: number): Decision => ({ kind: 'openElection', strategy: 'OldestEmulationVersion', election: { id: `never#${at}`, startedAt: at, deadline: at + 5_000, strategy: 'OldestEmulationVersion' }, ping: [], vacancy: 'noLease' });
+    const first = await leases.write(await leases.read('never'), plan(opening(NOW), undefined, NOW, electionConfig({})).lease!);
+    expect(first).toMatchObject({ revision: 1, fencingToken: fencingTokenFloor(NOW) });
+    const read = await leases.read('never');
+    // …a term is elected on it, an operator deletes it, and the coordinator writes it again for the next election
+    await leases.write(read, { set: { holderIdentity: 'a', holderInstance: 'a#1', fencingToken: nextFencingToken(first.fencingToken, NOW + 1_000) }, remove: ['election'] });
+    await leases.delete(await leases.read('never'));
+    const again = await leases.write(await leases.read('never'), plan(opening(NOW + 3_000), undefined, NOW + 3_000, electionConfig({})).lease!);
+    expect(again).toMatchObject({ revision: 1, fencingToken: fencingTokenFloor(NOW + 3_000) });
+    // the fallback's take read from the first row, conditioned on revision 1 and its token, lands on nothing
+    // (with both rows at token 0 it would land, past the election held for the deleted term)
+    const err = await leases.write(read, { set: { holderIdentity: 'b', holderInstance: 'b#1', fencingToken: nextFencingToken(read.item?.fencingToken, NOW + 500), electedBy: 'self' } }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ConflictError);
+    expect((await leases.read('never')).item).toEqual(again);
   });
 
   it('removes attributes', async () => {
