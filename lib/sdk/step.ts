@@ -1123,7 +1123,8 @@ export function sessionFallbackFor(s: Pick<FollowerSettings, 'leaseDurationMs' |
 }
 
 /** Records what was read (or written); `changed`: the term or its renewal changed since the last read. */
-function observe(s: FollowerSettings, st: FollowerState, read: LeaseRead, now: number, fx: FollowerEffect[]): { st: FollowerState; changed: boolean } {
+function observe(s: FollowerSettings, st: FollowerState, read: LeaseRead, at: Moment, fx: FollowerEffect[]): { st: FollowerState; changed: boolean } {
+  const now = at.now;
   const changed = !st.observed || !sameTerm(st.observed.key, read.item);
   const l = read.item;
   // a holder whose instance names a session's process can move its term onto its session at any renewal:
@@ -1135,7 +1136,7 @@ function observe(s: FollowerSettings, st: FollowerState, read: LeaseRead, now: n
   let next: FollowerState = l?.holderIdentity !== undefined ? { ...st, lastHeldOnSession: l.session !== undefined || processOf(l.holderInstance) !== undefined, lastHeldSeconds: heldSeconds(st.lastHeldSeconds, row!) } : l === undefined ? { ...st, lastHeldOnSession: true } : st;
   if (l !== undefined && next.vanished !== undefined) next = { ...next, vanished: undefined };
   if (changed) {
-    next = { ...next, observed: { key: termKey(l), at: now, revision: read.revision, token: l?.fencingToken ?? -1 } };
+    next = { ...next, observed: { key: termKey(l), at: Math.min(now, stampedBy(s, l, at)), revision: read.revision, token: l?.fencingToken ?? -1 } };
     // a term's first write (an election's, a hand-off's, an acquisition's) is not on the holder's renewal cadence
     const v = st.viewedSession;
     if (v && l?.session === v.of && l.holderInstance !== undefined && l.holderInstance !== s.instance) s.cadence.session(v.name).seen(`session:${v.name}`, v.renewTime, now, st.previousReadSentAt, l.leaseDurationSeconds * 1000);
@@ -1143,6 +1144,24 @@ function observe(s: FollowerSettings, st: FollowerState, read: LeaseRead, now: n
   } else next = { ...next, observed: { ...st.observed!, revision: read.revision } };
   next = noteHolder(next, read.item?.holderIdentity, fx);
   return { st: claimIn(s, next, read.item, fx), changed };
+}
+
+/**
+ * The latest moment on this worker's monotonic clock that the renewal `l` shows can have been sent,
+ * by its stamp: a term first seen long after its last renewal (a follower back from an outage, a
+ * new process, a quiet follower's rare read) is then counted as watched since that moment, not
+ * since it was first seen, and runs out a lease duration after it, as the coordinator counts it
+ * (stamp + duration + clockSkewMs). Sound because the holder stamps a renewal with DynamoDB's time
+ * as it measures it, at most `stampErrorMs` off, after the moment it counts its renew deadline
+ * from, and stops a renew deadline later, short of the lease duration; this worker maps the stamp
+ * onto its own clock with its own measured error. Only in coordinated mode, where the coordinator
+ * already expires terms by their stamps (clockSkewMs's assumption), with this worker's clock
+ * measured and trusted now, and for a term off a session (a session-held one is judged by its
+ * session's rows). Infinity: not by its stamp.
+ */
+function stampedBy(s: FollowerSettings, l: Lease | undefined, at: Moment): number {
+  if (s.mode !== 'coordinated' || !s.clockMeasured || !at.clock.ok || l?.holderIdentity === undefined || l.renewTime === undefined || l.session !== undefined) return Infinity;
+  return l.renewTime + s.stampErrorMs + at.clock.errorMs + 1 - at.offset; // (+1: stamps are whole ms)
 }
 
 /**
@@ -1275,7 +1294,7 @@ export function followerStep(s: FollowerSettings, state: FollowerState, e: Follo
     case 'confirmed': {
       if (p?.kind !== 'confirm') return done(state, fx);
       if (!e.lease) return done({ ...state, leaseReadAt: undefined }, fx);
-      const { st } = observe(s, state, { key: { name: s.leaseName }, item: e.lease, revision: e.lease.revision }, at.now, fx);
+      const { st } = observe(s, state, { key: { name: s.leaseName }, item: e.lease, revision: e.lease.revision }, at, fx);
       return won(s, st, p.term, p.jumps, p.sentAt, e.lease, 'confirm', at, fx);
     }
     case 'acquired': {
@@ -1283,7 +1302,7 @@ export function followerStep(s: FollowerSettings, state: FollowerState, e: Follo
       // the row DynamoDB returned with the refusal names whoever moved first: a new holder, seen now
       if (!('written' in e.got)) return attempted(s, noteHolder(state, e.got.refusedBy, fx), p.then, false, at, fx);
       const written = e.got.written;
-      const { st } = observe(s, state, { ...p.read, item: written, revision: written.revision }, at.now, fx);
+      const { st } = observe(s, state, { ...p.read, item: written, revision: written.revision }, at, fx);
       return won(s, st, { holderIdentity: s.identity, fencingToken: written.fencingToken }, p.jumps, p.sentAt, written, p.then, at, fx);
     }
     case 'released':
@@ -1297,7 +1316,7 @@ export function followerStep(s: FollowerSettings, state: FollowerState, e: Follo
       return attempted(s, st, p.then, e.ok, at, fx);
     }
     case 'observed':
-      return { state: observe(s, state, e.read, at.now, fx).st, effects: fx };
+      return { state: observe(s, state, e.read, at, fx).st, effects: fx };
     case 'claimIn':
       return { state: claimIn(s, state, e.lease, fx), effects: fx };
     case 'ending':
@@ -1367,7 +1386,7 @@ function notOlder(state: FollowerState, l: Lease, r: SessionRead): SessionRead {
 /** The lease read (`raw`) and as judged (`view`), at `sentAt`: a poll's, or the successor's second look. */
 function viewed(s: FollowerSettings, state: FollowerState, p: Extract<Pending, { kind: 'read' }>, raw: LeaseRead, view: LeaseRead, sentAt: number, at: Moment, fx: FollowerEffect[]): Out {
   if (p.then === 'secondLook') {
-    const { st } = observe(s, { ...state, lastRaw: raw }, view, at.now, fx);
+    const { st } = observe(s, { ...state, lastRaw: raw }, view, at, fx);
     const l = view.item;
     if (isVacant(l, st.observed!.at, at.now) && watchesTerm(l, s.identity, s.instance)) return acquire(s, st, raw, 'second', at, fx);
     return done(st, fx);
@@ -1387,7 +1406,7 @@ function askOf(lease: Lease | undefined): string | undefined {
 function polled(s: FollowerSettings, state: FollowerState, raw: LeaseRead, view: LeaseRead, sentAt: number, woken: boolean, consistent: boolean, at: Moment, fx: FollowerEffect[]): Out {
   // the row gone: only a consistent read says so of the term read before (a copy may lag a re-creation)
   const gone = raw.item === undefined && consistent ? vanishedUnder(s, state, at) : undefined;
-  const o = observe(s, { ...state, lastRaw: raw, vanished: gone ?? state.vanished }, view, at.now, fx);
+  const o = observe(s, { ...state, lastRaw: raw, vanished: gone ?? state.vanished }, view, at, fx);
   let st = o.st;
   if (o.changed) st = { ...st, misses: 0 };
   else if (!woken) {

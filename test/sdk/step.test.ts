@@ -9,8 +9,9 @@ import { at, OFFSET, read, stepSettings, T } from './step-fixtures.js';
 import { FOLLOWING, followerDelay, followerStep, type FollowerEvent, type FollowerSettings, type FollowerState, type Moment } from '../../lib/sdk/step.js';
 
 const settings = (o: Partial<FollowerSettings> = {}): FollowerSettings => stepSettings('b', o);
+/** A held row, renewed (by its stamp) at monotonic T: a term first seen at T or later is counted from when it was seen, not from its stamp. */
 const held = (o: Partial<Lease> = {}): Lease =>
-  ({ name: 'job', revision: 3, holderIdentity: 'a', holderInstance: 'a-1', leaseDurationSeconds: 15, acquireTime: 1, renewTime: 2, leaseTransitions: 0, fencingToken: 7, ...o }) as Lease;
+  ({ name: 'job', revision: 3, holderIdentity: 'a', holderInstance: 'a-1', leaseDurationSeconds: 15, acquireTime: T + OFFSET - 6_000, renewTime: T + OFFSET, leaseTransitions: 0, fencingToken: 7, ...o }) as Lease;
 const election = { id: 'e1', openedAt: 1, deadline: 2 } as unknown as Lease['election'];
 
 /** Feeds `events` in order; returns each step's effects (by kind) and the last state. */
@@ -76,7 +77,7 @@ describe("the follower's step", () => {
 
   it('session rows read as copies while the watched term has more than a retry period left; a copy that would end the term is read again consistently first; a copy never moves a term back', () => {
     const s = settings();
-    const onSession = held({ session: 'p1', holderInstance: 'a-1@pa', successor: 'b', successorInstance: 'b-1' });
+    const onSession = held({ session: 'p1', holderInstance: 'a-1@pa', successor: 'b', successorInstance: 'b-1', acquireTime: 1, renewTime: 2 }); // renewed on its session since
     const row = (renewTime: number) => ({ component: 'conclave-session', name: 'p1', holderIdentity: 'p1', hostname: 'h', leaseDurationSeconds: 15, acquireTime: 1, renewTime, revision: 1, process: 'pa' });
     const copy = (renewTime: number, sentAt: number): FollowerEvent => ({ kind: 'sessionRead', read: { row: row(renewTime), sentAt: T + sentAt, consistent: false } });
     const strong = (renewTime: number, sentAt: number): FollowerEvent => ({ kind: 'sessionRead', read: { row: row(renewTime), sentAt: T + sentAt, consistent: true } });
@@ -245,6 +246,29 @@ describe("the follower's step", () => {
       first,
     );
     expect(r.effects).toEqual([['readLease'], ['reportVacancy'], ['renewCandidate'], ['acquire']]);
+  });
+
+  it('a term first seen long after its stamp (a follower back from an outage, a new process): counted from its stamp, as the coordinator counts it, so it runs out a lease duration after the renewal, not after the first sight; only in coordinated mode, with the clock measured and trusted, off a session', () => {
+    // renewed 14 s before T by its stamp; this successor first reads it at T + 10
+    const old = held({ successor: 'b', successorInstance: 'b-1', renewTime: OFFSET + T - 14_000 });
+    const firstSight = (s: FollowerSettings, m: Moment = at(10), l: Lease = old) => run(s, [[poll, at()], [{ kind: 'leaseRead', raw: read(l) }, m]]).state;
+    const s = settings();
+    const st = firstSight(s);
+    // the latest the renewal can have been sent, on this clock: its stamp, the stamp's error (500), this clock's (5), 1 ms of rounding
+    expect(st.observed?.at).toBe(T - 14_000 + 506);
+    expect(st.wakeAt).toBe(T - 14_000 + 506 + 15_001);
+    expect(run(s, [[poll, at(1_506)], [{ kind: 'leaseRead', raw: read(old) }, at(1_506)]], st).effects).toEqual([['readLease'], []]);
+    expect(run(s, [[poll, at(1_507)], [{ kind: 'leaseRead', raw: read(old) }, at(1_507)]], st).effects).toEqual([['readLease'], ['acquire']]);
+    // a renewal read at once is counted from when it was read, as before (its stamp's bound is later)
+    expect(firstSight(s, at(10), held({ successor: 'b', successorInstance: 'b-1' })).observed?.at).toBe(T + 10);
+    // not by the stamp: NoCoordination (client-go's watch, no clock assumed), a clock not measured or in doubt, a term on a session
+    expect(firstSight(settings({ mode: 'NoCoordination' })).observed?.at).toBe(T + 10);
+    expect(firstSight(settings({ clockMeasured: false })).observed?.at).toBe(T + 10);
+    expect(firstSight(s, at(10, { clock: { ok: false, reason: 'noSamples' } })).observed?.at).toBe(T + 10);
+    const onSession = held({ session: 'p1', holderInstance: 'a-1@pa', successor: 'b', successorInstance: 'b-1', renewTime: OFFSET + T - 14_000 });
+    const sessionRow = { component: 'conclave-session', name: 'p1', holderIdentity: 'p1', hostname: 'h', leaseDurationSeconds: 15, acquireTime: 1, renewTime: OFFSET + T - 14_000, revision: 1, process: 'pa' };
+    const judged = run(s, [[poll, at()], [{ kind: 'leaseRead', raw: read(onSession) }, at(10)], [{ kind: 'sessionRead', read: { row: sessionRow, sentAt: T + 10 } }, at(20)]]).state;
+    expect(judged.observed?.at).toBe(T + 20);
   });
 
   it('a term on a session watched run out by session-only polls: once its report landed, or was refused, the next poll reads the lease row, not the session again (seed 51881: a report sent again every poll, refused every time, for up to the backstop)', () => {
@@ -452,7 +476,7 @@ describe("the follower's step", () => {
         live({ successor: 'c', secondSuccessor: 'd' }),
         live({ successor: 'b', successorInstance: 'b-0' }), // another start-up of this name
         live({ holderInstance: 'a-1@pa', successor: 'b' }), // off its session now, but it may put the term on one
-        live({ successor: 'b', renewTime: 1 }), // a first term: its holder may renew it for longer
+        live({ successor: 'b', acquireTime: OFFSET + T, renewTime: OFFSET + T }), // a first term: its holder may renew it for longer
         live({ successor: 'b', renewTime: OFFSET + T - 14_000 }), // found gone a term after the renewal's stamp: another may have taken the term since
       ].map((l) => goneAfter(s, l).state);
       for (const st of [sessionHeld, ...others]) {
