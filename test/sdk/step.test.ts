@@ -78,7 +78,8 @@ describe("the follower's step", () => {
   it('session rows read as copies while the watched term has more than a retry period left; a copy that would end the term is read again consistently first; a copy never moves a term back', () => {
     const s = settings();
     const onSession = held({ session: 'p1', holderInstance: 'a-1@pa', successor: 'b', successorInstance: 'b-1', acquireTime: 1, renewTime: 2 }); // renewed on its session since
-    const row = (renewTime: number) => ({ component: 'conclave-session', name: 'p1', holderIdentity: 'p1', hostname: 'h', leaseDurationSeconds: 15, acquireTime: 1, renewTime, revision: 1, process: 'pa' });
+    // a session renewal stamped `at` ms after monotonic T (by this clock's measure)
+    const row = (at: number) => ({ component: 'conclave-session', name: 'p1', holderIdentity: 'p1', hostname: 'h', leaseDurationSeconds: 15, acquireTime: 1, renewTime: OFFSET + T + at, revision: 1, process: 'pa' });
     const copy = (renewTime: number, sentAt: number): FollowerEvent => ({ kind: 'sessionRead', read: { row: row(renewTime), sentAt: T + sentAt, consistent: false } });
     const strong = (renewTime: number, sentAt: number): FollowerEvent => ({ kind: 'sessionRead', read: { row: row(renewTime), sentAt: T + sentAt, consistent: true } });
     const sessionReadAsked = (o: { effects: { kind: string }[] }) => o.effects.find((f) => f.kind === 'readSession') as { consistent: boolean } | undefined;
@@ -94,7 +95,7 @@ describe("the follower's step", () => {
     expect(sessionReadAsked(out)?.consistent).toBe(false);
     st = followerStep(s, out.state, copy(50, 5_010), at(5_020)).state;
     expect(st.observed?.at).toBe(T + 20);
-    expect(st.lastRead?.renewTime).toBe(100);
+    expect(st.lastRead?.renewTime).toBe(OFFSET + T + 100);
     // within a retry period of the term's end as watched (T + 20 + 15 s): consistent
     out = followerStep(s, followerStep(s, st, poll, at(13_100)).state, { kind: 'leaseRead', raw: read(onSession) }, at(13_110));
     expect(sessionReadAsked(out)?.consistent).toBe(true);
@@ -248,7 +249,7 @@ describe("the follower's step", () => {
     expect(r.effects).toEqual([['readLease'], ['reportVacancy'], ['renewCandidate'], ['acquire']]);
   });
 
-  it('a term first seen long after its stamp (a follower back from an outage, a new process): counted from its stamp, as the coordinator counts it, so it runs out a lease duration after the renewal, not after the first sight; only in coordinated mode, with the clock measured and trusted, off a session', () => {
+  it('a term first seen long after its stamp (a follower back from an outage, a new process): counted from its stamp, as the coordinator counts it, so it runs out a lease duration after the renewal, not after the first sight; only in coordinated mode, with the clock measured and trusted, off a session or judged by the session row it names', () => {
     // renewed 14 s before T by its stamp; this successor first reads it at T + 10
     const old = held({ successor: 'b', successorInstance: 'b-1', renewTime: OFFSET + T - 14_000 });
     const firstSight = (s: FollowerSettings, m: Moment = at(10), l: Lease = old) => run(s, [[poll, at()], [{ kind: 'leaseRead', raw: read(l) }, m]]).state;
@@ -267,8 +268,17 @@ describe("the follower's step", () => {
     expect(firstSight(s, at(10, { clock: { ok: false, reason: 'noSamples' } })).observed?.at).toBe(T + 10);
     const onSession = held({ session: 'p1', holderInstance: 'a-1@pa', successor: 'b', successorInstance: 'b-1', renewTime: OFFSET + T - 14_000 });
     const sessionRow = { component: 'conclave-session', name: 'p1', holderIdentity: 'p1', hostname: 'h', leaseDurationSeconds: 15, acquireTime: 1, renewTime: OFFSET + T - 14_000, revision: 1, process: 'pa' };
+    // a term on a session judged by the session row it names: by that row's stamp, the later of the two
     const judged = run(s, [[poll, at()], [{ kind: 'leaseRead', raw: read(onSession) }, at(10)], [{ kind: 'sessionRead', read: { row: sessionRow, sentAt: T + 10 } }, at(20)]]).state;
-    expect(judged.observed?.at).toBe(T + 20);
+    expect(judged.observed?.at).toBe(T - 14_000 + 506);
+    const later = run(s, [[poll, at()], [{ kind: 'leaseRead', raw: read(onSession) }, at(10)], [{ kind: 'sessionRead', read: { row: { ...sessionRow, renewTime: OFFSET + T - 3_000 }, sentAt: T + 10 } }, at(20)]]).state;
+    expect(later.observed?.at).toBe(T - 3_000 + 506);
+    // …not one judged by its holder's other session row (the named one gone), nor by the session fallback
+    const ownRow = { ...sessionRow, name: 'p2' };
+    const byOwn = run(s, [[poll, at()], [{ kind: 'leaseRead', raw: read(onSession) }, at(10)], [{ kind: 'sessionRead', read: { row: undefined, sentAt: T + 10 } }, at(20)], [{ kind: 'processSessionRead', read: { row: ownRow, sentAt: T + 20 } }, at(30)]]).state;
+    expect(byOwn.observed?.at).toBe(T + 30);
+    const fallback = run(s, [[poll, at()], [{ kind: 'leaseRead', raw: read(onSession) }, at(10)], [{ kind: 'sessionRead', read: { row: undefined, sentAt: T + 10 } }, at(20)], [{ kind: 'processSessionRead', read: { row: undefined, sentAt: T + 20 } }, at(30)]]).state;
+    expect(fallback.observed?.at).toBe(T + 30);
   });
 
   it('a term on a session watched run out by session-only polls: once its report landed, or was refused, the next poll reads the lease row, not the session again (seed 51881: a report sent again every poll, refused every time, for up to the backstop)', () => {

@@ -59,7 +59,7 @@ const PLANTED: { bug: PlantedBug; seed: number; limit: number }[] = [
   // issue 38 (the second successor, the liveness checks) moved three seeds: 5000 → 5001 here, 5043 → 5045 and 5001 → 5068 below;
   // its item 4 (a watcher stays locked on the holder's cadence: fewer reads) moved this one again, 5001 → 5151
   // 5035 → 5000: cut 3
-  { bug: 'platformEventByArrival', seed: 5035, limit: 300 }, // 5000 → 5005: cut 3's early heir read gone (3c82cce) with the backoff-recovery read; → 5035: requests bounded (bounded-client.ts); → 5094: a Session's failed renewal tried again a retry period after it went out; → 5000: the same; → 5035: a function that writes a lease (a reconcile, the platform's vacate) wakes it
+  { bug: 'platformEventByArrival', seed: 5018, limit: 300 }, // 5000 → 5005: cut 3's early heir read gone (3c82cce) with the backoff-recovery read; → 5035: requests bounded (bounded-client.ts); → 5094: a Session's failed renewal tried again a retry period after it went out; → 5000: the same; → 5035: a function that writes a lease (a reconcile, the platform's vacate) wakes it; → 5018: a session-held term judged by its session row's stamp
   { bug: 'successorWithoutRevision', seed: 5007, limit: 300 }, // 5003 → 5001: the term-end timer (a silent holder's lease judged again when its term runs out); 5001 → 5038: the silent-holder read; → 5007: requests bounded
   // a graceful stop now hands the lease over: releases are rarer, and a late hand-off is the bug's other half
   // the watcher's cadence lock (issue 38, item 4, afd0244) moved it again, 5045 → 5124
