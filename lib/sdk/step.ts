@@ -1136,7 +1136,9 @@ function observe(s: FollowerSettings, st: FollowerState, read: LeaseRead, at: Mo
   let next: FollowerState = l?.holderIdentity !== undefined ? { ...st, lastHeldOnSession: l.session !== undefined || processOf(l.holderInstance) !== undefined, lastHeldSeconds: heldSeconds(st.lastHeldSeconds, row!) } : l === undefined ? { ...st, lastHeldOnSession: true } : st;
   if (l !== undefined && next.vanished !== undefined) next = { ...next, vanished: undefined };
   if (changed) {
-    next = { ...next, observed: { key: termKey(l), at: Math.min(now, stampedBy(s, l, st.viewedSession?.name === l?.session, at)), revision: read.revision, token: l?.fencingToken ?? -1 } };
+    // a term on a session only as judged by the row it names (not the lease row's own stamp, as a write's answer shows it)
+    const onNamedSession = st.viewedSession !== undefined && st.viewedSession.name === l?.session && st.viewedSession.renewTime === l.renewTime;
+    next = { ...next, observed: { key: termKey(l), at: Math.min(now, stampedBy(s, l, onNamedSession, at)), revision: read.revision, token: l?.fencingToken ?? -1 } };
     // a term's first write (an election's, a hand-off's, an acquisition's) is not on the holder's renewal cadence
     const v = st.viewedSession;
     if (v && l?.session === v.of && l.holderInstance !== undefined && l.holderInstance !== s.instance) s.cadence.session(v.name).seen(`session:${v.name}`, v.renewTime, now, st.previousReadSentAt, l.leaseDurationSeconds * 1000);
@@ -1157,9 +1159,9 @@ function observe(s: FollowerSettings, st: FollowerState, read: LeaseRead, at: Mo
  * onto its own clock with its own measured error. Only in coordinated mode, where the coordinator
  * already expires terms by their stamps (clockSkewMs's assumption), with this worker's clock
  * measured and trusted now, and for a term off a session or judged by the session row it names
- * (`onNamedSession`: `l` carries the later of the two stamps, and a Session stamps each renewal
- * after the moment its leaders count their deadline from); not one judged by its holder's other
- * rows or the session fallback. Infinity: not by its stamp.
+ * (`onNamedSession`: `l` carries that row's stamp, later than the lease row's, and a Session stamps
+ * each renewal after the moment its leaders count their deadline from); not one judged by its
+ * holder's other rows or the session fallback, nor the lease row's own older stamp. Infinity: not by its stamp.
  */
 function stampedBy(s: FollowerSettings, l: Lease | undefined, onNamedSession: boolean, at: Moment): number {
   if (s.mode !== 'coordinated' || !s.clockMeasured || !at.clock.ok || l?.holderIdentity === undefined || l.renewTime === undefined || (l.session !== undefined && !onNamedSession)) return Infinity;

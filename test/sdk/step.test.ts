@@ -273,6 +273,11 @@ describe("the follower's step", () => {
     expect(judged.observed?.at).toBe(T - 14_000 + 506);
     const later = run(s, [[poll, at()], [{ kind: 'leaseRead', raw: read(onSession) }, at(10)], [{ kind: 'sessionRead', read: { row: { ...sessionRow, renewTime: OFFSET + T - 3_000 }, sentAt: T + 10 } }, at(20)]]).state;
     expect(later.observed?.at).toBe(T - 3_000 + 506);
+    // the lease row's own stamp, older than its session's, as a write's answer shows the row: not judged by it
+    const stale = held({ session: 'p1', holderInstance: 'a-1@pa', successor: 'b', successorInstance: 'b-1', renewTime: OFFSET + T - 60_000 });
+    const viewed = run(s, [[poll, at()], [{ kind: 'leaseRead', raw: read(stale) }, at(10)], [{ kind: 'sessionRead', read: { row: { ...sessionRow, renewTime: OFFSET + T - 3_000 }, sentAt: T + 10 } }, at(20)]]).state;
+    expect(viewed.observed?.at).toBe(T - 3_000 + 506);
+    expect(run(s, [[{ kind: 'observed', read: read(stale) }, at(40)]], viewed).state.observed?.at).toBe(T + 40);
     // …not one judged by its holder's other session row (the named one gone), nor by the session fallback
     const ownRow = { ...sessionRow, name: 'p2' };
     const byOwn = run(s, [[poll, at()], [{ kind: 'leaseRead', raw: read(onSession) }, at(10)], [{ kind: 'sessionRead', read: { row: undefined, sentAt: T + 10 } }, at(20)], [{ kind: 'processSessionRead', read: { row: ownRow, sentAt: T + 20 } }, at(30)]]).state;
