@@ -23,7 +23,6 @@ import {
   decideLeader,
   leadFromRead,
   nextStepDelay,
-  RenewalPhase,
   SESSION_QUIET_LEASES,
   sessionFallbackMs,
   STAMP_ERROR_MS,
@@ -70,12 +69,12 @@ export function electorWith(internals: ElectorInternals, options: LeaderElectorO
 
 /**
  * client-go's LeaderElector on a DynamoDB lease, taking part in KEP-4355's coordinated election:
- * a follower polls the lease, judges expiry on its own monotonic clock, acknowledges elections and
- * reports vacancies; a leader renews every retry period, stops acting when it has not renewed for
- * the renew deadline (before the term can expire for anyone else), and yields to preferredHolder
- * by releasing the lease. Built from one options object (LeaderElectorOptions), then `run(signal)`
- * once per start-up. The shell of lib/sdk/step.ts `decide`: it feeds it events and carries out
- * its effects through the LeaseLock.
+ * a follower reads the lease, judges expiry on its own monotonic clock, acknowledges elections and
+ * reports vacancies; a leader renews every renew interval (`renewIntervalMs`), stops acting when it
+ * has not renewed for the renew deadline (before the term can expire for anyone else), and yields to
+ * preferredHolder by handing its term over (released when no successor is named). Built from one
+ * options object (LeaderElectorOptions), then `run(signal)` once per process start-up. The shell of
+ * lib/sdk/step.ts `decide`: it feeds it events and carries out its effects through the LeaseLock.
  */
 export class LeaderElector {
   /** The options as resolved: defaults applied, table names resolved. Frozen. */
@@ -130,14 +129,13 @@ export class LeaderElector {
       onWorkFailure: decisions.workFailure(opts),
       stampErrorMs: Math.max(STAMP_ERROR_MS, opts.maxClockErrorMs),
       clockMeasured: opts.clockSync !== 'none',
-      cadence: { own: new RenewalPhase(), session: (name) => sessions.phase(name) },
       promptly: internals.promptly === true,
       // how long after a renewal was sent a coordinated leader sends the next: the renew interval less PHASE_STEP_MS
       cadenceMs: renewCadenceMs(this.renewIntervalMs, opts.retryPeriodMs),
       everyRetryPeriod: opts.mode === 'NoCoordination' && opts.renewIntervalMs === undefined,
     };
     const startUp = new StartUp<void>(`LeaderElector "${opts.identity}" of lease "${opts.leaseName}"`, opts.tables);
-    this.x = { settings, lock, time, client, callbacks, report, retryDelayMs: decisions.retryDelayMs, detect: detect ?? (() => detectPlatform()), push, session, startUp, phase: 'idle', platform: undefined, nap: undefined, failures: 0, work: undefined, deadline: undefined };
+    this.x = { settings, lock, sessions, time, client, callbacks, report, retryDelayMs: decisions.retryDelayMs, detect: detect ?? (() => detectPlatform()), push, session, startUp, phase: 'idle', platform: undefined, nap: undefined, failures: 0, work: undefined, deadline: undefined };
     this.ready = startUp.ready;
   }
 
@@ -152,7 +150,7 @@ export class LeaderElector {
   private moment(): Moment {
     const t = this.x.time;
     const now = t.monotonic();
-    return { now, clock: t.check(this.options.maxClockErrorMs), offset: t.now() - now, jumps: t.jumps, session: this.sessionToWrite(), pushLive: this.pushLive };
+    return { now, clock: t.check(this.options.maxClockErrorMs), offset: t.now() - now, jumps: t.jumps, session: this.sessionToWrite(), pushLive: this.pushLive, sessionCadences: this.x.sessions.cadences };
   }
 
   /** How often this worker renews while it leads (the `renewIntervalMs` option, or its default). */
@@ -304,10 +302,8 @@ export class LeaderElector {
     const unrecovered = onRecovered(x.client, () => this.note({ kind: 'endpointRecovered', failures: x.failures }));
     try {
       while (!signal.aborted) {
-        const woken = this.known.wakePending;
-        this.known = { ...this.known, wakePending: false };
         try {
-          await this.feed({ kind: 'poll', woken, pushLive: this.pushLive });
+          await this.feed({ kind: 'poll', pushLive: this.pushLive });
           if (x.failures > 0) {
             x.failures = 0;
             recovered(x.client);
@@ -365,6 +361,8 @@ export class LeaderElector {
       const { state, effects } = decide(this.x.settings, this.known, next, this.moment());
       this.known = state;
       next = undefined;
+      // the process's electors share a session's cadence: set before anything is awaited, so the next step of any of them sees it
+      for (const f of effects) if (f.kind === 'sessionCadence') this.x.sessions.setCadence(f.name, f.phase);
       for (const f of effects) {
         if (f.kind === 'steppedDown') led = f.led;
         // a leader waits for an answer only as long as the step says (withinMs): abandoned then, aborted where the lock can
@@ -512,6 +510,7 @@ export class LeaderElector {
         x.report(new LeaderWorkError(o.leaseName, f.token, f.outcome, f.cause));
         return undefined;
       case 'steppedDown':
+      case 'sessionCadence':
         return undefined;
     }
   }
@@ -524,6 +523,8 @@ interface Shell {
   readonly settings: Settings;
   /** The lease, as read and written (LeaseLock: DynamoDB's, or wrapped by a planted bug). */
   readonly lock: LeaseLock;
+  /** The session rows' reader the lock reads them with: it keeps the sessions' renewal cadences the process's electors share. */
+  readonly sessions: SessionReader;
   /** What every time this worker writes is read from (clockSync); durations use its monotonic clock. */
   readonly time: StampClock;
   readonly client: DynamoDBClient;

@@ -16,7 +16,7 @@ import { HOLDER_FIELDS } from '../schemas/platform.js';
 import type { CandidateStore } from '../stores/candidate-store.js';
 import { ConflictError } from '../stores/errors.js';
 import { handOverPatch, keepTermToken, successionAfterTake, type Heir, type LeasePatch, type LeaseRead, type LeaseStore, type SecondSuccessor, type Term } from '../stores/lease-store.js';
-import { RenewalPhase, SHARED_READ_MS, type Acquired, type SessionRead } from './step.js';
+import { SHARED_READ_MS, type Acquired, type RenewalPhase, type SessionRead } from './step.js';
 
 export type { Heir, LeasePatch, LeaseRead, Term } from '../stores/lease-store.js';
 export type { Acquired, SessionRead } from './step.js';
@@ -277,6 +277,7 @@ export class SessionReader {
   private readonly store: IdentityStore;
   /** The latest read of each row by name, one per kind: consistent, and copies. */
   private readonly recent = { consistent: new Map<string, SharedRead>(), copy: new Map<string, SharedRead>() };
+  /** The renewal cadence of each session this process's electors follow leases on (the step's `sessionCadence` effects set them). */
   private readonly phases = new Map<string, RenewalPhase>();
 
   constructor(
@@ -287,14 +288,15 @@ export class SessionReader {
     this.store = new IdentityStore(client, identitiesTable);
   }
 
-  /** Session `name`'s renewal cadence, shared by the process's electors that follow leases held on it: they aim at one moment and share the read. */
-  phase(name: string): RenewalPhase {
-    let p = this.phases.get(name);
-    if (!p) {
-      if (this.phases.size >= 64) this.phases.delete(this.phases.keys().next().value!); // the oldest: sessions come and go
-      this.phases.set(name, (p = new RenewalPhase()));
-    }
-    return p;
+  /** The sessions' renewal cadences, shared by the process's electors that follow leases held on them: they aim at one moment and share the read. */
+  get cadences(): ReadonlyMap<string, RenewalPhase> {
+    return this.phases;
+  }
+
+  /** Session `name`'s renewal cadence is now `phase` (a step learnt it). */
+  setCadence(name: string, phase: RenewalPhase): void {
+    if (!this.phases.has(name) && this.phases.size >= 64) this.phases.delete(this.phases.keys().next().value!); // the oldest: sessions come and go
+    this.phases.set(name, phase);
   }
 
   /** LeaseLock.processSession: never shared, since a follower judges by it only if it was sent after its lease read was answered. */

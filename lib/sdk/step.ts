@@ -304,54 +304,52 @@ export function decideFollower(v: FollowerView): FollowerDecision {
   };
 }
 
-/** Where the successor expects the holder's next renewal to become readable, learnt from its own reads. It only times reads. */
+/**
+ * Where the successor expects the holder's next renewal to become readable, learnt from its own
+ * reads: a value (each sighting gives a new one). It only times reads.
+ */
 export class RenewalPhase {
-  private term: string | undefined;
-  /** The last renewals seen: the holder's stamp, oldest first. */
-  private stamps: number[] = [];
-  /** Upper bounds of the landing offset (answer time − stamp), most recent last. */
-  private hi: number[] = [];
-  /** Lower bounds of the landing offset (send time − the stamp expected), most recent last. */
-  private lo: number[] = [];
-  /** Renewals seen since the tightest lower bound was set: it is forgotten after PROBE_EVERY. */
-  private loAge = 0;
+  /** Nothing seen yet. */
+  static readonly NONE = new RenewalPhase();
+
+  private constructor(
+    private readonly term: string | undefined = undefined,
+    /** The last renewals seen: the holder's stamp, oldest first. */
+    private readonly stamps: readonly number[] = [],
+    /** Upper bounds of the landing offset (answer time − stamp), most recent last. */
+    private readonly hi: readonly number[] = [],
+    /** Lower bounds of the landing offset (send time − the stamp expected), most recent last. */
+    private readonly lo: readonly number[] = [],
+    /** Renewals seen since the tightest lower bound was set: it is forgotten after PROBE_EVERY. */
+    private readonly loAge = 0,
+  ) {}
 
   /** A read answered at `at` first found a renewal stamped `stamp` in `term`; the read before it was sent at `previousSentAt`. */
-  seen(term: string, stamp: number, at: number, previousSentAt?: number, maxIntervalMs = Infinity): void {
-    if (term !== this.term) {
-      this.reset();
-      this.term = term;
-      previousSentAt = undefined; // that read was of another term
-    }
-    const last = this.stamps.at(-1);
-    if (last !== undefined && stamp <= last) return; // an older copy (an eventually consistent read): nothing new
-    if (last !== undefined && stamp - last > maxIntervalMs) {
-      // farther apart than two renewals of a live term can be: the cadence starts again from this one
-      const term = this.term;
-      this.reset();
-      this.term = term;
-      previousSentAt = undefined;
-    }
+  seen(term: string, stamp: number, at: number, previousSentAt?: number, maxIntervalMs = Infinity): RenewalPhase {
+    const last = term === this.term ? this.stamps.at(-1) : undefined;
+    if (last !== undefined && stamp <= last) return this; // an older copy (an eventually consistent read): nothing new
+    // another term, or farther apart than two renewals of a live term can be: the cadence starts again from this one
+    // (and the read before was of another term, or too long ago to bracket this renewal)
+    const fresh = term !== this.term || (last !== undefined && stamp - last > maxIntervalMs);
+    const from: RenewalPhase = fresh ? new RenewalPhase(term) : this;
+    const before = fresh ? undefined : previousSentAt;
     // bounds that contradict a newer one are out of date
     const bound = at - stamp;
-    this.lo = this.lo.filter((l) => l < bound);
-    if (++this.loAge >= PROBE_EVERY) this.lo = []; // renewals may land earlier now: probe
-    if (!(bound >= least(this.hi))) keep(this.hi, bound); // only a tighter upper bound
-    if (previousSentAt !== undefined && previousSentAt - stamp < bound) {
-      const lower = previousSentAt - stamp;
-      this.hi = this.hi.filter((h) => h > lower);
+    let lo: readonly number[] = from.lo.filter((l) => l < bound);
+    let loAge = from.loAge + 1;
+    if (loAge >= PROBE_EVERY) lo = []; // renewals may land earlier now: probe
+    let hi = bound >= least(from.hi) ? from.hi : keep(from.hi, bound); // only a tighter upper bound
+    if (before !== undefined && before - stamp < bound) {
+      const lower = before - stamp;
+      hi = hi.filter((h) => h > lower);
       // only a read sent within half an interval of this bound (a chase, a probe) brackets the renewal
-      const interval = this.intervalMs();
-      if (interval === undefined || lower > bound - interval / 2) this.lower(lower);
+      const interval = from.intervalMs();
+      if ((interval === undefined || lower > bound - interval / 2) && lower > greatest(lo)) {
+        lo = keep(lo, lower);
+        loAge = 0;
+      }
     }
-    keep(this.stamps, stamp);
-  }
-
-  /** A lower bound of the landing offset, kept if it is tighter than every one standing. */
-  private lower(bound: number): void {
-    if (bound <= greatest(this.lo)) return;
-    keep(this.lo, bound);
-    this.loAge = 0;
+    return new RenewalPhase(term, keep(from.stamps, stamp), hi, lo, loAge);
   }
 
   /** Whether the holder's cadence is known (two renewals seen in this term). */
@@ -360,24 +358,15 @@ export class RenewalPhase {
   }
 
   /** A read sent at `sentAt` found no renewal after the last one seen: the next one lands later than that. */
-  missed(sentAt: number): void {
+  missed(sentAt: number): RenewalPhase {
     const interval = this.intervalMs();
     const last = this.stamps.at(-1);
-    if (interval === undefined || last === undefined) return;
+    if (interval === undefined || last === undefined) return this;
     const bound = sentAt - (last + interval);
     // no tighter than one standing: nothing new (the same read, told again by electors sharing one phase and one read, say)
-    if (bound <= greatest(this.lo)) return;
-    this.hi = this.hi.filter((h) => h > bound); // out of date: the renewals land later now
-    this.lower(bound);
-  }
-
-  /** Forgets the holder's cadence (the term ended, or this worker leads). */
-  reset(): void {
-    this.term = undefined;
-    this.stamps = [];
-    this.hi = [];
-    this.lo = [];
-    this.loAge = 0;
+    if (bound <= greatest(this.lo)) return this;
+    // the upper bounds below it are out of date: the renewals land later now
+    return new RenewalPhase(this.term, this.stamps, this.hi.filter((h) => h > bound), keep(this.lo, bound), 0);
   }
 
   /** The holder's renewal interval as seen, or undefined before two renewals. */
@@ -398,11 +387,8 @@ export class RenewalPhase {
   }
 }
 
-/** Appends `x` to `xs`, keeping the last PHASE_SAMPLES. */
-const keep = (xs: number[], x: number) => {
-  xs.push(x);
-  if (xs.length > PHASE_SAMPLES) xs.shift();
-};
+/** `xs` with `x` appended, keeping the last PHASE_SAMPLES. */
+const keep = (xs: readonly number[], x: number): readonly number[] => [...xs, x].slice(-PHASE_SAMPLES);
 /** The least of `xs` (Infinity when empty), and the greatest (-Infinity). */
 function least(xs: readonly number[]): number {
   let m = Infinity;
@@ -823,8 +809,6 @@ export interface FollowerSettings {
   readonly stampErrorMs: number;
   /** Whether this worker's own clock is measured (clockSync 'server'); 'none': its wall clock, assumed within stampErrorMs. */
   readonly clockMeasured: boolean;
-  /** Read cadences: this worker's of its holder, and session `name`'s, shared by the process's electors. */
-  readonly cadence: { readonly own: RenewalPhase; session(name: string): RenewalPhase };
 }
 
 /** The moment an event is decided at. */
@@ -841,6 +825,8 @@ export interface Moment {
   readonly session?: string | null | undefined;
   /** Whether wakes reach this worker now. */
   readonly pushLive?: boolean;
+  /** The renewal cadences of the sessions the process's electors follow leases on, shared by them (the effect `sessionCadence` updates one). */
+  readonly sessionCadences?: ReadonlyMap<string, RenewalPhase>;
 }
 
 /** The part of the record a renewal changes: what client-go compares to reset observedTime. */
@@ -892,6 +878,8 @@ export interface FollowerState {
   readonly settlingSince: number | undefined;
   /** Reads since the last new renewal seen that found nothing new past its expected time. */
   readonly misses: number;
+  /** The holder's renewal cadence, as this worker's reads found it (for a lease held on a session, the session's is the process's: Moment.sessionCadences). */
+  readonly cadence: RenewalPhase;
   /** Whether the last term a read showed was held on a session, or could have been (its holder's instance names a session's process, or a read found no row at all): its fallback waits longer (sessionFallbackMs). */
   readonly lastHeldOnSession: boolean;
   /** The longest lease duration (s) the last held term's row showed, and whose term it was (sessionFallbackFor). */
@@ -955,6 +943,7 @@ export const FOLLOWING: FollowerState = {
   previousReadSentAt: undefined,
   settlingSince: undefined,
   misses: 0,
+  cadence: RenewalPhase.NONE,
   lastHeldOnSession: false,
   lastHeldSeconds: undefined,
   viewedSession: undefined,
@@ -979,8 +968,8 @@ export const FOLLOWING: FollowerState = {
 
 /** One thing a follower learnt. */
 export type FollowerEvent =
-  /** Its next step is due: a poll (`woken`: a wake asked for it). */
-  | { readonly kind: 'poll'; readonly woken: boolean; readonly pushLive: boolean }
+  /** Its next step is due: a poll (woken if a wake came since the last: `wakePending`, cleared by it). */
+  | { readonly kind: 'poll'; readonly pushLive: boolean }
   /** The lease row, as read. */
   | { readonly kind: 'leaseRead'; readonly raw: LeaseRead }
   /** The session row a lease is held on, as read (or, for a term that row does not vouch for, the holder's own process's row, read by name). */
@@ -1040,7 +1029,9 @@ export type FollowerEffect =
   /** Tell onError this worker cannot vouch for its times. */
   | { readonly kind: 'clockSkew'; readonly doubt: ClockDoubt }
   /** End the sleep before the next step (a wake). */
-  | { readonly kind: 'stepNow' };
+  | { readonly kind: 'stepNow' }
+  /** Session `name`'s renewal cadence is now `phase`: shared with the process's other electors before anything else is carried out. */
+  | { readonly kind: 'sessionCadence'; readonly name: string; readonly phase: RenewalPhase };
 
 type Out = { readonly state: FollowerState; readonly effects: FollowerEffect[] };
 
@@ -1083,8 +1074,26 @@ const termEndsAt = (st: FollowerState): number | undefined => (st.lastRead?.hold
 const sessionHeld = (st: FollowerState): boolean => st.lastRaw?.item?.session !== undefined && st.lastRaw.item.holderIdentity !== undefined;
 
 /** The renewal cadence this follower times its reads by: its session's (shared by the process's electors), else its holder's. */
-function activeCadence(s: FollowerSettings, st: FollowerState): RenewalPhase {
-  return sessionHeld(st) && st.viewedSession !== undefined ? s.cadence.session(st.viewedSession.name) : s.cadence.own;
+function activeCadence(st: FollowerState, at: Pick<Moment, 'sessionCadences'>, fx: readonly FollowerEffect[] = []): RenewalPhase {
+  return sessionHeld(st) && st.viewedSession !== undefined ? sessionCadence(st.viewedSession.name, at, fx) : st.cadence;
+}
+
+/** Session `name`'s renewal cadence as the process's electors share it: as this step set it last (`fx`), else as the step began. */
+function sessionCadence(name: string, at: Pick<Moment, 'sessionCadences'>, fx: readonly FollowerEffect[]): RenewalPhase {
+  const set = fx.findLast((f) => f.kind === 'sessionCadence' && f.name === name) as Extract<FollowerEffect, { kind: 'sessionCadence' }> | undefined;
+  return set?.phase ?? at.sessionCadences?.get(name) ?? RenewalPhase.NONE;
+}
+
+/** A read sent at `sentAt` found no renewal past the expected one: the cadence its reads are timed by learns it. */
+function missedRenewal(st: FollowerState, sentAt: number, at: Moment, fx: FollowerEffect[]): FollowerState {
+  const was = activeCadence(st, at, fx);
+  const phase = was.missed(sentAt);
+  if (phase === was) return st;
+  if (sessionHeld(st) && st.viewedSession !== undefined) {
+    fx.push({ kind: 'sessionCadence', name: st.viewedSession.name, phase });
+    return st;
+  }
+  return { ...st, cadence: phase };
 }
 
 /** Reports a holder seen (onNewLeader) when it is not the one last reported. */
@@ -1141,8 +1150,13 @@ function observe(s: FollowerSettings, st: FollowerState, read: LeaseRead, at: Mo
     next = { ...next, observed: { key: termKey(l), at: Math.min(now, stampedBy(s, l, onNamedSession, at)), revision: read.revision, token: l?.fencingToken ?? -1 } };
     // a term's first write (an election's, a hand-off's, an acquisition's) is not on the holder's renewal cadence
     const v = st.viewedSession;
-    if (v && l?.session === v.of && l.holderInstance !== undefined && l.holderInstance !== s.instance) s.cadence.session(v.name).seen(`session:${v.name}`, v.renewTime, now, st.previousReadSentAt, l.leaseDurationSeconds * 1000);
-    else if (l?.holderInstance !== undefined && l.renewTime !== undefined && l.renewTime !== l.acquireTime && l.holderInstance !== s.instance) s.cadence.own.seen(`${l.holderInstance}|${l.fencingToken}`, l.renewTime, now, st.previousReadSentAt, l.leaseDurationSeconds * 1000);
+    if (v && l?.session === v.of && l.holderInstance !== undefined && l.holderInstance !== s.instance) {
+      const was = sessionCadence(v.name, at, fx);
+      const phase = was.seen(`session:${v.name}`, v.renewTime, now, st.previousReadSentAt, l.leaseDurationSeconds * 1000);
+      if (phase !== was) fx.push({ kind: 'sessionCadence', name: v.name, phase });
+    } else if (l?.holderInstance !== undefined && l.renewTime !== undefined && l.renewTime !== l.acquireTime && l.holderInstance !== s.instance) {
+      next = { ...next, cadence: st.cadence.seen(`${l.holderInstance}|${l.fencingToken}`, l.renewTime, now, st.previousReadSentAt, l.leaseDurationSeconds * 1000) };
+    }
   } else next = { ...next, observed: { ...st.observed!, revision: read.revision } };
   next = noteHolder(next, read.item?.holderIdentity, fx);
   return { st: claimIn(s, next, read.item, fx), changed };
@@ -1214,11 +1228,13 @@ export function followerStep(s: FollowerSettings, state: FollowerState, e: Follo
   const p = state.pending;
   switch (e.kind) {
     case 'poll': {
-      const last = state.lastRaw;
-      const plan = pollPlan({ mode: s.mode, woken: e.woken, pushLive: e.pushLive, raw: last?.item, view: state.lastRead, leaseReadAt: state.leaseReadAt, now: at.now, backstopMs: SESSION_QUIET_LEASES * s.leaseDurationMs });
-      const read: Pending = { kind: 'read', then: 'poll', woken: e.woken, consistent: plan.consistent, sentAt: at.now, reread: false };
-      if (plan.sessionOnly && last) return readSession(s, state, { ...read, raw: last }, last, at, fx);
-      return waiting(state, read, fx, { kind: 'readLease', consistent: plan.consistent });
+      const woken = state.wakePending;
+      const st = woken ? { ...state, wakePending: false } : state;
+      const last = st.lastRaw;
+      const plan = pollPlan({ mode: s.mode, woken, pushLive: e.pushLive, raw: last?.item, view: state.lastRead, leaseReadAt: state.leaseReadAt, now: at.now, backstopMs: SESSION_QUIET_LEASES * s.leaseDurationMs });
+      const read: Pending = { kind: 'read', then: 'poll', woken, consistent: plan.consistent, sentAt: at.now, reread: false };
+      if (plan.sessionOnly && last) return readSession(s, st, { ...read, raw: last }, last, at, fx);
+      return waiting(st, read, fx, { kind: 'readLease', consistent: plan.consistent });
     }
     case 'leaseRead': {
       if (p?.kind !== 'read') return done(state, fx);
@@ -1326,8 +1342,7 @@ export function followerStep(s: FollowerSettings, state: FollowerState, e: Follo
     case 'ending':
       return { state: { ...state, endedToken: Math.max(state.endedToken, e.token) }, effects: fx };
     case 'leading':
-      s.cadence.own.reset();
-      return { state: { ...state, misses: 0, previousReadSentAt: undefined }, effects: fx };
+      return { state: { ...state, misses: 0, previousReadSentAt: undefined, cadence: RenewalPhase.NONE }, effects: fx };
     case 'wake': {
       // a wake for the very revision this worker has read is nothing new (its own hand-off, say)
       const seen = state.observed;
@@ -1361,7 +1376,7 @@ function readSession(s: FollowerSettings, state: FollowerState, p: Extract<Pendi
   const st = { ...state, viewedSession: undefined };
   if (l?.session === undefined || l.holderIdentity === undefined) return viewed(s, st, p, raw, raw, p.sentAt, at, fx);
   const margin = sessionMargin(s);
-  const aim = s.cadence.session(l.session).expectedAt();
+  const aim = sessionCadence(l.session, at, fx).expectedAt();
   const shareMs = sessionShareMs({ watches: watchesTerm(l, s.identity, s.instance), now: at.now, due: aim === undefined ? undefined : aim + READ_AFTER_MS, previousSentAt: state.previousReadSentAt, marginMs: margin, sharedMs: SHARED_READ_MS });
   return waiting(st, { ...p, raw }, fx, { kind: 'readSession', name: l.session, shareMs, pendingMs: margin, consistent: sessionReadConsistent(s, state, p, l, at.now) });
 }
@@ -1414,11 +1429,10 @@ function polled(s: FollowerSettings, state: FollowerState, raw: LeaseRead, view:
   let st = o.st;
   if (o.changed) st = { ...st, misses: 0 };
   else if (!woken) {
-    st = { ...st, misses: st.misses + 1 };
-    activeCadence(s, st).missed(sentAt); // the next renewal lands later than this read was served
+    st = missedRenewal({ ...st, misses: st.misses + 1 }, sentAt, at, fx); // the next renewal lands later than this read was served
   }
   st = { ...st, previousReadSentAt: sentAt, lastRead: view.item };
-  const settling = !isQuiet(view.item) || (watchesTerm(view.item, s.identity, s.instance) && !activeCadence(s, st).known);
+  const settling = !isQuiet(view.item) || (watchesTerm(view.item, s.identity, s.instance) && !activeCadence(st, at, fx).known);
   st = { ...st, settlingSince: settling ? (st.settlingSince ?? at.now) : undefined };
   const askKey = askOf(view.item);
   st = { ...st, askSeen: askKey === undefined ? undefined : st.askSeen?.key === askKey ? st.askSeen : { key: askKey, at: at.now } };
@@ -1513,7 +1527,9 @@ export function holderSilent(s: Pick<FollowerSettings, 'renewDeadlineMs' | 'stam
 }
 
 /** When a follower reads next (nextReadDelay), at `now`; `offset`: DynamoDB's time less monotonic, while the worker can vouch for it. */
-export function followerDelay(s: FollowerSettings, st: FollowerState, now: number, pushLive: boolean, random: number, offset?: number): number {
+export function followerDelay(s: FollowerSettings, st: FollowerState, at: Pick<Moment, 'now' | 'sessionCadences'>, pushLive: boolean, random: number, offset?: number): number {
+  const now = at.now;
+  const cadence = activeCadence(st, at);
   return nextReadDelay({
     lease: st.lastRead,
     identity: s.identity,
@@ -1521,8 +1537,8 @@ export function followerDelay(s: FollowerSettings, st: FollowerState, now: numbe
     mode: s.mode,
     now,
     retryPeriodMs: s.retryPeriodMs,
-    expectedAt: activeCadence(s, st).expectedAt(),
-    cadenceKnown: activeCadence(s, st).known,
+    expectedAt: cadence.expectedAt(),
+    cadenceKnown: cadence.known,
     settlingForMs: st.settlingSince === undefined ? undefined : now - st.settlingSince,
     leaseDurationMs: s.leaseDurationMs,
     termEndsAt: termEndsAt(st),
@@ -1569,7 +1585,7 @@ export function nextStepDelay(s: Settings, st: State, at: Moment, draw: () => nu
     // as rarely as its followers: a term ended while the functions are down is not taken by a follower's fallback before this read (sessionFallbackMs)
     const holderBackstopMs = SESSION_QUIET_LEASES * s.leaseDurationMs;
     planned = leaderDelay({ onLiveSession, pushLive, holderBackstopMs, retrying: l.retrying, triedAt: l.triedAt, everyRetryPeriod: s.everyRetryPeriod === true, retryPeriodMs: s.retryPeriodMs, cadenceMs: s.cadenceMs, renewedAt: l.renewedAt, now: at.now, random: onLiveSession && pushLive ? draw() : 0 });
-  } else planned = followerDelay(s, st, at.now, pushLive, draw(), at.clock.ok ? at.offset : undefined);
+  } else planned = followerDelay(s, st, at, pushLive, draw(), at.clock.ok ? at.offset : undefined);
   const clockKnown = at.clock.ok;
   return stepDelay({ planned, clockKnown, random: clockKnown ? 0 : draw(), wakeAt: l ? undefined : st.wakeAt, now: at.now });
 }
@@ -1671,7 +1687,7 @@ export function decide(s: Settings, state: State, e: Event, at: Moment): Step {
   const lead = state.lead;
   switch (e.kind) {
     case 'poll':
-      if (lead) return leaderStepNow(s, state, lead, e.woken, at, fx);
+      if (lead) return leaderStepNow(s, { ...state, wakePending: false }, lead, state.wakePending, at, fx);
       break;
     case 'answer':
       return go(s, state, e.rest, e, at, fx);

@@ -87,7 +87,6 @@ import {
   FOLLOWING,
   inTerm,
   leadFromRead,
-  RenewalPhase,
   SESSION_QUIET_LEASES,
   sessionFallbackMs,
   STAMP_ERROR_MS,
@@ -366,7 +365,7 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
   const mono = (w: World) => w.t * U;
   const stamp = (w: World, e: Elector) => w.t * U + e.stampOffset;
   const session = sessionFallbackMs({ sessionBackstopMs: SESSION_QUIET_LEASES * cfg.leaseDurationMs, renewDeadlineMs: cfg.renewDeadlineMs, retryPeriodMs: cfg.retryPeriodMs });
-  /** LeaderElector's Settings, as its constructor builds them (the read cadences fresh each step: they only time reads). */
+  /** LeaderElector's Settings, as its constructor builds them. */
   const settings = (w: World, e: Elector): Settings => ({
     leaseName: LEASE,
     identity: e.name,
@@ -387,7 +386,6 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
     cadenceMs: cfg.retryPeriodMs,
     stampErrorMs: Math.max(STAMP_ERROR_MS, cfg.maxClockErrorMs),
     clockMeasured: true,
-    cadence: { own: new RenewalPhase(), session: () => new RenewalPhase() },
   });
   /** LeaderElector.moment: its StampClock measures DynamoDB's time to within its own error (true time lies inside), or doubts it after a jump. */
   const moment = (w: World, e: Elector): Moment => ({
@@ -550,7 +548,8 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
       case 'clockSkew':
       case 'stepNow':
       case 'workFailure':
-        return { w }; // callbacks, reports, and the end of a nap: every timing is explored anyway
+      case 'sessionCadence':
+        return { w }; // callbacks, reports, the end of a nap and a session's read cadence: every timing is explored anyway
     }
   }
 
@@ -625,7 +624,7 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
     const woken = e.state.wakePending;
     const l = e.state.lead;
     const label = l ? (woken ? `${e.name}, woken, reads its lease` : `${e.name} steps in term ${l.term.fencingToken}`) : `${e.name} polls${woken ? ' (woken)' : ''}`;
-    return { label, w: feed(patchElector(w, i, { state: { ...e.state, wakePending: false } }), i, { kind: 'poll', woken, pushLive: false }, true) };
+    return { label, w: feed(w, i, { kind: 'poll', pushLive: false }, true) };
   }
 
   /** `op` lands now and its answer comes back at once. */
@@ -1041,7 +1040,7 @@ function describe(d: Decision): string {
  * the electors are on sessions. Left out of the key: two states that differ only in these behave
  * alike.
  */
-const FOLLOWER_TIMING = new Set<keyof State>(['lastRaw', 'lastRead', 'leaseReadAt', 'previousReadSentAt', 'settlingSince', 'misses', 'viewedSession', 'wakeAt', 'lastLeader', 'preventions', 'pending', 'lead']);
+const FOLLOWER_TIMING = new Set<keyof State>(['lastRaw', 'lastRead', 'leaseReadAt', 'previousReadSentAt', 'settlingSince', 'misses', 'cadence', 'viewedSession', 'wakeAt', 'lastLeader', 'preventions', 'pending', 'lead']);
 /** …and the fields every decision may read: in the key. */
 const FOLLOWER_KEYED: readonly (keyof State)[] = ['observed', 'vacantSince', 'vanished', 'ledToken', 'endedToken', 'unanswered', 'ackedElection', 'doubt', 'wakePending', 'lastHeldOnSession', 'lastHeldSeconds', 'askSeen', 'answeredClaim', 'terms', 'ownFound', 'standAgain', 'awaited'];
 // A field added to FollowerState must be placed in one of the two lists: else the key would silently merge states it tells apart.

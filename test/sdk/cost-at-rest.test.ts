@@ -74,7 +74,7 @@ describe('cheaper at rest, one lease per process (issue 38, item 4)', () => {
     // elector does: at the aim plus READ_AFTER_MS, and chases a renewal that is not there yet
     const BASE = 1_800_000_000_000;
     const EVERY = 7_862;
-    const p = new RenewalPhase();
+    let p = RenewalPhase.NONE;
     let seen = 0;
     let sent = 100;
     let previous: number | undefined;
@@ -83,10 +83,10 @@ describe('cheaper at rest, one lease per process (issue 38, item 4)', () => {
     while (seen < 330) {
       const k = Math.floor((sent + 1 - 7) / EVERY);
       if (k > seen && k >= 1) {
-        p.seen('a-1|7', BASE + k * EVERY, sent + 2, previous, 15_000);
+        p = p.seen('a-1|7', BASE + k * EVERY, sent + 2, previous, 15_000);
         if (k > 10) lags.push(sent + 2 - (k * EVERY + 7));
         seen = k;
-      } else p.missed(sent);
+      } else p = p.missed(sent);
       if (seen > 10) counted++;
       previous = sent;
       const aim = p.expectedAt();
@@ -124,19 +124,20 @@ describe('a process whose many electors watch one session', () => {
     await putSession(0);
     const table = new MemoryLeaseTable();
     const sentAts = new Set<number>();
-    const at = (): Moment => ({ now, clock: { ok: true, errorMs: 0 }, offset: T0, jumps: 0 });
+    const at = (): Moment => ({ now, clock: { ok: true, errorMs: 0 }, offset: T0, jumps: 0, sessionCadences: reader.cadences });
     const watches = Array.from({ length: 50 }, (_, i) => {
       const name = `job-${i}`;
       table.overwrite(LeaseItem.parse({ name, holderIdentity: 'h', holderInstance: 'h_1@p1', acquireTime: T0 - 60_000, renewTime: T0 - 30_000, leaseDurationSeconds: 15, leaseTransitions: 1, fencingToken: 3, revision: 5, session: S, successor: 'w', successorInstance: 'w_1@p2' }));
       const lock = table.lock(name, () => now);
-      const s: FollowerSettings = { leaseName: name, identity: 'w', instance: 'w_1@p2', mode: 'coordinated', ...CLIENT_GO, fallbackAfterMs: 600_000, sessionFallbackMs: 600_000, candidate: false, decideFollower, leadFromRead, stampErrorMs: 500, clockMeasured: true, cadence: { own: new RenewalPhase(), session: (n) => reader.phase(n) } };
+      const s: FollowerSettings = { leaseName: name, identity: 'w', instance: 'w_1@p2', mode: 'coordinated', ...CLIENT_GO, fallbackAfterMs: 600_000, sessionFallbackMs: 600_000, candidate: false, decideFollower, leadFromRead, stampErrorMs: 500, clockMeasured: true };
       return { s, lock, state: FOLLOWING, next: now, spread: i * 8 };
     });
     /** One poll, its reads carried out as the shell does. */
     async function poll(x: (typeof watches)[number]): Promise<void> {
-      let out = followerStep(x.s, x.state, { kind: 'poll', woken: false, pushLive: true }, at());
+      let out = followerStep(x.s, x.state, { kind: 'poll', pushLive: true }, at());
       for (;;) {
         x.state = out.state;
+        for (const f of out.effects) if (f.kind === 'sessionCadence') reader.setCadence(f.name, f.phase);
         const fx = out.effects.at(-1);
         if (fx?.kind === 'readLease') out = followerStep(x.s, x.state, { kind: 'leaseRead', raw: await x.lock.get(fx.consistent) }, at());
         else if (fx?.kind === 'readSession') {
@@ -163,7 +164,7 @@ describe('a process whose many electors watch one session', () => {
       now = wake;
       for (const x of watches.filter((y) => y.next + y.spread === wake)) {
         await poll(x);
-        x.next = now + followerDelay(x.s, x.state, now, true, 0.5); // the elector plans this; the process wakes it `spread` late
+        x.next = now + followerDelay(x.s, x.state, at(), true, 0.5); // the elector plans this; the process wakes it `spread` late
       }
     }
     const sessionReads = sentAts.size - from!;

@@ -36,7 +36,7 @@ function run(s: Settings, state: State, events: [Event | Omit<Extract<Event, { k
   return { effects, kinds: effects.map((fx) => fx.map((f) => f.kind)), state };
 }
 const answer = (o: { lease?: Lease; row?: unknown; ok?: boolean; failed?: boolean } = {}) => ({ kind: 'answer' as const, ...o }) as Omit<Extract<Event, { kind: 'answer' }>, 'rest'>;
-const poll: Event = { kind: 'poll', woken: false, pushLive: false };
+const poll: Event = { kind: 'poll', pushLive: false };
 
 describe("the elector's step: the leader's order of actions", () => {
   it('a term the coordinator gave it is confirmed, then led: its deadline armed and its work started, an open election acknowledged, then the follower told', () => {
@@ -91,8 +91,8 @@ describe("the elector's step: the leader's order of actions", () => {
   });
 
   it('woken, it reads its lease: a term rewritten under it (the token moved, its copy kept) is stopped, then ended on the row, then looked at again, in that order', () => {
-    const r = run(settings(), leading(), [
-      [{ kind: 'poll', woken: true, pushLive: true }, at(100)],
+    const r = run(settings(), { ...leading(), wakePending: true }, [
+      [{ kind: 'poll', pushLive: true }, at(100)],
       [answer({ lease: mine({ fencingToken: 8, termToken: 7, revision: 9 }) }), at(120)],
     ]);
     expect(r.effects[0]).toMatchObject([{ kind: 'look', consistent: true, withinMs: 4_950 }]); // half the 9,900 ms left before the renew deadline

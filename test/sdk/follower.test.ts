@@ -171,43 +171,43 @@ describe('RenewalPhase: where the holder’s next renewal lands, on the successo
   const BASE = 1_800_000_000_000;
   const term = 'a-1|7';
   it('two stamps farther apart than the lease lasts are not a cadence: it starts again from the newer (the term lived on a session between)', () => {
-    const p = new RenewalPhase();
-    p.seen(term, BASE + 5_000, 5_300, undefined, 15_000);
-    p.seen(term, BASE + 280_000, 280_300, undefined, 15_000);
+    let p = RenewalPhase.NONE;
+    p = p.seen(term, BASE + 5_000, 5_300, undefined, 15_000);
+    p = p.seen(term, BASE + 280_000, 280_300, undefined, 15_000);
     expect(p.intervalMs()).toBeUndefined();
     expect(p.expectedAt()).toBeUndefined();
-    p.seen(term, BASE + 285_000, 285_300, undefined, 15_000);
+    p = p.seen(term, BASE + 285_000, 285_300, undefined, 15_000);
     expect(p.intervalMs()).toBe(5_000);
     // without the bound (the old behaviour) the gap was taken for the cadence
-    const q = new RenewalPhase();
-    q.seen(term, BASE + 5_000, 5_300);
-    q.seen(term, BASE + 280_000, 280_300);
+    let q = RenewalPhase.NONE;
+    q = q.seen(term, BASE + 5_000, 5_300);
+    q = q.seen(term, BASE + 280_000, 280_300);
     expect(q.intervalMs()).toBe(275_000);
   });
 
   it('knows nothing before two renewals', () => {
-    const p = new RenewalPhase();
+    let p = RenewalPhase.NONE;
     expect(p.expectedAt()).toBeUndefined();
-    p.seen(term, BASE + 5_000, 5_300);
+    p = p.seen(term, BASE + 5_000, 5_300);
     expect(p.expectedAt()).toBeUndefined();
   });
 
   it('learns the cadence, aims earlier until a read comes too early, then reads within a few ms of the landing', () => {
-    const p = new RenewalPhase();
+    let p = RenewalPhase.NONE;
     const landing = (k: number) => k * 5_000 + 7; // on the successor's clock, renewal k
-    p.seen(term, BASE + 5_000, 5_400); // first seen 393 ms late (an ordinary poll)
-    p.seen(term, BASE + 10_000, 10_300);
+    p = p.seen(term, BASE + 5_000, 5_400); // first seen 393 ms late (an ordinary poll)
+    p = p.seen(term, BASE + 10_000, 10_300);
     expect(p.intervalMs()).toBe(5_000);
     let read = p.expectedAt()!;
     expect(read).toBe(15_300 - 100); // aims 100 ms earlier than its best so far
     let k = 3;
     for (let step = 0; step < 40 && k < 12; step++) {
       if (read >= landing(k)) {
-        p.seen(term, BASE + k * 5_000, read + 2);
+        p = p.seen(term, BASE + k * 5_000, read + 2);
         k++;
         read = p.expectedAt()!;
       } else {
-        p.missed(read);
+        p = p.missed(read);
         read += CHASE_FIRST_MS;
       }
     }
@@ -217,23 +217,23 @@ describe('RenewalPhase: where the holder’s next renewal lands, on the successo
   });
 
   it('follows a holder whose renewals come to land later (its phase moved): the old bounds are dropped', () => {
-    const p = new RenewalPhase();
-    for (let k = 1; k <= 4; k++) p.seen(term, BASE + k * 5_000, k * 5_000 + 10);
+    let p = RenewalPhase.NONE;
+    for (let k = 1; k <= 4; k++) p = p.seen(term, BASE + k * 5_000, k * 5_000 + 10);
     expect(p.expectedAt()).toBe(25_000 + 10 - 100); // no read has come too early yet: it probes 100 ms earlier
-    p.missed(24_910);
-    p.missed(25_300); // the renewal lands 400 ms later than before
-    p.seen(term, BASE + 25_000, 25_410);
+    p = p.missed(24_910);
+    p = p.missed(25_300); // the renewal lands 400 ms later than before
+    p = p.seen(term, BASE + 25_000, 25_410);
     expect(p.expectedAt()).toBeGreaterThan(30_300);
     expect(p.expectedAt()).toBeLessThanOrEqual(30_410);
   });
 
   it('an older copy (an eventually consistent read) teaches nothing; a new term starts afresh', () => {
-    const p = new RenewalPhase();
-    p.seen(term, BASE + 5_000, 5_010);
-    p.seen(term, BASE + 10_000, 10_010);
-    p.seen(term, BASE + 5_000, 12_000);
+    let p = RenewalPhase.NONE;
+    p = p.seen(term, BASE + 5_000, 5_010);
+    p = p.seen(term, BASE + 10_000, 10_010);
+    p = p.seen(term, BASE + 5_000, 12_000);
     expect(p.intervalMs()).toBe(5_000);
-    p.seen('c-1|8', BASE + 11_000, 11_010);
+    p = p.seen('c-1|8', BASE + 11_000, 11_010);
     expect(p.intervalMs()).toBeUndefined();
   });
 });

@@ -26,7 +26,7 @@ describe('RenewalPhase: locked on, it stays locked on', () => {
   const landing = (k: number) => k * EVERY + 7;
 
   function watch(renewals: number, from: number) {
-    const p = new RenewalPhase();
+    let p = RenewalPhase.NONE;
     let seen = 0;
     let sent = 100;
     let previous: number | undefined;
@@ -37,7 +37,7 @@ describe('RenewalPhase: locked on, it stays locked on', () => {
     while (seen < renewals) {
       const k = Math.floor((sent + 1 - 7) / EVERY); // the last renewal landed when the read is served
       if (k > seen && k >= 1) {
-        p.seen(term, BASE + k * EVERY, sent + 2, previous, 15_000);
+        p = p.seen(term, BASE + k * EVERY, sent + 2, previous, 15_000);
         if (k >= from) {
           worstLag = Math.max(worstLag, sent + 2 - landing(k));
           lags.push(sent + 2 - landing(k));
@@ -45,7 +45,7 @@ describe('RenewalPhase: locked on, it stays locked on', () => {
         seen = k;
         misses = 0;
       } else {
-        p.missed(sent);
+        p = p.missed(sent);
         misses++;
       }
       if (seen >= from) counted++;

@@ -4,16 +4,15 @@
  */
 import type { Lease } from '../../lib/schemas/lease.js';
 import type { LeaseRead } from '../../lib/sdk/lock.js';
-import { decideFollower, decideLeader, leadFromRead, RenewalPhase, type Moment, type Settings } from '../../lib/sdk/step.js';
+import { decideFollower, decideLeader, leadFromRead, type Moment, type Settings } from '../../lib/sdk/step.js';
 
 /** Monotonic now. */
 export const T = 1_000_000;
 /** DynamoDB's time less monotonic: stamps are OFFSET + T at monotonic T. */
 export const OFFSET = 1_764_000_000_000;
 
-/** The step's settings for elector `identity` (instance `<identity>-1`) on lease `job`, one renewal phase per session. */
+/** The step's settings for elector `identity` (instance `<identity>-1`) on lease `job`. */
 export function stepSettings(identity: string, o: Partial<Settings> = {}): Settings {
-  const sessions = new Map<string, RenewalPhase>();
   return {
     leaseName: 'job',
     identity,
@@ -34,7 +33,6 @@ export function stepSettings(identity: string, o: Partial<Settings> = {}): Setti
     cadenceMs: 5_900,
     stampErrorMs: 500,
     clockMeasured: true,
-    cadence: { own: new RenewalPhase(), session: (n) => sessions.get(n) ?? (sessions.set(n, new RenewalPhase()), sessions.get(n)!) },
     ...o,
   };
 }

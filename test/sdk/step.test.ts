@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Lease } from '../../lib/schemas/lease.js';
 import { at, OFFSET, read, stepSettings, T } from './step-fixtures.js';
-import { FOLLOWING, followerDelay, followerStep, type FollowerEvent, type FollowerSettings, type FollowerState, type Moment } from '../../lib/sdk/step.js';
+import { FOLLOWING, followerDelay, followerStep, READ_AFTER_MS, RenewalPhase, type FollowerEvent, type FollowerSettings, type FollowerState, type Moment } from '../../lib/sdk/step.js';
 
 const settings = (o: Partial<FollowerSettings> = {}): FollowerSettings => stepSettings('b', o);
 /** A held row, renewed (by its stamp) at monotonic T: a term first seen at T or later is counted from when it was seen, not from its stamp. */
@@ -25,9 +25,61 @@ function run(s: FollowerSettings, events: [FollowerEvent, Moment][], state: Foll
   return { effects, state };
 }
 
-const poll: FollowerEvent = { kind: 'poll', woken: false, pushLive: false };
+const poll: FollowerEvent = { kind: 'poll', pushLive: false };
 
 describe("the follower's step", () => {
+  it('changes nothing it is given: a successor of a term held on a session learns the session’s renewal cadence as a value, handed back as an effect and shared through the moment', () => {
+    /** Every object reachable from `v` frozen (class instances too): a step that wrote to one would throw. */
+    const frozen = <V>(v: V): V => {
+      if (typeof v === 'object' && v !== null && !Object.isFrozen(v)) {
+        Object.freeze(v);
+        for (const x of Object.values(v)) frozen(x);
+      }
+      return v;
+    };
+    /** The process's session cadences, as the shell keeps them: a map the step may only read. */
+    class ReadOnly<K, V> extends Map<K, V> {
+      private sealed = false;
+      constructor(from: Map<K, V>) {
+        super(from);
+        this.sealed = true;
+      }
+      override set(k: K, v: V): this {
+        if (this.sealed) throw new Error('the step wrote to the moment');
+        return super.set(k, v);
+      }
+    }
+    const s = frozen(settings());
+    const onSession = held({ session: 'p1', holderInstance: 'a-1@pa', successor: 'b', successorInstance: 'b-1', acquireTime: 1, renewTime: 2 });
+    const row = (k: number) => ({ component: 'conclave-session', name: 'p1', holderIdentity: 'p1', hostname: 'h', leaseDurationSeconds: 15, acquireTime: 1, renewTime: OFFSET + T + k * 5_000, revision: k, process: 'pa' });
+    let shared = new Map<string, RenewalPhase>();
+    let state: FollowerState = frozen({ ...FOLLOWING });
+    const learnt: RenewalPhase[] = [];
+    for (let k = 1; k <= 4; k++) {
+      const now = k * 5_000 + 20;
+      const moment = (dt: number) => frozen({ ...at(now + dt), sessionCadences: new ReadOnly(shared) });
+      for (const [e, dt] of [[poll, 0], [{ kind: 'leaseRead', raw: read(onSession) }, 5], [{ kind: 'sessionRead', read: { row: row(k), sentAt: T + now + 5, consistent: true } }, 10]] as [FollowerEvent, number][]) {
+        const out = followerStep(s, state, frozen(e), moment(dt));
+        state = frozen(out.state);
+        for (const f of out.effects) {
+          if (f.kind !== 'sessionCadence') continue;
+          learnt.push(f.phase);
+          shared = new Map([...shared, [f.name, f.phase]]); // as the shell does: before anything else is carried out
+        }
+      }
+    }
+    // one new phase per renewal seen, each a new value (the one before left as it was), and the holder's own cadence untouched
+    expect(learnt).toHaveLength(4);
+    expect(new Set(learnt).size).toBe(4);
+    expect(learnt[0]!.known).toBe(false);
+    expect(learnt[3]!.intervalMs()).toBe(5_000);
+    expect(state.cadence).toBe(RenewalPhase.NONE);
+    // the shared cadence times the next read (at its expectation of the next renewal); without it the successor polls every retry period
+    const next = at(4 * 5_000 + 40);
+    expect(followerDelay(s, state, { ...next, sessionCadences: shared }, true, 0)).toBe(shared.get('p1')!.expectedAt()! + READ_AFTER_MS - next.now);
+    expect(followerDelay(s, state, next, true, 0)).toBe(s.retryPeriodMs);
+  });
+
   it('a quiet poll: one eventually consistent read, then nothing; the holder is told once', () => {
     const r = run(settings(), [
       [poll, at()],
@@ -173,13 +225,15 @@ describe("the follower's step", () => {
     // stamped 30 ms before monotonic T + 0 (the giver's clock), first term 5 s: the renew deadline's share (2/3) from stamp - 5 - 1 - 500 ms
     const stamp = OFFSET + T - 30;
     const handed = held({ holderIdentity: 'b', holderInstance: 'b-1', fencingToken: 9, termToken: 9, electedBy: 'successor', lastHolderIdentity: 'a', acquireTime: stamp, renewTime: stamp, leaseDurationSeconds: 5 });
-    const woken: FollowerEvent = { kind: 'poll', woken: true, pushLive: true };
+    // a poll after a wake (its record's wakePending)
+    const woken: FollowerEvent = { kind: 'poll', pushLive: true };
+    const wokenUp: FollowerState = { ...FOLLOWING, wakePending: true };
     const led = run(settings(), [
       [woken, at()],
       [{ kind: 'leaseRead', raw: read(handed) }, at(10)],
-    ]);
+    ], wokenUp);
     expect(led.effects).toEqual([['readLease'], ['newLeader', 'lead']]);
-    const lead = followerStep(settings(), run(settings(), [[woken, at()]]).state, { kind: 'leaseRead', raw: read(handed) }, at(10)).effects.at(-1);
+    const lead = followerStep(settings(), run(settings(), [[woken, at()]], wokenUp).state, { kind: 'leaseRead', raw: read(handed) }, at(10)).effects.at(-1);
     const until = T - 30 - 5 - 1 - 500 + (5_000 * 10_000) / 15_000;
     expect(lead).toMatchObject({ kind: 'lead', handed: true, confirmed: false, sentAt: until - 10_000 });
     // an eventually consistent poll: read again, consistently, then led
@@ -193,7 +247,7 @@ describe("the follower's step", () => {
     const late = run(settings(), [
       [woken, at(4_000)],
       [{ kind: 'leaseRead', raw: read(handed) }, at(4_010)],
-    ]);
+    ], wokenUp);
     expect(late.effects).toEqual([['readLease'], ['newLeader', 'confirm']]);
   });
 
@@ -288,7 +342,7 @@ describe("the follower's step", () => {
 
   it('a term on a session watched run out by session-only polls: once its report landed, or was refused, the next poll reads the lease row, not the session again (seed 51881: a report sent again every poll, refused every time, for up to the backstop)', () => {
     const s = settings();
-    const live: FollowerEvent = { kind: 'poll', woken: false, pushLive: true };
+    const live: FollowerEvent = { kind: 'poll', pushLive: true };
     const onSession = held({ session: 'p1', holderInstance: 'a-1@pa' });
     const row = { component: 'conclave-session', name: 'p1', holderIdentity: 'p1', hostname: 'h', leaseDurationSeconds: 15, acquireTime: 1, renewTime: 2, revision: 1, process: 'pa' };
     const watched = run(s, [
@@ -312,14 +366,14 @@ describe("the follower's step", () => {
       // and soon: the report standing is read while it stands (its REPORT_ANSWER_MS counted from the write), whoever moved first at once
       if (answer) {
         expect(after.askSeen).toEqual({ key: 'report|b|1|3', at: T + 16_020 });
-        expect(followerDelay(s, after, T + 16_030, true, 0)).toBeLessThanOrEqual(s.retryPeriodMs);
+        expect(followerDelay(s, after, at(16_030), true, 0)).toBeLessThanOrEqual(s.retryPeriodMs);
       } else expect(after.wakeAt).toBe(T + 16_020);
     }
   });
 
   it('the second successor of a term on a session, its take refused (the successor moved first): it looks again at the lease row itself, not the session (a session-only poll would take again, refused every time)', () => {
     const s = settings();
-    const live: FollowerEvent = { kind: 'poll', woken: false, pushLive: true };
+    const live: FollowerEvent = { kind: 'poll', pushLive: true };
     const onSession = held({ session: 'p1', holderInstance: 'a-1@pa', successor: 'c', successorInstance: 'c-1', secondSuccessor: 'b', secondSuccessorInstance: 'b-1' });
     const row = { component: 'conclave-session', name: 'p1', holderIdentity: 'p1', hostname: 'h', leaseDurationSeconds: 15, acquireTime: 1, renewTime: 2, revision: 1, process: 'pa' };
     const sessionRead = (t: number): FollowerEvent => ({ kind: 'sessionRead', read: { row, sentAt: T + t, consistent: true } });
@@ -538,7 +592,7 @@ describe("the follower's step", () => {
   });
 
   it('a wake announcing a revision not read yet (a hand-over sent beside its write): a woken read older than it is read again at once, at most AWAIT_REREADS times', () => {
-    const woken: FollowerEvent = { kind: 'poll', woken: true, pushLive: true };
+    const woken: FollowerEvent = { kind: 'poll', pushLive: true };
     const seen = run(settings(), [
       [poll, at()],
       [{ kind: 'leaseRead', raw: read(held()) }, at(10)],
