@@ -3,25 +3,48 @@
  * callbacks and stop reasons, and the renewal cadence the options imply. Validated by zod: a bad
  * option, or a bad combination, is a ValidationError naming the field and what to do.
  */
+import type { PutItemCommandOutput, TransactWriteItemsCommandInput, TransactWriteItemsCommandOutput, UpdateItemCommandOutput } from '@aws-sdk/client-dynamodb';
 import * as z from 'zod';
 import { Name } from '../schemas/common.js';
 import { AdvertisedAddress } from '../schemas/lease.js';
 import { Platform } from '../schemas/platform.js';
+import type { FencedItemInput } from './fencing.js';
 import { CandidacyShape, checkCandidacy } from './candidate.js';
 import { ClientSchema, ClockSchema, ClockSyncSchema, TablesSchema, fn, optionErrors, type DeepReadonly } from './options.js';
 import type { Push } from './push.js';
 import { SessionSchema } from './session.js';
 
 /**
+ * The term a leader's work runs in (onStartedLeading's second argument): its fencing token, and
+ * writes fenced by this term alone. Unlike the elector's own `fencedWrite` and `fencedItemWrite`,
+ * which write in whatever term the worker leads when they are called, these are refused once this
+ * term ends, even after the same worker leads again: work that outlives its term (it ignored its
+ * signal) can never write in a later one.
+ */
+export interface LeadingTerm {
+  /** The term's fencing token. */
+  readonly fencingToken: number;
+  /** LeaderElector.fencedWrite, in this term only: a FencingError once it has ended. */
+  fencedWrite(input: TransactWriteItemsCommandInput): Promise<TransactWriteItemsCommandOutput>;
+  /** LeaderElector.fencedItemWrite, in this term only: a FencingError once it has ended. */
+  fencedItemWrite(input: FencedItemInput, attribute?: string): Promise<PutItemCommandOutput | UpdateItemCommandOutput>;
+}
+
+/**
  * The callbacks of a LeaderElector (client-go's LeaderCallbacks): what this worker does when it
  * starts and stops leading, and whom it sees lead.
  */
 export interface LeaderCallbacks {
-  /** Runs when this worker becomes leader; `signal` aborts the moment it must stop acting. */
-  onStartedLeading(signal: AbortSignal, term: { fencingToken: number }): void | Promise<void>;
+  /**
+   * Runs when this worker becomes leader; `signal` aborts the moment it must stop acting, and
+   * `term` writes in this term only. A promise it returns that rejects (or a throw) before the
+   * signal aborts is the work failing (onLeaderWorkFailure); one that rejects after it is the work
+   * stopping, as asked.
+   */
+  onStartedLeading(signal: AbortSignal, term: LeadingTerm): void | Promise<void>;
   /** Runs when it stops leading, before the lease is released. */
   onStoppedLeading?(info: { reason: StopReason; fencingToken: number }): void;
-  /** Runs whenever a new holder is observed (this worker included). */
+  /** Runs whenever a new holder is observed (this worker included); what it throws goes to onError. */
   onNewLeader?(identity: string): void;
 }
 

@@ -13,10 +13,10 @@ import { DuplicateIdentityError, LeaseCandidate } from './candidate.js';
 import { fencedItemWrite, fencedTransactWrite, FencingError, LeaseLostError, NO_TRANSACTIONS, untilTermEnds, type FencedItemInput } from './fencing.js';
 import { checkMultiRegion } from './multi-region.js';
 import { INTERNAL_STOP, StartUp, deepFreeze, stampClockFor } from './options.js';
-import { LeaderElectorOptionsSchema, defaultRenewIntervalMs, renewCadenceMs, type ElectorRunPhase, type ElectorStats, type LeaderCallbacks, type LeaderElectorOptions, type ResolvedLeaderElectorOptions, type StopReason } from './elector-options.js';
+import { LeaderElectorOptionsSchema, defaultRenewIntervalMs, renewCadenceMs, type ElectorRunPhase, type ElectorStats, type LeaderCallbacks, type LeaderElectorOptions, type LeadingTerm, type ResolvedLeaderElectorOptions, type StopReason } from './elector-options.js';
 
 export { CandidacySchema, LeaderElectorOptionsSchema, PHASE_STEP_MS, defaultRenewIntervalMs, renewCadenceMs } from './elector-options.js';
-export type { ElectorRunPhase, ElectorStats, LeaderCallbacks, LeaderElectorOptions, ResolvedLeaderElectorOptions, StopReason } from './elector-options.js';
+export type { ElectorRunPhase, ElectorStats, LeaderCallbacks, LeaderElectorOptions, LeadingTerm, ResolvedLeaderElectorOptions, StopReason } from './elector-options.js';
 import {
   decide,
   decideFollower,
@@ -135,7 +135,7 @@ export class LeaderElector {
       everyRetryPeriod: opts.mode === 'NoCoordination' && opts.renewIntervalMs === undefined,
     };
     const startUp = new StartUp<void>(`LeaderElector "${opts.identity}" of lease "${opts.leaseName}"`, opts.tables);
-    this.x = { settings, lock, sessions, time, client, callbacks, report, retryDelayMs: decisions.retryDelayMs, detect: detect ?? (() => detectPlatform()), push, session, startUp, phase: 'idle', platform: undefined, nap: undefined, failures: 0, work: undefined, deadline: undefined };
+    this.x = { settings, lock, sessions, time, client, callbacks, report, retryDelayMs: decisions.retryDelayMs, detect: detect ?? (() => detectPlatform()), push, session, startUp, phase: 'idle', platform: undefined, nap: undefined, failures: 0, work: undefined, deadline: undefined, aside: new Set() };
     this.ready = startUp.ready;
   }
 
@@ -190,35 +190,51 @@ export class LeaderElector {
   }
 
   /**
-   * Runs the user's DynamoDB transaction with one more condition: the lease is still in this
-   * worker's term (holder and fencing token). A deposed or paused leader's write fails with a
+   * Runs the user's DynamoDB transaction with one more condition: the lease is still in the term
+   * this worker leads when it is called (holder and fencing token). Work started by
+   * onStartedLeading should write with its own term's (`term.fencedWrite`, LeadingTerm), which a
+   * later term of this worker never lets through. A deposed or paused leader's write fails with a
    * FencingError and writes nothing. One still unanswered when the term ends (a black-holed
    * connection) is abandoned: it rejects with a LeaseLostError then, and lands, if ever, only while
    * the lease is still in this term.
    */
   fencedWrite(input: TransactWriteItemsCommandInput): Promise<TransactWriteItemsCommandOutput> {
-    if (this.options.multiRegion) return Promise.reject(new RangeError(NO_TRANSACTIONS));
-    const term = this.isLeader() ? this.known.lead?.term : undefined;
-    if (!term) return Promise.reject(new FencingError(this.options.leaseName, undefined, 'this worker is not leading'));
-    return this.inTerm(term.fencingToken, (signal) => fencedTransactWrite(this.x.client, { table: this.options.tables.leases, leaseName: this.options.leaseName, term, signal }, input));
+    return this.transact(this.current(), input);
   }
 
   /**
    * Writes one of the application's own items, fenced by the token the item carries
-   * (`fencedItemWrite`): refused with a FencingError when this worker is not leading, or when a
-   * newer term has written the item. Needs no transaction: works on multi-Region tables too. One
+   * (`fencedItemWrite`), in the term this worker leads when it is called: refused with a
+   * FencingError when this worker is not leading, or when a newer term has written the item. Work
+   * should use its own term's (`term.fencedItemWrite`, LeadingTerm). Needs no transaction: works on multi-Region tables too. One
    * still unanswered when the term ends is abandoned, as fencedWrite's is.
    */
   fencedItemWrite(input: FencedItemInput, attribute?: string): Promise<PutItemCommandOutput | UpdateItemCommandOutput> {
-    const term = this.isLeader() ? this.known.lead?.term : undefined;
-    if (!term) return Promise.reject(new FencingError(this.options.leaseName, undefined, 'this worker is not leading'));
-    return this.inTerm(term.fencingToken, (signal) => fencedItemWrite(this.x.client, { leaseName: this.options.leaseName, fencingToken: term.fencingToken, signal, ...(attribute !== undefined ? { attribute } : {}) }, input));
+    return this.itemWrite(this.current(), input, attribute);
   }
 
-  /** `write`, abandoned with a LeaseLostError if the term of `token` ends (its work's signal aborts) before it is answered. */
-  private inTerm<T>(token: number, write: (signal: AbortSignal) => Promise<T>): Promise<T> {
-    const work = this.x.work?.signal ?? AbortSignal.abort('renewDeadline');
-    return untilTermEnds(work, () => new LeaseLostError(this.options.leaseName, token, work.reason as StopReason), write);
+  /** The term this worker leads now and the signal that ends it, judged at the moment asked (isLeader); undefined: it does not lead. */
+  private current(): FencedBy | undefined {
+    const term = this.isLeader() ? this.known.lead?.term : undefined;
+    return term && { term, ends: this.x.work?.signal ?? AbortSignal.abort('renewDeadline') };
+  }
+
+  /** fencedWrite in the term `by` (refused when there is none: its worker does not lead, or the term has ended). */
+  private transact(by: FencedBy | undefined, input: TransactWriteItemsCommandInput): Promise<TransactWriteItemsCommandOutput> {
+    if (this.options.multiRegion) return Promise.reject(new RangeError(NO_TRANSACTIONS));
+    return this.inTerm(by, (term, signal) => fencedTransactWrite(this.x.client, { table: this.options.tables.leases, leaseName: this.options.leaseName, term, signal }, input));
+  }
+
+  /** fencedItemWrite in the term `by`. */
+  private itemWrite(by: FencedBy | undefined, input: FencedItemInput, attribute?: string): Promise<PutItemCommandOutput | UpdateItemCommandOutput> {
+    return this.inTerm(by, (term, signal) => fencedItemWrite(this.x.client, { leaseName: this.options.leaseName, fencingToken: term.fencingToken, signal, ...(attribute !== undefined ? { attribute } : {}) }, input));
+  }
+
+  /** `write` in the term `by`, abandoned with a LeaseLostError if that term ends (its work's signal aborts) before it is answered. */
+  private inTerm<T>(by: FencedBy | undefined, write: (term: Term, signal: AbortSignal) => Promise<T>): Promise<T> {
+    if (!by) return Promise.reject(new FencingError(this.options.leaseName, undefined, 'this worker is not leading'));
+    const { term, ends } = by;
+    return untilTermEnds(ends, () => new LeaseLostError(this.options.leaseName, term.fencingToken, ends.reason as StopReason), (signal) => write(term, signal));
   }
 
   /**
@@ -324,9 +340,11 @@ export class LeaderElector {
       unrecovered();
       unsubscribe();
       unwatch?.();
+      await this.besideDone();
       // With an heir, lead on until the next renewal would be due and hand the term over then. The
       // candidacy stands until then: withdrawn earlier, the coordinator would re-elect meanwhile.
       const led = await this.feed({ kind: 'cancel' });
+      await this.besideDone();
       // Candidacy goes before the lease is released, so the election the release starts cannot
       // pick this departing worker (it would never confirm, and its term would have to run out).
       standing.abort(INTERNAL_STOP);
@@ -388,7 +406,19 @@ export class LeaderElector {
 
   /** An event from outside the step's own reads and writes (a timer, a wake, the session, the clock, the work): decided and carried out now. */
   private note(e: Event): void {
-    void this.feed(e).catch(this.x.report);
+    this.aside(this.feed(e).catch(this.x.report));
+  }
+
+  /** Work carried out beside the loop (a chain `note` began, a write not waited on): run() resolves only once it is done. */
+  private aside(p: Promise<unknown>): void {
+    const { aside } = this.x;
+    aside.add(p);
+    void p.finally(() => aside.delete(p));
+  }
+
+  /** Until nothing is carried out beside the loop (a work failure's hand-over, say, must land before run() steps down and resolves). */
+  private async besideDone(): Promise<void> {
+    while (this.x.aside.size > 0) await Promise.allSettled([...this.x.aside]);
   }
 
   /** The lease's duration, as written on the row (whole seconds). */
@@ -444,11 +474,16 @@ export class LeaderElector {
       case 'release':
         return { sent: this.ended(() => x.lock.release(f.term, x.time.now())), answer: () => ({ kind: 'released' }) };
       case 'newLeader':
-        x.callbacks.onNewLeader?.(f.holder);
+        // the user's callback: what it throws is reported, and the term it tells of is led all the same
+        try {
+          x.callbacks.onNewLeader?.(f.holder);
+        } catch (e) {
+          x.report(e);
+        }
         return undefined;
       case 'claim':
         x.report(new DuplicateIdentityError(f.claim.name, o.leaseName, f.claim.instance, this.instance, 'held'));
-        void this.candidate!.renew().catch(x.report);
+        this.aside(this.candidate!.renew().catch(x.report));
         return undefined;
       case 'clockSkew':
         x.report(new ClockSkewError(`LeaderElector "${o.identity}" of lease "${o.leaseName}"`, f.doubt, o.maxClockErrorMs));
@@ -465,11 +500,15 @@ export class LeaderElector {
       }
       case 'started': {
         const controller = (x.work = new AbortController());
-        const { no } = f;
-        const token = f.term.fencingToken;
-        const failed = (cause: unknown) => this.note({ kind: 'workFailed', no, token, cause });
+        const { no, term } = f;
+        const token = term.fencingToken;
+        // this term's own fenced writes: refused once it ends, whatever term this worker leads by then
+        const by = (): FencedBy | undefined => (this.isLeader(), controller.signal.aborted ? undefined : { term, ends: controller.signal });
+        const leading: LeadingTerm = { fencingToken: token, fencedWrite: (input) => this.transact(by(), input), fencedItemWrite: (input, attribute) => this.itemWrite(by(), input, attribute) };
+        // a rejection once the term's signal aborted is the work stopping, as asked: nothing failed
+        const failed = (cause: unknown) => void (controller.signal.aborted || this.note({ kind: 'workFailed', no, token, cause }));
         try {
-          const r = x.callbacks.onStartedLeading(controller.signal, { fencingToken: token });
+          const r = x.callbacks.onStartedLeading(controller.signal, leading);
           if (r instanceof Promise) r.catch(failed);
         } catch (e) {
           failed(e);
@@ -486,7 +525,7 @@ export class LeaderElector {
         }
         return undefined;
       case 'endTerm':
-        void this.ended(() => x.lock.endChanged(f.term, x.time.now()));
+        this.aside(this.ended(() => x.lock.endChanged(f.term, x.time.now())));
         return undefined;
       case 'renew':
         return { sent: this.renew(f.term, f.session, signal), answer: (lease) => ({ kind: 'answer', rest: f.rest, lease: lease as Lease | undefined }), fault: { kind: 'answer', rest: f.rest, failed: true } };
@@ -517,6 +556,12 @@ export class LeaderElector {
 }
 
 const STARTED = Promise.resolve();
+
+/** A term to write in, and the signal that ends it (its work's). */
+interface FencedBy {
+  readonly term: Term;
+  readonly ends: AbortSignal;
+}
 
 /** What a LeaderElector carries effects out with, and the little it keeps beside its State record (timers, the work's signal, the nap). */
 interface Shell {
@@ -549,6 +594,8 @@ interface Shell {
   work: AbortController | undefined;
   /** The renew deadline's timer. */
   deadline: Timer | undefined;
+  /** What is carried out beside the loop (aside): awaited before run() steps down. */
+  readonly aside: Set<Promise<unknown>>;
 }
 
 /** The decisions a LeaderElector calls through (step.ts, faults.ts): one object per elector, so the simulator can plant a wrong one. */

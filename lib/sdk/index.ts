@@ -20,6 +20,7 @@ export {
   type LeaderElectorOptions,
   type ResolvedLeaderElectorOptions,
   type LeaderCallbacks,
+  type LeadingTerm,
   type ElectorRunPhase,
   type ElectorStats,
 } from './elector-options.js';

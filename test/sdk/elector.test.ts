@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import type { ElectionConfigInput } from '../../lib/schemas/config.js';
 import { nextFencingToken } from '../../lib/schemas/fencing-token.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
-import { LeaderElector, type LeaderElectorOptions } from '../../lib/sdk/elector.js';
+import { LeaderElector, type LeaderElectorOptions, type LeadingTerm } from '../../lib/sdk/elector.js';
 import { CHASE_FIRST_MS, READ_AFTER_MS, REPORT_ANSWER_MS, SECOND_SUCCESSOR_GRACE_MS, SESSION_QUIET_LEASES, SETTLING_READ_MS, sessionFallbackMs } from '../../lib/sdk/step.js';
 import { FencingError, fencedTransactWrite } from '../../lib/sdk/fencing.js';
 import { RETRY_JITTER } from '../../lib/sdk/faults.js';
@@ -283,6 +283,38 @@ describe('fencing', () => {
     await sim.settle(b.elector.fencedWrite(put(4)));
     const after = await sim.client.send(new GetItemCommand({ TableName: target, Key: marshall(key), ConsistentRead: true }));
     expect(unmarshall(after.Item!)['v']).toBe(4);
+  });
+});
+
+describe('a term’s own fenced writes', () => {
+  it('work that outlives its term (it ignored its signal) cannot write in the same worker’s next term: the term’s own writes are refused, the elector’s go to the term it leads now', async () => {
+    const sim = await Sim.create({});
+    const target = sim.names.leases; // any table works; the leases table is at hand
+    const key = { name: `${L}-state` };
+    await sim.client.send(new PutItemCommand({ TableName: target, Item: marshall({ ...key, v: 0, leaseDurationSeconds: 1, leaseTransitions: 0, fencingToken: 0, revision: 1 }) }));
+    const put = (v: number) => ({ TransactItems: [{ Update: { TableName: target, Key: marshall(key), UpdateExpression: 'SET v = :v', ExpressionAttributeValues: marshall({ ':v': v }) } }] });
+    const terms: LeadingTerm[] = [];
+    const a = sim.elector('a', { leaseName: L, mode: 'NoCoordination', callbacks: { onStartedLeading: (_signal, term) => void terms.push(term) } });
+    await sim.until('a to lead', () => a.elector.isLeader());
+    await sim.settle(terms[0]!.fencedWrite(put(1)));
+    // its renewals fail past the renew deadline: term 1 stops; then it leads again, in a new term
+    a.machine.fault = (req) => (req.operation === 'UpdateItem' && (req.input as { TableName: string }).TableName === sim.names.leases ? Object.assign(new Error('injected: service unavailable'), { name: 'ServiceUnavailable' }) : undefined);
+    await sim.until('term 1 stopped', () => !a.elector.isLeader(), 2 * FAST.leaseDurationMs);
+    a.machine.fault = undefined;
+    await sim.until('a leads again', () => terms.length === 2 && a.elector.isLeader(), 10 * FAST.leaseDurationMs);
+    // (its row still named it, so it confirmed it: the same token, which no fence on the token can tell from term 1's — the term's own signal does)
+    expect(terms[1]!.fencingToken).toBe(terms[0]!.fencingToken);
+    // term 1's work writes late: refused (before, its elector.fencedWrite was fenced by term 2 and landed)
+    const late = await terms[0]!.fencedWrite(put(2)).catch((e: unknown) => e);
+    expect(late).toBeInstanceOf(FencingError);
+    expect((late as FencingError).message).toMatch(/this worker is not leading/);
+    await expect(terms[0]!.fencedItemWrite({ put: { TableName: target, Item: marshall({ name: `${L}-item`, leaseDurationSeconds: 1, leaseTransitions: 0, fencingToken: 0, revision: 1 }) } })).rejects.toBeInstanceOf(FencingError);
+    expect(unmarshall((await sim.client.send(new GetItemCommand({ TableName: target, Key: marshall(key), ConsistentRead: true }))).Item!)['v']).toBe(1);
+    // term 2's own, and the elector's (the term it leads now), go through
+    await sim.settle(terms[1]!.fencedWrite(put(3)));
+    await sim.settle(a.elector.fencedWrite(put(4)));
+    expect(unmarshall((await sim.client.send(new GetItemCommand({ TableName: target, Key: marshall(key), ConsistentRead: true }))).Item!)['v']).toBe(4);
+    await a.stop();
   });
 });
 

@@ -164,6 +164,66 @@ describe('no zombie leaders (item 3)', () => {
     expect(sim.log.maxConcurrentLeaders()).toBe(1);
   });
 
+  it('cancelled while its failed work’s give-up is in flight: run() resolves only once the term is released', async () => {
+    // NoCoordination: no candidacy to withdraw, whose round trip would hide the race
+    const sim = await Sim.create({});
+    let fail: ((e: Error) => void) | undefined;
+    const stopped: string[] = [];
+    const e = sim.elector('a', {
+      leaseName: L,
+      mode: 'NoCoordination',
+      ...CLIENT_GO,
+      callbacks: { onStartedLeading: () => new Promise<void>((_, reject) => void (fail = reject)), onStoppedLeading: ({ reason }) => void stopped.push(reason) },
+    });
+    await sim.until('it leads', () => e.elector.isLeader(), 30_000);
+    await sim.run(3_000);
+    fail!(new Error('the work broke'));
+    e.controller.abort();
+    // the row as run() resolves (read at once: the model answers without latency)
+    const row = (await sim.settle(e.done.then(() => sim.leases.read(L)), 'run() to resolve')).item;
+    // before the fix: still held, its release landing after run() had resolved (a process exiting then loses it)
+    expect(row?.holderIdentity).toBeUndefined();
+    expect(stopped).toEqual(['workFailed']);
+  });
+
+  it('a work that rejects once its term’s signal aborts is stopping as asked: no LeaderWorkError on a cancel or a hand-over', async () => {
+    const { sim, es, leader, errors } = await workers();
+    await leader.stop();
+    const next = await sim.until('another leader', () => leaders(es).find((e) => e !== leader), 30_000);
+    await next.stop();
+    // before the fix: each step-down reported "the leader's work … failed: cancelled; the term had already ended"
+    expect(errors.filter((e) => e instanceof LeaderWorkError)).toEqual([]);
+    expect(sim.log.of('stopped', leader.elector.options.identity).at(-1)).toMatchObject({ reason: 'cancelled' });
+  });
+
+  it('an onNewLeader that throws is reported, and the term it told of is led: its work starts and its renew deadline is armed', async () => {
+    const sim = await Sim.create({});
+    const errors: Error[] = [];
+    const started: number[] = [];
+    const e = sim.elector(
+      'a',
+      {
+        leaseName: L,
+        mode: 'NoCoordination',
+        ...CLIENT_GO,
+        callbacks: {
+          onNewLeader: () => {
+            throw new Error('the dashboard is down');
+          },
+          onStartedLeading: (_signal, { fencingToken }) => void started.push(fencingToken),
+        },
+      },
+      { errors },
+    );
+    await sim.until('it leads', () => e.elector.isLeader(), 30_000);
+    await sim.run(CLIENT_GO.leaseDurationMs);
+    // before the fix: isLeader() true and the lease renewed, but onStartedLeading never called
+    expect(started).toEqual([e.elector.fencingToken]);
+    expect(errors.map((x) => x.message)).toContain('the dashboard is down');
+    expect(e.elector.healthy()).toBe(true);
+    await e.stop();
+  });
+
   it("onLeaderWorkFailure: 'keep' keeps today's behaviour: the lease stays with the leader, and the failure is reported", async () => {
     const { sim, es, leader, fail, errors } = await workers({ onLeaderWorkFailure: 'keep' });
     fail();
