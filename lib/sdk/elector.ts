@@ -220,18 +220,19 @@ export class LeaderElector {
   }
 
   /** fencedWrite in the term `by` (refused when there is none: its worker does not lead, or the term has ended). */
-  private transact(by: FencedBy | undefined, input: TransactWriteItemsCommandInput): Promise<TransactWriteItemsCommandOutput> {
+  private transact(by: FencedBy | FencingError | undefined, input: TransactWriteItemsCommandInput): Promise<TransactWriteItemsCommandOutput> {
     if (this.options.multiRegion) return Promise.reject(new RangeError(NO_TRANSACTIONS));
     return this.inTerm(by, (term, signal) => fencedTransactWrite(this.x.client, { table: this.options.tables.leases, leaseName: this.options.leaseName, term, signal }, input));
   }
 
   /** fencedItemWrite in the term `by`. */
-  private itemWrite(by: FencedBy | undefined, input: FencedItemInput, attribute?: string): Promise<PutItemCommandOutput | UpdateItemCommandOutput> {
+  private itemWrite(by: FencedBy | FencingError | undefined, input: FencedItemInput, attribute?: string): Promise<PutItemCommandOutput | UpdateItemCommandOutput> {
     return this.inTerm(by, (term, signal) => fencedItemWrite(this.x.client, { leaseName: this.options.leaseName, fencingToken: term.fencingToken, signal, ...(attribute !== undefined ? { attribute } : {}) }, input));
   }
 
   /** `write` in the term `by`, abandoned with a LeaseLostError if that term ends (its work's signal aborts) before it is answered. */
-  private inTerm<T>(by: FencedBy | undefined, write: (term: Term, signal: AbortSignal) => Promise<T>): Promise<T> {
+  private inTerm<T>(by: FencedBy | FencingError | undefined, write: (term: Term, signal: AbortSignal) => Promise<T>): Promise<T> {
+    if (by instanceof FencingError) return Promise.reject(by);
     if (!by) return Promise.reject(new FencingError(this.options.leaseName, undefined, 'this worker is not leading'));
     const { term, ends } = by;
     return untilTermEnds(ends, () => new LeaseLostError(this.options.leaseName, term.fencingToken, ends.reason as StopReason), (signal) => write(term, signal));
@@ -503,7 +504,7 @@ export class LeaderElector {
         const { no, term } = f;
         const token = term.fencingToken;
         // this term's own fenced writes: refused once it ends, whatever term this worker leads by then
-        const by = (): FencedBy | undefined => (this.isLeader(), controller.signal.aborted ? undefined : { term, ends: controller.signal });
+        const by = (): FencedBy | FencingError => (this.isLeader(), controller.signal.aborted ? new FencingError(o.leaseName, token, `its term ended (${String(controller.signal.reason)})`) : { term, ends: controller.signal });
         const leading: LeadingTerm = { fencingToken: token, fencedWrite: (input) => this.transact(by(), input), fencedItemWrite: (input, attribute) => this.itemWrite(by(), input, attribute) };
         // a rejection once the term's signal aborted is the work stopping, as asked: nothing failed
         const failed = (cause: unknown) => void (controller.signal.aborted || this.note({ kind: 'workFailed', no, token, cause }));
