@@ -112,8 +112,9 @@ export const WithLeaseOptionsSchema = z.strictObject(
     clockSync: ClockSyncSchema,
     /**
      * Cancels the run: the wait ends, or the function's signal aborts (with this signal's reason),
-     * and the lease is given up; the call then rejects with the reason. For a Lambda function, abort
-     * it when the invocation's remaining time runs short.
+     * and the lease is given up; the call then rejects with the reason, unless the function had
+     * returned: its window is then marked and the call resolves with its value. For a Lambda
+     * function, abort it when the invocation's remaining time runs short.
      */
     signal: z.custom<AbortSignal>((v) => v instanceof AbortSignal, 'must be an AbortSignal').optional(),
     /** Faults that were retried (a failed poll or renewal). @default a process warning */

@@ -231,8 +231,11 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
     // flight): a term others may already have seen expire is not worked on, as the elector never
     // leads one (fn would start with its signal already aborted, and with a stale token).
     if (!elector.isLeader()) throw new LeaseLostError(leaseName, term.fencingToken, stopped ?? 'renewDeadline');
-    const value = await work(signal, handle);
+    // cancelled while the window was claimed: the function never starts
     cancel?.throwIfAborted();
+    // Once the function returned, its work is done: a cancel that comes after it changes nothing,
+    // and its window is marked (else another run would do the work again)
+    const value = await work(signal, handle);
     if (window !== undefined && !completed) await handle.complete().catch((e: unknown) => {
       throw e instanceof FencingError ? new LeaseLostError(leaseName, term.fencingToken, stopped ?? 'deposed') : e;
     });

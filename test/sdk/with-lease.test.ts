@@ -286,6 +286,20 @@ describe('withLease: a run frozen before its function starts', () => {
   });
 });
 
+describe('a cancel after the function returned', () => {
+  it('changes nothing: its run-once window is marked and the call resolves with its value, so the next run skips the window', async () => {
+    const { sim, spans, run } = await world();
+    const caller = new AbortController();
+    // the function does its work and returns as the caller's signal aborts (a Lambda's remaining time running short)
+    const ra = await sim.settle(run('a', async () => { caller.abort(new Error('time runs short')); return 'a ran'; }, { runOnce: { window: 'w-1' }, signal: caller.signal }), 'a');
+    // before the fix: rejected with the reason, the window left open, and b ran the work again
+    expect(ra).toMatchObject({ status: 'ran', value: 'a ran', window: 'w-1' });
+    const rb = await sim.settle(run('b', async () => 'b ran', { runOnce: { window: 'w-1' } }), 'b');
+    expect(rb).toMatchObject({ status: 'skipped', window: 'w-1' });
+    expect(spans.map((x) => x.who)).toEqual(['a']);
+  });
+});
+
 describe('withLease on a coordinated lease (it has candidates)', () => {
   /** A long-lived worker `w` at `version` leading the lease, with the coordinator running. */
   const workerLeading = async (version: string) => {
