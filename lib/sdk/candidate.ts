@@ -9,7 +9,7 @@ import { CandidateStore } from '../stores/candidate-store.js';
 import { LeaseStore } from '../stores/lease-store.js';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { resolveLocation } from './platform.js';
-import { faultReporter, retryDelayMs, START_RETRY_MS } from './faults.js';
+import { errorSink, faultReporter, retryDelayMs, START_RETRY_MS } from './faults.js';
 import { boundedClient, requestBoundMs } from './bounded-client.js';
 import { retryOnConflict } from '../stores/errors.js';
 import { ClientSchema, ClockSchema, ClockSyncSchema, StartUp, TablesSchema, aborted, deepFreeze, fn, optionErrors, stampClockFor, type DeepReadonly } from './options.js';
@@ -237,7 +237,7 @@ export class LeaseCandidate {
     this.clock = stampClockFor(data.clockSync, client, clock ?? systemClock);
     const unique = uniqueId(clock ?? systemClock);
     this.instance = instance ?? (session ? instanceOnSession(this.options.name, unique, session.process) : `${this.options.name}_${unique}`);
-    this.onError = onError ?? ((e) => process.emitWarning(e));
+    this.onError = errorSink(onError, `candidate "${this.options.name}" of lease "${this.options.leaseName}"`);
     this.client = requests;
     this.report = faultReporter(this.onError, `candidate "${this.options.name}" of lease "${this.options.leaseName}"`, client);
     this.startUp = new StartUp(`candidate "${this.options.name}" of lease "${this.options.leaseName}"`, this.options.tables);

@@ -38,7 +38,7 @@ import { detectPlatform } from './platform.js';
 import { ClockSkewError, type StampClock } from './server-clock.js';
 import { abortAfter, boundedClient, raced, requestBoundMs } from './bounded-client.js';
 import type { Push } from './push.js';
-import { faultKind, faultReporter, onRecovered, recovered, retryDelayMs } from './faults.js';
+import { callBack, errorSink, faultKind, faultReporter, onRecovered, recovered, retryDelayMs } from './faults.js';
 /**
  * What the SDK's own code and the simulator give an elector beyond its options: its lock wrapped or
  * its decisions replaced (a planted bug: sim/bugs.ts). Not part of the public API.
@@ -105,7 +105,9 @@ export class LeaderElector {
     // its reads and writes give up after a retry period (at least 5 s): one that never answers must not stop the elector (bounded-client.ts); a leader's, sooner (withinMs)
     const requests = boundedClient(client, clock ?? systemClock, requestBoundMs(data.retryPeriodMs));
     const sessions = session ? sessionSeam(session).reader : new SessionReader(requests, data.tables.identities, time);
-    const report = faultReporter(onError ?? ((e) => process.emitWarning(e)), `LeaderElector "${data.identity}" of lease "${data.leaseName}"`, client);
+    const subject = `LeaderElector "${data.identity}" of lease "${data.leaseName}"`;
+    const told = errorSink(onError, subject);
+    const report = faultReporter(told, subject, client);
     const built = dynamoLeaseLock(data.leaseName, new LeaseStore(requests, data.tables.leases, data.multiRegion), new CandidateStore(requests, data.tables.candidates), sessions);
     const lock = internals.lock ? internals.lock(built) : built;
     const decisions = { ...DECISIONS, ...internals.decisions };
@@ -114,7 +116,7 @@ export class LeaderElector {
     this.instance = session ? instanceOnSession(data.identity, unique, session.process) : `${data.identity}_${unique}`;
     const c = data.candidacy;
     this.candidate = c
-      ? new LeaseCandidate({ ...c, leaseName: data.leaseName, name: data.identity, tables: data.tables, client, clock: time, clockSync: 'none', instance: this.instance, claimWindowMs: data.leaseDurationMs, onError: onError ?? ((e) => process.emitWarning(e)), ...(session ? { session } : {}) })
+      ? new LeaseCandidate({ ...c, leaseName: data.leaseName, name: data.identity, tables: data.tables, client, clock: time, clockSync: 'none', instance: this.instance, claimWindowMs: data.leaseDurationMs, onError: told, ...(session ? { session } : {}) })
       : undefined;
     const opts = (this.options = deepFreeze(data));
     const settings: Settings = {
@@ -475,12 +477,8 @@ export class LeaderElector {
       case 'release':
         return { sent: this.ended(() => x.lock.release(f.term, x.time.now())), answer: () => ({ kind: 'released' }) };
       case 'newLeader':
-        // the user's callback: what it throws is reported, and the term it tells of is led all the same
-        try {
-          x.callbacks.onNewLeader?.(f.holder);
-        } catch (e) {
-          x.report(e);
-        }
+        // the user's callback: what it throws (or rejects with) is reported, and the term it tells of is led all the same
+        callBack(() => x.callbacks.onNewLeader?.(f.holder), x.report);
         return undefined;
       case 'claim':
         x.report(new DuplicateIdentityError(f.claim.name, o.leaseName, f.claim.instance, this.instance, 'held'));
@@ -508,22 +506,13 @@ export class LeaderElector {
         const leading: LeadingTerm = { fencingToken: token, fencedWrite: (input) => this.transact(by(), input), fencedItemWrite: (input, attribute) => this.itemWrite(by(), input, attribute) };
         // a rejection once the term's signal aborted is the work stopping, as asked: nothing failed
         const failed = (cause: unknown) => void (controller.signal.aborted || this.note({ kind: 'workFailed', no, token, cause }));
-        try {
-          const r = x.callbacks.onStartedLeading(controller.signal, leading);
-          if (r instanceof Promise) r.catch(failed);
-        } catch (e) {
-          failed(e);
-        }
+        callBack(() => x.callbacks.onStartedLeading(controller.signal, leading), failed);
         return { sent: STARTED, answer: () => ({ kind: 'answer', rest: f.rest }) };
       }
       case 'stop':
         x.deadline?.cancel();
         x.work?.abort(f.reason);
-        try {
-          x.callbacks.onStoppedLeading?.({ reason: f.reason, fencingToken: f.token });
-        } catch (e) {
-          x.report(e);
-        }
+        callBack(() => x.callbacks.onStoppedLeading?.({ reason: f.reason, fencingToken: f.token }), x.report);
         return undefined;
       case 'endTerm':
         this.aside(this.ended(() => x.lock.endChanged(f.term, x.time.now())));

@@ -132,8 +132,32 @@ export function namedFault(e: unknown, subject: string, endpoint: string): Error
 }
 
 /**
- * What an SDK object reports its faults with: `onError`, each fault named (namedFault). The
- * endpoint is looked up once, at the first fault that needs it.
+ * Calls a user's callback from the SDK's own loops and timers: what it throws, or the promise it
+ * returns rejects with, goes to `report`, never into the SDK's control flow and never an unhandled
+ * rejection.
+ */
+export function callBack(f: () => unknown, report: (e: unknown) => void): void {
+  try {
+    const r = f();
+    if (r instanceof Promise) r.catch(report);
+  } catch (e) {
+    report(e);
+  }
+}
+
+/**
+ * The user's `onError` of `subject`, as the SDK tells it: what it throws (or rejects with) is a
+ * process warning naming the fault it was told of, so a broken alarm never stops a worker. No
+ * `onError`: each fault is a process warning.
+ */
+export function errorSink(onError: ((e: Error) => void) | undefined, subject: string): (e: Error) => void {
+  if (!onError) return (e) => process.emitWarning(e);
+  return (e) => callBack(() => onError(e), (thrown) => process.emitWarning(new Error(`${subject}: onError threw while told: ${e.message}`, { cause: thrown })));
+}
+
+/**
+ * What an SDK object reports its faults with: `onError` (an errorSink), each fault named
+ * (namedFault). The endpoint is looked up once, at the first fault that needs it.
  */
 export function faultReporter(onError: (e: Error) => void, subject: string, client: DynamoDBClient): (e: unknown) => void {
   let endpoint: string | undefined;

@@ -2,7 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { hostname as osHostname } from 'node:os';
 import * as z from 'zod';
 import { every, Nap, systemClock, type Clock, type Timer } from '../clock.js';
-import { faultReporter, retryDelayMs, START_RETRY_MS } from './faults.js';
+import { callBack, errorSink, faultReporter, retryDelayMs, START_RETRY_MS } from './faults.js';
 import { boundedClient, requestBoundMs } from './bounded-client.js';
 import { isIdentityExpired } from '../election/vacancy.js';
 import { Labels, MAX_LABELS, Name } from '../schemas/common.js';
@@ -157,7 +157,7 @@ export class IdentityLeaseHeartbeat {
     this.holder = `${this.leaseName}_${newId()}`;
     this.onLost = onLost ?? ((l) => process.emitWarning(`identity lease ${this.leaseName}: ${l.reason === 'gone' ? 'the row was gone and was created again' : `taken by ${l.by}, a newer start-up; this one stopped`}`, { code: 'CONCLAVE_IDENTITY_LOST' }));
     // each fault named (DynamoDBUnreachableError, DynamoDBRefusedError), as an elector's are
-    this.onError = faultReporter(onError ?? ((e) => process.emitWarning(e)), `identity lease ${this.leaseName}`, client);
+    this.onError = faultReporter(errorSink(onError, `identity lease ${this.leaseName}`), `identity lease ${this.leaseName}`, client);
     this.startUp = new StartUp(`identity lease ${this.leaseName}`, this.options.tables);
     this.ready = this.startUp.ready;
   }
@@ -353,20 +353,11 @@ export class IdentityLeaseHeartbeat {
   }
 
   private lost(l: IdentityLost): void {
-    try {
-      this.onLost(l);
-    } catch (e) {
-      this.report(e); // a throwing callback must not turn a handled loss into a failed renewal
-    }
+    callBack(() => this.onLost(l), (e) => this.report(e)); // a throwing callback must not turn a handled loss into a failed renewal
   }
 
   private report(e: unknown): void {
-    const error = e instanceof Error ? e : new Error(String(e));
-    try {
-      this.onError(error);
-    } catch (inner) {
-      process.emitWarning(inner instanceof Error ? inner : String(inner)); // never an unhandled rejection
-    }
+    this.onError(e instanceof Error ? e : new Error(String(e)));
   }
 }
 

@@ -17,6 +17,7 @@ import { systemClock, uniqueId, type Clock } from '../clock.js';
 import { processOf } from '../schemas/instance.js';
 import { isIotEndpoint, isProcessTopic, MAX_CLIENT_ID_LENGTH, processTopic, pushClientIdPrefix, pushSubscription, pushTopic, PushEndpointSchema, WakeSchema, wakeTopicNames, wakeTopics, type Wake } from '../schemas/push.js';
 import { parse } from '../schemas/validation.js';
+import { errorSink } from './faults.js';
 import { ClientSchema, ClockSchema, StartUp, TablesSchema, deepFreeze, fn, optionErrors, type DeepReadonly } from './options.js';
 import type { Push } from './push.js';
 
@@ -137,7 +138,7 @@ export class PushChannel implements Push {
     this.client = client;
     this.process = session?.process;
     this.clock = clock ?? systemClock;
-    this.onError = onError ?? ((e) => process.emitWarning(e));
+    this.onError = errorSink(onError, 'PushChannel');
     this.options = deepFreeze({ ...data, clientId: data.clientId ?? `${pushClientIdPrefix(data.tables.leases)}${uniqueId(this.clock)}` });
     this.startUp = new StartUp(`PushChannel to ${data.endpoint}`);
     this.ready = this.startUp.ready;

@@ -19,7 +19,7 @@ import { Name } from '../schemas/common.js';
 import { SESSION_COMPONENT, allLeasesSessionComponent, sessionComponent, sessionScope, sessionShard } from '../schemas/identity.js';
 import { parse } from '../schemas/validation.js';
 import { ConflictError } from '../stores/errors.js';
-import { faultReporter, recovered, retryDelayMs } from './faults.js';
+import { errorSink, faultReporter, recovered, retryDelayMs } from './faults.js';
 import { abortAfter, boundedClient, requestBoundMs } from './bounded-client.js';
 import { renewalBoundMs } from './step.js';
 import { IdentityStore, type IdentityRead, type SessionRenewal } from '../stores/identity-store.js';
@@ -206,7 +206,7 @@ export class Session {
     this.process = uniqueId(this.clock);
     this.time = stampClockFor(data.clockSync, client, this.clock);
     // each fault named (DynamoDBUnreachableError, DynamoDBRefusedError), as an elector's are
-    this.onError = faultReporter(onError ?? ((e) => process.emitWarning(e)), 'Session', client);
+    this.onError = faultReporter(errorSink(onError, 'Session'), 'Session', client);
     // its reads and writes give up after its renew deadline: one that never answers must not stop the renewals (bounded-client.ts)
     const requests = boundedClient(client, this.clock, requestBoundMs(data.renewDeadlineMs));
     this.store = new IdentityStore(requests, data.tables.identities);
@@ -487,8 +487,8 @@ export class Session {
     this.current = undefined;
     l.deadline?.cancel();
     this.counts.ended++;
-    if (why) this.onError(new Error(`Session ${l.name} ended: ${why}; its electors renew their leases themselves until a new session starts`));
     for (const x of [...this.listeners]) x.ended(l.name);
+    if (why) this.onError(new Error(`Session ${l.name} ended: ${why}; its electors renew their leases themselves until a new session starts`));
     this.nap?.end();
   }
 }

@@ -75,14 +75,15 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
   const o = parse(WithLeaseOptionsSchema, options, what);
   const clock: Clock = o.clock ?? systemClock;
   const client: DynamoDBClient = o.client;
-  // the first read gives up as the elector's requests do: one that never answers must not hang the call (bounded-client.ts)
-  const leases = new LeaseStore(boundedClient(client, clock, requestBoundMs(o.leaseDurationMs ?? 0)), o.tables.leases, o.multiRegion);
+  // its own requests give up as the elector's do: one that never answers must not hang the call (bounded-client.ts)
+  const requests = boundedClient(client, clock, requestBoundMs(o.leaseDurationMs ?? 0));
+  const leases = new LeaseStore(requests, o.tables.leases, o.multiRegion);
   const time = stampClockFor(o.clockSync, client, clock);
   const identity = o.identity ?? defaultIdentity();
 
   // Which mode, and whether a try gives up at once: one consistent read of the lease (and its candidates).
   const lease = (await leases.read(leaseName)).item;
-  const mode = o.mode !== 'auto' ? o.mode : await autoMode(client, o.tables.candidates, leaseName, lease);
+  const mode = o.mode !== 'auto' ? o.mode : await autoMode(requests, o.tables.candidates, leaseName, lease);
   if (mode === 'coordinated' && !o.candidacy)
     throw new ValidationError(what, [
       {
@@ -174,10 +175,12 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
     const window = runOnce ? windowOf(runOnce, time.now()) : undefined;
     // its row: a keyed window's own, or the periodic windows' (lib/schemas/run-once.ts)
     const row = runOnce ? ('window' in runOnce ? keyedWindowRow(runOnce.window) : PERIODIC_WINDOWS) : undefined;
-    const rows = new RunOnceStore(client, o.tables.candidates);
+    const rows = new RunOnceStore(requests, o.tables.candidates);
     // read and claimed in this term: no older term's mark lands from now on, and no newer term's
     // read comes before this term's mark (it would claim the row first, and this mark be refused)
-    const claimed: RunOnceRead | undefined = row !== undefined ? await rows.claim(leaseName, row, term.fencingToken) : { runs: [], revision: 0 };
+    // the window's claim and mark, abandoned (LeaseLostError) if the term ends before they are answered
+    const inTerm = <T>(write: (signal: AbortSignal) => Promise<T>) => untilTermEnds(got.signal, () => new LeaseLostError(leaseName, term.fencingToken, got.signal.reason as StopReason), write);
+    const claimed: RunOnceRead | undefined = row !== undefined ? await inTerm((signal) => rows.claim(leaseName, row, term.fencingToken, signal)) : { runs: [], revision: 0 };
     if (!claimed) throw new LeaseLostError(leaseName, term.fencingToken, stopped ?? 'deposed');
     const done = claimed;
     // a periodic window's period: only that period's windows judge it (lib/sdk/run-once-windows.ts)
@@ -187,8 +190,6 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
     const crowded = every !== undefined ? newPeriodRefusal(done.runs, every) : undefined;
     if (crowded) throw new ValidationError(what, [{ field: 'runOnce.every', message: crowded }]);
     let completed = false;
-    // the window's mark, abandoned (LeaseLostError) if the term ends before it is answered
-    const inTerm = <T>(write: (signal: AbortSignal) => Promise<T>) => untilTermEnds(got.signal, () => new LeaseLostError(leaseName, term.fencingToken, got.signal.reason as StopReason), write);
     const handle: LeaseTerm = {
       leaseName,
       identity,
@@ -212,16 +213,23 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
       if (!elector.isLeader()) throw new FencingError(leaseName, term.fencingToken, 'the term is over (this worker is not leading)');
       const marker: WindowRun = { window, fencingToken: term.fencingToken, holder: identity, at: time.now() };
       const runs = every !== undefined ? rememberRun(done.runs, { ...marker, every }) : [marker];
+      // a mark that failed unanswered (no answer within its bound, or the term ended first) may have
+      // landed all the same: the row read back tells, and a mark that landed is the window run
+      const landed = async (e: unknown): Promise<true> => {
+        const now = await rows.read(leaseName, row).catch(() => undefined);
+        if (now && rows.wrote(now, leaseName, row, runs, done, term.fencingToken)) return true;
+        throw e;
+      };
       if (items.length === 0) {
         // the window's row alone: one conditional write, fenced by the row's claim
-        if (!(await inTerm((signal) => rows.complete(leaseName, row, runs, done, term.fencingToken, signal)))) throw new FencingError(leaseName, term.fencingToken, 'a newer term has claimed the window\'s row');
+        if (!(await inTerm((signal) => rows.complete(leaseName, row, runs, done, term.fencingToken, signal)).catch(landed))) throw new FencingError(leaseName, term.fencingToken, 'a newer term has claimed the window\'s row');
       } else {
         if (o.multiRegion) throw new RangeError(`complete(items): ${NO_TRANSACTIONS}; write the items with fencedItemWrite, then call complete()`);
         // the caller's items, the window's row, and the fence (a ConditionCheck of the term on the lease): all or nothing
         const mark = rows.writeItem(leaseName, row, runs, done, term.fencingToken);
-        await inTerm((signal) => fencedTransactWrite(client, { table: o.tables.leases, leaseName, term, signal }, { TransactItems: [...items, mark] })).catch((e: unknown) => {
+        await inTerm((signal) => fencedTransactWrite(requests, { table: o.tables.leases, leaseName, term, signal }, { TransactItems: [...items, mark] })).catch((e: unknown) => {
           if (refusedAt(e, items.length)) throw new ConflictError(`run-once window "${window}" of lease "${leaseName}" (its row changed since this run read it, by a write from outside the term, or a newer term claimed it)`, undefined);
-          throw e;
+          return landed(e); // all or nothing: a mark that landed is the caller's items written
         });
       }
         completed = true;

@@ -33,8 +33,9 @@ export class RunOnceStore {
    * no older term's mark can land on it from now on. This is the HA proposal's sequence number,
    * checked by the row itself: no transaction, so it works on multi-Region tables too.
    * @returns undefined when a newer term has claimed the row (this term is over)
+   * `signal` abandons the request when it aborts.
    */
-  async claim(leaseName: string, name: string, fencingToken: number): Promise<RunOnceRead | undefined> {
+  async claim(leaseName: string, name: string, fencingToken: number, signal?: AbortSignal): Promise<RunOnceRead | undefined> {
     try {
       const r = await this.client.send(
         new UpdateItemCommand({
@@ -46,6 +47,7 @@ export class RunOnceStore {
           ExpressionAttributeValues: marshall({ ':token': fencingToken }),
           ReturnValues: 'ALL_NEW',
         }),
+        { abortSignal: signal },
       );
       return this.parsed(leaseName, name, r.Attributes ? unmarshall(r.Attributes) : undefined);
     } catch (e) {
@@ -72,9 +74,14 @@ export class RunOnceStore {
       if (now.fence !== undefined && now.fence > fencingToken) return false;
       // its own write, landed with its answer lost (the AWS SDK sent it again, and the copy was
       // refused by it): the row is as this term wrote it
-      if (now.fence === fencingToken && now.revision === read.revision + 1 && isDeepStrictEqual(now.runs, this.row(leaseName, name, runs, read).runs ?? [])) return true;
+      if (this.wrote(now, leaseName, name, runs, read, fencingToken)) return true;
       throw new ConflictError(`run-once row "${name}" of lease "${leaseName}"`, read.revision, { revision: now.revision });
     }
+  }
+
+  /** Whether `now` is the row that the term of `fencingToken` left by writing `runs` over `read` (writeItem): that write landed. */
+  wrote(now: RunOnceRead & { fence: number | undefined }, leaseName: string, name: string, runs: readonly WindowRun[], read: RunOnceRead, fencingToken: number): boolean {
+    return now.fence === fencingToken && now.revision === read.revision + 1 && isDeepStrictEqual(now.runs, this.row(leaseName, name, runs, read).runs ?? []);
   }
 
   /**

@@ -6,7 +6,7 @@
  */
 import { GetItemCommand, PutItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { ElectionConfigInput } from '../../lib/schemas/config.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
 import { DynamoDBRefusedError, LeaderWorkError } from '../../lib/sdk/index.js';
@@ -111,6 +111,41 @@ describe('a worker never exits on a fault it can outlive (item 2)', () => {
     await sim.until('it leads', () => e.elector.isLeader(), 120_000);
     await e.stop();
     expect(settled).toBe('resolved');
+  });
+});
+
+describe("an onError that throws or rejects changes nothing: what it threw is a process warning", () => {
+  it.each(['throws', 'rejects'] as const)('an onError that %s: the worker keeps trying through a DynamoDB outage and leads once it answers', async (how) => {
+    const warned: unknown[] = [];
+    const spy = vi.spyOn(process, 'emitWarning').mockImplementation((w: unknown) => void warned.push(w));
+    try {
+      const sim = await Sim.create({ config: CONFIG });
+      sim.coordinator({ tickEveryMs: 1_000 });
+      const m = sim.machine();
+      m.fault = () => Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' });
+      const told: Error[] = [];
+      const onError = (e: Error) => {
+        told.push(e);
+        if (how === 'throws') throw new Error('the alarm is down');
+        return Promise.reject(new Error('the alarm is down')) as unknown as void;
+      };
+      const e = sim.elector('lone', { leaseName: L, ...CLIENT_GO, onError }, { machine: m });
+      let settled: string | undefined;
+      e.done.then(() => (settled = 'resolved'), () => (settled = 'rejected'));
+      await sim.run(30_000);
+      expect(settled).toBeUndefined(); // before the fix: rejected with 'the alarm is down' (or an unhandled rejection)
+      expect(told.length).toBeGreaterThanOrEqual(3);
+      m.fault = undefined;
+      await sim.until('it leads', () => e.elector.isLeader(), 120_000);
+      await e.stop();
+      expect(settled).toBe('resolved');
+      const fromOnError = warned.filter((w): w is Error => w instanceof Error && /onError threw while told: /.test(w.message));
+      expect(fromOnError.length).toBe(told.length);
+      expect(fromOnError[0]!.message).toMatch(/^LeaderElector "lone" of lease "job": onError threw while told: cannot reach DynamoDB/);
+      expect((fromOnError[0]!.cause as Error).message).toBe('the alarm is down');
+    } finally {
+      spy.mockRestore();
+    }
   });
 });
 

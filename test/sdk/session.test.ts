@@ -3,7 +3,7 @@
  * sharing one Session per process, with the push path and the real coordinator. A lease held on a
  * session is kept alive by the session's renewals alone; the bounds below are the protocol's.
  */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { every } from '../../lib/clock.js';
 import type { ElectionConfigInput } from '../../lib/schemas/config.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
@@ -44,7 +44,7 @@ const CLIENT_GO = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPerio
  * Three processes, each with one Session and an elector on every lease, the push path, the
  * coordinator. `defaults`: client-go's timings and the Session's defaults instead of FAST's.
  */
-async function sessionFleet(opts: { push?: boolean; leases?: string[]; defaults?: boolean; tickEveryMs?: number } = {}) {
+async function sessionFleet(opts: { push?: boolean; leases?: string[]; defaults?: boolean; tickEveryMs?: number; onErrorThrows?: boolean } = {}) {
   const LEASES = opts.leases ?? DEFAULT_LEASES;
   const sim = await Sim.create({ config: opts.defaults ? { ...CONFIG, electedLeaseDurationSeconds: 15 } : CONFIG });
   const push = opts.push === false ? undefined : sim.pushBroker({ delayMs: 50, deliveryMs: 5 });
@@ -52,7 +52,11 @@ async function sessionFleet(opts: { push?: boolean; leases?: string[]; defaults?
   const procs: Process[] = ['a', 'b', 'c'].map((id) => {
     const machine = sim.machine();
     const errors: Error[] = [];
-    const session = new Session({ client: machine.client, tables: sim.names, clock: machine.clock, prefix: id, onError: (e) => errors.push(e), ...(opts.defaults ? {} : SESSION) });
+    const onError = (e: Error) => {
+      errors.push(e);
+      if (opts.onErrorThrows) throw new Error('the alarm is down');
+    };
+    const session = new Session({ client: machine.client, tables: sim.names, clock: machine.clock, prefix: id, onError, ...(opts.defaults ? {} : SESSION) });
     const stop = new AbortController();
     const running = session.run(stop.signal);
     const electors = LEASES.map((leaseName) =>
@@ -76,8 +80,8 @@ async function sessionFleet(opts: { push?: boolean; leases?: string[]; defaults?
 }
 
 /** A fleet at client-go's timings, settled: the process holding the first lease, and its elector of it. */
-async function settledHolder() {
-  const { sim, coord, procs, holderOf } = await sessionFleet({ defaults: true });
+async function settledHolder(opts: { onErrorThrows?: boolean } = {}) {
+  const { sim, coord, procs, holderOf } = await sessionFleet({ defaults: true, ...opts });
   const L = CLIENT_GO.leaseDurationMs;
   await sim.run(3 * L + 77);
   const lease = LEASES[0]!;
@@ -381,6 +385,35 @@ describe('Session', () => {
       return overlap <= CLIENT_GO.renewDeadlineMs;
     });
     await sim.until(`one leader of ${lease}`, () => leadersOf(procs, lease).length === 1, 2 * L);
+  });
+
+  it("an onError that throws as the session ends: its electors are told all the same, and run() goes on to a new session; what onError threw is a process warning", async () => {
+    const warned: unknown[] = [];
+    const spy = vi.spyOn(process, 'emitWarning').mockImplementation((w: unknown) => void warned.push(w));
+    try {
+      const { sim, holder, L } = await settledHolder({ onErrorThrows: true });
+      let settled: string | undefined;
+      holder.running.then(() => (settled = 'resolved'), () => (settled = 'rejected'));
+      const ended = holder.session.name!;
+      const key = sessionKey(ended);
+      const attacker = sim.machine();
+      await sim.settle(
+        attacker.client.send(new UpdateItemCommand({ TableName: sim.names.identities, Key: marshall(key), UpdateExpression: 'SET renewTime = :old', ExpressionAttributeValues: marshall({ ':old': sim.clock.now() - 10 * L }) })),
+        'the foreign write',
+      );
+      await sim.until('the session to end', () => holder.session.stats.foreignWrites > 0, 2 * L);
+      // its electors heard it: none of its leases is left on the ended session
+      const onEnded = async () => {
+        for (const lease of LEASES) if ((await sim.leases.read(lease)).item?.session === ended) return false;
+        return true;
+      };
+      await sim.until('no lease on the ended session', onEnded, 3 * L);
+      await sim.until('a new session', () => holder.session.name !== undefined && holder.session.name !== ended, 3 * L);
+      expect(settled).toBeUndefined(); // before the fix: rejected with 'the alarm is down', its electors never told
+      expect(warned.some((w) => w instanceof Error && /^Session: onError threw while told: Session .* ended: its row is not as this process last saw it/.test(w.message))).toBe(true);
+    } finally {
+      spy.mockRestore();
+    }
   });
 
   /**

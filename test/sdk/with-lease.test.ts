@@ -300,6 +300,67 @@ describe('a cancel after the function returned', () => {
   });
 });
 
+describe('a request withLease waits on that is never answered (a black-holed connection)', () => {
+  const onTable = (sim: Sim, table: string) => (req: { input: unknown }) => (req.input as { TableName?: string }).TableName === table;
+
+  it('the candidates read of auto mode: the call rejects as a timeout within its bound, nothing is held, and the next run runs', async () => {
+    const { sim, spans, run } = await world();
+    const a = sim.machine();
+    a.swallow = (req) => req.operation === 'Query' && onTable(sim, sim.names.candidates)(req);
+    // before the fix: never settled (the read had no bound)
+    const ea = await sim.settle(run('a', async () => 'a ran', {}, a), 'a', 4 * FAST.leaseDurationMs + 10_000).catch((x: unknown) => x);
+    expect(ea).toMatchObject({ name: 'TimeoutError' });
+    expect((await sim.leases.read(L)).item?.holderIdentity).toBeUndefined();
+    expect(await sim.settle(run('b', async () => 'b ran'), 'b')).toMatchObject({ status: 'ran', value: 'b ran' });
+    expect(spans.map((x) => x.who)).toEqual(['b']);
+  });
+
+  it("the run-once window's claim: the call rejects once the claim is abandoned, fn never starts, the lease is let go, and the next run does the window", async () => {
+    const { sim, spans, run } = await world();
+    const a = sim.machine();
+    const claims = (req: { operation: string; input: unknown }) => {
+      const input = req.input as { Key?: { leaseName?: { S?: string }; name?: { S?: string } } };
+      return req.operation === 'UpdateItem' && input.Key?.leaseName?.S === L && input.Key.name?.S === keyedWindowRow('w-1');
+    };
+    a.swallow = claims;
+    // before the fix: never settled, while a's elector renewed the lease it did nothing with
+    const ea = await sim.settle(run('a', async () => 'a ran', { runOnce: { window: 'w-1' } }, a), 'a', 4 * FAST.leaseDurationMs + 10_000).catch((x: unknown) => x);
+    expect(ea).toMatchObject({ name: 'TimeoutError' });
+    expect((await sim.leases.read(L)).item?.holderIdentity).toBeUndefined();
+    const rb = await sim.settle(run('b', async () => 'b ran', { runOnce: { window: 'w-1' } }), 'b');
+    expect(rb).toMatchObject({ status: 'ran', value: 'b ran', window: 'w-1' });
+    expect(spans.map((x) => x.who)).toEqual(['b']);
+  });
+});
+
+describe("a window's mark that landed with every answer lost", () => {
+  it.each(['alone', 'with the caller’s items'] as const)("%s: resolves 'ran' with the function's value (the row read back shows the mark is this term's), and the next run skips the window", async (how) => {
+    const { sim, spans, run } = await world();
+    const a = sim.machine();
+    const marks = (req: { operation: string; input: unknown }) => {
+      if (how !== 'alone') return req.operation === 'TransactWriteItems';
+      const input = req.input as { Key?: { leaseName?: { S?: string }; name?: { S?: string } }; UpdateExpression?: string };
+      return req.operation === 'UpdateItem' && input.Key?.leaseName?.S === L && input.Key.name?.S === keyedWindowRow('w-1') && input.UpdateExpression?.includes('#runs') === true;
+    };
+    // the first attempt lands and its answer is lost; the SDK's tries after it time out on the way (a connection dropped)
+    let tries = 0;
+    a.loseAnswer = (req) => marks(req) && tries++ === 0;
+    a.fault = (req) => (marks(req) && tries > 0 ? Object.assign(new Error('socket hang up'), { name: 'TimeoutError', $metadata: {} }) : undefined);
+    const work: LeaseFn<string> = async (_signal, term) => {
+      if (how !== 'alone') await term.complete(jobWrite(sim, 'a', term.fencingToken).TransactItems);
+      return 'a ran';
+    };
+    const ra = await sim.settle(run('a', work, { runOnce: { window: 'w-1' } }, a), 'a').catch((x: unknown) => x);
+    // before the fix: rejected as unanswered, though the window was marked
+    expect(ra).toMatchObject({ status: 'ran', value: 'a ran', window: 'w-1' });
+    expect(tries).toBeGreaterThan(0);
+    const rb = await sim.settle(run('b', async () => 'b ran', { runOnce: { window: 'w-1' } }), 'b');
+    expect(rb).toMatchObject({ status: 'skipped', window: 'w-1' });
+    expect(spans.map((x) => x.who)).toEqual(['a']);
+    if (how !== 'alone') expect(await jobRow(sim)).toMatchObject({ by: 'a' });
+  });
+});
+
 describe('withLease on a coordinated lease (it has candidates)', () => {
   /** A long-lived worker `w` at `version` leading the lease, with the coordinator running. */
   const workerLeading = async (version: string) => {
