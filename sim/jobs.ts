@@ -94,6 +94,7 @@ function invokeJob(c: WorldContext, proc: Proc, client: DynamoDBClient, identity
       retryPeriodMs: settings.retryPeriodMs,
       onError() {
         feed.count('workerErrors');
+        if (c.brokenAlarms) throw new Error('the alarm is down');
       },
     },
   )

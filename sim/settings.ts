@@ -80,4 +80,6 @@ export interface WorldContext {
   readonly regionOf?: (machine: string) => string;
   /** Whether a machine's Region is gone (a process started there is dead at once). */
   readonly gone?: (m: { name: string }) => boolean;
+  /** Every `onError` of the world's workers and jobs throws once it has counted the fault (a broken alarm): the world must run as it would without. */
+  readonly brokenAlarms?: boolean;
 }

@@ -101,6 +101,7 @@ export class Workers {
       onError: (e) => {
         feed.count('session:errors');
         if (e.message.startsWith('Session ')) feed.log(`${identity}: ${e.message.replace(/;.*/, '')}`);
+        this.alarm();
       },
     });
     this.sessions.push(session);
@@ -119,6 +120,11 @@ export class Workers {
     const { settings, schedule } = this.c;
     const k = schedule.timingScale?.[i] ?? 1;
     return k === 1 ? settings : { ...settings, leaseDurationMs: k * settings.leaseDurationMs, renewDeadlineMs: k * settings.renewDeadlineMs, retryPeriodMs: k * settings.retryPeriodMs };
+  }
+
+  /** After an `onError` has counted its fault: a broken alarm throws (WorldContext.brokenAlarms). */
+  private alarm(): void {
+    if (this.c.brokenAlarms) throw new Error('the alarm is down');
   }
 
   private startElector(proc: Proc, i: number, leaseName: string, push: Push | undefined, session: Session | undefined): void {
@@ -171,6 +177,7 @@ export class Workers {
       onError: (e) => {
         feed.count('workerErrors');
         feed.log(`${identity} ${leaseName}: ${e.message}`);
+        this.alarm();
       },
     });
     /** A leader's work: a fenced ledger write every writeEveryMs until its term ends or the work fails. */

@@ -66,6 +66,8 @@ export interface RunOptions {
   readonly trace?: boolean;
   readonly plant?: PlantedBug | undefined;
   readonly regions?: RegionPlan | undefined;
+  /** Every worker's and job's `onError` throws (WorldContext.brokenAlarms). */
+  readonly brokenAlarms?: boolean;
 }
 
 /** Runs `schedule`'s world (a planted bug goes into what the world builds: sim/bugs.ts). */
@@ -80,8 +82,8 @@ export async function runWorld(schedule: Schedule, settings: WorldSettings = DEF
   const network = scheduleNetwork(world.clock, schedule, random, feed, world.names);
   const regions = opts.regions ? new WorldRegions(opts.regions, { world, random }, keysOf(world, feed)) : undefined;
   const c: WorldContext = regions
-    ? { world, schedule, settings, random, feed, network: regions.network(network), plant: opts.plant, multiRegion: true, gone: (m) => regions.gone(m), regionOf: (name) => regionOf(regions.plan, name) }
-    : { world, schedule, settings, random, feed, network, plant: opts.plant };
+    ? { world, schedule, settings, random, feed, network: regions.network(network), plant: opts.plant, multiRegion: true, gone: (m) => regions.gone(m), regionOf: (name) => regionOf(regions.plan, name), brokenAlarms: opts.brokenAlarms }
+    : { world, schedule, settings, random, feed, network, plant: opts.plant, brokenAlarms: opts.brokenAlarms };
   if (schedule.push) world.startBroker(schedule.push, random, (k) => feed.count(k));
   // one coordinator (the functions) per replica Region; no TTL on multi-Region tables
   const byRegion = new Map<string, Functions>();

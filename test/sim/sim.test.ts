@@ -3,7 +3,7 @@
  * so a failure can be replayed with `npm run sim -- --seed N`), every one judged by the history
  * checker; the seeds that ever failed, as regression rows; and a seed replays exactly.
  */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { systemClock } from '../../lib/clock.js';
 import { formatVerdict } from '../../lib/history/checker.js';
 import { generateSchedule } from '../../sim/schedule.js';
@@ -88,6 +88,32 @@ describe('deterministic simulation', () => {
     expect(b.timeline).toEqual(a.timeline);
     expect(b.counts).toEqual(a.counts);
     expect((await run(8)).timeline).not.toEqual(a.timeline);
+  });
+
+  it('a world whose every onError throws (a broken alarm) runs exactly as it would without: the same timeline, counts and verdict; what they threw is a process warning', async () => {
+    const warned: unknown[] = [];
+    const spy = vi.spyOn(process, 'emitWarning').mockImplementation((w: unknown) => void warned.push(w));
+    try {
+      const opts = { workers: DEFAULT_SETTINGS.workers, durationMs: DEFAULT_SETTINGS.durationMs, mixed: true };
+      let told = 0;
+      let sessionsTold = 0;
+      for (const seed of [9001, 9002, 9003]) {
+        const schedule = generateSchedule(seed, opts);
+        const [fine, broken] = [await runWorld(schedule, DEFAULT_SETTINGS, { trace: true }), await runWorld(schedule, DEFAULT_SETTINGS, { trace: true, brokenAlarms: true })];
+        // before the fix: runs rejected (runRejected:Error, session:runRejected), electors missed their session's end
+        expect(broken.timeline).toEqual(fine.timeline);
+        expect(broken.counts).toEqual(fine.counts);
+        expect(broken.verdict.ok).toBe(fine.verdict.ok);
+        told += fine.counts['workerErrors'] ?? 0;
+        sessionsTold += fine.counts['session:errors'] ?? 0;
+      }
+      // the alarms were rung, and each throw became a warning
+      expect(told).toBeGreaterThan(0);
+      expect(sessionsTold).toBeGreaterThan(0);
+      expect(warned.filter((w) => w instanceof Error && /onError threw while told/.test(w.message)).length).toBeGreaterThanOrEqual(told + sessionsTold);
+    } finally {
+      spy.mockRestore();
+    }
   });
 
   it("a mixed fleet (--mixed) changes only who runs a Session (in worlds that have sessions, one worker runs none, and runs its electors without) and, in some worlds, one worker's timings and its role (no candidates Query for a while)", async () => {
