@@ -185,9 +185,12 @@ export const WORKER_WRITES = {
   candidates: [
     // a renewal (CandidateStore.renew) copies pingTime into ackedPingTime (naming both) and flips
     // renewalMark, which is what lets the candidate stream's filter drop it (lib/wiring.ts): the
-    // only write that may name the mark, and it names no version, strategy or start-up; it may move
-    // the row onto its process's new session, or off one that ended (`session`)
-    { attributes: ['leaseName', 'name', 'revision', 'renewTime', 'ackedPingTime', 'pingTime', 'expiresAt', 'renewalMark', 'session'], returnValues: ['NONE'] },
+    // only write that may name the mark, and it names no version or strategy; it may move the row
+    // onto its process's new session, or off one that ended (`session`); it names `identity` in its
+    // condition (only this start-up's row is renewed), which IAM cannot tell from a write: a peer of
+    // the same lease could rewrite a row's start-up unseen by the candidate stream, as it can rewrite
+    // the row seen (safety.md's threat model: liveness and choice only), and the tick reads it
+    { attributes: ['leaseName', 'name', 'revision', 'renewTime', 'ackedPingTime', 'pingTime', 'expiresAt', 'renewalMark', 'session', 'identity'], returnValues: ['NONE'] },
     {
       // registration removes the previous start-up's pingTime
       attributes: ['leaseName', 'name', 'revision', 'binaryVersion', 'emulationVersion', 'preferredStrategies', 'renewTime', 'ackedPingTime', 'createdAt', 'identity', 'platform', 'address', 'location', 'labels', 'expiresAt', 'pingTime', 'session'],

@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { Nap, every, systemClock, uniqueId, type Clock, type Timer } from '../clock.js';
 import { CandidateSpec, type Candidate } from '../schemas/candidate.js';
+import { Instance } from '../schemas/common.js';
 import { Location } from '../schemas/location.js';
 import { Platform } from '../schemas/platform.js';
 import { OLDEST_EMULATION_VERSION } from '../schemas/strategy.js';
@@ -15,6 +16,9 @@ import { retryOnConflict } from '../stores/errors.js';
 import { ClientSchema, ClockSchema, ClockSyncSchema, StartUp, TablesSchema, aborted, deepFreeze, fn, optionErrors, stampClockFor, type DeepReadonly } from './options.js';
 import { instanceOnSession, processOf } from '../schemas/instance.js';
 import { SessionSchema, sessionSeam, type Session } from './session.js';
+
+/** The longest renewIntervalMs: half the age (30 minutes) at which the coordinator collects a row as stale. */
+const MAX_RENEW_INTERVAL_MS = 15 * 60_000;
 
 /**
  * What a worker stands with (KEP-4355's LeaseCandidate spec, less the names): the fields of a
@@ -42,9 +46,14 @@ export const CandidacyShape = {
    * answers pings at once), so the renewal only keeps its row from being collected (30 minutes:
    * `candidateStaleAfterMs`), two missed renewals away. On a live session (the `session` option)
    * the session's renewals show it alive instead, and the row is renewed every
-   * ON_SESSION_RENEW_MS. @default 600000
+   * ON_SESSION_RENEW_MS. At most 900000 (15 minutes: twice in the stale age). @default 600000
    */
-  renewIntervalMs: z.number().int('must be whole milliseconds').min(1_000, 'must be ≥ 1000 ms').default(10 * 60_000),
+  renewIntervalMs: z
+    .number()
+    .int('must be whole milliseconds')
+    .min(1_000, 'must be ≥ 1000 ms')
+    .max(MAX_RENEW_INTERVAL_MS, `must be ≤ ${MAX_RENEW_INTERVAL_MS} ms (15 minutes): the coordinator collects a row not renewed for 30 minutes (candidateStaleAfterMs), so it is renewed at least twice in that time`)
+    .default(10 * 60_000),
 };
 
 /** The fields of the candidate row that are the spec, for CandidateSpec's cross-field rules. */
@@ -88,7 +97,7 @@ export const LeaseCandidateOptionsSchema = z
        * On a session it must name the session's process (`…@<process>`). @default `${name}_` and a
        * random UUID (and `@<process>` on a session)
        */
-      instance: z.string().min(1, 'must not be empty').optional(),
+      instance: Instance.optional(),
       /**
        * The process's Session (lib/sdk/session.ts), shared with its LeaderElectors: while it lives,
        * the row names it and the coordinator counts the candidate alive by the session's renewals
@@ -105,7 +114,7 @@ export const LeaseCandidateOptionsSchema = z
        * the row over if not (it was killed). A LeaderElector passes its leaseDurationMs.
        * @default 15000
        */
-      claimWindowMs: z.number().int().min(100, 'must be ≥ 100 ms').default(15_000),
+      claimWindowMs: z.number().int().min(100, 'must be ≥ 100 ms').max(86_400_000, 'must be at most 86400000 ms (a day, the longest lease)').default(15_000),
       /** A renewal that failed for a reason other than a race (retried at the next interval), or a failed withdrawal. @default a process warning */
       onError: fn<(error: Error) => void>().optional(),
     },
@@ -215,6 +224,8 @@ export class LeaseCandidate {
   private ownRenewals = false;
   /** A write moving the row onto a new session is in flight. */
   private moving = false;
+  /** The renewals in flight, which a withdrawal waits for. */
+  private readonly renewals = new Set<Promise<void>>();
   /**
    * Set when the row's removal failed on a session: the row would count as alive for as long as
    * the process's session lives, so it is removed again at each session renewal (which says
@@ -317,6 +328,7 @@ export class LeaseCandidate {
         asked = true;
         if (signal.aborted) return this.startUp.failed(signal.reason);
         row = await this.register();
+        this.registered = true;
       } catch (e) {
         if (this.startUp.cannotStart(e) || e instanceof DuplicateIdentityError) throw this.startUp.fail(e);
         // a fault it can outlive (unreachable, denied, throttled, a malformed row): told, tried again
@@ -334,7 +346,7 @@ export class LeaseCandidate {
       await this.withdraw();
       detach?.();
     } catch (e) {
-      this.onError(e as Error);
+      this.report(e);
       // on a live session: removed again at its next renewals (sessionRenewed), not left alive by it;
       // on one that ended already, nothing vouches for the row (it names an ended session)
       if (detach && this.session?.name !== undefined) this.leftover = detach;
@@ -409,8 +421,14 @@ export class LeaseCandidate {
   }
 
   private register(): Promise<Candidate> {
+    let first: { readonly holder: string | undefined } | undefined;
     return retryOnConflict(async () => {
       let read = await this.store.read(this.options.leaseName, this.options.name);
+      // another start-up of this name wrote the row since the first read (two launched together):
+      // it is alive, so this one is refused, as when a live one answers the claim (askForName)
+      const holder = read.item?.identity;
+      if (first && holder !== undefined && holder !== this.instance && holder !== first.holder) throw new DuplicateIdentityError(this.options.name, this.options.leaseName, this.instance, holder, 'refused');
+      first ??= { holder };
       const now = this.clock.now();
       const createdAt = read.item?.createdAt ?? now;
       // An operator's pin is for the start-up it was given to: a restart resets it (the KEP). A
@@ -430,7 +448,6 @@ export class LeaseCandidate {
       });
       this.standsOn = session;
       this.wroteAt = this.clock.monotonic();
-      this.registered = true;
       this.displacedBy = undefined;
       return written;
     });
@@ -445,12 +462,24 @@ export class LeaseCandidate {
    */
   async renew(): Promise<void> {
     if (!this.registered) return;
+    // a withdrawal waits for the renewals in flight: none writes the row after run() resolved
+    const renewing = this.renewRow();
+    this.renewals.add(renewing);
+    try {
+      await renewing;
+    } finally {
+      this.renewals.delete(renewing);
+    }
+  }
+
+  private async renewRow(): Promise<void> {
     const now = this.clock.now();
     const named = this.sessionToName();
     // null takes the row off a session only when it names one
     const session = named === null && this.standsOn === undefined ? undefined : named;
     const sentAt = this.clock.monotonic();
-    if (await this.store.renew(this.options.leaseName, this.options.name, now, this.expiresAt(now, typeof session === 'string'), session)) {
+    // conditioned on the row being this start-up's: another start-up's is never renewed, only reported (below)
+    if (await this.store.renew(this.options.leaseName, this.options.name, now, this.expiresAt(now, typeof session === 'string'), session, this.instance)) {
       if (session !== undefined) this.standsOn = session ?? undefined;
       this.wroteAt = sentAt;
       this.displacedBy = undefined;
@@ -461,7 +490,7 @@ export class LeaseCandidate {
       // gone under a session: perhaps collected by a coordinator that does not count sessions (one
       // before 0.2.0, mid-upgrade): renewed on its own from now on, as on no session
       if (this.standsOn !== undefined) this.ownRenewals = true;
-      await this.register();
+      if (this.registered) await this.register(); // not once withdrawing: its row is being removed
     } else if (read.item.identity !== this.instance) {
       this.displacedBy = read.item.identity;
       this.onError(new Error(`candidate "${this.options.name}" of lease "${this.options.leaseName}" was registered by another start-up (${read.item.identity}); two workers share one name — give each a unique name`));
@@ -474,6 +503,7 @@ export class LeaseCandidate {
     this.timer = undefined;
     if (!this.registered) return;
     this.registered = false;
+    await Promise.allSettled([...this.renewals]);
     await this.removeRow();
   }
 

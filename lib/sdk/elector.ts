@@ -282,7 +282,8 @@ export class LeaderElector {
     const { x, options: o } = this;
     const { startUp, time, push, session } = x;
     // before anything is written: multiRegion on an eventually consistent global table can never be safe
-    if (o.multiRegion) await checkMultiRegion(x.client, o.tables.leases, `options for lease "${o.leaseName}"`, x.report).catch((e: unknown) => { throw startUp.fail(e); });
+    // bounded as the elector's own requests are: a DescribeTable never answered leaves the option unchecked (told), and the worker starts
+    if (o.multiRegion) await checkMultiRegion(boundedClient(x.client, x.time, requestBoundMs(o.retryPeriodMs)), o.tables.leases, `options for lease "${o.leaseName}"`, x.report).catch((e: unknown) => { throw startUp.fail(e); });
     const standing = new AbortController();
     let candidacy: Promise<void> | undefined;
     // run() cancelled while the candidacy is still trying to register: it stops trying

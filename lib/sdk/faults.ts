@@ -139,7 +139,8 @@ export function namedFault(e: unknown, subject: string, endpoint: string): Error
 export function callBack(f: () => unknown, report: (e: unknown) => void): void {
   try {
     const r = f();
-    if (r instanceof Promise) r.catch(report);
+    // any promise-like (not only a native Promise): its rejection is reported, never unhandled
+    if (typeof (r as PromiseLike<unknown> | undefined)?.then === 'function') Promise.resolve(r).catch(report);
   } catch (e) {
     report(e);
   }

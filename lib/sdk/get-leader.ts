@@ -12,6 +12,7 @@ import { LeaseName } from '../schemas/lease.js';
 import { ValidationError, parse } from '../schemas/validation.js';
 import { IdentityStore } from '../stores/identity-store.js';
 import { LeaseStore } from '../stores/lease-store.js';
+import { boundedClient, requestBoundMs } from './bounded-client.js';
 import { ClientSchema, ClockSchema, ClockSyncSchema, TablesSchema, optionErrors, stampClockFor } from './options.js';
 
 /** The options of getLeader; a bad one is a ValidationError naming the field. */
@@ -49,15 +50,17 @@ export async function getLeader(leaseName: string, options: GetLeaderOptions): P
   const name = parse(LeaseName, leaseName, 'getLeader lease name');
   const o = parse(GetLeaderOptionsSchema, options, 'getLeader options');
   const time = stampClockFor(o.clockSync, o.client, o.clock ?? systemClock);
+  // its requests give up as the SDK's own do: one that never answers must not hang the caller (bounded-client.ts)
+  const requests = boundedClient(o.client, o.clock ?? systemClock, requestBoundMs(0));
   const sentAt = time.monotonic();
-  const lease = (await new LeaseStore(o.client, o.tables.leases).read(name)).item;
+  const lease = (await new LeaseStore(requests, o.tables.leases).read(name)).item;
   // judged as of the read's send time, on the estimate its answer improved (DynamoDB's Date header)
   const at = time.now() - (time.monotonic() - sentAt);
   let session: SessionStamp | undefined;
   if (lease?.holderIdentity !== undefined && lease.session !== undefined) {
     const key = sessionKey(lease.session);
     try {
-      const row = (await new IdentityStore(o.client, o.tables.identities).read(key.component, key.name)).item;
+      const row = (await new IdentityStore(requests, o.tables.identities).read(key.component, key.name)).item;
       session = sessionStampAt(row, at, at);
     } catch (e) {
       if (!(e instanceof ValidationError)) throw e; // a row the schema refuses counts as gone, as the coordinator counts it

@@ -411,7 +411,8 @@ export async function listIdentities(options: ListIdentitiesOptions): Promise<Id
   const o = parse(ListIdentitiesOptionsSchema, options, 'listIdentities options');
   const time = stampClockFor(o.clockSync, o.client, o.clock ?? systemClock);
   const sentAt = time.monotonic();
-  const { items, invalid } = await new IdentityStore(o.client, o.tables.identities).query(o.component);
+  // each page's request gives up as the SDK's own do: one that never answers must not hang the call (bounded-client.ts)
+  const { items, invalid } = await new IdentityStore(boundedClient(o.client, o.clock ?? systemClock, requestBoundMs(0)), o.tables.identities).query(o.component);
   // the send time, on the estimate the answer improved (DynamoDB's Date header)
   const now = time.now() - (time.monotonic() - sentAt);
   const byName = (a: IdentityLease, b: IdentityLease) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);

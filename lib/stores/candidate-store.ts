@@ -106,14 +106,15 @@ export class CandidateStore extends ItemStore<typeof CandidateItem> {
    * by the coordinator's stamp, whatever the worker's clock says. Conditioned on the row existing
    * (a collected candidate is never resurrected as a partial row) and on renewTime moving forwards
    * — except for the answer to a ping not yet answered, which is never refused because the
-   * worker's clock went back. False when the condition did not hold.
+   * worker's clock went back. With `identity`, also on the row being that start-up's (another
+   * start-up's row of the same name is never renewed). False when the condition did not hold.
    *
    * Flips `renewalMark` (absent → 1 → 2 → 1; DynamoDB computes it, as a lease renewal's): a renewal
    * that follows a renewal, with no ping between (a ping removes the mark), acknowledges nothing new
    * and changes nothing the coordinator decides on, and the candidate stream's filter drops it
    * before it invokes the function (issue 38, cheaper at rest).
    */
-  async renew(leaseName: string, name: string, renewTime: number, expiresAt?: number, session?: string | null): Promise<boolean> {
+  async renew(leaseName: string, name: string, renewTime: number, expiresAt?: number, session?: string | null, identity?: string): Promise<boolean> {
     this.checkSet({ leaseName, name }, { renewTime, ...(expiresAt === undefined ? {} : { expiresAt }), ...(typeof session === 'string' ? { session } : {}) });
     // `session`: the session row the candidate now stands on (null: none any more; undefined: as it was)
     const sets = [...(expiresAt === undefined ? [] : [', #exp = :exp']), ...(typeof session === 'string' ? [', #sess = :sess'] : [])].join('');
@@ -123,13 +124,14 @@ export class CandidateStore extends ItemStore<typeof CandidateItem> {
           TableName: this.table,
           Key: marshall({ leaseName, name }),
           UpdateExpression: `SET #renew = :renew, #acked = if_not_exists(#ping, :none), #mark = :three - if_not_exists(#mark, :two)${sets}${session === null ? ' REMOVE #sess' : ''} ADD #rev :one`,
-          ConditionExpression: 'attribute_exists(#pk) AND (attribute_not_exists(#renew) OR #renew < :renew OR (attribute_exists(#ping) AND (attribute_not_exists(#acked) OR #acked < #ping)))',
+          ConditionExpression: `attribute_exists(#pk) AND (attribute_not_exists(#renew) OR #renew < :renew OR (attribute_exists(#ping) AND (attribute_not_exists(#acked) OR #acked < #ping)))${identity === undefined ? '' : ' AND #id = :me'}`,
           ExpressionAttributeNames: {
             ...{ '#pk': 'leaseName', '#renew': 'renewTime', '#ping': 'pingTime', '#acked': 'ackedPingTime', '#mark': 'renewalMark', '#rev': 'revision' },
             ...(expiresAt === undefined ? {} : { '#exp': 'expiresAt' }),
             ...(session === undefined ? {} : { '#sess': 'session' }),
+            ...(identity === undefined ? {} : { '#id': 'identity' }),
           },
-          ExpressionAttributeValues: marshall({ ':renew': renewTime, ':none': 0, ':one': 1, ':two': 2, ':three': 3, ...(expiresAt === undefined ? {} : { ':exp': expiresAt }), ...(typeof session === 'string' ? { ':sess': session } : {}) }),
+          ExpressionAttributeValues: marshall({ ':renew': renewTime, ':none': 0, ':one': 1, ':two': 2, ':three': 3, ...(expiresAt === undefined ? {} : { ':exp': expiresAt }), ...(typeof session === 'string' ? { ':sess': session } : {}), ...(identity === undefined ? {} : { ':me': identity }) }),
         }),
       );
       return true;

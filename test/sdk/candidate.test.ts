@@ -10,7 +10,7 @@ import { resolveLocation } from '../../lib/sdk/platform.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
 import { CandidateStore } from '../../lib/stores/candidate-store.js';
 import type { TestTables } from '../support.js';
-import { T0, modelTables } from '../../sim/harness.js';
+import { Sim, T0, modelTables, type Machine } from '../../sim/harness.js';
 
 let t: TestTables;
 let store: CandidateStore;
@@ -49,6 +49,11 @@ describe('LeaseCandidate', () => {
     { over: { name: '' }, field: 'name' },
     { over: { leaseName: '' }, field: 'leaseName' },
     { over: { renewIntervalMs: 10 }, field: 'renewIntervalMs' },
+    // renewed less often than twice in the stale age (30 min), a live worker's row would be collected; beyond 2^31 ms Node fires a timer at once
+    { over: { renewIntervalMs: 45 * 60_000 }, field: 'renewIntervalMs' },
+    { over: { claimWindowMs: 25 * 86_400_000 }, field: 'claimWindowMs' },
+    // longer than a row's `identity` may be (512): run() would retry its refused write forever
+    { over: { instance: 'x'.repeat(600) }, field: 'instance' },
     // issue 18: where it runs
     { over: { location: { zone: 'US-EAST-1A' } }, field: 'location.zone' },
     { over: { location: { zone: 'us-east-1a', region: 'eu-west-1' } }, field: 'location.region' },
@@ -162,5 +167,70 @@ describe('resolveLocation: what the candidate row says', () => {
     { name: 'an AWS_REGION that is no region name is ignored', stated: undefined, platform: undefined, env: { AWS_REGION: 'Not A Region' }, want: undefined },
   ])('$name', ({ stated, platform, env, want }) => {
     expect(resolveLocation(stated, platform, env)).toEqual(want);
+  });
+});
+
+/** Found by a review of LeaseCandidate (2026-11-30); each fails without its fix. */
+describe('LeaseCandidate, on simulated time', () => {
+  const V = { binaryVersion: '1.31.0', emulationVersion: '1.30.0' } as const;
+  const cand = (sim: Sim, m: Machine, name: string, over: object = {}) => new LeaseCandidate({ leaseName: 'jobs', name, tables: sim.names, client: m.client, clock: m.clock, ...V, ...over });
+  const throttled = () => Object.assign(new Error('Rate exceeded'), { name: 'ThrottlingException', $fault: 'client', $metadata: { httpStatusCode: 400 } });
+
+  it.each(['deleted by an operator', 'throttled once, and retried by the SDK after the withdrawal'] as const)('a renewal in flight as its signal aborts writes no row after run() resolved (%s)', async (how) => {
+    const sim = await Sim.create();
+    const m = sim.machine();
+    const c = cand(sim, m, 'w1', { renewIntervalMs: 1_000 });
+    const stop = new AbortController();
+    const done = c.run(stop.signal);
+    await sim.settle(c.ready);
+    if (how === 'deleted by an operator') await sim.candidates.delete(await sim.candidates.read('jobs', 'w1'));
+    else m.fault = (r) => (r.operation === 'UpdateItem' && r.attempt === 1 ? throttled() : undefined);
+    const from = sim.clock.monotonic();
+    await sim.until('the timer renewal is sent', () => m.sent.some((r) => r.at > from && r.operation === 'UpdateItem'), 5_000);
+    await sim.run(5);
+    stop.abort();
+    await sim.settle(done);
+    expect((await sim.candidates.read('jobs', 'w1')).item).toBeUndefined();
+    await sim.run(1_000);
+    // before the fix: the renewal found the row gone and registered it again, after run() had resolved
+    expect((await sim.candidates.read('jobs', 'w1')).item).toBeUndefined();
+  });
+
+  it("a row another start-up of the same name took over is not renewed: it is reported, and healthy() turns false", async () => {
+    const sim = await Sim.create();
+    const errors: Error[] = [];
+    const first = cand(sim, sim.machine(), 'w2', { onError: (e: Error) => errors.push(e) });
+    void first.run(new AbortController().signal);
+    await sim.settle(first.ready);
+    const second = cand(sim, sim.machine(), 'w2'); // another process (no lease row: nobody to ask)
+    void second.run(new AbortController().signal);
+    await sim.settle(second.ready);
+    await sim.run(1_000);
+    const before = (await sim.candidates.read('jobs', 'w2')).item!;
+    await sim.settle(first.renew()); // its timer, or its elector answering a ping
+    const after = (await sim.candidates.read('jobs', 'w2')).item!;
+    expect(after.identity).toBe(second.instance);
+    expect(after.renewTime).toBe(before.renewTime); // before the fix: renewed by the first start-up
+    expect(first.healthy()).toBe(false);
+    expect(errors.some((e) => /registered by another start-up .*two workers share one name/.test(e.message))).toBe(true);
+  });
+
+  it('two electors started together under one identity: one is refused (DuplicateIdentityError), the other stands', async () => {
+    const sim = await Sim.create({ config: { ackWindowMs: 5_000, electedLeaseDurationSeconds: 5 } });
+    sim.coordinator({ tickEveryMs: 1_000 });
+    const T = { leaseName: 'job', leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 };
+    sim.elector('a', T);
+    await sim.until('a lease row', async () => (await sim.leases.read('job')).item, 60_000);
+    const errors: Error[] = [];
+    const both = [sim.elector('b', T, { errors }), sim.elector('b', T, { errors })];
+    const outcomes: string[] = [];
+    for (const e of both) void e.done.then(() => outcomes.push('resolved'), (x: Error) => outcomes.push(x.name));
+    await sim.until('one refused', () => outcomes.length > 0, 60_000);
+    // before the fix: both stood on one row, and nothing was told
+    expect(outcomes).toEqual(['DuplicateIdentityError']);
+    const standing = both.find((e) => e.elector.candidate?.healthy())!;
+    expect((await sim.candidates.read('job', 'b')).item?.identity).toBe(standing.elector.instance);
+    await sim.run(60_000);
+    expect(outcomes).toEqual(['DuplicateIdentityError']);
   });
 });
