@@ -168,7 +168,7 @@ export async function reconcileLease(deps: CoordinatorDeps, name: string, seed?:
  * stream in order).
  */
 export async function streamSawRow(deps: Pick<CoordinatorDeps, 'leases'>, l: Lease): Promise<boolean> {
-  return l.election?.awaitsStream === true && (await deps.leases.clearAwaitsStream(l.name, l.election.id));
+  return l.election?.awaitsStream === true && (await deps.leases.clearAwaitsStream(l.name, l.election));
 }
 
 /** One read-decide-write of reconcileLease; a lost race is a ConflictError. */
@@ -404,8 +404,8 @@ const namedSessions = (leases: Iterable<Pick<Lease, 'holderIdentity' | 'session'
  * candidates (only the session each names), then the deletes, each conditioned on the revision scanned. For a pass over one segment, which does
  * not see every lease (lib/coordinator/tick.ts, at a round's end). Stops starting deletes at `deadline`.
  */
-export async function collectIdentities(deps: CoordinatorDeps, opts: { deadline?: number } = {}): Promise<Pick<ReconcileAllResult, 'collectedIdentities' | 'invalid'>> {
-  const result = { collectedIdentities: [] as ReconcileAllResult['collectedIdentities'], invalid: [] as InvalidItem[] };
+export async function collectIdentities(deps: CoordinatorDeps, opts: { deadline?: number } = {}): Promise<Pick<ReconcileAllResult, 'collectedIdentities' | 'invalid' | 'errors'>> {
+  const result = { collectedIdentities: [] as ReconcileAllResult['collectedIdentities'], invalid: [] as InvalidItem[], errors: [] as ReconcileAllResult['errors'] };
   const identities: IdentityLease[] = [];
   for await (const page of deps.identities.scan()) for (const s of page) if (s.ok) identities.push(s.item);
   const held: Pick<Lease, 'holderIdentity' | 'session'>[] = [];
@@ -419,29 +419,32 @@ export async function collectIdentities(deps: CoordinatorDeps, opts: { deadline?
   return result;
 }
 
-async function collectGarbage(deps: CoordinatorDeps, candidates: Candidate[], identities: IdentityLease[], result: Partial<Pick<ReconcileAllResult, 'collectedCandidates' | 'collectedIdentities'>>, past: () => boolean): Promise<void> {
+async function collectGarbage(deps: CoordinatorDeps, candidates: Candidate[], identities: IdentityLease[], result: Partial<Pick<ReconcileAllResult, 'collectedCandidates' | 'collectedIdentities' | 'errors'>>, past: () => boolean): Promise<void> {
   const now = deps.clock.now();
   const stale = candidates.filter((c) => isCandidateStale(c, now, deps.config.candidateStaleAfterMs));
-  await collect(deps, stale, past, (c) => deps.candidates.collect(CandidateStore.readOf(c), now), (c) => result.collectedCandidates?.push({ leaseName: c.leaseName, name: c.name }));
+  const failed = (what: string) => (e: unknown) => result.errors?.push({ lease: what, error: asError(e) });
+  await collect(deps, stale, past, (c) => deps.candidates.collect(CandidateStore.readOf(c), now), (c) => result.collectedCandidates?.push({ leaseName: c.leaseName, name: c.name }), (c) => failed(c.leaseName));
   // A session row is collected like any identity lease (its leaseDurationSeconds covers the longest
   // lease held on it, so no lease can still be alive on it by then), once no held lease names it.
   const expired = identities.filter((i) => isIdentityExpired(i, now, deps.config.identityGcGraceMs));
-  await collect(deps, expired, past, (i) => deps.identities.delete(IdentityStore.readOf(i)), (i) => result.collectedIdentities?.push({ component: i.component, name: i.name }));
+  await collect(deps, expired, past, (i) => deps.identities.delete(IdentityStore.readOf(i)), (i) => result.collectedIdentities?.push({ component: i.component, name: i.name }), (i) => failed(`(identity lease ${i.component}/${i.name})`));
 }
 
 /**
  * Deletes each of `rows` (conditioned on the revision scanned), `concurrency` at a time, and notes
  * those deleted. A row renewed (or already gone) since the scan is a ConflictError: it is kept.
- * None starts once `past()`: the next pass finds the rest.
+ * Any other failure (throttled, say) is noted for that row alone and the rest go on: the next pass
+ * finds it again, and the tick still reports its gauges and moves its round on. None starts once
+ * `past()`: the next pass finds the rest.
  */
-async function collect<T>(deps: CoordinatorDeps, rows: T[], past: () => boolean, remove: (row: T) => Promise<void>, collected: (row: T) => void): Promise<void> {
+async function collect<T>(deps: CoordinatorDeps, rows: T[], past: () => boolean, remove: (row: T) => Promise<void>, collected: (row: T) => void, failed: (row: T) => (e: unknown) => void): Promise<void> {
   await mapLimit(rows, deps.config.concurrency, async (row) => {
     if (past()) return;
     try {
       await remove(row);
       collected(row);
     } catch (e) {
-      if (!(e instanceof ConflictError)) throw e; // renewed since the scan: it lives on
+      if (!(e instanceof ConflictError)) failed(row)(e); // (a ConflictError: renewed since the scan, it lives on)
     }
   });
 }

@@ -111,6 +111,7 @@ export async function tick(deps: CoordinatorDeps, opts: TickOptions = {}): Promi
     const g = await collectIdentities(deps, { deadline: stop, ...(opts.afterEach ? { afterEach: opts.afterEach } : {}) });
     merged.collectedIdentities.push(...g.collectedIdentities);
     merged.invalid.push(...g.invalid);
+    merged.errors.push(...g.errors);
   }
   const progress: RoundProgress = { segments: c.segments, invocations: c.invocations, leases: c.leases, done, ageMs, lostRace: false };
   if (!done) progress.next = { segment: c.segment, after: c.after };

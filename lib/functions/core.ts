@@ -291,15 +291,32 @@ async function publishOrDefer(deps: FunctionDeps, events: ConclaveEvent[]): Prom
 
 /**
  * Stream records: the reconcile first, then the events. An election must not wait for EventBridge,
- * and a record retried after a failed reconcile publishes its events then (same ids).
+ * and a record retried after a failed reconcile publishes its events then (same ids). A reconcile
+ * that fails on a row no retry can read (a ValidationError: the record is dead-lettered as poison
+ * and never comes again) publishes them before it rethrows.
  */
+async function reconcileThenPublish(deps: FunctionDeps, events: ConclaveEvent[], run: () => Promise<ReconcileOutcome | undefined>): Promise<ReconcileOutcome | undefined> {
+  const publish = async () => {
+    if (!events.length) return;
+    await publishOrDefer(deps, events);
+    for (const e of events) if (e.detailType === 'Leader Changed') leaseMetric(deps.metrics, e.detail.lease, METRIC.leaderChanges, MetricUnit.Count, 1);
+  };
+  let o: ReconcileOutcome | undefined;
+  try {
+    o = await run();
+  } catch (e) {
+    if (e instanceof ValidationError) await publish();
+    throw e;
+  }
+  await publish();
+  return o;
+}
+
 export async function onCandidateChange(deps: FunctionDeps, c: Change<Candidate>): Promise<ReconcileOutcome | undefined> {
   if (c.oldInvalid) return afterBrokenRow(deps, c, c.new?.leaseName, `candidate ${c.eventName} (was broken)`);
   const row = c.new ?? c.old!;
   const events = eventsFromCandidateChange({ eventID: c.eventID, at: c.at ?? deps.coordinator.clock.now(), oldCandidate: c.old, newCandidate: c.new, staleAfterMs: deps.coordinator.config.candidateStaleAfterMs });
-  const o = candidateChangeMatters(c) ? await reconcile(deps, row.leaseName, `candidate ${c.eventName}`) : undefined;
-  if (events.length) await publishOrDefer(deps, events);
-  return o;
+  return reconcileThenPublish(deps, events, async () => (candidateChangeMatters(c) ? reconcile(deps, row.leaseName, `candidate ${c.eventName}`) : undefined));
 }
 
 /** What an invocation keeps of the Lambda's remaining time when it waits for its wakes: returning in time matters more. */
@@ -418,13 +435,11 @@ export async function onLeaseChange(deps: FunctionDeps, c: Change<Lease>): Promi
   const unmarked = await markEndedTerm(deps, c);
   const events = eventsFromLeaseChange({ eventID: c.eventID, at: c.at ?? deps.coordinator.clock.now(), oldLease: c.old, newLease: c.new });
   const trigger = `lease ${c.eventName}`;
-  // a row created with its election waiting for the stream: seen now, after every record before it (a delete's included)
-  const seen = c.new?.election?.awaitsStream ? await sawCreatedRow(deps, c.new) : false;
-  const o = deletedWhileHeld(c) ? await reconcileAfterDelete(deps, c.old!, trigger) : leaseChangeMatters(c) || seen ? await reconcile(deps, row.name, trigger, c.new === undefined) : undefined;
-  if (events.length) {
-    await publishOrDefer(deps, events);
-    for (const e of events) if (e.detailType === 'Leader Changed') leaseMetric(deps.metrics, e.detail.lease, METRIC.leaderChanges, MetricUnit.Count, 1);
-  }
+  const o = await reconcileThenPublish(deps, events, async () => {
+    // a row created with its election waiting for the stream: seen now, after every record before it (a delete's included)
+    const seen = c.new?.election?.awaitsStream ? await sawCreatedRow(deps, c.new) : false;
+    return deletedWhileHeld(c) ? reconcileAfterDelete(deps, c.old!, trigger) : leaseChangeMatters(c) || seen ? reconcile(deps, row.name, trigger, c.new === undefined) : undefined;
+  });
   if (unmarked) throw unmarked;
   return o;
 }

@@ -95,12 +95,27 @@ function streamRecord<T>(deps: FunctionDeps, name: FunctionName, parse: (r: Dyna
  * ValidationError, from a row no retry can read either (lib/functions/core.ts onLeaseChange: after
  * the rest of its work). Any other failure (throttling, the network, lost races) is reported as a
  * batchItemFailure so processing resumes from it; after the event source's retries Lambda
- * dead-letters its position.
+ * dead-letters its position. The records after a failed one are not run (each is reported failed
+ * too): they come again after it, in order. Run past it, a row's later change would be handled
+ * before its earlier one (an INSERT closing an election before the REMOVE it waits for was seen).
  */
 export const streamBatchHandler = <T>(deps: FunctionDeps, name: FunctionName, parse: (r: DynamoDBRecord) => T, open: () => BatchRun<T>) =>
   batch<DynamoDBStreamEvent, DynamoDBRecord>(deps, 'DynamoDBStreams', () => {
     const run = open();
-    return { record: streamRecord(deps, name, parse, run.record), end: run.end };
+    const record = streamRecord(deps, name, parse, run.record);
+    let failed: string | undefined;
+    return {
+      record: async (r: DynamoDBRecord) => {
+        if (failed !== undefined) throw new Error(`not run: record ${failed} before it in this batch failed, and is retried first`);
+        try {
+          await record(r);
+        } catch (e) {
+          failed = r.eventID ?? '?';
+          throw e;
+        }
+      },
+      end: run.end,
+    };
   });
 
 /** A queue handler with partial batch responses (a failing message alone goes back to the queue), with a run per invocation as streamBatchHandler's. */

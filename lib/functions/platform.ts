@@ -49,7 +49,8 @@ export async function onPlatformEvent(deps: FunctionDeps, raw: unknown, here: De
       deps.wakes?.send(o.lease, o.revision);
       deps.logger.info('holder lost: term ended', { lease: o.lease, holder: o.holder, fencingToken: o.fencingToken, platformId: stop.platformId, reason: stop.reason, event: stop.eventId });
       deps.metrics.addMetric(METRIC.leadersLost, MetricUnit.Count, 1);
-    } else if (o.outcome === 'beforeTerm') deps.logger.info('platform event: not after the term began, left alone', { lease: o.lease, why: o.why, platformId: stop.platformId, event: stop.eventId });
+    } else if (o.outcome === 'broken') deps.logger.warn('platform event: the lease row does not match the schema, left alone (the tick counts it broken)', { lease: o.lease, why: o.why, platformId: stop.platformId, event: stop.eventId });
+    else if (o.outcome === 'beforeTerm') deps.logger.info('platform event: not after the term began, left alone', { lease: o.lease, why: o.why, platformId: stop.platformId, event: stop.eventId });
     else deps.logger.info('platform event: lease moved on, left alone', { lease: o.lease, why: o.why, platformId: stop.platformId, event: stop.eventId });
   }
   if (!outcomes.length) deps.logger.debug('platform event: no lease held there', { lease: '(none)', platformId: stop.platformId, event: stop.eventId });

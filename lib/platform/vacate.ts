@@ -1,4 +1,5 @@
 import type { ElectionConfig } from '../schemas/config.js';
+import { ValidationError } from '../schemas/validation.js';
 import type { Lease } from '../schemas/lease.js';
 import { sameCluster } from '../schemas/platform.js';
 import type { CandidateStore } from '../stores/candidate-store.js';
@@ -12,7 +13,9 @@ export type VacateOutcome =
   /** The index still named it, but the lease has a new holder or term (or none): left alone. */
   | { lease: string; outcome: 'movedOn'; why: string }
   /** The event is not surely later than the term's start (late, replayed, an earlier run on the instance): left alone. */
-  | { lease: string; outcome: 'beforeTerm'; why: string };
+  | { lease: string; outcome: 'beforeTerm'; why: string }
+  /** The lease's row does not match the schema: nothing is decided on it (it bricks only its own lease); the other leases are vacated all the same. */
+  | { lease: string; outcome: 'broken'; why: string };
 
 function stillHeldBy(lease: Lease | undefined, stop: PlatformStop): string | undefined {
   if (!lease?.holderIdentity) return 'the lease has no holder';
@@ -57,6 +60,8 @@ async function withdrawCandidate(candidates: CandidateStore, lease: string, hold
  * goes first (see withdrawCandidate); its rows on leases it did not hold are left to the usual
  * rules (pinged, never answering, never preferred; collected when stale). Idempotent: a duplicate
  * event finds the leases already moved on; a late or replayed one, a term begun after it (beforeTerm).
+ * Each lease on its own: a row the schema refuses is an outcome (`broken`), and any other failure
+ * is thrown once every other lease was tried, so the event is retried for the ones it missed.
  */
 export async function vacateStoppedHolder(
   stores: { leases: LeaseStore; candidates: CandidateStore; config: Pick<ElectionConfig, 'clockSkewMs'> },
@@ -65,9 +70,10 @@ export async function vacateStoppedHolder(
 ): Promise<VacateOutcome[]> {
   const { leases, candidates, config } = stores;
   const out: VacateOutcome[] = [];
+  const failures: unknown[] = [];
   for (const name of await leases.heldOnPlatform(stop.platformId)) {
     // a lost race (a renewal sent before the process died) is read again, and the same check decides
-    const outcome = await retryOnConflict(async () => {
+    const outcome = await retryOnConflict(async (): Promise<VacateOutcome> => {
       const read = await leases.read(name);
       const lease = read.item;
       const why = stillHeldBy(lease, stop);
@@ -80,8 +86,14 @@ export async function vacateStoppedHolder(
       const vacated = await leases.vacateLostHolder(read, loss);
       if (vacated) return { lease: name, outcome: 'vacated', holder: loss.holder, fencingToken: loss.fencingToken, revision: vacated.revision } as const;
       throw new ConflictError(`lease "${name}" (its stopped holder's term being ended; the event is retried if it keeps changing)`, read.revision);
+    }).catch((e: unknown): VacateOutcome | undefined => {
+      if (e instanceof ValidationError) return { lease: name, outcome: 'broken', why: e.message };
+      failures.push(e);
+      return undefined;
     });
-    out.push(outcome);
+    if (outcome) out.push(outcome);
   }
+  if (failures.length === 1) throw failures[0];
+  if (failures.length > 1) throw new AggregateError(failures, `${failures.length} leases held on ${stop.platformId} could not be vacated: ${failures.map((f) => (f instanceof Error ? f.message : String(f))).join('; ')}`);
   return out;
 }

@@ -1,6 +1,6 @@
 import { UpdateItemCommand, paginateQuery, paginateScan, type AttributeValue, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
-import { LeaseItem, type Lease } from '../schemas/lease.js';
+import { LeaseItem, type Election, type Lease } from '../schemas/lease.js';
 import { nextFencingToken } from '../schemas/fencing-token.js';
 import { HOLDER_FIELDS, type HolderLoss, type Platform } from '../schemas/platform.js';
 import { HOLDER_PLATFORM_INDEX } from '../tables.js';
@@ -285,19 +285,21 @@ export class LeaseStore extends ItemStore<typeof LeaseItem> {
 
   /**
    * The lease stream has seen the row: removes its election's `awaitsStream` alone (and raises the
-   * revision), if that election is still the one open. Nothing else of the row is written: the
-   * record that showed the flag may be older than the row (an election held meanwhile).
+   * revision), if that election is still the one open: its id and its start, since every row the
+   * coordinator creates opens `<name>#1` (a record of an earlier copy of the row, redelivered, must
+   * not close the election of the copy after a second delete). Nothing else of the row is written:
+   * the record that showed the flag may be older than the row (an election held meanwhile).
    */
-  async clearAwaitsStream(name: string, electionId: string): Promise<boolean> {
+  async clearAwaitsStream(name: string, election: Pick<Election, 'id' | 'startedAt'>): Promise<boolean> {
     try {
       await this.client.send(
         new UpdateItemCommand({
           TableName: this.table,
           Key: marshall({ name }),
           UpdateExpression: 'REMOVE #e.#waits ADD #rev :one',
-          ConditionExpression: '#e.#id = :id AND attribute_exists(#e.#waits)',
-          ExpressionAttributeNames: { '#e': 'election', '#id': 'id', '#waits': 'awaitsStream', '#rev': 'revision' },
-          ExpressionAttributeValues: marshall({ ':id': electionId, ':one': 1 }),
+          ConditionExpression: '#e.#id = :id AND #e.#started = :started AND attribute_exists(#e.#waits)',
+          ExpressionAttributeNames: { '#e': 'election', '#id': 'id', '#started': 'startedAt', '#waits': 'awaitsStream', '#rev': 'revision' },
+          ExpressionAttributeValues: marshall({ ':id': election.id, ':started': election.startedAt, ':one': 1 }),
         }),
       );
       return true;
