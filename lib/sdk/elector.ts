@@ -27,6 +27,8 @@ import {
   sessionFallbackMs,
   STAMP_ERROR_MS,
   START,
+  WOKEN_READS,
+  wokenReadDelay,
   type Effect,
   type Event,
   type Moment,
@@ -137,7 +139,7 @@ export class LeaderElector {
       everyRetryPeriod: opts.mode === 'NoCoordination' && opts.renewIntervalMs === undefined,
     };
     const startUp = new StartUp<void>(`LeaderElector "${opts.identity}" of lease "${opts.leaseName}"`, opts.tables);
-    this.x = { settings, lock, sessions, time, client, callbacks, report, retryDelayMs: decisions.retryDelayMs, detect: detect ?? (() => detectPlatform()), push, session, startUp, phase: 'idle', platform: undefined, nap: undefined, failures: 0, work: undefined, deadline: undefined, aside: new Set() };
+    this.x = { settings, lock, sessions, time, client, callbacks, report, retryDelayMs: decisions.retryDelayMs, detect: detect ?? (() => detectPlatform()), push, session, startUp, phase: 'idle', platform: undefined, nap: undefined, wokenAt: [], failures: 0, work: undefined, deadline: undefined, aside: new Set() };
     this.ready = startUp.ready;
   }
 
@@ -323,6 +325,7 @@ export class LeaderElector {
     try {
       while (!signal.aborted) {
         try {
+          if (this.known.wakePending) x.wokenAt = [...x.wokenAt.slice(1 - WOKEN_READS), time.monotonic()];
           await this.feed({ kind: 'poll', pushLive: this.pushLive });
           if (x.failures > 0) {
             x.failures = 0;
@@ -338,6 +341,8 @@ export class LeaderElector {
         }
         // (cancelled during the step: no nap — a nap begun on an aborted signal would run its whole length before the step-down)
         if (!this.known.wakePending && !signal.aborted) await this.napFor(x.failures > 0 && !this.known.lead ? x.retryDelayMs(x.failures, o.retryPeriodMs, time.random()) : nextStepDelay(x.settings, this.known, this.moment(), () => time.random()), signal);
+        // woken (before the nap or during it): a flood of wakes is read WOKEN_READS times a window at most
+        for (let ms; this.known.wakePending && !signal.aborted && (ms = wokenReadDelay(x.wokenAt, time.monotonic())) > 0; ) await this.napFor(ms, signal);
       }
     } finally {
       x.phase = 'stopping';
@@ -579,6 +584,8 @@ interface Shell {
   platform: Platform | undefined;
   /** Ends the sleep between steps early (a wake). */
   nap: Nap | undefined;
+  /** When its last WOKEN_READS woken polls went out (monotonic, oldest first): wokenReadDelay. */
+  wokenAt: readonly number[];
   /** Steps failed in a row: a follower's next waits the backoff (lib/sdk/faults.ts), whatever it had planned, unless the endpoint recovers first. */
   failures: number;
   /** The current term's work: its signal's controller. */

@@ -134,8 +134,10 @@ export function healthCheck(electors: LeaderElector | readonly LeaderElector[]):
   const byLease = new Map(list.map((e) => [e.options.leaseName, e]));
   const served = () => [...HEALTH_CHECKS.flatMap((c) => (c === 'leader' && list.length > 1 ? [] : [`/${PATHS[c]}`])), ...HEALTH_CHECKS.map((c) => `/${PATHS[c]}/<lease>`)].join(', ');
   return (req, res, next) => {
+    // the path alone, whether the target is in origin form (/healthz) or absolute (http://host/healthz: RFC 9112 §3.2.2)
     const url = req.url ?? '/';
-    const path = url.split('?', 1)[0]!.replace(/\/+$/, '') || '/';
+    const target = url.startsWith('/') ? url : URL.canParse(url) ? new URL(url).pathname : url;
+    const path = target.split('?', 1)[0]!.replace(/\/+$/, '') || '/';
     const [, first, ...rest] = path.split('/');
     const check = HEALTH_CHECKS.find((c) => PATHS[c] === first);
     let lease: string | undefined;
@@ -215,21 +217,25 @@ export async function serveHealth(electors: LeaderElector | readonly LeaderElect
   const o = parse(ServeHealthOptionsSchema, options, 'serveHealth options');
   const server = createServer(healthCheck(electors));
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    const refused = (e: Error & { code?: string }) =>
+      reject(new Error(`serveHealth cannot listen on ${o.host ?? '(every address)'}:${o.port}: ${e.code === 'EADDRINUSE' ? 'the port is in use; give another `port` (0: one the system picks)' : e.message}`, { cause: e }));
+    server.once('error', refused);
     server.listen(o.port, o.host, () => {
-      server.off('error', reject);
+      server.off('error', refused);
       resolve();
     });
   });
   const a = server.address() as { address: string; family: string; port: number }; // net.AddressInfo: listening on a port
   const host = a.address === '::' || a.address === '0.0.0.0' ? 'localhost' : a.family === 'IPv6' ? `[${a.address}]` : a.address;
+  // once: a second close() (a shutdown hook and a finally, say) resolves with the first
+  let closing: Promise<void> | undefined;
   return {
     port: a.port,
     url: `http://${host}:${a.port}`,
     close: () =>
-      new Promise<void>((resolve, reject) => {
+      (closing ??= new Promise<void>((resolve, reject) => {
         server.close((e) => (e ? reject(e) : resolve()));
         server.closeAllConnections();
-      }),
+      })),
   };
 }

@@ -13,11 +13,11 @@ import { Hash } from '@smithy/hash-node';
 import { SignatureV4 } from '@smithy/signature-v4';
 import type { MqttClient } from 'mqtt';
 import * as z from 'zod';
-import { systemClock, uniqueId, type Clock } from '../clock.js';
+import { Nap, systemClock, uniqueId, type Clock } from '../clock.js';
 import { processOf } from '../schemas/instance.js';
 import { isIotEndpoint, isProcessTopic, MAX_CLIENT_ID_LENGTH, processTopic, pushClientIdPrefix, pushSubscription, pushTopic, PushEndpointSchema, WakeSchema, wakeTopicNames, wakeTopics, type Wake } from '../schemas/push.js';
 import { parse } from '../schemas/validation.js';
-import { errorSink } from './faults.js';
+import { callBack, errorSink } from './faults.js';
 import { ClientSchema, ClockSchema, StartUp, TablesSchema, deepFreeze, fn, optionErrors, type DeepReadonly } from './options.js';
 import type { Push } from './push.js';
 
@@ -63,6 +63,8 @@ export const PushChannelOptionsSchema = z.strictObject(
   },
   { error: optionErrors('PushChannel', 'endpoint (and, for IoT Core, client)') },
 ).superRefine((o, ctx) => {
+  // `tables` refused already (zod goes on to this refinement without its transform): nothing to judge clientId by
+  if (typeof o.tables?.leases !== 'string') return;
   if (URL.canParse(o.endpoint) && isIotEndpoint(o.endpoint) && !o.client)
     ctx.addIssue({ code: 'custom', path: ['client'], message: 'is required for an IoT Core endpoint: the connection is signed with its credentials and region (pass the DynamoDBClient the electors use)' });
   const prefix = pushClientIdPrefix(o.tables.leases);
@@ -83,6 +85,12 @@ export type ResolvedPushChannelOptions = DeepReadonly<Omit<z.output<typeof PushC
 const RECONNECT_MAX_MS = 30_000;
 /** A connection attempt that has not been answered in this long is given up (and tried again). */
 const CONNECT_TIMEOUT_MS = 10_000;
+/** A connection closed within this of opening was likely taken over (another process connecting with the same client id): said so to onError. */
+const TAKEN_OVER_HINT_MS = 5_000;
+/** A connection that stayed up this many first backoffs (reconnectFirstMs) was up: the backoff starts afresh after it. One closed sooner (a flapping one) backs off on. */
+const STABLE_BACKOFFS = 10;
+/** A clean close (DISCONNECT, then the socket's close handshake) is waited for this long at most; then the connection is dropped. */
+const END_GRACE_MS = 1_000;
 /** IoT Core's limit on the topics of one SUBSCRIBE. */
 const TOPICS_PER_SUBSCRIBE = 8;
 /** How long a signed connection URL is valid: it is only checked when the connection opens. */
@@ -240,13 +248,19 @@ export class PushChannel implements Push {
     let backoff = this.options.reconnectFirstMs;
     try {
       while (!signal.aborted) {
-        const closed = await this.connectOnce(connectAsync, signal).catch((e: unknown) => {
+        const up = await this.connectOnce(connectAsync, signal).catch((e: unknown) => {
           if (!signal.aborted) this.onError(new Error(`PushChannel: could not connect to ${this.options.endpoint} (trying again in ${backoff} ms): ${(e as Error).message}`, { cause: e }));
           return undefined;
         });
-        if (closed) {
-          backoff = this.options.reconnectFirstMs; // it was up: start the backoff afresh
-          await closed;
+        if (up) {
+          const since = this.clock.monotonic();
+          await up.closed;
+          if (signal.aborted) break;
+          const lasted = Math.round(this.clock.monotonic() - since);
+          // it was up a while: start the backoff afresh (a connection closed at once, over and over, backs off on)
+          if (lasted >= STABLE_BACKOFFS * this.options.reconnectFirstMs) backoff = this.options.reconnectFirstMs;
+          const hint = lasted < TAKEN_OVER_HINT_MS ? '; closed this soon, it may have been taken over: does another process connect with the same clientId?' : '';
+          this.onError(new Error(`PushChannel: the connection to ${this.options.endpoint} closed after ${lasted} ms (its electors poll until it is back; trying again in about ${backoff} ms)${hint}`));
         }
         if (signal.aborted) break;
         await this.clock.sleep(backoff * (0.8 + 0.4 * this.clock.random()), signal);
@@ -256,30 +270,54 @@ export class PushChannel implements Push {
       this.setLive(false);
       const m = this.mqtt;
       this.mqtt = undefined;
-      // not forced: a wake this process just published (a hand-off) goes out before the connection closes
-      await m?.endAsync(false).catch(() => undefined);
+      if (m) await this.endGently(m);
       this.startUp.failed(signal.reason); // only if never connected: ready already resolved otherwise
     }
   }
 
-  /** Opens one connection and subscribes; resolves to a promise that settles when it closes. */
-  private async connectOnce(connectAsync: MqttPackage['connectAsync'], signal: AbortSignal): Promise<Promise<void>> {
+  /**
+   * Closes `m` cleanly (not forced: a wake this process just published, a hand-off's, goes out
+   * first), but waits END_GRACE_MS at most: a half-open path or a SUBSCRIBE left unanswered would
+   * hold a clean close for the socket's or the keep-alive's timeout (30 s to minutes), and with it
+   * the process's shutdown. Then the connection is dropped.
+   */
+  private async endGently(m: MqttClient): Promise<void> {
+    const grace = new Nap(this.clock, END_GRACE_MS);
+    const clean = await Promise.race([m.endAsync(false).then(() => true, () => true), grace.done.then(() => false)]);
+    grace.end();
+    // (a second end() is a no-op once the first began: the connection's stream itself is dropped, its socket terminated)
+    if (!clean) m.stream.destroy();
+  }
+
+  /** Opens one connection and subscribes; resolves to `closed`, which settles when it closes. */
+  private async connectOnce(connectAsync: MqttPackage['connectAsync'], signal: AbortSignal): Promise<{ closed: Promise<void> }> {
     const url = await this.connectionUrl();
-    const m = await connectAsync(
+    const connecting = connectAsync(
       url,
       { clientId: this.options.clientId, protocolVersion: 4, clean: true, keepalive: this.options.keepaliveSeconds, reconnectPeriod: 0, connectTimeout: CONNECT_TIMEOUT_MS },
       false,
     );
+    // stopped while connecting: run() does not wait out the connect timeout (a broker that never answers); the connection, if it comes, is dropped
+    const m = await new Promise<MqttClient | undefined>((resolve, reject) => {
+      const onAbort = () => resolve(undefined);
+      if (signal.aborted) return onAbort();
+      signal.addEventListener('abort', onAbort, { once: true });
+      connecting.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+    });
+    if (!m) {
+      void connecting.then((late) => late.endAsync(true)).catch(() => undefined);
+      return { closed: Promise.resolve() };
+    }
     const closed = new Promise<void>((resolve) => {
       m.once('close', () => resolve());
-      const onAbort = () => void m.endAsync(false).catch(() => undefined);
+      const onAbort = () => void this.endGently(m);
       signal.addEventListener('abort', onAbort, { once: true });
       m.once('close', () => signal.removeEventListener('abort', onAbort));
     });
     if (signal.aborted) {
       // aborted while connecting: the listener above came too late to hear it
       await m.endAsync(true).catch(() => undefined);
-      return closed;
+      return { closed };
     }
     m.on('error', (e) => this.onError(e));
     m.on('message', (topic, payload) => this.deliver(topic, payload));
@@ -299,7 +337,7 @@ export class PushChannel implements Push {
     }
     if (!m.connected || signal.aborted) {
       await m.endAsync(true).catch(() => undefined);
-      if (signal.aborted) return closed;
+      if (signal.aborted) return { closed };
       throw new Error('the connection closed while subscribing');
     }
     this.mqtt = m;
@@ -309,10 +347,12 @@ export class PushChannel implements Push {
     this.setLive(true);
     for (const t of late) this.subscribeNow(m, t);
     this.startUp.started();
-    return closed;
+    return { closed };
   }
 
   private deliver(topic: string, payload: Buffer): void {
+    // without a session, the subscription to every wake takes in the process topics too: each such wake also came on its lease's topic
+    if (this.process === undefined && isProcessTopic(this.options.tables.leases, topic)) return;
     let wake: Wake;
     try {
       wake = WakeSchema.parse(JSON.parse(payload.toString('utf8')));
@@ -329,14 +369,19 @@ export class PushChannel implements Push {
       return;
     }
     this.counts.received++;
-    for (const w of [...(this.watchers.get(wake.lease) ?? [])]) w(wake);
+    for (const w of [...(this.watchers.get(wake.lease) ?? [])]) this.tell(w, wake);
   }
 
   /** A change of liveness wakes everyone: a wake may have been missed, and read cadences depend on it. */
   private setLive(live: boolean): void {
     if (this.isLive === live) return;
     this.isLive = live;
-    for (const set of [...this.watchers.values()]) for (const w of [...set]) w(undefined);
+    for (const set of [...this.watchers.values()]) for (const w of [...set]) this.tell(w, undefined);
+  }
+
+  /** A watcher, called from the connection's handlers: what it throws goes to onError, never into the connection. */
+  private tell(w: (wake: Wake | undefined) => void, wake: Wake | undefined): void {
+    callBack(() => w(wake), (e) => this.onError(e instanceof Error ? e : new Error(String(e))));
   }
 
   /** The URL to open: as given (local mode), or signed with SigV4 for IoT Core. */

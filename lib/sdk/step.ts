@@ -418,6 +418,20 @@ export const CHASE_FIRST_MS = 50;
 export const SETTLING_READ_MS = 150;
 /** …for at most this many lease durations of settling; a lease that stays in flux longer (an election that keeps failing) is read every retry period. */
 export const SETTLING_TERMS = 2;
+/** Woken reads a worker sends in any WOKEN_READS_WINDOW_MS at most (per lease): an election's few wakes are read at once, a flood of them costs no more. */
+export const WOKEN_READS = 8;
+export const WOKEN_READS_WINDOW_MS = 1_000;
+
+/**
+ * How long a woken poll waits, given when the worker's last woken polls went out (oldest first,
+ * monotonic): 0 while fewer than WOKEN_READS of them fall in the last WOKEN_READS_WINDOW_MS. A wake
+ * is a hint that costs at most a read; forged, repeated or from a push path that keeps reconnecting
+ * (each reconnect wakes every elector), a flood of them costs WOKEN_READS reads a window.
+ */
+export function wokenReadDelay(sentAt: readonly number[], now: number): number {
+  const oldest = sentAt[sentAt.length - WOKEN_READS];
+  return oldest === undefined ? 0 : Math.max(0, oldest + WOKEN_READS_WINDOW_MS - now);
+}
 
 /** While wakes reach it, a follower of a quiet lease that is not its successor reads every this many lease durations. */
 export const PUSH_QUIET_LEASES = 2;

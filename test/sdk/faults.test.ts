@@ -11,6 +11,8 @@ import type { ElectionConfigInput } from '../../lib/schemas/config.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
 import { DynamoDBRefusedError, LeaderWorkError } from '../../lib/sdk/index.js';
 import { maxFailingRequestsPerSecond } from '../../lib/sdk/faults.js';
+import { WOKEN_READS, WOKEN_READS_WINDOW_MS } from '../../lib/sdk/step.js';
+import { FAST } from './harness.js';
 import type { LeaderElectorOptions } from '../../lib/sdk/elector.js';
 import type { ModelRequest } from '../../sim/dynamodb-model/index.js';
 import { LATENCY_MS, Sim, type Machine, type SimElector } from '../../sim/harness.js';
@@ -362,5 +364,28 @@ describe('a request a leader waits on that is never answered (a black-holed conn
     await sim.during(30_000, 'a leads throughout', () => leader.elector.isLeader());
     expect(leader.elector.fencingToken).toBe(token);
     expect(errors.some((e) => e.name === 'DynamoDBUnreachableError' && /timed out/.test(e.message))).toBe(true); // the abandoned read, told as a timeout
+  });
+});
+
+describe('a flood of wakes (forged, repeated, or from a push path that keeps reconnecting)', () => {
+  it('each follower reads the lease at most WOKEN_READS times a window for it, however many wakes come; and still follows a change', async () => {
+    const sim = await Sim.create({ config: { ackWindowMs: 500, electedLeaseDurationSeconds: 2 } });
+    const push = sim.pushBroker({ delayMs: 50, deliveryMs: 5 });
+    sim.coordinator();
+    const es = ['a', 'b', 'c'].map((id) => {
+      const machine = sim.machine();
+      return sim.elector(id, { leaseName: L, fallbackAfterMs: 60_000, push: sim.pushFor(machine) }, { machine });
+    });
+    const leader = await sim.until('a leader', () => leaders(es)[0], 60_000);
+    await sim.run(FAST.leaseDurationMs);
+    const from = sim.clock.monotonic();
+    for (let i = 0; i < 1000; i++) sim.clock.setTimer(i, () => push.broker.publish({ lease: L, by: 'worker' }));
+    await sim.run(1_000);
+    const reads = (m: Machine) => m.sent.filter((r) => r.operation === 'GetItem' && onLeases(sim, r) && r.at >= from).length;
+    // before the fix: 249 reads each in that second, one per round trip
+    for (const e of es.filter((x) => x !== leader)) expect(reads(e.machine)).toBeLessThanOrEqual(WOKEN_READS * Math.ceil(1_000 / WOKEN_READS_WINDOW_MS) + 2);
+    // the flood spent, a hand-over is followed as before
+    await leader.stop();
+    await sim.until('another leader', () => leaders(es).find((e) => e !== leader), 10_000);
   });
 });

@@ -5,7 +5,7 @@
  * over the DynamoDB model: the renew deadline to the millisecond), then on DynamoDB Local.
  */
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { connect, type AddressInfo } from 'node:net';
 import { inject } from 'vitest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { manualClock } from '../../lib/clock.js';
@@ -15,6 +15,7 @@ import { HEALTH_HEADERS, HealthResponseSchema, healthCheck, serveHealth, type He
 import { testTables, type TestTables } from '../support.js';
 import { FAST, Log, STEADY, startElector, validationError, waitFor } from './harness.js';
 import { Sim } from '../../sim/harness.js';
+import { DynamoDBModel } from '../../sim/dynamodb-model/index.js';
 
 const A = 'http://10.0.0.1:8080';
 
@@ -256,5 +257,37 @@ describe('on DynamoDB Local', () => {
       expect(serveHealth(e, { port: 70_000 })).rejects.toMatchObject({ name: 'ValidationError', fields: ['port'] }),
       expect(serveHealth(e, { port: 0, hots: 'x' } as never)).rejects.toThrow(/unknown option of serveHealth: "hots"/),
     ]);
+  });
+});
+
+/** Found by a review (2026-11-30); each fails without its fix. */
+describe('serveHealth, as a load balancer and a shutdown hook meet it', () => {
+  const idle = (lease: string) => new LeaderElector({ leaseName: lease, identity: 'a', mode: 'NoCoordination', client: new DynamoDBModel({ now: () => 0 }).client({ name: 'test' }), callbacks: { onStartedLeading: () => undefined } });
+  const statusLine = (port: number, req: string) =>
+    new Promise<string>((resolve, reject) => {
+      let got = '';
+      const s = connect(port, '127.0.0.1', () => s.write(req))
+        .on('data', (d) => (got += d))
+        .on('end', () => resolve(got.split('\r\n')[0]!))
+        .on('error', reject);
+    });
+
+  it('answers a request whose target is in absolute form (RFC 9112) as its path', async () => {
+    const s = await serveHealth(idle('abs'), { port: 0, host: '127.0.0.1' });
+    try {
+      // before the fix: 404
+      expect(await statusLine(s.port, `GET http://127.0.0.1:${s.port}/healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`)).toBe('HTTP/1.1 200 OK');
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('close() twice resolves; a port in use is refused naming serveHealth and `port`', async () => {
+    const a = await serveHealth(idle('twice'), { port: 0, host: '127.0.0.1' });
+    const e = await serveHealth(idle('twice-2'), { port: a.port, host: '127.0.0.1' }).catch((x: Error) => x);
+    await a.close();
+    await expect(a.close()).resolves.toBeUndefined(); // before the fix: ERR_SERVER_NOT_RUNNING
+    expect((e as Error).message).toMatch(/^serveHealth cannot listen on 127\.0\.0\.1:\d+: the port is in use; give another `port`/);
+    expect(((e as Error).cause as { code?: string }).code).toBe('EADDRINUSE');
   });
 });

@@ -1,0 +1,179 @@
+/**
+ * PushChannel under faults a review found it mishandling (2026-11-30), against local mode's broker
+ * on loopback, some through a TCP proxy the test controls: connections that drop, a broker that
+ * never answers, a path that goes half-open, a watcher that throws, a bad `tables`, and wakes that
+ * came twice. Each test fails without its fix. Timings are judged against the library's own
+ * timeouts (seconds), never against an idle machine's milliseconds.
+ */
+import { IoTDataPlaneClient, PublishCommand } from '@aws-sdk/client-iot-data-plane';
+import { connect, createServer, type Socket } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startPushBroker, type PushBroker } from '../../lib/local/push-broker.js';
+import { plainPushTopic, processTopic, type Wake } from '../../lib/schemas/push.js';
+import { ValidationError } from '../../lib/schemas/validation.js';
+import { PushChannel } from '../../lib/sdk/push-channel.js';
+import { LOCAL_CREDENTIALS } from '../../lib/stores/client.js';
+import { waitFor } from './harness.js';
+
+let broker: PushBroker;
+beforeAll(async () => void (broker = await startPushBroker()));
+afterAll(() => broker.stop());
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** Milliseconds until `p` settles (Infinity past `capMs`). */
+const settleMs = async (p: Promise<unknown>, capMs: number) => {
+  const t = performance.now();
+  return Promise.race([p.then(() => performance.now() - t), sleep(capMs).then(() => Infinity)]);
+};
+
+/** A TCP proxy to the broker: drop every connection, freeze the path (half-open), or accept and never answer. */
+async function proxy(opts: { blackHole?: boolean } = {}) {
+  const target = new URL(broker.wsEndpoint);
+  let frozen = false;
+  const socks = new Set<Socket>();
+  const server = createServer((a) => {
+    socks.add(a.on('error', () => undefined));
+    if (opts.blackHole) return;
+    const b = connect(Number(target.port), target.hostname).on('error', () => undefined);
+    socks.add(b);
+    a.on('data', (d) => void (frozen || b.write(d))).on('close', () => b.destroy());
+    b.on('data', (d) => void (frozen || a.write(d))).on('close', () => a.destroy());
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const dropAll = () => socks.forEach((s) => s.destroy());
+  return { endpoint: `ws://127.0.0.1:${(server.address() as { port: number }).port}/mqtt`, sockets: socks, dropAll, freeze: () => void (frozen = true), close: () => (dropAll(), server.close()) };
+}
+
+const publisher = () => {
+  const data = new IoTDataPlaneClient({ endpoint: broker.httpEndpoint, region: 'us-east-1', credentials: LOCAL_CREDENTIALS });
+  return { data, publish: (topic: string, wake: Wake) => data.send(new PublishCommand({ topic, qos: 1, payload: new TextEncoder().encode(JSON.stringify(wake)) })) };
+};
+
+describe('PushChannel under faults', () => {
+  it('a connection that was up and dropped: onError hears of it, and the next try comes after the first backoff, not a doubled one', async () => {
+    const p = await proxy();
+    const errors: Error[] = [];
+    const channel = new PushChannel({ endpoint: p.endpoint, tables: 'drops', reconnectFirstMs: 100, onError: (e) => errors.push(e) });
+    const stop = new AbortController();
+    const run = channel.run(stop.signal);
+    for (let i = 0; i < 4; i++) {
+      await waitFor('connected', () => channel.healthy());
+      await sleep(1_500); // up ten first backoffs and more
+      p.dropAll();
+      await waitFor('down', () => !channel.healthy());
+    }
+    await waitFor('back', () => channel.healthy());
+    stop.abort();
+    await run;
+    p.close();
+    const drops = errors.filter((e) => /the connection to .* closed after \d+ ms/.test(e.message));
+    // before the fix: none told, and each reconnect waited twice the one before (100, 200, 400, 800 ms)
+    expect(drops.length).toBe(4);
+    for (const e of drops) expect(Number(/trying again in about (\d+) ms/.exec(e.message)![1])).toBe(100);
+  });
+
+  it('a connection closed at once, over and over (taken over by a process with the same client id): the backoff grows, and onError names the likely cause', async () => {
+    const errors: Error[] = [];
+    const a = new PushChannel({ endpoint: broker.wsEndpoint, tables: 'twins', clientId: 'conclave-twins-leases:same', reconnectFirstMs: 100, onError: (e) => errors.push(e) });
+    const b = new PushChannel({ endpoint: broker.wsEndpoint, tables: 'twins', clientId: 'conclave-twins-leases:same', reconnectFirstMs: 100, onError: () => undefined });
+    const stop = new AbortController();
+    const runs = [a.run(stop.signal), b.run(stop.signal)];
+    await waitFor('a taken over twice', () => errors.filter((e) => /closed after/.test(e.message)).length >= 3);
+    stop.abort();
+    await Promise.all(runs);
+    const drops = errors.filter((e) => /closed after/.test(e.message));
+    expect(drops[0]!.message).toMatch(/may have been taken over: does another process connect with the same clientId\?/);
+    const waits = drops.map((e) => Number(/trying again in about (\d+) ms/.exec(e.message)![1]));
+    expect(waits.at(-1)).toBeGreaterThan(waits[0]!);
+  });
+
+  it('stopped while connecting to a broker that never answers: run() resolves without waiting out the connect timeout (10 s)', async () => {
+    const p = await proxy({ blackHole: true });
+    const channel = new PushChannel({ endpoint: p.endpoint, tables: 'hole', onError: () => undefined });
+    const stop = new AbortController();
+    const run = channel.run(stop.signal);
+    await waitFor('the socket', () => p.sockets.size > 0);
+    stop.abort();
+    const took = await settleMs(run, 20_000);
+    p.close();
+    expect(took).toBeLessThan(5_000); // before the fix: 10 s
+  });
+
+  it('stopped while the path to the broker is half-open: run() resolves after the close’s grace (1 s), not the socket’s timeout (30 s)', async () => {
+    const p = await proxy();
+    const channel = new PushChannel({ endpoint: p.endpoint, tables: 'halfopen', onError: () => undefined });
+    const stop = new AbortController();
+    const run = channel.run(stop.signal);
+    await channel.ready;
+    p.freeze();
+    stop.abort();
+    const took = await settleMs(run, 40_000);
+    p.close();
+    expect(took).toBeLessThan(15_000); // before the fix: 30 s
+  });
+
+  it('a watcher that throws: told to onError; the other watchers get every wake, and run() ends when asked', async () => {
+    const uncaught: unknown[] = [];
+    const onUncaught = (e: unknown) => void uncaught.push(e);
+    process.on('uncaughtException', onUncaught);
+    const errors: Error[] = [];
+    const channel = new PushChannel({ endpoint: broker.wsEndpoint, tables: 'throws', onError: (e) => errors.push(e) });
+    channel.watch('jobs', (w) => {
+      if (w) throw new Error("the user's onWake bug");
+    });
+    const got: number[] = [];
+    channel.watch('jobs', (w) => void (w && got.push(w.revision!)));
+    const stop = new AbortController();
+    const run = channel.run(stop.signal);
+    const { data, publish } = publisher();
+    try {
+      await channel.ready;
+      for (const revision of [1, 2]) await publish(plainPushTopic(channel.options.tables.leases, 'jobs'), { lease: 'jobs', revision, by: 'stream' });
+      await waitFor('both wakes', () => got.length >= 2);
+    } finally {
+      stop.abort();
+      await run;
+      process.off('uncaughtException', onUncaught);
+      data.destroy();
+    }
+    // before the fix: an uncaught exception, the second watcher never told, run() stuck
+    expect(uncaught).toEqual([]);
+    expect(got).toEqual([1, 2]);
+    expect(errors.filter((e) => e.message === "the user's onWake bug").length).toBe(2);
+  });
+
+  it('a bad `tables` is a ValidationError naming it, not a TypeError', () => {
+    for (const tables of ['a b', '', { prefix: 'x', extra: 1 }]) {
+      let err: unknown;
+      try {
+        new PushChannel({ endpoint: broker.wsEndpoint, tables: tables as never });
+      } catch (e) {
+        err = e;
+      }
+      expect(err).toBeInstanceOf(ValidationError);
+      expect((err as ValidationError).fields[0]).toMatch(/^tables/);
+    }
+  });
+
+  it('a channel with no session gets each wake once: not again on each process topic its subscription also takes in', async () => {
+    const channel = new PushChannel({ endpoint: broker.wsEndpoint, tables: 'mixed', onError: () => undefined });
+    const table = channel.options.tables.leases;
+    const got: number[] = [];
+    channel.watch('jobs', (w) => void (w && got.push(w.revision!)));
+    const stop = new AbortController();
+    const run = channel.run(stop.signal);
+    const { data, publish } = publisher();
+    try {
+      await channel.ready;
+      // the lease stream's copies on three processes' topics, then (ordered on one connection) one on the lease's own
+      for (const p of ['p1', 'p2', 'p3']) await publish(processTopic(table, p), { lease: 'jobs', revision: 7, by: 'stream' });
+      await publish(plainPushTopic(table, 'jobs'), { lease: 'jobs', revision: 8, by: 'stream' });
+      await waitFor('the lease topic’s wake', () => got.includes(8));
+    } finally {
+      stop.abort();
+      await run;
+      data.destroy();
+    }
+    expect(got).toEqual([8]); // before the fix: [7, 7, 7, 8]
+  });
+});
