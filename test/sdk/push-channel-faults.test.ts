@@ -49,6 +49,21 @@ const publisher = () => {
   return { data, publish: (topic: string, wake: Wake) => data.send(new PublishCommand({ topic, qos: 1, payload: new TextEncoder().encode(JSON.stringify(wake)) })) };
 };
 
+/** Runs `channel` while `body` runs (once it is connected), with a publisher on the broker's data plane; stops both after. */
+async function whileRunning(channel: PushChannel, body: (publish: (topic: string, wake: Wake) => Promise<unknown>, table: string) => Promise<void>): Promise<void> {
+  const stop = new AbortController();
+  const run = channel.run(stop.signal);
+  const { data, publish } = publisher();
+  try {
+    await channel.ready;
+    await body(publish, channel.options.tables.leases);
+  } finally {
+    stop.abort();
+    await run;
+    data.destroy();
+  }
+}
+
 describe('PushChannel under faults', () => {
   it('a connection that was up and dropped: onError hears of it, and the next try comes after the first backoff, not a doubled one', async () => {
     const p = await proxy();
@@ -123,18 +138,13 @@ describe('PushChannel under faults', () => {
     });
     const got: number[] = [];
     channel.watch('jobs', (w) => void (w && got.push(w.revision!)));
-    const stop = new AbortController();
-    const run = channel.run(stop.signal);
-    const { data, publish } = publisher();
     try {
-      await channel.ready;
-      for (const revision of [1, 2]) await publish(plainPushTopic(channel.options.tables.leases, 'jobs'), { lease: 'jobs', revision, by: 'stream' });
-      await waitFor('both wakes', () => got.length >= 2);
+      await whileRunning(channel, async (publish, table) => {
+        for (const revision of [1, 2]) await publish(plainPushTopic(table, 'jobs'), { lease: 'jobs', revision, by: 'stream' });
+        await waitFor('both wakes', () => got.length >= 2);
+      });
     } finally {
-      stop.abort();
-      await run;
       process.off('uncaughtException', onUncaught);
-      data.destroy();
     }
     // before the fix: an uncaught exception, the second watcher never told, run() stuck
     expect(uncaught).toEqual([]);
@@ -157,23 +167,14 @@ describe('PushChannel under faults', () => {
 
   it('a channel with no session gets each wake once: not again on each process topic its subscription also takes in', async () => {
     const channel = new PushChannel({ endpoint: broker.wsEndpoint, tables: 'mixed', onError: () => undefined });
-    const table = channel.options.tables.leases;
     const got: number[] = [];
     channel.watch('jobs', (w) => void (w && got.push(w.revision!)));
-    const stop = new AbortController();
-    const run = channel.run(stop.signal);
-    const { data, publish } = publisher();
-    try {
-      await channel.ready;
+    await whileRunning(channel, async (publish, table) => {
       // the lease stream's copies on three processes' topics, then (ordered on one connection) one on the lease's own
       for (const p of ['p1', 'p2', 'p3']) await publish(processTopic(table, p), { lease: 'jobs', revision: 7, by: 'stream' });
       await publish(plainPushTopic(table, 'jobs'), { lease: 'jobs', revision: 8, by: 'stream' });
       await waitFor('the lease topic’s wake', () => got.includes(8));
-    } finally {
-      stop.abort();
-      await run;
-      data.destroy();
-    }
+    });
     expect(got).toEqual([8]); // before the fix: [7, 7, 7, 8]
   });
 });
