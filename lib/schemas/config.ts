@@ -2,9 +2,6 @@ import * as z from 'zod';
 import { PreferredLocations } from './location.js';
 import { parse } from './validation.js';
 
-/** The shortest candidateStaleAfterMs: twice the longest candidacy renewIntervalMs the SDK allows (lib/sdk/candidate.ts). */
-export const MIN_CANDIDATE_STALE_AFTER_MS = 20 * 60_000;
-
 const ms = (what: string) => z.number().int(`${what} must be whole milliseconds`).positive(`${what} must be > 0`);
 const TableName = z.string().regex(/^[A-Za-z0-9_.-]{3,255}$/, 'must be a DynamoDB table name: 3–255 of A-Z a-z 0-9 _ . -');
 
@@ -28,12 +25,12 @@ export const ElectionConfigSchema = z
     clockSkewMs: z.number().int().min(0).max(60_000).default(1_000),
     /**
      * A candidate not renewed for this long no longer counts and is collected (Kubernetes: 30 min).
-     * At least 20 minutes: twice the longest candidacy renewIntervalMs the SDK allows (10 minutes,
-     * its default), so a live worker's row is never collected between its renewals.
+     * Keep it at least twice the workers' candidacy `renewIntervalMs` (10 minutes by default, 15 at
+     * most): shorter, a live worker's row is collected between its renewals. The coordinator cannot
+     * check this (it does not know the workers' settings); a deployment with shorter candidacy
+     * renewals may set it shorter.
      */
-    candidateStaleAfterMs: ms('candidateStaleAfterMs')
-      .min(MIN_CANDIDATE_STALE_AFTER_MS, `candidateStaleAfterMs must be ≥ ${MIN_CANDIDATE_STALE_AFTER_MS} (20 minutes): workers renew their candidate rows every 10 minutes (the SDK's renewIntervalMs, at most that), so a shorter age would collect live candidates between renewals`)
-      .default(30 * 60_000),
+    candidateStaleAfterMs: ms('candidateStaleAfterMs').default(30 * 60_000),
     /**
      * KEP-4355's re-ping of a candidate this stale (15 min). Accepted and validated (below
      * candidateStaleAfterMs), not acted on: Conclave's candidates renew their rows every 10

@@ -2,7 +2,6 @@ import * as z from 'zod';
 import { Nap, every, systemClock, uniqueId, type Clock, type Timer } from '../clock.js';
 import { CandidateSpec, type Candidate } from '../schemas/candidate.js';
 import { Instance } from '../schemas/common.js';
-import { MIN_CANDIDATE_STALE_AFTER_MS } from '../schemas/config.js';
 import { Location } from '../schemas/location.js';
 import { Platform } from '../schemas/platform.js';
 import { OLDEST_EMULATION_VERSION } from '../schemas/strategy.js';
@@ -18,8 +17,8 @@ import { ClientSchema, ClockSchema, ClockSyncSchema, StartUp, TablesSchema, abor
 import { instanceOnSession, processOf } from '../schemas/instance.js';
 import { SessionSchema, sessionSeam, type Session } from './session.js';
 
-/** The longest renewIntervalMs: half the shortest age at which a coordinator may collect a row as stale (candidateStaleAfterMs, at least 20 minutes). */
-const MAX_RENEW_INTERVAL_MS = MIN_CANDIDATE_STALE_AFTER_MS / 2;
+/** The longest renewIntervalMs: half the age at which the coordinator collects a row as stale by default (candidateStaleAfterMs, 30 minutes). */
+const MAX_RENEW_INTERVAL_MS = 15 * 60_000;
 
 /**
  * What a worker stands with (KEP-4355's LeaseCandidate spec, less the names): the fields of a
@@ -47,13 +46,14 @@ export const CandidacyShape = {
    * answers pings at once), so the renewal only keeps its row from being collected (30 minutes:
    * `candidateStaleAfterMs`), two missed renewals away. On a live session (the `session` option)
    * the session's renewals show it alive instead, and the row is renewed every
-   * ON_SESSION_RENEW_MS. At most 600000 (twice in the shortest stale age a coordinator allows). @default 600000
+   * ON_SESSION_RENEW_MS. At most 900000 (twice in the coordinator's default stale age; with a
+   * shorter `candidateStaleAfterMs`, keep it at most half of that). @default 600000
    */
   renewIntervalMs: z
     .number()
     .int('must be whole milliseconds')
     .min(1_000, 'must be ≥ 1000 ms')
-    .max(MAX_RENEW_INTERVAL_MS, `must be ≤ ${MAX_RENEW_INTERVAL_MS} ms (10 minutes): a coordinator may collect a row not renewed for 20 minutes (candidateStaleAfterMs, 30 by default), so it is renewed at least twice in that time`)
+    .max(MAX_RENEW_INTERVAL_MS, `must be ≤ ${MAX_RENEW_INTERVAL_MS} ms (15 minutes): the coordinator collects a row not renewed for 30 minutes by default (candidateStaleAfterMs), so it is renewed at least twice in that time`)
     .default(10 * 60_000),
 };
 

@@ -210,7 +210,7 @@ export const SMALL: ModelConfig = {
   workFailures: 0,
   tokenMoves: 0,
   maxTickUnits: 4,
-  coordinator: { ackWindowMs: 1_000, electedLeaseDurationSeconds: 1, defaultLeaseDurationSeconds: 2, clockSkewMs: 1_000, candidateStaleAfterMs: 1_200_000, candidateRepingAfterMs: 300_000 },
+  coordinator: { ackWindowMs: 1_000, electedLeaseDurationSeconds: 1, defaultLeaseDurationSeconds: 2, clockSkewMs: 1_000, candidateStaleAfterMs: 600_000, candidateRepingAfterMs: 300_000 },
 };
 
 const LEASE = 'model';

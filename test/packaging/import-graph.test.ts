@@ -46,7 +46,8 @@ const expected: Record<'sdk' | 'sdk/push' | 'cli' | 'cdk' | 'testing', Expected>
   },
   'sdk/push': {
     entry: 'lib/sdk/push-entry.ts',
-    areas: ['lib/clock.ts', 'lib/schemas/common.ts', 'lib/schemas/config.ts', 'lib/schemas/instance.ts', 'lib/schemas/location.ts', 'lib/schemas/push.ts', 'lib/schemas/validation.ts', 'lib/sdk/options.ts', 'lib/sdk/push-channel.ts', 'lib/sdk/push-entry.ts', 'lib/sdk/push.ts', 'lib/sdk/server-clock.ts', 'lib/tables.ts'],
+    // faults.ts: the user's onError and watchers called as every SDK object calls them (errorSink, callBack)
+    areas: ['lib/clock.ts', 'lib/schemas/common.ts', 'lib/schemas/config.ts', 'lib/schemas/instance.ts', 'lib/schemas/location.ts', 'lib/schemas/push.ts', 'lib/schemas/validation.ts', 'lib/sdk/faults.ts', 'lib/sdk/options.ts', 'lib/sdk/push-channel.ts', 'lib/sdk/push-entry.ts', 'lib/sdk/push.ts', 'lib/sdk/server-clock.ts', 'lib/tables.ts'],
     never: {
       // the channel alone: no elector, store or schema of the leases
       modules: ['lib/sdk/elector.ts', 'lib/stores/', 'lib/election/', 'lib/local/', 'lib/cli/', 'lib/coordinator/', 'lib/testing/', 'functions/', 'infra/', 'examples/', ...NOT_SHIPPED],

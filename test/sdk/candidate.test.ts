@@ -49,8 +49,8 @@ describe('LeaseCandidate', () => {
     { over: { name: '' }, field: 'name' },
     { over: { leaseName: '' }, field: 'leaseName' },
     { over: { renewIntervalMs: 10 }, field: 'renewIntervalMs' },
-    // renewed less often than twice in the shortest stale age a coordinator allows (20 min), a live worker’s row would be collected; beyond 2^31 ms Node fires a timer at once
-    { over: { renewIntervalMs: 15 * 60_000 }, field: 'renewIntervalMs' },
+    // renewed less often than twice in the coordinator's default stale age (30 min), a live worker’s row would be collected; beyond 2^31 ms Node fires a timer at once
+    { over: { renewIntervalMs: 15 * 60_000 + 1 }, field: 'renewIntervalMs' },
     { over: { claimWindowMs: 25 * 86_400_000 }, field: 'claimWindowMs' },
     // longer than a row's `identity` may be (512): run() would retry its refused write forever
     { over: { instance: 'x'.repeat(600) }, field: 'instance' },
