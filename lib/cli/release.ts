@@ -147,9 +147,13 @@ async function askToYield(ctx: CliContext, read: LeaseRead, term: Term, candidat
   const ask = (r: LeaseRead) =>
     writeAsShown(`lease ${name}`, r, patch, now, { reread: () => ctx.leases.read(name), write: (rr, p) => ctx.leases.write(rr, p), same: (l) => inTerm(l, term) });
   const giveUp = `giving up after ${span(timeoutMs)}`;
+  const confirm = (r: LeaseRead) => confirmChange(ctx, `ask ${holder} to yield lease ${name} (fencing token ${term.fencingToken}) to ${to}: it stops and releases at its next renewal`, changesOf(r.item, patch, now));
+  // a request already on the lease is only waited for: writing one again (once withdrawn) is this command's write, confirmed first
+  let confirmed = false;
   if (already) note(ctx, `${holder} is already asked to yield lease ${name} to ${already} (preferredHolder); waiting for it to release (${giveUp})…`);
   else {
-    await confirmChange(ctx, `ask ${holder} to yield lease ${name} (fencing token ${term.fencingToken}) to ${to}: it stops and releases at its next renewal`, changesOf(lease, patch, now));
+    await confirm(read);
+    confirmed = true;
     await ask(read);
     note(ctx, `waiting for ${holder} to release lease ${name} (${giveUp})…`);
   }
@@ -167,6 +171,8 @@ async function askToYield(ctx: CliContext, read: LeaseRead, term: Term, candidat
     if (l.preferredHolder === undefined) {
       if (asked >= ASKS) throw new CliError(`the coordinator withdrew the request to yield ${asked} times before ${holder} saw it (it judges ${holder} its best candidate); ${force} ends the term anyway`);
       note(ctx, `the coordinator withdrew the request before ${holder} saw it (it judges ${holder} its best candidate); asking again`);
+      if (!confirmed) await confirm(current);
+      confirmed = true;
       await ask(current);
       asked++;
     }

@@ -136,6 +136,24 @@ describe('release asks the holder to yield', () => {
     expect(r.err.split('\n')[0]).toBe('y1 is already asked to yield lease asked to y2 (preferredHolder); waiting for it to release (giving up after 30s)…');
   });
 
+  it('a holder already asked to yield, the request then withdrawn: asking again is a write, confirmed first (without --yes and a terminal, nothing is written)', async () => {
+    await seed('asked-withdrawn', { preferredHolder: 'y2' });
+    const clock = manualClock(NOW + SEC);
+    const withdraw = async () => void (await h.leases.write(await h.leases.read('asked-withdrawn'), { remove: ['preferredHolder'] }));
+    const pace = scripted([withdraw], clock);
+    const r = await h.run(['release', 'asked-withdrawn'], { clock, pace });
+    expect(r.code, r.err).toBe(1);
+    expect(r.err).toMatch(/^ {2}preferredHolder +- +y2$/m);
+    expect(r.err.split('\n').at(-1)).toBe('error: not confirmed: stdin is not a terminal, so nobody can answer — pass --yes (-y) to make this change; nothing was written');
+    expect((await h.leases.read('asked-withdrawn')).item?.preferredHolder).toBeUndefined();
+    // with --yes (or "y" at a terminal) it asks again, and waits for the holder
+    await h.leases.write(await h.leases.read('asked-withdrawn'), { set: { preferredHolder: 'y2' } });
+    const yes = await h.run(['release', 'asked-withdrawn', '--yes'], { clock, pace: scripted([withdraw, holderYields('asked-withdrawn')], clock) });
+    expect(yes.code, yes.err).toBe(0);
+    expect(yes.err).toMatch(/asking again$/m);
+    expect((await h.leases.read('asked-withdrawn')).item).toMatchObject({ lastHolderIdentity: 'y1' });
+  });
+
   it('-o json: the lease as it is once the holder released, alone on stdout', async () => {
     await seed('json');
     const clock = manualClock(NOW + SEC);
