@@ -37,15 +37,19 @@ export interface CliIO extends Sink {
   prompt?: (text: string) => void;
 }
 
-/** One line typed at `input`; undefined when the input ends first. */
-async function readLine(input: NodeJS.ReadableStream): Promise<string | undefined> {
+/** One line typed at `input`; undefined when the input ends first, or `signal` aborts (Ctrl-C). */
+async function readLine(input: NodeJS.ReadableStream, signal: AbortSignal): Promise<string | undefined> {
+  if (signal.aborted) return undefined;
   const rl = createInterface({ input, terminal: false, crlfDelay: Infinity });
+  const onAbort = () => rl.close();
+  signal.addEventListener('abort', onAbort, { once: true });
   try {
     return await new Promise<string | undefined>((resolve) => {
       rl.once('line', resolve);
       rl.once('close', () => resolve(undefined));
     });
   } finally {
+    signal.removeEventListener('abort', onAbort);
     rl.close();
   }
 }
@@ -241,12 +245,13 @@ function program(io: CliIO & { ask: (question: string) => Promise<string | undef
 export async function main(argv: readonly string[], given: Partial<CliIO> = {}): Promise<number> {
   const io: CliIO = { ...defaultIO(), ...given };
   const prompt = given.prompt ?? (given.err ? io.err : (t: string) => void process.stderr.write(t));
-  const ask = async (question: string) => {
-    prompt(question);
-    return readLine(io.stdin ?? process.stdin);
-  };
   const stop = new AbortController();
   const onSignal = () => stop.abort();
+  // Ctrl-C ends a question too: release listens for it (to stop its wait) before it asks
+  const ask = async (question: string) => {
+    prompt(question);
+    return readLine(io.stdin ?? process.stdin, io.pace?.signal ?? stop.signal);
+  };
   const pace = () => {
     if (io.pace) return io.pace;
     process.once('SIGINT', onSignal).once('SIGTERM', onSignal);

@@ -2,11 +2,13 @@
  * The writes (set-priority, preempt, set-strategy, release) show what they change and ask first:
  * `--yes` (`-y`) skips the question; without a terminal to answer at, they refuse.
  */
+import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { main } from '../../lib/cli/main.js';
 import { manualClock } from '../../lib/clock.js';
 import type { Candidate } from '../../lib/schemas/candidate.js';
 import { NOW, SEC, cand, lease } from '../fixtures.js';
-import { cliHarness, type CliHarness } from './harness.js';
+import { cliHarness, scripted, type CliHarness } from './harness.js';
 
 let h: CliHarness;
 const at = () => manualClock(NOW + 3 * SEC);
@@ -117,5 +119,31 @@ describe('release asks too', () => {
     expect(f.err.split('\n').at(-1)).toBe(NOT_A_TERMINAL);
     expect(f.err).toMatch(/^ {2}holderIdentity +k1 +-$/m);
     expect((await h.leases.read('ask')).item?.holderIdentity).toBe('k1');
+  });
+
+  it('Ctrl-C at the question ends it: nothing is written, though "y" is typed after', async () => {
+    // release listens for Ctrl-C (to stop its wait) before it asks: the question must end with it
+    const clock = at();
+    const pace = scripted([], clock);
+    const stdin = new PassThrough();
+    const err: string[] = [];
+    const code = await main([...h.target, 'release', 'ask'], {
+      out: () => undefined,
+      err: (t) => err.push(t),
+      color: false,
+      env: {},
+      clock,
+      pace,
+      stdin,
+      stdinIsTTY: true,
+      prompt: (t) => {
+        err.push(t);
+        pace.stop.abort(); // Ctrl-C while the question waits…
+        stdin.write('y\n'); // …then "y", typed before the CLI ended
+      },
+    });
+    expect(code).toBe(1);
+    expect(err.at(-1)).toMatch(/^error: not confirmed.*; nothing was written$/);
+    expect((await h.leases.read('ask')).item).not.toHaveProperty('preferredHolder');
   });
 });
