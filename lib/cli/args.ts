@@ -31,13 +31,16 @@ export const PriorityArg = z
   .transform(Number)
   .pipe(PinnedPriority);
 
+/** At most a day: a wait is a Node timer, and one past 2^31 - 1 ms (24.8 days) fires at once, every time. */
+const MAX_SECONDS = 86_400;
+
 const Seconds = (what: string) =>
   z
     .string()
     .trim()
     .regex(/^\d+(\.\d+)?$/, `must be a number of seconds, e.g. ${what}`)
     .transform(Number)
-    .pipe(z.number().min(0.1, 'must be at least 0.1 seconds'));
+    .pipe(z.number().min(0.1, 'must be at least 0.1 seconds').max(MAX_SECONDS, `must be at most ${MAX_SECONDS} seconds (a day)`));
 
 const Count = z.string().trim().regex(/^\d+$/, 'must be a whole number ≥ 1').transform(Number).pipe(z.number().int().min(1, 'must be ≥ 1'));
 

@@ -220,7 +220,7 @@ function program(io: CliIO & { ask: (question: string) => Promise<string | undef
   root
     .command('watch')
     .argument('[lease]', 'one lease and its candidates (default: the leases table)')
-    .option('--interval <seconds>', 'seconds between refreshes (default 1)')
+    .option('--interval <seconds>', 'seconds between refreshes (default 1, at most 86400)')
     .option('--count <n>', 'stop after n refreshes')
     .description('redraw the leases (or one lease) every interval; holder changes are highlighted')
     .action((lease: string | undefined, opts: { interval?: string; count?: string }, cmd: Command) =>

@@ -61,6 +61,15 @@ describe('watch', () => {
     expect(await h.run(['watch', '--count', '0'], { pace: scripted([]) })).toMatchObject({ code: 1, err: 'error: invalid watch arguments: count: must be ≥ 1' });
     expect(await h.run(['watch', '--interval', 'fast'], { pace: scripted([]) })).toMatchObject({ code: 1, err: 'error: invalid watch arguments: interval: must be a number of seconds, e.g. 1 or 0.5' });
   });
+
+  it('refuses an --interval too long to wait for (a timer past 2^31 ms fires at once: a redraw every millisecond)', async () => {
+    const pace = scripted([]);
+    const r = await h.run(['watch', '--interval', '2147484', '--count', '2'], { pace });
+    expect(r).toMatchObject({ code: 1, err: 'error: invalid watch arguments: interval: must be at most 86400 seconds (a day)' });
+    expect(pace.waits).toEqual([]);
+    expect((await h.run(['watch', '--interval', '86400', '--count', '2'], { clock: manualClock(NOW), pace })).code).toBe(0);
+    expect(pace.waits).toEqual([86_400_000]);
+  });
 });
 
 const iso = (ms: number) => new Date(ms).toISOString();
