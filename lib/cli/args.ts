@@ -12,7 +12,10 @@ import { KNOWN_STRATEGIES, StrategyName, isKnownStrategy } from '../schemas/stra
 import { ValidationError, parse } from '../schemas/validation.js';
 import { defaultTableNames } from '../tables.js';
 
-/** `90s`, `10m`, `2h`, `1h30m` → milliseconds. */
+/** The longest duration taken: a pin's expiry (now + --for) must stay a time a row can carry. */
+const MAX_DURATION_HOURS = 8_760;
+
+/** `90s`, `10m`, `2h`, `1h30m` → milliseconds; at most a year. */
 export const Duration = z
   .string()
   .trim()
@@ -21,7 +24,7 @@ export const Duration = z
     const part = (unit: string) => Number(new RegExp(`(\\d+)${unit}`).exec(s)?.[1] ?? 0);
     return ((part('h') * 60 + part('m')) * 60 + part('s')) * 1000;
   })
-  .pipe(z.number().positive('must be longer than 0s'));
+  .pipe(z.number().positive('must be longer than 0s').max(MAX_DURATION_HOURS * 3_600_000, `must be at most ${MAX_DURATION_HOURS}h (a year)`));
 
 /** An operator's priority as typed: a whole number, then the schema's rule for a pin (room left for preempt). */
 export const PriorityArg = z
