@@ -94,6 +94,16 @@ export async function explain(e: unknown, target: Target, client?: DynamoDBClien
         `pass --table-prefix PREFIX (or CONCLAVE_TABLE_PREFIX), or name a table with --leases-table / --candidates-table / --identities-table${hint}`,
     );
   }
+  // a table named (--leases-table, …) that exists but is not one of ours: DynamoDB refuses the key
+  // (AWS: "The provided key element does not match the schema", "Query condition missed key schema element";
+  // DynamoDB Local: "The number of conditions on the keys is invalid", "Query key condition not supported")
+  if (e.name === 'ValidationException' && /key element|key schema|conditions on the keys|key condition not supported/i.test(e.message)) {
+    const t = target.tables;
+    return new CliError(
+      `DynamoDB refused a request on the tables named (ValidationException: ${e.message}): one is not a Conclave table of its kind (its key differs) — ` +
+        `check --leases-table, --candidates-table and --identities-table (leases ${t.leases}, candidates ${t.candidates}, identities ${t.identities}), or --table-prefix`,
+    );
+  }
   if (e.name === 'CredentialsProviderError') {
     return new CliError(
       'no AWS credentials found — configure them (aws configure, aws sso login with AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY), or pass --endpoint URL for DynamoDB Local',

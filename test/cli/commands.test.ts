@@ -571,6 +571,18 @@ describe('where DynamoDB is', () => {
     expect(one.err).toMatch(/^error: table no-such-table does not exist/);
   });
 
+  it('a table option naming a table of another shape (the wrong key) is an error naming the table options, not a bug', async () => {
+    // the candidates table for the leases table: a GetItem by `name` alone, which DynamoDB refuses (ValidationException)
+    const r = await runMain(['--endpoint', h.endpoint, '--table-prefix', h.prefix, '--leases-table', h.t.names.candidates, 'describe', 'lease', 'component-A']);
+    expect(r.code).toBe(1);
+    expect(r.err).not.toMatch(/a bug|^\s+at /m);
+    expect(r.err).toMatch(/^error: DynamoDB refused a request on the tables named \(ValidationException: .+\): one is not a Conclave table of its kind \(its key differs\) — check --leases-table, --candidates-table and --identities-table \(leases \S+-candidates, candidates \S+-candidates, identities \S+-identities\), or --table-prefix$/);
+    // the leases table for the candidates table: a Query by `leaseName`, which it has no key for
+    const q = await runMain(['--endpoint', h.endpoint, '--table-prefix', h.prefix, '--candidates-table', h.t.names.leases, 'get', 'candidates', 'component-A']);
+    expect(q.code).toBe(1);
+    expect(q.err).toMatch(/^error: DynamoDB refused a request on the tables named \(ValidationException: .+\): one is not a Conclave table of its kind/);
+  });
+
   it('CONCLAVE_ENDPOINT and CONCLAVE_TABLE_PREFIX stand in for the flags', async () => {
     const r = await runMain(['get', 'leases', '-o', 'json'], { env: { CONCLAVE_ENDPOINT: h.endpoint, CONCLAVE_TABLE_PREFIX: h.prefix } });
     expect(r.code).toBe(0);
