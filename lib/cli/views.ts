@@ -1,5 +1,5 @@
 /** What the tables' rows look like to an operator: one place for every column and field. */
-import { ignoredLastPing } from '../election/decide.js';
+import { answeredLastPing, ignoredLastPing } from '../election/decide.js';
 import { locationOf, locationRank, locationText } from '../election/location.js';
 import { effectivePriority } from '../election/ordering.js';
 import type { Candidate } from '../schemas/candidate.js';
@@ -54,7 +54,7 @@ export function priorityOf(c: Candidate, now: number): string {
 export function pingOf(c: Candidate, now: number, config: ElectionConfig): string {
   if (c.pingTime === undefined) return '-';
   const pinged = `pinged ${relative(c.pingTime, now)}`;
-  if (c.renewTime >= c.pingTime) return `acked (${pinged})`; // the candidate schema's rule
+  if (answeredLastPing(c)) return `acked (${pinged})`; // the coordinator's rule: ackedPingTime, else renewTime (a KEP-style row)
   if (ignoredLastPing(c, now, config.ackWindowMs)) return `ignored (${pinged})`;
   return `pending (${pinged})`;
 }

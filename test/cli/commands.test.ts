@@ -74,6 +74,22 @@ describe('get', () => {
     expect(lines).toHaveLength(5);
   });
 
+  it('PING/ACK judges an ack as the coordinator does: by ackedPingTime (its own stamp copied back), not by the worker’s clock', async () => {
+    // p-fast: its clock runs ahead (renewTime after the ping) but it never answered (ackedPingTime 0): the coordinator counts it as ignoring the ping
+    await h.seedCandidate(cand('p-fast', '1.30.0', '1.30.0', { leaseName: 'pings', pingTime: NOW - 20 * SEC, ackedPingTime: 0, renewTime: NOW }));
+    // p-slow: its clock runs behind (renewTime before the ping) but its renewal copied the ping back: answered
+    await h.seedCandidate(cand('p-slow', '1.30.0', '1.30.0', { leaseName: 'pings', pingTime: NOW - 20 * SEC, ackedPingTime: NOW - 20 * SEC, renewTime: NOW - 25 * SEC }));
+    try {
+      const r = await h.run(['get', 'candidates', 'pings'], { clock: at() });
+      expect(r.code, r.err).toBe(0);
+      const row = (name: string) => r.out.split('\n').find((l) => l.startsWith(`${name} `))!.split(/\s{3,}/);
+      expect(row('p-fast')[7]).toBe('ignored (pinged 23s ago)');
+      expect(row('p-slow')[7]).toBe('acked (pinged 23s ago)');
+    } finally {
+      for (const name of ['p-fast', 'p-slow']) await h.candidates.delete(await h.candidates.read('pings', name));
+    }
+  });
+
   it('get candidates without a lease scans every lease', async () => {
     const r = await h.run(['get', 'candidates', '-o', 'json'], { clock: at() });
     expect((JSON.parse(r.out) as Candidate[]).map((c) => `${c.leaseName}/${c.name}`)).toEqual(['component-A/w1', 'component-A/w2', 'component-A/w3', 'component-A/w4', 'jobs/j2']);
