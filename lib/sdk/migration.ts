@@ -334,7 +334,9 @@ export interface LeaderMigrationRun {
  * controllers does not campaign at all, so it can never hold the migration lease while running
  * nothing under it. Each controller is given the term of the lease it runs under (ControllerTerm):
  * it fences its writes with it, as a LeaderElector's onStartedLeading does. A failing controller
- * rejects `onStartedLeading`; what follows is the elector's policy.
+ * rejects `onStartedLeading`; what follows is the elector's policy. Resolves once `signal` has
+ * aborted and both electors have stepped down (the controllers are not waited for, as an elector's
+ * run() does not wait for its work).
  */
 export async function runWithLeaderMigration(run: LeaderMigrationRun): Promise<void> {
   const { startElector, component, primaryLeaseName, config, signal } = run;
@@ -350,16 +352,28 @@ export async function runWithLeaderMigration(run: LeaderMigrationRun): Promise<v
     await Promise.all(names.map(async (name) => table.get(name)?.(leading, held)));
   };
   const runPrimary = runEach(primary, primaryLeaseName);
-  await startElector(
-    primaryLeaseName,
-    async (leading, term) => {
-      await Promise.all([
-        runPrimary(leading, term),
-        config && migration.length > 0 ? startElector(config.leaderName, runEach(migration, config.leaderName), leading) : undefined,
-      ]);
-    },
-    signal,
-  );
+  // An elector does not wait for its onStartedLeading: a term's migration elector may still be
+  // stepping down (handing the lease over, withdrawing its candidacy) when the primary elector's
+  // run() resolves. Each is waited for below, so nothing of this run writes after it resolved.
+  const migrating = new Set<Promise<void>>();
+  const campaign = (leaderName: string, leading: AbortSignal): Promise<void> => {
+    const p = startElector(leaderName, runEach(migration, leaderName), leading);
+    migrating.add(p);
+    const forget = () => void migrating.delete(p);
+    p.then(forget, forget);
+    return p;
+  };
+  try {
+    await startElector(
+      primaryLeaseName,
+      async (leading, term) => {
+        await Promise.all([runPrimary(leading, term), config && migration.length > 0 ? campaign(config.leaderName, leading) : undefined]);
+      },
+      signal,
+    );
+  } finally {
+    await Promise.allSettled([...migrating]);
+  }
 }
 
 /**

@@ -69,4 +69,46 @@ describe('runWithLeaderMigration on real electors (KEP-2436)', () => {
     await sim.settle(Promise.all([kcm.done, ccm.done]));
     expect([...running.values()].every((n) => n === 0)).toBe(true);
   });
+  it('resolves only once the migration lease is given up: nothing of its elector runs after, so a process may exit then', async () => {
+    const sim = await Sim.create({ config: { ackWindowMs: 500, electedLeaseDurationSeconds: 2 } });
+    sim.coordinator({ tickEveryMs: TICK_MS });
+    const config = defaultLeaderMigrationConfiguration(['cloud-route']);
+    const running = new Map<string, number>();
+    const controller = (who: string) => async (signal: AbortSignal) => {
+      running.set(who, (running.get(who) ?? 0) + 1);
+      await new Promise<void>((r) => signal.addEventListener('abort', () => r(), { once: true }));
+      running.set(who, running.get(who)! - 1);
+    };
+    const start = (component: string) => {
+      const machine = sim.machine();
+      const abort = new AbortController();
+      const done = runWithLeaderMigration({
+        startElector: electorStarter({ identity: `${component}-1`, tables: sim.names, ...FAST, platform: 'none', client: machine.client, clock: machine.clock, candidacy: { emulationVersion: '1.30.0', binaryVersion: '1.30.0' } }),
+        controllers: { [`${component}-own`]: controller(`${component}/own`), 'cloud-route': controller(`${component}/cloud-route`) },
+        component,
+        primaryLeaseName: component,
+        config,
+        signal: abort.signal,
+      });
+      return { abort, done, machine, component };
+    };
+    const kcm = start('kcm');
+    const ccm = start('ccm');
+    await sim.until('the migrated controller in one of them', () => (running.get('kcm/cloud-route') ?? 0) + (running.get('ccm/cloud-route') ?? 0) === 1, 10_000);
+    const owner = running.get('kcm/cloud-route') === 1 ? kcm : ccm;
+    const other = owner === kcm ? ccm : kcm;
+    // the owner stops; once runWithLeaderMigration has resolved, the process would exit
+    owner.abort.abort();
+    let resolvedAt: number | undefined;
+    void owner.done.then(() => (resolvedAt = sim.clock.monotonic()));
+    await sim.settle(owner.done);
+    await sim.run(5 * FAST.leaseDurationMs);
+    // what the owner's machine sent after run resolved: nothing (its migration elector had finished, lease given up)
+    expect(owner.machine.sent.filter((r) => r.at > resolvedAt!).map((r) => r.operation)).toEqual([]);
+    expect(running.get(`${owner.component}/cloud-route`)).toBe(0);
+    const lease = (await sim.leases.read(DEFAULT_MIGRATION_LEADER_NAME)).item!;
+    expect(lease.holderIdentity).toBe(`${other.component}-1`);
+    other.abort.abort();
+    await sim.settle(other.done);
+  });
 });
