@@ -138,11 +138,13 @@ async function yamlPackage(path: string): Promise<typeof import('yaml')> {
 
 async function parseText(path: string, text: string): Promise<unknown> {
   if (extname(path).toLowerCase() === '.json') {
+    // a byte order mark (Notepad, PowerShell 5) is no syntax error: JSON.parse refuses it, the YAML parser and Node's require skip it
+    const json = text.startsWith('\uFEFF') ? text.slice(1) : text;
     try {
-      return JSON.parse(text);
+      return JSON.parse(json);
     } catch (e) {
       const reason = reasonOf(e);
-      throw syntaxError(path, 'JSON', reason, jsonErrorPosition(reason, text));
+      throw syntaxError(path, 'JSON', reason, jsonErrorPosition(reason, json));
     }
   }
   // Nothing is printed: a warning (an unknown tag such as `!include`, read as a plain string by the

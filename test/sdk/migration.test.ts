@@ -71,6 +71,13 @@ describe('loadLeaderMigrationConfiguration', () => {
     expect(await loadLeaderMigrationConfiguration(path)).toEqual({ leaderName: 'm', controllerLeaders: [{ name: 'route', component: 'ccm' }] });
   });
 
+  it('reads JSON saved with a byte order mark (Notepad, PowerShell 5’s UTF8 encoding), as it reads such YAML', async () => {
+    const json = JSON.stringify({ leaderName: 'm', controllerLeaders: [{ name: 'route', component: 'ccm' }] });
+    const want = { leaderName: 'm', controllerLeaders: [{ name: 'route', component: 'ccm' }] };
+    expect(await loadLeaderMigrationConfiguration(await file('.yaml', `\uFEFF${json}`))).toEqual(want);
+    expect(await loadLeaderMigrationConfiguration(await file('.json', `\uFEFF${json}`))).toEqual(want);
+  });
+
   it.each([
     { name: 'a missing file', path: () => join(dir, 'nope.yaml'), reason: /ENOENT/ },
     { name: 'a directory', path: async () => { const d = join(dir, 'a-dir.yaml'); await mkdir(d); return d; }, reason: /EISDIR/ },
