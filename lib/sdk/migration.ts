@@ -338,7 +338,8 @@ export interface LeaderMigrationRun {
  * it fences its writes with it, as a LeaderElector's onStartedLeading does. A failing controller
  * rejects `onStartedLeading`; what follows is the elector's policy. Resolves once `signal` has
  * aborted and both electors have stepped down (the controllers are not waited for, as an elector's
- * run() does not wait for its work).
+ * run() does not wait for its work). Rejects, after stepping down, with what either elector's
+ * run() rejects with (what can never succeed: a bad option, a missing table).
  */
 export async function runWithLeaderMigration(run: LeaderMigrationRun): Promise<void> {
   const { startElector, component, primaryLeaseName, config, signal } = run;
@@ -355,27 +356,34 @@ export async function runWithLeaderMigration(run: LeaderMigrationRun): Promise<v
   };
   const runPrimary = runEach(primary, primaryLeaseName);
   // An elector does not wait for its onStartedLeading: a term's migration elector may still be
-  // stepping down (handing the lease over, withdrawing its candidacy) when the primary elector's
-  // run() resolves. Each is waited for below, so nothing of this run writes after it resolved.
-  const migrating = new Set<Promise<void>>();
-  const campaign = (leaderName: string, leading: AbortSignal): Promise<void> => {
-    const p = startElector(leaderName, runEach(migration, leaderName), leading);
-    migrating.add(p);
-    const forget = () => void migrating.delete(p);
-    p.then(forget, forget);
-    return p;
-  };
-  try {
-    await startElector(
-      primaryLeaseName,
-      async (leading, term) => {
-        await Promise.all([runPrimary(leading, term), config && migration.length > 0 ? campaign(config.leaderName, leading) : undefined]);
-      },
-      signal,
-    );
-  } finally {
-    await Promise.allSettled([...migrating]);
-  }
+  // stepping down (handing the lease over, withdrawing its candidacy) when the primary term ends.
+  // Each is waited for: the next primary term campaigns once the last one's elector is done (two at
+  // once under one identity would claim the name from each other), and the run resolves after it.
+  let migrating: Promise<void> = Promise.resolve();
+  // An elector's run() rejects only for what can never succeed (a bad option, such as a session not
+  // granted the migration lease; a missing table): the run ends with it, rather than the primary
+  // term failing and being given up at every term.
+  let fatal: { readonly error: unknown } | undefined;
+  const stopAll = new AbortController();
+  const campaign = (leaderName: string, leading: AbortSignal): Promise<void> =>
+    (migrating = migrating.then(async () => {
+      if (leading.aborted) return;
+      try {
+        await startElector(leaderName, runEach(migration, leaderName), leading);
+      } catch (e) {
+        fatal ??= { error: e };
+        stopAll.abort(e);
+      }
+    }));
+  await startElector(
+    primaryLeaseName,
+    async (leading, term) => {
+      await Promise.all([runPrimary(leading, term), config && migration.length > 0 ? campaign(config.leaderName, leading) : undefined]);
+    },
+    AbortSignal.any([signal, stopAll.signal]),
+  );
+  await migrating;
+  if (fatal) throw fatal.error;
 }
 
 /**

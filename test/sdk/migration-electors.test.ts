@@ -5,6 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_MIGRATION_LEADER_NAME, defaultLeaderMigrationConfiguration, electorStarter, runWithLeaderMigration, type ControllerTerm } from '../../lib/sdk/migration.js';
+import { ValidationError } from '../../lib/schemas/validation.js';
+import { Session } from '../../lib/sdk/session.js';
 import { FAST } from './harness.js';
 import { LATENCY_MS, Sim } from '../../sim/harness.js';
 
@@ -110,5 +112,41 @@ describe('runWithLeaderMigration on real electors (KEP-2436)', () => {
     expect(lease.holderIdentity).toBe(`${other.component}-1`);
     other.abort.abort();
     await sim.settle(other.done);
+  });
+  it('a migration elector that can never run (a session not granted the migration lease) fails the run at once, instead of giving the primary term up at every term', async () => {
+    const sim = await Sim.create({ config: { ackWindowMs: 500, electedLeaseDurationSeconds: 2 } });
+    sim.coordinator({ tickEveryMs: TICK_MS });
+    const machine = sim.machine();
+    const stop = new AbortController();
+    // the process's session serves its own lease only: the migration lease's elector is refused when it is built
+    const session = new Session({ client: machine.client, tables: sim.names, clock: machine.clock, prefix: 'kcm', leaseNames: ['kcm'], onError: () => undefined });
+    void session.run(stop.signal);
+    let starts = 0;
+    const errors: Error[] = [];
+    const done = runWithLeaderMigration({
+      startElector: electorStarter({ identity: 'kcm-1', tables: sim.names, platform: 'none', client: machine.client, clock: machine.clock, session, candidacy: { emulationVersion: '1.30.0', binaryVersion: '1.30.0' }, onError: (e) => errors.push(e) }),
+      controllers: {
+        gc: (signal) => {
+          starts++;
+          return new Promise<void>((r) => signal.addEventListener('abort', () => r(), { once: true }));
+        },
+        'cloud-route': () => undefined,
+      },
+      component: 'kcm',
+      primaryLeaseName: 'kcm',
+      config: defaultLeaderMigrationConfiguration(['cloud-route']),
+      signal: stop.signal,
+    });
+    let outcome: unknown = 'pending';
+    void done.then(() => (outcome = 'resolved'), (e: unknown) => (outcome = e));
+    await sim.until('the primary lease led', () => starts > 0, 60_000);
+    await sim.run(10 * 15_000); // ten lease durations (client-go's default, the session's)
+    // the primary lease was led once, then the run ended with the reason, naming the option and the fix
+    expect(starts).toBe(1);
+    expect(outcome).toBeInstanceOf(ValidationError);
+    expect((outcome as ValidationError).fields).toEqual(['session']);
+    expect((outcome as Error).message).toMatch(/add 'conclave-leader-migration' to the Session's leaseNames/);
+    expect((await sim.leases.read('kcm')).item?.holderIdentity).toBeUndefined();
+    stop.abort();
   });
 });
