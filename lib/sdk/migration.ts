@@ -10,7 +10,7 @@ import type { YAMLError } from 'yaml';
 import * as z from 'zod';
 import { Name } from '../schemas/common.js';
 import { LeaseName } from '../schemas/lease.js';
-import { parse } from '../schemas/validation.js';
+import { ValidationError, parse } from '../schemas/validation.js';
 import type { Term } from '../stores/lease-store.js';
 import { LeaderElector, type LeaderElectorOptions } from './elector.js';
 
@@ -258,7 +258,17 @@ export async function resolveLeaderMigration(opts: LeaderMigrationOptions): Prom
       `${opts.component}: leader migration is enabled without a configuration file, and ${opts.component} has no default migration. Give a configuration file, or disable leader migration.`,
     );
   }
-  return defaultLeaderMigrationConfiguration(opts.defaultControllers, opts.defaultLeaderName);
+  try {
+    return defaultLeaderMigrationConfiguration(opts.defaultControllers, opts.defaultLeaderName);
+  } catch (e) {
+    if (!(e instanceof ValidationError)) throw e;
+    // the caller gave defaultControllers and defaultLeaderName, not a configuration: name those
+    const asOption = (text: string) => text.replace(/controllerLeaders\[(\d+)\](\.name)?/g, 'defaultControllers[$1]');
+    throw new ValidationError(
+      `leader migration options of ${opts.component} (its default configuration)`,
+      e.issues.map(({ field, message }) => ({ field: field === 'leaderName' ? 'defaultLeaderName' : asOption(field), message: asOption(message) })),
+    );
+  }
 }
 
 /** Where each of a component's controllers runs. */

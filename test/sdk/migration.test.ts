@@ -214,6 +214,18 @@ describe('resolveLeaderMigration: the KEP’s flag rules', () => {
     expect((e as ValidationError).fields).toEqual(['leaderName']);
   });
 
+  it.each([
+    { name: 'a bad defaultLeaderName', opts: { defaultControllers: ['route'], defaultLeaderName: 'cloud migration' }, fields: ['defaultLeaderName'], message: /letters, digits/ },
+    { name: 'a controller twice in defaultControllers', opts: { defaultControllers: ['route', 'service', 'route'] }, fields: ['defaultControllers[2]'], message: /"route" is already listed at defaultControllers\[0\]/ },
+    { name: 'an empty name in defaultControllers', opts: { defaultControllers: ['route', ''] }, fields: ['defaultControllers[1]'], message: /must not be empty/ },
+  ])('enabled without a file, $name: an error naming the option the component gave', async ({ opts, fields, message }) => {
+    const e = await rejection(resolveLeaderMigration({ enabled: true, component: 'kcm', ...opts }));
+    expect(e).toBeInstanceOf(ValidationError);
+    expect((e as ValidationError).fields).toEqual(fields);
+    expect((e as ValidationError).issues[0]!.message).toMatch(message);
+    expect((e as ValidationError).subject).toContain('kcm');
+  });
+
   it('the default validates the controllers it is given', () => {
     expect(() => defaultLeaderMigrationConfiguration(['route', 'route'])).toThrow(/controllerLeaders\[1\]\.name: "route" is already listed/);
   });
