@@ -51,14 +51,18 @@ export function addQueueSource(fn: lambda.IFunction, t: QueueTrigger, timerQueue
  * default). A failed tick is retried by the next one, not by Lambda.
  */
 export function addSchedule(scope: Construct, name: FunctionName, fn: lambda.Function, tick: Duration): events.Rule {
+  // a tick older than one tick is stale: the next one is already on its way (each service takes an age up to its own maximum)
+  const upTo = (max: Duration) => (tick.toSeconds() > max.toSeconds() ? max : tick);
   const rule = new events.Rule(scope, `${pascal(name)}Schedule`, {
     description: `Conclave: the ${name} tick`,
     schedule: events.Schedule.rate(tick),
-    // a tick older than one tick is stale: the next one is already on its way
-    targets: [new targets.LambdaFunction(fn, { maxEventAge: tick })],
+    // EventBridge's retries of a delivery that failed
+    targets: [new targets.LambdaFunction(fn, { maxEventAge: upTo(Duration.hours(24)) })],
   });
-  // a failed tick is retried by the next tick; Lambda's own async retries would run beside it
-  fn.configureAsyncInvoke({ retryAttempts: 0 });
+  // a failed tick is retried by the next tick; Lambda's own async retries would run beside it. A
+  // tick throttled (reserved concurrency 1) waits in Lambda's asynchronous queue, 6 hours unless
+  // told otherwise: dropped after one tick instead, not run late, one after another
+  fn.configureAsyncInvoke({ retryAttempts: 0, maxEventAge: upTo(Duration.hours(6)) });
   return rule;
 }
 

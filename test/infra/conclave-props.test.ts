@@ -144,6 +144,24 @@ describe('Conclave props are validated at synth time', () => {
   });
 });
 
+describe("the coordinator's ticks age out after one tick", () => {
+  // Lambda's asynchronous queue keeps a throttled tick (reserved concurrency 1) for its maximum
+  // event age, 6 hours unless set; the rule target's RetryPolicy covers only EventBridge's own
+  // retries of a failed delivery. Each is capped at what its service accepts.
+  const cases: [string, number, number, Duration][] = [
+    ['1 minute', 60, 60, Duration.minutes(1)],
+    ['5 minutes', 300, 300, Duration.minutes(5)],
+    ['30 hours', 21_600, 86_400, Duration.hours(30)],
+  ];
+  it.each(cases)('a tick of %s: Lambda drops a throttled tick after %s s, EventBridge gives up after %s s', (_, lambdaAge, ruleAge, tick) => {
+    const stack = new Stack(new App(), 'Tick');
+    const c = new Conclave(stack, 'Conclave', { tick, removalPolicy: RemovalPolicy.DESTROY });
+    const t = Template.fromStack(stack);
+    t.hasResourceProperties('AWS::Lambda::EventInvokeConfig', { FunctionName: { Ref: stack.getLogicalId(c.functions.coordinator.node.defaultChild as never) }, MaximumRetryAttempts: 0, MaximumEventAgeInSeconds: lambdaAge });
+    t.hasResourceProperties('AWS::Events::Rule', { ScheduleExpression: Match.anyValue(), Targets: [Match.objectLike({ RetryPolicy: { MaximumEventAgeInSeconds: ruleAge } })] });
+  });
+});
+
 describe('platformSignals: false', () => {
   it('creates no rules on the default bus; the platform function stays, idle, with its dead-letter queue', () => {
     let c!: Conclave;
