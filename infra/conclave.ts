@@ -221,6 +221,12 @@ export class Conclave extends Construct {
     const here = Stack.of(this).region;
     this.otherReplicaRegions = regions ? regions.replicas.filter((r) => r !== here) : [];
     const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
+    if (removalPolicy === RemovalPolicy.SNAPSHOT) {
+      // CloudFormation takes no Snapshot deletion policy on AWS::DynamoDB::GlobalTable or AWS::Logs::LogGroup: the deploy would fail
+      throw new ValidationError('Conclave props', [
+        { field: 'removalPolicy', message: 'cannot be SNAPSHOT: DynamoDB global tables (the tables are TableV2) and log groups take no snapshot when deleted; use RETAIN (the default, with deletion protection and point-in-time recovery) or DESTROY' },
+      ]);
+    }
     const logRetention = props.logRetention ?? logs.RetentionDays.ONE_MONTH;
     const key = props.encryptionKey;
     this.encryptionKey = key;

@@ -130,6 +130,8 @@ describe('Conclave props are validated at synth time', () => {
     ['a table name DynamoDB refuses', { tableNames: { leases: 'x' } }, 'tableNames.leases'],
     ['a prefix with spaces', { tablePrefix: 'my prefix' }, 'tablePrefix'],
     ['a key in a stack without a region', { encryptionKey: kms.Key.fromKeyArn(new Stack(), 'K', 'arn:aws:kms:eu-west-1:000000000000:key/k') }, 'encryptionKey'],
+    // DynamoDB global tables (TableV2) and log groups take no Snapshot deletion policy: the deploy would fail
+    ['a removal policy of SNAPSHOT', { removalPolicy: RemovalPolicy.SNAPSHOT }, 'removalPolicy'],
   ];
   it.each(cases)('rejects %s, naming the field', (_, props, field) => {
     let error: unknown;
