@@ -118,10 +118,15 @@ export class StreamPoller {
   /** Finds shards (new ones appear as old ones close) and reads each from its start. */
   private async discover(): Promise<void> {
     while (this.running) {
-      const d = await this.o.client.send(new DescribeStreamCommand({ StreamArn: this.o.streamArn }));
-      for (const shard of d.StreamDescription?.Shards ?? []) {
-        const id = shard.ShardId!;
-        if (!this.shards.has(id)) this.shards.set(id, this.readShard(id));
+      try {
+        const d = await this.o.client.send(new DescribeStreamCommand({ StreamArn: this.o.streamArn }));
+        for (const shard of d.StreamDescription?.Shards ?? []) {
+          const id = shard.ShardId!;
+          if (!this.shards.has(id)) this.shards.set(id, this.readShard(id));
+        }
+      } catch (e) {
+        // reported, and tried again at the next round, as a shard's read is
+        this.o.onError?.(e as Error);
       }
       for (let i = 0; i < 20 && this.running; i++) await this.clock.sleep(100);
     }

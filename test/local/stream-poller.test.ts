@@ -94,6 +94,41 @@ describe('StreamPoller', () => {
     expect(dead[0]!.reason).toMatch(/handler threw: boom/);
   });
 
+  it('a failure describing the stream is reported and retried: its shards are still found, and stop() still stops', async () => {
+    // DynamoDB Local on a starved machine drops a request now and then: the first DescribeStream fails
+    const flaky = new DynamoDBStreamsClient({ endpoint: inject('ddbEndpoint'), region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
+    let failures = 1;
+    flaky.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName === 'DescribeStreamCommand' && failures > 0) {
+          failures--;
+          throw Object.assign(new Error('socket hang up'), { name: 'TimeoutError' });
+        }
+        return next(args);
+      },
+      { step: 'initialize', name: 'failFirstDescribeStream' },
+    );
+    const errors: Error[] = [];
+    const seen = new Set<string>();
+    const poller = new StreamPoller({
+      client: flaky,
+      streamArn: arn,
+      trigger: wiring.candidateStream.trigger,
+      functionName: 'candidateStream',
+      invoke: async (e) => void names(e).forEach((n) => seen.add(n)),
+      deadLetter: () => undefined,
+      onError: (e) => errors.push(e),
+    });
+    poller.start();
+    try {
+      await waitFor('the records, read after the failed DescribeStream', () => NAMES.every((n) => seen.has(n)));
+    } finally {
+      await poller.stop();
+      flaky.destroy();
+    }
+    expect(errors.map((e) => e.message)).toEqual(['socket hang up']);
+  });
+
   it('records older than maxRecordAgeSeconds go to the dead-letter destination unprocessed', async () => {
     const dead: DeadLetter[] = [];
     let calls = 0;
