@@ -36,7 +36,7 @@ import {
 } from '../lib/discovery/wiring.js';
 import { DISCOVERY_ACCESS, KEY_READ, KEY_WRITE } from './access.js';
 import { builtFunction } from './functions.js';
-import { acknowledgeKeyWildcards } from './grants.js';
+import { acknowledgeKeyWildcards, allowEventBridgeToUse } from './grants.js';
 import { conclaveAlarm } from './monitoring.js';
 import { deadLetterQueue } from './queues.js';
 import type { LeaderDiscoverySettingsSchema } from './settings.js';
@@ -214,6 +214,8 @@ export class LeaderDiscovery extends Construct implements ConclaveLeaderDiscover
       },
       targets: [new targets.LambdaFunction(this.fn, { deadLetterQueue: this.deadLetterQueue, retryAttempts: 8, maxEventAge })],
     });
+    // EventBridge writes the rule's dead letters to the key-encrypted queue as itself
+    if (key) allowEventBridgeToUse(this, key);
 
     this.grant(props, key);
     this.alarms = this.makeAlarms(on.alarmTopic);

@@ -271,6 +271,28 @@ export function grantSessionReads(grantee: iam.IGrantable, on: Pick<GrantTargets
   });
 }
 
+/**
+ * EventBridge may use the key to write the dead letters of this stack's rules to their dead-letter
+ * queues, which are encrypted with it: EventBridge sends them as itself (the service), not as a
+ * role a grant could name, and aws-cdk-lib's targets add the queue policy only, not the key's
+ * (aws-cdk issues 20804, 33169). Key policy, kept to the rules of the stack's account and region
+ * (not each rule's ARN: the rule depends on its function, whose role's policy names the key); an
+ * imported key's policy is not changed from here, and must allow it itself. (Called again, the same
+ * statement: the key's policy keeps one.)
+ */
+export function allowEventBridgeToUse(scope: Construct, key: kms.IKey): void {
+  const stack = Stack.of(scope);
+  key.addToResourcePolicy(
+    new iam.PolicyStatement({
+      sid: 'AllowEventBridgeForConclaveDeadLetterQueues',
+      principals: [new iam.ServicePrincipal('events.amazonaws.com')],
+      actions: ['kms:GenerateDataKey', 'kms:Decrypt'],
+      resources: ['*'],
+      conditions: { ArnLike: { 'aws:SourceArn': stack.formatArn({ service: 'events', resource: 'rule', resourceName: '*', arnFormat: ArnFormat.SLASH_RESOURCE_NAME }) } },
+    }),
+  );
+}
+
 /** CloudWatch Logs may use the key for this stack's log groups (it is not a grant: logs needs key policy). */
 export function allowLogsToUse(scope: Construct, key: kms.IKey): void {
   const stack = Stack.of(scope);

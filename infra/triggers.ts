@@ -15,6 +15,7 @@ import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { rulePattern, type EventsTrigger, type FunctionName, type QueueTrigger, type RulePattern, type StreamTrigger } from '../lib/wiring.js';
 import { pascal } from './functions.js';
+import { allowEventBridgeToUse } from './grants.js';
 import { deadLetterQueue } from './queues.js';
 
 /**
@@ -94,6 +95,8 @@ export function addEventRules(scope: Construct, name: FunctionName, fn: lambda.F
         targets: [new targets.LambdaFunction(fn, { deadLetterQueue: dlq, retryAttempts: 8, maxEventAge: Duration.seconds(t.maxEventAgeSeconds) })],
       });
     });
+    // EventBridge writes the rules' dead letters to the key-encrypted queue as itself
+    if (key) allowEventBridgeToUse(scope, key);
   }
   return dlq;
 }

@@ -11,7 +11,7 @@ import { electionConfig } from '../../lib/schemas/config.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
 import { TABLES } from '../../lib/tables.js';
 import { ENV, wiring, type FunctionName } from '../../lib/wiring.js';
-import { acknowledged, actionsOn, buildAssets, getAtt, ids, logicalId, metadataAcknowledgements, statementsOf, synth, unacknowledged, type Synthesized } from './support.js';
+import { acknowledged, actionsOn, anyRuleOf, buildAssets, eventBridgeDeadLetterKeys, getAtt, ids, logicalId, metadataAcknowledgements, statementsOf, synth, unacknowledged, type Synthesized } from './support.js';
 
 beforeAll(buildAssets);
 
@@ -87,6 +87,12 @@ describe('the Conclave construct with every prop set', () => {
       const st = statementsOf(t, id.role(n));
       expect(actionsOn(st, getAtt(keyId)), n).toEqual(expect.arrayContaining(['kms:Decrypt', 'kms:GenerateDataKey*']));
     }
+  });
+
+  it("lets EventBridge use the key for the platform rules' dead-letter queue (as their rules, this account's and region's)", () => {
+    const { rules, allowedSourceArns } = eventBridgeDeadLetterKeys(t, keyId);
+    expect(rules).toHaveLength(wiring.platform.trigger.patterns.length);
+    expect(allowedSourceArns).toEqual([anyRuleOf(s.stack)]);
   });
 
   it('ticks at the given rate and runs with the given election config', () => {

@@ -20,7 +20,7 @@ import { DISCOVERY_DETAIL_TYPES, DISCOVERY_ENV, DISCOVERY_FUNCTION } from '../..
 import { ValidationError } from '../../lib/schemas/validation.js';
 import { fakeAws, type FakeAws, type RecordedCall } from '../discovery/fake-aws.js';
 import { globMatches, resolveArn } from './iam.js';
-import { buildAssets, getAtt, logicalId, metadataAcknowledgements, statementsOf, synth, unacknowledged, type Statement, type Synthesized } from './support.js';
+import { anyRuleOf, buildAssets, eventBridgeDeadLetterKeys, getAtt, logicalId, metadataAcknowledgements, statementsOf, synth, unacknowledged, type Statement, type Synthesized } from './support.js';
 
 beforeAll(buildAssets);
 
@@ -69,6 +69,12 @@ describe('leaderDiscovery with Cloud Map, one lease, a customer-managed key', ()
       'CloudMap/Conclave/Discovery/LeaderDiscoveryRole AwsSolutions-IAM5[Action::kms:ReEncrypt*]',
     ]);
     for (const a of mine) expect(a.reason.length, a.id).toBeGreaterThan(40);
+  });
+
+  it("lets EventBridge use the key for the rule's dead-letter queue (as its rule, this account's and region's)", () => {
+    const { rules, allowedSourceArns } = eventBridgeDeadLetterKeys(t, keyId);
+    expect(rules).toContain(logicalId(s.stack, c.leaderDiscovery!.rule));
+    expect(allowedSourceArns).toEqual([anyRuleOf(s.stack)]);
   });
 
   it('creates an API-only Cloud Map service in the namespace (no DNS records: no Route 53 access needed)', () => {

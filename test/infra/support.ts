@@ -1,7 +1,7 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Validations, type App, type CfnResource, type Stack } from 'aws-cdk-lib';
+import { ArnFormat, Validations, type App, type CfnResource, type Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import type { IConstruct } from 'constructs';
 import type { TableRole } from '../../infra/access.js';
@@ -125,3 +125,28 @@ export function ids(stack: Stack, c: Conclave) {
     timerQueue: logicalId(stack, c.timerQueue),
   };
 }
+
+/**
+ * The rules of `template` whose targets dead-letter to a queue encrypted with the key `keyId`, and
+ * the `aws:SourceArn` patterns for which the key's policy lets EventBridge (events.amazonaws.com)
+ * encrypt (kms:GenerateDataKey and kms:Decrypt): EventBridge writes a rule's dead letters as
+ * itself, not as a role CDK could grant (aws-cdk issue 20804).
+ */
+export function eventBridgeDeadLetterKeys(template: Template, keyId: string): { rules: string[]; allowedSourceArns: unknown[] } {
+  const resources = template.toJSON()['Resources'] as Record<string, { Type: string; Properties: Record<string, any> }>;
+  const encrypted = (queue: unknown) => {
+    const id = (queue as { 'Fn::GetAtt'?: [string, string] })['Fn::GetAtt']?.[0];
+    return id !== undefined && JSON.stringify(resources[id]?.Properties['KmsMasterKeyId']) === JSON.stringify({ 'Fn::GetAtt': [keyId, 'Arn'] });
+  };
+  const rules = Object.entries(resources)
+    .filter(([, r]) => r.Type === 'AWS::Events::Rule' && (r.Properties['Targets'] as { DeadLetterConfig?: { Arn: unknown } }[] | undefined)?.some((x) => x.DeadLetterConfig && encrypted(x.DeadLetterConfig.Arn)))
+    .map(([id]) => id)
+    .sort();
+  const statements = (resources[keyId]!.Properties['KeyPolicy'].Statement as { Effect: string; Principal?: { Service?: unknown }; Action: string | string[]; Condition?: Record<string, Record<string, unknown>> }[]).filter(
+    (st) => st.Effect === 'Allow' && JSON.stringify(st.Principal?.Service) === '"events.amazonaws.com"' && ['kms:GenerateDataKey', 'kms:Decrypt'].every((a) => ([] as string[]).concat(st.Action).includes(a)),
+  );
+  return { rules, allowedSourceArns: statements.flatMap((st) => ([] as unknown[]).concat(st.Condition?.['ArnLike']?.['aws:SourceArn'] ?? st.Condition?.['ArnEquals']?.['aws:SourceArn'] ?? [])) };
+}
+
+/** Every rule of `stack`'s account and region, as an `aws:SourceArn` pattern in its template. */
+export const anyRuleOf = (stack: Stack): unknown => stack.resolve(stack.formatArn({ service: 'events', resource: 'rule', resourceName: '*', arnFormat: ArnFormat.SLASH_RESOURCE_NAME }));
