@@ -58,6 +58,8 @@ async function tablesThere(client: DynamoDBClient): Promise<string[] | undefined
   }
 }
 
+const THROTTLED = new Set(['ThrottlingException', 'ProvisionedThroughputExceededException', 'RequestLimitExceeded']);
+
 const where = (t: Target) => (t.endpoint ? `at ${t.endpoint}` : `in region ${t.region ?? process.env['AWS_REGION'] ?? '(default)'}`);
 
 /**
@@ -112,6 +114,10 @@ export async function explain(e: unknown, target: Target, client?: DynamoDBClien
   if (/^Region is missing/.test(e.message)) return new CliError('no AWS region configured — pass --region (or set AWS_REGION), or pass --endpoint URL for DynamoDB Local');
   if (e.name === 'UnrecognizedClientException' || e.name === 'InvalidSignatureException' || e.name === 'ExpiredTokenException') {
     return new CliError(`AWS rejected the credentials (${e.name}: ${e.message}) — refresh them (aws sso login) or check AWS_PROFILE`);
+  }
+  // still throttled after the SDK's own tries: the table's capacity (or the account's), not a bug
+  if (THROTTLED.has(e.name)) {
+    return new CliError(`DynamoDB ${where(target)} throttled the requests (${e.name}: ${e.message}) and the SDK's 3 tries ran out — the command stopped there; run it again in a moment (every write it makes is conditional, so a second run never applies one twice)`);
   }
   if (e.name === 'AccessDeniedException') return new CliError(`access denied ${where(target)} (${e.message}) — the credentials need read (and for writes, UpdateItem) on the Conclave tables`);
   return e;

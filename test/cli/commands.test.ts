@@ -287,6 +287,15 @@ describe('set-priority', () => {
     expect((told as CliError).message).toMatch(/^the row changed while writing \(candidate "prio"\/"p1" .* changed since revision \d+ was read \(now revision \d+\)\); nothing was written — run the command again$/);
     expect((await h.candidates.read('prio', 'p1')).item?.priority).toBeUndefined();
   });
+
+  it('throttled past the SDK’s tries: an error saying to run it again, not “a bug”', async () => {
+    const ctx = cliContext(h.t.client, { tablePrefix: h.prefix, tables: h.t.names }, { clock: at(), sink: { out: () => {}, err: () => {}, color: false }, output: 'table', confirm: assumeYes });
+    for (const name of ['ThrottlingException', 'ProvisionedThroughputExceededException', 'RequestLimitExceeded']) {
+      const told = await explain(Object.assign(new Error('Rate of requests exceeds the allowed throughput.'), { name }), ctx.target);
+      expect(told).toBeInstanceOf(CliError);
+      expect((told as CliError).message).toMatch(new RegExp(`^DynamoDB .* throttled the requests \\(${name}: Rate of requests exceeds the allowed throughput\\.\\) and the SDK's 3 tries ran out — the command stopped there; run it again in a moment`));
+    }
+  });
 });
 
 describe('set-strategy', () => {
