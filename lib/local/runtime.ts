@@ -292,6 +292,8 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
       functionName: name,
       invoke: (e) => invokers[name](e) as Promise<void>,
       deadLetter,
+      // as Lambda's poller's failures show in the function's metrics, not nowhere
+      onError: (e) => plain.logger.error('stream read failed', { function: name, error: e }),
     });
     poller.start();
     pollers.push(poller);
