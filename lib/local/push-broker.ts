@@ -7,14 +7,15 @@
  *   stream's function calls it.
  * It keeps IoT Core's limits that our code could trip over (topic length and depth, no wildcards
  * in a publish, QoS 0 or 1, 128 KB payloads, 128-character client ids) and counts what IoT Core
- * bills: messages and connection time. No authorization: every client may publish and subscribe.
+ * bills: messages and connection time. No authorization: every client may publish and subscribe,
+ * within IoT Core's 50 subscriptions a connection (a SUBSCRIBE beyond them is refused, 0x80).
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { Aedes, type AedesPublishPacket, type Client } from 'aedes';
 import { createWebSocketStream, WebSocketServer, type WebSocket } from 'ws';
 import { systemClock, type Clock } from '../clock.js';
-import { MAX_TOPIC_BYTES } from '../schemas/push.js';
+import { MAX_SUBSCRIPTIONS, MAX_TOPIC_BYTES } from '../schemas/push.js';
 
 export interface PushBrokerOptions {
   /** The loopback port for both WebSocket and HTTP. @default 0 (any free one) */
@@ -110,8 +111,18 @@ export async function startPushBroker(opts: PushBrokerOptions = {}): Promise<Pus
   let down = false;
   let publishesDown = false;
 
+  // each connection's topic filters authorized so far (its SUBSCRIBE's filters are authorized one by one before 'subscribe')
+  const authorized = new Map<string, Set<string>>();
   const broker = await Aedes.createBroker({
     maxClientsIdLength: MAX_CLIENT_ID_LENGTH,
+    // IoT Core's quota: 50 subscriptions a connection; one beyond it is refused (granted 0x80)
+    authorizeSubscribe(client: Client, sub, callback) {
+      let set = authorized.get(client.id);
+      if (!set) authorized.set(client.id, (set = new Set()));
+      if (!set.has(sub.topic) && set.size >= MAX_SUBSCRIPTIONS) return callback(null, null);
+      set.add(sub.topic);
+      callback(null, sub);
+    },
     maxTopicLevels: MAX_TOPIC_LEVELS,
     // called once for each subscriber a message is about to reach: that is a delivery
     authorizeForward(_client: Client, packet: AedesPublishPacket) {
@@ -131,11 +142,15 @@ export async function startPushBroker(opts: PushBrokerOptions = {}): Promise<Pus
     changed();
   });
   broker.on('unsubscribe', (topics, client) => {
-    for (const t of topics) filters.get(client.id)?.delete(t);
+    for (const t of topics) {
+      filters.get(client.id)?.delete(t);
+      authorized.get(client.id)?.delete(t);
+    }
     changed();
   });
   broker.on('clientDisconnect', (client) => {
     filters.delete(client.id);
+    authorized.delete(client.id);
     changed();
   });
   broker.on('publish', (packet, client) => {

@@ -63,6 +63,8 @@ export function plainPushClientIdPrefix(leasesTable: string): string {
 
 /** IoT Core's limit on a topic name, in UTF-8 bytes. */
 export const MAX_TOPIC_BYTES = 256;
+/** IoT Core's subscriptions a connection may hold (a quota AWS does not raise). */
+export const MAX_SUBSCRIPTIONS = 50;
 
 /** Every wake of one deployment (its leases table) is published under this root. */
 export function pushRoot(leasesTable: string): string {

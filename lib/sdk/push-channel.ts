@@ -15,7 +15,7 @@ import type { MqttClient } from 'mqtt';
 import * as z from 'zod';
 import { Nap, systemClock, uniqueId, type Clock } from '../clock.js';
 import { processOf } from '../schemas/instance.js';
-import { isIotEndpoint, isProcessTopic, MAX_CLIENT_ID_LENGTH, processTopic, pushClientIdPrefix, pushSubscription, pushTopic, PushEndpointSchema, WakeSchema, wakeTopicNames, wakeTopics, type Wake } from '../schemas/push.js';
+import { isIotEndpoint, isProcessTopic, MAX_CLIENT_ID_LENGTH, MAX_SUBSCRIPTIONS, processTopic, pushClientIdPrefix, pushSubscription, pushTopic, PushEndpointSchema, WakeSchema, wakeTopicNames, wakeTopics, type Wake } from '../schemas/push.js';
 import { parse } from '../schemas/validation.js';
 import { callBack, errorSink } from './faults.js';
 import { ClientSchema, ClockSchema, StartUp, TablesSchema, deepFreeze, fn, optionErrors, type DeepReadonly } from './options.js';
@@ -112,6 +112,16 @@ async function mqttPackage(): Promise<MqttPackage> {
   }
 }
 
+/** Whether mqtt's error is a SUBACK that refused a topic (its return code has 0x80 set; mqtt names no topic). */
+const isRefusal = (e: unknown): boolean => {
+  const granted = (e as { packet?: { granted?: unknown } } | null)?.packet?.granted;
+  return Array.isArray(granted) && granted.some((g) => typeof g === 'number' && (g & 0x80) !== 0);
+};
+/** Why IoT Core refuses a subscription, with `n` topics on the connection. */
+const REFUSED_WHY = (n: number) =>
+  n > MAX_SUBSCRIPTIONS
+    ? `a connection holds at most ${MAX_SUBSCRIPTIONS} subscriptions (IoT Core's quota) and this one needs ${n} (each elector not on this process's session needs its lease's topic: put them on the session), or the role lacks iot:Subscribe on it`
+    : 'the role needs iot:Subscribe on it (grantWorker gives it)';
 /**
  * The push path over MQTT, imported from `@conclave/sdk/push` (with the `mqtt` package installed).
  * One MQTT connection per process, shared by all its LeaderElectors (`push` option): subscribed to
@@ -137,6 +147,8 @@ export class PushChannel implements Push {
   private readonly leaseTopics = new Map<string, number>();
   private mqtt: MqttClient | undefined;
   private isLive = false;
+  /** Lease topics this connection was refused after it came up (its role's grant, or IoT Core's 50 subscriptions a connection): not healthy while one is watched. */
+  private readonly refused = new Set<string>();
   private counts = { received: 0, sent: 0, connections: 0, dropped: 0 };
 
   /** Validates and resolves `options`; nothing connects until run(). @throws ValidationError naming each bad option */
@@ -158,7 +170,7 @@ export class PushChannel implements Push {
    * they would without push (false means slower wakes, not lost leases).
    */
   healthy(): boolean {
-    return this.isLive;
+    return this.isLive && this.refused.size === 0;
   }
 
   /**
@@ -205,9 +217,12 @@ export class PushChannel implements Push {
   }
 
   private subscribeNow(m: MqttClient, topic: string): void {
-    m.subscribe(topic, { qos: 0 }, (e, granted) => {
-      if (e) this.onError(e);
-      else if (granted?.some((g) => g.qos === 128)) this.onError(new Error(`PushChannel: subscription to ${topic} refused: the role needs iot:Subscribe on it (grantWorker gives it)`));
+    m.subscribe(topic, { qos: 0 }, (e) => {
+      if (e && !isRefusal(e)) return this.onError(e);
+      if (!e) return;
+      // no wake of that lease can come: not healthy (its electors poll) until its watchers are gone or the next connection
+      this.onError(new Error(`PushChannel: subscription to ${topic} refused: ${REFUSED_WHY(this.leaseTopics.size + 1)}`));
+      if (this.mqtt === m && this.leaseTopics.has(topic)) this.changeHealth(() => this.refused.add(topic));
     });
   }
 
@@ -215,6 +230,7 @@ export class PushChannel implements Push {
     const n = (this.leaseTopics.get(topic) ?? 1) - 1;
     if (n > 0) return void this.leaseTopics.set(topic, n);
     this.leaseTopics.delete(topic);
+    this.changeHealth(() => this.refused.delete(topic));
     const m = this.mqtt;
     if (m && this.isLive) m.unsubscribe(topic, (e) => e && this.onError(e));
   }
@@ -327,13 +343,16 @@ export class PushChannel implements Push {
     });
     // QoS 0: a wake is a hint (a lost one costs a poll's wait), and IoT Core bills a QoS 1 delivery's acknowledgement as a message of its own
     const topics = this.subscriptions();
-    const granted = [];
     // IoT Core takes at most 8 topics in one SUBSCRIBE
-    for (let i = 0; i < topics.length; i += TOPICS_PER_SUBSCRIBE) granted.push(...(await m.subscribeAsync(topics.slice(i, i + TOPICS_PER_SUBSCRIBE), { qos: 0 })));
-    const refused = granted.filter((g) => g.qos === 128).map((g) => g.topic);
-    if (refused.length) {
-      await m.endAsync(true).catch(() => undefined);
-      throw new Error(`subscription to ${refused.join(', ')} refused: the role needs iot:Subscribe on it (grantWorker gives it${this.process !== undefined ? '; a process topic needs allLeases' : ''})`);
+    for (let i = 0; i < topics.length; i += TOPICS_PER_SUBSCRIBE) {
+      const batch = topics.slice(i, i + TOPICS_PER_SUBSCRIBE);
+      try {
+        await m.subscribeAsync(batch, { qos: 0 });
+      } catch (e) {
+        await m.endAsync(true).catch(() => undefined);
+        if (!isRefusal(e)) throw e;
+        throw new Error(`subscription to ${batch.join(', ')} refused: ${REFUSED_WHY(topics.length)}${this.process !== undefined ? '; a process topic needs allLeases' : ''}`);
+      }
     }
     if (!m.connected || signal.aborted) {
       await m.endAsync(true).catch(() => undefined);
@@ -374,8 +393,17 @@ export class PushChannel implements Push {
 
   /** A change of liveness wakes everyone: a wake may have been missed, and read cadences depend on it. */
   private setLive(live: boolean): void {
-    if (this.isLive === live) return;
-    this.isLive = live;
+    this.changeHealth(() => {
+      this.isLive = live;
+      if (!live) this.refused.clear(); // the next connection subscribes to every topic again
+    });
+  }
+
+  /** Makes `change`, then tells every watcher if `healthy()` changed with it. */
+  private changeHealth(change: () => void): void {
+    const was = this.healthy();
+    change();
+    if (this.healthy() === was) return;
     for (const set of [...this.watchers.values()]) for (const w of [...set]) this.tell(w, undefined);
   }
 

@@ -187,4 +187,38 @@ describe('PushChannel under faults', () => {
     });
     expect(got).toEqual([8]); // before the fix: [7, 7, 7, 8]
   });
+
+  it('a lease topic refused after connecting (IoT Core holds 50 subscriptions a connection): told to onError, not healthy while it is watched, healthy again once it is not', async () => {
+    const errors: Error[] = [];
+    const channel = new PushChannel({ endpoint: broker.wsEndpoint, tables: 'quota', session: { process: 'p1' }, onError: (e) => void errors.push(e) });
+    await whileRunning(channel, async () => {
+      // the process topic and 49 lease topics of electors on no session: 50, the quota
+      const stops = Array.from({ length: 49 }, (_, i) => channel.watch(`job-${i}`, () => undefined, `w${i}_u`));
+      await waitFor('49 lease topics subscribed', () => broker.stats().subscriptions >= 50);
+      expect(channel.healthy()).toBe(true);
+      const told: boolean[] = [];
+      const stop = channel.watch('job-49', (w) => void (w === undefined && told.push(channel.healthy())), 'w49_u');
+      await waitFor('the refusal told', () => errors.length > 0);
+      expect(errors[0]!.message).toBe("PushChannel: subscription to " + plainPushTopic(channel.options.tables.leases, 'job-49') + " refused: a connection holds at most 50 subscriptions (IoT Core's quota) and this one needs 51 (each elector not on this process's session needs its lease's topic: put them on the session), or the role lacks iot:Subscribe on it");
+      // no wake of job-49 can come: its electors (and, the channel being one, every other) poll; before the fix, true
+      expect(channel.healthy()).toBe(false);
+      expect(told).toEqual([false]);
+      stop();
+      expect(channel.healthy()).toBe(true);
+      stops.forEach((s) => s());
+    });
+  });
+
+  it('refused as it connects: the error names the topics and the quota (it was mqtt’s “Subscribe error: Unspecified error”), and it never comes up', async () => {
+    const errors: Error[] = [];
+    const channel = new PushChannel({ endpoint: broker.wsEndpoint, tables: 'quota2', session: { process: 'p1' }, onError: (e) => void errors.push(e) });
+    const stops = Array.from({ length: 50 }, (_, i) => channel.watch(`job-${i}`, () => undefined, `w${i}_u`));
+    const stop = new AbortController();
+    const run = channel.run(stop.signal);
+    await waitFor('the refusal told', () => errors.some((e) => / refused: a connection holds at most 50 subscriptions \(IoT Core's quota\) and this one needs 51 /.test(e.message)));
+    expect(channel.healthy()).toBe(false);
+    stop.abort();
+    await run.catch(() => undefined);
+    stops.forEach((s) => s());
+  });
 });
