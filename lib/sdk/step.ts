@@ -147,7 +147,7 @@ export function pollPlan(p: {
   return { consistent: !coordinated || p.woken, sessionOnly };
 }
 
-/** The term a row naming this start-up can confirm, or `end`: a term rewritten under it, or one it stopped leading, to end on the row instead. */
+/** The term a row naming this start-up can confirm, or `end`: a term rewritten under it, to end on the row instead. */
 export function termToConfirm(l: Lease, ledToken: number, endedToken = -1): { readonly end: boolean; readonly term: { readonly holderIdentity: string; readonly fencingToken: number } } {
   if (l.fencingToken < ledToken || (l.termToken !== undefined && l.termToken !== l.fencingToken) || (l.termToken ?? l.fencingToken) <= endedToken) return { end: true, term: { holderIdentity: l.holderIdentity!, fencingToken: l.termToken ?? l.fencingToken } };
   return { end: false, term: { holderIdentity: l.holderIdentity!, fencingToken: l.fencingToken } };
@@ -916,7 +916,7 @@ export interface FollowerState {
   readonly askSeen: { readonly key: string; readonly at: number } | undefined;
   /** The highest fencing token this start-up has led with: it never confirms a term below it. */
   readonly ledToken: number;
-  /** The highest token of a term this start-up stopped leading, for whatever reason: it never confirms it again (a row still in it is ended there, and the next term carries a higher token). */
+  /** The highest token of a term this start-up's leader ended on the row itself (a rewritten term): it never confirms it again. */
   readonly endedToken: number;
   /** A ping went unanswered while DynamoDB's time was in doubt: answered as soon as it can be. */
   readonly unanswered: boolean;
@@ -1010,6 +1010,8 @@ export type FollowerEvent =
   | { readonly kind: 'claimIn'; readonly lease: Lease | undefined }
   /** This worker leads now: the cadence it learnt was another holder's. */
   | { readonly kind: 'leading' }
+  /** Its leader ends the term with token `token` on the row (rewritten under it). */
+  | { readonly kind: 'ending'; readonly token: number }
   /** A wake for the lease (revision: the row's it announces, if known; undefined: the push path went up or down). */
   | { readonly kind: 'wake'; readonly revision: number | undefined };
 
@@ -1351,6 +1353,8 @@ export function followerStep(s: FollowerSettings, state: FollowerState, e: Follo
       return { state: observe(s, state, e.read, at, fx).st, effects: fx };
     case 'claimIn':
       return { state: claimIn(s, state, e.lease, fx), effects: fx };
+    case 'ending':
+      return { state: { ...state, endedToken: Math.max(state.endedToken, e.token) }, effects: fx };
     case 'leading':
       return { state: { ...state, misses: 0, previousReadSentAt: undefined, cadence: RenewalPhase.NONE }, effects: fx };
     case 'wake': {
@@ -1762,17 +1766,12 @@ function note(s: Settings, st: State, e: FollowerEvent, at: Moment, fx: Effect[]
   return out.state as State;
 }
 
-/**
- * Stops `lead`. A term stopped is never led again, whatever stopped it: its work was told to stop,
- * and work of the term may still be in flight, so a row found still in it is ended there
- * (termToConfirm) and the next term carries a higher token, which a fence on the token tells apart.
- */
+/** Stops `lead`. */
 function stopTerm(st: State, lead: Lead, reason: StopReason, fx: Effect[]): State {
-  const token = lead.term.fencingToken;
-  fx.push({ kind: 'stop', reason, token });
+  fx.push({ kind: 'stop', reason, token: lead.term.fencingToken });
   // lost while it lives on (not cancelled, not handing over): it stands again once the lease is in a later term
   const lost = reason === 'renewDeadline' || reason === 'deposed';
-  return { ...st, lead: undefined, endedToken: Math.max(st.endedToken, token), ...(lost ? { standAgain: token } : {}) };
+  return { ...st, lead: undefined, ...(lost ? { standAgain: lead.term.fencingToken } : {}) };
 }
 
 /** Carries out the leader's decision on `o` (decideLeader): stops the term (ending it on the row, looking at once), extends it, or records the row it saw. */
@@ -1780,8 +1779,12 @@ function apply(s: Settings, st: State, lead: Lead, o: LeaderObservation, at: Mom
   const d = s.decideLeader(s, { ...lead.term, instance: s.instance, renewedAt: lead.renewedAt, session: lead.session }, o);
   switch (d.kind) {
     case 'stop': {
-      const next = stopTerm(st, lead, d.reason, fx);
-      if (d.endTerm) fx.push({ kind: 'endTerm', term: lead.term });
+      let next = stopTerm(st, lead, d.reason, fx);
+      if (d.endTerm) {
+        // the follower never confirms this term again, its end in flight or not (termToConfirm)
+        next = note(s, next, { kind: 'ending', token: lead.term.fencingToken }, at, fx);
+        fx.push({ kind: 'endTerm', term: lead.term });
+      }
       if (d.look) fx.push(STEP_NOW); // read the lease now: a successor may be named, an election open
       return next;
     }
@@ -1830,7 +1833,8 @@ function after(s: Settings, st: State, lease: Lease, rest: readonly Next[], at: 
 /** Stops the term and gives it to the successor: handed over when the coordinator named one, else released; then the elector steps at once. */
 function giveUp(s: Settings, state: State, lead: Lead, reason: 'preempted' | 'workFailed', rest: readonly Next[], at: Moment, fx: Effect[]): Step {
   const heir = heirOf(s, lead.lease);
-  const st = stopTerm(state, lead, reason, fx);
+  // the follower never confirms this term again while its hand-over or release is in flight
+  const st = note(s, stopTerm(state, lead, reason, fx), { kind: 'ending', token: lead.term.fencingToken }, at, fx);
   if (!heir) return { state: st, effects: [...fx, { kind: 'releaseTerm', term: lead.term, rest: [{ k: 'stepNow' }, ...rest] }] };
   return handOff(st, lead, heir, [{ k: 'releaseUnlessHanded', term: lead.term }, { k: 'stepNow' }, ...rest], fx);
 }

@@ -8,7 +8,7 @@ import type { LeaderStep } from '../../lib/sdk/step.js';
 import type { PlantedBug } from '../../sim/bugs.js';
 import { HOLDER_FIELDS } from '../../lib/schemas/platform.js';
 import type { Protocol } from './election-model.js';
-import type { Landed, Row } from './lease-rows.js';
+import { writeRow, type Landed, type Row } from './lease-rows.js';
 
 export type ModelBug =
   | Extract<
@@ -16,7 +16,9 @@ export type ModelBug =
       'leaderIgnoresRenewDeadline' | 'renewalIgnoresAnswer' | 'expiryByHolderTimestamp' | 'electionKeepsToken' | 'releaseWithoutTermCondition' | 'successorWithoutRevision' | 'renewalWithoutTokenCondition' | 'coordinatorIgnoresSession' | 'followerIgnoresSession'
     >
   /** The heir of a hand-over anchors the term it leads from its read at the read's end, not at the hand-over's stamp (lib/sdk/step.ts leadFromRead). */
-  | 'heirAnchorsAtRead';
+  | 'heirAnchorsAtRead'
+  /** A write conditioned on a read requires its revision alone, not its fencing token too (LeaseStore.write before the model check found a row written again after a delete taking it). */
+  | 'writeByRevisionAlone';
 
 export function planted(bug: ModelBug, p: Protocol): Protocol {
   switch (bug) {
@@ -90,6 +92,9 @@ export function planted(bug: ModelBug, p: Protocol): Protocol {
           return p.leadFromRead({ ...r, lease: { ...l, renewTime: at, acquireTime: at } });
         },
       };
+    case 'writeByRevisionAlone':
+      // a write from a read of a deleted row lands on the row written again since, at the same revision
+      return { ...p, rows: { ...p.rows, write: (row, read, patch, name) => writeRow(row, read, patch, name, true) } };
     case 'coordinatorIgnoresSession':
       // the coordinator judges a session-held lease by the lease's own stamp (it reads no session row)
       return { ...p, coordinatorView: (lease) => lease };

@@ -517,7 +517,7 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
         // the leader's work starts (it may fail at any moment from now: a transition), answered at once
         let after = w;
         const last = w.lastStarted;
-        if (last && f.term.fencingToken <= last.token)
+        if (last && !(f.term.fencingToken > last.token || (last.instance === e.instance && last.token === f.term.fencingToken)))
           after = broke(after, `${e.name} began a term with fencing token ${f.term.fencingToken}, not above the last term's ${last.token}`);
         return { w: { ...after, lastStarted: { instance: e.instance, token: f.term.fencingToken } }, next: { kind: 'answer', rest: f.rest } };
       }

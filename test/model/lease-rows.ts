@@ -65,9 +65,9 @@ const END_TERM = [...HOLDER_FIELDS, 'termToken', 'preferredHolder', 'vacancyRepo
  * and the fencing token read (LeaseStore's `incarnation`: a row deleted and written again starts its
  * revisions anew); `byRevisionAlone`, the condition before that (a planted bug: test/model/bugs.ts).
  */
-export function writeRow(row: Row, read: RowRead, patch: RowPatch<Lease>, name: string): Landed {
+export function writeRow(row: Row, read: RowRead, patch: RowPatch<Lease>, name: string, byRevisionAlone = false): Landed {
   if ((row?.revision ?? 0) !== read.revision || (read.revision === 0 && row !== undefined)) return refused(row);
-  if (read.item !== undefined && row?.fencingToken !== read.item.fencingToken) return refused(row);
+  if (!byRevisionAlone && read.item !== undefined && row?.fencingToken !== read.item.fencingToken) return refused(row);
   // LeaseStore.write: the term's token copy follows the holder and the token
   const set: Fields = { ...(patch.set as Fields | undefined) };
   const removed = new Set<string>(patch.remove ?? []);

@@ -120,29 +120,6 @@ describe("the elector's step: the leader's order of actions", () => {
     expect(r.state.lead).toBeUndefined();
   });
 
-  it('a term stopped at its renew deadline (or at a clock jump) is never led again: a later read of the row still in it ends it there, for a new term with a higher token; a term the coordinator gives it after is confirmed', () => {
-    for (const stopped of [
-      run(settings(), leading(), [[{ kind: 'deadline', no: 1 }, at(10_000)]]),
-      run(settings(), leading(), [[{ kind: 'asked' }, at(10_000)]]),
-      run(settings(), leading(), [[{ kind: 'clockJump', jumpMs: 3_000 }, at(100)]]),
-    ]) {
-      expect(stopped.state.lead).toBeUndefined();
-      const later = run(settings(), stopped.state, [
-        [poll, at(12_000)],
-        [{ kind: 'leaseRead', raw: read(mine()) }, at(12_010)],
-      ]);
-      expect(later.kinds).toEqual([['readLease'], ['endChanged']]);
-      expect(later.effects[1]).toEqual([{ kind: 'endChanged', term: { holderIdentity: 'a', fencingToken: 7 } }]);
-      expect(later.state.lead).toBeUndefined();
-      // the next term, token 8, is its own again: confirmed as any term the coordinator gives
-      const next = run(settings(), later.state, [
-        [poll, at(14_000)],
-        [{ kind: 'leaseRead', raw: read(mine({ fencingToken: 8, termToken: 8, revision: 5, renewTime: 3 })) }, at(14_010)],
-      ]);
-      expect(next.effects[1]).toEqual([{ kind: 'confirm', term: { holderIdentity: 'a', fencingToken: 8 } }]);
-    }
-  });
-
   it('a renewal waits for its answer half the time left before the renew deadline; abandoned unanswered, it is tried again at once, a fast failure a retry period after it went out', () => {
     const r = run(settings(), leading(), [
       [poll, at(5_900)],
