@@ -8,7 +8,7 @@ import { NO_COORDINATION, OLDEST_EMULATION_VERSION } from '../schemas/strategy.j
 import type { LeasePatch, LeaseRead } from '../stores/lease-store.js';
 import { changesOf, confirmChange, writeAsShown } from './confirm.js';
 import { note, printJson, say, type CliContext } from './context.js';
-import { CliError } from './errors.js';
+import { CliError, explain } from './errors.js';
 import { nextStep } from './explain.js';
 import { judgedLease } from './judged.js';
 import { readSession, unknownLease } from './read.js';
@@ -89,8 +89,17 @@ export async function setLocations(ctx: CliContext, args: { lease: string; locat
   const what = args.clear ? `cleared the preferred locations of lease ${args.lease} (was ${listed(before)})` : `set the preferred locations of lease ${args.lease} to ${listed(written.preferredLocations)} (was ${listed(before)})`;
   say(ctx, `${what}${created ? CREATED : ''}`);
   say(ctx, `in force now: ${preferenceOf(written, ctx.config)}`);
-  // after the write: its candidates, and the session the lease is held on (to judge the term by it)
-  const [{ candidates }, session] = await Promise.all([listVouched(ctx, args.lease), readSession(ctx, written)]);
+  // after the write: its candidates, and the session the lease is held on (to judge the term by it);
+  // the change stands whatever these reads meet, so a failure is told, not the command's exit
+  let after: [Awaited<ReturnType<typeof listVouched>>, Awaited<ReturnType<typeof readSession>>];
+  try {
+    after = await Promise.all([listVouched(ctx, args.lease), readSession(ctx, written)]);
+  } catch (e) {
+    const told = await explain(e, ctx.target, ctx.client);
+    note(ctx, `the change is written; where the candidates stand could not be read: ${told instanceof Error ? told.message : String(told)}`);
+    return;
+  }
+  const [{ candidates }, session] = after;
   const now = ctx.clock.now();
   const preferred = preferredLocationsOf(written, ctx.config);
   const live = liveCandidates(candidates, now, ctx.config.candidateStaleAfterMs);

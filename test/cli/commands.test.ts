@@ -397,6 +397,15 @@ describe('set-locations, and where candidates run in describe lease (issue 18)',
     expect(again.err).toMatch(/lease placed has no preferred locations of its own \(none\); nothing to clear/);
   });
 
+  it('written, then its candidates cannot be read: the change is told as written and the command succeeds (it exited 1, as if nothing was written)', async () => {
+    const r = await h.run(['set-locations', 'placed', 'us-east-1a', '--candidates-table', 'no-such-candidates', '--yes'], { clock: at() });
+    expect(r.code, r.err).toBe(0);
+    expect(r.out).toMatch(/^set the preferred locations of lease placed to us-east-1a \(was the coordinator’s\)$/m);
+    expect(r.err).toMatch(/^the change is written; where the candidates stand could not be read: table no-such-candidates does not exist /m);
+    expect((await h.leases.read('placed')).item?.preferredLocations).toEqual(['us-east-1a']);
+    await h.run(['set-locations', 'placed', '--clear', '--yes'], { clock: at() });
+  });
+
   it('nobody in the listed locations: says that all stay eligible', async () => {
     const r = await h.run(['set-locations', 'placed', 'eu-west-1', '--yes'], { clock: at() });
     expect(r.out).toMatch(/^no candidate of lease placed runs in any of them now: all stay eligible, ranked as without a preference/m);
