@@ -290,10 +290,14 @@ async function publishOrDefer(deps: FunctionDeps, events: ConclaveEvent[]): Prom
 }
 
 /**
- * Stream records: the reconcile first, then the events. An election must not wait for EventBridge,
- * and a record retried after a failed reconcile publishes its events then (same ids). A reconcile
- * that fails on a row no retry can read (a ValidationError: the record is dead-lettered as poison
- * and never comes again) publishes them before it rethrows.
+ * Stream records: the record's work (its reconcile) first, then its events: an election must not
+ * wait for EventBridge. The events are facts of the change the record carries, whatever becomes of
+ * its work, so a record whose work fails publishes them (or defers them) before it rethrows: a
+ * ValidationError (poison: the record is dead-lettered and never comes again), and any fault too,
+ * since a record that fails through the event source's retries is given up with only its shard
+ * position sent on (infra/triggers.ts): its events, published only once the work succeeded, were
+ * lost with it. A retry publishes them again, with the same ids. Only a failing record's retry
+ * waits for EventBridge, and only as long as publishOrDefer does.
  */
 async function reconcileThenPublish(deps: FunctionDeps, events: ConclaveEvent[], run: () => Promise<ReconcileOutcome | undefined>): Promise<ReconcileOutcome | undefined> {
   const publish = async () => {
@@ -305,7 +309,13 @@ async function reconcileThenPublish(deps: FunctionDeps, events: ConclaveEvent[],
   try {
     o = await run();
   } catch (e) {
-    if (e instanceof ValidationError) await publish();
+    try {
+      await publish();
+    } catch (p) {
+      // neither published nor deferred: the record is retried for both (the publish error is what it reports)
+      deps.logger.error('record failed, and its events could not be published or deferred either', { error: e as Error });
+      throw p;
+    }
     throw e;
   }
   await publish();
@@ -428,14 +438,16 @@ export async function onLeaseChange(deps: FunctionDeps, c: Change<Lease>): Promi
   }
   const row = (c.new ?? c.old)!;
   deps.wakes?.send(row.name, c.new?.revision);
-  // a held row deleted: the next election is held before the mark is tried, long enough without it,
-  // so a mark that fails (this record retried) leaves no missing row for the tick to elect on at once
-  if (deletedWhileHeld(c)) await reconcileAfterDelete(deps, c.old!, 'lease REMOVE (held, before the mark)', false);
-  // before the reconcile, which may elect the next leader: the old one hears at its next session renewal
-  const unmarked = await markEndedTerm(deps, c);
   const events = eventsFromLeaseChange({ eventID: c.eventID, at: c.at ?? deps.coordinator.clock.now(), oldLease: c.old, newLease: c.new });
   const trigger = `lease ${c.eventName}`;
+  let unmarked: ValidationError | undefined;
+  // the mark's faults too publish the record's events before it is retried (reconcileThenPublish)
   const o = await reconcileThenPublish(deps, events, async () => {
+    // a held row deleted: the next election is held before the mark is tried, long enough without it,
+    // so a mark that fails (this record retried) leaves no missing row for the tick to elect on at once
+    if (deletedWhileHeld(c)) await reconcileAfterDelete(deps, c.old!, 'lease REMOVE (held, before the mark)', false);
+    // before the reconcile, which may elect the next leader: the old one hears at its next session renewal
+    unmarked = await markEndedTerm(deps, c);
     // a row created with its election waiting for the stream: seen now, after every record before it (a delete's included)
     const seen = c.new?.election?.awaitsStream ? await sawCreatedRow(deps, c.new) : false;
     return deletedWhileHeld(c) ? reconcileAfterDelete(deps, c.old!, trigger) : leaseChangeMatters(c) || seen ? reconcile(deps, row.name, trigger, c.new === undefined) : undefined;

@@ -1,0 +1,130 @@
+/**
+ * What becomes of a stream record's EventBridge events when the record's own work keeps failing
+ * (found in a review, 2026-11-30): the events are facts of the change the record carries, so they
+ * reach the bus whether or not its reconcile, or its session mark, ever succeeds. Records from
+ * DynamoDB Local's real streams, delivered as Lambda delivers them (the first attempt and the
+ * event source's retries, lib/wiring.ts); events published with the real EventBridgeClient to the
+ * local bus (lib/local/event-bus.ts).
+ */
+import type { EventBridgeClient } from '@aws-sdk/client-eventbridge';
+import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { makeHandler as candidateStream } from '../../functions/candidate-stream.js';
+import { makeHandler as leaseStream } from '../../functions/lease-stream.js';
+import { manualClock } from '../../lib/clock.js';
+import { coordinatorDeps } from '../../lib/coordinator/reconcile.js';
+import { publishOrThrow } from '../../lib/events/publisher.js';
+import type { FunctionDeps } from '../../lib/functions/core.js';
+import { observability } from '../../lib/functions/env.js';
+import { localEventBridgeClient, startLocalEventBus, type LocalBusEntry, type LocalEventBus } from '../../lib/local/event-bus.js';
+import { lambdaContext } from '../../lib/local/runtime.js';
+import { sessionKey } from '../../lib/schemas/identity.js';
+import { OLDEST_EMULATION_VERSION } from '../../lib/schemas/strategy.js';
+import { wiring } from '../../lib/wiring.js';
+import { streamRecords, testTables, type TestTables } from '../support.js';
+
+const BUS = 'conclave-test';
+let t: TestTables;
+beforeAll(async () => void (t = await testTables('event-delivery')));
+afterAll(() => t.drop());
+
+let bus: LocalEventBus | undefined;
+let client: EventBridgeClient | undefined;
+afterEach(async () => {
+  client?.destroy();
+  await bus?.stop();
+  bus = undefined;
+  client = undefined;
+});
+
+/** Function deps publishing to a fresh local bus, and what the bus received. */
+async function withBus() {
+  const delivered: LocalBusEntry[] = [];
+  bus = await startLocalEventBus({ onEvent: (e) => delivered.push(e) });
+  client = localEventBridgeClient(bus.endpoint, { maxAttempts: 1 });
+  const c = client;
+  const d: FunctionDeps = {
+    coordinator: coordinatorDeps(t.client, t.names, { clock: manualClock(Date.now()), config: { ackWindowMs: 5_000 } }),
+    timer: { schedule: async () => undefined },
+    publish: (events) => publishOrThrow(c, BUS, events, { clock: { sleep: async () => undefined } }),
+    deadLetter: async () => undefined,
+    ...observability('test', 'SILENT'),
+  };
+  return { d, ids: () => delivered.map((e) => (e.detail as { id: string }).id) };
+}
+
+const throttled = () => Object.assign(new Error('Rate exceeded'), { name: 'ThrottlingException' });
+const keyOf = (r: DynamoDBRecord) => JSON.stringify(r.dynamodb!.Keys);
+
+/**
+ * Delivers `record` as Lambda does while it keeps failing: the first attempt and each of the
+ * event source's retries (a batch whose every record failed throws: Powertools' FullBatchFailureError,
+ * a function error to Lambda); after them Lambda sends only the record's shard position to the
+ * on-failure destination (infra/triggers.ts), and the shard moves on.
+ */
+async function deliverUntilGivenUp(handler: (e: DynamoDBStreamEvent, c: ReturnType<typeof lambdaContext>) => Promise<unknown>, fn: 'leaseStream' | 'candidateStream', record: DynamoDBRecord) {
+  for (let attempt = 0; attempt <= wiring[fn].trigger.retryAttempts; attempt++) {
+    await expect(handler({ Records: [record] }, lambdaContext(fn))).rejects.toThrow(/All records failed processing/);
+  }
+}
+
+/** Lease `lease` held by a (on `session`, if given), then released: the release's stream record. */
+async function released(d: FunctionDeps, lease: string, session?: string): Promise<DynamoDBRecord> {
+  const c = d.coordinator;
+  const now = c.clock.now();
+  await c.leases.write(await c.leases.read(lease), { set: { holderIdentity: 'a', holderInstance: 'a-1', leaseDurationSeconds: 15, acquireTime: now, renewTime: now, leaseTransitions: 0, fencingToken: 1, electedBy: 'coordinator', ...(session ? { session } : {}) } });
+  await c.leases.write(await c.leases.read(lease), { set: { renewTime: now, lastHolderIdentity: 'a' }, remove: ['holderIdentity', 'holderInstance', ...(session ? (['session'] as const) : [])] });
+  const r = (await streamRecords(t.client, t.names.leases)).filter((x) => keyOf(x).includes(lease)).at(-1)!;
+  expect(r.eventName).toBe('MODIFY');
+  return r;
+}
+
+describe('a stream record whose work keeps failing', () => {
+  it('lease stream: a release whose reconcile is throttled on every delivery still publishes its Lease Released (same id)', async () => {
+    const { d, ids } = await withBus();
+    const c = d.coordinator;
+    const lease = 'released-throttled';
+    const now = c.clock.now();
+    await c.candidates.write(await c.candidates.read(lease, 'b'), { set: { binaryVersion: '1.30.0', emulationVersion: '1.30.0', preferredStrategies: [OLDEST_EMULATION_VERSION], renewTime: now, createdAt: now - 60_000 } });
+    const record = await released(d, lease);
+
+    c.candidates.list = async () => {
+      throw throttled();
+    };
+    await deliverUntilGivenUp(leaseStream(d), 'leaseStream', record);
+    // before the fix: nothing reached the bus, and nothing would — Lambda's on-failure record is a shard position
+    expect(new Set(ids())).toEqual(new Set([`${record.eventID}:lease-released`]));
+  });
+
+  it('lease stream: a session-held term released while its session mark fails on every delivery still publishes its Lease Released', async () => {
+    const { d, ids } = await withBus();
+    const c = d.coordinator;
+    const lease = 'released-unmarked';
+    const now = c.clock.now();
+    const k = sessionKey('s-unmarked');
+    await c.identities.write(await c.identities.read(k.component, k.name), { set: { holderIdentity: 's-unmarked', hostname: 'h', leaseDurationSeconds: 15, acquireTime: now, renewTime: now } });
+    const record = await released(d, lease, 's-unmarked');
+
+    c.identities.markTermEnded = async () => {
+      throw throttled();
+    };
+    await deliverUntilGivenUp(leaseStream(d), 'leaseStream', record);
+    expect(new Set(ids())).toEqual(new Set([`${record.eventID}:lease-released`]));
+  });
+
+  it('candidate stream: a join whose reconcile is throttled on every delivery still publishes its Candidate Joined', async () => {
+    const { d, ids } = await withBus();
+    const c = d.coordinator;
+    const lease = 'joined-throttled';
+    const now = c.clock.now();
+    await c.candidates.write(await c.candidates.read(lease, 'j'), { set: { binaryVersion: '1.30.0', emulationVersion: '1.30.0', preferredStrategies: [OLDEST_EMULATION_VERSION], renewTime: now, createdAt: now } });
+    const joined = (await streamRecords(t.client, t.names.candidates)).filter((r) => keyOf(r).includes(lease)).at(-1)!;
+    expect(joined.eventName).toBe('INSERT');
+
+    c.candidates.list = async () => {
+      throw throttled();
+    };
+    await deliverUntilGivenUp(candidateStream(d), 'candidateStream', joined);
+    expect(new Set(ids())).toEqual(new Set([`${joined.eventID}:candidate-joined`]));
+  });
+});
