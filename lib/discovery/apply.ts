@@ -104,7 +104,7 @@ export async function applyLeaderChange(deps: DiscoveryDeps, change: LeaderChang
     row = await deps.state.join(change.lease, me);
   }
   for (let round = 1; ; round++) {
-    const name = nameStateOf(row);
+    const name = nameStateOf(row, deps.naming);
     await showName(deps.naming, change.lease, name);
     const s = await deps.state.settle(row, [me, ...expiredWriters(row, deps.clock.now()).filter((w) => w !== me)]);
     if (s.settled) return { outcome: claim.won ? 'applied' : 'caughtUp', state: stateOf(row), name, writes: round };

@@ -39,11 +39,24 @@ export const CLOUD_MAP_ATTRIBUTES = {
 const PRINTABLE = /^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/;
 const MAX_VALUE = 1024;
 
-/** A value Cloud Map takes: as it is when printable ASCII, else percent-encoded (a holder name may be any text). */
-function attributeValue(field: string, value: string): string {
-  const v = PRINTABLE.test(value) ? value : encodeURIComponent(value);
-  if (v.length > MAX_VALUE) throw new ValidationError('Cloud Map instance', [{ field, message: `is ${v.length} characters; Cloud Map takes attribute values of at most ${MAX_VALUE}: advertise a shorter address` }]);
-  return v;
+/** A value as sent to Cloud Map: as it is when printable ASCII, else percent-encoded (a holder name may be any text). */
+const encoded = (value: string): string => (PRINTABLE.test(value) ? value : encodeURIComponent(value));
+
+/** Why Cloud Map would refuse the value of `field` (too long once encoded), or undefined. */
+function valueIssue(field: 'holder' | 'address', value: string): string | undefined {
+  const v = encoded(value);
+  if (v.length <= MAX_VALUE) return undefined;
+  return `its ${field} is ${v.length} characters${v === value ? '' : ' percent-encoded'}; Cloud Map takes attribute values of at most ${MAX_VALUE}: ${field === 'address' ? 'advertise a shorter address' : 'give the elector a shorter identity'}`;
+}
+
+/** Why Cloud Map cannot register `target` (LeaderNaming.issue), or undefined. */
+export const cloudMapIssue = (target: LeaderTarget): string | undefined => valueIssue('holder', target.holder) ?? valueIssue('address', target.address.raw);
+
+/** A value Cloud Map takes; one it would refuse is a ValidationError (cloudMapIssue says so first). */
+function attributeValue(field: 'holder' | 'address', value: string): string {
+  const issue = valueIssue(field, value);
+  if (issue) throw new ValidationError('Cloud Map instance', [{ field, message: issue }]);
+  return encoded(value);
 }
 
 /** The attributes that register `target` as the leader of `lease`. */
@@ -68,6 +81,7 @@ export function instanceAttributes(lease: string, target: LeaderTarget): Record<
 export function cloudMapNaming(client: ServiceDiscoveryClient, serviceId: string): LeaderNaming {
   return {
     describe: `Cloud Map service ${serviceId}`,
+    issue: cloudMapIssue,
     async point(lease, target) {
       await client.send(new RegisterInstanceCommand({ ServiceId: serviceId, InstanceId: instanceIdOf(lease), Attributes: instanceAttributes(lease, target) }));
     },

@@ -21,6 +21,12 @@ export interface LeaderNaming {
   point(lease: string, target: LeaderTarget): Promise<void>;
   /** The lease's name shows nothing (a no-op when it shows nothing already). Idempotent. */
   clear(lease: string): Promise<void>;
+  /**
+   * Why this service cannot point a name at `target` (a value it refuses), or undefined when it
+   * can: the name is then cleared, as for an address no name can point at. Absent: it takes every
+   * target an address parses to.
+   */
+  issue?(target: LeaderTarget): string | undefined;
 }
 
 /** What the name must show for a row's state: its holder's address, or nothing (and why). */
@@ -28,14 +34,18 @@ export type NameState = { readonly kind: 'point'; readonly target: LeaderTarget 
 
 /**
  * What the name shows for `row`: the holder's address while its term is on and it advertised one
- * a naming service can point at; otherwise nothing, for a pointer to a previous leader is wrong.
+ * `naming` can point at; otherwise nothing, for a pointer to a previous leader is wrong (a target
+ * the service refuses failed every delivery and left the previous leader named).
  */
-export function nameStateOf(row: Pick<DiscoveryRow, 'ended' | 'holder' | 'address' | 'fencingToken'>): NameState {
+export function nameStateOf(row: Pick<DiscoveryRow, 'ended' | 'holder' | 'address' | 'fencingToken'>, naming?: Pick<LeaderNaming, 'describe' | 'issue'>): NameState {
   if (row.ended) return { kind: 'clear', why: 'the term ended' };
   if (row.address === undefined || row.holder === undefined) return { kind: 'clear', why: 'the leader advertised no address (its elector has no `advertise` option)' };
   const address = parseAddress(row.address);
   if ('issue' in address) return { kind: 'clear', why: `the leader's address cannot be named: ${address.issue}` };
-  return { kind: 'point', target: { holder: row.holder, fencingToken: row.fencingToken, address } };
+  const target = { holder: row.holder, fencingToken: row.fencingToken, address };
+  const refused = naming?.issue?.(target);
+  if (refused !== undefined) return { kind: 'clear', why: `${naming!.describe} cannot name the leader: ${refused}` };
+  return { kind: 'point', target };
 }
 
 /** Sets the name to `state`. */

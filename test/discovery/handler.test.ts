@@ -110,6 +110,16 @@ describe('the function on the events the lease stream publishes', () => {
     expect(instance()).toBeUndefined();
   });
 
+  it('a new leader whose address Cloud Map cannot take (an attribute value over 1024 characters) clears the name, with the reason: the previous leader is not left named', async () => {
+    await handler()(delivered(held('F', 12), held('G', 13, { holderAddress: '10.0.0.7:80' }))[0]!.envelope, context);
+    expect(instance()).toMatchObject({ holder: 'G' });
+    const long = `http://10.0.0.8:8080/${'p'.repeat(1100)}`; // a URL the SDK's advertise option takes (at most 2048)
+    const elected = delivered(held('G', 13), held('H', 14, { holderAddress: long }))[0]!.envelope;
+    // before the fix: a ValidationError on every delivery (Lambda's retries, then the dead-letter queue), G left named as leader
+    expect(await handler()(elected, context)).toMatchObject({ outcome: 'applied', state: 'term 14', name: { kind: 'clear', why: expect.stringMatching(/address.*1024/) } });
+    expect(instance()).toBeUndefined();
+  });
+
   it('keeps to leaderDiscovery.leaseNames (the rule does too): an event of another lease writes nothing', async () => {
     const other = `other-${randomUUID().slice(0, 8)}`;
     const before = aws.calls.length;

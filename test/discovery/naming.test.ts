@@ -100,6 +100,15 @@ describe('Cloud Map', () => {
     await naming.point(long, target('10.0.0.7:8080', 'wörker 1'));
     expect(aws.instances.get(instanceIdOf(long))).toMatchObject({ lease: long, holder: 'w%C3%B6rker%201' });
   });
+
+  it('says which leaders it cannot name (an attribute value over 1024 characters, as sent), so the name is cleared rather than left on the previous leader', () => {
+    expect(naming.issue?.(target('http://10.0.0.7:8080/leader'))).toBeUndefined();
+    expect(naming.issue?.(target(`http://10.0.0.7:8080/${'p'.repeat(1100)}`))).toMatch(/address is 1121 characters.*at most 1024/);
+    expect(naming.issue?.(target('10.0.0.7:8080', '日'.repeat(200)))).toMatch(/holder is 1800 characters/);
+    const row = { ended: false, holder: 'w1', address: `http://10.0.0.7:8080/${'p'.repeat(1100)}`, fencingToken: 3 };
+    expect(nameStateOf(row, naming)).toEqual({ kind: 'clear', why: expect.stringMatching(/^Cloud Map service .* cannot name the leader: .*address is 1121 characters/) });
+    expect(nameStateOf(row)).toMatchObject({ kind: 'point' });
+  });
 });
 
 describe('Route 53', () => {
