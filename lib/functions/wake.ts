@@ -118,7 +118,7 @@ export interface WakeBatch {
 /**
  * A WakeBatch on `waker`: at most `limit` wakes in flight, the rest queued in order, and a queued
  * wake of a lease giving way to a later one of the same lease (a wake only says "read the lease
- * now"; the later revision says all the earlier one did). A failed wake is handed to `failed` and
+ * now"; the later revision says all the earlier one did; a lower one, none). A failed wake is handed to `failed` and
  * fails nothing else: the records it came from are done, or reported, on their own. With `address`,
  * each wake also goes to the processes it gives, once read (when the wake leaves the queue, so the
  * candidates are as fresh as the change; the lease topic does not wait for the read); if that read
@@ -160,7 +160,12 @@ export function wakeBatch(waker: Waker, clock: Clock, failed: (lease: string, er
   return {
     send(lease, revision) {
       if (closed) return;
-      queued.set(lease, revision);
+      // A later wake names a later revision, but not always: a record behind the one whose reconcile
+      // wrote the lease is older than that write, and a row created again starts its revisions over.
+      // Naming the lower one, a worker that had read it took the wake as nothing new (lib/sdk/step.ts)
+      // and missed the higher; naming none, every follower reads.
+      const before = queued.get(lease);
+      queued.set(lease, queued.has(lease) && (before === undefined || revision === undefined || revision < before) ? undefined : revision);
       next();
     },
     async settle(withinMs) {

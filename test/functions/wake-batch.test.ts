@@ -46,6 +46,21 @@ describe('wakeBatch', () => {
     expect(sent.map((s) => `${s.lease}@${s.revision}`)).toEqual(['a@1', 'b@2', 'a@3']);
   });
 
+  it('a queued wake given way to a lower revision (a later record of a write a reconcile already passed, or a row created again) names none: a worker at that revision would skip it', async () => {
+    const { clock, sent, batch } = setUp(1);
+    batch.send('x', 1); // in flight
+    batch.send('a', 5); // record at revision 5
+    batch.send('a', 7); // its reconcile wrote 7
+    batch.send('a', 6); // the batch's next record of a: revision 6, written before the invocation
+    batch.send('b', 9); // a held row's last revision
+    batch.send('b', 1); // created again after a delete: revisions start over
+    const settled = batch.settle(10_000);
+    await clock.run(10_000);
+    await settled;
+    // before the fix: a@6 and b@1, which a worker that had read 6 (or the new row's 1) took as nothing new (lib/sdk/step.ts 'wake')
+    expect(sent.map((s) => `${s.lease}@${s.revision}`)).toEqual(['x@1', 'a@undefined', 'b@undefined']);
+  });
+
   it('settles within its time: what is still queued is dropped and never sent, what is in flight is counted unanswered', async () => {
     const { clock, sent, batch } = setUp(2);
     for (const lease of ['a', 'b', 'c']) batch.send(lease, undefined);
