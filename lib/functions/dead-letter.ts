@@ -42,12 +42,20 @@ export function poisonRecord(fn: string, r: DynamoDBRecord, error: ValidationErr
 export const MAX_MESSAGE_BYTES = 256 * 1024;
 
 /**
+ * `value` as JSON that SQS takes in a body: JSON.stringify escapes control characters and lone
+ * surrogates, but leaves U+FFFE and U+FFFF as they are, which DynamoDB stores and SQS refuses
+ * (InvalidMessageContents): the poison record holding one was never dead-lettered, only retried.
+ * They can stand only inside strings, where their escapes read back the same.
+ */
+const sqsJson = (value: unknown): string => JSON.stringify(value).replace(/[\uFFFE\uFFFF]/g, (c) => `\\u${c.charCodeAt(0).toString(16)}`);
+
+/**
  * The message body of `p`, at most `max` bytes: a record with two 400 KB images does not fit, so
  * the old image goes first, then the new one, then the whole record but its keys and position
  * (named in `omitted`); the issues say what was wrong either way.
  */
 export function poisonMessage(p: PoisonRecord, max = MAX_MESSAGE_BYTES): string {
-  const body = JSON.stringify(p);
+  const body = sqsJson(p);
   if (Buffer.byteLength(body, 'utf8') <= max) return body;
   const r = (p.record ?? {}) as { dynamodb?: Record<string, unknown> } & Record<string, unknown>;
   const attempts: [string[], unknown][] = [
@@ -56,10 +64,10 @@ export function poisonMessage(p: PoisonRecord, max = MAX_MESSAGE_BYTES): string 
     [['(all but the keys)'], { eventID: p.eventID, eventName: r['eventName'], dynamodb: { Keys: r.dynamodb?.['Keys'], SequenceNumber: p.sequenceNumber } }],
   ];
   for (const [omitted, record] of attempts) {
-    const fitted = JSON.stringify({ ...p, issues: p.issues.slice(0, 20), reason: p.reason.slice(0, 4096), record, omitted });
+    const fitted = sqsJson({ ...p, issues: p.issues.slice(0, 20), reason: p.reason.slice(0, 4096), record, omitted });
     if (Buffer.byteLength(fitted, 'utf8') <= max) return fitted;
   }
-  return JSON.stringify({ ...p, reason: p.reason.slice(0, 4096), issues: p.issues.slice(0, 20), record: undefined, omitted: ['record'] });
+  return sqsJson({ ...p, reason: p.reason.slice(0, 4096), issues: p.issues.slice(0, 20), record: undefined, omitted: ['record'] });
 }
 
 /** Poison records to an SQS queue: one SendMessage each, the record's JSON as the body. */

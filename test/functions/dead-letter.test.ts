@@ -33,4 +33,27 @@ describe('poisonMessage', () => {
     expect(m.record.dynamodb!.Keys).toEqual({ name: { S: 'big' } });
     if (!omitted.includes('dynamodb.NewImage')) expect(m.record.dynamodb!.NewImage!['fencingToken']).toEqual({ S: 'seven' });
   });
+
+  /** What SQS takes in a message body (SendMessage: "Any characters not included in this list will be rejected"). */
+  const SQS_BODY = /^[\x09\x0A\x0D\x20-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]*$/u;
+
+  it('a record holding characters SQS refuses in a body (U+FFFE, U+FFFF; DynamoDB takes them) goes whole, escaped, and reads back the same', () => {
+    const r = record(1, 1);
+    r.dynamodb!.Keys = { name: { S: 'bad\uFFFFname' } };
+    r.dynamodb!.NewImage!['name'] = { S: 'bad\uFFFFname' };
+    r.dynamodb!.NewImage!['note'] = { S: '\uFFFE\u0001\uD800 ok \u{1F600}' };
+    const body = poisonMessage(poisonRecord('leaseStream', r, error, 0));
+    // before the fix: U+FFFE and U+FFFF went as they were, SendMessage failed, and the record was retried until Lambda gave up on it, its content lost
+    expect(body).toMatch(SQS_BODY);
+    expect((JSON.parse(body) as PoisonRecord).record).toEqual(JSON.parse(JSON.stringify(r)));
+  });
+
+  it('a record that must be cut is cut by its escaped size', () => {
+    const r = record(1, 1);
+    r.dynamodb!.NewImage!['blob'] = { S: '\uFFFF'.repeat(60 * 1024) }; // 180 KB in UTF-8, 360 KB escaped
+    const body = poisonMessage(poisonRecord('leaseStream', r, error, 0));
+    expect(body).toMatch(SQS_BODY);
+    expect(bytes(body)).toBeLessThanOrEqual(MAX_MESSAGE_BYTES);
+    expect((JSON.parse(body) as PoisonRecord).omitted).toEqual(['dynamodb.OldImage', 'dynamodb.NewImage']);
+  });
 });
