@@ -127,4 +127,27 @@ describe('a stream record whose work keeps failing', () => {
     await deliverUntilGivenUp(candidateStream(d), 'candidateStream', joined);
     expect(new Set(ids())).toEqual(new Set([`${joined.eventID}:candidate-joined`]));
   });
+
+  it('lease stream: a release and the next term in one batch, the release failing once: on the bus the release comes before the new leader, and each once by id', async () => {
+    const { d, ids } = await withBus();
+    const c = d.coordinator;
+    const lease = 'release-then-take';
+    const now = c.clock.now();
+    const release = await released(d, lease);
+    await c.leases.write(await c.leases.read(lease), { set: { holderIdentity: 'b', holderInstance: 'b-1', leaseDurationSeconds: 15, acquireTime: now, renewTime: now, leaseTransitions: 1, fencingToken: 2, electedBy: 'self' } });
+    const take = (await streamRecords(t.client, t.names.leases)).filter((r) => keyOf(r).includes(lease)).at(-1)!;
+    const list = c.candidates.list.bind(c.candidates);
+    let faults = 1;
+    c.candidates.list = async (l) => {
+      if (faults-- > 0) throw throttled();
+      return list(l);
+    };
+    const handler = leaseStream(d);
+    // the release fails, the take behind it is not run: the batch fails whole, and comes again
+    await expect(handler({ Records: [release, take] }, lambdaContext('leaseStream'))).rejects.toThrow(/All records failed processing/);
+    expect((await handler({ Records: [release, take] }, lambdaContext('leaseStream'))).batchItemFailures).toEqual([]);
+    // the release's Lease Released at each delivery (same id), then the take's events
+    const gone = `${release.eventID}:lease-released`;
+    expect(ids()).toEqual([gone, gone, `${take.eventID}:leader-elected`, `${take.eventID}:leader-changed`]);
+  });
 });
