@@ -6,7 +6,8 @@ import { callBack, errorSink, faultReporter, retryDelayMs, START_RETRY_MS } from
 import { boundedClient, requestBoundMs } from './bounded-client.js';
 import { isIdentityExpired } from '../election/vacancy.js';
 import { Labels, MAX_LABELS, Name } from '../schemas/common.js';
-import { MAX_IDENTITY_LEASE_SECONDS, type IdentityLease } from '../schemas/identity.js';
+import { MAX_IDENTITY_LEASE_SECONDS, isSessionComponent, type IdentityLease } from '../schemas/identity.js';
+import { COORDINATOR_COMPONENT } from '../schemas/session-partition.js';
 import { parse } from '../schemas/validation.js';
 import { retryOnConflict } from '../stores/errors.js';
 import { base32 } from '../util/base32.js';
@@ -25,6 +26,15 @@ const TTL_FACTOR = 2;
 
 /** A component name that leaves room for the host hash in the identity lease's name. */
 const Component = Name.max(MAX_COMPONENT, `must be at most ${MAX_COMPONENT} characters (the lease name adds "-" and a ${HASH_CHARS}-character hash)`);
+/**
+ * A heartbeat's component: never one of Conclave's own partitions of the identities table (a scoped
+ * grant refuses them too: infra/settings.ts). In the coordinator's, the identities scan never returns
+ * the row, so it is never collected; in a session partition, every judge takes it for a session row.
+ */
+const HeartbeatComponent = Component.refine((c) => !isSessionComponent(c), "is a session partition (conclave-session…), where Conclave's Session keeps its rows: name the component after your process, e.g. report-worker").refine(
+  (c) => c !== COORDINATOR_COMPONENT,
+  "is the coordinator's own partition (its tick cursor), which the coordinator never collects: name the component after your process, e.g. report-worker",
+);
 /** What the host calls itself: hashed into the name, and stored in the row and its labels as is. */
 const Hostname = z.string().min(1, 'must not be empty').max(253, 'must be at most 253 characters (a DNS name)');
 
@@ -65,8 +75,8 @@ export const IdentityLeaseHeartbeatOptionsSchema = z
       client: ClientSchema,
       /** Where the tables are: a prefix, or `{ prefix?, identities? }`; the identities table is used. @default 'conclave' */
       tables: TablesSchema,
-      /** What kind of process this is, e.g. `report-worker`: the partition listIdentities lists. */
-      component: Component,
+      /** What kind of process this is, e.g. `report-worker`: the partition listIdentities lists. Not one of Conclave's own (`conclave-session…`, `conclave-coordinator`). */
+      component: HeartbeatComponent,
       /** @default os.hostname() */
       hostname: Hostname.prefault(() => osHostname()),
       /** How often renewTime is written (kube-apiserver: 10 s). @default 10000 */

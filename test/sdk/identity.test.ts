@@ -137,6 +137,17 @@ describe('IdentityLeaseHeartbeat options', () => {
     expect(err.message).toMatch(/^invalid IdentityLeaseHeartbeat options: /);
   });
 
+  it.each([
+    ['the coordinator\'s own partition', 'conclave-coordinator', /coordinator's own partition/],
+    ['the sessions\' partition', 'conclave-session', /session partition/],
+    ['a scoped sessions\' partition', 'conclave-session:abc', /session partition/],
+  ])('refuses %s as the component, naming the field and the fix (the coordinator never collects a heartbeat there, or takes it for a session)', (_, component, message) => {
+    const err = validationError(() => new IdentityLeaseHeartbeat({ ...base(), component }));
+    expect(err.fields).toEqual(['component']);
+    expect(err.message).toMatch(message);
+    expect(err.message).toMatch(/name the component after your process/);
+  });
+
   it('defaults to this host and a random UUID per start-up', () => {
     const a = new IdentityLeaseHeartbeat({ ...base(), hostname: undefined });
     const b = new IdentityLeaseHeartbeat({ ...base(), hostname: undefined });
