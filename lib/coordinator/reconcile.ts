@@ -426,7 +426,8 @@ async function collectGarbage(deps: CoordinatorDeps, candidates: Candidate[], id
   await collect(deps, stale, past, (c) => deps.candidates.collect(CandidateStore.readOf(c), now), (c) => result.collectedCandidates?.push({ leaseName: c.leaseName, name: c.name }), (c) => failed(c.leaseName));
   // A session row is collected like any identity lease (its leaseDurationSeconds covers the longest
   // lease held on it, so no lease can still be alive on it by then), once no held lease names it.
-  const expired = identities.filter((i) => isIdentityExpired(i, now, deps.config.identityGcGraceMs));
+  // The stamp is its writer's clock, up to clockSkewMs behind this one: late rather than early (KEP-1965).
+  const expired = identities.filter((i) => isIdentityExpired(i, now, deps.config.identityGcGraceMs + deps.config.clockSkewMs));
   await collect(deps, expired, past, (i) => deps.identities.delete(IdentityStore.readOf(i)), (i) => result.collectedIdentities?.push({ component: i.component, name: i.name }), (i) => failed(`(identity lease ${i.component}/${i.name})`));
 }
 

@@ -45,7 +45,7 @@ export const ElectionConfigSchema = z
      * least the ack window. @default 60 s
      */
     askAgainAfterMs: ms('askAgainAfterMs').default(60_000),
-    /** Identity leases are collected this long after they expired: late rather than early. */
+    /** Identity leases are collected this long after they expired, on top of clockSkewMs (their stamps are their writers' clocks): late rather than early. */
     identityGcGraceMs: z.number().int().min(0).default(0),
     /**
      * Designate a successor on every held lease: the candidate the coordinator would elect next,

@@ -540,7 +540,7 @@ describe('reconcileAll', () => {
       const identity = (name: string, renewTime: number) =>
         d.identities.write({ key: { component: 'worker', name }, item: undefined, revision: 0 }, { set: { holderIdentity: `${name}_1`, hostname: 'h', leaseDurationSeconds: 3600, acquireTime: renewTime, renewTime } });
       await identity('alive', now);
-      await identity('expired', now - 3_600_001);
+      await identity('expired', now - 3_600_000 - 1_000 - 1); // past its hour and clockSkewMs (1 s)
 
       const r = await reconcileAll(d);
       expect(r.leases).toBe(11); // 12 with candidates, less job-11 whose lease item is malformed; 'plain' has no candidates

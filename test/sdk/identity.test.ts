@@ -295,7 +295,7 @@ describe('IdentityLeaseHeartbeat', () => {
     await alive.hb.renew();
     expect((await reconcileAll(deps)).collectedIdentities.filter((c) => c.component === 'gc')).toEqual([]); // nothing expired yet
 
-    clock.advance(30 * MIN + 1); // `paused` is past its hour, `alive` renewed 30 min ago
+    clock.advance(30 * MIN + 1_000 + 1); // `paused` is past its hour and clockSkewMs (1 s), `alive` renewed 30 min ago
     const tick = await reconcileAll(deps);
     expect(tick.collectedIdentities.filter((c) => c.component === 'gc')).toEqual([{ component: 'gc', name: paused.hb.name }]);
     expect((await rowsOf('gc')).map((i) => i.name)).toEqual([alive.hb.name]);
@@ -310,6 +310,26 @@ describe('IdentityLeaseHeartbeat', () => {
     expect(paused.hb.healthy()).toBe(true);
     expect(await paused.hb.renew()).toBe('renewed');
     expect([...paused.errors, ...alive.errors]).toEqual([]);
+  });
+
+  it('the coordinator collects a row only clockSkewMs after its stamp and duration: a writer whose clock is behind within that bound is not collected while it still counts itself live', async () => {
+    const coordinator = handClock();
+    const behind = manualClock(T0 - 900, simulatedClock({ start: T0 - 900 })); // 0.9 s behind: within clockSkewMs (1 s)
+    const p = heartbeat(behind, 'gc-skew', 'node-1', 'u1');
+    await p.start();
+    const deps = coordinatorDeps(t.client, t.names, { clock: coordinator });
+    const collected = async () => (await reconcileAll(deps)).collectedIdentities.filter((c) => c.component === 'gc-skew');
+
+    // a lease duration less 1 ms on: by its writer's clock (and in truth) the row has 1 ms to live, and the heartbeat is healthy
+    coordinator.advance(HOUR - 1);
+    behind.advance(HOUR - 1);
+    expect(p.hb.healthy()).toBe(true);
+    expect(await collected()).toEqual([]);
+    expect((await rowOf(p.hb))?.holderIdentity).toBe(p.hb.identity);
+    // past its duration and the skew bound on the coordinator's clock: collected
+    coordinator.advance(1 + 900 + 1_000);
+    expect(await collected()).toEqual([{ component: 'gc-skew', name: p.hb.name }]);
+    expect(p.errors).toEqual([]);
   });
 
   it('once its signal aborts, run() deletes the row if it is still ours and resolves; a stopped heartbeat never writes again', async () => {
