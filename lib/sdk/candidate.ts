@@ -112,7 +112,11 @@ export const LeaseCandidateOptionsSchema = z
        * One identity, one process: how long a new start-up that finds another start-up's row of its
        * name waits for that one to show itself (its electors answer the claim put on the lease, at
        * their next read). It is refused with a DuplicateIdentityError if that one answers, and takes
-       * the row over if not (it was killed). A LeaderElector passes its leaseDurationMs.
+       * the row over if not (it was killed). A LeaderElector passes its leaseDurationMs. Only a
+       * LeaderElector's candidacy answers: a LeaseCandidate run on its own reads no lease, so a
+       * second process under its name is not refused but takes the row over after this window, and
+       * the first learns it at its next renewal (onError, healthy() false). Give each process a
+       * unique name (for example the host name and the pid).
        * @default 15000
        */
       claimWindowMs: z.number().int().min(100, 'must be ≥ 100 ms').max(86_400_000, 'must be at most 86400000 ms (a day, the longest lease)').default(15_000),
@@ -397,7 +401,9 @@ export class LeaseCandidate {
    * next poll, or at once when woken. A live one answers by renewing its candidate row, and this
    * start-up is refused (DuplicateIdentityError). No answer within claimWindowMs: it is gone, and
    * register() takes the row over. Nothing to ask when the row is this start-up's, absent, or there
-   * is no lease row yet (nobody follows it).
+   * is no lease row yet (nobody follows it). A LeaseCandidate run on its own (no elector) never
+   * answers, so one alive is taken over too: answering would cost it a read of the lease every few
+   * seconds, against a write every 10 minutes (claimWindowMs says so to the user).
    */
   private async askForName(signal: AbortSignal): Promise<void> {
     const { leaseName, name, claimWindowMs } = this.options;

@@ -215,6 +215,28 @@ describe('LeaseCandidate, on simulated time', () => {
     expect(errors.some((e) => /registered by another start-up .*two workers share one name/.test(e.message))).toBe(true);
   });
 
+  it('a standalone candidate reads no lease, so it answers no claim: a second process under its name takes the row over after claimWindowMs, and the first learns it at its next renewal (documented: give each process a unique name)', async () => {
+    const sim = await Sim.create();
+    await sim.leases.write(await sim.leases.read('jobs'), { set: { leaseDurationSeconds: 15, leaseTransitions: 0, fencingToken: 0 } }); // a lease row: the newcomer puts its claim there
+    const errors: Error[] = [];
+    const first = cand(sim, sim.machine(), 'w3', { onError: (e: Error) => errors.push(e) });
+    void first.run(new AbortController().signal);
+    await sim.settle(first.ready);
+    const second = cand(sim, sim.machine(), 'w3', { claimWindowMs: 15_000 });
+    const outcome: string[] = [];
+    void second.run(new AbortController().signal).catch((e: Error) => outcome.push(e.name));
+    const from = sim.clock.monotonic();
+    await sim.settle(second.ready); // not refused: nobody answered the claim
+    expect(sim.clock.monotonic() - from).toBeGreaterThanOrEqual(15_000);
+    expect(outcome).toEqual([]);
+    expect((await sim.leases.read('jobs')).item?.identityClaim).toMatchObject({ name: 'w3', instance: second.instance, of: first.instance });
+    expect((await sim.candidates.read('jobs', 'w3')).item?.identity).toBe(second.instance);
+    expect(first.healthy()).toBe(true); // until its next renewal
+    await sim.settle(first.renew());
+    expect(first.healthy()).toBe(false);
+    expect(errors.some((e) => /registered by another start-up .*two workers share one name/.test(e.message))).toBe(true);
+  });
+
   it('two electors started together under one identity: one is refused (DuplicateIdentityError), the other stands', async () => {
     const sim = await Sim.create({ config: { ackWindowMs: 5_000, electedLeaseDurationSeconds: 5 } });
     sim.coordinator({ tickEveryMs: 1_000 });
