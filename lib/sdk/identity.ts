@@ -20,6 +20,8 @@ const HASH_BYTES = 16;
 const HASH_CHARS = Math.ceil((HASH_BYTES * 8) / 5);
 /** The longest component whose `${component}-${hash}` still fits the 253 characters of a Name. */
 const MAX_COMPONENT = 253 - 1 - HASH_CHARS;
+/** kube-apiserver's renew interval, the default: also the longest a request waits for its answer (below). */
+const DEFAULT_RENEW_INTERVAL_MS = 10_000;
 /** The TTL backstop lies this many lease durations after the last renewal; GC normally comes first. */
 const TTL_FACTOR = 2;
 /** Lost write races in a row before an acquisition gives up (run() rejects, a renewal reports it). */
@@ -80,7 +82,7 @@ export const IdentityLeaseHeartbeatOptionsSchema = z
       /** @default os.hostname() */
       hostname: Hostname.prefault(() => osHostname()),
       /** How often renewTime is written (kube-apiserver: 10 s). @default 10000 */
-      renewIntervalMs: z.number().int('must be whole milliseconds').positive('must be > 0').default(10_000),
+      renewIntervalMs: z.number().int('must be whole milliseconds').positive('must be > 0').default(DEFAULT_RENEW_INTERVAL_MS),
       /** How long after its last renewal the row counts as dead (kube-apiserver: 3600 s). @default 3600 */
       leaseDurationSeconds: z.number().int('must be whole seconds').min(1, 'must be ≥ 1').max(MAX_IDENTITY_LEASE_SECONDS, `must be at most ${MAX_IDENTITY_LEASE_SECONDS} (a day)`).default(3_600),
       /** Extra labels; `component` and `hostname` are always set (and win over the same keys here). */
@@ -160,8 +162,10 @@ export class IdentityLeaseHeartbeat {
     const o = parse(IdentityLeaseHeartbeatOptionsSchema, options, 'IdentityLeaseHeartbeat options');
     const { client, clock, newId, onLost, onError, ...data } = o;
     this.options = deepFreeze(data);
-    // its reads and writes give up after a renew interval: one that never answers must not stop the heartbeat (bounded-client.ts)
-    this.store = new IdentityStore(boundedClient(client, clock ?? systemClock, requestBoundMs(data.renewIntervalMs)), this.options.tables.identities);
+    // its reads and writes give up after a renew interval: one that never answers must not stop the heartbeat (bounded-client.ts);
+    // at most the default's, as a healthy DynamoDB answers in milliseconds: with an interval of hours, a
+    // renewal that is never answered would otherwise hold stop() (which waits for it, then reads) for hours
+    this.store = new IdentityStore(boundedClient(client, clock ?? systemClock, requestBoundMs(Math.min(data.renewIntervalMs, DEFAULT_RENEW_INTERVAL_MS))), this.options.tables.identities);
     this.clock = stampClockFor(data.clockSync, client, clock);
     this.leaseName = identityLeaseName(this.options.component, this.options.hostname);
     this.holder = `${this.leaseName}_${newId()}`;

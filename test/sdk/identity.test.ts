@@ -19,7 +19,7 @@ import { ValidationError } from '../../lib/schemas/validation.js';
 import { createTables, deleteTables } from '../../lib/local/tables.js';
 import type { TestTables } from '../support.js';
 import { validationError } from './harness.js';
-import { T0, modelTables } from '../../sim/harness.js';
+import { Sim, T0, modelTables } from '../../sim/harness.js';
 
 /**
  * The SDK's identity heartbeat, called directly on clocks stepped by hand, over the DynamoDB model
@@ -408,5 +408,27 @@ describe('IdentityLeaseHeartbeat timer', () => {
     expect((await ownStore.read('timer', hb.name)).item).toBeUndefined();
     expect(timers.pending()).toBe(0); // no interval left to renew a stopped heartbeat
     expect(lost).toEqual([{ reason: 'gone' }]);
+  });
+});
+
+describe('IdentityLeaseHeartbeat, on simulated time', () => {
+  it('a long renew interval does not lengthen its requests: a renewal DynamoDB never answers holds stop() for a request bound, not for hours', async () => {
+    const sim = await Sim.create();
+    const m = sim.machine();
+    const errors: Error[] = [];
+    // a cheap heartbeat: an hour between renewals, a day's lease
+    const hb = new IdentityLeaseHeartbeat({ client: m.client, tables: sim.names, component: 'slow', hostname: 'node-1', clock: m.clock, renewIntervalMs: HOUR, leaseDurationSeconds: 86_400, onError: (e) => errors.push(e) });
+    const stop = new AbortController();
+    const done = hb.run(stop.signal);
+    await sim.settle(hb.ready);
+    m.swallow = () => true; // a black-holed connection: nothing lands, nothing answers
+    const from = sim.clock.monotonic();
+    await sim.until('the hourly renewal is sent', () => m.sent.some((r) => r.at > from && r.operation === 'UpdateItem'), 2 * HOUR);
+    stop.abort();
+    const stopping = sim.clock.monotonic();
+    await sim.settle(done, 'run() to resolve', 3 * HOUR);
+    // before the fix: each request waited out a whole renew interval (an hour): the renewal in flight, then the release's read
+    expect(sim.clock.monotonic() - stopping).toBeLessThanOrEqual(3 * 10 * SEC);
+    expect(errors.length).toBeGreaterThan(0); // the abandoned requests are told
   });
 });
