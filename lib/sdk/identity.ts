@@ -152,6 +152,8 @@ export class IdentityLeaseHeartbeat {
   private status: HeartbeatState = 'idle';
   /** Monotonic send time of the last write of the row that was answered (its creation or a renewal). */
   private writtenAt: number | undefined;
+  /** acquireTime of the row as this start-up last wrote it whole: each renewal writes it again. */
+  private acquiredAt: number | undefined;
   private timer: Timer | undefined;
   private ticking = false;
   /** Every read-then-write runs here, one at a time: a renewal never races its own stop. */
@@ -303,7 +305,9 @@ export class IdentityLeaseHeartbeat {
     if (this.status !== 'running') return 'stopped';
     const sentAt = this.clock.monotonic();
     const now = this.clock.now();
-    if (await this.store.touch({ component: this.options.component, name: this.leaseName }, { renewTime: now, expiresAt: this.expiresAt(now) }, holderCondition(this.holder))) {
+    // every attribute this start-up writes, not renewTime alone: one left malformed by someone else
+    // (an operator's edit) is written whole again here, rather than renewed, unreadable, for ever
+    if (await this.store.touch({ component: this.options.component, name: this.leaseName }, this.rowFields(this.acquiredAt ?? now, now), holderCondition(this.holder))) {
       this.writtenAt = sentAt;
       return 'renewed';
     }
@@ -333,20 +337,24 @@ export class IdentityLeaseHeartbeat {
       if (read.item && !ours && !takeOver) return { supersededBy: read.item.holderIdentity };
       const sentAt = this.clock.monotonic();
       const now = this.clock.now();
-      const written = await this.store.write(read, {
-        set: {
-          holderIdentity: this.holder,
-          hostname: this.options.hostname,
-          leaseDurationSeconds: this.options.leaseDurationSeconds,
-          acquireTime: ours && read.item ? read.item.acquireTime : now,
-          renewTime: now,
-          labels: { ...this.options.labels, component: this.options.component, hostname: this.options.hostname },
-          expiresAt: this.expiresAt(now),
-        },
-      });
+      const written = await this.store.write(read, { set: this.rowFields(ours && read.item ? read.item.acquireTime : now, now) });
       this.writtenAt = sentAt;
+      this.acquiredAt = written.acquireTime;
       return written;
     });
+  }
+
+  /** The row as this start-up writes it, renewed at `now`. */
+  private rowFields(acquireTime: number, now: number) {
+    return {
+      holderIdentity: this.holder,
+      hostname: this.options.hostname,
+      leaseDurationSeconds: this.options.leaseDurationSeconds,
+      acquireTime,
+      renewTime: now,
+      labels: { ...this.options.labels, component: this.options.component, hostname: this.options.hostname },
+      expiresAt: this.expiresAt(now),
+    };
   }
 
   /** Deletes the row if this start-up still holds it; a newer start-up's row is left alone. */

@@ -1,5 +1,5 @@
 import { hostname as osHostname } from 'node:os';
-import { PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { PutItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { manualClock, simulatedClock, type ManualClock } from '../../lib/clock.js';
@@ -329,6 +329,23 @@ describe('IdentityLeaseHeartbeat', () => {
     // past its duration and the skew bound on the coordinator's clock: collected
     coordinator.advance(1 + 900 + 1_000);
     expect(await collected()).toEqual([{ component: 'gc-skew', name: p.hb.name }]);
+    expect(p.errors).toEqual([]);
+  });
+
+  it('a row of its own left malformed (an operator blanked its hostname) is written whole again at the next renewal, not kept alive unreadable', async () => {
+    const clock = handClock();
+    const p = heartbeat(clock, 'malformed', 'node-1', 'u1', { labels: { zone: 'a' } });
+    const written = await p.start();
+    await t.client.send(new UpdateItemCommand({ TableName: t.names.identities, Key: marshall({ component: 'malformed', name: p.hb.name }), UpdateExpression: 'SET hostname = :h, labels = :l', ExpressionAttributeValues: marshall({ ':h': '', ':l': { 'bad key!': 'x' } }) }));
+    const list = { client: t.client, tables: t.names, component: 'malformed', clock, clockSync: 'none' } as const;
+    expect((await listIdentities(list)).invalid).toHaveLength(1);
+    clock.advance(10 * SEC);
+    // before the fix: the renewal (renewTime and TTL only) landed, kept the unreadable row alive and threw a ValidationError, at every interval
+    expect(await p.hb.renew()).toBe('renewed');
+    expect(await rowOf(p.hb)).toEqual({ ...written, renewTime: T0 + 10 * SEC, expiresAt: (T0 + 10 * SEC) / SEC + 7200, revision: 2 }); // (the operator's edit left the revision)
+    const listing = await listIdentities(list);
+    expect(listing.invalid).toEqual([]);
+    expect(listing.live.map((i) => i.name)).toEqual([p.hb.name]);
     expect(p.errors).toEqual([]);
   });
 
