@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { createServer, type AddressInfo, type Server } from 'node:net';
+import { connect, createServer, type AddressInfo, type Server } from 'node:net';
 import { dirname, join } from 'node:path';
 import { ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { localClient } from '../stores/client.js';
@@ -24,7 +24,11 @@ export interface DynamoDBLocal {
 }
 
 export interface StartOptions {
-  /** A fixed port; default: a free loopback port chosen by the OS. */
+  /**
+   * A fixed port. One already in use (another DynamoDB Local's, another user's or project's) is
+   * refused with an error saying so: the one there is never used in this one's place (pass its
+   * endpoint to use it on purpose). Default: a free loopback port chosen here.
+   */
   port?: number;
   /** How long to wait for the first answer (a starved machine takes long to start Java). @default 120 s */
   startTimeoutMs?: number;
@@ -104,14 +108,51 @@ export async function portToBindLater(taken: Set<number> = new Set(), random: ()
   return freePort(); // nothing free below the range: the kernel's pick, as before
 }
 
-/** Whether 127.0.0.1:`port` can be listened on now. */
-function bindable(port: number): Promise<boolean> {
+/** Whether `host`:`port` can be listened on now. */
+function bindable(port: number, host = '127.0.0.1'): Promise<boolean> {
   return new Promise((resolve) => {
     const srv = createServer();
     srv.unref();
     srv.once('error', () => resolve(false));
-    srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
+    srv.listen(port, host, () => srv.close(() => resolve(true)));
   });
+}
+
+/** Whether something accepts connections on 127.0.0.1:`port` now (one that neither accepts nor refuses within 2 s counts). */
+function answers(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    const timer = systemClock.setTimer(2000, () => done(true), { background: true });
+    const done = (yes: boolean) => {
+      timer.cancel();
+      socket.destroy();
+      resolve(yes);
+    };
+    socket.once('connect', () => done(true));
+    socket.once('error', () => done(false));
+  });
+}
+
+/**
+ * Why Java can't have `port` to itself, or undefined if it can: something answers on 127.0.0.1
+ * there (where a client of this endpoint would land, whoever bound it), or the port can't be bound
+ * on loopback or on every interface (Java binds 0.0.0.0).
+ */
+async function portTaken(port: number): Promise<string | undefined> {
+  if (await answers(port)) return 'something answers there';
+  if (!(await bindable(port))) return 'it cannot be bound on 127.0.0.1';
+  if (!(await bindable(port, '0.0.0.0'))) return 'it cannot be bound on every interface, as DynamoDB Local binds it';
+  return undefined;
+}
+
+/** The error for a fixed `port` someone else holds: what is refused, why, and the ways out. */
+function portInUse(port: number, why: string, cause?: unknown): Error {
+  return new Error(
+    `DynamoDB Local not started: port ${port} on 127.0.0.1 is already in use (${why}), perhaps by another DynamoDB Local (another user's or another project's); ` +
+      `it is not used in place of a new one, whose tables this run would write and whose stop() would stop nothing. ` +
+      `Leave out \`port\` to start one on a free port, choose another port, or, to use the one there on purpose, pass its endpoint: startLocalConclave({ endpoint: 'http://127.0.0.1:${port}' }) (\`npx conclave-local --endpoint http://127.0.0.1:${port}\`).`,
+    cause === undefined ? undefined : { cause },
+  );
 }
 
 export function freePort(): Promise<number> {
@@ -163,7 +204,10 @@ export async function startDynamoDBLocal(opts: StartOptions = {}): Promise<Dynam
   let port: number;
   let javaPid: Promise<number | undefined>;
   if (ns.ok) {
-    const front = await listenLoopback(opts.port ?? 0);
+    const front = await listenLoopback(opts.port ?? 0).catch((e: unknown) => {
+      if (opts.port !== undefined && (e as NodeJS.ErrnoException).code === 'EADDRINUSE') throw portInUse(opts.port, 'it cannot be bound on 127.0.0.1', e);
+      throw e;
+    });
     port = (front.address() as AddressInfo).port;
     const started = startInNamespace(ns.unshare, javaArgs(INNER_PORT), front);
     child = started.relay;
@@ -172,7 +216,15 @@ export async function startDynamoDBLocal(opts: StartOptions = {}): Promise<Dynam
     const required = (opts.loopbackOnly ?? process.env[LOOPBACK_ONLY_ENV] ?? 'prefer') === 'require';
     const why = `DynamoDB Local has no bind option, and the network namespace that keeps it on loopback can't be made here: ${ns.why}.`;
     if (required) throw new Error(`${why} ${LOOPBACK_ONLY_ENV}=require (or loopbackOnly: 'require') forbids starting it on every interface.`);
-    port = opts.port ?? (await portToBindLater()); // Java binds it seconds later: never a port the kernel may hand out meanwhile
+    // Java binds it seconds later: never a port the kernel may hand out meanwhile. Meanwhile the
+    // endpoint is polled, and whatever answers there is taken for Java: so a port something
+    // already serves (another DynamoDB Local) is refused before Java starts, never adopted.
+    for (let tries = 0; ; tries++) {
+      port = opts.port ?? (await portToBindLater());
+      const taken = await portTaken(port);
+      if (!taken) break;
+      if (opts.port !== undefined || tries >= 20) throw portInUse(port, taken);
+    }
     (opts.log ?? ((l: string) => process.stderr.write(`${l}\n`)))(
       `conclave: WARNING: DynamoDB Local listens on every interface of this machine, port ${port}: whoever reaches this machine can read and write its tables with any credentials. ${why}`,
     );
