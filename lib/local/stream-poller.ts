@@ -4,6 +4,7 @@ import {
   GetRecordsCommand,
   GetShardIteratorCommand,
   type _Record,
+  type Shard,
 } from '@aws-sdk/client-dynamodb-streams';
 import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import type { StreamTrigger } from '../wiring.js';
@@ -81,7 +82,7 @@ export function toLambdaRecord(r: _Record, streamArn: string, readAt?: number): 
 
 /**
  * Lambda's event source mapping for one DynamoDB stream, on the real Streams API: one reader per
- * shard, batches of `batchSize`, the trigger's event filters, and Lambda's failure semantics — with ReportBatchItemFailures
+ * shard, a child shard's only once its parent is read to its end, batches of `batchSize`, the trigger's event filters, and Lambda's failure semantics — with ReportBatchItemFailures
  * the batch is retried from the first failed record; a batch that keeps failing is split in two
  * (bisect) and each half retried; after `retryAttempts` the records go to the dead-letter file and
  * the shard moves on; records older than `maxRecordAgeSeconds` are dead-lettered unprocessed.
@@ -115,21 +116,36 @@ export class StreamPoller {
     await Promise.all(this.shards.values());
   }
 
-  /** Finds shards (new ones appear as old ones close) and reads each from its start. */
+  /** Finds shards (new ones appear as old ones close) and reads each from its start, a child once its parent is read to its end. */
   private async discover(): Promise<void> {
     while (this.running) {
       try {
         const d = await this.o.client.send(new DescribeStreamCommand({ StreamArn: this.o.streamArn }));
-        for (const shard of d.StreamDescription?.Shards ?? []) {
-          const id = shard.ShardId!;
-          if (!this.shards.has(id)) this.shards.set(id, this.readShard(id));
-        }
+        const listed = new Map((d.StreamDescription?.Shards ?? []).map((s) => [s.ShardId!, s]));
+        for (const id of listed.keys()) this.follow(id, listed, new Set());
       } catch (e) {
         // reported, and tried again at the next round, as a shard's read is
         this.o.onError?.(e as Error);
       }
       for (let i = 0; i < 20 && this.running; i++) await this.clock.sleep(100);
     }
+  }
+
+  /**
+   * Reads shard `id` unless it is read already: once its parent (if still listed or being read) is
+   * read to its end. DynamoDB Streams' rule, kept by Lambda: a parent before its children, or one
+   * item's records, written in the parent and then in a child, could be handled out of order. A
+   * parent gone from the stream (trimmed after 24 h) holds nothing to wait for.
+   */
+  private follow(id: string, listed: ReadonlyMap<string, Shard>, seen: Set<string>): Promise<void> {
+    const known = this.shards.get(id);
+    if (known) return known;
+    seen.add(id);
+    const parentId = listed.get(id)?.ParentShardId;
+    const parent = parentId !== undefined && !seen.has(parentId) && (this.shards.has(parentId) || listed.has(parentId)) ? this.follow(parentId, listed, seen) : undefined;
+    const reading = parent ? parent.then(() => this.readShard(id)) : this.readShard(id);
+    this.shards.set(id, reading);
+    return reading;
   }
 
   private async iterator(shardId: string, after: string | undefined): Promise<string | undefined> {
