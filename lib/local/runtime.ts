@@ -174,16 +174,57 @@ async function streamArn(client: DynamoDBClient, table: string): Promise<string>
   return arn;
 }
 
+/** A part of the runtime that is running, and how to stop it. */
+interface Part {
+  name: string;
+  stop: () => Promise<unknown> | void;
+}
+
+/** Stops `parts`, the last started first, every one even if one fails; the failures, by part. */
+async function stopParts(parts: Part[]): Promise<{ part: string; error: unknown }[]> {
+  const failures: { part: string; error: unknown }[] = [];
+  for (const p of [...parts].reverse()) {
+    try {
+      await p.stop();
+    } catch (error) {
+      failures.push({ part: p.name, error });
+    }
+  }
+  return failures;
+}
+
+/**
+ * Starts the runtime. A start that fails part-way stops every part it had started, the last
+ * first, and throws the original error: nothing is left holding a port or keeping the caller's
+ * process alive (the bus's and the broker's servers, the broker's process, DynamoDB Local).
+ */
 export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise<LocalRuntime> {
+  const parts: Part[] = [];
+  try {
+    return await start(opts, parts);
+  } catch (e) {
+    // the original error is the one that matters; a part that also fails to stop is only told
+    for (const f of await stopParts(parts)) process.stderr.write(`conclave: local runtime: stopping ${f.part} after a failed start failed too: ${String(f.error)}\n`);
+    throw e;
+  }
+}
+
+/** The start, each part added to `parts` as it starts (stopped by `stop()`, or by the caller if a later one fails). */
+async function start(opts: LocalRuntimeOptions, parts: Part[]): Promise<LocalRuntime> {
   const clock = opts.clock ?? systemClock;
   const dir = resolve(opts.dir ?? '.local');
   mkdirSync(dir, { recursive: true });
   const eventsFile = join(dir, 'events.jsonl');
   const deadLetterFile = join(dir, 'dead-letters.jsonl');
   appendFileSync(eventsFile, ''); // there from the start: `conclave events` finds no events yet, not a missing file
-  let ddb: DynamoDBLocal | undefined;
-  const endpoint = opts.endpoint ?? (ddb = await startDynamoDBLocal(opts.installJava === undefined ? {} : { installJava: opts.installJava })).endpoint;
+  let endpoint = opts.endpoint;
+  if (endpoint === undefined) {
+    const ddb: DynamoDBLocal = await startDynamoDBLocal(opts.installJava === undefined ? {} : { installJava: opts.installJava });
+    parts.push({ name: 'DynamoDB Local', stop: () => ddb.stop() });
+    endpoint = ddb.endpoint;
+  }
   const client = localClient(endpoint);
+  parts.push({ name: 'the DynamoDB client', stop: () => client.destroy() });
   const tables = defaultTableNames(opts.prefix ?? 'conclave-local');
   await createTables(client, tables);
 
@@ -198,6 +239,7 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
       opts.onEvent?.(e);
     },
   });
+  parts.push({ name: 'the event bus', stop: () => bus.stop() });
   const deadLetter = (d: DeadLetter) => {
     deadLetters.push(d);
     appendFileSync(deadLetterFile, `${JSON.stringify(d)}\n`);
@@ -207,9 +249,12 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
   // Metrics go to stdout in embedded metric format in Lambda; locally they would drown the story.
   process.env['POWERTOOLS_METRICS_DISABLED'] ??= 'true';
   const eventBridge = new EventBridgeClient({ endpoint: bus.endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
+  parts.push({ name: 'the EventBridge client', stop: () => eventBridge.destroy() });
   const pushBroker = opts.push === false ? undefined : opts.pushBroker === 'own-process' ? await startPushBrokerProcess() : await startPushBroker({ clock });
+  if (pushBroker) parts.push({ name: 'the push broker', stop: () => pushBroker.stop() });
   // the functions publish wakes through IoT Core's data-plane API, here the broker's
   const iotData = pushBroker && new IoTDataPlaneClient({ endpoint: pushBroker.httpEndpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
+  if (iotData) parts.push({ name: 'the IoT data-plane client', stop: () => iotData.destroy() });
   const invokers = {} as Record<FunctionName, (event: unknown) => Promise<unknown>>;
   const timer = new DelayQueue({
     trigger: wiring.electionTimer.trigger,
@@ -217,6 +262,7 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
     invoke: (e) => invokers.electionTimer(e) as Promise<void>,
     deadLetter,
   });
+  parts.push({ name: 'the timer queue', stop: () => timer.stop() });
   const plain: FunctionDeps = {
     coordinator: coordinatorDeps(client, tables, { ...(opts.clock ? { clock: opts.clock } : {}), ...(opts.config ? { config: opts.config } : {}) }),
     timer,
@@ -281,7 +327,9 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
   };
 
   const streams = new DynamoDBStreamsClient({ endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
+  parts.push({ name: 'the DynamoDB Streams client', stop: () => streams.destroy() });
   const pollers: StreamPoller[] = [];
+  parts.push({ name: 'the stream pollers', stop: () => Promise.all(pollers.map((p) => p.stop())) });
   for (const name of Object.keys(wiring) as FunctionName[]) {
     const trigger = wiring[name].trigger;
     if (trigger.kind !== 'stream') continue;
@@ -298,6 +346,13 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
     poller.start();
     pollers.push(poller);
   }
+  parts.push({
+    name: 'the ECS tasks and platform events',
+    stop: async () => {
+      await Promise.all([...tasks].map((t) => t.close()));
+      await Promise.all(pendingAsync);
+    },
+  });
 
   const tickEveryMs = opts.tickEveryMs ?? wiring.coordinator.trigger.everySeconds * 1000;
   const tick = () => invokers.coordinator({ 'detail-type': 'Scheduled Event', source: 'aws.events', time: new Date(clock.now()).toISOString() });
@@ -310,6 +365,13 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
     ticking = tick()
       .catch((e: unknown) => deps.logger.error('tick failed', { error: e as Error }))
       .finally(() => (inFlight = false));
+  });
+  parts.push({
+    name: 'the tick',
+    stop: async () => {
+      tickTimer.cancel();
+      await ticking;
+    },
   });
 
   return {
@@ -327,20 +389,12 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
     tick,
     ecsTask,
     platformEvent,
+    // the parts, the last started first: the tick, the ECS tasks and platform events, the
+    // pollers, the timer queue, the broker, the bus, DynamoDB Local; a part that fails to stop
+    // does not keep the others running
     async stop() {
-      tickTimer.cancel();
-      await ticking;
-      await Promise.all([...tasks].map((t) => t.close()));
-      await Promise.all(pendingAsync);
-      await Promise.all(pollers.map((p) => p.stop()));
-      await timer.stop();
-      await bus.stop();
-      await pushBroker?.stop();
-      streams.destroy();
-      eventBridge.destroy();
-      iotData?.destroy();
-      client.destroy();
-      await ddb?.stop();
+      const failures = await stopParts(parts);
+      if (failures.length) throw new Error(`stopping the local runtime: ${failures.map((f) => `${f.part}: ${String(f.error)}`).join('; ')}`, { cause: failures[0]!.error });
     },
   };
 }

@@ -126,6 +126,7 @@ export async function startLocalConclave(options: LocalConclaveOptions = {}): Pr
   const tablePrefix = o.tablePrefix ?? `conclave-test-${randomUUID().slice(0, 8)}`;
   // Events and dead letters are also appended to files: kept where asked, else in a folder of our own.
   const dir = o.eventsDir ?? mkdtempSync(join(tmpdir(), 'conclave-testing-'));
+  // a failed start has stopped what it started; the folder made for it goes too
   const runtime = await startLocalRuntime({
     dir,
     prefix: tablePrefix,
@@ -134,6 +135,9 @@ export async function startLocalConclave(options: LocalConclaveOptions = {}): Pr
     ...(options.election ? { config: options.election } : {}),
     logLevel: o.logLevel ?? 'WARN',
     ...(o.push === false ? { push: false } : {}),
+  }).catch((e: unknown) => {
+    if (!o.eventsDir) rmSync(dir, { recursive: true, force: true });
+    throw e;
   });
   return {
     endpoint: runtime.endpoint,
