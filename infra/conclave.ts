@@ -62,8 +62,10 @@ export interface ConclaveProps {
   readonly eventBus?: events.IEventBus;
   /**
    * What happens to the tables and log groups when the stack (or this construct) is deleted.
-   * RETAIN also turns on the tables' deletion protection. Queues hold only transient messages and
-   * are always deleted.
+   * RETAIN also turns on the tables' deletion protection. RETAIN_ON_UPDATE_OR_DELETE keeps them as
+   * RETAIN does, but without it: that policy deletes a table when the deploy that created it rolls
+   * back, which deletion protection would refuse, failing the rollback. Queues hold only transient
+   * messages and are always deleted.
    * @default RemovalPolicy.RETAIN
    */
   readonly removalPolicy?: RemovalPolicy;

@@ -36,6 +36,7 @@ import {
 } from '../lib/discovery/wiring.js';
 import { DISCOVERY_ACCESS, KEY_READ, KEY_WRITE } from './access.js';
 import { builtFunction } from './functions.js';
+import { deletionProtectionFor } from './tables.js';
 import { acknowledgeKeyWildcards, allowEventBridgeToUse } from './grants.js';
 import { conclaveAlarm } from './monitoring.js';
 import { deadLetterQueue } from './queues.js';
@@ -175,7 +176,7 @@ export class LeaderDiscovery extends Construct implements ConclaveLeaderDiscover
       billing: dynamodb.Billing.onDemand(),
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
       ...(key ? { encryption: dynamodb.TableEncryptionV2.customerManagedKey(key) } : {}),
-      deletionProtection: on.removalPolicy === RemovalPolicy.RETAIN,
+      deletionProtection: deletionProtectionFor(on.removalPolicy),
       removalPolicy: on.removalPolicy,
     });
 

@@ -1,4 +1,4 @@
-import { App, Stack } from 'aws-cdk-lib';
+import { App, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import { ConclaveTables } from '../../infra/tables.js';
@@ -23,6 +23,25 @@ describe('ConclaveTables', () => {
       expect(match!.Properties.GlobalSecondaryIndexes ?? []).toEqual(
         indexes.map((i) => ({ IndexName: i.name, KeySchema: [{ AttributeName: i.partitionKey, KeyType: 'HASH' }], Projection: { ProjectionType: 'KEYS_ONLY' } })),
       );
+    }
+  });
+
+  // Deletion protection follows the policy where the policy keeps a table in use, and is off where
+  // the policy lets CloudFormation delete one: with DESTROY, and on the rollback of the deploy that
+  // created a table under RETAIN_ON_UPDATE_OR_DELETE (RetainExceptOnCreate), which a protected
+  // table would refuse (nobody, CloudFormation included, deletes one), failing the rollback.
+  it.each([
+    { policy: RemovalPolicy.RETAIN, deletionPolicy: 'Retain', updateReplacePolicy: 'Retain', protectedFromDeletion: true },
+    { policy: RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE, deletionPolicy: 'RetainExceptOnCreate', updateReplacePolicy: 'Retain', protectedFromDeletion: false },
+    { policy: RemovalPolicy.DESTROY, deletionPolicy: 'Delete', updateReplacePolicy: 'Delete', protectedFromDeletion: false },
+  ])('removalPolicy $policy: DeletionPolicy $deletionPolicy, UpdateReplacePolicy $updateReplacePolicy, deletion protection $protectedFromDeletion', ({ policy, deletionPolicy, updateReplacePolicy, protectedFromDeletion }) => {
+    const stack = new Stack(new App(), 'T');
+    new ConclaveTables(stack, 'Tables', { removalPolicy: policy });
+    const tables = Object.values(Template.fromStack(stack).findResources('AWS::DynamoDB::GlobalTable'));
+    expect(tables).toHaveLength(3);
+    for (const t of tables) {
+      expect(t).toMatchObject({ DeletionPolicy: deletionPolicy, UpdateReplacePolicy: updateReplacePolicy });
+      expect(t.Properties.Replicas.map((r: { DeletionProtectionEnabled?: boolean }) => r.DeletionProtectionEnabled)).toEqual([protectedFromDeletion]);
     }
   });
 });
