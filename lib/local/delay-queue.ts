@@ -11,7 +11,16 @@ export interface DelayQueueOptions {
   functionName: string;
   invoke: (event: SQSEvent) => Promise<BatchResponse | void>;
   deadLetter: (entry: DeadLetter) => void;
-  /** How long a failed message stays invisible before it is received again. @default 1000 ms */
+  /**
+   * How long a failed message stays invisible before it is received again. Not AWS's on purpose:
+   * the timer queue's visibility timeout is 6× the function's timeout (infra/deployment.ts, 360 s),
+   * AWS's advice so that a batch Lambda's poller holds while the function is throttled is not
+   * received twice; here a message waits in no poller, so nothing needs that guard, and a retry a
+   * second later lets a test or the demo waiting on the system go on in seconds, not minutes. What a
+   * retry does is the same either way and nothing depends on when it comes (the handler is
+   * idempotent; the tick finishes an election past its deadline): docs/architecture.md, local mode.
+   * @default 1000 ms
+   */
   visibilityTimeoutMs?: number;
   /** Whose time the delays run on. @default systemClock */
   clock?: Clock;
