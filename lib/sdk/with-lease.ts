@@ -18,6 +18,7 @@ import { ConflictError } from '../stores/errors.js';
 import { LeaseStore, type Term } from '../stores/lease-store.js';
 import { RunOnceStore, type RunOnceRead } from '../stores/run-once-store.js';
 import { LeaderElector, LeaderElectorOptionsSchema, defaultRenewIntervalMs, electorWith, type ElectorInternals, type StopReason } from './elector.js';
+import type { LeadingTerm } from './elector-options.js';
 import { FencingError, LeaseLostError, NO_TRANSACTIONS, fencedTransactWrite, untilTermEnds } from './fencing.js';
 export { LeaseLostError } from './fencing.js';
 import { INTERNAL_STOP, stampClockFor } from './options.js';
@@ -94,8 +95,8 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
   const immediate = tryOnly || o.waitMs === 0;
   if (immediate && lease?.holderIdentity !== undefined && !isStale(lease, time.now())) return { status: 'busy', holder: lease.holderIdentity };
 
-  let started: ((t: { signal: AbortSignal; term: Term }) => void) | undefined;
-  const leading = new Promise<{ signal: AbortSignal; term: Term }>((resolve) => (started = resolve));
+  let started: ((t: { signal: AbortSignal; term: Term; leading: LeadingTerm }) => void) | undefined;
+  const leading = new Promise<{ signal: AbortSignal; term: Term; leading: LeadingTerm }>((resolve) => (started = resolve));
   // giving up at once: another run took the lease first (not the stale holder this run found)
   let overtaken: ((value: undefined) => void) | undefined;
   const beaten = new Promise<undefined>((resolve) => (overtaken = resolve));
@@ -123,7 +124,7 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
       ...(o.onError ? { onError: o.onError } : {}),
       callbacks: {
         onStartedLeading(signal, t) {
-          started?.({ signal, term: { holderIdentity: identity, fencingToken: t.fencingToken } });
+          started?.({ signal, term: { holderIdentity: identity, fencingToken: t.fencingToken }, leading: t });
         },
         onStoppedLeading(info) {
           stopped = info.reason;
@@ -155,6 +156,8 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
     cancel?.throwIfAborted();
     if (!got || !elector.isLeader()) return { status: 'busy', holder: elector.leader !== identity ? elector.leader : undefined };
     const term = got.term;
+    // still in the term fn was started in (judged now): not merely leading, which a later term of this elector would be
+    const inItsTerm = () => elector.isLeader() && !got.signal.aborted;
     // the function's signal aborts with a LeaseLostError (the elector's, with the bare reason)
     const own = new AbortController();
     const on = {
@@ -196,21 +199,22 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
       fencingToken: term.fencingToken,
       window,
       held() {
-        return elector.isLeader();
+        return inItsTerm();
       },
       assertHeld() {
-        if (!elector.isLeader()) throw new LeaseLostError(leaseName, term.fencingToken, stopped ?? 'renewDeadline');
+        if (!inItsTerm()) throw new LeaseLostError(leaseName, term.fencingToken, stopped ?? 'renewDeadline');
       },
+      // this term's own writes (LeadingTerm): refused once it ended, even while the elector leads a later term
       fencedWrite(input) {
-        return elector.fencedWrite(input);
+        return got.leading.fencedWrite(input);
       },
       fencedItemWrite(input, attribute) {
-        return elector.fencedItemWrite(input, attribute);
+        return got.leading.fencedItemWrite(input, attribute);
       },
       async complete(items: readonly TransactWriteItem[] = []): Promise<void> {
       if (window === undefined || row === undefined) throw new RangeError('complete(): this run has no run-once window; give the runOnce option, or use fencedWrite');
       if (completed) throw new RangeError(`complete(): the window ${window} was already marked by this run`);
-      if (!elector.isLeader()) throw new FencingError(leaseName, term.fencingToken, 'the term is over (this worker is not leading)');
+      if (!inItsTerm()) throw new FencingError(leaseName, term.fencingToken, 'the term is over (this worker is not leading in it)');
       const marker: WindowRun = { window, fencingToken: term.fencingToken, holder: identity, at: time.now() };
       const runs = every !== undefined ? rememberRun(done.runs, { ...marker, every }) : [marker];
       // a mark that failed unanswered (no answer within its bound, or the term ended first) may have
@@ -238,7 +242,7 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
     // The run-once read above may have taken past the term (a process frozen while it was in
     // flight): a term others may already have seen expire is not worked on, as the elector never
     // leads one (fn would start with its signal already aborted, and with a stale token).
-    if (!elector.isLeader()) throw new LeaseLostError(leaseName, term.fencingToken, stopped ?? 'renewDeadline');
+    if (!inItsTerm()) throw new LeaseLostError(leaseName, term.fencingToken, stopped ?? 'renewDeadline');
     // cancelled while the window was claimed: the function never starts
     cancel?.throwIfAborted();
     // Once the function returned, its work is done: a cancel that comes after it changes nothing,
@@ -247,7 +251,7 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
     if (window !== undefined && !completed) await handle.complete().catch((e: unknown) => {
       throw e instanceof FencingError ? new LeaseLostError(leaseName, term.fencingToken, stopped ?? 'deposed') : e;
     });
-    if (!completed && !elector.isLeader()) throw new LeaseLostError(leaseName, term.fencingToken, stopped ?? 'renewDeadline');
+    if (!completed && !inItsTerm()) throw new LeaseLostError(leaseName, term.fencingToken, stopped ?? 'renewDeadline');
     return { status: 'ran', value, fencingToken: term.fencingToken, ...(window !== undefined ? { window } : {}) };
   } finally {
     if (relay) {
