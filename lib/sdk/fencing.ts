@@ -201,9 +201,12 @@ export async function fencedItemWrite(
     .catch(refused);
 }
 
-/** `expression` with `assignment` added to its SET clause (one made when it has none). */
+/**
+ * `expression` with `assignment` added to its SET clause (one made when it has none). The clause's
+ * keyword, not a placeholder that spells it (`#set`, `:set`: `\b` alone would match inside them).
+ */
 function withSet(expression: string, assignment: string): string {
-  const set = /\bSET\b/i.exec(expression);
+  const set = /(?<![#:\w])SET\b/i.exec(expression);
   if (!set) return `SET ${assignment} ${expression}`;
   const at = set.index + set[0].length;
   return `${expression.slice(0, at)} ${assignment},${expression.slice(at)}`;

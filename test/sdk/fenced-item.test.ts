@@ -65,6 +65,12 @@ describe('fencedItemWrite: the item is the sequencer', () => {
     expect(await item('d')).toBeUndefined();
   });
 
+  it('an update whose placeholders are named `#set` or `:set` keeps them: the fence joins the SET clause, not a placeholder', async () => {
+    await fencedItemWrite(t.client, fence(4), { update: { TableName: table, Key: marshall({ id: 'e' }), UpdateExpression: 'ADD #set :set', ExpressionAttributeNames: { '#set': 'n' }, ExpressionAttributeValues: marshall({ ':set': 2 }) } });
+    await fencedItemWrite(t.client, fence(4), { update: { TableName: table, Key: marshall({ id: 'e' }), UpdateExpression: 'REMOVE #set SET #v = :v', ExpressionAttributeNames: { '#set': 'n', '#v': 'v' }, ExpressionAttributeValues: marshall({ ':v': 'x' }) } });
+    expect(await item('e')).toEqual({ id: 'e', v: 'x', fence: 4 });
+  });
+
   it('withLease hands the run its term’s token: a later run writes over it, and the earlier term’s write is refused', async () => {
     const write = (term: LeaseTerm, by: string) => term.fencedItemWrite({ put: { TableName: table, Item: marshall({ id: 'report', by }) } });
     const opts = (identity: string) => ({ client: t.client, tables: t.names, identity, platform: 'none' as const, mode: 'NoCoordination' as const });
