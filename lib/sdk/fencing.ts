@@ -165,6 +165,10 @@ export async function fencedItemWrite(
     throw e;
   };
   const joined = (own: string | undefined) => (own ? `${guard} AND (${own})` : guard);
+  // the caller's placeholders and ours share one map each: one of its own named as ours would be replaced, silently
+  const own = 'put' in input ? input.put : input.update;
+  const taken = [...Object.keys(names).filter((k) => own.ExpressionAttributeNames?.[k] !== undefined), ...Object.keys(values).filter((k) => own.ExpressionAttributeValues?.[k] !== undefined)];
+  if (taken.length) throw new RangeError(`fencedItemWrite: ${taken.join(' and ')} ${taken.length > 1 ? 'are' : 'is'} the fence's own placeholder${taken.length > 1 ? 's' : ''}; name yours otherwise`);
   if ('put' in input) {
     const p = input.put;
     if (p.Item?.[attribute] !== undefined) throw new RangeError(`fencedItemWrite: the item already names the fence attribute "${attribute}"; leave it out (the write sets it) or give another attribute`);

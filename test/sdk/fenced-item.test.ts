@@ -71,6 +71,18 @@ describe('fencedItemWrite: the item is the sequencer', () => {
     expect(await item('e')).toEqual({ id: 'e', v: 'x', fence: 4 });
   });
 
+  it('refuses, before sending anything, a caller’s placeholder that is one of the fence’s own (#conclaveFence, :conclaveToken): never silently replaced', async () => {
+    await fencedItemWrite(t.client, fence(5), { put: { TableName: table, Item: marshall({ id: 'f', v: 5 }) } });
+    // the caller's condition names its own :conclaveToken (3): were it replaced by the token (5), the write would land
+    const own = await refusal(fencedItemWrite(t.client, fence(5), { put: { TableName: table, Item: marshall({ id: 'f', v: 6 }), ConditionExpression: 'v = :conclaveToken', ExpressionAttributeValues: marshall({ ':conclaveToken': 3 }) } }));
+    expect(own).toBeInstanceOf(RangeError);
+    expect((own as Error).message).toMatch(/:conclaveToken/);
+    const name = await refusal(fencedItemWrite(t.client, fence(5), { update: { TableName: table, Key: marshall({ id: 'f' }), UpdateExpression: 'SET #conclaveFence = :v', ExpressionAttributeNames: { '#conclaveFence': 'v' }, ExpressionAttributeValues: marshall({ ':v': 7 }) } }));
+    expect(name).toBeInstanceOf(RangeError);
+    expect((name as Error).message).toMatch(/#conclaveFence/);
+    expect(await item('f')).toEqual({ id: 'f', v: 5, fence: 5 });
+  });
+
   it('withLease hands the run its term’s token: a later run writes over it, and the earlier term’s write is refused', async () => {
     const write = (term: LeaseTerm, by: string) => term.fencedItemWrite({ put: { TableName: table, Item: marshall({ id: 'report', by }) } });
     const opts = (identity: string) => ({ client: t.client, tables: t.names, identity, platform: 'none' as const, mode: 'NoCoordination' as const });
