@@ -12,12 +12,23 @@ import {
   type TransactWriteItemsCommandOutput,
 } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
+import * as z from 'zod';
+import { FencingToken } from '../schemas/fencing-token.js';
+import { parse } from '../schemas/validation.js';
 import { termCondition, type Term } from '../stores/lease-store.js';
 import type { StopReason } from './step.js';
 
 /** Why a transaction is refused on multi-Region strongly consistent tables (the `multiRegion` option). */
 export const NO_TRANSACTIONS =
   'multi-Region strongly consistent tables (the multiRegion option) offer no transactions: fence your own items with fencedItemWrite (the item carries the fencing token), or run on single-Region tables';
+
+/**
+ * What a fenced write is fenced by, checked before it is sent: a token that is no fencing token
+ * (a string, a fraction, NaN, missing) would be written, or compared, as something else — a string
+ * fence on an item refuses every later term's write.
+ */
+const TermFence = z.object({ term: z.object({ holderIdentity: z.string().min(1), fencingToken: FencingToken }) });
+const ItemFence = z.object({ fencingToken: FencingToken, attribute: z.string().min(1).optional() });
 
 /** DynamoDB's limit on items in one transaction; the fence takes one of them. */
 const MAX_TRANSACTION_ITEMS = 100;
@@ -98,6 +109,7 @@ export async function fencedTransactWrite(
   fence: { table: string; leaseName: string; term: Term; signal?: AbortSignal },
   input: TransactWriteItemsCommandInput,
 ): Promise<TransactWriteItemsCommandOutput> {
+  parse(TermFence, { term: { holderIdentity: fence.term?.holderIdentity, fencingToken: fence.term?.fencingToken } }, `fencedTransactWrite fence on lease "${fence.leaseName}"`);
   const items = input.TransactItems ?? [];
   if (items.length === 0) throw new RangeError('fencedTransactWrite: TransactItems is empty; give at least one write');
   if (items.length >= MAX_TRANSACTION_ITEMS)
@@ -151,6 +163,7 @@ export async function fencedItemWrite(
   fence: { leaseName: string; fencingToken: number; attribute?: string; signal?: AbortSignal },
   input: FencedItemInput,
 ): Promise<PutItemCommandOutput | UpdateItemCommandOutput> {
+  parse(ItemFence, { fencingToken: fence.fencingToken, attribute: fence.attribute }, `fencedItemWrite fence on lease "${fence.leaseName}"`);
   const attribute = fence.attribute ?? DEFAULT_FENCE_ATTRIBUTE;
   const token = fence.fencingToken;
   const names = { '#conclaveFence': attribute };

@@ -7,7 +7,8 @@ import { CreateTableCommand, DeleteTableCommand, GetItemCommand } from '@aws-sdk
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_FENCE_ATTRIBUTE, FencingError, fencedItemWrite } from '../../lib/sdk/fencing.js';
+import { ValidationError } from '../../lib/schemas/validation.js';
+import { DEFAULT_FENCE_ATTRIBUTE, FencingError, fencedItemWrite, fencedTransactWrite } from '../../lib/sdk/fencing.js';
 import { withLease, type LeaseTerm } from '../../lib/sdk/with-lease.js';
 import { testTables, type TestTables } from '../support.js';
 
@@ -81,6 +82,18 @@ describe('fencedItemWrite: the item is the sequencer', () => {
     expect(name).toBeInstanceOf(RangeError);
     expect((name as Error).message).toMatch(/#conclaveFence/);
     expect(await item('f')).toEqual({ id: 'f', v: 5, fence: 5 });
+  });
+
+  it('refuses a fencing token that is none (a string, a fraction, NaN, missing) with a ValidationError naming it: a string would land as the item’s fence and refuse every later term', async () => {
+    for (const bad of ['9', 1.5, Number.NaN, -1, undefined]) {
+      const e = await refusal(fencedItemWrite(t.client, { leaseName: 'ledger', fencingToken: bad as number }, { put: { TableName: table, Item: marshall({ id: 'g', v: 1 }) } }));
+      expect(e, String(bad)).toBeInstanceOf(ValidationError);
+      expect((e as ValidationError).fields).toContain('fencingToken');
+    }
+    expect(await item('g')).toBeUndefined();
+    const e = await refusal(fencedTransactWrite(t.client, { table: t.names.leases, leaseName: 'ledger', term: { holderIdentity: 'w', fencingToken: undefined as unknown as number } }, { TransactItems: [{ Put: { TableName: table, Item: marshall({ id: 'g' }) } }] }));
+    expect(e).toBeInstanceOf(ValidationError);
+    expect((e as ValidationError).fields).toContain('term.fencingToken');
   });
 
   it('withLease hands the run its term’s token: a later run writes over it, and the earlier term’s write is refused', async () => {
