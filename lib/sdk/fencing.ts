@@ -14,7 +14,7 @@ import {
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import * as z from 'zod';
 import { FencingToken } from '../schemas/fencing-token.js';
-import { parse } from '../schemas/validation.js';
+import { ValidationError, parse } from '../schemas/validation.js';
 import { termCondition, type Term } from '../stores/lease-store.js';
 import type { StopReason } from './step.js';
 
@@ -154,8 +154,9 @@ export type FencedItemInput = { put: PutItemCommandInput } | { update: UpdateIte
  * written yet, and a deleted item forgets its fence (end an item's life with an update that marks it,
  * not a delete). Fence an item by one lease only: tokens of different leases do not compare.
  *
- * A write refused by the fence is a FencingError naming the newer token; a write refused by the
- * caller's own condition is rethrown as DynamoDB reported it. `signal` (the work's, say) abandons
+ * A write refused by the fence is a FencingError naming the newer token (a ValidationError naming
+ * the attribute when the item's holds no token); a write refused by the caller's own condition is
+ * rethrown as DynamoDB reported it. `signal` (the work's, say) abandons
  * the request when it aborts.
  */
 export async function fencedItemWrite(
@@ -174,6 +175,12 @@ export async function fencedItemWrite(
     const seen = old ? unmarshall(old)[attribute] : undefined;
     if (e instanceof Error && e.name === 'ConditionalCheckFailedException' && typeof seen === 'number' && seen > token) {
       throw new FencingError(fence.leaseName, token, `the item was written by a newer term (fencing token ${seen})`);
+    }
+    // the guard compares numbers: a fence of another type refuses every term, whatever the caller's own condition says
+    if (e instanceof Error && e.name === 'ConditionalCheckFailedException' && seen !== undefined && typeof seen !== 'number') {
+      throw new ValidationError(`item fenced by lease "${fence.leaseName}"`, [
+        { field: attribute, message: `holds ${typeof seen === 'object' ? 'a non-number' : `a ${typeof seen}`}, not a fencing token, so the fence refuses every write: give fencedItemWrite another attribute (the item's own "${attribute}" is not the fence's), or remove it from the item` },
+      ]);
     }
     throw e;
   };

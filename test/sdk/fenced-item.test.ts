@@ -3,7 +3,7 @@
  * that wrote it, and a write of an older token is refused by DynamoDB itself, no transaction
  * needed (so it works on multi-Region strongly consistent tables).
  */
-import { CreateTableCommand, DeleteTableCommand, GetItemCommand } from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand, DeleteTableCommand, GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -94,6 +94,15 @@ describe('fencedItemWrite: the item is the sequencer', () => {
     const e = await refusal(fencedTransactWrite(t.client, { table: t.names.leases, leaseName: 'ledger', term: { holderIdentity: 'w', fencingToken: undefined as unknown as number } }, { TransactItems: [{ Put: { TableName: table, Item: marshall({ id: 'g' }) } }] }));
     expect(e).toBeInstanceOf(ValidationError);
     expect((e as ValidationError).fields).toContain('term.fencingToken');
+  });
+
+  it('an item whose fence attribute holds no token (the application’s own "fence", a string): a ValidationError naming the attribute and the way out, not a bare condition failure', async () => {
+    await t.client.send(new PutItemCommand({ TableName: table, Item: marshall({ id: 'h', fence: 'north' }) }));
+    const e = await refusal(fencedItemWrite(t.client, fence(5), { update: { TableName: table, Key: marshall({ id: 'h' }), UpdateExpression: 'SET v = :v', ExpressionAttributeValues: marshall({ ':v': 1 }) } }));
+    expect(e).toBeInstanceOf(ValidationError);
+    expect((e as ValidationError).fields).toEqual(['fence']);
+    expect((e as Error).message).toMatch(/attribute/);
+    expect(await item('h')).toEqual({ id: 'h', fence: 'north' });
   });
 
   it('withLease hands the run its term’s token: a later run writes over it, and the earlier term’s write is refused', async () => {
