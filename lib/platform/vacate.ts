@@ -41,14 +41,18 @@ function beforeTerm(lease: Lease, stop: PlatformStop, skewMs: number): string | 
 
 /**
  * Removes the stopped holder's candidate row for `lease`, if it is still that start-up's (its
- * platform is the stopped one): otherwise the election that follows could pick the dead worker
- * again while its row still counts as freshly renewed. A row a new start-up has taken is kept.
+ * platform is the stopped one and, when both say, its `identity` is the term's `holderInstance`):
+ * otherwise the election that follows could pick the dead worker again while its row still counts
+ * as freshly renewed. A row a new start-up has taken is kept — on EC2 too, where a worker started
+ * again on the restarted instance has the same platform id.
  */
-async function withdrawCandidate(candidates: CandidateStore, lease: string, holder: string, stop: PlatformStop): Promise<void> {
+async function withdrawCandidate(candidates: CandidateStore, lease: string, holder: string, holderInstance: string | undefined, stop: PlatformStop): Promise<void> {
   // a conflict: it renewed meanwhile, so look again
   await retryOnConflict(async () => {
     const read = await candidates.read(lease, holder);
-    if (read.item?.platform?.id === stop.platformId) await candidates.delete(read);
+    const row = read.item;
+    const sameStartUp = holderInstance === undefined || row?.identity === undefined || row.identity === holderInstance;
+    if (row?.platform?.id === stop.platformId && sameStartUp) await candidates.delete(read);
   });
 }
 
@@ -81,7 +85,7 @@ export async function vacateStoppedHolder(
       const early = beforeTerm(lease, stop, config.clockSkewMs);
       if (early) return { lease: name, outcome: 'beforeTerm', why: early } as const;
       // The candidacy first: the lease write below starts the next election, which must not see it.
-      await withdrawCandidate(candidates, name, lease.holderIdentity!, stop);
+      await withdrawCandidate(candidates, name, lease.holderIdentity!, lease.holderInstance, stop);
       const loss = { holder: lease.holderIdentity!, fencingToken: lease.fencingToken, source: stop.source, platformId: stop.platformId, reason: stop.reason, at: now };
       const vacated = await leases.vacateLostHolder(read, loss);
       if (vacated) return { lease: name, outcome: 'vacated', holder: loss.holder, fencingToken: loss.fencingToken, revision: vacated.revision } as const;

@@ -277,6 +277,17 @@ describe('late, replayed and foreign events (issue 15): they never end a live te
     expect((await leases.read(name)).item).toMatchObject({ holderIdentity: 'host-1', holderInstance: 'host-1_2', fencingToken: 6, holderPlatformId: id });
   });
 
+  it('a late event after the instance restarted, before the new start-up took the lease: the old term ends, but the new start-up’s candidacy (same instance id) stays', async () => {
+    const id = 'i-0cccc0000dddd2222';
+    const name = await held('host-1', ec2(id), 5); // its start-up: host-1_1
+    // the instance started again, keeping its id; the worker's new start-up stands for the lease
+    const store = deps.coordinator.candidates;
+    await store.write(await store.read(name, 'host-1'), { set: { binaryVersion: '1.0.0', emulationVersion: '1.0.0', preferredStrategies: ['OldestEmulationVersion'], renewTime: Date.now(), createdAt: Date.now(), platform: ec2(id), identity: 'host-1_2' } });
+    const r = await handler()(ec2StateChange(id, 'stopped'));
+    expect(vacated(r)).toHaveLength(1);
+    expect((await store.read(name, 'host-1')).item).toMatchObject({ identity: 'host-1_2' });
+  });
+
   it.each([
     { name: 'another account', envelope: { account: '111111111111' } },
     { name: 'another region', envelope: { region: 'us-east-1' } },
