@@ -203,8 +203,9 @@ describe('what a worker calls is what grantWorker grants', () => {
     let led!: () => void;
     const leading = new Promise<void>((resolve) => (led = resolve));
     const elector = new LeaderElector({
-      // short timings so that, with no coordinator running, the worker falls back to acquiring itself at once
-      leaseName: 'worker-lease', identity: 'w-1', tables: t.names, leaseDurationMs: 1_000, renewDeadlineMs: 600, retryPeriodMs: 100, fallbackAfterMs: 200, platform: 'none',
+      // with no coordinator running, the worker falls back to acquiring itself at once and renews often;
+      // the renew deadline is long, so a busy machine's stall never ends the term before the fenced write
+      leaseName: 'worker-lease', identity: 'w-1', tables: t.names, leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 100, renewIntervalMs: 200, fallbackAfterMs: 200, platform: 'none',
       client: rec.client, candidacy: { emulationVersion: '1.30.0', binaryVersion: '1.30.0' }, callbacks: { onStartedLeading: () => led() },
     });
     const stop = new AbortController();
