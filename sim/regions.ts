@@ -412,10 +412,8 @@ export function regionFigures(plan: RegionPlan, happened: readonly RegionEventSe
       // the next term, whoever leads it: a cut-off Region's leader that leads again once its Region
       // rejoined ends the wait as well as a leader elsewhere does (seed 17052: skipping it ran on
       // to a later leader, 275.7 s reported over a 70.9 s gap)
-      // — or the same term again, confirmed by its own holder after it stopped, when nobody else could
-      // take it meanwhile (seed 37503: no quorum while the leader's Region was cut off; told "never")
-      const resumed = (r: HistoryRecord) => r.instance === last.instance && r.fencingToken === last.fencingToken && stop !== undefined && BigInt(r.mono) > BigInt(stop.mono);
-      const next = after.find((r) => r.event === 'started' && (!(r.instance === last.instance && r.fencingToken === last.fencingToken) || resumed(r)));
+      // (a term stopped is never led again: its holder leads once more only in a new term, a higher token)
+      const next = after.find((r) => r.event === 'started' && !(r.instance === last.instance && r.fencingToken === last.fencingToken));
       // a leader paused (SIGSTOP) between the event and its stop records the stop when it thaws (seed 17132: 25.5 s)
       const frozen = stop !== undefined && faults.some((w) => w.kind === 'pause' && w.instances?.includes(last.instance) && BigInt(w.from) < BigInt(stop.mono) && BigInt(w.to) > at);
       out.push({

@@ -8,9 +8,9 @@
  *   Tolerated (and counted apart): the older leader was frozen (SIGSTOP) when the overlap began
  *   and stopped within `wakeGraceMs` of waking — a pause breaks every time-based lease; fencing
  *   is what must hold then, and the ledger check below is where it is judged.
- * - token: per lease, in the order terms started, fencing tokens strictly increase; the one
- *   exception is the same start-up confirming its own term again (it stopped at its renew deadline
- *   and found the lease still its own), where the token stays.
+ * - token: per lease, in the order terms started, fencing tokens strictly increase, with no
+ *   exception: a start-up that stopped leading a term never leads it again (a row it finds still in
+ *   that term it takes again as a new term, with a higher token).
  * - fencing: a write the database accepted with token T although a term with a token above T is
  *   known to have begun before the write was sent (a holder's `started` line or an observation of
  *   the lease, both of which come after the database switched to the newer token). Writes in
@@ -276,8 +276,7 @@ export function checkHistory(input: CheckInput, options: CheckOptionsInput = {})
     for (let i = 1; i < ts.length; i++) {
       const [p, n] = [ts[i - 1]!, ts[i]!];
       if (n.instance !== p.instance) holderChanges++;
-      const ok = n.fencingToken > p.fencingToken || (n.fencingToken === p.fencingToken && n.instance === p.instance);
-      if (!ok)
+      if (n.fencingToken <= p.fencingToken)
         violations.push({ kind: 'token', lease, previous: ref(p), next: ref(n), message: `${lease}: ${describeTerm(n)} started after ${describeTerm(p)}: fencing tokens must strictly increase` });
     }
   }
@@ -415,7 +414,6 @@ export function checkHistory(input: CheckInput, options: CheckOptionsInput = {})
       ts.forEach((t, i) => {
         const prev = ts[i - 1];
         if (t.start <= quiet || explained(t.start)) return;
-        if (prev && prev.instance === t.instance && prev.fencingToken === t.fencingToken) return; // the same term, confirmed again
         violations.push({ kind: 'spuriousChange', lease, ...(prev ? { from: ref(prev) } : {}), to: ref(t), message: `${lease}: ${describeTerm(t)} began leading with no fault to explain it` });
       });
     }

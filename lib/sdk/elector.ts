@@ -8,7 +8,7 @@ import { parse } from '../schemas/validation.js';
 import { ConflictError } from '../stores/errors.js';
 import { CandidateStore } from '../stores/candidate-store.js';
 import { LeaseStore } from '../stores/lease-store.js';
-import { acquisition, dynamoLeaseLock, SessionReader, type Acquired, type LeaseLock, type LeaseRead, type SessionRead, type Term } from './lock.js';
+import { acquisition, takenAgain, dynamoLeaseLock, SessionReader, type Acquired, type LeaseLock, type LeaseRead, type SessionRead, type Term } from './lock.js';
 import { DuplicateIdentityError, LeaseCandidate } from './candidate.js';
 import { fencedItemWrite, fencedTransactWrite, FencingError, LeaseLostError, NO_TRANSACTIONS, untilTermEnds, type FencedItemInput } from './fencing.js';
 import { checkMultiRegion } from './multi-region.js';
@@ -480,6 +480,8 @@ export class LeaderElector {
         return { sent: this.ended(() => x.lock.endChanged(f.term, x.time.now())), answer: () => undefined };
       case 'acquire':
         return { sent: x.lock.acquire(f.read, acquisition(f.read.item, { identity: o.identity, instance: this.instance, now: x.time.now(), leaseDurationSeconds: this.seconds, electedBy: f.electedBy, address: o.advertise, platform: x.platform, session: this.sessionToWrite() })), answer: (got) => ({ kind: 'acquired', got: got as Acquired }) };
+      case 'takeAgain':
+        return { sent: x.lock.acquire(f.read, takenAgain(f.read.item!, { now: x.time.now(), leaseDurationSeconds: this.seconds, session: this.sessionToWrite() })), answer: (got) => ({ kind: 'acquired', got: got as Acquired }) };
       case 'release':
         return { sent: this.ended(() => x.lock.release(f.term, x.time.now())), answer: () => ({ kind: 'released' }) };
       case 'newLeader':

@@ -119,6 +119,20 @@ export function acquisition(lease: Lease | undefined, c: Claim): LeasePatch {
   };
 }
 
+/**
+ * The record of a term this start-up stopped leading (its renew deadline passed, or its clock
+ * jumped) and finds still its own: taken again as a new term, the fencing token raised, so a late
+ * write of the stopped term is refused by any fence on the token. The lock conditions it on the
+ * revision read, as every acquisition. Nothing else moves: an operator's `preferredHolder`, an open
+ * election and the successors stay for the leader to act on, as after any confirmation.
+ */
+export function takenAgain(lease: Lease, c: Pick<Claim, 'now' | 'leaseDurationSeconds' | 'session'>): LeasePatch {
+  return {
+    set: { ...(c.session ? { session: c.session } : {}), acquireTime: c.now, renewTime: c.now, leaseDurationSeconds: c.leaseDurationSeconds, fencingToken: nextFencingToken(lease.fencingToken, c.now) },
+    remove: ['vacancyReport'],
+  };
+}
+
 /** The lock on DynamoDB: the lease, candidate and session stores the SDK has always written through (LeaseStore's conditions). */
 export function dynamoLeaseLock(name: string, leases: LeaseStore, candidates: CandidateStore, sessions: SessionReader): LeaseLock {
   return {

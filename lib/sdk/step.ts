@@ -869,8 +869,8 @@ type Pending =
   | { readonly kind: 'candidates'; readonly raw: LeaseRead }
   /** Confirming a term the coordinator gave this start-up (`sentAt`: the renewal's send time). */
   | { readonly kind: 'confirm'; readonly term: Term; readonly jumps: number; readonly sentAt: number }
-  /** A direct acquisition written (`sentAt`: its send time). */
-  | { readonly kind: 'acquire'; readonly read: LeaseRead; readonly then: Attempt; readonly jumps: number; readonly sentAt: number }
+  /** A direct acquisition written (`sentAt`: its send time); `confirm`: a stopped term of this start-up's taken again. */
+  | { readonly kind: 'acquire'; readonly read: LeaseRead; readonly then: Attempt | 'confirm'; readonly jumps: number; readonly sentAt: number }
   /** A term won while the clock jumped, being given back. */
   | { readonly kind: 'giveBack'; readonly then: Attempt | Given }
   /** Starting to lead a term won. */
@@ -1033,6 +1033,8 @@ export type FollowerEffect =
   /** End `term` on a row rewritten under it. The poll ends with it. */
   | { readonly kind: 'endChanged'; readonly term: Term }
   | { readonly kind: 'acquire'; readonly read: LeaseRead; readonly electedBy: 'self' | 'successor' }
+  /** Take a term of this start-up's that it stopped leading again as a new term (lock.ts `takenAgain`), if the row is still at the revision read. */
+  | { readonly kind: 'takeAgain'; readonly read: LeaseRead }
   | { readonly kind: 'release'; readonly term: Term }
   /** Lead `term`, won by the write sent at `sentAt` (taken by decide: follow); `confirmed`: act on the renewal's row; `handed`: led from the read of a hand-over, confirmed by its first renewal. */
   | { readonly kind: 'lead'; readonly term: Term; readonly sentAt: number; readonly lease: Lease; readonly confirmed: boolean; readonly handed: boolean }
@@ -1334,7 +1336,11 @@ export function followerStep(s: FollowerSettings, state: FollowerState, e: Follo
     case 'acquired': {
       if (p?.kind !== 'acquire') return done(state, fx);
       // the row DynamoDB returned with the refusal names whoever moved first: a new holder, seen now
-      if (!('written' in e.got)) return attempted(s, noteHolder(state, e.got.refusedBy, fx), p.then, false, at, fx);
+      if (!('written' in e.got)) {
+        const st = noteHolder(state, e.got.refusedBy, fx);
+        // a stopped term not taken again (the row moved on): the next step reads the row itself, not a copy
+        return p.then === 'confirm' ? done({ ...st, leaseReadAt: undefined }, fx) : attempted(s, st, p.then, false, at, fx);
+      }
       const written = e.got.written;
       const { st } = observe(s, state, { ...p.read, item: written, revision: written.revision }, at, fx);
       return won(s, st, { holderIdentity: s.identity, fencingToken: written.fencingToken }, p.jumps, p.sentAt, written, p.then, at, fx);
@@ -1484,6 +1490,10 @@ function polled(s: FollowerSettings, state: FollowerState, raw: LeaseRead, view:
     const h = s.leadFromRead({ lease: view.item!, identity: s.identity, consistent, clock, stampErrorMs: s.stampErrorMs, now: at.now, leaseDurationMs: s.leaseDurationMs, renewDeadlineMs: s.renewDeadlineMs, retryPeriodMs: s.retryPeriodMs });
     if (h.kind === 'readAgain') return waiting(j.state, { kind: 'read', then: 'poll', woken: true, consistent: true, sentAt: at.now, reread: true }, fx, { kind: 'readLease', consistent: true });
     if (h.kind === 'lead') return won(s, j.state, c.term, at.jumps, h.renewedAt, view.item!, 'handed', at, fx);
+    // a term this start-up stopped leading (its renew deadline passed, its clock jumped), still its own:
+    // taken again as a new term, the token raised on the revision read, so its stopped work's late
+    // writes are told apart by any fence on the token, and the row is never vacant while that work winds down
+    if (c.term.fencingToken === st.ledToken && raw.item?.fencingToken === c.term.fencingToken) return waiting(j.state, { kind: 'acquire', read: raw, then: 'confirm', jumps: at.jumps, sentAt: at.now }, fx, { kind: 'takeAgain', read: raw });
     return waiting(j.state, { kind: 'confirm', term: c.term, jumps: at.jumps, sentAt: at.now }, fx, { kind: 'confirm', term: c.term });
   }
   // An answer makes this worker electable: not while it cannot tell DynamoDB's time for long.

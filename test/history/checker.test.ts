@@ -85,8 +85,13 @@ const rows: Row[] = [
   { name: 'a token reused by another holder', input: { history: [start('a', 3, 0), stop('a', 3, 1), start('b', 3, 2)] }, want: ['token'] },
   { name: 'a token going down', input: { history: [start('a', 3, 0), stop('a', 3, 1), start('b', 2, 2)] }, want: ['token'] },
   {
-    name: 'the same start-up confirming its own term again keeps its token',
+    name: 'the same start-up leading a term again after stopping it (a fence on the token cannot tell the two apart)',
     input: { history: [start('a', 3, 0), stop('a', 3, 1), start('a', 3, 1.5)] },
+    want: ['token'],
+  },
+  {
+    name: 'the same start-up leading again in a new term, with a higher token',
+    input: { history: [start('a', 3, 0), stop('a', 3, 1), start('a', 4, 1.5)] },
     want: [],
   },
   {

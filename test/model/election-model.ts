@@ -76,7 +76,7 @@ import type { IdentityLease } from '../../lib/schemas/identity.js';
 import { instanceOnSession } from '../../lib/schemas/instance.js';
 import { effectiveLease, sessionStampAt, type SessionStamp } from '../../lib/election/vacancy.js';
 import { ElectionConfigSchema, type ElectionConfig, type ElectionConfigInput } from '../../lib/schemas/config.js';
-import { acquisition } from '../../lib/sdk/lock.js';
+import { acquisition, takenAgain } from '../../lib/sdk/lock.js';
 import type { Lease } from '../../lib/schemas/lease.js';
 import type { RowPatch } from '../../lib/schemas/common.js';
 import type { Heir, LeaseRead, SecondSuccessor, Term } from '../../lib/stores/lease-store.js';
@@ -507,6 +507,9 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
         return { w, req: endRequest(w, e, f.term), then: { kind: 'endChanged' } };
       case 'acquire':
         return { w, req: { kind: 'write', read: f.read, patch: acquisition(f.read.item, { identity: e.name, instance: e.instance, now, leaseDurationSeconds: leaseSeconds, electedBy: f.electedBy, session: e.session?.name }) }, then: { kind: 'acquired' } };
+      case 'takeAgain':
+        // LeaderElector.carry: onto the live session, or leaving `session` as it is
+        return { w, req: { kind: 'write', read: f.read, patch: takenAgain(f.read.item!, { now, leaseDurationSeconds: leaseSeconds, session: e.session?.name }) }, then: { kind: 'acquired' } };
       case 'release':
         return { w, req: releaseRequest(w, e, f.term), then: { kind: 'released' } };
       case 'claim':
@@ -517,7 +520,7 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
         // the leader's work starts (it may fail at any moment from now: a transition), answered at once
         let after = w;
         const last = w.lastStarted;
-        if (last && !(f.term.fencingToken > last.token || (last.instance === e.instance && last.token === f.term.fencingToken)))
+        if (last && f.term.fencingToken <= last.token)
           after = broke(after, `${e.name} began a term with fencing token ${f.term.fencingToken}, not above the last term's ${last.token}`);
         return { w: { ...after, lastStarted: { instance: e.instance, token: f.term.fencingToken } }, next: { kind: 'answer', rest: f.rest } };
       }

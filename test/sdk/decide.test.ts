@@ -120,6 +120,44 @@ describe("the elector's step: the leader's order of actions", () => {
     expect(r.state.lead).toBeUndefined();
   });
 
+  it('a term stopped at its renew deadline (or at a clock jump) is never led again: a later read of the row still in it takes it again as a new term, its token raised on the revision read; the row moved on meanwhile, it is read again', () => {
+    for (const stopped of [
+      run(settings(), leading(), [[{ kind: 'deadline', no: 1 }, at(10_000)]]),
+      run(settings(), leading(), [[{ kind: 'asked' }, at(10_000)]]),
+      run(settings(), leading(), [[{ kind: 'clockJump', jumpMs: 3_000 }, at(100)]]),
+    ]) {
+      expect(stopped.state.lead).toBeUndefined();
+      const row = mine({ preferredHolder: 'b' } as Partial<Lease>);
+      const later = run(settings(), stopped.state, [
+        [poll, at(12_000)],
+        [{ kind: 'leaseRead', raw: read(row) }, at(12_010)],
+      ]);
+      expect(later.kinds).toEqual([['readLease'], ['takeAgain']]);
+      expect(later.effects[1]).toEqual([{ kind: 'takeAgain', read: read(row) }]);
+      // taken: led as term 8, and acted on as any confirmed term (the operator's preferredHolder is yielded to)
+      const won = { ...row, fencingToken: 8, termToken: 8, revision: 4, acquireTime: 3, renewTime: 3 };
+      const taken = run(settings(), later.state, [
+        [{ kind: 'acquired', got: { written: won } }, at(12_030)],
+        [answer(), at(12_030)],
+      ]);
+      expect(taken.kinds[0]).toEqual(['armDeadline', 'started']);
+      expect(taken.effects[0]![0]).toEqual({ kind: 'armDeadline', at: T + 12_010 + 10_000, no: 2 }); // from the write's send time
+      expect(taken.effects[0]![1]).toMatchObject({ kind: 'started', term: { holderIdentity: 'a', fencingToken: 8 } });
+      expect(taken.effects[1]![0]).toEqual({ kind: 'stop', reason: 'preempted', token: 8 });
+      // refused (the row moved on): not led, and the next poll reads the row itself
+      const refused = run(settings(), later.state, [[{ kind: 'acquired', got: { refusedBy: 'b' } }, at(12_030)]]);
+      expect(refused.kinds[0]).not.toContain('lead');
+      expect(refused.state.lead).toBeUndefined();
+      expect(refused.state.leaseReadAt).toBeUndefined();
+    }
+    // a term the coordinator gives it (a token it never led) is confirmed by renewing, as before
+    const given = run(settings(), START, [
+      [poll, at(14_000)],
+      [{ kind: 'leaseRead', raw: read(mine({ fencingToken: 8, termToken: 8, revision: 5, renewTime: 3 })) }, at(14_010)],
+    ]);
+    expect(given.effects[1]).toContainEqual({ kind: 'confirm', term: { holderIdentity: 'a', fencingToken: 8 } });
+  });
+
   it('a renewal waits for its answer half the time left before the renew deadline; abandoned unanswered, it is tried again at once, a fast failure a retry period after it went out', () => {
     const r = run(settings(), leading(), [
       [poll, at(5_900)],
