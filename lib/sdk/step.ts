@@ -1485,15 +1485,18 @@ function polled(s: FollowerSettings, state: FollowerState, raw: LeaseRead, view:
     // not confirmed while the clock is in doubt: the coordinator's short first term runs out, or the doubt clears first
     const j = vouch(s, st, at, fx);
     if (!j.trusted) return done({ ...j.state, leaseReadAt: undefined }, fx);
+    // a term this start-up stopped leading (its renew deadline passed, its clock jumped), still its own:
+    // taken again as a new term, the token raised on the revision read, so its stopped work's late
+    // writes are told apart by any fence on the token, and the row is never vacant while that work winds down
+    if (c.term.fencingToken === st.ledToken) {
+      if (raw.item?.fencingToken !== c.term.fencingToken) return done({ ...j.state, leaseReadAt: undefined }, fx);
+      return waiting(j.state, { kind: 'acquire', read: raw, then: 'confirm', jumps: at.jumps, sentAt: at.now }, fx, { kind: 'takeAgain', read: raw });
+    }
     // handed over: led from this read, confirmed after (leadFromRead); an eventually consistent copy is read again first
     const clock = at.clock.ok ? { offset: at.offset, errorMs: 1 + (s.clockMeasured ? at.clock.errorMs : s.stampErrorMs) } : undefined; // (+1: stamps are whole ms)
     const h = s.leadFromRead({ lease: view.item!, identity: s.identity, consistent, clock, stampErrorMs: s.stampErrorMs, now: at.now, leaseDurationMs: s.leaseDurationMs, renewDeadlineMs: s.renewDeadlineMs, retryPeriodMs: s.retryPeriodMs });
     if (h.kind === 'readAgain') return waiting(j.state, { kind: 'read', then: 'poll', woken: true, consistent: true, sentAt: at.now, reread: true }, fx, { kind: 'readLease', consistent: true });
     if (h.kind === 'lead') return won(s, j.state, c.term, at.jumps, h.renewedAt, view.item!, 'handed', at, fx);
-    // a term this start-up stopped leading (its renew deadline passed, its clock jumped), still its own:
-    // taken again as a new term, the token raised on the revision read, so its stopped work's late
-    // writes are told apart by any fence on the token, and the row is never vacant while that work winds down
-    if (c.term.fencingToken === st.ledToken && raw.item?.fencingToken === c.term.fencingToken) return waiting(j.state, { kind: 'acquire', read: raw, then: 'confirm', jumps: at.jumps, sentAt: at.now }, fx, { kind: 'takeAgain', read: raw });
     return waiting(j.state, { kind: 'confirm', term: c.term, jumps: at.jumps, sentAt: at.now }, fx, { kind: 'confirm', term: c.term });
   }
   // An answer makes this worker electable: not while it cannot tell DynamoDB's time for long.
