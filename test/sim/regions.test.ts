@@ -153,8 +153,8 @@ describe('the Region figures (npm run sim -- --regions)', () => {
     expect(g).not.toHaveProperty('leaderFrozen');
   });
 
-  it('a cut-off Region’s leader that stopped and then confirmed the same term again (nobody could take it meanwhile) ends the wait: seed 37503 was told "never"', () => {
-    const history = [rec('started', 'w0', 'w0_1', 5, 1_000), rec('stopped', 'w0', 'w0_1', 5, 20_000, 'renewDeadline'), rec('started', 'w0', 'w0_1', 5, 65_700)];
+  it('a cut-off Region’s leader that stopped and then took its term again (nobody could take it meanwhile; a new token) ends the wait: seed 37503 was told "never"', () => {
+    const history = [rec('started', 'w0', 'w0_1', 5, 1_000), rec('stopped', 'w0', 'w0_1', 5, 20_000, 'renewDeadline'), rec('started', 'w0', 'w0_1', 6, 65_700)];
     const [f] = regionFigures(plan, [{ kind: 'cutOff', region: 'us-east-1', mono: 10_000 }], history, ['job-0']);
     expect(f).toMatchObject({ kind: 'cutOff', leaderStoppedAfterMs: 10_000, newLeaderAfterMs: 55_700, newLeaderRegion: 'us-east-1' });
   });
