@@ -26,7 +26,8 @@ const PLANTS: { bug: ModelBug; cfg: Partial<ModelConfig>; depth: number; breaks:
   { bug: 'releaseWithoutTermCondition', cfg: { start: 'held', stampOffsetsMs: [0], faults: 0, workFailures: 1 }, depth: 8, breaks: /two leaders|while the lease row is in/, control: true },
   // the leader's term on its session, the session renewing: the lease's own stamp runs out, and the coordinator judging by it ends the live term
   // a successor's take of a deleted term, in flight across the delete, lands on the election the lease stream holds for that term
-  { bug: 'writeByRevisionAlone', cfg: { start: 'held', stampOffsetsMs: [0], faults: 0, deletes: 1, maxTickUnits: 4 }, depth: 10, breaks: /two leaders/ },
+  // (since a stopped term is taken again with a raised token, that take itself, from a read of the deleted row, lands on the row written again: 7 steps)
+  { bug: 'writeByRevisionAlone', cfg: { start: 'held', stampOffsetsMs: [0], faults: 0, deletes: 1, maxTickUnits: 4 }, depth: 8, breaks: /two leaders|while the lease row is in/ },
   { bug: 'coordinatorIgnoresSession', cfg: { start: 'held', stampOffsetsMs: [0], faults: 0, sessions: true, maxTickUnits: 3 }, depth: 9, breaks: /two leaders|while the lease row is in/, control: true },
 ];
 
