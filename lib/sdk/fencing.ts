@@ -114,6 +114,13 @@ export async function fencedTransactWrite(
   if (items.length === 0) throw new RangeError('fencedTransactWrite: TransactItems is empty; give at least one write');
   if (items.length >= MAX_TRANSACTION_ITEMS)
     throw new RangeError(`fencedTransactWrite: ${items.length} items leave no room for the fence (DynamoDB allows ${MAX_TRANSACTION_ITEMS} per transaction); split the write`);
+  // the fence checks the lease row: DynamoDB allows one operation per item in a transaction
+  const onLease = items.findIndex((i) => {
+    const key = i.Put?.Item ?? (i.Update ?? i.Delete ?? i.ConditionCheck)?.Key;
+    return (i.Put ?? i.Update ?? i.Delete ?? i.ConditionCheck)?.TableName === fence.table && key?.['name']?.S === fence.leaseName;
+  });
+  if (onLease >= 0)
+    throw new RangeError(`fencedTransactWrite: TransactItems[${onLease}] is the lease row "${fence.leaseName}" itself, which the fence checks (DynamoDB allows one operation per item in a transaction); leave the lease row to the elector`);
   const c = termCondition(fence.term);
   const check = {
     ConditionCheck: {

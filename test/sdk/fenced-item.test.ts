@@ -119,3 +119,16 @@ describe('fencedItemWrite: the item is the sequencer', () => {
     expect(await item('report')).toMatchObject({ by: 'second', fence: second.status === 'ran' ? second.fencingToken : -1 });
   });
 });
+
+describe('fencedTransactWrite: the lease row is the sequencer', () => {
+  it('refuses, before sending anything, a transaction that writes or checks the lease row itself (DynamoDB allows one operation per item), naming it', async () => {
+    const term = { holderIdentity: 'a', fencingToken: 1 };
+    const own = { TableName: t.names.leases, Key: marshall({ name: 'ledger' }) };
+    for (const write of [{ Update: { ...own, UpdateExpression: 'SET x = :x', ExpressionAttributeValues: marshall({ ':x': 1 }) } }, { ConditionCheck: { ...own, ConditionExpression: 'attribute_exists(#n)', ExpressionAttributeNames: { '#n': 'name' } } }, { Put: { TableName: t.names.leases, Item: marshall({ name: 'ledger' }) } }]) {
+      const e = await refusal(fencedTransactWrite(t.client, { table: t.names.leases, leaseName: 'ledger', term }, { TransactItems: [{ Put: { TableName: table, Item: marshall({ id: 'tx', v: 1 }) } }, write] }));
+      expect(e).toBeInstanceOf(RangeError);
+      expect((e as Error).message).toMatch(/TransactItems\[1\] .*lease row "ledger"/);
+    }
+    expect(await item('tx')).toBeUndefined();
+  });
+});
