@@ -47,7 +47,7 @@ export const MAX_MESSAGE_BYTES = 256 * 1024;
  * (InvalidMessageContents): the poison record holding one was never dead-lettered, only retried.
  * They can stand only inside strings, where their escapes read back the same.
  */
-const sqsJson = (value: unknown): string => JSON.stringify(value).replace(/[\uFFFE\uFFFF]/g, (c) => `\\u${c.charCodeAt(0).toString(16)}`);
+export const sqsJson = (value: unknown): string => JSON.stringify(value).replace(/[\uFFFE\uFFFF]/g, (c) => `\\u${c.charCodeAt(0).toString(16)}`);
 
 /**
  * The message body of `p`, at most `max` bytes: a record with two 400 KB images does not fit, so

@@ -3,6 +3,7 @@ import * as z from 'zod';
 import { Millis, Name } from '../schemas/common.js';
 import { parseEvent, type ConclaveEvent } from '../events/schemas.js';
 import { ValidationError, parse } from '../schemas/validation.js';
+import { sqsJson } from './dead-letter.js';
 
 /** "Reconcile this lease when its election's ack window ends." */
 export const TimerMessage = z.object({ lease: Name, electionId: z.string().min(1), deadline: Millis }).strict();
@@ -82,10 +83,13 @@ export interface TimerQueue {
 /** SQS allows 0–900 s of delay, in whole seconds; rounding up means never firing early. */
 export const sqsDelaySeconds = (delayMs: number): number => Math.min(900, Math.max(0, Math.ceil(delayMs / 1000)));
 
+/** A timer queue message as an SQS body: events to publish again may carry characters SQS refuses (U+FFFE, U+FFFF), escaped. */
+export const timerQueueBody = (message: TimerQueueMessage): string => sqsJson(message);
+
 export function sqsTimerQueue(client: SQSClient, queueUrl: string): TimerQueue {
   return {
     async schedule(message, delayMs) {
-      await client.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: JSON.stringify(message), DelaySeconds: sqsDelaySeconds(delayMs) }));
+      await client.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: timerQueueBody(message), DelaySeconds: sqsDelaySeconds(delayMs) }));
     },
   };
 }

@@ -7,6 +7,7 @@ import type { DynamoDBRecord } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { MAX_MESSAGE_BYTES, poisonMessage, poisonRecord, type PoisonRecord } from '../../lib/functions/dead-letter.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
+import { timerQueueBody, type TimerQueueMessage } from '../../lib/functions/timer.js';
 
 const image = (kb: number) => ({ name: { S: 'big' }, blob: { S: 'x'.repeat(kb * 1024) }, fencingToken: { S: 'seven' } });
 const record = (oldKb: number, newKb: number): DynamoDBRecord =>
@@ -46,6 +47,13 @@ describe('poisonMessage', () => {
     // before the fix: U+FFFE and U+FFFF went as they were, SendMessage failed, and the record was retried until Lambda gave up on it, its content lost
     expect(body).toMatch(SQS_BODY);
     expect((JSON.parse(body) as PoisonRecord).record).toEqual(JSON.parse(JSON.stringify(r)));
+  });
+
+  it('a timer queue message of events to publish again, holding U+FFFE or U+FFFF (an exotic holder name), is sent escaped and reads back the same', () => {
+    const message = { republish: [{ detailType: 'Lease Released', detail: { lease: 'job', previousHolder: 'w\uFFFE\uFFFF' } }], since: 1, attempt: 1 } as unknown as TimerQueueMessage;
+    const body = timerQueueBody(message);
+    expect(body).toMatch(SQS_BODY);
+    expect(JSON.parse(body)).toEqual(message);
   });
 
   it('a record that must be cut is cut by its escaped size', () => {
