@@ -40,7 +40,7 @@ import { detectPlatform } from './platform.js';
 import { ClockSkewError, type StampClock } from './server-clock.js';
 import { abortAfter, boundedClient, raced, requestBoundMs } from './bounded-client.js';
 import type { Push } from './push.js';
-import { callBack, errorSink, faultKind, faultReporter, onRecovered, recovered, retryDelayMs } from './faults.js';
+import { callBack, errorSink, faultKind, faultReporter, isContended, onRecovered, recovered, retryDelayMs } from './faults.js';
 /**
  * What the SDK's own code and the simulator give an elector beyond its options: its lock wrapped or
  * its decisions replaced (a planted bug: sim/bugs.ts). Not part of the public API.
@@ -200,7 +200,10 @@ export class LeaderElector {
    * later term of this worker never lets through. A deposed or paused leader's write fails with a
    * FencingError and writes nothing. One still unanswered when the term ends (a black-holed
    * connection) is abandoned: it rejects with a LeaseLostError then, and lands, if ever, only while
-   * the lease is still in this term.
+   * the lease is still in this term. The fence's check reads the lease row, so a write that meets
+   * this worker's own renewal of it is cancelled (TransactionCanceledException, TransactionConflict
+   * at the last item): nothing was written, send it again. (The renewal, refused in turn by a
+   * transaction in flight, tries again within moments: busy fenced writes cost no term.)
    */
   fencedWrite(input: TransactWriteItemsCommandInput): Promise<TransactWriteItemsCommandOutput> {
     return this.transact(this.current(), input);
@@ -403,7 +406,7 @@ export class LeaderElector {
           if (io.conflict && err instanceof ConflictError) next = io.conflict;
           else if (io.fault) {
             this.x.report(err);
-            next = io.fault;
+            next = typeof io.fault === 'function' ? io.fault(err) : io.fault;
           } else throw err;
         } finally {
           bound?.cancel();
@@ -458,7 +461,7 @@ export class LeaderElector {
   }
 
   /** Carries out one effect: a read or a write is sent, and its answer (`answer`) is the next event; `fault`: a fault is reported and answered so. `signal`: what abandons it (a renewal's request is aborted). */
-  private carry(f: Effect, signal?: AbortSignal): { sent: Promise<unknown>; answer: (v: unknown) => Event | undefined; conflict?: Event; fault?: Event } | undefined {
+  private carry(f: Effect, signal?: AbortSignal): { sent: Promise<unknown>; answer: (v: unknown) => Event | undefined; conflict?: Event; fault?: Event | ((e: unknown) => Event) } | undefined {
     const { x, options: o } = this;
     switch (f.kind) {
       case 'readLease':
@@ -526,7 +529,7 @@ export class LeaderElector {
         this.aside(this.ended(() => x.lock.endChanged(f.term, x.time.now())));
         return undefined;
       case 'renew':
-        return { sent: this.renew(f.term, f.session, signal), answer: (lease) => ({ kind: 'answer', rest: f.rest, lease: lease as Lease | undefined }), fault: { kind: 'answer', rest: f.rest, failed: true } };
+        return { sent: this.renew(f.term, f.session, signal), answer: (lease) => ({ kind: 'answer', rest: f.rest, lease: lease as Lease | undefined }), fault: (e) => ({ kind: 'answer', rest: f.rest, failed: true, ...(isContended(e) ? { contended: true } : {}) }) };
       case 'look':
         return { sent: x.lock.get(f.consistent), answer: (r) => ({ kind: 'answer', rest: f.rest, lease: (r as LeaseRead).item }), ...(f.reportFault ? { fault: { kind: 'answer', rest: f.rest, failed: true } as const } : {}) };
       case 'readHeir':

@@ -49,6 +49,15 @@ function networkCode(e: unknown): string | undefined {
   return undefined;
 }
 
+/**
+ * A write refused because a transaction held the item at that moment (TransactionConflictException,
+ * which the AWS SDK does not retry): on the lease row, this worker's own fenced writes, whose
+ * transactions check it. Nothing was written; the write may go again a moment later.
+ */
+export function isContended(e: unknown): boolean {
+  return e instanceof Error && e.name === 'TransactionConflictException';
+}
+
 /** What kind of fault `e` is, for its name and advice. */
 export type FaultKind = 'unreachable' | 'throttled' | 'denied' | 'invalidRow' | 'other';
 

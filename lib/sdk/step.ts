@@ -696,6 +696,8 @@ export interface Lead {
   readonly retrying: boolean;
   /** Monotonic time the last try to renew went out (a renewal, or the read sent instead of one). */
   readonly triedAt: number;
+  /** Tries in a row refused because a transaction held the lease row (isContended: the work's own fenced writes): the next goes out after contendedRetryMs, not a retry period. */
+  readonly contended: number;
   /** The lease as the last renewal (or the acquisition, or a read) returned it: whom the coordinator named successor. */
   readonly lease: Lease | undefined;
   /** The session the term is held on (the lease's `session` as last written): its renewals are the term's. */
@@ -741,6 +743,8 @@ export interface LeaderTiming {
   readonly retrying: boolean;
   /** When that try went out (monotonic). */
   readonly triedAt: number;
+  /** Tries in a row refused by a transaction on the lease row (Lead.contended). */
+  readonly contended: number;
   /** NoCoordination without a renewIntervalMs of its own: a retry period after each step, as client-go. */
   readonly everyRetryPeriod: boolean;
   readonly retryPeriodMs: number;
@@ -755,13 +759,28 @@ export interface LeaderTiming {
 /**
  * When a leader steps next: on its live session it only reads; after a failed try, a retry period
  * after that try went out (at once after one abandoned unanswered: it has waited its bound,
- * renewalBoundMs); else a renew interval after the last renewal.
+ * renewalBoundMs), or a moment after one a transaction on the row refused (contendedRetryMs); else a
+ * renew interval after the last renewal.
  */
 export function leaderDelay(t: LeaderTiming): number {
   if (t.onLiveSession) return t.pushLive ? t.holderBackstopMs * (1 + 0.1 * t.random) : t.cadenceMs;
-  if (t.retrying) return Math.max(0, t.triedAt + t.retryPeriodMs - t.now);
+  if (t.retrying) return Math.max(0, t.triedAt + (t.contended > 0 ? contendedRetryMs(t.contended, t.retryPeriodMs, t.random) : t.retryPeriodMs) - t.now);
   if (t.everyRetryPeriod) return t.retryPeriodMs;
   return Math.max(0, t.renewedAt + t.cadenceMs - t.now);
+}
+
+/** The pause before the first try again after a renewal a transaction on the lease row refused. */
+export const CONTENDED_RETRY_MS = 20;
+
+/**
+ * How long after the `tries`-th renewal in a row a transaction on the lease row refused the next
+ * goes out: CONTENDED_RETRY_MS, half again as long each time, jittered (`random` in [0, 1)), never
+ * longer than a retry period. A transaction holds the row for about one request's time, so the
+ * term is not lost to a deadline while the work's fenced writes keep the row busy, and the tries
+ * stay far from a hot loop (about a dozen between a renewal and its deadline at client-go's timings).
+ */
+export function contendedRetryMs(tries: number, retryPeriodMs: number, random: number): number {
+  return Math.min(retryPeriodMs, CONTENDED_RETRY_MS * 1.5 ** (tries - 1) * (0.5 + random));
 }
 
 /** The least time a renewal is given before it is abandoned: longer than any answer a healthy DynamoDB gives, its own retries included. */
@@ -1611,7 +1630,7 @@ export function nextStepDelay(s: Settings, st: State, at: Moment, draw: () => nu
     const onLiveSession = l.session !== undefined && at.session === l.session;
     // as rarely as its followers: a term ended while the functions are down is not taken by a follower's fallback before this read (sessionFallbackMs)
     const holderBackstopMs = SESSION_QUIET_LEASES * s.leaseDurationMs;
-    planned = leaderDelay({ onLiveSession, pushLive, holderBackstopMs, retrying: l.retrying, triedAt: l.triedAt, everyRetryPeriod: s.everyRetryPeriod === true, retryPeriodMs: s.retryPeriodMs, cadenceMs: s.cadenceMs, renewedAt: l.renewedAt, now: at.now, random: onLiveSession && pushLive ? draw() : 0 });
+    planned = leaderDelay({ onLiveSession, pushLive, holderBackstopMs, retrying: l.retrying, triedAt: l.triedAt, contended: l.contended, everyRetryPeriod: s.everyRetryPeriod === true, retryPeriodMs: s.retryPeriodMs, cadenceMs: s.cadenceMs, renewedAt: l.renewedAt, now: at.now, random: (onLiveSession && pushLive) || (l.retrying && l.contended > 0) ? draw() : 0 });
   } else planned = followerDelay(s, st, at, pushLive, draw(), at.clock.ok ? at.offset : undefined);
   const clockKnown = at.clock.ok;
   return stepDelay({ planned, clockKnown, random: clockKnown ? 0 : draw(), wakeAt: l ? undefined : st.wakeAt, now: at.now });
@@ -1636,8 +1655,8 @@ export type Event =
   | { readonly kind: 'cancel' }
   /** A request of this process answered after failures (lib/sdk/faults.ts recovered); `failures`: this elector's steps failed in a row (it waits out their backoff). */
   | { readonly kind: 'endpointRecovered'; readonly failures: number }
-  /** A leader's read or write answered (`failed`: a fault, already reported); `rest`: what it does next. */
-  | { readonly kind: 'answer'; readonly rest: readonly Next[]; readonly lease?: Lease | undefined; readonly row?: Candidate | undefined; readonly ok?: boolean; readonly failed?: boolean };
+  /** A leader's read or write answered (`failed`: a fault, already reported; `contended`: a transaction held the row, isContended); `rest`: what it does next. */
+  | { readonly kind: 'answer'; readonly rest: readonly Next[]; readonly lease?: Lease | undefined; readonly row?: Candidate | undefined; readonly ok?: boolean; readonly failed?: boolean; readonly contended?: boolean };
 
 /**
  * What the shell carries out, in this order: a follower's effects (but `lead`), or these. At most
@@ -1765,7 +1784,7 @@ function follow(s: Settings, state: State, e: FollowerEvent, at: Moment, fx: Eff
   if (at.now >= last.sentAt + s.renewDeadlineMs) return { state: st, effects: [...fx, { kind: 'releaseTerm', term: last.term, rest: [{ k: 'led', ok: false }] }] };
   const no = st.terms + 1;
   const led = note(s, st, { kind: 'leading' }, at, fx);
-  const lead: Lead = { term: last.term, renewedAt: last.sentAt, renewals: 0, retrying: false, triedAt: last.sentAt, lease: last.lease, session: last.lease.session, since: last.sentAt, no };
+  const lead: Lead = { term: last.term, renewedAt: last.sentAt, renewals: 0, retrying: false, triedAt: last.sentAt, contended: 0, lease: last.lease, session: last.lease.session, since: last.sentAt, no };
   // a confirmed term acts on its renewal's row; a handed one is confirmed now by the leader's first renewal
   const rest: Next[] = [...(last.confirmed ? [{ k: 'after', lease: last.lease } as const] : []), ...(last.handed ? [{ k: 'step' } as const] : []), { k: 'led', ok: true }];
   fx.push({ kind: 'armDeadline', at: last.sentAt + s.renewDeadlineMs, no }, { kind: 'started', term: last.term, no, rest });
@@ -1806,7 +1825,7 @@ function apply(s: Settings, st: State, lead: Lead, o: LeaderObservation, at: Mom
       return st;
     case 'renewed':
       fx.push({ kind: 'armDeadline', at: d.renewedAt + s.renewDeadlineMs, no: lead.no });
-      return { ...st, lead: { ...lead, renewedAt: d.renewedAt, renewals: lead.renewals + 1, retrying: false, ...(d.lease ? { lease: d.lease, session: d.lease.session } : {}) } };
+      return { ...st, lead: { ...lead, renewedAt: d.renewedAt, renewals: lead.renewals + 1, retrying: false, contended: 0, ...(d.lease ? { lease: d.lease, session: d.lease.session } : {}) } };
     case 'seen':
       return { ...st, lead: { ...lead, lease: d.lease } };
     case 'none':
@@ -1870,6 +1889,7 @@ function go(s: Settings, state: State, rest: readonly Next[], a: Omit<Extract<Ev
     switch (n.k) {
       case 'renewed': {
         // a fault: kept trying until the renew deadline (its timer stops the term there); an answer after the term stopped changes nothing
+        if (a.failed && lead) st = { ...st, lead: { ...lead, contended: a.contended ? lead.contended + 1 : 0 } };
         if (a.failed || !lead) break;
         st = apply(s, st, lead, { kind: 'renewed', sentAt: n.sentAt, lease: a.lease }, at, fx);
         const l = a.lease;

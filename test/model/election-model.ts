@@ -968,7 +968,7 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
     } as Lease;
     for (let i = 0; i < w.electors.length; i++) w = feed(w, i, { kind: 'observed', read: { key: KEY, item: row, revision: row.revision } }, false);
     const x = w.electors[0]!;
-    const lead: Lead = { term: { holderIdentity: a.name, fencingToken: token }, renewedAt: mono(w), renewals: 1, retrying: false, triedAt: mono(w), lease: row, session: undefined, since: mono(w) - U, no: 1 };
+    const lead: Lead = { term: { holderIdentity: a.name, fencingToken: token }, renewedAt: mono(w), renewals: 1, retrying: false, triedAt: mono(w), contended: 0, lease: row, session: undefined, since: mono(w) - U, no: 1 };
     w = patchElector(w, 0, { state: { ...x.state, lead, terms: 1, ledToken: token }, deadline: { at: mono(w) + cfg.renewDeadlineMs, no: 1 } });
     return { ...w, row, lastStarted: { instance: a.instance, token }, lastTermAt: w.t - 1 };
   }

@@ -19,7 +19,7 @@ const leading = (lease: Lease = mine(), o: Partial<Lead> = {}): State => ({
   lastLeader: 'a',
   ledToken: 7,
   terms: 1,
-  lead: { term: { holderIdentity: 'a', fencingToken: 7 }, renewedAt: T, renewals: 3, retrying: false, triedAt: T, lease, session: undefined, since: T - 60_000, no: 1, ...o },
+  lead: { term: { holderIdentity: 'a', fencingToken: 7 }, renewedAt: T, renewals: 3, retrying: false, triedAt: T, contended: 0, lease, session: undefined, since: T - 60_000, no: 1, ...o },
 });
 
 /** Feeds `events` in order (an `answer` takes the `rest` of the last effect that has one); returns each step's effects and the last state. */
@@ -35,7 +35,7 @@ function run(s: Settings, state: State, events: [Event | Omit<Extract<Event, { k
   }
   return { effects, kinds: effects.map((fx) => fx.map((f) => f.kind)), state };
 }
-const answer = (o: { lease?: Lease; row?: unknown; ok?: boolean; failed?: boolean } = {}) => ({ kind: 'answer' as const, ...o }) as Omit<Extract<Event, { kind: 'answer' }>, 'rest'>;
+const answer = (o: { lease?: Lease; row?: unknown; ok?: boolean; failed?: boolean; contended?: boolean } = {}) => ({ kind: 'answer' as const, ...o }) as Omit<Extract<Event, { kind: 'answer' }>, 'rest'>;
 const poll: Event = { kind: 'poll', pushLive: false };
 
 describe("the elector's step: the leader's order of actions", () => {
@@ -173,6 +173,33 @@ describe("the elector's step: the leader's order of actions", () => {
     expect(again.effects[0]).toMatchObject([{ kind: 'renew', withinMs: 1_025 }]);
     expect(nextStepDelay(settings(), again.state, at(7_960), () => 0)).toBe(1_990);
     expect(again.state.lead).toMatchObject({ retrying: true, triedAt: T + 7_950 });
+  });
+
+  it('a renewal a transaction on the lease row refused is tried again a moment after it went out, half again as long each time in a row; a renewal that lands starts the count anew', () => {
+    const r = run(settings(), leading(), [
+      [poll, at(5_900)],
+      [answer({ failed: true, contended: true }), at(5_905)],
+    ]);
+    expect(r.state.lead).toMatchObject({ retrying: true, triedAt: T + 5_900, contended: 1 });
+    expect(nextStepDelay(settings(), r.state, at(5_905), () => 0.5)).toBe(15); // 20 ms after the try went out
+    const twice = run(settings(), r.state, [
+      [poll, at(5_920)],
+      [answer({ failed: true, contended: true }), at(5_925)],
+    ]);
+    expect(twice.state.lead?.contended).toBe(2);
+    expect(nextStepDelay(settings(), twice.state, at(5_925), () => 0.5)).toBe(25); // 30 ms after it went out
+    // another fault in between: a retry period, as before
+    const other = run(settings(), twice.state, [
+      [poll, at(5_950)],
+      [answer({ failed: true }), at(5_960)],
+    ]);
+    expect(other.state.lead?.contended).toBe(0);
+    expect(nextStepDelay(settings(), other.state, at(5_960), () => 0.5)).toBe(1_990);
+    const landed = run(settings(), twice.state, [
+      [poll, at(5_950)],
+      [answer({ lease: mine({ revision: 4, renewTime: 3 }) }), at(5_960)],
+    ]);
+    expect(landed.state.lead).toMatchObject({ retrying: false, contended: 0 });
   });
 
   it('with DynamoDB’s time in doubt it does not stamp a renewal: it reads the lease instead (the next response’s Date), counted as a prevention', () => {

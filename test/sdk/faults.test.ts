@@ -16,6 +16,7 @@ import { FAST } from './harness.js';
 import type { LeaderElectorOptions } from '../../lib/sdk/elector.js';
 import type { ModelRequest } from '../../sim/dynamodb-model/index.js';
 import { LATENCY_MS, Sim, type Machine, type SimElector } from '../../sim/harness.js';
+import { faults as ddbFaults } from '../../sim/dynamodb-model/index.js';
 
 const L = 'job';
 const CLIENT_GO = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 } as const;
@@ -293,6 +294,29 @@ describe('a renewal checks what it renewed (item 8)', () => {
     expect(sim.clock.monotonic() - movedAt).toBeLessThanOrEqual(CLIENT_GO.renewDeadlineMs + CONFIG.ackWindowMs! + 5_000);
     expect((await sim.leases.read(L)).item!.fencingToken).toBeGreaterThan(held.fencingToken + 7);
     expect(next.elector.fencingToken).toBe((await sim.leases.read(L)).item!.fencingToken);
+  });
+});
+
+describe("a renewal a transaction on the lease row refused (the work's own fenced writes)", () => {
+  it('four tries in five refused with TransactionConflictException: the leader keeps its term, trying again within moments, never in a hot loop', async () => {
+    const { sim, leader, errors } = await group();
+    const token = leader.elector.fencingToken;
+    const from = sim.clock.monotonic();
+    const before = errors(leader).length;
+    let tries = 0;
+    // each renewal meets a transaction on the row four times before it lands (fencedWrite in a busy loop)
+    leader.machine.fault = (r) => (r.operation === 'UpdateItem' && onLeases(sim, r) && ++tries % 5 !== 0 ? ddbFaults.transactionConflict() : undefined);
+    await sim.run(WINDOW_MS);
+    // before the fix: tried again a retry period later (2 s), twice, and the term stopped at its renew deadline
+    expect(leader.elector.isLeader()).toBe(true);
+    expect(leader.elector.fencingToken).toBe(token);
+    expect(sim.log.of('stopped', leader.elector.options.identity).filter((x) => x.at >= from)).toEqual([]);
+    const writes = leader.machine.sent.filter((r) => r.operation === 'UpdateItem' && onLeases(sim, r) && r.at >= from).length;
+    expect(writes).toBeGreaterThanOrEqual(10); // it renewed on and on: five tries a renewal
+    expect(writes).toBeLessThanOrEqual(5 * (WINDOW_MS / 5_000 + 1)); // five tries a renew interval, no more
+    const told = errors(leader).slice(before);
+    expect(told.length).toBeGreaterThan(0);
+    expect(told.every((e) => e.name === 'TransactionConflictException')).toBe(true);
   });
 });
 

@@ -64,11 +64,14 @@ describe('afterRenewal and heirOf', () => {
 });
 
 describe('leaderDelay and sessionFallbackMs', () => {
-  const base = { onLiveSession: false, pushLive: false, holderBackstopMs: 31_818, retrying: false, triedAt: 100_000, everyRetryPeriod: false, retryPeriodMs: 2_000, cadenceMs: 5_863, renewedAt: 100_000, now: 101_000, random: 0.5 };
+  const base = { onLiveSession: false, pushLive: false, holderBackstopMs: 31_818, retrying: false, triedAt: 100_000, contended: 0, everyRetryPeriod: false, retryPeriodMs: 2_000, cadenceMs: 5_863, renewedAt: 100_000, now: 101_000, random: 0.5 };
   it.each([
     { name: 'a renew interval (less the phase step) after the last renewal was sent', t: {}, want: 4_863 },
     { name: 'a retry period after a failed try went out', t: { retrying: true, triedAt: 100_500 }, want: 1_500 },
     { name: 'at once after a try abandoned unanswered after a retry period or more', t: { retrying: true, triedAt: 98_000 }, want: 0 },
+    { name: 'a moment after a try a transaction on the row refused', t: { retrying: true, triedAt: 100_990, contended: 1 }, want: 10 },
+    { name: 'half again as long after each such try in a row', t: { retrying: true, triedAt: 100_990, contended: 3 }, want: 35 },
+    { name: 'never longer than a retry period', t: { retrying: true, triedAt: 100_500, contended: 40 }, want: 1_500 },
     { name: 'NoCoordination without a renew interval of its own: every retry period (client-go)', t: { everyRetryPeriod: true }, want: 2_000 },
     { name: 'on its live session, wakes reaching it: its backstop read, jittered up to a tenth', t: { onLiveSession: true, pushLive: true }, want: 31_818 * 1.05 },
     { name: 'on its live session without wakes: every renew interval', t: { onLiveSession: true }, want: 5_863 },
