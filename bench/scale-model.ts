@@ -112,7 +112,6 @@ export const LIMITS = {
   onDemandTableUnits: { value: 40_000, source: 'DynamoDB quotas / "maximum throughput for on-demand tables": 40,000 read and 40,000 write request units/s per table by default (adjustable)' },
   streamParallelization: { value: 10, source: 'Lambda "parameters for DynamoDB event source mappings": ParallelizationFactor default 1, maximum 10' },
   streamRetentionHours: { value: 24, source: 'same page: DynamoDB Streams keeps records 24 h' },
-  maxRecordAgeSeconds: { value: 3600, source: "lib/wiring.ts: the stream triggers' maxRecordAgeSeconds (older records go to the dead-letter queue unprocessed)" },
   iotSubscriptionsPerConnection: { value: 50, source: 'AWS General Reference, AWS IoT Core quotas, message broker: subscriptions per connection 50, not adjustable' },
   iotSubscriptionsPerSubscribe: { value: 8, source: 'same, protocol limits: at most 8 subscriptions per SUBSCRIBE' },
   iotPublishPerConnection: { value: 100, source: 'same: publish requests per second per connection (inbound and outbound) 100, not adjustable; over it they are discarded' },

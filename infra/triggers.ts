@@ -20,10 +20,12 @@ import { deadLetterQueue } from './queues.js';
 
 /**
  * The table's stream feeds the function, as the wiring declares it. Lambda sends a batch it gave
- * up on (its stream coordinates, not the records) to the returned dead-letter queue.
+ * up on (its stream coordinates, not the records) to the returned dead-letter queue; with no
+ * maximum record age (the wiring's -1) none is given up for its age.
  */
 export function addStreamSource(scope: Construct, name: FunctionName, fn: lambda.IFunction, t: StreamTrigger, table: dynamodb.ITableV2, key: kms.IKey | undefined): sqs.Queue {
   const dlq = deadLetterQueue(scope, `${pascal(name)}DeadLetters`, { encryptionKey: key, deadLetterQueueOf: `the on-failure destination of the ${name} stream event source` });
+  const before = new Set(fn.node.children);
   fn.addEventSource(
     new sources.DynamoEventSource(table, {
       startingPosition: lambda.StartingPosition[t.startingPosition],
@@ -31,13 +33,20 @@ export function addStreamSource(scope: Construct, name: FunctionName, fn: lambda
       maxBatchingWindow: Duration.seconds(t.maxBatchingWindowSeconds),
       bisectBatchOnError: t.bisectOnError,
       retryAttempts: t.retryAttempts,
-      maxRecordAge: Duration.seconds(t.maxRecordAgeSeconds),
+      // CDK takes 60 s to 7 days; -1 (no maximum) is written on the mapping below
+      ...(t.maxRecordAgeSeconds === -1 ? {} : { maxRecordAge: Duration.seconds(t.maxRecordAgeSeconds) }),
       reportBatchItemFailures: t.reportBatchItemFailures,
       parallelizationFactor: t.parallelizationFactor,
       ...(t.filters ? { filters: t.filters.map((f) => lambda.FilterCriteria.filter(f as Record<string, unknown>)) } : {}),
       onFailure: new sources.SqsDlq(dlq),
     }),
   );
+  if (t.maxRecordAgeSeconds === -1) {
+    // written out, not left to the default of an absent property: a mapping deployed with 3,600 is updated to it whatever CloudFormation does with a removed one
+    const mapping = fn.node.children.find((c): c is lambda.EventSourceMapping => !before.has(c) && c instanceof lambda.EventSourceMapping);
+    if (!mapping) throw new Error(`the ${name} stream event source created no event source mapping under its function`);
+    (mapping.node.defaultChild as lambda.CfnEventSourceMapping).maximumRecordAgeInSeconds = -1;
+  }
   return dlq;
 }
 

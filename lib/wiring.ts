@@ -16,7 +16,10 @@ export interface StreamTrigger {
   readonly bisectOnError: boolean;
   /** Retries of a failing batch before it goes to the dead-letter destination. */
   readonly retryAttempts: number;
-  /** Records older than this are sent to the dead-letter destination unprocessed. */
+  /**
+   * Records older than this are sent to the dead-letter destination unprocessed (Lambda's
+   * MaximumRecordAgeInSeconds); -1: none are, a record waits until the stream trims it (24 h).
+   */
   readonly maxRecordAgeSeconds: number;
   /** The handler returns batchItemFailures; processing resumes from the first failed record. */
   readonly reportBatchItemFailures: true;
@@ -177,7 +180,11 @@ const stream = (table: StreamTrigger['table'], filters?: readonly FilterPattern[
   startingPosition: 'TRIM_HORIZON',
   bisectOnError: true,
   retryAttempts: 3,
-  maxRecordAgeSeconds: 3600,
+  // No maximum age: a record's events, session mark and wake are facts of its change, and Lambda's
+  // on-failure record of an expired one is a shard position (its content is gone once the stream
+  // trims it). A stream behind (EventBridge down, the function throttled) catches up late, never
+  // drops one (docs/architecture.md, Functions and events).
+  maxRecordAgeSeconds: -1,
   reportBatchItemFailures: true,
   // Lambda's most (issue 38, item 5): a third of 1,000 processes lost backs the lease stream up
   // ~150 s, not ~1,500 s. Sound for both streams: an item's records stay in order (a lease row's:

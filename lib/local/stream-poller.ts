@@ -85,7 +85,7 @@ export function toLambdaRecord(r: _Record, streamArn: string, readAt?: number): 
  * shard, a child shard's only once its parent is read to its end, batches of `batchSize`, the trigger's event filters, and Lambda's failure semantics — with ReportBatchItemFailures
  * the batch is retried from the first failed record; a batch that keeps failing is split in two
  * (bisect) and each half retried; after `retryAttempts` the records go to the dead-letter file and
- * the shard moves on; records older than `maxRecordAgeSeconds` are dead-lettered unprocessed.
+ * the shard moves on; records older than `maxRecordAgeSeconds` (unless -1) are dead-lettered unprocessed.
  * The trigger's `parallelizationFactor` is not mirrored: a shard's batches run one at a time, the
  * order Lambda gives at factor 1 and one of those it may give above it (each item's records in
  * order), so local mode runs no two items' records side by side as AWS may.
@@ -196,7 +196,7 @@ export class StreamPoller {
     this.filtered += all.length - records.length;
     if (!records.length) return;
     const now = this.clock.now();
-    const maxAgeMs = this.o.trigger.maxRecordAgeSeconds * 1000;
+    const maxAgeMs = this.o.trigger.maxRecordAgeSeconds === -1 ? Infinity : this.o.trigger.maxRecordAgeSeconds * 1000;
     const fresh = records.filter((r) => now - (r.dynamodb?.ApproximateCreationDateTime ?? now / 1000) * 1000 <= maxAgeMs);
     if (fresh.length < records.length) this.deadLetter(records.filter((r) => !fresh.includes(r)), 'record older than maxRecordAgeSeconds');
     if (fresh.length) await this.attempt(fresh, 0);

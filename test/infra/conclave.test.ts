@@ -191,6 +191,14 @@ describe('the Conclave app, as `cdk synth` builds it', () => {
     expect(mappings).toHaveLength(names.filter((n) => wiring[n].trigger.kind === 'stream' || wiring[n].trigger.kind === 'queue').length);
   });
 
+  it('keeps each stream record until the stream trims it (24 h): a stream that falls behind drops none for its age', () => {
+    // Lambda's -1: no maximum age. At 3,600 a stream an hour behind sent its records' shard
+    // positions to the dead-letter queue unprocessed: their events, session marks and wakes lost
+    const mappings = Object.values(t.findResources('AWS::Lambda::EventSourceMapping')).map((r) => r['Properties']).filter((p) => p.StartingPosition);
+    expect(mappings).toHaveLength(names.filter((n) => wiring[n].trigger.kind === 'stream').length);
+    for (const p of mappings) expect(p.MaximumRecordAgeInSeconds).toBe(-1);
+  });
+
   it('puts rules on the default bus for each function on AWS services’ events, with the wiring’s patterns, retries and a dead-letter queue', () => {
     const onEvents = names.filter((n) => wiring[n].trigger.kind === 'events');
     expect(onEvents).toEqual(['platform']);

@@ -129,7 +129,27 @@ describe('StreamPoller', () => {
     expect(errors.map((e) => e.message)).toEqual(['socket hang up']);
   });
 
-  it('records older than maxRecordAgeSeconds go to the dead-letter destination unprocessed', async () => {
+  it('records older than a maxRecordAgeSeconds go to the dead-letter destination unprocessed', async () => {
+    const dead: DeadLetter[] = [];
+    let calls = 0;
+    const poller = new StreamPoller({
+      client: streams,
+      streamArn: arn,
+      trigger: { ...wiring.candidateStream.trigger, maxRecordAgeSeconds: 3600 },
+      functionName: 'candidateStream',
+      invoke: async () => void calls++,
+      deadLetter: (d) => dead.push(d),
+      clock: skewedClock(() => (3600 + 120) * 1000),
+    });
+    poller.start();
+    await waitFor('the dead letter', () => dead.length > 0);
+    await poller.stop();
+    expect(calls).toBe(0);
+    expect(dead[0]!.reason).toMatch(/maxRecordAgeSeconds/);
+  });
+
+  it('with the wiring’s maxRecordAgeSeconds (-1) a record of any age is delivered, none dead-lettered', async () => {
+    expect(wiring.candidateStream.trigger.maxRecordAgeSeconds).toBe(-1);
     const dead: DeadLetter[] = [];
     let calls = 0;
     const poller = new StreamPoller({
@@ -139,13 +159,12 @@ describe('StreamPoller', () => {
       functionName: 'candidateStream',
       invoke: async () => void calls++,
       deadLetter: (d) => dead.push(d),
-      clock: skewedClock(() => (wiring.candidateStream.trigger.maxRecordAgeSeconds + 120) * 1000),
+      clock: skewedClock(() => 23 * 3600 * 1000),
     });
     poller.start();
-    await waitFor('the dead letter', () => dead.length > 0);
+    await waitFor('the records', () => calls > 0);
     await poller.stop();
-    expect(calls).toBe(0);
-    expect(dead[0]!.reason).toMatch(/maxRecordAgeSeconds/);
+    expect(dead).toEqual([]);
   });
 
   it('creation times: DynamoDB Local rounds to the minute, so a record read within it gets the second it was read', () => {
