@@ -297,20 +297,23 @@ async function publishOrDefer(deps: FunctionDeps, events: ConclaveEvent[]): Prom
  * since a record that fails through the event source's retries is given up with only its shard
  * position sent on (infra/triggers.ts): its events, published only once the work succeeded, were
  * lost with it. A retry publishes them again, with the same ids. Only a failing record's retry
- * waits for EventBridge, and only as long as publishOrDefer does.
+ * waits for EventBridge, and only as long as publishOrDefer does. A Leader Changed is counted
+ * (METRIC.leaderChanges) once per change: by the delivery that succeeds or dead-letters the record,
+ * not by each one before it that failed. A record given up after its retries is not counted.
  */
 async function reconcileThenPublish(deps: FunctionDeps, events: ConclaveEvent[], run: () => Promise<ReconcileOutcome | undefined>): Promise<ReconcileOutcome | undefined> {
-  const publish = async () => {
+  // counted by the delivery that ends the record (done, or poison), not by one it is retried after
+  const publish = async (last: boolean) => {
     if (!events.length) return;
     await publishOrDefer(deps, events);
-    for (const e of events) if (e.detailType === 'Leader Changed') leaseMetric(deps.metrics, e.detail.lease, METRIC.leaderChanges, MetricUnit.Count, 1);
+    if (last) for (const e of events) if (e.detailType === 'Leader Changed') leaseMetric(deps.metrics, e.detail.lease, METRIC.leaderChanges, MetricUnit.Count, 1);
   };
   let o: ReconcileOutcome | undefined;
   try {
     o = await run();
   } catch (e) {
     try {
-      await publish();
+      await publish(e instanceof ValidationError);
     } catch (p) {
       // neither published nor deferred: the record is retried for both (the publish error is what it reports)
       deps.logger.error('record failed, and its events could not be published or deferred either', { error: e as Error });
@@ -318,7 +321,7 @@ async function reconcileThenPublish(deps: FunctionDeps, events: ConclaveEvent[],
     }
     throw e;
   }
-  await publish();
+  await publish(true);
   return o;
 }
 

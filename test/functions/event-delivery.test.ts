@@ -15,6 +15,7 @@ import { manualClock } from '../../lib/clock.js';
 import { coordinatorDeps } from '../../lib/coordinator/reconcile.js';
 import { publishOrThrow } from '../../lib/events/publisher.js';
 import type { FunctionDeps } from '../../lib/functions/core.js';
+import { METRIC } from '../../lib/functions/metrics.js';
 import { observability } from '../../lib/functions/env.js';
 import { localEventBridgeClient, startLocalEventBus, type LocalBusEntry, type LocalEventBus } from '../../lib/local/event-bus.js';
 import { lambdaContext } from '../../lib/local/runtime.js';
@@ -149,5 +150,36 @@ describe('a stream record whose work keeps failing', () => {
     // the release's Lease Released at each delivery (same id), then the take's events
     const gone = `${release.eventID}:lease-released`;
     expect(ids()).toEqual([gone, gone, `${take.eventID}:leader-elected`, `${take.eventID}:leader-changed`]);
+  });
+
+  it('lease stream: a new leader whose reconcile fails once: Leader Changed is published at each delivery (same id), its metric counted once', async () => {
+    const { d, ids } = await withBus();
+    const c = d.coordinator;
+    const lease = 'changed-counted-once';
+    const now = c.clock.now();
+    await released(d, lease);
+    await c.leases.write(await c.leases.read(lease), { set: { holderIdentity: 'b', holderInstance: 'b-1', leaseDurationSeconds: 15, acquireTime: now, renewTime: now, leaseTransitions: 1, fencingToken: 2, electedBy: 'self' } });
+    const take = (await streamRecords(t.client, t.names.leases)).filter((r) => keyOf(r).includes(lease)).at(-1)!;
+    const counted: string[] = [];
+    const single = d.metrics.singleMetric.bind(d.metrics);
+    d.metrics.singleMetric = () => {
+      const m = single();
+      const add = m.addMetric.bind(m);
+      m.addMetric = (name, unit, value) => (counted.push(name), add(name, unit, value));
+      return m;
+    };
+    const list = c.candidates.list.bind(c.candidates);
+    let faults = 1;
+    c.candidates.list = async (l) => {
+      if (faults-- > 0) throw throttled();
+      return list(l);
+    };
+    const handler = leaseStream(d);
+    await expect(handler({ Records: [take] }, lambdaContext('leaseStream'))).rejects.toThrow(/All records failed processing/);
+    expect((await handler({ Records: [take] }, lambdaContext('leaseStream'))).batchItemFailures).toEqual([]);
+    const changed = `${take.eventID}:leader-changed`;
+    expect(ids().filter((i) => i === changed)).toEqual([changed, changed]);
+    // before the fix: 2, one per delivery
+    expect(counted.filter((n) => n === METRIC.leaderChanges)).toHaveLength(1);
   });
 });
