@@ -20,7 +20,7 @@ import type { DeadLetterSink } from './dead-letter.js';
 import { WAKE_TIMEOUT_MS, WAKES_IN_FLIGHT, wakeBatch, type WakeBatch, type Waker } from './wake.js';
 import { processOf } from '../schemas/identity.js';
 import { ValidationError } from '../schemas/validation.js';
-import type { Change } from './records.js';
+import { CHANGE_TIME_PRECISION_MS, type Change } from './records.js';
 import { METRIC } from './metrics.js';
 
 export { METRIC };
@@ -328,7 +328,9 @@ async function reconcileThenPublish(deps: FunctionDeps, events: ConclaveEvent[],
 export async function onCandidateChange(deps: FunctionDeps, c: Change<Candidate>): Promise<ReconcileOutcome | undefined> {
   if (c.oldInvalid) return afterBrokenRow(deps, c, c.new?.leaseName, `candidate ${c.eventName} (was broken)`);
   const row = c.new ?? c.old!;
-  const events = eventsFromCandidateChange({ eventID: c.eventID, at: c.at ?? deps.coordinator.clock.now(), oldCandidate: c.old, newCandidate: c.new, staleAfterMs: deps.coordinator.config.candidateStaleAfterMs });
+  // the record's time is rounded down to the second: a row deleted within the second it turned stale still expired
+  const at = c.at === undefined ? { at: deps.coordinator.clock.now() } : { at: c.at, atPrecisionMs: CHANGE_TIME_PRECISION_MS };
+  const events = eventsFromCandidateChange({ eventID: c.eventID, ...at, oldCandidate: c.old, newCandidate: c.new, staleAfterMs: deps.coordinator.config.candidateStaleAfterMs });
   return reconcileThenPublish(deps, events, async () => (candidateChangeMatters(c) ? reconcile(deps, row.leaseName, `candidate ${c.eventName}`) : undefined));
 }
 

@@ -29,6 +29,9 @@ export const StreamRecord = z.object({
 });
 export type StreamRecord = z.infer<typeof StreamRecord>;
 
+/** How much later than a record's `at` its change may have happened: DynamoDB rounds ApproximateCreationDateTime down to the second. */
+export const CHANGE_TIME_PRECISION_MS = 1000;
+
 export interface Change<T> {
   eventID: string;
   eventName: StreamRecord['eventName'];

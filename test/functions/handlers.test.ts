@@ -140,6 +140,21 @@ describe('stream handlers under duplicated, reordered and poisoned batches', () 
     expect((await leases().read(lease)).item).toEqual(after);
   });
 
+  it('candidate stream: a row deleted unmarked within the second it turned stale is Candidate Expired (the record’s time is rounded down to the second)', async () => {
+    const { d, ids } = deps();
+    const second = Math.floor(Date.now() / 1000) * 1000;
+    const staleAt = second + 500; // stale from here; deleted at second + 700, stamped `second`
+    const l = 'stale-within-the-second';
+    await cands().write(await cands().read(l, 'old'), { set: { binaryVersion: '1.30.0', emulationVersion: '1.30.0', preferredStrategies: [OLDEST_EMULATION_VERSION], renewTime: staleAt - d.coordinator.config.candidateStaleAfterMs, createdAt: staleAt - 2 * d.coordinator.config.candidateStaleAfterMs } });
+    // no collectedAt: a collection by a coordinator that does not mark (an older release during an upgrade)
+    await t.client.send(new DeleteItemCommand({ TableName: t.names.candidates, Key: marshall({ leaseName: l, name: 'old' }) }));
+    const remove = (await streamRecords(t.client, t.names.candidates)).find((r) => r.eventName === 'REMOVE' && r.dynamodb!.Keys!['leaseName']!.S === l)!;
+    remove.dynamodb!.ApproximateCreationDateTime = second / 1000; // as DynamoDB stamps a delete at second + 700
+    expect(failures(await candidateStream(d)({ Records: [remove] }, lambdaContext('candidateStream')))).toEqual([]);
+    // before the fix: nothing, judged stale at `second`, 500 ms before it was
+    expect(ids()).toEqual(new Set([`${remove.eventID}:candidate-expired`]));
+  });
+
   it('election timer: a message that is not JSON and one with a missing field fail alone; a duplicate timer changes nothing', async () => {
     const before = (await leases().read(lease)).item!;
     const good = JSON.stringify({ lease, electionId: 'old-election', deadline: Date.now() });
