@@ -1,6 +1,6 @@
 /**
- * Conclave's alarms and dashboard: election failures, leaderless and broken leases, dead letters, function
- * errors; the KEP metrics per lease, the gauges, every function, the streams and the queues.
+ * Conclave's alarms and dashboard: election failures, leaderless and broken leases, dead letters, streams
+ * behind, function errors; the KEP metrics per lease, the gauges, every function, the streams and the queues.
  * Metric names and dimensions come from the code that publishes them (lib/functions/metrics.ts).
  */
 import { Duration } from 'aws-cdk-lib';
@@ -55,6 +55,12 @@ export interface ConclaveAlarms {
   readonly brokenLeases: cloudwatch.Alarm;
   /** A dead-letter queue has a message, by the function whose queue it is. */
   readonly deadLetters: Partial<Record<FunctionName, cloudwatch.Alarm>>;
+  /**
+   * A stream function's iterator age (its oldest record not yet handled) was at least 10 minutes in
+   * two 5-minute periods in a row, by the function. No record is dropped for its age, but the
+   * stream trims a record 24 h after the change: one not handled by then is lost.
+   */
+  readonly streamIteratorAge: Partial<Record<FunctionName, cloudwatch.Alarm>>;
   /** The function failed invocations in two 5-minute periods in a row. */
   readonly functionErrors: Record<FunctionName, cloudwatch.Alarm>;
 }
@@ -123,6 +129,16 @@ export class ConclaveMonitoring extends Construct {
         evaluationPeriods: 1,
       });
     }
+    const streamIteratorAge: Partial<Record<FunctionName, cloudwatch.Alarm>> = {};
+    for (const [name, fn] of Object.entries(this.props.functions) as [FunctionName, lambda.IFunction][]) {
+      if (wiring[name].trigger.kind !== 'stream') continue;
+      streamIteratorAge[name] = alarm(`${pascal(name)}IteratorAgeAlarm`, {
+        alarmDescription: `The ${name} stream is at least 10 minutes behind: its events, session marks and wakes come late, and a record the stream trims (24 h after its change) is lost. See the function's errors, throttles and log.`,
+        metric: fn.metric('IteratorAge', { period: fiveMinutes, statistic: 'Maximum' }),
+        threshold: Duration.minutes(10).toMilliseconds(),
+        evaluationPeriods: 2,
+      });
+    }
     const functionErrors = {} as Record<FunctionName, cloudwatch.Alarm>;
     for (const [name, fn] of Object.entries(this.props.functions) as [FunctionName, lambda.IFunction][]) {
       functionErrors[name] = alarm(`${pascal(name)}ErrorsAlarm`, {
@@ -132,7 +148,7 @@ export class ConclaveMonitoring extends Construct {
         evaluationPeriods: 2,
       });
     }
-    return { electionFailures, leaderlessLeases, brokenLeases, deadLetters, functionErrors };
+    return { electionFailures, leaderlessLeases, brokenLeases, deadLetters, streamIteratorAge, functionErrors };
   }
 
   private makeDashboard(tick: Duration): cloudwatch.Dashboard {
@@ -160,7 +176,7 @@ export class ConclaveMonitoring extends Construct {
       new cloudwatch.AlarmStatusWidget({
         title: 'Conclave alarms',
         width: 24,
-        alarms: [a.electionFailures, a.leaderlessLeases, a.brokenLeases, ...Object.values(a.deadLetters), ...Object.values(a.functionErrors)],
+        alarms: [a.electionFailures, a.leaderlessLeases, a.brokenLeases, ...Object.values(a.deadLetters), ...Object.values(a.streamIteratorAge), ...Object.values(a.functionErrors)],
       }),
     );
     dashboard.addWidgets(

@@ -199,6 +199,14 @@ describe('the Conclave app, as `cdk synth` builds it', () => {
     for (const p of mappings) expect(p.MaximumRecordAgeInSeconds).toBe(-1);
   });
 
+  it('alarms on a stream 10 minutes behind, long before the stream trims a record (24 h)', () => {
+    const streams = names.filter((n) => wiring[n].trigger.kind === 'stream');
+    const ageAlarms = Object.values(t.findResources('AWS::CloudWatch::Alarm')).map((a) => a['Properties']).filter((a) => a['MetricName'] === 'IteratorAge');
+    expect(ageAlarms.map((a) => JSON.stringify(a['Dimensions'])).sort()).toEqual(streams.map((n) => JSON.stringify([{ Name: 'FunctionName', Value: { Ref: id.fn(n) } }])).sort());
+    for (const a of ageAlarms) expect(a).toMatchObject({ Namespace: 'AWS/Lambda', Statistic: 'Maximum', Period: 300, Threshold: 600_000, EvaluationPeriods: 2, ComparisonOperator: 'GreaterThanOrEqualToThreshold' });
+    expect(Object.keys(c.alarms.streamIteratorAge).sort()).toEqual([...streams].sort());
+  });
+
   it('puts rules on the default bus for each function on AWS services’ events, with the wiring’s patterns, retries and a dead-letter queue', () => {
     const onEvents = names.filter((n) => wiring[n].trigger.kind === 'events');
     expect(onEvents).toEqual(['platform']);
@@ -297,10 +305,10 @@ describe('the Conclave app, as `cdk synth` builds it', () => {
     }
   });
 
-  it('alarms on election failures, leaderless leases, dead letters and function errors, with metric names from the code', () => {
+  it('alarms on election failures, leaderless leases, dead letters, streams behind and function errors, with metric names from the code', () => {
     const alarms = Object.values(t.findResources('AWS::CloudWatch::Alarm')).map((a) => a['Properties']);
     const deadLetterQueues = Object.keys(c.deadLetterQueues);
-    expect(alarms).toHaveLength(3 + deadLetterQueues.length + names.length);
+    expect(alarms).toHaveLength(3 + deadLetterQueues.length + names.filter((n) => wiring[n].trigger.kind === 'stream').length + names.length);
     // the app's stack points every alarm at its topic (test/infra/coordinator-and-alarms.test.ts)
     for (const a of alarms) expect(a['AlarmActions']).toEqual([{ Ref: logicalId(s.stack, s.stack.alarmTopic) }]);
 
