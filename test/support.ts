@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { DescribeTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DescribeStreamCommand, DynamoDBStreamsClient, GetRecordsCommand, GetShardIteratorCommand } from '@aws-sdk/client-dynamodb-streams';
+import type { Metrics } from '@aws-lambda-powertools/metrics';
 import type { DynamoDBRecord } from 'aws-lambda';
 import { inject } from 'vitest';
 import { LOCAL_CREDENTIALS, LOCAL_REGION, localClient } from '../lib/local/dynamodb-local.js';
@@ -29,6 +30,19 @@ export async function testTables(label: string): Promise<TestTables> {
 }
 
 export { manualClock } from '../lib/clock.js';
+
+/** The names of the per-lease metrics `metrics` publishes from now on (its single-metric instances), in order. */
+export function singleMetricNames(metrics: Metrics): string[] {
+  const names: string[] = [];
+  const single = metrics.singleMetric.bind(metrics);
+  metrics.singleMetric = () => {
+    const m = single();
+    const add = m.addMetric.bind(m);
+    m.addMetric = (name, unit, value) => (names.push(name), add(name, unit, value));
+    return m;
+  };
+  return names;
+}
 
 /** Every record on a table's stream so far, in order, as Lambda would deliver them. */
 export async function streamRecords(client: DynamoDBClient, table: string): Promise<DynamoDBRecord[]> {

@@ -23,7 +23,7 @@ import { METRIC } from '../../lib/functions/metrics.js';
 import { lambdaContext } from '../../lib/local/runtime.js';
 import { SESSION_COMPONENT, sessionKey } from '../../lib/schemas/identity.js';
 import { ACCOUNT, REGION, TIME, ec2StateChange } from '../platform-fixtures.js';
-import { streamRecords, testTables, type TestTables } from '../support.js';
+import { singleMetricNames, streamRecords, testTables, type TestTables } from '../support.js';
 
 let t: TestTables;
 beforeAll(async () => void (t = await testTables('coord-faults')));
@@ -146,14 +146,7 @@ describe('the lease stream', () => {
     await cand(d, lease, 'c', now);
     const take = (await recs(lease)).at(-1)!;
     const join = (await streamRecords(t.client, t.names.candidates)).find((r) => r.eventName === 'INSERT' && r.dynamodb!.Keys!['leaseName']!.S === lease && r.dynamodb!.Keys!['name']!.S === 'c')!;
-    const counted: string[] = [];
-    const single = d.metrics.singleMetric.bind(d.metrics);
-    d.metrics.singleMetric = () => {
-      const m = single();
-      const add = m.addMetric.bind(m);
-      m.addMetric = (name, unit, value) => (counted.push(name), add(name, unit, value));
-      return m;
-    };
+    const counted = singleMetricNames(d.metrics);
     expect((await leaseStream(d)({ Records: [take] }, ctx('leaseStream'))).batchItemFailures).toEqual([]);
     expect(counted.filter((n) => n === METRIC.leaderChanges)).toHaveLength(1); // dead-lettered: this delivery is its last
     expect((await candidateStream(d)({ Records: [join] }, ctx('candidateStream'))).batchItemFailures).toEqual([]);

@@ -22,7 +22,7 @@ import { lambdaContext } from '../../lib/local/runtime.js';
 import { sessionKey } from '../../lib/schemas/identity.js';
 import { OLDEST_EMULATION_VERSION } from '../../lib/schemas/strategy.js';
 import { wiring } from '../../lib/wiring.js';
-import { streamRecords, testTables, type TestTables } from '../support.js';
+import { singleMetricNames, streamRecords, testTables, type TestTables } from '../support.js';
 
 const BUS = 'conclave-test';
 let t: TestTables;
@@ -56,6 +56,16 @@ async function withBus() {
 
 const throttled = () => Object.assign(new Error('Rate exceeded'), { name: 'ThrottlingException' });
 const keyOf = (r: DynamoDBRecord) => JSON.stringify(r.dynamodb!.Keys);
+
+/** The next candidate list of `c` throttled, the ones after it as they are. */
+function throttleOnce(c: FunctionDeps['coordinator']): void {
+  const list = c.candidates.list.bind(c.candidates);
+  let faults = 1;
+  c.candidates.list = async (l) => {
+    if (faults-- > 0) throw throttled();
+    return list(l);
+  };
+}
 
 /**
  * Delivers `record` as Lambda does while it keeps failing: the first attempt and each of the
@@ -137,12 +147,7 @@ describe('a stream record whose work keeps failing', () => {
     const release = await released(d, lease);
     await c.leases.write(await c.leases.read(lease), { set: { holderIdentity: 'b', holderInstance: 'b-1', leaseDurationSeconds: 15, acquireTime: now, renewTime: now, leaseTransitions: 1, fencingToken: 2, electedBy: 'self' } });
     const take = (await streamRecords(t.client, t.names.leases)).filter((r) => keyOf(r).includes(lease)).at(-1)!;
-    const list = c.candidates.list.bind(c.candidates);
-    let faults = 1;
-    c.candidates.list = async (l) => {
-      if (faults-- > 0) throw throttled();
-      return list(l);
-    };
+    throttleOnce(c);
     const handler = leaseStream(d);
     // the release fails, the take behind it is not run: the batch fails whole, and comes again
     await expect(handler({ Records: [release, take] }, lambdaContext('leaseStream'))).rejects.toThrow(/All records failed processing/);
@@ -160,20 +165,8 @@ describe('a stream record whose work keeps failing', () => {
     await released(d, lease);
     await c.leases.write(await c.leases.read(lease), { set: { holderIdentity: 'b', holderInstance: 'b-1', leaseDurationSeconds: 15, acquireTime: now, renewTime: now, leaseTransitions: 1, fencingToken: 2, electedBy: 'self' } });
     const take = (await streamRecords(t.client, t.names.leases)).filter((r) => keyOf(r).includes(lease)).at(-1)!;
-    const counted: string[] = [];
-    const single = d.metrics.singleMetric.bind(d.metrics);
-    d.metrics.singleMetric = () => {
-      const m = single();
-      const add = m.addMetric.bind(m);
-      m.addMetric = (name, unit, value) => (counted.push(name), add(name, unit, value));
-      return m;
-    };
-    const list = c.candidates.list.bind(c.candidates);
-    let faults = 1;
-    c.candidates.list = async (l) => {
-      if (faults-- > 0) throw throttled();
-      return list(l);
-    };
+    const counted = singleMetricNames(d.metrics);
+    throttleOnce(c);
     const handler = leaseStream(d);
     await expect(handler({ Records: [take] }, lambdaContext('leaseStream'))).rejects.toThrow(/All records failed processing/);
     expect((await handler({ Records: [take] }, lambdaContext('leaseStream'))).batchItemFailures).toEqual([]);
