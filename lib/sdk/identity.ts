@@ -22,6 +22,18 @@ const HASH_CHARS = Math.ceil((HASH_BYTES * 8) / 5);
 const MAX_COMPONENT = 253 - 1 - HASH_CHARS;
 /** kube-apiserver's renew interval, the default: also the longest a request waits for its answer (below). */
 const DEFAULT_RENEW_INTERVAL_MS = 10_000;
+/** How long a heartbeat's request waits for its answer: its renew interval, at most the default's (see the constructor). */
+const requestBoundFor = (renewIntervalMs: number): number => requestBoundMs(Math.min(renewIntervalMs, DEFAULT_RENEW_INTERVAL_MS));
+/**
+ * The shortest lease that outlives one failed renewal: from the last answered renewal's send, the
+ * next goes out an interval later and fails (given up after its bound at worst), the retry goes out
+ * at the first interval that finds it over (the timer skips one while a renewal is out), and is
+ * answered within its bound.
+ */
+const leastIdentityLeaseSeconds = (renewIntervalMs: number): number => {
+  const bound = requestBoundFor(renewIntervalMs);
+  return Math.ceil((renewIntervalMs * (2 + Math.floor(bound / renewIntervalMs)) + bound) / 1000);
+};
 /** The TTL backstop lies this many lease durations after the last renewal; GC normally comes first. */
 const TTL_FACTOR = 2;
 /** Lost write races in a row before an acquisition gives up (run() rejects, a renewal reports it). */
@@ -83,7 +95,11 @@ export const IdentityLeaseHeartbeatOptionsSchema = z
       hostname: Hostname.prefault(() => osHostname()),
       /** How often renewTime is written (kube-apiserver: 10 s). @default 10000 */
       renewIntervalMs: z.number().int('must be whole milliseconds').positive('must be > 0').default(DEFAULT_RENEW_INTERVAL_MS),
-      /** How long after its last renewal the row counts as dead (kube-apiserver: 3600 s). @default 3600 */
+      /**
+       * How long after its last renewal the row counts as dead (kube-apiserver: 3600 s): long enough
+       * for a failed renewal and its retry (at least 40 s at the default interval; a shorter one is
+       * refused, naming the least). @default 3600
+       */
       leaseDurationSeconds: z.number().int('must be whole seconds').min(1, 'must be ≥ 1').max(MAX_IDENTITY_LEASE_SECONDS, `must be at most ${MAX_IDENTITY_LEASE_SECONDS} (a day)`).default(3_600),
       /** Extra labels; `component` and `hostname` are always set (and win over the same keys here). */
       labels: Labels.refine((l) => Object.keys(l).length <= MAX_LABELS - 2, `must have at most ${MAX_LABELS - 2} labels (component and hostname are added)`).optional(),
@@ -111,8 +127,13 @@ export const IdentityLeaseHeartbeatOptionsSchema = z
     { error: optionErrors('IdentityLeaseHeartbeat', 'client and component', { table: 'name the tables with `tables` (a prefix, or { identities })' }) },
   )
   .superRefine((o, ctx) => {
-    if (o.leaseDurationSeconds * 1000 <= o.renewIntervalMs) {
-      ctx.addIssue({ code: 'custom', path: ['leaseDurationSeconds'], message: `must be longer than renewIntervalMs (${o.renewIntervalMs} ms), or the lease expires between renewals` });
+    const least = leastIdentityLeaseSeconds(o.renewIntervalMs);
+    if (o.leaseDurationSeconds < least) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['leaseDurationSeconds'],
+        message: `must be at least ${least} s with renewIntervalMs ${o.renewIntervalMs}, so a renewal that fails (given up after ${requestBoundFor(o.renewIntervalMs)} ms) is tried again at a later interval and answered before the row expires: raise leaseDurationSeconds or shorten renewIntervalMs`,
+      });
     }
   });
 /** The options of an IdentityLeaseHeartbeat as written. */
@@ -167,7 +188,7 @@ export class IdentityLeaseHeartbeat {
     // its reads and writes give up after a renew interval: one that never answers must not stop the heartbeat (bounded-client.ts);
     // at most the default's, as a healthy DynamoDB answers in milliseconds: with an interval of hours, a
     // renewal that is never answered would otherwise hold stop() (which waits for it, then reads) for hours
-    this.store = new IdentityStore(boundedClient(client, clock ?? systemClock, requestBoundMs(Math.min(data.renewIntervalMs, DEFAULT_RENEW_INTERVAL_MS))), this.options.tables.identities);
+    this.store = new IdentityStore(boundedClient(client, clock ?? systemClock, requestBoundFor(data.renewIntervalMs)), this.options.tables.identities);
     this.clock = stampClockFor(data.clockSync, client, clock);
     this.leaseName = identityLeaseName(this.options.component, this.options.hostname);
     this.holder = `${this.leaseName}_${newId()}`;

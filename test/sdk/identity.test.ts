@@ -138,6 +138,21 @@ describe('IdentityLeaseHeartbeat options', () => {
   });
 
   it.each([
+    // the last answered renewal, one failing at the next interval (given up after its bound), the
+    // retry at the first interval after that, answered within its bound: 10 s · 3 + 10 s by default
+    [10_000, 40],
+    [9_999, 40], // a bound of its own interval: 9.999 s · 3 + 9.999 s
+    [1_000, 12], // a bound of 5 s (the least): the retry at the 7th interval, answered 5 s on
+    [60_000, 130], // a bound of 10 s (the most): the retry at the 2nd interval
+  ])('with a renew interval of %i ms, refuses a lease shorter than %i s: one failed renewal and its retry must fit', (renewIntervalMs, least) => {
+    const err = validationError(() => new IdentityLeaseHeartbeat({ ...base(), renewIntervalMs, leaseDurationSeconds: least - 1 }));
+    expect(err.fields).toEqual(['leaseDurationSeconds']);
+    expect(err.message).toContain(`must be at least ${least} s with renewIntervalMs ${renewIntervalMs}`);
+    expect(err.message).toMatch(/raise leaseDurationSeconds or shorten renewIntervalMs/);
+    expect(new IdentityLeaseHeartbeat({ ...base(), renewIntervalMs, leaseDurationSeconds: least }).options.leaseDurationSeconds).toBe(least);
+  });
+
+  it.each([
     ['the coordinator\'s own partition', 'conclave-coordinator', /coordinator's own partition/],
     ['the sessions\' partition', 'conclave-session', /session partition/],
     ['a scoped sessions\' partition', 'conclave-session:abc', /session partition/],
