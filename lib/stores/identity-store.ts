@@ -29,6 +29,17 @@ export class IdentityStore extends ItemStore<typeof IdentityLeaseItem> {
     super({ client, table, keys: ['component', 'name'], schema: IdentityLeaseItem, kind: 'identity lease' });
   }
 
+  /**
+   * A write or delete conditioned on a read also requires the holder read: a row deleted (collected,
+   * an operator's, its holder's own landed delete) and written anew by another start-up starts its
+   * revisions at 1 again, so a request in flight from a read of the old row (a stopping heartbeat's
+   * delete, sent again by the SDK after its answer was lost) would otherwise land on the newer row.
+   * holderIdentity is new at every start-up (a session's: its row's unique name).
+   */
+  protected override incarnation(i: IdentityLease): { readonly attribute: string; readonly value: unknown } {
+    return { attribute: 'holderIdentity', value: i.holderIdentity };
+  }
+
   /** Every identity lease and session row, one parsed page at a time; the coordinator's own row (its tick cursor) is left out, unparsed. */
   override async *scan(opts: ScanOptions = {}): AsyncGenerator<Scanned<IdentityLease>[]> {
     for await (const page of super.scan({ ...opts, skip: (raw) => raw['component'] === COORDINATOR_COMPONENT })) yield page;

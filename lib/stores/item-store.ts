@@ -219,9 +219,10 @@ export class ItemStore<S extends z.ZodType<Revisioned>> {
   }
 
   /**
-   * What a write conditioned on a read requires besides its revision, to tell the row read from one
-   * deleted and written again since, whose revisions start anew at 1: an attribute that never takes
-   * the same value in two rows of one key (the leases' fencing token). Undefined: the revision alone.
+   * What a write or delete conditioned on a read requires besides its revision, to tell the row read
+   * from one deleted and written again since, whose revisions start anew at 1: an attribute that never
+   * takes the same value in two rows of one key (the leases' fencing token, an identity row's holder).
+   * Undefined: the revision alone.
    */
   protected incarnation(_item: z.output<S>): { readonly attribute: string; readonly value: unknown } | undefined {
     return undefined;
@@ -285,17 +286,18 @@ export class ItemStore<S extends z.ZodType<Revisioned>> {
     }
   }
 
-  /** Deletes the item if it is still at the revision read. */
+  /** Deletes the item if it is still the one read: its revision, and its incarnation (above). */
   async delete(read: Read<z.output<S>>): Promise<void> {
     if (read.revision === 0) return;
+    const same = read.item === undefined ? undefined : this.incarnation(read.item);
     await this.conditional(read.key, read.revision, () =>
       this.client.send(
         new DeleteItemCommand({
           TableName: this.table,
           Key: marshall(read.key),
-          ConditionExpression: '#rev = :rev',
-          ExpressionAttributeNames: { '#rev': 'revision' },
-          ExpressionAttributeValues: marshall({ ':rev': read.revision }),
+          ConditionExpression: same ? '#rev = :rev AND #inc = :inc' : '#rev = :rev',
+          ExpressionAttributeNames: { '#rev': 'revision', ...(same ? { '#inc': same.attribute } : {}) },
+          ExpressionAttributeValues: marshall({ ':rev': read.revision, ...(same ? { ':inc': same.value } : {}) }),
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
       ),

@@ -20,6 +20,8 @@ import { createTables, deleteTables } from '../../lib/local/tables.js';
 import type { TestTables } from '../support.js';
 import { validationError } from './harness.js';
 import { Sim, T0, modelTables } from '../../sim/harness.js';
+import { DynamoDBModel, faults } from '../../sim/dynamodb-model/index.js';
+import { defaultTableNames } from '../../lib/tables.js';
 
 /**
  * The SDK's identity heartbeat, called directly on clocks stepped by hand, over the DynamoDB model
@@ -384,6 +386,38 @@ describe('IdentityLeaseHeartbeat', () => {
     await expect(hb.ready).rejects.toBe('shutting down');
     expect(await rowOf(hb)).toBeUndefined();
     expect(hb.healthy()).toBe(false);
+  });
+
+  it("stop never deletes a newer start-up's row written anew at the revision it read: its delete landed, the answer was lost, and the SDK's retry came after the newer one's creation", async () => {
+    const model = new DynamoDBModel({ now: () => T0 });
+    const names = defaultTableNames('holder-delete');
+    const operator = model.client({ name: 'operator' });
+    await createTables(operator, names);
+    const clock = handClock();
+    const options = { tables: names, component: 'stop-reborn', hostname: 'node-1', clock, clockSync: 'none' } as const;
+    const newer = lifecycle(new IdentityLeaseHeartbeat({ ...options, client: operator, newId: () => 'new' }));
+    let newerRow: IdentityLease | undefined;
+    const client = model.client({
+      name: 'old',
+      intercept: async (req, apply) => {
+        const out = apply();
+        if (req.operation === 'DeleteItem' && req.attempt === 1) {
+          // the delete landed; before its answer comes back, a newer start-up on this host writes the row anew: revision 1 again
+          newerRow = await newer.start();
+          throw faults.timeout(); // the SDK sends the delete again
+        }
+        return out;
+      },
+    });
+    const errors: Error[] = [];
+    const old = lifecycle(new IdentityLeaseHeartbeat({ ...options, client, newId: () => 'old', onError: (e) => errors.push(e) }));
+    expect(await old.start()).toMatchObject({ holderIdentity: expect.stringMatching(/_old$/), revision: 1 });
+    await old.stop();
+    expect(newerRow).toMatchObject({ holderIdentity: expect.stringMatching(/_new$/), revision: 1 });
+    // before the fix: the retry, conditioned on revision 1 alone, deleted the newer start-up's row
+    expect((await new IdentityStore(operator, names.identities).read('stop-reborn', newerRow!.name)).item).toEqual(newerRow);
+    expect(errors).toEqual([]);
+    await newer.stop();
   });
 
   it('stop leaves a row a newer start-up holds', async () => {

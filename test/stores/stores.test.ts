@@ -238,4 +238,17 @@ describe('IdentityStore', () => {
     await expect(identities.delete(r)).rejects.toBeInstanceOf(ConflictError);
     expect((await identities.read('api', 'api-1')).item).toBeDefined();
   });
+
+  it("a delete or write read from one holder's row is refused by another holder's row written anew at the same revision", async () => {
+    const key = { component: 'reborn', name: 'reborn-1' };
+    const base = { hostname: 'h', leaseDurationSeconds: 3600, acquireTime: NOW, renewTime: NOW };
+    await identities.write({ key, item: undefined, revision: 0 }, { set: { ...base, holderIdentity: 'reborn-1_old' } });
+    const old = await identities.read(key.component, key.name);
+    await identities.delete(old); // gone (collected, an operator's delete, its own landed delete) …
+    const newer = await identities.write({ key, item: undefined, revision: 0 }, { set: { ...base, holderIdentity: 'reborn-1_new' } }); // … and written anew: revision 1 again
+    expect(newer.revision).toBe(old.revision);
+    await expect(identities.delete(old)).rejects.toBeInstanceOf(ConflictError);
+    await expect(identities.write(old, { set: { renewTime: NOW + 1 } })).rejects.toBeInstanceOf(ConflictError);
+    expect((await identities.read(key.component, key.name)).item).toEqual(newer);
+  });
 });
