@@ -59,6 +59,23 @@ async function tablesThere(client: DynamoDBClient): Promise<string[] | undefined
 }
 
 const THROTTLED = new Set(['ThrottlingException', 'ProvisionedThroughputExceededException', 'RequestLimitExceeded']);
+/** Network failures a moment later may not meet; a host name that does not resolve (ENOTFOUND) is the target's. */
+const PASSING_NETWORK_CODES = new Set(['ECONNREFUSED', 'EAI_AGAIN', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE', 'ECONNABORTED']);
+
+/**
+ * A fault the next request may not meet, so a command that repeats (watch) tries again: throttled
+ * (after the SDK's own tries), DynamoDB's own failure (5xx), no answer in time, or a connection
+ * that failed (Node puts the code on the error, or on each of an AggregateError's). Anything else
+ * (a missing table, denied access, bad credentials, a malformed row) fails the same way every time.
+ */
+export function isPassingFault(e: unknown): boolean {
+  if (!(e instanceof Error)) return false;
+  if (THROTTLED.has(e.name) || e.name === 'TimeoutError') return true;
+  const x = e as { code?: unknown; $fault?: unknown; $metadata?: { httpStatusCode?: number }; errors?: unknown[] };
+  if (x.$fault === 'server' || (x.$metadata?.httpStatusCode ?? 0) >= 500) return true;
+  if (typeof x.code === 'string' && PASSING_NETWORK_CODES.has(x.code)) return true;
+  return (x.errors ?? []).some(isPassingFault);
+}
 
 const where = (t: Target) => (t.endpoint ? `at ${t.endpoint}` : `in region ${t.region ?? process.env['AWS_REGION'] ?? '(default)'}`);
 

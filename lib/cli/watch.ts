@@ -1,6 +1,7 @@
 import type { Lease } from '../schemas/lease.js';
 import type { CliContext, Pace } from './context.js';
 import { describeJson, describeLines } from './describe.js';
+import { isPassingFault } from './errors.js';
 import { CLEAR_SCREEN, clean, jsonText, style, table } from './format.js';
 import { seenIn, withJudged } from './judged.js';
 import { scanLeasesJudged, snapshot } from './read.js';
@@ -55,15 +56,41 @@ async function frame(ctx: CliContext, lease: string | undefined, seen: Seen | un
   return { lines, seen: new Map(leases.map((l) => [l.name, termOf(l)])) };
 }
 
+/** After a read fails for a passing fault, the next try waits the interval (at least a second), doubled per failure in a row up to this many intervals, */
+const BACKOFF_CAP = 4;
+/** … and up to this share of it longer: watches started together do not retry together. */
+const BACKOFF_JITTER = 0.2;
+
+/** The wait before the next try after `failures` failed reads in a row. */
+const backoffMs = (intervalMs: number, failures: number, random: number): number =>
+  Math.max(intervalMs, 1000) * Math.min(2 ** (failures - 1), BACKOFF_CAP) * (1 + BACKOFF_JITTER * random);
+
+const secondsText = (ms: number): string => `${Math.round(ms / 100) / 10}s`;
+
 /**
  * `conclave watch [LEASE]`: redraws the leases table (or one lease with its candidates) every
  * interval until stopped, or `count` times. A terminal is cleared between frames; elsewhere
  * (a pipe, a file) frames follow each other under a time line. JSON: one document per line.
+ * A read that fails for a passing fault (throttled, unreachable for a moment) is told on stderr and
+ * tried again after a backoff; any other failure ends the watch.
  */
 export async function watch(ctx: CliContext, args: { lease?: string | undefined; interval: number; count?: number | undefined }, pace: Pace): Promise<void> {
   let seen: Seen | undefined;
-  for (let n = 1; !pace.signal.aborted; n++) {
-    const f = await frame(ctx, args.lease, seen);
+  let failures = 0;
+  for (let n = 0; !pace.signal.aborted; ) {
+    let f: Awaited<ReturnType<typeof frame>>;
+    try {
+      f = await frame(ctx, args.lease, seen);
+    } catch (e) {
+      if (!isPassingFault(e)) throw e;
+      const wait = backoffMs(args.interval * 1000, ++failures, ctx.clock.random());
+      const { name, message, code } = e as Error & { code?: unknown };
+      ctx.sink.err(clean(`watch: a read failed (${name}${typeof code === 'string' ? ` ${code}` : ''}: ${message}); trying again in ${secondsText(wait)} (Ctrl-C stops)`));
+      await pace.sleep(wait);
+      continue;
+    }
+    failures = 0;
+    n++;
     seen = f.seen;
     if (ctx.output === 'json') ctx.sink.out(f.lines.join('\n'));
     else {

@@ -2,8 +2,12 @@ import { appendFileSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ProvisionedThroughputExceededException, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { cliContext } from '../../lib/cli/context.js';
 import { summary } from '../../lib/cli/events.js';
-import { manualClock } from '../../lib/clock.js';
+import { watch } from '../../lib/cli/watch.js';
+import { manualClock, systemClock } from '../../lib/clock.js';
+import { localClient } from '../../lib/stores/client.js';
 import { NOW, SEC, cand, lease } from '../fixtures.js';
 import { cliHarness, runMain, scripted, type CliHarness } from './harness.js';
 
@@ -47,6 +51,64 @@ describe('watch', () => {
     const table = await h.run(['watch', 'wl', '--count', '1'], { clock: manualClock(NOW + 3 * SEC), pace: scripted([]) });
     expect(table.out).toMatch(/^Holder: +a2$/m);
     expect(table.out).toMatch(/^Best candidate: +a1: same emulation version as a2, older binary \(1\.30\.0 < 1\.31\.0\)$/m);
+  });
+
+  /** `watch` on DynamoDB Local through a client whose next requests fail with `faults`, one each, before they are sent; no jitter. */
+  const faulty = (faults: Error[]) => {
+    const client: DynamoDBClient = localClient(h.endpoint);
+    client.middlewareStack.add((next) => async (args) => {
+      const f = faults.shift();
+      if (f) throw f;
+      return next(args);
+    });
+    const out: string[] = [];
+    const err: string[] = [];
+    const ctx = cliContext(client, { endpoint: h.endpoint, tablePrefix: h.prefix, tables: h.t.names }, { clock: manualClock(NOW + 3 * SEC, { ...systemClock, random: () => 0 }), sink: { out: (t) => out.push(t), err: (t) => err.push(t), color: false }, output: 'table' });
+    return { ctx, out, err, done: () => client.destroy() };
+  };
+  const throttled = () => new ProvisionedThroughputExceededException({ message: 'The level of configured provisioned throughput for the table was exceeded', $metadata: {} });
+  const reset = () => Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' });
+
+  it('a read that fails for a passing fault (throttled, a connection reset) is told on stderr and tried again after a backoff; the watch goes on', async () => {
+    const w = faulty([throttled(), reset()]);
+    const pace = scripted([]);
+    try {
+      // before the fix: the throttled read ended the watch
+      await watch(w.ctx, { interval: 1, count: 2 }, pace);
+    } finally {
+      w.done();
+    }
+    expect(pace.waits).toEqual([1000, 2000, 1000]); // the backoff doubles; then a frame's interval
+    expect(w.err).toEqual([
+      'watch: a read failed (ProvisionedThroughputExceededException: The level of configured provisioned throughput for the table was exceeded); trying again in 1s (Ctrl-C stops)',
+      'watch: a read failed (Error ECONNRESET: read ECONNRESET); trying again in 2s (Ctrl-C stops)',
+    ]);
+    expect(w.out).toHaveLength(2);
+    expect(w.out.every((f) => /^wl +a[12] /m.test(f))).toBe(true);
+  });
+
+  it('ends on a fault the next read would meet too (access denied, a table that does not exist), or when interrupted during a backoff', async () => {
+    const accessDenied = Object.assign(new Error('not authorized to perform: dynamodb:Scan'), { name: 'AccessDeniedException', $fault: 'client' });
+    const denied = faulty([accessDenied]);
+    const pace = scripted([]);
+    try {
+      await expect(watch(denied.ctx, { interval: 1 }, pace)).rejects.toBe(accessDenied);
+    } finally {
+      denied.done();
+    }
+    expect(pace.waits).toEqual([]);
+    const missing = await runMain(['--endpoint', h.endpoint, '--table-prefix', 'no-such', 'watch'], { pace: scripted([]) });
+    expect(missing).toMatchObject({ code: 1, err: expect.stringMatching(/^error: tables no-such-leases, .* do not exist/) });
+
+    const stopped = faulty([throttled()]);
+    const stop = scripted([() => stop.stop.abort()]);
+    try {
+      await watch(stopped.ctx, { interval: 1 }, stop);
+    } finally {
+      stopped.done();
+    }
+    expect(stop.waits).toEqual([1000]);
+    expect(stopped.out).toEqual([]);
   });
 
   it('stops when interrupted', async () => {
