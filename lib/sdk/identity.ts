@@ -8,8 +8,8 @@ import { isIdentityExpired } from '../election/vacancy.js';
 import { Labels, MAX_LABELS, Name } from '../schemas/common.js';
 import { MAX_IDENTITY_LEASE_SECONDS, isSessionComponent, type IdentityLease } from '../schemas/identity.js';
 import { COORDINATOR_COMPONENT } from '../schemas/session-partition.js';
-import { parse } from '../schemas/validation.js';
-import { retryOnConflict } from '../stores/errors.js';
+import { ValidationError, parse } from '../schemas/validation.js';
+import { ConflictError, retryOnConflict } from '../stores/errors.js';
 import { base32 } from '../util/base32.js';
 import { IdentityStore, type IdentityRead } from '../stores/identity-store.js';
 import type { InvalidItem } from '../stores/item-store.js';
@@ -141,6 +141,19 @@ export type IdentityLeaseHeartbeatOptions = z.input<typeof IdentityLeaseHeartbea
 /** An IdentityLeaseHeartbeat's options as resolved (defaults applied, tables named), read-only; the client and callbacks are not among them. */
 export type ResolvedIdentityLeaseHeartbeatOptions = DeepReadonly<Omit<z.output<typeof IdentityLeaseHeartbeatOptionsSchema>, 'client' | 'clock' | 'newId' | 'onLost' | 'onError'>>;
 
+/** Connection failures before anything was sent. */
+const NEVER_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN']);
+/**
+ * Whether a failed write may still land: no answer (abandoned, a connection that failed on the way)
+ * or DynamoDB's own failure. A refusal (4xx, a lost condition), a row refused before sending or a
+ * connection never made never does.
+ */
+const unanswered = (e: unknown): boolean => {
+  if (e instanceof ConflictError || e instanceof ValidationError) return false;
+  const x = e as { $fault?: unknown; code?: unknown } | undefined;
+  return x?.$fault !== 'client' && !(typeof x?.code === 'string' && NEVER_SENT.has(x.code));
+};
+
 const holderCondition = (holder: string) => ({ expression: '#holder = :holder', names: { '#holder': 'holderIdentity' }, values: { ':holder': holder } });
 
 /**
@@ -177,6 +190,13 @@ export class IdentityLeaseHeartbeat {
   private acquiredAt: number | undefined;
   private timer: Timer | undefined;
   private ticking = false;
+  /** How long each request waits for its answer (bounded-client.ts). */
+  private readonly boundMs: number;
+  /**
+   * Monotonic time until which a write of the row that went unanswered (abandoned at its bound, or
+   * failed on the way) may still land: stop() reads the row for the last time after it.
+   */
+  private landsBy: number | undefined;
   /** Every read-then-write runs here, one at a time: a renewal never races its own stop. */
   private queue: Promise<unknown> = Promise.resolve();
 
@@ -188,7 +208,8 @@ export class IdentityLeaseHeartbeat {
     // its reads and writes give up after a renew interval: one that never answers must not stop the heartbeat (bounded-client.ts);
     // at most the default's, as a healthy DynamoDB answers in milliseconds: with an interval of hours, a
     // renewal that is never answered would otherwise hold stop() (which waits for it, then reads) for hours
-    this.store = new IdentityStore(boundedClient(client, clock ?? systemClock, requestBoundFor(data.renewIntervalMs)), this.options.tables.identities);
+    this.boundMs = requestBoundFor(data.renewIntervalMs);
+    this.store = new IdentityStore(boundedClient(client, clock ?? systemClock, this.boundMs), this.options.tables.identities);
     this.clock = stampClockFor(data.clockSync, client, clock);
     this.leaseName = identityLeaseName(this.options.component, this.options.hostname);
     this.holder = `${this.leaseName}_${newId()}`;
@@ -231,7 +252,9 @@ export class IdentityLeaseHeartbeat {
    * earlier start-up on this host (whoever holds it: this start-up is the newest); a lost race is
    * read again and retried. Then renews it every renewIntervalMs. Once the signal aborts, stops
    * renewing, deletes the row if it is still this start-up's (unless releaseOnCancel is false)
-   * and resolves. A superseded heartbeat writes nothing more and waits for the signal too.
+   * and resolves; when a write of the row went unanswered, it first waits a request bound after
+   * that write was abandoned, so a write DynamoDB took up lands before the row is read for the last
+   * time, not after run() resolved. A superseded heartbeat writes nothing more and waits for the signal too.
    * A fault it can outlive before the first write (DynamoDB unreachable, throttled or denied) is
    * reported to onError and tried again with backoff; it rejects only for what can never succeed, a
    * TableNotFoundError (`ready` rejects with it, or with the signal's reason if it aborts first). A
@@ -258,6 +281,11 @@ export class IdentityLeaseHeartbeat {
         await new Nap(this.clock, retryDelayMs(failures, START_RETRY_MS, this.clock.random()), signal).done;
         if (signal.aborted) {
           this.status = 'stopped';
+          try {
+            await this.serial(() => this.releaseUnanswered());
+          } catch (e) {
+            this.report(e);
+          }
           return this.startUp.failed(signal.reason);
         }
       }
@@ -298,8 +326,27 @@ export class IdentityLeaseHeartbeat {
       this.clearTimer();
       if (this.status !== 'running') return; // superseded (the row is not ours)
       this.status = 'stopped';
-      if (this.options.releaseOnCancel) await this.release();
+      if (!this.options.releaseOnCancel) return;
+      await this.landed();
+      await this.release();
     });
+  }
+
+  /** Before run() wrote the row: deletes one a creation left that was never answered, once it can no longer land (unless releaseOnCancel is false). */
+  private async releaseUnanswered(): Promise<void> {
+    if (this.landsBy === undefined || !this.options.releaseOnCancel) return;
+    await this.landed();
+    await this.release();
+  }
+
+  /**
+   * Waits until a write of the row left unanswered has landed, if it ever does: its request is
+   * abandoned after its bound, and what DynamoDB took up by then is taken to land within a bound
+   * more. A row written after stop() read it last would be a stopped start-up's, counted live.
+   */
+  private async landed(): Promise<void> {
+    const left = (this.landsBy ?? 0) - this.clock.monotonic();
+    if (left > 0) await new Nap(this.clock, left).done;
   }
 
   private serial<T>(work: () => Promise<T>): Promise<T> {
@@ -358,7 +405,14 @@ export class IdentityLeaseHeartbeat {
       if (read.item && !ours && !takeOver) return { supersededBy: read.item.holderIdentity };
       const sentAt = this.clock.monotonic();
       const now = this.clock.now();
-      const written = await this.store.write(read, { set: this.rowFields(ours && read.item ? read.item.acquireTime : now, now) });
+      let written: IdentityLease;
+      try {
+        written = await this.store.write(read, { set: this.rowFields(ours && read.item ? read.item.acquireTime : now, now) });
+      } catch (e) {
+        // it may still land (a creation, even after stop() found the row gone): stop() waits it out before its last read
+        if (unanswered(e)) this.landsBy = Math.max(this.landsBy ?? 0, sentAt + 2 * this.boundMs);
+        throw e;
+      }
       this.writtenAt = sentAt;
       this.acquiredAt = written.acquireTime;
       return written;

@@ -1,5 +1,5 @@
 import { hostname as osHostname } from 'node:os';
-import { PutItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { DeleteItemCommand, PutItemCommand, UpdateItemCommand, type UpdateItemCommandInput } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { manualClock, simulatedClock, type ManualClock } from '../../lib/clock.js';
@@ -20,7 +20,7 @@ import { createTables, deleteTables } from '../../lib/local/tables.js';
 import type { TestTables } from '../support.js';
 import { validationError } from './harness.js';
 import { Sim, T0, modelTables } from '../../sim/harness.js';
-import { DynamoDBModel, faults } from '../../sim/dynamodb-model/index.js';
+import { DynamoDBModel, faults, type ModelRequest } from '../../sim/dynamodb-model/index.js';
 import { defaultTableNames } from '../../lib/tables.js';
 
 /**
@@ -95,6 +95,7 @@ function heartbeat(clock: ManualClock, component: string, hostname: string, id: 
   return probe;
 }
 
+const simStore = (sim: Sim) => new IdentityStore(sim.client, sim.names.identities);
 const rowOf = async (hb: IdentityLeaseHeartbeat) => (await store.read(hb.component, hb.name)).item;
 const rowsOf = async (component: string) => (await store.query(component)).items;
 
@@ -478,6 +479,57 @@ describe('IdentityLeaseHeartbeat timer', () => {
 });
 
 describe('IdentityLeaseHeartbeat, on simulated time', () => {
+  /** A creation of the row (conditioned on its absence), held by the network instead of sent: the test lands it later, or never. */
+  const holdCreations = (m: { swallow: ((req: ModelRequest) => boolean) | undefined }) => {
+    const held: ModelRequest[] = [];
+    m.swallow = (req) => req.operation === 'UpdateItem' && (req.input as UpdateItemCommandInput).ConditionExpression === 'attribute_not_exists(#pk)' && held.push(req) > 0;
+    return held;
+  };
+  const land = (sim: Sim, req: ModelRequest) => sim.client.send(new UpdateItemCommand(req.input as UpdateItemCommandInput));
+
+  it('a creation of the row abandoned unanswered never lands after run() resolved: stop waits out its landing, then deletes what landed', async () => {
+    const sim = await Sim.create();
+    const m = sim.machine();
+    const errors: Error[] = [];
+    const lost: IdentityLost[] = [];
+    const hb = new IdentityLeaseHeartbeat({ client: m.client, tables: sim.names, component: 'late', hostname: 'node-1', clock: m.clock, onError: (e) => errors.push(e), onLost: (l) => lost.push(l) });
+    const stop = new AbortController();
+    const done = hb.run(stop.signal);
+    await sim.settle(hb.ready);
+    // the row is collected; the next renewal finds it gone and creates it again, and that creation is held on the way
+    await sim.client.send(new DeleteItemCommand({ TableName: sim.names.identities, Key: marshall({ component: 'late', name: hb.name }) }));
+    const held = holdCreations(m);
+    await sim.until('the creation is abandoned unanswered', () => held.length === 1 && errors.length === 1, 60 * SEC);
+    expect(lost).toEqual([]);
+    stop.abort();
+    const stopping = sim.clock.monotonic();
+    await sim.run(SEC);
+    await land(sim, held[0]!); // a second after it was abandoned, after stop() began
+    await sim.settle(done, 'run() to resolve', 60 * SEC);
+    // before the fix: stop found no row and resolved at once; the creation landed after it, a row of a stopped heartbeat
+    const row = () => simStore(sim).read('late', hb.name);
+    expect((await row()).item).toBeUndefined();
+    expect(sim.clock.monotonic() - stopping).toBeLessThan(11 * SEC); // a request bound after it was abandoned, then the last read and delete
+    expect(hb.healthy()).toBe(false);
+  });
+
+  it('a first creation abandoned unanswered, then the signal: run() waits out its landing and deletes the row it left', async () => {
+    const sim = await Sim.create();
+    const m = sim.machine();
+    const errors: Error[] = [];
+    const held = holdCreations(m);
+    const hb = new IdentityLeaseHeartbeat({ client: m.client, tables: sim.names, component: 'late-first', hostname: 'node-1', clock: m.clock, renewIntervalMs: 5_000, leaseDurationSeconds: 60, onError: (e) => errors.push(e) });
+    const stop = new AbortController();
+    const done = hb.run(stop.signal);
+    await sim.until('the first creation is abandoned unanswered', () => held.length === 1 && errors.length === 1, 60 * SEC);
+    stop.abort(); // during the backoff: run() never saw its row written
+    await land(sim, held[0]!);
+    await sim.settle(done, 'run() to resolve', 60 * SEC);
+    await expect(hb.ready).rejects.toBeDefined();
+    // before the fix: the row it created stayed, a heartbeat of a start-up whose run() had ended, live for a minute
+    expect((await simStore(sim).read('late-first', hb.name)).item).toBeUndefined();
+  });
+
   it('a long renew interval does not lengthen its requests: a renewal DynamoDB never answers holds stop() for a request bound, not for hours', async () => {
     const sim = await Sim.create();
     const m = sim.machine();
