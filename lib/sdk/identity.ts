@@ -154,7 +154,8 @@ const unanswered = (e: unknown): boolean => {
   return x?.$fault !== 'client' && !(typeof x?.code === 'string' && NEVER_SENT.has(x.code));
 };
 
-const holderCondition = (holder: string) => ({ expression: '#holder = :holder', names: { '#holder': 'holderIdentity' }, values: { ':holder': holder } });
+/** A renewal of the holder's row stamped `now`: never over a later stamp (a renewal abandoned unanswered that lands after the next one would move the row's time back). */
+const renewalCondition = (holder: string, now: number) => ({ expression: '#holder = :holder AND #stamp < :stampNow', names: { '#holder': 'holderIdentity', '#stamp': 'renewTime' }, values: { ':holder': holder, ':stampNow': now } });
 
 /**
  * A process heartbeat (KEP-1965): one row per host and component in the identities table, which
@@ -375,7 +376,7 @@ export class IdentityLeaseHeartbeat {
     const now = this.clock.now();
     // every attribute this start-up writes, not renewTime alone: one left malformed by someone else
     // (an operator's edit) is written whole again here, rather than renewed, unreadable, for ever
-    if (await this.store.touch({ component: this.options.component, name: this.leaseName }, this.rowFields(this.acquiredAt ?? now, now), holderCondition(this.holder))) {
+    if (await this.store.touch({ component: this.options.component, name: this.leaseName }, this.rowFields(this.acquiredAt ?? now, now), renewalCondition(this.holder, now))) {
       this.writtenAt = sentAt;
       return 'renewed';
     }
@@ -405,6 +406,11 @@ export class IdentityLeaseHeartbeat {
       if (read.item && !ours && !takeOver) return { supersededBy: read.item.holderIdentity };
       const sentAt = this.clock.monotonic();
       const now = this.clock.now();
+      if (ours && read.item!.renewTime >= now) {
+        // renewed already at this stamp or later, by a write of this start-up's that landed meanwhile: never moved back
+        this.acquiredAt = read.item!.acquireTime;
+        return read.item!;
+      }
       let written: IdentityLease;
       try {
         written = await this.store.write(read, { set: this.rowFields(ours && read.item ? read.item.acquireTime : now, now) });

@@ -530,6 +530,29 @@ describe('IdentityLeaseHeartbeat, on simulated time', () => {
     expect((await simStore(sim).read('late-first', hb.name)).item).toBeUndefined();
   });
 
+  it('a renewal abandoned unanswered that lands after the next one never moves the row\'s time back', async () => {
+    const sim = await Sim.create();
+    const m = sim.machine();
+    const errors: Error[] = [];
+    const hb = new IdentityLeaseHeartbeat({ client: m.client, tables: sim.names, component: 'stale', hostname: 'node-1', clock: m.clock, renewIntervalMs: 5_000, leaseDurationSeconds: 60, onError: (e) => errors.push(e) });
+    const stop = new AbortController();
+    const done = hb.run(stop.signal);
+    await sim.settle(hb.ready);
+    // the next renewal is held on the way (abandoned unanswered); the one after it lands
+    const held: ModelRequest[] = [];
+    m.swallow = (req) => held.length === 0 && req.operation === 'UpdateItem' && held.push(req) > 0;
+    const row = () => simStore(sim).read('stale', hb.name);
+    await sim.until('the held renewal is abandoned', () => held.length === 1 && errors.length === 1, 60 * SEC);
+    const heldStamp = (await row()).item!.renewTime;
+    await sim.until('a later renewal lands', async () => (await row()).item!.renewTime > heldStamp + 5_000, 60 * SEC);
+    const landed = (await row()).item!.renewTime;
+    // the held one lands now: before the fix it wrote its older stamp over the later one
+    await land(sim, held[0]!).catch(() => undefined);
+    expect((await row()).item!.renewTime).toBe(landed);
+    stop.abort();
+    await sim.settle(done, 'run() to resolve', 60 * SEC);
+  });
+
   it('a long renew interval does not lengthen its requests: a renewal DynamoDB never answers holds stop() for a request bound, not for hours', async () => {
     const sim = await Sim.create();
     const m = sim.machine();
