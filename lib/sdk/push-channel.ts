@@ -15,7 +15,7 @@ import type { MqttClient } from 'mqtt';
 import * as z from 'zod';
 import { Nap, systemClock, uniqueId, type Clock } from '../clock.js';
 import { processOf } from '../schemas/instance.js';
-import { isIotEndpoint, isProcessTopic, MAX_CLIENT_ID_LENGTH, MAX_SUBSCRIPTIONS, processTopic, pushClientIdPrefix, pushSubscription, pushTopic, PushEndpointSchema, WakeSchema, wakeTopicNames, wakeTopics, type Wake } from '../schemas/push.js';
+import { isIotEndpoint, isProcessTopic, MAX_CLIENT_ID_LENGTH, processTopic, pushClientIdPrefix, pushSubscription, PushEndpointSchema, WakeSchema, wakeTopicNames, wakeTopics, type Wake } from '../schemas/push.js';
 import { parse } from '../schemas/validation.js';
 import { callBack, errorSink } from './faults.js';
 import { ClientSchema, ClockSchema, StartUp, TablesSchema, deepFreeze, fn, optionErrors, type DeepReadonly } from './options.js';
@@ -35,10 +35,13 @@ export const PushChannelOptionsSchema = z.strictObject(
      * subscribes to its process's own topic, `conclave/<leases table>/process/<session.process>`,
      * one subscription whatever the number of leases, and receives the wakes of the leases its
      * electors stand for and no others (the lease stream's function addresses each wake to the
-     * processes of the lease's candidates). An elector on no session, or on another one, gets a
-     * subscription to its lease's topic. Needs the grant of a worker with `allLeases`; a role
-     * granted named leases keeps to lease topics (leave this out). @default none: one subscription
-     * to every wake of the deployment (`conclave/<leases table>/#`), the cheaper for a few processes
+     * processes of the lease's candidates). While an elector on no session, or on another one,
+     * watches, the channel holds the deployment's subscription (`conclave/<leases table>/#`) in its
+     * place, as it does without a session, whatever the number of such electors: it then takes in
+     * every wake of the deployment (put the electors on the session to keep to the process's own).
+     * Needs the grant of a worker with `allLeases`; a role granted named leases leaves this out.
+     * @default none: one subscription to every wake of the deployment (`conclave/<leases table>/#`),
+     * the cheaper for a few processes
      */
     session: z
       .custom<{ readonly process: string }>((v) => typeof (v as { process?: unknown } | null)?.process === 'string' && (v as { process: string }).process.length > 0, 'must be the process\'s Session (new Session({ client })), the one its electors are given')
@@ -91,8 +94,6 @@ const TAKEN_OVER_HINT_MS = 5_000;
 const STABLE_BACKOFFS = 10;
 /** A clean close (DISCONNECT, then the socket's close handshake) is waited for this long at most; then the connection is dropped. */
 const END_GRACE_MS = 1_000;
-/** IoT Core's limit on the topics of one SUBSCRIBE. */
-const TOPICS_PER_SUBSCRIBE = 8;
 /** How long a signed connection URL is valid: it is only checked when the connection opens. */
 const PRESIGN_EXPIRES_SECONDS = 300;
 
@@ -117,11 +118,15 @@ const isRefusal = (e: unknown): boolean => {
   const granted = (e as { packet?: { granted?: unknown } } | null)?.packet?.granted;
   return Array.isArray(granted) && granted.some((g) => typeof g === 'number' && (g & 0x80) !== 0);
 };
-/** Why IoT Core refuses a subscription, with `n` topics on the connection. */
-const REFUSED_WHY = (n: number) =>
-  n > MAX_SUBSCRIPTIONS
-    ? `a connection holds at most ${MAX_SUBSCRIPTIONS} subscriptions (IoT Core's quota) and this one needs ${n} (each elector not on this process's session needs its lease's topic: put them on the session), or the role lacks iot:Subscribe on it`
-    : 'the role needs iot:Subscribe on it (grantWorker gives it)';
+/** Why IoT Core refuses a subscription. */
+const REFUSED_WHY = 'the role needs iot:Subscribe on it (grantWorker gives it)';
+
+/** A watcher of a lease, and the topic its wakes come on. */
+interface Watcher {
+  readonly onWake: (wake: Wake | undefined) => void;
+  /** Its wakes come on its lease's topic: the channel has no session, or the watcher is not of the session's process. */
+  readonly onLeaseTopic: boolean;
+}
 /**
  * The push path over MQTT, imported from `@conclave/sdk/push` (with the `mqtt` package installed).
  * One MQTT connection per process, shared by all its LeaderElectors (`push` option): subscribed to
@@ -140,14 +145,17 @@ export class PushChannel implements Push {
   private readonly clock: Clock;
   private readonly onError: (e: Error) => void;
   private readonly startUp: StartUp<void>;
-  private readonly watchers = new Map<string, Set<(w: Wake | undefined) => void>>();
+  private readonly watchers = new Map<string, Set<Watcher>>();
   /** The process whose topic this channel subscribes to (the `session` option's), if any. */
   private readonly process: string | undefined;
-  /** With a process: lease topics subscribed for watchers whose wakes are not addressed to it → how many watch each. */
-  private readonly leaseTopics = new Map<string, number>();
+  /** With a process: how many watchers are not of it (their wakes are not addressed to it). */
+  private strangers = 0;
   private mqtt: MqttClient | undefined;
   private isLive = false;
-  /** Lease topics this connection was refused after it came up (its role's grant, or IoT Core's 50 subscriptions a connection): not healthy while one is watched. */
+  /** The topic filters the live connection holds, and those it asked for and has no answer to yet. */
+  private readonly held = new Set<string>();
+  private readonly asking = new Set<string>();
+  /** Topic filters the live connection was refused after it came up (its role's grant): not healthy while the one wanted is. */
   private readonly refused = new Set<string>();
   private counts = { received: 0, sent: 0, connections: 0, dropped: 0 };
 
@@ -170,7 +178,7 @@ export class PushChannel implements Push {
    * they would without push (false means slower wakes, not lost leases).
    */
   healthy(): boolean {
-    return this.isLive && this.refused.size === 0;
+    return this.isLive && !this.refused.has(this.wanted());
   }
 
   /**
@@ -184,55 +192,70 @@ export class PushChannel implements Push {
   /**
    * Calls `onWake` for every wake of `lease`, and with `undefined` whenever `healthy()` changes;
    * returns the function that stops it. With a `session`, a watcher whose `instance` is not of its
-   * process (an elector on no session or on another one) gets the lease's topic subscribed for it.
+   * process (an elector on no session or on another one) hears its lease's topic: while one
+   * watches, the channel holds the deployment's subscription in place of the process's.
    */
   watch(lease: string, onWake: (wake: Wake | undefined) => void, instance?: string): () => void {
     let set = this.watchers.get(lease);
     if (!set) this.watchers.set(lease, (set = new Set()));
-    set.add(onWake);
-    const topic = this.process !== undefined && processOf(instance) !== this.process ? pushTopic(this.options.tables.leases, lease) : undefined;
-    if (topic) this.subscribeLease(topic);
+    const w: Watcher = { onWake, onLeaseTopic: this.process === undefined || processOf(instance) !== this.process };
+    set.add(w);
+    const stranger = this.process !== undefined && w.onLeaseTopic;
+    if (stranger) this.countStrangers(+1);
     let stopped = false;
     return () => {
       if (stopped) return;
       stopped = true;
-      set.delete(onWake);
+      set.delete(w);
       if (set.size === 0 && this.watchers.get(lease) === set) this.watchers.delete(lease);
-      if (topic) this.unsubscribeLease(topic);
+      if (stranger) this.countStrangers(-1);
     };
   }
 
-  /** The topics each connection subscribes to: every wake, or this process's topic and the lease topics its watchers need. */
-  private subscriptions(): string[] {
+  /**
+   * The one topic filter a connection needs: every wake of the deployment, or, with a session, its
+   * process's topic while every watcher is of the process. One whatever the number of leases: IoT
+   * Core holds 50 a connection, and grants a worker no lease topic's filter (only `…/#`, and the
+   * process topics to one with `allLeases`; `#` is literal in a policy).
+   */
+  private wanted(): string {
     const leases = this.options.tables.leases;
-    return this.process === undefined ? [pushSubscription(leases)] : [processTopic(leases, this.process), ...this.leaseTopics.keys()];
+    return this.process === undefined || this.strangers > 0 ? pushSubscription(leases) : processTopic(leases, this.process);
   }
 
-  private subscribeLease(topic: string): void {
-    const n = this.leaseTopics.get(topic) ?? 0;
-    this.leaseTopics.set(topic, n + 1);
-    const m = this.mqtt;
-    if (n > 0 || !m || !this.isLive) return; // a connection made later subscribes to it with the rest
-    this.subscribeNow(m, topic);
+  private countStrangers(by: number): void {
+    this.changeHealth(() => (this.strangers += by));
+    if (this.mqtt) this.resubscribe(this.mqtt);
   }
 
-  private subscribeNow(m: MqttClient, topic: string): void {
-    m.subscribe(topic, { qos: 0 }, (e) => {
-      if (e && !isRefusal(e)) return this.onError(e);
-      if (!e) return;
-      // no wake of that lease can come: not healthy (its electors poll) until its watchers are gone or the next connection
-      this.onError(new Error(`PushChannel: subscription to ${topic} refused: ${REFUSED_WHY(this.leaseTopics.size + 1)}`));
-      if (this.mqtt === m && this.leaseTopics.has(topic)) this.changeHealth(() => this.refused.add(topic));
-    });
-  }
-
-  private unsubscribeLease(topic: string): void {
-    const n = (this.leaseTopics.get(topic) ?? 1) - 1;
-    if (n > 0) return void this.leaseTopics.set(topic, n);
-    this.leaseTopics.delete(topic);
-    this.changeHealth(() => this.refused.delete(topic));
-    const m = this.mqtt;
-    if (m && this.isLive) m.unsubscribe(topic, (e) => e && this.onError(e));
+  /**
+   * Brings the live connection `m` to the wanted topic filter: subscribes to it, and lets go of the
+   * other once it is held (no gap between the two; a wake heard on both meanwhile costs a read).
+   */
+  private resubscribe(m: MqttClient): void {
+    if (this.mqtt !== m || !this.isLive) return;
+    const want = this.wanted();
+    if (!this.held.has(want) && !this.asking.has(want) && !this.refused.has(want)) {
+      this.asking.add(want);
+      m.subscribe(want, { qos: 0 }, (e) => {
+        if (this.mqtt !== m) return; // the connection closed: the next one subscribes afresh
+        this.asking.delete(want);
+        if (e && !isRefusal(e)) return this.onError(e);
+        if (e) {
+          // no wake can come on it: not healthy (the electors poll) while it is wanted, until the next connection
+          this.onError(new Error(`PushChannel: subscription to ${want} refused: ${REFUSED_WHY}`));
+          return this.changeHealth(() => this.refused.add(want));
+        }
+        this.held.add(want);
+        this.resubscribe(m);
+      });
+    }
+    if (!this.held.has(want)) return;
+    for (const t of [...this.held]) {
+      if (t === want) continue;
+      this.held.delete(t);
+      m.unsubscribe(t, (e) => e && this.onError(e));
+    }
   }
 
   /**
@@ -342,17 +365,13 @@ export class PushChannel implements Push {
       this.setLive(false);
     });
     // QoS 0: a wake is a hint (a lost one costs a poll's wait), and IoT Core bills a QoS 1 delivery's acknowledgement as a message of its own
-    const topics = this.subscriptions();
-    // IoT Core takes at most 8 topics in one SUBSCRIBE
-    for (let i = 0; i < topics.length; i += TOPICS_PER_SUBSCRIBE) {
-      const batch = topics.slice(i, i + TOPICS_PER_SUBSCRIBE);
-      try {
-        await m.subscribeAsync(batch, { qos: 0 });
-      } catch (e) {
-        await m.endAsync(true).catch(() => undefined);
-        if (!isRefusal(e)) throw e;
-        throw new Error(`subscription to ${batch.join(', ')} refused: ${REFUSED_WHY(topics.length)}${this.process !== undefined ? '; a process topic needs allLeases' : ''}`);
-      }
+    const topic = this.wanted();
+    try {
+      await m.subscribeAsync(topic, { qos: 0 });
+    } catch (e) {
+      await m.endAsync(true).catch(() => undefined);
+      if (!isRefusal(e)) throw e;
+      throw new Error(`subscription to ${topic} refused: ${REFUSED_WHY}${this.process !== undefined ? '; a process topic needs allLeases' : ''}`);
     }
     if (!m.connected || signal.aborted) {
       await m.endAsync(true).catch(() => undefined);
@@ -361,17 +380,18 @@ export class PushChannel implements Push {
     }
     this.mqtt = m;
     this.counts.connections++;
-    // lease topics watched while this connection subscribed (subscribeLease waits for a live one)
-    const late = this.subscriptions().filter((t) => !topics.includes(t));
+    this.held.add(topic);
     this.setLive(true);
-    for (const t of late) this.subscribeNow(m, t);
+    this.resubscribe(m); // watchers that came or went while it subscribed may want the other
     this.startUp.started();
     return { closed };
   }
 
   private deliver(topic: string, payload: Buffer): void {
-    // without a session, the subscription to every wake takes in the process topics too: each such wake also came on its lease's topic
-    if (this.process === undefined && isProcessTopic(this.options.tables.leases, topic)) return;
+    const leases = this.options.tables.leases;
+    const own = this.process !== undefined && topic === processTopic(leases, this.process);
+    // the subscription to every wake takes in every process's topic too: each such wake also came on its lease's topic
+    if (!own && isProcessTopic(leases, topic)) return;
     let wake: Wake;
     try {
       wake = WakeSchema.parse(JSON.parse(payload.toString('utf8')));
@@ -382,20 +402,25 @@ export class PushChannel implements Push {
     }
     // publish rights are per topic: the topic, not the payload, says whose wake it is. A process
     // topic carries any lease's wakes: whoever may publish there may already wake every lease (allLeases)
-    if (!isProcessTopic(this.options.tables.leases, topic) && !wakeTopicNames(this.options.tables.leases, topic, wake.lease)) {
+    if (!own && !wakeTopicNames(leases, topic, wake.lease)) {
       this.counts.dropped++;
       this.onError(new Error(`PushChannel: dropped a wake naming lease ${JSON.stringify(wake.lease)} that came on another lease's topic (${topic})`));
       return;
     }
     this.counts.received++;
-    for (const w of [...(this.watchers.get(wake.lease) ?? [])]) this.tell(w, wake);
+    // each watcher hears one copy of a change: its process's, or its lease topic's
+    for (const w of [...(this.watchers.get(wake.lease) ?? [])]) if (w.onLeaseTopic !== own) this.tell(w.onWake, wake);
   }
 
   /** A change of liveness wakes everyone: a wake may have been missed, and read cadences depend on it. */
   private setLive(live: boolean): void {
     this.changeHealth(() => {
       this.isLive = live;
-      if (!live) this.refused.clear(); // the next connection subscribes to every topic again
+      if (live) return;
+      // the next connection subscribes afresh
+      this.held.clear();
+      this.asking.clear();
+      this.refused.clear();
     });
   }
 
@@ -404,7 +429,7 @@ export class PushChannel implements Push {
     const was = this.healthy();
     change();
     if (this.healthy() === was) return;
-    for (const set of [...this.watchers.values()]) for (const w of [...set]) this.tell(w, undefined);
+    for (const set of [...this.watchers.values()]) for (const w of [...set]) this.tell(w.onWake, undefined);
   }
 
   /** A watcher, called from the connection's handlers: what it throws goes to onError, never into the connection. */

@@ -32,7 +32,7 @@ describe('price sheet', () => {
 
   it('IoT Core messages are priced without acknowledgements: PushChannel subscribes at QoS 0 (IoT Core meters the PUBACK of a QoS 1 delivery too)', () => {
     const push = readFileSync(new URL('../../lib/sdk/push-channel.ts', import.meta.url), 'utf8');
-    // every subscription it makes (the deployment's, its process's, a lease topic for a watcher not of its process)
+    // every subscription it makes (at connecting, and when the filter it wants changes: the deployment's, its process's)
     const calls = [...push.matchAll(/\.subscribe(?:Async)?\([^;]*?\{ qos: (\d) \}/g)];
     expect(calls.length).toBeGreaterThanOrEqual(2);
     expect(calls.map((c) => c[1])).toEqual(calls.map(() => '0'));

@@ -433,6 +433,34 @@ describe('what the push path calls is what the policies grant', () => {
     }
   });
 
+  it("an allLeases worker's PushChannel with its Session and an elector on no session: that elector's wakes come on the deployment's subscription, which the grant allows (a lease topic's filter it does not)", async () => {
+    const broker = await recordingBroker((r) => iotAllows(fleet, r));
+    const client = new DynamoDBClient({ region: 'local', endpoint: 'http://127.0.0.1:1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } });
+    const session = new Session({ client, tables: { leases: LEASES, candidates: 'push-candidates', identities: 'push-identities' } });
+    const channel = new PushChannel({ endpoint: broker.endpoint, tables: { leases: LEASES }, session, onError: () => undefined });
+    const stop = new AbortController();
+    const run = channel.run(stop.signal);
+    try {
+      await channel.ready;
+      const got: string[] = [];
+      const unwatch = channel.watch('jobs', (w) => void (w && got.push(`${w.by} ${w.lease}`)), 'w1_u1');
+      await waitFor('its subscription', () => broker.requests.filter((r) => r.action === 'iot:Subscribe').length >= 2);
+      await broker.publish(pushTopic(LEASES, 'jobs'), { lease: 'jobs', by: 'stream' });
+      await waitFor('the wake on the lease topic', () => got.length >= 1);
+      expect(got).toEqual(['stream jobs']);
+      const subscribed = broker.requests.filter((r) => r.action === 'iot:Subscribe').map((r) => r.resource);
+      // before the fix: topicfilter/conclave/push-leases/lease/jobs, which IoT Core refuses the role (its `#` is literal in a policy)
+      expect(subscribed).toEqual([`topicfilter/${processTopic(LEASES, session.process)}`, `topicfilter/conclave/${LEASES}/#`]);
+      for (const r of broker.requests) expect(iotAllows(fleet, r), `${r.action} ${r.resource}`).toBe(true);
+      unwatch();
+    } finally {
+      stop.abort();
+      await run;
+      await broker.stop();
+      client.destroy();
+    }
+  });
+
   it("a client id of your own must start with the deployment's prefix, conclave-<leases table>: (PushChannel refuses any other)", () => {
     expect(iotAllows(worker, { action: 'iot:Connect', resource: `client/conclave-${LEASES}:reports-1` })).toBe(true);
     expect(iotAllows(worker, { action: 'iot:Connect', resource: 'client/conclave-reports-1' })).toBe(false);

@@ -188,37 +188,63 @@ describe('PushChannel under faults', () => {
     expect(got).toEqual([8]); // before the fix: [7, 7, 7, 8]
   });
 
-  it('a lease topic refused after connecting (IoT Core holds 50 subscriptions a connection): told to onError, not healthy while it is watched, healthy again once it is not', async () => {
+  it('60 electors not on its session, watching before it connects: it comes up, one subscription (the deployment’s) whatever their number, each hears its lease’s wakes', async () => {
     const errors: Error[] = [];
-    const channel = new PushChannel({ endpoint: broker.wsEndpoint, tables: 'quota', session: { process: 'p1' }, onError: (e) => void errors.push(e) });
-    await whileRunning(channel, async () => {
-      // the process topic and 49 lease topics of electors on no session: 50, the quota
-      const stops = Array.from({ length: 49 }, (_, i) => channel.watch(`job-${i}`, () => undefined, `w${i}_u`));
-      await waitFor('49 lease topics subscribed', () => broker.stats().subscriptions >= 50);
-      expect(channel.healthy()).toBe(true);
-      const told: boolean[] = [];
-      const stop = channel.watch('job-49', (w) => void (w === undefined && told.push(channel.healthy())), 'w49_u');
-      await waitFor('the refusal told', () => errors.length > 0);
-      expect(errors[0]!.message).toBe("PushChannel: subscription to " + plainPushTopic(channel.options.tables.leases, 'job-49') + " refused: a connection holds at most 50 subscriptions (IoT Core's quota) and this one needs 51 (each elector not on this process's session needs its lease's topic: put them on the session), or the role lacks iot:Subscribe on it");
-      // no wake of job-49 can come: its electors (and, the channel being one, every other) poll; before the fix, true
-      expect(channel.healthy()).toBe(false);
-      expect(told).toEqual([false]);
-      stop();
-      expect(channel.healthy()).toBe(true);
-      stops.forEach((s) => s());
-    });
-  });
-
-  it('refused as it connects: the error names the topics and the quota (it was mqtt’s “Subscribe error: Unspecified error”), and it never comes up', async () => {
-    const errors: Error[] = [];
-    const channel = new PushChannel({ endpoint: broker.wsEndpoint, tables: 'quota2', session: { process: 'p1' }, onError: (e) => void errors.push(e) });
-    const stops = Array.from({ length: 50 }, (_, i) => channel.watch(`job-${i}`, () => undefined, `w${i}_u`));
+    const channel = new PushChannel({ endpoint: broker.wsEndpoint, tables: 'many', session: { process: 'p1' }, onError: (e) => void errors.push(e) });
+    const got = new Map<string, number>();
+    const hear = (lease: string) => (w: Wake | undefined) => void (w && got.set(lease, (got.get(lease) ?? 0) + 1));
+    const stops = Array.from({ length: 60 }, (_, i) => channel.watch(`job-${i}`, hear(`job-${i}`), `w${i}_u`));
     const stop = new AbortController();
     const run = channel.run(stop.signal);
-    await waitFor('the refusal told', () => errors.some((e) => / refused: a connection holds at most 50 subscriptions \(IoT Core's quota\) and this one needs 51 /.test(e.message)));
-    expect(channel.healthy()).toBe(false);
-    stop.abort();
-    await run.catch(() => undefined);
-    stops.forEach((s) => s());
+    const { data, publish } = publisher();
+    try {
+      // before the fix: 61 topics, the 51st refused in the SUBSCRIBE, and no connection ever came up
+      await waitFor('connected, or told why not', () => channel.healthy() || errors.length > 0);
+      expect(errors).toEqual([]);
+      expect(broker.stats().subscriptions).toBe(1);
+      const table = channel.options.tables.leases;
+      for (const i of [0, 49, 50, 59]) await publish(plainPushTopic(table, `job-${i}`), { lease: `job-${i}`, by: 'stream' });
+      await waitFor('the four wakes', () => got.size >= 4);
+      expect([...got.entries()].sort()).toEqual([['job-0', 1], ['job-49', 1], ['job-50', 1], ['job-59', 1]]);
+    } finally {
+      stops.forEach((s) => s());
+      stop.abort();
+      await run;
+      data.destroy();
+    }
+  });
+
+  it("60 electors not on its session join a connected channel, beside its session's: all keep push, each wake reaches a watcher once, and the process topic alone is back once they leave", async () => {
+    const errors: Error[] = [];
+    const channel = new PushChannel({ endpoint: broker.wsEndpoint, tables: 'many2', session: { process: 'p1' }, onError: (e) => void errors.push(e) });
+    const got: string[] = [];
+    await whileRunning(channel, async (publish, table) => {
+      // an elector of this process's session: addressed on its process topic
+      const own = channel.watch('mine', (w) => void (w && got.push(`own ${w.lease} ${w.revision}`)), 'a_1@p1');
+      const told: boolean[] = [];
+      const stops = Array.from({ length: 60 }, (_, i) => channel.watch(`job-${i}`, (w) => void (w ? got.push(`stranger ${w.lease} ${w.revision}`) : told.push(channel.healthy())), `w${i}_u`));
+      stops.push(channel.watch('mine', (w) => void (w && got.push(`stranger ${w.lease} ${w.revision}`)), 'b_2@p2'));
+      await waitFor('the deployment’s subscription in place of the process topic', () => broker.stats().subscriptions === 1 && channel.healthy());
+      await publish(plainPushTopic(table, 'job-59'), { lease: 'job-59', revision: 1, by: 'stream' });
+      // the stream's copies of one change of `mine`: its lease topic, this process's topic and another's
+      await publish(plainPushTopic(table, 'mine'), { lease: 'mine', revision: 2, by: 'stream' });
+      await publish(processTopic(table, 'p1'), { lease: 'mine', revision: 2, by: 'stream' });
+      await publish(processTopic(table, 'p3'), { lease: 'job-0', revision: 3, by: 'stream' });
+      await publish(plainPushTopic(table, 'job-0'), { lease: 'job-0', revision: 4, by: 'stream' }); // ordered after the three above
+      await waitFor('the last wake', () => got.includes('stranger job-0 4'));
+      // before the fix: the 50th lease topic refused, the channel unhealthy for every elector, and none of these came
+      expect(got.sort()).toEqual(['own mine 2', 'stranger job-0 4', 'stranger job-59 1', 'stranger mine 2']);
+      expect(told.every((h) => h)).toBe(true);
+      stops.forEach((s) => s());
+      await waitFor('the process topic alone again', () => broker.stats().subscriptions === 1 && errors.length === 0);
+      got.length = 0;
+      await publish(processTopic(table, 'p1'), { lease: 'mine', revision: 5, by: 'stream' });
+      await publish(plainPushTopic(table, 'mine'), { lease: 'mine', revision: 6, by: 'stream' }); // for electors not on the session: none left
+      await publish(processTopic(table, 'p1'), { lease: 'mine', revision: 7, by: 'stream' });
+      await waitFor('the wakes on the process topic', () => got.length >= 2);
+      expect(got).toEqual(['own mine 5', 'own mine 7']);
+      own();
+    });
+    expect(errors).toEqual([]);
   });
 });
