@@ -112,9 +112,17 @@ export const PushEndpointSchema = z
     message: 'must be a ws:// or wss:// URL, such as the stack output PushEndpoint (wss://<id>-ats.iot.<region>.amazonaws.com/mqtt) or local mode\'s ws://127.0.0.1:<port>/mqtt',
   });
 
-/** Whether an endpoint is IoT Core's (its WebSocket connection is signed with SigV4). */
+/**
+ * Whether an endpoint's host is one of IoT Core's data endpoint names (its WebSocket connection is
+ * signed with SigV4): the account's, `<prefix>-ats.iot.<region>.amazonaws.com` (which a private
+ * hosted zone in front of an interface VPC endpoint keeps, as AWS's setup does), or a VPC
+ * endpoint's own, `vpce-<id>[-<zone>].data.iot.<region>.vpce.amazonaws.com` (`.com.cn` in China).
+ * A custom domain (an IoT Core domain configuration) has no such name: PushChannel's `iotCore`
+ * option says so.
+ */
 export function isIotEndpoint(endpoint: string): boolean {
-  return /\.iot\.[a-z0-9-]+\.amazonaws\.com(\.cn)?$/.test(new URL(endpoint).hostname);
+  const host = new URL(endpoint).hostname;
+  return /\.iot\.[a-z0-9-]+\.amazonaws\.com(\.cn)?$/.test(host) || /^vpce-[a-z0-9-]+\.data\.iot\.[a-z0-9-]+\.vpce\.amazonaws\.com(\.cn)?$/.test(host);
 }
 
 /**

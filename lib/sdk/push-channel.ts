@@ -31,6 +31,14 @@ export const PushChannelOptionsSchema = z.strictObject(
     /** IoT Core: the connection is signed with this client's credentials and region (the workers' DynamoDBClient). */
     client: ClientSchema.optional(),
     /**
+     * Whether the endpoint is IoT Core's, its connection signed (SigV4, with `client`'s credentials
+     * and region): `true` for a custom domain (an IoT Core domain configuration authenticating with
+     * SigV4), whose name cannot tell. @default true for IoT Core's own names
+     * (`<prefix>-ats.iot.<region>.amazonaws.com`, an interface VPC endpoint's
+     * `vpce-….data.iot.<region>.vpce.amazonaws.com`), false for any other (local mode's broker)
+     */
+    iotCore: z.boolean().optional(),
+    /**
      * The process's Session, the one its electors share (their `session` option): the channel then
      * subscribes to its process's own topic, `conclave/<leases table>/process/<session.process>`,
      * one subscription whatever the number of leases, and receives the wakes of the leases its
@@ -68,7 +76,7 @@ export const PushChannelOptionsSchema = z.strictObject(
 ).superRefine((o, ctx) => {
   // `tables` refused already (zod goes on to this refinement without its transform): nothing to judge clientId by
   if (typeof o.tables?.leases !== 'string') return;
-  if (URL.canParse(o.endpoint) && isIotEndpoint(o.endpoint) && !o.client)
+  if ((o.iotCore ?? (URL.canParse(o.endpoint) && isIotEndpoint(o.endpoint))) && !o.client)
     ctx.addIssue({ code: 'custom', path: ['client'], message: 'is required for an IoT Core endpoint: the connection is signed with its credentials and region (pass the DynamoDBClient the electors use)' });
   const prefix = pushClientIdPrefix(o.tables.leases);
   if (o.clientId !== undefined && !(o.clientId.startsWith(prefix) && o.clientId.length > prefix.length))
@@ -81,8 +89,8 @@ export const PushChannelOptionsSchema = z.strictObject(
 
 /** The options of a PushChannel as written. */
 export type PushChannelOptions = z.input<typeof PushChannelOptionsSchema>;
-/** A PushChannel's options as resolved (defaults applied, the client id chosen), read-only. */
-export type ResolvedPushChannelOptions = DeepReadonly<Omit<z.output<typeof PushChannelOptionsSchema>, 'client' | 'onError' | 'clock' | 'clientId' | 'session'> & { clientId: string }>;
+/** A PushChannel's options as resolved (defaults applied, the client id chosen, whether the endpoint is IoT Core's), read-only. */
+export type ResolvedPushChannelOptions = DeepReadonly<Omit<z.output<typeof PushChannelOptionsSchema>, 'client' | 'onError' | 'clock' | 'clientId' | 'session' | 'iotCore'> & { clientId: string; iotCore: boolean }>;
 
 /** A dropped connection is tried again after reconnectFirstMs, doubling up to this. */
 const RECONNECT_MAX_MS = 30_000;
@@ -137,7 +145,7 @@ interface Watcher {
  * without it too: while it is not healthy, they poll as they would without push.
  */
 export class PushChannel implements Push {
-  /** The options as resolved (defaults applied, the client id chosen). Frozen. */
+  /** The options as resolved (defaults applied, the client id chosen, whether the endpoint is IoT Core's). Frozen. */
   readonly options: ResolvedPushChannelOptions;
   /** Resolves at the first connection; rejects if run()'s signal aborted before one was made. Pending until run() is called. */
   readonly ready: Promise<void>;
@@ -167,7 +175,7 @@ export class PushChannel implements Push {
     this.process = session?.process;
     this.clock = clock ?? systemClock;
     this.onError = errorSink(onError, 'PushChannel');
-    this.options = deepFreeze({ ...data, clientId: data.clientId ?? `${pushClientIdPrefix(data.tables.leases)}${uniqueId(this.clock)}` });
+    this.options = deepFreeze({ ...data, clientId: data.clientId ?? `${pushClientIdPrefix(data.tables.leases)}${uniqueId(this.clock)}`, iotCore: data.iotCore ?? isIotEndpoint(data.endpoint) });
     this.startUp = new StartUp(`PushChannel to ${data.endpoint}`);
     this.ready = this.startUp.ready;
   }
@@ -440,7 +448,7 @@ export class PushChannel implements Push {
   /** The URL to open: as given (local mode), or signed with SigV4 for IoT Core. */
   private async connectionUrl(): Promise<string> {
     const endpoint = this.options.endpoint;
-    if (!isIotEndpoint(endpoint)) return endpoint;
+    if (!this.options.iotCore) return endpoint;
     const client = this.client!;
     return presignIotUrl(endpoint, await client.config.region(), await client.config.credentials(), this.clock.now());
   }

@@ -3,6 +3,7 @@
  * loopback. What test/local/push-broker.test.ts does not cover: stopping it at any moment of its
  * start-up, and the URL it signs for IoT Core.
  */
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { IoTDataPlaneClient, PublishCommand } from '@aws-sdk/client-iot-data-plane';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPushBroker, type PushBroker } from '../../lib/local/push-broker.js';
@@ -59,6 +60,28 @@ describe('PushChannel', () => {
     expect(() => new PushChannel({ endpoint: 'wss://abc123-ats.iot.eu-west-1.amazonaws.com/mqtt' })).toThrow(ValidationError);
     expect(() => new PushChannel({ endpoint: 'wss://abc123-ats.iot.eu-west-1.amazonaws.com/mqtt' })).toThrow(/client: is required for an IoT Core endpoint/);
     expect(() => new PushChannel({ endpoint: 'https://abc123-ats.iot.eu-west-1.amazonaws.com' })).toThrow(/endpoint: must be a ws:\/\/ or wss:\/\/ URL/);
+  });
+
+  it("knows IoT Core by its data endpoint's names, an interface VPC endpoint's among them; a custom domain is told with iotCore", () => {
+    const client = new DynamoDBClient({ region: 'us-east-1', credentials: LOCAL_CREDENTIALS });
+    const iot = (endpoint: string, o: { iotCore?: boolean } = {}) => new PushChannel({ endpoint, client, ...o }).options.iotCore;
+    // the account's name (a private hosted zone in front of a VPC endpoint keeps it), and a VPC endpoint's own, regional and zonal
+    const vpce = ['vpce-0b1ea22b5753b7a86-7yq7jgyr.data.iot.us-east-1.vpce.amazonaws.com', 'vpce-0b1ea22b5753b7a86-7yq7jgyr-us-east-1a.data.iot.us-east-1.vpce.amazonaws.com', 'vpce-0b1ea22b5753b7a86-7yq7jgyr.data.iot.cn-north-1.vpce.amazonaws.com.cn'];
+    for (const host of ['abc123-ats.iot.eu-west-1.amazonaws.com', ...vpce]) {
+      expect(iot(`wss://${host}/mqtt`), host).toBe(true);
+      // signed, so the client is required (before the fix: a VPC endpoint's name was taken for a broker of its own, connected to unsigned)
+      expect(() => new PushChannel({ endpoint: `wss://${host}/mqtt` }), host).toThrow(/client: is required for an IoT Core endpoint/);
+    }
+    // not IoT Core's data plane: its credentials provider's VPC endpoint, another IoT service's, local mode's broker
+    for (const host of ['vpce-0b1ea22b5753b7a86-7yq7jgyr.credentials.iot.us-east-1.vpce.amazonaws.com', 'vpce-0b1ea22b5753b7a86-7yq7jgyr.data.iotsitewise.us-east-1.vpce.amazonaws.com', '127.0.0.1:1883']) {
+      expect(iot(`wss://${host}/mqtt`), host).toBe(false);
+    }
+    // a custom domain (an IoT Core domain configuration): no name tells, the option does
+    expect(iot('wss://mqtt.example.com/mqtt')).toBe(false);
+    expect(iot('wss://mqtt.example.com/mqtt', { iotCore: true })).toBe(true);
+    expect(() => new PushChannel({ endpoint: 'wss://mqtt.example.com/mqtt', iotCore: true })).toThrow(/client: is required for an IoT Core endpoint/);
+    expect(iot(`wss://${vpce[0]}/mqtt`, { iotCore: false })).toBe(false);
+    client.destroy();
   });
 
   it("drops a wake whose lease is not its topic's (either form): publish rights are per topic, so a worker of one lease cannot wake another's electors", async () => {
