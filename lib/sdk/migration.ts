@@ -13,6 +13,7 @@ import { LeaseName } from '../schemas/lease.js';
 import { ValidationError, parse } from '../schemas/validation.js';
 import type { Term } from '../stores/lease-store.js';
 import { LeaderElector, type LeaderElectorOptions } from './elector.js';
+import type { LeadingTerm } from './elector-options.js';
 
 /** KEP-2436's wildcard: the controller may run in any component that takes part in the migration. */
 export const ANY_COMPONENT = '*';
@@ -300,27 +301,30 @@ export function assignControllers(config: LeaderMigrationConfiguration | undefin
 
 /**
  * The term a controller runs in: the lease it runs under (the component's own, or the migration
- * lease) and that lease's term. `{ table, leaseName, term }` is what fencedTransactWrite fences a
- * write with, so a controller that lost the term (deposed, or paused past its deadline) writes
- * nothing.
+ * lease), that lease's term, and writes fenced by this term alone (LeadingTerm: `fencedWrite`,
+ * `fencedItemWrite`), refused once it ended, even when this process leads the lease again. Its
+ * work should write through them: a bare token (fencedTransactWrite on `{ table, leaseName, term }`,
+ * fencedItemWrite on `fencingToken`) still passes the fence after the term ended while the lease row
+ * is still in it, or on an item no newer term has written.
  */
-export interface ControllerTerm extends Term {
+export interface ControllerTerm extends Readonly<Term>, LeadingTerm {
   /** The lease the controller runs under: the primary lease, or the migration lease (`leaderName`). */
   readonly leaseName: string;
 }
 
 /**
- * A controller: runs until `signal` aborts (leadership lost or shutdown), in `term`, whose fencing
- * token it fences its writes with.
+ * A controller: runs until `signal` aborts (leadership lost or shutdown), in `term`, through which
+ * it writes (fenced by that term).
  */
 export type Controller = (signal: AbortSignal, term: ControllerTerm) => Promise<void> | void;
 
 /**
  * Campaigns for `leaseName` until `signal` aborts, calling `onStartedLeading` with a signal that
- * aborts when that leadership ends and the term it holds (fencing token and holder); resolves once
- * `signal` has aborted. The LeaderElector's shape.
+ * aborts when that leadership ends and the term it holds (fencing token and holder, and the
+ * LeaderElector's LeadingTerm: writes in that term only); resolves once `signal` has aborted. The
+ * LeaderElector's shape.
  */
-export type StartElector = (leaseName: string, onStartedLeading: (signal: AbortSignal, term: Term) => Promise<void> | void, signal: AbortSignal) => Promise<void>;
+export type StartElector = (leaseName: string, onStartedLeading: (signal: AbortSignal, term: Term & LeadingTerm) => Promise<void> | void, signal: AbortSignal) => Promise<void>;
 
 /** What runWithLeaderMigration needs; the elector is injected so this file stays free of DynamoDB. */
 export interface LeaderMigrationRun {
@@ -345,7 +349,7 @@ export interface LeaderMigrationRun {
  * the same component held the migration lease. A component that runs none of the migrated
  * controllers does not campaign at all, so it can never hold the migration lease while running
  * nothing under it. Each controller is given the term of the lease it runs under (ControllerTerm):
- * it fences its writes with it, as a LeaderElector's onStartedLeading does. A failing controller
+ * it writes through it, in that term only, as a LeaderElector's onStartedLeading does. A failing controller
  * rejects `onStartedLeading`; what follows is the elector's policy. Resolves once `signal` has
  * aborted and both electors have stepped down (the controllers are not waited for, as an elector's
  * run() does not wait for its work). Rejects, after stepping down, with what either elector's
@@ -360,8 +364,8 @@ export async function runWithLeaderMigration(run: LeaderMigrationRun): Promise<v
   }
   const table: ReadonlyMap<string, Controller> = run.controllers instanceof Map ? run.controllers : new Map(Object.entries(run.controllers));
   const { primary, migration } = assignControllers(config, component, [...table.keys()]);
-  const runEach = (names: string[], leaseName: string) => async (leading: AbortSignal, term: Term) => {
-    const held: ControllerTerm = Object.freeze({ leaseName, fencingToken: term.fencingToken, holderIdentity: term.holderIdentity });
+  const runEach = (names: string[], leaseName: string) => async (leading: AbortSignal, term: Term & LeadingTerm) => {
+    const held: ControllerTerm = Object.freeze({ leaseName, fencingToken: term.fencingToken, holderIdentity: term.holderIdentity, fencedWrite: term.fencedWrite, fencedItemWrite: term.fencedItemWrite });
     await Promise.all(names.map(async (name) => table.get(name)?.(leading, held)));
   };
   const runPrimary = runEach(primary, primaryLeaseName);
@@ -406,6 +410,9 @@ export function electorStarter(options: Omit<LeaderElectorOptions, 'leaseName' |
     new LeaderElector({
       ...options,
       leaseName,
-      callbacks: { onStartedLeading: (leading, term) => onStartedLeading(leading, { fencingToken: term.fencingToken, holderIdentity: options.identity }) },
+      callbacks: {
+        // the term's own writes (LeadingTerm), not the elector's: a controller outliving its term never writes in a later one
+        onStartedLeading: (leading, term) => onStartedLeading(leading, { fencingToken: term.fencingToken, holderIdentity: options.identity, fencedWrite: term.fencedWrite, fencedItemWrite: term.fencedItemWrite }),
+      },
     }).run(signal);
 }

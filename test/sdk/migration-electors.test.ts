@@ -51,10 +51,10 @@ describe('runWithLeaderMigration on real electors (KEP-2436)', () => {
     // each controller holds the term of its lease: what it fences its writes with
     const migrationLease = (await sim.leases.read(DEFAULT_MIGRATION_LEADER_NAME)).item!;
     const ownerName = owner === kcm ? 'kcm' : 'ccm';
-    expect(terms.get(`${ownerName}/cloud-route`)).toEqual({ leaseName: DEFAULT_MIGRATION_LEADER_NAME, holderIdentity: `${ownerName}-1`, fencingToken: migrationLease.fencingToken });
+    expect(terms.get(`${ownerName}/cloud-route`)).toMatchObject({ leaseName: DEFAULT_MIGRATION_LEADER_NAME, holderIdentity: `${ownerName}-1`, fencingToken: migrationLease.fencingToken });
     expect(migrationLease.holderIdentity).toBe(`${ownerName}-1`);
     const kcmLease = (await sim.leases.read('kcm')).item!;
-    expect(terms.get('kcm/deployment')).toEqual({ leaseName: 'kcm', holderIdentity: 'kcm-1', fencingToken: kcmLease.fencingToken });
+    expect(terms.get('kcm/deployment')).toMatchObject({ leaseName: 'kcm', holderIdentity: 'kcm-1', fencingToken: kcmLease.fencingToken });
     // the owner stops (releasing its leases): the migration lease moves and the controller runs on the other side
     owner.abort.abort();
     await sim.settle(owner.done);

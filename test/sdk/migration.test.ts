@@ -16,6 +16,8 @@ import {
   resolveLeaderMigration,
   runWithLeaderMigration,
 } from '../../lib/sdk/migration.js';
+import type { LeadingTerm } from '../../lib/sdk/elector-options.js';
+import { FencingError } from '../../lib/sdk/fencing.js';
 import type { Term } from '../../lib/stores/lease-store.js';
 
 let dir: string;
@@ -269,8 +271,10 @@ describe('assignControllers', () => {
 
 /** An elector driven by hand: `lead` and `lose` stand for what the lease would decide; each term gets the next fencing token. */
 function handElector() {
-  type Campaign = { onStartedLeading: (s: AbortSignal, term: Term) => Promise<void> | void; signal: AbortSignal; leading?: AbortController; ended: boolean };
+  type Campaign = { onStartedLeading: (s: AbortSignal, term: Term & LeadingTerm) => Promise<void> | void; signal: AbortSignal; leading?: AbortController; ended: boolean };
   let tokens = 0;
+  // each term's own writes, by fencing token (refused: no table behind them)
+  const handles = new Map<number, LeadingTerm>();
   const campaigns = new Map<string, Campaign>();
   const startElector: StartElector = (leaseName, onStartedLeading, signal) =>
     new Promise<void>((resolve) => {
@@ -289,11 +293,15 @@ function handElector() {
   };
   return {
     startElector,
+    handles,
     campaigning: (lease: string) => campaigns.get(lease)?.ended === false,
     lead(lease: string) {
       const c = campaign(lease);
       c.leading = new AbortController();
-      void c.onStartedLeading(AbortSignal.any([c.signal, c.leading.signal]), { holderIdentity: 'me', fencingToken: ++tokens });
+      const fencingToken = ++tokens;
+      const refuse = () => Promise.reject(new FencingError(lease, fencingToken, 'a hand-driven term'));
+      handles.set(fencingToken, { fencingToken, fencedWrite: refuse, fencedItemWrite: refuse });
+      void c.onStartedLeading(AbortSignal.any([c.signal, c.leading.signal]), { holderIdentity: 'me', ...handles.get(fencingToken)! });
     },
     lose(lease: string) {
       campaign(lease).leading?.abort();
@@ -389,7 +397,7 @@ describe('runWithLeaderMigration', () => {
     expect(running()).toEqual([]);
   });
 
-  it('gives each controller the term of the lease it runs under: the lease, its fencing token and holder', async () => {
+  it('gives each controller the term of the lease it runs under: the lease, its fencing token and holder, and that term\'s own writes', async () => {
     const elector = handElector();
     const { controllers, terms } = recordingControllers(['gc', 'route', 'service']);
     const shutdown = new AbortController();
@@ -399,16 +407,16 @@ describe('runWithLeaderMigration', () => {
     await settled();
     elector.lead('cloud-migration');
     await settled();
-    expect(Object.fromEntries(terms)).toEqual({
-      gc: { leaseName: 'kcm', fencingToken: 1, holderIdentity: 'me' },
-      route: { leaseName: 'cloud-migration', fencingToken: 2, holderIdentity: 'me' },
-      service: { leaseName: 'cloud-migration', fencingToken: 2, holderIdentity: 'me' },
-    });
+    const ofTerm = (leaseName: string, fencingToken: number) => {
+      const { fencedWrite, fencedItemWrite } = elector.handles.get(fencingToken)!;
+      return { leaseName, fencingToken, holderIdentity: 'me', fencedWrite, fencedItemWrite };
+    };
+    expect(Object.fromEntries(terms)).toEqual({ gc: ofTerm('kcm', 1), route: ofTerm('cloud-migration', 2), service: ofTerm('cloud-migration', 2) });
     // a new term of the migration lease: the migrated controllers start again with its token
     elector.lose('cloud-migration');
     elector.lead('cloud-migration');
     await settled();
-    expect(terms.get('route')).toEqual({ leaseName: 'cloud-migration', fencingToken: 3, holderIdentity: 'me' });
+    expect(terms.get('route')).toEqual(ofTerm('cloud-migration', 3));
     expect(terms.get('gc')?.fencingToken).toBe(1);
     shutdown.abort();
     await run;
