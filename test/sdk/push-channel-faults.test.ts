@@ -8,7 +8,10 @@
  * 10,022 ms while connecting and 30 s half-open before the fix, 0 ms and 1,004 ms after.
  */
 import { IoTDataPlaneClient, PublishCommand } from '@aws-sdk/client-iot-data-plane';
-import { connect, createServer, type Socket } from 'node:net';
+import { once } from 'node:events';
+import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
+import { Aedes } from 'aedes';
+import { createWebSocketStream, WebSocketServer } from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPushBroker, type PushBroker } from '../../lib/local/push-broker.js';
 import { plainPushTopic, processTopic, type Wake } from '../../lib/schemas/push.js';
@@ -246,5 +249,45 @@ describe('PushChannel under faults', () => {
       own();
     });
     expect(errors).toEqual([]);
+  });
+
+  it("the deployment's subscription refused (a role without it): told to onError, not healthy while an elector not on its session watches, healthy again on its process topic once none does", async () => {
+    // a broker whose policy allows the process topics only
+    const aedes = await Aedes.createBroker({ authorizeSubscribe: (_c, sub, done) => done(null, sub.topic.includes('/process/') ? sub : null) });
+    const wss = new WebSocketServer({ host: '127.0.0.1', port: 0, path: '/mqtt' });
+    wss.on('connection', (ws, req) => {
+      const stream = createWebSocketStream(ws).on('error', () => undefined);
+      aedes.handle(stream, req);
+    });
+    await once(wss, 'listening');
+    const errors: Error[] = [];
+    const channel = new PushChannel({ endpoint: `ws://127.0.0.1:${(wss.address() as AddressInfo).port}/mqtt`, tables: 'refused', session: { process: 'p1' }, onError: (e) => void errors.push(e) });
+    const stop = new AbortController();
+    const run = channel.run(stop.signal);
+    try {
+      await channel.ready;
+      const got: number[] = [];
+      const own = channel.watch('mine', (w) => void (w && got.push(w.revision!)), 'a_1@p1');
+      const told: boolean[] = [];
+      const stranger = channel.watch('job', (w) => void (w === undefined && told.push(channel.healthy())), 'w1_u');
+      await waitFor('the refusal told', () => errors.length > 0);
+      expect(errors.map((e) => e.message)).toEqual(['PushChannel: subscription to conclave/refused-leases/# refused: the role needs iot:Subscribe on it (grantWorker gives it)']);
+      expect(channel.healthy()).toBe(false);
+      expect(told).toEqual([false]);
+      stranger();
+      // its process topic was never let go: its own electors' wakes still come
+      expect(channel.healthy()).toBe(true);
+      const publish = (revision: number) => new Promise<void>((resolve, reject) => aedes.publish({ cmd: 'publish', topic: processTopic(channel.options.tables.leases, 'p1'), payload: Buffer.from(JSON.stringify({ lease: 'mine', revision, by: 'stream' })), qos: 0, retain: false, dup: false }, (e) => (e ? reject(e) : resolve())));
+      await publish(1);
+      await waitFor('the wake on its process topic', () => got.length > 0);
+      expect(got).toEqual([1]);
+      own();
+    } finally {
+      stop.abort();
+      await run;
+      for (const ws of wss.clients) ws.terminate();
+      await new Promise<void>((resolve) => wss.close(() => resolve()));
+      await new Promise<void>((resolve) => aedes.close(() => resolve()));
+    }
   });
 });
