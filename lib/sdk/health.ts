@@ -118,6 +118,9 @@ export type HealthNext = (error?: unknown) => void;
 /** A health check on `node:http`'s request and response; with `next` (Express), other paths go to it, else they get 404. */
 export type HealthHandler = (req: IncomingMessage, res: ServerResponse, next?: HealthNext) => void;
 
+/** The methods a health check answers. */
+const ALLOW = 'GET, HEAD, OPTIONS';
+
 /** A header value as HTTP carries it: printable ASCII, else percent-encoded. */
 const headerValue = (s: string): string => (/^[\x20-\x7e]*$/.test(s) ? s : encodeURIComponent(s));
 
@@ -125,8 +128,8 @@ const headerValue = (s: string): string => (/^[\x20-\x7e]*$/.test(s) ? s : encod
  * The health check handler over `electors` (one LeaderElector, or one per lease of this process):
  * GET or HEAD `/leader`, `/ready`, `/healthz`, each also as `/<check>/<lease>` (see the module's
  * comment); 200 or 503 with a JSON body (HealthResponseSchema) and, for one lease, the
- * Conclave-Lease, -Holder, -Fencing-Token and -Address headers (HEALTH_HEADERS). Other methods:
- * 405. A lease it does not serve: 404. Other paths: `next()` when given (Express), else 404.
+ * Conclave-Lease, -Holder, -Fencing-Token and -Address headers (HEALTH_HEADERS). OPTIONS (HAProxy's
+ * `option httpchk <path>`): the same status and headers, no body. Other methods: 405. A lease it does not serve: 404. Other paths: `next()` when given (Express), else 404.
  * @throws ValidationError when `electors` is not a LeaderElector or a non-empty array of them, one per lease
  */
 export function healthCheck(electors: LeaderElector | readonly LeaderElector[]): HealthHandler {
@@ -152,9 +155,9 @@ export function healthCheck(electors: LeaderElector | readonly LeaderElector[]):
       const why = check && lease === undefined ? `/${PATHS[check]} is ambiguous with ${list.length} leases: ask /${PATHS[check]}/<lease>` : check ? `no lease "${lease}" here` : `no health check at ${path}`;
       return plain(res, 404, `${why}; this process serves ${served()} (leases: ${[...byLease.keys()].join(', ')})`);
     }
-    if (req.method !== 'GET' && req.method !== 'HEAD') {
-      res.setHeader('Allow', 'GET, HEAD');
-      return plain(res, 405, `${req.method ?? '?'} is not allowed: a health check answers GET and HEAD`);
+    if (req.method !== 'GET' && req.method !== 'HEAD' && req.method !== 'OPTIONS') {
+      res.setHeader('Allow', ALLOW);
+      return plain(res, 405, `${req.method ?? '?'} is not allowed: a health check answers GET, HEAD and OPTIONS`);
     }
     const leases = judged.map(leaseHealth);
     const ok = leases.every((l) => (check === 'leader' ? l.leading : check === 'ready' ? l.ready : l.live));
@@ -166,10 +169,16 @@ export function healthCheck(electors: LeaderElector | readonly LeaderElector[]):
       if (l.fencingToken !== undefined) res.setHeader(HEALTH_HEADERS.fencingToken, String(l.fencingToken));
       if (l.address !== undefined) res.setHeader(HEALTH_HEADERS.address, headerValue(l.address));
     }
-    const text = `${JSON.stringify(body)}\n`;
     res.statusCode = ok ? 200 : 503;
-    res.setHeader('Content-Type', 'application/json; charset=utf-8');
     res.setHeader('Cache-Control', 'no-store');
+    // OPTIONS: HAProxy's `option httpchk <path>` asks with it; the status and headers, no body (as Patroni answers it)
+    if (req.method === 'OPTIONS') {
+      res.setHeader('Allow', ALLOW);
+      res.setHeader('Content-Length', 0);
+      return void res.end();
+    }
+    const text = `${JSON.stringify(body)}\n`;
+    res.setHeader('Content-Type', 'application/json; charset=utf-8');
     res.setHeader('Content-Length', Buffer.byteLength(text));
     res.end(req.method === 'HEAD' ? undefined : text);
   };

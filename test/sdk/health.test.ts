@@ -63,6 +63,13 @@ describe('on simulated time: /leader follows the renew deadline to the milliseco
       expect(head.status).toBe(200);
       expect(head.headers.get(HEALTH_HEADERS.fencingToken)).toBe(String(a.elector.fencingToken));
       expect(head.text).toBe('');
+      // HAProxy's `option httpchk /leader` (a path alone) asks with OPTIONS, as Patroni's checks are answered
+      const options = await ask(`${sa!.url}/leader`, 'OPTIONS');
+      expect(options.status).toBe(200);
+      expect(options.headers.get(HEALTH_HEADERS.fencingToken)).toBe(String(a.elector.fencingToken));
+      expect(options.headers.get('allow')).toBe('GET, HEAD, OPTIONS');
+      expect(options.text).toBe('');
+      expect((await ask(`${sb!.url}/leader`, 'OPTIONS')).status).toBe(503);
 
       // its renewals fail from now on: it leads until its renew deadline, counted from the last renewal that succeeded
       a.machine.fault = (req) => (req.operation === 'UpdateItem' ? Object.assign(new Error('injected: service unavailable'), { name: 'ServiceUnavailable' }) : undefined);
@@ -197,7 +204,7 @@ describe('on DynamoDB Local', () => {
       expect((await ask(`${s.url}/metrics`)).status).toBe(404);
       const post = await ask(`${s.url}/ready`, 'POST');
       expect(post.status).toBe(405);
-      expect(post.headers.get('allow')).toBe('GET, HEAD');
+      expect(post.headers.get('allow')).toBe('GET, HEAD, OPTIONS');
       // not run yet: alive, not ready
       expect((await ask(`${idle.url}/ready`)).status).toBe(503);
       expect((await ask(`${idle.url}/healthz`)).status).toBe(200);
