@@ -22,6 +22,21 @@ function scheduledMs(v: unknown): number | undefined {
 }
 
 /**
+ * No run is scheduled before this: epoch seconds read as milliseconds fall in January 1970, where
+ * a daily schedule's next thousand days all name one window (run once, then skipped for years).
+ */
+const EARLIEST_SCHEDULED_MS = Date.UTC(2000, 0, 1);
+
+/** Why `v` is no scheduled time. */
+function scheduledAtError(v: unknown): string {
+  const ms = scheduledMs(v);
+  if (ms === undefined) return SCHEDULED_AT;
+  const iso = new Date(ms).toISOString();
+  if (typeof v === 'number') return `must be epoch milliseconds; ${v} is ${iso} as milliseconds, so it looks like epoch seconds: pass ${v * 1000} (seconds × 1000), a Date, or the EventBridge scheduled event’s \`time\` as it is`;
+  return `must be the time this run was scheduled for, and ${iso} is before 2000: pass the EventBridge scheduled event’s \`time\` as it is`;
+}
+
+/**
  * When a run was scheduled, as epoch ms. One refinement that does not abort, not a union of three
  * types: `runOnce`'s union then still picks its `every` form, and the issue names `runOnce.at`
  * (an aborted check would leave the whole union unmatched, naming only `runOnce`). Typed as what
@@ -29,7 +44,7 @@ function scheduledMs(v: unknown): number | undefined {
  */
 const ScheduledAt = z
   .unknown()
-  .refine((v) => scheduledMs(v) !== undefined, { error: SCHEDULED_AT })
+  .refine((v) => (scheduledMs(v) ?? -1) >= EARLIEST_SCHEDULED_MS, { error: (issue) => scheduledAtError(issue.input) })
   .transform((v) => scheduledMs(v)!) as unknown as z.ZodType<number, string | Date | number>;
 
 /** Run-once windows: at most one successful run per window. */
@@ -43,7 +58,8 @@ export const RunOnceSchema = z.union([
     /**
      * When this run was scheduled: pass the EventBridge scheduled event's `time` (or a Date, or
      * epoch ms). The window is the one this time falls in, so a late retry (after midnight, say)
-     * counts for the window it was scheduled in, and the next window's own run still runs.
+     * counts for the window it was scheduled in, and the next window's own run still runs. A time
+     * before 2000 is refused (epoch seconds given as milliseconds are in January 1970).
      * @default the time the run takes the lease (DynamoDB's clock by default): a late retry then counts for a later window
      */
     at: ScheduledAt.optional(),

@@ -13,6 +13,7 @@ import { matchesFilter } from '../../lib/local/event-filter.js';
 import { MAX_COMPLETED_RUNS } from '../../lib/schemas/lease.js';
 import { OLDEST_EMULATION_VERSION } from '../../lib/schemas/strategy.js';
 import { PERIODIC_WINDOWS, keyedWindowRow } from '../../lib/schemas/run-once.js';
+import { ValidationError } from '../../lib/schemas/validation.js';
 import { FencingError } from '../../lib/sdk/fencing.js';
 import { LeaseLostError, withLease, type RunOnce, type WithLeaseOptions } from '../../lib/sdk/with-lease.js';
 import { CandidateStore } from '../../lib/stores/candidate-store.js';
@@ -209,6 +210,23 @@ describe('run-once windows that never run twice (issue 27)', () => {
     }
     const e = await withLease('bad-at', async () => 1, opts('x', { mode: 'NoCoordination', runOnce: { every: 'day', at: 'yesterday' } as RunOnce })).catch((x: unknown) => x);
     expect((e as Error).message).toMatch(/runOnce\.at: must be the time this run was scheduled for: pass the EventBridge scheduled event’s `time`/);
+  });
+
+  it('a scheduled time in epoch seconds is refused, naming runOnce.at and the fix, before the function runs (it named a window of 1970 that every later day shared)', async () => {
+    const lease = 'seconds-at';
+    const seconds = (d: number) => Date.UTC(2026, 0, d, 6) / 1000; // 06:00 UTC on the d-th day of 2026, in seconds
+    const ran: number[] = [];
+    for (const d of [1, 2]) {
+      // before the fix: day 1 ran for the window 1970-01-21, and day 2 was skipped as that window's repeat
+      const e = await withLease(lease, async () => void ran.push(d), opts(`cron-${d}`, { mode: 'NoCoordination', runOnce: { every: 'day', at: seconds(d) } })).catch((x: unknown) => x);
+      expect(e).toBeInstanceOf(ValidationError);
+      expect((e as ValidationError).fields).toEqual(['runOnce.at']);
+      expect((e as Error).message).toMatch(new RegExp(`runOnce\\.at: must be epoch milliseconds; ${seconds(d)} is 1970-01-21T\\S+ as milliseconds, so it looks like epoch seconds: pass ${seconds(d) * 1000} \\(seconds × 1000\\)`));
+    }
+    const e = await withLease(lease, async () => void ran.push(0), opts('cron-0', { mode: 'NoCoordination', runOnce: { every: 'hour', at: new Date(0) } })).catch((x: unknown) => x);
+    expect((e as Error).message).toMatch(/runOnce\.at: must be the time this run was scheduled for, and 1970-01-01T00:00:00\.000Z is before 2000/);
+    expect(ran).toEqual([]);
+    expect(await periodic(lease)).toEqual([]);
   });
 
   it('run-once rows are no candidates: the listing, the coordinator’s tick and its garbage collection leave them alone, and the candidate stream’s filter drops their records', async () => {
