@@ -125,7 +125,7 @@ function acknowledgeWildcards(scope: Construct, arns: readonly string[], reason:
  * patterns too, as the shards of a worker's sessions granted every lease); UpdateItem only with the attributes and
  * return values of WORKER_WRITES; with a key, the KMS actions a key-encrypted table needs. On
  * tables with multi-Region strong consistency (`multiRegion`), not WORKER_TRANSACTION_ONLY, and
- * DescribeTable on the leases table (the SDK's start-up check that it is MRSC).
+ * DescribeTable on the tables granted (the SDK's start-up check that they are MRSC).
  */
 export function grantWorkerAccess(
   grantee: iam.IGrantable,
@@ -170,9 +170,9 @@ export function grantWorkerAccess(
       ];
     });
   });
-  // multi-Region workers check once per start-up that the leases table is MRSC, not MREC
+  // multi-Region workers check once per start-up that the tables they rely on are MRSC, not MREC
   // (lib/sdk/multi-region.ts); without this the check is skipped and onError told every start-up
-  if (on.multiRegion && scope.leases?.length !== 0) grants.push(iam.Grant.addToPrincipal({ grantee, actions: ['dynamodb:DescribeTable'], resourceArns: [on.tables.leases.tableArn] }));
+  if (on.multiRegion && roles.length) grants.push(iam.Grant.addToPrincipal({ grantee, actions: ['dynamodb:DescribeTable'], resourceArns: roles.map((role) => on.tables[role].tableArn) }));
   if (on.encryptionKey) {
     grants.push(on.encryptionKey.grant(grantee, ...KEY_READ, ...KEY_WRITE));
     // as for the push path's wildcards: this grant's findings, acknowledged on the role it adds them to

@@ -11,7 +11,7 @@ import { LeaseStore } from '../stores/lease-store.js';
 import { acquisition, takenAgain, dynamoLeaseLock, SessionReader, type Acquired, type LeaseLock, type LeaseRead, type SessionRead, type Term } from './lock.js';
 import { DuplicateIdentityError, LeaseCandidate } from './candidate.js';
 import { fencedItemWrite, fencedTransactWrite, FencingError, LeaseLostError, NO_TRANSACTIONS, untilTermEnds, type FencedItemInput } from './fencing.js';
-import { checkMultiRegion } from './multi-region.js';
+import { checkMultiRegion, type CheckedTable } from './multi-region.js';
 import { INTERNAL_STOP, StartUp, deepFreeze, stampClockFor } from './options.js';
 import { LeaderElectorOptionsSchema, defaultRenewIntervalMs, renewCadenceMs, type ElectorRunPhase, type ElectorStats, type LeaderCallbacks, type LeaderElectorOptions, type LeadingTerm, type ResolvedLeaderElectorOptions, type StopReason } from './elector-options.js';
 
@@ -282,13 +282,25 @@ export class LeaderElector {
     }
   }
 
+  /**
+   * The tables whose conditions this elector relies on, for the multiRegion check: the leases
+   * table; coordinated, also the candidates table (its candidacy) and the identities tables where
+   * a term held on a session is judged by the session's renewals.
+   */
+  private checkedTables(): CheckedTable[] {
+    const { tables, mode } = this.options;
+    if (mode === 'NoCoordination') return [{ role: 'leases', name: tables.leases }];
+    const identities = new Set([tables.identities, ...(this.x.session ? [this.x.session.options.tables.identities] : [])]);
+    return [{ role: 'leases', name: tables.leases }, { role: 'candidates', name: tables.candidates }, ...[...identities].map((name) => ({ role: 'identities' as const, name }))];
+  }
+
   /** run() once claimed: start up, then follow and lead until `signal` aborts, then step down. */
   private async takePart(signal: AbortSignal): Promise<void> {
     const { x, options: o } = this;
     const { startUp, time, push, session } = x;
     // before anything is written: multiRegion on an eventually consistent global table can never be safe
     // bounded as the elector's own requests are: a DescribeTable never answered leaves the option unchecked (told), and the worker starts
-    if (o.multiRegion) await checkMultiRegion(boundedClient(x.client, x.time, requestBoundMs(o.retryPeriodMs)), o.tables.leases, `options for lease "${o.leaseName}"`, x.report).catch((e: unknown) => { throw startUp.fail(e); });
+    if (o.multiRegion) await checkMultiRegion(boundedClient(x.client, x.time, requestBoundMs(o.retryPeriodMs)), this.checkedTables(), `options for lease "${o.leaseName}"`, x.report).catch((e: unknown) => { throw startUp.fail(e); });
     const standing = new AbortController();
     let candidacy: Promise<void> | undefined;
     // run() cancelled while the candidacy is still trying to register: it stops trying

@@ -23,6 +23,8 @@ import { FencingError, LeaseLostError, NO_TRANSACTIONS, fencedTransactWrite, unt
 export { LeaseLostError } from './fencing.js';
 import { INTERNAL_STOP, stampClockFor } from './options.js';
 import { boundedClient, requestBoundMs } from './bounded-client.js';
+import { errorSink } from './faults.js';
+import { checkMultiRegion } from './multi-region.js';
 import { newPeriodRefusal, rememberRun, windowOf, windowRun } from './run-once-windows.js';
 
 export { windowOf } from './run-once-windows.js';
@@ -92,6 +94,9 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
         message: `is required: ${o.mode === 'auto' ? `lease "${leaseName}" has candidates, so the coordinator elects its holder` : "mode 'coordinated' stands as a candidate"}. Give { emulationVersion, binaryVersion } so it can elect this run, or set mode: 'NoCoordination' to race for the lease directly`,
       },
     ]);
+  // a first-come run's window row is on the candidates table, which its elector does not stand on (nor check)
+  if (o.multiRegion && o.runOnce && mode === 'NoCoordination')
+    await checkMultiRegion(requests, [{ role: 'candidates', name: o.tables.candidates }], what, errorSink(o.onError, `withLease run "${identity}" of lease "${leaseName}"`));
   const immediate = tryOnly || o.waitMs === 0;
   if (immediate && lease?.holderIdentity !== undefined && !isStale(lease, time.now())) return { status: 'busy', holder: lease.holderIdentity };
 

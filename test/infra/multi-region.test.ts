@@ -158,13 +158,13 @@ function describeShape(title: string, regions: NonNullable<ConclaveProps['region
         const st = statementsOf(t, logicalId(stack, role));
         const actions = new Set(st.flatMap((x) => x.Action));
         expect(actions.has('dynamodb:ConditionCheckItem'), stack.stackName).toBe(false);
-        // and DescribeTable on the leases table: the SDK's start-up check that it is MRSC (lib/sdk/multi-region.ts)
+        // and DescribeTable on the tables: the SDK's start-up check that they are MRSC (lib/sdk/multi-region.ts)
         expect([...actions].filter((a) => a.startsWith('dynamodb:')).sort()).toEqual(
           [...new Set([...Object.values(WORKER_ACCESS).flat(), 'dynamodb:DescribeTable'])].filter((a) => a !== 'dynamodb:ConditionCheckItem').sort(),
         );
         const describe = st.filter((x) => x.Action.includes('dynamodb:DescribeTable'));
         expect(describe.map((x) => x.Action)).toEqual([['dynamodb:DescribeTable']]);
-        expect(JSON.stringify(describe[0]!.Resource)).toMatch(/[Ll]eases/);
+        for (const table of [/[Ll]eases/, /[Cc]andidates/, /[Ii]dentities/]) expect(JSON.stringify(describe[0]!.Resource)).toMatch(table);
         const tableArns = JSON.stringify(st.filter((x) => x.Action.some((a) => a.startsWith('dynamodb:'))).flatMap((x) => x.Resource));
         if (stack === m.primary) expect(tableArns).toContain('Fn::GetAtt');
         else {

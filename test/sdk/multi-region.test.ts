@@ -93,7 +93,7 @@ describe('the start-up check on DynamoDB Local', () => {
     expect((error as Error).message).toMatch(/^invalid options for lease "mrec": multiRegion: the leases table "t-multi-region-\w+-leases" is a global table with multi-Region eventual consistency/);
     expect((error as Error).message).toMatch(/Give multiRegion only with multi-Region strongly consistent tables/);
     await expect(e.ready).rejects.toBe(error);
-    expect(sent).toEqual(['DescribeTableCommand']); // no candidate row, no lease read or write
+    expect(sent.filter((s) => s !== 'DescribeTableCommand')).toEqual([]); // no candidate row, no lease read or write
     expect(await leaseRow('mrec')).toBeUndefined();
     c.destroy();
   });
@@ -106,6 +106,42 @@ describe('the start-up check on DynamoDB Local', () => {
     expect((error as ValidationError).fields).toEqual(['multiRegion']);
     expect(ran).toBe(false);
     c.destroy();
+  });
+
+  /** The description with an MREC table's replicas and consistency, for the table named `suffix` only. */
+  const mrecOnly = (suffix: string) => (table: TableDescription): TableDescription => (table.TableName!.endsWith(suffix) ? mrec(table) : table);
+
+  it('an MREC candidates table under MRSC leases: a run-once run is refused naming the candidates table, without running (its window could run in two Regions)', async () => {
+    const { client: c, sent } = client(mrecOnly('-candidates'));
+    let ran = false;
+    const error = await withLease('mrec-window', async () => (ran = true), { client: c, tables: t.names, identity: 'r1', mode: 'NoCoordination', multiRegion: true, platform: 'none', runOnce: { window: 'migration-1' } }).catch((x: unknown) => x);
+    expect(error).toBeInstanceOf(ValidationError); // before the fix: the run ran, its window marked on one Region's replica
+    expect((error as ValidationError).fields).toEqual(['multiRegion']);
+    expect((error as Error).message).toMatch(/multiRegion: the candidates table "t-multi-region-\w+-candidates" is a global table with multi-Region eventual consistency .*so two Regions can each claim and mark one run-once window \(it runs twice\)/);
+    expect(ran).toBe(false);
+    expect(sent.filter((s) => s !== 'DescribeTableCommand')).not.toContain('UpdateItemCommand'); // nothing claimed, no lease taken
+    // without runOnce a first-come run uses no candidates table: not described, and it runs
+    const { client: plain, sent: plainSent } = client(mrecOnly('-candidates'));
+    expect(await withLease('mrec-plain', async () => 'ran', { client: plain, tables: t.names, identity: 'r2', mode: 'NoCoordination', multiRegion: true, platform: 'none' })).toMatchObject({ status: 'ran' });
+    expect(plainSent.filter((s) => s === 'DescribeTableCommand')).toHaveLength(1);
+    c.destroy();
+    plain.destroy();
+  });
+
+  it('coordinated: an MREC candidates or identities table refuses run() naming that table', async () => {
+    const coordinated = { mode: 'coordinated', candidacy: { emulationVersion: '1.0.0', binaryVersion: '1.0.0' } };
+    for (const [suffix, role, consequence] of [['-candidates', 'candidates', /each claim and mark one run-once window/], ['-identities', 'identities', /each judge a session by its own replica's renewals/]] as const) {
+      const { client: c, sent } = client(mrecOnly(suffix));
+      const e = elector(c, `mrec${suffix}`, coordinated);
+      const stop = new AbortController();
+      void e.ready.then(() => stop.abort(), () => undefined); // started: stopped again, and judged below
+      const error = await e.run(stop.signal).then(() => undefined, (x: unknown) => x);
+      expect(error).toBeInstanceOf(ValidationError); // before the fix: it started, on the leases table's word alone
+      expect((error as Error).message).toMatch(new RegExp(`multiRegion: the ${role} table "t-multi-region-\\w+${suffix}" is a global table with multi-Region eventual consistency`));
+      expect((error as Error).message).toMatch(consequence);
+      expect(sent.every((s) => s === 'DescribeTableCommand')).toBe(true); // nothing read or written
+      c.destroy();
+    }
   });
 
   it('DescribeTable not allowed: onError is told the option is unchecked and what to grant, and the worker starts', async () => {
