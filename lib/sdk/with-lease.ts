@@ -8,13 +8,16 @@
 import type { DynamoDBClient, TransactWriteItem } from '@aws-sdk/client-dynamodb';
 import { hostname } from 'node:os';
 import { Nap, systemClock, type Clock } from '../clock.js';
+import { effectiveLease, sessionStampAt } from '../election/vacancy.js';
 import { Name } from '../schemas/common.js';
+import { sessionKey } from '../schemas/identity.js';
 import type { Lease } from '../schemas/lease.js';
 import { PERIODIC_WINDOWS, keyedWindowRow, type WindowRun } from '../schemas/run-once.js';
 import { NO_COORDINATION } from '../schemas/strategy.js';
 import { ValidationError, parse } from '../schemas/validation.js';
 import { CandidateStore } from '../stores/candidate-store.js';
 import { ConflictError } from '../stores/errors.js';
+import { IdentityStore } from '../stores/identity-store.js';
 import { LeaseStore, type Term } from '../stores/lease-store.js';
 import { RunOnceStore, type RunOnceRead } from '../stores/run-once-store.js';
 import { LeaderElector, LeaderElectorOptionsSchema, defaultRenewIntervalMs, electorWith, type ElectorInternals, type StopReason } from './elector.js';
@@ -50,8 +53,9 @@ export function withLease<T>(name: string, fn: LeaseFn<T>, options: WithLeaseOpt
 
 /**
  * `withLease`, except that it returns `busy` at once when a live holder has the lease, or as soon as
- * it sees another run take a vacant lease first. A lease whose holder's stamp is older than its
- * term by DynamoDB's clock (a crashed run) is waited out, within `waitMs`.
+ * it sees another run take a vacant lease first. A lease whose holder's stamp (for a term held on
+ * a session, the later of its own and its session's) is older than its term by DynamoDB's clock (a
+ * crashed run) is waited out, within `waitMs`.
  */
 export function tryWithLease<T>(name: string, fn: LeaseFn<T>, options: WithLeaseOptions): Promise<LeaseRunResult<T>> {
   return runWithLease(name, fn, options, true);
@@ -94,11 +98,13 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
         message: `is required: ${o.mode === 'auto' ? `lease "${leaseName}" has candidates, so the coordinator elects its holder` : "mode 'coordinated' stands as a candidate"}. Give { emulationVersion, binaryVersion } so it can elect this run, or set mode: 'NoCoordination' to race for the lease directly`,
       },
     ]);
+  const subject = `${tryOnly ? 'tryWithLease' : 'withLease'} run "${identity}" of lease "${leaseName}"`;
+  const report = errorSink(o.onError, subject);
   // a first-come run's window row is on the candidates table, which its elector does not stand on (nor check)
   if (o.multiRegion && o.runOnce && mode === 'NoCoordination')
-    await checkMultiRegion(requests, [{ role: 'candidates', name: o.tables.candidates }], what, errorSink(o.onError, `withLease run "${identity}" of lease "${leaseName}"`));
+    await checkMultiRegion(requests, [{ role: 'candidates', name: o.tables.candidates }], what, report);
   const immediate = tryOnly || o.waitMs === 0;
-  if (immediate && lease?.holderIdentity !== undefined && !isStale(lease, time.now())) return { status: 'busy', holder: lease.holderIdentity };
+  if (immediate && lease?.holderIdentity !== undefined && !isStale(await judged(lease, requests, o.tables.identities, time.now(), (why, cause) => report(new Error(`${subject}: ${why}`, { cause }))), time.now())) return { status: 'busy', holder: lease.holderIdentity };
 
   let started: ((t: { signal: AbortSignal; term: Term; leading: LeadingTerm }) => void) | undefined;
   const leading = new Promise<{ signal: AbortSignal; term: Term; leading: LeadingTerm }>((resolve) => (started = resolve));
@@ -273,6 +279,27 @@ async function autoMode(client: DynamoDBClient, table: string, leaseName: string
   if (lease?.strategy === NO_COORDINATION) return 'NoCoordination';
   const { candidates } = await new CandidateStore(client, table).list(leaseName);
   return candidates.length > 0 ? 'coordinated' : 'NoCoordination';
+}
+
+/**
+ * The lease as its term is judged: one held on a session lives by the later of its own stamp and
+ * its session's (effectiveLease), as the coordinator and getLeader judge it. A session row the
+ * schema refuses counts as gone; one that cannot be read (not granted: grantWorker's `sessions`)
+ * leaves the lease's own stamp to judge it, and `report` is told.
+ */
+async function judged(lease: Lease, client: DynamoDBClient, table: string, now: number, report: (why: string, cause: unknown) => void): Promise<Lease> {
+  if (lease.session === undefined) return lease;
+  const key = sessionKey(lease.session);
+  let row: Awaited<ReturnType<IdentityStore['read']>>['item'];
+  try {
+    row = (await new IdentityStore(client, table).read(key.component, key.name)).item;
+  } catch (e) {
+    if (!(e instanceof ValidationError)) {
+      report(`lease "${lease.name}" is held on session "${lease.session}", whose row could not be read: its holder is judged by the lease's own stamp, and a live one waited for`, e);
+      return lease;
+    }
+  }
+  return effectiveLease(lease, sessionStampAt(row, now, now), now);
 }
 
 /** A holder's last stamp is older than its term by DynamoDB's clock, beyond every clock's margin: it crashed, or was frozen. */

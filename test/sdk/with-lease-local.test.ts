@@ -3,24 +3,28 @@
  * marked by it (alone, or with the run's result in one fenced transaction), on the real engine. Every run here takes a vacant (or released) lease at its
  * first step, so nothing waits for time to pass. The protocol on simulated time: with-lease.test.ts.
  */
-import { CreateTableCommand, DeleteItemCommand, DeleteTableCommand, GetItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand, DeleteItemCommand, DeleteTableCommand, GetItemCommand, UpdateItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { manualClock, skewedClock } from '../../lib/clock.js';
 import { coordinatorDeps, reconcileAll } from '../../lib/coordinator/reconcile.js';
+import { localClient } from '../../lib/local/dynamodb-local.js';
 import { matchesFilter } from '../../lib/local/event-filter.js';
+import { SESSION_COMPONENT } from '../../lib/schemas/identity.js';
 import { MAX_COMPLETED_RUNS } from '../../lib/schemas/lease.js';
 import { OLDEST_EMULATION_VERSION } from '../../lib/schemas/strategy.js';
 import { PERIODIC_WINDOWS, keyedWindowRow } from '../../lib/schemas/run-once.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
 import { FencingError } from '../../lib/sdk/fencing.js';
-import { LeaseLostError, withLease, type RunOnce, type WithLeaseOptions } from '../../lib/sdk/with-lease.js';
+import { LeaseLostError, tryWithLease, withLease, type RunOnce, type WithLeaseOptions } from '../../lib/sdk/with-lease.js';
 import { CandidateStore } from '../../lib/stores/candidate-store.js';
+import { IdentityStore } from '../../lib/stores/identity-store.js';
 import { ConflictError } from '../../lib/stores/errors.js';
 import { LeaseStore } from '../../lib/stores/lease-store.js';
 import { RunOnceStore } from '../../lib/stores/run-once-store.js';
 import { wiring } from '../../lib/wiring.js';
+import { FAST } from '../../sim/harness.js';
 import { streamRecords, testTables, type TestTables } from '../support.js';
 
 const L = 'nightly-report';
@@ -301,5 +305,57 @@ describe('run-once rows claimed by the term (no transaction needed)', () => {
     } finally {
       t.client.middlewareStack.remove(observe);
     }
+  });
+});
+
+describe('tryWithLease and a lease held on a session', () => {
+  const NOW = Date.UTC(2026, 0, 1, 12);
+  /** A command recorder on a client of the run's DynamoDB Local. */
+  function recorded(): { client: DynamoDBClient; sent: string[] } {
+    const client = localClient(inject('ddbEndpoint'));
+    const sent: string[] = [];
+    client.middlewareStack.add((next, context) => async (args) => (sent.push(context.commandName ?? '?'), next(args)), { step: 'initialize', name: 'record' });
+    return { client, sent };
+  }
+
+  it('a live holder on a session, its own stamp long old: busy at once, judged by the session’s renewals (nothing written, no candidacy)', async () => {
+    const lease = 'on-session';
+    const identities = new IdentityStore(t.client, t.names.identities);
+    // a long-lived worker leads on its session: the session renews, the lease row's own stamp stays at the term's start
+    await new LeaseStore(t.client, t.names.leases).write(LeaseStore.readOf(lease, undefined), {
+      set: { holderIdentity: 'w1', holderInstance: 'w1_1@p1', session: 's-live', acquireTime: NOW - 10 * 60_000, renewTime: NOW - 10 * 60_000, leaseDurationSeconds: 15, leaseTransitions: 1, fencingToken: 42 },
+    });
+    await identities.write({ key: { component: SESSION_COMPONENT, name: 's-live' }, item: undefined, revision: 0 }, { set: { holderIdentity: 's-live_1', process: 'p1', hostname: 'web-1', leaseDurationSeconds: 15, acquireTime: NOW - 20 * 60_000, renewTime: NOW - 1_000 } });
+    const { client, sent } = recorded();
+    let ran = false;
+    const r = await tryWithLease(lease, async () => (ran = true), { client, tables: t.names, identity: 'cron-1', mode: 'coordinated', candidacy: { emulationVersion: '1.30.0', binaryVersion: '1.30.0' }, platform: 'none', clockSync: 'none', clock: manualClock(NOW), ...FAST, onError: () => undefined });
+    expect(r).toEqual({ status: 'busy', holder: 'w1' });
+    expect(ran).toBe(false);
+    // before the fix: judged stale by the lease row's own stamp, the run stood as a candidate and waited a term out
+    expect(sent.filter((c) => c !== 'GetItemCommand')).toEqual([]);
+    client.destroy();
+
+    // the session row not granted (grantWorker without `sessions`): told, judged by the lease's own stamp as before, not thrown
+    const denied = recorded();
+    denied.client.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName === 'GetItemCommand' && (args.input as { TableName?: string }).TableName === t.names.identities) throw Object.assign(new Error('not authorized to perform: dynamodb:GetItem'), { name: 'AccessDeniedException' });
+        return next(args);
+      },
+      { step: 'initialize', name: 'deny' },
+    );
+    const told: Error[] = [];
+    const cancel = new AbortController();
+    const e = await tryWithLease(lease, async () => (ran = true), {
+      client: denied.client, tables: t.names, identity: 'cron-2', mode: 'coordinated', candidacy: { emulationVersion: '1.30.0', binaryVersion: '1.30.0' }, platform: 'none', clockSync: 'none', clock: manualClock(NOW), ...FAST, signal: cancel.signal,
+      onError: (x) => {
+        told.push(x);
+        cancel.abort(new Error('seen enough')); // it goes on to wait the term out, as before
+      },
+    }).catch((x: unknown) => x);
+    expect((e as Error).message).toBe('seen enough');
+    expect(told[0]!.message).toMatch(/^tryWithLease run "cron-2" of lease "on-session": lease "on-session" is held on session "s-live", whose row could not be read: its holder is judged by the lease's own stamp/);
+    expect(ran).toBe(false);
+    denied.client.destroy();
   });
 });
