@@ -4,7 +4,7 @@ import { failureMessage, type Election, type ElectionFailure, type Lease } from 
 import type { Platform } from '../schemas/platform.js';
 import { NO_COORDINATION, OLDEST_EMULATION_VERSION, isKnownStrategy } from '../schemas/strategy.js';
 import { preferredLocationsOf } from './location.js';
-import { isBetterThanHolder, orderCandidates, pickBest, skewPrevented } from './ordering.js';
+import { isBetterThanHolder, orderCandidates, pickBest, rank, skewPrevented } from './ordering.js';
 import { strategyConsensus } from './strategy.js';
 import { isDeparted, liveCandidates, SESSION_QUIET_LEASES, vacancy, type VacancyReason } from './vacancy.js';
 
@@ -247,6 +247,8 @@ export function decide(name: string, lease: Lease | undefined, candidates: reado
   // answered, so a crashed candidate cannot make the coordinator hand leadership back and forth, as
   // Kubernetes would for up to 30 minutes.)
   const responsive = live.filter((c) => !ignoredLastPing(c, now, config.ackWindowMs));
+  // An answer from a candidate that cannot win (its versions do not parse) is no answer.
+  const canWin = (cs: readonly Candidate[]) => cs.some((c) => rank(c, now, places) !== undefined);
 
   // 3. An election in flight: finish it when nobody is pending or the ack window is over.
   if (election) {
@@ -264,7 +266,7 @@ export function decide(name: string, lease: Lease | undefined, candidates: reado
     if (election.notBefore !== undefined && now < election.notBefore) return { kind: 'awaitAcks', strategy, election, pending };
     // Opened on a missing row: not before the lease stream has seen that row, and so any delete before it.
     if (election.awaitsStream) return { kind: 'awaitAcks', strategy, election, pending };
-    if (now < election.deadline && (waitFor.length > 0 || (pending.length > 0 && acked.length === 0))) return { kind: 'awaitAcks', strategy, election, pending };
+    if (now < election.deadline && (waitFor.length > 0 || (pending.length > 0 && !canWin(acked)))) return { kind: 'awaitAcks', strategy, election, pending };
     if (holder === undefined) return finish(acked, election);
     // A re-election: preempt only in favour of a candidate that just answered.
     const best = pickBest(acked, now, places);
@@ -277,14 +279,14 @@ export function decide(name: string, lease: Lease | undefined, candidates: reado
   const toPing = () => responsive.filter((c) => !fresh.includes(c)).map((c) => c.name);
   if (v.vacant) {
     if (live.length === 0) return { kind: 'leaveAlone', reason: candidates.length ? 'noLiveCandidates' : 'noCandidates', strategy };
-    // Every live candidate ignored its last ping — typically pinged for an election that closed
-    // before its next poll, so it never saw it: a vacancy asks them all again rather than fail
-    // (a dead one never answers, and the election fails when its window closes). A lease already
-    // without holder whose candidates were asked in vain is not asked again until one shows life
-    // (askedInVain); a new vacancy (a term run out, a report) asks them all again.
-    const silent = toPing().length === 0 && fresh.length === 0;
+    // Every live candidate that could win ignored its last ping — typically pinged for an election
+    // that closed before its next poll, so it never saw it: a vacancy asks them all again rather
+    // than fail (a dead one never answers, and the election fails when its window closes). A lease
+    // already without holder whose candidates were asked in vain is not asked again until one shows
+    // life (askedInVain); a new vacancy (a term run out, a report) asks them all again.
+    const silent = !canWin([...fresh, ...responsive]);
     if (silent && v.reason === 'noHolder' && askedInVain(lease!, live, config.ackWindowMs)) return { kind: 'leaveAlone', reason: 'noResponsiveCandidates', strategy };
-    const ping = silent ? live.map((c) => c.name) : toPing();
+    const ping = silent ? live.filter((c) => !fresh.includes(c)).map((c) => c.name) : toPing();
     // No row, and the lease stream may not have reached its delete (any trigger but the stream's
     // own records: the tick, the candidate stream, a timer): an operator may just have deleted a
     // held row, whose holder leads on until the stream marks its term ended. The election waits for

@@ -155,6 +155,11 @@ const conclaveRows: Row[] = [
     ];
   })(),
   { name: 'malformed versions never win', candidates: [cand('a', 'garbage', '1.0.0'), cand('b', '9.0.0', '9.0.0')], want: { kind: 'elect', winner: 'b' } },
+  // a candidate that cannot win (its versions do not parse: a hand-written row) is no answer: the
+  // ones that could, silent since their last ping, are asked again, as when nobody else stands
+  { name: 'vacant: every candidate that could win ignored its last ping, one that cannot win answers pings: all asked again', lease: lease(undefined), candidates: [cand('a', '1.0.0', '1.0.0', { renewTime: NOW - 2 * MIN, pingTime: NOW - MIN }), cand('dev', 'dev', '1.0.0', { renewTime: NOW - MIN })], want: { kind: 'openElection', vacancy: 'noHolder', ping: ['a', 'dev'] } },
+  { name: '… and the one that cannot win is fresh: the others are asked, not an election failed on it', lease: lease(undefined), candidates: [cand('a', '1.0.0', '1.0.0', { renewTime: NOW - 2 * MIN, pingTime: NOW - MIN }), cand('dev', 'dev', '1.0.0')], want: { kind: 'openElection', vacancy: 'noHolder', ping: ['a'] } },
+  { name: 'the departed holder silent, only a candidate that cannot win answered: wait for it', lease: inElection({ election: { ...opened, departed: 'x' } }), candidates: [cand('x', '1.0.0', '1.0.0', { renewTime: NOW - MIN, pingTime: opened.startedAt }), cand('dev', 'dev', '1.0.0', { renewTime: NOW - SEC, pingTime: opened.startedAt })], want: { kind: 'awaitAcks', pending: ['x'] } },
   { name: 'skew prevention reported', candidates: [cand('old', '1.29.0', '1.29.0'), cand('new', '1.29.0', '1.30.0')], want: { kind: 'elect', winner: 'old', skewPrevented: true } },
 ];
 
