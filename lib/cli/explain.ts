@@ -114,6 +114,8 @@ function leftAlone(d: Extract<Decision, { kind: 'leaveAlone' }>, lease: Lease | 
       return 'nothing: no candidate renewed recently enough to count';
     case 'noResponsiveCandidates':
       return 'nothing: every live candidate let the last election pass unanswered; one that renews, or a new one, is elected at once';
+    case 'noValidCandidates':
+      return `nothing: ${d.detail ?? 'no live candidate has versions that parse'}; a candidate that registers valid versions is elected at once`;
     case 'noCoordination':
       return 'nothing: under NoCoordination the workers acquire the lease directly';
     case 'unknownStrategy':

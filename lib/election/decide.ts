@@ -13,6 +13,8 @@ export type LeaveAloneReason =
   | 'noLiveCandidates'
   /** Vacant, and every live candidate let a failed election's whole ack window pass: asked in vain (askedInVain). */
   | 'noResponsiveCandidates'
+  /** Vacant, and no live candidate could win (none has versions that parse): recorded once (lastElectionFailure). */
+  | 'noValidCandidates'
   | 'noCoordination'
   | 'unknownStrategy'
   | 'contradictoryStrategies'
@@ -279,6 +281,15 @@ export function decide(name: string, lease: Lease | undefined, candidates: reado
   const toPing = () => responsive.filter((c) => !fresh.includes(c)).map((c) => c.name);
   if (v.vacant) {
     if (live.length === 0) return { kind: 'leaveAlone', reason: candidates.length ? 'noLiveCandidates' : 'noCandidates', strategy };
+    // Nobody live could win whoever answered (no versions that parse): an election would fail as
+    // this one does. Recorded once, not at every trigger; a candidate that could win, or a fixed
+    // row, changes the message. (A missing row waits for the lease stream as below.)
+    if (lease && !canWin(live)) {
+      const message = `live candidates ${live.map((c) => c.name).sort().join(', ')} have no valid emulationVersion and binaryVersion: none can be elected`;
+      const recorded = lease.lastElectionFailure;
+      if (recorded?.reason === 'noValidCandidates' && recorded.message === failureMessage(message)) return { kind: 'leaveAlone', reason: 'noValidCandidates', strategy, detail: message };
+      return failed(now, undefined, 'noValidCandidates', message, strategy);
+    }
     // Every live candidate that could win ignored its last ping — typically pinged for an election
     // that closed before its next poll, so it never saw it: a vacancy asks them all again rather
     // than fail (a dead one never answers, and the election fails when its window closes). A lease

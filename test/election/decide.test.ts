@@ -178,6 +178,18 @@ describe('decide', () => {
     const failure = first.kind === 'failElection' ? first.failure : undefined;
     expect(run(lease(undefined, { lastElectionFailure: failure }), cs)).toMatchObject({ kind: 'leaveAlone', reason: 'contradictoryStrategies' });
   });
+
+  it('records once that no live candidate could win (versions that do not parse), not an election failed at every tick; a candidate that could win, or a row fixed, is acted on at once', () => {
+    const cs = [cand('dev', 'dev', '1.0.0', { renewTime: NOW - 2 * MIN }), cand('main', '1.0.0', 'main', { renewTime: NOW - MIN })];
+    const first = run(lease(undefined), cs);
+    expect(first).toMatchObject({ kind: 'failElection', failure: { reason: 'noValidCandidates' } });
+    const failed = lease(undefined, { lastElectionFailure: first.kind === 'failElection' ? first.failure : undefined });
+    // a minute later, both renewed meanwhile: nothing to ask them that could change the outcome
+    const later = cs.map((c) => ({ ...c, renewTime: c.renewTime + MIN }));
+    expect(run(failed, later, NOW + MIN)).toMatchObject({ kind: 'leaveAlone', reason: 'noValidCandidates' });
+    expect(run(failed, [...later, cand('ok', '1.0.0', '1.0.0', { renewTime: NOW + MIN })], NOW + MIN).kind).not.toBe('leaveAlone');
+    expect(run(failed, [later[0]!, { ...later[1]!, binaryVersion: '1.0.0' }], NOW + MIN).kind).not.toBe('leaveAlone');
+  });
 });
 
 describe('plan: the writes of each decision', () => {
