@@ -251,24 +251,28 @@ export function decide(name: string, lease: Lease | undefined, candidates: reado
   const responsive = live.filter((c) => !ignoredLastPing(c, now, config.ackWindowMs));
   // An answer from a candidate that cannot win (its versions do not parse) is no answer.
   const canWin = (cs: readonly Candidate[]) => cs.some((c) => rank(c, now, places) !== undefined);
+  // Nor is one asked or waited for, when any live candidate could win: its answer changes nothing.
+  const anyCanWin = canWin(live);
+  const worthAsking = (c: Candidate) => !anyCanWin || rank(c, now, places) !== undefined;
 
   // 3. An election in flight: finish it when nobody is pending or the ack window is over.
   if (election) {
     if (election.strategy !== strategy) return { kind: 'cancelElection', strategy, election, why: 'strategyChanged' };
     const holder = v.vacant ? undefined : lease!.holderIdentity;
     if (holder !== undefined && holder !== election.holder) return { kind: 'cancelElection', strategy, election, why: 'holderChanged' };
-    const pending = live.filter((c) => isPending(c, election, config.ackWindowMs, notAfter)).map((c) => c.name);
+    const pendingRows = live.filter((c) => isPending(c, election, config.ackWindowMs, notAfter));
+    const pending = pendingRows.map((c) => c.name);
     // The holder proves it is alive by renewing the lease; it needs no ack.
     const acked = live.filter((c) => hasAcked(c, election, config.ackWindowMs, notAfter) || c.name === holder);
     // A holder whose term just ran out is not waited for, unless nobody else has answered.
-    const waitFor = pending.filter((n) => n !== election.departed);
+    const waitFor = pendingRows.filter((c) => c.name !== election.departed && worthAsking(c));
     // Opened after an operator deleted the row while held (heldAfterDelete): nobody is elected
     // before the deleted term's holder has had its renew deadline to hear of the end, however soon
     // everyone answered. The deadline is never before it, so the timer finishes it.
     if (election.notBefore !== undefined && now < election.notBefore) return { kind: 'awaitAcks', strategy, election, pending };
     // Opened on a missing row: not before the lease stream has seen that row, and so any delete before it.
     if (election.awaitsStream) return { kind: 'awaitAcks', strategy, election, pending };
-    if (now < election.deadline && (waitFor.length > 0 || (pending.length > 0 && !canWin(acked)))) return { kind: 'awaitAcks', strategy, election, pending };
+    if (now < election.deadline && (waitFor.length > 0 || (pendingRows.some(worthAsking) && !canWin(acked)))) return { kind: 'awaitAcks', strategy, election, pending };
     if (holder === undefined) return finish(acked, election);
     // A re-election: preempt only in favour of a candidate that just answered.
     const best = pickBest(acked, now, places);
@@ -278,7 +282,7 @@ export function decide(name: string, lease: Lease | undefined, candidates: reado
 
   // 4. Vacant: elect at once if every live candidate is fresh, else ping and open an election.
   const fresh = live.filter((c) => isFresh(c, now, config.ackWindowMs, notAfter));
-  const toPing = () => responsive.filter((c) => !fresh.includes(c)).map((c) => c.name);
+  const toPing = () => responsive.filter((c) => !fresh.includes(c) && worthAsking(c)).map((c) => c.name);
   if (v.vacant) {
     if (live.length === 0) return { kind: 'leaveAlone', reason: candidates.length ? 'noLiveCandidates' : 'noCandidates', strategy };
     // Nobody live could win whoever answered (no versions that parse): an election would fail as
@@ -297,7 +301,7 @@ export function decide(name: string, lease: Lease | undefined, candidates: reado
     // life (askedInVain); a new vacancy (a term run out, a report) asks them all again.
     const silent = !canWin([...fresh, ...responsive]);
     if (silent && v.reason === 'noHolder' && askedInVain(lease!, live, config.ackWindowMs)) return { kind: 'leaveAlone', reason: 'noResponsiveCandidates', strategy };
-    const ping = silent ? live.filter((c) => !fresh.includes(c)).map((c) => c.name) : toPing();
+    const ping = silent ? live.filter((c) => !fresh.includes(c) && worthAsking(c)).map((c) => c.name) : toPing();
     // No row, and the lease stream may not have reached its delete (any trigger but the stream's
     // own records: the tick, the candidate stream, a timer): an operator may just have deleted a
     // held row, whose holder leads on until the stream marks its term ended. The election waits for
@@ -324,7 +328,7 @@ export function decide(name: string, lease: Lease | undefined, candidates: reado
     // A fresh candidate has just shown it is alive; otherwise ask everyone first (a re-election).
     if (fresh.some((c) => c.name === want)) return { kind: 'preempt', strategy, holder, preferredHolder: want };
     const opened: Election = { id: electionIdFor(name, lease), startedAt: now, deadline: now + config.ackWindowMs, strategy, holder };
-    return { kind: 'openElection', strategy, election: opened, ping: askable.filter((c) => !fresh.includes(c)).map((c) => c.name) };
+    return { kind: 'openElection', strategy, election: opened, ping: askable.filter((c) => !fresh.includes(c) && worthAsking(c)).map((c) => c.name) };
   }
   return { kind: 'clearPreferredHolder', strategy, preferredHolder: preferred!, why: best ? 'holderIsBest' : 'noValidCandidate' };
 

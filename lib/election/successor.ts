@@ -3,7 +3,7 @@ import type { ElectionConfig } from '../schemas/config.js';
 import type { Election, Lease } from '../schemas/lease.js';
 import { answeredLastPing, decide, electionIdFor, passedOver, type Decision, type DecideTrigger } from './decide.js';
 import { locationOf, preferredLocationsOf } from './location.js';
-import { compareMerit, orderCandidates, type Ranked } from './ordering.js';
+import { compareMerit, orderCandidates, rank, type Ranked } from './ordering.js';
 import { isDeparted, liveCandidates } from './vacancy.js';
 
 export interface Successor {
@@ -88,7 +88,8 @@ export function successorsOf(
   const known = (c: Candidate) => showedLifeSince(c, since, now + config.clockSkewMs);
   const ideal = bestTwo(ordered, held);
   const unknown = ideal.filter((r) => !known(r.candidate));
-  const check = askable && unknown.length > 0 ? responsive.filter((c) => !known(c)).map((c) => c.name).sort() : [];
+  // (only those that could win: another's answer names nobody)
+  const check = askable && unknown.length > 0 ? responsive.filter((c) => !known(c) && rank(c, now, preferred) !== undefined).map((c) => c.name).sort() : [];
   // Those known to be alive first, then the rest: the best two of that order are named meanwhile.
   const picks = unknown.length === 0 ? ideal : bestTwo([...ordered.filter((r) => known(r.candidate)), ...ordered.filter((r) => !known(r.candidate))], held);
   // One of the two in another failure domain than the holder's whenever a candidate runs there: else

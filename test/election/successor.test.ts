@@ -205,6 +205,11 @@ describe('a live successor (issue 38): named only when known to be alive, the ot
     // all of them known alive: the best two, nobody asked
     expect(successorsOf('b', [dead, holder, quiet, joined], NOW, config, { since: NOW - 10 * MIN })).toEqual({ successor: { name: 'a', instance: 'a_1' }, second: { name: 'c', instance: 'c_1' }, check: [] });
   });
+
+  it('successorsOf: a candidate that cannot win (versions that do not parse) is never asked: its answer names nobody', () => {
+    const dev = { ...quiet, name: 'dev', identity: 'dev_1', binaryVersion: 'dev' };
+    expect(successorsOf('b', [dead, holder, quiet, joined, dev], NOW, config, { since: knownAliveSince(term, NOW, config) }).check).toEqual(['a', 'c']);
+  });
 });
 
 describe('a Region lost with the holder leaves a watcher up (issue 38, item 2)', () => {
