@@ -298,10 +298,15 @@ export async function reconcileAll(deps: CoordinatorDeps, opts: PassOptions = {}
   // scanned (its holder writes the session row first), so it is in this scan unless it ended.
   const identitiesReadAt = deps.clock.now();
   const identities: IdentityLease[] = [];
+  // session rows that do not parse: a term on one is judged by nobody (a lease's own reconcile refuses it), never as if the row were gone
+  const badSessions = new Set<string>();
   for await (const page of deps.identities.scan()) {
     for (const s of page) {
-      if (!s.ok) result.invalid.push(s.invalid);
-      else identities.push(s.item);
+      if (s.ok) identities.push(s.item);
+      else {
+        result.invalid.push(s.invalid);
+        if (isSessionComponent(String(s.invalid.key['component']))) badSessions.add(String(s.invalid.key['name']));
+      }
     }
   }
   const sessions = new Map(identities.filter((i) => isSessionComponent(i.component) && sessionKey(i.name).component === i.component).map((i) => [i.name, i]));
@@ -339,10 +344,12 @@ export async function reconcileAll(deps: CoordinatorDeps, opts: PassOptions = {}
     let o: ReconcileOutcome;
     try {
       const l = leases.get(name);
-      // in a segment: no lease row scanned (it may be in another part), or an election with none of its candidates here.
+      // From its own reads: in a segment, no lease row scanned (it may be in another part), or an
+      // election with none of its candidates here; or held on a session whose row does not parse
+      // (those reads fail, as the lease's reconcile does, rather than judge the term without it).
       // (A segment's candidates of a lease may also be only some of them, if DynamoDB split its item
       // collection across parts: such a snapshot is `partial`, and any write is decided again on whole reads.)
-      if (segment && (l === undefined || g.candidates.length + g.invalid.length === 0)) {
+      if ((segment && (l === undefined || g.candidates.length + g.invalid.length === 0)) || (l?.holderIdentity !== undefined && l.session !== undefined && badSessions.has(l.session))) {
         result.unseeded++;
         o = await reconcileLease(deps, name, undefined, TICK);
       } else {

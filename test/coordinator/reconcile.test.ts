@@ -714,6 +714,28 @@ describe('a lease held on a session (lib/sdk/session.ts)', () => {
     }
   });
 
+  it("a live term whose session row an operator malformed is not ended by the tick, as the lease's own reconcile refuses to judge it: the row is reported, the lease counted among the errors, nothing written", async () => {
+    const tables = await testTables('sessions-malformed');
+    const d = coordinatorDeps(tables.client, tables.names, { clock });
+    try {
+      await sessionHeld('held', T0 - 2_000, d); // renewed 2 s ago: the holder leads, its lease's own stamp a minute old
+      await d.candidates.write({ key: { leaseName: 'held', name: 'b' }, item: undefined, revision: 0 }, { set: { emulationVersion: '1.30.0', binaryVersion: '1.30.0', preferredStrategies: [OEV], renewTime: clock.now(), createdAt: clock.now() } });
+      const Key = marshall(sessionKey('s-held'));
+      await tables.client.send(new UpdateItemCommand({ TableName: tables.names.identities, Key, UpdateExpression: 'SET hostname = :bad', ExpressionAttributeValues: { ':bad': { S: '' } } }));
+      await expect(reconcileLease(d, 'held')).rejects.toBeInstanceOf(ValidationError);
+      const before = await d.leases.read('held');
+      const r = await reconcileAll(d);
+      expect((await d.leases.read('held')).item, 'the term is not ended').toEqual(before.item);
+      expect(r.invalid.map((i) => i.key)).toEqual([sessionKey('s-held')]);
+      expect(r.errors.map((e) => e.lease)).toEqual(['held']);
+      expect(r.errors[0]!.error).toBeInstanceOf(ValidationError);
+      expect(r.leaderless).toEqual([]);
+      expect(r.collectedIdentities).toEqual([]);
+    } finally {
+      await tables.drop();
+    }
+  });
+
   it('the tick judges it by the session rows it scanned after the leases: a live session keeps it, an expired one ends it, and neither is counted leaderless while alive', async () => {
     const tables = await testTables('sessions');
     const d = coordinatorDeps(tables.client, tables.names, { clock });
