@@ -4,7 +4,7 @@ import { isNoop, pingsToWithdraw, type Decision, type DecideTrigger } from '../e
 import { plan } from '../election/plan.js';
 import { decideWithSuccession } from '../election/successor.js';
 import { effectiveLease, isCandidateStale, isIdentityExpired, recheckAt, sessionStampAt, vacancy, type SessionStamp } from '../election/vacancy.js';
-import { isSessionComponent, processOf, sessionKey, vouchesFor } from '../schemas/identity.js';
+import { isSessionComponent, processOf, processSessionComponents, sessionKey, vouchesFor } from '../schemas/identity.js';
 import type { Candidate } from '../schemas/candidate.js';
 import type { IdentityLease } from '../schemas/identity.js';
 import { electionConfig, type ElectionConfig, type ElectionConfigInput, type TableNames } from '../schemas/config.js';
@@ -312,20 +312,28 @@ export async function reconcileAll(deps: CoordinatorDeps, opts: PassOptions = {}
   const sessions = new Map(identities.filter((i) => isSessionComponent(i.component) && sessionKey(i.name).component === i.component).map((i) => [i.name, i]));
   // a candidate on a session lives by it (vouchedCandidate): judged, named and collected so
   for (const g of groups.values()) g.candidates = vouchAll(g.candidates, sessions);
-  // The freshest session row of each process: the tick sees every session, so a term whose named
-  // session does not vouch for its holder (a peer rewrote `session`, or the row is gone) is judged
-  // by its holder's own process's session (sessionStanding, IdentityLeaseItem.process), or, with
+  // The session rows of each process: the tick sees every session, so a term whose named session
+  // does not vouch for its holder (a peer rewrote `session`, or the row is gone) is judged by its
+  // holder's own process's freshest session (sessionStanding, IdentityLeaseItem.process), looked
+  // for in the partitions its followers query (processSessionComponents), or, with
   // none of that process left, by the lease's own stamp: a dead holder's lease is elected again by
   // the tick, not only after its followers' fallback. (One lease's reconcile reads only the session
   // named, and leaves such a term alone.)
-  const byProcess = new Map<string, IdentityLease>();
-  for (const r of sessions.values()) if (r.process !== undefined && (byProcess.get(r.process)?.renewTime ?? -Infinity) < r.renewTime) byProcess.set(r.process, r);
+  const byProcess = new Map<string, IdentityLease[]>();
+  for (const r of sessions.values()) if (r.process !== undefined) (byProcess.get(r.process) ?? byProcess.set(r.process, []).get(r.process)!).push(r);
+  // a row naming the process in another grant's partition is not its own
+  const ownSession = (named: string, process: string): IdentityLease | undefined => {
+    const components = processSessionComponents(named, process);
+    let best: IdentityLease | undefined;
+    for (const r of byProcess.get(process) ?? []) if (components.includes(r.component) && (best === undefined || r.renewTime > best.renewTime)) best = r;
+    return best;
+  };
   const sessionOf = (l: Lease | undefined): SessionSeen | undefined => {
     if (l?.session === undefined || l.holderIdentity === undefined) return undefined;
     const named = sessions.get(l.session);
     const process = processOf(l.holderInstance);
     if (process === undefined || vouchesFor(named?.process, l.holderInstance)) return { row: named, readAt: identitiesReadAt };
-    const own = byProcess.get(process);
+    const own = ownSession(l.session, process);
     // judged as on the holder's own session: its stamp, or none (0: the lease's own stamp decides)
     const row: IdentityLease = own ?? { component: sessionKey(l.session).component, name: l.session, holderIdentity: l.session, hostname: '-', leaseDurationSeconds: 1, acquireTime: 0, renewTime: 0, revision: 0 };
     return { row: { ...row, name: l.session, process }, readAt: identitiesReadAt };

@@ -714,6 +714,27 @@ describe('a lease held on a session (lib/sdk/session.ts)', () => {
     }
   });
 
+  it("the tick looks for the holder's own session where its followers do (its grant's partition): a row naming that process in another grant's partition keeps no term alive", async () => {
+    const tables = await testTables('sessions-elsewhere');
+    const d = coordinatorDeps(tables.client, tables.names, { clock });
+    const row = (name: string) =>
+      d.identities.write({ key: sessionKey(name), item: undefined, revision: 0 }, { set: { holderIdentity: name, process: 'p1', hostname: 'h', leaseDurationSeconds: 15, acquireTime: T0 - 60_000, renewTime: T0 - 2_000 } });
+    try {
+      // both leases name a session row that is gone (rewritten under their holder, process p1): one of scope `own`, one of scope `x`
+      sessionName = () => 'own:gone';
+      await sessionHeld('inside', undefined, d);
+      sessionName = () => 'x:gone';
+      await sessionHeld('elsewhere', undefined, d);
+      // p1's fresh row, in the partition of scope `own`: another grant's, seen from a term whose session is of scope `x`
+      await row('own:live');
+      const r = await reconcileAll(d);
+      expect(r.outcomes.find((o) => o.lease === 'inside')?.decision).toMatchObject({ kind: 'leaveAlone', reason: 'leaderHealthy' });
+      expect(r.outcomes.find((o) => o.lease === 'elsewhere')?.decision.kind, "judged by the lease's own stamp, a minute old").toMatch(/^(elect|openElection)$/);
+    } finally {
+      await tables.drop();
+    }
+  });
+
   it("a live term whose session row an operator malformed is not ended by the tick, as the lease's own reconcile refuses to judge it: the row is reported, the lease counted among the errors, nothing written", async () => {
     const tables = await testTables('sessions-malformed');
     const d = coordinatorDeps(tables.client, tables.names, { clock });
