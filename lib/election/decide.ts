@@ -130,7 +130,8 @@ export function pingsToWithdraw(d: Decision, lease: Lease | undefined, candidate
 }
 
 /**
- * Whether the live candidates `silent`, all of which ignored their last ping, were asked in vain: the
+ * Whether the live candidates `silent` (those that could win: another is never asked), all of which
+ * ignored their last ping, were asked in vain: the
  * lease's last election failed with nobody answering at least an ack window after each one's last
  * ping. Asking again would change nothing (kill -9 of the last candidate: an election every tick
  * for the 30 minutes its row stays live), and their pings still stand: a candidate that comes back
@@ -300,7 +301,7 @@ export function decide(name: string, lease: Lease | undefined, candidates: reado
     // already without holder whose candidates were asked in vain is not asked again until one shows
     // life (askedInVain); a new vacancy (a term run out, a report) asks them all again.
     const silent = !canWin([...fresh, ...responsive]);
-    if (silent && v.reason === 'noHolder' && askedInVain(lease!, live, config.ackWindowMs)) return { kind: 'leaveAlone', reason: 'noResponsiveCandidates', strategy };
+    if (silent && v.reason === 'noHolder' && askedInVain(lease!, live.filter(worthAsking), config.ackWindowMs)) return { kind: 'leaveAlone', reason: 'noResponsiveCandidates', strategy };
     const ping = silent ? live.filter((c) => !fresh.includes(c) && worthAsking(c)).map((c) => c.name) : toPing();
     // No row, and the lease stream may not have reached its delete (any trigger but the stream's
     // own records: the tick, the candidate stream, a timer): an operator may just have deleted a

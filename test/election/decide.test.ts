@@ -151,6 +151,7 @@ const conclaveRows: Row[] = [
       { name: 'the failure came less than an ack window after a candidate’s last ping: all asked again', lease: lease(undefined, failedAt(pinged + E - 1)), candidates: [dead('a'), dead('b')], want: { kind: 'openElection', ping: ['a', 'b'] } },
       { name: 'a candidate pinged after the failure: all asked again', lease: lease(undefined, failedAt(pinged + E)), candidates: [dead('a'), dead('b', { pingTime: pinged + 2 * E })], now: pinged + 4 * E, want: { kind: 'openElection', ping: ['a', 'b'] } },
       { name: 'the election failed for another reason (invalid versions): all asked again', lease: lease(undefined, failedAt(pinged + E, 'noValidCandidates')), candidates: [dead('a'), dead('b')], want: { kind: 'openElection', ping: ['a', 'b'] } },
+      { name: '… a live candidate that cannot win (versions that do not parse) beside them, never pinged: left alone all the same', lease: lease(undefined, failedAt(pinged + E)), candidates: [dead('a'), dead('b'), cand('dev', 'dev', '1.0.0', { renewTime: NOW - MIN })], want: { kind: 'leaveAlone', reason: 'noResponsiveCandidates', strategy: OEV } },
       { name: 'a holder’s term ran out since (a new vacancy): all asked again, whatever failed before', lease: lease('x', { renewTime: NOW - MIN, ...failedAt(pinged + E) }), candidates: [dead('a'), dead('b')], want: { kind: 'openElection', vacancy: 'expired', ping: ['a', 'b'] } },
     ];
   })(),
