@@ -76,8 +76,9 @@ export function compareMerit(a: Ranked, b: Ranked): number {
 /**
  * Whether `best` should replace the current holder: the holder has no valid candidate row among
  * `candidates` (it cannot be ranked), or `best` is better on merit (compareMerit). An equal that
- * merely sorts first (an earlier creation, a smaller name) does not preempt, as in Kubernetes,
- * whose re-election compares versions only: a leader is never moved for nothing.
+ * merely sorts first (an earlier creation, a smaller name) does not preempt: a leader is never
+ * moved for nothing. (Kubernetes' re-election compares with its whole ordering, creation time
+ * included, so there an older equal candidate preempts; docs/architecture.md's departures.)
  */
 export function isBetterThanHolder(best: Ranked, holder: string, candidates: readonly Candidate[], now: number, preferred: readonly string[] = []): boolean {
   if (best.candidate.name === holder) return false;
