@@ -7,9 +7,9 @@ import { processOf } from './instance.js';
 export { SESSION_COMPONENT, SESSION_SHARDS, allLeasesSessionComponent, isSessionComponent, isSessionShard, processSessionComponents, sessionComponent, sessionKey, sessionScope, sessionShard } from './session-partition.js';
 
 /**
- * At most this many leases in a session row's `endedTerms`: the lease stream's function starts the
- * map afresh rather than grow it past this (a mark only has to last until its owner's next renewal,
- * seconds), so a row stays far below DynamoDB's 400 KB item.
+ * At most this many leases in a session row's `endedTerms`, so a row stays far below DynamoDB's
+ * 400 KB item: a mark beyond it is refused, to be retried (IdentityStore.markTermEnded), never
+ * written over one its owner may not have read.
  */
 export const MAX_ENDED_TERMS = 512;
 

@@ -51,3 +51,21 @@ export async function retryOnConflict<T>(step: (attempt: number) => Promise<T>, 
     }
   }
 }
+
+/**
+ * A session row's `endedTerms` is full of marks its owner may not have read yet: none can be
+ * dropped, so this one is not written. Retry it: the marks are dropped once the owner's renewals
+ * (or its session's end) show they have done their work (IdentityStore.markTermEnded).
+ */
+export class EndedTermsFullError extends Error {
+  /** Always `EndedTermsFullError`. */
+  override readonly name = 'EndedTermsFullError';
+  constructor(
+    /** The session row's name. */
+    readonly session: string,
+    /** The lease whose term's end was not marked. */
+    readonly lease: string,
+  ) {
+    super(`session row ${session} already holds the most ended terms its owner may not have read yet; the end of lease ${lease}'s term is not marked: try again in a few seconds`);
+  }
+}

@@ -1,7 +1,7 @@
 import { UpdateItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { IdentityLeaseItem, MAX_ENDED_TERMS, sessionKey, type IdentityLease } from '../schemas/identity.js';
-import { isConditionFailed } from './errors.js';
+import { EndedTermsFullError, isConditionFailed } from './errors.js';
 import { COORDINATOR_COMPONENT } from '../schemas/tick-cursor.js';
 import { ItemStore, type Patch, type Read, type ScanOptions, type Scanned } from './item-store.js';
 
@@ -92,8 +92,9 @@ export class IdentityStore extends ItemStore<typeof IdentityLeaseItem> {
    * IdentityLeaseItem.endedTerms): its owner stops leading it at its next renewal. Leaves the row's
    * revision alone (the owner's renewals are conditioned on it). Nothing to do when the row is gone
    * (the session has ended: its terms run out by their own stamps) or already names a later end.
-   * The map starts afresh when full: a mark has done its work once the owner renewed after it.
-   * Returns whether the mark was written.
+   * A full map is never started afresh: a mark its owner has not read yet would be lost, and its
+   * holder lead on beside the next; EndedTermsFullError instead, to be retried. Returns whether the
+   * mark was written.
    */
   async markTermEnded(session: string, lease: string, token: number): Promise<boolean> {
     const key = sessionKey(session);
@@ -122,10 +123,10 @@ export class IdentityStore extends ItemStore<typeof IdentityLeaseItem> {
       if (!row) return false;
       const marks = row.endedTerms;
       if ((marks?.[lease] ?? -1) >= token) return false;
-      const fresh = !marks || (Object.keys(marks).length >= MAX_ENDED_TERMS && !(lease in marks));
-      const wrote = fresh
-        ? await send('SET #ended = :map', marks ? 'size(#ended) = :size' : 'attribute_not_exists(#ended)', { ':map': { [lease]: token }, ...(marks ? { ':size': Object.keys(marks).length } : {}) })
-        : await send('SET #ended.#lease = :token', 'attribute_exists(#ended) AND (attribute_not_exists(#ended.#lease) OR #ended.#lease < :token)', { ':token': token });
+      if (marks && Object.keys(marks).length >= MAX_ENDED_TERMS && !(lease in marks)) throw new EndedTermsFullError(session, lease);
+      const wrote = !marks
+        ? await send('SET #ended = :map', 'attribute_not_exists(#ended)', { ':map': { [lease]: token } })
+        : await send('SET #ended.#lease = :token', 'attribute_exists(#ended) AND (attribute_not_exists(#ended.#lease) OR #ended.#lease < :token) AND size(#ended) < :max', { ':token': token, ':max': MAX_ENDED_TERMS + (lease in marks ? 1 : 0) });
       if (wrote) return true;
     }
     return false; // three lost races: a later end was marked meanwhile, or the row is gone

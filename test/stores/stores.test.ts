@@ -5,10 +5,11 @@ import type { Decision } from '../../lib/election/decide.js';
 import { plan } from '../../lib/election/plan.js';
 import { electionConfig } from '../../lib/schemas/config.js';
 import { fencingTokenFloor, nextFencingToken } from '../../lib/schemas/fencing-token.js';
+import { MAX_ENDED_TERMS } from '../../lib/schemas/identity.js';
 import { sessionKey } from '../../lib/schemas/session-partition.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
 import { CandidateStore } from '../../lib/stores/candidate-store.js';
-import { ConflictError } from '../../lib/stores/errors.js';
+import { ConflictError, EndedTermsFullError } from '../../lib/stores/errors.js';
 import { IdentityStore } from '../../lib/stores/identity-store.js';
 import { LeaseStore } from '../../lib/stores/lease-store.js';
 import { NOW, cand } from '../fixtures.js';
@@ -180,6 +181,19 @@ describe('LeaseStore', () => {
     expect(await identities.markTermEnded('s-marks', 'job-2', 9)).toBe(true); // a second mark inside the map
     const after = await identities.read(key.component, key.name);
     expect(after).toMatchObject({ revision: before.revision, item: { endedTerms: { 'job-1': 7, 'job-2': 9 } } });
+  });
+
+  it('a full map of marks its owner has not read is never started afresh: the next mark is refused, to be retried', async () => {
+    const key = sessionKey('s-full');
+    await identities.write({ key, item: undefined, revision: 0 }, { set: { hostname: 'h', leaseDurationSeconds: 15, acquireTime: NOW, renewTime: NOW, holderIdentity: 'w_1' } });
+    // a scripted `release --force` over the process's leases, inside one session renewal: all but the last two marked already
+    const earlier = Object.fromEntries(Array.from({ length: MAX_ENDED_TERMS - 1 }, (_, i) => [`job-${i}`, i + 1]));
+    await t.client.send(new UpdateItemCommand({ TableName: t.names.identities, Key: marshall(key), UpdateExpression: 'SET endedTerms = :m', ExpressionAttributeValues: marshall({ ':m': earlier }) }));
+    expect(await identities.markTermEnded('s-full', 'job-last', 1)).toBe(true);
+    await expect(identities.markTermEnded('s-full', 'job-over', 1)).rejects.toBeInstanceOf(EndedTermsFullError);
+    const marks = (await identities.read(key.component, key.name)).item?.endedTerms;
+    expect(marks).toEqual({ ...earlier, 'job-last': 1 }); // none dropped before the owner read them
+    expect(await identities.markTermEnded('s-full', 'job-0', 2)).toBe(true); // a later end of a lease in the map still fits
   });
 
   it('scans every page, keeping malformed rows apart', async () => {
