@@ -72,7 +72,7 @@ export const FUNCTION_ACCESS = {
     tables: {
       ...reconcileOne,
       // a term held on a session that someone else ended: marked on the holder's session row
-      // (IdentityStore.markTermEnded: a GetItem, then a conditional UpdateItem of `endedTerms` only)
+      // (IdentityStore.markTermEnded: a GetItem, then a conditional UpdateItem of `endedTerms` and `endedTermStamps` only)
       identities: ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
     },
     publishEvents: true,
@@ -222,8 +222,8 @@ export const OPERATOR_OWNED = {
   leases: ['strategy', 'electedStrategy', 'lastElectionFailure', 'holderLoss', 'preferredLocations', 'runs'],
   // (and the mark the coordinator's collection stamps before its delete: lib/stores/candidate-store.ts collect)
   candidates: ['priority', 'priorityExpiresAt', 'collectedAt'],
-  // the lease stream's marks of ended terms on a session row (its owner reads them, never writes them)
-  identities: ['endedTerms'],
+  // the lease stream's marks of ended terms on a session row (its owner reads them, never writes them), and their stamps
+  identities: ['endedTerms', 'endedTermStamps'],
 } as const satisfies Record<TableRole, readonly string[]>;
 
 /**

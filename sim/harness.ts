@@ -334,7 +334,7 @@ export class Sim {
     const deps = this.deps;
     // marks off: the lease stream's function writes none (how the product was before issue 27)
     const identities = Object.create(deps.identities) as IdentityStore;
-    identities.markTermEnded = (session, lease, token) => (this.markEndedTerms ? deps.identities.markTermEnded(session, lease, token) : Promise.resolve(false));
+    identities.markTermEnded = (session, lease, token, judge) => (this.markEndedTerms ? deps.identities.markTermEnded(session, lease, token, judge) : Promise.resolve(false));
     // started at once: the handler modules were imported by create()
     void runFunctions({
       world: this.world,

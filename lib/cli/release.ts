@@ -102,7 +102,7 @@ async function endTerm(ctx: CliContext, lease: Lease, session: SessionSeen | und
   const marked = own ?? lease.session;
   if (marked !== undefined) {
     try {
-      await ctx.identities.markTermEnded(marked, name, term.fencingToken);
+      await ctx.identities.markTermEnded(marked, name, term.fencingToken, { now, skewMs: ctx.config.clockSkewMs });
     } catch (e) {
       note(ctx, `could not mark the ended term on session ${marked} (${(e as Error).message}); the lease stream's function marks it on session ${lease.session}`);
     }

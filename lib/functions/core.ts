@@ -415,7 +415,7 @@ async function markEndedTerm(deps: FunctionDeps, c: { old: HeldTerm | undefined;
   if (!ended) return undefined;
   let marked: boolean;
   try {
-    marked = await deps.coordinator.identities.markTermEnded(ended.session, ended.lease, ended.fencingToken);
+    marked = await deps.coordinator.identities.markTermEnded(ended.session, ended.lease, ended.fencingToken, { now: deps.coordinator.clock.now(), skewMs: deps.coordinator.config.clockSkewMs });
   } catch (e) {
     if (!(e instanceof ValidationError)) throw e;
     return new ValidationError(`session row ${ended.session} of lease ${ended.lease} (term ${ended.fencingToken} not marked ended)`, e.issues);

@@ -51,6 +51,15 @@ export const IdentityLeaseItem = z.object({
     .record(Name, FencingToken)
     .refine((m) => Object.keys(m).length <= MAX_ENDED_TERMS, `must have at most ${MAX_ENDED_TERMS} entries`)
     .optional(),
+  /**
+   * Session rows only, beside `endedTerms`: lease name → the row's `renewTime` when that lease's
+   * mark was written, by which the mark is dropped once it has certainly done its work
+   * (IdentityStore.markTermEnded). Written with the marks, by Conclave's functions and the CLI only.
+   */
+  endedTermStamps: z
+    .record(Name, Millis)
+    .refine((m) => Object.keys(m).length <= MAX_ENDED_TERMS, `must have at most ${MAX_ENDED_TERMS} entries`)
+    .optional(),
 });
 /** An elector's instance and its process (instance.ts). */
 export { instanceOnSession, processOf } from './instance.js';

@@ -1,7 +1,7 @@
 import { UpdateItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { IdentityLeaseItem, MAX_ENDED_TERMS, sessionKey, type IdentityLease } from '../schemas/identity.js';
-import { EndedTermsFullError, isConditionFailed } from './errors.js';
+import { ConflictError, EndedTermsFullError, isConditionFailed } from './errors.js';
 import { COORDINATOR_COMPONENT } from '../schemas/tick-cursor.js';
 import { ItemStore, type Patch, type Read, type ScanOptions, type Scanned } from './item-store.js';
 
@@ -22,6 +22,25 @@ const OWNED = ['holderIdentity', 'renewTime', 'leaseDurationSeconds', 'acquireTi
 const RENEWAL_NAMES: Readonly<Record<string, string>> = { '#crev': 'revision', '#labels': 'labels', '#ttl': 'expiresAt', ...Object.fromEntries(OWNED.map((k, i) => [`#o${i}`, k])) };
 const renewalCondition = (ttl: string) => ['#crev = :crev', ...OWNED.map((_, i) => `#o${i} = :o${i}`), 'attribute_not_exists(#labels)', ttl].join(' AND ');
 const RENEWAL_CONDITION = { noTtl: renewalCondition('attribute_not_exists(#ttl)'), ttl: renewalCondition('#ttl = :ttl') };
+
+/** Tries of a mark against a row its owner's renewals keep moving. */
+const MARK_ATTEMPTS = 5;
+/** At most this many marks dropped by one mark's write (its expression stays far below DynamoDB's 4 KB). */
+const MARK_PRUNE_AT_ONCE = 32;
+
+/**
+ * Whether a mark stamped `stamp` (the row's renewTime when it landed) has done its work: the owner
+ * has read it, or its session is over. An owner that has not read a mark renews only until its
+ * session's deadline, a renew deadline (shorter than the row's lease duration) after the last
+ * renewal answered in time, which went out before the mark landed: every stamp it writes meanwhile
+ * is within a lease duration of `stamp`, its clock error aside (`skewMs`). So the row's stamp
+ * beyond that shows the owner read it (a renewal answered after the mark carries it); `now` beyond
+ * the row's own stamp by as much shows the session over, as observers judge it.
+ */
+function markDone(row: IdentityLease, stamp: number, judge: { readonly now: number; readonly skewMs: number }): boolean {
+  const span = row.leaseDurationSeconds * 1000 + judge.skewMs;
+  return row.renewTime > stamp + span || judge.now > row.renewTime + span;
+}
 
 /** Identity leases (KEP-1965), key `component` + `name`: listing one component is a Query. */
 export class IdentityStore extends ItemStore<typeof IdentityLeaseItem> {
@@ -92,23 +111,27 @@ export class IdentityStore extends ItemStore<typeof IdentityLeaseItem> {
    * IdentityLeaseItem.endedTerms): its owner stops leading it at its next renewal. Leaves the row's
    * revision alone (the owner's renewals are conditioned on it). Nothing to do when the row is gone
    * (the session has ended: its terms run out by their own stamps) or already names a later end.
-   * A full map is never started afresh: a mark its owner has not read yet would be lost, and its
-   * holder lead on beside the next; EndedTermsFullError instead, to be retried. Returns whether the
-   * mark was written.
+   *
+   * Each mark is stamped with the row's `renewTime` when it lands (`endedTermStamps`; the write is
+   * conditioned on the revision read) and dropped, at a later mark, once it has certainly done its
+   * work (markDone): the owner's stamps moved a lease duration and `judge.skewMs` past it, or the
+   * session is over by `judge.now`. A mark of a row written before stamps (none in
+   * `endedTermStamps`) is stamped with the row's stamp when first seen: later than it landed, so
+   * kept longer. A full map with nothing to drop refuses the mark: EndedTermsFullError, to be
+   * retried. Returns whether the mark was written.
    */
-  async markTermEnded(session: string, lease: string, token: number): Promise<boolean> {
+  async markTermEnded(session: string, lease: string, token: number, judge: { readonly now: number; readonly skewMs: number }): Promise<boolean> {
     const key = sessionKey(session);
-    this.checkSet(key, { endedTerms: { [lease]: token } });
-    const send = async (update: string, condition: string, values: Record<string, unknown>): Promise<boolean> => {
+    this.checkSet(key, { endedTerms: { [lease]: token }, endedTermStamps: { [lease]: 0 } });
+    const send = async (update: string, condition: string, names: Record<string, string>, values: Record<string, unknown>): Promise<boolean> => {
       try {
         await this.client.send(
           new UpdateItemCommand({
             TableName: this.table,
             Key: marshall(key),
             UpdateExpression: update,
-            ConditionExpression: `attribute_exists(#renew) AND ${condition}`,
-            // DynamoDB refuses a name the expressions do not use
-            ExpressionAttributeNames: { '#renew': 'renewTime', '#ended': 'endedTerms', ...(update.includes('#lease') ? { '#lease': lease } : {}) },
+            ConditionExpression: `attribute_exists(#renew) AND #rev = :rev AND ${condition}`,
+            ExpressionAttributeNames: { '#renew': 'renewTime', '#rev': 'revision', '#ended': 'endedTerms', '#stamps': 'endedTermStamps', ...names },
             ExpressionAttributeValues: marshall(values),
           }),
         );
@@ -118,18 +141,49 @@ export class IdentityStore extends ItemStore<typeof IdentityLeaseItem> {
         throw e;
       }
     };
-    for (let attempt = 0; attempt < 3; attempt++) {
+    for (let attempt = 1; attempt <= MARK_ATTEMPTS; attempt++) {
       const row = (await this.read(key.component, key.name)).item;
       if (!row) return false;
       const marks = row.endedTerms;
       if ((marks?.[lease] ?? -1) >= token) return false;
-      if (marks && Object.keys(marks).length >= MAX_ENDED_TERMS && !(lease in marks)) throw new EndedTermsFullError(session, lease);
-      const wrote = !marks
-        ? await send('SET #ended = :map', 'attribute_not_exists(#ended)', { ':map': { [lease]: token } })
-        : await send('SET #ended.#lease = :token', 'attribute_exists(#ended) AND (attribute_not_exists(#ended.#lease) OR #ended.#lease < :token) AND size(#ended) < :max', { ':token': token, ':max': MAX_ENDED_TERMS + (lease in marks ? 1 : 0) });
-      if (wrote) return true;
+      const at = { ':rev': row.revision };
+      if (!marks) {
+        if (await send('SET #ended = :map, #stamps = :stamps', 'attribute_not_exists(#ended)', {}, { ...at, ':map': { [lease]: token }, ':stamps': { [lease]: row.renewTime } })) return true;
+        continue;
+      }
+      const leases = Object.keys(marks);
+      if (!row.endedTermStamps) {
+        // a row marked before stamps: each of its marks stamped now, then marked as any other
+        await send('SET #stamps = :stamps', 'attribute_not_exists(#stamps) AND size(#ended) = :size', {}, { ...at, ':size': leases.length, ':stamps': Object.fromEntries(leases.map((l) => [l, row.renewTime])) });
+        continue;
+      }
+      const stamps = row.endedTermStamps;
+      const done = leases.filter((l) => l !== lease && stamps[l] !== undefined && markDone(row, stamps[l], judge)).slice(0, MARK_PRUNE_AT_ONCE);
+      const unstamped = leases.filter((l) => stamps[l] === undefined).slice(0, MARK_PRUNE_AT_ONCE);
+      const isNew = !(lease in marks);
+      if (leases.length - done.length + (isNew ? 1 : 0) > MAX_ENDED_TERMS) throw new EndedTermsFullError(session, lease);
+      const names: Record<string, string> = { '#lease': lease };
+      const values: Record<string, unknown> = { ...at, ':r': row.renewTime, ':token': token, ':size': leases.length };
+      const sets = ['#ended.#lease = :token', '#stamps.#lease = :r'];
+      const removes: string[] = [];
+      // a dropped mark only as it was read: a later end of its lease, marked meanwhile, stays
+      const conditions = ['size(#ended) = :size', '(attribute_not_exists(#ended.#lease) OR #ended.#lease < :token)'];
+      done.forEach((l, i) => {
+        names[`#d${i}`] = l;
+        values[`:d${i}`] = marks[l];
+        removes.push(`#ended.#d${i}`, `#stamps.#d${i}`);
+        conditions.push(`#ended.#d${i} = :d${i}`);
+      });
+      unstamped.forEach((l, i) => {
+        if (l === lease) return;
+        names[`#u${i}`] = l;
+        sets.push(`#stamps.#u${i} = :r`);
+      });
+      const update = `SET ${sets.join(', ')}${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}`;
+      if (await send(update, conditions.join(' AND '), names, values)) return true;
     }
-    return false; // three lost races: a later end was marked meanwhile, or the row is gone
+    // the owner's renewals (or other marks) kept moving the row: a fault, to be retried
+    throw new ConflictError(this.describe(key), undefined);
   }
 
   /** A row already in hand (from a listing) as a read to write against. */

@@ -237,8 +237,8 @@ describe("grantWorker: a worker writes no session row outside its grant's scope 
       // the own-process query (lib/sdk/lock.ts SessionReader.freshestOf): its own partitions only
       expect(allows(st[k]!, { ...read(p), action: 'dynamodb:Query' }, identitiesArn), `${k}: Query on ${p}`).toBe(mine);
     }
-    // the mark of an ended term is Conclave's functions' and the CLI's to write, never a worker's
-    for (const p of own[k]!) expect(allows(st[k]!, { ...backdate(p), attributes: ['component', 'endedTerms', 'name'] }, identitiesArn)).toBe(false);
+    // the mark of an ended term, and its stamp, are Conclave's functions' and the CLI's to write, never a worker's
+    for (const p of own[k]!) for (const a of ['endedTerms', 'endedTermStamps']) expect(allows(st[k]!, { ...backdate(p), attributes: ['component', a, 'name'] }, identitiesArn)).toBe(false);
   });
 
   it('the grant with every component still writes its identity leases, in any partition but the sessions\'', () => {

@@ -455,7 +455,7 @@ describe('Session', () => {
       const l = (await sim.leases.read(lease)).item!;
       expect(l.session).toBe(to);
       await sim.leases.releaseTerm(lease, { holderIdentity: l.holderIdentity!, fencingToken: token }, sim.clock.now());
-      await new IdentityStore(sim.client, sim.names.identities).markTermEnded(to, lease, token);
+      await new IdentityStore(sim.client, sim.names.identities).markTermEnded(to, lease, token, { now: sim.clock.now(), skewMs: 1_000 });
     }
     await sim.during(6 * L, 'watching the leaders', watch);
     expect(worst).toBeLessThanOrEqual(CLIENT_GO.renewDeadlineMs);

@@ -177,23 +177,63 @@ describe('LeaseStore', () => {
     await identities.write({ key, item: undefined, revision: 0 }, { set: { hostname: 'h', leaseDurationSeconds: 15, acquireTime: NOW, renewTime: NOW, holderIdentity: 'w_1' } });
     const before = await identities.read(key.component, key.name);
     expect(before.item?.endedTerms).toBeUndefined();
-    expect(await identities.markTermEnded('s-marks', 'job-1', 7)).toBe(true);
-    expect(await identities.markTermEnded('s-marks', 'job-2', 9)).toBe(true); // a second mark inside the map
+    expect(await identities.markTermEnded('s-marks', 'job-1', 7, judge(NOW))).toBe(true);
+    expect(await identities.markTermEnded('s-marks', 'job-2', 9, judge(NOW))).toBe(true); // a second mark inside the map
     const after = await identities.read(key.component, key.name);
     expect(after).toMatchObject({ revision: before.revision, item: { endedTerms: { 'job-1': 7, 'job-2': 9 } } });
   });
 
-  it('a full map of marks its owner has not read is never started afresh: the next mark is refused, to be retried', async () => {
-    const key = sessionKey('s-full');
+  // the lease stream's function judges at `now` with the default clock-skew margin
+  const judge = (now: number) => ({ now, skewMs: 1_000 });
+  const session = async (name: string) => {
+    const key = sessionKey(name);
     await identities.write({ key, item: undefined, revision: 0 }, { set: { hostname: 'h', leaseDurationSeconds: 15, acquireTime: NOW, renewTime: NOW, holderIdentity: 'w_1' } });
-    // a scripted `release --force` over the process's leases, inside one session renewal: all but the last two marked already
+    return { key, row: async () => (await identities.read(key.component, key.name)).item!, renew: async (at: number) => identities.renewSession(await identities.read(key.component, key.name), at) };
+  };
+
+  it('a full map of marks its owner has not read is never started afresh: the next mark is refused, to be retried', async () => {
+    const s = await session('s-full');
+    // a scripted `release --force` over the process's leases, inside one session renewal: all but
+    // the last two marked already (by a function of before stamps: a row of then)
     const earlier = Object.fromEntries(Array.from({ length: MAX_ENDED_TERMS - 1 }, (_, i) => [`job-${i}`, i + 1]));
-    await t.client.send(new UpdateItemCommand({ TableName: t.names.identities, Key: marshall(key), UpdateExpression: 'SET endedTerms = :m', ExpressionAttributeValues: marshall({ ':m': earlier }) }));
-    expect(await identities.markTermEnded('s-full', 'job-last', 1)).toBe(true);
-    await expect(identities.markTermEnded('s-full', 'job-over', 1)).rejects.toBeInstanceOf(EndedTermsFullError);
-    const marks = (await identities.read(key.component, key.name)).item?.endedTerms;
-    expect(marks).toEqual({ ...earlier, 'job-last': 1 }); // none dropped before the owner read them
-    expect(await identities.markTermEnded('s-full', 'job-0', 2)).toBe(true); // a later end of a lease in the map still fits
+    await t.client.send(new UpdateItemCommand({ TableName: t.names.identities, Key: marshall(s.key), UpdateExpression: 'SET endedTerms = :m', ExpressionAttributeValues: marshall({ ':m': earlier }) }));
+    expect(await identities.markTermEnded('s-full', 'job-last', 1, judge(NOW + 1_000))).toBe(true);
+    await expect(identities.markTermEnded('s-full', 'job-over', 1, judge(NOW + 1_000))).rejects.toBeInstanceOf(EndedTermsFullError);
+    expect((await s.row()).endedTerms).toEqual({ ...earlier, 'job-last': 1 }); // none dropped before the owner read them
+    expect(await identities.markTermEnded('s-full', 'job-0', 2, judge(NOW + 1_000))).toBe(true); // a later end of a lease in the map still fits
+    // the owner renews (it reads them all), but a renewal whose answer was lost would look the same: still kept
+    expect((await s.renew(NOW + 5_000)).kind).toBe('renewed');
+    expect((await s.renew(NOW + 16_000)).kind).toBe('renewed'); // a lease duration and the skew margin: not beyond
+    await expect(identities.markTermEnded('s-full', 'job-over', 1, judge(NOW + 16_000))).rejects.toBeInstanceOf(EndedTermsFullError);
+    // its stamps beyond: it has certainly read them (or its session ended first); the retried mark lands
+    expect((await s.renew(NOW + 16_001)).kind).toBe('renewed');
+    expect(await identities.markTermEnded('s-full', 'job-over', 1, judge(NOW + 16_001))).toBe(true);
+    expect(Object.keys((await s.row()).endedTerms!)).toHaveLength(MAX_ENDED_TERMS - 32 + 1); // at most 32 dropped per mark
+  });
+
+  it('marks the owner has certainly read are dropped at the next mark: the row stays small', async () => {
+    const s = await session('s-small');
+    for (const [i, l] of ['job-1', 'job-2', 'job-3'].entries()) expect(await identities.markTermEnded('s-small', l, 7, judge(NOW + i))).toBe(true);
+    const marks = async (r: { row: () => Promise<{ endedTerms?: object; endedTermStamps?: object }> }) => { const x = await r.row(); return [x.endedTerms, x.endedTermStamps]; };
+    expect(await marks(s)).toEqual([{ 'job-1': 7, 'job-2': 7, 'job-3': 7 }, { 'job-1': NOW, 'job-2': NOW, 'job-3': NOW }]);
+    for (const at of [NOW + 5_000, NOW + 10_000, NOW + 15_000, NOW + 20_000]) expect((await s.renew(at)).kind).toBe('renewed');
+    expect(await identities.markTermEnded('s-small', 'job-4', 8, judge(NOW + 20_000))).toBe(true);
+    expect(await marks(s)).toEqual([{ 'job-4': 8 }, { 'job-4': NOW + 20_000 }]);
+    // a row of before stamps: its marks stamped when first seen, dropped a lease duration after that
+    const o = await session('s-old');
+    await t.client.send(new UpdateItemCommand({ TableName: t.names.identities, Key: marshall(o.key), UpdateExpression: 'SET endedTerms = :m', ExpressionAttributeValues: marshall({ ':m': { old: 3 } }) }));
+    expect((await o.renew(NOW + 20_000)).kind).toBe('renewed');
+    expect(await identities.markTermEnded('s-old', 'job-1', 1, judge(NOW + 20_000))).toBe(true);
+    expect(await marks(o)).toEqual([{ old: 3, 'job-1': 1 }, { old: NOW + 20_000, 'job-1': NOW + 20_000 }]);
+  });
+
+  it('a session over by the judge\'s clock keeps none of its marks: a full map of a process gone takes the next', async () => {
+    const s = await session('s-gone');
+    const earlier = Object.fromEntries(Array.from({ length: MAX_ENDED_TERMS }, (_, i) => [`job-${i}`, 1]));
+    await t.client.send(new UpdateItemCommand({ TableName: t.names.identities, Key: marshall(s.key), UpdateExpression: 'SET endedTerms = :m, endedTermStamps = :s', ExpressionAttributeValues: marshall({ ':m': earlier, ':s': Object.fromEntries(Object.keys(earlier).map((l) => [l, NOW])) }) }));
+    await expect(identities.markTermEnded('s-gone', 'job-next', 1, judge(NOW + 16_000))).rejects.toBeInstanceOf(EndedTermsFullError);
+    expect(await identities.markTermEnded('s-gone', 'job-next', 1, judge(NOW + 16_001))).toBe(true);
+    expect((await s.row()).endedTerms?.['job-next']).toBe(1);
   });
 
   it('scans every page, keeping malformed rows apart', async () => {
