@@ -9,7 +9,7 @@
  */
 import { leaseExpiresAt, SESSION_QUIET_LEASES, vacancy } from '../election/vacancy.js';
 import type { Candidate } from '../schemas/candidate.js';
-import { processOf, processSessionComponents } from '../schemas/identity.js';
+import { MAX_ENDED_TERMS, processOf, processSessionComponents } from '../schemas/identity.js';
 import type { Lease } from '../schemas/lease.js';
 import { HOLDER_FIELDS } from '../schemas/platform.js';
 import type { LeasePatch, LeaseRead, Term } from '../stores/lease-store.js';
@@ -94,15 +94,19 @@ async function endTerm(ctx: CliContext, lease: Lease, session: SessionSeen | und
     expired: `note: ${holder}'s term ran out ${relative(leaseExpiresAt(judgedLease(lease, session, now)), now)} (${session ? `its session ${session.name} ${session.row ? 'stopped renewing' : 'is gone'}` : 'it stopped renewing'}), so nobody acts on it: ending it directly`,
     reported: `note: ${lease.vacancyReport?.by} reported lease ${name} vacant (it watched it unchanged for a whole term), so nobody acts on it: ending it directly`,
   };
-  await confirmChange(ctx, `end the term of ${holder} on lease ${name} (fencing token ${term.fencingToken})${why === 'force' ? ' without asking it' : ''}`, changesOf(lease, ending, now), [warnings[why]]);
-  const written = (await ctx.leases.releaseTerm(name, term, now)) ?? (await releasedByThis(ctx, name, term, now));
-  if (!written) throw new CliError(`the row changed while writing: the term of ${holder} (fencing token ${term.fencingToken}) had already ended; nothing was written — run the command again to see the lease now`);
   // A holder on a session renews the session, not the lease: tell it through the session row now,
   // as the lease stream's function will too (whichever lands first; a later one changes nothing).
   const marked = own ?? lease.session;
+  const judge = { now, skewMs: ctx.config.clockSkewMs };
+  // a session row full of marks its owner may not have read yet: the term is not ended unmarked
+  if (marked !== undefined && !(await ctx.identities.canMarkTermEnded(marked, name, judge)))
+    throw new CliError(`session ${marked} of ${holder} already holds ${MAX_ENDED_TERMS} ended terms its holder may not have read yet (more of its terms ended within a lease duration): nothing was written — run the command again in a few seconds`);
+  await confirmChange(ctx, `end the term of ${holder} on lease ${name} (fencing token ${term.fencingToken})${why === 'force' ? ' without asking it' : ''}`, changesOf(lease, ending, now), [warnings[why]]);
+  const written = (await ctx.leases.releaseTerm(name, term, now)) ?? (await releasedByThis(ctx, name, term, now));
+  if (!written) throw new CliError(`the row changed while writing: the term of ${holder} (fencing token ${term.fencingToken}) had already ended; nothing was written — run the command again to see the lease now`);
   if (marked !== undefined) {
     try {
-      await ctx.identities.markTermEnded(marked, name, term.fencingToken, { now, skewMs: ctx.config.clockSkewMs });
+      await ctx.identities.markTermEnded(marked, name, term.fencingToken, judge);
     } catch (e) {
       note(ctx, `could not mark the ended term on session ${marked} (${(e as Error).message}); the lease stream's function marks it on session ${lease.session}`);
     }

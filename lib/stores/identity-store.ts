@@ -42,6 +42,21 @@ function markDone(row: IdentityLease, stamp: number, judge: { readonly now: numb
   return row.renewTime > stamp + span || judge.now > row.renewTime + span;
 }
 
+/**
+ * What a mark of `lease` on `row` drops and stamps: the marks that have done their work and the
+ * marks kept but not stamped yet (at most MARK_PRUNE_AT_ONCE of each; one not stamped is judged as
+ * stamped now, so only a session over drops it), and whether the map would then hold more than
+ * MAX_ENDED_TERMS.
+ */
+function markPlan(row: IdentityLease, lease: string, judge: { readonly now: number; readonly skewMs: number }): { done: string[]; unstamped: string[]; full: boolean } {
+  const marks = row.endedTerms ?? {};
+  const stamps = row.endedTermStamps ?? {};
+  const leases = Object.keys(marks);
+  const done = leases.filter((l) => l !== lease && markDone(row, stamps[l] ?? row.renewTime, judge)).slice(0, MARK_PRUNE_AT_ONCE);
+  const unstamped = leases.filter((l) => l !== lease && stamps[l] === undefined && !done.includes(l)).slice(0, MARK_PRUNE_AT_ONCE);
+  return { done, unstamped, full: leases.length - done.length + (lease in marks ? 0 : 1) > MAX_ENDED_TERMS };
+}
+
 /** Identity leases (KEP-1965), key `component` + `name`: listing one component is a Query. */
 export class IdentityStore extends ItemStore<typeof IdentityLeaseItem> {
   constructor(client: DynamoDBClient, table: string) {
@@ -157,11 +172,8 @@ export class IdentityStore extends ItemStore<typeof IdentityLeaseItem> {
         await send('SET #stamps = :stamps', 'attribute_not_exists(#stamps) AND size(#ended) = :size', {}, { ...at, ':size': leases.length, ':stamps': Object.fromEntries(leases.map((l) => [l, row.renewTime])) });
         continue;
       }
-      const stamps = row.endedTermStamps;
-      const done = leases.filter((l) => l !== lease && stamps[l] !== undefined && markDone(row, stamps[l], judge)).slice(0, MARK_PRUNE_AT_ONCE);
-      const unstamped = leases.filter((l) => stamps[l] === undefined).slice(0, MARK_PRUNE_AT_ONCE);
-      const isNew = !(lease in marks);
-      if (leases.length - done.length + (isNew ? 1 : 0) > MAX_ENDED_TERMS) throw new EndedTermsFullError(session, lease);
+      const { done, unstamped, full } = markPlan(row, lease, judge);
+      if (full) throw new EndedTermsFullError(session, lease);
       const names: Record<string, string> = { '#lease': lease };
       const values: Record<string, unknown> = { ...at, ':r': row.renewTime, ':token': token, ':size': leases.length };
       const sets = ['#ended.#lease = :token', '#stamps.#lease = :r'];
@@ -175,7 +187,6 @@ export class IdentityStore extends ItemStore<typeof IdentityLeaseItem> {
         conditions.push(`#ended.#d${i} = :d${i}`);
       });
       unstamped.forEach((l, i) => {
-        if (l === lease) return;
         names[`#u${i}`] = l;
         sets.push(`#stamps.#u${i} = :r`);
       });
@@ -184,6 +195,16 @@ export class IdentityStore extends ItemStore<typeof IdentityLeaseItem> {
     }
     // the owner's renewals (or other marks) kept moving the row: a fault, to be retried
     throw new ConflictError(this.describe(key), undefined);
+  }
+
+  /**
+   * Whether session row `session` can take a mark of `lease` now (markTermEnded would not refuse it
+   * as full): for a writer that ends the term itself, before it does. True where the row is gone.
+   */
+  async canMarkTermEnded(session: string, lease: string, judge: { readonly now: number; readonly skewMs: number }): Promise<boolean> {
+    const key = sessionKey(session);
+    const row = (await this.read(key.component, key.name)).item;
+    return !row?.endedTerms || !markPlan(row, lease, judge).full;
   }
 
   /** A row already in hand (from a listing) as a read to write against. */

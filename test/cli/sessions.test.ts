@@ -4,12 +4,14 @@
  * the coordinator does: a fresh session keeps the lease held in every view (get, describe, its next
  * step, watch, release), a stale or missing one leaves it expired.
  */
+import { UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliContext } from '../../lib/cli/context.js';
 import { getLeases } from '../../lib/cli/get.js';
 import { manualClock } from '../../lib/clock.js';
 import type { Judged } from '../../lib/cli/judged.js';
-import { SESSION_COMPONENT, sessionKey, sessionShard } from '../../lib/schemas/identity.js';
+import { MAX_ENDED_TERMS, SESSION_COMPONENT, sessionKey, sessionShard } from '../../lib/schemas/identity.js';
 import { yieldWaitMs } from '../../lib/cli/release.js';
 import { SESSION_QUIET_LEASES } from '../../lib/sdk/step.js';
 import type { Lease } from '../../lib/schemas/lease.js';
@@ -200,6 +202,20 @@ describe('release', () => {
     expect(r.err).toMatch(/learns that its term is over at its next renewal \(of its session s-forced, on which this command marks the term ended\).*at most 15s from now/);
     const key = sessionKey('s-forced');
     expect((await identities.read(key.component, key.name)).item?.endedTerms).toEqual({ forced: expect.any(Number) });
+  });
+
+  it('--force on a holder whose session row is full of marks it may not have read yet: nothing is written, the operator is told to try again', async () => {
+    await sessionHeld('crowded', NOW - 2 * SEC);
+    const key = sessionKey('s-crowded');
+    // a scripted --force over the process's leases: 512 of its terms ended within its last renewal
+    const others = Array.from({ length: MAX_ENDED_TERMS }, (_, i) => `other-${i}`);
+    const map = (v: number) => Object.fromEntries(others.map((l) => [l, v]));
+    await h.t.client.send(new UpdateItemCommand({ TableName: h.t.names.identities, Key: marshall(key), UpdateExpression: 'SET endedTerms = :m, endedTermStamps = :s', ExpressionAttributeValues: marshall({ ':m': map(1), ':s': map(NOW - 2 * SEC) }) }));
+    const r = await h.run(['release', 'crowded', '--force', '--yes'], { clock: at() });
+    expect(r.code).not.toBe(0);
+    expect(r.err).toMatch(/session s-crowded of a1 already holds 512 ended terms its holder may not have read yet .*nothing was written — run the command again in a few seconds/);
+    expect((await h.leases.read('crowded')).item).toMatchObject({ holderIdentity: 'a1', session: 's-crowded' }); // not ended unmarked
+    expect(Object.keys((await identities.read(key.component, key.name)).item!.endedTerms!)).not.toContain('crowded');
   });
 
   it('--force on a term its session does not vouch for says the holder learns only at its own read of the lease (the mark cannot reach it)', async () => {

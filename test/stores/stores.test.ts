@@ -231,9 +231,17 @@ describe('LeaseStore', () => {
     const s = await session('s-gone');
     const earlier = Object.fromEntries(Array.from({ length: MAX_ENDED_TERMS }, (_, i) => [`job-${i}`, 1]));
     await t.client.send(new UpdateItemCommand({ TableName: t.names.identities, Key: marshall(s.key), UpdateExpression: 'SET endedTerms = :m, endedTermStamps = :s', ExpressionAttributeValues: marshall({ ':m': earlier, ':s': Object.fromEntries(Object.keys(earlier).map((l) => [l, NOW])) }) }));
+    expect(await identities.canMarkTermEnded('s-gone', 'job-next', judge(NOW + 16_000))).toBe(false);
     await expect(identities.markTermEnded('s-gone', 'job-next', 1, judge(NOW + 16_000))).rejects.toBeInstanceOf(EndedTermsFullError);
     expect(await identities.markTermEnded('s-gone', 'job-next', 1, judge(NOW + 16_001))).toBe(true);
     expect((await s.row()).endedTerms?.['job-next']).toBe(1);
+    // a mark without a stamp (a function of before stamps marked after) goes too
+    const o = await session('s-gone-old');
+    await t.client.send(new UpdateItemCommand({ TableName: t.names.identities, Key: marshall(o.key), UpdateExpression: 'SET endedTerms = :m, endedTermStamps = :s', ExpressionAttributeValues: marshall({ ':m': { a: 1, b: 1 }, ':s': { a: NOW } }) }));
+    expect(await identities.canMarkTermEnded('s-gone-old', 'c', judge(NOW + 16_001))).toBe(true);
+    expect(await identities.markTermEnded('s-gone-old', 'c', 1, judge(NOW + 16_001))).toBe(true);
+    const after = await o.row();
+    expect([after.endedTerms, after.endedTermStamps]).toEqual([{ c: 1 }, { c: NOW }]);
   });
 
   it('scans every page, keeping malformed rows apart', async () => {
