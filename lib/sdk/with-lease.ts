@@ -7,9 +7,11 @@
  */
 import type { DynamoDBClient, TransactWriteItem } from '@aws-sdk/client-dynamodb';
 import { hostname } from 'node:os';
+import type * as z from 'zod';
 import { Nap, systemClock, type Clock } from '../clock.js';
 import { effectiveLease, sessionStampAt } from '../election/vacancy.js';
 import { Name } from '../schemas/common.js';
+import { electionConfig } from '../schemas/config.js';
 import { sessionKey } from '../schemas/identity.js';
 import type { Lease } from '../schemas/lease.js';
 import { PERIODIC_WINDOWS, keyedWindowRow, type WindowRun } from '../schemas/run-once.js';
@@ -24,7 +26,8 @@ import { LeaderElector, LeaderElectorOptionsSchema, defaultRenewIntervalMs, elec
 import type { LeadingTerm } from './elector-options.js';
 import { FencingError, LeaseLostError, NO_TRANSACTIONS, fencedTransactWrite, untilTermEnds } from './fencing.js';
 export { LeaseLostError } from './fencing.js';
-import { INTERNAL_STOP, stampClockFor } from './options.js';
+import { INTERNAL_STOP, stampClockFor, type ClockSync } from './options.js';
+import type { StampClock } from './server-clock.js';
 import { boundedClient, requestBoundMs } from './bounded-client.js';
 import { errorSink } from './faults.js';
 import { checkMultiRegion } from './multi-region.js';
@@ -33,7 +36,7 @@ import { newPeriodRefusal, rememberRun, windowOf, windowRun } from './run-once-w
 export { windowOf } from './run-once-windows.js';
 
 export { RunOnceSchema, WithLeaseOptionsSchema, type LeaseFn, type LeaseRunResult, type LeaseTerm, type RunOnce, type WithLeaseOptions } from './with-lease-options.js';
-import { WithLeaseOptionsSchema, type LeaseFn, type LeaseRunResult, type LeaseTerm, type WithLeaseOptions } from './with-lease-options.js';
+import { WithLeaseOptionsSchema, type RunOnceSchema, type LeaseFn, type LeaseRunResult, type LeaseTerm, type WithLeaseOptions } from './with-lease-options.js';
 
 /**
  * Takes the lease `name`, runs `fn(signal, term)`, and gives the lease up in every outcome — return,
@@ -90,6 +93,8 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
 
   // Which mode, and whether a try gives up at once: one consistent read of the lease (and its candidates).
   const lease = (await leases.read(leaseName)).item;
+  // judged on the read's answer (DynamoDB's Date header): refused before anything is written
+  checkScheduledAt(o.runOnce, time, o.clockSync, what);
   const mode = o.mode !== 'auto' ? o.mode : await autoMode(requests, o.tables.candidates, leaseName, lease);
   if (mode === 'coordinated' && !o.candidacy)
     throw new ValidationError(what, [
@@ -186,6 +191,8 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
     cancel?.addEventListener('abort', on.cancelled, { once: true });
     const signal = judgedSignal(own.signal, elector);
     const runOnce = o.runOnce;
+    // again on the clock the elector led by (not yet known when the lease was read)
+    checkScheduledAt(runOnce, time, o.clockSync, what);
     const window = runOnce ? windowOf(runOnce, time.now()) : undefined;
     // its row: a keyed window's own, or the periodic windows' (lib/schemas/run-once.ts)
     const row = runOnce ? ('window' in runOnce ? keyedWindowRow(runOnce.window) : PERIODIC_WINDOWS) : undefined;
@@ -301,6 +308,31 @@ async function judged(lease: Lease, client: DynamoDBClient, table: string, now: 
   }
   return effectiveLease(lease, sessionStampAt(row, now, now), now);
 }
+
+/**
+ * A scheduled time (`runOnce.at`) later than now by more than the clocks may disagree (the
+ * coordinator's clockSkewMs, plus how well DynamoDB's time is known here) is refused: no run is
+ * scheduled for a time that has not come, and the window it names may not have begun — marked now,
+ * its own run would be skipped. Left to the next look while DynamoDB's time is not known.
+ */
+function checkScheduledAt(runOnce: z.output<typeof RunOnceSchema> | undefined, time: StampClock, sync: ClockSync, what: string): void {
+  if (runOnce === undefined || !('every' in runOnce) || runOnce.at === undefined) return;
+  const known = time.check(Infinity);
+  if (!known.ok) return;
+  const now = time.now();
+  const ahead = runOnce.at - now;
+  if (ahead <= SCHEDULED_AT_SKEW_MS + known.errorMs) return;
+  const clock = sync === 'server' ? "DynamoDB's time" : "this machine's time";
+  throw new ValidationError(what, [
+    {
+      field: 'runOnce.at',
+      message: `is ${(ahead / 1000).toFixed(1)} s after ${clock} now (${new Date(now).toISOString()}), so it names a window that may not have begun (${windowOf(runOnce, now)}): pass the scheduled event’s \`time\` as it is, not a time from a clock of your own (one running fast names the next window), or leave \`at\` out to count the run for the window it takes the lease in`,
+    },
+  ]);
+}
+
+/** How far a scheduled time may be after now: the coordinator's clockSkewMs, within which the SDK holds any two clocks to agree. */
+const SCHEDULED_AT_SKEW_MS = electionConfig().clockSkewMs;
 
 /** A holder's last stamp is older than its term by DynamoDB's clock, beyond every clock's margin: it crashed, or was frozen. */
 function isStale(lease: Lease, now: number): boolean {

@@ -233,6 +233,37 @@ describe('run-once windows that never run twice (issue 27)', () => {
     expect(await periodic(lease)).toEqual([]);
   });
 
+  it('a scheduled time later than now (a caller’s clock running fast) is refused before the lease is taken, naming runOnce.at: the window it names, not yet begun, is neither marked nor run, and its own run still runs', async () => {
+    const lease = 'future-at';
+    const leases = new LeaseStore(t.client, t.names.leases);
+    // 23:59 on a day: the caller's own clock, 3 min fast, makes `at` tomorrow 00:02
+    const clock = manualClock(Date.UTC(2026, 11, 1, 23, 59));
+    const onOwnClock = { clockSync: 'none' as const, clock };
+    const ran: string[] = [];
+    const daily = (who: string, at: string | number) => withLease(lease, async () => void ran.push(who), opts(who, { mode: 'NoCoordination', runOnce: { every: 'day', at }, ...onOwnClock }));
+    // before the fix: it ran for 2026-12-02 and marked it, and the next day's own run was skipped
+    const e = await daily('fast-clock', '2026-12-02T00:02:00Z').catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(ValidationError);
+    expect((e as ValidationError).fields).toEqual(['runOnce.at']);
+    expect((e as Error).message).toMatch(/runOnce\.at: is 180\.0 s after this machine's time now \(2026-12-01T23:59:00\.000Z\), so it names a window that may not have begun \(2026-12-02\): pass the scheduled event’s `time` as it is/);
+    expect(ran).toEqual([]);
+    expect(await periodic(lease)).toEqual([]);
+    expect((await leases.read(lease)).item).toBeUndefined(); // refused before anything was written
+    // within the clocks' error (the coordinator's clockSkewMs, 1 s): the window it falls in runs
+    expect(await daily('slightly-ahead', clock.now() + 900)).toMatchObject({ status: 'ran', window: '2026-12-01' });
+    clock.set(Date.UTC(2026, 11, 2, 0, 0, 5));
+    expect(await daily('on-time', '2026-12-02T00:00:00Z')).toMatchObject({ status: 'ran', window: '2026-12-02' });
+    expect(ran).toEqual(['slightly-ahead', 'on-time']);
+
+    // judged against DynamoDB's time (clockSync 'server', the default), whatever this machine's wall clock says
+    const fastWall = skewedClock(() => 10 * 60_000);
+    const ahead = await withLease('future-at-server', async () => void ran.push('server'), opts('server', { mode: 'NoCoordination', runOnce: { every: 'hour', at: fastWall.now() }, clock: fastWall })).catch((x: unknown) => x);
+    expect((ahead as ValidationError).fields).toEqual(['runOnce.at']);
+    expect((ahead as Error).message).toMatch(/runOnce\.at: is (59\d|60\d)\.\d s after DynamoDB's time now/);
+    expect(ran).toEqual(['slightly-ahead', 'on-time']);
+    expect((await leases.read('future-at-server')).item).toBeUndefined();
+  });
+
   it('run-once rows are no candidates: the listing, the coordinator’s tick and its garbage collection leave them alone, and the candidate stream’s filter drops their records', async () => {
     const lease = 'migrations'; // 41 keyed windows by now
     const candidates = new CandidateStore(t.client, t.names.candidates);
