@@ -46,8 +46,11 @@ import { WithLeaseOptionsSchema, type RunOnceSchema, type LeaseFn, type LeaseRun
  * `signal.aborted`). Waits up to `waitMs` for the lease; `busy` when it did not get it.
  *
  * - Resolves `ran` with fn's value when fn returned while the lease was held.
- * - Rejects with fn's error when fn threw, or with LeaseLostError when fn returned after the term
- *   ended (its work may be incomplete; with run-once, the window stays open).
+ * - Rejects with fn's error when fn threw, or with LeaseLostError when the term ended before fn
+ *   returned, or before its window's mark was answered (its work may be incomplete). With run-once
+ *   the window is then open for the next run, unless this run's mark, sent and abandoned as the term
+ *   ended, lands after all: the next run then skips it. Never both: the next run's claim of the
+ *   window refuses a mark still on its way, so at most one run marks it.
  * @throws ValidationError naming each bad option
  */
 export function withLease<T>(name: string, fn: LeaseFn<T>, options: WithLeaseOptions): Promise<LeaseRunResult<T>> {
