@@ -20,7 +20,7 @@ import { TableNamesSchema, type ElectionConfig, type ElectionConfigInput, type T
 import { parse, ValidationError, type FieldIssue } from '../lib/schemas/validation.js';
 import { defaultTableNames } from '../lib/tables.js';
 import { wiring, type FunctionName } from '../lib/wiring.js';
-import { deployRegion, grantWorkerIn, PRIMARIES, type GrantWorkerOptions } from './deployment.js';
+import { deployRegion, grantGetLeaderIn, grantWorkerIn, PRIMARIES, type GrantGetLeaderOptions, type GrantWorkerOptions } from './deployment.js';
 import { LeaderDiscovery, leaderDiscoveryData, type ConclaveLeaderDiscovery, type LeaderDiscoveryProps } from './discovery.js';
 import { allowLogsToUse } from './grants.js';
 import type { ConclaveAlarms, ConclaveMonitoring } from './monitoring.js';
@@ -290,6 +290,19 @@ export class Conclave extends Construct {
             ),
       });
     }
+  }
+
+  /**
+   * Grants a process that only looks the leader up (the SDK's `getLeader`: a client routing its
+   * requests to the leader) what that reads: GetItem of the leases' rows (`leaseNames`, kept to
+   * them by `dynamodb:LeadingKeys`, or `allLeases: true`), and GetItem of every process's session row on the
+   * identities table, which judges a term held on a session (a LeaderElector's `session`). No
+   * write, no candidate row, no identity lease. With `encryptionKey`, kms:Decrypt and
+   * kms:DescribeKey on that key. With `regions`: on the tables of this construct's Region.
+   * @throws ValidationError naming the option, when the scope is missing or both forms are given
+   */
+  grantGetLeader(grantee: iam.IGrantable, options: GrantGetLeaderOptions): iam.Grant {
+    return grantGetLeaderIn(grantee, options, { tables: this.tables, encryptionKey: this.encryptionKey });
   }
 
   /**

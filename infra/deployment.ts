@@ -20,12 +20,12 @@ import { ALL_LEASES_SESSION_PARTITIONS, COORDINATOR_COMPONENT, sessionComponent 
 import { ENV, wiring, type FunctionName, type FunctionWiring } from '../lib/wiring.js';
 import { FUNCTION_ACCESS, type TableRole } from './access.js';
 import { conclaveFunction } from './functions.js';
-import { checkRolePolicySizes, grantFunctionAccess, grantSessionReads, grantWorkerAccess, grantWorkerPush, SESSION_PARTITIONS } from './grants.js';
+import { checkRolePolicySizes, grantFunctionAccess, grantLeaderReads, grantSessionReads, grantWorkerAccess, grantWorkerPush, SESSION_PARTITIONS } from './grants.js';
 import { ConclaveMonitoring } from './monitoring.js';
 import { iotDataEndpoint } from './push.js';
 import { deadLetterQueue, queueEncryption } from './queues.js';
 import type { ConclaveRegions } from './regions.js';
-import { GrantWorkerSettingsSchema } from './settings.js';
+import { GrantGetLeaderSettingsSchema, GrantWorkerSettingsSchema } from './settings.js';
 import type { ConclaveTableRefs } from './tables.js';
 import { addEventRules, addQueueSource, addSchedule, addStreamSource } from './triggers.js';
 
@@ -218,6 +218,20 @@ export interface GrantWorkerOptions {
    * a Session. @default true
    */
   readonly sessions?: boolean;
+}
+
+/** Options of `grantGetLeader`: which leases the reader may look up. Required: list them, or opt in to every one explicitly. */
+export interface GrantGetLeaderOptions {
+  /** Keep the reader to these leases' rows: a `dynamodb:LeadingKeys` condition on the leases table. Required unless `allLeases` is true. */
+  readonly leaseNames?: readonly string[];
+  /** `true`: every lease's row. Only instead of `leaseNames`. */
+  readonly allLeases?: true;
+}
+
+/** `grantGetLeader` of `Conclave` and `ConclaveReplica`, on the tables of one Region. */
+export function grantGetLeaderIn(grantee: iam.IGrantable, options: GrantGetLeaderOptions, on: Pick<WorkerGrantTargets, 'tables' | 'encryptionKey'>): iam.Grant {
+  const o = parse(GrantGetLeaderSettingsSchema, options ?? {}, 'grantGetLeader options');
+  return grantLeaderReads(grantee, o.leaseNames, on);
 }
 
 /** What a worker's grant in a Region is on. */

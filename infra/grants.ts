@@ -258,6 +258,25 @@ export function checkRolePolicySizes(grantee: iam.IGrantable, leaseNames: readon
 }
 
 /**
+ * What getLeader reads: GetItem of the leases' rows (kept to `leaseNames` by `dynamodb:LeadingKeys`;
+ * undefined: every lease), and of every process's session row (grantSessionReads), which judges a
+ * term held on a session; with a key, the KMS actions a read of a key-encrypted table needs.
+ */
+export function grantLeaderReads(grantee: iam.IGrantable, leaseNames: readonly string[] | undefined, on: Pick<GrantTargets, 'tables' | 'encryptionKey'>): iam.Grant {
+  const leases = (leaseNames ? chunked(leaseNames) : [undefined]).map((part) =>
+    iam.Grant.addToPrincipal({
+      grantee,
+      actions: ['dynamodb:GetItem'],
+      resourceArns: [on.tables.leases.tableArn],
+      ...(part ? { conditions: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [...part] }, Null: { 'dynamodb:LeadingKeys': 'false' } } } : {}),
+    }),
+  );
+  const grants = [...leases, grantSessionReads(grantee, on)];
+  if (on.encryptionKey) grants.push(on.encryptionKey.grant(grantee, ...KEY_READ));
+  return grants.reduce((a, b) => a.combine(b));
+}
+
+/**
  * Reads of every process's session row (GetItem on the identities partitions SESSION_PARTITIONS):
  * a follower judges a lease held on a session by its holder's session, whoever's grant wrote it.
  * No write: a worker writes only its own grant's session partition (grantWorkerAccess).

@@ -17,7 +17,7 @@
  * @packageDocumentation
  */
 export { Conclave, type ConclaveProps } from './conclave.js';
-export type { GrantWorkerOptions } from './deployment.js';
+export type { GrantGetLeaderOptions, GrantWorkerOptions } from './deployment.js';
 export { ConclaveMonitoring, type ConclaveMonitoringProps, type ConclaveAlarms } from './monitoring.js';
 export { ConclaveStack, type ConclaveStackProps } from './stack.js';
 export type { ConclaveRegions } from './regions.js';

@@ -22,7 +22,7 @@ import { TABLES } from '../lib/tables.js';
 import type { FunctionName } from '../lib/wiring.js';
 import type { TableRole } from './access.js';
 import type { Conclave } from './conclave.js';
-import { deployRegion, grantWorkerIn, PRIMARIES, type GrantWorkerOptions, type PrimaryRecord } from './deployment.js';
+import { deployRegion, grantGetLeaderIn, grantWorkerIn, PRIMARIES, type GrantGetLeaderOptions, type GrantWorkerOptions, type PrimaryRecord } from './deployment.js';
 import { pascal } from './functions.js';
 import { deployTimeLookup } from './lookup.js';
 import type { ConclaveAlarms, ConclaveMonitoring } from './monitoring.js';
@@ -125,6 +125,17 @@ export class ConclaveReplica extends Construct {
     this.monitoring = region.monitoring;
     this.alarms = this.monitoring.alarms;
     this.dashboard = this.monitoring.dashboard;
+  }
+
+  /**
+   * `Conclave.grantGetLeader` for a reader in this Region (the SDK's `getLeader`), on this
+   * Region's replicas: GetItem of the leases' rows (`leaseNames`, kept to them by
+   * `dynamodb:LeadingKeys`, or `allLeases: true`), and GetItem of every process's session row on
+   * the identities table, which judges a term held on a session. No write.
+   * @throws ValidationError naming the option, when the scope is missing or both forms are given
+   */
+  grantGetLeader(grantee: iam.IGrantable, options: GrantGetLeaderOptions): iam.Grant {
+    return grantGetLeaderIn(grantee, options, { tables: this.tables, encryptionKey: undefined });
   }
 
   /**

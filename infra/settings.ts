@@ -137,6 +137,19 @@ export const ConclaveSettingsSchema = z
 
 const AllOptIn = (what: string, scoped: string) => z.literal(true, `must be true (a worker may use every ${what}), or leave it out and list ${scoped}`).optional();
 
+/** GrantGetLeaderOptions: the leases read, listed or every one (explicitly). */
+export const GrantGetLeaderSettingsSchema = z
+  .object({
+    leaseNames: ScopeList('lease name', 'allLeases').optional(),
+    allLeases: z.literal(true, 'must be true (the reader may read every lease), or leave it out and list leaseNames').optional(),
+  })
+  .strict()
+  .superRefine((o, ctx) => {
+    if (o.leaseNames !== undefined && o.allLeases !== undefined) ctx.addIssue({ code: 'custom', path: ['allLeases'], message: 'give leaseNames or allLeases, not both' });
+    if (o.leaseNames === undefined && o.allLeases === undefined)
+      ctx.addIssue({ code: 'custom', path: ['leaseNames'], message: "is required: the leases this reader looks up, e.g. { leaseNames: ['nightly-report'] }; or `allLeases: true` to let it read every lease" });
+  });
+
 /**
  * GrantWorkerOptions. Each table's scope is required and explicit: a grant without one used to
  * cover every lease (a worker could then rewrite leases and candidacies that are not its own).
