@@ -103,11 +103,13 @@ export class DynamoDBRefusedError extends Error {
     readonly subject: string,
     /** DynamoDB's error. */
     override readonly cause: Error,
+    /** What was refused and what to check, when it is not a worker's retried request. @default the worker's role (grantWorker) and credentials; retried */
+    advice?: string,
   ) {
     super(
       kind === 'throttled'
-        ? `${subject}: DynamoDB throttled the request (${cause.name}): the table's capacity is exhausted (on-demand tables: a hot partition, or the account's limit); retrying with backoff`
-        : `${subject}: DynamoDB refused the request (${cause.name}: ${cause.message}): check the worker's role (grantWorker) and credentials; retrying with backoff`,
+        ? `${subject}: DynamoDB throttled the request (${cause.name}): ${advice ?? "the table's capacity is exhausted (on-demand tables: a hot partition, or the account's limit); retrying with backoff"}`
+        : `${subject}: DynamoDB refused the request (${cause.name}: ${cause.message}): ${advice ?? "check the worker's role (grantWorker) and credentials; retrying with backoff"}`,
     );
   }
 }

@@ -13,6 +13,7 @@ import { ValidationError, parse } from '../schemas/validation.js';
 import { IdentityStore } from '../stores/identity-store.js';
 import { LeaseStore } from '../stores/lease-store.js';
 import { boundedClient, requestBoundMs } from './bounded-client.js';
+import { DynamoDBRefusedError, faultKind } from './faults.js';
 import { ClientSchema, ClockSchema, ClockSyncSchema, TablesSchema, optionErrors, stampClockFor } from './options.js';
 
 /** The options of getLeader; a bad one is a ValidationError naming the field. */
@@ -44,7 +45,9 @@ export type GetLeaderOptions = z.input<typeof GetLeaderOptionsSchema>;
  * session: its renewals keep the term); null when nobody holds a live term — no holder, a term
  * that ran out (judged as the coordinator does, allowing `clockSkewMs`), or a vacancy reported.
  * Where to send a request now, not a lock: only the leader's fencing token guards its writes.
+ * The caller's role needs both reads: `grantGetLeader` of `@conclave/cdk`.
  * @throws ValidationError naming a bad lease name or option
+ * @throws DynamoDBRefusedError (`denied`) naming the table, when the role may not read a row it needs
  */
 export async function getLeader(leaseName: string, options: GetLeaderOptions): Promise<LeaderInfo | null> {
   const name = parse(LeaseName, leaseName, 'getLeader lease name');
@@ -52,8 +55,12 @@ export async function getLeader(leaseName: string, options: GetLeaderOptions): P
   const time = stampClockFor(o.clockSync, o.client, o.clock ?? systemClock);
   // its requests give up as the SDK's own do: one that never answers must not hang the caller (bounded-client.ts)
   const requests = boundedClient(o.client, o.clock ?? systemClock, requestBoundMs(0));
+  const refused = (e: unknown, what: string): unknown =>
+    faultKind(e) === 'denied' ? new DynamoDBRefusedError('denied', `getLeader of lease "${name}"`, e as Error, `${what} this role may not read (GetItem); grant it Conclave's grantGetLeader (the lease rows and every session row), and check its credentials`) : e;
   const sentAt = time.monotonic();
-  const lease = (await new LeaseStore(requests, o.tables.leases).read(name)).item;
+  const lease = (await new LeaseStore(requests, o.tables.leases).read(name).catch((e: unknown) => {
+    throw refused(e, `the lease's row on the leases table "${o.tables.leases}"`);
+  })).item;
   // judged as of the read's send time, on the estimate its answer improved (DynamoDB's Date header)
   const at = time.now() - (time.monotonic() - sentAt);
   let session: SessionStamp | undefined;
@@ -63,7 +70,8 @@ export async function getLeader(leaseName: string, options: GetLeaderOptions): P
       const row = (await new IdentityStore(requests, o.tables.identities).read(key.component, key.name)).item;
       session = sessionStampAt(row, at, at);
     } catch (e) {
-      if (!(e instanceof ValidationError)) throw e; // a row the schema refuses counts as gone, as the coordinator counts it
+      // a row the schema refuses counts as gone, as the coordinator counts it
+      if (!(e instanceof ValidationError)) throw refused(e, `the term is held on session "${lease.session}", whose row on the identities table "${o.tables.identities}"`);
     }
   }
   return leaderOf(effectiveLease(lease, session, at), at, o.clockSkewMs).leader;

@@ -8,6 +8,7 @@ import { LeaderInfoSchema } from '../../lib/election/leader.js';
 import { localClient } from '../../lib/local/dynamodb-local.js';
 import { SESSION_COMPONENT } from '../../lib/schemas/identity.js';
 import type { Lease } from '../../lib/schemas/lease.js';
+import { DynamoDBRefusedError } from '../../lib/sdk/faults.js';
 import { getLeader } from '../../lib/sdk/get-leader.js';
 import { IdentityStore } from '../../lib/stores/identity-store.js';
 import { LeaseStore } from '../../lib/stores/lease-store.js';
@@ -84,6 +85,38 @@ describe('getLeader', () => {
     await seed('on-stale-session', { holderInstance: 'a1_1@p1', session: 's-stale', renewTime: NOW - MIN });
     await session('s-stale', NOW - 30 * SEC);
     expect(await getLeader('on-stale-session', at(NOW))).toBeNull();
+  });
+
+  it('a role not allowed the session row’s read: an error naming the identities table, the session and the grant (not a bare AccessDenied)', async () => {
+    await seed('on-denied-session', { holderInstance: 'a1_1@p1', session: 's-denied', renewTime: NOW - MIN });
+    const client = localClient(inject('ddbEndpoint'));
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName === 'GetItemCommand' && (args.input as { TableName?: string }).TableName === t.names.identities) throw Object.assign(new Error('User: arn:aws:sts::1:assumed-role/client is not authorized to perform: dynamodb:GetItem'), { name: 'AccessDeniedException' });
+        return next(args);
+      },
+      { step: 'initialize', name: 'deny' },
+    );
+    const e = await getLeader('on-denied-session', { ...at(NOW), client }).catch((x: unknown) => x);
+    // a lease not on a session needs the lease row alone
+    expect(await getLeader('plain', { ...at(NOW), client })).toMatchObject({ holder: 'a1' });
+    client.destroy();
+    expect(e).toBeInstanceOf(DynamoDBRefusedError);
+    expect(e).toMatchObject({ kind: 'denied', cause: { name: 'AccessDeniedException' } });
+    expect((e as Error).message).toBe(
+      `getLeader of lease "on-denied-session": DynamoDB refused the request (AccessDeniedException: User: arn:aws:sts::1:assumed-role/client is not authorized to perform: dynamodb:GetItem): ` +
+        `the term is held on session "s-denied", whose row on the identities table "${t.names.identities}" this role may not read (GetItem); ` +
+        `grant it Conclave's grantGetLeader (the lease rows and every session row), and check its credentials`,
+    );
+
+    // the lease row's read refused: named the same way
+    const none = localClient(inject('ddbEndpoint'));
+    none.middlewareStack.add(() => async () => {
+      throw Object.assign(new Error('not authorized'), { name: 'AccessDeniedException' });
+    }, { step: 'initialize', name: 'deny' });
+    const lease = await getLeader('plain', { ...at(NOW), client: none }).catch((x: unknown) => x);
+    none.destroy();
+    expect((lease as Error).message).toMatch(new RegExp(`^getLeader of lease "plain": DynamoDB refused the request \\(AccessDeniedException: not authorized\\): the lease's row on the leases table "${t.names.leases}" this role may not read \\(GetItem\\); grant it Conclave's grantGetLeader`));
   });
 
   it('what an elector with advertise leads: its address and its term’s token', async () => {
