@@ -6,8 +6,15 @@
  * evaluator of the few condition operators the construct writes. An operator it does not know is
  * an error, not a pass.
  */
-import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import type { Statement } from './support.js';
+import type { AttributeValue, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { Stack } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import type { TableRole } from '../../infra/access.js';
+import { Conclave } from '../../infra/conclave.js';
+import { localClient } from '../../lib/local/dynamodb-local.js';
+import type { TableNames } from '../../lib/schemas/config.js';
+import { TABLES } from '../../lib/tables.js';
+import { getAtt, logicalId, statementsOf, synth, type Statement, type Synthesized } from './support.js';
 
 /** What IAM sees of one DynamoDB request (one item of a transaction is one request). */
 export interface DynamoRequest {
@@ -62,6 +69,58 @@ export function requestOf(command: string, input: CommandInput, partitionKeyOf: 
     attributes: [...names].sort(),
     ...(writes ? { returnValues: input.ReturnValues ?? 'NONE' } : {}),
   };
+}
+
+/** A role granted on a Conclave over existing tables, synthesized: its statements, and what they let through. */
+export interface GrantedRole {
+  readonly s: Synthesized<Stack>;
+  readonly statements: Statement[];
+  /** Whether the role's statements let `r` through. */
+  allowed(r: DynamoRequest): boolean;
+  /** Which of Conclave's tables `table` is. */
+  roleOf(table: string): TableRole;
+}
+
+/** Synthesizes stack `stack` with a Conclave over `tables` and a role (assumed by `principal`) given `grant`. */
+export function grantedRole(stack: string, principal: string, tables: TableNames, grant: (c: Conclave, role: iam.Role) => void): GrantedRole {
+  let arnOf: (r: TableRole) => unknown = () => undefined;
+  let roleId = '';
+  const s = synth((app) => {
+    const st = new Stack(app, stack);
+    const c = new Conclave(st, 'Conclave', { tableNames: tables });
+    const role = new iam.Role(st, 'Role', { assumedBy: new iam.ServicePrincipal(principal) });
+    grant(c, role);
+    arnOf = (r) => getAtt(logicalId(st, c.tables[r]));
+    roleId = logicalId(st, role);
+    return st;
+  });
+  const statements = statementsOf(s.template, roleId);
+  const roleOf = (table: string) => (Object.entries(tables) as [TableRole, string][]).find(([, n]) => n === table)![0];
+  return { s, statements, roleOf, allowed: (r) => allows(statements, r, arnOf(roleOf(r.table))) };
+}
+
+const TRANSACT_ACTION: Record<string, string> = { ConditionCheck: 'ConditionCheckItem', Put: 'PutItem', Update: 'UpdateItem', Delete: 'DeleteItem' };
+
+/**
+ * A client like localClient's that records each request to Conclave's `tables` as IAM sees it (one
+ * per transaction item): a fenced write's own item, on the application's table, is left out.
+ */
+export function recordingClient(endpoint: string, tables: TableNames): { client: DynamoDBClient; requests: DynamoRequest[] } {
+  const client = localClient(endpoint);
+  const requests: DynamoRequest[] = [];
+  const roleOf = (table: string) => (Object.keys(tables) as (keyof TableNames)[]).find((r) => tables[r] === table);
+  const pk = (table: string) => TABLES[roleOf(table)!].partitionKey;
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      const input = args.input as Record<string, unknown> & { TableName?: string; TransactItems?: Record<string, Record<string, unknown>>[] };
+      const command = String(context.commandName).replace(/Command$/, '');
+      const items = input.TransactItems ? input.TransactItems.flatMap((item) => Object.entries(item).map(([kind, body]) => [TRANSACT_ACTION[kind]!, body] as const)) : [[command, input] as const];
+      for (const [action, body] of items) if (roleOf(body['TableName'] as string)) requests.push(requestOf(action, body, pk));
+      return next(args);
+    },
+    { step: 'initialize', name: 'recordRequests' },
+  );
+  return { client, requests };
 }
 
 const contextValues = (r: DynamoRequest, key: string): string[] | undefined => {

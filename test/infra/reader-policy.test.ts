@@ -4,14 +4,12 @@
  * session's row on the identities table too — is let through; writes, another lease's row and
  * identity rows that are no session are not.
  */
-import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { Stack } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { Conclave } from '../../infra/conclave.js';
 import { manualClock } from '../../lib/clock.js';
-import { localClient } from '../../lib/local/dynamodb-local.js';
 import { SESSION_COMPONENT } from '../../lib/schemas/identity.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
 import { getLeader } from '../../lib/sdk/get-leader.js';
@@ -20,56 +18,27 @@ import { LeaseStore } from '../../lib/stores/lease-store.js';
 import { TABLES } from '../../lib/tables.js';
 import { MIN, NOW, SEC } from '../fixtures.js';
 import { testTables, type TestTables } from '../support.js';
-import { allows, requestOf, type DynamoRequest } from './iam.js';
-import { buildAssets, getAtt, logicalId, statementsOf, synth, unacknowledged, type Statement, type Synthesized } from './support.js';
+import { grantedRole, recordingClient, type DynamoRequest, type GrantedRole } from './iam.js';
+import { buildAssets, logicalId, statementsOf, synth, unacknowledged } from './support.js';
 
 type Role = keyof typeof TABLES;
 const LEASE = 'routed-service';
 
 let t: TestTables;
-let s: Synthesized<Stack>;
-let statements: Statement[];
-let arnOf: (r: Role) => unknown;
-let roleOf: (table: string) => Role;
-let roleId = '';
+let g: GrantedRole;
 
 beforeAll(async () => {
   await buildAssets();
   t = await testTables('reader-policy');
-  s = synth((app) => {
-    const stack = new Stack(app, 'Readers');
-    const c = new Conclave(stack, 'Conclave', { tableNames: t.names });
-    const role = new iam.Role(stack, 'Client', { assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com') });
-    c.grantGetLeader(role, { leaseNames: [LEASE] });
-    arnOf = (r) => getAtt(logicalId(stack, c.tables[r]));
-    roleId = logicalId(stack, role);
-    return stack;
-  });
-  statements = statementsOf(s.template, roleId);
-  roleOf = (table) => (Object.entries(t.names) as [Role, string][]).find(([, n]) => n === table)![0];
+  g = grantedRole('Readers', 'lambda.amazonaws.com', t.names, (c, role) => c.grantGetLeader(role, { leaseNames: [LEASE] }));
 });
 afterAll(async () => {
-  s?.cleanup();
+  g?.s.cleanup();
   await t?.drop();
 });
 
-/** A client that records each request as IAM sees it. */
-function recording(): { client: DynamoDBClient; requests: DynamoRequest[] } {
-  const client = localClient(inject('ddbEndpoint'));
-  const requests: DynamoRequest[] = [];
-  const pk = (table: string) => TABLES[roleOf(table)].partitionKey;
-  client.middlewareStack.add(
-    (next, context) => async (args) => {
-      requests.push(requestOf(String(context.commandName).replace(/Command$/, ''), args.input as Record<string, never>, pk));
-      return next(args);
-    },
-    { step: 'initialize', name: 'recordRequests' },
-  );
-  return { client, requests };
-}
-
-const allowed = (r: DynamoRequest) => allows(statements, r, arnOf(roleOf(r.table)));
-const show = (r: DynamoRequest) => `${r.action} ${roleOf(r.table)} ${r.leadingKeys.join(' ')}`;
+const allowed = (r: DynamoRequest) => g.allowed(r);
+const show = (r: DynamoRequest) => `${r.action} ${g.roleOf(r.table)} ${r.leadingKeys.join(' ')}`;
 const get = (role: Role, key: string): DynamoRequest => {
   const table: { partitionKey: string; sortKey?: string } = TABLES[role];
   return { action: 'dynamodb:GetItem', table: t.names[role], leadingKeys: [key], attributes: [table.partitionKey, ...(table.sortKey ? [table.sortKey] : [])].sort() };
@@ -81,7 +50,7 @@ describe('the reader policy (grantGetLeader) and getLeader', () => {
       set: { holderIdentity: 'a1', holderInstance: 'a1_1@p1', session: 's-live', acquireTime: NOW - 10 * MIN, renewTime: NOW - MIN, leaseDurationSeconds: 15, leaseTransitions: 1, fencingToken: 42 },
     });
     await new IdentityStore(t.client, t.names.identities).write({ key: { component: SESSION_COMPONENT, name: 's-live' }, item: undefined, revision: 0 }, { set: { holderIdentity: 's-live_1', process: 'p1', hostname: 'web-1', leaseDurationSeconds: 15, acquireTime: NOW - 10 * MIN, renewTime: NOW - 2 * SEC } });
-    const { client, requests } = recording();
+    const { client, requests } = recordingClient(inject('ddbEndpoint'), t.names);
     expect(await getLeader(LEASE, { client, tables: t.names, clockSync: 'none', clock: manualClock(NOW) })).toMatchObject({ holder: 'a1', fencingToken: 42 });
     client.destroy();
     expect(requests.map(show)).toEqual([`dynamodb:GetItem leases ${LEASE}`, `dynamodb:GetItem identities ${SESSION_COMPONENT}`]);
@@ -102,10 +71,11 @@ describe('the reader policy (grantGetLeader) and getLeader', () => {
   });
 
   it('synthesizes with no cdk-nag finding', () => {
-    expect(unacknowledged(s.report)).toEqual([]);
+    expect(unacknowledged(g.s.report)).toEqual([]);
   });
 
   it('on tables encrypted with a key: that key’s decrypt, no encrypt; on every lease with allLeases: no LeadingKeys condition', () => {
+    let roleId = '';
     const k = synth((app) => {
       const stack = new Stack(app, 'KeyedReaders', { env: { region: 'eu-west-1', account: '123456789012' } });
       const key = new kms.Key(stack, 'Key', { enableKeyRotation: true });

@@ -8,11 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { CreateTableCommand, DeleteTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
-import { Stack } from 'aws-cdk-lib';
-import * as iam from 'aws-cdk-lib/aws-iam';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { Conclave } from '../../infra/conclave.js';
-import { localClient } from '../../lib/local/dynamodb-local.js';
 import { OLDEST_EMULATION_VERSION } from '../../lib/schemas/strategy.js';
 import { IdentityLeaseHeartbeat, LeaderElector, listIdentities, withLease } from '../../lib/sdk/index.js';
 import { Session } from '../../lib/sdk/session.js';
@@ -21,62 +17,31 @@ import { LeaseStore } from '../../lib/stores/lease-store.js';
 import { TABLES } from '../../lib/tables.js';
 import { waitFor } from '../sdk/harness.js';
 import { testTables, type TestTables } from '../support.js';
-import { allows, bareNames, requestOf, type DynamoRequest } from './iam.js';
-import { buildAssets, getAtt, logicalId, statementsOf, synth, unacknowledged, type Statement, type Synthesized } from './support.js';
+import { allows, bareNames, grantedRole, recordingClient, type DynamoRequest, type GrantedRole } from './iam.js';
+import { buildAssets, unacknowledged } from './support.js';
 
 type Role = keyof typeof TABLES;
 const LEASE = 'worker-lease';
 const COMPONENT = 'scheduler';
-const TRANSACT_ACTION: Record<string, string> = { ConditionCheck: 'ConditionCheckItem', Put: 'PutItem', Update: 'UpdateItem', Delete: 'DeleteItem' };
 
 let t: TestTables;
-let s: Synthesized<Stack>;
-let statements: Statement[];
-let arnOf: (r: Role) => unknown;
-let roleOf: (table: string) => Role;
-let roleId = '';
+let g: GrantedRole;
 const appTable = `t-policy-app-${randomUUID().slice(0, 8)}`;
 
 beforeAll(async () => {
   await buildAssets();
   t = await testTables('worker-policy');
   await t.client.send(new CreateTableCommand({ TableName: appTable, BillingMode: 'PAY_PER_REQUEST', AttributeDefinitions: [{ AttributeName: 'id', AttributeType: 'S' }], KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }] }));
-  s = synth((app) => {
-    const stack = new Stack(app, 'Workers');
-    const c = new Conclave(stack, 'Conclave', { tableNames: t.names });
-    const role = new iam.Role(stack, 'Task', { assumedBy: new iam.ServicePrincipal('ecs-tasks.amazonaws.com') });
-    c.grantWorker(role, { leaseNames: [LEASE], components: [COMPONENT] });
-    arnOf = (r) => getAtt(logicalId(stack, c.tables[r]));
-    roleId = logicalId(stack, role);
-    return stack;
-  });
-  statements = statementsOf(s.template, roleId);
-  roleOf = (table) => (Object.entries(t.names) as [Role, string][]).find(([, n]) => n === table)![0];
+  g = grantedRole('Workers', 'ecs-tasks.amazonaws.com', t.names, (c, role) => c.grantWorker(role, { leaseNames: [LEASE], components: [COMPONENT] }));
 });
 afterAll(async () => {
-  s?.cleanup();
+  g?.s.cleanup();
   await t?.client.send(new DeleteTableCommand({ TableName: appTable }));
   await t?.drop();
 });
 
-/** A client like localClient's that records each request as IAM sees it (one per transaction item). */
-function recording(): { client: DynamoDBClient; requests: DynamoRequest[] } {
-  const client = localClient(inject('ddbEndpoint'));
-  const requests: DynamoRequest[] = [];
-  const pk = (table: string) => TABLES[roleOf(table)].partitionKey;
-  client.middlewareStack.add(
-    (next, context) => async (args) => {
-      const input = args.input as Record<string, unknown> & { TableName?: string; TransactItems?: Record<string, Record<string, unknown>>[] };
-      const command = String(context.commandName).replace(/Command$/, '');
-      const items = input.TransactItems ? input.TransactItems.flatMap((item) => Object.entries(item).map(([kind, body]) => [TRANSACT_ACTION[kind]!, body] as const)) : [[command, input] as const];
-      // the fenced write's own item is on the application's table: only Conclave's tables are judged here
-      for (const [action, body] of items) if (Object.values(t.names).includes(body['TableName'] as string)) requests.push(requestOf(action, body, pk));
-      return next(args);
-    },
-    { step: 'initialize', name: 'recordRequests' },
-  );
-  return { client, requests };
-}
+/** A client of DynamoDB Local that records each request as IAM sees it (one per transaction item). */
+const recording = () => recordingClient(inject('ddbEndpoint'), t.names);
 
 /** Until `holder` has renewed the term it took at least once (read with the unrecorded client). */
 function renewedOnce(tables: TestTables, lease: string, holder: string) {
@@ -87,8 +52,8 @@ function renewedOnce(tables: TestTables, lease: string, holder: string) {
   });
 }
 
-const allowed = (r: DynamoRequest) => allows(statements, r, arnOf(roleOf(r.table)));
-const show = (r: DynamoRequest) => `${r.action} ${roleOf(r.table)} [${r.attributes.join(' ')}] ReturnValues=${r.returnValues ?? '-'}`;
+const allowed = (r: DynamoRequest) => g.allowed(r);
+const show = (r: DynamoRequest) => `${r.action} ${g.roleOf(r.table)} [${r.attributes.join(' ')}] ReturnValues=${r.returnValues ?? '-'}`;
 
 describe('the worker policy and the worker SDK', () => {
   const sent: DynamoRequest[] = [];
@@ -218,7 +183,7 @@ describe('the worker policy and the worker SDK', () => {
   });
 
   it('synthesizes with no cdk-nag finding', () => {
-    expect(unacknowledged(s.report)).toEqual([]);
+    expect(unacknowledged(g.s.report)).toEqual([]);
   });
 
   it('lets through every request the SDK sent', () => {
@@ -231,7 +196,7 @@ describe('the worker policy and the worker SDK', () => {
   });
 
   it('grants each write statement exactly the attributes the SDK names under it, no more', () => {
-    const writes = statements.filter((st) => st.Action.includes('dynamodb:UpdateItem'));
+    const writes = g.statements.filter((st) => st.Action.includes('dynamodb:UpdateItem'));
     expect(writes.length).toBeGreaterThanOrEqual(3);
     for (const st of writes) {
       const listed = [...((st.Condition?.['ForAllValues:StringEquals']?.['dynamodb:Attributes'] as string[] | undefined) ?? ['(no attribute condition)'])].sort();
