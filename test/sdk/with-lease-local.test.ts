@@ -17,6 +17,7 @@ import { OLDEST_EMULATION_VERSION } from '../../lib/schemas/strategy.js';
 import { PERIODIC_WINDOWS, keyedWindowRow } from '../../lib/schemas/run-once.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
 import { FencingError } from '../../lib/sdk/fencing.js';
+import { serverClockOf } from '../../lib/sdk/server-clock.js';
 import { LeaseLostError, tryWithLease, withLease, type RunOnce, type WithLeaseOptions } from '../../lib/sdk/with-lease.js';
 import { CandidateStore } from '../../lib/stores/candidate-store.js';
 import { IdentityStore } from '../../lib/stores/identity-store.js';
@@ -262,6 +263,30 @@ describe('run-once windows that never run twice (issue 27)', () => {
     expect((ahead as Error).message).toMatch(/runOnce\.at: is (59\d|60\d)\.\d s after DynamoDB's time now/);
     expect(ran).toEqual(['slightly-ahead', 'on-time']);
     expect((await leases.read('future-at-server')).item).toBeUndefined();
+  });
+
+  it('a scheduled time later than now, DynamoDB’s time not yet known when the lease was read: refused once the run leads (on the time it led by), before anything is marked or run', async () => {
+    const lease = 'future-at-unknown';
+    const client = localClient(inject('ddbEndpoint'));
+    const fastWall = skewedClock(() => 10 * 60_000);
+    // the lease read's answer carries no Date header: DynamoDB's time is unknown, and this machine's wall clock 10 min fast
+    serverClockOf(client, fastWall);
+    let answers = 0;
+    const noFirstDate = (next: (args: unknown) => Promise<{ response: unknown }>) => async (args: unknown) => {
+      const out = await next(args);
+      if (answers++ === 0) delete (out.response as { headers: Record<string, string> }).headers['date'];
+      return out;
+    };
+    // inside the server clock's own middleware: it sees the answer without its Date
+    client.middlewareStack.addRelativeTo(noFirstDate as Parameters<typeof client.middlewareStack.addRelativeTo>[0], { relation: 'after', toMiddleware: 'conclaveServerTime', name: 'noFirstDate' });
+    let ran = false;
+    const e = await withLease(lease, async () => (ran = true), { ...opts('unknown', { mode: 'NoCoordination', runOnce: { every: 'hour', at: fastWall.now() } }), client, clock: fastWall }).catch((x: unknown) => x);
+    client.destroy();
+    expect((e as ValidationError).fields).toEqual(['runOnce.at']);
+    expect((e as Error).message).toMatch(/runOnce\.at: is (59\d|60\d)\.\d s after DynamoDB's time now/);
+    expect(ran).toBe(false);
+    expect(await periodic(lease)).toEqual([]);
+    expect((await new LeaseStore(t.client, t.names.leases).read(lease)).item!.holderIdentity).toBeUndefined(); // taken to learn the time, and given up
   });
 
   it('run-once rows are no candidates: the listing, the coordinator’s tick and its garbage collection leave them alone, and the candidate stream’s filter drops their records', async () => {
