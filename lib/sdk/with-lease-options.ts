@@ -60,9 +60,9 @@ export const RunOnceSchema = z.union([
      * epoch ms). The window is the one this time falls in, so a late retry (after midnight, say)
      * counts for the window it was scheduled in, and the next window's own run still runs. A time
      * before 2000 is refused (epoch seconds given as milliseconds are in January 1970), and so is a
-     * time more than the clocks' error (1 s, the coordinator's clockSkewMs) after DynamoDB's time
-     * (clockSync 'none': this machine's) when the run starts, before the lease is taken: its window
-     * may not have begun, and marking it would skip its own run.
+     * time after DynamoDB's time (clockSync 'none': this machine's) by more than the clocks' error
+     * (the coordinator's clockSkewMs, 1 s, plus how well DynamoDB's time is known), before the
+     * lease is taken: its window may not have begun, and marking it would skip its own run.
      * @default the time the run takes the lease (DynamoDB's clock by default): a late retry then counts for a later window
      */
     at: ScheduledAt.optional(),
