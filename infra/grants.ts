@@ -171,7 +171,9 @@ export function grantWorkerAccess(
     });
   });
   // multi-Region workers check once per start-up that the tables they rely on are MRSC, not MREC
-  // (lib/sdk/multi-region.ts); without this the check is skipped and onError told every start-up
+  // (lib/sdk/multi-region.ts); without this the check is skipped and onError told every start-up.
+  // No DescribeGlobalTable: the SDK sends it only for a table DescribeTable lists no replicas of,
+  // and these tables are MRSC, their replicas listed
   if (on.multiRegion && roles.length) grants.push(iam.Grant.addToPrincipal({ grantee, actions: ['dynamodb:DescribeTable'], resourceArns: roles.map((role) => on.tables[role].tableArn) }));
   if (on.encryptionKey) {
     grants.push(on.encryptionKey.grant(grantee, ...KEY_READ, ...KEY_WRITE));

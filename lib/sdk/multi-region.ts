@@ -8,12 +8,15 @@
  * strongly consistent reads and no transactions, and is safe (and what tests on DynamoDB Local do).
  * Every table whose conditions a run relies on is checked: the leases table; the candidates table
  * where run-once windows are claimed and marked, or candidates stand; the identities table where
- * a term lives by its session's renewals.
+ * a term lives by its session's renewals. A global table of version 2017.11.29 (always MREC) is found
+ * by DescribeGlobalTable, as the Developer Guide finds one ("Determining the version of a global
+ * table"): DescribeTable is only documented to show version 2019.11.21's, so a table it shows with no
+ * replicas and no version is also looked up there.
  */
-import { DescribeTableCommand, type DynamoDBClient, type TableDescription } from '@aws-sdk/client-dynamodb';
+import { DescribeGlobalTableCommand, DescribeTableCommand, type DynamoDBClient, type GlobalTableDescription, type TableDescription } from '@aws-sdk/client-dynamodb';
 import { ValidationError } from '../schemas/validation.js';
 
-/** The global tables version whose tables are always MREC (and whose replicas DescribeTable may not list). */
+/** The global tables version whose tables are always MREC (found by DescribeGlobalTable; DescribeTable may not list their replicas or version). */
 const LEGACY_GLOBAL_TABLES = '2017.11.29';
 
 /** A table the start-up check describes: its role (what it holds) and name. */
@@ -29,16 +32,20 @@ const UNSAFE: Record<CheckedTable['role'], string> = {
   identities: "each judge a session by its own replica's renewals (a term ended early in one Region while its holder leads on in another)",
 };
 
+/** Whether DescribeTable shows `table` as a single-Region table, which a 2017.11.29 global table's replica can look like. */
+const mayBeLegacy = (table: TableDescription): boolean => !table.Replicas?.length && table.GlobalTableVersion === undefined;
+
 /**
- * Why `multiRegion` cannot be given for the table (of `role`) DescribeTable described as `table`;
- * undefined when it can: a table with no replicas, or an MRSC one. @internal
+ * Why `multiRegion` cannot be given for the table (of `role`) DescribeTable described as `table`
+ * (and DescribeGlobalTable as `legacyTable`, when it found one); undefined when it can: a table with
+ * no replicas, or an MRSC one. @internal
  */
-export function multiRegionRefusal(table: TableDescription, role: CheckedTable['role'] = 'leases'): string | undefined {
-  const regions = (table.Replicas ?? []).map((r) => r.RegionName ?? '?');
-  const legacy = table.GlobalTableVersion === LEGACY_GLOBAL_TABLES;
+export function multiRegionRefusal(table: TableDescription, role: CheckedTable['role'] = 'leases', legacyTable?: GlobalTableDescription): string | undefined {
+  const regions = (legacyTable ? (legacyTable.ReplicationGroup ?? []) : (table.Replicas ?? [])).map((r) => r.RegionName ?? '?');
+  const legacy = legacyTable !== undefined || table.GlobalTableVersion === LEGACY_GLOBAL_TABLES;
   if (regions.length === 0 && !legacy) return undefined; // one copy: every condition is checked on it
   if (table.MultiRegionConsistency === 'STRONG' && !legacy) return undefined;
-  const what = legacy ? `a global table of version ${LEGACY_GLOBAL_TABLES}` : `a global table with multi-Region eventual consistency (MultiRegionConsistency ${table.MultiRegionConsistency ?? 'not set: EVENTUAL'}${regions.length ? `; replicas in ${regions.join(', ')}` : ''})`;
+  const what = legacy ? `a global table of version ${LEGACY_GLOBAL_TABLES}${regions.length ? ` (replicas in ${regions.join(', ')})` : ''}` : `a global table with multi-Region eventual consistency (MultiRegionConsistency ${table.MultiRegionConsistency ?? 'not set: EVENTUAL'}${regions.length ? `; replicas in ${regions.join(', ')}` : ''})`;
   return (
     `the ${role} table "${table.TableName ?? '?'}" is ${what}: each Region checks a write's condition against its own replica and the last writer wins, ` +
     `so two Regions can ${UNSAFE[role]}. Give multiRegion only with multi-Region strongly consistent tables ` +
@@ -46,31 +53,47 @@ export function multiRegionRefusal(table: TableDescription, role: CheckedTable['
   );
 }
 
+/** What DescribeGlobalTable answers when the table is no global table of version 2017.11.29; UnknownOperationException: an endpoint without them (DynamoDB Local). */
+const NOT_LEGACY = new Set(['GlobalTableNotFoundException', 'UnknownOperationException']);
+
+const settle = <T>(p: Promise<T>): Promise<{ out: T; error?: undefined } | { out?: undefined; error: unknown }> => p.then((out) => ({ out }), (error: unknown) => ({ error }));
+const failure = (error: unknown): string => (error instanceof Error ? `${error.name}: ${error.message}` : String(error));
+
 /**
- * Refuses `multiRegion` where DescribeTable shows one of `tables` is not MRSC (the first, in
- * their order): a ValidationError naming the option, the table and the fix, which run() rejects with (no start-up can succeed on that table).
+ * Refuses `multiRegion` where DescribeTable (and, for a table it shows with no replicas and no
+ * version, DescribeGlobalTable) shows one of `tables` is not MRSC (the first, in their order): a
+ * ValidationError naming the option, the table and the fix, which run() rejects with (no start-up can succeed on that table).
  * A leases table that does not exist is DynamoDB's ResourceNotFoundException, thrown as it is
  * (run() names the tables); another table that does not exist holds nothing to check (its own use
  * fails where it is needed). Any other failure of DescribeTable (not granted: grantWorker grants it
  * only on a construct with `regions`; a fault) leaves that table unchecked, and onError is told so;
- * the worker starts.
+ * the worker starts. So does a failure of DescribeGlobalTable, but for GlobalTableNotFoundException
+ * (no such global table: single-Region) and UnknownOperationException (DynamoDB Local).
  */
 export async function checkMultiRegion(client: DynamoDBClient, tables: readonly CheckedTable[], subject: string, onError: (e: Error) => void): Promise<void> {
   // described at once: a DescribeTable never answered costs its bound once, not once per table
   const described = await Promise.all(
-    tables.map((t) => client.send(new DescribeTableCommand({ TableName: t.name })).then((out) => ({ ...t, table: out.Table, error: undefined }), (error: unknown) => ({ ...t, table: undefined, error }))),
+    tables.map(async (t) => {
+      const { out, error } = await settle(client.send(new DescribeTableCommand({ TableName: t.name })));
+      const table = out?.Table;
+      if (!table || !mayBeLegacy(table)) return { ...t, table, error, global: undefined };
+      return { ...t, table, error, global: await settle(client.send(new DescribeGlobalTableCommand({ GlobalTableName: t.name }))) };
+    }),
   );
-  for (const { role, name, table, error } of described) {
+  for (const { role, name, table, error, global } of described) {
     if (error !== undefined) {
       if (error instanceof Error && error.name === 'ResourceNotFoundException') {
         if (role === 'leases') throw error;
         continue;
       }
-      const why = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-      onError(new Error(`${subject}: multiRegion not checked: DescribeTable of the ${role} table "${name}" failed (${why}); allow dynamodb:DescribeTable on it to have an eventually consistent global table refused at start-up`, { cause: error }));
+      onError(new Error(`${subject}: multiRegion not checked: DescribeTable of the ${role} table "${name}" failed (${failure(error)}); allow dynamodb:DescribeTable on it to have an eventually consistent global table refused at start-up`, { cause: error }));
       continue;
     }
-    const why = table && multiRegionRefusal(table, role);
+    if (global?.error !== undefined && !(global.error instanceof Error && NOT_LEGACY.has(global.error.name))) {
+      onError(new Error(`${subject}: multiRegion not checked: DescribeGlobalTable of the ${role} table "${name}" failed (${failure(global.error)}); allow dynamodb:DescribeGlobalTable on it to have a global table of version ${LEGACY_GLOBAL_TABLES} refused at start-up`, { cause: global.error }));
+      continue;
+    }
+    const why = table && multiRegionRefusal(table, role, global?.out?.GlobalTableDescription);
     if (why) throw new ValidationError(subject, [{ field: 'multiRegion', message: why }]);
   }
 }

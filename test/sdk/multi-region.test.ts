@@ -3,9 +3,11 @@
  * the decision as a function of the description, table by table; then on DynamoDB Local, whose
  * tables have no replicas (single-Region: allowed), the start-up check as run() makes it. Local
  * cannot make a global table, so the refusal's path through run() and withLease is shown on Local's
- * own DescribeTable answer with the replicas and consistency an MREC table's has added to it.
+ * own DescribeTable answer with the replicas and consistency an MREC table's has added to it. Local
+ * does not know DescribeGlobalTable (UnknownOperationException); a 2017.11.29 global table, which
+ * only DescribeGlobalTable finds, is shown by the answer that operation gives for one.
  */
-import { GetItemCommand, type DescribeTableCommandOutput, type DynamoDBClient, type TableDescription } from '@aws-sdk/client-dynamodb';
+import { GetItemCommand, type DescribeTableCommandOutput, type DynamoDBClient, type GlobalTableDescription, type TableDescription } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { localClient } from '../../lib/local/dynamodb-local.js';
@@ -16,6 +18,8 @@ import { withLease } from '../../lib/sdk/with-lease.js';
 import { testTables, type TestTables } from '../support.js';
 
 const replicas = (...regions: string[]) => regions.map((RegionName) => ({ RegionName, ReplicaStatus: 'ACTIVE' as const }));
+/** DescribeGlobalTable's answer for a 2017.11.29 global table named `name`, replicated in us-east-1 and eu-west-1. */
+const legacyGlobal = (name: string): GlobalTableDescription => ({ GlobalTableName: name, GlobalTableStatus: 'ACTIVE', ReplicationGroup: replicas('us-east-1', 'eu-west-1') });
 
 describe('multiRegionRefusal: the decision from DescribeTable', () => {
   const rows: { name: string; table: TableDescription; refused: RegExp | undefined }[] = [
@@ -36,6 +40,12 @@ describe('multiRegionRefusal: the decision from DescribeTable', () => {
       expect(why).toMatch(/MultiRegionConsistency STRONG: the Conclave construct's `regions` makes them\), or run in one Region on single-Region tables$/);
     }
   });
+
+  it('a 2017.11.29 global table that only DescribeGlobalTable finds (DescribeTable lists no replicas and no version): refused, naming its replicas', () => {
+    const why = multiRegionRefusal({ TableName: 'c-leases' }, 'leases', legacyGlobal('c-leases'));
+    expect(why).toMatch(/"c-leases" is a global table of version 2017\.11\.29 \(replicas in us-east-1, eu-west-1\)/); // before the fix: undefined, allowed
+    expect(why).toMatch(/last writer wins/);
+  });
 });
 
 describe('the start-up check on DynamoDB Local', () => {
@@ -45,13 +55,24 @@ describe('the start-up check on DynamoDB Local', () => {
   });
   afterAll(async () => t?.drop());
 
-  /** A client of the run's DynamoDB Local that records each command, and hands DescribeTable's answer to `describe`. */
-  function client(describe?: (table: TableDescription) => TableDescription | Error): { client: DynamoDBClient; sent: string[] } {
+  /**
+   * A client of the run's DynamoDB Local that records each command, and hands DescribeTable's answer
+   * to `describe`; with `global`, DescribeGlobalTable of a table is answered by it (Local does not know the operation).
+   */
+  function client(
+    describe?: (table: TableDescription) => TableDescription | Error,
+    global?: (name: string) => GlobalTableDescription | Error,
+  ): { client: DynamoDBClient; sent: string[] } {
     const c = localClient(inject('ddbEndpoint'));
     const sent: string[] = [];
     c.middlewareStack.add(
       (next, context) => async (args) => {
         sent.push(context.commandName ?? '?');
+        if (context.commandName === 'DescribeGlobalTableCommand' && global) {
+          const answer = global((args.input as { GlobalTableName: string }).GlobalTableName);
+          if (answer instanceof Error) throw answer;
+          return { output: { $metadata: {}, GlobalTableDescription: answer }, response: undefined } as Awaited<ReturnType<typeof next>>;
+        }
         const out = await next(args);
         if (context.commandName !== 'DescribeTableCommand' || !describe) return out;
         const output = out.output as DescribeTableCommandOutput;
@@ -139,7 +160,7 @@ describe('the start-up check on DynamoDB Local', () => {
       expect(error).toBeInstanceOf(ValidationError); // before the fix: it started, on the leases table's word alone
       expect((error as Error).message).toMatch(new RegExp(`multiRegion: the ${role} table "t-multi-region-\\w+${suffix}" is a global table with multi-Region eventual consistency`));
       expect((error as Error).message).toMatch(consequence);
-      expect(sent.every((s) => s === 'DescribeTableCommand')).toBe(true); // nothing read or written
+      expect(sent.every((s) => /^Describe(Global)?TableCommand$/.test(s))).toBe(true); // nothing read or written
       c.destroy();
     }
   });
@@ -159,6 +180,73 @@ describe('the start-up check on DynamoDB Local', () => {
     expect(errors.map((x) => x.message)).toEqual([
       expect.stringMatching(/^options for lease "unchecked": multiRegion not checked: DescribeTable of the leases table "t-multi-region-\w+-leases" failed \(AccessDeniedException: .*\); allow dynamodb:DescribeTable on it/),
     ]);
+    c.destroy();
+  });
+  /** A legacy global table's answer for the table named `suffix`; for any other, the answer AWS gives a table that is not one. */
+  const legacyOnly = (suffix: string) => (name: string) =>
+    name.endsWith(suffix) ? legacyGlobal(name) : Object.assign(new Error(`Global table not found: Global table with name: '${name}' does not exist.`), { name: 'GlobalTableNotFoundException' });
+
+  it('a 2017.11.29 global table (DescribeTable lists no replicas, DescribeGlobalTable finds it): run() rejects naming multiRegion and its replicas, and nothing is written', async () => {
+    const { client: c, sent } = client(undefined, legacyOnly('-leases'));
+    const e = elector(c, 'legacy');
+    const stop = new AbortController();
+    void e.ready.then(() => stop.abort(), () => undefined); // started: stopped again, and judged below
+    const error = await e.run(stop.signal).then(() => undefined, (x: unknown) => x);
+    expect(error).toBeInstanceOf(ValidationError); // before the fix: it started, as on a single-Region table
+    expect((error as ValidationError).fields).toEqual(['multiRegion']);
+    expect((error as Error).message).toMatch(/multiRegion: the leases table "t-multi-region-\w+-leases" is a global table of version 2017\.11\.29 \(replicas in us-east-1, eu-west-1\)/);
+    expect(sent.every((s) => /^Describe(Global)?TableCommand$/.test(s))).toBe(true);
+    expect(await leaseRow('legacy')).toBeUndefined();
+    c.destroy();
+  });
+
+  it('a table no global table of version 2017.11.29 names (GlobalTableNotFoundException): allowed, and onError is told nothing', async () => {
+    const { client: c, sent } = client(undefined, legacyOnly('-no-such-suffix'));
+    const errors: Error[] = [];
+    let leading!: () => void;
+    const led = new Promise<void>((r) => (leading = r));
+    const e = elector(c, 'not-legacy', { callbacks: { onStartedLeading: () => leading() } }, (x) => errors.push(x));
+    const stop = new AbortController();
+    const running = e.run(stop.signal);
+    await led;
+    stop.abort();
+    await running;
+    expect(sent.slice(0, 2)).toEqual(['DescribeTableCommand', 'DescribeGlobalTableCommand']);
+    expect(errors).toEqual([]);
+    c.destroy();
+  });
+
+  it('DescribeGlobalTable not allowed: onError is told the option is unchecked and what to grant, and the worker starts', async () => {
+    const denied = Object.assign(new Error('not authorized to perform: dynamodb:DescribeGlobalTable'), { name: 'AccessDeniedException' });
+    const { client: c } = client(undefined, () => denied);
+    const errors: Error[] = [];
+    let leading!: () => void;
+    const led = new Promise<void>((r) => (leading = r));
+    const e = elector(c, 'legacy-unchecked', { callbacks: { onStartedLeading: () => leading() } }, (x) => errors.push(x));
+    const stop = new AbortController();
+    const running = e.run(stop.signal);
+    await led;
+    stop.abort();
+    await running;
+    expect(errors.map((x) => x.message)).toEqual([
+      expect.stringMatching(/^options for lease "legacy-unchecked": multiRegion not checked: DescribeGlobalTable of the leases table "t-multi-region-\w+-leases" failed \(AccessDeniedException: .*\); allow dynamodb:DescribeGlobalTable on it/),
+    ]);
+    c.destroy();
+  });
+
+  it('on DynamoDB Local itself (UnknownOperationException: it has no global tables): allowed, and onError is told nothing', async () => {
+    const { client: c, sent } = client();
+    const errors: Error[] = [];
+    let leading!: () => void;
+    const led = new Promise<void>((r) => (leading = r));
+    const e = elector(c, 'local-only', { callbacks: { onStartedLeading: () => leading() } }, (x) => errors.push(x));
+    const stop = new AbortController();
+    const running = e.run(stop.signal);
+    await led;
+    stop.abort();
+    await running;
+    expect(sent).toContain('DescribeGlobalTableCommand');
+    expect(errors).toEqual([]);
     c.destroy();
   });
 });
