@@ -401,13 +401,25 @@ describe('what the push path calls is what the policies grant', () => {
     }
   });
 
-  it("an allLeases worker's PushChannel with its Session: one subscription, its own process topic (allowed; a leaseNames role's is refused), and only its process's wakes", async () => {
+  /** A PushChannel with a Session (its DynamoDB never reached) on a broker that judges each request by the allLeases worker's grant. */
+  async function sessionChannel() {
     const broker = await recordingBroker((r) => iotAllows(fleet, r));
     const client = new DynamoDBClient({ region: 'local', endpoint: 'http://127.0.0.1:1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } });
     const session = new Session({ client, tables: { leases: LEASES, candidates: 'push-candidates', identities: 'push-identities' } });
     const channel = new PushChannel({ endpoint: broker.endpoint, tables: { leases: LEASES }, session, onError: () => undefined });
     const stop = new AbortController();
     const run = channel.run(stop.signal);
+    const close = async () => {
+      stop.abort();
+      await run;
+      await broker.stop();
+      client.destroy();
+    };
+    return { broker, session, channel, close };
+  }
+
+  it("an allLeases worker's PushChannel with its Session: one subscription, its own process topic (allowed; a leaseNames role's is refused), and only its process's wakes", async () => {
+    const { broker, session, channel, close } = await sessionChannel();
     try {
       await channel.ready;
       const got: string[] = [];
@@ -426,20 +438,12 @@ describe('what the push path calls is what the policies grant', () => {
       for (const r of broker.requests) expect(iotAllows(fleet, r), `${r.action} ${r.resource}`).toBe(true);
       expect(iotAllows(worker, { action: 'iot:Subscribe', resource: subscribed[0]! })).toBe(false);
     } finally {
-      stop.abort();
-      await run;
-      await broker.stop();
-      client.destroy();
+      await close();
     }
   });
 
   it("an allLeases worker's PushChannel with its Session and an elector on no session: that elector's wakes come on the deployment's subscription, which the grant allows (a lease topic's filter it does not)", async () => {
-    const broker = await recordingBroker((r) => iotAllows(fleet, r));
-    const client = new DynamoDBClient({ region: 'local', endpoint: 'http://127.0.0.1:1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } });
-    const session = new Session({ client, tables: { leases: LEASES, candidates: 'push-candidates', identities: 'push-identities' } });
-    const channel = new PushChannel({ endpoint: broker.endpoint, tables: { leases: LEASES }, session, onError: () => undefined });
-    const stop = new AbortController();
-    const run = channel.run(stop.signal);
+    const { broker, session, channel, close } = await sessionChannel();
     try {
       await channel.ready;
       const got: string[] = [];
@@ -454,10 +458,7 @@ describe('what the push path calls is what the policies grant', () => {
       for (const r of broker.requests) expect(iotAllows(fleet, r), `${r.action} ${r.resource}`).toBe(true);
       unwatch();
     } finally {
-      stop.abort();
-      await run;
-      await broker.stop();
-      client.destroy();
+      await close();
     }
   });
 
