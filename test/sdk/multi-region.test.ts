@@ -165,18 +165,24 @@ describe('the start-up check on DynamoDB Local', () => {
     }
   });
 
-  it('DescribeTable not allowed: onError is told the option is unchecked and what to grant, and the worker starts', async () => {
-    const denied = Object.assign(new Error('not authorized to perform: dynamodb:DescribeTable'), { name: 'AccessDeniedException' });
-    const { client: c } = client(() => denied);
+  /** Runs an elector of `lease` on `c` until it leads, then stops it; what onError was told. */
+  async function ledOnce(c: DynamoDBClient, lease: string): Promise<Error[]> {
     const errors: Error[] = [];
     let leading!: () => void;
     const led = new Promise<void>((r) => (leading = r));
-    const e = elector(c, 'unchecked', { callbacks: { onStartedLeading: () => leading() } }, (x) => errors.push(x));
+    const e = elector(c, lease, { callbacks: { onStartedLeading: () => leading() } }, (x) => errors.push(x));
     const stop = new AbortController();
     const running = e.run(stop.signal);
     await led;
     stop.abort();
     await running;
+    return errors;
+  }
+
+  it('DescribeTable not allowed: onError is told the option is unchecked and what to grant, and the worker starts', async () => {
+    const denied = Object.assign(new Error('not authorized to perform: dynamodb:DescribeTable'), { name: 'AccessDeniedException' });
+    const { client: c } = client(() => denied);
+    const errors = await ledOnce(c, 'unchecked');
     expect(errors.map((x) => x.message)).toEqual([
       expect.stringMatching(/^options for lease "unchecked": multiRegion not checked: DescribeTable of the leases table "t-multi-region-\w+-leases" failed \(AccessDeniedException: .*\); allow dynamodb:DescribeTable on it/),
     ]);
@@ -202,15 +208,7 @@ describe('the start-up check on DynamoDB Local', () => {
 
   it('a table no global table of version 2017.11.29 names (GlobalTableNotFoundException): allowed, and onError is told nothing', async () => {
     const { client: c, sent } = client(undefined, legacyOnly('-no-such-suffix'));
-    const errors: Error[] = [];
-    let leading!: () => void;
-    const led = new Promise<void>((r) => (leading = r));
-    const e = elector(c, 'not-legacy', { callbacks: { onStartedLeading: () => leading() } }, (x) => errors.push(x));
-    const stop = new AbortController();
-    const running = e.run(stop.signal);
-    await led;
-    stop.abort();
-    await running;
+    const errors = await ledOnce(c, 'not-legacy');
     expect(sent.slice(0, 2)).toEqual(['DescribeTableCommand', 'DescribeGlobalTableCommand']);
     expect(errors).toEqual([]);
     c.destroy();
@@ -219,15 +217,7 @@ describe('the start-up check on DynamoDB Local', () => {
   it('DescribeGlobalTable not allowed: onError is told the option is unchecked and what to grant, and the worker starts', async () => {
     const denied = Object.assign(new Error('not authorized to perform: dynamodb:DescribeGlobalTable'), { name: 'AccessDeniedException' });
     const { client: c } = client(undefined, () => denied);
-    const errors: Error[] = [];
-    let leading!: () => void;
-    const led = new Promise<void>((r) => (leading = r));
-    const e = elector(c, 'legacy-unchecked', { callbacks: { onStartedLeading: () => leading() } }, (x) => errors.push(x));
-    const stop = new AbortController();
-    const running = e.run(stop.signal);
-    await led;
-    stop.abort();
-    await running;
+    const errors = await ledOnce(c, 'legacy-unchecked');
     expect(errors.map((x) => x.message)).toEqual([
       expect.stringMatching(/^options for lease "legacy-unchecked": multiRegion not checked: DescribeGlobalTable of the leases table "t-multi-region-\w+-leases" failed \(AccessDeniedException: .*\); allow dynamodb:DescribeGlobalTable on it/),
     ]);
@@ -236,15 +226,7 @@ describe('the start-up check on DynamoDB Local', () => {
 
   it('on DynamoDB Local itself (UnknownOperationException: it has no global tables): allowed, and onError is told nothing', async () => {
     const { client: c, sent } = client();
-    const errors: Error[] = [];
-    let leading!: () => void;
-    const led = new Promise<void>((r) => (leading = r));
-    const e = elector(c, 'local-only', { callbacks: { onStartedLeading: () => leading() } }, (x) => errors.push(x));
-    const stop = new AbortController();
-    const running = e.run(stop.signal);
-    await led;
-    stop.abort();
-    await running;
+    const errors = await ledOnce(c, 'local-only');
     expect(sent).toContain('DescribeGlobalTableCommand');
     expect(errors).toEqual([]);
     c.destroy();
