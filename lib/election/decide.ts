@@ -157,14 +157,15 @@ function askedInVain(lease: Lease, silent: readonly Candidate[], ackWindowMs: nu
  * own clock, as the election's closing will be, so no worker's clock takes part. The row's
  * `renewTime` would not do: a term held on a session does not renew its row, and a worker's stamp
  * is its clock's. Where nobody can be elected, `decide()`'s own decision. `holdMs`: a longer hold,
- * before the mark is written (unmarkedHoldMs).
+ * before the mark is written (unmarkedHoldMs). `row`: the lease's row, when a term ended by someone
+ * else left it vacant and the mark could not be written yet (the same hold, on the row as it is).
  */
-export function heldAfterDelete(name: string, deleted: Pick<Lease, 'leaseDurationSeconds' | 'holderIdentity'>, candidates: readonly Candidate[], now: number, config: ElectionConfig, holdMs = deleted.leaseDurationSeconds * 1000): Decision {
-  const d = decide(name, undefined, candidates, now, config);
+export function heldAfterDelete(name: string, deleted: Pick<Lease, 'leaseDurationSeconds' | 'holderIdentity'>, candidates: readonly Candidate[], now: number, config: ElectionConfig, holdMs = deleted.leaseDurationSeconds * 1000, row?: Lease): Decision {
+  const d = decide(name, row, candidates, now, config);
   if (d.kind !== 'elect' && d.kind !== 'openElection') return d;
   const notBefore = now + holdMs;
   const election: Election = {
-    id: electionIdFor(name, undefined),
+    id: electionIdFor(name, row),
     startedAt: now,
     deadline: Math.max(now + config.ackWindowMs, notBefore),
     strategy: d.strategy,
@@ -172,7 +173,7 @@ export function heldAfterDelete(name: string, deleted: Pick<Lease, 'leaseDuratio
     // the holder of the deleted term is asked like everyone else, never waited for
     ...(deleted.holderIdentity !== undefined ? { departed: deleted.holderIdentity } : {}),
   };
-  return { kind: 'openElection', strategy: d.strategy, vacancy: 'noLease', election, ping: d.kind === 'openElection' ? d.ping : [] };
+  return { kind: 'openElection', strategy: d.strategy, vacancy: row ? 'noHolder' : 'noLease', election, ping: d.kind === 'openElection' ? d.ping : [] };
 }
 
 /**

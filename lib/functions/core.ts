@@ -10,7 +10,7 @@ import { answeredLastPing, heldAfterDelete, unmarkedHoldMs } from '../election/d
 import { plan } from '../election/plan.js';
 import { eventsFromCandidateChange, eventsFromLeaseChange } from '../events/derive.js';
 import { PublishError } from '../events/publisher.js';
-import { ConflictError } from '../stores/errors.js';
+import { ConflictError, EndedTermsFullError } from '../stores/errors.js';
 import { LeaseStore } from '../stores/lease-store.js';
 import type { ConclaveEvent } from '../events/schemas.js';
 import type { Candidate } from '../schemas/candidate.js';
@@ -24,7 +24,7 @@ import { CHANGE_TIME_PRECISION_MS, type Change } from './records.js';
 import { METRIC } from './metrics.js';
 
 export { METRIC };
-import { REPUBLISH_FOR_MS, republishDelayMs, type RepublishMessage, type TermEndMessage, type TimerMessage, type TimerQueue } from './timer.js';
+import { markAgainDelayMs, REPUBLISH_FOR_MS, republishDelayMs, type MarkEndedMessage, type RepublishMessage, type TermEndMessage, type TimerMessage, type TimerQueue } from './timer.js';
 import { listVouched } from '../coordinator/vouched.js';
 
 export interface FunctionDeps {
@@ -131,24 +131,24 @@ async function reconcile(deps: FunctionDeps, lease: string, trigger: string, atR
  * acted on (heldAfterDelete), instead of electing at once — the holder hears of the end only at
  * its next renewal, up to its renew deadline away. The write is conditioned on the row still
  * being absent: if it came back meanwhile (the tick, a worker's own take, this record retried), the
- * lease is reconciled as it is.
+ * lease is reconciled as it is. `read`: a vacant row, held as well (holdUnmarked), in place of none.
  */
-async function reconcileAfterDelete(deps: FunctionDeps, deleted: HeldTerm, trigger: string, marked = true): Promise<ReconcileOutcome | undefined> {
+async function reconcileAfterDelete(deps: FunctionDeps, deleted: HeldTerm, trigger: string, marked = true, read = LeaseStore.readOf(deleted.name, undefined)): Promise<ReconcileOutcome | undefined> {
   const co = deps.coordinator;
-  const read = LeaseStore.readOf(deleted.name, undefined);
   const list = await listVouched(co, deleted.name);
   const now = co.clock.now();
   const holdMs = marked ? deleted.leaseDurationSeconds * 1000 : unmarkedHoldMs(deleted.leaseDurationSeconds);
-  const decision = heldAfterDelete(deleted.name, deleted, list.candidates, now, co.config, holdMs);
+  const decision = heldAfterDelete(deleted.name, deleted, list.candidates, now, co.config, holdMs, read.item);
   if (decision.kind !== 'openElection') return marked ? reconcile(deps, deleted.name, trigger, true) : undefined; // nobody to elect: as any missing row (before the mark: nothing yet)
   const writes = plan(decision, undefined, now, co.config);
-  const outcome: ReconcileOutcome = { lease: deleted.name, decision, before: undefined, after: undefined, pinged: [], invalidCandidates: list.invalid, attempts: 1, at: now };
+  const outcome: ReconcileOutcome = { lease: deleted.name, decision, before: read.item, after: undefined, pinged: [], invalidCandidates: list.invalid, attempts: 1, at: now };
   if (writes.ping.length) {
     const done = await Promise.all(writes.ping.map((c) => co.candidates.ping(deleted.name, c, writes.pingTime!)));
     outcome.pinged = writes.ping.filter((_, i) => done[i]);
   }
   try {
-    outcome.after = await co.leases.write(read, writes.lease!);
+    // a vacant row (holdUnmarked): the election alone, its successors unnamed (a successor takes a vacant row at once)
+    outcome.after = await co.leases.write(read, read.item ? { set: { election: decision.election }, remove: ['successor', 'successorInstance', 'secondSuccessor', 'secondSuccessorInstance'] } : writes.lease!);
   } catch (e) {
     if (!(e instanceof ConflictError)) throw e;
     const held = await holdOpenElection(deps, deleted.name, decision.election.notBefore!, trigger);
@@ -258,7 +258,8 @@ function heldTermOfBrokenRow(attributes: Record<string, unknown> | undefined): H
 async function afterBrokenHeldRowDeleted(deps: FunctionDeps, held: HeldTerm): Promise<ReconcileOutcome | undefined> {
   deps.logger.warn('a broken row deleted while held: its term ended as any held row’s', { lease: held.name, holder: held.holderIdentity });
   await reconcileAfterDelete(deps, held, 'lease REMOVE (was broken, held; before the mark)', false);
-  const unmarked = await markEndedTerm(deps, { old: held, new: undefined });
+  const unmarked = await markOrDefer(deps, { old: held, new: undefined }, true);
+  if (unmarked === 'deferred') return undefined;
   const o = await reconcileAfterDelete(deps, held, 'lease REMOVE (was broken, held)');
   if (unmarked) throw unmarked;
   return o;
@@ -425,6 +426,87 @@ async function markEndedTerm(deps: FunctionDeps, c: { old: HeldTerm | undefined;
 }
 
 /**
+ * markEndedTerm, and where the session row refuses the mark for now (EndedTermsFullError: its map
+ * full of marks the owner may not have read; ConflictError: too many lost races), the mark deferred
+ * instead of the record retried: Lambda's few retries come within seconds, while the map clears
+ * only a lease duration and the skew margin after the owner's stamps move on, and a record given up
+ * left the term unmarked while the next holder was elected, its old holder leading on until its
+ * backstop read. The next election is held first, long enough without the mark (unmarkedHoldMs: a
+ * deleted row's is already, reconcileAfterDelete), then the mark goes on the timer queue (onMarkEnded),
+ * which marks and then reconciles. `deleted`: the row was deleted while held.
+ */
+async function markOrDefer(deps: FunctionDeps, c: { old: HeldTerm | undefined; new: Lease | undefined }, deleted: boolean): Promise<ValidationError | 'deferred' | undefined> {
+  try {
+    return await markEndedTerm(deps, c);
+  } catch (e) {
+    if (!refused(e)) throw e;
+    const ended = endedSessionTerm(c)!;
+    const o = c.old!;
+    const markEnded: MarkEndedMessage['markEnded'] = {
+      holderIdentity: o.holderIdentity!,
+      session: ended.session,
+      fencingToken: ended.fencingToken,
+      leaseDurationSeconds: o.leaseDurationSeconds,
+      deleted,
+    };
+    if (!deleted) await holdUnmarked(deps, termOf(ended.lease, markEnded));
+    await deps.timer.schedule({ lease: ended.lease, markEnded, since: deps.coordinator.clock.now(), attempt: 1 }, markAgainDelayMs(1, o.leaseDurationSeconds));
+    deps.logger.warn('ended term not marked yet: election held, mark deferred', { ...ended, error: e as Error });
+    return 'deferred';
+  }
+}
+
+/** A mark the session row refuses for now: full, or too many lost races. */
+const refused = (e: unknown): boolean => e instanceof EndedTermsFullError || e instanceof ConflictError;
+
+const termOf = (lease: string, m: MarkEndedMessage['markEnded']): HeldTerm => {
+  const { deleted: _, ...term } = m;
+  return { name: lease, ...term };
+};
+
+/**
+ * Holds the next election of a lease whose session-held term someone else ended, its mark not yet
+ * written: no one is elected before unmarkedHoldMs from now (the holder's backstop read finds the
+ * term gone by then). A vacant row gets a held election, its successors unnamed (a successor takes a
+ * vacant row at once: decideFollower); an election open without a holder is held as long; a row held
+ * again already cannot be taken back.
+ */
+async function holdUnmarked(deps: FunctionDeps, term: HeldTerm): Promise<void> {
+  const trigger = 'ended term not marked yet';
+  const read = await deps.coordinator.leases.read(term.name);
+  if (read.item?.election) await holdOpenElection(deps, term.name, deps.coordinator.clock.now() + unmarkedHoldMs(term.leaseDurationSeconds), trigger);
+  else if (read.item && read.item.holderIdentity === undefined) await reconcileAfterDelete(deps, term, trigger, false, read);
+}
+
+/**
+ * A mark deferred by markOrDefer: written now, then the lease reconciled as its record would have
+ * been, the held election cut to a lease duration from the mark (reconcileAfterDelete,
+ * holdOpenElection). Refused again, it goes back on the queue: the map clears once the owner's
+ * stamps show its marks read, or its session over, so it lands within about a lease duration and the
+ * skew margin. A session row the schema refuses leaves the hold as it is (long enough without it).
+ */
+export async function onMarkEnded(deps: FunctionDeps, m: MarkEndedMessage): Promise<ReconcileOutcome | undefined> {
+  const term = termOf(m.lease, m.markEnded);
+  const trigger = 'ended term marked (deferred)';
+  let unmarked: ValidationError | undefined;
+  try {
+    unmarked = await markEndedTerm(deps, { old: term, new: undefined });
+  } catch (e) {
+    if (!refused(e)) throw e;
+    await deps.timer.schedule({ ...m, attempt: m.attempt + 1 }, markAgainDelayMs(m.attempt + 1, term.leaseDurationSeconds));
+    deps.logger.warn('ended term still not marked: deferred again', { lease: m.lease, session: term.session, fencingToken: term.fencingToken, attempts: m.attempt + 1, error: e as Error });
+    return undefined;
+  }
+  if (unmarked) {
+    deps.logger.error('ended term cannot be marked (session row broken): election stays held', { lease: m.lease, error: unmarked });
+    return undefined;
+  }
+  if (m.markEnded.deleted) return reconcileAfterDelete(deps, term, trigger);
+  const held = await holdOpenElection(deps, m.lease, deps.coordinator.clock.now() + term.leaseDurationSeconds * 1000, trigger);
+  return held ?? reconcile(deps, m.lease, trigger);
+}
+
+/**
  * A lease record. Its wake is sent first (the workers hear of the change at once) and never waited
  * for here: the batch's wakes go out alongside its records, and the invocation waits for them only
  * once every record is done (withWakes), so a slow or hung IoT Core delays no
@@ -452,7 +534,9 @@ export async function onLeaseChange(deps: FunctionDeps, c: Change<Lease>): Promi
     // so a mark that fails (this record retried) leaves no missing row for the tick to elect on at once
     if (deletedWhileHeld(c)) await reconcileAfterDelete(deps, c.old!, 'lease REMOVE (held, before the mark)', false);
     // before the reconcile, which may elect the next leader: the old one hears at its next session renewal
-    unmarked = await markEndedTerm(deps, c);
+    const m = await markOrDefer(deps, c, deletedWhileHeld(c));
+    if (m === 'deferred') return undefined;
+    unmarked = m;
     // a row created with its election waiting for the stream: seen now, after every record before it (a delete's included)
     const seen = c.new?.election?.awaitsStream ? await sawCreatedRow(deps, c.new) : false;
     return deletedWhileHeld(c) ? reconcileAfterDelete(deps, c.old!, trigger) : leaseChangeMatters(c) || seen ? reconcile(deps, row.name, trigger, c.new === undefined) : undefined;

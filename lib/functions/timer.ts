@@ -14,6 +14,35 @@ export const TermEndMessage = z.object({ lease: Name, termEnd: Millis }).strict(
 export type TermEndMessage = z.infer<typeof TermEndMessage>;
 
 /**
+ * "Mark this ended term on its holder's session, then reconcile": a mark the lease stream's function
+ * could not write (the session row's map full of marks its owner may not have read, or too many lost
+ * races). The lease's next election is held meanwhile, long enough without the mark (unmarkedHoldMs).
+ */
+export const MarkEndedMessage = z
+  .object({
+    lease: Name,
+    markEnded: z
+      .object({
+        holderIdentity: z.string().min(1),
+        session: z.string().min(1),
+        fencingToken: z.number().int().min(0),
+        leaseDurationSeconds: z.number().int().min(1),
+        /** The row was deleted (the held election is the delete's, reconcileAfterDelete), else released or taken. */
+        deleted: z.boolean(),
+      })
+      .strict(),
+    /** When the mark was first refused. */
+    since: Millis,
+    /** Tries refused so far. */
+    attempt: z.number().int().min(1),
+  })
+  .strict();
+export type MarkEndedMessage = z.infer<typeof MarkEndedMessage>;
+
+/** The wait before marking again after `attempt` refusals: 1 s, doubling, at most the held term's lease duration. */
+export const markAgainDelayMs = (attempt: number, leaseDurationSeconds: number): number => Math.min(leaseDurationSeconds * 1000, republishDelayMs(attempt));
+
+/**
  * "Publish these events again": events a stream record derived while EventBridge failed. The
  * record's election went on regardless; its events wait here, with the ids they were derived with.
  */
@@ -49,7 +78,7 @@ export const REPUBLISH_FOR_MS = 24 * 60 * 60 * 1000;
 export const republishDelayMs = (attempt: number): number => Math.min(900_000, 1000 * 2 ** Math.max(0, attempt - 1));
 
 /** What goes on the timer queue, as sent (events unparsed). */
-export type TimerQueueMessage = TimerMessage | TermEndMessage | { republish: ConclaveEvent[]; since: number; attempt: number };
+export type TimerQueueMessage = TimerMessage | TermEndMessage | MarkEndedMessage | { republish: ConclaveEvent[]; since: number; attempt: number };
 
 function json(body: string): unknown {
   try {
@@ -61,12 +90,13 @@ function json(body: string): unknown {
 
 export const parseTimerMessage = (body: string, subject: string): TimerMessage => parse(TimerMessage, json(body), subject);
 
-/** A message of the timer queue: an election deadline, a term's end, or events to publish again. */
+/** A message of the timer queue: an election deadline, a term's end, a mark to write again, or events to publish again. */
 export function parseTimerQueueMessage(
   body: string,
   subject: string,
-): { kind: 'deadline'; message: TimerMessage } | { kind: 'termEnd'; message: TermEndMessage } | { kind: 'republish'; message: RepublishMessage } {
+): { kind: 'deadline'; message: TimerMessage } | { kind: 'termEnd'; message: TermEndMessage } | { kind: 'markEnded'; message: MarkEndedMessage } | { kind: 'republish'; message: RepublishMessage } {
   const raw = json(body);
+  if (typeof raw === 'object' && raw !== null && 'markEnded' in raw) return { kind: 'markEnded', message: parse(MarkEndedMessage, raw, subject) };
   if (typeof raw === 'object' && raw !== null && 'republish' in raw) return { kind: 'republish', message: parse(RepublishMessage, raw, subject) };
   if (typeof raw === 'object' && raw !== null && 'termEnd' in raw) return { kind: 'termEnd', message: parse(TermEndMessage, raw, subject) };
   return { kind: 'deadline', message: parse(TimerMessage, raw, subject) };

@@ -44,7 +44,7 @@ function deps() {
   const dead: PoisonRecord[] = [];
   const d: FunctionDeps = {
     coordinator: coordinatorDeps(t.client, t.names, { config: { ackWindowMs: 5_000 } }),
-    timer: { schedule: async (m) => void ('republish' in m ? deferred.push(m) : 'electionId' in m ? timers.push(m) : termEnds.push(m)) },
+    timer: { schedule: async (m) => void ('republish' in m ? deferred.push(m) : 'electionId' in m ? timers.push(m) : 'termEnd' in m ? termEnds.push(m) : undefined) },
     publish: async (events) => void published.push(...events),
     deadLetter: async (p) => void dead.push(p),
     ...observability('test', 'SILENT'),
