@@ -238,10 +238,15 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
       if (!inItsTerm()) throw new FencingError(leaseName, term.fencingToken, 'the term is over (this worker is not leading in it)');
       const marker: WindowRun = { window, fencingToken: term.fencingToken, holder: identity, at: time.now() };
       const runs = every !== undefined ? rememberRun(done.runs, { ...marker, every }) : [marker];
-      // a mark that failed unanswered (no answer within its bound, or the term ended first) may have
-      // landed all the same: the row read back tells, and a mark that landed is the window run
+      // a mark that failed unanswered (no answer within its bound) may have landed all the same: the
+      // row read back tells, and a mark that landed is the window run. The read is the term's too:
+      // once the term ends the function is not held for its answer (LeaseLostError; the mark landed,
+      // and the next run skips the window, or it did not, and the next run does it)
       const landed = async (e: unknown): Promise<true> => {
-        const now = await rows.read(leaseName, row).catch(() => undefined);
+        const now = await inTerm((signal) => rows.read(leaseName, row, signal)).catch((r: unknown) => {
+          if (r instanceof LeaseLostError) throw r;
+          return undefined;
+        });
         if (now && rows.wrote(now, leaseName, row, runs, done, term.fencingToken)) return true;
         throw e;
       };

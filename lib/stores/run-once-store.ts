@@ -21,9 +21,12 @@ export class RunOnceStore {
     readonly table: string,
   ) {}
 
-  /** The row `name` of the lease, strongly consistent. A malformed row is a ValidationError: a run that cannot tell what ran does not run. */
-  async read(leaseName: string, name: string): Promise<RunOnceRead & { fence: number | undefined }> {
-    const r = await this.client.send(new GetItemCommand({ TableName: this.table, Key: marshall({ leaseName, name }), ConsistentRead: true }));
+  /**
+   * The row `name` of the lease, strongly consistent. A malformed row is a ValidationError: a run that cannot tell what ran does not run.
+   * `signal` abandons the request when it aborts.
+   */
+  async read(leaseName: string, name: string, signal?: AbortSignal): Promise<RunOnceRead & { fence: number | undefined }> {
+    const r = await this.client.send(new GetItemCommand({ TableName: this.table, Key: marshall({ leaseName, name }), ConsistentRead: true }), { abortSignal: signal });
     return this.parsed(leaseName, name, r.Item ? unmarshall(r.Item) : undefined);
   }
 

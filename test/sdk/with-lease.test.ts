@@ -361,6 +361,34 @@ describe("a window's mark that landed with every answer lost", () => {
   });
 });
 
+describe("a window's mark unanswered as its term ends", () => {
+  it("the read back that would tell whether it landed ends with the term: the function stops at the term's end, not the read's bound, and the next run finds the window done", async () => {
+    const { sim, spans, run } = await world();
+    const a = sim.machine();
+    let tries = 0;
+    // the mark lands and its answer is lost; the SDK's tries after it time out on the way
+    a.loseAnswer = (req) => req.operation === 'TransactWriteItems' && tries++ === 0;
+    a.fault = (req) => (req.operation === 'TransactWriteItems' && tries > 0 ? Object.assign(new Error('socket hang up'), { name: 'TimeoutError', $metadata: {} }) : undefined);
+    const work: LeaseFn<string> = async (_signal, term) => {
+      // from here on nothing else a sends is answered (a route black-holed): its renewals, and the read back
+      a.swallow = (req) => req.operation !== 'TransactWriteItems';
+      await term.complete(jobWrite(sim, 'a', term.fencingToken).TransactItems);
+      return 'a ran';
+    };
+    const ea = await sim.settle(run('a', work, { runOnce: { window: 'w-1' } }, a), 'a', 4 * FAST.leaseDurationMs + 10_000).catch((x: unknown) => x);
+    expect(ea).toBeInstanceOf(LeaseLostError);
+    expect(tries).toBeGreaterThan(0);
+    // others may take the lease from its expiry on: a's function had stopped by then (before the fix:
+    // it waited out the read's 5 s bound, leading in its own eyes past the next holder's start)
+    const expiry = sim.lastRenewal(L, 'a') - T0 + FAST.leaseDurationMs;
+    expect(spans[0]!.to).toBeLessThanOrEqual(expiry);
+    a.swallow = undefined;
+    const rb = await sim.settle(run('b', async () => 'b ran', { runOnce: { window: 'w-1' } }), 'b');
+    expect(rb).toMatchObject({ status: 'skipped', window: 'w-1' });
+    expect(await jobRow(sim)).toMatchObject({ by: 'a' });
+  });
+});
+
 describe('withLease on a coordinated lease (it has candidates)', () => {
   /** A long-lived worker `w` at `version` leading the lease, with the coordinator running. */
   const workerLeading = async (version: string) => {
