@@ -555,7 +555,7 @@ export class LeaderElector {
       case 'releaseTerm':
         return { sent: this.ended(() => x.lock.release(f.term, x.time.now())), answer: () => ({ kind: 'answer', rest: f.rest }) };
       case 'renewCandidacy':
-        return { sent: this.candidate!.renew(), answer: () => ({ kind: 'answer', rest: f.rest }) };
+        return { sent: this.candidate!.renew(), answer: () => ({ kind: 'answer', rest: f.rest }), fault: { kind: 'answer', rest: f.rest, failed: true } };
       case 'sleep':
         return { sent: x.time.sleep(f.ms), answer: () => ({ kind: 'answer', rest: f.rest }) };
       case 'workFailure':

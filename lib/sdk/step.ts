@@ -1682,7 +1682,7 @@ export type Effect =
   | { readonly kind: 'handOver'; readonly term: Term; readonly heir: Heir; readonly leaseTransitions: number; readonly second: SecondSuccessor; readonly revision: number; readonly rest: readonly Next[] }
   /** Release `term` (a fault is reported: the term runs out). */
   | { readonly kind: 'releaseTerm'; readonly term: Term; readonly rest: readonly Next[] }
-  /** Renew the candidacy (an acknowledgement, or alive after yielding), abandoned unanswered after `withinMs` if given. */
+  /** Renew the candidacy (an acknowledgement, or alive after yielding), abandoned unanswered after `withinMs` if given. A fault is reported, and answered `failed`: `rest` goes on, the election not acknowledged. */
   | { readonly kind: 'renewCandidacy'; readonly rest: readonly Next[]; readonly withinMs?: number }
   /** Lead on `ms` before handing over (a cancelled leader). */
   | { readonly kind: 'sleep'; readonly ms: number; readonly rest: readonly Next[] }
@@ -1783,7 +1783,8 @@ function follow(s: Settings, state: State, e: FollowerEvent, at: Moment, fx: Eff
   // never a term whose renew deadline has passed (a frozen process, a late answer): given back, never led
   if (at.now >= last.sentAt + s.renewDeadlineMs) return { state: st, effects: [...fx, { kind: 'releaseTerm', term: last.term, rest: [{ k: 'led', ok: false }] }] };
   const no = st.terms + 1;
-  const led = note(s, st, { kind: 'leading' }, at, fx);
+  // recorded as led now, not at the end of the chain below (which a fault may cut short): a term led is never confirmed again
+  const led = { ...note(s, st, { kind: 'leading' }, at, fx), ledToken: Math.max(st.ledToken, last.term.fencingToken) };
   const lead: Lead = { term: last.term, renewedAt: last.sentAt, renewals: 0, retrying: false, triedAt: last.sentAt, contended: 0, lease: last.lease, session: last.lease.session, since: last.sentAt, no };
   // a confirmed term acts on its renewal's row; a handed one is confirmed now by the leader's first renewal
   const rest: Next[] = [...(last.confirmed ? [{ k: 'after', lease: last.lease } as const] : []), ...(last.handed ? [{ k: 'step' } as const] : []), { k: 'led', ok: true }];
@@ -1943,7 +1944,8 @@ function go(s: Settings, state: State, rest: readonly Next[], a: Omit<Extract<Ev
         if (s.candidate) return { state: st, effects: [...fx, { kind: 'renewCandidacy', rest: tail }] };
         break;
       case 'acked':
-        st = { ...st, ackedElection: n.election };
+        // not answered (a fault): the next renewal acknowledges it again
+        if (!a.failed) st = { ...st, ackedElection: n.election };
         break;
       case 'leadOn': {
         // a cancelled leader with an heir leads on until its next renewal would be due: the heir reads just after it

@@ -57,6 +57,28 @@ describe("the elector's step: the leader's order of actions", () => {
     expect(r.state.pending).toBeUndefined();
   });
 
+  it("a term led is recorded as led when it starts, not at the end of its first chain; an acknowledgement that failed is not taken as made (seed 8702338)", () => {
+    const elected = mine({ renewTime: 1, election: { id: 'e1' } as Lease['election'] });
+    const r = run(settings(), START, [
+      [poll, at()],
+      [{ kind: 'leaseRead', raw: read(elected) }, at(10)],
+      [{ kind: 'confirmed', lease: { ...elected, revision: 4, renewTime: 3 } }, at(30)],
+      [answer(), at(30)],
+    ]);
+    expect(r.kinds.slice(2)).toEqual([['armDeadline', 'started'], ['renewCandidacy']]);
+    // before the fix: -1 until the acknowledgement was answered (and never, when the shell dropped the chain on its fault)
+    expect(r.state.ledToken).toBe(7);
+    const failed = run(settings(), r.state, [[answer({ failed: true }), at(50)]]);
+    expect(failed.state.ledToken).toBe(7);
+    // before the fix: taken as acknowledged, so no later renewal answered the election
+    expect(failed.state.ackedElection).toBeUndefined();
+    const renewed = run(settings(), failed.state, [
+      [poll, at(5_000)],
+      [answer({ lease: { ...elected, revision: 5, renewTime: 4 } }), at(5_010)],
+    ]);
+    expect(renewed.kinds.at(-1)).toContain('renewCandidacy'); // acknowledged again
+  });
+
   it('a term won whose renew deadline has already passed (a frozen process) is given back, never led', () => {
     const r = run(settings(), START, [
       [poll, at()],

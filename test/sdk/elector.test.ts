@@ -593,6 +593,38 @@ describe('succession: the designated successor takes a vacant lease itself', () 
 });
 
 describe('without the coordinator', () => {
+  it("a term given with an election open whose acknowledgement fails is still recorded as led: stopped at its renew deadline and found still its own, it is taken again with a higher token, never led again with the same (seed 8702338)", async () => {
+    const sim = await Sim.create({ config: CONFIG });
+    const a = sim.elector('a', { leaseName: L, fallbackAfterMs: 600_000 });
+    await sim.settle(a.elector.ready, 'a stands');
+    // the coordinator's write (it is down after it): the term given to a, and at once a re-election on the held row
+    const now = sim.clock.now();
+    const token = nextFencingToken(now, 0);
+    await sim.leases.write(await sim.leases.read(L), {
+      set: {
+        holderIdentity: 'a', holderInstance: a.elector.instance, fencingToken: token, termToken: token, acquireTime: now, renewTime: now, leaseDurationSeconds: 2, leaseTransitions: 1, electedBy: 'coordinator',
+        election: { id: `${L}#re`, startedAt: now, deadline: now + ACK_MS, strategy: 'OldestEmulationVersion', holder: 'a' },
+      },
+    });
+    // its acknowledgement (the candidacy's renewal) cannot be made
+    const unavailable = () => Object.assign(new Error('injected: service unavailable'), { name: 'ServiceUnavailable' });
+    const onCandidates = (req: { input: unknown }) => (req.input as { TableName?: string }).TableName === sim.names.candidates;
+    a.machine.fault = (req) => (req.operation === 'UpdateItem' && onCandidates(req) ? unavailable() : undefined);
+    await sim.until('a leads the term given', () => a.elector.isLeader() && a.elector.fencingToken === token);
+    await sim.run(FAST.retryPeriodMs); // the acknowledgement fails
+    // then its renewals fail too, until its renew deadline stops the term
+    a.machine.fault = (req) => (req.operation === 'UpdateItem' ? unavailable() : undefined);
+    await sim.until('a stops', () => !a.elector.isLeader(), 10_000);
+    expect(sim.log.of('stopped', 'a').at(-1)).toMatchObject({ reason: 'renewDeadline', token });
+    expect((await sim.leases.read(L)).item).toMatchObject({ holderIdentity: 'a', fencingToken: token });
+    a.machine.fault = undefined;
+    await sim.until('a leads again', () => a.elector.isLeader(), 10_000);
+    // before the fix: confirmed again with the same token (its record of terms led had missed it)
+    expect(sim.log.of('started', 'a').map((x) => x.token)).toEqual([token, expect.any(Number)]);
+    expect(a.elector.fencingToken).toBeGreaterThan(token);
+    await a.stop();
+  });
+
   it('fallback: a lease vacant for fallbackAfter is acquired directly (electedBy self), by one worker; a row nobody has seen waits out the session fallback', async () => {
     const sim = await Sim.create({ config: CONFIG });
     const FALLBACK_MS = 1_500;
