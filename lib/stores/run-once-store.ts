@@ -64,7 +64,7 @@ export class RunOnceStore {
    * `fencingToken` (one conditional UpdateItem, no transaction).
    * @returns false when a newer term has claimed the row since
    * @throws ConflictError when the row's revision moved, which only a write from outside the term can do
-   * `signal` abandons the request when it aborts.
+   * `signal` abandons the request, and the read back after a refusal, when it aborts.
    */
   async complete(leaseName: string, name: string, runs: readonly WindowRun[], read: RunOnceRead, fencingToken: number, signal?: AbortSignal): Promise<boolean> {
     const { Update } = this.writeItem(leaseName, name, runs, read, fencingToken);
@@ -73,7 +73,8 @@ export class RunOnceStore {
       return true;
     } catch (e) {
       if (!isConditionFailed(e)) throw e;
-      const now = await this.read(leaseName, name);
+      // abandoned with the write: the caller's signal bounds the whole of it
+      const now = await this.read(leaseName, name, signal);
       if (now.fence !== undefined && now.fence > fencingToken) return false;
       // its own write, landed with its answer lost (the AWS SDK sent it again, and the copy was
       // refused by it): the row is as this term wrote it

@@ -389,6 +389,31 @@ describe("a window's mark unanswered as its term ends", () => {
   });
 });
 
+describe("a window's mark refused by its own copy as its term ends", () => {
+  it('the read back that tells whether the first copy landed is abandoned with the term: no request of the run outlives the call', async () => {
+    const { sim, run } = await world();
+    const a = sim.machine();
+    const onRow = (req: { input: unknown }) => (req.input as { TableName?: string }).TableName === sim.names.candidates;
+    const mark = (req: { operation: string; input: unknown }) => req.operation === 'UpdateItem' && onRow(req) && (req.input as { UpdateExpression?: string }).UpdateExpression?.includes('#runs') === true;
+    let copies = 0;
+    // the mark lands and its answer is lost; the SDK's next copy is refused by the row it left
+    a.loseAnswer = (req) => mark(req) && copies++ === 0;
+    const work: LeaseFn<string> = async (_signal, term) => {
+      // from here on the lease cannot be written (its renewals, its release), and the row read back is never answered
+      a.fault = (req) => (req.operation === 'UpdateItem' && !onRow(req) ? new Error('network unreachable') : undefined);
+      a.swallow = (req) => req.operation === 'GetItem' && onRow(req);
+      await term.complete();
+      return 'a ran';
+    };
+    const ea = await sim.settle(run('a', work, { runOnce: { window: 'w-1' } }, a), 'a').catch((x: unknown) => x);
+    expect(ea).toBeInstanceOf(LeaseLostError);
+    expect(a.sent.filter(mark).map((r) => r.ok)).toEqual([true, false]); // landed, then its copy refused
+    expect(a.sent.filter((r) => r.operation === 'GetItem' && onRow(r))).toHaveLength(1);
+    // before the fix: the read back's request was still waited for, its bound's timer left behind
+    expect(sim.clock.pending()).toBe(0);
+  });
+});
+
 describe('withLease on a coordinated lease (it has candidates)', () => {
   /** A long-lived worker `w` at `version` leading the lease, with the coordinator running. */
   const workerLeading = async (version: string) => {
