@@ -24,9 +24,9 @@ import { SessionSchema } from './session.js';
 export interface LeadingTerm {
   /** The term's fencing token. */
   readonly fencingToken: number;
-  /** LeaderElector.fencedWrite, in this term only: a FencingError once it has ended. */
+  /** LeaderElector.fencedWrite, in this term only: a FencingError once it has ended; one still unanswered as it ends rejects with a LeaseLostError then. */
   fencedWrite(input: TransactWriteItemsCommandInput): Promise<TransactWriteItemsCommandOutput>;
-  /** LeaderElector.fencedItemWrite, in this term only: a FencingError once it has ended. */
+  /** LeaderElector.fencedItemWrite, in this term only: a FencingError once it has ended; one still unanswered as it ends rejects with a LeaseLostError then. */
   fencedItemWrite(input: FencedItemInput, attribute?: string): Promise<PutItemCommandOutput | UpdateItemCommandOutput>;
 }
 

@@ -186,13 +186,16 @@ export interface LeaseTerm {
   assertHeld(): void;
   /**
    * Runs a DynamoDB transaction with one more condition: the lease is still in this term. A
-   * deposed or frozen run's write fails with FencingError and writes nothing.
+   * deposed or frozen run's write fails with FencingError and writes nothing. One still unanswered
+   * when the term ends is abandoned: it rejects with LeaseLostError then, and lands, if ever, only
+   * while the lease is still in this term.
    */
   fencedWrite(input: TransactWriteItemsCommandInput): Promise<TransactWriteItemsCommandOutput>;
   /**
    * Writes one of the application's own items fenced by the token it carries (`fencedItemWrite`):
    * refused with FencingError once a newer term has written the item. No transaction: works on
-   * multi-Region tables too.
+   * multi-Region tables too. One still unanswered when the term ends rejects with LeaseLostError
+   * then, as fencedWrite's.
    */
   fencedItemWrite(input: FencedItemInput, attribute?: string): Promise<PutItemCommandOutput | UpdateItemCommandOutput>;
   /**
@@ -203,6 +206,9 @@ export interface LeaseTerm {
    * function returns. At most 98 `items`: the window's row and the fence take two of a
    * transaction's 100.
    * @throws FencingError when the term is over (nothing written)
+   * @throws LeaseLostError when the term ends before the mark is answered (or, its answer lost,
+   * before the row read back tells whether it landed): the mark landed, and the next run skips the
+   * window, or it did not, and the next run does it
    * @throws ConflictError when the window's row changed since this run read it, which only a write
    * from outside the term can do (an operator's, a restore): nothing written
    */

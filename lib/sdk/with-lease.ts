@@ -51,6 +51,9 @@ import { WithLeaseOptionsSchema, type RunOnceSchema, type LeaseFn, type LeaseRun
  *   the window is then open for the next run, unless this run's mark, sent and abandoned as the term
  *   ended, lands after all: the next run then skips it. Never both: the next run's claim of the
  *   window refuses a mark still on its way, so at most one run marks it.
+ * - A call on `term` that fn awaits (`fencedWrite`, `fencedItemWrite`, `complete()` and the read
+ *   back of a mark whose answer was lost) ends with the term: still unanswered then, its request is
+ *   abandoned and it rejects with LeaseLostError. fn is never held past its term by this library.
  * @throws ValidationError naming each bad option
  */
 export function withLease<T>(name: string, fn: LeaseFn<T>, options: WithLeaseOptions): Promise<LeaseRunResult<T>> {
