@@ -12,6 +12,7 @@ import type { Candidate } from '../schemas/candidate.js';
 import { MAX_ENDED_TERMS, processOf, processSessionComponents } from '../schemas/identity.js';
 import type { Lease } from '../schemas/lease.js';
 import { HOLDER_FIELDS } from '../schemas/platform.js';
+import { ConflictError, EndedTermsFullError } from '../stores/errors.js';
 import type { LeasePatch, LeaseRead, Term } from '../stores/lease-store.js';
 import { changesOf, confirmChange, writeAsShown } from './confirm.js';
 import { note, printJson, say, type CliContext, type Pace } from './context.js';
@@ -98,19 +99,26 @@ async function endTerm(ctx: CliContext, lease: Lease, session: SessionSeen | und
   // as the lease stream's function will too (whichever lands first; a later one changes nothing).
   const marked = own ?? lease.session;
   const judge = { now, skewMs: ctx.config.clockSkewMs };
-  // a session row full of marks its owner may not have read yet: the term is not ended unmarked
-  if (marked !== undefined && !(await ctx.identities.canMarkTermEnded(marked, name, judge)))
-    throw new CliError(`session ${marked} of ${holder} already holds ${MAX_ENDED_TERMS} ended terms its holder may not have read yet (more of its terms ended within a lease duration): nothing was written — run the command again in a few seconds`);
+  const full = `session ${marked} of ${holder} already holds ${MAX_ENDED_TERMS} ended terms its holder may not have read yet (more of its terms ended within a lease duration): nothing was written — run the command again in a few seconds`;
+  // a session row full of marks its owner may not have read yet: said before the question
+  if (marked !== undefined && !(await ctx.identities.canMarkTermEnded(marked, name, judge))) throw new CliError(full);
   await confirmChange(ctx, `end the term of ${holder} on lease ${name} (fencing token ${term.fencingToken})${why === 'force' ? ' without asking it' : ''}`, changesOf(lease, ending, now), [warnings[why]]);
-  const written = (await ctx.leases.releaseTerm(name, term, now)) ?? (await releasedByThis(ctx, name, term, now));
-  if (!written) throw new CliError(`the row changed while writing: the term of ${holder} (fencing token ${term.fencingToken}) had already ended; nothing was written — run the command again to see the lease now`);
+  // marked before it is ended, so no term ends unmarked: the row may have filled while the question was open.
+  // A mark that stands without the release (refused, or never sent) names this term only: its holder ends it itself at the mark
   if (marked !== undefined) {
     try {
       await ctx.identities.markTermEnded(marked, name, term.fencingToken, judge);
     } catch (e) {
-      note(ctx, `could not mark the ended term on session ${marked} (${(e as Error).message}); the lease stream's function marks it on session ${lease.session}`);
+      if (e instanceof EndedTermsFullError) throw new CliError(full);
+      if (e instanceof ConflictError) throw new CliError(`session ${marked} of ${holder} kept changing while the term's end was marked on it: nothing was written — run the command again`);
+      throw e;
     }
   }
+  const written = (await ctx.leases.releaseTerm(name, term, now)) ?? (await releasedByThis(ctx, name, term, now));
+  if (!written)
+    throw new CliError(
+      `the row changed while writing: the term of ${holder} (fencing token ${term.fencingToken}) had already ended; ${marked !== undefined ? `only its end was marked, on session ${marked} (it names that term alone)` : 'nothing was written'} — run the command again to see the lease now`,
+    );
   if (ctx.output === 'json') return printJson(ctx, written);
   say(ctx, `released lease ${name}: ${holder}'s term (fencing token ${term.fencingToken}) is over`);
   say(ctx, why === 'force' ? `${holder} was not asked to stop: it may act until its next renewal, at most ${lease.leaseDurationSeconds}s from now; its writes fenced with token ${term.fencingToken} fail from now on` : `${holder} had stopped renewing; its writes fenced with token ${term.fencingToken} fail from now on`);

@@ -12,7 +12,8 @@ import { getLeases } from '../../lib/cli/get.js';
 import { manualClock } from '../../lib/clock.js';
 import type { Judged } from '../../lib/cli/judged.js';
 import { MAX_ENDED_TERMS, SESSION_COMPONENT, sessionKey, sessionShard } from '../../lib/schemas/identity.js';
-import { yieldWaitMs } from '../../lib/cli/release.js';
+import { release, yieldWaitMs } from '../../lib/cli/release.js';
+import { CliError } from '../../lib/cli/errors.js';
 import { SESSION_QUIET_LEASES } from '../../lib/sdk/step.js';
 import type { Lease } from '../../lib/schemas/lease.js';
 import { IdentityStore } from '../../lib/stores/identity-store.js';
@@ -216,6 +217,29 @@ describe('release', () => {
     expect(r.err).toMatch(/session s-crowded of a1 already holds 512 ended terms its holder may not have read yet .*nothing was written — run the command again in a few seconds/);
     expect((await h.leases.read('crowded')).item).toMatchObject({ holderIdentity: 'a1', session: 's-crowded' }); // not ended unmarked
     expect(Object.keys((await identities.read(key.component, key.name)).item!.endedTerms!)).not.toContain('crowded');
+  });
+
+  it('--force whose session row fills while the operator confirms: nothing is ended unmarked', async () => {
+    await sessionHeld('filled', NOW - 2 * SEC);
+    const key = sessionKey('s-filled');
+    // room for one mark when the command looks; the process's other terms ended while the question is open
+    const map = (n: number, v: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`other-${i}`, v]));
+    const fill = (n: number) => h.t.client.send(new UpdateItemCommand({ TableName: h.t.names.identities, Key: marshall(key), UpdateExpression: 'SET endedTerms = :m, endedTermStamps = :s', ExpressionAttributeValues: marshall({ ':m': map(n, 1), ':s': map(n, NOW - 2 * SEC) }) }));
+    await fill(MAX_ENDED_TERMS - 1);
+    const ask = async () => {
+      await fill(MAX_ENDED_TERMS);
+      return 'y';
+    };
+    const err: string[] = [];
+    const ctx = cliContext(h.t.client, { tablePrefix: h.prefix, tables: h.t.names }, { clock: at(), sink: { out: () => {}, err: (l) => err.push(l), color: false }, output: 'table', confirm: { yes: false, interactive: true, ask } });
+    const done = await release(ctx, { lease: 'filled', force: true }, scripted([])).then(() => 'released', (e: unknown) => e);
+    const row = (await identities.read(key.component, key.name)).item!;
+    const held = (await h.leases.read('filled')).item!;
+    // (before: the check passed, the release landed, the mark was refused: a1 led on unmarked beside its successor)
+    expect(held.holderIdentity === 'a1' || row.endedTerms?.['filled'] === held.fencingToken, `${String(done)}\n${err.join('\n')}`).toBe(true);
+    expect(held).toMatchObject({ holderIdentity: 'a1', session: 's-filled' });
+    expect(done).toBeInstanceOf(CliError);
+    expect((done as CliError).message).toMatch(/session s-filled of a1 already holds 512 ended terms its holder may not have read yet .*nothing was written — run the command again in a few seconds/);
   });
 
   it('--force on a term its session does not vouch for says the holder learns only at its own read of the lease (the mark cannot reach it)', async () => {
