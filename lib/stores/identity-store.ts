@@ -43,18 +43,21 @@ function markDone(row: IdentityLease, stamp: number, judge: { readonly now: numb
 }
 
 /**
- * What a mark of `lease` on `row` drops and stamps: the marks that have done their work and the
- * marks kept but not stamped yet (at most MARK_PRUNE_AT_ONCE of each; one not stamped is judged as
- * stamped now, so only a session over drops it), and whether the map would then hold more than
- * MAX_ENDED_TERMS.
+ * What a mark of `lease` on `row` drops and stamps: the marks that have done their work, the marks
+ * kept but not stamped yet (one not stamped is judged as stamped now, so only a session over drops
+ * it), and the stamps left without their mark (a map started afresh by a function of before the
+ * refusal, in a rolling deployment): at most MARK_PRUNE_AT_ONCE of each. `full`: the map, or the
+ * stamps beside it, would then hold more than MAX_ENDED_TERMS.
  */
-function markPlan(row: IdentityLease, lease: string, judge: { readonly now: number; readonly skewMs: number }): { done: string[]; unstamped: string[]; full: boolean } {
+function markPlan(row: IdentityLease, lease: string, judge: { readonly now: number; readonly skewMs: number }): { done: string[]; unstamped: string[]; orphans: string[]; full: boolean } {
   const marks = row.endedTerms ?? {};
   const stamps = row.endedTermStamps ?? {};
   const leases = Object.keys(marks);
   const done = leases.filter((l) => l !== lease && markDone(row, stamps[l] ?? row.renewTime, judge)).slice(0, MARK_PRUNE_AT_ONCE);
   const unstamped = leases.filter((l) => l !== lease && stamps[l] === undefined && !done.includes(l)).slice(0, MARK_PRUNE_AT_ONCE);
-  return { done, unstamped, full: leases.length - done.length + (lease in marks ? 0 : 1) > MAX_ENDED_TERMS };
+  const orphans = Object.keys(stamps).filter((l) => l !== lease && !(l in marks)).slice(0, MARK_PRUNE_AT_ONCE);
+  const stampsAfter = Object.keys(stamps).length - done.filter((l) => l in stamps).length - orphans.length + unstamped.length + (lease in stamps ? 0 : 1);
+  return { done, unstamped, orphans, full: leases.length - done.length + (lease in marks ? 0 : 1) > MAX_ENDED_TERMS || stampsAfter > MAX_ENDED_TERMS };
 }
 
 /** Identity leases (KEP-1965), key `component` + `name`: listing one component is a Query. */
@@ -172,7 +175,7 @@ export class IdentityStore extends ItemStore<typeof IdentityLeaseItem> {
         await send('SET #stamps = :stamps', 'attribute_not_exists(#stamps) AND size(#ended) = :size', {}, { ...at, ':size': leases.length, ':stamps': Object.fromEntries(leases.map((l) => [l, row.renewTime])) });
         continue;
       }
-      const { done, unstamped, full } = markPlan(row, lease, judge);
+      const { done, unstamped, orphans, full } = markPlan(row, lease, judge);
       if (full) throw new EndedTermsFullError(session, lease);
       const names: Record<string, string> = { '#lease': lease };
       const values: Record<string, unknown> = { ...at, ':r': row.renewTime, ':token': token, ':size': leases.length };
@@ -185,6 +188,12 @@ export class IdentityStore extends ItemStore<typeof IdentityLeaseItem> {
         values[`:d${i}`] = marks[l];
         removes.push(`#ended.#d${i}`, `#stamps.#d${i}`);
         conditions.push(`#ended.#d${i} = :d${i}`);
+      });
+      // a stamp without its mark only while its lease has none: one marked meanwhile keeps it
+      orphans.forEach((l, i) => {
+        names[`#o${i}`] = l;
+        removes.push(`#stamps.#o${i}`);
+        conditions.push(`attribute_not_exists(#ended.#o${i})`);
       });
       unstamped.forEach((l, i) => {
         names[`#u${i}`] = l;

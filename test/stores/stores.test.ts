@@ -244,6 +244,25 @@ describe('LeaseStore', () => {
     expect([after.endedTerms, after.endedTermStamps]).toEqual([{ c: 1 }, { c: NOW }]);
   });
 
+  it('a map started afresh by a function of before the refusal (a rolling deployment) leaves stamps without marks: dropped, the row stays readable', async () => {
+    const s = await session('s-reset');
+    const earlier = Object.fromEntries(Array.from({ length: MAX_ENDED_TERMS }, (_, i) => [`job-${i}`, 1]));
+    await t.client.send(new UpdateItemCommand({ TableName: t.names.identities, Key: marshall(s.key), UpdateExpression: 'SET endedTerms = :m, endedTermStamps = :s', ExpressionAttributeValues: marshall({ ':m': earlier, ':s': Object.fromEntries(Object.keys(earlier).map((l) => [l, NOW])) }) }));
+    // the old function's mark of a full map: SET endedTerms = { its lease }, the stamps left as they were
+    await t.client.send(new UpdateItemCommand({ TableName: t.names.identities, Key: marshall(s.key), UpdateExpression: 'SET endedTerms = :m', ConditionExpression: 'size(endedTerms) = :n', ExpressionAttributeValues: marshall({ ':m': { 'job-old': 4 }, ':n': MAX_ENDED_TERMS }) }));
+    // (before: the next mark stamped itself and job-old beside the 512 left over: 514 stamps, a row no reader could parse)
+    expect(await identities.markTermEnded('s-reset', 'job-new', 1, judge(NOW + 1_000))).toBe(true);
+    const row = await s.row();
+    expect(row.endedTerms).toEqual({ 'job-old': 4, 'job-new': 1 });
+    expect(Object.keys(row.endedTermStamps!)).toEqual(expect.arrayContaining(['job-old', 'job-new']));
+    expect(Object.keys(row.endedTermStamps!).length).toBeLessThanOrEqual(MAX_ENDED_TERMS);
+    // the rest go a few at each mark: a stamp beside each mark only
+    const left = async () => { const r = await s.row(); return Object.keys(r.endedTermStamps!).length - Object.keys(r.endedTerms!).length; };
+    for (let i = 0; (await left()) > 0; i++) expect(await identities.markTermEnded('s-reset', `job-next-${i}`, 1, judge(NOW + 1_000))).toBe(true);
+    expect(Object.keys((await s.row()).endedTermStamps!).sort()).toEqual(Object.keys((await s.row()).endedTerms!).sort());
+    expect((await s.renew(NOW + 5_000)).kind).toBe('renewed');
+  });
+
   it('scans every page, keeping malformed rows apart', async () => {
     const seen: string[] = [];
     let invalid = 0;
