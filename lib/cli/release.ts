@@ -98,8 +98,10 @@ async function endTerm(ctx: CliContext, lease: Lease, session: SessionSeen | und
   // A holder on a session renews the session, not the lease: tell it through the session row now,
   // as the lease stream's function will too (whichever lands first; a later one changes nothing).
   const marked = own ?? lease.session;
-  const judge = { now, skewMs: ctx.config.clockSkewMs };
-  const full = `session ${marked} of ${holder} already holds ${MAX_ENDED_TERMS} ended terms its holder may not have read yet (more of its terms ended within a lease duration): nothing was written — run the command again in a few seconds`;
+  // marks dropped by the row's own stamps only: a session over by this machine's clock (an operator's, not
+  // the coordinator's within clockSkewMs) proves nothing, and a mark dropped unread leaves its holder leading
+  const judge = { now: Number.NEGATIVE_INFINITY, skewMs: ctx.config.clockSkewMs };
+  const full = `session ${marked} of ${holder} already holds ${MAX_ENDED_TERMS} ended terms its holder may not have read yet (more of its terms ended within a lease duration): nothing was written — run the command again in a few seconds (a term whose session stopped renewing the coordinator ends itself)`;
   // a session row full of marks its owner may not have read yet: said before the question
   if (marked !== undefined && !(await ctx.identities.canMarkTermEnded(marked, name, judge))) throw new CliError(full);
   await confirmChange(ctx, `end the term of ${holder} on lease ${name} (fencing token ${term.fencingToken})${why === 'force' ? ' without asking it' : ''}`, changesOf(lease, ending, now), [warnings[why]]);

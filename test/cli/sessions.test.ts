@@ -242,6 +242,20 @@ describe('release', () => {
     expect((done as CliError).message).toMatch(/session s-filled of a1 already holds 512 ended terms its holder may not have read yet .*nothing was written — run the command again in a few seconds/);
   });
 
+  it("--force from a machine whose clock runs ahead drops none of the session's unread marks", async () => {
+    await sessionHeld('ahead', NOW - 2 * SEC);
+    const key = sessionKey('s-ahead');
+    // the lease stream marked 40 of the process's other terms ended at its last renewal: none read yet
+    const others = Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`other-${i}`, 3]));
+    const stamps = Object.fromEntries(Object.keys(others).map((l) => [l, NOW - 2 * SEC]));
+    await h.t.client.send(new UpdateItemCommand({ TableName: h.t.names.identities, Key: marshall(key), UpdateExpression: 'SET endedTerms = :m, endedTermStamps = :s', ExpressionAttributeValues: marshall({ ':m': others, ':s': stamps }) }));
+    // the operator's clock a minute ahead: by it, the session looks over
+    const r = await h.run(['release', 'ahead', '--force', '--yes'], { clock: manualClock(NOW + MIN) });
+    expect(r.code, r.err).toBe(0);
+    // (before: the mark dropped 32 of them as of a session over, and their holders never heard their terms had ended)
+    expect((await identities.read(key.component, key.name)).item!.endedTerms).toEqual({ ...others, ahead: expect.any(Number) });
+  });
+
   it('--force on a term its session does not vouch for says the holder learns only at its own read of the lease (the mark cannot reach it)', async () => {
     await sessionHeld('unvouched', undefined); // the row the lease names does not exist
     await h.leases.write(await h.leases.read('unvouched'), { set: { holderInstance: 'a1_1@p-gone' } }); // and its process has no session left
