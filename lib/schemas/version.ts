@@ -1,4 +1,8 @@
-import semver from 'semver';
+// node-semver's own modules, not its index (which loads every range function too: 29 KB of each function's bundle)
+import SemVer from 'semver/classes/semver.js';
+import lte from 'semver/functions/lte.js';
+import parse from 'semver/functions/parse.js';
+import valid from 'semver/functions/valid.js';
 import * as z from 'zod';
 
 /**
@@ -11,14 +15,14 @@ import * as z from 'zod';
  * Whether `v` is full semver without a leading `v`, and its parse when it is: each distinct text
  * parsed once (every candidate row read is checked; the parse is only ever compared, never changed).
  */
-function strictParse(v: string): semver.SemVer | undefined {
+function strictParse(v: string): SemVer | undefined {
   if (strict.has(v)) return strict.get(v);
-  const parsed = /^\d/.test(v) && semver.valid(v) === v ? new semver.SemVer(v) : undefined;
+  const parsed = /^\d/.test(v) && valid(v) === v ? new SemVer(v) : undefined;
   if (strict.size >= MAX_PARSED) strict.clear();
   strict.set(v, parsed);
   return parsed;
 }
-const strict = new Map<string, semver.SemVer | undefined>();
+const strict = new Map<string, SemVer | undefined>();
 /** Bounded: versions are few, but a caller must not grow memory forever with made-up ones. */
 const MAX_PARSED = 1_000;
 
@@ -38,7 +42,7 @@ export const StrictVersion = z.string().refine(isStrictVersion, {
  * build suffix (`2.7-beta.1` is invalid: which of MINOR or PATCH the suffix belongs to is a guess).
  * What is left must be semver. Anything else is undefined, and such a candidate never wins.
  */
-export function parseVersionTolerant(v: string | undefined): semver.SemVer | undefined {
+export function parseVersionTolerant(v: string | undefined): SemVer | undefined {
   if (v === undefined) return undefined;
   // every decision reads every candidate's versions: each distinct text is parsed once (the result
   // is only ever compared, never changed)
@@ -49,9 +53,9 @@ export function parseVersionTolerant(v: string | undefined): semver.SemVer | und
   return parsed;
 }
 
-const tolerant = new Map<string, semver.SemVer | undefined>();
+const tolerant = new Map<string, SemVer | undefined>();
 
-function parseTolerantly(v: string): semver.SemVer | undefined {
+function parseTolerantly(v: string): SemVer | undefined {
   // At most three parts: the third keeps PATCH with its pre-release and build suffix.
   const [major, minor, ...rest] = v.trim().replace(/^v/, '').split('.');
   const parts = [major!, ...(minor === undefined ? [] : [minor]), ...(rest.length ? [rest.join('.')] : [])].map(stripLeadingZeros);
@@ -60,7 +64,7 @@ function parseTolerantly(v: string): semver.SemVer | undefined {
   const normalized = parts.join('.');
   // node-semver itself would also take a leading "v", "=" or spaces: only a digit may start it here.
   if (!/^\d[0-9A-Za-z.+-]*$/.test(normalized)) return undefined;
-  return semver.parse(normalized) ?? undefined;
+  return parse(normalized) ?? undefined;
 }
 
 /** `007` → `7`, `00` → `0`, `03-rc.1` → `3-rc.1`, `0-rc.1` stays: only a component's leading zeros go. */
@@ -74,5 +78,5 @@ function stripLeadingZeros(part: string): string {
 export function emulationWithinBinary(emulation: string, binary: string): boolean {
   const e = strictParse(emulation);
   const b = strictParse(binary);
-  return e && b ? semver.lte(e, b) : semver.lte(emulation, binary);
+  return e && b ? lte(e, b) : lte(emulation, binary);
 }

@@ -41,6 +41,10 @@ describe('the build of the functions', () => {
     }
   });
 
+  it("loads node-semver's own modules, never its index (which pulls in every range function: 19 KB of each bundle)", () => {
+    for (const b of bundles) expect(Object.keys(b.inputs).filter((i) => /node_modules\/semver\/(index\.js|ranges\/)/.test(i)), b.name).toEqual([]);
+  });
+
   describe('over the budget', () => {
     const outDir = mkdtempSync(join(tmpdir(), 'conclave-assets-'));
     afterAll(() => rmSync(outDir, { recursive: true, force: true }));
