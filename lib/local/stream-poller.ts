@@ -80,18 +80,25 @@ export function toLambdaRecord(r: _Record, streamArn: string, readAt?: number): 
   } as DynamoDBRecord;
 }
 
+/** The longest wait before a failing batch's retry. */
+export const RETRY_BACKOFF_MAX_MS = 10_000;
+
 /**
  * Lambda's event source mapping for one DynamoDB stream, on the real Streams API: one reader per
  * shard, a child shard's only once its parent is read to its end, batches of `batchSize`, the trigger's event filters, and Lambda's failure semantics — with ReportBatchItemFailures
  * the batch is retried from the first failed record; a batch that keeps failing is split in two
- * (bisect) and each half retried; after `retryAttempts` the records go to the dead-letter file and
- * the shard moves on; records older than `maxRecordAgeSeconds` (unless -1) are dead-lettered unprocessed.
+ * (bisect) and each half retried, each retry after a longer wait (RETRY_BACKOFF_MAX_MS at most); after
+ * `retryAttempts` (unless -1: until handled or the poller stops) the records go to the dead-letter
+ * file and the shard moves on; records older than `maxRecordAgeSeconds` (unless -1) are
+ * dead-lettered unprocessed.
  * The trigger's `parallelizationFactor` is not mirrored: a shard's batches run one at a time, the
  * order Lambda gives at factor 1 and one of those it may give above it (each item's records in
  * order), so local mode runs no two items' records side by side as AWS may.
  */
 export class StreamPoller {
   private running = false;
+  /** Aborted by stop(): a retry's wait ends at once. */
+  private stopping = new AbortController();
   private readonly shards = new Map<string, Promise<void>>();
   private loop: Promise<void> | undefined;
   /** Batches delivered, for tests and the summary. */
@@ -107,11 +114,13 @@ export class StreamPoller {
 
   start(): void {
     this.running = true;
+    this.stopping = new AbortController();
     this.loop = this.discover();
   }
 
   async stop(): Promise<void> {
     this.running = false;
+    this.stopping.abort();
     await this.loop;
     await Promise.all(this.shards.values());
   }
@@ -203,6 +212,7 @@ export class StreamPoller {
   }
 
   private async attempt(batch: DynamoDBRecord[], retries: number): Promise<void> {
+    if (!this.running) return; // stopped between a bisected batch's halves
     let failedAt: number | undefined;
     let reason = '';
     try {
@@ -220,7 +230,11 @@ export class StreamPoller {
     }
     if (failedAt === undefined) return;
     const rest = batch.slice(failedAt); // checkpoint: everything before the first failure is done
-    if (retries >= this.o.trigger.retryAttempts) return this.deadLetter(rest, reason);
+    const limit = this.o.trigger.retryAttempts === -1 ? Infinity : this.o.trigger.retryAttempts;
+    if (retries >= limit) return this.deadLetter(rest, reason);
+    // a failing record is not retried at once, over and over (Lambda backs off too)
+    await this.clock.sleep(Math.min(RETRY_BACKOFF_MAX_MS, (this.o.idleMs ?? 100) * 2 ** (retries + 1)), this.stopping.signal);
+    if (!this.running) return; // stopped: not done, not dead-lettered
     if (this.o.trigger.bisectOnError && rest.length > 1) {
       const half = Math.ceil(rest.length / 2);
       await this.attempt(rest.slice(0, half), retries + 1);

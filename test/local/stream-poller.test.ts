@@ -1,4 +1,4 @@
-import { skewedClock } from '../../lib/clock.js';
+import { skewedClock, systemClock } from '../../lib/clock.js';
 /**
  * The local event source mapping on a real DynamoDB Local stream: Lambda's checkpoint, retry,
  * bisect and dead-letter rules, and maximum record age.
@@ -92,6 +92,64 @@ describe('StreamPoller', () => {
     expect(calls).toBe(1 + wiring.candidateStream.trigger.retryAttempts);
     expect(dead[0]!.records).toHaveLength(NAMES.length);
     expect(dead[0]!.reason).toMatch(/handler threw: boom/);
+  });
+
+  it('with retryAttempts -1 (none given up: the lease stream’s) a record failing more often than any bound is retried, spaced out, until handled; none dead-lettered', async () => {
+    // before: -1 read as no retry at all, the record dead-lettered at its first failure
+    const trigger = { ...wiring.candidateStream.trigger, retryAttempts: -1 };
+    const batches: string[][] = [];
+    const dead: DeadLetter[] = [];
+    const sleeps: number[] = [];
+    const clock = { ...systemClock, sleep: (ms: number, signal?: AbortSignal) => (sleeps.push(ms), systemClock.sleep(ms, signal)) };
+    let failures = 6; // more than Lambda's retries were (3)
+    let handled = false;
+    const poller = new StreamPoller({
+      client: streams,
+      streamArn: arn,
+      trigger,
+      functionName: 'leaseStream',
+      idleMs: 7,
+      clock,
+      invoke: async (e) => {
+        batches.push(names(e));
+        const p3 = e.Records.find((r) => r.dynamodb!.Keys!['name']!.S === 'p3');
+        if (p3 && failures-- > 0) return { batchItemFailures: [{ itemIdentifier: p3.dynamodb!.SequenceNumber! }] };
+        if (p3) handled = true;
+        return {};
+      },
+      deadLetter: (d) => dead.push(d),
+    });
+    poller.start();
+    await waitFor('p3 handled', () => handled);
+    await poller.stop();
+    expect(dead).toEqual([]);
+    expect(batches.filter((b) => b.includes('p3'))).toHaveLength(7);
+    for (const b of batches.slice(1)) expect(b).not.toContain('p1');
+    // each retry waits longer than the one before, up to a bound: no spinning on a failing record
+    const backoff = sleeps.filter((ms) => ms !== 7 && ms !== 100); // not an idle shard's wait, nor the shard discovery's
+    expect(backoff.length).toBeGreaterThanOrEqual(6);
+    expect(backoff.slice(0, 4)).toEqual([14, 28, 56, 112]);
+  });
+
+  it('stop() stops a poller retrying a record that never succeeds (-1), dead-lettering nothing', async () => {
+    const dead: DeadLetter[] = [];
+    let calls = 0;
+    const poller = new StreamPoller({
+      client: streams,
+      streamArn: arn,
+      trigger: { ...wiring.candidateStream.trigger, retryAttempts: -1 },
+      functionName: 'leaseStream',
+      idleMs: 5,
+      invoke: async () => {
+        calls++;
+        throw new Error('boom');
+      },
+      deadLetter: (d) => dead.push(d),
+    });
+    poller.start();
+    await waitFor('a few retries', () => calls > 6);
+    await poller.stop();
+    expect(dead).toEqual([]);
   });
 
   it('a failure describing the stream is reported and retried: its shards are still found, and stop() still stops', async () => {
