@@ -21,7 +21,8 @@ import { deadLetterQueue } from './queues.js';
 /**
  * The table's stream feeds the function, as the wiring declares it. Lambda sends a batch it gave
  * up on (its stream coordinates, not the records) to the returned dead-letter queue; with no
- * maximum record age (the wiring's -1) none is given up for its age.
+ * maximum record age (the wiring's -1) none is given up for its age, and with retries -1 (the
+ * lease stream's) none for its failures, until the stream trims it (24 h).
  */
 export function addStreamSource(scope: Construct, name: FunctionName, fn: lambda.IFunction, t: StreamTrigger, table: dynamodb.ITableV2, key: kms.IKey | undefined): sqs.Queue {
   const dlq = deadLetterQueue(scope, `${pascal(name)}DeadLetters`, { encryptionKey: key, deadLetterQueueOf: `the on-failure destination of the ${name} stream event source` });

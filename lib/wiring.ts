@@ -14,7 +14,11 @@ export interface StreamTrigger {
   readonly startingPosition: 'TRIM_HORIZON' | 'LATEST';
   /** Split a failing batch in two and retry each half (Lambda's BisectBatchOnFunctionError). */
   readonly bisectOnError: boolean;
-  /** Retries of a failing batch before it goes to the dead-letter destination. */
+  /**
+   * Retries of a failing batch before its shard position goes to the dead-letter destination
+   * (Lambda's MaximumRetryAttempts); -1: none is given up, a failing record is retried until it
+   * is handled or the stream trims it (24 h), and the records behind it wait.
+   */
   readonly retryAttempts: number;
   /**
    * Records older than this are sent to the dead-letter destination unprocessed (Lambda's
@@ -171,7 +175,7 @@ export interface FunctionWiring {
   readonly reservedConcurrency?: number;
 }
 
-const stream = (table: StreamTrigger['table'], filters?: readonly FilterPattern[]): StreamTrigger => ({
+const stream = (table: StreamTrigger['table'], retryAttempts: number, filters?: readonly FilterPattern[]): StreamTrigger => ({
   ...(filters ? { filters } : {}),
   kind: 'stream',
   table,
@@ -179,7 +183,7 @@ const stream = (table: StreamTrigger['table'], filters?: readonly FilterPattern[
   maxBatchingWindowSeconds: 0,
   startingPosition: 'TRIM_HORIZON',
   bisectOnError: true,
-  retryAttempts: 3,
+  retryAttempts,
   // No maximum age: a record's events, session mark and wake are facts of its change, and Lambda's
   // on-failure record of an expired one is a shard position (its content is gone once the stream
   // trims it). A stream behind (EventBridge down, the function throttled) catches up late, never
@@ -200,12 +204,20 @@ export const wiring = {
   // dropped after maxEventAge (one tick): the next tick does its work.
   coordinator: { entry: 'functions/coordinator.ts', trigger: { kind: 'schedule', everySeconds: 60 }, timeoutSeconds: 300, memoryMb: 512, reservedConcurrency: 1 },
   // run-once rows share the candidates table: their records never reach the function
-  candidateStream: { entry: 'functions/candidate-stream.ts', trigger: stream('candidates', CANDIDATE_STREAM_FILTERS), timeoutSeconds: 60, memoryMb: 256 },
+  // a batch given up after 3 retries (its position to the dead-letter queue) loses no event (each
+  // record publishes its own before it fails) and nothing the tick does not do within a minute
+  candidateStream: { entry: 'functions/candidate-stream.ts', trigger: stream('candidates', 3, CANDIDATE_STREAM_FILTERS), timeoutSeconds: 60, memoryMb: 256 },
   leaseStream: {
     entry: 'functions/lease-stream.ts',
     // A holder's renewal (every retry period, per lease) is most of the stream and means nothing
     // to the function: these filters drop renewals, and only renewals, before any invocation.
-    trigger: stream('leases', LEASE_STREAM_FILTERS),
+    // Retried without bound (-1): a record's session mark ends a term its holder must hear of, and
+    // nothing else writes it. Lambda's 3 retries came within seconds: a throttled or unreachable
+    // identities table lost the mark, and the tick elected the next holder while the old one led
+    // on. Poison is dead-lettered by the function at once and a mark the session row refuses is
+    // deferred (lib/functions/core.ts), so only a fault keeps a record failing: it waits, in order,
+    // and the iterator-age and error alarms fire (docs/deploy.md, "A stream record that keeps failing").
+    trigger: stream('leases', -1, LEASE_STREAM_FILTERS),
     timeoutSeconds: 60,
     memoryMb: 256,
   },

@@ -199,6 +199,15 @@ describe('the Conclave app, as `cdk synth` builds it', () => {
     for (const p of mappings) expect(p.MaximumRecordAgeInSeconds).toBe(-1);
   });
 
+  it('retries a failing lease stream record until it is handled (MaximumRetryAttempts -1): its session mark is never given up', () => {
+    // At 3, Lambda gave a record up seconds after its first failure (throttling, a network fault):
+    // its ended-term mark was lost, and the next holder elected while the old one led on
+    const mappings = Object.values(t.findResources('AWS::Lambda::EventSourceMapping')).map((r) => r['Properties']);
+    const lease = mappings.filter((p) => JSON.stringify(p.FunctionName) === JSON.stringify({ Ref: id.fn('leaseStream') }));
+    expect(lease).toHaveLength(1);
+    expect(lease[0]).toMatchObject({ MaximumRetryAttempts: -1, MaximumRecordAgeInSeconds: -1, BisectBatchOnFunctionError: true, FunctionResponseTypes: ['ReportBatchItemFailures'] });
+  });
+
   it('alarms on a stream 10 minutes behind, long before the stream trims a record (24 h)', () => {
     const streams = names.filter((n) => wiring[n].trigger.kind === 'stream');
     const ageAlarms = Object.values(t.findResources('AWS::CloudWatch::Alarm')).map((a) => a['Properties']).filter((a) => a['MetricName'] === 'IteratorAge');

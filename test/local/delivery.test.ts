@@ -15,6 +15,7 @@ import { PublishError } from '../../lib/events/publisher.js';
 import type { FunctionDeps } from '../../lib/functions/core.js';
 import { startLocalRuntime, type LocalRuntime, type LocalRuntimeOptions } from '../../lib/local/runtime.js';
 import type { DeadLetter } from '../../lib/local/stream-poller.js';
+import { sessionKey } from '../../lib/schemas/identity.js';
 import { wiring } from '../../lib/wiring.js';
 import { leaderNow, Log, STEADY, startElector, waitFor, type RunningElector } from '../sdk/harness.js';
 
@@ -41,6 +42,34 @@ async function runtime(extra: Partial<LocalRuntimeOptions> = {}) {
 }
 
 describe('local runtime delivery', () => {
+  it('a session-held term ended by someone else is marked on its session even when the mark fails more often than Lambda used to retry (3): none given up', async () => {
+    let faults = 5; // the first delivery and 4 retries: past the 3 after which the record, and its mark, were given up
+    const { rt } = await runtime({
+      decorate: (d: FunctionDeps): FunctionDeps => {
+        const ids = d.coordinator.identities;
+        const mark = ids.markTermEnded.bind(ids);
+        ids.markTermEnded = async (...a) => {
+          if (faults-- > 0) throw Object.assign(new Error('Rate of requests exceeds the allowed throughput'), { name: 'ThrottlingException' });
+          return mark(...a);
+        };
+        return d;
+      },
+    });
+    const co = rt.deps.coordinator;
+    const now = Date.now();
+    const session = 'p1';
+    const key = sessionKey(session);
+    await co.identities.write(await co.identities.read(key.component, key.name), { set: { holderIdentity: session, hostname: 'h', leaseDurationSeconds: 15, acquireTime: now, renewTime: now } });
+    await co.leases.write(await co.leases.read('marked'), { set: { holderIdentity: 'a', holderInstance: 'a-1@p1', leaseDurationSeconds: 15, acquireTime: now, renewTime: now, leaseTransitions: 0, fencingToken: 1, electedBy: 'self', session } });
+    // ended by a write its holder did not make (an operator's, the CLI's), which marks nothing itself
+    await co.leases.write(await co.leases.read('marked'), { set: { lastHolderIdentity: 'a' }, remove: ['holderIdentity', 'holderInstance', 'session'] });
+    const markOf = async () => (await co.identities.read(key.component, key.name)).item?.endedTerms?.['marked'];
+    await waitFor('the mark, or the record given up', async () => (await markOf()) !== undefined || rt.deadLetters.some((d) => d.function === 'leaseStream'));
+    expect(rt.deadLetters).toEqual([]);
+    expect(await markOf()).toBe(1);
+    expect(faults).toBeLessThan(0);
+  });
+
   it('a poison lease record is dead-lettered at its first delivery, with the record itself; the change behind it is handled', async () => {
     const deliveries = new Map<string, number>();
     const { rt } = await runtime({
@@ -184,6 +213,6 @@ describe('local runtime delivery', () => {
     expect([...unique.values()].map((d) => [d.previousHolder, d.holder])).toEqual(changes);
     expect(lost).toBeGreaterThan(0);
     expect(rt.deadLetters).toEqual([]);
-    expect(wiring.leaseStream.trigger.retryAttempts).toBeGreaterThan(0);
+    expect(wiring.leaseStream.trigger.retryAttempts).not.toBe(0);
   });
 });
