@@ -80,8 +80,8 @@ export function toLambdaRecord(r: _Record, streamArn: string, readAt?: number): 
   } as DynamoDBRecord;
 }
 
-/** The longest wait before a failing batch's retry. */
-export const RETRY_BACKOFF_MAX_MS = 10_000;
+/** The longest wait before a failing batch's retry: a fault that clears is followed within a second. */
+export const RETRY_BACKOFF_MAX_MS = 1_000;
 
 /**
  * Lambda's event source mapping for one DynamoDB stream, on the real Streams API: one reader per
