@@ -216,7 +216,8 @@ export const wiring = {
     // identities table lost the mark, and the tick elected the next holder while the old one led
     // on. Poison is dead-lettered by the function at once and a mark the session row refuses is
     // deferred (lib/functions/core.ts), so only a fault keeps a record failing: it waits, in order,
-    // and the iterator-age and error alarms fire (docs/deploy.md, "A stream record that keeps failing").
+    // and the iterator-age and error alarms fire, until 12 h after its change the function
+    // dead-letters it with its content (STUCK_RECORD_MS; docs/deploy.md, "A stream record that keeps failing").
     trigger: stream('leases', -1, LEASE_STREAM_FILTERS),
     timeoutSeconds: 60,
     memoryMb: 256,

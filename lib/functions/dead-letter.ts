@@ -10,13 +10,25 @@ import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBRecord } from 'aws-lambda';
 import type { FieldIssue, ValidationError } from '../schemas/validation.js';
 
-/** One poison record, as it is dead-lettered (the SQS message body is its JSON). */
+/**
+ * How long after its change a record failing on a fault is retried (the lease stream's source
+ * retries without bound): half the stream's retention (24 h), so the records behind it still have
+ * the other half before DynamoDB trims them. By then its work is done by others — the tick
+ * reconciles its lease every minute, its holder's backstop read (minutes) has ended a term its mark
+ * would have ended — and its events went out at its first failure.
+ */
+export const STUCK_RECORD_MS = 12 * 3_600_000;
+
+/** One record dead-lettered by its function with its content (the SQS message body is its JSON). */
 export interface PoisonRecord {
-  /** Always `poisonRecord`: tells these messages from Lambda's on-failure records in the same queue. */
-  kind: 'poisonRecord';
+  /**
+   * `poisonRecord`: no retry can read it; `stuckRecord`: it failed on a fault until STUCK_RECORD_MS
+   * after its change. Tells these messages from Lambda's on-failure records in the same queue.
+   */
+  kind: 'poisonRecord' | 'stuckRecord';
   /** The function that could not read it (lib/wiring.ts name). */
   function: string;
-  /** The ValidationError's message. */
+  /** The ValidationError's message, or the fault's. */
   reason: string;
   issues: readonly FieldIssue[];
   eventID: string | undefined;
@@ -32,10 +44,21 @@ export interface PoisonRecord {
 /** Where poison records go. Throws when it could not take one: the record is then retried. */
 export type DeadLetterSink = (p: PoisonRecord) => Promise<void>;
 
-export function poisonRecord(fn: string, r: DynamoDBRecord, error: ValidationError, at: number): PoisonRecord {
+export function poisonRecord(fn: string, r: DynamoDBRecord, error: Pick<ValidationError, 'message' | 'issues'>, at: number): PoisonRecord {
   const raw = r as { eventID?: unknown; dynamodb?: { SequenceNumber?: unknown } };
   const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
   return { kind: 'poisonRecord', function: fn, reason: error.message, issues: error.issues, eventID: str(raw.eventID), sequenceNumber: str(raw.dynamodb?.SequenceNumber), at: new Date(at).toISOString(), record: r };
+}
+
+/** `r`, failing on `error` since its change STUCK_RECORD_MS ago, as it is dead-lettered. */
+export function stuckRecord(fn: string, r: DynamoDBRecord, error: Error, at: number): PoisonRecord {
+  return { ...poisonRecord(fn, r, { message: `${error.name}: ${error.message}`, issues: [] }, at), kind: 'stuckRecord' };
+}
+
+/** Milliseconds since `r`'s change at `now`, or undefined where the record has no creation time. */
+export function recordAgeMs(r: DynamoDBRecord, now: number): number | undefined {
+  const created = (r as { dynamodb?: { ApproximateCreationDateTime?: unknown } }).dynamodb?.ApproximateCreationDateTime;
+  return typeof created === 'number' ? now - created * 1000 : undefined;
 }
 
 /** SQS's largest message body. */

@@ -6,7 +6,7 @@ import type { Context, DynamoDBRecord, DynamoDBStreamEvent, SQSEvent, SQSRecord 
 import { ValidationError } from '../schemas/validation.js';
 import type { FunctionName } from '../wiring.js';
 import type { FunctionDeps } from './core.js';
-import { poisonRecord } from './dead-letter.js';
+import { poisonRecord, recordAgeMs, STUCK_RECORD_MS, stuckRecord } from './dead-letter.js';
 
 /** The pipeline every function shares: Powertools logger context and metrics flushed per invocation. */
 export const observed = <E, R>(deps: FunctionDeps, fn: (event: E, context: Context) => Promise<R>) =>
@@ -73,13 +73,19 @@ function batch<E extends DynamoDBStreamEvent | SQSEvent, R>(deps: FunctionDeps, 
   });
 }
 
-/** A stream record's handling: parsed, then handled, and poison dead-lettered (streamBatchHandler). */
+/** A stream record's handling: parsed, then handled, and poison or a record stuck since STUCK_RECORD_MS dead-lettered (streamBatchHandler). */
 function streamRecord<T>(deps: FunctionDeps, name: FunctionName, parse: (r: DynamoDBRecord) => T, handle: (parsed: T) => Promise<void>) {
   return perRecord(deps, (r: DynamoDBRecord) => ({ id: r.eventID ?? '?', lease: streamLease(r) }), async (r) => {
     try {
       await handle(parse(r));
     } catch (e) {
-      if (!(e instanceof ValidationError)) throw e;
+      if (!(e instanceof ValidationError)) {
+        const now = deps.coordinator.clock.now();
+        if ((recordAgeMs(r, now) ?? 0) < STUCK_RECORD_MS) throw e;
+        await deps.deadLetter(stuckRecord(name, r, e as Error, now)); // if that fails too, the record is retried
+        deps.logger.error('record still failing half a day after its change: sent to the dead-letter destination with its content, reported processed', { error: e as Error });
+        return;
+      }
       await deps.deadLetter(poisonRecord(name, r, e, deps.coordinator.clock.now())); // if that fails too, the record is retried
       deps.logger.error('poison record: sent to the dead-letter destination with its content, reported processed', { error: e });
     }
@@ -95,7 +101,9 @@ function streamRecord<T>(deps: FunctionDeps, name: FunctionName, parse: (r: Dyna
  * ValidationError, from a row no retry can read either (lib/functions/core.ts onLeaseChange: after
  * the rest of its work). Any other failure (throttling, the network, lost races) is reported as a
  * batchItemFailure so processing resumes from it; after the event source's retries Lambda
- * dead-letters its position. The records after a failed one are not run (each is reported failed
+ * dead-letters its position (the lease stream's source retries without bound). A record still
+ * failing STUCK_RECORD_MS after its change goes to the dead-letter destination with its content
+ * and counts as processed, so the records behind it are handled before the stream trims them. The records after a failed one are not run (each is reported failed
  * too): they come again after it, in order. Run past it, a row's later change would be handled
  * before its earlier one (an INSERT closing an election before the REMOVE it waits for was seen).
  */
