@@ -71,9 +71,9 @@ function throttleOnce(c: FunctionDeps['coordinator']): void {
  * Delivers `record` as Lambda does while it keeps failing: the first attempt and each of the
  * event source's retries (a batch whose every record failed throws: Powertools' FullBatchFailureError,
  * a function error to Lambda); after them Lambda sends only the record's shard position to the
- * on-failure destination (infra/triggers.ts), and the shard moves on. The lease stream retries
- * without bound (-1): it gives a record up only once the stream trims it (24 h); four deliveries
- * stand for those.
+ * on-failure destination (infra/triggers.ts), and the shard moves on. The lease stream's source
+ * retries without bound (-1), until its function dead-letters the record 12 h after its change
+ * (STUCK_RECORD_MS, test/functions/stuck-record.test.ts); four deliveries stand for those.
  */
 async function deliverUntilGivenUp(handler: (e: DynamoDBStreamEvent, c: ReturnType<typeof lambdaContext>) => Promise<unknown>, fn: 'leaseStream' | 'candidateStream', record: DynamoDBRecord) {
   const retries = wiring[fn].trigger.retryAttempts;
