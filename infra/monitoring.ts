@@ -123,7 +123,7 @@ export class ConclaveMonitoring extends Construct {
     const deadLetters: Partial<Record<FunctionName, cloudwatch.Alarm>> = {};
     for (const [name, q] of Object.entries(this.props.deadLetterQueues) as [FunctionName, sqs.IQueue][]) {
       deadLetters[name] = alarm(`${pascal(name)}DeadLettersAlarm`, {
-        alarmDescription: `The ${name} function gave up on records or messages (they are in its dead-letter queue; a record no retry could read is there with its content, "kind":"poisonRecord"). The tick still reconciles every lease; read the messages to find the cause, then purge.`,
+        alarmDescription: `The ${name} function gave up on records or messages (they are in its dead-letter queue; a record no retry could read, or one still failing 12 h after its change, is there with its content, "kind":"poisonRecord" or "stuckRecord"). The tick still reconciles every lease; read the messages to find the cause, and once it is fixed replay those with content (docs/deploy.md, "A stream record that keeps failing"), then purge.`,
         metric: q.metricApproximateNumberOfMessagesVisible({ period: fiveMinutes, statistic: 'Maximum' }),
         threshold: 1,
         evaluationPeriods: 1,

@@ -342,6 +342,8 @@ describe('the Conclave app, as `cdk synth` builds it', () => {
 
     const queueAlarms = alarms.filter((a) => a['MetricName'] === 'ApproximateNumberOfMessagesVisible');
     expect(queueAlarms.map((a) => JSON.stringify(a['Dimensions'][0].Value)).sort()).toEqual(deadLetterQueues.map((n) => JSON.stringify(getAtt(id.dlq(n as FunctionName), 'QueueName'))).sort());
+    // whoever is paged learns what the messages are and where the replay is described
+    for (const a of queueAlarms) expect(a['AlarmDescription']).toMatch(/stuckRecord.*A stream record that keeps failing/s);
     const errorAlarms = alarms.filter((a) => a['MetricName'] === 'Errors');
     expect(errorAlarms.map((a) => JSON.stringify(a['Dimensions'][0].Value)).sort()).toEqual(names.map((n) => JSON.stringify({ Ref: id.fn(n) })).sort());
   });
