@@ -39,15 +39,17 @@ const answer = (o: { lease?: Lease; row?: unknown; ok?: boolean; failed?: boolea
 const poll: Event = { kind: 'poll', pushLive: false };
 
 describe("the elector's step: the leader's order of actions", () => {
+  /** A term the coordinator gave, with an election open on the row: read, confirmed, started; its acknowledgement sent. */
+  const elected = mine({ renewTime: 1, election: { id: 'e1' } as Lease['election'] });
+  const startedWithElection: Parameters<typeof run>[2] = [
+    [poll, at()],
+    [{ kind: 'leaseRead', raw: read(elected) }, at(10)],
+    [{ kind: 'confirmed', lease: { ...elected, revision: 4, renewTime: 3 } }, at(30)],
+    [answer(), at(30)],
+  ];
+
   it('a term the coordinator gave it is confirmed, then led: its deadline armed and its work started, an open election acknowledged, then the follower told', () => {
-    const elected = mine({ renewTime: 1, election: { id: 'e1' } as Lease['election'] });
-    const r = run(settings(), START, [
-      [poll, at()],
-      [{ kind: 'leaseRead', raw: read(elected) }, at(10)],
-      [{ kind: 'confirmed', lease: { ...elected, revision: 4, renewTime: 3 } }, at(30)],
-      [answer(), at(30)],
-      [answer(), at(50)],
-    ]);
+    const r = run(settings(), START, [...startedWithElection, [answer(), at(50)]]);
     expect(r.kinds).toEqual([['readLease'], ['newLeader', 'confirm'], ['armDeadline', 'started'], ['renewCandidacy'], []]);
     expect(r.effects[2]![0]).toEqual({ kind: 'armDeadline', at: T + 10 + 10_000, no: 1 }); // from the confirmation's send time
     expect(r.effects[3]![0]).toMatchObject({ kind: 'renewCandidacy', withinMs: 4_990 }); // the acknowledgement is waited for half the 9,980 ms left
@@ -58,24 +60,17 @@ describe("the elector's step: the leader's order of actions", () => {
   });
 
   it("a term led is recorded as led when it starts, not at the end of its first chain; an acknowledgement that failed is not taken as made (seed 8702338)", () => {
-    const elected = mine({ renewTime: 1, election: { id: 'e1' } as Lease['election'] });
-    const r = run(settings(), START, [
-      [poll, at()],
-      [{ kind: 'leaseRead', raw: read(elected) }, at(10)],
-      [{ kind: 'confirmed', lease: { ...elected, revision: 4, renewTime: 3 } }, at(30)],
-      [answer(), at(30)],
-    ]);
+    const r = run(settings(), START, startedWithElection);
     expect(r.kinds.slice(2)).toEqual([['armDeadline', 'started'], ['renewCandidacy']]);
     // before the fix: -1 until the acknowledgement was answered (and never, when the shell dropped the chain on its fault)
     expect(r.state.ledToken).toBe(7);
-    const failed = run(settings(), r.state, [[answer({ failed: true }), at(50)]]);
+    const failed = run(settings(), START, [...startedWithElection, [answer({ failed: true }), at(50)]]);
+    expect(failed.state.lead).toMatchObject({ term: { fencingToken: 7 } });
     expect(failed.state.ledToken).toBe(7);
+    expect(failed.state.pending).toBeUndefined(); // the chain went on to its end
     // before the fix: taken as acknowledged, so no later renewal answered the election
     expect(failed.state.ackedElection).toBeUndefined();
-    const renewed = run(settings(), failed.state, [
-      [poll, at(5_000)],
-      [answer({ lease: { ...elected, revision: 5, renewTime: 4 } }), at(5_010)],
-    ]);
+    const renewed = run(settings(), START, [...startedWithElection, [answer({ failed: true }), at(50)], [poll, at(5_000)], [answer({ lease: { ...elected, revision: 5, renewTime: 4 } }), at(5_010)]]);
     expect(renewed.kinds.at(-1)).toContain('renewCandidacy'); // acknowledged again
   });
 
