@@ -24,9 +24,13 @@ import { SessionSchema } from './session.js';
 export interface LeadingTerm {
   /** The term's fencing token. */
   readonly fencingToken: number;
-  /** LeaderElector.fencedWrite, in this term only: a FencingError once it has ended; one still unanswered as it ends rejects with a LeaseLostError then. */
+  /**
+   * LeaderElector.fencedWrite, in this term only: a FencingError once it has ended; one still
+   * unanswered as it ends rejects with a LeaseLostError then, and one unanswered within the
+   * elector's request bound (its retry period, at least 5 s) with a timeout.
+   */
   fencedWrite(input: TransactWriteItemsCommandInput): Promise<TransactWriteItemsCommandOutput>;
-  /** LeaderElector.fencedItemWrite, in this term only: a FencingError once it has ended; one still unanswered as it ends rejects with a LeaseLostError then. */
+  /** LeaderElector.fencedItemWrite, in this term only: ended as this term's fencedWrite is. */
   fencedItemWrite(input: FencedItemInput, attribute?: string): Promise<PutItemCommandOutput | UpdateItemCommandOutput>;
 }
 

@@ -139,7 +139,7 @@ export class LeaderElector {
       everyRetryPeriod: opts.mode === 'NoCoordination' && opts.renewIntervalMs === undefined,
     };
     const startUp = new StartUp<void>(`LeaderElector "${opts.identity}" of lease "${opts.leaseName}"`, opts.tables);
-    this.x = { settings, lock, sessions, time, client, callbacks, report, retryDelayMs: decisions.retryDelayMs, detect: detect ?? (() => detectPlatform()), push, session, startUp, phase: 'idle', platform: undefined, nap: undefined, wokenAt: [], failures: 0, work: undefined, deadline: undefined, aside: new Set() };
+    this.x = { settings, lock, sessions, time, client, requests, callbacks, report, retryDelayMs: decisions.retryDelayMs, detect: detect ?? (() => detectPlatform()), push, session, startUp, phase: 'idle', platform: undefined, nap: undefined, wokenAt: [], failures: 0, work: undefined, deadline: undefined, aside: new Set() };
     this.ready = startUp.ready;
   }
 
@@ -200,7 +200,9 @@ export class LeaderElector {
    * later term of this worker never lets through. A deposed or paused leader's write fails with a
    * FencingError and writes nothing. One still unanswered when the term ends (a black-holed
    * connection) is abandoned: it rejects with a LeaseLostError then, and lands, if ever, only while
-   * the lease is still in this term. The fence's check reads the lease row, so a write that meets
+   * the lease is still in this term. One unanswered within the elector's request bound (its retry
+   * period, at least 5 s) while the term lives is abandoned as a timeout (an Error named
+   * TimeoutError, as the AWS SDK names one): it may have landed, in this term. The fence's check reads the lease row, so a write that meets
    * this worker's own renewal of it is cancelled (TransactionCanceledException, TransactionConflict
    * at the last item): nothing was written, send it again. (The renewal, refused in turn by a
    * transaction in flight, tries again within moments: busy fenced writes cost no term.)
@@ -213,8 +215,9 @@ export class LeaderElector {
    * Writes one of the application's own items, fenced by the token the item carries
    * (`fencedItemWrite`), in the term this worker leads when it is called: refused with a
    * FencingError when this worker is not leading, or when a newer term has written the item. Work
-   * should use its own term's (`term.fencedItemWrite`, LeadingTerm). Needs no transaction: works on multi-Region tables too. One
-   * still unanswered when the term ends is abandoned, as fencedWrite's is.
+   * should use its own term's (`term.fencedItemWrite`, LeadingTerm). Needs no transaction: works on
+   * multi-Region tables too. One still unanswered when the term ends, or after the elector's
+   * request bound, is abandoned, as fencedWrite's is.
    */
   fencedItemWrite(input: FencedItemInput, attribute?: string): Promise<PutItemCommandOutput | UpdateItemCommandOutput> {
     return this.itemWrite(this.current(), input, attribute);
@@ -229,12 +232,12 @@ export class LeaderElector {
   /** fencedWrite in the term `by` (refused when there is none: its worker does not lead, or the term has ended). */
   private transact(by: FencedBy | FencingError | undefined, input: TransactWriteItemsCommandInput): Promise<TransactWriteItemsCommandOutput> {
     if (this.options.multiRegion) return Promise.reject(new RangeError(NO_TRANSACTIONS));
-    return this.inTerm(by, (term, signal) => fencedTransactWrite(this.x.client, { table: this.options.tables.leases, leaseName: this.options.leaseName, term, signal }, input));
+    return this.inTerm(by, (term, signal) => fencedTransactWrite(this.x.requests, { table: this.options.tables.leases, leaseName: this.options.leaseName, term, signal }, input));
   }
 
   /** fencedItemWrite in the term `by`. */
   private itemWrite(by: FencedBy | FencingError | undefined, input: FencedItemInput, attribute?: string): Promise<PutItemCommandOutput | UpdateItemCommandOutput> {
-    return this.inTerm(by, (term, signal) => fencedItemWrite(this.x.client, { leaseName: this.options.leaseName, fencingToken: term.fencingToken, signal, ...(attribute !== undefined ? { attribute } : {}) }, input));
+    return this.inTerm(by, (term, signal) => fencedItemWrite(this.x.requests, { leaseName: this.options.leaseName, fencingToken: term.fencingToken, signal, ...(attribute !== undefined ? { attribute } : {}) }, input));
   }
 
   /** `write` in the term `by`, abandoned with a LeaseLostError if that term ends (its work's signal aborts) before it is answered. */
@@ -586,6 +589,8 @@ interface Shell {
   /** What every time this worker writes is read from (clockSync); durations use its monotonic clock. */
   readonly time: StampClock;
   readonly client: DynamoDBClient;
+  /** `client`, each request given up after the elector's bound (bounded-client.ts): its own, and its terms' fenced writes. */
+  readonly requests: DynamoDBClient;
   readonly callbacks: LeaderCallbacks;
   /** onError, each fault named (lib/sdk/faults.ts). */
   readonly report: (e: unknown) => void;

@@ -13,6 +13,7 @@ import { LeaderElector, type LeaderElectorOptions, type LeadingTerm } from '../.
 import { CHASE_FIRST_MS, READ_AFTER_MS, REPORT_ANSWER_MS, SECOND_SUCCESSOR_GRACE_MS, SESSION_QUIET_LEASES, SETTLING_READ_MS, sessionFallbackMs } from '../../lib/sdk/step.js';
 import { FencingError, fencedTransactWrite } from '../../lib/sdk/fencing.js';
 import { RETRY_JITTER } from '../../lib/sdk/faults.js';
+import { requestBoundMs } from '../../lib/sdk/bounded-client.js';
 import { DynamoDBModel } from '../../sim/dynamodb-model/index.js';
 import { FAST } from './harness.js';
 import { LATENCY_MS, Sim, T0, type SimElector } from '../../sim/harness.js';
@@ -315,6 +316,34 @@ describe('a term’s own fenced writes', () => {
     await sim.settle(a.elector.fencedWrite(put(4)));
     expect(unmarshall((await sim.client.send(new GetItemCommand({ TableName: target, Key: marshall(key), ConsistentRead: true }))).Item!)['v']).toBe(4);
     await a.stop();
+  });
+});
+
+describe('a fenced write never answered while its term lives', () => {
+  it('gives up after the elector\'s request bound with a timeout (its outcome unknown), not when TCP does: the work goes on, its term renewed', async () => {
+    const sim = await Sim.create({});
+    const target = sim.names.leases; // any table works; the leases table is at hand
+    const terms: LeadingTerm[] = [];
+    const a = sim.elector('a', { leaseName: L, mode: 'NoCoordination', callbacks: { onStartedLeading: (_signal, term) => void terms.push(term) } });
+    await sim.until('a to lead', () => a.elector.isLeader());
+    // the route black-holes the writes of the work only: the lease's renewals (UpdateItem) are answered
+    a.machine.swallow = (req) => req.operation === 'TransactWriteItems' || req.operation === 'PutItem';
+    const bound = requestBoundMs(FAST.retryPeriodMs);
+    const item = { put: { TableName: target, Item: marshall({ name: `${L}-item`, leaseDurationSeconds: 1, leaseTransitions: 0, fencingToken: 0, revision: 1 }) } };
+    const put = { TransactItems: [{ Put: { TableName: target, Item: marshall({ name: `${L}-state`, leaseDurationSeconds: 1, leaseTransitions: 0, fencingToken: 0, revision: 1 }) } }] };
+    for (const write of [() => terms[0]!.fencedWrite(put), () => terms[0]!.fencedItemWrite(item), () => a.elector.fencedWrite(put)]) {
+      const from = sim.elapsed;
+      // before: no answer within a minute (the caller's client has no request timeout; TCP gives up in minutes)
+      const e = await sim.settle(write().catch((x: unknown) => x), 'the unanswered write', 4 * bound);
+      expect(e).toBeInstanceOf(Error);
+      expect((e as Error).name).toBe('TimeoutError');
+      expect(sim.elapsed - from).toBe(bound);
+      expect(a.elector.isLeader()).toBe(true);
+    }
+    expect(terms).toHaveLength(1);
+    a.machine.swallow = undefined;
+    await a.stop();
+    expect(sim.clock.pending()).toBe(0);
   });
 });
 
