@@ -30,7 +30,7 @@ export interface LeadingTerm {
    * elector's request bound (its retry period, at least 5 s) with a timeout.
    */
   fencedWrite(input: TransactWriteItemsCommandInput): Promise<TransactWriteItemsCommandOutput>;
-  /** LeaderElector.fencedItemWrite, in this term only: ended as this term's fencedWrite is. */
+  /** LeaderElector.fencedItemWrite, in this term only: refused, abandoned and bounded as this term's fencedWrite is. */
   fencedItemWrite(input: FencedItemInput, attribute?: string): Promise<PutItemCommandOutput | UpdateItemCommandOutput>;
 }
 

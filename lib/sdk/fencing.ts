@@ -77,12 +77,13 @@ const REASONS: Record<StopReason, string> = {
 
 /**
  * Runs `write` with a signal that aborts, with the error `lost()` makes, when `term` aborts (the
- * term ended before the write was answered): the write's promise rejects with that error at once,
+ * term ended before the write was answered; for withLease's function, its own signal, which the
+ * caller's cancel aborts too): the write's promise rejects with that error at once,
  * whether or not the client honours the signal, and the request is abandoned. A write sent in the
  * term lands, if it ever does, only as its fence allows. Not written at all when `term` has already
  * aborted.
  */
-export function untilTermEnds<T>(term: AbortSignal, lost: () => Error, write: (signal: AbortSignal) => Promise<T>): Promise<T> {
+export function untilTermEnds<T>(term: AbortSignal, lost: () => unknown, write: (signal: AbortSignal) => Promise<T>): Promise<T> {
   const abandon = new AbortController();
   if (term.aborted) return Promise.reject(lost());
   return new Promise<T>((resolve, reject) => {

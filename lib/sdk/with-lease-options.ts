@@ -186,16 +186,20 @@ export interface LeaseTerm {
   assertHeld(): void;
   /**
    * Runs a DynamoDB transaction with one more condition: the lease is still in this term. A
-   * deposed or frozen run's write fails with FencingError and writes nothing. One still unanswered
-   * when the term ends is abandoned: it rejects with LeaseLostError then, and lands, if ever, only
-   * while the lease is still in this term.
+   * deposed or frozen run's write fails with FencingError and writes nothing. It ends with the
+   * function's signal: one still unanswered as that aborts (the term ended: LeaseLostError; the
+   * caller's `signal` option aborted: its reason) is abandoned, its request aborted, and rejects
+   * with the signal's reason then; one made after is refused with it, nothing sent. Unanswered
+   * within withLease's request bound (at least 5 s) while the term lives, it rejects as a timeout
+   * (TimeoutError), its outcome unknown. Abandoned, it lands, if ever, only while the lease is
+   * still in this term.
    */
   fencedWrite(input: TransactWriteItemsCommandInput): Promise<TransactWriteItemsCommandOutput>;
   /**
    * Writes one of the application's own items fenced by the token it carries (`fencedItemWrite`):
    * refused with FencingError once a newer term has written the item. No transaction: works on
-   * multi-Region tables too. One still unanswered when the term ends rejects with LeaseLostError
-   * then, as fencedWrite's.
+   * multi-Region tables too. Ended by the function's signal and withLease's request bound, as
+   * fencedWrite is.
    */
   fencedItemWrite(input: FencedItemInput, attribute?: string): Promise<PutItemCommandOutput | UpdateItemCommandOutput>;
   /**
@@ -204,7 +208,8 @@ export interface LeaseTerm {
    * With `items` (the run's result), in one transaction with them: both land or neither (not on
    * multi-Region tables, which offer no transactions). Without it the window is marked after the
    * function returns. At most 98 `items`: the window's row and the fence take two of a
-   * transaction's 100.
+   * transaction's 100. Ended by the function's signal, as fencedWrite is: the caller's cancel (the
+   * `signal` option) rejects it with its reason, and a mark sent may have landed.
    * @throws FencingError when the term is over (nothing written)
    * @throws LeaseLostError when the term ends before the mark is answered (or, its answer lost,
    * before the row read back tells whether it landed): the mark landed, and the next run skips the

@@ -23,8 +23,7 @@ import { IdentityStore } from '../stores/identity-store.js';
 import { LeaseStore, type Term } from '../stores/lease-store.js';
 import { RunOnceStore, type RunOnceRead } from '../stores/run-once-store.js';
 import { LeaderElector, LeaderElectorOptionsSchema, defaultRenewIntervalMs, electorWith, type ElectorInternals, type StopReason } from './elector.js';
-import type { LeadingTerm } from './elector-options.js';
-import { FencingError, LeaseLostError, NO_TRANSACTIONS, fencedTransactWrite, untilTermEnds } from './fencing.js';
+import { FencingError, LeaseLostError, NO_TRANSACTIONS, fencedItemWrite, fencedTransactWrite, untilTermEnds } from './fencing.js';
 export { LeaseLostError } from './fencing.js';
 import { INTERNAL_STOP, stampClockFor, type ClockSync } from './options.js';
 import type { StampClock } from './server-clock.js';
@@ -52,8 +51,12 @@ import { WithLeaseOptionsSchema, type RunOnceSchema, type LeaseFn, type LeaseRun
  *   ended, lands after all: the next run then skips it. Never both: the next run's claim of the
  *   window refuses a mark still on its way, so at most one run marks it.
  * - A call on `term` that fn awaits (`fencedWrite`, `fencedItemWrite`, `complete()` and the read
- *   back of a mark whose answer was lost) ends with the term: still unanswered then, its request is
- *   abandoned and it rejects with LeaseLostError. fn is never held past its term by this library.
+ *   back of a mark whose answer was lost) ends with fn's `signal`: as the term ends (LeaseLostError)
+ *   or the caller's `signal` aborts (its reason), a call still unanswered is abandoned, its request
+ *   aborted, and rejects with that reason; made after, it is refused with it, nothing sent. While
+ *   the term lives, one unanswered within withLease's request bound (at least 5 s) rejects as a
+ *   timeout (TimeoutError), its outcome unknown. fn is never held past its signal by this library;
+ *   a function that returns after a cancel has its window marked all the same.
  * @throws ValidationError naming each bad option
  */
 export function withLease<T>(name: string, fn: LeaseFn<T>, options: WithLeaseOptions): Promise<LeaseRunResult<T>> {
@@ -117,8 +120,8 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
   const immediate = tryOnly || o.waitMs === 0;
   if (immediate && lease?.holderIdentity !== undefined && !isStale(await judged(lease, requests, o.tables.identities, time.now(), (why, cause) => report(new Error(`${subject}: ${why}`, { cause }))), time.now())) return { status: 'busy', holder: lease.holderIdentity };
 
-  let started: ((t: { signal: AbortSignal; term: Term; leading: LeadingTerm }) => void) | undefined;
-  const leading = new Promise<{ signal: AbortSignal; term: Term; leading: LeadingTerm }>((resolve) => (started = resolve));
+  let started: ((t: { signal: AbortSignal; term: Term }) => void) | undefined;
+  const leading = new Promise<{ signal: AbortSignal; term: Term }>((resolve) => (started = resolve));
   // giving up at once: another run took the lease first (not the stale holder this run found)
   let overtaken: ((value: undefined) => void) | undefined;
   const beaten = new Promise<undefined>((resolve) => (overtaken = resolve));
@@ -146,7 +149,7 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
       ...(o.onError ? { onError: o.onError } : {}),
       callbacks: {
         onStartedLeading(signal, t) {
-          started?.({ signal, term: { holderIdentity: identity, fencingToken: t.fencingToken }, leading: t });
+          started?.({ signal, term: { holderIdentity: identity, fencingToken: t.fencingToken } });
         },
         onStoppedLeading(info) {
           stopped = info.reason;
@@ -203,11 +206,12 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
     // its row: a keyed window's own, or the periodic windows' (lib/schemas/run-once.ts)
     const row = runOnce ? ('window' in runOnce ? keyedWindowRow(runOnce.window) : PERIODIC_WINDOWS) : undefined;
     const rows = new RunOnceStore(requests, o.tables.candidates);
+    // what ends a call: the term (the window's claim, withLease's own mark), or fn's signal (fn's calls on its term: the term's end, or the caller's cancel)
+    const theTerm: Ends = { signal: got.signal, error: () => new LeaseLostError(leaseName, term.fencingToken, got.signal.reason as StopReason) };
+    const fnSignal: Ends = { signal, error: () => signal.reason };
     // read and claimed in this term: no older term's mark lands from now on, and no newer term's
     // read comes before this term's mark (it would claim the row first, and this mark be refused)
-    // the window's claim and mark, abandoned (LeaseLostError) if the term ends before they are answered
-    const inTerm = <T>(write: (signal: AbortSignal) => Promise<T>) => untilTermEnds(got.signal, () => new LeaseLostError(leaseName, term.fencingToken, got.signal.reason as StopReason), write);
-    const claimed: RunOnceRead | undefined = row !== undefined ? await inTerm((signal) => rows.claim(leaseName, row, term.fencingToken, signal)) : { runs: [], revision: 0 };
+    const claimed: RunOnceRead | undefined = row !== undefined ? await until(theTerm, (s) => rows.claim(leaseName, row, term.fencingToken, s)) : { runs: [], revision: 0 };
     if (!claimed) throw new LeaseLostError(leaseName, term.fencingToken, stopped ?? 'deposed');
     const done = claimed;
     // a periodic window's period: only that period's windows judge it (lib/sdk/run-once-windows.ts)
@@ -217,6 +221,42 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
     const crowded = every !== undefined ? newPeriodRefusal(done.runs, every) : undefined;
     if (crowded) throw new ValidationError(what, [{ field: 'runOnce.every', message: crowded }]);
     let completed = false;
+    // the window's mark, abandoned (with `ends`' error) if `ends` ends before it is answered
+    const mark = async (items: readonly TransactWriteItem[], ends: Ends): Promise<void> => {
+      if (window === undefined || row === undefined) throw new RangeError('complete(): this run has no run-once window; give the runOnce option, or use fencedWrite');
+      if (completed) throw new RangeError(`complete(): the window ${window} was already marked by this run`);
+      if (!inItsTerm()) throw new FencingError(leaseName, term.fencingToken, 'the term is over (this worker is not leading in it)');
+      const marker: WindowRun = { window, fencingToken: term.fencingToken, holder: identity, at: time.now() };
+      const runs = every !== undefined ? rememberRun(done.runs, { ...marker, every }) : [marker];
+      // a mark that failed unanswered (no answer within its bound) may have landed all the same: the
+      // row read back tells, and a mark that landed is the window run. The read ends as the mark does:
+      // once it has, the function is not held for its answer (the mark landed, and the next run
+      // skips the window, or it did not, and the next run does it)
+      const landed = async (e: unknown): Promise<true> => {
+        const now = await until(ends, (s) => rows.read(leaseName, row, s)).catch(() => {
+          if (ends.signal.aborted) throw ends.error();
+          return undefined;
+        });
+        if (now && rows.wrote(now, leaseName, row, runs, done, term.fencingToken)) return true;
+        throw e;
+      };
+      if (items.length === 0) {
+        // the window's row alone: one conditional write, fenced by the row's claim
+        if (!(await until(ends, (s) => rows.complete(leaseName, row, runs, done, term.fencingToken, s)).catch(landed))) throw new FencingError(leaseName, term.fencingToken, 'a newer term has claimed the window\'s row');
+      } else {
+        if (o.multiRegion) throw new RangeError(`complete(items): ${NO_TRANSACTIONS}; write the items with fencedItemWrite, then call complete()`);
+        // the caller's items, the window's row, and the fence (a ConditionCheck of the term on the lease): all or nothing
+        const item = rows.writeItem(leaseName, row, runs, done, term.fencingToken);
+        await until(ends, (s) => fencedTransactWrite(requests, { table: o.tables.leases, leaseName, term, signal: s }, { TransactItems: [...items, item] })).catch((e: unknown) => {
+          if (refusedAt(e, items.length)) throw new ConflictError(`run-once window "${window}" of lease "${leaseName}" (its row changed since this run read it, by a write from outside the term, or a newer term claimed it)`, undefined);
+          return landed(e); // all or nothing: a mark that landed is the caller's items written
+        });
+      }
+      completed = true;
+    };
+    // fn's writes in its term: refused once the term is over (FencingError), else ended by fn's signal
+    const fnWrite = <R>(write: (signal: AbortSignal) => Promise<R>): Promise<R> =>
+      inItsTerm() ? until(fnSignal, write) : Promise.reject(new FencingError(leaseName, term.fencingToken, 'the term is over (this worker is not leading in it)'));
     const handle: LeaseTerm = {
       leaseName,
       identity,
@@ -228,44 +268,15 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
       assertHeld() {
         if (!inItsTerm()) throw new LeaseLostError(leaseName, term.fencingToken, stopped ?? 'renewDeadline');
       },
-      // this term's own writes (LeadingTerm): refused once it ended, even while the elector leads a later term
       fencedWrite(input) {
-        return got.leading.fencedWrite(input);
+        if (o.multiRegion) return Promise.reject(new RangeError(NO_TRANSACTIONS));
+        return fnWrite((s) => fencedTransactWrite(requests, { table: o.tables.leases, leaseName, term, signal: s }, input));
       },
       fencedItemWrite(input, attribute) {
-        return got.leading.fencedItemWrite(input, attribute);
+        return fnWrite((s) => fencedItemWrite(requests, { leaseName, fencingToken: term.fencingToken, signal: s, ...(attribute !== undefined ? { attribute } : {}) }, input));
       },
-      async complete(items: readonly TransactWriteItem[] = []): Promise<void> {
-      if (window === undefined || row === undefined) throw new RangeError('complete(): this run has no run-once window; give the runOnce option, or use fencedWrite');
-      if (completed) throw new RangeError(`complete(): the window ${window} was already marked by this run`);
-      if (!inItsTerm()) throw new FencingError(leaseName, term.fencingToken, 'the term is over (this worker is not leading in it)');
-      const marker: WindowRun = { window, fencingToken: term.fencingToken, holder: identity, at: time.now() };
-      const runs = every !== undefined ? rememberRun(done.runs, { ...marker, every }) : [marker];
-      // a mark that failed unanswered (no answer within its bound) may have landed all the same: the
-      // row read back tells, and a mark that landed is the window run. The read is the term's too:
-      // once the term ends the function is not held for its answer (LeaseLostError; the mark landed,
-      // and the next run skips the window, or it did not, and the next run does it)
-      const landed = async (e: unknown): Promise<true> => {
-        const now = await inTerm((signal) => rows.read(leaseName, row, signal)).catch((r: unknown) => {
-          if (r instanceof LeaseLostError) throw r;
-          return undefined;
-        });
-        if (now && rows.wrote(now, leaseName, row, runs, done, term.fencingToken)) return true;
-        throw e;
-      };
-      if (items.length === 0) {
-        // the window's row alone: one conditional write, fenced by the row's claim
-        if (!(await inTerm((signal) => rows.complete(leaseName, row, runs, done, term.fencingToken, signal)).catch(landed))) throw new FencingError(leaseName, term.fencingToken, 'a newer term has claimed the window\'s row');
-      } else {
-        if (o.multiRegion) throw new RangeError(`complete(items): ${NO_TRANSACTIONS}; write the items with fencedItemWrite, then call complete()`);
-        // the caller's items, the window's row, and the fence (a ConditionCheck of the term on the lease): all or nothing
-        const mark = rows.writeItem(leaseName, row, runs, done, term.fencingToken);
-        await inTerm((signal) => fencedTransactWrite(requests, { table: o.tables.leases, leaseName, term, signal }, { TransactItems: [...items, mark] })).catch((e: unknown) => {
-          if (refusedAt(e, items.length)) throw new ConflictError(`run-once window "${window}" of lease "${leaseName}" (its row changed since this run read it, by a write from outside the term, or a newer term claimed it)`, undefined);
-          return landed(e); // all or nothing: a mark that landed is the caller's items written
-        });
-      }
-        completed = true;
+      complete(items: readonly TransactWriteItem[] = []): Promise<void> {
+        return mark(items, fnSignal);
       },
     };
     // The run-once read above may have taken past the term (a process frozen while it was in
@@ -277,7 +288,7 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
     // Once the function returned, its work is done: a cancel that comes after it changes nothing,
     // and its window is marked (else another run would do the work again)
     const value = await work(signal, handle);
-    if (window !== undefined && !completed) await handle.complete().catch((e: unknown) => {
+    if (window !== undefined && !completed) await mark([], theTerm).catch((e: unknown) => {
       throw e instanceof FencingError ? new LeaseLostError(leaseName, term.fencingToken, stopped ?? 'deposed') : e;
     });
     if (!completed && !inItsTerm()) throw new LeaseLostError(leaseName, term.fencingToken, stopped ?? 'renewDeadline');
@@ -349,6 +360,15 @@ const SCHEDULED_AT_SKEW_MS = electionConfig().clockSkewMs;
 function isStale(lease: Lease, now: number): boolean {
   return lease.renewTime !== undefined && lease.renewTime + lease.leaseDurationSeconds * 1000 + STALE_MARGIN_MS < now;
 }
+
+/** What ends a call: its signal, and the error the call rejects with once it has aborted. */
+interface Ends {
+  readonly signal: AbortSignal;
+  readonly error: () => unknown;
+}
+
+/** `write`, ended by `ends` (untilTermEnds): abandoned, its request aborted, once `ends.signal` aborts. */
+const until = <T>(ends: Ends, write: (signal: AbortSignal) => Promise<T>): Promise<T> => untilTermEnds(ends.signal, ends.error, write);
 
 /** Whether a transaction was cancelled because the condition of its item `index` failed. */
 function refusedAt(e: unknown, index: number): boolean {

@@ -286,6 +286,65 @@ describe('withLease: a run frozen before its function starts', () => {
   });
 });
 
+describe('a cancel while the function awaits a call on its term that is never answered', () => {
+  const calls = {
+    fencedWrite: (sim: Sim, term: LeaseTerm) => term.fencedWrite(jobWrite(sim, 'a', term.fencingToken)),
+    fencedItemWrite: (sim: Sim, term: LeaseTerm) => term.fencedItemWrite({ put: { TableName: sim.names.candidates, Item: marshall({ leaseName: 'job-output', name: 'result', by: 'a' }) } }),
+    complete: (sim: Sim, term: LeaseTerm) => term.complete(jobWrite(sim, 'a', term.fencingToken).TransactItems),
+  };
+  it.each(Object.keys(calls) as (keyof typeof calls)[])('%s rejects with the signal\'s reason as the caller aborts, its request aborted; later calls are refused unsent; the lease is given up and the window left open', async (call) => {
+    const { sim, spans, run } = await world();
+    const a = sim.machine();
+    // the function's own writes (its job row) are never answered (a black-holed connection); the lease's are
+    const job = (req: { input: unknown }) => JSON.stringify(req.input).includes('job-output');
+    a.swallow = job;
+    // the requests the job's writes went out with, as the caller's client saw them
+    const requests: (AbortSignal | undefined)[] = [];
+    const client = Object.create(a.client) as typeof a.client;
+    Object.defineProperty(client, 'send', {
+      value: (command: { input: unknown }, options?: { abortSignal?: AbortSignal }) => {
+        if (job(command)) requests.push(options?.abortSignal);
+        return a.client.send(command as never, options);
+      },
+    });
+    const caller = new AbortController();
+    const stop = new Error('the invocation is about to time out');
+    const CANCEL_AT_MS = 1_000;
+    let answer: unknown;
+    let later: unknown;
+    let waited = -1;
+    let aborted: boolean[] = [];
+    const work: LeaseFn<string> = async (_signal, term) => {
+      void a.clock.sleep(CANCEL_AT_MS).then(() => caller.abort(stop));
+      const from = sim.elapsed;
+      answer = await calls[call](sim, term).catch((e: unknown) => e);
+      waited = sim.elapsed - from;
+      aborted = requests.map((r) => r?.aborted === true);
+      const sent = a.sent.length;
+      later = await calls[call](sim, term).catch((e: unknown) => e);
+      expect(a.sent.length).toBe(sent);
+      throw answer;
+    };
+    const ea = await sim.settle(run('a', work, { client, signal: caller.signal, ...(call === 'complete' ? { runOnce: { window: 'w-1' } } : {}) }, a), 'a').catch((x: unknown) => x);
+    // before: the call waited on (the elector's fenced writes for their bound, a mark's read back for its own), and rejected as a timeout
+    expect(answer).toBe(stop);
+    expect(waited).toBe(CANCEL_AT_MS);
+    expect(aborted.length).toBeGreaterThan(0);
+    expect(aborted.every(Boolean)).toBe(true);
+    expect(later).toBe(stop);
+    expect(ea).toBe(stop);
+    expect(spans[0]!.to! - spans[0]!.from).toBe(CANCEL_AT_MS);
+    const lease = (await sim.leases.read(L)).item!;
+    expect(lease.lastHolderIdentity).toBe('a');
+    expect(lease.holderIdentity).toBeUndefined();
+    expect(sim.clock.pending()).toBe(0);
+    if (call === 'complete') {
+      a.swallow = undefined;
+      expect(await sim.settle(run('b', async () => 'b ran', { runOnce: { window: 'w-1' } }), 'b')).toMatchObject({ status: 'ran', value: 'b ran' });
+    }
+  });
+});
+
 describe('a cancel after the function returned', () => {
   it('changes nothing: its run-once window is marked and the call resolves with its value, so the next run skips the window', async () => {
     const { sim, spans, run } = await world();
