@@ -190,7 +190,7 @@ export interface LeaseTerm {
    * function's signal: one still unanswered as that aborts (the term ended: LeaseLostError; the
    * caller's `signal` option aborted: its reason) is abandoned, its request aborted, and rejects
    * with the signal's reason then; one made after is refused with it, nothing sent. Unanswered
-   * within withLease's request bound (at least 5 s) while the term lives, it rejects as a timeout
+   * within a retry period (at least 5 s) while the term lives, it rejects as a timeout
    * (TimeoutError), its outcome unknown. Abandoned, it lands, if ever, only while the lease is
    * still in this term.
    */
@@ -198,8 +198,7 @@ export interface LeaseTerm {
   /**
    * Writes one of the application's own items fenced by the token it carries (`fencedItemWrite`):
    * refused with FencingError once a newer term has written the item. No transaction: works on
-   * multi-Region tables too. Ended by the function's signal and withLease's request bound, as
-   * fencedWrite is.
+   * multi-Region tables too. Ended by the function's signal, and bounded, as fencedWrite is.
    */
   fencedItemWrite(input: FencedItemInput, attribute?: string): Promise<PutItemCommandOutput | UpdateItemCommandOutput>;
   /**

@@ -54,8 +54,8 @@ import { WithLeaseOptionsSchema, type RunOnceSchema, type LeaseFn, type LeaseRun
  *   back of a mark whose answer was lost) ends with fn's `signal`: as the term ends (LeaseLostError)
  *   or the caller's `signal` aborts (its reason), a call still unanswered is abandoned, its request
  *   aborted, and rejects with that reason; made after, it is refused with it, nothing sent. While
- *   the term lives, one unanswered within withLease's request bound (at least 5 s) rejects as a
- *   timeout (TimeoutError), its outcome unknown. fn is never held past its signal by this library;
+ *   the term lives, one unanswered within a retry period (at least 5 s) rejects as a timeout
+ *   (TimeoutError), its outcome unknown. fn is never held past its signal by this library;
  *   a function that returns after a cancel has its window marked all the same.
  * @throws ValidationError naming each bad option
  */
@@ -94,8 +94,8 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
   const o = parse(WithLeaseOptionsSchema, options, what);
   const clock: Clock = o.clock ?? systemClock;
   const client: DynamoDBClient = o.client;
-  // its own requests give up as the elector's do: one that never answers must not hang the call (bounded-client.ts)
-  const requests = boundedClient(client, clock, requestBoundMs(o.leaseDurationMs ?? 0));
+  // its own requests, and the function's on its term, give up as the elector's do (a retry period, at least 5 s): one that never answers must not hang the call (bounded-client.ts)
+  const requests = boundedClient(client, clock, requestBoundMs(o.retryPeriodMs ?? ELECTOR_DEFAULTS.retryPeriodMs));
   const leases = new LeaseStore(requests, o.tables.leases, o.multiRegion);
   const time = stampClockFor(o.clockSync, client, clock);
   const identity = o.identity ?? defaultIdentity();

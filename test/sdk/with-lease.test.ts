@@ -11,6 +11,7 @@ import { ValidationError } from '../../lib/schemas/validation.js';
 import { PHASE_STEP_MS } from '../../lib/sdk/elector.js';
 import { FencingError, fencedTransactWrite } from '../../lib/sdk/fencing.js';
 import { aborted } from '../../lib/sdk/options.js';
+import { requestBoundMs } from '../../lib/sdk/bounded-client.js';
 import type { Push } from '../../lib/sdk/push.js';
 import { Session } from '../../lib/sdk/session.js';
 import { PERIODIC_WINDOWS, keyedWindowRow } from '../../lib/schemas/run-once.js';
@@ -342,6 +343,31 @@ describe('a cancel while the function awaits a call on its term that is never an
       a.swallow = undefined;
       expect(await sim.settle(run('b', async () => 'b ran', { runOnce: { window: 'w-1' } }), 'b')).toMatchObject({ status: 'ran', value: 'b ran' });
     }
+  });
+});
+
+describe('a long lease', () => {
+  it("a run's write never answered gives up after the elector's request bound (its retry period, at least 5 s), not a lease duration", async () => {
+    const { sim, run } = await world();
+    const a = sim.machine();
+    const leaseDurationMs = 60_000;
+    let answer: unknown;
+    let waited = -1;
+    const ra = await sim.settle(
+      run('a', async (_signal, term) => {
+        a.swallow = (req) => JSON.stringify(req.input).includes('job-output');
+        const from = sim.elapsed;
+        answer = await term.fencedWrite(jobWrite(sim, 'a', term.fencingToken)).catch((e: unknown) => e);
+        waited = sim.elapsed - from;
+        return 'a ran';
+      }, { leaseDurationMs }, a),
+      'a',
+      2 * leaseDurationMs,
+    );
+    expect(ra).toMatchObject({ status: 'ran' });
+    expect((answer as Error).name).toBe('TimeoutError');
+    // before: a lease duration (the bound withLease gave its requests when leaseDurationMs was given; 5 s when not)
+    expect(waited).toBe(requestBoundMs(FAST.retryPeriodMs));
   });
 });
 
