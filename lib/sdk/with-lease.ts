@@ -221,12 +221,15 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
     const crowded = every !== undefined ? newPeriodRefusal(done.runs, every) : undefined;
     if (crowded) throw new ValidationError(what, [{ field: 'runOnce.every', message: crowded }]);
     let completed = false;
+    // this run's mark, stamped once: a mark abandoned unanswered may land, and each try after it
+    // writes the same row, so the row read back tells whether any of them landed
+    let marker: WindowRun | undefined;
     // the window's mark, abandoned (with `ends`' error) if `ends` ends before it is answered
     const mark = async (items: readonly TransactWriteItem[], ends: Ends): Promise<void> => {
       if (window === undefined || row === undefined) throw new RangeError('complete(): this run has no run-once window; give the runOnce option, or use fencedWrite');
       if (completed) throw new RangeError(`complete(): the window ${window} was already marked by this run`);
       if (!inItsTerm()) throw new FencingError(leaseName, term.fencingToken, 'the term is over (this worker is not leading in it)');
-      const marker: WindowRun = { window, fencingToken: term.fencingToken, holder: identity, at: time.now() };
+      marker ??= { window, fencingToken: term.fencingToken, holder: identity, at: time.now() };
       const runs = every !== undefined ? rememberRun(done.runs, { ...marker, every }) : [marker];
       // a mark that failed unanswered (no answer within its bound) may have landed all the same: the
       // row read back tells, and a mark that landed is the window run. The read ends as the mark does:

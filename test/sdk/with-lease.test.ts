@@ -446,6 +446,49 @@ describe("a window's mark that landed with every answer lost", () => {
   });
 });
 
+describe("the function's mark abandoned, landed all the same, and the function returning", () => {
+  const CANCEL_AT_MS = 1_000;
+  const ways = {
+    // the caller's cancel abandons it while the SDK's next copy hangs
+    cancel: (a: Machine) => {
+      a.swallow = (req) => req.operation === 'TransactWriteItems' && tries(a) > 0;
+    },
+    // its request bound: every copy after it times out, and the read back is not answered
+    timeout: (a: Machine) => {
+      a.fault = (req) => (req.operation === 'TransactWriteItems' && tries(a) > 0 ? Object.assign(new Error('socket hang up'), { name: 'TimeoutError', $metadata: {} }) : undefined);
+      a.swallow = (req) => req.operation === 'GetItem' && JSON.stringify(req.input).includes(keyedWindowRow('w-1'));
+    },
+  };
+  const tries = (a: Machine) => a.sent.filter((r) => r.operation === 'TransactWriteItems').length - 1;
+  it.each(Object.keys(ways) as (keyof typeof ways)[])("%s: withLease's own mark after it finds the row is this run's: resolves 'ran', and the next run skips the window", async (way) => {
+    const { sim, spans, run } = await world();
+    const a = sim.machine();
+    const caller = new AbortController();
+    // the first copy of the function's mark lands and its answer is lost
+    let lost = 0;
+    a.loseAnswer = (req) => req.operation === 'TransactWriteItems' && lost++ === 0;
+    ways[way](a);
+    const stop = new Error('the invocation is about to time out');
+    let answer: unknown;
+    const work: LeaseFn<string> = async (_signal, term) => {
+      if (way === 'cancel') void a.clock.sleep(CANCEL_AT_MS).then(() => caller.abort(stop));
+      answer = await term.complete(jobWrite(sim, 'a', term.fencingToken).TransactItems).catch((e: unknown) => e);
+      a.swallow = undefined;
+      a.fault = undefined;
+      return 'a ran';
+    };
+    const ra = await sim.settle(run('a', work, { runOnce: { window: 'w-1' }, signal: caller.signal }, a), 'a').catch((x: unknown) => x);
+    if (way === 'cancel') expect(answer).toBe(stop);
+    else expect(answer).toMatchObject({ name: 'TimeoutError' });
+    expect(await jobRow(sim)).toMatchObject({ by: 'a' });
+    // before the fix: rejected (its own mark, stamped later, refused by the row its abandoned mark left)
+    expect(ra).toMatchObject({ status: 'ran', value: 'a ran', window: 'w-1' });
+    const rb = await sim.settle(run('b', async () => 'b ran', { runOnce: { window: 'w-1' } }), 'b');
+    expect(rb).toMatchObject({ status: 'skipped', window: 'w-1' });
+    expect(spans.map((x) => x.who)).toEqual(['a']);
+  });
+});
+
 describe("a window's mark unanswered as its term ends", () => {
   it("the read back that would tell whether it landed ends with the term: the function stops at the term's end, not the read's bound, and the next run finds the window done", async () => {
     const { sim, spans, run } = await world();
