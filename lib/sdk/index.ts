@@ -109,6 +109,7 @@ export {
   type Controller,
   type ControllerTerm,
   type StartElector,
+  type CampaignOptions,
   type LeaderMigrationRun,
 } from './migration.js';
 export { IdentityLeaseItem as IdentityLeaseSchema, type IdentityLease } from '../schemas/identity.js';

@@ -12,7 +12,7 @@ import { Name } from '../schemas/common.js';
 import { LeaseName } from '../schemas/lease.js';
 import { ValidationError, parse } from '../schemas/validation.js';
 import type { Term } from '../stores/lease-store.js';
-import { LeaderElector, type LeaderElectorOptions } from './elector.js';
+import { electorWith, type LeaderElectorOptions } from './elector.js';
 import type { LeadingTerm } from './elector-options.js';
 
 /** KEP-2436's wildcard: the controller may run in any component that takes part in the migration. */
@@ -318,13 +318,29 @@ export interface ControllerTerm extends Readonly<Term>, LeadingTerm {
  */
 export type Controller = (signal: AbortSignal, term: ControllerTerm) => Promise<void> | void;
 
+/** How a campaign steps down (StartElector's `how`). */
+export interface CampaignOptions {
+  /**
+   * The term ends as soon as the campaign's signal aborts (handed to the lease's successor then, or
+   * released), instead of leading on to its next renewal as a LeaderElector with an heir does on a
+   * cancel. runWithLeaderMigration asks it of the migration lease's campaign: its term ends with the
+   * primary term.
+   */
+  readonly promptly?: boolean;
+}
+
 /**
  * Campaigns for `leaseName` until `signal` aborts, calling `onStartedLeading` with a signal that
  * aborts when that leadership ends and the term it holds (fencing token and holder, and the
  * LeaderElector's LeadingTerm: writes in that term only); resolves once `signal` has aborted. The
- * LeaderElector's shape.
+ * LeaderElector's shape. `how.promptly`: the term ends as `signal` aborts (CampaignOptions).
  */
-export type StartElector = (leaseName: string, onStartedLeading: (signal: AbortSignal, term: Term & LeadingTerm) => Promise<void> | void, signal: AbortSignal) => Promise<void>;
+export type StartElector = (
+  leaseName: string,
+  onStartedLeading: (signal: AbortSignal, term: Term & LeadingTerm) => Promise<void> | void,
+  signal: AbortSignal,
+  how?: CampaignOptions,
+) => Promise<void>;
 
 /** What runWithLeaderMigration needs; the elector is injected so this file stays free of DynamoDB. */
 export interface LeaderMigrationRun {
@@ -346,7 +362,10 @@ export interface LeaderMigrationRun {
  * Runs a component's controllers under the lease each belongs to. As in Kubernetes' controller
  * managers, the migration lease is campaigned for only while this process leads its primary lease,
  * and given up with it: otherwise one replica could lead the primary lease while another replica of
- * the same component held the migration lease. A component that runs none of the migrated
+ * the same component held the migration lease. The migration term ends once the primary term has
+ * ended and the migration lease has been read to hand it over (one round trip; never later than
+ * its renew deadline), not at its next renewal: handed to its successor then, or released
+ * (`how.promptly` of the StartElector). A component that runs none of the migrated
  * controllers does not campaign at all, so it can never hold the migration lease while running
  * nothing under it. Each controller is given the term of the lease it runs under (ControllerTerm):
  * it writes through it, in that term only, as a LeaderElector's onStartedLeading does. A failing controller
@@ -383,7 +402,8 @@ export async function runWithLeaderMigration(run: LeaderMigrationRun): Promise<v
     (migrating = migrating.then(async () => {
       if (leading.aborted) return;
       try {
-        await startElector(leaderName, runEach(migration, leaderName), leading);
+        // given up with the primary term: promptly, not at its own next renewal
+        await startElector(leaderName, runEach(migration, leaderName), leading, { promptly: true });
       } catch (e) {
         fatal ??= { error: e };
         stopAll.abort(e);
@@ -406,8 +426,8 @@ export async function runWithLeaderMigration(run: LeaderMigrationRun): Promise<v
  * differences). Each elector is validated when its lease is first campaigned for.
  */
 export function electorStarter(options: Omit<LeaderElectorOptions, 'leaseName' | 'callbacks'>): StartElector {
-  return (leaseName, onStartedLeading, signal) =>
-    new LeaderElector({
+  return (leaseName, onStartedLeading, signal, how) =>
+    electorWith({ promptly: how?.promptly === true }, {
       ...options,
       leaseName,
       callbacks: {

@@ -113,6 +113,52 @@ describe('runWithLeaderMigration on real electors (KEP-2436)', () => {
     other.abort.abort();
     await sim.settle(other.done);
   });
+  // stopped at points across a renew interval (FAST's: 1 s), so whatever the migration lease's phase
+  it.each([0, 250, 500, 750])('the primary term ends (stopped %i ms into a renew interval): the migration term ends with it, within one read of its lease, not at its next renewal, and goes to its successor', async (offsetMs) => {
+    const sim = await Sim.create({ config: { ackWindowMs: 500, electedLeaseDurationSeconds: 2 } });
+    sim.coordinator({ tickEveryMs: TICK_MS });
+    const config = defaultLeaderMigrationConfiguration(['cloud-route']);
+    const running = new Map<string, number>();
+    const ended = new Map<string, number>();
+    const controller = (who: string) => async (signal: AbortSignal) => {
+      running.set(who, (running.get(who) ?? 0) + 1);
+      await new Promise<void>((r) => signal.addEventListener('abort', () => r(), { once: true }));
+      ended.set(who, sim.clock.monotonic());
+      running.set(who, running.get(who)! - 1);
+    };
+    const start = (component: string) => {
+      const machine = sim.machine();
+      const abort = new AbortController();
+      const done = runWithLeaderMigration({
+        startElector: electorStarter({ identity: `${component}-1`, tables: sim.names, ...FAST, platform: 'none', client: machine.client, clock: machine.clock, candidacy: { emulationVersion: '1.30.0', binaryVersion: '1.30.0' } }),
+        controllers: { [`${component}-own`]: controller(`${component}/own`), 'cloud-route': controller(`${component}/cloud-route`) },
+        component,
+        primaryLeaseName: component,
+        config,
+        signal: abort.signal,
+      });
+      return { abort, done, component };
+    };
+    const kcm = start('kcm');
+    const ccm = start('ccm');
+    await sim.until('the migrated controller in one of them', () => (running.get('kcm/cloud-route') ?? 0) + (running.get('ccm/cloud-route') ?? 0) === 1, 10_000);
+    await sim.run(3 * FAST.leaseDurationMs + offsetMs); // settled terms: a cancelled leader with an heir would lead on to its next renewal
+    const owner = running.get('kcm/cloud-route') === 1 ? kcm : ccm;
+    const other = owner === kcm ? ccm : kcm;
+    owner.abort.abort();
+    await sim.settle(owner.done);
+    const primaryEnded = ended.get(`${owner.component}/own`)!;
+    const migrationEnded = ended.get(`${owner.component}/cloud-route`)!;
+    // the migration lease read (to hand it over) is all it waits for. Before the fix: it led on to its
+    // next renewal, up to a renew interval after the primary term's end
+    expect(migrationEnded - primaryEnded).toBeLessThanOrEqual(2 * LATENCY_MS);
+    await sim.until('the migrated controller to move', () => running.get(`${other.component}/cloud-route`) === 1, 10_000);
+    expect((await sim.leases.read(DEFAULT_MIGRATION_LEADER_NAME)).item!.holderIdentity).toBe(`${other.component}-1`);
+    // handed over to its successor, as before the fix (the bound of the test above): no term waited out
+    expect(sim.clock.monotonic() - migrationEnded).toBeLessThanOrEqual(2 * (TICK_MS + FAST.retryPeriodMs * 1.2) + 10 * 2 * LATENCY_MS);
+    other.abort.abort();
+    await sim.settle(other.done);
+  });
   it('a migration elector that can never run (a session not granted the migration lease) fails the run at once, instead of giving the primary term up at every term', async () => {
     const sim = await Sim.create({ config: { ackWindowMs: 500, electedLeaseDurationSeconds: 2 } });
     sim.coordinator({ tickEveryMs: TICK_MS });
