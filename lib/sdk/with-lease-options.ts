@@ -208,7 +208,9 @@ export interface LeaseTerm {
    * multi-Region tables, which offer no transactions). Without it the window is marked after the
    * function returns. At most 98 `items`: the window's row and the fence take two of a
    * transaction's 100. Ended by the function's signal, as fencedWrite is: the caller's cancel (the
-   * `signal` option) rejects it with its reason, and a mark sent may have landed.
+   * `signal` option) rejects it with its reason, and a mark sent may have landed. Called again after
+   * such a mark landed, it resolves if every try sent the same `items` (they are written), and
+   * rejects with a RangeError if not (the window is marked, with the items of the try that landed).
    * @throws FencingError when the term is over (nothing written)
    * @throws LeaseLostError when the term ends before the mark is answered (or, its answer lost,
    * before the row read back tells whether it landed): the mark landed, and the next run skips the

@@ -7,6 +7,7 @@
  */
 import type { DynamoDBClient, TransactWriteItem } from '@aws-sdk/client-dynamodb';
 import { hostname } from 'node:os';
+import { isDeepStrictEqual } from 'node:util';
 import type * as z from 'zod';
 import { Nap, systemClock, type Clock } from '../clock.js';
 import { effectiveLease, sessionStampAt } from '../election/vacancy.js';
@@ -224,6 +225,8 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
     // this run's mark, stamped once: a mark abandoned unanswered may land, and each try after it
     // writes the same row, so the row read back tells whether any of them landed
     let marker: WindowRun | undefined;
+    // the caller's items of each transactional mark sent: what a mark that landed unanswered wrote
+    const sentItems: (readonly TransactWriteItem[])[] = [];
     // the window's mark, abandoned (with `ends`' error) if `ends` ends before it is answered
     const mark = async (items: readonly TransactWriteItem[], ends: Ends): Promise<void> => {
       if (window === undefined || row === undefined) throw new RangeError('complete(): this run has no run-once window; give the runOnce option, or use fencedWrite');
@@ -250,9 +253,18 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
         if (o.multiRegion) throw new RangeError(`complete(items): ${NO_TRANSACTIONS}; write the items with fencedItemWrite, then call complete()`);
         // the caller's items, the window's row, and the fence (a ConditionCheck of the term on the lease): all or nothing
         const item = rows.writeItem(leaseName, row, runs, done, term.fencingToken);
-        await until(ends, (s) => fencedTransactWrite(requests, { table: o.tables.leases, leaseName, term, signal: s }, { TransactItems: [...items, item] })).catch((e: unknown) => {
-          if (refusedAt(e, items.length)) throw new ConflictError(`run-once window "${window}" of lease "${leaseName}" (its row changed since this run read it, by a write from outside the term, or a newer term claimed it)`, undefined);
-          return landed(e); // all or nothing: a mark that landed is the caller's items written
+        const send = (s: AbortSignal) => {
+          sentItems.push(items);
+          return fencedTransactWrite(requests, { table: o.tables.leases, leaseName, term, signal: s }, { TransactItems: [...items, item] });
+        };
+        await until(ends, send).catch(async (e: unknown) => {
+          if (!refusedAt(e, items.length)) return landed(e); // all or nothing: a mark that landed is the caller's items written
+          // refused by the row: a write from outside the term, a newer term's claim, or this run's own earlier mark, unanswered, that landed
+          await landed(new ConflictError(`run-once window "${window}" of lease "${leaseName}" (its row changed since this run read it, by a write from outside the term, or a newer term claimed it)`, undefined));
+          // this run's mark landed: its items are those of the try that landed, these if every try sent these
+          if (!sentItems.every((sent) => isDeepStrictEqual(sent, items)))
+            throw new RangeError(`complete(items): the window ${window} was already marked by this run: an earlier complete(), unanswered, landed with its own items, and these were not written`);
+          return true;
         });
       }
       completed = true;

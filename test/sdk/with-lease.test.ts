@@ -489,6 +489,34 @@ describe("the function's mark abandoned, landed all the same, and the function r
   });
 });
 
+describe("the function's mark tried again after one that timed out and landed", () => {
+  it.each(['the same items', 'other items'] as const)("%s: refused by the row this run's first mark left, it is told apart from a write from outside the term", async (how) => {
+    const { sim, run } = await world();
+    const a = sim.machine();
+    // the first copy lands, its answer lost; the SDK's copies after it time out, and the row read back is not answered
+    let lost = 0;
+    a.loseAnswer = (req) => req.operation === 'TransactWriteItems' && lost++ === 0;
+    a.fault = (req) => (req.operation === 'TransactWriteItems' && lost > 0 ? Object.assign(new Error('socket hang up'), { name: 'TimeoutError', $metadata: {} }) : undefined);
+    a.swallow = (req) => req.operation === 'GetItem' && JSON.stringify(req.input).includes(keyedWindowRow('w-1'));
+    const answers: unknown[] = [];
+    const work: LeaseFn<string> = async (_signal, term) => {
+      answers.push(await term.complete(jobWrite(sim, 'a', term.fencingToken).TransactItems).catch((e: unknown) => e));
+      a.swallow = undefined;
+      a.fault = undefined;
+      // its outcome unknown, the function tries again
+      answers.push(await term.complete(jobWrite(sim, how === 'the same items' ? 'a' : 'a again', term.fencingToken).TransactItems).catch((e: unknown) => e));
+      return 'a ran';
+    };
+    const ra = await sim.settle(run('a', work, { runOnce: { window: 'w-1' } }, a), 'a');
+    expect(answers[0]).toMatchObject({ name: 'TimeoutError' });
+    // before the fix: a ConflictError blaming a write from outside the term, or a newer term
+    if (how === 'the same items') expect(answers[1]).toBeUndefined();
+    else expect(answers[1]).toMatchObject({ name: 'RangeError', message: expect.stringMatching(/already marked by this run.*were not written/) as unknown });
+    expect(ra).toMatchObject({ status: 'ran', value: 'a ran', window: 'w-1' });
+    expect(await jobRow(sim)).toMatchObject({ by: 'a' });
+  });
+});
+
 describe("a window's mark unanswered as its term ends", () => {
   it("the read back that would tell whether it landed ends with the term: the function stops at the term's end, not the read's bound, and the next run finds the window done", async () => {
     const { sim, spans, run } = await world();
