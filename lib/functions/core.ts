@@ -168,12 +168,12 @@ async function reconcileAfterDelete(deps: FunctionDeps, deleted: HeldTerm, trigg
  * there is no such election (a leader already elected cannot be taken back: docs/safety.md, open
  * items), when it is held no longer already, or when the row changed meanwhile.
  */
-async function holdOpenElection(deps: FunctionDeps, lease: string, notBefore: number, trigger: string): Promise<ReconcileOutcome | undefined> {
+async function holdOpenElection(deps: FunctionDeps, lease: string, notBefore: number, trigger: string, cutOnly = false): Promise<ReconcileOutcome | undefined> {
   const co = deps.coordinator;
   const read = await co.leases.read(lease);
   const e = read.item?.election;
   // one already held as briefly (this record delivered again) keeps its bound: a retry does not push it later
-  if (!e || read.item!.holderIdentity !== undefined || (e.notBefore !== undefined && e.notBefore <= notBefore)) return undefined;
+  if (!e || read.item!.holderIdentity !== undefined || (e.notBefore !== undefined && e.notBefore <= notBefore) || (cutOnly && e.notBefore === undefined)) return undefined;
   const election = { ...e, notBefore, deadline: Math.max(e.notBefore === undefined ? e.deadline : e.startedAt + co.config.ackWindowMs, notBefore) };
   let after;
   try {
@@ -434,12 +434,18 @@ async function markEndedTerm(deps: FunctionDeps, c: { old: HeldTerm | undefined;
  * backstop read. The next election is held first, long enough without the mark (unmarkedHoldMs: a
  * deleted row's is already, reconcileAfterDelete), then the mark goes on the timer queue (onMarkEnded),
  * which marks and then reconciles. `deleted`: the row was deleted while held.
+ *
+ * A fault (the identities table throttled or unreachable) holds the next election the same way,
+ * then throws: the record is retried until the mark lands, and meanwhile the tick or a timer elect
+ * nobody while the holder has not read it (before: they elected at once, two leaders until the mark
+ * landed or the holder's backstop read). The retry that marks cuts the hold to a lease duration
+ * from then, as onMarkEnded does.
  */
 async function markOrDefer(deps: FunctionDeps, c: { old: HeldTerm | undefined; new: Lease | undefined }, deleted: boolean): Promise<ValidationError | 'deferred' | undefined> {
+  let unmarked: ValidationError | undefined;
   try {
-    return await markEndedTerm(deps, c);
+    unmarked = await markEndedTerm(deps, c);
   } catch (e) {
-    if (!refused(e)) throw e;
     const ended = endedSessionTerm(c)!;
     const o = c.old!;
     const markEnded: MarkEndedMessage['markEnded'] = {
@@ -449,11 +455,17 @@ async function markOrDefer(deps: FunctionDeps, c: { old: HeldTerm | undefined; n
       leaseDurationSeconds: o.leaseDurationSeconds,
       deleted,
     };
+    // a deleted row's hold is in place already (reconcileAfterDelete, before the mark)
     if (!deleted) await holdUnmarked(deps, termOf(ended.lease, markEnded));
+    if (!refused(e)) throw e;
     await deps.timer.schedule({ lease: ended.lease, markEnded, since: deps.coordinator.clock.now(), attempt: 1 }, markAgainDelayMs(1, o.leaseDurationSeconds));
     deps.logger.warn('ended term not marked yet: election held, mark deferred', { ...ended, error: e as Error });
     return 'deferred';
   }
+  const ended = endedSessionTerm(c);
+  // marked: a hold left by a try that failed on a fault is cut to a lease duration (a deleted row's, by reconcileAfterDelete)
+  if (ended && !unmarked && !deleted) await holdOpenElection(deps, ended.lease, deps.coordinator.clock.now() + c.old!.leaseDurationSeconds * 1000, 'ended term marked', true);
+  return unmarked;
 }
 
 /** A mark the session row refuses for now: full, or too many lost races. */

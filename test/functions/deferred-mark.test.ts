@@ -5,7 +5,8 @@
  * be given up: the term never marked, the tick electing the next holder, the old one leading on
  * until its backstop read. Now the next election is held long enough without the mark, the mark is
  * deferred to the timer queue until the map takes it, and the lease is elected a lease duration after
- * it lands. On real stream records of DynamoDB Local, through the lease stream's and the election
+ * it lands. A mark that fails on a fault (the identities table throttled) holds the election the
+ * same way while the record is retried, and the retry that marks cuts the hold. On real stream records of DynamoDB Local, through the lease stream's and the election
  * timer's handlers; time is a manual clock.
  */
 import { DeleteItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
@@ -38,8 +39,8 @@ const DURATION_S = 15;
 const sqsRecord = (id: string, body: string): SQSRecord =>
   ({ messageId: id, receiptHandle: id, body, attributes: { ApproximateReceiveCount: '1' } as SQSRecord['attributes'], messageAttributes: {}, md5OfBody: '', eventSource: 'aws:sqs', eventSourceARN: 'arn:aws:sqs:local:000000000000:timer', awsRegion: 'local' }) as SQSRecord;
 
-/** Lease `lease` held by a on session `session`, b its successor; the session's map full of marks stamped at its last renewal, none certainly read yet. */
-async function world(lease: string, session: string) {
+/** Lease `lease` held by a on session `session`, b its successor; the session's map full of marks stamped at its last renewal, none certainly read yet (`full`, else empty). */
+async function world(lease: string, session: string, full = true) {
   const start = Date.now();
   const clock = manualClock(start);
   const scheduled: { message: TimerQueueMessage; at: number }[] = [];
@@ -61,7 +62,7 @@ async function world(lease: string, session: string) {
   const key = sessionKey(session);
   await co.identities.write(await co.identities.read(key.component, key.name), { set: { holderIdentity: session, hostname: 'h', leaseDurationSeconds: DURATION_S, acquireTime: start, renewTime: start } });
   const marks = Object.fromEntries(Array.from({ length: MAX_ENDED_TERMS }, (_, i) => [`job-${i}`, 1]));
-  await t.client.send(new UpdateItemCommand({ TableName: t.names.identities, Key: marshall(key), UpdateExpression: 'SET endedTerms = :m, endedTermStamps = :s', ExpressionAttributeValues: marshall({ ':m': marks, ':s': Object.fromEntries(Object.keys(marks).map((l) => [l, start])) }) }));
+  if (full) await t.client.send(new UpdateItemCommand({ TableName: t.names.identities, Key: marshall(key), UpdateExpression: 'SET endedTerms = :m, endedTermStamps = :s', ExpressionAttributeValues: marshall({ ':m': marks, ':s': Object.fromEntries(Object.keys(marks).map((l) => [l, start])) }) }));
   await co.leases.write(await co.leases.read(lease), {
     set: { holderIdentity: 'a', holderInstance: 'a-1', leaseDurationSeconds: DURATION_S, acquireTime: start, renewTime: start, leaseTransitions: 0, fencingToken: 1, electedBy: 'coordinator', session, successor: 'b', successorInstance: 'b-1' },
   });
@@ -158,6 +159,47 @@ describe('a term ended by someone else, its session row full of unread marks', (
     await w.renewSession(start + 16_001);
     while ((await w.markOf()) === undefined) await fire(deferred().at(-1)!);
     expect((await co.leases.read(lease)).item!.election).toMatchObject({ notBefore: clock.now() + DURATION_S * 1000 });
+    expect((await co.leases.read(lease)).item!.holderIdentity).toBeUndefined();
+  });
+
+});
+
+describe('a term ended by someone else, its mark failing on a fault', () => {
+  it('a mark that fails on a fault (the identities table throttled): the next election is held while the record is retried, and the hold cut to a lease duration once the mark lands', async () => {
+    const lease = 'ended-fault';
+    const w = await world(lease, 'faulty-session', false);
+    const { start, clock, d, co } = w;
+    expect(await co.leases.releaseTerm(lease, { holderIdentity: 'a', fencingToken: 1 }, start + 100)).toBeDefined();
+    const record = await w.record('MODIFY');
+    const mark = co.identities.markTermEnded.bind(co.identities);
+    let faults = 1;
+    co.identities.markTermEnded = async (...args) => {
+      if (faults-- > 0) throw Object.assign(new Error('throttled'), { name: 'ThrottlingException' });
+      return mark(...args);
+    };
+
+    clock.set(start + 1_000);
+    const seenAt = clock.now();
+    // the record fails, to be retried: a leads on, on its session, not having read a mark
+    await expect(leaseStream(d)({ Records: [record] } as DynamoDBStreamEvent, lambdaContext('leaseStream'))).rejects.toThrow();
+    expect(await w.markOf()).toBeUndefined();
+    // (before: nothing held, and the tick elected the next leader while a led on)
+    clock.advance(500);
+    await w.renewCandidates();
+    expect((await onTick(d)).outcomes.find((o) => o.lease === lease)?.decision.kind).toBe('awaitAcks');
+    const held = (await co.leases.read(lease)).item!;
+    expect(held.holderIdentity).toBeUndefined();
+    expect(held.successor).toBeUndefined();
+    expect(held.election).toMatchObject({ notBefore: seenAt + unmarkedHoldMs(DURATION_S) });
+
+    // the retry marks the term: the hold cut to a lease duration from the mark
+    clock.set(start + 3_000);
+    expect(await leaseStream(d)({ Records: [record] } as DynamoDBStreamEvent, lambdaContext('leaseStream'))).toEqual({ batchItemFailures: [] });
+    expect(await w.markOf()).toBe(1);
+    expect((await co.leases.read(lease)).item!.election).toMatchObject({ notBefore: clock.now() + DURATION_S * 1000 });
+    clock.set(start + 3_000 + DURATION_S * 1000 - 1);
+    await w.renewCandidates();
+    expect((await onTick(d)).outcomes.find((o) => o.lease === lease)?.decision.kind).toBe('awaitAcks');
     expect((await co.leases.read(lease)).item!.holderIdentity).toBeUndefined();
   });
 });
