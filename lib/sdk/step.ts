@@ -272,7 +272,15 @@ export function decideFollower(v: FollowerView): FollowerDecision {
   const vacantSince = v.vacantSince ?? (expired ? v.observedAt + termMs : now);
   const base = { confirm: false, answer, vacantSince, wakeAt: undefined };
   if (v.mode === 'NoCoordination') return { ...base, reportVacancy: false, take: 'self' };
-  const fallback = now - vacantSince >= v.fallbackAfterMs ? ('self' as const) : undefined;
+  // an election held (notBefore: a term ended by someone else, its holder on a session perhaps not
+  // told yet) is taken by no fallback before its hold ends: the hold's length on the coordinator's
+  // clock, from when this worker first saw the election, written before (the three-term fallback,
+  // 45 s at 15 s leases, came before the 96 s unmarkedHoldMs: two leaders)
+  const e = lease?.election;
+  const heldUntil = e?.notBefore !== undefined ? (v.askSeenAt ?? now) + Math.max(0, e.notBefore - e.startedAt) : undefined;
+  const pastFallback = now - vacantSince >= v.fallbackAfterMs;
+  const fallback = pastFallback && (heldUntil === undefined || now >= heldUntil) ? ('self' as const) : undefined;
+  const holdEnds = pastFallback && fallback === undefined ? heldUntil! + 1 : undefined;
   // the row gone under a term that named this start-up: the holder's last renewal landed before the
   // delete, and the delete before this worker first found the row gone (observedAt), so a lease
   // duration watched from then outlasts the holder's renew deadline, as for the successor's take
@@ -296,9 +304,10 @@ export function decideFollower(v: FollowerView): FollowerDecision {
   // deleted term's holder may lead on until the stream has handled the delete (Election awaitsStream)
   const answerDue = v.askSeenAt === undefined || lease === undefined || lease.election?.awaitsStream ? undefined : Math.max(successorsTurnEnds, v.askSeenAt + REPORT_ANSWER_MS + (lease.election ? Math.max(0, lease.election.deadline - lease.election.startedAt) : 0));
   const take = fallback ?? (answerDue !== undefined && now >= answerDue ? ('self' as const) : undefined);
+  const wakes = take === undefined ? [answerDue === undefined ? undefined : answerDue + 1, holdEnds].filter((x) => x !== undefined) : [];
   return {
     ...base,
-    wakeAt: take === undefined && answerDue !== undefined ? answerDue + 1 : undefined,
+    wakeAt: wakes.length ? Math.min(...wakes) : undefined,
     reportVacancy: expired && !lease!.vacancyReport && !lease!.election && now >= successorsTurnEnds,
     take,
   };

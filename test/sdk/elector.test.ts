@@ -7,6 +7,7 @@ import { PutItemCommand, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { describe, expect, it } from 'vitest';
 import type { ElectionConfigInput } from '../../lib/schemas/config.js';
+import { unmarkedHoldMs } from '../../lib/election/decide.js';
 import { nextFencingToken } from '../../lib/schemas/fencing-token.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
 import { LeaderElector, type LeaderElectorOptions, type LeadingTerm } from '../../lib/sdk/elector.js';
@@ -671,6 +672,25 @@ describe('without the coordinator', () => {
     expect(l).toMatchObject({ holderIdentity: leader.elector.options.identity, electedBy: 'self', fencingToken: nextFencingToken(undefined, l.acquireTime!) });
     await sim.during(5 * FAST.leaseDurationMs, 'one leader', () => leaders(es).length === 1);
     expect(sim.log.maxConcurrentLeaders()).toBe(1);
+  });
+
+  it('a vacant row whose election the lease stream held (a term on a session ended, its mark not yet written): no fallback takes it before the hold ends', async () => {
+    const sim = await Sim.create({ config: CONFIG });
+    // the row as holdUnmarked leaves it: vacant, successors unnamed, the election held unmarkedHoldMs
+    const holdMs = unmarkedHoldMs(FAST.leaseDurationMs / 1000);
+    const now = sim.clock.now();
+    await sim.leases.write(await sim.leases.read(L), {
+      set: { leaseDurationSeconds: FAST.leaseDurationMs / 1000, leaseTransitions: 1, fencingToken: nextFencingToken(now - 60_000, 0), lastHolderIdentity: 'z', renewTime: now, election: { id: `${L}#held`, startedAt: now, deadline: now + holdMs, notBefore: now + holdMs, strategy: 'OldestEmulationVersion', departed: 'z' } },
+    });
+    const from = sim.clock.monotonic();
+    // started since: it never saw the term held, so its own fallback is three terms, shorter than the hold
+    const b = sim.elector('b', { leaseName: L });
+    expect(3 * FAST.leaseDurationMs).toBeLessThan(holdMs);
+    await sim.until('b leads', () => b.elector.isLeader(), 4 * holdMs);
+    // before: taken at its three-term fallback, while the unmarked holder could still lead
+    expect(sim.clock.monotonic() - from).toBeGreaterThanOrEqual(holdMs);
+    expect((await sim.leases.read(L)).item).toMatchObject({ holderIdentity: 'b', electedBy: 'self' });
+    await b.stop();
   });
 
   it('a process frozen between its acquisition landing and reading the answer, past its renew deadline, never leads that term: it gives it back', async () => {

@@ -25,6 +25,7 @@ const view = (o: Partial<FollowerView>): FollowerView => ({
 });
 const decision = (o: Partial<FollowerDecision>): FollowerDecision => ({ confirm: false, answer: undefined, vacantSince: undefined, wakeAt: undefined, reportVacancy: false, take: undefined, ...o });
 const election: Lease['election'] = { id: 'e1', startedAt: 1, deadline: 5_001, strategy: 'OldestEmulationVersion' }; // an ack window of 5 s
+const heldElection: Lease['election'] = { id: 'e2', startedAt: 1, deadline: 96_001, notBefore: 96_001, strategy: 'OldestEmulationVersion' };
 const failure: NonNullable<Lease['lastElectionFailure']> = { at: 50, electionId: 'job#3', reason: 'noLiveCandidates', message: 'no live candidate' };
 
 const rows: { name: string; view: Partial<FollowerView>; want: FollowerDecision }[] = [
@@ -60,6 +61,11 @@ const rows: { name: string; view: Partial<FollowerView>; want: FollowerDecision 
   { name: 'ran out, this worker the successor: take it as successor', view: { observedAt: T - 16_000, lease: held({ successor: 'b' }) }, want: decision({ vacantSince: T - 1_000, take: 'successor' }) },
   { name: 'vacant (released): vacant since now, no report (nothing expired)', view: { lease: vacant() }, want: decision({ vacantSince: T }) },
   { name: 'vacant past fallbackAfter: take it itself', view: { lease: vacant(), vacantSince: T - 45_000 }, want: decision({ vacantSince: T - 45_000, take: 'self' }) },
+  // a held election (notBefore: an ended term's holder on a session not yet told, unmarkedHoldMs at 15 s leases), first seen when the row was
+  { name: 'vacant past fallbackAfter, its election held longer (a term ended, its mark not yet written): not before the hold ends as this worker counts it', view: { lease: vacant({ election: heldElection }), ackedElection: 'e2', vacantSince: T - 45_000, askSeenAt: T - 45_000 }, want: decision({ vacantSince: T - 45_000, wakeAt: T - 45_000 + 96_000 + 1 }) },
+  { name: '… nor by the session fallback, the hold longer still', view: { lease: vacant({ election: heldElection }), ackedElection: 'e2', vacantSince: T - 78_000, askSeenAt: T - 78_000, fallbackAfterMs: 78_000 }, want: decision({ vacantSince: T - 78_000, wakeAt: T - 78_000 + 96_000 + 1 }) },
+  { name: '… the hold over: taken by fallback', view: { lease: vacant({ election: heldElection }), ackedElection: 'e2', vacantSince: T - 96_000, askSeenAt: T - 96_000 }, want: decision({ vacantSince: T - 96_000, take: 'self' }) },
+  { name: '… a hold cut once the mark landed: taken by fallback as it ends', view: { lease: vacant({ election: { ...heldElection, notBefore: 40_001, deadline: 40_001 } }), ackedElection: 'e2', vacantSince: T - 45_000, askSeenAt: T - 45_000 }, want: decision({ vacantSince: T - 45_000, take: 'self' }) },
   { name: 'NoCoordination, vacant: take it itself at once', view: { lease: vacant(), mode: 'NoCoordination', candidate: false }, want: decision({ vacantSince: T, take: 'self' }) },
   { name: 'NoCoordination, expired: take it, never report', view: { mode: 'NoCoordination', candidate: false, observedAt: T - 30_000 }, want: decision({ vacantSince: T - 15_000, take: 'self' }) },
   { name: 'no row at all: vacant since now', view: { lease: undefined }, want: decision({ vacantSince: T }) },
