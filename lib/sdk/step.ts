@@ -1185,8 +1185,11 @@ function observe(s: FollowerSettings, st: FollowerState, read: LeaseRead, at: Mo
   // the duration as the row says it, not as a view judged on an unvouched session stretched it (judgedOnSession)
   const row = st.lastRaw?.item !== undefined && st.lastRaw.revision === read.revision ? st.lastRaw.item : l;
   // no row at all: its last term may have been on a session, whoever held it (a row created again
-  // without a holder, an election held for the deleted term, tells nothing more: seed 6306473)
-  let next: FollowerState = l?.holderIdentity !== undefined ? { ...st, lastHeldOnSession: l.session !== undefined || processOf(l.holderInstance) !== undefined, lastHeldSeconds: heldSeconds(st.lastHeldSeconds, row!) } : l === undefined ? { ...st, lastHeldOnSession: true } : st;
+  // without a holder, an election held for the deleted term, tells nothing more: seed 6306473); nor
+  // does a row created again whose election waits for the lease stream, which may not have handled
+  // a delete yet (a worker started since took it at its three-term fallback)
+  const unseenDelete = l === undefined || (l.holderIdentity === undefined && l.election?.awaitsStream === true);
+  let next: FollowerState = l?.holderIdentity !== undefined ? { ...st, lastHeldOnSession: l.session !== undefined || processOf(l.holderInstance) !== undefined, lastHeldSeconds: heldSeconds(st.lastHeldSeconds, row!) } : unseenDelete ? { ...st, lastHeldOnSession: true } : st;
   if (l !== undefined && next.vanished !== undefined) next = { ...next, vanished: undefined };
   if (changed) {
     // a term on a session only as judged by the row it names (not the lease row's own stamp, as a write's answer shows it)

@@ -693,6 +693,25 @@ describe('without the coordinator', () => {
     await b.stop();
   });
 
+  it('a row the tick created again over a deleted one, its election waiting for the lease stream (down): a worker started since waits out the session fallback, not three terms', async () => {
+    const sim = await Sim.create({ config: CONFIG });
+    // the deleted term may have been on a session, whose holder hears of the delete only from the
+    // stream's mark or its backstop read; the row created again tells nothing of it
+    const now = sim.clock.now();
+    await sim.leases.write(await sim.leases.read(L), {
+      set: { leaseDurationSeconds: FAST.leaseDurationMs / 1000, leaseTransitions: 0, fencingToken: 0, election: { id: `${L}#1`, startedAt: now, deadline: now + ACK_MS, strategy: 'OldestEmulationVersion', awaitsStream: true } },
+    });
+    const from = sim.clock.monotonic();
+    const b = sim.elector('b', { leaseName: L });
+    const waitMs = sessionFallbackMs({ sessionBackstopMs: SESSION_QUIET_LEASES * FAST.leaseDurationMs, ...FAST });
+    expect(3 * FAST.leaseDurationMs).toBeLessThan(waitMs);
+    await sim.until('b leads', () => b.elector.isLeader(), 4 * waitMs);
+    // before: taken at its three-term fallback, while a deleted term's holder on a session could still lead
+    expect(sim.clock.monotonic() - from).toBeGreaterThanOrEqual(waitMs);
+    expect((await sim.leases.read(L)).item).toMatchObject({ holderIdentity: 'b', electedBy: 'self' });
+    await b.stop();
+  });
+
   it('a process frozen between its acquisition landing and reading the answer, past its renew deadline, never leads that term: it gives it back', async () => {
     const sim = await Sim.create({ config: CONFIG });
     const m = sim.machine();
