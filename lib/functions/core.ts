@@ -148,7 +148,7 @@ async function reconcileAfterDelete(deps: FunctionDeps, deleted: HeldTerm, trigg
   }
   try {
     // a vacant row (holdUnmarked): the election alone, its successors unnamed (a successor takes a vacant row at once)
-    outcome.after = await co.leases.write(read, read.item ? { set: { election: decision.election }, remove: ['successor', 'successorInstance', 'secondSuccessor', 'secondSuccessorInstance'] } : writes.lease!);
+    outcome.after = await co.leases.write(read, read.item ? { set: { election: decision.election }, remove: SUCCESSOR_FIELDS } : writes.lease!);
   } catch (e) {
     if (!(e instanceof ConflictError)) throw e;
     const held = await holdOpenElection(deps, deleted.name, decision.election.notBefore!, trigger);
@@ -158,13 +158,17 @@ async function reconcileAfterDelete(deps: FunctionDeps, deleted: HeldTerm, trigg
   return outcome;
 }
 
+/** A held row's successors, unnamed: a successor takes a vacant row at once, hold or not (decideFollower). */
+const SUCCESSOR_FIELDS = ['successor', 'successorInstance', 'secondSuccessor', 'secondSuccessorInstance'] as const;
+
 /**
  * The row came back before the lease stream saw the delete (after an outage, the tick or the
  * candidate stream reconciled the missing row first), or this function held it before marking the
  * term ended, and carries an election that no leader has come of yet: it is held until `notBefore`
  * (its deadline then, or the ack window's end if later), so it elects nobody while the deleted term
  * may still be acted on. A hold that ends earlier already is kept (a retry never pushes it later);
- * a longer one, the unmarked hold, is cut to `notBefore` once the mark is written. Undefined when
+ * a longer one, the unmarked hold, is cut to `notBefore` once the mark is written. Its successors
+ * are unnamed (an election opened on a released row still names them). Undefined when
  * there is no such election (a leader already elected cannot be taken back: docs/safety.md, open
  * items), when it is held no longer already, or when the row changed meanwhile.
  */
@@ -177,7 +181,8 @@ async function holdOpenElection(deps: FunctionDeps, lease: string, notBefore: nu
   const election = { ...e, notBefore, deadline: Math.max(e.notBefore === undefined ? e.deadline : e.startedAt + co.config.ackWindowMs, notBefore) };
   let after;
   try {
-    after = await co.leases.write(read, { set: { election } });
+    // its successors unnamed too: an election opened on a released row (the tick first) still names them
+    after = await co.leases.write(read, { set: { election }, remove: [...SUCCESSOR_FIELDS] });
   } catch (x) {
     if (x instanceof ConflictError) return undefined;
     throw x;

@@ -202,4 +202,27 @@ describe('a term ended by someone else, its mark failing on a fault', () => {
     expect((await onTick(d)).outcomes.find((o) => o.lease === lease)?.decision.kind).toBe('awaitAcks');
     expect((await co.leases.read(lease)).item!.holderIdentity).toBeUndefined();
   });
+
+  it('an election the tick opened on the released row before the record: the hold unnames its successors too, or the successor takes the held row at once', async () => {
+    const lease = 'ended-fault-opened';
+    const w = await world(lease, 'faulty-session-2', false);
+    const { start, clock, d, co } = w;
+    expect(await co.leases.releaseTerm(lease, { holderIdentity: 'a', fencingToken: 1 }, start + 100)).toBeDefined();
+    const record = await w.record('MODIFY');
+    // the tick first (the candidates no longer fresh): an election opened on the vacant row, b still its successor
+    clock.set(start + 6_000);
+    expect((await onTick(d)).outcomes.find((o) => o.lease === lease)?.decision.kind).toBe('openElection');
+    expect((await co.leases.read(lease)).item).toMatchObject({ successor: 'b', election: expect.any(Object) });
+    const mark = co.identities.markTermEnded.bind(co.identities);
+    co.identities.markTermEnded = async (...args) => {
+      throw Object.assign(new Error('throttled'), { name: 'ThrottlingException' });
+    };
+    await expect(leaseStream(d)({ Records: [record] } as DynamoDBStreamEvent, lambdaContext('leaseStream'))).rejects.toThrow();
+    co.identities.markTermEnded = mark;
+    const held = (await co.leases.read(lease)).item!;
+    expect(held.election).toMatchObject({ notBefore: clock.now() + unmarkedHoldMs(DURATION_S) });
+    // (before: b, still named, took the held row as successor at its next read while a led on)
+    expect(held.successor).toBeUndefined();
+    expect(held.successorInstance).toBeUndefined();
+  });
 });
