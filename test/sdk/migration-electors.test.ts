@@ -10,6 +10,37 @@ import { Session } from '../../lib/sdk/session.js';
 import { FAST } from './harness.js';
 import { LATENCY_MS, Sim } from '../../sim/harness.js';
 
+/**
+ * Components run with runWithLeaderMigration on `sim` (`start`), each with its own controller and
+ * the migrated `cloud-route`: which controllers run (`running`, by `component/controller`), and
+ * when each last ended (`ended`, simulated ms).
+ */
+function migratingComponents(sim: Sim) {
+  const config = defaultLeaderMigrationConfiguration(['cloud-route']);
+  const running = new Map<string, number>();
+  const ended = new Map<string, number>();
+  const controller = (who: string) => async (signal: AbortSignal) => {
+    running.set(who, (running.get(who) ?? 0) + 1);
+    await new Promise<void>((r) => signal.addEventListener('abort', () => r(), { once: true }));
+    ended.set(who, sim.clock.monotonic());
+    running.set(who, running.get(who)! - 1);
+  };
+  const start = (component: string) => {
+    const machine = sim.machine();
+    const abort = new AbortController();
+    const done = runWithLeaderMigration({
+      startElector: electorStarter({ identity: `${component}-1`, tables: sim.names, ...FAST, platform: 'none', client: machine.client, clock: machine.clock, candidacy: { emulationVersion: '1.30.0', binaryVersion: '1.30.0' } }),
+      controllers: { [`${component}-own`]: controller(`${component}/own`), 'cloud-route': controller(`${component}/cloud-route`) },
+      component,
+      primaryLeaseName: component,
+      config,
+      signal: abort.signal,
+    });
+    return { abort, done, machine, component };
+  };
+  return { running, ended, start };
+}
+
 const TICK_MS = 100; // how often the in-process coordinator reconciles
 
 describe('runWithLeaderMigration on real electors (KEP-2436)', () => {
@@ -74,26 +105,7 @@ describe('runWithLeaderMigration on real electors (KEP-2436)', () => {
   it('resolves only once the migration lease is given up: nothing of its elector runs after, so a process may exit then', async () => {
     const sim = await Sim.create({ config: { ackWindowMs: 500, electedLeaseDurationSeconds: 2 } });
     sim.coordinator({ tickEveryMs: TICK_MS });
-    const config = defaultLeaderMigrationConfiguration(['cloud-route']);
-    const running = new Map<string, number>();
-    const controller = (who: string) => async (signal: AbortSignal) => {
-      running.set(who, (running.get(who) ?? 0) + 1);
-      await new Promise<void>((r) => signal.addEventListener('abort', () => r(), { once: true }));
-      running.set(who, running.get(who)! - 1);
-    };
-    const start = (component: string) => {
-      const machine = sim.machine();
-      const abort = new AbortController();
-      const done = runWithLeaderMigration({
-        startElector: electorStarter({ identity: `${component}-1`, tables: sim.names, ...FAST, platform: 'none', client: machine.client, clock: machine.clock, candidacy: { emulationVersion: '1.30.0', binaryVersion: '1.30.0' } }),
-        controllers: { [`${component}-own`]: controller(`${component}/own`), 'cloud-route': controller(`${component}/cloud-route`) },
-        component,
-        primaryLeaseName: component,
-        config,
-        signal: abort.signal,
-      });
-      return { abort, done, machine, component };
-    };
+    const { running, start } = migratingComponents(sim);
     const kcm = start('kcm');
     const ccm = start('ccm');
     await sim.until('the migrated controller in one of them', () => (running.get('kcm/cloud-route') ?? 0) + (running.get('ccm/cloud-route') ?? 0) === 1, 10_000);
@@ -117,28 +129,7 @@ describe('runWithLeaderMigration on real electors (KEP-2436)', () => {
   it.each([0, 250, 500, 750])('the primary term ends (stopped %i ms into a renew interval): the migration term ends with it, within one read of its lease, not at its next renewal, and goes to its successor', async (offsetMs) => {
     const sim = await Sim.create({ config: { ackWindowMs: 500, electedLeaseDurationSeconds: 2 } });
     sim.coordinator({ tickEveryMs: TICK_MS });
-    const config = defaultLeaderMigrationConfiguration(['cloud-route']);
-    const running = new Map<string, number>();
-    const ended = new Map<string, number>();
-    const controller = (who: string) => async (signal: AbortSignal) => {
-      running.set(who, (running.get(who) ?? 0) + 1);
-      await new Promise<void>((r) => signal.addEventListener('abort', () => r(), { once: true }));
-      ended.set(who, sim.clock.monotonic());
-      running.set(who, running.get(who)! - 1);
-    };
-    const start = (component: string) => {
-      const machine = sim.machine();
-      const abort = new AbortController();
-      const done = runWithLeaderMigration({
-        startElector: electorStarter({ identity: `${component}-1`, tables: sim.names, ...FAST, platform: 'none', client: machine.client, clock: machine.clock, candidacy: { emulationVersion: '1.30.0', binaryVersion: '1.30.0' } }),
-        controllers: { [`${component}-own`]: controller(`${component}/own`), 'cloud-route': controller(`${component}/cloud-route`) },
-        component,
-        primaryLeaseName: component,
-        config,
-        signal: abort.signal,
-      });
-      return { abort, done, component };
-    };
+    const { running, ended, start } = migratingComponents(sim);
     const kcm = start('kcm');
     const ccm = start('ccm');
     await sim.until('the migrated controller in one of them', () => (running.get('kcm/cloud-route') ?? 0) + (running.get('ccm/cloud-route') ?? 0) === 1, 10_000);
