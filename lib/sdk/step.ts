@@ -288,10 +288,10 @@ export function decideFollower(v: FollowerView): FollowerDecision {
     const due = v.observedAt + v.vanished.termMs + (v.vanished.role === 'second' ? SECOND_SUCCESSOR_GRACE_MS : 0);
     return now > due ? { ...base, reportVacancy: false, take: 'successor' } : { ...base, wakeAt: due + 1, reportVacancy: false, take: fallback };
   }
-  if (successor) return { ...base, reportVacancy: false, take: 'successor' };
-  // the successor's turn first: the second successor takes the lease once the successor had its grace
-  if (second) {
-    const due = vacantSince + SECOND_SUCCESSOR_GRACE_MS;
+  // the successor's turn first: the second successor takes the lease once the successor had its
+  // grace; neither before a hold ends (a coordinator that left them named on a held row)
+  if (successor || second) {
+    const due = Math.max(second ? vacantSince + SECOND_SUCCESSOR_GRACE_MS : now, heldUntil ?? now);
     return now >= due ? { ...base, reportVacancy: false, take: 'successor' } : { ...base, wakeAt: due + 1, reportVacancy: false, take: undefined };
   }
   // give the successors one poll beyond their turn before asking for an election
