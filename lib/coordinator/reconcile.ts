@@ -250,8 +250,8 @@ const asError = (e: unknown): Error => (e instanceof Error ? e : new Error(Strin
  * The coordinator's tick: every lease that has candidates or an election in flight is reconciled,
  * at most `config.concurrency` at a time, from two consistent scans (one per table) rather than
  * two reads per lease; only leases whose decision writes are read again, by their own reconcile.
- * Then stale candidates and expired identity leases are collected, each delete conditioned on
- * the revision scanned, so a row renewed meanwhile stays.
+ * Then stale candidates (a broken lease's too: no election counts them) and expired identity
+ * leases are collected, each delete conditioned on the revision scanned, so a row renewed meanwhile stays.
  *
  * With `opts` (lib/coordinator/tick.ts), a pass over one segment, after a name, until a deadline:
  * the segment's leases are taken in name order, and at the deadline the pass stops starting
@@ -339,10 +339,11 @@ export async function reconcileAll(deps: CoordinatorDeps, opts: PassOptions = {}
     return { row: { ...row, name: l.session, process }, readAt: identitiesReadAt };
   };
   for (const [n, l] of leases) if (l.election && !groups.has(n)) group(n);
-  for (const n of badLeases) groups.delete(n); // reported above; never decided on
 
   const after = opts.after;
-  const names = [...groups.keys()].filter((n) => after === undefined || n > after).sort();
+  // a broken lease is reported above and never decided on; its candidates stay in the groups: the
+  // stale ones are collected, the sessions the live ones name kept, as any lease's
+  const names = [...groups.keys()].filter((n) => !badLeases.has(n) && (after === undefined || n > after)).sort();
   result.leases = names.length;
   let started = -1;
   const outcomes = await mapLimit(names, deps.config.concurrency, async (name, i) => {

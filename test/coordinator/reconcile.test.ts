@@ -1,4 +1,4 @@
-import { PutItemCommand, UpdateItemCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
+import { GetItemCommand, PutItemCommand, UpdateItemCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import { manualClock } from '../../lib/clock.js';
@@ -898,6 +898,69 @@ describe('a candidate on a session, on DynamoDB Local', () => {
       // the registration, its first renewal (a mark from none), the removal; not the mark
       expect(passed.map((r) => r.eventName)).toEqual(['INSERT', 'MODIFY', 'REMOVE']);
       expect(passed[1]!.dynamodb?.NewImage?.['collectedAt']).toBeUndefined();
+    } finally {
+      await tables.drop();
+    }
+  });
+});
+
+// ——— A broken lease's garbage: its row is never decided on, but its stale candidates are collected
+// as any lease's are (they take part in no election, once repaired or not), and the sessions its live
+// candidates name are kept as any live candidate's. ———
+
+describe("a broken lease's candidates, in the tick's garbage collection", () => {
+  /** A row the schema refuses (a term of 0 seconds), as an operator or another version wrote it. */
+  const breakLease = (tables: TestTables, name: string) =>
+    tables.client.send(new PutItemCommand({ TableName: tables.names.leases, Item: marshall({ name, holderIdentity: 'x', leaseDurationSeconds: 0, leaseTransitions: 0, fencingToken: 7, revision: 3 }) }));
+  const rawLease = async (tables: TestTables, name: string) =>
+    (await tables.client.send(new GetItemCommand({ TableName: tables.names.leases, Key: marshall({ name }), ConsistentRead: true }))).Item;
+
+  it('are collected once stale, each delete conditioned on the revision scanned: a live one stays, one renewed since the scan lives on, the row is left as it was', async () => {
+    const tables = await testTables('broken-gc');
+    const d = coordinatorDeps(tables.client, tables.names, { clock });
+    try {
+      const now = clock.now();
+      const put = (lease: string, name: string, renewTime: number) =>
+        d.candidates.write({ key: { leaseName: lease, name }, item: undefined, revision: 0 }, { set: { emulationVersion: '1.30.0', binaryVersion: '1.30.0', preferredStrategies: [OEV], renewTime, createdAt: renewTime } });
+      await put('bricked', 'stale', now - 31 * 60_000);
+      await put('bricked', 'renewed', now - 31 * 60_000);
+      await put('bricked', 'live', now - 29 * 60_000);
+      await put('fine', 'x', now);
+      await breakLease(tables, 'bricked');
+      const before = await rawLease(tables, 'bricked');
+      // within the pass, after the scans and before the collection, 'renewed' renews
+      const r = await reconcileAll(d, { afterEach: async () => void expect(await d.candidates.renew('bricked', 'renewed', clock.now())).toBe(true) });
+      expect(r.broken.map((b) => b.lease)).toEqual(['bricked']);
+      expect(r.outcomes.map((o) => o.lease)).toEqual(['fine']);
+      expect(r.errors).toEqual([]);
+      expect(r.collectedCandidates).toEqual([{ leaseName: 'bricked', name: 'stale' }]);
+      expect((await d.candidates.read('bricked', 'stale')).item).toBeUndefined();
+      expect((await d.candidates.read('bricked', 'renewed')).item?.renewTime).toBe(now);
+      expect((await d.candidates.read('bricked', 'live')).item).toBeDefined();
+      expect(await rawLease(tables, 'bricked'), 'never decided on').toEqual(before);
+    } finally {
+      await tables.drop();
+    }
+  });
+
+  it('on a session: the row it names is kept while the candidate lives by it, then both are collected', async () => {
+    const tables = await testTables('broken-vouched');
+    const d = coordinatorDeps(tables.client, tables.names, { clock });
+    try {
+      const s = await sessionOf('p1', T0, d);
+      await onSession('bricked', 'a', '1.30.0', T0 - 5 * HOUR, { session: s, process: 'p1' }, d);
+      await breakLease(tables, 'bricked');
+      // the process dies; a minute on, its session row has expired (15 s), the candidate lives by it
+      clock.advance(60_000);
+      const r1 = await reconcileAll(d);
+      expect(r1.broken.map((b) => b.lease)).toEqual(['bricked']);
+      expect(r1.collectedIdentities).toEqual([]);
+      expect(r1.collectedCandidates).toEqual([]);
+      // 30 minutes after the session's last renewal: the candidate is stale by it, then its row goes
+      clock.advance(30 * 60_000);
+      const r2 = await reconcileAll(d);
+      expect(r2.collectedCandidates).toEqual([{ leaseName: 'bricked', name: 'a' }]);
+      expect(r2.collectedIdentities.map((i) => i.name)).toEqual([s]);
     } finally {
       await tables.drop();
     }

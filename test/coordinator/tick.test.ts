@@ -125,6 +125,35 @@ describe("the coordinator's tick within its invocation's time (issue 38, item 5)
     expect(collected).not.toContain('named-session');
   });
 
+  it("a round in parts collects a broken lease's stale candidates, its lease row and candidates in one part", async () => {
+    await seed(12);
+    await round(5, { segmentLeases: 5 }); // the first round, in one part, counts the leases
+    clock.advance(TICK_EVERY_MS);
+    const stale = clock.now() - 31 * 60_000;
+    for (const name of ['stale', 'live']) {
+      await deps.candidates.write(
+        { key: { leaseName: 'bricked', name }, item: undefined, revision: 0 },
+        { set: { emulationVersion: '1.30.0', binaryVersion: '1.30.0', preferredStrategies: [OEV], renewTime: name === 'stale' ? stale : clock.now(), createdAt: stale } },
+      );
+    }
+    // a term of 0 seconds, which the schema refuses
+    await t.client.send(new PutItemCommand({ TableName: t.names.leases, Item: marshall({ name: 'bricked', holderIdentity: 'x', leaseDurationSeconds: 0, leaseTransitions: 0, fencingToken: 7, revision: 3 }) }));
+    // the case where one part's scans hold both (a row in another part is read by the lease's own reconcile, which refuses it)
+    const leaseParts: number[] = [];
+    const candidateParts: number[] = [];
+    for (let index = 0; index < 3; index++) {
+      for await (const page of deps.leases.scan({ segment: { index, total: 3 } })) if (page.some((s) => (s.ok ? s.item.name : s.invalid.key['name']) === 'bricked')) leaseParts.push(index);
+      for await (const page of deps.candidates.scan({ segment: { index, total: 3 } })) if (page.some((s) => s.ok && s.item.leaseName === 'bricked')) candidateParts.push(index);
+    }
+    expect(leaseParts).toHaveLength(1);
+    expect(new Set(candidateParts)).toEqual(new Set(leaseParts));
+    const invs = await round(5, { segmentLeases: 5 });
+    expect(invs[0]!.result.round?.segments).toBe(3);
+    expect(invs.flatMap((i) => i.result.broken.map((b) => b.lease))).toEqual(['bricked']);
+    expect(invs.flatMap((i) => i.result.collectedCandidates)).toEqual([{ leaseName: 'bricked', name: 'stale' }]);
+    expect((await deps.candidates.read('bricked', 'live')).item).toBeDefined();
+  });
+
   it('a cursor row that does not parse is started afresh, and the identities scan never returns the cursor', async () => {
     await seed(3);
     await t.client.send(new PutItemCommand({ TableName: t.names.identities, Item: marshall({ component: COORDINATOR_COMPONENT, name: TICK_CURSOR_NAME, segments: 'many', revision: 7 }) }));
