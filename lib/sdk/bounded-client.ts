@@ -16,10 +16,18 @@ export const MIN_REQUEST_BOUND_MS = 5_000;
 /** The bound for a loop that steps every `periodMs` (an elector's retry period, a Session's renew deadline, a candidacy's claim window): that, and never under MIN_REQUEST_BOUND_MS. */
 export const requestBoundMs = (periodMs: number): number => Math.max(periodMs, MIN_REQUEST_BOUND_MS);
 
-/** A request given no answer within its bound: named as the SDK names a timeout, so it is told as "cannot reach DynamoDB (timed out)". */
+/**
+ * A request to DynamoDB given no answer within its bound (`boundMs`), abandoned: a write's outcome
+ * is unknown (it may have landed). Named as the AWS SDK names a timeout (`TimeoutError`), so code
+ * that tells faults by name treats both alike; `instanceof RequestBoundError` tells this one apart.
+ */
 export class RequestBoundError extends Error {
+  /** `TimeoutError`, as the AWS SDK names its own timeouts. */
   override readonly name = 'TimeoutError';
-  constructor(readonly boundMs: number) {
+  constructor(
+    /** How long the request was given, in milliseconds. */
+    readonly boundMs: number,
+  ) {
     super(`DynamoDB gave no answer within ${boundMs} ms: the request was abandoned`);
   }
 }

@@ -15,6 +15,7 @@ import { CHASE_FIRST_MS, READ_AFTER_MS, REPORT_ANSWER_MS, SECOND_SUCCESSOR_GRACE
 import { FencingError, fencedTransactWrite } from '../../lib/sdk/fencing.js';
 import { RETRY_JITTER } from '../../lib/sdk/faults.js';
 import { requestBoundMs } from '../../lib/sdk/bounded-client.js';
+import { RequestBoundError } from '../../lib/sdk/index.js';
 import { DynamoDBModel } from '../../sim/dynamodb-model/index.js';
 import { FAST } from './harness.js';
 import { LATENCY_MS, Sim, T0, type SimElector } from '../../sim/harness.js';
@@ -338,6 +339,9 @@ describe('a fenced write never answered while its term lives', () => {
       const e = await sim.settle(write().catch((x: unknown) => x), 'the unanswered write', 4 * bound);
       expect(e).toBeInstanceOf(Error);
       expect((e as Error).name).toBe('TimeoutError');
+      // told apart by the SDK's own export, not by its name alone
+      expect(e).toBeInstanceOf(RequestBoundError);
+      expect(e).toMatchObject({ boundMs: bound });
       expect(sim.elapsed - from).toBe(bound);
       expect(a.elector.isLeader()).toBe(true);
     }
