@@ -404,8 +404,12 @@ export function scaleFigures(d: Deployment, cal: Calibration, r: RegionAssumptio
   if (d.sessions) dyn('candidate checks (a read every 10 min each, eventually consistent)', c * 0.1, 0, c * 0.1 * 0.5);
   const identityRru = (P * SESSION_ROW_BYTES) / 4096 / L;
   const parts = segmentsFor(L, TICK_DEFAULTS.segmentLeases);
-  // a round a minute (conservative: a round longer than the schedule's interval makes the rounds rarer); each part scans all the identities again
-  dyn(`coordinator's tick: a round a minute, ${parts} part${parts === 1 ? '' : 's'} of 3 consistent scans, and its cursor's GetItem`, (3 * parts + 1) / L, 0, cal.scanRruPerLease * (c / 3) + identityRru * parts + 1 / L);
+  // a round a minute (conservative: a round longer than the schedule's interval makes the rounds rarer);
+  // each part scans all the identities again (after its lease rows), and a round in parts once more
+  // at its end (collectIdentities; the leases and candidates again only in a round that finds an
+  // identity expired, a process gone: not counted)
+  const identityScans = parts + (parts > 1 ? 1 : 0);
+  dyn(`coordinator's tick: a round a minute, ${parts} part${parts === 1 ? '' : 's'} of 3 consistent scans${parts > 1 ? ', the identities again at its end' : ''}, and its cursor's GetItem`, (3 * parts + (identityScans - parts) + 1) / L, 0, cal.scanRruPerLease * (c / 3) + identityRru * identityScans + 1 / L);
   const changesPerMinute = r.leaderChangesPerLeaseMonth / MINUTES_PER_MONTH_;
   dyn(`leader changes (${r.leaderChangesPerLeaseMonth} a lease-month: ~${r.recordsPerLeaderChange} writes, ~10 reads each)`, changesPerMinute * (r.recordsPerLeaderChange + 10), changesPerMinute * r.recordsPerLeaderChange, changesPerMinute * 10);
 
@@ -432,12 +436,13 @@ export function scaleFigures(d: Deployment, cal: Calibration, r: RegionAssumptio
   bill.push({ service: 'Lambda', kind: 'leaseStream (one per record, conservative)', perMinute: leaseInvocations, dollars: lambdaDollars(leaseInvocations, leaseInvocations * 0.25 * (r.reconcileRecordMs / 1000)) });
 
   // the tick: a round in parts of TICK_DEFAULTS.segmentLeases leases, each part scanning its share
-  // of the leases and candidates tables and all the identities (a page or two), every invocation
-  // reconciling until the timeout less the margin (lib/coordinator/tick.ts)
+  // of the leases and candidates tables and all the identities (a page or two), and, in parts, the
+  // identities once more at its end; every invocation reconciling until the timeout less the margin
+  // (lib/coordinator/tick.ts)
   const segments = parts;
   const identityPages = Math.ceil((P * SESSION_ROW_BYTES) / 1_048_576);
   const bytes = L * cal.leaseBytes + L * c * cal.candidateBytes + P * SESSION_ROW_BYTES;
-  const scanPages = Math.max(3, Math.ceil(bytes / 1_048_576) + 2) + (segments - 1) * (2 + identityPages);
+  const scanPages = Math.max(3, Math.ceil(bytes / 1_048_576) + 2) + (segments - 1) * (2 + identityPages) + (identityScans - segments) * identityPages;
   const cpuSeconds = (L * cal.cpuMsPerLease * (c / 3) * r.cpuSlowdown) / 1000;
   const regionSeconds = (scanPages * r.scanPageMs) / 1000 + cpuSeconds;
   const writeCpuMs = cal.writeCpuMs;

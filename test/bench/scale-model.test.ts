@@ -146,6 +146,23 @@ describe('scaleFigures', () => {
     expect(() => scaleFigures({ ...big, processes: 2 }, CALIBRATION)).toThrow(/processes must be a whole number ≥ candidatesPerLease \(3\), got 2/);
   });
 
+  it("the tick's round: 3 scans a part; in parts, the identities once more at its end (the leases and candidates not again while no identity expired); and the cursor's GetItem", () => {
+    const tick = (f: ReturnType<typeof scaleFigures>) => f.bill.find((b) => b.kind.startsWith("coordinator's tick"))!;
+    const onePart = scaleFigures({ ...big, leases: 10_000, processes: 100 }, CALIBRATION);
+    expect(onePart.tick.segments).toBe(1);
+    expect(tick(onePart).perMinute * 10_000).toBeCloseTo(3 + 1, 10);
+    const f = scaleFigures(big, CALIBRATION);
+    expect(f.tick.segments).toBe(10);
+    expect(tick(f).perMinute * big.leases).toBeCloseTo(3 * 10 + 1 + 1, 10);
+    // read units: the leases and candidates tables once (the calibration's), the identities 11 times, the cursor
+    const identityRru = (big.processes * 300) / 4096; // a session row of 300 bytes (the model's)
+    const rru = CALIBRATION.scanRruPerLease * big.leases + 11 * identityRru + 1;
+    expect(tick(f).dollars).toBeCloseTo((rru * 0.125 * ((730 * 60) / 1e6)) / big.leases, 12);
+    // pages: the three tables once, the identities again at each further part and at the round's end
+    const pages = Math.ceil((big.leases * CALIBRATION.leaseBytes + 3 * big.leases * CALIBRATION.candidateBytes + big.processes * 300) / 1_048_576) + 2;
+    expect(f.tick.scanPages).toBe(pages + 9 * 3 + 1);
+  });
+
   it('the table’s deployments: sessions from 100 leases, every lease granted from 10,000', () => {
     expect(deployments('random').map((d) => [d.leases, d.processes, d.sessions, d.grants])).toEqual([
       [1, 3, false, 'leases'],
