@@ -32,6 +32,8 @@ export const PriorityArg = z
   .trim()
   .regex(/^\d+$/, 'must be a whole number ≥ 1, e.g. 10 (higher wins)')
   .transform(Number)
+  // a pin of 0 is no pin: the schema's "leave it unset" is refused here too, so name --clear
+  .refine((n) => n >= 1, 'must be a whole number ≥ 1, e.g. 10 (higher wins), or --clear to remove the pin')
   .pipe(PinnedPriority);
 
 /** At most a day: a wait is a Node timer, and one past 2^31 - 1 ms (24.8 days) fires at once, every time. */

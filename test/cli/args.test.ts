@@ -22,6 +22,13 @@ describe('CLI input schemas', () => {
 
   it.each(['0', '-1', '1.5', 'ten', '1000001', '2147483647', '2147483648'])('priority %j is refused', (input) => expect(PriorityArg.safeParse(input).success).toBe(false));
 
+  it('priority 0 is refused with the fix a user can take: a number ≥ 1, or --clear', () => {
+    // "leave it unset" is no fix here: a priority left out is refused too (set-priority needs one, or --clear)
+    const r = PriorityArg.safeParse('0');
+    expect(r.success).toBe(false);
+    expect(r.error?.issues[0]?.message).toBe('must be a whole number ≥ 1, e.g. 10 (higher wins), or --clear to remove the pin');
+  });
+
   it('global options: flags win over the environment, which wins over the defaults', () => {
     expect(globalOptions({}, {})).toMatchObject({ endpoint: undefined, tablePrefix: 'conclave', output: 'table', tables: { leases: 'conclave-leases', candidates: 'conclave-candidates', identities: 'conclave-identities' } });
     const env = { CONCLAVE_ENDPOINT: 'http://127.0.0.1:9', CONCLAVE_TABLE_PREFIX: 'envp' };

@@ -250,7 +250,7 @@ describe('set-priority', () => {
   });
 
   it.each([
-    [['0'], /priority: must be > 0/],
+    [['0'], /priority: must be a whole number ≥ 1, e.g. 10 \(higher wins\), or --clear to remove the pin/],
     [['1.5'], /priority: must be a whole number ≥ 1/],
     [['ten'], /priority: must be a whole number ≥ 1/],
     [[], /priority: is required: a whole number ≥ 1 \(or --clear/],
