@@ -21,6 +21,7 @@ import type { FunctionDeps } from '../functions/core.js';
 import { observability } from '../functions/env.js';
 import { iotWaker } from '../functions/wake.js';
 import type { ElectionConfigInput, TableNames } from '../schemas/config.js';
+import { faultKind } from '../sdk/faults.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION, localClient } from '../stores/client.js';
 import { defaultTableNames } from '../tables.js';
 import { rulePattern, wiring, type FunctionName, type FunctionWiring } from '../wiring.js';
@@ -226,7 +227,15 @@ async function start(opts: LocalRuntimeOptions, parts: Part[]): Promise<LocalRun
   const client = localClient(endpoint);
   parts.push({ name: 'the DynamoDB client', stop: () => client.destroy() });
   const tables = defaultTableNames(opts.prefix ?? 'conclave-local');
-  await createTables(client, tables);
+  await createTables(client, tables).catch((e: unknown) => {
+    // a DynamoDB Local the caller named is not there: say where, and the two ways on
+    if (opts.endpoint === undefined || faultKind(e) !== 'unreachable') throw e;
+    throw new Error(
+      `cannot reach DynamoDB Local at ${endpoint}, the endpoint given (conclave-local: --endpoint): ${(e as Error).message} — ` +
+        'start DynamoDB Local there, or leave the endpoint out and one of its own is started (Java 17 or later)',
+      { cause: e },
+    );
+  });
 
   const events: LocalEvent[] = [];
   const deadLetters: DeadLetter[] = [];

@@ -6,6 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
@@ -13,6 +14,7 @@ import { startLocalRuntime, type LocalRuntimeOptions } from '../../lib/local/run
 import { deleteTables } from '../../lib/local/tables.js';
 import { localClient } from '../../lib/stores/client.js';
 import { defaultTableNames } from '../../lib/tables.js';
+import { startLocalConclave } from '../../lib/testing/index.js';
 import { waitFor } from '../sdk/harness.js';
 
 /** Listening servers and child processes this process holds now. */
@@ -69,5 +71,23 @@ describe('startLocalRuntime that fails part-way', () => {
     // a name DynamoDB refuses: CreateTable fails once Java answers
     await expect(startLocalRuntime(failing({ prefix: 'not a table name!' }))).rejects.toThrow(/TableName|table name|Invalid/i);
     await backTo(before);
+  });
+
+  it('an endpoint nothing listens on: the error names the endpoint and the fix', async () => {
+    const closed = await new Promise<number>((resolve) => {
+      const server = createServer().listen(0, '127.0.0.1', () => {
+        const { port } = server.address() as { port: number };
+        server.close(() => resolve(port));
+      });
+    });
+    const endpoint = `http://127.0.0.1:${closed}`;
+    const e = await startLocalConclave({ endpoint, push: false, logLevel: 'SILENT' }).then(
+      () => undefined,
+      (x: unknown) => x as Error,
+    );
+    expect(e?.message).toContain(endpoint);
+    expect(e?.message).toContain('ECONNREFUSED');
+    // the fix: DynamoDB Local started there, or no endpoint (one of its own is started)
+    expect(e?.message).toMatch(/leave .*endpoint.* out/);
   });
 });
