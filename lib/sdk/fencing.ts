@@ -139,8 +139,20 @@ export async function fencedTransactWrite(
     if (e instanceof Error && e.name === 'TransactionCanceledException' && reasons?.[items.length]?.Code === 'ConditionalCheckFailed') {
       throw new FencingError(fence.leaseName, fence.term.fencingToken);
     }
-    throw e;
+    const named = items.map((i, k) => `${(i.Put ?? i.Update ?? i.Delete ?? i.ConditionCheck)?.TableName} (TransactItems[${k}])`);
+    throw missingTableNamed(e, [...named, `${fence.table} (the fence on lease "${fence.leaseName}": the leases table of the \`tables\` option)`]);
   }
+}
+
+/**
+ * DynamoDB's ResourceNotFoundException names no table ("Cannot do operations on a non-existent
+ * table"): the tables the write names are added to its message; the error stays DynamoDB's.
+ */
+function missingTableNamed(e: unknown, tables: readonly string[]): unknown {
+  if (e instanceof Error && e.name === 'ResourceNotFoundException' && !e.message.includes(' — a table it names')) {
+    e.message = `${e.message} — a table it names does not exist where the DynamoDB client points: ${tables.join(', ')}; create it, or check the name and the client's region and endpoint`;
+  }
+  return e;
 }
 
 /** The attribute a token-fenced item carries: the highest fencing token that wrote it. */
@@ -179,6 +191,7 @@ export async function fencedItemWrite(
   const values = marshall({ ':conclaveToken': token });
   const guard = '(attribute_not_exists(#conclaveFence) OR #conclaveFence <= :conclaveToken)';
   const refused = (e: unknown): never => {
+    missingTableNamed(e, [own.TableName ?? '(no TableName)']);
     const old = (e as { Item?: Record<string, AttributeValue> }).Item;
     const seen = old ? unmarshall(old)[attribute] : undefined;
     if (e instanceof Error && e.name === 'ConditionalCheckFailedException' && typeof seen === 'number' && seen > token) {

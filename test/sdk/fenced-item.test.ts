@@ -131,4 +131,17 @@ describe('fencedTransactWrite: the lease row is the sequencer', () => {
     }
     expect(await item('tx')).toBeUndefined();
   });
+
+  it('a table that does not exist is named: DynamoDB says only "a non-existent table", and the fence adds the leases table', async () => {
+    const term = { holderIdentity: 'a', fencingToken: 1 };
+    const missing = `no-such-reports-${randomUUID().slice(0, 8)}`;
+    const e = await refusal(fencedTransactWrite(t.client, { table: t.names.leases, leaseName: 'ledger', term }, { TransactItems: [{ Put: { TableName: missing, Item: marshall({ id: 'x' }) } }] }));
+    // still DynamoDB's error, for code that tells errors by name
+    expect((e as Error).name).toBe('ResourceNotFoundException');
+    expect((e as Error).message).toContain(`${missing} (TransactItems[0])`);
+    expect((e as Error).message).toContain(`${t.names.leases} (the fence`);
+    const one = await refusal(fencedItemWrite(t.client, fence(1), { put: { TableName: missing, Item: marshall({ id: 'x' }) } }));
+    expect((one as Error).name).toBe('ResourceNotFoundException');
+    expect((one as Error).message).toContain(missing);
+  });
 });
