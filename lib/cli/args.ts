@@ -9,7 +9,7 @@ import { Name } from '../schemas/common.js';
 import { ElectionConfigSchema, TableNamesSchema, type ElectionConfig } from '../schemas/config.js';
 import { PreferredLocations } from '../schemas/location.js';
 import { KNOWN_STRATEGIES, StrategyName, isKnownStrategy } from '../schemas/strategy.js';
-import { ValidationError, parse } from '../schemas/validation.js';
+import { ValidationError, issuesOf, parse } from '../schemas/validation.js';
 import { defaultTableNames } from '../tables.js';
 
 /** The longest duration taken: a pin's expiry (now + --for) must stay a time a row can carry. */
@@ -93,18 +93,25 @@ export function globalOptions(raw: Record<string, unknown>, env: Record<string, 
       : env['CONCLAVE_ELECTION_CONFIG']
         ? { value: env['CONCLAVE_ELECTION_CONFIG'], from: 'CONCLAVE_ELECTION_CONFIG' }
         : undefined;
-  return parse(
-    GlobalOptions,
-    {
-      ...raw,
-      endpoint: raw['endpoint'] ?? (env['CONCLAVE_ENDPOINT'] || undefined),
-      tablePrefix: raw['tablePrefix'] ?? (env['CONCLAVE_TABLE_PREFIX'] || undefined),
-      requestTimeout: raw['requestTimeout'] ?? (env['CONCLAVE_REQUEST_TIMEOUT'] || undefined),
-      electionConfig,
-    },
-    'global options',
-  );
+  const r = GlobalOptions.safeParse({
+    ...raw,
+    endpoint: raw['endpoint'] ?? (env['CONCLAVE_ENDPOINT'] || undefined),
+    tablePrefix: raw['tablePrefix'] ?? (env['CONCLAVE_TABLE_PREFIX'] || undefined),
+    requestTimeout: raw['requestTimeout'] ?? (env['CONCLAVE_REQUEST_TIMEOUT'] || undefined),
+    electionConfig,
+  });
+  if (r.success) return r.data;
+  // each bad value named as the user gave it: the flag, or the environment variable it came from
+  const given = (field: string): string => {
+    const variable = FROM_ENV[field];
+    if (variable && raw[field] === undefined && env[variable]) return variable;
+    return `--${field.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+  };
+  throw new ValidationError('global options', issuesOf(r.error).map((i) => ({ ...i, field: given(i.field) })));
 }
+
+/** The global options an environment variable can give. */
+const FROM_ENV: Record<string, string> = { endpoint: 'CONCLAVE_ENDPOINT', tablePrefix: 'CONCLAVE_TABLE_PREFIX', requestTimeout: 'CONCLAVE_REQUEST_TIMEOUT' };
 
 /**
  * The coordinator's configuration as JSON text — what the functions read from

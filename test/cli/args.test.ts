@@ -49,8 +49,17 @@ describe('CLI input schemas', () => {
       }
     })();
     expect(e).toBeInstanceOf(ValidationError);
-    expect((e as ValidationError).fields.sort()).toEqual(['endpoint']);
-    expect(() => globalOptions({ candidatesTable: 'x' }, {})).toThrow(/candidatesTable: must be a DynamoDB table name/);
+    expect((e as ValidationError).fields.sort()).toEqual(['--endpoint']);
+    expect(() => globalOptions({ candidatesTable: 'x' }, {})).toThrow(/--candidates-table: must be a DynamoDB table name/);
+  });
+
+  it('a bad global option is named as the user gave it: the flag, or the environment variable', () => {
+    expect(() => globalOptions({ requestTimeout: 'abc' }, {})).toThrow(/: --request-timeout: must be whole milliseconds/);
+    expect(() => globalOptions({}, { CONCLAVE_REQUEST_TIMEOUT: 'abc' })).toThrow(/: CONCLAVE_REQUEST_TIMEOUT: must be whole milliseconds/);
+    expect(() => globalOptions({}, { CONCLAVE_ENDPOINT: 'localhost:8000' })).toThrow(/: CONCLAVE_ENDPOINT: must be an http\(s\) URL/);
+    expect(() => globalOptions({}, { CONCLAVE_TABLE_PREFIX: 'a b' })).toThrow(/: CONCLAVE_TABLE_PREFIX: may use/);
+    expect(() => globalOptions({ tablePrefix: 'a b' }, {})).toThrow(/: --table-prefix: may use/);
+    expect(() => globalOptions({ output: 'yaml' }, {})).toThrow(/: --output: must be one of: table, json/);
   });
 });
 

@@ -581,7 +581,7 @@ describe('where DynamoDB is', () => {
     await new Promise<void>((r) => silent.close(() => r()));
     const bad = await runMain(['--endpoint', endpoint, '--request-timeout', '5s', 'get', 'leases']);
     expect(bad.code).toBe(1);
-    expect(bad.err).toMatch(/requestTimeout: must be whole milliseconds, such as 5000/);
+    expect(bad.err).toMatch(/--request-timeout: must be whole milliseconds, such as 5000/);
   });
 
   it('a missing table is named, with the prefixes that do exist, the closest to the one asked first', async () => {
@@ -624,8 +624,8 @@ describe('where DynamoDB is', () => {
   });
 
   it('bad global options are named', async () => {
-    expect(await runMain(['--endpoint', 'localhost:8000', 'get', 'leases'])).toMatchObject({ code: 1, err: 'error: invalid global options: endpoint: must be an http(s) URL such as http://127.0.0.1:8000' });
-    expect(await runMain(['-o', 'yaml', 'get', 'leases'])).toMatchObject({ code: 1, err: 'error: invalid global options: output: must be one of: table, json' });
+    expect(await runMain(['--endpoint', 'localhost:8000', 'get', 'leases'])).toMatchObject({ code: 1, err: 'error: invalid global options: --endpoint: must be an http(s) URL such as http://127.0.0.1:8000' });
+    expect(await runMain(['-o', 'yaml', 'get', 'leases'])).toMatchObject({ code: 1, err: 'error: invalid global options: --output: must be one of: table, json' });
   });
 
   it('an unknown command is a usage error (exit 2)', async () => {
