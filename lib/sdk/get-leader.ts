@@ -14,7 +14,7 @@ import { IdentityStore } from '../stores/identity-store.js';
 import { LeaseStore } from '../stores/lease-store.js';
 import { boundedClient, requestBoundMs } from './bounded-client.js';
 import { DynamoDBRefusedError, faultKind } from './faults.js';
-import { ClientSchema, ClockSchema, ClockSyncSchema, TablesSchema, optionErrors, stampClockFor } from './options.js';
+import { ClientSchema, ClockSchema, ClockSyncSchema, TablesSchema, optionErrors, stampClockFor, tableNotFound } from './options.js';
 
 /** The options of getLeader; a bad one is a ValidationError naming the field. */
 export const GetLeaderOptionsSchema = z.strictObject(
@@ -48,6 +48,7 @@ export type GetLeaderOptions = z.input<typeof GetLeaderOptionsSchema>;
  * The caller's role needs both reads: `grantGetLeader` of `@conclave/cdk`.
  * @throws ValidationError naming a bad lease name or option
  * @throws DynamoDBRefusedError (`denied`) naming the table, when the role may not read a row it needs
+ * @throws TableNotFoundError naming the tables and the `tables` option, when a table does not exist
  */
 export async function getLeader(leaseName: string, options: GetLeaderOptions): Promise<LeaderInfo | null> {
   const name = parse(LeaseName, leaseName, 'getLeader lease name');
@@ -56,7 +57,7 @@ export async function getLeader(leaseName: string, options: GetLeaderOptions): P
   // its requests give up as the SDK's own do: one that never answers must not hang the caller (bounded-client.ts)
   const requests = boundedClient(o.client, o.clock ?? systemClock, requestBoundMs(0));
   const refused = (e: unknown, what: string): unknown =>
-    faultKind(e) === 'denied' ? new DynamoDBRefusedError('denied', `getLeader of lease "${name}"`, e as Error, `${what} this role may not read (GetItem); grant it Conclave's grantGetLeader (the lease rows and every session row), and check its credentials`) : e;
+    faultKind(e) === 'denied' ? new DynamoDBRefusedError('denied', `getLeader of lease "${name}"`, e as Error, `${what} this role may not read (GetItem); grant it Conclave's grantGetLeader (the lease rows and every session row), and check its credentials`) : tableNotFound(`getLeader of lease "${name}"`, o.tables, e);
   const sentAt = time.monotonic();
   const lease = (await new LeaseStore(requests, o.tables.leases).read(name).catch((e: unknown) => {
     throw refused(e, `the lease's row on the leases table "${o.tables.leases}"`);

@@ -213,6 +213,9 @@ export class StartUp<T> {
 
 const isTableNotFound = (e: unknown): boolean => e instanceof Error && !(e instanceof TableNotFoundError) && e.name === 'ResourceNotFoundException';
 
+/** `e` as a TableNotFoundError naming `tables` when it is DynamoDB's bare missing table, else `e` itself: for calls that are no long-lived object (getLeader, withLease). */
+export const tableNotFound = (who: string, tables: TableNames, e: unknown): unknown => (isTableNotFound(e) ? new TableNotFoundError(who, tables, e as Error) : e);
+
 /**
  * A Conclave table an SDK object uses does not exist where its client points (a `tables` prefix or
  * name that does not match the deployment, another account or Region, or local mode not started).

@@ -26,7 +26,7 @@ import { RunOnceStore, type RunOnceRead } from '../stores/run-once-store.js';
 import { LeaderElector, LeaderElectorOptionsSchema, defaultRenewIntervalMs, electorWith, type ElectorInternals, type StopReason } from './elector.js';
 import { FencingError, LeaseLostError, NO_TRANSACTIONS, fencedItemWrite, fencedTransactWrite, untilTermEnds } from './fencing.js';
 export { LeaseLostError } from './fencing.js';
-import { INTERNAL_STOP, stampClockFor, type ClockSync } from './options.js';
+import { INTERNAL_STOP, stampClockFor, tableNotFound, type ClockSync } from './options.js';
 import type { StampClock } from './server-clock.js';
 import { boundedClient, requestBoundMs } from './bounded-client.js';
 import { errorSink } from './faults.js';
@@ -59,6 +59,7 @@ import { WithLeaseOptionsSchema, type RunOnceSchema, type LeaseFn, type LeaseRun
  *   (TimeoutError), its outcome unknown. fn is never held past its signal by this library;
  *   a function that returns after a cancel has its window marked all the same.
  * @throws ValidationError naming each bad option
+ * @throws TableNotFoundError naming the tables and the `tables` option, when a table does not exist
  */
 export function withLease<T>(name: string, fn: LeaseFn<T>, options: WithLeaseOptions): Promise<LeaseRunResult<T>> {
   return runWithLease(name, fn, options, false);
@@ -102,10 +103,13 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
   const identity = o.identity ?? defaultIdentity();
 
   // Which mode, and whether a try gives up at once: one consistent read of the lease (and its candidates).
-  const lease = (await leases.read(leaseName)).item;
+  const missing = (e: unknown): never => {
+    throw tableNotFound(`${tryOnly ? 'tryWithLease' : 'withLease'} of lease "${leaseName}"`, o.tables, e);
+  };
+  const lease = (await leases.read(leaseName).catch(missing)).item;
   // judged on the read's answer (DynamoDB's Date header): refused before anything is written
   checkScheduledAt(o.runOnce, time, o.clockSync, what);
-  const mode = o.mode !== 'auto' ? o.mode : await autoMode(requests, o.tables.candidates, leaseName, lease);
+  const mode = o.mode !== 'auto' ? o.mode : await autoMode(requests, o.tables.candidates, leaseName, lease).catch(missing);
   if (mode === 'coordinated' && !o.candidacy)
     throw new ValidationError(what, [
       {

@@ -5,7 +5,7 @@
  */
 import { describe, expect, inject, it } from 'vitest';
 import { localClient } from '../../lib/local/dynamodb-local.js';
-import { IdentityLeaseHeartbeat, LeaderElector, LeaseCandidate, Session, TableNotFoundError } from '../../lib/sdk/index.js';
+import { IdentityLeaseHeartbeat, LeaderElector, LeaseCandidate, Session, TableNotFoundError, getLeader, tryWithLease, withLease } from '../../lib/sdk/index.js';
 
 const client = () => localClient(inject('ddbEndpoint'));
 const PREFIX = 'no-such-deployment';
@@ -36,5 +36,21 @@ describe('a `tables` option that names no table', () => {
     expect(e.message).toMatch(/LeasesTable, CandidatesTable and IdentitiesTable outputs/);
     expect(e.cause.name).toBe('ResourceNotFoundException');
     await expect(o.ready).rejects.toBe(error); // ready says the same
+  });
+
+  it.each([
+    ['getLeader', () => getLeader('job', { client: client(), tables: PREFIX })],
+    ['withLease', () => withLease('job', async () => 1, { client: client(), tables: PREFIX, mode: 'NoCoordination' })],
+    ['tryWithLease', () => tryWithLease('job', async () => 1, { client: client(), tables: PREFIX })],
+  ] as const)('%s rejects with a TableNotFoundError naming the tables, the option and the fix', async (_, call) => {
+    const error = await call().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(TableNotFoundError);
+    const e = error as TableNotFoundError;
+    expect(e.message).toMatch(new RegExp(`${PREFIX}-leases, ${PREFIX}-candidates and ${PREFIX}-identities`));
+    expect(e.message).toMatch(/`tables` option/);
+    expect(e.cause.name).toBe('ResourceNotFoundException');
   });
 });
