@@ -2,7 +2,7 @@
  * `conclave`: the operator CLI. Commander splits argv; zod schemas (args.ts) parse every value;
  * the commands are plain functions of a context (tests run them in-process on DynamoDB Local).
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { isatty } from 'node:tty';
 import { Command, CommanderError } from 'commander';
@@ -97,11 +97,26 @@ function judgingConfig(given: GlobalOptions['electionConfig']): { config: Electi
   return { config: parseElectionConfig(text, `election config (${given.from}: ${given.value})`), settings: `the election config from ${given.from} (${given.value})` };
 }
 
+/**
+ * @conclave/cli's version, from its manifest: beside dist/ in the package (dist/lib/cli/main.js),
+ * under packages/cli/ in this repository (lib/cli/main.ts).
+ */
+function cliVersion(): string {
+  for (const path of ['../../../package.json', '../../packages/cli/package.json']) {
+    const file = new URL(path, import.meta.url);
+    if (!existsSync(file)) continue;
+    const manifest = JSON.parse(readFileSync(file, 'utf8')) as { name?: unknown; version?: unknown };
+    if (manifest.name === '@conclave/cli' && typeof manifest.version === 'string') return manifest.version;
+  }
+  return 'unknown';
+}
+
 const YES = ['-y, --yes', 'make the change without asking (needed when stdin is not a terminal)'] as const;
 
 function program(io: CliIO & { ask: (question: string) => Promise<string | undefined> }, pace: () => Pace): Command {
   const root = new Command('conclave')
     .description('Operate Conclave: coordinated leader election (KEP-4355) on DynamoDB')
+    .version(cliVersion(), '-V, --version', 'the version of @conclave/cli')
     .option('--endpoint <url>', 'DynamoDB endpoint, e.g. DynamoDB Local; dummy credentials (env CONCLAVE_ENDPOINT)')
     .option('--region <region>', 'AWS region (default: the AWS SDK’s, e.g. AWS_REGION)')
     .option('--table-prefix <prefix>', 'tables PREFIX-leases, PREFIX-candidates, PREFIX-identities (env CONCLAVE_TABLE_PREFIX; default "conclave")')

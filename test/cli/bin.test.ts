@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { appendFileSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -27,6 +27,15 @@ describe('bin/conclave.mjs', () => {
     const r = bin(['--help']);
     expect(r.status).toBe(0);
     for (const c of ['get', 'describe', 'set-priority', 'set-strategy', 'preempt', 'release', 'watch', 'events']) expect(r.stdout).toMatch(new RegExp(`^  ${c} `, 'm'));
+  });
+
+  it('--version (and -V) prints the version of @conclave/cli, exit 0', () => {
+    const { version } = JSON.parse(readFileSync(new URL('../../packages/cli/package.json', import.meta.url), 'utf8')) as { version: string };
+    for (const flag of ['--version', '-V']) {
+      const r = bin([flag]);
+      expect(r.status).toBe(0);
+      expect(r.stdout.trim()).toBe(version);
+    }
   });
 
   it("the help points a user of the packages to `npx conclave-local`, not to this repository's `npm start`", () => {
