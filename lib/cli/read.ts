@@ -28,13 +28,22 @@ export function reportInvalid(ctx: Pick<CliContext, 'sink'>, invalid: readonly I
   for (const i of invalid) note(ctx, `warning: skipped a row that does not match its schema (the coordinator ignores it too): ${i.error.message}`);
 }
 
+/**
+ * A name no row has, read before a scan: a Scan checks no key, so a table of another kind named by
+ * --leases-table or --candidates-table would list nothing, or rows of the wrong kind; a read of one
+ * row is refused by its key (ValidationException), which explain() names.
+ */
+const KEY_PROBE = 'conclave-cli-key-probe';
+
 export async function scanLeases(ctx: CliContext): Promise<Lease[]> {
+  await ctx.leases.read(KEY_PROBE);
   const { items, invalid } = await collect(ctx.leases.scan());
   reportInvalid(ctx, invalid);
   return items.sort(byName);
 }
 
 export async function scanCandidates(ctx: CliContext): Promise<Candidate[]> {
+  await ctx.candidates.read(KEY_PROBE, KEY_PROBE);
   const { items: rows, invalid } = await collect(ctx.candidates.scan());
   reportInvalid(ctx, invalid);
   // each as the coordinator judges it: by the session its row names (one read for each session)

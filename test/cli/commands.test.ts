@@ -617,6 +617,20 @@ describe('where DynamoDB is', () => {
     expect(q.err).toMatch(/^error: DynamoDB refused a request on the tables named \(ValidationException: .+\): one is not a Conclave table of its kind/);
   });
 
+  it('a table of another kind under a listing (get leases, get candidates, watch): exit 1 and the same advice, not an empty or warning-strewn list', async () => {
+    const kind = /^error: DynamoDB refused a request on the tables named \(ValidationException: .+\): one is not a Conclave table of its kind/;
+    for (const argv of [
+      ['--leases-table', h.t.names.identities, 'get', 'leases'],
+      ['--leases-table', h.t.names.candidates, 'get', 'leases'],
+      ['--candidates-table', h.t.names.leases, 'get', 'candidates'],
+      ['--leases-table', h.t.names.identities, 'watch', '--count', '1'],
+    ]) {
+      const r = await runMain(['--endpoint', h.endpoint, '--table-prefix', h.prefix, ...argv]);
+      expect({ argv, code: r.code }).toEqual({ argv, code: 1 });
+      expect(r.err).toMatch(kind);
+    }
+  });
+
   it('CONCLAVE_ENDPOINT and CONCLAVE_TABLE_PREFIX stand in for the flags', async () => {
     const r = await runMain(['get', 'leases', '-o', 'json'], { env: { CONCLAVE_ENDPOINT: h.endpoint, CONCLAVE_TABLE_PREFIX: h.prefix } });
     expect(r.code).toBe(0);
