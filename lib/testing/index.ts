@@ -7,7 +7,7 @@
  * @packageDocumentation
  */
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -104,6 +104,15 @@ export interface LocalConclave {
   stop(): Promise<void>;
 }
 
+/** The events folder, made if missing; one that cannot be (a file there, no permission) is named with its option, before anything starts. */
+function madeFolder(dir: string): void {
+  try {
+    mkdirSync(dir, { recursive: true });
+  } catch (e) {
+    throw new Error(`cannot use ${dir} as the events folder, eventsDir (conclave-local: --events-dir): ${(e as Error).message} — name a folder (made if missing), such as .local`, { cause: e });
+  }
+}
+
 /**
  * Starts Conclave locally for a test suite: DynamoDB Local (unless `endpoint` names a running
  * one), the tables, and the functions wired as the CDK construct wires them in AWS.
@@ -125,6 +134,7 @@ export async function startLocalConclave(options: LocalConclaveOptions = {}): Pr
   const o = parse(LocalConclaveOptionsSchema, options, 'startLocalConclave options');
   const tablePrefix = o.tablePrefix ?? `conclave-test-${randomUUID().slice(0, 8)}`;
   // Events and dead letters are also appended to files: kept where asked, else in a folder of our own.
+  if (o.eventsDir) madeFolder(o.eventsDir);
   const dir = o.eventsDir ?? mkdtempSync(join(tmpdir(), 'conclave-testing-'));
   // a failed start has stopped what it started; the folder made for it goes too
   const runtime = await startLocalRuntime({

@@ -5,7 +5,7 @@
  * servers and child processes this process holds before and after.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -89,5 +89,17 @@ describe('startLocalRuntime that fails part-way', () => {
     expect(e?.message).toContain('ECONNREFUSED');
     // the fix: DynamoDB Local started there, or no endpoint (one of its own is started)
     expect(e?.message).toMatch(/leave .*endpoint.* out/);
+  });
+
+  it('an events folder that is a file: the error names the option and the fix, before anything starts', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'conclave-events-file-')), 'events');
+    writeFileSync(file, '');
+    const e = await startLocalConclave({ endpoint: inject('ddbEndpoint'), eventsDir: file, push: false, logLevel: 'SILENT' }).then(
+      () => undefined,
+      (x: unknown) => x as Error,
+    );
+    expect(e?.message).toContain(file);
+    expect(e?.message).toContain('eventsDir (conclave-local: --events-dir)');
+    expect(e?.message).toMatch(/name a folder/);
   });
 });
