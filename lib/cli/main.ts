@@ -127,6 +127,8 @@ function program(io: CliIO & { ask: (question: string) => Promise<string | undef
     .option('--request-timeout <ms>', 'give up on a try of a DynamoDB request unanswered after MS milliseconds; 3 tries (env CONCLAVE_REQUEST_TIMEOUT; default 5000)')
     .option('--election-config <json|file>', 'the coordinator’s election config as deployed (JSON or a file): judge expiry, acks and staleness with it (env CONCLAVE_ELECTION_CONFIG; default: the defaults)')
     .addHelpText('after', EXAMPLES)
+    // a command's --help lists --endpoint, --table-prefix, -o too: the options it runs with
+    .configureHelp({ showGlobalOptions: true })
     .showHelpAfterError('(conclave --help shows the commands and options)')
     .exitOverride()
     .configureOutput({ writeOut: (s) => io.out(s.replace(/\n$/, '')), writeErr: (s) => io.err(s.replace(/\n$/, '')) });

@@ -38,6 +38,14 @@ describe('bin/conclave.mjs', () => {
     }
   });
 
+  it("a command's --help lists the global options too (where DynamoDB is, the tables, the output)", () => {
+    for (const argv of [['leader', '--help'], ['get', 'leases', '--help'], ['set-priority', '--help']]) {
+      const r = bin(argv);
+      expect(r.status).toBe(0);
+      for (const o of ['--endpoint <url>', '--table-prefix <prefix>', '-o, --output <format>']) expect({ argv, has: r.stdout.includes(o) }).toEqual({ argv, has: true });
+    }
+  });
+
   it("the help points a user of the packages to `npx conclave-local`, not to this repository's `npm start`", () => {
     const root = bin(['--help']);
     expect(root.stdout).toContain('Examples (local mode: `npx conclave-local`, from @conclave/testing, prints the endpoint and prefix):');
