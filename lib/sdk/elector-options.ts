@@ -43,7 +43,9 @@ export interface LeaderCallbacks {
    * Runs when this worker becomes leader; `signal` aborts the moment it must stop acting, and
    * `term` writes in this term only. A promise it returns that rejects (or a throw) before the
    * signal aborts is the work failing (onLeaderWorkFailure); one that rejects after it is the work
-   * stopping, as asked.
+   * stopping, as asked. Nothing waits for it: on a step-down or a cancel, onStoppedLeading runs and
+   * run() resolves whether or not the work has returned. Work that never returns, or ignores its
+   * signal, runs on in the process; its term's writes (`term`) are refused from then on.
    */
   onStartedLeading(signal: AbortSignal, term: LeadingTerm): void | Promise<void>;
   /** Runs when it stops leading, before the lease is released. */

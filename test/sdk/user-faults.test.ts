@@ -1,0 +1,334 @@
+/**
+ * Faults users bring that the other fault tests do not (review of 2026-12-01), on simulated time at
+ * client-go's timings (15/10/2 s): credentials that expire for a while, a throttling storm, a
+ * process suspended past its lease, a wall clock stepped by NTP, a host name that does not
+ * resolve, and a leader's work that throws or never returns.
+ */
+import { GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
+import { describe, expect, it } from 'vitest';
+import type { ElectionConfigInput } from '../../lib/schemas/config.js';
+import type { LeaderElectorOptions, LeadingTerm } from '../../lib/sdk/elector.js';
+import { maxFailingRequestsPerSecond } from '../../lib/sdk/faults.js';
+import { DynamoDBRefusedError, DynamoDBUnreachableError, FencingError, LeaderWorkError } from '../../lib/sdk/index.js';
+import type { ModelRequest } from '../../sim/dynamodb-model/index.js';
+import { Sim, type Machine, type SimElector } from '../../sim/harness.js';
+
+const L = 'job';
+const CLIENT_GO = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 } as const;
+const CONFIG: ElectionConfigInput = { ackWindowMs: 5_000, electedLeaseDurationSeconds: 5 };
+
+const leaders = (es: SimElector[]) => es.filter((e) => e.elector.isLeader());
+const onLeases = (sim: Sim, r: ModelRequest) => (r.input as { TableName?: string }).TableName === sim.names.leases;
+const leaseWrites = (sim: Sim, m: Machine, from: number) => m.sent.filter((r) => r.at >= from && onLeases(sim, r) && ['PutItem', 'UpdateItem'].includes(r.operation));
+/** The most tries of one kind a failing process makes in `ms`: one per retry period, and the one it started with. */
+const bound = (ms: number) => Math.floor((ms / 1000) * maxFailingRequestsPerSecond(CLIENT_GO.retryPeriodMs)) + 1;
+const refused = (name: string, message: string) => () => Object.assign(new Error(message), { name, $fault: 'client', $metadata: { httpStatusCode: 400 } });
+const settledOf = (p: Promise<void>) => {
+  const s: { v?: string } = {};
+  p.then(() => (s.v = 'resolved'), () => (s.v = 'rejected'));
+  return s;
+};
+
+/** Three coordinated electors at client-go's timings, one leading with a successor named. */
+async function group(opts: Partial<LeaderElectorOptions> = {}) {
+  const sim = await Sim.create({ config: CONFIG });
+  sim.coordinator({ tickEveryMs: 1_000 });
+  const errors = new Map<string, Error[]>();
+  const es = ['a', 'b', 'c'].map((id) => {
+    const list: Error[] = [];
+    errors.set(id, list);
+    return sim.elector(id, { leaseName: L, ...CLIENT_GO, ...opts }, { errors: list });
+  });
+  const leader = await sim.until('a leader', () => leaders(es)[0], 120_000);
+  await sim.until('a successor named', async () => (await sim.leases.read(L)).item?.successor, 120_000);
+  await sim.run(20_000); // a settled term
+  return { sim, es, leader, errors: (e: SimElector) => errors.get(e.elector.options.identity)! };
+}
+
+describe('credentials that expire mid-term, then come back', () => {
+  it.each([
+    ['ExpiredTokenException', 'The security token included in the request is expired'],
+    ['UnrecognizedClientException', 'The security token included in the request is invalid.'],
+    ['AccessDeniedException', 'User: arn:aws:sts::123456789012:assumed-role/worker/i-0 is not authorized to perform: dynamodb:UpdateItem'],
+  ])('%s on every request for 60 s: the leader stops by its renew deadline, reports each try saying what to check, stays in run(), and takes part again', async (name, message) => {
+    const { sim, es, leader, errors } = await group();
+    const id = leader.elector.options.identity;
+    const state = settledOf(leader.done);
+    const from = sim.clock.monotonic();
+    const lastOk = Math.max(...leaseWrites(sim, leader.machine, 0).filter((r) => r.ok).map((r) => r.at));
+    const before = errors(leader).length;
+    leader.machine.fault = refused(name, message);
+    await sim.run(60_000);
+    const stopped = sim.log.of('stopped', id).filter((x) => x.at >= from);
+    expect(stopped).toHaveLength(1);
+    // its renewals failed from `from`: it stops acting within its renew deadline of the last one that landed
+    expect(stopped[0]!.at).toBeLessThanOrEqual(lastOk + CLIENT_GO.renewDeadlineMs);
+    expect(stopped[0]!.reason).toBe('renewDeadline');
+    expect(leaders(es).filter((e) => e !== leader)).toHaveLength(1); // another leads meanwhile
+    const told = errors(leader).slice(before);
+    expect(told.length).toBeGreaterThanOrEqual(3);
+    // its polls and renewals, its candidacy's renewals: each kind at most once per retry period
+    expect(told.length).toBeLessThanOrEqual(3 * bound(60_000));
+    expect(leader.machine.sent.filter((r) => r.at >= from).length).toBeLessThanOrEqual(3 * 3 * bound(60_000)); // the AWS SDK's own attempts too
+    expect(told.every((e) => e instanceof DynamoDBRefusedError && e.kind === 'denied')).toBe(true);
+    expect(told[0]!.message).toContain(`${name}: ${message}`);
+    expect(told[0]!.message).toMatch(/check the worker's role \(grantWorker\) and credentials; retrying with backoff/);
+    expect(state.v).toBeUndefined(); // run() goes on
+    leader.machine.fault = undefined;
+    await sim.run(10_000);
+    expect(leader.elector.healthy()).toBe(true);
+    expect(leader.elector.leader).toBe(leaders(es)[0]!.elector.options.identity); // it follows again
+    // and leads again once the others are gone
+    for (const e of es.filter((x) => x !== leader)) await e.stop();
+    await sim.until('it leads again', () => leader.elector.isLeader(), 120_000);
+    expect(sim.log.maxConcurrentLeaders()).toBe(1);
+    await leader.stop();
+    expect(state.v).toBe('resolved');
+  });
+
+  it('a lone NoCoordination worker whose credentials expire past its lease leads again once they are back', async () => {
+    const sim = await Sim.create({});
+    const errors: Error[] = [];
+    const e = sim.elector('lone', { leaseName: L, mode: 'NoCoordination', ...CLIENT_GO }, { errors });
+    await sim.until('it leads', () => e.elector.isLeader(), 30_000);
+    e.machine.fault = refused('ExpiredTokenException', 'The security token included in the request is expired');
+    await sim.until('it stops', () => !e.elector.isLeader(), CLIENT_GO.renewDeadlineMs + 1);
+    await sim.run(40_000);
+    e.machine.fault = undefined;
+    const back = sim.clock.monotonic();
+    await sim.until('it leads again', () => e.elector.isLeader(), 60_000);
+    // its own expired term is taken again at its next poll, after a backoff
+    expect(sim.clock.monotonic() - back).toBeLessThanOrEqual(2 * 4 * CLIENT_GO.retryPeriodMs);
+    await e.stop();
+  });
+});
+
+describe('a throttling storm', () => {
+  it.each(['ThrottlingException', 'ProvisionedThroughputExceededException'])('%s on four requests in five, at random: no hot loop, and a leader stops only when no renewal landed within its renew deadline', async (name) => {
+    const { sim, es, errors } = await group();
+    const from = sim.clock.monotonic();
+    const baseline = new Map(es.map((e) => [e, e.machine.sent.filter((r) => r.at >= from - 30_000).length]));
+    const random = ((s) => () => ((s = (s * 1103515245 + 12345) % 2 ** 31), s / 2 ** 31))(7);
+    for (const e of es) e.machine.fault = () => (random() < 0.8 ? refused(name, 'Rate of requests exceeds the allowed throughput.')() : undefined);
+    await sim.run(60_000);
+    for (const e of es) {
+      const sent = e.machine.sent.filter((r) => r.at >= from);
+      // the AWS SDK's attempts (3 a try) of each kind of try, at most once per retry period
+      expect(sent.length / 60).toBeLessThanOrEqual(3 * 3 * maxFailingRequestsPerSecond(CLIENT_GO.retryPeriodMs));
+      expect(sent.length).toBeLessThanOrEqual(4 * baseline.get(e)! * 2 + 60); // a few times what it sends at rest, no more
+      expect(errors(e).filter((x) => x instanceof DynamoDBRefusedError && x.kind === 'throttled').length).toBeLessThanOrEqual(3 * bound(60_000));
+      const id = e.elector.options.identity;
+      for (const s of sim.log.of('stopped', id).filter((x) => x.at >= from)) {
+        // a renew deadline: no renewal of its landed in the renew deadline before
+        expect(s.reason).toBe('renewDeadline');
+        // the term counts from the first attempt of the last write that landed (the AWS SDK tries again on its own)
+        const writes = leaseWrites(sim, e.machine, 0).filter((r) => r.at <= s.at);
+        const last = writes.findLastIndex((r) => r.ok);
+        const first = writes.slice(0, last + 1).findLast((r) => r.attempt === 1)!;
+        expect(s.at - first.at).toBeGreaterThanOrEqual(CLIENT_GO.renewDeadlineMs);
+      }
+    }
+    expect(sim.log.maxConcurrentLeaders()).toBe(1);
+    for (const e of es) e.machine.fault = undefined;
+    await sim.until('a leader', () => leaders(es)[0], 60_000);
+  });
+});
+
+describe('a process suspended past its lease, then resumed', () => {
+  /** Three electors whose leader's work writes `v` to an item of its own every 100 ms, fenced by its term. */
+  async function working() {
+    const sim = await Sim.create({ config: CONFIG });
+    sim.coordinator({ tickEveryMs: 1_000 });
+    const target = sim.names.leases; // any table works; the leases table is at hand
+    const key = { name: `${L}-state` };
+    await sim.client.send(new PutItemCommand({ TableName: target, Item: marshall({ ...key, v: 0, by: '', leaseDurationSeconds: 1, leaseTransitions: 0, fencingToken: 0, revision: 1 }) }));
+    const landed: { by: string; token: number; at: number }[] = [];
+    const refusedAfter: { by: string; token: number; error: unknown }[] = [];
+    let n = 0;
+    const es: SimElector[] = ['a', 'b', 'c'].map((id) => {
+      const m = sim.machine();
+      const work = async (signal: AbortSignal, term: LeadingTerm) => {
+        sim.log.add({ who: id, what: 'started', token: term.fencingToken });
+        // a job that writes on, as fast as it can, each write fenced by its term (it trusts the fence, not only its signal)
+        for (;;) {
+          await m.clock.sleep(100);
+          const v = ++n;
+          try {
+            await term.fencedWrite({ TransactItems: [{ Update: { TableName: target, Key: marshall(key), UpdateExpression: 'SET v = :v, #by = :by', ExpressionAttributeNames: { '#by': 'by' }, ExpressionAttributeValues: marshall({ ':v': v, ':by': `${id}:${term.fencingToken}` }) } }] });
+            landed.push({ by: id, token: term.fencingToken, at: sim.clock.monotonic() });
+          } catch (error) {
+            refusedAfter.push({ by: id, token: term.fencingToken, error });
+            if (signal.aborted || error instanceof FencingError) return;
+          }
+        }
+      };
+      return sim.elector(id, { leaseName: L, ...CLIENT_GO, callbacks: { onStartedLeading: (signal, term) => void work(signal, term), onStoppedLeading: ({ reason, fencingToken }) => sim.log.add({ who: id, what: 'stopped', reason, token: fencingToken }) } }, { machine: m });
+    });
+    const leader = await sim.until('a leader', () => leaders(es)[0], 120_000);
+    await sim.until('a successor named', async () => (await sim.leases.read(L)).item?.successor, 120_000);
+    await sim.run(20_000);
+    const read = async () => unmarshall((await sim.client.send(new GetItemCommand({ TableName: target, Key: marshall(key), ConsistentRead: true }))).Item!);
+    return { sim, es, leader, landed, refusedAfter, read };
+  }
+
+  it.each([
+    ['SIGSTOP or a frozen container: its monotonic clock counts the time', false],
+    ['laptop sleep: its monotonic clock does not count the time', true],
+  ])('%s: after resuming it writes nothing in its old term and is told it stopped', async (_how, lost) => {
+    const { sim, es, leader, landed, read } = await working();
+    const id = leader.elector.options.identity;
+    const oldToken = leader.elector.fencingToken!;
+    const m = leader.machine;
+    m.clock.pause();
+    const pausedAt = sim.clock.monotonic();
+    const next = await sim.until('another leader', () => leaders(es).find((e) => e !== leader), 60_000);
+    const newToken = next.elector.fencingToken!;
+    await sim.run(5_000);
+    const tookOver = sim.clock.monotonic() - 5_000;
+    if (lost) m.clock.lostMs += sim.clock.monotonic() - pausedAt;
+    m.clock.resume();
+    await sim.until(`${id} told it stopped`, () => sim.log.of('stopped', id).some((s) => s.token === oldToken), 30_000);
+    await sim.run(5_000);
+    // nothing of the old term landed once it was paused (what it sent before may have), none after it resumed
+    expect(landed.filter((w) => w.by === id && w.token === oldToken && w.at > pausedAt + 10)).toEqual([]);
+    expect(landed.filter((w) => w.by === next.elector.options.identity && w.at > tookOver).length).toBeGreaterThan(0);
+    expect((await read())['by']).toBe(`${next.elector.options.identity}:${newToken}`);
+    expect(sim.log.maxConcurrentLeaders()).toBeLessThanOrEqual(2); // the frozen one is told only once it runs
+    expect(leaders(es)).toEqual([next]);
+  });
+});
+
+describe('a wall clock stepped by NTP, the monotonic clock steady', () => {
+  it.each([30_000, -30_000])('the leader, then a follower, stepped by %i ms: the same term leads on', async (stepMs) => {
+    const { sim, es, leader } = await group();
+    const token = leader.elector.fencingToken;
+    const from = sim.clock.monotonic();
+    leader.machine.clock.offsetMs += stepMs;
+    await sim.run(30_000);
+    const follower = es.find((e) => e !== leader)!;
+    follower.machine.clock.offsetMs += stepMs;
+    await sim.run(30_000);
+    leader.machine.clock.offsetMs -= stepMs;
+    follower.machine.clock.offsetMs -= stepMs;
+    await sim.run(30_000);
+    expect(leaders(es)).toEqual([leader]);
+    expect(leader.elector.fencingToken).toBe(token);
+    expect(sim.log.entries.filter((x) => x.at >= from && x.what !== 'newLeader')).toEqual([]);
+  });
+});
+
+describe('a host name that does not resolve, a connection refused', () => {
+  const dns = (code: string) => () => Object.assign(new Error(`getaddrinfo ${code} dynamodb.eu-west-1.amazonaws.com`), { code, errno: -3008, syscall: 'getaddrinfo', hostname: 'dynamodb.eu-west-1.amazonaws.com' });
+  const refusedConnection = () => Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:8000'), { code: 'ECONNREFUSED', errno: -111, syscall: 'connect', address: '127.0.0.1', port: 8000 });
+
+  it.each([
+    ['ENOTFOUND', dns('ENOTFOUND')],
+    ['EAI_AGAIN', dns('EAI_AGAIN')],
+    ['ECONNREFUSED', refusedConnection],
+  ])('%s for a leader for 60 s: reported naming the endpoint and what to check, each kind of try at most once per retry period; it stops by its renew deadline and leads again once it resolves', async (code, fault) => {
+    const sim = await Sim.create({});
+    const errors: Error[] = [];
+    const e = sim.elector('lone', { leaseName: L, mode: 'NoCoordination', ...CLIENT_GO }, { errors });
+    const state = settledOf(e.done);
+    await sim.until('it leads', () => e.elector.isLeader(), 30_000);
+    await sim.run(10_000);
+    const from = sim.clock.monotonic();
+    e.machine.fault = fault;
+    await sim.run(60_000);
+    expect(e.elector.isLeader()).toBe(false);
+    expect(sim.log.of('stopped', 'lone')[0]!.at - from).toBeLessThanOrEqual(CLIENT_GO.renewDeadlineMs);
+    const sent = e.machine.sent.filter((r) => r.at >= from).length;
+    expect(sent).toBeLessThanOrEqual(3 * bound(60_000)); // the AWS SDK retries some network errors itself
+    expect(errors.length).toBeGreaterThanOrEqual(3);
+    expect(errors.length).toBeLessThanOrEqual(bound(60_000) + 1);
+    expect(errors.every((x) => x instanceof DynamoDBUnreachableError && x.code === code)).toBe(true);
+    expect(errors[0]!.message).toMatch(new RegExp(`cannot reach DynamoDB at .* \\(${code}\\): check the client's endpoint and region`));
+    expect(state.v).toBeUndefined();
+    e.machine.fault = undefined;
+    await sim.until('it leads again', () => e.elector.isLeader(), 4 * 2 * CLIENT_GO.retryPeriodMs);
+    await e.stop();
+    expect(state.v).toBe('resolved');
+  });
+});
+
+describe("a leader's work that throws, or never returns", () => {
+  /** An elector whose work throws (or rejects) at once while `throwing` says so. */
+  function throwingOn(sim: Sim, errors: Error[], throwing: (id: string) => boolean, mode?: 'NoCoordination', how: 'throws' | 'rejects' = 'throws') {
+    return (id: string) =>
+      sim.elector(
+        id,
+        {
+          leaseName: L,
+          ...CLIENT_GO,
+          ...(mode ? { mode } : {}),
+          callbacks: {
+            onStartedLeading: (_signal, { fencingToken }) => {
+              sim.log.add({ who: id, what: 'started', token: fencingToken });
+              if (!throwing(id)) return;
+              const e = new TypeError("Cannot read properties of undefined (reading 'queue')");
+              if (how === 'rejects') return Promise.reject(e);
+              throw e;
+            },
+            onStoppedLeading: ({ reason, fencingToken }) => sim.log.add({ who: id, what: 'stopped', reason, token: fencingToken }),
+          },
+        },
+        { errors },
+      );
+  }
+
+  it('onStartedLeading throws synchronously: the term is given up (workFailed), reported, another leads, and run() resolves on cancel', async () => {
+    const sim = await Sim.create({ config: CONFIG });
+    sim.coordinator({ tickEveryMs: 1_000 });
+    const errors: Error[] = [];
+    const start = throwingOn(sim, errors, (id) => id === 'a');
+    const a = start('a');
+    await sim.until('a has led', () => sim.log.of('started', 'a').length > 0, 120_000);
+    const b = start('b');
+    const state = settledOf(a.done);
+    await sim.until('b leads', () => b.elector.isLeader(), 60_000);
+    expect(sim.log.of('stopped', 'a')[0]).toMatchObject({ reason: 'workFailed' });
+    const failed = errors.find((x) => x instanceof LeaderWorkError) as LeaderWorkError;
+    expect(failed.message).toMatch(/failed: Cannot read properties of undefined \(reading 'queue'\); the term is given up/);
+    expect(sim.log.maxConcurrentLeaders()).toBe(1);
+    await a.stop();
+    expect(state.v).toBe('resolved');
+    await b.stop();
+  });
+
+  it.each(['cancel', 'deposed'] as const)('a work that never returns and ignores its signal (%s): onStoppedLeading is called, run() resolves without waiting for it, and its term writes nothing more', async (how) => {
+    const sim = await Sim.create({ config: CONFIG });
+    sim.coordinator({ tickEveryMs: 1_000 });
+    const terms: LeadingTerm[] = [];
+    const es = ['a', 'b'].map((id) =>
+      sim.elector(id, {
+        leaseName: L,
+        ...CLIENT_GO,
+        callbacks: {
+          onStartedLeading: (_signal, term) => {
+            sim.log.add({ who: id, what: 'started', token: term.fencingToken });
+            terms.push(term);
+            return new Promise<void>(() => undefined);
+          },
+          onStoppedLeading: ({ reason, fencingToken }) => sim.log.add({ who: id, what: 'stopped', reason, token: fencingToken }),
+        },
+      }),
+    );
+    const leader = await sim.until('a leader', () => leaders(es)[0], 120_000);
+    await sim.run(5_000);
+    const term = terms.at(-1)!;
+    const id = leader.elector.options.identity;
+    const state = settledOf(leader.done);
+    if (how === 'cancel') await leader.stop();
+    else {
+      // an operator's write takes the term away (a rewritten token, as the renewal sees it)
+      const held = (await sim.leases.read(L)).item!;
+      await sim.leases.write(await sim.leases.read(L), { set: { fencingToken: held.fencingToken + 7 } });
+      await sim.until('it stops', () => !leader.elector.isLeader(), 20_000);
+    }
+    expect(sim.log.of('stopped', id)).toHaveLength(1);
+    if (how === 'cancel') expect(state.v).toBe('resolved');
+    const err = await sim.settle(term.fencedWrite({ TransactItems: [{ Put: { TableName: sim.names.leases, Item: marshall({ name: `${L}-x`, leaseDurationSeconds: 1, leaseTransitions: 0, fencingToken: 0, revision: 1 }) } }] }).catch((e: unknown) => e));
+    expect(err).toBeInstanceOf(FencingError);
+  });
+});
