@@ -115,7 +115,9 @@ export const LeaderElectorOptionsSchema = z
        * the term (onStoppedLeading with reason `workFailed`) and hands the lease to the successor, or
        * releases it for an election, so a leader whose work died does not hold the lease doing
        * nothing; `keep` leads on (the failure is only reported to onError). Either way onError gets
-       * a LeaderWorkError. @default 'release'
+       * a LeaderWorkError. After a release this worker takes no term for a backoff (a retry period,
+       * doubling while its work keeps failing soon after it starts, up to four, jittered), so work
+       * that fails at every start is not started again and again. @default 'release'
        */
       onLeaderWorkFailure: z.enum(['release', 'keep']).default('release'),
       /**

@@ -531,7 +531,7 @@ export class LeaderElector {
         const by = (): FencedBy | FencingError => (this.isLeader(), controller.signal.aborted ? new FencingError(o.leaseName, token, `its term ended (${String(controller.signal.reason)})`) : { term, ends: controller.signal });
         const leading: LeadingTerm = { fencingToken: token, fencedWrite: (input) => this.transact(by(), input), fencedItemWrite: (input, attribute) => this.itemWrite(by(), input, attribute) };
         // a rejection once the term's signal aborted is the work stopping, as asked: nothing failed
-        const failed = (cause: unknown) => void (controller.signal.aborted || this.note({ kind: 'workFailed', no, token, cause }));
+        const failed = (cause: unknown) => void (controller.signal.aborted || this.note({ kind: 'workFailed', no, token, cause, random: x.time.random() }));
         callBack(() => x.callbacks.onStartedLeading(controller.signal, leading), failed);
         return { sent: STARTED, answer: () => ({ kind: 'answer', rest: f.rest }) };
       }

@@ -9,6 +9,7 @@ import type { Candidate } from '../schemas/candidate.js';
 import type { IdentityClaim, Lease } from '../schemas/lease.js';
 import type { Heir, LeaseRead, SecondSuccessor, Term } from '../stores/lease-store.js';
 import type { ClockCheck, ClockDoubt } from './server-clock.js';
+import { retryDelayMs } from './faults.js';
 
 /** What a direct acquisition came to: the row as written, or the holder of the row that refused it (whoever moved first). */
 export type Acquired = { readonly written: Lease } | { readonly refusedBy: unknown };
@@ -975,6 +976,8 @@ export interface FollowerState {
   readonly awaited: number | undefined;
   /** The poll under way, waiting on an answer. */
   readonly pending: Pending | undefined;
+  /** The work of this start-up's last `failures` terms failed soon after it started: it takes no term (nor confirms one) before monotonic `until`. */
+  readonly heldOff: { readonly until: number; readonly failures: number } | undefined;
 }
 
 export const FOLLOWING: FollowerState = {
@@ -1006,7 +1009,11 @@ export const FOLLOWING: FollowerState = {
   wakePending: false,
   awaited: undefined,
   pending: undefined,
+  heldOff: undefined,
 };
+
+/** Until when (monotonic) a term is held off at `now`, the work of this start-up's last terms having failed (workFailed); undefined: not held off. */
+const heldOffUntil = (state: FollowerState, now: number): number | undefined => (state.heldOff !== undefined && now < state.heldOff.until ? state.heldOff.until : undefined);
 
 /** One thing a follower learnt. */
 export type FollowerEvent =
@@ -1513,6 +1520,9 @@ function polled(s: FollowerSettings, state: FollowerState, raw: LeaseRead, view:
     const c = termToConfirm(view.item!, st.ledToken, st.endedToken);
     // ended there: the next poll reads the row, never this copy again (a session-only poll would end it once more)
     if (c.end) return done({ ...st, leaseReadAt: undefined }, [...fx, { kind: 'endChanged', term: c.term }]);
+    // its work just failed: confirmed once its backoff is over, if still elected (else the term runs out unconfirmed)
+    const held = heldOffUntil(st, at.now);
+    if (held !== undefined) return done({ ...st, leaseReadAt: undefined, wakeAt: held }, fx);
     // not confirmed while the clock is in doubt: the coordinator's short first term runs out, or the doubt clears first
     const j = vouch(s, st, at, fx);
     if (!j.trusted) return done({ ...j.state, leaseReadAt: undefined }, fx);
@@ -1556,6 +1566,9 @@ function afterReport(s: FollowerSettings, state: FollowerState, raw: LeaseRead, 
 
 /** Direct acquisition (NoCoordination, the fallback, or as the designated successor), conditioned on the revision read. */
 function acquire(s: FollowerSettings, state: FollowerState, read: LeaseRead, then: Attempt, at: Moment, fx: FollowerEffect[]): Out {
+  // its work just failed: not taken again before its backoff (a peer may take it meanwhile); looked at again then
+  const held = heldOffUntil(state, at.now);
+  if (held !== undefined) return done({ ...state, wakeAt: Math.min(state.wakeAt ?? Infinity, held) }, fx);
   const j = vouch(s, state, at, fx);
   if (!j.trusted) return attempted(s, j.state, then, false, at, fx);
   return waiting(j.state, { kind: 'acquire', read, then, jumps: at.jumps, sentAt: at.now }, fx, { kind: 'acquire', read, electedBy: then === 'self' ? 'self' : 'successor' });
@@ -1661,8 +1674,8 @@ export type Event =
   | { readonly kind: 'sessionEnded'; readonly name: string }
   /** The measurement of DynamoDB's time jumped by `jumpMs`. */
   | { readonly kind: 'clockJump'; readonly jumpMs: number }
-  /** The work of term `no` (token `token`) failed: onStartedLeading rejected or threw. */
-  | { readonly kind: 'workFailed'; readonly no: number; readonly token: number; readonly cause: unknown }
+  /** The work of term `no` (token `token`) failed: onStartedLeading rejected or threw; `random` in [0, 1) jitters the backoff before the next term. */
+  | { readonly kind: 'workFailed'; readonly no: number; readonly token: number; readonly cause: unknown; readonly random: number }
   /** run() was cancelled: step down. */
   | { readonly kind: 'cancel' }
   /** A request of this process answered after failures (lib/sdk/faults.ts recovered); `failures`: this elector's steps failed in a row (it waits out their backoff). */
@@ -1772,7 +1785,11 @@ export function decide(s: Settings, state: State, e: Event, at: Moment): Step {
       const current = lead?.no === e.no;
       const keep = s.onWorkFailure === 'keep';
       fx.push({ kind: 'workFailure', token: e.token, outcome: !current ? 'ended' : keep ? 'kept' : 'givenUp', cause: e.cause });
-      return current && !keep ? giveUp(s, state, lead, 'workFailed', [], at, fx) : { state, effects: fx };
+      if (!current || keep) return { state, effects: fx };
+      // no hot loop of terms taken and given up: the next waits a backoff, longer while the work fails soon after each start
+      const failures = at.now - lead.since < s.leaseDurationMs ? (state.heldOff?.failures ?? 0) + 1 : 1;
+      const held = { ...state, heldOff: { until: at.now + retryDelayMs(failures, s.retryPeriodMs, e.random), failures } };
+      return giveUp(s, held, lead, 'workFailed', [], at, fx);
     }
     case 'cancel': {
       // the lease is read first, unless wakes reach this leader and its view names an heir (`again`)

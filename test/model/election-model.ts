@@ -683,7 +683,7 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
       for (const op of e.background) yield* inFlight(w, i, op, false, faults);
       const l = e.state.lead;
       if (l && w.budget.workFailures > 0)
-        yield { label: `${e.name}'s work fails`, state: feed({ ...w, budget: { ...w.budget, workFailures: w.budget.workFailures - 1 } }, i, { kind: 'workFailed', no: l.no, token: l.term.fencingToken, cause: 'planned' }, false) };
+        yield { label: `${e.name}'s work fails`, state: feed({ ...w, budget: { ...w.budget, workFailures: w.budget.workFailures - 1 } }, i, { kind: 'workFailed', no: l.no, token: l.term.fencingToken, cause: 'planned', random: 0 }, false) };
       if (w.budget.jumps > 0 && !e.cancel) for (const o of cfg.stampOffsetsMs) if (o !== e.stampOffset) yield { label: `${e.name}'s stamp clock jumps to ${o >= 0 ? '+' : ''}${o} ms`, state: jump(w, i, o) };
       if (e.session && e.cancel?.phase !== 'gone') yield* sessionSteps(w, i);
     }
@@ -1045,7 +1045,7 @@ function describe(d: Decision): string {
  */
 const FOLLOWER_TIMING = new Set<keyof State>(['lastRaw', 'lastRead', 'leaseReadAt', 'previousReadSentAt', 'settlingSince', 'misses', 'cadence', 'viewedSession', 'wakeAt', 'lastLeader', 'preventions', 'pending', 'lead']);
 /** …and the fields every decision may read: in the key. */
-const FOLLOWER_KEYED: readonly (keyof State)[] = ['observed', 'vacantSince', 'vanished', 'ledToken', 'endedToken', 'unanswered', 'ackedElection', 'doubt', 'wakePending', 'lastHeldOnSession', 'lastHeldSeconds', 'askSeen', 'answeredClaim', 'terms', 'ownFound', 'standAgain', 'awaited'];
+const FOLLOWER_KEYED: readonly (keyof State)[] = ['observed', 'vacantSince', 'vanished', 'ledToken', 'endedToken', 'unanswered', 'ackedElection', 'doubt', 'wakePending', 'lastHeldOnSession', 'lastHeldSeconds', 'askSeen', 'answeredClaim', 'terms', 'ownFound', 'standAgain', 'awaited', 'heldOff'];
 // A field added to FollowerState must be placed in one of the two lists: else the key would silently merge states it tells apart.
 for (const f of Object.keys(START) as (keyof State)[])
   if (!FOLLOWER_TIMING.has(f) && !FOLLOWER_KEYED.includes(f)) throw new Error(`test/model: State.${f} is in neither FOLLOWER_KEYED nor FOLLOWER_TIMING (election-model.ts): say whether a decision reads it`);

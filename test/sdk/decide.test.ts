@@ -270,7 +270,7 @@ describe("the elector's step: the leader's order of actions", () => {
   });
 
   it('the work failed: reported and given up; a poll beside the give-up reads the row still in its term and ends it there, never confirming it again (the model check’s trace)', () => {
-    const given = run(settings(), leading(mine(heirNamed)), [[{ kind: 'workFailed', no: 1, token: 7, cause: new Error('boom') }, at(1_000)]]);
+    const given = run(settings(), leading(mine(heirNamed)), [[{ kind: 'workFailed', no: 1, token: 7, cause: new Error('boom'), random: 0 }, at(1_000)]]);
     expect(given.kinds).toEqual([['workFailure', 'stop', 'readHeir']]);
     expect(given.effects[0]![0]).toMatchObject({ kind: 'workFailure', token: 7, outcome: 'givenUp' });
     const beside = run(settings(), given.state, [
@@ -280,9 +280,34 @@ describe("the elector's step: the leader's order of actions", () => {
     expect(beside.kinds).toEqual([['readLease'], ['endChanged']]);
     expect(beside.state.lead).toBeUndefined();
     expect(beside.state.leaseReadAt).toBeUndefined(); // the next poll reads the row it ended, not only a session
-    const kept = run(settings({ onWorkFailure: 'keep' }), leading(), [[{ kind: 'workFailed', no: 1, token: 7, cause: 'x' }, at(1_000)]]);
+    const kept = run(settings({ onWorkFailure: 'keep' }), leading(), [[{ kind: 'workFailed', no: 1, token: 7, cause: 'x', random: 0 }, at(1_000)]]);
     expect(kept.effects[0]).toMatchObject([{ kind: 'workFailure', outcome: 'kept' }]);
     expect(kept.state.lead?.no).toBe(1);
+  });
+
+  it('the work failed soon after its start: elected again, it confirms only once its backoff is over (a retry period, doubling while the work keeps failing), then at once', () => {
+    const elected = mine({ fencingToken: 8, termToken: 8, renewTime: 1, revision: 5, election: { id: 'e2' } as Lease['election'] });
+    const given = run(settings(), leading(mine(), { since: T }), [
+      [{ kind: 'workFailed', no: 1, token: 7, cause: 'boom', random: 0 }, at(100)],
+      [answer(), at(110)],
+      [poll, at(120)],
+      [{ kind: 'leaseRead', raw: read(elected) }, at(130)],
+    ]);
+    expect(given.kinds[0]).toEqual(['workFailure', 'stop', 'releaseTerm']);
+    expect(given.state.heldOff).toEqual({ until: T + 100 + 2_000, failures: 1 }); // a retry period
+    expect(given.kinds[3]).not.toContain('confirm'); // before the fix: confirmed at once, and the work started again
+    expect(given.state.wakeAt).toBe(T + 100 + 2_000); // it reads again as the backoff ends
+    const later = run(settings(), given.state, [
+      [poll, at(2_100)],
+      [{ kind: 'leaseRead', raw: read(elected) }, at(2_110)],
+    ]);
+    expect(later.kinds[1]).toContain('confirm');
+    // failed again within a lease duration of its start: twice as long
+    const second = (since: number) => ({ ...leading(mine({ fencingToken: 8, termToken: 8 }), { since, term: { holderIdentity: 'a', fencingToken: 8 }, no: 2 }), heldOff: given.state.heldOff });
+    const fail = (st: State, ms: number) => run(settings(), st, [[{ kind: 'workFailed', no: 2, token: 8, cause: 'boom', random: 0 }, at(ms)]]).state.heldOff;
+    expect(fail(second(T + 2_110), 2_200)).toEqual({ until: T + 2_200 + 4_000, failures: 2 });
+    // after a term that lasted a lease duration: a retry period again
+    expect(fail(second(T + 2_110), 2_110 + 15_000)).toEqual({ until: T + 17_110 + 2_000, failures: 1 });
   });
 
   it('DynamoDB answers again (endpointRecovered): a follower napping out an error backoff steps at once; one not backing off, or a leader, is left as it was', () => {
