@@ -10,9 +10,9 @@ import { describe, expect, it } from 'vitest';
 import type { ElectionConfigInput } from '../../lib/schemas/config.js';
 import type { LeaderElectorOptions, LeadingTerm } from '../../lib/sdk/elector.js';
 import { maxFailingRequestsPerSecond } from '../../lib/sdk/faults.js';
-import { DynamoDBRefusedError, DynamoDBUnreachableError, FencingError, LeaderWorkError } from '../../lib/sdk/index.js';
+import { DynamoDBRefusedError, DynamoDBUnreachableError, FencingError, IdentityLeaseHeartbeat, LeaderWorkError } from '../../lib/sdk/index.js';
 import type { ModelRequest } from '../../sim/dynamodb-model/index.js';
-import { Sim, type Machine, type SimElector } from '../../sim/harness.js';
+import { LATENCY_MS, Sim, type Machine, type SimElector } from '../../sim/harness.js';
 
 const L = 'job';
 const CLIENT_GO = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 } as const;
@@ -104,6 +104,32 @@ describe('credentials that expire mid-term, then come back', () => {
   });
 });
 
+describe('an IdentityLeaseHeartbeat whose credentials are expired at start, then come back', () => {
+  it('keeps trying with backoff, reporting each try as refused with what to check; its row is written once they are back', async () => {
+    const sim = await Sim.create({});
+    const m = sim.machine();
+    const errors: Error[] = [];
+    m.fault = refused('ExpiredTokenException', 'The security token included in the request is expired');
+    const hb = new IdentityLeaseHeartbeat({ client: m.client, tables: sim.names, component: 'timer', hostname: 'node-1', clock: m.clock, renewIntervalMs: 10_000, onError: (e) => errors.push(e) });
+    const stop = new AbortController();
+    const done = hb.run(stop.signal);
+    const state = settledOf(done);
+    await sim.run(60_000);
+    expect(state.v).toBeUndefined();
+    const sent = m.sent.length;
+    expect(errors.length).toBeGreaterThanOrEqual(3);
+    // its start retried from 1 s, doubling to 4 s: at most one try a second, the AWS SDK's attempts aside
+    expect(errors.length).toBeLessThanOrEqual(60);
+    expect(sent).toBeLessThanOrEqual(3 * 60);
+    expect(errors.every((e) => e instanceof DynamoDBRefusedError && e.kind === 'denied' && /check the worker's role \(grantWorker\) and credentials/.test(e.message))).toBe(true);
+    m.fault = undefined;
+    await sim.settle(hb.ready, 'the row written', 10_000);
+    stop.abort();
+    await sim.settle(done, 'run() to resolve');
+    expect(state.v).toBe('resolved');
+  });
+});
+
 describe('a throttling storm', () => {
   it.each(['ThrottlingException', 'ProvisionedThroughputExceededException'])('%s on four requests in five, at random: no hot loop, and a leader stops only when no renewal landed within its renew deadline', async (name) => {
     const { sim, es, errors } = await group();
@@ -188,7 +214,10 @@ describe('a process suspended past its lease, then resumed', () => {
     const tookOver = sim.clock.monotonic() - 5_000;
     if (lost) m.clock.lostMs += sim.clock.monotonic() - pausedAt;
     m.clock.resume();
+    const resumedAt = sim.clock.monotonic();
     await sim.until(`${id} told it stopped`, () => sim.log.of('stopped', id).some((s) => s.token === oldToken), 30_000);
+    // told at once: its renewal timer, held while it was stopped, renews on waking, and finds the term gone
+    expect(sim.clock.monotonic() - resumedAt).toBeLessThanOrEqual(4 * LATENCY_MS);
     await sim.run(5_000);
     // nothing of the old term landed once it was paused (what it sent before may have), none after it resumed
     expect(landed.filter((w) => w.by === id && w.token === oldToken && w.at > pausedAt + 10)).toEqual([]);
