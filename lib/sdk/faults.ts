@@ -34,6 +34,10 @@ export function maxFailingRequestsPerSecond(retryPeriodMs: number): number {
 const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE', 'ECONNABORTED']);
 const THROTTLED = new Set(['ThrottlingException', 'ProvisionedThroughputExceededException', 'RequestLimitExceeded', 'LimitExceededException']);
 const DENIED = new Set(['AccessDeniedException', 'UnrecognizedClientException', 'InvalidSignatureException', 'ExpiredTokenException', 'MissingAuthenticationTokenException']);
+/** The AWS SDK found no credentials, or could not refresh them (an SSO session expired, a role not assumable): nothing was sent. */
+const NO_CREDENTIALS = new Set(['CredentialsProviderError', 'TokenProviderError']);
+/** Such errors as namedFault named them (named once). */
+const namedNoCredentials = new WeakSet<Error>();
 
 /** The system error code of a failed connection (Node puts it on the error, or on each of an AggregateError's). */
 function networkCode(e: unknown): string | undefined {
@@ -130,13 +134,21 @@ export async function endpointOf(client: DynamoDBClient): Promise<string> {
 
 /**
  * `e`, named for what it is: a DynamoDBUnreachableError (naming `endpoint`) or a
- * DynamoDBRefusedError; any other error as it is (a ValidationError already names the row and field).
+ * DynamoDBRefusedError; credentials the AWS SDK could not load, under the SDK's name with `subject`
+ * and what to check; any other error as it is (a ValidationError already names the row and field).
  */
 export function namedFault(e: unknown, subject: string, endpoint: string): Error {
   const error = e instanceof Error ? e : new Error(String(e));
   if (error instanceof DynamoDBUnreachableError || error instanceof DynamoDBRefusedError) return error;
   const code = networkCode(error);
   if (code) return new DynamoDBUnreachableError(endpoint, code, error);
+  if (NO_CREDENTIALS.has(error.name) && !namedNoCredentials.has(error)) {
+    // the SDK's own name kept: code that tells it by name still does
+    const named = new Error(`${subject}: the AWS SDK has no valid credentials (${error.name}: ${error.message}): check the worker's credentials (its role, AWS_PROFILE or the environment; an SSO session may need a new login); retrying with backoff`, { cause: error });
+    named.name = error.name;
+    namedNoCredentials.add(named);
+    return named;
+  }
   const kind = faultKind(error);
   if (kind === 'throttled' || kind === 'denied') return new DynamoDBRefusedError(kind, subject, error);
   return error;

@@ -87,6 +87,31 @@ describe('credentials that expire mid-term, then come back', () => {
     expect(state.v).toBe('resolved');
   });
 
+  it.each([
+    ['CredentialsProviderError', 'Could not load credentials from any providers'],
+    ['TokenProviderError', 'The SSO session associated with this profile has expired. To refresh this SSO session run aws sso login with the corresponding profile.'],
+  ])('the AWS SDK cannot load or refresh credentials (%s, nothing sent): each try is reported naming the elector and what to check, with backoff, and it leads again once they load', async (name, message) => {
+    const sim = await Sim.create({});
+    const errors: Error[] = [];
+    const e = sim.elector('lone', { leaseName: L, mode: 'NoCoordination', ...CLIENT_GO }, { errors });
+    const state = settledOf(e.done);
+    await sim.until('it leads', () => e.elector.isLeader(), 30_000);
+    const from = sim.clock.monotonic();
+    e.machine.fault = () => Object.assign(new Error(message), { name, tryNextLink: false });
+    await sim.run(60_000);
+    expect(sim.log.of('stopped', 'lone')[0]!.at - from).toBeLessThanOrEqual(CLIENT_GO.renewDeadlineMs);
+    expect(errors.length).toBeGreaterThanOrEqual(3);
+    expect(errors.length).toBeLessThanOrEqual(bound(60_000));
+    // before the fix: the SDK's bare message, naming neither the elector nor what to check
+    expect(errors.every((x) => x.name === name && x.message === `LeaderElector "lone" of lease "job": the AWS SDK has no valid credentials (${name}: ${message}): check the worker's credentials (its role, AWS_PROFILE or the environment; an SSO session may need a new login); retrying with backoff`)).toBe(true);
+    expect((errors[0]!.cause as Error).message).toBe(message);
+    expect(state.v).toBeUndefined();
+    e.machine.fault = undefined;
+    await sim.until('it leads again', () => e.elector.isLeader(), 4 * 2 * CLIENT_GO.retryPeriodMs);
+    await e.stop();
+    expect(state.v).toBe('resolved');
+  });
+
   it('a lone NoCoordination worker whose credentials expire past its lease leads again once they are back', async () => {
     const sim = await Sim.create({});
     const errors: Error[] = [];
