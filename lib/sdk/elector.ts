@@ -198,9 +198,10 @@ export class LeaderElector {
    * this worker leads when it is called (holder and fencing token). Work started by
    * onStartedLeading should write with its own term's (`term.fencedWrite`, LeadingTerm), which a
    * later term of this worker never lets through. A deposed or paused leader's write fails with a
-   * FencingError and writes nothing. One still unanswered when the term ends (a black-holed
-   * connection) is abandoned: it rejects with a LeaseLostError then, and lands, if ever, only while
-   * the lease is still in this term. One unanswered within the elector's request bound (its retry
+   * FencingError and writes nothing; refused so by DynamoDB, it also has the leader read its lease at
+   * once, so it stops (deposed) then rather than at its next renewal. One still unanswered when the
+   * term ends (a black-holed connection) is abandoned: it rejects with a LeaseLostError then, and
+   * lands, if ever, only while the lease is still in this term. One unanswered within the elector's request bound (its retry
    * period, at least 5 s) while the term lives is abandoned as a timeout (an Error named
    * TimeoutError, as the AWS SDK names one): it may have landed, in this term. The fence's check reads the lease row, so a write that meets
    * this worker's own renewal of it is cancelled (TransactionCanceledException, TransactionConflict
@@ -245,7 +246,13 @@ export class LeaderElector {
     if (by instanceof FencingError) return Promise.reject(by);
     if (!by) return Promise.reject(new FencingError(this.options.leaseName, undefined, 'this worker is not leading'));
     const { term, ends } = by;
-    return untilTermEnds(ends, () => new LeaseLostError(this.options.leaseName, term.fencingToken, ends.reason as StopReason), (signal) => write(term, signal));
+    // refused by DynamoDB's fence: the lease moved on, so the leader reads it now (as woken), not at its next renewal
+    const sent = (signal: AbortSignal) =>
+      write(term, signal).catch((e: unknown) => {
+        if (e instanceof FencingError && !ends.aborted) this.note({ kind: 'wake', revision: undefined });
+        throw e;
+      });
+    return untilTermEnds(ends, () => new LeaseLostError(this.options.leaseName, term.fencingToken, ends.reason as StopReason), sent);
   }
 
   /**

@@ -253,6 +253,30 @@ describe('a process suspended past its lease, then resumed', () => {
   });
 });
 
+describe('a fenced write DynamoDB refuses: the lease moved on without this leader knowing', () => {
+  it.each(['fencedWrite', 'fencedItemWrite'] as const)('%s refused: the leader reads its lease at once and stops, not at its next renewal', async (how) => {
+    const { sim, leader } = await group();
+    const id = leader.elector.options.identity;
+    const token = leader.elector.fencingToken!;
+    const target = sim.names.leases; // any table works; the leases table is at hand
+    const key = { name: `${L}-state` };
+    await sim.client.send(new PutItemCommand({ TableName: target, Item: marshall({ ...key, v: 0, leaseDurationSeconds: 1, leaseTransitions: 0, fencingToken: 0, revision: 1, fence: token + 7 }) }));
+    // an operator's write moves the token on under the leader (its renewal shows it only when due)
+    const held = (await sim.leases.read(L)).item!;
+    await sim.leases.write(await sim.leases.read(L), { set: { fencingToken: held.fencingToken + 7 } });
+    const from = sim.clock.monotonic();
+    const write =
+      how === 'fencedWrite'
+        ? leader.elector.fencedWrite({ TransactItems: [{ Update: { TableName: target, Key: marshall(key), UpdateExpression: 'SET v = :v', ExpressionAttributeValues: marshall({ ':v': 1 }) } }] })
+        : leader.elector.fencedItemWrite({ update: { TableName: target, Key: marshall(key), UpdateExpression: 'SET v = :v', ExpressionAttributeValues: marshall({ ':v': 1 }) } });
+    expect(await sim.settle(write.catch((e: unknown) => e))).toBeInstanceOf(FencingError);
+    await sim.until(`${id} stops`, () => !leader.elector.isLeader(), CLIENT_GO.renewDeadlineMs);
+    // before the fix: at its next renewal, up to a renew interval later, leading on meanwhile
+    expect(sim.clock.monotonic() - from).toBeLessThanOrEqual(8 * LATENCY_MS);
+    expect(sim.log.of('stopped', id).at(-1)).toMatchObject({ reason: 'deposed', token });
+  });
+});
+
 describe('a wall clock stepped by NTP, the monotonic clock steady', () => {
   it.each([30_000, -30_000])('the leader, then a follower, stepped by %i ms: the same term leads on', async (stepMs) => {
     const { sim, es, leader } = await group();
