@@ -222,7 +222,12 @@ export interface GrantWorkerOptions {
 
 /** Options of `grantGetLeader`: which leases the reader may look up. Required: list them, or opt in to every one explicitly. */
 export interface GrantGetLeaderOptions {
-  /** Keep the reader to these leases' rows: a `dynamodb:LeadingKeys` condition on the leases table. Required unless `allLeases` is true. */
+  /**
+   * Keep the reader to these leases' rows: a `dynamodb:LeadingKeys` condition on the leases table.
+   * Required unless `allLeases` is true. The names are split over statements as grantWorker's are;
+   * a role naming more than about 3,000 leases of 18 characters outgrows IAM's quotas, and synth
+   * fails naming this option: use `allLeases`, or a role per cell of clients.
+   */
   readonly leaseNames?: readonly string[];
   /** `true`: every lease's row. Only instead of `leaseNames`. */
   readonly allLeases?: true;
@@ -231,6 +236,8 @@ export interface GrantGetLeaderOptions {
 /** `grantGetLeader` of `Conclave` and `ConclaveReplica`, on the tables of one Region. */
 export function grantGetLeaderIn(grantee: iam.IGrantable, options: GrantGetLeaderOptions, on: Pick<WorkerGrantTargets, 'tables' | 'encryptionKey'>): iam.Grant {
   const o = parse(GrantGetLeaderSettingsSchema, options ?? {}, 'grantGetLeader options');
+  // a role naming too many leases fails synth with the fix, not the deploy
+  checkRolePolicySizes(grantee, o.leaseNames, 'grantGetLeader');
   return grantLeaderReads(grantee, o.leaseNames, on);
 }
 
@@ -248,7 +255,7 @@ export interface WorkerGrantTargets {
 export function grantWorkerIn(grantee: iam.IGrantable, options: GrantWorkerOptions, on: WorkerGrantTargets): iam.Grant {
   const o = parse(GrantWorkerSettingsSchema, options ?? {}, 'grantWorker options');
   // a role naming too many leases fails synth with the fix, not the deploy
-  checkRolePolicySizes(grantee, o.leaseNames);
+  checkRolePolicySizes(grantee, o.leaseNames, 'grantWorker');
   // The worker's own session partition: its grant's scope (sessionComponent of its leaseNames, the
   // Session's `leaseNames`); it may read every other process's session row, and write none. Granted
   // every lease: the shards its processes' sessions are spread over (`conclave-session:all-*`, by

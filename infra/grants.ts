@@ -217,24 +217,27 @@ export function chunked(items: readonly string[]): string[][] {
   return parts;
 }
 
-const CHECKED = new WeakMap<iam.Role, { leaseNames: number }>();
+/** The grants that name a role's leases, as the check's message names them. */
+export type LeaseGrant = 'grantWorker' | 'grantGetLeader';
+
+const CHECKED = new WeakMap<iam.Role, Map<LeaseGrant, number>>();
 
 /**
- * Fails synth, rather than the deploy, when the role grantWorker granted outgrows IAM's quotas
- * (IAM_POLICY_LIMITS: its inline policy, a managed policy, 10 managed policies a role), counted as
- * policyChars counts them once CDK has split the role's policy. The error names the leases the role
- * was granted and the fix. A grantee that is no Role of this app (an imported one, a user) is not
- * checked.
+ * Fails synth, rather than the deploy, when a role grantWorker or grantGetLeader granted outgrows
+ * IAM's quotas (IAM_POLICY_LIMITS: its inline policy, a managed policy, 10 managed policies a role),
+ * counted as policyChars counts them once CDK has split the role's policy. The error names the
+ * grants, the leases each named for the role, and the fix. A grantee that is no Role of this app
+ * (an imported one, a user) is not checked.
  */
-export function checkRolePolicySizes(grantee: iam.IGrantable, leaseNames: readonly string[] | undefined): void {
+export function checkRolePolicySizes(grantee: iam.IGrantable, leaseNames: readonly string[] | undefined, by: LeaseGrant): void {
   const role = grantee.grantPrincipal;
   if (!(role instanceof iam.Role)) return;
   const seen = CHECKED.get(role);
   if (seen) {
-    seen.leaseNames += leaseNames?.length ?? 0;
+    seen.set(by, (seen.get(by) ?? 0) + (leaseNames?.length ?? 0));
     return;
   }
-  const granted = { leaseNames: leaseNames?.length ?? 0 };
+  const granted = new Map<LeaseGrant, number>([[by, leaseNames?.length ?? 0]]);
   CHECKED.set(role, granted);
   role.node.addValidation({
     validate: () => {
@@ -251,7 +254,8 @@ export function checkRolePolicySizes(grantee: iam.IGrantable, leaseNames: readon
         ...(managed > IAM_POLICY_LIMITS.managedPerRole ? [`it needs ${managed} managed policies (IAM's default quota is ${IAM_POLICY_LIMITS.managedPerRole} a role)`] : []),
       ];
       if (!over.length) return [];
-      const what = granted.leaseNames ? `grantWorker's leaseNames names ${granted.leaseNames} leases for this role` : 'grantWorker adds to its policies';
+      const named = [...granted].filter(([, n]) => n > 0);
+      const what = named.length ? named.map(([g, n]) => `${g}'s leaseNames names ${n} leases for this role`).join('; ') : `${[...granted.keys()].join(' and ')} adds to its policies`;
       return [
         `The policies of role ${role.node.path} do not fit IAM: ${over.join('; ')}. ${what}: grant each role fewer leases (a role per cell of processes, each naming its cell's leases: docs/deploy.md), or grant every lease with allLeases: true instead of leaseNames.`,
       ];

@@ -136,3 +136,18 @@ describe('grantWorker with many leaseNames', () => {
     ).toThrow(/do not fit IAM: it needs \d+ managed policies .*leaseNames names 400 leases.*a role per cell.*allLeases: true/);
   });
 });
+
+describe('grantGetLeader with many leaseNames', () => {
+  it('fails synth past IAM’s quotas, naming grantGetLeader’s leaseNames and the fix', () => {
+    // about 3,000 names overflow the inline policy and IAM's 10 managed policies a role
+    const names = Array.from({ length: 4000 }, (_, k) => `orders-shard-${String(k).padStart(5, '0')}`);
+    expect(() =>
+      synth((app) => {
+        const stack = new Stack(app, 'TooManyReads');
+        const c = new Conclave(stack, 'Conclave', { tablePrefix: TABLE_PREFIX });
+        c.grantGetLeader(new iam.Role(stack, 'Client', { assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com') }), { leaseNames: names });
+        return stack;
+      }),
+    ).toThrow(/do not fit IAM: it needs \d+ managed policies .*grantGetLeader's leaseNames names 4000 leases.*allLeases: true/);
+  });
+});
