@@ -2,6 +2,7 @@
  * The construct's props that are data, validated with zod when the construct is created (field
  * names are the props' names, so an error names the prop to fix).
  */
+import { Token } from 'aws-cdk-lib';
 import * as z from 'zod';
 import { Name } from '../lib/schemas/common.js';
 import { ElectionConfigSchema, TableNamesSchema } from '../lib/schemas/config.js';
@@ -10,6 +11,25 @@ import { COORDINATOR_COMPONENT, isSessionComponent } from '../lib/schemas/sessio
 
 /** A table name prefix: `<prefix>-candidates` must still be a DynamoDB table name. */
 export const TablePrefixSchema = z.string().regex(/^[A-Za-z0-9_.-]{1,240}$/, 'must be 1–240 of A-Z a-z 0-9 _ . - (a table name is prefix + "-candidates")');
+
+/**
+ * `schema`, or a token (a CfnParameter, another construct's attribute): its value is known at
+ * deploy time only, and CloudFormation checks it then.
+ */
+const orToken = (schema: z.ZodType<string>) =>
+  z.string().superRefine((v, ctx) => {
+    if (Token.isUnresolved(v)) return;
+    for (const i of schema.safeParse(v).error?.issues ?? []) ctx.addIssue({ code: 'custom', message: i.message });
+  });
+
+/** ConclaveProps' `tableNames` (each a name, or a token). */
+export const ConclaveTableNamesSchema = z
+  .object({
+    leases: orToken(TableNamesSchema.shape.leases).optional(),
+    candidates: orToken(TableNamesSchema.shape.candidates).optional(),
+    identities: orToken(TableNamesSchema.shape.identities).optional(),
+  })
+  .strict();
 
 const ScopeList = (what: string, all: string) => z.array(Name).min(1, `give at least one ${what}, or \`${all}: true\` for all`);
 
@@ -103,8 +123,8 @@ export const LeaderDiscoverySettingsSchema = z
 /** ConclaveProps' data: `tick` in seconds. */
 export const ConclaveSettingsSchema = z
   .object({
-    tableNames: TableNamesSchema.partial().optional(),
-    tablePrefix: TablePrefixSchema.optional(),
+    tableNames: ConclaveTableNamesSchema.optional(),
+    tablePrefix: orToken(TablePrefixSchema).optional(),
     tick: z
       .number()
       .int('must be whole minutes: EventBridge schedules run at most once a minute')
@@ -126,6 +146,12 @@ export const ConclaveSettingsSchema = z
     }
     // the replicas in the other Regions are found by name: a name CloudFormation picks is known to the primary's stack only
     const named = o.tablePrefix !== undefined || (['leases', 'candidates', 'identities'] as const).every((t) => o.tableNames?.[t] !== undefined);
+    if (o.regions) {
+      const tokens = [...(o.tablePrefix !== undefined && Token.isUnresolved(o.tablePrefix) ? [['tablePrefix']] : []), ...Object.entries(o.tableNames ?? {}).filter(([, n]) => n !== undefined && Token.isUnresolved(n)).map(([t]) => ['tableNames', t])];
+      for (const path of tokens) {
+        ctx.addIssue({ code: 'custom', path, message: 'must be known at synth with `regions`, not a token: the stacks in the other Regions find their replicas of the tables by name' });
+      }
+    }
     if (o.regions && !named) {
       ctx.addIssue({
         code: 'custom',

@@ -1,4 +1,4 @@
-import { App, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { App, CfnParameter, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as kms from 'aws-cdk-lib/aws-kms';
@@ -149,6 +149,41 @@ describe('Conclave props are validated at synth time', () => {
     expect(error).toBeInstanceOf(ValidationError);
     expect((error as ValidationError).fields).toContain(field);
     expect((error as ValidationError).message).toMatch(/^invalid Conclave props: /);
+  });
+});
+
+describe('table names CloudFormation resolves (tokens)', () => {
+  it('takes tableNames and tablePrefix from a parameter: the tables are named by it', () => {
+    const s = synth((app) => {
+      const stack = new Stack(app, 'Parameters');
+      const leases = new CfnParameter(stack, 'LeasesTable');
+      const prefix = new CfnParameter(stack, 'TablePrefix');
+      new Conclave(stack, 'Conclave', { tablePrefix: prefix.valueAsString, tableNames: { leases: leases.valueAsString }, removalPolicy: RemovalPolicy.DESTROY });
+      return stack;
+    });
+    try {
+      const named = Object.values(s.template.findResources('AWS::DynamoDB::GlobalTable')).map((t) => JSON.stringify(t['Properties'].TableName));
+      expect(named.sort()).toEqual(
+        [JSON.stringify({ Ref: 'LeasesTable' }), JSON.stringify({ 'Fn::Join': ['', [{ Ref: 'TablePrefix' }, '-candidates']] }), JSON.stringify({ 'Fn::Join': ['', [{ Ref: 'TablePrefix' }, '-identities']] })].sort(),
+      );
+      expect(unacknowledged(s.report)).toEqual([]);
+    } finally {
+      s.cleanup();
+    }
+  });
+
+  it('refuses them with regions, naming the field: the other Regions find their replicas by a name known at synth', () => {
+    const stack = new Stack(new App(), 'Mrsc', { env: { region: 'us-east-1', account: '123456789012' } });
+    const prefix = new CfnParameter(stack, 'TablePrefix');
+    let error: unknown;
+    try {
+      new Conclave(stack, 'Conclave', { tablePrefix: prefix.valueAsString, regions: { replicas: ['us-east-1', 'us-east-2', 'us-west-2'] } });
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(ValidationError);
+    expect((error as ValidationError).fields).toContain('tablePrefix');
+    expect((error as ValidationError).message).toMatch(/known at synth/);
   });
 });
 
