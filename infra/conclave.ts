@@ -136,6 +136,23 @@ export interface ConclaveProps {
   readonly leaderDiscovery?: LeaderDiscoveryProps;
 }
 
+/** Every prop of ConclaveProps, by name. */
+const PROPS: Readonly<Record<keyof ConclaveProps, true>> = {
+  tableNames: true,
+  tablePrefix: true,
+  tick: true,
+  election: true,
+  eventBus: true,
+  removalPolicy: true,
+  encryptionKey: true,
+  alarmTopic: true,
+  logRetention: true,
+  platformSignals: true,
+  push: true,
+  regions: true,
+  leaderDiscovery: true,
+};
+
 /**
  * Coordinated leader election (KEP-4355) on DynamoDB: the tables workers elect through, the
  * coordinator and the functions that react to changes, the event bus their events go to, alarms
@@ -193,11 +210,16 @@ export class Conclave extends Construct {
     const settings = parse(
       ConclaveSettingsSchema,
       {
+        // a prop not in ConclaveProps (misspelt, or from JavaScript): the schema names it
+        ...Object.fromEntries(Object.entries(props).filter(([k]) => !Object.hasOwn(PROPS, k))),
         ...(props.tableNames ? { tableNames: props.tableNames } : {}),
         ...(props.tablePrefix !== undefined ? { tablePrefix: props.tablePrefix } : {}),
-        tick: tick.toMilliseconds() / 1000,
+        tick: typeof (tick as Partial<Duration>).toMilliseconds === 'function' ? tick.toMilliseconds() / 1000 : null,
         election: props.election ?? {},
         ...(props.push !== undefined ? { push: props.push } : {}),
+        ...(props.removalPolicy !== undefined ? { removalPolicy: props.removalPolicy } : {}),
+        ...(props.logRetention !== undefined ? { logRetention: props.logRetention } : {}),
+        ...(props.platformSignals !== undefined ? { platformSignals: props.platformSignals } : {}),
         ...(props.regions !== undefined ? { regions: props.regions } : {}),
         ...(props.leaderDiscovery !== undefined ? { leaderDiscovery: leaderDiscoveryData(props.leaderDiscovery) } : {}),
       },

@@ -2,7 +2,8 @@
  * The construct's props that are data, validated with zod when the construct is created (field
  * names are the props' names, so an error names the prop to fix).
  */
-import { Token } from 'aws-cdk-lib';
+import { RemovalPolicy, Token } from 'aws-cdk-lib';
+import * as logs from 'aws-cdk-lib/aws-logs';
 import * as z from 'zod';
 import { Name } from '../lib/schemas/common.js';
 import { ElectionConfigSchema, TableNamesSchema } from '../lib/schemas/config.js';
@@ -120,22 +121,26 @@ export const LeaderDiscoverySettingsSchema = z
     }
   });
 
-/** ConclaveProps' data: `tick` in seconds. */
+/** ConclaveProps' data: `tick` in seconds (null: no Duration); any other key is a prop misspelt. */
 export const ConclaveSettingsSchema = z
   .object({
     tableNames: ConclaveTableNamesSchema.optional(),
     tablePrefix: orToken(TablePrefixSchema).optional(),
     tick: z
-      .number()
+      .number('must be a Duration, e.g. Duration.minutes(1)')
       .int('must be whole minutes: EventBridge schedules run at most once a minute')
       .min(60, 'must be at least 1 minute: EventBridge schedules run at most once a minute')
       .multipleOf(60, 'must be whole minutes: EventBridge schedules run at most once a minute'),
     election: ElectionConfigSchema,
     push: z.boolean('must be true (the default: workers are woken through IoT Core) or false').optional(),
+    removalPolicy: z.enum(RemovalPolicy, 'must be a RemovalPolicy: RETAIN (the default), RETAIN_ON_UPDATE_OR_DELETE or DESTROY').optional(),
+    logRetention: z.enum(logs.RetentionDays, 'must be a logs.RetentionDays, e.g. RetentionDays.ONE_MONTH (the default)').optional(),
+    platformSignals: z.boolean('must be true (the default: rules for ECS and EC2 stops) or false').optional(),
     regions: RegionsSchema.optional(),
     leaderDiscovery: LeaderDiscoverySettingsSchema.optional(),
   })
-  .strict()
+  // (z.never would report them all at the root: this names each)
+  .catchall(z.custom<never>(() => false, 'is not a prop of Conclave: check its spelling against ConclaveProps'))
   .superRefine((o, ctx) => {
     if (o.regions && o.leaderDiscovery) {
       ctx.addIssue({

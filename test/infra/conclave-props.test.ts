@@ -138,6 +138,12 @@ describe('Conclave props are validated at synth time', () => {
     ['a key in a stack without a region', { encryptionKey: kms.Key.fromKeyArn(new Stack(), 'K', 'arn:aws:kms:eu-west-1:000000000000:key/k') }, 'encryptionKey'],
     // DynamoDB global tables (TableV2) and log groups take no Snapshot deletion policy: the deploy would fail
     ['a removal policy of SNAPSHOT', { removalPolicy: RemovalPolicy.SNAPSHOT }, 'removalPolicy'],
+    // from JavaScript, or props built from config: wrong types and misspelt props name the prop
+    ['a tick that is no Duration', { tick: 60 as never }, 'tick'],
+    ['a removal policy that is none', { removalPolicy: 'keep' as never }, 'removalPolicy'],
+    ['a log retention CloudWatch Logs refuses', { logRetention: 45 as never }, 'logRetention'],
+    ['platformSignals that is no boolean', { platformSignals: 'no' as never }, 'platformSignals'],
+    ['a misspelt prop', { tablename: 'acme-leases' } as never, 'tablename'],
   ];
   it.each(cases)('rejects %s, naming the field', (_, props, field) => {
     let error: unknown;
