@@ -15,7 +15,7 @@ import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
-import { Construct } from 'constructs';
+import { Construct, type IConstruct } from 'constructs';
 import { type ElectionConfig, type ElectionConfigInput, type TableNames } from '../lib/schemas/config.js';
 import { parse, ValidationError, type FieldIssue } from '../lib/schemas/validation.js';
 import { defaultTableNames } from '../lib/tables.js';
@@ -153,6 +153,30 @@ const PROPS: Readonly<Record<keyof ConclaveProps, true>> = {
   leaderDiscovery: true,
 };
 
+/** The tables named at synth in an app (its root): by `<account>/<region>/<name>`, or the stack's path when its env is not known, the Conclave that named it. */
+const NAMED_TABLES = new WeakMap<IConstruct, Map<string, string>>();
+
+/**
+ * Fails when another Conclave of the app names one of these tables in the same account and Region
+ * (the same stack, when its env is not known): CloudFormation would fail the deploy of the second.
+ */
+function claimTableNames(conclave: Conclave, names: Partial<TableNames>, given: Partial<TableNames>): void {
+  const stack = Stack.of(conclave);
+  const env = Token.isUnresolved(stack.account) || Token.isUnresolved(stack.region) ? stack.node.path : `${stack.account}/${stack.region}`;
+  const claimed = NAMED_TABLES.get(conclave.node.root) ?? new Map<string, string>();
+  NAMED_TABLES.set(conclave.node.root, claimed);
+  const issues: FieldIssue[] = [];
+  for (const role of ['leases', 'candidates', 'identities'] as const) {
+    const name = names[role];
+    if (name === undefined || Token.isUnresolved(name)) continue;
+    const key = `${env}/${name}`;
+    const other = claimed.get(key);
+    if (other === undefined) claimed.set(key, conclave.node.path);
+    else issues.push({ field: given[role] !== undefined ? `tableNames.${role}` : 'tablePrefix', message: `names the table ${name}, which the Conclave ${other} names too, in the same account and Region: give each Conclave names of its own (another tablePrefix)` });
+  }
+  if (issues.length) throw new ValidationError('Conclave props', issues);
+}
+
 /**
  * Coordinated leader election (KEP-4355) on DynamoDB: the tables workers elect through, the
  * coordinator and the functions that react to changes, the event bus their events go to, alarms
@@ -228,6 +252,7 @@ export class Conclave extends Construct {
     this.config = settings.election;
     const names: Partial<TableNames> = { ...(settings.tablePrefix ? defaultTableNames(settings.tablePrefix) : {}), ...settings.tableNames };
     parse(ConclaveTableNamesSchema, names, 'Conclave table names (tablePrefix + tableNames)');
+    claimTableNames(this, names, settings.tableNames ?? {});
 
     if (props.encryptionKey && Token.isUnresolved(Stack.of(this).region)) {
       // TableV2 writes the key into its replica specification, which names the region

@@ -30,7 +30,15 @@ export const ConclaveTableNamesSchema = z
     candidates: orToken(TableNamesSchema.shape.candidates).optional(),
     identities: orToken(TableNamesSchema.shape.identities).optional(),
   })
-  .strict();
+  .strict()
+  .superRefine((o, ctx) => {
+    const roles = ['leases', 'candidates', 'identities'] as const;
+    roles.forEach((role, i) => {
+      const name = o[role];
+      const first = roles.slice(0, i).find((r) => name !== undefined && !Token.isUnresolved(name) && o[r] === name);
+      if (first) ctx.addIssue({ code: 'custom', path: [role], message: `is the ${first} table's name too: each table needs a name of its own` });
+    });
+  });
 
 const ScopeList = (what: string, all: string) => z.array(Name).min(1, `give at least one ${what}, or \`${all}: true\` for all`);
 

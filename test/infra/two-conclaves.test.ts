@@ -1,0 +1,107 @@
+/**
+ * Two Conclaves in one app, as a user adds them: two in one stack and one in another stack. Each
+ * has its own tables and nothing of one is named like the other's; table names given twice in one
+ * account and Region (CloudFormation would fail the deploy on the second) fail synth naming the prop.
+ */
+import { App, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Conclave, type ConclaveProps } from '../../infra/conclave.js';
+import { ValidationError } from '../../lib/schemas/validation.js';
+import { buildAssets, synth, unacknowledged, type Synthesized } from './support.js';
+
+beforeAll(buildAssets);
+
+/** Each resource type's own name (not a reference to another's), as CloudFormation takes it. */
+const NAMED: Readonly<Record<string, string>> = {
+  'AWS::DynamoDB::GlobalTable': 'TableName',
+  'AWS::SQS::Queue': 'QueueName',
+  'AWS::Events::Rule': 'Name',
+  'AWS::Events::EventBus': 'Name',
+  'AWS::CloudWatch::Alarm': 'AlarmName',
+  'AWS::CloudWatch::Dashboard': 'DashboardName',
+  'AWS::Lambda::Function': 'FunctionName',
+  'AWS::Logs::LogGroup': 'LogGroupName',
+  'AWS::SNS::Topic': 'TopicName',
+  'AWS::IAM::Role': 'RoleName',
+  'AWS::IoT::TopicRule': 'RuleName',
+};
+
+/** Physical names given in a template, as `Type value` (names left to CloudFormation are not). */
+function physicalNames(t: Template): string[] {
+  const resources = t.toJSON()['Resources'] as Record<string, { Type: string; Properties?: Record<string, unknown> }>;
+  return Object.values(resources).flatMap((r) => {
+    const name = NAMED[r.Type] && r.Properties?.[NAMED[r.Type]!];
+    return name === undefined ? [] : [`${r.Type} ${JSON.stringify(name)}`];
+  });
+}
+
+describe('two Conclaves in one stack, and one in another stack of the app', () => {
+  let s: Synthesized<Stack>;
+  let other: Stack;
+  const c: Conclave[] = [];
+
+  beforeAll(() => {
+    s = synth((app) => {
+      const stack = new Stack(app, 'Platform', { env: { account: '123456789012', region: 'eu-west-1' } });
+      c.push(new Conclave(stack, 'Orders', { tablePrefix: 'orders', removalPolicy: RemovalPolicy.DESTROY }));
+      c.push(new Conclave(stack, 'Billing', { removalPolicy: RemovalPolicy.DESTROY }));
+      other = new Stack(app, 'Other', { env: { account: '123456789012', region: 'eu-west-1' } });
+      c.push(new Conclave(other, 'Conclave', { removalPolicy: RemovalPolicy.DESTROY }));
+      return stack;
+    });
+  });
+  afterAll(() => s?.cleanup());
+
+  it('synthesizes with no cdk-nag finding, each with its own three tables', () => {
+    expect(unacknowledged(s.report)).toEqual([]);
+    const tables = c.flatMap((x) => Object.values(x.tables));
+    expect(new Set(tables).size).toBe(9);
+    expect(Object.keys(s.template.findResources('AWS::DynamoDB::GlobalTable'))).toHaveLength(6);
+  });
+
+  it('names nothing twice in the account and Region', () => {
+    const names = [...physicalNames(s.template), ...physicalNames(Template.fromStack(other))];
+    expect(names.filter((n, i) => names.indexOf(n) !== i)).toEqual([]);
+  });
+});
+
+describe('table names given twice', () => {
+  const refused = (build: (app: App) => void, field: string, other: RegExp) => {
+    let error: unknown;
+    try {
+      build(new App());
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(ValidationError);
+    expect((error as ValidationError).fields).toContain(field);
+    expect((error as ValidationError).message).toMatch(other);
+  };
+  const env = { account: '123456789012', region: 'eu-west-1' };
+
+  it('in one Conclave: refused, naming the second table', () => {
+    refused((app) => new Conclave(new Stack(app, 'S'), 'C', { tableNames: { leases: 'acme', candidates: 'acme' } }), 'tableNames.candidates', /leases table's name too/);
+  });
+
+  it('by two Conclaves of one stack: refused, naming the prop and the other Conclave', () => {
+    refused(
+      (app) => {
+        const stack = new Stack(app, 'S');
+        new Conclave(stack, 'A', { tablePrefix: 'acme' });
+        new Conclave(stack, 'B', { tablePrefix: 'acme' });
+      },
+      'tablePrefix',
+      /S\/A/,
+    );
+  });
+
+  it('by two stacks in one account and Region: refused; in two accounts: taken', () => {
+    const twice = (second: ConclaveProps, account: string) => (app: App) => {
+      new Conclave(new Stack(app, 'One', { env }), 'C', { tablePrefix: 'acme' });
+      new Conclave(new Stack(app, 'Two', { env: { ...env, account } }), 'C', second);
+    };
+    refused(twice({ tableNames: { identities: 'acme-identities' } }, env.account), 'tableNames.identities', /One\/C/);
+    expect(() => twice({ tablePrefix: 'acme' }, '210987654321')(new App())).not.toThrow();
+  });
+});
