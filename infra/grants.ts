@@ -8,7 +8,7 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
-import { Construct } from 'constructs';
+import { Construct, type IConstruct } from 'constructs';
 import { PUSH_CLIENT_ID_PREFIX, plainPushClientIdPrefix, processTopicPattern, pushClientIdPrefix, pushSubscription } from '../lib/schemas/push.js';
 import { SESSION_COMPONENT } from '../lib/schemas/session-partition.js';
 import type { FunctionName } from '../lib/wiring.js';
@@ -220,18 +220,25 @@ export function chunked(items: readonly string[]): string[][] {
 /** The grants that name a role's leases, as the check's message names them. */
 export type LeaseGrant = 'grantWorker' | 'grantGetLeader';
 
-const CHECKED = new WeakMap<iam.Role, Map<LeaseGrant, number>>();
+const CHECKED = new WeakMap<IConstruct, Map<LeaseGrant, number>>();
+
+/**
+ * An imported role (Role.fromRoleArn) a grant can add to: CDK gives it one inline policy, its
+ * child `Policy`, and never splits it over managed policies.
+ */
+const isImportedRole = (p: iam.IPrincipal): p is iam.IRole & IConstruct =>
+  !(p instanceof iam.Role) && Construct.isConstruct(p) && typeof (p as Partial<iam.IRole>).roleArn === 'string' && typeof (p as Partial<iam.IRole>).addManagedPolicy === 'function';
 
 /**
  * Fails synth, rather than the deploy, when a role grantWorker or grantGetLeader granted outgrows
  * IAM's quotas (IAM_POLICY_LIMITS: its inline policy, a managed policy, 10 managed policies a role),
- * counted as policyChars counts them once CDK has split the role's policy. The error names the
- * grants, the leases each named for the role, and the fix. A grantee that is no Role of this app
- * (an imported one, a user) is not checked.
+ * counted as policyChars counts them once CDK has split the role's policy; an imported role's one
+ * inline policy, which CDK never splits, against the inline limit. The error names the grants, the
+ * leases each named for the role, and the fix. A grantee that is no role (a user) is not checked.
  */
 export function checkRolePolicySizes(grantee: iam.IGrantable, leaseNames: readonly string[] | undefined, by: LeaseGrant): void {
   const role = grantee.grantPrincipal;
-  if (!(role instanceof iam.Role)) return;
+  if (!(role instanceof iam.Role) && !isImportedRole(role)) return;
   const seen = CHECKED.get(role);
   if (seen) {
     seen.set(by, (seen.get(by) ?? 0) + (leaseNames?.length ?? 0));
@@ -242,10 +249,11 @@ export function checkRolePolicySizes(grantee: iam.IGrantable, leaseNames: readon
   role.node.addValidation({
     validate: () => {
       const stack = Stack.of(role);
-      const inline = role.node.tryFindChild('DefaultPolicy');
+      const imported = !(role instanceof iam.Role);
+      const inline = role.node.tryFindChild(imported ? 'Policy' : 'DefaultPolicy');
       const inlineChars = inline instanceof iam.Policy ? policyChars(stack.resolve(inline.document)) : 0;
       const overflow = role.node.children.filter((c): c is iam.ManagedPolicy => c instanceof iam.ManagedPolicy);
-      const attached = stack.resolve((role.node.defaultChild as iam.CfnRole).managedPolicyArns) as unknown[] | undefined;
+      const attached = imported ? undefined : (stack.resolve((role.node.defaultChild as iam.CfnRole).managedPolicyArns) as unknown[] | undefined);
       const managed = overflow.length + (attached?.length ?? 0);
       const largest = Math.max(0, ...overflow.map((p) => policyChars(stack.resolve(p.document))));
       const over = [
@@ -256,8 +264,9 @@ export function checkRolePolicySizes(grantee: iam.IGrantable, leaseNames: readon
       if (!over.length) return [];
       const named = [...granted].filter(([, n]) => n > 0);
       const what = named.length ? named.map(([g, n]) => `${g}'s leaseNames names ${n} leases for this role`).join('; ') : `${[...granted.keys()].join(' and ')} adds to its policies`;
+      const split = imported ? ' It is an imported role, whose policy CDK never splits: create the role in this app (new iam.Role), whose statements CDK spreads over managed policies, or' : '';
       return [
-        `The policies of role ${role.node.path} do not fit IAM: ${over.join('; ')}. ${what}: grant each role fewer leases (a role per cell of processes, each naming its cell's leases: docs/deploy.md), or grant every lease with allLeases: true instead of leaseNames.`,
+        `The policies of role ${role.node.path} do not fit IAM: ${over.join('; ')}. ${what}.${split} grant each role fewer leases (a role per cell of processes, each naming its cell's leases: docs/deploy.md), or grant every lease with allLeases: true instead of leaseNames.`,
       ];
     },
   });

@@ -151,3 +151,21 @@ describe('grantGetLeader with many leaseNames', () => {
     ).toThrow(/do not fit IAM: it needs \d+ managed policies .*grantGetLeader's leaseNames names 4000 leases.*allLeases: true/);
   });
 });
+
+describe('an imported role (Role.fromRoleArn) with many leaseNames', () => {
+  // CDK gives an imported role one inline policy and never splits it over managed policies
+  it.each([
+    ['grantWorker', 190, (c: Conclave, role: iam.IRole, names: string[]) => c.grantWorker(role, { leaseNames: names, allComponents: true })],
+    ['grantGetLeader', 1000, (c: Conclave, role: iam.IRole, names: string[]) => c.grantGetLeader(role, { leaseNames: names })],
+  ] as const)('%s of %i leases fails synth, naming the inline policy, the leases and the fix', (grant, count, give) => {
+    const names = Array.from({ length: count }, (_, k) => `orders-shard-${String(k).padStart(5, '0')}`);
+    expect(() =>
+      synth((app) => {
+        const stack = new Stack(app, 'Imported');
+        const c = new Conclave(stack, 'Conclave', { tablePrefix: TABLE_PREFIX });
+        give(c, iam.Role.fromRoleArn(stack, 'Task', 'arn:aws:iam::123456789012:role/orders-task'), names);
+        return stack;
+      }),
+    ).toThrow(new RegExp(`Imported/Task do not fit IAM: its inline policy is \\d+ characters .*${grant}'s leaseNames names ${count} leases.*imported role.*new iam.Role`));
+  });
+});
