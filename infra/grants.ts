@@ -232,7 +232,8 @@ const isImportedRole = (p: iam.IPrincipal): p is iam.IRole & IConstruct =>
 /**
  * Fails synth, rather than the deploy, when a role grantWorker or grantGetLeader granted outgrows
  * IAM's quotas (IAM_POLICY_LIMITS: its inline policy, a managed policy, 10 managed policies a role),
- * counted as policyChars counts them once CDK has split the role's policy; an imported role's one
+ * counted as policyChars counts them once CDK has split the role's policy (its inline policies
+ * together, the role's own `inlinePolicies` included, as IAM counts them); an imported role's one
  * inline policy, which CDK never splits, against the inline limit. The error names the grants, the
  * leases each named for the role, and the fix. A grantee that is no role (a user) is not checked.
  */
@@ -251,22 +252,27 @@ export function checkRolePolicySizes(grantee: iam.IGrantable, leaseNames: readon
       const stack = Stack.of(role);
       const imported = !(role instanceof iam.Role);
       const inline = role.node.tryFindChild(imported ? 'Policy' : 'DefaultPolicy');
-      const inlineChars = inline instanceof iam.Policy ? policyChars(stack.resolve(inline.document)) : 0;
+      const fromGrants = inline instanceof iam.Policy ? policyChars(stack.resolve(inline.document)) : 0;
+      // IAM counts a role's inline policies together: the role's own (RoleProps.inlinePolicies) too
+      const own = imported ? [] : ((stack.resolve((role.node.defaultChild as iam.CfnRole).policies) as { policyName: string; policyDocument: unknown }[] | undefined) ?? []);
+      const inlineChars = fromGrants + own.reduce((n, p) => n + policyChars(p.policyDocument), 0);
+      const inlineWhat = own.length ? `its inline policies are ${inlineChars} characters (IAM allows ${IAM_POLICY_LIMITS.inlineChars} for them together: ${fromGrants} of grants, the rest the role's own: ${own.map((p) => p.policyName).join(', ')})` : `its inline policy is ${inlineChars} characters (IAM allows ${IAM_POLICY_LIMITS.inlineChars})`;
       const overflow = role.node.children.filter((c): c is iam.ManagedPolicy => c instanceof iam.ManagedPolicy);
       const attached = imported ? undefined : (stack.resolve((role.node.defaultChild as iam.CfnRole).managedPolicyArns) as unknown[] | undefined);
       const managed = overflow.length + (attached?.length ?? 0);
       const largest = Math.max(0, ...overflow.map((p) => policyChars(stack.resolve(p.document))));
       const over = [
-        ...(inlineChars > IAM_POLICY_LIMITS.inlineChars ? [`its inline policy is ${inlineChars} characters (IAM allows ${IAM_POLICY_LIMITS.inlineChars})`] : []),
+        ...(inlineChars > IAM_POLICY_LIMITS.inlineChars ? [inlineWhat] : []),
         ...(largest > IAM_POLICY_LIMITS.managedChars ? [`a managed policy is ${largest} characters (IAM allows ${IAM_POLICY_LIMITS.managedChars})`] : []),
         ...(managed > IAM_POLICY_LIMITS.managedPerRole ? [`it needs ${managed} managed policies (IAM's default quota is ${IAM_POLICY_LIMITS.managedPerRole} a role)`] : []),
       ];
       if (!over.length) return [];
       const named = [...granted].filter(([, n]) => n > 0);
       const what = named.length ? named.map(([g, n]) => `${g}'s leaseNames names ${n} leases for this role`).join('; ') : `${[...granted.keys()].join(' and ')} adds to its policies`;
+      const ownToManaged = own.length && inlineChars > IAM_POLICY_LIMITS.inlineChars ? " Move the role's own inline policies to a managed policy (iam.ManagedPolicy), which IAM counts apart, or" : '';
       const split = imported ? ' It is an imported role, whose policy CDK never splits: create the role in this app (new iam.Role), whose statements CDK spreads over managed policies, or' : '';
       return [
-        `The policies of role ${role.node.path} do not fit IAM: ${over.join('; ')}. ${what}.${split} grant each role fewer leases (a role per cell of processes, each naming its cell's leases: docs/deploy.md), or grant every lease with allLeases: true instead of leaseNames.`,
+        `The policies of role ${role.node.path} do not fit IAM: ${over.join('; ')}. ${what}.${ownToManaged}${split} grant each role fewer leases (a role per cell of processes, each naming its cell's leases: docs/deploy.md), or grant every lease with allLeases: true instead of leaseNames.`,
       ];
     },
   });

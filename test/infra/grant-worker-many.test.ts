@@ -169,3 +169,21 @@ describe('an imported role (Role.fromRoleArn) with many leaseNames', () => {
     ).toThrow(new RegExp(`Imported/Task do not fit IAM: its inline policy is \\d+ characters .*${grant}'s leaseNames names ${count} leases.*imported role.*new iam.Role`));
   });
 });
+
+describe("a role with inline policies of its own (RoleProps.inlinePolicies)", () => {
+  it('counts them with the grant: IAM allows 10,240 characters for all of a role’s inline policies together', () => {
+    // a policy of the user's own of about 6,000 characters, and a grant that fills CDK's default policy
+    const own = new iam.PolicyDocument({
+      statements: Array.from({ length: 60 }, (_, k) => new iam.PolicyStatement({ actions: ['s3:GetObject'], resources: [`arn:aws:s3:::reports-bucket-${String(k).padStart(3, '0')}/daily.csv`] })),
+    });
+    const names = Array.from({ length: 60 }, (_, k) => `orders-shard-${String(k).padStart(5, '0')}`);
+    expect(() =>
+      synth((app) => {
+        const stack = new Stack(app, 'OwnInline');
+        const c = new Conclave(stack, 'Conclave', { tablePrefix: TABLE_PREFIX });
+        c.grantWorker(new iam.Role(stack, 'Task', { assumedBy: new iam.ServicePrincipal('ecs-tasks.amazonaws.com'), inlinePolicies: { reports: own } }), { leaseNames: names, allComponents: true });
+        return stack;
+      }),
+    ).toThrow(/OwnInline\/Task do not fit IAM: its inline policies are \d+ characters \(IAM allows 10240 for them together: \d+ of grants, the rest the role's own: reports\).*to a managed policy/);
+  });
+});
