@@ -235,11 +235,15 @@ const isImportedRole = (p: iam.IPrincipal): p is iam.IRole & IConstruct =>
  * counted as policyChars counts them once CDK has split the role's policy (its inline policies
  * together, the role's own `inlinePolicies` included, as IAM counts them); an imported role's one
  * inline policy, which CDK never splits, against the inline limit. The error names the grants, the
- * leases each named for the role, and the fix. A grantee that is no role (a user) is not checked.
+ * leases each named for the role, and the fix. A user's or a group's one inline policy, which CDK
+ * never splits either, is checked against IAM's smaller limits for them.
  */
 export function checkRolePolicySizes(grantee: iam.IGrantable, leaseNames: readonly string[] | undefined, by: LeaseGrant): void {
-  const role = grantee.grantPrincipal;
-  if (!(role instanceof iam.Role) && !isImportedRole(role)) return;
+  const principal = grantee.grantPrincipal;
+  // users and groups: CDK gives them one inline policy, never split, under smaller limits than a role's
+  const kind = principal instanceof iam.User ? 'user' : principal instanceof iam.Group ? 'group' : undefined;
+  const role: IConstruct | undefined = principal instanceof iam.Role || principal instanceof iam.User || principal instanceof iam.Group || isImportedRole(principal) ? principal : undefined;
+  if (!role) return;
   const seen = CHECKED.get(role);
   if (seen) {
     seen.set(by, (seen.get(by) ?? 0) + (leaseNames?.length ?? 0));
@@ -250,19 +254,20 @@ export function checkRolePolicySizes(grantee: iam.IGrantable, leaseNames: readon
   role.node.addValidation({
     validate: () => {
       const stack = Stack.of(role);
-      const imported = !(role instanceof iam.Role);
+      const imported = !(role instanceof iam.Role) && !kind;
       const inline = role.node.tryFindChild(imported ? 'Policy' : 'DefaultPolicy');
       const fromGrants = inline instanceof iam.Policy ? policyChars(stack.resolve(inline.document)) : 0;
       // IAM counts a role's inline policies together: the role's own (RoleProps.inlinePolicies) too
-      const own = imported ? [] : ((stack.resolve((role.node.defaultChild as iam.CfnRole).policies) as { policyName: string; policyDocument: unknown }[] | undefined) ?? []);
+      const own = imported || kind ? [] : ((stack.resolve((role.node.defaultChild as iam.CfnRole).policies) as { policyName: string; policyDocument: unknown }[] | undefined) ?? []);
       const inlineChars = fromGrants + own.reduce((n, p) => n + policyChars(p.policyDocument), 0);
-      const inlineWhat = own.length ? `its inline policies are ${inlineChars} characters (IAM allows ${IAM_POLICY_LIMITS.inlineChars} for them together: ${fromGrants} of grants, the rest the role's own: ${own.map((p) => p.policyName).join(', ')})` : `its inline policy is ${inlineChars} characters (IAM allows ${IAM_POLICY_LIMITS.inlineChars})`;
+      const inlineLimit = kind === 'user' ? IAM_POLICY_LIMITS.userInlineChars : kind === 'group' ? IAM_POLICY_LIMITS.groupInlineChars : IAM_POLICY_LIMITS.inlineChars;
+      const inlineWhat = kind ? `its inline policy is ${inlineChars} characters (IAM allows ${inlineLimit} a ${kind})` : own.length ? `its inline policies are ${inlineChars} characters (IAM allows ${IAM_POLICY_LIMITS.inlineChars} for them together: ${fromGrants} of grants, the rest the role's own: ${own.map((p) => p.policyName).join(', ')})` : `its inline policy is ${inlineChars} characters (IAM allows ${IAM_POLICY_LIMITS.inlineChars})`;
       const overflow = role.node.children.filter((c): c is iam.ManagedPolicy => c instanceof iam.ManagedPolicy);
-      const attached = imported ? undefined : (stack.resolve((role.node.defaultChild as iam.CfnRole).managedPolicyArns) as unknown[] | undefined);
+      const attached = imported || kind ? undefined : (stack.resolve((role.node.defaultChild as iam.CfnRole).managedPolicyArns) as unknown[] | undefined);
       const managed = overflow.length + (attached?.length ?? 0);
       const largest = Math.max(0, ...overflow.map((p) => policyChars(stack.resolve(p.document))));
       const over = [
-        ...(inlineChars > IAM_POLICY_LIMITS.inlineChars ? [inlineWhat] : []),
+        ...(inlineChars > inlineLimit ? [inlineWhat] : []),
         ...(largest > IAM_POLICY_LIMITS.managedChars ? [`a managed policy is ${largest} characters (IAM allows ${IAM_POLICY_LIMITS.managedChars})`] : []),
         ...(managed > IAM_POLICY_LIMITS.managedPerRole ? [`it needs ${managed} managed policies (IAM's default quota is ${IAM_POLICY_LIMITS.managedPerRole} a role)`] : []),
       ];
@@ -270,9 +275,10 @@ export function checkRolePolicySizes(grantee: iam.IGrantable, leaseNames: readon
       const named = [...granted].filter(([, n]) => n > 0);
       const what = named.length ? named.map(([g, n]) => `${g}'s leaseNames names ${n} leases for this role`).join('; ') : `${[...granted.keys()].join(' and ')} adds to its policies`;
       const ownToManaged = own.length && inlineChars > IAM_POLICY_LIMITS.inlineChars ? " Move the role's own inline policies to a managed policy (iam.ManagedPolicy), which IAM counts apart, or" : '';
+      const notRole = kind ? ` IAM gives a ${kind} far less room than a role, and CDK never splits its policy: grant a role instead (a worker outside AWS assumes it, e.g. with IAM Roles Anywhere), or` : '';
       const split = imported ? ' It is an imported role, whose policy CDK never splits: create the role in this app (new iam.Role), whose statements CDK spreads over managed policies, or' : '';
       return [
-        `The policies of role ${role.node.path} do not fit IAM: ${over.join('; ')}. ${what}.${ownToManaged}${split} grant each role fewer leases (a role per cell of processes, each naming its cell's leases: docs/deploy.md), or grant every lease with allLeases: true instead of leaseNames.`,
+        `The policies of ${kind ?? 'role'} ${role.node.path} do not fit IAM: ${over.join('; ')}. ${what}.${ownToManaged}${split}${notRole} grant each role fewer leases (a role per cell of processes, each naming its cell's leases: docs/deploy.md), or grant every lease with allLeases: true instead of leaseNames.`,
       ];
     },
   });

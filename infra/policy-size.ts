@@ -6,10 +6,14 @@
  * infra tests, so the three count alike.
  */
 
-/** IAM's quotas on a role's identity policies (IAM and AWS STS quotas). */
+/** IAM's quotas on a role's (a user's, a group's) identity policies (IAM and AWS STS quotas). */
 export const IAM_POLICY_LIMITS = {
   /** A role's inline policies together. */
   inlineChars: 10_240,
+  /** A user's inline policies together. */
+  userInlineChars: 2_048,
+  /** A group's inline policies together. */
+  groupInlineChars: 5_120,
   /** One managed policy. */
   managedChars: 6_144,
   /** Managed policies attached to a role: the default quota (20 at most, on request). */

@@ -187,3 +187,24 @@ describe("a role with inline policies of its own (RoleProps.inlinePolicies)", ()
     ).toThrow(/OwnInline\/Task do not fit IAM: its inline policies are \d+ characters \(IAM allows 10240 for them together: \d+ of grants, the rest the role's own: reports\).*to a managed policy/);
   });
 });
+
+describe('an IAM user or group as the grantee', () => {
+  // IAM allows a user's inline policies 2,048 characters together, a group's 5,120; CDK splits neither
+  it('grantWorker to a user fails synth, naming the user, the limit and the fix; grantGetLeader of a lease fits', () => {
+    expect(() =>
+      synth((app) => {
+        const stack = new Stack(app, 'Users');
+        const c = new Conclave(stack, 'Conclave', { tablePrefix: TABLE_PREFIX });
+        c.grantWorker(new iam.User(stack, 'OnPremWorker'), { leaseNames: ['nightly-report'], components: [] });
+        return stack;
+      }),
+    ).toThrow(/Users\/OnPremWorker do not fit IAM: its inline policy is \d+ characters \(IAM allows 2048 a user\).*grant a role/);
+    const s = synth((app) => {
+      const stack = new Stack(app, 'Readers');
+      const c = new Conclave(stack, 'Conclave', { tablePrefix: TABLE_PREFIX });
+      c.grantGetLeader(new iam.User(stack, 'Client'), { leaseNames: ['nightly-report'] });
+      return stack;
+    });
+    s.cleanup();
+  });
+});
