@@ -59,24 +59,25 @@ const PLANTED: { bug: PlantedBug; seed: number; limit: number }[] = [
   // issue 38 (the second successor, the liveness checks) moved three seeds: 5000 → 5001 here, 5043 → 5045 and 5001 → 5068 below;
   // its item 4 (a watcher stays locked on the holder's cadence: fewer reads) moved this one again, 5001 → 5151
   // 5035 → 5000: cut 3
-  { bug: 'platformEventByArrival', seed: 5018, limit: 300 }, // 5000 → 5005: cut 3's early heir read gone (3c82cce) with the backoff-recovery read; → 5035: requests bounded (bounded-client.ts); → 5094: a Session's failed renewal tried again a retry period after it went out; → 5000: the same; → 5035: a function that writes a lease (a reconcile, the platform's vacate) wakes it; → 5018: a session-held term judged by its session row's stamp
+  { bug: 'platformEventByArrival', seed: 5107, limit: 300 }, // 5000 → 5005: cut 3's early heir read gone (3c82cce) with the backoff-recovery read; → 5035: requests bounded (bounded-client.ts); → 5094: a Session's failed renewal tried again a retry period after it went out; → 5000: the same; → 5035: a function that writes a lease (a reconcile, the platform's vacate) wakes it; → 5018: a session-held term judged by its session row's stamp; → 5107: a worker whose work failed held off its next term
   { bug: 'successorWithoutRevision', seed: 5007, limit: 300 }, // 5003 → 5001: the term-end timer (a silent holder's lease judged again when its term runs out); 5001 → 5038: the silent-holder read; → 5007: requests bounded
   // a graceful stop now hands the lease over: releases are rarer, and a late hand-off is the bug's other half
   // the watcher's cadence lock (issue 38, item 4, afd0244) moved it again, 5045 → 5124
   // issue 38 item 2 (the session judgement; the lease stream's put-back rule gone) moved it, 5109 → 5416
   // 5416 → 5227: cut 3
-  { bug: 'releaseWithoutTermCondition', seed: 5426, limit: 1400 }, // 5227 → 5755: cut 3's early heir read gone (3c82cce) with the backoff-recovery read; 5755 → 5787: a leader that lost its term stands again; 5787 → 6396: a candidate that let its ping pass is named second rather than nobody; 6396 → 5418: the term-end timer; → 5432: requests bounded; → 5888: a renewal always moves renewTime forward; → 5321: a partition's requests hang (no reply), a renewal bounded by its deadline; → 5446: an elector's requests bounded by its retry period; → 5210: the same; → 5397: a report no coordinator answers taken after 10 s; → 5321: a function that writes a lease (a reconcile, the platform's vacate) wakes it; → 5088: a candidate on a session lives by it (its rows written rarely, its sessions read); → 5159: a term first seen long after its stamp counted from the stamp; → 5426: a stopped term taken again with a higher token
+  { bug: 'releaseWithoutTermCondition', seed: 5035, limit: 1400 }, // 5227 → 5755: cut 3's early heir read gone (3c82cce) with the backoff-recovery read; 5755 → 5787: a leader that lost its term stands again; 5787 → 6396: a candidate that let its ping pass is named second rather than nobody; 6396 → 5418: the term-end timer; → 5432: requests bounded; → 5888: a renewal always moves renewTime forward; → 5321: a partition's requests hang (no reply), a renewal bounded by its deadline; → 5446: an elector's requests bounded by its retry period; → 5210: the same; → 5397: a report no coordinator answers taken after 10 s; → 5321: a function that writes a lease (a reconcile, the platform's vacate) wakes it; → 5088: a candidate on a session lives by it (its rows written rarely, its sessions read); → 5159: a term first seen long after its stamp counted from the stamp; → 5426: a stopped term taken again with a higher token; → 5035: a worker whose work failed held off its next term
   // sessions run in about half the worlds (issue 17): 5001 is the first of them from 5000. Planted
   // again (issue 38, item 4): hiding session rows no longer planted it once a term on a missing row
   // counted as unvouched (alive, to the coordinator); the plant now strips `session` from the leases
   // the coordinator reads, and 5001 catches it again (it had drifted to 5068, then out of reach)
-  { bug: 'coordinatorIgnoresSession', seed: 5001, limit: 300 }, // 5001 → 5013: a candidate on a session lives by it; → 5001: a mark that fails on a fault holds the election (the lease read after a mark)
+  { bug: 'coordinatorIgnoresSession', seed: 5015, limit: 300 }, // 5001 → 5013: a candidate on a session lives by it; → 5001: a mark that fails on a fault holds the election (the lease read after a mark); → 5015: a worker whose work failed held off its next term
   { bug: 'followerIgnoresSession', seed: 5001, limit: 300 },
   // faults as users bring them (issue 36), in half the worlds: caught by the requests and stuckLease rules
   { bug: 'hotRetryLoop', seed: 5012, limit: 300 },
   { bug: 'zombieLeader', seed: 5000, limit: 300 },
-  // moved by the watcher's cadence lock (issue 38, item 4, afd0244): 5021 → 5058
-  { bug: 'renewalIgnoresAnswer', seed: 5058, limit: 300 },
+  // renewalIgnoresAnswer is no longer caught here (none in a 900 s search from 5000): a fenced write the fence
+  // refuses has the leader read its lease and stop, and every simulated leader writes fenced. The
+  // exhaustive check still catches it (test/model/plants.test.ts), where no write tells the leader.
 ];
 
 const run = (seed: number, mixed = false) => runWorld(generateSchedule(seed, { workers: DEFAULT_SETTINGS.workers, durationMs: DEFAULT_SETTINGS.durationMs, mixed }), DEFAULT_SETTINGS, { trace: true });
