@@ -7,45 +7,21 @@
 import { GetItemCommand, PutItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { describe, expect, it, vi } from 'vitest';
-import type { ElectionConfigInput } from '../../lib/schemas/config.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
 import { DynamoDBRefusedError, LeaderWorkError } from '../../lib/sdk/index.js';
-import { maxFailingRequestsPerSecond } from '../../lib/sdk/faults.js';
 import { WOKEN_READS, WOKEN_READS_WINDOW_MS } from '../../lib/sdk/step.js';
 import { FAST } from './harness.js';
+import { CLIENT_GO, CONFIG, L, bound, group, leaders, onLeases } from './fault-group.js';
 import type { LeaderElectorOptions } from '../../lib/sdk/elector.js';
-import type { ModelRequest } from '../../sim/dynamodb-model/index.js';
 import { LATENCY_MS, Sim, type Machine, type SimElector } from '../../sim/harness.js';
 import { faults as ddbFaults } from '../../sim/dynamodb-model/index.js';
 
-const L = 'job';
-const CLIENT_GO = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 } as const;
-const CONFIG: ElectionConfigInput = { ackWindowMs: 5_000, electedLeaseDurationSeconds: 5 };
 const WINDOW_MS = 30_000;
 
-const leaders = (es: SimElector[]) => es.filter((e) => e.elector.isLeader());
-const onLeases = (sim: Sim, r: ModelRequest) => (r.input as { TableName?: string }).TableName === sim.names.leases;
 const leaseReads = (sim: Sim, m: Machine, from: number) => m.sent.filter((r) => r.operation === 'GetItem' && onLeases(sim, r) && r.at >= from).length;
 const denied = () => Object.assign(new Error('User is not authorized to perform: dynamodb:GetItem'), { name: 'AccessDeniedException', $fault: 'client', $metadata: { httpStatusCode: 400 } });
 
-/** Three coordinated electors at client-go's timings, one leading with a successor named. */
-async function group(opts: Partial<LeaderElectorOptions> = {}) {
-  const sim = await Sim.create({ config: CONFIG });
-  sim.coordinator({ tickEveryMs: 1_000 });
-  const errors = new Map<string, Error[]>();
-  const es = ['a', 'b', 'c'].map((id) => {
-    const list: Error[] = [];
-    errors.set(id, list);
-    return sim.elector(id, { leaseName: L, ...CLIENT_GO, ...opts }, { errors: list });
-  });
-  const leader = await sim.until('a leader', () => leaders(es)[0], 120_000);
-  const held = await sim.until('a successor named', async () => (await sim.leases.read(L)).item?.successor, 120_000);
-  const successor = es.find((e) => e.elector.options.identity === held)!;
-  return { sim, es, leader, successor, errors: (e: SimElector) => errors.get(e.elector.options.identity)! };
-}
 
-/** The most lease reads a failing process may send in `ms`: one per retry period, and the one it started with. */
-const bound = (ms: number) => Math.floor((ms / 1000) * maxFailingRequestsPerSecond(CLIENT_GO.retryPeriodMs)) + 1;
 
 describe('no hot loops (item 1): a failed lease read is retried with backoff', () => {
   it('AccessDenied on every lease read: the successor reads at most once per retry period, and onError hears once per try', async () => {

@@ -7,22 +7,14 @@
 import { GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { describe, expect, it } from 'vitest';
-import type { ElectionConfigInput } from '../../lib/schemas/config.js';
 import type { LeaderElectorOptions, LeadingTerm } from '../../lib/sdk/elector.js';
 import { maxFailingRequestsPerSecond } from '../../lib/sdk/faults.js';
 import { DynamoDBRefusedError, DynamoDBUnreachableError, FencingError, IdentityLeaseHeartbeat, LeaderWorkError } from '../../lib/sdk/index.js';
-import type { ModelRequest } from '../../sim/dynamodb-model/index.js';
 import { LATENCY_MS, Sim, type Machine, type SimElector } from '../../sim/harness.js';
+import { CLIENT_GO, CONFIG, L, bound, group, leaders, onLeases } from './fault-group.js';
 
-const L = 'job';
-const CLIENT_GO = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 } as const;
-const CONFIG: ElectionConfigInput = { ackWindowMs: 5_000, electedLeaseDurationSeconds: 5 };
 
-const leaders = (es: SimElector[]) => es.filter((e) => e.elector.isLeader());
-const onLeases = (sim: Sim, r: ModelRequest) => (r.input as { TableName?: string }).TableName === sim.names.leases;
 const leaseWrites = (sim: Sim, m: Machine, from: number) => m.sent.filter((r) => r.at >= from && onLeases(sim, r) && ['PutItem', 'UpdateItem'].includes(r.operation));
-/** The most tries of one kind a failing process makes in `ms`: one per retry period, and the one it started with. */
-const bound = (ms: number) => Math.floor((ms / 1000) * maxFailingRequestsPerSecond(CLIENT_GO.retryPeriodMs)) + 1;
 const refused = (name: string, message: string) => () => Object.assign(new Error(message), { name, $fault: 'client', $metadata: { httpStatusCode: 400 } });
 const settledOf = (p: Promise<void>) => {
   const s: { v?: string } = {};
@@ -30,20 +22,11 @@ const settledOf = (p: Promise<void>) => {
   return s;
 };
 
-/** Three coordinated electors at client-go's timings, one leading with a successor named. */
-async function group(opts: Partial<LeaderElectorOptions> = {}) {
-  const sim = await Sim.create({ config: CONFIG });
-  sim.coordinator({ tickEveryMs: 1_000 });
-  const errors = new Map<string, Error[]>();
-  const es = ['a', 'b', 'c'].map((id) => {
-    const list: Error[] = [];
-    errors.set(id, list);
-    return sim.elector(id, { leaseName: L, ...CLIENT_GO, ...opts }, { errors: list });
-  });
-  const leader = await sim.until('a leader', () => leaders(es)[0], 120_000);
-  await sim.until('a successor named', async () => (await sim.leases.read(L)).item?.successor, 120_000);
-  await sim.run(20_000); // a settled term
-  return { sim, es, leader, errors: (e: SimElector) => errors.get(e.elector.options.identity)! };
+/** `group()`, then a settled term (20 s). */
+async function settledGroup(opts: Partial<LeaderElectorOptions> = {}) {
+  const g = await group(opts);
+  await g.sim.run(20_000);
+  return g;
 }
 
 describe('credentials that expire mid-term, then come back', () => {
@@ -52,7 +35,7 @@ describe('credentials that expire mid-term, then come back', () => {
     ['UnrecognizedClientException', 'The security token included in the request is invalid.'],
     ['AccessDeniedException', 'User: arn:aws:sts::123456789012:assumed-role/worker/i-0 is not authorized to perform: dynamodb:UpdateItem'],
   ])('%s on every request for 60 s: the leader stops by its renew deadline, reports each try saying what to check, stays in run(), and takes part again', async (name, message) => {
-    const { sim, es, leader, errors } = await group();
+    const { sim, es, leader, errors } = await settledGroup();
     const id = leader.elector.options.identity;
     const state = settledOf(leader.done);
     const from = sim.clock.monotonic();
@@ -157,7 +140,7 @@ describe('an IdentityLeaseHeartbeat whose credentials are expired at start, then
 
 describe('a throttling storm', () => {
   it.each(['ThrottlingException', 'ProvisionedThroughputExceededException'])('%s on four requests in five, at random: no hot loop, and a leader stops only when no renewal landed within its renew deadline', async (name) => {
-    const { sim, es, errors } = await group();
+    const { sim, es, errors } = await settledGroup();
     const from = sim.clock.monotonic();
     const baseline = new Map(es.map((e) => [e, e.machine.sent.filter((r) => r.at >= from - 30_000).length]));
     const random = ((s) => () => ((s = (s * 1103515245 + 12345) % 2 ** 31), s / 2 ** 31))(7);
@@ -255,7 +238,7 @@ describe('a process suspended past its lease, then resumed', () => {
 
 describe('a fenced write DynamoDB refuses: the lease moved on without this leader knowing', () => {
   it.each(['fencedWrite', 'fencedItemWrite'] as const)('%s refused: the leader reads its lease at once and stops, not at its next renewal', async (how) => {
-    const { sim, leader } = await group();
+    const { sim, leader } = await settledGroup();
     const id = leader.elector.options.identity;
     const token = leader.elector.fencingToken!;
     const target = sim.names.leases; // any table works; the leases table is at hand
@@ -279,7 +262,7 @@ describe('a fenced write DynamoDB refuses: the lease moved on without this leade
 
 describe('a wall clock stepped by NTP, the monotonic clock steady', () => {
   it.each([30_000, -30_000])('the leader, then a follower, stepped by %i ms: the same term leads on', async (stepMs) => {
-    const { sim, es, leader } = await group();
+    const { sim, es, leader } = await settledGroup();
     const token = leader.elector.fencingToken;
     const from = sim.clock.monotonic();
     leader.machine.clock.offsetMs += stepMs;
