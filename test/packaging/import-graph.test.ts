@@ -97,6 +97,7 @@ const expected: Record<'sdk' | 'sdk/push' | 'cli' | 'cdk' | 'testing', Expected>
       'lib/local/',
       'lib/platform/',
       'lib/schemas/',
+      'lib/sdk/faults.ts', // the local runtime tells an unreachable endpoint it was given as the SDK does (faultKind)
       'lib/stores/',
       'lib/tables.ts',
       'lib/testing/',
