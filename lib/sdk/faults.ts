@@ -76,7 +76,9 @@ export function faultKind(e: unknown): FaultKind {
 
 /**
  * DynamoDB could not be reached: the connection was refused, reset or timed out, or the host
- * name did not resolve. Retried with backoff; the message names the endpoint and what to check.
+ * name did not resolve. A worker's request is retried with backoff; a call that does not retry
+ * (getLeader, withLease's first reads) names itself and what it did not read. The message names
+ * the endpoint and what to check.
  */
 export class DynamoDBUnreachableError extends Error {
   /** Always `DynamoDBUnreachableError`. */
@@ -88,8 +90,14 @@ export class DynamoDBUnreachableError extends Error {
     readonly code: string,
     /** The error the request failed with. */
     override readonly cause: Error,
+    /** The call that does not retry, e.g. `getLeader of lease "jobs"`. @default a worker's request, retried */
+    subject?: string,
+    /** For such a call: what was not done and what to do. */
+    advice?: string,
   ) {
-    super(`cannot reach DynamoDB at ${endpoint} (${code}): check the client's endpoint and region, and that DynamoDB (or DynamoDB Local: npx conclave-local) is up; retrying with backoff`);
+    super(
+      `${subject !== undefined ? `${subject}: ` : ''}cannot reach DynamoDB at ${endpoint} (${code}): check the client's endpoint and region, and that DynamoDB (or DynamoDB Local: npx conclave-local) is up; ${advice ?? 'retrying with backoff'}`,
+    );
   }
 }
 
@@ -152,6 +160,18 @@ export function namedFault(e: unknown, subject: string, endpoint: string): Error
   const kind = faultKind(error);
   if (kind === 'throttled' || kind === 'denied') return new DynamoDBRefusedError(kind, subject, error);
   return error;
+}
+
+/**
+ * `e`, a request's failure in `call` (e.g. `getLeader`) of lease `leaseName`, which does not retry:
+ * an unreachable endpoint as a DynamoDBUnreachableError naming the call, what it did not `read`,
+ * and that the caller calls again; any other error as it is (a request unanswered within its
+ * bound stays the TimeoutError it is).
+ */
+export async function oneShotFault(e: unknown, call: string, leaseName: string, read: string, client: DynamoDBClient): Promise<unknown> {
+  const code = networkCode(e);
+  if (!code || code === 'timed out' || e instanceof DynamoDBUnreachableError) return e;
+  return new DynamoDBUnreachableError(await endpointOf(client), code, e as Error, `${call} of lease "${leaseName}"`, `${read} was not read, and ${call} does not retry: call it again once DynamoDB answers`);
 }
 
 /**

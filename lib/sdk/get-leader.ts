@@ -13,7 +13,7 @@ import { ValidationError, parse } from '../schemas/validation.js';
 import { IdentityStore } from '../stores/identity-store.js';
 import { LeaseStore } from '../stores/lease-store.js';
 import { boundedClient, requestBoundMs } from './bounded-client.js';
-import { DynamoDBRefusedError, faultKind } from './faults.js';
+import { DynamoDBRefusedError, faultKind, oneShotFault } from './faults.js';
 import { ClientSchema, ClockSchema, ClockSyncSchema, TablesSchema, optionErrors, stampClockFor, tableNotFound } from './options.js';
 
 /** The options of getLeader; a bad one is a ValidationError naming the field. */
@@ -48,6 +48,7 @@ export type GetLeaderOptions = z.input<typeof GetLeaderOptionsSchema>;
  * The caller's role needs both reads: `grantGetLeader` of `@conclave/cdk`.
  * @throws ValidationError naming a bad lease name or option
  * @throws DynamoDBRefusedError (`denied`) naming the table, when the role may not read a row it needs
+ * @throws DynamoDBUnreachableError naming the endpoint and the table, when DynamoDB cannot be reached (not retried)
  * @throws TableNotFoundError naming the tables and the `tables` option, when a table does not exist
  */
 export async function getLeader(leaseName: string, options: GetLeaderOptions): Promise<LeaderInfo | null> {
@@ -56,11 +57,13 @@ export async function getLeader(leaseName: string, options: GetLeaderOptions): P
   const time = stampClockFor(o.clockSync, o.client, o.clock ?? systemClock);
   // its requests give up as the SDK's own do: one that never answers must not hang the caller (bounded-client.ts)
   const requests = boundedClient(o.client, o.clock ?? systemClock, requestBoundMs(0));
-  const refused = (e: unknown, what: string): unknown =>
-    faultKind(e) === 'denied' ? new DynamoDBRefusedError('denied', `getLeader of lease "${name}"`, e as Error, `${what} this role may not read (GetItem); grant it Conclave's grantGetLeader (the lease rows and every session row), and check its credentials`) : tableNotFound(`getLeader of lease "${name}"`, o.tables, e);
+  // `row`: the row not read, and its table
+  const refused = async (e: unknown, what: string, row: string): Promise<unknown> =>
+    faultKind(e) === 'denied' ? new DynamoDBRefusedError('denied', `getLeader of lease "${name}"`, e as Error, `${what} this role may not read (GetItem); grant it Conclave's grantGetLeader (the lease rows and every session row), and check its credentials`) : oneShotFault(tableNotFound(`getLeader of lease "${name}"`, o.tables, e), 'getLeader', name, row, o.client);
   const sentAt = time.monotonic();
-  const lease = (await new LeaseStore(requests, o.tables.leases).read(name).catch((e: unknown) => {
-    throw refused(e, `the lease's row on the leases table "${o.tables.leases}"`);
+  const leaseRow = `the lease's row on the leases table "${o.tables.leases}"`;
+  const lease = (await new LeaseStore(requests, o.tables.leases).read(name).catch(async (e: unknown) => {
+    throw await refused(e, leaseRow, leaseRow);
   })).item;
   // judged as of the read's send time, on the estimate its answer improved (DynamoDB's Date header)
   const at = time.now() - (time.monotonic() - sentAt);
@@ -72,7 +75,8 @@ export async function getLeader(leaseName: string, options: GetLeaderOptions): P
       session = sessionStampAt(row, at, at);
     } catch (e) {
       // a row the schema refuses counts as gone, as the coordinator counts it
-      if (!(e instanceof ValidationError)) throw refused(e, `the term is held on session "${lease.session}", whose row on the identities table "${o.tables.identities}"`);
+      if (!(e instanceof ValidationError))
+        throw await refused(e, `the term is held on session "${lease.session}", whose row on the identities table "${o.tables.identities}"`, `the row of session "${lease.session}" on the identities table "${o.tables.identities}"`);
     }
   }
   return leaderOf(effectiveLease(lease, session, at), at, o.clockSkewMs).leader;

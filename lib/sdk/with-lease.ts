@@ -29,7 +29,7 @@ export { LeaseLostError } from './fencing.js';
 import { INTERNAL_STOP, stampClockFor, tableNotFound, type ClockSync } from './options.js';
 import type { StampClock } from './server-clock.js';
 import { boundedClient, requestBoundMs } from './bounded-client.js';
-import { errorSink } from './faults.js';
+import { errorSink, oneShotFault } from './faults.js';
 import { checkMultiRegion } from './multi-region.js';
 import { newPeriodRefusal, rememberRun, windowOf, windowRun } from './run-once-windows.js';
 
@@ -60,6 +60,7 @@ import { WithLeaseOptionsSchema, type RunOnceSchema, type LeaseFn, type LeaseRun
  *   a function that returns after a cancel has its window marked all the same.
  * @throws ValidationError naming each bad option
  * @throws TableNotFoundError naming the tables and the `tables` option, when a table does not exist
+ * @throws DynamoDBUnreachableError naming the endpoint and the table, when DynamoDB cannot be reached at the first read (not retried)
  */
 export function withLease<T>(name: string, fn: LeaseFn<T>, options: WithLeaseOptions): Promise<LeaseRunResult<T>> {
   return runWithLease(name, fn, options, false);
@@ -103,13 +104,15 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
   const identity = o.identity ?? defaultIdentity();
 
   // Which mode, and whether a try gives up at once: one consistent read of the lease (and its candidates).
-  const missing = (e: unknown): never => {
-    throw tableNotFound(`${tryOnly ? 'tryWithLease' : 'withLease'} of lease "${leaseName}"`, o.tables, e);
+  // not retried: a fault here rejects the call (`row`: what was not read)
+  const missing = async (e: unknown, row: string): Promise<never> => {
+    const call = tryOnly ? 'tryWithLease' : 'withLease';
+    throw await oneShotFault(tableNotFound(`${call} of lease "${leaseName}"`, o.tables, e), call, leaseName, row, client);
   };
-  const lease = (await leases.read(leaseName).catch(missing)).item;
+  const lease = (await leases.read(leaseName).catch((e: unknown) => missing(e, `the lease's row on the leases table "${o.tables.leases}"`))).item;
   // judged on the read's answer (DynamoDB's Date header): refused before anything is written
   checkScheduledAt(o.runOnce, time, o.clockSync, what);
-  const mode = o.mode !== 'auto' ? o.mode : await autoMode(requests, o.tables.candidates, leaseName, lease).catch(missing);
+  const mode = o.mode !== 'auto' ? o.mode : await autoMode(requests, o.tables.candidates, leaseName, lease).catch((e: unknown) => missing(e, `the lease's candidates on the candidates table "${o.tables.candidates}"`));
   if (mode === 'coordinated' && !o.candidacy)
     throw new ValidationError(what, [
       {

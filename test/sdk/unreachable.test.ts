@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { localClient } from '../../lib/stores/client.js';
-import { DynamoDBUnreachableError, IdentityLeaseHeartbeat, LeaderElector, Session } from '../../lib/sdk/index.js';
+import { DynamoDBUnreachableError, IdentityLeaseHeartbeat, LeaderElector, Session, getLeader, tryWithLease, withLease } from '../../lib/sdk/index.js';
 import { waitFor } from './harness.js';
 
 describe('an unreachable DynamoDB', () => {
@@ -74,5 +74,22 @@ describe('an unreachable DynamoDB', () => {
     await done;
     expect(settled).toBe('resolved');
     await expect(runner.ready).rejects.toBeDefined(); // it never wrote a row
+  });
+
+  it.each([
+    { call: 'getLeader', run: () => getLeader('job', { client: unreachable() }) },
+    { call: 'withLease', run: () => withLease('job', async () => 1, { client: unreachable(), waitMs: 0 }) },
+    { call: 'tryWithLease', run: () => tryWithLease('job', async () => 1, { client: unreachable() }) },
+  ])('$call, which does not retry, rejects with DynamoDBUnreachableError naming itself, the endpoint, the table and what to do, never "retrying"', async ({ call, run }) => {
+    const e = await run().catch((x: unknown) => x);
+    // before the fix: the bare "connect ECONNREFUSED 127.0.0.1:1" of Node
+    expect(e).toBeInstanceOf(DynamoDBUnreachableError);
+    const u = e as DynamoDBUnreachableError;
+    expect(u.endpoint).toBe('http://127.0.0.1:1');
+    expect(u.code).toBe('ECONNREFUSED');
+    expect(u.message).toMatch(new RegExp(`^${call} of lease "job": cannot reach DynamoDB at http://127\\.0\\.0\\.1:1 \\(ECONNREFUSED\\): check the client's endpoint and region`));
+    expect(u.message).toContain('the leases table "conclave-leases"');
+    expect(u.message).toContain(`${call} does not retry: call it again once DynamoDB answers`);
+    expect(u.message).not.toMatch(/retrying/);
   });
 });
