@@ -14,7 +14,7 @@ export type TableNames = z.infer<typeof TableNamesSchema>;
 
 /** Tuning of the coordinator; every value has the default Kubernetes (or DESIGN.md) uses. */
 export const ElectionConfigSchema = z
-  .object({
+  .strictObject({
     /** How long an election waits for acks before finishing with whoever answered (KEP: up to 5 s). */
     ackWindowMs: ms('ackWindowMs').max(60_000).default(5_000),
     /** The electee's first term; its first renewal sets its own duration (Kubernetes: 5 s). */
@@ -65,8 +65,7 @@ export const ElectionConfigSchema = z
     concurrency: z.number().int().min(1).max(256).default(16),
     /** Races lost in a row before a reconcile gives up (it is retried by the next trigger). */
     maxConflictRetries: z.number().int().min(1).max(50).default(5),
-  })
-  .strict()
+  }, { error: (issue) => (issue.code === 'unrecognized_keys' ? unknownFields(issue.keys) : undefined) })
   .superRefine((c, ctx) => {
     if (c.candidateRepingAfterMs >= c.candidateStaleAfterMs) {
       ctx.addIssue({ code: 'custom', path: ['candidateRepingAfterMs'], message: `must be < candidateStaleAfterMs (${c.candidateStaleAfterMs}) so a live candidate is asked before it is dropped` });
@@ -75,6 +74,10 @@ export const ElectionConfigSchema = z
       ctx.addIssue({ code: 'custom', path: ['askAgainAfterMs'], message: `must be ≥ ackWindowMs (${c.ackWindowMs}): a candidate is asked again only once its last ping's window closed` });
     }
   });
+/** A misspelt or foreign field of an election config, named with the fields there are. */
+function unknownFields(keys: readonly string[]): string {
+  return `unknown field${keys.length > 1 ? 's' : ''} ${keys.map((k) => `"${k}"`).join(', ')}: the fields are ${Object.keys(ElectionConfigSchema.shape).join(', ')}`;
+}
 /** The election's tuning as the functions run with it: every field set, defaults filled in. */
 export type ElectionConfig = z.output<typeof ElectionConfigSchema>;
 /** The election's tuning as it is written: every field optional (each has its default). */
