@@ -153,7 +153,9 @@ function merge(into: TickResult, r: ReconcileAllResult): void {
   into.reached += r.reached;
   into.outcomes.push(...r.outcomes);
   into.errors.push(...r.errors);
-  into.broken.push(...r.broken);
+  // a lease once: its row refused in its own part, and again by its own read where another part holds its candidates
+  for (const b of r.broken) if (!into.broken.some((x) => x.lease === b.lease)) into.broken.push(b);
+  into.broken.sort((a, b) => (a.lease < b.lease ? -1 : a.lease > b.lease ? 1 : 0));
   into.invalid.push(...r.invalid);
   into.collectedCandidates.push(...r.collectedCandidates);
   into.collectedIdentities.push(...r.collectedIdentities);

@@ -630,13 +630,12 @@ export async function onTick(deps: FunctionDeps, remainingMs?: number): Promise<
 
 function reportTick(deps: FunctionDeps, r: TickResult): TickResult {
   for (const e of r.errors) deps.logger.error('reconcile failed; the next trigger retries', { lease: e.lease, error: e.error });
-  const brokenLeases = new Set(r.broken.map((b) => b.lease));
   for (const b of r.broken) deps.logger.error('lease row does not match the schema; left alone until repaired', { ...brokenLog(b), trigger: 'tick' });
   const told = new Set<Error>(r.broken.map((b) => b.error));
   for (const i of r.invalid) if (!told.has(i.error)) deps.logger.warn('row does not match its schema; left alone', { key: i.key, error: i.error.message });
   deps.metrics.addMetric(METRIC.leaderless, MetricUnit.Count, r.leaderless.length);
   deps.metrics.addMetric(METRIC.brokenLeases, MetricUnit.Count, r.broken.length);
   if (r.round?.lostRace) deps.logger.warn('another tick moved the round on meanwhile; this one left the cursor to it', { round: r.round });
-  deps.logger.info('tick', { leases: r.leases, leaderless: r.leaderless, broken: [...brokenLeases], collectedCandidates: r.collectedCandidates.length, collectedIdentities: r.collectedIdentities.length, errors: r.errors.length, ...(r.round ? { round: r.round, unseeded: r.unseeded } : {}) });
+  deps.logger.info('tick', { leases: r.leases, leaderless: r.leaderless, broken: r.broken.map((b) => b.lease), collectedCandidates: r.collectedCandidates.length, collectedIdentities: r.collectedIdentities.length, errors: r.errors.length, ...(r.round ? { round: r.round, unseeded: r.unseeded } : {}) });
   return r;
 }

@@ -4,6 +4,9 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { manualClock, type ManualClock } from '../../lib/clock.js';
 import { coordinatorDeps, type CoordinatorDeps, type ReconcileOutcome } from '../../lib/coordinator/reconcile.js';
 import { tick, type TickOptions, type TickResult } from '../../lib/coordinator/tick.js';
+import { onTick, type FunctionDeps } from '../../lib/functions/core.js';
+import { observability } from '../../lib/functions/env.js';
+import { METRIC } from '../../lib/functions/metrics.js';
 import { COORDINATOR_COMPONENT, TICK_CURSOR_NAME } from '../../lib/schemas/tick-cursor.js';
 import { testTables, type TestTables } from '../support.js';
 
@@ -152,6 +155,36 @@ describe("the coordinator's tick within its invocation's time (issue 38, item 5)
     expect(invs.flatMap((i) => i.result.broken.map((b) => b.lease))).toEqual(['bricked']);
     expect(invs.flatMap((i) => i.result.collectedCandidates)).toEqual([{ leaseName: 'bricked', name: 'stale' }]);
     expect((await deps.candidates.read('bricked', 'live')).item).toBeDefined();
+  });
+
+  it("a broken lease whose candidates a part other than its row's holds is counted once: the tick's broken leases, its gauge and its log", async () => {
+    await seed(12);
+    await round(5, { segmentLeases: 5 }); // the first round, in one part, counts the leases
+    clock.advance(TICK_EVERY_MS);
+    await deps.candidates.write(
+      { key: { leaseName: 'bricked', name: 'live' }, item: undefined, revision: 0 },
+      { set: { emulationVersion: '1.30.0', binaryVersion: '1.30.0', preferredStrategies: [OEV], renewTime: clock.now(), createdAt: clock.now() } },
+    );
+    // a term of 0 seconds, which the schema refuses
+    await t.client.send(new PutItemCommand({ TableName: t.names.leases, Item: marshall({ name: 'bricked', holderIdentity: 'x', leaseDurationSeconds: 0, leaseTransitions: 0, fencingToken: 7, revision: 3 }) }));
+    // DynamoDB promises no key the same part in two tables: here each candidate is in the part after its lease row's
+    const candidates = deps.candidates;
+    const scan = candidates.scan.bind(candidates);
+    candidates.scan = (opts = {}) => scan(opts.segment ? { ...opts, segment: { ...opts.segment, index: (opts.segment.index + 1) % opts.segment.total } } : opts);
+    const added: [string, number][] = [];
+    const errors: unknown[] = [];
+    const o = observability('test', 'SILENT');
+    const add = o.metrics.addMetric.bind(o.metrics);
+    o.metrics.addMetric = (name, unit, value) => (added.push([name, value]), add(name, unit, value));
+    const logError = o.logger.error.bind(o.logger);
+    o.logger.error = ((message: string, ...rest: unknown[]) => (errors.push([message, ...rest]), logError(message, ...(rest as [])))) as typeof o.logger.error;
+    const d: FunctionDeps = { coordinator: deps, timer: { schedule: async () => undefined }, publish: async () => undefined, deadLetter: async () => undefined, ...o };
+    const r = await onTick(d, 600_000); // the whole round in one invocation
+    expect(r.round).toMatchObject({ done: true, segments: 3 });
+    expect(r.errors).toEqual([]);
+    expect(r.broken.map((b) => b.lease)).toEqual(['bricked']); // before the fix: twice, from its row's part and from its candidates' part
+    expect(added.filter(([name]) => name === METRIC.brokenLeases)).toEqual([[METRIC.brokenLeases, 1]]);
+    expect(errors).toHaveLength(1);
   });
 
   it('a cursor row that does not parse is started afresh, and the identities scan never returns the cursor', async () => {
