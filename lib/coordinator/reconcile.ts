@@ -5,7 +5,7 @@ import { plan } from '../election/plan.js';
 import { decideWithSuccession } from '../election/successor.js';
 import { effectiveLease, isCandidateStale, isIdentityExpired, recheckAt, sessionStampAt, vacancy, type SessionStamp } from '../election/vacancy.js';
 import { isSessionComponent, processOf, processSessionComponents, sessionKey, vouchesFor } from '../schemas/identity.js';
-import type { Candidate } from '../schemas/candidate.js';
+import { CandidateStamp, type Candidate } from '../schemas/candidate.js';
 import type { IdentityLease } from '../schemas/identity.js';
 import { electionConfig, type ElectionConfig, type ElectionConfigInput, type TableNames } from '../schemas/config.js';
 import type { Lease } from '../schemas/lease.js';
@@ -250,8 +250,9 @@ const asError = (e: unknown): Error => (e instanceof Error ? e : new Error(Strin
  * The coordinator's tick: every lease that has candidates or an election in flight is reconciled,
  * at most `config.concurrency` at a time, from two consistent scans (one per table) rather than
  * two reads per lease; only leases whose decision writes are read again, by their own reconcile.
- * Then stale candidates (a broken lease's too: no election counts them) and expired identity
- * leases are collected, each delete conditioned on the revision scanned, so a row renewed meanwhile stays.
+ * Then stale candidates (a broken lease's too: no election counts them; a row the schema refuses,
+ * by the stamp it still carries) and expired identity leases are collected, each delete
+ * conditioned on the revision scanned, so a row renewed meanwhile stays.
  *
  * With `opts` (lib/coordinator/tick.ts), a pass over one segment, after a name, until a deadline:
  * the segment's leases are taken in name order, and at the deadline the pass stops starting
@@ -285,12 +286,16 @@ export async function reconcileAll(deps: CoordinatorDeps, opts: PassOptions = {}
   }
   const groups = new Map<string, { candidates: Candidate[]; invalid: InvalidItem[] }>();
   const group = (n: string) => groups.get(n) ?? groups.set(n, { candidates: [], invalid: [] }).get(n)!;
+  // candidate rows the schema refuses whose stamp still reads: collected once stale by it
+  const refused: RefusedCandidate[] = [];
   for await (const page of deps.candidates.scan(scan)) {
     for (const s of page) {
       if (s.ok) group(s.item.leaseName).candidates.push(s.item);
       else {
         result.invalid.push(s.invalid);
         group(String(s.invalid.key['leaseName'])).invalid.push(s.invalid);
+        const stamp = CandidateStamp.safeParse(s.row);
+        if (stamp.success) refused.push({ key: { leaseName: String(s.invalid.key['leaseName']), name: String(s.invalid.key['name']) }, row: s.row, stamp: stamp.data });
       }
     }
   }
@@ -310,6 +315,12 @@ export async function reconcileAll(deps: CoordinatorDeps, opts: PassOptions = {}
     }
   }
   const sessions = new Map(identities.filter((i) => isSessionComponent(i.component) && sessionKey(i.name).component === i.component).map((i) => [i.name, i]));
+  // a refused row on a session may live by it, whichever process's it is (late rather than early); on a session row that does not parse, by nobody: kept
+  const refusedRenewed = refused.flatMap((c) => {
+    const session = c.stamp.session;
+    if (session !== undefined && badSessions.has(session)) return [];
+    return [{ ...c, renewTime: Math.max(c.stamp.renewTime, session === undefined ? 0 : (sessions.get(session)?.renewTime ?? 0)) }];
+  });
   // a candidate on a session lives by it (vouchedCandidate): judged, named and collected so
   for (const g of groups.values()) g.candidates = vouchAll(g.candidates, sessions);
   // The session rows of each process: the tick sees every session, so a term whose named session
@@ -394,7 +405,7 @@ export async function reconcileAll(deps: CoordinatorDeps, opts: PassOptions = {}
   }
   const stale = [...groups.values()].flatMap((g) => g.candidates);
   if (segment) {
-    await collectGarbage(deps, stale, [], result, past);
+    await collectGarbage(deps, stale, refusedRenewed, [], result, past);
     return result;
   }
   // a session row a held lease still names is kept: gone, it would no longer vouch for that term (sessionStanding)
@@ -406,7 +417,8 @@ export async function reconcileAll(deps: CoordinatorDeps, opts: PassOptions = {}
   const named = namedSessions(held.values());
   // and a session row a live candidate names: gone, it would no longer vouch for it (vouchedCandidate)
   for (const c of stale) if (c.session !== undefined && !isCandidateStale(c, now, deps.config.candidateStaleAfterMs)) named.add(c.session);
-  await collectGarbage(deps, stale, identities.filter((i) => !named.has(i.name)), result, past);
+  for (const c of refusedRenewed) if (c.stamp.session !== undefined && c.renewTime + deps.config.candidateStaleAfterMs >= now) named.add(c.stamp.session);
+  await collectGarbage(deps, stale, refusedRenewed, identities.filter((i) => !named.has(i.name)), result, past);
   return result;
 }
 
@@ -436,15 +448,35 @@ export async function collectIdentities(deps: CoordinatorDeps, opts: { deadline?
   // candidates, once stale by it, are collected by their segment's pass, and the row at a later round's end
   for await (const page of deps.candidates.scanSessions()) for (const s of page) named.add(s);
   const past = () => opts.deadline !== undefined && deps.clock.monotonic() >= opts.deadline;
-  await collectGarbage(deps, [], expired.filter((i) => !named.has(i.name)), result, past);
+  await collectGarbage(deps, [], [], expired.filter((i) => !named.has(i.name)), result, past);
   return result;
 }
 
-async function collectGarbage(deps: CoordinatorDeps, candidates: Candidate[], identities: IdentityLease[], result: Partial<Pick<ReconcileAllResult, 'collectedCandidates' | 'collectedIdentities' | 'errors'>>, past: () => boolean): Promise<void> {
+/**
+ * A candidate row the schema refuses (a foreign or older writer's), whose `renewTime` (and
+ * `session`, if it names one) still parse: the row as stored, and the stamp it is judged by.
+ */
+interface RefusedCandidate {
+  key: { leaseName: string; name: string };
+  row: Record<string, unknown>;
+  stamp: CandidateStamp;
+}
+
+async function collectGarbage(
+  deps: CoordinatorDeps,
+  candidates: Candidate[],
+  refused: (RefusedCandidate & Pick<Candidate, 'renewTime'>)[],
+  identities: IdentityLease[],
+  result: Partial<Pick<ReconcileAllResult, 'collectedCandidates' | 'collectedIdentities' | 'errors'>>,
+  past: () => boolean,
+): Promise<void> {
   const now = deps.clock.now();
   const stale = candidates.filter((c) => isCandidateStale(c, now, deps.config.candidateStaleAfterMs));
   const failed = (what: string) => (e: unknown) => result.errors?.push({ lease: what, error: asError(e) });
   await collect(deps, stale, past, (c) => deps.candidates.collect(CandidateStore.readOf(c), now), (c) => result.collectedCandidates?.push({ leaseName: c.leaseName, name: c.name }), (c) => failed(c.leaseName));
+  // a refused row stale by its stamp: deleted if it still carries what was scanned
+  const staleRefused = refused.filter((c) => c.renewTime + deps.config.candidateStaleAfterMs < now);
+  await collect(deps, staleRefused, past, (c) => deps.candidates.collectInvalid(c.key, c.row), (c) => result.collectedCandidates?.push(c.key), (c) => failed(c.key.leaseName));
   // A session row is collected like any identity lease (its leaseDurationSeconds covers the longest
   // lease held on it, so no lease can still be alive on it by then), once no held lease names it.
   // The stamp is its writer's clock, up to clockSkewMs behind this one: late rather than early (KEP-1965).
@@ -454,17 +486,17 @@ async function collectGarbage(deps: CoordinatorDeps, candidates: Candidate[], id
 
 /**
  * Deletes each of `rows` (conditioned on the revision scanned), `concurrency` at a time, and notes
- * those deleted. A row renewed (or already gone) since the scan is a ConflictError: it is kept.
+ * those deleted. A row renewed (or already gone) since the scan is a ConflictError (or `remove`
+ * says false): it is kept.
  * Any other failure (throttled, say) is noted for that row alone and the rest go on: the next pass
  * finds it again, and the tick still reports its gauges and moves its round on. None starts once
  * `past()`: the next pass finds the rest.
  */
-async function collect<T>(deps: CoordinatorDeps, rows: T[], past: () => boolean, remove: (row: T) => Promise<void>, collected: (row: T) => void, failed: (row: T) => (e: unknown) => void): Promise<void> {
+async function collect<T>(deps: CoordinatorDeps, rows: T[], past: () => boolean, remove: (row: T) => Promise<boolean | void>, collected: (row: T) => void, failed: (row: T) => (e: unknown) => void): Promise<void> {
   await mapLimit(rows, deps.config.concurrency, async (row) => {
     if (past()) return;
     try {
-      await remove(row);
-      collected(row);
+      if ((await remove(row)) !== false) collected(row); // (false: changed since the scan, it lives on)
     } catch (e) {
       if (!(e instanceof ConflictError)) failed(row)(e); // (a ConflictError: renewed since the scan, it lives on)
     }

@@ -12,6 +12,7 @@ import { eventsFromCandidateChange, eventsFromLeaseChange } from '../events/deri
 import { PublishError } from '../events/publisher.js';
 import { ConflictError, EndedTermsFullError } from '../stores/errors.js';
 import { LeaseStore } from '../stores/lease-store.js';
+import type { InvalidItem } from '../stores/item-store.js';
 import type { ConclaveEvent } from '../events/schemas.js';
 import type { Candidate } from '../schemas/candidate.js';
 import * as z from 'zod';
@@ -75,7 +76,8 @@ export async function afterReconcile(deps: FunctionDeps, o: ReconcileOutcome, tr
   if (o.after) deps.wakes?.send(o.lease, o.after.revision);
   const d = o.decision;
   const log = { lease: o.lease, trigger, decision: d.kind, attempts: o.attempts };
-  if (o.invalidCandidates.length) deps.logger.warn('candidate rows that do not match the schema took no part', { ...log, invalid: o.invalidCandidates.map((i) => ({ key: i.key, error: i.error.message })) });
+  // (the tick reports each such row once itself: reportTick)
+  if (o.invalidCandidates.length && trigger !== 'tick') deps.logger.warn('candidate rows that do not match the schema took no part', { ...log, invalid: o.invalidCandidates.map((i) => ({ key: i.key, error: i.error.message })) });
   if (o.attempts > 1) deps.metrics.addMetric(METRIC.conflicts, MetricUnit.Count, o.attempts - 1);
   switch (d.kind) {
     case 'openElection':
@@ -628,11 +630,31 @@ export async function onTick(deps: FunctionDeps, remainingMs?: number): Promise<
   return reportTick(deps, await tick(deps.coordinator, { deadline, afterEach: (o) => afterReconcile(deps, o, 'tick') }));
 }
 
+/**
+ * What to do about a candidate row the schema refuses, and what the tick does with it: collected
+ * once stale by its stamp (lib/coordinator/reconcile.ts), unless that stamp is what does not parse.
+ */
+function refusedCandidateFix(deps: FunctionDeps, i: InvalidItem): string {
+  const key = JSON.stringify({ leaseName: { S: i.key['leaseName'] }, name: { S: i.key['name'] } });
+  const remedy = `rewrite it valid, or delete it (aws dynamodb delete-item --table-name ${deps.coordinator.candidates.table} --key '${key}')`;
+  const unstamped = i.error.fields.some((f) => f === 'renewTime' || f === 'session');
+  const staleAfter = `${Math.round(deps.coordinator.config.candidateStaleAfterMs / 60_000)} min`;
+  return unstamped
+    ? `${remedy}: its renewTime or session does not parse, so it is never collected`
+    : `${remedy}; left as it is, it is collected once its renewTime, and its session's if it names one, is older than candidateStaleAfterMs (${staleAfter})`;
+}
+
 function reportTick(deps: FunctionDeps, r: TickResult): TickResult {
   for (const e of r.errors) deps.logger.error('reconcile failed; the next trigger retries', { lease: e.lease, error: e.error });
   for (const b of r.broken) deps.logger.error('lease row does not match the schema; left alone until repaired', { ...brokenLog(b), trigger: 'tick' });
   const told = new Set<Error>(r.broken.map((b) => b.error));
-  for (const i of r.invalid) if (!told.has(i.error)) deps.logger.warn('row does not match its schema; left alone', { key: i.key, error: i.error.message });
+  const collected = new Set(r.collectedCandidates.map((c) => JSON.stringify([c.leaseName, c.name])));
+  for (const i of r.invalid) {
+    if (told.has(i.error)) continue;
+    if (!('leaseName' in i.key)) deps.logger.warn('row does not match its schema; left alone', { key: i.key, error: i.error.message });
+    else if (!collected.has(JSON.stringify([i.key['leaseName'], i.key['name']])))
+      deps.logger.warn('candidate row does not match its schema: it takes no part in elections', { key: i.key, error: i.error.message, fix: refusedCandidateFix(deps, i) });
+  }
   deps.metrics.addMetric(METRIC.leaderless, MetricUnit.Count, r.leaderless.length);
   deps.metrics.addMetric(METRIC.brokenLeases, MetricUnit.Count, r.broken.length);
   if (r.round?.lostRace) deps.logger.warn('another tick moved the round on meanwhile; this one left the cursor to it', { round: r.round });

@@ -91,6 +91,13 @@ export const CandidateItem = z.object({
 export type Candidate = z.infer<typeof CandidateItem>;
 
 /**
+ * What the coordinator's collection reads of a row CandidateItem refuses: its `renewTime`, and the
+ * `session` it may live by. A row whose stamp does not parse is never collected.
+ */
+export const CandidateStamp = CandidateItem.pick({ renewTime: true, session: true });
+export type CandidateStamp = z.infer<typeof CandidateStamp>;
+
+/**
  * What a worker writes for its candidacy: strict versions, emulation ≤ binary. No priority: that
  * is an operator's pin (the CLI's `set-priority` and `preempt`), which a worker may not write.
  */

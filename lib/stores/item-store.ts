@@ -30,7 +30,7 @@ export interface Read<T> {
 /** A change to an item (lib/schemas/common.ts RowPatch). */
 export type Patch<T> = RowPatch<T>;
 
-/** A row that is in the table but does not match its schema: reported, never acted on. */
+/** A row that is in the table but does not match its schema: reported, never decided on (a candidate row is collected once stale by a `renewTime` that still parses). */
 export interface InvalidItem {
   /** The row's key attributes, as stored. */
   readonly key: Record<string, unknown>;
@@ -38,7 +38,8 @@ export interface InvalidItem {
   readonly error: ValidationError;
 }
 
-export type Scanned<T> = { ok: true; item: T } | { ok: false; invalid: InvalidItem };
+/** A row read: parsed, or refused with the row as stored beside it (what can still be read of it). */
+export type Scanned<T> = { ok: true; item: T } | { ok: false; invalid: InvalidItem; row: Record<string, unknown> };
 
 /** One of `total` parts of a table, as DynamoDB's parallel scan divides it (Segment, TotalSegments). */
 export interface ScanSegment {
@@ -136,7 +137,7 @@ export class ItemStore<S extends z.ZodType<Revisioned>> {
       return { ok: true, item: this.parseItem(raw) };
     } catch (e) {
       if (!(e instanceof ValidationError)) throw e;
-      return { ok: false, invalid: { key: Object.fromEntries(this.keys.map((k) => [k, raw[k]])), error: e } };
+      return { ok: false, invalid: { key: Object.fromEntries(this.keys.map((k) => [k, raw[k]])), error: e }, row: raw };
     }
   }
 

@@ -966,3 +966,49 @@ describe("a broken lease's candidates, in the tick's garbage collection", () => 
     }
   });
 });
+
+// ——— Candidate rows the schema refuses (a field of the wrong type, from a foreign or older writer):
+// they take no part, and once stale by the renewTime they still carry, they are collected as any
+// stale candidate is; a row whose stamp cannot be read, or that may live by a session, stays. ———
+
+describe('candidate rows the schema refuses, in the tick\'s garbage collection', () => {
+  it('are collected once stale by their own readable renewTime, each delete conditioned on the stamp scanned; one that may be live stays', async () => {
+    const tables = await testTables('invalid-gc');
+    const d = coordinatorDeps(tables.client, tables.names, { clock });
+    try {
+      const now = clock.now();
+      const s = await sessionOf('p1', now - 60_000, d); // its process renewed it a minute ago
+      const put = (name: string, fields: Record<string, unknown>) =>
+        tables.client.send(new PutItemCommand({ TableName: tables.names.candidates, Item: marshall({ leaseName: 'junk', name, binaryVersion: '1.30.0', emulationVersion: '1.30.0', preferredStrategies: [OEV], createdAt: now - HOUR, priority: 'high', revision: 4, ...fields }) }));
+      await put('stale', { renewTime: now - 31 * 60_000 });
+      await put('renewed', { renewTime: now - 31 * 60_000 });
+      await put('live', { renewTime: now - 29 * 60_000 });
+      await put('no-stamp', { renewTime: 'yesterday' });
+      await put('on-session', { renewTime: now - 5 * HOUR, session: s, identity: 'w_1@p1' });
+      await d.candidates.write({ key: { leaseName: 'fine', name: 'x' }, item: undefined, revision: 0 }, { set: { emulationVersion: '1.30.0', binaryVersion: '1.30.0', preferredStrategies: [OEV], renewTime: now, createdAt: now } });
+      // within the pass, after the scans and before the collection, 'renewed' is renewed by its writer
+      let renewed = false;
+      const renew = async () => {
+        if (renewed) return;
+        renewed = true;
+        await tables.client.send(new UpdateItemCommand({ TableName: tables.names.candidates, Key: marshall({ leaseName: 'junk', name: 'renewed' }), UpdateExpression: 'SET renewTime = :now', ExpressionAttributeValues: marshall({ ':now': clock.now() }) }));
+      };
+      const r = await reconcileAll(d, { afterEach: renew });
+      expect(r.errors).toEqual([]);
+      expect(r.invalid.map((i) => i.key['name']).sort()).toEqual(['live', 'no-stamp', 'on-session', 'renewed', 'stale']);
+      // before the fix: none collected, tick after tick
+      expect(r.collectedCandidates).toEqual([{ leaseName: 'junk', name: 'stale' }]);
+      expect(r.collectedIdentities, "the session a live one names is kept, as a live candidate's").toEqual([]);
+      const left = async () => (await d.candidates.list('junk')).invalid.map((i) => i.key['name']).sort();
+      expect(await left()).toEqual(['live', 'no-stamp', 'on-session', 'renewed']);
+      // an hour on, with the session still renewed: the others are stale by their own stamps, 'on-session' lives by its session's
+      clock.advance(HOUR);
+      await tables.client.send(new UpdateItemCommand({ TableName: tables.names.identities, Key: marshall(sessionKey(s)), UpdateExpression: 'SET renewTime = :now', ExpressionAttributeValues: marshall({ ':now': clock.now() }) }));
+      const r2 = await reconcileAll(d);
+      expect(r2.collectedCandidates.filter((c) => c.leaseName === 'junk').map((c) => c.name).sort()).toEqual(['live', 'renewed']);
+      expect(await left()).toEqual(['no-stamp', 'on-session']);
+    } finally {
+      await tables.drop();
+    }
+  });
+});

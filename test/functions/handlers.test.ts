@@ -257,6 +257,33 @@ describe('a broken lease (its row does not match the schema)', () => {
   });
 });
 
+describe('a candidate row the schema refuses (a foreign or older writer\'s)', () => {
+  it('the tick reports it once, naming the row and the fix; collected once stale by its renewTime', async () => {
+    const now = Date.now();
+    const row = (name: string, renewTime: unknown) => ({ leaseName: 'refused-rows', name, binaryVersion: '1.30.0', emulationVersion: '1.30.0', preferredStrategies: [OLDEST_EMULATION_VERSION], createdAt: now, priority: 'high', revision: 1, renewTime });
+    await t.client.send(new PutItemCommand({ TableName: t.names.candidates, Item: marshall(row('fresh', now)) }));
+    await t.client.send(new PutItemCommand({ TableName: t.names.candidates, Item: marshall(row('old', now - 31 * MIN)) }));
+    await t.client.send(new PutItemCommand({ TableName: t.names.candidates, Item: marshall(row('unstamped', 'yesterday')) }));
+    const { d } = deps();
+    const warned: [string, Record<string, unknown>][] = [];
+    const warn = d.logger.warn.bind(d.logger);
+    d.logger.warn = ((message: string, extra: Record<string, unknown>) => (warned.push([message, extra]), warn(message, extra))) as typeof d.logger.warn;
+    const r = (await coordinatorTick(d)({ source: 'aws.events', 'detail-type': 'Scheduled Event', time: new Date().toISOString() } as never, lambdaContext('coordinator'))) as { errors: unknown[] };
+    expect(r.errors).toEqual([]);
+    const about = (name: string) => warned.filter(([, extra]) => JSON.stringify(extra).includes(`"${name}"`) && JSON.stringify(extra).includes('refused-rows'));
+    // before the fix: twice (the tick's report and the reconcile's), saying only "left alone"
+    expect(about('fresh')).toEqual([
+      ['candidate row does not match its schema: it takes no part in elections', {
+        key: { leaseName: 'refused-rows', name: 'fresh' },
+        error: expect.stringMatching(/priority/),
+        fix: expect.stringMatching(/^rewrite it valid, or delete it \(aws dynamodb delete-item --table-name \S+ --key '\{"leaseName":\{"S":"refused-rows"\},"name":\{"S":"fresh"\}\}'\); left as it is, it is collected once its renewTime, and its session's if it names one, is older than candidateStaleAfterMs \(30 min\)$/),
+      }],
+    ]);
+    expect(about('unstamped').map(([, extra]) => extra['fix'])).toEqual([expect.stringMatching(/: its renewTime or session does not parse, so it is never collected$/)]);
+    expect(about('old')).toEqual([]); // stale: collected, not reported
+    expect((await coordinatorDeps(t.client, t.names).candidates.list('refused-rows')).invalid.map((i) => i.key['name'])).toEqual(['fresh', 'unstamped']);
+  });
+});
 
 describe('EventBridge failing: the election goes on, the events wait on the timer queue', () => {
   const sqsMessage = (id: string, body: unknown) => message(id, JSON.stringify(body));
