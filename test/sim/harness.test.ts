@@ -84,6 +84,25 @@ describe('Sim', () => {
     expect(at).toEqual([1_000]);
   });
 
+  it('a machine whose timers count down on its monotonic clock (monotonicTimers): a suspend it did not count (lostMs) puts off every timer by as much, those due meanwhile and those due after', async () => {
+    const sim = await Sim.create();
+    const m = sim.machine();
+    m.clock.monotonicTimers = true;
+    const at: [string, number][] = [];
+    m.clock.setTimer(100, () => at.push(['due asleep', sim.elapsed]));
+    m.clock.setTimer(3_000, () => at.push(['due after', sim.elapsed]));
+    const cancelled = m.clock.setTimer(200, () => at.push(['cancelled', sim.elapsed]));
+    await sim.run(50);
+    m.clock.pause();
+    await sim.run(1_000);
+    m.clock.lostMs += 1_000;
+    cancelled.cancel();
+    m.clock.resume();
+    expect(at).toEqual([]);
+    await sim.run(5_000);
+    expect(at).toEqual([['due asleep', 1_100], ['due after', 4_000]]);
+  });
+
   it('an operator’s write, sent outside every machine’s network, reaches the lease stream’s function: its wake is published', async () => {
     const sim = await Sim.create();
     sim.pushBroker({ delayMs: 50, deliveryMs: 5 });
