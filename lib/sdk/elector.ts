@@ -1,5 +1,5 @@
 import type { DynamoDBClient, PutItemCommandOutput, TransactWriteItemsCommandInput, TransactWriteItemsCommandOutput, UpdateItemCommandOutput } from '@aws-sdk/client-dynamodb';
-import { Nap, systemClock, uniqueId, type Timer } from '../clock.js';
+import { every, Nap, systemClock, uniqueId, type Clock, type Timer } from '../clock.js';
 import type { Candidate } from '../schemas/candidate.js';
 import { instanceOnSession } from '../schemas/identity.js';
 import type { Lease } from '../schemas/lease.js';
@@ -25,6 +25,7 @@ import {
   nextStepDelay,
   SESSION_QUIET_LEASES,
   sessionFallbackMs,
+  sleptSince,
   STAMP_ERROR_MS,
   START,
   WOKEN_READS,
@@ -139,7 +140,7 @@ export class LeaderElector {
       everyRetryPeriod: opts.mode === 'NoCoordination' && opts.renewIntervalMs === undefined,
     };
     const startUp = new StartUp<void>(`LeaderElector "${opts.identity}" of lease "${opts.leaseName}"`, opts.tables);
-    this.x = { settings, lock, sessions, time, client, requests, callbacks, report, retryDelayMs: decisions.retryDelayMs, detect: detect ?? (() => detectPlatform()), push, session, startUp, phase: 'idle', platform: undefined, nap: undefined, wokenAt: [], failures: 0, work: undefined, deadline: undefined, aside: new Set() };
+    this.x = { settings, lock, sessions, time, machine: clock ?? systemClock, client, requests, callbacks, report, retryDelayMs: decisions.retryDelayMs, detect: detect ?? (() => detectPlatform()), push, session, startUp, phase: 'idle', platform: undefined, nap: undefined, wokenAt: [], failures: 0, work: undefined, deadline: undefined, clocks: undefined, wallAhead: 0, aside: new Set() };
     this.ready = startUp.ready;
   }
 
@@ -167,11 +168,24 @@ export class LeaderElector {
    * Whether this worker leads now (between onStartedLeading and onStoppedLeading). It judges the
    * renew deadline on the monotonic clock at the moment it is asked: a process that was frozen past
    * its deadline (a Lambda between invocations, SIGSTOP, a long pause) learns here that it stopped
-   * leading — the term is stopped and the signal aborted — before any of its timers has run.
+   * leading — the term is stopped and the signal aborted — before any of its timers has run. One
+   * whose monotonic clock stood still while the machine slept (a laptop's suspend) is inside its
+   * deadline when it wakes: its wall clock, gained on the monotonic one, has it read its lease at
+   * once, so it is told within a round trip if another leads now.
    */
   isLeader(): boolean {
     if (this.known.lead) this.note({ kind: 'asked' });
+    this.lookAtClocks();
     return this.known.lead !== undefined;
+  }
+
+  /** While leading: its wall clock compared with its monotonic one; gained on it (a sleep: sleptSince), it reads its lease at once, as woken. */
+  private lookAtClocks(): void {
+    if (!this.known.lead) return;
+    const { x } = this;
+    const before = x.wallAhead;
+    x.wallAhead = wallAhead(x.machine);
+    if (sleptSince(before, x.wallAhead, this.options.retryPeriodMs)) this.note({ kind: 'wake', revision: undefined });
   }
 
   /** The fencing token of the current term; undefined when not leading. */
@@ -186,9 +200,11 @@ export class LeaderElector {
 
   /**
    * client-go's healthz adaptor: a leader whose term, as it last renewed it, is expired by more
-   * than the tolerance is unhealthy (it is stuck: its renew deadline should have stopped it).
+   * than the tolerance is unhealthy (it is stuck: its renew deadline should have stopped it). A
+   * leader asked looks at its clocks too, as isLeader() does.
    */
   healthy(toleranceMs = this.options.healthToleranceMs): boolean {
+    this.lookAtClocks();
     const l = this.known.lead;
     return !l || this.x.time.monotonic() - l.renewedAt <= this.options.leaseDurationMs + toleranceMs;
   }
@@ -350,6 +366,7 @@ export class LeaderElector {
     try {
       while (!signal.aborted) {
         try {
+          this.lookAtClocks();
           if (this.known.wakePending) x.wokenAt = [...x.wokenAt.slice(1 - WOKEN_READS), time.monotonic()];
           await this.feed({ kind: 'poll', pushLive: this.pushLive });
           if (x.failures > 0) {
@@ -539,11 +556,15 @@ export class LeaderElector {
         const leading: LeadingTerm = { fencingToken: token, fencedWrite: (input) => this.transact(by(), input), fencedItemWrite: (input, attribute) => this.itemWrite(by(), input, attribute) };
         // a rejection once the term's signal aborted is the work stopping, as asked: nothing failed
         const failed = (cause: unknown) => void (controller.signal.aborted || this.note({ kind: 'workFailed', no, token, cause, random: x.time.random() }));
+        // work that never asks isLeader() learns of a sleep within a retry period of waking too
+        x.wallAhead = wallAhead(x.machine);
+        x.clocks = every(x.time, o.retryPeriodMs, () => this.lookAtClocks(), { background: true });
         callBack(() => x.callbacks.onStartedLeading(controller.signal, leading), failed);
         return { sent: STARTED, answer: () => ({ kind: 'answer', rest: f.rest }) };
       }
       case 'stop':
         x.deadline?.cancel();
+        x.clocks?.cancel();
         x.work?.abort(f.reason);
         callBack(() => x.callbacks.onStoppedLeading?.({ reason: f.reason, fencingToken: f.token }), x.report);
         return undefined;
@@ -580,6 +601,9 @@ export class LeaderElector {
 
 const STARTED = Promise.resolve();
 
+/** The machine's wall clock less its monotonic one: steady, but for a sleep the monotonic clock did not count, or a step of the wall clock. */
+const wallAhead = (c: Clock): number => c.now() - c.monotonic();
+
 /** A term to write in, and the signal that ends it (its work's). */
 interface FencedBy {
   readonly term: Term;
@@ -595,6 +619,8 @@ interface Shell {
   readonly sessions: SessionReader;
   /** What every time this worker writes is read from (clockSync); durations use its monotonic clock. */
   readonly time: StampClock;
+  /** The machine's own clock: its wall clock, beside the monotonic one, shows a sleep. */
+  readonly machine: Clock;
   readonly client: DynamoDBClient;
   /** `client`, each request given up after the elector's bound (bounded-client.ts): its own, and its terms' fenced writes. */
   readonly requests: DynamoDBClient;
@@ -621,6 +647,10 @@ interface Shell {
   work: AbortController | undefined;
   /** The renew deadline's timer. */
   deadline: Timer | undefined;
+  /** While leading: a look at the clocks every retry period (lookAtClocks). */
+  clocks: Timer | undefined;
+  /** The machine's wall clock less its monotonic one at the last look while leading. */
+  wallAhead: number;
   /** What is carried out beside the loop (aside): awaited before run() steps down. */
   readonly aside: Set<Promise<unknown>>;
 }

@@ -689,6 +689,17 @@ export function decideLeader(s: LeaderSettings, t: TermView, o: LeaderObservatio
   }
 }
 
+/**
+ * Whether the machine may have slept since its clocks were last compared (`before`, `now`: its wall
+ * clock less its monotonic one, then and now): its wall clock gained more than a retry period. A
+ * suspend stops Linux's CLOCK_MONOTONIC, and with it Node's timers and the renew deadline, so a
+ * leader that slept past its lease wakes inside its deadline. Below a retry period: the two clocks'
+ * readings and NTP's slewing differ by a few ms at most, and with client-go's timings the renew
+ * deadline keeps 5 s in hand before anyone else can see the term run out. An NTP step forward looks
+ * the same: it costs a read, never the term.
+ */
+export const sleptSince = (before: number, now: number, retryPeriodMs: number): boolean => now - before > retryPeriodMs;
+
 /** A holder's term: its identity and the fencing token of its acquisition. */
 export interface HeldTerm {
   readonly holderIdentity: string;

@@ -225,6 +225,7 @@ describe('a process suspended past its lease, then resumed', () => {
     const resumedAt = sim.clock.monotonic();
     await sim.until(`${id} told it stopped`, () => sim.log.of('stopped', id).some((s) => s.token === oldToken), 30_000);
     // told at once: its renewal timer, held while it was stopped, renews on waking, and finds the term gone
+    // (timers on true time: a laptop's that count down on the monotonic clock, below)
     expect(sim.clock.monotonic() - resumedAt).toBeLessThanOrEqual(4 * LATENCY_MS);
     await sim.run(5_000);
     // nothing of the old term landed once it was paused (what it sent before may have), none after it resumed
@@ -233,6 +234,78 @@ describe('a process suspended past its lease, then resumed', () => {
     expect((await read())['by']).toBe(`${next.elector.options.identity}:${newToken}`);
     expect(sim.log.maxConcurrentLeaders()).toBeLessThanOrEqual(2); // the frozen one is told only once it runs
     expect(leaders(es)).toEqual([next]);
+  });
+});
+
+describe('a laptop that slept past its lease: its monotonic clock, and every timer on it, stood still', () => {
+  /**
+   * Three electors on machines whose timers count down on the monotonic clock, as Node's do
+   * (MachineClock.monotonicTimers); the leader's work acts every 100 ms without a fence, when `asks`
+   * once isLeader() says it leads (each answer noted), else trusting its signal alone. The leader's
+   * laptop sleeps just after a renewal of its own, until another has led for 5 s.
+   */
+  async function slept(opts: { asks: boolean; clockSync?: 'server' | 'none' }) {
+    const sim = await Sim.create({ config: CONFIG });
+    sim.coordinator({ tickEveryMs: 1_000 });
+    const acted: { by: string; token: number; at: number }[] = [];
+    const answers: { by: string; leads: boolean; at: number }[] = [];
+    const es: SimElector[] = ['a', 'b', 'c'].map((id) => {
+      const m = sim.machine();
+      m.clock.monotonicTimers = true;
+      const work = async (signal: AbortSignal, token: number) => {
+        while (!signal.aborted) {
+          await m.clock.sleep(100);
+          if (opts.asks) {
+            const leads = e.elector.isLeader();
+            answers.push({ by: id, leads, at: sim.clock.monotonic() });
+            if (!leads) return;
+          } else if (signal.aborted) return;
+          acted.push({ by: id, token, at: sim.clock.monotonic() });
+        }
+      };
+      const e = sim.elector(id, { leaseName: L, ...CLIENT_GO, clockSync: opts.clockSync ?? 'server', callbacks: { onStartedLeading: (signal, term) => void work(signal, term.fencingToken), onStoppedLeading: ({ reason, fencingToken }) => sim.log.add({ who: id, what: 'stopped', reason, token: fencingToken }) } }, { machine: m });
+      return e;
+    });
+    const leader = await sim.until('a leader', () => leaders(es)[0], 120_000);
+    await sim.until('a successor named', async () => (await sim.leases.read(L)).item?.successor, 120_000);
+    await sim.run(20_000);
+    const others = es.filter((e) => e !== leader);
+    const id = leader.elector.options.identity;
+    const oldToken = leader.elector.fencingToken!;
+    const m = leader.machine;
+    // just after a renewal of its own (answered): its next step is a renew interval away on its monotonic clock
+    const from = sim.clock.monotonic();
+    await sim.until('a renewal', () => leaseWrites(sim, m, from).some((r) => r.ok), 30_000);
+    await sim.run(10 * LATENCY_MS);
+    m.clock.pause();
+    const sleptAt = sim.clock.monotonic();
+    // (nothing of the sleeping machine is asked anything while it sleeps)
+    const next = await sim.until('another leader', () => others.find((e) => e.elector.isLeader()), 60_000);
+    await sim.run(5_000);
+    m.clock.lostMs += sim.clock.monotonic() - sleptAt;
+    m.clock.resume();
+    const wokeAt = sim.clock.monotonic();
+    await sim.until(`${id} told it stopped`, () => sim.log.of('stopped', id).some((s) => s.token === oldToken), 30_000);
+    const stoppedAt = sim.log.of('stopped', id).find((s) => s.token === oldToken)!.at;
+    await sim.run(5_000);
+    expect(leaders(es)).toEqual([next]);
+    return { id, wokeAt, stoppedAt, acted: acted.filter((w) => w.by === id && w.at >= wokeAt), answers: answers.filter((a) => a.by === id && a.at >= wokeAt) };
+  }
+
+  it.each(['server', 'none'] as const)('clockSync %s: the woken leader is told it stopped within a round trip of its first isLeader(), not at its next renewal', async (clockSync) => {
+    const { stoppedAt, acted, answers } = await slept({ asks: true, clockSync });
+    // its first question compares its clocks: the wall clock gained the sleep, so the lease is read at once
+    const first = answers[0]!;
+    expect(stoppedAt - first.at).toBeLessThanOrEqual(8 * LATENCY_MS);
+    // before: isLeader() true until its next renewal's answer, up to a renew interval later, the work acting unfenced meanwhile
+    expect(answers.filter((a) => a.leads).length).toBeLessThanOrEqual(1);
+    expect(acted.length).toBeLessThanOrEqual(1);
+  });
+
+  it('work that never asks isLeader(): its signal aborts within a retry period of waking (the background look at the clocks), not at its next renewal', async () => {
+    const { wokeAt, stoppedAt, acted } = await slept({ asks: false });
+    expect(stoppedAt - wokeAt).toBeLessThanOrEqual(CLIENT_GO.retryPeriodMs + 8 * LATENCY_MS);
+    expect(acted.length).toBeLessThanOrEqual(CLIENT_GO.retryPeriodMs / 100 + 1);
   });
 });
 
@@ -273,6 +346,29 @@ describe('a wall clock stepped by NTP, the monotonic clock steady', () => {
     leader.machine.clock.offsetMs -= stepMs;
     follower.machine.clock.offsetMs -= stepMs;
     await sim.run(30_000);
+    expect(leaders(es)).toEqual([leader]);
+    expect(leader.elector.fencingToken).toBe(token);
+    expect(sim.log.entries.filter((x) => x.at >= from && x.what !== 'newLeader')).toEqual([]);
+  });
+});
+
+describe('a wall clock stepped forward by NTP while leading: it looks like a sleep, and costs a read', () => {
+  it('stepped 30 s forward: its lease read once, at its first look at its clocks, and the same term leads on; stepped back, not even that', async () => {
+    const { sim, es, leader } = await settledGroup();
+    const token = leader.elector.fencingToken;
+    const reads = (from: number) => leader.machine.sent.filter((r) => r.at >= from && onLeases(sim, r) && r.operation === 'GetItem');
+    const quiet = sim.clock.monotonic();
+    await sim.run(30_000);
+    expect(reads(quiet)).toEqual([]); // a settled leader renews, and reads nothing
+    const from = sim.clock.monotonic();
+    leader.machine.clock.offsetMs += 30_000;
+    expect(leader.elector.isLeader()).toBe(true); // not stopped for the clocks alone
+    await sim.run(30_000);
+    expect(reads(from).map((r) => r.at - from)).toEqual([0]); // read at once; the row shows the term held
+    leader.machine.clock.offsetMs -= 30_000;
+    expect(leader.elector.isLeader()).toBe(true);
+    await sim.run(30_000);
+    expect(reads(from)).toHaveLength(1);
     expect(leaders(es)).toEqual([leader]);
     expect(leader.elector.fencingToken).toBe(token);
     expect(sim.log.entries.filter((x) => x.at >= from && x.what !== 'newLeader')).toEqual([]);
