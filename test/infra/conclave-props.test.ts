@@ -11,7 +11,7 @@ import { electionConfig } from '../../lib/schemas/config.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
 import { TABLES } from '../../lib/tables.js';
 import { ENV, wiring, type FunctionName } from '../../lib/wiring.js';
-import { acknowledged, actionsOn, anyRuleOf, buildAssets, eventBridgeDeadLetterKeys, getAtt, ids, logicalId, metadataAcknowledgements, statementsOf, synth, unacknowledged, type Synthesized } from './support.js';
+import { acknowledged, actionsOn, anyRuleOf, buildAssets, eventBridgeDeadLetterKeys, getAtt, ids, logicalId, metadataAcknowledgements, statementsOf, synth, thrown, unacknowledged, type Synthesized } from './support.js';
 
 beforeAll(buildAssets);
 
@@ -146,12 +146,7 @@ describe('Conclave props are validated at synth time', () => {
     ['a misspelt prop', { tablename: 'acme-leases' } as never, 'tablename'],
   ];
   it.each(cases)('rejects %s, naming the field', (_, props, field) => {
-    let error: unknown;
-    try {
-      new Conclave(new Stack(new App(), 'Bad'), 'Conclave', props);
-    } catch (e) {
-      error = e;
-    }
+    const error = thrown(() => new Conclave(new Stack(new App(), 'Bad'), 'Conclave', props));
     expect(error).toBeInstanceOf(ValidationError);
     expect((error as ValidationError).fields).toContain(field);
     expect((error as ValidationError).message).toMatch(/^invalid Conclave props: /);
@@ -181,12 +176,7 @@ describe('table names CloudFormation resolves (tokens)', () => {
   it('refuses them with regions, naming the field: the other Regions find their replicas by a name known at synth', () => {
     const stack = new Stack(new App(), 'Mrsc', { env: { region: 'us-east-1', account: '123456789012' } });
     const prefix = new CfnParameter(stack, 'TablePrefix');
-    let error: unknown;
-    try {
-      new Conclave(stack, 'Conclave', { tablePrefix: prefix.valueAsString, regions: { replicas: ['us-east-1', 'us-east-2', 'us-west-2'] } });
-    } catch (e) {
-      error = e;
-    }
+    const error = thrown(() => new Conclave(stack, 'Conclave', { tablePrefix: prefix.valueAsString, regions: { replicas: ['us-east-1', 'us-east-2', 'us-west-2'] } }));
     expect(error).toBeInstanceOf(ValidationError);
     expect((error as ValidationError).fields).toContain('tablePrefix');
     expect((error as ValidationError).message).toMatch(/known at synth/);

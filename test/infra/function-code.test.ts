@@ -13,6 +13,7 @@ import * as entry from '../../infra/index.js';
 import { DISCOVERY_FUNCTION } from '../../lib/discovery/wiring.js';
 import { wiring, type FunctionName } from '../../lib/wiring.js';
 import { BUNDLE_BUDGET_BYTES, BundleBudgetError, buildFunctions, DEFAULT_OUT_DIR, type FunctionBundle } from '../../scripts/build-functions.js';
+import { thrown } from './support.js';
 
 // the wiring's functions, then leader discovery's (built always, deployed with the prop)
 const names = [...(Object.keys(wiring) as FunctionName[]), DISCOVERY_FUNCTION.name];
@@ -63,13 +64,7 @@ describe('the build of the functions', () => {
 
 describe("the construct's code location", () => {
   it('says to run the build when a function has no code, naming where it looked', () => {
-    const error = (() => {
-      try {
-        functionCodeDir('unbuilt' as FunctionName);
-      } catch (e) {
-        return e;
-      }
-    })();
+    const error = thrown(() => functionCodeDir('unbuilt' as FunctionName));
     expect(error).toBeInstanceOf(MissingFunctionCodeError);
     const message = (error as Error).message;
     expect(message).toContain('npm run build');

@@ -16,7 +16,7 @@ import { RunOnceRow } from '../../lib/schemas/run-once.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
 import { TABLES } from '../../lib/tables.js';
 import { allows, type DynamoRequest } from './iam.js';
-import { actionsOn, buildAssets, getAtt, logicalId, metadataAcknowledgements, statementsOf, synth, unacknowledged, type Statement, type Synthesized } from './support.js';
+import { actionsOn, buildAssets, getAtt, logicalId, metadataAcknowledgements, statementsOf, synth, thrown, unacknowledged, type Statement, type Synthesized } from './support.js';
 
 beforeAll(buildAssets);
 
@@ -151,12 +151,7 @@ describe('grantWorker', () => {
     ['an empty lease name', { leaseNames: ['jobs', ''], components: [] }, 'leaseNames[1]', /empty/],
   ];
   it.each(bad)('rejects %s, naming the option and the fix', (_, options, field, fix) => {
-    let error: unknown;
-    try {
-      c.grantWorker(new iam.Role(new Stack(new App(), 'Other'), 'R', { assumedBy: new iam.AccountRootPrincipal() }), options);
-    } catch (e) {
-      error = e;
-    }
+    const error = thrown(() => c.grantWorker(new iam.Role(new Stack(new App(), 'Other'), 'R', { assumedBy: new iam.AccountRootPrincipal() }), options));
     expect(error).toBeInstanceOf(ValidationError);
     expect((error as ValidationError).fields).toContain(field);
     expect((error as ValidationError).issues.find((i) => i.field === field)?.message).toMatch(fix);
@@ -181,12 +176,7 @@ describe('grantWorker', () => {
   });
 
   it('rejects a session partition among components, naming the option and the fix', () => {
-    let error: unknown;
-    try {
-      c.grantWorker(new iam.Role(new Stack(new App(), 'Other'), 'R', { assumedBy: new iam.AccountRootPrincipal() }), { leaseNames: ['A'], components: [sessionComponent(['B'])] });
-    } catch (e) {
-      error = e;
-    }
+    const error = thrown(() => c.grantWorker(new iam.Role(new Stack(new App(), 'Other'), 'R', { assumedBy: new iam.AccountRootPrincipal() }), { leaseNames: ['A'], components: [sessionComponent(['B'])] }));
     expect(error).toBeInstanceOf(ValidationError);
     expect((error as ValidationError).issues.find((i) => i.field === 'components[0]')?.message).toMatch(/session partition.*sessions/);
   });

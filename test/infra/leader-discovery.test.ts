@@ -20,7 +20,7 @@ import { DISCOVERY_DETAIL_TYPES, DISCOVERY_ENV, DISCOVERY_FUNCTION } from '../..
 import { ValidationError } from '../../lib/schemas/validation.js';
 import { fakeAws, type FakeAws, type RecordedCall } from '../discovery/fake-aws.js';
 import { globMatches, resolveArn } from './iam.js';
-import { anyRuleOf, buildAssets, eventBridgeDeadLetterKeys, getAtt, logicalId, metadataAcknowledgements, statementsOf, synth, unacknowledged, type Statement, type Synthesized } from './support.js';
+import { anyRuleOf, buildAssets, eventBridgeDeadLetterKeys, getAtt, logicalId, metadataAcknowledgements, statementsOf, synth, thrown, unacknowledged, type Statement, type Synthesized } from './support.js';
 
 beforeAll(buildAssets);
 
@@ -294,12 +294,7 @@ describe('leaderDiscovery is validated at synth, each error naming the field', (
   ];
   it.each(cases)('rejects %s', (_, props, field, message) => {
     const stack = new Stack(new App(), 'Bad', { env: { region: 'us-east-1' } });
-    let error: unknown;
-    try {
-      new Conclave(stack, 'Conclave', props(stack));
-    } catch (e) {
-      error = e;
-    }
+    const error = thrown(() => new Conclave(stack, 'Conclave', props(stack)));
     expect(error).toBeInstanceOf(ValidationError);
     expect((error as ValidationError).fields).toContain(field);
     expect((error as ValidationError).issues.find((i) => i.field === field)!.message).toMatch(message);

@@ -20,7 +20,7 @@ import { ConclaveStack } from '../../infra/stack.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
 import { defaultTableNames, TABLES, TTL_ATTRIBUTE } from '../../lib/tables.js';
 import { ENV, wiring, type FunctionName } from '../../lib/wiring.js';
-import { buildAssets, getAtt, logicalId, statementsOf, synth, unacknowledged, type Synthesized } from './support.js';
+import { buildAssets, getAtt, logicalId, statementsOf, synth, thrown, unacknowledged, type Synthesized } from './support.js';
 
 beforeAll(buildAssets);
 
@@ -227,12 +227,7 @@ describe('`regions` is validated when the construct is created', () => {
     ['two of three tables named', () => stackIn('us-east-1'), { tableNames: { leases: 'a-leases', candidates: 'a-candidates' }, regions: { replicas: ['us-east-1', 'us-east-2', 'us-west-2'] } }, 'tablePrefix', /tableNames for all three/],
   ];
   it.each(cases)('rejects %s, naming the field and the fix', (_, stack, props, field, message) => {
-    let error: unknown;
-    try {
-      new Conclave(stack(), 'Conclave', props);
-    } catch (e) {
-      error = e;
-    }
+    const error = thrown(() => new Conclave(stack(), 'Conclave', props));
     expect(error).toBeInstanceOf(ValidationError);
     const issue = (error as ValidationError).issues.find((i) => i.field === field);
     expect(issue, `${(error as Error).message}`).toBeDefined();
@@ -255,12 +250,7 @@ describe('ConclaveReplica is validated against its primary', () => {
   const primaryIn = (app: App, props: ConclaveProps = { tablePrefix: PREFIX, regions }, env: { region: string; account?: string } = { region: 'us-east-1' }) =>
     new Conclave(new Stack(app, 'Primary', { env }), 'Conclave', props);
   const replicaError = (build: (app: App) => void): ValidationError => {
-    let error: unknown;
-    try {
-      build(new App());
-    } catch (e) {
-      error = e;
-    }
+    const error = thrown(() => build(new App()));
     expect(error).toBeInstanceOf(ValidationError);
     return error as ValidationError;
   };

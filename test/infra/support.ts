@@ -55,6 +55,16 @@ export function synth<S extends Stack>(build: (app: App) => S, options: { expect
   };
 }
 
+/** What `fn` threw, or undefined when it returned: for a test that reads the error's fields. */
+export function thrown(fn: () => unknown): unknown {
+  try {
+    fn();
+  } catch (e) {
+    return e;
+  }
+  return undefined;
+}
+
 export interface ValidationReport {
   pluginReports: {
     pluginName: string;

@@ -8,7 +8,7 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Conclave, type ConclaveProps } from '../../infra/conclave.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
-import { buildAssets, synth, unacknowledged, type Synthesized } from './support.js';
+import { buildAssets, synth, thrown, unacknowledged, type Synthesized } from './support.js';
 
 beforeAll(buildAssets);
 
@@ -68,12 +68,7 @@ describe('two Conclaves in one stack, and one in another stack of the app', () =
 
 describe('table names given twice', () => {
   const refused = (build: (app: App) => void, field: string, other: RegExp) => {
-    let error: unknown;
-    try {
-      build(new App());
-    } catch (e) {
-      error = e;
-    }
+    const error = thrown(() => build(new App()));
     expect(error).toBeInstanceOf(ValidationError);
     expect((error as ValidationError).fields).toContain(field);
     expect((error as ValidationError).message).toMatch(other);
