@@ -94,8 +94,9 @@ export function grantWorkerPush(grantee: iam.IGrantable, leaseNames: readonly st
 /**
  * The client id prefix of a deployment, as the grant names it: pushClientIdPrefix of the leases
  * table's name when it is known at synth; with a name CloudFormation picks (a token), its plain
- * form, `conclave-<name>:` (IAM cannot hash a name it only learns at deploy time, so a generated
- * name over MAX_PLAIN_CLIENT_ID_TABLE characters needs tablePrefix or tableNames: docs/deploy.md).
+ * form, `conclave-<name>:` (IAM cannot hash a name it only learns at deploy time: a name given as a
+ * token is bounded within MAX_PLAIN_CLIENT_ID_TABLE characters, or the construct refused it,
+ * tokenLeasesTableIssue; a generated name that long needs tablePrefix or tableNames: docs/deploy.md).
  */
 function clientIdPrefixOf(leasesTable: string): string {
   return Token.isUnresolved(leasesTable) ? plainPushClientIdPrefix(leasesTable) : pushClientIdPrefix(leasesTable);

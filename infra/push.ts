@@ -7,13 +7,13 @@
  * the lease's candidates; a worker process subscribes to `conclave/<leases table>/#`, or, given its
  * Session, to its own process topic (PushChannel's `session`).
  */
-import { ArnFormat, Stack, Token, type RemovalPolicy } from 'aws-cdk-lib';
+import { ArnFormat, CfnParameter, Reference, Stack, Token, Tokenization, type RemovalPolicy } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as logs from 'aws-cdk-lib/aws-logs';
 import * as cr from 'aws-cdk-lib/custom-resources';
 import type { Construct } from 'constructs';
-import { hashedPushTopic, plainPushTopic, processTopicPattern, pushRoot, pushTopic } from '../lib/schemas/push.js';
+import { hashedPushTopic, MAX_PLAIN_CLIENT_ID_TABLE, plainPushTopic, processTopicPattern, pushRoot, pushTopic } from '../lib/schemas/push.js';
 import { ENDPOINT_LOOKUP } from './access.js';
 import { deployTimeLookup } from './lookup.js';
 import { acknowledgeFinding } from './nag.js';
@@ -81,4 +81,37 @@ export function wakeTopicsOf(leasesTable: string, leaseNames: readonly string[] 
   if (!leaseNames) return allWakeTopics(leasesTable);
   if (!Token.isUnresolved(leasesTable)) return leaseNames.map((name) => pushTopic(leasesTable, name));
   return leaseNames.flatMap((name) => [plainPushTopic(leasesTable, name), hashedPushTopic(leasesTable, name)]);
+}
+
+/**
+ * The most characters `name` can have when the stack deploys: its length when known at synth; for a
+ * token, its literal parts and each CfnParameter's bound (maxLength, its longest allowedValues);
+ * undefined when a part has none (a parameter without one, another stack's export, an attribute).
+ */
+export function maxLengthOf(name: string): number | undefined {
+  if (!Token.isUnresolved(name)) return name.length;
+  const fragments = Tokenization.reverseString(name);
+  let length = String(fragments.mapTokens({ mapToken: () => '' }).join({ join: (a, b) => `${a}${b}` }) ?? '').length;
+  for (const token of fragments.tokens) {
+    const param = Reference.isReference(token) && token.target instanceof CfnParameter ? token.target : undefined;
+    const bounds = [param?.maxLength, ...(param?.allowedValues?.length ? [Math.max(...param.allowedValues.map((v) => v.length))] : [])].filter((b) => b !== undefined);
+    if (!bounds.length) return undefined;
+    length += Math.min(...bounds);
+  }
+  return length;
+}
+
+/**
+ * Why the push path cannot take a leases table named by the token `leasesTable`, or undefined when
+ * it can: PushChannel's client id prefix is `conclave-<name>:` up to MAX_PLAIN_CLIENT_ID_TABLE
+ * characters of name and a hash of the name beyond (lib/schemas/push.ts pushClientIdPrefix), and a
+ * grant cannot hash a name CloudFormation resolves at deploy time, so it names the plain form: right
+ * only when the name cannot be longer. `room`: the characters a parameter of the prop may have.
+ */
+export function tokenLeasesTableIssue(leasesTable: string, room: number): string | undefined {
+  if (!Token.isUnresolved(leasesTable)) return undefined;
+  const max = maxLengthOf(leasesTable);
+  if (max !== undefined && max <= MAX_PLAIN_CLIENT_ID_TABLE) return undefined;
+  const what = max === undefined ? 'is a token with no bound on its length' : `lets the leases table's name be up to ${max} characters`;
+  return `${what}: with the push path, a worker's client id is conclave-<leases table>:<uuid> for a name of at most ${MAX_PLAIN_CLIENT_ID_TABLE} characters (IoT Core allows 128), a hash of the name beyond, which grantWorker cannot compute from a name CloudFormation resolves at deploy time, so workers of a longer one could not connect. Give it from a CfnParameter with maxLength: ${room} (or allowedValues that short), or a name known at synth; or push: false`;
 }

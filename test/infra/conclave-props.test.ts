@@ -1,6 +1,7 @@
-import { App, CfnParameter, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { App, CfnParameter, Duration, Fn, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as events from 'aws-cdk-lib/aws-events';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sns from 'aws-cdk-lib/aws-sns';
@@ -8,9 +9,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FUNCTION_ACCESS, type TableRole } from '../../infra/access.js';
 import { Conclave, type ConclaveProps } from '../../infra/conclave.js';
 import { electionConfig } from '../../lib/schemas/config.js';
+import { MAX_PLAIN_CLIENT_ID_TABLE, pushClientIdPrefix } from '../../lib/schemas/push.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
 import { TABLES } from '../../lib/tables.js';
 import { ENV, wiring, type FunctionName } from '../../lib/wiring.js';
+import { iotAllows, TEST_ENV } from './iam.js';
 import { acknowledged, actionsOn, anyRuleOf, buildAssets, eventBridgeDeadLetterKeys, getAtt, ids, logicalId, metadataAcknowledgements, statementsOf, synth, thrown, unacknowledged, type Synthesized } from './support.js';
 
 beforeAll(buildAssets);
@@ -157,8 +160,9 @@ describe('table names CloudFormation resolves (tokens)', () => {
   it('takes tableNames and tablePrefix from a parameter: the tables are named by it', () => {
     const s = synth((app) => {
       const stack = new Stack(app, 'Parameters');
-      const leases = new CfnParameter(stack, 'LeasesTable');
-      const prefix = new CfnParameter(stack, 'TablePrefix');
+      // bounded: the push path's client ids need a leases table of at most 82 characters (below)
+      const leases = new CfnParameter(stack, 'LeasesTable', { maxLength: MAX_PLAIN_CLIENT_ID_TABLE });
+      const prefix = new CfnParameter(stack, 'TablePrefix', { maxLength: 20 });
       new Conclave(stack, 'Conclave', { tablePrefix: prefix.valueAsString, tableNames: { leases: leases.valueAsString }, removalPolicy: RemovalPolicy.DESTROY });
       return stack;
     });
@@ -180,6 +184,44 @@ describe('table names CloudFormation resolves (tokens)', () => {
     expect(error).toBeInstanceOf(ValidationError);
     expect((error as ValidationError).fields).toContain('tablePrefix');
     expect((error as ValidationError).message).toMatch(/known at synth/);
+  });
+});
+
+describe('a leases table named by a token, with the push path', () => {
+  // PushChannel connects as conclave-<leases table>:<uuid> up to 82 characters of name, as
+  // conclave-:sha256:<hash of the name>:<uuid> beyond (IoT Core allows 128); IAM cannot hash a name
+  // it learns at deploy time, so grantWorker names the plain form, right only for a name that short
+  const cases: [string, (stack: Stack) => ConclaveProps, string, RegExp][] = [
+    ['a parameter without maxLength', (st) => ({ tableNames: { leases: new CfnParameter(st, 'Leases').valueAsString } }), 'tableNames.leases', /no bound.*maxLength: 82.*push: false/],
+    ['a parameter of up to 83 characters', (st) => ({ tableNames: { leases: new CfnParameter(st, 'Leases', { maxLength: 83 }).valueAsString } }), 'tableNames.leases', /up to 83 characters.*maxLength: 82/],
+    ['a parameter allowing a name of 83 characters', (st) => ({ tableNames: { leases: new CfnParameter(st, 'Leases', { allowedValues: ['short', 'l'.repeat(83)] }).valueAsString } }), 'tableNames.leases', /up to 83 characters/],
+    ['a prefix parameter without maxLength', (st) => ({ tablePrefix: new CfnParameter(st, 'Prefix').valueAsString }), 'tablePrefix', /no bound.*maxLength: 75/],
+    ["another stack's export", () => ({ tableNames: { leases: Fn.importValue('shared-leases-table') } }), 'tableNames.leases', /no bound.*CfnParameter/],
+  ];
+  it.each(cases)('refuses %s at synth, naming the prop and the fix', (_, props, field, message) => {
+    const error = thrown(() => {
+      const stack = new Stack(new App(), 'Tokens');
+      new Conclave(stack, 'Conclave', props(stack));
+    });
+    expect(error).toBeInstanceOf(ValidationError);
+    expect((error as ValidationError).issues.find((i) => i.field === field)?.message, String(error)).toMatch(message);
+  });
+
+  it('takes a name bounded within 82 characters, whose every value grantWorker lets connect; any token with push: false', () => {
+    const stack = new Stack(new App(), 'Bounded', { env: { account: TEST_ENV.account, region: TEST_ENV.region } });
+    const leases = new CfnParameter(stack, 'Leases', { maxLength: MAX_PLAIN_CLIENT_ID_TABLE });
+    const c = new Conclave(stack, 'Conclave', { tableNames: { leases: leases.valueAsString }, removalPolicy: RemovalPolicy.DESTROY });
+    const role = new iam.Role(stack, 'Task', { assumedBy: new iam.ServicePrincipal('ecs-tasks.amazonaws.com') });
+    c.grantWorker(role, { allLeases: true, allComponents: true });
+    const st = statementsOf(Template.fromStack(stack), logicalId(stack, role));
+    const uuid = '0b9c5a3e-8f7d-4c1b-9a2e-3d4f5a6b7c8d';
+    for (const name of ['acme-leases', 'l'.repeat(MAX_PLAIN_CLIENT_ID_TABLE)]) {
+      expect(iotAllows(st, { action: 'iot:Connect', resource: `client/${pushClientIdPrefix(name)}${uuid}` }, { Leases: name }), name).toBe(true);
+    }
+    const other = new Stack(new App(), 'Prefix');
+    new Conclave(other, 'Conclave', { tablePrefix: new CfnParameter(other, 'Prefix', { allowedValues: ['acme', 'p'.repeat(MAX_PLAIN_CLIENT_ID_TABLE - '-leases'.length)] }).valueAsString });
+    const unbounded = new Stack(new App(), 'NoPush');
+    new Conclave(unbounded, 'Conclave', { tableNames: { leases: new CfnParameter(unbounded, 'Leases').valueAsString }, push: false });
   });
 });
 
