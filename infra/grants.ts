@@ -223,12 +223,37 @@ export type LeaseGrant = 'grantWorker' | 'grantGetLeader';
 
 const CHECKED = new WeakMap<IConstruct, Map<LeaseGrant, number>>();
 
+/** The IAM identity a grant adds to: a role, user or group made in this app, or a role imported. */
+interface Identity {
+  readonly kind: 'role' | 'imported' | 'user' | 'group';
+  readonly construct: IConstruct;
+}
+
+const KIND_OF: Readonly<Record<string, Identity['kind']>> = { 'AWS::IAM::Role': 'role', 'AWS::IAM::User': 'user', 'AWS::IAM::Group': 'group' };
+
+/** The CloudFormation type of `c` (a CfnResource of any copy of aws-cdk-lib), if it is a resource. */
+const cfnTypeOf = (c: IConstruct | undefined): string | undefined => {
+  const type = (c as { cfnResourceType?: unknown } | undefined)?.cfnResourceType;
+  return typeof type === 'string' ? type : undefined;
+};
+
 /**
- * An imported role (Role.fromRoleArn) a grant can add to: CDK gives it one inline policy, its
- * child `Policy`, and never splits it over managed policies.
+ * The identity `principal` is, judged by the resource CDK makes for it, not by its class (a role of
+ * a second copy of aws-cdk-lib is no instance of this copy's iam.Role): a role, user or group made
+ * in this app; the role a LazyRole makes (reading its roleArn makes it); a role imported
+ * (Role.fromRoleArn: one inline policy, its child `Policy`, never split over managed policies).
+ * Anything else is no identity a grant adds policies to.
  */
-const isImportedRole = (p: iam.IPrincipal): p is iam.IRole & IConstruct =>
-  !(p instanceof iam.Role) && Construct.isConstruct(p) && typeof (p as Partial<iam.IRole>).roleArn === 'string' && typeof (p as Partial<iam.IRole>).addManagedPolicy === 'function';
+function identityOf(principal: iam.IPrincipal): Identity | undefined {
+  if (!Construct.isConstruct(principal)) return undefined;
+  const kind = KIND_OF[cfnTypeOf(principal.node.defaultChild) ?? ''];
+  if (kind) return { kind, construct: principal };
+  const p = principal as Partial<iam.IRole> & IConstruct;
+  if (typeof p.roleArn !== 'string' || typeof p.addManagedPolicy !== 'function') return undefined;
+  const made = p.node.defaultChild;
+  if (made && iam.Role.isRole(made)) return { kind: 'role', construct: made };
+  return { kind: 'imported', construct: p };
+}
 
 /**
  * Fails synth, rather than the deploy, when a role grantWorker or grantGetLeader granted outgrows
@@ -240,11 +265,12 @@ const isImportedRole = (p: iam.IPrincipal): p is iam.IRole & IConstruct =>
  * never splits either, is checked against IAM's smaller limits for them.
  */
 export function checkRolePolicySizes(grantee: iam.IGrantable, leaseNames: readonly string[] | undefined, by: LeaseGrant): void {
-  const principal = grantee.grantPrincipal;
+  const identity = identityOf(grantee.grantPrincipal);
+  if (!identity) return;
+  const role = identity.construct;
   // users and groups: CDK gives them one inline policy, never split, under smaller limits than a role's
-  const kind = principal instanceof iam.User ? 'user' : principal instanceof iam.Group ? 'group' : undefined;
-  const role: IConstruct | undefined = principal instanceof iam.Role || principal instanceof iam.User || principal instanceof iam.Group || isImportedRole(principal) ? principal : undefined;
-  if (!role) return;
+  const kind = identity.kind === 'user' || identity.kind === 'group' ? identity.kind : undefined;
+  const imported = identity.kind === 'imported';
   const seen = CHECKED.get(role);
   if (seen) {
     seen.set(by, (seen.get(by) ?? 0) + (leaseNames?.length ?? 0));
@@ -255,18 +281,19 @@ export function checkRolePolicySizes(grantee: iam.IGrantable, leaseNames: readon
   role.node.addValidation({
     validate: () => {
       const stack = Stack.of(role);
-      const imported = !(role instanceof iam.Role) && !kind;
-      const inline = role.node.tryFindChild(imported ? 'Policy' : 'DefaultPolicy');
-      const fromGrants = inline instanceof iam.Policy ? policyChars(stack.resolve(inline.document)) : 0;
+      const documentOf = (c: IConstruct | undefined) => (c as Partial<iam.Policy> | undefined)?.document;
+      const inline = documentOf(role.node.tryFindChild(imported ? 'Policy' : 'DefaultPolicy'));
+      const fromGrants = inline ? policyChars(stack.resolve(inline)) : 0;
       // IAM counts a role's inline policies together: the role's own (RoleProps.inlinePolicies) too
       const own = imported || kind ? [] : ((stack.resolve((role.node.defaultChild as iam.CfnRole).policies) as { policyName: string; policyDocument: unknown }[] | undefined) ?? []);
       const inlineChars = fromGrants + own.reduce((n, p) => n + policyChars(p.policyDocument), 0);
       const inlineLimit = kind === 'user' ? IAM_POLICY_LIMITS.userInlineChars : kind === 'group' ? IAM_POLICY_LIMITS.groupInlineChars : IAM_POLICY_LIMITS.inlineChars;
       const inlineWhat = kind ? `its inline policy is ${inlineChars} characters (IAM allows ${inlineLimit} a ${kind})` : own.length ? `its inline policies are ${inlineChars} characters (IAM allows ${IAM_POLICY_LIMITS.inlineChars} for them together: ${fromGrants} of grants, the rest the role's own: ${own.map((p) => p.policyName).join(', ')})` : `its inline policy is ${inlineChars} characters (IAM allows ${IAM_POLICY_LIMITS.inlineChars})`;
-      const overflow = role.node.children.filter((c): c is iam.ManagedPolicy => c instanceof iam.ManagedPolicy);
+      // the managed policies CDK split the role's policy into (OverflowPolicy<n>)
+      const overflow = role.node.children.filter((c) => cfnTypeOf(c.node.defaultChild) === 'AWS::IAM::ManagedPolicy').map(documentOf);
       const attached = imported || kind ? undefined : (stack.resolve((role.node.defaultChild as iam.CfnRole).managedPolicyArns) as unknown[] | undefined);
       const managed = overflow.length + (attached?.length ?? 0);
-      const largest = Math.max(0, ...overflow.map((p) => policyChars(stack.resolve(p.document))));
+      const largest = Math.max(0, ...overflow.map((d) => policyChars(stack.resolve(d))));
       const over = [
         ...(inlineChars > inlineLimit ? [inlineWhat] : []),
         ...(largest > IAM_POLICY_LIMITS.managedChars ? [`a managed policy is ${largest} characters (IAM allows ${IAM_POLICY_LIMITS.managedChars})`] : []),

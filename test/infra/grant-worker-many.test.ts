@@ -4,6 +4,7 @@
  * exactly what a short list grants, shape for shape, and stay free of cdk-nag findings; a role past
  * IAM's quotas fails synth with the fix.
  */
+import { createRequire } from 'node:module';
 import { Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import * as iam from 'aws-cdk-lib/aws-iam';
@@ -11,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Conclave } from '../../infra/conclave.js';
 import { IAM_POLICY_LIMITS, policyChars } from '../../infra/policy-size.js';
 import { wakeTopicsOf } from '../../infra/push.js';
-import { buildAssets, logicalId, synth, unacknowledged, type Synthesized } from './support.js';
+import { buildAssets, logicalId, synth, thrown, unacknowledged, type Synthesized } from './support.js';
 
 beforeAll(buildAssets);
 
@@ -205,6 +206,64 @@ describe('an IAM user or group as the grantee', () => {
       c.grantGetLeader(new iam.User(stack, 'Client'), { leaseNames: ['nightly-report'] });
       return stack;
     });
+    s.cleanup();
+  });
+});
+
+/**
+ * aws-iam loaded a second time (an app with two copies of aws-cdk-lib): its classes are not this
+ * copy's, so `instanceof` fails; aws-cdk-lib's own checks (Role.isRole, Stack.of) still hold.
+ */
+function secondIam(): typeof iam {
+  const require = createRequire(import.meta.url);
+  void [iam.Role, iam.User, iam.Policy, iam.ManagedPolicy, iam.LazyRole];
+  const loaded = Object.keys(require.cache).filter((k) => k.includes('/aws-cdk-lib/'));
+  const first = Object.fromEntries(loaded.map((k) => [k, require.cache[k]]));
+  for (const k of loaded) delete require.cache[k];
+  const copy = require('aws-cdk-lib/aws-iam') as typeof iam;
+  const classes = { Role: copy.Role, User: copy.User, LazyRole: copy.LazyRole, ServicePrincipal: copy.ServicePrincipal };
+  Object.assign(require.cache, first);
+  return classes as unknown as typeof iam;
+}
+
+describe('a role CDK does not see as this copy of iam.Role', () => {
+  const overQuota = /Roles\/Task(\/Default)? do not fit IAM: it needs \d+ managed policies .*leaseNames names 400 leases.*a role per cell/;
+  const names = Array.from({ length: 400 }, (_, k) => `orders-shard-${String(k).padStart(5, '0')}`);
+  const grantTo = (role: (stack: Stack) => iam.IGrantable) => () =>
+    synth((app) => {
+      const stack = new Stack(app, 'Roles');
+      new Conclave(stack, 'Conclave', { tablePrefix: TABLE_PREFIX }).grantWorker(role(stack), { leaseNames: names, allComponents: true });
+      return stack;
+    });
+  /** Synth's error: a role's, whose fix is not an imported role's (create the role in this app). */
+  const asRole = (role: (stack: Stack) => iam.IGrantable) => {
+    const message = String(thrown(grantTo(role)));
+    expect(message).toMatch(overQuota);
+    expect(message).not.toMatch(/imported role/);
+  };
+
+  it('a LazyRole (its role made when first granted) is checked as a role, not as an imported one', () => {
+    asRole((stack) => new iam.LazyRole(stack, 'Task', { assumedBy: new iam.ServicePrincipal('ecs-tasks.amazonaws.com') }));
+  });
+
+  it('a role of a second copy of aws-cdk-lib is checked as a role, not as an imported one', () => {
+    const copy = secondIam();
+    asRole((stack) => new copy.Role(stack, 'Task', { assumedBy: new copy.ServicePrincipal('ecs-tasks.amazonaws.com') }));
+  });
+
+  it("a user of a second copy of aws-cdk-lib is checked against a user's limit", () => {
+    const copy = secondIam();
+    expect(() =>
+      synth((app) => {
+        const stack = new Stack(app, 'Users');
+        new Conclave(stack, 'Conclave', { tablePrefix: TABLE_PREFIX }).grantWorker(new copy.User(stack, 'OnPremWorker'), { leaseNames: ['nightly-report'], components: [] });
+        return stack;
+      }),
+    ).toThrow(/Users\/OnPremWorker do not fit IAM: its inline policy is \d+ characters \(IAM allows 2048 a user\).*grant a role/);
+  });
+
+  it('an immutable imported role (fromRoleArn, mutable: false) takes no statement, and fails nothing', () => {
+    const s = grantTo((stack) => iam.Role.fromRoleArn(stack, 'Task', 'arn:aws:iam::123456789012:role/orders-task', { mutable: false }))();
     s.cleanup();
   });
 });
