@@ -255,11 +255,46 @@ function identityOf(principal: iam.IPrincipal): Identity | undefined {
   return { kind: 'imported', construct: p };
 }
 
+/** A policy resource attached to an identity: the L2 policy it belongs to, and its size as IAM counts it. */
+interface AttachedPolicy {
+  readonly policy: IConstruct;
+  readonly chars: number;
+}
+
+/**
+ * The app's policies attached to `identity`, however they were attached: AWS::IAM::Policy (the
+ * grants' default policy, an iam.Policy given `roles`, attachInlinePolicy) and AWS::IAM::ManagedPolicy
+ * (CDK's overflow policies, an iam.ManagedPolicy given `roles`) whose Roles, Users or Groups name it.
+ * A policy with no statement is never deployed; one in another stack than a role of this app's is
+ * not found (its reference to the role resolves only in its own stack).
+ */
+function policiesAttachedTo(identity: Identity): { inline: AttachedPolicy[]; managed: AttachedPolicy[] } {
+  const { kind, construct } = identity;
+  const [prop, name] =
+    kind === 'user' ? ['users', (construct as iam.IUser).userName] : kind === 'group' ? ['groups', (construct as iam.IGroup).groupName] : ['roles', (construct as iam.IRole).roleName];
+  const home = Stack.of(construct);
+  const found = { inline: [] as AttachedPolicy[], managed: [] as AttachedPolicy[] };
+  for (const c of construct.node.root.node.findAll()) {
+    const type = cfnTypeOf(c);
+    if (type !== 'AWS::IAM::Policy' && type !== 'AWS::IAM::ManagedPolicy') continue;
+    const stack = Stack.of(c);
+    if (stack !== home && Token.isUnresolved(name)) continue;
+    const names = stack.resolve((c as unknown as Record<string, unknown>)[prop]) as unknown[] | undefined;
+    const key = JSON.stringify(stack.resolve(name));
+    if (!names?.some((n) => JSON.stringify(n) === key)) continue;
+    const doc = stack.resolve((c as unknown as { policyDocument: unknown }).policyDocument) as { Statement?: unknown[] } | undefined;
+    if (!doc?.Statement?.length) continue;
+    found[type === 'AWS::IAM::Policy' ? 'inline' : 'managed'].push({ policy: c.node.scope ?? c, chars: policyChars(doc) });
+  }
+  return found;
+}
+
 /**
  * Fails synth, rather than the deploy, when a role grantWorker or grantGetLeader granted outgrows
  * IAM's quotas (IAM_POLICY_LIMITS: its inline policy, a managed policy, 10 managed policies a role),
  * counted as policyChars counts them once CDK has split the role's policy (its inline policies
- * together, the role's own `inlinePolicies` included, as IAM counts them); an imported role's one
+ * together, the role's own `inlinePolicies` and any iam.Policy attached to it included, as IAM counts
+ * them; the managed policies attached by their `roles` too, policiesAttachedTo); an imported role's one
  * inline policy, which CDK never splits, against the inline limit. The error names the grants, the
  * leases each named for the role, and the fix. A user's or a group's one inline policy, which CDK
  * never splits either, is checked against IAM's smaller limits for them.
@@ -281,19 +316,26 @@ export function checkRolePolicySizes(grantee: iam.IGrantable, leaseNames: readon
   role.node.addValidation({
     validate: () => {
       const stack = Stack.of(role);
-      const documentOf = (c: IConstruct | undefined) => (c as Partial<iam.Policy> | undefined)?.document;
-      const inline = documentOf(role.node.tryFindChild(imported ? 'Policy' : 'DefaultPolicy'));
-      const fromGrants = inline ? policyChars(stack.resolve(inline)) : 0;
-      // IAM counts a role's inline policies together: the role's own (RoleProps.inlinePolicies) too
-      const own = imported || kind ? [] : ((stack.resolve((role.node.defaultChild as iam.CfnRole).policies) as { policyName: string; policyDocument: unknown }[] | undefined) ?? []);
-      const inlineChars = fromGrants + own.reduce((n, p) => n + policyChars(p.policyDocument), 0);
+      const policies = policiesAttachedTo(identity);
+      // the grants' policy: CDK's default policy of the role, user or group (an imported role's `Policy`)
+      const grants = role.node.tryFindChild(imported ? 'Policy' : 'DefaultPolicy');
+      const fromGrants = policies.inline.filter((p) => p.policy === grants).reduce((n, p) => n + p.chars, 0);
+      // IAM counts a role's inline policies together: the role's own (RoleProps.inlinePolicies) and
+      // those attached to it apart from the grants (iam.Policy's `roles`, attachInlinePolicy) too
+      const ownInline = imported || kind ? [] : ((stack.resolve((role.node.defaultChild as iam.CfnRole).policies) as { policyName: string; policyDocument: unknown }[] | undefined) ?? []);
+      const own = [...ownInline.map((p) => ({ name: p.policyName, chars: policyChars(p.policyDocument) })), ...policies.inline.filter((p) => p.policy !== grants).map((p) => ({ name: p.policy.node.path, chars: p.chars }))];
+      const inlineChars = fromGrants + own.reduce((n, p) => n + p.chars, 0);
       const inlineLimit = kind === 'user' ? IAM_POLICY_LIMITS.userInlineChars : kind === 'group' ? IAM_POLICY_LIMITS.groupInlineChars : IAM_POLICY_LIMITS.inlineChars;
-      const inlineWhat = kind ? `its inline policy is ${inlineChars} characters (IAM allows ${inlineLimit} a ${kind})` : own.length ? `its inline policies are ${inlineChars} characters (IAM allows ${IAM_POLICY_LIMITS.inlineChars} for them together: ${fromGrants} of grants, the rest the role's own: ${own.map((p) => p.policyName).join(', ')})` : `its inline policy is ${inlineChars} characters (IAM allows ${IAM_POLICY_LIMITS.inlineChars})`;
-      // the managed policies CDK split the role's policy into (OverflowPolicy<n>)
-      const overflow = role.node.children.filter((c) => cfnTypeOf(c.node.defaultChild) === 'AWS::IAM::ManagedPolicy').map(documentOf);
+      const allows = kind ? `${inlineLimit} a ${kind}` : `${inlineLimit}`;
+      const inlineWhat = own.length
+        ? `its inline policies are ${inlineChars} characters (IAM allows ${allows} for them together: ${fromGrants} of grants, the rest ${kind ? 'its' : "the role's"} own: ${own.map((p) => p.name).join(', ')})`
+        : `its inline policy is ${inlineChars} characters (IAM allows ${allows})`;
+      // managed policies: those CDK split the role's policy into (OverflowPolicy<n>), those attached
+      // by their own `roles`, and the role's managedPolicyArns
+      const overflow = policies.managed.filter((p) => p.policy.node.scope === role);
       const attached = imported || kind ? undefined : (stack.resolve((role.node.defaultChild as iam.CfnRole).managedPolicyArns) as unknown[] | undefined);
-      const managed = overflow.length + (attached?.length ?? 0);
-      const largest = Math.max(0, ...overflow.map((d) => policyChars(stack.resolve(d))));
+      const managed = imported || kind ? 0 : policies.managed.length + (attached?.length ?? 0);
+      const largest = Math.max(0, ...overflow.map((p) => p.chars));
       const over = [
         ...(inlineChars > inlineLimit ? [inlineWhat] : []),
         ...(largest > IAM_POLICY_LIMITS.managedChars ? [`a managed policy is ${largest} characters (IAM allows ${IAM_POLICY_LIMITS.managedChars})`] : []),
@@ -302,7 +344,7 @@ export function checkRolePolicySizes(grantee: iam.IGrantable, leaseNames: readon
       if (!over.length) return [];
       const named = [...granted].filter(([, n]) => n > 0);
       const what = named.length ? named.map(([g, n]) => `${g}'s leaseNames names ${n} leases for this role`).join('; ') : `${[...granted.keys()].join(' and ')} adds to its policies`;
-      const ownToManaged = own.length && inlineChars > IAM_POLICY_LIMITS.inlineChars ? " Move the role's own inline policies to a managed policy (iam.ManagedPolicy), which IAM counts apart, or" : '';
+      const ownToManaged = own.length && !kind && inlineChars > IAM_POLICY_LIMITS.inlineChars ? " Move the role's own inline policies to a managed policy (iam.ManagedPolicy), which IAM counts apart, or" : '';
       const notRole = kind ? ` IAM gives a ${kind} far less room than a role, and CDK never splits its policy: grant a role instead (a worker outside AWS assumes it, e.g. with IAM Roles Anywhere), or` : '';
       const split = imported ? ' It is an imported role, whose policy CDK never splits: create the role in this app (new iam.Role), whose statements CDK spreads over managed policies, or' : '';
       return [

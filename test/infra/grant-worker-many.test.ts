@@ -210,6 +210,54 @@ describe('an IAM user or group as the grantee', () => {
   });
 });
 
+describe('policies attached to the grantee apart from the grant (iam.Policy, iam.ManagedPolicy)', () => {
+  // IAM counts a role's inline policies together, each AWS::IAM::Policy attached to it among them,
+  // and each managed policy attached to it against its quota, however CDK attached them
+  const reports = (k: number) => new iam.PolicyStatement({ actions: ['s3:GetObject'], resources: [`arn:aws:s3:::reports-bucket-${String(k).padStart(3, '0')}/daily.csv`] });
+  const names = Array.from({ length: 60 }, (_, k) => `orders-shard-${String(k).padStart(5, '0')}`);
+  it.each([
+    ['new iam.Policy({ roles })', (stack: Stack, role: iam.Role, statements: iam.PolicyStatement[]) => new iam.Policy(stack, 'Reports', { roles: [role], statements })],
+    ['role.attachInlinePolicy', (stack: Stack, role: iam.Role, statements: iam.PolicyStatement[]) => role.attachInlinePolicy(new iam.Policy(stack, 'Reports', { statements }))],
+  ])('an inline policy attached by %s counts with the grant against 10,240 characters', (_, attach) => {
+    expect(() =>
+      synth((app) => {
+        const stack = new Stack(app, 'Attached');
+        const c = new Conclave(stack, 'Conclave', { tablePrefix: TABLE_PREFIX });
+        const role = new iam.Role(stack, 'Task', { assumedBy: new iam.ServicePrincipal('ecs-tasks.amazonaws.com') });
+        attach(stack, role, Array.from({ length: 60 }, (_, k) => reports(k)));
+        c.grantWorker(role, { leaseNames: names, allComponents: true });
+        return stack;
+      }),
+    ).toThrow(/Attached\/Task do not fit IAM: its inline policies are \d+ characters \(IAM allows 10240 for them together: \d+ of grants, the rest the role's own: Attached\/Reports\).*to a managed policy/);
+  });
+
+  it("a user's attached inline policy counts with grantGetLeader against IAM's 2,048 a user", () => {
+    expect(() =>
+      synth((app) => {
+        const stack = new Stack(app, 'UserAttached');
+        const c = new Conclave(stack, 'Conclave', { tablePrefix: TABLE_PREFIX });
+        const user = new iam.User(stack, 'Client');
+        user.attachInlinePolicy(new iam.Policy(stack, 'Reports', { statements: Array.from({ length: 15 }, (_, k) => reports(k)) }));
+        c.grantGetLeader(user, { leaseNames: ['nightly-report'] });
+        return stack;
+      }),
+    ).toThrow(/UserAttached\/Client do not fit IAM: its inline policies are \d+ characters \(IAM allows 2048 a user for them together: \d+ of grants, the rest its own: UserAttached\/Reports\).*grant a role/);
+  });
+
+  it("managed policies attached by their `roles` count against the role's 10", () => {
+    expect(() =>
+      synth((app) => {
+        const stack = new Stack(app, 'AttachedManaged');
+        const c = new Conclave(stack, 'Conclave', { tablePrefix: TABLE_PREFIX });
+        const role = new iam.Role(stack, 'Task', { assumedBy: new iam.ServicePrincipal('ecs-tasks.amazonaws.com') });
+        for (let k = 0; k < 9; k++) new iam.ManagedPolicy(stack, `Own${k}`, { roles: [role], statements: [reports(k)] });
+        c.grantWorker(role, { leaseNames: MANY, allComponents: true });
+        return stack;
+      }),
+    ).toThrow(/AttachedManaged\/Task do not fit IAM: it needs 1\d managed policies \(IAM's default quota is 10 a role\)/);
+  });
+});
+
 /**
  * aws-iam loaded a second time (an app with two copies of aws-cdk-lib): its classes are not this
  * copy's, so `instanceof` fails; aws-cdk-lib's own checks (Role.isRole, Stack.of) still hold.
