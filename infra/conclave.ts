@@ -236,6 +236,13 @@ export class Conclave extends Construct {
   constructor(scope: Construct, id: string, props: ConclaveProps = {}) {
     super(scope, id);
     const tick = props.tick ?? Duration.seconds(wiring.coordinator.trigger.everySeconds);
+    const isDuration = typeof (tick as Partial<Duration>).toMilliseconds === 'function';
+    if (isDuration && tick.isUnresolved()) {
+      // the schedule's rate and how long a throttled tick may wait are computed from it at synth
+      throw new ValidationError('Conclave props', [
+        { field: 'tick', message: "must be known at synth, not a token (a CfnParameter): the coordinator's schedule and how long a late tick may wait are computed from it; give a Duration, e.g. Duration.minutes(5)" },
+      ]);
+    }
     const settings = parse(
       ConclaveSettingsSchema,
       {
@@ -243,7 +250,7 @@ export class Conclave extends Construct {
         ...Object.fromEntries(Object.entries(props).filter(([k]) => !Object.hasOwn(PROPS, k))),
         ...(props.tableNames ? { tableNames: props.tableNames } : {}),
         ...(props.tablePrefix !== undefined ? { tablePrefix: props.tablePrefix } : {}),
-        tick: typeof (tick as Partial<Duration>).toMilliseconds === 'function' ? tick.toMilliseconds() / 1000 : null,
+        tick: isDuration ? tick.toMilliseconds() / 1000 : null,
         election: props.election ?? {},
         ...(props.push !== undefined ? { push: props.push } : {}),
         ...(props.removalPolicy !== undefined ? { removalPolicy: props.removalPolicy } : {}),

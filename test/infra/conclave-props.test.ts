@@ -225,6 +225,20 @@ describe('a leases table named by a token, with the push path', () => {
   });
 });
 
+describe('a tick from a token', () => {
+  // the schedule's rate and how long a throttled tick may wait are computed from it at synth
+  it.each([
+    ['Duration.minutes', (n: number) => Duration.minutes(n)],
+    ['Duration.seconds', (n: number) => Duration.seconds(n)],
+  ])('%s of a CfnParameter is refused at synth, naming tick and the fix', (_, duration) => {
+    const stack = new Stack(new App(), 'TickParameter');
+    const minutes = new CfnParameter(stack, 'TickMinutes', { type: 'Number' });
+    const error = thrown(() => new Conclave(stack, 'Conclave', { tick: duration(minutes.valueAsNumber) }));
+    expect(error).toBeInstanceOf(ValidationError);
+    expect((error as ValidationError).issues).toEqual([{ field: 'tick', message: expect.stringMatching(/known at synth.*not a token.*Duration\.minutes\(5\)/) }]);
+  });
+});
+
 describe("the coordinator's ticks age out after one tick", () => {
   // Lambda's asynchronous queue keeps a throttled tick (reserved concurrency 1) for its maximum
   // event age, 6 hours unless set; the rule target's RetryPolicy covers only EventBridge's own
