@@ -1,9 +1,10 @@
 import { App, CfnParameter, Duration, Fn, RemovalPolicy, Stack } from 'aws-cdk-lib';
-import { Match, Template } from 'aws-cdk-lib/assertions';
+import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as logs from 'aws-cdk-lib/aws-logs';
+import * as servicediscovery from 'aws-cdk-lib/aws-servicediscovery';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FUNCTION_ACCESS, type TableRole } from '../../infra/access.js';
@@ -236,6 +237,23 @@ describe('a tick from a token', () => {
     const error = thrown(() => new Conclave(stack, 'Conclave', { tick: duration(minutes.valueAsNumber) }));
     expect(error).toBeInstanceOf(ValidationError);
     expect((error as ValidationError).issues).toEqual([{ field: 'tick', message: expect.stringMatching(/known at synth.*not a token.*Duration\.minutes\(5\)/) }]);
+  });
+});
+
+describe('tablePrefix with every table named by tableNames', () => {
+  const all = { leases: 'acme-leases', candidates: 'acme-candidates', identities: 'acme-hosts' };
+  const warnings = (props: (stack: Stack) => ConclaveProps) => {
+    const stack = new Stack(new App(), 'Named', { env: { region: 'us-east-1' } });
+    new Conclave(stack, 'Conclave', props(stack));
+    return Annotations.fromStack(stack).findWarning('*', Match.stringLikeRegexp('tablePrefix')).map((w) => String(w.entry.data));
+  };
+  it('warns that the prefix names nothing, naming the props and the fix', () => {
+    expect(warnings(() => ({ tablePrefix: 'acme', tableNames: all }))).toEqual([expect.stringMatching(/tablePrefix names no table: tableNames names all three.*leave tablePrefix out/)]);
+  });
+  it('says nothing when the prefix names a table (one of the three, or leader discovery’s)', () => {
+    expect(warnings(() => ({ tablePrefix: 'acme', tableNames: { leases: all.leases, candidates: all.candidates } }))).toEqual([]);
+    expect(warnings(() => ({ tableNames: all }))).toEqual([]);
+    expect(warnings((st) => ({ tablePrefix: 'acme', tableNames: all, leaderDiscovery: { cloudMap: { namespace: new servicediscovery.HttpNamespace(st, 'Ns', { name: 'acme' }) } } }))).toEqual([]);
   });
 });
 
