@@ -4,7 +4,7 @@ import { isNoop, pingsToWithdraw, type Decision, type DecideTrigger } from '../e
 import { plan } from '../election/plan.js';
 import { decideWithSuccession } from '../election/successor.js';
 import { effectiveLease, isCandidateStale, isIdentityExpired, recheckAt, sessionStampAt, vacancy, type SessionStamp } from '../election/vacancy.js';
-import { isSessionComponent, processOf, processSessionComponents, sessionKey, vouchesFor } from '../schemas/identity.js';
+import { IdentityStamp, isSessionComponent, processOf, processSessionComponents, sessionKey, vouchesFor } from '../schemas/identity.js';
 import { CandidateStamp, type Candidate } from '../schemas/candidate.js';
 import type { IdentityLease } from '../schemas/identity.js';
 import { electionConfig, type ElectionConfig, type ElectionConfigInput, type TableNames } from '../schemas/config.js';
@@ -250,8 +250,8 @@ const asError = (e: unknown): Error => (e instanceof Error ? e : new Error(Strin
  * The coordinator's tick: every lease that has candidates or an election in flight is reconciled,
  * at most `config.concurrency` at a time, from two consistent scans (one per table) rather than
  * two reads per lease; only leases whose decision writes are read again, by their own reconcile.
- * Then stale candidates (a broken lease's too: no election counts them; a row the schema refuses,
- * by the stamp it still carries) and expired identity leases are collected, each delete
+ * Then stale candidates (a broken lease's too: no election counts them) and expired identity
+ * leases are collected (a row the schema refuses, by the stamp it still carries), each delete
  * conditioned on the revision scanned, so a row renewed meanwhile stays.
  *
  * With `opts` (lib/coordinator/tick.ts), a pass over one segment, after a name, until a deadline:
@@ -305,12 +305,16 @@ export async function reconcileAll(deps: CoordinatorDeps, opts: PassOptions = {}
   const identities: IdentityLease[] = [];
   // session rows that do not parse: a term on one is judged by nobody (a lease's own reconcile refuses it), never as if the row were gone
   const badSessions = new Set<string>();
+  // identity rows the schema refuses whose stamp still reads: collected once expired by it
+  const refusedIdentities: RefusedIdentity[] = [];
   for await (const page of deps.identities.scan()) {
     for (const s of page) {
       if (s.ok) identities.push(s.item);
       else {
         result.invalid.push(s.invalid);
         if (isSessionComponent(String(s.invalid.key['component']))) badSessions.add(String(s.invalid.key['name']));
+        const r = refusedIdentity(s);
+        if (r) refusedIdentities.push(r);
       }
     }
   }
@@ -405,7 +409,7 @@ export async function reconcileAll(deps: CoordinatorDeps, opts: PassOptions = {}
   }
   const stale = [...groups.values()].flatMap((g) => g.candidates);
   if (segment) {
-    await collectGarbage(deps, stale, refusedRenewed, [], result, past);
+    await collectGarbage(deps, { candidates: stale, refusedCandidates: refusedRenewed }, result, past);
     return result;
   }
   // a session row a held lease still names is kept: gone, it would no longer vouch for that term (sessionStanding)
@@ -417,8 +421,9 @@ export async function reconcileAll(deps: CoordinatorDeps, opts: PassOptions = {}
   const named = namedSessions(held.values());
   // and a session row a live candidate names: gone, it would no longer vouch for it (vouchedCandidate)
   for (const c of stale) if (c.session !== undefined && !isCandidateStale(c, now, deps.config.candidateStaleAfterMs)) named.add(c.session);
-  for (const c of refusedRenewed) if (c.stamp.session !== undefined && c.renewTime + deps.config.candidateStaleAfterMs >= now) named.add(c.stamp.session);
-  await collectGarbage(deps, stale, refusedRenewed, identities.filter((i) => !named.has(i.name)), result, past);
+  // a refused one's too, by its own stamp where its session row does not parse either
+  for (const c of refused) if (c.stamp.session !== undefined && Math.max(c.stamp.renewTime, sessions.get(c.stamp.session)?.renewTime ?? 0) + deps.config.candidateStaleAfterMs >= now) named.add(c.stamp.session);
+  await collectGarbage(deps, { candidates: stale, refusedCandidates: refusedRenewed, identities: identities.filter((i) => !named.has(i.name)), refusedIdentities: refusedIdentities.filter((i) => !named.has(i.key.name)) }, result, past);
   return result;
 }
 
@@ -437,10 +442,22 @@ const namedSessions = (leases: Iterable<Pick<Lease, 'holderIdentity' | 'session'
 export async function collectIdentities(deps: CoordinatorDeps, opts: { deadline?: number } = {}): Promise<Pick<ReconcileAllResult, 'collectedIdentities' | 'invalid' | 'errors'>> {
   const result = { collectedIdentities: [] as ReconcileAllResult['collectedIdentities'], invalid: [] as InvalidItem[], errors: [] as ReconcileAllResult['errors'] };
   const identities: IdentityLease[] = [];
-  for await (const page of deps.identities.scan()) for (const s of page) if (s.ok) identities.push(s.item);
+  // rows the schema refuses whose stamp reads, as reconcileAll collects them (each part's pass reports them)
+  const refused: RefusedIdentity[] = [];
+  for await (const page of deps.identities.scan()) {
+    for (const s of page) {
+      if (s.ok) identities.push(s.item);
+      else {
+        const r = refusedIdentity(s);
+        if (r) refused.push(r);
+      }
+    }
+  }
   // (collectGarbage judges expiry again after the scans below, at a later time: none of these is younger then)
-  const expired = identities.filter((i) => isIdentityExpired(i, deps.clock.now(), deps.config.identityGcGraceMs + deps.config.clockSkewMs));
-  if (!expired.length) return result;
+  const isExpired = (i: IdentityStamp) => isIdentityExpired(i, deps.clock.now(), deps.config.identityGcGraceMs + deps.config.clockSkewMs);
+  const expired = identities.filter(isExpired);
+  const expiredRefused = refused.filter((i) => isExpired(i.stamp));
+  if (!expired.length && !expiredRefused.length) return result;
   const held: Pick<Lease, 'holderIdentity' | 'session'>[] = [];
   for await (const page of deps.leases.scanSessions()) held.push(...page);
   const named = namedSessions(held);
@@ -448,7 +465,7 @@ export async function collectIdentities(deps: CoordinatorDeps, opts: { deadline?
   // candidates, once stale by it, are collected by their segment's pass, and the row at a later round's end
   for await (const page of deps.candidates.scanSessions()) for (const s of page) named.add(s);
   const past = () => opts.deadline !== undefined && deps.clock.monotonic() >= opts.deadline;
-  await collectGarbage(deps, [], [], expired.filter((i) => !named.has(i.name)), result, past);
+  await collectGarbage(deps, { identities: expired.filter((i) => !named.has(i.name)), refusedIdentities: expiredRefused.filter((i) => !named.has(i.key.name)) }, result, past);
   return result;
 }
 
@@ -462,26 +479,46 @@ interface RefusedCandidate {
   stamp: CandidateStamp;
 }
 
-async function collectGarbage(
-  deps: CoordinatorDeps,
-  candidates: Candidate[],
-  refused: (RefusedCandidate & Pick<Candidate, 'renewTime'>)[],
-  identities: IdentityLease[],
-  result: Partial<Pick<ReconcileAllResult, 'collectedCandidates' | 'collectedIdentities' | 'errors'>>,
-  past: () => boolean,
-): Promise<void> {
+/**
+ * An identity row the schema refuses (a foreign or older writer's), whose `renewTime` and
+ * `leaseDurationSeconds` still parse: the row as stored, and the stamp it expires by.
+ */
+interface RefusedIdentity {
+  key: { component: string; name: string };
+  row: Record<string, unknown>;
+  stamp: IdentityStamp;
+}
+
+function refusedIdentity(s: { invalid: InvalidItem; row: Record<string, unknown> }): RefusedIdentity | undefined {
+  const stamp = IdentityStamp.safeParse(s.row);
+  return stamp.success ? { key: { component: String(s.invalid.key['component']), name: String(s.invalid.key['name']) }, row: s.row, stamp: stamp.data } : undefined;
+}
+
+/** What a pass may collect: rows it judges by their stamps at collection time, none of them named by a held lease or a live candidate. */
+interface Garbage {
+  candidates?: Candidate[];
+  refusedCandidates?: (RefusedCandidate & Pick<Candidate, 'renewTime'>)[];
+  identities?: IdentityLease[];
+  refusedIdentities?: RefusedIdentity[];
+}
+
+async function collectGarbage(deps: CoordinatorDeps, garbage: Garbage, result: Partial<Pick<ReconcileAllResult, 'collectedCandidates' | 'collectedIdentities' | 'errors'>>, past: () => boolean): Promise<void> {
   const now = deps.clock.now();
-  const stale = candidates.filter((c) => isCandidateStale(c, now, deps.config.candidateStaleAfterMs));
+  const stale = (garbage.candidates ?? []).filter((c) => isCandidateStale(c, now, deps.config.candidateStaleAfterMs));
   const failed = (what: string) => (e: unknown) => result.errors?.push({ lease: what, error: asError(e) });
   await collect(deps, stale, past, (c) => deps.candidates.collect(CandidateStore.readOf(c), now), (c) => result.collectedCandidates?.push({ leaseName: c.leaseName, name: c.name }), (c) => failed(c.leaseName));
   // a refused row stale by its stamp: deleted if it still carries what was scanned
-  const staleRefused = refused.filter((c) => c.renewTime + deps.config.candidateStaleAfterMs < now);
+  const staleRefused = (garbage.refusedCandidates ?? []).filter((c) => c.renewTime + deps.config.candidateStaleAfterMs < now);
   await collect(deps, staleRefused, past, (c) => deps.candidates.collectInvalid(c.key, c.row), (c) => result.collectedCandidates?.push(c.key), (c) => failed(c.key.leaseName));
   // A session row is collected like any identity lease (its leaseDurationSeconds covers the longest
   // lease held on it, so no lease can still be alive on it by then), once no held lease names it.
   // The stamp is its writer's clock, up to clockSkewMs behind this one: late rather than early (KEP-1965).
-  const expired = identities.filter((i) => isIdentityExpired(i, now, deps.config.identityGcGraceMs + deps.config.clockSkewMs));
+  const graceMs = deps.config.identityGcGraceMs + deps.config.clockSkewMs;
+  const expired = (garbage.identities ?? []).filter((i) => isIdentityExpired(i, now, graceMs));
   await collect(deps, expired, past, (i) => deps.identities.delete(IdentityStore.readOf(i)), (i) => result.collectedIdentities?.push({ component: i.component, name: i.name }), (i) => failed(`(identity lease ${i.component}/${i.name})`));
+  // a refused row, by the stamp it still carries: deleted if it is still as scanned
+  const expiredRefused = (garbage.refusedIdentities ?? []).filter((i) => isIdentityExpired(i.stamp, now, graceMs));
+  await collect(deps, expiredRefused, past, (i) => deps.identities.collectInvalid(i.key, i.row), (i) => result.collectedIdentities?.push(i.key), (i) => failed(`(identity lease ${i.key.component}/${i.key.name})`));
 }
 
 /**

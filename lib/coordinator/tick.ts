@@ -156,7 +156,9 @@ function merge(into: TickResult, r: ReconcileAllResult): void {
   // a lease once: its row refused in its own part, and again by its own read where another part holds its candidates
   for (const b of r.broken) if (!into.broken.some((x) => x.lease === b.lease)) into.broken.push(b);
   into.broken.sort((a, b) => (a.lease < b.lease ? -1 : a.lease > b.lease ? 1 : 0));
-  into.invalid.push(...r.invalid);
+  // a row once: each part's pass scans every identity row (a session it judges by may be anywhere)
+  const seen = new Set(into.invalid.map((i) => JSON.stringify(i.key)));
+  for (const i of r.invalid) if (!seen.has(JSON.stringify(i.key))) into.invalid.push(i);
   into.collectedCandidates.push(...r.collectedCandidates);
   into.collectedIdentities.push(...r.collectedIdentities);
   into.leaderless.push(...r.leaderless);

@@ -134,7 +134,7 @@ export function liveCandidates(candidates: readonly Candidate[], now: number, st
 }
 
 /** An identity lease is collected only `graceMs` after it expired: late rather than early. */
-export function isIdentityExpired(i: IdentityLease, now: number, graceMs: number): boolean {
+export function isIdentityExpired(i: Pick<IdentityLease, 'renewTime' | 'leaseDurationSeconds'>, now: number, graceMs: number): boolean {
   return i.renewTime + i.leaseDurationSeconds * 1000 + graceMs < now;
 }
 

@@ -644,16 +644,36 @@ function refusedCandidateFix(deps: FunctionDeps, i: InvalidItem): string {
     : `${remedy}; left as it is, it is collected once its renewTime, and its session's if it names one, is older than candidateStaleAfterMs (${staleAfter})`;
 }
 
+/**
+ * What to do about an identity row (identity lease or session) the schema refuses, and what the
+ * tick does with it: collected once expired by its stamp, while no held lease or live candidate
+ * names it (lib/coordinator/reconcile.ts), unless that stamp is what does not parse.
+ */
+function refusedIdentityFix(deps: FunctionDeps, i: InvalidItem): string {
+  const key = JSON.stringify({ component: { S: i.key['component'] }, name: { S: i.key['name'] } });
+  const remedy = `rewrite it valid, or delete it (aws dynamodb delete-item --table-name ${deps.coordinator.identities.table} --key '${key}')`;
+  const unstamped = i.error.fields.some((f) => f === 'renewTime' || f === 'leaseDurationSeconds');
+  const graceMs = deps.coordinator.config.identityGcGraceMs + deps.coordinator.config.clockSkewMs;
+  return unstamped
+    ? `${remedy}: its renewTime or leaseDurationSeconds does not parse, so it is never collected`
+    : `${remedy}; left as it is, it is collected once expired by its renewTime and leaseDurationSeconds, plus identityGcGraceMs and clockSkewMs (${graceMs / 1000} s), while no held lease or live candidate names it`;
+}
+
 function reportTick(deps: FunctionDeps, r: TickResult): TickResult {
   for (const e of r.errors) deps.logger.error('reconcile failed; the next trigger retries', { lease: e.lease, error: e.error });
   for (const b of r.broken) deps.logger.error('lease row does not match the schema; left alone until repaired', { ...brokenLog(b), trigger: 'tick' });
   const told = new Set<Error>(r.broken.map((b) => b.error));
   const collected = new Set(r.collectedCandidates.map((c) => JSON.stringify([c.leaseName, c.name])));
+  const collectedIdentities = new Set(r.collectedIdentities.map((c) => JSON.stringify([c.component, c.name])));
   for (const i of r.invalid) {
     if (told.has(i.error)) continue;
-    if (!('leaseName' in i.key)) deps.logger.warn('row does not match its schema; left alone', { key: i.key, error: i.error.message });
-    else if (!collected.has(JSON.stringify([i.key['leaseName'], i.key['name']])))
-      deps.logger.warn('candidate row does not match its schema: it takes no part in elections', { key: i.key, error: i.error.message, fix: refusedCandidateFix(deps, i) });
+    if ('leaseName' in i.key) {
+      if (!collected.has(JSON.stringify([i.key['leaseName'], i.key['name']])))
+        deps.logger.warn('candidate row does not match its schema: it takes no part in elections', { key: i.key, error: i.error.message, fix: refusedCandidateFix(deps, i) });
+    } else if ('component' in i.key) {
+      if (!collectedIdentities.has(JSON.stringify([i.key['component'], i.key['name']])))
+        deps.logger.warn('identity row does not match its schema: a term held on it is judged by no one, and it vouches for no candidate', { key: i.key, error: i.error.message, fix: refusedIdentityFix(deps, i) });
+    } else deps.logger.warn('row does not match its schema; left alone', { key: i.key, error: i.error.message });
   }
   deps.metrics.addMetric(METRIC.leaderless, MetricUnit.Count, r.leaderless.length);
   deps.metrics.addMetric(METRIC.brokenLeases, MetricUnit.Count, r.broken.length);

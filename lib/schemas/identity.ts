@@ -61,6 +61,13 @@ export const IdentityLeaseItem = z.object({
     .refine((m) => Object.keys(m).length <= MAX_ENDED_TERMS, `must have at most ${MAX_ENDED_TERMS} entries`)
     .optional(),
 });
+/**
+ * What the coordinator's collection reads of a row IdentityLeaseItem refuses: the stamp it expires
+ * by (`renewTime` + `leaseDurationSeconds`). A row whose stamp does not parse is never collected.
+ */
+export const IdentityStamp = IdentityLeaseItem.pick({ renewTime: true, leaseDurationSeconds: true });
+export type IdentityStamp = z.infer<typeof IdentityStamp>;
+
 /** An elector's instance and its process (instance.ts). */
 export { instanceOnSession, processOf } from './instance.js';
 

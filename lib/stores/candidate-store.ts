@@ -1,4 +1,4 @@
-import { DeleteItemCommand, UpdateItemCommand, paginateScan, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { UpdateItemCommand, paginateScan, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { CandidateItem, type Candidate } from '../schemas/candidate.js';
 import { RESERVED_FROM, isReservedName } from '../schemas/run-once.js';
@@ -96,23 +96,8 @@ export class CandidateStore extends ItemStore<typeof CandidateItem> {
    * candidate, and its removal is no Candidate Expired (lib/events/derive.ts reads no such image).
    * False when it changed or is gone.
    */
-  async collectInvalid(key: { leaseName: string; name: string }, row: Record<string, unknown>): Promise<boolean> {
-    const revision = row['revision'];
-    try {
-      await this.client.send(
-        new DeleteItemCommand({
-          TableName: this.table,
-          Key: marshall(key),
-          ConditionExpression: `#renew = :renew AND ${revision === undefined ? 'attribute_not_exists(#rev)' : '#rev = :rev'}`,
-          ExpressionAttributeNames: { '#renew': 'renewTime', '#rev': 'revision' },
-          ExpressionAttributeValues: marshall({ ':renew': row['renewTime'], ...(revision === undefined ? {} : { ':rev': revision }) }),
-        }),
-      );
-      return true;
-    } catch (e) {
-      if (isConditionFailed(e)) return false;
-      throw e;
-    }
+  collectInvalid(key: { leaseName: string; name: string }, row: Record<string, unknown>): Promise<boolean> {
+    return this.deleteAsScanned(key, row, ['renewTime', 'revision']);
   }
 
   /** Takes back a ping whose election closed before it could be answered (decide.ts `pingsToWithdraw`): only that ping, if still unanswered. */

@@ -82,6 +82,15 @@ export class IdentityStore extends ItemStore<typeof IdentityLeaseItem> {
     for await (const page of super.scan({ ...opts, skip: (raw) => raw['component'] === COORDINATOR_COMPONENT })) yield page;
   }
 
+  /**
+   * Deletes a row the schema refuses (the coordinator's collection of one expired by its stamp), if
+   * it still carries the stamp, holder and revision scanned (as stored, whatever their type): a row
+   * renewed, rewritten or taken by another start-up since stays. False when it changed or is gone.
+   */
+  collectInvalid(key: { component: string; name: string }, row: Record<string, unknown>): Promise<boolean> {
+    return this.deleteAsScanned(key, row, ['renewTime', 'leaseDurationSeconds', 'holderIdentity', 'revision']);
+  }
+
   /** The row of `component` named `name` (a consistent read unless `consistent` is false), with the revision to write against. */
   read(component: string, name: string, consistent = true): Promise<IdentityRead> {
     return this.get({ component, name }, consistent);

@@ -30,7 +30,7 @@ export interface Read<T> {
 /** A change to an item (lib/schemas/common.ts RowPatch). */
 export type Patch<T> = RowPatch<T>;
 
-/** A row that is in the table but does not match its schema: reported, never decided on (a candidate row is collected once stale by a `renewTime` that still parses). */
+/** A row that is in the table but does not match its schema: reported, never decided on (a candidate row is collected once stale, an identity row once expired, by a stamp that still parses). */
 export interface InvalidItem {
   /** The row's key attributes, as stored. */
   readonly key: Record<string, unknown>;
@@ -303,6 +303,31 @@ export class ItemStore<S extends z.ZodType<Revisioned>> {
         }),
       ),
     );
+  }
+
+  /**
+   * Deletes a row the schema refuses (a Scanned row that is not `ok`), if each of `attributes` is
+   * still as stored in `row`, whatever its type (one absent then, absent still): a row rewritten
+   * since the scan stays. False when it changed or is gone.
+   */
+  protected async deleteAsScanned(key: Record<string, string>, row: Record<string, unknown>, attributes: readonly string[]): Promise<boolean> {
+    const names = Object.fromEntries(attributes.map((a, i) => [`#a${i}`, a]));
+    const values = Object.fromEntries(attributes.flatMap((a, i) => (row[a] === undefined ? [] : [[`:a${i}`, row[a]]])));
+    try {
+      await this.client.send(
+        new DeleteItemCommand({
+          TableName: this.table,
+          Key: marshall(key),
+          ConditionExpression: attributes.map((a, i) => (row[a] === undefined ? `attribute_not_exists(#a${i})` : `#a${i} = :a${i}`)).join(' AND '),
+          ExpressionAttributeNames: names,
+          ...(Object.keys(values).length ? { ExpressionAttributeValues: marshall(values) } : {}),
+        }),
+      );
+      return true;
+    } catch (e) {
+      if (isConditionFailed(e)) return false;
+      throw e;
+    }
   }
 
   /**

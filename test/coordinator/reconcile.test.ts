@@ -1012,3 +1012,63 @@ describe('candidate rows the schema refuses, in the tick\'s garbage collection',
     }
   });
 });
+
+// ——— Identity rows the schema refuses (identity leases and process sessions, from a foreign or
+// older writer): once expired by the renewTime and leaseDurationSeconds they still carry, they are
+// collected as any expired identity lease is, and kept while a held lease or a live candidate names
+// the session; a row whose stamp cannot be read stays. ———
+
+describe("identity rows the schema refuses, in the tick's garbage collection", () => {
+  it('are collected once expired by their own readable stamp, each delete conditioned on the row as scanned; one that may be live, or that a term or live candidate names, stays', async () => {
+    const tables = await testTables('invalid-identity-gc');
+    const d = coordinatorDeps(tables.client, tables.names, { clock });
+    try {
+      const now = clock.now();
+      const expired = { renewTime: now - 2 * HOUR, leaseDurationSeconds: 60 };
+      // `acquireTime` of the wrong type: refused, its stamp still readable
+      const put = (key: { component: string; name: string }, fields: Record<string, unknown>) =>
+        tables.client.send(new PutItemCommand({ TableName: tables.names.identities, Item: marshall({ ...key, holderIdentity: `${key.name}_1`, hostname: 'h', acquireTime: 'then', revision: 3, ...fields }) }));
+      const session = (p: string) => `${sessionShard(p)}:session-${p}-${seq}`;
+      await put({ component: 'scheduler', name: 'gone' }, expired);
+      await put({ component: 'scheduler', name: 'renewed' }, expired);
+      await put({ component: 'scheduler', name: 'alive' }, { renewTime: now - 10_000, leaseDurationSeconds: 60 });
+      await put({ component: 'scheduler', name: 'no-stamp' }, { renewTime: 'yesterday', leaseDurationSeconds: 60 });
+      const orphan = session('p-orphan');
+      const heldOn = session('p-held');
+      const candidateOn = session('p-cand');
+      for (const s of [orphan, heldOn, candidateOn]) await put(sessionKey(s), { ...expired, process: s.split('-')[2] });
+      // a term held on one, and a live candidate on another
+      await d.leases.write(await d.leases.read('held'), { set: { holderIdentity: 'h', holderInstance: 'h_1@p', leaseDurationSeconds: 15, acquireTime: now, renewTime: now, leaseTransitions: 0, fencingToken: 1, session: heldOn } });
+      await d.candidates.write({ key: { leaseName: 'fine', name: 'x' }, item: undefined, revision: 0 }, { set: { emulationVersion: '1.30.0', binaryVersion: '1.30.0', preferredStrategies: [OEV], renewTime: now, createdAt: now, identity: 'x_1@p', session: candidateOn } });
+      // within the pass, after the scans and before the collection, 'renewed' is renewed by its writer
+      let renewed = false;
+      const renew = async () => {
+        if (renewed) return;
+        renewed = true;
+        await tables.client.send(new UpdateItemCommand({ TableName: tables.names.identities, Key: marshall({ component: 'scheduler', name: 'renewed' }), UpdateExpression: 'SET renewTime = :now', ExpressionAttributeValues: marshall({ ':now': clock.now() }) }));
+      };
+      const r = await reconcileAll(d, { afterEach: renew });
+      expect(renewed).toBe(true);
+      expect(r.errors).toEqual([]);
+      expect(r.invalid.map((i) => i.key['name']).sort()).toEqual([...['alive', 'gone', 'no-stamp', 'renewed'], orphan, heldOn, candidateOn].sort());
+      // before the fix: none collected, tick after tick
+      expect(r.collectedIdentities.map((i) => i.name).sort()).toEqual(['gone', orphan].sort());
+      const left = async () => {
+        const names: string[] = [];
+        for await (const page of d.identities.scan()) for (const s of page) names.push(s.ok ? s.item.name : String(s.invalid.key['name']));
+        return names.sort();
+      };
+      expect(await left()).toEqual(['alive', 'no-stamp', 'renewed', heldOn, candidateOn].sort());
+
+      // the segments' collection at a round's end judges them alike
+      const orphan2 = session('p-orphan2');
+      await put(sessionKey(orphan2), expired);
+      const g = await collectIdentities(d);
+      expect(g.errors).toEqual([]);
+      expect(g.collectedIdentities.map((i) => i.name)).toEqual([orphan2]);
+      expect(await left()).toEqual(['alive', 'no-stamp', 'renewed', heldOn, candidateOn].sort());
+    } finally {
+      await tables.drop();
+    }
+  });
+});

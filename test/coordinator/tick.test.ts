@@ -187,6 +187,28 @@ describe("the coordinator's tick within its invocation's time (issue 38, item 5)
     expect(errors).toHaveLength(1);
   });
 
+  it('an identity row the schema refuses, which each part scans, is reported once by a round in parts, and collected at its end once expired', async () => {
+    await seed(12);
+    await round(5, { segmentLeases: 5 }); // the first round, in one part, counts the leases
+    clock.advance(TICK_EVERY_MS);
+    const put = (name: string, renewTime: number) =>
+      t.client.send(new PutItemCommand({ TableName: t.names.identities, Item: marshall({ component: 'scheduler', name, holderIdentity: `${name}_1`, hostname: 'h', acquireTime: 'then', leaseDurationSeconds: 60, renewTime, revision: 1 }) }));
+    await put('refused', clock.now());
+    await put('refused-expired', clock.now() - 3_600_000);
+    const warned: [string, Record<string, unknown>][] = [];
+    const o = observability('test', 'SILENT');
+    const warn = o.logger.warn.bind(o.logger);
+    o.logger.warn = ((message: string, extra: Record<string, unknown>) => (warned.push([message, extra]), warn(message, extra))) as typeof o.logger.warn;
+    const d: FunctionDeps = { coordinator: deps, timer: { schedule: async () => undefined }, publish: async () => undefined, deadLetter: async () => undefined, ...o };
+    const r = await onTick(d, 600_000); // the whole round in one invocation
+    expect(r.round).toMatchObject({ done: true, segments: 3 });
+    expect(r.errors).toEqual([]);
+    // before the fix: once a part (three times), and never collected
+    expect(r.invalid.map((i) => i.key['name']).sort()).toEqual(['refused', 'refused-expired']);
+    expect(r.collectedIdentities).toEqual([{ component: 'scheduler', name: 'refused-expired' }]);
+    expect(warned.filter(([, extra]) => JSON.stringify(extra).includes('"refused')).map(([, extra]) => extra['key'])).toEqual([{ component: 'scheduler', name: 'refused' }]);
+  });
+
   it('a cursor row that does not parse is started afresh, and the identities scan never returns the cursor', async () => {
     await seed(3);
     await t.client.send(new PutItemCommand({ TableName: t.names.identities, Item: marshall({ component: COORDINATOR_COMPONENT, name: TICK_CURSOR_NAME, segments: 'many', revision: 7 }) }));

@@ -285,6 +285,34 @@ describe('a candidate row the schema refuses (a foreign or older writer\'s)', ()
   });
 });
 
+describe("an identity row the schema refuses (a foreign or older writer's)", () => {
+  it('the tick reports it once, naming the row and the fix; collected once expired by its stamp', async () => {
+    const now = Date.now();
+    const row = (name: string, renewTime: unknown) => ({ component: 'refused-identities', name, holderIdentity: `${name}_1`, hostname: 'h', acquireTime: 'then', leaseDurationSeconds: 60, revision: 1, renewTime });
+    await t.client.send(new PutItemCommand({ TableName: t.names.identities, Item: marshall(row('fresh', now)) }));
+    await t.client.send(new PutItemCommand({ TableName: t.names.identities, Item: marshall(row('old', now - 60 * MIN)) }));
+    await t.client.send(new PutItemCommand({ TableName: t.names.identities, Item: marshall(row('unstamped', 'yesterday')) }));
+    const { d } = deps();
+    const warned: [string, Record<string, unknown>][] = [];
+    const warn = d.logger.warn.bind(d.logger);
+    d.logger.warn = ((message: string, extra: Record<string, unknown>) => (warned.push([message, extra]), warn(message, extra))) as typeof d.logger.warn;
+    const r = (await coordinatorTick(d)({ source: 'aws.events', 'detail-type': 'Scheduled Event', time: new Date().toISOString() } as never, lambdaContext('coordinator'))) as { errors: unknown[] };
+    expect(r.errors).toEqual([]);
+    const about = (name: string) => warned.filter(([, extra]) => JSON.stringify(extra).includes(`"${name}"`) && JSON.stringify(extra).includes('refused-identities'));
+    // before the fix: "left alone", with no fix, and the expired one too, every tick
+    expect(about('fresh')).toEqual([
+      ['identity row does not match its schema: a term held on it is judged by no one, and it vouches for no candidate', {
+        key: { component: 'refused-identities', name: 'fresh' },
+        error: expect.stringMatching(/acquireTime/),
+        fix: expect.stringMatching(/^rewrite it valid, or delete it \(aws dynamodb delete-item --table-name \S+ --key '\{"component":\{"S":"refused-identities"\},"name":\{"S":"fresh"\}\}'\); left as it is, it is collected once expired by its renewTime and leaseDurationSeconds, plus identityGcGraceMs and clockSkewMs \(1 s\), while no held lease or live candidate names it$/),
+      }],
+    ]);
+    expect(about('unstamped').map(([, extra]) => extra['fix'])).toEqual([expect.stringMatching(/: its renewTime or leaseDurationSeconds does not parse, so it is never collected$/)]);
+    expect(about('old')).toEqual([]); // expired: collected, not reported
+    expect((await coordinatorDeps(t.client, t.names).identities.query('refused-identities')).invalid.map((i) => i.key['name'])).toEqual(['fresh', 'unstamped']);
+  });
+});
+
 describe('EventBridge failing: the election goes on, the events wait on the timer queue', () => {
   const sqsMessage = (id: string, body: unknown) => message(id, JSON.stringify(body));
   const unavailable = (events: ConclaveEvent[]) => new PublishError(events.map((event) => ({ event, errorCode: 'ServiceUnavailable', errorMessage: 'EventBridge is unavailable' })), 0);
