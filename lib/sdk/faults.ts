@@ -103,7 +103,8 @@ export class DynamoDBUnreachableError extends Error {
 
 /**
  * DynamoDB answered, and refused: too many requests (throttled), or not allowed (IAM, credentials).
- * Retried with backoff; the message says which and what to check.
+ * A worker's request is retried with backoff; a call that does not retry (getLeader, withLease's
+ * first reads) names itself and what it did not read. The message says which and what to check.
  */
 export class DynamoDBRefusedError extends Error {
   /** Always `DynamoDBRefusedError`. */
@@ -165,13 +166,20 @@ export function namedFault(e: unknown, subject: string, endpoint: string): Error
 /**
  * `e`, a request's failure in `call` (e.g. `getLeader`) of lease `leaseName`, which does not retry:
  * an unreachable endpoint as a DynamoDBUnreachableError naming the call, what it did not `read`,
- * and that the caller calls again; any other error as it is (a request unanswered within its
- * bound stays the TimeoutError it is).
+ * and that the caller calls again; a throttled request as a DynamoDBRefusedError saying as much;
+ * a denied one as a DynamoDBRefusedError with `denied` (what the role may not read, and the grant),
+ * when given; any other error as it is (a request unanswered within its bound stays the
+ * TimeoutError it is).
  */
-export async function oneShotFault(e: unknown, call: string, leaseName: string, read: string, client: DynamoDBClient): Promise<unknown> {
+export async function oneShotFault(e: unknown, call: string, leaseName: string, read: string, client: DynamoDBClient, denied?: string): Promise<unknown> {
+  const subject = `${call} of lease "${leaseName}"`;
+  const kind = faultKind(e);
+  if (kind === 'throttled')
+    return new DynamoDBRefusedError('throttled', subject, e as Error, `${read} was not read: the table's capacity is exhausted (on-demand tables: a hot partition, or the account's limit), the AWS SDK's own retries used up, and ${call} does not retry: call it again later`);
+  if (kind === 'denied' && denied !== undefined) return new DynamoDBRefusedError('denied', subject, e as Error, denied);
   const code = networkCode(e);
   if (!code || code === 'timed out' || e instanceof DynamoDBUnreachableError) return e;
-  return new DynamoDBUnreachableError(await endpointOf(client), code, e as Error, `${call} of lease "${leaseName}"`, `${read} was not read, and ${call} does not retry: call it again once DynamoDB answers`);
+  return new DynamoDBUnreachableError(await endpointOf(client), code, e as Error, subject, `${read} was not read, and ${call} does not retry: call it again once DynamoDB answers`);
 }
 
 /**

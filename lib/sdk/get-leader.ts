@@ -48,6 +48,7 @@ export type GetLeaderOptions = z.input<typeof GetLeaderOptionsSchema>;
  * The caller's role needs both reads: `grantGetLeader` of `@conclave/cdk`.
  * @throws ValidationError naming a bad lease name or option
  * @throws DynamoDBRefusedError (`denied`) naming the table, when the role may not read a row it needs
+ * @throws DynamoDBRefusedError (`throttled`) naming the table, when a read is throttled past the AWS SDK's own retries (not retried)
  * @throws DynamoDBUnreachableError naming the endpoint and the table, when DynamoDB cannot be reached (not retried)
  * @throws TableNotFoundError naming the tables and the `tables` option, when a table does not exist
  */

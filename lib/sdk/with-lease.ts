@@ -61,6 +61,7 @@ import { WithLeaseOptionsSchema, type RunOnceSchema, type LeaseFn, type LeaseRun
  * @throws ValidationError naming each bad option
  * @throws TableNotFoundError naming the tables and the `tables` option, when a table does not exist
  * @throws DynamoDBUnreachableError naming the endpoint and the table, when DynamoDB cannot be reached at the first read (not retried)
+ * @throws DynamoDBRefusedError naming the table, when the first read is denied (the role's grant) or throttled (not retried)
  */
 export function withLease<T>(name: string, fn: LeaseFn<T>, options: WithLeaseOptions): Promise<LeaseRunResult<T>> {
   return runWithLease(name, fn, options, false);
@@ -104,15 +105,16 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
   const identity = o.identity ?? defaultIdentity();
 
   // Which mode, and whether a try gives up at once: one consistent read of the lease (and its candidates).
-  // not retried: a fault here rejects the call (`row`: what was not read)
-  const missing = async (e: unknown, row: string): Promise<never> => {
+  // not retried: a fault here rejects the call (`row`: what was not read, by `action`)
+  const missing = async (e: unknown, row: string, action: string): Promise<never> => {
     const call = tryOnly ? 'tryWithLease' : 'withLease';
-    throw await oneShotFault(tableNotFound(`${call} of lease "${leaseName}"`, o.tables, e), call, leaseName, row, client);
+    const denied = `${row} this role may not read (${action}); grant it Conclave's grantWorker with the lease among its leaseNames (or allLeases), and check its credentials`;
+    throw await oneShotFault(tableNotFound(`${call} of lease "${leaseName}"`, o.tables, e), call, leaseName, row, client, denied);
   };
-  const lease = (await leases.read(leaseName).catch((e: unknown) => missing(e, `the lease's row on the leases table "${o.tables.leases}"`))).item;
+  const lease = (await leases.read(leaseName).catch((e: unknown) => missing(e, `the lease's row on the leases table "${o.tables.leases}"`, 'GetItem'))).item;
   // judged on the read's answer (DynamoDB's Date header): refused before anything is written
   checkScheduledAt(o.runOnce, time, o.clockSync, what);
-  const mode = o.mode !== 'auto' ? o.mode : await autoMode(requests, o.tables.candidates, leaseName, lease).catch((e: unknown) => missing(e, `the lease's candidates on the candidates table "${o.tables.candidates}"`));
+  const mode = o.mode !== 'auto' ? o.mode : await autoMode(requests, o.tables.candidates, leaseName, lease).catch((e: unknown) => missing(e, `the lease's candidates on the candidates table "${o.tables.candidates}"`, 'Query'));
   if (mode === 'coordinated' && !o.candidacy)
     throw new ValidationError(what, [
       {

@@ -117,6 +117,19 @@ describe('getLeader', () => {
     const lease = await getLeader('plain', { ...at(NOW), client: none }).catch((x: unknown) => x);
     none.destroy();
     expect((lease as Error).message).toMatch(new RegExp(`^getLeader of lease "plain": DynamoDB refused the request \\(AccessDeniedException: not authorized\\): the lease's row on the leases table "${t.names.leases}" this role may not read \\(GetItem\\); grant it Conclave's grantGetLeader`));
+
+    // throttled: named too, and not retried (before: the SDK's bare ThrottlingException)
+    const busy = localClient(inject('ddbEndpoint'));
+    busy.middlewareStack.add(() => async () => {
+      throw Object.assign(new Error('Rate of requests exceeds the allowed throughput.'), { name: 'ThrottlingException' });
+    }, { step: 'initialize', name: 'throttle' });
+    const throttled = await getLeader('plain', { ...at(NOW), client: busy }).catch((x: unknown) => x);
+    busy.destroy();
+    expect(throttled).toBeInstanceOf(DynamoDBRefusedError);
+    expect((throttled as Error).message).toBe(
+      `getLeader of lease "plain": DynamoDB throttled the request (ThrottlingException): the lease's row on the leases table "${t.names.leases}" was not read: ` +
+        `the table's capacity is exhausted (on-demand tables: a hot partition, or the account's limit), the AWS SDK's own retries used up, and getLeader does not retry: call it again later`,
+    );
   });
 
   it('what an elector with advertise leads: its address and its term’s token', async () => {

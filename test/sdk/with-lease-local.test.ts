@@ -16,6 +16,7 @@ import { MAX_COMPLETED_RUNS } from '../../lib/schemas/lease.js';
 import { OLDEST_EMULATION_VERSION } from '../../lib/schemas/strategy.js';
 import { PERIODIC_WINDOWS, keyedWindowRow } from '../../lib/schemas/run-once.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
+import { DynamoDBRefusedError } from '../../lib/sdk/faults.js';
 import { FencingError } from '../../lib/sdk/fencing.js';
 import { serverClockOf } from '../../lib/sdk/server-clock.js';
 import { LeaseLostError, tryWithLease, withLease, type RunOnce, type WithLeaseOptions } from '../../lib/sdk/with-lease.js';
@@ -413,5 +414,63 @@ describe('tryWithLease and a lease held on a session', () => {
     expect(told[0]!.message).toMatch(/^tryWithLease run "cron-2" of lease "on-session": lease "on-session" is held on session "s-live", whose row could not be read: its holder is judged by the lease's own stamp/);
     expect(ran).toBe(false);
     denied.client.destroy();
+  });
+});
+
+describe("withLease's first reads refused by DynamoDB (a role not allowed them, a throttled table)", () => {
+  /** A client of DynamoDB Local whose requests `refuse` picks are refused with `name` before they are sent (as DynamoDB answers them). */
+  const refusing = (name: string, message: string, refuse: (command: string, table: string | undefined) => boolean): DynamoDBClient => {
+    const client = localClient(inject('ddbEndpoint'));
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (refuse(String(context.commandName), (args.input as { TableName?: string }).TableName)) throw Object.assign(new Error(message), { name, $fault: 'client', $metadata: { httpStatusCode: 400 } });
+        return next(args);
+      },
+      { step: 'initialize', name: 'refuse' },
+    );
+    return client;
+  };
+
+  it.each([
+    {
+      call: 'withLease',
+      refused: 'the lease row (AccessDenied)',
+      name: 'AccessDeniedException',
+      refuse: (c: string, table: string | undefined) => c === 'GetItemCommand' && table === t.names.leases,
+      want: () =>
+        `withLease of lease "denied-first-read": DynamoDB refused the request (AccessDeniedException: User: arn:aws:sts::1:assumed-role/job is not authorized to perform this action): ` +
+        `the lease's row on the leases table "${t.names.leases}" this role may not read (GetItem); grant it Conclave's grantWorker with the lease among its leaseNames (or allLeases), and check its credentials`,
+    },
+    {
+      call: 'tryWithLease',
+      refused: "auto mode's candidates (AccessDenied)",
+      name: 'AccessDeniedException',
+      refuse: (c: string, table: string | undefined) => c === 'QueryCommand' && table === t.names.candidates,
+      want: () =>
+        `tryWithLease of lease "denied-first-read": DynamoDB refused the request (AccessDeniedException: User: arn:aws:sts::1:assumed-role/job is not authorized to perform this action): ` +
+        `the lease's candidates on the candidates table "${t.names.candidates}" this role may not read (Query); grant it Conclave's grantWorker with the lease among its leaseNames (or allLeases), and check its credentials`,
+    },
+    {
+      call: 'withLease',
+      refused: 'the lease row (throttled)',
+      name: 'ThrottlingException',
+      refuse: (c: string, table: string | undefined) => c === 'GetItemCommand' && table === t.names.leases,
+      want: () =>
+        `withLease of lease "denied-first-read": DynamoDB throttled the request (ThrottlingException): the lease's row on the leases table "${t.names.leases}" was not read: ` +
+        `the table's capacity is exhausted (on-demand tables: a hot partition, or the account's limit), the AWS SDK's own retries used up, and withLease does not retry: call it again later`,
+    },
+  ])('$call, $refused: a DynamoDBRefusedError naming the call, the lease, the table and what to check (not the bare SDK error)', async ({ call, name, refuse, want }) => {
+    const client = refusing(name, 'User: arn:aws:sts::1:assumed-role/job is not authorized to perform this action', refuse);
+    let ran = false;
+    try {
+      const e = await (call === 'withLease' ? withLease : tryWithLease)('denied-first-read', async () => (ran = true), { ...opts('denied', { client }), waitMs: 0 }).catch((x: unknown) => x);
+      // before the fix: the SDK's own error, bare
+      expect(e).toBeInstanceOf(DynamoDBRefusedError);
+      expect(e).toMatchObject({ kind: name === 'ThrottlingException' ? 'throttled' : 'denied', cause: { name } });
+      expect((e as Error).message).toBe(want());
+      expect(ran).toBe(false);
+    } finally {
+      client.destroy();
+    }
   });
 });
