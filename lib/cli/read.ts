@@ -23,10 +23,20 @@ async function collect<T>(pages: AsyncGenerator<Scanned<T>[]>): Promise<{ items:
   return { items, invalid };
 }
 
-/** Rows that do not match their schema take no part in elections; the CLI says so on stderr. */
+/**
+ * Rows that do not match their schema take no part in elections; the CLI says so on stderr, with
+ * what the coordinator does with each (lib/coordinator/reconcile.ts reconcileAll).
+ */
 export function reportInvalid(ctx: Pick<CliContext, 'sink'>, invalid: readonly InvalidItem[]): void {
-  for (const i of invalid) note(ctx, `warning: skipped a row that does not match its schema (the coordinator ignores it too): ${i.error.message}`);
+  for (const i of invalid) note(ctx, `warning: skipped ${refusedRow(i)}: ${i.error.message}`);
 }
+
+const refusedRow = (i: InvalidItem): string =>
+  'leaseName' in i.key
+    ? 'a candidate row that does not match its schema (it takes no part in elections; the coordinator deletes it once stale by the renewTime it still carries, if that parses)'
+    : 'component' in i.key
+      ? 'an identity row that does not match its schema (it vouches for no term or candidate; the coordinator deletes it once expired by the renewTime and leaseDurationSeconds it still carries, if they parse, while no held lease or live candidate names it)'
+      : 'a lease row that does not match its schema (the coordinator decides nothing on it, and reports it broken each tick)';
 
 /**
  * A name no row has, read before a scan: a Scan checks no key, so a table of another kind named by
@@ -82,8 +92,8 @@ export interface Snapshot {
 
 /**
  * The session a lease is held on, read after the lease (its holder wrote the session row before
- * naming it, so a row missing now has ended). A row that does not match its schema counts as gone,
- * as in the coordinator's scan; the CLI says so.
+ * naming it, so a row missing now has ended). A row that does not match its schema counts as gone
+ * here, vouching for no term (the coordinator's tick judges a term on it by no one); the CLI says so.
  */
 export async function readSession(ctx: CliContext, lease: Lease | undefined): Promise<SessionSeen | undefined> {
   const name = sessionOf(lease);

@@ -674,3 +674,32 @@ describe('a candidate on a session (it lives by its process’s session: vouched
     }
   });
 });
+
+describe('rows the schema refuses, skipped with a warning', () => {
+  it('says what the coordinator does with each: a candidate or identity row is deleted once stale by the stamp it still carries, a lease row is reported broken', async () => {
+    const s = await cliHarness('cli-refused');
+    try {
+      const session = 'all-07:session-p9';
+      // acquireTime of the wrong type: refused, its stamp readable
+      await s.t.client.send(new PutItemCommand({ TableName: s.t.names.identities, Item: marshall({ ...sessionKey(session), holderIdentity: session, process: 'p9', hostname: 'h', leaseDurationSeconds: 15, acquireTime: 'then', renewTime: NOW - SEC, revision: 1 }) }));
+      await s.seedLease(lease('w1', { name: 'odd', holderInstance: 'w1_1@p9', session }));
+      await s.t.client.send(new PutItemCommand({ TableName: s.t.names.candidates, Item: marshall({ leaseName: 'odd', name: 'c9', binaryVersion: '1.30.0', emulationVersion: '1.30.0', preferredStrategies: ['OldestEmulationVersion'], createdAt: NOW, renewTime: NOW, priority: 'high', revision: 1 }) }));
+      await s.t.client.send(new PutItemCommand({ TableName: s.t.names.leases, Item: marshall({ name: 'bricked', holderIdentity: 'x', leaseDurationSeconds: 0, leaseTransitions: 0, fencingToken: 7, revision: 3 }) }));
+      const described = await s.run(['describe', 'lease', 'odd'], { clock: at() });
+      const warnings = described.err.split('\n').filter((l) => l.startsWith('warning: skipped'));
+      // before: "the coordinator ignores it too", of each; the coordinator deletes such rows once stale
+      // (the session's, read with the lease, first)
+      expect(warnings).toEqual([
+        expect.stringMatching(/^warning: skipped an identity row that does not match its schema \(it vouches for no term or candidate; the coordinator deletes it once expired by the renewTime and leaseDurationSeconds it still carries, if they parse, while no held lease or live candidate names it\): .*acquireTime/),
+        expect.stringMatching(/^warning: skipped a candidate row that does not match its schema \(it takes no part in elections; the coordinator deletes it once stale by the renewTime it still carries, if that parses\): .*priority/),
+      ]);
+      const listed = await s.run(['get', 'leases'], { clock: at() });
+      expect(listed.err.split('\n').filter((l) => l.startsWith('warning: skipped'))).toEqual([
+        expect.stringMatching(/^warning: skipped a lease row that does not match its schema \(the coordinator decides nothing on it, and reports it broken each tick\): .*leaseDurationSeconds/),
+        expect.stringMatching(/^warning: skipped an identity row /),
+      ]);
+    } finally {
+      await s.t.drop();
+    }
+  });
+});
