@@ -257,6 +257,17 @@ describe('a broken lease (its row does not match the schema)', () => {
   });
 });
 
+/** One scheduled tick, as Lambda calls it: what it warned of (it must fail nowhere). */
+async function tickWarnings(): Promise<[string, Record<string, unknown>][]> {
+  const { d } = deps();
+  const warned: [string, Record<string, unknown>][] = [];
+  const warn = d.logger.warn.bind(d.logger);
+  d.logger.warn = ((message: string, extra: Record<string, unknown>) => (warned.push([message, extra]), warn(message, extra))) as typeof d.logger.warn;
+  const r = (await coordinatorTick(d)({ source: 'aws.events', 'detail-type': 'Scheduled Event', time: new Date().toISOString() } as never, lambdaContext('coordinator'))) as { errors: unknown[] };
+  expect(r.errors).toEqual([]);
+  return warned;
+}
+
 describe('a candidate row the schema refuses (a foreign or older writer\'s)', () => {
   it('the tick reports it once, naming the row and the fix; collected once stale by its renewTime', async () => {
     const now = Date.now();
@@ -264,12 +275,7 @@ describe('a candidate row the schema refuses (a foreign or older writer\'s)', ()
     await t.client.send(new PutItemCommand({ TableName: t.names.candidates, Item: marshall(row('fresh', now)) }));
     await t.client.send(new PutItemCommand({ TableName: t.names.candidates, Item: marshall(row('old', now - 31 * MIN)) }));
     await t.client.send(new PutItemCommand({ TableName: t.names.candidates, Item: marshall(row('unstamped', 'yesterday')) }));
-    const { d } = deps();
-    const warned: [string, Record<string, unknown>][] = [];
-    const warn = d.logger.warn.bind(d.logger);
-    d.logger.warn = ((message: string, extra: Record<string, unknown>) => (warned.push([message, extra]), warn(message, extra))) as typeof d.logger.warn;
-    const r = (await coordinatorTick(d)({ source: 'aws.events', 'detail-type': 'Scheduled Event', time: new Date().toISOString() } as never, lambdaContext('coordinator'))) as { errors: unknown[] };
-    expect(r.errors).toEqual([]);
+    const warned = await tickWarnings();
     const about = (name: string) => warned.filter(([, extra]) => JSON.stringify(extra).includes(`"${name}"`) && JSON.stringify(extra).includes('refused-rows'));
     // before the fix: twice (the tick's report and the reconcile's), saying only "left alone"
     expect(about('fresh')).toEqual([
@@ -292,12 +298,7 @@ describe("an identity row the schema refuses (a foreign or older writer's)", () 
     await t.client.send(new PutItemCommand({ TableName: t.names.identities, Item: marshall(row('fresh', now)) }));
     await t.client.send(new PutItemCommand({ TableName: t.names.identities, Item: marshall(row('old', now - 60 * MIN)) }));
     await t.client.send(new PutItemCommand({ TableName: t.names.identities, Item: marshall(row('unstamped', 'yesterday')) }));
-    const { d } = deps();
-    const warned: [string, Record<string, unknown>][] = [];
-    const warn = d.logger.warn.bind(d.logger);
-    d.logger.warn = ((message: string, extra: Record<string, unknown>) => (warned.push([message, extra]), warn(message, extra))) as typeof d.logger.warn;
-    const r = (await coordinatorTick(d)({ source: 'aws.events', 'detail-type': 'Scheduled Event', time: new Date().toISOString() } as never, lambdaContext('coordinator'))) as { errors: unknown[] };
-    expect(r.errors).toEqual([]);
+    const warned = await tickWarnings();
     const about = (name: string) => warned.filter(([, extra]) => JSON.stringify(extra).includes(`"${name}"`) && JSON.stringify(extra).includes('refused-identities'));
     // before the fix: "left alone", with no fix, and the expired one too, every tick
     expect(about('fresh')).toEqual([
