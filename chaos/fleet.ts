@@ -8,7 +8,7 @@ import { monoNow } from '../lib/history/schema.js';
 import { instanceStoppedEvent } from '../lib/local/ecs-task.js';
 import type { LocalRuntime } from '../lib/local/runtime.js';
 import type { DynamoDBFault } from './ddb-faults.js';
-import { ChaosProcess } from './process.js';
+import { ChaosProcess, type Told } from './process.js';
 import type { WorkerLine, WorkerEnvInput } from './protocol.js';
 import type { Schedule, WorkerPlan } from './schedule.js';
 import type { Feed } from './verdict.js';
@@ -34,6 +34,8 @@ export class Fleet {
   /** DynamoDB faults in force per worker, and sessionLoss faults (a restarted worker is sent the last of each). */
   readonly ddbFaults = new Map<string, DynamoDBFault[]>();
   readonly sessionFaults = new Map<string, DynamoDBFault[]>();
+  /** What each process told as the sessionLoss in force at its start took effect on it (undefined: none was, or it exited first). */
+  readonly sessionFaultTaken = new Map<ChaosProcess, Promise<Told | undefined>>();
   /** The platform's last "instance stopped" event per worker (sent when the harness killed it), for replays. */
   readonly lastStop = new Map<string, Record<string, unknown>>();
   private readonly platformEvents = new Set<Promise<void>>();
@@ -52,13 +54,14 @@ export class Fleet {
       appendFileSync(this.o.errorsLog, `${plan.identity} (not a protocol line) ${text.trimEnd()}\n`);
     });
     this.procs.set(plan.identity, p);
-    void p.ready.then(() => {
+    const restored = p.ready.then(() => {
       // a restarted worker is still inside its fault windows
       const f = this.ddbFaults.get(plan.identity)?.at(-1);
       if (f) p.send({ dynamodb: f });
       const sf = this.sessionFaults.get(plan.identity)?.at(-1);
-      if (sf) p.send({ session: sf });
+      return sf ? p.sendMarked({ session: sf }) : undefined;
     });
+    this.sessionFaultTaken.set(p, Promise.race([restored, p.closed.then(() => undefined)]));
     return p;
   }
 

@@ -127,10 +127,7 @@ export async function runSchedule(s: Schedule, o: HarnessOptions): Promise<Sched
   const candidates = new CandidateStore(rt.client, rt.tables.candidates);
 
   const feed = new Feed();
-  const fleet: Fleet = new Fleet(s, { rt, prefix, ledgerTable, errorsLog }, feed, (p, l) => {
-    if (l.type === 'session') injectors.sessionLine(p, feed.sessionStats.get(p), l);
-    feed.onLine(p, l);
-  });
+  const fleet = new Fleet(s, { rt, prefix, ledgerTable, errorsLog }, feed, (p, l) => feed.onLine(p, l));
   const injectors = new Injectors({ s, rt, fleet, feed, coordinator, leases, print });
   const stopWatching = feed.watch(leases, s.leases, (lease, holder, onSession) => injectors.seen(lease, holder, onSession));
   let ledger: LedgerEntry[] = [];

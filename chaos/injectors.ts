@@ -7,32 +7,52 @@
  */
 import { DeleteItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
-import type { FaultWindow } from '../lib/history/schema.js';
+import { monoNow, type FaultWindow } from '../lib/history/schema.js';
 import { instanceStoppedEvent } from '../lib/local/ecs-task.js';
 import type { LocalRuntime } from '../lib/local/runtime.js';
 import type { LeaseStore } from '../lib/stores/lease-store.js';
 import type { CoordinatorFaults } from './coordinator-faults.js';
 import { JOB_LEASE, type Fleet } from './fleet.js';
-import type { ChaosProcess } from './process.js';
-import type { WorkerLine } from './protocol.js';
+import type { ChaosProcess, Told } from './process.js';
 import type { Fault, Schedule } from './schedule.js';
-import type { Feed, SessionStats } from './verdict.js';
+import type { Feed } from './verdict.js';
 
 /** Faults the coordinator's side (CoordinatorFaults) injects; the injectors here do the others. */
 const COORDINATOR_SIDE: ReadonlySet<Fault['kind']> = new Set(['coordinatorDown', 'streamDuplicate', 'streamReorder', 'streamDelay', 'streamStale', 'reconcilerCrash', 'timerLoss', 'publishFailure']);
 
 type WorkerFault = Extract<Fault, { worker: string }>;
 
-/** What one sessionLoss did to the worker it hit. */
+/** One process's part in a sessionLoss: what it told as the fault took effect on it, and as it was lifted. */
+interface LossSpan {
+  p: ChaosProcess;
+  from: Promise<Told | undefined>;
+  to?: Promise<Told | undefined>;
+}
+
+/** A sessionLoss begun: the processes of its worker it hit (the first, and those started during it). */
+interface Loss {
+  worker: string;
+  mode: string;
+  spans: LossSpan[];
+  heldWithoutSession: string[];
+  /** Once lifted: its window, when it was lifted (monotonic), and whether its first process was frozen or gone then. */
+  closed?: { window: FaultWindow; to: string; frozen: boolean };
+}
+
+/**
+ * What one sessionLoss did to the worker it hit, by what the worker told as the fault took effect
+ * and as it was lifted (its marked `session` lines): the window as the worker lived it, however late
+ * its lines reached the harness.
+ */
 export interface SessionLossOutcome {
   worker: string;
   mode: string;
-  /** Its sessions that ended during the window, and its renewals that failed. */
+  /** Its sessions that ended during the window, and its renewals that failed (a restarted process's too). */
   sessionsEnded: number;
   failedRenewals: number;
   /** Leases the harness saw held by the worker without a session during the window: renewed by their elector itself. */
   heldWithoutSession: string[];
-  /** Leases the worker led when the window began, and those of them it still led, in the same term, when it ended. */
+  /** Leases the worker led as the fault took effect on it, and those of them it still led, in the same term, as it was lifted. */
   ledAtStart: string[];
   kept: string[];
   /** The worker's terms that stopped during the window, as `lease:reason` (killed, cancelled, renewDeadline, …). */
@@ -56,9 +76,11 @@ export class Injectors {
   private readonly resolved = new Map<Fault, string>();
   /** Push outages under way, and how each ends. */
   private readonly pushRestores = new Map<Fault, () => Promise<void>>();
-  /** sessionLoss faults under way: what they do to their worker, so far. */
-  private readonly losses = new Map<Fault, SessionLossOutcome & { tokens: Map<string, number> }>();
-  /** What each sessionLoss did, in the order they began. */
+  /** sessionLoss faults under way. */
+  private readonly losses = new Map<Fault, Loss>();
+  /** Every sessionLoss, in the order they began. */
+  private readonly begunLosses: Loss[] = [];
+  /** What each sessionLoss did, in the order they began (told at the run's end: endAll). */
   readonly sessionLosses: SessionLossOutcome[] = [];
 
   constructor(private readonly d: InjectorDeps) {}
@@ -123,9 +145,9 @@ export class Injectors {
     } else if (f.kind === 'sessionLoss') {
       // every session row write of the process, whatever else it suffers
       fleet.sessionFaults.set(id, [...(fleet.sessionFaults.get(id) ?? []), { mode: f.mode, rate: 1, ...(f.latencyMs ? { latencyMs: f.latencyMs } : {}) }]);
-      p.send({ session: fleet.sessionFaults.get(id)!.at(-1)! });
-      const tokens = new Map([...p.open].map(([lease, t]) => [lease, t.fencingToken]));
-      this.losses.set(f, { worker: id, mode: f.mode, sessionsEnded: 0, failedRenewals: 0, heldWithoutSession: [], ledAtStart: [...tokens.keys()].filter((x) => x !== JOB_LEASE), kept: [], stops: [], tokens });
+      const loss: Loss = { worker: id, mode: f.mode, spans: [{ p, from: p.sendMarked({ session: fleet.sessionFaults.get(id)!.at(-1)! }) }], heldWithoutSession: [] };
+      this.losses.set(f, loss);
+      this.begunLosses.push(loss);
       feed.count('sessionLoss:begun');
     } else {
       this.busy.add(id);
@@ -147,7 +169,9 @@ export class Injectors {
     const id = this.resolved.get(f);
     if (f.kind === 'kill' || f.kind === 'handoff') {
       this.busy.delete(id!);
-      fleet.start(s.workers.find((x) => x.identity === id)!);
+      const p = fleet.start(s.workers.find((x) => x.identity === id)!);
+      // a sessionLoss under way on the worker hits its new process too, from when it takes it
+      for (const x of this.losses.values()) if (x.worker === id) x.spans.push({ p, from: fleet.sessionFaultTaken.get(p)! });
     } else if (f.kind === 'pause') {
       this.busy.delete(id!);
       const p = fleet.procs.get(id!)!;
@@ -168,36 +192,59 @@ export class Injectors {
     } else if (COORDINATOR_SIDE.has(f.kind)) this.d.coordinator.end(f);
   }
 
-  /** The worker's session writes go through again; what the loss did to it is told. */
+  /** The worker's session writes go through again: each of its processes the loss hit is told so, and answers with what it did meanwhile. */
   private endSessionLoss(f: Extract<Fault, { kind: 'sessionLoss' }>, id: string, w: FaultWindow): void {
-    const { fleet, feed } = this.d;
+    const { fleet } = this.d;
     const list = [...(fleet.sessionFaults.get(id) ?? [])];
     list.splice(list.findIndex((x) => x.mode === f.mode), 1);
     fleet.sessionFaults.set(id, list);
-    fleet.procs.get(id)!.send({ session: list.at(-1) ?? null });
+    const next = { session: list.at(-1) ?? null };
     const x = this.losses.get(f)!;
     this.losses.delete(f);
-    const p = fleet.procs.get(id)!;
+    const first = x.spans[0]!.p;
     // a frozen process has not said yet which terms it lost: none kept
-    x.kept = x.ledAtStart.filter((lease) => p.alive && !p.paused && p.open.get(lease)?.fencingToken === x.tokens.get(lease));
-    const stops = feed.history.filter((h) => h.identity === id && h.event === 'stopped' && BigInt(h.mono) >= BigInt(w.from)).map((h) => `${h.lease}:${h.reason ?? '?'}`);
-    const outcome: SessionLossOutcome = { worker: x.worker, mode: x.mode, sessionsEnded: x.sessionsEnded, failedRenewals: x.failedRenewals, heldWithoutSession: x.heldWithoutSession, ledAtStart: x.ledAtStart, kept: x.kept, stops };
-    this.sessionLosses.push(outcome);
-    if (outcome.sessionsEnded > 0) feed.count('sessionLoss:sessionEnded');
-    feed.count(outcome.ledAtStart.length === 0 ? 'sessionLoss:ledNothing' : `sessionLoss:terms${outcome.kept.length === outcome.ledAtStart.length ? 'Kept' : 'Lost'}`);
-    this.d.print(
-      `  sessionLoss → ${id} (${f.mode}): sessions ended ${outcome.sessionsEnded}, renewals failed ${outcome.failedRenewals}; held without a session: ${outcome.heldWithoutSession.join(', ') || '-'}; led ${outcome.ledAtStart.join(', ') || '-'}, kept ${outcome.kept.join(', ') || '-'}${stops.length ? `; stopped ${stops.join(', ')}` : ''}`,
-    );
+    x.closed = { window: w, to: monoNow(), frozen: first.paused || !first.alive };
+    for (const span of x.spans) span.to = span.p.sendMarked(next);
+    const now = fleet.procs.get(id)!;
+    if (!x.spans.some((span) => span.p === now)) now.send(next);
   }
 
-  /** A worker's `session` line (`before`: its previous one): a sessionLoss under way on it counts what its session lost. */
-  sessionLine(p: ChaosProcess, before: SessionStats | undefined, l: Extract<WorkerLine, { type: 'session' }>): void {
-    const was = before ?? { started: 0, renewals: 0, failedRenewals: 0, ended: 0 };
-    // the last line, as the process exits, counts its own clean end too
-    for (const x of l.final ? [] : this.losses.values()) {
-      if (x.worker !== p.plan.identity) continue;
-      x.sessionsEnded += l.stats.ended - was.ended;
-      x.failedRenewals += l.stats.failedRenewals - was.failedRenewals;
+  /** What `x` did: each process's counts from what it told as the fault took effect to what it told as it was lifted (or its last, had it exited). */
+  private async outcomeOf(x: Loss): Promise<SessionLossOutcome> {
+    let sessionsEnded = 0;
+    let failedRenewals = 0;
+    for (const span of x.spans) {
+      const from = await span.from;
+      if (!from) continue; // it exited before the fault took effect on it
+      const to = (await span.to)?.stats ?? span.p.session ?? from.stats;
+      sessionsEnded += to.ended - from.stats.ended;
+      failedRenewals += to.failedRenewals - from.stats.failedRenewals;
+    }
+    const { window: w, to, frozen } = x.closed!;
+    const head = await x.spans[0]!.from;
+    const tail = frozen ? undefined : await x.spans[0]!.to;
+    const ledAtStart = head ? [...head.led.keys()].filter((lease) => lease !== JOB_LEASE) : [];
+    const kept = tail ? ledAtStart.filter((lease) => tail.led.get(lease) === head!.led.get(lease)) : [];
+    // every line written before the answers has been read: the stops within the window are all in
+    const stops = this.d.feed.history
+      .filter((h) => h.identity === x.worker && h.event === 'stopped' && BigInt(h.mono) >= BigInt(w.from) && BigInt(h.mono) <= BigInt(to))
+      .map((h) => `${h.lease}:${h.reason ?? '?'}`);
+    return { worker: x.worker, mode: x.mode, sessionsEnded, failedRenewals, heldWithoutSession: x.heldWithoutSession, ledAtStart, kept, stops };
+  }
+
+  /** What each lifted sessionLoss did, once its processes have answered (or exited): counted and printed in the order they began. */
+  private async tellSessionLosses(): Promise<void> {
+    const { feed } = this.d;
+    for (const x of this.begunLosses.splice(0)) {
+      if (!x.closed) continue; // the run stopped inside it
+      const outcome = await this.outcomeOf(x);
+      this.sessionLosses.push(outcome);
+      if (outcome.sessionsEnded > 0) feed.count('sessionLoss:sessionEnded');
+      feed.count(outcome.ledAtStart.length === 0 ? 'sessionLoss:ledNothing' : `sessionLoss:terms${outcome.kept.length === outcome.ledAtStart.length ? 'Kept' : 'Lost'}`);
+      const stops = outcome.stops;
+      this.d.print(
+        `  sessionLoss → ${x.worker} (${x.mode}): sessions ended ${outcome.sessionsEnded}, renewals failed ${outcome.failedRenewals}; held without a session: ${outcome.heldWithoutSession.join(', ') || '-'}; led ${outcome.ledAtStart.join(', ') || '-'}, kept ${outcome.kept.join(', ') || '-'}${stops.length ? `; stopped ${stops.join(', ')}` : ''}`,
+      );
     }
   }
 
@@ -207,9 +254,13 @@ export class Injectors {
     for (const x of this.losses.values()) if (x.worker === holder && !x.heldWithoutSession.includes(lease)) x.heldWithoutSession.push(lease);
   }
 
-  /** The run's end: every coordinator-side fault ended, every push outage over. */
+  /**
+   * The run's end: every coordinator-side fault ended, every push outage over, and what each
+   * sessionLoss did told (after the fleet stopped: every process has answered or exited).
+   */
   async endAll(): Promise<void> {
     for (const f of this.d.s.faults) if (COORDINATOR_SIDE.has(f.kind)) this.d.coordinator.end(f);
     for (const restore of this.pushRestores.values()) await restore();
+    await this.tellSessionLosses();
   }
 }

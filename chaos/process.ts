@@ -9,6 +9,14 @@ import { fileURLToPath } from 'node:url';
 import { WorkerLine, type WorkerCommand, type WorkerEnvInput } from './protocol.js';
 import type { WorkerPlan } from './schedule.js';
 
+type SessionStats = Extract<WorkerLine, { type: 'session' }>['stats'];
+
+/** What a process told as a marked command took effect: its session's stats, and the terms it led (lease → fencing token). */
+export interface Told {
+  stats: SessionStats;
+  led: ReadonlyMap<string, number>;
+}
+
 /** The worker program each process runs. */
 export const WORKER = fileURLToPath(new URL('./worker.ts', import.meta.url));
 
@@ -23,6 +31,12 @@ export class ChaosProcess {
   readonly closed: Promise<void>;
   alive = true;
   paused = false;
+  /** Its session's stats as its last `session` line before its exit said (undefined: none yet). */
+  session: SessionStats | undefined;
+  private exiting = false;
+  private lastMark = 0;
+  /** Marked commands not yet taken: how each is answered. */
+  private readonly marks = new Map<number, (t: Told | undefined) => void>();
 
   constructor(
     readonly plan: WorkerPlan,
@@ -49,6 +63,15 @@ export class ChaosProcess {
         this.instances = l.instances;
         ready();
       }
+      if (l.type === 'session') {
+        this.exiting ||= l.final === true;
+        // after its exit began, what the session did is its clean end
+        if (!this.exiting) this.session = l.stats;
+        if (l.mark !== undefined) {
+          this.marks.get(l.mark)?.({ stats: this.session ?? l.stats, led: new Map([...this.open].map(([lease, t]) => [lease, t.fencingToken])) });
+          this.marks.delete(l.mark);
+        }
+      }
       if (l.type === 'history') {
         if (l.record.event === 'started') this.open.set(l.record.lease, { fencingToken: l.record.fencingToken, mono: l.record.mono, identity: l.record.identity, instance: l.record.instance });
         else this.open.delete(l.record.lease);
@@ -59,10 +82,24 @@ export class ChaosProcess {
     this.child.stdin!.on('error', () => undefined); // a killed worker's pipe
     this.closed = Promise.all([exited, eof]).then(() => {
       this.alive = false;
+      for (const answer of this.marks.values()) answer(undefined);
+      this.marks.clear();
     });
   }
 
   send(cmd: WorkerCommand): void {
     if (this.alive) this.child.stdin!.write(`${JSON.stringify(cmd)}\n`);
+  }
+
+  /**
+   * Sends `cmd` marked: resolves with what the process told as it took effect (every line it wrote
+   * before was read by then), or undefined if it exited without taking it.
+   */
+  sendMarked(cmd: Omit<WorkerCommand, 'mark'>): Promise<Told | undefined> {
+    if (!this.alive) return Promise.resolve(undefined);
+    const mark = ++this.lastMark;
+    const told = new Promise<Told | undefined>((r) => this.marks.set(mark, r));
+    this.send({ ...cmd, mark });
+    return told;
   }
 }

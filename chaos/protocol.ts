@@ -63,12 +63,17 @@ export const WorkerLine = z.discriminatedUnion('type', [
   z.object({ type: z.literal('history'), record: HistoryRecord }),
   /** A fault injected into one request attempt; `session`: one of the session's row writes (a `sessionLoss`). */
   z.object({ type: z.literal('injected'), mode: z.string(), session: z.boolean().optional() }),
-  /** The process's Session as it changes (a row started, one ended, a renewal failed), and once more as the process exits. */
+  /**
+   * The process's Session as it changes (a row started, one ended, a renewal failed), once more as
+   * the process exits, and as it takes a marked command.
+   */
   z.object({
     type: z.literal('session'),
     name: z.string().optional(),
     /** The line sent as the process exits (its stats count the session's clean end). */
     final: z.boolean().optional(),
+    /** The command with this mark has just taken effect: the stats are the session's at that instant. */
+    mark: z.number().int().optional(),
     stats: z.object({ started: z.number().int(), renewals: z.number().int(), failedRenewals: z.number().int(), ended: z.number().int() }),
   }),
   z.object({ type: z.literal('fenced'), lease: Name, accepted: z.boolean(), zombie: z.boolean(), mono: Mono }),
@@ -87,6 +92,8 @@ export const WorkerCommand = z
     session: DynamoDBFaultSpec.nullable().optional(),
     /** Step the wall clock by this much (ms), as NTP stepping it would. */
     clockStepMs: z.number().int().optional(),
+    /** Answer with a `session` line carrying this mark as the command takes effect (session processes). */
+    mark: z.number().int().min(1).optional(),
   })
   .strict();
 export type WorkerCommand = z.infer<typeof WorkerCommand>;

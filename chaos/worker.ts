@@ -45,12 +45,6 @@ injectDynamoDBFaults(
   random,
   (f) => out({ type: 'injected', mode: f.mode, ...(f === sessionFault ? { session: true } : {}) }),
 );
-createInterface({ input: process.stdin }).on('line', (line) => {
-  const cmd = parse(WorkerCommand, JSON.parse(line), 'chaos worker command');
-  if (cmd.dynamodb !== undefined) fault = cmd.dynamodb ?? undefined;
-  if (cmd.session !== undefined) sessionFault = cmd.session ?? undefined;
-  if (cmd.clockStepMs !== undefined) skew += cmd.clockStepMs;
-});
 
 // A machine's clocks: the monotonic one true, the wall clock off by `skew` (and stepped by commands).
 let skew = env.CHAOS_SKEW_MS;
@@ -81,17 +75,27 @@ const session = env.CHAOS_SESSION
     })
   : undefined;
 const sessionRun = session?.run(sessionStop.signal).catch((e: unknown) => out({ type: 'error', message: `session run() rejected: ${(e as Error).name}: ${(e as Error).message}` }));
-/** A `session` line whenever a row starts or ends or a renewal fails (not at every renewal), and at exit. */
+/** A `session` line whenever a row starts or ends or a renewal fails (not at every renewal), at exit, and for a marked command. */
 let told = '';
-const tellSession = (force = false) => {
+function tellSession(o: { final?: true; mark?: number } = {}): void {
   if (!session) return;
   const stats = session.stats;
   const key = `${stats.started}|${stats.ended}|${stats.failedRenewals}`;
-  if (!force && key === told) return;
+  if (!o.final && o.mark === undefined && key === told) return;
   told = key;
-  out({ type: 'session', ...(session.name ? { name: session.name } : {}), ...(force ? { final: true } : {}), stats });
-};
-const sessionWatch = session ? setInterval(tellSession, 50) : undefined;
+  out({ type: 'session', ...(session.name ? { name: session.name } : {}), ...o, stats });
+}
+const sessionWatch = session ? setInterval(() => tellSession(), 50) : undefined;
+// commands from here on (they wait in the pipe until then): a marked one is answered with the session's stats
+createInterface({ input: process.stdin }).on('line', (line) => {
+  const cmd = parse(WorkerCommand, JSON.parse(line), 'chaos worker command');
+  if (cmd.dynamodb !== undefined) fault = cmd.dynamodb ?? undefined;
+  if (cmd.session !== undefined) sessionFault = cmd.session ?? undefined;
+  if (cmd.clockStepMs !== undefined) skew += cmd.clockStepMs;
+  // in the same turn: every line before this one tells of what came before the command
+  if (cmd.mark !== undefined) tellSession({ mark: cmd.mark });
+});
+
 // the electors renew their leases themselves until it has started (a worker restarted inside a sessionLoss may wait long)
 if (session) await settlesWithin(session.ready, 2_000);
 
@@ -241,7 +245,7 @@ await Promise.all(jobs);
 sessionStop.abort();
 await sessionRun;
 clearInterval(sessionWatch);
-tellSession(true);
+tellSession({ final: true });
 pushStop.abort();
 await pushRun;
 out({ type: 'exited' });

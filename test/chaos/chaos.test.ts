@@ -75,11 +75,11 @@ describe('chaos (short CI set)', () => {
     expect(r.injected['sessionLoss:error']).toBeGreaterThan(0);
     expect(r.injected['sessionLoss:latency']).toBeGreaterThan(0);
     const [refused, late] = r.sessionLosses;
-    // each hit a leader whose terms were on its session; the refused renewals failed or ended the
-    // session (a session that reaches its deadline while a refused renewal is still being tried ends
-    // before that renewal's failure is counted, and the worker's report of it may come after the
-    // window closed: seen on a loaded machine), and the late session (its renewal answered after the
-    // deadline extends nothing) ended
+    // each hit a leader whose terms were on its session (counted by what the worker told as the loss
+    // took effect and as it was lifted, however late its lines came); the refused renewals failed or
+    // ended the session (a session that reaches its deadline while a refused renewal is still being
+    // tried ends before that renewal's failure is counted), and the late session (its renewal
+    // answered after the deadline extends nothing) ended
     expect(refused!.ledAtStart.length, said).toBeGreaterThan(0);
     expect(late!.ledAtStart.length, said).toBeGreaterThan(0);
     expect(refused!.failedRenewals + refused!.sessionsEnded, said).toBeGreaterThan(0);

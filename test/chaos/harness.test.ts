@@ -1,0 +1,89 @@
+/**
+ * The chaos harness's own judgements, on one real worker process: what a sessionLoss did to its
+ * worker (chaos/injectors.ts) is counted for the window as the worker lived it — a session that
+ * ended while its writes were refused is counted though the worker's line saying so reached the
+ * harness only after the window closed (a busy harness reads late).
+ */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { CoordinatorFaults } from '../../chaos/coordinator-faults.js';
+import { Fleet } from '../../chaos/fleet.js';
+import { Injectors } from '../../chaos/injectors.js';
+import { rng } from '../../chaos/rng.js';
+import { CHAOS_ELECTION, generateSchedule, type Fault } from '../../chaos/schedule.js';
+import { Feed } from '../../chaos/verdict.js';
+import { waitFor } from '../../chaos/wait.js';
+import { createLedgerTable, deleteLedgerTable, ledgerTableName } from '../../lib/history/ledger.js';
+import { monoNow, type FaultWindow } from '../../lib/history/schema.js';
+import { localClient } from '../../lib/local/dynamodb-local.js';
+import { startLocalRuntime, type LocalRuntime } from '../../lib/local/runtime.js';
+import { deleteTables } from '../../lib/local/tables.js';
+import { LeaseStore } from '../../lib/stores/lease-store.js';
+import { WAIT_GUARD_MS } from '../guards.js';
+
+const s = { ...generateSchedule(23, 0, { workers: 1, leases: 1, kinds: ['sessionLoss'], session: true, push: false }), faults: [] };
+const lease = s.leases[0]!;
+const dir = mkdtempSync(join(tmpdir(), 'conclave-chaos-harness-'));
+const prefix = `chaos-h-${randomUUID().slice(0, 8)}`;
+let rt: LocalRuntime;
+let fleet: Fleet;
+let injectors: Injectors;
+let leases: LeaseStore;
+let feed: Feed;
+
+beforeAll(async () => {
+  const coordinator = new CoordinatorFaults(rng(1));
+  rt = await startLocalRuntime({ endpoint: inject('ddbEndpoint'), prefix, dir, tickEveryMs: s.timing.tickMs, config: CHAOS_ELECTION, logLevel: 'SILENT' });
+  await createLedgerTable(rt.client, ledgerTableName(prefix));
+  leases = new LeaseStore(rt.client, rt.tables.leases);
+  feed = new Feed();
+  const errorsLog = join(dir, 'worker-errors.log');
+  writeFileSync(errorsLog, '');
+  fleet = new Fleet(s, { rt, prefix, ledgerTable: ledgerTableName(prefix), errorsLog }, feed, (p, l) => feed.onLine(p, l));
+  injectors = new Injectors({ s, rt, fleet, feed, coordinator, leases, print: () => undefined });
+  await fleet.start(s.workers[0]!).ready;
+});
+
+afterAll(async () => {
+  await fleet?.stopAll();
+  await rt?.stop();
+  const admin = localClient(inject('ddbEndpoint'));
+  await deleteTables(admin, rt.tables);
+  await deleteLedgerTable(admin, ledgerTableName(prefix));
+  admin.destroy();
+});
+
+describe('sessionLoss outcome', () => {
+  it("counts a session that ended in the window, though the worker's line saying so arrives after it closed", async () => {
+    const p = fleet.procs.get('w1')!;
+    const heldOnSession = await waitFor(async () => {
+      const l = (await leases.read(lease)).item;
+      return fleet.leading(lease).length === 1 && l !== undefined && l.holderInstance === p.instances[lease] && l.session !== undefined;
+    }, { timeoutMs: WAIT_GUARD_MS, everyMs: 100 });
+    expect(heldOnSession, 'the worker leads on its session').toBe(true);
+
+    // the harness reads none of the worker's lines meanwhile, as when it is too busy to
+    p.child.stdout!.pause();
+    const f: Fault = { kind: 'sessionLoss', at: 0, worker: 'w1', durationMs: 4_000, mode: 'error' };
+    const w: FaultWindow = { kind: f.kind, from: monoNow(), to: '0', detail: 'sessionLoss' };
+    expect(await injectors.begin(f, w)).toBe(true);
+    // DynamoDB says the session ended: the elector renews its lease itself
+    const offSession = await waitFor(async () => {
+      const l = (await leases.read(lease)).item;
+      return l !== undefined && l.holderInstance === p.instances[lease] && l.session === undefined;
+    }, { timeoutMs: WAIT_GUARD_MS, everyMs: 100 });
+    expect(offSession, 'the lease held without a session during the loss').toBe(true);
+    await injectors.end(f, w);
+    w.to = monoNow();
+    p.child.stdout!.resume();
+
+    // told once the worker has answered the loss's end
+    await injectors.endAll();
+    const [x] = injectors.sessionLosses;
+    expect(x!.ledAtStart, JSON.stringify(x)).toEqual([lease]);
+    expect(x!.sessionsEnded, JSON.stringify(x)).toBe(1);
+  });
+});
