@@ -45,6 +45,8 @@ export interface HarnessOptions {
   warmupTimeoutMs?: number;
   /** After the last fault: how long every lease must have one agreed leader before the run ends. @default 2 lease durations */
   stableMs?: number;
+  /** After the last fault: how long to wait for that before the checker judges as things are (a hang guard). @default 180 s */
+  settleTimeoutMs?: number;
 }
 
 export interface ScheduleResult {
@@ -84,10 +86,11 @@ async function warmUp(s: Schedule, fleet: Fleet, o: HarnessOptions, print: (l: s
 /**
  * After the last fault: until every lease has had one leader, agreeing with the table, and every
  * running worker's row in place, for `stableMs`, and the scheduled job has run at least once (so its
- * terms are judged too, however slowly the processes came up) — or healMs + 5 s have passed (the
- * checker judges).
+ * terms are judged too, however slowly the processes came up). Whether it did before `timeoutMs` (a
+ * hang guard: if not, the checker judges as things are; its leaderless rule counts from the heal,
+ * not from here).
  */
-async function settle(s: Schedule, fleet: Fleet, feed: Feed, leases: LeaseStore, candidates: CandidateStore, o: { healMs: number; stableMs: number }): Promise<void> {
+export async function settle(s: Schedule, fleet: Fleet, feed: Feed, leases: LeaseStore, candidates: CandidateStore, o: { stableMs: number; timeoutMs: number }): Promise<boolean> {
   const converged = async () => {
     let ok = feed.history.some((r) => r.lease === JOB_LEASE && r.event === 'started');
     for (const lease of s.leases) {
@@ -95,7 +98,7 @@ async function settle(s: Schedule, fleet: Fleet, feed: Feed, leases: LeaseStore,
       const l = (await leases.read(lease)).item;
       const rows = (await candidates.list(lease)).candidates;
       const rowsOk = fleet.alive().every((p) => rows.some((r) => r.name === p.plan.identity && r.identity === p.instances[lease]));
-      if (ls.length !== 1 || l?.holderIdentity !== ls[0]!.instances[lease] || l?.election || l?.preferredHolder || !rowsOk) ok = false;
+      if (ls.length !== 1 || l?.holderInstance !== ls[0]!.instances[lease] || l?.election || l?.preferredHolder || !rowsOk) ok = false;
     }
     return ok;
   };
@@ -105,7 +108,7 @@ async function settle(s: Schedule, fleet: Fleet, feed: Feed, leases: LeaseStore,
     stableSince ??= performance.now();
     return performance.now() - stableSince >= o.stableMs;
   };
-  await waitFor(stable, { timeoutMs: o.healMs + 5_000, everyMs: 200 });
+  return (await waitFor(stable, { timeoutMs: o.timeoutMs, everyMs: 200 })) === true;
 }
 
 export async function runSchedule(s: Schedule, o: HarnessOptions): Promise<ScheduleResult> {
@@ -137,9 +140,9 @@ export async function runSchedule(s: Schedule, o: HarnessOptions): Promise<Sched
     await warmUp(s, fleet, o, print, began);
     await playSchedule(s, injectors, feed);
     const healed = performance.now();
-    await settle(s, fleet, feed, leases, candidates, { healMs, stableMs: o.stableMs ?? 2 * s.timing.leaseDurationMs });
+    const settled = await settle(s, fleet, feed, leases, candidates, { stableMs: o.stableMs ?? 2 * s.timing.leaseDurationMs, timeoutMs: o.settleTimeoutMs ?? 180_000 });
     end = await endState(s, fleet.alive(), candidates);
-    print(`  healed; settled ${((performance.now() - healed) / 1000).toFixed(1)}s after the last fault`);
+    print(`  healed; ${settled ? 'settled' : 'not settled (the checker judges)'} ${((performance.now() - healed) / 1000).toFixed(1)}s after the last fault`);
   } finally {
     await stopWatching();
     await fleet.stopAll();

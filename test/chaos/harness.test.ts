@@ -1,8 +1,9 @@
 /**
- * The chaos harness's own judgements, on one real worker process: what a sessionLoss did to its
- * worker (chaos/injectors.ts) is counted for the window as the worker lived it — a session that
- * ended while its writes were refused is counted though the worker's line saying so reached the
- * harness only after the window closed (a busy harness reads late).
+ * The chaos harness's own judgements, on one real worker process: the settle after the last fault
+ * (chaos/harness.ts) ends when the fleet has converged, and what a sessionLoss did to its worker
+ * (chaos/injectors.ts) is counted for the window as the worker lived it — a session that ended
+ * while its writes were refused is counted though the worker's line saying so reached the harness
+ * only after the window closed (a busy harness reads late).
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
@@ -11,6 +12,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { CoordinatorFaults } from '../../chaos/coordinator-faults.js';
 import { Fleet } from '../../chaos/fleet.js';
+import { settle } from '../../chaos/harness.js';
 import { Injectors } from '../../chaos/injectors.js';
 import { rng } from '../../chaos/rng.js';
 import { CHAOS_ELECTION, generateSchedule, type Fault } from '../../chaos/schedule.js';
@@ -21,6 +23,7 @@ import { monoNow, type FaultWindow } from '../../lib/history/schema.js';
 import { localClient } from '../../lib/local/dynamodb-local.js';
 import { startLocalRuntime, type LocalRuntime } from '../../lib/local/runtime.js';
 import { deleteTables } from '../../lib/local/tables.js';
+import { CandidateStore } from '../../lib/stores/candidate-store.js';
 import { LeaseStore } from '../../lib/stores/lease-store.js';
 import { WAIT_GUARD_MS } from '../guards.js';
 
@@ -33,12 +36,14 @@ let fleet: Fleet;
 let injectors: Injectors;
 let leases: LeaseStore;
 let feed: Feed;
+let candidates: CandidateStore;
 
 beforeAll(async () => {
   const coordinator = new CoordinatorFaults(rng(1));
   rt = await startLocalRuntime({ endpoint: inject('ddbEndpoint'), prefix, dir, tickEveryMs: s.timing.tickMs, config: CHAOS_ELECTION, logLevel: 'SILENT' });
   await createLedgerTable(rt.client, ledgerTableName(prefix));
   leases = new LeaseStore(rt.client, rt.tables.leases);
+  candidates = new CandidateStore(rt.client, rt.tables.candidates);
   feed = new Feed();
   const errorsLog = join(dir, 'worker-errors.log');
   writeFileSync(errorsLog, '');
@@ -54,6 +59,13 @@ afterAll(async () => {
   await deleteTables(admin, rt.tables);
   await deleteLedgerTable(admin, ledgerTableName(prefix));
   admin.destroy();
+});
+
+describe('settle', () => {
+  it('ends once the worker leads, the table agrees, its row is in place and the job has run: converged', async () => {
+    expect(await settle(s, fleet, feed, leases, candidates, { stableMs: s.timing.leaseDurationMs, timeoutMs: WAIT_GUARD_MS })).toBe(true);
+    expect((await leases.read(lease)).item?.holderInstance).toBe(fleet.procs.get('w1')!.instances[lease]);
+  });
 });
 
 describe('sessionLoss outcome', () => {
