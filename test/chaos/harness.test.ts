@@ -16,7 +16,7 @@ import { settle } from '../../chaos/harness.js';
 import { Injectors } from '../../chaos/injectors.js';
 import { rng } from '../../chaos/rng.js';
 import { CHAOS_ELECTION, generateSchedule, type Fault } from '../../chaos/schedule.js';
-import { Feed } from '../../chaos/verdict.js';
+import { Feed, healedAt } from '../../chaos/verdict.js';
 import { waitFor } from '../../chaos/wait.js';
 import { createLedgerTable, deleteLedgerTable, ledgerTableName } from '../../lib/history/ledger.js';
 import { monoNow, type FaultWindow } from '../../lib/history/schema.js';
@@ -97,5 +97,20 @@ describe('sessionLoss outcome', () => {
     const [x] = injectors.sessionLosses;
     expect(x!.ledAtStart, JSON.stringify(x)).toEqual([lease]);
     expect(x!.sessionsEnded, JSON.stringify(x)).toBe(1);
+  });
+});
+
+describe('the heal', () => {
+  it('comes when a worker started again after a kill stands, not when it was started', async () => {
+    const f: Fault = { kind: 'kill', at: 0, worker: 'w1', restartAfterMs: 0 };
+    const w: FaultWindow = { kind: f.kind, from: monoNow(), to: '0', detail: 'kill' };
+    expect(await injectors.begin(f, w)).toBe(true);
+    await injectors.end(f, w);
+    w.to = monoNow();
+    feed.windows.push(w);
+    const p = fleet.procs.get('w1')!;
+    await p.ready;
+    expect(BigInt(p.readyMono!)).toBeGreaterThan(BigInt(w.to)); // it booted after its window closed
+    expect(healedAt(feed.windows, injectors.restarted)).toBe(p.readyMono);
   });
 });
