@@ -53,7 +53,18 @@ export class MachineClock implements Clock {
   }
   setTimer(ms: number, fn: () => void, opts?: TimerOptions): Timer {
     if (this.monotonicTimers) return this.onMonotonic(ms, fn, opts);
-    return this.base.setTimer(this.rate ? ms / (1 + this.rate) : ms, () => this.gate(fn), opts);
+    let cancelled = false;
+    // held while paused, it is off the base clock: a cancel then has to stop it here
+    const run = () => {
+      if (!cancelled) fn();
+    };
+    const timer = this.base.setTimer(this.rate ? ms / (1 + this.rate) : ms, () => this.gate(run), opts);
+    return {
+      cancel: () => {
+        cancelled = true;
+        timer.cancel();
+      },
+    };
   }
   /** A timer that runs `fn` once the monotonic clock reaches now + `ms`: lost time meanwhile puts it off. */
   private onMonotonic(ms: number, fn: () => void, opts?: TimerOptions): Timer {

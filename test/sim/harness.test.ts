@@ -103,6 +103,40 @@ describe('Sim', () => {
     expect(at).toEqual([['due asleep', 1_100], ['due after', 4_000]]);
   });
 
+  it('a timer cancelled while its machine is paused never runs, though it came due meanwhile: cancelled by the test, or by a timer that ran before it at the resume', async () => {
+    const sim = await Sim.create();
+    const m = sim.machine();
+    const at: [string, number][] = [];
+    const cancelled = m.clock.setTimer(100, () => at.push(['cancelled', sim.elapsed]));
+    const deadline = m.clock.setTimer(300, () => at.push(['deadline', sim.elapsed]));
+    m.clock.setTimer(200, () => {
+      at.push(['renew', sim.elapsed]);
+      deadline.cancel(); // as the elector's stop cancels its renew deadline
+    });
+    m.clock.pause();
+    await sim.run(1_000);
+    cancelled.cancel();
+    m.clock.resume();
+    await sim.run(1_000);
+    expect(at).toEqual([['renew', 1_000]]);
+  });
+
+  it('a sleep aborted while its machine is paused ends once, at the abort; its timer, due meanwhile, does nothing at the resume', async () => {
+    const sim = await Sim.create();
+    const m = sim.machine();
+    const at: [string, number][] = [];
+    const abort = new AbortController();
+    void m.clock.sleep(100, abort.signal).then(() => at.push(['slept', sim.elapsed]));
+    m.clock.pause();
+    await sim.run(500);
+    abort.abort();
+    await sim.run(500);
+    m.clock.resume();
+    await sim.run(1_000);
+    expect(at).toEqual([['slept', 500]]);
+    expect(sim.clock.pending()).toBe(0);
+  });
+
   it('an operator’s write, sent outside every machine’s network, reaches the lease stream’s function: its wake is published', async () => {
     const sim = await Sim.create();
     sim.pushBroker({ delayMs: 50, deliveryMs: 5 });
