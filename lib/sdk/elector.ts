@@ -25,6 +25,7 @@ import {
   nextStepDelay,
   SESSION_QUIET_LEASES,
   sessionFallbackMs,
+  sleptPastDeadline,
   sleptSince,
   STAMP_ERROR_MS,
   START,
@@ -181,11 +182,15 @@ export class LeaderElector {
 
   /** While leading: its wall clock compared with its monotonic one; gained on it (a sleep: sleptSince), it reads its lease at once, as woken. */
   private lookAtClocks(): void {
-    if (!this.known.lead) return;
-    const { x } = this;
+    const lead = this.known.lead;
+    if (!lead) return;
+    const { x, options: o } = this;
     const before = x.wallAhead;
     x.wallAhead = wallAhead(x.machine);
-    if (sleptSince(before, x.wallAhead, this.options.retryPeriodMs)) this.note({ kind: 'wake', revision: undefined });
+    if (!sleptSince(before, x.wallAhead, o.retryPeriodMs)) return;
+    // clockSync 'none': no Date header shows the sleep, and a row that still shows its term may be elected away the next moment
+    if (o.clockSync === 'none' && sleptPastDeadline(lead.renewedAt, x.time.monotonic(), x.wallAhead - before, o.renewDeadlineMs)) this.note({ kind: 'deadline', no: lead.no });
+    this.note({ kind: 'wake', revision: undefined });
   }
 
   /** The fencing token of the current term; undefined when not leading. */

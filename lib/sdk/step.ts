@@ -700,6 +700,14 @@ export function decideLeader(s: LeaderSettings, t: TermView, o: LeaderObservatio
  */
 export const sleptSince = (before: number, now: number, retryPeriodMs: number): boolean => now - before > retryPeriodMs;
 
+/**
+ * Whether a leader that slept is past its renew deadline on its wall clock: its last renewal sent at
+ * `renewedAt`, `now` on its monotonic clock, which the wall clock gained `gainedMs` on since. With
+ * `clockSync: 'none'` the wall clock is what its stamps, and so the coordinator's judgement of its
+ * term, go by: a term run out by it may be elected away at once, so the leader stops, read or no read.
+ */
+export const sleptPastDeadline = (renewedAt: number, now: number, gainedMs: number, renewDeadlineMs: number): boolean => now + gainedMs >= renewedAt + renewDeadlineMs;
+
 /** A holder's term: its identity and the fencing token of its acquisition. */
 export interface HeldTerm {
   readonly holderIdentity: string;

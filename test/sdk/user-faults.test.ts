@@ -309,6 +309,43 @@ describe('a laptop that slept past its lease: its monotonic clock, and every tim
   });
 });
 
+describe('a laptop that slept past its lease, nobody having taken it yet when it wakes', () => {
+  /**
+   * Three coordinated electors, timers on the monotonic clock. The leader's laptop sleeps past its
+   * lease while the other processes and the coordinator are stopped too (nothing takes the lease
+   * meanwhile); the leader wakes and asks isLeader() (its lease read at once: the row still shows
+   * its term, run out by its stamp), then the rest run again and another takes the lease.
+   */
+  it.each(['server', 'none'] as const)('clockSync %s: the woken leader never leads beside the one elected in its place', async (clockSync) => {
+    const sim = await Sim.create({ config: CONFIG });
+    const coordinator = sim.coordinator({ tickEveryMs: 1_000 });
+    const es = ['a', 'b', 'c'].map((id) => {
+      const m = sim.machine();
+      m.clock.monotonicTimers = true;
+      return sim.elector(id, { leaseName: L, ...CLIENT_GO, clockSync }, { machine: m });
+    });
+    const leader = await sim.until('a leader', () => leaders(es)[0], 120_000);
+    await sim.run(20_000);
+    const others = es.filter((e) => e !== leader);
+    const from = sim.clock.monotonic();
+    await sim.until('a renewal', () => leaseWrites(sim, leader.machine, from).some((r) => r.ok), 30_000);
+    await sim.run(10 * LATENCY_MS);
+    for (const e of es) e.machine.clock.pause();
+    coordinator.stop();
+    const sleptAt = sim.clock.monotonic();
+    await sim.run(CLIENT_GO.leaseDurationMs + 5_000);
+    leader.machine.clock.lostMs += sim.clock.monotonic() - sleptAt;
+    leader.machine.clock.resume();
+    leader.elector.isLeader();
+    await sim.run(10 * LATENCY_MS);
+    for (const e of others) e.machine.clock.resume();
+    sim.coordinator({ tickEveryMs: 1_000 });
+    await sim.run(30_000);
+    expect(leaders(es)).toHaveLength(1);
+    expect(sim.log.maxConcurrentLeaders()).toBe(1);
+  });
+});
+
 describe('a fenced write DynamoDB refuses: the lease moved on without this leader knowing', () => {
   it.each(['fencedWrite', 'fencedItemWrite'] as const)('%s refused: the leader reads its lease at once and stops, not at its next renewal', async (how) => {
     const { sim, leader } = await settledGroup();
