@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { Instance, Labels, Millis, Name, Revision, TtlSeconds } from './common.js';
+import { Instance, Labels, Millis, Name, Revision, StampMillis, TtlSeconds } from './common.js';
 import { Address } from './lease.js';
 import { Location } from './location.js';
 import { Platform } from './platform.js';
@@ -94,7 +94,7 @@ export type Candidate = z.infer<typeof CandidateItem>;
  * What the coordinator's collection reads of a row CandidateItem refuses: its `renewTime`, and the
  * `session` it may live by. A row whose stamp does not parse is never collected.
  */
-export const CandidateStamp = CandidateItem.pick({ renewTime: true, session: true });
+export const CandidateStamp = CandidateItem.pick({ renewTime: true, session: true }).extend({ renewTime: StampMillis });
 export type CandidateStamp = z.infer<typeof CandidateStamp>;
 
 /**

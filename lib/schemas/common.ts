@@ -13,6 +13,13 @@ export const Millis = z
   .nonnegative('must be epoch milliseconds (≥ 0)')
   .max(MAX_MILLIS, 'must be a time before the year 10000 (epoch milliseconds)');
 
+/**
+ * A stamp a row the schema refuses is collected by: epoch milliseconds from 2001-09-09 on. A stamp in
+ * epoch seconds (a writer of another unit) reads as January 1970 in milliseconds, stale however
+ * lately renewed: below this it does not parse, and its row is never collected.
+ */
+export const StampMillis = Millis.min(1e12, 'must be epoch milliseconds (a time in seconds reads as 1970)');
+
 /** Every write raises the revision by one; every mutation is conditioned on the revision it read. */
 export const Revision = z.number().int('must be a whole number').min(1, 'must be ≥ 1 (the first write sets 1)');
 

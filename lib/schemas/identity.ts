@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { Instance, Labels, Millis, Name, Revision, TtlSeconds } from './common.js';
+import { Instance, Labels, Millis, Name, Revision, StampMillis, TtlSeconds } from './common.js';
 import { FencingToken } from './fencing-token.js';
 import { processOf } from './instance.js';
 
@@ -63,9 +63,9 @@ export const IdentityLeaseItem = z.object({
 });
 /**
  * What the coordinator's collection reads of a row IdentityLeaseItem refuses: the stamp it expires
- * by (`renewTime` + `leaseDurationSeconds`). A row whose stamp does not parse is never collected.
+ * by (`renewTime` + `leaseDurationSeconds`). A row whose stamp does not parse (in seconds: StampMillis) is never collected.
  */
-export const IdentityStamp = IdentityLeaseItem.pick({ renewTime: true, leaseDurationSeconds: true });
+export const IdentityStamp = IdentityLeaseItem.pick({ renewTime: true, leaseDurationSeconds: true }).extend({ renewTime: StampMillis });
 export type IdentityStamp = z.infer<typeof IdentityStamp>;
 
 /** An elector's instance and its process (instance.ts). */

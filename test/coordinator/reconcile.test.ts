@@ -1013,6 +1013,27 @@ describe('candidate rows the schema refuses, in the tick\'s garbage collection',
   });
 });
 
+describe('rows the schema refuses whose stamp is in epoch seconds (a writer of another unit)', () => {
+  it('are never collected: the stamp, read as milliseconds, would be 1970, whether the row lives or not', async () => {
+    const tables = await testTables('invalid-gc-seconds');
+    const d = coordinatorDeps(tables.client, tables.names, { clock });
+    try {
+      const now = clock.now();
+      const seconds = Math.floor(now / 1000); // renewed just now, by a writer counting seconds
+      await tables.client.send(new PutItemCommand({ TableName: tables.names.candidates, Item: marshall({ leaseName: 'junk', name: 'secs', binaryVersion: '1.30.0', emulationVersion: '1.30.0', preferredStrategies: [OEV], createdAt: seconds, priority: 'high', revision: 4, renewTime: seconds }) }));
+      await tables.client.send(new PutItemCommand({ TableName: tables.names.identities, Item: marshall({ component: 'scheduler', name: 'secs', holderIdentity: 'secs_1', hostname: 'h', acquireTime: 'then', revision: 3, renewTime: seconds, leaseDurationSeconds: 60 }) }));
+      const r = await reconcileAll(d);
+      expect(r.errors).toEqual([]);
+      expect(r.invalid.map((i) => i.key['name'])).toEqual(['secs', 'secs']);
+      expect(r.collectedCandidates).toEqual([]);
+      expect(r.collectedIdentities).toEqual([]);
+      expect(await collectIdentities(d)).toMatchObject({ collectedIdentities: [], errors: [] });
+    } finally {
+      await tables.drop();
+    }
+  });
+});
+
 // ——— Identity rows the schema refuses (identity leases and process sessions, from a foreign or
 // older writer): once expired by the renewTime and leaseDurationSeconds they still carry, they are
 // collected as any expired identity lease is, and kept while a held lease or a live candidate names
