@@ -641,7 +641,7 @@ function refusedCandidateFix(deps: FunctionDeps, i: InvalidItem): string {
   const staleAfter = `${Math.round(deps.coordinator.config.candidateStaleAfterMs / 60_000)} min`;
   return unstamped
     ? `${remedy}: its renewTime or session does not parse, so it is never collected`
-    : `${remedy}; left as it is, it is collected once its renewTime, and its session's if it names one, is older than candidateStaleAfterMs (${staleAfter})`;
+    : `${remedy}; left as it is, it is collected once its renewTime, and its session's if it names one, is older than candidateStaleAfterMs (${staleAfter}), read as epoch milliseconds (one in seconds never is)`;
 }
 
 /**
@@ -656,7 +656,7 @@ function refusedIdentityFix(deps: FunctionDeps, i: InvalidItem): string {
   const graceMs = deps.coordinator.config.identityGcGraceMs + deps.coordinator.config.clockSkewMs;
   return unstamped
     ? `${remedy}: its renewTime or leaseDurationSeconds does not parse, so it is never collected`
-    : `${remedy}; left as it is, it is collected once expired by its renewTime and leaseDurationSeconds, plus identityGcGraceMs and clockSkewMs (${graceMs / 1000} s), while no held lease or live candidate names it`;
+    : `${remedy}; left as it is, it is collected once expired by its renewTime and leaseDurationSeconds, plus identityGcGraceMs and clockSkewMs (${graceMs / 1000} s), while no held lease or live candidate names it (a renewTime in epoch seconds never is)`;
 }
 
 function reportTick(deps: FunctionDeps, r: TickResult): TickResult {

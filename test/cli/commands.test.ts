@@ -690,8 +690,8 @@ describe('rows the schema refuses, skipped with a warning', () => {
       // before: "the coordinator ignores it too", of each; the coordinator deletes such rows once stale
       // (the session's, read with the lease, first)
       expect(warnings).toEqual([
-        expect.stringMatching(/^warning: skipped an identity row that does not match its schema \(it vouches for no term or candidate; the coordinator deletes it once expired by the renewTime and leaseDurationSeconds it still carries, if they parse, while no held lease or live candidate names it\): .*acquireTime/),
-        expect.stringMatching(/^warning: skipped a candidate row that does not match its schema \(it takes no part in elections; the coordinator deletes it once stale by the renewTime it still carries, if that parses\): .*priority/),
+        expect.stringMatching(/^warning: skipped an identity row that does not match its schema \(it vouches for no term or candidate; the coordinator deletes it once expired by the renewTime and leaseDurationSeconds it still carries, if they parse \(renewTime in epoch milliseconds\), while no held lease or live candidate names it\): .*acquireTime/),
+        expect.stringMatching(/^warning: skipped a candidate row that does not match its schema \(it takes no part in elections; the coordinator deletes it once stale by the renewTime it still carries, if that parses as epoch milliseconds\): .*priority/),
       ]);
       const listed = await s.run(['get', 'leases'], { clock: at() });
       expect(listed.err.split('\n').filter((l) => l.startsWith('warning: skipped'))).toEqual([

@@ -282,7 +282,7 @@ describe('a candidate row the schema refuses (a foreign or older writer\'s)', ()
       ['candidate row does not match its schema: it takes no part in elections', {
         key: { leaseName: 'refused-rows', name: 'fresh' },
         error: expect.stringMatching(/priority/),
-        fix: expect.stringMatching(/^rewrite it valid, or delete it \(aws dynamodb delete-item --table-name \S+ --key '\{"leaseName":\{"S":"refused-rows"\},"name":\{"S":"fresh"\}\}'\); left as it is, it is collected once its renewTime, and its session's if it names one, is older than candidateStaleAfterMs \(30 min\)$/),
+        fix: expect.stringMatching(/^rewrite it valid, or delete it \(aws dynamodb delete-item --table-name \S+ --key '\{"leaseName":\{"S":"refused-rows"\},"name":\{"S":"fresh"\}\}'\); left as it is, it is collected once its renewTime, and its session's if it names one, is older than candidateStaleAfterMs \(30 min\), read as epoch milliseconds \(one in seconds never is\)$/),
       }],
     ]);
     expect(about('unstamped').map(([, extra]) => extra['fix'])).toEqual([expect.stringMatching(/: its renewTime or session does not parse, so it is never collected$/)]);
@@ -305,7 +305,7 @@ describe("an identity row the schema refuses (a foreign or older writer's)", () 
       ['identity row does not match its schema: a term held on it is judged by no one, and it vouches for no candidate', {
         key: { component: 'refused-identities', name: 'fresh' },
         error: expect.stringMatching(/acquireTime/),
-        fix: expect.stringMatching(/^rewrite it valid, or delete it \(aws dynamodb delete-item --table-name \S+ --key '\{"component":\{"S":"refused-identities"\},"name":\{"S":"fresh"\}\}'\); left as it is, it is collected once expired by its renewTime and leaseDurationSeconds, plus identityGcGraceMs and clockSkewMs \(1 s\), while no held lease or live candidate names it$/),
+        fix: expect.stringMatching(/^rewrite it valid, or delete it \(aws dynamodb delete-item --table-name \S+ --key '\{"component":\{"S":"refused-identities"\},"name":\{"S":"fresh"\}\}'\); left as it is, it is collected once expired by its renewTime and leaseDurationSeconds, plus identityGcGraceMs and clockSkewMs \(1 s\), while no held lease or live candidate names it \(a renewTime in epoch seconds never is\)$/),
       }],
     ]);
     expect(about('unstamped').map(([, extra]) => extra['fix'])).toEqual([expect.stringMatching(/: its renewTime or leaseDurationSeconds does not parse, so it is never collected$/)]);
