@@ -4,6 +4,7 @@
  * Production passes `systemClock`; tests and the simulator pass one they drive.
  */
 import { randomUUID } from 'node:crypto';
+import { uptime } from 'node:os';
 
 /** A pending timer: cancel() before it fires and it never does. */
 export interface Timer {
@@ -35,6 +36,14 @@ export interface Clock {
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
   /** A number in [0, 1): seeded where runs must repeat. */
   random(): number;
+  /**
+   * Milliseconds on a clock that, unlike `monotonic`, also counts the time the machine slept (a
+   * laptop's suspend), and that NTP never steps: Linux's `CLOCK_BOOTTIME`, read through
+   * `os.uptime()`. Its origin is arbitrary. A leader compares it with `monotonic` to notice a sleep
+   * its renew deadline did not count. Absent: the wall clock (`now`) stands in, which an NTP step
+   * moves too.
+   */
+  sinceBoot?(): number;
 }
 
 /** The machine's clocks, timers and Math.random: what production runs on. */
@@ -48,6 +57,8 @@ export const systemClock: Clock = {
   },
   sleep: (ms, signal) => sleepOn(systemClock, ms, signal),
   random: () => Math.random(),
+  // seconds, to 10 ms on Linux (whole seconds on some systems): enough to see a sleep of a retry period
+  sinceBoot: () => uptime() * 1000,
 };
 
 /** `clock.sleep` for any clock that has timers: resolves at the timer or on abort, whichever is first. */

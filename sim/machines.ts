@@ -51,6 +51,10 @@ export class MachineClock implements Clock {
   monotonic(): number {
     return (this.rate ? this.origin + (this.base.monotonic() - this.origin) * (1 + this.rate) : this.base.monotonic()) - this.lostMs;
   }
+  /** The monotonic clock with the time it lost to a suspend (`lostMs`) counted, as Linux's CLOCK_BOOTTIME; no NTP step (`offsetMs`) moves it. */
+  sinceBoot(): number {
+    return this.monotonic() + this.lostMs;
+  }
   setTimer(ms: number, fn: () => void, opts?: TimerOptions): Timer {
     if (this.monotonicTimers) return this.onMonotonic(ms, fn, opts);
     let cancelled = false;

@@ -141,7 +141,7 @@ export class LeaderElector {
       everyRetryPeriod: opts.mode === 'NoCoordination' && opts.renewIntervalMs === undefined,
     };
     const startUp = new StartUp<void>(`LeaderElector "${opts.identity}" of lease "${opts.leaseName}"`, opts.tables);
-    this.x = { settings, lock, sessions, time, machine: clock ?? systemClock, client, requests, callbacks, report, retryDelayMs: decisions.retryDelayMs, detect: detect ?? (() => detectPlatform()), push, session, startUp, phase: 'idle', platform: undefined, nap: undefined, wokenAt: [], failures: 0, work: undefined, deadline: undefined, clocks: undefined, wallAhead: 0, aside: new Set() };
+    this.x = { settings, lock, sessions, time, machine: clock ?? systemClock, client, requests, callbacks, report, retryDelayMs: decisions.retryDelayMs, detect: detect ?? (() => detectPlatform()), push, session, startUp, phase: 'idle', platform: undefined, nap: undefined, wokenAt: [], failures: 0, work: undefined, deadline: undefined, clocks: undefined, sleepGauge: 0, aside: new Set() };
     this.ready = startUp.ready;
   }
 
@@ -180,16 +180,21 @@ export class LeaderElector {
     return this.known.lead !== undefined;
   }
 
-  /** While leading: its wall clock compared with its monotonic one; gained on it (a sleep: sleptSince), it reads its lease at once, as woken. */
+  /**
+   * While leading: its clock since boot (else its wall clock) compared with its monotonic one.
+   * Gained on it by more than a retry period (sleptSince), the machine slept: past its renew deadline
+   * counting the sleep, it stops; in any case it reads its lease at once, as woken.
+   */
   private lookAtClocks(): void {
     const lead = this.known.lead;
     if (!lead) return;
     const { x, options: o } = this;
-    const before = x.wallAhead;
-    x.wallAhead = wallAhead(x.machine);
-    if (!sleptSince(before, x.wallAhead, o.retryPeriodMs)) return;
-    // clockSync 'none': no Date header shows the sleep, and a row that still shows its term may be elected away the next moment
-    if (o.clockSync === 'none' && sleptPastDeadline(lead.renewedAt, x.time.monotonic(), x.wallAhead - before, o.renewDeadlineMs)) this.note({ kind: 'deadline', no: lead.no });
+    const before = x.sleepGauge;
+    x.sleepGauge = sleepGauge(x.machine);
+    if (!sleptSince(before, x.sleepGauge, o.retryPeriodMs)) return;
+    // the clock since boot counts only a sleep; the wall clock stands in for it only where it is what the stamps go by (clockSync 'none'): an NTP step moves it too
+    const trusted = x.machine.sinceBoot !== undefined || o.clockSync === 'none';
+    if (trusted && sleptPastDeadline(lead.renewedAt, x.time.monotonic(), x.sleepGauge - before, o.renewDeadlineMs)) this.note({ kind: 'deadline', no: lead.no });
     this.note({ kind: 'wake', revision: undefined });
   }
 
@@ -562,7 +567,8 @@ export class LeaderElector {
         // a rejection once the term's signal aborted is the work stopping, as asked: nothing failed
         const failed = (cause: unknown) => void (controller.signal.aborted || this.note({ kind: 'workFailed', no, token, cause, random: x.time.random() }));
         // work that never asks isLeader() learns of a sleep within a retry period of waking too
-        x.wallAhead = wallAhead(x.machine);
+        x.sleepGauge = sleepGauge(x.machine);
+        x.clocks?.cancel();
         x.clocks = every(x.time, o.retryPeriodMs, () => this.lookAtClocks(), { background: true });
         callBack(() => x.callbacks.onStartedLeading(controller.signal, leading), failed);
         return { sent: STARTED, answer: () => ({ kind: 'answer', rest: f.rest }) };
@@ -606,8 +612,8 @@ export class LeaderElector {
 
 const STARTED = Promise.resolve();
 
-/** The machine's wall clock less its monotonic one: steady, but for a sleep the monotonic clock did not count, or a step of the wall clock. */
-const wallAhead = (c: Clock): number => c.now() - c.monotonic();
+/** The machine's clock since boot (else its wall clock) less its monotonic one: steady, but for a sleep the monotonic clock did not count (or a step of the wall clock standing in). */
+const sleepGauge = (c: Clock): number => (c.sinceBoot ? c.sinceBoot() : c.now()) - c.monotonic();
 
 /** A term to write in, and the signal that ends it (its work's). */
 interface FencedBy {
@@ -624,7 +630,7 @@ interface Shell {
   readonly sessions: SessionReader;
   /** What every time this worker writes is read from (clockSync); durations use its monotonic clock. */
   readonly time: StampClock;
-  /** The machine's own clock: its wall clock, beside the monotonic one, shows a sleep. */
+  /** The machine's own clock: its clock since boot (else its wall clock), beside the monotonic one, shows a sleep. */
   readonly machine: Clock;
   readonly client: DynamoDBClient;
   /** `client`, each request given up after the elector's bound (bounded-client.ts): its own, and its terms' fenced writes. */
@@ -654,8 +660,8 @@ interface Shell {
   deadline: Timer | undefined;
   /** While leading: a look at the clocks every retry period (lookAtClocks). */
   clocks: Timer | undefined;
-  /** The machine's wall clock less its monotonic one at the last look while leading. */
-  wallAhead: number;
+  /** The machine's clock since boot (else its wall clock) less its monotonic one at the last look while leading (sleepGauge). */
+  sleepGauge: number;
   /** What is carried out beside the loop (aside): awaited before run() steps down. */
   readonly aside: Set<Promise<unknown>>;
 }

@@ -690,21 +690,21 @@ export function decideLeader(s: LeaderSettings, t: TermView, o: LeaderObservatio
 }
 
 /**
- * Whether the machine may have slept since its clocks were last compared (`before`, `now`: its wall
- * clock less its monotonic one, then and now): its wall clock gained more than a retry period. A
- * suspend stops Linux's CLOCK_MONOTONIC, and with it Node's timers and the renew deadline, so a
- * leader that slept past its lease wakes inside its deadline. Below a retry period: the two clocks'
- * readings and NTP's slewing differ by a few ms at most, and with client-go's timings the renew
- * deadline keeps 5 s in hand before anyone else can see the term run out. An NTP step forward looks
- * the same: it costs a read, never the term.
+ * Whether the machine may have slept since its clocks were last compared (`before`, `now`: its clock
+ * since boot, else its wall clock, less its monotonic one, then and now): it gained more than a retry
+ * period. A suspend stops Linux's CLOCK_MONOTONIC, and with it Node's timers and the renew deadline,
+ * so a leader that slept past its lease wakes inside its deadline. Below a retry period: the clocks'
+ * readings differ by a few ms at most, and with client-go's timings the renew deadline keeps 5 s in
+ * hand before anyone else can see the term run out. Where the wall clock stands in, an NTP step
+ * forward looks the same: it costs a read.
  */
 export const sleptSince = (before: number, now: number, retryPeriodMs: number): boolean => now - before > retryPeriodMs;
 
 /**
- * Whether a leader that slept is past its renew deadline on its wall clock: its last renewal sent at
- * `renewedAt`, `now` on its monotonic clock, which the wall clock gained `gainedMs` on since. With
- * `clockSync: 'none'` the wall clock is what its stamps, and so the coordinator's judgement of its
- * term, go by: a term run out by it may be elected away at once, so the leader stops, read or no read.
+ * Whether a leader that slept is past its renew deadline, the sleep counted: its last renewal sent at
+ * `renewedAt`, `now` on its monotonic clock, which slept `gainedMs` since. Then another may already
+ * lead, and no answer need come to say so (its network still down on waking, or no `Date` header
+ * with clockSync 'none'): it stops, read or no read.
  */
 export const sleptPastDeadline = (renewedAt: number, now: number, gainedMs: number, renewDeadlineMs: number): boolean => now + gainedMs >= renewedAt + renewDeadlineMs;
 

@@ -346,6 +346,51 @@ describe('a laptop that slept past its lease, nobody having taken it yet when it
   });
 });
 
+describe('a laptop that slept past its lease and wakes before its network is back', () => {
+  /**
+   * As above, but every request of the woken leader fails (ENETUNREACH) for 8 s after it wakes: the
+   * read its sleep sets off gets no answer, and no Date header shows the sleep. Its clock since boot
+   * (os.uptime(): it counts the sleep, as Linux's CLOCK_BOOTTIME does) says its renew deadline has
+   * passed, so it stops on waking, whatever its clockSync.
+   */
+  it.each(['server', 'none'] as const)('clockSync %s: it stops on waking, not at its monotonic renew deadline', async (clockSync) => {
+    const sim = await Sim.create({ config: CONFIG });
+    sim.coordinator({ tickEveryMs: 1_000 });
+    const es = ['a', 'b', 'c'].map((id) => {
+      const m = sim.machine();
+      m.clock.monotonicTimers = true;
+      return sim.elector(id, { leaseName: L, ...CLIENT_GO, clockSync }, { machine: m });
+    });
+    const leader = await sim.until('a leader', () => leaders(es)[0], 120_000);
+    await sim.run(20_000);
+    const others = es.filter((e) => e !== leader);
+    const id = leader.elector.options.identity;
+    const token = leader.elector.fencingToken!;
+    const m = leader.machine;
+    const from = sim.clock.monotonic();
+    await sim.until('a renewal', () => leaseWrites(sim, m, from).some((r) => r.ok), 30_000);
+    await sim.run(10 * LATENCY_MS);
+    m.clock.pause();
+    const sleptAt = sim.clock.monotonic();
+    await sim.until('another leader', () => others.find((e) => e.elector.isLeader()), 60_000);
+    m.clock.lostMs += sim.clock.monotonic() - sleptAt;
+    m.fault = () => Object.assign(new Error('connect ENETUNREACH'), { code: 'ENETUNREACH', errno: -101, syscall: 'connect' });
+    m.clock.resume();
+    const wokeAt = sim.clock.monotonic();
+    // its first look at its clocks: asked by its work, or by its own background look within a retry period
+    leader.elector.isLeader();
+    await sim.run(8_000);
+    m.fault = undefined;
+    await sim.run(10_000);
+    const stopped = sim.log.of('stopped', id).find((s) => s.token === token);
+    expect(stopped).toBeDefined();
+    // before: with clockSync 'server', at its monotonic renew deadline, about 10 s after waking, another leading all along
+    expect(stopped!.at - wokeAt).toBeLessThanOrEqual(LATENCY_MS);
+    expect(leaders(es)).toHaveLength(1);
+    expect(leaders(es)[0]).not.toBe(leader);
+  });
+});
+
 describe('a fenced write DynamoDB refuses: the lease moved on without this leader knowing', () => {
   it.each(['fencedWrite', 'fencedItemWrite'] as const)('%s refused: the leader reads its lease at once and stops, not at its next renewal', async (how) => {
     const { sim, leader } = await settledGroup();
@@ -389,9 +434,12 @@ describe('a wall clock stepped by NTP, the monotonic clock steady', () => {
   });
 });
 
-describe('a wall clock stepped forward by NTP while leading: it looks like a sleep, and costs a read', () => {
-  it('stepped 30 s forward: its lease read once, at its first look at its clocks, and the same term leads on; stepped back, not even that', async () => {
+describe('a wall clock stepped forward by NTP while leading', () => {
+  /** The settled group's leader: its wall clock stepped 30 s forward, then back; its lease reads from then on. */
+  async function stepped(wallStandsIn: boolean) {
     const { sim, es, leader } = await settledGroup();
+    // a clock with no reading since boot (a custom Clock): its wall clock stands in to notice a sleep
+    if (wallStandsIn) Object.assign(leader.machine.clock, { sinceBoot: undefined });
     const token = leader.elector.fencingToken;
     const reads = (from: number) => leader.machine.sent.filter((r) => r.at >= from && onLeases(sim, r) && r.operation === 'GetItem');
     const quiet = sim.clock.monotonic();
@@ -399,16 +447,28 @@ describe('a wall clock stepped forward by NTP while leading: it looks like a sle
     expect(reads(quiet)).toEqual([]); // a settled leader renews, and reads nothing
     const from = sim.clock.monotonic();
     leader.machine.clock.offsetMs += 30_000;
-    expect(leader.elector.isLeader()).toBe(true); // not stopped for the clocks alone
+    expect(leader.elector.isLeader()).toBe(true); // not stopped for the wall clock
     await sim.run(30_000);
-    expect(reads(from).map((r) => r.at - from)).toEqual([0]); // read at once; the row shows the term held
+    const afterStep = reads(from).map((r) => r.at - from);
     leader.machine.clock.offsetMs -= 30_000;
     expect(leader.elector.isLeader()).toBe(true);
     await sim.run(30_000);
-    expect(reads(from)).toHaveLength(1);
     expect(leaders(es)).toEqual([leader]);
     expect(leader.elector.fencingToken).toBe(token);
     expect(sim.log.entries.filter((x) => x.at >= from && x.what !== 'newLeader')).toEqual([]);
+    return { afterStep, all: reads(from).length };
+  }
+
+  it('its clock since boot shows no sleep: nothing happens, not even a read', async () => {
+    const { afterStep, all } = await stepped(false);
+    expect(afterStep).toEqual([]);
+    expect(all).toBe(0);
+  });
+
+  it('with the wall clock standing in (no clock since boot): it looks like a sleep and costs one read at once, never the term; stepped back, not even that', async () => {
+    const { afterStep, all } = await stepped(true);
+    expect(afterStep).toEqual([0]); // read at once; the row shows the term held
+    expect(all).toBe(1);
   });
 });
 
