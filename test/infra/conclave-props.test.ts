@@ -257,6 +257,31 @@ describe('tablePrefix with every table named by tableNames', () => {
   });
 });
 
+describe('a leases table CloudFormation names, with the push path', () => {
+  // no tableNames or tablePrefix: the name is `<stack name>-<logical id>-<suffix>`, known at deploy
+  // time only; past 82 characters workers connect as conclave-:sha256:…:, which the grant (the plain
+  // form) does not allow, and fall back to polling
+  const warnings = (stackName: string, props: ConclaveProps = {}) => {
+    const stack = new Stack(new App(), stackName, { env: { region: 'us-east-1' } });
+    const c = new Conclave(stack, 'Conclave', props);
+    const found = Annotations.fromStack(stack).findWarning('*', Match.stringLikeRegexp('generatedTableNameTooLong'));
+    return { found: found.map((w) => String(w.entry.data)), leasesId: logicalId(stack, c.tables.leases) };
+  };
+  it('warns when the stack name and logical id let the name pass 82 characters, naming the fixes', () => {
+    const { found, leasesId } = warnings('S'.repeat(128));
+    expect(found).toEqual([expect.stringMatching(new RegExp(`leases table's name.*${leasesId}.*up to ${128 + leasesId.length + 15} characters.*tablePrefix.*tableNames.*replaces the tables.*push: false`))]);
+  });
+  it("says nothing when the longest generated name fits, the tables are named, or there is no push path", () => {
+    // a 13-character suffix, the longest CloudFormation has been seen to use
+    const room = MAX_PLAIN_CLIENT_ID_TABLE - 15 - warnings('Probe').leasesId.length;
+    expect(warnings('S'.repeat(room)).found).toEqual([]);
+    expect(warnings('S'.repeat(room + 1)).found).toHaveLength(1);
+    expect(warnings('S'.repeat(128), { tablePrefix: 'acme' }).found).toEqual([]);
+    expect(warnings('S'.repeat(128), { tableNames: { leases: 'acme-leases' } }).found).toEqual([]);
+    expect(warnings('S'.repeat(128), { push: false }).found).toEqual([]);
+  });
+});
+
 describe("the coordinator's ticks age out after one tick", () => {
   // Lambda's asynchronous queue keeps a throttled tick (reserved concurrency 1) for its maximum
   // event age, 6 hours unless set; the rule target's RetryPolicy covers only EventBridge's own
