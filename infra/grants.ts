@@ -297,7 +297,8 @@ function policiesAttachedTo(identity: Identity): { inline: AttachedPolicy[]; man
  * them; the managed policies attached by their `roles` too, policiesAttachedTo); an imported role's one
  * inline policy, which CDK never splits, against the inline limit. The error names the grants, the
  * leases each named for the role, and the fix. A user's or a group's one inline policy, which CDK
- * never splits either, is checked against IAM's smaller limits for them.
+ * never splits either, is checked against IAM's smaller limits for them, and its managed policies
+ * (its own, and those attached by their `users` or `groups`) against its 10.
  */
 export function checkRolePolicySizes(grantee: iam.IGrantable, leaseNames: readonly string[] | undefined, by: LeaseGrant): void {
   const identity = identityOf(grantee.grantPrincipal);
@@ -333,13 +334,15 @@ export function checkRolePolicySizes(grantee: iam.IGrantable, leaseNames: readon
       // managed policies: those CDK split the role's policy into (OverflowPolicy<n>), those attached
       // by their own `roles`, and the role's managedPolicyArns
       const overflow = policies.managed.filter((p) => p.policy.node.scope === role);
-      const attached = imported || kind ? undefined : (stack.resolve((role.node.defaultChild as iam.CfnRole).managedPolicyArns) as unknown[] | undefined);
-      const managed = imported || kind ? 0 : policies.managed.length + (attached?.length ?? 0);
+      // (a user's or a group's own: UserProps/GroupProps managedPolicies, addManagedPolicy)
+      const attached = imported ? undefined : (stack.resolve((role.node.defaultChild as iam.CfnRole | iam.CfnUser | iam.CfnGroup).managedPolicyArns) as unknown[] | undefined);
+      const managed = imported ? 0 : policies.managed.length + (attached?.length ?? 0);
+      const managedLimit = kind === 'user' ? IAM_POLICY_LIMITS.managedPerUser : kind === 'group' ? IAM_POLICY_LIMITS.managedPerGroup : IAM_POLICY_LIMITS.managedPerRole;
       const largest = Math.max(0, ...overflow.map((p) => p.chars));
       const over = [
         ...(inlineChars > inlineLimit ? [inlineWhat] : []),
         ...(largest > IAM_POLICY_LIMITS.managedChars ? [`a managed policy is ${largest} characters (IAM allows ${IAM_POLICY_LIMITS.managedChars})`] : []),
-        ...(managed > IAM_POLICY_LIMITS.managedPerRole ? [`it needs ${managed} managed policies (IAM's default quota is ${IAM_POLICY_LIMITS.managedPerRole} a role)`] : []),
+        ...(managed > managedLimit ? [`it needs ${managed} managed policies (IAM's default quota is ${managedLimit} a ${kind ?? 'role'})`] : []),
       ];
       if (!over.length) return [];
       const named = [...granted].filter(([, n]) => n > 0);

@@ -16,8 +16,12 @@ export const IAM_POLICY_LIMITS = {
   groupInlineChars: 5_120,
   /** One managed policy. */
   managedChars: 6_144,
-  /** Managed policies attached to a role: the default quota (20 at most, on request). */
+  /** Managed policies attached to a role: the default quota (more on request). */
   managedPerRole: 10,
+  /** Managed policies attached to a user: the default quota (20 at most, on request). */
+  managedPerUser: 10,
+  /** Managed policies attached to a group. */
+  managedPerGroup: 10,
 } as const;
 
 const PSEUDO: Readonly<Record<string, string>> = { 'AWS::Partition': 'aws', 'AWS::Region': 'us-east-1', 'AWS::AccountId': '123456789012', 'AWS::URLSuffix': 'amazonaws.com' };

@@ -244,6 +244,23 @@ describe('policies attached to the grantee apart from the grant (iam.Policy, iam
     ).toThrow(/UserAttached\/Client do not fit IAM: its inline policies are \d+ characters \(IAM allows 2048 a user for them together: \d+ of grants, the rest its own: UserAttached\/Reports\).*grant a role/);
   });
 
+  // IAM allows 10 managed policies a user and a group too (IAM and AWS STS quotas)
+  it.each([
+    ['user', (stack: Stack, managedPolicies: iam.IManagedPolicy[]) => new iam.User(stack, 'Client', { managedPolicies }), (p: iam.IUser) => ({ users: [p] })],
+    ['group', (stack: Stack, managedPolicies: iam.IManagedPolicy[]) => new iam.Group(stack, 'Client', { managedPolicies }), (p: iam.IGroup) => ({ groups: [p] })],
+  ] as const)("managed policies attached to a %s count against its 10: its own and those attached by their `users` or `groups`", (kind, make, attachTo) => {
+    expect(() =>
+      synth((app) => {
+        const stack = new Stack(app, 'ManagedOf');
+        const c = new Conclave(stack, 'Conclave', { tablePrefix: TABLE_PREFIX });
+        const who = make(stack, Array.from({ length: 9 }, (_, k) => iam.ManagedPolicy.fromManagedPolicyArn(stack, `Reports${k}`, `arn:aws:iam::123456789012:policy/reports-${k}`)));
+        for (let k = 0; k < 2; k++) new iam.ManagedPolicy(stack, `Own${k}`, { ...(attachTo as (p: typeof who) => object)(who), statements: [reports(k)] });
+        c.grantGetLeader(who, { leaseNames: ['nightly-report'] });
+        return stack;
+      }),
+    ).toThrow(new RegExp(`ManagedOf/Client do not fit IAM: it needs 11 managed policies \\(IAM's default quota is 10 a ${kind}\\)`));
+  });
+
   it("managed policies attached by their `roles` count against the role's 10", () => {
     expect(() =>
       synth((app) => {
