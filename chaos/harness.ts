@@ -70,11 +70,11 @@ export interface ScheduleResult {
   dir: string;
 }
 
-/** Starts the workers and waits for a leader of every lease. */
-async function warmUp(s: Schedule, fleet: Fleet, o: HarnessOptions, print: (l: string) => void, began: number): Promise<void> {
+/** Starts the workers and waits for a leader of every lease; fails at once if a worker dies starting. */
+export async function warmUp(s: Schedule, fleet: Fleet, o: HarnessOptions, print: (l: string) => void, began: number): Promise<void> {
   const runtimeUp = performance.now();
   for (const w of s.workers) fleet.start(w);
-  await Promise.all([...fleet.procs.values()].map((p) => p.ready));
+  await Promise.all([...fleet.procs.values()].map((p) => p.readyOrExited()));
   const workersReady = performance.now();
   const timeoutMs = o.warmupTimeoutMs ?? 30_000;
   const led = await waitFor(() => s.leases.every((l) => fleet.leading(l).length > 0), { timeoutMs, everyMs: 100 });

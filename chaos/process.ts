@@ -17,6 +17,9 @@ export interface Told {
   led: ReadonlyMap<string, number>;
 }
 
+/** How much of a process's stderr is kept, to tell why it died starting. */
+const STDERR_TAIL = 2_000;
+
 /** The worker program each process runs. */
 export const WORKER = fileURLToPath(new URL('./worker.ts', import.meta.url));
 
@@ -35,6 +38,12 @@ export class ChaosProcess {
   paused = false;
   /** Its session's stats as its last `session` line before its exit said (undefined: none yet). */
   session: SessionStats | undefined;
+  /** How it exited (undefined: not yet). */
+  exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+  /** The last STDERR_TAIL characters it wrote to stderr. */
+  private stderrTail = '';
+  /** Resolves once it exited and its stderr was read to the end. */
+  private readonly stderrRead: Promise<void>;
   private exiting = false;
   private lastMark = 0;
   /** Marked commands not yet taken: how each is answered. */
@@ -49,7 +58,12 @@ export class ChaosProcess {
     this.child = spawn(process.execPath, ['--import', 'tsx', WORKER], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
     let ready!: () => void;
     this.ready = new Promise((r) => (ready = r));
-    const exited = new Promise<void>((r) => this.child.on('exit', () => r()));
+    const exited = new Promise<void>((r) =>
+      this.child.on('exit', (code, signal) => {
+        this.exit = { code, signal };
+        r();
+      }),
+    );
     const lines = createInterface({ input: this.child.stdout! });
     const eof = new Promise<void>((r) => lines.on('close', () => r()));
     lines.on('line', (text) => {
@@ -81,13 +95,29 @@ export class ChaosProcess {
       }
       onLine(this, l);
     });
-    this.child.stderr!.on('data', (d: Buffer) => onBadLine(d.toString()));
+    this.child.stderr!.on('data', (d: Buffer) => {
+      this.stderrTail = (this.stderrTail + d.toString()).slice(-STDERR_TAIL);
+      onBadLine(d.toString());
+    });
+    this.stderrRead = Promise.all([exited, new Promise<void>((r) => this.child.stderr!.on('close', () => r()))]).then(() => undefined);
     this.child.stdin!.on('error', () => undefined); // a killed worker's pipe
     this.closed = Promise.all([exited, eof]).then(() => {
       this.alive = false;
       for (const answer of this.marks.values()) answer(undefined);
       this.marks.clear();
     });
+  }
+
+  /**
+   * Resolves once it is ready; rejects, naming it, how it exited and its stderr's tail, once it
+   * exited without being ready (a worker that died starting never will be).
+   */
+  readyOrExited(): Promise<void> {
+    const died = Promise.all([this.closed, this.stderrRead]).then(() => {
+      const how = this.exit?.signal ? `signal ${this.exit.signal}` : `exit code ${this.exit?.code}`;
+      throw new Error(`worker ${this.plan.identity} exited before it was ready (${how}); its stderr ends:\n${this.stderrTail.trimEnd() || '(nothing)'}`);
+    });
+    return Promise.race([this.ready, died]);
   }
 
   send(cmd: WorkerCommand): void {

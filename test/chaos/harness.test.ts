@@ -3,7 +3,8 @@
  * (chaos/harness.ts) ends when the fleet has converged, and what a sessionLoss did to its worker
  * (chaos/injectors.ts) is counted for the window as the worker lived it — a session that ended
  * while its writes were refused is counted though the worker's line saying so reached the harness
- * only after the window closed (a busy harness reads late).
+ * only after the window closed (a busy harness reads late). A worker that dies starting fails the
+ * warm-up at once, named.
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
@@ -12,7 +13,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { CoordinatorFaults } from '../../chaos/coordinator-faults.js';
 import { Fleet } from '../../chaos/fleet.js';
-import { settle } from '../../chaos/harness.js';
+import { settle, warmUp } from '../../chaos/harness.js';
 import { Injectors } from '../../chaos/injectors.js';
 import { rng } from '../../chaos/rng.js';
 import { CHAOS_ELECTION, generateSchedule, type Fault } from '../../chaos/schedule.js';
@@ -49,7 +50,7 @@ beforeAll(async () => {
   writeFileSync(errorsLog, '');
   fleet = new Fleet(s, { rt, prefix, ledgerTable: ledgerTableName(prefix), errorsLog }, feed, (p, l) => feed.onLine(p, l));
   injectors = new Injectors({ s, rt, fleet, feed, coordinator, leases, print: () => undefined });
-  await fleet.start(s.workers[0]!).ready;
+  await fleet.start(s.workers[0]!).readyOrExited();
 });
 
 afterAll(async () => {
@@ -109,8 +110,17 @@ describe('the heal', () => {
     w.to = monoNow();
     feed.windows.push(w);
     const p = fleet.procs.get('w1')!;
-    await p.ready;
+    await p.readyOrExited();
     expect(BigInt(p.readyMono!)).toBeGreaterThan(BigInt(w.to)); // it booted after its window closed
     expect(healedAt(feed.windows, injectors.restarted)).toBe(p.readyMono);
+  });
+});
+
+describe('the warm-up', () => {
+  it('fails at once, naming the worker, its exit code and its stderr, when a worker exits before it is ready', async () => {
+    // a skew the worker's environment refuses: it exits while starting, never ready
+    const bad = { ...s, workers: [{ ...s.workers[0]!, identity: 'w9', skewMs: 0.5 }] };
+    const dead = new Fleet(bad, { rt, prefix, ledgerTable: ledgerTableName(prefix), errorsLog: join(dir, 'dead-worker-errors.log') }, new Feed(), () => undefined);
+    await expect(warmUp(bad, dead, { endpoint: inject('ddbEndpoint'), dir }, () => undefined, performance.now())).rejects.toThrow(/worker w9 exited before it was ready \(exit code 1\)[\s\S]*CHAOS_SKEW_MS/);
   });
 });
