@@ -110,16 +110,23 @@ export class Injectors {
     return true;
   }
 
-  /** The worker `f` aims at, free to be hit now (a `successor:<lease>` is the worker the lease names its successor now). */
+  /**
+   * The worker `f` aims at, free to be hit now: a `leader:<lease>` is the worker whose instance the
+   * lease's row names its holder now, a `successor:<lease>` the worker it names its successor.
+   */
   private async target(f: WorkerFault): Promise<string | undefined> {
     const { s, fleet, leases } = this.d;
-    const target = f.worker.startsWith('successor:') ? ((await leases.read(f.worker.slice('successor:'.length))).item?.successor ?? f.worker) : f.worker;
+    const [aim, lease] = f.worker.split(/:(.*)/s) as [string, string | undefined];
+    const row = lease !== undefined && (aim === 'leader' || aim === 'successor') ? (await leases.read(lease)).item : undefined;
+    // the row, not the history lines read so far: a change of leader whose lines are in transit would aim at the former one
+    const holder = aim === 'leader' && row?.holderInstance ? [...fleet.procs.values()].find((p) => p.instances[lease!] === row.holderInstance)?.plan.identity : undefined;
+    const target = aim === 'leader' ? holder : aim === 'successor' ? row?.successor : f.worker;
     const exclusive = f.kind !== 'dynamodb' && f.kind !== 'clockStep' && f.kind !== 'platformLate' && f.kind !== 'sessionLoss';
     const free = (id: string) => {
       const p = fleet.procs.get(id);
       return Boolean(p?.alive && !p.paused && !(exclusive && this.busy.has(id)));
     };
-    const first = target.startsWith('leader:') ? fleet.leading(target.slice('leader:'.length)).map((p) => p.plan.identity).find(free) : free(target) ? target : undefined;
+    const first = target !== undefined && free(target) ? target : undefined;
     return first ?? s.workers.map((x) => x.identity).find(free);
   }
 

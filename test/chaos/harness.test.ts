@@ -4,7 +4,7 @@
  * (chaos/injectors.ts) is counted for the window as the worker lived it — a session that ended
  * while its writes were refused is counted though the worker's line saying so reached the harness
  * only after the window closed (a busy harness reads late). A worker that dies starting fails the
- * warm-up at once, named.
+ * warm-up at once, named; a fault aimed at a lease's leader hits the holder the lease row names.
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
@@ -98,6 +98,24 @@ describe('sessionLoss outcome', () => {
     const [x] = injectors.sessionLosses;
     expect(x!.ledAtStart, JSON.stringify(x)).toEqual([lease]);
     expect(x!.sessionsEnded, JSON.stringify(x)).toBe(1);
+  });
+});
+
+describe("a fault aimed at a lease's leader", () => {
+  it('hits the worker the lease row names, not one whose end of term is still in transit to the harness', async () => {
+    const held = await waitFor(async () => (await leases.read(lease)).item?.holderInstance, { timeoutMs: WAIT_GUARD_MS, everyMs: 100 });
+    expect(held, 'the lease has a holder').toBeDefined();
+    // w2 led before; its line saying its term ended has not reached the harness yet
+    const hit: string[] = [];
+    const proc = (identity: string, instance: string) => ({ alive: true, paused: false, plan: { identity }, instances: { [lease]: instance }, send: () => hit.push(identity) });
+    const leader = proc('w1', held!);
+    const former = proc('w2', 'w2-former-instance');
+    const view = { procs: new Map([['w2', former], ['w1', leader]]), leading: () => [former], steps: new Map() } as unknown as Fleet;
+    const two = { ...s, workers: [s.workers[0]!, { ...s.workers[0]!, identity: 'w2' }] };
+    const aimed = new Injectors({ s: two, rt, fleet: view, feed: new Feed(), coordinator: new CoordinatorFaults(rng(2)), leases, print: () => undefined });
+    const f: Fault = { kind: 'clockStep', at: 0, worker: `leader:${lease}`, stepMs: 10, durationMs: 1_000 };
+    expect(await aimed.begin(f, { kind: f.kind, from: monoNow(), to: '0', detail: 'clockStep' })).toBe(true);
+    expect(hit).toEqual(['w1']);
   });
 });
 
