@@ -1,4 +1,4 @@
-import { App, CfnParameter, Duration, Fn, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { App, CfnParameter, Duration, Fn, NestedStack, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as iam from 'aws-cdk-lib/aws-iam';
@@ -279,6 +279,12 @@ describe('a leases table CloudFormation names, with the push path', () => {
     expect(warnings('S'.repeat(128), { tablePrefix: 'acme' }).found).toEqual([]);
     expect(warnings('S'.repeat(128), { tableNames: { leases: 'acme-leases' } }).found).toEqual([]);
     expect(warnings('S'.repeat(128), { push: false }).found).toEqual([]);
+  });
+  it("warns in a nested stack, whose name CloudFormation generates too: <parent>-<nested stack's logical id>-<suffix>", () => {
+    const parent = new Stack(new App(), 'App', { env: { region: 'us-east-1' } });
+    const c = new Conclave(new NestedStack(parent, 'Election'), 'Conclave');
+    const found = Annotations.fromStack(parent).findWarning('*', Match.stringLikeRegexp('generatedTableNameTooLong'));
+    expect(found.map((w) => String(w.entry.data))).toEqual([expect.stringMatching(new RegExp(`App-Election\\w+-<suffix>-${logicalId(Stack.of(c), c.tables.leases)}-<suffix>`))]);
   });
 });
 
