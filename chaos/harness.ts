@@ -23,7 +23,7 @@ import { Injectors, type SessionLossOutcome } from './injectors.js';
 import { rng } from './rng.js';
 import { CHAOS_ELECTION, type FaultFigureKind, type Schedule } from './schedule.js';
 import { playSchedule } from './timeline.js';
-import { endState, faultsByKind, Feed, healedAt, judge, type SessionFigures } from './verdict.js';
+import { endState, faultsByKind, Feed, judge, type SessionFigures } from './verdict.js';
 import { waitFor } from './wait.js';
 
 export { JOB_LEASE } from './fleet.js';
@@ -159,8 +159,7 @@ export async function runSchedule(s: Schedule, o: HarnessOptions): Promise<Sched
     admin.destroy();
   }
 
-  const healedMono = healedAt(feed.windows, injectors.restarted);
-  const verdict: Verdict = judge(feed, ledger, end!, dir, { healMs, allowedSkewMs: o.allowedSkewMs ?? 0, episodicLeases: [JOB_LEASE], ...(healedMono ? { healedAt: healedMono } : {}) });
+  const verdict: Verdict = judge(feed, ledger, end!, dir, { healMs, allowedSkewMs: o.allowedSkewMs ?? 0, episodicLeases: [JOB_LEASE] });
   for (const [k, v] of Object.entries(coordinator.injected)) feed.injected[k] = (feed.injected[k] ?? 0) + v;
   return {
     schedule: s,

@@ -82,8 +82,6 @@ export class Injectors {
   private readonly begunLosses: Loss[] = [];
   /** What each sessionLoss did, in the order they began (told at the run's end: endAll). */
   readonly sessionLosses: SessionLossOutcome[] = [];
-  /** The processes started again at a kill's or hand-off's end. */
-  readonly restarted: ChaosProcess[] = [];
 
   constructor(private readonly d: InjectorDeps) {}
 
@@ -179,7 +177,6 @@ export class Injectors {
     if (f.kind === 'kill' || f.kind === 'handoff') {
       this.busy.delete(id!);
       const p = fleet.start(s.workers.find((x) => x.identity === id)!);
-      this.restarted.push(p);
       // a sessionLoss under way on the worker hits its new process too, from when it takes it
       for (const x of this.losses.values()) if (x.worker === id) x.spans.push({ p, from: fleet.sessionFaultTaken.get(p)! });
     } else if (f.kind === 'pause') {

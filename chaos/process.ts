@@ -27,8 +27,6 @@ export const WORKER = fileURLToPath(new URL('./worker.ts', import.meta.url));
 export class ChaosProcess {
   readonly child: ChildProcess;
   instances: Record<string, string> = {};
-  /** When it stood (its `ready` line's monotonic stamp; undefined: not yet). */
-  readyMono: string | undefined;
   /** Leases this process leads now (by its own history lines): the term's token and when it began. */
   readonly open = new Map<string, { fencingToken: number; mono: string; identity: string; instance: string }>();
   readonly ready: Promise<void>;
@@ -77,7 +75,6 @@ export class ChaosProcess {
       const l = parsed.data;
       if (l.type === 'ready') {
         this.instances = l.instances;
-        this.readyMono = l.mono;
         ready();
       }
       if (l.type === 'session') {

@@ -59,8 +59,7 @@ export const leaseNames = (env: Pick<WorkerEnv, 'CHAOS_LEASES' | 'CHAOS_LEASE_CO
   env.CHAOS_LEASE_COUNT ? Array.from({ length: env.CHAOS_LEASE_COUNT }, (_, i) => `${env.CHAOS_LEASES}${String(i).padStart(3, '0')}`) : env.CHAOS_LEASES.split(',');
 
 export const WorkerLine = z.discriminatedUnion('type', [
-  /** The process stands: its electors are made (`mono`: when, by its monotonic clock). */
-  z.object({ type: z.literal('ready'), identity: Name, pid: z.number().int(), instances: z.record(z.string(), z.string()), mono: Mono }),
+  z.object({ type: z.literal('ready'), identity: Name, pid: z.number().int(), instances: z.record(z.string(), z.string()) }),
   z.object({ type: z.literal('history'), record: HistoryRecord }),
   /** A fault injected into one request attempt; `session`: one of the session's row writes (a `sessionLoss`). */
   z.object({ type: z.literal('injected'), mode: z.string(), session: z.boolean().optional() }),

@@ -7,7 +7,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { checkHistory, healingFaults, type Verdict } from '../lib/history/checker.js';
+import { checkHistory, type Verdict } from '../lib/history/checker.js';
 import { monoNow, type EndState, type FaultWindow, type HistoryRecord, type LedgerEntry, type Observation } from '../lib/history/schema.js';
 import type { CandidateStore } from '../lib/stores/candidate-store.js';
 import type { LeaseStore } from '../lib/stores/lease-store.js';
@@ -108,18 +108,8 @@ export async function endState(s: Schedule, alive: readonly ChaosProcess[], cand
   };
 }
 
-/**
- * When the faults healed: the end of the last fault's window, or later, when the last process a kill
- * or hand-off started again stood (a process still booting is still down: on a loaded machine a
- * worker's start-up takes seconds, and the leaderless rule counts from here).
- */
-export function healedAt(windows: readonly FaultWindow[], restarted: readonly ChaosProcess[]): string | undefined {
-  const stamps = [...healingFaults(windows).map((w) => w.to), ...restarted.flatMap((p) => (p.readyMono ? [p.readyMono] : []))];
-  return stamps.length ? stamps.reduce((a, b) => (BigInt(b) > BigInt(a) ? b : a)) : undefined;
-}
-
 /** The checker's verdict on the run, written to `dir` with everything it was drawn from. */
-export function judge(feed: Feed, ledger: LedgerEntry[], end: EndState, dir: string, o: { healMs: number; allowedSkewMs: number; episodicLeases: string[]; healedAt?: string }): Verdict {
+export function judge(feed: Feed, ledger: LedgerEntry[], end: EndState, dir: string, o: { healMs: number; allowedSkewMs: number; episodicLeases: string[] }): Verdict {
   const verdict = checkHistory({ history: feed.history, ledger, observations: feed.observations, faults: feed.windows, end }, o);
   const jsonl = (xs: readonly unknown[]) => xs.map((x) => `${JSON.stringify(x)}\n`).join('');
   writeFileSync(join(dir, 'history.jsonl'), jsonl(feed.history));

@@ -232,7 +232,7 @@ for (const sig of ['SIGTERM', 'SIGINT'] as const)
     stopping = true;
     controller.abort();
   });
-out({ type: 'ready', identity, pid: process.pid, instances: Object.fromEntries(electors.map((e) => [e.options.leaseName, e.instance])), mono: monoNow() });
+out({ type: 'ready', identity, pid: process.pid, instances: Object.fromEntries(electors.map((e) => [e.options.leaseName, e.instance])) });
 await Promise.all(
   electors.map((e) =>
     e.run(controller.signal).catch((err: unknown) => {

@@ -17,7 +17,7 @@ import { settle, warmUp } from '../../chaos/harness.js';
 import { Injectors } from '../../chaos/injectors.js';
 import { rng } from '../../chaos/rng.js';
 import { CHAOS_ELECTION, generateSchedule, type Fault } from '../../chaos/schedule.js';
-import { Feed, healedAt } from '../../chaos/verdict.js';
+import { Feed } from '../../chaos/verdict.js';
 import { waitFor } from '../../chaos/wait.js';
 import { createLedgerTable, deleteLedgerTable, ledgerTableName } from '../../lib/history/ledger.js';
 import { monoNow, type FaultWindow } from '../../lib/history/schema.js';
@@ -116,21 +116,6 @@ describe("a fault aimed at a lease's leader", () => {
     const f: Fault = { kind: 'clockStep', at: 0, worker: `leader:${lease}`, stepMs: 10, durationMs: 1_000 };
     expect(await aimed.begin(f, { kind: f.kind, from: monoNow(), to: '0', detail: 'clockStep' })).toBe(true);
     expect(hit).toEqual(['w1']);
-  });
-});
-
-describe('the heal', () => {
-  it('comes when a worker started again after a kill stands, not when it was started', async () => {
-    const f: Fault = { kind: 'kill', at: 0, worker: 'w1', restartAfterMs: 0 };
-    const w: FaultWindow = { kind: f.kind, from: monoNow(), to: '0', detail: 'kill' };
-    expect(await injectors.begin(f, w)).toBe(true);
-    await injectors.end(f, w);
-    w.to = monoNow();
-    feed.windows.push(w);
-    const p = fleet.procs.get('w1')!;
-    await p.readyOrExited();
-    expect(BigInt(p.readyMono!)).toBeGreaterThan(BigInt(w.to)); // it booted after its window closed
-    expect(healedAt(feed.windows, injectors.restarted)).toBe(p.readyMono);
   });
 });
 
