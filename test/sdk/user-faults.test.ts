@@ -237,6 +237,27 @@ describe('a process suspended past its lease, then resumed', () => {
   });
 });
 
+/**
+ * The settled group's leader falls asleep just after a renewal of its own (answered: its next step
+ * is a renew interval away on its monotonic clock), and sleeps until another leads; nothing of the
+ * sleeping machine is asked anything meanwhile.
+ */
+async function asleepWhileAnotherLeads(sim: Sim, es: SimElector[]) {
+  const leader = await sim.until('a leader', () => leaders(es)[0], 120_000);
+  await sim.until('a successor named', async () => (await sim.leases.read(L)).item?.successor, 120_000);
+  await sim.run(20_000);
+  const others = es.filter((e) => e !== leader);
+  const m = leader.machine;
+  const from = sim.clock.monotonic();
+  await sim.until('a renewal', () => leaseWrites(sim, m, from).some((r) => r.ok), 30_000);
+  await sim.run(10 * LATENCY_MS);
+  const token = leader.elector.fencingToken!;
+  m.clock.pause();
+  const sleptAt = sim.clock.monotonic();
+  const next = await sim.until('another leader', () => others.find((e) => e.elector.isLeader()), 60_000);
+  return { leader, id: leader.elector.options.identity, token, m, sleptAt, next };
+}
+
 describe('a laptop that slept past its lease: its monotonic clock, and every timer on it, stood still', () => {
   /**
    * Three electors on machines whose timers count down on the monotonic clock, as Node's do
@@ -266,21 +287,7 @@ describe('a laptop that slept past its lease: its monotonic clock, and every tim
       const e = sim.elector(id, { leaseName: L, ...CLIENT_GO, clockSync: opts.clockSync ?? 'server', callbacks: { onStartedLeading: (signal, term) => void work(signal, term.fencingToken), onStoppedLeading: ({ reason, fencingToken }) => sim.log.add({ who: id, what: 'stopped', reason, token: fencingToken }) } }, { machine: m });
       return e;
     });
-    const leader = await sim.until('a leader', () => leaders(es)[0], 120_000);
-    await sim.until('a successor named', async () => (await sim.leases.read(L)).item?.successor, 120_000);
-    await sim.run(20_000);
-    const others = es.filter((e) => e !== leader);
-    const id = leader.elector.options.identity;
-    const oldToken = leader.elector.fencingToken!;
-    const m = leader.machine;
-    // just after a renewal of its own (answered): its next step is a renew interval away on its monotonic clock
-    const from = sim.clock.monotonic();
-    await sim.until('a renewal', () => leaseWrites(sim, m, from).some((r) => r.ok), 30_000);
-    await sim.run(10 * LATENCY_MS);
-    m.clock.pause();
-    const sleptAt = sim.clock.monotonic();
-    // (nothing of the sleeping machine is asked anything while it sleeps)
-    const next = await sim.until('another leader', () => others.find((e) => e.elector.isLeader()), 60_000);
+    const { leader, id, token: oldToken, m, sleptAt, next } = await asleepWhileAnotherLeads(sim, es);
     await sim.run(5_000);
     m.clock.lostMs += sim.clock.monotonic() - sleptAt;
     m.clock.resume();
@@ -361,18 +368,7 @@ describe('a laptop that slept past its lease and wakes before its network is bac
       m.clock.monotonicTimers = true;
       return sim.elector(id, { leaseName: L, ...CLIENT_GO, clockSync }, { machine: m });
     });
-    const leader = await sim.until('a leader', () => leaders(es)[0], 120_000);
-    await sim.run(20_000);
-    const others = es.filter((e) => e !== leader);
-    const id = leader.elector.options.identity;
-    const token = leader.elector.fencingToken!;
-    const m = leader.machine;
-    const from = sim.clock.monotonic();
-    await sim.until('a renewal', () => leaseWrites(sim, m, from).some((r) => r.ok), 30_000);
-    await sim.run(10 * LATENCY_MS);
-    m.clock.pause();
-    const sleptAt = sim.clock.monotonic();
-    await sim.until('another leader', () => others.find((e) => e.elector.isLeader()), 60_000);
+    const { leader, id, token, m, sleptAt } = await asleepWhileAnotherLeads(sim, es);
     m.clock.lostMs += sim.clock.monotonic() - sleptAt;
     m.fault = () => Object.assign(new Error('connect ENETUNREACH'), { code: 'ENETUNREACH', errno: -101, syscall: 'connect' });
     m.clock.resume();
