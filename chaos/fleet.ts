@@ -39,6 +39,9 @@ export class Fleet {
   /** The platform's last "instance stopped" event per worker (sent when the harness killed it), for replays. */
   readonly lastStop = new Map<string, Record<string, unknown>>();
   private readonly platformEvents = new Set<Promise<void>>();
+  /** Per worker, a process loaded and held for its next restart. */
+  private readonly spares = new Map<string, ChaosProcess>();
+  private stopping = false;
 
   constructor(
     private readonly s: Schedule,
@@ -47,13 +50,19 @@ export class Fleet {
     private readonly onLine: (p: ChaosProcess, l: WorkerLine) => void,
   ) {}
 
-  /** Starts a process for `plan`'s worker (its successor if one ran). */
+  /**
+   * Starts `plan`'s worker (its successor if one ran): its spare if it has one, else a new process.
+   * Once it stands, the next spare is loaded (held: code loaded, nothing started).
+   */
   start(plan: WorkerPlan): ChaosProcess {
-    const p = new ChaosProcess(plan, this.env(plan), (q, l) => this.line(q, l), (text) => {
-      this.feed.workerErrors++;
-      appendFileSync(this.o.errorsLog, `${plan.identity} (not a protocol line) ${text.trimEnd()}\n`);
-    });
+    const spare = this.spares.get(plan.identity);
+    this.spares.delete(plan.identity);
+    const p = spare?.alive ? spare : this.held(plan);
+    p.start(this.env(plan));
     this.procs.set(plan.identity, p);
+    void p.ready.then(() => {
+      if (!this.stopping) this.spares.set(plan.identity, this.held(plan));
+    });
     const restored = p.ready.then(() => {
       // a restarted worker is still inside its fault windows
       const f = this.ddbFaults.get(plan.identity)?.at(-1);
@@ -63,6 +72,29 @@ export class Fleet {
     });
     this.sessionFaultTaken.set(p, Promise.race([restored, p.closed.then(() => undefined)]));
     return p;
+  }
+
+  /**
+   * Starts `plan`'s worker again after a kill or hand-off, once its spare is loaded (loaded while the
+   * worker before it ran: the restart is not delayed by a boot; if it is not loaded yet, the restart
+   * waits for it, and the fault's window with it).
+   */
+  async restart(plan: WorkerPlan): Promise<ChaosProcess> {
+    const spare = this.spares.get(plan.identity);
+    if (spare) await Promise.race([spare.loaded, spare.closed]);
+    return this.start(plan);
+  }
+
+  /** Resolves once every worker's spare is loaded (or gone). */
+  async sparesLoaded(): Promise<void> {
+    await Promise.all([...this.spares.values()].map((p) => Promise.race([p.loaded, p.closed])));
+  }
+
+  private held(plan: WorkerPlan): ChaosProcess {
+    return new ChaosProcess(plan, 'held', (q, l) => this.line(q, l), (text) => {
+      this.feed.workerErrors++;
+      appendFileSync(this.o.errorsLog, `${plan.identity} (not a protocol line) ${text.trimEnd()}\n`);
+    });
   }
 
   private line(p: ChaosProcess, l: WorkerLine): void {
@@ -145,9 +177,13 @@ export class Fleet {
     if (!(await settlesWithin(p.closed, 15_000))) await this.kill(p);
   }
 
-  /** Stops every live process (each signalled before any is waited for: they step down together). */
+  /** Stops every live process (each signalled before any is waited for: they step down together), and ends the spares. */
   async stopAll(): Promise<void> {
-    await Promise.all(this.alive().map((p) => this.stop(p)));
+    this.stopping = true;
+    const spares = [...this.spares.values()];
+    this.spares.clear();
+    for (const p of spares) p.child.kill('SIGKILL');
+    await Promise.all([...this.alive().map((p) => this.stop(p)), ...spares.map((p) => p.closed)]);
   }
 
   /** Waits for the platform events still on their way. */

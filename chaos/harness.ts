@@ -138,6 +138,8 @@ export async function runSchedule(s: Schedule, o: HarnessOptions): Promise<Sched
   let pushStats: PushBrokerStats | undefined;
   try {
     await warmUp(s, fleet, o, print, began);
+    // a kill's or hand-off's restart starts a spare loaded beforehand: the fault lasts as scheduled, not a boot longer
+    await fleet.sparesLoaded();
     await playSchedule(s, injectors, feed);
     const healed = performance.now();
     const settled = await settle(s, fleet, feed, leases, candidates, { stableMs: o.stableMs ?? 2 * s.timing.leaseDurationMs, timeoutMs: o.settleTimeoutMs ?? 180_000 });

@@ -176,7 +176,7 @@ export class Injectors {
     const id = this.resolved.get(f);
     if (f.kind === 'kill' || f.kind === 'handoff') {
       this.busy.delete(id!);
-      const p = fleet.start(s.workers.find((x) => x.identity === id)!);
+      const p = await fleet.restart(s.workers.find((x) => x.identity === id)!);
       // a sessionLoss under way on the worker hits its new process too, from when it takes it
       for (const x of this.losses.values()) if (x.worker === id) x.spans.push({ p, from: fleet.sessionFaultTaken.get(p)! });
     } else if (f.kind === 'pause') {

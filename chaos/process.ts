@@ -6,7 +6,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { WorkerLine, type WorkerCommand, type WorkerEnvInput } from './protocol.js';
+import { WorkerLine, type WorkerCommand, type WorkerEnvInput, type WorkerStart } from './protocol.js';
 import type { WorkerPlan } from './schedule.js';
 
 type SessionStats = Extract<WorkerLine, { type: 'session' }>['stats'];
@@ -30,6 +30,8 @@ export class ChaosProcess {
   /** Leases this process leads now (by its own history lines): the term's token and when it began. */
   readonly open = new Map<string, { fencingToken: number; mono: string; identity: string; instance: string }>();
   readonly ready: Promise<void>;
+  /** Resolves once its code is loaded (a held process: waiting for its start). */
+  readonly loaded: Promise<void>;
   /** Resolves once the process exited and its stdout was read to the end. */
   readonly closed: Promise<void>;
   alive = true;
@@ -47,15 +49,22 @@ export class ChaosProcess {
   /** Marked commands not yet taken: how each is answered. */
   private readonly marks = new Map<number, (t: Told | undefined) => void>();
 
+  /**
+   * `held`: the process loads its code, then waits for its environment (`start`): a restart that
+   * starts it is not delayed by a boot.
+   */
   constructor(
     readonly plan: WorkerPlan,
-    env: WorkerEnvInput,
+    env: WorkerEnvInput | 'held',
     onLine: (p: ChaosProcess, l: WorkerLine) => void,
     onBadLine: (text: string) => void,
   ) {
-    this.child = spawn(process.execPath, ['--import', 'tsx', WORKER], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    this.child = spawn(process.execPath, ['--import', 'tsx', WORKER], { env: { ...process.env, ...(env === 'held' ? { CHAOS_HELD: 'true' } : env) }, stdio: ['pipe', 'pipe', 'pipe'] });
     let ready!: () => void;
     this.ready = new Promise((r) => (ready = r));
+    let loaded!: () => void;
+    this.loaded = new Promise((r) => (loaded = r));
+    if (env !== 'held') loaded();
     const exited = new Promise<void>((r) =>
       this.child.on('exit', (code, signal) => {
         this.exit = { code, signal };
@@ -73,6 +82,7 @@ export class ChaosProcess {
       }
       if (!parsed.success) return onBadLine(text);
       const l = parsed.data;
+      if (l.type === 'loaded') loaded();
       if (l.type === 'ready') {
         this.instances = l.instances;
         ready();
@@ -115,6 +125,11 @@ export class ChaosProcess {
       throw new Error(`worker ${this.plan.identity} exited before it was ready (${how}); its stderr ends:\n${this.stderrTail.trimEnd() || '(nothing)'}`);
     });
     return Promise.race([this.ready, died]);
+  }
+
+  /** Starts a held process with `env`. */
+  start(env: WorkerEnvInput): void {
+    if (this.alive) this.child.stdin!.write(`${JSON.stringify({ start: env } satisfies WorkerStart)}\n`);
   }
 
   send(cmd: WorkerCommand): void {

@@ -59,6 +59,8 @@ export const leaseNames = (env: Pick<WorkerEnv, 'CHAOS_LEASES' | 'CHAOS_LEASE_CO
   env.CHAOS_LEASE_COUNT ? Array.from({ length: env.CHAOS_LEASE_COUNT }, (_, i) => `${env.CHAOS_LEASES}${String(i).padStart(3, '0')}`) : env.CHAOS_LEASES.split(',');
 
 export const WorkerLine = z.discriminatedUnion('type', [
+  /** Its code is loaded: a held process (CHAOS_HELD) now waits for its start. */
+  z.object({ type: z.literal('loaded') }),
   z.object({ type: z.literal('ready'), identity: Name, pid: z.number().int(), instances: z.record(z.string(), z.string()) }),
   z.object({ type: z.literal('history'), record: HistoryRecord }),
   /** A fault injected into one request attempt; `session`: one of the session's row writes (a `sessionLoss`). */
@@ -97,3 +99,7 @@ export const WorkerCommand = z
   })
   .strict();
 export type WorkerCommand = z.infer<typeof WorkerCommand>;
+
+/** A held process's first line on stdin: its environment, and it starts. */
+export const WorkerStart = z.object({ start: z.record(z.string(), z.string()) }).strict();
+export type WorkerStart = z.infer<typeof WorkerStart>;

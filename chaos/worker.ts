@@ -25,12 +25,29 @@ import { PushChannel } from '../lib/sdk/push-entry.js';
 import { fencedTransactWrite } from '../lib/sdk/fencing.js';
 import { parse } from '../lib/schemas/validation.js';
 import { injectDynamoDBFaults, type DynamoDBFault } from './ddb-faults.js';
-import { WorkerCommand, WorkerEnv, leaseNames, type WorkerLine } from './protocol.js';
+import { WorkerCommand, WorkerEnv, WorkerStart, leaseNames, type WorkerLine } from './protocol.js';
 import { rng } from './rng.js';
 import { settlesWithin } from './wait.js';
 
-const env = parse(WorkerEnv, process.env, 'chaos worker environment');
 const out = (line: WorkerLine) => process.stdout.write(`${JSON.stringify(line)}\n`);
+
+// stdin's lines, kept until the worker takes commands (below). A held process (CHAOS_HELD: loaded
+// ahead of a restart) says it is loaded and waits for its environment, its first line, to start.
+const early: string[] = [];
+let take = (line: string): void => void early.push(line);
+createInterface({ input: process.stdin }).on('line', (line) => take(line));
+if (process.env.CHAOS_HELD === 'true') {
+  out({ type: 'loaded' });
+  const start = await new Promise<string>((r) => {
+    take = (line) => {
+      take = (l) => void early.push(l);
+      r(line);
+    };
+  });
+  Object.assign(process.env, parse(WorkerStart, JSON.parse(start), 'chaos worker start').start);
+}
+
+const env = parse(WorkerEnv, process.env, 'chaos worker environment');
 
 const identity = env.IDENTITY;
 const tables = defaultTableNames(env.CONCLAVE_TABLE_PREFIX);
@@ -86,15 +103,16 @@ function tellSession(o: { final?: true; mark?: number } = {}): void {
   out({ type: 'session', ...(session.name ? { name: session.name } : {}), ...o, stats });
 }
 const sessionWatch = session ? setInterval(() => tellSession(), 50) : undefined;
-// commands from here on (they wait in the pipe until then): a marked one is answered with the session's stats
-createInterface({ input: process.stdin }).on('line', (line) => {
+// commands from here on (kept until then): a marked one is answered with the session's stats
+take = (line) => {
   const cmd = parse(WorkerCommand, JSON.parse(line), 'chaos worker command');
   if (cmd.dynamodb !== undefined) fault = cmd.dynamodb ?? undefined;
   if (cmd.session !== undefined) sessionFault = cmd.session ?? undefined;
   if (cmd.clockStepMs !== undefined) skew += cmd.clockStepMs;
   // in the same turn: every line before this one tells of what came before the command
   if (cmd.mark !== undefined) tellSession({ mark: cmd.mark });
-});
+};
+for (const line of early.splice(0)) take(line);
 
 // the electors renew their leases themselves until it has started (a worker restarted inside a sessionLoss may wait long)
 if (session) await settlesWithin(session.ready, 2_000);

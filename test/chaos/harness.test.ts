@@ -4,8 +4,10 @@
  * (chaos/injectors.ts) is counted for the window as the worker lived it — a session that ended
  * while its writes were refused is counted though the worker's line saying so reached the harness
  * only after the window closed (a busy harness reads late). A worker that dies starting fails the
- * warm-up at once, named; a fault aimed at a lease's leader hits the holder the lease row names.
+ * warm-up at once, named; a fault aimed at a lease's leader hits the holder the lease row names; a
+ * kill's restart starts a process loaded before the kill, so its window ends when the worker is back.
  */
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { tmpdir } from 'node:os';
@@ -125,5 +127,25 @@ describe('the warm-up', () => {
     const bad = { ...s, workers: [{ ...s.workers[0]!, identity: 'w9', skewMs: 0.5 }] };
     const dead = new Fleet(bad, { rt, prefix, ledgerTable: ledgerTableName(prefix), errorsLog: join(dir, 'dead-worker-errors.log') }, new Feed(), () => undefined);
     await expect(warmUp(bad, dead, { endpoint: inject('ddbEndpoint'), dir }, () => undefined, performance.now())).rejects.toThrow(/worker w9 exited before it was ready \(exit code 1\)[\s\S]*CHAOS_SKEW_MS/);
+  });
+});
+
+/** This process's chaos worker processes, by pid. */
+const workerPids = (): number[] =>
+  execFileSync('ps', ['-o', 'pid=,args=', '--ppid', String(process.pid)], { encoding: 'utf8' })
+    .split('\n')
+    .filter((l) => l.includes('worker.ts'))
+    .map((l) => Number.parseInt(l.trim(), 10));
+
+describe("a kill's restart", () => {
+  it('starts a process loaded while the killed one ran: the window ends when the worker is back, not when its boot begins', async () => {
+    const before = workerPids();
+    const f: Fault = { kind: 'kill', at: 0, worker: 'w1', restartAfterMs: 500 };
+    const w: FaultWindow = { kind: f.kind, from: monoNow(), to: '0', detail: 'kill' };
+    expect(await injectors.begin(f, w)).toBe(true);
+    await injectors.end(f, w);
+    const p = fleet.procs.get('w1')!;
+    expect(before, `the restarted process (pid ${p.child.pid}) was running before the kill`).toContain(p.child.pid);
+    await p.readyOrExited();
   });
 });
