@@ -56,7 +56,7 @@ const expected: Record<'sdk' | 'sdk/push' | 'cli' | 'cdk' | 'testing', Expected>
     // mqtt (an optional peer of @conclave/sdk) and SigV4 signing: one MQTT connection per worker process
     external: ['@aws-sdk/client-dynamodb', '@smithy/hash-node', '@smithy/signature-v4', 'mqtt', 'zod'],
     typeOnly: ['@aws-sdk/client-dynamodb', 'lib/sdk/push.ts'],
-    builtins: ['node:crypto'],
+    builtins: ['node:crypto', 'node:os'], // os: lib/clock.ts' systemClock.sinceBoot (os.uptime: a sleep told from an NTP step)
   },
   cli: {
     entry: 'lib/cli/main.ts',
@@ -68,7 +68,7 @@ const expected: Record<'sdk' | 'sdk/push' | 'cli' | 'cdk' | 'testing', Expected>
     },
     external: ['@aws-sdk/client-dynamodb', '@aws-sdk/util-dynamodb', 'commander', 'semver', 'zod'],
     typeOnly: [], // identity.ts: the CLI reads session rows (IdentityStore) to judge leases held on them
-    builtins: ['node:crypto', 'node:fs', 'node:path', 'node:readline', 'node:string_decoder', 'node:tty'], // readline, tty: a write's confirmation; crypto: lib/clock.ts' uniqueId (a start-up's id); path: the events file's absolute path (conclave events)
+    builtins: ['node:crypto', 'node:fs', 'node:os', 'node:path', 'node:readline', 'node:string_decoder', 'node:tty'], // readline, tty: a write's confirmation; crypto: lib/clock.ts' uniqueId (a start-up's id); os: lib/clock.ts' systemClock.sinceBoot; path: the events file's absolute path (conclave events)
   },
   cdk: {
     entry: cdkEntry,
