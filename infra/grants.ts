@@ -2,7 +2,7 @@
  * IAM from the lists in infra/access.ts and nothing else: each function's access, a worker's, and
  * the key policy CloudWatch Logs needs for a customer-managed key.
  */
-import { ArnFormat, Stack, Token } from 'aws-cdk-lib';
+import { ArnFormat, DefaultTokenResolver, Reference, Stack, StringConcat, Token, Tokenization, type IPostProcessor, type IResolvable, type IResolveContext } from 'aws-cdk-lib';
 import type * as events from 'aws-cdk-lib/aws-events';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
@@ -255,6 +255,22 @@ function identityOf(principal: iam.IPrincipal): Identity | undefined {
   return { kind: 'imported', construct: p };
 }
 
+/**
+ * A reference resolved to the construct it names (its path and attribute), the same from any stack:
+ * resolved as CloudFormation gets it, another stack's role is an Fn::ImportValue (a nested stack's,
+ * a parameter) and two stacks' roles of one id are both `{ Ref: <same logical id> }`.
+ */
+class ReferenceMarks extends DefaultTokenResolver {
+  constructor() {
+    super(new StringConcat());
+  }
+  override resolveToken(t: IResolvable, context: IResolveContext, post: IPostProcessor): unknown {
+    return Reference.isReference(t) ? `<${t.target.node.path}.${t.displayName}>` : super.resolveToken(t, context, post);
+  }
+}
+
+const referenceMarks = (scope: IConstruct, v: unknown): unknown => Tokenization.resolve(v, { scope, resolver: new ReferenceMarks(), preparing: false });
+
 /** A policy resource attached to an identity: the L2 policy it belongs to, and its size as IAM counts it. */
 interface AttachedPolicy {
   readonly policy: IConstruct;
@@ -264,23 +280,21 @@ interface AttachedPolicy {
 /**
  * The app's policies attached to `identity`, however they were attached: AWS::IAM::Policy (the
  * grants' default policy, an iam.Policy given `roles`, attachInlinePolicy) and AWS::IAM::ManagedPolicy
- * (CDK's overflow policies, an iam.ManagedPolicy given `roles`) whose Roles, Users or Groups name it.
- * A policy with no statement is never deployed; one in another stack than a role of this app's is
- * not found (its reference to the role resolves only in its own stack).
+ * (CDK's overflow policies, an iam.ManagedPolicy given `roles`) whose Roles, Users or Groups name it,
+ * in any stack of the app (referenceMarks: a policy in another stack names the role by an import).
+ * A policy with no statement is never deployed.
  */
 function policiesAttachedTo(identity: Identity): { inline: AttachedPolicy[]; managed: AttachedPolicy[] } {
   const { kind, construct } = identity;
   const [prop, name] =
     kind === 'user' ? ['users', (construct as iam.IUser).userName] : kind === 'group' ? ['groups', (construct as iam.IGroup).groupName] : ['roles', (construct as iam.IRole).roleName];
-  const home = Stack.of(construct);
+  const key = JSON.stringify(referenceMarks(construct, name));
   const found = { inline: [] as AttachedPolicy[], managed: [] as AttachedPolicy[] };
   for (const c of construct.node.root.node.findAll()) {
     const type = cfnTypeOf(c);
     if (type !== 'AWS::IAM::Policy' && type !== 'AWS::IAM::ManagedPolicy') continue;
     const stack = Stack.of(c);
-    if (stack !== home && Token.isUnresolved(name)) continue;
-    const names = stack.resolve((c as unknown as Record<string, unknown>)[prop]) as unknown[] | undefined;
-    const key = JSON.stringify(stack.resolve(name));
+    const names = referenceMarks(c, (c as unknown as Record<string, unknown>)[prop]) as unknown[] | undefined;
     if (!names?.some((n) => JSON.stringify(n) === key)) continue;
     const doc = stack.resolve((c as unknown as { policyDocument: unknown }).policyDocument) as { Statement?: unknown[] } | undefined;
     if (!doc?.Statement?.length) continue;

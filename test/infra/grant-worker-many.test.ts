@@ -5,7 +5,7 @@
  * IAM's quotas fails synth with the fix.
  */
 import { createRequire } from 'node:module';
-import { Stack } from 'aws-cdk-lib';
+import { NestedStack, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -272,6 +272,70 @@ describe('policies attached to the grantee apart from the grant (iam.Policy, iam
         return stack;
       }),
     ).toThrow(/AttachedManaged\/Task do not fit IAM: it needs 1\d managed policies \(IAM's default quota is 10 a role\)/);
+  });
+});
+
+describe('policies attached to the role from another stack of the app', () => {
+  // IAM counts a role's policies wherever in the app they were made: a policy in another stack
+  // names the role by an import (Fn::ImportValue, a nested stack's parameter), not by its Ref
+  const reports = (k: number) => new iam.PolicyStatement({ actions: ['s3:GetObject'], resources: [`arn:aws:s3:::reports-bucket-${String(k).padStart(3, '0')}/daily.csv`] });
+  const names = Array.from({ length: 60 }, (_, k) => `orders-shard-${String(k).padStart(5, '0')}`);
+  const role = (stack: Stack) => new iam.Role(stack, 'Task', { assumedBy: new iam.ServicePrincipal('ecs-tasks.amazonaws.com') });
+
+  it("managed policies made in another stack count against the role's 10 (role in one stack, granted in another)", () => {
+    expect(() =>
+      synth((app) => {
+        const roles = new Stack(app, 'Roles');
+        const task = role(roles);
+        const stack = new Stack(app, 'Election');
+        const c = new Conclave(stack, 'Conclave', { tablePrefix: TABLE_PREFIX });
+        const others = new Stack(app, 'Reports');
+        for (let k = 0; k < 9; k++) new iam.ManagedPolicy(others, `Own${k}`, { roles: [task], statements: [reports(k)] });
+        c.grantWorker(task, { leaseNames: MANY, allComponents: true });
+        return stack;
+      }),
+    ).toThrow(/Roles\/Task do not fit IAM: it needs 1\d managed policies \(IAM's default quota is 10 a role\)/);
+  });
+
+  it('an inline policy made in another stack counts with the grant against 10,240 characters', () => {
+    expect(() =>
+      synth((app) => {
+        const stack = new Stack(app, 'Election');
+        const c = new Conclave(stack, 'Conclave', { tablePrefix: TABLE_PREFIX });
+        const task = role(stack);
+        new iam.Policy(new Stack(app, 'Reports'), 'Reports', { roles: [task], statements: Array.from({ length: 60 }, (_, k) => reports(k)) });
+        c.grantWorker(task, { leaseNames: names, allComponents: true });
+        return stack;
+      }),
+    ).toThrow(/Election\/Task do not fit IAM: its inline policies are \d+ characters \(IAM allows 10240 for them together: \d+ of grants, the rest the role's own: Reports\/Reports\)/);
+  });
+
+  it('an inline policy made in a nested stack counts with the grant', () => {
+    expect(() =>
+      synth((app) => {
+        const stack = new Stack(app, 'Election');
+        const c = new Conclave(stack, 'Conclave', { tablePrefix: TABLE_PREFIX });
+        const task = role(stack);
+        new iam.Policy(new NestedStack(stack, 'Reports'), 'Reports', { roles: [task], statements: Array.from({ length: 60 }, (_, k) => reports(k)) });
+        c.grantWorker(task, { leaseNames: names, allComponents: true });
+        return stack;
+      }),
+    ).toThrow(/Election\/Task do not fit IAM: its inline policies are \d+ characters .*the rest the role's own: Election\/Reports\/Reports\)/);
+  });
+
+  it("a policy of another stack's role with the same logical id is not counted", () => {
+    // the two roles' Refs are alike ({ Ref: Task… }): only the role each policy names counts
+    const s = synth((app) => {
+      const stack = new Stack(app, 'Election');
+      const c = new Conclave(stack, 'Conclave', { tablePrefix: TABLE_PREFIX });
+      const task = role(stack);
+      const others = new Stack(app, 'Reports');
+      new iam.Policy(others, 'Reports', { roles: [role(others)], statements: Array.from({ length: 60 }, (_, k) => reports(k)) });
+      for (let k = 0; k < 9; k++) new iam.ManagedPolicy(others, `Own${k}`, { roles: [others.node.findChild('Task') as iam.Role], statements: [reports(k)] });
+      c.grantWorker(task, { leaseNames: names, allComponents: true });
+      return stack;
+    });
+    s.cleanup();
   });
 });
 
