@@ -288,6 +288,21 @@ describe('a leases table CloudFormation names, with the push path', () => {
   });
 });
 
+describe('the generated-name warning for each Conclave of an app', () => {
+  const generated = (stack: Stack) => Annotations.fromStack(stack).findWarning('*', Match.stringLikeRegexp('generatedTableNameTooLong')).map((w) => w.id);
+  // each Conclave adds its own check (a nested stack's: 'warns in a nested stack' above)
+  it('warns for a second Conclave in another stack and a third in the same stack', () => {
+    const app = new App();
+    const first = new Stack(app, 'Short', { env: { region: 'us-east-1' } });
+    new Conclave(first, 'Conclave');
+    const long = new Stack(app, 'S'.repeat(128), { env: { region: 'us-east-1' } });
+    new Conclave(long, 'Orders');
+    new Conclave(long, 'Billing');
+    expect(generated(first)).toEqual([]);
+    expect(generated(long).sort()).toEqual([`/${'S'.repeat(128)}/Billing`, `/${'S'.repeat(128)}/Orders`]);
+  });
+});
+
 describe("the coordinator's ticks age out after one tick", () => {
   // Lambda's asynchronous queue keeps a throttled tick (reserved concurrency 1) for its maximum
   // event age, 6 hours unless set; the rule target's RetryPolicy covers only EventBridge's own
