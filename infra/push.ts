@@ -118,10 +118,13 @@ export function tokenLeasesTableIssue(leasesTable: string, room: number): string
 }
 
 /**
- * The longest suffix CloudFormation puts after `<stack name>-<logical id>-` in a name it generates:
- * resource types served by a registry handler (AWS::DynamoDB::GlobalTable, what TableV2 makes) take
- * 12 characters (the CloudFormation CLI's IdentifierUtils), older ones 12 or 13 as observed
- * (`MyStack-MyTable-1A2B3C4D5E6F7`); documented only as "a unique physical ID", so the larger.
+ * The longest suffix CloudFormation puts after `<stack name>-<logical id>-` in a name it generates.
+ * Documented only as "a unique physical ID" (Template Reference, "CloudFormation resource custom
+ * naming": `MyStack-MyBucket-abcdefghijk1`, 12). Registry handlers (AWS::DynamoDB::GlobalTable,
+ * what TableV2 makes) name with the CloudFormation CLI's IdentifierUtils (cloudformation-cli-java-plugin,
+ * generateResourceIdentifier: 12 random characters, GUID_LENGTH, after a dash, the prefix cut to
+ * fit); older types 12 or 13 as seen, e.g. `mystack-myqueue-1VF9BKQH5BJVI` (AWS::SQS::Queue's reference).
+ * So 13, the larger: an upper bound.
  */
 export const GENERATED_NAME_SUFFIX_MAX = 13;
 
