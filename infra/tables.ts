@@ -99,8 +99,32 @@ export class ConclaveTables extends Construct {
       // needs none (CloudFormation, AWS::DynamoDB::GlobalTable StreamSpecification), so a table
       // declared without one keeps none
       if (regions && !t.stream) (table.node.defaultChild as dynamodb.CfnGlobalTable).addPropertyDeletionOverride('StreamSpecification');
+      table.node.addValidation({ validate: () => addedReplicaIssues(role, table, here, regions) });
       return table;
     };
     this.tables = { leases: make('leases'), candidates: make('candidates'), identities: make('identities') };
   }
+}
+
+/**
+ * Replicas added to a table apart from `regions` (TableV2.addReplica on `conclave.tables.*`), which
+ * synthesize without complaint: without `regions`, the table becomes a global table with multi-Region
+ * eventual consistency, where each Region checks a write's condition against its own replica (two
+ * Regions can each grant a lease); with it, a fourth MRSC Region, which DynamoDB refuses, and no
+ * ConclaveReplica runs in.
+ */
+function addedReplicaIssues(role: keyof TableNames, table: dynamodb.TableV2, here: string, regions: TableRegions | undefined): string[] {
+  const stack = Stack.of(table);
+  const specs = (stack.resolve((table.node.defaultChild as dynamodb.CfnGlobalTable).replicas) as { region?: unknown; Region?: unknown }[] | undefined) ?? [];
+  // compared resolved: the Region of an environment-agnostic stack is a token ({ Ref: AWS::Region })
+  const expected = (regions ? regions.replicas : [here]).map((r) => JSON.stringify(stack.resolve(r)));
+  return specs
+    .map((r) => r.region ?? r.Region)
+    .filter((r) => !expected.includes(JSON.stringify(r)))
+    .map((r) => (typeof r === 'string' ? r : JSON.stringify(r)))
+    .map((r) =>
+      regions
+        ? `tables.${role} has a replica in ${r}, which \`regions.replicas\` does not name (${regions.replicas.join(', ')}): multi-Region strongly consistent tables have exactly the replicas of \`regions\` (three Regions in all), and a ConclaveReplica runs in each other one. Name the Region in regions.replicas (in place of one there or of the witness) and add its ConclaveReplica, or remove the replica (addReplica)`
+        : `tables.${role} has a replica in ${r}, but the Conclave has no \`regions\`: a table with replicas of its own is a global table with multi-Region eventual consistency, where each Region checks a write's condition against its own replica, so two Regions can each grant a lease. For one election across Regions, give the Conclave \`regions\` (multi-Region strong consistency: three Regions, a ConclaveReplica in each other one), which makes the replicas; else remove the replica (addReplica)`,
+    );
 }

@@ -245,6 +245,42 @@ describe('`regions` is validated when the construct is created', () => {
   });
 });
 
+describe('replicas added to the tables apart from `regions`', () => {
+  // TableV2.addReplica on conclave.tables.*: without `regions`, a global table with multi-Region
+  // eventual consistency (two Regions can each grant a lease); with it, a Region no ConclaveReplica
+  // runs in, past MRSC's three
+  const synthOf = (build: (app: App) => void) => () => {
+    const outdir = mkdtempSync(join(tmpdir(), 'conclave-mr-'));
+    try {
+      const app = new App({ outdir });
+      build(app);
+      app.synth();
+    } finally {
+      rmSync(outdir, { recursive: true, force: true });
+    }
+  };
+  it('fails synth for a replica of a single-Region Conclave, naming the table, `regions` and the fix', () => {
+    expect(
+      synthOf((app) => {
+        const c = new Conclave(new Stack(app, 'One', { env: { region: 'us-east-1' } }), 'Conclave', { tablePrefix: PREFIX });
+        c.tables.leases.addReplica({ region: 'us-west-2' });
+      }),
+    ).toThrow(/tables\.leases has a replica in us-west-2, but the Conclave has no `regions`.*eventual consistency.*give the Conclave `regions`.*remove the replica/);
+  });
+  it('says nothing of the replicas the construct makes, in one Region (an environment-agnostic stack too) or with `regions`', () => {
+    expect(synthOf((app) => new Conclave(new Stack(app, 'Agnostic'), 'Conclave', { tablePrefix: PREFIX }))).not.toThrow();
+    expect(synthOf((app) => multiRegionApp(app, { replicas: ['us-east-1', 'us-east-2'], witness: 'us-west-2' }))).not.toThrow();
+  });
+  it("fails synth for a replica in a Region `regions` does not name", () => {
+    expect(
+      synthOf((app) => {
+        const { primary } = multiRegionApp(app, { replicas: ['us-east-1', 'us-east-2'], witness: 'us-west-2' });
+        primary.conclave.tables.candidates.addReplica({ region: 'us-west-1' });
+      }),
+    ).toThrow(/tables\.candidates has a replica in us-west-1, which `regions\.replicas` does not name \(us-east-1, us-east-2\).*remove the replica/);
+  });
+});
+
 describe('ConclaveReplica is validated against its primary', () => {
   const regions = { replicas: ['us-east-1', 'us-east-2'], witness: 'us-west-2' };
   const primaryIn = (app: App, props: ConclaveProps = { tablePrefix: PREFIX, regions }, env: { region: string; account?: string } = { region: 'us-east-1' }) =>
