@@ -143,11 +143,11 @@ export function healthCheck(electors: LeaderElector | readonly LeaderElector[]):
     const path = target.split('?', 1)[0]!.replace(/\/+$/, '') || '/';
     const [, first, ...rest] = path.split('/');
     const check = HEALTH_CHECKS.find((c) => PATHS[c] === first);
-    let lease: string | undefined;
+    let lease: string | undefined = rest.length ? rest.join('/') : undefined;
     try {
-      lease = rest.length ? decodeURIComponent(rest.join('/')) : undefined;
+      if (lease !== undefined) lease = decodeURIComponent(lease);
     } catch {
-      lease = undefined; // a malformed escape: no such lease
+      // a malformed escape: kept as sent, a name no lease has (no lease name takes %)
     }
     const judged = check === undefined ? undefined : lease !== undefined ? byLease.get(lease) && [byLease.get(lease)!] : check === 'leader' && list.length > 1 ? undefined : list;
     if (!check && next) return next(); // not a health check's path: the app's own routes answer it

@@ -298,3 +298,21 @@ describe('serveHealth, as a load balancer and a shutdown hook meet it', () => {
     expect(((e as Error).cause as { code?: string }).code).toBe('EADDRINUSE');
   });
 });
+
+/** Found by a review (2026-12-01), as a load balancer's operator meets it; each fails without its fix. */
+describe('the health check, as a load balancer in front of a fleet meets it', () => {
+  const idle = (lease: string) => new LeaderElector({ leaseName: lease, identity: 'a', mode: 'NoCoordination', client: new DynamoDBModel({ now: () => 0 }).client({ name: 'test' }), callbacks: { onStartedLeading: () => undefined } });
+
+  it('a lease path with a malformed escape names no lease: 404, not the bare check', async () => {
+    const s = await serveHealth(idle('escape'), { port: 0, host: '127.0.0.1' });
+    try {
+      // before the fix: 200, answered as /healthz for every lease
+      const bad = await ask(`${s.url}/healthz/escape%ZZ`);
+      expect(bad.status).toBe(404);
+      expect(bad.text).toMatch(/no lease "escape%ZZ" here/);
+      expect((await ask(`${s.url}/healthz/escape`)).status).toBe(200);
+    } finally {
+      await s.close();
+    }
+  });
+});
