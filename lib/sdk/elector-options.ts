@@ -149,7 +149,8 @@ export const LeaderElectorOptionsSchema = z
        * (`10.0.0.5:8080`). Written on the lease as `holderAddress` with every term this worker takes
        * (directly, as successor, elected: from its candidate row, handed over) and removed when the
        * term ends; `getLeader()`, `conclave leader` and the Leader Elected and Leader Changed events
-       * give it to clients. @default none: the lease names no address
+       * give it to clients. Not the wildcard (0.0.0.0, ::) a server listens on: this worker's own
+       * address (its task's or pod's IP). @default none: the lease names no address
        */
       advertise: AdvertisedAddress.optional(),
       /** healthy() turns false when a leader's term is expired by more than this (client-go healthz). @default 0 */

@@ -55,6 +55,14 @@ describe('advertise', () => {
     if (advertise !== '' && advertise.length <= 2048) expect(e.message).toMatch(/URL such as http:\/\/10\.0\.0\.5:8080 or host:port/);
   });
 
+  // found by a review (2026-12-01): a worker that binds 0.0.0.0 and advertises the same variable
+  // published 0.0.0.0, which a client dials as its own host; before the fix each was taken
+  it.each(['0.0.0.0:8080', 'http://0.0.0.0:8080', '[::]:8080', 'http://[::]:8080/', 'grpc://[0:0::0]:50051', 'http://0:8080'])('refuses the wildcard address %s, naming the field and what to give instead', (advertise) => {
+    const e = validationError(() => new LeaderElector({ leaseName: 'x', identity: 'w', mode: 'NoCoordination', client: t.client, callbacks: { onStartedLeading: () => undefined }, advertise }));
+    expect(e.fields).toEqual(['advertise']);
+    expect(e.message).toMatch(/listens on every interface, and no client reaches it there: advertise this worker's own address/);
+  });
+
   it.each(['http://10.0.0.1:8080', 'https://leader.example.com/api', 'grpc://svc.local:50051', 'leader.internal:8080', '[fd00::1]:8080', '10.0.0.1:1'])('takes %s', (advertise) => {
     const e = new LeaderElector({ leaseName: 'x', identity: 'w', mode: 'NoCoordination', client: t.client, callbacks: { onStartedLeading: () => undefined }, advertise });
     expect(e.options.advertise).toBe(advertise);
