@@ -217,6 +217,14 @@ export interface HealthServer {
   close(): Promise<void>;
 }
 
+/** What to do about the listen errors a user meets, by code, each naming the option to change. */
+const LISTEN_ERRORS: Record<string, string> = {
+  EADDRINUSE: 'the port is in use; give another `port` (0: one the system picks)',
+  EACCES: 'this process may not listen on that port (one below 1024 needs privileges); give another `port`',
+  EADDRNOTAVAIL: 'no interface of this host has that address; give one of its own as `host` (leave it out: every interface)',
+  ENOTFOUND: 'that name does not resolve; give an address of this host as `host` (leave it out: every interface)',
+};
+
 /**
  * The health check (healthCheck) on a server of its own: `await serveHealth(elector, { port: 8080 })`.
  * Resolves once it listens; rejects if it cannot (the port in use, say).
@@ -227,7 +235,7 @@ export async function serveHealth(electors: LeaderElector | readonly LeaderElect
   const server = createServer(healthCheck(electors));
   await new Promise<void>((resolve, reject) => {
     const refused = (e: Error & { code?: string }) =>
-      reject(new Error(`serveHealth cannot listen on ${o.host ?? '(every address)'}:${o.port}: ${e.code === 'EADDRINUSE' ? 'the port is in use; give another `port` (0: one the system picks)' : e.message}`, { cause: e }));
+      reject(new Error(`serveHealth cannot listen on ${o.host ?? '(every address)'}:${o.port}: ${LISTEN_ERRORS[e.code ?? ''] ?? e.message}`, { cause: e }));
     server.once('error', refused);
     server.listen(o.port, o.host, () => {
       server.off('error', refused);

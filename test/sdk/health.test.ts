@@ -315,4 +315,12 @@ describe('the health check, as a load balancer in front of a fleet meets it', ()
       await s.close();
     }
   });
+
+  it('a host this machine has no interface for is refused naming serveHealth and `host`', async () => {
+    // 203.0.113.0/24 (TEST-NET-3): documentation's, no interface here has it
+    const e = await serveHealth(idle('elsewhere'), { port: 0, host: '203.0.113.7' }).catch((x: Error) => x);
+    // before the fix: "listen EADDRNOTAVAIL: address not available 203.0.113.7", naming no option
+    expect((e as Error).message).toMatch(/^serveHealth cannot listen on 203\.0\.113\.7:0: no interface of this host has that address; give one of its own as `host`/);
+    expect(((e as Error).cause as { code?: string }).code).toBe('EADDRNOTAVAIL');
+  });
 });
