@@ -137,27 +137,41 @@ export function isAdvertisable(s: string): boolean {
   return port !== undefined && Number(port) >= 1 && Number(port) <= 65_535;
 }
 
+/** The host of advertisable `s`, as a client dials it (brackets off an IPv6 literal). */
+function advertisedHost(s: string): string {
+  const host = s.includes('://') ? new URL(s).hostname : s.slice(0, s.lastIndexOf(':'));
+  return host.replace(/^\[(.*)\]$/, '$1');
+}
+
 /**
  * Whether advertisable `s` names the unspecified address (0.0.0.0 or ::, in any of their spellings):
  * what a server listens on to take every interface, which a client dials as its own host.
  */
 export function isWildcard(s: string): boolean {
-  const host = s.includes('://') ? new URL(s).hostname : s.slice(0, s.lastIndexOf(':'));
+  const bare = advertisedHost(s);
   // read as an http URL's host: IPv4's short and hex forms (0, 0x0) and IPv6's (::0) made plain
-  const bare = host.replace(/^\[(.*)\]$/, '$1');
   const asHttp = `http://${bare.includes(':') ? `[${bare}]` : bare}`;
   const plain = URL.canParse(asHttp) ? new URL(asHttp).hostname : bare;
   return plain === '0.0.0.0' || plain === '[::]';
+}
+
+/** Whether advertisable `s`'s host is what a template writes for an unset variable (`${process.env.POD_IP}`: undefined). */
+export function isUnsetVariable(s: string): boolean {
+  return /^(?:undefined|null|nan)\.?$/i.test(advertisedHost(s));
 }
 
 /** An address as a worker gives it (LeaderElector `advertise`): a URL or host:port, checked. */
 export const AdvertisedAddress = Address.refine(isAdvertisable, {
   message: 'must be a URL such as http://10.0.0.5:8080 or host:port such as 10.0.0.5:8080 (where clients reach this worker; no spaces)',
   abort: true,
-}).refine((s) => !isWildcard(s), {
-  message:
-    "is the wildcard address (0.0.0.0 or ::): a server bound there listens on every interface, and no client reaches it there: advertise this worker's own address, such as its task's or pod's IP (http://10.0.0.5:8080) or a name that resolves to it",
-});
+})
+  .refine((s) => !isWildcard(s), {
+    message:
+      "is the wildcard address (0.0.0.0 or ::): a server bound there listens on every interface, and no client reaches it there: advertise this worker's own address, such as its task's or pod's IP (http://10.0.0.5:8080) or a name that resolves to it",
+  })
+  .refine((s) => !isUnsetVariable(s), {
+    message: "names the host undefined, null or NaN: an unset variable written into a template: set it (its task's or pod's IP, such as http://10.0.0.5:8080), or leave `advertise` out",
+  });
 
 export const ElectedBy = z.enum(['coordinator', 'successor', 'self']);
 export type ElectedBy = z.infer<typeof ElectedBy>;

@@ -63,6 +63,14 @@ describe('advertise', () => {
     expect(e.message).toMatch(/listens on every interface, and no client reaches it there: advertise this worker's own address/);
   });
 
+  // found by a review (2026-12-01): README's `http://${process.env.POD_IP}:8080` with POD_IP unset
+  // (ECS has none) advertised http://undefined:8080; before the fix each was taken
+  it.each(['http://undefined:8080', 'undefined:8080', 'http://null:8080', 'grpc://NaN:50051', 'http://undefined.:8080'])('refuses %s, a template whose variable was unset', (advertise) => {
+    const e = validationError(() => new LeaderElector({ leaseName: 'x', identity: 'w', mode: 'NoCoordination', client: t.client, callbacks: { onStartedLeading: () => undefined }, advertise }));
+    expect(e.fields).toEqual(['advertise']);
+    expect(e.message).toMatch(/an unset variable written into a template: set it/);
+  });
+
   it.each(['http://10.0.0.1:8080', 'https://leader.example.com/api', 'grpc://svc.local:50051', 'leader.internal:8080', '[fd00::1]:8080', '10.0.0.1:1'])('takes %s', (advertise) => {
     const e = new LeaderElector({ leaseName: 'x', identity: 'w', mode: 'NoCoordination', client: t.client, callbacks: { onStartedLeading: () => undefined }, advertise });
     expect(e.options.advertise).toBe(advertise);
