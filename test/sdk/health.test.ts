@@ -11,10 +11,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { manualClock } from '../../lib/clock.js';
 import { localClient } from '../../lib/local/dynamodb-local.js';
 import { LeaderElector } from '../../lib/sdk/elector.js';
-import { HEALTH_HEADERS, HealthResponseSchema, healthCheck, serveHealth, type HealthServer } from '../../lib/sdk/health.js';
+import { HEALTH_HEADERS, HealthResponseSchema, healthCheck, serveHealth, type HealthHandler, type HealthServer } from '../../lib/sdk/health.js';
 import { testTables, type TestTables } from '../support.js';
 import { FAST, Log, STEADY, startElector, validationError, waitFor } from './harness.js';
-import { Sim } from '../../sim/harness.js';
+import { LATENCY_MS, Sim, type SimElector } from '../../sim/harness.js';
+import { CHASE_FIRST_MS, READ_AFTER_MS } from '../../lib/sdk/step.js';
 import { DynamoDBModel } from '../../sim/dynamodb-model/index.js';
 
 const A = 'http://10.0.0.1:8080';
@@ -322,5 +323,70 @@ describe('the health check, as a load balancer in front of a fleet meets it', ()
     // before the fix: "listen EADDRNOTAVAIL: address not available 203.0.113.7", naming no option
     expect((e as Error).message).toMatch(/^serveHealth cannot listen on 203\.0\.113\.7:0: no interface of this host has that address; give one of its own as `host`/);
     expect(((e as Error).cause as { code?: string }).code).toBe('EADDRNOTAVAIL');
+  });
+});
+
+/**
+ * What a load balancer sees of a change of leader, on simulated time: every worker's `/leader`
+ * asked after every step of the simulation, never two 200s at once; the new leader's first 200
+ * timed from the old one's first 503. Asked in-process (the handler, as a server would call it):
+ * a step is too short for a real request.
+ */
+describe('on simulated time: /leader across a change of leader', () => {
+  const L = 'health-change';
+  const RTT_MS = 2 * LATENCY_MS;
+  /** The status `handler` answers GET `path` with, now. */
+  const statusOf = (handler: HealthHandler, path: string): number => {
+    const res = { statusCode: 0, setHeader: () => res, end: () => res };
+    handler({ url: path, method: 'GET' } as never, res as never);
+    return res.statusCode;
+  };
+  async function electedThenCoordinatorDown(releaseOnCancel: boolean) {
+    const sim = await Sim.create({ config: { ackWindowMs: 500, electedLeaseDurationSeconds: 2 } });
+    const coord = sim.coordinator();
+    const es = ['a', 'b'].map((id) => sim.elector(id, { leaseName: L, fallbackAfterMs: 60_000, releaseOnCancel }));
+    const leader = await sim.until('a leader', () => es.find((e) => e.elector.isLeader()));
+    await sim.until('a successor on the lease', async () => (await sim.leases.read(L)).item?.successor !== undefined);
+    coord.stop(); // only the workers act from here on
+    const successor = es.find((e) => e !== leader)!;
+    return { sim, leader, successor };
+  }
+  /** Runs until `successor` answers 200, asking both after every step: when the old one first failed, when the new one first answered, and any moment both answered 200. */
+  async function watch(sim: Sim, leader: SimElector, successor: SimElector) {
+    const [old, next] = [healthCheck(leader.elector), healthCheck(successor.elector)];
+    let oldDown: number | undefined;
+    const both: number[] = [];
+    const nextUp = await sim.until('the successor to answer 200', () => {
+      const [o, n] = [statusOf(old, '/leader'), statusOf(next, '/leader')];
+      const now = sim.clock.monotonic();
+      if (o !== 200) oldDown ??= now;
+      if (o === 200 && n === 200) both.push(now);
+      return n === 200 && now;
+    }, 30_000);
+    return { oldDown, nextUp, both };
+  }
+
+  it('a hand-off (SIGTERM): the old leader answers 503 before the heir answers 200, which it does within a read and a few round trips', async () => {
+    const { sim, leader, successor } = await electedThenCoordinatorDown(true);
+    await sim.run(3 * leader.elector.renewIntervalMs);
+    leader.controller.abort(); // SIGTERM: it hands its term over
+    const { oldDown, nextUp, both } = await watch(sim, leader, successor);
+    expect(both).toEqual([]);
+    expect(nextUp).toBeGreaterThanOrEqual(oldDown!);
+    expect(nextUp - oldDown!).toBeLessThanOrEqual(READ_AFTER_MS + 2 * CHASE_FIRST_MS + 6 * RTT_MS);
+  });
+
+  it('a leader cut off from DynamoDB: it answers 503 from its renew deadline, the successor 200 only once the term ran out, within a poll and a take of it', async () => {
+    const { sim, leader, successor } = await electedThenCoordinatorDown(false);
+    await sim.run(3 * leader.elector.renewIntervalMs + 123);
+    const cutAt = sim.clock.monotonic();
+    leader.machine.fault = () => Object.assign(new Error('injected: unreachable'), { name: 'NetworkingError' });
+    const { oldDown, nextUp, both } = await watch(sim, leader, successor);
+    expect(both).toEqual([]);
+    const renewed = sim.lastRenewal(L, leader.elector.options.identity, cutAt);
+    const term = (await sim.leases.read(L)).item!.leaseDurationSeconds * 1000;
+    expect(oldDown).toBeLessThanOrEqual(renewed + FAST.renewDeadlineMs + LATENCY_MS); // its deadline, counted from the renewal's send
+    expect(nextUp).toBeGreaterThanOrEqual(renewed + term);
+    expect(nextUp - (renewed + term)).toBeLessThanOrEqual(FAST.retryPeriodMs * 1.2 + 3 * RTT_MS + 1); // seen at a poll, taken, then answered
   });
 });
