@@ -4,6 +4,7 @@
  * Pure.
  */
 import { isIPv4, isIPv6 } from 'node:net';
+import { isUnsetVariableHost, isWildcardHost } from '../schemas/lease.js';
 import { dnsNameIssue } from './wiring.js';
 
 /** An address a name can point at. */
@@ -48,6 +49,9 @@ export function parseAddress(raw: string): LeaderAddress | { readonly issue: str
   if (port !== undefined && !(/^\d{1,5}$/.test(port) && Number(port) >= 1 && Number(port) <= 65_535)) return { issue: `"${raw}" has the port ${port}, not 1–65535` };
   const portOf = port !== undefined ? Number(port) : schemePort;
   const kind = isIPv4(host) ? 'ipv4' : isIPv6(host) ? 'ipv6' : 'hostname';
+  // advertise refuses both now; a worker of 0.1.0 took them
+  if (isWildcardHost(host)) return { issue: `"${raw}" is the wildcard address, where a server listens, not where a client reaches it` };
+  if (isUnsetVariableHost(host)) return { issue: `"${raw}": its host is an unset variable written into a template` };
   if (kind === 'hostname') {
     const issue = host === '' ? 'is empty' : dnsNameIssue(host.replace(/\.$/, ''));
     if (issue) return { issue: `"${raw}": its host ${issue}` };

@@ -144,21 +144,24 @@ function advertisedHost(s: string): string {
 }
 
 /**
- * Whether advertisable `s` names the unspecified address (0.0.0.0 or ::, in any of their spellings):
- * what a server listens on to take every interface, which a client dials as its own host.
+ * Whether `host` (no brackets) is the unspecified address (0.0.0.0 or ::, in any of their
+ * spellings): what a server listens on to take every interface, which a client dials as its own host.
  */
-export function isWildcard(s: string): boolean {
-  const bare = advertisedHost(s);
+export function isWildcardHost(host: string): boolean {
   // read as an http URL's host: IPv4's short and hex forms (0, 0x0) and IPv6's (::0) made plain
-  const asHttp = `http://${bare.includes(':') ? `[${bare}]` : bare}`;
-  const plain = URL.canParse(asHttp) ? new URL(asHttp).hostname : bare;
+  const asHttp = `http://${host.includes(':') ? `[${host}]` : host}`;
+  const plain = URL.canParse(asHttp) ? new URL(asHttp).hostname : host;
   return plain === '0.0.0.0' || plain === '[::]';
 }
 
-/** Whether advertisable `s`'s host is what a template writes for an unset variable (`${process.env.POD_IP}`: undefined). */
-export function isUnsetVariable(s: string): boolean {
-  return /^(?:undefined|null|nan)\.?$/i.test(advertisedHost(s));
-}
+/** Whether `host` is what a template writes for an unset variable (`${process.env.POD_IP}`: undefined). */
+export const isUnsetVariableHost = (host: string): boolean => /^(?:undefined|null|nan)\.?$/i.test(host);
+
+/** Whether advertisable `s` names the wildcard address (isWildcardHost). */
+export const isWildcard = (s: string): boolean => isWildcardHost(advertisedHost(s));
+
+/** Whether advertisable `s`'s host is a template's unset variable (isUnsetVariableHost). */
+export const isUnsetVariable = (s: string): boolean => isUnsetVariableHost(advertisedHost(s));
 
 /** An address as a worker gives it (LeaderElector `advertise`): a URL or host:port, checked. */
 export const AdvertisedAddress = Address.refine(isAdvertisable, {

@@ -39,6 +39,11 @@ describe('parseAddress', () => {
     { raw: 'host:70000', why: /port 70000/ },
     { raw: 'bad_host!:80', why: /not a host-name label/ },
     { raw: 'a b', why: /not a host-name label/ },
+    // found by a review (2026-12-01): written by a worker of 0.1.0, which took them as `advertise`
+    { raw: 'http://0.0.0.0:8080', why: /wildcard address/ },
+    { raw: '[::]:8080', why: /wildcard address/ },
+    { raw: '::', why: /wildcard address/ },
+    { raw: 'http://undefined:8080', why: /unset variable/ },
   ])('refuses $raw', ({ raw, why }) => {
     const a = parseAddress(raw);
     expect('issue' in a && a.issue).toMatch(why);
