@@ -232,7 +232,8 @@ const LISTEN_ERRORS: Record<string, string> = {
  */
 export async function serveHealth(electors: LeaderElector | readonly LeaderElector[], options: ServeHealthOptions): Promise<HealthServer> {
   const o = parse(ServeHealthOptionsSchema, options, 'serveHealth options');
-  const server = createServer(healthCheck(electors));
+  // a health check reads no Host: HAProxy's `option httpchk GET /leader HTTP/1.1` sends none, and node:http would answer 400
+  const server = createServer({ requireHostHeader: false }, healthCheck(electors));
   await new Promise<void>((resolve, reject) => {
     const refused = (e: Error & { code?: string }) =>
       reject(new Error(`serveHealth cannot listen on ${o.host ?? '(every address)'}:${o.port}: ${LISTEN_ERRORS[e.code ?? ''] ?? e.message}`, { cause: e }));

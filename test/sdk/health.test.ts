@@ -317,6 +317,25 @@ describe('the health check, as a load balancer in front of a fleet meets it', ()
     }
   });
 
+  it('an HTTP/1.1 check without a Host header is answered (HAProxy\'s `option httpchk GET /leader HTTP/1.1` sends none)', async () => {
+    const s = await serveHealth(idle('no-host'), { port: 0, host: '127.0.0.1' });
+    try {
+      const line = (req: string) =>
+        new Promise<string>((resolve, reject) => {
+          let got = '';
+          const c = connect(s.port, '127.0.0.1', () => c.write(req))
+            .on('data', (d) => (got += d))
+            .on('end', () => resolve(got.split('\r\n')[0]!))
+            .on('error', reject);
+        });
+      // before the fix: 400 Bad Request from node:http, and HAProxy marked every worker DOWN (HAProxy 2.6: "Layer7 wrong status, code: 400")
+      expect(await line('GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n')).toBe('HTTP/1.1 200 OK');
+      expect(await line('OPTIONS /leader HTTP/1.1\r\nConnection: close\r\n\r\n')).toBe('HTTP/1.1 503 Service Unavailable');
+    } finally {
+      await s.close();
+    }
+  });
+
   it('a host this machine has no interface for is refused naming serveHealth and `host`', async () => {
     // 203.0.113.0/24 (TEST-NET-3): documentation's, no interface here has it
     const e = await serveHealth(idle('elsewhere'), { port: 0, host: '203.0.113.7' }).catch((x: Error) => x);
