@@ -46,6 +46,12 @@ export interface Clock {
   sinceBoot?(): number;
 }
 
+/**
+ * How coarse a `sinceBoot` may be: os.uptime() is to 10 ms on Linux, but whole seconds on some
+ * systems (macOS). A gain on the monotonic clock below it may be that rounding, not a sleep.
+ */
+export const SINCE_BOOT_RESOLUTION_MS = 1_000;
+
 /** The machine's clocks, timers and Math.random: what production runs on. */
 export const systemClock: Clock = {
   now: () => Date.now(),

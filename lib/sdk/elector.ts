@@ -190,8 +190,10 @@ export class LeaderElector {
     if (!lead) return;
     const { x, options: o } = this;
     const before = x.sleepGauge;
-    x.sleepGauge = sleepGauge(x.machine);
-    if (!sleptSince(before, x.sleepGauge, o.retryPeriodMs)) return;
+    const gauge = sleepGauge(x.machine);
+    // a gain too small to count may be the clock's rounding: not counted, nor forgotten (only a fall, the rounding's low, is taken)
+    if (!sleptSince(before, gauge, o.retryPeriodMs)) return void (x.sleepGauge = Math.min(before, gauge));
+    x.sleepGauge = gauge;
     // the clock since boot counts only a sleep; the wall clock stands in for it only where it is what the stamps go by (clockSync 'none'): an NTP step moves it too
     const trusted = x.machine.sinceBoot !== undefined || o.clockSync === 'none';
     if (trusted && sleptPastDeadline(lead.renewedAt, x.time.monotonic(), x.sleepGauge - before, o.renewDeadlineMs)) this.note({ kind: 'deadline', no: lead.no });

@@ -10,6 +10,7 @@ import type { IdentityClaim, Lease } from '../schemas/lease.js';
 import type { Heir, LeaseRead, SecondSuccessor, Term } from '../stores/lease-store.js';
 import type { ClockCheck, ClockDoubt } from './server-clock.js';
 import { retryDelayMs } from './faults.js';
+import { SINCE_BOOT_RESOLUTION_MS } from '../clock.js';
 
 /** What a direct acquisition came to: the row as written, or the holder of the row that refused it (whoever moved first). */
 export type Acquired = { readonly written: Lease } | { readonly refusedBy: unknown };
@@ -692,13 +693,14 @@ export function decideLeader(s: LeaderSettings, t: TermView, o: LeaderObservatio
 /**
  * Whether the machine may have slept since its clocks were last compared (`before`, `now`: its clock
  * since boot, else its wall clock, less its monotonic one, then and now): it gained more than a retry
- * period. A suspend stops Linux's CLOCK_MONOTONIC, and with it Node's timers and the renew deadline,
- * so a leader that slept past its lease wakes inside its deadline. Below a retry period: the clocks'
- * readings differ by a few ms at most, and with client-go's timings the renew deadline keeps 5 s in
- * hand before anyone else can see the term run out. Where the wall clock stands in, an NTP step
+ * period, and at least the clock's resolution (SINCE_BOOT_RESOLUTION_MS: os.uptime() in whole
+ * seconds gains up to a second between two looks with no sleep). A suspend stops Linux's
+ * CLOCK_MONOTONIC, and with it Node's timers and the renew deadline, so a leader that slept past its
+ * lease wakes inside its deadline. Below that: with client-go's timings the renew deadline keeps 5 s
+ * in hand before anyone else can see the term run out. Where the wall clock stands in, an NTP step
  * forward looks the same: it costs a read.
  */
-export const sleptSince = (before: number, now: number, retryPeriodMs: number): boolean => now - before > retryPeriodMs;
+export const sleptSince = (before: number, now: number, retryPeriodMs: number): boolean => now - before > Math.max(retryPeriodMs, SINCE_BOOT_RESOLUTION_MS);
 
 /**
  * Whether a leader that slept is past its renew deadline, the sleep counted: its last renewal sent at

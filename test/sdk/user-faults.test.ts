@@ -387,6 +387,73 @@ describe('a laptop that slept past its lease and wakes before its network is bac
   });
 });
 
+describe('a clock since boot in whole seconds (os.uptime() on macOS)', () => {
+  /**
+   * Three coordinated electors at a retry period of 500 ms, timers on the monotonic clock; the
+   * leader's clock since boot is whole seconds, so it gains up to a second on the monotonic one
+   * between two looks without any sleep. Its work asks isLeader() every 100 ms.
+   */
+  async function coarse() {
+    const sim = await Sim.create({ config: CONFIG });
+    sim.coordinator({ tickEveryMs: 1_000 });
+    const es = ['a', 'b', 'c'].map((id) => {
+      const m = sim.machine();
+      m.clock.monotonicTimers = true;
+      const c = m.clock;
+      Object.assign(c, { sinceBoot: () => Math.floor((c.monotonic() + c.lostMs) / 1_000) * 1_000 });
+      const work = async (signal: AbortSignal) => {
+        while (!signal.aborted && e.elector.isLeader()) await c.sleep(100);
+      };
+      const e = sim.elector(id, { leaseName: L, ...CLIENT_GO, retryPeriodMs: 500, callbacks: { onStartedLeading: (signal) => void work(signal), onStoppedLeading: ({ reason, fencingToken }) => sim.log.add({ who: id, what: 'stopped', reason, token: fencingToken }) } }, { machine: m });
+      return e;
+    });
+    const leader = await sim.until('a leader', () => leaders(es)[0], 120_000);
+    await sim.until('a successor named', async () => (await sim.leases.read(L)).item?.successor, 120_000);
+    await sim.run(20_000);
+    return { sim, es, leader, m: leader.machine, id: leader.elector.options.identity, token: leader.elector.fencingToken! };
+  }
+  const reads = (sim: Sim, m: Machine, from: number) => m.sent.filter((r) => r.at >= from && onLeases(sim, r) && r.operation === 'GetItem');
+
+  it('a leader that never slept reads nothing: its rounding is no sleep', async () => {
+    const { sim, es, leader, m, token } = await coarse();
+    const from = sim.clock.monotonic();
+    await sim.run(30_000);
+    // before: a gain of the rounding above the retry period read the lease about every second
+    expect(reads(sim, m, from)).toEqual([]);
+    expect(leaders(es)).toEqual([leader]);
+    expect(leader.elector.fencingToken).toBe(token);
+  });
+
+  it('a leader whose renewals fail stops at its renew deadline, not up to a second before', async () => {
+    const { sim, m, id, token } = await coarse();
+    const from = sim.clock.monotonic();
+    m.fault = refused('AccessDeniedException', 'not authorized');
+    await sim.until(`${id} stopped`, () => sim.log.of('stopped', id).some((s) => s.token === token), 30_000);
+    const writes = leaseWrites(sim, m, 0).filter((r) => r.at < from);
+    const last = writes.findLastIndex((r) => r.ok);
+    const sentAt = writes.slice(0, last + 1).findLast((r) => r.attempt === 1)!.at;
+    const stopped = sim.log.of('stopped', id).find((s) => s.token === token)!;
+    expect(stopped.reason).toBe('renewDeadline');
+    // before: a spurious gain of up to a second, counted as sleep, stopped it that much early
+    expect(stopped.at).toBeGreaterThanOrEqual(sentAt + CLIENT_GO.renewDeadlineMs - LATENCY_MS);
+  });
+
+  it('a real sleep past its renew deadline is still seen: it stops on waking', async () => {
+    const { sim, m, id, token } = await coarse();
+    m.clock.pause();
+    const sleptAt = sim.clock.monotonic();
+    await sim.run(CLIENT_GO.renewDeadlineMs + 1_500);
+    m.clock.lostMs += sim.clock.monotonic() - sleptAt;
+    m.fault = () => Object.assign(new Error('connect ENETUNREACH'), { code: 'ENETUNREACH', errno: -101, syscall: 'connect' });
+    m.clock.resume();
+    const wokeAt = sim.clock.monotonic();
+    await sim.run(1_000);
+    const stopped = sim.log.of('stopped', id).find((s) => s.token === token);
+    expect(stopped).toMatchObject({ reason: 'renewDeadline' });
+    expect(stopped!.at - wokeAt).toBeLessThanOrEqual(200);
+  });
+});
+
 describe('a fenced write DynamoDB refuses: the lease moved on without this leader knowing', () => {
   it.each(['fencedWrite', 'fencedItemWrite'] as const)('%s refused: the leader reads its lease at once and stops, not at its next renewal', async (how) => {
     const { sim, leader } = await settledGroup();
