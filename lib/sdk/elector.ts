@@ -25,7 +25,7 @@ import {
   nextStepDelay,
   SESSION_QUIET_LEASES,
   sessionFallbackMs,
-  sleptPastDeadline,
+  sleepToCount,
   sleptSince,
   STAMP_ERROR_MS,
   START,
@@ -182,8 +182,8 @@ export class LeaderElector {
 
   /**
    * While leading: its clock since boot (else its wall clock) compared with its monotonic one.
-   * Gained on it by more than a retry period (sleptSince), the machine slept: past its renew deadline
-   * counting the sleep, it stops; in any case it reads its lease at once, as woken.
+   * Gained on it (sleptSince), the machine slept: its renew deadline counts the sleep (past it, it
+   * stops), and it reads its lease at once, as woken.
    */
   private lookAtClocks(): void {
     const lead = this.known.lead;
@@ -192,11 +192,11 @@ export class LeaderElector {
     const before = x.sleepGauge;
     const gauge = sleepGauge(x.machine);
     // a gain too small to count may be the clock's rounding: not counted, nor forgotten (only a fall, the rounding's low, is taken)
-    if (!sleptSince(before, gauge, o.retryPeriodMs)) return void (x.sleepGauge = Math.min(before, gauge));
+    if (!sleptSince(gauge - before)) return void (x.sleepGauge = Math.min(before, gauge));
     x.sleepGauge = gauge;
     // the clock since boot counts only a sleep; the wall clock stands in for it only where it is what the stamps go by (clockSync 'none'): an NTP step moves it too
     const trusted = x.machine.sinceBoot !== undefined || o.clockSync === 'none';
-    if (trusted && sleptPastDeadline(lead.renewedAt, x.time.monotonic(), x.sleepGauge - before, o.renewDeadlineMs)) this.note({ kind: 'deadline', no: lead.no });
+    if (trusted) this.note({ kind: 'slept', ms: sleepToCount(gauge - before) });
     this.note({ kind: 'wake', revision: undefined });
   }
 

@@ -691,24 +691,17 @@ export function decideLeader(s: LeaderSettings, t: TermView, o: LeaderObservatio
 }
 
 /**
- * Whether the machine may have slept since its clocks were last compared (`before`, `now`: its clock
- * since boot, else its wall clock, less its monotonic one, then and now): it gained more than a retry
- * period, and at least the clock's resolution (SINCE_BOOT_RESOLUTION_MS: os.uptime() in whole
- * seconds gains up to a second between two looks with no sleep). A suspend stops Linux's
- * CLOCK_MONOTONIC, and with it Node's timers and the renew deadline, so a leader that slept past its
- * lease wakes inside its deadline. Below that: with client-go's timings the renew deadline keeps 5 s
- * in hand before anyone else can see the term run out. Where the wall clock stands in, an NTP step
- * forward looks the same: it costs a read.
+ * Whether the machine slept since its clocks were last compared: its clock since boot (else its wall
+ * clock), less its monotonic one, gained `gainedMs` since. A suspend stops Linux's CLOCK_MONOTONIC,
+ * and with it Node's timers and the renew deadline, so a leader that slept wakes with its deadline
+ * that much late. A gain counts beyond the clock's resolution (SINCE_BOOT_RESOLUTION_MS: os.uptime()
+ * in whole seconds gains up to a second between two looks with no sleep). Where the wall clock
+ * stands in, an NTP step forward looks the same.
  */
-export const sleptSince = (before: number, now: number, retryPeriodMs: number): boolean => now - before > Math.max(retryPeriodMs, SINCE_BOOT_RESOLUTION_MS);
+export const sleptSince = (gainedMs: number): boolean => gainedMs > SINCE_BOOT_RESOLUTION_MS;
 
-/**
- * Whether a leader that slept is past its renew deadline, the sleep counted: its last renewal sent at
- * `renewedAt`, `now` on its monotonic clock, which slept `gainedMs` since. Then another may already
- * lead, and no answer need come to say so (its network still down on waking, or no `Date` header
- * with clockSync 'none'): it stops, read or no read.
- */
-export const sleptPastDeadline = (renewedAt: number, now: number, gainedMs: number, renewDeadlineMs: number): boolean => now + gainedMs >= renewedAt + renewDeadlineMs;
+/** The sleep a leader counts against its renew deadline for a gain of `gainedMs`: all it may have been, the clock's rounding included. */
+export const sleepToCount = (gainedMs: number): number => Math.max(0, gainedMs) + SINCE_BOOT_RESOLUTION_MS;
 
 /** A holder's term: its identity and the fencing token of its acquisition. */
 export interface HeldTerm {
@@ -735,6 +728,8 @@ export interface Lead {
   readonly session: string | undefined;
   /** Monotonic time it started leading. */
   readonly since: number;
+  /** The sleeps counted against the term's renew deadline (`ms` in all), the last at monotonic `at`: a renewal sent before then is counted from before them. */
+  readonly slept?: { readonly ms: number; readonly at: number };
   /** This start-up's terms so far, this one included: an answer or a timer of an earlier term changes nothing. */
   readonly no: number;
 }
@@ -1695,6 +1690,8 @@ export type Event =
   | { readonly kind: 'sessionEnded'; readonly name: string }
   /** The measurement of DynamoDB's time jumped by `jumpMs`. */
   | { readonly kind: 'clockJump'; readonly jumpMs: number }
+  /** The machine slept `ms` its monotonic clock did not count (a suspend: sleptSince, sleepToCount). */
+  | { readonly kind: 'slept'; readonly ms: number }
   /** The work of term `no` (token `token`) failed: onStartedLeading rejected or threw; `random` in [0, 1) jitters the backoff before the next term. */
   | { readonly kind: 'workFailed'; readonly no: number; readonly token: number; readonly cause: unknown; readonly random: number }
   /** run() was cancelled: step down. */
@@ -1801,6 +1798,14 @@ export function decide(s: Settings, state: State, e: Event, at: Moment): Step {
       if (p.report) fx.push({ kind: 'clockSkew', doubt: p.report });
       return { state: p.state, effects: fx };
     }
+    case 'slept': {
+      // its monotonic clock, and the renew deadline's timer on it, stood still: the deadline counts the sleep
+      if (!lead) return { state, effects: fx };
+      const counted: Lead = { ...lead, renewedAt: lead.renewedAt - e.ms, slept: { ms: (lead.slept?.ms ?? 0) + e.ms, at: at.now } };
+      const st = apply(s, { ...state, lead: counted }, counted, { kind: 'asked', now: at.now }, at, fx);
+      if (st.lead) fx.push({ kind: 'armDeadline', at: counted.renewedAt + s.renewDeadlineMs, no: lead.no });
+      return { state: st, effects: fx };
+    }
     case 'workFailed': {
       // a leader whose work died does not keep the lease doing nothing (unless the options say keep)
       const current = lead?.no === e.no;
@@ -1859,7 +1864,9 @@ function stopTerm(st: State, lead: Lead, reason: StopReason, fx: Effect[]): Stat
 
 /** Carries out the leader's decision on `o` (decideLeader): stops the term (ending it on the row, looking at once), extends it, or records the row it saw. */
 function apply(s: Settings, st: State, lead: Lead, o: LeaderObservation, at: Moment, fx: Effect[]): State {
-  const d = s.decideLeader(s, { ...lead.term, instance: s.instance, renewedAt: lead.renewedAt, session: lead.session }, o);
+  // a renewal sent before a sleep was counted may have been sent before the sleep: counted from before it
+  const early = (o.kind === 'renewed' || o.kind === 'sessionRenewed') && lead.slept && o.sentAt < lead.slept.at;
+  const d = s.decideLeader(s, { ...lead.term, instance: s.instance, renewedAt: lead.renewedAt, session: lead.session }, early ? { ...o, sentAt: o.sentAt - lead.slept!.ms } : o);
   switch (d.kind) {
     case 'stop': {
       let next = stopTerm(st, lead, d.reason, fx);

@@ -387,6 +387,59 @@ describe('a laptop that slept past its lease and wakes before its network is bac
   });
 });
 
+describe('a laptop that sleeps a short while after a renewal', () => {
+  /**
+   * Three coordinated electors, timers on the monotonic clock. The leader's laptop sleeps `sleepMs`
+   * just after a renewal of its own (nobody else can take the lease meanwhile: it has not run out),
+   * then wakes; the first Date header after that shows DynamoDB's time moved on by the sleep.
+   */
+  async function napped(sleepMs: number, networkDown = false) {
+    const sim = await Sim.create({ config: CONFIG });
+    sim.coordinator({ tickEveryMs: 1_000 });
+    const es = ['a', 'b', 'c'].map((id) => {
+      const m = sim.machine();
+      m.clock.monotonicTimers = true;
+      return sim.elector(id, { leaseName: L, ...CLIENT_GO }, { machine: m });
+    });
+    const leader = await sim.until('a leader', () => leaders(es)[0], 120_000);
+    await sim.until('a successor named', async () => (await sim.leases.read(L)).item?.successor, 120_000);
+    await sim.run(20_000);
+    const m = leader.machine;
+    const from = sim.clock.monotonic();
+    await sim.until('a renewal', () => leaseWrites(sim, m, from).some((r) => r.ok), 30_000);
+    const renewedAt = Math.max(...leaseWrites(sim, m, from).filter((r) => r.ok).map((r) => r.at));
+    await sim.run(10 * LATENCY_MS);
+    const token = leader.elector.fencingToken!;
+    const id = leader.elector.options.identity;
+    m.clock.pause();
+    const sleptAt = sim.clock.monotonic();
+    await sim.run(sleepMs);
+    m.clock.lostMs += sim.clock.monotonic() - sleptAt;
+    if (networkDown) m.fault = () => Object.assign(new Error('connect ENETUNREACH'), { code: 'ENETUNREACH', errno: -101, syscall: 'connect' });
+    m.clock.resume();
+    const wokeAt = sim.clock.monotonic();
+    const leads = leader.elector.isLeader();
+    await sim.run(30_000);
+    return { sim, es, leader, id, token, renewedAt, wokeAt, leads };
+  }
+
+  it('6 s, its network down on waking: it stops by its renew deadline counting the sleep, not 6 s later on its monotonic clock', async () => {
+    const { sim, id, token, renewedAt } = await napped(6_000, true);
+    const stopped = sim.log.of('stopped', id).find((s) => s.token === token);
+    expect(stopped).toMatchObject({ reason: 'renewDeadline' });
+    // before: at renewedAt + 16 s, past its lease (15 s), its work acting meanwhile
+    expect(stopped!.at).toBeLessThanOrEqual(renewedAt + CLIENT_GO.renewDeadlineMs);
+  });
+
+  it.each([10_500, 13_000])('%i ms, past its renew deadline counting the sleep (not yet its lease): it stops on waking', async (sleepMs) => {
+    const { sim, id, token, renewedAt, wokeAt } = await napped(sleepMs);
+    const stopped = sim.log.of('stopped', id).find((s) => s.token === token);
+    expect(stopped).toMatchObject({ reason: 'renewDeadline' });
+    expect(stopped!.at).toBeLessThanOrEqual(Math.max(wokeAt, renewedAt + CLIENT_GO.renewDeadlineMs) + 8 * LATENCY_MS);
+    expect(sim.log.maxConcurrentLeaders()).toBe(1);
+  });
+});
+
 describe('a clock since boot in whole seconds (os.uptime() on macOS)', () => {
   /**
    * Three coordinated electors at a retry period of 500 ms, timers on the monotonic clock; the
