@@ -183,16 +183,17 @@ export class LeaderElector {
   /**
    * While leading: its clock since boot (else its wall clock) compared with its monotonic one.
    * Gained on it (sleptSince), the machine slept: its renew deadline counts the sleep (past it, it
-   * stops), and it reads its lease at once, as woken.
+   * stops), and it reads its lease at once, as woken. `seenMs`: DynamoDB's Date headers showed a
+   * sleep that long.
    */
-  private lookAtClocks(): void {
+  private lookAtClocks(seenMs?: number): void {
     const lead = this.known.lead;
     if (!lead) return;
     const { x, options: o } = this;
     const before = x.sleepGauge;
     const gauge = sleepGauge(x.machine);
     // a gain too small to count may be the clock's rounding: not counted, nor forgotten (only a fall, the rounding's low, is taken)
-    if (!sleptSince(gauge - before)) return void (x.sleepGauge = Math.min(before, gauge));
+    if (!sleptSince(gauge - before, seenMs)) return void (x.sleepGauge = Math.min(before, gauge));
     x.sleepGauge = gauge;
     // the clock since boot counts only a sleep; the wall clock stands in for it only where it is what the stamps go by (clockSync 'none'): an NTP step moves it too
     const trusted = x.machine.sinceBoot !== undefined || o.clockSync === 'none';
@@ -369,6 +370,7 @@ export class LeaderElector {
     startUp.started();
     x.phase = 'running';
     const unsubscribe = time.onJump((jumpMs) => this.note({ kind: 'clockJump', jumpMs }));
+    const unsleep = time.onSleep((sleptMs) => this.lookAtClocks(sleptMs));
     const unwatch = push?.watch(o.leaseName, (w) => this.note({ kind: 'wake', revision: w?.revision }), this.instance);
     const detach = session
       ? sessionSeam(session).attach({ renewed: (name, sentAt, ended) => this.note({ kind: 'sessionRenewed', name, sentAt, ended }), ended: (name) => this.note({ kind: 'sessionEnded', name }) })
@@ -402,6 +404,7 @@ export class LeaderElector {
       x.phase = 'stopping';
       unrecovered();
       unsubscribe();
+      unsleep();
       unwatch?.();
       await this.besideDone();
       // With an heir, lead on until the next renewal would be due and hand the term over then. The

@@ -20,9 +20,16 @@
  * agree with the newest; a newest sample that agrees with none of the history (the machine was
  * suspended — its monotonic clock stood still — or the server's clock stepped) is a *jump*: the
  * estimate starts again from it and is not trusted until a second sample confirms it.
+ *
+ * A suspend is told apart where the machine has a clock since boot (`Clock.sinceBoot`, which counts
+ * it): each sample carries that clock less the monotonic one, which grows by the time slept. Grown
+ * by its resolution or more since the newest sample, the machine slept: the older samples are on a
+ * monotonic time that has since lost the sleep, so the estimate starts again from the new one (as
+ * on a first sample), and a move of the offset by the sleep (to within that resolution, and
+ * JUMP_MS) is no jump: the server's clock did not step. More than that is still one.
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import type { Clock, Timer, TimerOptions } from '../clock.js';
+import { SINCE_BOOT_RESOLUTION_MS, type Clock, type Timer, type TimerOptions } from '../clock.js';
 
 /** What one response says about the server's clock. */
 export interface TimeSample {
@@ -32,6 +39,8 @@ export interface TimeSample {
   sent: number;
   /** This machine's monotonic ms when the response came back. */
   received: number;
+  /** Its clock since boot less its monotonic one when the response came back (grows by the time it slept); absent without `Clock.sinceBoot`. */
+  asleep?: number | undefined;
 }
 
 /** An interval of `serverTime − monotonic`, in ms. */
@@ -104,6 +113,8 @@ export class OffsetEstimate {
   private chosen: number | undefined;
   private jumpCount = 0;
   private lastJumpMs = 0;
+  private sleepCount = 0;
+  private lastSleptMs = 0;
   private sinceJump = CONFIRMATIONS;
 
   /** How many jumps were seen: a leader compares it before and after a renewal. */
@@ -111,19 +122,32 @@ export class OffsetEstimate {
     return this.jumpCount;
   }
 
+  /** How many sleeps of the machine were seen (the estimate started again, no jump): a leader counts them against its renew deadline. */
+  get sleeps(): number {
+    return this.sleepCount;
+  }
+
+  /** How long the machine slept before the last sleep seen, as its clock since boot tells (to SINCE_BOOT_RESOLUTION_MS). */
+  get sleptMs(): number {
+    return this.lastSleptMs;
+  }
+
   /** Samples the estimate rests on now. */
   get size(): number {
     return this.samples.length;
   }
 
-  /** Takes one response's sample; returns how far the estimate jumped (0: it agreed with what came before). */
+  /** Takes one response's sample; returns how far the estimate jumped (0: it agreed with what came before, or the machine slept). */
   add(s: TimeSample): number {
     if (!Number.isFinite(s.date) || !(s.received >= s.sent)) return 0;
     const before = this.interval(s.received);
-    // the new sample's interval, narrowed by the older samples, newest first, as long as they agree with it
+    const newest = this.samples[0];
+    const slept = newest?.asleep !== undefined && s.asleep !== undefined ? s.asleep - newest.asleep : 0;
+    const asleep = slept >= SINCE_BOOT_RESOLUTION_MS;
+    // the new sample's interval, narrowed by the older samples, newest first, as long as they agree with it (none from before a sleep)
     let { lo, hi } = sampleInterval(s);
     let kept = 0;
-    for (const old of this.samples) {
+    for (const old of asleep ? [] : this.samples) {
       if (s.received - old.received > MAX_SAMPLE_AGE_MS) break;
       const i = sampleInterval(old, s.received);
       if (Math.max(lo, i.lo) > Math.min(hi, i.hi)) break; // this one and everything older disagree with the newest: dropped
@@ -133,12 +157,19 @@ export class OffsetEstimate {
     }
     this.samples = bounded([s, ...this.samples.slice(0, kept)], s.received);
     this.sinceJump++;
-    const gap = before ? Math.max(0, lo - before.hi, before.lo - hi) : 0;
-    if (this.chosen === undefined || gap > JUMP_MS) this.chosen = (lo + hi) / 2;
+    // where the offset was, moved on by the sleep (its monotonic clock lost that much): what is left is the server's clock
+    const was = before && asleep ? { lo: before.lo + slept - SINCE_BOOT_RESOLUTION_MS, hi: before.hi + slept + SINCE_BOOT_RESOLUTION_MS } : before;
+    const gap = was ? Math.max(0, lo - was.hi, was.lo - hi) : 0;
+    if (this.chosen === undefined || asleep || gap > JUMP_MS) this.chosen = (lo + hi) / 2;
     else this.chosen = Math.min(Math.max(this.chosen, lo), hi);
+    if (asleep && gap <= JUMP_MS) {
+      this.sleepCount++;
+      this.lastSleptMs = slept;
+      return 0;
+    }
     if (gap <= JUMP_MS) return 0;
     this.jumpCount++;
-    this.lastJumpMs = lo > before!.hi ? gap : -gap;
+    this.lastJumpMs = lo > was!.hi ? gap : -gap;
     this.sinceJump = 1;
     return this.lastJumpMs;
   }
@@ -181,6 +212,8 @@ export interface StampClock extends Clock {
   readonly jumps: number;
   /** Calls `listener` with the jump (ms) whenever the estimate jumps; returns the unsubscribe. */
   onJump(listener: (jumpMs: number) => void): () => void;
+  /** Calls `listener` with how long the machine slept (ms, to SINCE_BOOT_RESOLUTION_MS) whenever a sample shows a sleep that is no jump; returns the unsubscribe. */
+  onSleep(listener: (sleptMs: number) => void): () => void;
   /** DynamoDB's time minus this machine's wall clock (positive: the wall clock is behind); undefined before the first sample. */
   wallOffsetMs(): number | undefined;
 }
@@ -196,6 +229,7 @@ export function trustedClock(base: Clock): StampClock {
     check: () => ({ ok: true, errorMs: 0 }),
     jumps: 0,
     onJump: () => () => undefined,
+    onSleep: () => () => undefined,
     wallOffsetMs: () => 0,
   };
 }
@@ -204,6 +238,7 @@ export function trustedClock(base: Clock): StampClock {
 export class ServerClock implements StampClock {
   readonly estimate = new OffsetEstimate();
   private readonly listeners = new Set<(jumpMs: number) => void>();
+  private readonly sleepListeners = new Set<(sleptMs: number) => void>();
 
   constructor(readonly base: Clock) {}
 
@@ -233,13 +268,24 @@ export class ServerClock implements StampClock {
     return this.estimate.check(this.monotonic(), maxErrorMs);
   }
 
+  /** Jumps, and sleeps: a term won by a write sent before either is given back (its deadline on the monotonic clock did not count a sleep). */
   get jumps(): number {
-    return this.estimate.jumps;
+    return this.estimate.jumps + this.estimate.sleeps;
   }
 
   onJump(listener: (jumpMs: number) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
+  }
+
+  onSleep(listener: (sleptMs: number) => void): () => void {
+    this.sleepListeners.add(listener);
+    return () => this.sleepListeners.delete(listener);
+  }
+
+  /** Its clock since boot less its monotonic one (grows by the time the machine slept); undefined without a clock since boot. */
+  asleep(): number | undefined {
+    return this.base.sinceBoot ? this.base.sinceBoot() - this.base.monotonic() : undefined;
   }
 
   wallOffsetMs(): number | undefined {
@@ -248,7 +294,9 @@ export class ServerClock implements StampClock {
 
   /** One response's Date header, with the monotonic times around its request. */
   record(sample: TimeSample): void {
+    const sleeps = this.estimate.sleeps;
     const jump = this.estimate.add(sample);
+    if (this.estimate.sleeps !== sleeps) for (const l of [...this.sleepListeners]) l(this.estimate.sleptMs);
     if (jump === 0) return;
     for (const l of [...this.listeners]) l(jump);
   }
@@ -274,9 +322,10 @@ export function serverClockOf(client: DynamoDBClient, base: Clock): ServerClock 
         const sent = all.map((c) => c.monotonic());
         const out = await next(args);
         const received = all.map((c) => c.monotonic());
+        const asleep = all.map((c) => c.asleep());
         const header = (out.response as { headers?: Record<string, string | undefined> } | undefined)?.headers?.['date'];
         const date = header === undefined ? NaN : Date.parse(header);
-        if (Number.isFinite(date)) all.forEach((c, i) => c.record({ date, sent: sent[i]!, received: received[i]! }));
+        if (Number.isFinite(date)) all.forEach((c, i) => c.record({ date, sent: sent[i]!, received: received[i]!, asleep: asleep[i] }));
         return out;
       },
       // Inside the deserializer (priority low): the raw HTTP response, error statuses included.

@@ -280,10 +280,17 @@ export class Session {
     const unsubscribe = this.time.onJump((jumpMs) => {
       if (this.current) this.end(this.current, `DynamoDB's time, measured on this machine's monotonic clock, jumped by ${Math.round(jumpMs)} ms`);
     });
+    // A sleep of the machine (no jump: its clock since boot counted it) ends it too: its deadline on
+    // the monotonic clock did not count the sleep. Its electors' terms stand: each counts the sleep
+    // against its own deadline, and renews its lease itself until a new session starts.
+    const unsleep = this.time.onSleep((sleptMs) => {
+      if (this.current) this.end(this.current, `this machine slept ${Math.round(sleptMs)} ms, which its renew deadline on the monotonic clock did not count`);
+    });
     try {
       await this.runRows(signal, leaving);
     } finally {
       unsubscribe();
+      unsleep();
     }
   }
 

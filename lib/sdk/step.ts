@@ -695,10 +695,12 @@ export function decideLeader(s: LeaderSettings, t: TermView, o: LeaderObservatio
  * clock), less its monotonic one, gained `gainedMs` since. A suspend stops Linux's CLOCK_MONOTONIC,
  * and with it Node's timers and the renew deadline, so a leader that slept wakes with its deadline
  * that much late. A gain counts beyond the clock's resolution (SINCE_BOOT_RESOLUTION_MS: os.uptime()
- * in whole seconds gains up to a second between two looks with no sleep). Where the wall clock
- * stands in, an NTP step forward looks the same.
+ * in whole seconds gains up to a second between two looks with no sleep), or beyond `seenMs` less
+ * twice the resolution once DynamoDB's Date headers showed a sleep of `seenMs` (measured to the same
+ * resolution: not yet counted, it shows here as more than that). Where the wall clock stands in, an
+ * NTP step forward looks the same.
  */
-export const sleptSince = (gainedMs: number): boolean => gainedMs > SINCE_BOOT_RESOLUTION_MS;
+export const sleptSince = (gainedMs: number, seenMs?: number): boolean => gainedMs > (seenMs === undefined ? SINCE_BOOT_RESOLUTION_MS : Math.min(SINCE_BOOT_RESOLUTION_MS, seenMs - 2 * SINCE_BOOT_RESOLUTION_MS));
 
 /** The sleep a leader counts against its renew deadline for a gain of `gainedMs`: all it may have been, the clock's rounding included. */
 export const sleepToCount = (gainedMs: number): number => Math.max(0, gainedMs) + SINCE_BOOT_RESOLUTION_MS;

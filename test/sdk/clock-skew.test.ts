@@ -174,10 +174,11 @@ describe('beyond the bound: a worker that cannot tell DynamoDB’s time does not
     expect(trusting.elector.stats).toMatchObject({ clockSynced: true, clockSkewPreventions: 0 });
   });
 
-  it('its measurement of DynamoDB’s time jumps (the machine was suspended: its monotonic clock stood still): a leader stops at the next response', async () => {
+  it('its measurement of DynamoDB’s time jumps (the machine was suspended, and has no clock since boot to tell: its monotonic clock stood still): a leader stops at the next response', async () => {
     const sim = await Sim.create();
     const errors: Error[] = [];
     const a = sim.elector('a', { leaseName: L, mode: 'NoCoordination' }, { errors });
+    Object.assign(a.machine.clock, { sinceBoot: undefined }); // a custom Clock: nothing tells a suspend from a step of the server's clock
     await sim.until('a to lead', () => a.elector.isLeader());
     await sim.run(3 * FAST.retryPeriodMs);
     a.machine.clock.lostMs = 20_000; // 20 s this machine's monotonic clock did not count
@@ -190,6 +191,21 @@ describe('beyond the bound: a worker that cannot tell DynamoDB’s time does not
     expect(jumped).toBeLessThan(20_000 + DATE_RESOLUTION_MS);
     expect(a.elector.stats.clockSkewPreventions).toBeGreaterThan(0);
     // once two responses agree again it may lead again
+    await sim.until('a to lead again', () => a.elector.isLeader(), 10_000);
+  });
+
+  it('suspended past its renew deadline, its clock since boot counting it: a leader stops by its deadline counting the sleep, no jump told', async () => {
+    const sim = await Sim.create();
+    const errors: Error[] = [];
+    const a = sim.elector('a', { leaseName: L, mode: 'NoCoordination' }, { errors });
+    await sim.until('a to lead', () => a.elector.isLeader());
+    await sim.run(3 * FAST.retryPeriodMs);
+    a.machine.clock.lostMs = 20_000;
+    const from = sim.clock.monotonic();
+    await sim.until('a to stop', () => !a.elector.isLeader(), 10_000);
+    expect(sim.clock.monotonic() - from).toBeLessThanOrEqual(FAST.retryPeriodMs + RTT_MS); // its first look at its clocks
+    expect(sim.log.of('stopped', 'a')[0]?.reason).toBe('renewDeadline');
+    expect(errors.filter((e) => e.name === 'ClockSkewError' && /jumped/.test(e.message))).toEqual([]);
     await sim.until('a to lead again', () => a.elector.isLeader(), 10_000);
   });
 });

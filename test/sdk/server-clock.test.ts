@@ -86,6 +86,47 @@ describe('OffsetEstimate (serverTime − monotonic from Date headers)', () => {
     expect(e.size).toBe(CONFIRMATIONS); // the history before the jump is gone
   });
 
+  describe('a suspend its clock since boot shows (TimeSample.asleep: grows by the time slept)', () => {
+    /** Five samples at `T`, the machine awake (asleep 0); then one `sleepMs` later on the server's clock, the monotonic clock 5 ms on, showing `shownMs` asleep. */
+    const woken = (sleepMs: number, shownMs: number | undefined, stepMs = 0) => {
+      const e = new OffsetEstimate();
+      for (let k = 0; k < 5; k++) e.add({ ...sample(T, 1_000 + 700 * k, 5), asleep: shownMs === undefined ? undefined : 0 });
+      const jump = e.add({ ...sample(T + sleepMs + stepMs, 5_000, 5), asleep: shownMs });
+      return { e, jump };
+    };
+
+    it.each([1_000, 3_000, 20_000])('asleep %i ms: no jump; the estimate starts again from the new sample, trusted as a first one is', (ms) => {
+      const { e, jump } = woken(ms, ms);
+      expect(jump).toBe(0);
+      expect(e.jumps).toBe(0);
+      expect(e.sleeps).toBe(1);
+      expect(e.sleptMs).toBe(ms);
+      expect(e.size).toBe(1); // the samples before the sleep are on monotonic time that lost it
+      expect(e.check(5_005, 750)).toMatchObject({ ok: true }); // no 'jumped' to confirm
+      const i = e.interval(5_005)!;
+      expect(i.lo).toBeLessThanOrEqual(T + ms);
+      expect(i.hi).toBeGreaterThanOrEqual(T + ms);
+    });
+
+    it('shown in whole seconds (2 s for a 2.6 s sleep): still no jump', () => {
+      expect(woken(2_600, 2_000).jump).toBe(0);
+      expect(woken(2_600, 3_000).jump).toBe(0);
+    });
+
+    it.each([
+      ['no clock since boot', 20_000, undefined, 0],
+      ['shown asleep less than its resolution', 3_000, 600, 0],
+      ['the server’s clock stepped 5 s beyond a 3 s sleep', 3_000, 3_000, 5_000],
+      ['the server’s clock stepped back 5 s during a 3 s sleep', 3_000, 3_000, -5_000],
+      ['the server’s clock stepped 20 s, the machine awake', 0, 0, 20_000],
+    ] as const)('%s: a jump, as without the clock since boot', (_what, sleepMs, shownMs, stepMs) => {
+      const { e, jump } = woken(sleepMs, shownMs, stepMs);
+      expect(Math.abs(jump)).toBeGreaterThan(JUMP_MS);
+      expect(e.jumps).toBe(1);
+      expect(e.check(5_005, 10_000)).toMatchObject({ ok: false, reason: 'jumped' });
+    });
+  });
+
   it('a monotonic clock drifting at 80 ppm for ten minutes: never a jump, the truth always inside', () => {
     const e = new OffsetEstimate();
     for (let sent = 1_000; sent < 600_000; sent += 1_937) {
@@ -170,5 +211,22 @@ describe('ServerClock', () => {
     mono = 6_000;
     c.record(sample(T, mono, 2));
     expect(heard).toHaveLength(1);
+  });
+
+  it('tells its sleep listeners, not its jump listeners, of a sleep its clock since boot shows; counts it among its jumps (a term won across it is given back)', () => {
+    let mono = 0;
+    const c = new ServerClock({ ...systemClock, now: () => 0, monotonic: () => mono });
+    const jumps: number[] = [];
+    const sleeps: number[] = [];
+    c.onJump((j) => jumps.push(j));
+    c.onSleep((ms) => sleeps.push(ms));
+    c.record({ ...sample(T, mono, 2), asleep: 0 });
+    mono = 1_000;
+    c.record({ ...sample(T, mono, 2), asleep: 0 });
+    mono = 1_100; // asleep 4 s: the monotonic clock moved 100 ms, the server's 4.1 s
+    c.record({ ...sample(T + 4_000, mono, 2), asleep: 4_000 });
+    expect(jumps).toEqual([]);
+    expect(sleeps).toEqual([4_000]);
+    expect(c.jumps).toBe(1);
   });
 });

@@ -272,6 +272,23 @@ describe('Session', () => {
     expect(kept()).toBe(true);
   });
 
+  it('a laptop that sleeps 3 s holding its leases on its session: its session, whose deadline did not count the sleep, ends; its terms stand, counted from before the sleep', async () => {
+    const { sim, procs, holder, lease } = await settledHolder();
+    const terms = holder.electors.filter((e) => e.elector.isLeader()).map((e) => ({ e, signal: e.signals.at(-1)! }));
+    expect(terms.length).toBeGreaterThan(0);
+    const m = holder.machine;
+    m.clock.pause();
+    const sleptAt = sim.clock.monotonic();
+    await sim.run(3_000);
+    m.clock.lostMs += sim.clock.monotonic() - sleptAt;
+    m.clock.resume();
+    await sim.during(30_000, 'one leader per lease', () => LEASES.every((n) => leadersOf(procs, n).length <= 1));
+    // before: the first Date header after waking was a jump, and every term on the machine stopped
+    expect(terms.every(({ e, signal }) => e.elector.isLeader() && e.signals.at(-1) === signal && !signal.aborted)).toBe(true);
+    expect(holder.errors.some((e) => /^Session .* ended: this machine slept \d+ ms/.test(e.message))).toBe(true);
+    expect((await sim.leases.read(lease)).item?.fencingToken).toBe(terms.find(({ e }) => e.elector.options.leaseName === lease)?.e.elector.fencingToken);
+  });
+
   it('a process frozen while its session renewal is in flight: the renewal lands, the answer comes after the deadline, and it extends nothing', async () => {
     const { sim, procs, holderOf } = await sessionFleet();
     await sim.run(2 * FAST.leaseDurationMs);

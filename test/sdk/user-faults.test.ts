@@ -423,6 +423,16 @@ describe('a laptop that sleeps a short while after a renewal', () => {
     return { sim, es, leader, id, token, renewedAt, wokeAt, leads };
   }
 
+  it.each([1_500, 3_000, 6_000])('%i ms, its renew deadline not reached counting the sleep: it keeps its term (no needless failover)', async (sleepMs) => {
+    const { sim, es, leader, id, token, leads } = await napped(sleepMs);
+    expect(leads).toBe(true);
+    // before: the first Date header after waking showed the sleep as a jump of DynamoDB's clock, and it stopped
+    expect(sim.log.of('stopped', id).filter((s) => s.token === token)).toEqual([]);
+    expect(leaders(es)).toEqual([leader]);
+    expect(leader.elector.fencingToken).toBe(token);
+    expect(sim.log.maxConcurrentLeaders()).toBe(1);
+  });
+
   it('6 s, its network down on waking: it stops by its renew deadline counting the sleep, not 6 s later on its monotonic clock', async () => {
     const { sim, id, token, renewedAt } = await napped(6_000, true);
     const stopped = sim.log.of('stopped', id).find((s) => s.token === token);
