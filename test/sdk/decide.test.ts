@@ -372,3 +372,39 @@ describe("the elector's step: the leader's order of actions", () => {
     expect(run(settings(), START, [[{ kind: 'cancel' }, at(0)]]).effects[0]).toEqual([{ kind: 'steppedDown', led: undefined }]);
   });
 });
+
+describe("the elector's step: a sleep counted against the renew deadline ('slept')", () => {
+  const deadlines = (r: ReturnType<typeof run>) => r.effects.flat().filter((f) => f.kind === 'armDeadline');
+
+  it('moves the renewal back by the sleep and re-arms the deadline there', () => {
+    const r = run(settings(), leading(), [[{ kind: 'slept', ms: 4_000 }, at(200)]]);
+    expect(r.state.lead).toMatchObject({ renewedAt: T - 4_000, slept: { ms: 4_000, at: T + 200 } });
+    expect(deadlines(r)).toEqual([{ kind: 'armDeadline', at: T + 6_000, no: 1 }]);
+  });
+
+  it('past the deadline counting the sleep: stops at once', () => {
+    const r = run(settings(), leading(), [[{ kind: 'slept', ms: 9_000 }, at(1_500)]]);
+    expect(r.state.lead).toBeUndefined();
+    expect(r.effects[0]).toContainEqual({ kind: 'stop', reason: 'renewDeadline', token: 7 });
+  });
+
+  it('a renewal sent before the sleep was counted, answered after: counted from before the sleep, not from its send time', () => {
+    const r = run(settings(), leading(), [
+      [poll, at(100)], // the renewal goes out (perhaps before the machine slept)
+      [{ kind: 'slept', ms: 4_000 }, at(200)],
+      [answer({ lease: mine({ revision: 4 }) }), at(300)],
+    ]);
+    expect(r.effects[0]).toContainEqual(expect.objectContaining({ kind: 'renew' }));
+    expect(r.state.lead).toMatchObject({ renewedAt: T + 100 - 4_000 });
+    expect(deadlines(r).at(-1)).toEqual({ kind: 'armDeadline', at: T + 100 - 4_000 + 10_000, no: 1 });
+  });
+
+  it('a renewal sent after the count: from its send time', () => {
+    const r = run(settings(), leading(), [
+      [{ kind: 'slept', ms: 4_000 }, at(200)],
+      [poll, at(300)],
+      [answer({ lease: mine({ revision: 4 }) }), at(400)],
+    ]);
+    expect(r.state.lead).toMatchObject({ renewedAt: T + 300 });
+  });
+});
