@@ -157,19 +157,21 @@ export class OffsetEstimate {
     }
     this.samples = bounded([s, ...this.samples.slice(0, kept)], s.received);
     this.sinceJump++;
+    const gapTo = (w: OffsetInterval | undefined) => (w ? Math.max(0, lo - w.hi, w.lo - hi) : 0);
+    const moved = gapTo(before);
     // where the offset was, moved on by the sleep (its monotonic clock lost that much): what is left is the server's clock
-    const was = before && asleep ? { lo: before.lo + slept - SINCE_BOOT_RESOLUTION_MS, hi: before.hi + slept + SINCE_BOOT_RESOLUTION_MS } : before;
-    const gap = was ? Math.max(0, lo - was.hi, was.lo - hi) : 0;
-    if (this.chosen === undefined || asleep || gap > JUMP_MS) this.chosen = (lo + hi) / 2;
+    const beyondSleep = asleep ? gapTo(before && { lo: before.lo + slept - SINCE_BOOT_RESOLUTION_MS, hi: before.hi + slept + SINCE_BOOT_RESOLUTION_MS }) : moved;
+    if (this.chosen === undefined || asleep || moved > JUMP_MS) this.chosen = (lo + hi) / 2;
     else this.chosen = Math.min(Math.max(this.chosen, lo), hi);
-    if (asleep && gap <= JUMP_MS) {
+    if (asleep && beyondSleep <= JUMP_MS) {
       this.sleepCount++;
       this.lastSleptMs = slept;
       return 0;
     }
-    if (gap <= JUMP_MS) return 0;
+    // the offset did not move, whatever the clock since boot did (os.uptime() on macOS is read off the wall clock, which may step): no jump
+    if (moved <= JUMP_MS) return 0;
     this.jumpCount++;
-    this.lastJumpMs = lo > was!.hi ? gap : -gap;
+    this.lastJumpMs = lo > before!.hi ? moved : -moved;
     this.sinceJump = 1;
     return this.lastJumpMs;
   }

@@ -113,6 +113,13 @@ describe('OffsetEstimate (serverTime − monotonic from Date headers)', () => {
       expect(woken(2_600, 3_000).jump).toBe(0);
     });
 
+    it('its clock since boot moved 30 s, the offset did not (os.uptime() on macOS, read off a wall clock that stepped): neither a sleep nor a jump', () => {
+      const { e, jump } = woken(0, 30_000);
+      expect(jump).toBe(0);
+      expect(e.jumps).toBe(0);
+      expect(e.sleeps).toBe(0);
+    });
+
     it.each([
       ['no clock since boot', 20_000, undefined, 0],
       ['shown asleep less than its resolution', 3_000, 600, 0],
