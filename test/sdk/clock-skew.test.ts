@@ -194,6 +194,26 @@ describe('beyond the bound: a worker that cannot tell DynamoDB’s time does not
     await sim.until('a to lead again', () => a.elector.isLeader(), 10_000);
   });
 
+  it('DynamoDB’s clock steps 5 s forward (its clock since boot shows no sleep): a jump, a leader stops at the next response and says so, as before', async () => {
+    const sim = await Sim.create();
+    const errors: Error[] = [];
+    const a = sim.elector('a', { leaseName: L, mode: 'NoCoordination' }, { errors });
+    const c = a.machine.clock;
+    let stepped = 0;
+    // serverTime − monotonic grows by 5 s with no sleep: to this machine, the same as the server's clock stepping
+    Object.assign(c, { sinceBoot: () => c.monotonic() + c.lostMs - stepped });
+    await sim.until('a to lead', () => a.elector.isLeader());
+    await sim.run(3 * FAST.retryPeriodMs);
+    c.lostMs += 5_000;
+    stepped = 5_000;
+    const from = sim.clock.monotonic();
+    await sim.until('a to stop', () => !a.elector.isLeader(), 10_000);
+    expect(sim.clock.monotonic() - from).toBeLessThanOrEqual(FAST.retryPeriodMs + RTT_MS);
+    const jumped = Number(/jumped by (\d+) ms/.exec(errors.find((e) => e.name === 'ClockSkewError')?.message ?? '')?.[1]);
+    expect(jumped).toBeGreaterThan(5_000 - DATE_RESOLUTION_MS);
+    expect(jumped).toBeLessThan(5_000 + DATE_RESOLUTION_MS);
+  });
+
   it('suspended past its renew deadline, its clock since boot counting it: a leader stops by its deadline counting the sleep, no jump told', async () => {
     const sim = await Sim.create();
     const errors: Error[] = [];
