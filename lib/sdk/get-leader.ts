@@ -10,6 +10,7 @@ import { electionConfig } from '../schemas/config.js';
 import { sessionKey } from '../schemas/identity.js';
 import { LeaseName } from '../schemas/lease.js';
 import { ValidationError, parse } from '../schemas/validation.js';
+import { BrokenSessionError } from '../stores/errors.js';
 import { IdentityStore } from '../stores/identity-store.js';
 import { LeaseStore } from '../stores/lease-store.js';
 import { boundedClient, requestBoundMs } from './bounded-client.js';
@@ -44,9 +45,11 @@ export type GetLeaderOptions = z.input<typeof GetLeaderOptionsSchema>;
  * from one consistent read of the lease row (and of its session's row, for a term held on a
  * session: its renewals keep the term); null when nobody holds a live term — no holder, a term
  * that ran out (judged as the coordinator does, allowing `clockSkewMs`), or a vacancy reported.
+ * A term held on a session row the schema refuses is judged by nobody: a BrokenSessionError.
  * Where to send a request now, not a lock: only the leader's fencing token guards its writes.
  * The caller's role needs both reads: `grantGetLeader` of `@conclave/cdk`.
  * @throws ValidationError naming a bad lease name or option
+ * @throws BrokenSessionError (a ValidationError) naming the identities table, the session row, what the schema refused and the repair, when the term is held on a session whose row the schema refuses
  * @throws DynamoDBRefusedError (`denied`) naming the table, when the role may not read a row it needs
  * @throws DynamoDBRefusedError (`throttled`) naming the table, when a read is throttled past the AWS SDK's own retries (not retried)
  * @throws DynamoDBUnreachableError naming the endpoint and the table, when DynamoDB cannot be reached (not retried)
@@ -75,9 +78,10 @@ export async function getLeader(leaseName: string, options: GetLeaderOptions): P
       const row = (await new IdentityStore(requests, o.tables.identities).read(key.component, key.name)).item;
       session = sessionStampAt(row, at, at);
     } catch (e) {
-      // a row the schema refuses counts as gone, as the coordinator counts it
-      if (!(e instanceof ValidationError))
-        throw await refused(e, `the term is held on session "${lease.session}", whose row on the identities table "${o.tables.identities}"`, `the row of session "${lease.session}" on the identities table "${o.tables.identities}"`);
+      // a row the schema refuses: nobody judges the term by it (the coordinator leaves the lease
+      // alone), so neither a leader nor null is the answer while its holder may still act
+      if (e instanceof ValidationError) throw new BrokenSessionError(`getLeader of lease "${name}"`, { lease: name, holderIdentity: lease.holderIdentity, fencingToken: lease.fencingToken, session: lease.session }, o.tables.identities, e);
+      throw await refused(e, `the term is held on session "${lease.session}", whose row on the identities table "${o.tables.identities}"`, `the row of session "${lease.session}" on the identities table "${o.tables.identities}"`);
     }
   }
   return leaderOf(effectiveLease(lease, session, at), at, o.clockSkewMs).leader;

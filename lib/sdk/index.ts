@@ -86,7 +86,7 @@ export { DEFAULT_FENCE_ATTRIBUTE, fencedItemWrite, fencedTransactWrite, FencingE
 export type { FencedItemInput } from './fencing.js';
 export type { Term } from '../stores/lease-store.js';
 export { ValidationError, type FieldIssue } from '../schemas/validation.js';
-export { ConflictError } from '../stores/errors.js';
+export { BrokenSessionError, ConflictError } from '../stores/errors.js';
 export { OLDEST_EMULATION_VERSION, NO_COORDINATION } from '../schemas/strategy.js';
 export { LeaseItem as LeaseSchema, type Lease } from '../schemas/lease.js';
 export { CandidateItem as CandidateSchema, type Candidate } from '../schemas/candidate.js';

@@ -1,3 +1,6 @@
+import { sessionKey } from '../schemas/session-partition.js';
+import { ValidationError } from '../schemas/validation.js';
+
 /**
  * A conditional write lost: the item changed since it was read (or the condition it was guarded by
  * no longer holds). Normal under concurrency: read again, decide again.
@@ -67,5 +70,43 @@ export class EndedTermsFullError extends Error {
     readonly lease: string,
   ) {
     super(`session row ${session} already holds the most ended terms its owner may not have read yet; the end of lease ${lease}'s term is not marked: try again in a few seconds`);
+  }
+}
+
+/**
+ * A held lease's term is on a session row the schema refuses (another writer's: a wrong type, a
+ * missing field). No reader can judge that term — the coordinator leaves the lease alone, followers
+ * wait, getLeader and the CLI say so — while its holder, if it runs, ends that session at its next
+ * renewal (the write finds the row changed) and renews the lease itself. A ValidationError of the
+ * row whose message names the lease, the identities table, the row, what the schema refused and the
+ * repair.
+ */
+export class BrokenSessionError extends ValidationError {
+  /** The AWS CLI command that deletes the row. */
+  readonly repair: string;
+  /** The row's key on the identities table. */
+  readonly key: { readonly component: string; readonly name: string };
+  constructor(
+    /** Who could not judge the term, e.g. `getLeader of lease "jobs"`. */
+    reader: string,
+    /** The term as the lease row shows it. */
+    readonly term: { readonly lease: string; readonly holderIdentity: string; readonly fencingToken: number; readonly session: string },
+    /** The identities table. */
+    readonly table: string,
+    /** The schema's refusal of the row. */
+    refused: ValidationError,
+    /** AWS CLI options the repair command needs besides the table (`--endpoint-url …`). */
+    awsOptions = '',
+  ) {
+    super(refused.subject, refused.issues);
+    this.key = sessionKey(term.session);
+    const key = JSON.stringify({ component: { S: this.key.component }, name: { S: this.key.name } });
+    this.repair = `aws dynamodb delete-item ${awsOptions ? `${awsOptions} ` : ''}--table-name ${table} --key '${key}'`;
+    const { lease, holderIdentity: holder, session } = term;
+    this.message =
+      `${reader}: the term of ${holder} (fencing token ${term.fencingToken}) is held on session "${session}", whose row on the identities table "${table}" does not match the schema ` +
+      `(${refused.issues.map((i) => `${i.field}: ${i.message}`).join('; ')}), so nobody can judge whether that term is live: ` +
+      `the coordinator leaves lease "${lease}" alone and reports the row each tick, followers wait, and ${holder}, if it runs, ends that session at its next renewal and renews the lease itself. ` +
+      `Rewrite the row valid, or delete it: ${this.repair} (the term is then judged by the lease's own stamp and its holder's other sessions, and elected again once it runs out)`;
   }
 }

@@ -2,6 +2,8 @@
  * getLeader (issue 39): who leads a lease and where clients reach it, from one consistent read,
  * judged as the coordinator judges vacancy. On DynamoDB Local, with an injected clock.
  */
+import { UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { manualClock } from '../../lib/clock.js';
 import { LeaderInfoSchema } from '../../lib/election/leader.js';
@@ -10,7 +12,9 @@ import { SESSION_COMPONENT } from '../../lib/schemas/identity.js';
 import type { Lease } from '../../lib/schemas/lease.js';
 import { DynamoDBRefusedError } from '../../lib/sdk/faults.js';
 import { getLeader } from '../../lib/sdk/get-leader.js';
+import { BrokenSessionError } from '../../lib/stores/errors.js';
 import { IdentityStore } from '../../lib/stores/identity-store.js';
+import { ValidationError } from '../../lib/schemas/validation.js';
 import { LeaseStore } from '../../lib/stores/lease-store.js';
 import { MIN, NOW, SEC } from '../fixtures.js';
 import { testTables, type TestTables } from '../support.js';
@@ -85,6 +89,29 @@ describe('getLeader', () => {
     await seed('on-stale-session', { holderInstance: 'a1_1@p1', session: 's-stale', renewTime: NOW - MIN });
     await session('s-stale', NOW - 30 * SEC);
     expect(await getLeader('on-stale-session', at(NOW))).toBeNull();
+  });
+
+  it('a term on a session row the schema refuses: a BrokenSessionError naming the table, the row, the fields and the repair, never a leader or null', async () => {
+    const identities = new IdentityStore(t.client, t.names.identities);
+    await identities.write({ key: { component: SESSION_COMPONENT, name: 's-broken' }, item: undefined, revision: 0 }, { set: { holderIdentity: 's-broken_1', process: 'p1', hostname: 'web-1', leaseDurationSeconds: 60, acquireTime: NOW - 10 * MIN, renewTime: NOW - 2 * SEC } });
+    // another writer breaks it: an empty host name, a duration in words
+    await t.client.send(new UpdateItemCommand({ TableName: t.names.identities, Key: marshall({ component: SESSION_COMPONENT, name: 's-broken' }), UpdateExpression: 'SET hostname = :h, leaseDurationSeconds = :d', ExpressionAttributeValues: marshall({ ':h': '', ':d': 'a minute' }) }));
+    // before: the holder of this process was answered as leading (the row taken for gone: unvouched), an older SDK's holder as none (by the lease's own stamp)
+    await seed('on-broken-session', { holderInstance: 'a1_1@p1', session: 's-broken', renewTime: NOW - MIN });
+    await seed('on-broken-session-old-sdk', { holderInstance: 'a1_1', session: 's-broken', renewTime: NOW - MIN });
+    for (const lease of ['on-broken-session', 'on-broken-session-old-sdk']) {
+      const e = await getLeader(lease, at(NOW)).then((x) => x, (x: unknown) => x);
+      expect(e).toBeInstanceOf(BrokenSessionError);
+      expect(e).toBeInstanceOf(ValidationError);
+      expect(e).toMatchObject({ table: t.names.identities, key: { component: SESSION_COMPONENT, name: 's-broken' }, term: { lease, holderIdentity: 'a1', fencingToken: 42, session: 's-broken' } });
+      expect((e as ValidationError).fields.sort()).toEqual(['hostname', 'leaseDurationSeconds']);
+      expect((e as Error).message).toMatch(
+        new RegExp(
+          `^getLeader of lease "${lease}": the term of a1 \\(fencing token 42\\) is held on session "s-broken", whose row on the identities table "${t.names.identities}" does not match the schema \\(.*hostname: .*leaseDurationSeconds: .*\\), so nobody can judge whether that term is live: .*` +
+            `Rewrite the row valid, or delete it: aws dynamodb delete-item --table-name ${t.names.identities} --key '\\{"component":\\{"S":"${SESSION_COMPONENT}"\\},"name":\\{"S":"s-broken"\\}\\}'`,
+        ),
+      );
+    }
   });
 
   it('a role not allowed the session row’s read: an error naming the identities table, the session and the grant (not a bare AccessDenied)', async () => {
