@@ -11,7 +11,7 @@ import { electionConfig, type ElectionConfig, type ElectionConfigInput, type Tab
 import type { Lease } from '../schemas/lease.js';
 import { CandidateStore } from '../stores/candidate-store.js';
 import { ValidationError } from '../schemas/validation.js';
-import { ConflictError, retryOnConflict } from '../stores/errors.js';
+import { BrokenSessionError, ConflictError, retryOnConflict } from '../stores/errors.js';
 import { IdentityStore } from '../stores/identity-store.js';
 import type { InvalidItem, ScanSegment } from '../stores/item-store.js';
 import { LeaseStore, type LeaseRead } from '../stores/lease-store.js';
@@ -137,9 +137,18 @@ async function snapshot(deps: CoordinatorDeps, name: string): Promise<Snapshot> 
   // first); the sessions the candidates name vouch for them (one read for each name)
   const readAt = deps.clock.now();
   const key = s === undefined ? undefined : sessionKey(s);
-  // the lease's own session read as before (a row that does not parse fails the reconcile); a
-  // candidate's that does not parse vouches for nothing
-  const [row, rows] = await Promise.all([key && deps.identities.read(key.component, key.name).then((r) => r.item), readSessions(deps.identities, named.filter((n) => n !== s))]);
+  // the lease's own session read as before (a row that does not parse fails the reconcile: no term
+  // is judged without it); a candidate's that does not parse vouches for nothing
+  const lease = read.item;
+  const own = key && deps.identities.read(key.component, key.name).then(
+    (r) => r.item,
+    (e: unknown) => {
+      if (e instanceof ValidationError && lease?.holderIdentity !== undefined && s !== undefined)
+        throw new BrokenSessionError(`the coordinator's reconcile of lease "${name}"`, { lease: name, holderIdentity: lease.holderIdentity, fencingToken: lease.fencingToken, session: s }, deps.identities.table, e);
+      throw e;
+    },
+  );
+  const [row, rows] = await Promise.all([own, readSessions(deps.identities, named.filter((n) => n !== s))]);
   if (s !== undefined) rows.set(s, row);
   const candidates = vouchAll(list.candidates, rows);
   return { read, candidates, invalid: list.invalid, ...(s === undefined ? {} : { session: { row, readAt } }) };
@@ -218,6 +227,11 @@ export interface ReconcileAllResult {
   errors: { lease: string; error: Error }[];
   /** Leases whose row does not match the schema: never decided on until repaired (also in `invalid`). */
   broken: BrokenLeaseError[];
+  /**
+   * Leases held on a session whose row does not match the schema: no term is judged by it, so each
+   * is left alone until the row is repaired or deleted (the row is in `invalid`, reported once).
+   */
+  unjudged: BrokenSessionError[];
   /** Rows that do not match their schema, in any table. */
   invalid: InvalidItem[];
   collectedCandidates: { leaseName: string; name: string }[];
@@ -267,7 +281,7 @@ const asError = (e: unknown): Error => (e instanceof Error ? e : new Error(Strin
 const TICK: DecideTrigger = { streamBehind: true };
 
 export async function reconcileAll(deps: CoordinatorDeps, opts: PassOptions = {}): Promise<ReconcileAllResult> {
-  const result: ReconcileAllResult = { leases: 0, unseeded: 0, reached: 0, outcomes: [], errors: [], broken: [], invalid: [], collectedCandidates: [], collectedIdentities: [], leaderless: [] };
+  const result: ReconcileAllResult = { leases: 0, unseeded: 0, reached: 0, outcomes: [], errors: [], broken: [], unjudged: [], invalid: [], collectedCandidates: [], collectedIdentities: [], leaderless: [] };
   const segment = opts.segment && opts.segment.total > 1 ? opts.segment : undefined;
   const scan = segment ? { segment } : {};
   const past = () => opts.deadline !== undefined && deps.clock.monotonic() >= opts.deadline;
@@ -382,6 +396,8 @@ export async function reconcileAll(deps: CoordinatorDeps, opts: PassOptions = {}
       }
     } catch (e) {
       if (e instanceof BrokenLeaseError) result.broken.push(e); // broken since the scan (read again after a lost race)
+      // the session row the scan refused, refused again: told once, with that row (a row broken since the scan is a fault here)
+      else if (e instanceof BrokenSessionError && badSessions.has(e.term.session)) result.unjudged.push(e);
       else result.errors.push({ lease: name, error: asError(e) });
       return undefined;
     }

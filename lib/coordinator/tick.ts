@@ -91,7 +91,7 @@ export async function tick(deps: CoordinatorDeps, opts: TickOptions = {}): Promi
   if (c.invocations === 0) c.roundStartedAt = startedAt;
   c.invocations++;
 
-  const merged: TickResult = { leases: 0, unseeded: 0, reached: 0, outcomes: [], errors: [], broken: [], invalid: [], collectedCandidates: [], collectedIdentities: [], leaderless: [] };
+  const merged: TickResult = { leases: 0, unseeded: 0, reached: 0, outcomes: [], errors: [], broken: [], unjudged: [], invalid: [], collectedCandidates: [], collectedIdentities: [], leaderless: [] };
   while (c.segment < c.segments && !past()) {
     const r = await reconcileAll(deps, { segment: { index: c.segment, total: c.segments }, ...(c.after === undefined ? {} : { after: c.after }), deadline: stop, ...(opts.afterEach ? { afterEach: opts.afterEach } : {}) });
     merge(merged, r);
@@ -156,6 +156,7 @@ function merge(into: TickResult, r: ReconcileAllResult): void {
   // a lease once: its row refused in its own part, and again by its own read where another part holds its candidates
   for (const b of r.broken) if (!into.broken.some((x) => x.lease === b.lease)) into.broken.push(b);
   into.broken.sort((a, b) => (a.lease < b.lease ? -1 : a.lease > b.lease ? 1 : 0));
+  for (const u of r.unjudged) if (!into.unjudged.some((x) => x.term.lease === u.term.lease)) into.unjudged.push(u);
   // a row once: each part's pass scans every identity row (a session it judges by may be anywhere)
   const seen = new Set(into.invalid.map((i) => JSON.stringify(i.key)));
   for (const i of r.invalid) if (!seen.has(JSON.stringify(i.key))) into.invalid.push(i);

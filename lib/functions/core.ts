@@ -647,13 +647,16 @@ function refusedCandidateFix(deps: FunctionDeps, i: InvalidItem): string {
 /**
  * What to do about an identity row (identity lease or session) the schema refuses, and what the
  * tick does with it: collected once expired by its stamp, while no held lease or live candidate
- * names it (lib/coordinator/reconcile.ts), unless that stamp is what does not parse.
+ * names it (lib/coordinator/reconcile.ts), unless that stamp is what does not parse. `leases`: those
+ * held on it (a session's), left alone until then.
  */
-function refusedIdentityFix(deps: FunctionDeps, i: InvalidItem): string {
+function refusedIdentityFix(deps: FunctionDeps, i: InvalidItem, leases: readonly string[]): string {
   const key = JSON.stringify({ component: { S: i.key['component'] }, name: { S: i.key['name'] } });
   const remedy = `rewrite it valid, or delete it (aws dynamodb delete-item --table-name ${deps.coordinator.identities.table} --key '${key}')`;
   const unstamped = i.error.fields.some((f) => f === 'renewTime' || f === 'leaseDurationSeconds');
   const graceMs = deps.coordinator.config.identityGcGraceMs + deps.coordinator.config.clockSkewMs;
+  if (leases.length)
+    return `${remedy}: the coordinator leaves lease${leases.length > 1 ? 's' : ''} ${leases.join(', ')} alone until then, judging no term by it; ${unstamped ? 'its renewTime or leaseDurationSeconds does not parse, so it is never collected' : 'it is not collected while a held lease names it'}`;
   return unstamped
     ? `${remedy}: its renewTime or leaseDurationSeconds does not parse, so it is never collected`
     : `${remedy}; left as it is, it is collected once expired by its renewTime and leaseDurationSeconds, plus identityGcGraceMs and clockSkewMs (${graceMs / 1000} s), while no held lease or live candidate names it (a renewTime in epoch seconds never is)`;
@@ -671,8 +674,10 @@ function reportTick(deps: FunctionDeps, r: TickResult): TickResult {
       if (!collected.has(JSON.stringify([i.key['leaseName'], i.key['name']])))
         deps.logger.warn('candidate row does not match its schema: it takes no part in elections', { key: i.key, error: i.error.message, fix: refusedCandidateFix(deps, i) });
     } else if ('component' in i.key) {
+      // the leases held on it: left alone, told here rather than as failed reconciles
+      const leases = r.unjudged.filter((u) => u.key.component === i.key['component'] && u.key.name === i.key['name']).map((u) => u.term.lease).sort();
       if (!collectedIdentities.has(JSON.stringify([i.key['component'], i.key['name']])))
-        deps.logger.warn('identity row does not match its schema: a term held on it is judged by no one, and it vouches for no candidate', { key: i.key, error: i.error.message, fix: refusedIdentityFix(deps, i) });
+        deps.logger.warn('identity row does not match its schema: a term held on it is judged by no one, and it vouches for no candidate', { key: i.key, error: i.error.message, ...(leases.length ? { leases } : {}), fix: refusedIdentityFix(deps, i, leases) });
     } else deps.logger.warn('row does not match its schema; left alone', { key: i.key, error: i.error.message });
   }
   deps.metrics.addMetric(METRIC.leaderless, MetricUnit.Count, r.leaderless.length);

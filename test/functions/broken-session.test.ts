@@ -9,6 +9,7 @@ import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeHandler as coordinatorTick } from '../../functions/coordinator.js';
 import { makeHandler as leaseStream } from '../../functions/lease-stream.js';
 import { coordinatorDeps } from '../../lib/coordinator/reconcile.js';
 import type { ConclaveEvent } from '../../lib/events/schemas.js';
@@ -79,5 +80,40 @@ describe('a term ended on a session row the schema refuses', () => {
     expect(after.election).toBeDefined();
     expect((await c.candidates.read(lease, 'b')).item!.pingTime).toBe(after.election!.startedAt);
     expect(new Set(published.map((e) => `${e.detailType} ${e.detail.id}`))).toEqual(new Set([`Lease Released ${record.eventID}:lease-released`]));
+  });
+});
+
+describe("the tick, with a live term on a session row the schema refuses", () => {
+  it('reports the row once, naming the leases held on it and the repair; no failed reconcile, no write', async () => {
+    const tables = await testTables('broken-session-tick');
+    try {
+      const c = coordinatorDeps(tables.client, tables.names);
+      const now = Date.now();
+      const row = { component: SESSION_COMPONENT, name: 'broken-2', holderIdentity: 'broken-2_1', process: 'p1', hostname: 'host-a', leaseDurationSeconds: 60, acquireTime: now, renewTime: 'now', revision: 1 };
+      await tables.client.send(new PutItemCommand({ TableName: tables.names.identities, Item: marshall(row) }));
+      await c.candidates.write(await c.candidates.read('held', 'a'), { set: { binaryVersion: '1.30.0', emulationVersion: '1.30.0', preferredStrategies: [OLDEST_EMULATION_VERSION], renewTime: now, createdAt: now - MIN } });
+      await c.leases.write(await c.leases.read('held'), { set: { holderIdentity: 'a', holderInstance: 'a-1@p1', session: 'broken-2', leaseDurationSeconds: 15, acquireTime: now - MIN, renewTime: now - MIN, leaseTransitions: 0, fencingToken: 1, electedBy: 'coordinator' } });
+      const before = (await c.leases.read('held')).item;
+      const logged: [string, string, Record<string, unknown>][] = [];
+      const d: FunctionDeps = { coordinator: c, timer: { schedule: async () => undefined }, publish: async () => undefined, deadLetter: async () => undefined, ...observability('test', 'SILENT') };
+      for (const level of ['warn', 'error'] as const) {
+        const log = d.logger[level].bind(d.logger);
+        d.logger[level] = ((message: string, extra: Record<string, unknown>) => (logged.push([level, message, extra]), log(message, extra))) as typeof d.logger.warn;
+      }
+      const r = (await coordinatorTick(d)({ source: 'aws.events', 'detail-type': 'Scheduled Event', time: new Date().toISOString() } as never, lambdaContext('coordinator'))) as { errors: unknown[] };
+      expect(r.errors).toEqual([]);
+      // before: also "reconcile failed; the next trigger retries" for the lease, with the bare ValidationError
+      expect(logged).toEqual([
+        ['warn', 'identity row does not match its schema: a term held on it is judged by no one, and it vouches for no candidate', {
+          key: { component: SESSION_COMPONENT, name: 'broken-2' },
+          error: expect.stringMatching(/renewTime/),
+          leases: ['held'],
+          fix: expect.stringMatching(/^rewrite it valid, or delete it \(aws dynamodb delete-item --table-name \S+ --key '\{"component":\{"S":"conclave-session"\},"name":\{"S":"broken-2"\}\}'\): the coordinator leaves lease held alone until then, judging no term by it; its renewTime or leaseDurationSeconds does not parse, so it is never collected$/),
+        }],
+      ]);
+      expect((await c.leases.read('held')).item, 'nothing written').toEqual(before);
+    } finally {
+      await tables.drop();
+    }
   });
 });
