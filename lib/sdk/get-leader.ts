@@ -56,6 +56,7 @@ export type GetLeaderOptions = z.input<typeof GetLeaderOptionsSchema>;
  * @throws TableNotFoundError naming the tables and the `tables` option, when a table does not exist
  */
 export async function getLeader(leaseName: string, options: GetLeaderOptions): Promise<LeaderInfo | null> {
+  if (typeof leaseName !== 'string') throw notALeaseName(leaseName, options);
   const name = parse(LeaseName, leaseName, 'getLeader lease name');
   const o = parse(GetLeaderOptionsSchema, options, 'getLeader options');
   const time = stampClockFor(o.clockSync, o.client, o.clock ?? systemClock);
@@ -85,4 +86,15 @@ export async function getLeader(leaseName: string, options: GetLeaderOptions): P
     }
   }
   return leaderOf(effectiveLease(lease, session, at), at, o.clockSkewMs).leader;
+}
+
+/** A first argument that is no lease name (most often the options, the name left out): what was passed, and the call. */
+function notALeaseName(passed: unknown, options: unknown): ValidationError {
+  const keys = passed !== null && typeof passed === 'object' ? Object.keys(passed) : undefined;
+  const what = keys
+    ? `an options object ({ ${keys.slice(0, 6).join(', ')}${keys.length > 6 ? ', …' : ''} }) in its place${options === undefined ? ' and no options' : ''}`
+    : passed === null || passed === undefined
+      ? String(passed)
+      : `a ${typeof passed}`;
+  return new ValidationError('getLeader arguments', [{ field: 'leaseName', message: `must be the lease's name, a string, first; this call passed ${what}: call getLeader('my-lease', { client, tables })` }]);
 }

@@ -170,6 +170,19 @@ describe('getLeader', () => {
     expect(await getLeader('live-elector', { client: t.client, tables: t.names })).toBeNull(); // released
   });
 
+  it('the options passed without the lease name: a ValidationError saying what was passed and showing the call', async () => {
+    // before: "invalid getLeader lease name: (root): Invalid input: expected string, received object"
+    const e = await getLeader({ client: t.client, tables: t.names } as never, undefined as never).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(ValidationError);
+    expect(e).toMatchObject({ fields: ['leaseName'] });
+    expect((e as Error).message).toBe(
+      "invalid getLeader arguments: leaseName: must be the lease's name, a string, first; this call passed an options object ({ client, tables }) in its place and no options: " +
+        "call getLeader('my-lease', { client, tables })",
+    );
+    const missing = await getLeader(undefined as never, at(NOW)).catch((x: unknown) => x);
+    expect((missing as Error).message).toBe("invalid getLeader arguments: leaseName: must be the lease's name, a string, first; this call passed undefined: call getLeader('my-lease', { client, tables })");
+  });
+
   it('bad input is a ValidationError naming it', async () => {
     await expect(getLeader('no spaces', at(NOW))).rejects.toMatchObject({ name: 'ValidationError', message: expect.stringMatching(/lease name/) });
     await expect(getLeader('x', { client: t.client, tables: t.names, clockSkewMs: -1 })).rejects.toMatchObject({ name: 'ValidationError', fields: ['clockSkewMs'] });
