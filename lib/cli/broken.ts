@@ -32,11 +32,13 @@ const optional = (field: string): boolean => {
   return shape[field]?.safeParse(undefined).success ?? true; // an attribute the schema does not know is not required either
 };
 
+/** The AWS CLI options that reach the CLI's own DynamoDB: its endpoint and region, when given. */
+export const awsTarget = (ctx: Pick<CliContext, 'target'>): string =>
+  [ctx.target.endpoint ? `--endpoint-url ${ctx.target.endpoint}` : '', ctx.target.region ? `--region ${ctx.target.region}` : ''].filter(Boolean).join(' ');
+
 /** The AWS CLI commands that fix the row in place (one UpdateItem) or delete it. */
 export function repairCommands(ctx: Pick<CliContext, 'target'>, lease: string, error: ValidationError): string[] {
-  const where = [ctx.target.endpoint ? `--endpoint-url ${ctx.target.endpoint}` : '', ctx.target.region ? `--region ${ctx.target.region}` : '', `--table-name ${ctx.target.tables.leases}`]
-    .filter(Boolean)
-    .join(' ');
+  const where = [awsTarget(ctx), `--table-name ${ctx.target.tables.leases}`].filter(Boolean).join(' ');
   const key = `--key ${shellQuote(JSON.stringify({ name: { S: lease } }))}`;
   const bad = topFields(error.issues).filter((f) => f !== 'name' && f !== '(root)');
   const names: Record<string, string> = {};

@@ -9,7 +9,7 @@ import { brokenLeaseLines, brokenLeaseReport } from './broken.js';
 import { DEFAULT_SETTINGS, printJson, type CliContext } from './context.js';
 import { nextStep, standings, whyBetter, type Standing } from './explain.js';
 import { clean, dash, fields, platformOf, relative, span, stamp, table } from './format.js';
-import { judgedLease, renewedLine, sessionLine, unvouchedState, withJudged, type SessionSeen } from './judged.js';
+import { UNJUDGED_STEP, judgedLease, renewedLine, sessionLine, unvouchedState, withJudged, type SessionSeen } from './judged.js';
 import { reportInvalid, snapshot, type Snapshot } from './read.js';
 import { byName, pingOf, placeOf, preferenceOf, priorityOf } from './views.js';
 import { listVouched } from '../coordinator/vouched.js';
@@ -59,6 +59,7 @@ function leaseLines(name: string, lease: Lease | undefined, session: SessionSeen
     ['Acquired', stamp(lease.acquireTime, now)],
     ['Renewed', renewedLine(lease, session, now)],
     ['Session', sessionLine(lease, session, now)],
+    ...(session?.refused ? [['Repair', `rewrite the session row valid, or delete it: ${session.refused.repair}`] as [string, string]] : []),
     ['Duration', `${lease.leaseDurationSeconds}s`],
     ['Strategy', strategyLine(lease, candidates, now, config)],
     ['Preferred locations', preferenceOf(lease, config)],
@@ -114,7 +115,7 @@ export function describeLines(name: string, snap: Snapshot, now: number, config:
   lines.push(...fields([
     ['Best candidate', best ? `${best.candidate.name}${why}` : 'none (no live candidate with valid versions that answers pings)'],
     // decided on the lease as judged, as the coordinator decides (reconcile.ts)
-    ['Next step', `${nextStep(decideWithSuccession(name, judgedLease(lease, session, now), candidates, now, config), lease)}`],
+    ['Next step', session?.refused ? UNJUDGED_STEP : `${nextStep(decideWithSuccession(name, judgedLease(lease, session, now), candidates, now, config), lease)}`],
   ]));
   lines.push(`(judged now with ${settings}: ack window ${span(config.ackWindowMs)}, clock skew ${span(config.clockSkewMs)}, candidates stale after ${span(config.candidateStaleAfterMs)})`);
   return lines;

@@ -4,24 +4,33 @@
  * own stamp stays where the holder last wrote the lease itself. The CLI reads the session rows after
  * the leases (read.ts) and judges with them, as lib/coordinator/reconcile.ts does.
  */
-import { effectiveLease, leaseExpiresAt, sessionStampAt, sessionStanding, vacancy, type SessionStamp, type VacancyReason } from '../election/vacancy.js';
+import { effectiveLease, leaseExpiresAt, renewedBy, sessionStampAt, sessionStanding, vacancy, type SessionStamp, type VacancyReason } from '../election/vacancy.js';
 import type { ElectionConfig } from '../schemas/config.js';
 import type { IdentityLease } from '../schemas/identity.js';
 import type { Lease } from '../schemas/lease.js';
+import type { FieldIssue } from '../schemas/validation.js';
+import type { BrokenSessionError } from '../stores/errors.js';
 import { relative, stamp } from './format.js';
 
-/** A lease's session row as the CLI read it (`row` undefined: gone), and when (the CLI's clock) the read was sent. */
+/** A lease's session row as the CLI read it (`row` undefined: gone, or refused), and when (the CLI's clock) the read was sent. */
 export interface SessionSeen {
   readonly name: string;
   readonly row: IdentityLease | undefined;
   readonly readAt: number;
+  /** The row is there and the schema refuses it: no one judges the term by it (the coordinator, getLeader), nor does the CLI. */
+  readonly refused?: BrokenSessionError;
 }
 
 /** The session rows a list command read (once, however many leases), and when the read was sent. */
 export interface SessionsSeen {
   readonly rows: ReadonlyMap<string, IdentityLease>;
   readonly readAt: number;
+  /** By lease: the term is held on a session row the schema refuses. */
+  readonly refused: ReadonlyMap<string, BrokenSessionError>;
 }
+
+/** The coordinator's next step on a term held on a session row the schema refuses. */
+export const UNJUDGED_STEP = 'none: the coordinator leaves the lease alone until the session row is rewritten valid or deleted';
 
 /** The session a lease's term lives by: only while it has a holder, as effectiveLease has it. */
 export const sessionOf = (l: Lease | undefined): string | undefined => (l?.holderIdentity !== undefined ? l.session : undefined);
@@ -29,7 +38,9 @@ export const sessionOf = (l: Lease | undefined): string | undefined => (l?.holde
 /** A lease's session as a list command saw it; undefined when the lease is not held on one. */
 export function seenIn(sessions: SessionsSeen, l: Lease): SessionSeen | undefined {
   const name = sessionOf(l);
-  return name === undefined ? undefined : { name, row: sessions.rows.get(name), readAt: sessions.readAt };
+  if (name === undefined) return undefined;
+  const refused = sessions.refused.get(l.name);
+  return { name, row: sessions.rows.get(name), readAt: sessions.readAt, ...(refused ? { refused } : {}) };
 }
 
 /**
@@ -45,6 +56,8 @@ export function stampAt(seen: SessionSeen | undefined, now: number): SessionStam
 export function judgedLease(lease: Lease, seen: SessionSeen | undefined, now: number): Lease;
 export function judgedLease(lease: Lease | undefined, seen: SessionSeen | undefined, now: number): Lease | undefined;
 export function judgedLease(lease: Lease | undefined, seen: SessionSeen | undefined, now: number): Lease | undefined {
+  // judged by no one: held as of now, never ended by a row the CLI cannot read
+  if (seen?.refused && lease?.holderIdentity !== undefined) return renewedBy(lease, now);
   return effectiveLease(lease, stampAt(seen, now), now);
 }
 
@@ -63,11 +76,12 @@ const UNVOUCHED = 'its session does not vouch for its holder: it ends when the h
 /** The EXPIRES column: when the term ends as judged, `unknown` on a session that does not vouch for it. */
 export function expiresOf(l: Lease, seen: SessionSeen | undefined, now: number): string {
   if (l.holderIdentity === undefined) return '-';
-  return unvouched(l, seen) ? 'unknown' : relative(leaseExpiresAt(judgedLease(l, seen, now)), now);
+  return seen?.refused || unvouched(l, seen) ? 'unknown' : relative(leaseExpiresAt(judgedLease(l, seen, now)), now);
 }
 
 /** describe's State line for a lease judged held on a session that does not vouch for it; undefined otherwise. */
 export function unvouchedState(l: Lease | undefined, seen: SessionSeen | undefined): string | undefined {
+  if (l && seen?.refused) return 'unknown: held on a session row the schema refuses, which no one judges a term by (the coordinator, getLeader, followers)';
   return l && !l.vacancyReport && unvouched(l, seen) ? `held; ${UNVOUCHED}` : undefined;
 }
 
@@ -81,21 +95,26 @@ export interface Judged {
   reason?: VacancyReason;
   /** When the holder's term ends (or ended): the later of its own and its session's renewal, plus leaseDurationSeconds; absent on a session that does not vouch for it. */
   expiresAt?: number;
-  /** A lease held on a session: the session's name, its row as read (null: gone), and whether it vouches for the holder (unvouched). */
-  session?: { name: string; row: IdentityLease | null; vouches: boolean };
+  /**
+   * A lease held on a session: the session's name, its row as read (null: gone or refused), and
+   * whether it vouches for the holder (unvouched); `refused`: what the schema refused of the row,
+   * and the command that deletes it (the term is then judged by nobody: not vacant, no end).
+   */
+  session?: { name: string; row: IdentityLease | null; vouches: boolean; refused?: { issues: readonly FieldIssue[]; repair: string } };
 }
 
 export function judged(lease: Lease, seen: SessionSeen | undefined, now: number, config: ElectionConfig): Judged {
   const effective = judgedLease(lease, seen, now);
   const v = vacancy(effective, now, config.clockSkewMs);
-  const vouches = !unvouched(lease, seen);
+  const vouches = !seen?.refused && !unvouched(lease, seen);
   const expiresAt = lease.holderIdentity === undefined || !vouches ? undefined : leaseExpiresAt(effective);
+  const refused = seen?.refused ? { refused: { issues: seen.refused.issues, repair: seen.refused.repair } } : {};
   return {
     at: now,
     vacant: v.vacant,
     ...(v.vacant ? { reason: v.reason } : {}),
     ...(expiresAt === undefined ? {} : { expiresAt }),
-    ...(seen ? { session: { name: seen.name, row: seen.row ?? null, vouches } } : {}),
+    ...(seen ? { session: { name: seen.name, row: seen.row ?? null, vouches, ...refused } } : {}),
   };
 }
 
@@ -108,6 +127,7 @@ export const withJudged = (lease: Lease, seen: SessionSeen | undefined, now: num
 /** The last renewal observers count: the lease's own, or its session's; for the leases table's RENEWED. */
 export function renewedOf(l: Lease, seen: SessionSeen | undefined, now: number): string {
   if (!seen) return relative(l.renewTime, now);
+  if (seen.refused) return `${relative(l.renewTime, now)} (session row refused)`;
   if (!seen.row) return `${relative(l.renewTime, now)} (session gone)`;
   if (unvouched(l, seen)) return `${relative(l.renewTime, now)} (another process's session)`;
   return `${relative(Math.max(l.renewTime ?? 0, seen.row.renewTime), now)} (session)`;
@@ -123,6 +143,7 @@ export function lastRenewal(l: Lease, seen: SessionSeen | undefined, now: number
 export function sessionLine(l: Lease, seen: SessionSeen | undefined, now: number): string {
   if (!seen) return l.holderIdentity === undefined ? '-' : 'none: the holder renews the lease itself';
   const r = seen.row;
+  if (seen.refused) return `held on session ${seen.name}, whose row does not match the schema: ${seen.refused.issues.map((i) => `${i.field}: ${i.message}`).join('; ')}`;
   if (!r) return `held on session ${seen.name}, whose row is gone: it vouches for nothing (the lease's session was rewritten under its holder, or the row deleted)`;
   if (unvouched(l, seen)) return `held on session ${seen.name}, of another process (${r.process ?? 'unnamed'}; host ${r.hostname}): it does not vouch for ${l.holderIdentity}'s term (the lease's session was rewritten under its holder)`;
   return `held on session ${seen.name}, last renewed ${relative(r.renewTime, now)} by the session (${new Date(r.renewTime).toISOString()}; host ${r.hostname}, process ${r.process ?? r.holderIdentity})`;

@@ -5,6 +5,7 @@
  */
 import { leaderOf } from '../election/leader.js';
 import { printJson, say, type CliContext } from './context.js';
+import { CliError } from './errors.js';
 import { fields, span, stamp } from './format.js';
 import { judgedLease } from './judged.js';
 import { readSession, reportInvalid, unknownLease } from './read.js';
@@ -24,6 +25,8 @@ export async function leader(ctx: CliContext, args: { lease: string }): Promise<
     if (list.candidates.length === 0 && list.invalid.length === 0) throw await unknownLease(ctx, args.lease);
   }
   const session = await readSession(ctx, read.item);
+  // judged by no one: neither a leader nor "no leader" is the answer while its holder may act
+  if (session?.refused) throw new CliError(session.refused.message);
   const now = ctx.clock.now();
   const judged = leaderOf(judgedLease(read.item, session, now), now, ctx.config.clockSkewMs);
   if (ctx.output === 'json') return printJson(ctx, judged.leader ? { lease: args.lease, leader: judged.leader } : { lease: args.lease, leader: null, vacancy: judged.vacancy });

@@ -10,7 +10,7 @@ import { changesOf, confirmChange, writeAsShown } from './confirm.js';
 import { note, printJson, say, type CliContext } from './context.js';
 import { CliError, explain } from './errors.js';
 import { nextStep } from './explain.js';
-import { judgedLease } from './judged.js';
+import { UNJUDGED_STEP, judgedLease } from './judged.js';
 import { readSession, unknownLease } from './read.js';
 import { byName, placeOf, preferenceOf } from './views.js';
 import { listVouched } from '../coordinator/vouched.js';
@@ -109,5 +109,5 @@ export async function setLocations(ctx: CliContext, args: { lease: string; locat
       say(ctx, `no candidate of lease ${args.lease} runs in any of them now: all stay eligible, ranked as without a preference (leadership is never lost for want of a location)`);
     }
   }
-  say(ctx, `the coordinator's next step: ${nextStep(decideWithSuccession(args.lease, judgedLease(written, session, now), candidates, now, ctx.config), written)}`);
+  say(ctx, `the coordinator's next step: ${session?.refused ? UNJUDGED_STEP : nextStep(decideWithSuccession(args.lease, judgedLease(written, session, now), candidates, now, ctx.config), written)}`);
 }

@@ -15,7 +15,7 @@ import { note, printJson, say, type CliContext } from './context.js';
 import { CliError } from './errors.js';
 import { nextStep } from './explain.js';
 import { relative, span } from './format.js';
-import { judgedLease } from './judged.js';
+import { UNJUDGED_STEP, judgedLease } from './judged.js';
 import { snapshot, unknownCandidate, type Snapshot } from './read.js';
 
 async function candidateOf(ctx: CliContext, lease: string, name: string): Promise<{ snap: Snapshot; candidate: Candidate }> {
@@ -28,6 +28,7 @@ async function candidateOf(ctx: CliContext, lease: string, name: string): Promis
 /** What the coordinator will do once `written` is in place, in words (on the lease as judged, with its session). */
 function foreseen(ctx: CliContext, snap: Snapshot, written: Candidate, now: number): string {
   const candidates = snap.candidates.map((c) => (c.name === written.name ? written : c));
+  if (snap.session?.refused) return UNJUDGED_STEP;
   return nextStep(decide(written.leaseName, judgedLease(snap.read.item, snap.session, now), candidates, now, ctx.config), snap.read.item);
 }
 

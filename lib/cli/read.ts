@@ -3,9 +3,11 @@ import type { Candidate } from '../schemas/candidate.js';
 import { sessionKey, type IdentityLease } from '../schemas/identity.js';
 import type { Lease } from '../schemas/lease.js';
 import { ValidationError } from '../schemas/validation.js';
+import { BrokenSessionError } from '../stores/errors.js';
 import type { InvalidItem, Scanned } from '../stores/item-store.js';
 import type { LeaseRead } from '../stores/lease-store.js';
 import { note, type CliContext } from './context.js';
+import { awsTarget } from './broken.js';
 import { CliError, listNames } from './errors.js';
 import { sessionOf, type SessionSeen, type SessionsSeen } from './judged.js';
 import { byName } from './views.js';
@@ -92,8 +94,8 @@ export interface Snapshot {
 
 /**
  * The session a lease is held on, read after the lease (its holder wrote the session row before
- * naming it, so a row missing now has ended). A row that does not match its schema counts as gone
- * here, vouching for no term (the coordinator's tick judges a term on it by no one); the CLI says so.
+ * naming it, so a row missing now has ended). A row that does not match its schema is `refused`:
+ * the term is judged by no one (the coordinator's tick, getLeader), and the CLI judges it neither.
  */
 export async function readSession(ctx: CliContext, lease: Lease | undefined): Promise<SessionSeen | undefined> {
   const name = sessionOf(lease);
@@ -104,10 +106,13 @@ export async function readSession(ctx: CliContext, lease: Lease | undefined): Pr
     return { name, row: (await ctx.identities.read(key.component, key.name)).item, readAt };
   } catch (e) {
     if (!(e instanceof ValidationError)) throw e;
-    reportInvalid(ctx, [{ key, error: e }]);
-    return { name, row: undefined, readAt };
+    return { name, row: undefined, readAt, refused: refusedSession(ctx, lease!, e) };
   }
 }
+
+/** A held lease's session row the schema refuses, as the CLI tells it: the row, its fields, the delete that repairs it. */
+const refusedSession = (ctx: CliContext, l: Lease, e: ValidationError): BrokenSessionError =>
+  new BrokenSessionError(`lease "${l.name}"`, { lease: l.name, holderIdentity: l.holderIdentity!, fencingToken: l.fencingToken, session: l.session! }, ctx.target.tables.identities, e, awsTarget(ctx));
 
 /**
  * The session rows the leases are held on, read after them: one query of each sessions' partition
@@ -116,15 +121,26 @@ export async function readSession(ctx: CliContext, lease: Lease | undefined): Pr
  */
 export async function scanSessions(ctx: CliContext, leases: readonly Lease[]): Promise<SessionsSeen> {
   const readAt = ctx.clock.now();
-  if (!leases.some((l) => sessionOf(l) !== undefined)) return { rows: new Map(), readAt };
+  if (!leases.some((l) => sessionOf(l) !== undefined)) return { rows: new Map(), readAt, refused: new Map() };
   const components = new Set(leases.flatMap((l) => { const s = sessionOf(l); return s === undefined ? [] : [sessionKey(s).component]; }));
   const rows = new Map<string, IdentityLease>();
+  const invalid = new Map<string, InvalidItem>();
   const read = await Promise.all([...components].sort().map((component) => ctx.identities.query(component)));
-  for (const { items, invalid } of read) {
-    reportInvalid(ctx, invalid);
-    for (const i of items) rows.set(i.name, i);
+  for (const r of read) {
+    for (const i of r.items) rows.set(i.name, i);
+    for (const i of r.invalid) invalid.set(String(i.key['name']), i);
   }
-  return { rows, readAt };
+  // a refused row a held lease names: told with that lease's term (judged by no one); any other as a refused row
+  const refused = new Map<string, BrokenSessionError>();
+  for (const l of leases) {
+    const s = sessionOf(l);
+    const i = s === undefined ? undefined : invalid.get(s);
+    if (i && sessionKey(s!).component === i.key['component']) refused.set(l.name, refusedSession(ctx, l, i.error));
+  }
+  const named = new Set([...refused.values()].map((b) => b.term.session));
+  reportInvalid(ctx, [...invalid.values()].filter((i) => !named.has(String(i.key['name']))));
+  for (const b of refused.values()) note(ctx, `warning: ${b.message}`);
+  return { rows, readAt, refused };
 }
 
 /** Every lease, then the sessions they are held on. */

@@ -42,6 +42,8 @@ const inTerm = (l: Lease | undefined, term: Term): l is Lease => l?.holderIdenti
 /** `conclave release LEASE [--force] [--timeout D]`. */
 export async function release(ctx: CliContext, args: ReleaseArgs, pace: Pace): Promise<void> {
   const { read, candidates, session } = await snapshot(ctx, args.lease);
+  // a term no one can judge, and no mark can reach through that row: nothing to ask, wait for, or end
+  if (session?.refused) throw new CliError(session.refused.message);
   const lease = read.item;
   if (!lease) throw new CliError(`lease ${args.lease} has no row yet, so no holder; nothing to release`);
   if (!lease.holderIdentity) throw new CliError(`lease ${args.lease} has no holder${lease.lastHolderIdentity ? ` (the last one was ${lease.lastHolderIdentity})` : ''}; nothing to release`);
@@ -179,6 +181,7 @@ async function askToYield(ctx: CliContext, read: LeaseRead, term: Term, candidat
     const current = await ctx.leases.read(name);
     const l = current.item;
     const s = inTerm(l, term) ? await readSession(ctx, l) : undefined; // after the lease, as the coordinator reads it
+    if (s?.refused) throw new CliError(`${s.refused.message}; the request to yield stays on the lease`);
     const at = ctx.clock.now();
     if (!inTerm(l, term)) return yielded(ctx, name, term, l, candidates, at, 'released');
     if (vacancy(judgedLease(l, s, at), at, ctx.config.clockSkewMs).vacant) return yielded(ctx, name, term, l, candidates, at, 'ranOut');

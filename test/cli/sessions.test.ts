@@ -50,6 +50,66 @@ beforeAll(async () => {
 });
 afterAll(() => h.t.drop());
 
+/** A lease held on session s-NAME, whose row another writer broke (an empty host name): nobody judges its term. */
+async function refusedHeld(name: string, holderInstance = 'a1_1@p1') {
+  await sessionHeld(name, NOW - 2 * SEC);
+  if (holderInstance !== 'a1_1@p1') await h.leases.write(await h.leases.read(name), { set: { holderInstance } });
+  await h.t.client.send(new UpdateItemCommand({ TableName: h.t.names.identities, Key: marshall(sessionKey(`s-${name}`)), UpdateExpression: 'SET hostname = :h', ExpressionAttributeValues: marshall({ ':h': '' }) }));
+}
+
+describe('a term held on a session row the schema refuses: judged by nobody, as the coordinator and getLeader judge it', () => {
+  const refusal = (lease: string) =>
+    new RegExp(
+      `lease "${lease}": the term of a1 \\(fencing token 7\\) is held on session "s-${lease}", whose row on the identities table "${h.t.names.identities}" does not match the schema \\(hostname: [^)]*\\), so nobody can judge whether that term is live: .*` +
+        `Rewrite the row valid, or delete it: aws dynamodb delete-item --endpoint-url ${h.endpoint} --table-name ${h.t.names.identities} --key '\\{"component":\\{"S":"${SESSION_COMPONENT}"\\},"name":\\{"S":"s-${lease}"\\}\\}'`,
+    );
+
+  it('leader fails naming the table, the row, the field and the repair (before: a1 answered as leading, or, an older SDK\'s holder, "no leader")', async () => {
+    await refusedHeld('refused-leader');
+    await refusedHeld('refused-leader-old', 'a1_1');
+    for (const lease of ['refused-leader', 'refused-leader-old']) {
+      for (const argv of [['leader', lease], ['-o', 'json', 'leader', lease]]) {
+        const r = await h.run(argv, { clock: at() });
+        expect(r.code, r.out).toBe(1);
+        expect(r.out).toBe('');
+        expect(r.err).toMatch(new RegExp(`^error: ${refusal(lease).source}`));
+      }
+    }
+  });
+
+  it('get leases lists it held, its end unknown, and tells the row and its repair on stderr; -o json says so in `judged`', async () => {
+    await refusedHeld('refused-list');
+    const r = await h.run(['get', 'leases'], { clock: at() });
+    expect(r.code, r.err).toBe(0);
+    const row = r.out.split('\n').find((l) => l.startsWith('refused-list '))!.split(/\s{3,}/).slice(-2);
+    expect(row).toEqual(['1m ago (session row refused)', 'unknown']);
+    expect(r.err.split('\n').filter((l) => l.includes('s-refused-list'))).toEqual([expect.stringMatching(new RegExp(`^warning: ${refusal('refused-list').source}`))]);
+    const json = await h.run(['-o', 'json', 'get', 'leases'], { clock: at() });
+    const item = (JSON.parse(json.out) as (Lease & { judged: Judged })[]).find((l) => l.name === 'refused-list')!;
+    expect(item.judged).toEqual({ at: NOW, vacant: false, session: { name: 's-refused-list', row: null, vouches: false, refused: { issues: [{ field: 'hostname', message: expect.any(String) }], repair: expect.stringMatching(/^aws dynamodb delete-item /) } } });
+  });
+
+  it('describe lease: state unknown, the row\'s problem, no next step, and the repair', async () => {
+    await refusedHeld('refused-describe');
+    const r = await h.run(['describe', 'lease', 'refused-describe'], { clock: at() });
+    expect(r.code, r.err).toBe(0);
+    expect(r.out).toMatch(/^State: +unknown: held on a session row the schema refuses, which no one judges a term by \(the coordinator, getLeader, followers\)$/m);
+    expect(r.out).toMatch(/^Session: +held on session s-refused-describe, whose row does not match the schema: hostname: /m);
+    expect(r.out).toMatch(/^Next step: +none: the coordinator leaves the lease alone until the session row is rewritten valid or deleted$/m);
+    expect(r.out).toMatch(new RegExp(`^Repair: +rewrite the session row valid, or delete it: aws dynamodb delete-item --endpoint-url ${h.endpoint} --table-name ${h.t.names.identities} `, 'm'));
+  });
+
+  it('release refuses, naming the row and its repair (it can neither judge the term nor mark its end there)', async () => {
+    await refusedHeld('refused-release');
+    for (const argv of [['release', 'refused-release', '--yes'], ['release', 'refused-release', '--force', '--yes']]) {
+      const r = await h.run(argv, { clock: at(), pace: scripted([]) });
+      expect(r.code, r.out).toBe(1);
+      expect(r.err).toMatch(new RegExp(`^error: ${refusal('refused-release').source}`));
+    }
+    expect((await h.leases.read('refused-release')).item).toMatchObject({ holderIdentity: 'a1', fencingToken: 7 });
+  });
+});
+
 describe('get leases', () => {
   it('RENEWED and EXPIRES count the session’s renewals', async () => {
     const r = await h.run(['get', 'leases'], { clock: at() });
