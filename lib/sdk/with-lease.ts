@@ -10,7 +10,7 @@ import { hostname } from 'node:os';
 import { isDeepStrictEqual } from 'node:util';
 import type * as z from 'zod';
 import { Nap, systemClock, type Clock } from '../clock.js';
-import { effectiveLease, sessionStampAt } from '../election/vacancy.js';
+import { effectiveLease, renewedBy, sessionStampAt } from '../election/vacancy.js';
 import { Name } from '../schemas/common.js';
 import { electionConfig } from '../schemas/config.js';
 import { sessionKey } from '../schemas/identity.js';
@@ -19,7 +19,7 @@ import { PERIODIC_WINDOWS, keyedWindowRow, type WindowRun } from '../schemas/run
 import { NO_COORDINATION } from '../schemas/strategy.js';
 import { ValidationError, parse } from '../schemas/validation.js';
 import { CandidateStore } from '../stores/candidate-store.js';
-import { ConflictError } from '../stores/errors.js';
+import { BrokenSessionError, ConflictError } from '../stores/errors.js';
 import { IdentityStore } from '../stores/identity-store.js';
 import { LeaseStore, type Term } from '../stores/lease-store.js';
 import { RunOnceStore, type RunOnceRead } from '../stores/run-once-store.js';
@@ -128,7 +128,7 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
   if (o.multiRegion && o.runOnce && mode === 'NoCoordination')
     await checkMultiRegion(requests, [{ role: 'candidates', name: o.tables.candidates }], what, report);
   const immediate = tryOnly || o.waitMs === 0;
-  if (immediate && lease?.holderIdentity !== undefined && !isStale(await judged(lease, requests, o.tables.identities, time.now(), (why, cause) => report(new Error(`${subject}: ${why}`, { cause }))), time.now())) return { status: 'busy', holder: lease.holderIdentity };
+  if (immediate && lease?.holderIdentity !== undefined && !isStale(await judged(lease, requests, o.tables.identities, time.now(), subject, report), time.now())) return { status: 'busy', holder: lease.holderIdentity };
 
   let started: ((t: { signal: AbortSignal; term: Term }) => void) | undefined;
   const leading = new Promise<{ signal: AbortSignal; term: Term }>((resolve) => (started = resolve));
@@ -337,20 +337,23 @@ async function autoMode(client: DynamoDBClient, table: string, leaseName: string
 /**
  * The lease as its term is judged: one held on a session lives by the later of its own stamp and
  * its session's (effectiveLease), as the coordinator and getLeader judge it. A session row the
- * schema refuses counts as gone; one that cannot be read (not granted: grantWorker's `sessions`)
+ * schema refuses is judged by nobody: the term counts as live, and `report` is told the row and its
+ * repair (a BrokenSessionError); one that cannot be read (not granted: grantWorker's `sessions`)
  * leaves the lease's own stamp to judge it, and `report` is told.
  */
-async function judged(lease: Lease, client: DynamoDBClient, table: string, now: number, report: (why: string, cause: unknown) => void): Promise<Lease> {
+async function judged(lease: Lease, client: DynamoDBClient, table: string, now: number, subject: string, report: (e: Error) => void): Promise<Lease> {
   if (lease.session === undefined) return lease;
   const key = sessionKey(lease.session);
   let row: Awaited<ReturnType<IdentityStore['read']>>['item'];
   try {
     row = (await new IdentityStore(client, table).read(key.component, key.name)).item;
   } catch (e) {
-    if (!(e instanceof ValidationError)) {
-      report(`lease "${lease.name}" is held on session "${lease.session}", whose row could not be read: its holder is judged by the lease's own stamp, and a live one waited for`, e);
-      return lease;
+    if (e instanceof ValidationError && lease.holderIdentity !== undefined) {
+      report(new BrokenSessionError(subject, { lease: lease.name, holderIdentity: lease.holderIdentity, fencingToken: lease.fencingToken, session: lease.session }, table, e));
+      return renewedBy(lease, now);
     }
+    report(new Error(`${subject}: lease "${lease.name}" is held on session "${lease.session}", whose row could not be read: its holder is judged by the lease's own stamp, and a live one waited for`, { cause: e }));
+    return lease;
   }
   return effectiveLease(lease, sessionStampAt(row, now, now), now);
 }

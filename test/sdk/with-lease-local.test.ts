@@ -22,7 +22,7 @@ import { serverClockOf } from '../../lib/sdk/server-clock.js';
 import { LeaseLostError, tryWithLease, withLease, type RunOnce, type WithLeaseOptions } from '../../lib/sdk/with-lease.js';
 import { CandidateStore } from '../../lib/stores/candidate-store.js';
 import { IdentityStore } from '../../lib/stores/identity-store.js';
-import { ConflictError } from '../../lib/stores/errors.js';
+import { BrokenSessionError, ConflictError } from '../../lib/stores/errors.js';
 import { LeaseStore } from '../../lib/stores/lease-store.js';
 import { RunOnceStore } from '../../lib/stores/run-once-store.js';
 import { wiring } from '../../lib/wiring.js';
@@ -414,6 +414,29 @@ describe('tryWithLease and a lease held on a session', () => {
     expect(told[0]!.message).toMatch(/^tryWithLease run "cron-2" of lease "on-session": lease "on-session" is held on session "s-live", whose row could not be read: its holder is judged by the lease's own stamp/);
     expect(ran).toBe(false);
     denied.client.destroy();
+  });
+
+  it('a holder on a session row the schema refuses: busy at once, told the row and its repair (nobody judges that term: never taken for stale)', async () => {
+    const lease = 'on-refused-session';
+    const identities = new IdentityStore(t.client, t.names.identities);
+    // an older SDK's holder (no process in its instance), its own stamp long old: before, judged by it (the row taken for gone),
+    // stale, so the run stood as a candidate and waited a term out
+    await new LeaseStore(t.client, t.names.leases).write(LeaseStore.readOf(lease, undefined), {
+      set: { holderIdentity: 'w1', holderInstance: 'w1_1', session: 's-refused', acquireTime: NOW - 10 * 60_000, renewTime: NOW - 10 * 60_000, leaseDurationSeconds: 15, leaseTransitions: 1, fencingToken: 42 },
+    });
+    await identities.write({ key: { component: SESSION_COMPONENT, name: 's-refused' }, item: undefined, revision: 0 }, { set: { holderIdentity: 's-refused_1', hostname: 'web-1', leaseDurationSeconds: 15, acquireTime: NOW - 20 * 60_000, renewTime: NOW - 1_000 } });
+    await t.client.send(new UpdateItemCommand({ TableName: t.names.identities, Key: marshall({ component: SESSION_COMPONENT, name: 's-refused' }), UpdateExpression: 'SET renewTime = :r', ExpressionAttributeValues: marshall({ ':r': 'just now' }) }));
+    const { client, sent } = recorded();
+    const told: Error[] = [];
+    let ran = false;
+    const r = await tryWithLease(lease, async () => (ran = true), { client, tables: t.names, identity: 'cron-3', mode: 'coordinated', candidacy: { emulationVersion: '1.30.0', binaryVersion: '1.30.0' }, platform: 'none', clockSync: 'none', clock: manualClock(NOW), ...FAST, onError: (x) => void told.push(x) });
+    client.destroy();
+    expect(r).toEqual({ status: 'busy', holder: 'w1' });
+    expect(ran).toBe(false);
+    expect(sent.filter((c) => c !== 'GetItemCommand')).toEqual([]);
+    expect(told).toHaveLength(1);
+    expect(told[0]).toBeInstanceOf(BrokenSessionError);
+    expect(told[0]!.message).toMatch(new RegExp(`^tryWithLease run "cron-3" of lease "${lease}": the term of w1 \\(fencing token 42\\) is held on session "s-refused", whose row on the identities table "${t.names.identities}" does not match the schema \\(renewTime: .*Rewrite the row valid, or delete it: aws dynamodb delete-item --table-name ${t.names.identities} `));
   });
 });
 
