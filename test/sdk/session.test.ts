@@ -404,6 +404,39 @@ describe('Session', () => {
     await sim.until(`one leader of ${lease}`, () => leadersOf(procs, lease).length === 1, 2 * L);
   });
 
+  /**
+   * A foreign write the schema refuses that leaves every attribute the renewal is conditioned on
+   * alone (`process` made a number, the revision untouched): nobody judges a term by the row (the
+   * coordinator, getLeader, the CLI, followers), and the holder keeps or ends its terms by its own
+   * rules. Its next renewal lands but its answer does not parse (a fault, told); the one after finds
+   * the row moved on, not as it left it, so the session ends, and its electors take their terms off
+   * the row and renew the leases themselves.
+   */
+  it('a foreign write that leaves the session row refused by the schema ends the session within two renewals; its leases go off that row, one leader throughout', async () => {
+    const { sim, procs, holder, lease, L } = await settledHolder();
+    const broken = holder.session.name!;
+    const attacker = sim.machine();
+    await sim.settle(
+      attacker.client.send(new UpdateItemCommand({ TableName: sim.names.identities, Key: marshall(sessionKey(broken)), UpdateExpression: 'SET #p = :n', ExpressionAttributeNames: { '#p': 'process' }, ExpressionAttributeValues: marshall({ ':n': 42 }) })),
+      'the foreign write',
+    );
+    const at = sim.clock.monotonic();
+    const ended = await sim.until('the session to end', () => (holder.session.stats.foreignWrites > 0 ? sim.clock.monotonic() - at : undefined), 2 * L);
+    expect(ended).toBeLessThanOrEqual(holder.session.options.renewIntervalMs + holder.session.options.retryPeriodMs + 100);
+    expect(holder.errors.some((e) => e.name === 'ValidationError' && /process/.test(e.message))).toBe(true);
+    const onBroken = async () => {
+      for (const l of LEASES) if ((await sim.leases.read(l)).item?.session === broken) return false;
+      return true;
+    };
+    let most = 0;
+    await sim.during(3 * L, 'one leader throughout', () => {
+      most = Math.max(most, leadersOf(procs, lease).length);
+      return most <= 1;
+    });
+    expect(await onBroken(), 'no lease left on the refused row').toBe(true);
+    await sim.until(`one leader of ${lease}`, () => leadersOf(procs, lease).length === 1, 2 * L);
+  });
+
   it("an onError that throws as the session ends: its electors are told all the same, and run() goes on to a new session; what onError threw is a process warning", async () => {
     const warned: unknown[] = [];
     const spy = vi.spyOn(process, 'emitWarning').mockImplementation((w: unknown) => void warned.push(w));
