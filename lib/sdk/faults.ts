@@ -39,6 +39,12 @@ const NO_CREDENTIALS = new Set(['CredentialsProviderError', 'TokenProviderError'
 /** Such errors as namedFault named them (named once). */
 const namedNoCredentials = new WeakSet<Error>();
 
+/** The AWS SDK found no region for the client (no `region` option, AWS_REGION or profile): nothing was sent, nor will be. */
+const isRegionMissing = (e: Error): boolean => /^Region is missing/.test(e.message);
+/** What to do about a client with no region. */
+const REGION_ADVICE = "give it one (new DynamoDBClient({ region: 'eu-west-1' }), AWS_REGION, or the profile's region), or an endpoint for DynamoDB Local (npx conclave-local prints it)";
+const noRegion = (subject: string, e: Error, then: string): Error => new Error(`${subject}: the DynamoDB client has no region (${e.message}): ${REGION_ADVICE}; ${then}`, { cause: e });
+
 /** The system error code of a failed connection (Node puts it on the error, or on each of an AggregateError's). */
 function networkCode(e: unknown): string | undefined {
   if (!(e instanceof Error)) return undefined;
@@ -144,7 +150,7 @@ export async function endpointOf(client: DynamoDBClient): Promise<string> {
 /**
  * `e`, named for what it is: a DynamoDBUnreachableError (naming `endpoint`) or a
  * DynamoDBRefusedError; credentials the AWS SDK could not load, under the SDK's name with `subject`
- * and what to check; any other error as it is (a ValidationError already names the row and field).
+ * and what to check; a client with no region, with `subject` and where to give one; any other error as it is (a ValidationError already names the row and field).
  */
 export function namedFault(e: unknown, subject: string, endpoint: string): Error {
   const error = e instanceof Error ? e : new Error(String(e));
@@ -158,6 +164,7 @@ export function namedFault(e: unknown, subject: string, endpoint: string): Error
     namedNoCredentials.add(named);
     return named;
   }
+  if (isRegionMissing(error)) return noRegion(subject, error, 'retrying with backoff');
   const kind = faultKind(error);
   if (kind === 'throttled' || kind === 'denied') return new DynamoDBRefusedError(kind, subject, error);
   return error;
@@ -168,11 +175,12 @@ export function namedFault(e: unknown, subject: string, endpoint: string): Error
  * an unreachable endpoint as a DynamoDBUnreachableError naming the call, what it did not `read`,
  * and that the caller calls again; a throttled request as a DynamoDBRefusedError saying as much;
  * a denied one as a DynamoDBRefusedError with `denied` (what the role may not read, and the grant),
- * when given; any other error as it is (a request unanswered within its bound stays the
+ * when given; a client with no region, naming the call and where to give one; any other error as it is (a request unanswered within its bound stays the
  * TimeoutError it is).
  */
 export async function oneShotFault(e: unknown, call: string, leaseName: string, read: string, client: DynamoDBClient, denied?: string): Promise<unknown> {
   const subject = `${call} of lease "${leaseName}"`;
+  if (e instanceof Error && isRegionMissing(e)) return noRegion(subject, e, `${read} was not read`);
   const kind = faultKind(e);
   if (kind === 'throttled')
     return new DynamoDBRefusedError('throttled', subject, e as Error, `${read} was not read: the table's capacity is exhausted (on-demand tables: a hot partition, or the account's limit), the AWS SDK's own retries used up, and ${call} does not retry: call it again later`);

@@ -2,7 +2,7 @@
  * getLeader (issue 39): who leads a lease and where clients reach it, from one consistent read,
  * judged as the coordinator judges vacancy. On DynamoDB Local, with an injected clock.
  */
-import { UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { manualClock } from '../../lib/clock.js';
@@ -157,6 +157,24 @@ describe('getLeader', () => {
       `getLeader of lease "plain": DynamoDB throttled the request (ThrottlingException): the lease's row on the leases table "${t.names.leases}" was not read: ` +
         `the table's capacity is exhausted (on-demand tables: a hot partition, or the account's limit), the AWS SDK's own retries used up, and getLeader does not retry: call it again later`,
     );
+  });
+
+  it('a client with no region (the AWS SDK\'s bare "Region is missing"): an error naming getLeader, the region and where to give it', async () => {
+    // nothing in the environment or a profile names a region: the AWS SDK refuses before sending
+    const env = { AWS_REGION: process.env.AWS_REGION, AWS_DEFAULT_REGION: process.env.AWS_DEFAULT_REGION, AWS_PROFILE: process.env.AWS_PROFILE, AWS_CONFIG_FILE: process.env.AWS_CONFIG_FILE };
+    delete process.env.AWS_REGION;
+    delete process.env.AWS_DEFAULT_REGION;
+    delete process.env.AWS_PROFILE;
+    process.env.AWS_CONFIG_FILE = '/nonexistent/conclave-test-config';
+    const client = new DynamoDBClient({ credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+    const e = await getLeader('plain', { client, tables: t.names }).catch((x: unknown) => x);
+    client.destroy();
+    for (const [k, v] of Object.entries(env)) if (v === undefined) delete process.env[k]; else process.env[k] = v;
+    expect((e as Error).message).toBe(
+      `getLeader of lease "plain": the DynamoDB client has no region (Region is missing): give it one (new DynamoDBClient({ region: 'eu-west-1' }), AWS_REGION, or the profile's region), ` +
+        `or an endpoint for DynamoDB Local (npx conclave-local prints it); the lease's row on the leases table "${t.names.leases}" was not read`,
+    );
+    expect((e as Error).cause).toMatchObject({ message: 'Region is missing' });
   });
 
   it('what an elector with advertise leads: its address and its term’s token', async () => {

@@ -95,6 +95,24 @@ describe('credentials that expire mid-term, then come back', () => {
     expect(state.v).toBe('resolved');
   });
 
+  it('a client with no region (the AWS SDK\'s bare "Region is missing", nothing sent): each try is reported naming the elector, the region and where to give it', async () => {
+    const sim = await Sim.create({});
+    const errors: Error[] = [];
+    const e = sim.elector('lone', { leaseName: L, mode: 'NoCoordination', ...CLIENT_GO }, { errors });
+    e.machine.fault = () => new Error('Region is missing');
+    await sim.run(30_000);
+    expect(errors.length).toBeGreaterThanOrEqual(3);
+    expect(errors.length).toBeLessThanOrEqual(bound(30_000));
+    // before the fix: the SDK's bare "Region is missing", naming neither the elector nor the fix
+    expect(new Set(errors.map((x) => x.message))).toEqual(
+      new Set([`LeaderElector "lone" of lease "job": the DynamoDB client has no region (Region is missing): give it one (new DynamoDBClient({ region: 'eu-west-1' }), AWS_REGION, or the profile's region), or an endpoint for DynamoDB Local (npx conclave-local prints it); retrying with backoff`]),
+    );
+    expect((errors[0]!.cause as Error).message).toBe('Region is missing');
+    e.machine.fault = undefined;
+    await sim.until('it leads', () => e.elector.isLeader(), 4 * 2 * CLIENT_GO.retryPeriodMs);
+    await e.stop();
+  });
+
   it('a lone NoCoordination worker whose credentials expire past its lease leads again once they are back', async () => {
     const sim = await Sim.create({});
     const errors: Error[] = [];
