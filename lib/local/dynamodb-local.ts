@@ -189,7 +189,8 @@ function signal(pid: number | undefined, sig: NodeJS.Signals): void {
 
 /**
  * Starts DynamoDB Local in memory, reached on a 127.0.0.1 port, waits until it answers, and stops
- * it when this process exits. On Linux nothing but this machine's loopback reaches it (see
+ * it when this process exits. Its tables are shared: every client sees them, whatever its
+ * credentials and region. On Linux nothing but this machine's loopback reaches it (see
  * `loopbackOnly`). Telemetry is switched off: nothing leaves the machine.
  */
 export async function startDynamoDBLocal(opts: StartOptions = {}): Promise<DynamoDBLocal> {
@@ -197,7 +198,8 @@ export async function startDynamoDBLocal(opts: StartOptions = {}): Promise<Dynam
   ensureJava(typeof ask === 'object' ? { install: true, askedBy: ask.askedBy } : ask === undefined ? {} : { install: ask });
   const { jar, libDir } = findJar();
   const jvm = opts.quickStart === false ? [] : ['-XX:TieredStopAtLevel=1', '-XX:+UseSerialGC'];
-  const javaArgs = (port: number) => [...jvm, `-Djava.library.path=${libDir}`, '-jar', jar, '-inMemory', '-disableTelemetry', '-port', String(port)];
+  // -sharedDb: one set of tables whatever a client's dummy credentials and region (a worker's own region, another tool's keys)
+  const javaArgs = (port: number) => [...jvm, `-Djava.library.path=${libDir}`, '-jar', jar, '-inMemory', '-sharedDb', '-disableTelemetry', '-port', String(port)];
 
   const ns = (opts.namespace ?? namespaceSupport)();
   let child: ChildProcess;

