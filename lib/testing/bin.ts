@@ -14,6 +14,19 @@ import { startLocalConclave, type LocalConclaveOptions } from './index.js';
 
 const USAGE = 'usage: conclave-local [--table-prefix PREFIX] [--endpoint URL] [--tick SECONDS] [--no-push] [--events-dir DIR]';
 
+const HELP = `${USAGE}
+
+Conclave on this machine until Ctrl-C: DynamoDB Local (Java 17+) with the tables, the functions wired
+as in AWS, the push broker. Prints CONCLAVE_ENDPOINT, CONCLAVE_TABLE_PREFIX, CONCLAVE_PUSH_URL and
+CONCLAVE_EVENTS_FILE as lines a shell can read, then "ready".
+
+  --table-prefix PREFIX   the tables PREFIX-leases, PREFIX-candidates, PREFIX-identities (default conclave-local)
+  --endpoint URL          a DynamoDB Local already running, left running at the end (default: one of its own, in memory)
+  --tick SECONDS          how often the coordinator's scheduled reconcile runs (default 10; 60 in AWS)
+  --no-push               no push broker: workers poll their leases
+  --events-dir DIR        where events.jsonl goes, which \`conclave events\` reads (default .local)
+  -h, --help              this text`;
+
 /** Where the events go unless --events-dir says: the folder `conclave events` looks in by default (.local/events.jsonl). */
 const EVENTS_DIR = '.local';
 
@@ -26,7 +39,7 @@ function options(argv: string[]): LocalConclaveOptions {
     process.exit(2);
   }
   if (v.help) {
-    console.log(USAGE);
+    console.log(HELP);
     process.exit(0);
   }
   const tick = v.tick === undefined ? 10 : Number(v.tick);
