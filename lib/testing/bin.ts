@@ -9,6 +9,7 @@
  */
 import '../util/node-version.js'; // first: stops on a Node older than 22 with a message
 import { parseArgs } from 'node:util';
+import { ValidationError } from '../schemas/validation.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../stores/client.js';
 import { startLocalConclave, type LocalConclaveOptions } from './index.js';
 
@@ -43,14 +44,21 @@ function options(argv: string[]): LocalConclaveOptions {
     process.exit(0);
   }
   const tick = v.tick === undefined ? 10 : Number(v.tick);
-  if (!Number.isFinite(tick) || tick <= 0) {
-    console.error(`conclave-local: --tick must be a number of seconds above 0, such as 10 (got ${v.tick})\n${USAGE}`);
+  if (!Number.isFinite(tick) || tick < 0.01) {
+    console.error(`conclave-local: --tick must be a number of seconds, at least 0.01, such as 10 (got ${v.tick})\n${USAGE}`);
     process.exit(2);
   }
   return { tablePrefix: v['table-prefix'] ?? 'conclave-local', tickEveryMs: Math.round(tick * 1000), ...(v.endpoint ? { endpoint: v.endpoint } : {}), ...(v['no-push'] ? { push: false } : {}), eventsDir: v['events-dir'] ?? EVENTS_DIR, logLevel: 'WARN' };
 }
 
+/** The flag each startLocalConclave() option comes from, so a bad value is named as it was typed. */
+const FLAGS: Readonly<Record<string, string>> = { tablePrefix: '--table-prefix', endpoint: '--endpoint', tickEveryMs: '--tick', eventsDir: '--events-dir' };
+
 const local = await startLocalConclave(options(process.argv.slice(2))).catch((e: unknown) => {
+  if (e instanceof ValidationError && e.issues.every((i) => FLAGS[i.field])) {
+    console.error(`${e.issues.map((i) => `conclave-local: ${FLAGS[i.field]}: ${i.message}`).join('\n')}\n${USAGE}`);
+    process.exit(2);
+  }
   console.error(`conclave-local: ${(e as Error).message}`);
   process.exit(1);
 });

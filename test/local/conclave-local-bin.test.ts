@@ -1,6 +1,7 @@
 /**
  * `npx conclave-local`'s own command line (lib/testing/bin.ts): its --help says what each option
- * does and its default. Nothing is started.
+ * does and its default, and a bad value is refused naming the flag the user typed, not the
+ * startLocalConclave() option behind it. Nothing is started: each case fails before DynamoDB Local.
  */
 import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
@@ -25,5 +26,16 @@ describe('conclave-local', () => {
     ])
       expect(r.stdout).toMatch(line);
     expect(r.stdout).toMatch(/CONCLAVE_ENDPOINT.*CONCLAVE_TABLE_PREFIX/s);
+  });
+
+  it.each([
+    [['--table-prefix', 'bad prefix!'], /^conclave-local: --table-prefix: must be 1–200 of A-Z a-z 0-9 _ \. -/],
+    [['--endpoint', 'localhost'], /^conclave-local: --endpoint: must be the URL of a running DynamoDB Local, such as http:\/\/127\.0\.0\.1:8000/],
+    [['--tick', '0.001'], /^conclave-local: --tick must be a number of seconds, at least 0\.01, such as 10 \(got 0\.001\)/],
+  ])('%j: refused naming the flag, with the usage, exit 2', (args, message) => {
+    const r = run(...args);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(message);
+    expect(r.stderr).toMatch(/\nusage: conclave-local /);
   });
 });
