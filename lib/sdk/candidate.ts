@@ -62,13 +62,19 @@ type SpecFields = Omit<CandidateSpec, 'identity' | 'platform'>;
 
 /**
  * Adds CandidateSpec's cross-field issues (emulation ≤ binary, no strategy twice) under `path`: the one place those rules are written is the spec. Judged only
- * once the fields under `path` are valid each on its own, so no field is reported twice.
+ * once the fields under `path` are valid each on its own, so no field is reported twice. `from`: spec fields the caller took from options of its
+ * own (the elector's identity is its candidate name): an issue there names that option, unless one already does.
  */
-export function checkCandidacy(candidacy: SpecSource, ctx: z.RefinementCtx, path: readonly PropertyKey[] = []): void {
-  if (ctx.issues.some((i) => path.every((p, n) => i.path?.[n] === p))) return;
+export function checkCandidacy(candidacy: SpecSource, ctx: z.RefinementCtx, path: readonly PropertyKey[] = [], from: Readonly<Partial<Record<keyof SpecFields, readonly PropertyKey[]>>> = {}): void {
+  const reported = (at: readonly PropertyKey[]) => ctx.issues.some((i) => at.every((p, n) => i.path?.[n] === p));
+  if (reported(path)) return;
   const spec = specOf(candidacy);
   const r = CandidateSpec.safeParse(spec);
-  for (const issue of r.error?.issues ?? []) ctx.addIssue({ code: 'custom', path: [...path, ...issue.path], message: issue.message });
+  for (const issue of r.error?.issues ?? []) {
+    const own = from[issue.path[0] as keyof SpecFields];
+    if (own && reported(own)) continue;
+    ctx.addIssue({ code: 'custom', path: own ? [...own, ...issue.path.slice(1)] : [...path, ...issue.path], message: issue.message });
+  }
 }
 
 /** The options of a LeaseCandidate; a bad one is a ValidationError naming the field. */

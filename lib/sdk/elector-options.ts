@@ -251,7 +251,7 @@ export const LeaderElectorOptionsSchema = z
       });
     if (o.mode === 'NoCoordination' && o.candidacy)
       ctx.addIssue({ code: 'custom', path: ['candidacy'], message: "must not be given with mode 'NoCoordination': no coordinator elects there. Drop candidacy, or use mode 'coordinated'" });
-    if (o.candidacy) checkCandidacy({ leaseName: o.leaseName, name: o.identity, ...o.candidacy }, ctx, ['candidacy']);
+    if (o.candidacy) checkCandidacy({ leaseName: o.leaseName, name: o.identity, ...o.candidacy }, ctx, ['candidacy'], { name: ['identity'], leaseName: ['leaseName'] });
   });
 
 /** The options of a LeaderElector as written. */

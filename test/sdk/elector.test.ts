@@ -46,6 +46,9 @@ describe('LeaderElector options', () => {
     { opts: { retryPeriodMs: 1_500 }, field: 'retryPeriodMs' },
     { opts: { leaseDurationMs: 500, renewDeadlineMs: 400, retryPeriodMs: 100 }, field: 'leaseDurationMs' },
     { opts: { identity: '' }, field: 'identity' },
+    // named once, as written: not again as the candidacy's name or lease, which the elector derives from them
+    { opts: { identity: 'my worker' }, field: 'identity' },
+    { opts: { leaseName: 'Nightly Report' }, field: 'leaseName' },
     { opts: { mode: 'Racing' }, field: 'mode' },
   ])('rejects $field', ({ opts, field }) => {
     const make = () => new LeaderElector({ ...base(), ...FAST, ...(opts as object) });
