@@ -205,6 +205,10 @@ export const LeaderElectorOptionsSchema = z
       error: optionErrors('LeaderElector', 'leaseName, identity, client, callbacks and (coordinated) candidacy', {
         table: 'name the tables with `tables` (a prefix, or { leases, candidates })',
         candidate: 'the candidacy is the `candidacy` option',
+        // client-go's LeaderElectionConfig names, as its users write them
+        leaseDuration: "it is leaseDurationMs here, in milliseconds (client-go's LeaseDuration is a Duration)",
+        renewDeadline: "it is renewDeadlineMs here, in milliseconds (client-go's RenewDeadline is a Duration)",
+        retryPeriod: "it is retryPeriodMs here, in milliseconds (client-go's RetryPeriod is a Duration)",
       }),
     },
   )

@@ -160,6 +160,11 @@ describe('tables', () => {
     const e = validationError(() => new LeaderElector({ ...elector(), table: 'conclave-leases' } as never));
     expect(e.message).toMatch(/unknown option of LeaderElector: "table": name the tables with `tables`/);
   });
+
+  it.each(['leaseDuration', 'renewDeadline', 'retryPeriod'])('client-go’s %s is refused naming the option in milliseconds', (name) => {
+    const e = validationError(() => new LeaderElector({ ...elector(), [name]: 15 } as never));
+    expect(e.message).toContain(`unknown option of LeaderElector: "${name}": it is ${name}Ms here, in milliseconds (client-go's ${name[0]!.toUpperCase()}${name.slice(1)} is a Duration)`);
+  });
 });
 
 describe('coordinated mode needs a candidacy', () => {
