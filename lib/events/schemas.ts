@@ -178,6 +178,10 @@ export const isDetailType = (s: string): s is DetailType => Object.hasOwn(DETAIL
  * ValidationError naming each bad field, or the unknown detail-type.
  */
 export function parseEvent(detailType: string, detail: unknown): ConclaveEvent {
+  if (typeof detailType !== 'string') {
+    // the whole EventBridge event, handed over from JavaScript
+    throw new ValidationError('Conclave event', [{ field: 'detail-type', message: `must be the event's detail-type, a string such as "Leader Elected", not ${typeof detailType === 'object' && detailType !== null ? 'an object' : String(detailType)}: call parseEvent(event['detail-type'], event.detail)` }]);
+  }
   if (!isDetailType(detailType)) {
     throw new ValidationError('Conclave event', [{ field: 'detail-type', message: `"${detailType}" is not a Conclave detail-type; expected one of: ${DETAIL_TYPES.join(', ')}` }]);
   }

@@ -53,4 +53,12 @@ describe('event schemas', () => {
     }
     expect(() => parseEvent('Leader Left', detail)).toThrow(/not a Conclave detail-type/);
   });
+
+  it('parseEvent given the whole EventBridge event (from JavaScript) says to pass its detail-type and detail', () => {
+    const event = { source: EVENT_SOURCE, 'detail-type': 'Lease Released', detail: {} };
+    // before: "[object Object]" is not a Conclave detail-type
+    expect(() => parseEvent(event as never, undefined)).toThrow(
+      "invalid Conclave event: detail-type: must be the event's detail-type, a string such as \"Leader Elected\", not an object: call parseEvent(event['detail-type'], event.detail)",
+    );
+  });
 });
