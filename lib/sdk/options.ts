@@ -233,10 +233,10 @@ export class TableNotFoundError extends Error {
     override readonly cause: Error,
   ) {
     super(
-      `${subject} cannot start: a table it uses does not exist where its DynamoDB client points (DynamoDB said: ${cause.message}). ` +
+      `${subject}: a table it uses does not exist where its DynamoDB client points (DynamoDB said: ${cause.message}). ` +
         `It uses ${tables.leases}, ${tables.candidates} and ${tables.identities}, as its \`tables\` option names them (a prefix such as 'conclave', or { leases, candidates, identities }). ` +
         `Give \`tables\` your deployment's names: the stack's LeasesTable, CandidatesTable and IdentitiesTable outputs (their common prefix), in the account and Region the client uses; ` +
-        `or create them: startLocalConclave() from @conclave/testing for local mode (its tablePrefix), \`cdk deploy\` in AWS.`,
+        `or create them: for local mode \`npx conclave-local\` (its CONCLAVE_TABLE_PREFIX) or startLocalConclave() (its tablePrefix) from @conclave/testing, \`cdk deploy\` in AWS.`,
     );
   }
 }

@@ -34,6 +34,8 @@ describe('a `tables` option that names no table', () => {
     expect(e.message).toMatch(new RegExp(`${PREFIX}-leases, ${PREFIX}-candidates and ${PREFIX}-identities`));
     expect(e.message).toMatch(/`tables` option/);
     expect(e.message).toMatch(/LeasesTable, CandidatesTable and IdentitiesTable outputs/);
+    // local mode as the README starts it: the prefix conclave-local prints
+    expect(e.message).toMatch(/`npx conclave-local` \(its CONCLAVE_TABLE_PREFIX\) or startLocalConclave\(\) \(its tablePrefix\)/);
     expect(e.cause.name).toBe('ResourceNotFoundException');
     await expect(o.ready).rejects.toBe(error); // ready says the same
   });
@@ -51,6 +53,8 @@ describe('a `tables` option that names no table', () => {
     const e = error as TableNotFoundError;
     expect(e.message).toMatch(new RegExp(`${PREFIX}-leases, ${PREFIX}-candidates and ${PREFIX}-identities`));
     expect(e.message).toMatch(/`tables` option/);
+    // a call does not "start": it names itself and what it could not do
+    expect(e.message).toMatch(new RegExp(`^${_} of lease "job": a table it uses does not exist`));
     expect(e.cause.name).toBe('ResourceNotFoundException');
   });
 });
