@@ -139,6 +139,18 @@ export function pingsToWithdraw(d: Decision, lease: Lease | undefined, candidate
  * either is elected at once, by the stream or by the tick. A live candidate that missed that
  * window too (partitioned, paused) takes the vacant lease by the SDK's fallback.
  */
+/**
+ * How long a held lease's re-election (a preemption asked first, a liveness check) waits for its
+ * answers: a lease duration, never under the ack window nor over half of askAgainAfterMs (one that
+ * let it pass stays passed over a while after it closes). Nobody waits for
+ * a leader meanwhile, and it closes as soon as everyone asked has answered. A candidate without the
+ * push path sees the election only at its next read of the lease: a successor reads once its
+ * holder's renewal interval (6 s at client-go's timings, over the 5 s ack window), every follower
+ * at least once a term.
+ */
+export const reelectionWindowMs = (lease: Pick<Lease, 'leaseDurationSeconds'>, config: Pick<ElectionConfig, 'ackWindowMs' | 'askAgainAfterMs'>): number =>
+  Math.max(config.ackWindowMs, Math.min(lease.leaseDurationSeconds * 1000, config.askAgainAfterMs / 2));
+
 function askedInVain(lease: Lease, silent: readonly Candidate[], ackWindowMs: number): boolean {
   const failure = lease.lastElectionFailure;
   return failure?.reason === 'noLiveCandidates' && silent.every((c) => c.pingTime !== undefined && c.pingTime + ackWindowMs <= failure.at);
@@ -329,7 +341,7 @@ export function decide(name: string, lease: Lease | undefined, candidates: reado
   if (want) {
     // A fresh candidate has just shown it is alive; otherwise ask everyone first (a re-election).
     if (fresh.some((c) => c.name === want)) return { kind: 'preempt', strategy, holder, preferredHolder: want };
-    const opened: Election = { id: electionIdFor(name, lease), startedAt: now, deadline: now + config.ackWindowMs, strategy, holder };
+    const opened: Election = { id: electionIdFor(name, lease), startedAt: now, deadline: now + reelectionWindowMs(lease!, config), strategy, holder };
     return { kind: 'openElection', strategy, election: opened, ping: askable.filter((c) => !fresh.includes(c) && worthAsking(c)).map((c) => c.name) };
   }
   return { kind: 'clearPreferredHolder', strategy, preferredHolder: preferred!, why: best ? 'holderIsBest' : 'noValidCandidate' };

@@ -1,7 +1,7 @@
 import type { Candidate } from '../schemas/candidate.js';
 import type { ElectionConfig } from '../schemas/config.js';
 import type { Election, Lease } from '../schemas/lease.js';
-import { answeredLastPing, decide, electionIdFor, passedOver, type Decision, type DecideTrigger } from './decide.js';
+import { answeredLastPing, decide, electionIdFor, passedOver, reelectionWindowMs, type Decision, type DecideTrigger } from './decide.js';
 import { locationOf, preferredLocationsOf } from './location.js';
 import { compareMerit, orderCandidates, rank, type Ranked } from './ordering.js';
 import { isDeparted, liveCandidates } from './vacancy.js';
@@ -201,7 +201,7 @@ export function successorDecision(lease: Lease | undefined, candidates: readonly
   if (d.kind !== 'leaveAlone' || (d.reason !== 'leaderHealthy' && d.reason !== 'preemptionPending')) return undefined;
   const s: Succession = lease?.holderIdentity === undefined || !config.succession ? { check: [] } : successionOf(lease, candidates, now, config);
   if (s.check.length > 0 && d.reason === 'leaderHealthy') {
-    const election: Election = { id: electionIdFor(lease!.name, lease), startedAt: now, deadline: now + config.ackWindowMs, strategy: d.strategy!, holder: lease!.holderIdentity! };
+    const election: Election = { id: electionIdFor(lease!.name, lease), startedAt: now, deadline: now + reelectionWindowMs(lease!, config), strategy: d.strategy!, holder: lease!.holderIdentity! };
     return { kind: 'openElection', strategy: d.strategy!, election, ping: s.check, ...named(s) };
   }
   if (sameSuccessor(s.successor, lease?.successor, lease?.successorInstance) && sameSuccessor(s.second, lease?.secondSuccessor, lease?.secondSuccessorInstance)) return undefined;

@@ -15,7 +15,7 @@ export type TableNames = z.infer<typeof TableNamesSchema>;
 /** Tuning of the coordinator; every value has the default Kubernetes (or DESIGN.md) uses. */
 export const ElectionConfigSchema = z
   .strictObject({
-    /** How long an election waits for acks before finishing with whoever answered (KEP: up to 5 s). */
+    /** How long a vacant lease's election waits for acks before finishing with whoever answered (KEP: up to 5 s); a held lease's re-election waits a lease duration, never less than this (reelectionWindowMs). */
     ackWindowMs: ms('ackWindowMs').max(60_000).default(5_000),
     /** The electee's first term; its first renewal sets its own duration (Kubernetes: 5 s). */
     electedLeaseDurationSeconds: z.number().int().min(1).max(3_600).default(5),

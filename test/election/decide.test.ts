@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decide, heldAfterDelete, type Decision } from '../../lib/election/decide.js';
+import { decide, heldAfterDelete, reelectionWindowMs, type Decision } from '../../lib/election/decide.js';
 import { plan } from '../../lib/election/plan.js';
 import { isCandidateStale, isIdentityExpired, recheckAt, vacancy } from '../../lib/election/vacancy.js';
 import type { Candidate } from '../../lib/schemas/candidate.js';
@@ -125,7 +125,7 @@ const conclaveRows: Row[] = [
   { name: 'a priority pins the holder against older versions', lease: lease('C1'), candidates: [cand('C1', '2.0.0', '2.0.0', { priority: 100 }), cand('C2', '1.0.0', '2.0.0')], want: { kind: 'leaveAlone', reason: 'leaderHealthy' } },
   { name: 'an expired priority lets the older version preempt', lease: lease('C1'), candidates: [cand('C1', '2.0.0', '2.0.0', { priority: 100, priorityExpiresAt: NOW - 1 }), cand('C2', '1.0.0', '2.0.0')], want: { kind: 'preempt', preferredHolder: 'C2' } },
   // re-elections: a better candidate must answer before the holder is asked to yield
-  { name: 'a better candidate that is not fresh: re-election, the holder keeps leading', lease: lease('b'), candidates: [cand('a', '1.0.0', '1.0.0', { renewTime: NOW - MIN }), cand('b', '2.0.0', '2.0.0')], want: { kind: 'openElection', ping: ['a'], election: { id: 'component-A#13', startedAt: NOW, deadline: NOW + E, strategy: OEV, holder: 'b' } } },
+  { name: 'a better candidate that is not fresh: re-election, the holder keeps leading', lease: lease('b'), candidates: [cand('a', '1.0.0', '1.0.0', { renewTime: NOW - MIN }), cand('b', '2.0.0', '2.0.0')], want: { kind: 'openElection', ping: ['a'], election: { id: 'component-A#13', startedAt: NOW, deadline: NOW + reelectionWindowMs(lease('b'), config), strategy: OEV, holder: 'b' } } },
   { name: 're-election: the better candidate answered → preempt', lease: lease('b', { election: { ...opened, holder: 'b' } }), candidates: [cand('a', '1.0.0', '1.0.0', { renewTime: NOW - SEC, pingTime: opened.startedAt }), cand('b', '2.0.0', '2.0.0', { renewTime: NOW - MIN })], want: { kind: 'preempt', preferredHolder: 'a', holder: 'b' } },
   { name: 're-election: the better candidate stayed silent → the holder stays', lease: lease('b', { election: { ...opened, holder: 'b' } }), now: opened.deadline, candidates: [cand('a', '1.0.0', '1.0.0', { renewTime: NOW - MIN, pingTime: opened.startedAt }), cand('b', '2.0.0', '2.0.0', { renewTime: NOW - MIN })], want: { kind: 'cancelElection', why: 'holderIsBest' } },
   { name: 'a candidate that ignored its last ping is not preferred meanwhile (no hand-back loop after a crash)', lease: lease('b'), candidates: [cand('a', '1.0.0', '1.0.0', { renewTime: NOW - 2 * MIN, pingTime: NOW - config.askAgainAfterMs + SEC }), cand('b', '2.0.0', '2.0.0')], want: { kind: 'leaveAlone', reason: 'leaderHealthy' } },
@@ -329,5 +329,17 @@ describe('an operator deleted the row while held: the election after it waits fo
 
   it('taken meanwhile by a worker (its fallback): the held election is cancelled, the holder left alone', () => {
     expect(decide('component-A', held({ holderIdentity: 'b', renewTime: NOW + SEC, acquireTime: NOW + SEC }), answered, NOW + 2 * SEC, config)).toMatchObject({ kind: 'cancelElection', why: 'holderChanged' });
+  });
+});
+
+describe("a held lease's re-election window", () => {
+  // a successor without the push path reads once a renewal interval (6 s at client-go's timings):
+  // the 5 s ack window alone closed before it saw the election
+  it.each([
+    { leaseS: 15, want: 15_000 },
+    { leaseS: 2, want: config.ackWindowMs },
+    { leaseS: 600, want: config.askAgainAfterMs / 2 },
+  ])('a $leaseS s lease: $want ms', ({ leaseS, want }) => {
+    expect(reelectionWindowMs({ leaseDurationSeconds: leaseS }, config)).toBe(want);
   });
 });

@@ -123,7 +123,7 @@ describe('a live successor (issue 38): named only when known to be alive, the ot
 
   it('after a failover, rows that showed no life since a lease duration before the term are asked (a re-election: the holder leads on); the best known alive is named meanwhile', () => {
     const d = run(term, [dead, holder, quiet, joined]);
-    expect(d).toMatchObject({ kind: 'openElection', ping: ['a', 'c'], election: { holder: 'b', startedAt: NOW, deadline: NOW + config.ackWindowMs }, successor: { name: 'd', instance: 'd_1' }, secondSuccessor: { name: 'a', instance: 'a_1' } });
+    expect(d).toMatchObject({ kind: 'openElection', ping: ['a', 'c'], election: { holder: 'b', startedAt: NOW, deadline: NOW + 15 * SEC }, successor: { name: 'd', instance: 'd_1' }, secondSuccessor: { name: 'a', instance: 'a_1' } });
     expect(d).not.toHaveProperty('vacancy');
     expect(plan(d, term, NOW, config)).toEqual({ ping: ['a', 'c'], pingTime: NOW, lease: { set: { election: (d as Extract<Decision, { kind: 'openElection' }>).election, successor: 'd', successorInstance: 'd_1', secondSuccessor: 'a', secondSuccessorInstance: 'a_1' }, remove: [] } });
   });

@@ -239,6 +239,37 @@ describe('a candidate that let a ping pass', () => {
   });
 });
 
+describe("an operator's pin on a fleet without the push path", () => {
+  // The holder's successors read the lease once a renewal interval (1 s here, its renewal's
+  // cadence), longer than the ack window (500 ms): a re-election opened just after a renewal is
+  // seen by them only after it closed, unless the window of a held lease's re-election covers it.
+  it('a priority set on the successor just after a renewal: it answers the re-election and leads, not passed over for askAgainAfterMs', async () => {
+    const sim = await Sim.create({ config: CONFIG });
+    sim.coordinator();
+    const a = sim.elector('a', { leaseName: L }, { versions: ['1.30.0', '1.30.0'] });
+    await sim.settle(a.elector.ready);
+    const others = [sim.elector('b', { leaseName: L }, { versions: ['1.31.0', '1.31.0'] }), sim.elector('c', { leaseName: L }, { versions: ['1.31.0', '1.31.0'] })];
+    await sim.until('a leading, b and c its successors, the lease quiet', async () => {
+      const l = (await sim.leases.read(L)).item;
+      return a.elector.isLeader() && l?.successor !== undefined && l.secondSuccessor !== undefined && !l.election && l.renewTime! > l.acquireTime!;
+    });
+    await sim.run(10 * FAST.leaseDurationMs); // the candidates' rows no longer fresh: the coordinator asks before it preempts
+    const heir = (await sim.leases.read(L)).item!.successor!;
+    const before = (await sim.leases.read(L)).item!.renewTime!;
+    await sim.until("a's next renewal", async () => (await sim.leases.read(L)).item!.renewTime! > before);
+    const pinnedAt = sim.clock.now();
+    await sim.candidates.write(await sim.candidates.read(L, heir), { set: { priority: 10 } });
+    const askedAgainAfter = 60_000; // the default askAgainAfterMs: what a pin let pass would wait
+    const pinned = others.find((e) => e.elector.options.identity === heir)!;
+    await sim.until(`${heir} leading`, () => pinned.elector.isLeader(), askedAgainAfter + 10 * FAST.leaseDurationMs);
+    // asked in the re-election and answered it: leading within a few renewal intervals of the pin
+    expect(sim.tookOver(L, heir) - pinnedAt).toBeLessThan(5 * FAST.leaseDurationMs);
+    const row = (await sim.candidates.list(L)).candidates.find((c) => c.name === heir)!;
+    expect(row.pingTime === undefined || (row.ackedPingTime ?? 0) >= row.pingTime).toBe(true);
+    expect(sim.log.maxConcurrentLeaders()).toBe(1);
+  });
+});
+
 describe('health (client-go healthz adaptor)', () => {
   it('a leader whose term ran out without it stepping down (a frozen process) is unhealthy; asked whether it leads, it steps down; a follower is healthy', async () => {
     const sim = await Sim.create();
