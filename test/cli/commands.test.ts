@@ -687,17 +687,20 @@ describe('rows the schema refuses, skipped with a warning', () => {
       await s.t.client.send(new PutItemCommand({ TableName: s.t.names.leases, Item: marshall({ name: 'bricked', holderIdentity: 'x', leaseDurationSeconds: 0, leaseTransitions: 0, fencingToken: 7, revision: 3 }) }));
       const described = await s.run(['describe', 'lease', 'odd'], { clock: at() });
       const warnings = described.err.split('\n').filter((l) => l.startsWith('warning: skipped'));
-      // before: "the coordinator ignores it too", of each; the coordinator deletes such rows once stale
-      // (the session's, read with the lease, first)
+      // before: "the coordinator ignores it too", of each; the coordinator deletes such rows once stale.
+      // The session row the lease is held on is no skipped row: the lease's own state, judged by nobody
       expect(warnings).toEqual([
-        expect.stringMatching(/^warning: skipped an identity row that does not match its schema \(it vouches for no term or candidate; the coordinator deletes it once expired by the renewTime and leaseDurationSeconds it still carries, if they parse \(renewTime in epoch milliseconds\), while no held lease or live candidate names it\): .*acquireTime/),
         expect.stringMatching(/^warning: skipped a candidate row that does not match its schema \(it takes no part in elections; the coordinator deletes it once stale by the renewTime it still carries, if that parses as epoch milliseconds\): .*priority/),
       ]);
+      expect(described.out).toMatch(/^State: +unknown: held on a session row the schema refuses/m);
+      expect(described.out).toMatch(/^Session: +held on session all-07:session-p9, whose row does not match the schema: acquireTime/m);
+      expect(described.out).toMatch(/^Repair: +rewrite the session row valid, or delete it: aws dynamodb delete-item /m);
       const listed = await s.run(['get', 'leases'], { clock: at() });
-      expect(listed.err.split('\n').filter((l) => l.startsWith('warning: skipped'))).toEqual([
+      expect(listed.err.split('\n').filter((l) => l.startsWith('warning:'))).toEqual([
         expect.stringMatching(/^warning: skipped a lease row that does not match its schema \(the coordinator decides nothing on it, and reports it broken each tick\): .*leaseDurationSeconds/),
-        expect.stringMatching(/^warning: skipped an identity row /),
+        expect.stringMatching(/^warning: lease "odd": the term of w1 \(fencing token 7\) is held on session "all-07:session-p9", whose row .* does not match the schema \(acquireTime: .*\), so nobody can judge whether that term is live: .*delete-item /),
       ]);
+      expect(listed.out).toMatch(/^odd +w1 +7 .*\(session row refused\) +unknown$/m);
     } finally {
       await s.t.drop();
     }
