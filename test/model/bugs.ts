@@ -18,7 +18,11 @@ export type ModelBug =
   /** The heir of a hand-over anchors the term it leads from its read at the read's end, not at the hand-over's stamp (lib/sdk/step.ts leadFromRead). */
   | 'heirAnchorsAtRead'
   /** A write conditioned on a read requires its revision alone, not its fencing token too (LeaseStore.write before the model check found a row written again after a delete taking it). */
-  | 'writeByRevisionAlone';
+  | 'writeByRevisionAlone'
+  /** The step ignores 'slept': a leader whose machine slept leads on by its monotonic clock (lib/sdk/step.ts decide before d3df61b). */
+  | 'sleepIgnored'
+  /** The step takes 'slept' but moves the term's renewedAt back by nothing (the sleep recorded, not counted against the renew deadline). */
+  | 'sleepNotCounted';
 
 export function planted(bug: ModelBug, p: Protocol): Protocol {
   switch (bug) {
@@ -92,6 +96,10 @@ export function planted(bug: ModelBug, p: Protocol): Protocol {
           return p.leadFromRead({ ...r, lease: { ...l, renewTime: at, acquireTime: at } });
         },
       };
+    case 'sleepIgnored':
+      return { ...p, decide: (s, st, e, at) => (e.kind === 'slept' ? { state: st, effects: [] } : p.decide(s, st, e, at)) };
+    case 'sleepNotCounted':
+      return { ...p, decide: (s, st, e, at) => p.decide(s, st, e.kind === 'slept' ? { ...e, ms: 0 } : e, at) };
     case 'writeByRevisionAlone':
       // a write from a read of a deleted row lands on the row written again since, at the same revision
       return { ...p, rows: { ...p.rows, write: (row, read, patch, name) => writeRow(row, read, patch, name, true) } };

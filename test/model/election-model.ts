@@ -88,6 +88,8 @@ import {
   inTerm,
   leadFromRead,
   SESSION_QUIET_LEASES,
+  sleepToCount,
+  sleptSince,
   sessionFallbackMs,
   STAMP_ERROR_MS,
   START,
@@ -118,6 +120,8 @@ export interface Environment {
 
 /** The decisions the model runs, as the elector's Settings take them (sim/bugs.ts plants there too): the real ones by default (`realProtocol`), or a test's wrapped ones. */
 export interface Protocol {
+  /** The elector's step itself (lib/sdk/step.ts decide): a plant may wrap it (how it takes 'slept'). */
+  readonly decide: typeof decide;
   /** Settings.decideFollower: the follower's decision on a poll. */
   readonly decideFollower: (v: FollowerView, env: Environment) => FollowerDecision;
   /** Settings.decideLeader: the leader's decision on an observation. */
@@ -134,7 +138,7 @@ export interface Protocol {
   readonly coordinatorView: (lease: Lease, session: SessionStamp | undefined, now: number) => Lease;
 }
 
-export const realProtocol: Protocol = { decideFollower: (v) => decideFollower(v), decideLeader, leadFromRead, decideCoordinator: decideWithSuccession, plan, rows: leaseRows, sessionRows: (rows) => rows, coordinatorView: effectiveLease };
+export const realProtocol: Protocol = { decide, decideFollower: (v) => decideFollower(v), decideLeader, leadFromRead, decideCoordinator: decideWithSuccession, plan, rows: leaseRows, sessionRows: (rows) => rows, coordinatorView: effectiveLease };
 
 export interface ModelConfig {
   readonly electors: number;
@@ -182,6 +186,13 @@ export interface ModelConfig {
   readonly sessionRedirects?: number;
   /** How far back such a copy may be: a version replaced less than this many units ago (DynamoDB's copies lag by up to about a second; the simulator's by up to 1,000 ms). */
   readonly staleLagUnits?: number;
+  /**
+   * A machine suspended, in all (a laptop's suspend; not with sessions): its monotonic clock and the
+   * timers on it stand still, it sends and hears nothing while others go on, for one of `sleepUnits`.
+   */
+  readonly sleeps?: number;
+  /** How long a suspend lasts, in units of true time (its monotonic clock runs half a unit of the first before it stops). */
+  readonly sleepUnits?: readonly number[];
   /** Time passes by 1 to this many units in one transition (shorter traces; the same states). */
   readonly maxTickUnits: number;
   readonly coordinator: ElectionConfigInput;
@@ -304,6 +315,14 @@ export interface Elector {
   readonly background: readonly Op[];
   /** run() cancelled: how far its step-down has gone. */
   readonly cancel?: Cancel;
+  /** How far its monotonic clock is behind true time (ms): what a suspend took from it. */
+  readonly lag?: number;
+  /** Its machine's suspend: its monotonic clock read `from` when it stopped (readings before are ≤ it, after ≥ from + half a unit), and lost `lost` ms; asleep until true time `until` (ms). */
+  readonly sleep?: { readonly from: number; readonly lost: number; readonly until: number; readonly asleep: boolean; readonly counted?: true };
+  /** Its clock since boot gained this on its monotonic clock since the shell last looked (sleepGauge): not looked at yet (lookAtClocks). */
+  readonly gain?: number;
+  /** Its StampClock's estimate is behind DynamoDB's time by this (it is on the monotonic clock) until its next response's sample starts it again. */
+  readonly behind?: number;
 }
 
 /**
@@ -345,7 +364,7 @@ export interface World {
   readonly lastTermAt?: number;
   /** A term held on a session ended by another's take (a goal: what the followers' session reads are for). */
   readonly takenFromSession?: true;
-  readonly budget: { readonly faults: number; readonly jumps: number; readonly workFailures: number; readonly tokenMoves: number; readonly staleReads: number; readonly cancels: number; readonly sessionEnds: number; readonly sessionRedirects: number; readonly deletes: number };
+  readonly budget: { readonly faults: number; readonly jumps: number; readonly workFailures: number; readonly tokenMoves: number; readonly staleReads: number; readonly cancels: number; readonly sessionEnds: number; readonly sessionRedirects: number; readonly deletes: number; readonly sleeps: number };
   /** Reads answered with an older copy so far (a goal's count: the budget's spending, so not in the key twice). */
   readonly copies: number;
   /** The last term begun (the history checker's token rule). */
@@ -362,8 +381,12 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
   const election: ElectionConfig = ElectionConfigSchema.parse(cfg.coordinator);
   const leaseSeconds = Math.ceil(cfg.leaseDurationMs / 1000);
   const names = Array.from({ length: cfg.electors }, (_, i) => `w${i + 1}`);
+  if ((cfg.sleeps ?? 0) > 0 && cfg.sessions) throw new Error('test/model: a suspend is modelled without sessions');
+  /** True time (ms): what the machines' clocks since boot and wall clocks count. */
   const mono = (w: World) => w.t * U;
-  const stamp = (w: World, e: Elector) => w.t * U + e.stampOffset;
+  /** `e`'s monotonic clock: true time less what a suspend took from it. */
+  const monoOf = (w: World, e: Elector) => w.t * U - (e.lag ?? 0);
+  const stamp = (w: World, e: Elector) => w.t * U + e.stampOffset - (e.behind ?? 0);
   const session = sessionFallbackMs({ sessionBackstopMs: SESSION_QUIET_LEASES * cfg.leaseDurationMs, renewDeadlineMs: cfg.renewDeadlineMs, retryPeriodMs: cfg.retryPeriodMs });
   /** LeaderElector's Settings, as its constructor builds them. */
   const settings = (w: World, e: Elector): Settings => ({
@@ -389,9 +412,9 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
   });
   /** LeaderElector.moment: its StampClock measures DynamoDB's time to within its own error (true time lies inside), or doubts it after a jump. */
   const moment = (w: World, e: Elector): Moment => ({
-    now: mono(w),
+    now: monoOf(w, e),
     clock: e.unconfirmed > 0 ? { ok: false, reason: 'jumped', jumpMs: 2 * cfg.maxClockErrorMs } : { ok: true, errorMs: Math.abs(e.stampOffset) },
-    offset: e.stampOffset,
+    offset: e.stampOffset - (e.behind ?? 0),
     jumps: e.jumps,
     session: e.session ? e.session.name : undefined,
     pushLive: false,
@@ -458,7 +481,7 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
   function feed(w: World, i: number, ev: Event, main: boolean): World {
     for (let next: Event | undefined = ev; next; ) {
       const e = w.electors[i]!;
-      const { state, effects } = decide(settings(w, e), e.state, next, moment(w, e));
+      const { state, effects } = proto.decide(settings(w, e), e.state, next, moment(w, e));
       w = patchElector(w, i, { state });
       next = undefined;
       for (const f of effects) {
@@ -467,7 +490,7 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
         if (c.next) next = c.next;
         else if (c.req) {
           // (a sleep is in flight while time passes, as a slow request is)
-          const op: Op = { req: c.req, then: c.then!, sentAt: mono(w), ...(c.req.kind === 'sleep' ? { slow: true } : {}) };
+          const op: Op = { req: c.req, then: c.then!, sentAt: monoOf(w, w.electors[i]!), ...(c.req.kind === 'sleep' ? { slow: true } : {}) };
           const x = w.electors[i]!;
           w = patchElector(w, i, main ? { busy: op } : { background: [...x.background, op] });
         }
@@ -486,12 +509,12 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
         return { w, req: { kind: 'read', consistent: f.consistent }, then: { kind: 'leaseRead' } };
       case 'readSession':
         // (answered with the row as it is: the SessionReader's sharing of an earlier read, and older copies, are not modelled)
-        return { w, next: { kind: 'sessionRead', read: { row: proto.sessionRows(w.sessionRows, 'elector').find((r) => r.name === f.name), sentAt: mono(w), ...(f.consistent ? {} : { consistent: false }) } } };
+        return { w, next: { kind: 'sessionRead', read: { row: proto.sessionRows(w.sessionRows, 'elector').find((r) => r.name === f.name), sentAt: monoOf(w, e), ...(f.consistent ? {} : { consistent: false }) } } };
       case 'readProcessSession': {
         // LeaseLock.processSession: the freshest row of that process, by a consistent query
         const rows = proto.sessionRows(w.sessionRows, 'elector').filter((r) => r.process === f.process);
         const row = rows.reduce<IdentityLease | undefined>((a, r) => (a === undefined || r.renewTime > a.renewTime ? r : a), undefined);
-        return { w, next: { kind: 'processSessionRead', read: { row, sentAt: mono(w) } } };
+        return { w, next: { kind: 'processSessionRead', read: { row, sentAt: monoOf(w, e) } } };
       }
       case 'readCandidates':
         // LeaseLock.candidates: the lease's candidate rows (the vanished take's check), read at once
@@ -522,7 +545,8 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
         const last = w.lastStarted;
         if (last && f.term.fencingToken <= last.token)
           after = broke(after, `${e.name} began a term with fencing token ${f.term.fencingToken}, not above the last term's ${last.token}`);
-        return { w: { ...after, lastStarted: { instance: e.instance, token: f.term.fencingToken } }, next: { kind: 'answer', rest: f.rest } };
+        // (LeaderElector.carry: the sleep gauge taken afresh, so a gain before the term is not counted against it)
+        return { w: patchElector({ ...after, lastStarted: { instance: e.instance, token: f.term.fencingToken } }, i, { gain: undefined }), next: { kind: 'answer', rest: f.rest } };
       }
       case 'stop':
         return { w: patchElector(w, i, { deadline: undefined }) };
@@ -544,7 +568,7 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
       case 'renewCandidacy':
         return { w: renewCandidate(w, i), next: { kind: 'answer', rest: f.rest } };
       case 'sleep':
-        return { w, req: { kind: 'sleep', until: mono(w) + f.ms }, then: { kind: 'answer', rest: f.rest, as: 'none', onFault: 'throw' } };
+        return { w, req: { kind: 'sleep', until: monoOf(w, e) + f.ms }, then: { kind: 'answer', rest: f.rest, as: 'none', onFault: 'throw' } };
       case 'steppedDown':
         return { w: patchElector(w, i, { cancel: { phase: 'down', led: f.led } }) };
       case 'newLeader':
@@ -615,6 +639,10 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
   }
   /** `answered`, then the check above. */
   function answer(w: World, i: number, op: Op, lease: Lease | undefined, timedOut: boolean, main: boolean): World {
+    // a response's Date header after a suspend: the StampClock's sample shows the sleep (no jump), starts its estimate again
+    // (counted among its jumps: Moment.jumps) and tells the elector (onSleep: lookAtClocks), before the answer is fed
+    const x = w.electors[i]!;
+    if (!timedOut && x.behind !== undefined && op.req.kind !== 'sleep') w = lookAtClocks(patchElector(w, i, { behind: undefined, jumps: x.jumps + 1 }), i, x.behind);
     const before = w.electors[i]!.state.lead;
     const after = answered(w, i, op, lease, timedOut, main);
     return timedOut ? after : actedOnAnswer(after, i, before, op, lease);
@@ -622,12 +650,52 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
 
   // ---- transitions ----
   /** The loop's next step (LeaderElector.takePart): the 'poll' event — a follower reads; a leader renews, or, woken, reads its lease. */
-  function step(w: World, i: number): { label: string; w: World } {
+  function step(w0: World, i: number): { label: string; w: World } {
+    // (each turn of the loop looks at the clocks first)
+    const w = lookAtClocks(w0, i);
     const e = w.electors[i]!;
     const woken = e.state.wakePending;
     const l = e.state.lead;
-    const label = l ? (woken ? `${e.name}, woken, reads its lease` : `${e.name} steps in term ${l.term.fencingToken}`) : `${e.name} polls${woken ? ' (woken)' : ''}`;
+    const label = (w !== w0 ? `${e.name} counts its sleep, then: ` : '') + (l ? (woken ? `${e.name}, woken, reads its lease` : `${e.name} steps in term ${l.term.fencingToken}`) : `${e.name} polls${woken ? ' (woken)' : ''}`);
     return { label, w: feed(w, i, { kind: 'poll', pushLive: false }, true) };
+  }
+
+  /**
+   * LeaderElector.lookAtClocks: while leading, a gain of its clock since boot on its monotonic one
+   * (sleptSince; `seenMs`: the sleep a response's Date header showed) is a sleep, fed as 'slept'
+   * (sleepToCount: the gain and the clock's resolution), then 'wake' (it reads its lease at once).
+   * Not leading: nothing (the gain stays until a term's start takes the gauge afresh).
+   */
+  function lookAtClocks(w: World, i: number, seenMs?: number): World {
+    const e = w.electors[i]!;
+    if (e.gain === undefined || !e.state.lead || !sleptSince(e.gain, seenMs)) return w;
+    w = feed(patchElector(w, i, { gain: undefined, ...(e.sleep ? { sleep: { ...e.sleep, counted: true as const } } : {}) }), i, { kind: 'slept', ms: sleepToCount(e.gain) }, false);
+    return feed(w, i, { kind: 'wake', revision: undefined }, false);
+  }
+
+  /**
+   * `e`'s machine suspends for `units` of true time: its monotonic clock runs half a unit more (so
+   * every reading after it is above every one before), then stands still with the timers on it; its
+   * requests in flight may land meanwhile, their answers waiting for it (or lost, timed out once it
+   * wakes).
+   */
+  function suspend(w: World, i: number, units: number): World {
+    const e = w.electors[i]!;
+    const slow = (o: Op): Op => (o.slow ? o : { ...o, slow: true });
+    const sleep = { from: monoOf(w, e), lost: units * U - U / 2, until: (w.t + units) * U, asleep: true };
+    return patchElector({ ...w, budget: { ...w.budget, sleeps: w.budget.sleeps - 1 } }, i, { lag: (e.lag ?? 0) - U / 2, sleep, ...(e.busy ? { busy: slow(e.busy) } : {}), background: e.background.map(slow) });
+  }
+
+  /** A sleeping machine's requests: each may land (its answer waits for the machine to wake). */
+  function* whileAsleep(w: World, i: number): Generator<Transition<World>> {
+    const e = w.electors[i]!;
+    const ops: [Op, boolean][] = [...(e.busy ? [[e.busy, true] as [Op, boolean]] : []), ...e.background.map((o): [Op, boolean] => [o, false])];
+    for (const [op, main] of ops) {
+      if (op.landed || op.req.kind === 'sleep') continue;
+      const l = land(w.row, op.req);
+      const marked = main ? patchElector(w, i, { busy: { ...op, landed: l } }) : patchElector(w, i, { background: e.background.map((o) => (o === op ? { ...op, landed: l } : o)) });
+      yield { label: `${e.name}'s ${what(op)} lands${l.answer ? '' : ' (refused)'} while its machine sleeps`, state: setRow(marked, l.row) };
+    }
   }
 
   /** `op` lands now and its answer comes back at once. */
@@ -642,7 +710,7 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
     const mark = (p: Partial<Op>): World => (main ? patchElector(w, i, { busy: { ...op, ...p } }) : patchElector(w, i, { background: e.background.map((o) => (o === op ? { ...op, ...p } : o)) }));
     if (op.req.kind === 'sleep') {
       // it ends once due, or later (time may pass first)
-      if (mono(w) >= op.req.until) yield { label: `${e.name}'s sleep ends`, state: answer(w, i, op, undefined, false, main) };
+      if (!e.sleep?.asleep && monoOf(w, e) >= op.req.until) yield { label: `${e.name}'s sleep ends`, state: answer(w, i, op, undefined, false, main) };
       return;
     }
     if (op.landed) {
@@ -667,6 +735,13 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
     const faults = w.budget.faults > 0;
     for (let i = 0; i < w.electors.length; i++) {
       const e = w.electors[i]!;
+      if (e.sleep?.asleep) {
+        yield* whileAsleep(w, i);
+        continue;
+      }
+      if (w.budget.sleeps > 0 && !e.cancel) for (const k of cfg.sleepUnits ?? []) yield { label: `${e.name}'s machine sleeps ${k * U - U / 2} ms`, state: suspend(w, i, k) };
+      // woken, not looked yet: isLeader() or healthy() asked, or its clocks' timer (a retry period at most: a tick does it too)
+      if (e.gain !== undefined && e.state.lead && !e.cancel) yield { label: `${e.name} looks at its clocks (isLeader())`, state: lookAtClocks(w, i) };
       if (e.cancel) yield* cancelled(w, i);
       else if (!e.busy) {
         if (w.budget.cancels > 0) yield { label: `${e.name} is cancelled`, state: feed(patchElector({ ...w, budget: { ...w.budget, cancels: w.budget.cancels - 1 }, wakes: w.wakes.filter((m) => m.to !== i) }, i, { cancel: { phase: 'steppingDown' } }), i, { kind: 'cancel' }, true) };
@@ -696,7 +771,7 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
     for (let k = 0; k < w.wakes.length; k++) {
       const m = w.wakes[k]!;
       const rest = { ...w, wakes: w.wakes.filter((_, j) => j !== k) };
-      if (!w.electors[m.to]!.cancel) yield { label: `${w.electors[m.to]!.name} is woken (revision ${m.revision ?? '?'})`, state: feed(rest, m.to, { kind: 'wake', revision: m.revision }, false) };
+      if (!w.electors[m.to]!.cancel && !w.electors[m.to]!.sleep?.asleep) yield { label: `${w.electors[m.to]!.name} is woken (revision ${m.revision ?? '?'})`, state: feed(rest, m.to, { kind: 'wake', revision: m.revision }, false) };
       yield { label: `a wake to ${w.electors[m.to]!.name} is lost`, state: rest };
     }
     // the coordinator (lib/coordinator/reconcile.ts reconcileOnce: read, decide, pings, then the lease write); none in NoCoordination
@@ -763,7 +838,7 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
       const led = c.led;
       if (!led || led.handed) yield { label: `${e.name} withdraws its candidacy and is gone`, state: patchElector(withdrawn, i, { cancel: { phase: 'gone', led } }) };
       else {
-        const op: Op = { req: releaseRequest(w, e, led.term), then: { kind: 'lastRelease' }, sentAt: mono(w) };
+        const op: Op = { req: releaseRequest(w, e, led.term), then: { kind: 'lastRelease' }, sentAt: monoOf(w, e) };
         const sent = patchElector(withdrawn, i, { cancel: { phase: 'releasing', led }, busy: op });
         yield { label: `${e.name} withdraws its candidacy and releases term ${led.term.fencingToken}`, state: sent };
       }
@@ -794,11 +869,11 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
       yield { label: `${e.process}'s session ${name}: the late answer to its renewal arrives`, state: feed(patchElector(w, i, { session: { name, gen: s.gen } }), i, { kind: 'sessionRenewed', name, sentAt, ended: endedOn(w) }, false) };
     } else {
       const renewed: World = { ...w, sessionRows: w.sessionRows.map((r) => (r.name === name ? { ...r, renewTime: stamp(w, e), revision: r.revision + 1 } : r)) };
-      yield { label: `${e.process}'s session ${name} renews`, state: feed(renewed, i, { kind: 'sessionRenewed', name, sentAt: mono(w), ended: endedOn(renewed) }, false) };
+      yield { label: `${e.process}'s session ${name} renews`, state: feed(renewed, i, { kind: 'sessionRenewed', name, sentAt: monoOf(w, e), ended: endedOn(renewed) }, false) };
       if (w.budget.faults > 0) {
         yield { label: `${e.process}'s session ${name} renews, its answer lost`, state: spend(renewed) };
         // the answer comes later, after time passed: what it extends is judged then (decideLeader: not past the renew deadline)
-        yield { label: `${e.process}'s session ${name} renews, its answer late`, state: patchElector(spend(renewed), i, { session: { name, gen: s.gen, late: mono(w) } }) };
+        yield { label: `${e.process}'s session ${name} renews, its answer late`, state: patchElector(spend(renewed), i, { session: { name, gen: s.gen, late: monoOf(w, e) } }) };
       }
     }
     if (w.budget.sessionEnds > 0) yield { label: `${e.process}'s session ${name} ends`, state: feed(patchElector({ ...w, budget: { ...w.budget, sessionEnds: w.budget.sessionEnds - 1 } }, i, { session: { ...s, name: null } }), i, { kind: 'sessionEnded', name }, false) };
@@ -877,8 +952,18 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
     const t = w0.t + 1;
     let w: World = { ...w0, t, history: w0.history.filter((h) => h.until > t - lag) };
     for (let i = 0; i < w.electors.length; i++) {
+      const e = w.electors[i]!;
+      const z = e.sleep;
+      if (z?.asleep) {
+        // its monotonic clock stands still; woken at `until`: its clock since boot gained the sleep, its StampClock's estimate is behind by it
+        const lag = (e.lag ?? 0) + U;
+        w = patchElector(w, i, mono(w) >= z.until ? { lag, sleep: { ...z, asleep: false }, gain: z.lost, behind: z.lost } : { lag });
+        continue;
+      }
+      // its clocks' timer (every retry period, a unit, on its monotonic clock) looks at a gain not looked at yet
+      if (e.gain !== undefined) w = lookAtClocks(w, i);
       const d = w.electors[i]!.deadline;
-      if (d === undefined || mono(w) < d.at) continue;
+      if (d === undefined || monoOf(w, w.electors[i]!) < d.at) continue;
       w = feed(patchElector(w, i, { deadline: undefined }), i, { kind: 'deadline', no: d.no }, false);
     }
     return w;
@@ -891,13 +976,40 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
     return feed(w, i, { kind: 'clockJump', jumpMs: Math.abs(offset - e.stampOffset) }, false);
   }
 
+  /**
+   * The term `e` leads as isLeader() would answer now: after its look at the clocks ('asked', then a
+   * sleep not looked at yet counted); none while its machine sleeps (it answers nothing: judged once it wakes).
+   */
+  function leadNow(w: World, e: Elector): Lead | undefined {
+    const l = e.state.lead;
+    if (e.sleep?.asleep) return undefined;
+    if (!l || e.gain === undefined || !sleptSince(e.gain)) return l;
+    const s = settings(w, e);
+    const asked = proto.decide(s, e.state, { kind: 'asked' }, moment(w, e)).state;
+    return asked.lead && proto.decide(s, asked, { kind: 'slept', ms: sleepToCount(e.gain) }, moment(w, e)).state.lead;
+  }
+  /**
+   * How long ago, in true time (its clock since boot), `e` sent the renewal its term `l` stands on. A
+   * reading of its monotonic clock from before its suspend misses the sleep, unless the step moved it
+   * back by at least the sleep ('slept': the term's record says so, and the reading is that far back).
+   */
+  function renewedAgo(w: World, e: Elector, l: Lead): number {
+    const ago = monoOf(w, e) - l.renewedAt;
+    const z = e.sleep;
+    if (!z || l.renewedAt > z.from) return ago;
+    return (l.slept?.ms ?? 0) >= z.lost && l.renewedAt <= z.from - z.lost ? ago : ago + z.lost;
+  }
+
   function check(w: World): string | undefined {
     if (w.violation) return w.violation;
-    const leaders = w.electors.filter((e) => e.state.lead);
-    if (leaders.length > 1) return `two leaders at once: ${leaders.map((e) => `${e.name} (token ${e.state.lead!.term.fencingToken}, renewed ${(mono(w) - e.state.lead!.renewedAt) / U} units ago)`).join(' and ')}`;
-    for (const e of leaders) {
-      const l = e.state.lead!;
-      if (mono(w) >= l.renewedAt + cfg.renewDeadlineMs) return `${e.name} leads past its renew deadline (renewed ${(mono(w) - l.renewedAt) / U} units ago)`;
+    const leaders = w.electors.flatMap((e) => {
+      const l = leadNow(w, e);
+      return l ? [{ e, l }] : [];
+    });
+    if (leaders.length > 1) return `two leaders at once: ${leaders.map(({ e, l }) => `${e.name} (token ${l.term.fencingToken}, renewed ${renewedAgo(w, e, l) / U} units ago)`).join(' and ')}`;
+    for (const { e, l } of leaders) {
+      // (on true time: a sleep its monotonic clock did not count is counted here)
+      if (renewedAgo(w, e, l) >= cfg.renewDeadlineMs) return `${e.name} leads past its renew deadline (renewed ${renewedAgo(w, e, l) / U} units ago${e.sleep ? ', by its clock since boot' : ''})`;
       // the row is in its term (its token, or the row's copy of it: an operator moved the token, which the leader learns at its next renewal)
       const r = w.row;
       // (a term whose row an operator deleted: its leader leads on until its next renewal finds the row gone, or its renew
@@ -939,7 +1051,7 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
         identity: e.instance,
         revision: 1,
       }));
-      const w: World = { t: T0, row: undefined, candidates, electors, orphans: [], wakes: [], history: [], copies: 0, sessionRows, pendingDeletes: [], deletedTokens: [], budget: { faults: cfg.faults, jumps: cfg.clockJumps, workFailures: cfg.workFailures, tokenMoves: cfg.tokenMoves, staleReads: cfg.staleReads ?? 0, cancels: cfg.cancels ?? 0, sessionEnds: cfg.sessionEnds ?? 0, sessionRedirects: cfg.sessionRedirects ?? 0, deletes: cfg.deletes ?? 0 } };
+      const w: World = { t: T0, row: undefined, candidates, electors, orphans: [], wakes: [], history: [], copies: 0, sessionRows, pendingDeletes: [], deletedTokens: [], budget: { faults: cfg.faults, jumps: cfg.clockJumps, workFailures: cfg.workFailures, tokenMoves: cfg.tokenMoves, staleReads: cfg.staleReads ?? 0, cancels: cfg.cancels ?? 0, sessionEnds: cfg.sessionEnds ?? 0, sessionRedirects: cfg.sessionRedirects ?? 0, deletes: cfg.deletes ?? 0, sleeps: cfg.sleeps ?? 0 } };
       init.push(cfg.start === 'held' ? held(w) : w);
     }
 
@@ -1082,6 +1194,7 @@ export function canonicalKey(w: World, unitMs: number, sessions = false): string
     if (e.deadline) out += `|D${T(c, e.deadline.at)}/${e.deadline.no}`;
     if (e.cancel) out += `|X${enc(e.cancel)}`;
     if (e.session) out += `|S${e.session.name ?? '-'}${e.session.late !== undefined ? `@${T(c, e.session.late)}` : ''}`;
+    if (e.sleep) out += `|Z${e.lag ?? 0}/${enc(e.sleep)}/${e.gain ?? ''}/${e.behind ?? ''}`;
   }
   const co = w.coordinator;
   if (co) out += `\nC${enc(co)}`;
@@ -1095,7 +1208,7 @@ export function canonicalKey(w: World, unitMs: number, sessions = false): string
   // (only whether a delete may come now, or in how many units, tells states apart)
   if (w.budget.deletes > 0 && w.lastTermAt !== undefined) out += `\nA${Math.min(w.t - w.lastTermAt, 9)}`;
   const b = w.budget;
-  out += `\n${b.faults}/${b.jumps}/${b.workFailures}/${b.tokenMoves}/${b.staleReads}/${b.cancels}/${b.sessionEnds}/${b.sessionRedirects}/${b.deletes}`;
+  out += `\n${b.faults}/${b.jumps}/${b.workFailures}/${b.tokenMoves}/${b.staleReads}/${b.cancels}/${b.sessionEnds}/${b.sessionRedirects}/${b.deletes}/${b.sleeps}`;
   if (w.lastStarted) out += `\n${w.lastStarted.instance}/${K(c, w.lastStarted.token)}`;
   return shifted(c, out);
 }

@@ -38,6 +38,9 @@ const GOALS: Record<string, (w: World) => boolean> = {
   "a session-held term's end marked on its session, its holder stopped": (w) => w.sessionRows.some((r) => r.endedTerms !== undefined) && w.deletedTokens.length > 0 && w.electors.every((e) => e.state.lead === undefined),
   'the successor taking the row gone under its watch': (w) => w.deletedTokens.length > 0 && w.row?.electedBy === 'successor' && w.row.revision === 1,
   'a second term without a coordinator (NoCoordination)': (w) => w.candidates.length === 0 && w.electors.filter((e) => e.state.ledToken >= 0).length >= 2,
+  "a leader's sleep counted against its renew deadline, the term standing": (w) => w.electors.some((e) => e.sleep?.counted === true && e.state.lead !== undefined),
+  "the heir taking the lease while its leader's machine sleeps": (w) => w.electors.some((e) => e.sleep?.asleep === true && e.state.lead !== undefined && w.row?.holderIdentity !== undefined && w.row.holderIdentity !== e.name),
+  'a request landed while its sender slept, answered after it woke': (w) => w.electors.some((e) => e.sleep?.asleep === false && (e.busy?.landed !== undefined || e.background.some((o) => o.landed !== undefined))),
   "a lease's session rewritten by a peer under its holder": (w) => w.row?.session !== undefined && w.row.holderInstance !== undefined && !w.row.session.startsWith(`${processOf(w.row.holderInstance)}-`),
 };
 
@@ -70,7 +73,7 @@ describe('the election, model-checked', () => {
     expect(r.depth).toBe(depth);
   });
 
-  it("the scopes reach a leader, a second term, a successor taking the lease, a hand-off, a late write, an heir leading from its read, an older copy, a cancelled leader stepping down, terms on sessions, a peer rewriting one, an operator's delete and NoCoordination's second term", () => {
+  it("the scopes reach a leader, a second term, a successor taking the lease, a hand-off, a late write, an heir leading from its read, an older copy, a cancelled leader stepping down, terms on sessions, a peer rewriting one, an operator's delete, NoCoordination's second term and a suspended machine", () => {
     for (const s of SCOPES) if (!explored.has(s.name)) exploreNoting(s.cfg, s.depth, reached); // those a -t filter left out
     expect([...reached].sort()).toEqual(Object.keys(GOALS).sort());
   });

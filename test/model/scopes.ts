@@ -32,6 +32,9 @@ export const SCOPES: { name: string; cfg: ModelConfig; depth: number }[] = [
   { name: "a held lease, an operator deleting its row", cfg: { ...SMALL, start: 'held', stampOffsetsMs: [0], faults: 0, deletes: 1, maxTickUnits: 4 }, depth: 10 },
   // …its term on its session: the stream holds the next election unmarked, marks the term ended on the session (read in the
   // answer to the holder's next session renewal), then holds it a lease duration
+  // a machine suspended (its monotonic clock and timers still, it sends nothing) 1.25 s (a counted sleep inside the renew deadline:
+  // the term stands, its deadline moved back), 3.25 s (across it) or 4.25 s (past the lease: the heir takes it meanwhile); lease 4 s, renew deadline 3 s
+  { name: "a held lease, one machine suspended 1.25, 3.25 or 4.25 s (lease 4 s, renew deadline 3 s)", cfg: { ...SMALL, start: 'held', leaseDurationMs: 4_000, renewDeadlineMs: 3_000, stampOffsetsMs: [0], faults: 0, sleeps: 1, sleepUnits: [3, 7, 9], coordinator: { ...SMALL.coordinator, defaultLeaseDurationSeconds: 4 } }, depth: 7 },
   { name: 'a held lease on sessions, an operator deleting its row', cfg: { ...SMALL, start: 'held', stampOffsetsMs: [0], faults: 0, sessions: true, deletes: 1, maxTickUnits: 3 }, depth: 8 },
 ];
 
