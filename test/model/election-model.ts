@@ -51,6 +51,14 @@
  *   check and its take of the vanished row;
  * - the mode (`mode`): Conclave's coordinated election, or client-go's NoCoordination, where no
  *   coordinator runs and every elector takes a vacant lease itself;
+ * - a suspend (`sleeps`, `sleepUnits`; not with sessions): one machine's monotonic clock and the
+ *   timers on it stand still while the others go on; it sends and hears nothing, its requests in
+ *   flight may land meanwhile, their answers (or timeouts) heard once it wakes. Woken, as
+ *   LeaderElector does: its StampClock's estimate is behind by the sleep until a response's sample,
+ *   which counts it among its jumps and looks at the clocks (onSleep) before the answer is fed; a
+ *   timeout, a wake or its work failing may come first; its loop's next step, isLeader() and its
+ *   clocks' timer (by the next tick) look at the clocks (lookAtClocks: 'slept', then 'wake'). Its
+ *   renew deadline is judged on true time, as isLeader() would answer (after that look);
  * - where it starts: no lease row yet (every candidate just registered), or `held` — the first
  *   elector leads a confirmed term naming the second successor, as an election leaves it, so a
  *   hand-off (the leader's work failing) and what the heir does with it are a few steps away.
