@@ -71,7 +71,7 @@ export const CONFIRMATIONS = 2;
 
 /** Why stamps cannot be trusted now. */
 export type ClockDoubt =
-  /** No response with a Date header yet. */
+  /** No response with a Date header yet, or since the machine slept. */
   | { reason: 'noSamples' }
   /** Known only to ±errorMs, more than the bound (slow responses, or too few samples yet). */
   | { reason: 'uncertain'; errorMs: number }
@@ -195,10 +195,17 @@ export class OffsetEstimate {
     return { lo, hi };
   }
 
-  /** Whether a stamp taken at `at` is within `maxErrorMs` of the server's clock, and if not why. */
-  check(at: number, maxErrorMs: number): ClockCheck {
+  /**
+   * Whether a stamp taken at `at` is within `maxErrorMs` of the server's clock, and if not why.
+   * `asleep`: the machine's clock since boot less its monotonic one now; grown by the resolution
+   * since the newest sample, the machine slept since, which the estimate (on the monotonic clock)
+   * lost: no sample since.
+   */
+  check(at: number, maxErrorMs: number, asleep?: number): ClockCheck {
     const i = this.interval(at);
     if (!i) return { ok: false, reason: 'noSamples' };
+    const before = this.samples[0]!.asleep;
+    if (asleep !== undefined && before !== undefined && asleep - before >= SINCE_BOOT_RESOLUTION_MS) return { ok: false, reason: 'noSamples' };
     if (this.sinceJump < CONFIRMATIONS) return { ok: false, reason: 'jumped', jumpMs: this.lastJumpMs };
     const errorMs = Math.max(this.chosen! - i.lo, i.hi - this.chosen!);
     return errorMs <= maxErrorMs ? { ok: true, errorMs } : { ok: false, reason: 'uncertain', errorMs };
@@ -267,7 +274,7 @@ export class ServerClock implements StampClock {
   }
 
   check(maxErrorMs: number): ClockCheck {
-    return this.estimate.check(this.monotonic(), maxErrorMs);
+    return this.estimate.check(this.monotonic(), maxErrorMs, this.asleep());
   }
 
   /** Jumps, and sleeps: a term won by a write sent before either is given back (its deadline on the monotonic clock did not count a sleep). */

@@ -54,8 +54,8 @@
  * - a suspend (`sleeps`, `sleepUnits`; not with sessions): one machine's monotonic clock and the
  *   timers on it stand still while the others go on; it sends and hears nothing, its requests in
  *   flight may land meanwhile, their answers (or timeouts) heard once it wakes. Woken, as
- *   LeaderElector does: its StampClock's estimate is behind by the sleep until a response's sample,
- *   which counts it among its jumps and looks at the clocks (onSleep) before the answer is fed; a
+ *   LeaderElector does: its StampClock's estimate is behind by the sleep (its check says noSamples)
+ *   until a response's sample, which counts it among its jumps and looks at the clocks (onSleep) before the answer is fed; a
  *   timeout, a wake or its work failing may come first; its loop's next step, isLeader() and its
  *   clocks' timer (by the next tick) look at the clocks (lookAtClocks: 'slept', then 'wake'). Its
  *   renew deadline is judged on true time, as isLeader() would answer (after that look);
@@ -418,10 +418,11 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
     stampErrorMs: Math.max(STAMP_ERROR_MS, cfg.maxClockErrorMs),
     clockMeasured: true,
   });
-  /** LeaderElector.moment: its StampClock measures DynamoDB's time to within its own error (true time lies inside), or doubts it after a jump. */
+  /** LeaderElector.moment: its StampClock measures DynamoDB's time to within its own error (true time lies inside), or doubts it after a jump or a sleep no sample showed yet. */
   const moment = (w: World, e: Elector): Moment => ({
     now: monoOf(w, e),
-    clock: e.unconfirmed > 0 ? { ok: false, reason: 'jumped', jumpMs: 2 * cfg.maxClockErrorMs } : { ok: true, errorMs: Math.abs(e.stampOffset) },
+    // (woken from a sleep no response has shown yet: its estimate lost the sleep, and its check says so, as before a first sample)
+    clock: e.behind !== undefined ? { ok: false, reason: 'noSamples' } : e.unconfirmed > 0 ? { ok: false, reason: 'jumped', jumpMs: 2 * cfg.maxClockErrorMs } : { ok: true, errorMs: Math.abs(e.stampOffset) },
     offset: e.stampOffset - (e.behind ?? 0),
     jumps: e.jumps,
     session: e.session ? e.session.name : undefined,

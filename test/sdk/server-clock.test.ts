@@ -132,6 +132,16 @@ describe('OffsetEstimate (serverTime − monotonic from Date headers)', () => {
       expect(e.jumps).toBe(1);
       expect(e.check(5_005, 10_000)).toMatchObject({ ok: false, reason: 'jumped' });
     });
+
+    it('asleep since the newest sample, none since: no stamp is trusted until one comes (the estimate lost the sleep)', () => {
+      const e = new OffsetEstimate();
+      for (let k = 0; k < 5; k++) e.add({ ...sample(T, 1_000 + 700 * k, 5), asleep: 0 });
+      expect(e.check(4_000, 1_000, 999)).toMatchObject({ ok: true });
+      // before: trusted, so a leader that kept its term across the sleep renewed with stamps that much in the past
+      expect(e.check(4_000, 1_000, 7_000)).toEqual({ ok: false, reason: 'noSamples' });
+      e.add({ ...sample(T + 7_000, 4_000, 5), asleep: 7_000 });
+      expect(e.check(4_005, 10_000, 7_000)).toMatchObject({ ok: true });
+    });
   });
 
   it('a monotonic clock drifting at 80 ppm for ten minutes: never a jump, the truth always inside', () => {
