@@ -405,40 +405,49 @@ describe('a laptop that slept past its lease and wakes before its network is bac
   });
 });
 
+const networkDown = (m: Machine) => {
+  m.fault = () => Object.assign(new Error('connect ENETUNREACH'), { code: 'ENETUNREACH', errno: -101, syscall: 'connect' });
+};
+
+/**
+ * Three coordinated electors, timers on the monotonic clock. The leader's laptop sleeps `sleepMs`
+ * just after a renewal of its own (nobody else can take the lease meanwhile: it has not run out),
+ * then wakes (`onWake` just before: its network as it finds it); the first Date header after that
+ * shows DynamoDB's time moved on by the sleep.
+ */
+async function sleptAfterRenewal(sleepMs: number, onWake: (m: Machine) => void = () => undefined) {
+  const sim = await Sim.create({ config: CONFIG });
+  sim.coordinator({ tickEveryMs: 1_000 });
+  const es = ['a', 'b', 'c'].map((id) => {
+    const m = sim.machine();
+    m.clock.monotonicTimers = true;
+    return sim.elector(id, { leaseName: L, ...CLIENT_GO }, { machine: m });
+  });
+  const leader = await sim.until('a leader', () => leaders(es)[0], 120_000);
+  await sim.until('a successor named', async () => (await sim.leases.read(L)).item?.successor, 120_000);
+  await sim.run(20_000);
+  const m = leader.machine;
+  const from = sim.clock.monotonic();
+  await sim.until('a renewal', () => leaseWrites(sim, m, from).some((r) => r.ok), 30_000);
+  const renewedAt = Math.max(...leaseWrites(sim, m, from).filter((r) => r.ok).map((r) => r.at));
+  await sim.run(10 * LATENCY_MS);
+  const token = leader.elector.fencingToken!;
+  const id = leader.elector.options.identity;
+  m.clock.pause();
+  const sleptAt = sim.clock.monotonic();
+  await sim.run(sleepMs);
+  m.clock.lostMs += sim.clock.monotonic() - sleptAt;
+  onWake(m);
+  m.clock.resume();
+  const wokeAt = sim.clock.monotonic();
+  return { sim, es, leader, m, id, token, renewedAt, wokeAt, leads: leader.elector.isLeader() };
+}
+
 describe('a laptop that sleeps a short while after a renewal', () => {
-  /**
-   * Three coordinated electors, timers on the monotonic clock. The leader's laptop sleeps `sleepMs`
-   * just after a renewal of its own (nobody else can take the lease meanwhile: it has not run out),
-   * then wakes; the first Date header after that shows DynamoDB's time moved on by the sleep.
-   */
-  async function napped(sleepMs: number, networkDown = false) {
-    const sim = await Sim.create({ config: CONFIG });
-    sim.coordinator({ tickEveryMs: 1_000 });
-    const es = ['a', 'b', 'c'].map((id) => {
-      const m = sim.machine();
-      m.clock.monotonicTimers = true;
-      return sim.elector(id, { leaseName: L, ...CLIENT_GO }, { machine: m });
-    });
-    const leader = await sim.until('a leader', () => leaders(es)[0], 120_000);
-    await sim.until('a successor named', async () => (await sim.leases.read(L)).item?.successor, 120_000);
-    await sim.run(20_000);
-    const m = leader.machine;
-    const from = sim.clock.monotonic();
-    await sim.until('a renewal', () => leaseWrites(sim, m, from).some((r) => r.ok), 30_000);
-    const renewedAt = Math.max(...leaseWrites(sim, m, from).filter((r) => r.ok).map((r) => r.at));
-    await sim.run(10 * LATENCY_MS);
-    const token = leader.elector.fencingToken!;
-    const id = leader.elector.options.identity;
-    m.clock.pause();
-    const sleptAt = sim.clock.monotonic();
-    await sim.run(sleepMs);
-    m.clock.lostMs += sim.clock.monotonic() - sleptAt;
-    if (networkDown) m.fault = () => Object.assign(new Error('connect ENETUNREACH'), { code: 'ENETUNREACH', errno: -101, syscall: 'connect' });
-    m.clock.resume();
-    const wokeAt = sim.clock.monotonic();
-    const leads = leader.elector.isLeader();
-    await sim.run(30_000);
-    return { sim, es, leader, id, token, renewedAt, wokeAt, leads };
+  async function napped(sleepMs: number, down = false) {
+    const r = await sleptAfterRenewal(sleepMs, down ? networkDown : undefined);
+    await r.sim.run(30_000);
+    return r;
   }
 
   it.each([1_500, 3_000, 6_000])('%i ms, its renew deadline not reached counting the sleep: it keeps its term (no needless failover)', async (sleepMs) => {
@@ -476,35 +485,17 @@ describe('a laptop that sleeps 6 or 7 s after a renewal, its first read after wa
    * on its renew deadline.
    */
   it.each([6_000, 7_000])('%i ms: it renews with no stamp from before the sleep, and no other leads meanwhile', async (sleepMs) => {
-    const sim = await Sim.create({ config: CONFIG });
-    sim.coordinator({ tickEveryMs: 1_000 });
-    const es = ['a', 'b', 'c'].map((id) => {
-      const m = sim.machine();
-      m.clock.monotonicTimers = true;
-      return sim.elector(id, { leaseName: L, ...CLIENT_GO }, { machine: m });
-    });
-    const leader = await sim.until('a leader', () => leaders(es)[0], 120_000);
-    await sim.until('a successor named', async () => (await sim.leases.read(L)).item?.successor, 120_000);
-    await sim.run(20_000);
-    const m = leader.machine;
-    const from = sim.clock.monotonic();
-    await sim.until('a renewal', () => leaseWrites(sim, m, from).some((r) => r.ok), 30_000);
-    await sim.run(10 * LATENCY_MS);
-    m.clock.pause();
-    const sleptAt = sim.clock.monotonic();
-    await sim.run(sleepMs);
-    m.clock.lostMs += sim.clock.monotonic() - sleptAt;
     let swallowed = 0;
-    m.swallow = (req) => req.operation === 'GetItem' && swallowed++ < 1;
-    m.clock.resume();
-    const wokeAt = sim.clock.monotonic();
+    const { sim, m, wokeAt } = await sleptAfterRenewal(sleepMs, (m) => {
+      m.swallow = (req) => req.operation === 'GetItem' && swallowed++ < 1;
+    });
     const stamps: number[] = [];
     const seen = (at: number) => sim.leases.read(L).then((r) => r.item?.renewTime !== undefined && stamps.push(sim.clock.now() - r.item.renewTime - (sim.clock.monotonic() - at)));
     await sim.until('the first request after waking', () => m.sent.some((r) => r.at >= wokeAt && r.operation !== 'GetItem'), 10_000);
     await sim.run(2 * LATENCY_MS);
     await seen(sim.clock.monotonic());
     m.swallow = undefined;
-    m.fault = () => Object.assign(new Error('connect ENETUNREACH'), { code: 'ENETUNREACH', errno: -101, syscall: 'connect' });
+    networkDown(m);
     await sim.run(30_000);
     // before: renewed at 1.5 s after waking with its estimate of DynamoDB's time behind by the sleep, the row said the
     // term ran out 6 or 7 s early, and b led from 10.1 s (7 s) or 11.3 s (6 s) while a led until 11.5 s or 11.8 s
