@@ -29,7 +29,7 @@ import { optionErrors } from './options.js';
 export const HEALTH_HEADERS = {
   /** The lease. */
   lease: 'Conclave-Lease',
-  /** Its holder as this process knows it: itself while it leads, else the holder it last saw. */
+  /** Its holder as this process knows it: itself while it leads, else the holder it last saw (none once run() has settled). */
   holder: 'Conclave-Holder',
   /** The fencing token of this process's term, while it leads. */
   fencingToken: 'Conclave-Fencing-Token',
@@ -55,7 +55,7 @@ export const LeaseHealthSchema = z.object({
   ready: z.boolean(),
   /** It has not failed and is not stuck (`/healthz`). */
   live: z.boolean(),
-  /** The holder as this process knows it: itself while it leads, else the last one it saw. */
+  /** The holder as this process knows it: itself while it leads, else the last one it saw; none once run() has settled (`stopped`, `failed`: it watches the lease no more). */
   holder: HolderName.optional(),
   /** The fencing token of its term, while it leads. */
   fencingToken: FencingToken.optional(),
@@ -84,7 +84,9 @@ export function leaseHealth(e: LeaderElector): LeaseHealth {
   const token = leading ? e.fencingToken : undefined;
   const state = e.runPhase;
   const healthy = e.healthy();
-  const holder = leading ? e.options.identity : e.leader;
+  // once run() has settled (stopped, failed) it watches the lease no more: the holder it last saw is no news
+  const watching = state === 'starting' || state === 'running' || state === 'stopping';
+  const holder = leading ? e.options.identity : watching ? e.leader : undefined;
   const address = leading ? e.options.advertise : undefined;
   return {
     lease: e.options.leaseName,

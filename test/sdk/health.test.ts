@@ -92,6 +92,32 @@ describe('on simulated time: /leader follows the renew deadline to the milliseco
     }
   });
 
+  it('once run() has resolved, the body says it no longer takes part and names no holder it can no longer vouch for', async () => {
+    const L = 'health-after-stop';
+    const sim = await Sim.create();
+    const a = sim.elector('a', { leaseName: L, mode: 'NoCoordination', clockSync: 'none' });
+    await sim.until('a to lead', () => a.elector.isLeader());
+    const b = sim.elector('b', { leaseName: L, mode: 'NoCoordination', clockSync: 'none' });
+    await sim.until('b to see a lead', () => b.elector.leader === 'a');
+    await b.stop();
+    await a.stop(); // released: a's holder is gone too, which b, stopped, never sees
+    const server = await listen(healthCheck(b.elector));
+    try {
+      for (const path of ['leader', 'ready', 'healthz']) {
+        const stopped = await ask(`${server.url}/${path}`);
+        expect(stopped.headers.get(HEALTH_HEADERS.holder)).toBeNull();
+        const [l] = body(stopped).leases;
+        expect(l).toEqual({ lease: L, identity: 'b', state: 'stopped', leading: false, ready: false, live: true });
+      }
+      // a stopped elector is not failed nor stuck: only /leader and /ready turn it away
+      expect((await ask(`${server.url}/leader`)).status).toBe(503);
+      expect((await ask(`${server.url}/ready`)).status).toBe(503);
+      expect((await ask(`${server.url}/healthz`)).status).toBe(200);
+    } finally {
+      await server.close();
+    }
+  });
+
   it('a process frozen past its renew deadline answers 503 at once when asked, before any of its timers ran', async () => {
     const sim = await Sim.create();
     const e = sim.elector('h', { leaseName: 'health-frozen', mode: 'NoCoordination', clockSync: 'none' });
