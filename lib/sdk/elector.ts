@@ -141,7 +141,7 @@ export class LeaderElector {
       everyRetryPeriod: opts.mode === 'NoCoordination' && opts.renewIntervalMs === undefined,
     };
     const startUp = new StartUp<void>(`LeaderElector "${opts.identity}" of lease "${opts.leaseName}"`, opts.tables);
-    this.x = { settings, lock, sessions, time, machine: clock ?? systemClock, client, requests, callbacks, report, retryDelayMs: decisions.retryDelayMs, detect: detect ?? (() => detectPlatform()), push, session, startUp, phase: 'idle', platform: undefined, nap: undefined, wokenAt: [], failures: 0, work: undefined, deadline: undefined, clocks: undefined, sleepGauge: 0, aside: new Set() };
+    this.x = { settings, lock, sessions, time, machine: clock ?? systemClock, client, requests, callbacks, report, retryDelayMs: decisions.retryDelayMs, detect: detect ?? (() => detectPlatform()), push, session, startUp, phase: 'idle', failure: undefined, platform: undefined, nap: undefined, wokenAt: [], failures: 0, work: undefined, deadline: undefined, clocks: undefined, sleepGauge: 0, aside: new Set() };
     this.ready = startUp.ready;
   }
 
@@ -293,6 +293,11 @@ export class LeaderElector {
     return this.x.phase;
   }
 
+  /** Why run() rejected, once runPhase is 'failed' (the value it rejected with); else undefined. */
+  get runError(): unknown {
+    return this.x.phase === 'failed' ? this.x.failure : undefined;
+  }
+
   /** Where this worker runs, once run() has looked (undefined: not known, or `platform: 'none'`). */
   get platform(): Platform | undefined {
     return this.x.platform;
@@ -317,6 +322,7 @@ export class LeaderElector {
       this.x.phase = 'stopped';
     } catch (e) {
       this.x.phase = 'failed';
+      this.x.failure = e;
       throw e;
     }
   }
@@ -652,6 +658,8 @@ interface Shell {
   readonly session: Session | undefined;
   readonly startUp: StartUp<void>;
   phase: ElectorRunPhase;
+  /** Why run() rejected (phase 'failed'). */
+  failure: unknown;
   platform: Platform | undefined;
   /** Ends the sleep between steps early (a wake). */
   nap: Nap | undefined;

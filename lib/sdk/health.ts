@@ -61,6 +61,8 @@ export const LeaseHealthSchema = z.object({
   fencingToken: FencingToken.optional(),
   /** Its `advertise` address, while it leads. */
   address: Address.optional(),
+  /** Why run() rejected, while `state` is `failed`: the error's name and message (no stack, no cause). */
+  error: z.object({ name: z.string(), message: z.string() }).optional(),
 });
 /** What a health check says of one elector. */
 export type LeaseHealth = z.infer<typeof LeaseHealthSchema>;
@@ -98,7 +100,18 @@ export function leaseHealth(e: LeaderElector): LeaseHealth {
     ...(holder !== undefined ? { holder } : {}),
     ...(token !== undefined ? { fencingToken: token } : {}),
     ...(address !== undefined ? { address } : {}),
+    ...(state === 'failed' ? { error: described(e.runError) } : {}),
   };
+}
+
+/** The longest error message a health body carries (a user's own error may carry a whole payload). */
+const MESSAGE_MAX = 1000;
+
+/** An error as a health body shows it: its name and message, no stack. */
+function described(e: unknown): { name: string; message: string } {
+  const name = e instanceof Error ? e.name : typeof e;
+  const message = e instanceof Error ? e.message : String(e);
+  return { name, message: message.length > MESSAGE_MAX ? `${message.slice(0, MESSAGE_MAX - 1)}…` : message };
 }
 
 const Electors = z

@@ -254,7 +254,11 @@ describe('on DynamoDB Local', () => {
     await stopped.stop();
     const s = await serveHealth([missing, stopped.elector], { port: 0, host: '127.0.0.1' });
     try {
-      expect(body(await ask(`${s.url}/healthz/health-failed`))).toMatchObject({ ok: false, leases: [{ state: 'failed', live: false, ready: false }] });
+      const why = (await failed.catch((e: unknown) => e)) as Error;
+      const failedAnswer = await ask(`${s.url}/healthz/health-failed`);
+      expect(body(failedAnswer)).toMatchObject({ ok: false, leases: [{ state: 'failed', live: false, ready: false, error: { name: 'TableNotFoundError', message: why.message } }] });
+      expect(Object.keys(JSON.parse(failedAnswer.text).leases[0].error)).toEqual(['name', 'message']); // no stack, no cause
+      expect(body(await ask(`${s.url}/healthz/health-stopped`)).leases[0]).not.toHaveProperty('error');
       expect((await ask(`${s.url}/ready/health-failed`)).status).toBe(503);
       expect(body(await ask(`${s.url}/ready/health-stopped`))).toMatchObject({ ok: false, leases: [{ state: 'stopped', ready: false, live: true }] });
       expect((await ask(`${s.url}/healthz/health-stopped`)).status).toBe(200);
