@@ -226,7 +226,7 @@ export type ServeHealthOptions = z.input<typeof ServeHealthOptionsSchema>;
 export interface HealthServer {
   /** The port it listens on (the one picked, for port 0). */
   readonly port: number;
-  /** Where to reach it from this host, e.g. `http://127.0.0.1:8080`. */
+  /** Where to reach it from this host, e.g. `http://127.0.0.1:8080` (the IPv4 loopback when it listens on every interface, the default; else the address it listens on, an IPv6 one in brackets). */
   readonly url: string;
   /** Stops listening and drops open connections (a load balancer's keep-alives); resolves once closed. */
   close(): Promise<void>;
@@ -259,7 +259,8 @@ export async function serveHealth(electors: LeaderElector | readonly LeaderElect
     });
   });
   const a = server.address() as { address: string; family: string; port: number }; // net.AddressInfo: listening on a port
-  const host = a.address === '::' || a.address === '0.0.0.0' ? 'localhost' : a.family === 'IPv6' ? `[${a.address}]` : a.address;
+  // on every interface ('::' is dual-stack as node binds it): the IPv4 loopback, which either answers; `localhost` may resolve to ::1 first, which a 0.0.0.0 listener does not
+  const host = a.address === '::' || a.address === '0.0.0.0' ? '127.0.0.1' : a.family === 'IPv6' ? `[${a.address}]` : a.address;
   // once: a second close() (a shutdown hook and a finally, say) resolves with the first
   let closing: Promise<void> | undefined;
   return {

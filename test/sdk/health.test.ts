@@ -320,6 +320,16 @@ describe('serveHealth, as a load balancer and a shutdown hook meet it', () => {
     }
   });
 
+  it('listening on every interface (the default), its url is the IPv4 loopback its TSDoc names, not localhost (which may resolve to ::1 first)', async () => {
+    const s = await serveHealth(idle('url'), { port: 0 });
+    try {
+      expect(s.url).toBe(`http://127.0.0.1:${s.port}`); // before the fix: http://localhost:PORT
+      expect((await ask(`${s.url}/healthz`)).status).toBe(200);
+    } finally {
+      await s.close();
+    }
+  });
+
   it('close() twice resolves; a port in use is refused naming serveHealth and `port`', async () => {
     const a = await serveHealth(idle('twice'), { port: 0, host: '127.0.0.1' });
     const e = await serveHealth(idle('twice-2'), { port: a.port, host: '127.0.0.1' }).catch((x: Error) => x);
