@@ -1,5 +1,6 @@
 import { CreateTableCommand, DeleteTableCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
+import { readFileSync } from 'node:fs';
 import { createServer, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assumeYes } from '../../lib/cli/confirm.js';
@@ -103,6 +104,31 @@ describe('get', () => {
 });
 
 describe('describe lease', () => {
+  it("docs/cli.md's `describe lease nightly-report` sample is what the command prints for its rows", async () => {
+    // the sample's rows: w2 holds, w1 is pinned (priority 5) and preferred, w3 the second successor
+    const now = Date.parse('2026-11-23T11:54:22.431Z');
+    const acquired = Date.parse('2026-11-23T11:53:58.896Z');
+    const id = { w1: 'w1_9eec4b13-38a7-4700-9edb-623c8376759b', w2: 'w2_cd53e60c-1ebb-4dc6-bdfe-aeec45ab486d', w3: 'w3_5a0be1ba-58a9-4fc5-a27b-946333bb19c7' };
+    const own = await cliHarness('cli-docs-sample');
+    try {
+      const set = { leaseDurationSeconds: 15, renewTime: now - SEC, acquireTime: acquired, leaseTransitions: 4, fencingToken: fencingTokenFloor(acquired), electedBy: 'coordinator' as const, electedStrategy: 'OldestEmulationVersion', holderIdentity: 'w2', holderInstance: id.w2, preferredHolder: 'w1', lastHolderIdentity: 'w3', successor: 'w1', successorInstance: id.w1, secondSuccessor: 'w3', secondSuccessorInstance: id.w3 };
+      await own.leases.write(LeaseStore.readOf('nightly-report', undefined), { set });
+      for (let i = 1; i < 50; i++) await own.leases.write(await own.leases.read('nightly-report'), { set: { renewTime: now - SEC } }); // revision 50
+      const candidate = (name: 'w1' | 'w2' | 'w3', emulationVersion: string, createdAgo: number, renewedAgo: number, extra: Partial<Candidate> = {}) =>
+        own.seedCandidate(cand(name, emulationVersion, '1.31.0', { leaseName: 'nightly-report', identity: id[name], createdAt: now - createdAgo, renewTime: now - renewedAgo, pingTime: now - 2 * SEC, ackedPingTime: now - 2 * SEC, ...extra }));
+      await candidate('w1', '1.31.0', 70 * SEC, 2 * SEC, { priority: 5, priorityExpiresAt: now + 29 * MIN + 57.5 * SEC });
+      await candidate('w2', '1.30.0', 67 * SEC, SEC);
+      await candidate('w3', '1.31.0', 63 * SEC, SEC);
+      const r = await own.run(['describe', 'lease', 'nightly-report'], { clock: manualClock(now) });
+      expect(r.code, r.err).toBe(0);
+      const docs = readFileSync(new URL('../../docs/cli.md', import.meta.url), 'utf8');
+      const sample = /```\n\$ npx conclave describe lease nightly-report\n([\s\S]*?)\n```/.exec(docs)?.[1];
+      expect(sample).toBe(r.out);
+    } finally {
+      await own.t.drop();
+    }
+  });
+
   it('shows where the holder runs and the last term the platform ended', async () => {
     const task = { kind: 'ecs' as const, id: 'arn:aws:ecs:eu-west-1:000000000000:task/workers/0123abcd', cluster: 'workers', availabilityZone: 'eu-west-1a' };
     const own = await cliHarness('cli-platform');
