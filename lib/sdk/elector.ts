@@ -387,6 +387,8 @@ export class LeaderElector {
       while (!signal.aborted) {
         try {
           this.lookAtClocks();
+          // following: the gauge from before this step, so a sleep while a take is in flight counts against the term it starts
+          if (!this.known.lead) x.sleepGauge = sleepGauge(x.machine);
           if (this.known.wakePending) x.wokenAt = [...x.wokenAt.slice(1 - WOKEN_READS), time.monotonic()];
           await this.feed({ kind: 'poll', pushLive: this.pushLive });
           if (x.failures > 0) {
@@ -577,8 +579,7 @@ export class LeaderElector {
         const leading: LeadingTerm = { fencingToken: token, fencedWrite: (input) => this.transact(by(), input), fencedItemWrite: (input, attribute) => this.itemWrite(by(), input, attribute) };
         // a rejection once the term's signal aborted is the work stopping, as asked: nothing failed
         const failed = (cause: unknown) => void (controller.signal.aborted || this.note({ kind: 'workFailed', no, token, cause, random: x.time.random() }));
-        // work that never asks isLeader() learns of a sleep within a retry period of waking too
-        x.sleepGauge = sleepGauge(x.machine);
+        // work that never asks isLeader() learns of a sleep within a retry period of waking too (the gauge is the step's: set before it, following)
         x.clocks?.cancel();
         x.clocks = every(x.time, o.retryPeriodMs, () => this.lookAtClocks(), { background: true });
         callBack(() => x.callbacks.onStartedLeading(controller.signal, leading), failed);

@@ -809,3 +809,62 @@ describe("a leader's work that throws, or never returns", () => {
     expect(err).toBeInstanceOf(FencingError);
   });
 });
+
+describe('a laptop that sleeps while its take of the lease is in flight', () => {
+  /**
+   * Three coordinated electors, timers on the monotonic clock. The leader's machine dies; once the
+   * lease runs out, its successor's laptop sleeps `sleepMs` just after its take goes out (DynamoDB
+   * applies it), and reads the answer on waking, its network down from then on. The take is the
+   * term's renewal, sent before the sleep: its renew deadline, in true time, is the take's send
+   * plus renewDeadlineMs.
+   */
+  it.each([
+    ['none', 6_000],
+    ['none', 12_000],
+    ['server', 6_000],
+    ['server', 12_000],
+  ] as const)('clockSync %s, %i ms: it stops by the renew deadline counting the sleep, one leader throughout', async (clockSync, sleepMs) => {
+    const sim = await Sim.create({ config: CONFIG });
+    sim.coordinator({ tickEveryMs: 1_000 });
+    const es = ['a', 'b', 'c'].map((id) => {
+      const m = sim.machine();
+      m.clock.monotonicTimers = true;
+      return sim.elector(id, { leaseName: L, ...CLIENT_GO, clockSync }, { machine: m });
+    });
+    const leader = await sim.until('a leader', () => leaders(es)[0], 120_000);
+    const heir = await sim.until('a successor named', async () => (await sim.leases.read(L)).item?.successor, 120_000);
+    await sim.run(20_000);
+    const successor = es.find((e) => e.elector.options.identity === heir)!;
+    const m = successor.machine;
+    // (its first write of the lease: a follower's, the take)
+    let sentAt: number | undefined;
+    m.swallow = (req) => {
+      if (sentAt === undefined && onLeases(sim, req) && ['PutItem', 'UpdateItem'].includes(req.operation)) {
+        sentAt = sim.clock.monotonic();
+        m.clock.pause();
+      }
+      return false;
+    };
+    leader.machine.clock.dead = true;
+    await sim.until('the take sent', () => sentAt !== undefined, 60_000);
+    m.swallow = undefined;
+    await sim.run(sleepMs);
+    m.clock.lostMs += sim.clock.monotonic() - sentAt!;
+    networkDown(m);
+    m.clock.resume();
+    const wokeAt = sim.clock.monotonic();
+    await sim.run(40_000);
+    const id = successor.elector.options.identity;
+    const started = sim.log.of('started', id).filter((s) => s.at >= wokeAt);
+    if (clockSync === 'none') expect(started).toHaveLength(1); // it leads the term it took
+    for (const s of started) {
+      const stopped = sim.log.of('stopped', id).find((x) => x.token === s.token);
+      expect(stopped).toBeDefined();
+      // its work never asks isLeader(): it looks at its clocks within a retry period of waking
+      expect(stopped!.at).toBeLessThanOrEqual(Math.max(wokeAt + CLIENT_GO.retryPeriodMs, sentAt! + CLIENT_GO.renewDeadlineMs) + 8 * LATENCY_MS);
+    }
+    // before (clockSync none): it led from waking until the take's send plus 16 s (22 s), c from 15.2 s on (the dead a never logs its stop)
+    const other = sim.log.of('started').find((s) => s.at > sentAt! && s.who !== id);
+    for (const s of started) expect(sim.log.of('stopped', id).find((x) => x.token === s.token)!.at).toBeLessThanOrEqual(other?.at ?? Infinity);
+  });
+});
