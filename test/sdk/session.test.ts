@@ -44,23 +44,24 @@ const CLIENT_GO = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPerio
  * Three processes, each with one Session and an elector on every lease, the push path, the
  * coordinator. `defaults`: client-go's timings and the Session's defaults instead of FAST's.
  */
-async function sessionFleet(opts: { push?: boolean; leases?: string[]; defaults?: boolean; tickEveryMs?: number; onErrorThrows?: boolean } = {}) {
+async function sessionFleet(opts: { push?: boolean; leases?: string[]; defaults?: boolean; tickEveryMs?: number; onErrorThrows?: boolean; monotonicTimers?: boolean; clockSync?: 'none' } = {}) {
   const LEASES = opts.leases ?? DEFAULT_LEASES;
   const sim = await Sim.create({ config: opts.defaults ? { ...CONFIG, electedLeaseDurationSeconds: 15 } : CONFIG });
   const push = opts.push === false ? undefined : sim.pushBroker({ delayMs: 50, deliveryMs: 5 });
   const coord = sim.coordinator(opts.tickEveryMs === undefined ? {} : { tickEveryMs: opts.tickEveryMs });
   const procs: Process[] = ['a', 'b', 'c'].map((id) => {
     const machine = sim.machine();
+    machine.clock.monotonicTimers = opts.monotonicTimers === true;
     const errors: Error[] = [];
     const onError = (e: Error) => {
       errors.push(e);
       if (opts.onErrorThrows) throw new Error('the alarm is down');
     };
-    const session = new Session({ client: machine.client, tables: sim.names, clock: machine.clock, prefix: id, onError, ...(opts.defaults ? {} : SESSION) });
+    const session = new Session({ client: machine.client, tables: sim.names, clock: machine.clock, prefix: id, onError, ...(opts.defaults ? {} : SESSION), ...(opts.clockSync ? { clockSync: opts.clockSync } : {}) });
     const stop = new AbortController();
     const running = session.run(stop.signal);
     const electors = LEASES.map((leaseName) =>
-      sim.elector(id, { leaseName, fallbackAfterMs: 60_000, session, ...(opts.defaults ? CLIENT_GO : {}), ...(push ? { push: sim.pushFor(machine) } : {}) }, { machine, errors }),
+      sim.elector(id, { leaseName, fallbackAfterMs: 60_000, session, ...(opts.defaults ? CLIENT_GO : {}), ...(opts.clockSync ? { clockSync: opts.clockSync } : {}), ...(push ? { push: sim.pushFor(machine) } : {}) }, { machine, errors }),
     );
     return { machine, session, stop, running, electors, errors };
   });
@@ -80,7 +81,7 @@ async function sessionFleet(opts: { push?: boolean; leases?: string[]; defaults?
 }
 
 /** A fleet at client-go's timings, settled: the process holding the first lease, and its elector of it. */
-async function settledHolder(opts: { onErrorThrows?: boolean } = {}) {
+async function settledHolder(opts: { onErrorThrows?: boolean; monotonicTimers?: boolean; clockSync?: 'none' } = {}) {
   const { sim, coord, procs, holderOf } = await sessionFleet({ defaults: true, ...opts });
   const L = CLIENT_GO.leaseDurationMs;
   await sim.run(3 * L + 77);
@@ -287,6 +288,51 @@ describe('Session', () => {
     expect(terms.every(({ e, signal }) => e.elector.isLeader() && e.signals.at(-1) === signal && !signal.aborted)).toBe(true);
     expect(holder.errors.some((e) => /^Session .* ended: this machine slept \d+ ms/.test(e.message))).toBe(true);
     expect((await sim.leases.read(lease)).item?.fencingToken).toBe(terms.find(({ e }) => e.elector.options.leaseName === lease)?.e.elector.fencingToken);
+  });
+
+  /**
+   * The Session's deadline, on the monotonic clock, is late by the sleep, and with its network down
+   * no answer shows the sleep, so the session lives on past its row's stamp plus its renew deadline.
+   * Its electors count the sleep against their own terms (renewed by the session's renewal, sent
+   * before the sleep), so none acts past that.
+   */
+  it.each([
+    ['server', 3_000, 9_000],
+    ['server', 6_000, 4_000],
+    ['server', 6_000, 8_000],
+    ['server', 9_000, 3_000],
+    ['none', 6_000, 4_000],
+    ['none', 6_000, 8_000],
+    ['none', 9_000, 3_000],
+    ['none', 16_000, 3_000],
+    ['server', 16_000, 3_000],
+  ] as const)('clockSync %s: a laptop that sleeps %i ms just after its session renewal, its network down for %i ms on waking: its terms stop by the renew deadline counting the sleep, one leader per lease throughout', async (clockSync, sleepMs, downMs) => {
+    const { sim, procs, holder } = await settledHolder({ monotonicTimers: true, ...(clockSync === 'none' ? { clockSync } : {}) });
+    const m = holder.machine;
+    const from = sim.clock.monotonic();
+    await sim.until('a session renewal', () => sessionWrites(m, from).length > 0, 30_000);
+    const renewedAt = sessionWrites(m, from)[0]!.at;
+    await sim.run(20);
+    const terms = holder.electors.filter((e) => e.elector.fencingToken !== undefined).map((e) => ({ id: e.elector.options.identity, token: e.elector.fencingToken! }));
+    expect(terms.length).toBeGreaterThan(0);
+    // leading as its state says, without asking (isLeader() would look at its clocks)
+    const one = () => LEASES.every((n) => procs.flatMap((p) => p.electors).filter((e) => e.elector.options.leaseName === n && e.elector.fencingToken !== undefined).length <= 1);
+    m.clock.pause();
+    const sleptAt = sim.clock.monotonic();
+    await sim.run(sleepMs);
+    m.clock.lostMs += sim.clock.monotonic() - sleptAt;
+    m.fault = () => Object.assign(new Error('connect ENETUNREACH'), { code: 'ENETUNREACH', errno: -101, syscall: 'connect' });
+    m.clock.resume();
+    // its work asks on waking (else the background look, within a retry period)
+    for (const e of holder.electors) e.elector.isLeader();
+    await sim.during(downMs, 'one leader per lease', one);
+    m.fault = undefined;
+    await sim.during(40_000, 'one leader per lease', one);
+    for (const t of terms) {
+      const stopped = sim.log.of('stopped', t.id).find((s) => s.token === t.token);
+      expect(stopped).toBeDefined();
+      expect(stopped!.at).toBeLessThanOrEqual(Math.max(renewedAt + CLIENT_GO.renewDeadlineMs, sleptAt + sleepMs + CLIENT_GO.retryPeriodMs));
+    }
   });
 
   it('a process frozen while its session renewal is in flight: the renewal lands, the answer comes after the deadline, and it extends nothing', async () => {
