@@ -554,8 +554,8 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
         const last = w.lastStarted;
         if (last && f.term.fencingToken <= last.token)
           after = broke(after, `${e.name} began a term with fencing token ${f.term.fencingToken}, not above the last term's ${last.token}`);
-        // (LeaderElector.carry: the sleep gauge taken afresh, so a gain before the term is not counted against it)
-        return { w: patchElector({ ...after, lastStarted: { instance: e.instance, token: f.term.fencingToken } }, i, { gain: undefined }), next: { kind: 'answer', rest: f.rest } };
+        // (the gain stays: the gauge was taken before the step that took the term, so a sleep while its take was in flight is counted against it)
+        return { w: { ...after, lastStarted: { instance: e.instance, token: f.term.fencingToken } }, next: { kind: 'answer', rest: f.rest } };
       }
       case 'stop':
         return { w: patchElector(w, i, { deadline: undefined }) };
@@ -660,12 +660,13 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
   // ---- transitions ----
   /** The loop's next step (LeaderElector.takePart): the 'poll' event — a follower reads; a leader renews, or, woken, reads its lease. */
   function step(w0: World, i: number): { label: string; w: World } {
-    // (each turn of the loop looks at the clocks first)
-    const w = lookAtClocks(w0, i);
+    // (each turn of the loop looks at the clocks first; following, it takes the sleep gauge afresh)
+    const looked = lookAtClocks(w0, i);
+    const w = looked.electors[i]!.state.lead ? looked : patchElector(looked, i, { gain: undefined });
     const e = w.electors[i]!;
     const woken = e.state.wakePending;
     const l = e.state.lead;
-    const label = (w !== w0 ? `${e.name} counts its sleep, then: ` : '') + (l ? (woken ? `${e.name}, woken, reads its lease` : `${e.name} steps in term ${l.term.fencingToken}`) : `${e.name} polls${woken ? ' (woken)' : ''}`);
+    const label = (looked !== w0 ? `${e.name} counts its sleep, then: ` : '') + (l ? (woken ? `${e.name}, woken, reads its lease` : `${e.name} steps in term ${l.term.fencingToken}`) : `${e.name} polls${woken ? ' (woken)' : ''}`);
     return { label, w: feed(w, i, { kind: 'poll', pushLive: false }, true) };
   }
 
@@ -673,7 +674,7 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
    * LeaderElector.lookAtClocks: while leading, a gain of its clock since boot on its monotonic one
    * (sleptSince; `seenMs`: the sleep a response's Date header showed) is a sleep, fed as 'slept'
    * (sleepToCount: the gain and the clock's resolution), then 'wake' (it reads its lease at once).
-   * Not leading: nothing (the gain stays until a term's start takes the gauge afresh).
+   * Not leading: nothing (the gain stays until the loop's next step takes the gauge afresh).
    */
   function lookAtClocks(w: World, i: number, seenMs?: number): World {
     const e = w.electors[i]!;
