@@ -335,6 +335,51 @@ describe('Session', () => {
     }
   });
 
+  /**
+   * The holder's machine dies; the successor's process sleeps just after its take of the lease goes
+   * out (DynamoDB applies it), and reads the answer on waking, its network down. Before the elector
+   * took its sleep gauge ahead of the step that takes a term, with clockSync 'none' it led that term
+   * beside the next leader.
+   */
+  it.each([
+    ['server', 6_000],
+    ['none', 6_000],
+    ['none', 12_000],
+  ] as const)('clockSync %s: a laptop that sleeps %i ms while its take of a lease is in flight, its network down on waking: the term stops by the take plus the renew deadline, one leader per lease', async (clockSync, sleepMs) => {
+    const { sim, procs, holder, lease } = await settledHolder({ monotonicTimers: true, ...(clockSync === 'none' ? { clockSync } : {}) });
+    const heir = (await sim.leases.read(lease)).item!.successor!;
+    const taker = procs.find((p) => p.electors.some((e) => e.elector.options.leaseName === lease && e.elector.options.identity === heir && p !== holder)) ?? procs.find((p) => p !== holder)!;
+    const m = taker.machine;
+    let sentAt: number | undefined;
+    m.swallow = (req) => {
+      const key = (req.input as { Key?: { name?: { S?: string } } }).Key?.name?.S;
+      if (sentAt === undefined && isTable('-leases')(req) && req.operation === 'UpdateItem' && key === lease && !taker.electors.some((e) => e.elector.options.leaseName === lease && e.elector.fencingToken !== undefined)) {
+        sentAt = sim.clock.monotonic();
+        m.clock.pause();
+      }
+      return false;
+    };
+    holder.machine.clock.dead = true;
+    await sim.until('the take sent', () => sentAt !== undefined, 120_000);
+    m.swallow = undefined;
+    await sim.run(sleepMs);
+    m.clock.lostMs += sim.clock.monotonic() - sentAt!;
+    m.fault = () => Object.assign(new Error('connect ENETUNREACH'), { code: 'ENETUNREACH', errno: -101, syscall: 'connect' });
+    m.clock.resume();
+    const wokeAt = sim.clock.monotonic();
+    const live = procs.filter((p) => p !== holder).flatMap((p) => p.electors);
+    const one = () => LEASES.every((n) => live.filter((e) => e.elector.options.leaseName === n && e.elector.fencingToken !== undefined).length <= 1);
+    await sim.during(40_000, 'one leader per lease', one);
+    const e = taker.electors.find((x) => x.elector.options.leaseName === lease)!;
+    const id = e.elector.options.identity;
+    const started = sim.log.of('started', id).filter((x) => x.at >= wokeAt);
+    for (const t of started) {
+      const stopped = sim.log.of('stopped', id).find((x) => x.token === t.token);
+      expect(stopped).toBeDefined();
+      expect(stopped!.at).toBeLessThanOrEqual(Math.max(wokeAt + CLIENT_GO.retryPeriodMs, sentAt! + CLIENT_GO.renewDeadlineMs) + 16);
+    }
+  });
+
   it('a process frozen while its session renewal is in flight: the renewal lands, the answer comes after the deadline, and it extends nothing', async () => {
     const { sim, procs, holderOf } = await sessionFleet();
     await sim.run(2 * FAST.leaseDurationMs);
