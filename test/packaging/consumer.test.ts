@@ -259,7 +259,7 @@ describe('a consumer project', () => {
     mkdirSync(join(app, 'src'));
     for (const f of ['local-leader.ts', 'cdk-app.ts', 'scheduled-job-stack.ts']) cpSync(join(ROOT, 'examples', f), join(app, 'src', f));
     // npm start's demo programs import the packages by name too
-    for (const f of ['worker.ts', 'http-url.ts', 'scheduled-job.ts']) cpSync(join(ROOT, 'lib', 'local', 'demo', f), join(app, 'src', f));
+    for (const f of ['worker.ts', 'scheduled-job.ts']) cpSync(join(ROOT, 'lib', 'local', 'demo', f), join(app, 'src', f));
     cpSync(join(ROOT, 'examples', 'vitest'), join(app, 'vitest-example'), { recursive: true });
     // the READMEs' code, as a user would paste it: compiled with the rest; a vitest block also runs beside the example's test
     mkdirSync(join(app, 'src', 'readme'));
