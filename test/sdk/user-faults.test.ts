@@ -15,6 +15,18 @@ import { CLIENT_GO, CONFIG, L, bound, group, leaders, onLeases } from './fault-g
 
 
 const leaseWrites = (sim: Sim, m: Machine, from: number) => m.sent.filter((r) => r.at >= from && onLeases(sim, r) && ['PutItem', 'UpdateItem'].includes(r.operation));
+
+/** Three coordinated electors at client-go's timings, their timers on the monotonic clock (a suspend stops them), and the functions ticking every second. */
+async function sleepableFleet(options: Pick<LeaderElectorOptions, 'clockSync'> = {}): Promise<{ sim: Sim; es: SimElector[]; coordinator: ReturnType<Sim['coordinator']> }> {
+  const sim = await Sim.create({ config: CONFIG });
+  const coordinator = sim.coordinator({ tickEveryMs: 1_000 });
+  const es = ['a', 'b', 'c'].map((id) => {
+    const m = sim.machine();
+    m.clock.monotonicTimers = true;
+    return sim.elector(id, { leaseName: L, ...CLIENT_GO, ...options }, { machine: m });
+  });
+  return { sim, es, coordinator };
+}
 const refused = (name: string, message: string) => () => Object.assign(new Error(message), { name, $fault: 'client', $metadata: { httpStatusCode: 400 } });
 const settledOf = (p: Promise<void>) => {
   const s: { v?: string } = {};
@@ -342,13 +354,7 @@ describe('a laptop that slept past its lease, nobody having taken it yet when it
    * its term, run out by its stamp), then the rest run again and another takes the lease.
    */
   it.each(['server', 'none'] as const)('clockSync %s: the woken leader never leads beside the one elected in its place', async (clockSync) => {
-    const sim = await Sim.create({ config: CONFIG });
-    const coordinator = sim.coordinator({ tickEveryMs: 1_000 });
-    const es = ['a', 'b', 'c'].map((id) => {
-      const m = sim.machine();
-      m.clock.monotonicTimers = true;
-      return sim.elector(id, { leaseName: L, ...CLIENT_GO, clockSync }, { machine: m });
-    });
+    const { sim, es, coordinator } = await sleepableFleet({ clockSync });
     const leader = await sim.until('a leader', () => leaders(es)[0], 120_000);
     await sim.run(20_000);
     const others = es.filter((e) => e !== leader);
@@ -379,13 +385,7 @@ describe('a laptop that slept past its lease and wakes before its network is bac
    * passed, so it stops on waking, whatever its clockSync.
    */
   it.each(['server', 'none'] as const)('clockSync %s: it stops on waking, not at its monotonic renew deadline', async (clockSync) => {
-    const sim = await Sim.create({ config: CONFIG });
-    sim.coordinator({ tickEveryMs: 1_000 });
-    const es = ['a', 'b', 'c'].map((id) => {
-      const m = sim.machine();
-      m.clock.monotonicTimers = true;
-      return sim.elector(id, { leaseName: L, ...CLIENT_GO, clockSync }, { machine: m });
-    });
+    const { sim, es } = await sleepableFleet({ clockSync });
     const { leader, id, token, m, sleptAt } = await asleepWhileAnotherLeads(sim, es);
     m.clock.lostMs += sim.clock.monotonic() - sleptAt;
     m.fault = () => Object.assign(new Error('connect ENETUNREACH'), { code: 'ENETUNREACH', errno: -101, syscall: 'connect' });
@@ -416,13 +416,7 @@ const networkDown = (m: Machine) => {
  * shows DynamoDB's time moved on by the sleep.
  */
 async function sleptAfterRenewal(sleepMs: number, onWake: (m: Machine) => void = () => undefined) {
-  const sim = await Sim.create({ config: CONFIG });
-  sim.coordinator({ tickEveryMs: 1_000 });
-  const es = ['a', 'b', 'c'].map((id) => {
-    const m = sim.machine();
-    m.clock.monotonicTimers = true;
-    return sim.elector(id, { leaseName: L, ...CLIENT_GO }, { machine: m });
-  });
+  const { sim, es } = await sleepableFleet();
   const leader = await sim.until('a leader', () => leaders(es)[0], 120_000);
   await sim.until('a successor named', async () => (await sim.leases.read(L)).item?.successor, 120_000);
   await sim.run(20_000);
@@ -824,13 +818,7 @@ describe('a laptop that sleeps while its take of the lease is in flight', () => 
     ['server', 6_000],
     ['server', 12_000],
   ] as const)('clockSync %s, %i ms: it stops by the renew deadline counting the sleep, one leader throughout', async (clockSync, sleepMs) => {
-    const sim = await Sim.create({ config: CONFIG });
-    sim.coordinator({ tickEveryMs: 1_000 });
-    const es = ['a', 'b', 'c'].map((id) => {
-      const m = sim.machine();
-      m.clock.monotonicTimers = true;
-      return sim.elector(id, { leaseName: L, ...CLIENT_GO, clockSync }, { machine: m });
-    });
+    const { sim, es } = await sleepableFleet({ clockSync });
     const leader = await sim.until('a leader', () => leaders(es)[0], 120_000);
     const heir = await sim.until('a successor named', async () => (await sim.leases.read(L)).item?.successor, 120_000);
     await sim.run(20_000);
