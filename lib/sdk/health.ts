@@ -216,6 +216,26 @@ export const ServeHealthOptionsSchema = z.strictObject(
      * reach it); '127.0.0.1' for this host only
      */
     host: z.string().min(1, 'must not be empty (leave it out to listen on every interface)').optional(),
+    /**
+     * How long a client has to send its whole request, and how long a connection may sit idle (one
+     * that sends nothing, or a kept-alive one between checks) before it is closed. A health check
+     * is one small request answered at once: a client slower than this is stuck or hostile.
+     * @default 5000
+     */
+    timeoutMs: z.number().int('must be a whole number of milliseconds').min(1, 'must be at least 1 ms').default(5_000),
+    /**
+     * The most connections open at once; one past it is closed unanswered. Load balancers and
+     * probes hold a few; the cap keeps a flood of idle clients from taking the process's sockets.
+     * @default 64
+     */
+    maxConnections: z.number().int('must be a whole number').min(1, 'must be at least 1').default(64),
+    /**
+     * Closes the server when it aborts, as close() does; already aborted, serveHealth rejects with
+     * its reason. For an app that stops its parts with one signal once it is done: not the signal
+     * that stops the elector's run(), which would close the check while a leader stepping down
+     * still leads (a load balancer would then see a refused connection, not its 503).
+     */
+    signal: z.custom<AbortSignal>((v) => v instanceof AbortSignal, 'must be an AbortSignal').optional(),
   },
   { error: optionErrors('serveHealth', 'port') },
 );
@@ -228,7 +248,7 @@ export interface HealthServer {
   readonly port: number;
   /** Where to reach it from this host, e.g. `http://127.0.0.1:8080` (the IPv4 loopback when it listens on every interface, the default; else the address it listens on, an IPv6 one in brackets). */
   readonly url: string;
-  /** Stops listening and drops open connections (a load balancer's keep-alives); resolves once closed. */
+  /** Stops listening and drops open connections (a load balancer's keep-alives); resolves once closed. The `signal` option's abort calls it. */
   close(): Promise<void>;
 }
 
@@ -241,14 +261,31 @@ const LISTEN_ERRORS: Record<string, string> = {
 };
 
 /**
- * The health check (healthCheck) on a server of its own: `await serveHealth(elector, { port: 8080 })`.
- * Resolves once it listens; rejects if it cannot (the port in use, say).
+ * The health check (healthCheck) on a server of its own: `await serveHealth(elector, { port: 8080, signal })`.
+ * Resolves once it listens; rejects if it cannot (the port in use, say), or with the reason of a
+ * `signal` already aborted. No client holds it open: a request must arrive within `timeoutMs`, an
+ * idle connection is closed after it, and at most `maxConnections` are open at once.
  * @throws ValidationError naming each bad option, or bad `electors`
  */
 export async function serveHealth(electors: LeaderElector | readonly LeaderElector[], options: ServeHealthOptions): Promise<HealthServer> {
   const o = parse(ServeHealthOptionsSchema, options, 'serveHealth options');
-  // a health check reads no Host: HAProxy's `option httpchk GET /leader HTTP/1.1` sends none, and node:http would answer 400
-  const server = createServer({ requireHostHeader: false }, healthCheck(electors));
+  const handler = healthCheck(electors);
+  o.signal?.throwIfAborted();
+  const server = createServer(
+    {
+      // a health check reads no Host: HAProxy's `option httpchk GET /leader HTTP/1.1` sends none, and node:http would answer 400
+      requireHostHeader: false,
+      // node:http's defaults (60 s for the headers, 300 s for the request) let a client that says nothing hold a connection for a minute
+      headersTimeout: o.timeoutMs,
+      requestTimeout: o.timeoutMs,
+      keepAliveTimeout: o.timeoutMs,
+      // how often those two are checked (node's default: every 30 s, so a 5 s bound would be up to 35 s)
+      connectionsCheckingInterval: Math.min(1_000, o.timeoutMs),
+    },
+    handler,
+  );
+  server.timeout = o.timeoutMs; // a connection idle this long is closed, whatever it was doing
+  server.maxConnections = o.maxConnections;
   await new Promise<void>((resolve, reject) => {
     const refused = (e: Error & { code?: string }) =>
       reject(new Error(`serveHealth cannot listen on ${o.host ?? '(every address)'}:${o.port}: ${LISTEN_ERRORS[e.code ?? ''] ?? e.message}`, { cause: e }));
@@ -261,15 +298,20 @@ export async function serveHealth(electors: LeaderElector | readonly LeaderElect
   const a = server.address() as { address: string; family: string; port: number }; // net.AddressInfo: listening on a port
   // on every interface ('::' is dual-stack as node binds it): the IPv4 loopback, which either answers; `localhost` may resolve to ::1 first, which a 0.0.0.0 listener does not
   const host = a.address === '::' || a.address === '0.0.0.0' ? '127.0.0.1' : a.family === 'IPv6' ? `[${a.address}]` : a.address;
-  // once: a second close() (a shutdown hook and a finally, say) resolves with the first
+  // once: a second close() (a shutdown hook, a finally, the signal) resolves with the first
   let closing: Promise<void> | undefined;
-  return {
-    port: a.port,
-    url: `http://${host}:${a.port}`,
-    close: () =>
-      (closing ??= new Promise<void>((resolve, reject) => {
-        server.close((e) => (e ? reject(e) : resolve()));
-        server.closeAllConnections();
-      })),
-  };
+  const close = (): Promise<void> =>
+    (closing ??= new Promise<void>((resolve, reject) => {
+      o.signal?.removeEventListener('abort', onAbort); // an app-wide signal outlives the server: no listener left on it
+      server.close((e) => (e ? reject(e) : resolve()));
+      server.closeAllConnections();
+    }));
+  const onAbort = () => void close().catch(() => undefined); // its error, if any, is close()'s to report to whoever awaits it
+  if (o.signal?.aborted) {
+    // aborted while it began to listen: closed at once, and refused as an aborted signal at the start is
+    await close();
+    o.signal.throwIfAborted();
+  }
+  o.signal?.addEventListener('abort', onAbort, { once: true });
+  return { port: a.port, url: `http://${host}:${a.port}`, close };
 }

@@ -5,13 +5,15 @@
  * over the DynamoDB model: the renew deadline to the millisecond), then on DynamoDB Local.
  */
 import { createServer, type Server } from 'node:http';
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import { getEventListeners } from 'node:events';
 import { connect, type AddressInfo } from 'node:net';
 import { inject } from 'vitest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { manualClock } from '../../lib/clock.js';
 import { localClient } from '../../lib/local/dynamodb-local.js';
 import { LeaderElector } from '../../lib/sdk/elector.js';
-import { HEALTH_HEADERS, HealthResponseSchema, healthCheck, serveHealth, type HealthHandler, type HealthServer } from '../../lib/sdk/health.js';
+import { HEALTH_HEADERS, HealthResponseSchema, ServeHealthOptionsSchema, healthCheck, serveHealth, type HealthHandler, type HealthServer } from '../../lib/sdk/health.js';
 import { testTables, type TestTables } from '../support.js';
 import { FAST, Log, STEADY, startElector, validationError, waitFor } from './harness.js';
 import { LATENCY_MS, Sim, type SimElector } from '../../sim/harness.js';
@@ -449,3 +451,112 @@ describe('on simulated time: /leader across a change of leader', () => {
     expect(nextUp - (renewed + term)).toBeLessThanOrEqual(FAST.retryPeriodMs * 1.2 + 3 * RTT_MS + 1); // seen at a poll, taken, then answered
   });
 });
+
+/**
+ * Found by a review (2026-12-01): a health server on node:http's defaults is held open by any
+ * client that connects and says nothing (60 s before headersTimeout, checked only every 30 s), takes
+ * any number of connections, and cannot be tied to the app's own stop signal. Each fails without its fix.
+ */
+describe('serveHealth, as a health port exposed to slow clients and an app that stops meets it', () => {
+  const idle = (lease: string) => new LeaderElector({ leaseName: lease, identity: 'a', mode: 'NoCoordination', client: new DynamoDBModel({ now: () => 0 }).client({ name: 'test' }), callbacks: { onStartedLeading: () => undefined } });
+  /** A raw connection to `port`: what it received, and a promise of its close (by either side). */
+  const raw = (port: number, send?: string) => {
+    const c = { got: '', error: undefined as string | undefined, socket: connect(port, '127.0.0.1', () => send !== undefined && c.socket.write(send)), closed: undefined as unknown as Promise<string> };
+    c.closed = new Promise<string>((resolve) =>
+      c.socket
+        .on('data', (d) => (c.got += d))
+        .on('error', (e: Error & { code?: string }) => (c.error = e.code))
+        .on('close', () => resolve(c.got)),
+    );
+    return c;
+  };
+
+  it('bounds its connections by default: a request within 5 s, an idle connection closed after 5 s, at most 64 at once', async () => {
+    // the server object serveHealth made, as node:http publishes it for each request it starts
+    let seen: Server | undefined;
+    const onStart = (m: unknown) => (seen = (m as { server: Server }).server);
+    subscribe('http.server.request.start', onStart);
+    const s = await serveHealth(idle('defaults'), { port: 0, host: '127.0.0.1' });
+    try {
+      expect(await statusLineOf(s.port, 'GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n')).toBe('HTTP/1.1 200 OK');
+      // before the fix: 60 000, 300 000, 5 000, 0 (never), Infinity
+      expect(seen).toMatchObject({ headersTimeout: 5_000, requestTimeout: 5_000, keepAliveTimeout: 5_000, timeout: 5_000, maxConnections: 64 });
+      expect(ServeHealthOptionsSchema.parse({ port: 0 })).toMatchObject({ timeoutMs: 5_000, maxConnections: 64 });
+    } finally {
+      unsubscribe('http.server.request.start', onStart);
+      await s.close();
+    }
+  });
+
+  it('timeoutMs: a client that sends nothing, one that stops halfway through its headers, and an idle keep-alive are each closed', async () => {
+    const s = await serveHealth(idle('slow'), { port: 0, host: '127.0.0.1', timeoutMs: 100 });
+    try {
+      const silent = raw(s.port);
+      const half = raw(s.port, 'GET /healthz HTTP/1.1\r\nX-Slow: 1\r\n');
+      const kept = raw(s.port, 'GET /healthz HTTP/1.1\r\n\r\n'); // HTTP/1.1: kept alive after its answer
+      expect(await silent.closed).not.toMatch(/200 OK/);
+      expect(await half.closed).not.toMatch(/200 OK/);
+      expect(await kept.closed).toMatch(/^HTTP\/1\.1 200 OK/);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('maxConnections: one past the cap is closed unanswered; once a connection ends a new one is answered', async () => {
+    const s = await serveHealth(idle('cap'), { port: 0, host: '127.0.0.1', maxConnections: 1 });
+    try {
+      const first = raw(s.port, 'GET /healthz HTTP/1.1\r\n\r\n');
+      await waitFor('the first answered and kept open', () => first.got.includes('200 OK'));
+      const second = raw(s.port, 'GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n');
+      expect(await second.closed).toBe(''); // before the fix: answered 200
+      first.socket.end();
+      await first.closed;
+      await waitFor('a new connection answered once the first is gone', () => statusLineOf(s.port, 'GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n').catch(() => '').then((l) => l === 'HTTP/1.1 200 OK'));
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('signal: aborting it closes the server and its open connections, as close() does; close() after resolves; its listener is removed on close()', async () => {
+    const stop = new AbortController();
+    const s = await serveHealth(idle('signal'), { port: 0, host: '127.0.0.1', signal: stop.signal });
+    const kept = raw(s.port, 'GET /healthz HTTP/1.1\r\n\r\n');
+    await waitFor('a kept-alive connection', () => kept.got.includes('200 OK'));
+    stop.abort(); // before the fix: an unknown option, refused
+    await kept.closed;
+    await expect(s.close()).resolves.toBeUndefined();
+    const refused = raw(s.port);
+    await refused.closed;
+    expect(refused.error).toBe('ECONNREFUSED');
+
+    const lives = new AbortController(); // an app-wide signal, outliving the server
+    const t = await serveHealth(idle('signal-2'), { port: 0, host: '127.0.0.1', signal: lives.signal });
+    expect(getEventListeners(lives.signal, 'abort')).toHaveLength(1);
+    await t.close();
+    expect(getEventListeners(lives.signal, 'abort')).toHaveLength(0);
+  });
+
+  it('signal: already aborted, serveHealth rejects with its reason and listens on nothing; not an AbortSignal, a ValidationError naming it', async () => {
+    const reason = new Error('shutting down');
+    await expect(serveHealth(idle('aborted'), { port: 0, host: '127.0.0.1', signal: AbortSignal.abort(reason) })).rejects.toBe(reason);
+    // aborted while it begins to listen: closed again, and refused the same way
+    const stop = new AbortController();
+    const starting = serveHealth(idle('aborting'), { port: 0, host: '127.0.0.1', signal: stop.signal });
+    stop.abort(reason);
+    await expect(starting).rejects.toBe(reason);
+    await expect(serveHealth(idle('bad-signal'), { port: 0, signal: 'stop' as never })).rejects.toMatchObject({ name: 'ValidationError', fields: ['signal'] });
+    await expect(serveHealth(idle('bad-timeout'), { port: 0, timeoutMs: 0 })).rejects.toMatchObject({ name: 'ValidationError', fields: ['timeoutMs'] });
+    await expect(serveHealth(idle('bad-cap'), { port: 0, maxConnections: 0 })).rejects.toMatchObject({ name: 'ValidationError', fields: ['maxConnections'] });
+  });
+});
+
+/** The status line `port` answers the raw request `req` with (the connection closed by the server). */
+function statusLineOf(port: number, req: string): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
+    let got = '';
+    const s = connect(port, '127.0.0.1', () => s.write(req))
+      .on('data', (d) => (got += d))
+      .on('end', () => resolve(got.split('\r\n')[0]!))
+      .on('error', reject);
+  });
+}
