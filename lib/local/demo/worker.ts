@@ -21,8 +21,9 @@
  * `GET /work` only the leader answers (200 with its identity and fencing token; 503 from any other,
  * judged by isLeader() at that moment), and HEALTH_PORT the SDK's health check (`serveHealth`:
  * `/leader` 200 only on the leader, `/ready`, `/healthz`), both on HTTP_HOST (default 127.0.0.1).
- * The elector advertises ADVERTISE, by default `http://<HTTP_HOST>:<HTTP_PORT>`. A load balancer
- * health-checks `/leader` on HEALTH_PORT and routes to HTTP_PORT (lib/local/haproxy.ts).
+ * The elector advertises ADVERTISE, by default `http://<HTTP_HOST>:<HTTP_PORT>` (an IPv6 HTTP_HOST
+ * in brackets: `http://[::1]:8080`). A load balancer health-checks `/leader` on HEALTH_PORT and
+ * routes to HTTP_PORT (lib/local/haproxy.ts).
  */
 import { createServer, type Server } from 'node:http';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -56,13 +57,15 @@ const push =
 
 const httpHost = process.env['HTTP_HOST'] ?? '127.0.0.1';
 const httpPort = process.env['HTTP_PORT'];
+// in a URL an IPv6 literal is bracketed (http://[::1]:8080); here, not in a helper module: this file imports only packages
+const urlHost = httpHost.includes(':') && !httpHost.startsWith('[') ? `[${httpHost}]` : httpHost;
 
 const elector = new LeaderElector({
   leaseName: env('LEASE'),
   identity,
   tables,
   // where clients reach this worker's application, written on the lease with each term it takes
-  ...(process.env['ADVERTISE'] || httpPort ? { advertise: process.env['ADVERTISE'] ?? `http://${httpHost}:${httpPort}` } : {}),
+  ...(process.env['ADVERTISE'] || httpPort ? { advertise: process.env['ADVERTISE'] ?? `http://${urlHost}:${httpPort}` } : {}),
   leaseDurationMs: num('LEASE_DURATION_MS', 15_000),
   renewDeadlineMs: num('RENEW_DEADLINE_MS', 10_000),
   retryPeriodMs: num('RETRY_PERIOD_MS', 2_000),
