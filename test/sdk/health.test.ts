@@ -154,6 +154,19 @@ async function listen(handler: Parameters<typeof createServer>[1]): Promise<Heal
   };
 }
 
+/** An elector that never runs, on an in-memory model: what a test of the server alone serves. */
+const idle = (lease: string) => new LeaderElector({ leaseName: lease, identity: 'a', mode: 'NoCoordination', client: new DynamoDBModel({ now: () => 0 }).client({ name: 'test' }), callbacks: { onStartedLeading: () => undefined } });
+/** The status line `port` answers the raw request `req` with (the connection closed by the server). */
+function statusLineOf(port: number, req: string): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
+    let got = '';
+    const s = connect(port, '127.0.0.1', () => s.write(req))
+      .on('data', (d) => (got += d))
+      .on('end', () => resolve(got.split('\r\n')[0]!))
+      .on('error', reject);
+  });
+}
+
 describe('on DynamoDB Local', () => {
   let t: TestTables;
   beforeAll(async () => {
@@ -302,21 +315,12 @@ describe('on DynamoDB Local', () => {
 
 /** Found by a review (2026-11-30); each fails without its fix. */
 describe('serveHealth, as a load balancer and a shutdown hook meet it', () => {
-  const idle = (lease: string) => new LeaderElector({ leaseName: lease, identity: 'a', mode: 'NoCoordination', client: new DynamoDBModel({ now: () => 0 }).client({ name: 'test' }), callbacks: { onStartedLeading: () => undefined } });
-  const statusLine = (port: number, req: string) =>
-    new Promise<string>((resolve, reject) => {
-      let got = '';
-      const s = connect(port, '127.0.0.1', () => s.write(req))
-        .on('data', (d) => (got += d))
-        .on('end', () => resolve(got.split('\r\n')[0]!))
-        .on('error', reject);
-    });
 
   it('answers a request whose target is in absolute form (RFC 9112) as its path', async () => {
     const s = await serveHealth(idle('abs'), { port: 0, host: '127.0.0.1' });
     try {
       // before the fix: 404
-      expect(await statusLine(s.port, `GET http://127.0.0.1:${s.port}/healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`)).toBe('HTTP/1.1 200 OK');
+      expect(await statusLineOf(s.port, `GET http://127.0.0.1:${s.port}/healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`)).toBe('HTTP/1.1 200 OK');
     } finally {
       await s.close();
     }
@@ -344,7 +348,6 @@ describe('serveHealth, as a load balancer and a shutdown hook meet it', () => {
 
 /** Found by a review (2026-12-01), as a load balancer's operator meets it; each fails without its fix. */
 describe('the health check, as a load balancer in front of a fleet meets it', () => {
-  const idle = (lease: string) => new LeaderElector({ leaseName: lease, identity: 'a', mode: 'NoCoordination', client: new DynamoDBModel({ now: () => 0 }).client({ name: 'test' }), callbacks: { onStartedLeading: () => undefined } });
 
   it('a lease path with a malformed escape names no lease: 404, not the bare check', async () => {
     const s = await serveHealth(idle('escape'), { port: 0, host: '127.0.0.1' });
@@ -362,17 +365,9 @@ describe('the health check, as a load balancer in front of a fleet meets it', ()
   it('an HTTP/1.1 check without a Host header is answered (HAProxy\'s `option httpchk GET /leader HTTP/1.1` sends none)', async () => {
     const s = await serveHealth(idle('no-host'), { port: 0, host: '127.0.0.1' });
     try {
-      const line = (req: string) =>
-        new Promise<string>((resolve, reject) => {
-          let got = '';
-          const c = connect(s.port, '127.0.0.1', () => c.write(req))
-            .on('data', (d) => (got += d))
-            .on('end', () => resolve(got.split('\r\n')[0]!))
-            .on('error', reject);
-        });
       // before the fix: 400 Bad Request from node:http, and HAProxy marked every worker DOWN (HAProxy 2.6: "Layer7 wrong status, code: 400")
-      expect(await line('GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n')).toBe('HTTP/1.1 200 OK');
-      expect(await line('OPTIONS /leader HTTP/1.1\r\nConnection: close\r\n\r\n')).toBe('HTTP/1.1 503 Service Unavailable');
+      expect(await statusLineOf(s.port, 'GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n')).toBe('HTTP/1.1 200 OK');
+      expect(await statusLineOf(s.port, 'OPTIONS /leader HTTP/1.1\r\nConnection: close\r\n\r\n')).toBe('HTTP/1.1 503 Service Unavailable');
     } finally {
       await s.close();
     }
@@ -458,7 +453,6 @@ describe('on simulated time: /leader across a change of leader', () => {
  * any number of connections, and cannot be tied to the app's own stop signal. Each fails without its fix.
  */
 describe('serveHealth, as a health port exposed to slow clients and an app that stops meets it', () => {
-  const idle = (lease: string) => new LeaderElector({ leaseName: lease, identity: 'a', mode: 'NoCoordination', client: new DynamoDBModel({ now: () => 0 }).client({ name: 'test' }), callbacks: { onStartedLeading: () => undefined } });
   /** A raw connection to `port`: what it received, and a promise of its close (by either side). */
   const raw = (port: number, send?: string) => {
     const c = { got: '', error: undefined as string | undefined, socket: connect(port, '127.0.0.1', () => send !== undefined && c.socket.write(send)), closed: undefined as unknown as Promise<string> };
@@ -549,14 +543,3 @@ describe('serveHealth, as a health port exposed to slow clients and an app that 
     await expect(serveHealth(idle('bad-cap'), { port: 0, maxConnections: 0 })).rejects.toMatchObject({ name: 'ValidationError', fields: ['maxConnections'] });
   });
 });
-
-/** The status line `port` answers the raw request `req` with (the connection closed by the server). */
-function statusLineOf(port: number, req: string): Promise<string> {
-  return new Promise<string>((resolve, reject) => {
-    let got = '';
-    const s = connect(port, '127.0.0.1', () => s.write(req))
-      .on('data', (d) => (got += d))
-      .on('end', () => resolve(got.split('\r\n')[0]!))
-      .on('error', reject);
-  });
-}
