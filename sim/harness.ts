@@ -21,7 +21,7 @@ import { coordinatorDeps, type CoordinatorDeps } from '../lib/coordinator/reconc
 import { createTables } from '../lib/local/tables.js';
 import type { ElectionConfigInput, TableNames } from '../lib/schemas/config.js';
 import { ValidationError } from '../lib/schemas/validation.js';
-import { electorWith, type ElectorInternals, type LeaderElector, type LeaderElectorOptions, type StopReason } from '../lib/sdk/elector.js';
+import { electorWith, type AnyLeaderElectorOptions, type ElectorInternals, type LeaderElector, type StopReason } from '../lib/sdk/elector.js';
 import { CandidateStore } from '../lib/stores/candidate-store.js';
 import type { IdentityStore } from '../lib/stores/identity-store.js';
 import { LeaseStore } from '../lib/stores/lease-store.js';
@@ -295,7 +295,7 @@ export class Sim {
    */
   elector(
     identity: string,
-    opts: Partial<LeaderElectorOptions> & { leaseName: string },
+    opts: Partial<AnyLeaderElectorOptions> & { leaseName: string },
     extra: { machine?: Machine; versions?: [string, string]; priority?: number; errors?: Error[] } = {},
   ): SimElector {
     const machine = extra.machine ?? this.machine();
@@ -469,7 +469,7 @@ export function startElector(
   t: Pick<Tables, 'client' | 'names'>,
   log: Log,
   identity: string,
-  opts: Partial<LeaderElectorOptions> & { leaseName: string },
+  opts: Partial<AnyLeaderElectorOptions> & { leaseName: string },
   extra: { client?: DynamoDBClient; versions?: [string, string]; priority?: number; errors?: Error[]; internals?: ElectorInternals } = {},
 ): RunningElector {
   const signals: AbortSignal[] = [];

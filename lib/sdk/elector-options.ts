@@ -258,8 +258,34 @@ export const LeaderElectorOptionsSchema = z
     if (o.candidacy) checkCandidacy({ leaseName: o.leaseName, name: o.identity, ...o.candidacy }, ctx, ['candidacy'], { name: ['identity'], leaseName: ['leaseName'] });
   });
 
-/** The options of a LeaderElector as written. */
-export type LeaderElectorOptions = z.input<typeof LeaderElectorOptionsSchema>;
+/**
+ * The options of a LeaderElector as written (LeaderElectorOptionsSchema's input), by mode: in
+ * `coordinated` mode (the default) with a `candidacy`, which the coordinator elects; in
+ * `NoCoordination` mode with no candidacy, push or session, which the schema refuses there.
+ */
+export type LeaderElectorOptions =
+  | (Omit<z.input<typeof LeaderElectorOptionsSchema>, 'mode' | 'candidacy'> & {
+      /** Stand as a candidate and let the coordinator elect (KEP-4355). @default 'coordinated' */
+      mode?: 'coordinated';
+      /** What this worker stands with (versions, strategies, labels): required, or no coordinator can elect it. */
+      candidacy: NonNullable<z.input<typeof LeaderElectorOptionsSchema>['candidacy']>;
+    })
+  | (Omit<z.input<typeof LeaderElectorOptionsSchema>, 'mode' | 'candidacy' | 'push' | 'session'> & {
+      /** A plain client-go race for the lease: no coordinator, no candidacy. */
+      mode: 'NoCoordination';
+      /** Not in this mode: no coordinator elects. */
+      candidacy?: undefined;
+      /** Not in this mode: it polls as client-go does. */
+      push?: undefined;
+      /** Not in this mode: it renews as client-go does. */
+      session?: undefined;
+    });
+/**
+ * The options as the schema reads them, any option with any mode: what the SDK's own code and the
+ * simulator build and hand to electorWith, whose constructor's parse refuses a bad combination
+ * as it does a user's. @internal
+ */
+export type AnyLeaderElectorOptions = z.input<typeof LeaderElectorOptionsSchema>;
 /** A LeaderElector's options as resolved (defaults applied, tables named), read-only; the client and callbacks are not among them. */
 export type ResolvedLeaderElectorOptions = DeepReadonly<Omit<z.output<typeof LeaderElectorOptionsSchema>, 'client' | 'callbacks' | 'onError' | 'clock' | 'detectPlatform' | 'push' | 'session'>>;
 

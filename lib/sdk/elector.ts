@@ -13,10 +13,10 @@ import { DuplicateIdentityError, LeaseCandidate } from './candidate.js';
 import { fencedItemWrite, fencedTransactWrite, FencingError, LeaseLostError, NO_TRANSACTIONS, untilTermEnds, type FencedItemInput } from './fencing.js';
 import { checkMultiRegion, type CheckedTable } from './multi-region.js';
 import { INTERNAL_STOP, StartUp, deepFreeze, stampClockFor } from './options.js';
-import { LeaderElectorOptionsSchema, defaultRenewIntervalMs, renewCadenceMs, type ElectorRunPhase, type ElectorStats, type LeaderCallbacks, type LeaderElectorOptions, type LeadingTerm, type ResolvedLeaderElectorOptions, type StopReason } from './elector-options.js';
+import { LeaderElectorOptionsSchema, defaultRenewIntervalMs, renewCadenceMs, type ElectorRunPhase, type ElectorStats, type LeaderCallbacks, type LeaderElectorOptions, type LeadingTerm, type ResolvedLeaderElectorOptions, type StopReason, type AnyLeaderElectorOptions } from './elector-options.js';
 
 export { CandidacySchema, LeaderElectorOptionsSchema, PHASE_STEP_MS, defaultRenewIntervalMs, renewCadenceMs } from './elector-options.js';
-export type { ElectorRunPhase, ElectorStats, LeaderCallbacks, LeaderElectorOptions, LeadingTerm, ResolvedLeaderElectorOptions, StopReason } from './elector-options.js';
+export type { AnyLeaderElectorOptions, ElectorRunPhase, ElectorStats, LeaderCallbacks, LeaderElectorOptions, LeadingTerm, ResolvedLeaderElectorOptions, StopReason } from './elector-options.js';
 import {
   decide,
   decideFollower,
@@ -62,10 +62,11 @@ let building: ElectorInternals = {};
  * A LeaderElector built with `internals`: the constructor the SDK's own code and the simulator use.
  * @internal
  */
-export function electorWith(internals: ElectorInternals, options: LeaderElectorOptions): LeaderElector {
+export function electorWith(internals: ElectorInternals, options: AnyLeaderElectorOptions): LeaderElector {
   building = internals;
   try {
-    return new LeaderElector(options);
+    // any mode with any option, as the SDK's own callers build them: the constructor's parse refuses a bad combination
+    return new LeaderElector(options as LeaderElectorOptions);
   } finally {
     building = {};
   }

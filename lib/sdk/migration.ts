@@ -423,9 +423,12 @@ export async function runWithLeaderMigration(run: LeaderMigrationRun): Promise<v
 /**
  * The StartElector that runWithLeaderMigration needs, made of LeaderElectors: one per lease, all
  * with the same options and candidacy (the lease name and `onStartedLeading` are the only
- * differences). Each elector is validated when its lease is first campaigned for.
+ * differences). Each elector is validated when its lease is first campaigned for. The options are
+ * LeaderElectorOptions less those two, mode by mode: coordinated with a candidacy, or NoCoordination.
  */
-export function electorStarter(options: Omit<LeaderElectorOptions, 'leaseName' | 'callbacks'>): StartElector {
+export function electorStarter(
+  options: Omit<Extract<LeaderElectorOptions, { mode?: 'coordinated' }>, 'leaseName' | 'callbacks'> | Omit<Extract<LeaderElectorOptions, { mode: 'NoCoordination' }>, 'leaseName' | 'callbacks'>,
+): StartElector {
   return (leaseName, onStartedLeading, signal, how) =>
     electorWith({ promptly: how?.promptly === true }, {
       ...options,

@@ -36,7 +36,8 @@ afterAll(() => t.drop());
 
 const callbacks = { onStartedLeading: () => undefined };
 const candidacy = { emulationVersion: '1.30.0', binaryVersion: '1.30.0' };
-const elector = (over: Partial<LeaderElectorOptions> = {}): LeaderElectorOptions => ({ leaseName: 'api-lease', identity: 'w1', tables: prefix, ...FAST, platform: 'none', client: t.client, callbacks, candidacy, ...over });
+// `over` may make a combination the type refuses (a mode without its candidacy): these tests are of the constructor's own check
+const elector = (over: Partial<LeaderElectorOptions> = {}): LeaderElectorOptions => ({ leaseName: 'api-lease', identity: 'w1', tables: prefix, ...FAST, platform: 'none', client: t.client, callbacks, candidacy, ...over }) as LeaderElectorOptions;
 const candidate = (over: Partial<LeaseCandidateOptions> = {}): LeaseCandidateOptions => ({ leaseName: 'api-lease', name: 'c1', tables: prefix, client: t.client, ...candidacy, ...over });
 const heartbeat = (over: Partial<IdentityLeaseHeartbeatOptions> = {}): IdentityLeaseHeartbeatOptions => ({ component: 'api', hostname: 'host-1', tables: prefix, client: t.client, ...over });
 
@@ -181,6 +182,27 @@ describe('coordinated mode needs a candidacy', () => {
     expect(e.message).toMatch(/must not be given with mode 'NoCoordination'.*Drop candidacy/);
     const plain = new LeaderElector(elector({ mode: 'NoCoordination', candidacy: undefined }));
     expect(plain.candidate).toBeUndefined();
+  });
+
+  it('the option type refuses a coordinated elector without a candidacy, and NoCoordination with one (checked by tsc)', () => {
+    const base = { leaseName: 'l', identity: 'w', client: t.client, callbacks };
+    const ok: LeaderElectorOptions[] = [
+      { ...base, candidacy },
+      { ...base, mode: 'coordinated', candidacy },
+      { ...base, mode: 'NoCoordination' },
+    ];
+    // @ts-expect-error: coordinated (the default) needs a candidacy
+    const noCandidacy: LeaderElectorOptions = { ...base };
+    // @ts-expect-error: coordinated needs a candidacy
+    const coordinatedNoCandidacy: LeaderElectorOptions = { ...base, mode: 'coordinated' };
+    // @ts-expect-error: no coordinator elects in NoCoordination
+    const raceWithCandidacy: LeaderElectorOptions = { ...base, mode: 'NoCoordination', candidacy };
+    // @ts-expect-error: so does electorStarter's (the options less leaseName and callbacks)
+    sdk.electorStarter({ identity: 'w', client: t.client });
+    sdk.electorStarter({ identity: 'w', client: t.client, candidacy });
+    sdk.electorStarter({ identity: 'w', client: t.client, mode: 'NoCoordination' });
+    for (const o of ok) expect(() => new LeaderElector(o)).not.toThrow();
+    for (const o of [noCandidacy, coordinatedNoCandidacy, raceWithCandidacy]) expect(validationError(() => new LeaderElector(o)).fields).toEqual(['candidacy']);
   });
 
   it('a bad candidacy is named under candidacy', () => {

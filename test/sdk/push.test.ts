@@ -53,7 +53,9 @@ describe('LeaderElector with the push path', () => {
   it('is refused with NoCoordination, naming the option', () => {
     const sim = { watch: () => () => undefined, wake: () => undefined, healthy: () => true };
     const client = new DynamoDBModel({ now: () => 0 }).client({ name: 'test' });
+    // @ts-expect-error: the option type refuses it too
     expect(() => new LeaderElector({ leaseName: L, identity: 'a', mode: 'NoCoordination', push: sim, client, callbacks: { onStartedLeading: () => undefined } })).toThrow(ValidationError);
+    // @ts-expect-error: the option type refuses it too
     expect(() => new LeaderElector({ leaseName: L, identity: 'a', mode: 'NoCoordination', push: sim, client, callbacks: { onStartedLeading: () => undefined } })).toThrow(/push.*NoCoordination/s);
     expect(() => new LeaderElector({ leaseName: L, identity: 'a', push: { watch: 1 } as never, candidacy: { emulationVersion: '1.0.0', binaryVersion: '1.0.0' }, client, callbacks: { onStartedLeading: () => undefined } })).toThrow(/push: must be a PushChannel/);
   });

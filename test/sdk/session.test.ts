@@ -126,6 +126,7 @@ describe('Session', () => {
     const session = new Session({ client });
     const base = { leaseName: 'job', identity: 'a', client, session, callbacks: { onStartedLeading: () => undefined } };
     const candidacy = { emulationVersion: '1.0.0', binaryVersion: '1.0.0' };
+    // @ts-expect-error: the option type refuses it too
     expect(() => new LeaderElector({ ...base, mode: 'NoCoordination' })).toThrow(/session: must not be given with mode 'NoCoordination'/);
     expect(() => new LeaderElector({ ...base, candidacy, leaseDurationMs: 30_000, renewDeadlineMs: 20_000 })).toThrow(/session: holds leases of at most 15000 ms.*raise the session's maxLeaseDurationMs/);
     expect(() => new LeaderElector({ ...base, candidacy, renewDeadlineMs: 7_000, retryPeriodMs: 1_000 })).toThrow(/session: ends at its renewDeadlineMs \(7500 ms\), too late for a leader on it to fall back.*below 6000/);
