@@ -2,7 +2,7 @@
  * IAM from the lists in infra/access.ts and nothing else: each function's access, a worker's, and
  * the key policy CloudWatch Logs needs for a customer-managed key.
  */
-import { ArnFormat, DefaultTokenResolver, Reference, Stack, StringConcat, Token, Tokenization, type IPostProcessor, type IResolvable, type IResolveContext } from 'aws-cdk-lib';
+import { ArnFormat, DefaultTokenResolver, Reference, Stack, StringConcat, Token, TokenComparison, Tokenization, type IPostProcessor, type IResolvable, type IResolveContext } from 'aws-cdk-lib';
 import type * as events from 'aws-cdk-lib/aws-events';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
@@ -271,6 +271,44 @@ class ReferenceMarks extends DefaultTokenResolver {
 
 const referenceMarks = (scope: IConstruct, v: unknown): unknown => Tokenization.resolve(v, { scope, resolver: new ReferenceMarks(), preparing: false });
 
+/** Whether `c` is a role imported into the app (Role.fromRoleArn, fromRoleName): identityOf's `imported`. */
+const isImportedRole = (c: IConstruct): boolean => identityOf(c as unknown as iam.IPrincipal)?.kind === 'imported';
+
+/**
+ * The role made in this app (its AWS::IAM::Role) that an imported role is: the one its ARN is a
+ * reference to (`Role.fromRoleArn(scope, id, role.roleArn)`), or the one whose name (`roleName`)
+ * it names, unless the import's ARN is of another account than the role's stack.
+ */
+function madeRoleOf(imported: IConstruct): iam.CfnRole | undefined {
+  const { roleArn, roleName, env } = imported as unknown as iam.IRole;
+  const arn = referenceMarks(imported, roleArn);
+  const name = Token.isUnresolved(roleName) ? undefined : roleName;
+  for (const c of imported.node.root.node.findAll()) {
+    if (cfnTypeOf(c) !== 'AWS::IAM::Role') continue;
+    const role = c as iam.CfnRole;
+    if (arn === `<${role.node.path}.Arn>`) return role;
+    const stack = Stack.of(role);
+    if (name !== undefined && stack.resolve(role.roleName) === name && Token.compareStrings(env.account, stack.account) !== TokenComparison.DIFFERENT) return role;
+  }
+  return undefined;
+}
+
+/**
+ * The constructs that stand for `identity`'s IAM role, user or group in this app, each naming it in
+ * a policy's `roles` its own way: the identity; for a role made in the app, every import of it; for
+ * an import of a role made in the app, that role (`made`) and its other imports. IAM counts the
+ * policies of them all as one role's.
+ */
+function sameIdentity(identity: Identity): { made: IConstruct | undefined; names: IConstruct[] } {
+  const { kind, construct } = identity;
+  if (kind === 'user' || kind === 'group') return { made: construct.node.defaultChild, names: [construct] };
+  const made = kind === 'role' ? (construct.node.defaultChild as IConstruct) : madeRoleOf(construct);
+  if (!made) return { made: undefined, names: [construct] };
+  const role = made.node.scope ?? made; // the L2 role, whose roleName is the one its own policies give
+  const imports = construct.node.root.node.findAll().filter((c) => c !== construct && c !== role && isImportedRole(c) && madeRoleOf(c) === made);
+  return { made, names: [...new Set([construct, role, ...imports])] };
+}
+
 /** A policy resource attached to an identity: the L2 policy it belongs to, and its size as IAM counts it. */
 interface AttachedPolicy {
   readonly policy: IConstruct;
@@ -281,21 +319,22 @@ interface AttachedPolicy {
  * The app's policies attached to `identity`, however they were attached: AWS::IAM::Policy (the
  * grants' default policy, an iam.Policy given `roles`, attachInlinePolicy) and AWS::IAM::ManagedPolicy
  * (CDK's overflow policies, an iam.ManagedPolicy given `roles`) whose Roles, Users or Groups name it,
- * in any stack of the app (referenceMarks: a policy in another stack names the role by an import).
+ * in any stack of the app (referenceMarks: a policy in another stack names the role by an import),
+ * by any of the constructs that stand for it (sameIdentity: a role made in the app and its imports).
  * A policy with no statement is never deployed.
  */
-function policiesAttachedTo(identity: Identity): { inline: AttachedPolicy[]; managed: AttachedPolicy[] } {
+function policiesAttachedTo(identity: Identity, standsFor: readonly IConstruct[]): { inline: AttachedPolicy[]; managed: AttachedPolicy[] } {
   const { kind, construct } = identity;
-  const [prop, name] =
-    kind === 'user' ? ['users', (construct as iam.IUser).userName] : kind === 'group' ? ['groups', (construct as iam.IGroup).groupName] : ['roles', (construct as iam.IRole).roleName];
-  const key = JSON.stringify(referenceMarks(construct, name));
+  const prop = kind === 'user' ? 'users' : kind === 'group' ? 'groups' : 'roles';
+  const nameOf = (c: IConstruct) => (kind === 'user' ? (c as iam.IUser).userName : kind === 'group' ? (c as iam.IGroup).groupName : (c as iam.IRole).roleName);
+  const keys = new Set(standsFor.map((c) => JSON.stringify(referenceMarks(c, nameOf(c)))));
   const found = { inline: [] as AttachedPolicy[], managed: [] as AttachedPolicy[] };
   for (const c of construct.node.root.node.findAll()) {
     const type = cfnTypeOf(c);
     if (type !== 'AWS::IAM::Policy' && type !== 'AWS::IAM::ManagedPolicy') continue;
     const stack = Stack.of(c);
     const names = referenceMarks(c, (c as unknown as Record<string, unknown>)[prop]) as unknown[] | undefined;
-    if (!names?.some((n) => JSON.stringify(n) === key)) continue;
+    if (!names?.some((n) => keys.has(JSON.stringify(n)))) continue;
     const doc = stack.resolve((c as unknown as { policyDocument: unknown }).policyDocument) as { Statement?: unknown[] } | undefined;
     if (!doc?.Statement?.length) continue;
     found[type === 'AWS::IAM::Policy' ? 'inline' : 'managed'].push({ policy: c.node.scope ?? c, chars: policyChars(doc) });
@@ -310,7 +349,9 @@ function policiesAttachedTo(identity: Identity): { inline: AttachedPolicy[]; man
  * together, the role's own `inlinePolicies` and any iam.Policy attached to it included, as IAM counts
  * them; the managed policies attached by their `roles` too, policiesAttachedTo); an imported role's one
  * inline policy, which CDK never splits, against the inline limit. The error names the grants, the
- * leases each named for the role, and the fix. A user's or a group's one inline policy, which CDK
+ * leases each named for the role, and the fix. A role made in the app and its imports
+ * (Role.fromRoleArn of its ARN or its name: sameIdentity) are one role to IAM: their policies are
+ * counted together, whichever is granted. A user's or a group's one inline policy, which CDK
  * never splits either, is checked against IAM's smaller limits for them, and its managed policies
  * (its own, and those attached by their `users` or `groups`) against its 10.
  */
@@ -330,14 +371,16 @@ export function checkRolePolicySizes(grantee: iam.IGrantable, leaseNames: readon
   CHECKED.set(role, granted);
   role.node.addValidation({
     validate: () => {
-      const stack = Stack.of(role);
-      const policies = policiesAttachedTo(identity);
+      // the role's resource, made in this app: the identity's own, or the one an imported role is
+      const { made, names } = sameIdentity(identity);
+      const stack = Stack.of(made ?? role);
+      const policies = policiesAttachedTo(identity, names);
       // the grants' policy: CDK's default policy of the role, user or group (an imported role's `Policy`)
       const grants = role.node.tryFindChild(imported ? 'Policy' : 'DefaultPolicy');
       const fromGrants = policies.inline.filter((p) => p.policy === grants).reduce((n, p) => n + p.chars, 0);
       // IAM counts a role's inline policies together: the role's own (RoleProps.inlinePolicies) and
       // those attached to it apart from the grants (iam.Policy's `roles`, attachInlinePolicy) too
-      const ownInline = imported || kind ? [] : ((stack.resolve((role.node.defaultChild as iam.CfnRole).policies) as { policyName: string; policyDocument: unknown }[] | undefined) ?? []);
+      const ownInline = !made || kind ? [] : ((stack.resolve((made as iam.CfnRole).policies) as { policyName: string; policyDocument: unknown }[] | undefined) ?? []);
       const own = [...ownInline.map((p) => ({ name: p.policyName, chars: policyChars(p.policyDocument) })), ...policies.inline.filter((p) => p.policy !== grants).map((p) => ({ name: p.policy.node.path, chars: p.chars }))];
       const inlineChars = fromGrants + own.reduce((n, p) => n + p.chars, 0);
       const inlineLimit = kind === 'user' ? IAM_POLICY_LIMITS.userInlineChars : kind === 'group' ? IAM_POLICY_LIMITS.groupInlineChars : IAM_POLICY_LIMITS.inlineChars;
@@ -347,10 +390,10 @@ export function checkRolePolicySizes(grantee: iam.IGrantable, leaseNames: readon
         : `its inline policy is ${inlineChars} characters (IAM allows ${allows})`;
       // managed policies: those CDK split the role's policy into (OverflowPolicy<n>), those attached
       // by their own `roles`, and the role's managedPolicyArns
-      const overflow = policies.managed.filter((p) => p.policy.node.scope === role);
+      const overflow = policies.managed.filter((p) => p.policy.node.scope === made?.node.scope);
       // (a user's or a group's own: UserProps/GroupProps managedPolicies, addManagedPolicy)
-      const attached = imported ? undefined : (stack.resolve((role.node.defaultChild as iam.CfnRole | iam.CfnUser | iam.CfnGroup).managedPolicyArns) as unknown[] | undefined);
-      const managed = imported ? 0 : policies.managed.length + (attached?.length ?? 0);
+      const attached = made ? (stack.resolve((made as iam.CfnRole | iam.CfnUser | iam.CfnGroup).managedPolicyArns) as unknown[] | undefined) : undefined;
+      const managed = made ? policies.managed.length + (attached?.length ?? 0) : 0;
       const managedLimit = kind === 'user' ? IAM_POLICY_LIMITS.managedPerUser : kind === 'group' ? IAM_POLICY_LIMITS.managedPerGroup : IAM_POLICY_LIMITS.managedPerRole;
       const largest = Math.max(0, ...overflow.map((p) => p.chars));
       const over = [
@@ -363,9 +406,13 @@ export function checkRolePolicySizes(grantee: iam.IGrantable, leaseNames: readon
       const what = named.length ? named.map(([g, n]) => `${g}'s leaseNames names ${n} leases for this role`).join('; ') : `${[...granted.keys()].join(' and ')} adds to its policies`;
       const ownToManaged = own.length && !kind && inlineChars > IAM_POLICY_LIMITS.inlineChars ? " Move the role's own inline policies to a managed policy (iam.ManagedPolicy), which IAM counts apart, or" : '';
       const notRole = kind ? ` IAM gives a ${kind} far less room than a role, and CDK never splits its policy: grant a role instead (a worker outside AWS assumes it, e.g. with IAM Roles Anywhere), or` : '';
-      const split = imported ? ' It is an imported role, whose policy CDK never splits: create the role in this app (new iam.Role), whose statements CDK spreads over managed policies, or' : '';
+      const split = !imported
+        ? ''
+        : made
+          ? ` It imports ${made.node.scope?.node.path ?? made.node.path}, a role made in this app, and CDK never splits an imported role's policy: grant that role itself, whose statements CDK spreads over managed policies, or`
+          : ' It is an imported role, whose policy CDK never splits: create the role in this app (new iam.Role), whose statements CDK spreads over managed policies, or';
       return [
-        `The policies of ${kind ?? 'role'} ${role.node.path} do not fit IAM: ${over.join('; ')}. ${what}.${ownToManaged}${split}${notRole} grant each role fewer leases (a role per cell of processes, each naming its cell's leases: docs/deploy.md), or grant every lease with allLeases: true instead of leaseNames.`,
+        `The policies of ${kind ?? 'role'} ${role.node.path} do not fit IAM: ${over.join('; ')}. ${what}.${split}${split ? ownToManaged.replace(' Move', ' move') : ownToManaged}${notRole} grant each role fewer leases (a role per cell of processes, each naming its cell's leases: docs/deploy.md), or grant every lease with allLeases: true instead of leaseNames.`,
       ];
     },
   });

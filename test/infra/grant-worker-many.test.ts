@@ -339,6 +339,66 @@ describe('policies attached to the role from another stack of the app', () => {
   });
 });
 
+describe('a role made in this app, granted as an import of it (Role.fromRoleArn, fromRoleName)', () => {
+  // IAM counts one role's inline policies together (10,240 characters), whichever construct of the
+  // app made them: the role's own default policy and the one CDK gives an import of it (never split)
+  const reports = (k: number) => new iam.PolicyStatement({ actions: ['s3:GetObject'], resources: [`arn:aws:s3:::reports-bucket-${String(k).padStart(3, '0')}/daily.csv`] });
+  const names = Array.from({ length: 15 }, (_, k) => `orders-shard-${String(k).padStart(5, '0')}`);
+  const env = { account: '123456789012', region: 'us-east-1' };
+  /** The role, in stack Roles, with a policy of its own of about 5,900 characters. */
+  const task = (roles: Stack, roleName?: string) => {
+    const role = new iam.Role(roles, 'Task', { assumedBy: new iam.ServicePrincipal('ecs-tasks.amazonaws.com'), ...(roleName ? { roleName } : {}) });
+    for (let k = 0; k < 60; k++) role.addToPolicy(reports(k));
+    return role;
+  };
+  const importedFix = /Election\/Imported do not fit IAM: its inline policies are \d+ characters \(IAM allows 10240 for them together: \d+ of grants, the rest the role's own: Roles\/Task\/DefaultPolicy\)\. grantWorker's leaseNames names 15 leases for this role\..* It imports Roles\/Task, a role made in this app, .*grant that role itself, whose statements CDK spreads over managed policies, or move the role's own inline policies to a managed policy/;
+
+  it('imported by its name: the role’s own policy counts with the import’s, and the error says to grant the role itself', () => {
+    expect(() =>
+      synth((app) => {
+        task(new Stack(app, 'Roles', { env }), 'orders-task');
+        const stack = new Stack(app, 'Election', { env });
+        new Conclave(stack, 'Conclave', { tablePrefix: TABLE_PREFIX }).grantWorker(iam.Role.fromRoleArn(stack, 'Imported', 'arn:aws:iam::123456789012:role/orders-task'), { leaseNames: names, allComponents: true });
+        return stack;
+      }),
+    ).toThrow(importedFix);
+  });
+
+  it('imported by its ARN (a reference to the role, its name generated)', () => {
+    expect(() =>
+      synth((app) => {
+        const role = task(new Stack(app, 'Roles', { env }));
+        const stack = new Stack(app, 'Election', { env });
+        new Conclave(stack, 'Conclave', { tablePrefix: TABLE_PREFIX }).grantWorker(iam.Role.fromRoleArn(stack, 'Imported', role.roleArn), { leaseNames: names, allComponents: true });
+        return stack;
+      }),
+    ).toThrow(importedFix);
+  });
+
+  it('granted the role itself: a policy another part of the app gives an import of it counts', () => {
+    expect(() =>
+      synth((app) => {
+        const stack = new Stack(app, 'Election', { env });
+        const role = new iam.Role(stack, 'Task', { assumedBy: new iam.ServicePrincipal('ecs-tasks.amazonaws.com'), roleName: 'orders-task' });
+        const reporting = iam.Role.fromRoleName(new Stack(app, 'Reports', { env }), 'Task', 'orders-task');
+        for (let k = 0; k < 60; k++) reporting.addToPrincipalPolicy(reports(k));
+        new Conclave(stack, 'Conclave', { tablePrefix: TABLE_PREFIX }).grantWorker(role, { leaseNames: Array.from({ length: 60 }, (_, k) => `orders-shard-${String(k).padStart(5, '0')}`), allComponents: true });
+        return stack;
+      }),
+    ).toThrow(/Election\/Task do not fit IAM: its inline policies are \d+ characters \(IAM allows 10240 for them together: \d+ of grants, the rest the role's own: Reports\/Task\/Policy\)/);
+  });
+
+  it('a role of the same name in another account is another role: not counted', () => {
+    const s = synth((app) => {
+      task(new Stack(app, 'Roles', { env }), 'orders-task');
+      const stack = new Stack(app, 'Election', { env });
+      new Conclave(stack, 'Conclave', { tablePrefix: TABLE_PREFIX }).grantWorker(iam.Role.fromRoleArn(stack, 'Imported', 'arn:aws:iam::210987654321:role/orders-task'), { leaseNames: names, allComponents: true });
+      return stack;
+    });
+    s.cleanup();
+  });
+});
+
 /**
  * aws-iam loaded a second time (an app with two copies of aws-cdk-lib): its classes are not this
  * copy's, so `instanceof` fails; aws-cdk-lib's own checks (Role.isRole, Stack.of) still hold.
