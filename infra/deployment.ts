@@ -20,7 +20,7 @@ import { ALL_LEASES_SESSION_PARTITIONS, COORDINATOR_COMPONENT, sessionComponent 
 import { ENV, wiring, type FunctionName, type FunctionWiring } from '../lib/wiring.js';
 import { FUNCTION_ACCESS, type TableRole } from './access.js';
 import { conclaveFunction } from './functions.js';
-import { checkRolePolicySizes, grantFunctionAccess, grantLeaderReads, grantSessionReads, grantWorkerAccess, grantWorkerPush, SESSION_PARTITIONS } from './grants.js';
+import { checkRolePolicySizes, grantFunctionAccess, grantLeaderReads, grantSessionReads, grantWorkerAccess, grantWorkerPush, SESSION_PARTITIONS, warnIfNothingGranted } from './grants.js';
 import { ConclaveMonitoring } from './monitoring.js';
 import { iotDataEndpoint } from './push.js';
 import { deadLetterQueue, queueEncryption } from './queues.js';
@@ -240,7 +240,10 @@ export function grantGetLeaderIn(grantee: iam.IGrantable, options: GrantGetLeade
   const o = parse(GrantGetLeaderSettingsSchema, options ?? {}, 'grantGetLeader options');
   // a role naming too many leases fails synth with the fix, not the deploy
   checkRolePolicySizes(grantee, o.leaseNames, 'grantGetLeader');
-  return grantLeaderReads(grantee, o.leaseNames, on);
+  const grant = grantLeaderReads(grantee, o.leaseNames, on);
+  // an immutable imported role takes none of it, and CDK says nothing
+  warnIfNothingGranted(grantee, 'grantGetLeader');
+  return grant;
 }
 
 /** What a worker's grant in a Region is on. */
@@ -275,5 +278,8 @@ export function grantWorkerIn(grantee: iam.IGrantable, options: GrantWorkerOptio
   // allComponents or patterns: every partition but the sessions' (above); its own session partitions apart
   if ((!o.components || like) && ownSessions) grant = grant.combine(grantWorkerAccess(grantee, { leases: [], candidates: [], identities: ownSessions }, { ...targets, encryptionKey: undefined }, {}, like));
   if (o.sessions) grant = grant.combine(grantSessionReads(grantee, targets));
-  return on.push ? grant.combine(grantWorkerPush(grantee, o.leaseNames, { scope: on.scope, ...on.push })) : grant;
+  if (on.push) grant = grant.combine(grantWorkerPush(grantee, o.leaseNames, { scope: on.scope, ...on.push }));
+  // an immutable imported role takes none of it, and CDK says nothing
+  warnIfNothingGranted(grantee, 'grantWorker');
+  return grant;
 }

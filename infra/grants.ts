@@ -2,7 +2,7 @@
  * IAM from the lists in infra/access.ts and nothing else: each function's access, a worker's, and
  * the key policy CloudWatch Logs needs for a customer-managed key.
  */
-import { ArnFormat, DefaultTokenResolver, Reference, Stack, StringConcat, Token, TokenComparison, Tokenization, type IPostProcessor, type IResolvable, type IResolveContext } from 'aws-cdk-lib';
+import { Annotations, ArnFormat, DefaultTokenResolver, Reference, Stack, StringConcat, Token, TokenComparison, Tokenization, type IPostProcessor, type IResolvable, type IResolveContext } from 'aws-cdk-lib';
 import type * as events from 'aws-cdk-lib/aws-events';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
@@ -416,6 +416,30 @@ export function checkRolePolicySizes(grantee: iam.IGrantable, leaseNames: readon
       ];
     },
   });
+}
+
+const WARNED = new WeakMap<IConstruct, Set<LeaseGrant>>();
+
+/**
+ * Warns at synth when `by` added nothing to `grantee`: an imported role CDK gives no policy
+ * (Role.fromRoleArn with `mutable: false`, or of another account than the stack's, or
+ * withoutPolicyUpdates()) drops every statement granted to it and reports the grant as made, so
+ * the worker would be refused at run time. A warning, not an error: such a role is managed
+ * elsewhere on purpose, and its own policies may already allow what the grant names.
+ */
+export function warnIfNothingGranted(grantee: iam.IGrantable, by: LeaseGrant): void {
+  const identity = identityOf(grantee.grantPrincipal);
+  if (identity?.kind !== 'imported' || identity.construct.node.tryFindChild('Policy')) return;
+  const role = identity.construct;
+  const warned = WARNED.get(role) ?? new Set<LeaseGrant>();
+  if (warned.has(by)) return;
+  WARNED.set(role, warned.add(by));
+  const name = (role as unknown as iam.IRole).roleName;
+  const named = Token.isUnresolved(name) ? role.node.path : `${name} (${role.node.path})`;
+  Annotations.of(role).addWarningV2(
+    '@conclave/cdk:grantToImmutableRole',
+    `${by} added no statement to role ${named}: it was imported immutable (Role.fromRoleArn with mutable: false, a role of another account than this stack's, or withoutPolicyUpdates()), and CDK drops what is granted to such a role. Its calls are refused (AccessDenied) unless the role's own policies, managed where the role is, allow what ${by} grants (docs/deploy.md, IAM for workers): grant a role made in this app, or one imported mutable from this stack's account (Role.fromRoleArn's default).`,
+  );
 }
 
 /**

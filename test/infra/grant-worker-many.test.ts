@@ -6,7 +6,7 @@
  */
 import { createRequire } from 'node:module';
 import { NestedStack, Stack } from 'aws-cdk-lib';
-import { Template } from 'aws-cdk-lib/assertions';
+import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Conclave } from '../../infra/conclave.js';
@@ -396,6 +396,37 @@ describe('a role made in this app, granted as an import of it (Role.fromRoleArn,
       return stack;
     });
     s.cleanup();
+  });
+});
+
+describe('a role CDK gives no statement (imported immutable, or of another account)', () => {
+  // Role.fromRoleArn with mutable: false, or of an account other than the stack's, is an
+  // ImmutableRole: CDK drops every statement granted to it and reports the grant as made
+  const env = { account: '123456789012', region: 'us-east-1' };
+  const warningsFor = (arn: string, mutable: boolean, give: (c: Conclave, role: iam.IRole) => void) => {
+    const s = synth((app) => {
+      const stack = new Stack(app, 'Election', { env });
+      give(new Conclave(stack, 'Conclave', { tablePrefix: TABLE_PREFIX }), iam.Role.fromRoleArn(stack, 'Imported', arn, { mutable }));
+      return stack;
+    });
+    const found = Annotations.fromStack(s.stack).findWarning('*', Match.stringLikeRegexp('no statement')).map((w) => `${w.id} ${String(w.entry.data)}`);
+    s.cleanup();
+    return found;
+  };
+  const worker = (c: Conclave, role: iam.IRole) => c.grantWorker(role, { leaseNames: ['nightly-report'], allComponents: true });
+
+  it.each([
+    ['mutable: false', 'arn:aws:iam::123456789012:role/orders-task', false],
+    ['of another account', 'arn:aws:iam::210987654321:role/orders-task', true],
+  ] as const)('an imported role %s: synth warns that the grant added nothing, naming the role and the fix', (_, arn, mutable) => {
+    expect(warningsFor(arn, mutable, worker)).toEqual([
+      expect.stringMatching(/^\/Election\/Imported grantWorker added no statement to role orders-task \(Election\/Imported\): .*mutable: false.*another account.*AccessDenied.*IAM for workers.*grant a role made in this app, or one imported mutable from this stack's account/),
+    ]);
+    expect(warningsFor(arn, mutable, (c, role) => c.grantGetLeader(role, { leaseNames: ['nightly-report'] }))).toEqual([expect.stringMatching(/grantGetLeader added no statement to role orders-task /)]);
+  });
+
+  it('a mutable import of this account takes the statements, and no warning', () => {
+    expect(warningsFor('arn:aws:iam::123456789012:role/orders-task', true, worker)).toEqual([]);
   });
 });
 
