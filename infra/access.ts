@@ -43,8 +43,9 @@ export const FUNCTION_ACCESS = {
   /**
    * The tick (`reconcileAll`): Scan of leases and candidates instead of a read per lease, the
    * reconciles above (GetItem and Query again after a lost race), then garbage collection:
-   * DeleteItem of stale candidates, Scan and DeleteItem of expired identity leases; GetItem and
-   * UpdateItem of its tick cursor, the identities table's row where one invocation's round leaves
+   * DeleteItem of stale candidates, Scan and DeleteItem of expired identity leases; UpdateItem
+   * (`refusedSeen` alone) and DeleteItem of a session row the schema refuses that held leases name,
+   * once unchanged long enough (lib/coordinator/refused-session.ts); GetItem and UpdateItem of its tick cursor, the identities table's row where one invocation's round leaves
    * off (lib/coordinator/tick.ts; DeleteItem when it does not parse).
    * It publishes no events: events come from the streams.
    */

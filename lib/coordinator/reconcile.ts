@@ -14,10 +14,11 @@ import { ValidationError } from '../schemas/validation.js';
 import { BrokenSessionError, ConflictError, retryOnConflict } from '../stores/errors.js';
 import { IdentityStore } from '../stores/identity-store.js';
 import type { InvalidItem, ScanSegment } from '../stores/item-store.js';
-import { LeaseStore, type LeaseRead } from '../stores/lease-store.js';
+import { LeaseStore, type HeldSession, type LeaseRead } from '../stores/lease-store.js';
 import { TickStore } from '../stores/tick-store.js';
 import { mapLimit } from '../util/pool.js';
 import { candidateSessions, readSessions, vouchAll } from './vouched.js';
+import { REFUSED_SEEN, heldOnRefusedMs, refusedSessionStep } from './refused-session.js';
 
 export interface CoordinatorDeps {
   leases: LeaseStore;
@@ -232,12 +233,32 @@ export interface ReconcileAllResult {
    * is left alone until the row is repaired or deleted (the row is in `invalid`, reported once).
    */
   unjudged: BrokenSessionError[];
+  /**
+   * Session rows the schema refuses that held terms name (`leases`), as the tick times them
+   * (lib/coordinator/refused-session.ts): unchanged since `unchangedSince`, deleted once past
+   * `deleteAfter` (`deleted`: by this pass; also in `collectedIdentities`). Without the two times,
+   * too large to be timed: left alone until repaired.
+   */
+  refusedSessions: RefusedSessionSeen[];
   /** Rows that do not match their schema, in any table. */
   invalid: InvalidItem[];
   collectedCandidates: { leaseName: string; name: string }[];
   collectedIdentities: { component: string; name: string }[];
   /** Coordinated leases (OldestEmulationVersion, with live candidates) that have no live holder after this pass. */
   leaderless: string[];
+}
+
+/** A session row the schema refuses, with held terms on it, as the tick times it (ReconcileAllResult.refusedSessions). */
+export interface RefusedSessionSeen {
+  key: { component: string; name: string };
+  /** The held leases that name it, in name order. */
+  leases: string[];
+  /** When the coordinator first saw the row as it is (its clock). */
+  unchangedSince?: number;
+  /** Past this (the coordinator's clock), the row is deleted if still unchanged. */
+  deleteAfter?: number;
+  /** Deleted by this pass. */
+  deleted: boolean;
 }
 
 /** Which part of the tables a pass reconciles, and until when (reconcileAll). */
@@ -281,7 +302,7 @@ const asError = (e: unknown): Error => (e instanceof Error ? e : new Error(Strin
 const TICK: DecideTrigger = { streamBehind: true };
 
 export async function reconcileAll(deps: CoordinatorDeps, opts: PassOptions = {}): Promise<ReconcileAllResult> {
-  const result: ReconcileAllResult = { leases: 0, unseeded: 0, reached: 0, outcomes: [], errors: [], broken: [], unjudged: [], invalid: [], collectedCandidates: [], collectedIdentities: [], leaderless: [] };
+  const result: ReconcileAllResult = { leases: 0, unseeded: 0, reached: 0, outcomes: [], errors: [], broken: [], unjudged: [], refusedSessions: [], invalid: [], collectedCandidates: [], collectedIdentities: [], leaderless: [] };
   const segment = opts.segment && opts.segment.total > 1 ? opts.segment : undefined;
   const scan = segment ? { segment } : {};
   const past = () => opts.deadline !== undefined && deps.clock.monotonic() >= opts.deadline;
@@ -319,6 +340,8 @@ export async function reconcileAll(deps: CoordinatorDeps, opts: PassOptions = {}
   const identities: IdentityLease[] = [];
   // session rows that do not parse: a term on one is judged by nobody (a lease's own reconcile refuses it), never as if the row were gone
   const badSessions = new Set<string>();
+  // those rows as stored
+  const refusedSessionRows: RefusedRow[] = [];
   // identity rows the schema refuses whose stamp still reads: collected once expired by it
   const refusedIdentities: RefusedIdentity[] = [];
   for await (const page of deps.identities.scan()) {
@@ -326,11 +349,24 @@ export async function reconcileAll(deps: CoordinatorDeps, opts: PassOptions = {}
       if (s.ok) identities.push(s.item);
       else {
         result.invalid.push(s.invalid);
-        if (isSessionComponent(String(s.invalid.key['component']))) badSessions.add(String(s.invalid.key['name']));
+        if (isSessionComponent(String(s.invalid.key['component']))) {
+          badSessions.add(String(s.invalid.key['name']));
+          refusedSessionRows.push(refusedRow(s));
+        }
         const r = refusedIdentity(s);
         if (r) refusedIdentities.push(r);
       }
     }
+  }
+  // A whole pass times the refused session rows held terms name, and deletes those seen unchanged
+  // long enough (refused-session.ts): gone, their terms are judged below as on a row gone.
+  let brokenHeld: Map<string, HeldSession> | undefined;
+  let refusedGone = new Set<string>();
+  if (!segment && refusedSessionRows.length) {
+    if (badLeases.size) brokenHeld = await heldSessions(deps, (n) => badLeases.has(n));
+    const terms = [...leases.values(), ...(brokenHeld?.values() ?? [])];
+    refusedGone = await timeRefusedSessions(deps, refusedSessionRows, terms, result, past);
+    for (const name of refusedGone) badSessions.delete(name);
   }
   const sessions = new Map(identities.filter((i) => isSessionComponent(i.component) && sessionKey(i.name).component === i.component).map((i) => [i.name, i]));
   // a refused row on a session may live by it, whichever process's it is (late rather than early); on a session row that does not parse, by nobody: kept
@@ -433,14 +469,67 @@ export async function reconcileAll(deps: CoordinatorDeps, opts: PassOptions = {}
   for (const o of result.outcomes) held.set(o.lease, o.after ?? o.before);
   // a broken row's too, read again for the fields that name it: once repaired, its term is judged by
   // that session (collected, the term would wait for its followers' fallback, as on one that does not vouch for it)
-  if (badLeases.size) for await (const page of deps.leases.scanSessions()) for (const l of page) if (badLeases.has(l.name)) held.set(l.name, l);
+  if (badLeases.size) for (const l of (brokenHeld ?? (await heldSessions(deps, (n) => badLeases.has(n)))).values()) held.set(l.name, l);
   const named = namedSessions(held.values());
   // and a session row a live candidate names: gone, it would no longer vouch for it (vouchedCandidate)
   for (const c of stale) if (c.session !== undefined && !isCandidateStale(c, now, deps.config.candidateStaleAfterMs)) named.add(c.session);
   // a refused one's too, by its own stamp where its session row does not parse either
   for (const c of refused) if (c.stamp.session !== undefined && Math.max(c.stamp.renewTime, sessions.get(c.stamp.session)?.renewTime ?? 0) + deps.config.candidateStaleAfterMs >= now) named.add(c.stamp.session);
-  await collectGarbage(deps, { candidates: stale, refusedCandidates: refusedRenewed, identities: identities.filter((i) => !named.has(i.name)), refusedIdentities: refusedIdentities.filter((i) => !named.has(i.key.name)) }, result, past);
+  await collectGarbage(deps, { candidates: stale, refusedCandidates: refusedRenewed, identities: identities.filter((i) => !named.has(i.name)), refusedIdentities: refusedIdentities.filter((i) => !named.has(i.key.name) && !refusedGone.has(i.key.name)) }, result, past);
   return result;
+}
+
+/** The held leases' session fields of every lease `which` picks (a whole-table scan of four fields). */
+async function heldSessions(deps: CoordinatorDeps, which: (name: string) => boolean): Promise<Map<string, HeldSession>> {
+  const out = new Map<string, HeldSession>();
+  for await (const page of deps.leases.scanSessions()) for (const l of page) if (which(l.name)) out.set(l.name, l);
+  return out;
+}
+
+/** A session row the schema refuses, as stored. */
+interface RefusedRow {
+  key: { component: string; name: string };
+  row: Record<string, unknown>;
+}
+
+const refusedRow = (s: { invalid: InvalidItem; row: Record<string, unknown> }): RefusedRow => ({ key: { component: String(s.invalid.key['component']), name: String(s.invalid.key['name']) }, row: s.row });
+
+/**
+ * Times each refused session row that held terms (`terms`: the held leases, whatever session they
+ * name) name, as refused-session.ts says: stamps the row first seen as it is, deletes one unchanged
+ * past its wait (conditioned on every attribute as scanned), and notes each in
+ * `result.refusedSessions` (a deleted one in `collectedIdentities` too). Returns the names deleted.
+ * A fault is noted for that row alone; none starts once `past()`.
+ */
+async function timeRefusedSessions(deps: CoordinatorDeps, rows: readonly RefusedRow[], terms: Iterable<Pick<HeldSession, 'name' | 'holderIdentity' | 'session' | 'leaseDurationSeconds'>>, result: Pick<ReconcileAllResult, 'refusedSessions' | 'collectedIdentities' | 'errors'>, past: () => boolean): Promise<Set<string>> {
+  const on = new Map<string, Pick<HeldSession, 'name' | 'leaseDurationSeconds'>[]>();
+  for (const t of terms) if (t.holderIdentity !== undefined && t.session !== undefined) (on.get(t.session) ?? on.set(t.session, []).get(t.session)!).push(t);
+  const deleted = new Set<string>();
+  for (const r of rows) {
+    // (a row of that name in another partition is not the one the leases name: sessionKey)
+    const held = sessionKey(r.key.name).component === r.key.component ? on.get(r.key.name) : undefined;
+    if (!held || past()) continue;
+    const leases = held.map((t) => t.name).sort();
+    try {
+      // the coordinator's clock after the scans that showed the row so: later than any write that made it so
+      const step = refusedSessionStep(r.row, heldOnRefusedMs(held, r.row), deps.clock.now(), deps.config.clockSkewMs);
+      if (step.kind === 'tooLarge') {
+        result.refusedSessions.push({ key: r.key, leases, deleted: false });
+        continue;
+      }
+      // (a row changed since the scan is neither stamped nor deleted: the next pass times it afresh)
+      if (step.kind === 'stamp') await deps.identities.markRefused(r.key, r.row, REFUSED_SEEN, step.seen);
+      const gone = step.kind === 'delete' && (await deps.identities.deleteRefused(r.key, r.row));
+      if (gone) {
+        deleted.add(r.key.name);
+        result.collectedIdentities.push(r.key);
+      }
+      result.refusedSessions.push({ key: r.key, leases, unchangedSince: step.seen.at, deleteAfter: step.deleteAfter, deleted: gone });
+    } catch (e) {
+      result.errors.push({ lease: `(identity lease ${r.key.component}/${r.key.name})`, error: asError(e) });
+    }
+  }
+  return deleted;
 }
 
 /** The sessions that held leases name: their rows are kept (collectIdentities). */
@@ -455,15 +544,18 @@ const namedSessions = (leases: Iterable<Pick<Lease, 'holderIdentity' | 'session'
  * With no identity expired, the leases and candidates are not read: their scans cost as many read
  * units as the whole rows, a round's parts' worth again.
  */
-export async function collectIdentities(deps: CoordinatorDeps, opts: { deadline?: number } = {}): Promise<Pick<ReconcileAllResult, 'collectedIdentities' | 'invalid' | 'errors'>> {
-  const result = { collectedIdentities: [] as ReconcileAllResult['collectedIdentities'], invalid: [] as InvalidItem[], errors: [] as ReconcileAllResult['errors'] };
+export async function collectIdentities(deps: CoordinatorDeps, opts: { deadline?: number } = {}): Promise<Pick<ReconcileAllResult, 'collectedIdentities' | 'invalid' | 'errors' | 'refusedSessions'>> {
+  const result = { collectedIdentities: [] as ReconcileAllResult['collectedIdentities'], invalid: [] as InvalidItem[], errors: [] as ReconcileAllResult['errors'], refusedSessions: [] as RefusedSessionSeen[] };
   const identities: IdentityLease[] = [];
   // rows the schema refuses whose stamp reads, as reconcileAll collects them (each part's pass reports them)
   const refused: RefusedIdentity[] = [];
+  // session rows the schema refuses, as stored: timed here, as a whole pass times them
+  const refusedSessions: RefusedRow[] = [];
   for await (const page of deps.identities.scan()) {
     for (const s of page) {
       if (s.ok) identities.push(s.item);
       else {
+        if (isSessionComponent(String(s.invalid.key['component']))) refusedSessions.push(refusedRow(s));
         const r = refusedIdentity(s);
         if (r) refused.push(r);
       }
@@ -473,15 +565,17 @@ export async function collectIdentities(deps: CoordinatorDeps, opts: { deadline?
   const isExpired = (i: IdentityStamp) => isIdentityExpired(i, deps.clock.now(), deps.config.identityGcGraceMs + deps.config.clockSkewMs);
   const expired = identities.filter(isExpired);
   const expiredRefused = refused.filter((i) => isExpired(i.stamp));
-  if (!expired.length && !expiredRefused.length) return result;
-  const held: Pick<Lease, 'holderIdentity' | 'session'>[] = [];
+  if (!expired.length && !expiredRefused.length && !refusedSessions.length) return result;
+  const held: HeldSession[] = [];
   for await (const page of deps.leases.scanSessions()) held.push(...page);
+  const past = () => opts.deadline !== undefined && deps.clock.monotonic() >= opts.deadline;
+  const gone = await timeRefusedSessions(deps, refusedSessions, held, result, past);
+  if (!expired.length && !expiredRefused.length) return result;
   const named = namedSessions(held);
   // a session row a candidate names is kept too (reconcileAll: it vouches for the candidate); its
   // candidates, once stale by it, are collected by their segment's pass, and the row at a later round's end
   for await (const page of deps.candidates.scanSessions()) for (const s of page) named.add(s);
-  const past = () => opts.deadline !== undefined && deps.clock.monotonic() >= opts.deadline;
-  await collectGarbage(deps, { identities: expired.filter((i) => !named.has(i.name)), refusedIdentities: expiredRefused.filter((i) => !named.has(i.key.name)) }, result, past);
+  await collectGarbage(deps, { identities: expired.filter((i) => !named.has(i.name)), refusedIdentities: expiredRefused.filter((i) => !named.has(i.key.name) && !gone.has(i.key.name)) }, result, past);
   return result;
 }
 

@@ -91,7 +91,7 @@ export async function tick(deps: CoordinatorDeps, opts: TickOptions = {}): Promi
   if (c.invocations === 0) c.roundStartedAt = startedAt;
   c.invocations++;
 
-  const merged: TickResult = { leases: 0, unseeded: 0, reached: 0, outcomes: [], errors: [], broken: [], unjudged: [], invalid: [], collectedCandidates: [], collectedIdentities: [], leaderless: [] };
+  const merged: TickResult = { leases: 0, unseeded: 0, reached: 0, outcomes: [], errors: [], broken: [], unjudged: [], refusedSessions: [], invalid: [], collectedCandidates: [], collectedIdentities: [], leaderless: [] };
   while (c.segment < c.segments && !past()) {
     const r = await reconcileAll(deps, { segment: { index: c.segment, total: c.segments }, ...(c.after === undefined ? {} : { after: c.after }), deadline: stop, ...(opts.afterEach ? { afterEach: opts.afterEach } : {}) });
     merge(merged, r);
@@ -112,6 +112,7 @@ export async function tick(deps: CoordinatorDeps, opts: TickOptions = {}): Promi
     merged.collectedIdentities.push(...g.collectedIdentities);
     merged.invalid.push(...g.invalid);
     merged.errors.push(...g.errors);
+    merged.refusedSessions.push(...g.refusedSessions);
   }
   const progress: RoundProgress = { segments: c.segments, invocations: c.invocations, leases: c.leases, done, ageMs, lostRace: false };
   if (!done) progress.next = { segment: c.segment, after: c.after };
@@ -160,6 +161,7 @@ function merge(into: TickResult, r: ReconcileAllResult): void {
   // a row once: each part's pass scans every identity row (a session it judges by may be anywhere)
   const seen = new Set(into.invalid.map((i) => JSON.stringify(i.key)));
   for (const i of r.invalid) if (!seen.has(JSON.stringify(i.key))) into.invalid.push(i);
+  into.refusedSessions.push(...r.refusedSessions);
   into.collectedCandidates.push(...r.collectedCandidates);
   into.collectedIdentities.push(...r.collectedIdentities);
   into.leaderless.push(...r.leaderless);

@@ -4,7 +4,7 @@
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
-import { BrokenLeaseError, reconcileLease, streamSawRow, type CoordinatorDeps, type ReconcileOutcome } from '../coordinator/reconcile.js';
+import { BrokenLeaseError, reconcileLease, streamSawRow, type CoordinatorDeps, type ReconcileOutcome, type RefusedSessionSeen } from '../coordinator/reconcile.js';
 import { tick, type TickResult } from '../coordinator/tick.js';
 import { answeredLastPing, heldAfterDelete, unmarkedHoldMs } from '../election/decide.js';
 import { plan } from '../election/plan.js';
@@ -650,13 +650,18 @@ function refusedCandidateFix(deps: FunctionDeps, i: InvalidItem): string {
  * names it (lib/coordinator/reconcile.ts), unless that stamp is what does not parse. `leases`: those
  * held on it (a session's), left alone until then.
  */
-function refusedIdentityFix(deps: FunctionDeps, i: InvalidItem, leases: readonly string[]): string {
+function refusedIdentityFix(deps: FunctionDeps, i: InvalidItem, leases: readonly string[], timed?: RefusedSessionSeen): string {
   const key = JSON.stringify({ component: { S: i.key['component'] }, name: { S: i.key['name'] } });
   const remedy = `rewrite it valid, or delete it (aws dynamodb delete-item --table-name ${deps.coordinator.identities.table} --key '${key}')`;
   const unstamped = i.error.fields.some((f) => f === 'renewTime' || f === 'leaseDurationSeconds');
   const graceMs = deps.coordinator.config.identityGcGraceMs + deps.coordinator.config.clockSkewMs;
-  if (leases.length)
-    return `${remedy}: the coordinator leaves lease${leases.length > 1 ? 's' : ''} ${leases.join(', ')} alone until then, judging no term by it; ${unstamped ? 'its renewTime or leaseDurationSeconds does not parse, so it is never collected' : 'it is not collected while a held lease names it'}`;
+  if (leases.length) {
+    const alone = `${remedy}: the coordinator leaves lease${leases.length > 1 ? 's' : ''} ${leases.join(', ')} alone until then, judging no term by it`;
+    // timed by the tick (lib/coordinator/refused-session.ts): deleted once unchanged long enough
+    if (timed?.deleteAfter !== undefined && timed.unchangedSince !== undefined)
+      return `${alone}; left unchanged, the tick deletes it itself after ${new Date(timed.deleteAfter).toISOString()} (${Math.round((timed.deleteAfter - timed.unchangedSince) / 1000)} s after it first saw it so: the longest lease on it and clockSkewMs, by when every holder on it has stopped), and judges the terms without it`;
+    return `${alone}; ${timed ? 'it has too many attributes for the tick to time and delete it' : unstamped ? 'its renewTime or leaseDurationSeconds does not parse, so it is never collected' : 'it is not collected while a held lease names it'}`;
+  }
   return unstamped
     ? `${remedy}: its renewTime or leaseDurationSeconds does not parse, so it is never collected`
     : `${remedy}; left as it is, it is collected once expired by its renewTime and leaseDurationSeconds, plus identityGcGraceMs and clockSkewMs (${graceMs / 1000} s), while no held lease or live candidate names it (a renewTime in epoch seconds never is)`;
@@ -676,10 +681,19 @@ function reportTick(deps: FunctionDeps, r: TickResult): TickResult {
     } else if ('component' in i.key) {
       // the leases held on it: left alone, told here rather than as failed reconciles
       const leases = r.unjudged.filter((u) => u.key.component === i.key['component'] && u.key.name === i.key['name']).map((u) => u.term.lease).sort();
+      const timed = r.refusedSessions.find((x) => x.key.component === i.key['component'] && x.key.name === i.key['name']);
       if (!collectedIdentities.has(JSON.stringify([i.key['component'], i.key['name']])))
-        deps.logger.warn('identity row does not match its schema: a term held on it is judged by no one, and it vouches for no candidate', { key: i.key, error: i.error.message, ...(leases.length ? { leases } : {}), fix: refusedIdentityFix(deps, i, leases) });
+        deps.logger.warn('identity row does not match its schema: a term held on it is judged by no one, and it vouches for no candidate', {
+          key: i.key,
+          error: i.error.message,
+          ...(leases.length ? { leases } : {}),
+          fix: refusedIdentityFix(deps, i, leases, timed),
+          ...(leases.length && timed?.deleteAfter !== undefined ? { deleteAfter: new Date(timed.deleteAfter).toISOString() } : {}),
+        });
     } else deps.logger.warn('row does not match its schema; left alone', { key: i.key, error: i.error.message });
   }
+  for (const x of r.refusedSessions)
+    if (x.deleted) deps.logger.warn('a session row the schema refuses, unchanged for longer than the longest lease on it and clockSkewMs, was deleted: the terms on it are judged without it', { key: x.key, leases: x.leases, unchangedSince: new Date(x.unchangedSince!).toISOString() });
   deps.metrics.addMetric(METRIC.leaderless, MetricUnit.Count, r.leaderless.length);
   deps.metrics.addMetric(METRIC.brokenLeases, MetricUnit.Count, r.broken.length);
   if (r.round?.lostRace) deps.logger.warn('another tick moved the round on meanwhile; this one left the cursor to it', { round: r.round });

@@ -78,8 +78,10 @@ export class EndedTermsFullError extends Error {
  * missing field). No reader can judge that term — the coordinator leaves the lease alone, followers
  * wait, getLeader and the CLI say so — while its holder, if it runs, ends that session within two
  * of its renewals (one may land, its answer refused by the schema; the next finds the row changed)
- * and renews the lease itself. A ValidationError of the row whose message names the lease, the
- * identities table, the row, what the schema refused and the repair.
+ * and renews the lease itself; the coordinator's tick deletes the row once it has seen it
+ * unchanged for the longest lease held on it and its clock-skew margin (every holder on it has
+ * stopped by then), and the term is then judged without it. A ValidationError of the row whose
+ * message names the lease, the identities table, the row, what the schema refused and the repair.
  */
 export class BrokenSessionError extends ValidationError {
   /** The AWS CLI command that deletes the row. */
@@ -106,7 +108,8 @@ export class BrokenSessionError extends ValidationError {
     this.message =
       `${reader}: the term of ${holder} (fencing token ${term.fencingToken}) is held on session "${session}", whose row on the identities table "${table}" does not match the schema ` +
       `(${refused.issues.map((i) => `${i.field}: ${i.message}`).join('; ')}), so nobody can judge whether that term is live: ` +
-      `the coordinator leaves lease "${lease}" alone and reports the row each tick, followers wait, and ${holder}, if it runs, ends that session within two of its renewals and renews the lease itself. ` +
+      `the coordinator leaves lease "${lease}" alone and reports the row each tick, followers wait, and ${holder}, if it runs, ends that session within two of its renewals and renews the lease itself; ` +
+      `once the coordinator's tick has seen the row unchanged for the longest lease held on it and its clock-skew margin, it deletes the row itself. ` +
       `Rewrite the row valid, or delete it: ${this.repair} (the term is then judged by the lease's own stamp and its holder's other sessions, and elected again once it runs out)`;
   }
 }

@@ -26,6 +26,17 @@ export interface Read<T> {
   readonly revision: number;
 }
 
+/**
+ * A condition that each of `attributes` is still as stored in `row` (unmarshalled), whatever its
+ * type; one absent then must be absent still. Placeholders `#a<i>`, `:a<i>`.
+ */
+export function asScanned(row: Readonly<Record<string, unknown>>, attributes: readonly string[]): { expression: string; names: Record<string, string>; values: Record<string, unknown> } {
+  const names = Object.fromEntries(attributes.map((a, i) => [`#a${i}`, a]));
+  const values = Object.fromEntries(attributes.flatMap((a, i) => (row[a] === undefined ? [] : [[`:a${i}`, row[a]]])));
+  const expression = attributes.map((a, i) => (row[a] === undefined ? `attribute_not_exists(#a${i})` : `#a${i} = :a${i}`)).join(' AND ');
+  return { expression, names, values };
+}
+
 /** A change to one item: attributes to set and attributes to remove. Revision is handled here. */
 /** A change to an item (lib/schemas/common.ts RowPatch). */
 export type Patch<T> = RowPatch<T>;
@@ -311,16 +322,15 @@ export class ItemStore<S extends z.ZodType<Revisioned>> {
    * since the scan stays. False when it changed or is gone.
    */
   protected async deleteAsScanned(key: Record<string, string>, row: Record<string, unknown>, attributes: readonly string[]): Promise<boolean> {
-    const names = Object.fromEntries(attributes.map((a, i) => [`#a${i}`, a]));
-    const values = Object.fromEntries(attributes.flatMap((a, i) => (row[a] === undefined ? [] : [[`:a${i}`, row[a]]])));
+    const c = asScanned(row, attributes);
     try {
       await this.client.send(
         new DeleteItemCommand({
           TableName: this.table,
           Key: marshall(key),
-          ConditionExpression: attributes.map((a, i) => (row[a] === undefined ? `attribute_not_exists(#a${i})` : `#a${i} = :a${i}`)).join(' AND '),
-          ExpressionAttributeNames: names,
-          ...(Object.keys(values).length ? { ExpressionAttributeValues: marshall(values) } : {}),
+          ConditionExpression: c.expression,
+          ExpressionAttributeNames: c.names,
+          ...(Object.keys(c.values).length ? { ExpressionAttributeValues: marshall(c.values) } : {}),
         }),
       );
       return true;

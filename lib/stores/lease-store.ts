@@ -10,7 +10,10 @@ import { ItemStore, type Patch, type Read } from './item-store.js';
 export type LeaseRead = Read<Lease>;
 
 /** The fields of a lease row that say which session holds it (scanSessions). */
-const HELD = LeaseItem.pick({ name: true, holderIdentity: true, session: true });
+const HELD = LeaseItem.pick({ name: true, holderIdentity: true, session: true }).extend({ leaseDurationSeconds: LeaseItem.shape.leaseDurationSeconds.optional().catch(undefined) });
+
+/** A lease's fields that say which session its term is held on, and for how long a term lasts (undefined: it does not read). */
+export type HeldSession = Pick<Lease, 'name' | 'holderIdentity' | 'session'> & { leaseDurationSeconds?: number | undefined };
 
 /** The successor a holder hands its term to: its name, its process (candidate `identity`) and, when its candidate row says, its platform and address. */
 export interface Heir {
@@ -129,17 +132,18 @@ export class LeaseStore extends ItemStore<typeof LeaseItem> {
 
   /**
    * Which session each held lease names, for the whole table, a page at a time: a consistent scan
-   * that returns only `name`, `holderIdentity` and `session` (the read units are the whole rows';
-   * the parsing is of three fields). A row whose fields do not parse is left out: it holds nothing
-   * the coordinator can judge (the tick reports it as broken).
+   * that returns only `name`, `holderIdentity`, `session` and `leaseDurationSeconds` (the read units
+   * are the whole rows'; the parsing is of four fields; a duration that does not parse is left
+   * undefined). A row whose other fields do not parse is left out: it holds nothing the coordinator
+   * can judge (the tick reports it as broken).
    */
-  async *scanSessions(): AsyncGenerator<Pick<Lease, 'name' | 'holderIdentity' | 'session'>[]> {
+  async *scanSessions(): AsyncGenerator<HeldSession[]> {
     const pages = paginateScan(
       { client: this.client },
-      { TableName: this.table, ConsistentRead: true, ProjectionExpression: '#n, #h, #s', ExpressionAttributeNames: { '#n': 'name', '#h': 'holderIdentity', '#s': 'session' } },
+      { TableName: this.table, ConsistentRead: true, ProjectionExpression: '#n, #h, #s, #d', ExpressionAttributeNames: { '#n': 'name', '#h': 'holderIdentity', '#s': 'session', '#d': 'leaseDurationSeconds' } },
     );
     for await (const r of pages) {
-      const page: Pick<Lease, 'name' | 'holderIdentity' | 'session'>[] = [];
+      const page: HeldSession[] = [];
       for (const row of r.Items ?? []) {
         const p = HELD.safeParse(unmarshall(row));
         if (p.success) page.push(p.data);

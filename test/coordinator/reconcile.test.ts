@@ -761,6 +761,71 @@ describe('a lease held on a session (lib/sdk/session.ts)', () => {
     }
   });
 
+  it("a term on a session row the schema refuses, its holder gone: the tick deletes the row once it has seen it unchanged for the lease's duration and the skew margin, and its term is ended in that pass; not a millisecond earlier", async () => {
+    const tables = await testTables('sessions-refused-dead');
+    const d = coordinatorDeps(tables.client, tables.names, { clock });
+    try {
+      await sessionHeld('stuck', T0 - 2_000, d); // renewed 2 s ago, then its process died
+      const Key = marshall(sessionKey('s-stuck'));
+      await tables.client.send(new UpdateItemCommand({ TableName: tables.names.identities, Key, UpdateExpression: 'SET hostname = :bad', ExpressionAttributeValues: { ':bad': { S: '' } } }));
+      const first = await reconcileAll(d);
+      expect(first.unjudged.map((u) => u.term.lease)).toEqual(['stuck']);
+      // the lease's duration (15 s) and the skew margin (1 s) after the tick first saw the row so: still kept, the term unjudged
+      clock.advance(16_000);
+      const at = await reconcileAll(d);
+      expect(at.unjudged.map((u) => u.term.lease)).toEqual(['stuck']);
+      expect(at.collectedIdentities).toEqual([]);
+      expect((await d.leases.read('stuck')).item).toMatchObject({ holderIdentity: 'a', fencingToken: 7 });
+      // a millisecond past it: deleted, and the term judged by the lease's own stamp (a minute old): elected again
+      clock.advance(1);
+      const after = await reconcileAll(d);
+      expect(after.collectedIdentities).toEqual([sessionKey('s-stuck')]);
+      expect(after.unjudged).toEqual([]);
+      expect(after.refusedSessions).toEqual([{ key: sessionKey('s-stuck'), leases: ['stuck'], unchangedSince: T0, deleteAfter: T0 + 16_000, deleted: true }]);
+      expect(after.errors).toEqual([]);
+      // (its one candidate last renewed 16 s ago: an election, pinging it)
+      expect(after.outcomes.find((o) => o.lease === 'stuck')?.decision).toMatchObject({ kind: 'openElection', vacancy: 'expired' });
+      const l = (await d.leases.read('stuck')).item!;
+      expect(l).toMatchObject({ lastHolderIdentity: 'a', election: expect.objectContaining({ startedAt: T0 + 16_001 }) });
+      expect(l.holderIdentity).toBeUndefined();
+      expect(l.session).toBeUndefined();
+      expect((await tables.client.send(new GetItemCommand({ TableName: tables.names.identities, Key, ConsistentRead: true }))).Item).toBeUndefined();
+      // what the tick said meanwhile: the row, the leases held on it, and when it would delete it
+      expect(first.refusedSessions).toEqual([{ key: sessionKey('s-stuck'), leases: ['stuck'], unchangedSince: T0, deleteAfter: T0 + 15_000 + 1_000, deleted: false }]);
+    } finally {
+      await tables.drop();
+    }
+  });
+
+  it('a session row the schema refuses that keeps changing (a writer of another shape renewing it) is never deleted; the wait starts again at each change, and at a change between the scan and the delete', async () => {
+    const tables = await testTables('sessions-refused-renewed');
+    const d = coordinatorDeps(tables.client, tables.names, { clock });
+    try {
+      await sessionHeld('renewed', T0 - 2_000, d);
+      const Key = marshall(sessionKey('s-renewed'));
+      const renew = () => tables.client.send(new UpdateItemCommand({ TableName: tables.names.identities, Key, UpdateExpression: 'SET renewTime = :now, hostname = :bad ADD revision :one', ExpressionAttributeValues: marshall({ ':now': clock.now(), ':bad': '', ':one': 1 }) }));
+      await renew();
+      const seen: number[] = [];
+      for (let i = 0; i < 4; i++) {
+        const r = await reconcileAll(d);
+        expect(r.collectedIdentities).toEqual([]);
+        seen.push(r.refusedSessions[0]!.unchangedSince!);
+        clock.advance(10_000);
+        await renew(); // renewed every 10 s, the tick looking in between
+      }
+      expect(seen).toEqual([T0, T0 + 10_000, T0 + 20_000, T0 + 30_000]);
+      // a delete conditioned on the row as scanned: a renewal between the scan and the delete keeps it
+      let scanned: Record<string, unknown> | undefined;
+      for await (const page of d.identities.scan()) for (const s of page) if (!s.ok && s.invalid.key['name'] === 's-renewed') scanned = s.row;
+      await renew();
+      expect(await d.identities.deleteRefused(sessionKey('s-renewed'), scanned!)).toBe(false);
+      expect((await tables.client.send(new GetItemCommand({ TableName: tables.names.identities, Key, ConsistentRead: true }))).Item).toBeDefined();
+      expect((await d.leases.read('renewed')).item).toMatchObject({ holderIdentity: 'a', fencingToken: 7 });
+    } finally {
+      await tables.drop();
+    }
+  });
+
   it('the tick judges it by the session rows it scanned after the leases: a live session keeps it, an expired one ends it, and neither is counted leaderless while alive', async () => {
     const tables = await testTables('sessions');
     const d = coordinatorDeps(tables.client, tables.names, { clock });

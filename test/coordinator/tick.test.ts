@@ -7,6 +7,7 @@ import { tick, type TickOptions, type TickResult } from '../../lib/coordinator/t
 import { onTick, type FunctionDeps } from '../../lib/functions/core.js';
 import { observability } from '../../lib/functions/env.js';
 import { METRIC } from '../../lib/functions/metrics.js';
+import { sessionKey } from '../../lib/schemas/identity.js';
 import { COORDINATOR_COMPONENT, TICK_CURSOR_NAME } from '../../lib/schemas/tick-cursor.js';
 import { testTables, type TestTables } from '../support.js';
 
@@ -207,6 +208,37 @@ describe("the coordinator's tick within its invocation's time (issue 38, item 5)
     expect(r.invalid.map((i) => i.key['name']).sort()).toEqual(['refused', 'refused-expired']);
     expect(r.collectedIdentities).toEqual([{ component: 'scheduler', name: 'refused-expired' }]);
     expect(warned.filter(([, extra]) => JSON.stringify(extra).includes('"refused')).map(([, extra]) => extra['key'])).toEqual([{ component: 'scheduler', name: 'refused' }]);
+  });
+
+  it('a term on a session row the schema refuses, in a round in parts: the round\'s end times the row and deletes it once unchanged past the wait; the term is then judged as on a row gone', async () => {
+    await seed(12);
+    await round(5, { segmentLeases: 5 }); // the first round, in one part, counts the leases
+    clock.advance(TICK_EVERY_MS);
+    const session = 's-refused';
+    await deps.leases.write(await deps.leases.read('lease-003'), { set: { holderIdentity: 'a', holderInstance: 'a_1@p1', session, acquireTime: clock.now() - 60_000, renewTime: clock.now() - 60_000, leaseDurationSeconds: 15, leaseTransitions: 1, fencingToken: 7 }, remove: ['election'] });
+    // its process died; its row, renewed 2 s ago, has no hostname: refused
+    await t.client.send(new PutItemCommand({ TableName: t.names.identities, Item: marshall({ ...sessionKey(session), holderIdentity: session, process: 'p1', hostname: '', leaseDurationSeconds: 15, acquireTime: clock.now() - 60_000, renewTime: clock.now() - 2_000, revision: 9 }) }));
+    const firstSeen = clock.now();
+    const [first] = await round(1, { segmentLeases: 5 });
+    expect(first!.result.round).toMatchObject({ done: true, segments: 3 });
+    expect(first!.result.unjudged.map((u) => u.term.lease)).toEqual(['lease-003']);
+    // seen at the round's end, after its parts' reconciles
+    const seen = first!.result.refusedSessions;
+    expect(seen).toEqual([{ key: sessionKey(session), leases: ['lease-003'], unchangedSince: expect.any(Number), deleteAfter: expect.any(Number), deleted: false }]);
+    expect(seen[0]!.unchangedSince).toBeGreaterThan(firstSeen);
+    expect(seen[0]!.deleteAfter).toBe(seen[0]!.unchangedSince! + 16_000);
+    clock.advance(TICK_EVERY_MS);
+    const [second] = await round(1, { segmentLeases: 5 });
+    expect(second!.result.refusedSessions).toEqual([{ ...seen[0], deleted: true }]);
+    expect(second!.result.collectedIdentities).toEqual([sessionKey(session)]);
+    expect((await deps.leases.read('lease-003')).item).toMatchObject({ holderIdentity: 'a', fencingToken: 7 }); // (its part was reconciled before the round's end)
+    clock.advance(TICK_EVERY_MS);
+    // the term judged as on a row gone (the tick, from its own reads of a part, leaves that to followers), reported no more
+    const [third] = await round(1, { segmentLeases: 5 });
+    expect(third!.result.unjudged).toEqual([]);
+    expect(third!.result.refusedSessions).toEqual([]);
+    expect(third!.result.errors).toEqual([]);
+    expect(third!.result.outcomes.map((o) => o.lease)).toContain('lease-003');
   });
 
   it('a cursor row that does not parse is started afresh, and the identities scan never returns the cursor', async () => {

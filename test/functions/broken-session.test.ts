@@ -17,6 +17,7 @@ import type { FunctionDeps } from '../../lib/functions/core.js';
 import type { PoisonRecord } from '../../lib/functions/dead-letter.js';
 import { observability } from '../../lib/functions/env.js';
 import { lambdaContext } from '../../lib/local/runtime.js';
+import { manualClock } from '../../lib/clock.js';
 import { SESSION_COMPONENT } from '../../lib/schemas/identity.js';
 import { OLDEST_EMULATION_VERSION } from '../../lib/schemas/strategy.js';
 import { streamRecords, testTables, type TestTables } from '../support.js';
@@ -108,10 +109,48 @@ describe("the tick, with a live term on a session row the schema refuses", () =>
           key: { component: SESSION_COMPONENT, name: 'broken-2' },
           error: expect.stringMatching(/renewTime/),
           leases: ['held'],
-          fix: expect.stringMatching(/^rewrite it valid, or delete it \(aws dynamodb delete-item --table-name \S+ --key '\{"component":\{"S":"conclave-session"\},"name":\{"S":"broken-2"\}\}'\): the coordinator leaves lease held alone until then, judging no term by it; its renewTime or leaseDurationSeconds does not parse, so it is never collected$/),
+          fix: expect.stringMatching(/^rewrite it valid, or delete it \(aws dynamodb delete-item --table-name \S+ --key '\{"component":\{"S":"conclave-session"\},"name":\{"S":"broken-2"\}\}'\): the coordinator leaves lease held alone until then, judging no term by it; left unchanged, the tick deletes it itself after \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z \(61 s after it first saw it so: the longest lease on it and clockSkewMs, by when every holder on it has stopped\), and judges the terms without it$/),
+          deleteAfter: expect.stringMatching(/^\d{4}-/),
         }],
       ]);
       expect((await c.leases.read('held')).item, 'nothing written').toEqual(before);
+    } finally {
+      await tables.drop();
+    }
+  });
+
+  it('its holder gone: tells, each tick, when it will delete the row; then deletes it and says so, and ends the term', async () => {
+    const tables = await testTables('broken-session-dead');
+    try {
+      const clock = manualClock(Date.UTC(2026, 11, 1));
+      const c = coordinatorDeps(tables.client, tables.names, { clock });
+      const now = clock.now();
+      const row = { component: SESSION_COMPONENT, name: 'broken-3', holderIdentity: 'broken-3', process: 'p1', hostname: '', leaseDurationSeconds: 15, acquireTime: now - MIN, renewTime: now - 2_000, revision: 3 };
+      await tables.client.send(new PutItemCommand({ TableName: tables.names.identities, Item: marshall(row) }));
+      await c.candidates.write(await c.candidates.read('stuck', 'b'), { set: { binaryVersion: '1.30.0', emulationVersion: '1.30.0', preferredStrategies: [OLDEST_EMULATION_VERSION], renewTime: now, createdAt: now - MIN } });
+      await c.leases.write(await c.leases.read('stuck'), { set: { holderIdentity: 'a', holderInstance: 'a-1@p1', session: 'broken-3', leaseDurationSeconds: 15, acquireTime: now - MIN, renewTime: now - MIN, leaseTransitions: 0, fencingToken: 1, electedBy: 'coordinator' } });
+      const logged: [string, string, Record<string, unknown>][] = [];
+      const d: FunctionDeps = { coordinator: c, timer: { schedule: async () => undefined }, publish: async () => undefined, deadLetter: async () => undefined, ...observability('test', 'SILENT') };
+      for (const level of ['warn', 'error'] as const) {
+        const log = d.logger[level].bind(d.logger);
+        d.logger[level] = ((message: string, extra: Record<string, unknown>) => (logged.push([level, message, extra]), log(message, extra))) as typeof d.logger.warn;
+      }
+      const tickNow = () => coordinatorTick(d)({ source: 'aws.events', 'detail-type': 'Scheduled Event', time: new Date(clock.now()).toISOString() } as never, lambdaContext('coordinator'));
+      await tickNow();
+      expect(logged.map(([, , extra]) => extra['deleteAfter'])).toEqual([new Date(now + 16_000).toISOString()]);
+      logged.length = 0;
+      clock.advance(MIN);
+      await tickNow();
+      expect(logged).toEqual([
+        ['warn', 'a session row the schema refuses, unchanged for longer than the longest lease on it and clockSkewMs, was deleted: the terms on it are judged without it', {
+          key: { component: SESSION_COMPONENT, name: 'broken-3' },
+          leases: ['stuck'],
+          unchangedSince: new Date(now).toISOString(),
+        }],
+      ]);
+      // its term ended: an election, its one candidate pinged (its row a minute old)
+      expect((await c.leases.read('stuck')).item).toMatchObject({ lastHolderIdentity: 'a', election: expect.objectContaining({ startedAt: now + MIN }) });
+      expect((await c.leases.read('stuck')).item?.holderIdentity).toBeUndefined();
     } finally {
       await tables.drop();
     }

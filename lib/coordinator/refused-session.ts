@@ -1,0 +1,97 @@
+/**
+ * A session row the schema refuses, with held terms on it: nobody can judge those terms by the row
+ * (lib/stores/errors.ts BrokenSessionError), so the coordinator times the row instead, as client-go's
+ * followers time a lease they watch: by when they first saw its record as it is now (`observedTime`),
+ * not by any stamp in it. The tick leaves on the row when it first saw it so (`refusedSeen`: that
+ * time, and a digest of everything else in the row), and deletes it once it has stayed so for the
+ * longest lease held on it and the skew margin (docs/safety.md, "A session row the schema refuses").
+ *
+ * Sound because every renewal that keeps a term alive on the row changes it (a Session's renewal
+ * moves `renewTime` and `revision`; a write of the lease moves the lease's own stamp, which is judged
+ * apart), and a holder acts only until its renew deadline, shorter than its lease duration, after
+ * the send of its last renewal answered in time: that renewal landed before the tick first saw the
+ * row as it is, so the holder has stopped a lease duration after that sighting. The deletion is then
+ * the operator's repair (the row gone, the term is judged by the lease's own stamp and its holder's
+ * other sessions), made only once nobody can be acting on the row.
+ *
+ * No I/O here: the tick reads and writes (lib/coordinator/reconcile.ts, IdentityStore).
+ */
+import { createHash } from 'node:crypto';
+import * as z from 'zod';
+import { Millis } from '../schemas/common.js';
+
+/** The attribute the tick writes on such a row: when it first saw the row as it is. */
+export const REFUSED_SEEN = 'refusedSeen';
+
+/** `refusedSeen`: when the coordinator first saw the row with everything else as `digest` says. */
+export const RefusedSeen = z.object({
+  /** The coordinator's clock (epoch ms), after the read that showed the row so. */
+  at: Millis,
+  /** rowDigest of the row, `refusedSeen` left out. */
+  digest: z.string().regex(/^[0-9a-f]{64}$/, 'must be a SHA-256 digest in hex'),
+});
+export type RefusedSeen = z.infer<typeof RefusedSeen>;
+
+/** The longest lease a row states (LeaseItem's leaseDurationSeconds): a term whose duration cannot be read counts as this. */
+export const MAX_LEASE_DURATION_SECONDS = 86_400;
+
+/**
+ * Past this many attributes the row is left alone (reported, never deleted): the tick's writes are
+ * conditioned on each attribute as scanned, and the condition must stay within DynamoDB's 4 KB.
+ */
+export const MAX_REFUSED_ATTRIBUTES = 64;
+
+/** Values as unmarshall gives them, in one canonical text: keys sorted, sets sorted, bytes in base64. */
+function canonical(v: unknown): unknown {
+  if (v instanceof Set) return { $set: [...v].map((x) => JSON.stringify(canonical(x))).sort() };
+  if (v instanceof Uint8Array) return { $bytes: Buffer.from(v).toString('base64') };
+  if (Array.isArray(v)) return v.map(canonical);
+  if (v !== null && typeof v === 'object') return Object.fromEntries(Object.keys(v).sort().map((k) => [k, canonical((v as Record<string, unknown>)[k])]));
+  return v;
+}
+
+/** A digest of the row as stored (unmarshalled), `refusedSeen` left out: any change to anything else changes it. */
+export function rowDigest(row: Readonly<Record<string, unknown>>): string {
+  const { [REFUSED_SEEN]: _, ...rest } = row;
+  return createHash('sha256').update(JSON.stringify(canonical(rest))).digest('hex');
+}
+
+/** What the tick does with a refused session row that held terms name. */
+export type RefusedSessionStep =
+  /** Seen so for the first time (no stamp, or the row changed since it): the wait starts now. */
+  | { readonly kind: 'stamp'; readonly seen: RefusedSeen; readonly deleteAfter: number }
+  /** Unchanged since `seen.at`, not yet long enough. */
+  | { readonly kind: 'wait'; readonly seen: RefusedSeen; readonly deleteAfter: number }
+  /** Unchanged since `seen.at` for longer than `holdMs` and the skew margin: every holder on it has stopped. */
+  | { readonly kind: 'delete'; readonly seen: RefusedSeen; readonly deleteAfter: number }
+  /** Too many attributes to condition a write on: left alone, as before. */
+  | { readonly kind: 'tooLarge' };
+
+/**
+ * The step for `row` (as scanned) at `now` (the coordinator's clock, after that scan). `holdMs`: the
+ * longest lease duration among the held terms naming it (heldOnRefusedMs). The row may be deleted
+ * once `now` is past `seen.at + holdMs + skewMs`: `seen.at` may be another invocation's clock, the
+ * skew margin covering the two (as it covers a writer's stamp).
+ */
+export function refusedSessionStep(row: Readonly<Record<string, unknown>>, holdMs: number, now: number, skewMs: number): RefusedSessionStep {
+  if (Object.keys(row).length > MAX_REFUSED_ATTRIBUTES) return { kind: 'tooLarge' };
+  const digest = rowDigest(row);
+  const stamp = RefusedSeen.safeParse(row[REFUSED_SEEN]);
+  if (!stamp.success || stamp.data.digest !== digest || stamp.data.at > now) {
+    const seen = { at: now, digest };
+    return { kind: 'stamp', seen, deleteAfter: now + holdMs + skewMs };
+  }
+  const deleteAfter = stamp.data.at + holdMs + skewMs;
+  return { kind: now > deleteAfter ? 'delete' : 'wait', seen: stamp.data, deleteAfter };
+}
+
+/**
+ * How long the terms on a refused row may outlive the last change to it: the longest lease duration
+ * among them (a term whose duration cannot be read: the longest a row may state), and the row's own
+ * `leaseDurationSeconds` where it reads (a Session's longest lease; only ever lengthens the wait).
+ */
+export function heldOnRefusedMs(terms: readonly { readonly leaseDurationSeconds?: number | undefined }[], row: Readonly<Record<string, unknown>>): number {
+  const own = z.number().int().min(1).max(MAX_LEASE_DURATION_SECONDS).safeParse(row['leaseDurationSeconds']);
+  const seconds = Math.max(own.success ? own.data : 0, ...terms.map((t) => t.leaseDurationSeconds ?? MAX_LEASE_DURATION_SECONDS));
+  return seconds * 1000;
+}
