@@ -136,11 +136,12 @@ describe("the tick, with a live term on a session row the schema refuses", () =>
         d.logger[level] = ((message: string, extra: Record<string, unknown>) => (logged.push([level, message, extra]), log(message, extra))) as typeof d.logger.warn;
       }
       const tickNow = () => coordinatorTick(d)({ source: 'aws.events', 'detail-type': 'Scheduled Event', time: new Date(clock.now()).toISOString() } as never, lambdaContext('coordinator'));
-      await tickNow();
+      // the function's result says it too (as the Lambda console shows it)
+      expect(await tickNow()).toMatchObject({ unjudged: [{ lease: 'stuck', session: 'broken-3', fields: ['hostname'] }], refusedSessions: [{ session: 'broken-3', leases: ['stuck'], deleteAfter: new Date(now + 16_000).toISOString(), deleted: false }] });
       expect(logged.map(([, , extra]) => extra['deleteAfter'])).toEqual([new Date(now + 16_000).toISOString()]);
       logged.length = 0;
       clock.advance(MIN);
-      await tickNow();
+      expect(await tickNow()).toMatchObject({ unjudged: [], refusedSessions: [{ session: 'broken-3', leases: ['stuck'], deleted: true }], collectedIdentities: 1 });
       expect(logged).toEqual([
         ['warn', 'a session row the schema refuses, unchanged for longer than the longest lease on it and clockSkewMs, was deleted: the terms on it are judged without it', {
           key: { component: SESSION_COMPONENT, name: 'broken-3' },
