@@ -122,7 +122,9 @@ export class IdentityStore extends ItemStore<typeof IdentityLeaseItem> {
   /**
    * Deletes a row the schema refuses if every attribute is still as scanned (`row`, all of them):
    * the coordinator's deletion of a refused session row it has seen unchanged long enough. False
-   * when the row changed or is gone.
+   * when the row changed or is gone. (An attribute added since the scan is not seen: DynamoDB has no
+   * condition on what a row does not name. A renewal changes attributes the row has: `renewTime`,
+   * `revision`.)
    */
   async deleteRefused(key: { component: string; name: string }, row: Record<string, unknown>): Promise<boolean> {
     const c = asScanned(row, Object.keys(row));

@@ -333,3 +333,26 @@ describe('IdentityStore', () => {
     expect((await identities.read(key.component, key.name)).item).toEqual(newer);
   });
 });
+
+describe("IdentityStore's writes to a session row the schema refuses (lib/coordinator/refused-session.ts)", () => {
+  it('markRefused sets its one attribute and deleteRefused deletes, each only while every attribute scanned (of any type) is as it was; the revision untouched', async () => {
+    const key = sessionKey('s-refused-types');
+    const row = { ...key, holderIdentity: 's-refused-types', hostname: null, flag: true, list: [1, 'a', { x: null }], tags: new Set(['a', 'b']), endedTerms: { l: 3 }, renewTime: NOW, revision: 4 };
+    await t.client.send(new PutItemCommand({ TableName: t.names.identities, Item: marshall(row) }));
+    const scanned = async () => {
+      for await (const page of identities.scan()) for (const s of page) if (!s.ok && s.invalid.key['name'] === key.name) return s.row;
+      throw new Error('row not found');
+    };
+    const before = await scanned();
+    expect(await identities.markRefused(key, before, 'refusedSeen', { at: NOW, digest: 'd' })).toBe(true);
+    const stamped = await scanned();
+    expect(stamped).toEqual({ ...before, refusedSeen: { at: NOW, digest: 'd' } }); // (revision 4 still)
+    // as scanned before the stamp (absent then, there now): refused
+    expect(await identities.markRefused(key, before, 'refusedSeen', { at: NOW + 1, digest: 'd' })).toBe(false);
+    // renewed since (a nested attribute changed): refused
+    await t.client.send(new UpdateItemCommand({ TableName: t.names.identities, Key: marshall(key), UpdateExpression: 'SET endedTerms.l = :n', ExpressionAttributeValues: marshall({ ':n': 4 }) }));
+    expect(await identities.deleteRefused(key, stamped)).toBe(false);
+    expect(await identities.deleteRefused(key, await scanned())).toBe(true);
+    expect(await identities.deleteRefused(key, stamped)).toBe(false); // gone
+  });
+});
