@@ -14,3 +14,11 @@ export const WAIT_GUARD_MS = 180_000;
  * half a minute when idle (npm start's stories, the chaos set, a CDK synth beside them).
  */
 export const TEST_GUARD_MS = 300_000;
+
+/**
+ * One exhaustive exploration of the step (test/model): pure computation, the largest scope over
+ * three minutes when idle (docs/safety.md's table), which a busy machine runs several times slower
+ * (the 300 s guard above timed a 90 s scope out at load 14). Still a hang guard: a scope that
+ * explores for half an hour is stuck, or has outgrown the suite.
+ */
+export const EXPLORE_GUARD_MS = 1_800_000;

@@ -8,6 +8,7 @@
  * larger bounds: `npx tsx test/model/run.ts`.
  */
 import { describe, expect, it } from 'vitest';
+import { EXPLORE_GUARD_MS } from '../guards.js';
 import { explore, type Exploration } from './explorer.js';
 import { electionSpec, realProtocol, SMALL, type ModelConfig, type World } from './election-model.js';
 import { SCOPES } from './scopes.js';
@@ -71,12 +72,12 @@ describe('the election, model-checked', () => {
     expect(shown(r)).toBeUndefined();
     expect(r.complete).toBe(true);
     expect(r.depth).toBe(depth);
-  });
+  }, EXPLORE_GUARD_MS);
 
   it("the scopes reach a leader, a second term, a successor taking the lease, a hand-off, a late write, an heir leading from its read, an older copy, a cancelled leader stepping down, terms on sessions, a peer rewriting one, an operator's delete, NoCoordination's second term and a suspended machine", () => {
     for (const s of SCOPES) if (!explored.has(s.name)) exploreNoting(s.cfg, s.depth, reached); // those a -t filter left out
     expect([...reached].sort()).toEqual(Object.keys(GOALS).sort());
-  });
+  }, EXPLORE_GUARD_MS);
 
   it("the SDK's in-memory lock (lib/sdk/lock.ts) gives the model the same states as the model's own rows", () => {
     const cfg = { ...SMALL, stampOffsetsMs: [0], faults: 1, workFailures: 1 };
@@ -84,7 +85,7 @@ describe('the election, model-checked', () => {
     const memory = explore(electionSpec(cfg, { ...realProtocol, rows: memoryTableRows() }), { maxDepth: 5 });
     expect(shown(memory)).toBeUndefined();
     expect({ states: memory.states, transitions: memory.transitions }).toEqual({ states: own.states, transitions: own.transitions });
-  });
+  }, EXPLORE_GUARD_MS);
 
   it("…and so it does with terms moved onto sessions and off them (a renewal naming `session`, or null)", () => {
     const cfg = { ...SMALL, start: 'held' as const, stampOffsetsMs: [0], faults: 1, sessions: true, sessionEnds: 1, maxTickUnits: 3 };
@@ -92,5 +93,5 @@ describe('the election, model-checked', () => {
     const memory = explore(electionSpec(cfg, { ...realProtocol, rows: memoryTableRows() }), { maxDepth: 5 });
     expect(shown(memory)).toBeUndefined();
     expect({ states: memory.states, transitions: memory.transitions }).toEqual({ states: own.states, transitions: own.transitions });
-  });
+  }, EXPLORE_GUARD_MS);
 });

@@ -4,6 +4,7 @@
  * with the plant removed. Apart from model.test.ts so that the two files run side by side.
  */
 import { describe, expect, it } from 'vitest';
+import { EXPLORE_GUARD_MS } from '../guards.js';
 import { explore, type Exploration } from './explorer.js';
 import { electionSpec, realProtocol, SMALL, type ModelConfig, type World } from './election-model.js';
 import { planted, type ModelBug } from './bugs.js';
@@ -46,5 +47,5 @@ describe('the model check catches the planted bugs', () => {
     if (trace) expect(r.violation!.trace.slice(1).map((t) => t.label)).toEqual(trace);
     // …and, where the scope is not within the SCOPES above (a token moved, a wall clock off, no fault budget), it passes with the real step and lock
     if (control) expect(shown(explore(electionSpec({ ...SMALL, ...cfg }), { maxDepth: r.depth }))).toBeUndefined();
-  });
+  }, EXPLORE_GUARD_MS);
 });
