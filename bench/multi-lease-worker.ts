@@ -51,7 +51,7 @@ if (useSession !== 'on' && useSession !== 'off') {
   process.exit(2);
 }
 // One session for the whole process, given to every elector (its timings from theirs).
-const session = useSession === 'on' ? new Session({ client, tables: prefix, prefix: `session-${identity}`, ...sessionTimingFor(timing), onError: (e) => say('error', { message: `session: ${e.message}` }) }) : undefined;
+const session = useSession === 'on' ? new Session({ client, tables: prefix, prefix: `session-${identity}`, ...sessionTimingFor(timing), onError: (e) => say('error', { name: e.name, message: `session: ${e.message}` }) }) : undefined;
 
 const roles = new RoleTracker(defaultTableNames(prefix), identity);
 const counter = new RequestCounter().attach(client, (input, command) => roles.roleOf(input, command), { observe: (_c, input, output) => roles.observe(input, output) });
@@ -59,7 +59,7 @@ const reporter = reportCounts(counter, num('COUNT_REQUESTS_EVERY_MS', 1_000), (e
 
 // One MQTT connection for the whole process, given to every elector.
 const pushUrl = process.env['CONCLAVE_PUSH_URL'];
-const push = pushUrl ? new PushChannel({ endpoint: pushUrl, client, tables: prefix, onError: (e) => say('error', { message: `push: ${e.message}` }) }) : undefined;
+const push = pushUrl ? new PushChannel({ endpoint: pushUrl, client, tables: prefix, onError: (e) => say('error', { name: e.name, message: `push: ${e.message}` }) }) : undefined;
 
 // Passed on only when set: an SDK without the option refuses unknown options (strict schema).
 const renewInterval = process.env['RENEW_INTERVAL_MS'] ? { renewIntervalMs: num('RENEW_INTERVAL_MS', 0) } : {};
@@ -87,7 +87,7 @@ const electors = Array.from({ length: count }, (_, i) => {
         say('stopped', { lease, reason, fencingToken });
       },
     },
-    onError: (e) => say('error', { lease, message: e.message }),
+    onError: (e) => say('error', { lease, name: e.name, message: e.message }),
   } as LeaderElectorOptions);
 });
 

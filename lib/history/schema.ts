@@ -108,6 +108,8 @@ export interface WorkerEvent {
   reason?: string;
   leader?: string;
   message?: string;
+  /** On `error`, where the worker tells it: the error's name, e.g. `DynamoDBUnreachableError`. */
+  name?: string;
   /** On `ready`: this start-up's instance id (the candidate row's identity). */
   instance?: string;
   /** On `requests` (COUNT_REQUESTS_EVERY_MS set): DynamoDB requests so far, by role. */
