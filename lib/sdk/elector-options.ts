@@ -108,7 +108,11 @@ export const LeaderElectorOptionsSchema = z
        * at rest and leaves one retry, 138 ms before the deadline (docs/benchmarks.md, Cost at rest)
        */
       renewIntervalMs: z.number().int().positive().optional(),
-      /** Give the lease up when run() is cancelled, so the next leader need not wait for expiry. @default true */
+      /**
+       * Give the lease up when run() is cancelled, so the next leader need not wait for expiry: a
+       * leader hands its term over or releases it; a follower releases a term handed to it as it
+       * stopped and takes its name off as successor, so no term waits for it. @default true
+       */
       releaseOnCancel: z.boolean().default(true),
       /**
        * What a leader does when its work fails (onStartedLeading rejects or throws): `release` ends

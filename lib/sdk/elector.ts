@@ -21,6 +21,7 @@ import {
   decide,
   decideFollower,
   decideLeader,
+  departure,
   leadFromRead,
   nextStepDelay,
   SESSION_QUIET_LEASES,
@@ -425,7 +426,31 @@ export class LeaderElector {
       standing.abort(INTERNAL_STOP);
       await candidacy;
       if (led && o.releaseOnCancel && !led.handed) await this.ended(() => x.lock.release(led.term, time.now()));
+      // A follower the lease still names (its successor, or the heir of a hand-over that landed as it
+      // stopped: a whole fleet stopped at once) gives that up, after its candidacy, so no term waits for it.
+      if (!led && o.releaseOnCancel && this.candidate) await this.depart();
       detach?.(); // after the release: the session outlives every term held on it
+    }
+  }
+
+  /**
+   * A follower stopping, its candidacy withdrawn: a lease that still names it (a term handed to it
+   * as it stopped, or its name as successor or second successor) is given up (step.ts departure),
+   * so that no term waits for a worker that is gone. A lost race is decided again; a fault is
+   * reported (a term handed to it then runs out, as before).
+   */
+  private async depart(): Promise<void> {
+    const { x, options: o } = this;
+    for (let attempt = 1; attempt <= DEPART_TRIES; attempt++) {
+      try {
+        const read = await x.lock.get(true);
+        const d = departure(read.item, o.identity, this.instance);
+        if (!d) return;
+        if (d.kind === 'release') return void (await this.ended(() => x.lock.release(d.term, x.time.now())));
+        if (await x.lock.decline(read, d.role)) return;
+      } catch (e) {
+        return x.report(e);
+      }
     }
   }
 
@@ -624,6 +649,9 @@ export class LeaderElector {
 }
 
 const STARTED = Promise.resolve();
+
+/** How many times a stopping follower reads the lease and tries to give up what names it (depart) before it leaves it to the coordinator: each lost race is a write that moved the row on. */
+const DEPART_TRIES = 5;
 
 /** The machine's clock since boot (else its wall clock) less its monotonic one: steady, but for a sleep the monotonic clock did not count (or a step of the wall clock standing in). */
 const sleepGauge = (c: Clock): number => (c.sinceBoot ? c.sinceBoot() : c.now()) - c.monotonic();

@@ -15,7 +15,7 @@ import { LeaseItem, type Lease } from '../schemas/lease.js';
 import { HOLDER_FIELDS } from '../schemas/platform.js';
 import type { CandidateStore } from '../stores/candidate-store.js';
 import { ConflictError } from '../stores/errors.js';
-import { handOverPatch, keepTermToken, successionAfterTake, type Heir, type LeasePatch, type LeaseRead, type LeaseStore, type SecondSuccessor, type Term } from '../stores/lease-store.js';
+import { declinePatch, handOverPatch, keepTermToken, successionAfterTake, type Heir, type LeasePatch, type LeaseRead, type LeaseStore, type SecondSuccessor, type Term } from '../stores/lease-store.js';
 import { SHARED_READ_MS, type Acquired, type RenewalPhase, type SessionRead } from './step.js';
 
 export type { Heir, LeasePatch, LeaseRead, Term } from '../stores/lease-store.js';
@@ -59,6 +59,8 @@ export interface LeaseLock {
   endChanged(term: Term, now: number): Promise<Lease | undefined>;
   /** Tells the coordinator the holder has not renewed for a whole term as `by` watched it, if the row is still at the revision read. Undefined: it moved on. */
   reportVacancy(read: LeaseRead, by: string, at: number): Promise<Lease | undefined>;
+  /** Takes this stopping start-up's name off the lease as successor or second successor (declinePatch), if the row is still at the revision read. Undefined: it moved on. */
+  decline(read: LeaseRead, role: 'successor' | 'second'): Promise<Lease | undefined>;
   /** The candidate row `name` of this lease (the heir's, before a hand-off): `item` undefined when there is none. */
   candidate(name: string): Promise<{ readonly item: Candidate | undefined }>;
   /** The lease's candidate rows, by a consistent Query of its partition. */
@@ -158,6 +160,14 @@ export function dynamoLeaseLock(name: string, leases: LeaseStore, candidates: Ca
         return undefined;
       }
     },
+    async decline(read, role) {
+      try {
+        return await leases.write(read, declinePatch(read.item!, role));
+      } catch (e) {
+        if (!(e instanceof ConflictError)) throw e; // the lease moved on: decide again
+        return undefined;
+      }
+    },
     candidate: (c) => candidates.read(name, c),
     candidates: async () => (await candidates.list(name)).candidates,
     session: (s, shareMs, pendingMs, consistent) => sessions.read(s, shareMs, pendingMs, consistent),
@@ -222,6 +232,10 @@ export class MemoryLeaseTable {
       reportVacancy: async (read, by, at) => {
         const cur = this.leases.get(name);
         return cur && sameRow(cur, read) ? this.put(name, cur, { set: { vacancyReport: { by, at, observedRevision: read.revision } } }) : undefined;
+      },
+      decline: async (read, role) => {
+        const cur = this.leases.get(name);
+        return cur && sameRow(cur, read) ? this.put(name, cur, declinePatch(cur, role)) : undefined;
       },
       candidate: async (c) => ({ item: this.candidates.get(`${name}/${c}`) }),
       candidates: async () => [...this.candidates.values()].filter((c) => c.leaseName === name),

@@ -759,6 +759,26 @@ export function heirOf(s: LeaderSettings, l: Lease | undefined): { name: string;
   return { name: l.successor, instance: l.successorInstance };
 }
 
+/**
+ * What a stopping worker that leads nothing does about the lease as read (after its candidacy is
+ * withdrawn), so that no term waits for it once it is gone: a term handed to it as it stopped is
+ * released (it never leads it), and its name as successor or second successor is taken off
+ * (declinePatch). Undefined: the lease does not name this start-up. A giver's hand-over is
+ * conditioned on the heir it names, so the two writes are ordered on the row: the hand-over lands
+ * first and the heir finds it and releases it, or the heir's name is off first and the hand-over
+ * is refused (the giver releases, or hands to the heir named then).
+ */
+export type Departure = { readonly kind: 'release'; readonly term: Term } | { readonly kind: 'decline'; readonly role: 'successor' | 'second' };
+
+export function departure(l: Lease | undefined, identity: string, instance: string): Departure | undefined {
+  if (!l) return undefined;
+  // by instance: another start-up of this identity (the next deploy's) may be named or hold it
+  if (l.holderIdentity === identity && l.holderInstance === instance) return { kind: 'release', term: { holderIdentity: identity, fencingToken: l.fencingToken } };
+  if (l.successor === identity && l.successorInstance === instance) return { kind: 'decline', role: 'successor' };
+  if (l.secondSuccessor === identity && l.secondSuccessorInstance === instance) return { kind: 'decline', role: 'second' };
+  return undefined;
+}
+
 /** What a leader's next-step timing depends on. */
 export interface LeaderTiming {
   /** Held on the process's live session (it renews nothing itself). */

@@ -52,6 +52,17 @@ export function successionAfterTake(successor: string | undefined, second: Secon
 }
 
 /**
+ * The write of a stopping worker the lease names as successor (`role`) or second successor: its
+ * name taken off, so no hand-over waits for a worker that is gone (a hand-over is conditioned on the
+ * heir it names). As successor, the second successor moves up, as on a take (successionAfterTake).
+ */
+export function declinePatch(lease: Lease, role: 'successor' | 'second'): LeasePatch {
+  if (role === 'second') return { remove: ['secondSuccessor', 'secondSuccessorInstance'] };
+  const next = successionAfterTake(lease.successor, { name: lease.secondSuccessor, instance: lease.secondSuccessorInstance }, lease.successor!, lease.holderIdentity);
+  return { set: next.set, remove: next.remove };
+}
+
+/**
  * A hand-over's write: a new term for `heir` (the fencing token raised, `firstTermSeconds` long;
  * its platform and address those of its candidate row, the giver's never outliving its term), the
  * second successor `second` (as the giver read it) moved up, no election, preference or report.

@@ -87,11 +87,12 @@ import { ElectionConfigSchema, type ElectionConfig, type ElectionConfigInput } f
 import { acquisition, takenAgain } from '../../lib/sdk/lock.js';
 import type { Lease } from '../../lib/schemas/lease.js';
 import type { RowPatch } from '../../lib/schemas/common.js';
-import type { Heir, LeaseRead, SecondSuccessor, Term } from '../../lib/stores/lease-store.js';
+import { declinePatch, type Heir, type LeaseRead, type SecondSuccessor, type Term } from '../../lib/stores/lease-store.js';
 import {
   decide,
   decideFollower,
   decideLeader,
+  departure,
   FOLLOWING,
   inTerm,
   leadFromRead,
@@ -259,6 +260,8 @@ type Then =
   | { readonly kind: 'leaseRead' | 'confirmed' | 'acquired' | 'reported' | 'released' | 'endChanged' }
   /** The release a cancelled elector's run() makes after its step-down (LeaderElector.ended: a fault is reported): then it is gone. */
   | { readonly kind: 'lastRelease' }
+  /** A cancelled follower's read of the lease, and its decline, as LeaderElector.depart (a fault is reported: then it is gone). */
+  | { readonly kind: 'departRead' | 'declined' }
   | { readonly kind: 'answer'; readonly rest: readonly Next[]; readonly as: 'lease' | 'ok' | 'none'; readonly onFault: 'throw' | 'failed' | 'quiet' };
 
 interface Op {
@@ -283,11 +286,12 @@ interface Orphan {
  * Where a cancelled elector is in LeaderElector.takePart's `finally`: its 'cancel' event's chain
  * running (`steppingDown`: the loop's wakes and clock jumps no longer reach it), stepped down (`down`:
  * the step's 'steppedDown' said what it led), its candidacy withdrawn and the term it led released
- * unless handed over (`releasing`), then `gone`.
+ * unless handed over (`releasing`), or, having led nothing, what the lease still names it for given up
+ * (`departing`: LeaderElector.depart), then `gone`.
  */
 type Cancel =
   | { readonly phase: 'steppingDown' }
-  | { readonly phase: 'down' | 'releasing' | 'gone'; readonly led: { readonly term: Term; readonly handed: boolean } | undefined };
+  | { readonly phase: 'down' | 'releasing' | 'departing' | 'gone'; readonly led: { readonly term: Term; readonly handed: boolean } | undefined };
 
 /**
  * The process's Session (lib/sdk/session.ts), as its electors see it: the live session's name, or
@@ -611,6 +615,9 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
         const c = w.electors[i]!.cancel;
         return patchElector(w, i, { cancel: { phase: 'gone', led: c && 'led' in c ? c.led : undefined } });
       }
+      case 'departRead':
+      case 'declined':
+        return departed(w, i, t.kind, timedOut ? undefined : { answer });
       case 'released':
         // LeaderElector.ended reports a fault: the term runs out
         return feed(w, i, { kind: 'released' }, main);
@@ -846,13 +853,34 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
     else if (c.phase === 'down') {
       const withdrawn: World = { ...w, candidates: w.candidates.filter((x) => x.name !== e.name) };
       const led = c.led;
-      if (!led || led.handed) yield { label: `${e.name} withdraws its candidacy and is gone`, state: patchElector(withdrawn, i, { cancel: { phase: 'gone', led } }) };
+      if (!led && cfg.mode !== 'NoCoordination') yield { label: `${e.name} withdraws its candidacy and reads the lease (depart)`, state: patchElector(withdrawn, i, { cancel: { phase: 'departing', led }, busy: departRead(w, e) }) };
+      else if (!led || led.handed) yield { label: `${e.name} withdraws its candidacy and is gone`, state: patchElector(withdrawn, i, { cancel: { phase: 'gone', led } }) };
       else {
         const op: Op = { req: releaseRequest(w, e, led.term), then: { kind: 'lastRelease' }, sentAt: monoOf(w, e) };
         const sent = patchElector(withdrawn, i, { cancel: { phase: 'releasing', led }, busy: op });
         yield { label: `${e.name} withdraws its candidacy and releases term ${led.term.fencingToken}`, state: sent };
       }
     }
+  }
+
+  const departRead = (w: World, e: Elector): Op => ({ req: { kind: 'read', consistent: true }, then: { kind: 'departRead' }, sentAt: monoOf(w, e) });
+
+  /**
+   * LeaderElector.depart, a cancelled follower's after its candidacy: the lease read (`then`
+   * departRead) and what it names this start-up for given up (step.ts departure): a term handed to
+   * it released, its name as successor declined (conditioned on the revision read: refused, it reads
+   * again). `got` undefined: a fault, reported, and it is gone.
+   */
+  function departed(w: World, i: number, then: 'departRead' | 'declined', got: { answer: Lease | undefined } | undefined): World {
+    const e = w.electors[i]!;
+    const gone = patchElector(w, i, { cancel: { phase: 'gone', led: undefined } });
+    if (!got) return gone;
+    if (then === 'declined') return got.answer ? gone : patchElector(w, i, { busy: departRead(w, e) });
+    const d = departure(got.answer, e.name, e.instance);
+    if (!d) return gone;
+    if (d.kind === 'release') return patchElector(w, i, { busy: { req: releaseRequest(w, e, d.term), then: { kind: 'lastRelease' }, sentAt: monoOf(w, e) } });
+    const read: RowRead = { item: got.answer, revision: got.answer!.revision };
+    return patchElector(w, i, { busy: { req: { kind: 'write', read, patch: declinePatch(got.answer!, d.role) }, then: { kind: 'declined' }, sentAt: monoOf(w, e) } });
   }
 
   /**

@@ -28,6 +28,8 @@ const GOALS: Record<string, (w: World) => boolean> = {
   'a cancelled leader leading on until its hand-over is due': (w) => w.electors.some((e) => e.cancel !== undefined && e.state.lead !== undefined && e.busy?.req.kind === 'sleep'),
   'a cancelled leader handing its term over, and the heir leading': (w) => w.electors.some((e) => e.cancel?.phase === 'gone' && e.cancel.led?.handed === true) && w.electors.some((e) => e.cancel === undefined && e.state.lead !== undefined),
   'a cancelled leader releasing its term after stepping down': (w) => w.electors.some((e) => e.cancel?.phase === 'releasing'),
+  'a cancelled follower declining succession (depart)': (w) => w.electors.some((e) => e.cancel?.phase === 'departing' && e.busy?.then.kind === 'declined'),
+  'a cancelled follower releasing a term handed to it as it stopped (depart)': (w) => w.electors.some((e) => e.cancel?.phase === 'departing' && e.busy?.req.kind === 'release' && w.row?.holderInstance === e.instance),
   'a term held on its leader\'s session': (w) => w.row?.session !== undefined && w.electors.some((e) => e.state.lead?.session !== undefined),
   'a session ended under its leader': (w) => w.electors.some((e) => e.session?.name === null && e.state.lead !== undefined),
   'a term moved onto the next session after one ended': (w) => w.electors.some((e) => e.session !== undefined && e.session.gen > 1 && e.session.name !== null && e.state.lead?.session === e.session.name),

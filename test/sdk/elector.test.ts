@@ -660,6 +660,72 @@ describe('succession: the designated successor takes a vacant lease itself', () 
   });
 });
 
+describe('a whole fleet stopped at once (a deploy sends SIGTERM to every worker)', () => {
+  const CLIENT_GO = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 } as const;
+  /** A hand-over's first term at these timings (a third of the lease): what a term handed to a worker that is gone would hold the lease for. */
+  const HANDED_TERM_MS = Math.ceil(CLIENT_GO.leaseDurationMs / 3000) * 1000;
+  /** Three electors on the push path (a cancelled leader hands over at once), one leading, its successor named. */
+  async function fleet() {
+    const sim = await Sim.create({ config: CONFIG });
+    sim.pushBroker();
+    const coord = sim.coordinator();
+    const start = (id: string) => {
+      const machine = sim.machine();
+      return sim.elector(id, { leaseName: L, ...CLIENT_GO, push: sim.pushFor(machine) }, { machine });
+    };
+    const es = ['a', 'b', 'c'].map(start);
+    const leader = await sim.until('a leader', () => leaders(es)[0]);
+    const held = await sim.until('a successor on the lease', async () => {
+      const l = (await sim.leases.read(L)).item;
+      return l?.successor && l.secondSuccessor && !l.election ? l : undefined;
+    });
+    await sim.run(3 * leader.elector.renewIntervalMs + 37); // a settled term: a few renewals
+    return { sim, coord, es, leader, held, start };
+  }
+
+  it('the leader never leaves its term handed to an heir that is stopping too: a new process leads within an election, not after the handed term (5 s)', async () => {
+    const { sim, coord, es, start } = await fleet();
+    const stoppedAt = sim.clock.monotonic();
+    for (const e of es) e.controller.abort(); // the same simulated instant
+    const d = start('d'); // the new fleet
+    await sim.settle(Promise.all(es.map((e) => e.done)), 'the old fleet to stop');
+    // nothing the old fleet left holds the lease: released, or never handed
+    const left = (await sim.leases.read(L)).item!;
+    expect(['a', 'b', 'c']).not.toContain(left.holderIdentity);
+    await sim.until('the new process leading', () => d.elector.isLeader(), 60_000);
+    const took = sim.clock.monotonic() - stoppedAt;
+    // an election (a tick opens it, d answers, a tick elects, d confirms), never a term waited out
+    expect(took).toBeLessThan(HANDED_TERM_MS / 2);
+    expect(sim.log.of('started', 'b')).toHaveLength(0);
+    expect(sim.log.of('started', 'c')).toHaveLength(0);
+    expect(sim.log.maxConcurrentLeaders()).toBe(1);
+    const tokens = sim.log.of('started').map((e) => e.token!);
+    expect(tokens).toEqual([...tokens].sort((x, y) => x - y));
+    expect(coord.errors).toEqual([]);
+    await d.stop();
+  });
+
+  it('only the heir stops, the leader running on: the lease stops naming it, and the leader, stopped later, hands its term to the heir named then', async () => {
+    const { sim, coord, es, leader, held } = await fleet();
+    const heir = es.find((e) => e.elector.options.identity === held.successor)!;
+    const next = es.find((e) => e !== heir && e !== leader)!;
+    await heir.stop();
+    await sim.until('the lease to name the next heir', async () => (await sim.leases.read(L)).item?.successorInstance === next.elector.instance, 10_000);
+    expect(leader.elector.isLeader()).toBe(true);
+    await sim.run(2 * leader.elector.renewIntervalMs + 123);
+    const stoppedAt = sim.clock.monotonic();
+    await leader.stop();
+    await sim.until('the next heir leading', () => next.elector.isLeader(), 10_000);
+    const l = (await sim.leases.read(L)).item!;
+    expect(l).toMatchObject({ holderIdentity: next.elector.options.identity, electedBy: 'successor', lastHolderIdentity: leader.elector.options.identity });
+    expect(sim.clock.monotonic() - stoppedAt).toBeLessThan(1_000); // handed over at once (push): no election, no term waited out
+    expect(sim.log.of('started', heir.elector.options.identity)).toHaveLength(0);
+    expect(sim.log.maxConcurrentLeaders()).toBe(1);
+    expect(coord.errors).toEqual([]);
+    await next.stop();
+  });
+});
+
 describe('without the coordinator', () => {
   it("a term given with an election open whose acknowledgement fails is still recorded as led: stopped at its renew deadline and found still its own, it is taken again with a higher token, never led again with the same (seed 8702338)", async () => {
     const sim = await Sim.create({ config: CONFIG });

@@ -4,7 +4,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { Lease } from '../../lib/schemas/lease.js';
-import { afterRenewal, decideLeader, handOffDelay, heirOf, leaderDelay, MIN_RENEWAL_BOUND_MS, renewalBoundMs, sessionFallbackFor, sessionFallbackMs, type LeaderObservation, type LeaderSettings, type LeaderStep, type TermView } from '../../lib/sdk/step.js';
+import { declinePatch } from '../../lib/stores/lease-store.js';
+import { afterRenewal, decideLeader, departure, handOffDelay, heirOf, leaderDelay, MIN_RENEWAL_BOUND_MS, renewalBoundMs, sessionFallbackFor, sessionFallbackMs, type LeaderObservation, type LeaderSettings, type LeaderStep, type TermView } from '../../lib/sdk/step.js';
 
 const S: LeaderSettings = { leaseName: 'job', identity: 'a', mode: 'coordinated', renewDeadlineMs: 10_000 };
 const T: TermView = { holderIdentity: 'a', instance: 'a_1', fencingToken: 7, renewedAt: 100_000, session: 's-1' };
@@ -61,6 +62,25 @@ describe('afterRenewal and heirOf', () => {
     { name: 'none when the successor is itself', l: lease({ successor: 'a', successorInstance: 'a_1' }), want: undefined },
     { name: 'none without its process named', l: lease({ successor: 'b' }), want: undefined },
   ])('heir: $name', ({ l, want }) => expect(heirOf(S, l)).toEqual(want));
+});
+
+describe('departure: what a stopping follower gives up', () => {
+  // b's start-up b_1 stops, having led nothing; the lease is a's term (token 7 in lease())
+  it.each([
+    { name: 'a term handed to it as it stopped: released, never led', l: lease({ holderIdentity: 'b', holderInstance: 'b_1', successor: 'c', successorInstance: 'c_1' }), want: { kind: 'release', term: { holderIdentity: 'b', fencingToken: lease().fencingToken } } },
+    { name: 'named successor: declined', l: lease({ successor: 'b', successorInstance: 'b_1', secondSuccessor: 'c', secondSuccessorInstance: 'c_1' }), want: { kind: 'decline', role: 'successor' } },
+    { name: 'named second successor: declined', l: lease({ successor: 'c', successorInstance: 'c_1', secondSuccessor: 'b', secondSuccessorInstance: 'b_1' }), want: { kind: 'decline', role: 'second' } },
+    { name: 'another start-up of its identity named (the next deploy’s): nothing', l: lease({ successor: 'b', successorInstance: 'b_2' }), want: undefined },
+    { name: 'another start-up of its identity holding: nothing', l: lease({ holderIdentity: 'b', holderInstance: 'b_2' }), want: undefined },
+    { name: 'not named: nothing', l: lease({ successor: 'c', successorInstance: 'c_1' }), want: undefined },
+    { name: 'no row: nothing', l: undefined, want: undefined },
+  ])('$name', ({ l, want }) => expect(departure(l, 'b', 'b_1')).toEqual(want));
+
+  it.each([
+    { name: 'the successor declines: the second successor moves up', l: lease({ successor: 'b', successorInstance: 'b_1', secondSuccessor: 'c', secondSuccessorInstance: 'c_1' }), role: 'successor' as const, want: { set: { successor: 'c', successorInstance: 'c_1' }, remove: ['secondSuccessor', 'secondSuccessorInstance'] } },
+    { name: 'the successor declines, no second: nobody named until the coordinator names again', l: lease({ successor: 'b', successorInstance: 'b_1' }), role: 'successor' as const, want: { set: {}, remove: ['successor', 'successorInstance'] } },
+    { name: 'the second successor declines: the successor stays', l: lease({ successor: 'c', successorInstance: 'c_1', secondSuccessor: 'b', secondSuccessorInstance: 'b_1' }), role: 'second' as const, want: { remove: ['secondSuccessor', 'secondSuccessorInstance'] } },
+  ])('declinePatch: $name', ({ l, role, want }) => expect(declinePatch(l, role)).toEqual(want));
 });
 
 describe('leaderDelay and sessionFallbackMs', () => {

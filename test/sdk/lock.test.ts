@@ -136,6 +136,28 @@ describe.each(Object.keys(rigs))('LeaseLock on %s', (kind) => {
     expect([given!.successor, given!.successorInstance, given!.secondSuccessor]).toEqual([undefined, undefined, undefined]);
   });
 
+  it('a stopping successor declines on the revision read (the second moves up), and a hand-over to it is refused after; a stale read declines nothing', async () => {
+    const rig = rigs[kind]!();
+    const { lock } = rig;
+    const got = (await lock.acquire(await lock.get(), acquisition(undefined, claim('a', NOW)))) as { written: Lease };
+    const term = { holderIdentity: 'a', fencingToken: got.written.fencingToken };
+    await rig.coordinatorWrites(await lock.get(), { set: { successor: 'b', successorInstance: 'b-1', secondSuccessor: 'c', secondSuccessorInstance: 'c-1' } });
+    const read = await lock.get();
+    await lock.renew(term, { now: NOW + 500, leaseDurationSeconds: 15 }); // the row moved on
+    expect(await lock.decline(read, 'successor')).toBeUndefined();
+    const declined = await lock.decline(await lock.get(), 'successor');
+    expect(row(declined)).toMatchObject({ holderIdentity: 'a', fencingToken: term.fencingToken, termToken: term.fencingToken, successor: 'c', successorInstance: 'c-1' });
+    expect(declined!.secondSuccessor).toBeUndefined();
+    const h = { now: NOW + 1000, firstTermSeconds: 5, leaseTransitions: got.written.leaseTransitions, second: {} };
+    expect(await lock.handOver(term, { ...h, heir: { name: 'b', instance: 'b-1' } })).toBeUndefined();
+    // the second successor declining leaves the successor named
+    await rig.coordinatorWrites(await lock.get(), { set: { secondSuccessor: 'b', secondSuccessorInstance: 'b-1' } });
+    const second = await lock.decline(await lock.get(), 'second');
+    expect(row(second)).toMatchObject({ successor: 'c', successorInstance: 'c-1' });
+    expect([second!.secondSuccessor, second!.secondSuccessorInstance]).toEqual([undefined, undefined]);
+    expect(row(await lock.renew(term, { now: NOW + 2000, leaseDurationSeconds: 15 }))).toMatchObject({ holderIdentity: 'a' }); // the term untouched
+  });
+
   it("a take by the successor names the second successor; a take by the second (the successor failed to take) names nobody", async () => {
     const rig = rigs[kind]!();
     const { lock } = rig;
