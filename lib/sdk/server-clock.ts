@@ -26,7 +26,10 @@
  * by its resolution or more since the newest sample, the machine slept: the older samples are on a
  * monotonic time that has since lost the sleep, so the estimate starts again from the new one (as
  * on a first sample), and a move of the offset by the sleep (to within that resolution, and
- * JUMP_MS) is no jump: the server's clock did not step. More than that is still one.
+ * JUMP_MS) is no jump: the server's clock did not step. More than that is still one. Started again
+ * so, the offset is the middle of what the samples since allow until they narrow it below a second
+ * (one sample leaves it ±(500 ms + half the round trip); a second, any time later, within 500 ms),
+ * and is kept from then on.
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SINCE_BOOT_RESOLUTION_MS, type Clock, type Timer, type TimerOptions } from '../clock.js';
@@ -116,6 +119,8 @@ export class OffsetEstimate {
   private sleepCount = 0;
   private lastSleptMs = 0;
   private sinceJump = CONFIRMATIONS;
+  /** Started again after a sleep, and no sample since has narrowed the interval below a second: its offset is the middle, not kept. */
+  private woken = false;
 
   /** How many jumps were seen: a leader compares it before and after a renewal. */
   get jumps(): number {
@@ -161,8 +166,15 @@ export class OffsetEstimate {
     const moved = gapTo(before);
     // where the offset was, moved on by the sleep (its monotonic clock lost that much): what is left is the server's clock
     const beyondSleep = asleep ? gapTo(before && { lo: before.lo + slept - SINCE_BOOT_RESOLUTION_MS, hi: before.hi + slept + SINCE_BOOT_RESOLUTION_MS }) : moved;
-    if (this.chosen === undefined || asleep || moved > JUMP_MS) this.chosen = (lo + hi) / 2;
+    // Started again after a sleep, its one sample bounds the offset only to a second and the round trip, and its middle is
+    // more than 500 ms from either end whatever a later sample in the same server second narrows (only the next second's
+    // moves the low end): kept there, a leader woken with less than a second or so of its term left lost it for want of a
+    // stamp it could vouch for. Until the interval is narrower than a second, the middle of what the samples since allow
+    // (no stamp from before the sleep to agree with); then kept, as ever. Never outside the interval: errorMs stays the bound.
+    const recentre = asleep || (this.woken && moved <= JUMP_MS);
+    if (this.chosen === undefined || recentre || moved > JUMP_MS) this.chosen = (lo + hi) / 2;
     else this.chosen = Math.min(Math.max(this.chosen, lo), hi);
+    this.woken = recentre && hi - lo >= DATE_RESOLUTION_MS;
     if (asleep && beyondSleep <= JUMP_MS) {
       this.sleepCount++;
       this.lastSleptMs = slept;

@@ -108,6 +108,23 @@ describe('OffsetEstimate (serverTime − monotonic from Date headers)', () => {
       expect(i.hi).toBeGreaterThanOrEqual(T + ms);
     });
 
+    it.each([5, 20, 200])('a second sample %i ms after the first, in the same server second: trusted at the default 500 ms bound (the middle of what the two allow)', (d) => {
+      const { e } = woken(3_000, 3_000);
+      const first = e.offset()!;
+      expect(e.check(5_005, 500)).toMatchObject({ ok: false, reason: 'uncertain' }); // one sample: ±(500 + half its round trip)
+      e.add({ ...sample(T + 3_000, 5_005 + d, 5, 0), asleep: 3_000 }); // stamped at its start: the server's second is the first one's
+      const i = e.interval(5_010 + d)!;
+      expect(i.hi - i.lo).toBeLessThan(DATE_RESOLUTION_MS);
+      // before: kept at the first sample's middle, ±502.5 ms however the second narrowed it (only a sample in the next server second helped)
+      expect(e.check(5_010 + d, 500)).toMatchObject({ ok: true });
+      expect(e.offset()).not.toBe(first);
+      expect(Math.abs(e.offset()! - (T + 3_000))).toBeLessThanOrEqual(500);
+      // narrower than a second, it is kept as before: a third sample that narrows it moves it only as far as it must
+      const kept = e.offset()!;
+      e.add({ ...sample(T + 3_000, 5_300 + d, 5, 0), asleep: 3_000 });
+      expect(e.offset()).toBe(kept);
+    });
+
     it('shown in whole seconds (2 s for a 2.6 s sleep): still no jump', () => {
       expect(woken(2_600, 2_000).jump).toBe(0);
       expect(woken(2_600, 3_000).jump).toBe(0);
