@@ -581,6 +581,20 @@ export function sessionShareMs(p: {
 /** While DynamoDB's time is in doubt, the elector polls about this soon (jittered: the next Date lands elsewhere in the second). */
 export const CLOCK_RESAMPLE_MS = 500;
 
+/**
+ * The least pause before a leader in doubt of its clock reads again near its renew deadline: a Date
+ * header that long after the last narrows DynamoDB's time to within 500 ms less half of it.
+ */
+export const CLOCK_RESAMPLE_FLOOR_MS = 20;
+
+/**
+ * A leader's next step while it cannot vouch for its clock (one renewing its term itself): within
+ * half the time left before its renew deadline, never sooner than CLOCK_RESAMPLE_FLOOR_MS. Woken
+ * from a sleep with less of its term left than the clock's resample pace, it reads again in time
+ * to renew (each read a sample later than the last).
+ */
+export const doubtingLeaderDelay = (planned: number, deadline: number, now: number): number => Math.min(planned, Math.max(CLOCK_RESAMPLE_FLOOR_MS, (deadline - now) / 2));
+
 /** How long until the next step: `planned`, shortened while the clock is in doubt and, for a follower, to `wakeAt`. */
 export function stepDelay(d: { readonly planned: number; readonly clockKnown: boolean; readonly random: number; readonly wakeAt: number | undefined; readonly now: number }): number {
   const poll = d.clockKnown ? d.planned : Math.min(d.planned, CLOCK_RESAMPLE_MS * (0.6 + 0.8 * d.random));
@@ -1694,6 +1708,7 @@ export function nextStepDelay(s: Settings, st: State, at: Moment, draw: () => nu
     // as rarely as its followers: a term ended while the functions are down is not taken by a follower's fallback before this read (sessionFallbackMs)
     const holderBackstopMs = SESSION_QUIET_LEASES * s.leaseDurationMs;
     planned = leaderDelay({ onLiveSession, pushLive, holderBackstopMs, retrying: l.retrying, triedAt: l.triedAt, contended: l.contended, everyRetryPeriod: s.everyRetryPeriod === true, retryPeriodMs: s.retryPeriodMs, cadenceMs: s.cadenceMs, renewedAt: l.renewedAt, now: at.now, random: (onLiveSession && pushLive) || (l.retrying && l.contended > 0) ? draw() : 0 });
+    if (!at.clock.ok && !onLiveSession) planned = doubtingLeaderDelay(planned, l.renewedAt + s.renewDeadlineMs, at.now);
   } else planned = followerDelay(s, st, at, pushLive, draw(), at.clock.ok ? at.offset : undefined);
   const clockKnown = at.clock.ok;
   return stepDelay({ planned, clockKnown, random: clockKnown ? 0 : draw(), wakeAt: l ? undefined : st.wakeAt, now: at.now });
@@ -1768,6 +1783,8 @@ export type Next =
   | { readonly k: 'after'; readonly lease: Lease }
   /** The leader's step, if it still leads (a handed term's confirmation). */
   | { readonly k: 'step' }
+  /** A read sent instead of a renewal of term `no` while the clock was in doubt answered: renew now if its Date header settled the doubt. */
+  | { readonly k: 'resampled'; readonly no: number }
   /** The follower learns whether it leads the term won. */
   | { readonly k: 'led'; readonly ok: boolean }
   /** The heir's candidate row answered: hand over if it is that process's and the clock permits. */
@@ -1925,7 +1942,8 @@ function leaderStepNow(s: Settings, state: State, lead: Lead, woken: boolean, at
   if (woken) return look(state, true, false, [{ k: 'read', no: lead.no, rev: lead.lease?.revision ?? 0, recheck: false }, ...rest], fx, withinMs);
   if (lead.session !== undefined && at.session === lead.session) return look(state, false, false, [{ k: 'read', no: lead.no, rev: lead.lease?.revision ?? 0, recheck: true }, ...rest], fx, withinMs);
   const j = vouch(s, { ...state, lead: { ...lead, retrying: true, triedAt: at.now } }, at, fx); // retrying until this renewal succeeds
-  if (!j.trusted) return look(j.state, true, false, rest, fx, withinMs);
+  // read instead (its Date header is a sample): renewed as soon as that settles the doubt, not a retry period on (a woken leader's term may not last that long)
+  if (!j.trusted) return look(j.state, true, false, [{ k: 'resampled', no: lead.no }, ...rest], fx, withinMs);
   // onto the live session, or off one that ended
   const session = at.session === null && lead.session === undefined ? undefined : at.session;
   return { state: j.state, effects: [...fx, { kind: 'renew', term: lead.term, session, withinMs, rest: [{ k: 'renewed', no: lead.no, sentAt: at.now }, ...rest] }] };
@@ -1995,6 +2013,10 @@ function go(s: Settings, state: State, rest: readonly Next[], a: Omit<Extract<Ev
         return after(s, st, n.lease, tail, at, fx);
       case 'step':
         if (st.lead) return leaderStepNow(s, st, st.lead, false, at, fx, tail);
+        break;
+      case 'resampled':
+        // trusted now, the step renews (it reads again only while the doubt lasts: at the clock's resample pace, stepDelay)
+        if (lead && at.clock.ok) return leaderStepNow(s, st, lead, false, at, fx, tail);
         break;
       case 'led':
         return follow(s, st, { kind: 'led', ok: n.ok, leading: st.lead !== undefined }, at, fx);

@@ -221,9 +221,50 @@ describe("the elector's step: the leader's order of actions", () => {
 
   it('with DynamoDB’s time in doubt it does not stamp a renewal: it reads the lease instead (the next response’s Date), counted as a prevention', () => {
     const r = run(settings(), leading(), [[poll, at(5_900, { clock: { ok: false, reason: 'noSamples' } as Moment['clock'] })]]);
-    expect(r.effects[0]).toEqual([{ kind: 'look', consistent: true, reportFault: false, rest: [], withinMs: 2_050 }]); // abandoned in time for a renewal before the deadline
+    expect(r.effects[0]).toEqual([{ kind: 'look', consistent: true, reportFault: false, rest: [{ k: 'resampled', no: 1 }], withinMs: 2_050 }]); // abandoned in time for a renewal before the deadline
     expect(r.state.preventions).toBe(1);
     expect(r.state.lead?.retrying).toBe(true);
+  });
+
+  it('the read sent instead renews at once when its Date header settled the doubt, not a retry period on; still in doubt, it renews nothing', () => {
+    const doubt = { clock: { ok: false, reason: 'uncertain', errorMs: 502 } as Moment['clock'] };
+    const settled = run(settings(), leading(), [
+      [poll, at(9_000, doubt)],
+      [answer({ lease: mine() }), at(9_010)],
+    ]);
+    // before: nothing until a retry period after the read went out (2 s), past the renew deadline 1 s on
+    expect(settled.effects[1]).toMatchObject([{ kind: 'renew', term: { holderIdentity: 'a', fencingToken: 7 }, rest: [{ k: 'renewed', no: 1, sentAt: T + 9_010 }] }]);
+    const still = run(settings(), leading(), [
+      [poll, at(9_000, doubt)],
+      [answer({ lease: mine() }), at(9_010, doubt)],
+    ]);
+    expect(still.kinds[1]).toEqual([]);
+    const failed = run(settings(), leading(), [
+      [poll, at(9_000, doubt)],
+      [answer({ failed: true }), at(9_010)],
+    ]);
+    expect(failed.kinds[1]).toEqual(['renew']); // a failed read's header may settle it too (an error status has one)
+    const stopped = run(settings(), leading(), [
+      [poll, at(9_000, doubt)],
+      [{ kind: 'deadline', no: 1 }, at(10_000)],
+      [answer({ lease: mine() }), at(10_010)],
+    ]);
+    expect(stopped.kinds[2]).toEqual([]); // a term stopped meanwhile renews nothing
+  });
+
+  it('in doubt of its clock, it reads again within half the time left before its renew deadline (at least 20 ms on), not a retry period on', () => {
+    const doubt = { clock: { ok: false, reason: 'uncertain', errorMs: 502 } as Moment['clock'] };
+    const r = run(settings(), leading(), [
+      [poll, at(9_400, doubt)],
+      [answer({ lease: mine() }), at(9_410, doubt)],
+    ]);
+    expect(nextStepDelay(settings(), r.state, at(9_410, doubt), () => 0.5)).toBe(295); // (10,000 - 9,410) / 2, under the clock's resample pace (500 ms)
+    expect(nextStepDelay(settings(), r.state, at(9_990, doubt), () => 0.5)).toBe(20);
+    expect(nextStepDelay(settings(), r.state, at(5_000, doubt), () => 0.5)).toBe(500); // far from its deadline: the resample pace, as before
+    expect(nextStepDelay(settings(), r.state, at(9_410), () => 0.5)).toBe(1_990); // vouched for again: a retry period after the try, as before
+    // held on its live session, its session renews the term: nothing changes
+    const onSession = leading(mine({ session: 's1' }), { session: 's1', retrying: true, triedAt: T + 9_400 });
+    expect(nextStepDelay(settings(), onSession, at(9_410, { ...doubt, session: 's1' }), () => 0.5)).toBe(500);
   });
 
   it('held on its live session it renews nothing itself: it reads its lease (eventually consistent, again consistently when the copy is older than its own)', () => {

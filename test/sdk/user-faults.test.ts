@@ -454,6 +454,24 @@ describe('a laptop that sleeps a short while after a renewal', () => {
     expect(sim.log.maxConcurrentLeaders()).toBe(1);
   });
 
+  it.each([7_000, 8_000, 8_500, 8_900])('%i ms, less than a retry period of its term left counting the sleep: it renews in time, stamps within 500 ms of DynamoDB\'s clock', async (sleepMs) => {
+    const { sim, es, leader, m, id, token, renewedAt, wokeAt } = await sleptAfterRenewal(sleepMs);
+    // its renew deadline counting the sleep (and the clock since boot's resolution): 0.98, …, 0.08 s after waking
+    expect(renewedAt + CLIENT_GO.renewDeadlineMs - (wokeAt - renewedAt) - 1_000).toBeLessThan(wokeAt + CLIENT_GO.retryPeriodMs);
+    const from = sim.leaseWrites.length;
+    await sim.run(30_000);
+    // each renewal's stamp less DynamoDB's time when it landed
+    const stamps = sim.leaseWrites.slice(from).flatMap((w) => (w.by === m.name && typeof w.item?.['renewTime'] === 'number' ? [w.item['renewTime'] - w.at] : []));
+    // before: the one Date header after waking left DynamoDB's time known to ±502 ms, kept so until a header from the next
+    // server second, and the renewal then waited a retry period: it stopped (renewDeadline) and took the lease again
+    expect(sim.log.of('stopped', id).filter((s) => s.token === token)).toEqual([]);
+    expect(leaders(es)).toEqual([leader]);
+    expect(leader.elector.fencingToken).toBe(token);
+    expect(stamps.length).toBeGreaterThan(0);
+    expect(stamps.filter((d) => Math.abs(d) > 500)).toEqual([]);
+    expect(sim.log.maxConcurrentLeaders()).toBe(1);
+  });
+
   it('6 s, its network down on waking: it stops by its renew deadline counting the sleep, not 6 s later on its monotonic clock', async () => {
     const { sim, id, token, renewedAt } = await napped(6_000, true);
     const stopped = sim.log.of('stopped', id).find((s) => s.token === token);
