@@ -266,7 +266,7 @@ describe('the heir of a hand-over on DynamoDB Local', () => {
 });
 
 /** `a` leading with `b` named its successor (by the coordinator, stopped after), each with its own end of `push`. */
-async function handingGroup(L: string, push: () => Push, heir: Partial<LeaderElectorOptions> = {}) {
+async function handingGroup(L: string, push: () => Push, heir: Pick<Partial<LeaderElectorOptions>, 'releaseOnCancel'> = {}) {
   const log = new Log();
   const coord = coordinatorLoop(coordinatorDeps(t.client, t.names, { config: { ackWindowMs: 500, electedLeaseDurationSeconds: 2 } }), L);
   const a = recorded('a', log, { leaseName: L, push: push() }).run();
