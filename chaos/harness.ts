@@ -141,6 +141,7 @@ export async function runSchedule(s: Schedule, o: HarnessOptions): Promise<Sched
     // a kill's or hand-off's restart starts a spare loaded beforehand: the fault lasts as scheduled, not a boot longer
     await fleet.sparesLoaded();
     await playSchedule(s, injectors, feed);
+    if (injectors.heldMs > 0) print(`  the schedule stood still ${(injectors.heldMs / 1000).toFixed(1)}s while faults waited for their target (a leader on its session)`);
     const healed = performance.now();
     const settled = await settle(s, fleet, feed, leases, candidates, { stableMs: o.stableMs ?? 2 * s.timing.leaseDurationMs, timeoutMs: o.settleTimeoutMs ?? 180_000 });
     end = await endState(s, fleet.alive(), candidates);

@@ -3,24 +3,38 @@
  * (SIGKILL, SIGSTOP/SIGCONT, a SIGTERM hand-off, a clock step, DynamoDB faults and sessionLoss
  * through the worker's stdin, a late or replayed platform event), on a row (an operator's delete),
  * on the push broker (an outage), or on the coordinator's side (chaos/coordinator-faults.ts). A
- * worker fault aims at a worker, or at whoever leads or succeeds a lease when it begins.
+ * worker fault aims at a worker, or at whoever leads or succeeds a lease when it begins; a
+ * sessionLoss aimed at a lease's leader waits for one holding it on its session, and hits a process
+ * that still leads it as the fault takes effect (the schedule stands still meanwhile: heldMs).
  */
 import { DeleteItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
+import { systemClock } from '../lib/clock.js';
 import { monoNow, type FaultWindow } from '../lib/history/schema.js';
 import { instanceStoppedEvent } from '../lib/local/ecs-task.js';
 import type { LocalRuntime } from '../lib/local/runtime.js';
 import type { LeaseStore } from '../lib/stores/lease-store.js';
 import type { CoordinatorFaults } from './coordinator-faults.js';
+import type { DynamoDBFault } from './ddb-faults.js';
 import { JOB_LEASE, type Fleet } from './fleet.js';
 import type { ChaosProcess, Told } from './process.js';
 import type { Fault, Schedule } from './schedule.js';
 import type { Feed } from './verdict.js';
+import { waitFor } from './wait.js';
 
 /** Faults the coordinator's side (CoordinatorFaults) injects; the injectors here do the others. */
 const COORDINATOR_SIDE: ReadonlySet<Fault['kind']> = new Set(['coordinatorDown', 'streamDuplicate', 'streamReorder', 'streamDelay', 'streamStale', 'reconcilerCrash', 'timerLoss', 'publishFailure']);
 
 type WorkerFault = Extract<Fault, { worker: string }>;
+type SessionLossFault = Extract<Fault, { kind: 'sessionLoss' }>;
+
+/**
+ * How long a sessionLoss aimed at a lease's leader waits for a process leading it on its session,
+ * and tries again when the one it hit no longer led it as the fault took effect: a hang guard (a
+ * lease nobody can lead, its workers all down), not a budget. Once it has passed, the fault hits the
+ * worker the row names, as any other fault does.
+ */
+const LEADER_WAIT_MS = 30_000;
 
 /** One process's part in a sessionLoss: what it told as the fault took effect on it, and as it was lifted. */
 interface LossSpan {
@@ -82,6 +96,12 @@ export class Injectors {
   private readonly begunLosses: Loss[] = [];
   /** What each sessionLoss did, in the order they began (told at the run's end: endAll). */
   readonly sessionLosses: SessionLossOutcome[] = [];
+  /**
+   * How long the schedule stood still while faults waited for their target (a sessionLoss for a
+   * leader on its session): the timeline (chaos/timeline.ts) plays every later step that much later,
+   * so each fault still lasts as long as scheduled and the steps keep their order.
+   */
+  heldMs = 0;
 
   constructor(private readonly d: InjectorDeps) {}
 
@@ -103,7 +123,8 @@ export class Injectors {
     } else if (f.kind === 'sessionLoss' && !this.d.s.session) {
       feed.count('skipped:sessionLoss'); // no sessions to lose
       return false;
-    } else if ('worker' in f) return this.beginOnWorker(f, w);
+    } else if (f.kind === 'sessionLoss') return this.beginSessionLoss(f, w);
+    else if ('worker' in f) return this.beginOnWorker(f, w);
     else this.d.coordinator.begin(f);
     return true;
   }
@@ -149,13 +170,6 @@ export class Injectors {
     } else if (f.kind === 'dynamodb') {
       fleet.ddbFaults.set(id, [...(fleet.ddbFaults.get(id) ?? []), { mode: f.mode, rate: f.rate, ...(f.latencyMs ? { latencyMs: f.latencyMs } : {}) }]);
       p.send({ dynamodb: fleet.ddbFaults.get(id)!.at(-1)! });
-    } else if (f.kind === 'sessionLoss') {
-      // every session row write of the process, whatever else it suffers
-      fleet.sessionFaults.set(id, [...(fleet.sessionFaults.get(id) ?? []), { mode: f.mode, rate: 1, ...(f.latencyMs ? { latencyMs: f.latencyMs } : {}) }]);
-      const loss: Loss = { worker: id, mode: f.mode, spans: [{ p, from: p.sendMarked({ session: fleet.sessionFaults.get(id)!.at(-1)! }) }], heldWithoutSession: [] };
-      this.losses.set(f, loss);
-      this.begunLosses.push(loss);
-      feed.count('sessionLoss:begun');
     } else {
       this.busy.add(id);
       // the electors' start-ups, and the scheduled job's run if one leads now (a frozen run must be forgiven as a frozen leader is)
@@ -168,6 +182,81 @@ export class Injectors {
       }
     }
     return true;
+  }
+
+  /**
+   * Begins a sessionLoss. Aimed at `leader:<lease>`, it is what it says only if it hits a process
+   * whose term of that lease is on its session as the fault takes effect: on a busy machine a starved
+   * leader's term may have ended at its renew deadline (its row still naming it) before the fault was
+   * sent, or between sending and taking. So it waits until the row names, on a session, a live
+   * process whose own lines say it leads with the row's token (the schedule standing still
+   * meanwhile), hits that one, and if the process tells that it led nothing as the fault took effect,
+   * lifts it there and waits and aims again. Bounded by LEADER_WAIT_MS; then, and for other aims, it
+   * hits the worker `target` gives. The window opens as the fault is first sent.
+   */
+  private async beginSessionLoss(f: SessionLossFault, w: FaultWindow): Promise<boolean> {
+    const { fleet, feed } = this.d;
+    const [aim, lease] = f.worker.split(/:(.*)/s) as [string, string | undefined];
+    const forLeader = aim === 'leader' && lease !== undefined ? lease : undefined;
+    const spec: DynamoDBFault = { mode: f.mode, rate: 1, ...(f.latencyMs ? { latencyMs: f.latencyMs } : {}) };
+    const began = systemClock.monotonic();
+    const deadline = began + LEADER_WAIT_MS;
+    let opened = false;
+    for (;;) {
+      const waiting = forLeader !== undefined && systemClock.monotonic() < deadline;
+      if (waiting) await waitFor(() => this.leadsOnSession(forLeader), { timeoutMs: Math.max(0, deadline - systemClock.monotonic()), everyMs: 50 });
+      const id = await this.target(f);
+      if (!id) {
+        feed.count('skipped:sessionLoss'); // nobody free to hit
+        this.heldMs += systemClock.monotonic() - began;
+        return false;
+      }
+      const p = fleet.procs.get(id)!;
+      if (!opened) w.from = monoNow(); // in force from here (on some process)
+      opened = true;
+      // every session row write of the process, whatever else it suffers
+      fleet.sessionFaults.set(id, [...(fleet.sessionFaults.get(id) ?? []), spec]);
+      const sent = systemClock.monotonic();
+      const from = p.sendMarked({ session: spec });
+      const told = waiting ? await from : undefined;
+      if (waiting && !told?.led.has(forLeader!)) {
+        // it no longer led as the fault took effect: lifted there, aimed again
+        this.liftSessionFault(id, spec);
+        feed.count('sessionLoss:missed');
+        continue;
+      }
+      // the schedule stood still until the fault was in force on its target: it lasts as scheduled from then
+      this.heldMs += sent - began;
+      w.detail = `${w.detail} → ${id}`;
+      this.resolved.set(f, id);
+      const loss: Loss = { worker: id, mode: f.mode, spans: [{ p, from }], heldWithoutSession: [] };
+      this.losses.set(f, loss);
+      this.begunLosses.push(loss);
+      feed.count('sessionLoss:begun');
+      return true;
+    }
+  }
+
+  /** Whether the row of `lease` names, on a session, a live, running process whose own lines say it leads with the row's token. */
+  private async leadsOnSession(lease: string): Promise<boolean> {
+    let row;
+    try {
+      row = (await this.d.leases.read(lease)).item;
+    } catch {
+      return false; // DynamoDB Local busy: the next round looks again
+    }
+    if (!row?.holderInstance || row.session === undefined) return false;
+    const p = [...this.d.fleet.procs.values()].find((q) => q.instances[lease] === row.holderInstance);
+    return Boolean(p?.alive && !p.paused && p.open.get(lease)?.fencingToken === row.fencingToken);
+  }
+
+  /** Takes `spec` (one sessionLoss) off worker `id`'s session faults, and tells its process the one now in force. */
+  private liftSessionFault(id: string, spec: DynamoDBFault): void {
+    const { fleet } = this.d;
+    const list = [...(fleet.sessionFaults.get(id) ?? [])];
+    list.splice(list.lastIndexOf(spec), 1);
+    fleet.sessionFaults.set(id, list);
+    fleet.procs.get(id)?.send({ session: list.at(-1) ?? null });
   }
 
   /** Ends `f` (begun, with window `w`). */

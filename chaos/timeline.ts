@@ -1,7 +1,8 @@
 /**
  * The schedule, played: each fault begun at its time from the end of the warm-up and ended after
  * its duration (an instant — a deleted row, a platform event — has no end: its window closes as
- * it begins), by the injectors (chaos/injectors.ts); each fault's window goes to the checker.
+ * it begins), by the injectors (chaos/injectors.ts); each fault's window goes to the checker. A
+ * fault that waits for its target holds the schedule's clock meanwhile (Injectors.heldMs).
  */
 import { systemClock } from '../lib/clock.js';
 import { monoNow, type FaultWindow } from '../lib/history/schema.js';
@@ -29,7 +30,8 @@ export async function playSchedule(s: Schedule, injectors: Injectors, feed: Feed
   const open = new Map<Fault, FaultWindow>();
   const t0 = systemClock.monotonic();
   for (const a of actionsOf(s)) {
-    const wait = t0 + a.at - systemClock.monotonic();
+    // later by as long as the schedule stood still for faults waiting for their target
+    const wait = t0 + injectors.heldMs + a.at - systemClock.monotonic();
     if (wait > 0) await systemClock.sleep(wait);
     const f = a.f;
     if (a.begin) {

@@ -4,8 +4,8 @@
  * (chaos/injectors.ts) is counted for the window as the worker lived it — a session that ended
  * while its writes were refused is counted though the worker's line saying so reached the harness
  * only after the window closed (a busy harness reads late). A worker that dies starting fails the
- * warm-up at once, named; a fault aimed at a lease's leader hits the holder the lease row names; a
- * kill's restart starts a process loaded before the kill, so its window ends when the worker is back.
+ * warm-up at once, named; a fault aimed at a lease's leader hits the holder the lease row names (a
+ * sessionLoss: a process that still leads it as the fault takes effect); a kill's restart starts a process loaded before the kill, so its window ends when the worker is back.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -118,6 +118,46 @@ describe("a fault aimed at a lease's leader", () => {
     const f: Fault = { kind: 'clockStep', at: 0, worker: `leader:${lease}`, stepMs: 10, durationMs: 1_000 };
     expect(await aimed.begin(f, { kind: f.kind, from: monoNow(), to: '0', detail: 'clockStep' })).toBe(true);
     expect(hit).toEqual(['w1']);
+  });
+
+  it('a sessionLoss hits a process that leads the lease as the fault takes effect: aimed again when its term had ended meanwhile', async () => {
+    const row = await waitFor(async () => {
+      const l = (await leases.read(lease)).item;
+      return l?.holderInstance !== undefined && l.session !== undefined ? l : undefined;
+    }, { timeoutMs: WAIT_GUARD_MS, everyMs: 100 });
+    expect(row, 'the lease held on a session').toBeDefined();
+    // By its lines w1 leads, with the row's token, when the harness looks; its term ends (a starved
+    // process at its renew deadline, the row still naming it) before it takes the fault, and it
+    // leads again by the time it takes the fault a second time.
+    const stats = { started: 1, renewals: 0, failedRenewals: 0, ended: 0 };
+    const sent: unknown[] = [];
+    let takes = 0;
+    const w1 = {
+      alive: true,
+      paused: false,
+      plan: { identity: 'w1' },
+      instances: { [lease]: row!.holderInstance },
+      open: new Map([[lease, { fencingToken: row!.fencingToken }]]),
+      session: stats,
+      send: (cmd: unknown) => sent.push(cmd),
+      sendMarked: (cmd: unknown) => {
+        sent.push(cmd);
+        return Promise.resolve({ stats, led: new Map(++takes === 1 ? [] : [[lease, row!.fencingToken]]) });
+      },
+    };
+    const view = { procs: new Map([['w1', w1]]), sessionFaults: new Map(), steps: new Map() } as unknown as Fleet;
+    const aimed = new Injectors({ s, rt, fleet: view, feed: new Feed(), coordinator: new CoordinatorFaults(rng(3)), leases, print: () => undefined });
+    const f: Fault = { kind: 'sessionLoss', at: 0, worker: `leader:${lease}`, durationMs: 2_000, mode: 'error' };
+    const w: FaultWindow = { kind: f.kind, from: monoNow(), to: '0', detail: 'sessionLoss' };
+    expect(await aimed.begin(f, w)).toBe(true);
+    await aimed.end(f, w);
+    w.to = monoNow();
+    await aimed.endAll();
+    const [x] = aimed.sessionLosses;
+    expect(x!.ledAtStart, JSON.stringify(x)).toEqual([lease]);
+    // the miss lifted, the fault sent again, then lifted at its end
+    const loss = { session: { mode: 'error', rate: 1 } };
+    expect(sent.map((c) => ({ session: (c as { session: unknown }).session }))).toEqual([loss, { session: null }, loss, { session: null }]);
   });
 });
 
