@@ -75,8 +75,11 @@ describe('request counting in the worker processes', () => {
     expect(Object.keys(l.leader!.commands).sort()).toEqual(['GetItem', 'UpdateItem']);
     expect(l.leader!.commands['GetItem']).toBe(1);
     expect(l.leader!.wru).toBeGreaterThan(0);
-    // the designated successor's polls apart from the polls before it was named
-    expect(Object.keys(f.successor!.commands)).toEqual(['GetItem']);
+    // the designated successor's polls apart from the polls before it was named, and on its way out
+    // (stopped first) its name taken off the lease: one write, more only if a renewal moved the row
+    // between its read and that write (LeaderElector.depart)
+    expect(Object.keys(f.successor!.commands).sort()).toEqual(['GetItem', 'UpdateItem']);
+    expect(f.successor!.commands['UpdateItem']).toBeGreaterThanOrEqual(1);
     expect(f.successor!.rru).toBeGreaterThan(0);
     for (const c of Object.keys(f.follower?.commands ?? {})) expect(c).toBe('GetItem');
     expect(l['successor']).toBeUndefined();
