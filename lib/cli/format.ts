@@ -1,4 +1,5 @@
 import type { Platform } from '../schemas/platform.js';
+import { displayWidth } from './width.js';
 /** Human forms of the tables' values: epoch ms become ages, rows become aligned columns. */
 
 /**
@@ -45,14 +46,12 @@ export interface Column<R> {
   decorate?(text: string, row: R): string;
 }
 
-/** Length on screen: ANSI styles take no room. */
-const visible = (s: string): number => s.replace(/\x1b\[[0-9;]*m/g, '').length;
-
-/** Aligned columns, kubectl style: a header line, then one line per row. Cells are escaped, then decorated. */
+/** Aligned columns, kubectl style: a header line, then one line per row, padded by the columns a terminal draws (width.ts). Cells are escaped, then decorated. */
 export function table<R>(columns: readonly Column<R>[], rows: readonly R[]): string[] {
   const cells = [columns.map((c) => c.header), ...rows.map((r) => columns.map((c) => (c.decorate ? c.decorate(clean(c.cell(r)), r) : clean(c.cell(r)))))];
-  const widths = columns.map((_, i) => Math.max(...cells.map((line) => visible(line[i]!))));
-  return cells.map((line) => line.map((v, i) => (i === line.length - 1 ? v : v + ' '.repeat(widths[i]! - visible(v)))).join('   ').trimEnd());
+  const measured = cells.map((line) => line.map(displayWidth));
+  const widths = columns.map((_, i) => Math.max(...measured.map((line) => line[i]!)));
+  return cells.map((line, r) => line.map((v, i) => (i === line.length - 1 ? v : v + ' '.repeat(widths[i]! - measured[r]![i]!))).join('   ').trimEnd());
 }
 
 /** `label:  value` lines with the values aligned; values escaped. */
