@@ -1,22 +1,37 @@
 import type { Platform } from '../schemas/platform.js';
-import { displayWidth } from './width.js';
+import { displayWidth, graphemes, isEmoji } from './width.js';
 /** Human forms of the tables' values: epoch ms become ages, rows become aligned columns. */
 
 /**
  * Characters that act on a terminal instead of showing: C0 controls (ESC, newline, carriage
  * return, bell, …), DEL, C1 controls (U+009B is a CSI on some terminals), line and paragraph
- * separators, and the bidirectional overrides and isolates that reorder what follows them.
+ * separators; and those that show nothing yet change what a name is: format characters (the
+ * bidirectional overrides and isolates that reorder what follows them, zero-width spaces and
+ * joiners, the byte order mark, the soft hyphen, tag characters) and the other default-ignorable
+ * code points (variation selectors, Hangul fillers), so `w1` and `w1` + U+200B never look alike.
  */
-const CONTROL = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+const CONTROL = /[\p{Cc}\u2028\u2029\p{Cf}\p{Default_Ignorable_Code_Point}]/gu;
 const NAMED: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+
+const escaped = (c: string): string => {
+  const cp = c.codePointAt(0)!;
+  return NAMED[c] ?? (cp > 0xffff ? `\\u{${cp.toString(16)}}` : `\\u${cp.toString(16).padStart(4, '0')}`);
+};
 
 /**
  * The one escaping function for text the tables hold: anything a worker (or whoever can write a
  * row or an event) wrote — identities, versions, reasons, messages — is shown with its control
- * characters escaped as `\n`, `\u001b`, so it can neither drive the terminal nor forge a line.
- * Idempotent: escaped text has no control characters left.
+ * and invisible characters escaped as `\n`, `\u001b`, `\u200b`, `\u{e0041}`, so it can neither
+ * drive the terminal, forge a line, nor pass for another name. An emoji sequence (a ZWJ family,
+ * a flag, a symbol with VS16) is left whole: its joiners and selectors draw one picture.
+ * Idempotent: escaped text has none of these characters left.
  */
-export const clean = (text: string): string => text.replace(CONTROL, (c) => NAMED[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+export function clean(text: string): string {
+  if (text.search(CONTROL) === -1) return text; // most text: nothing to escape
+  return graphemes(text)
+    .map((g) => (isEmoji(g) ? g : g.replace(CONTROL, escaped)))
+    .join('');
+}
 
 /** `42s`, `5m10s`, `3h5m`, `2d4h`: the two largest units, floored. */
 export function span(ms: number): string {

@@ -21,6 +21,9 @@ import { cliHarness, runMain, type CliHarness } from './harness.js';
 const EVIL = 'w\u001b[2J\u001b]0;pwned\u0007\nerror: forged\r\u009b31m\u202eevil';
 const SHOWN = 'w\\u001b[2J\\u001b]0;pwned\\u0007\\nerror: forged\\r\\u009b31m\\u202eevil';
 
+/** Looks like `w1` on a terminal: a zero-width space after it. */
+const TWIN = 'w1\u200b';
+
 /** Any control character but the newlines between our own lines. */
 const RAW = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
 const safe = (text: string) => {
@@ -46,6 +49,8 @@ beforeAll(async () => {
   await h.seedCandidate(cand('c1', EVIL, EVIL, { leaseName: 'hx', identity: EVIL }));
   await h.seedCandidate(cand('c2', '1.30.0', '1.30.0', { leaseName: 'hx', identity: EVIL }));
   await h.seedLease(lease(undefined, { name: 'gone', lastHolderIdentity: EVIL }));
+  await h.seedLease(lease(TWIN, { name: 'twin' }));
+  await h.seedLease(lease('w1', { name: 'real' }));
 });
 afterAll(() => h.t.drop());
 
@@ -55,6 +60,26 @@ describe('the escaping function', () => {
     expect(clean('\u007f\u2028\u2066x')).toBe('\\u007f\\u2028\\u2066x');
     expect(clean('nightly-report ✓ 1.31.0 → w2 (in 3s)')).toBe('nightly-report ✓ 1.31.0 → w2 (in 3s)');
     expect(clean(clean(EVIL))).toBe(SHOWN);
+  });
+
+  it.each([
+    { name: 'a zero-width space', text: 'w1\u200b', shown: 'w1\\u200b' },
+    { name: 'a word joiner and a byte order mark', text: 'w\u20601\ufeff', shown: 'w\\u20601\\ufeff' },
+    { name: 'a soft hyphen', text: 'w\u00ad1', shown: 'w\\u00ad1' },
+    { name: 'Hangul fillers', text: 'w1\u3164\u115f', shown: 'w1\\u3164\\u115f' },
+    { name: 'a ZWJ and a ZWNJ between letters', text: 'w\u200d1\u200c', shown: 'w\\u200d1\\u200c' },
+    { name: 'a variation selector on a letter', text: 'w1\ufe0f', shown: 'w1\\ufe0f' },
+    { name: 'invisible tag characters (astral)', text: 'w1\u{e0041}\u{e007f}', shown: 'w1\\u{e0041}\\u{e007f}' },
+    { name: 'a Mongolian vowel separator and an invisible operator', text: 'w\u180e1\u2061', shown: 'w\\u180e1\\u2061' },
+  ])('escapes invisible characters, so a name cannot pass for another: $name', ({ text, shown }) => {
+    expect(clean(text)).toBe(shown);
+    expect(clean(clean(text))).toBe(shown);
+  });
+
+  it('leaves emoji sequences whole: their joiners, selectors and tags draw one picture', () => {
+    const emoji = '👨‍👩‍👧 🏴󠁧󠁢󠁥󠁮󠁧󠁿 ❤️ 1️⃣ 👍🏽 🇯🇵';
+    expect(clean(emoji)).toBe(emoji);
+    expect(clean(`${emoji}\u200b`)).toBe(`${emoji}\\u200b`);
   });
 
   it('table cells are escaped, and the columns still line up', () => {
@@ -81,6 +106,18 @@ describe('hostile values in the output', () => {
     safe(r.out);
     expect(r.out).toMatch(new RegExp(`^Holder: +${escapeRe(SHOWN)} \\(instance ${escapeRe(SHOWN)}\\)$`, 'm'));
     expect(r.out).toContain(`aws.ecs said ${SHOWN}`);
+  });
+
+  it('a holder with an invisible character does not pass for another in get leases, describe and leader', async () => {
+    const l = await h.run(['get', 'leases'], { clock: at() });
+    expect(l.out).toMatch(/^twin +w1\\u200b +7 /m);
+    expect(l.out).toMatch(/^real +w1 +7 /m);
+    const d = await h.run(['describe', 'lease', 'twin'], { clock: at() });
+    expect(d.out).toMatch(/^Holder: +w1\\u200b$/m);
+    const w = await h.run(['leader', 'twin'], { clock: at() });
+    expect(w.out).toMatch(/^Leader: +w1\\u200b$/m);
+    const j = await h.run(['-o', 'json', 'leader', 'twin'], { clock: at() });
+    expect((JSON.parse(j.out) as { leader: { holder: string } }).leader.holder).toBe(TWIN);
   });
 
   it('-o json: the values round-trip, and nothing raw reaches the terminal', async () => {
