@@ -368,7 +368,8 @@ export async function reconcileAll(deps: CoordinatorDeps, opts: PassOptions = {}
     refusedGone = await timeRefusedSessions(deps, refusedSessionRows, terms, result, past);
     for (const name of refusedGone) badSessions.delete(name);
   }
-  const sessions = new Map(identities.filter((i) => isSessionComponent(i.component) && sessionKey(i.name).component === i.component).map((i) => [i.name, i]));
+  // each term judged by every session row scanned, its holder's other sessions too (sessionJudge)
+  const { sessions, sessionOf } = sessionJudge(identities, identitiesReadAt);
   // a refused row on a session may live by it, whichever process's it is (late rather than early); on a session row that does not parse, by nobody: kept
   const refusedRenewed = refused.flatMap((c) => {
     const session = c.stamp.session;
@@ -377,32 +378,6 @@ export async function reconcileAll(deps: CoordinatorDeps, opts: PassOptions = {}
   });
   // a candidate on a session lives by it (vouchedCandidate): judged, named and collected so
   for (const g of groups.values()) g.candidates = vouchAll(g.candidates, sessions);
-  // The session rows of each process: the tick sees every session, so a term whose named session
-  // does not vouch for its holder (a peer rewrote `session`, or the row is gone) is judged by its
-  // holder's own process's freshest session (sessionStanding, IdentityLeaseItem.process), looked
-  // for in the partitions its followers query (processSessionComponents), or, with
-  // none of that process left, by the lease's own stamp: a dead holder's lease is elected again by
-  // the tick, not only after its followers' fallback. (One lease's reconcile reads only the session
-  // named, and leaves such a term alone.)
-  const byProcess = new Map<string, IdentityLease[]>();
-  for (const r of sessions.values()) if (r.process !== undefined) (byProcess.get(r.process) ?? byProcess.set(r.process, []).get(r.process)!).push(r);
-  // a row naming the process in another grant's partition is not its own
-  const ownSession = (named: string, process: string): IdentityLease | undefined => {
-    const components = processSessionComponents(named, process);
-    let best: IdentityLease | undefined;
-    for (const r of byProcess.get(process) ?? []) if (components.includes(r.component) && (best === undefined || r.renewTime > best.renewTime)) best = r;
-    return best;
-  };
-  const sessionOf = (l: Lease | undefined): SessionSeen | undefined => {
-    if (l?.session === undefined || l.holderIdentity === undefined) return undefined;
-    const named = sessions.get(l.session);
-    const process = processOf(l.holderInstance);
-    if (process === undefined || vouchesFor(named?.process, l.holderInstance)) return { row: named, readAt: identitiesReadAt };
-    const own = ownSession(l.session, process);
-    // judged as on the holder's own session: its stamp, or none (0: the lease's own stamp decides)
-    const row: IdentityLease = own ?? { component: sessionKey(l.session).component, name: l.session, holderIdentity: l.session, hostname: '-', leaseDurationSeconds: 1, acquireTime: 0, renewTime: 0, revision: 0 };
-    return { row: { ...row, name: l.session, process }, readAt: identitiesReadAt };
-  };
   for (const [n, l] of leases) if (l.election && !groups.has(n)) group(n);
 
   const after = opts.after;
@@ -445,12 +420,7 @@ export async function reconcileAll(deps: CoordinatorDeps, opts: PassOptions = {}
   for (const o of outcomes) {
     if (!o) continue;
     result.outcomes.push(o);
-    const g = groups.get(o.lease)!;
-    // Leaderless: a lease Conclave elects for, with live candidates, and no live holder after this pass.
-    const notOurs = o.decision.kind === 'leaveAlone' && (o.decision.reason === 'noCoordination' || o.decision.reason === 'unknownStrategy');
-    const hasLive = g.candidates.some((c) => !isCandidateStale(c, now, deps.config.candidateStaleAfterMs));
-    const l = o.after ?? o.before;
-    if (!notOurs && hasLive && vacancy(effectiveLease(l, stampAt(sessionOf(l), now), now), now, deps.config.clockSkewMs).vacant) result.leaderless.push(o.lease);
+    if (leaderlessAfter(deps, o, groups.get(o.lease)!.candidates, sessionOf, now)) result.leaderless.push(o.lease);
   }
 
   result.broken.sort((a, b) => (a.lease < b.lease ? -1 : a.lease > b.lease ? 1 : 0));
@@ -477,6 +447,47 @@ export async function reconcileAll(deps: CoordinatorDeps, opts: PassOptions = {}
   for (const c of refused) if (c.stamp.session !== undefined && Math.max(c.stamp.renewTime, sessions.get(c.stamp.session)?.renewTime ?? 0) + deps.config.candidateStaleAfterMs >= now) named.add(c.stamp.session);
   await collectGarbage(deps, { candidates: stale, refusedCandidates: refusedRenewed, identities: identities.filter((i) => !named.has(i.name)), refusedIdentities: refusedIdentities.filter((i) => !named.has(i.key.name) && !refusedGone.has(i.key.name)) }, result, past);
   return result;
+}
+
+/**
+ * How a pass that scanned every session row (`identities`, read at `readAt`, after the leases it
+ * judges) judges a lease's term: by the session the lease names where that row vouches for its
+ * holder; else (a peer rewrote `session`, or the row is gone) by its holder's own process's
+ * freshest session (sessionStanding, IdentityLeaseItem.process), looked for in the partitions its
+ * followers query (processSessionComponents), or, with none of that process left, by the lease's
+ * own stamp: a dead holder's lease is elected again by the tick, not only after its followers'
+ * fallback. (One lease's reconcile reads only the session named, and leaves such a term alone.)
+ */
+function sessionJudge(identities: readonly IdentityLease[], readAt: number): { sessions: Map<string, IdentityLease>; sessionOf: (l: Lease | undefined) => SessionSeen | undefined } {
+  const sessions = new Map(identities.filter((i) => isSessionComponent(i.component) && sessionKey(i.name).component === i.component).map((i) => [i.name, i]));
+  const byProcess = new Map<string, IdentityLease[]>();
+  for (const r of sessions.values()) if (r.process !== undefined) (byProcess.get(r.process) ?? byProcess.set(r.process, []).get(r.process)!).push(r);
+  // a row naming the process in another grant's partition is not its own
+  const ownSession = (named: string, process: string): IdentityLease | undefined => {
+    const components = processSessionComponents(named, process);
+    let best: IdentityLease | undefined;
+    for (const r of byProcess.get(process) ?? []) if (components.includes(r.component) && (best === undefined || r.renewTime > best.renewTime)) best = r;
+    return best;
+  };
+  const sessionOf = (l: Lease | undefined): SessionSeen | undefined => {
+    if (l?.session === undefined || l.holderIdentity === undefined) return undefined;
+    const named = sessions.get(l.session);
+    const process = processOf(l.holderInstance);
+    if (process === undefined || vouchesFor(named?.process, l.holderInstance)) return { row: named, readAt };
+    const own = ownSession(l.session, process);
+    // judged as on the holder's own session: its stamp, or none (0: the lease's own stamp decides)
+    const row: IdentityLease = own ?? { component: sessionKey(l.session).component, name: l.session, holderIdentity: l.session, hostname: '-', leaseDurationSeconds: 1, acquireTime: 0, renewTime: 0, revision: 0 };
+    return { row: { ...row, name: l.session, process }, readAt };
+  };
+  return { sessions, sessionOf };
+}
+
+/** Leaderless after a pass: a lease Conclave elects for, with live candidates, and no live holder as `o` left it. */
+function leaderlessAfter(deps: CoordinatorDeps, o: ReconcileOutcome, candidates: readonly Candidate[], sessionOf: (l: Lease | undefined) => SessionSeen | undefined, now: number): boolean {
+  const notOurs = o.decision.kind === 'leaveAlone' && (o.decision.reason === 'noCoordination' || o.decision.reason === 'unknownStrategy');
+  const hasLive = candidates.some((c) => !isCandidateStale(c, now, deps.config.candidateStaleAfterMs));
+  const l = o.after ?? o.before;
+  return !notOurs && hasLive && vacancy(effectiveLease(l, stampAt(sessionOf(l), now), now), now, deps.config.clockSkewMs).vacant;
 }
 
 /** The held leases' session fields of every lease `which` picks (a whole-table scan of four fields). */
@@ -542,10 +553,11 @@ const namedSessions = (leases: Iterable<Pick<Lease, 'holderIdentity' | 'session'
  * candidates (only the session each names), then the deletes, each conditioned on the revision scanned. For a pass over one segment, which does
  * not see every lease (lib/coordinator/tick.ts, at a round's end). Stops starting deletes at `deadline`.
  * With no identity expired, the leases and candidates are not read: their scans cost as many read
- * units as the whole rows, a round's parts' worth again.
+ * units as the whole rows, a round's parts' worth again. Times the refused session rows held terms
+ * name, as a whole pass does, and reconciles the leases on each it deletes (reconcileOffGone).
  */
-export async function collectIdentities(deps: CoordinatorDeps, opts: { deadline?: number } = {}): Promise<Pick<ReconcileAllResult, 'collectedIdentities' | 'invalid' | 'errors' | 'refusedSessions'>> {
-  const result = { collectedIdentities: [] as ReconcileAllResult['collectedIdentities'], invalid: [] as InvalidItem[], errors: [] as ReconcileAllResult['errors'], refusedSessions: [] as RefusedSessionSeen[] };
+export async function collectIdentities(deps: CoordinatorDeps, opts: Pick<PassOptions, 'deadline' | 'afterEach'> = {}): Promise<Pick<ReconcileAllResult, 'collectedIdentities' | 'invalid' | 'errors' | 'refusedSessions' | 'outcomes' | 'unjudged' | 'leaderless'>> {
+  const result: Awaited<ReturnType<typeof collectIdentities>> = { collectedIdentities: [], invalid: [], errors: [], refusedSessions: [], outcomes: [], unjudged: [], leaderless: [] };
   const identities: IdentityLease[] = [];
   // rows the schema refuses whose stamp reads, as reconcileAll collects them (each part's pass reports them)
   const refused: RefusedIdentity[] = [];
@@ -570,6 +582,10 @@ export async function collectIdentities(deps: CoordinatorDeps, opts: { deadline?
   for await (const page of deps.leases.scanSessions()) held.push(...page);
   const past = () => opts.deadline !== undefined && deps.clock.monotonic() >= opts.deadline;
   const gone = await timeRefusedSessions(deps, refusedSessions, held, result, past);
+  // the terms on a row deleted: judged now, as a whole pass judges them after its deletions (a
+  // part's pass cannot: one lease's reads see the named row gone and leave the term alone)
+  const off = held.filter((l) => l.holderIdentity !== undefined && l.session !== undefined && gone.has(l.session)).map((l) => l.name);
+  if (off.length) await reconcileOffGone(deps, off, result, opts.afterEach);
   if (!expired.length && !expiredRefused.length) return result;
   const named = namedSessions(held);
   // a session row a candidate names is kept too (reconcileAll: it vouches for the candidate); its
@@ -577,6 +593,58 @@ export async function collectIdentities(deps: CoordinatorDeps, opts: { deadline?
   for await (const page of deps.candidates.scanSessions()) for (const s of page) named.add(s);
   await collectGarbage(deps, { identities: expired.filter((i) => !named.has(i.name)), refusedIdentities: expiredRefused.filter((i) => !named.has(i.key.name) && !gone.has(i.key.name)) }, result, past);
   return result;
+}
+
+/**
+ * Reconciles `names`, leases held on session rows a round's end just deleted (collectIdentities),
+ * as a whole pass does after its own deletions: each lease read, then its candidates, then every
+ * session row (one scan, after all those reads: every session a lease read names existed before
+ * it, as in reconcileAll), so a term is judged by its holder's other sessions, or by the lease's
+ * own stamp with none of its process left (sessionJudge). Run as part of the deletion, whatever the
+ * deadline: a deleted row's leases are few, and the next round's parts would leave them to their
+ * followers' fallback. A lost race decides again on the lease's own reads, which leave the term
+ * alone; a lease held meanwhile on another refused row is unjudged, as in any pass.
+ */
+async function reconcileOffGone(deps: CoordinatorDeps, names: readonly string[], result: Pick<ReconcileAllResult, 'outcomes' | 'errors' | 'unjudged' | 'leaderless'>, afterEach?: PassOptions['afterEach']): Promise<void> {
+  const reads = await mapLimit(names, deps.config.concurrency, async (name) => {
+    try {
+      const read = await readLease(deps, name);
+      return { name, read, list: await deps.candidates.list(name) };
+    } catch (e) {
+      result.errors.push({ lease: name, error: asError(e) });
+      return undefined;
+    }
+  });
+  const readAt = deps.clock.now();
+  const identities: IdentityLease[] = [];
+  const badSessions = new Set<string>();
+  for await (const page of deps.identities.scan()) {
+    for (const s of page) {
+      if (s.ok) identities.push(s.item);
+      else if (isSessionComponent(String(s.invalid.key['component']))) badSessions.add(String(s.invalid.key['name']));
+    }
+  }
+  const { sessions, sessionOf } = sessionJudge(identities, readAt);
+  await mapLimit(reads, deps.config.concurrency, async (r) => {
+    if (!r) return;
+    const l = r.read.item;
+    const candidates = vouchAll(r.list.candidates, sessions);
+    let o: ReconcileOutcome;
+    try {
+      if (l?.holderIdentity !== undefined && l.session !== undefined && badSessions.has(l.session)) o = await reconcileLease(deps, r.name, undefined, TICK); // refused: told as unjudged
+      else {
+        const session = sessionOf(l);
+        o = await reconcileLease(deps, r.name, { read: r.read, candidates, invalid: r.list.invalid, ...(session ? { session } : {}) }, TICK);
+      }
+    } catch (e) {
+      if (e instanceof BrokenSessionError && badSessions.has(e.term.session)) result.unjudged.push(e);
+      else result.errors.push({ lease: r.name, error: asError(e) });
+      return;
+    }
+    if (afterEach) await afterEach(o).catch((e: unknown) => result.errors.push({ lease: r.name, error: asError(e) }));
+    result.outcomes.push(o);
+    if (leaderlessAfter(deps, o, candidates, sessionOf, deps.clock.now())) result.leaderless.push(o.lease);
+  });
 }
 
 /**

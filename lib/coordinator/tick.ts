@@ -113,6 +113,11 @@ export async function tick(deps: CoordinatorDeps, opts: TickOptions = {}): Promi
     merged.invalid.push(...g.invalid);
     merged.errors.push(...g.errors);
     merged.refusedSessions.push(...g.refusedSessions);
+    // the leases on a refused session row it deleted, judged in this round: no longer unjudged
+    merged.outcomes.push(...g.outcomes);
+    merged.unjudged = merged.unjudged.filter((u) => !g.outcomes.some((o) => o.lease === u.term.lease));
+    for (const u of g.unjudged) if (!merged.unjudged.some((x) => x.term.lease === u.term.lease)) merged.unjudged.push(u);
+    for (const n of g.leaderless) if (!merged.leaderless.includes(n)) merged.leaderless.push(n);
   }
   const progress: RoundProgress = { segments: c.segments, invocations: c.invocations, leases: c.leases, done, ageMs, lostRace: false };
   if (!done) progress.next = { segment: c.segment, after: c.after };

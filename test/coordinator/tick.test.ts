@@ -77,6 +77,21 @@ async function round(most: number, opts: Omit<TickOptions, 'deadline' | 'marginM
   return out;
 }
 
+/**
+ * Twelve leases, counted by a first round (in one part), so the next rounds are in three parts;
+ * then lease-003 held a minute ago on session `s-refused`, whose process died: its row, renewed 2 s
+ * ago, has no hostname, so the schema refuses it.
+ */
+async function heldOnRefusedSession(): Promise<string> {
+  await seed(12);
+  await round(5, { segmentLeases: 5 });
+  clock.advance(TICK_EVERY_MS);
+  const session = 's-refused';
+  await deps.leases.write(await deps.leases.read('lease-003'), { set: { holderIdentity: 'a', holderInstance: 'a_1@p1', session, acquireTime: clock.now() - 60_000, renewTime: clock.now() - 60_000, leaseDurationSeconds: 15, leaseTransitions: 1, fencingToken: 7 }, remove: ['election'] });
+  await t.client.send(new PutItemCommand({ TableName: t.names.identities, Item: marshall({ ...sessionKey(session), holderIdentity: session, process: 'p1', hostname: '', leaseDurationSeconds: 15, acquireTime: clock.now() - 60_000, renewTime: clock.now() - 2_000, revision: 9 }) }));
+  return session;
+}
+
 const reached = (invs: Invocation[]) => invs.flatMap((i) => i.result.outcomes.map((o) => o.lease));
 
 describe("the coordinator's tick within its invocation's time (issue 38, item 5)", () => {
@@ -211,13 +226,7 @@ describe("the coordinator's tick within its invocation's time (issue 38, item 5)
   });
 
   it('a term on a session row the schema refuses, in a round in parts: the round\'s end times the row and deletes it once unchanged past the wait; the term is then judged as on a row gone', async () => {
-    await seed(12);
-    await round(5, { segmentLeases: 5 }); // the first round, in one part, counts the leases
-    clock.advance(TICK_EVERY_MS);
-    const session = 's-refused';
-    await deps.leases.write(await deps.leases.read('lease-003'), { set: { holderIdentity: 'a', holderInstance: 'a_1@p1', session, acquireTime: clock.now() - 60_000, renewTime: clock.now() - 60_000, leaseDurationSeconds: 15, leaseTransitions: 1, fencingToken: 7 }, remove: ['election'] });
-    // its process died; its row, renewed 2 s ago, has no hostname: refused
-    await t.client.send(new PutItemCommand({ TableName: t.names.identities, Item: marshall({ ...sessionKey(session), holderIdentity: session, process: 'p1', hostname: '', leaseDurationSeconds: 15, acquireTime: clock.now() - 60_000, renewTime: clock.now() - 2_000, revision: 9 }) }));
+    const session = await heldOnRefusedSession();
     const firstSeen = clock.now();
     const [first] = await round(1, { segmentLeases: 5 });
     expect(first!.result.round).toMatchObject({ done: true, segments: 3 });
@@ -231,14 +240,32 @@ describe("the coordinator's tick within its invocation's time (issue 38, item 5)
     const [second] = await round(1, { segmentLeases: 5 });
     expect(second!.result.refusedSessions).toEqual([{ ...seen[0], deleted: true }]);
     expect(second!.result.collectedIdentities).toEqual([sessionKey(session)]);
-    expect((await deps.leases.read('lease-003')).item).toMatchObject({ holderIdentity: 'a', fencingToken: 7 }); // (its part was reconciled before the round's end)
     clock.advance(TICK_EVERY_MS);
-    // the term judged as on a row gone (the tick, from its own reads of a part, leaves that to followers), reported no more
+    // the term judged as on a row gone at the round's end that deleted it (the next test), reported no more
     const [third] = await round(1, { segmentLeases: 5 });
     expect(third!.result.unjudged).toEqual([]);
     expect(third!.result.refusedSessions).toEqual([]);
     expect(third!.result.errors).toEqual([]);
     expect(third!.result.outcomes.map((o) => o.lease)).toContain('lease-003');
+  });
+
+  it('a term on a session row the schema refuses, in a round in parts: the round that deletes the row elects the lease again at its end, not its followers after their fallback', async () => {
+    const session = await heldOnRefusedSession();
+    const [first] = await round(1, { segmentLeases: 5 });
+    expect(first!.result.round).toMatchObject({ done: true, segments: 3 });
+    clock.advance(TICK_EVERY_MS);
+    const [second] = await round(1, { segmentLeases: 5 });
+    expect(second!.result.round).toMatchObject({ done: true, segments: 3 });
+    expect(second!.result.refusedSessions).toMatchObject([{ key: sessionKey(session), leases: ['lease-003'], deleted: true }]);
+    expect(second!.result.errors).toEqual([]);
+    // in that round, after the deletion: the term judged by the lease's own stamp (two minutes old), its holder's process having no other session
+    const o = second!.result.outcomes.filter((x) => x.lease === 'lease-003').at(-1);
+    expect(o?.decision).toMatchObject({ kind: 'openElection', vacancy: 'expired' });
+    expect(second!.began, 'its follow-up (the election timer) called within the invocation, as any reconcile of the tick').toContain(o!.at);
+    const l = (await deps.leases.read('lease-003')).item!;
+    expect(l).toMatchObject({ lastHolderIdentity: 'a', election: expect.objectContaining({ startedAt: o!.at }) });
+    expect(l.holderIdentity).toBeUndefined();
+    expect(second!.result.leaderless).toContain('lease-003');
   });
 
   it('a cursor row that does not parse is started afresh, and the identities scan never returns the cursor', async () => {
