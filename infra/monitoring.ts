@@ -181,11 +181,12 @@ export class ConclaveMonitoring extends Construct {
     );
     dashboard.addWidgets(
       new cloudwatch.GraphWidget({
-        title: 'Leaderless and broken leases (at each tick)',
+        title: 'Leaderless, broken and unjudged leases (at each tick)',
         width: 8,
         left: [
           this.metric('coordinator', METRIC.leaderless, 'Maximum', tick.toSeconds() > 60 ? tick : Duration.minutes(1)).with({ label: 'leaderless' }),
           this.metric('coordinator', METRIC.brokenLeases, 'Maximum', tick.toSeconds() > 60 ? tick : Duration.minutes(1)).with({ label: 'broken (row refused by the schema)' }),
+          this.metric('coordinator', METRIC.unjudgedLeases, 'Maximum', tick.toSeconds() > 60 ? tick : Duration.minutes(1)).with({ label: 'unjudged (held on a session row refused by the schema)' }),
         ],
       }),
       new cloudwatch.GraphWidget({

@@ -696,7 +696,8 @@ function reportTick(deps: FunctionDeps, r: TickResult): TickResult {
     if (x.deleted) deps.logger.warn('a session row the schema refuses, unchanged for longer than the longest lease on it and clockSkewMs, was deleted: the terms on it are judged without it', { key: x.key, leases: x.leases, unchangedSince: new Date(x.unchangedSince!).toISOString() });
   deps.metrics.addMetric(METRIC.leaderless, MetricUnit.Count, r.leaderless.length);
   deps.metrics.addMetric(METRIC.brokenLeases, MetricUnit.Count, r.broken.length);
+  deps.metrics.addMetric(METRIC.unjudgedLeases, MetricUnit.Count, r.unjudged.length);
   if (r.round?.lostRace) deps.logger.warn('another tick moved the round on meanwhile; this one left the cursor to it', { round: r.round });
-  deps.logger.info('tick', { leases: r.leases, leaderless: r.leaderless, broken: r.broken.map((b) => b.lease), collectedCandidates: r.collectedCandidates.length, collectedIdentities: r.collectedIdentities.length, errors: r.errors.length, ...(r.round ? { round: r.round, unseeded: r.unseeded } : {}) });
+  deps.logger.info('tick', { leases: r.leases, leaderless: r.leaderless, broken: r.broken.map((b) => b.lease), unjudged: r.unjudged.map((u) => u.term.lease), collectedCandidates: r.collectedCandidates.length, collectedIdentities: r.collectedIdentities.length, errors: r.errors.length, ...(r.round ? { round: r.round, unseeded: r.unseeded } : {}) });
   return r;
 }

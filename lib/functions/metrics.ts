@@ -15,6 +15,12 @@ export const METRIC = {
   leaderless: 'coordinated_leader_election_leaderless_leases',
   /** Lease rows the schema refuses, at each tick: no election is decided on them until repaired. */
   brokenLeases: 'coordinated_leader_election_broken_leases',
+  /**
+   * Held leases the tick cannot judge, at each tick: their term is on a session row the schema
+   * refuses, so no one judges it until the row is rewritten or the tick deletes it (unchanged for
+   * the longest lease on it and clockSkewMs).
+   */
+  unjudgedLeases: 'coordinated_leader_election_unjudged_leases',
   conflicts: 'coordinated_leader_election_write_conflicts',
   /** Terms the platform function ended because the holder's task or instance stopped. */
   leadersLost: 'coordinated_leader_election_leaders_lost_total',

@@ -16,6 +16,7 @@ import type { ConclaveEvent } from '../../lib/events/schemas.js';
 import type { FunctionDeps } from '../../lib/functions/core.js';
 import type { PoisonRecord } from '../../lib/functions/dead-letter.js';
 import { observability } from '../../lib/functions/env.js';
+import { METRIC } from '../../lib/functions/metrics.js';
 import { lambdaContext } from '../../lib/local/runtime.js';
 import { manualClock } from '../../lib/clock.js';
 import { SESSION_COMPONENT } from '../../lib/schemas/identity.js';
@@ -119,7 +120,7 @@ describe("the tick, with a live term on a session row the schema refuses", () =>
     }
   });
 
-  it('its holder gone: tells, each tick, when it will delete the row; then deletes it and says so, and ends the term', async () => {
+  it('its holder gone: tells, each tick, when it will delete the row, and counts the lease among the unjudged (a gauge); then deletes it and says so, and ends the term', async () => {
     const tables = await testTables('broken-session-dead');
     try {
       const clock = manualClock(Date.UTC(2026, 11, 1));
@@ -135,13 +136,20 @@ describe("the tick, with a live term on a session row the schema refuses", () =>
         const log = d.logger[level].bind(d.logger);
         d.logger[level] = ((message: string, extra: Record<string, unknown>) => (logged.push([level, message, extra]), log(message, extra))) as typeof d.logger.warn;
       }
+      const gauges: [string, number][] = [];
+      const add = d.metrics.addMetric.bind(d.metrics);
+      d.metrics.addMetric = (name, unit, value) => (gauges.push([name, value]), add(name, unit, value));
+      const unjudgedGauge = () => gauges.filter(([name]) => name === METRIC.unjudgedLeases).map(([, value]) => value);
       const tickNow = () => coordinatorTick(d)({ source: 'aws.events', 'detail-type': 'Scheduled Event', time: new Date(clock.now()).toISOString() } as never, lambdaContext('coordinator'));
       // the function's result says it too (as the Lambda console shows it)
       expect(await tickNow()).toMatchObject({ unjudged: [{ lease: 'stuck', session: 'broken-3', fields: ['hostname'] }], refusedSessions: [{ session: 'broken-3', leases: ['stuck'], deleteAfter: new Date(now + 16_000).toISOString(), deleted: false }] });
       expect(logged.map(([, , extra]) => extra['deleteAfter'])).toEqual([new Date(now + 16_000).toISOString()]);
+      // before: no gauge (the lease neither broken nor leaderless)
+      expect(unjudgedGauge()).toEqual([1]);
       logged.length = 0;
       clock.advance(MIN);
       expect(await tickNow()).toMatchObject({ unjudged: [], refusedSessions: [{ session: 'broken-3', leases: ['stuck'], deleted: true }], collectedIdentities: 1 });
+      expect(unjudgedGauge()).toEqual([1, 0]);
       expect(logged).toEqual([
         ['warn', 'a session row the schema refuses, unchanged for longer than the longest lease on it and clockSkewMs, was deleted: the terms on it are judged without it', {
           key: { component: SESSION_COMPONENT, name: 'broken-3' },
