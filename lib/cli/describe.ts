@@ -9,7 +9,8 @@ import { brokenLeaseLines, brokenLeaseReport } from './broken.js';
 import { DEFAULT_SETTINGS, printJson, type CliContext } from './context.js';
 import { nextStep, standings, whyBetter, type Standing } from './explain.js';
 import { clean, dash, fields, platformOf, relative, span, stamp, table } from './format.js';
-import { UNJUDGED_STEP, judgedLease, renewedLine, sessionLine, unvouchedState, withJudged, type SessionSeen } from './judged.js';
+import { UNJUDGED_STEP, judgedLease, renewedLine, sessionLine, unvouchedState, withJudged, type RefusedRowDeletion, type SessionSeen } from './judged.js';
+import { MAX_REFUSED_ATTRIBUTES } from '../coordinator/refused-session.js';
 import { reportInvalid, snapshot, type Snapshot } from './read.js';
 import { byName, pingOf, placeOf, preferenceOf, priorityOf } from './views.js';
 import { listVouched } from '../coordinator/vouched.js';
@@ -60,6 +61,7 @@ function leaseLines(name: string, lease: Lease | undefined, session: SessionSeen
     ['Renewed', renewedLine(lease, session, now)],
     ['Session', sessionLine(lease, session, now)],
     ...(session?.refused ? [['Repair', `rewrite the session row valid, or delete it: ${session.refused.repair}`] as [string, string]] : []),
+    ...(session?.deletion ? [['Row deleted', deletionLine(session.deletion, now, config)] as [string, string]] : []),
     ['Duration', `${lease.leaseDurationSeconds}s`],
     ['Strategy', strategyLine(lease, candidates, now, config)],
     ['Preferred locations', preferenceOf(lease, config)],
@@ -73,6 +75,22 @@ function leaseLines(name: string, lease: Lease | undefined, session: SessionSeen
     ['Run-once windows', runsLine(lease)],
     ['Revision', String(lease.revision)],
   ]);
+}
+
+/** When the coordinator's tick deletes the refused session row a term is held on (lib/coordinator/refused-session.ts). */
+function deletionLine(d: RefusedRowDeletion, now: number, config: ElectionConfig): string {
+  const wait = `the longest lease on it (${span(d.holdMs)}) and clockSkewMs (${span(config.clockSkewMs)})`;
+  switch (d.kind) {
+    case 'tooLarge':
+      return `never by the coordinator's tick: the row has more than ${MAX_REFUSED_ATTRIBUTES} attributes, too many to condition a delete on (DynamoDB's 4 KB): delete it yourself once its holder is known to be gone`;
+    case 'unseen':
+      return `not timed yet: the coordinator's tick has not seen the row as it is now; it deletes it ${span(d.holdMs + config.clockSkewMs)} after it first does, if it stays unchanged: ${wait}`;
+    case 'timed': {
+      const after = new Date(d.deleteAfter).toISOString();
+      if (now > d.deleteAfter) return `due since ${after} (${relative(d.deleteAfter, now)}): the coordinator's tick deletes it at its next pass over every lease (a round's end), if it is still unchanged`;
+      return `by the coordinator's tick after ${after} (${relative(d.deleteAfter, now)}), if the row stays unchanged: first seen so ${stamp(d.seen.at, now)}, then ${wait}`;
+    }
+  }
 }
 
 /** withLease's completed run-once windows: the newest, and how many the lease remembers. */
@@ -147,7 +165,7 @@ async function describeBroken(ctx: CliContext, name: string, error: ValidationEr
 export async function describeLease(ctx: CliContext, args: { lease: string }): Promise<void> {
   let snap: Snapshot;
   try {
-    snap = await snapshot(ctx, args.lease);
+    snap = await snapshot(ctx, args.lease, { deletion: true });
   } catch (e) {
     if (e instanceof ValidationError) return describeBroken(ctx, args.lease, e); // only the lease row is parsed strictly: candidates come back apart
     throw e;

@@ -5,6 +5,7 @@
  * the leases (read.ts) and judges with them, as lib/coordinator/reconcile.ts does.
  */
 import { effectiveLease, leaseExpiresAt, renewedBy, sessionStampAt, sessionStanding, vacancy, type SessionStamp, type VacancyReason } from '../election/vacancy.js';
+import type { RefusedDeletion } from '../coordinator/refused-session.js';
 import type { ElectionConfig } from '../schemas/config.js';
 import type { IdentityLease } from '../schemas/identity.js';
 import type { Lease } from '../schemas/lease.js';
@@ -19,7 +20,12 @@ export interface SessionSeen {
   readonly readAt: number;
   /** The row is there and the schema refuses it: no one judges the term by it (the coordinator, getLeader), nor does the CLI. */
   readonly refused?: BrokenSessionError;
+  /** Such a row: when the coordinator's tick will delete it, as it stands (read for `describe` and `watch` only). */
+  readonly deletion?: RefusedRowDeletion;
 }
+
+/** When the tick will delete a refused session row (refusedDeletion), and the longest lease held on it (`holdMs`) that the wait counts. */
+export type RefusedRowDeletion = RefusedDeletion & { readonly holdMs: number };
 
 /** The session rows a list command read (once, however many leases), and when the read was sent. */
 export interface SessionsSeen {
@@ -98,9 +104,11 @@ export interface Judged {
   /**
    * A lease held on a session: the session's name, its row as read (null: gone or refused), and
    * whether it vouches for the holder (unvouched); `refused`: what the schema refused of the row,
-   * and the command that deletes it (the term is then judged by nobody: not vacant, no end).
+   * and the command that deletes it (the term is then judged by nobody: not vacant, no end); from
+   * `describe`, once the coordinator's tick has timed the row as it is, since when it has seen it
+   * unchanged and after when it deletes it (its clock, epoch ms).
    */
-  session?: { name: string; row: IdentityLease | null; vouches: boolean; refused?: { issues: readonly FieldIssue[]; repair: string } };
+  session?: { name: string; row: IdentityLease | null; vouches: boolean; refused?: { issues: readonly FieldIssue[]; repair: string; unchangedSince?: number; deleteAfter?: number } };
 }
 
 export function judged(lease: Lease, seen: SessionSeen | undefined, now: number, config: ElectionConfig): Judged {
@@ -108,7 +116,8 @@ export function judged(lease: Lease, seen: SessionSeen | undefined, now: number,
   const v = vacancy(effective, now, config.clockSkewMs);
   const vouches = !seen?.refused && !unvouched(lease, seen);
   const expiresAt = lease.holderIdentity === undefined || !vouches ? undefined : leaseExpiresAt(effective);
-  const refused = seen?.refused ? { refused: { issues: seen.refused.issues, repair: seen.refused.repair } } : {};
+  const d = seen?.deletion?.kind === 'timed' ? { unchangedSince: seen.deletion.seen.at, deleteAfter: seen.deletion.deleteAfter } : {};
+  const refused = seen?.refused ? { refused: { issues: seen.refused.issues, repair: seen.refused.repair, ...d } } : {};
   return {
     at: now,
     vacant: v.vacant,

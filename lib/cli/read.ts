@@ -5,13 +5,14 @@ import type { Lease } from '../schemas/lease.js';
 import { ValidationError } from '../schemas/validation.js';
 import { BrokenSessionError } from '../stores/errors.js';
 import type { InvalidItem, Scanned } from '../stores/item-store.js';
-import type { LeaseRead } from '../stores/lease-store.js';
+import type { HeldSession, LeaseRead } from '../stores/lease-store.js';
 import { note, type CliContext } from './context.js';
 import { awsTarget } from './broken.js';
 import { CliError, listNames } from './errors.js';
-import { sessionOf, type SessionSeen, type SessionsSeen } from './judged.js';
+import { sessionOf, type RefusedRowDeletion, type SessionSeen, type SessionsSeen } from './judged.js';
 import { byName } from './views.js';
 import { candidateSessions, listVouched, readSessions, vouchAll } from '../coordinator/vouched.js';
+import { heldOnRefusedMs, refusedDeletion } from '../coordinator/refused-session.js';
 
 async function collect<T>(pages: AsyncGenerator<Scanned<T>[]>): Promise<{ items: T[]; invalid: InvalidItem[] }> {
   const items: T[] = [];
@@ -154,10 +155,27 @@ export async function scanLeasesJudged(ctx: CliContext): Promise<{ leases: Lease
  * them: candidates read before the lease could miss the pings of an election it shows); a name with
  * neither row nor candidates is an unknown lease.
  */
-export async function snapshot(ctx: CliContext, name: string): Promise<Snapshot> {
+export async function snapshot(ctx: CliContext, name: string, opts: { deletion?: boolean } = {}): Promise<Snapshot> {
   const read = await ctx.leases.read(name);
-  const [list, session] = await Promise.all([listVouched(ctx, name), readSession(ctx, read.item)]);
+  const [list, seen] = await Promise.all([listVouched(ctx, name), readSession(ctx, read.item)]);
   reportInvalid(ctx, list.invalid);
   if (!read.item && list.candidates.length === 0 && list.invalid.length === 0) throw await unknownLease(ctx, name);
+  const deletion = opts.deletion && seen?.refused ? await refusedRowDeletion(ctx, seen.name) : undefined;
+  const session = seen && deletion ? { ...seen, deletion } : seen;
   return { read, candidates: list.candidates.sort(byName), ...(session ? { session } : {}) };
+}
+
+/**
+ * When the coordinator's tick will delete session row `name`, which the schema refuses: by the
+ * sighting it left on the row as stored and the longest lease held on it (every lease's, as the tick
+ * times it: a scan of the leases' session fields); undefined once the row is gone.
+ */
+async function refusedRowDeletion(ctx: CliContext, name: string): Promise<RefusedRowDeletion | undefined> {
+  const key = sessionKey(name);
+  const row = await ctx.identities.readRow(key.component, key.name);
+  if (!row) return undefined;
+  const held: HeldSession[] = [];
+  for await (const page of ctx.leases.scanSessions()) held.push(...page.filter((l) => l.holderIdentity !== undefined && l.session === name));
+  const holdMs = heldOnRefusedMs(held, row);
+  return { ...refusedDeletion(row, holdMs, ctx.config.clockSkewMs), holdMs };
 }

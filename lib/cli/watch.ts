@@ -32,7 +32,7 @@ const changeLine = (name: string, was: Term, now: Term) =>
 
 async function frame(ctx: CliContext, lease: string | undefined, seen: Seen | undefined): Promise<{ lines: string[]; seen: Seen }> {
   if (lease) {
-    const snap = await snapshot(ctx, lease);
+    const snap = await snapshot(ctx, lease, { deletion: true });
     const now = ctx.clock.now(); // after the reads: a session's stamp is judged as of its read (judged.ts stampAt)
     const l = snap.read.item;
     if (ctx.output === 'json') return { lines: [jsonText(describeJson(snap, now, ctx.config))], seen: new Map() };

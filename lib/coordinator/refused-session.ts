@@ -68,21 +68,36 @@ export type RefusedSessionStep =
   | { readonly kind: 'tooLarge' };
 
 /**
+ * When the tick will delete `row` (as stored) as it stands, by the sighting the row carries:
+ * `timed` when its `refusedSeen` is of the row as it is (deleted once past `deleteAfter`, if still
+ * unchanged); `unseen` when the row carries none, or one of an earlier content (the wait starts at
+ * the tick's next sighting); `tooLarge` when it is never timed. What the CLI shows (`describe`).
+ */
+export type RefusedDeletion =
+  | { readonly kind: 'timed'; readonly seen: RefusedSeen; readonly deleteAfter: number }
+  | { readonly kind: 'unseen'; readonly digest: string }
+  | { readonly kind: 'tooLarge' };
+
+export function refusedDeletion(row: Readonly<Record<string, unknown>>, holdMs: number, skewMs: number): RefusedDeletion {
+  if (Object.keys(row).length > MAX_REFUSED_ATTRIBUTES) return { kind: 'tooLarge' };
+  const digest = rowDigest(row);
+  const stamp = RefusedSeen.safeParse(row[REFUSED_SEEN]);
+  if (!stamp.success || stamp.data.digest !== digest) return { kind: 'unseen', digest };
+  return { kind: 'timed', seen: stamp.data, deleteAfter: stamp.data.at + holdMs + skewMs };
+}
+
+/**
  * The step for `row` (as scanned) at `now` (the coordinator's clock, after that scan). `holdMs`: the
  * longest lease duration among the held terms naming it (heldOnRefusedMs). The row may be deleted
  * once `now` is past `seen.at + holdMs + skewMs`: `seen.at` may be another invocation's clock, the
  * skew margin covering the two (as it covers a writer's stamp).
  */
 export function refusedSessionStep(row: Readonly<Record<string, unknown>>, holdMs: number, now: number, skewMs: number): RefusedSessionStep {
-  if (Object.keys(row).length > MAX_REFUSED_ATTRIBUTES) return { kind: 'tooLarge' };
-  const digest = rowDigest(row);
-  const stamp = RefusedSeen.safeParse(row[REFUSED_SEEN]);
-  if (!stamp.success || stamp.data.digest !== digest || stamp.data.at > now) {
-    const seen = { at: now, digest };
-    return { kind: 'stamp', seen, deleteAfter: now + holdMs + skewMs };
-  }
-  const deleteAfter = stamp.data.at + holdMs + skewMs;
-  return { kind: now > deleteAfter ? 'delete' : 'wait', seen: stamp.data, deleteAfter };
+  const d = refusedDeletion(row, holdMs, skewMs);
+  if (d.kind === 'tooLarge') return d;
+  // a sighting in the future (another invocation's clock far ahead) is replaced by the present: never earlier
+  if (d.kind === 'unseen' || d.seen.at > now) return { kind: 'stamp', seen: { at: now, digest: d.kind === 'unseen' ? d.digest : d.seen.digest }, deleteAfter: now + holdMs + skewMs };
+  return { kind: now > d.deleteAfter ? 'delete' : 'wait', seen: d.seen, deleteAfter: d.deleteAfter };
 }
 
 /**

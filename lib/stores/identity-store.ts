@@ -1,5 +1,5 @@
-import { DeleteItemCommand, UpdateItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { marshall } from '@aws-sdk/util-dynamodb';
+import { DeleteItemCommand, GetItemCommand, UpdateItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { IdentityLeaseItem, MAX_ENDED_TERMS, sessionKey, type IdentityLease } from '../schemas/identity.js';
 import { ConflictError, EndedTermsFullError, isConditionFailed } from './errors.js';
 import { COORDINATOR_COMPONENT } from '../schemas/tick-cursor.js';
@@ -135,6 +135,12 @@ export class IdentityStore extends ItemStore<typeof IdentityLeaseItem> {
       if (isConditionFailed(e)) return false;
       throw e;
     }
+  }
+
+  /** The row of `component` named `name` as stored, unparsed (a consistent read; undefined: none): a row the schema refuses, as the coordinator times it (lib/coordinator/refused-session.ts). */
+  async readRow(component: string, name: string): Promise<Record<string, unknown> | undefined> {
+    const r = await this.client.send(new GetItemCommand({ TableName: this.table, Key: marshall({ component, name }), ConsistentRead: true }));
+    return r.Item && unmarshall(r.Item);
   }
 
   /** The row of `component` named `name` (a consistent read unless `consistent` is false), with the revision to write against. */

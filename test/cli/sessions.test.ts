@@ -17,6 +17,7 @@ import { CliError } from '../../lib/cli/errors.js';
 import { SESSION_QUIET_LEASES } from '../../lib/sdk/step.js';
 import type { Lease } from '../../lib/schemas/lease.js';
 import { IdentityStore } from '../../lib/stores/identity-store.js';
+import { REFUSED_SEEN, rowDigest } from '../../lib/coordinator/refused-session.js';
 import { localClient } from '../../lib/stores/client.js';
 import { MIN, NOW, SEC, cand, lease } from '../fixtures.js';
 import { cliHarness, scripted, type CliHarness } from './harness.js';
@@ -97,6 +98,27 @@ describe('a term held on a session row the schema refuses: judged by nobody, as 
     expect(r.out).toMatch(/^Session: +held on session s-refused-describe, whose row does not match the schema: hostname: /m);
     expect(r.out).toMatch(/^Next step: +none: the coordinator leaves the lease alone until the session row is rewritten valid or deleted$/m);
     expect(r.out).toMatch(new RegExp(`^Repair: +rewrite the session row valid, or delete it: aws dynamodb delete-item --endpoint-url ${h.endpoint} --table-name ${h.t.names.identities} `, 'm'));
+  });
+
+  it("describe lease: when the coordinator's tick will delete the row (refusedSeen's time + the longest lease on it + clockSkewMs), once it has timed it; before, when it has not, and once due", async () => {
+    await refusedHeld('refused-deleted');
+    const deletion = async (now: number) => {
+      const r = await h.run(['describe', 'lease', 'refused-deleted'], { clock: manualClock(now) });
+      expect(r.code, r.err).toBe(0);
+      return r.out.split('\n').find((l) => l.startsWith('Row deleted:'))?.replace(/^Row deleted: +/, '');
+    };
+    const json = async (now: number) => (JSON.parse((await h.run(['-o', 'json', 'describe', 'lease', 'refused-deleted'], { clock: manualClock(now) })).out) as { lease: { judged: Judged } }).lease.judged.session?.refused;
+    // not timed yet: the longest lease on it is the row's own (60 s, its lease's 15 s), plus clockSkewMs (1 s)
+    expect(await deletion(NOW)).toBe("not timed yet: the coordinator's tick has not seen the row as it is now; it deletes it 1m1s after it first does, if it stays unchanged: the longest lease on it (1m) and clockSkewMs (1s)");
+    expect(await json(NOW)).not.toHaveProperty('deleteAfter');
+    // the tick's sighting, as it leaves it (lib/coordinator/reconcile.ts timeRefusedSessions), 5 s ago
+    const key = sessionKey('s-refused-deleted');
+    const row = (await identities.readRow(key.component, key.name))!;
+    expect(await identities.markRefused(key, row, REFUSED_SEEN, { at: NOW - 5 * SEC, digest: rowDigest(row) })).toBe(true);
+    const after = new Date(NOW - 5 * SEC + 61 * SEC).toISOString();
+    expect(await deletion(NOW)).toBe(`by the coordinator's tick after ${after} (in 56s), if the row stays unchanged: first seen so 5s ago (${new Date(NOW - 5 * SEC).toISOString()}), then the longest lease on it (1m) and clockSkewMs (1s)`);
+    expect(await json(NOW)).toMatchObject({ unchangedSince: NOW - 5 * SEC, deleteAfter: NOW + 56 * SEC });
+    expect(await deletion(NOW + 57 * SEC)).toBe(`due since ${after} (1s ago): the coordinator's tick deletes it at its next pass over every lease (a round's end), if it is still unchanged`);
   });
 
   it('release refuses, naming the row and its repair (it can neither judge the term nor mark its end there)', async () => {
