@@ -38,7 +38,7 @@ const refusedRow = (i: InvalidItem): string =>
   'leaseName' in i.key
     ? 'a candidate row that does not match its schema (it takes no part in elections; the coordinator deletes it once stale by the renewTime it still carries, if that parses as epoch milliseconds)'
     : 'component' in i.key
-      ? 'an identity row that does not match its schema (it vouches for no term or candidate; the coordinator deletes it once expired by the renewTime and leaseDurationSeconds it still carries, if they parse (renewTime in epoch milliseconds), while no held lease or live candidate names it)'
+      ? 'an identity row that does not match its schema (it vouches for no term or candidate; the coordinator deletes it once expired by the renewTime and leaseDurationSeconds it still carries, if they parse (renewTime in epoch milliseconds), while no held lease or live candidate names it; if they do not, once it has seen it unchanged for a day and clockSkewMs while no held lease names it)'
       : 'a lease row that does not match its schema (the coordinator decides nothing on it, and reports it broken each tick)';
 
 /**

@@ -234,7 +234,9 @@ export interface ReconcileAllResult {
    */
   unjudged: BrokenSessionError[];
   /**
-   * Session rows the schema refuses that held terms name (`leases`), as the tick times them
+   * Session rows the schema refuses that held terms name (`leases`), and identity rows the schema
+   * refuses whose stamp does not parse that none names (`leases` empty: timed as if a term of a
+   * day, the longest a lease may state, were on it), as the tick times them
    * (lib/coordinator/refused-session.ts): unchanged since `unchangedSince`, deleted once past
    * `deleteAfter` (`deleted`: by this pass; also in `collectedIdentities`). Without the two times,
    * too large to be timed: left alone until repaired.
@@ -248,10 +250,10 @@ export interface ReconcileAllResult {
   leaderless: string[];
 }
 
-/** A session row the schema refuses, with held terms on it, as the tick times it (ReconcileAllResult.refusedSessions). */
+/** A session row the schema refuses, with held terms on it (or a refused row none names whose stamp does not parse), as the tick times it (ReconcileAllResult.refusedSessions). */
 export interface RefusedSessionSeen {
   key: { component: string; name: string };
-  /** The held leases that name it, in name order. */
+  /** The held leases that name it, in name order (none: a row whose stamp does not parse, timed by a day). */
   leases: string[];
   /** When the coordinator first saw the row as it is (its clock). */
   unchangedSince?: number;
@@ -349,12 +351,12 @@ export async function reconcileAll(deps: CoordinatorDeps, opts: PassOptions = {}
       if (s.ok) identities.push(s.item);
       else {
         result.invalid.push(s.invalid);
-        if (isSessionComponent(String(s.invalid.key['component']))) {
-          badSessions.add(String(s.invalid.key['name']));
-          refusedSessionRows.push(refusedRow(s));
-        }
+        const session = isSessionComponent(String(s.invalid.key['component']));
+        if (session) badSessions.add(String(s.invalid.key['name']));
         const r = refusedIdentity(s);
         if (r) refusedIdentities.push(r);
+        // timed (refused-session.ts): a session row, which terms may be held on; any row whose stamp does not parse, never collected by it
+        if (session || !r) refusedSessionRows.push(refusedRow(s, !r));
       }
     }
   }
@@ -497,20 +499,27 @@ async function heldSessions(deps: CoordinatorDeps, which: (name: string) => bool
   return out;
 }
 
-/** A session row the schema refuses, as stored. */
+/** An identity row the schema refuses, as stored, that the tick times (a session row, or one whose stamp does not parse). */
 interface RefusedRow {
   key: { component: string; name: string };
   row: Record<string, unknown>;
+  /** Its renewTime or leaseDurationSeconds does not parse (IdentityStamp): never collected by them. */
+  unstamped: boolean;
 }
 
-const refusedRow = (s: { invalid: InvalidItem; row: Record<string, unknown> }): RefusedRow => ({ key: { component: String(s.invalid.key['component']), name: String(s.invalid.key['name']) }, row: s.row });
+const refusedRow = (s: { invalid: InvalidItem; row: Record<string, unknown> }, unstamped: boolean): RefusedRow => ({ key: { component: String(s.invalid.key['component']), name: String(s.invalid.key['name']) }, row: s.row, unstamped });
+
+/** What a row no held term names may yet carry: a term taken on it since the scans, as long as any lease may be (MAX_LEASE_DURATION_SECONDS). */
+const ANY_TERM = [{ leaseDurationSeconds: undefined }] as const;
 
 /**
  * Times each refused session row that held terms (`terms`: the held leases, whatever session they
- * name) name, as refused-session.ts says: stamps the row first seen as it is, deletes one unchanged
- * past its wait (conditioned on every attribute as scanned), and notes each in
- * `result.refusedSessions` (a deleted one in `collectedIdentities` too). Returns the names deleted.
- * A fault is noted for that row alone; none starts once `past()`.
+ * name) name, and each refused row whose stamp does not parse that none names (as if a term of the
+ * longest duration a lease may state were on it: one taken since the scans), as refused-session.ts
+ * says: stamps the row first seen as it is, deletes one unchanged past its wait (conditioned on
+ * every attribute as scanned), and notes each in `result.refusedSessions` (a deleted one in
+ * `collectedIdentities` too). Returns the names deleted. A fault is noted for that row alone; none
+ * starts once `past()`. (A row none names whose stamp parses is collected once expired by it.)
  */
 async function timeRefusedSessions(deps: CoordinatorDeps, rows: readonly RefusedRow[], terms: Iterable<Pick<HeldSession, 'name' | 'holderIdentity' | 'session' | 'leaseDurationSeconds'>>, result: Pick<ReconcileAllResult, 'refusedSessions' | 'collectedIdentities' | 'errors'>, past: () => boolean): Promise<Set<string>> {
   const on = new Map<string, Pick<HeldSession, 'name' | 'leaseDurationSeconds'>[]>();
@@ -519,11 +528,11 @@ async function timeRefusedSessions(deps: CoordinatorDeps, rows: readonly Refused
   for (const r of rows) {
     // (a row of that name in another partition is not the one the leases name: sessionKey)
     const held = sessionKey(r.key.name).component === r.key.component ? on.get(r.key.name) : undefined;
-    if (!held || past()) continue;
-    const leases = held.map((t) => t.name).sort();
+    if ((!held && !r.unstamped) || past()) continue;
+    const leases = (held ?? []).map((t) => t.name).sort();
     try {
       // the coordinator's clock after the scans that showed the row so: later than any write that made it so
-      const step = refusedSessionStep(r.row, heldOnRefusedMs(held, r.row), deps.clock.now(), deps.config.clockSkewMs);
+      const step = refusedSessionStep(r.row, heldOnRefusedMs(held ?? ANY_TERM, r.row), deps.clock.now(), deps.config.clockSkewMs);
       if (step.kind === 'tooLarge') {
         result.refusedSessions.push({ key: r.key, leases, deleted: false });
         continue;
@@ -561,15 +570,15 @@ export async function collectIdentities(deps: CoordinatorDeps, opts: Pick<PassOp
   const identities: IdentityLease[] = [];
   // rows the schema refuses whose stamp reads, as reconcileAll collects them (each part's pass reports them)
   const refused: RefusedIdentity[] = [];
-  // session rows the schema refuses, as stored: timed here, as a whole pass times them
+  // session rows the schema refuses, and rows whose stamp does not parse, as stored: timed here, as a whole pass times them
   const refusedSessions: RefusedRow[] = [];
   for await (const page of deps.identities.scan()) {
     for (const s of page) {
       if (s.ok) identities.push(s.item);
       else {
-        if (isSessionComponent(String(s.invalid.key['component']))) refusedSessions.push(refusedRow(s));
         const r = refusedIdentity(s);
         if (r) refused.push(r);
+        if (isSessionComponent(String(s.invalid.key['component'])) || !r) refusedSessions.push(refusedRow(s, !r));
       }
     }
   }

@@ -662,8 +662,10 @@ function refusedIdentityFix(deps: FunctionDeps, i: InvalidItem, leases: readonly
       return `${alone}; left unchanged, the tick deletes it itself after ${new Date(timed.deleteAfter).toISOString()} (${Math.round((timed.deleteAfter - timed.unchangedSince) / 1000)} s after it first saw it so: the longest lease on it and clockSkewMs, by when every holder on it has stopped), and judges the terms without it`;
     return `${alone}; ${timed ? 'it has too many attributes for the tick to time and delete it' : unstamped ? 'its renewTime or leaseDurationSeconds does not parse, so it is never collected' : 'it is not collected while a held lease names it'}`;
   }
+  // no held lease names it: timed as if a term of a day were on it (lib/coordinator/reconcile.ts timeRefusedSessions)
+  const until = timed?.deleteAfter !== undefined ? `after ${new Date(timed.deleteAfter).toISOString()}` : 'once it has seen it unchanged for a day (the longest lease) and clockSkewMs';
   return unstamped
-    ? `${remedy}: its renewTime or leaseDurationSeconds does not parse, so it is never collected`
+    ? `${remedy}: its renewTime or leaseDurationSeconds does not parse, so it is not collected by them; no held lease names it, so left unchanged, the tick deletes it itself ${until} (by when anyone who renewed it has stopped)`
     : `${remedy}; left as it is, it is collected once expired by its renewTime and leaseDurationSeconds, plus identityGcGraceMs and clockSkewMs (${graceMs / 1000} s), while no held lease or live candidate names it (a renewTime in epoch seconds never is)`;
 }
 
@@ -688,12 +690,15 @@ function reportTick(deps: FunctionDeps, r: TickResult): TickResult {
           error: i.error.message,
           ...(leases.length ? { leases } : {}),
           fix: refusedIdentityFix(deps, i, leases, timed),
-          ...(leases.length && timed?.deleteAfter !== undefined ? { deleteAfter: new Date(timed.deleteAfter).toISOString() } : {}),
+          ...(timed?.deleteAfter !== undefined ? { deleteAfter: new Date(timed.deleteAfter).toISOString() } : {}),
         });
     } else deps.logger.warn('row does not match its schema; left alone', { key: i.key, error: i.error.message });
   }
-  for (const x of r.refusedSessions)
-    if (x.deleted) deps.logger.warn('a session row the schema refuses, unchanged for longer than the longest lease on it and clockSkewMs, was deleted: the terms on it are judged without it', { key: x.key, leases: x.leases, unchangedSince: new Date(x.unchangedSince!).toISOString() });
+  for (const x of r.refusedSessions) {
+    if (!x.deleted) continue;
+    if (x.leases.length) deps.logger.warn('a session row the schema refuses, unchanged for longer than the longest lease on it and clockSkewMs, was deleted: the terms on it are judged without it', { key: x.key, leases: x.leases, unchangedSince: new Date(x.unchangedSince!).toISOString() });
+    else deps.logger.warn('an identity row the schema refuses, whose stamp does not parse and that no held lease names, unchanged for longer than a day (the longest lease) and clockSkewMs, was deleted', { key: x.key, unchangedSince: new Date(x.unchangedSince!).toISOString() });
+  }
   deps.metrics.addMetric(METRIC.leaderless, MetricUnit.Count, r.leaderless.length);
   deps.metrics.addMetric(METRIC.brokenLeases, MetricUnit.Count, r.broken.length);
   deps.metrics.addMetric(METRIC.unjudgedLeases, MetricUnit.Count, r.unjudged.length);

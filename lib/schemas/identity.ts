@@ -63,7 +63,8 @@ export const IdentityLeaseItem = z.object({
 });
 /**
  * What the coordinator's collection reads of a row IdentityLeaseItem refuses: the stamp it expires
- * by (`renewTime` + `leaseDurationSeconds`). A row whose stamp does not parse (in seconds: StampMillis) is never collected.
+ * by (`renewTime` + `leaseDurationSeconds`). A row whose stamp does not parse (in seconds: StampMillis) is never collected by
+ * it: the tick times it instead (lib/coordinator/refused-session.ts), and deletes it once unchanged for a day while no held lease names it.
  */
 export const IdentityStamp = IdentityLeaseItem.pick({ renewTime: true, leaseDurationSeconds: true }).extend({ renewTime: StampMillis });
 export type IdentityStamp = z.infer<typeof IdentityStamp>;

@@ -826,6 +826,39 @@ describe('a lease held on a session (lib/sdk/session.ts)', () => {
     }
   });
 
+  it('an identity row the schema refuses whose stamp does not parse, named by no held lease, is deleted once the tick has seen it unchanged for a day (the longest lease) and the skew margin; before, kept and warned about for ever', async () => {
+    const tables = await testTables('identities-refused-unstamped');
+    const d = coordinatorDeps(tables.client, tables.names, { clock });
+    try {
+      // another writer's rows, renewTime as text: neither judged nor collected by their stamp
+      const rows = [
+        { ...sessionKey('s-nobody'), holderIdentity: 's-nobody', process: 'p9', hostname: 'h', leaseDurationSeconds: 15, acquireTime: T0, renewTime: 'then', revision: 2 },
+        { component: 'scheduler', name: 'old-heartbeat', holderIdentity: 'old-heartbeat_1', hostname: 'h', leaseDurationSeconds: 60, acquireTime: T0, renewTime: 'then', revision: 4 },
+      ];
+      for (const Item of rows) await tables.client.send(new PutItemCommand({ TableName: tables.names.identities, Item: marshall(Item) }));
+      const keys = rows.map((r) => ({ component: r.component, name: r.name })).sort((a, b) => a.component.localeCompare(b.component));
+      const byKey = <T extends { key: { component: string } }>(xs: T[]) => [...xs].sort((a, b) => a.key.component.localeCompare(b.key.component));
+      const first = await reconcileAll(d);
+      expect(first.errors).toEqual([]);
+      const day = 86_400_000;
+      expect(byKey(first.refusedSessions)).toEqual(keys.map((key) => ({ key, leases: [], unchangedSince: T0, deleteAfter: T0 + day + 1_000, deleted: false })));
+      clock.advance(day + 1_000);
+      const at = await reconcileAll(d);
+      expect(at.collectedIdentities).toEqual([]);
+      clock.advance(1);
+      const after = await reconcileAll(d);
+      expect(after.errors).toEqual([]);
+      expect(byKey(after.collectedIdentities.map((key) => ({ key }))).map((x) => x.key)).toEqual(keys);
+      expect(byKey(after.refusedSessions)).toEqual(keys.map((key) => ({ key, leases: [], unchangedSince: T0, deleteAfter: T0 + day + 1_000, deleted: true })));
+      for (const key of keys) expect((await tables.client.send(new GetItemCommand({ TableName: tables.names.identities, Key: marshall(key), ConsistentRead: true }))).Item).toBeUndefined();
+      // the same row by a round in parts: at the round's end (collectIdentities)
+      await tables.client.send(new PutItemCommand({ TableName: tables.names.identities, Item: marshall(rows[0]!) }));
+      expect((await collectIdentities(d)).refusedSessions).toEqual([{ key: sessionKey('s-nobody'), leases: [], unchangedSince: clock.now(), deleteAfter: clock.now() + day + 1_000, deleted: false }]);
+    } finally {
+      await tables.drop();
+    }
+  });
+
   it('the tick judges it by the session rows it scanned after the leases: a live session keeps it, an expired one ends it, and neither is counted leaderless while alive', async () => {
     const tables = await testTables('sessions');
     const d = coordinatorDeps(tables.client, tables.names, { clock });

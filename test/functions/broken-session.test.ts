@@ -11,7 +11,7 @@ import type { DynamoDBRecord } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeHandler as coordinatorTick } from '../../functions/coordinator.js';
 import { makeHandler as leaseStream } from '../../functions/lease-stream.js';
-import { coordinatorDeps } from '../../lib/coordinator/reconcile.js';
+import { coordinatorDeps, type CoordinatorDeps } from '../../lib/coordinator/reconcile.js';
 import type { ConclaveEvent } from '../../lib/events/schemas.js';
 import type { FunctionDeps } from '../../lib/functions/core.js';
 import type { PoisonRecord } from '../../lib/functions/dead-letter.js';
@@ -85,6 +85,17 @@ describe('a term ended on a session row the schema refuses', () => {
   });
 });
 
+/** The tick's function deps on `c`, its warnings and errors kept (level, message, extra). */
+function tickDeps(c: CoordinatorDeps): { d: FunctionDeps; logged: [string, string, Record<string, unknown>][] } {
+  const logged: [string, string, Record<string, unknown>][] = [];
+  const d: FunctionDeps = { coordinator: c, timer: { schedule: async () => undefined }, publish: async () => undefined, deadLetter: async () => undefined, ...observability('test', 'SILENT') };
+  for (const level of ['warn', 'error'] as const) {
+    const log = d.logger[level].bind(d.logger);
+    d.logger[level] = ((message: string, extra: Record<string, unknown>) => (logged.push([level, message, extra]), log(message, extra))) as typeof d.logger.warn;
+  }
+  return { d, logged };
+}
+
 describe("the tick, with a live term on a session row the schema refuses", () => {
   it('reports the row once, naming the leases held on it and the repair; no failed reconcile, no write', async () => {
     const tables = await testTables('broken-session-tick');
@@ -96,12 +107,7 @@ describe("the tick, with a live term on a session row the schema refuses", () =>
       await c.candidates.write(await c.candidates.read('held', 'a'), { set: { binaryVersion: '1.30.0', emulationVersion: '1.30.0', preferredStrategies: [OLDEST_EMULATION_VERSION], renewTime: now, createdAt: now - MIN } });
       await c.leases.write(await c.leases.read('held'), { set: { holderIdentity: 'a', holderInstance: 'a-1@p1', session: 'broken-2', leaseDurationSeconds: 15, acquireTime: now - MIN, renewTime: now - MIN, leaseTransitions: 0, fencingToken: 1, electedBy: 'coordinator' } });
       const before = (await c.leases.read('held')).item;
-      const logged: [string, string, Record<string, unknown>][] = [];
-      const d: FunctionDeps = { coordinator: c, timer: { schedule: async () => undefined }, publish: async () => undefined, deadLetter: async () => undefined, ...observability('test', 'SILENT') };
-      for (const level of ['warn', 'error'] as const) {
-        const log = d.logger[level].bind(d.logger);
-        d.logger[level] = ((message: string, extra: Record<string, unknown>) => (logged.push([level, message, extra]), log(message, extra))) as typeof d.logger.warn;
-      }
+      const { d, logged } = tickDeps(c);
       const r = (await coordinatorTick(d)({ source: 'aws.events', 'detail-type': 'Scheduled Event', time: new Date().toISOString() } as never, lambdaContext('coordinator'))) as { errors: unknown[] };
       expect(r.errors).toEqual([]);
       // before: also "reconcile failed; the next trigger retries" for the lease, with the bare ValidationError
@@ -130,12 +136,7 @@ describe("the tick, with a live term on a session row the schema refuses", () =>
       await tables.client.send(new PutItemCommand({ TableName: tables.names.identities, Item: marshall(row) }));
       await c.candidates.write(await c.candidates.read('stuck', 'b'), { set: { binaryVersion: '1.30.0', emulationVersion: '1.30.0', preferredStrategies: [OLDEST_EMULATION_VERSION], renewTime: now, createdAt: now - MIN } });
       await c.leases.write(await c.leases.read('stuck'), { set: { holderIdentity: 'a', holderInstance: 'a-1@p1', session: 'broken-3', leaseDurationSeconds: 15, acquireTime: now - MIN, renewTime: now - MIN, leaseTransitions: 0, fencingToken: 1, electedBy: 'coordinator' } });
-      const logged: [string, string, Record<string, unknown>][] = [];
-      const d: FunctionDeps = { coordinator: c, timer: { schedule: async () => undefined }, publish: async () => undefined, deadLetter: async () => undefined, ...observability('test', 'SILENT') };
-      for (const level of ['warn', 'error'] as const) {
-        const log = d.logger[level].bind(d.logger);
-        d.logger[level] = ((message: string, extra: Record<string, unknown>) => (logged.push([level, message, extra]), log(message, extra))) as typeof d.logger.warn;
-      }
+      const { d, logged } = tickDeps(c);
       const gauges: [string, number][] = [];
       const add = d.metrics.addMetric.bind(d.metrics);
       d.metrics.addMetric = (name, unit, value) => (gauges.push([name, value]), add(name, unit, value));
@@ -160,6 +161,42 @@ describe("the tick, with a live term on a session row the schema refuses", () =>
       // its term ended: an election, its one candidate pinged (its row a minute old)
       expect((await c.leases.read('stuck')).item).toMatchObject({ lastHolderIdentity: 'a', election: expect.objectContaining({ startedAt: now + MIN }) });
       expect((await c.leases.read('stuck')).item?.holderIdentity).toBeUndefined();
+    } finally {
+      await tables.drop();
+    }
+  });
+});
+
+describe('the tick, with a row the schema refuses whose stamp does not parse and that no held lease names', () => {
+  it('says when it will delete it (before: "never collected", every tick, for ever); deletes it a day and the skew margin after it first saw it unchanged, and says so', async () => {
+    const tables = await testTables('broken-session-unnamed');
+    try {
+      const clock = manualClock(Date.UTC(2026, 11, 1));
+      const c = coordinatorDeps(tables.client, tables.names, { clock });
+      const now = clock.now();
+      const row = { component: SESSION_COMPONENT, name: 'broken-4', holderIdentity: 'broken-4', process: 'p1', hostname: 'h', leaseDurationSeconds: 15, acquireTime: now - MIN, renewTime: 'then', revision: 3 };
+      await tables.client.send(new PutItemCommand({ TableName: tables.names.identities, Item: marshall(row) }));
+      const { d, logged } = tickDeps(c);
+      const tickNow = () => coordinatorTick(d)({ source: 'aws.events', 'detail-type': 'Scheduled Event', time: new Date(clock.now()).toISOString() } as never, lambdaContext('coordinator'));
+      const deleteAfter = new Date(now + 86_400_000 + 1_000).toISOString();
+      expect(await tickNow()).toMatchObject({ errors: [], refusedSessions: [{ session: 'broken-4', leases: [], deleteAfter, deleted: false }] });
+      expect(logged).toEqual([
+        ['warn', 'identity row does not match its schema: a term held on it is judged by no one, and it vouches for no candidate', {
+          key: { component: SESSION_COMPONENT, name: 'broken-4' },
+          error: expect.stringMatching(/renewTime/),
+          fix: expect.stringMatching(new RegExp(`: its renewTime or leaseDurationSeconds does not parse, so it is not collected by them; no held lease names it, so left unchanged, the tick deletes it itself after ${deleteAfter} \\(by when anyone who renewed it has stopped\\)$`)),
+          deleteAfter,
+        }],
+      ]);
+      logged.length = 0;
+      clock.advance(86_400_000 + 1_001);
+      expect(await tickNow()).toMatchObject({ errors: [], refusedSessions: [{ session: 'broken-4', leases: [], deleted: true }], collectedIdentities: 1 });
+      expect(logged).toEqual([
+        ['warn', 'an identity row the schema refuses, whose stamp does not parse and that no held lease names, unchanged for longer than a day (the longest lease) and clockSkewMs, was deleted', { key: { component: SESSION_COMPONENT, name: 'broken-4' }, unchangedSince: new Date(now).toISOString() }],
+      ]);
+      logged.length = 0;
+      await tickNow();
+      expect(logged, 'told no more').toEqual([]);
     } finally {
       await tables.drop();
     }
