@@ -520,16 +520,17 @@ describe('a clock since boot in whole seconds (os.uptime() on macOS)', () => {
   /**
    * Three coordinated electors at a retry period of 500 ms, timers on the monotonic clock; the
    * leader's clock since boot is whole seconds, so it gains up to a second on the monotonic one
-   * between two looks without any sleep. Its work asks isLeader() every 100 ms.
+   * between two looks without any sleep. Its work asks isLeader() every 100 ms. `phaseMs`: where in
+   * the monotonic clock's second its clock since boot ticks.
    */
-  async function coarse() {
+  async function coarse(phaseMs = 0) {
     const sim = await Sim.create({ config: CONFIG });
     sim.coordinator({ tickEveryMs: 1_000 });
     const es = ['a', 'b', 'c'].map((id) => {
       const m = sim.machine();
       m.clock.monotonicTimers = true;
       const c = m.clock;
-      Object.assign(c, { sinceBoot: () => Math.floor((c.monotonic() + c.lostMs) / 1_000) * 1_000 });
+      Object.assign(c, { sinceBoot: () => Math.floor((c.monotonic() + c.lostMs + phaseMs) / 1_000) * 1_000 });
       const work = async (signal: AbortSignal) => {
         while (!signal.aborted && e.elector.isLeader()) await c.sleep(100);
       };
@@ -565,6 +566,42 @@ describe('a clock since boot in whole seconds (os.uptime() on macOS)', () => {
     expect(stopped.reason).toBe('renewDeadline');
     // before: a spurious gain of up to a second, counted as sleep, stopped it that much early
     expect(stopped.at).toBeGreaterThanOrEqual(sentAt + CLIENT_GO.renewDeadlineMs - LATENCY_MS);
+  });
+
+  /**
+   * The leader's next renewal after the settled term, as sent and as landed: the run does not depend on where its clock since
+   * boot ticks (no gain of its rounding is a sleep), so a run with the same seed sends it at the same monotonic time.
+   */
+  const nextRenewal = async (sim: Sim, m: Machine) => {
+    const from = sim.clock.monotonic();
+    await sim.until('a renewal sent', () => leaseWrites(sim, m, from).length > 0, 30_000);
+    return leaseWrites(sim, m, from)[0]!;
+  };
+
+  it('its tick (a jump of exactly one second) lands while a renewal is in flight: no sleep, not even a read; the term stands, its stamps within 500 ms', async () => {
+    const probe = await coarse();
+    const sentAt = (await nextRenewal(probe.sim, probe.m)).at;
+    // its clock since boot ticks 1 ms after the renewal went out, 3 ms before its answer comes back
+    const tickAt = sentAt + LATENCY_MS / 2;
+    const { sim, es, leader, m, id, token } = await coarse(1_000 - (tickAt % 1_000));
+    expect(m.name).toBe(probe.m.name);
+    const from = sim.clock.monotonic();
+    const writesFrom = sim.leaseWrites.length;
+    const renewal = await nextRenewal(sim, m);
+    expect(renewal.at).toBe(sentAt);
+    const before = m.clock.sinceBoot!();
+    await sim.run(LATENCY_MS);
+    expect(m.clock.sinceBoot!() - before).toBe(1_000); // in flight: sent, its tick, then its answer
+    await sim.run(LATENCY_MS);
+    expect(renewal.ok).toBe(true);
+    await sim.run(30_000);
+    const stamps = sim.leaseWrites.slice(writesFrom).flatMap((w) => (w.by === m.name && typeof w.item?.['renewTime'] === 'number' ? [w.item['renewTime'] - w.at] : []));
+    expect(sim.log.of('stopped', id).filter((s) => s.token === token)).toEqual([]);
+    expect(leaders(es)).toEqual([leader]);
+    expect(leader.elector.fencingToken).toBe(token);
+    expect(reads(sim, m, from)).toEqual([]);
+    expect(stamps.length).toBeGreaterThan(2);
+    expect(stamps.filter((d) => Math.abs(d) > 500)).toEqual([]);
   });
 
   it('a real sleep past its renew deadline is still seen: it stops on waking', async () => {
