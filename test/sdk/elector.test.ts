@@ -11,7 +11,7 @@ import { unmarkedHoldMs } from '../../lib/election/decide.js';
 import { nextFencingToken } from '../../lib/schemas/fencing-token.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
 import { LeaderElector, type LeaderElectorOptions, type LeadingTerm } from '../../lib/sdk/elector.js';
-import { CHASE_FIRST_MS, READ_AFTER_MS, REPORT_ANSWER_MS, SECOND_SUCCESSOR_GRACE_MS, SESSION_QUIET_LEASES, SETTLING_READ_MS, sessionFallbackMs } from '../../lib/sdk/step.js';
+import { CHASE_FIRST_MS, HEIR_CHECK_FIRST_MS, READ_AFTER_MS, REPORT_ANSWER_MS, SECOND_SUCCESSOR_GRACE_MS, SESSION_QUIET_LEASES, SETTLING_READ_MS, sessionFallbackMs } from '../../lib/sdk/step.js';
 import { FencingError, fencedTransactWrite } from '../../lib/sdk/fencing.js';
 import { RETRY_JITTER } from '../../lib/sdk/faults.js';
 import { requestBoundMs } from '../../lib/sdk/bounded-client.js';
@@ -664,14 +664,14 @@ describe('a whole fleet stopped at once (a deploy sends SIGTERM to every worker)
   const CLIENT_GO = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 } as const;
   /** A hand-over's first term at these timings (a third of the lease): what a term handed to a worker that is gone would hold the lease for. */
   const HANDED_TERM_MS = Math.ceil(CLIENT_GO.leaseDurationMs / 3000) * 1000;
-  /** Three electors on the push path (a cancelled leader hands over at once), one leading, its successor named. */
-  async function fleet() {
+  /** Three electors, one leading, its successor named: on the push path (a cancelled leader hands over at once), or polling (no wakes: it leads on until its heir's next read). */
+  async function fleet(push = true) {
     const sim = await Sim.create({ config: CONFIG });
-    sim.pushBroker();
+    if (push) sim.pushBroker();
     const coord = sim.coordinator();
     const start = (id: string) => {
       const machine = sim.machine();
-      return sim.elector(id, { leaseName: L, ...CLIENT_GO, push: sim.pushFor(machine) }, { machine });
+      return sim.elector(id, { leaseName: L, ...CLIENT_GO, ...(push ? { push: sim.pushFor(machine) } : {}) }, { machine });
     };
     const es = ['a', 'b', 'c'].map(start);
     const leader = await sim.until('a leader', () => leaders(es)[0]);
@@ -696,6 +696,53 @@ describe('a whole fleet stopped at once (a deploy sends SIGTERM to every worker)
     const took = sim.clock.monotonic() - stoppedAt;
     // an election (a tick opens it, d answers, a tick elects, d confirms), never a term waited out
     expect(took).toBeLessThan(HANDED_TERM_MS / 2);
+    expect(sim.log.of('started', 'b')).toHaveLength(0);
+    expect(sim.log.of('started', 'c')).toHaveLength(0);
+    expect(sim.log.maxConcurrentLeaders()).toBe(1);
+    const tokens = sim.log.of('started').map((e) => e.token!);
+    expect(tokens).toEqual([...tokens].sort((x, y) => x - y));
+    expect(coord.errors).toEqual([]);
+    await d.stop();
+  });
+
+  // Without wakes a cancelled leader leads on until its heir's next read (its next renewal's slot:
+  // up to a renewal interval, 6 s here); the heir stopping too, it looks whether the heir still stands.
+  it('without wakes (followers poll), nobody left: the leader leading on for its heir finds it gone and releases within a look (HEIR_CHECK_FIRST_MS), not at the heir\'s next read (5.4 s)', async () => {
+    const { sim, coord, es, leader, start } = await fleet(false);
+    expect(leader.elector.renewIntervalMs).toBeGreaterThan(5 * HEIR_CHECK_FIRST_MS);
+    const stoppedAt = sim.clock.monotonic();
+    for (const e of es) e.controller.abort(); // the same simulated instant
+    await sim.settle(Promise.all(es.map((e) => e.done)), 'the old fleet to stop');
+    const stoppedAfter = sim.clock.monotonic() - stoppedAt;
+    console.log(`no-push fleet stop, nobody left: the old leader done after ${stoppedAfter} ms`);
+    // the refresh, a look at the heir's row, a read of the lease (nobody named: both followers declined), the release, the candidacy's withdrawal
+    expect(stoppedAfter).toBeLessThan(HEIR_CHECK_FIRST_MS + 10 * RTT_MS);
+    expect((await sim.leases.read(L)).item!.holderIdentity).toBeUndefined();
+    const d = start('d'); // the new fleet, a moment later
+    const startedAt = sim.clock.monotonic();
+    await sim.until('the new process leading', () => d.elector.isLeader(), 60_000);
+    expect(sim.clock.monotonic() - startedAt).toBeLessThan(HANDED_TERM_MS / 2); // an election, no term waited out
+    expect(sim.log.of('started', 'b')).toHaveLength(0);
+    expect(sim.log.of('started', 'c')).toHaveLength(0);
+    expect(sim.log.maxConcurrentLeaders()).toBe(1);
+    expect(coord.errors).toEqual([]);
+    await d.stop();
+  });
+
+  it('without wakes, the new fleet already standing: the leader leads on for the new process the coordinator named, and the term passes to it at its read (a poll of leaderless time, no term waited out)', async () => {
+    const { sim, coord, es, leader, start } = await fleet(false);
+    const stoppedAt = sim.clock.monotonic();
+    for (const e of es) e.controller.abort(); // the same simulated instant
+    const d = start('d');
+    await sim.settle(Promise.all(es.map((e) => e.done)), 'the old fleet to stop');
+    await sim.until('the new process leading', () => d.elector.isLeader(), 60_000);
+    const took = sim.clock.monotonic() - stoppedAt;
+    const id = leader.elector.options.identity;
+    const gap = sim.log.of('started', 'd')[0]!.at - sim.log.of('stopped', id).at(-1)!.at;
+    console.log(`no-push fleet stop, d standing: d leads after ${took} ms, leaderless ${gap} ms`);
+    expect((await sim.leases.read(L)).item).toMatchObject({ holderIdentity: 'd', electedBy: 'successor', lastHolderIdentity: id });
+    expect(took).toBeLessThan(leader.elector.renewIntervalMs + SEEN_MS); // at d's read after the leader's next renewal slot
+    expect(gap).toBeLessThan(SEEN_MS);
     expect(sim.log.of('started', 'b')).toHaveLength(0);
     expect(sim.log.of('started', 'c')).toHaveLength(0);
     expect(sim.log.maxConcurrentLeaders()).toBe(1);
