@@ -110,8 +110,10 @@ export const LeaderElectorOptionsSchema = z
       renewIntervalMs: z.number().int().positive().optional(),
       /**
        * Give the lease up when run() is cancelled, so the next leader need not wait for expiry: a
-       * leader hands its term over or releases it; a follower releases a term handed to it as it
-       * stopped and takes its name off as successor, so no term waits for it. @default true
+       * leader hands its term over or releases it. False: a term this worker led is left to run out
+       * (its work may outlive run()). Either way a follower, once stopped, releases a term handed to
+       * it as it stopped that it never led, and takes its name off as successor, so no term waits
+       * for it. @default true
        */
       releaseOnCancel: z.boolean().default(true),
       /**

@@ -428,7 +428,9 @@ export class LeaderElector {
       if (led && o.releaseOnCancel && !led.handed) await this.ended(() => x.lock.release(led.term, time.now()));
       // A follower the lease still names (its successor, or the heir of a hand-over that landed as it
       // stopped: a whole fleet stopped at once) gives that up, after its candidacy, so no term waits for it.
-      if (!led && o.releaseOnCancel && this.candidate) await this.depart();
+      // Whatever releaseOnCancel says: that option keeps a term this worker led (its work may outlive
+      // run()), and a follower's name, or a term handed to it that it never led, guards no work.
+      if (!led && this.candidate) await this.depart();
       detach?.(); // after the release: the session outlives every term held on it
     }
   }
@@ -436,15 +438,16 @@ export class LeaderElector {
   /**
    * A follower stopping, its candidacy withdrawn: a lease that still names it (a term handed to it
    * as it stopped, or its name as successor or second successor) is given up (step.ts departure),
-   * so that no term waits for a worker that is gone. A lost race is decided again; a fault is
-   * reported (a term handed to it then runs out, as before).
+   * so that no term waits for a worker that is gone. With releaseOnCancel false, a term it led
+   * (stopped at its renew deadline, the row still naming it) is left to run out, as a leader's is.
+   * A lost race is decided again; a fault is reported (a term handed to it then runs out, as before).
    */
   private async depart(): Promise<void> {
     const { x, options: o } = this;
     for (let attempt = 1; attempt <= DEPART_TRIES; attempt++) {
       try {
         const read = await x.lock.get(true);
-        const d = departure(read.item, o.identity, this.instance);
+        const d = departure(read.item, o.identity, this.instance, o.releaseOnCancel ? -1 : this.known.ledToken);
         if (!d) return;
         if (d.kind === 'release') return void (await this.ended(() => x.lock.release(d.term, x.time.now())));
         if (await x.lock.decline(read, d.role)) return;

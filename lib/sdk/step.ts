@@ -780,14 +780,16 @@ export function heirOf(s: LeaderSettings, l: Lease | undefined): { name: string;
  * (declinePatch). Undefined: the lease does not name this start-up. A giver's hand-over is
  * conditioned on the heir it names, so the two writes are ordered on the row: the hand-over lands
  * first and the heir finds it and releases it, or the heir's name is off first and the hand-over
- * is refused (the giver releases, or hands to the heir named then).
+ * is refused (the giver releases, or hands to the heir named then). `keptToken`: a term this
+ * start-up led with a token up to it is left to run out (releaseOnCancel false: its work may outlive
+ * run(); the elector passes the highest token it led), -1 none.
  */
 export type Departure = { readonly kind: 'release'; readonly term: Term } | { readonly kind: 'decline'; readonly role: 'successor' | 'second' };
 
-export function departure(l: Lease | undefined, identity: string, instance: string): Departure | undefined {
+export function departure(l: Lease | undefined, identity: string, instance: string, keptToken = -1): Departure | undefined {
   if (!l) return undefined;
   // by instance: another start-up of this identity (the next deploy's) may be named or hold it
-  if (l.holderIdentity === identity && l.holderInstance === instance) return { kind: 'release', term: { holderIdentity: identity, fencingToken: l.fencingToken } };
+  if (l.holderIdentity === identity && l.holderInstance === instance) return l.fencingToken <= keptToken ? undefined : { kind: 'release', term: { holderIdentity: identity, fencingToken: l.fencingToken } };
   if (l.successor === identity && l.successorInstance === instance) return { kind: 'decline', role: 'successor' };
   if (l.secondSuccessor === identity && l.secondSuccessorInstance === instance) return { kind: 'decline', role: 'second' };
   return undefined;

@@ -664,16 +664,20 @@ describe('a whole fleet stopped at once (a deploy sends SIGTERM to every worker)
   const CLIENT_GO = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 } as const;
   /** A hand-over's first term at these timings (a third of the lease): what a term handed to a worker that is gone would hold the lease for. */
   const HANDED_TERM_MS = Math.ceil(CLIENT_GO.leaseDurationMs / 3000) * 1000;
-  /** Three electors, one leading, its successor named: on the push path (a cancelled leader hands over at once), or polling (no wakes: it leads on until its heir's next read). */
-  async function fleet(push = true) {
+  /**
+   * Three electors, one leading, its successor named: on the push path (a cancelled leader hands
+   * over at once), or polling (no wakes: it leads on until its heir's next read). `followers`: a
+   * leads (the oldest version) and b and c stand with these options.
+   */
+  async function fleet(push = true, followers?: Partial<LeaderElectorOptions>) {
     const sim = await Sim.create({ config: CONFIG });
     if (push) sim.pushBroker();
     const coord = sim.coordinator();
-    const start = (id: string) => {
+    const start = (id: string, opts: Partial<LeaderElectorOptions> = {}, versions?: [string, string]) => {
       const machine = sim.machine();
-      return sim.elector(id, { leaseName: L, ...CLIENT_GO, ...(push ? { push: sim.pushFor(machine) } : {}) }, { machine });
+      return sim.elector(id, { leaseName: L, ...CLIENT_GO, ...(push ? { push: sim.pushFor(machine) } : {}), ...opts }, { machine, ...(versions ? { versions } : {}) });
     };
-    const es = ['a', 'b', 'c'].map(start);
+    const es = followers ? [start('a', {}, ['1.30.0', '1.31.0']), start('b', followers, ['1.31.0', '1.31.0']), start('c', followers, ['1.31.0', '1.31.0'])] : ['a', 'b', 'c'].map((id) => start(id));
     const leader = await sim.until('a leader', () => leaders(es)[0]);
     const held = await sim.until('a successor on the lease', async () => {
       const l = (await sim.leases.read(L)).item;
@@ -701,6 +705,24 @@ describe('a whole fleet stopped at once (a deploy sends SIGTERM to every worker)
     expect(sim.log.maxConcurrentLeaders()).toBe(1);
     const tokens = sim.log.of('started').map((e) => e.token!);
     expect(tokens).toEqual([...tokens].sort((x, y) => x - y));
+    expect(coord.errors).toEqual([]);
+    await d.stop();
+  });
+
+  it('the followers with releaseOnCancel: false: a term handed to a stopping follower is still released (it never led it), so the fleet does not wait it out either', async () => {
+    const { sim, coord, es, leader, start } = await fleet(true, { releaseOnCancel: false });
+    expect(leader.elector.options.identity).toBe('a');
+    const stoppedAt = sim.clock.monotonic();
+    for (const e of es) e.controller.abort(); // the same simulated instant
+    const d = start('d');
+    await sim.settle(Promise.all(es.map((e) => e.done)), 'the old fleet to stop');
+    expect(['a', 'b', 'c']).not.toContain((await sim.leases.read(L)).item!.holderIdentity);
+    await sim.until('the new process leading', () => d.elector.isLeader(), 60_000);
+    console.log(`push fleet stop, followers releaseOnCancel false: d leads after ${sim.clock.monotonic() - stoppedAt} ms`);
+    expect(sim.clock.monotonic() - stoppedAt).toBeLessThan(HANDED_TERM_MS / 2);
+    expect(sim.log.of('started', 'b')).toHaveLength(0);
+    expect(sim.log.of('started', 'c')).toHaveLength(0);
+    expect(sim.log.maxConcurrentLeaders()).toBe(1);
     expect(coord.errors).toEqual([]);
     await d.stop();
   });

@@ -76,6 +76,13 @@ describe('departure: what a stopping follower gives up', () => {
     { name: 'no row: nothing', l: undefined, want: undefined },
   ])('$name', ({ l, want }) => expect(departure(l, 'b', 'b_1')).toEqual(want));
 
+  // releaseOnCancel false: the elector passes the highest token it led, whose term is left to run out
+  it.each([
+    { name: 'a term it led (stopped at its renew deadline, the row still naming it): kept, to run out', l: lease({ holderIdentity: 'b', holderInstance: 'b_1' }), kept: lease().fencingToken, want: undefined },
+    { name: 'a term handed to it that it never led (a later token): released', l: lease({ holderIdentity: 'b', holderInstance: 'b_1' }), kept: lease().fencingToken - 1, want: { kind: 'release', term: { holderIdentity: 'b', fencingToken: lease().fencingToken } } },
+    { name: 'named successor: declined, whatever it led', l: lease({ successor: 'b', successorInstance: 'b_1' }), kept: lease().fencingToken, want: { kind: 'decline', role: 'successor' } },
+  ])('releaseOnCancel false, $name', ({ l, kept, want }) => expect(departure(l, 'b', 'b_1', kept)).toEqual(want));
+
   it.each([
     { name: 'the successor declines: the second successor moves up', l: lease({ successor: 'b', successorInstance: 'b_1', secondSuccessor: 'c', secondSuccessorInstance: 'c_1' }), role: 'successor' as const, want: { set: { successor: 'c', successorInstance: 'c_1' }, remove: ['secondSuccessor', 'secondSuccessorInstance'] } },
     { name: 'the successor declines, no second: nobody named until the coordinator names again', l: lease({ successor: 'b', successorInstance: 'b_1' }), role: 'successor' as const, want: { set: {}, remove: ['successor', 'successorInstance'] } },
