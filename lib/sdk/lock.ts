@@ -219,7 +219,9 @@ export class MemoryLeaseTable {
       handOver: async (term, h) => {
         const cur = this.leases.get(name);
         if (!inTerm(cur, term) || cur.successor !== h.heir.name || cur.successorInstance !== h.heir.instance) return undefined;
-        return this.put(name, cur, handOverPatch(term, h.heir, h.now, h.firstTermSeconds, h.leaseTransitions, h.second));
+        // the second successor as the row names it now (LeaseStore.handOver's writes again with it); read as none, none is named
+        const read = h.second.name !== undefined || h.second.instance !== undefined;
+        return this.put(name, cur, handOverPatch(term, h.heir, h.now, h.firstTermSeconds, h.leaseTransitions, read ? { name: cur.secondSuccessor, instance: cur.secondSuccessorInstance } : {}));
       },
       release: async (term, now) => {
         const cur = this.leases.get(name);

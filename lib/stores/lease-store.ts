@@ -90,6 +90,21 @@ export function handOverPatch(term: Term, heir: Heir, now: number, firstTermSeco
   };
 }
 
+/** How many writes a hand-over sends at most: each refused by the second successor alone, which moved on since it was read (LeaseStore.handOver). */
+export const HAND_OVER_TRIES = 3;
+
+/** The condition that the row still names `second` as second successor (undefined: the giver read none, and names none of its fields). */
+function secondCondition(second: SecondSuccessor): { expression: string; names: Record<string, string>; values: Record<string, string> } | undefined {
+  if (second.name === undefined && second.instance === undefined) return undefined;
+  const names = { '#second': 'secondSuccessor', '#secondInstance': 'secondSuccessorInstance' };
+  const is = (attr: string, v: string | undefined, key: string) => (v === undefined ? `attribute_not_exists(${attr})` : `${attr} = ${key}`);
+  return {
+    expression: `${is('#second', second.name, ':second')} AND ${is('#secondInstance', second.instance, ':secondInstance')}`,
+    names,
+    values: { ...(second.name === undefined ? {} : { ':second': second.name }), ...(second.instance === undefined ? {} : { ':secondInstance': second.instance }) },
+  };
+}
+
 /** `patch` with the row's copy of the term's token kept as LeaseStore.write keeps it (there). */
 export function keepTermToken(row: Lease | undefined, patch: LeasePatch): LeasePatch {
   const set: LeasePatch['set'] = { ...patch.set };
@@ -268,21 +283,35 @@ export class LeaseStore extends ItemStore<typeof LeaseItem> {
    * successor moved up: handOverPatch), conditioned on the holder's term and on the lease still
    * naming that heir, instance included. Undefined when either no longer holds (then the caller
    * releases).
+   *
+   * The second successor moved up is the one the row names as the write lands, not only as the giver
+   * read it (`second`): one that declined since (stopping: LeaderElector.depart), or that the
+   * coordinator replaced, is not named again. A giver that read a second successor conditions the
+   * write on it too, and refused by that alone, writes again moving up the row's own (at most
+   * HAND_OVER_TRIES writes); one that read none names none of its fields, as before (a worker grant
+   * from before them may not name them), and leaves any named since to the coordinator.
    */
   async handOver(name: string, term: Term, heir: Heir, now: number, firstTermSeconds: number, leaseTransitions: number, second: SecondSuccessor = {}): Promise<Lease | undefined> {
     const t = termCondition(term);
-    const patch = handOverPatch(term, heir, now, firstTermSeconds, leaseTransitions, second);
-    const r = await this.updateOrRefusal({ name }, patch, {
-      expression: `${t.expression} AND #heir = :heir AND #heirInstance = :heirInstance`,
-      names: { ...t.names, '#heir': 'successor', '#heirInstance': 'successorInstance' },
-      values: { ...t.values, ':heir': heir.name, ':heirInstance': heir.instance },
-    });
-    if ('written' in r) return r.written;
-    // refused by its own hand-over, landed with its answer lost (the AWS SDK sent it again): the heir's
-    // term this very write made (its token, raised from this term's at this stamp, and its stamp)
-    const row = r.refusedBy;
-    const own = row !== undefined && (['holderIdentity', 'holderInstance', 'fencingToken', 'termToken', 'renewTime', 'electedBy', 'lastHolderIdentity'] as const).every((k) => row[k] === patch.set[k]);
-    return own ? this.parseItem(row) : undefined;
+    for (let attempt = 1, up = second; ; attempt++) {
+      const patch = handOverPatch(term, heir, now, firstTermSeconds, leaseTransitions, up);
+      const s = secondCondition(up);
+      const r = await this.updateOrRefusal({ name }, patch, {
+        expression: `${t.expression} AND #heir = :heir AND #heirInstance = :heirInstance${s ? ` AND ${s.expression}` : ''}`,
+        names: { ...t.names, '#heir': 'successor', '#heirInstance': 'successorInstance', ...s?.names },
+        values: { ...t.values, ':heir': heir.name, ':heirInstance': heir.instance, ...s?.values },
+      });
+      if ('written' in r) return r.written;
+      // refused by its own hand-over, landed with its answer lost (the AWS SDK sent it again): the heir's
+      // term this very write made (its token, raised from this term's at this stamp, and its stamp)
+      const row = r.refusedBy;
+      const own = row !== undefined && (['holderIdentity', 'holderInstance', 'fencingToken', 'termToken', 'renewTime', 'electedBy', 'lastHolderIdentity'] as const).every((k) => row[k] === patch.set[k]);
+      if (own) return this.parseItem(row);
+      // still this term, this heir named: refused by the second successor alone, moved on since it was read
+      const still = row !== undefined && row['holderIdentity'] === term.holderIdentity && row['fencingToken'] === term.fencingToken && row['successor'] === heir.name && row['successorInstance'] === heir.instance;
+      if (!still || !s || attempt >= HAND_OVER_TRIES) return undefined;
+      up = { name: row['secondSuccessor'] as string | undefined, instance: row['secondSuccessorInstance'] as string | undefined };
+    }
   }
 
   /**

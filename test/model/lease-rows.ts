@@ -95,10 +95,12 @@ export const leaseRows: LeaseRows = {
       stamp = later;
     }
   },
-  handOver(row, term, heir, now, firstTermSeconds, leaseTransitions, second) {
+  handOver(row, term, heir, now, firstTermSeconds, leaseTransitions, read) {
     if (!inTerm(row, term) || row!.successor !== heir.name || row!.successorInstance !== heir.instance) return refused(row);
+    // the second successor as the row names it as the write lands (LeaseStore.handOver writes again with it); read as none, none
+    const second = read.name !== undefined || read.instance !== undefined ? { name: row!.secondSuccessor, instance: row!.secondSuccessorInstance } : {};
     const token = nextFencingToken(term.fencingToken, now);
-    // the second successor the giver read (neither the heir nor the giver) is the successor now
+    // that second successor (neither the heir nor the giver) is the successor now
     const up = second.name !== undefined && second.name !== heir.name && second.name !== term.holderIdentity ? { successor: second.name, successorInstance: second.instance } : {};
     const secondNamed = second.name !== undefined || second.instance !== undefined;
     const written = applied(

@@ -158,6 +158,26 @@ describe.each(Object.keys(rigs))('LeaseLock on %s', (kind) => {
     expect(row(await lock.renew(term, { now: NOW + 2000, leaseDurationSeconds: 15 }))).toMatchObject({ holderIdentity: 'a' }); // the term untouched
   });
 
+  it('a hand-over decided on a view from before the second successor declined does not name it again (the giver\'s view moved up one round trip late)', async () => {
+    const rig = rigs[kind]!();
+    const { lock } = rig;
+    const got = (await lock.acquire(await lock.get(), acquisition(undefined, claim('a', NOW)))) as { written: Lease };
+    const term = { holderIdentity: 'a', fencingToken: got.written.fencingToken };
+    await rig.coordinatorWrites(await lock.get(), { set: { successor: 'b', successorInstance: 'b-1', secondSuccessor: 'c', secondSuccessorInstance: 'c-1' } });
+    const view = (await lock.get()).item!; // the giver's view: b, then c
+    expect(await lock.decline(await lock.get(), 'second')).toBeDefined(); // c stops: its name off
+    const handed = await lock.handOver(term, { now: NOW + 1000, firstTermSeconds: 5, leaseTransitions: view.leaseTransitions, heir: { name: 'b', instance: 'b-1' }, second: { name: view.secondSuccessor, instance: view.secondSuccessorInstance } });
+    expect(row(handed)).toMatchObject({ holderIdentity: 'b', holderInstance: 'b-1' });
+    // the second successor moved up is the one the row names as the hand-over lands: none, not c
+    expect([handed!.successor, handed!.successorInstance]).toEqual([undefined, undefined]);
+    // b hands on, its view naming c second, which the coordinator has replaced by d since: d moves up
+    const bTerm = { holderIdentity: 'b', fencingToken: handed!.fencingToken };
+    await rig.coordinatorWrites(await lock.get(), { set: { successor: 'e', successorInstance: 'e-1', secondSuccessor: 'd', secondSuccessorInstance: 'd-1' } });
+    const again = await lock.handOver(bTerm, { now: NOW + 2000, firstTermSeconds: 5, leaseTransitions: handed!.leaseTransitions, heir: { name: 'e', instance: 'e-1' }, second: { name: 'c', instance: 'c-1' } });
+    expect(row(again)).toMatchObject({ holderIdentity: 'e', successor: 'd', successorInstance: 'd-1' });
+    expect(again!.secondSuccessor).toBeUndefined();
+  });
+
   it("a take by the successor names the second successor; a take by the second (the successor failed to take) names nobody", async () => {
     const rig = rigs[kind]!();
     const { lock } = rig;
