@@ -103,8 +103,12 @@ const elector = new LeaderElector({
 // The application: only the leader does the work; any other answers 503 (and names the leader it
 // last saw), so a request routed to a worker that is no longer the leader is never served.
 const listen = (server: Server, port: number) => new Promise<void>((resolve, reject) => server.once('error', reject).listen(port, httpHost, resolve));
+// Bounded as serveHealth's server is: on node:http's defaults a client that connects and says
+// nothing holds a connection for a minute or more (headersTimeout 60 s, requestTimeout 300 s,
+// checked every 30 s; no idle timeout), and any number of them may be open. `/work` is answered at once.
+const APP_TIMEOUT_MS = 5_000;
 const app = httpPort
-  ? createServer((req, res) => {
+  ? createServer({ headersTimeout: APP_TIMEOUT_MS, requestTimeout: APP_TIMEOUT_MS, keepAliveTimeout: APP_TIMEOUT_MS, connectionsCheckingInterval: 1_000 }, (req, res) => {
       const leading = req.url === '/work' && elector.isLeader();
       const token = elector.fencingToken;
       res.statusCode = req.url !== '/work' ? 404 : leading ? 200 : 503;
@@ -112,7 +116,11 @@ const app = httpPort
       res.end(JSON.stringify(leading ? { identity, fencingToken: token } : { identity, leader: elector.leader ?? null }));
     })
   : undefined;
-if (app) await listen(app, Number(httpPort));
+if (app) {
+  app.timeout = APP_TIMEOUT_MS; // a connection idle this long is closed, whatever it was doing
+  app.maxConnections = 256; // one past it is closed unanswered: a load balancer and its clients hold far fewer
+  await listen(app, Number(httpPort));
+}
 const health = process.env['HEALTH_PORT'] ? await serveHealth(elector, { port: Number(process.env['HEALTH_PORT']), host: httpHost }) : undefined;
 
 const controller = new AbortController();
