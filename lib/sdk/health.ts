@@ -145,6 +145,13 @@ const headerValue = (s: string): string => (/^[\x20-\x7e]*$/.test(s) ? s : encod
  * comment); 200 or 503 with a JSON body (HealthResponseSchema) and, for one lease, the
  * Conclave-Lease, -Holder, -Fencing-Token and -Address headers (HEALTH_HEADERS). OPTIONS (HAProxy's
  * `option httpchk <path>`): the same status and headers, no body. Other methods: 405. A lease it does not serve: 404. Other paths: `next()` when given (Express), else 404.
+ *
+ * The server it runs in keeps its own limits: on node:http's defaults a client that connects and
+ * says nothing holds a connection for 60 to 90 s, an idle one is never closed, and any number may be
+ * open. serveHealth bounds its server; create a server of your own with `requestTimeout`,
+ * `headersTimeout` and `connectionsCheckingInterval` (and `requireHostHeader: false` for HAProxy's
+ * `option httpchk`, which sends no Host header), then set its `timeout` and `maxConnections`. With
+ * Express: `http.createServer(options, app)` rather than `app.listen()`, which takes no options.
  * @throws ValidationError when `electors` is not a LeaderElector or a non-empty array of them, one per lease
  */
 export function healthCheck(electors: LeaderElector | readonly LeaderElector[]): HealthHandler {
