@@ -37,9 +37,77 @@ export function issuesOf(error: z.ZodError): FieldIssue[] {
   return error.issues.map((i) => ({ field: fieldOf(i.path), message: i.message }));
 }
 
-/** Parses `raw` with `schema`; throws a ValidationError naming `subject` and each bad field. */
+/** What a user writes for each of zod's expected types. */
+const WANTED: Record<string, string> = { string: 'a string', number: 'a number', int: 'a whole number', boolean: 'true or false', array: 'a list', object: 'an object', function: 'a function', bigint: 'a bigint', date: 'a Date', symbol: 'a symbol' };
+
+/** A value as a message shows it: its kind, and a short one itself. */
+function shown(v: unknown): string {
+  if (v === null) return 'null';
+  if (typeof v === 'string') return `the string ${JSON.stringify(v.length > 40 ? `${v.slice(0, 39)}…` : v)}`;
+  if (typeof v === 'number' || typeof v === 'boolean' || typeof v === 'bigint') return `the ${typeof v} ${String(v)}`;
+  if (Array.isArray(v)) return 'a list';
+  return typeof v === 'object' ? 'an object' : `a ${typeof v}`;
+}
+
+/** Edit distance, for a misspelt key (Levenshtein). */
+function distance(a: string, b: string): number {
+  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const next = [i];
+    for (let j = 1; j <= b.length; j++) next.push(Math.min(row[j]! + 1, next[j - 1]! + 1, row[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1)));
+    row = next;
+  }
+  return row[b.length]!;
+}
+
+/** What to say of an unknown key: the known key it was likely meant as, else the known keys (none known: nothing). */
+export function unknownKeyHint(key: string, known: readonly string[]): string {
+  const close = known
+    .map((k) => ({ k, d: k.toLowerCase() === key.toLowerCase() ? 0 : distance(key, k) }))
+    .filter(({ k, d }) => d <= Math.max(2, Math.floor(k.length / 4)))
+    .sort((a, b) => a.d - b.d)[0];
+  return close ? ` (did you mean "${close.k}"?)` : known.length ? ` (the options: ${known.join(', ')})` : '';
+}
+
+/** The keys a zod object schema knows (an issue's `inst`), or none. */
+export function knownKeys(inst: unknown): string[] {
+  const shape = (inst as { _zod?: { def?: { shape?: Record<string, unknown> } } } | undefined)?._zod?.def?.shape;
+  return shape ? Object.keys(shape) : [];
+}
+
+/**
+ * Messages for the issues whose zod message names no fix: a wrong type ("expected number,
+ * received string") and an unknown key. A schema's own message comes first (zod asks this map
+ * only for issues the schema left to the default).
+ */
+const FIXES: z.core.$ZodErrorMap = (issue) => {
+  if (issue.code === 'invalid_type') {
+    const want = WANTED[issue.expected] ?? issue.expected;
+    const v = issue.input;
+    if (v === undefined) return `is required: give ${want}`;
+    const numeric = typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v));
+    const fix =
+      issue.expected === 'number' && numeric
+        ? `: give ${Number(v)} (a number, not text: Number(…) of an environment variable)`
+        : issue.expected === 'boolean' && (v === 'true' || v === 'false')
+          ? `: give ${v}, without quotes`
+          : issue.expected === 'array' && !Array.isArray(v) && (typeof v === 'string' || typeof v === 'number')
+            ? `: give [${JSON.stringify(v)}]`
+            : issue.expected === 'string' && typeof v === 'number'
+              ? `: give "${v}"`
+              : '';
+    return `must be ${want}, not ${shown(v)}${fix}`;
+  }
+  if (issue.code === 'unrecognized_keys') {
+    const known = knownKeys(issue.inst);
+    return issue.keys.map((k) => `unknown option ${JSON.stringify(k)}${unknownKeyHint(k, known)}`).join('; ');
+  }
+  return undefined;
+};
+
+/** Parses `raw` with `schema`; throws a ValidationError naming `subject` and each bad field, and what to give. */
 export function parse<S extends z.ZodType>(schema: S, raw: unknown, subject: string | (() => string)): z.output<S> {
-  const r = schema.safeParse(raw);
+  const r = schema.safeParse(raw, { error: FIXES });
   if (r.success) return r.data;
   throw new ValidationError(typeof subject === 'string' ? subject : subject(), issuesOf(r.error));
 }

@@ -7,6 +7,7 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import * as z from 'zod';
 import type { Clock } from '../clock.js';
 import { TableNamesSchema, type TableNames } from '../schemas/config.js';
+import { knownKeys, unknownKeyHint } from '../schemas/validation.js';
 import { defaultTableNames as tableNamesUnder } from '../tables.js';
 import { serverClockOf, trustedClock, type StampClock } from './server-clock.js';
 
@@ -105,10 +106,11 @@ export const fn = <F>(what = 'a function') => z.custom<F>((v) => typeof v === 'f
  * needs), or unknown options (with what to write instead where an option moved).
  */
 export function optionErrors(owner: string, required: string, moved: Readonly<Record<string, string>> = {}) {
-  return (issue: { code?: string; keys?: string[] }): string | undefined => {
+  return (issue: { code?: string; keys?: string[]; inst?: unknown }): string | undefined => {
     if (issue.code === 'invalid_type') return `must be the ${owner} options: an object with ${required}`;
     if (issue.code !== 'unrecognized_keys' || !issue.keys) return undefined;
-    const hints = issue.keys.map((k) => (moved[k] ? `"${k}": ${moved[k]}` : `"${k}"`));
+    const known = knownKeys(issue.inst);
+    const hints = issue.keys.map((k) => (moved[k] ? `"${k}": ${moved[k]}` : `"${k}"${unknownKeyHint(k, known)}`));
     return `unknown option${issue.keys.length > 1 ? 's' : ''} of ${owner}: ${hints.join('; ')}`;
   };
 }

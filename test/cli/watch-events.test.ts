@@ -163,7 +163,7 @@ describe('events', () => {
     const err = r.err.split('\n');
     expect(err).toHaveLength(3);
     expect(err[0]).toMatch(new RegExp(`^${file}:2: skipped: not JSON`));
-    expect(err[1]).toBe(`${file}:4: skipped: invalid "Leader Changed" event detail: holder: Invalid input: expected string, received undefined`);
+    expect(err[1]).toBe(`${file}:4: skipped: invalid "Leader Changed" event detail: holder: is required: give a string`);
     expect(err[2]).toMatch(new RegExp(`^${file}:5: skipped: invalid Conclave event: detail-type: "Leader Vanished" is not a Conclave detail-type; expected one of: Leader Elected, `));
   });
 

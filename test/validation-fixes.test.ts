@@ -1,0 +1,59 @@
+/**
+ * A wrong type or an unknown key, as a new user meets them, is a ValidationError naming the field
+ * and the fix. Found by a review (2026-12-01) using the packed packages from a fresh project: zod's
+ * own messages named the field but no fix ("leaseDurationMs: Invalid input: expected number,
+ * received string"; grantWorker's "(root): Unrecognized key: "leaseName""), while the schemas' own
+ * messages (a semantic version, a port range) said what to give.
+ */
+import { describe, expect, it } from 'vitest';
+import { GrantWorkerSettingsSchema } from '../infra/settings.js';
+import { LeaderElector } from '../lib/sdk/elector.js';
+import { serveHealth } from '../lib/sdk/health.js';
+import { parse, ValidationError } from '../lib/schemas/validation.js';
+import { DynamoDBModel } from '../sim/dynamodb-model/index.js';
+
+const client = new DynamoDBModel({ now: () => 0 }).client({ name: 'test' });
+const options = { leaseName: 'nightly-report', identity: 'w-1', mode: 'NoCoordination' as const, client, callbacks: { onStartedLeading: () => undefined } };
+/** The message of the ValidationError `f` throws (or rejects with). */
+async function messageOf(f: () => unknown): Promise<string> {
+  try {
+    await f();
+  } catch (e) {
+    expect(e).toBeInstanceOf(ValidationError);
+    return (e as Error).message;
+  }
+  throw new Error('no ValidationError');
+}
+
+describe('a wrong type or an unknown key names the field and the fix', () => {
+  it('a number given as a string (an environment variable read as it is): the number to give', async () => {
+    // before: "leaseDurationMs: Invalid input: expected number, received string"
+    expect(await messageOf(() => new LeaderElector({ ...options, leaseDurationMs: '15000' as never }))).toContain('leaseDurationMs: must be a number, not the string "15000": give 15000');
+    expect(await messageOf(() => serveHealth(new LeaderElector(options), { port: '9090' as never }))).toContain('port: must be a number, not the string "9090": give 9090');
+  });
+
+  it('a required field left out: "is required", and what to give', async () => {
+    // before: "identity: Invalid input: expected string, received undefined"
+    expect(await messageOf(() => new LeaderElector({ ...options, identity: undefined as never }))).toContain('identity: is required: give a string');
+  });
+
+  it('one value where a list is wanted: the list to give', async () => {
+    // before: "leaseNames: Invalid input: expected array, received string"
+    expect(await messageOf(() => parse(GrantWorkerSettingsSchema, { leaseNames: 'nightly-report', components: [] }, 'grantWorker options'))).toContain(
+      'leaseNames: must be a list, not the string "nightly-report": give ["nightly-report"]',
+    );
+  });
+
+  it('a misspelt key: the option it was meant to be', async () => {
+    // before: '(root): Unrecognized key: "leaseName"' and, in the SDK, 'unknown option of LeaderElector: "leaseNme"'
+    expect(await messageOf(() => parse(GrantWorkerSettingsSchema, { leaseName: ['a'], components: [] }, 'grantWorker options'))).toContain('unknown option "leaseName" (did you mean "leaseNames"?)');
+    const { leaseName, ...rest } = options;
+    expect(await messageOf(() => new LeaderElector({ ...rest, leaseNme: leaseName } as never))).toContain('unknown option of LeaderElector: "leaseNme" (did you mean "leaseName"?)');
+    // nothing close: the options it has
+    expect(await messageOf(() => parse(GrantWorkerSettingsSchema, { leaseNames: ['a'], components: [], zzz: 1 }, 'grantWorker options'))).toMatch(/unknown option "zzz" \(the options: leaseNames, allLeases, components, allComponents, sessions\)/);
+  });
+
+  it("a schema's own message is kept", async () => {
+    expect(await messageOf(() => serveHealth(new LeaderElector(options), { port: 70_000 }))).toContain('port: must be a port from 0 to 65535');
+  });
+});
