@@ -13,7 +13,7 @@ import { resolveLocation } from './platform.js';
 import { errorSink, faultReporter, retryDelayMs, START_RETRY_MS } from './faults.js';
 import { boundedClient, requestBoundMs } from './bounded-client.js';
 import { retryOnConflict } from '../stores/errors.js';
-import { ClientSchema, ClockSchema, ClockSyncSchema, StartUp, TablesSchema, aborted, deepFreeze, fn, optionErrors, stampClockFor, type DeepReadonly } from './options.js';
+import { ClientSchema, ClockSchema, ClockSyncSchema, StartUp, TablesSchema, aborted, deepFreeze, fn, optionErrors, runningTableNotFound, stampClockFor, type DeepReadonly } from './options.js';
 import { instanceOnSession, processOf } from '../schemas/instance.js';
 import { SessionSchema, sessionSeam, type Session } from './session.js';
 
@@ -261,7 +261,8 @@ export class LeaseCandidate {
     this.instance = instance ?? (session ? instanceOnSession(this.options.name, unique, session.process) : `${this.options.name}_${unique}`);
     this.onError = errorSink(onError, `candidate "${this.options.name}" of lease "${this.options.leaseName}"`);
     this.client = requests;
-    this.report = faultReporter(this.onError, `candidate "${this.options.name}" of lease "${this.options.leaseName}"`, client);
+    const subject = `candidate "${this.options.name}" of lease "${this.options.leaseName}"`;
+    this.report = faultReporter(this.onError, subject, client, runningTableNotFound(subject, this.options.tables));
     this.startUp = new StartUp(`candidate "${this.options.name}" of lease "${this.options.leaseName}"`, this.options.tables);
     this.ready = this.startUp.ready;
   }

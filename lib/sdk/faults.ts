@@ -217,11 +217,14 @@ export function errorSink(onError: ((e: Error) => void) | undefined, subject: st
 
 /**
  * What an SDK object reports its faults with: `onError` (an errorSink), each fault named
- * (namedFault). The endpoint is looked up once, at the first fault that needs it.
+ * (namedFault), or by `own` first when it names it (a missing table: options.ts' runningTableNotFound).
+ * The endpoint is looked up once, at the first fault that needs it.
  */
-export function faultReporter(onError: (e: Error) => void, subject: string, client: DynamoDBClient): (e: unknown) => void {
+export function faultReporter(onError: (e: Error) => void, subject: string, client: DynamoDBClient, own?: (e: unknown) => Error | undefined): (e: unknown) => void {
   let endpoint: string | undefined;
   return (e) => {
+    const named = own?.(e);
+    if (named) return onError(named);
     if (endpoint !== undefined || faultKind(e) !== 'unreachable') return onError(namedFault(e, subject, endpoint ?? ''));
     void endpointOf(client).then((found) => {
       endpoint = found;

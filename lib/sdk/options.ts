@@ -215,12 +215,23 @@ export class StartUp<T> {
 
 const isTableNotFound = (e: unknown): boolean => e instanceof Error && !(e instanceof TableNotFoundError) && e.name === 'ResourceNotFoundException';
 
+/**
+ * For a running object's faultReporter: DynamoDB's bare missing table ("Requested resource not
+ * found" names no table, nor what to do) as a TableNotFoundError of `who` naming `tables`, which it
+ * goes on retrying; undefined for any other fault.
+ */
+export const runningTableNotFound =
+  (who: string, tables: TableNames) =>
+  (e: unknown): TableNotFoundError | undefined =>
+    isTableNotFound(e) ? new TableNotFoundError(who, tables, e as Error, true) : undefined;
+
 /** `e` as a TableNotFoundError naming `tables` when it is DynamoDB's bare missing table, else `e` itself: for calls that are no long-lived object (getLeader, withLease). */
 export const tableNotFound = (who: string, tables: TableNames, e: unknown): unknown => (isTableNotFound(e) ? new TableNotFoundError(who, tables, e as Error) : e);
 
 /**
  * A Conclave table an SDK object uses does not exist where its client points (a `tables` prefix or
- * name that does not match the deployment, another account or Region, or local mode not started).
+ * name that does not match the deployment, another account or Region, or local mode not started;
+ * or, told to onError by a running object, a table deleted or being created again under it).
  * The message names the tables and the fix.
  */
 export class TableNotFoundError extends Error {
@@ -233,12 +244,20 @@ export class TableNotFoundError extends Error {
     readonly tables: TableNames,
     /** DynamoDB's error. */
     override readonly cause: Error,
+    /**
+     * Whether the object goes on trying, with backoff (told to its onError while it runs: a table
+     * deleted, or being restored or created again, under a running worker), rather than failing to
+     * start. @default false
+     */
+    readonly retrying: boolean = false,
   ) {
     super(
       `${subject}: a table it uses does not exist where its DynamoDB client points (DynamoDB said: ${cause.message}). ` +
+        (retrying ? 'It was deleted, or is being restored or created again, while this worker ran; or it was never there. ' : '') +
         `It uses ${tables.leases}, ${tables.candidates} and ${tables.identities}, as its \`tables\` option names them (a prefix such as 'conclave', or { leases, candidates, identities }). ` +
         `Give \`tables\` your deployment's names: the stack's LeasesTable, CandidatesTable and IdentitiesTable outputs (their common prefix), in the account and Region the client uses; ` +
-        `or create them: for local mode \`npx conclave-local\` (its CONCLAVE_TABLE_PREFIX) or startLocalConclave() (its tablePrefix) from @conclave/testing, \`cdk deploy\` in AWS.`,
+        `or create them: for local mode \`npx conclave-local\` (its CONCLAVE_TABLE_PREFIX) or startLocalConclave() (its tablePrefix) from @conclave/testing, \`cdk deploy\` in AWS.` +
+        (retrying ? ' Retrying with backoff: it takes part again once the table is back (a leader stops leading by its renew deadline meanwhile).' : ''),
     );
   }
 }

@@ -20,6 +20,7 @@ import { createTables, deleteTables } from '../../lib/local/tables.js';
 import type { TestTables } from '../support.js';
 import { validationError } from './harness.js';
 import { Sim, T0, modelTables } from '../../sim/harness.js';
+import { TableNotFoundError } from '../../lib/sdk/options.js';
 import { DynamoDBModel, faults, type ModelRequest } from '../../sim/dynamodb-model/index.js';
 import { defaultTableNames } from '../../lib/tables.js';
 
@@ -458,7 +459,8 @@ describe('IdentityLeaseHeartbeat timer', () => {
     expect(errors).toHaveLength(1);
     await timers.run(10_000);
     expect(errors).toHaveLength(2);
-    expect(errors.every((e) => e.name === 'ResourceNotFoundException')).toBe(true);
+    // named: the heartbeat, the tables and the fix, DynamoDB's error as the cause
+    expect(errors.every((e) => e instanceof TableNotFoundError && e.retrying && e.cause.name === 'ResourceNotFoundException' && e.message.startsWith(`identity lease ${hb.name}: a table it uses does not exist`))).toBe(true);
     expect(hb.healthy()).toBe(true); // its row is not expired: two failed renewals are no lost identity
 
     // it comes back (empty): the next interval creates the row again, reported once as gone

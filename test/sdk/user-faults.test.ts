@@ -4,12 +4,13 @@
  * process suspended past its lease, a wall clock stepped by NTP, a host name that does not
  * resolve, and a leader's work that throws or never returns.
  */
-import { GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand, DeleteTableCommand, GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { describe, expect, it } from 'vitest';
 import type { LeaderElectorOptions, LeadingTerm } from '../../lib/sdk/elector.js';
 import { maxFailingRequestsPerSecond } from '../../lib/sdk/faults.js';
-import { DynamoDBRefusedError, DynamoDBUnreachableError, FencingError, IdentityLeaseHeartbeat, LeaderWorkError } from '../../lib/sdk/index.js';
+import { DynamoDBRefusedError, DynamoDBUnreachableError, FencingError, IdentityLeaseHeartbeat, LeaderWorkError, TableNotFoundError } from '../../lib/sdk/index.js';
+import { TABLES } from '../../lib/tables.js';
 import { LATENCY_MS, Sim, type Machine, type SimElector } from '../../sim/harness.js';
 import { CLIENT_GO, CONFIG, L, bound, group, leaders, onLeases } from './fault-group.js';
 
@@ -909,5 +910,57 @@ describe('a laptop that sleeps while its take of the lease is in flight', () => 
     // before (clockSync none): it led from waking until the take's send plus 16 s (22 s), c from 15.2 s on (the dead a never logs its stop)
     const other = sim.log.of('started').find((s) => s.at > sentAt! && s.who !== id);
     for (const s of started) expect(sim.log.of('stopped', id).find((x) => x.token === s.token)!.at).toBeLessThanOrEqual(other?.at ?? Infinity);
+  });
+});
+
+describe('a leases table deleted under running workers (a stack torn down, a table replaced), then created again', () => {
+  it('the leader stops by its renew deadline; each try is reported as a TableNotFoundError naming the tables, that it went while running, and the fix, at most once per retry period; run() goes on', async () => {
+    const { sim, es, leader, errors } = await settledGroup();
+    const id = leader.elector.options.identity;
+    const states = es.map((e) => settledOf(e.done));
+    const lastOk = Math.max(...leaseWrites(sim, leader.machine, 0).filter((r) => r.ok).map((r) => r.at));
+    const from = sim.clock.monotonic();
+    const before = new Map(es.map((e) => [e, errors(e).length]));
+    await sim.client.send(new DeleteTableCommand({ TableName: sim.names.leases }));
+    await sim.run(60_000);
+    const stopped = sim.log.of('stopped', id).filter((x) => x.at >= from);
+    expect(stopped).toHaveLength(1);
+    expect(stopped[0]!.at).toBeLessThanOrEqual(lastOk + CLIENT_GO.renewDeadlineMs);
+    expect(leaders(es)).toEqual([]);
+    for (const e of es) {
+      const told = errors(e).slice(before.get(e));
+      expect(told.length).toBeGreaterThanOrEqual(3);
+      expect(told.length).toBeLessThanOrEqual(2 * bound(60_000));
+      // before the fix: DynamoDB's bare ResourceNotFoundException, naming neither the elector, the table nor what to do
+      expect(told.every((x) => x instanceof TableNotFoundError && x.retrying)).toBe(true);
+      const named = told[0] as TableNotFoundError;
+      expect(named.cause.name).toBe('ResourceNotFoundException');
+      expect(named.message).toMatch(new RegExp(`^LeaderElector "${e.elector.options.identity}" of lease "${L}": a table it uses does not exist where its DynamoDB client points \\(DynamoDB said: `));
+      expect(named.message).toContain(`It uses ${sim.names.leases}, ${sim.names.candidates} and ${sim.names.identities}`);
+      expect(named.message).toMatch(/It was deleted, or is being restored or created again, while this worker ran; or it was never there/);
+      expect(named.message).toMatch(/Retrying with backoff: it takes part again once the table is back/);
+    }
+    expect(states.map((s) => s.v)).toEqual([undefined, undefined, undefined]); // run() goes on
+    expect(sim.log.maxConcurrentLeaders()).toBe(1);
+  });
+
+  it('a lone NoCoordination worker leads again once the table is back, with a larger fencing token', async () => {
+    const sim = await Sim.create({});
+    const errors: Error[] = [];
+    const e = sim.elector('lone', { leaseName: L, mode: 'NoCoordination', ...CLIENT_GO }, { errors });
+    await sim.until('it leads', () => e.elector.isLeader(), 30_000);
+    const token = e.elector.fencingToken!;
+    await sim.client.send(new DeleteTableCommand({ TableName: sim.names.leases }));
+    await sim.until('it stops', () => !e.elector.isLeader(), CLIENT_GO.renewDeadlineMs + 1);
+    await sim.run(30_000);
+    expect(errors.length).toBeGreaterThan(0);
+    expect(errors.every((x) => x instanceof TableNotFoundError && x.retrying)).toBe(true);
+    const { partitionKey } = TABLES.leases;
+    await sim.client.send(new CreateTableCommand({ TableName: sim.names.leases, BillingMode: 'PAY_PER_REQUEST', AttributeDefinitions: [{ AttributeName: partitionKey, AttributeType: 'S' }], KeySchema: [{ AttributeName: partitionKey, KeyType: 'HASH' }] }));
+    const back = sim.clock.monotonic();
+    await sim.until('it leads again', () => e.elector.isLeader(), 60_000);
+    expect(sim.clock.monotonic() - back).toBeLessThanOrEqual(2 * 4 * CLIENT_GO.retryPeriodMs); // its next try after the backoff
+    expect(e.elector.fencingToken!).toBeGreaterThan(token); // tokens only grow, across a table created again
+    await e.stop();
   });
 });
