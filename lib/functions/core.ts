@@ -81,9 +81,14 @@ export async function afterReconcile(deps: FunctionDeps, o: ReconcileOutcome, tr
   if (o.attempts > 1) deps.metrics.addMetric(METRIC.conflicts, MetricUnit.Count, o.attempts - 1);
   switch (d.kind) {
     case 'openElection':
-    case 'awaitAcks':
-      await deps.timer.schedule({ lease: o.lease, electionId: d.election.id, deadline: d.election.deadline }, d.election.deadline - o.at);
+    case 'awaitAcks': {
+      // past its deadline, an election waits only for the lease stream to see its created row
+      // (awaitsStream), whose record closes it: the timer looks again once per ack window, never at
+      // once (a delay of 0 s redelivered at once, reconciling in a loop while the stream was behind)
+      const dueMs = d.election.deadline - o.at;
+      await deps.timer.schedule({ lease: o.lease, electionId: d.election.id, deadline: d.election.deadline }, dueMs > 0 ? dueMs : deps.coordinator.config.ackWindowMs);
       break;
+    }
     case 'elect':
       if (d.election) leaseMetric(deps.metrics, o.lease, METRIC.electionDuration, MetricUnit.Milliseconds, o.at - d.election.startedAt);
       if (d.skewPrevented) deps.metrics.addMetric(METRIC.skewPreventions, MetricUnit.Count, 1);

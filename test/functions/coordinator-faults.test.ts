@@ -20,6 +20,7 @@ import { onTick, onTimer, type FunctionDeps } from '../../lib/functions/core.js'
 import type { PoisonRecord } from '../../lib/functions/dead-letter.js';
 import { observability } from '../../lib/functions/env.js';
 import { METRIC } from '../../lib/functions/metrics.js';
+import { sqsDelaySeconds } from '../../lib/functions/timer.js';
 import { lambdaContext } from '../../lib/local/runtime.js';
 import { SESSION_COMPONENT, sessionKey } from '../../lib/schemas/identity.js';
 import { ACCOUNT, REGION, TIME, ec2StateChange } from '../platform-fixtures.js';
@@ -153,6 +154,58 @@ describe('the lease stream', () => {
     expect(dead.map((p) => p.eventID)).toEqual([take.eventID, join.eventID]);
     // before the fix: none (Leader Changed and Candidate Joined lost)
     expect(published.map((e) => e.detailType)).toEqual(expect.arrayContaining(['Leader Changed', 'Candidate Joined']));
+  });
+});
+
+describe('the election timer', () => {
+  it('an election on a created row, past its deadline with the lease stream behind: the timer looks again once per ack window, not at once in a loop; the stream closes it once it sees the row', async () => {
+    const clock = manualClock(Date.now());
+    const s = clock.now();
+    const scheduled: { message: unknown; delayMs: number }[] = [];
+    const d = fdeps(clock, { timer: { schedule: async (message, delayMs) => void scheduled.push({ message, delayMs }) } });
+    const c = d.coordinator;
+    const lease = 'behind';
+    await cand(d, lease, 'a', s, '1.31.0');
+    await cand(d, lease, 'b', s);
+    await session(d, s);
+    await holdOnSession(d, lease, s);
+    await del(lease);
+    clock.set(s + 60_000);
+    await session(d, clock.now());
+    await onTick(d); // the row created again, its election waiting for the stream
+    const e = (await c.leases.read(lease)).item!.election!;
+    expect(e.awaitsStream).toBe(true);
+    await ack(d, lease, clock.now());
+    // the lease stream is behind (its function throttled, failing on an earlier record): the timer
+    // fires at the deadline, and then as SQS delivers what it schedules, for a minute
+    clock.set(e.deadline);
+    const from = clock.now();
+    let deliveries = 0;
+    let message: unknown = { lease, electionId: e.id, deadline: e.deadline };
+    while (clock.now() - from < 60_000 && deliveries < 200) {
+      scheduled.length = 0;
+      await onTimer(d, message as Parameters<typeof onTimer>[1]);
+      deliveries++;
+      const next = scheduled.find((x) => (x.message as { electionId?: string }).electionId === e.id);
+      if (!next) break;
+      message = next.message;
+      clock.advance(sqsDelaySeconds(next.delayMs) * 1000);
+    }
+    // before the fix: each delivery scheduled the next at the past deadline (delay 0 s), 200 in no time
+    expect(deliveries).toBeLessThanOrEqual(60_000 / c.config.ackWindowMs + 1);
+    expect((await c.leases.read(lease)).item!.election?.awaitsStream).toBe(true); // still waiting for the stream
+    // the stream catches up: its function sees the created row and closes the election
+    // the stream catches up: its function handles the delete (holding the next election long enough
+    // for the deleted term's holder), then sees the created row; the timer closes the election then
+    const rs = await recs(lease);
+    const remove = rs.findLast((r) => r.eventName === 'REMOVE')!;
+    expect((await leaseStream(d)({ Records: [remove, ...rs.slice(rs.indexOf(remove) + 1)] } as DynamoDBStreamEvent, ctx('leaseStream'))).batchItemFailures).toEqual([]);
+    const held = (await c.leases.read(lease)).item!.election!;
+    expect(held.awaitsStream).toBeUndefined();
+    clock.set(held.deadline);
+    await ack(d, lease, clock.now());
+    await onTimer(d, { lease, electionId: held.id, deadline: held.deadline });
+    expect((await c.leases.read(lease)).item).toMatchObject({ holderIdentity: expect.any(String), electedBy: 'coordinator' });
   });
 });
 
