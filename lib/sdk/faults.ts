@@ -38,6 +38,10 @@ const DENIED = new Set(['AccessDeniedException', 'UnrecognizedClientException', 
 const NO_CREDENTIALS = new Set(['CredentialsProviderError', 'TokenProviderError']);
 /** Such errors as namedFault named them (named once). */
 const namedNoCredentials = new WeakSet<Error>();
+/** DynamoDB failed the request on its side (HTTP 5xx: InternalServerError, ServiceUnavailable), after the AWS SDK's own retries. */
+const isServerFault = (e: Error): boolean => (e as { $fault?: unknown }).$fault === 'server' || e.name === 'InternalServerError' || e.name === 'ServiceUnavailable';
+/** Server faults as namedFault named them (named once). */
+const namedServerFaults = new WeakSet<Error>();
 
 /** The AWS SDK found no region for the client (no `region` option, AWS_REGION or profile): nothing was sent, nor will be. */
 const isRegionMissing = (e: Error): boolean => /^Region is missing/.test(e.message);
@@ -150,7 +154,8 @@ export async function endpointOf(client: DynamoDBClient): Promise<string> {
 /**
  * `e`, named for what it is: a DynamoDBUnreachableError (naming `endpoint`) or a
  * DynamoDBRefusedError; credentials the AWS SDK could not load, under the SDK's name with `subject`
- * and what to check; a client with no region, with `subject` and where to give one; any other error as it is (a ValidationError already names the row and field).
+ * and what to check; a client with no region, with `subject` and where to give one; a fault on
+ * DynamoDB's side (HTTP 5xx), under the SDK's name with `subject` and that it is retried; any other error as it is (a ValidationError already names the row and field).
  */
 export function namedFault(e: unknown, subject: string, endpoint: string): Error {
   const error = e instanceof Error ? e : new Error(String(e));
@@ -167,6 +172,17 @@ export function namedFault(e: unknown, subject: string, endpoint: string): Error
   if (isRegionMissing(error)) return noRegion(subject, error, 'retrying with backoff');
   const kind = faultKind(error);
   if (kind === 'throttled' || kind === 'denied') return new DynamoDBRefusedError(kind, subject, error);
+  if (kind === 'other' && isServerFault(error) && !namedServerFaults.has(error)) {
+    // the SDK's own name kept, as for credentials: code that tells it by name still does
+    const status = (error as { $metadata?: { httpStatusCode?: unknown } }).$metadata?.httpStatusCode;
+    const named = new Error(
+      `${subject}: DynamoDB failed the request on its side (${error.name}: ${error.message}${typeof status === 'number' ? `, HTTP ${status}` : ''}), the AWS SDK's own retries used up: a fault of DynamoDB's, nothing to fix here unless it lasts (then see the AWS Health Dashboard for DynamoDB in the client's Region); retrying with backoff`,
+      { cause: error },
+    );
+    named.name = error.name;
+    namedServerFaults.add(named);
+    return named;
+  }
   return error;
 }
 

@@ -964,3 +964,33 @@ describe('a leases table deleted under running workers (a stack torn down, a tab
     await e.stop();
   });
 });
+
+describe('DynamoDB failing requests on its side (HTTP 500 InternalServerError, 503 ServiceUnavailable)', () => {
+  it.each([
+    ['InternalServerError', 500, 'Internal server error'],
+    ['ServiceUnavailable', 503, 'Service Unavailable'],
+  ])('%s on every request for 60 s: each try is reported naming the elector, the error and that it is on DynamoDB\'s side, at most once per retry period; it stops by its renew deadline and leads again once answered', async (name, status, message) => {
+    const sim = await Sim.create({});
+    const errors: Error[] = [];
+    const e = sim.elector('lone', { leaseName: L, mode: 'NoCoordination', ...CLIENT_GO }, { errors });
+    const state = settledOf(e.done);
+    await sim.until('it leads', () => e.elector.isLeader(), 30_000);
+    await sim.run(10_000);
+    const from = sim.clock.monotonic();
+    e.machine.fault = () => Object.assign(new Error(message), { name, $fault: 'server', $metadata: { httpStatusCode: status } });
+    await sim.run(60_000);
+    expect(sim.log.of('stopped', 'lone')[0]).toMatchObject({ reason: 'renewDeadline' });
+    expect(sim.log.of('stopped', 'lone')[0]!.at - from).toBeLessThanOrEqual(CLIENT_GO.renewDeadlineMs);
+    expect(e.machine.sent.filter((r) => r.at >= from).length).toBeLessThanOrEqual(3 * bound(60_000)); // the AWS SDK retries 5xx itself
+    expect(errors.length).toBeGreaterThanOrEqual(3);
+    expect(errors.length).toBeLessThanOrEqual(bound(60_000) + 1);
+    // before the fix: the AWS SDK's bare "Internal server error", naming neither the elector nor that it retries
+    expect(errors.every((x) => x.name === name && x.message === `LeaderElector "lone" of lease "job": DynamoDB failed the request on its side (${name}: ${message}, HTTP ${status}), the AWS SDK's own retries used up: a fault of DynamoDB's, nothing to fix here unless it lasts (then see the AWS Health Dashboard for DynamoDB in the client's Region); retrying with backoff`)).toBe(true);
+    expect((errors[0]!.cause as Error).message).toBe(message);
+    expect(state.v).toBeUndefined();
+    e.machine.fault = undefined;
+    await sim.until('it leads again', () => e.elector.isLeader(), 4 * 2 * CLIENT_GO.retryPeriodMs);
+    await e.stop();
+    expect(state.v).toBe('resolved');
+  });
+});
