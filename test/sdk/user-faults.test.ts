@@ -8,6 +8,7 @@ import { CreateTableCommand, DeleteTableCommand, GetItemCommand, PutItemCommand 
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { describe, expect, it } from 'vitest';
 import type { LeaderElectorOptions, LeadingTerm } from '../../lib/sdk/elector.js';
+import { requestBoundMs } from '../../lib/sdk/bounded-client.js';
 import { maxFailingRequestsPerSecond } from '../../lib/sdk/faults.js';
 import { DynamoDBRefusedError, DynamoDBUnreachableError, FencingError, IdentityLeaseHeartbeat, LeaderWorkError, TableNotFoundError } from '../../lib/sdk/index.js';
 import { TABLES } from '../../lib/tables.js';
@@ -962,6 +963,61 @@ describe('a leases table deleted under running workers (a stack torn down, a tab
     expect(sim.clock.monotonic() - back).toBeLessThanOrEqual(2 * 4 * CLIENT_GO.retryPeriodMs); // its next try after the backoff
     expect(e.elector.fencingToken!).toBeGreaterThan(token); // tokens only grow, across a table created again
     await e.stop();
+  });
+});
+
+describe('a follower whose requests go unanswered (a black-holed route, a stalled proxy)', () => {
+  it('one request at a time, each abandoned at its bound and tried again after the backoff (no pile-up); it follows again as soon as it is answered', async () => {
+    const { sim, es, leader, successor, errors } = await settledGroup();
+    const follower = es.find((e) => e !== leader && e !== successor)!;
+    const m = follower.machine;
+    const from = sim.clock.monotonic();
+    const before = errors(follower).length;
+    m.swallow = () => true;
+    await sim.run(60_000);
+    m.swallow = undefined;
+    const sent = m.sent.filter((r) => r.at >= from).map((r) => r.at);
+    // each waits out the elector's bound (requestBoundMs: 5 s at a 2 s retry period) before the next: never two at once
+    const bound = requestBoundMs(CLIENT_GO.retryPeriodMs);
+    for (let i = 1; i < sent.length; i++) expect(sent[i]! - sent[i - 1]!).toBeGreaterThanOrEqual(bound);
+    expect(sent.length).toBeGreaterThanOrEqual(3);
+    expect(sent.length).toBeLessThanOrEqual(60_000 / bound); // measured: 5 in 60 s
+    const told = errors(follower).slice(before);
+    expect(told.length).toBe(sent.length); // each abandoned request told once, as a timeout
+    expect(told.every((e) => e instanceof DynamoDBUnreachableError && e.code === 'timed out')).toBe(true);
+    await sim.until('it follows again', () => follower.elector.leader === leader.elector.options.identity && follower.elector.healthy(), 4 * 2 * CLIENT_GO.retryPeriodMs);
+    expect(leaders(es)).toEqual([leader]); // the leader never noticed
+  });
+});
+
+describe('a leader whose event loop is blocked (CPU starvation, a long GC pause): its clocks count the time, its timers fire late', () => {
+  it.each([3_000, 8_000, 10_500, 12_000])('%i ms, just after a renewal: on waking, isLeader() says whether it is still within its renew deadline, and it stops at once if not', async (blockMs) => {
+    const { sim, es, leader } = await settledGroup();
+    const m = leader.machine;
+    const id = leader.elector.options.identity;
+    const token = leader.elector.fencingToken!;
+    const renewals = () => m.sent.filter((r) => r.ok && onLeases(sim, r) && r.operation === 'UpdateItem');
+    const n = renewals().length;
+    await sim.until('a renewal', () => renewals().length > n);
+    const sentAt = renewals().at(-1)!.at;
+    await sim.run(500); // its answer read
+    m.clock.pause();
+    await sim.run(blockMs);
+    m.clock.resume();
+    const wokeAt = sim.clock.monotonic();
+    const within = wokeAt - sentAt < CLIENT_GO.renewDeadlineMs;
+    // the first thing its work does on waking: ask
+    expect(leader.elector.isLeader()).toBe(within);
+    await sim.run(20_000);
+    const stopped = sim.log.of('stopped', id).filter((s) => s.token === token);
+    if (within) {
+      expect(stopped).toEqual([]); // no needless failover
+      expect(leaders(es)).toEqual([leader]);
+    } else {
+      expect(stopped).toHaveLength(1);
+      expect(stopped[0]).toMatchObject({ reason: 'renewDeadline', at: wokeAt });
+    }
+    expect(sim.log.maxConcurrentLeaders()).toBe(1);
   });
 });
 
