@@ -82,10 +82,12 @@ export async function afterReconcile(deps: FunctionDeps, o: ReconcileOutcome, tr
   switch (d.kind) {
     case 'openElection':
     case 'awaitAcks': {
-      // past its deadline, an election waits only for the lease stream to see its created row
-      // (awaitsStream), whose record closes it: the timer looks again once per ack window, never at
-      // once (a delay of 0 s redelivered at once, reconciling in a loop while the stream was behind)
+      // Past its deadline, an election waits only for the lease stream to see its created row
+      // (awaitsStream): that record clears the wait and reconciles, and nothing a timer reads can
+      // close it before, so no timer is set (one at the past deadline was redelivered at once, a
+      // reconcile loop while the stream was behind; one per ack window still added a chain a tick).
       const dueMs = d.election.deadline - o.at;
+      if (dueMs <= 0 && d.election.awaitsStream) break;
       await deps.timer.schedule({ lease: o.lease, electionId: d.election.id, deadline: d.election.deadline }, dueMs > 0 ? dueMs : deps.coordinator.config.ackWindowMs);
       break;
     }
