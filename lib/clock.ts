@@ -52,6 +52,15 @@ export interface Clock {
  */
 export const SINCE_BOOT_RESOLUTION_MS = 1_000;
 
+/**
+ * How fast a `sinceBoot` may drift from `monotonic` (ms per ms): 1,000 ppm. On Linux the two are
+ * one clock (CLOCK_BOOTTIME is CLOCK_MONOTONIC and the time suspended), so they never drift; on
+ * macOS os.uptime() is read off the wall clock, which NTP keeps to true time (slewing it by up to
+ * 500 ppm), while the monotonic clock is the raw oscillator (crystals are within 100 ppm). A gain
+ * that slow is drift, not a sleep.
+ */
+export const SINCE_BOOT_DRIFT = 1e-3;
+
 /** The machine's clocks, timers and Math.random: what production runs on. */
 export const systemClock: Clock = {
   now: () => Date.now(),

@@ -22,6 +22,7 @@ import {
   decideFollower,
   decideLeader,
   departure,
+  gainedSince,
   leadFromRead,
   nextStepDelay,
   SESSION_QUIET_LEASES,
@@ -36,6 +37,7 @@ import {
   type Event,
   type Moment,
   type Settings,
+  type SleepGauge,
   type State,
 } from './step.js';
 import { sessionSeam, type Session } from './session.js';
@@ -143,7 +145,7 @@ export class LeaderElector {
       everyRetryPeriod: opts.mode === 'NoCoordination' && opts.renewIntervalMs === undefined,
     };
     const startUp = new StartUp<void>(`LeaderElector "${opts.identity}" of lease "${opts.leaseName}"`, opts.tables);
-    this.x = { settings, lock, sessions, time, machine: clock ?? systemClock, client, requests, callbacks, report, retryDelayMs: decisions.retryDelayMs, detect: detect ?? (() => detectPlatform()), push, session, startUp, phase: 'idle', failure: undefined, platform: undefined, nap: undefined, wokenAt: [], failures: 0, work: undefined, deadline: undefined, clocks: undefined, sleepGauge: 0, aside: new Set() };
+    this.x = { settings, lock, sessions, time, machine: clock ?? systemClock, client, requests, callbacks, report, retryDelayMs: decisions.retryDelayMs, detect: detect ?? (() => detectPlatform()), push, session, startUp, phase: 'idle', failure: undefined, platform: undefined, nap: undefined, wokenAt: [], failures: 0, work: undefined, deadline: undefined, clocks: undefined, sleepGauge: { gauge: 0, at: 0 }, aside: new Set() };
     this.ready = startUp.ready;
   }
 
@@ -192,14 +194,17 @@ export class LeaderElector {
     const lead = this.known.lead;
     if (!lead) return;
     const { x, options: o } = this;
-    const before = x.sleepGauge;
-    const gauge = sleepGauge(x.machine);
-    // a gain too small to count may be the clock's rounding: not counted, nor forgotten (only a fall, the rounding's low, is taken)
-    if (!sleptSince(gauge - before, seenMs)) return void (x.sleepGauge = Math.min(before, gauge));
-    x.sleepGauge = gauge;
+    const low = x.sleepGauge;
+    const now = sleepGauge(x.machine);
+    const gained = gainedSince(low, now);
+    // a gain too small to count may be the clock's rounding: not counted, nor forgotten (only a fall below the low, let
+    // rise by the drift since, is taken: the rounding's top, and drift, which over an hour would add up to a "sleep")
+    if (!sleptSince(gained, seenMs)) return void (gained <= 0 && (x.sleepGauge = now));
+    x.sleepGauge = now;
     // the clock since boot counts only a sleep; the wall clock stands in for it only where it is what the stamps go by (clockSync 'none'): an NTP step moves it too
     const trusted = x.machine.sinceBoot !== undefined || o.clockSync === 'none';
-    if (trusted) this.note({ kind: 'slept', ms: sleepToCount(gauge - before) });
+    // all it gained, drift included: a sleep is never counted short
+    if (trusted) this.note({ kind: 'slept', ms: sleepToCount(now.gauge - low.gauge) });
     this.note({ kind: 'wake', revision: undefined });
   }
 
@@ -656,8 +661,11 @@ const STARTED = Promise.resolve();
 /** How many times a stopping follower reads the lease and tries to give up what names it (depart) before it leaves it to the coordinator: each lost race is a write that moved the row on. */
 const DEPART_TRIES = 5;
 
-/** The machine's clock since boot (else its wall clock) less its monotonic one: steady, but for a sleep the monotonic clock did not count (or a step of the wall clock standing in). */
-const sleepGauge = (c: Clock): number => (c.sinceBoot ? c.sinceBoot() : c.now()) - c.monotonic();
+/** The machine's clock since boot (else its wall clock) less its monotonic one, now: steady, but for a sleep the monotonic clock did not count (or a step of the wall clock standing in) and the two clocks' drift. */
+const sleepGauge = (c: Clock): SleepGauge => {
+  const at = c.monotonic();
+  return { gauge: (c.sinceBoot ? c.sinceBoot() : c.now()) - at, at };
+};
 
 /** A term to write in, and the signal that ends it (its work's). */
 interface FencedBy {
@@ -706,8 +714,8 @@ interface Shell {
   deadline: Timer | undefined;
   /** While leading: a look at the clocks every retry period (lookAtClocks). */
   clocks: Timer | undefined;
-  /** The machine's clock since boot (else its wall clock) less its monotonic one at the last look while leading (sleepGauge). */
-  sleepGauge: number;
+  /** The machine's clock since boot (else its wall clock) less its monotonic one: taken before each step while following; while leading, the lowest seen (gainedSince). */
+  sleepGauge: SleepGauge;
   /** What is carried out beside the loop (aside): awaited before run() steps down. */
   readonly aside: Set<Promise<unknown>>;
 }

@@ -10,7 +10,7 @@ import type { IdentityClaim, Lease } from '../schemas/lease.js';
 import type { Heir, LeaseRead, SecondSuccessor, Term } from '../stores/lease-store.js';
 import type { ClockCheck, ClockDoubt } from './server-clock.js';
 import { retryDelayMs } from './faults.js';
-import { SINCE_BOOT_RESOLUTION_MS } from '../clock.js';
+import { SINCE_BOOT_DRIFT, SINCE_BOOT_RESOLUTION_MS } from '../clock.js';
 
 /** What a direct acquisition came to: the row as written, or the holder of the row that refused it (whoever moved first). */
 export type Acquired = { readonly written: Lease } | { readonly refusedBy: unknown };
@@ -715,6 +715,23 @@ export function decideLeader(s: LeaderSettings, t: TermView, o: LeaderObservatio
  * NTP step forward looks the same.
  */
 export const sleptSince = (gainedMs: number, seenMs?: number): boolean => gainedMs > (seenMs === undefined ? SINCE_BOOT_RESOLUTION_MS : Math.min(SINCE_BOOT_RESOLUTION_MS, seenMs - 2 * SINCE_BOOT_RESOLUTION_MS));
+
+/** The machine's clock since boot (else its wall clock) less its monotonic one (`gauge`), read at monotonic `at`: steady, but for a sleep the monotonic clock did not count. */
+export interface SleepGauge {
+  readonly gauge: number;
+  readonly at: number;
+}
+
+/**
+ * What `now` gained on `low` that may be a sleep (for sleptSince): the gain, less the most the two
+ * clocks may have drifted apart since (SINCE_BOOT_DRIFT: os.uptime() on macOS follows the wall
+ * clock, the monotonic clock its own oscillator). Not above 0: `now` is the lower, the one to keep.
+ * A leader keeps the lowest of its gauges so (the top of the clock's rounding, let rise as fast as
+ * drift may): a sleep, a step, shows against it whole but for the allowance over the low's age,
+ * while drift, however long it goes on, never adds up to one (a low kept as it was did: a
+ * monotonic clock 100 ppm slow crossed the second within 12 minutes).
+ */
+export const gainedSince = (low: SleepGauge, now: SleepGauge): number => now.gauge - low.gauge - SINCE_BOOT_DRIFT * Math.max(0, now.at - low.at);
 
 /** The sleep a leader counts against its renew deadline for a gain of `gainedMs`: all it may have been, the clock's rounding included. */
 export const sleepToCount = (gainedMs: number): number => Math.max(0, gainedMs) + SINCE_BOOT_RESOLUTION_MS;

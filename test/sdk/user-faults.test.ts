@@ -523,16 +523,20 @@ describe('a clock since boot in whole seconds (os.uptime() on macOS)', () => {
    * Three coordinated electors at a retry period of 500 ms, timers on the monotonic clock; the
    * leader's clock since boot is whole seconds, so it gains up to a second on the monotonic one
    * between two looks without any sleep. Its work asks isLeader() every 100 ms. `phaseMs`: where in
-   * the monotonic clock's second its clock since boot ticks.
+   * the monotonic clock's second its clock since boot ticks. `ppm`: how far each machine's monotonic
+   * clock drifts (negative: slow) from its clock since boot, which os.uptime() on macOS reads off the
+   * wall clock, kept to true time by NTP.
    */
-  async function coarse(phaseMs = 0) {
+  async function coarse(phaseMs = 0, ppm = 0) {
     const sim = await Sim.create({ config: CONFIG });
     sim.coordinator({ tickEveryMs: 1_000 });
     const es = ['a', 'b', 'c'].map((id) => {
       const m = sim.machine();
       m.clock.monotonicTimers = true;
       const c = m.clock;
-      Object.assign(c, { sinceBoot: () => Math.floor((c.monotonic() + c.lostMs + phaseMs) / 1_000) * 1_000 });
+      c.rate = ppm * 1e-6;
+      // true time, the sleep counted (without drift, the monotonic clock and the time it lost)
+      Object.assign(c, { sinceBoot: () => Math.floor((sim.clock.monotonic() + phaseMs) / 1_000) * 1_000 });
       const work = async (signal: AbortSignal) => {
         while (!signal.aborted && e.elector.isLeader()) await c.sleep(100);
       };
@@ -604,6 +608,28 @@ describe('a clock since boot in whole seconds (os.uptime() on macOS)', () => {
     expect(reads(sim, m, from)).toEqual([]);
     expect(stamps.length).toBeGreaterThan(2);
     expect(stamps.filter((d) => Math.abs(d) > 500)).toEqual([]);
+  });
+
+  it.each([-100, 100, -500, 500])('its monotonic clock %i ppm off its clock since boot for an hour: no sleep counted, not even a read, the term stands; a real sleep of 1.5 s is still seen on waking', async (ppm) => {
+    const { sim, es, leader, m, id, token } = await coarse(0, ppm);
+    const from = sim.clock.monotonic();
+    await sim.run(3_600_000);
+    // before, with the monotonic clock slow: the lowest gauge ever seen was kept, the drift added to it until a gain of the
+    // rounding crossed a second; counted as a sleep of about 2 s, which stopped the term at its renew deadline
+    expect(reads(sim, m, from).map((r) => Math.round((r.at - from) / 1_000))).toEqual([]);
+    expect(sim.log.of('stopped', id).filter((s) => s.at >= from)).toEqual([]);
+    expect(leaders(es)).toEqual([leader]);
+    expect(leader.elector.fencingToken).toBe(token);
+    m.clock.pause();
+    const sleptAt = sim.clock.monotonic();
+    await sim.run(1_500);
+    m.clock.lostMs += sim.clock.monotonic() - sleptAt;
+    m.clock.resume();
+    const wokeAt = sim.clock.monotonic();
+    await sim.run(2_000);
+    const woken = reads(sim, m, wokeAt);
+    expect(woken.length).toBeGreaterThan(0);
+    expect(woken[0]!.at - wokeAt).toBeLessThanOrEqual(200);
   });
 
   it('a real sleep past its renew deadline is still seen: it stops on waking', async () => {
