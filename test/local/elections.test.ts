@@ -125,7 +125,10 @@ describe('local runtime: elections finish by acknowledgement or by the timer', (
 
 describe('local runtime: succession', () => {
   it('the coordinator names a successor with every term; a leader gone without releasing is followed by it with no election; a releasing one by it or the coordinator, whichever writes first', async () => {
-    const { rt, log, start, read } = await runtime({});
+    // The coordinator's term-end timer calls a silent holder's term over clockSkewMs after it runs
+    // out, and then opens an election: 10 s of it (not the 1 s default) so that b, starved on a
+    // busy machine, still takes the term as it runs out before anyone asks for an election.
+    const { rt, log, start, read } = await runtime({ clockSkewMs: 10_000 });
     // a leaves without releasing (options are fixed at construction)
     const electors = [start('a', ['1.30.0', '1.30.0'], { releaseOnCancel: false }), start('b', ['1.30.0', '1.30.1']), start('c', ['1.30.0', '1.30.2'])];
     const byName = (n: string) => electors.find((e) => e.elector.options.identity === n)!;
