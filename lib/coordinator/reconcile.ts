@@ -371,7 +371,7 @@ export async function reconcileAll(deps: CoordinatorDeps, opts: PassOptions = {}
     for (const name of refusedGone) badSessions.delete(name);
   }
   // each term judged by every session row scanned, its holder's other sessions too (sessionJudge)
-  const { sessions, sessionOf } = sessionJudge(identities, identitiesReadAt);
+  const { sessions, sessionOf, unvouched } = sessionJudge(identities, identitiesReadAt);
   // a refused row on a session may live by it, whichever process's it is (late rather than early); on a session row that does not parse, by nobody: kept
   const refusedRenewed = refused.flatMap((c) => {
     const session = c.stamp.session;
@@ -388,6 +388,8 @@ export async function reconcileAll(deps: CoordinatorDeps, opts: PassOptions = {}
   const names = [...groups.keys()].filter((n) => !badLeases.has(n) && (after === undefined || n > after)).sort();
   result.leases = names.length;
   let started = -1;
+  // in a segment, terms the scans judge off their named row (unvouched: reconcileUnvouched)
+  const offNamed: string[] = [];
   const outcomes = await mapLimit(names, deps.config.concurrency, async (name, i) => {
     if (past()) return undefined; // (mapLimit starts them in order: those started are the first ones)
     started = Math.max(started, i);
@@ -395,6 +397,14 @@ export async function reconcileAll(deps: CoordinatorDeps, opts: PassOptions = {}
     let o: ReconcileOutcome;
     try {
       const l = leases.get(name);
+      // A segment's decision to write is taken again from the lease's own reads, which read only the
+      // session named and leave an unvouched term alone: such a term is judged from whole reads and a
+      // scan of every session row after them, as a whole pass judges it, once the part's others are done.
+      // (a term on a session row that does not parse is not: it is told as unjudged, below)
+      if (segment && l !== undefined && unvouched(l) && !badSessions.has(l.session!)) {
+        offNamed.push(name);
+        return undefined;
+      }
       // From its own reads: in a segment, no lease row scanned (it may be in another part), or an
       // election with none of its candidates here; or held on a session whose row does not parse
       // (those reads fail, as the lease's reconcile does, rather than judge the term without it).
@@ -424,6 +434,8 @@ export async function reconcileAll(deps: CoordinatorDeps, opts: PassOptions = {}
     result.outcomes.push(o);
     if (leaderlessAfter(deps, o, groups.get(o.lease)!.candidates, sessionOf, now)) result.leaderless.push(o.lease);
   }
+  // (started, whatever the deadline: the cursor moves past them)
+  if (offNamed.length) await reconcileUnvouched(deps, offNamed, result, opts.afterEach);
 
   result.broken.sort((a, b) => (a.lease < b.lease ? -1 : a.lease > b.lease ? 1 : 0));
   result.reached = started + 1;
@@ -460,7 +472,7 @@ export async function reconcileAll(deps: CoordinatorDeps, opts: PassOptions = {}
  * own stamp: a dead holder's lease is elected again by the tick, not only after its followers'
  * fallback. (One lease's reconcile reads only the session named, and leaves such a term alone.)
  */
-function sessionJudge(identities: readonly IdentityLease[], readAt: number): { sessions: Map<string, IdentityLease>; sessionOf: (l: Lease | undefined) => SessionSeen | undefined } {
+function sessionJudge(identities: readonly IdentityLease[], readAt: number): { sessions: Map<string, IdentityLease>; sessionOf: (l: Lease | undefined) => SessionSeen | undefined; unvouched: (l: Lease) => boolean } {
   const sessions = new Map(identities.filter((i) => isSessionComponent(i.component) && sessionKey(i.name).component === i.component).map((i) => [i.name, i]));
   const byProcess = new Map<string, IdentityLease[]>();
   for (const r of sessions.values()) if (r.process !== undefined) (byProcess.get(r.process) ?? byProcess.set(r.process, []).get(r.process)!).push(r);
@@ -471,17 +483,19 @@ function sessionJudge(identities: readonly IdentityLease[], readAt: number): { s
     for (const r of byProcess.get(process) ?? []) if (components.includes(r.component) && (best === undefined || r.renewTime > best.renewTime)) best = r;
     return best;
   };
+  // judged by a row other than the one named (its holder's own, or none): what one lease's reads cannot do
+  const unvouched = (l: Lease): boolean => l.session !== undefined && l.holderIdentity !== undefined && processOf(l.holderInstance) !== undefined && !vouchesFor(sessions.get(l.session)?.process, l.holderInstance);
   const sessionOf = (l: Lease | undefined): SessionSeen | undefined => {
     if (l?.session === undefined || l.holderIdentity === undefined) return undefined;
     const named = sessions.get(l.session);
     const process = processOf(l.holderInstance);
-    if (process === undefined || vouchesFor(named?.process, l.holderInstance)) return { row: named, readAt };
+    if (process === undefined || !unvouched(l)) return { row: named, readAt };
     const own = ownSession(l.session, process);
     // judged as on the holder's own session: its stamp, or none (0: the lease's own stamp decides)
     const row: IdentityLease = own ?? { component: sessionKey(l.session).component, name: l.session, holderIdentity: l.session, hostname: '-', leaseDurationSeconds: 1, acquireTime: 0, renewTime: 0, revision: 0 };
     return { row: { ...row, name: l.session, process }, readAt };
   };
-  return { sessions, sessionOf };
+  return { sessions, sessionOf, unvouched };
 }
 
 /** Leaderless after a pass: a lease Conclave elects for, with live candidates, and no live holder as `o` left it. */
@@ -563,7 +577,7 @@ const namedSessions = (leases: Iterable<Pick<Lease, 'holderIdentity' | 'session'
  * not see every lease (lib/coordinator/tick.ts, at a round's end). Stops starting deletes at `deadline`.
  * With no identity expired, the leases and candidates are not read: their scans cost as many read
  * units as the whole rows, a round's parts' worth again. Times the refused session rows held terms
- * name, as a whole pass does, and reconciles the leases on each it deletes (reconcileOffGone).
+ * name, as a whole pass does, and reconciles the leases on each it deletes (reconcileUnvouched).
  */
 export async function collectIdentities(deps: CoordinatorDeps, opts: Pick<PassOptions, 'deadline' | 'afterEach'> = {}): Promise<Pick<ReconcileAllResult, 'collectedIdentities' | 'invalid' | 'errors' | 'refusedSessions' | 'outcomes' | 'unjudged' | 'leaderless'>> {
   const result: Awaited<ReturnType<typeof collectIdentities>> = { collectedIdentities: [], invalid: [], errors: [], refusedSessions: [], outcomes: [], unjudged: [], leaderless: [] };
@@ -594,7 +608,7 @@ export async function collectIdentities(deps: CoordinatorDeps, opts: Pick<PassOp
   // the terms on a row deleted: judged now, as a whole pass judges them after its deletions (a
   // part's pass cannot: one lease's reads see the named row gone and leave the term alone)
   const off = held.filter((l) => l.holderIdentity !== undefined && l.session !== undefined && gone.has(l.session)).map((l) => l.name);
-  if (off.length) await reconcileOffGone(deps, off, result, opts.afterEach);
+  if (off.length) await reconcileUnvouched(deps, off, result, opts.afterEach);
   if (!expired.length && !expiredRefused.length) return result;
   const named = namedSessions(held);
   // a session row a candidate names is kept too (reconcileAll: it vouches for the candidate); its
@@ -605,16 +619,18 @@ export async function collectIdentities(deps: CoordinatorDeps, opts: Pick<PassOp
 }
 
 /**
- * Reconciles `names`, leases held on session rows a round's end just deleted (collectIdentities),
- * as a whole pass does after its own deletions: each lease read, then its candidates, then every
+ * Reconciles `names`, leases whose term the tick judges off the session row it names, in a round in
+ * parts: held on a session row a round's end just deleted (collectIdentities), or found unvouched
+ * by a part's scans (the row gone: an operator's delete; or another process's: a peer rewrote
+ * `session`), whose partial snapshot would be decided again on the lease's own reads, which leave
+ * the term alone. Judged as a whole pass judges them: each lease read, then its candidates, then every
  * session row (one scan, after all those reads: every session a lease read names existed before
  * it, as in reconcileAll), so a term is judged by its holder's other sessions, or by the lease's
- * own stamp with none of its process left (sessionJudge). Run as part of the deletion, whatever the
- * deadline: a deleted row's leases are few, and the next round's parts would leave them to their
- * followers' fallback. A lost race decides again on the lease's own reads, which leave the term
+ * own stamp with none of its process left (sessionJudge). Run whatever the deadline (a part's pass
+ * counts them reached): such leases are few, and otherwise only their followers' fallback ends them. A lost race decides again on the lease's own reads, which leave the term
  * alone; a lease held meanwhile on another refused row is unjudged, as in any pass.
  */
-async function reconcileOffGone(deps: CoordinatorDeps, names: readonly string[], result: Pick<ReconcileAllResult, 'outcomes' | 'errors' | 'unjudged' | 'leaderless'>, afterEach?: PassOptions['afterEach']): Promise<void> {
+async function reconcileUnvouched(deps: CoordinatorDeps, names: readonly string[], result: Pick<ReconcileAllResult, 'outcomes' | 'errors' | 'unjudged' | 'leaderless'>, afterEach?: PassOptions['afterEach']): Promise<void> {
   const reads = await mapLimit(names, deps.config.concurrency, async (name) => {
     try {
       const read = await readLease(deps, name);

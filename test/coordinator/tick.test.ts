@@ -268,6 +268,43 @@ describe("the coordinator's tick within its invocation's time (issue 38, item 5)
     expect(second!.result.leaderless).toContain('lease-003');
   });
 
+  it.each([
+    { name: 'its session row deleted by an operator', row: undefined },
+    { name: 'its `session` rewritten by a peer to its own live session', row: { process: 'p2', renewTime: -2_000 } },
+  ])('a term whose session row does not vouch for its holder ($name), its holder\'s process gone, in a round in parts: the round elects the lease again, not its followers after their fallback', async ({ row }) => {
+    await seed(12);
+    await round(5, { segmentLeases: 5 }); // the first round, in one part, counts the leases
+    clock.advance(TICK_EVERY_MS);
+    const session = 's-other';
+    await deps.leases.write(await deps.leases.read('lease-003'), { set: { holderIdentity: 'a', holderInstance: 'a_1@p1', session, acquireTime: clock.now() - 60_000, renewTime: clock.now() - 60_000, leaseDurationSeconds: 15, leaseTransitions: 1, fencingToken: 7 }, remove: ['election'] });
+    if (row) await t.client.send(new PutItemCommand({ TableName: t.names.identities, Item: marshall({ ...sessionKey(session), holderIdentity: session, process: row.process, hostname: 'h', leaseDurationSeconds: 15, acquireTime: clock.now() - 60_000, renewTime: clock.now() + row.renewTime, revision: 9 }) }));
+    const [inv] = await round(1, { segmentLeases: 5 });
+    expect(inv!.result.round).toMatchObject({ done: true, segments: 3 });
+    expect(inv!.result.errors).toEqual([]);
+    // judged by the lease's own stamp (a minute old), its holder's process having no session left
+    const o = inv!.result.outcomes.filter((x) => x.lease === 'lease-003').at(-1);
+    expect(o?.decision).toMatchObject({ kind: 'openElection', vacancy: 'expired' });
+    expect(inv!.began, 'its follow-up (the election timer) called within the invocation').toContain(o!.at);
+    const l = (await deps.leases.read('lease-003')).item!;
+    expect(l).toMatchObject({ lastHolderIdentity: 'a', election: expect.objectContaining({ startedAt: o!.at }) });
+    expect(l.holderIdentity).toBeUndefined();
+    expect(inv!.result.leaderless).toContain('lease-003');
+    expect(inv!.result.leaderless.filter((n) => n === 'lease-003')).toHaveLength(1);
+  });
+
+  it("a term whose `session` a peer rewrote, in a round in parts, its holder's process renewing its own session: judged by that session, kept", async () => {
+    await seed(12);
+    await round(5, { segmentLeases: 5 });
+    clock.advance(TICK_EVERY_MS);
+    await deps.leases.write(await deps.leases.read('lease-003'), { set: { holderIdentity: 'a', holderInstance: 'a_1@p1', session: 's-other', acquireTime: clock.now() - 60_000, renewTime: clock.now() - 60_000, leaseDurationSeconds: 15, leaseTransitions: 1, fencingToken: 7 }, remove: ['election'] });
+    await t.client.send(new PutItemCommand({ TableName: t.names.identities, Item: marshall({ ...sessionKey('s-p1'), holderIdentity: 's-p1', process: 'p1', hostname: 'h', leaseDurationSeconds: 15, acquireTime: clock.now() - 60_000, renewTime: clock.now() - 2_000, revision: 9 }) }));
+    const [inv] = await round(1, { segmentLeases: 5 });
+    expect(inv!.result.round).toMatchObject({ done: true, segments: 3 });
+    expect(inv!.result.outcomes.filter((x) => x.lease === 'lease-003').map((o) => o.decision.kind)).toEqual(['leaveAlone']);
+    expect((await deps.leases.read('lease-003')).item).toMatchObject({ holderIdentity: 'a', fencingToken: 7 });
+    expect(inv!.result.leaderless).not.toContain('lease-003');
+  });
+
   it('a cursor row that does not parse is started afresh, and the identities scan never returns the cursor', async () => {
     await seed(3);
     await t.client.send(new PutItemCommand({ TableName: t.names.identities, Item: marshall({ component: COORDINATOR_COMPONENT, name: TICK_CURSOR_NAME, segments: 'many', revision: 7 }) }));
