@@ -242,6 +242,13 @@ export interface ReconcileAllResult {
    * too large to be timed: left alone until repaired.
    */
   refusedSessions: RefusedSessionSeen[];
+  /**
+   * Candidate rows the schema refuses whose `renewTime` or `session` does not parse (so no stamp
+   * collects them), as the tick times them: by when it first saw each as it is, deleted once unchanged
+   * for `candidateStaleAfterMs` and `clockSkewMs` (`deleted`: by this pass; also in
+   * `collectedCandidates`). Without the two times, too large to be timed: left alone.
+   */
+  refusedCandidates: RefusedCandidateSeen[];
   /** Rows that do not match their schema, in any table. */
   invalid: InvalidItem[];
   collectedCandidates: { leaseName: string; name: string }[];
@@ -255,6 +262,17 @@ export interface RefusedSessionSeen {
   key: { component: string; name: string };
   /** The held leases that name it, in name order (none: a row whose stamp does not parse, timed by a day). */
   leases: string[];
+  /** When the coordinator first saw the row as it is (its clock). */
+  unchangedSince?: number;
+  /** Past this (the coordinator's clock), the row is deleted if still unchanged. */
+  deleteAfter?: number;
+  /** Deleted by this pass. */
+  deleted: boolean;
+}
+
+/** A candidate row the schema refuses whose stamp does not parse, as the tick times it (ReconcileAllResult.refusedCandidates). */
+export interface RefusedCandidateSeen {
+  key: { leaseName: string; name: string };
   /** When the coordinator first saw the row as it is (its clock). */
   unchangedSince?: number;
   /** Past this (the coordinator's clock), the row is deleted if still unchanged. */
@@ -304,7 +322,7 @@ const asError = (e: unknown): Error => (e instanceof Error ? e : new Error(Strin
 const TICK: DecideTrigger = { streamBehind: true };
 
 export async function reconcileAll(deps: CoordinatorDeps, opts: PassOptions = {}): Promise<ReconcileAllResult> {
-  const result: ReconcileAllResult = { leases: 0, unseeded: 0, reached: 0, outcomes: [], errors: [], broken: [], unjudged: [], refusedSessions: [], invalid: [], collectedCandidates: [], collectedIdentities: [], leaderless: [] };
+  const result: ReconcileAllResult = { leases: 0, unseeded: 0, reached: 0, outcomes: [], errors: [], broken: [], unjudged: [], refusedSessions: [], refusedCandidates: [], invalid: [], collectedCandidates: [], collectedIdentities: [], leaderless: [] };
   const segment = opts.segment && opts.segment.total > 1 ? opts.segment : undefined;
   const scan = segment ? { segment } : {};
   const past = () => opts.deadline !== undefined && deps.clock.monotonic() >= opts.deadline;
@@ -325,6 +343,8 @@ export async function reconcileAll(deps: CoordinatorDeps, opts: PassOptions = {}
   const group = (n: string) => groups.get(n) ?? groups.set(n, { candidates: [], invalid: [] }).get(n)!;
   // candidate rows the schema refuses whose stamp still reads: collected once stale by it
   const refused: RefusedCandidate[] = [];
+  // those whose stamp does not parse, as stored: timed by first sighting (timeRefusedCandidates)
+  const unstamped: RefusedCandidateRow[] = [];
   for await (const page of deps.candidates.scan(scan)) {
     for (const s of page) {
       if (s.ok) group(s.item.leaseName).candidates.push(s.item);
@@ -332,7 +352,9 @@ export async function reconcileAll(deps: CoordinatorDeps, opts: PassOptions = {}
         result.invalid.push(s.invalid);
         group(String(s.invalid.key['leaseName'])).invalid.push(s.invalid);
         const stamp = CandidateStamp.safeParse(s.row);
-        if (stamp.success) refused.push({ key: { leaseName: String(s.invalid.key['leaseName']), name: String(s.invalid.key['name']) }, row: s.row, stamp: stamp.data });
+        const key = { leaseName: String(s.invalid.key['leaseName']), name: String(s.invalid.key['name']) };
+        if (stamp.success) refused.push({ key, row: s.row, stamp: stamp.data });
+        else unstamped.push({ key, row: s.row });
       }
     }
   }
@@ -444,6 +466,8 @@ export async function reconcileAll(deps: CoordinatorDeps, opts: PassOptions = {}
     return result; // garbage waits for a pass that reaches the end of its segment
   }
   const stale = [...groups.values()].flatMap((g) => g.candidates);
+  // each candidate row is in one part: every pass that reaches its part's end times those it scanned
+  await timeRefusedCandidates(deps, unstamped, result, past);
   if (segment) {
     await collectGarbage(deps, { candidates: stale, refusedCandidates: refusedRenewed }, result, past);
     return result;
@@ -564,6 +588,42 @@ async function timeRefusedSessions(deps: CoordinatorDeps, rows: readonly Refused
     }
   }
   return deleted;
+}
+
+/** A candidate row the schema refuses whose `renewTime` or `session` does not parse, as stored. */
+interface RefusedCandidateRow {
+  key: { leaseName: string; name: string };
+  row: Record<string, unknown>;
+}
+
+/**
+ * Times each candidate row the schema refuses whose stamp does not parse, as refused-session.ts
+ * times a refused session row: stamps the row first seen as it is (`refusedSeen`), and deletes one
+ * unchanged for `candidateStaleAfterMs` and `clockSkewMs` since (each write conditioned on every
+ * attribute as scanned). Safe at that bound (docs/safety.md): a refused candidate row takes part in
+ * no election, vouches for nothing and guards no term, so its deletion changes no decision; the
+ * bound only spares a row its writer still renews (each renewal changes it and restarts the wait).
+ * Notes each in `result.refusedCandidates` (a deleted one in `collectedCandidates` too). A fault
+ * is noted for that row alone; none starts once `past()`.
+ */
+async function timeRefusedCandidates(deps: CoordinatorDeps, rows: readonly RefusedCandidateRow[], result: Pick<ReconcileAllResult, 'refusedCandidates' | 'collectedCandidates' | 'errors'>, past: () => boolean): Promise<void> {
+  for (const r of rows) {
+    if (past()) return;
+    try {
+      // the coordinator's clock after the scan that showed the row so
+      const step = refusedSessionStep(r.row, deps.config.candidateStaleAfterMs, deps.clock.now(), deps.config.clockSkewMs);
+      if (step.kind === 'tooLarge') {
+        result.refusedCandidates.push({ key: r.key, deleted: false });
+        continue;
+      }
+      if (step.kind === 'stamp') await deps.candidates.markRefused(r.key, r.row, REFUSED_SEEN, step.seen);
+      const gone = step.kind === 'delete' && (await deps.candidates.deleteRefused(r.key, r.row));
+      if (gone) result.collectedCandidates.push(r.key);
+      result.refusedCandidates.push({ key: r.key, unchangedSince: step.seen.at, deleteAfter: step.deleteAfter, deleted: gone });
+    } catch (e) {
+      result.errors.push({ lease: r.key.leaseName, error: asError(e) });
+    }
+  }
 }
 
 /** The sessions that held leases name: their rows are kept (collectIdentities). */

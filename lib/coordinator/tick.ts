@@ -91,7 +91,7 @@ export async function tick(deps: CoordinatorDeps, opts: TickOptions = {}): Promi
   if (c.invocations === 0) c.roundStartedAt = startedAt;
   c.invocations++;
 
-  const merged: TickResult = { leases: 0, unseeded: 0, reached: 0, outcomes: [], errors: [], broken: [], unjudged: [], refusedSessions: [], invalid: [], collectedCandidates: [], collectedIdentities: [], leaderless: [] };
+  const merged: TickResult = { leases: 0, unseeded: 0, reached: 0, outcomes: [], errors: [], broken: [], unjudged: [], refusedSessions: [], refusedCandidates: [], invalid: [], collectedCandidates: [], collectedIdentities: [], leaderless: [] };
   while (c.segment < c.segments && !past()) {
     const r = await reconcileAll(deps, { segment: { index: c.segment, total: c.segments }, ...(c.after === undefined ? {} : { after: c.after }), deadline: stop, ...(opts.afterEach ? { afterEach: opts.afterEach } : {}) });
     merge(merged, r);
@@ -167,6 +167,7 @@ function merge(into: TickResult, r: ReconcileAllResult): void {
   const seen = new Set(into.invalid.map((i) => JSON.stringify(i.key)));
   for (const i of r.invalid) if (!seen.has(JSON.stringify(i.key))) into.invalid.push(i);
   into.refusedSessions.push(...r.refusedSessions);
+  into.refusedCandidates.push(...r.refusedCandidates);
   into.collectedCandidates.push(...r.collectedCandidates);
   into.collectedIdentities.push(...r.collectedIdentities);
   into.leaderless.push(...r.leaderless);

@@ -4,7 +4,7 @@
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
-import { BrokenLeaseError, reconcileLease, streamSawRow, type CoordinatorDeps, type ReconcileOutcome, type RefusedSessionSeen } from '../coordinator/reconcile.js';
+import { BrokenLeaseError, reconcileLease, streamSawRow, type CoordinatorDeps, type ReconcileOutcome, type RefusedCandidateSeen, type RefusedSessionSeen } from '../coordinator/reconcile.js';
 import { tick, type TickResult } from '../coordinator/tick.js';
 import { answeredLastPing, heldAfterDelete, unmarkedHoldMs } from '../election/decide.js';
 import { plan } from '../election/plan.js';
@@ -639,15 +639,19 @@ export async function onTick(deps: FunctionDeps, remainingMs?: number): Promise<
 
 /**
  * What to do about a candidate row the schema refuses, and what the tick does with it: collected
- * once stale by its stamp (lib/coordinator/reconcile.ts), unless that stamp is what does not parse.
+ * once stale by its stamp (lib/coordinator/reconcile.ts), or, where that stamp is what does not
+ * parse, deleted once unchanged for candidateStaleAfterMs and clockSkewMs since the tick first saw
+ * it so (`timed`: timeRefusedCandidates).
  */
-function refusedCandidateFix(deps: FunctionDeps, i: InvalidItem): string {
+function refusedCandidateFix(deps: FunctionDeps, i: InvalidItem, timed?: RefusedCandidateSeen): string {
   const key = JSON.stringify({ leaseName: { S: i.key['leaseName'] }, name: { S: i.key['name'] } });
   const remedy = `rewrite it valid, or delete it (aws dynamodb delete-item --table-name ${deps.coordinator.candidates.table} --key '${key}')`;
   const unstamped = i.error.fields.some((f) => f === 'renewTime' || f === 'session');
   const staleAfter = `${Math.round(deps.coordinator.config.candidateStaleAfterMs / 60_000)} min`;
+  const wait = `${Math.round((deps.coordinator.config.candidateStaleAfterMs + deps.coordinator.config.clockSkewMs) / 1000)} s`;
+  if (unstamped && timed && (timed.deleteAfter === undefined || timed.unchangedSince === undefined)) return `${remedy}: its renewTime or session does not parse, so it is not collected by them, and it has too many attributes for the tick to time and delete it`;
   return unstamped
-    ? `${remedy}: its renewTime or session does not parse, so it is never collected`
+    ? `${remedy}: its renewTime or session does not parse, so it is not collected by them; left unchanged, the tick deletes it itself ${timed?.deleteAfter !== undefined ? `after ${new Date(timed.deleteAfter).toISOString()} (${wait} after it first saw it so: ` : `once it has seen it unchanged for ${wait} (`}candidateStaleAfterMs and clockSkewMs; it guards no term and takes no part in elections)`
     : `${remedy}; left as it is, it is collected once its renewTime, and its session's if it names one, is older than candidateStaleAfterMs (${staleAfter}), read as epoch milliseconds (one in seconds never is)`;
 }
 
@@ -685,8 +689,10 @@ function reportTick(deps: FunctionDeps, r: TickResult): TickResult {
   for (const i of r.invalid) {
     if (told.has(i.error)) continue;
     if ('leaseName' in i.key) {
-      if (!collected.has(JSON.stringify([i.key['leaseName'], i.key['name']])))
-        deps.logger.warn('candidate row does not match its schema: it takes no part in elections', { key: i.key, error: i.error.message, fix: refusedCandidateFix(deps, i) });
+      if (!collected.has(JSON.stringify([i.key['leaseName'], i.key['name']]))) {
+        const timed = r.refusedCandidates.find((x) => x.key.leaseName === i.key['leaseName'] && x.key.name === i.key['name']);
+        deps.logger.warn('candidate row does not match its schema: it takes no part in elections', { key: i.key, error: i.error.message, fix: refusedCandidateFix(deps, i, timed), ...(timed?.deleteAfter !== undefined ? { deleteAfter: new Date(timed.deleteAfter).toISOString() } : {}) });
+      }
     } else if ('component' in i.key) {
       // the leases held on it: left alone, told here rather than as failed reconciles
       const leases = r.unjudged.filter((u) => u.key.component === i.key['component'] && u.key.name === i.key['name']).map((u) => u.term.lease).sort();
@@ -706,6 +712,7 @@ function reportTick(deps: FunctionDeps, r: TickResult): TickResult {
     if (x.leases.length) deps.logger.warn('a session row the schema refuses, unchanged for longer than the longest lease on it and clockSkewMs, was deleted: the terms on it are judged without it', { key: x.key, leases: x.leases, unchangedSince: new Date(x.unchangedSince!).toISOString() });
     else deps.logger.warn('an identity row the schema refuses, whose stamp does not parse and that no held lease names, unchanged for longer than a day (the longest lease) and clockSkewMs, was deleted', { key: x.key, unchangedSince: new Date(x.unchangedSince!).toISOString() });
   }
+  for (const x of r.refusedCandidates) if (x.deleted) deps.logger.warn('a candidate row the schema refuses, whose renewTime or session does not parse, unchanged for longer than candidateStaleAfterMs and clockSkewMs, was deleted', { key: x.key, unchangedSince: new Date(x.unchangedSince!).toISOString() });
   deps.metrics.addMetric(METRIC.leaderless, MetricUnit.Count, r.leaderless.length);
   deps.metrics.addMetric(METRIC.brokenLeases, MetricUnit.Count, r.broken.length);
   deps.metrics.addMetric(METRIC.unjudgedLeases, MetricUnit.Count, r.unjudged.length);

@@ -1,9 +1,9 @@
-import { DeleteItemCommand, GetItemCommand, UpdateItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { GetItemCommand, UpdateItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { IdentityLeaseItem, MAX_ENDED_TERMS, sessionKey, type IdentityLease } from '../schemas/identity.js';
 import { ConflictError, EndedTermsFullError, isConditionFailed } from './errors.js';
 import { COORDINATOR_COMPONENT } from '../schemas/tick-cursor.js';
-import { ItemStore, asScanned, type Patch, type Read, type ScanOptions, type Scanned } from './item-store.js';
+import { ItemStore, type Patch, type Read, type ScanOptions, type Scanned } from './item-store.js';
 
 export type IdentityRead = Read<IdentityLease>;
 export type IdentityPatch = Patch<IdentityLease>;
@@ -89,52 +89,6 @@ export class IdentityStore extends ItemStore<typeof IdentityLeaseItem> {
    */
   collectInvalid(key: { component: string; name: string }, row: Record<string, unknown>): Promise<boolean> {
     return this.deleteAsScanned(key, row, ['renewTime', 'leaseDurationSeconds', 'holderIdentity', 'revision']);
-  }
-
-  /**
-   * Leaves `seen` in attribute `attribute` of a row the schema refuses (the coordinator's sighting of
-   * it, lib/coordinator/refused-session.ts), if every attribute is still as scanned (`row`, that
-   * attribute's old value included): nothing else of the row changes, its
-   * revision neither, so an owner's renewal conditioned on the row as it left it is not refused by
-   * it. False when the row changed or is gone.
-   */
-  async markRefused(key: { component: string; name: string }, row: Record<string, unknown>, attribute: string, seen: unknown): Promise<boolean> {
-    const others = Object.keys(row).filter((a) => a !== attribute);
-    const c = asScanned(row, [...others, attribute]);
-    try {
-      await this.client.send(
-        new UpdateItemCommand({
-          TableName: this.table,
-          Key: marshall(key),
-          UpdateExpression: `SET #a${others.length} = :seen`,
-          ConditionExpression: c.expression,
-          ExpressionAttributeNames: c.names,
-          ExpressionAttributeValues: marshall({ ...c.values, ':seen': seen }),
-        }),
-      );
-      return true;
-    } catch (e) {
-      if (isConditionFailed(e)) return false;
-      throw e;
-    }
-  }
-
-  /**
-   * Deletes a row the schema refuses if every attribute is still as scanned (`row`, all of them):
-   * the coordinator's deletion of a refused session row it has seen unchanged long enough. False
-   * when the row changed or is gone. (An attribute added since the scan is not seen: DynamoDB has no
-   * condition on what a row does not name. A renewal changes attributes the row has: `renewTime`,
-   * `revision`.)
-   */
-  async deleteRefused(key: { component: string; name: string }, row: Record<string, unknown>): Promise<boolean> {
-    const c = asScanned(row, Object.keys(row));
-    try {
-      await this.client.send(new DeleteItemCommand({ TableName: this.table, Key: marshall(key), ConditionExpression: c.expression, ExpressionAttributeNames: c.names, ExpressionAttributeValues: marshall(c.values) }));
-      return true;
-    } catch (e) {
-      if (isConditionFailed(e)) return false;
-      throw e;
-    }
   }
 
   /** The row of `component` named `name` as stored, unparsed (a consistent read; undefined: none): a row the schema refuses, as the coordinator times it (lib/coordinator/refused-session.ts). */

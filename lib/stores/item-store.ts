@@ -317,6 +317,52 @@ export class ItemStore<S extends z.ZodType<Revisioned>> {
   }
 
   /**
+   * Leaves `seen` in attribute `attribute` of a row the schema refuses (the coordinator's sighting of
+   * it, lib/coordinator/refused-session.ts), if every attribute is still as scanned (`row`, that
+   * attribute's old value included): nothing else of the row changes, its
+   * revision neither, so an owner's renewal conditioned on the row as it left it is not refused by
+   * it. False when the row changed or is gone.
+   */
+  async markRefused(key: Record<string, string>, row: Record<string, unknown>, attribute: string, seen: unknown): Promise<boolean> {
+    const others = Object.keys(row).filter((a) => a !== attribute);
+    const c = asScanned(row, [...others, attribute]);
+    try {
+      await this.client.send(
+        new UpdateItemCommand({
+          TableName: this.table,
+          Key: marshall(key),
+          UpdateExpression: `SET #a${others.length} = :seen`,
+          ConditionExpression: c.expression,
+          ExpressionAttributeNames: c.names,
+          ExpressionAttributeValues: marshall({ ...c.values, ':seen': seen }),
+        }),
+      );
+      return true;
+    } catch (e) {
+      if (isConditionFailed(e)) return false;
+      throw e;
+    }
+  }
+
+  /**
+   * Deletes a row the schema refuses if every attribute is still as scanned (`row`, all of them):
+   * the coordinator's deletion of a refused row (a session row, an identity or candidate row whose stamp does not parse) it has seen unchanged long enough. False
+   * when the row changed or is gone. (An attribute added since the scan is not seen: DynamoDB has no
+   * condition on what a row does not name. A renewal changes attributes the row has: `renewTime`,
+   * `revision`.)
+   */
+  async deleteRefused(key: Record<string, string>, row: Record<string, unknown>): Promise<boolean> {
+    const c = asScanned(row, Object.keys(row));
+    try {
+      await this.client.send(new DeleteItemCommand({ TableName: this.table, Key: marshall(key), ConditionExpression: c.expression, ExpressionAttributeNames: c.names, ExpressionAttributeValues: marshall(c.values) }));
+      return true;
+    } catch (e) {
+      if (isConditionFailed(e)) return false;
+      throw e;
+    }
+  }
+
+  /**
    * Deletes a row the schema refuses (a Scanned row that is not `ok`), if each of `attributes` is
    * still as stored in `row`, whatever its type (one absent then, absent still): a row rewritten
    * since the scan stays. False when it changed or is gone.

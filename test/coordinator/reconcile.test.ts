@@ -859,6 +859,47 @@ describe('a lease held on a session (lib/sdk/session.ts)', () => {
     }
   });
 
+  it('a candidate row the schema refuses whose renewTime or session does not parse is deleted once the tick has seen it unchanged for candidateStaleAfterMs and the skew margin; before, kept and warned about for ever', async () => {
+    const tables = await testTables('candidates-refused-unstamped');
+    const d = coordinatorDeps(tables.client, tables.names, { clock });
+    try {
+      // another writer's rows: renewTime as text, session as a number: neither judged nor collected by their stamp
+      const rows = [
+        { leaseName: 'L', name: 'old-a', emulationVersion: '1.30.0', binaryVersion: '1.30.0', renewTime: 'then', createdAt: T0, revision: 2 },
+        { leaseName: 'L', name: 'old-b', emulationVersion: '1.30.0', binaryVersion: '1.30.0', renewTime: T0, session: 7, createdAt: T0, revision: 3 },
+      ];
+      for (const Item of rows) await tables.client.send(new PutItemCommand({ TableName: tables.names.candidates, Item: marshall(Item) }));
+      const keys = rows.map((r) => ({ leaseName: r.leaseName, name: r.name }));
+      const wait = d.config.candidateStaleAfterMs + d.config.clockSkewMs;
+      const byName = <T extends { key: { name: string } }>(xs: readonly T[]) => [...xs].sort((a, b) => a.key.name.localeCompare(b.key.name));
+      const first = await reconcileAll(d);
+      expect(first.errors).toEqual([]);
+      expect(byName(first.refusedCandidates)).toEqual(keys.map((key) => ({ key, unchangedSince: T0, deleteAfter: T0 + wait, deleted: false })));
+      clock.advance(wait);
+      const at = await reconcileAll(d);
+      expect(at.collectedCandidates).toEqual([]);
+      expect(byName(at.refusedCandidates)).toEqual(keys.map((key) => ({ key, unchangedSince: T0, deleteAfter: T0 + wait, deleted: false })));
+      // a row its writer changed meanwhile: timed afresh
+      await tables.client.send(new PutItemCommand({ TableName: tables.names.candidates, Item: marshall({ ...rows[1]!, revision: 4 }) }));
+      clock.advance(1);
+      const after = await reconcileAll(d);
+      expect(after.errors).toEqual([]);
+      expect(after.collectedCandidates).toEqual([keys[0]]);
+      expect(byName(after.refusedCandidates)).toEqual([
+        { key: keys[0], unchangedSince: T0, deleteAfter: T0 + wait, deleted: true },
+        { key: keys[1], unchangedSince: clock.now(), deleteAfter: clock.now() + wait, deleted: false },
+      ]);
+      expect((await tables.client.send(new GetItemCommand({ TableName: tables.names.candidates, Key: marshall(keys[0]!), ConsistentRead: true }))).Item).toBeUndefined();
+      expect((await tables.client.send(new GetItemCommand({ TableName: tables.names.candidates, Key: marshall(keys[1]!), ConsistentRead: true }))).Item).toBeDefined();
+      // a pass over one part of the tables times the rows it scans too (each candidate row is in one part)
+      clock.advance(wait + 1);
+      const parts = [await reconcileAll(d, { segment: { index: 0, total: 2 } }), await reconcileAll(d, { segment: { index: 1, total: 2 } })];
+      expect(parts.flatMap((p) => p.collectedCandidates)).toEqual([keys[1]]);
+    } finally {
+      await tables.drop();
+    }
+  });
+
   it('the tick judges it by the session rows it scanned after the leases: a live session keeps it, an expired one ends it, and neither is counted leaderless while alive', async () => {
     const tables = await testTables('sessions');
     const d = coordinatorDeps(tables.client, tables.names, { clock });
@@ -1071,7 +1112,8 @@ describe("a broken lease's candidates, in the tick's garbage collection", () => 
 
 // ——— Candidate rows the schema refuses (a field of the wrong type, from a foreign or older writer):
 // they take no part, and once stale by the renewTime they still carry, they are collected as any
-// stale candidate is; a row whose stamp cannot be read, or that may live by a session, stays. ———
+// stale candidate is; a row that may live by a session stays; one whose stamp cannot be read is timed
+// from the tick's first sighting of it. ———
 
 describe('candidate rows the schema refuses, in the tick\'s garbage collection', () => {
   it('are collected once stale by their own readable renewTime, each delete conditioned on the stamp scanned; one that may be live stays', async () => {
@@ -1103,12 +1145,14 @@ describe('candidate rows the schema refuses, in the tick\'s garbage collection',
       expect(r.collectedIdentities, "the session a live one names is kept, as a live candidate's").toEqual([]);
       const left = async () => (await d.candidates.list('junk')).invalid.map((i) => i.key['name']).sort();
       expect(await left()).toEqual(['live', 'no-stamp', 'on-session', 'renewed']);
-      // an hour on, with the session still renewed: the others are stale by their own stamps, 'on-session' lives by its session's
+      // an hour on, with the session still renewed: the others are stale by their own stamps, 'on-session' lives by its session's;
+      // 'no-stamp', unchanged for longer than candidateStaleAfterMs and clockSkewMs since the first pass saw it, is deleted
+      // (before: kept for ever; "a candidate row the schema refuses whose renewTime or session does not parse …")
       clock.advance(HOUR);
       await tables.client.send(new UpdateItemCommand({ TableName: tables.names.identities, Key: marshall(sessionKey(s)), UpdateExpression: 'SET renewTime = :now', ExpressionAttributeValues: marshall({ ':now': clock.now() }) }));
       const r2 = await reconcileAll(d);
-      expect(r2.collectedCandidates.filter((c) => c.leaseName === 'junk').map((c) => c.name).sort()).toEqual(['live', 'renewed']);
-      expect(await left()).toEqual(['no-stamp', 'on-session']);
+      expect(r2.collectedCandidates.filter((c) => c.leaseName === 'junk').map((c) => c.name).sort()).toEqual(['live', 'no-stamp', 'renewed']);
+      expect(await left()).toEqual(['on-session']);
     } finally {
       await tables.drop();
     }
