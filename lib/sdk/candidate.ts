@@ -13,6 +13,7 @@ import { resolveLocation } from './platform.js';
 import { errorSink, faultReporter, retryDelayMs, START_RETRY_MS } from './faults.js';
 import { boundedClient, requestBoundMs } from './bounded-client.js';
 import { retryOnConflict } from '../stores/errors.js';
+import { STAMP_ERROR_MS } from './step.js';
 import { ClientSchema, ClockSchema, ClockSyncSchema, StartUp, TablesSchema, aborted, deepFreeze, fn, optionErrors, runningTableNotFound, stampClockFor, type DeepReadonly } from './options.js';
 import { instanceOnSession, processOf } from '../schemas/instance.js';
 import { SessionSchema, sessionSeam, type Session } from './session.js';
@@ -193,6 +194,11 @@ function specOf(o: SpecSource): SpecFields {
 const TTL_FACTOR = 2;
 /** A claim's window is watched with this many reads of the row (an answer ends the wait early). */
 const CLAIM_READS = 5;
+/**
+ * How much earlier than the claim an answer may be stamped: both stamps are DynamoDB's time as two
+ * start-ups measure it (an elector's candidacy), each within STAMP_ERROR_MS of it.
+ */
+const CLAIM_ANSWER_SLACK_MS = 2 * STAMP_ERROR_MS;
 
 /**
  * A worker's candidacy for one lease (KEP-4355's LeaseCandidate): `run(signal)` registers its row,
@@ -418,19 +424,27 @@ export class LeaseCandidate {
     const holder = found?.identity;
     if (!found || holder === undefined || holder === this.instance) return;
     const leases = new LeaseStore(this.client, this.options.tables.leases);
+    let claimedAt = 0;
     const claimed = await retryOnConflict(async () => {
       const lease = await leases.read(leaseName);
       if (!lease.item) return false;
-      await leases.write(lease, { set: { identityClaim: { name, instance: this.instance, of: holder, at: this.clock.now() } } });
+      claimedAt = this.clock.now();
+      await leases.write(lease, { set: { identityClaim: { name, instance: this.instance, of: holder, at: claimedAt } } });
       return true;
     });
     if (!claimed) return;
     const since = this.clock.monotonic();
+    let seen = found.renewTime;
     for (let left = claimWindowMs; left > 0 && !signal.aborted; left = claimWindowMs - (this.clock.monotonic() - since)) {
       await new Nap(this.clock, Math.min(left, claimWindowMs / CLAIM_READS), signal).done;
       const now = (await this.store.read(leaseName, name)).item;
       if (now?.identity !== holder) return; // withdrawn (it stopped), or another start-up's now
-      if (now.renewTime !== found.renewTime) throw new DuplicateIdentityError(name, leaseName, this.instance, holder, 'refused');
+      if (now.renewTime === seen) continue;
+      // An answer is a renewal stamped after the claim was put. One stamped well before it was sent
+      // before this start-up asked: a killed start-up's last renewal, landing late on a slow
+      // DynamoDB (a request outlives its sender). It proves nothing: the wait goes on.
+      if (now.renewTime > claimedAt - CLAIM_ANSWER_SLACK_MS) throw new DuplicateIdentityError(name, leaseName, this.instance, holder, 'refused');
+      seen = now.renewTime;
     }
   }
 

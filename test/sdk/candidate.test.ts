@@ -237,6 +237,36 @@ describe('LeaseCandidate, on simulated time', () => {
     expect(errors.some((e) => /registered by another start-up .*two workers share one name/.test(e.message))).toBe(true);
   });
 
+  // chaos schedule 11-0 (2026-12-01, load 20 on 2 cores): w3 was killed and restarted; its new start-up
+  // was refused as a duplicate and never stood again (lostCandidate), the settle never converged
+  it.each([
+    { landed: 'a renewal the killed start-up sent before it died, landing late', stampedMs: -3_000, refused: false },
+    { landed: 'a live start-up answering the claim', stampedMs: 200, refused: true },
+  ])('a restart whose claim meets $landed: refused $refused', async ({ stampedMs, refused }) => {
+    const sim = await Sim.create();
+    await sim.leases.write(await sim.leases.read('jobs'), { set: { leaseDurationSeconds: 15, leaseTransitions: 0, fencingToken: 0 } }); // a lease row: the newcomer puts its claim there
+    // the first start-up registers, then is killed (it does nothing more: its timer is 15 min away)
+    const first = cand(sim, sim.machine(), 'w3', { renewIntervalMs: 15 * 60_000 });
+    void first.run(new AbortController().signal);
+    await sim.settle(first.ready);
+    await sim.run(5_000); // killed, restarted
+    const second = cand(sim, sim.machine(), 'w3', { claimWindowMs: 15_000 });
+    const outcome: string[] = [];
+    void second.run(new AbortController().signal).catch((e: Error) => outcome.push(e.name));
+    const claim = await sim.until('the claim is put', async () => (await sim.leases.read('jobs')).item?.identityClaim, 5_000);
+    // what lands now: stamped 3 s before the claim (sent before the kill, on a DynamoDB slow to answer), or after it (an answer)
+    expect(await sim.candidates.renew('jobs', 'w3', claim.at + stampedMs, undefined, undefined, first.instance)).toBe(true);
+    await sim.until('decided', () => outcome.length > 0 || (second.healthy() ? 'stands' : undefined), 30_000);
+    if (refused) {
+      expect(outcome).toEqual(['DuplicateIdentityError']);
+      expect((await sim.candidates.read('jobs', 'w3')).item?.identity).toBe(first.instance);
+    } else {
+      // before the fix: refused (DuplicateIdentityError) by the dead start-up's late renewal, and never stood again
+      expect(outcome).toEqual([]);
+      expect((await sim.candidates.read('jobs', 'w3')).item?.identity).toBe(second.instance);
+    }
+  });
+
   it('two electors started together under one identity: one is refused (DuplicateIdentityError), the other stands', async () => {
     const sim = await Sim.create({ config: { ackWindowMs: 5_000, electedLeaseDurationSeconds: 5 } });
     sim.coordinator({ tickEveryMs: 1_000 });
