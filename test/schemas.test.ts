@@ -19,12 +19,12 @@ describe('CandidateSpec: strict at the edge', () => {
     { name: 'major alone', change: { emulationVersion: '1' }, field: 'emulationVersion', message: /MAJOR\.MINOR\.PATCH/ },
     { name: 'leading zeros', change: { binaryVersion: '1.031.0' }, field: 'binaryVersion', message: /MAJOR\.MINOR\.PATCH/ },
     // an operator's pin, never the worker's own
-    { name: 'a priority', change: { priority: 5 }, field: '(root)', message: /priority/ },
+    { name: 'a priority', change: { priority: 5 }, field: 'priority', message: /priority/ },
     { name: 'empty name', change: { name: '' }, field: 'name', message: /must not be empty/ },
     { name: 'empty lease name', change: { leaseName: '' }, field: 'leaseName', message: /must not be empty/ },
     { name: 'no strategies', change: { preferredStrategies: [] }, field: 'preferredStrategies', message: /at least one/ },
     { name: 'a strategy twice', change: { preferredStrategies: ['OldestEmulationVersion', 'OldestEmulationVersion'] }, field: 'preferredStrategies', message: /twice/ },
-    { name: 'unknown field', change: { prority: 3 }, field: '(root)', message: /prority/ },
+    { name: 'unknown field', change: { prority: 3 }, field: 'prority', message: /prority/ },
     // issue 18: a location, as a worker states it
     { name: 'an uppercase zone', change: { location: { zone: 'US-EAST-1A' } }, field: 'location.zone', message: /lowercase .* us-east-1a/ },
     { name: 'a region the zone is not in', change: { location: { zone: 'us-east-1a', region: 'eu-west-1' } }, field: 'location.region', message: /must be us-east-1, the region of zone us-east-1a/ },
@@ -71,7 +71,7 @@ describe('ElectionConfig', () => {
     { input: { candidateRepingAfterMs: 1_800_000 }, field: 'candidateRepingAfterMs' },
     // asked again before its last ping's window closed: every reconcile would ping a dead candidate
     { input: { ackWindowMs: 10_000, askAgainAfterMs: 5_000 }, field: 'askAgainAfterMs' },
-    { input: { concurency: 3 }, field: '(root)' },
+    { input: { concurency: 3 }, field: 'concurency' },
     { input: { preferredLocations: ['us-east-1a', 'us-east-1a'] }, field: 'preferredLocations' },
     { input: { preferredLocations: ['us east 1'] }, field: 'preferredLocations[0]' },
     { input: { preferredLocations: 'us-east-1a' }, field: 'preferredLocations' },

@@ -6,6 +6,7 @@
  * messages (a semantic version, a port range) said what to give.
  */
 import { describe, expect, it } from 'vitest';
+import * as z from 'zod';
 import { GrantWorkerSettingsSchema } from '../infra/settings.js';
 import { LeaderElector } from '../lib/sdk/elector.js';
 import { serveHealth } from '../lib/sdk/health.js';
@@ -55,5 +56,34 @@ describe('a wrong type or an unknown key names the field and the fix', () => {
 
   it("a schema's own message is kept", async () => {
     expect(await messageOf(() => serveHealth(new LeaderElector(options), { port: 70_000 }))).toContain('port: must be a port from 0 to 65535');
+  });
+});
+
+describe('an unknown key is reported under its own name', () => {
+  // before: '(root): unknown option "leaseName" (did you mean "leaseNames"?)': the field label named
+  // no field, and two typos shared one label
+  it('an unknown key is reported under its own name, not (root), each with its own hint', async () => {
+    const one = (() => {
+      try {
+        parse(GrantWorkerSettingsSchema, { leaseName: ['a'], components: [] }, 'grantWorker options');
+      } catch (e) {
+        return e as ValidationError;
+      }
+      throw new Error('no ValidationError');
+    })();
+    expect(one.issues).toContainEqual({ field: 'leaseName', message: 'unknown option "leaseName" (did you mean "leaseNames"?)' });
+    expect(one.fields).not.toContain('(root)');
+    expect(one.message).toMatch(/^invalid grantWorker options: leaseName: unknown option "leaseName" \(did you mean "leaseNames"\?\)/);
+    // two at once: each its own field and hint
+    const two = await messageOf(() => parse(GrantWorkerSettingsSchema, { leaseName: ['a'], component: [] }, 'grantWorker options'));
+    expect(two).toContain('leaseName: unknown option "leaseName" (did you mean "leaseNames"?)');
+    expect(two).toContain('component: unknown option "component" (did you mean "components"?)');
+    // nested: under the object it belongs to
+    const nested = z.object({ election: z.object({ deadline: z.number() }).strict() }).strict();
+    expect(await messageOf(() => parse(nested, { election: { deadline: 1, deadlin: 2 } }, 'config'))).toBe('invalid config: election.deadlin: unknown option "deadlin" (did you mean "deadline"?)');
+    // an SDK object's options (its own message): the same
+    const { leaseName, ...rest } = options;
+    expect(await messageOf(() => new LeaderElector({ ...rest, leaseNme: leaseName } as never))).toContain('leaseNme: unknown option of LeaderElector: "leaseNme" (did you mean "leaseName"?)');
+    expect(await messageOf(() => new LeaderElector({ ...options, leaseNme: 1, identty: 2 } as never))).toMatch(/leaseNme: unknown option of LeaderElector: "leaseNme" \(did you mean "leaseName"\?\); identty: unknown option of LeaderElector: "identty" \(did you mean "identity"\?\)/);
   });
 });

@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import { PreferredLocations } from './location.js';
-import { parse } from './validation.js';
+import { KEY_PARTS, parse } from './validation.js';
 
 const ms = (what: string) => z.number().int(`${what} must be whole milliseconds`).positive(`${what} must be > 0`);
 const TableName = z.string().regex(/^[A-Za-z0-9_.-]{3,255}$/, 'must be a DynamoDB table name: 3–255 of A-Z a-z 0-9 _ . -');
@@ -76,7 +76,8 @@ export const ElectionConfigSchema = z
   });
 /** A misspelt or foreign field of an election config, named with the fields there are. */
 function unknownFields(keys: readonly string[]): string {
-  return `unknown field${keys.length > 1 ? 's' : ''} ${keys.map((k) => `"${k}"`).join(', ')}: the fields are ${Object.keys(ElectionConfigSchema.shape).join(', ')}`;
+  // one part a key: issuesOf reports each under the key's own name
+  return keys.map((k) => `unknown field "${k}": the fields are ${Object.keys(ElectionConfigSchema.shape).join(', ')}`).join(KEY_PARTS);
 }
 /** The election's tuning as the functions run with it: every field set, defaults filled in. */
 export type ElectionConfig = z.output<typeof ElectionConfigSchema>;

@@ -33,8 +33,18 @@ export class ValidationError extends Error {
 const fieldOf = (path: readonly PropertyKey[]): string =>
   path.length === 0 ? '(root)' : path.map((p) => (typeof p === 'number' ? `[${p}]` : String(p))).join('.').replace(/\.\[/g, '[');
 
+/** Between the parts of an unknown-keys message, one part a key (FIXES and optionErrors join them so). */
+export const KEY_PARTS = '; ';
+
 export function issuesOf(error: z.ZodError): FieldIssue[] {
-  return error.issues.map((i) => ({ field: fieldOf(i.path), message: i.message }));
+  return error.issues.flatMap((i) => {
+    if (i.code !== 'unrecognized_keys') return [{ field: fieldOf(i.path), message: i.message }];
+    // each unknown key under its own name inside the object it belongs to (`(root)` named no field,
+    // and two typos shared one label), with its own part of the message
+    const parts = i.message.split(KEY_PARTS);
+    // (an empty key has no name to show: the object it belongs to)
+    return i.keys.map((k, n) => ({ field: fieldOf(k === '' ? i.path : [...i.path, k]), message: parts.length === i.keys.length ? parts[n]! : i.message }));
+  });
 }
 
 /** What a user writes for each of zod's expected types. */
@@ -100,7 +110,7 @@ const FIXES: z.core.$ZodErrorMap = (issue) => {
   }
   if (issue.code === 'unrecognized_keys') {
     const known = knownKeys(issue.inst);
-    return issue.keys.map((k) => `unknown option ${JSON.stringify(k)}${unknownKeyHint(k, known)}`).join('; ');
+    return issue.keys.map((k) => `unknown option ${JSON.stringify(k)}${unknownKeyHint(k, known)}`).join(KEY_PARTS);
   }
   return undefined;
 };

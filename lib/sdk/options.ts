@@ -7,7 +7,7 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import * as z from 'zod';
 import type { Clock } from '../clock.js';
 import { TableNamesSchema, type TableNames } from '../schemas/config.js';
-import { knownKeys, unknownKeyHint } from '../schemas/validation.js';
+import { KEY_PARTS, knownKeys, unknownKeyHint } from '../schemas/validation.js';
 import { defaultTableNames as tableNamesUnder } from '../tables.js';
 import { serverClockOf, trustedClock, type StampClock } from './server-clock.js';
 
@@ -110,8 +110,8 @@ export function optionErrors(owner: string, required: string, moved: Readonly<Re
     if (issue.code === 'invalid_type') return `must be the ${owner} options: an object with ${required}`;
     if (issue.code !== 'unrecognized_keys' || !issue.keys) return undefined;
     const known = knownKeys(issue.inst);
-    const hints = issue.keys.map((k) => (moved[k] ? `"${k}": ${moved[k]}` : `"${k}"${unknownKeyHint(k, known)}`));
-    return `unknown option${issue.keys.length > 1 ? 's' : ''} of ${owner}: ${hints.join('; ')}`;
+    // one part a key: issuesOf reports each under the key's own name
+    return issue.keys.map((k) => `unknown option of ${owner}: "${k}"${moved[k] ? `: ${moved[k]}` : unknownKeyHint(k, known)}`).join(KEY_PARTS);
   };
 }
 

@@ -64,7 +64,7 @@ export interface Expectation {
 
 /**
  * Runs `fn` (sync or async). It either returns, or throws a typed error; a ValidationError names
- * fields the schema knows, and among them every mutated field whose value its own schema refuses.
+ * fields the schema knows (or an unknown key, as one), and among them every mutated field whose value its own schema refuses.
  */
 export async function expectTypedOutcome(fn: () => unknown, x: Expectation = {}): Promise<'ok' | Error> {
   let error: unknown;
@@ -81,7 +81,8 @@ export async function expectTypedOutcome(fn: () => unknown, x: Expectation = {})
   if (error instanceof ValidationError) {
     expect(error.fields.length).toBeGreaterThan(0);
     const known = new Set([...(x.known ?? Object.keys(x.shape ?? {})), '(root)']);
-    if (x.known || x.shape) for (const f of error.fields) expect(known.has(f) || known.has(rootOf(f)), `field "${f}" of ${error.message}`).toBe(true);
+    // an unknown key is named under its own name, with "unknown option" (or "unknown field") saying so
+    if (x.known || x.shape) for (const { field: f, message } of error.issues) expect(known.has(f) || known.has(rootOf(f)) || /^unknown (option|field)/.test(message), `field "${f}" of ${error.message}`).toBe(true);
     const last = new Map((x.mutations ?? []).map((m) => [m.key, m])); // a later change to a key wins
     for (const m of last.values()) {
       const field = x.shape?.[m.key];

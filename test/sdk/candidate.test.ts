@@ -45,7 +45,7 @@ describe('LeaseCandidate', () => {
     { over: { binaryVersion: '1.31' }, field: 'binaryVersion' },
     { over: { emulationVersion: 'v1.30.0' }, field: 'emulationVersion' },
     // a priority is an operator's pin: not an option a worker has
-    { over: { priority: 10 }, field: '(root)' },
+    { over: { priority: 10 }, field: 'priority' },
     { over: { name: '' }, field: 'name' },
     { over: { leaseName: '' }, field: 'leaseName' },
     { over: { renewIntervalMs: 10 }, field: 'renewIntervalMs' },
@@ -57,7 +57,7 @@ describe('LeaseCandidate', () => {
     // issue 18: where it runs
     { over: { location: { zone: 'US-EAST-1A' } }, field: 'location.zone' },
     { over: { location: { zone: 'us-east-1a', region: 'eu-west-1' } }, field: 'location.region' },
-    { over: { location: { zone: 'us-east-1a', rack: 'r1' } }, field: 'location' },
+    { over: { location: { zone: 'us-east-1a', rack: 'r1' } }, field: 'location.rack' },
   ])('rejects bad configuration at construction: $field', ({ over, field }) => {
     let err: unknown;
     try {

@@ -134,7 +134,7 @@ describe('IdentityLeaseHeartbeat options', () => {
     ['a fractional lease duration', { leaseDurationSeconds: 1.5 }, 'leaseDurationSeconds'],
     ['a client that is not one', { client: {} as never }, 'client'],
     ['a newId that is not a function', { newId: 'x' as never }, 'newId'],
-    ['an unknown option', { renewInterval: 5 } as never, '(root)'],
+    ['an unknown option', { renewInterval: 5 } as never, 'renewInterval'],
   ])('refuses %s, naming the field', (_, patch, field) => {
     const err = validationError(() => new IdentityLeaseHeartbeat({ ...base(), ...patch }));
     expect(err.fields).toEqual([field]);

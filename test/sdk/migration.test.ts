@@ -132,8 +132,8 @@ describe('loadLeaderMigrationConfiguration', () => {
     { name: 'a missing component', change: { controllerLeaders: [{ name: 'route' }] }, field: 'controllerLeaders[0].component', message: /string/ },
     { name: 'a malformed component', change: { controllerLeaders: [{ name: 'route', component: 'kcm or ccm' }] }, field: 'controllerLeaders[0].component', message: /component name .* or "\*"/ },
     { name: 'an empty controller name', change: { controllerLeaders: [{ name: 'route', component: '*' }, { name: '', component: '*' }] }, field: 'controllerLeaders[1].name', message: /must not be empty/ },
-    { name: 'an unknown field on a controller', change: { controllerLeaders: [{ name: 'route', component: '*', compnent: 'x' }] }, field: 'controllerLeaders[0]', message: /compnent/ },
-    { name: 'an unknown top-level field', change: { leaderNmae: 'x' }, field: '(root)', message: /leaderNmae/ },
+    { name: 'an unknown field on a controller', change: { controllerLeaders: [{ name: 'route', component: '*', compnent: 'x' }] }, field: 'controllerLeaders[0].compnent', message: /compnent/ },
+    { name: 'an unknown top-level field', change: { leaderNmae: 'x' }, field: 'leaderNmae', message: /leaderNmae/ },
     {
       name: 'a controller listed twice',
       change: { controllerLeaders: [{ name: 'route', component: '*' }, { name: 'service', component: 'ccm' }, { name: 'route', component: 'kcm' }] },
