@@ -265,7 +265,7 @@ export class LeaseCandidate {
     this.clock = stampClockFor(data.clockSync, client, clock ?? systemClock);
     const unique = uniqueId(clock ?? systemClock);
     this.instance = instance ?? (session ? instanceOnSession(this.options.name, unique, session.process) : `${this.options.name}_${unique}`);
-    this.onError = errorSink(onError, `candidate "${this.options.name}" of lease "${this.options.leaseName}"`);
+    this.onError = errorSink(onError, `candidate "${this.options.name}" of lease "${this.options.leaseName}"`, clock ?? systemClock);
     this.client = requests;
     const subject = `candidate "${this.options.name}" of lease "${this.options.leaseName}"`;
     this.report = faultReporter(this.onError, subject, client, runningTableNotFound(subject, this.options.tables));

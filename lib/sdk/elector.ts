@@ -114,7 +114,7 @@ export class LeaderElector {
     const requests = boundedClient(client, clock ?? systemClock, requestBoundMs(data.retryPeriodMs));
     const sessions = session ? sessionSeam(session).reader : new SessionReader(requests, data.tables.identities, time);
     const subject = `LeaderElector "${data.identity}" of lease "${data.leaseName}"`;
-    const told = errorSink(onError, subject);
+    const told = errorSink(onError, subject, clock ?? systemClock);
     const report = faultReporter(told, subject, client, runningTableNotFound(subject, data.tables));
     const built = dynamoLeaseLock(data.leaseName, new LeaseStore(requests, data.tables.leases, data.multiRegion), new CandidateStore(requests, data.tables.candidates), sessions);
     const lock = internals.lock ? internals.lock(built) : built;

@@ -5,6 +5,7 @@
  * malformed row): it tells onError, once per try, what is wrong and what to check, and tries again.
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { Clock } from '../clock.js';
 import { ValidationError } from '../schemas/validation.js';
 
 /** A retry waits the backoff plus up to this share of it more (client-go jitters its retry period too). */
@@ -221,13 +222,44 @@ export function callBack(f: () => unknown, report: (e: unknown) => void): void {
   }
 }
 
+/** With no onError, a fault told again within this long of its last process warning is counted, not printed. */
+export const STILL_FAILING_EVERY_MS = 60_000;
+
+/**
+ * Process warnings for faults told once per try: a fault is printed in full the first time, and
+ * again only once a minute while it lasts, as one "still failing" line counting the tries since;
+ * a different fault (another name or message) is printed in full at once, and so is the same one
+ * after a quiet minute (a new outbreak). A worker retrying every few seconds would otherwise print
+ * the same warning a dozen times a minute.
+ */
+export function quietWarnings(clock: Pick<Clock, 'monotonic'>): (e: Error) => void {
+  const seen = new Map<string, { printedAt: number; seenAt: number; more: number }>();
+  return (e) => {
+    const now = clock.monotonic();
+    for (const [k, s] of seen) if (now - s.seenAt >= STILL_FAILING_EVERY_MS) seen.delete(k);
+    const key = `${e.name}: ${e.message}`;
+    const s = seen.get(key);
+    if (!s) {
+      seen.set(key, { printedAt: now, seenAt: now, more: 0 });
+      return process.emitWarning(e);
+    }
+    s.seenAt = now;
+    s.more++;
+    if (now - s.printedAt < STILL_FAILING_EVERY_MS) return;
+    process.emitWarning(`still failing (${s.more} more time${s.more === 1 ? '' : 's'} in ${Math.round((now - s.printedAt) / 1000)} s, told once a minute): ${e.message}`, { type: e.name, code: 'CONCLAVE_STILL_FAILING' });
+    s.printedAt = now;
+    s.more = 0;
+  };
+}
+
 /**
  * The user's `onError` of `subject`, as the SDK tells it: what it throws (or rejects with) is a
  * process warning naming the fault it was told of, so a broken alarm never stops a worker. No
- * `onError`: each fault is a process warning.
+ * `onError`: each fault is a process warning, the same one repeated quieted by quietWarnings on
+ * `clock` (without a clock, one a try). An `onError` is told every try, as documented.
  */
-export function errorSink(onError: ((e: Error) => void) | undefined, subject: string): (e: Error) => void {
-  if (!onError) return (e) => process.emitWarning(e);
+export function errorSink(onError: ((e: Error) => void) | undefined, subject: string, clock?: Pick<Clock, 'monotonic'>): (e: Error) => void {
+  if (!onError) return clock ? quietWarnings(clock) : (e) => process.emitWarning(e);
   return (e) => callBack(() => onError(e), (thrown) => process.emitWarning(new Error(`${subject}: onError threw while told: ${e.message}`, { cause: thrown })));
 }
 

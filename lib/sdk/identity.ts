@@ -216,7 +216,7 @@ export class IdentityLeaseHeartbeat {
     this.holder = `${this.leaseName}_${newId()}`;
     this.onLost = onLost ?? ((l) => process.emitWarning(`identity lease ${this.leaseName}: ${l.reason === 'gone' ? 'the row was gone and was created again' : `taken by ${l.by}, a newer start-up; this one stopped`}`, { code: 'CONCLAVE_IDENTITY_LOST' }));
     // each fault named (DynamoDBUnreachableError, DynamoDBRefusedError), as an elector's are
-    this.onError = faultReporter(errorSink(onError, `identity lease ${this.leaseName}`), `identity lease ${this.leaseName}`, client, runningTableNotFound(`identity lease ${this.leaseName}`, this.options.tables));
+    this.onError = faultReporter(errorSink(onError, `identity lease ${this.leaseName}`, clock ?? systemClock), `identity lease ${this.leaseName}`, client, runningTableNotFound(`identity lease ${this.leaseName}`, this.options.tables));
     this.startUp = new StartUp(`identity lease ${this.leaseName}`, this.options.tables);
     this.ready = this.startUp.ready;
   }

@@ -174,7 +174,7 @@ export class PushChannel implements Push {
     this.client = client;
     this.process = session?.process;
     this.clock = clock ?? systemClock;
-    this.onError = errorSink(onError, 'PushChannel');
+    this.onError = errorSink(onError, 'PushChannel', this.clock);
     this.options = deepFreeze({ ...data, clientId: data.clientId ?? `${pushClientIdPrefix(data.tables.leases)}${uniqueId(this.clock)}`, iotCore: data.iotCore ?? isIotEndpoint(data.endpoint) });
     this.startUp = new StartUp(`PushChannel to ${data.endpoint}`);
     this.ready = this.startUp.ready;

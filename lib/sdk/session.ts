@@ -206,7 +206,7 @@ export class Session {
     this.process = uniqueId(this.clock);
     this.time = stampClockFor(data.clockSync, client, this.clock);
     // each fault named (DynamoDBUnreachableError, DynamoDBRefusedError), as an elector's are
-    this.onError = faultReporter(errorSink(onError, 'Session'), 'Session', client, runningTableNotFound('Session', data.tables));
+    this.onError = faultReporter(errorSink(onError, 'Session', this.clock), 'Session', client, runningTableNotFound('Session', data.tables));
     // its reads and writes give up after its renew deadline: one that never answers must not stop the renewals (bounded-client.ts)
     const requests = boundedClient(client, this.clock, requestBoundMs(data.renewDeadlineMs));
     this.store = new IdentityStore(requests, data.tables.identities);

@@ -123,7 +123,7 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
       },
     ]);
   const subject = `${tryOnly ? 'tryWithLease' : 'withLease'} run "${identity}" of lease "${leaseName}"`;
-  const report = errorSink(o.onError, subject);
+  const report = errorSink(o.onError, subject, clock);
   // a first-come run's window row is on the candidates table, which its elector does not stand on (nor check)
   if (o.multiRegion && o.runOnce && mode === 'NoCoordination')
     await checkMultiRegion(requests, [{ role: 'candidates', name: o.tables.candidates }], what, report);

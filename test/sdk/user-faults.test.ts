@@ -6,7 +6,7 @@
  */
 import { CreateTableCommand, DeleteTableCommand, GetItemCommand, PutItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { LeaderElectorOptions, LeadingTerm } from '../../lib/sdk/elector.js';
 import { requestBoundMs } from '../../lib/sdk/bounded-client.js';
 import { maxFailingRequestsPerSecond } from '../../lib/sdk/faults.js';
@@ -125,6 +125,37 @@ describe('credentials that expire mid-term, then come back', () => {
     e.machine.fault = undefined;
     await sim.until('it leads', () => e.elector.isLeader(), 4 * 2 * CLIENT_GO.retryPeriodMs);
     await e.stop();
+  });
+
+  it('a client with no region and no onError: the first warning in full, then one "still failing" line a minute with the count; a changed fault in full at once', async () => {
+    const warned: { text: string; type?: string }[] = [];
+    const spy = vi.spyOn(process, 'emitWarning').mockImplementation((w: string | Error, o?: unknown) => {
+      warned.push(typeof w === 'string' ? { text: w, type: (o as { type?: string } | undefined)?.type } : { text: w.message, type: w.name });
+    });
+    try {
+      const sim = await Sim.create({});
+      const e = sim.elector('lone', { leaseName: L, mode: 'NoCoordination', ...CLIENT_GO, onError: undefined });
+      e.machine.fault = () => new Error('Region is missing');
+      const full = `LeaderElector "lone" of lease "job": the DynamoDB client has no region (Region is missing): give it one (new DynamoDBClient({ region: 'eu-west-1' }), AWS_REGION, or the profile's region), or an endpoint for DynamoDB Local (npx conclave-local prints it); retrying with backoff`;
+      await sim.run(15_000);
+      // before: one warning a try, the same text each time (3 in these 15 s)
+      expect(warned.map((w) => w.text)).toEqual([full]);
+      await sim.run(60_000);
+      // a minute after it was printed: once more, with how many times it came since
+      expect(warned).toHaveLength(2);
+      expect(warned[1]!.text).toMatch(new RegExp(`^still failing \\(\\d+ more times in \\d+ s, told once a minute\\): ${full.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`));
+      expect(Number(/\((\d+) more times/.exec(warned[1]!.text)![1])).toBeGreaterThanOrEqual(5);
+      // a changed fault: in full at its first try
+      e.machine.fault = refused('AccessDeniedException', 'User is not authorized to perform: dynamodb:GetItem');
+      await sim.run(2 * 4 * CLIENT_GO.retryPeriodMs);
+      expect(warned).toHaveLength(3);
+      expect(warned[2]!.text).toMatch(/^LeaderElector "lone" of lease "job": .*not authorized/);
+      e.machine.fault = undefined;
+      await sim.until('it leads', () => e.elector.isLeader(), 4 * 2 * CLIENT_GO.retryPeriodMs);
+      await e.stop();
+    } finally {
+      spy.mockRestore();
+    }
   });
 
   it('a lone NoCoordination worker whose credentials expire past its lease leads again once they are back', async () => {
