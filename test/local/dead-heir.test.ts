@@ -1,0 +1,107 @@
+/**
+ * A departing heir named again by a coordinator's write decided on a read from before it withdrew
+ * (the coordinator read lease and candidates with b's row there; b withdrew and read the lease, not
+ * named, so it took nothing off; the coordinator's write then named b). Which reconcile takes the
+ * dead name off, on the local runtime with the tick off (every 10 min) and the election timer
+ * withheld, so only the streams act: docs/architecture.md, "Crash failover: succession".
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { afterEach, describe, expect, inject, it } from 'vitest';
+import type { FunctionName } from '../../lib/wiring.js';
+import { startLocalRuntime, type LocalRuntime } from '../../lib/local/runtime.js';
+import { Log, STEADY, startElector, waitFor, type RunningElector } from '../sdk/harness.js';
+import type { TestTables } from '../support.js';
+
+const LEASE = 'reports';
+const running: { rt: LocalRuntime; electors: RunningElector[] }[] = [];
+afterEach(async () => {
+  for (const { rt, electors } of running.splice(0)) {
+    await Promise.all(electors.map((e) => e.stop()));
+    await rt.stop();
+  }
+});
+
+type Image = { name?: { S?: string }; successor?: { S?: string } };
+type Records = { Records?: { eventName?: string; dynamodb?: { OldImage?: Image; NewImage?: Image } }[] };
+/** A lease stream batch with the record of a write that named `name` successor. */
+const names = (event: unknown, name: string) => ((event as Records).Records ?? []).some((r) => r.dynamodb?.NewImage?.successor?.S === name && r.dynamodb?.OldImage?.successor?.S !== name);
+const removes = (event: unknown, name: string) => ((event as Records).Records ?? []).some((r) => r.eventName === 'REMOVE' && r.dynamodb?.OldImage?.name?.S === name);
+
+/** a leading, b its named heir; the candidate stream's batch removing b's row is held until `release()`. */
+async function heirNamed() {
+  let release!: () => void;
+  const held = new Promise<void>((r) => (release = r));
+  const handled = { remove: false, namedB: 0 };
+  const calls: FunctionName[] = [];
+  const rt = await startLocalRuntime({
+    endpoint: inject('ddbEndpoint'),
+    prefix: `heir-${randomUUID().slice(0, 8)}`,
+    dir: mkdtempSync(join(tmpdir(), 'conclave-heir-')),
+    tickEveryMs: 600_000,
+    logLevel: 'SILENT',
+    intercept: async (name, event, invoke) => {
+      if (name === 'electionTimer') return undefined; // withheld: only the streams act
+      calls.push(name);
+      if (name === 'candidateStream' && removes(event, 'b')) {
+        await held;
+        const out = await invoke(event);
+        handled.remove = true;
+        return out;
+      }
+      const out = await invoke(event);
+      if (name === 'leaseStream' && names(event, 'b')) handled.namedB++;
+      return out;
+    },
+  });
+  const electors: RunningElector[] = [];
+  running.push({ rt, electors });
+  const t: TestTables = { client: rt.client, names: rt.tables, drop: async () => undefined };
+  const log = new Log();
+  const start = (id: string) => {
+    const e = startElector(t, log, id, { leaseName: LEASE, ...STEADY }, { versions: ['1.30.0', '1.30.0'] });
+    electors.push(e);
+    return e;
+  };
+  const read = () => rt.deps.coordinator.leases.read(LEASE);
+  const a = start('a');
+  await waitFor('a to lead', () => a.elector.isLeader());
+  const b = start('b');
+  await waitFor('b named successor', async () => (await read()).item?.successor === 'b');
+  return { rt, a, b, read, release, handled, calls };
+}
+
+describe('a departing heir named by a write decided before it withdrew', () => {
+  it('the write lands before the candidate stream handles b’s REMOVE record: that reconcile takes the name off', async () => {
+    const { rt, b, read, release, handled, calls } = await heirNamed();
+    const instance = b.elector.instance;
+    await b.stop(); // its row deleted, its name taken off (LeaderElector.depart)
+    const cur = await read();
+    expect(cur.item?.successor).not.toBe('b');
+    // the coordinator's write, decided on a read from before b's withdrawal
+    await rt.deps.coordinator.leases.write(cur, { set: { successor: 'b', successorInstance: instance } });
+    expect((await read()).item?.successor).toBe('b');
+    release();
+    await waitFor('the REMOVE record handled', () => handled.remove);
+    expect((await read()).item?.successor).not.toBe('b');
+    expect(calls).not.toContain('coordinator');
+  });
+
+  it('the candidate stream handled b’s REMOVE record before the write landed (a late write): the name stays, through the lease stream’s record of that write, until the tick', async () => {
+    const { rt, b, read, release, handled, calls } = await heirNamed();
+    const instance = b.elector.instance;
+    release();
+    await b.stop();
+    await waitFor('the REMOVE record handled', () => handled.remove);
+    const cur = await read();
+    const seen = handled.namedB;
+    await rt.deps.coordinator.leases.write(cur, { set: { successor: 'b', successorInstance: instance } });
+    await waitFor('the lease stream to handle the write', () => handled.namedB > seen);
+    expect((await read()).item?.successor).toBe('b');
+    expect(calls).not.toContain('coordinator');
+    await rt.tick();
+    expect((await read()).item?.successor).not.toBe('b');
+  });
+});
