@@ -38,16 +38,24 @@ const started = performance.now();
 // npx alone with vitest left orphaned; the busy processes go with this script.
 const run = spawn(cmd, cmdArgs, { stdio: ['inherit', 'pipe', 'inherit'], detached: true });
 for (const s of ['SIGINT', 'SIGTERM'] as const) process.on(s, () => process.kill(-run.pid!, s));
-// The closing line test/summary-reporter.ts prints: "N passed, N failed[, N skipped]".
-let tail = '';
+// The closing line test/summary-reporter.ts prints, "N passed, N failed[, N skipped]": every one
+// kept as it passes (the output itself is long).
+let all = '';
+let partial = '';
 run.stdout!.on('data', (d: Buffer) => {
   process.stdout.write(d);
-  tail = (tail + d.toString()).slice(-4_000);
+  const text = partial + d.toString();
+  const cut = text.lastIndexOf('\n');
+  partial = text.slice(cut + 1);
+  all += text.slice(0, cut + 1).split('\n').filter((l) => /^\d+ passed, \d+ failed/.test(l)).map((l) => `${l}\n`).join('');
 });
 const code = await new Promise<number>((resolve) => run.on('close', (c, signal) => resolve(c ?? (signal ? 1 : 0))));
 stopBusy();
 
 const seconds = ((performance.now() - started) / 1000).toFixed(1);
-const summary = [...tail.matchAll(/^(\d+) passed, (\d+) failed(?:, (\d+) skipped)?$/gm)].at(-1)?.[0] ?? 'no summary line (the run ended before the tests did)';
+// npm test runs vitest twice (the chaos set alone, after the rest): both runs' lines, added up
+const lines = [...all.matchAll(/^(\d+) passed, (\d+) failed(?:, (\d+) skipped)?$/gm)];
+const sum = (i: number) => lines.reduce((n, m) => n + Number(m[i] ?? 0), 0);
+const summary = lines.length ? `${sum(1)} passed, ${sum(2)} failed, ${sum(3)} skipped (${lines.length} vitest run${lines.length > 1 ? 's' : ''})` : 'no summary line (the run ended before the tests did)';
 console.log(`\ntest:load: ${code === 0 ? 'PASSED' : `FAILED (exit ${code})`}: ${summary}; ${seconds} s beside ${busyCount} busy process(es); load average ${load()}`);
 process.exitCode = code;
