@@ -26,6 +26,12 @@ export interface SeedOptions {
   /** Skip the candidates (re-seeding only the leases). */
   leasesOnly?: boolean;
   now?: number;
+  /**
+   * The candidates' TTL (epoch seconds). DynamoDB deletes a row past it on its own, by its clock,
+   * not by `now`: DynamoDB Local by the machine's. A test seeding at a fixed `now` passes one that
+   * clock never reaches. @default an hour after `now`
+   */
+  expiresAt?: number;
 }
 
 export const leaseNames = (o: Pick<SeedOptions, 'stem' | 'count'>): string[] => Array.from({ length: o.count }, (_, i) => `${o.stem}-${i}`);
@@ -54,7 +60,7 @@ function candidateItem(leaseName: string, k: number, o: SeedOptions, now: number
       createdAt: now - 3_600_000 + k * 1_000,
       identity: `c${k}_seed`,
       revision: 1,
-      expiresAt: Math.ceil((now + 3_600_000) / 1_000),
+      expiresAt: o.expiresAt ?? Math.ceil((now + 3_600_000) / 1_000),
     },
     `seeded candidate ${leaseName}/c${k}`,
   );

@@ -8,7 +8,14 @@ import { testTables, type TestTables } from '../support.js';
 
 const T0 = Date.UTC(2026, 11, 1);
 const LEASES = 30;
+const CANDIDATES = 3;
 const PROCESSES = 6;
+/**
+ * The seeded candidates' TTL: one the machine's clock never reaches. DynamoDB Local deletes rows
+ * past their TTL on its own, by the machine's clock (about 20 every 10 s, at times of its own),
+ * and T0 + 1 h is past: a candidate deleted under a round changes its decisions and its reads.
+ */
+const NEVER_SWEPT = 4_102_444_800; // 2100-01-01
 
 let t: TestTables;
 let clock: ManualClock;
@@ -22,7 +29,7 @@ beforeEach(async () => {
   const table = (name: string | undefined) => Object.entries(t.names).find(([, n]) => n === name)?.[0] ?? String(name);
   // real middleware on the client the coordinator sends with: each request by table, command and scan part
   counter = new RequestCounter().attach(t.client, (input, command) => `${table(input.TableName)} ${command}${command === 'Scan' ? ((input as { Segment?: number }).Segment === undefined ? ' whole' : ' part') : ''}`);
-  await seedLeases(t.client, t.names, { stem: 'lease', count: LEASES, candidatesPerLease: 3, state: 'held', now: T0 });
+  await seedLeases(t.client, t.names, { stem: 'lease', count: LEASES, candidatesPerLease: CANDIDATES, state: 'held', now: T0, expiresAt: NEVER_SWEPT });
   for (let p = 0; p < PROCESSES; p++) {
     await deps.identities.write(
       { key: { component: 'conclave-session', name: `session-${p}` }, item: undefined, revision: 0 },
@@ -32,14 +39,23 @@ beforeEach(async () => {
 });
 afterEach(() => t.drop());
 
-/** One round in one invocation (its deadline far off), and the reads it sent. */
-async function round(segmentLeases: number): Promise<{ segments: number; reads: Tallies; collected: string[] }> {
+/** One round in one invocation (its deadline far off), and the reads and writes it sent. */
+async function round(segmentLeases: number): Promise<{ segments: number; reads: Tallies; writes: Tallies; collected: string[] }> {
   const before = counter.snapshot();
   const r = await tick(deps, { deadline: clock.monotonic() + 300_000, segmentLeases });
   expect(r.round?.done).toBe(true);
   expect(r.errors).toEqual([]);
-  const reads = Object.entries(diffTallies(counter.snapshot(), before)).filter(([, x]) => x.requests > 0 && Object.keys(x.commands).every((c) => READ_COMMANDS.has(c)));
-  return { segments: r.round!.segments, reads: Object.fromEntries(reads), collected: r.collectedIdentities.map((i) => i.name) };
+  const sent = Object.entries(diffTallies(counter.snapshot(), before)).filter(([, x]) => x.requests > 0);
+  const reads = sent.filter(([, x]) => Object.keys(x.commands).every((c) => READ_COMMANDS.has(c)));
+  const writes = sent.filter(([, x]) => !Object.keys(x.commands).every((c) => READ_COMMANDS.has(c)));
+  return { segments: r.round!.segments, reads: Object.fromEntries(reads), writes: Object.fromEntries(writes), collected: r.collectedIdentities.map((i) => i.name) };
+}
+
+/** The candidate rows in the table now. */
+async function candidateRows(): Promise<number> {
+  let n = 0;
+  for await (const page of deps.candidates.scan()) n += page.length;
+  return n;
 }
 
 const requests = (reads: Tallies, role: string) => reads[role]?.requests ?? 0;
@@ -56,9 +72,13 @@ async function thirdRound(): ReturnType<typeof round> {
 
 describe("what a round of the coordinator's tick reads, by table (issue 38, item 5: the cost of scale)", () => {
   it('a round in N parts reads each part of the leases and candidates tables once, and the identities table N + 1 times; nothing more while no identity has expired', async () => {
-    const { segments, reads } = await thirdRound();
+    const { segments, reads, writes } = await thirdRound();
     expect(segments).toBe(3);
     const report = reportOf(reads);
+    // what the counts stand on: the tables changed by the coordinator alone (not by TTL: NEVER_SWEPT)
+    expect(await candidateRows(), 'seeded candidate rows deleted behind the coordinator').toBe(LEASES * CANDIDATES);
+    // a settled round decides nothing new: it writes nothing (so it reads no lease again before a write)
+    expect(writes, reportOf(writes)).toEqual({});
     // each part: its share of the leases, then of the candidates (the pings of an election it shows),
     // then every session row (read after the lease rows it judges: lib/coordinator/reconcile.ts)
     expect(requests(reads, 'leases Scan part'), report).toBe(segments);
