@@ -14,11 +14,17 @@ import type { Tables } from '../sim/harness.js';
 /** Tables on DynamoDB Local, as sim/harness.ts' modelTables makes them on the model. */
 export type TestTables = Tables;
 
-/** Fresh, uniquely named tables on the run's DynamoDB Local. */
+/**
+ * Fresh, uniquely named tables on the run's DynamoDB Local, without TTL: many tests run the product
+ * on a manual clock at a fixed date, and the rows it stamps from that clock (a candidate's or an
+ * identity's `expiresAt`) would be deleted under the test by DynamoDB Local's sweeper, which goes
+ * by the machine's clock, once that date has passed. TTL's own behaviour is tested on the model
+ * (test/sim/contract.test.ts) and the tables' settings on the construct (test/infra/tables.test.ts).
+ */
 export async function testTables(label: string): Promise<TestTables> {
   const client = localClient(inject('ddbEndpoint'));
   const names = defaultTableNames(`t-${label}-${randomUUID().slice(0, 8)}`);
-  await createTables(client, names);
+  await createTables(client, names, { ttl: false });
   return {
     client,
     names,

@@ -9,9 +9,9 @@ import { TABLES } from '../tables.js';
  * (infra/tables.ts) makes them from the same declaration.
  */
 
-/** Creates the tables (on-demand, streams as declared) and waits until they are active. */
-export async function createTables(client: DynamoDBClient, names: TableNames): Promise<void> {
-  await Promise.all((Object.keys(TABLES) as (keyof TableNames)[]).map((role) => createTable(client, names[role], TABLES[role], { ttl: true })));
+/** Creates the tables (on-demand, streams as declared, TTL on unless `ttl: false`) and waits until they are active. */
+export async function createTables(client: DynamoDBClient, names: TableNames, opts: { ttl?: boolean } = {}): Promise<void> {
+  await Promise.all((Object.keys(TABLES) as (keyof TableNames)[]).map((role) => createTable(client, names[role], TABLES[role], { ttl: opts.ttl ?? true })));
 }
 
 export async function deleteTables(client: DynamoDBClient, names: TableNames): Promise<void> {
