@@ -59,24 +59,26 @@ export class Feed {
   }
 
   /**
-   * Reads the leases table every 100 ms until stopped: each new token as an observation; `seen`
+   * Reads the leases table every 100 ms until stopped: each write seen (a new revision: a term, a
+   * renewal, a release that keeps the token) as an observation; `seen`
    * is told every read of a held lease (whether it is held on a session, and by whom).
    */
   watch(leases: LeaseStore, names: readonly string[], seen: (lease: string, holder: string, onSession: boolean) => void): () => Promise<void> {
     let watching = true;
-    const lastToken = new Map<string, number>();
+    const lastRevision = new Map<string, number>();
     const watcher = (async () => {
       while (watching) {
         for (const lease of names) {
           try {
-            const l = (await leases.read(lease)).item;
+            const { item: l, revision } = await leases.read(lease);
             if (l?.holderIdentity !== undefined) {
               this.leaseReads[l.session !== undefined ? 'onSession' : 'own']++;
               seen(lease, l.holderIdentity, l.session !== undefined);
             }
-            if (l && l.fencingToken !== lastToken.get(lease)) {
-              lastToken.set(lease, l.fencingToken);
-              this.observations.push({ lease, fencingToken: l.fencingToken, ...(l.holderIdentity ? { holder: l.holderIdentity } : {}), mono: monoNow() });
+            // every write, not only a new token: a release keeps the token and takes the holder off
+            if (l && revision !== lastRevision.get(lease)) {
+              lastRevision.set(lease, revision);
+              this.observations.push({ lease, fencingToken: l.fencingToken, ...(l.holderIdentity ? { holder: l.holderIdentity } : {}), ...(l.renewTime !== undefined ? { renewTime: l.renewTime } : {}), revision, mono: monoNow() });
             }
           } catch {
             // DynamoDB Local busy: the next round looks again

@@ -64,9 +64,13 @@ export type LedgerEntry = z.infer<typeof LedgerEntry>;
 
 /**
  * A term seen on the lease by someone other than its holder (the chaos harness polls the leases
- * table): by `mono` the term with `fencingToken` had been written.
+ * table): by `mono` the term with `fencingToken` had been written. One per write seen (`revision`):
+ * a renewal (`renewTime`), and a release, which keeps the token and takes the holder off (no
+ * `holder`), so a released term is not counted as naming its last holder until the next one.
  */
-export const Observation = z.object({ lease: Name, fencingToken: FencingToken, holder: z.string().min(1).optional(), mono: Mono }).strict();
+export const Observation = z
+  .object({ lease: Name, fencingToken: FencingToken, holder: z.string().min(1).optional(), renewTime: z.number().int().optional(), revision: z.number().int().min(0).optional(), mono: Mono })
+  .strict();
 export type Observation = z.infer<typeof Observation>;
 
 /** A fault and the time it was in force; `instances` are the worker start-ups it hit (pauses, kills). */
