@@ -136,7 +136,7 @@ describe('Conclave props are validated at synth time', () => {
     ['a tick of part minutes', { tick: Duration.seconds(90) }, 'tick'],
     ['an ack window of 0', { election: { ackWindowMs: 0 } }, 'election.ackWindowMs'],
     ['a re-ping after the stale limit', { election: { candidateRepingAfterMs: 40 * 60_000 } }, 'election.candidateRepingAfterMs'],
-    ['an unknown election field', { election: { ackWindow: 5 } as never }, 'election'],
+    ['an unknown election field', { election: { ackWindow: 5 } as never }, 'election.ackWindow'],
     ['a table name DynamoDB refuses', { tableNames: { leases: 'x' } }, 'tableNames.leases'],
     ['a prefix with spaces', { tablePrefix: 'my prefix' }, 'tablePrefix'],
     ['a key in a stack without a region', { encryptionKey: kms.Key.fromKeyArn(new Stack(), 'K', 'arn:aws:kms:eu-west-1:000000000000:key/k') }, 'encryptionKey'],
