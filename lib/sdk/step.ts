@@ -879,6 +879,15 @@ export function sessionFallbackMs(o: { readonly sessionBackstopMs: number; reado
   return Math.ceil(1.1 * o.sessionBackstopMs) + o.renewDeadlineMs + o.retryPeriodMs;
 }
 
+/**
+ * How soon a cancelled leader leading on for its heir first reads the heir's candidate row, to see
+ * whether the heir still stands (then each time twice as long after, up to a retry period): an heir
+ * stopping at the same moment (a whole fleet SIGTERMed) has withdrawn its candidacy within a few
+ * round trips, and its term is then released at once, not when the heir would have read (up to a
+ * renewal interval later).
+ */
+export const HEIR_CHECK_FIRST_MS = 250;
+
 /** How long a cancelled leader with an heir leads on before it hands the term over: until the heir next reads. */
 export function handOffDelay(t: {
   readonly promptly: boolean;
@@ -1775,7 +1784,7 @@ export type Effect =
   | { readonly kind: 'renew'; readonly term: Term; readonly session: string | null | undefined; readonly withinMs: number; readonly rest: readonly Next[] }
   /** Read the lease (a fault is thrown, or with `reportFault`, reported and answered `failed`), abandoned unanswered after `withinMs` if given. */
   | { readonly kind: 'look'; readonly consistent: boolean; readonly reportFault: boolean; readonly rest: readonly Next[]; readonly withinMs?: number }
-  /** Read the heir's candidate row, right before the hand-over. A fault is reported, and answered `failed`. */
+  /** Read the heir's candidate row: right before the hand-over, and while a cancelled leader leads on for it. A fault is reported, and answered `failed`. */
   | { readonly kind: 'readHeir'; readonly name: string; readonly rest: readonly Next[] }
   /** Hand `term` to `heir` in one write (answered `ok`); a wake for `revision` goes out beside it. */
   | { readonly kind: 'handOver'; readonly term: Term; readonly heir: Heir; readonly leaseTransitions: number; readonly second: SecondSuccessor; readonly revision: number; readonly rest: readonly Next[] }
@@ -1814,8 +1823,16 @@ export type Next =
   /** Renew the candidacy, if any: still alive after yielding. */
   | { readonly k: 'rejoin' }
   | { readonly k: 'acked'; readonly election: string }
-  /** A cancelled leader, refreshed (or not, while wakes reach it: `again`): leads on until the heir reads, then hands over. */
-  | { readonly k: 'leadOn'; readonly again: boolean }
+  /**
+   * A cancelled leader, refreshed (or not, while wakes reach it: `again`): leads on until the heir
+   * reads, then hands over; meanwhile it looks whether the heir still stands every `checkMs`
+   * (HEIR_CHECK_FIRST_MS, doubling), and an heir found `gone` is handed nothing.
+   */
+  | { readonly k: 'leadOn'; readonly again: boolean; readonly checkMs?: number; readonly gone?: string }
+  /** A cancelled leader leading on for `heir`: its candidate row read (heirStands). */
+  | { readonly k: 'checkHeir'; readonly no: number; readonly heir: { readonly name: string; readonly instance: string }; readonly again: boolean; readonly checkMs: number }
+  /** That row answered: still the heir's, it leads on; gone, it reads the lease for the heir named now, or releases. */
+  | { readonly k: 'heirStands'; readonly no: number; readonly heir: { readonly name: string; readonly instance: string }; readonly again: boolean; readonly checkMs: number }
   | { readonly k: 'handOffNow'; readonly heir: { readonly name: string; readonly instance: string } | undefined; readonly again: boolean }
   /** Stepped down, handed or not; `again`: a hand-over sent without the refresh and not given reads the lease and tries once more. */
   | { readonly k: 'down'; readonly term: Term; readonly again: boolean }
@@ -2070,11 +2087,29 @@ function go(s: Settings, state: State, rest: readonly Next[], a: Omit<Extract<Ev
       case 'leadOn': {
         // a cancelled leader with an heir leads on until its next renewal would be due: the heir reads just after it
         const l = st.lead;
-        const heir = l && s.releaseOnCancel ? heirOf(s, l.lease) : undefined;
+        const named = l && s.releaseOnCancel ? heirOf(s, l.lease) : undefined;
+        // an heir whose candidacy is gone (stopping too: a whole fleet SIGTERMed) is handed nothing: released now
+        const heir = named?.instance === n.gone ? undefined : named;
         const wait = heir && l ? handOffDelay({ promptly: s.promptly, pushLive: at.pushLive === true, retrying: l.retrying, renewals: l.renewals, since: l.since, renewedAt: l.renewedAt, cadenceMs: s.cadenceMs, leaseDurationMs: s.leaseDurationMs, now: at.now }) : 0;
         const then: Next = { k: 'handOffNow', heir, again: n.again };
+        // looks whether the heir still stands while it waits, soon and then less often: a few reads, however long the wait
+        const checkMs = n.checkMs ?? HEIR_CHECK_FIRST_MS;
+        if (heir && l && wait > checkMs) return { state: st, effects: [...fx, { kind: 'sleep', ms: checkMs, rest: [{ k: 'checkHeir', no: l.no, heir, again: n.again, checkMs }, ...tail] }] };
         if (wait > 0) return { state: st, effects: [...fx, { kind: 'sleep', ms: wait, rest: [then, ...tail] }] };
         return go(s, st, [then, ...tail], {}, at, fx);
+      }
+      case 'checkHeir':
+        // (the term stopped meanwhile, at its renew deadline: stepped down as handOffNow says)
+        if (!lead) return go(s, st, [{ k: 'handOffNow', heir: n.heir, again: n.again }, ...tail], {}, at, fx);
+        return { state: st, effects: [...fx, { kind: 'readHeir', name: n.heir.name, rest: [{ k: 'heirStands', no: n.no, heir: n.heir, again: n.again, checkMs: n.checkMs }, ...tail] }] };
+      case 'heirStands': {
+        const next = Math.min(2 * n.checkMs, s.retryPeriodMs);
+        // the row still this heir's (or not known: a fault, reported): leads on as planned
+        if (a.failed || a.row?.identity === n.heir.instance) return go(s, st, [{ k: 'leadOn', again: n.again, checkMs: next }, ...tail], {}, at, fx);
+        // gone: the lease as it is now (its decline, or the coordinator's, may name the next heir), this one handed nothing
+        const leadOn: Next = { k: 'leadOn', again: n.again, checkMs: next, gone: n.heir.instance };
+        if (!lead) return go(s, st, [leadOn, ...tail], {}, at, fx);
+        return look(st, true, true, [{ k: 'refreshed', no: lead.no }, leadOn, ...tail], fx, inTermMs(s, lead, at.now));
       }
       case 'handOffNow': {
         const l = st.lead;

@@ -11,7 +11,7 @@ import { unmarkedHoldMs } from '../../lib/election/decide.js';
 import { nextFencingToken } from '../../lib/schemas/fencing-token.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
 import { LeaderElector, type LeaderElectorOptions, type LeadingTerm } from '../../lib/sdk/elector.js';
-import { CHASE_FIRST_MS, READ_AFTER_MS, REPORT_ANSWER_MS, SECOND_SUCCESSOR_GRACE_MS, SESSION_QUIET_LEASES, SETTLING_READ_MS, sessionFallbackMs } from '../../lib/sdk/step.js';
+import { CHASE_FIRST_MS, HEIR_CHECK_FIRST_MS, READ_AFTER_MS, REPORT_ANSWER_MS, SECOND_SUCCESSOR_GRACE_MS, SESSION_QUIET_LEASES, SETTLING_READ_MS, sessionFallbackMs } from '../../lib/sdk/step.js';
 import { FencingError, fencedTransactWrite } from '../../lib/sdk/fencing.js';
 import { RETRY_JITTER } from '../../lib/sdk/faults.js';
 import { requestBoundMs } from '../../lib/sdk/bounded-client.js';
@@ -720,6 +720,30 @@ describe('a whole fleet stopped at once (a deploy sends SIGTERM to every worker)
     await sim.until('the new process leading', () => d.elector.isLeader(), 60_000);
     console.log(`push fleet stop, followers releaseOnCancel false: d leads after ${sim.clock.monotonic() - stoppedAt} ms`);
     expect(sim.clock.monotonic() - stoppedAt).toBeLessThan(HANDED_TERM_MS / 2);
+    expect(sim.log.of('started', 'b')).toHaveLength(0);
+    expect(sim.log.of('started', 'c')).toHaveLength(0);
+    expect(sim.log.maxConcurrentLeaders()).toBe(1);
+    expect(coord.errors).toEqual([]);
+    await d.stop();
+  });
+
+  // Without wakes a cancelled leader leads on until its heir's next read (its next renewal's slot:
+  // up to a renewal interval, 6 s here); the heir stopping too, it looks whether the heir still stands.
+  it('without wakes (followers poll), nobody left: the leader leading on for its heir finds it gone and releases within a look (HEIR_CHECK_FIRST_MS), not at the heir\'s next read (5.4 s)', async () => {
+    const { sim, coord, es, leader, start } = await fleet(false);
+    expect(leader.elector.renewIntervalMs).toBeGreaterThan(5 * HEIR_CHECK_FIRST_MS);
+    const stoppedAt = sim.clock.monotonic();
+    for (const e of es) e.controller.abort(); // the same simulated instant
+    await sim.settle(Promise.all(es.map((e) => e.done)), 'the old fleet to stop');
+    const stoppedAfter = sim.clock.monotonic() - stoppedAt;
+    console.log(`no-push fleet stop, nobody left: the old leader done after ${stoppedAfter} ms`);
+    // the refresh, a look at the heir's row, a read of the lease (nobody named: both followers declined), the release, the candidacy's withdrawal
+    expect(stoppedAfter).toBeLessThan(HEIR_CHECK_FIRST_MS + 10 * RTT_MS);
+    expect((await sim.leases.read(L)).item!.holderIdentity).toBeUndefined();
+    const d = start('d'); // the new fleet, a moment later
+    const startedAt = sim.clock.monotonic();
+    await sim.until('the new process leading', () => d.elector.isLeader(), 60_000);
+    expect(sim.clock.monotonic() - startedAt).toBeLessThan(HANDED_TERM_MS / 2); // an election, no term waited out
     expect(sim.log.of('started', 'b')).toHaveLength(0);
     expect(sim.log.of('started', 'c')).toHaveLength(0);
     expect(sim.log.maxConcurrentLeaders()).toBe(1);
