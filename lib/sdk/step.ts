@@ -1828,11 +1828,11 @@ export type Next =
    * reads, then hands over; meanwhile it looks whether the heir still stands every `checkMs`
    * (HEIR_CHECK_FIRST_MS, doubling), and an heir found `gone` is handed nothing.
    */
-  | { readonly k: 'leadOn'; readonly again: boolean; readonly checkMs?: number; readonly gone?: string }
+  | { readonly k: 'leadOn'; readonly again: boolean; readonly checkMs?: number; readonly gone?: string; readonly until?: number }
   /** A cancelled leader leading on for `heir`: its candidate row read (heirStands). */
-  | { readonly k: 'checkHeir'; readonly no: number; readonly heir: { readonly name: string; readonly instance: string }; readonly again: boolean; readonly checkMs: number }
+  | { readonly k: 'checkHeir'; readonly no: number; readonly heir: { readonly name: string; readonly instance: string }; readonly again: boolean; readonly checkMs: number; readonly until: number }
   /** That row answered: still the heir's, it leads on; gone, it reads the lease for the heir named now, or releases. */
-  | { readonly k: 'heirStands'; readonly no: number; readonly heir: { readonly name: string; readonly instance: string }; readonly again: boolean; readonly checkMs: number }
+  | { readonly k: 'heirStands'; readonly no: number; readonly heir: { readonly name: string; readonly instance: string }; readonly again: boolean; readonly checkMs: number; readonly until: number }
   | { readonly k: 'handOffNow'; readonly heir: { readonly name: string; readonly instance: string } | undefined; readonly again: boolean }
   /** Stepped down, handed or not; `again`: a hand-over sent without the refresh and not given reads the lease and tries once more. */
   | { readonly k: 'down'; readonly term: Term; readonly again: boolean }
@@ -2090,24 +2090,28 @@ function go(s: Settings, state: State, rest: readonly Next[], a: Omit<Extract<Ev
         const named = l && s.releaseOnCancel ? heirOf(s, l.lease) : undefined;
         // an heir whose candidacy is gone (stopping too: a whole fleet SIGTERMed) is handed nothing: released now
         const heir = named?.instance === n.gone ? undefined : named;
-        const wait = heir && l ? handOffDelay({ promptly: s.promptly, pushLive: at.pushLive === true, retrying: l.retrying, renewals: l.renewals, since: l.since, renewedAt: l.renewedAt, cadenceMs: s.cadenceMs, leaseDurationMs: s.leaseDurationMs, now: at.now }) : 0;
+        const due = heir && l ? handOffDelay({ promptly: s.promptly, pushLive: at.pushLive === true, retrying: l.retrying, renewals: l.renewals, since: l.since, renewedAt: l.renewedAt, cadenceMs: s.cadenceMs, leaseDurationMs: s.leaseDurationMs, now: at.now }) : 0;
+        // the hand-over's moment is decided once, at the cancel: renewals landing while it leads on (a session's, every few
+        // seconds) move renewedAt, and a delay recomputed after each look would never run out
+        const wait = n.until === undefined ? due : Math.min(due, n.until - at.now);
+        const until = n.until ?? at.now + wait;
         const then: Next = { k: 'handOffNow', heir, again: n.again };
         // looks whether the heir still stands while it waits, soon and then less often: a few reads, however long the wait
         const checkMs = n.checkMs ?? HEIR_CHECK_FIRST_MS;
-        if (heir && l && wait > checkMs) return { state: st, effects: [...fx, { kind: 'sleep', ms: checkMs, rest: [{ k: 'checkHeir', no: l.no, heir, again: n.again, checkMs }, ...tail] }] };
+        if (heir && l && wait > checkMs) return { state: st, effects: [...fx, { kind: 'sleep', ms: checkMs, rest: [{ k: 'checkHeir', no: l.no, heir, again: n.again, checkMs, until }, ...tail] }] };
         if (wait > 0) return { state: st, effects: [...fx, { kind: 'sleep', ms: wait, rest: [then, ...tail] }] };
         return go(s, st, [then, ...tail], {}, at, fx);
       }
       case 'checkHeir':
         // (the term stopped meanwhile, at its renew deadline: stepped down as handOffNow says)
         if (!lead) return go(s, st, [{ k: 'handOffNow', heir: n.heir, again: n.again }, ...tail], {}, at, fx);
-        return { state: st, effects: [...fx, { kind: 'readHeir', name: n.heir.name, rest: [{ k: 'heirStands', no: n.no, heir: n.heir, again: n.again, checkMs: n.checkMs }, ...tail] }] };
+        return { state: st, effects: [...fx, { kind: 'readHeir', name: n.heir.name, rest: [{ k: 'heirStands', no: n.no, heir: n.heir, again: n.again, checkMs: n.checkMs, until: n.until }, ...tail] }] };
       case 'heirStands': {
         const next = Math.min(2 * n.checkMs, s.retryPeriodMs);
         // the row still this heir's (or not known: a fault, reported): leads on as planned
-        if (a.failed || a.row?.identity === n.heir.instance) return go(s, st, [{ k: 'leadOn', again: n.again, checkMs: next }, ...tail], {}, at, fx);
+        if (a.failed || a.row?.identity === n.heir.instance) return go(s, st, [{ k: 'leadOn', again: n.again, checkMs: next, until: n.until }, ...tail], {}, at, fx);
         // gone: the lease as it is now (its decline, or the coordinator's, may name the next heir), this one handed nothing
-        const leadOn: Next = { k: 'leadOn', again: n.again, checkMs: next, gone: n.heir.instance };
+        const leadOn: Next = { k: 'leadOn', again: n.again, checkMs: next, gone: n.heir.instance, until: n.until };
         if (!lead) return go(s, st, [leadOn, ...tail], {}, at, fx);
         return look(st, true, true, [{ k: 'refreshed', no: lead.no }, leadOn, ...tail], fx, inTermMs(s, lead, at.now));
       }

@@ -420,6 +420,32 @@ describe('Session', () => {
   });
 
   /**
+   * Seed 8910445 with fa18fa0: a cancelled leader on a session, without wakes, leads on for its heir
+   * until the heir's next read, looking meanwhile whether the heir still stands. It recomputed the
+   * hand-over's moment after each look from renewedAt, which the session's renewals (every 2.6 s)
+   * kept moving: with the heir standing it never handed over, and its process never finished stopping.
+   */
+  it('a session-held leader cancelled without wakes, its heir standing and its session renewing: it hands over at the moment it planned at the cancel (3.9 s), not led on while the renewals move it (13.6 s before)', async () => {
+    const { sim, procs, holderOf } = await sessionFleet({ defaults: true, push: false });
+    await sim.run(3 * CLIENT_GO.leaseDurationMs + 77);
+    const lease = LEASES[0]!;
+    const holder = await holderOf(lease);
+    const leader = holder.electors.find((e) => e.elector.options.leaseName === lease)!;
+    const heir = (await sim.leases.read(lease)).item!.successor!;
+    expect(leader.elector.isLeader()).toBe(true);
+    let done = false;
+    void leader.done.then(() => (done = true));
+    const stoppedAt = sim.clock.monotonic();
+    leader.controller.abort(); // the elector alone: its process's session renews on
+    await sim.until('the cancelled leader to stop', () => done, 4 * CLIENT_GO.leaseDurationMs);
+    const took = sim.clock.monotonic() - stoppedAt;
+    console.log(`session-held, no wakes, heir standing: the cancelled leader done after ${took} ms`);
+    expect(took).toBeLessThan(leader.elector.renewIntervalMs + 1_000);
+    await sim.until(`the heir leading ${lease}`, () => leadersOf(procs, lease).some((e) => e.elector.options.identity === heir), CLIENT_GO.leaseDurationMs);
+    expect(leadersOf(procs, lease)).toHaveLength(1);
+  });
+
+  /**
    * Issue 27, finding 2: a term ended by a write its session-held holder did not make (release
    * --force, an operator's delete, a worker of the same lease writing itself in), with that write's
    * wake lost (the broker down), at client-go's timings. The lease stream's function marks the ended
