@@ -36,7 +36,8 @@
  *   was created included), as DynamoDB's copies and the simulator's model's are;
  * - cancel (`cancels`): run()'s signal aborts while the loop is idle; the elector is fed 'cancel'
  *   and carries out the chain (a cancelled leader reads its lease, leads on — the 'sleep' effect ends
- *   at or after its time — then hands over, or steps down), then, as LeaderElector.takePart's
+ *   at or after its time; between its slices it reads its heir's candidate row, as it is, and the
+ *   lease again if the row is gone — then hands over, or steps down), then, as LeaderElector.takePart's
  *   `finally`, withdraws its candidacy (its candidate row deleted) and releases the term it led
  *   unless it handed it over; its wakes and clock jumps no longer reach it;
  * - an operator's delete of the row (`deletes`, coordinated electors only; not within clockSkewMs

@@ -26,6 +26,9 @@ const GOALS: Record<string, (w: World) => boolean> = {
   'an heir leading a hand-over from its read, before confirming it': (w) => w.electors.some((e) => e.state.lead !== undefined && e.busy?.req.kind === 'renew' && e.busy.then.kind === 'answer' && e.busy.then.rest.some((n) => n.k === 'led')),
   'a read answered with an older copy of the row': (w) => w.copies > 0,
   'a cancelled leader leading on until its hand-over is due': (w) => w.electors.some((e) => e.cancel !== undefined && e.state.lead !== undefined && e.busy?.req.kind === 'sleep'),
+  // (the look itself, readHeir, is answered at once: candidate rows are read as they are)
+  "a cancelled leader leading on in slices, its heir's candidate row read after the slice": (w) => w.electors.some((e) => e.cancel !== undefined && e.state.lead !== undefined && e.busy?.req.kind === 'sleep' && e.busy.then.kind === 'answer' && e.busy.then.rest[0]?.k === 'checkHeir'),
+  "a cancelled leader that found its heir's candidate row gone reading the lease for the heir named now": (w) => w.electors.some((e) => e.cancel !== undefined && e.state.lead !== undefined && e.busy?.req.kind === 'read' && e.busy.then.kind === 'answer' && e.busy.then.rest.some((n) => n.k === 'leadOn' && n.gone !== undefined)),
   'a cancelled leader handing its term over, and the heir leading': (w) => w.electors.some((e) => e.cancel?.phase === 'gone' && e.cancel.led?.handed === true) && w.electors.some((e) => e.cancel === undefined && e.state.lead !== undefined),
   'a cancelled leader releasing its term after stepping down': (w) => w.electors.some((e) => e.cancel?.phase === 'releasing'),
   'a cancelled follower declining succession (depart)': (w) => w.electors.some((e) => e.cancel?.phase === 'departing' && e.busy?.then.kind === 'declined'),
