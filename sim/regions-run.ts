@@ -23,18 +23,21 @@ export const REGION_SETTINGS: WorldSettings = { ...DEFAULT_SETTINGS, workers: 4 
 /** What a line of the timeline must say to be part of the story. */
 const STORY = /region|leads|stops leading|^\s*\S+\s+(start|kill|stop|pause|partition) w/;
 
-export async function runRegions(o: { seed?: number; schedules?: number; first?: number; mixed?: boolean }): Promise<number> {
+export async function runRegions(o: { seed?: number; schedules?: number; budget?: number; first?: number; mixed?: boolean }): Promise<number> {
   const settings = REGION_SETTINGS;
   const mixed = o.mixed === true;
-  if (o.seed !== undefined && o.schedules === undefined) return tell(o.seed, settings, mixed);
+  if (o.seed !== undefined && o.schedules === undefined && o.budget === undefined) return tell(o.seed, settings, mixed);
   const first = o.first ?? Math.floor(systemClock.random() * 2 ** 31);
-  const n = o.schedules ?? 20;
-  console.log(`sim --regions: ${n} worlds from seed ${first} (${settings.workers} workers over the replica Regions, ${settings.leases} leases, ${settings.durationMs / 60_000} simulated min each; lease ${settings.leaseDurationMs / 1000} s, renew deadline ${settings.renewDeadlineMs / 1000} s); replay one with: npm run sim -- --regions --seed <seed>${mixed ? ' --mixed' : ''}`);
+  // --schedules seeds, or as many as --budget's seconds of wall-clock time begin (20 seeds without either)
+  const n = o.schedules ?? (o.budget === undefined ? 20 : Infinity);
+  const began = systemClock.monotonic();
+  const until = o.budget === undefined ? Infinity : began + o.budget * 1000;
+  console.log(`sim --regions: ${n === Infinity ? `worlds for ${o.budget} s` : `${n} worlds`} from seed ${first} (${settings.workers} workers over the replica Regions, ${settings.leases} leases, ${settings.durationMs / 60_000} simulated min each; lease ${settings.leaseDurationMs / 1000} s, renew deadline ${settings.renewDeadlineMs / 1000} s); replay one with: npm run sim -- --regions --seed <seed>${mixed ? ' --mixed' : ''}`);
   // each seed twice: its Region events alone, then with the schedule's other faults too
   const figures = { alone: [] as SeededFigure[], faults: [] as SeededFigure[] };
   const failed: string[] = [];
-  const began = systemClock.monotonic();
-  for (let seed = first; seed < first + n; seed++) {
+  let seeds = 0;
+  for (let seed = first; seed < first + n && systemClock.monotonic() < until; seed++, seeds++) {
     for (const kind of ['alone', 'faults'] as const) {
       const schedule = generateSchedule(seed, { workers: settings.workers, durationMs: settings.durationMs, faults: kind === 'faults', mixed });
       const r = await runWorld(schedule, settings, { regions: generateRegionPlan(seed, settings.durationMs) });
@@ -46,7 +49,7 @@ export async function runRegions(o: { seed?: number; schedules?: number; first?:
       }
     }
   }
-  console.log(`\n${2 * n} worlds in ${((systemClock.monotonic() - began) / 1000).toFixed(1)} s; violations: ${failed.length}${failed.length ? ` (seeds ${failed.join(', ')})` : ''}`);
+  console.log(`\n${2 * seeds} worlds${seeds ? ` (seeds ${first}–${first + seeds - 1})` : ''} in ${((systemClock.monotonic() - began) / 1000).toFixed(1)} s; violations: ${failed.length}${failed.length ? ` (seeds ${failed.join(', ')})` : ''}`);
   console.log('\nRegion events alone (no other fault in the world):');
   summarize(figures.alone, settings);
   console.log('\nRegion events among the schedule\'s other faults (kills, pauses, partitions, DynamoDB faults, coordinator outages, clock steps):');

@@ -59,6 +59,11 @@ const o = new Command()
 
 const settings = DEFAULT_SETTINGS;
 if (o.regions) {
+  // a Region world runs on this thread, and no planted bug is wired into its checks: refuse what would be silently ignored
+  if (o.threads !== undefined || o.plant !== undefined) {
+    console.error(`npm run sim: --regions runs its worlds on one thread and plants no bug; drop ${o.threads !== undefined ? '--threads' : '--plant'} (--regions takes --seed, --schedules, --budget, --first and --mixed)`);
+    process.exit(2);
+  }
   process.exitCode = await runRegions(o);
 } else if (o.seed !== undefined && o.schedules === undefined && o.budget === undefined) {
   const s = generateSchedule(o.seed, { workers: settings.workers, durationMs: settings.durationMs, mixed: o.mixed === true });

@@ -3,12 +3,12 @@
  * every replica Region, every table MRSC (no transactions, no TTL), a Region cut off or lost. The
  * checker is the one every world is judged by.
  */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 
 // the functions' metrics would print an EMF line each (as in sim.test.ts)
 process.env['POWERTOOLS_METRICS_DISABLED'] ??= 'true';
 import { generateRegionPlan, type RegionEvent } from '../../sim/regions.js';
-import { REGION_SETTINGS } from '../../sim/regions-run.js';
+import { REGION_SETTINGS, runRegions } from '../../sim/regions-run.js';
 import { generateSchedule } from '../../sim/schedule.js';
 import { runWorld } from '../../sim/world.js';
 
@@ -154,5 +154,17 @@ describe('one leader across Regions, in the simulator', () => {
     const [a, b] = [await world(7), await world(7)];
     expect(b.counts).toEqual(a.counts);
     expect(b.regions).toEqual(a.regions);
+  });
+
+  it("`npm run sim -- --regions --budget S` runs worlds for S seconds, as a plain run does (it ran 20 seeds whatever S, before)", async () => {
+    const lines: string[] = [];
+    const log = vi.spyOn(console, 'log').mockImplementation((...a: unknown[]) => void lines.push(a.join(' ')));
+    try {
+      expect(await runRegions({ budget: 0, first: 7 })).toBe(0);
+    } finally {
+      log.mockRestore();
+    }
+    expect(lines[0]).toMatch(/^sim --regions: worlds for 0 s from seed 7 /);
+    expect(lines.find((l) => / worlds? in /.test(l))).toMatch(/^\n0 worlds in [\d.]+ s; violations: 0$/);
   });
 });
