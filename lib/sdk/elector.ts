@@ -45,7 +45,7 @@ import { detectPlatform } from './platform.js';
 import { ClockSkewError, type StampClock } from './server-clock.js';
 import { abortAfter, boundedClient, raced, requestBoundMs } from './bounded-client.js';
 import type { Push } from './push.js';
-import { callBack, errorSink, faultKind, faultReporter, isContended, onRecovered, recovered, retryDelayMs } from './faults.js';
+import { callBack, errorSink, faultKind, faultReporter, isContended, mayHaveLanded, onRecovered, recovered, retryDelayMs } from './faults.js';
 /**
  * What the SDK's own code and the simulator give an elector beyond its options: its lock wrapped or
  * its decisions replaced (a planted bug: sim/bugs.ts). Not part of the public API.
@@ -145,7 +145,7 @@ export class LeaderElector {
       everyRetryPeriod: opts.mode === 'NoCoordination' && opts.renewIntervalMs === undefined,
     };
     const startUp = new StartUp<void>(`LeaderElector "${opts.identity}" of lease "${opts.leaseName}"`, opts.tables);
-    this.x = { settings, lock, sessions, time, machine: clock ?? systemClock, client, requests, callbacks, report, retryDelayMs: decisions.retryDelayMs, detect: detect ?? (() => detectPlatform()), push, session, startUp, phase: 'idle', failure: undefined, platform: undefined, nap: undefined, wokenAt: [], failures: 0, work: undefined, deadline: undefined, clocks: undefined, sleepGauge: { gauge: 0, at: 0 }, aside: new Set() };
+    this.x = { settings, lock, sessions, time, machine: clock ?? systemClock, client, requests, callbacks, report, retryDelayMs: decisions.retryDelayMs, detect: detect ?? (() => detectPlatform()), push, session, startUp, phase: 'idle', failure: undefined, platform: undefined, nap: undefined, wokenAt: [], failures: 0, work: undefined, deadline: undefined, clocks: undefined, sleepGauge: { gauge: 0, at: 0 }, aside: new Set(), takeInDoubt: undefined };
     this.ready = startUp.ready;
   }
 
@@ -436,6 +436,7 @@ export class LeaderElector {
       // Whatever releaseOnCancel says: that option keeps a term this worker led (its work may outlive
       // run()), and a follower's name, or a term handed to it that it never led, guards no work.
       if (!led && this.candidate) await this.depart();
+      this.settleDoubt(); // leaving: its own holds go with it
       detach?.(); // after the release: the session outlives every term held on it
     }
   }
@@ -462,6 +463,42 @@ export class LeaderElector {
     }
   }
 
+  /**
+   * A take that named `session`: failed in a way that may have landed (its answer lost), the term
+   * it may have written is kept alive by nobody's knowing it: that session's renewals are held
+   * until this elector reads the lease or leads (doubtRead, settleDoubt).
+   */
+  private take(sent: Promise<Acquired>, session: string | null | undefined): Promise<Acquired> {
+    if (typeof session !== 'string') return sent;
+    return sent.catch((e: unknown) => {
+      if (mayHaveLanded(e)) this.doubtTake(session);
+      throw e;
+    });
+  }
+
+  /** A take on `session` in doubt: its renewals held (one hold per elector: a later session means the earlier ended). */
+  private doubtTake(session: string): void {
+    const { x, options: o } = this;
+    if (x.takeInDoubt?.session === session || !x.session) return;
+    x.takeInDoubt?.release();
+    const release = sessionSeam(x.session).hold(session, `a take of lease "${o.leaseName}" naming it may have landed unanswered, and its elector has not read the lease since`);
+    x.takeInDoubt = { session, release };
+  }
+
+  /** A consistent read of the lease answered: a take in doubt is settled unless the row shows a term of this start-up on its session (it is led first: settleDoubt). */
+  private doubtRead(lease: Lease | undefined): void {
+    const d = this.x.takeInDoubt;
+    if (!d || (lease?.holderInstance === this.instance && lease.session === d.session)) return;
+    this.settleDoubt();
+  }
+
+  /** The take in doubt settled: its session renewed again. */
+  private settleDoubt(): void {
+    const d = this.x.takeInDoubt;
+    this.x.takeInDoubt = undefined;
+    d?.release();
+  }
+
   /** The session a write of this worker's term should name: the live one's, or null to take a term off a session that is gone (undefined: no session option, name nothing). */
   private sessionToWrite(): string | null | undefined {
     return this.x.session ? (this.x.session.name ?? null) : undefined;
@@ -486,6 +523,8 @@ export class LeaderElector {
     while (next) {
       const { state, effects } = decide(this.x.settings, this.known, next, this.moment());
       this.known = state;
+      // leading: the term it took is known to it, renewed and stopped by its rules
+      if (state.lead && this.x.takeInDoubt) this.settleDoubt();
       next = undefined;
       // the process's electors share a session's cadence: set before anything is awaited, so the next step of any of them sees it
       for (const f of effects) if (f.kind === 'sessionCadence') this.x.sessions.setCadence(f.name, f.phase);
@@ -560,8 +599,15 @@ export class LeaderElector {
   private carry(f: Effect, signal?: AbortSignal): { sent: Promise<unknown>; answer: (v: unknown) => Event | undefined; conflict?: Event; fault?: Event | ((e: unknown) => Event) } | undefined {
     const { x, options: o } = this;
     switch (f.kind) {
-      case 'readLease':
-        return { sent: x.lock.get(f.consistent), answer: (raw) => ({ kind: 'leaseRead', raw: raw as LeaseRead }) };
+      case 'readLease': {
+        // a take in doubt: a copy may not show it, so the row itself
+        const consistent = f.consistent || x.takeInDoubt !== undefined;
+        const answer = (raw: unknown): Event => {
+          if (consistent) this.doubtRead((raw as LeaseRead).item);
+          return { kind: 'leaseRead', raw: raw as LeaseRead };
+        };
+        return { sent: x.lock.get(consistent), answer };
+      }
       case 'readSession':
         // on multi-Region tables every read is strongly consistent, as the lease store's are
         return { sent: x.lock.session(f.name, f.shareMs, f.pendingMs, f.consistent || o.multiRegion), answer: (read) => ({ kind: 'sessionRead', read: read as SessionRead }) };
@@ -577,10 +623,14 @@ export class LeaderElector {
         return { sent: this.renew(f.term, this.sessionToWrite() ?? undefined), answer: (lease) => ({ kind: 'confirmed', lease: lease as Lease | undefined }) };
       case 'endChanged':
         return { sent: this.ended(() => x.lock.endChanged(f.term, x.time.now())), answer: () => undefined };
-      case 'acquire':
-        return { sent: x.lock.acquire(f.read, acquisition(f.read.item, { identity: o.identity, instance: this.instance, now: x.time.now(), leaseDurationSeconds: this.seconds, electedBy: f.electedBy, address: o.advertise, platform: x.platform, session: this.sessionToWrite() })), answer: (got) => ({ kind: 'acquired', got: got as Acquired }) };
-      case 'takeAgain':
-        return { sent: x.lock.acquire(f.read, takenAgain(f.read.item!, { now: x.time.now(), leaseDurationSeconds: this.seconds, session: this.sessionToWrite() })), answer: (got) => ({ kind: 'acquired', got: got as Acquired }) };
+      case 'acquire': {
+        const session = this.sessionToWrite();
+        return { sent: this.take(x.lock.acquire(f.read, acquisition(f.read.item, { identity: o.identity, instance: this.instance, now: x.time.now(), leaseDurationSeconds: this.seconds, electedBy: f.electedBy, address: o.advertise, platform: x.platform, session })), session), answer: (got) => ({ kind: 'acquired', got: got as Acquired }) };
+      }
+      case 'takeAgain': {
+        const session = this.sessionToWrite();
+        return { sent: this.take(x.lock.acquire(f.read, takenAgain(f.read.item!, { now: x.time.now(), leaseDurationSeconds: this.seconds, session })), session), answer: (got) => ({ kind: 'acquired', got: got as Acquired }) };
+      }
       case 'release':
         return { sent: this.ended(() => x.lock.release(f.term, x.time.now())), answer: () => ({ kind: 'released' }) };
       case 'newLeader':
@@ -718,6 +768,13 @@ interface Shell {
   sleepGauge: SleepGauge;
   /** What is carried out beside the loop (aside): awaited before run() steps down. */
   readonly aside: Set<Promise<unknown>>;
+  /**
+   * A take naming session `session` failed in a way that may have landed (its answer lost): the
+   * session's renewals are held (`release`) until a consistent read of the lease shows no term of
+   * this start-up on it, or this elector leads. Else that session alone would keep alive a term
+   * nobody leads for as long as the lease cannot be read (its requests throttled, or denied).
+   */
+  takeInDoubt: { readonly session: string; readonly release: () => void } | undefined;
 }
 
 /** The decisions a LeaderElector calls through (step.ts, faults.ts): one object per elector, so the simulator can plant a wrong one. */

@@ -86,6 +86,22 @@ export function faultKind(e: unknown): FaultKind {
 }
 
 /**
+ * Whether a write that failed with `e` may have landed all the same: its answer lost (a timeout, a
+ * connection reset), DynamoDB failing on its side, or any failure after the AWS SDK sent it more
+ * than once (`$metadata.attempts`: an earlier try's answer may have been lost, and the last try
+ * refused, throttled say, tells nothing of it). Not a throttled or denied request tried once, a row
+ * the schema refuses, or a request never sent (no credentials, no region): those wrote nothing.
+ */
+export function mayHaveLanded(e: unknown): boolean {
+  if (!(e instanceof Error)) return true;
+  if (NO_CREDENTIALS.has(e.name) || isRegionMissing(e) || e instanceof ValidationError) return false;
+  const attempts = (e as { $metadata?: { attempts?: unknown } }).$metadata?.attempts;
+  if (typeof attempts === 'number' && attempts > 1) return true;
+  const kind = faultKind(e);
+  return kind !== 'throttled' && kind !== 'denied';
+}
+
+/**
  * DynamoDB could not be reached: the connection was refused, reset or timed out, or the host
  * name did not resolve. A worker's request is retried with backoff; a call that does not retry
  * (getLeader, withLease's first reads) names itself and what it did not read. The message names

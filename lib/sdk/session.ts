@@ -140,6 +140,13 @@ export interface SessionSeam {
   attach(listener: SessionListener): () => void;
   /** Whether run()'s signal has aborted: the process is leaving, and waits only for those attached. */
   stopping(): boolean;
+  /**
+   * An elector may hold a term on session `name` that it does not know of (its take, naming the
+   * session, may have landed with its answer lost): the session is not renewed until the function
+   * returned is called (the elector read the lease, or leads), so that term is not kept alive for
+   * nobody to lead; the session ends at its deadline meanwhile. `why` is told if it does.
+   */
+  hold(name: string, why: string): () => void;
 }
 
 const seams = new WeakMap<Session, SessionSeam>();
@@ -211,7 +218,7 @@ export class Session {
     const requests = boundedClient(client, this.clock, requestBoundMs(data.renewDeadlineMs));
     this.store = new IdentityStore(requests, data.tables.identities);
     const reader = new SessionReader(requests, data.tables.identities, this.time);
-    seams.set(this, { reader, attach: (listener) => this.attach(listener), stopping: () => this.signal?.aborted === true });
+    seams.set(this, { reader, attach: (listener) => this.attach(listener), stopping: () => this.signal?.aborted === true, hold: (name, why) => this.hold(name, why) });
     this.options = deepFreeze(data);
     this.startUp = new StartUp<void>('Session', data.tables);
     this.component = data.leaseNames ? sessionComponent(data.leaseNames) : allLeasesSessionComponent(this.process);
@@ -244,8 +251,34 @@ export class Session {
    */
   healthy(): boolean {
     const l = this.current;
-    if (l && this.time.monotonic() >= l.renewedAt + this.options.renewDeadlineMs) this.end(l, 'its renew deadline passed');
+    if (l && this.time.monotonic() >= l.renewedAt + this.options.renewDeadlineMs) {
+      const held = this.heldFor(l.name);
+      this.end(l, held === undefined ? 'its renew deadline passed' : `its renew deadline passed, its renewals held: ${held}`);
+    }
     return this.current !== undefined;
+  }
+
+  /** Session rows not renewed: each hold (SessionSeam.hold) with its reason. */
+  private readonly holds = new Map<string, Set<{ readonly why: string }>>();
+
+  /** A hold on the renewals of session `name` (through sessionSeam), until the function returned is called. */
+  private hold(name: string, why: string): () => void {
+    const held = this.holds.get(name) ?? new Set();
+    this.holds.set(name, held);
+    const mine = { why };
+    held.add(mine);
+    return () => {
+      if (!held.delete(mine) || held.size > 0) return;
+      if (this.holds.get(name) === held) this.holds.delete(name);
+      // renewed at once if it still lives (its next renewal may be due, or overdue)
+      if (this.current?.name === name) this.nap?.end();
+    };
+  }
+
+  /** Why session `name` is not renewed now (its holds' reasons), or undefined. */
+  private heldFor(name: string): string | undefined {
+    const held = this.holds.get(name);
+    return held && held.size > 0 ? [...new Set([...held].map((h) => h.why))].join('; ') : undefined;
   }
 
   /** An elector takes part (through sessionSeam): the session keeps running until it leaves. */
@@ -412,6 +445,9 @@ export class Session {
   private async renew(l: Live): Promise<void> {
     this.retrying = true;
     this.triedAt = this.time.monotonic();
+    // held (a term on it its elector may not know of): not renewed; looked at again a retry period
+    // on, or at once when the hold ends; its deadline ends the session if it lasts
+    if (this.heldFor(l.name) !== undefined) return;
     if (!this.trusted()) {
       try {
         await this.store.read(this.component, l.name); // a response with DynamoDB's Date

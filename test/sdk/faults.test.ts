@@ -10,6 +10,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { ValidationError } from '../../lib/schemas/validation.js';
 import { DynamoDBRefusedError, LeaderWorkError } from '../../lib/sdk/index.js';
 import { WOKEN_READS, WOKEN_READS_WINDOW_MS } from '../../lib/sdk/step.js';
+import { mayHaveLanded } from '../../lib/sdk/faults.js';
 import { FAST } from './harness.js';
 import { CLIENT_GO, CONFIG, L, bound, group, leaders, onLeases } from './fault-group.js';
 import type { LeaderElectorOptions } from '../../lib/sdk/elector.js';
@@ -387,5 +388,21 @@ describe('a flood of wakes (forged, repeated, or from a push path that keeps rec
     // the flood spent, a hand-over is followed as before
     await leader.stop();
     await sim.until('another leader', () => leaders(es).find((e) => e !== leader), 10_000);
+  });
+});
+
+describe('mayHaveLanded: whether a failed write may have landed all the same (a take in doubt holds its session)', () => {
+  const err = (name: string, extra: Record<string, unknown> = {}) => Object.assign(new Error(name), { name, ...extra });
+  it.each([
+    ['a timeout', err('TimeoutError'), true],
+    ['a connection reset', Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }), true],
+    ['DynamoDB failing on its side', err('InternalServerError', { $fault: 'server' }), true],
+    ['throttled, tried once', err('ProvisionedThroughputExceededException', { $metadata: { attempts: 1 } }), false],
+    ['throttled after the SDK sent it 3 times (an earlier try may have landed, its answer lost)', err('ProvisionedThroughputExceededException', { $metadata: { attempts: 3 } }), true],
+    ['denied', err('AccessDeniedException', { $metadata: { attempts: 1 } }), false],
+    ['no credentials (nothing sent)', err('CredentialsProviderError'), false],
+    ['a row the schema refuses', new ValidationError('lease "x"', []), false],
+  ] as const)('%s: %s', (_, e, want) => {
+    expect(mayHaveLanded(e)).toBe(want);
   });
 });

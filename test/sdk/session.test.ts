@@ -944,6 +944,56 @@ describe("a Session's renewal that lands with its answer lost", () => {
   });
 });
 
+/**
+ * A take of a lease that names the taker's session lands, and its answer is lost; then the taker's
+ * requests to the leases table fail (throttled on that table, or its role's policy on it), while its
+ * session's renewals get through. The term it does not know it holds lives on its session's stamp:
+ * nobody acts as leader while the lease looks held. Here the take's first try lands and its answer
+ * is lost; the AWS SDK's next tries are throttled, and the take fails as throttled (3 attempts).
+ */
+describe("a session-held term whose take's answer is lost, the taker's lease requests failing", () => {
+  const throttled = () => Object.assign(new Error('injected: the leases table throttles this process'), { name: 'ProvisionedThroughputExceededException', $fault: 'client', $metadata: { httpStatusCode: 400 } });
+  /** A write to lease `lease` that makes its sender the holder (a take: holderIdentity set). */
+  const takeOf = (lease: string) => (r: { input: unknown; operation: string }) => {
+    const i = r.input as { Key?: { name?: { S?: string } }; ExpressionAttributeNames?: Record<string, string> };
+    return r.operation === 'UpdateItem' && isTable('-leases')(r) && i.Key?.name?.S === lease && Object.entries(i.ExpressionAttributeNames ?? {}).some(([k, v]) => v === 'holderIdentity' && /^#[st]\d/.test(k));
+  };
+
+  it("the taker holds its session's renewals while it cannot read the lease: another leads within a lease duration, a renew deadline and two retry periods of the lost take, one leader per lease throughout", async () => {
+    const { sim, procs, holder, lease, L } = await settledHolder();
+    const was = (await sim.leases.read(lease)).item!;
+    const alive = procs.filter((p) => p !== holder);
+    let lostAt: number | undefined;
+    let taker: Process | undefined;
+    for (const p of alive) {
+      p.machine.loseAnswer = (r) => {
+        if (lostAt !== undefined || !takeOf(lease)(r)) return false;
+        lostAt = sim.clock.monotonic();
+        taker = p;
+        // from now on the leases table refuses this process (its session's table still answers)
+        p.machine.fault = (q) => (isTable('-leases')(q) && sim.clock.monotonic() < lostAt! + 6 * L ? throttled() : undefined);
+        return true;
+      };
+    }
+    holder.machine.kill();
+    await sim.until("a take of the dead holder's lease, its answer lost", () => lostAt, 4 * L);
+    const took = (await sim.leases.read(lease)).item!;
+    expect(took.fencingToken).toBeGreaterThan(was.fencingToken);
+    expect(took.session).toBe(taker!.session.name); // the term is on the taker's session
+    const one = () => {
+      for (const n of LEASES) if (leadersOf(procs, n).length > 1) throw new Error(`two leaders of ${n}`);
+      return true;
+    };
+    const led = await sim.until(`a leader of ${lease}`, () => one() && leadersOf(alive, lease).length === 1 && sim.clock.monotonic(), 6 * L);
+    const leaderless = led - lostAt!;
+    // before: 94.9 s, the fault's 90 s and the taker's backoff, its term kept alive by its session
+    // all along; now 15.1 s: the session ends at its deadline, and the term runs out on its stamps
+    expect(leaderless).toBeLessThan(L + 2 * CLIENT_GO.retryPeriodMs + CLIENT_GO.renewDeadlineMs);
+    expect(taker!.errors.some((e) => e.message.includes(`its renewals held: a take of lease "${lease}" naming it may have landed unanswered`))).toBe(true);
+    await sim.during(2 * L, 'one leader per lease', () => LEASES.every((n) => leadersOf(procs, n).length <= 1));
+  });
+});
+
 describe('DynamoDB back after an outage of one process (safety.md open item: region loss, seed 12051)', () => {
   it("the process's Session answers again: its follower napping out an error backoff reads at once, not up to the backoff's cap later", async () => {
     const { sim, procs, holderOf } = await sessionFleet({ defaults: true, push: false, leases: ['job'] });
