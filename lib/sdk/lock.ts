@@ -145,7 +145,13 @@ export function dynamoLeaseLock(name: string, leases: LeaseStore, candidates: Ca
         return { written: await leases.write(read, record) };
       } catch (e) {
         if (!(e instanceof ConflictError)) throw e; // somebody else moved first
-        return { refusedBy: e.current?.['holderIdentity'] };
+        // refused by its own take, landed with its answer lost (the AWS SDK sent it again, and the
+        // copy was refused by it): the term this very write made, led as if answered (else its
+        // elector would read the lease again first, and, that read failing, leave the term to its
+        // session alone: nobody leading it)
+        const row = e.current;
+        if (row !== undefined && ownTake(row, read, record)) return { written: leases.parseItem(row) };
+        return { refusedBy: row?.['holderIdentity'] };
       }
     },
     renew: (term, r) => leases.renewTerm(name, term, r.now, r.leaseDurationSeconds, r.session, r.signal),
@@ -173,6 +179,15 @@ export function dynamoLeaseLock(name: string, leases: LeaseStore, candidates: Ca
     session: (s, shareMs, pendingMs, consistent) => sessions.read(s, shareMs, pendingMs, consistent),
     processSession: (named, process) => sessions.freshestOf(named, process),
   };
+}
+
+/**
+ * Whether `row` is the one take `record`, written against `read`, made: the next revision, and its
+ * term as that write set it (the instance, unique per start-up; the token and stamps, of its `now`).
+ */
+function ownTake(row: Record<string, unknown>, read: LeaseRead, record: LeasePatch): boolean {
+  const wrote = (k: 'holderIdentity' | 'holderInstance' | 'fencingToken' | 'acquireTime' | 'renewTime' | 'session') => (record.remove?.includes(k) ? undefined : (record.set?.[k] ?? read.item?.[k]));
+  return row['revision'] === read.revision + 1 && (['holderIdentity', 'holderInstance', 'fencingToken', 'acquireTime', 'renewTime', 'session'] as const).every((k) => row[k] === wrote(k));
 }
 
 /** Whether `cur` is the row `read` read, as LeaseStore.write's condition has it: its revision, and its fencing token (a row deleted and written again starts its revisions anew). */

@@ -952,6 +952,7 @@ describe("a Session's renewal that lands with its answer lost", () => {
  * is lost; the AWS SDK's next tries are throttled, and the take fails as throttled (3 attempts).
  */
 describe("a session-held term whose take's answer is lost, the taker's lease requests failing", () => {
+  const denied = () => Object.assign(new Error('injected: User is not authorized to perform: dynamodb:GetItem'), { name: 'AccessDeniedException', $fault: 'client', $metadata: { httpStatusCode: 400 } });
   const throttled = () => Object.assign(new Error('injected: the leases table throttles this process'), { name: 'ProvisionedThroughputExceededException', $fault: 'client', $metadata: { httpStatusCode: 400 } });
   /** A write to lease `lease` that makes its sender the holder (a take: holderIdentity set). */
   const takeOf = (lease: string) => (r: { input: unknown; operation: string }) => {
@@ -990,6 +991,32 @@ describe("a session-held term whose take's answer is lost, the taker's lease req
     // all along; now 15.1 s: the session ends at its deadline, and the term runs out on its stamps
     expect(leaderless).toBeLessThan(L + 2 * CLIENT_GO.retryPeriodMs + CLIENT_GO.renewDeadlineMs);
     expect(taker!.errors.some((e) => e.message.includes(`its renewals held: a take of lease "${lease}" naming it may have landed unanswered`))).toBe(true);
+    await sim.during(2 * L, 'one leader per lease', () => LEASES.every((n) => leadersOf(procs, n).length <= 1));
+  });
+
+  it("the AWS SDK's second send of the take refused by the first, which landed: the taker leads at once, its lease reads failing", async () => {
+    const { sim, procs, holder, lease, L } = await settledHolder();
+    const alive = procs.filter((p) => p !== holder);
+    let lostAt: number | undefined;
+    let taker: Process | undefined;
+    for (const p of alive) {
+      p.machine.loseAnswer = (r) => {
+        if (lostAt !== undefined || !takeOf(lease)(r)) return false;
+        lostAt = sim.clock.monotonic();
+        taker = p;
+        // from now on this process may not read the leases table (a policy on it); its writes go through
+        p.machine.fault = (q) => (isTable('-leases')(q) && q.operation === 'GetItem' && sim.clock.monotonic() < lostAt! + 6 * L ? denied() : undefined);
+        return true;
+      };
+    }
+    holder.machine.kill();
+    await sim.until("a take of the dead holder's lease, its answer lost", () => lostAt, 4 * L);
+    const led = await sim.until(`a leader of ${lease}`, () => LEASES.every((n) => leadersOf(procs, n).length <= 1) && leadersOf(alive, lease).length === 1 && sim.clock.monotonic(), 6 * L);
+    // before: 96.4 s, the fault's 90 s and the taker's backoff: the refusal read as another's take,
+    // the taker read the lease again before leading, and its term lived on its session meanwhile
+    // (nothing failed, so nothing held the session); now 52 ms
+    expect(led - lostAt!).toBeLessThan(CLIENT_GO.retryPeriodMs);
+    expect(leadersOf(alive, lease)[0]!.machine).toBe(taker!.machine);
     await sim.during(2 * L, 'one leader per lease', () => LEASES.every((n) => leadersOf(procs, n).length <= 1));
   });
 });

@@ -16,6 +16,7 @@ import { simulatedClock } from '../../lib/clock.js';
 import { boundedClient, MIN_REQUEST_BOUND_MS, requestBoundMs, RequestBoundError } from '../../lib/sdk/bounded-client.js';
 import { DynamoDBUnreachableError, LeaderElector, LeaseLostError, type LeaderElectorOptions } from '../../lib/sdk/index.js';
 import { untilTermEnds } from '../../lib/sdk/fencing.js';
+import { acquisition, dynamoLeaseLock } from '../../lib/sdk/lock.js';
 import { Session } from '../../lib/sdk/session.js';
 import { withLease } from '../../lib/sdk/with-lease.js';
 import { localClient } from '../../lib/stores/client.js';
@@ -299,6 +300,32 @@ describe('a write that landed, its answer lost as the connection was reset (the 
     expect((await direct.read('handed')).item).toEqual(handed);
     // a row another write put there is still a refusal
     expect(await direct.handOver('handed', { holderIdentity: 'a', fencingToken: 7 }, { name: 'b', instance: 'b-1' }, now + 2_000, 5, term.leaseTransitions)).toBeUndefined();
+    client.destroy();
+    await close(proxy);
+  });
+
+  it("a take: the connection reset as DynamoDB answers it, the SDK's second send refused by it: the taker is told it took the term, not that someone moved first", async () => {
+    const { proxy, arm, resets } = await resetting((text) => /UpdateItem/.test(text) && text.includes(t.names.leases) && text.includes('"taken"'));
+    const direct = new LeaseStore(localClient(inject('ddbEndpoint')), t.names.leases);
+    const now = 1_800_000_000_000;
+    await direct.write(await direct.read('taken'), { set: { holderIdentity: 'a', holderInstance: 'a-1', leaseDurationSeconds: 15, acquireTime: now, renewTime: now, leaseTransitions: 0, fencingToken: 7 } });
+    const read = await direct.read('taken');
+    const client = localClient(proxy.endpoint);
+    // a take's lock reads no candidate or session row
+    const lock = dynamoLeaseLock('taken', new LeaseStore(client, t.names.leases), undefined as never, undefined as never);
+    const take = acquisition(read.item, { identity: 'b', instance: 'b-1', now: now + 20_000, leaseDurationSeconds: 15, electedBy: 'self', session: 'all-1:b-s' });
+    arm();
+    // before the fix: { refusedBy: 'b' }, as if another had moved first; its elector read the lease
+    // again before leading, and, its lease reads failing, left the term it held to its session alone
+    const got = await lock.acquire(read, take);
+    expect(resets()).toBe(1);
+    expect(got).toEqual({ written: (await direct.read('taken')).item });
+    expect(got).toMatchObject({ written: { holderIdentity: 'b', holderInstance: 'b-1', session: 'all-1:b-s', renewTime: now + 20_000, revision: read.revision + 1 } });
+    // a row another write put there is still a refusal: another's take, or this worker's own later one
+    const later = acquisition(read.item, { identity: 'b', instance: 'b-1', now: now + 21_000, leaseDurationSeconds: 15, electedBy: 'self', session: 'all-1:b-s' });
+    expect(await lock.acquire(read, later)).toEqual({ refusedBy: 'b' });
+    const other = acquisition(read.item, { identity: 'c', instance: 'c-1', now: now + 20_000, leaseDurationSeconds: 15, electedBy: 'self' });
+    expect(await lock.acquire(read, other)).toEqual({ refusedBy: 'b' });
     client.destroy();
     await close(proxy);
   });
