@@ -960,8 +960,14 @@ describe("a session-held term whose take's answer is lost, the taker's lease req
     return r.operation === 'UpdateItem' && isTable('-leases')(r) && i.Key?.name?.S === lease && Object.entries(i.ExpressionAttributeNames ?? {}).some(([k, v]) => v === 'holderIdentity' && /^#[st]\d/.test(k));
   };
 
-  it("the taker holds its session's renewals while it cannot read the lease: another leads within a lease duration, a renew deadline and two retry periods of the lost take, one leader per lease throughout", async () => {
-    const { sim, procs, holder, lease, L } = await settledHolder();
+  /**
+   * A settled fleet whose holder of the first lease is killed; the first take of that lease by a
+   * live process lands and its answer is lost, and from then on, for 6 lease durations, that
+   * process's requests to the leases table answer `fault(request)` where it gives one.
+   */
+  async function lostTake(fault: (r: { input: unknown; operation: string }) => Error | undefined) {
+    const f = await settledHolder();
+    const { sim, procs, holder, lease, L } = f;
     const was = (await sim.leases.read(lease)).item!;
     const alive = procs.filter((p) => p !== holder);
     let lostAt: number | undefined;
@@ -971,8 +977,7 @@ describe("a session-held term whose take's answer is lost, the taker's lease req
         if (lostAt !== undefined || !takeOf(lease)(r)) return false;
         lostAt = sim.clock.monotonic();
         taker = p;
-        // from now on the leases table refuses this process (its session's table still answers)
-        p.machine.fault = (q) => (isTable('-leases')(q) && sim.clock.monotonic() < lostAt! + 6 * L ? throttled() : undefined);
+        p.machine.fault = (q) => (isTable('-leases')(q) && sim.clock.monotonic() < lostAt! + 6 * L ? fault(q) : undefined);
         return true;
       };
     }
@@ -985,38 +990,29 @@ describe("a session-held term whose take's answer is lost, the taker's lease req
       for (const n of LEASES) if (leadersOf(procs, n).length > 1) throw new Error(`two leaders of ${n}`);
       return true;
     };
+    // how long after the lost take someone led the lease, one leader per lease meanwhile
     const led = await sim.until(`a leader of ${lease}`, () => one() && leadersOf(alive, lease).length === 1 && sim.clock.monotonic(), 6 * L);
-    const leaderless = led - lostAt!;
+    return { ...f, taker: taker!, alive, leaderless: led - lostAt! };
+  }
+
+  it("the taker holds its session's renewals while it cannot read the lease: another leads within a lease duration, a renew deadline and two retry periods of the lost take, one leader per lease throughout", async () => {
+    // the leases table refuses the taker (its session's table still answers)
+    const { sim, procs, lease, L, taker, leaderless } = await lostTake(throttled);
     // before: 94.9 s, the fault's 90 s and the taker's backoff, its term kept alive by its session
     // all along; now 15.1 s: the session ends at its deadline, and the term runs out on its stamps
     expect(leaderless).toBeLessThan(L + 2 * CLIENT_GO.retryPeriodMs + CLIENT_GO.renewDeadlineMs);
-    expect(taker!.errors.some((e) => e.message.includes(`its renewals held: a take of lease "${lease}" naming it may have landed unanswered`))).toBe(true);
+    expect(taker.errors.some((e) => e.message.includes(`its renewals held: a take of lease "${lease}" naming it may have landed unanswered`))).toBe(true);
     await sim.during(2 * L, 'one leader per lease', () => LEASES.every((n) => leadersOf(procs, n).length <= 1));
   });
 
   it("the AWS SDK's second send of the take refused by the first, which landed: the taker leads at once, its lease reads failing", async () => {
-    const { sim, procs, holder, lease, L } = await settledHolder();
-    const alive = procs.filter((p) => p !== holder);
-    let lostAt: number | undefined;
-    let taker: Process | undefined;
-    for (const p of alive) {
-      p.machine.loseAnswer = (r) => {
-        if (lostAt !== undefined || !takeOf(lease)(r)) return false;
-        lostAt = sim.clock.monotonic();
-        taker = p;
-        // from now on this process may not read the leases table (a policy on it); its writes go through
-        p.machine.fault = (q) => (isTable('-leases')(q) && q.operation === 'GetItem' && sim.clock.monotonic() < lostAt! + 6 * L ? denied() : undefined);
-        return true;
-      };
-    }
-    holder.machine.kill();
-    await sim.until("a take of the dead holder's lease, its answer lost", () => lostAt, 4 * L);
-    const led = await sim.until(`a leader of ${lease}`, () => LEASES.every((n) => leadersOf(procs, n).length <= 1) && leadersOf(alive, lease).length === 1 && sim.clock.monotonic(), 6 * L);
+    // the taker may not read the leases table (a policy on it); its writes go through
+    const { sim, procs, lease, L, taker, alive, leaderless } = await lostTake((q) => (q.operation === 'GetItem' ? denied() : undefined));
     // before: 96.4 s, the fault's 90 s and the taker's backoff: the refusal read as another's take,
     // the taker read the lease again before leading, and its term lived on its session meanwhile
     // (nothing failed, so nothing held the session); now 52 ms
-    expect(led - lostAt!).toBeLessThan(CLIENT_GO.retryPeriodMs);
-    expect(leadersOf(alive, lease)[0]!.machine).toBe(taker!.machine);
+    expect(leaderless).toBeLessThan(CLIENT_GO.retryPeriodMs);
+    expect(leadersOf(alive, lease)[0]!.machine).toBe(taker.machine);
     await sim.during(2 * L, 'one leader per lease', () => LEASES.every((n) => leadersOf(procs, n).length <= 1));
   });
 });
