@@ -119,8 +119,8 @@ export class OffsetEstimate {
   private sleepCount = 0;
   private lastSleptMs = 0;
   private sinceJump = CONFIRMATIONS;
-  /** Started again after a sleep, and no sample since has narrowed the interval below a second: its offset is the middle, not kept. */
-  private woken = false;
+  /** Started again (first sample, sleep or jump), and no sample since has narrowed the interval below a second: its offset is the middle, not kept. */
+  private settling = true;
 
   /** How many jumps were seen: a leader compares it before and after a renewal. */
   get jumps(): number {
@@ -166,15 +166,15 @@ export class OffsetEstimate {
     const moved = gapTo(before);
     // where the offset was, moved on by the sleep (its monotonic clock lost that much): what is left is the server's clock
     const beyondSleep = asleep ? gapTo(before && { lo: before.lo + slept - SINCE_BOOT_RESOLUTION_MS, hi: before.hi + slept + SINCE_BOOT_RESOLUTION_MS }) : moved;
-    // Started again after a sleep, its one sample bounds the offset only to a second and the round trip, and its middle is
-    // more than 500 ms from either end whatever a later sample in the same server second narrows (only the next second's
-    // moves the low end): kept there, a leader woken with less than a second or so of its term left lost it for want of a
-    // stamp it could vouch for. Until the interval is narrower than a second, the middle of what the samples since allow
-    // (no stamp from before the sleep to agree with); then kept, as ever. Never outside the interval: errorMs stays the bound.
-    const recentre = asleep || (this.woken && moved <= JUMP_MS);
-    if (this.chosen === undefined || recentre || moved > JUMP_MS) this.chosen = (lo + hi) / 2;
-    else this.chosen = Math.min(Math.max(this.chosen, lo), hi);
-    this.woken = recentre && hi - lo >= DATE_RESOLUTION_MS;
+    // Started again (the first sample, a sleep, a jump), its one sample bounds the offset only to a second and the round
+    // trip, and its middle is more than 500 ms from either end whatever a later sample in the same server second narrows
+    // (only the next second's moves the low end): kept there, a fresh process, a woken leader and one past a jump waited
+    // for a Date header from the next server second to vouch for a stamp. Until the interval is narrower than a second,
+    // the middle of what the samples since allow (no stamp before them to agree with); then kept, as ever. Never outside
+    // the interval: errorMs stays the bound.
+    if (this.chosen === undefined || asleep || moved > JUMP_MS) this.settling = true;
+    this.chosen = this.settling ? (lo + hi) / 2 : Math.min(Math.max(this.chosen!, lo), hi);
+    if (hi - lo < DATE_RESOLUTION_MS) this.settling = false;
     if (asleep && beyondSleep <= JUMP_MS) {
       this.sleepCount++;
       this.lastSleptMs = slept;

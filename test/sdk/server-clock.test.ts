@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { systemClock } from '../../lib/clock.js';
 import { CONFIRMATIONS, DATE_RESOLUTION_MS, JUMP_MS, MAX_SAMPLE_AGE_MS, MAX_SAMPLES, OffsetEstimate, ServerClock, type TimeSample } from '../../lib/sdk/server-clock.js';
+import { CLOCK_RESAMPLE_MS } from '../../lib/sdk/step.js';
 
 /**
  * A server whose clock is `offset` ms ahead of this machine's monotonic clock: a request sent at
@@ -41,8 +42,9 @@ describe('OffsetEstimate (serverTime − monotonic from Date headers)', () => {
   it('keeps the offset it stamps with while the evidence allows, so consecutive stamps agree', () => {
     const e = new OffsetEstimate();
     e.add(sample(T + 400, 10_000, 10));
+    e.add(sample(T + 400, 10_300, 10)); // narrowed below a second: its middle, kept from here on
     const first = e.offset()!;
-    e.add(sample(T + 400, 10_300, 10)); // narrows the interval, which still holds the first choice
+    e.add(sample(T + 400, 10_450, 10)); // narrows the interval, which still holds the choice
     expect(e.offset()).toBe(first);
     for (let k = 1; k <= 20; k++) e.add(sample(T + 400, 10_300 + 137 * k, 10));
     const i = e.interval(13_000)!;
@@ -86,6 +88,71 @@ describe('OffsetEstimate (serverTime − monotonic from Date headers)', () => {
     expect(e.size).toBe(CONFIRMATIONS); // the history before the jump is gone
   });
 
+  describe('started (a first sample) or started again (a jump, a sleep): one rule', () => {
+    /**
+     * The estimate (re)started on a sample sent at monotonic 5 000 (5 ms round trip) of DynamoDB's time at offset T + 3 s;
+     * `history`: five samples at offset T before it (awake: `asleep` 0); `asleep`: what the samples since show.
+     */
+    const rows = [
+      ['start-up: its first sample', false, 0],
+      ['a jump: the server’s clock stepped 3 s, the machine awake', true, 0],
+      ['a jump: a 3 s suspend nothing on the machine counted (no clock since boot)', true, undefined],
+      ['a 3 s sleep its clock since boot counted', true, 3_000],
+    ] as const;
+    const started = (history: boolean, asleep: number | undefined) => {
+      const e = new OffsetEstimate();
+      if (history) for (let k = 0; k < 5; k++) e.add({ ...sample(T, 1_000 + 700 * k, 5), asleep: asleep === undefined ? undefined : 0 });
+      e.add({ ...sample(T + 3_000, 5_000, 5), asleep });
+      return e;
+    };
+
+    it.each(rows.flatMap(([what, history, asleep]) => [5, 20, 200].map((d) => [what, d, history, asleep] as const)))(
+      '%s; a second sample %i ms after the first, in the same server second: trusted at the default 500 ms bound (the middle of what the two allow)',
+      (_what, d, history, asleep) => {
+        const e = started(history, asleep);
+        const first = e.offset()!;
+        expect(e.check(5_005, 500)).toMatchObject({ ok: false }); // one sample: ±(500 + half its round trip), or a jump not yet confirmed
+        e.add({ ...sample(T + 3_000, 5_005 + d, 5, 0), asleep }); // stamped at its start: the server's second is the first one's
+        const i = e.interval(5_010 + d)!;
+        expect(i.hi - i.lo).toBeLessThan(DATE_RESOLUTION_MS);
+        // before (start-up, jumps): kept at the first sample's middle, 'uncertain' at ±502.5 ms however the second narrowed it
+        const c = e.check(5_010 + d, 500);
+        expect(c).toMatchObject({ ok: true });
+        expect(e.offset()).not.toBe(first);
+        expect(Math.abs(e.offset()! - (T + 3_000))).toBeLessThanOrEqual(c.ok ? c.errorMs : 0); // the error it reports is the true bound
+        // narrower than a second, it is kept as before: a third sample that narrows it moves it only as far as it must
+        const kept = e.offset()!;
+        e.add({ ...sample(T + 3_000, 5_300 + d, 5, 0), asleep });
+        expect(e.offset()).toBe(kept);
+      },
+    );
+
+    it('a fresh process polling at the clock’s resample pace (300–700 ms) trusts it at its second response, wherever in the server’s second it starts', () => {
+      const waited: number[] = []; // from its first answer to the one that lets it vouch for its stamps
+      let never = 0;
+      for (let phase = 0; phase < DATE_RESOLUTION_MS; phase += 10) {
+        for (const pace of [0.6, 0.8, 1, 1.2, 1.4]) {
+          const e = new OffsetEstimate();
+          let sent = 10_000;
+          e.add(sample(T + phase, sent, 4));
+          for (let n = 1; !e.check(sent + 4, 500).ok; n++) {
+            if (n === 20) {
+              never++;
+              break;
+            }
+            e.add(sample(T + phase, (sent += CLOCK_RESAMPLE_MS * pace), 4));
+          }
+          if (e.check(sent + 4, 500).ok) waited.push(sent - 10_000);
+        }
+      }
+      const mean = Math.round(waited.reduce((a, b) => a + b, 0) / waited.length);
+      // over 500 starts: one poll (500 ms on average, at most 700); before: 825 ms on average and up to 1 400 ms, and never
+      // at a pace of exactly 500 ms (100 starts: each response at one of two points of the server's second, the first
+      // one's middle never forced off)
+      expect({ mean, max: Math.max(...waited), never }).toEqual({ mean: CLOCK_RESAMPLE_MS, max: 1.4 * CLOCK_RESAMPLE_MS, never: 0 });
+    });
+  });
+
   describe('a suspend its clock since boot shows (TimeSample.asleep: grows by the time slept)', () => {
     /** Five samples at `T`, the machine awake (asleep 0); then one `sleepMs` later on the server's clock, the monotonic clock 5 ms on, showing `shownMs` asleep. */
     const woken = (sleepMs: number, shownMs: number | undefined, stepMs = 0) => {
@@ -106,23 +173,6 @@ describe('OffsetEstimate (serverTime − monotonic from Date headers)', () => {
       const i = e.interval(5_005)!;
       expect(i.lo).toBeLessThanOrEqual(T + ms);
       expect(i.hi).toBeGreaterThanOrEqual(T + ms);
-    });
-
-    it.each([5, 20, 200])('a second sample %i ms after the first, in the same server second: trusted at the default 500 ms bound (the middle of what the two allow)', (d) => {
-      const { e } = woken(3_000, 3_000);
-      const first = e.offset()!;
-      expect(e.check(5_005, 500)).toMatchObject({ ok: false, reason: 'uncertain' }); // one sample: ±(500 + half its round trip)
-      e.add({ ...sample(T + 3_000, 5_005 + d, 5, 0), asleep: 3_000 }); // stamped at its start: the server's second is the first one's
-      const i = e.interval(5_010 + d)!;
-      expect(i.hi - i.lo).toBeLessThan(DATE_RESOLUTION_MS);
-      // before: kept at the first sample's middle, ±502.5 ms however the second narrowed it (only a sample in the next server second helped)
-      expect(e.check(5_010 + d, 500)).toMatchObject({ ok: true });
-      expect(e.offset()).not.toBe(first);
-      expect(Math.abs(e.offset()! - (T + 3_000))).toBeLessThanOrEqual(500);
-      // narrower than a second, it is kept as before: a third sample that narrows it moves it only as far as it must
-      const kept = e.offset()!;
-      e.add({ ...sample(T + 3_000, 5_300 + d, 5, 0), asleep: 3_000 });
-      expect(e.offset()).toBe(kept);
     });
 
     it('shown in whole seconds (2 s for a 2.6 s sleep): still no jump', () => {
