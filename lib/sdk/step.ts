@@ -342,8 +342,17 @@ export class RenewalPhase {
     // another term, or farther apart than two renewals of a live term can be: the cadence starts again from this one
     // (and the read before was of another term, or too long ago to bracket this renewal)
     const fresh = term !== this.term || (last !== undefined && stamp - last > maxIntervalMs);
-    const from: RenewalPhase = fresh ? new RenewalPhase(term) : this;
+    let from: RenewalPhase = fresh ? new RenewalPhase(term) : this;
     const before = fresh ? undefined : previousSentAt;
+    // stamped earlier than its cadence allows (a renewal is never early on the holder's own clock): the holder's
+    // estimate of DynamoDB's time moved back (a later sample narrowed it, up to its error: a second at first), and the
+    // landing offsets learnt against its older stamps are that much too small: moved with it, not kept as the
+    // tightest (the successor aimed that much early and found the renewals again only by missing them)
+    const interval = from.intervalMs();
+    if (!fresh && last !== undefined && interval !== undefined) {
+      const early = last + Math.max(1, Math.round((stamp - last) / interval)) * interval - stamp;
+      if (early > LOCKED_MS) from = new RenewalPhase(term, from.stamps, from.hi.map((h) => h + early), from.lo.map((l) => l + early), from.loAge);
+    }
     // bounds that contradict a newer one are out of date
     const bound = at - stamp;
     let lo: readonly number[] = from.lo.filter((l) => l < bound);
@@ -354,7 +363,6 @@ export class RenewalPhase {
       const lower = before - stamp;
       hi = hi.filter((h) => h > lower);
       // only a read sent within half an interval of this bound (a chase, a probe) brackets the renewal
-      const interval = from.intervalMs();
       if ((interval === undefined || lower > bound - interval / 2) && lower > greatest(lo)) {
         lo = keep(lo, lower);
         loAge = 0;

@@ -236,6 +236,21 @@ describe('RenewalPhase: where the holder’s next renewal lands, on the successo
     expect(p.expectedAt()).toBeLessThanOrEqual(30_410);
   });
 
+  it('follows a holder whose stamps step back (a later sample moved its estimate of DynamoDB\'s time down, within its error): it aims at the landing, not that much early', () => {
+    // renewals land every 863 ms (k * 863 on the successor's clock) and are read 3 ms later; stamped 492 ms
+    // ahead of that, from the fourth on 73 ms ahead (the holder's offset clamped down by 419 ms)
+    const stampOf = (k: number) => BASE + k * 863 + (k < 4 ? 492 : 73);
+    let p = RenewalPhase.NONE;
+    for (let k = 1; k <= 4; k++) p = p.seen(term, stampOf(k), k * 863 + 3);
+    expect(p.intervalMs()).toBe(863);
+    // before: it kept the bound learnt against the older stamps and aimed 516 ms early (3799 for a landing at 4315)
+    expect(p.expectedAt()).toBeGreaterThanOrEqual(5 * 863 - 100);
+    expect(p.expectedAt()).toBeLessThanOrEqual(5 * 863 + 3);
+    p = p.seen(term, stampOf(5), 5 * 863 + 3);
+    expect(p.expectedAt()).toBeGreaterThanOrEqual(6 * 863 - 100);
+    expect(p.expectedAt()).toBeLessThanOrEqual(6 * 863 + 3);
+  });
+
   it('an older copy (an eventually consistent read) teaches nothing; a new term starts afresh', () => {
     let p = RenewalPhase.NONE;
     p = p.seen(term, BASE + 5_000, 5_010);
