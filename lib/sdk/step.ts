@@ -560,14 +560,24 @@ function unsureDelay(v: CadenceView, settling: boolean): number {
   return settling ? jittered(v, Math.min(SETTLING_READ_MS, v.retryPeriodMs), 0.2) : jittered(v, v.retryPeriodMs, 0.2);
 }
 
-/** `ms`, but never past the end of the term the successor watches (just after it; for the second successor, `graceMs` after it). */
+/**
+ * `ms`, but never past the end of the term the successor watches (just after it); for the second
+ * successor, just after it too, then `graceMs` after it.
+ */
 function atTermEnd(v: CadenceView, ms: number, graceMs = 0): number {
-  const untilEnd = v.termEndsAt === undefined ? Infinity : v.termEndsAt + graceMs - v.now;
+  const untilEnd = v.termEndsAt === undefined ? Infinity : v.termEndsAt - v.now;
   if (untilEnd > 0) return Math.min(ms, untilEnd + READ_AFTER_MS);
+  // the second successor, in its grace: the successor takes the term as it runs out (it watched the same renewals,
+  // a few ms apart), so that write is chased as a renewal is: read at the end, then 50 ms later, then as long again
+  // as it has been overdue, until the grace is over. Seen only after the grace, the successor's new term ran out
+  // that much later as this worker watched it, and this worker, named its successor, took it that much late (200
+  // ms: the crash test of test/sdk/elector.test.ts). Three reads at most a term's end; none while the holder renews.
+  const untilGrace = untilEnd + graceMs;
+  if (untilGrace > 0) return Math.min(ms, Math.max(CHASE_FIRST_MS, -untilEnd), untilGrace + READ_AFTER_MS);
   // run out: read often while the next term should come, for at most SETTLING_TERMS lease durations;
   // a take held off longer (its clock in doubt, its takes refused) is read every retry period, as
   // other followers' settling reads are: never 150 ms reads without end
-  const settling = -untilEnd < SETTLING_TERMS * v.leaseDurationMs;
+  const settling = -untilGrace < SETTLING_TERMS * v.leaseDurationMs;
   return Math.min(ms, settling ? Math.min(SETTLING_READ_MS, v.retryPeriodMs) : v.retryPeriodMs);
 }
 
