@@ -90,39 +90,40 @@ describe('OffsetEstimate (serverTime − monotonic from Date headers)', () => {
 
   describe('started (a first sample) or started again (a jump, a sleep): one rule', () => {
     /**
-     * The estimate (re)started on a sample sent at monotonic 5 000 (5 ms round trip) of DynamoDB's time at offset T + 3 s;
-     * `history`: five samples at offset T before it (awake: `asleep` 0); `asleep`: what the samples since show.
+     * The estimate (re)started on a sample sent at monotonic 5 000 (5 ms round trip) of DynamoDB's time at offset T +
+     * `stepMs`; `history`: five samples at offset T before it (awake: `asleep` 0); `asleep`: what the samples since show.
      */
     const rows = [
-      ['start-up: its first sample', false, 0],
-      ['a jump: the server’s clock stepped 3 s, the machine awake', true, 0],
-      ['a jump: a 3 s suspend nothing on the machine counted (no clock since boot)', true, undefined],
-      ['a 3 s sleep its clock since boot counted', true, 3_000],
+      ['start-up: its first sample', false, 0, 3_000],
+      ['a jump: the server’s clock stepped 3 s, the machine awake', true, 0, 3_000],
+      ['a jump: a 3 s suspend nothing on the machine counted (no clock since boot)', true, undefined, 3_000],
+      ['a 3 s sleep its clock since boot counted', true, 3_000, 3_000],
+      ['its clock since boot stepped 30 s with the wall clock (os.uptime() on macOS), the offset unmoved', true, 30_000, 0],
     ] as const;
-    const started = (history: boolean, asleep: number | undefined) => {
+    const started = (history: boolean, asleep: number | undefined, stepMs: number) => {
       const e = new OffsetEstimate();
       if (history) for (let k = 0; k < 5; k++) e.add({ ...sample(T, 1_000 + 700 * k, 5), asleep: asleep === undefined ? undefined : 0 });
-      e.add({ ...sample(T + 3_000, 5_000, 5), asleep });
+      e.add({ ...sample(T + stepMs, 5_000, 5), asleep });
       return e;
     };
 
-    it.each(rows.flatMap(([what, history, asleep]) => [5, 20, 200].map((d) => [what, d, history, asleep] as const)))(
+    it.each(rows.flatMap(([what, history, asleep, stepMs]) => [5, 20, 200].map((d) => [what, d, history, asleep, stepMs] as const)))(
       '%s; a second sample %i ms after the first, in the same server second: trusted at the default 500 ms bound (the middle of what the two allow)',
-      (_what, d, history, asleep) => {
-        const e = started(history, asleep);
+      (_what, d, history, asleep, stepMs) => {
+        const e = started(history, asleep, stepMs);
         const first = e.offset()!;
         expect(e.check(5_005, 500)).toMatchObject({ ok: false }); // one sample: ±(500 + half its round trip), or a jump not yet confirmed
-        e.add({ ...sample(T + 3_000, 5_005 + d, 5, 0), asleep }); // stamped at its start: the server's second is the first one's
+        e.add({ ...sample(T + stepMs, 5_005 + d, 5, 0), asleep }); // stamped at its start: the server's second is the first one's
         const i = e.interval(5_010 + d)!;
         expect(i.hi - i.lo).toBeLessThan(DATE_RESOLUTION_MS);
         // before (start-up, jumps): kept at the first sample's middle, 'uncertain' at ±502.5 ms however the second narrowed it
         const c = e.check(5_010 + d, 500);
         expect(c).toMatchObject({ ok: true });
         expect(e.offset()).not.toBe(first);
-        expect(Math.abs(e.offset()! - (T + 3_000))).toBeLessThanOrEqual(c.ok ? c.errorMs : 0); // the error it reports is the true bound
+        expect(Math.abs(e.offset()! - (T + stepMs))).toBeLessThanOrEqual(c.ok ? c.errorMs : 0); // the error it reports is the true bound
         // narrower than a second, it is kept as before: a third sample that narrows it moves it only as far as it must
         const kept = e.offset()!;
-        e.add({ ...sample(T + 3_000, 5_300 + d, 5, 0), asleep });
+        e.add({ ...sample(T + stepMs, 5_300 + d, 5, 0), asleep });
         expect(e.offset()).toBe(kept);
       },
     );
