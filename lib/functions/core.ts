@@ -565,10 +565,53 @@ export async function onLeaseChange(deps: FunctionDeps, c: Change<Lease>): Promi
     unmarked = m;
     // a row created with its election waiting for the stream: seen now, after every record before it (a delete's included)
     const seen = c.new?.election?.awaitsStream ? await sawCreatedRow(deps, c.new) : false;
-    return deletedWhileHeld(c) ? reconcileAfterDelete(deps, c.old!, trigger) : leaseChangeMatters(c) || seen ? reconcile(deps, row.name, trigger, c.new === undefined) : undefined;
+    if (deletedWhileHeld(c)) return reconcileAfterDelete(deps, c.old!, trigger);
+    return leaseChangeMatters(c) || seen || (await namesDepartedHeir(deps, c)) ? reconcile(deps, row.name, trigger, c.new === undefined) : undefined;
   });
   if (unmarked) throw unmarked;
   return o;
+}
+
+/**
+ * The successors a lease write names that the row before did not (by name or start-up): the ones
+ * the lease stream checks are still candidates (namesDepartedHeir).
+ */
+export function heirsNamed(c: Pick<Change<Lease>, 'old' | 'new'>): { name: string; instance?: string }[] {
+  const n = c.new;
+  if (!n) return [];
+  const o = c.old;
+  return [
+    [n.successor, n.successorInstance, o?.successor, o?.successorInstance],
+    [n.secondSuccessor, n.secondSuccessorInstance, o?.secondSuccessor, o?.secondSuccessorInstance],
+  ].flatMap(([name, instance, was, wasInstance]) => (name !== undefined && (name !== was || instance !== wasInstance) ? [{ name, ...(instance !== undefined ? { instance } : {}) }] : []));
+}
+
+/**
+ * Whether a write named a successor or second successor whose candidate row is gone, or is another
+ * start-up's: the write was decided on a read from before that candidate withdrew (a departing
+ * heir's row deleted between the coordinator's reads and its write), and the candidate stream's
+ * reconcile of the REMOVE record may have run before the write landed, seeing nothing to take off.
+ * The reconcile this calls for names a live successor at once, where the lease would otherwise wait
+ * for the tick (up to a minute on AWS). The row is read after the write landed, so a withdrawal it
+ * misses lands later, and its REMOVE record's reconcile reads this write. A row the schema refuses
+ * counts as there: the coordinator never names one, and reconciling would not change that.
+ */
+async function namesDepartedHeir(deps: FunctionDeps, c: Change<Lease>): Promise<boolean> {
+  const heirs = heirsNamed(c);
+  const gone = await Promise.all(
+    heirs.map(async ({ name, instance }) => {
+      try {
+        const row = (await deps.coordinator.candidates.read(c.new!.name, name)).item;
+        return row === undefined || (instance !== undefined && row.identity !== instance);
+      } catch (e) {
+        if (e instanceof ValidationError) return false;
+        throw e;
+      }
+    }),
+  );
+  const departed = heirs.filter((_, i) => gone[i]).map((h) => h.name);
+  if (departed.length) deps.logger.info('a write named a successor whose candidate row is gone or another start-up’s: named again', { lease: c.new!.name, departed });
+  return departed.length > 0;
 }
 
 /** The lease stream has reached a row created with its election waiting for it (streamSawRow). */

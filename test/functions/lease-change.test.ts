@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { leaseChangeMatters } from '../../lib/functions/core.js';
+import { heirsNamed, leaseChangeMatters } from '../../lib/functions/core.js';
 import type { Change } from '../../lib/functions/records.js';
 import type { Lease } from '../../lib/schemas/lease.js';
 import { NOW, lease } from '../fixtures.js';
@@ -25,5 +25,21 @@ describe('leaseChangeMatters: which lease writes the lease stream reconciles on'
     { name: 'deleted vacant', old: lease(undefined, { fencingToken: 7 }), neu: undefined, want: false },
   ])('$name → $want', ({ old, neu, want }) => {
     expect(leaseChangeMatters(change(old, neu))).toBe(want);
+  });
+});
+
+describe('heirsNamed: the successors a lease write names anew, whose candidate rows the lease stream reads', () => {
+  const named = lease('a', { fencingToken: 7, successor: 'b', successorInstance: 'b-1', secondSuccessor: 'c', secondSuccessorInstance: 'c-1' });
+  it.each([
+    { name: 'a successor designated', old: held, neu: lease('a', { fencingToken: 7, successor: 'b' }), want: [{ name: 'b' }] },
+    { name: 'both named, with their start-ups', old: held, neu: named, want: [{ name: 'b', instance: 'b-1' }, { name: 'c', instance: 'c-1' }] },
+    { name: 'a renewal naming the same two', old: named, neu: { ...named, renewTime: NOW + 2000 }, want: [] },
+    { name: 'the same name, another start-up', old: named, neu: { ...named, successorInstance: 'b-2' }, want: [{ name: 'b', instance: 'b-2' }] },
+    { name: 'the second moved up, nobody second', old: named, neu: lease('a', { fencingToken: 7, successor: 'c', successorInstance: 'c-1' }), want: [{ name: 'c', instance: 'c-1' }] },
+    { name: 'names taken off', old: named, neu: held, want: [] },
+    { name: 'created naming one (an election’s write)', old: undefined, neu: lease('b', { fencingToken: 8, successor: 'c' }), want: [{ name: 'c' }] },
+    { name: 'deleted', old: named, neu: undefined, want: [] },
+  ])('$name', ({ old, neu, want }) => {
+    expect(heirsNamed(change(old, neu))).toEqual(want);
   });
 });

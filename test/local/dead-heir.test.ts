@@ -24,14 +24,18 @@ afterEach(async () => {
   }
 });
 
-type Image = { name?: { S?: string }; successor?: { S?: string } };
+type Image = { name?: { S?: string }; successor?: { S?: string }; successorInstance?: { S?: string } };
 type Records = { Records?: { eventName?: string; dynamodb?: { OldImage?: Image; NewImage?: Image } }[] };
-/** A lease stream batch with the record of a write that named `name` successor. */
-const names = (event: unknown, name: string) => ((event as Records).Records ?? []).some((r) => r.dynamodb?.NewImage?.successor?.S === name && r.dynamodb?.OldImage?.successor?.S !== name);
+/** A lease stream batch with the record of a write that named `name` successor (or another start-up of it). */
+const names = (event: unknown, name: string) =>
+  ((event as Records).Records ?? []).some(({ dynamodb: d }) => d?.NewImage?.successor?.S === name && (d.OldImage?.successor?.S !== name || d.OldImage?.successorInstance?.S !== d.NewImage?.successorInstance?.S));
 const removes = (event: unknown, name: string) => ((event as Records).Records ?? []).some((r) => r.eventName === 'REMOVE' && r.dynamodb?.OldImage?.name?.S === name);
 
-/** a leading, b its named heir; the candidate stream's batch removing b's row is held until `release()`. */
-async function heirNamed() {
+/**
+ * a leading, b its named heir (and `others` started after b, named after it); the candidate
+ * stream's batch removing b's row is held until `release()`.
+ */
+async function heirNamed(others: string[] = []) {
   let release!: () => void;
   const held = new Promise<void>((r) => (release = r));
   const handled = { remove: false, namedB: 0 };
@@ -70,6 +74,10 @@ async function heirNamed() {
   await waitFor('a to lead', () => a.elector.isLeader());
   const b = start('b');
   await waitFor('b named successor', async () => (await read()).item?.successor === 'b');
+  for (const id of others) {
+    start(id);
+    await waitFor(`${id} named second successor`, async () => (await read()).item?.secondSuccessor === id);
+  }
   return { rt, a, b, read, release, handled, calls };
 }
 
@@ -89,7 +97,7 @@ describe('a departing heir named by a write decided before it withdrew', () => {
     expect(calls).not.toContain('coordinator');
   });
 
-  it('the candidate stream handled b’s REMOVE record before the write landed (a late write): the name stays, through the lease stream’s record of that write, until the tick', async () => {
+  it('the candidate stream handled b’s REMOVE record before the write landed (a late write): the lease stream’s record of that write finds b’s row gone and takes the name off, without the tick', async () => {
     const { rt, b, read, release, handled, calls } = await heirNamed();
     const instance = b.elector.instance;
     release();
@@ -99,9 +107,35 @@ describe('a departing heir named by a write decided before it withdrew', () => {
     const seen = handled.namedB;
     await rt.deps.coordinator.leases.write(cur, { set: { successor: 'b', successorInstance: instance } });
     await waitFor('the lease stream to handle the write', () => handled.namedB > seen);
-    expect((await read()).item?.successor).toBe('b');
+    expect((await read()).item?.successor).toBeUndefined(); // nobody else stands
     expect(calls).not.toContain('coordinator');
-    await rt.tick();
-    expect((await read()).item?.successor).not.toBe('b');
+  });
+
+  it('the candidate stream handled b’s REMOVE record before the write landed (a late write): the lease stream’s record of that write finds b’s row gone and names c, without the tick', async () => {
+    const { rt, b, read, release, handled, calls } = await heirNamed(['c']);
+    const instance = b.elector.instance;
+    release();
+    await b.stop(); // c moved up (LeaderElector.depart)
+    await waitFor('the REMOVE record handled', () => handled.remove);
+    const cur = await read();
+    expect(cur.item?.successor).toBe('c');
+    const seen = handled.namedB;
+    // the coordinator's write, decided on a read from before b's withdrawal: b named again, c second
+    await rt.deps.coordinator.leases.write(cur, { set: { successor: 'b', successorInstance: instance, secondSuccessor: 'c', secondSuccessorInstance: cur.item!.successorInstance! } });
+    await waitFor('the lease stream to handle the write', () => handled.namedB > seen);
+    expect((await read()).item?.successor).toBe('c');
+    expect(calls).not.toContain('coordinator');
+  });
+
+  it('a write naming b’s earlier start-up (b’s row now another instance’s): the lease stream’s record of it names b’s current start-up, without the tick', async () => {
+    const { rt, b, read, release, handled, calls } = await heirNamed();
+    release();
+    const cur = await read();
+    expect(cur.item?.successorInstance).toBe(b.elector.instance);
+    const seen = handled.namedB;
+    await rt.deps.coordinator.leases.write(cur, { set: { successor: 'b', successorInstance: `${b.elector.instance}-before` } });
+    await waitFor('the lease stream to handle the write', () => handled.namedB > seen);
+    expect((await read()).item).toMatchObject({ successor: 'b', successorInstance: b.elector.instance });
+    expect(calls).not.toContain('coordinator');
   });
 });
