@@ -464,24 +464,25 @@ export class LeaderElector {
   }
 
   /**
-   * A take that named `session`: failed in a way that may have landed (its answer lost), the term
-   * it may have written is kept alive by nobody's knowing it: that session's renewals are held
-   * until this elector reads the lease or leads (doubtRead, settleDoubt).
+   * A write that puts a term on `session` (a take, or an electee's confirmation): failed in a way
+   * that may have landed (its answer lost), the term it may have written is kept alive by nobody's
+   * knowing it: that session's renewals are held until this elector reads the lease or leads
+   * (doubtRead, settleDoubt).
    */
-  private take(sent: Promise<Acquired>, session: string | null | undefined): Promise<Acquired> {
+  private putOnSession<T>(sent: Promise<T>, session: string | null | undefined, what: 'take' | 'confirmation'): Promise<T> {
     if (typeof session !== 'string') return sent;
     return sent.catch((e: unknown) => {
-      if (mayHaveLanded(e)) this.doubtTake(session);
+      if (mayHaveLanded(e)) this.doubtTake(session, what);
       throw e;
     });
   }
 
-  /** A take on `session` in doubt: its renewals held (one hold per elector: a later session means the earlier ended). */
-  private doubtTake(session: string): void {
+  /** A take (or confirmation) on `session` in doubt: its renewals held (one hold per elector: a later session means the earlier ended). */
+  private doubtTake(session: string, what: 'take' | 'confirmation'): void {
     const { x, options: o } = this;
     if (x.takeInDoubt?.session === session || !x.session) return;
     x.takeInDoubt?.release();
-    const release = sessionSeam(x.session).hold(session, `a take of lease "${o.leaseName}" naming it may have landed unanswered, and its elector has not read the lease since`);
+    const release = sessionSeam(x.session).hold(session, `a ${what} of lease "${o.leaseName}" naming it may have landed unanswered, and its elector has not read the lease since`);
     x.takeInDoubt = { session, release };
   }
 
@@ -619,17 +620,19 @@ export class LeaderElector {
         return { sent: this.candidate!.renew(), answer: () => ({ kind: 'candidateRenewed' }), ...(f.conflictIsNothing ? { conflict: { kind: 'candidateRenewed' } as const } : {}) };
       case 'reportVacancy':
         return { sent: x.lock.reportVacancy(f.read, o.identity, x.time.now()), answer: (lease) => ({ kind: 'reported', lease: lease as Lease | undefined }), conflict: { kind: 'reported', lease: undefined } };
-      case 'confirm':
-        return { sent: this.renew(f.term, this.sessionToWrite() ?? undefined), answer: (lease) => ({ kind: 'confirmed', lease: lease as Lease | undefined }) };
+      case 'confirm': {
+        const session = this.sessionToWrite() ?? undefined;
+        return { sent: this.putOnSession(this.renew(f.term, session), session, 'confirmation'), answer: (lease) => ({ kind: 'confirmed', lease: lease as Lease | undefined }) };
+      }
       case 'endChanged':
         return { sent: this.ended(() => x.lock.endChanged(f.term, x.time.now())), answer: () => undefined };
       case 'acquire': {
         const session = this.sessionToWrite();
-        return { sent: this.take(x.lock.acquire(f.read, acquisition(f.read.item, { identity: o.identity, instance: this.instance, now: x.time.now(), leaseDurationSeconds: this.seconds, electedBy: f.electedBy, address: o.advertise, platform: x.platform, session })), session), answer: (got) => ({ kind: 'acquired', got: got as Acquired }) };
+        return { sent: this.putOnSession(x.lock.acquire(f.read, acquisition(f.read.item, { identity: o.identity, instance: this.instance, now: x.time.now(), leaseDurationSeconds: this.seconds, electedBy: f.electedBy, address: o.advertise, platform: x.platform, session })), session, 'take'), answer: (got) => ({ kind: 'acquired', got: got as Acquired }) };
       }
       case 'takeAgain': {
         const session = this.sessionToWrite();
-        return { sent: this.take(x.lock.acquire(f.read, takenAgain(f.read.item!, { now: x.time.now(), leaseDurationSeconds: this.seconds, session })), session), answer: (got) => ({ kind: 'acquired', got: got as Acquired }) };
+        return { sent: this.putOnSession(x.lock.acquire(f.read, takenAgain(f.read.item!, { now: x.time.now(), leaseDurationSeconds: this.seconds, session })), session, 'take'), answer: (got) => ({ kind: 'acquired', got: got as Acquired }) };
       }
       case 'release':
         return { sent: this.ended(() => x.lock.release(f.term, x.time.now())), answer: () => ({ kind: 'released' }) };
@@ -769,10 +772,11 @@ interface Shell {
   /** What is carried out beside the loop (aside): awaited before run() steps down. */
   readonly aside: Set<Promise<unknown>>;
   /**
-   * A take naming session `session` failed in a way that may have landed (its answer lost): the
-   * session's renewals are held (`release`) until a consistent read of the lease shows no term of
-   * this start-up on it, or this elector leads. Else that session alone would keep alive a term
-   * nobody leads for as long as the lease cannot be read (its requests throttled, or denied).
+   * A take naming session `session` (or a confirmation putting the term on it) failed in a way that
+   * may have landed (its answer lost): the session's renewals are held (`release`) until a
+   * consistent read of the lease shows no term of this start-up on it, or this elector leads. Else
+   * that session alone would keep alive a term nobody leads for as long as the lease cannot be read
+   * (its requests throttled, or denied).
    */
   takeInDoubt: { readonly session: string; readonly release: () => void } | undefined;
 }
