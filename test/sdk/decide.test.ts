@@ -366,19 +366,30 @@ describe("the elector's step: the leader's order of actions", () => {
     expect(r.state.lead).toBeUndefined();
   });
 
-  it('cancelled with an heir: the lease refreshed, led on until the heir reads, stopped, then the heir’s row read and the term handed over', () => {
+  it('cancelled with an heir: the lease refreshed, led on until the heir reads (looking whether the heir still stands, after 250 ms, then less often), stopped, then the heir’s row read and the term handed over', () => {
+    const stands = answer({ row: { identity: 'b-1' } });
     const r = run(settings(), leading(mine(heirNamed)), [
       [{ kind: 'cancel' }, at(1_000)],
       [answer({ lease: mine({ ...heirNamed, revision: 4 }) }), at(1_020)],
+      [answer(), at(1_270)],
+      [stands, at(1_280)],
+      [answer(), at(1_780)],
+      [stands, at(1_790)],
+      [answer(), at(2_790)],
+      [stands, at(2_800)],
+      [answer(), at(4_800)],
+      [stands, at(4_810)],
       [answer(), at(5_900)],
-      [answer({ row: { identity: 'b-1' } }), at(5_900)],
+      [stands, at(5_900)],
       [answer({ ok: true }), at(5_930)],
     ]);
-    expect(r.kinds).toEqual([['look'], ['sleep'], ['stop', 'readHeir'], ['handOver'], ['steppedDown']]);
-    expect(r.effects[1]).toMatchObject([{ kind: 'sleep', ms: 5_900 - 1_020 }]); // its next renewal slot: renewedAt + cadenceMs
-    expect(r.effects[2]![1]).toMatchObject({ kind: 'readHeir', name: 'b' });
-    expect(r.effects[3]![0]).toMatchObject({ kind: 'handOver', heir: { name: 'b', instance: 'b-1' }, revision: 5 });
-    expect(r.effects[4]).toEqual([{ kind: 'steppedDown', led: { term: { holderIdentity: 'a', fencingToken: 7 }, handed: true } }]);
+    expect(r.kinds).toEqual([['look'], ['sleep'], ['readHeir'], ['sleep'], ['readHeir'], ['sleep'], ['readHeir'], ['sleep'], ['readHeir'], ['sleep'], ['stop', 'readHeir'], ['handOver'], ['steppedDown']]);
+    // its hand-over's moment, fixed at the cancel: its next renewal slot (renewedAt + cadenceMs), 5,900; the looks at 250 ms, then doubling up to a retry period
+    expect([1, 3, 5, 7, 9].map((i) => (r.effects[i]![0] as Extract<Effect, { kind: 'sleep' }>).ms)).toEqual([250, 500, 1_000, 2_000, 5_900 - 4_810]);
+    expect(r.effects[2]![0]).toMatchObject({ kind: 'readHeir', name: 'b' });
+    expect(r.effects[10]![1]).toMatchObject({ kind: 'readHeir', name: 'b' });
+    expect(r.effects[11]![0]).toMatchObject({ kind: 'handOver', heir: { name: 'b', instance: 'b-1' }, revision: 5 });
+    expect(r.effects[12]).toEqual([{ kind: 'steppedDown', led: { term: { holderIdentity: 'a', fencingToken: 7 }, handed: true } }]);
   });
 
   it('cancelled with an heir while wakes reach it: no refresh, and the heir’s row is read only at the hand-over; an heir that withdrew by then is not handed the term', () => {
