@@ -24,11 +24,11 @@ afterEach(async () => {
   }
 });
 
-type Image = { name?: { S?: string }; successor?: { S?: string }; successorInstance?: { S?: string } };
+type Image = { name?: { S?: string }; revision?: { N?: string }; successor?: { S?: string }; successorInstance?: { S?: string } };
 type Records = { Records?: { eventName?: string; dynamodb?: { OldImage?: Image; NewImage?: Image } }[] };
-/** A lease stream batch with the record of a write that named `name` successor (or another start-up of it). */
-const names = (event: unknown, name: string) =>
-  ((event as Records).Records ?? []).some(({ dynamodb: d }) => d?.NewImage?.successor?.S === name && (d.OldImage?.successor?.S !== name || d.OldImage?.successorInstance?.S !== d.NewImage?.successorInstance?.S));
+/** The revisions of the writes in a lease stream batch that named `name` successor (or another start-up of it). */
+const naming = (event: unknown, name: string): number[] =>
+  ((event as Records).Records ?? []).flatMap(({ dynamodb: d }) => (d?.NewImage?.successor?.S === name && (d.OldImage?.successor?.S !== name || d.OldImage?.successorInstance?.S !== d.NewImage?.successorInstance?.S) ? [Number(d.NewImage.revision?.N)] : []));
 const removes = (event: unknown, name: string) => ((event as Records).Records ?? []).some((r) => r.eventName === 'REMOVE' && r.dynamodb?.OldImage?.name?.S === name);
 
 /**
@@ -38,7 +38,8 @@ const removes = (event: unknown, name: string) => ((event as Records).Records ??
 async function heirNamed(others: string[] = []) {
   let release!: () => void;
   const held = new Promise<void>((r) => (release = r));
-  const handled = { remove: false, namedB: 0 };
+  // the revisions of the writes naming b whose lease stream records were handled: a test waits for its own write's (the setup's own record may still be on its way)
+  const handled = { remove: false, namedB: [] as number[] };
   const calls: FunctionName[] = [];
   const rt = await startLocalRuntime({
     endpoint: inject('ddbEndpoint'),
@@ -56,7 +57,7 @@ async function heirNamed(others: string[] = []) {
         return out;
       }
       const out = await invoke(event);
-      if (name === 'leaseStream' && names(event, 'b')) handled.namedB++;
+      if (name === 'leaseStream') handled.namedB.push(...naming(event, 'b'));
       return out;
     },
   });
@@ -104,9 +105,8 @@ describe('a departing heir named by a write decided before it withdrew', () => {
     await b.stop();
     await waitFor('the REMOVE record handled', () => handled.remove);
     const cur = await read();
-    const seen = handled.namedB;
-    await rt.deps.coordinator.leases.write(cur, { set: { successor: 'b', successorInstance: instance } });
-    await waitFor('the lease stream to handle the write', () => handled.namedB > seen);
+    const w = await rt.deps.coordinator.leases.write(cur, { set: { successor: 'b', successorInstance: instance } });
+    await waitFor('the lease stream to handle the write', () => handled.namedB.includes(w.revision));
     expect((await read()).item?.successor).toBeUndefined(); // nobody else stands
     expect(calls).not.toContain('coordinator');
   });
@@ -119,10 +119,9 @@ describe('a departing heir named by a write decided before it withdrew', () => {
     await waitFor('the REMOVE record handled', () => handled.remove);
     const cur = await read();
     expect(cur.item?.successor).toBe('c');
-    const seen = handled.namedB;
     // the coordinator's write, decided on a read from before b's withdrawal: b named again, c second
-    await rt.deps.coordinator.leases.write(cur, { set: { successor: 'b', successorInstance: instance, secondSuccessor: 'c', secondSuccessorInstance: cur.item!.successorInstance! } });
-    await waitFor('the lease stream to handle the write', () => handled.namedB > seen);
+    const w = await rt.deps.coordinator.leases.write(cur, { set: { successor: 'b', successorInstance: instance, secondSuccessor: 'c', secondSuccessorInstance: cur.item!.successorInstance! } });
+    await waitFor('the lease stream to handle the write', () => handled.namedB.includes(w.revision));
     expect((await read()).item?.successor).toBe('c');
     expect(calls).not.toContain('coordinator');
   });
@@ -132,9 +131,8 @@ describe('a departing heir named by a write decided before it withdrew', () => {
     release();
     const cur = await read();
     expect(cur.item?.successorInstance).toBe(b.elector.instance);
-    const seen = handled.namedB;
-    await rt.deps.coordinator.leases.write(cur, { set: { successor: 'b', successorInstance: `${b.elector.instance}-before` } });
-    await waitFor('the lease stream to handle the write', () => handled.namedB > seen);
+    const w = await rt.deps.coordinator.leases.write(cur, { set: { successor: 'b', successorInstance: `${b.elector.instance}-before` } });
+    await waitFor('the lease stream to handle the write', () => handled.namedB.includes(w.revision));
     expect((await read()).item).toMatchObject({ successor: 'b', successorInstance: b.elector.instance });
     expect(calls).not.toContain('coordinator');
   });
