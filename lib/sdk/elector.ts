@@ -464,12 +464,12 @@ export class LeaderElector {
   }
 
   /**
-   * A write that puts a term on `session` (a take, or an electee's confirmation): failed in a way
-   * that may have landed (its answer lost), the term it may have written is kept alive by nobody's
-   * knowing it: that session's renewals are held until this elector reads the lease or leads
-   * (doubtRead, settleDoubt).
+   * A write that puts a term on `session` (a take, an electee's confirmation, or a leader's renewal
+   * off no session): failed in a way that may have landed (its answer lost), the term it may have
+   * written is kept alive by nobody's knowing it: that session's renewals are held until this
+   * elector reads the lease or leads a term it knows is on that session (doubtRead, settleDoubt).
    */
-  private putOnSession<T>(sent: Promise<T>, session: string | null | undefined, what: 'take' | 'confirmation'): Promise<T> {
+  private putOnSession<T>(sent: Promise<T>, session: string | null | undefined, what: PutOnSession): Promise<T> {
     if (typeof session !== 'string') return sent;
     return sent.catch((e: unknown) => {
       if (mayHaveLanded(e)) this.doubtTake(session, what);
@@ -478,7 +478,7 @@ export class LeaderElector {
   }
 
   /** A take (or confirmation) on `session` in doubt: its renewals held (one hold per elector: a later session means the earlier ended). */
-  private doubtTake(session: string, what: 'take' | 'confirmation'): void {
+  private doubtTake(session: string, what: PutOnSession): void {
     const { x, options: o } = this;
     if (x.takeInDoubt?.session === session || !x.session) return;
     x.takeInDoubt?.release();
@@ -524,8 +524,9 @@ export class LeaderElector {
     while (next) {
       const { state, effects } = decide(this.x.settings, this.known, next, this.moment());
       this.known = state;
-      // leading: the term it took is known to it, renewed and stopped by its rules
-      if (state.lead && this.x.takeInDoubt) this.settleDoubt();
+      // leading a term it knows is on that session: renewed and stopped by its rules (a leader's
+      // renewal onto it in doubt is settled once one is answered, or by a read)
+      if (state.lead && state.lead.session === this.x.takeInDoubt?.session) this.settleDoubt();
       next = undefined;
       // the process's electors share a session's cadence: set before anything is awaited, so the next step of any of them sees it
       for (const f of effects) if (f.kind === 'sessionCadence') this.x.sessions.setCadence(f.name, f.phase);
@@ -682,7 +683,8 @@ export class LeaderElector {
         this.aside(this.ended(() => x.lock.endChanged(f.term, x.time.now())));
         return undefined;
       case 'renew':
-        return { sent: this.renew(f.term, f.session, signal), answer: (lease) => ({ kind: 'answer', rest: f.rest, lease: lease as Lease | undefined }), fault: (e) => ({ kind: 'answer', rest: f.rest, failed: true, ...(isContended(e) ? { contended: true } : {}) }) };
+        // a leader renews its term itself only off its live session: a renewal naming one moves the term onto it
+        return { sent: this.putOnSession(this.renew(f.term, f.session, signal), f.session, 'renewal'), answer: (lease) => ({ kind: 'answer', rest: f.rest, lease: lease as Lease | undefined }), fault: (e) => ({ kind: 'answer', rest: f.rest, failed: true, ...(isContended(e) ? { contended: true } : {}) }) };
       case 'look':
         return { sent: x.lock.get(f.consistent), answer: (r) => ({ kind: 'answer', rest: f.rest, lease: (r as LeaseRead).item }), ...(f.reportFault ? { fault: { kind: 'answer', rest: f.rest, failed: true } as const } : {}) };
       case 'readHeir':
@@ -710,6 +712,9 @@ export class LeaderElector {
 }
 
 const STARTED = Promise.resolve();
+
+/** The writes that put a term on a session, as a hold's reason names them. */
+type PutOnSession = 'take' | 'confirmation' | 'renewal';
 
 /** How many times a stopping follower reads the lease and tries to give up what names it (depart) before it leaves it to the coordinator: each lost race is a write that moved the row on. */
 const DEPART_TRIES = 5;
@@ -772,9 +777,10 @@ interface Shell {
   /** What is carried out beside the loop (aside): awaited before run() steps down. */
   readonly aside: Set<Promise<unknown>>;
   /**
-   * A take naming session `session` (or a confirmation putting the term on it) failed in a way that
-   * may have landed (its answer lost): the session's renewals are held (`release`) until a
-   * consistent read of the lease shows no term of this start-up on it, or this elector leads. Else
+   * A take naming session `session` (or a confirmation or a leader's renewal putting the term on it)
+   * failed in a way that may have landed (its answer lost): the session's renewals are held
+   * (`release`) until a consistent read of the lease shows no term of this start-up on it, or this
+   * elector leads a term it knows is on it. Else
    * that session alone would keep alive a term nobody leads for as long as the lease cannot be read
    * (its requests throttled, or denied).
    */

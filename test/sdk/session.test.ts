@@ -1055,6 +1055,48 @@ describe("a session-held term whose take's answer is lost, the taker's lease req
     expect(errors.some((e) => e.message.includes(`its renewals held: a confirmation of lease "${lease}" naming it may have landed unanswered`))).toBe(true);
     await sim.during(2 * L, 'one leader per lease', () => LEASES.every((n) => leadersOf(all, n).length <= 1));
   });
+
+  it("a leader's renewal moving its term onto its session lands with its answer lost, its lease requests failing: it holds its session's renewals too, and another leads within a lease duration, a renew deadline and two retry periods of its stop, one leader per lease throughout", async () => {
+    const { sim, procs, lease, L } = await settledHolder();
+    // a better candidate joins, its session not yet started: the holder hands the lease to it, and it
+    // leads on no session; its session starts, and the renewal that moves the term onto it lands,
+    // its answer lost (the AWS SDK's next tries are throttled, as is all it sends the leases table
+    // for 6 lease durations, while its session's table answers)
+    const machine = sim.machine();
+    const errors: Error[] = [];
+    const session = new Session({ client: machine.client, tables: sim.names, clock: machine.clock, prefix: 'd', onError: (e) => errors.push(e) });
+    const stop = new AbortController();
+    const onSession = (r: { input: unknown; operation: string }) => {
+      const i = r.input as { Key?: { name?: { S?: string } }; ExpressionAttributeNames?: Record<string, string> };
+      return r.operation === 'UpdateItem' && isTable('-leases')(r) && i.Key?.name?.S === lease && Object.values(i.ExpressionAttributeNames ?? {}).includes('session');
+    };
+    let lostAt: number | undefined;
+    let leading: boolean | undefined;
+    machine.loseAnswer = (r) => {
+      if (lostAt !== undefined || session.name === undefined || !onSession(r)) return false;
+      lostAt = sim.clock.monotonic();
+      leading = elector.elector.isLeader(); // a leader's renewal, not an electee's confirmation
+      machine.fault = (q) => (isTable('-leases')(q) && sim.clock.monotonic() < lostAt! + 6 * L ? throttled() : undefined);
+      return true;
+    };
+    const elector = sim.elector('d', { leaseName: lease, fallbackAfterMs: 60_000, session, ...CLIENT_GO }, { machine, errors, priority: 10 });
+    await sim.until('the joiner leads, on no session', () => elector.elector.isLeader() || undefined, 4 * L);
+    expect((await sim.leases.read(lease)).item?.session).toBeUndefined();
+    const running = session.run(stop.signal);
+    const joiner: Process = { machine, session, stop, running, electors: [elector], errors };
+    await sim.until("the joiner's renewal onto its session, its answer lost", () => lostAt, 4 * L);
+    expect(leading).toBe(true);
+    expect((await sim.leases.read(lease)).item).toMatchObject({ holderIdentity: 'd', session: session.name }); // the term is on the joiner's session
+    const all = [...procs, joiner];
+    // it stops at its renew deadline (4.1 s on): how long after the lost renewal someone leads
+    await sim.until('the joiner stops leading', () => !elector.elector.isLeader() || undefined, 4 * L);
+    const leaderless = (await ledAt(sim, all, all, lease)) - lostAt!;
+    // before: 92.0 s (87.9 s after its stop), the fault's 90 s and the joiner's backoff, the term it
+    // stopped leading kept alive by its session all along; now as for a lost take
+    expect(leaderless).toBeLessThan(L + 2 * CLIENT_GO.retryPeriodMs + CLIENT_GO.renewDeadlineMs);
+    expect(errors.some((e) => e.message.includes(`its renewals held: a renewal of lease "${lease}" naming it may have landed unanswered`))).toBe(true);
+    await sim.during(2 * L, 'one leader per lease', () => LEASES.every((n) => leadersOf(all, n).length <= 1));
+  });
 });
 
 describe('DynamoDB back after an outage of one process (safety.md open item: region loss, seed 12051)', () => {
