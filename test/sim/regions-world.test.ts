@@ -21,10 +21,12 @@ describe('one leader across Regions, in the simulator', () => {
     const r = await world(5); // us-west-2 cut off at 62 s; us-east-1 (w0, w3) lost at 312 s while w0 leads both leases
     expect(r.verdict.violations).toEqual([]);
     const lost = (r.regions ?? []).filter((f) => f.kind === 'lose');
-    expect(lost.map((f) => [f.lease, f.region, f.leaderStoppedAfterMs, f.newLeaderRegion])).toEqual([
-      ['job-0', 'us-east-1', undefined, 'us-east-2'],
-      ['job-1', 'us-east-1', undefined, 'us-east-2'],
+    expect(lost.map((f) => [f.lease, f.region, f.leaderStoppedAfterMs])).toEqual([
+      ['job-0', 'us-east-1', undefined],
+      ['job-1', 'us-east-1', undefined],
     ]);
+    // whichever surviving Region's watcher takes it (us-east-2 for both until this session's successor changes of 2026-12-01; us-west-2, which rejoined after its cut, for job-1 since)
+    for (const f of lost) expect(['us-east-2', 'us-west-2']).toContain(f.newLeaderRegion);
     for (const f of lost) expect(f.newLeaderAfterMs).toBeLessThan(3 * settings.leaseDurationMs);
     expect(r.counts['worlds:regions']).toBe(1);
   });

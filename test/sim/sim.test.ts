@@ -70,7 +70,7 @@ const PLANTED: { bug: PlantedBug; seed: number; limit: number }[] = [
   // again (issue 38, item 4): hiding session rows no longer planted it once a term on a missing row
   // counted as unvouched (alive, to the coordinator); the plant now strips `session` from the leases
   // the coordinator reads, and 5001 catches it again (it had drifted to 5068, then out of reach)
-  { bug: 'coordinatorIgnoresSession', seed: 5014, limit: 300 }, // 5001 → 5013: a candidate on a session lives by it; → 5001: a mark that fails on a fault holds the election (the lease read after a mark); → 5015: a worker whose work failed held off its next term; → 5014: the lease stream reconciles a write naming a departed heir, with DynamoDB's time re-centred at start-up
+  { bug: 'coordinatorIgnoresSession', seed: 5019, limit: 300 }, // 5001 → 5013: a candidate on a session lives by it; → 5001: a mark that fails on a fault holds the election (the lease read after a mark); → 5015: a worker whose work failed held off its next term; → 5014: the lease stream reconciles a write naming a departed heir, with DynamoDB's time re-centred at start-up; → 5019: a confirmation or renewal onto a session that may have landed unanswered holds the session's renewals
   { bug: 'followerIgnoresSession', seed: 5001, limit: 300 },
   // faults as users bring them (issue 36), in half the worlds: caught by the requests and stuckLease rules
   { bug: 'hotRetryLoop', seed: 5012, limit: 300 },
