@@ -11,7 +11,7 @@
 import { formatVerdict } from '../lib/history/checker.js';
 import { systemClock } from '../lib/clock.js';
 import { describeRegionPlan, generateRegionPlan, regionOf, type RegionFigure } from './regions.js';
-import { generateSchedule } from './schedule.js';
+import { describeSchedule, generateSchedule } from './schedule.js';
 import { DEFAULT_SETTINGS, runWorld, type WorldSettings } from './world.js';
 
 /** A Region event's figure, and the seed of its world (to replay it). */
@@ -21,7 +21,7 @@ type SeededFigure = RegionFigure & { readonly seed: number };
 export const REGION_SETTINGS: WorldSettings = { ...DEFAULT_SETTINGS, workers: 4 };
 
 /** What a line of the timeline must say to be part of the story. */
-const STORY = /region|leads|stops leading|^\s*\S+\s+(start|kill|stop|pause|partition) w/;
+const STORY = /region|leads|stops leading|^\s*\S+\s+(start|kill|stop|pause|partition) w|delete lease|rewrites \S+'s session/;
 
 export async function runRegions(o: { seed?: number; schedules?: number; budget?: number; first?: number; mixed?: boolean }): Promise<number> {
   const settings = REGION_SETTINGS;
@@ -65,7 +65,10 @@ async function tell(seed: number, settings: WorldSettings, mixed: boolean): Prom
   let failed = 0;
   for (const faults of [false, true]) {
     console.log(`\n${faults ? "Among the schedule's other faults" : 'Region events alone'}:`);
-    const r = await runWorld(generateSchedule(seed, { workers: settings.workers, durationMs: settings.durationMs, faults, mixed }), settings, { trace: true, regions: plan });
+    const schedule = generateSchedule(seed, { workers: settings.workers, durationMs: settings.durationMs, faults, mixed });
+    // the schedule's own faults first (coordinator outages and DynamoDB fault windows show nowhere else): a slow Region figure may be theirs
+    if (faults) for (const l of describeSchedule(schedule)) console.log(l);
+    const r = await runWorld(schedule, settings, { trace: true, regions: plan });
     for (const l of r.timeline) if (STORY.test(l)) console.log(l);
     console.log('');
     for (const f of r.regions ?? []) console.log(`  ${describeFigure(f)}`);
