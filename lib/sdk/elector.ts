@@ -23,6 +23,7 @@ import {
   decideLeader,
   departure,
   gainedSince,
+  leavingDoubt,
   leadFromRead,
   nextStepDelay,
   SESSION_QUIET_LEASES,
@@ -436,7 +437,8 @@ export class LeaderElector {
       // Whatever releaseOnCancel says: that option keeps a term this worker led (its work may outlive
       // run()), and a follower's name, or a term handed to it that it never led, guards no work.
       if (!led && this.candidate) await this.depart();
-      this.settleDoubt(); // leaving: its own holds go with it
+      // a write onto its session still in doubt: settled before the hold goes, or the hold stays
+      await this.leaveDoubt();
       detach?.(); // after the release: the session outlives every term held on it
     }
   }
@@ -490,6 +492,31 @@ export class LeaderElector {
   private doubtRead(lease: Lease | undefined): void {
     const d = this.x.takeInDoubt;
     if (!d || (lease?.holderInstance === this.instance && lease.session === d.session)) return;
+    this.settleDoubt();
+  }
+
+  /**
+   * Stopping with a write onto its session in doubt (takeInDoubt): the lease read (consistently)
+   * and the doubt settled as leavingDoubt says, a term of its own on that session released first.
+   * Where the read fails, the release does not land (a fault, or the row moved on meanwhile), or the
+   * term is kept (releaseOnCancel false), the hold outlives run(): the session ends at its deadline
+   * and the term runs out on its stamps. Released unsettled, the session's renewals for the
+   * process's other electors would keep alive for ever a term nobody leads (the lease's followers
+   * wait on the session).
+   */
+  private async leaveDoubt(): Promise<void> {
+    const { x, options: o } = this;
+    const d = x.takeInDoubt;
+    if (!d) return;
+    let read: LeaseRead;
+    try {
+      read = await x.lock.get(true);
+    } catch (e) {
+      return x.report(e);
+    }
+    const next = leavingDoubt(read.item, d.session, o.identity, this.instance, o.releaseOnCancel ? -1 : this.known.ledToken);
+    if (next.kind === 'keep') return;
+    if (next.kind === 'release' && !(await this.ended(() => x.lock.release(next.term, x.time.now())))) return;
     this.settleDoubt();
   }
 

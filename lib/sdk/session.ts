@@ -144,7 +144,8 @@ export interface SessionSeam {
    * An elector may hold a term on session `name` that it does not know of (its take, naming the
    * session, may have landed with its answer lost): the session is not renewed until the function
    * returned is called (the elector read the lease, or leads), so that term is not kept alive for
-   * nobody to lead; the session ends at its deadline meanwhile. `why` is told if it does.
+   * nobody to lead; the session ends at its deadline meanwhile. `why` is told if it does. A hold
+   * outlives its elector's run() when the doubt is not settled as it stops; it ends with the session.
    */
   hold(name: string, why: string): () => void;
 }
@@ -529,6 +530,8 @@ export class Session {
     if (this.current !== l) return;
     this.current = undefined;
     l.deadline?.cancel();
+    // its holds end with it (one an elector left when it stopped, its doubt unsettled, is released by nobody)
+    this.holds.delete(l.name);
     this.counts.ended++;
     for (const x of [...this.listeners]) x.ended(l.name);
     if (why) this.onError(new Error(`Session ${l.name} ended: ${why}; its electors renew their leases themselves until a new session starts`));

@@ -830,6 +830,24 @@ export function departure(l: Lease | undefined, identity: string, instance: stri
   return undefined;
 }
 
+/**
+ * What a stopping elector does with its hold on session `held` (a write putting its term on that
+ * session may have landed unanswered: LeaderElector.putOnSession), from a consistent read of the
+ * lease made after its step-down and departure: `drop` the hold when the row shows no term of this
+ * start-up on that session (the write never landed, or the term has ended or moved since);
+ * `release` the term on it, the hold dropped once the release lands; `keep` the hold for a term it
+ * led that releaseOnCancel false keeps (`keptToken`, as departure's), so that the session ends at
+ * its deadline and the term runs out on its stamps, as a kept term does off a session. A hold not
+ * dropped stays after run() returns: released, the session's renewals for the process's other
+ * electors would keep the term alive for ever with nobody leading it.
+ */
+export type LeavingDoubt = { readonly kind: 'drop' } | { readonly kind: 'release'; readonly term: Term } | { readonly kind: 'keep' };
+
+export function leavingDoubt(l: Lease | undefined, held: string, identity: string, instance: string, keptToken = -1): LeavingDoubt {
+  if (l?.holderIdentity !== identity || l.holderInstance !== instance || l.session !== held) return { kind: 'drop' };
+  return l.fencingToken <= keptToken ? { kind: 'keep' } : { kind: 'release', term: { holderIdentity: identity, fencingToken: l.fencingToken } };
+}
+
 /** What a leader's next-step timing depends on. */
 export interface LeaderTiming {
   /** Held on the process's live session (it renews nothing itself). */

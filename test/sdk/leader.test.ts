@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Lease } from '../../lib/schemas/lease.js';
 import { declinePatch } from '../../lib/stores/lease-store.js';
-import { afterRenewal, decideLeader, departure, handOffDelay, heirOf, leaderDelay, MIN_RENEWAL_BOUND_MS, renewalBoundMs, sessionFallbackFor, sessionFallbackMs, type LeaderObservation, type LeaderSettings, type LeaderStep, type TermView } from '../../lib/sdk/step.js';
+import { afterRenewal, decideLeader, departure, handOffDelay, heirOf, leaderDelay, leavingDoubt, MIN_RENEWAL_BOUND_MS, renewalBoundMs, sessionFallbackFor, sessionFallbackMs, type LeaderObservation, type LeaderSettings, type LeaderStep, type TermView } from '../../lib/sdk/step.js';
 
 const S: LeaderSettings = { leaseName: 'job', identity: 'a', mode: 'coordinated', renewDeadlineMs: 10_000 };
 const T: TermView = { holderIdentity: 'a', instance: 'a_1', fencingToken: 7, renewedAt: 100_000, session: 's-1' };
@@ -88,6 +88,21 @@ describe('departure: what a stopping follower gives up', () => {
     { name: 'the successor declines, no second: nobody named until the coordinator names again', l: lease({ successor: 'b', successorInstance: 'b_1' }), role: 'successor' as const, want: { set: {}, remove: ['successor', 'successorInstance'] } },
     { name: 'the second successor declines: the successor stays', l: lease({ successor: 'c', successorInstance: 'c_1', secondSuccessor: 'b', secondSuccessorInstance: 'b_1' }), role: 'second' as const, want: { remove: ['secondSuccessor', 'secondSuccessorInstance'] } },
   ])('declinePatch: $name', ({ l, role, want }) => expect(declinePatch(l, role)).toEqual(want));
+});
+
+describe("leavingDoubt: a stopping elector's hold on its session (a write of its term onto it may have landed unanswered)", () => {
+  // b's start-up b_1 stops holding session s-1's renewals; lease() is a's term (token 7)
+  const mine = (over: Partial<Lease> = {}) => lease({ holderIdentity: 'b', holderInstance: 'b_1', session: 's-1', ...over });
+  it.each([
+    { name: 'its term on the held session (the write landed): released, the hold dropped once that lands', l: mine(), kept: -1, want: { kind: 'release', term: { holderIdentity: 'b', fencingToken: 7 } } },
+    { name: 'its term on the held session, led and kept (releaseOnCancel false): the hold stays, the term runs out with the session', l: mine(), kept: 7, want: { kind: 'keep' } },
+    { name: 'its term on the held session, a later token than it led (never led): released', l: mine({ fencingToken: 9 }), kept: 7, want: { kind: 'release', term: { holderIdentity: 'b', fencingToken: 9 } } },
+    { name: 'its term on no session (the write never landed): the hold dropped', l: mine({ session: undefined }), kept: -1, want: { kind: 'drop' } },
+    { name: 'its term on another session: the hold dropped', l: mine({ session: 's-2' }), kept: -1, want: { kind: 'drop' } },
+    { name: "another's term (a take since, whatever session it names): the hold dropped", l: lease({ session: 's-1' }), kept: -1, want: { kind: 'drop' } },
+    { name: 'another start-up of its identity holding on it: the hold dropped', l: mine({ holderInstance: 'b_2' }), kept: -1, want: { kind: 'drop' } },
+    { name: 'no row: the hold dropped', l: undefined, kept: -1, want: { kind: 'drop' } },
+  ])('$name', ({ l, kept, want }) => expect(leavingDoubt(l, 's-1', 'b', 'b_1', kept)).toEqual(want));
 });
 
 describe('leaderDelay and sessionFallbackMs', () => {

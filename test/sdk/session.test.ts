@@ -963,9 +963,10 @@ describe("a session-held term whose take's answer is lost, the taker's lease req
   /**
    * A settled fleet whose holder of the first lease is killed; the first take of that lease by a
    * live process lands and its answer is lost, and from then on, for 6 lease durations, that
-   * process's requests to the leases table answer `fault(request)` where it gives one.
+   * process's requests to the leases table answer `fault(request)` where it gives one. `meanwhile`:
+   * what happens after the lost take, before the wait for a leader of the lease.
    */
-  async function lostTake(fault: (r: { input: unknown; operation: string }) => Error | undefined) {
+  async function lostTake(fault: (r: { input: unknown; operation: string }) => Error | undefined, meanwhile?: (taker: Process, sim: Sim) => Promise<void>) {
     const f = await settledHolder();
     const { sim, procs, holder, lease, L } = f;
     const was = (await sim.leases.read(lease)).item!;
@@ -986,6 +987,7 @@ describe("a session-held term whose take's answer is lost, the taker's lease req
     const took = (await sim.leases.read(lease)).item!;
     expect(took.fencingToken).toBeGreaterThan(was.fencingToken);
     expect(took.session).toBe(taker!.session.name); // the term is on the taker's session
+    await meanwhile?.(taker!, sim);
     // how long after the lost take someone led the lease
     return { ...f, taker: taker!, alive, leaderless: (await ledAt(sim, procs, alive, lease)) - lostAt! };
   }
@@ -1018,6 +1020,37 @@ describe("a session-held term whose take's answer is lost, the taker's lease req
     expect(leaderless).toBeLessThan(CLIENT_GO.retryPeriodMs);
     expect(leadersOf(alive, lease)[0]!.machine).toBe(taker.machine);
     await sim.during(2 * L, 'one leader per lease', () => LEASES.every((n) => leadersOf(procs, n).length <= 1));
+  });
+
+  it("the taker's elector of that lease stops while its take is in doubt, its process's other elector and session running on: the hold outlives it, and another process leads within a lease duration, a renew deadline and two retry periods of the lost take, one leader per lease throughout", async () => {
+    // the leases table refuses the taker's requests for this lease alone (a hot key, or a policy on
+    // it): its other lease's requests and its session's renewals answer
+    const keyOf = (q: { input: unknown }) => (q.input as { Key?: { name?: { S?: string } } }).Key?.name?.S;
+    let stoppedAt: number | undefined;
+    const { sim, procs, lease, L, taker, leaderless } = await lostTake(
+      (q) => (keyOf(q) === LEASES[0] ? throttled() : undefined),
+      async (p, sim) => {
+        // the take failed (the AWS SDK's later tries throttled): its session's renewals held; then
+        // its elector of the lease stops (its own signal), its depart's read throttled too
+        await sim.until('the take reported failed', () => p.errors.some((e) => /throttl|ProvisionedThroughput/i.test(`${e.name} ${e.message}`)) || undefined, CLIENT_GO.leaseDurationMs);
+        stoppedAt = sim.clock.monotonic();
+        const onSession = p.session.name;
+        await p.electors.find((e) => e.elector.options.leaseName === LEASES[0])!.stop();
+        // stopped while the session the term is on still lives (its other elector's term on it too)
+        expect(p.session.name).toBe(onSession);
+        expect((await sim.leases.read(LEASES[0]!)).item?.session).toBe(onSession);
+      },
+    );
+    // before: nobody led the lease within 6 lease durations, nor 300 s on (its term lived on the
+    // taker's session, renewed on for its other elector, the hold dropped as its elector stopped);
+    // now 15.1 s, as for a lost take whose taker runs on: the hold stays, the session ends
+    expect(leaderless).toBeLessThan(L + 2 * CLIENT_GO.retryPeriodMs + CLIENT_GO.renewDeadlineMs);
+    expect(leadersOf(procs, lease)[0]!.machine).not.toBe(taker.machine);
+    expect(stoppedAt).toBeDefined();
+    expect(taker.errors.some((e) => e.message.includes(`its renewals held: a take of lease "${lease}" naming it may have landed unanswered`))).toBe(true);
+    // its other elector runs on, on the process's next session
+    await sim.until("the taker's next session", () => taker.session.name, L);
+    await sim.during(2 * L, 'one leader per lease, each lease led', () => LEASES.every((n) => leadersOf(procs, n).length === 1));
   });
 
   it("an electee's confirmation, naming its session, lands with its answer lost, its lease requests failing: it holds its session's renewals too, and another leads within a lease duration, a renew deadline and two retry periods, one leader per lease throughout", async () => {
