@@ -1,6 +1,7 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import * as z from 'zod';
+import { REFUSED_SEEN, RefusedSeen, rowDigest } from '../coordinator/refused-session.js';
 import { CandidateItem, type Candidate } from '../schemas/candidate.js';
 import { LeaseItem, type Lease } from '../schemas/lease.js';
 import { ValidationError, parse, type FieldIssue } from '../schemas/validation.js';
@@ -107,6 +108,50 @@ function change<S extends z.ZodType>(schema: S, raw: unknown, what: string): Cha
 /** A leases-table stream record, both images parsed; a malformed one is a ValidationError naming the field. */
 export const leaseChange = (raw: unknown): Change<Lease> => change(LeaseItem, raw, 'lease');
 export const candidateChange = (raw: unknown): Change<Candidate> => change(CandidateItem, raw, 'candidate');
+
+/**
+ * A candidates-table record of the coordinator's own bookkeeping: its `refusedSeen` (when it first
+ * saw the row as it is, lib/coordinator/refused-session.ts) left on a row the schema already
+ * refused, and nothing else changed. The row's own writes are poison (their dead-lettering is the
+ * operator's signal); this one is not: its images differ in `refusedSeen` alone, so it tells nothing
+ * the record that made the row so did not.
+ */
+export interface RefusedSeenStamp {
+  readonly refusedSeenStamp: true;
+  readonly eventID: string;
+  /** The row's key (`leaseName`, `name`). */
+  readonly key: Record<string, unknown>;
+  readonly seen: RefusedSeen;
+}
+
+/**
+ * `raw` as a RefusedSeenStamp, or undefined for any other record: a MODIFY whose old image the
+ * schema refuses, whose new image is the old one exactly but for `refusedSeen` (rowDigest: every
+ * other attribute, sets in any order), and whose new `refusedSeen` is the coordinator's sighting of
+ * that row (its digest). A writer that changes anything else beside a `refusedSeen` is not hidden
+ * by it; nor is one that writes a `refusedSeen` of another row.
+ */
+export function refusedSeenStamp(raw: unknown): RefusedSeenStamp | undefined {
+  const r = StreamRecord.safeParse(raw);
+  if (!r.success || r.data.eventName !== 'MODIFY') return undefined;
+  const images = (['OldImage', 'NewImage'] as const).map((side) => {
+    try {
+      return unmarshallImage(r.data.dynamodb[side]!, `${side} of candidate stream record ${r.data.eventID}`);
+    } catch (e) {
+      if (e instanceof ValidationError) return undefined; // not even attribute values: the record is poison (candidateChange)
+      throw e;
+    }
+  });
+  const [old, neu] = images;
+  if (!old || !neu || CandidateItem.safeParse(old).success) return undefined;
+  const seen = RefusedSeen.safeParse(neu[REFUSED_SEEN]);
+  const digest = rowDigest(neu);
+  if (!seen.success || seen.data.digest !== digest || rowDigest(old) !== digest) return undefined;
+  return { refusedSeenStamp: true, eventID: r.data.eventID, key: unmarshallImage(r.data.dynamodb.Keys, `keys of candidate stream record ${r.data.eventID}`), seen: seen.data };
+}
+
+/** What the candidate stream reads of a record: the coordinator's `refusedSeen` alone (RefusedSeenStamp), or a change (candidateChange). */
+export const candidateRecord = (raw: unknown): RefusedSeenStamp | Change<Candidate> => refusedSeenStamp(raw) ?? candidateChange(raw);
 
 /** The schedule's event (EventBridge Scheduler / rule): only its shape is checked, nothing in it is used. */
 export const ScheduledTick = z.looseObject({

@@ -4,15 +4,16 @@
  * delivery gives, dead-letter exactly the poison record (with its content) and report it
  * processed — no retry can read it — and change nothing on redelivery.
  */
-import { DeleteItemCommand, GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
-import { marshall } from '@aws-sdk/util-dynamodb';
+import { DeleteItemCommand, GetItemCommand, PutItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord, DynamoDBStreamEvent, SQSEvent, SQSRecord } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeHandler as candidateStream } from '../../functions/candidate-stream.js';
 import { makeHandler as coordinatorTick } from '../../functions/coordinator.js';
 import { makeHandler as electionTimer } from '../../functions/election-timer.js';
 import { makeHandler as leaseStream } from '../../functions/lease-stream.js';
-import { coordinatorDeps } from '../../lib/coordinator/reconcile.js';
+import { coordinatorDeps, reconcileAll } from '../../lib/coordinator/reconcile.js';
+import { REFUSED_SEEN, rowDigest } from '../../lib/coordinator/refused-session.js';
 import type { ConclaveEvent } from '../../lib/events/schemas.js';
 import type { FunctionDeps } from '../../lib/functions/core.js';
 import { observability } from '../../lib/functions/env.js';
@@ -289,6 +290,43 @@ describe('a candidate row the schema refuses (a foreign or older writer\'s)', ()
     expect(about('unstamped').map(([, extra]) => extra['fix'])).toEqual([expect.stringMatching(/: its renewTime or session does not parse, so it is not collected by them; left unchanged, the tick deletes it itself after \S+ \(1801 s after it first saw it so: candidateStaleAfterMs and clockSkewMs; it guards no term and takes no part in elections\)$/)]);
     expect(about('old')).toEqual([]); // stale: collected, not reported
     expect((await coordinatorDeps(t.client, t.names).candidates.list('refused-rows')).invalid.map((i) => i.key['name'])).toEqual(['fresh', 'unstamped']);
+  });
+  it("the tick's own refusedSeen on such a row is no poison record for the candidate stream: only the foreign writer's writes are dead-lettered, a change hidden behind a refusedSeen too", async () => {
+    const own = await testTables('refused-seen');
+    const clock = manualClock(Date.UTC(2026, 2, 1));
+    const tick = coordinatorDeps(own.client, own.names, { clock });
+    try {
+      const key = { leaseName: 'stamped', name: 'foreign' };
+      const row = { ...key, binaryVersion: '1.30.0', emulationVersion: '1.30.0', preferredStrategies: [OLDEST_EMULATION_VERSION], createdAt: clock.now(), renewTime: 'yesterday', revision: 1 };
+      const stored = async () => unmarshall((await own.client.send(new GetItemCommand({ TableName: own.names.candidates, Key: marshall(key), ConsistentRead: true }))).Item!);
+      await own.client.send(new PutItemCommand({ TableName: own.names.candidates, Item: marshall(row) })); // foreign: poison
+      expect((await reconcileAll(tick)).refusedCandidates).toEqual([expect.objectContaining({ key, deleted: false })]); // the tick's stamp
+      await own.client.send(new PutItemCommand({ TableName: own.names.candidates, Item: marshall({ ...row, revision: 2 }) })); // foreign, the stamp gone: poison
+      clock.advance(1);
+      await reconcileAll(tick); // the tick's stamp again
+      // a foreign writer's change with a refusedSeen of the row as it now is: a change all the same (poison)
+      const hidden = { ...(await stored()), revision: 3 };
+      await own.client.send(new PutItemCommand({ TableName: own.names.candidates, Item: marshall({ ...hidden, [REFUSED_SEEN]: { at: clock.now(), digest: rowDigest(hidden) } }) }));
+      // a foreign writer's refusedSeen that is not the tick's (its digest is of another row): poison
+      await own.client.send(new UpdateItemCommand({ TableName: own.names.candidates, Key: marshall(key), UpdateExpression: 'SET #s = :s', ExpressionAttributeNames: { '#s': REFUSED_SEEN }, ExpressionAttributeValues: marshall({ ':s': { at: 1, digest: '0'.repeat(64) } }) }));
+      clock.advance(1);
+      await reconcileAll(tick); // the tick's stamp again
+      clock.advance(tick.config.candidateStaleAfterMs + tick.config.clockSkewMs + 1);
+      expect((await reconcileAll(tick)).collectedCandidates).toEqual([key]); // the tick's delete
+      const records = await streamRecords(own.client, own.names.candidates);
+      expect(records.map((r) => r.eventName)).toEqual(['INSERT', 'MODIFY', 'MODIFY', 'MODIFY', 'MODIFY', 'MODIFY', 'MODIFY', 'REMOVE']);
+      const { d, dead } = deps();
+      d.coordinator = { ...d.coordinator, ...coordinatorDeps(own.client, own.names, { clock }) };
+      const handled: [string, Record<string, unknown>][] = [];
+      const info = d.logger.info.bind(d.logger);
+      d.logger.info = ((message: string, extra: Record<string, unknown>) => (handled.push([message, extra]), info(message, extra))) as typeof d.logger.info;
+      expect(failures(await candidateStream(d)({ Records: records }, lambdaContext('candidateStream')))).toEqual([]);
+      // before the fix: the tick's three stamps were dead-lettered too (7 records: all but the delete)
+      expect(dead.map((p) => p.eventID)).toEqual([0, 2, 4, 5].map((i) => records[i]!.eventID));
+      expect(handled.filter(([m]) => m.startsWith("the coordinator's refusedSeen")).map(([, extra]) => extra['key'])).toEqual([key, key, key]);
+    } finally {
+      await own.drop();
+    }
   });
 });
 
