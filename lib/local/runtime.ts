@@ -168,9 +168,19 @@ export function lambdaContext(name: FunctionName, clock: Clock = systemClock, re
   return context as Context;
 }
 
+/** `table` as its stream poller follows it: its status and latest stream; undefined when there is no such table. */
+async function describeTable(client: DynamoDBClient, table: string): Promise<{ status: string | undefined; latestStreamArn: string | undefined } | undefined> {
+  try {
+    const d = await client.send(new DescribeTableCommand({ TableName: table }));
+    return { status: d.Table?.TableStatus, latestStreamArn: d.Table?.LatestStreamArn };
+  } catch (e) {
+    if (e instanceof Error && e.name === 'ResourceNotFoundException') return undefined;
+    throw e;
+  }
+}
+
 async function streamArn(client: DynamoDBClient, table: string): Promise<string> {
-  const d = await client.send(new DescribeTableCommand({ TableName: table }));
-  const arn = d.Table?.LatestStreamArn;
+  const arn = (await describeTable(client, table))?.latestStreamArn;
   if (!arn) throw new Error(`table ${table} has no stream; the tables are declared with streams in lib/tables.ts`);
   return arn;
 }
@@ -345,6 +355,9 @@ async function start(opts: LocalRuntimeOptions, parts: Part[]): Promise<LocalRun
     const poller = new StreamPoller({
       client: streams,
       streamArn: await streamArn(client, tables[trigger.table]),
+      // a table deleted and created again while local mode runs: its new stream is followed (told once)
+      table: { name: tables[trigger.table], describe: () => describeTable(client, tables[trigger.table]) },
+      log: { warn: (message, extra) => plain.logger.warn(message, extra), error: (message, extra) => plain.logger.error(message, extra) },
       trigger,
       functionName: name,
       invoke: (e) => invokers[name](e) as Promise<void>,

@@ -41,6 +41,23 @@ export interface StreamPollerOptions {
   idleMs?: number;
   /** Whose time records are aged by and the poller waits on. @default systemClock */
   clock?: Clock;
+  /**
+   * The table whose stream `streamArn` is. With it, a stream that ends under the poller (DISABLED:
+   * the table deleted, or its stream turned off; or gone: ResourceNotFoundException) is followed to
+   * the table's new stream, read from TRIM_HORIZON, once its own records are all delivered; a table
+   * gone or without a stream is told once and looked for again at a backoff (up to
+   * TABLE_LOOK_MAX_MS). Without it, the poller reads `streamArn` only.
+   */
+  table?: {
+    name: string;
+    /** The table as DescribeTable tells it now; undefined when there is no such table (ResourceNotFoundException). */
+    describe: () => Promise<{ status: string | undefined; latestStreamArn: string | undefined } | undefined>;
+  };
+  /** What the poller tells of its stream beside faults: the new stream followed (warn), the table gone or without a stream (error). */
+  log?: {
+    warn: (message: string, extra: Record<string, unknown>) => void;
+    error: (message: string, extra: Record<string, unknown>) => void;
+  };
 }
 
 /**
@@ -83,6 +100,16 @@ export function toLambdaRecord(r: _Record, streamArn: string, readAt?: number): 
 /** The longest wait before a failing batch's retry: a fault that clears is followed within a second. */
 export const RETRY_BACKOFF_MAX_MS = 1_000;
 
+/** How often the poller describes its stream (new shards; the stream ended). */
+const DISCOVER_EVERY_MS = 2_000;
+/** The first wait before looking again for a table gone or without a stream; each later one twice as long, up to TABLE_LOOK_MAX_MS. */
+export const TABLE_LOOK_FIRST_MS = 1_000;
+/** The longest wait between looks for a table gone or without a stream: one created again is followed within it. */
+export const TABLE_LOOK_MAX_MS = 16_000;
+
+/** Stream states after which no record comes: the table was deleted, or its stream turned off. */
+const ENDED = new Set(['DISABLING', 'DISABLED']);
+
 /**
  * Lambda's event source mapping for one DynamoDB stream, on the real Streams API: one reader per
  * shard, a child shard's only once its parent is read to its end, batches of `batchSize`, the trigger's event filters, and Lambda's failure semantics — with ReportBatchItemFailures
@@ -107,9 +134,19 @@ export class StreamPoller {
   filtered = 0;
 
   private readonly clock: Clock;
+  /** The stream read now: `streamArn`, or the table's newer one once followed (`table`). */
+  private streamArn: string;
+  /** Where a shard of the stream read now is read from: the trigger's position, TRIM_HORIZON on a stream followed (its records since the table's creation). */
+  private startingPosition: StreamTrigger['startingPosition'];
+  /** The next wait before looking for the table again, while it is gone or has no stream; undefined while the stream is live. */
+  private lookAgainMs: number | undefined;
+  /** The table's absence (or its stream's) has been told since the stream read now ended. */
+  private told = false;
 
   constructor(private readonly o: StreamPollerOptions) {
     this.clock = o.clock ?? systemClock;
+    this.streamArn = o.streamArn;
+    this.startingPosition = o.trigger.startingPosition;
   }
 
   start(): void {
@@ -125,19 +162,73 @@ export class StreamPoller {
     await Promise.all(this.shards.values());
   }
 
-  /** Finds shards (new ones appear as old ones close) and reads each from its start, a child once its parent is read to its end. */
+  /**
+   * Finds shards (new ones appear as old ones close) and reads each from its start, a child once
+   * its parent is read to its end; with `table`, follows the table's new stream once this one ends
+   * (followTable).
+   */
   private async discover(): Promise<void> {
     while (this.running) {
+      let ended = false;
       try {
-        const d = await this.o.client.send(new DescribeStreamCommand({ StreamArn: this.o.streamArn }));
+        const d = await this.o.client.send(new DescribeStreamCommand({ StreamArn: this.streamArn }));
         const listed = new Map((d.StreamDescription?.Shards ?? []).map((s) => [s.ShardId!, s]));
         for (const id of listed.keys()) this.follow(id, listed, new Set());
+        ended = ENDED.has(d.StreamDescription?.StreamStatus ?? '');
       } catch (e) {
-        // reported, and tried again at the next round, as a shard's read is
-        this.o.onError?.(e as Error);
+        // reported, and tried again at the next round, as a shard's read is; a stream gone is an end
+        if ((e as Error).name === 'ResourceNotFoundException' && this.o.table) ended = true;
+        else this.o.onError?.(e as Error);
       }
-      for (let i = 0; i < 20 && this.running; i++) await this.clock.sleep(100);
+      if (ended && this.o.table) {
+        const waitMs = await this.followTable(this.o.table);
+        if (waitMs > 0) await this.clock.sleep(waitMs, this.stopping.signal);
+        continue;
+      }
+      for (let i = 0; i < DISCOVER_EVERY_MS / 100 && this.running; i++) await this.clock.sleep(100);
     }
+  }
+
+  /**
+   * The stream read has ended (its table deleted, or the stream turned off): reads the table now.
+   * A newer stream is followed from TRIM_HORIZON (the new table's records from its start), once the
+   * ended stream's shards are read to their end, so no record of the old table comes after one of
+   * the new; the poller says so once. A table gone, or without a stream, is told once as an error
+   * naming it and the fix. Returns the wait before the next look: none after following, else one
+   * twice as long as the last (TABLE_LOOK_FIRST_MS to TABLE_LOOK_MAX_MS): no table to wait for is
+   * looked for in a loop.
+   */
+  private async followTable(table: NonNullable<StreamPollerOptions['table']>): Promise<number> {
+    const waitMs = this.lookAgainMs ?? TABLE_LOOK_FIRST_MS;
+    this.lookAgainMs = Math.min(TABLE_LOOK_MAX_MS, waitMs * 2);
+    let t: Awaited<ReturnType<typeof table.describe>>;
+    try {
+      t = await table.describe();
+    } catch (e) {
+      this.o.onError?.(e as Error);
+      return waitMs;
+    }
+    const about = { function: this.o.functionName, table: table.name, stream: this.streamArn };
+    if (t && t.status !== 'DELETING' && t.latestStreamArn !== undefined && t.latestStreamArn !== this.streamArn) {
+      await Promise.all(this.shards.values()); // the ended stream's readers end at its shards' ends
+      if (!this.running) return 0;
+      this.o.log?.warn(`table ${table.name} has a new stream (deleted and created again?): the ${this.o.functionName} function now reads it from TRIM_HORIZON`, { ...about, newStream: t.latestStreamArn });
+      this.streamArn = t.latestStreamArn;
+      this.startingPosition = 'TRIM_HORIZON';
+      this.shards.clear();
+      this.lookAgainMs = undefined;
+      this.told = false;
+      return 0;
+    }
+    if (!this.told) {
+      this.told = true;
+      const create = `create it again as lib/tables.ts declares it (its stream NEW_AND_OLD_IMAGES), or restart local mode (npm start, conclave-local: its own DynamoDB Local starts empty and gets every table)`;
+      const why = !t || t.status === 'DELETING'
+        ? `table ${table.name} is gone (deleted while local mode runs): the ${this.o.functionName} function gets none of its changes; ${create}`
+        : `table ${table.name} has no live stream (its stream was turned off): the ${this.o.functionName} function gets none of its changes; turn it on (aws dynamodb update-table --table-name ${table.name} --stream-specification StreamEnabled=true,StreamViewType=NEW_AND_OLD_IMAGES), or ${create}`;
+      this.o.log?.error(`${why}; looked for again at a backoff (at most every ${TABLE_LOOK_MAX_MS / 1000} s), and its new stream followed once it is back`, about);
+    }
+    return waitMs;
   }
 
   /**
@@ -152,37 +243,38 @@ export class StreamPoller {
     seen.add(id);
     const parentId = listed.get(id)?.ParentShardId;
     const parent = parentId !== undefined && !seen.has(parentId) && (this.shards.has(parentId) || listed.has(parentId)) ? this.follow(parentId, listed, seen) : undefined;
-    const reading = parent ? parent.then(() => this.readShard(id)) : this.readShard(id);
+    const arn = this.streamArn;
+    const reading = parent ? parent.then(() => this.readShard(arn, id)) : this.readShard(arn, id);
     this.shards.set(id, reading);
     return reading;
   }
 
-  private async iterator(shardId: string, after: string | undefined): Promise<string | undefined> {
+  private async iterator(streamArn: string, shardId: string, after: string | undefined): Promise<string | undefined> {
     const it = await this.o.client.send(
       new GetShardIteratorCommand({
-        StreamArn: this.o.streamArn,
+        StreamArn: streamArn,
         ShardId: shardId,
-        ...(after ? { ShardIteratorType: 'AFTER_SEQUENCE_NUMBER', SequenceNumber: after } : { ShardIteratorType: this.o.trigger.startingPosition }),
+        ...(after ? { ShardIteratorType: 'AFTER_SEQUENCE_NUMBER', SequenceNumber: after } : { ShardIteratorType: this.startingPosition }),
       }),
     );
     return it.ShardIterator;
   }
 
-  private async readShard(shardId: string): Promise<void> {
+  private async readShard(streamArn: string, shardId: string): Promise<void> {
     let last: string | undefined;
     let iterator: string | undefined;
     let started = false;
     while (this.running && (iterator || !started)) {
       try {
         if (!started) {
-          iterator = await this.iterator(shardId, last);
+          iterator = await this.iterator(streamArn, shardId, last);
           started = true;
           continue;
         }
         const r = await this.o.client.send(new GetRecordsCommand({ ShardIterator: iterator, Limit: this.o.trigger.batchSize }));
         iterator = r.NextShardIterator;
         const readAt = this.clock.now();
-        const records = (r.Records ?? []).map((x) => toLambdaRecord(x, this.o.streamArn, readAt));
+        const records = (r.Records ?? []).map((x) => toLambdaRecord(x, streamArn, readAt));
         if (records.length) {
           await this.deliver(records);
           last = records.at(-1)!.dynamodb?.SequenceNumber;
@@ -191,6 +283,8 @@ export class StreamPoller {
         // An expired or trimmed iterator (DynamoDB Local also trims the iterator of an empty new
         // shard): take a new one after the last record delivered, so nothing is skipped or repeated.
         const name = (e as Error).name;
+        // a stream gone (its table deleted) has no more records: the shard is done, and discover() sees the stream end
+        if (name === 'ResourceNotFoundException') return;
         if (name !== 'TrimmedDataAccessException' && name !== 'ExpiredIteratorException') this.o.onError?.(e as Error);
         started = false;
         await this.clock.sleep(this.o.idleMs ?? 100);
