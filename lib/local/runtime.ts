@@ -237,7 +237,9 @@ async function start(opts: LocalRuntimeOptions, parts: Part[]): Promise<LocalRun
   const client = localClient(endpoint);
   parts.push({ name: 'the DynamoDB client', stop: () => client.destroy() });
   const tables = defaultTableNames(opts.prefix ?? 'conclave-local');
-  await createTables(client, tables).catch((e: unknown) => {
+  // a DynamoDB Local the caller named may have these tables from an earlier run (-sharedDb -dbPath,
+  // a restart, a crash): reused as they are, rows and streams; one of another shape is refused
+  await createTables(client, tables, opts.endpoint === undefined ? {} : { reuseAt: { endpoint } }).catch((e: unknown) => {
     // a DynamoDB Local the caller named is not there: say where, and the two ways on
     if (opts.endpoint === undefined || faultKind(e) !== 'unreachable') throw e;
     throw new Error(

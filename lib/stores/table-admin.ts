@@ -6,33 +6,135 @@
 import {
   CreateTableCommand,
   DeleteTableCommand,
+  DescribeTableCommand,
+  DescribeTimeToLiveCommand,
   UpdateTimeToLiveCommand,
   waitUntilTableExists,
+  waitUntilTableNotExists,
+  type CreateTableCommandInput,
   type DynamoDBClient,
+  type TableDescription,
 } from '@aws-sdk/client-dynamodb';
 import { TTL_ATTRIBUTE, type TableSpec } from '../tables.js';
+
+/** The only stream Conclave's tables declare: the functions read both images. */
+const STREAM_VIEW = 'NEW_AND_OLD_IMAGES';
+
+export interface CreateTableOptions {
+  /** Turn TTL on, on `expiresAt`. @default false */
+  readonly ttl?: boolean;
+  /**
+   * A table of that name already there: `'reuse'` takes it as it is (its rows, its stream) if its
+   * keys, attribute definitions, indexes and stream view are the ones declared, waiting until it is
+   * active, and refuses one of another shape with a TableShapeError; `'fail'` throws DynamoDB's
+   * ResourceInUseException, as for a table that must be new (a history's ledger). @default 'fail'
+   */
+  readonly ifExists?: 'fail' | 'reuse';
+  /** For a TableShapeError: what the table is, and what to do instead. */
+  readonly describedAs?: { readonly what: string; readonly fix: string };
+}
+
+/**
+ * A table of the name asked for exists, with another shape than declared: reusing it would run
+ * Conclave's requests against keys, indexes or a stream it does not have. Names the table, each
+ * difference and the fix; the table is left as it is.
+ */
+export class TableShapeError extends Error {
+  override readonly name = 'TableShapeError';
+  constructor(
+    readonly table: string,
+    /** Each difference, e.g. `stream: NEW_AND_OLD_IMAGES declared, none found`. */
+    readonly differences: readonly string[],
+    described: { what: string; fix: string },
+  ) {
+    super(`table ${table} exists with another shape than ${described.what}: ${differences.join('; ')} — ${described.fix}`);
+  }
+}
+
+/** CreateTable's input for `t` (on-demand, string keys, keys-only indexes, a stream with both images when declared). */
+function createInput(name: string, t: TableSpec): CreateTableCommandInput {
+  const keys = [t.partitionKey, ...(t.sortKey ? [t.sortKey] : [])];
+  const attributes = [...new Set([...keys, ...t.indexes.map((i) => i.partitionKey)])];
+  return {
+    TableName: name,
+    BillingMode: 'PAY_PER_REQUEST',
+    AttributeDefinitions: attributes.map((k) => ({ AttributeName: k, AttributeType: 'S' })),
+    KeySchema: keys.map((k, i) => ({ AttributeName: k, KeyType: i === 0 ? 'HASH' : 'RANGE' })),
+    ...(t.indexes.length
+      ? { GlobalSecondaryIndexes: t.indexes.map((i) => ({ IndexName: i.name, KeySchema: [{ AttributeName: i.partitionKey, KeyType: 'HASH' as const }], Projection: { ProjectionType: 'KEYS_ONLY' as const } })) }
+      : {}),
+    ...(t.stream ? { StreamSpecification: { StreamEnabled: true, StreamViewType: STREAM_VIEW } } : {}),
+  };
+}
+
+type Shape = Pick<TableDescription, 'KeySchema' | 'AttributeDefinitions' | 'GlobalSecondaryIndexes' | 'StreamSpecification'>;
+
+/** How a table of shape `found` differs from `declared` (CreateTable's input or DescribeTable's table), one line each; none when it matches. */
+export function shapeDifferences(declared: Shape, found: Shape): string[] {
+  const keys = (s: Shape) => (s.KeySchema ?? []).map((k) => `${k.AttributeName} (${k.KeyType})`).join(', ') || 'none';
+  const attributes = (s: Shape) => (s.AttributeDefinitions ?? []).map((a) => `${a.AttributeName} (${a.AttributeType})`).sort().join(', ') || 'none';
+  const indexes = (s: Shape) =>
+    (s.GlobalSecondaryIndexes ?? [])
+      .map((i) => `${i.IndexName} (${(i.KeySchema ?? []).map((k) => `${k.AttributeName} ${k.KeyType}`).join(', ')}, ${i.Projection?.ProjectionType}${i.Projection?.NonKeyAttributes?.length ? ` ${i.Projection.NonKeyAttributes.join(' ')}` : ''})`)
+      .sort()
+      .join(', ') || 'none';
+  const stream = (s: Shape) => (s.StreamSpecification?.StreamEnabled ? (s.StreamSpecification.StreamViewType ?? 'on') : 'none');
+  const out: string[] = [];
+  for (const [what, show] of [['key schema', keys], ['attribute definitions', attributes], ['indexes', indexes], ['stream', stream]] as const) {
+    const [d, f] = [show(declared), show(found)];
+    if (d !== f) out.push(`${what}: ${d} declared, ${f} found`);
+  }
+  return out;
+}
+
+const named = (e: unknown, name: string): boolean => e instanceof Error && e.name === name;
+
+const DECLARED = { what: 'declared', fix: 'give the table another name, or delete this one if nothing else needs it' };
 
 /**
  * Creates one table as `t` declares it (on-demand, string keys, keys-only indexes, a stream with
  * both images when declared), waits until it is active, and enables TTL on `expiresAt` if asked.
+ * One already there is DynamoDB's ResourceInUseException, or reused (`ifExists: 'reuse'`).
  */
-export async function createTable(client: DynamoDBClient, name: string, t: TableSpec, opts: { ttl?: boolean } = {}): Promise<void> {
-  const keys = [t.partitionKey, ...(t.sortKey ? [t.sortKey] : [])];
-  const attributes = [...new Set([...keys, ...t.indexes.map((i) => i.partitionKey)])];
-  await client.send(
-    new CreateTableCommand({
-      TableName: name,
-      BillingMode: 'PAY_PER_REQUEST',
-      AttributeDefinitions: attributes.map((k) => ({ AttributeName: k, AttributeType: 'S' })),
-      KeySchema: keys.map((k, i) => ({ AttributeName: k, KeyType: i === 0 ? 'HASH' : 'RANGE' })),
-      ...(t.indexes.length
-        ? { GlobalSecondaryIndexes: t.indexes.map((i) => ({ IndexName: i.name, KeySchema: [{ AttributeName: i.partitionKey, KeyType: 'HASH' as const }], Projection: { ProjectionType: 'KEYS_ONLY' as const } })) }
-        : {}),
-      ...(t.stream ? { StreamSpecification: { StreamEnabled: true, StreamViewType: 'NEW_AND_OLD_IMAGES' } } : {}),
-    }),
-  );
-  await waitUntilTableExists({ client, maxWaitTime: 60, minDelay: 1, maxDelay: 2 }, { TableName: name });
-  if (opts.ttl) await client.send(new UpdateTimeToLiveCommand({ TableName: name, TimeToLiveSpecification: { Enabled: true, AttributeName: TTL_ATTRIBUTE } }));
+export async function createTable(client: DynamoDBClient, name: string, t: TableSpec, opts: CreateTableOptions = {}): Promise<void> {
+  const input = createInput(name, t);
+  let reused = false;
+  // a table being deleted is waited out and made again; one deleted between the create and the look, made again
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await client.send(new CreateTableCommand(input));
+      break;
+    } catch (e) {
+      // a fault; a table there that must be new; or one still coming and going after three tries
+      if (opts.ifExists !== 'reuse' || !named(e, 'ResourceInUseException') || attempt === 3) throw e;
+    }
+    const found = await client.send(new DescribeTableCommand({ TableName: name })).then(
+      (d) => d.Table,
+      (e: unknown) => {
+        if (named(e, 'ResourceNotFoundException')) return undefined; // gone since: made again
+        throw e;
+      },
+    );
+    if (found === undefined) continue;
+    if (found.TableStatus === 'DELETING') {
+      await waitUntilTableNotExists({ client, maxWaitTime: 60, minDelay: 1, maxDelay: 2 }, { TableName: name });
+      continue;
+    }
+    const differences = shapeDifferences(input, found);
+    if (differences.length) throw new TableShapeError(name, differences, opts.describedAs ?? DECLARED);
+    reused = true;
+    break;
+  }
+  await waitUntilTableExists({ client, maxWaitTime: 60, minDelay: 1, maxDelay: 2 }, { TableName: name }); // ACTIVE, a reused one too (CREATING, UPDATING)
+  if (!opts.ttl) return;
+  if (reused) {
+    const ttl = (await client.send(new DescribeTimeToLiveCommand({ TableName: name }))).TimeToLiveDescription;
+    const on = ttl?.TimeToLiveStatus === 'ENABLED' || ttl?.TimeToLiveStatus === 'ENABLING';
+    if (on && ttl?.AttributeName === TTL_ATTRIBUTE) return;
+    if (on)
+      throw new TableShapeError(name, [`time to live: on ${TTL_ATTRIBUTE} declared, on ${ttl?.AttributeName} found`], opts.describedAs ?? DECLARED);
+  }
+  await client.send(new UpdateTimeToLiveCommand({ TableName: name, TimeToLiveSpecification: { Enabled: true, AttributeName: TTL_ATTRIBUTE } }));
 }
 
 /** Deletes a table; one already gone is fine. */

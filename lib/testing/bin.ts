@@ -4,8 +4,9 @@
  * coordinator, the stream and timer functions, the push broker — until Ctrl-C. It prints what a
  * worker needs (the DynamoDB endpoint, the table prefix, the push URL) as `NAME=value` lines a shell
  * can source, then `ready`. Options: --table-prefix P (default conclave-local), --endpoint URL (a
- * DynamoDB Local already running), --tick SECONDS (default 10), --no-push, --events-dir DIR (default
- * .local: events.jsonl there is what `conclave events` reads by default, as for `npm start`).
+ * DynamoDB Local already running: the prefix's tables already there, from an earlier run, are
+ * reused), --tick SECONDS (default 10), --no-push, --events-dir DIR (default .local: events.jsonl
+ * there is what `conclave events` reads by default, as for `npm start`).
  */
 import '../util/node-version.js'; // first: stops on a Node older than 22 with a message
 import { parseArgs } from 'node:util';
@@ -22,7 +23,9 @@ as in AWS, the push broker. Prints CONCLAVE_ENDPOINT, CONCLAVE_TABLE_PREFIX, CON
 CONCLAVE_EVENTS_FILE as lines a shell can read, then "ready".
 
   --table-prefix PREFIX   the tables PREFIX-leases, PREFIX-candidates, PREFIX-identities (default conclave-local)
-  --endpoint URL          a DynamoDB Local already running, left running at the end (default: one of its own, in memory)
+  --endpoint URL          a DynamoDB Local already running, left running at the end (default: one of its own, in memory);
+                          the prefix's tables already there (an earlier run's) are reused with their rows,
+                          one of another shape is refused: choose another --table-prefix, or delete it
   --tick SECONDS          how often the coordinator's scheduled reconcile runs (default 10; 60 in AWS)
   --no-push               no push broker: workers poll their leases
   --events-dir DIR        where events.jsonl goes, which \`conclave events\` reads (default .local)
@@ -54,7 +57,8 @@ function options(argv: string[]): LocalConclaveOptions {
 /** The flag each startLocalConclave() option comes from, so a bad value is named as it was typed. */
 const FLAGS: Readonly<Record<string, string>> = { tablePrefix: '--table-prefix', endpoint: '--endpoint', tickEveryMs: '--tick', eventsDir: '--events-dir' };
 
-const local = await startLocalConclave(options(process.argv.slice(2))).catch((e: unknown) => {
+const asked = options(process.argv.slice(2));
+const local = await startLocalConclave(asked).catch((e: unknown) => {
   if (e instanceof ValidationError && e.issues.every((i) => FLAGS[i.field])) {
     console.error(`${e.issues.map((i) => `conclave-local: ${FLAGS[i.field]}: ${i.message}`).join('\n')}\n${USAGE}`);
     process.exit(2);
@@ -69,7 +73,11 @@ console.log(`CONCLAVE_EVENTS_FILE=${local.eventsFile}`);
 console.log(`# a worker: new DynamoDBClient({ endpoint: '${local.endpoint}', region: '${LOCAL_REGION}', credentials: { accessKeyId: '${LOCAL_CREDENTIALS.accessKeyId}', secretAccessKey: '${LOCAL_CREDENTIALS.secretAccessKey}' } }), tables: '${local.tablePrefix}'${local.pushEndpoint ? `, PushChannel endpoint '${local.pushEndpoint}'` : ''}`);
 console.log(`# the CLI (@conclave/cli): conclave --endpoint ${local.endpoint} --table-prefix ${local.tablePrefix} get leases (or export the lines above)`);
 console.log(`# the events, as they are published: conclave events --follow (in this folder; elsewhere --events-file ${local.eventsFile}, or CONCLAVE_EVENTS_FILE)`);
-console.log('# Ctrl-C stops it (the tables are in memory: they go with it)');
+console.log(
+  asked.endpoint
+    ? `# Ctrl-C stops it; the tables stay in the DynamoDB Local at ${local.endpoint} (started again with --table-prefix ${local.tablePrefix}, it reuses them and their rows)`
+    : '# Ctrl-C stops it (the tables are in memory: they go with it)',
+);
 console.log('ready');
 
 let stopping = false;

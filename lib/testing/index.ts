@@ -42,7 +42,10 @@ const LocalConclaveOptionsSchema = z
 export interface LocalConclaveOptions {
   /**
    * An already running DynamoDB Local to use (for example one started by a vitest `globalSetup`
-   * and shared by every test file). `stop()` leaves it running.
+   * and shared by every test file). `stop()` leaves it running, and the tables in it. Tables of
+   * {@link LocalConclaveOptions.tablePrefix} already there (an earlier start's, kept by a DynamoDB
+   * Local run with `-sharedDb -dbPath`) are reused with their rows, if they have Conclave's shape;
+   * one of another shape fails the start, naming the table, what differs and the fix.
    * @defaultValue a new DynamoDB Local, stopped by `stop()`
    */
   readonly endpoint?: string;

@@ -20,6 +20,7 @@ describe('conclave-local', () => {
     for (const line of [
       /--table-prefix PREFIX +.*default conclave-local/,
       /--endpoint URL +.*DynamoDB Local already running.*default: one of its own/,
+      /the prefix's tables already there \(an earlier run's\) are reused with their rows,\s+one of another shape is refused: choose another --table-prefix, or delete it/,
       /--tick SECONDS +.*reconcile.*default 10/,
       /--no-push +.*push/,
       /--events-dir DIR +.*events\.jsonl.*default \.local/,

@@ -1,0 +1,155 @@
+/**
+ * Local mode started again on a DynamoDB Local that already has its prefix's tables: the user's
+ * own DynamoDB Local (`-sharedDb -dbPath`, kept across runs) given as `endpoint` / `--endpoint`,
+ * and conclave-local restarted, or started again after a crash. The tables are reused as they are
+ * (their rows, their current streams), a table of another shape is refused naming it, what differs
+ * and the fix, and the restarted system elects as the first did.
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CreateTableCommand, DescribeTableCommand, DescribeTimeToLiveCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { afterAll, describe, expect, inject, it } from 'vitest';
+import { startLocalRuntime, type LocalEvent, type LocalRuntime } from '../../lib/local/runtime.js';
+import { deleteTables } from '../../lib/local/tables.js';
+import { localClient } from '../../lib/stores/client.js';
+import { createTable, TableShapeError } from '../../lib/stores/table-admin.js';
+import { defaultTableNames, TABLES } from '../../lib/tables.js';
+import { leaderNow, Log, STEADY, startElector, waitFor, type RunningElector } from '../sdk/harness.js';
+import type { TestTables } from '../support.js';
+
+const LEASE = 'nightly';
+const admin: DynamoDBClient = localClient(inject('ddbEndpoint'));
+const prefixes: string[] = [];
+
+afterAll(async () => {
+  for (const p of prefixes) await deleteTables(admin, defaultTableNames(p));
+  admin.destroy();
+});
+
+const newPrefix = (label: string) => {
+  const p = `${label}-${randomUUID().slice(0, 8)}`;
+  prefixes.push(p);
+  return p;
+};
+
+/** The runtime on the run's DynamoDB Local, as `conclave-local --endpoint` starts it; no tick: only the streams and the timer elect. */
+const start = (prefix: string, dir: string) => startLocalRuntime({ endpoint: inject('ddbEndpoint'), prefix, dir, tickEveryMs: 600_000, logLevel: 'SILENT' });
+
+const latestStreams = async (rt: LocalRuntime) => {
+  const arn = async (table: string) => (await admin.send(new DescribeTableCommand({ TableName: table }))).Table!.LatestStreamArn!;
+  return { leases: await arn(rt.tables.leases), candidates: await arn(rt.tables.candidates) };
+};
+
+const detail = (e: LocalEvent) => e.detail as Record<string, unknown>;
+
+describe('local mode started again on the same endpoint and prefix', () => {
+  it('reuses the tables, their rows and current streams: a new worker leads on a higher token, and the functions read the tables’ streams', async () => {
+    const prefix = newPrefix('restart');
+    const dir = mkdtempSync(join(tmpdir(), 'conclave-restart-'));
+    const log = new Log();
+
+    // the first run: a leads, then its process is gone (no release: its term is left to run out)
+    const rt1 = await start(prefix, dir);
+    let first: { token: number; streams: Awaited<ReturnType<typeof latestStreams>> };
+    {
+      const t: TestTables = { client: rt1.client, names: rt1.tables, drop: async () => undefined };
+      const a: RunningElector = startElector(t, log, 'a', { leaseName: LEASE, ...STEADY, releaseOnCancel: false });
+      try {
+        const { token } = await leaderNow([a], async () => (await rt1.deps.coordinator.leases.read(LEASE)).item);
+        first = { token, streams: await latestStreams(rt1) };
+        await waitFor('a joined, told by the candidate stream', () => rt1.events.some((e) => e.detailType === 'Candidate Joined' && detail(e)['candidate'] === 'a'));
+      } finally {
+        await a.stop();
+        await rt1.stop();
+      }
+    }
+
+    // the second run, same endpoint and prefix: before the fix, "Cannot create preexisting table"
+    const rt2 = await start(prefix, dir);
+    const t: TestTables = { client: rt2.client, names: rt2.tables, drop: async () => undefined };
+    const b = startElector(t, log, 'b', { leaseName: LEASE, ...STEADY });
+    try {
+      // the same tables, not made again: the same streams, and a's lease row still there
+      expect(await latestStreams(rt2)).toEqual(first.streams);
+      const kept = (await rt2.deps.coordinator.leases.read(LEASE)).item;
+      expect(kept?.fencingToken).toBeGreaterThanOrEqual(first.token);
+
+      // a's term runs out; b is elected on a higher token (tokens only grow across the restart)
+      const { token } = await leaderNow([b], async () => (await rt2.deps.coordinator.leases.read(LEASE)).item);
+      expect(token).toBeGreaterThan(first.token);
+      // both streams are read: b's joining (candidate stream) and b's election (lease stream) are published
+      await waitFor('b joined, told by the candidate stream', () => rt2.events.some((e) => e.detailType === 'Candidate Joined' && detail(e)['candidate'] === 'b'));
+      await waitFor('b elected, told by the lease stream', () => rt2.events.some((e) => e.detailType === 'Leader Elected' && detail(e)['holder'] === 'b' && detail(e)['fencingToken'] === token));
+      // the first run's changes still in the streams are read again, as by a new event source
+      // mapping at TRIM_HORIZON: its events are published again, with the ids they had
+      const joinedA = rt1.events.find((e) => e.detailType === 'Candidate Joined' && detail(e)['candidate'] === 'a')!;
+      await waitFor("a's joining published again", () => rt2.events.some((e) => detail(e)['id'] === detail(joinedA)['id']));
+      // (its time may be a second later: DynamoDB Local stamps records to the minute, and the poller stamps one of this minute with when it read it)
+      const again = rt2.events.filter((e) => detail(e)['id'] === detail(joinedA)['id']);
+      expect(again).toEqual([expect.objectContaining({ detailType: 'Candidate Joined', detail: expect.objectContaining({ candidate: 'a', identity: detail(joinedA)['identity'] }) })]);
+      expect(rt2.deadLetters).toEqual([]);
+    } finally {
+      await b.stop();
+      await rt2.stop();
+    }
+  });
+
+  it('a table of the prefix with another shape is refused, naming the table, what differs and the fix; that table is left as it was', async () => {
+    const prefix = newPrefix('shape');
+    const names = defaultTableNames(prefix);
+    // someone else's table under Conclave's name: another key, no stream
+    await admin.send(
+      new CreateTableCommand({
+        TableName: names.candidates,
+        BillingMode: 'PAY_PER_REQUEST',
+        AttributeDefinitions: [{ AttributeName: 'id', AttributeType: 'S' }],
+        KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }],
+      }),
+    );
+    const failed = await start(prefix, mkdtempSync(join(tmpdir(), 'conclave-shape-'))).catch((e: unknown) => e);
+    expect(failed).toBeInstanceOf(TableShapeError);
+    const message = (failed as Error).message;
+    expect(message).toMatch(new RegExp(`^table ${names.candidates} exists with another shape than Conclave's candidates table \\(lib/tables\\.ts\\): `));
+    expect(message).toContain('key schema: leaseName (HASH), name (RANGE) declared, id (HASH) found');
+    expect(message).toContain('stream: NEW_AND_OLD_IMAGES declared, none found');
+    expect(message).toMatch(/choose another table prefix \(conclave-local: --table-prefix; startLocalConclave: tablePrefix\), or delete the table .*aws dynamodb delete-table --table-name /);
+    // the table is left as it was
+    const d = (await admin.send(new DescribeTableCommand({ TableName: names.candidates }))).Table!;
+    expect(d.KeySchema).toEqual([{ AttributeName: 'id', KeyType: 'HASH' }]);
+  });
+});
+
+describe('createTable on a table that exists', () => {
+  it('asked to reuse: one of the declared shape is reused (TTL turned on if asked); without it, DynamoDB’s error as before', async () => {
+    const table = `${newPrefix('reuse')}-leases`;
+    await createTable(admin, table, TABLES.leases, { ttl: false });
+    await expect(createTable(admin, table, TABLES.leases)).rejects.toMatchObject({ name: 'ResourceInUseException' });
+    await createTable(admin, table, TABLES.leases, { ttl: true, ifExists: 'reuse' });
+    const ttl = (await admin.send(new DescribeTimeToLiveCommand({ TableName: table }))).TimeToLiveDescription;
+    expect(ttl).toMatchObject({ TimeToLiveStatus: 'ENABLED', AttributeName: 'expiresAt' });
+    // and again, TTL already on
+    await createTable(admin, table, TABLES.leases, { ttl: true, ifExists: 'reuse' });
+  });
+
+  it('asked to reuse: an index or stream view that differs is refused, each difference named', async () => {
+    const table = `${newPrefix('differs')}-leases`;
+    await admin.send(
+      new CreateTableCommand({
+        TableName: table,
+        BillingMode: 'PAY_PER_REQUEST',
+        AttributeDefinitions: [{ AttributeName: 'name', AttributeType: 'S' }],
+        KeySchema: [{ AttributeName: 'name', KeyType: 'HASH' }],
+        StreamSpecification: { StreamEnabled: true, StreamViewType: 'KEYS_ONLY' },
+      }),
+    );
+    const e = await createTable(admin, table, TABLES.leases, { ifExists: 'reuse' }).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(TableShapeError);
+    expect((e as TableShapeError).differences).toEqual([
+      'attribute definitions: holderPlatformId (S), name (S) declared, name (S) found',
+      'indexes: byHolderPlatform (holderPlatformId HASH, KEYS_ONLY) declared, none found',
+      'stream: NEW_AND_OLD_IMAGES declared, KEYS_ONLY found',
+    ]);
+  });
+});
