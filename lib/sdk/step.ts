@@ -57,7 +57,8 @@ export interface FollowerView {
 
 /**
  * A lease row found gone (a consistent read) where the read before showed a term held off a
- * session, by a holder on no session, renewed by it at least once, that named this start-up as
+ * session (or naming a session row found unable to hold it: offSessionRead), by a holder on no
+ * session, renewed by it at least once, that named this start-up as
  * successor (`role`) or second successor: the holder renews that row itself, each renewal
  * conditioned on its term, so from the delete on every renewal fails and it stops at its renew
  * deadline. `termMs`: that term's lease duration.
@@ -1002,10 +1003,17 @@ type Attempt = 'first' | 'second' | 'self';
 /** How a term given to this start-up is won: confirmed by renewing it first, or handed over and led from the read (confirmed after). */
 type Given = 'confirm' | 'handed';
 
+/**
+ * A poll's consistent read that found the lease row gone under a term that named a session
+ * (vanishedUnder): `reading` its named session row; `offSession`: that row read, and it cannot
+ * hold the term (sessionStanding 'none').
+ */
+type GoneRead = 'reading' | 'offSession';
+
 /** Where a poll stands while it waits on an answer. */
 type Pending =
   /** Reading the lease row (and the session row of a lease held on one), for a poll or for the successor's second look. */
-  | { readonly kind: 'read'; readonly then: 'poll' | 'secondLook'; readonly woken: boolean; readonly consistent: boolean; readonly sentAt: number; readonly reread: boolean; readonly raw?: LeaseRead; readonly sessionReread?: boolean; readonly named?: SessionRead; readonly ownReread?: boolean; readonly awaitRereads?: number; readonly sessionConsistent?: boolean }
+  | { readonly kind: 'read'; readonly then: 'poll' | 'secondLook'; readonly woken: boolean; readonly consistent: boolean; readonly sentAt: number; readonly reread: boolean; readonly raw?: LeaseRead; readonly sessionReread?: boolean; readonly named?: SessionRead; readonly ownReread?: boolean; readonly awaitRereads?: number; readonly sessionConsistent?: boolean; readonly gone?: GoneRead }
   /** Answering an election (or a ping left unanswered) by renewing the candidacy. */
   | { readonly kind: 'answer'; readonly raw: LeaseRead; readonly d: FollowerDecision }
   /** Reporting a vacancy, then acknowledging by renewing the candidacy. */
@@ -1360,13 +1368,16 @@ function stampedBy(s: FollowerSettings, l: Lease | undefined, onNamedSession: bo
  * start-up learnt of the lease, and found gone within that term of its renewal's stamp (so no other
  * follower could have taken the term before the delete). Session-held terms are not: their holder
  * learns of a delete only from the lease stream's mark or its own backstop read (sessionFallbackMs).
- * Nor, once due, is a lease one of whose candidates can hold a term on a session (rest): the term
+ * A term whose row named a session is off it (`offSession`) once a consistent read of that session
+ * row, sent after the row was found gone, shows it cannot hold the term (sessionStanding 'none': no
+ * such row, or another process's, its holder on none); until then it is not (offSessionRead). Nor,
+ * once due, is a lease one of whose candidates can hold a term on a session (rest): the term
  * may have been handed to it, or released and elected, and moved onto its session unseen.
  */
-function vanishedUnder(s: FollowerSettings, st: FollowerState, at: Moment): Vanished | undefined {
+function vanishedUnder(s: FollowerSettings, st: FollowerState, at: Moment, offSession = false): Vanished | undefined {
   const last = st.lastRaw;
   const l = last?.item;
-  if (s.mode !== 'coordinated' || last === undefined || l === undefined || l.holderIdentity === undefined || l.session !== undefined || processOf(l.holderInstance) !== undefined) return undefined;
+  if (s.mode !== 'coordinated' || last === undefined || l === undefined || l.holderIdentity === undefined || (l.session !== undefined && !offSession) || processOf(l.holderInstance) !== undefined) return undefined;
   if (l.renewTime === undefined || l.renewTime === l.acquireTime || (l.holderIdentity === s.identity && l.holderInstance === s.instance)) return undefined;
   if (st.observed === undefined || st.observed.revision !== last.revision || !sameTerm(st.observed.key, l)) return undefined;
   const role = isSuccessor(l, s.identity, s.instance) ? 'successor' : isSecondSuccessor(l, s.identity, s.instance) ? 'second' : undefined;
@@ -1376,6 +1387,19 @@ function vanishedUnder(s: FollowerSettings, st: FollowerState, at: Moment): Vani
   const termMs = l.leaseDurationSeconds * 1000;
   const landed = l.renewTime - at.offset - (1 + (s.clockMeasured ? at.clock.errorMs : s.stampErrorMs)) - s.stampErrorMs;
   return at.now < landed + termMs ? { role, termMs } : undefined;
+}
+
+/**
+ * The session row to read, consistently, before a poll's consistent read that found the lease row
+ * gone is judged: the one the term read before named, where that term would count as vanished
+ * (vanishedUnder) but for its `session`. A holder on no session renews its row itself whatever
+ * `session` a peer wrote on it, as everyone judges it (sessionStanding); only a row that exists and
+ * vouches (an older SDK's, which names no process) can hold its term, and the lease row gone, its
+ * holder learns of the delete only from the stream's mark or its backstop read.
+ */
+function offSessionRead(s: FollowerSettings, st: FollowerState, at: Moment): string | undefined {
+  const session = st.lastRaw?.item?.session;
+  return session !== undefined && vanishedUnder(s, st, at, true) !== undefined ? session : undefined;
 }
 
 /** An eventually consistent read older than one already seen: not acted on, but read again consistently. */
@@ -1420,6 +1444,11 @@ export function followerStep(s: FollowerSettings, state: FollowerState, e: Follo
     }
     case 'sessionRead': {
       if (p?.kind !== 'read' || !p.raw) return done(state, fx);
+      // the lease row gone, its last term's named session read: judged as the row gone, off that session if the row cannot hold it
+      if (p.gone === 'reading') {
+        const offSession = sessionStanding(state.lastRaw?.item, stampOf(e.read.row)) === 'none';
+        return viewed(s, state, { ...p, gone: offSession ? 'offSession' : undefined }, p.raw, p.raw, p.sentAt, at, fx);
+      }
       const l = p.raw.item!;
       const margin = sessionMargin(s);
       if (p.named) {
@@ -1548,6 +1577,9 @@ function judgedView(s: FollowerSettings, state: FollowerState, p: Extract<Pendin
 function readSession(s: FollowerSettings, state: FollowerState, p: Extract<Pending, { kind: 'read' }>, raw: LeaseRead, at: Moment, fx: FollowerEffect[]): Out {
   const l = raw.item;
   const st = { ...state, viewedSession: undefined };
+  // the row gone under a term that named a session: that session row first, read now (vanishedUnder)
+  const gone = l === undefined && p.then === 'poll' && (p.consistent || p.reread) ? offSessionRead(s, st, at) : undefined;
+  if (gone !== undefined) return waiting(st, { ...p, raw, gone: 'reading' }, fx, { kind: 'readSession', name: gone, shareMs: 0, pendingMs: 0, consistent: true });
   if (l?.session === undefined || l.holderIdentity === undefined) return viewed(s, st, p, raw, raw, p.sentAt, at, fx);
   const margin = sessionMargin(s);
   const aim = sessionCadence(l.session, at, fx).expectedAt();
@@ -1584,7 +1616,7 @@ function viewed(s: FollowerSettings, state: FollowerState, p: Extract<Pending, {
     if (isVacant(l, st.observed!.at, at.now) && watchesTerm(l, s.identity, s.instance)) return acquire(s, st, raw, 'second', at, fx);
     return done(st, fx);
   }
-  return polled(s, state, raw, view, sentAt, p.woken, p.consistent || p.reread, at, fx);
+  return polled(s, state, raw, view, sentAt, p.woken, p.consistent || p.reread, at, fx, p.gone === 'offSession');
 }
 
 /** What `lease` asks of a coordinator now, as a key that changes with each ask: its open election, or else its vacancy report. */
@@ -1596,9 +1628,10 @@ function askOf(lease: Lease | undefined): string | undefined {
 }
 
 /** A poll's read: recorded, then decided on (decideFollower), then acted on in order. */
-function polled(s: FollowerSettings, state: FollowerState, raw: LeaseRead, view: LeaseRead, sentAt: number, woken: boolean, consistent: boolean, at: Moment, fx: FollowerEffect[]): Out {
-  // the row gone: only a consistent read says so of the term read before (a copy may lag a re-creation)
-  const gone = raw.item === undefined && consistent ? vanishedUnder(s, state, at) : undefined;
+function polled(s: FollowerSettings, state: FollowerState, raw: LeaseRead, view: LeaseRead, sentAt: number, woken: boolean, consistent: boolean, at: Moment, fx: FollowerEffect[], offSession = false): Out {
+  // the row gone: only a consistent read says so of the term read before (a copy may lag a re-creation);
+  // a term that named a session, once its session row was read (offSessionRead): decided now, after that read's answer
+  const gone = raw.item === undefined && consistent ? vanishedUnder(s, state, at, offSession) : undefined;
   const o = observe(s, { ...state, lastRaw: raw, vanished: gone ?? state.vanished }, view, at, fx);
   let st = o.st;
   if (o.changed) st = { ...st, misses: 0 };

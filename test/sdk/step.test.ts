@@ -556,6 +556,80 @@ describe("the follower's step", () => {
       }
     });
 
+    describe("a holder on no session whose row named a session (a peer's redirect, issue 36; seed 97467's tail)", () => {
+      /** w0's term on no session, naming this start-up successor, its `session` a peer's write. */
+      const redirected = live({ successor: 'b', successorInstance: 'b-1', session: 'job-no-such-session' });
+      /** A session row named `name` of process `process` (none: an older SDK's). */
+      const sessionRow = (name: string, process?: string) => ({ component: 'conclave-session', name, holderIdentity: name, hostname: 'h', leaseDurationSeconds: 15, acquireTime: 1, renewTime: OFFSET + T, revision: 1, ...(process ? { process } : {}) });
+      /** Reads the redirected row (judged by its own stamp: the named row is none of its holder's), then finds it gone: a copy, read again consistently at T + 1_020. */
+      const goneRedirected = (s: FollowerSettings) =>
+        run(s, [
+          [poll, at()],
+          [{ kind: 'leaseRead', raw: read(redirected) }, at(10)],
+          [{ kind: 'sessionRead', read: { row: undefined, sentAt: T + 10 } }, at(10)],
+          [poll, at(1_000)],
+          [{ kind: 'leaseRead', raw: gone }, at(1_010)],
+          [{ kind: 'leaseRead', raw: gone }, at(1_020)],
+        ]);
+
+      it('the row found gone, the session it named is read (consistently, no earlier read shared) before the row counts as vanished', () => {
+        const s = settings();
+        const r = goneRedirected(s);
+        expect(r.effects.slice(3)).toEqual([['readLease'], ['readLease'], ['readSession']]);
+        expect(r.state.vanished).toBeUndefined();
+        const pending = run(s, [
+          [poll, at()],
+          [{ kind: 'leaseRead', raw: read(redirected) }, at(10)],
+          [{ kind: 'sessionRead', read: { row: undefined, sentAt: T + 10 } }, at(10)],
+          [poll, at(1_000)],
+          [{ kind: 'leaseRead', raw: gone }, at(1_010)],
+        ]).state;
+        expect(followerStep(s, pending, { kind: 'leaseRead', raw: gone }, at(1_020)).effects).toEqual([{ kind: 'readSession', name: 'job-no-such-session', shareMs: 0, pendingMs: 0, consistent: true }]);
+      });
+
+      it.each([
+        { named: 'no such row', row: undefined },
+        { named: "another process's row", row: sessionRow('job-no-such-session', 'pz') },
+      ])('$named: it cannot hold the term, which lives on the lease row alone; the successor takes it a lease duration after that read was answered', ({ row }) => {
+        const s = settings();
+        const r = run(s, [[{ kind: 'sessionRead', read: { row, sentAt: T + 1_020, consistent: true } }, at(1_500)]], goneRedirected(s).state);
+        expect(r.effects).toEqual([[]]);
+        expect(r.state.vanished).toEqual({ role: 'successor', termMs: 15_000 });
+        // counted from the session read's answer, not from the lease read before it
+        expect(r.state.wakeAt).toBe(T + 1_500 + 15_000 + 1);
+        const take = run(s, [
+          [poll, at(1_500 + 15_001)],
+          [{ kind: 'leaseRead', raw: gone }, at(1_500 + 15_001)],
+          [{ kind: 'candidatesRead', instances: ['a-1', 'b-1'] }, at(1_500 + 15_010)],
+        ], r.state);
+        // (vanished already: the poll's read is judged at once, the session not read again)
+        expect(take.effects).toEqual([['readLease'], ['readCandidates'], ['acquire']]);
+      });
+
+      it("a session row that exists and vouches (an older SDK's, naming no process) may hold the term: the fallback's wait, the session's", () => {
+        const s = settings();
+        const r = run(s, [[{ kind: 'sessionRead', read: { row: sessionRow('job-no-such-session'), sentAt: T + 1_020, consistent: true } }, at(1_030)]], goneRedirected(s).state);
+        expect(r.state.vanished).toBeUndefined();
+        expect(r.state.vacantSince).toBe(T + 1_030);
+        expect(pollGone(s, r.state, 1_030 + 44_999)).toEqual([['readLease'], []]);
+        expect(pollGone(s, r.state, 1_030 + 45_000)).toEqual([['readLease'], ['acquire']]); // the fallback
+      });
+
+      it('a row found gone a term after its renewal: no session read, the fallback', () => {
+        const s = settings();
+        const late = run(s, [
+          [poll, at()],
+          [{ kind: 'leaseRead', raw: read(live({ successor: 'b', successorInstance: 'b-1', session: 'x', renewTime: OFFSET + T - 14_000 })) }, at(10)],
+          [{ kind: 'sessionRead', read: { row: undefined, sentAt: T + 10 } }, at(10)],
+          [poll, at(1_000)],
+          [{ kind: 'leaseRead', raw: gone }, at(1_010)],
+          [{ kind: 'leaseRead', raw: gone }, at(1_020)],
+        ]);
+        expect(late.effects.at(-1)).toEqual([]);
+        expect(late.state.vanished).toBeUndefined();
+      });
+    });
+
     it('a copy that finds no row is read again consistently before it counts; a row found clears it', () => {
       const s = settings();
       const named = live({ successor: 'b', successorInstance: 'b-1' });

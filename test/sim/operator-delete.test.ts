@@ -101,3 +101,43 @@ describe("an operator's delete of a session-held row whose holder's timings are 
     expect(r.verdict.violations, formatVerdict(r.verdict).join('\n')).toEqual([]);
   });
 });
+
+describe("an operator's delete of a row a peer pointed at a missing session, its holder on none, the functions down (issue 38: seed 97467's tail in one Region)", () => {
+  /**
+   * w0 leads job-0 on no session (it renews the row itself), w1 is its successor, w2 its second
+   * successor. A peer (w1) writes job-0's `session` to a row that does not exist; w0 dies; an
+   * operator deletes the row before w1 would take the expired term; the functions are down from
+   * just before w0 dies until 57 s after. The followers found the row gone under a term that named
+   * a session and waited the session fallback (78 s), and the coordinator, back, held the
+   * re-election a lease duration from when it handled the delete: w1 led job-0 69.3 s after the
+   * delete, 76.3 s after w0 died. The named session row is read once the row is found gone: none there, the term could
+   * only have lived on the row, and w1 takes it as it takes any row gone under its watch.
+   */
+  const T1 = 120_000;
+  const crafted = (): Schedule => written({
+    versions: ['1.29.0', '1.30.0', '1.31.0'], // w0 leads, w1 successor, w2 second successor
+    session: undefined,
+    push: undefined,
+    peerFaults: [{ kind: 'sessionRedirect', lease: 0, worker: 1, at: T1 - 20_000, to: 'missing' }],
+    processFaults: [
+      { kind: 'kill', worker: 0, at: T1, forMs: 400_000 },
+      { kind: 'deleteLease', lease: 0, at: T1 + 7_000 }, // 2.5 s before w1 would take the expired term
+    ],
+    coordinatorDown: [{ from: T1 - 1_000, to: T1 + 57_000 }],
+  });
+  /** The times (s) of the lines matching `pattern`. */
+  const timesOf = (timeline: readonly string[], pattern: RegExp): number[] => timeline.filter((l) => pattern.test(l)).map((l) => Number(/^\s*([\d.]+)s/.exec(l)![1]));
+
+  it('the successor takes the lease within a lease duration and two retry periods of the delete, without the coordinator: no overlap', { timeout: 120_000 }, async () => {
+    const r = await runWorld(crafted(), DEFAULT_SETTINGS, { trace: true });
+    const story = storyOf(r.timeline, / (w[0-2] leads) job-0| delete lease job-0| kill w0|rewrites job-0/);
+    // the scene as set: w0 led job-0, its session was pointed at a missing row, w0 died, the row was deleted
+    expect(story.slice(0, 4)).toEqual(['w0 leads job-0', "w1 rewrites job-0's session to job-0-no-such-session", 'kill w0', 'delete lease job-0']);
+    expect(story[4]).toBe('w1 leads job-0');
+    const [deleted] = timesOf(r.timeline, / delete lease job-0/);
+    const [next] = timesOf(r.timeline, / w1 leads job-0/);
+    const { leaseDurationMs, retryPeriodMs } = DEFAULT_SETTINGS;
+    expect((next! - deleted!) * 1000, r.timeline.filter((l) => /job-0|kill|coordinator/.test(l)).join('\n')).toBeLessThan(leaseDurationMs + 2 * retryPeriodMs);
+    expect(r.verdict.violations, formatVerdict(r.verdict).join('\n')).toEqual([]);
+  });
+});

@@ -108,6 +108,21 @@ describe('one leader across Regions, in the simulator', () => {
     for (const f of lost) expect(f.newLeaderAfterMs, f.lease).toBeLessThan(settings.leaseDurationMs + 1_000);
   });
 
+  // Issue 38 (Region loss among the other faults): a peer (w0) wrote job-1's `session` to a row that
+  // does not exist while w0 held it on no session; us-east-1 (w0) was lost at 273.2 s, an operator
+  // deleted job-1's row at 281.8 s (2.6 s before its successor w1 would have taken the expired term),
+  // and the functions were down 271.4–328.8 s. The followers took the term's `session` as a sign it
+  // might live on a session and waited the session fallback; the coordinator, back, held the next
+  // election a lease duration: 72.9 s. They now read the named session row once and, none there,
+  // take the row gone under their watch (test/sim/operator-delete.test.ts has the same in one Region).
+  it('seed 97467, among its other faults: a row deleted under a term a peer pointed at a missing session, the functions down, is taken by its successor within two lease durations of its Region’s loss', async () => {
+    const r = await world(97467);
+    expect(r.verdict.violations).toEqual([]);
+    const lost = (r.regions ?? []).filter((f) => f.kind === 'lose' && f.lease === 'job-1');
+    expect(lost.map((f) => [f.region, f.newLeaderRegion])).toEqual([['us-east-1', 'us-east-2']]);
+    expect(lost[0]!.newLeaderAfterMs).toBeLessThan(2 * settings.leaseDurationMs);
+  });
+
   // A second process under w0's identity (a twin) ran cron-0 in us-east-1 when that Region was lost.
   // The loss killed the workers' processes there but not the twin: its run's fenced write hung on
   // the lost Region forever, so the history never recorded the run's end and judged it leading
