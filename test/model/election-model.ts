@@ -194,6 +194,8 @@ export interface ModelConfig {
   readonly deletes?: number;
   /** A peer of the lease rewriting its `session` (issue 36: a same-lease worker's write the holder did not make), in all: to the peer's own session, or to one that does not exist. */
   readonly sessionRedirects?: number;
+  /** With `start: 'held'`: the held row names this `session` from the start (a peer's earlier redirect, as `sessionRedirects` writes it), its holder's own or not. */
+  readonly heldSession?: string;
   /** How far back such a copy may be: a version replaced less than this many units ago (DynamoDB's copies lag by up to about a second; the simulator's by up to 1,000 ms). */
   readonly staleLagUnits?: number;
   /**
@@ -1115,6 +1117,7 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
       electedBy: 'coordinator',
       successor: b.name,
       successorInstance: b.instance,
+      ...(cfg.heldSession !== undefined ? { session: cfg.heldSession } : {}),
       revision: 3,
     } as Lease;
     for (let i = 0; i < w.electors.length; i++) w = feed(w, i, { kind: 'observed', read: { key: KEY, item: row, revision: row.revision } }, false);

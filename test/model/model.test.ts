@@ -47,6 +47,8 @@ const GOALS: Record<string, (w: World) => boolean> = {
   "a leader's sleep counted against its renew deadline, the term standing": (w) => w.electors.some((e) => e.sleep?.counted === true && e.state.lead !== undefined),
   "the heir taking the lease while its leader's machine sleeps": (w) => w.electors.some((e) => e.sleep?.asleep === true && e.state.lead !== undefined && w.row?.holderIdentity !== undefined && w.row.holderIdentity !== e.name),
   'a request landed while its sender slept, answered after it woke': (w) => w.electors.some((e) => e.sleep?.asleep === false && (e.busy?.landed !== undefined || e.background.some((o) => o.landed !== undefined))),
+  // (the holder on no session: its row's `session` a peer's; the follower read the named session row, found none, and counts the row gone under its watch)
+  "a row gone under a term a peer pointed at a missing session, its holder on none, counted as gone under the follower's watch": (w) => w.electors.some((e) => e.state.vanished !== undefined) && w.pendingDeletes.some((d) => d.old.session !== undefined && processOf(d.old.holderInstance) === undefined),
   "a lease's session rewritten by a peer under its holder": (w) => w.row?.session !== undefined && w.row.holderInstance !== undefined && !w.row.session.startsWith(`${processOf(w.row.holderInstance)}-`),
 };
 

@@ -39,5 +39,9 @@ export const SCOPES: { name: string; cfg: ModelConfig; depth: number }[] = [
   // the term stands, its deadline moved back), 3.25 s (across it) or 4.25 s (past the lease: the heir takes it meanwhile); lease 4 s, renew deadline 3 s
   { name: "a held lease, one machine suspended 1.25, 3.25 or 4.25 s (lease 4 s, renew deadline 3 s)", cfg: { ...SMALL, start: 'held', leaseDurationMs: 4_000, renewDeadlineMs: 3_000, stampOffsetsMs: [0], faults: 0, sleeps: 1, sleepUnits: [3, 7, 9], coordinator: { ...SMALL.coordinator, defaultLeaseDurationSeconds: 4 } }, depth: 7 },
   { name: 'a held lease on sessions, an operator deleting its row', cfg: { ...SMALL, start: 'held', stampOffsetsMs: [0], faults: 0, sessions: true, deletes: 1, maxTickUnits: 3 }, depth: 8 },
+  // …its holder on no session, its row naming a session that does not exist (a peer's redirect, issue 36): the follower that
+  // finds the row gone reads that session row and, none there, counts the row gone under its watch (seed 97467's tail; depth 10
+  // reaches the successor's take: 1,403,556 states, 240 s, 2026-12-01)
+  { name: 'a held lease on no session, its row naming a missing session, an operator deleting its row', cfg: { ...SMALL, start: 'held', stampOffsetsMs: [0], faults: 0, deletes: 1, heldSession: 'no-such-session', maxTickUnits: 4 }, depth: 8 },
 ];
 
