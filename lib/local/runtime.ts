@@ -33,6 +33,7 @@ import { matchesPattern } from './event-filter.js';
 import { loadHandler } from './handlers.js';
 import { startPushBroker, type PushBroker } from './push-broker.js';
 import { startPushBrokerProcess } from './push-broker-process.js';
+import { CHECKPOINTS_FILE, loadCheckpoints } from './stream-checkpoints.js';
 import { StreamPoller, type DeadLetter } from './stream-poller.js';
 import { createTables } from './tables.js';
 
@@ -57,7 +58,10 @@ export function atMost<A, R>(limit: number, fn: (a: A) => Promise<R>): (a: A) =>
 export interface LocalRuntimeOptions {
   /** Table name prefix. @default 'conclave-local' */
   prefix?: string;
-  /** Where events.jsonl and dead-letters.jsonl go. @default .local */
+  /**
+   * Where events.jsonl and dead-letters.jsonl go, and, with `endpoint`, stream-checkpoints.json
+   * (where the stream functions left each shard, to resume there on the next start). @default .local
+   */
   dir?: string;
   /** An already running DynamoDB Local (tests share one); default: start one. */
   endpoint?: string;
@@ -347,6 +351,11 @@ async function start(opts: LocalRuntimeOptions, parts: Part[]): Promise<LocalRun
     return task;
   };
 
+  // On a DynamoDB Local the caller named, the tables and streams outlive this run: each shard is
+  // resumed where the last run finished, as an event source mapping does, not read again from
+  // TRIM_HORIZON (the earlier runs' events published again). One this runtime started is in memory,
+  // its streams new: nothing is kept, and a file left by an endpoint run is not read.
+  const checkpoints = opts.endpoint === undefined ? undefined : loadCheckpoints(join(dir, CHECKPOINTS_FILE), opts.endpoint, (message, extra) => plain.logger.warn(message, extra));
   const streams = new DynamoDBStreamsClient({ endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
   parts.push({ name: 'the DynamoDB Streams client', stop: () => streams.destroy() });
   const pollers: StreamPoller[] = [];
@@ -360,6 +369,7 @@ async function start(opts: LocalRuntimeOptions, parts: Part[]): Promise<LocalRun
       // a table deleted and created again while local mode runs: its new stream is followed (told once)
       table: { name: tables[trigger.table], describe: () => describeTable(client, tables[trigger.table]) },
       log: { warn: (message, extra) => plain.logger.warn(message, extra), error: (message, extra) => plain.logger.error(message, extra) },
+      ...(checkpoints ? { checkpoints } : {}),
       trigger,
       functionName: name,
       invoke: (e) => invokers[name](e) as Promise<void>,

@@ -10,6 +10,7 @@ import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import type { StreamTrigger } from '../wiring.js';
 import { matchesFilter } from './event-filter.js';
 import { systemClock, type Clock } from '../clock.js';
+import type { ShardCheckpoints } from './stream-checkpoints.js';
 
 /** What a Lambda handler returns for a batch with ReportBatchItemFailures. */
 export interface BatchResponse {
@@ -53,7 +54,15 @@ export interface StreamPollerOptions {
     /** The table as DescribeTable tells it now; undefined when there is no such table (ResourceNotFoundException). */
     describe: () => Promise<{ status: string | undefined; latestStreamArn: string | undefined } | undefined>;
   };
-  /** What the poller tells of its stream beside faults: the new stream followed (warn), the table gone or without a stream (error). */
+  /**
+   * Where each shard was left, kept across runs (lib/local/stream-checkpoints.ts): a shard with a
+   * checkpoint is read AFTER_SEQUENCE_NUMBER it, one without from the starting position, and each
+   * batch finished (handled, filtered out or dead-lettered) moves it on. A checkpoint whose records
+   * have been trimmed (TrimmedDataAccessException) falls back to TRIM_HORIZON, told once. Without
+   * it, every shard is read from the starting position.
+   */
+  checkpoints?: ShardCheckpoints;
+  /** What the poller tells of its stream beside faults: the new stream followed or a checkpoint trimmed (warn), the table gone or without a stream (error). */
   log?: {
     warn: (message: string, extra: Record<string, unknown>) => void;
     error: (message: string, extra: Record<string, unknown>) => void;
@@ -249,25 +258,41 @@ export class StreamPoller {
     return reading;
   }
 
-  private async iterator(streamArn: string, shardId: string, after: string | undefined): Promise<string | undefined> {
+  private async iterator(streamArn: string, shardId: string, after: string | undefined, from: StreamTrigger['startingPosition'] = this.startingPosition): Promise<string | undefined> {
     const it = await this.o.client.send(
       new GetShardIteratorCommand({
         StreamArn: streamArn,
         ShardId: shardId,
-        ...(after ? { ShardIteratorType: 'AFTER_SEQUENCE_NUMBER', SequenceNumber: after } : { ShardIteratorType: this.startingPosition }),
+        ...(after ? { ShardIteratorType: 'AFTER_SEQUENCE_NUMBER', SequenceNumber: after } : { ShardIteratorType: from }),
       }),
     );
     return it.ShardIterator;
   }
 
   private async readShard(streamArn: string, shardId: string): Promise<void> {
-    let last: string | undefined;
+    // where an earlier run (or this one, before the stream was followed) left this shard
+    let last: string | undefined = this.o.checkpoints?.get(streamArn, shardId);
+    /** `last` is the kept checkpoint, no record read after it yet. */
+    let fromCheckpoint = last !== undefined;
     let iterator: string | undefined;
     let started = false;
     while (this.running && (iterator || !started)) {
       try {
         if (!started) {
-          iterator = await this.iterator(streamArn, shardId, last);
+          try {
+            iterator = await this.iterator(streamArn, shardId, last);
+          } catch (e) {
+            if ((e as Error).name !== 'TrimmedDataAccessException' || !fromCheckpoint) throw e;
+            // the checkpoint's records are older than the stream keeps (24 h): from the oldest kept
+            this.o.log?.warn(
+              `the ${this.o.functionName} function's checkpoint in shard ${shardId} (sequence number ${last}) is older than the stream keeps: reading the shard from TRIM_HORIZON; the changes trimmed in between were never handled`,
+              { function: this.o.functionName, stream: streamArn, shard: shardId, sequenceNumber: last },
+            );
+            this.o.checkpoints?.drop(streamArn, shardId);
+            last = undefined;
+            fromCheckpoint = false;
+            iterator = await this.iterator(streamArn, shardId, undefined, 'TRIM_HORIZON');
+          }
           started = true;
           continue;
         }
@@ -276,8 +301,11 @@ export class StreamPoller {
         const readAt = this.clock.now();
         const records = (r.Records ?? []).map((x) => toLambdaRecord(x, streamArn, readAt));
         if (records.length) {
-          await this.deliver(records);
+          // not finished (stopped first): neither kept nor moved past, so read again on the next start
+          if (!(await this.deliver(records))) return;
           last = records.at(-1)!.dynamodb?.SequenceNumber;
+          fromCheckpoint = false;
+          if (last !== undefined) this.o.checkpoints?.set(streamArn, shardId, last);
         } else await this.clock.sleep(this.o.idleMs ?? 100);
       } catch (e) {
         // An expired or trimmed iterator (DynamoDB Local also trims the iterator of an empty new
@@ -292,21 +320,23 @@ export class StreamPoller {
     }
   }
 
-  private async deliver(all: DynamoDBRecord[]): Promise<void> {
+  /** Delivers a batch read; whether it is finished (every record handled, filtered out or dead-lettered), not left by stop(). */
+  private async deliver(all: DynamoDBRecord[]): Promise<boolean> {
     // Lambda's event filtering: a record no filter matches is dropped, as if handled.
     const filters = this.o.trigger.filters;
     const records = filters ? all.filter((r) => filters.some((f) => matchesFilter(f, r))) : all;
     this.filtered += all.length - records.length;
-    if (!records.length) return;
+    if (!records.length) return true;
     const now = this.clock.now();
     const maxAgeMs = this.o.trigger.maxRecordAgeSeconds === -1 ? Infinity : this.o.trigger.maxRecordAgeSeconds * 1000;
     const fresh = records.filter((r) => now - (r.dynamodb?.ApproximateCreationDateTime ?? now / 1000) * 1000 <= maxAgeMs);
     if (fresh.length < records.length) this.deadLetter(records.filter((r) => !fresh.includes(r)), 'record older than maxRecordAgeSeconds');
-    if (fresh.length) await this.attempt(fresh, 0);
+    return fresh.length ? this.attempt(fresh, 0) : true;
   }
 
-  private async attempt(batch: DynamoDBRecord[], retries: number): Promise<void> {
-    if (!this.running) return; // stopped between a bisected batch's halves
+  /** Invokes the function on `batch` with Lambda's retries; whether it is finished (handled or dead-lettered), not left by stop(). */
+  private async attempt(batch: DynamoDBRecord[], retries: number): Promise<boolean> {
+    if (!this.running) return false; // stopped between a bisected batch's halves
     let failedAt: number | undefined;
     let reason = '';
     try {
@@ -322,20 +352,22 @@ export class StreamPoller {
       failedAt = 0;
       reason = `handler threw: ${(e as Error).message}`;
     }
-    if (failedAt === undefined) return;
+    if (failedAt === undefined) return true;
     const rest = batch.slice(failedAt); // checkpoint: everything before the first failure is done
     const limit = this.o.trigger.retryAttempts === -1 ? Infinity : this.o.trigger.retryAttempts;
-    if (retries >= limit) return this.deadLetter(rest, reason);
+    if (retries >= limit) {
+      this.deadLetter(rest, reason);
+      return true;
+    }
     // a failing record is not retried at once, over and over (Lambda backs off too)
     await this.clock.sleep(Math.min(RETRY_BACKOFF_MAX_MS, (this.o.idleMs ?? 100) * 2 ** (retries + 1)), this.stopping.signal);
-    if (!this.running) return; // stopped: not done, not dead-lettered
+    if (!this.running) return false; // stopped: not done, not dead-lettered
     if (this.o.trigger.bisectOnError && rest.length > 1) {
       const half = Math.ceil(rest.length / 2);
-      await this.attempt(rest.slice(0, half), retries + 1);
-      await this.attempt(rest.slice(half), retries + 1);
-      return;
+      const first = await this.attempt(rest.slice(0, half), retries + 1);
+      return (await this.attempt(rest.slice(half), retries + 1)) && first;
     }
-    await this.attempt(rest, retries + 1);
+    return this.attempt(rest, retries + 1);
   }
 
   private deadLetter(records: DynamoDBRecord[], reason: string): void {

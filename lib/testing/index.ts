@@ -45,7 +45,10 @@ export interface LocalConclaveOptions {
    * and shared by every test file). `stop()` leaves it running, and the tables in it. Tables of
    * {@link LocalConclaveOptions.tablePrefix} already there (an earlier start's, kept by a DynamoDB
    * Local run with `-sharedDb -dbPath`) are reused with their rows, if they have Conclave's shape;
-   * one of another shape fails the start, naming the table, what differs and the fix.
+   * one of another shape fails the start, naming the table, what differs and the fix. The stream
+   * functions resume where the last start with the same {@link LocalConclaveOptions.eventsDir} left
+   * each shard (`stream-checkpoints.json` there); without `eventsDir`, each start reads the streams
+   * from their start, and the earlier starts' events are published again.
    * @defaultValue a new DynamoDB Local, stopped by `stop()`
    */
   readonly endpoint?: string;
@@ -76,6 +79,8 @@ export interface LocalConclaveOptions {
    * Keep the events where `conclave events` reads them: every event published is appended to
    * `<eventsDir>/events.jsonl` (one JSON line each), every dead letter to
    * `<eventsDir>/dead-letters.jsonl`; the folder is made if missing and left in place by `stop()`.
+   * With {@link LocalConclaveOptions.endpoint}, where each stream's shards were left goes to
+   * `<eventsDir>/stream-checkpoints.json`, for the next start to resume there.
    * `npx conclave-local` passes `.local`, as the repository's `npm start` does.
    * @defaultValue a temporary folder, removed by `stop()` (the events stay in {@link LocalConclave.events})
    */

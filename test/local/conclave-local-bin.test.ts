@@ -21,6 +21,7 @@ describe('conclave-local', () => {
       /--table-prefix PREFIX +.*default conclave-local/,
       /--endpoint URL +.*DynamoDB Local already running.*default: one of its own/,
       /the prefix's tables already there \(an earlier run's\) are reused with their rows,\s+one of another shape is refused: choose another --table-prefix, or delete it/,
+      /the streams are resumed where the last run left them \(stream-checkpoints\.json in --events-dir\)/,
       /--tick SECONDS +.*reconcile.*default 10/,
       /--no-push +.*push/,
       /--events-dir DIR +.*events\.jsonl.*default \.local/,

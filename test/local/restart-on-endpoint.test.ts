@@ -6,14 +6,16 @@
  * and the fix, and the restarted system elects as the first did.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CreateTableCommand, DescribeTableCommand, DescribeTimeToLiveCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { startLocalRuntime, type LocalEvent, type LocalRuntime } from '../../lib/local/runtime.js';
+import { CHECKPOINTS_FILE } from '../../lib/local/stream-checkpoints.js';
 import { deleteTables } from '../../lib/local/tables.js';
 import { localClient } from '../../lib/stores/client.js';
+import { LeaseStore } from '../../lib/stores/lease-store.js';
 import { createTable, TableShapeError } from '../../lib/stores/table-admin.js';
 import { defaultTableNames, TABLES } from '../../lib/tables.js';
 import { leaderNow, Log, STEADY, startElector, waitFor, type RunningElector } from '../sdk/harness.js';
@@ -82,18 +84,68 @@ describe('local mode started again on the same endpoint and prefix', () => {
       // both streams are read: b's joining (candidate stream) and b's election (lease stream) are published
       await waitFor('b joined, told by the candidate stream', () => rt2.events.some((e) => e.detailType === 'Candidate Joined' && detail(e)['candidate'] === 'b'));
       await waitFor('b elected, told by the lease stream', () => rt2.events.some((e) => e.detailType === 'Leader Elected' && detail(e)['holder'] === 'b' && detail(e)['fencingToken'] === token));
-      // the first run's changes still in the streams are read again, as by a new event source
-      // mapping at TRIM_HORIZON: its events are published again, with the ids they had
+      // the first run's changes in the streams were handled then: each shard is resumed after the
+      // last record the first run finished (stream-checkpoints.json), so none is published again
       const joinedA = rt1.events.find((e) => e.detailType === 'Candidate Joined' && detail(e)['candidate'] === 'a')!;
-      await waitFor("a's joining published again", () => rt2.events.some((e) => detail(e)['id'] === detail(joinedA)['id']));
-      // (its time may be a second later: DynamoDB Local stamps records to the minute, and the poller stamps one of this minute with when it read it)
-      const again = rt2.events.filter((e) => detail(e)['id'] === detail(joinedA)['id']);
-      expect(again).toEqual([expect.objectContaining({ detailType: 'Candidate Joined', detail: expect.objectContaining({ candidate: 'a', identity: detail(joinedA)['identity'] }) })]);
+      expect(rt2.events.filter((e) => detail(e)['id'] === detail(joinedA)['id'])).toEqual([]);
       expect(rt2.deadLetters).toEqual([]);
     } finally {
       await b.stop();
       await rt2.stop();
     }
+  });
+
+  it('started again: the first run’s events are not published again (each once in the events file and on the bus), and a lease change made while it was stopped is handled', async () => {
+    const prefix = newPrefix('resume');
+    const dir = mkdtempSync(join(tmpdir(), 'conclave-resume-'));
+    const log = new Log();
+
+    // the first run: a joins and leads; its events are published
+    const rt1 = await start(prefix, dir);
+    let token: number;
+    {
+      const t: TestTables = { client: rt1.client, names: rt1.tables, drop: async () => undefined };
+      const a = startElector(t, log, 'a', { leaseName: LEASE, ...STEADY, releaseOnCancel: false });
+      try {
+        ({ token } = await leaderNow([a], async () => (await rt1.deps.coordinator.leases.read(LEASE)).item));
+        await waitFor('a joined and elected, told by both streams', () =>
+          rt1.events.some((e) => e.detailType === 'Candidate Joined' && detail(e)['candidate'] === 'a') &&
+          rt1.events.some((e) => e.detailType === 'Leader Elected' && detail(e)['holder'] === 'a' && detail(e)['fencingToken'] === token));
+      } finally {
+        await a.stop();
+        await rt1.stop();
+      }
+    }
+    const firstIds = new Set(rt1.events.map((e) => detail(e)['id'] as string));
+
+    // while local mode is down, an operator releases a's term: a direct write to the leases table
+    const released = await new LeaseStore(admin, defaultTableNames(prefix).leases).releaseTerm(LEASE, { holderIdentity: 'a', fencingToken: token }, Date.now());
+    expect(released?.holderIdentity).toBeUndefined();
+
+    const rt2 = await start(prefix, dir);
+    const t: TestTables = { client: rt2.client, names: rt2.tables, drop: async () => undefined };
+    const b = startElector(t, log, 'b', { leaseName: LEASE, ...STEADY });
+    try {
+      // the change made while stopped reaches the lease stream's function
+      await waitFor('the release made while stopped, told by the lease stream', () =>
+        rt2.events.some((e) => e.detailType === 'Lease Released' && detail(e)['previousHolder'] === 'a' && detail(e)['fencingToken'] === token));
+      // records after the first run's in each stream: once these are handled, the first run's would have been too
+      const { token: bToken } = await leaderNow([b], async () => (await rt2.deps.coordinator.leases.read(LEASE)).item);
+      await waitFor('b joined and elected', () =>
+        rt2.events.some((e) => e.detailType === 'Candidate Joined' && detail(e)['candidate'] === 'b') &&
+        rt2.events.some((e) => e.detailType === 'Leader Elected' && detail(e)['holder'] === 'b' && detail(e)['fencingToken'] === bToken));
+    } finally {
+      await b.stop();
+      await rt2.stop();
+    }
+    // on the bus: none of the first run's events again
+    expect(rt2.events.filter((e) => firstIds.has(detail(e)['id'] as string)).map((e) => e.detailType)).toEqual([]);
+    // in the events file (both runs'): every id once
+    const ids = readFileSync(join(dir, 'events.jsonl'), 'utf8').trim().split('\n').map((l) => (JSON.parse(l) as { detail: { id: string } }).detail.id);
+    const repeated = ids.filter((id, i) => ids.indexOf(id) !== i);
+    expect({ lines: ids.length, repeated }).toEqual({ lines: new Set(ids).size, repeated: [] });
+    for (const id of firstIds) expect(ids.filter((x) => x === id)).toHaveLength(1);
+    expect(rt2.deadLetters).toEqual([]);
   });
 
   it('a table of the prefix with another shape is refused, naming the table, what differs and the fix; that table is left as it was', async () => {
@@ -118,6 +170,26 @@ describe('local mode started again on the same endpoint and prefix', () => {
     // the table is left as it was
     const d = (await admin.send(new DescribeTableCommand({ TableName: names.candidates }))).Table!;
     expect(d.KeySchema).toEqual([{ AttributeName: 'id', KeyType: 'HASH' }]);
+  });
+});
+
+describe('local mode on a DynamoDB Local of its own (no endpoint)', () => {
+  it('neither reads nor writes stream-checkpoints.json: its tables and streams are new each run, so a file left by an endpoint run never applies', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'conclave-own-'));
+    // left by a run on an endpoint whose address this run's DynamoDB Local may well have (a port used again)
+    const left = JSON.stringify({ version: 1, streams: [{ endpoint: 'http://127.0.0.1:8000', streamArn: 'arn:aws:dynamodb:ddblocal:000000000000:table/conclave-local-candidates/stream/x', shards: { s: '000000000000000000009' } }] });
+    writeFileSync(join(dir, CHECKPOINTS_FILE), left);
+    const rt = await startLocalRuntime({ dir, tickEveryMs: 600_000, logLevel: 'SILENT' });
+    const t: TestTables = { client: rt.client, names: rt.tables, drop: async () => undefined };
+    const a = startElector(t, new Log(), 'a', { leaseName: LEASE, ...STEADY });
+    try {
+      await leaderNow([a], async () => (await rt.deps.coordinator.leases.read(LEASE)).item);
+      await waitFor('a joined, told by the candidate stream', () => rt.events.some((e) => e.detailType === 'Candidate Joined' && detail(e)['candidate'] === 'a'));
+    } finally {
+      await a.stop();
+      await rt.stop();
+    }
+    expect(readFileSync(join(dir, CHECKPOINTS_FILE), 'utf8')).toBe(left);
   });
 });
 

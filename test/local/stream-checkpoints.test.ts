@@ -1,0 +1,178 @@
+/**
+ * Where the local event source mapping left each shard, kept across runs in stream-checkpoints.json
+ * (lib/local/stream-checkpoints.ts): the file itself (per endpoint and stream, written whole, a
+ * corrupt one ignored with a warning), and the poller resuming after it on a real DynamoDB Local
+ * stream, falling back to TRIM_HORIZON for a trimmed checkpoint.
+ */
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
+import { DynamoDBStreamsClient, TrimmedDataAccessException } from '@aws-sdk/client-dynamodb-streams';
+import type { DynamoDBStreamEvent } from 'aws-lambda';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../lib/local/dynamodb-local.js';
+import { CHECKPOINTS_FILE, CheckpointsFile, loadCheckpoints } from '../../lib/local/stream-checkpoints.js';
+import { StreamPoller } from '../../lib/local/stream-poller.js';
+import { OLDEST_EMULATION_VERSION } from '../../lib/schemas/strategy.js';
+import { CandidateStore } from '../../lib/stores/candidate-store.js';
+import { wiring } from '../../lib/wiring.js';
+import { waitFor } from '../sdk/harness.js';
+import { testTables, type TestTables } from '../support.js';
+
+const ARN = 'arn:aws:dynamodb:ddblocal:000000000000:table/p-leases/stream/2026-12-01T00:00:00.000';
+const NEWER = 'arn:aws:dynamodb:ddblocal:000000000000:table/p-leases/stream/2026-12-01T01:00:00.000';
+const OTHER_TABLE = 'arn:aws:dynamodb:ddblocal:000000000000:table/p-candidates/stream/2026-12-01T00:00:00.000';
+
+const folder = () => mkdtempSync(join(tmpdir(), 'conclave-checkpoints-'));
+const warnings = () => {
+  const told: { message: string; extra: Record<string, unknown> }[] = [];
+  return { told, warn: (message: string, extra: Record<string, unknown>) => void told.push({ message, extra }) };
+};
+
+describe('the stream checkpoints file', () => {
+  it('keeps the last sequence number per endpoint, stream and shard, written whole; another endpoint’s entries are neither read nor lost', () => {
+    const file = join(folder(), CHECKPOINTS_FILE);
+    const w = warnings();
+    const a = loadCheckpoints(file, 'http://127.0.0.1:8000', w.warn);
+    expect(a.get(ARN, 'shard-1')).toBeUndefined(); // no file yet: nothing, and no warning
+    a.set(ARN, 'shard-1', '000000000000000000005');
+    a.set(OTHER_TABLE, 'shard-1', '000000000000000000007');
+    const b = loadCheckpoints(file, 'http://127.0.0.1:9000', w.warn);
+    expect(b.get(ARN, 'shard-1')).toBeUndefined(); // another DynamoDB Local: its stream ARNs are its own
+    b.set(ARN, 'shard-1', '000000000000000000002');
+
+    const again = loadCheckpoints(file, 'http://127.0.0.1:8000', w.warn);
+    expect(again.get(ARN, 'shard-1')).toBe('000000000000000000005');
+    expect(again.get(ARN, 'shard-2')).toBeUndefined();
+    expect(again.get(NEWER, 'shard-1')).toBeUndefined(); // the table's newer stream: from TRIM_HORIZON
+    // a newer stream of the same table replaces the older's entry; another table's stays
+    again.set(NEWER, 'shard-9', '000000000000000000003');
+    const parsed = CheckpointsFile.parse(JSON.parse(readFileSync(file, 'utf8')));
+    expect(parsed.streams).toEqual([
+      { endpoint: 'http://127.0.0.1:8000', streamArn: OTHER_TABLE, shards: { 'shard-1': '000000000000000000007' } },
+      { endpoint: 'http://127.0.0.1:9000', streamArn: ARN, shards: { 'shard-1': '000000000000000000002' } },
+      { endpoint: 'http://127.0.0.1:8000', streamArn: NEWER, shards: { 'shard-9': '000000000000000000003' } },
+    ]);
+    expect(readdirSync(join(file, '..'))).toEqual([CHECKPOINTS_FILE]); // no temp file left behind
+    expect(w.told).toEqual([]);
+  });
+
+  it.each([
+    ['not JSON', '{"version": 1, "streams": [{"endpo'],
+    ['another shape', JSON.stringify({ version: 1, streams: [{ endpoint: 'http://127.0.0.1:8000', streamArn: ARN, shards: { 'shard-1': 5 } }] })],
+    ['a sequence number GetShardIterator refuses', JSON.stringify({ version: 1, streams: [{ endpoint: 'http://127.0.0.1:8000', streamArn: ARN, shards: { 'shard-1': '5' } }] })],
+  ])('a corrupt file (%s) is ignored with one warning naming it; the next write replaces it', (_label, text) => {
+    const file = join(folder(), CHECKPOINTS_FILE);
+    writeFileSync(file, text);
+    const w = warnings();
+    const c = loadCheckpoints(file, 'http://127.0.0.1:8000', w.warn);
+    expect(c.get(ARN, 'shard-1')).toBeUndefined();
+    expect(w.told).toHaveLength(1);
+    expect(w.told[0]!.message).toContain(`stream checkpoints file ${file} is corrupt`);
+    expect(w.told[0]!.message).toContain('read from TRIM_HORIZON');
+    c.set(ARN, 'shard-1', '000000000000000000004');
+    expect(loadCheckpoints(file, 'http://127.0.0.1:8000', w.warn).get(ARN, 'shard-1')).toBe('000000000000000000004');
+    expect(w.told).toHaveLength(1);
+  });
+});
+
+describe('StreamPoller with checkpoints, on DynamoDB Local', () => {
+  let t: TestTables;
+  let streams: DynamoDBStreamsClient;
+  let arn: string;
+  let store: CandidateStore;
+  const endpoint = () => inject('ddbEndpoint');
+
+  beforeAll(async () => {
+    t = await testTables('checkpoints');
+    streams = new DynamoDBStreamsClient({ endpoint: endpoint(), region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
+    arn = (await t.client.send(new DescribeTableCommand({ TableName: t.names.candidates }))).Table!.LatestStreamArn!;
+    store = new CandidateStore(t.client, t.names.candidates);
+  });
+  afterAll(async () => {
+    streams.destroy();
+    await t.drop();
+  });
+
+  const write = async (name: string) => {
+    await store.write(await store.read('job', name), { set: { binaryVersion: '1.0.0', emulationVersion: '1.0.0', preferredStrategies: [OLDEST_EMULATION_VERSION], renewTime: Date.now(), createdAt: Date.now() } });
+  };
+  const names = (e: DynamoDBStreamEvent) => e.Records.map((r) => r.dynamodb!.Keys!['name']!.S!);
+
+  /** A poller of the candidates stream that records the names it is given, until `until` has been seen. */
+  const run = async (file: string, until: string, o: { endpoint?: string; client?: DynamoDBStreamsClient; fail?: boolean } = {}) => {
+    const w = warnings();
+    const seen: string[] = [];
+    const poller = new StreamPoller({
+      client: o.client ?? streams,
+      streamArn: arn,
+      trigger: wiring.candidateStream.trigger,
+      functionName: 'candidateStream',
+      checkpoints: loadCheckpoints(file, o.endpoint ?? endpoint(), w.warn),
+      log: { warn: w.warn, error: w.warn },
+      invoke: async (e) => {
+        seen.push(...names(e));
+        if (o.fail) throw new Error('not now');
+      },
+      deadLetter: () => undefined,
+    });
+    poller.start();
+    try {
+      await waitFor(`${until} delivered`, () => seen.includes(until));
+    } finally {
+      await poller.stop();
+    }
+    return { seen, told: w.told };
+  };
+
+  it('resumes each shard after the last record finished, a batch left unfinished by stop() is read again; another endpoint’s file entry does not apply', async () => {
+    const file = join(folder(), CHECKPOINTS_FILE);
+    for (const n of ['c1', 'c2', 'c3']) await write(n);
+    expect((await run(file, 'c3')).seen).toEqual(['c1', 'c2', 'c3']);
+
+    // changes made while no poller runs: only they are delivered on the next start
+    await write('c4');
+    expect((await run(file, 'c4')).seen).toEqual(['c4']);
+
+    // a batch that fails and is stopped mid-retry is not finished: not moved past
+    await write('c5');
+    expect((await run(file, 'c5', { fail: true })).seen[0]).toBe('c5');
+    expect((await run(file, 'c5')).seen).toEqual(['c5']);
+
+    // the same file, another endpoint (a new DynamoDB Local whose stream has the same ARN): from TRIM_HORIZON
+    expect((await run(file, 'c5', { endpoint: 'http://127.0.0.1:1' })).seen).toEqual(['c1', 'c2', 'c3', 'c4', 'c5']);
+  });
+
+  it('a checkpoint whose records are trimmed: read from TRIM_HORIZON, told once', async () => {
+    const file = join(folder(), CHECKPOINTS_FILE);
+    await write('d1');
+    const first = await run(file, 'd1');
+    const kept = JSON.parse(readFileSync(file, 'utf8')) as CheckpointsFile;
+    const [shard, seq] = Object.entries(kept.streams[0]!.shards)[0]!;
+    // DynamoDB Local keeps records for good: the stream's answer for a checkpoint older than 24 h, at the client's edge
+    const trimming = new DynamoDBStreamsClient({ endpoint: endpoint(), region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
+    trimming.middlewareStack.add(
+      (next) => async (args) => {
+        const input = args.input as { ShardIteratorType?: string; SequenceNumber?: string };
+        if (input.ShardIteratorType === 'AFTER_SEQUENCE_NUMBER' && input.SequenceNumber === seq) {
+          throw new TrimmedDataAccessException({ message: 'trimmed', $metadata: {} });
+        }
+        return next(args);
+      },
+      { step: 'initialize', name: 'trimCheckpoint' },
+    );
+    try {
+      await write('d2');
+      const again = await run(file, 'd2', { client: trimming });
+      expect(again.seen.slice(0, first.seen.length)).toEqual(first.seen); // from the shard's oldest record
+      expect(again.seen).toContain('d2');
+      expect(again.told).toHaveLength(1);
+      expect(again.told[0]!.message).toMatch(new RegExp(`candidateStream function's checkpoint in shard ${shard} \\(sequence number ${seq}\\) is older than the stream keeps: reading the shard from TRIM_HORIZON`));
+      // and the checkpoint moves on from there
+      expect(loadCheckpoints(file, endpoint(), () => undefined).get(arn, shard)).not.toBe(seq);
+    } finally {
+      trimming.destroy();
+    }
+  });
+});
