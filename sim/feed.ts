@@ -67,9 +67,11 @@ export class Feed {
     this.history.push({ event: 'stopped', lease: t.lease, identity: t.identity, instance: t.instance, fencingToken: t.fencingToken, mono: ns(this.clock.monotonic()), wall, reason });
   }
 
-  /** A fault window, from and to in simulated monotonic ms. */
-  window(kind: string, from: number, to: number, extra: Omit<FaultWindow, 'kind' | 'from' | 'to'> = {}): void {
-    this.faults.push({ kind, from: ns(from), to: ns(to), ...extra });
+  /** A fault window, from and to in simulated monotonic ms (returned: a Region loss's learns later when its survivors serve). */
+  window(kind: string, from: number, to: number, extra: Omit<FaultWindow, 'kind' | 'from' | 'to'> = {}): FaultWindow {
+    const w: FaultWindow = { kind, from: ns(from), to: ns(to), ...extra };
+    this.faults.push(w);
+    return w;
   }
 
   /** Worker process `process` sent an attempt of a request for `lease` (undefined: not Conclave's) at `mono`. */

@@ -277,7 +277,7 @@ export interface RegionFigure {
 export class WorldRegions {
   readonly set: RegionSet;
   /** The plan's events as they happened (simulated monotonic ms). */
-  private readonly happened: { kind: RegionEvent['kind']; region: string; mono: number; quorumBack?: number }[] = [];
+  private readonly happened: { kind: RegionEvent['kind']; region: string; mono: number; quorumBack?: number; window?: FaultWindow }[] = [];
   /** Each span of simulated monotonic ms in which no replica served strong reads and writes (`to` undefined: to the world's end). */
   private readonly quorumless: QuorumlessSpan[] = [];
   constructor(
@@ -330,7 +330,8 @@ export class WorldRegions {
           // every process there, a second process under a worker's identity (a twin) included
           for (const p of [...workers.procs, ...workers.twins]) if (regionOf(this.plan, p.machine.name) === e.region && !p.machine.clock.dead) killProc(c, p);
           fns.get(e.region)?.stop();
-          feed.window('regionLoss', from, from);
+          // a loss never heals: its window is the moment, and tells the checker when the survivors served again (noteQuorum)
+          happened.window = feed.window('regionLoss', from, from, { detail: e.region });
           this.noteQuorum(from);
         }
       });
@@ -344,7 +345,11 @@ export class WorldRegions {
     if (!serving && !open) this.quorumless.push({ from: mono, to: undefined });
     if (serving && open) open.to = mono;
     if (!serving) return;
-    for (const h of this.happened) if (h.kind === 'lose' && h.quorumBack === undefined) h.quorumBack = mono;
+    for (const h of this.happened) {
+      if (h.kind !== 'lose' || h.quorumBack !== undefined) continue;
+      h.quorumBack = mono;
+      if (h.window) h.window.servingAgainAt = ns(mono);
+    }
   }
 
   /**

@@ -19,6 +19,12 @@
  * - lostCandidate: a worker still running at the end whose candidate row is gone or taken.
  * - leaderless: after the last fault healed, a lease with live candidates spent more than
  *   `healMs` without any leader (summed over the rest of the run).
+ * - leaderlessAfterLoss: a Region lost for good (a `regionLoss` window; it never heals) and its
+ *   survivors serving again (`servingAgainAt`): a lease judged by the leaderless rule had no leader
+ *   within `healMs` of the later of that and the end of every other fault under way then, or begun
+ *   before the bound is due (each such fault's end moving the start on, as for stuck leases). The
+ *   leaderless rule alone counts only after the run's last heal, so a loss followed by a quiet spell
+ *   and later unrelated faults left the spell unjudged.
  * - spuriousChange: with `quietFrom`, a new term that began after it with no fault to explain it.
  * - record: a history that contradicts itself (started twice, stopped a term it never started).
  * - runOnce: two accepted completions of one run-once window on one lease (withLease `runOnce`).
@@ -76,6 +82,12 @@ export type RequestBound = NonNullable<z.infer<typeof CheckOptions>['requestBoun
 export const STRIKES: readonly string[] = ['workFailed', 'tokenMoved'];
 /** The fault windows that heal: every one but the strikes. */
 export const healingFaults = (faults: readonly FaultWindow[]): FaultWindow[] => faults.filter((f) => !STRIKES.includes(f.kind));
+/**
+ * Losses that never heal: a Region lost for good (`regionLoss`, recorded at the moment of the
+ * loss). Its window still counts as healed at that moment for the leaderless rule (unchanged); the
+ * leaderless-after-loss rule judges it from when the survivors served again (`servingAgainAt`).
+ */
+export const PERMANENT_LOSSES: readonly string[] = ['regionLoss'];
 
 /** One worker process's DynamoDB requests for one lease: when each attempt was sent (monotonic ms, as Mono / 1e6), in order. */
 export interface ProcessRequests {
@@ -118,6 +130,7 @@ export type Violation =
   | { kind: 'strayWrite'; lease: string; write: string; writer: TermRef; message: string }
   | { kind: 'lostCandidate'; lease: string; identity: string; instance: string; found?: string; message: string }
   | { kind: 'leaderless'; lease: string; leaderlessMs: number; message: string }
+  | { kind: 'leaderlessAfterLoss'; lease: string; lost: string; leaderlessMs: number; message: string }
   | { kind: 'spuriousChange'; lease: string; from?: TermRef; to: TermRef; message: string }
   | { kind: 'record'; lease: string; instance: string; message: string }
   | { kind: 'runOnce'; lease: string; window: string; writes: string[]; message: string }
@@ -141,6 +154,13 @@ export interface Figures {
   /** Per lease: ms without a leader after the last fault healed. */
   leaderlessAfterHealMs: Record<string, number>;
   worstLeaderlessAfterHealMs: number | undefined;
+  /**
+   * Region losses judged by the leaderless-after-loss rule (the survivors served again, and the run
+   * went on `healMs` past the faults then under way), and the longest any lease then went without a
+   * leader, from the rule's start (ms).
+   */
+  lossesJudged: number;
+  worstLeaderlessAfterLossMs: number | undefined;
   /** The most requests one process sent for one lease within one `requestBound` window; undefined: not judged. */
   worstRequestsPerWindow: number | undefined;
   /** Strikes judged by the stuck-lease rule, and the longest from one to the next term (ms). */
@@ -349,6 +369,49 @@ export function checkHistory(input: CheckInput, options: CheckOptionsInput = {})
     }
   }
 
+  // Leaderless time after a Region lost for good: judged from when its survivors served again, once
+  // every other fault under way (or begun before the bound is due) has healed.
+  const bound = nsOf(o.healMs);
+  let lossesJudged = 0;
+  let worstLeaderlessAfterLossMs: number | undefined;
+  const liveForLoss = input.end.live ? new Set(input.end.live.map((l) => l.lease)) : leases;
+  for (const loss of faults.filter((f) => PERMANENT_LOSSES.includes(f.kind))) {
+    if (loss.servingAgainAt === undefined) continue; // no survivor served again: nobody could be elected
+    const serving = BigInt(loss.servingAgainAt);
+    let from = serving > BigInt(loss.from) ? serving : BigInt(loss.from);
+    for (let moved = true; moved; ) {
+      moved = false;
+      for (const w of healingFaults(faults)) {
+        if (w !== loss && BigInt(w.from) <= from + bound && BigInt(w.to) > from) {
+          from = BigInt(w.to);
+          moved = true;
+        }
+      }
+    }
+    if (from + bound > end) continue; // the run ended first
+    lossesJudged++;
+    const lost = loss.detail ?? 'a Region';
+    for (const lease of [...leases].filter((l) => liveForLoss.has(l) && !o.episodicLeases.includes(l)).sort()) {
+      // the first moment from `from` on that a term runs (a term running at `from`: no wait at all)
+      let led: bigint | undefined;
+      for (const t of byLease.get(lease) ?? []) {
+        if (t.stop <= from || (t.stop <= t.start && !t.open)) continue;
+        const at = t.start > from ? t.start : from;
+        if (led === undefined || at < led) led = at;
+      }
+      const gap = (led ?? end) - from;
+      worstLeaderlessAfterLossMs = Math.max(worstLeaderlessAfterLossMs ?? 0, ms(gap));
+      if (gap > bound)
+        violations.push({
+          kind: 'leaderlessAfterLoss',
+          lease,
+          lost,
+          leaderlessMs: ms(gap),
+          message: `${lease}: ${(ms(gap) / 1000).toFixed(1)} s without a leader after ${lost} was lost at ${(ms(BigInt(loss.from)) / 1000).toFixed(3)} s, counted from ${(ms(from) / 1000).toFixed(3)} s (its survivors served again${from > serving ? ' and the faults then under way healed' : ''}; at most ${o.healMs / 1000} s allowed)${led === undefined ? ': no leader by the end' : ''}`,
+        });
+    }
+  }
+
   // Requests: per process and lease, the most sent within any window of requestBound.windowMs.
   let worstRequestsPerWindow: number | undefined;
   if (o.requestBound) {
@@ -435,6 +498,8 @@ export function checkHistory(input: CheckInput, options: CheckOptionsInput = {})
       zombieWritesAccepted,
       leaderlessAfterHealMs,
       worstLeaderlessAfterHealMs: worst.length ? Math.max(...worst) : undefined,
+      lossesJudged,
+      worstLeaderlessAfterLossMs,
       worstRequestsPerWindow,
       strikesJudged,
       worstStrikeToTermMs,
@@ -448,6 +513,7 @@ export function formatVerdict(v: Verdict): string[] {
   const lines = [
     `${v.ok ? 'ok' : `${v.violations.length} violation(s)`}: ${f.terms} terms on ${f.leases} lease(s), ${f.holderChanges} holder change(s), ${f.ledgerWrites} fenced writes accepted (${f.zombieWritesAccepted} zombie), ${f.pausedOverlaps} overlap(s) of a frozen leader forgiven${f.revokedOverlaps ? `, ${f.revokedOverlaps} of a leader whose row an operator deleted (the longest ${((f.worstRevokedOverlapMs ?? 0) / 1000).toFixed(2)} s)` : ''}` +
       (f.worstLeaderlessAfterHealMs === undefined ? '' : `, worst leaderless after heal ${(f.worstLeaderlessAfterHealMs / 1000).toFixed(2)} s`) +
+      (f.lossesJudged ? `, ${f.lossesJudged} Region loss(es) judged, a leader after at most ${((f.worstLeaderlessAfterLossMs ?? 0) / 1000).toFixed(2)} s` : '') +
       (f.worstRequestsPerWindow === undefined ? '' : `, at most ${f.worstRequestsPerWindow} requests per process and lease in a window`) +
       (f.strikesJudged ? `, ${f.strikesJudged} failed work or moved token(s), the next term after at most ${((f.worstStrikeToTermMs ?? 0) / 1000).toFixed(2)} s` : ''),
   ];

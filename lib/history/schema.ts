@@ -84,6 +84,12 @@ export const FaultWindow = z
     /** The lease it hit (an operator's delete of its row). */
     lease: Name.optional(),
     detail: z.string().optional(),
+    /**
+     * A loss that never heals (a Region lost for good, `regionLoss`): when a surviving replica
+     * served strong reads and writes again (the loss itself when one never stopped). Absent: not
+     * before the run ended. The leaderless-after-loss rule counts from here (lib/history/checker.ts).
+     */
+    servingAgainAt: Mono.optional(),
   })
   .strict();
 export type FaultWindow = z.infer<typeof FaultWindow>;

@@ -22,6 +22,9 @@ interface Row {
 
 const workFailed = (who: string, s: number): FaultWindow => ({ kind: 'workFailed', lease: L, from: at(s), to: at(s), instances: [`${who}-1`] });
 const tokenMoved = (s: number): FaultWindow => ({ kind: 'tokenMoved', lease: L, from: at(s), to: at(s) });
+/** A Region lost for good at `s` (as sim/regions.ts records it), its survivors serving again at `serving` (undefined: never). */
+const regionLost = (s: number, serving: number | undefined = s): FaultWindow => ({ kind: 'regionLoss', from: at(s), to: at(s), detail: 'us-east-1', ...(serving !== undefined ? { servingAgainAt: at(serving) } : {}) });
+const window = (kind: string, from: number, to: number): FaultWindow => ({ kind, from: at(from), to: at(to) });
 
 const rows: Row[] = [
   {
@@ -139,6 +142,62 @@ const rows: Row[] = [
     options: { healMs: 10_000 },
     want: ['leaderless'],
   },
+  // Issue 38: a Region lost for good, a quiet spell, then unrelated faults. The leaderless rule counts
+  // only after the run's last heal (50 s here), so the 30 s with no leader after the loss went unjudged.
+  {
+    name: 'leaderless after a Region loss: no leader for longer than healMs after the survivors served, later faults unrelated',
+    input: { history: [start('a', 1, 0), stop('a', 1, 10, 'killed'), start('b', 2, 40)], faults: [regionLost(10), window('coordinatorDown', 45, 50)] },
+    options: { healMs: 10_000 },
+    want: ['leaderlessAfterLoss'],
+  },
+  {
+    name: 'leaderless after a Region loss: a leader within healMs of the loss: clean',
+    input: { history: [start('a', 1, 0), stop('a', 1, 10, 'killed'), start('b', 2, 18)], faults: [regionLost(10), window('coordinatorDown', 45, 50)] },
+    options: { healMs: 10_000 },
+    want: [],
+  },
+  {
+    name: 'leaderless after a Region loss: counted from when the survivors served again (no quorum until 25 s): clean',
+    input: { history: [start('a', 1, 0), stop('a', 1, 10, 'killed'), start('b', 2, 33)], faults: [regionLost(10, 25), window('regionCutOff', 5, 25)] },
+    options: { healMs: 10_000 },
+    want: [],
+  },
+  {
+    name: 'leaderless after a Region loss: a fault under way at the loss, and one begun before the bound was due, move the start to their end: clean',
+    input: { history: [start('a', 1, 0), stop('a', 1, 10, 'killed'), start('b', 2, 43)], faults: [regionLost(10), window('coordinatorDown', 5, 22), window('pause', 30, 35)] },
+    options: { healMs: 10_000 },
+    want: [],
+  },
+  {
+    name: 'leaderless after a Region loss: a leader still missing healMs after the faults under way healed',
+    input: { history: [start('a', 1, 0), stop('a', 1, 10, 'killed'), start('b', 2, 47)], faults: [regionLost(10), window('coordinatorDown', 5, 22), window('pause', 30, 35), window('dynamodb', 60, 65)], end: { mono: at(80) } },
+    options: { healMs: 10_000 },
+    want: ['leaderlessAfterLoss'],
+  },
+  {
+    name: 'leaderless after a Region loss: a strike heals nothing, so it does not move the start',
+    input: { history: [start('a', 1, 0), stop('a', 1, 10, 'killed'), start('b', 2, 28)], faults: [regionLost(10), tokenMoved(15), window('coordinatorDown', 45, 50)] },
+    options: { healMs: 10_000, stuckMs: 60_000 },
+    want: ['leaderlessAfterLoss'],
+  },
+  {
+    name: 'leaderless after a Region loss: survivors that never served again elect nobody; not judged',
+    input: { history: [start('a', 1, 0), stop('a', 1, 10, 'killed')], faults: [regionLost(10, undefined)] },
+    options: { healMs: 60_000 },
+    want: [],
+  },
+  {
+    name: 'leaderless after a Region loss: the run ended before the bound was due; not judged',
+    input: { history: [start('a', 1, 0), stop('a', 1, 10, 'killed')], faults: [regionLost(10)], end: { mono: at(15) } },
+    options: { healMs: 10_000 },
+    want: [],
+  },
+  {
+    name: 'leaderless after a Region loss: a lease held only by short-lived runs is passed over',
+    input: { history: [start('a', 1, 0), stop('a', 1, 10, 'killed'), start('b', 2, 40), stop('b', 2, 41)], faults: [regionLost(10), window('coordinatorDown', 45, 50)] },
+    options: { healMs: 10_000, episodicLeases: [L] },
+    want: [],
+  },
   {
     name: 'a lease held only by short-lived runs (withLease) is leaderless between them by design',
     input: { history: [start('a', 1, 0), stop('a', 1, 2)], faults: [pause('a', 1, 3)], end: { mono: at(30) } },
@@ -193,6 +252,23 @@ describe('history checker', () => {
     );
     expect(v.ok).toBe(true);
     expect(v.figures).toMatchObject({ terms: 3, holderChanges: 2, ledgerWrites: 2, zombieWritesAccepted: 1, worstLeaderlessAfterHealMs: 3_000 });
+  });
+
+  it('figures: Region losses judged, and the longest wait for a leader after one; the violation names the lease, the Region and the start', () => {
+    const v = checkHistory(
+      { history: [start('a', 1, 0), stop('a', 1, 10, 'killed'), start('b', 2, 40)], faults: [regionLost(10, 12), window('coordinatorDown', 45, 50)], end: { mono: at(60) } },
+      { healMs: 10_000 },
+    );
+    expect(v.figures).toMatchObject({ lossesJudged: 1, worstLeaderlessAfterLossMs: 28_000 });
+    expect(v.violations).toEqual([
+      {
+        kind: 'leaderlessAfterLoss',
+        lease: L,
+        lost: 'us-east-1',
+        leaderlessMs: 28_000,
+        message: 'reports: 28.0 s without a leader after us-east-1 was lost at 10.000 s, counted from 12.000 s (its survivors served again; at most 10 s allowed)',
+      },
+    ]);
   });
 
   it('bad lines are ValidationErrors naming the line and field; lines round-trip', () => {

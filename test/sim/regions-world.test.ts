@@ -89,6 +89,10 @@ describe('one leader across Regions, in the simulator', () => {
       expect(Math.abs(f.quorumBackAfterMs! - back(cut, lose.at, plan.catchUpMs)), `${f.lease}: ${f.quorumBackAfterMs}`).toBeLessThan(1);
       expect(f.newLeaderAfterMs!).toBeGreaterThan(f.quorumBackAfterMs!);
     }
+    // the checker judges the loss from the same moment (the loss's window carries it: servingAgainAt),
+    // its wait the elector's share at most (measured from the later of quorum back and the cut-off's heal)
+    expect(r.verdict.figures.lossesJudged).toBe(1);
+    expect(r.verdict.figures.worstLeaderlessAfterLossMs!).toBeLessThanOrEqual(Math.max(...lost.map((f) => f.newLeaderAfterMs! - f.quorumBackAfterMs!)) + 1);
   });
 
   // Found on fresh seeds (9100–9249): a peer (w2) wrote job-1's `session` to a row that does not
