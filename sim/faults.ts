@@ -42,10 +42,13 @@ async function redirectSession(c: WorldContext, workers: Workers, f: Extract<Pee
     return;
   }
   const own = proc.session?.name;
+  // the schedule asks for its own session only of a process that runs one; a session with no live
+  // row at the moment (still starting, or ended) has none to point at: a missing row, told as such
   const to = f.to === 'ownSession' && own !== undefined ? own : `${lease}-no-such-session`;
+  const what = to === own ? "its own process's" : f.to === 'ownSession' ? "a missing row: its own process's session has no live row now" : 'a missing row';
   const from = world.clock.monotonic();
   feed.count('fault:sessionRedirect');
-  feed.log(`${proc.identity} rewrites ${lease}'s session to ${to}`);
+  feed.log(`${proc.identity} rewrites ${lease}'s session to ${to} (${what})`);
   try {
     await proc.machine.client.send(
       new UpdateItemCommand({

@@ -47,7 +47,8 @@ export type UserFault =
 export type PeerFault =
   /**
    * Worker `worker` writes the lease's `session` alone (its grant lets a holder put its term on its
-   * session): to its own process's session, or to a session row that does not exist.
+   * session): to its own process's session, or to a session row that does not exist. `ownSession`
+   * only for a worker that runs a Session (generateSchedule): one that runs none has no session of its own.
    */
   | { kind: 'sessionRedirect'; lease: number; worker: number; at: number; to: 'ownSession' | 'missing' }
   /** A second process started with worker `worker`'s identity (a copied command line), stopped after `forMs` if it still runs. */
@@ -206,12 +207,17 @@ export function generateSchedule(seed: number, opts: { workers: number; duration
   const peerFaults = faultsOn && r() < 0.35 ? drawPeerFaults(int, opts.workers, faultEnd) : [];
   // drawn after the peer faults, for the same reason
   const sessions = session && opts.mixed ? { ...session, without: [int(0, opts.workers - 1)] } : session;
+  // a worker that runs no Session (a world without them, or the one without in a mixed fleet) has no
+  // session of its own to point the lease at: its rewrite is to a missing row (what sim/faults.ts
+  // writes), and the schedule says so (seed 97467 said "its own process's" over a missing row's write)
+  const runsSession = (w: number) => sessions !== undefined && !sessions.without?.includes(w);
+  const peers = peerFaults.map((f): PeerFault => (f.kind === 'sessionRedirect' && f.to === 'ownSession' && !runsSession(f.worker) ? { ...f, to: 'missing' } : f));
   // and in half the mixed worlds one worker's timings are twice the others' (a change of timings rolling out)
   const slow = opts.mixed && r() < 0.5 ? int(0, opts.workers - 1) : undefined;
   const timingScale = slow === undefined ? undefined : Array.from({ length: opts.workers }, (_, i) => (i === slow ? 2 : 1));
   // and in half the mixed worlds with faults, a role rolled out without the candidates Query for a while
   const roleChange: UserFault[] = opts.mixed && faultsOn && r() < 0.5 ? [{ kind: 'denied', worker: int(0, opts.workers - 1), at: int(20_000, faultEnd), forMs: int(5_000, 40_000), operation: 'candidateQuery' }] : [];
-  return { ...base, healMs, push, session: sessions, driftPpm, userFaults: [...userFaults, ...roleChange], peerFaults, ...(timingScale ? { timingScale } : {}) };
+  return { ...base, healMs, push, session: sessions, driftPpm, userFaults: [...userFaults, ...roleChange], peerFaults: peers, ...(timingScale ? { timingScale } : {}) };
 }
 
 const DENIED_OPERATIONS: readonly DeniedOperation[] = ['leaseGet', 'leaseUpdate', 'candidatePut', 'candidateUpdate'];

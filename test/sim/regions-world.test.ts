@@ -9,7 +9,7 @@ import { describe, expect, it, vi } from 'vitest';
 process.env['POWERTOOLS_METRICS_DISABLED'] ??= 'true';
 import { generateRegionPlan, type RegionEvent } from '../../sim/regions.js';
 import { REGION_SETTINGS, runRegions } from '../../sim/regions-run.js';
-import { generateSchedule } from '../../sim/schedule.js';
+import { describeSchedule, generateSchedule } from '../../sim/schedule.js';
 import { runWorld } from '../../sim/world.js';
 
 const settings = REGION_SETTINGS;
@@ -150,6 +150,36 @@ describe('one leader across Regions, in the simulator', () => {
     const r = await runWorld(generateSchedule(6229, { workers: settings.workers, durationMs: settings.durationMs }), settings, { trace: true, regions: generateRegionPlan(6229, settings.durationMs) });
     expect(r.verdict.violations).toEqual([]);
     expect(r.timeline.some((l) => /unreadable \(a malformed row\)/.test(l))).toBe(true);
+  });
+
+  // The schedule of seed 97467 said "w1 rewrites job-0's session to its own process's" in a world
+  // without sessions, and the fault wrote a missing row (job-0-no-such-session): a worker that runs
+  // no Session has none of its own to point at. The schedule now says what the fault writes.
+  it("seed 97467, among its other faults: the schedule's session rewrite is the one the fault makes (a world without sessions: a missing row)", async () => {
+    const schedule = generateSchedule(97467, { workers: settings.workers, durationMs: settings.durationMs });
+    expect(schedule.session).toBeUndefined();
+    expect(describeSchedule(schedule)).toContain("  +106.4s w1 rewrites job-0's session to a missing row");
+    const r = await runWorld(schedule, settings, { trace: true, regions: generateRegionPlan(97467, settings.durationMs) });
+    expect(r.timeline.find((l) => /w1 rewrites job-0's session/.test(l))).toMatch(/ 106\.394s {2}w1 rewrites job-0's session to job-0-no-such-session \(a missing row\)$/);
+  });
+
+  it('a session rewrite "to its own process\'s" is scheduled only for a worker that runs a Session (any seed, with or without a mixed fleet)', () => {
+    let own = 0;
+    let missing = 0;
+    for (let seed = 0; seed < 3_000; seed++) {
+      for (const mixed of [false, true]) {
+        const s = generateSchedule(seed, { workers: settings.workers, durationMs: settings.durationMs, mixed });
+        for (const f of s.peerFaults) {
+          if (f.kind !== 'sessionRedirect') continue;
+          const runs = s.session !== undefined && !s.session.without?.includes(f.worker);
+          if (f.to === 'ownSession') expect(runs, `seed ${seed}${mixed ? ' --mixed' : ''}: w${f.worker}`).toBe(true);
+          if (f.to === 'ownSession') own++;
+          else missing++;
+        }
+      }
+    }
+    expect(own).toBeGreaterThan(50);
+    expect(missing).toBeGreaterThan(50);
   });
 
   it('a leader whose Region is cut off stops on its own by its renew deadline, and another Region’s worker leads', async () => {

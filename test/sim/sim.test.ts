@@ -6,7 +6,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { systemClock } from '../../lib/clock.js';
 import { formatVerdict } from '../../lib/history/checker.js';
-import { generateSchedule } from '../../sim/schedule.js';
+import { generateSchedule, type PeerFault } from '../../sim/schedule.js';
 import type { PlantedBug } from '../../sim/bugs.js';
 import { HANG_MS } from '../../sim/pool.js';
 import { DEFAULT_SETTINGS, runWorld } from '../../sim/world.js';
@@ -117,14 +117,17 @@ describe('deterministic simulation', () => {
     }
   });
 
-  it("a mixed fleet (--mixed) changes only who runs a Session (in worlds that have sessions, one worker runs none, and runs its electors without) and, in some worlds, one worker's timings and its role (no candidates Query for a while)", async () => {
+  it("a mixed fleet (--mixed) changes only who runs a Session (in worlds that have sessions, one worker runs none, and runs its electors without; its rewrite of a lease's session is to a missing row, having no session of its own) and, in some worlds, one worker's timings and its role (no candidates Query for a while)", async () => {
     const opts = { workers: DEFAULT_SETTINGS.workers, durationMs: DEFAULT_SETTINGS.durationMs };
     const seeds = Array.from({ length: 40 }, (_, i) => 9000 + i);
     for (const seed of seeds) {
       const [plain, mixed] = [generateSchedule(seed, opts), generateSchedule(seed, { ...opts, mixed: true })];
       const { session: ps, ...prest } = plain;
-      const { session: ms, timingScale, userFaults, ...mrest } = mixed;
-      expect({ ...mrest, userFaults: userFaults.filter((f) => !(f.kind === 'denied' && f.operation === 'candidateQuery')) }).toEqual(prest);
+      const { session: ms, timingScale, userFaults, peerFaults, ...mrest } = mixed;
+      const noSession = (f: PeerFault) => f.kind === 'sessionRedirect' && ms?.without?.includes(f.worker);
+      expect(peerFaults.map((f) => (noSession(f) ? { ...f, to: 'ownSession' } : f))).toEqual(prest.peerFaults.map((f) => (noSession(f) ? { ...f, to: 'ownSession' } : f)));
+      for (const f of peerFaults) if (noSession(f)) expect(f).toMatchObject({ to: 'missing' });
+      expect({ ...mrest, peerFaults: prest.peerFaults, userFaults: userFaults.filter((f) => !(f.kind === 'denied' && f.operation === 'candidateQuery')) }).toEqual(prest);
       expect(plain.timingScale).toBeUndefined();
       if (timingScale) expect([...timingScale].sort()).toEqual([1, 1, 2]);
       if (!ps) expect(ms).toBeUndefined();
