@@ -35,6 +35,8 @@ export async function runRegions(o: { seed?: number; schedules?: number; budget?
   console.log(`sim --regions: ${n === Infinity ? `worlds for ${o.budget} s` : `${n} worlds`} from seed ${first} (${settings.workers} workers over the replica Regions, ${settings.leases} leases, ${settings.durationMs / 60_000} simulated min each; lease ${settings.leaseDurationMs / 1000} s, renew deadline ${settings.renewDeadlineMs / 1000} s); replay one with: npm run sim -- --regions --seed <seed>${mixed ? ' --mixed' : ''}`);
   // each seed twice: its Region events alone, then with the schedule's other faults too
   const figures = { alone: [] as SeededFigure[], faults: [] as SeededFigure[] };
+  // per world whose Region loss the checker judged (leaderlessAfterLoss): its longest wait for a leader, from the rule's start
+  const afterLoss = { alone: [] as { seed: number; ms: number }[], faults: [] as { seed: number; ms: number }[] };
   const failed: string[] = [];
   let seeds = 0;
   for (let seed = first; seed < first + n && systemClock.monotonic() < until; seed++, seeds++) {
@@ -42,6 +44,7 @@ export async function runRegions(o: { seed?: number; schedules?: number; budget?
       const schedule = generateSchedule(seed, { workers: settings.workers, durationMs: settings.durationMs, faults: kind === 'faults', mixed });
       const r = await runWorld(schedule, settings, { regions: generateRegionPlan(seed, settings.durationMs) });
       figures[kind].push(...(r.regions ?? []).map((f) => ({ ...f, seed })));
+      if (r.verdict.figures.lossesJudged) afterLoss[kind].push({ seed, ms: r.verdict.figures.worstLeaderlessAfterLossMs ?? 0 });
       if (!r.verdict.ok) {
         failed.push(`${seed}${kind === 'alone' ? ' (Region events alone)' : ''}`);
         console.log(`seed ${seed}${kind === 'alone' ? ', Region events alone' : ''}: VIOLATION`);
@@ -52,8 +55,10 @@ export async function runRegions(o: { seed?: number; schedules?: number; budget?
   console.log(`\n${2 * seeds} worlds${seeds ? ` (seeds ${first}–${first + seeds - 1})` : ''} in ${((systemClock.monotonic() - began) / 1000).toFixed(1)} s; violations: ${failed.length}${failed.length ? ` (seeds ${failed.join(', ')})` : ''}`);
   console.log('\nRegion events alone (no other fault in the world):');
   summarize(figures.alone, settings);
+  judgedAfterLoss(afterLoss.alone);
   console.log('\nRegion events among the schedule\'s other faults (kills, pauses, partitions, DynamoDB faults, coordinator outages, clock steps):');
   summarize(figures.faults, settings);
+  judgedAfterLoss(afterLoss.faults);
   return failed.length ? 1 : 0;
 }
 
@@ -76,6 +81,15 @@ async function tell(seed: number, settings: WorldSettings, mixed: boolean): Prom
     if (!r.verdict.ok) failed++;
   }
   return failed ? 1 : 0;
+}
+
+/** The checker's leaderlessAfterLoss figure over the worlds it judged a loss in: each world's longest wait for a leader, from the rule's start. */
+function judgedAfterLoss(worlds: readonly { seed: number; ms: number }[]): void {
+  if (worlds.length === 0) return;
+  const sorted = [...worlds].sort((a, b) => a.ms - b.ms);
+  const q = (p: number) => (sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!.ms / 1000).toFixed(1);
+  const worst = sorted.at(-1)!;
+  console.log(`  checked (leaderlessAfterLoss: a leader within the heal bound of the survivors serving and the faults then under way healing): ${worlds.length} worlds, the longest wait in each: median ${q(0.5)} s, p90 ${q(0.9)} s, max ${q(1)} s (seed ${worst.seed})`);
 }
 
 function describeFigure(f: RegionFigure): string {

@@ -207,6 +207,19 @@ describe('one leader across Regions, in the simulator', () => {
     expect(b.regions).toEqual(a.regions);
   });
 
+  it('`npm run sim -- --regions` prints, alone and among other faults, the longest wait the checker judged after a Region lost for good (leaderlessAfterLoss)', async () => {
+    const lines: string[] = [];
+    const log = vi.spyOn(console, 'log').mockImplementation((...a: unknown[]) => void lines.push(a.join(' ')));
+    try {
+      expect(await runRegions({ schedules: 1, first: 5 })).toBe(0); // us-east-1 lost at 312 s
+    } finally {
+      log.mockRestore();
+    }
+    const checked = lines.filter((l) => /^ {2}checked \(leaderlessAfterLoss/.test(l));
+    expect(checked).toHaveLength(2);
+    for (const l of checked) expect(l).toMatch(/: 1 worlds, the longest wait in each: median [\d.]+ s, p90 [\d.]+ s, max [\d.]+ s \(seed 5\)$/);
+  });
+
   it("`npm run sim -- --regions --budget S` runs worlds for S seconds, as a plain run does (it ran 20 seeds whatever S, before)", async () => {
     const lines: string[] = [];
     const log = vi.spyOn(console, 'log').mockImplementation((...a: unknown[]) => void lines.push(a.join(' ')));
