@@ -111,7 +111,10 @@ export const LeaderElectorOptionsSchema = z
       /**
        * Give the lease up when run() is cancelled, so the next leader need not wait for expiry: a
        * leader hands its term over or releases it. False: a term this worker led is left to run out
-       * (its work may outlive run()). Either way a follower, once stopped, releases a term handed to
+       * (its work may outlive run()) at its last renewal plus the lease duration; one held on the
+       * process's `session`, which runs on for its other electors, is first taken off it (stamped
+       * with the session's last renewal), or, where that write fails, the session is left to end at
+       * its deadline. Either way a follower, once stopped, releases a term handed to
        * it as it stopped that it never led, and takes its name off as successor, so no term waits
        * for it. @default true
        */

@@ -24,6 +24,7 @@ import {
   departure,
   gainedSince,
   leavingDoubt,
+  leavingKept,
   leadFromRead,
   nextStepDelay,
   SESSION_QUIET_LEASES,
@@ -146,7 +147,7 @@ export class LeaderElector {
       everyRetryPeriod: opts.mode === 'NoCoordination' && opts.renewIntervalMs === undefined,
     };
     const startUp = new StartUp<void>(`LeaderElector "${opts.identity}" of lease "${opts.leaseName}"`, opts.tables);
-    this.x = { settings, lock, sessions, time, machine: clock ?? systemClock, client, requests, callbacks, report, retryDelayMs: decisions.retryDelayMs, detect: detect ?? (() => detectPlatform()), push, session, startUp, phase: 'idle', failure: undefined, platform: undefined, nap: undefined, wokenAt: [], failures: 0, work: undefined, deadline: undefined, clocks: undefined, sleepGauge: { gauge: 0, at: 0 }, aside: new Set(), takeInDoubt: undefined };
+    this.x = { settings, lock, sessions, time, machine: clock ?? systemClock, client, requests, callbacks, report, retryDelayMs: decisions.retryDelayMs, detect: detect ?? (() => detectPlatform()), push, session, startUp, phase: 'idle', failure: undefined, platform: undefined, nap: undefined, wokenAt: [], failures: 0, work: undefined, deadline: undefined, clocks: undefined, sleepGauge: { gauge: 0, at: 0 }, aside: new Set(), takeInDoubt: undefined, ledOn: undefined };
     this.ready = startUp.ready;
   }
 
@@ -438,7 +439,9 @@ export class LeaderElector {
       // run()), and a follower's name, or a term handed to it that it never led, guards no work.
       if (!led && this.candidate) await this.depart();
       // a write onto its session still in doubt: settled before the hold goes, or the hold stays
-      await this.leaveDoubt();
+      const doubt = await this.leaveDoubt();
+      // a term it led and keeps (releaseOnCancel false), on the session its process runs on: taken off it, or the session held
+      if (!doubt.done) await this.leaveKept(doubt.read);
       detach?.(); // after the release: the session outlives every term held on it
     }
   }
@@ -498,26 +501,77 @@ export class LeaderElector {
   /**
    * Stopping with a write onto its session in doubt (takeInDoubt): the lease read (consistently)
    * and the doubt settled as leavingDoubt says, a term of its own on that session released first.
-   * Where the read fails, the release does not land (a fault, or the row moved on meanwhile), or the
-   * term is kept (releaseOnCancel false), the hold outlives run(): the session ends at its deadline
-   * and the term runs out on its stamps. Released unsettled, the session's renewals for the
-   * process's other electors would keep alive for ever a term nobody leads (the lease's followers
-   * wait on the session).
+   * A term it led that releaseOnCancel false keeps is taken off the session (keptOffSession), the
+   * hold dropped once that lands. Where the read fails, or the release or the move off the session
+   * does not land (a fault, or the row moved on meanwhile), the hold outlives run(): the session
+   * ends at its deadline and the term runs out on its stamps. Released unsettled, the session's
+   * renewals for the process's other electors would keep alive for ever a term nobody leads (the
+   * lease's followers wait on the session). `done`: nothing more to settle (leaveKept need not
+   * look); `read`: the row it read, where the hold was dropped for no term of its own on that session.
    */
-  private async leaveDoubt(): Promise<void> {
+  private async leaveDoubt(): Promise<{ readonly done: boolean; readonly read?: LeaseRead }> {
     const { x, options: o } = this;
     const d = x.takeInDoubt;
-    if (!d) return;
+    if (!d) return { done: false };
     let read: LeaseRead;
     try {
       read = await x.lock.get(true);
     } catch (e) {
-      return x.report(e);
+      x.report(e);
+      return { done: true };
     }
     const next = leavingDoubt(read.item, d.session, o.identity, this.instance, o.releaseOnCancel ? -1 : this.known.ledToken);
-    if (next.kind === 'keep') return;
-    if (next.kind === 'release' && !(await this.ended(() => x.lock.release(next.term, x.time.now())))) return;
+    if (next.kind === 'keep' && !(await this.keptOffSession(read.item, d.session))) return { done: true };
+    if (next.kind === 'release' && !(await this.ended(() => x.lock.release(next.term, x.time.now())))) return { done: true };
     this.settleDoubt();
+    return next.kind === 'drop' ? { done: false, read } : { done: true };
+  }
+
+  /**
+   * Stopping with releaseOnCancel false, no hold of its own on its session: a term it led, kept, on
+   * the session its process renews on for its other electors is taken off it (keptOffSession), so it
+   * runs out on its stamps rather than living for ever on the session's renewals; where that cannot
+   * be done (the lease cannot be read, or the write does not land), the session's renewals are held
+   * for good (the hold ends with the session, at its deadline). `read`: a consistent read made since
+   * the step-down, if any.
+   */
+  private async leaveKept(read?: LeaseRead): Promise<void> {
+    const { x, options: o } = this;
+    const live = x.session?.name;
+    if (o.releaseOnCancel || !x.session || live === undefined || this.known.ledToken < 0) return;
+    let l: Lease | undefined | 'unread' = read?.item;
+    if (!read) {
+      try {
+        l = (await x.lock.get(true)).item;
+      } catch (e) {
+        x.report(e);
+        l = 'unread'; // the session its last term was on, as it last knew, tells whether to hold it
+      }
+    }
+    if (await this.keptOffSession(l, live)) return;
+    sessionSeam(x.session).hold(live, `a term of lease "${o.leaseName}" that releaseOnCancel false keeps is on it, and its elector stopped without taking it off`);
+  }
+
+  /**
+   * A term this start-up led and keeps, on session `name` as `l` shows it ('unread': the read
+   * failed): taken off the session by a renewal conditioned on its token, stamped as leavingKept
+   * says. True: no such term, or it is off the session now.
+   */
+  private async keptOffSession(l: Lease | undefined | 'unread', name: string): Promise<boolean> {
+    const { x, options: o } = this;
+    const stamp = x.session ? sessionSeam(x.session).stamp(name) : undefined;
+    const next = leavingKept(l, stamp === undefined ? undefined : { name, stamp }, o.identity, this.instance, o.releaseOnCancel ? -1 : this.known.ledToken, x.ledOn);
+    if (next.kind === 'none') return true;
+    if (next.kind === 'hold') return false;
+    try {
+      const w = await x.lock.renew(next.term, { now: next.stamp, leaseDurationSeconds: next.seconds, session: null });
+      // its followers, quiet while the session vouched for the term, read the lease now and judge it by its stamp
+      if (w) x.push?.wake(o.leaseName, w.revision);
+      return w !== undefined;
+    } catch (e) {
+      x.report(e);
+      return false;
+    }
   }
 
   /** The take in doubt settled: its session renewed again. */
@@ -551,6 +605,7 @@ export class LeaderElector {
     while (next) {
       const { state, effects } = decide(this.x.settings, this.known, next, this.moment());
       this.known = state;
+      if (state.lead) this.x.ledOn = state.lead.session;
       // leading a term it knows is on that session: renewed and stopped by its rules (a leader's
       // renewal onto it in doubt is settled once one is answered, or by a read)
       if (state.lead && state.lead.session === this.x.takeInDoubt?.session) this.settleDoubt();
@@ -812,6 +867,8 @@ interface Shell {
    * (its requests throttled, or denied).
    */
   takeInDoubt: { readonly session: string; readonly release: () => void } | undefined;
+  /** The session the term it led last was on, as it last knew (leavingKept, where the lease cannot be read as it stops). */
+  ledOn: string | undefined;
 }
 
 /** The decisions a LeaderElector calls through (step.ts, faults.ts): one object per elector, so the simulator can plant a wrong one. */

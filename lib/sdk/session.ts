@@ -148,6 +148,12 @@ export interface SessionSeam {
    * outlives its elector's run() when the doubt is not settled as it stops; it ends with the session.
    */
   hold(name: string, why: string): () => void;
+  /**
+   * The stamp (`renewTime`) of session `name`'s row as this process last knew it landed (its last
+   * renewal answered, or found landed): no later than the row's, and no earlier than that of any
+   * renewal its electors counted. Undefined unless `name` is the live session.
+   */
+  stamp(name: string): number | undefined;
 }
 
 const seams = new WeakMap<Session, SessionSeam>();
@@ -219,7 +225,7 @@ export class Session {
     const requests = boundedClient(client, this.clock, requestBoundMs(data.renewDeadlineMs));
     this.store = new IdentityStore(requests, data.tables.identities);
     const reader = new SessionReader(requests, data.tables.identities, this.time);
-    seams.set(this, { reader, attach: (listener) => this.attach(listener), stopping: () => this.signal?.aborted === true, hold: (name, why) => this.hold(name, why) });
+    seams.set(this, { reader, attach: (listener) => this.attach(listener), stopping: () => this.signal?.aborted === true, hold: (name, why) => this.hold(name, why), stamp: (name) => (this.name === name ? this.current?.read.item?.renewTime : undefined) });
     this.options = deepFreeze(data);
     this.startUp = new StartUp<void>('Session', data.tables);
     this.component = data.leaseNames ? sessionComponent(data.leaseNames) : allLeasesSessionComponent(this.process);

@@ -836,17 +836,43 @@ export function departure(l: Lease | undefined, identity: string, instance: stri
  * session may have landed unanswered: LeaderElector.putOnSession), from a consistent read of the
  * lease made after its step-down and departure: `drop` the hold when the row shows no term of this
  * start-up on that session (the write never landed, or the term has ended or moved since);
- * `release` the term on it, the hold dropped once the release lands; `keep` the hold for a term it
- * led that releaseOnCancel false keeps (`keptToken`, as departure's), so that the session ends at
- * its deadline and the term runs out on its stamps, as a kept term does off a session. A hold not
- * dropped stays after run() returns: released, the session's renewals for the process's other
- * electors would keep the term alive for ever with nobody leading it.
+ * `release` the term on it, the hold dropped once the release lands; `keep` a term it led that
+ * releaseOnCancel false keeps (`keptToken`, as departure's): taken off the session as leavingKept
+ * says, the hold dropped once that lands, else kept, so that the session ends at its deadline and
+ * the term runs out on its stamps, as a kept term does off a session. A hold not dropped stays
+ * after run() returns: released, the session's renewals for the process's other electors would
+ * keep the term alive for ever with nobody leading it.
  */
 export type LeavingDoubt = { readonly kind: 'drop' } | { readonly kind: 'release'; readonly term: Term } | { readonly kind: 'keep' };
 
 export function leavingDoubt(l: Lease | undefined, held: string, identity: string, instance: string, keptToken = -1): LeavingDoubt {
   if (l?.holderIdentity !== identity || l.holderInstance !== instance || l.session !== held) return { kind: 'drop' };
   return l.fencingToken <= keptToken ? { kind: 'keep' } : { kind: 'release', term: { holderIdentity: identity, fencingToken: l.fencingToken } };
+}
+
+/**
+ * What a stopping elector does about a term it led that releaseOnCancel false keeps (`keptToken`,
+ * as departure's), where the row has it on `live`, the session its process renews on for its other
+ * electors (`stamp`: that row's stamp as the process last knew it landed: SessionSeam.stamp). Left
+ * there, the session's renewals would keep the term alive for ever, its followers and the
+ * coordinator judging it by them. So `offSession`: the term taken off the session by a renewal
+ * conditioned on its token, stamped with the later of the session's stamp and the lease row's own
+ * (a millisecond past it: a renewal never leaves the stamp where it was), its duration the row's;
+ * it then runs out on that stamp, as a kept term off a session does. Never later than observers
+ * already judge it by (the later of the two stamps), never earlier than the last renewal its leader
+ * counted (the session's stamp only grows). `hold`: the row could not be read (`l` is 'unread')
+ * and the last term it led was on that session as it last knew (`ledOn`), so the session's
+ * renewals are held and it ends at its deadline; the elector holds them too where the write does
+ * not land. `none`: no such term on a session its process renews.
+ */
+export type LeavingKept = { readonly kind: 'none' } | { readonly kind: 'offSession'; readonly term: Term; readonly stamp: number; readonly seconds: number } | { readonly kind: 'hold'; readonly session: string };
+
+export function leavingKept(l: Lease | undefined | 'unread', live: { readonly name: string; readonly stamp: number } | undefined, identity: string, instance: string, keptToken: number, ledOn?: string): LeavingKept {
+  if (!live || keptToken < 0) return { kind: 'none' };
+  if (l === 'unread') return ledOn === live.name ? { kind: 'hold', session: live.name } : { kind: 'none' };
+  if (l?.holderIdentity !== identity || l.holderInstance !== instance || l.session !== live.name || l.fencingToken > keptToken) return { kind: 'none' };
+  const stamp = l.renewTime === undefined ? live.stamp : Math.max(live.stamp, l.renewTime + 1);
+  return { kind: 'offSession', term: { holderIdentity: identity, fencingToken: l.fencingToken }, stamp, seconds: l.leaseDurationSeconds };
 }
 
 /** What a leader's next-step timing depends on. */

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Lease } from '../../lib/schemas/lease.js';
 import { declinePatch } from '../../lib/stores/lease-store.js';
-import { afterRenewal, decideLeader, departure, handOffDelay, heirOf, leaderDelay, leavingDoubt, MIN_RENEWAL_BOUND_MS, renewalBoundMs, sessionFallbackFor, sessionFallbackMs, type LeaderObservation, type LeaderSettings, type LeaderStep, type TermView } from '../../lib/sdk/step.js';
+import { afterRenewal, decideLeader, departure, handOffDelay, heirOf, leaderDelay, leavingDoubt, leavingKept, MIN_RENEWAL_BOUND_MS, renewalBoundMs, sessionFallbackFor, sessionFallbackMs, type LeaderObservation, type LeaderSettings, type LeaderStep, type TermView } from '../../lib/sdk/step.js';
 
 const S: LeaderSettings = { leaseName: 'job', identity: 'a', mode: 'coordinated', renewDeadlineMs: 10_000 };
 const T: TermView = { holderIdentity: 'a', instance: 'a_1', fencingToken: 7, renewedAt: 100_000, session: 's-1' };
@@ -95,7 +95,7 @@ describe("leavingDoubt: a stopping elector's hold on its session (a write of its
   const mine = (over: Partial<Lease> = {}) => lease({ holderIdentity: 'b', holderInstance: 'b_1', session: 's-1', ...over });
   it.each([
     { name: 'its term on the held session (the write landed): released, the hold dropped once that lands', l: mine(), kept: -1, want: { kind: 'release', term: { holderIdentity: 'b', fencingToken: 7 } } },
-    { name: 'its term on the held session, led and kept (releaseOnCancel false): the hold stays, the term runs out with the session', l: mine(), kept: 7, want: { kind: 'keep' } },
+    { name: 'its term on the held session, led and kept (releaseOnCancel false): kept, taken off the session as leavingKept says (else the hold stays and the term runs out with the session)', l: mine(), kept: 7, want: { kind: 'keep' } },
     { name: 'its term on the held session, a later token than it led (never led): released', l: mine({ fencingToken: 9 }), kept: 7, want: { kind: 'release', term: { holderIdentity: 'b', fencingToken: 9 } } },
     { name: 'its term on no session (the write never landed): the hold dropped', l: mine({ session: undefined }), kept: -1, want: { kind: 'drop' } },
     { name: 'its term on another session: the hold dropped', l: mine({ session: 's-2' }), kept: -1, want: { kind: 'drop' } },
@@ -103,6 +103,31 @@ describe("leavingDoubt: a stopping elector's hold on its session (a write of its
     { name: 'another start-up of its identity holding on it: the hold dropped', l: mine({ holderInstance: 'b_2' }), kept: -1, want: { kind: 'drop' } },
     { name: 'no row: the hold dropped', l: undefined, kept: -1, want: { kind: 'drop' } },
   ])('$name', ({ l, kept, want }) => expect(leavingDoubt(l, 's-1', 'b', 'b_1', kept)).toEqual(want));
+});
+
+describe("leavingKept: a stopping elector's term that releaseOnCancel false keeps, on the session its process renews on", () => {
+  // b's start-up b_1 stops; it led token 7 (kept: 7); session s-1 lives, its row stamped 110_000 as the process last knew it
+  const live = { name: 's-1', stamp: 110_000 };
+  const mine = (over: Partial<Lease> = {}) => lease({ holderIdentity: 'b', holderInstance: 'b_1', session: 's-1', renewTime: 100_000, leaseDurationSeconds: 15, ...over });
+  const off = (stamp: number, fencingToken = 7) => ({ kind: 'offSession', term: { holderIdentity: 'b', fencingToken }, stamp, seconds: 15 });
+  it.each([
+    { name: "its kept term on the live session: off it, stamped with the session's stamp (later than the lease row's)", l: mine(), kept: 7, want: off(110_000) },
+    { name: "the lease row's stamp the later (a take or a move onto the session since the session's last renewal): a millisecond past it", l: mine({ renewTime: 112_000 }), kept: 7, want: off(112_001) },
+    { name: "the stamps equal: a millisecond past them (a renewal never leaves the stamp where it was)", l: mine({ renewTime: 110_000 }), kept: 7, want: off(110_001) },
+    { name: 'the duration the row has (a first term shorter than its own), never a longer one', l: mine({ leaseDurationSeconds: 5 }), kept: 7, want: { ...off(110_000), seconds: 5 } },
+    { name: 'the lease not read (a fault), its last term on that session as it last knew: the session held', l: 'unread' as const, kept: 7, ledOn: 's-1', want: { kind: 'hold', session: 's-1' } },
+    { name: 'the lease not read, its last term on another session as it last knew: nothing', l: 'unread' as const, kept: 7, ledOn: 's-0', want: { kind: 'none' } },
+    { name: 'the lease not read, its last term on no session: nothing', l: 'unread' as const, kept: 7, ledOn: undefined, want: { kind: 'none' } },
+    { name: 'the lease not read, nothing kept (releaseOnCancel true): nothing', l: 'unread' as const, kept: -1, ledOn: 's-1', want: { kind: 'none' } },
+    { name: 'releaseOnCancel true (nothing kept: released at the step-down): nothing', l: mine(), kept: -1, want: { kind: 'none' } },
+    { name: 'a later token than it led (never led: departure releases it): nothing', l: mine({ fencingToken: 9 }), kept: 7, want: { kind: 'none' } },
+    { name: 'on another session (an ended one of its process: nobody renews it): nothing, it runs out', l: mine({ session: 's-0' }), kept: 7, want: { kind: 'none' } },
+    { name: 'off any session: nothing, it runs out on its own stamp', l: mine({ session: undefined }), kept: 7, want: { kind: 'none' } },
+    { name: "another's term on the session's name: nothing", l: lease({ session: 's-1' }), kept: 7, want: { kind: 'none' } },
+    { name: 'another start-up of its identity: nothing', l: mine({ holderInstance: 'b_2' }), kept: 7, want: { kind: 'none' } },
+    { name: 'no row: nothing', l: undefined, kept: 7, want: { kind: 'none' } },
+  ])('$name', (row: { l: Lease | undefined | 'unread'; kept: number; ledOn?: string; want: unknown }) => expect(leavingKept(row.l, live, 'b', 'b_1', row.kept, row.ledOn)).toEqual(row.want));
+  it('no live session (ended, or its deadline passed): nothing, the term runs out on the stamps its session last had', () => expect(leavingKept(mine(), undefined, 'b', 'b_1', 7)).toEqual({ kind: 'none' }));
 });
 
 describe('leaderDelay and sessionFallbackMs', () => {

@@ -44,7 +44,7 @@ const CLIENT_GO = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPerio
  * Three processes, each with one Session and an elector on every lease, the push path, the
  * coordinator. `defaults`: client-go's timings and the Session's defaults instead of FAST's.
  */
-async function sessionFleet(opts: { push?: boolean; leases?: string[]; defaults?: boolean; tickEveryMs?: number; onErrorThrows?: boolean; monotonicTimers?: boolean; clockSync?: 'none' } = {}) {
+async function sessionFleet(opts: { push?: boolean; leases?: string[]; defaults?: boolean; tickEveryMs?: number; onErrorThrows?: boolean; monotonicTimers?: boolean; clockSync?: 'none'; releaseOnCancel?: false } = {}) {
   const LEASES = opts.leases ?? DEFAULT_LEASES;
   const sim = await Sim.create({ config: opts.defaults ? { ...CONFIG, electedLeaseDurationSeconds: 15 } : CONFIG });
   const push = opts.push === false ? undefined : sim.pushBroker({ delayMs: 50, deliveryMs: 5 });
@@ -61,7 +61,7 @@ async function sessionFleet(opts: { push?: boolean; leases?: string[]; defaults?
     const stop = new AbortController();
     const running = session.run(stop.signal);
     const electors = LEASES.map((leaseName) =>
-      sim.elector(id, { leaseName, fallbackAfterMs: 60_000, session, ...(opts.defaults ? CLIENT_GO : {}), ...(opts.clockSync ? { clockSync: opts.clockSync } : {}), ...(push ? { push: sim.pushFor(machine) } : {}) }, { machine, errors }),
+      sim.elector(id, { leaseName, fallbackAfterMs: 60_000, session, ...(opts.defaults ? CLIENT_GO : {}), ...(opts.clockSync ? { clockSync: opts.clockSync } : {}), ...(opts.releaseOnCancel === false ? { releaseOnCancel: false } : {}), ...(push ? { push: sim.pushFor(machine) } : {}) }, { machine, errors }),
     );
     return { machine, session, stop, running, electors, errors };
   });
@@ -81,7 +81,7 @@ async function sessionFleet(opts: { push?: boolean; leases?: string[]; defaults?
 }
 
 /** A fleet at client-go's timings, settled: the process holding the first lease, and its elector of it. */
-async function settledHolder(opts: { onErrorThrows?: boolean; monotonicTimers?: boolean; clockSync?: 'none' } = {}) {
+async function settledHolder(opts: { onErrorThrows?: boolean; monotonicTimers?: boolean; clockSync?: 'none'; releaseOnCancel?: false } = {}) {
   const { sim, coord, procs, holderOf } = await sessionFleet({ defaults: true, ...opts });
   const L = CLIENT_GO.leaseDurationMs;
   await sim.run(3 * L + 77);
@@ -1153,3 +1153,76 @@ describe('DynamoDB back after an outage of one process (safety.md open item: reg
     for (const x of procs) x.stop.abort();
   });
 });
+
+describe('a leader with releaseOnCancel false stops, its term on the Session its process runs on for its other electors', () => {
+  it("its term is left to run out on the session's last renewal, not kept alive by the session for ever: another process leads within a lease duration and two retry periods of the stop, one leader per lease throughout", async () => {
+    const { sim, procs, holder, leader, lease, L } = await settledHolder({ releaseOnCancel: false });
+    const other = LEASES.find((n) => n !== lease)!;
+    expect(leader.elector.isLeader()).toBe(true);
+    const onSession = holder.session.name;
+    expect((await sim.leases.read(lease)).item?.session).toBe(onSession);
+    const token = (await sim.leases.read(lease)).item!.fencingToken;
+    // its work stops with run() (its own signal), its process and Session run on for its elector of the other lease
+    await leader.stop();
+    const stoppedAt = sim.clock.monotonic();
+    expect(leader.elector.isLeader()).toBe(false);
+    expect(holder.session.name).toBe(onSession);
+    // the term off the session, stamped no later than the session's row (the later of the two stamps observers judged it by)
+    const kept = (await sim.leases.read(lease)).item!;
+    const key = sessionKey(onSession!);
+    const sessionRow = (await sim.settle(new IdentityStore(holder.machine.client, sim.names.identities).read(key.component, key.name), 'the session row')).item!;
+    expect({ holder: kept.holderInstance, token: kept.fencingToken, session: kept.session }).toEqual({ holder: leader.elector.instance, token, session: undefined });
+    expect(kept.renewTime).toBeLessThanOrEqual(sessionRow.renewTime);
+    // nobody takes the kept term before it runs out; then another process leads it
+    const others = procs.filter((p) => p !== holder);
+    const ledAfter = await sim.until(
+      `another process leading ${lease}`,
+      () => {
+        for (const n of LEASES) if (leadersOf(procs, n).length > 1) throw new Error(`two leaders of ${n}`);
+        return leadersOf(others, lease).length === 1 && sim.clock.monotonic() - stoppedAt;
+      },
+      6 * L,
+    );
+    // before: no leader within 6 lease durations (the session's renewals kept the term alive, its followers judging it by them)
+    // now 15.0 s: the kept term ran out on the session's last renewal before the stop, not released, not kept for ever
+    expect(sim.streamErrors).toEqual([]);
+    expect(ledAfter).toBeGreaterThan(L - holder.session.options.renewIntervalMs);
+    expect(ledAfter).toBeLessThan(L + 2 * CLIENT_GO.retryPeriodMs);
+    expect((await sim.leases.read(lease)).item!.fencingToken).toBeGreaterThan(token);
+    // the session lived on throughout, for the process's elector of the other lease
+    expect(holder.session.name).toBe(onSession);
+    await sim.during(2 * L, 'one leader per lease, each lease led', () => LEASES.every((n) => leadersOf(procs, n).length === 1) && leadersOf(procs, other).length === 1);
+  });
+
+  it("the leases table refuses the stopping elector's read and write of that lease (throttled): its process stops vouching for the term, the session ending at its deadline; another process leads within a lease duration, a renew deadline and two retry periods of the stop", async () => {
+    const { sim, procs, holder, leader, lease, L } = await settledHolder({ releaseOnCancel: false });
+    expect(leader.elector.isLeader()).toBe(true);
+    const onSession = holder.session.name;
+    const throttled = () => Object.assign(new Error('injected: the leases table throttles this process'), { name: 'ProvisionedThroughputExceededException', $fault: 'client', $metadata: { httpStatusCode: 400 } });
+    const keyOf = (q: { input: unknown }) => (q.input as { Key?: { name?: { S?: string } } }).Key?.name?.S;
+    holder.machine.fault = (q) => (isTable('-leases')(q) && keyOf(q) === lease ? throttled() : undefined);
+    const n0 = holder.errors.length;
+    await leader.stop();
+    const stoppedAt = sim.clock.monotonic();
+    // the term still on the session, which its process holds: it ends at its deadline
+    expect((await sim.leases.read(lease)).item?.session).toBe(onSession);
+    await sim.until('the session ended', () => holder.session.name !== onSession || undefined, holder.session.options.renewDeadlineMs + 1_000);
+    expect(holder.errors.some((e) => e.message.includes(`its renewals held: a term of lease "${lease}" that releaseOnCancel false keeps is on it`))).toBe(true);
+    const others = procs.filter((p) => p !== holder);
+    const ledAfter = await sim.until(
+      `another process leading ${lease}`,
+      () => {
+        for (const n of LEASES) if (leadersOf(procs, n).length > 1) throw new Error(`two leaders of ${n}`);
+        return leadersOf(others, lease).length === 1 && sim.clock.monotonic() - stoppedAt;
+      },
+      6 * L,
+    );
+    // 15.0 s: the session's deadline (7.5 s) passed, then its stamp's lease duration
+    expect(ledAfter).toBeLessThan(L + CLIENT_GO.renewDeadlineMs + 2 * CLIENT_GO.retryPeriodMs);
+    holder.machine.fault = undefined;
+    // its other elector runs on, on the process's next session
+    await sim.until("the holder's next session", () => holder.session.name, L);
+    await sim.during(2 * L, 'one leader per lease, each lease led', () => LEASES.every((n) => leadersOf(procs, n).length === 1));
+  });
+});
+
