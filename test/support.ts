@@ -4,6 +4,7 @@ import { DescribeStreamCommand, DynamoDBStreamsClient, GetRecordsCommand, GetSha
 import type { Metrics } from '@aws-lambda-powertools/metrics';
 import type { DynamoDBRecord } from 'aws-lambda';
 import { inject } from 'vitest';
+import { systemClock, type Clock } from '../lib/clock.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION, localClient } from '../lib/local/dynamodb-local.js';
 import { toLambdaRecord } from '../lib/local/stream-poller.js';
 import type { TableNames } from '../lib/schemas/config.js';
@@ -36,6 +37,41 @@ export async function testTables(label: string): Promise<TestTables> {
 }
 
 export { manualClock } from '../lib/clock.js';
+
+/**
+ * A clock whose sleeps wait until `release()` lets them go (all, or those `which` picks by their
+ * length), every sleep asked for recorded in `asked`: a test lets a loop's waits go at each look at
+ * the outcome, so nothing spins and nothing waits on the machine's clock.
+ */
+export function heldClock() {
+  const asked: number[] = [];
+  let held: { ms: number; resolve: () => void }[] = [];
+  let free = false;
+  const clock: Clock = {
+    ...systemClock,
+    sleep: (ms, signal) => {
+      asked.push(ms);
+      if (free || signal?.aborted) return Promise.resolve();
+      return new Promise<void>((resolve) => {
+        held.push({ ms, resolve });
+        signal?.addEventListener('abort', () => resolve(), { once: true });
+      });
+    },
+  };
+  const release = (which: (ms: number) => boolean = () => true) => {
+    const go = held.filter((h) => which(h.ms));
+    held = held.filter((h) => !which(h.ms));
+    for (const h of go) h.resolve();
+  };
+  /** From now on no sleep is held (stopping: every loop runs to its check of `running`). */
+  const unhold = () => {
+    free = true;
+    release();
+  };
+  /** Whether a sleep of `ms` is held now. */
+  const holding = (ms: number) => held.some((h) => h.ms === ms);
+  return { clock, asked, release, unhold, holding };
+}
 
 /** The names of the per-lease metrics `metrics` publishes from now on (its single-metric instances), in order. */
 export function singleMetricNames(metrics: Metrics): string[] {

@@ -11,6 +11,7 @@ import type { StreamTrigger } from '../wiring.js';
 import { matchesFilter } from './event-filter.js';
 import { systemClock, type Clock } from '../clock.js';
 import type { ShardCheckpoints } from './stream-checkpoints.js';
+import { Backoff, backoffMs } from './backoff.js';
 
 /** What a Lambda handler returns for a batch with ReportBatchItemFailures. */
 export interface BatchResponse {
@@ -36,7 +37,11 @@ export interface StreamPollerOptions {
   functionName: string;
   invoke: (event: DynamoDBStreamEvent) => Promise<BatchResponse | void>;
   deadLetter: (entry: DeadLetter) => void;
-  /** A failure reading the stream (retried). */
+  /**
+   * A failure reading the stream or describing it, retried (a read at a backoff: twice idleMs,
+   * twice as long after each later failure in a row, up to RETRY_BACKOFF_MAX_MS); told at the 1st,
+   * 2nd, 4th, 8th … failure in a row, not at each try.
+   */
   onError?: (e: Error) => void;
   /** How long to wait when a shard had nothing new. @default 100 ms */
   idleMs?: number;
@@ -106,7 +111,7 @@ export function toLambdaRecord(r: _Record, streamArn: string, readAt?: number): 
   } as DynamoDBRecord;
 }
 
-/** The longest wait before a failing batch's retry: a fault that clears is followed within a second. */
+/** The longest wait before a failing batch's retry, or a failed read's: a fault that clears is followed within a second. */
 export const RETRY_BACKOFF_MAX_MS = 1_000;
 
 /** How often the poller describes its stream (new shards; the stream ended). */
@@ -147,8 +152,8 @@ export class StreamPoller {
   private streamArn: string;
   /** Where a shard of the stream read now is read from: the trigger's position, TRIM_HORIZON on a stream followed (its records since the table's creation). */
   private startingPosition: StreamTrigger['startingPosition'];
-  /** The next wait before looking for the table again, while it is gone or has no stream; undefined while the stream is live. */
-  private lookAgainMs: number | undefined;
+  /** The looks for the table while it is gone or has no stream: each wait before the next twice as long as the last. */
+  private readonly tableLooks = new Backoff(TABLE_LOOK_FIRST_MS, TABLE_LOOK_MAX_MS);
   /** The table's absence (or its stream's) has been told since the stream read now ended. */
   private told = false;
 
@@ -177,6 +182,8 @@ export class StreamPoller {
    * (followTable).
    */
   private async discover(): Promise<void> {
+    // a stream that cannot be described (DynamoDB Local gone) is told ever more rarely, not every round
+    const describes = new Backoff(DISCOVER_EVERY_MS, DISCOVER_EVERY_MS);
     while (this.running) {
       let ended = false;
       try {
@@ -184,10 +191,11 @@ export class StreamPoller {
         const listed = new Map((d.StreamDescription?.Shards ?? []).map((s) => [s.ShardId!, s]));
         for (const id of listed.keys()) this.follow(id, listed, new Set());
         ended = ENDED.has(d.StreamDescription?.StreamStatus ?? '');
+        describes.succeeded();
       } catch (e) {
-        // reported, and tried again at the next round, as a shard's read is; a stream gone is an end
+        // tried again at the next round; a stream gone is an end
         if ((e as Error).name === 'ResourceNotFoundException' && this.o.table) ended = true;
-        else this.o.onError?.(e as Error);
+        else if (describes.failed().tell) this.o.onError?.(e as Error);
       }
       if (ended && this.o.table) {
         const waitMs = await this.followTable(this.o.table);
@@ -208,8 +216,7 @@ export class StreamPoller {
    * looked for in a loop.
    */
   private async followTable(table: NonNullable<StreamPollerOptions['table']>): Promise<number> {
-    const waitMs = this.lookAgainMs ?? TABLE_LOOK_FIRST_MS;
-    this.lookAgainMs = Math.min(TABLE_LOOK_MAX_MS, waitMs * 2);
+    const waitMs = this.tableLooks.failed().waitMs;
     let t: Awaited<ReturnType<typeof table.describe>>;
     try {
       t = await table.describe();
@@ -225,7 +232,7 @@ export class StreamPoller {
       this.streamArn = t.latestStreamArn;
       this.startingPosition = 'TRIM_HORIZON';
       this.shards.clear();
-      this.lookAgainMs = undefined;
+      this.tableLooks.succeeded();
       this.told = false;
       return 0;
     }
@@ -276,6 +283,9 @@ export class StreamPoller {
     let fromCheckpoint = last !== undefined;
     let iterator: string | undefined;
     let started = false;
+    const idleMs = this.o.idleMs ?? 100;
+    // a read failing for a reason that lasts (DynamoDB Local gone, a request it refuses): no hot loop, no error per try
+    const reads = new Backoff(2 * idleMs, RETRY_BACKOFF_MAX_MS);
     while (this.running && (iterator || !started)) {
       try {
         if (!started) {
@@ -298,6 +308,7 @@ export class StreamPoller {
         }
         const r = await this.o.client.send(new GetRecordsCommand({ ShardIterator: iterator, Limit: this.o.trigger.batchSize }));
         iterator = r.NextShardIterator;
+        reads.succeeded();
         const readAt = this.clock.now();
         const records = (r.Records ?? []).map((x) => toLambdaRecord(x, streamArn, readAt));
         if (records.length) {
@@ -306,16 +317,22 @@ export class StreamPoller {
           last = records.at(-1)!.dynamodb?.SequenceNumber;
           fromCheckpoint = false;
           if (last !== undefined) this.o.checkpoints?.set(streamArn, shardId, last);
-        } else await this.clock.sleep(this.o.idleMs ?? 100);
+        } else await this.clock.sleep(idleMs);
       } catch (e) {
-        // An expired or trimmed iterator (DynamoDB Local also trims the iterator of an empty new
-        // shard): take a new one after the last record delivered, so nothing is skipped or repeated.
         const name = (e as Error).name;
         // a stream gone (its table deleted) has no more records: the shard is done, and discover() sees the stream end
         if (name === 'ResourceNotFoundException') return;
-        if (name !== 'TrimmedDataAccessException' && name !== 'ExpiredIteratorException') this.o.onError?.(e as Error);
+        // a new iterator, after the last record delivered, so nothing is skipped or repeated
         started = false;
-        await this.clock.sleep(this.o.idleMs ?? 100);
+        if (name === 'TrimmedDataAccessException' || name === 'ExpiredIteratorException') {
+          // an expired or trimmed iterator (DynamoDB Local also trims the iterator of an empty new
+          // shard): the normal case, neither told nor backed off
+          await this.clock.sleep(idleMs);
+          continue;
+        }
+        const { waitMs, tell } = reads.failed();
+        if (tell) this.o.onError?.(e as Error);
+        await this.clock.sleep(waitMs, this.stopping.signal);
       }
     }
   }
@@ -360,7 +377,7 @@ export class StreamPoller {
       return true;
     }
     // a failing record is not retried at once, over and over (Lambda backs off too)
-    await this.clock.sleep(Math.min(RETRY_BACKOFF_MAX_MS, (this.o.idleMs ?? 100) * 2 ** (retries + 1)), this.stopping.signal);
+    await this.clock.sleep(backoffMs(2 * (this.o.idleMs ?? 100), RETRY_BACKOFF_MAX_MS, retries + 1), this.stopping.signal);
     if (!this.running) return false; // stopped: not done, not dead-lettered
     if (this.o.trigger.bisectOnError && rest.length > 1) {
       const half = Math.ceil(rest.length / 2);

@@ -14,7 +14,6 @@ import { DeleteTableCommand, DescribeTableCommand, PutItemCommand } from '@aws-s
 import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { systemClock, type Clock } from '../../lib/clock.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../lib/local/dynamodb-local.js';
 import { startLocalRuntime } from '../../lib/local/runtime.js';
 import { StreamPoller, TABLE_LOOK_FIRST_MS, TABLE_LOOK_MAX_MS } from '../../lib/local/stream-poller.js';
@@ -22,7 +21,7 @@ import { createTable } from '../../lib/stores/table-admin.js';
 import { TABLES } from '../../lib/tables.js';
 import { wiring } from '../../lib/wiring.js';
 import { waitFor } from '../sdk/harness.js';
-import { testTables, type TestTables } from '../support.js';
+import { heldClock, testTables, type TestTables } from '../support.js';
 
 let t: TestTables;
 let streams: DynamoDBStreamsClient;
@@ -35,35 +34,6 @@ afterAll(async () => {
   streams.destroy();
   await t.drop();
 });
-
-/** A clock whose sleeps wait until `release()` (each look at the outcome lets them go), and whose every sleep asked for is recorded. */
-function heldClock() {
-  const asked: number[] = [];
-  let held: (() => void)[] = [];
-  let free = false;
-  const clock: Clock = {
-    ...systemClock,
-    sleep: (ms, signal) => {
-      asked.push(ms);
-      if (free || signal?.aborted) return Promise.resolve();
-      return new Promise<void>((resolve) => {
-        held.push(resolve);
-        signal?.addEventListener('abort', () => resolve(), { once: true });
-      });
-    },
-  };
-  const release = () => {
-    const now = held;
-    held = [];
-    for (const r of now) r();
-  };
-  /** From now on no sleep is held (stopping: every loop runs to its check of `running`). */
-  const unhold = () => {
-    free = true;
-    release();
-  };
-  return { clock, asked, release, unhold };
-}
 
 /** The poller's look at `table`, as the runtime's (lib/local/runtime.ts describeTable): undefined when there is none; `looked` counts each. */
 const describeTable = (table: string, looked: () => void = () => undefined) => async () => {
