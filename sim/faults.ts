@@ -116,7 +116,9 @@ function userFault(c: WorldContext, workers: Workers, f: UserFault): void {
       closeAfter(f.forMs);
       break;
     case 'malformedRow':
-      void malformRow(c, `job-${f.lease}`, f.forMs, () => closeAfter(f.forMs, { lease: `job-${f.lease}` }));
+      // its window closes at the repair: the repair is the fault's end (closing it a second
+      // `forMs` later gave the rules that start their clocks at the last heal that long for free)
+      void malformRow(c, `job-${f.lease}`, f.forMs, () => feed.window(f.kind, from, world.clock.monotonic(), { lease: `job-${f.lease}` }));
       break;
     case 'tokenMoved':
       void moveToken(c, `job-${f.lease}`, f.by);
@@ -142,7 +144,7 @@ function userFault(c: WorldContext, workers: Workers, f: UserFault): void {
   }
 }
 
-/** An operator writes `leaseTransitions` as a string (the row fails its schema), and sets it back after `forMs`. */
+/** An operator writes `leaseTransitions` as a string (the row fails its schema), and sets it back after `forMs`: `healed` then, at the repair. */
 async function malformRow(c: WorldContext, lease: string, forMs: number, healed: () => void): Promise<void> {
   const { world, feed } = c;
   const operator = world.model.client({ name: 'operator' });

@@ -14,6 +14,7 @@
  */
 import { drainMicrotasks, seededRandom } from '../lib/clock.js';
 import type { Verdict } from '../lib/history/checker.js';
+import type { FaultWindow } from '../lib/history/schema.js';
 import { createTables } from '../lib/local/tables.js';
 import { requestBound } from '../lib/history/request-bound.js';
 import type { PlantedBug } from './bugs.js';
@@ -59,6 +60,8 @@ export interface SimResult {
   readonly counts: Readonly<Record<string, number>>;
   /** Multi-Region worlds: what each Region event did to the leases led there. */
   readonly regions?: readonly RegionFigure[];
+  /** The fault windows the checker judged the world with (simulated monotonic ns, as the history's). */
+  readonly faults: readonly FaultWindow[];
 }
 
 /** How one world is run: its timeline kept, a planted bug, and (multi-Region worlds) its Region plan. */
@@ -110,5 +113,5 @@ export async function runWorld(schedule: Schedule, settings: WorldSettings = DEF
   // stop what is left: nothing more runs once the clock is no longer run
   for (const p of [...workers.procs, ...workers.twins]) p.machine.kill();
   const figures = regions?.figures(feed.history, Array.from({ length: settings.leases }, (_, i) => `job-${i}`), feed.faults);
-  return { seed: schedule.seed, verdict, timeline: feed.timeline, counts: feed.counts, ...(figures ? { regions: figures } : {}) };
+  return { seed: schedule.seed, verdict, timeline: feed.timeline, counts: feed.counts, faults: feed.faults, ...(figures ? { regions: figures } : {}) };
 }
