@@ -15,6 +15,15 @@ import type { Workers } from './workers.js';
 
 type WorkerFault = Exclude<ProcessFault, { kind: 'deleteLease' }>;
 
+/** When each process died (killed, its Region lost, or exited after SIGTERM), in simulated monotonic ms. */
+const diedAt = new WeakMap<Proc, number>();
+/**
+ * The end of a fault's window on `proc` (a pause, a partition, a twin's run): now, or when the
+ * process died if it died first. The fault ended with it: its successor is a new process on a new
+ * machine, neither frozen nor cut off, and one killed with its Region is gone.
+ */
+const endOn = (c: WorldContext, proc: Proc, from: number): number => Math.max(from, diedAt.get(proc) ?? c.world.clock.monotonic());
+
 /** Sets a timer for each of the schedule's faults, and one closing each DynamoDB and coordinator window. */
 export function scheduleFaults(c: WorldContext, workers: Workers, fns: Functions): void {
   const { world, schedule, feed } = c;
@@ -76,7 +85,7 @@ function twin(c: WorldContext, workers: Workers, fns: Functions, f: Extract<Peer
   const exit = () => {
     if (done) return;
     done = true;
-    feed.window('twin', from, world.clock.monotonic(), { instances: proc.electors.map((e) => e.instance) });
+    feed.window('twin', from, endOn(c, proc, from), { instances: proc.electors.map((e) => e.instance) });
     if (proc.machine.clock.dead) return;
     killProc(c, proc);
     fns.platformStopped(proc.platform);
@@ -85,7 +94,7 @@ function twin(c: WorldContext, workers: Workers, fns: Functions, f: Extract<Peer
   void Promise.allSettled(proc.runs).then(exit);
   world.clock.setTimer(f.forMs, () => {
     if (done) return;
-    if (proc.machine.clock.dead) return exit(); // killed meanwhile (its Region lost): its window closes here
+    if (proc.machine.clock.dead) return exit(); // killed meanwhile (its Region lost): its window closes at its death
     feed.log(`stop the second process under ${proc.identity}'s identity (SIGTERM)`);
     proc.machine.clock.gate(() => proc.stop.abort());
   });
@@ -228,7 +237,8 @@ function hit(c: WorldContext, workers: Workers, fns: Functions, f: WorkerFault):
   } else if (f.kind === 'partition') {
     feed.log(`partition ${proc.identity} for ${f.forMs} ms`);
     m.partitionedUntil = clock.now() + f.forMs;
-    clock.setTimer(f.forMs, () => feed.window('partition', from, clock.monotonic()));
+    // a process killed meanwhile is no longer cut off: its successor runs on a machine of its own
+    clock.setTimer(f.forMs, () => feed.window('partition', from, endOn(c, proc, from)));
   } else if (f.kind === 'clockStep') {
     feed.log(`step ${proc.identity}'s wall clock by ${f.stepMs} ms`);
     m.clock.offsetMs += f.stepMs;
@@ -243,6 +253,7 @@ function hit(c: WorldContext, workers: Workers, fns: Functions, f: WorkerFault):
       // exited: a fault that comes for it before its successor starts finds nothing to hit (seed
       // 251652818 killed the exited process and so started a second one beside the first's successor)
       m.kill();
+      diedAt.set(proc, clock.monotonic());
       fns.platformStopped(proc.platform);
       proc.restart();
     });
@@ -255,6 +266,7 @@ export function killProc(c: WorldContext, proc: Proc): void {
   const { world, feed } = c;
   const wall = () => Math.round(world.clock.now());
   proc.machine.kill();
+  if (!diedAt.has(proc)) diedAt.set(proc, world.clock.monotonic());
   for (const [lease, token] of proc.leading) {
     const e = proc.electors.find((x) => x.options.leaseName === lease)!;
     feed.stopped({ lease, identity: proc.identity, instance: e.instance, fencingToken: token }, wall(), 'killed');
@@ -276,7 +288,8 @@ function pause(c: WorldContext, proc: Proc, forMs: number, aimed: boolean): void
   const runs = [...proc.cronRuns.keys()];
   clock.setTimer(forMs, () => {
     feed.log(`resume ${proc.identity}`);
-    feed.window('pause', from, clock.monotonic(), { instances: [...new Set([...proc.electors.map((e) => e.instance), ...runs, ...proc.cronRuns.keys()])] });
+    // a process killed while frozen: the pause ended with it
+    feed.window('pause', from, endOn(c, proc, from), { instances: [...new Set([...proc.electors.map((e) => e.instance), ...runs, ...proc.cronRuns.keys()])] });
     proc.machine.clock.resume();
   });
 }
