@@ -132,7 +132,7 @@ describe("an operator's delete of a row a peer pointed at a missing session, its
     const r = await runWorld(crafted(), DEFAULT_SETTINGS, { trace: true });
     const story = storyOf(r.timeline, / (w[0-2] leads) job-0| delete lease job-0| kill w0|rewrites job-0/);
     // the scene as set: w0 led job-0, its session was pointed at a missing row, w0 died, the row was deleted
-    expect(story.slice(0, 4)).toEqual(['w0 leads job-0', "w1 rewrites job-0's session to job-0-no-such-session", 'kill w0', 'delete lease job-0']);
+    expect(story.slice(0, 4)).toEqual(['w0 leads job-0', "w1 rewrites job-0's session to job-0-no-such-session (a missing row)", 'kill w0', 'delete lease job-0']);
     expect(story[4]).toBe('w1 leads job-0');
     const [deleted] = timesOf(r.timeline, / delete lease job-0/);
     const [next] = timesOf(r.timeline, / w1 leads job-0/);
