@@ -63,11 +63,12 @@ export interface StreamPollerOptions {
    * Where each shard was left, kept across runs (lib/local/stream-checkpoints.ts): a shard with a
    * checkpoint is read AFTER_SEQUENCE_NUMBER it, one without from the starting position, and each
    * batch finished (handled, filtered out or dead-lettered) moves it on. A checkpoint whose records
-   * have been trimmed (TrimmedDataAccessException) falls back to TRIM_HORIZON, told once. Without
-   * it, every shard is read from the starting position.
+   * have been trimmed (TrimmedDataAccessException), or that the stream refuses (ValidationException,
+   * or InternalFailure CHECKPOINT_REFUSALS times in a row), falls back to TRIM_HORIZON, told once, and
+   * is dropped. Without it, every shard is read from the starting position.
    */
   checkpoints?: ShardCheckpoints;
-  /** What the poller tells of its stream beside faults: the new stream followed or a checkpoint trimmed (warn), the table gone or without a stream (error). */
+  /** What the poller tells of its stream beside faults: the new stream followed or a checkpoint trimmed or refused (warn), the table gone or without a stream (error). */
   log?: {
     warn: (message: string, extra: Record<string, unknown>) => void;
     error: (message: string, extra: Record<string, unknown>) => void;
@@ -113,6 +114,14 @@ export function toLambdaRecord(r: _Record, streamArn: string, readAt?: number): 
 
 /** The longest wait before a failing batch's retry, or a failed read's: a fault that clears is followed within a second. */
 export const RETRY_BACKOFF_MAX_MS = 1_000;
+
+/**
+ * How many InternalFailure answers in a row to the GetShardIterator of a kept checkpoint make it
+ * refused, read from TRIM_HORIZON instead (DynamoDB Local answers one beyond the shard's records so,
+ * every time): one alone may be passing. The backoff's waits between them (200, 400, 800, 1000 ms at
+ * the default idleMs) put the 5th about 2.4 s after the first.
+ */
+export const CHECKPOINT_REFUSALS = 5;
 
 /** How often the poller describes its stream (new shards; the stream ended). */
 const DISCOVER_EVERY_MS = 2_000;
@@ -281,6 +290,8 @@ export class StreamPoller {
     let last: string | undefined = this.o.checkpoints?.get(streamArn, shardId);
     /** `last` is the kept checkpoint, no record read after it yet. */
     let fromCheckpoint = last !== undefined;
+    /** InternalFailure answers in a row to GetShardIterator after the kept checkpoint. */
+    let refusals = 0;
     let iterator: string | undefined;
     let started = false;
     const idleMs = this.o.idleMs ?? 100;
@@ -292,12 +303,20 @@ export class StreamPoller {
           try {
             iterator = await this.iterator(streamArn, shardId, last);
           } catch (e) {
-            if ((e as Error).name !== 'TrimmedDataAccessException' || !fromCheckpoint) throw e;
-            // the checkpoint's records are older than the stream keeps (24 h): from the oldest kept
-            this.o.log?.warn(
-              `the ${this.o.functionName} function's checkpoint in shard ${shardId} (sequence number ${last}) is older than the stream keeps: reading the shard from TRIM_HORIZON; the changes trimmed in between were never handled`,
-              { function: this.o.functionName, stream: streamArn, shard: shardId, sequenceNumber: last },
-            );
+            if (!fromCheckpoint) throw e;
+            const { name, message } = e as Error;
+            refusals = name === 'InternalFailure' ? refusals + 1 : 0;
+            const about = { function: this.o.functionName, stream: streamArn, shard: shardId, sequenceNumber: last };
+            const whose = `the ${this.o.functionName} function's checkpoint in shard ${shardId} (sequence number ${last})`;
+            if (name === 'TrimmedDataAccessException') {
+              // the checkpoint's records are older than the stream keeps (24 h): from the oldest kept
+              this.o.log?.warn(`${whose} is older than the stream keeps: reading the shard from TRIM_HORIZON; the changes trimmed in between were never handled`, about);
+            } else if (name === 'ValidationException' || refusals >= CHECKPOINT_REFUSALS) {
+              // a checkpoint the stream will never take (DynamoDB Local: ValidationException for one it finds
+              // invalid, InternalFailure each time for one beyond the shard's records): retried, the shard is never read again
+              const why = name === 'ValidationException' ? `${name}: ${message}` : `${name}, ${refusals} times in a row`;
+              this.o.log?.warn(`${whose} is refused by the stream (${why}): reading the shard from TRIM_HORIZON; records before the checkpoint may be handled again`, { ...about, error: name });
+            } else throw e; // a single InternalFailure may be passing: retried at the backoff
             this.o.checkpoints?.drop(streamArn, shardId);
             last = undefined;
             fromCheckpoint = false;

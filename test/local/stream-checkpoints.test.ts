@@ -101,7 +101,7 @@ describe('StreamPoller with checkpoints, on DynamoDB Local', () => {
   const names = (e: DynamoDBStreamEvent) => e.Records.map((r) => r.dynamodb!.Keys!['name']!.S!);
 
   /** A poller of the candidates stream that records the names it is given, until `until` has been seen. */
-  const run = async (file: string, until: string, o: { endpoint?: string; client?: DynamoDBStreamsClient; fail?: boolean } = {}) => {
+  const run = async (file: string, until: string, o: { endpoint?: string; client?: DynamoDBStreamsClient; fail?: boolean; onError?: (e: Error) => void; giveUp?: () => boolean } = {}) => {
     const w = warnings();
     const seen: string[] = [];
     const poller = new StreamPoller({
@@ -116,10 +116,11 @@ describe('StreamPoller with checkpoints, on DynamoDB Local', () => {
         if (o.fail) throw new Error('not now');
       },
       deadLetter: () => undefined,
+      ...(o.onError ? { onError: o.onError } : {}),
     });
     poller.start();
     try {
-      await waitFor(`${until} delivered`, () => seen.includes(until));
+      await waitFor(`${until} delivered`, () => seen.includes(until) || (o.giveUp?.() ?? false));
     } finally {
       await poller.stop();
     }
@@ -142,6 +143,32 @@ describe('StreamPoller with checkpoints, on DynamoDB Local', () => {
 
     // the same file, another endpoint (a new DynamoDB Local whose stream has the same ARN): from TRIM_HORIZON
     expect((await run(file, 'c5', { endpoint: 'http://127.0.0.1:1' })).seen).toEqual(['c1', 'c2', 'c3', 'c4', 'c5']);
+  });
+
+  it('a kept checkpoint the stream refuses as invalid (ValidationException, DynamoDB Local’s answer to 000000000000000000000): read from TRIM_HORIZON at once, told once, the checkpoint dropped; the shard’s records delivered', async () => {
+    const file = join(folder(), CHECKPOINTS_FILE);
+    await write('v1');
+    const first = await run(file, 'v1');
+    const kept = JSON.parse(readFileSync(file, 'utf8')) as CheckpointsFile;
+    const [shard] = Object.keys(kept.streams[0]!.shards);
+    // planted: of the file's form (21 to 40 digits), so loaded, but before the shard's first sequence number
+    const bad = '000000000000000000000';
+    kept.streams[0]!.shards[shard!] = bad;
+    writeFileSync(file, JSON.stringify(kept));
+    await write('v2');
+    // before the fix: refused and retried for ever (stopped here after the 1st, 2nd and 4th failure were told), v2 never delivered
+    const errors: Error[] = [];
+    const again = await run(file, 'v2', { onError: (e) => void errors.push(e), giveUp: () => errors.length >= 3 });
+    expect(again.seen.slice(0, first.seen.length)).toEqual(first.seen); // from the shard's oldest record
+    expect(again.seen).toContain('v2');
+    expect(errors).toEqual([]);
+    expect(again.told).toHaveLength(1);
+    expect(again.told[0]!.message).toContain(`the candidateStream function's checkpoint in shard ${shard} (sequence number ${bad}) is refused by the stream (ValidationException: Invalid SequenceNumber for the shard): reading the shard from TRIM_HORIZON; records before the checkpoint may be handled again`);
+    expect(again.told[0]!.extra).toMatchObject({ function: 'candidateStream', stream: arn, shard, sequenceNumber: bad });
+    // dropped, and moved on from there
+    const now = loadCheckpoints(file, endpoint(), () => undefined).get(arn, shard!);
+    expect(now).toBeDefined();
+    expect(now).not.toBe(bad);
   });
 
   it('a checkpoint whose records are trimmed: read from TRIM_HORIZON, told once', async () => {

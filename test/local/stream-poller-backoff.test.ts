@@ -5,11 +5,11 @@
  * machine's clock. The faults are real: a closed loopback port, DynamoDB Local's own answer.
  */
 import { DescribeTableCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
-import { DescribeStreamCommand, DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
+import { DescribeStreamCommand, DynamoDBStreamsClient, GetRecordsCommand, GetShardIteratorCommand } from '@aws-sdk/client-dynamodb-streams';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../lib/local/dynamodb-local.js';
 import type { ShardCheckpoints } from '../../lib/local/stream-checkpoints.js';
-import { RETRY_BACKOFF_MAX_MS, StreamPoller, type StreamPollerOptions } from '../../lib/local/stream-poller.js';
+import { CHECKPOINT_REFUSALS, RETRY_BACKOFF_MAX_MS, StreamPoller, type StreamPollerOptions } from '../../lib/local/stream-poller.js';
 import { wiring } from '../../lib/wiring.js';
 import { waitFor } from '../sdk/harness.js';
 import { close, closableProxy, rewritingProxy } from '../proxy.js';
@@ -105,25 +105,78 @@ describe('StreamPoller on a read that keeps failing', () => {
     }
   });
 
-  it('a checkpoint DynamoDB Local refuses (InternalFailure for each GetShardIterator after it): retried at the same backoff, told at the 1st, 2nd, 4th … failure, never 10 times a second', async () => {
+  it('a checkpoint DynamoDB Local refuses (InternalFailure for each GetShardIterator after it): retried at the same backoff, told at the 1st, 2nd, 4th failure; at the CHECKPOINT_REFUSALS-th (5) in a row the shard is read from TRIM_HORIZON, told once as a warning, the checkpoint dropped, and its records are delivered', async () => {
+    expect(CHECKPOINT_REFUSALS).toBe(5);
+    await put('refused-internal');
     const streams = streamsAt(inject('ddbEndpoint'));
     const plain = streamsAt(inject('ddbEndpoint'));
     const shardId = (await plain.send(new DescribeStreamCommand({ StreamArn: arn }))).StreamDescription!.Shards![0]!.ShardId!;
     plain.destroy();
-    // a sequence number of the right form (stream-checkpoints.ts) beyond any in the shard
-    const checkpoints: ShardCheckpoints = { get: (s, id) => (s === arn && id === shardId ? '999999999999999999999999' : undefined), set: () => undefined, drop: () => undefined };
-    const { poller: p, asked, unhold, errors, look } = poller(streams, { checkpoints });
+    // a sequence number of the right form (stream-checkpoints.ts) beyond any in the shard: DynamoDB Local answers it with InternalFailure, every time
+    const bad = '999999999999999999999999';
+    const kept = new Map([[shardId, bad]]);
+    const dropped: string[] = [];
+    const checkpoints: ShardCheckpoints = {
+      get: (s, id) => (s === arn ? kept.get(id) : undefined),
+      set: (s, id, seq) => void (s === arn && kept.set(id, seq)),
+      drop: (s, id) => void (s === arn && (dropped.push(id), kept.delete(id))),
+    };
+    const warned: { message: string; extra: Record<string, unknown> }[] = [];
+    const log = { warn: (message: string, extra: Record<string, unknown>) => void warned.push({ message, extra }), error: () => undefined };
+    const { poller: p, asked, unhold, handled, errors, look } = poller(streams, { checkpoints, log });
     const waits = () => asked.filter((ms) => ms !== IDLE && ms !== DISCOVER_NAP);
     p.start();
     try {
-      await waitFor('twelve refused reads', look(() => waits().length >= 12 || errors.length >= 12));
-      expect(waits().slice(0, 12)).toEqual(BACKOFF);
-      expect(errors).toHaveLength(toldOf(waits().length));
+      // before the fix: refused for ever, the record never delivered (stopped at twelve refusals)
+      await waitFor('the shard read after the fallback', look(() => handled.includes('refused-internal') || errors.length >= 12 || waits().length >= 12));
+      // four refusals waited on (the fifth falls back at once), told at the 1st, 2nd and 4th
+      expect(waits()).toEqual(BACKOFF.slice(0, 4));
+      expect(errors).toHaveLength(toldOf(4));
       expect(errors.every((e) => e.name === 'InternalFailure')).toBe(true);
+      expect(warned).toHaveLength(1);
+      expect(warned[0]!.message).toContain(`the candidateStream function's checkpoint in shard ${shardId} (sequence number ${bad}) is refused by the stream (InternalFailure, 5 times in a row): reading the shard from TRIM_HORIZON; records before the checkpoint may be handled again`);
+      expect(warned[0]!.extra).toMatchObject({ function: 'candidateStream', stream: arn, shard: shardId, sequenceNumber: bad });
+      expect(dropped).toEqual([shardId]);
+      expect(handled).toContain('before'); // from the shard's oldest record
+      expect(kept.get(shardId)).not.toBe(bad); // and the checkpoint moves on from there
     } finally {
       unhold();
       await p.stop();
       streams.destroy();
+    }
+  });
+
+  it('a single InternalFailure for a kept checkpoint (transient) is retried, the checkpoint kept: the shard resumes after it', async () => {
+    const plain = streamsAt(inject('ddbEndpoint'));
+    const shardId = (await plain.send(new DescribeStreamCommand({ StreamArn: arn }))).StreamDescription!.Shards![0]!.ShardId!;
+    const it0 = await plain.send(new GetShardIteratorCommand({ StreamArn: arn, ShardId: shardId, ShardIteratorType: 'TRIM_HORIZON' }));
+    const seen = (await plain.send(new GetRecordsCommand({ ShardIterator: it0.ShardIterator }))).Records!;
+    plain.destroy();
+    const at = seen.at(-1)!.dynamodb!.SequenceNumber!;
+    // the checkpoint's first GetShardIterator reaches DynamoDB Local as one it answers with InternalFailure (its length kept), the later ones as they are
+    let failing = 1;
+    const proxy = await rewritingProxy(inject('ddbEndpoint'), (chunk) =>
+      chunk.replace(`"SequenceNumber":"${at}"`, (whole) => (failing-- > 0 ? `"SequenceNumber":"${'9'.repeat(at.length)}"` : whole)),
+    );
+    const streams = streamsAt(proxy.endpoint);
+    const dropped: string[] = [];
+    const checkpoints: ShardCheckpoints = { get: (s, id) => (s === arn && id === shardId ? at : undefined), set: () => undefined, drop: (_s, id) => void dropped.push(id) };
+    const warned: string[] = [];
+    const { poller: p, unhold, handled, errors, look } = poller(streams, { checkpoints, log: { warn: (m) => void warned.push(m), error: () => undefined } });
+    p.start();
+    try {
+      await put('after-transient');
+      await waitFor('the record written after the checkpoint', look(() => handled.includes('after-transient')));
+      expect(handled).toEqual(['after-transient']); // resumed after the checkpoint, nothing before it again
+      expect(errors.map((e) => e.name)).toEqual(['InternalFailure']);
+      expect(warned).toEqual([]);
+      expect(dropped).toEqual([]);
+      expect(failing).toBeLessThan(0); // the proxy rewrote the first, and saw the retry
+    } finally {
+      unhold();
+      await p.stop();
+      streams.destroy();
+      await close(proxy);
     }
   });
 
