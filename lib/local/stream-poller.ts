@@ -123,7 +123,7 @@ export const RETRY_BACKOFF_MAX_MS = 1_000;
  */
 export const CHECKPOINT_REFUSALS = 5;
 
-/** How often the poller describes its stream (new shards; the stream ended). */
+/** How often the poller describes its stream (new shards; the stream ended): one sleep on the stop signal between rounds. */
 const DISCOVER_EVERY_MS = 2_000;
 /** The first wait before looking again for a table gone or without a stream; each later one twice as long, up to TABLE_LOOK_MAX_MS. */
 export const TABLE_LOOK_FIRST_MS = 1_000;
@@ -211,7 +211,8 @@ export class StreamPoller {
         if (waitMs > 0) await this.clock.sleep(waitMs, this.stopping.signal);
         continue;
       }
-      for (let i = 0; i < DISCOVER_EVERY_MS / 100 && this.running; i++) await this.clock.sleep(100);
+      // one wait a round, which stop() cuts short: no naps to look at `running` in between
+      await this.clock.sleep(DISCOVER_EVERY_MS, this.stopping.signal);
     }
   }
 

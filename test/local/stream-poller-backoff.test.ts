@@ -19,8 +19,8 @@ let t: TestTables;
 let arn: string;
 /** The poller's wait on a shard with nothing new (idleMs): a number no backoff wait is. */
 const IDLE = 7;
-/** The stream discovery's nap (lib/local/stream-poller.ts: DISCOVER_EVERY_MS in naps of 100 ms). */
-const DISCOVER_NAP = 100;
+/** The stream discovery's wait between rounds (lib/local/stream-poller.ts: DISCOVER_EVERY_MS, one sleep cut short by stop()). */
+const DISCOVER_NAP = 2_000;
 /** The waits after the 1st … 12th failure in a row: twice idleMs, twice as long each time, up to RETRY_BACKOFF_MAX_MS. */
 const BACKOFF = [14, 28, 56, 112, 224, 448, 896, 1000, 1000, 1000, 1000, 1000];
 /** How many times a run of `n` failures is told: at its 1st, 2nd, 4th, 8th … */
@@ -188,14 +188,40 @@ describe('StreamPoller on a read that keeps failing', () => {
     const naps = () => asked.filter((ms) => ms === DISCOVER_NAP).length;
     p.start();
     try {
-      // a DescribeStream, then 20 naps: past the 81st nap, 5 (to 7) have failed
-      await waitFor('five failed descriptions', look(() => naps() > 4 * 20 || errors.length >= 5));
+      // a DescribeStream, then one wait: past the 5th wait, 5 (or 6) have failed
+      await waitFor('five failed descriptions', look(() => naps() > 4 || errors.length >= 5));
       expect(asked.filter((ms) => ms !== DISCOVER_NAP)).toEqual([]);
-      expect(errors).toHaveLength(toldOf(5)); // (as toldOf(6) and toldOf(7))
+      expect(errors).toHaveLength(toldOf(5)); // (as toldOf(6))
       expect(errors.every((e) => /ECONNREFUSED/.test(e.message))).toBe(true);
     } finally {
       unhold();
       await p.stop();
+      streams.destroy();
+    }
+  });
+
+  it('a healthy stream: the discovery waits DISCOVER_EVERY_MS in one sleep per round, not ten naps a second, and stop() ends that wait at once (the held clock never lets it go)', async () => {
+    const streams = streamsAt(inject('ddbEndpoint'));
+    const { poller: p, asked, release, unhold, holding } = poller(streams);
+    // the shard's idle waits go at each look; the discovery's only for the first rounds, then never
+    let rounds = true;
+    const look = <T>(probe: () => T) => () => (release((ms) => ms === IDLE || rounds), probe());
+    const discovery = () => asked.filter((ms) => ms !== IDLE);
+    p.start();
+    let stopped = false;
+    try {
+      await waitFor('three rounds of discovery', look(() => discovery().length >= 3));
+      // before the fix: [100, 100, 100 …], 20 naps of 100 ms a round
+      expect(discovery().slice(0, 3)).toEqual([DISCOVER_NAP, DISCOVER_NAP, DISCOVER_NAP]);
+      rounds = false;
+      await waitFor('the discovery waiting', look(() => holding(DISCOVER_NAP)));
+      const stopping = p.stop().then(() => void (stopped = true));
+      await waitFor('stop() to resolve with the discovery’s wait still held', look(() => stopped));
+      await stopping;
+      expect(holding(DISCOVER_NAP)).toBe(true); // never let go: stop() cut it short
+    } finally {
+      unhold();
+      if (!stopped) await p.stop();
       streams.destroy();
     }
   });
