@@ -8,7 +8,7 @@
 import { DeleteItemCommand, GetItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import type { Functions } from './functions.js';
 import { ns, T0 } from './feed.js';
-import type { PeerFault, ProcessFault, UserFault } from './schedule.js';
+import type { PeerFault, ProcessFault, Schedule, UserFault } from './schedule.js';
 import { CRON_LEASE, type WorldContext } from './settings.js';
 import type { Proc } from './proc.js';
 import type { Workers } from './workers.js';
@@ -33,6 +33,40 @@ export function scheduleFaults(c: WorldContext, workers: Workers, fns: Functions
   }
   for (const f of schedule.userFaults) world.clock.setTimer(f.at, () => userFault(c, workers, f));
   for (const f of schedule.peerFaults) world.clock.setTimer(f.at, () => (f.kind === 'sessionRedirect' ? void redirectSession(c, workers, f) : twin(c, workers, fns, f)));
+  for (const f of schedule.kept?.electorStops ?? []) world.clock.setTimer(f.at, () => stopElector(c, workers, f));
+}
+
+/**
+ * `--kept` worlds: one elector of a kept worker's process stops (its run()'s signal aborted) while
+ * the process, its Session and its other electors run on — the process of the kept worker that
+ * leads the lease now, if one does, else the schedule's worker — and a new one for the lease starts in the
+ * same process `forMs` after the old one's run() ended (unless the process is gone or stopping by
+ * then). The window spans the stop to the new start.
+ */
+function stopElector(c: WorldContext, workers: Workers, f: NonNullable<Schedule['kept']>['electorStops'][number]): void {
+  const { world, feed } = c;
+  const clock = world.clock;
+  const lease = `job-${f.lease}`;
+  // the kept worker whose process leads the lease now, if one does (its kept term is the point); else the one drawn
+  const worker = c.schedule.kept!.workers.find((w) => workers.procs[w]?.leading.has(lease) && !workers.procs[w]!.machine.clock.dead) ?? f.worker;
+  const proc = workers.procs[worker]!;
+  const own = proc.own?.get(lease);
+  if (!own || proc.machine.clock.dead || proc.stop.signal.aborted || own.stop.signal.aborted) {
+    feed.count('skipped:electorStop'); // gone, stopping, or that elector already stopped
+    return;
+  }
+  const from = clock.monotonic();
+  feed.count('fault:electorStop');
+  feed.log(`stop ${proc.identity}'s elector of ${lease} (its process runs on)`);
+  // a frozen process stops it when it runs again
+  proc.machine.clock.gate(() => own.stop.abort());
+  void own.run.then(() =>
+    clock.setTimer(f.forMs, () => {
+      feed.window('electorStop', from, clock.monotonic(), { lease });
+      if (proc.machine.clock.dead || proc.stop.signal.aborted) return void feed.count('skipped:electorRestart');
+      workers.restartElector(proc, worker, lease);
+    }),
+  );
 }
 
 /**

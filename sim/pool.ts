@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { formatVerdict } from '../lib/history/checker.js';
 import type { PlantedBug } from './bugs.js';
-import { generateSchedule, type Schedule } from './schedule.js';
+import { generateSchedule, type KeptMode, type Schedule } from './schedule.js';
 import { DEFAULT_SETTINGS, runWorld } from './world.js';
 
 /** What a thread reports per schedule. */
@@ -43,8 +43,8 @@ export type FromThread = { ready: true } | { report: ScheduleReport };
 const THREAD = new URL(`./thread${extname(fileURLToPath(import.meta.url))}`, import.meta.url);
 
 /** Runs one schedule and reports it (what a thread does per seed). */
-export async function runSeed(seed: number, plant?: PlantedBug, mixed?: boolean): Promise<ScheduleReport> {
-  const s = generateSchedule(seed, { workers: DEFAULT_SETTINGS.workers, durationMs: DEFAULT_SETTINGS.durationMs, mixed });
+export async function runSeed(seed: number, plant?: PlantedBug, mixed?: boolean, kept?: KeptMode): Promise<ScheduleReport> {
+  const s = generateSchedule(seed, { workers: DEFAULT_SETTINGS.workers, durationMs: DEFAULT_SETTINGS.durationMs, mixed, ...(kept ? { kept } : {}) });
   const r = await runWorld(s, DEFAULT_SETTINGS, plant ? { plant } : {});
   return {
     seed,
@@ -58,8 +58,8 @@ export async function runSeed(seed: number, plant?: PlantedBug, mixed?: boolean)
 }
 
 /** A hung seed's schedule, for the summary's counts (the thread that ran it is gone). */
-function hungSchedule(seed: number, mixed?: boolean): ScheduleReport['schedule'] {
-  const s = generateSchedule(seed, { workers: DEFAULT_SETTINGS.workers, durationMs: DEFAULT_SETTINGS.durationMs, mixed });
+function hungSchedule(seed: number, mixed?: boolean, kept?: KeptMode): ScheduleReport['schedule'] {
+  const s = generateSchedule(seed, { workers: DEFAULT_SETTINGS.workers, durationMs: DEFAULT_SETTINGS.durationMs, mixed, ...(kept ? { kept } : {}) });
   return { processFaults: s.processFaults, ddbFaults: s.ddbFaults, coordinatorDown: s.coordinatorDown, skewMs: s.skewMs, driftPpm: s.driftPpm, userFaults: s.userFaults, peerFaults: s.peerFaults };
 }
 
@@ -73,6 +73,8 @@ export interface PoolOptions {
   plant?: PlantedBug;
   /** A fleet part way through a change: Sessions, timings (generateSchedule). */
   mixed?: boolean;
+  /** Kept terms: some or all workers' electors with releaseOnCancel false (generateSchedule). */
+  kept?: KeptMode;
   /** Stop at the first violation (a planted bug's search). */
   stopAtViolation?: boolean;
   /** Once aborted, no more seeds are handed out; the schedules under way finish and are reported. */
@@ -104,7 +106,7 @@ export async function runPool(o: PoolOptions): Promise<number> {
   // one thread: feeds itself seeds until there are none; a hung schedule ends it, and another takes its place
   const thread = (): Promise<void> =>
     new Promise<void>((resolve, reject) => {
-      const w = new Worker(THREAD, { workerData: { plant: o.plant, mixed: o.mixed } });
+      const w = new Worker(THREAD, { workerData: { plant: o.plant, mixed: o.mixed, kept: o.kept } });
       let running: { seed: number; since: number } | undefined;
       let hung = false;
       const watch = setInterval(() => {
@@ -112,7 +114,7 @@ export async function runPool(o: PoolOptions): Promise<number> {
         hung = true;
         clearInterval(watch);
         const seed = running.seed;
-        report({ seed, ok: false, terms: 0, worstRevokedOverlapMs: undefined, verdict: [`hung: no result after ${HANG_MS / 1000} s of wall-clock time (a livelock on simulated time; --seed ${seed} replays it, and hangs as well)`], counts: { hung: 1 }, schedule: hungSchedule(seed, o.mixed) });
+        report({ seed, ok: false, terms: 0, worstRevokedOverlapMs: undefined, verdict: [`hung: no result after ${HANG_MS / 1000} s of wall-clock time (a livelock on simulated time; --seed ${seed} replays it, and hangs as well)`], counts: { hung: 1 }, schedule: hungSchedule(seed, o.mixed, o.kept) });
         void w.terminate();
       }, 1_000);
       const feed = () => {

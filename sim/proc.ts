@@ -30,4 +30,9 @@ export interface Proc {
   readonly failWork: Map<string, (e: Error) => void>;
   /** Its Session (session worlds). */
   session?: Session;
+  /**
+   * `--kept` worlds: each lease's elector's own stop (aborted with the process's, or alone by an
+   * elector stop: sim/faults.ts) and its run(), to stop one elector while the process runs on.
+   */
+  readonly own?: Map<string, { readonly stop: AbortController; readonly run: Promise<void> }>;
 }

@@ -11,7 +11,7 @@
 import { formatVerdict } from '../lib/history/checker.js';
 import { systemClock } from '../lib/clock.js';
 import { describeRegionPlan, generateRegionPlan, regionOf, type RegionFigure } from './regions.js';
-import { describeSchedule, generateSchedule } from './schedule.js';
+import { describeSchedule, generateSchedule, type KeptMode } from './schedule.js';
 import { DEFAULT_SETTINGS, runWorld, type WorldSettings } from './world.js';
 
 /** A Region event's figure, and the seed of its world (to replay it). */
@@ -23,16 +23,17 @@ export const REGION_SETTINGS: WorldSettings = { ...DEFAULT_SETTINGS, workers: 4 
 /** What a line of the timeline must say to be part of the story. */
 const STORY = /region|leads|stops leading|^\s*\S+\s+(start|kill|stop|pause|partition) w|delete lease|rewrites \S+'s session/;
 
-export async function runRegions(o: { seed?: number; schedules?: number; budget?: number; first?: number; mixed?: boolean }): Promise<number> {
+export async function runRegions(o: { seed?: number; schedules?: number; budget?: number; first?: number; mixed?: boolean; kept?: KeptMode | undefined }): Promise<number> {
   const settings = REGION_SETTINGS;
   const mixed = o.mixed === true;
-  if (o.seed !== undefined && o.schedules === undefined && o.budget === undefined) return tell(o.seed, settings, mixed);
+  const kept = o.kept ? { kept: o.kept } : {};
+  if (o.seed !== undefined && o.schedules === undefined && o.budget === undefined) return tell(o.seed, settings, mixed, kept);
   const first = o.first ?? Math.floor(systemClock.random() * 2 ** 31);
   // --schedules seeds, or as many as --budget's seconds of wall-clock time begin (20 seeds without either)
   const n = o.schedules ?? (o.budget === undefined ? 20 : Infinity);
   const began = systemClock.monotonic();
   const until = o.budget === undefined ? Infinity : began + o.budget * 1000;
-  console.log(`sim --regions: ${n === Infinity ? `worlds for ${o.budget} s` : `${n} worlds`} from seed ${first} (${settings.workers} workers over the replica Regions, ${settings.leases} leases, ${settings.durationMs / 60_000} simulated min each; lease ${settings.leaseDurationMs / 1000} s, renew deadline ${settings.renewDeadlineMs / 1000} s); replay one with: npm run sim -- --regions --seed <seed>${mixed ? ' --mixed' : ''}`);
+  console.log(`sim --regions: ${n === Infinity ? `worlds for ${o.budget} s` : `${n} worlds`} from seed ${first} (${settings.workers} workers over the replica Regions, ${settings.leases} leases, ${settings.durationMs / 60_000} simulated min each; lease ${settings.leaseDurationMs / 1000} s, renew deadline ${settings.renewDeadlineMs / 1000} s); replay one with: npm run sim -- --regions --seed <seed>${mixed ? ' --mixed' : ''}${o.kept ? ` --kept ${o.kept}` : ''}`);
   // each seed twice: its Region events alone, then with the schedule's other faults too
   const figures = { alone: [] as SeededFigure[], faults: [] as SeededFigure[] };
   // per world whose Region loss the checker judged (leaderlessAfterLoss): its longest wait for a leader, from the rule's start
@@ -41,7 +42,7 @@ export async function runRegions(o: { seed?: number; schedules?: number; budget?
   let seeds = 0;
   for (let seed = first; seed < first + n && systemClock.monotonic() < until; seed++, seeds++) {
     for (const kind of ['alone', 'faults'] as const) {
-      const schedule = generateSchedule(seed, { workers: settings.workers, durationMs: settings.durationMs, faults: kind === 'faults', mixed });
+      const schedule = generateSchedule(seed, { workers: settings.workers, durationMs: settings.durationMs, faults: kind === 'faults', mixed, ...kept });
       const r = await runWorld(schedule, settings, { regions: generateRegionPlan(seed, settings.durationMs) });
       figures[kind].push(...(r.regions ?? []).map((f) => ({ ...f, seed })));
       if (r.verdict.figures.lossesJudged) afterLoss[kind].push({ seed, ms: r.verdict.figures.worstLeaderlessAfterLossMs ?? 0 });
@@ -63,14 +64,14 @@ export async function runRegions(o: { seed?: number; schedules?: number; budget?
 }
 
 /** One seed's two worlds, as the batch runs them: its Region events alone, then among its schedule's other faults. */
-async function tell(seed: number, settings: WorldSettings, mixed: boolean): Promise<number> {
+async function tell(seed: number, settings: WorldSettings, mixed: boolean, kept: { kept?: KeptMode }): Promise<number> {
   const plan = generateRegionPlan(seed, settings.durationMs);
   console.log(`seed ${seed}: ${settings.workers} workers, each in a replica Region: ${Array.from({ length: settings.workers }, (_, i) => `w${i} ${regionOf(plan, `w${i}`)}`).join(', ')}; a coordinator in each replica Region`);
   for (const l of describeRegionPlan(plan)) console.log(l);
   let failed = 0;
   for (const faults of [false, true]) {
     console.log(`\n${faults ? "Among the schedule's other faults" : 'Region events alone'}:`);
-    const schedule = generateSchedule(seed, { workers: settings.workers, durationMs: settings.durationMs, faults, mixed });
+    const schedule = generateSchedule(seed, { workers: settings.workers, durationMs: settings.durationMs, faults, mixed, ...kept });
     // the schedule's own faults first (coordinator outages and DynamoDB fault windows show nowhere else): a slow Region figure may be theirs
     if (faults) for (const l of describeSchedule(schedule)) console.log(l);
     const r = await runWorld(schedule, settings, { trace: true, regions: plan });

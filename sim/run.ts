@@ -14,19 +14,27 @@
  * half the worlds one worker's timings are twice the others'); with `--seed N`, that world; with
  * `--regions`, three-Region worlds so.
  *
+ * `--kept [some|all]`: kept terms — some workers (each with even odds, at least one; `all`: every
+ * one) run their electors with `releaseOnCancel: false`, so a leader that stops leaves its term to
+ * run out; and one to three times per world one elector of such a worker's process stops while the
+ * process and its Session run on (its term on that live session), started again later. Drawn from a
+ * stream of its own: a seed's other faults are as without `--kept`. With `--seed N`, that world;
+ * with `--regions`, three-Region worlds so. Not with `--plant`.
+ *
  * `npm run sim` bundles this file and the threads' module (sim/thread.ts) with esbuild into
  * build/sim and runs the JavaScript: the code as it ships, without a loader's per-closure cost
  * (tsx keeps every function's name). `npx tsx sim/run.ts` runs the sources, same seeds, same worlds.
  */
 import { availableParallelism } from 'node:os';
 import { Command, InvalidArgumentError } from 'commander';
+import * as z from 'zod';
 
 // Lambda's metrics go to stdout in embedded metric format; here they would drown the figures.
 process.env['POWERTOOLS_METRICS_DISABLED'] ??= 'true';
 import { every, systemClock } from '../lib/clock.js';
 import { formatVerdict } from '../lib/history/checker.js';
 import { PLANTED_BUGS, type PlantedBug } from './bugs.js';
-import { describeSchedule, generateSchedule } from './schedule.js';
+import { describeSchedule, generateSchedule, type KeptMode } from './schedule.js';
 import { runPool } from './pool.js';
 import { DEFAULT_SETTINGS, runWorld } from './world.js';
 import { runRegions } from './regions-run.js';
@@ -35,6 +43,13 @@ const whole = (v: string) => {
   const n = Number(v);
   if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError(`must be a whole number ≥ 0, got "${v}"`);
   return n;
+};
+/** `--kept`'s value: which workers keep their terms (the bare flag: some). */
+const KeptFlag = z.enum(['some', 'all'], { error: (i) => `--kept takes "some" (each worker with even odds, at least one) or "all" (every worker), got "${String(i.input)}"` });
+const kept = (v: string): KeptMode => {
+  const r = KeptFlag.safeParse(v);
+  if (!r.success) throw new InvalidArgumentError(r.error.issues[0]!.message);
+  return r.data;
 };
 const o = new Command()
   .name('npm run sim --')
@@ -50,23 +65,33 @@ const o = new Command()
   .option('--progress <s>', 'print a progress line this often, in seconds (0: never)', whole, 60)
   .option('--regions', 'worlds across three Regions (MRSC): a Region cut off or lost in each')
   .option('--mixed', 'a fleet part way through a change: in worlds with sessions one worker runs none; in half the worlds one worker has twice the timings')
+  .option('--kept [workers]', 'kept terms: some (default) or all workers run their electors with releaseOnCancel false, and one elector of such a process stops while the process runs on', kept)
   .option('--plant <bug>', `plant a known bug (${Object.keys(PLANTED_BUGS).join(', ')}); with --budget, stop at the first violation`, (v: string) => {
     if (!(v in PLANTED_BUGS)) throw new InvalidArgumentError(`unknown bug "${v}"; known: ${Object.keys(PLANTED_BUGS).join(', ')}`);
     return v as PlantedBug;
   })
   .parse(process.argv)
-  .opts<{ seed?: number; schedules?: number; budget?: number; first?: number; threads?: number; plant?: PlantedBug; progress: number; regions?: boolean; mixed?: boolean }>();
+  .opts<{ seed?: number; schedules?: number; budget?: number; first?: number; threads?: number; plant?: PlantedBug; progress: number; regions?: boolean; mixed?: boolean; kept?: KeptMode | true }>();
+
+// the bare flag means some workers
+const keptMode: KeptMode | undefined = o.kept === true ? 'some' : o.kept;
+if (keptMode && o.plant) {
+  // a planted bug's search is measured in the default worlds (test/sim/sim.test.ts pins the seeds that catch each): refuse what would measure something else
+  console.error(`npm run sim: --plant searches the default worlds, where each planted bug's catching seeds are pinned; drop --kept (kept terms are searched without a planted bug) or --plant`);
+  process.exit(2);
+}
+const keptFlag = keptMode ? ` --kept ${keptMode}` : '';
 
 const settings = DEFAULT_SETTINGS;
 if (o.regions) {
   // a Region world runs on this thread, and no planted bug is wired into its checks: refuse what would be silently ignored
   if (o.threads !== undefined || o.plant !== undefined) {
-    console.error(`npm run sim: --regions runs its worlds on one thread and plants no bug; drop ${o.threads !== undefined ? '--threads' : '--plant'} (--regions takes --seed, --schedules, --budget, --first and --mixed)`);
+    console.error(`npm run sim: --regions runs its worlds on one thread and plants no bug; drop ${o.threads !== undefined ? '--threads' : '--plant'} (--regions takes --seed, --schedules, --budget, --first, --mixed and --kept)`);
     process.exit(2);
   }
-  process.exitCode = await runRegions(o);
+  process.exitCode = await runRegions({ ...o, kept: keptMode });
 } else if (o.seed !== undefined && o.schedules === undefined && o.budget === undefined) {
-  const s = generateSchedule(o.seed, { workers: settings.workers, durationMs: settings.durationMs, mixed: o.mixed === true });
+  const s = generateSchedule(o.seed, { workers: settings.workers, durationMs: settings.durationMs, mixed: o.mixed === true, ...(keptMode ? { kept: keptMode } : {}) });
   for (const l of describeSchedule(s)) console.log(l);
   const r = await runWorld(s, settings, { trace: true, ...(o.plant ? { plant: o.plant } : {}) });
   for (const l of r.timeline) console.log(l);
@@ -76,7 +101,7 @@ if (o.regions) {
 } else {
   const first = o.first ?? Math.floor(systemClock.random() * 2 ** 31);
   const threads = o.threads ?? availableParallelism();
-  console.log(`sim: seeds ${first}… on ${threads} thread(s); replay one with: npm run sim -- --seed <seed>${o.mixed ? ' --mixed' : ''}`);
+  console.log(`sim: seeds ${first}… on ${threads} thread(s); replay one with: npm run sim -- --seed <seed>${o.mixed ? ' --mixed' : ''}${keptFlag}`);
   const totals: Record<string, number> = {};
   const add = (k: string, n: number) => (totals[k] = (totals[k] ?? 0) + n);
   const failed: number[] = [];
@@ -105,6 +130,7 @@ if (o.regions) {
     threads,
     ...(o.plant ? { plant: o.plant, stopAtViolation: true } : {}),
     ...(o.mixed ? { mixed: true } : {}),
+    ...(keptMode ? { kept: keptMode } : {}),
     monotonic: () => systemClock.monotonic(),
     onReport: (r) => {
       done++;

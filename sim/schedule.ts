@@ -120,7 +120,32 @@ export interface Schedule {
   timingScale?: number[];
   /** Faults from peers of the same lease (issue 36), in about a third of the worlds: one or two. */
   peerFaults: PeerFault[];
+  /** Kept terms (`--kept` worlds only): workers whose electors leave a term they led to run out when they stop. */
+  kept?: KeptTerms;
 }
+
+/**
+ * A `--kept` world's workers that run their electors with `releaseOnCancel: false` (client-go's
+ * "leave the lease to run out"): a leader that stops writes nothing to its lease, and its term runs
+ * out on its last renewal (taken off its process's live Session first: lib/sdk/elector.ts leaveKept).
+ */
+export interface KeptTerms {
+  /** The workers whose electors keep their terms on stop (at least one; in a `--kept all` world, every one). */
+  readonly workers: readonly number[];
+  /**
+   * One elector of a kept worker's process stopped (its run()'s signal aborted) while the process,
+   * its Session and its other electors run on, started again in the same process after `forMs`
+   * (sim/faults.ts): the stop that leaves a kept term on a live session. `worker`: whose, unless
+   * another kept worker leads the lease at `at` (then that one's). `at`, `forMs` in ms from the run's start.
+   */
+  readonly electorStops: readonly { readonly worker: number; readonly lease: number; readonly at: number; readonly forMs: number }[];
+}
+
+/** Which workers keep their terms in a `--kept` world: some (each with even odds, at least one), or all. */
+export type KeptMode = 'some' | 'all';
+
+/** The seed of a world's own stream for its kept terms: apart from the schedule's, so that no other draw moves. */
+const KEPT_STREAM = 0x6b657074; // "kept"
 
 /** A world's sessions: how often they are renewed, within what the electors' renew deadline allows. */
 export interface SessionConfig {
@@ -145,9 +170,10 @@ export interface PushFaults {
 /**
  * The schedule of seed `seed`. `mixed`: a fleet part way through a change — in a world with sessions
  * one worker runs none, and in half the worlds one worker's timings are twice the others'
- * (timingScale). Drawn last: the rest of the seed's world is as without it.
+ * (timingScale). Drawn last: the rest of the seed's world is as without it. `kept`: some or all
+ * workers keep their terms on stop, with elector stops (KeptTerms), from a stream of its own.
  */
-export function generateSchedule(seed: number, opts: { workers: number; durationMs: number; faults?: boolean; mixed?: boolean }): Schedule {
+export function generateSchedule(seed: number, opts: { workers: number; durationMs: number; faults?: boolean; mixed?: boolean; kept?: KeptMode }): Schedule {
   const r = seededRandom(seed);
   const int = (lo: number, hi: number) => lo + Math.floor(r() * (hi - lo + 1));
   const faultsOn = opts.faults ?? true;
@@ -217,7 +243,23 @@ export function generateSchedule(seed: number, opts: { workers: number; duration
   const timingScale = slow === undefined ? undefined : Array.from({ length: opts.workers }, (_, i) => (i === slow ? 2 : 1));
   // and in half the mixed worlds with faults, a role rolled out without the candidates Query for a while
   const roleChange: UserFault[] = opts.mixed && faultsOn && r() < 0.5 ? [{ kind: 'denied', worker: int(0, opts.workers - 1), at: int(20_000, faultEnd), forMs: int(5_000, 40_000), operation: 'candidateQuery' }] : [];
-  return { ...base, healMs, push, session: sessions, driftPpm, userFaults: [...userFaults, ...roleChange], peerFaults: peers, ...(timingScale ? { timingScale } : {}) };
+  const kept = opts.kept ? drawKept(seed, opts.kept, opts.workers, faultsOn, faultEnd) : undefined;
+  return { ...base, healMs, push, session: sessions, driftPpm, userFaults: [...userFaults, ...roleChange], peerFaults: peers, ...(timingScale ? { timingScale } : {}), ...(kept ? { kept } : {}) };
+}
+
+/**
+ * A `--kept` world's kept terms, from a stream of their own (seed ^ KEPT_STREAM): the rest of the
+ * seed's schedule is drawn as without `--kept`, and stays what it is. With faults, one to three
+ * stops of one elector of a kept worker's process while the process runs on.
+ */
+function drawKept(seed: number, mode: KeptMode, workers: number, faultsOn: boolean, faultEnd: number): KeptTerms {
+  const r = seededRandom((seed ^ KEPT_STREAM) >>> 0);
+  const int = (lo: number, hi: number) => lo + Math.floor(r() * (hi - lo + 1));
+  const all = Array.from({ length: workers }, (_, i) => i);
+  let kept = mode === 'all' ? all : all.filter(() => r() < 0.5);
+  if (kept.length === 0) kept = [int(0, workers - 1)];
+  const electorStops = faultsOn ? Array.from({ length: int(1, 3) }, () => ({ worker: kept[int(0, kept.length - 1)]!, lease: int(0, 1), at: int(20_000, faultEnd), forMs: int(1_000, 30_000) })).sort((a, b) => a.at - b.at) : [];
+  return { workers: kept, electorStops };
 }
 
 const DENIED_OPERATIONS: readonly DeniedOperation[] = ['leaseGet', 'leaseUpdate', 'candidatePut', 'candidateUpdate'];
@@ -276,6 +318,7 @@ export function describeSchedule(s: Schedule): string[] {
       ? `  push: wakes after ${s.push.delayMs.join('–')} ms, lost ${s.push.loss.toFixed(2)}, twice ${s.push.duplicate}${s.push.outages.map((w) => `; broker down +${(w.from / 1000).toFixed(1)}s–+${(w.to / 1000).toFixed(1)}s`).join('')}`
       : '  push: none (followers poll)',
     s.session ? `  sessions: one per process${s.session.without?.length ? ` but ${s.session.without.map((w) => `w${w}`).join(', ')}'s` : ''}, renewed at ${s.session.renewShare.toFixed(2)} of the room the renew deadline leaves` : '  sessions: none (each leader renews its leases)',
+    ...(s.kept ? [`  kept terms (releaseOnCancel false): ${s.kept.workers.map((w) => `w${w}`).join(', ')}`, ...s.kept.electorStops.map((f) => `  +${(f.at / 1000).toFixed(1)}s stop the elector of job-${f.lease} of its kept leader, else w${f.worker}'s (its process runs on), started again ${(f.forMs / 1000).toFixed(1)}s after it stopped`)] : []),
     ...(s.timingScale ? [`  timings: ${s.timingScale.map((k, w) => (k === 1 ? '' : `w${w}'s ×${k}`)).filter(Boolean).join(', ')} the others'`] : []),
     s.driftPpm ? `  clock drift: ${s.driftPpm.map((x, i) => `w${i} ${x > 0 ? '+' : ''}${x} ppm`).join(', ')}` : '  clock drift: none',
     ...s.userFaults.map((f) => `  +${(f.at / 1000).toFixed(1)}s ${describeUserFault(f)}`),

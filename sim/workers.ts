@@ -37,6 +37,15 @@ export class Workers {
 
   /** Processes started under a worker's identity beside its own (sim/faults.ts: a twin). */
   readonly twins: Proc[] = [];
+  /** Each process's push channel and Session, for an elector started again in it (`--kept` worlds' elector stops). */
+  private readonly wiring = new WeakMap<Proc, { readonly push: Push | undefined; readonly session: Session | undefined }>();
+
+  /** `--kept` worlds: worker `i`'s process starts a new elector for `leaseName` in place of one that stopped (sim/faults.ts: an elector stop). */
+  restartElector(proc: Proc, i: number, leaseName: string): void {
+    const w = this.wiring.get(proc)!;
+    this.c.feed.log(`${proc.identity} starts its elector of ${leaseName} again`);
+    this.startElector(proc, i, leaseName, w.push, w.session);
+  }
 
   /** Starts worker `i`'s next process. */
   start(i: number): Proc {
@@ -73,11 +82,12 @@ export class Workers {
     if (this.c.gone?.(machine)) machine.kill(); // its Region is lost: nothing runs there any more
     machine.clock.offsetMs = schedule.skewMs[i] ?? 0;
     machine.clock.rate = (schedule.driftPpm?.[i] ?? 0) * 1e-6;
-    const proc: Proc = { identity, platform, runs: [], restart: () => undefined, machine, electors: [], leading: new Map(), stop: new AbortController(), cronRuns: new Map(), jobs: new Set(), writes: 0, failWork: new Map() };
+    const proc: Proc = { identity, platform, runs: [], restart: () => undefined, machine, electors: [], leading: new Map(), stop: new AbortController(), cronRuns: new Map(), jobs: new Set(), writes: 0, failWork: new Map(), ...(schedule.kept ? { own: new Map() } : {}) };
     // as a worker with a Session passes it to its PushChannel: wakes addressed to its process
     const push = world.broker ? world.connect(machine, () => world.clock.now() < machine.partitionedUntil, () => proc.session?.process) : undefined;
     const session = schedule.session && !schedule.session.without?.includes(i) ? this.startSession(proc, i) : undefined;
     if (session) proc.session = session;
+    this.wiring.set(proc, { push, session });
     for (const leaseName of this.leaseNames) this.startElector(proc, i, leaseName, push, session);
     if (this.c.settings.cronEveryMs > 0) scheduleJobs(this.c, this.jobs, proc, i, machine.client);
     return proc;
@@ -133,6 +143,8 @@ export class Workers {
     const { identity, machine } = proc;
     const pc = machine.clock;
     const client: DynamoDBClient = machine.client;
+    // --kept worlds: this worker's electors leave a term they led to run out when they stop
+    const keeps = schedule.kept?.workers.includes(i) === true;
     const ledgerTable = feed.ledgerTable;
     // a planted bug goes into this elector's lock or decisions (sim/bugs.ts)
     const planted = electorInternals(this.c.plant, { client, leasesTable: world.names.leases, wallNow: () => pc.now() }) ?? {};
@@ -147,6 +159,7 @@ export class Workers {
       renewDeadlineMs: settings.renewDeadlineMs,
       retryPeriodMs: settings.retryPeriodMs,
       ...(this.c.multiRegion ? { multiRegion: true } : {}),
+      ...(keeps ? { releaseOnCancel: false } : {}),
       candidacy: { emulationVersion: schedule.versions[i] ?? '1.30.0', binaryVersion: schedule.versions[i] ?? '1.30.0', ...(this.c.regionOf ? { location: { region: this.c.regionOf(identity) } } : {}) },
       ...(push ? { push } : {}),
       ...(session ? { session } : {}),
@@ -193,7 +206,55 @@ export class Workers {
         await pc.sleep(settings.writeEveryMs);
       }
     };
-    proc.electors.push(elector);
-    proc.runs.push(elector.run(proc.stop.signal).catch((e: unknown) => void feed.count(`runRejected:${e instanceof Error ? e.name : 'other'}`)));
+    const rejected = (e: unknown) => void feed.count(`runRejected:${e instanceof Error ? e.name : 'other'}`);
+    if (!proc.own) {
+      proc.electors.push(elector);
+      proc.runs.push(elector.run(proc.stop.signal).catch(rejected));
+      return;
+    }
+    // --kept worlds: the elector's own stop, aborted with the process's or alone (an elector stop);
+    // a stopping leader that keeps its term is counted by where its term is as it stops (keptStop)
+    const stop = new AbortController();
+    stop.signal.addEventListener('abort', () => (keeps ? this.keptStop(proc, elector, leaseName, run) : undefined), { once: true });
+    proc.stop.signal.addEventListener('abort', () => stop.abort(), { once: true });
+    const at = proc.electors.findIndex((x) => x.options.leaseName === leaseName);
+    if (at >= 0) proc.electors[at] = elector;
+    else proc.electors.push(elector);
+    const run: Promise<void> = elector.run(stop.signal).catch(rejected);
+    proc.own.set(leaseName, { stop, run });
+    proc.runs.push(run);
+  }
+
+  /**
+   * A leader with releaseOnCancel false stops (`--kept` worlds): counted by where its term is as
+   * it stops (the lease row, as the model holds it now: `kept:stopsOnSession` when the row names
+   * it and a session, `kept:stopsOffSession` otherwise; `kept:electorStopsOnSession` for an
+   * elector stopped alone, its process's Session running on), and, for a term on a session, where
+   * its term is once its run() has ended: taken off the session (`kept:takenOffSession`), still on
+   * it (`kept:leftOnSession`: the session must then be held), or moved on (`kept:movedOn`).
+   */
+  private keptStop(proc: Proc, elector: LeaderElector, leaseName: string, run: Promise<void>): void {
+    const { feed } = this.c;
+    if (!proc.leading.has(leaseName) || proc.machine.clock.dead) return;
+    const before = this.leaseRow(leaseName);
+    const onSession = before?.['holderInstance']?.S === elector.instance && typeof before['session']?.S === 'string';
+    const alone = !proc.stop.signal.aborted;
+    feed.count('kept:stops');
+    feed.count(onSession ? 'kept:stopsOnSession' : 'kept:stopsOffSession');
+    if (alone && onSession) feed.count('kept:electorStopsOnSession');
+    if (!onSession) return;
+    void run.then(() => {
+      if (proc.machine.clock.dead) return;
+      const after = this.leaseRow(leaseName);
+      const same = after?.['holderInstance']?.S === elector.instance && after['fencingToken']?.N === before['fencingToken']?.N;
+      const outcome = !same ? 'movedOn' : typeof after['session']?.S === 'string' ? 'leftOnSession' : 'takenOffSession';
+      feed.count(`kept:${outcome}`);
+      feed.log(`${proc.identity} ${leaseName}: its kept term (token ${before['fencingToken']?.N}) ${outcome === 'movedOn' ? 'moved on' : outcome === 'leftOnSession' ? `left on session ${after!['session']!.S}` : 'taken off its session'} as its elector stopped`);
+    });
+  }
+
+  /** A lease's row as the model holds it now (no request: nothing of the world's moves). */
+  private leaseRow(leaseName: string) {
+    return this.c.world.model.items(this.c.world.names.leases).find((it) => it['name']?.S === leaseName);
   }
 }

@@ -1,0 +1,77 @@
+/**
+ * `npm run sim -- --kept`: worlds whose workers (some, or all) run their electors with
+ * `releaseOnCancel: false`, so that a leader that stops leaves its term to run out (client-go's
+ * "leave the lease to run out"), with stops of one elector while its process and Session run on.
+ * The option moves nothing else of a seed's world, its kept paths are run (counted by
+ * sim/workers.ts: keptStop), and the checker finds no violation.
+ */
+import { spawnSync } from 'node:child_process';
+import { describe, expect, it } from 'vitest';
+import { formatVerdict } from '../../lib/history/checker.js';
+import { generateSchedule } from '../../sim/schedule.js';
+import { DEFAULT_SETTINGS, runWorld } from '../../sim/world.js';
+import { TEST_GUARD_MS } from '../guards.js';
+
+process.env['POWERTOOLS_METRICS_DISABLED'] ??= 'true';
+const opts = { workers: DEFAULT_SETTINGS.workers, durationMs: DEFAULT_SETTINGS.durationMs };
+
+describe('sim --kept', () => {
+  it('adds only the kept terms to a seed\'s schedule (drawn from a stream of their own): every other draw is as without it, with or without --mixed', () => {
+    for (let seed = 1; seed <= 300; seed++) {
+      for (const mixed of [false, true]) {
+        const plain = generateSchedule(seed, { ...opts, mixed });
+        const { kept, ...rest } = generateSchedule(seed, { ...opts, mixed, kept: 'some' });
+        expect(rest).toEqual(plain);
+        expect(plain.kept).toBeUndefined();
+        expect(kept!.workers.length).toBeGreaterThan(0);
+        expect(kept!.electorStops.length).toBeGreaterThan(0);
+        for (const f of kept!.electorStops) expect(kept!.workers).toContain(f.worker);
+        expect(generateSchedule(seed, { ...opts, mixed, kept: 'all' }).kept!.workers).toEqual([0, 1, 2]);
+      }
+      // without faults (a Region world's first run): no elector stops
+      expect(generateSchedule(seed, { ...opts, faults: false, kept: 'some' }).kept!.electorStops).toEqual([]);
+    }
+    // "some" is not always all
+    expect(Array.from({ length: 50 }, (_, i) => generateSchedule(i + 1, { ...opts, kept: 'some' }).kept!.workers.length).some((n) => n < opts.workers)).toBe(true);
+  });
+
+  it('runs the kept paths: leaders that stop with their term on a session (their process\'s Session running on) and off one; each term on a session is taken off it or left held; no violation', { timeout: 120_000 }, async () => {
+    const counts: Record<string, number> = {};
+    for (const seed of [1, 2, 3, 4, 5, 6]) {
+      const r = await runWorld(generateSchedule(seed, { ...opts, kept: 'some' }), DEFAULT_SETTINGS);
+      expect(r.verdict.violations, `--kept --seed ${seed}\n${formatVerdict(r.verdict).join('\n')}`).toEqual([]);
+      for (const [k, v] of Object.entries(r.counts)) if (k.startsWith('kept:') || k === 'fault:electorStop') counts[k] = (counts[k] ?? 0) + v;
+    }
+    // seeds 1–6 as of 2026-12-01: 15 kept stops, 7 on a session (6 with the process's Session running on), 8 off one; 6 taken off, 1 left on it (held). At 9662be7's parent seed 1 fails the leaderless rule (237.3 s)
+    expect(counts['fault:electorStop']).toBeGreaterThan(0);
+    expect(counts['kept:stopsOnSession']).toBeGreaterThan(0);
+    expect(counts['kept:electorStopsOnSession']).toBeGreaterThan(0);
+    expect(counts['kept:stopsOffSession']).toBeGreaterThan(0);
+    expect(counts['kept:takenOffSession']).toBeGreaterThan(0);
+    expect(counts['kept:stops']).toBe((counts['kept:stopsOnSession'] ?? 0) + (counts['kept:stopsOffSession'] ?? 0));
+    // every term on a session, once its elector's run() ended: off it, left on it (held), or moved on
+    expect((counts['kept:takenOffSession'] ?? 0) + (counts['kept:leftOnSession'] ?? 0) + (counts['kept:movedOn'] ?? 0)).toBe(counts['kept:stopsOnSession']);
+  });
+
+  // An open defect, found by the first 300 s of --kept seeds (9400000–9400342, 2026-12-01): left to
+  // whoever fixes lib/sdk (leavingKept). Once fixed this fails: make it an `it` that wants no violation.
+  it.fails("--kept seed 9400162 (open): a peer rewrote job-1's session to a missing row under w0's kept term, w0's elector stopped before its read saw that, and leavingKept left the term alone (not on the live session); its followers and the coordinator judge such an unvouched term by its holder's own process's session, which w0's other electors keep renewing: job-1 leaderless from 119.1 s to the world's end (186.3 s after the heal)", { timeout: 60_000 }, async () => {
+    const r = await runWorld(generateSchedule(9400162, { ...opts, kept: 'some' }), DEFAULT_SETTINGS);
+    expect(r.verdict.violations, formatVerdict(r.verdict).join('\n')).toEqual([]);
+  });
+
+  it('a default world runs no kept term and no elector stop', async () => {
+    const r = await runWorld(generateSchedule(1, opts), DEFAULT_SETTINGS);
+    expect(Object.keys(r.counts).filter((k) => k.startsWith('kept:') || k.includes('electorStop'))).toEqual([]);
+  });
+
+  it('npm run sim refuses a --kept value other than some or all, and --kept with --plant, naming the fix', () => {
+    const sim = (...args: string[]) => spawnSync(process.execPath, ['--import', 'tsx', 'sim/run.ts', ...args], { encoding: 'utf8', timeout: TEST_GUARD_MS });
+    const bad = sim('--kept', 'most', '--seed', '1');
+    expect(bad.status).not.toBe(0);
+    expect(bad.stderr).toMatch(/--kept takes "some" .* or "all" .*, got "most"/);
+    const planted = sim('--kept', '--plant', 'zombieLeader', '--seed', '1');
+    expect(planted.status).toBe(2);
+    expect(planted.stderr).toMatch(/drop --kept .* or --plant/);
+  });
+});
