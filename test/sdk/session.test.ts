@@ -117,6 +117,18 @@ async function redirectSession(sim: Sim, lease: string, to: string): Promise<voi
 
 const leadersOf = (procs: Process[], lease: string) => procs.flatMap((p) => p.electors.filter((e) => e.elector.options.leaseName === lease && e.elector.isLeader()));
 
+/** How long after `since` one of `others` leads `lease`, never two leaders of any lease meanwhile (within six lease durations). */
+function ledByAnother(sim: Sim, procs: Process[], others: Process[], lease: string, since: number): Promise<number> {
+  return sim.until(
+    `another process leading ${lease}`,
+    () => {
+      for (const n of LEASES) if (leadersOf(procs, n).length > 1) throw new Error(`two leaders of ${n}`);
+      return leadersOf(others, lease).length === 1 && sim.clock.monotonic() - since;
+    },
+    6 * CLIENT_GO.leaseDurationMs,
+  );
+}
+
 describe('Session', () => {
   it('refuses bad options, naming the field and the fix', () => {
     const client = new DynamoDBModel({ now: () => 0 }).client({ name: 'test' });
@@ -1175,14 +1187,7 @@ describe('a leader with releaseOnCancel false stops, its term on the Session its
     expect(kept.renewTime).toBeLessThanOrEqual(sessionRow.renewTime);
     // nobody takes the kept term before it runs out; then another process leads it
     const others = procs.filter((p) => p !== holder);
-    const ledAfter = await sim.until(
-      `another process leading ${lease}`,
-      () => {
-        for (const n of LEASES) if (leadersOf(procs, n).length > 1) throw new Error(`two leaders of ${n}`);
-        return leadersOf(others, lease).length === 1 && sim.clock.monotonic() - stoppedAt;
-      },
-      6 * L,
-    );
+    const ledAfter = await ledByAnother(sim, procs, others, lease, stoppedAt);
     // before: no leader within 6 lease durations (the session's renewals kept the term alive, its followers judging it by them)
     // now 15.0 s: the kept term ran out on the session's last renewal before the stop, not released, not kept for ever
     expect(sim.streamErrors).toEqual([]);
@@ -1209,14 +1214,7 @@ describe('a leader with releaseOnCancel false stops, its term on the Session its
     await sim.until('the session ended', () => holder.session.name !== onSession || undefined, holder.session.options.renewDeadlineMs + 1_000);
     expect(holder.errors.some((e) => e.message.includes(`its renewals held: a term of lease "${lease}" that releaseOnCancel false keeps is on it`))).toBe(true);
     const others = procs.filter((p) => p !== holder);
-    const ledAfter = await sim.until(
-      `another process leading ${lease}`,
-      () => {
-        for (const n of LEASES) if (leadersOf(procs, n).length > 1) throw new Error(`two leaders of ${n}`);
-        return leadersOf(others, lease).length === 1 && sim.clock.monotonic() - stoppedAt;
-      },
-      6 * L,
-    );
+    const ledAfter = await ledByAnother(sim, procs, others, lease, stoppedAt);
     // 15.0 s: the session's deadline (7.5 s) passed, then its stamp's lease duration
     expect(ledAfter).toBeLessThan(L + CLIENT_GO.renewDeadlineMs + 2 * CLIENT_GO.retryPeriodMs);
     holder.machine.fault = undefined;
