@@ -3,7 +3,7 @@
  * two worlds' stories (its Region events alone, then among its other faults, as a batch runs them):
  * its Region plan, then what the workers, the coordinators and the Regions did, as a timeline (at
  * each Region event, who held each lease and whom the coordinator had named to take it over), and
- * the verdict. Otherwise K worlds (`--schedules`, default 20) in turn and what Region
+ * the verdict. Otherwise K seeds (`--schedules`, default 20), each as those two worlds, in turn and what Region
  * events cost: the time from a Region's loss (or its cutting off) to a new leader in another
  * Region, against the lease duration, and when a cut-off leader stopped, against its renew deadline;
  * each seed with its Region events alone, and among its schedule's other faults.
@@ -33,7 +33,7 @@ export async function runRegions(o: { seed?: number; schedules?: number; budget?
   const n = o.schedules ?? (o.budget === undefined ? 20 : Infinity);
   const began = systemClock.monotonic();
   const until = o.budget === undefined ? Infinity : began + o.budget * 1000;
-  console.log(`sim --regions: ${n === Infinity ? `worlds for ${o.budget} s` : `${n} worlds`} from seed ${first} (${settings.workers} workers over the replica Regions, ${settings.leases} leases, ${settings.durationMs / 60_000} simulated min each; lease ${settings.leaseDurationMs / 1000} s, renew deadline ${settings.renewDeadlineMs / 1000} s); replay one with: npm run sim -- --regions --seed <seed>${mixed ? ' --mixed' : ''}${o.kept ? ` --kept ${o.kept}` : ''}`);
+  console.log(`sim --regions: ${n === Infinity ? `worlds for ${o.budget} s` : `${n} seed${n === 1 ? '' : 's'} (${2 * n} worlds: its Region events alone, then among its other faults)`} from seed ${first} (${settings.workers} workers over the replica Regions, ${settings.leases} leases, ${settings.durationMs / 60_000} simulated min each; lease ${settings.leaseDurationMs / 1000} s, renew deadline ${settings.renewDeadlineMs / 1000} s); replay one with: npm run sim -- --regions --seed <seed>${mixed ? ' --mixed' : ''}${o.kept ? ` --kept ${o.kept}` : ''}`);
   // each seed twice: its Region events alone, then with the schedule's other faults too
   const figures = { alone: [] as SeededFigure[], faults: [] as SeededFigure[] };
   // per world whose Region loss the checker judged (leaderlessAfterLoss): its longest wait for a leader, from the rule's start

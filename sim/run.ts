@@ -54,7 +54,7 @@ const kept = (v: string): KeptMode => {
 const o = new Command()
   .name('npm run sim --')
   .option('--seed <n>', 'replay this schedule and print its timeline', whole)
-  .option('--schedules <k>', 'run this many schedules from a random (printed) first seed', whole)
+  .option('--schedules <k>', 'run this many schedules from a random (printed) first seed (with --regions: this many seeds, each two worlds)', whole)
   .option('--budget <s>', 'run schedules for this many seconds of wall-clock time', whole)
   .option('--threads <n>', 'worker threads running schedules (default: one per core)', (v: string) => {
     const n = whole(v);

@@ -231,4 +231,16 @@ describe('one leader across Regions, in the simulator', () => {
     expect(lines[0]).toMatch(/^sim --regions: worlds for 0 s from seed 7 /);
     expect(lines.find((l) => / worlds? in /.test(l))).toMatch(/^\n0 worlds in [\d.]+ s; violations: 0$/);
   });
+
+  it('`npm run sim -- --regions --schedules K` says it runs K seeds as 2K worlds, as it does (its header said K worlds, before)', async () => {
+    const lines: string[] = [];
+    const log = vi.spyOn(console, 'log').mockImplementation((...a: unknown[]) => void lines.push(a.join(' ')));
+    try {
+      expect(await runRegions({ schedules: 1, first: 5 })).toBe(0);
+    } finally {
+      log.mockRestore();
+    }
+    expect(lines[0]).toMatch(/^sim --regions: 1 seed \(2 worlds: its Region events alone, then among its other faults\) from seed 5 /);
+    expect(lines.find((l) => / worlds? \(seeds /.test(l))).toMatch(/^\n2 worlds \(seeds 5–5\) in [\d.]+ s; violations: 0$/);
+  });
 });
