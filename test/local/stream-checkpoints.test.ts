@@ -12,7 +12,7 @@ import { DynamoDBStreamsClient, TrimmedDataAccessException } from '@aws-sdk/clie
 import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../lib/local/dynamodb-local.js';
-import { CHECKPOINTS_FILE, CheckpointsFile, loadCheckpoints } from '../../lib/local/stream-checkpoints.js';
+import { CHECKPOINTS_FILE, CheckpointsFile, endpointKey, loadCheckpoints } from '../../lib/local/stream-checkpoints.js';
 import { StreamPoller } from '../../lib/local/stream-poller.js';
 import { OLDEST_EMULATION_VERSION } from '../../lib/schemas/strategy.js';
 import { CandidateStore } from '../../lib/stores/candidate-store.js';
@@ -55,6 +55,49 @@ describe('the stream checkpoints file', () => {
       { endpoint: 'http://127.0.0.1:8000', streamArn: NEWER, shards: { 'shard-9': '000000000000000000003' } },
     ]);
     expect(readdirSync(join(file, '..'))).toEqual([CHECKPOINTS_FILE]); // no temp file left behind
+    expect(w.told).toEqual([]);
+  });
+
+  it.each([
+    ['http://localhost:8000/', 'http://127.0.0.1:8000'],
+    ['HTTP://LocalHost:8000', 'http://127.0.0.1:8000'],
+    ['http://127.0.0.1:8000/', 'http://127.0.0.1:8000'],
+    ['http://[::1]:8000', 'http://127.0.0.1:8000'],
+    ['http://localhost:80/', 'http://127.0.0.1'],
+    ['http://localhost', 'http://127.0.0.1'],
+    ['https://localhost:443', 'https://127.0.0.1'],
+    ['http://localhost:8001', 'http://127.0.0.1:8001'],
+    ['http://ddb.example:8000/', 'http://ddb.example:8000'], // no DNS: another host is kept as spelled
+    ['http://127.0.0.2:8000', 'http://127.0.0.2:8000'], // another address, not a spelling of 127.0.0.1
+  ])('endpointKey(%s) is %s', (endpoint, key) => {
+    expect(endpointKey(endpoint)).toBe(key);
+  });
+
+  it('one DynamoDB Local is one key however its loopback address is spelled: localhost, 127.0.0.1, a trailing slash; a file with both spellings keeps the later position of each shard, as one entry', () => {
+    const file = join(folder(), CHECKPOINTS_FILE);
+    const w = warnings();
+    loadCheckpoints(file, 'http://localhost:8000/', w.warn).set(ARN, 'shard-1', '000000000000000000005');
+    // before the fix: undefined (another endpoint), the shard read from TRIM_HORIZON again
+    expect(loadCheckpoints(file, 'http://127.0.0.1:8000', w.warn).get(ARN, 'shard-1')).toBe('000000000000000000005');
+    expect(CheckpointsFile.parse(JSON.parse(readFileSync(file, 'utf8'))).streams).toEqual([{ endpoint: 'http://127.0.0.1:8000', streamArn: ARN, shards: { 'shard-1': '000000000000000000005' } }]);
+
+    // written before the keys were: one entry per spelling
+    writeFileSync(
+      file,
+      JSON.stringify({
+        version: 1,
+        streams: [
+          { endpoint: 'http://localhost:8000', streamArn: ARN, shards: { 'shard-1': '000000000000000000009', 'shard-2': '000000000000000000002' } },
+          { endpoint: 'http://127.0.0.1:8000/', streamArn: ARN, shards: { 'shard-1': '000000000000000000007', 'shard-3': '000000000000000000003' } },
+        ],
+      }),
+    );
+    const c = loadCheckpoints(file, 'http://127.0.0.1:8000', w.warn);
+    expect([c.get(ARN, 'shard-1'), c.get(ARN, 'shard-2'), c.get(ARN, 'shard-3')]).toEqual(['000000000000000000009', '000000000000000000002', '000000000000000000003']);
+    c.set(ARN, 'shard-2', '000000000000000000004');
+    expect(CheckpointsFile.parse(JSON.parse(readFileSync(file, 'utf8'))).streams).toEqual([
+      { endpoint: 'http://127.0.0.1:8000', streamArn: ARN, shards: { 'shard-1': '000000000000000000009', 'shard-2': '000000000000000000004', 'shard-3': '000000000000000000003' } },
+    ]);
     expect(w.told).toEqual([]);
   });
 
@@ -143,6 +186,17 @@ describe('StreamPoller with checkpoints, on DynamoDB Local', () => {
 
     // the same file, another endpoint (a new DynamoDB Local whose stream has the same ARN): from TRIM_HORIZON
     expect((await run(file, 'c5', { endpoint: 'http://127.0.0.1:1' })).seen).toEqual(['c1', 'c2', 'c3', 'c4', 'c5']);
+  });
+
+  it('started again on the same DynamoDB Local spelled another way (localhost, a trailing slash): each shard resumes after its checkpoint, nothing read again', async () => {
+    const file = join(folder(), CHECKPOINTS_FILE);
+    await write('l1');
+    expect((await run(file, 'l1')).seen).toContain('l1');
+    await write('l2');
+    const spelled = `${endpoint().replace('127.0.0.1', 'localhost')}/`;
+    expect(spelled).not.toBe(endpoint());
+    // before the fix: from TRIM_HORIZON, every earlier record delivered again
+    expect((await run(file, 'l2', { endpoint: spelled })).seen).toEqual(['l2']);
   });
 
   it('a kept checkpoint the stream refuses as invalid (ValidationException, DynamoDB Local’s answer to 000000000000000000000): read from TRIM_HORIZON at once, told once, the checkpoint dropped; the shard’s records delivered', async () => {
