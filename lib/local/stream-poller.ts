@@ -43,7 +43,7 @@ export interface StreamPollerOptions {
    * 2nd, 4th, 8th … failure in a row, not at each try.
    */
   onError?: (e: Error) => void;
-  /** How long to wait when a shard had nothing new. @default 100 ms */
+  /** How long to wait when a shard had nothing new (a wait stop() cuts short). @default 100 ms */
   idleMs?: number;
   /** Whose time records are aged by and the poller waits on. @default systemClock */
   clock?: Clock;
@@ -337,7 +337,7 @@ export class StreamPoller {
           last = records.at(-1)!.dynamodb?.SequenceNumber;
           fromCheckpoint = false;
           if (last !== undefined) this.o.checkpoints?.set(streamArn, shardId, last);
-        } else await this.clock.sleep(idleMs);
+        } else await this.clock.sleep(idleMs, this.stopping.signal); // nothing new: a wait stop() cuts short
       } catch (e) {
         const name = (e as Error).name;
         // a stream gone (its table deleted) has no more records: the shard is done, and discover() sees the stream end
@@ -347,7 +347,7 @@ export class StreamPoller {
         if (name === 'TrimmedDataAccessException' || name === 'ExpiredIteratorException') {
           // an expired or trimmed iterator (DynamoDB Local also trims the iterator of an empty new
           // shard): the normal case, neither told nor backed off
-          await this.clock.sleep(idleMs);
+          await this.clock.sleep(idleMs, this.stopping.signal);
           continue;
         }
         const { waitMs, tell } = reads.failed();

@@ -226,6 +226,29 @@ describe('StreamPoller on a read that keeps failing', () => {
     }
   });
 
+  it('an idle shard: stop() ends its idle wait (idleMs) at once, as it ends the discovery’s, instead of letting it run out (the held clock never lets it go)', async () => {
+    await put('idle-before');
+    const streams = streamsAt(inject('ddbEndpoint'));
+    const { poller: p, unhold, handled, holding, look } = poller(streams);
+    p.start();
+    let stopped = false;
+    try {
+      // the shard is read to its end, then waits: nothing new in it
+      await waitFor('the shard read', look(() => handled.includes('idle-before')));
+      // from here nothing is let go: the probes only look
+      await waitFor('the shard’s idle wait held', () => holding(IDLE));
+      const stopping = p.stop().then(() => void (stopped = true));
+      // before the fix: hung here, the idle wait had no stop signal (up to idleMs, 100 ms by default, on the machine's clock)
+      await waitFor('stop() to resolve with the shard’s idle wait still held', () => stopped);
+      await stopping;
+      expect(holding(IDLE)).toBe(true); // never let go: stop() cut it short
+    } finally {
+      unhold();
+      if (!stopped) await p.stop();
+      streams.destroy();
+    }
+  });
+
   it('an expired iterator (the normal case, here DynamoDB Local’s answer to an iterator aged 20 minutes on its way): a new one after the idle wait, neither told nor backed off', async () => {
     let aging = 5;
     let aged = 0;
