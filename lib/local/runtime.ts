@@ -355,7 +355,7 @@ async function start(opts: LocalRuntimeOptions, parts: Part[]): Promise<LocalRun
   // resumed where the last run finished, as an event source mapping does, not read again from
   // TRIM_HORIZON (the earlier runs' events published again). One this runtime started is in memory,
   // its streams new: nothing is kept, and a file left by an endpoint run is not read.
-  const checkpoints = opts.endpoint === undefined ? undefined : loadCheckpoints(join(dir, CHECKPOINTS_FILE), opts.endpoint, (message, extra) => plain.logger.warn(message, extra));
+  const checkpoints = opts.endpoint === undefined ? undefined : loadCheckpoints(join(dir, CHECKPOINTS_FILE), opts.endpoint, (message, extra) => plain.logger.warn(message, extra), clock);
   const streams = new DynamoDBStreamsClient({ endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
   parts.push({ name: 'the DynamoDB Streams client', stop: () => streams.destroy() });
   const pollers: StreamPoller[] = [];

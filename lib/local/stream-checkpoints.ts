@@ -4,9 +4,11 @@
  * restart reads each kept stream from TRIM_HORIZON again, and every earlier run's change still in
  * it (24 h) is handled and its events published again.
  */
-import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { linkSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import * as z from 'zod';
+import { systemClock, type Clock } from '../clock.js';
 import { parse } from '../schemas/validation.js';
+import { Backoff } from './backoff.js';
 
 /** The checkpoints file, beside events.jsonl. */
 export const CHECKPOINTS_FILE = 'stream-checkpoints.json';
@@ -33,10 +35,10 @@ export type CheckpointsFile = z.infer<typeof CheckpointsFile>;
 export interface ShardCheckpoints {
   /** The last sequence number finished in `shardId` of `streamArn`; undefined for a shard or stream not seen. */
   get(streamArn: string, shardId: string): string | undefined;
-  /** `sequenceNumber`'s batch is finished: kept, the file written again (atomically). */
-  set(streamArn: string, shardId: string, sequenceNumber: string): void;
-  /** The checkpoint of `shardId` was of no use (its records trimmed): forgotten. */
-  drop(streamArn: string, shardId: string): void;
+  /** `sequenceNumber`'s batch is finished: kept, the file written again (merged under its lock, atomically); resolves once written. */
+  set(streamArn: string, shardId: string, sequenceNumber: string): Promise<void> | void;
+  /** The checkpoint of `shardId` was of no use (its records trimmed): forgotten; resolves once written. */
+  drop(streamArn: string, shardId: string): Promise<void> | void;
 }
 
 /** The loopback host names a DynamoDB Local on this machine is reached by: one server (it listens on every interface), one key. */
@@ -86,56 +88,197 @@ function keyedByEndpoint(f: CheckpointsFile): CheckpointsFile {
   return { ...f, streams };
 }
 
-/** A unique temp name per write in this process: two processes on one folder never share one either. */
+/** A unique temp name per write and per lock try in this process: two processes on one folder never share one either. */
 let writes = 0;
+
+/** The first wait before looking again at a lock another live process holds; each later one twice as long, up to LOCK_RETRY_MAX_MS. It holds it for one read and one write of a small file. */
+export const LOCK_RETRY_FIRST_MS = 5;
+/** The longest wait between looks at a lock another live process holds. */
+export const LOCK_RETRY_MAX_MS = 200;
+/** Looks at a lock held by the same live process before that is told (once a write): a process stopped while it holds it (SIGSTOP, a debugger). */
+export const LOCK_TELL_AFTER = 25;
+
+/** Whether process `pid` runs on this machine (signal 0: no signal sent, only the check). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM'; // there, someone else's
+  }
+}
+
+/** The lock file's content (`<pid>.<n>`), undefined once it is gone. */
+function lockContent(lock: string): string | undefined {
+  try {
+    return readFileSync(lock, 'utf8').trim();
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw e;
+  }
+}
+
+/**
+ * One try at `lock`, the checkpoints file's lock: made whole or not at all (its content written to
+ * a file of our own, then hard-linked to the lock's name, which fails if one is there). Held: its
+ * token. Else the holder's content, and whether that holder is gone: a process no longer running,
+ * or this one's own pid (a write here never yields while it holds the lock, so a lock naming this
+ * process is an earlier process's that had its pid).
+ */
+function tryLock(lock: string): { held: true; token: string } | { held: false; holder: string | undefined; stale: boolean } {
+  const token = `${process.pid}.${++writes}`;
+  const mine = `${lock}.${token}.tmp`;
+  writeFileSync(mine, `${token}\n`);
+  try {
+    linkSync(mine, lock);
+    return { held: true, token };
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+  } finally {
+    rmSync(mine, { force: true });
+  }
+  const holder = lockContent(lock);
+  if (holder === undefined) return { held: false, holder, stale: false }; // let go since: tried again at once
+  const pid = Number(holder.split('.')[0]);
+  return { held: false, holder, stale: !Number.isSafeInteger(pid) || pid <= 0 || pid === process.pid || !alive(pid) };
+}
+
+/**
+ * Takes away a lock left by a process that is gone (`holder`, its content as seen): moved aside
+ * first, then looked at, so a lock another process took meanwhile (having taken the stale one away
+ * itself) is put back, not deleted.
+ */
+function breakStale(lock: string, holder: string): void {
+  const aside = `${lock}.${process.pid}.${++writes}.stale`;
+  try {
+    renameSync(lock, aside);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return; // taken away by another process already
+    throw e;
+  }
+  try {
+    if (lockContent(aside) === holder) return;
+    // a live holder's: back under the lock's name (unless a third process has locked it since)
+    try {
+      linkSync(aside, lock);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+    }
+  } finally {
+    rmSync(aside, { force: true });
+  }
+}
+
+/** The file's checkpoints, keyed; undefined for a file that is missing. Throws for one that cannot be read or does not parse. */
+function readCheckpoints(file: string): CheckpointsFile | undefined {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw new Error(`cannot be read (${(e as Error).message})`, { cause: e });
+  }
+  try {
+    return keyedByEndpoint(parse(CheckpointsFile, JSON.parse(text), `stream checkpoints file ${file}`));
+  } catch (e) {
+    throw new Error(`is corrupt (${(e as Error).message})`, { cause: e });
+  }
+}
 
 /**
  * The checkpoints in `file` for `endpoint`. A file that is missing starts empty; one that does
  * not parse (not JSON, or not CheckpointsFile) is told once through `warn`, naming it, and
  * ignored: every shard is read from TRIM_HORIZON, and the next write replaces it. Other
  * endpoints' entries are kept as they are.
+ *
+ * Several local-mode processes may share one events folder, so one file (two table prefixes on one
+ * DynamoDB Local, or two DynamoDB Locals): each write is a merge, under a lock file beside it
+ * (`stream-checkpoints.json.lock`, holding the writer's pid), of this process's one change into the
+ * file as it is now, every other entry kept as the other processes left it; written whole, a temp
+ * file renamed over it. A lock a live process holds is waited for on `clock` (LOCK_RETRY_FIRST_MS,
+ * doubling up to LOCK_RETRY_MAX_MS; told at the LOCK_TELL_AFTER-th look); one left by a process
+ * that is gone (killed while it held it) is taken away.
  */
-export function loadCheckpoints(file: string, endpoint: string, warn: (message: string, extra: Record<string, unknown>) => void): ShardCheckpoints {
+export function loadCheckpoints(file: string, endpoint: string, warn: (message: string, extra: Record<string, unknown>) => void, clock: Clock = systemClock): ShardCheckpoints {
+  const ignored = (why: string) =>
+    warn(`stream checkpoints file ${file} ${why}: ignored, the streams are read from TRIM_HORIZON (earlier changes handled again); it is written anew as batches finish, or delete it`, { file });
+  /** A file that does not parse is told once, at the load or the first write that finds it so, not at each write. */
+  let toldCorrupt = false;
   let state: CheckpointsFile = { version: 1, streams: [] };
-  let text: string | undefined;
   try {
-    text = readFileSync(file, 'utf8');
+    state = readCheckpoints(file) ?? state;
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') warn(`stream checkpoints file ${file} cannot be read (${(e as Error).message}): ignored, the streams are read from TRIM_HORIZON (earlier changes handled again)`, { file });
-  }
-  if (text !== undefined) {
-    try {
-      state = keyedByEndpoint(parse(CheckpointsFile, JSON.parse(text), `stream checkpoints file ${file}`));
-    } catch (e) {
-      warn(`stream checkpoints file ${file} is corrupt (${(e as Error).message}): ignored, the streams are read from TRIM_HORIZON (earlier changes handled again); it is written anew as batches finish, or delete it`, { file });
-    }
+    ignored((e as Error).message);
+    toldCorrupt = true;
   }
   const key = endpointKey(endpoint);
-  const entry = (streamArn: string) => state.streams.find((s) => s.endpoint === key && s.streamArn === streamArn);
-  const save = () => {
-    // whole or not at all: a crash mid-write leaves the old file, never half of the new one
-    const tmp = `${file}.${process.pid}.${++writes}.tmp`;
-    writeFileSync(tmp, `${JSON.stringify(state, null, 2)}\n`);
-    renameSync(tmp, file);
+  const entryIn = (f: CheckpointsFile, streamArn: string) => f.streams.find((s) => s.endpoint === key && s.streamArn === streamArn);
+  const lock = `${file}.lock`;
+
+  /** `change` made to the file as it is now, under the lock, and written whole if it changed anything; what this process sees from then on. */
+  const merged = (change: (f: CheckpointsFile) => boolean) => {
+    let now: CheckpointsFile = { version: 1, streams: [] };
+    try {
+      now = readCheckpoints(file) ?? now;
+    } catch (e) {
+      if (!toldCorrupt) ignored((e as Error).message);
+      toldCorrupt = true;
+    }
+    if (change(now)) {
+      // whole or not at all: a crash mid-write leaves the old file, never half of the new one
+      const tmp = `${file}.${process.pid}.${++writes}.tmp`;
+      writeFileSync(tmp, `${JSON.stringify(now, null, 2)}\n`);
+      renameSync(tmp, file);
+    }
+    state = now;
   };
-  return {
-    get: (streamArn, shardId) => entry(streamArn)?.shards[shardId],
-    set(streamArn, shardId, sequenceNumber) {
-      let e = entry(streamArn);
-      if (!e) {
-        // the table's older stream (deleted and created again) will not be read again
-        state.streams = state.streams.filter((s) => !(s.endpoint === key && tableOf(s.streamArn) === tableOf(streamArn)));
-        e = { endpoint: key, streamArn, shards: {} };
-        state.streams.push(e);
+  const locked = async (change: (f: CheckpointsFile) => boolean): Promise<void> => {
+    const waits = new Backoff(LOCK_RETRY_FIRST_MS, LOCK_RETRY_MAX_MS);
+    for (let looks = 1; ; looks++) {
+      const got = tryLock(lock);
+      if (got.held) {
+        // nothing awaited while held: another writer in this process waits its turn in `queue`
+        try {
+          merged(change);
+        } finally {
+          if (lockContent(lock) === got.token) rmSync(lock, { force: true });
+        }
+        return;
       }
-      e.shards[shardId] = sequenceNumber;
-      save();
-    },
-    drop(streamArn, shardId) {
-      const e = entry(streamArn);
-      if (!e || e.shards[shardId] === undefined) return;
-      delete e.shards[shardId];
-      save();
-    },
+      if (got.stale && got.holder !== undefined) breakStale(lock, got.holder);
+      if (got.stale || got.holder === undefined) continue;
+      if (looks === LOCK_TELL_AFTER) warn(`stream checkpoints file ${file} is locked by process ${got.holder.split('.')[0]} (${lock}) for ${LOCK_TELL_AFTER} looks in a row: waiting; if that process is no local mode of this folder, delete the lock file`, { file, lock });
+      await clock.sleep(waits.failed().waitMs);
+    }
+  };
+  /** This process's writes, one at a time, in order. */
+  let queue: Promise<void> = Promise.resolve();
+  const write = (change: (f: CheckpointsFile) => boolean): Promise<void> => {
+    const run = () => locked(change);
+    queue = queue.then(run, run);
+    return queue;
+  };
+
+  return {
+    get: (streamArn, shardId) => entryIn(state, streamArn)?.shards[shardId],
+    set: (streamArn, shardId, sequenceNumber) =>
+      write((f) => {
+        let e = entryIn(f, streamArn);
+        if (!e) {
+          // the table's older stream (deleted and created again) will not be read again
+          f.streams = f.streams.filter((s) => !(s.endpoint === key && tableOf(s.streamArn) === tableOf(streamArn)));
+          e = { endpoint: key, streamArn, shards: {} };
+          f.streams.push(e);
+        }
+        e.shards[shardId] = sequenceNumber;
+        return true;
+      }),
+    drop: (streamArn, shardId) =>
+      write((f) => {
+        const e = entryIn(f, streamArn);
+        if (!e || e.shards[shardId] === undefined) return false;
+        delete e.shards[shardId];
+        return true;
+      }),
   };
 }

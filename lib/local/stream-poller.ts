@@ -318,7 +318,7 @@ export class StreamPoller {
               const why = name === 'ValidationException' ? `${name}: ${message}` : `${name}, ${refusals} times in a row`;
               this.o.log?.warn(`${whose} is refused by the stream (${why}): reading the shard from TRIM_HORIZON; records before the checkpoint may be handled again`, { ...about, error: name });
             } else throw e; // a single InternalFailure may be passing: retried at the backoff
-            this.o.checkpoints?.drop(streamArn, shardId);
+            await this.o.checkpoints?.drop(streamArn, shardId);
             last = undefined;
             fromCheckpoint = false;
             iterator = await this.iterator(streamArn, shardId, undefined, 'TRIM_HORIZON');
@@ -336,7 +336,7 @@ export class StreamPoller {
           if (!(await this.deliver(records))) return;
           last = records.at(-1)!.dynamodb?.SequenceNumber;
           fromCheckpoint = false;
-          if (last !== undefined) this.o.checkpoints?.set(streamArn, shardId, last);
+          if (last !== undefined) await this.o.checkpoints?.set(streamArn, shardId, last);
         } else await this.clock.sleep(idleMs, this.stopping.signal); // nothing new: a wait stop() cuts short
       } catch (e) {
         const name = (e as Error).name;

@@ -4,25 +4,32 @@
  * corrupt one ignored with a warning), and the poller resuming after it on a real DynamoDB Local
  * stream, falling back to TRIM_HORIZON for a trimmed checkpoint.
  */
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import { DynamoDBStreamsClient, TrimmedDataAccessException } from '@aws-sdk/client-dynamodb-streams';
 import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../lib/local/dynamodb-local.js';
-import { CHECKPOINTS_FILE, CheckpointsFile, endpointKey, loadCheckpoints } from '../../lib/local/stream-checkpoints.js';
+import { CHECKPOINTS_FILE, CheckpointsFile, endpointKey, loadCheckpoints, LOCK_RETRY_FIRST_MS } from '../../lib/local/stream-checkpoints.js';
 import { StreamPoller } from '../../lib/local/stream-poller.js';
 import { OLDEST_EMULATION_VERSION } from '../../lib/schemas/strategy.js';
 import { CandidateStore } from '../../lib/stores/candidate-store.js';
 import { wiring } from '../../lib/wiring.js';
 import { waitFor } from '../sdk/harness.js';
-import { testTables, type TestTables } from '../support.js';
+import { heldClock, testTables, type TestTables } from '../support.js';
 
 const ARN = 'arn:aws:dynamodb:ddblocal:000000000000:table/p-leases/stream/2026-12-01T00:00:00.000';
 const NEWER = 'arn:aws:dynamodb:ddblocal:000000000000:table/p-leases/stream/2026-12-01T01:00:00.000';
 const OTHER_TABLE = 'arn:aws:dynamodb:ddblocal:000000000000:table/p-candidates/stream/2026-12-01T00:00:00.000';
+
+const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+/** A local-mode process's checkpoint writes, alone. */
+const WRITER = join(import.meta.dirname, 'checkpoint-writer.ts');
 
 const folder = () => mkdtempSync(join(tmpdir(), 'conclave-checkpoints-'));
 const warnings = () => {
@@ -31,23 +38,23 @@ const warnings = () => {
 };
 
 describe('the stream checkpoints file', () => {
-  it('keeps the last sequence number per endpoint, stream and shard, written whole; another endpoint’s entries are neither read nor lost', () => {
+  it('keeps the last sequence number per endpoint, stream and shard, written whole; another endpoint’s entries are neither read nor lost', async () => {
     const file = join(folder(), CHECKPOINTS_FILE);
     const w = warnings();
     const a = loadCheckpoints(file, 'http://127.0.0.1:8000', w.warn);
     expect(a.get(ARN, 'shard-1')).toBeUndefined(); // no file yet: nothing, and no warning
-    a.set(ARN, 'shard-1', '000000000000000000005');
-    a.set(OTHER_TABLE, 'shard-1', '000000000000000000007');
+    await a.set(ARN, 'shard-1', '000000000000000000005');
+    await a.set(OTHER_TABLE, 'shard-1', '000000000000000000007');
     const b = loadCheckpoints(file, 'http://127.0.0.1:9000', w.warn);
     expect(b.get(ARN, 'shard-1')).toBeUndefined(); // another DynamoDB Local: its stream ARNs are its own
-    b.set(ARN, 'shard-1', '000000000000000000002');
+    await b.set(ARN, 'shard-1', '000000000000000000002');
 
     const again = loadCheckpoints(file, 'http://127.0.0.1:8000', w.warn);
     expect(again.get(ARN, 'shard-1')).toBe('000000000000000000005');
     expect(again.get(ARN, 'shard-2')).toBeUndefined();
     expect(again.get(NEWER, 'shard-1')).toBeUndefined(); // the table's newer stream: from TRIM_HORIZON
     // a newer stream of the same table replaces the older's entry; another table's stays
-    again.set(NEWER, 'shard-9', '000000000000000000003');
+    await again.set(NEWER, 'shard-9', '000000000000000000003');
     const parsed = CheckpointsFile.parse(JSON.parse(readFileSync(file, 'utf8')));
     expect(parsed.streams).toEqual([
       { endpoint: 'http://127.0.0.1:8000', streamArn: OTHER_TABLE, shards: { 'shard-1': '000000000000000000007' } },
@@ -73,10 +80,10 @@ describe('the stream checkpoints file', () => {
     expect(endpointKey(endpoint)).toBe(key);
   });
 
-  it('one DynamoDB Local is one key however its loopback address is spelled: localhost, 127.0.0.1, a trailing slash; a file with both spellings keeps the later position of each shard, as one entry', () => {
+  it('one DynamoDB Local is one key however its loopback address is spelled: localhost, 127.0.0.1, a trailing slash; a file with both spellings keeps the later position of each shard, as one entry', async () => {
     const file = join(folder(), CHECKPOINTS_FILE);
     const w = warnings();
-    loadCheckpoints(file, 'http://localhost:8000/', w.warn).set(ARN, 'shard-1', '000000000000000000005');
+    await loadCheckpoints(file, 'http://localhost:8000/', w.warn).set(ARN, 'shard-1', '000000000000000000005');
     // before the fix: undefined (another endpoint), the shard read from TRIM_HORIZON again
     expect(loadCheckpoints(file, 'http://127.0.0.1:8000', w.warn).get(ARN, 'shard-1')).toBe('000000000000000000005');
     expect(CheckpointsFile.parse(JSON.parse(readFileSync(file, 'utf8'))).streams).toEqual([{ endpoint: 'http://127.0.0.1:8000', streamArn: ARN, shards: { 'shard-1': '000000000000000000005' } }]);
@@ -94,10 +101,88 @@ describe('the stream checkpoints file', () => {
     );
     const c = loadCheckpoints(file, 'http://127.0.0.1:8000', w.warn);
     expect([c.get(ARN, 'shard-1'), c.get(ARN, 'shard-2'), c.get(ARN, 'shard-3')]).toEqual(['000000000000000000009', '000000000000000000002', '000000000000000000003']);
-    c.set(ARN, 'shard-2', '000000000000000000004');
+    await c.set(ARN, 'shard-2', '000000000000000000004');
     expect(CheckpointsFile.parse(JSON.parse(readFileSync(file, 'utf8'))).streams).toEqual([
       { endpoint: 'http://127.0.0.1:8000', streamArn: ARN, shards: { 'shard-1': '000000000000000000009', 'shard-2': '000000000000000000004', 'shard-3': '000000000000000000003' } },
     ]);
+    expect(w.told).toEqual([]);
+  });
+
+  it('two processes sharing the folder (two table prefixes on one DynamoDB Local): each write merges its own change into the file as it is now, the other’s entries kept', async () => {
+    const dir = folder();
+    const file = join(dir, CHECKPOINTS_FILE);
+    const w = warnings();
+    // both loaded before either wrote, as two local-mode processes started together
+    const a = loadCheckpoints(file, 'http://127.0.0.1:8000', w.warn);
+    const b = loadCheckpoints(file, 'http://127.0.0.1:8000', w.warn);
+    await a.set(ARN, 'shard-1', '000000000000000000005');
+    await b.set(OTHER_TABLE, 'shard-1', '000000000000000000007');
+    await a.set(ARN, 'shard-2', '000000000000000000006');
+    await b.drop(OTHER_TABLE, 'shard-9'); // nothing to drop: the file is left as it is
+    // before the fix: each write was the writer's own view, the other's entries lost (last writer wins)
+    const again = loadCheckpoints(file, 'http://127.0.0.1:8000', w.warn);
+    expect([again.get(ARN, 'shard-1'), again.get(ARN, 'shard-2'), again.get(OTHER_TABLE, 'shard-1')]).toEqual(['000000000000000000005', '000000000000000000006', '000000000000000000007']);
+    expect(b.get(ARN, 'shard-1')).toBe('000000000000000000005'); // what a writer sees after its write: the merged file
+    expect(readdirSync(dir)).toEqual([CHECKPOINTS_FILE]); // no lock or temp file left behind
+    expect(w.told).toEqual([]);
+  });
+
+  it('two real processes writing at once, each its own stream: every checkpoint of both is in the file, whole', async () => {
+    const dir = folder();
+    const file = join(dir, CHECKPOINTS_FILE);
+    const COUNT = 300;
+    const writers = [ARN, OTHER_TABLE].map((arn) =>
+      spawn(process.execPath, ['--import', TSX, WRITER, file, 'http://localhost:8000/', arn, String(COUNT)], { stdio: ['pipe', 'pipe', 'pipe'] }),
+    );
+    const outputs = writers.map((c) => {
+      const out = { stdout: '', stderr: '' };
+      c.stdout.on('data', (d: Buffer) => void (out.stdout += d.toString()));
+      c.stderr.on('data', (d: Buffer) => void (out.stderr += d.toString()));
+      return out;
+    });
+    const exits = writers.map((c) => new Promise<number | null>((resolve) => c.on('exit', resolve)));
+    // both loaded, then set going together
+    await waitFor('both writers ready', () => outputs.every((o) => o.stdout.includes('ready')));
+    for (const c of writers) c.stdin.write('go\n');
+    expect(await Promise.all(exits)).toEqual([0, 0]);
+    expect(outputs.map((o) => o.stderr)).toEqual(['', '']);
+    // before the fix: whichever process wrote last, its view only (or a mix), the other's shards lost
+    const kept = CheckpointsFile.parse(JSON.parse(readFileSync(file, 'utf8')));
+    const shards = (arn: string) => Object.keys(kept.streams.find((e) => e.streamArn === arn)?.shards ?? {}).length;
+    expect({ streams: kept.streams.length, [ARN]: shards(ARN), [OTHER_TABLE]: shards(OTHER_TABLE) }).toEqual({ streams: 2, [ARN]: COUNT, [OTHER_TABLE]: COUNT });
+    expect(readdirSync(dir)).toEqual([CHECKPOINTS_FILE]);
+  });
+
+  it('a lock left by a process that is gone (killed while it held it) is taken away: the write goes through', async () => {
+    const dir = folder();
+    const file = join(dir, CHECKPOINTS_FILE);
+    const gone = spawnSync(process.execPath, ['-e', '']).pid!; // ended: no such process now
+    writeFileSync(`${file}.lock`, `${gone}.1\n`);
+    const w = warnings();
+    await loadCheckpoints(file, 'http://127.0.0.1:8000', w.warn).set(ARN, 'shard-1', '000000000000000000005');
+    expect(loadCheckpoints(file, 'http://127.0.0.1:8000', w.warn).get(ARN, 'shard-1')).toBe('000000000000000000005');
+    expect(readdirSync(dir)).toEqual([CHECKPOINTS_FILE]);
+    expect(w.told).toEqual([]);
+  });
+
+  it('a lock a live process holds is waited for on the clock (LOCK_RETRY_FIRST_MS, then longer), and the write goes through once it is let go', async () => {
+    const dir = folder();
+    const file = join(dir, CHECKPOINTS_FILE);
+    writeFileSync(`${file}.lock`, `${process.ppid}.1\n`); // another process, alive (the test runner's)
+    const held = heldClock();
+    const w = warnings();
+    const c = loadCheckpoints(file, 'http://127.0.0.1:8000', w.warn, held.clock);
+    let written = false;
+    const writing = Promise.resolve(c.set(ARN, 'shard-1', '000000000000000000005')).then(() => void (written = true));
+    await waitFor('the write waiting for the lock', () => held.holding(LOCK_RETRY_FIRST_MS));
+    held.release();
+    await waitFor('the write waiting again, longer', () => held.holding(2 * LOCK_RETRY_FIRST_MS));
+    expect(written).toBe(false);
+    expect(readdirSync(dir)).toEqual([`${CHECKPOINTS_FILE}.lock`]);
+    rmSync(`${file}.lock`); // let go
+    held.unhold();
+    await writing;
+    expect(loadCheckpoints(file, 'http://127.0.0.1:8000', w.warn).get(ARN, 'shard-1')).toBe('000000000000000000005');
     expect(w.told).toEqual([]);
   });
 
@@ -105,7 +190,7 @@ describe('the stream checkpoints file', () => {
     ['not JSON', '{"version": 1, "streams": [{"endpo'],
     ['another shape', JSON.stringify({ version: 1, streams: [{ endpoint: 'http://127.0.0.1:8000', streamArn: ARN, shards: { 'shard-1': 5 } }] })],
     ['a sequence number GetShardIterator refuses', JSON.stringify({ version: 1, streams: [{ endpoint: 'http://127.0.0.1:8000', streamArn: ARN, shards: { 'shard-1': '5' } }] })],
-  ])('a corrupt file (%s) is ignored with one warning naming it; the next write replaces it', (_label, text) => {
+  ])('a corrupt file (%s) is ignored with one warning naming it; the next write replaces it', async (_label, text) => {
     const file = join(folder(), CHECKPOINTS_FILE);
     writeFileSync(file, text);
     const w = warnings();
@@ -114,7 +199,7 @@ describe('the stream checkpoints file', () => {
     expect(w.told).toHaveLength(1);
     expect(w.told[0]!.message).toContain(`stream checkpoints file ${file} is corrupt`);
     expect(w.told[0]!.message).toContain('read from TRIM_HORIZON');
-    c.set(ARN, 'shard-1', '000000000000000000004');
+    await c.set(ARN, 'shard-1', '000000000000000000004');
     expect(loadCheckpoints(file, 'http://127.0.0.1:8000', w.warn).get(ARN, 'shard-1')).toBe('000000000000000000004');
     expect(w.told).toHaveLength(1);
   });
