@@ -1,6 +1,6 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { TableNames } from '../schemas/config.js';
-import { createTable, deleteTable } from '../stores/table-admin.js';
+import { createTable, deleteTable, foundShapeDifferences, TableShapeError } from '../stores/table-admin.js';
 import { TABLES } from '../tables.js';
 
 /**
@@ -15,28 +15,43 @@ export interface CreateTablesOptions {
   /**
    * Tables of these names already at `endpoint` (a DynamoDB Local kept across runs: local mode
    * started again on it) are reused, rows and streams as they are, if they have the declared
-   * shape; one of another shape is a TableShapeError naming it, what differs and the fix. Without
+   * shape; any of another shape is one TableShapeError naming each, what differs and the fix, and
+   * then no table is made. Without
    * it, a table already there is DynamoDB's ResourceInUseException.
    */
   readonly reuseAt?: { readonly endpoint: string };
 }
 
-/** Creates the tables (on-demand, streams as declared, TTL on unless `ttl: false`) and waits until they are active. */
+/** What each table is, in a TableShapeError. */
+const what = (role: keyof TableNames) => `Conclave's ${role} table (lib/tables.ts)`;
+
+/** What to do about tables of another shape at `endpoint`: another prefix, or delete them. */
+const fixFor = (tables: readonly string[], endpoint: string) =>
+  `choose another table prefix (conclave-local: --table-prefix; startLocalConclave: tablePrefix), or delete ${tables.length === 1 ? 'the table if nothing else needs it, its rows with it' : 'these tables if nothing else needs them, their rows with them'} ` +
+  `(${tables.map((t) => `aws dynamodb delete-table --table-name ${t} --endpoint-url ${endpoint}`).join('; ')})`;
+
+/**
+ * Creates the tables (on-demand, streams as declared, TTL on unless `ttl: false`) and waits until
+ * they are active. With `reuseAt`, every table already there is looked at before any is made: if
+ * one or more have another shape, one TableShapeError names each and its differences, and no table
+ * is made (a prefix left with some tables of Conclave's and one of someone else's would be of use
+ * to nobody).
+ */
 export async function createTables(client: DynamoDBClient, names: TableNames, opts: CreateTablesOptions = {}): Promise<void> {
   const reuse = opts.reuseAt;
+  const roles = Object.keys(TABLES) as (keyof TableNames)[];
+  const ttl = opts.ttl ?? true;
+  if (reuse) {
+    const found = await Promise.all(roles.map(async (role) => ({ table: names[role], what: what(role), differences: await foundShapeDifferences(client, names[role], TABLES[role], { ttl }) })));
+    const wrong = found.filter((f) => f.differences.length);
+    if (wrong.length) throw new TableShapeError(wrong, fixFor(wrong.map((w) => w.table), reuse.endpoint));
+  }
   await Promise.all(
-    (Object.keys(TABLES) as (keyof TableNames)[]).map((role) =>
+    roles.map((role) =>
       createTable(client, names[role], TABLES[role], {
-        ttl: opts.ttl ?? true,
-        ...(reuse && {
-          ifExists: 'reuse' as const,
-          describedAs: {
-            what: `Conclave's ${role} table (lib/tables.ts)`,
-            fix:
-              'choose another table prefix (conclave-local: --table-prefix; startLocalConclave: tablePrefix), or delete the table if nothing else needs it, its rows with it ' +
-              `(aws dynamodb delete-table --table-name ${names[role]} --endpoint-url ${reuse.endpoint})`,
-          },
-        }),
+        ttl,
+        // (a table made meanwhile by someone else is still looked at by createTable)
+        ...(reuse && { ifExists: 'reuse' as const, describedAs: { what: what(role), fix: fixFor([names[role]], reuse.endpoint) } }),
       }),
     ),
   );

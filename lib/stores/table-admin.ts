@@ -34,20 +34,40 @@ export interface CreateTableOptions {
   readonly describedAs?: { readonly what: string; readonly fix: string };
 }
 
+/** One table found with another shape than declared: its name, what it is, and each difference. */
+export interface TableShape {
+  readonly table: string;
+  /** What the table is, e.g. `Conclave's leases table`. */
+  readonly what: string;
+  /** Each difference, e.g. `stream: NEW_AND_OLD_IMAGES declared, none found`. */
+  readonly differences: readonly string[];
+}
+
 /**
- * A table of the name asked for exists, with another shape than declared: reusing it would run
- * Conclave's requests against keys, indexes or a stream it does not have. Names the table, each
- * difference and the fix; the table is left as it is.
+ * Tables of the names asked for exist, with another shape than declared: reusing them would run
+ * Conclave's requests against keys, indexes or a stream they do not have. Names each table, each
+ * difference and the fix; the tables are left as they are.
  */
 export class TableShapeError extends Error {
   override readonly name = 'TableShapeError';
-  constructor(
-    readonly table: string,
-    /** Each difference, e.g. `stream: NEW_AND_OLD_IMAGES declared, none found`. */
-    readonly differences: readonly string[],
-    described: { what: string; fix: string },
-  ) {
-    super(`table ${table} exists with another shape than ${described.what}: ${differences.join('; ')} — ${described.fix}`);
+  /** The (first) table of another shape. */
+  readonly table: string;
+  /** Its differences. */
+  readonly differences: readonly string[];
+  /** Every table of another shape, with its differences. */
+  readonly tables: readonly TableShape[];
+
+  constructor(tables: readonly TableShape[], fix: string) {
+    const [first] = tables;
+    if (!first) throw new TypeError('TableShapeError: no table');
+    super(
+      tables.length === 1
+        ? `table ${first.table} exists with another shape than ${first.what}: ${first.differences.join('; ')} — ${fix}`
+        : `${tables.length} tables exist with another shape than declared:\n${tables.map((t) => `- table ${t.table}, ${t.what}: ${t.differences.join('; ')}`).join('\n')}\n— ${fix}`,
+    );
+    this.table = first.table;
+    this.differences = first.differences;
+    this.tables = tables;
   }
 }
 
@@ -91,6 +111,36 @@ const named = (e: unknown, name: string): boolean => e instanceof Error && e.nam
 
 const DECLARED = { what: 'declared', fix: 'give the table another name, or delete this one if nothing else needs it' };
 
+const shapeError = (table: string, differences: string[], described: CreateTableOptions['describedAs'] = DECLARED) =>
+  new TableShapeError([{ table, what: described.what, differences }], described.fix);
+
+/** A time to live on another attribute than declared. */
+const ttlDifference = (found: string | undefined) => `time to live: on ${TTL_ATTRIBUTE} declared, on ${found} found`;
+
+/**
+ * How the table `name`, if there, differs from `t` (createTable's checks of a table to reuse: keys,
+ * attribute definitions, indexes, stream view, and with `ttl` a time to live on another
+ * attribute); none for a table that matches, is missing or is being deleted (made anew). What a
+ * caller making several tables looks at before it makes any.
+ */
+export async function foundShapeDifferences(client: DynamoDBClient, name: string, t: TableSpec, opts: { readonly ttl?: boolean } = {}): Promise<string[]> {
+  let found: TableDescription | undefined;
+  try {
+    found = (await client.send(new DescribeTableCommand({ TableName: name }))).Table;
+  } catch (e) {
+    if (named(e, 'ResourceNotFoundException')) return [];
+    throw e;
+  }
+  if (found === undefined || found.TableStatus === 'DELETING') return [];
+  const differences = shapeDifferences(createInput(name, t), found);
+  if (opts.ttl) {
+    const ttl = (await client.send(new DescribeTimeToLiveCommand({ TableName: name }))).TimeToLiveDescription;
+    const on = ttl?.TimeToLiveStatus === 'ENABLED' || ttl?.TimeToLiveStatus === 'ENABLING';
+    if (on && ttl?.AttributeName !== TTL_ATTRIBUTE) differences.push(ttlDifference(ttl?.AttributeName));
+  }
+  return differences;
+}
+
 /**
  * Creates one table as `t` declares it (on-demand, string keys, keys-only indexes, a stream with
  * both images when declared), waits until it is active, and enables TTL on `expiresAt` if asked.
@@ -121,7 +171,7 @@ export async function createTable(client: DynamoDBClient, name: string, t: Table
       continue;
     }
     const differences = shapeDifferences(input, found);
-    if (differences.length) throw new TableShapeError(name, differences, opts.describedAs ?? DECLARED);
+    if (differences.length) throw shapeError(name, differences, opts.describedAs);
     reused = true;
     break;
   }
@@ -131,8 +181,7 @@ export async function createTable(client: DynamoDBClient, name: string, t: Table
     const ttl = (await client.send(new DescribeTimeToLiveCommand({ TableName: name }))).TimeToLiveDescription;
     const on = ttl?.TimeToLiveStatus === 'ENABLED' || ttl?.TimeToLiveStatus === 'ENABLING';
     if (on && ttl?.AttributeName === TTL_ATTRIBUTE) return;
-    if (on)
-      throw new TableShapeError(name, [`time to live: on ${TTL_ATTRIBUTE} declared, on ${ttl?.AttributeName} found`], opts.describedAs ?? DECLARED);
+    if (on) throw shapeError(name, [ttlDifference(ttl?.AttributeName)], opts.describedAs);
   }
   await client.send(new UpdateTimeToLiveCommand({ TableName: name, TimeToLiveSpecification: { Enabled: true, AttributeName: TTL_ATTRIBUTE } }));
 }

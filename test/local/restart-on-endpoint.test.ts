@@ -46,6 +46,22 @@ const latestStreams = async (rt: LocalRuntime) => {
 
 const detail = (e: LocalEvent) => e.detail as Record<string, unknown>;
 
+/** Which of `tables` exist at the run's DynamoDB Local. */
+const existing = async (tables: string[]) => {
+  const there: string[] = [];
+  for (const table of tables) {
+    const found = await admin.send(new DescribeTableCommand({ TableName: table })).then(
+      () => true,
+      (e: unknown) => {
+        if ((e as Error).name === 'ResourceNotFoundException') return false;
+        throw e;
+      },
+    );
+    if (found) there.push(table);
+  }
+  return there;
+};
+
 describe('local mode started again on the same endpoint and prefix', () => {
   it('reuses the tables, their rows and current streams: a new worker leads on a higher token, and the functions read the tables’ streams', async () => {
     const prefix = newPrefix('restart');
@@ -148,7 +164,7 @@ describe('local mode started again on the same endpoint and prefix', () => {
     expect(rt2.deadLetters).toEqual([]);
   });
 
-  it('a table of the prefix with another shape is refused, naming the table, what differs and the fix; that table is left as it was', async () => {
+  it('a table of the prefix with another shape is refused, naming the table, what differs and the fix; that table is left as it was, and the prefix’s other tables are not created', async () => {
     const prefix = newPrefix('shape');
     const names = defaultTableNames(prefix);
     // someone else's table under Conclave's name: another key, no stream
@@ -170,6 +186,31 @@ describe('local mode started again on the same endpoint and prefix', () => {
     // the table is left as it was
     const d = (await admin.send(new DescribeTableCommand({ TableName: names.candidates }))).Table!;
     expect(d.KeySchema).toEqual([{ AttributeName: 'id', KeyType: 'HASH' }]);
+    // every table looked at before any is made: before the fix, the leases and identities tables were created
+    expect(await existing([names.leases, names.identities])).toEqual([]);
+  });
+
+  it('two tables of the prefix with another shape: one error lists each table and its differences, and the fix for both; no table is created', async () => {
+    const prefix = newPrefix('shapes');
+    const names = defaultTableNames(prefix);
+    // someone else's tables under two of Conclave's names: another key, no stream
+    for (const table of [names.leases, names.candidates]) {
+      await admin.send(
+        new CreateTableCommand({ TableName: table, BillingMode: 'PAY_PER_REQUEST', AttributeDefinitions: [{ AttributeName: 'id', AttributeType: 'S' }], KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }] }),
+      );
+    }
+    const failed = await start(prefix, mkdtempSync(join(tmpdir(), 'conclave-shapes-'))).catch((e: unknown) => e);
+    expect(failed).toBeInstanceOf(TableShapeError);
+    // before the fix: the first table's error alone (the other told only once that one was fixed), and the identities table created
+    const message = (failed as Error).message;
+    expect(message).toMatch(/^2 tables exist with another shape than declared:\n/);
+    for (const table of [names.leases, names.candidates]) {
+      expect(message).toMatch(new RegExp(`\n- table ${table}, Conclave's \\w+ table[^\n]*: key schema: [^\n]* declared, id \\(HASH\\) found; [^\n]*stream: NEW_AND_OLD_IMAGES declared, none found`));
+      expect(message).toContain(`aws dynamodb delete-table --table-name ${table} --endpoint-url ${inject('ddbEndpoint')}`);
+    }
+    expect(message).toContain('choose another table prefix (conclave-local: --table-prefix; startLocalConclave: tablePrefix), or delete these tables if nothing else needs them');
+    expect((failed as TableShapeError).tables.map((t) => t.table)).toEqual([names.leases, names.candidates]);
+    expect(await existing([names.identities])).toEqual([]);
   });
 });
 
