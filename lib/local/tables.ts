@@ -1,6 +1,6 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { TableNames } from '../schemas/config.js';
-import { createTable, deleteTable, foundShapeDifferences, TableShapeError } from '../stores/table-admin.js';
+import { createTable, declaredShape, deleteTable, foundShapeDifferences, TableShapeError } from '../stores/table-admin.js';
 import { TABLES } from '../tables.js';
 
 /**
@@ -22,13 +22,16 @@ export interface CreateTablesOptions {
   readonly reuseAt?: { readonly endpoint: string };
 }
 
-/** What each table is, in a TableShapeError. */
-const what = (role: keyof TableNames) => `Conclave's ${role} table (lib/tables.ts)`;
+/**
+ * What each table is, in a TableShapeError: its role and the shape declared for it, spelled out
+ * (a user of the package has the error, not this repository's declaration to look it up in).
+ */
+const what = (role: keyof TableNames, ttl: boolean) => `Conclave's ${role} table (declared: ${declaredShape(TABLES[role], { ttl })})`;
 
-/** What to do about tables of another shape at `endpoint`: another prefix, or delete them. */
+/** What to do about tables of another shape at `endpoint`: another prefix, or delete them (made again as declared on the next start). */
 const fixFor = (tables: readonly string[], endpoint: string) =>
   `choose another table prefix (conclave-local: --table-prefix; startLocalConclave: tablePrefix), or delete ${tables.length === 1 ? 'the table if nothing else needs it, its rows with it' : 'these tables if nothing else needs them, their rows with them'} ` +
-  `(${tables.map((t) => `aws dynamodb delete-table --table-name ${t} --endpoint-url ${endpoint}`).join('; ')})`;
+  `(${tables.map((t) => `aws dynamodb delete-table --table-name ${t} --endpoint-url ${endpoint}`).join('; ')}), and the next start creates ${tables.length === 1 ? 'it' : 'them'} as declared`;
 
 /**
  * Creates the tables (on-demand, streams as declared, TTL on unless `ttl: false`) and waits until
@@ -42,7 +45,7 @@ export async function createTables(client: DynamoDBClient, names: TableNames, op
   const roles = Object.keys(TABLES) as (keyof TableNames)[];
   const ttl = opts.ttl ?? true;
   if (reuse) {
-    const found = await Promise.all(roles.map(async (role) => ({ table: names[role], what: what(role), differences: await foundShapeDifferences(client, names[role], TABLES[role], { ttl }) })));
+    const found = await Promise.all(roles.map(async (role) => ({ table: names[role], what: what(role, ttl), differences: await foundShapeDifferences(client, names[role], TABLES[role], { ttl }) })));
     const wrong = found.filter((f) => f.differences.length);
     if (wrong.length) throw new TableShapeError(wrong, fixFor(wrong.map((w) => w.table), reuse.endpoint));
   }
@@ -51,7 +54,7 @@ export async function createTables(client: DynamoDBClient, names: TableNames, op
       createTable(client, names[role], TABLES[role], {
         ttl,
         // (a table made meanwhile by someone else is still looked at by createTable)
-        ...(reuse && { ifExists: 'reuse' as const, describedAs: { what: what(role), fix: fixFor([names[role]], reuse.endpoint) } }),
+        ...(reuse && { ifExists: 'reuse' as const, describedAs: { what: what(role, ttl), fix: fixFor([names[role]], reuse.endpoint) } }),
       }),
     ),
   );

@@ -89,22 +89,39 @@ function createInput(name: string, t: TableSpec): CreateTableCommandInput {
 
 type Shape = Pick<TableDescription, 'KeySchema' | 'AttributeDefinitions' | 'GlobalSecondaryIndexes' | 'StreamSpecification'>;
 
+/** Each part of a table's shape that is compared, and how it is shown. */
+const ASPECTS: readonly (readonly [string, (s: Shape) => string])[] = [
+  ['key schema', (s) => (s.KeySchema ?? []).map((k) => `${k.AttributeName} (${k.KeyType})`).join(', ') || 'none'],
+  ['attribute definitions', (s) => (s.AttributeDefinitions ?? []).map((a) => `${a.AttributeName} (${a.AttributeType})`).sort().join(', ') || 'none'],
+  [
+    'indexes',
+    (s) =>
+      (s.GlobalSecondaryIndexes ?? [])
+        .map((i) => `${i.IndexName} (${(i.KeySchema ?? []).map((k) => `${k.AttributeName} ${k.KeyType}`).join(', ')}, ${i.Projection?.ProjectionType}${i.Projection?.NonKeyAttributes?.length ? ` ${i.Projection.NonKeyAttributes.join(' ')}` : ''})`)
+        .sort()
+        .join(', ') || 'none',
+  ],
+  ['stream', (s) => (s.StreamSpecification?.StreamEnabled ? (s.StreamSpecification.StreamViewType ?? 'on') : 'none')],
+];
+
 /** How a table of shape `found` differs from `declared` (CreateTable's input or DescribeTable's table), one line each; none when it matches. */
 export function shapeDifferences(declared: Shape, found: Shape): string[] {
-  const keys = (s: Shape) => (s.KeySchema ?? []).map((k) => `${k.AttributeName} (${k.KeyType})`).join(', ') || 'none';
-  const attributes = (s: Shape) => (s.AttributeDefinitions ?? []).map((a) => `${a.AttributeName} (${a.AttributeType})`).sort().join(', ') || 'none';
-  const indexes = (s: Shape) =>
-    (s.GlobalSecondaryIndexes ?? [])
-      .map((i) => `${i.IndexName} (${(i.KeySchema ?? []).map((k) => `${k.AttributeName} ${k.KeyType}`).join(', ')}, ${i.Projection?.ProjectionType}${i.Projection?.NonKeyAttributes?.length ? ` ${i.Projection.NonKeyAttributes.join(' ')}` : ''})`)
-      .sort()
-      .join(', ') || 'none';
-  const stream = (s: Shape) => (s.StreamSpecification?.StreamEnabled ? (s.StreamSpecification.StreamViewType ?? 'on') : 'none');
   const out: string[] = [];
-  for (const [what, show] of [['key schema', keys], ['attribute definitions', attributes], ['indexes', indexes], ['stream', stream]] as const) {
+  for (const [what, show] of ASPECTS) {
     const [d, f] = [show(declared), show(found)];
     if (d !== f) out.push(`${what}: ${d} declared, ${f} found`);
   }
   return out;
+}
+
+/**
+ * The shape `t` declares, in the words of a TableShapeError's differences (`key schema name (HASH);
+ * attribute definitions …; indexes …; stream NEW_AND_OLD_IMAGES`, and the time to live with `ttl`):
+ * what a user who has no copy of the declaration can compare a table with.
+ */
+export function declaredShape(t: TableSpec, opts: { readonly ttl?: boolean } = {}): string {
+  const input = createInput('-', t);
+  return [...ASPECTS.map(([what, show]) => `${what} ${show(input)}`), ...(opts.ttl ? [`time to live on ${TTL_ATTRIBUTE}`] : [])].join('; ');
 }
 
 const named = (e: unknown, name: string): boolean => e instanceof Error && e.name === name;
