@@ -33,7 +33,7 @@ import { matchesPattern } from './event-filter.js';
 import { loadHandler } from './handlers.js';
 import { startPushBroker, type PushBroker } from './push-broker.js';
 import { startPushBrokerProcess } from './push-broker-process.js';
-import { CHECKPOINTS_FILE, loadCheckpoints } from './stream-checkpoints.js';
+import { CHECKPOINTS_FILE, loadCheckpoints, pruneCheckpoints, streamNow } from './stream-checkpoints.js';
 import { StreamPoller, type DeadLetter } from './stream-poller.js';
 import { createTables } from './tables.js';
 
@@ -360,12 +360,21 @@ async function start(opts: LocalRuntimeOptions, parts: Part[]): Promise<LocalRun
   parts.push({ name: 'the DynamoDB Streams client', stop: () => streams.destroy() });
   const pollers: StreamPoller[] = [];
   parts.push({ name: 'the stream pollers', stop: () => Promise.all(pollers.map((p) => p.stop())) });
-  for (const name of Object.keys(wiring) as FunctionName[]) {
+  const streamed = (Object.keys(wiring) as FunctionName[]).flatMap((name) => {
     const trigger = wiring[name].trigger;
-    if (trigger.kind !== 'stream') continue;
+    return trigger.kind === 'stream' ? [{ name, trigger }] : [];
+  });
+  const arns = new Map<string, string>();
+  for (const { trigger } of streamed) arns.set(trigger.table, await streamArn(client, tables[trigger.table]));
+  if (checkpoints) {
+    // before any poller writes: the entries no one will read again (streams gone, or done and not
+    // read by this run: a table made again, a prefix used once), so the file does not grow for ever
+    await pruneCheckpoints(checkpoints, new Set(arns.values()), (arn, shards) => streamNow(streams, arn, shards), (message, extra) => plain.logger.warn(message, extra));
+  }
+  for (const { name, trigger } of streamed) {
     const poller = new StreamPoller({
       client: streams,
-      streamArn: await streamArn(client, tables[trigger.table]),
+      streamArn: arns.get(trigger.table)!,
       // a table deleted and created again while local mode runs: its new stream is followed (told once)
       table: { name: tables[trigger.table], describe: () => describeTable(client, tables[trigger.table]) },
       log: { warn: (message, extra) => plain.logger.warn(message, extra), error: (message, extra) => plain.logger.error(message, extra) },

@@ -5,6 +5,7 @@
  * it (24 h) is handled and its events published again.
  */
 import { linkSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { DescribeStreamCommand, GetRecordsCommand, GetShardIteratorCommand, type DynamoDBStreamsClient, type Shard } from '@aws-sdk/client-dynamodb-streams';
 import * as z from 'zod';
 import { systemClock, type Clock } from '../clock.js';
 import { parse } from '../schemas/validation.js';
@@ -39,6 +40,14 @@ export interface ShardCheckpoints {
   set(streamArn: string, shardId: string, sequenceNumber: string): Promise<void> | void;
   /** The checkpoint of `shardId` was of no use (its records trimmed): forgotten; resolves once written. */
   drop(streamArn: string, shardId: string): Promise<void> | void;
+}
+
+/** The checkpoints file's view for one endpoint, as loadCheckpoints gives it: the pollers' ShardCheckpoints, and what pruning needs. */
+export interface KeptCheckpoints extends ShardCheckpoints {
+  /** This endpoint's streams in the file, each with its shards' checkpoints (as of the last load or write). */
+  streams(): { streamArn: string; shards: Readonly<Record<string, string>> }[];
+  /** Forgets `streamArn`'s shards `shardIds` (the entry too once it has none left), or its whole entry without them; resolves once written. */
+  forget(streamArn: string, shardIds?: readonly string[]): Promise<void>;
 }
 
 /** The loopback host names a DynamoDB Local on this machine is reached by: one server (it listens on every interface), one key. */
@@ -199,7 +208,7 @@ function readCheckpoints(file: string): CheckpointsFile | undefined {
  * doubling up to LOCK_RETRY_MAX_MS; told at the LOCK_TELL_AFTER-th look); one left by a process
  * that is gone (killed while it held it) is taken away.
  */
-export function loadCheckpoints(file: string, endpoint: string, warn: (message: string, extra: Record<string, unknown>) => void, clock: Clock = systemClock): ShardCheckpoints {
+export function loadCheckpoints(file: string, endpoint: string, warn: (message: string, extra: Record<string, unknown>) => void, clock: Clock = systemClock): KeptCheckpoints {
   const ignored = (why: string) =>
     warn(`stream checkpoints file ${file} ${why}: ignored, the streams are read from TRIM_HORIZON (earlier changes handled again); it is written anew as batches finish, or delete it`, { file });
   /** A file that does not parse is told once, at the load or the first write that finds it so, not at each write. */
@@ -280,5 +289,117 @@ export function loadCheckpoints(file: string, endpoint: string, warn: (message: 
         delete e.shards[shardId];
         return true;
       }),
+    streams: () => state.streams.filter((s) => s.endpoint === key).map((s) => ({ streamArn: s.streamArn, shards: { ...s.shards } })),
+    forget: (streamArn, shardIds) =>
+      write((f) => {
+        const e = entryIn(f, streamArn);
+        if (!e) return false;
+        if (shardIds === undefined) {
+          f.streams = f.streams.filter((x) => x !== e);
+          return true;
+        }
+        const gone = shardIds.filter((id) => e.shards[id] !== undefined);
+        for (const id of gone) delete e.shards[id];
+        // an entry left without shards says nothing: gone too
+        if (Object.keys(e.shards).length === 0) f.streams = f.streams.filter((x) => x !== e);
+        return gone.length > 0;
+      }),
   };
+}
+
+/** A stream of the file as the Streams API tells it now. */
+export type StreamNow =
+  /** No such stream (ResourceNotFoundException): its table deleted long ago, or its DynamoDB Local started anew. */
+  | { readonly gone: true }
+  | {
+      readonly gone: false;
+      /** The shards it lists now: a shard no longer listed is trimmed (24 h), never read again. */
+      readonly shards: ReadonlySet<string>;
+      /** No record will come (DISABLED: its table deleted, or its stream turned off), every shard is closed, and none holds a record after its checkpoint. */
+      readonly done: boolean;
+    };
+
+/**
+ * What of one stream's entry to forget (decided apart from the looking): a stream gone, all of it; a
+ * stream this process does not poll that is done (closed and read to its end), all of it; else the
+ * checkpoints of shards the stream no longer lists. A stream that is not done keeps its entry: the
+ * process reading it (this one, or another sharing the folder) still moves it on.
+ */
+export function stalePart(shards: Readonly<Record<string, string>>, now: StreamNow, polled: boolean): { stream: true } | { stream: false; shards: string[] } {
+  if (now.gone || (!polled && now.done)) return { stream: true };
+  return { stream: false, shards: Object.keys(shards).filter((id) => !now.shards.has(id)) };
+}
+
+/**
+ * How `streamArn` is now on `client`'s DynamoDB Local: its shards, and whether it is done, each
+ * closed shard read after its checkpoint in `shards` (or from TRIM_HORIZON without one) and found to
+ * hold nothing more (one GetRecords, Limit 1). Faults (DynamoDB Local unreachable) are thrown.
+ */
+export async function streamNow(client: DynamoDBStreamsClient, streamArn: string, shards: Readonly<Record<string, string>>): Promise<StreamNow> {
+  const listed: Shard[] = [];
+  let status: string | undefined;
+  try {
+    let from: string | undefined;
+    do {
+      const d = (await client.send(new DescribeStreamCommand({ StreamArn: streamArn, ...(from ? { ExclusiveStartShardId: from } : {}) }))).StreamDescription;
+      status = d?.StreamStatus;
+      listed.push(...(d?.Shards ?? []));
+      from = d?.LastEvaluatedShardId;
+    } while (from);
+  } catch (e) {
+    if ((e as Error).name === 'ResourceNotFoundException') return { gone: true };
+    throw e;
+  }
+  const ids = new Set(listed.map((x) => x.ShardId!));
+  if (status !== 'DISABLED' || listed.some((x) => x.SequenceNumberRange?.EndingSequenceNumber === undefined)) return { gone: false, shards: ids, done: false };
+  for (const shard of listed) {
+    const after = shards[shard.ShardId!];
+    try {
+      const it = await client.send(
+        new GetShardIteratorCommand({ StreamArn: streamArn, ShardId: shard.ShardId!, ...(after ? { ShardIteratorType: 'AFTER_SEQUENCE_NUMBER', SequenceNumber: after } : { ShardIteratorType: 'TRIM_HORIZON' }) }),
+      );
+      const r = it.ShardIterator ? await client.send(new GetRecordsCommand({ ShardIterator: it.ShardIterator, Limit: 1 })) : undefined;
+      if (r && (r.Records?.length || r.NextShardIterator)) return { gone: false, shards: ids, done: false };
+    } catch (e) {
+      // a checkpoint the shard refuses, or records trimmed under it: not known to be read to its end, kept
+      if (['ValidationException', 'TrimmedDataAccessException', 'InternalFailure'].includes((e as Error).name)) return { gone: false, shards: ids, done: false };
+      throw e;
+    }
+  }
+  return { gone: false, shards: ids, done: true };
+}
+
+/**
+ * Forgets the checkpoints of `checkpoints`' endpoint that will never be read again, so the file does
+ * not grow with every table made again or table prefix used once: the entries of streams gone, of
+ * streams not in `polled` that are done (their table deleted, their shards closed and read to their
+ * end), and of shards their stream no longer lists. A stream that cannot be looked at (a fault) is
+ * kept, told through `warn`; other endpoints' entries are left alone (unreachable is not gone).
+ * Returns what was forgotten.
+ */
+export async function pruneCheckpoints(
+  checkpoints: KeptCheckpoints,
+  polled: ReadonlySet<string>,
+  look: (streamArn: string, shards: Readonly<Record<string, string>>) => Promise<StreamNow>,
+  warn: (message: string, extra: Record<string, unknown>) => void,
+): Promise<{ streams: string[]; shards: number }> {
+  const forgotten = { streams: [] as string[], shards: 0 };
+  for (const { streamArn, shards } of checkpoints.streams()) {
+    let now: StreamNow;
+    try {
+      now = await look(streamArn, shards);
+    } catch (e) {
+      warn(`stream ${streamArn} cannot be looked at (${(e as Error).message}): its checkpoints are kept`, { stream: streamArn });
+      continue;
+    }
+    const stale = stalePart(shards, now, polled.has(streamArn));
+    if (stale.stream) {
+      await checkpoints.forget(streamArn);
+      forgotten.streams.push(streamArn);
+    } else if (stale.shards.length) {
+      await checkpoints.forget(streamArn, stale.shards);
+      forgotten.shards += stale.shards.length;
+    }
+  }
+  return forgotten;
 }
