@@ -185,7 +185,7 @@ async function describeTable(client: DynamoDBClient, table: string): Promise<{ s
 
 async function streamArn(client: DynamoDBClient, table: string): Promise<string> {
   const arn = (await describeTable(client, table))?.latestStreamArn;
-  if (!arn) throw new Error(`table ${table} has no stream; the tables are declared with streams in lib/tables.ts`);
+  if (!arn) throw new Error(`table ${table} has no stream, and Conclave's functions read its changes from one: turn it on (aws dynamodb update-table --table-name ${table} --stream-specification StreamEnabled=true,StreamViewType=NEW_AND_OLD_IMAGES), or delete the table and start local mode again, which creates it as declared`);
   return arn;
 }
 

@@ -248,7 +248,7 @@ export class StreamPoller {
     }
     if (!this.told) {
       this.told = true;
-      const create = `create it again as lib/tables.ts declares it (its stream NEW_AND_OLD_IMAGES), or restart local mode (npm start, conclave-local: its own DynamoDB Local starts empty and gets every table)`;
+      const create = `restart local mode on this endpoint, which creates a missing table as Conclave declares it (its stream NEW_AND_OLD_IMAGES), or without --endpoint (npm start, conclave-local: its own DynamoDB Local starts empty and gets every table)`;
       const why = !t || t.status === 'DELETING'
         ? `table ${table.name} is gone (deleted while local mode runs): the ${this.o.functionName} function gets none of its changes; ${create}`
         : `table ${table.name} has no live stream (its stream was turned off): the ${this.o.functionName} function gets none of its changes; turn it on (aws dynamodb update-table --table-name ${table.name} --stream-specification StreamEnabled=true,StreamViewType=NEW_AND_OLD_IMAGES), or ${create}`;

@@ -85,7 +85,7 @@ describe('StreamPoller on a table deleted and created again', () => {
       // before the fix: nothing was ever told, and the poller read the old stream's closed shard for good
       await waitFor('the table gone, told', look(() => errors.length > 0));
       await waitFor('five more looks for the table', look(() => describes >= 6));
-      expect(errors).toEqual([[expect.stringMatching(new RegExp(`^table ${table} is gone \\(deleted while local mode runs\\): the leaseStream function gets none of its changes; create it again as lib/tables\\.ts declares it \\(its stream NEW_AND_OLD_IMAGES\\), or restart local mode .*; looked for again at a backoff \\(at most every ${TABLE_LOOK_MAX_MS / 1000} s\\)`)), { function: 'leaseStream', table, stream: oldArn }]]);
+      expect(errors).toEqual([[expect.stringMatching(new RegExp(`^table ${table} is gone \\(deleted while local mode runs\\): the leaseStream function gets none of its changes; restart local mode on this endpoint, which creates a missing table as Conclave declares it \\(its stream NEW_AND_OLD_IMAGES\\), or without --endpoint .*; looked for again at a backoff \\(at most every ${TABLE_LOOK_MAX_MS / 1000} s\\)`)), { function: 'leaseStream', table, stream: oldArn }]]);
       // after each look (the last one's perhaps still under way), a wait twice as long as the one before, up to the bound: the table's absence is no hot loop
       const waits = asked.slice(looksFrom).filter((ms) => ms >= TABLE_LOOK_FIRST_MS);
       expect([describes - 1, describes]).toContain(waits.length);
