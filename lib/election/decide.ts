@@ -6,7 +6,7 @@ import { NO_COORDINATION, OLDEST_EMULATION_VERSION, isKnownStrategy } from '../s
 import { preferredLocationsOf } from './location.js';
 import { isBetterThanHolder, orderCandidates, pickBest, rank, skewPrevented } from './ordering.js';
 import { strategyConsensus } from './strategy.js';
-import { isDeparted, liveCandidates, SESSION_QUIET_LEASES, vacancy, type VacancyReason } from './vacancy.js';
+import { deletedTermOverAt, isDeparted, liveCandidates, SESSION_QUIET_LEASES, vacancy, type SessionStamp, type VacancyReason } from './vacancy.js';
 
 export type LeaveAloneReason =
   | 'noCandidates'
@@ -167,9 +167,11 @@ function askedInVain(lease: Lease, silent: readonly Candidate[], ackWindowMs: nu
  * failing it stops at its renew deadline after the last one that succeeded — sent before `now`
  * either way, and the renew deadline is shorter than the lease duration. `now` is the function's
  * own clock, as the election's closing will be, so no worker's clock takes part. The row's
- * `renewTime` would not do: a term held on a session does not renew its row, and a worker's stamp
- * is its clock's. Where nobody can be elected, `decide()`'s own decision. `holdMs`: a longer hold,
- * before the mark is written (unmarkedHoldMs). `row`: the lease's row, when a term ended by someone
+ * `renewTime` would not do for a term that may live on a session: it does not renew its row. One no
+ * session can hold is held only until its own stamp runs out, as `vacancy` judges a standing row
+ * (deleteHoldMs). Where nobody can be elected, `decide()`'s own decision. `holdMs`: the hold
+ * (deleteHoldMs: a longer one before the mark is written, unmarkedHoldMs; a shorter one by the
+ * term's own stamp). `row`: the lease's row, when a term ended by someone
  * else left it vacant and the mark could not be written yet (the same hold, on the row as it is).
  */
 export function heldAfterDelete(name: string, deleted: Pick<Lease, 'leaseDurationSeconds' | 'holderIdentity'>, candidates: readonly Candidate[], now: number, config: ElectionConfig, holdMs = deleted.leaseDurationSeconds * 1000, row?: Lease): Decision {
@@ -198,6 +200,19 @@ export function heldAfterDelete(name: string, deleted: Pick<Lease, 'leaseDuratio
  */
 export function unmarkedHoldMs(leaseDurationSeconds: number): number {
   return Math.ceil((1.1 * SESSION_QUIET_LEASES + 2) * leaseDurationSeconds * 1000);
+}
+
+/**
+ * How long the next election after a held row's delete is held, from `now`: a lease duration once
+ * the mark on the holder's session is written (`marked`), unmarkedHoldMs before; but no later than
+ * the deleted term is over by its own stamp, for a term no session can hold (deletedTermOverAt:
+ * `session`, the row its row named, read after the delete; undefined for none there or none named).
+ * Never below zero: a term long over holds nothing.
+ */
+export function deleteHoldMs(deleted: Parameters<typeof deletedTermOverAt>[0], session: SessionStamp | undefined, now: number, config: Pick<ElectionConfig, 'clockSkewMs'>, marked: boolean): number {
+  const hold = marked ? deleted.leaseDurationSeconds * 1000 : unmarkedHoldMs(deleted.leaseDurationSeconds);
+  const over = deletedTermOverAt(deleted, session, config.clockSkewMs);
+  return over === undefined ? hold : Math.max(0, Math.min(hold, over - now));
 }
 
 /**

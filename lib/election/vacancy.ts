@@ -41,7 +41,7 @@ export function sessionStampAt(row: { readonly name: string; readonly renewTime:
  */
 export type SessionStanding = 'none' | 'vouched' | 'unvouched';
 
-export function sessionStanding(lease: Lease | undefined, session: SessionStamp | undefined): SessionStanding {
+export function sessionStanding(lease: Pick<Lease, 'session' | 'holderIdentity' | 'holderInstance'> | undefined, session: SessionStamp | undefined): SessionStanding {
   if (lease?.session === undefined || lease.holderIdentity === undefined) return 'none';
   const row = session?.name === lease.session ? session : undefined;
   // a row an SDK wrote before sessions named their process: trusted as it was (a mixed fleet)
@@ -49,6 +49,23 @@ export function sessionStanding(lease: Lease | undefined, session: SessionStamp 
   // a holder on no session (it renews the lease itself): a `session` on its lease is not its own
   if (processOf(lease.holderInstance) === undefined) return 'none';
   return row !== undefined && vouchesFor(row.process, lease.holderInstance) ? 'vouched' : 'unvouched';
+}
+
+/**
+ * When a held term whose row was deleted (`deleted`: the row as it last stood, the lease stream's
+ * old image) is over by its own stamp, as `vacancy` judges a row that stands: the first moment past
+ * renewTime + its lease duration + `skewMs`. Only for a term that sessionStanding calls 'none' by
+ * `session`, the row it named as read (consistently) after the delete: on no session, or naming one
+ * that cannot hold it (none there, or another process's, its holder on none). Such a holder renews
+ * the lease row itself, each renewal conditioned on the row as it left it, so the delete only makes
+ * its renewals fail, and the old image carries the last that landed: it stops as it would with the
+ * row standing unrenewed. Undefined: no stamp, a holder whose instance names a process (its term
+ * may live on its own session, whatever row the lease named), or a term that may live on the named
+ * session (its holder hears of the delete only from the mark or its own read: a lease duration from then).
+ */
+export function deletedTermOverAt(deleted: Pick<Lease, 'session' | 'holderIdentity' | 'holderInstance' | 'leaseDurationSeconds'> & { readonly renewTime?: number | undefined }, session: SessionStamp | undefined, skewMs: number): number | undefined {
+  if (deleted.renewTime === undefined || processOf(deleted.holderInstance) !== undefined || sessionStanding(deleted, session) !== 'none') return undefined;
+  return deleted.renewTime + deleted.leaseDurationSeconds * 1000 + skewMs + 1;
 }
 
 /**

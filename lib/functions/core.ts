@@ -6,7 +6,8 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
 import { BrokenLeaseError, reconcileLease, streamSawRow, type CoordinatorDeps, type ReconcileOutcome, type RefusedCandidateSeen, type RefusedSessionSeen } from '../coordinator/reconcile.js';
 import { tick, type TickResult } from '../coordinator/tick.js';
-import { answeredLastPing, heldAfterDelete, unmarkedHoldMs } from '../election/decide.js';
+import { answeredLastPing, deleteHoldMs, heldAfterDelete, unmarkedHoldMs } from '../election/decide.js';
+import type { SessionStamp } from '../election/vacancy.js';
 import { plan } from '../election/plan.js';
 import { eventsFromCandidateChange, eventsFromLeaseChange } from '../events/derive.js';
 import { PublishError } from '../events/publisher.js';
@@ -19,7 +20,7 @@ import * as z from 'zod';
 import { LeaseItem, type Lease } from '../schemas/lease.js';
 import type { DeadLetterSink } from './dead-letter.js';
 import { WAKE_TIMEOUT_MS, WAKES_IN_FLIGHT, wakeBatch, type WakeBatch, type Waker } from './wake.js';
-import { processOf } from '../schemas/identity.js';
+import { processOf, sessionKey } from '../schemas/identity.js';
 import { ValidationError } from '../schemas/validation.js';
 import { CHANGE_TIME_PRECISION_MS, type Change } from './records.js';
 import { METRIC } from './metrics.js';
@@ -138,15 +139,18 @@ async function reconcile(deps: FunctionDeps, lease: string, trigger: string, atR
  * The reconcile after an operator deleted the row while it was held (`deleted`, the old image):
  * the row is created with an election that closes no earlier than the deleted term could still be
  * acted on (heldAfterDelete), instead of electing at once — the holder hears of the end only at
- * its next renewal, up to its renew deadline away. The write is conditioned on the row still
+ * its next renewal, up to its renew deadline away; a term no session can hold, only until its own
+ * stamp runs out (deleteHoldMs, on the named session row read now). The write is conditioned on the row still
  * being absent: if it came back meanwhile (the tick, a worker's own take, this record retried), the
  * lease is reconciled as it is. `read`: a vacant row, held as well (holdUnmarked), in place of none.
  */
 async function reconcileAfterDelete(deps: FunctionDeps, deleted: HeldTerm, trigger: string, marked = true, read = LeaseStore.readOf(deleted.name, undefined)): Promise<ReconcileOutcome | undefined> {
   const co = deps.coordinator;
+  const named = await namedSessionAfterDelete(co, deleted);
   const list = await listVouched(co, deleted.name);
   const now = co.clock.now();
-  const holdMs = marked ? deleted.leaseDurationSeconds * 1000 : unmarkedHoldMs(deleted.leaseDurationSeconds);
+  // a term no session can hold: held only until its own stamp runs out (deleteHoldMs); unread, the whole hold
+  const holdMs = named === UNREAD ? (marked ? deleted.leaseDurationSeconds * 1000 : unmarkedHoldMs(deleted.leaseDurationSeconds)) : deleteHoldMs(deleted, named, now, co.config, marked);
   const decision = heldAfterDelete(deleted.name, deleted, list.candidates, now, co.config, holdMs, read.item);
   if (decision.kind !== 'openElection') return marked ? reconcile(deps, deleted.name, trigger, true) : undefined; // nobody to elect: as any missing row (before the mark: nothing yet)
   const writes = plan(decision, undefined, now, co.config);
@@ -165,6 +169,30 @@ async function reconcileAfterDelete(deps: FunctionDeps, deleted: HeldTerm, trigg
   }
   await afterReconcile(deps, outcome, trigger);
   return outcome;
+}
+
+/** The named session row was not read, or could not be judged by: the deleted term's whole hold. */
+const UNREAD = Symbol('unread');
+
+/**
+ * The session row a deleted term's row named, as deleteHoldMs judges the term by it: read
+ * consistently, after the lease stream saw the delete (so after the delete), and only where it
+ * decides anything: for a term with a stamp whose holder runs on no session (its instance names no
+ * process; one that does may hold the term on its own session whatever row the lease named). A term
+ * naming none needs no read (undefined). UNREAD: not judged by a row (a holder on a process, no
+ * stamp, or a row the schema refuses: no term is judged by a row that does not parse).
+ */
+async function namedSessionAfterDelete(co: CoordinatorDeps, deleted: HeldTerm): Promise<SessionStamp | undefined | typeof UNREAD> {
+  if (deleted.renewTime === undefined || processOf(deleted.holderInstance) !== undefined) return UNREAD;
+  if (deleted.session === undefined) return undefined;
+  const key = sessionKey(deleted.session);
+  try {
+    const row = (await co.identities.read(key.component, key.name)).item;
+    return row && { name: row.name, renewTime: row.renewTime, process: row.process };
+  } catch (e) {
+    if (e instanceof ValidationError) return UNREAD;
+    throw e;
+  }
 }
 
 /** A held row's successors, unnamed: a successor takes a vacant row at once, hold or not (decideFollower). */
@@ -243,8 +271,8 @@ const takenDirectly = (l: Lease): boolean => l.holderIdentity !== undefined && l
 /** The longest lease duration a row may state (LeaseItem): a broken row's unreadable one counts as this. */
 const MAX_LEASE_DURATION_SECONDS = 86_400;
 
-/** What a held lease's delete must still act on: its name, holder, term and lease duration. */
-type HeldTerm = Pick<Lease, 'name' | 'holderIdentity' | 'leaseDurationSeconds'> & Partial<Pick<Lease, 'holderInstance' | 'session' | 'fencingToken'>>;
+/** What a held lease's delete must still act on: its name, holder, term and lease duration (and its last stamp, `renewTime`, where known: deleteHoldMs). */
+type HeldTerm = Pick<Lease, 'name' | 'holderIdentity' | 'leaseDurationSeconds'> & Partial<Pick<Lease, 'holderInstance' | 'session' | 'fencingToken' | 'renewTime'>>;
 
 /**
  * A broken row's held term, read attribute by attribute: a row an operator wrote malformed can

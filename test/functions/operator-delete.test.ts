@@ -47,14 +47,22 @@ function setup(start: number) {
   return { clock, d, timers };
 }
 
-/** Candidates `names` renewed at `at`; the lease held by the first, its term on the session `a-session`. */
+/**
+ * Candidates `names` renewed at `at`; the lease held by the first, its term on the session
+ * `a-session` (an older SDK's row, naming no process: it holds the term). The session row's
+ * duration outlasts each test, as a process renewing it on would: a row collected once expired
+ * would leave the term on no session, judged by its own stamp (deleteHoldMs).
+ */
 async function stand(d: FunctionDeps, lease: string, names: string[], at: number) {
   const c = d.coordinator;
   for (const name of names) {
     await c.candidates.write(await c.candidates.read(lease, name), { set: { binaryVersion: '1.30.0', emulationVersion: '1.30.0', preferredStrategies: [OLDEST_EMULATION_VERSION], renewTime: at, createdAt: at - 60_000, identity: `${name}-1` } });
   }
   const key = sessionKey('a-session');
-  await c.identities.write(await c.identities.read(key.component, key.name), { set: { holderIdentity: 'a-session', hostname: 'h', leaseDurationSeconds: 15, acquireTime: at, renewTime: at } });
+  // a fresh row for each test, without the marks an earlier one left
+  const was = await c.identities.read(key.component, key.name);
+  if (was.item) await c.identities.delete(was);
+  await c.identities.write(await c.identities.read(key.component, key.name), { set: { holderIdentity: 'a-session', hostname: 'h', leaseDurationSeconds: 3_600, acquireTime: at, renewTime: at } });
   const held = await c.leases.write(await c.leases.read(lease), {
     set: { holderIdentity: names[0]!, holderInstance: `${names[0]}-1`, leaseDurationSeconds: DURATION_S, acquireTime: at, renewTime: at, leaseTransitions: 0, fencingToken: 1, electedBy: 'coordinator', session: 'a-session' },
   });
@@ -319,5 +327,89 @@ describe("an operator's delete of a held lease row", () => {
     await deleteRow(lease);
     await leaseStream(d)({ Records: [await removal(lease)] } as DynamoDBStreamEvent, lambdaContext('leaseStream'));
     expect((await c.leases.read(lease)).item).toBeUndefined();
+  });
+});
+
+describe("an operator's delete of a held row whose term only its own stamp keeps (sessionStanding 'none': issue 38, seed 97467's coordinator)", () => {
+  const SKEW_MS = 1_000; // the config's clockSkewMs default
+
+  /** Candidates `names`, the lease held by the first (instance `${name}-1`, on no session), renewed at `renewTime`, its row naming `session` (a peer's redirect) or none. */
+  async function standOff(d: FunctionDeps, lease: string, names: string[], at: number, renewTime: number, session?: string) {
+    const c = d.coordinator;
+    for (const name of names) {
+      await c.candidates.write(await c.candidates.read(lease, name), { set: { binaryVersion: '1.30.0', emulationVersion: '1.30.0', preferredStrategies: [OLDEST_EMULATION_VERSION], renewTime: at, createdAt: at - 60_000, identity: `${name}-1` } });
+    }
+    await c.leases.write(await c.leases.read(lease), {
+      set: { holderIdentity: names[0]!, holderInstance: `${names[0]}-1`, leaseDurationSeconds: DURATION_S, acquireTime: renewTime - 6_000, renewTime, leaseTransitions: 0, fencingToken: 1, electedBy: 'coordinator', ...(session !== undefined ? { session } : {}) },
+    });
+  }
+
+  /** The REMOVE record handled at `seenAt`: the election the coordinator opened on the missing row. */
+  async function handledAt(d: FunctionDeps, clock: ReturnType<typeof manualClock>, lease: string, seenAt: number) {
+    await deleteRow(lease);
+    const record = await removal(lease);
+    clock.set(seenAt);
+    expect(await leaseStream(d)({ Records: [record] } as DynamoDBStreamEvent, lambdaContext('leaseStream'))).toEqual({ batchItemFailures: [] });
+    const opened = (await d.coordinator.leases.read(lease)).item!;
+    expect(opened.holderIdentity).toBeUndefined();
+    return opened.election!;
+  }
+
+  it.each([
+    { named: 'a row naming no session', lease: 'deleted-off-none', session: undefined, row: undefined },
+    { named: 'a row naming a session row that does not exist', lease: 'deleted-off-missing', session: 'job-no-such-session', row: undefined },
+    { named: "a row naming another process's session row", lease: 'deleted-off-other', session: 'pz-session', row: 'pz' },
+  ])('$named: the next election is held only until the term runs out by its own stamp (renewTime + lease duration + clockSkewMs), not a lease duration from when the delete was handled', async ({ lease, session, row }) => {
+    const start = Date.now();
+    const { clock, d, timers } = setup(start);
+    if (row !== undefined) {
+      const key = sessionKey(session!);
+      await d.coordinator.identities.write(await d.coordinator.identities.read(key.component, key.name), { set: { holderIdentity: session!, hostname: 'h', leaseDurationSeconds: 15, acquireTime: start, renewTime: start, process: row } });
+    }
+    await standOff(d, lease, ['a', 'b'], start, start);
+    const seenAt = start + 4_000; // handled 4 s after the holder's last renewal
+    const e = await handledAt(d, clock, lease, seenAt);
+    const overAt = start + DURATION_S * 1000 + SKEW_MS + 1;
+    expect(e).toMatchObject({ notBefore: overAt, departed: 'a' });
+    expect(e.notBefore).toBeLessThan(seenAt + DURATION_S * 1000);
+    expect(timers.at(-1)?.deadline).toBe(e.deadline);
+    // both answer; the timer at the term's end by its stamp elects
+    for (const name of ['a', 'b']) {
+      const r = await d.coordinator.candidates.read(lease, name);
+      if (r.item!.pingTime !== undefined) await d.coordinator.candidates.write(r, { set: { renewTime: clock.now(), ackedPingTime: r.item!.pingTime } });
+    }
+    clock.set(overAt - 1);
+    expect((await onTimer(d, { lease, electionId: e.id, deadline: e.deadline }))?.decision.kind).toBe('awaitAcks');
+    clock.set(Math.max(overAt, e.deadline));
+    expect((await onTimer(d, { lease, electionId: e.id, deadline: e.deadline }))?.decision.kind).toBe('elect');
+  });
+
+  it('the functions down past the term’s end by its stamp: the election opened when the delete is handled is held no longer (none elected while the acks are out, as any vacancy)', async () => {
+    const start = Date.now();
+    const { clock, d } = setup(start);
+    const lease = 'deleted-off-late';
+    await standOff(d, lease, ['a', 'b'], start, start, 'job-gone-session');
+    const seenAt = start + 57_000;
+    const e = await handledAt(d, clock, lease, seenAt);
+    expect(e.notBefore).toBe(seenAt);
+    expect(e.deadline).toBe(seenAt + 5_000); // the ack window: both last renewed 57 s ago, pinged
+  });
+
+  it.each([
+    { named: "a row naming a session row that exists and names no process (an older SDK's, which may hold the term)", lease: 'deleted-on-older', holder: 'a-1', row: 'older' as const },
+    { named: 'a holder whose instance names a process (its term may live on its own session), the named row gone', lease: 'deleted-on-process', holder: 'a-1@pa', row: undefined },
+  ])('$named: held a lease duration from when the delete was handled, as before', async ({ lease, holder, row }) => {
+    const start = Date.now();
+    const { clock, d } = setup(start);
+    const session = `${lease}-session`;
+    if (row === 'older') {
+      const key = sessionKey(session);
+      await d.coordinator.identities.write(await d.coordinator.identities.read(key.component, key.name), { set: { holderIdentity: session, hostname: 'h', leaseDurationSeconds: 15, acquireTime: start, renewTime: start } });
+    }
+    await standOff(d, lease, ['a', 'b'], start, start, session);
+    if (holder !== 'a-1') await d.coordinator.leases.write(await d.coordinator.leases.read(lease), { set: { holderInstance: holder } });
+    const seenAt = start + 4_000;
+    const e = await handledAt(d, clock, lease, seenAt);
+    expect(e.notBefore).toBe(seenAt + DURATION_S * 1000);
   });
 });

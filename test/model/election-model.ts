@@ -117,7 +117,7 @@ import {
 import { CONFIRMATIONS } from '../../lib/sdk/server-clock.js';
 import { nextFencingToken } from '../../lib/schemas/fencing-token.js';
 import { decideWithSuccession } from '../../lib/election/successor.js';
-import { heldAfterDelete, isNoop, pingsToWithdraw, unmarkedHoldMs, type Decision } from '../../lib/election/decide.js';
+import { deleteHoldMs, heldAfterDelete, isNoop, pingsToWithdraw, type Decision } from '../../lib/election/decide.js';
 import { plan } from '../../lib/election/plan.js';
 import { leaseRows, type LeaseRows, type Landed, type Row, type RowRead } from './lease-rows.js';
 import type { Spec, Transition } from './explorer.js';
@@ -955,7 +955,8 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
   /**
    * lib/functions/core.ts reconcileAfterDelete: with the row still gone, the election
    * heldAfterDelete decides — none elected before its clock's now plus the hold (the deleted term's
-   * lease duration once its end is marked, unmarkedHoldMs before) — written if the row is still
+   * lease duration once its end is marked, unmarkedHoldMs before; no later than its own stamp runs
+   * out for a term no session can hold: deleteHoldMs) — written if the row is still
    * absent; with the row back and an election open on it but nobody elected, that election held the
    * same (holdOpenElection: a longer hold cut to it, a shorter one kept); otherwise the lease is
    * reconciled as usual (the coordinator's transitions).
@@ -963,7 +964,9 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
   function reconcileAfterDelete(w0: World, deleted: Lease, marked: boolean): World {
     let w = w0;
     const now = w.t * U + cfg.coordinatorOffsetMs;
-    const notBefore = now + (marked ? deleted.leaseDurationSeconds * 1000 : unmarkedHoldMs(deleted.leaseDurationSeconds));
+    // the session row the deleted term named, read now (namedSessionAfterDelete): a term no session can hold is held only until its own stamp runs out
+    const named = deleted.session === undefined ? undefined : w.sessionRows.find((r) => r.name === deleted.session);
+    const notBefore = now + deleteHoldMs(deleted, named && { name: named.name, renewTime: named.renewTime, process: named.process }, now, election, marked);
     if (w.row === undefined) {
       const d = heldAfterDelete(LEASE, deleted, w.candidates, now, election, notBefore - now);
       if (d.kind !== 'openElection') return w;

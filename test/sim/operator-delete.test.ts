@@ -141,3 +141,46 @@ describe("an operator's delete of a row a peer pointed at a missing session, its
     expect(r.verdict.violations, formatVerdict(r.verdict).join('\n')).toEqual([]);
   });
 });
+
+describe("an operator's delete of a row a peer pointed at a missing session, its holder on none, its followers on Sessions (issue 38: the coordinator's hold)", () => {
+  /**
+   * w0 leads job-0 on no session; w1 (its successor) and w2 run Sessions, so a follower that finds
+   * the row gone keeps the session fallback (one of the lease's candidates could hold a term on a
+   * session): the coordinator elects the next leader. A peer (w1) writes job-0's `session` to a row
+   * that does not exist; w0 dies; an operator deletes the row 7 s later, the functions up or down
+   * until 57 s after w0 died. The coordinator held the next election a lease duration from when it
+   * handled the delete; the term could only have lived on its row (sessionStanding 'none'), so it is
+   * now held only until the term runs out by its own stamp (renewTime + lease duration + clockSkewMs).
+   */
+  const T1 = 120_000;
+  const crafted = (down: number): Schedule => written({
+    versions: ['1.29.0', '1.30.0', '1.31.0'], // w0 leads, w1 successor, w2 second successor
+    session: { renewShare: 0.6, without: [0] },
+    push: { delayMs: [1, 5], loss: 0, duplicate: 0, outages: [] },
+    peerFaults: [{ kind: 'sessionRedirect', lease: 0, worker: 1, at: T1 - 20_000, to: 'missing' }],
+    processFaults: [
+      { kind: 'kill', worker: 0, at: T1, forMs: 400_000 },
+      { kind: 'deleteLease', lease: 0, at: T1 + 7_000 },
+    ],
+    coordinatorDown: down > 0 ? [{ from: T1 - 1_000, to: T1 + down }] : [],
+  });
+  /** The times (s) of the lines matching `pattern`. */
+  const timesOf = (timeline: readonly string[], pattern: RegExp): number[] => timeline.filter((l) => pattern.test(l)).map((l) => Number(/^\s*([\d.]+)s/.exec(l)![1]));
+
+  it.each([
+    { down: 10_000, within: 'the term’s end by its stamp (a lease duration and clockSkewMs) and an ack window' },
+    { down: 57_000, within: 'their return and an ack window' },
+  ])('the functions down $down ms: the next leader within $within of w0’s death, not a lease duration after the delete was handled: no overlap', { timeout: 120_000 }, async ({ down }) => {
+    const r = await runWorld(crafted(down), DEFAULT_SETTINGS, { trace: true });
+    const story = storyOf(r.timeline, / (w[0-2] leads) job-0| delete lease job-0| kill w0|rewrites job-0/);
+    // the scene as set: w0 led job-0, its session was pointed at a missing row, w0 died, the row was deleted
+    expect(story.slice(0, 4).map((l) => l.replace(/ \(a missing row\)$/, ''))).toEqual(['w0 leads job-0', "w1 rewrites job-0's session to job-0-no-such-session", 'kill w0', 'delete lease job-0']);
+    expect(story[4]).toMatch(/^w[12] leads job-0$/);
+    const [killed] = timesOf(r.timeline, / kill w0/);
+    const [next] = timesOf(r.timeline, / w[12] leads job-0/);
+    const ackWindowMs = 5_000;
+    const bound = Math.max(down, DEFAULT_SETTINGS.leaseDurationMs + 1_000) + ackWindowMs;
+    expect((next! - killed!) * 1000, r.timeline.filter((l) => /job-0|kill|coordinator/.test(l)).join('\n')).toBeLessThan(bound);
+    expect(r.verdict.violations, formatVerdict(r.verdict).join('\n')).toEqual([]);
+  });
+});
