@@ -146,7 +146,7 @@ async function reconcile(deps: FunctionDeps, lease: string, trigger: string, atR
  */
 async function reconcileAfterDelete(deps: FunctionDeps, deleted: HeldTerm, trigger: string, marked = true, read = LeaseStore.readOf(deleted.name, undefined)): Promise<ReconcileOutcome | undefined> {
   const co = deps.coordinator;
-  const named = await namedSessionAfterDelete(co, deleted);
+  const named = await namedSessionAfterDelete(deps, deleted);
   const list = await listVouched(co, deleted.name);
   const now = co.clock.now();
   // a term no session can hold: held only until its own stamp runs out (deleteHoldMs); unread, the whole hold
@@ -180,18 +180,20 @@ const UNREAD = Symbol('unread');
  * decides anything: for a term with a stamp whose holder runs on no session (its instance names no
  * process; one that does may hold the term on its own session whatever row the lease named). A term
  * naming none needs no read (undefined). UNREAD: not judged by a row (a holder on a process, no
- * stamp, or a row the schema refuses: no term is judged by a row that does not parse).
+ * stamp, a row the schema refuses: no term is judged by a row that does not parse; or a read that
+ * failed: the whole hold is sound without it, so a fault of the identities table neither fails the
+ * record before the hold is written nor shortens it).
  */
-async function namedSessionAfterDelete(co: CoordinatorDeps, deleted: HeldTerm): Promise<SessionStamp | undefined | typeof UNREAD> {
+async function namedSessionAfterDelete(deps: FunctionDeps, deleted: HeldTerm): Promise<SessionStamp | undefined | typeof UNREAD> {
   if (deleted.renewTime === undefined || processOf(deleted.holderInstance) !== undefined) return UNREAD;
   if (deleted.session === undefined) return undefined;
   const key = sessionKey(deleted.session);
   try {
-    const row = (await co.identities.read(key.component, key.name)).item;
+    const row = (await deps.coordinator.identities.read(key.component, key.name)).item;
     return row && { name: row.name, renewTime: row.renewTime, process: row.process };
   } catch (e) {
-    if (e instanceof ValidationError) return UNREAD;
-    throw e;
+    deps.logger.warn('the session row a deleted term named could not be read: the next election held a whole lease duration', { lease: deleted.name, session: deleted.session, error: e as Error });
+    return UNREAD;
   }
 }
 

@@ -395,6 +395,25 @@ describe("an operator's delete of a held row whose term only its own stamp keeps
     expect(e.deadline).toBe(seenAt + 5_000); // the ack window: both last renewed 57 s ago, pinged
   });
 
+  it('the named session row cannot be read (the identities table failing): the election is still held before the record fails, the whole unmarked hold', async () => {
+    const start = Date.now();
+    const { clock, d } = setup(start);
+    const lease = 'deleted-off-unread';
+    await standOff(d, lease, ['a', 'b'], start, start, 'job-unread-session');
+    await deleteRow(lease);
+    const record = await removal(lease);
+    const identities = d.coordinator.identities;
+    const readRow = identities.read.bind(identities);
+    identities.read = async () => {
+      throw Object.assign(new Error('socket timed out'), { name: 'TimeoutError' });
+    };
+    clock.set(start + 4_000);
+    const failed = await leaseStream(d)({ Records: [record] } as DynamoDBStreamEvent, lambdaContext('leaseStream')).catch((e: unknown) => e);
+    identities.read = readRow;
+    expect(failed).toMatchObject({ name: 'FullBatchFailureError' }); // the mark's read failed too: the record is retried
+    expect((await d.coordinator.leases.read(lease)).item?.election).toMatchObject({ notBefore: start + 4_000 + unmarkedHoldMs(DURATION_S) });
+  });
+
   it.each([
     { named: "a row naming a session row that exists and names no process (an older SDK's, which may hold the term)", lease: 'deleted-on-older', holder: 'a-1', row: 'older' as const },
     { named: 'a holder whose instance names a process (its term may live on its own session), the named row gone', lease: 'deleted-on-process', holder: 'a-1@pa', row: undefined },
