@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decide, heldAfterDelete, reelectionWindowMs, type Decision } from '../../lib/election/decide.js';
+import { decide, deleteHoldMs, heldAfterDelete, reelectionWindowMs, unmarkedHoldMs, type Decision } from '../../lib/election/decide.js';
 import { plan } from '../../lib/election/plan.js';
 import { isCandidateStale, isIdentityExpired, recheckAt, vacancy } from '../../lib/election/vacancy.js';
 import type { Candidate } from '../../lib/schemas/candidate.js';
@@ -315,6 +315,25 @@ describe('an operator deleted the row while held: the election after it waits fo
 
   it('nobody to elect: the decision for a missing row, as it is', () => {
     expect(heldAfterDelete('component-A', deleted, [], NOW, config)).toEqual({ kind: 'leaveAlone', reason: 'noCandidates' });
+  });
+
+  // deleteHoldMs: a term no session can hold (sessionStanding 'none' by the named row read after the
+  // delete) is held only until its own stamp runs out (renewTime + lease duration + clockSkewMs, 1 s: 4 s ago + 15 s + 1 s)
+  const stamped = (o: Partial<Lease>) => lease('a', { leaseDurationSeconds: 15, holderInstance: 'a-1', renewTime: NOW - 4 * SEC, ...o });
+  const row = (name: string, process?: string) => ({ name, renewTime: NOW, process });
+  it.each([
+    { name: 'no session: by its stamp', l: stamped({}), session: undefined, marked: true, want: 12 * SEC + 1 },
+    { name: 'no session, before the mark: by its stamp too (no mark is read)', l: stamped({}), session: undefined, marked: false, want: 12 * SEC + 1 },
+    { name: 'a named row that does not exist, its holder on none: by its stamp', l: stamped({ session: 's1' }), session: undefined, marked: true, want: 12 * SEC + 1 },
+    { name: "another process's named row, its holder on none: by its stamp", l: stamped({ session: 's1' }), session: row('s1', 'pz'), marked: true, want: 12 * SEC + 1 },
+    { name: 'its stamp long run out: nothing', l: stamped({ renewTime: NOW - MIN }), session: undefined, marked: true, want: 0 },
+    { name: "an older SDK's named row (no process): a lease duration", l: stamped({ session: 's1' }), session: row('s1'), marked: true, want: H },
+    { name: "an older SDK's named row, before the mark: unmarkedHoldMs", l: stamped({ session: 's1' }), session: row('s1'), marked: false, want: unmarkedHoldMs(15) },
+    { name: 'a holder naming a process, the named row missing: a lease duration', l: stamped({ session: 's1', holderInstance: 'a-1@pa' }), session: undefined, marked: true, want: H },
+    { name: 'a holder naming a process on no session: a lease duration (it may put the term on its session)', l: stamped({ holderInstance: 'a-1@pa' }), session: undefined, marked: true, want: H },
+    { name: 'no stamp: a lease duration', l: stamped({ renewTime: undefined }), session: undefined, marked: true, want: H },
+  ])('deleteHoldMs, $name', ({ l, session, marked, want }) => {
+    expect(deleteHoldMs(l, session, NOW, config, marked)).toBe(want);
   });
 
   const held = (extra: Partial<Lease> = {}) => lease(undefined, { election: { id: 'component-A#1', startedAt: NOW, deadline: NOW + H, notBefore: NOW + H, strategy: OEV, departed: 'a' }, ...extra });
