@@ -204,7 +204,8 @@ export const WORKER_WRITES = {
   ],
   identities: [
     {
-      attributes: ['component', 'name', 'revision', 'holderIdentity', 'process', 'hostname', 'leaseDurationSeconds', 'acquireTime', 'renewTime', 'labels', 'expiresAt'],
+      // (a session row's `leftTerms`: the terms its process's stopped electors left to run out, written in its renewals: lib/sdk/session.ts)
+      attributes: ['component', 'name', 'revision', 'holderIdentity', 'process', 'hostname', 'leaseDurationSeconds', 'acquireTime', 'renewTime', 'labels', 'expiresAt', 'leftTerms'],
       returnValues: ['NONE', 'ALL_NEW'],
     },
   ],

@@ -1,5 +1,5 @@
 import type { Candidate } from '../schemas/candidate.js';
-import { processOf, vouchesFor, type IdentityLease } from '../schemas/identity.js';
+import { processOf, vouchesFor, type IdentityLease, type LeftTerm } from '../schemas/identity.js';
 import type { Lease } from '../schemas/lease.js';
 
 export type VacancyReason = 'noLease' | 'noHolder' | 'expired' | 'reported';
@@ -13,6 +13,8 @@ export interface SessionStamp {
   readonly renewTime: number;
   /** The process that renews it (IdentityLeaseItem.process): it vouches for its own electors' terms only. */
   readonly process: string | undefined;
+  /** The terms its process's stopped electors left to run out (IdentityLeaseItem.leftTerms): never moved by the read's age. */
+  readonly leftTerms?: Readonly<Record<string, LeftTerm>> | undefined;
 }
 
 /**
@@ -21,8 +23,27 @@ export interface SessionStamp {
  * sent — a renewal may have landed since, and only a read sent no earlier than the moment judged
  * proves the holder has stopped. Undefined when there was no row.
  */
-export function sessionStampAt(row: { readonly name: string; readonly renewTime: number; readonly process?: string | undefined } | undefined, readAt: number, now: number): SessionStamp | undefined {
-  return row ? { name: row.name, renewTime: row.renewTime + Math.max(0, now - readAt), process: row.process } : undefined;
+export function sessionStampAt(row: { readonly name: string; readonly renewTime: number; readonly process?: string | undefined; readonly leftTerms?: Readonly<Record<string, LeftTerm>> | undefined } | undefined, readAt: number, now: number): SessionStamp | undefined {
+  return row ? { name: row.name, renewTime: row.renewTime + Math.max(0, now - readAt), process: row.process, ...(row.leftTerms ? { leftTerms: row.leftTerms } : {}) } : undefined;
+}
+
+/**
+ * The stamp a session row's process left `lease`'s term to run out from (IdentityLeaseItem.leftTerms):
+ * its elector stopped, so the row vouches for that term no later than this, however long the
+ * process's other electors renew it. Undefined: the row does not name this term (another holder or
+ * token, or nothing left).
+ */
+export function leftStamp(lease: Lease, row: { readonly leftTerms?: Readonly<Record<string, LeftTerm>> | undefined } | undefined): number | undefined {
+  const left = row?.leftTerms?.[lease.name];
+  return left !== undefined && left.instance === lease.holderInstance && left.token === lease.fencingToken ? left.stamp : undefined;
+}
+
+/**
+ * `lease` as renewed by a session row that vouches for its holder: by the row's stamp, or, for a term
+ * its process left to run out (leftStamp), by the stamp it was left at, which no later renewal moves.
+ */
+export function renewedBySession(lease: Lease, row: { readonly renewTime: number; readonly leftTerms?: Readonly<Record<string, LeftTerm>> | undefined }): Lease {
+  return renewedBy(lease, leftStamp(lease, row) ?? row.renewTime);
 }
 
 /**
@@ -85,7 +106,7 @@ export function effectiveLease(lease: Lease | undefined, session: SessionStamp |
     case 'none':
       return lease;
     case 'vouched':
-      return renewedBy(lease!, session!.renewTime);
+      return renewedBySession(lease!, session!);
     case 'unvouched':
       return renewedBy(lease!, now);
   }

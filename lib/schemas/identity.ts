@@ -13,6 +13,21 @@ export { SESSION_COMPONENT, SESSION_SHARDS, allLeasesSessionComponent, isSession
  */
 export const MAX_ENDED_TERMS = 512;
 
+/**
+ * At most this many terms in a session row's `leftTerms`: a process whose stopped electors left
+ * more terms to run out than this holds its session's renewals instead (lib/sdk/session.ts), so a
+ * row stays far below DynamoDB's 400 KB item (an entry is at most ~600 bytes).
+ */
+export const MAX_LEFT_TERMS = 256;
+
+/**
+ * A term a stopped elector of the session's process left to run out (releaseOnCancel false): its
+ * fencing token and holder instance, and the stamp it runs out from (`stamp` + the lease's
+ * `leaseDurationSeconds`), which later renewals of the row never extend.
+ */
+export const LeftTerm = z.strictObject({ token: FencingToken, instance: Instance, stamp: Millis });
+export type LeftTerm = z.infer<typeof LeftTerm>;
+
 /** The longest identity lease (a day): the heartbeat's `leaseDurationSeconds` at most. */
 export const MAX_IDENTITY_LEASE_SECONDS = 86_400;
 
@@ -59,6 +74,19 @@ export const IdentityLeaseItem = z.object({
   endedTermStamps: z
     .record(Name, Millis)
     .refine((m) => Object.keys(m).length <= MAX_ENDED_TERMS, `must have at most ${MAX_ENDED_TERMS} entries`)
+    .optional(),
+  /**
+   * Session rows only (lib/sdk/session.ts): terms of this process's electors that stopped and left
+   * their term to run out (releaseOnCancel false), as lease name → LeftTerm. Written by the row's
+   * owner in its renewals (every row it writes after the elector stopped carries it) and dropped
+   * once the lease shows that term no more. The row does not vouch for a term named here past
+   * its `stamp`: observers judge such a term by `stamp` (vacancy.ts renewedBySession), whichever
+   * session the lease names, so a term whose elector has ended runs out though the process's other
+   * electors keep the row renewed. Absent on an older SDK's rows: nothing is left then.
+   */
+  leftTerms: z
+    .record(Name, LeftTerm)
+    .refine((m) => Object.keys(m).length <= MAX_LEFT_TERMS, `must have at most ${MAX_LEFT_TERMS} entries`)
     .optional(),
 });
 /**

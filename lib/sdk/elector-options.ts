@@ -114,7 +114,9 @@ export const LeaderElectorOptionsSchema = z
        * (its work may outlive run()) at its last renewal plus the lease duration; one held on the
        * process's `session`, which runs on for its other electors, is first taken off it (stamped
        * with the session's last renewal), or, where that write fails, the session is left to end at
-       * its deadline. Either way a follower, once stopped, releases a term handed to
+       * its deadline; and the process's session rows name the term as left (`leftTerms`), so none of
+       * them keeps it alive past that renewal wherever the lease's `session` points (a same-lease
+       * peer's rewrite). Either way a follower, once stopped, releases a term handed to
        * it as it stopped that it never led, and takes its name off as successor, so no term waits
        * for it. @default true
        */

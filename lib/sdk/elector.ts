@@ -25,6 +25,8 @@ import {
   gainedSince,
   leavingDoubt,
   leavingKept,
+  leftTerm,
+  showsLeftTerm,
   leadFromRead,
   nextStepDelay,
   SESSION_QUIET_LEASES,
@@ -438,6 +440,8 @@ export class LeaderElector {
       // Whatever releaseOnCancel says: that option keeps a term this worker led (its work may outlive
       // run()), and a follower's name, or a term handed to it that it never led, guards no work.
       if (!led && this.candidate) await this.depart();
+      // a term it led and keeps (releaseOnCancel false): named as left on every session row of its process from now on, so none vouches for it past its stamp
+      this.leaveTerm();
       // a write onto its session still in doubt: settled before the hold goes, or the hold stays
       const doubt = await this.leaveDoubt();
       // a term it led and keeps (releaseOnCancel false), on the session its process runs on: taken off it, or the session held
@@ -550,6 +554,22 @@ export class LeaderElector {
     }
     if (await this.keptOffSession(l, live)) return;
     sessionSeam(x.session).hold(live, `a term of lease "${o.leaseName}" that releaseOnCancel false keeps is on it, and its elector stopped without taking it off`);
+  }
+
+  /**
+   * Stopping with releaseOnCancel false on a process that runs a Session: the term it led last is
+   * left to run out on its process's session rows (step.ts leftTerm, SessionSeam.leave), dropped
+   * there once a consistent read of the lease shows it no more. Without it, a term whose lease a
+   * same-lease peer pointed at another session (missing, or another process's) is judged by its
+   * holder's own process's session, which the process's other electors keep renewing: it would
+   * never run out.
+   */
+  private leaveTerm(): void {
+    const { x, options: o } = this;
+    const term = leftTerm(o.releaseOnCancel ? -1 : this.known.ledToken, this.instance, x.session !== undefined);
+    if (!term || !x.session) return;
+    const lock = x.lock;
+    sessionSeam(x.session).leave(o.leaseName, term, o.leaseDurationMs, async () => showsLeftTerm((await lock.get(true)).item, term));
   }
 
   /**

@@ -16,13 +16,13 @@ import { hostname as osHostname } from 'node:os';
 import * as z from 'zod';
 import { Nap, systemClock, uniqueId, type Clock, type Timer } from '../clock.js';
 import { Name } from '../schemas/common.js';
-import { SESSION_COMPONENT, allLeasesSessionComponent, sessionComponent, sessionScope, sessionShard } from '../schemas/identity.js';
+import { MAX_LEFT_TERMS, SESSION_COMPONENT, allLeasesSessionComponent, sessionComponent, sessionScope, sessionShard, type LeftTerm } from '../schemas/identity.js';
 import { parse } from '../schemas/validation.js';
 import { ConflictError } from '../stores/errors.js';
 import { errorSink, faultReporter, recovered, retryDelayMs } from './faults.js';
 import { abortAfter, boundedClient, requestBoundMs } from './bounded-client.js';
 import { renewalBoundMs } from './step.js';
-import { IdentityStore, type IdentityRead, type SessionRenewal } from '../stores/identity-store.js';
+import { IdentityStore, canonicalLeft, type IdentityRead, type SessionRenewal } from '../stores/identity-store.js';
 import type { IdentityLease } from '../schemas/identity.js';
 import { ClientSchema, ClockSchema, ClockSyncSchema, StartUp, TablesSchema, deepFreeze, fn, optionErrors, runningTableNotFound, stampClockFor, type DeepReadonly } from './options.js';
 import type { StampClock } from './server-clock.js';
@@ -154,6 +154,28 @@ export interface SessionSeam {
    * renewal its electors counted. Undefined unless `name` is the live session.
    */
   stamp(name: string): number | undefined;
+  /**
+   * An elector that stopped leaves the term of `lease` it led (`term`: its fencing token and
+   * instance) to run out (releaseOnCancel false): every session row the process writes from now on
+   * names it (IdentityLeaseItem.leftTerms) with the stamp it runs out from — the latest stamp of
+   * this process's session rows as last known landed, no earlier than any renewal its electors
+   * counted — so no row of the process vouches for the term past it, whichever session its lease
+   * names. `stillHeld` reads the lease: once it answers false (the row shows that term no more),
+   * looked at from the stamp plus `leaseDurationMs` on, once a lease duration, the term is dropped.
+   * Past MAX_LEFT_TERMS terms, the process's session rows are held (not renewed, none started)
+   * until some are dropped. Returns the stamp.
+   */
+  leave(lease: string, term: { readonly token: number; readonly instance: string }, leaseDurationMs: number, stillHeld: () => Promise<boolean>): number;
+}
+
+/** A term left to run out (SessionSeam.leave), as the Session keeps it until the lease shows it no more. */
+interface Left {
+  readonly term: LeftTerm;
+  readonly stillHeld: () => Promise<boolean>;
+  readonly leaseDurationMs: number;
+  /** DynamoDB time (StampClock.now) the lease is next read at. */
+  checkAt: number;
+  checking: boolean;
 }
 
 const seams = new WeakMap<Session, SessionSeam>();
@@ -172,6 +194,8 @@ interface Live {
   renewedAt: number;
   /** The stamps of the renewals sent against `read` that were not answered: one of them may have landed. */
   unanswered: number[];
+  /** The terms left (leftTerms) each of those renewals wrote. */
+  unansweredLeft: (Record<string, LeftTerm> | undefined)[];
   deadline: Timer | undefined;
 }
 
@@ -225,7 +249,14 @@ export class Session {
     const requests = boundedClient(client, this.clock, requestBoundMs(data.renewDeadlineMs));
     this.store = new IdentityStore(requests, data.tables.identities);
     const reader = new SessionReader(requests, data.tables.identities, this.time);
-    seams.set(this, { reader, attach: (listener) => this.attach(listener), stopping: () => this.signal?.aborted === true, hold: (name, why) => this.hold(name, why), stamp: (name) => (this.name === name ? this.current?.read.item?.renewTime : undefined) });
+    seams.set(this, {
+      reader,
+      attach: (listener) => this.attach(listener),
+      stopping: () => this.signal?.aborted === true,
+      hold: (name, why) => this.hold(name, why),
+      stamp: (name) => (this.name === name ? this.current?.read.item?.renewTime : undefined),
+      leave: (lease, term, leaseDurationMs, stillHeld) => this.leave(lease, term, leaseDurationMs, stillHeld),
+    });
     this.options = deepFreeze(data);
     this.startUp = new StartUp<void>('Session', data.tables);
     this.component = data.leaseNames ? sessionComponent(data.leaseNames) : allLeasesSessionComponent(this.process);
@@ -282,10 +313,59 @@ export class Session {
     };
   }
 
-  /** Why session `name` is not renewed now (its holds' reasons), or undefined. */
+  /** Why session `name` is not renewed now (its holds' reasons, or too many terms left), or undefined. */
   private heldFor(name: string): string | undefined {
     const held = this.holds.get(name);
-    return held && held.size > 0 ? [...new Set([...held].map((h) => h.why))].join('; ') : undefined;
+    const why = held && held.size > 0 ? [...new Set([...held].map((h) => h.why))] : [];
+    if (this.left.size > MAX_LEFT_TERMS) why.push(this.tooManyLeft());
+    return why.length > 0 ? why.join('; ') : undefined;
+  }
+
+  private tooManyLeft(): string {
+    return `its stopped electors left ${this.left.size} terms to run out, more than a row names (${MAX_LEFT_TERMS}), until the leases show some of them no more`;
+  }
+
+  /** Terms this process's stopped electors left to run out (SessionSeam.leave), by lease name, until their leases show them no more. */
+  private readonly left = new Map<string, Left>();
+  /** The latest stamp of any of this process's session rows as last known landed (0: none yet). */
+  private lastStamp = 0;
+
+  /** A term left to run out (through sessionSeam): named on every row written from now on. */
+  private leave(lease: string, term: { readonly token: number; readonly instance: string }, leaseDurationMs: number, stillHeld: () => Promise<boolean>): number {
+    const stamp = Math.max(this.lastStamp, this.current?.read.item?.renewTime ?? 0);
+    this.left.set(lease, { term: { token: term.token, instance: term.instance, stamp }, stillHeld, leaseDurationMs, checkAt: stamp + leaseDurationMs + this.options.maxClockErrorMs, checking: false });
+    return stamp;
+  }
+
+  /** The terms left, as a row names them (undefined: none). */
+  private leftTerms(): Record<string, LeftTerm> | undefined {
+    return this.left.size === 0 ? undefined : canonicalLeft(Object.fromEntries([...this.left].map(([k, v]) => [k, v.term])));
+  }
+
+  /** Each term left whose lease is due a look (its stamp and lease duration past, then once a lease duration): dropped once the lease shows it no more. A read that fails keeps it. */
+  private lookAtLeft(): void {
+    const now = this.time.now();
+    for (const [lease, x] of this.left) {
+      if (x.checking || now < x.checkAt) continue;
+      x.checking = true;
+      x.stillHeld().then(
+        (held) => {
+          x.checking = false;
+          x.checkAt = this.time.now() + x.leaseDurationMs;
+          if (!held && this.left.get(lease) === x) this.left.delete(lease);
+        },
+        (e: unknown) => {
+          x.checking = false;
+          x.checkAt = this.time.now() + x.leaseDurationMs;
+          this.onError(e as Error);
+        },
+      );
+    }
+  }
+
+  /** A row of this process landed (or was found landed): its stamp is the latest known. */
+  private landed(item: IdentityLease): void {
+    if (item.renewTime > this.lastStamp) this.lastStamp = item.renewTime;
   }
 
   /** An elector takes part (through sessionSeam): the session keeps running until it leaves. */
@@ -362,6 +442,7 @@ export class Session {
       await this.sleep(l && this.retrying ? Math.max(0, this.triedAt + this.options.retryPeriodMs - this.time.monotonic()) : wait, signal, leaving);
       if (leaving()) break;
       if (this.current) await this.renew(this.current);
+      if (this.left.size > 0) this.lookAtLeft();
     }
     if (first) this.startUp.failed(signal.reason ?? new Error('Session: run() ended before its first row was written'));
     const l = this.current;
@@ -402,6 +483,11 @@ export class Session {
 
   /** Writes a new session row; false when DynamoDB's time is not known well enough to stamp it yet (a read was made instead). */
   private async start(): Promise<boolean> {
+    // too many terms left to name on a row: no row vouches for any of this process's terms meanwhile (its electors renew their own)
+    if (this.left.size > MAX_LEFT_TERMS) {
+      this.onError(new Error(`Session: no session row is started: ${this.tooManyLeft()}; its electors renew their leases themselves`));
+      return false;
+    }
     if (!this.trusted()) {
       // a response with DynamoDB's Date: the estimate settles, over a few, before the row is stamped
       await this.store.read(this.component, `${this.options.prefix}-probe`);
@@ -422,19 +508,22 @@ export class Session {
       acquireTime: now,
       renewTime: now,
     };
+    // the terms left so far: every row of this process names them
+    const leftTerms = this.leftTerms();
     let item: IdentityLease;
     try {
-      item = await this.store.write(read, { set: row });
+      item = await this.store.write(read, { set: leftTerms ? { ...row, leftTerms } : row });
     } catch (e) {
       // The AWS SDK sent the creation again after the connection failed, and the copy was refused
       // by the first, which had landed: the row under this start's unique name is this creation's,
       // and the refusal is its answer.
-      const own = e instanceof ConflictError && e.current?.['revision'] === 1 && Object.entries(row).every(([k, v]) => e.current?.[k] === v);
+      const own = e instanceof ConflictError && e.current?.['revision'] === 1 && Object.entries(row).every(([k, v]) => e.current?.[k] === v) && JSON.stringify(canonicalLeft(e.current?.['leftTerms'] as Record<string, LeftTerm> | undefined) ?? null) === JSON.stringify(leftTerms ?? null);
       if (!own) throw e;
       item = this.store.parseItem(e.current!);
     }
     this.answered();
-    const live: Live = { name, read: { key: read.key, item, revision: item.revision }, renewedAt: sentAt, unanswered: [], deadline: undefined };
+    this.landed(item);
+    const live: Live = { name, read: { key: read.key, item, revision: item.revision }, renewedAt: sentAt, unanswered: [], unansweredLeft: [], deadline: undefined };
     this.current = live;
     this.retrying = false;
     this.counts.started++;
@@ -479,6 +568,8 @@ export class Session {
         this.counts.lostAnswers++;
         l.read = { key: l.read.key, item: out.row, revision: out.row.revision };
         l.unanswered = [];
+        l.unansweredLeft = [];
+        this.landed(out.row);
         if (this.current !== l || round > 2) return;
         sentAt = this.time.monotonic();
         out = await this.sendRenewal(l, bound.signal);
@@ -502,6 +593,8 @@ export class Session {
       const item = out.row;
       l.read = { key: l.read.key, item, revision: item.revision };
       l.unanswered = [];
+      l.unansweredLeft = [];
+      this.landed(item);
       l.renewedAt = sentAt;
       this.retrying = false;
       this.counts.renewals++;
@@ -520,8 +613,11 @@ export class Session {
   /** One renewal of `l` against the row as last seen; its stamp is kept as unanswered until an answer moves the row on. */
   private sendRenewal(l: Live, signal: AbortSignal): Promise<SessionRenewal> {
     const stamp = Math.max(l.read.item!.renewTime, this.time.now());
+    const left = this.leftTerms();
+    const sentLeft = [...l.unansweredLeft];
     l.unanswered.push(stamp);
-    return this.store.renewSession(l.read, stamp, signal, l.unanswered);
+    l.unansweredLeft.push(left);
+    return this.store.renewSession(l.read, stamp, signal, l.unanswered, left ?? {}, sentLeft);
   }
 
   /** A request answered: after failures, the process's electors waiting out a backoff read now. */

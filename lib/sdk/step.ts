@@ -3,8 +3,8 @@
  * decisions it orders. No I/O, no clock read. Why each decision is as it is: docs/architecture.md,
  * "Inside the elector".
  */
-import { renewedBy, SESSION_QUIET_LEASES, sessionStanding } from '../election/vacancy.js';
-import { processOf, vouchesFor, type IdentityLease } from '../schemas/identity.js';
+import { renewedBy, renewedBySession, SESSION_QUIET_LEASES, sessionStanding } from '../election/vacancy.js';
+import { processOf, vouchesFor, type IdentityLease, type LeftTerm } from '../schemas/identity.js';
 import type { Candidate } from '../schemas/candidate.js';
 import type { IdentityClaim, Lease } from '../schemas/lease.js';
 import type { Heir, LeaseRead, SecondSuccessor, Term } from '../stores/lease-store.js';
@@ -161,9 +161,11 @@ export interface SessionRow {
   readonly name: string;
   readonly renewTime: number;
   readonly process?: string | undefined;
+  /** The terms its process left to run out (IdentityLeaseItem.leftTerms). */
+  readonly leftTerms?: Readonly<Record<string, LeftTerm>> | undefined;
 }
 
-const stampOf = (r: SessionRow | undefined) => r && { name: r.name, renewTime: r.renewTime, process: r.process };
+const stampOf = (r: SessionRow | undefined) => r && { name: r.name, renewTime: r.renewTime, process: r.process, leftTerms: r.leftTerms };
 
 /** Where a follower last found the holder's own process's session: by a query sent at `at`, after a lease read at `revision`. */
 export interface OwnSessionFound {
@@ -193,8 +195,9 @@ export function ownSessionRead(l: Lease, revision: number, named: SessionRow | u
 export function judgedOnSession(l: Lease, named: SessionRow | undefined, own: SessionRow | undefined, sessionFallbackMs: number): { readonly lease: Lease; readonly by: SessionRow | undefined } {
   const standing = sessionStanding(l, stampOf(named));
   if (standing === 'none') return { lease: l, by: undefined };
-  if (standing === 'vouched') return { lease: renewedBy(l, named!.renewTime), by: named };
-  if (own !== undefined && vouchesFor(own.process, l.holderInstance)) return { lease: renewedBy(l, own.renewTime), by: own };
+  // a term its process left to run out (its elector stopped): by the stamp it was left at, whatever later renewals say
+  if (standing === 'vouched') return { lease: renewedBySession(l, named!), by: named };
+  if (own !== undefined && vouchesFor(own.process, l.holderInstance)) return { lease: renewedBySession(l, own), by: own };
   return { lease: { ...l, leaseDurationSeconds: Math.max(l.leaseDurationSeconds, Math.ceil(sessionFallbackMs / 1000)) }, by: undefined };
 }
 
@@ -873,6 +876,23 @@ export function leavingKept(l: Lease | undefined | 'unread', live: { readonly na
   if (l?.holderIdentity !== identity || l.holderInstance !== instance || l.session !== live.name || l.fencingToken > keptToken) return { kind: 'none' };
   const stamp = l.renewTime === undefined ? live.stamp : Math.max(live.stamp, l.renewTime + 1);
   return { kind: 'offSession', term: { holderIdentity: identity, fencingToken: l.fencingToken }, stamp, seconds: l.leaseDurationSeconds };
+}
+
+/**
+ * The term a stopping elector leaves to run out on its process's session rows (SessionSeam.leave:
+ * IdentityLeaseItem.leftTerms): the last it led (`keptToken`, as departure's), with releaseOnCancel
+ * false, on a process that runs a Session. Whatever the lease row shows as it stops (on the live
+ * session, on a session a peer pointed it at, off any session, or moved on): named on every row of
+ * its process from now on, no such row vouches for it past the stamp it was left at, so it runs out
+ * though the process's other electors keep renewing. Undefined: nothing to leave.
+ */
+export function leftTerm(keptToken: number, instance: string, onSession: boolean): { readonly token: number; readonly instance: string } | undefined {
+  return onSession && keptToken >= 0 ? { token: keptToken, instance } : undefined;
+}
+
+/** Whether lease row `l` still shows a term left to run out (leftTerm): until it does not, its process's session rows name it. */
+export function showsLeftTerm(l: Lease | undefined, term: { readonly token: number; readonly instance: string }): boolean {
+  return l?.holderInstance === term.instance && l.fencingToken === term.token;
 }
 
 /** What a leader's next-step timing depends on. */

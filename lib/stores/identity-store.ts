@@ -1,6 +1,6 @@
 import { GetItemCommand, UpdateItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
-import { IdentityLeaseItem, MAX_ENDED_TERMS, sessionKey, type IdentityLease } from '../schemas/identity.js';
+import { IdentityLeaseItem, MAX_ENDED_TERMS, sessionKey, type IdentityLease, type LeftTerm } from '../schemas/identity.js';
 import { ConflictError, EndedTermsFullError, isConditionFailed } from './errors.js';
 import { COORDINATOR_COMPONENT } from '../schemas/tick-cursor.js';
 import { ItemStore, type Patch, type Read, type ScanOptions, type Scanned } from './item-store.js';
@@ -19,9 +19,19 @@ export type SessionRenewal =
 
 /** What a session renewal requires unchanged (renewSession): the attributes a worker can write. */
 const OWNED = ['holderIdentity', 'renewTime', 'leaseDurationSeconds', 'acquireTime', 'hostname'] as const;
-const RENEWAL_NAMES: Readonly<Record<string, string>> = { '#crev': 'revision', '#labels': 'labels', '#ttl': 'expiresAt', ...Object.fromEntries(OWNED.map((k, i) => [`#o${i}`, k])) };
-const renewalCondition = (ttl: string) => ['#crev = :crev', ...OWNED.map((_, i) => `#o${i} = :o${i}`), 'attribute_not_exists(#labels)', ttl].join(' AND ');
-const RENEWAL_CONDITION = { noTtl: renewalCondition('attribute_not_exists(#ttl)'), ttl: renewalCondition('#ttl = :ttl') };
+const RENEWAL_NAMES: Readonly<Record<string, string>> = { '#crev': 'revision', '#labels': 'labels', '#ttl': 'expiresAt', '#left': 'leftTerms', ...Object.fromEntries(OWNED.map((k, i) => [`#o${i}`, k])) };
+// the terms the owner left (leftTerms) as it last wrote them too: a peer's write of them refuses the renewal, as one of its stamp does
+const renewalCondition = (ttl: string, left: string) => ['#crev = :crev', ...OWNED.map((_, i) => `#o${i} = :o${i}`), 'attribute_not_exists(#labels)', ttl, left].join(' AND ');
+const RENEWAL_CONDITION = {
+  noTtl: { noLeft: renewalCondition('attribute_not_exists(#ttl)', 'attribute_not_exists(#left)'), left: renewalCondition('attribute_not_exists(#ttl)', '#left = :left') },
+  ttl: { noLeft: renewalCondition('#ttl = :ttl', 'attribute_not_exists(#left)'), left: renewalCondition('#ttl = :ttl', '#left = :left') },
+};
+const sameLeft = (a: Readonly<Record<string, LeftTerm>> | undefined, b: unknown): boolean => JSON.stringify(a ?? null) === JSON.stringify(canonicalLeft(b as Record<string, LeftTerm> | undefined) ?? null);
+/** `leftTerms` in one order of keys (lease names sorted, each entry's fields as LeftTerm has them), to compare as written. */
+export function canonicalLeft(m: Readonly<Record<string, LeftTerm>> | undefined): Record<string, LeftTerm> | undefined {
+  if (m === undefined) return undefined;
+  return Object.fromEntries(Object.keys(m).sort().map((k) => [k, { token: m[k]!.token, instance: m[k]!.instance, stamp: m[k]!.stamp }]));
+}
 
 /** Tries of a mark against a row its owner's renewals keep moving. */
 const MARK_ATTEMPTS = 5;
@@ -117,14 +127,21 @@ export class IdentityStore extends ItemStore<typeof IdentityLeaseItem> {
    * row, to renew against, instead of a refusal. All of them were conditioned on `read`'s revision,
    * so at most one can have landed. `renewed` carries the row as it is now (ALL_NEW), with the
    * `endedTerms` Conclave's functions marked. `signal` abandons it unanswered (the owner's bound).
+   * `left`: the terms the owner's stopped electors left to run out (IdentityLeaseItem.leftTerms),
+   * written with the stamp (removed when empty); the row's must be as the owner last wrote them.
+   * `unansweredLeft`: those sent with the renewals in `unanswered`, any of which may have landed.
    */
-  async renewSession(read: IdentityRead, renewTime: number, signal?: AbortSignal, unanswered: readonly number[] = []): Promise<SessionRenewal> {
+  async renewSession(read: IdentityRead, renewTime: number, signal?: AbortSignal, unanswered: readonly number[] = [], left?: Readonly<Record<string, LeftTerm>>, unansweredLeft: readonly (Readonly<Record<string, LeftTerm>> | undefined)[] = []): Promise<SessionRenewal> {
     const mine = read.item;
     if (!mine) throw new Error(`renewSession: ${this.describe(read.key)} was never written`);
     // (the condition's text and names are the same at every renewal: made once, below)
     const values: Record<string, unknown> = { ':crev': read.revision, ':o0': mine.holderIdentity, ':o1': mine.renewTime, ':o2': mine.leaseDurationSeconds, ':o3': mine.acquireTime, ':o4': mine.hostname };
     if (mine.expiresAt !== undefined) values[':ttl'] = mine.expiresAt;
-    const r = await this.updateOrRefusal(read.key, { set: { renewTime } }, { expression: mine.expiresAt === undefined ? RENEWAL_CONDITION.noTtl : RENEWAL_CONDITION.ttl, names: RENEWAL_NAMES, values }, signal);
+    if (mine.leftTerms !== undefined) values[':left'] = canonicalLeft(mine.leftTerms);
+    const leftNow = left !== undefined && Object.keys(left).length > 0 ? canonicalLeft(left) : undefined;
+    const patch = leftNow ? { set: { renewTime, leftTerms: leftNow } } : { set: { renewTime }, ...(mine.leftTerms !== undefined ? { remove: ['leftTerms'] } : {}) };
+    const byTtl = mine.expiresAt === undefined ? RENEWAL_CONDITION.noTtl : RENEWAL_CONDITION.ttl;
+    const r = await this.updateOrRefusal(read.key, patch, { expression: mine.leftTerms === undefined ? byTtl.noLeft : byTtl.left, names: RENEWAL_NAMES, values }, signal);
     if ('written' in r) return { kind: 'renewed', row: r.written };
     const old = r.refusedBy;
     const landed =
@@ -133,7 +150,8 @@ export class IdentityStore extends ItemStore<typeof IdentityLeaseItem> {
       unanswered.includes(old['renewTime'] as number) &&
       OWNED.every((k) => k === 'renewTime' || old[k] === mine[k]) &&
       old['labels'] === undefined &&
-      old['expiresAt'] === mine.expiresAt;
+      old['expiresAt'] === mine.expiresAt &&
+      [left, ...unansweredLeft].some((m) => sameLeft(m !== undefined && Object.keys(m).length > 0 ? m : undefined, old['leftTerms']));
     if (!landed) return { kind: 'refused' };
     const row = this.tryParse(old);
     return row.ok ? { kind: 'landedUnanswered', row: row.item } : { kind: 'refused' };

@@ -668,6 +668,34 @@ describe('a lease held on a session (lib/sdk/session.ts)', () => {
     }
   });
 
+  it("a term its holder's process names as left (leftTerms: its elector stopped, releaseOnCancel false) runs out on the stamp it was left at, though the process's session is fresh: by the lease's reconcile (its named session) and by the tick (its own process's, the named row gone); a row without leftTerms (an older SDK's), or naming another term, vouches as before", async () => {
+    const tables = await testTables('sessions-left');
+    const d = coordinatorDeps(tables.client, tables.names, { clock });
+    const left = (token: number, stamp: number) => ({ token, instance: 'a_1@p1', stamp });
+    const session = (name: string, renewTime: number, leftTerms?: Record<string, ReturnType<typeof left>>) =>
+      d.identities.write({ key: sessionKey(name), item: undefined, revision: 0 }, { set: { holderIdentity: name, process: 'p1', hostname: 'h', leaseDurationSeconds: 15, acquireTime: T0 - 60_000, renewTime, ...(leftTerms ? { leftTerms } : {}) } });
+    try {
+      // on its named session, fresh, which names the term as left 16 s ago: vacant by the lease's own reconcile
+      await sessionHeld('named', undefined, d);
+      await session('s-named', T0 - 1_000, { named: left(7, T0 - 16_001) });
+      expect((await reconcileLease(d, 'named')).decision).toMatchObject({ kind: 'elect', vacancy: 'expired' });
+      // named a missing session (a peer's redirect), its process's own fresh session names it as left: the tick elects
+      await sessionHeld('redirected', undefined, d);
+      // the same, the term named as left only 5 s ago: kept until its stamp runs out
+      await sessionHeld('recent', undefined, d);
+      // a left term of an earlier token: not this term, which the fresh session vouches for
+      await sessionHeld('older', undefined, d);
+      // (the process's live row, its freshest: every row it writes names each term it left)
+      await session('p1-live', T0 - 500, { named: left(7, T0 - 16_001), redirected: left(7, T0 - 16_001), recent: left(7, T0 - 5_000), older: left(6, T0 - 60_000) });
+      const r = await reconcileAll(d);
+      expect(Object.fromEntries(r.outcomes.filter((o) => o.lease !== 'named').map((o) => [o.lease, o.decision.kind]))).toEqual({ redirected: 'elect', recent: 'leaveAlone', older: 'leaveAlone' });
+      clock.advance(12_000);
+      expect((await reconcileAll(d)).outcomes.find((o) => o.lease === 'recent')?.decision.kind).toMatch(/^(elect|openElection)$/);
+    } finally {
+      await tables.drop();
+    }
+  });
+
   it("a session in a shard (all-<k>:…, a process granted every lease) is judged as one in conclave-session: by the lease's reconcile and by the tick, the holder's own session found in its own shard, the dead row collected from its shard", async () => {
     const shard = (process: string) => (lease: string) => `${sessionShard(process)}:s-${lease}`;
     sessionName = shard('p1');

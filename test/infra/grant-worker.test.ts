@@ -214,7 +214,7 @@ describe("grantWorker: a worker writes no session row outside its grant's scope 
   });
 
   // the Session's own writes: create and renew (UpdateItem, the renewal's condition naming every owner attribute) and end (DeleteItem)
-  const renewal = (component: string): DynamoRequest => ({ action: 'dynamodb:UpdateItem', table: 'identities', leadingKeys: [component], attributes: ['acquireTime', 'component', 'expiresAt', 'holderIdentity', 'hostname', 'labels', 'leaseDurationSeconds', 'name', 'renewTime', 'revision'], returnValues: 'ALL_NEW' });
+  const renewal = (component: string): DynamoRequest => ({ action: 'dynamodb:UpdateItem', table: 'identities', leadingKeys: [component], attributes: ['acquireTime', 'component', 'expiresAt', 'holderIdentity', 'hostname', 'labels', 'leaseDurationSeconds', 'leftTerms', 'name', 'renewTime', 'revision'], returnValues: 'ALL_NEW' });
   const backdate = (component: string): DynamoRequest => ({ action: 'dynamodb:UpdateItem', table: 'identities', leadingKeys: [component], attributes: ['component', 'name', 'renewTime'], returnValues: 'NONE' });
   const del = (component: string): DynamoRequest => ({ action: 'dynamodb:DeleteItem', table: 'identities', leadingKeys: [component], attributes: ['component', 'name', 'revision'] });
   const read = (component: string): DynamoRequest => ({ action: 'dynamodb:GetItem', table: 'identities', leadingKeys: [component], attributes: ['component', 'name'] });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Lease } from '../../lib/schemas/lease.js';
-import { CHASE_FIRST_MS, READ_AFTER_MS, RenewalPhase, SETTLING_READ_MS, decideFollower, holderSilent, isQuiet, isVacant, judgedOnSession, nextReadDelay, ownSessionRead, pollPlan, stepDelay, termToConfirm, type CadenceView, type FollowerDecision, type FollowerView } from '../../lib/sdk/step.js';
+import { CHASE_FIRST_MS, READ_AFTER_MS, RenewalPhase, SETTLING_READ_MS, decideFollower, holderSilent, isQuiet, isVacant, judgedOnSession, nextReadDelay, ownSessionRead, pollPlan, stepDelay, termToConfirm, type CadenceView, type SessionRow, type FollowerDecision, type FollowerView } from '../../lib/sdk/step.js';
 
 const T = 100_000; // monotonic now
 const held = (o: Partial<Lease> = {}): Lease =>
@@ -305,7 +305,14 @@ describe('judgedOnSession and ownSessionRead: a term held on a session, as a fol
     { name: 'the named row is another process’s, the holder’s own found: judged by the holder’s, not the other’s', l: onSession({ session: 's-b' }), named: row('s-b', 9_000, 'pb'), own: row('s-a', 6_000, 'pa'), want: { renewTime: 6_000, leaseDurationSeconds: 15 } },
     { name: 'a row passed as the holder’s that is another process’s vouches for nothing: the fallback', l: onSession({ session: 'gone' }), named: undefined, own: row('s-b', 6_000, 'pb'), want: { renewTime: 1_000, leaseDurationSeconds: 78 } },
     { name: 'no row of the holder’s process: the fallback, as a lease that long', l: onSession({ session: 'gone' }), named: undefined, own: undefined, want: { renewTime: 1_000, leaseDurationSeconds: 78 } },
-  ])('$name', ({ l, named, own, want }) => expect(judgedOnSession(l, named, own, FALLBACK).lease).toMatchObject(want));
+    // leftTerms: the holder's elector stopped and its process left the term to run out (releaseOnCancel false)
+    { name: 'the named row names the term as left: renewed by the stamp it was left at, not by the row’s later renewals', l: onSession(), named: { ...row('s-a', 9_000, 'pa'), leftTerms: { job: { token: 7, instance: 'a_1@pa', stamp: 3_000 } } }, own: undefined, want: { renewTime: 3_000, leaseDurationSeconds: 15 } },
+    { name: 'the named row gone, the holder’s own row names the term as left: by that stamp, however fresh the row (seeds 9400162, 9500512)', l: onSession({ session: 'gone' }), named: undefined, own: { ...row('s-a', 60_000, 'pa'), leftTerms: { job: { token: 7, instance: 'a_1@pa', stamp: 2_000 } } }, want: { renewTime: 2_000, leaseDurationSeconds: 15 } },
+    { name: 'left at a stamp before the lease’s own: the lease’s own', l: onSession({ session: 'gone' }), named: undefined, own: { ...row('s-a', 60_000, 'pa'), leftTerms: { job: { token: 7, instance: 'a_1@pa', stamp: 500 } } }, want: { renewTime: 1_000, leaseDurationSeconds: 15 } },
+    { name: 'a left term of another token (an earlier term): the row vouches for this one', l: onSession(), named: { ...row('s-a', 9_000, 'pa'), leftTerms: { job: { token: 6, instance: 'a_1@pa', stamp: 3_000 } } }, own: undefined, want: { renewTime: 9_000 } },
+    { name: 'a left term of another instance of the process: the row vouches for this one', l: onSession(), named: { ...row('s-a', 9_000, 'pa'), leftTerms: { job: { token: 7, instance: 'a_2@pa', stamp: 3_000 } } }, own: undefined, want: { renewTime: 9_000 } },
+    { name: 'a left term of another lease: the row vouches for this one', l: onSession(), named: { ...row('s-a', 9_000, 'pa'), leftTerms: { other: { token: 7, instance: 'a_1@pa', stamp: 3_000 } } }, own: undefined, want: { renewTime: 9_000 } },
+  ])('$name', ({ l, named, own, want }) => expect(judgedOnSession(l, named as SessionRow | undefined, own as SessionRow | undefined, FALLBACK).lease).toMatchObject(want));
 
   it('reads the holder’s own process’s session only for a term its named row does not vouch for: a query, then by name within a lease duration at the same revision', () => {
     const l = onSession({ session: 'gone' });

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Lease } from '../../lib/schemas/lease.js';
 import { declinePatch } from '../../lib/stores/lease-store.js';
-import { afterRenewal, decideLeader, departure, handOffDelay, heirOf, leaderDelay, leavingDoubt, leavingKept, MIN_RENEWAL_BOUND_MS, renewalBoundMs, sessionFallbackFor, sessionFallbackMs, type LeaderObservation, type LeaderSettings, type LeaderStep, type TermView } from '../../lib/sdk/step.js';
+import { afterRenewal, decideLeader, departure, handOffDelay, heirOf, leaderDelay, leavingDoubt, leavingKept, leftTerm, showsLeftTerm, MIN_RENEWAL_BOUND_MS, renewalBoundMs, sessionFallbackFor, sessionFallbackMs, type LeaderObservation, type LeaderSettings, type LeaderStep, type TermView } from '../../lib/sdk/step.js';
 
 const S: LeaderSettings = { leaseName: 'job', identity: 'a', mode: 'coordinated', renewDeadlineMs: 10_000 };
 const T: TermView = { holderIdentity: 'a', instance: 'a_1', fencingToken: 7, renewedAt: 100_000, session: 's-1' };
@@ -103,6 +103,22 @@ describe("leavingDoubt: a stopping elector's hold on its session (a write of its
     { name: 'another start-up of its identity holding on it: the hold dropped', l: mine({ holderInstance: 'b_2' }), kept: -1, want: { kind: 'drop' } },
     { name: 'no row: the hold dropped', l: undefined, kept: -1, want: { kind: 'drop' } },
   ])('$name', ({ l, kept, want }) => expect(leavingDoubt(l, 's-1', 'b', 'b_1', kept)).toEqual(want));
+});
+
+describe('leftTerm and showsLeftTerm: the term a stopping elector leaves to run out on its process\'s session rows', () => {
+  it('is the last term it led, with releaseOnCancel false (kept ≥ 0), on a process that runs a Session; whatever the row shows', () => {
+    expect(leftTerm(7, 'b_1@p', true)).toEqual({ token: 7, instance: 'b_1@p' });
+    expect(leftTerm(-1, 'b_1@p', true)).toBeUndefined(); // releaseOnCancel true, or never led
+    expect(leftTerm(7, 'b_1@p', false)).toBeUndefined(); // no Session: its term runs out on the lease's own stamp
+  });
+  it('is kept on the rows while the lease shows that term: the same instance and token', () => {
+    const t = { token: 7, instance: 'b_1@p' };
+    expect(showsLeftTerm(lease({ holderInstance: 'b_1@p', fencingToken: 7 }), t)).toBe(true);
+    expect(showsLeftTerm(lease({ holderInstance: 'b_1@p', fencingToken: 7, session: 'gone' }), t)).toBe(true); // wherever its session points
+    expect(showsLeftTerm(lease({ holderInstance: 'c_1@q', fencingToken: 9 }), t)).toBe(false); // taken over
+    expect(showsLeftTerm(lease({ holderInstance: 'b_1@p', fencingToken: 9 }), t)).toBe(false);
+    expect(showsLeftTerm(undefined, t)).toBe(false); // the row gone
+  });
 });
 
 describe("leavingKept: a stopping elector's term that releaseOnCancel false keeps, on the session its process renews on", () => {

@@ -1199,6 +1199,58 @@ describe('a leader with releaseOnCancel false stops, its term on the Session its
     await sim.during(2 * L, 'one leader per lease, each lease led', () => LEASES.every((n) => leadersOf(procs, n).length === 1) && leadersOf(procs, other).length === 1);
   });
 
+  it("its term taken off the session, then a same-lease peer points the row at a missing session before the term runs out: the process's session rows name the term as left (leftTerms), so its own live session, which its followers and the coordinator then judge it by, does not keep it alive; another process leads within a lease duration and two retry periods of the stop", async () => {
+    const { sim, procs, holder, leader, lease, L } = await settledHolder({ releaseOnCancel: false });
+    expect(leader.elector.isLeader()).toBe(true);
+    const onSession = holder.session.name!;
+    const token = (await sim.leases.read(lease)).item!.fencingToken;
+    await leader.stop();
+    const stoppedAt = sim.clock.monotonic();
+    expect((await sim.leases.read(lease)).item).toMatchObject({ holderInstance: leader.elector.instance, fencingToken: token });
+    expect((await sim.leases.read(lease)).item?.session).toBeUndefined(); // taken off (9662be7)
+    // a third of a lease duration on, before the term runs out, a peer points the row at a session that does not exist
+    await sim.run(Math.round(L / 3));
+    await redirectSession(sim, lease, `${onSession}-gone`);
+    const others = procs.filter((p) => p !== holder);
+    const ledAfter = await ledByAnother(sim, procs, others, lease, stoppedAt);
+    // before: no leader within 6 lease durations (the term judged by its process's live session, renewed for ever); now 15.0 s
+    expect(ledAfter).toBeLessThan(L + 2 * CLIENT_GO.retryPeriodMs);
+    expect((await sim.leases.read(lease)).item!.fencingToken).toBeGreaterThan(token);
+    // the session lived on throughout; the term is dropped from its row once the lease shows it no more
+    expect(holder.session.name).toBe(onSession);
+    const key = sessionKey(onSession);
+    const row = async () => (await new IdentityStore(sim.client, sim.names.identities).read(key.component, key.name)).item;
+    await sim.until('the left term dropped from the session row', async () => (await row())?.leftTerms === undefined || undefined, 3 * L);
+    await sim.during(2 * L, 'one leader per lease, each lease led', () => LEASES.every((n) => leadersOf(procs, n).length === 1));
+  });
+
+  it("a same-lease peer points the row at a missing session under the leader's term, and it stops before any read of it sees that (so nothing takes the term off a session): its process's session rows name the term as left, and another process leads within a lease duration and two retry periods of the stop", async () => {
+    const { sim, procs, holder, leader, lease, L } = await settledHolder({ releaseOnCancel: false });
+    expect(leader.elector.isLeader()).toBe(true);
+    const onSession = holder.session.name!;
+    const token = (await sim.leases.read(lease)).item!.fencingToken;
+    sim.deafToWakes.add(holder.machine); // the redirect's wake does not reach it
+    await afterOwnLeaseRead(sim, holder.machine, lease);
+    await redirectSession(sim, lease, `${onSession}-gone`);
+    await leader.stop();
+    const stoppedAt = sim.clock.monotonic();
+    sim.deafToWakes.clear();
+    // left where the peer put it: not on the live session, so not taken off one
+    expect((await sim.leases.read(lease)).item).toMatchObject({ holderInstance: leader.elector.instance, fencingToken: token, session: `${onSession}-gone` });
+    const key = sessionKey(onSession);
+    const row = async () => (await new IdentityStore(sim.client, sim.names.identities).read(key.component, key.name)).item;
+    // its next renewal names the term as left, with the stamp it runs out from
+    await sim.run(holder.session.options.renewIntervalMs);
+    const left = (await row())?.leftTerms?.[lease];
+    const others = procs.filter((p) => p !== holder);
+    const ledAfter = await ledByAnother(sim, procs, others, lease, stoppedAt);
+    // before: no leader within 6 lease durations (judged by its process's live session); now 15.0 s
+    expect(ledAfter).toBeLessThan(L + 2 * CLIENT_GO.retryPeriodMs);
+    expect(left).toMatchObject({ token, instance: leader.elector.instance });
+    expect((await sim.leases.read(lease)).item!.fencingToken).toBeGreaterThan(token);
+    await sim.during(2 * L, 'one leader per lease, each lease led', () => LEASES.every((n) => leadersOf(procs, n).length === 1));
+  });
+
   it("the leases table refuses the stopping elector's read and write of that lease (throttled): its process stops vouching for the term, the session ending at its deadline; another process leads within a lease duration, a renew deadline and two retry periods of the stop", async () => {
     const { sim, procs, holder, leader, lease, L } = await settledHolder({ releaseOnCancel: false });
     expect(leader.elector.isLeader()).toBe(true);

@@ -673,6 +673,37 @@ describe.each(ENGINES)('%s', (kind, make) => {
       await e.client.send(new DeleteItemCommand({ TableName: I, Key: marshall({ component: 'sess', name: 's-lost' }) }));
       expect(await identities.renewSession(seen, NOW + 6_500, undefined, [NOW + 5_000])).toEqual({ kind: 'refused' });
     });
+
+    it("IdentityStore.renewSession with the terms its process left (leftTerms): written with the stamp, conditioned on the map as the owner last wrote it (a map equal in any key order), removed once empty; a peer's write of it refuses the next renewal", async () => {
+      const identities = new IdentityStore(e.client, I);
+      const row = { holderIdentity: 's-left', hostname: 'h', leaseDurationSeconds: 15, acquireTime: NOW, renewTime: NOW };
+      await identities.write(await identities.read('sess', 's-left'), { set: row });
+      const a = { token: 7, instance: 'w0_1@p', stamp: NOW };
+      const b = { token: 9, instance: 'w0_2@p', stamp: NOW + 1 };
+      const r1 = await identities.renewSession(await identities.read('sess', 's-left'), NOW + 5_000, undefined, [NOW + 5_000], { 'job-1': a });
+      expect(r1).toMatchObject({ kind: 'renewed', row: { renewTime: NOW + 5_000, leftTerms: { 'job-1': a } } });
+      // the next, against that row (its map as written), names one more
+      const r2 = await identities.renewSession(await identities.read('sess', 's-left'), NOW + 10_000, undefined, [NOW + 10_000], { 'job-2': b, 'job-1': a });
+      expect(r2).toMatchObject({ kind: 'renewed', row: { renewTime: NOW + 10_000, leftTerms: { 'job-1': a, 'job-2': b } } });
+      // its answer lost: the next against the row before it is told its own landed write
+      const before = { key: { component: 'sess', name: 's-left' }, item: (r1 as Extract<typeof r1, { kind: 'renewed' }>).row, revision: 2 };
+      expect(await identities.renewSession(before, NOW + 11_000, undefined, [NOW + 10_000, NOW + 11_000], { 'job-2': b }, [{ 'job-1': a, 'job-2': b }])).toMatchObject({ kind: 'landedUnanswered', row: { renewTime: NOW + 10_000 } });
+      // one dropped, then none: the attribute goes
+      expect(await identities.renewSession(await identities.read('sess', 's-left'), NOW + 15_000, undefined, [NOW + 15_000], { 'job-2': b })).toMatchObject({ kind: 'renewed', row: { leftTerms: { 'job-2': b } } });
+      const r5 = await identities.renewSession(await identities.read('sess', 's-left'), NOW + 20_000, undefined, [NOW + 20_000], {});
+      expect(r5.kind).toBe('renewed');
+      expect((r5 as { row: object }).row).not.toHaveProperty('leftTerms');
+      // a peer writes a term as left on the owner's row: the owner's next renewal is refused (its session ends)
+      const seen = await identities.read('sess', 's-left');
+      await e.client.send(new UpdateItemCommand({ TableName: I, Key: marshall({ component: 'sess', name: 's-left' }), UpdateExpression: 'SET leftTerms = :m', ExpressionAttributeValues: marshall({ ':m': { 'job-3': { token: 1, instance: 'x@p', stamp: NOW } } }) }));
+      expect(await identities.renewSession(seen, NOW + 25_000, undefined, [NOW + 25_000])).toEqual({ kind: 'refused' });
+      // and one that changes a left term's stamp under a map the owner wrote
+      await e.client.send(new DeleteItemCommand({ TableName: I, Key: marshall({ component: 'sess', name: 's-left' }) }));
+      await identities.write(await identities.read('sess', 's-left'), { set: { ...row, leftTerms: { 'job-1': a } } });
+      const mine = await identities.read('sess', 's-left');
+      await e.client.send(new UpdateItemCommand({ TableName: I, Key: marshall({ component: 'sess', name: 's-left' }), UpdateExpression: 'SET leftTerms.#j.stamp = :s', ExpressionAttributeNames: { '#j': 'job-1' }, ExpressionAttributeValues: marshall({ ':s': NOW + 60_000 }) }));
+      expect(await identities.renewSession(mine, NOW + 5_000, undefined, [NOW + 5_000], { 'job-1': a })).toEqual({ kind: 'refused' });
+    });
   });
 
   describe('TTL', () => {

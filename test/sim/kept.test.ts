@@ -53,16 +53,17 @@ describe('sim --kept', () => {
     expect((counts['kept:takenOffSession'] ?? 0) + (counts['kept:leftOnSession'] ?? 0) + (counts['kept:movedOn'] ?? 0)).toBe(counts['kept:stopsOnSession']);
   });
 
-  // An open defect, found by the first 300 s of --kept seeds (9400000–9400342, 2026-12-01): left to
-  // whoever fixes lib/sdk (leavingKept). Once fixed this fails: make it an `it` that wants no violation.
-  it.fails("--kept seed 9400162 (open): a peer rewrote job-1's session to a missing row under w0's kept term, w0's elector stopped before its read saw that, and leavingKept left the term alone (not on the live session); its followers and the coordinator judge such an unvouched term by its holder's own process's session, which w0's other electors keep renewing: job-1 leaderless from 119.1 s to the world's end (186.3 s after the heal)", { timeout: 60_000 }, async () => {
+  // Found by the first 300 s of --kept seeds (9400000–9400342, 2026-12-01), fixed by leftTerms: at
+  // its stop the elector names its kept term as left on its process's session rows, which then vouch
+  // for it no later than the stamp it was left at (lib/sdk/session.ts SessionSeam.leave).
+  it("--kept seed 9400162: a peer rewrote job-1's session to a missing row under w0's kept term, w0's elector stopped before its read saw that, and leavingKept left the term alone (not on the live session); its followers and the coordinator judge such an unvouched term by its holder's own process's session, which w0's other electors keep renewing, and which names the term as left: no violation (before leftTerms: job-1 leaderless from 119.1 s to the world's end, 186.3 s after the heal)", { timeout: 60_000 }, async () => {
     const r = await runWorld(generateSchedule(9400162, { ...opts, kept: 'some' }), DEFAULT_SETTINGS);
     expect(r.verdict.violations, formatVerdict(r.verdict).join('\n')).toEqual([]);
   });
 
   // The same, the other way round (--kept all, 300 s from 9500000: 9500256, 9500512, 9500562): the
   // kept term taken off the session, then a peer points the row at a session before it runs out.
-  it.fails("--kept all seed 9500512 (open): w0's elector of job-0 stopped at 379.4 s and took its kept term off its session; 11 s later, before the term ran out, a peer (sim: w0's process) rewrote job-0's session to a missing row, and the unvouched term lived on w0's process's session: job-0 leaderless to the world's end (203.6 s after the heal)", { timeout: 60_000 }, async () => {
+  it("--kept all seed 9500512: w0's elector of job-0 stopped at 379.4 s and took its kept term off its session; 11 s later, before the term ran out, a peer (sim: w0's process) rewrote job-0's session to a missing row; w0's process's session names the term as left: no violation (before leftTerms: job-0 leaderless to the world's end, 203.6 s after the heal)", { timeout: 60_000 }, async () => {
     const r = await runWorld(generateSchedule(9500512, { ...opts, kept: 'all' }), DEFAULT_SETTINGS);
     expect(r.verdict.violations, formatVerdict(r.verdict).join('\n')).toEqual([]);
   });
