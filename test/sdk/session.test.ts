@@ -8,8 +8,8 @@ import { every } from '../../lib/clock.js';
 import type { ElectionConfigInput } from '../../lib/schemas/config.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
 import { LeaderElector } from '../../lib/sdk/elector.js';
-import { Session } from '../../lib/sdk/session.js';
-import { sessionComponent, sessionKey } from '../../lib/schemas/identity.js';
+import { Session, sessionSeam } from '../../lib/sdk/session.js';
+import { MAX_LEFT_TERMS, sessionComponent, sessionKey } from '../../lib/schemas/identity.js';
 import { UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { SESSION_QUIET_LEASES } from '../../lib/sdk/step.js';
@@ -1141,6 +1141,39 @@ describe("a session-held term whose take's answer is lost, the taker's lease req
     expect(leaderless).toBeLessThan(L + 2 * CLIENT_GO.retryPeriodMs + CLIENT_GO.renewDeadlineMs);
     expect(errors.some((e) => e.message.includes(`its renewals held: a renewal of lease "${lease}" naming it may have landed unanswered`))).toBe(true);
     await sim.during(2 * L, 'one leader per lease', () => LEASES.every((n) => leadersOf(all, n).length <= 1));
+  });
+});
+
+describe("a Session's terms left to run out (leftTerms)", () => {
+  it(`are named on every row it writes until the lease shows them no more, then dropped; past ${MAX_LEFT_TERMS} at once it holds its renewals and starts no row (its electors renew their own leases), and starts again once some are dropped`, async () => {
+    const { sim, procs } = await sessionFleet();
+    const p = procs[0]!;
+    const seam = sessionSeam(p.session);
+    const key = () => sessionKey(p.session.name!);
+    const row = async () => (await new IdentityStore(sim.client, sim.names.identities).read(key().component, key().name)).item;
+    const first = p.session.name!;
+    const stamp = (await row())!.renewTime;
+    // one term left: named at the next renewal, with the stamp the row had
+    let held = true;
+    let looked = 0;
+    const still = async () => (looked++, held);
+    expect(seam.leave('job-x', { token: 7, instance: 'x_1@p' }, 2_000, still)).toBeGreaterThanOrEqual(stamp);
+    await sim.until('the left term on the row', async () => (await row())?.leftTerms?.['job-x'] !== undefined || undefined, 2_000);
+    expect((await row())!.leftTerms!['job-x']).toMatchObject({ token: 7, instance: 'x_1@p' });
+    // the lease is looked at once its stamp and lease duration are past, and the name kept while it shows the term
+    await sim.run(4_000);
+    expect(looked).toBeGreaterThan(0);
+    expect((await row())!.leftTerms!['job-x']).toBeDefined();
+    // past the limit: held, the session ends at its deadline, and no row starts
+    for (let k = 0; k < MAX_LEFT_TERMS; k++) seam.leave(`job-${k}`, { token: 1, instance: 'y_1@p' }, 2_000, still);
+    await sim.until('the session ended', () => p.session.name === undefined || undefined, 3_000);
+    expect(p.errors.some((e) => e.message.includes(`more than a row names (${MAX_LEFT_TERMS})`))).toBe(true);
+    await sim.during(3_000, 'no session row started', () => p.session.name === undefined);
+    // the leases show them no more: dropped at their next look, and a session starts again, naming none
+    held = false;
+    await sim.until('a new session', () => p.session.name, 6_000);
+    expect(p.session.name).not.toBe(first);
+    await sim.until('no term named as left', async () => (await row())?.leftTerms === undefined || undefined, 3_000);
   });
 });
 
