@@ -81,7 +81,7 @@
  * terms ended by anything but a delete; more than one elector per process.
  */
 import type { Candidate } from '../../lib/schemas/candidate.js';
-import type { IdentityLease } from '../../lib/schemas/identity.js';
+import { processOf, type IdentityLease, type LeftTerm } from '../../lib/schemas/identity.js';
 import { instanceOnSession } from '../../lib/schemas/instance.js';
 import { effectiveLease, sessionStampAt, type SessionStamp } from '../../lib/election/vacancy.js';
 import { ElectionConfigSchema, type ElectionConfig, type ElectionConfigInput } from '../../lib/schemas/config.js';
@@ -97,6 +97,7 @@ import {
   FOLLOWING,
   inTerm,
   leadFromRead,
+  leftTerm,
   SESSION_QUIET_LEASES,
   sleepToCount,
   sleptSince,
@@ -194,6 +195,15 @@ export interface ModelConfig {
   readonly deletes?: number;
   /** A peer of the lease rewriting its `session` (issue 36: a same-lease worker's write the holder did not make), in all: to the peer's own session, or to one that does not exist. */
   readonly sessionRedirects?: number;
+  /**
+   * With `sessions` and `cancels`: every elector runs with `releaseOnCancel: false` and its
+   * process's Session runs on after its run() ends (its other electors, not modelled, keep it
+   * renewed): a cancelled leader releases nothing, and names the term it led last as left
+   * (SessionSeam.leave: `leftTerms` on every row its process writes from then on). Its take-off of
+   * the term (leavingKept) and the hold are not modelled: the term stays where the row has it, as
+   * when a peer pointed it elsewhere first.
+   */
+  readonly keptStops?: boolean;
   /** With `start: 'held'`: the held row names this `session` from the start (a peer's earlier redirect, as `sessionRedirects` writes it), its holder's own or not. */
   readonly heldSession?: string;
   /** How far back such a copy may be: a version replaced less than this many units ago (DynamoDB's copies lag by up to about a second; the simulator's by up to 1,000 ms). */
@@ -306,6 +316,8 @@ interface ElectorSession {
   readonly gen: number;
   /** A renewal sent at `sentAt` (monotonic) that landed, its answer still on its way: the Session waits for it before renewing again. */
   readonly late?: number;
+  /** The term its process's stopped elector left to run out (SessionSeam.leave), named on every row it writes from then on. */
+  readonly left?: LeftTerm;
 }
 
 export interface Elector {
@@ -379,6 +391,8 @@ export interface World {
   readonly lastTermAt?: number;
   /** A term held on a session ended by another's take (a goal: what the followers' session reads are for). */
   readonly takenFromSession?: true;
+  /** A kept term (its elector gone, releaseOnCancel false) whose row a peer pointed at a session not its process's, ended (a goal: it ran out). */
+  readonly keptRedirectEnded?: true;
   readonly budget: { readonly faults: number; readonly jumps: number; readonly workFailures: number; readonly tokenMoves: number; readonly staleReads: number; readonly cancels: number; readonly sessionEnds: number; readonly sessionRedirects: number; readonly deletes: number; readonly sleeps: number };
   /** Reads answered with an older copy so far (a goal's count: the budget's spending, so not in the key twice). */
   readonly copies: number;
@@ -419,7 +433,7 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
     leadFromRead: proto.leadFromRead,
     decideLeader: proto.decideLeader,
     onWorkFailure: 'giveUp',
-    releaseOnCancel: true,
+    releaseOnCancel: !cfg.keptStops,
     promptly: false,
     cadenceMs: cfg.retryPeriodMs,
     stampErrorMs: Math.max(STAMP_ERROR_MS, cfg.maxClockErrorMs),
@@ -450,7 +464,10 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
     const history = w.budget.staleReads > 0 && row !== w.row ? [...w.history, { row: w.row, until: w.t }] : w.history;
     const taken = w.row?.session !== undefined && w.row.holderIdentity !== undefined && row?.holderInstance !== undefined && row.holderInstance !== w.row.holderInstance;
     const newTerm = row?.holderIdentity !== undefined && (row.fencingToken !== w.row?.fencingToken || row.holderInstance !== w.row?.holderInstance);
-    const next: World = { ...w, row, history, ...(taken ? { takenFromSession: true as const } : {}), ...(newTerm ? { lastTermAt: w.t } : {}) };
+    const old = w.row;
+    const keptRedirectEnded =
+      old?.holderInstance !== undefined && old.session !== undefined && !old.session.startsWith(`${processOf(old.holderInstance)}-`) && w.electors.some((e) => e.instance === old.holderInstance && e.cancel?.phase === 'gone') && (row?.holderInstance !== old.holderInstance || row.fencingToken !== old.fencingToken);
+    const next: World = { ...w, row, history, ...(taken ? { takenFromSession: true as const } : {}), ...(keptRedirectEnded ? { keptRedirectEnded: true as const } : {}), ...(newTerm ? { lastTermAt: w.t } : {}) };
     return after < before ? broke(next, `the lease's fencing token went back from ${before} to ${after}`) : next;
   }
   /** LeaseCandidate.renew: an acknowledgement (the candidate row's renewTime, and the ping copied). Immediate: the candidates table is not faulted. */
@@ -780,7 +797,7 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
       if (l && w.budget.workFailures > 0)
         yield { label: `${e.name}'s work fails`, state: feed({ ...w, budget: { ...w.budget, workFailures: w.budget.workFailures - 1 } }, i, { kind: 'workFailed', no: l.no, token: l.term.fencingToken, cause: 'planned', random: 0 }, false) };
       if (w.budget.jumps > 0 && !e.cancel) for (const o of cfg.stampOffsetsMs) if (o !== e.stampOffset) yield { label: `${e.name}'s stamp clock jumps to ${o >= 0 ? '+' : ''}${o} ms`, state: jump(w, i, o) };
-      if (e.session && e.cancel?.phase !== 'gone') yield* sessionSteps(w, i);
+      if (e.session && (e.cancel?.phase !== 'gone' || cfg.keptStops)) yield* sessionSteps(w, i);
     }
     for (let k = 0; k < w.orphans.length; k++) {
       const o = w.orphans[k]!;
@@ -854,8 +871,14 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
     if (e.busy) yield* inFlight(w, i, e.busy, true, w.budget.faults > 0);
     else if (c.phase === 'steppingDown') throw new Error(`${e.name}'s cancel ended without stepping down`);
     else if (c.phase === 'down') {
-      const withdrawn: World = { ...w, candidates: w.candidates.filter((x) => x.name !== e.name) };
+      const withdrawn0: World = { ...w, candidates: w.candidates.filter((x) => x.name !== e.name) };
       const led = c.led;
+      // releaseOnCancel false (keptStops): nothing released; the term it led last named as left on its process's rows (SessionSeam.leave)
+      const withdrawn = cfg.keptStops ? leave(withdrawn0, i) : withdrawn0;
+      if (cfg.keptStops && led) {
+        yield { label: `${e.name} withdraws its candidacy, leaves term ${led.term.fencingToken} to run out, and is gone`, state: patchElector(withdrawn, i, { cancel: { phase: 'gone', led } }) };
+        return;
+      }
       if (!led && cfg.mode !== 'NoCoordination') yield { label: `${e.name} withdraws its candidacy and reads the lease (depart)`, state: patchElector(withdrawn, i, { cancel: { phase: 'departing', led }, busy: departRead(w, e) }) };
       else if (!led || led.handed) yield { label: `${e.name} withdraws its candidacy and is gone`, state: patchElector(withdrawn, i, { cancel: { phase: 'gone', led } }) };
       else {
@@ -865,6 +888,20 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
       }
     }
   }
+
+  /**
+   * SessionSeam.leave, as LeaderElector.leaveTerm calls it (step.ts leftTerm): the term it led last,
+   * stamped with the latest stamp of its process's session rows (each renewal here lands as sent:
+   * no earlier than any its electors counted), named on every row its process writes from now on.
+   */
+  function leave(w: World, i: number): World {
+    const e = w.electors[i]!;
+    const term = leftTerm(e.state.ledToken, e.instance, e.session !== undefined);
+    if (!term || !e.session) return w;
+    const stampNow = w.sessionRows.filter((r) => r.process === e.process).reduce((m, r) => Math.max(m, r.renewTime), 0);
+    return patchElector(w, i, { session: { ...e.session, left: { ...term, stamp: stampNow } } });
+  }
+  const withLeft = (r: IdentityLease, left: LeftTerm | undefined): IdentityLease => (left ? { ...r, leftTerms: { [LEASE]: left } } : r);
 
   const departRead = (w: World, e: Elector): Op => ({ req: { kind: 'read', consistent: true }, then: { kind: 'departRead' }, sentAt: monoOf(w, e) });
 
@@ -896,10 +933,14 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
   function* sessionSteps(w: World, i: number): Generator<Transition<World>> {
     const e = w.electors[i]!;
     const s = e.session!;
+    // (its elector gone, a kept stop's: the Session runs on for the process's other electors, and tells it nothing)
+    const gone = e.cancel?.phase === 'gone';
+    const tell = (x: World, ev: Event) => (gone ? x : feed(x, i, ev, false));
+    const kept = s.left ? { left: s.left } : {};
     if (s.name === null) {
       const name = `${e.process}-s${s.gen + 1}`;
-      const row = sessionRow(name, e.process, stamp(w, e));
-      yield { label: `${e.process} starts session ${name}`, state: patchElector({ ...w, sessionRows: [...w.sessionRows, row] }, i, { session: { name, gen: s.gen + 1 } }) };
+      const row = withLeft(sessionRow(name, e.process, stamp(w, e)), s.left);
+      yield { label: `${e.process} starts session ${name}`, state: patchElector({ ...w, sessionRows: [...w.sessionRows, row] }, i, { session: { name, gen: s.gen + 1, ...kept } }) };
       return;
     }
     const name = s.name;
@@ -907,17 +948,18 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
     const endedOn = (x: World) => x.sessionRows.find((r) => r.name === name)!.endedTerms ?? {};
     if (s.late !== undefined) {
       const sentAt = s.late;
-      yield { label: `${e.process}'s session ${name}: the late answer to its renewal arrives`, state: feed(patchElector(w, i, { session: { name, gen: s.gen } }), i, { kind: 'sessionRenewed', name, sentAt, ended: endedOn(w) }, false) };
+      yield { label: `${e.process}'s session ${name}: the late answer to its renewal arrives`, state: tell(patchElector(w, i, { session: { name, gen: s.gen, ...kept } }), { kind: 'sessionRenewed', name, sentAt, ended: endedOn(w) }) };
     } else {
-      const renewed: World = { ...w, sessionRows: w.sessionRows.map((r) => (r.name === name ? { ...r, renewTime: stamp(w, e), revision: r.revision + 1 } : r)) };
-      yield { label: `${e.process}'s session ${name} renews`, state: feed(renewed, i, { kind: 'sessionRenewed', name, sentAt: monoOf(w, e), ended: endedOn(renewed) }, false) };
+      // (each renewal names the terms its process left: leftTerms)
+      const renewed: World = { ...w, sessionRows: w.sessionRows.map((r) => (r.name === name ? withLeft({ ...r, renewTime: stamp(w, e), revision: r.revision + 1 }, s.left) : r)) };
+      yield { label: `${e.process}'s session ${name} renews`, state: tell(renewed, { kind: 'sessionRenewed', name, sentAt: monoOf(w, e), ended: endedOn(renewed) }) };
       if (w.budget.faults > 0) {
         yield { label: `${e.process}'s session ${name} renews, its answer lost`, state: spend(renewed) };
         // the answer comes later, after time passed: what it extends is judged then (decideLeader: not past the renew deadline)
-        yield { label: `${e.process}'s session ${name} renews, its answer late`, state: patchElector(spend(renewed), i, { session: { name, gen: s.gen, late: monoOf(w, e) } }) };
+        yield { label: `${e.process}'s session ${name} renews, its answer late`, state: patchElector(spend(renewed), i, { session: { name, gen: s.gen, late: monoOf(w, e), ...kept } }) };
       }
     }
-    if (w.budget.sessionEnds > 0) yield { label: `${e.process}'s session ${name} ends`, state: feed(patchElector({ ...w, budget: { ...w.budget, sessionEnds: w.budget.sessionEnds - 1 } }, i, { session: { ...s, name: null } }), i, { kind: 'sessionEnded', name }, false) };
+    if (w.budget.sessionEnds > 0) yield { label: `${e.process}'s session ${name} ends`, state: tell(patchElector({ ...w, budget: { ...w.budget, sessionEnds: w.budget.sessionEnds - 1 } }, i, { session: { ...s, name: null } }), { kind: 'sessionEnded', name }) };
   }
 
   /** An operator's delete of the row: a held row's record waits for the lease stream's function, and its term's leader leads on until it hears. */
@@ -1238,7 +1280,7 @@ export function canonicalKey(w: World, unitMs: number, sessions = false): string
     }
     if (e.deadline) out += `|D${T(c, e.deadline.at)}/${e.deadline.no}`;
     if (e.cancel) out += `|X${enc(e.cancel)}`;
-    if (e.session) out += `|S${e.session.name ?? '-'}${e.session.late !== undefined ? `@${T(c, e.session.late)}` : ''}`;
+    if (e.session) out += `|S${e.session.name ?? '-'}${e.session.late !== undefined ? `@${T(c, e.session.late)}` : ''}${e.session.left ? `<${K(c, e.session.left.token)}/${e.session.left.instance}/${T(c, e.session.left.stamp)}` : ''}`;
     if (e.sleep) out += `|Z${e.lag ?? 0}/${enc(e.sleep)}/${e.gain ?? ''}/${e.behind ?? ''}`;
   }
   const co = w.coordinator;
@@ -1246,8 +1288,9 @@ export function canonicalKey(w: World, unitMs: number, sessions = false): string
   for (const o of w.orphans) out += `\n&${enc(o)}`;
   for (const m of w.wakes) out += `\n~${m.to}/${R(c, m.revision)}`;
   for (const h of w.history) out += `\nH${enc(h.row)}@${h.until - w.t}`;
-  for (const r of w.sessionRows) out += `\nS${r.name}/${T(c, r.renewTime)}${r.endedTerms ? enc(r.endedTerms) : ''}`;
+  for (const r of w.sessionRows) out += `\nS${r.name}/${T(c, r.renewTime)}${r.endedTerms ? enc(r.endedTerms) : ''}${r.leftTerms ? Object.entries(r.leftTerms).map(([k, v]) => `<${k}:${K(c, v.token)}/${v.instance}/${T(c, v.stamp)}`).join('') : ''}`;
   if (w.takenFromSession) out += '\nT';
+  if (w.keptRedirectEnded) out += '\nK';
   for (const d of w.pendingDeletes) out += `\nP${enc(d)}`;
   for (const k of w.deletedTokens) out += `\nX${K(c, k)}`;
   // (only whether a delete may come now, or in how many units, tells states apart)

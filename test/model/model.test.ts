@@ -49,6 +49,9 @@ const GOALS: Record<string, (w: World) => boolean> = {
   'a request landed while its sender slept, answered after it woke': (w) => w.electors.some((e) => e.sleep?.asleep === false && (e.busy?.landed !== undefined || e.background.some((o) => o.landed !== undefined))),
   // (the holder on no session: its row's `session` a peer's; the follower read the named session row, found none, and counts the row gone under its watch)
   "a row gone under a term a peer pointed at a missing session, its holder on none, counted as gone under the follower's watch": (w) => w.electors.some((e) => e.state.vanished !== undefined) && w.pendingDeletes.some((d) => d.old.session !== undefined && processOf(d.old.holderInstance) === undefined),
+  // releaseOnCancel false (keptStops): the stopped leader's term named as left on its process's rows, which its Session renews on
+  "a kept term named as left (leftTerms) on its process's session row, its elector gone": (w) => w.sessionRows.some((r) => r.leftTerms !== undefined) && w.electors.some((e) => e.cancel?.phase === 'gone'),
+  "a kept term whose row a peer pointed at a session not its process's, ended once it ran out (its process's session renewed on)": (w) => w.keptRedirectEnded === true,
   "a lease's session rewritten by a peer under its holder": (w) => w.row?.session !== undefined && w.row.holderInstance !== undefined && !w.row.session.startsWith(`${processOf(w.row.holderInstance)}-`),
 };
 

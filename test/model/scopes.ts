@@ -26,6 +26,9 @@ export const SCOPES: { name: string; cfg: ModelConfig; depth: number }[] = [
   { name: 'two electors on sessions, one slow or lost request (a session renewal answered or not), one session ending', cfg: { ...SMALL, stampOffsetsMs: [0], faults: 1, sessions: true, sessionEnds: 1 }, depth: 6 },
   // issue 36: a peer of the lease rewrites its `session` to its own session, or to one that does not exist
   { name: "a held lease on sessions, a peer rewriting the lease's session", cfg: { ...SMALL, start: 'held', stampOffsetsMs: [0], faults: 0, sessions: true, sessionRedirects: 1, maxTickUnits: 3 }, depth: 7 },
+  // releaseOnCancel false: the leader cancelled leaves its term to run out, its process's Session running on (its other electors),
+  // and names the term as left on its rows (leftTerms); a peer may point the row at its own session or a missing one, before or after
+  { name: "a held lease on sessions, its leader stopped with releaseOnCancel false (its process's Session running on), a peer rewriting the lease's session", cfg: { ...SMALL, start: 'held', stampOffsetsMs: [0], faults: 0, sessions: true, cancels: 1, keptStops: true, sessionRedirects: 1, maxTickUnits: 3 }, depth: 7 },
   // client-go's mode without a coordinator: every elector takes a vacant lease itself, by a write conditioned on the revision it read
   { name: 'NoCoordination: two electors, clocks off by ±500 ms, one jump', cfg: { ...SMALL, mode: 'NoCoordination', stampOffsetsMs: [-500, 500], faults: 0, clockJumps: 1 }, depth: 8 },
   { name: 'NoCoordination: two electors, one slow or lost request, one work failure, one cancel', cfg: { ...SMALL, mode: 'NoCoordination', stampOffsetsMs: [0], faults: 1, workFailures: 1, cancels: 1 }, depth: 8 },
