@@ -4,7 +4,7 @@
  * own stamp stays where the holder last wrote the lease itself. The CLI reads the session rows after
  * the leases (read.ts) and judges with them, as lib/coordinator/reconcile.ts does.
  */
-import { effectiveLease, leaseExpiresAt, renewedBy, sessionStampAt, sessionStanding, vacancy, type SessionStamp, type VacancyReason } from '../election/vacancy.js';
+import { effectiveLease, judgingRow, leaseExpiresAt, leftStamp, renewedBy, sessionStampAt, sessionStanding, vacancy, type JudgingRow, type SessionStamp, type VacancyReason } from '../election/vacancy.js';
 import type { RefusedDeletion } from '../coordinator/refused-session.js';
 import type { ElectionConfig } from '../schemas/config.js';
 import type { IdentityLease } from '../schemas/identity.js';
@@ -22,6 +22,13 @@ export interface SessionSeen {
   readonly refused?: BrokenSessionError;
   /** Such a row: when the coordinator's tick will delete it, as it stands (read for `describe` and `watch` only). */
   readonly deletion?: RefusedRowDeletion;
+  /**
+   * The row the term is judged by, as the coordinator's tick judges it (vacancy.ts judgingRow): the
+   * row named, or, where it does not stand for the holder, its holder's own process's session
+   * (`own`; null: none left, the lease's own stamp decides). Absent (`leader`, as getLeader judges;
+   * a refused row): the row named alone, a term it does not vouch for held as of now.
+   */
+  readonly judging?: JudgingRow<IdentityLease>;
 }
 
 /** When the tick will delete a refused session row (refusedDeletion), and the longest lease held on it (`holdMs`) that the wait counts. */
@@ -46,7 +53,11 @@ export function seenIn(sessions: SessionsSeen, l: Lease): SessionSeen | undefine
   const name = sessionOf(l);
   if (name === undefined) return undefined;
   const refused = sessions.refused.get(l.name);
-  return { name, row: sessions.rows.get(name), readAt: sessions.readAt, ...(refused ? { refused } : {}) };
+  if (refused) return { name, row: sessions.rows.get(name), readAt: sessions.readAt, refused };
+  const row = sessions.rows.get(name);
+  // the rows read include every partition of the holder's process where the row named does not stand for it (read.ts scanSessions)
+  const judging = judgingRow(l, row, () => sessions.rows.values());
+  return { name, row, readAt: sessions.readAt, ...(judging ? { judging } : {}) };
 }
 
 /**
@@ -55,7 +66,7 @@ export function seenIn(sessions: SessionsSeen, l: Lease): SessionSeen | undefine
  * coordinator does. Without it, `release` could take a live session's term for one that ran out.
  */
 export function stampAt(seen: SessionSeen | undefined, now: number): SessionStamp | undefined {
-  return seen && sessionStampAt(seen.row, seen.readAt, now);
+  return seen && sessionStampAt(seen.judging ? seen.judging.row : seen.row, seen.readAt, now);
 }
 
 /** The lease as the coordinator judges it at `now`: what vacancy() and decide() are given. */
@@ -76,19 +87,22 @@ export function unvouched(l: Lease, seen: SessionSeen | undefined): boolean {
   return seen !== undefined && sessionStanding(l, seen.row && { name: seen.name, renewTime: seen.row.renewTime, process: seen.row.process }) === 'unvouched';
 }
 
+/** The term's end cannot be foreseen: on a refused row, or on one that does not vouch for it with its holder's own sessions not looked for (`leader`). */
+const unforeseen = (l: Lease, seen: SessionSeen | undefined): boolean => seen?.refused !== undefined || (seen?.judging === undefined && unvouched(l, seen));
+
 /** What an unvouched term's state says in place of its end. */
 const UNVOUCHED = 'its session does not vouch for its holder: it ends when the holder reads the lease, or when a follower reports it vacant';
 
 /** The EXPIRES column: when the term ends as judged, `unknown` on a session that does not vouch for it. */
 export function expiresOf(l: Lease, seen: SessionSeen | undefined, now: number): string {
   if (l.holderIdentity === undefined) return '-';
-  return seen?.refused || unvouched(l, seen) ? 'unknown' : relative(leaseExpiresAt(judgedLease(l, seen, now)), now);
+  return unforeseen(l, seen) ? 'unknown' : relative(leaseExpiresAt(judgedLease(l, seen, now)), now);
 }
 
 /** describe's State line for a lease judged held on a session that does not vouch for it; undefined otherwise. */
 export function unvouchedState(l: Lease | undefined, seen: SessionSeen | undefined): string | undefined {
   if (l && seen?.refused) return 'unknown: held on a session row the schema refuses, which no one judges a term by (the coordinator, getLeader, followers)';
-  return l && !l.vacancyReport && unvouched(l, seen) ? `held; ${UNVOUCHED}` : undefined;
+  return l && !l.vacancyReport && unforeseen(l, seen) ? `held; ${UNVOUCHED}` : undefined;
 }
 
 /** What `-o json` adds to a lease item (as `judged`): the CLI's verdict, by the coordinator's rules. */
@@ -99,7 +113,12 @@ export interface Judged {
   vacant: boolean;
   /** Why it is vacant: noHolder, expired, reported. */
   reason?: VacancyReason;
-  /** When the holder's term ends (or ended): the later of its own and its session's renewal, plus leaseDurationSeconds; absent on a session that does not vouch for it. */
+  /**
+   * When the holder's term ends (or ended): the later of its own and its session's renewal (for a
+   * term its process left, the stamp it was left at), plus leaseDurationSeconds; on a session that
+   * does not vouch for it, by its holder's own process's session, or its own stamp with none left,
+   * as the coordinator's tick judges it. Absent on a session row the schema refuses.
+   */
   expiresAt?: number;
   /**
    * A lease held on a session: the session's name, its row as read (null: gone or refused), and
@@ -115,7 +134,7 @@ export function judged(lease: Lease, seen: SessionSeen | undefined, now: number,
   const effective = judgedLease(lease, seen, now);
   const v = vacancy(effective, now, config.clockSkewMs);
   const vouches = !seen?.refused && !unvouched(lease, seen);
-  const expiresAt = lease.holderIdentity === undefined || !vouches ? undefined : leaseExpiresAt(effective);
+  const expiresAt = lease.holderIdentity === undefined || unforeseen(lease, seen) ? undefined : leaseExpiresAt(effective);
   const d = seen?.deletion?.kind === 'timed' ? { unchangedSince: seen.deletion.seen.at, deleteAfter: seen.deletion.deleteAfter } : {};
   const refused = seen?.refused ? { refused: { issues: seen.refused.issues, repair: seen.refused.repair, ...d } } : {};
   return {
@@ -137,15 +156,35 @@ export const withJudged = (lease: Lease, seen: SessionSeen | undefined, now: num
 export function renewedOf(l: Lease, seen: SessionSeen | undefined, now: number): string {
   if (!seen) return relative(l.renewTime, now);
   if (seen.refused) return `${relative(l.renewTime, now)} (session row refused)`;
+  const counted = countedRenewal(l, seen);
+  if (counted?.left) return `${relative(Math.max(l.renewTime ?? 0, counted.at), now)} (its process left the term)`;
+  if (counted?.own !== undefined) return `${relative(Math.max(l.renewTime ?? 0, counted.at), now)} (its process's session)`;
   if (!seen.row) return `${relative(l.renewTime, now)} (session gone)`;
-  if (unvouched(l, seen)) return `${relative(l.renewTime, now)} (another process's session)`;
-  return `${relative(Math.max(l.renewTime ?? 0, seen.row.renewTime), now)} (session)`;
+  if (!counted) return `${relative(l.renewTime, now)} (another process's session)`;
+  return `${relative(Math.max(l.renewTime ?? 0, counted.at), now)} (session)`;
+}
+
+/**
+ * The session renewal a term is judged by: the row named's, or its holder's own process's session's
+ * (`own`: that row's name; SessionSeen.judging); for a term its process left (leftTerms), the stamp
+ * it was left at (`left`). Undefined: judged by no session row (the lease's own stamp; or, not
+ * looked for, held as of now).
+ */
+function countedRenewal(l: Lease, seen: SessionSeen): { at: number; left: boolean; own?: string } | undefined {
+  const own = seen.judging?.own;
+  const row = own === undefined ? (seen.judging !== undefined || !unvouched(l, seen) ? seen.row : undefined) : own;
+  if (!row) return undefined;
+  const left = leftStamp(l, row);
+  return { at: left ?? row.renewTime, left: left !== undefined, ...(own ? { own: own.name } : {}) };
 }
 
 /** The holder's last renewal as observers count it: `2s ago`, or `2s ago, through its session s-1` when the session's is the later. */
 export function lastRenewal(l: Lease, seen: SessionSeen | undefined, now: number): string {
-  if (!seen?.row || unvouched(l, seen) || seen.row.renewTime <= (l.renewTime ?? 0)) return relative(l.renewTime, now);
-  return `${relative(seen.row.renewTime, now)}, through its session ${seen.name}`;
+  const counted = seen && !seen.refused ? countedRenewal(l, seen) : undefined;
+  if (!counted || counted.at <= (l.renewTime ?? 0)) return relative(l.renewTime, now);
+  const session = counted.own ?? seen!.name;
+  if (counted.left) return `${relative(counted.at, now)}, when its process left the term on its session ${session}`;
+  return `${relative(counted.at, now)}, through its ${counted.own === undefined ? 'session' : "process's session"} ${session}`;
 }
 
 /** `describe lease`'s Session line. */
@@ -153,9 +192,23 @@ export function sessionLine(l: Lease, seen: SessionSeen | undefined, now: number
   if (!seen) return l.holderIdentity === undefined ? '-' : 'none: the holder renews the lease itself';
   const r = seen.row;
   if (seen.refused) return `held on session ${seen.name}, whose row does not match the schema: ${seen.refused.issues.map((i) => `${i.field}: ${i.message}`).join('; ')}`;
-  if (!r) return `held on session ${seen.name}, whose row is gone: it vouches for nothing (the lease's session was rewritten under its holder, or the row deleted)`;
-  if (unvouched(l, seen)) return `held on session ${seen.name}, of another process (${r.process ?? 'unnamed'}; host ${r.hostname}): it does not vouch for ${l.holderIdentity}'s term (the lease's session was rewritten under its holder)`;
-  return `held on session ${seen.name}, last renewed ${relative(r.renewTime, now)} by the session (${new Date(r.renewTime).toISOString()}; host ${r.hostname}, process ${r.process ?? r.holderIdentity})`;
+  const own = seen.judging?.own;
+  const named = !r
+    ? `held on session ${seen.name}, whose row is gone: it vouches for nothing (the lease's session was rewritten under its holder, or the row deleted)`
+    : unvouched(l, seen) || own !== undefined
+      ? `held on session ${seen.name}, of another process (${r.process ?? 'unnamed'}; host ${r.hostname}): it does not vouch for ${l.holderIdentity}'s term (the lease's session was rewritten under its holder)`
+      : `held on session ${seen.name}, last renewed ${relative(r.renewTime, now)} by the session (${new Date(r.renewTime).toISOString()}; host ${r.hostname}, process ${r.process ?? r.holderIdentity})${leftLine(l, r, now, '; it')}`;
+  if (own === undefined) return named;
+  if (own === null) return `${named}; no session of its holder's process ${seen.judging!.row!.process} is left, so the coordinator judges it by the lease's own stamp`;
+  const by = `${named}; judged, as the coordinator judges it, by its holder's own process's session ${own.name} (process ${own.process})`;
+  return leftStamp(l, own) === undefined ? `${by}, last renewed ${relative(own.renewTime, now)}` : `${by}${leftLine(l, own, now, ', which')}`;
+}
+
+/** A session row's word on a term its process left to run out (leftTerms), after `lead`; nothing for any other term. */
+function leftLine(l: Lease, row: IdentityLease, now: number, lead: string): string {
+  const left = leftStamp(l, row);
+  if (left === undefined) return '';
+  return `${lead} names this term as left by its stopped elector ${relative(left, now)} (${new Date(left).toISOString()}): later renewals do not keep it`;
 }
 
 /** `describe lease`'s Renewed line: the lease's own stamp, which a session-held term does not move. */

@@ -24,7 +24,8 @@ export async function leader(ctx: CliContext, args: { lease: string }): Promise<
     reportInvalid(ctx, list.invalid);
     if (list.candidates.length === 0 && list.invalid.length === 0) throw await unknownLease(ctx, args.lease);
   }
-  const session = await readSession(ctx, read.item);
+  // the row named alone, as getLeader reads it: a term it does not vouch for is held as of now
+  const session = await readSession(ctx, read.item, { named: true });
   // judged by no one: neither a leader nor "no leader" is the answer while its holder may act
   if (session?.refused) throw new CliError(session.refused.message);
   const now = ctx.clock.now();

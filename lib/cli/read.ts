@@ -1,6 +1,7 @@
 /** Reads for the commands: consistent, parsed by the stores, unknown names answered with the known ones. */
 import type { Candidate } from '../schemas/candidate.js';
-import { sessionKey, type IdentityLease } from '../schemas/identity.js';
+import { judgedOffNamed, judgingRow } from '../election/vacancy.js';
+import { processOf, processSessionComponents, sessionKey, type IdentityLease } from '../schemas/identity.js';
 import type { Lease } from '../schemas/lease.js';
 import { ValidationError } from '../schemas/validation.js';
 import { BrokenSessionError } from '../stores/errors.js';
@@ -97,18 +98,38 @@ export interface Snapshot {
  * The session a lease is held on, read after the lease (its holder wrote the session row before
  * naming it, so a row missing now has ended). A row that does not match its schema is `refused`:
  * the term is judged by no one (the coordinator's tick, getLeader), and the CLI judges it neither.
+ * Where the row does not stand for the holder (gone, or another process's), the holder's own
+ * process's sessions are read too (ownSessions), and the term judged as the coordinator's tick judges
+ * it (`judging`); `named: true` reads the row named alone, as getLeader does.
  */
-export async function readSession(ctx: CliContext, lease: Lease | undefined): Promise<SessionSeen | undefined> {
+export async function readSession(ctx: CliContext, lease: Lease | undefined, opts: { named?: boolean } = {}): Promise<SessionSeen | undefined> {
   const name = sessionOf(lease);
   if (name === undefined) return undefined;
   const readAt = ctx.clock.now();
   const key = sessionKey(name);
+  let row: IdentityLease | undefined;
   try {
-    return { name, row: (await ctx.identities.read(key.component, key.name)).item, readAt };
+    row = (await ctx.identities.read(key.component, key.name)).item;
   } catch (e) {
     if (!(e instanceof ValidationError)) throw e;
     return { name, row: undefined, readAt, refused: refusedSession(ctx, lease!, e) };
   }
+  if (opts.named) return { name, row, readAt };
+  const own = judgedOffNamed(lease!, row) ? await ownSessions(ctx, lease!) : [];
+  return { name, row, readAt, judging: judgingRow(lease, row, () => own)! };
+}
+
+/**
+ * The session rows of the partitions the holder's process keeps its sessions in
+ * (processSessionComponents: the grant scope of the session the lease names, or the process's own
+ * shard when granted every lease; both conclave-session and the shard for a name without a
+ * partition), for a term whose named row does not stand for it: judgingRow picks its own process's
+ * freshest, as the coordinator's tick does.
+ */
+async function ownSessions(ctx: CliContext, lease: Lease): Promise<IdentityLease[]> {
+  const process = processOf(lease.holderInstance);
+  if (process === undefined || lease.session === undefined) return [];
+  return (await Promise.all(processSessionComponents(lease.session, process).map((c) => ctx.identities.query(c)))).flatMap((r) => r.items);
 }
 
 /** A held lease's session row the schema refuses, as the CLI tells it: the row, its fields, the delete that repairs it. */
@@ -126,11 +147,16 @@ export async function scanSessions(ctx: CliContext, leases: readonly Lease[]): P
   const components = new Set(leases.flatMap((l) => { const s = sessionOf(l); return s === undefined ? [] : [sessionKey(s).component]; }));
   const rows = new Map<string, IdentityLease>();
   const invalid = new Map<string, InvalidItem>();
-  const read = await Promise.all([...components].sort().map((component) => ctx.identities.query(component)));
-  for (const r of read) {
-    for (const i of r.items) rows.set(i.name, i);
-    for (const i of r.invalid) invalid.set(String(i.key['name']), i);
-  }
+  const query = async (parts: Iterable<string>) => {
+    for (const r of await Promise.all([...parts].sort().map((component) => ctx.identities.query(component)))) {
+      for (const i of r.items) rows.set(i.name, i);
+      for (const i of r.invalid) invalid.set(String(i.key['name']), i);
+    }
+  };
+  await query(components);
+  // a term its named row does not stand for is judged by its holder's own process's sessions (seenIn, judgingRow): their partitions too, once (not for a refused row: judged by no one)
+  const more = new Set(leases.flatMap((l) => (sessionOf(l) !== undefined && !invalid.has(l.session!) && judgedOffNamed(l, rows.get(l.session!)) ? processSessionComponents(l.session!, processOf(l.holderInstance)!) : [])).filter((c) => !components.has(c)));
+  if (more.size) await query(more);
   // a refused row a held lease names: told with that lease's term (judged by no one); any other as a refused row
   const refused = new Map<string, BrokenSessionError>();
   for (const l of leases) {

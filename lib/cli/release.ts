@@ -7,9 +7,9 @@
  * marks the ended term on the session row, as the lease stream's function does) — within its renew
  * deadline, so at most its lease duration from now. Until then it may still act.
  */
-import { leaseExpiresAt, SESSION_QUIET_LEASES, vacancy } from '../election/vacancy.js';
+import { leaseExpiresAt, leftStamp, SESSION_QUIET_LEASES, vacancy } from '../election/vacancy.js';
 import type { Candidate } from '../schemas/candidate.js';
-import { MAX_ENDED_TERMS, processOf, processSessionComponents } from '../schemas/identity.js';
+import { MAX_ENDED_TERMS } from '../schemas/identity.js';
 import type { Lease } from '../schemas/lease.js';
 import { HOLDER_FIELDS } from '../schemas/platform.js';
 import { ConflictError, EndedTermsFullError } from '../stores/errors.js';
@@ -86,7 +86,7 @@ async function endTerm(ctx: CliContext, lease: Lease, session: SessionSeen | und
   const ending: LeasePatch = { set: { renewTime: now, lastHolderIdentity: holder }, remove: [...HOLDER_FIELDS, 'preferredHolder', 'vacancyReport'] };
   // A session that does not vouch for the term (rewritten under its holder) is not the one the holder
   // renews: the mark is written on its own process's session instead, found in the same partition.
-  const own = unvouched(lease, session) ? await ownSession(ctx, lease) : undefined;
+  const own = unvouched(lease, session) ? session?.judging?.own?.name : undefined;
   const learns = !unvouched(lease, session)
     ? `at its next renewal${lease.session ? ` (of its session ${lease.session}, on which this command marks the term ended)` : ''} — within its renew deadline, at most ${lease.leaseDurationSeconds}s from now (its lease duration)`
     : own
@@ -94,7 +94,7 @@ async function endTerm(ctx: CliContext, lease: Lease, session: SessionSeen | und
       : `at its own next read of the lease — its session ${lease.session} does not vouch for its term (the lease's session was rewritten under it) and no session of its process was found, so a mark cannot reach it; at most ${Math.ceil(SESSION_QUIET_LEASES * 1.1 * lease.leaseDurationSeconds)}s from now with the push path, a renew interval without`;
   const warnings = {
     force: `warning: ${holder} is not asked to stop: it learns that its term is over ${learns}, and may go on acting as leader until then, while the next holder may already start; a process that is frozen (paused, swapped out) acts when it wakes, before it can look. Fencing refuses its writes with token ${term.fencingToken} from now on, but not what it does outside fenced writes`,
-    expired: `note: ${holder}'s term ran out ${relative(leaseExpiresAt(judgedLease(lease, session, now)), now)} (${session ? `its session ${session.name} ${session.row ? 'stopped renewing' : 'is gone'}` : 'it stopped renewing'}), so nobody acts on it: ending it directly`,
+    expired: `note: ${holder}'s term ran out ${relative(leaseExpiresAt(judgedLease(lease, session, now)), now)} (${ranOutWhy(lease, session)}), so nobody acts on it: ending it directly`,
     reported: `note: ${lease.vacancyReport?.by} reported lease ${name} vacant (it watched it unchanged for a whole term), so nobody acts on it: ending it directly`,
   };
   // A holder on a session renews the session, not the lease: tell it through the session row now,
@@ -129,19 +129,15 @@ async function endTerm(ctx: CliContext, lease: Lease, session: SessionSeen | und
   say(ctx, nextHolder(ctx, name, written, holder, candidates, now));
 }
 
-/**
- * The session the holder's own process renews, when the lease names one that does not vouch for its
- * term: the freshest row of its process (processOf its holderInstance) in the partition its sessions
- * are in (processSessionComponents: the grant scope of the session the lease names, or the process's
- * own shard when granted every lease; both conclave-session and the shard for a name without a
- * partition). undefined: none found.
- */
-async function ownSession(ctx: CliContext, lease: Lease): Promise<string | undefined> {
-  const process = processOf(lease.holderInstance);
-  if (process === undefined || lease.session === undefined) return undefined;
-  const items = (await Promise.all(processSessionComponents(lease.session, process).map((c) => ctx.identities.query(c)))).flatMap((r) => r.items);
-  const rows = items.filter((i) => i.process === process && i.name !== lease.session).sort((a, b) => b.renewTime - a.renewTime);
-  return rows[0]?.name;
+/** Why a term ran out, as it was judged (SessionSeen.judging): the session it was judged by, or its own stamp. */
+function ranOutWhy(lease: Lease, session: SessionSeen | undefined): string {
+  if (!session) return 'it stopped renewing';
+  const own = session.judging?.own;
+  const by = own === undefined ? session.row : own;
+  if (by && leftStamp(lease, by) !== undefined) return `its process left it to run out on its session ${by.name}`;
+  if (own === null) return `its session ${session.name} ${session.row ? 'does not vouch for it' : 'is gone'}, and no session of its process is left`;
+  if (own) return `its process's session ${own.name} stopped renewing`;
+  return `its session ${session.name} ${session.row ? 'stopped renewing' : 'is gone'}`;
 }
 
 /** Asks the holder to yield (preferredHolder), then waits until its term is over. */

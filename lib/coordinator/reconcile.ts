@@ -3,8 +3,8 @@ import { systemClock, type Clock } from '../clock.js';
 import { isNoop, pingsToWithdraw, type Decision, type DecideTrigger } from '../election/decide.js';
 import { plan } from '../election/plan.js';
 import { decideWithSuccession } from '../election/successor.js';
-import { effectiveLease, isCandidateStale, isIdentityExpired, recheckAt, sessionStampAt, vacancy, type SessionStamp } from '../election/vacancy.js';
-import { IdentityStamp, isSessionComponent, processOf, processSessionComponents, sessionKey, vouchesFor } from '../schemas/identity.js';
+import { effectiveLease, isCandidateStale, isIdentityExpired, judgedOffNamed, judgingRow, recheckAt, sessionStampAt, vacancy, type SessionRowStamp, type SessionStamp } from '../election/vacancy.js';
+import { IdentityStamp, isSessionComponent, sessionKey } from '../schemas/identity.js';
 import { CandidateStamp, type Candidate } from '../schemas/candidate.js';
 import type { IdentityLease } from '../schemas/identity.js';
 import { electionConfig, type ElectionConfig, type ElectionConfigInput, type TableNames } from '../schemas/config.js';
@@ -100,7 +100,7 @@ interface Snapshot {
 
 /** A session row as the coordinator read it (undefined row: gone), and when the read was sent. */
 interface SessionSeen {
-  row: IdentityLease | undefined;
+  row: SessionRowStamp | undefined;
   readAt: number;
 }
 
@@ -500,24 +500,12 @@ function sessionJudge(identities: readonly IdentityLease[], readAt: number): { s
   const sessions = new Map(identities.filter((i) => isSessionComponent(i.component) && sessionKey(i.name).component === i.component).map((i) => [i.name, i]));
   const byProcess = new Map<string, IdentityLease[]>();
   for (const r of sessions.values()) if (r.process !== undefined) (byProcess.get(r.process) ?? byProcess.set(r.process, []).get(r.process)!).push(r);
-  // a row naming the process in another grant's partition is not its own
-  const ownSession = (named: string, process: string): IdentityLease | undefined => {
-    const components = processSessionComponents(named, process);
-    let best: IdentityLease | undefined;
-    for (const r of byProcess.get(process) ?? []) if (components.includes(r.component) && (best === undefined || r.renewTime > best.renewTime)) best = r;
-    return best;
-  };
   // judged by a row other than the one named (its holder's own, or none): what one lease's reads cannot do
-  const unvouched = (l: Lease): boolean => l.session !== undefined && l.holderIdentity !== undefined && processOf(l.holderInstance) !== undefined && !vouchesFor(sessions.get(l.session)?.process, l.holderInstance);
+  const unvouched = (l: Lease): boolean => judgedOffNamed(l, l.session === undefined ? undefined : sessions.get(l.session));
+  // the rule the CLI shows too (vacancy.ts judgingRow)
   const sessionOf = (l: Lease | undefined): SessionSeen | undefined => {
-    if (l?.session === undefined || l.holderIdentity === undefined) return undefined;
-    const named = sessions.get(l.session);
-    const process = processOf(l.holderInstance);
-    if (process === undefined || !unvouched(l)) return { row: named, readAt };
-    const own = ownSession(l.session, process);
-    // judged as on the holder's own session: its stamp, or none (0: the lease's own stamp decides)
-    const row: IdentityLease = own ?? { component: sessionKey(l.session).component, name: l.session, holderIdentity: l.session, hostname: '-', leaseDurationSeconds: 1, acquireTime: 0, renewTime: 0, revision: 0 };
-    return { row: { ...row, name: l.session, process }, readAt };
+    const judging = judgingRow(l, l?.session === undefined ? undefined : sessions.get(l.session), (process) => byProcess.get(process) ?? []);
+    return judging && { row: judging.row, readAt };
   };
   return { sessions, sessionOf, unvouched };
 }

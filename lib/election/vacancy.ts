@@ -1,5 +1,5 @@
 import type { Candidate } from '../schemas/candidate.js';
-import { processOf, vouchesFor, type IdentityLease, type LeftTerm } from '../schemas/identity.js';
+import { processOf, processSessionComponents, sessionKey, vouchesFor, type IdentityLease, type LeftTerm } from '../schemas/identity.js';
 import type { Lease } from '../schemas/lease.js';
 
 export type VacancyReason = 'noLease' | 'noHolder' | 'expired' | 'reported';
@@ -110,6 +110,61 @@ export function effectiveLease(lease: Lease | undefined, session: SessionStamp |
     case 'unvouched':
       return renewedBy(lease!, now);
   }
+}
+
+/** A session row's fields a term held on it is judged by (IdentityLeaseItem), under the name its lease gives it. */
+export interface SessionRowStamp {
+  readonly name: string;
+  readonly renewTime: number;
+  readonly process?: string | undefined;
+  readonly leftTerms?: Readonly<Record<string, LeftTerm>> | undefined;
+}
+
+/** A session row as read, with the partition it was read from (IdentityLeaseItem.component). */
+export interface SessionRowRead extends SessionRowStamp {
+  readonly component: string;
+}
+
+/**
+ * Whether a held term is judged by a row other than the one its lease names (`named`, as read;
+ * undefined: gone): its holder's instance names a process, and `named` is not that process's
+ * (IdentityLeaseItem.process): a peer of the same lease rewrote `session`, or the row was deleted.
+ */
+export function judgedOffNamed(lease: Pick<Lease, 'session' | 'holderIdentity' | 'holderInstance'>, named: { readonly process?: string | undefined } | undefined): boolean {
+  return lease.session !== undefined && lease.holderIdentity !== undefined && processOf(lease.holderInstance) !== undefined && !vouchesFor(named?.process, lease.holderInstance);
+}
+
+/** The row a term held on a session is judged by (judgingRow). */
+export interface JudgingRow<R> {
+  /** What to judge the term by (sessionStampAt, then effectiveLease), under the name the lease gives its session; undefined: the row named is gone (a holder on no session: the lease's own stamp). */
+  readonly row: SessionRowStamp | undefined;
+  /**
+   * Present when judged off the row named (judgedOffNamed): its holder's own process's freshest
+   * session row, or null: none of that process is left, so the lease's own stamp decides.
+   */
+  readonly own?: R | null;
+}
+
+/**
+ * The row a held term is judged by, from session rows read after its lease, as a pass over every
+ * session row (the coordinator's tick, lib/coordinator/reconcile.ts; the CLI) judges it: the row its
+ * lease names (`named`; undefined: gone), where judgedOffNamed says it stands for the holder; else
+ * its holder's own process's freshest session row (IdentityLeaseItem.process) among `rowsOf(process)`
+ * in the partitions that process keeps its sessions in (processSessionComponents): the session it
+ * renews, which names the terms its stopped electors left (leftTerms: judged by the stamp each was
+ * left at, renewedBySession); else, with none of that process left, a stamp of 0, so the lease's
+ * own stamp decides. Undefined: the lease is not held on a session.
+ */
+export function judgingRow<R extends SessionRowRead>(lease: Lease | undefined, named: R | undefined, rowsOf: (process: string) => Iterable<R>): JudgingRow<R> | undefined {
+  if (lease?.session === undefined || lease.holderIdentity === undefined) return undefined;
+  if (!judgedOffNamed(lease, named)) return { row: named };
+  const process = processOf(lease.holderInstance)!;
+  const components = processSessionComponents(lease.session, process);
+  let own: R | undefined;
+  // a row naming the process in another grant's partition (or under another partition's name) is not its own
+  for (const r of rowsOf(process)) if (r.process === process && components.includes(r.component) && sessionKey(r.name).component === r.component && (own === undefined || r.renewTime > own.renewTime)) own = r;
+  // judged as on the holder's own session: its stamp and the terms it left, or none (0: the lease's own stamp decides)
+  return { row: { name: lease.session, renewTime: own?.renewTime ?? 0, process, ...(own?.leftTerms ? { leftTerms: own.leftTerms } : {}) }, own: own ?? null };
 }
 
 /** `lease` with `renewTime` at least `at` (the later of its own stamp and its session's). */

@@ -139,8 +139,8 @@ describe('get leases', () => {
     const row = (name: string) => r.out.split('\n').find((l) => l.startsWith(`${name} `))!.split(/\s{3,}/).slice(-2);
     expect(row('live')).toEqual(['2s ago (session)', 'in 13s']);
     expect(row('stale')).toEqual(['30s ago (session)', '15s ago']);
-    // a session row gone vouches for nothing: no end can be foreseen (lib/election/vacancy.ts sessionStanding)
-    expect(row('gone')).toEqual(['1m ago (session gone)', 'unknown']);
+    // a session row gone vouches for nothing: judged, as the coordinator's tick judges it, by its holder's own process's (p1's) freshest session, s-live (vacancy.ts judgingRow)
+    expect(row('gone')).toEqual(["2s ago (its process's session)", 'in 13s']);
     expect(row('plain')).toEqual(['1s ago', 'in 14s']);
   });
 
@@ -151,11 +151,11 @@ describe('get leases', () => {
     expect(of('live')).toMatchObject({ session: 's-live', renewTime: NOW - MIN }); // stored as written
     expect(of('live').judged).toEqual({ at: NOW, vacant: false, expiresAt: NOW + 13 * SEC, session: { name: 's-live', row: expect.objectContaining({ component: SESSION_COMPONENT, name: 's-live', renewTime: NOW - 2 * SEC }), vouches: true } });
     expect(of('stale').judged).toMatchObject({ vacant: true, reason: 'expired', expiresAt: NOW - 15 * SEC, session: { name: 's-stale', row: { renewTime: NOW - 30 * SEC } } });
-    expect(of('gone').judged).toEqual({ at: NOW, vacant: false, session: { name: 's-gone', row: null, vouches: false } });
+    expect(of('gone').judged).toEqual({ at: NOW, vacant: false, expiresAt: NOW + 13 * SEC, session: { name: 's-gone', row: null, vouches: false } });
     expect(of('plain').judged).toEqual({ at: NOW, vacant: false, expiresAt: NOW + 14 * SEC });
   });
 
-  it('reads the sessions once for the whole list (one query), and not at all when no lease is held on one', async () => {
+  it("reads the sessions once for the whole list (one query of each partition: the one the sessions named are in, and the shard of the process of gone's holder, whose named row is gone), and not at all when no lease is held on one", async () => {
     const count = async (tables = h.t.names) => {
       const client = localClient(h.endpoint);
       const sent: string[] = [];
@@ -171,7 +171,7 @@ describe('get leases', () => {
       }
       return sent.filter((s) => s.endsWith(` ${tables.identities}`));
     };
-    expect(await count()).toEqual([`QueryCommand ${h.t.names.identities}`]);
+    expect(await count()).toEqual([`QueryCommand ${h.t.names.identities}`, `QueryCommand ${h.t.names.identities}`]);
     const plain = await cliHarness('cli-sessions-none');
     try {
       await plain.seedLease(lease('b1', { name: 'plain' }));
@@ -199,18 +199,18 @@ describe('describe lease', () => {
     expect(stale.out).toMatch(/^Next step: +elect a1 with a fencing token above 7 /m);
   });
 
-  it('a session row gone, or another process\'s: it vouches for nothing, so the term is held until its holder or a follower ends it', async () => {
+  it("a session row gone, or another process's: it vouches for nothing, so the term is judged by its holder's own process's session, as the coordinator's tick judges it", async () => {
     const gone = await h.run(['describe', 'lease', 'gone'], { clock: at() });
-    expect(gone.out).toMatch(/^State: +held; its session does not vouch for its holder: it ends when the holder reads the lease, or when a follower reports it vacant$/m);
-    expect(gone.out).toMatch(/^Session: +held on session s-gone, whose row is gone: it vouches for nothing /m);
+    expect(gone.out).toMatch(/^State: +held, term ends in 13s$/m);
+    expect(gone.out).toMatch(/^Session: +held on session s-gone, whose row is gone: it vouches for nothing .*; judged, as the coordinator judges it, by its holder's own process's session s-live \(process p1\), last renewed 2s ago$/m);
     expect(gone.out).not.toMatch(/^Next step: +elect/m);
     await h.seedLease(lease('a1', { name: 'foreign', holderInstance: 'a1_1@p1', session: 's-live', leaseDurationSeconds: 15, renewTime: NOW - MIN, acquireTime: NOW - MIN }));
     await identities.write({ key: { component: SESSION_COMPONENT, name: 's-peer' }, item: undefined, revision: 0 }, { set: { holderIdentity: 's-peer_1', process: 'p2', hostname: 'web-2', leaseDurationSeconds: 60, acquireTime: NOW - MIN, renewTime: NOW - 30 * SEC } });
     const l = await h.leases.read('foreign');
     await h.leases.write(l, { set: { session: 's-peer' } }); // a peer redirects the term onto its own process's session (stale: it would end the term if believed)
     const foreign = await h.run(['describe', 'lease', 'foreign'], { clock: at() });
-    expect(foreign.out).toMatch(/^State: +held; its session does not vouch/m);
-    expect(foreign.out).toMatch(/^Session: +held on session s-peer, of another process \(p2; host web-2\): it does not vouch for a1's term /m);
+    expect(foreign.out).toMatch(/^State: +held, term ends in 13s$/m);
+    expect(foreign.out).toMatch(/^Session: +held on session s-peer, of another process \(p2; host web-2\): it does not vouch for a1's term .*; judged, as the coordinator judges it, by its holder's own process's session s-live \(process p1\), last renewed 2s ago$/m);
   });
 
   it('a lease its holder renews itself says so', async () => {
@@ -379,5 +379,99 @@ describe('release', () => {
     expect(yieldWaitMs({ ...base, session: 's' })).toBe(Math.ceil((SESSION_QUIET_LEASES * 1.1 + 1) * 15_000));
     expect(yieldWaitMs(base)).toBe(30_000);
     expect(yieldWaitMs({ ...base, leaseDurationSeconds: 2 })).toBe(10_000);
+  });
+});
+
+describe("a term the lease's session does not vouch for, or one its process left: shown as the coordinator's tick judges it (vacancy.ts judgingRow)", () => {
+  /** Session row `name` of process `process`, renewed at `renewTime`; `left`: the terms its stopped electors left (leftTerms). */
+  const processSession = (name: string, process: string, renewTime: number, left?: Record<string, { token: number; instance: string; stamp: number }>) =>
+    identities.write(
+      { key: sessionKey(name), item: undefined, revision: 0 },
+      { set: { holderIdentity: `${name}_1`, process, hostname: 'web-9', leaseDurationSeconds: 60, acquireTime: NOW - 10 * MIN, renewTime, ...(left ? { leftTerms: left } : {}) } },
+    );
+  /** Lease `name` held by a1 of process `process` (its own stamp a minute old, 15 s long), on session `session`. */
+  const heldBy = async (name: string, process: string, session: string) => {
+    await h.seedLease(lease('a1', { name, holderInstance: `a1_1@${process}`, session, leaseDurationSeconds: 15, renewTime: NOW - MIN, acquireTime: NOW - MIN, electedStrategy: 'OldestEmulationVersion' }));
+    await h.seedCandidate(cand('a1', '1.30.0', '1.30.0', { leaseName: name }));
+    await h.seedCandidate(cand('a2', '1.31.0', '1.31.0', { leaseName: name }));
+  };
+  const lines = async (name: string) => {
+    const list = await h.run(['get', 'leases'], { clock: at() });
+    const json = JSON.parse((await h.run(['-o', 'json', 'get', 'leases'], { clock: at() })).out) as (Lease & { judged: Judged })[];
+    const describe = await h.run(['describe', 'lease', name], { clock: at() });
+    const watch = await h.run(['watch', '--count', '1'], { clock: at(), pace: scripted([]) });
+    return {
+      row: list.out.split('\n').find((l) => l.startsWith(`${name} `))!.split(/\s{3,}/).slice(-2),
+      judged: json.find((l) => l.name === name)!.judged,
+      state: describe.out.split('\n').find((l) => l.startsWith('State:'))!.replace(/^State: +/, ''),
+      session: describe.out.split('\n').find((l) => l.startsWith('Session:'))!.replace(/^Session: +/, ''),
+      next: describe.out.split('\n').find((l) => l.startsWith('Next step:'))!.replace(/^Next step: +/, ''),
+      watched: watch.out.split('\n').find((l) => l.startsWith(`${name} `))!.split(/\s{3,}/).slice(-1)[0],
+    };
+  };
+
+  it("(a) a kept term its process's session names in leftTerms, the lease's session pointed at a missing row, the session renewing on: it ends at the stamp it was left at + the lease duration", async () => {
+    // pk's session renews (1 s ago); its stopped elector left kept-left's term (token 7) at NOW - 10 s
+    await processSession('s-pk', 'pk', NOW - SEC, { 'kept-left': { token: 7, instance: 'a1_1@pk', stamp: NOW - 10 * SEC } });
+    await heldBy('kept-left', 'pk', 's-kept-left-gone'); // a same-lease peer pointed the row at a missing session
+    const seen = await lines('kept-left');
+    // (before: 'unknown', held as of now, no expiresAt: the coordinator ends it 5 s from now)
+    expect(seen.row).toEqual(['10s ago (its process left the term)', 'in 5s']);
+    expect(seen.watched).toBe('in 5s');
+    expect(seen.judged).toEqual({ at: NOW, vacant: false, expiresAt: NOW + 5 * SEC, session: { name: 's-kept-left-gone', row: null, vouches: false } });
+    expect(seen.state).toBe('held, term ends in 5s');
+    expect(seen.session).toMatch(/^held on session s-kept-left-gone, whose row is gone: .*; judged, as the coordinator judges it, by its holder's own process's session s-pk \(process pk\), which names this term as left by its stopped elector 10s ago \(2026-01-01T11:59:50\.000Z\): later renewals do not keep it$/);
+  });
+
+  it('(a) the same once the left stamp + the lease duration is past: vacant, and the coordinator elects anew', async () => {
+    await processSession('s-pk2', 'pk2', NOW - SEC, { 'kept-out': { token: 7, instance: 'a1_1@pk2', stamp: NOW - 20 * SEC } });
+    await heldBy('kept-out', 'pk2', 's-kept-out-gone');
+    const seen = await lines('kept-out');
+    expect(seen.row).toEqual(['20s ago (its process left the term)', '5s ago']);
+    expect(seen.judged).toEqual({ at: NOW, vacant: true, reason: 'expired', expiresAt: NOW - 5 * SEC, session: { name: 's-kept-out-gone', row: null, vouches: false } });
+    expect(seen.state).toBe('vacant: expired (the term ended 5s ago; the coordinator allows 1s of clock skew)');
+    expect(seen.next).toMatch(/^elect a1 with a fencing token above 7 /);
+  });
+
+  it('(a) on the session the lease names, its own process renewing it on: RENEWED is the stamp the term was left at, not the renewals', async () => {
+    await processSession('s-pk3', 'pk3', NOW - SEC, { 'kept-named': { token: 7, instance: 'a1_1@pk3', stamp: NOW - 10 * SEC } });
+    await heldBy('kept-named', 'pk3', 's-pk3');
+    const seen = await lines('kept-named');
+    expect(seen.row).toEqual(['10s ago (its process left the term)', 'in 5s']);
+    expect(seen.judged).toMatchObject({ vacant: false, expiresAt: NOW + 5 * SEC, session: { name: 's-pk3', vouches: true } });
+    expect(seen.session).toMatch(/^held on session s-pk3, last renewed 1s ago by the session .*; it names this term as left by its stopped elector 10s ago \(2026-01-01T11:59:50\.000Z\): later renewals do not keep it$/);
+  });
+
+  it("(b) an unvouched term (its row's session points at a missing row) whose holder's own process session is live: held until that session's stamp + the lease duration", async () => {
+    await processSession('s-pl', 'pl', NOW - 2 * SEC);
+    await processSession('s-pl-old', 'pl', NOW - 5 * MIN); // an older session of the same process: not the one it renews
+    await heldBy('redirected-live', 'pl', 's-redirected-live-gone');
+    const seen = await lines('redirected-live');
+    // (before: 'unknown', no expiresAt, "held; its session does not vouch for its holder…")
+    expect(seen.row).toEqual(["2s ago (its process's session)", 'in 13s']);
+    expect(seen.judged).toEqual({ at: NOW, vacant: false, expiresAt: NOW + 13 * SEC, session: { name: 's-redirected-live-gone', row: null, vouches: false } });
+    expect(seen.state).toBe('held, term ends in 13s');
+    expect(seen.session).toMatch(/^held on session s-redirected-live-gone, whose row is gone: .*; judged, as the coordinator judges it, by its holder's own process's session s-pl \(process pl\), last renewed 2s ago$/);
+  });
+
+  it("(b) release: a term whose holder's own process session stopped renewing ran out as the coordinator judges it, so it is ended directly, not waited for", async () => {
+    await processSession('s-pr', 'pr', NOW - 30 * SEC);
+    await heldBy('redirected-out', 'pr', 's-redirected-out-gone');
+    const clock = at();
+    const r = await h.run(['release', 'redirected-out', '--yes'], { clock, pace: scripted([], clock) });
+    // (before: asked a1 to yield to a2 and waited it out, the term held as of now: 'a1 did not release lease redirected-out within 1m21s')
+    expect(r.code, r.err).toBe(0);
+    expect(r.err).toMatch(/^note: a1's term ran out 15s ago \(its process's session s-pr stopped renewing\), so nobody acts on it: ending it directly$/m);
+    expect((await h.leases.read('redirected-out')).item).toMatchObject({ lastHolderIdentity: 'a1' });
+  });
+
+  it('(b) with no session of its own process left: by the lease\'s own stamp (a minute old: over)', async () => {
+    await heldBy('redirected-none', 'p-none', 's-redirected-none-gone');
+    const seen = await lines('redirected-none');
+    expect(seen.row).toEqual(['1m ago (session gone)', '45s ago']);
+    expect(seen.judged).toEqual({ at: NOW, vacant: true, reason: 'expired', expiresAt: NOW - 45 * SEC, session: { name: 's-redirected-none-gone', row: null, vouches: false } });
+    expect(seen.state).toBe('vacant: expired (the term ended 45s ago; the coordinator allows 1s of clock skew)');
+    expect(seen.session).toMatch(/^held on session s-redirected-none-gone, whose row is gone: .*; no session of its holder's process p-none is left, so the coordinator judges it by the lease's own stamp$/);
+    expect(seen.next).toMatch(/^elect a1 with a fencing token above 7 /);
   });
 });

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { decide, deleteHoldMs, heldAfterDelete, reelectionWindowMs, unmarkedHoldMs, type Decision } from '../../lib/election/decide.js';
 import { plan } from '../../lib/election/plan.js';
-import { isCandidateStale, isIdentityExpired, recheckAt, vacancy } from '../../lib/election/vacancy.js';
+import { effectiveLease, isCandidateStale, isIdentityExpired, judgingRow, leaseExpiresAt, recheckAt, sessionStampAt, vacancy, type SessionRowRead } from '../../lib/election/vacancy.js';
 import type { Candidate } from '../../lib/schemas/candidate.js';
 import { electionConfig } from '../../lib/schemas/config.js';
-import type { IdentityLease } from '../../lib/schemas/identity.js';
+import { SESSION_COMPONENT, allLeasesSessionComponent, sessionKey, type IdentityLease } from '../../lib/schemas/identity.js';
 import type { Lease } from '../../lib/schemas/lease.js';
 import { MIN, NOW, SEC, cand, lease } from '../fixtures.js';
 
@@ -360,5 +360,49 @@ describe("a held lease's re-election window", () => {
     { leaseS: 600, want: config.askAgainAfterMs / 2 },
   ])('a $leaseS s lease: $want ms', ({ leaseS, want }) => {
     expect(reelectionWindowMs({ leaseDurationSeconds: leaseS }, config)).toBe(want);
+  });
+});
+
+describe("judgingRow: the session row a held term is judged by, as the coordinator's tick judges it and the CLI shows it", () => {
+  // a1 of process p7 holds `l` (its own stamp a minute old, 15 s long) on session s-named
+  const held = lease('a1', { name: 'l', holderInstance: 'a1_1@p7', session: 's-named', leaseDurationSeconds: 15, renewTime: NOW - MIN });
+  const row = (name: string, process: string | undefined, renewTime: number, extra: Partial<SessionRowRead> = {}): SessionRowRead => ({ component: sessionKey(name).component, name, renewTime, process, ...extra });
+  const shard = allLeasesSessionComponent('p7');
+  const own = row(`${shard.slice(SESSION_COMPONENT.length + 1)}:s-own`, 'p7', NOW - 2 * SEC);
+  const rows = [
+    own,
+    row('s-own-old', 'p7', NOW - 5 * MIN),
+    row('s-peer', 'p2', NOW), // another process's, fresher
+    { ...row('s-elsewhere', 'p7', NOW), component: 'conclave-session:other-scope' }, // the process, in another grant's partition
+  ];
+  const expiry = (l: Lease, named: SessionRowRead | undefined, all: SessionRowRead[]) => leaseExpiresAt(effectiveLease(l, sessionStampAt(judgingRow(l, named, () => all)?.row, NOW, NOW), NOW));
+
+  it('the row named where it stands for the holder; no row for a lease not held on a session', () => {
+    const named = row('s-named', 'p7', NOW - SEC);
+    expect(judgingRow(held, named, () => rows)).toEqual({ row: named });
+    expect(judgingRow({ ...held, holderIdentity: undefined }, named, () => rows)).toBeUndefined();
+    expect(judgingRow({ ...held, session: undefined }, named, () => rows)).toBeUndefined();
+    // a holder on no session (its instance names no process) renews the lease itself: the row named, gone or not
+    expect(judgingRow({ ...held, holderInstance: 'a1_1' }, undefined, () => rows)).toEqual({ row: undefined });
+  });
+
+  it("the row named gone, another process's, or an older SDK's (no process): its holder's own process's freshest session in its partitions, under the name the lease gives it", () => {
+    for (const named of [undefined, row('s-named', 'p2', NOW), row('s-named', undefined, NOW)]) {
+      expect(judgingRow(held, named, () => rows)).toEqual({ row: { name: 's-named', renewTime: NOW - 2 * SEC, process: 'p7' }, own });
+      expect(expiry(held, named, rows)).toBe(NOW + 13 * SEC);
+    }
+  });
+
+  it('a term its own process names as left (leftTerms): by the stamp it was left at, the renewals not counted', () => {
+    const leftTerms = { l: { token: 7, instance: 'a1_1@p7', stamp: NOW - 10 * SEC } };
+    const leaving = { ...own, renewTime: NOW - SEC, leftTerms };
+    expect(judgingRow(held, undefined, () => [leaving])).toEqual({ row: { name: 's-named', renewTime: NOW - SEC, process: 'p7', leftTerms }, own: leaving });
+    expect(expiry(held, undefined, [leaving])).toBe(NOW + 5 * SEC);
+    expect(expiry(held, undefined, [{ ...leaving, leftTerms: { l: { ...leftTerms.l, token: 6 } } }])).toBe(NOW + 14 * SEC); // another term of the lease: not this one
+  });
+
+  it("none of the holder's process left: a stamp of 0, so the lease's own stamp decides", () => {
+    expect(judgingRow(held, undefined, () => rows.slice(2))).toEqual({ row: { name: 's-named', renewTime: 0, process: 'p7' }, own: null });
+    expect(expiry(held, undefined, rows.slice(2))).toBe(NOW - 45 * SEC);
   });
 });
