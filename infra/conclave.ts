@@ -374,7 +374,9 @@ export class Conclave extends Construct {
    * Grants a process that only looks the leader up (the SDK's `getLeader`: a client routing its
    * requests to the leader) what that reads: GetItem of the leases' rows (`leaseNames`, kept to
    * them by `dynamodb:LeadingKeys`, or `allLeases: true`), and GetItem of every process's session row on the
-   * identities table, which judges a term held on a session (a LeaderElector's `session`). No
+   * identities table, which judges a term held on a session (a LeaderElector's `session`), with the
+   * Query of those session partitions (a term its named row does not vouch for is judged by its
+   * holder's own process's sessions). No
    * write, no candidate row, no identity lease. With `encryptionKey`, kms:Decrypt and
    * kms:DescribeKey on that key. With `regions`: on the tables of this construct's Region.
    * @throws ValidationError naming the option, when the scope is missing or both forms are given

@@ -445,7 +445,9 @@ export function warnIfNothingGranted(grantee: iam.IGrantable, by: LeaseGrant): v
 /**
  * What getLeader reads: GetItem of the leases' rows (kept to `leaseNames` by `dynamodb:LeadingKeys`;
  * undefined: every lease), and of every process's session row (grantSessionReads), which judges a
- * term held on a session; with a key, the KMS actions a read of a key-encrypted table needs.
+ * term held on a session, with the Query of those partitions: a term whose named row does not vouch
+ * for its holder is judged by its holder's own process's sessions (IdentityStore.processSessions);
+ * with a key, the KMS actions a read of a key-encrypted table needs.
  */
 export function grantLeaderReads(grantee: iam.IGrantable, leaseNames: readonly string[] | undefined, on: Pick<GrantTargets, 'tables' | 'encryptionKey'>): iam.Grant {
   const leases = (leaseNames ? chunked(leaseNames) : [undefined]).map((part) =>
@@ -456,7 +458,7 @@ export function grantLeaderReads(grantee: iam.IGrantable, leaseNames: readonly s
       ...(part ? { conditions: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [...part] }, Null: { 'dynamodb:LeadingKeys': 'false' } } } : {}),
     }),
   );
-  const grants = [...leases, grantSessionReads(grantee, on)];
+  const grants = [...leases, grantSessionReads(grantee, on, { query: true })];
   if (on.encryptionKey) grants.push(on.encryptionKey.grant(grantee, ...KEY_READ));
   return grants.reduce((a, b) => a.combine(b));
 }
@@ -464,12 +466,13 @@ export function grantLeaderReads(grantee: iam.IGrantable, leaseNames: readonly s
 /**
  * Reads of every process's session row (GetItem on the identities partitions SESSION_PARTITIONS):
  * a follower judges a lease held on a session by its holder's session, whoever's grant wrote it.
- * No write: a worker writes only its own grant's session partition (grantWorkerAccess).
+ * `query`: their Query too (getLeader: a holder's own process's sessions). No write: a worker
+ * writes only its own grant's session partition (grantWorkerAccess).
  */
-export function grantSessionReads(grantee: iam.IGrantable, on: Pick<GrantTargets, 'tables'>): iam.Grant {
+export function grantSessionReads(grantee: iam.IGrantable, on: Pick<GrantTargets, 'tables'>, opts: { query?: boolean } = {}): iam.Grant {
   return iam.Grant.addToPrincipal({
     grantee,
-    actions: ['dynamodb:GetItem'],
+    actions: opts.query ? ['dynamodb:GetItem', 'dynamodb:Query'] : ['dynamodb:GetItem'],
     resourceArns: [on.tables.identities.tableArn],
     conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [...SESSION_PARTITIONS] }, Null: { 'dynamodb:LeadingKeys': 'false' } },
   });

@@ -131,7 +131,9 @@ export class ConclaveReplica extends Construct {
    * `Conclave.grantGetLeader` for a reader in this Region (the SDK's `getLeader`), on this
    * Region's replicas: GetItem of the leases' rows (`leaseNames`, kept to them by
    * `dynamodb:LeadingKeys`, or `allLeases: true`), and GetItem of every process's session row on
-   * the identities table, which judges a term held on a session. No write.
+   * the identities table, which judges a term held on a session, with the Query of those session
+   * partitions (a term its named row does not vouch for is judged by its holder's own process's
+   * sessions). No write.
    * @throws ValidationError naming the option, when the scope is missing or both forms are given
    */
   grantGetLeader(grantee: iam.IGrantable, options: GrantGetLeaderOptions): iam.Grant {

@@ -120,16 +120,13 @@ export async function readSession(ctx: CliContext, lease: Lease | undefined, opt
 }
 
 /**
- * The session rows of the partitions the holder's process keeps its sessions in
- * (processSessionComponents: the grant scope of the session the lease names, or the process's own
- * shard when granted every lease; both conclave-session and the shard for a name without a
- * partition), for a term whose named row does not stand for it: judgingRow picks its own process's
- * freshest, as the coordinator's tick does.
+ * The session rows of the holder's process (IdentityStore.processSessions: the partitions it keeps
+ * its sessions in), for a term whose named row does not stand for it: judgingRow picks its own
+ * process's freshest, as the coordinator's tick does.
  */
 async function ownSessions(ctx: CliContext, lease: Lease): Promise<IdentityLease[]> {
   const process = processOf(lease.holderInstance);
-  if (process === undefined || lease.session === undefined) return [];
-  return (await Promise.all(processSessionComponents(lease.session, process).map((c) => ctx.identities.query(c)))).flatMap((r) => r.items);
+  return process === undefined || lease.session === undefined ? [] : ctx.identities.processSessions(lease.session, process);
 }
 
 /** A held lease's session row the schema refuses, as the CLI tells it: the row, its fields, the delete that repairs it. */

@@ -5,9 +5,9 @@
 import * as z from 'zod';
 import { systemClock } from '../clock.js';
 import { leaderOf, type LeaderInfo } from '../election/leader.js';
-import { effectiveLease, sessionStampAt, type SessionStamp } from '../election/vacancy.js';
+import { effectiveLease, judgedOffNamed, judgingRow, sessionStampAt, type SessionStamp } from '../election/vacancy.js';
 import { electionConfig } from '../schemas/config.js';
-import { sessionKey } from '../schemas/identity.js';
+import { processOf, processSessionComponents, sessionKey, type IdentityLease } from '../schemas/identity.js';
 import { LeaseName } from '../schemas/lease.js';
 import { ValidationError, parse } from '../schemas/validation.js';
 import { BrokenSessionError } from '../stores/errors.js';
@@ -45,12 +45,17 @@ export type GetLeaderOptions = z.input<typeof GetLeaderOptionsSchema>;
  * from one consistent read of the lease row (and of its session's row, for a term held on a
  * session: its renewals keep the term); null when nobody holds a live term — no holder, a term
  * that ran out (judged as the coordinator does, allowing `clockSkewMs`), or a vacancy reported.
- * A term held on a session row the schema refuses is judged by nobody: a BrokenSessionError.
- * Where to send a request now, not a lock: only the leader's fencing token guards its writes.
- * The caller's role needs both reads: `grantGetLeader` of `@conclave/cdk`.
+ * A term whose session row does not stand for its holder (gone, or another process's: a peer of
+ * the same lease rewrote `session`) is judged as the coordinator's tick judges it: by its holder's
+ * own process's freshest session row, read consistently from that process's session partitions
+ * (the stamp a term its process left to run out was left at), or by the lease's own stamp with
+ * none left. A term held on a session row the schema refuses is judged by nobody: a
+ * BrokenSessionError. Where to send a request now, not a lock: only the leader's fencing token
+ * guards its writes. The caller's role needs these reads: `grantGetLeader` of `@conclave/cdk`
+ * (0.2.0 or later for the session partitions' Query).
  * @throws ValidationError naming a bad lease name or option
  * @throws BrokenSessionError (a ValidationError) naming the identities table, the session row, what the schema refused and the repair, when the term is held on a session whose row the schema refuses
- * @throws DynamoDBRefusedError (`denied`) naming the table, when the role may not read a row it needs
+ * @throws DynamoDBRefusedError (`denied`) naming the table (and, for a Query, the session partitions), when the role may not read a row it needs
  * @throws DynamoDBRefusedError (`throttled`) naming the table, when a read is throttled past the AWS SDK's own retries (not retried)
  * @throws DynamoDBUnreachableError naming the endpoint and the table, when DynamoDB cannot be reached (not retried)
  * @throws TableNotFoundError naming the tables and the `tables` option, when a table does not exist
@@ -63,8 +68,10 @@ export async function getLeader(leaseName: string, options: GetLeaderOptions): P
   // its requests give up as the SDK's own do: one that never answers must not hang the caller (bounded-client.ts)
   const requests = boundedClient(o.client, o.clock ?? systemClock, requestBoundMs(0));
   // `row`: the row not read, and its table
-  const refused = async (e: unknown, what: string, row: string): Promise<unknown> =>
-    faultKind(e) === 'denied' ? new DynamoDBRefusedError('denied', `getLeader of lease "${name}"`, e as Error, `${what} this role may not read (GetItem); grant it Conclave's grantGetLeader (the lease rows and every session row), and check its credentials`) : oneShotFault(tableNotFound(`getLeader of lease "${name}"`, o.tables, e), 'getLeader', name, row, o.client);
+  const refused = async (e: unknown, what: string, row: string, action: 'GetItem' | 'Query' = 'GetItem'): Promise<unknown> =>
+    faultKind(e) === 'denied'
+      ? new DynamoDBRefusedError('denied', `getLeader of lease "${name}"`, e as Error, action === 'GetItem' ? `${what} this role may not read (GetItem); grant it Conclave's grantGetLeader (the lease rows and every session row), and check its credentials` : `${what} this role may not read (Query); grant it Conclave's grantGetLeader of @conclave/cdk 0.2.0 or later (the lease rows, and reads and queries of every session partition), and check its credentials`)
+      : oneShotFault(tableNotFound(`getLeader of lease "${name}"`, o.tables, e), 'getLeader', name, row, o.client);
   const sentAt = time.monotonic();
   const leaseRow = `the lease's row on the leases table "${o.tables.leases}"`;
   const lease = (await new LeaseStore(requests, o.tables.leases).read(name).catch(async (e: unknown) => {
@@ -75,15 +82,29 @@ export async function getLeader(leaseName: string, options: GetLeaderOptions): P
   let session: SessionStamp | undefined;
   if (lease?.holderIdentity !== undefined && lease.session !== undefined) {
     const key = sessionKey(lease.session);
+    const identities = new IdentityStore(requests, o.tables.identities);
+    let row: IdentityLease | undefined;
     try {
-      const row = (await new IdentityStore(requests, o.tables.identities).read(key.component, key.name)).item;
-      session = sessionStampAt(row, at, at);
+      row = (await identities.read(key.component, key.name)).item;
     } catch (e) {
       // a row the schema refuses: nobody judges the term by it (the coordinator leaves the lease
       // alone), so neither a leader nor null is the answer while its holder may still act
       if (e instanceof ValidationError) throw new BrokenSessionError(`getLeader of lease "${name}"`, { lease: name, holderIdentity: lease.holderIdentity, fencingToken: lease.fencingToken, session: lease.session }, o.tables.identities, e);
       throw await refused(e, `the term is held on session "${lease.session}", whose row on the identities table "${o.tables.identities}"`, `the row of session "${lease.session}" on the identities table "${o.tables.identities}"`);
     }
+    // a row that does not stand for the holder (gone, or another process's: a same-lease peer
+    // redirected `session`) is no judge of its term: the coordinator's tick judges it by the holder's
+    // own process's freshest session row (its leftTerms too), or by the lease's own stamp with none left
+    let own: IdentityLease[] = [];
+    if (judgedOffNamed(lease, row)) {
+      const process = processOf(lease.holderInstance)!;
+      const partitions = processSessionComponents(lease.session, process).map((c) => `"${c}"`).join(', ');
+      const where = `the partition${partitions.includes(',') ? 's' : ''} ${partitions} on the identities table "${o.tables.identities}"`;
+      own = await identities.processSessions(lease.session, process).catch(async (e: unknown) => {
+        throw await refused(e, `its session "${lease.session}" does not vouch for ${lease.holderIdentity}'s term, so it is judged by ${lease.holderIdentity}'s own process's sessions, in ${where}, which`, `the sessions of ${lease.holderIdentity}'s process in ${where}`, 'Query');
+      });
+    }
+    session = sessionStampAt(judgingRow(lease, row, () => own)?.row, at, at);
   }
   return leaderOf(effectiveLease(lease, session, at), at, o.clockSkewMs).leader;
 }

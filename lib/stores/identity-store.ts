@@ -1,6 +1,6 @@
 import { GetItemCommand, UpdateItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
-import { IdentityLeaseItem, MAX_ENDED_TERMS, sessionKey, type IdentityLease, type LeftTerm } from '../schemas/identity.js';
+import { IdentityLeaseItem, MAX_ENDED_TERMS, processSessionComponents, sessionKey, type IdentityLease, type LeftTerm } from '../schemas/identity.js';
 import { ConflictError, EndedTermsFullError, isConditionFailed } from './errors.js';
 import { COORDINATOR_COMPONENT } from '../schemas/tick-cursor.js';
 import { ItemStore, type Patch, type Read, type ScanOptions, type Scanned } from './item-store.js';
@@ -110,6 +110,18 @@ export class IdentityStore extends ItemStore<typeof IdentityLeaseItem> {
   /** The row of `component` named `name` (a consistent read unless `consistent` is false), with the revision to write against. */
   read(component: string, name: string, consistent = true): Promise<IdentityRead> {
     return this.get({ component, name }, consistent);
+  }
+
+  /**
+   * Process `process`'s session rows, for a term it holds on a lease that names session row `named`
+   * which does not stand for it (gone, or another process's): one consistent Query of each partition
+   * the process keeps its sessions in (processSessionComponents), side by side. Rows the schema
+   * refuses vouch for nothing and are left out. judgingRow (lib/election/vacancy.ts) picks the
+   * freshest, as the coordinator's tick does (the CLI, getLeader).
+   */
+  async processSessions(named: string, process: string): Promise<IdentityLease[]> {
+    const read = await Promise.all(processSessionComponents(named, process).map((c) => this.query(c)));
+    return read.flatMap((r) => r.items).filter((i) => i.process === process);
   }
 
   /**

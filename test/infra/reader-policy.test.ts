@@ -1,7 +1,8 @@
 /**
  * What a role `grantGetLeader` gives may do, judged request by request (test/infra/iam.ts):
  * every request getLeader really sends on DynamoDB Local — for a term held on a session, the
- * session's row on the identities table too — is let through; writes, another lease's row and
+ * session's row on the identities table too, and for a term that row does not vouch for, the Query
+ * of its holder's process's session partitions — is let through; writes, another lease's row and
  * identity rows that are no session are not.
  */
 import { Stack } from 'aws-cdk-lib';
@@ -10,7 +11,7 @@ import * as kms from 'aws-cdk-lib/aws-kms';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { Conclave } from '../../infra/conclave.js';
 import { manualClock } from '../../lib/clock.js';
-import { SESSION_COMPONENT } from '../../lib/schemas/identity.js';
+import { SESSION_COMPONENT, allLeasesSessionComponent } from '../../lib/schemas/identity.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
 import { getLeader } from '../../lib/sdk/get-leader.js';
 import { IdentityStore } from '../../lib/stores/identity-store.js';
@@ -23,6 +24,7 @@ import { buildAssets, logicalId, statementsOf, synth, unacknowledged } from './s
 
 type Role = keyof typeof TABLES;
 const LEASE = 'routed-service';
+const REDIRECTED = 'routed-redirected';
 
 let t: TestTables;
 let g: GrantedRole;
@@ -30,7 +32,7 @@ let g: GrantedRole;
 beforeAll(async () => {
   await buildAssets();
   t = await testTables('reader-policy');
-  g = grantedRole('Readers', 'lambda.amazonaws.com', t.names, (c, role) => c.grantGetLeader(role, { leaseNames: [LEASE] }));
+  g = grantedRole('Readers', 'lambda.amazonaws.com', t.names, (c, role) => c.grantGetLeader(role, { leaseNames: [LEASE, REDIRECTED] }));
 });
 afterAll(async () => {
   g?.s.cleanup();
@@ -58,10 +60,26 @@ describe('the reader policy (grantGetLeader) and getLeader', () => {
     expect(requests.filter((r) => !allowed(r)).map(show)).toEqual([]);
   });
 
+  it('lets through the Query of its holder’s process’s session partitions, for a term whose named session row does not vouch for it (a peer redirected it)', async () => {
+    await new LeaseStore(t.client, t.names.leases).write(LeaseStore.readOf(REDIRECTED, undefined), {
+      set: { holderIdentity: 'a1', holderInstance: 'a1_1@p9', session: 's-gone', acquireTime: NOW - 10 * MIN, renewTime: NOW - MIN, leaseDurationSeconds: 15, leaseTransitions: 1, fencingToken: 43 },
+    });
+    await new IdentityStore(t.client, t.names.identities).write({ key: { component: SESSION_COMPONENT, name: 's-own' }, item: undefined, revision: 0 }, { set: { holderIdentity: 's-own_1', process: 'p9', hostname: 'web-9', leaseDurationSeconds: 15, acquireTime: NOW - 10 * MIN, renewTime: NOW - 2 * SEC } });
+    const { client, requests } = recordingClient(inject('ddbEndpoint'), t.names);
+    // judged by p9's own session s-own (2 s ago), as the coordinator's tick judges it
+    expect(await getLeader(REDIRECTED, { client, tables: t.names, clockSync: 'none', clock: manualClock(NOW) })).toMatchObject({ holder: 'a1', fencingToken: 43 });
+    client.destroy();
+    expect(requests.map(show).sort()).toEqual([`dynamodb:GetItem leases ${REDIRECTED}`, `dynamodb:GetItem identities ${SESSION_COMPONENT}`, `dynamodb:Query identities ${SESSION_COMPONENT}`, `dynamodb:Query identities ${allLeasesSessionComponent('p9')}`].sort());
+    // before the fix: the grant had GetItem alone, and a role granted it was refused the Query
+    expect(requests.filter((r) => !allowed(r)).map(show)).toEqual([]);
+  });
+
   const refused: [string, () => DynamoRequest][] = [
     ['another lease’s row', () => get('leases', 'someone-elses')],
     ['a candidate row', () => get('candidates', LEASE)],
     ['an identity lease (no session)', () => get('identities', 'scheduler')],
+    ['a Query of identity leases (no session)', () => ({ ...get('identities', 'scheduler'), action: 'dynamodb:Query', attributes: ['component'] })],
+    ['a Query of the leases', () => ({ ...get('leases', LEASE), action: 'dynamodb:Query', attributes: ['name'] })],
     ['a write of the lease', () => ({ ...get('leases', LEASE), action: 'dynamodb:UpdateItem', attributes: ['name', 'renewTime'], returnValues: 'NONE' })],
     ['a write of a session row', () => ({ ...get('identities', SESSION_COMPONENT), action: 'dynamodb:UpdateItem', attributes: ['component', 'name', 'renewTime'], returnValues: 'NONE' })],
   ];
@@ -87,8 +105,10 @@ describe('the reader policy (grantGetLeader) and getLeader', () => {
     });
     try {
       const granted = statementsOf(k.template, roleId);
-      expect(granted.flatMap((x) => x.Action).sort()).toEqual(['dynamodb:GetItem', 'dynamodb:GetItem', 'kms:Decrypt', 'kms:DescribeKey']);
+      expect(granted.flatMap((x) => x.Action).sort()).toEqual(['dynamodb:GetItem', 'dynamodb:GetItem', 'dynamodb:Query', 'kms:Decrypt', 'kms:DescribeKey']);
       expect(granted.filter((x) => x.Action.includes('dynamodb:GetItem')).map((x) => JSON.stringify(x.Condition ?? {}))).toEqual(['{}', expect.stringContaining('conclave-session:*')]);
+      // the Query only in the session partitions' statement
+      expect(granted.filter((x) => x.Action.includes('dynamodb:Query')).map((x) => JSON.stringify(x.Condition ?? {}))).toEqual([expect.stringContaining('conclave-session:*')]);
       expect(unacknowledged(k.report)).toEqual([]);
     } finally {
       k.cleanup();
