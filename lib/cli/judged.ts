@@ -25,8 +25,8 @@ export interface SessionSeen {
   /**
    * The row the term is judged by, as the coordinator's tick judges it (vacancy.ts judgingRow): the
    * row named, or, where it does not stand for the holder, its holder's own process's session
-   * (`own`; null: none left, the lease's own stamp decides). Absent (`leader`, as getLeader judges;
-   * a refused row): the row named alone, a term it does not vouch for held as of now.
+   * (`own`; null: none left, the lease's own stamp decides). Absent on a refused row (judged by no
+   * one); where absent otherwise, the row named alone, a term it does not vouch for held as of now.
    */
   readonly judging?: JudgingRow<IdentityLease>;
 }
@@ -87,7 +87,7 @@ export function unvouched(l: Lease, seen: SessionSeen | undefined): boolean {
   return seen !== undefined && sessionStanding(l, seen.row && { name: seen.name, renewTime: seen.row.renewTime, process: seen.row.process }) === 'unvouched';
 }
 
-/** The term's end cannot be foreseen: on a refused row, or on one that does not vouch for it with its holder's own sessions not looked for (`leader`). */
+/** The term's end cannot be foreseen: on a refused row, or on one that does not vouch for it with its holder's own sessions not looked for (no `judging`). */
 const unforeseen = (l: Lease, seen: SessionSeen | undefined): boolean => seen?.refused !== undefined || (seen?.judging === undefined && unvouched(l, seen));
 
 /** What an unvouched term's state says in place of its end. */

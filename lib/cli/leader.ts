@@ -1,6 +1,7 @@
 /**
  * `conclave leader LEASE`: who leads a lease and where clients reach it (the SDK's getLeader, from
- * the operator's side): the lease row and its session, read as describe reads them, judged with the
+ * the operator's side): the lease row and its session (and, where that row does not vouch for the
+ * holder, its holder's process's sessions), read as describe reads them, judged with the
  * coordinator's rules and the election config given.
  */
 import { leaderOf } from '../election/leader.js';
@@ -24,8 +25,8 @@ export async function leader(ctx: CliContext, args: { lease: string }): Promise<
     reportInvalid(ctx, list.invalid);
     if (list.candidates.length === 0 && list.invalid.length === 0) throw await unknownLease(ctx, args.lease);
   }
-  // the row named alone, as getLeader reads it: a term it does not vouch for is held as of now
-  const session = await readSession(ctx, read.item, { named: true });
+  // as getLeader and the coordinator's tick judge it: a term the named row does not vouch for by its holder's own process's sessions (judgingRow)
+  const session = await readSession(ctx, read.item);
   // judged by no one: neither a leader nor "no leader" is the answer while its holder may act
   if (session?.refused) throw new CliError(session.refused.message);
   const now = ctx.clock.now();

@@ -100,9 +100,9 @@ export interface Snapshot {
  * the term is judged by no one (the coordinator's tick, getLeader), and the CLI judges it neither.
  * Where the row does not stand for the holder (gone, or another process's), the holder's own
  * process's sessions are read too (ownSessions), and the term judged as the coordinator's tick judges
- * it (`judging`); `named: true` reads the row named alone, as getLeader does.
+ * it (`judging`), as getLeader does too.
  */
-export async function readSession(ctx: CliContext, lease: Lease | undefined, opts: { named?: boolean } = {}): Promise<SessionSeen | undefined> {
+export async function readSession(ctx: CliContext, lease: Lease | undefined): Promise<SessionSeen | undefined> {
   const name = sessionOf(lease);
   if (name === undefined) return undefined;
   const readAt = ctx.clock.now();
@@ -114,7 +114,6 @@ export async function readSession(ctx: CliContext, lease: Lease | undefined, opt
     if (!(e instanceof ValidationError)) throw e;
     return { name, row: undefined, readAt, refused: refusedSession(ctx, lease!, e) };
   }
-  if (opts.named) return { name, row, readAt };
   const own = judgedOffNamed(lease!, row) ? await ownSessions(ctx, lease!) : [];
   return { name, row, readAt, judging: judgingRow(lease, row, () => own)! };
 }

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { manualClock } from '../../lib/clock.js';
 import { LeaderInfoSchema } from '../../lib/election/leader.js';
-import { SESSION_COMPONENT } from '../../lib/schemas/identity.js';
+import { SESSION_COMPONENT, sessionKey, type LeftTerm } from '../../lib/schemas/identity.js';
 import { IdentityStore } from '../../lib/stores/identity-store.js';
 import { MIN, NOW, SEC, cand, lease } from '../fixtures.js';
 import { cliHarness, type CliHarness } from './harness.js';
@@ -82,5 +82,44 @@ describe('conclave leader', () => {
     const bad = await h.run(['leader', 'no spaces'], at());
     expect(bad.code).toBe(1);
     expect(bad.err).toMatch(/lease/);
+  });
+});
+
+describe("conclave leader: a term its named session does not vouch for, judged as the coordinator's tick judges it (judgingRow), as getLeader judges it", () => {
+  /** Session row `name` of process `process`, renewed at `renewTime`; `left`: the terms its stopped electors left. */
+  const processSession = (name: string, process: string, renewTime: number, left?: Record<string, LeftTerm>) =>
+    new IdentityStore(h.t.client, h.t.names.identities).write(
+      { key: sessionKey(name), item: undefined, revision: 0 },
+      { set: { holderIdentity: `${name}_1`, process, hostname: 'web-9', leaseDurationSeconds: 60, acquireTime: NOW - 10 * MIN, renewTime, ...(left ? { leftTerms: left } : {}) } },
+    );
+  /** Lease `name` held by a1 of process `process` on session `session` (15 s long, token 42), its own stamp at `renewTime`. */
+  const heldBy = (name: string, process: string, session: string, renewTime = NOW - MIN) =>
+    h.seedLease(lease('a1', { name, holderInstance: `a1_1@${process}`, session, leaseDurationSeconds: 15, renewTime, acquireTime: NOW - MIN, fencingToken: 42 }));
+  const leaderAt = async (name: string, ms: number) => (JSON.parse((await h.run(['-o', 'json', 'leader', name], at(ms))).out) as { leader: { holder: string } | null; vacancy?: string });
+
+  it("redirected, its holder's own process's session live: the leader until that session's stamp + the lease duration (+ the skew margin), then no leader", async () => {
+    await processSession('s-pl', 'pl', NOW - 2 * SEC);
+    await processSession('s-peer', 'p2', NOW - 30 * SEC);
+    await heldBy('redirected-gone', 'pl', 's-redirected-gone');
+    await heldBy('redirected-peer', 'pl', 's-peer');
+    for (const name of ['redirected-gone', 'redirected-peer']) {
+      expect((await leaderAt(name, NOW + 14 * SEC)).leader, name).toMatchObject({ holder: 'a1' });
+      // before: a1, held as of now whatever the time
+      expect(await leaderAt(name, NOW + 14 * SEC + 1), name).toEqual({ lease: name, leader: null, vacancy: 'expired' });
+    }
+    expect((await h.run(['leader', 'redirected-gone'], at(NOW + 14 * SEC + 1))).out).toBe('redirected-gone: no leader: the term ran out (the coordinator allows 1s of clock skew)');
+  });
+
+  it("redirected, no session of its holder's process left: by the lease's own stamp", async () => {
+    await heldBy('redirected-none', 'p-none', 's-redirected-none-gone', NOW - 2 * SEC);
+    expect((await leaderAt('redirected-none', NOW + 14 * SEC)).leader).toMatchObject({ holder: 'a1' });
+    expect((await leaderAt('redirected-none', NOW + 14 * SEC + 1)).leader).toBeNull();
+  });
+
+  it('a term its process left to run out (leftTerms), redirected off its session: no leader past the stamp it was left at + the lease duration', async () => {
+    await processSession('s-pk', 'pk', NOW - SEC, { 'kept-left': { token: 42, instance: 'a1_1@pk', stamp: NOW - 10 * SEC } });
+    await heldBy('kept-left', 'pk', 's-kept-left-gone');
+    expect((await leaderAt('kept-left', NOW + 6 * SEC)).leader).toMatchObject({ holder: 'a1' });
+    expect((await leaderAt('kept-left', NOW + 6 * SEC + 1)).leader).toBeNull();
   });
 });
