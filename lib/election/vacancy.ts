@@ -35,7 +35,16 @@ export function sessionStampAt(row: { readonly name: string; readonly renewTime:
  */
 export function leftStamp(lease: Lease, row: { readonly leftTerms?: Readonly<Record<string, LeftTerm>> | undefined } | undefined): number | undefined {
   const left = row?.leftTerms?.[lease.name];
-  return left !== undefined && left.instance === lease.holderInstance && left.token === lease.fencingToken ? left.stamp : undefined;
+  return left !== undefined && namesTerm(lease, left) ? left.stamp : undefined;
+}
+
+/**
+ * Whether `lease` shows the term `left` names: its holder's instance, and the token it was led with
+ * (`termToken`, which an operator's or a peer's move of the fencing token leaves as it was; an older
+ * SDK's row without one, its fencing token).
+ */
+export function namesTerm(lease: Lease | undefined, left: { readonly token: number; readonly instance: string }): boolean {
+  return lease?.holderInstance === left.instance && (lease.termToken ?? lease.fencingToken) === left.token;
 }
 
 /**

@@ -21,8 +21,9 @@ export const MAX_ENDED_TERMS = 512;
 export const MAX_LEFT_TERMS = 256;
 
 /**
- * A term a stopped elector of the session's process left to run out (releaseOnCancel false): its
- * fencing token and holder instance, and the stamp it runs out from (`stamp` + the lease's
+ * A term a stopped elector of the session's process left to run out (releaseOnCancel false): the
+ * fencing token it was led with (the lease's `termToken`, which a move of the row's fencing token
+ * leaves as it was) and holder instance, and the stamp it runs out from (`stamp` + the lease's
  * `leaseDurationSeconds`), which later renewals of the row never extend.
  */
 export const LeftTerm = z.strictObject({ token: FencingToken, instance: Instance, stamp: Millis });

@@ -3,7 +3,7 @@
  * decisions it orders. No I/O, no clock read. Why each decision is as it is: docs/architecture.md,
  * "Inside the elector".
  */
-import { renewedBy, renewedBySession, SESSION_QUIET_LEASES, sessionStanding } from '../election/vacancy.js';
+import { namesTerm, renewedBy, renewedBySession, SESSION_QUIET_LEASES, sessionStanding } from '../election/vacancy.js';
 import { processOf, vouchesFor, type IdentityLease, type LeftTerm } from '../schemas/identity.js';
 import type { Candidate } from '../schemas/candidate.js';
 import type { IdentityClaim, Lease } from '../schemas/lease.js';
@@ -892,7 +892,7 @@ export function leftTerm(keptToken: number, instance: string, onSession: boolean
 
 /** Whether lease row `l` still shows a term left to run out (leftTerm): until it does not, its process's session rows name it. */
 export function showsLeftTerm(l: Lease | undefined, term: { readonly token: number; readonly instance: string }): boolean {
-  return l?.holderInstance === term.instance && l.fencingToken === term.token;
+  return namesTerm(l, term);
 }
 
 /** What a leader's next-step timing depends on. */

@@ -118,6 +118,8 @@ describe('leftTerm and showsLeftTerm: the term a stopping elector leaves to run 
     expect(showsLeftTerm(lease({ holderInstance: 'c_1@q', fencingToken: 9 }), t)).toBe(false); // taken over
     expect(showsLeftTerm(lease({ holderInstance: 'b_1@p', fencingToken: 9 }), t)).toBe(false);
     expect(showsLeftTerm(undefined, t)).toBe(false); // the row gone
+    expect(showsLeftTerm(lease({ holderInstance: 'b_1@p', fencingToken: 619, termToken: 7 }), t)).toBe(true); // its fencing token moved under it (termToken kept): the same term (seed 14000169, --kept all)
+    expect(showsLeftTerm(lease({ holderInstance: 'b_1@p', fencingToken: 7, termToken: 9 }), t)).toBe(false); // another term
   });
 });
 
