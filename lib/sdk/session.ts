@@ -368,7 +368,12 @@ export class Session {
     if (item.renewTime > this.lastStamp) this.lastStamp = item.renewTime;
   }
 
-  /** An elector takes part (through sessionSeam): the session keeps running until it leaves. */
+  /**
+   * An elector takes part (through sessionSeam): the session keeps running until it leaves. Its
+   * leaving writes nothing: the row says nothing of who is attached, and a term it left to run out
+   * (SessionSeam.leave) is judged by the stamp the row has now until the next renewal names it. Only
+   * the last to leave a process that is leaving wakes the session, which then deletes its row.
+   */
   private attach(listener: SessionListener): () => void {
     this.listeners.add(listener);
     this.attached++;
@@ -378,8 +383,13 @@ export class Session {
       left = true;
       this.listeners.delete(listener);
       this.attached--;
-      this.nap?.end();
+      if (this.leaving()) this.nap?.end();
     };
+  }
+
+  /** Whether run()'s signal has aborted and every elector on the session has left: run() deletes the row and ends. */
+  private leaving(): boolean {
+    return this.signal?.aborted === true && this.attached === 0;
   }
 
   /**
@@ -392,7 +402,7 @@ export class Session {
   async run(signal: AbortSignal): Promise<void> {
     this.startUp.claim('Session');
     this.signal = signal;
-    const leaving = () => signal.aborted && this.attached === 0;
+    const leaving = () => this.leaving();
     // A jump of DynamoDB's time as this machine measures it ends the session at once, as it stops
     // every elector's term (LeaderElector's onClockJump): the deadline it keeps on the monotonic
     // clock and the stamp it last wrote can no longer be vouched for. Renewed on, it would keep

@@ -1309,3 +1309,76 @@ describe('a leader with releaseOnCancel false stops, its term on the Session its
   });
 });
 
+
+describe('an elector leaving its Session', () => {
+  const LEAVING = ['job-1', 'job-2', 'job-3', 'job-4'];
+
+  it('a follower that stops costs its session no write: the session renews on its cadence, not at once, and the process still deletes its row as soon as its last elector leaves', async () => {
+    const { sim, procs } = await sessionFleet({ leases: LEAVING });
+    await sim.run(2 * FAST.leaseDurationMs);
+    // the process with the most followers; each is stopped just after one of its session's renewals was answered
+    const followersOf = (p: Process) => p.electors.filter((e) => !e.elector.isLeader());
+    const p = [...procs].sort((a, b) => followersOf(b).length - followersOf(a).length)[0]!;
+    // all but one: the last is still attached when the process leaves
+    const followers = followersOf(p).slice(0, -1);
+    expect(followers.length).toBeGreaterThanOrEqual(2);
+    const cadence = SESSION.renewIntervalMs - 137;
+    const from = sim.clock.monotonic();
+    let early = 0;
+    for (const f of followers) {
+      const mark = sim.clock.monotonic();
+      await sim.until('a session renewal', () => sessionWrites(p.machine, mark).length > 0 || undefined, 2 * cadence);
+      const renewedAt = sessionWrites(p.machine, mark)[0]!.at;
+      await sim.run(20); // answered: the session sleeps until its next renewal
+      const stoppedAt = sim.clock.monotonic();
+      await f.stop();
+      // a write of the session sent after the stop, before its next renewal was due
+      await sim.run(Math.max(0, renewedAt + cadence - 5 - sim.clock.monotonic()));
+      early += sessionWrites(p.machine, stoppedAt).filter((r) => r.at < renewedAt + cadence - 5).length;
+    }
+    const window = sim.clock.monotonic() - from;
+    const writes = sessionWrites(p.machine, from).length;
+    console.log(`${followers.length} followers stopped over ${window} ms: ${writes} session writes, ${early} sent before the renewal was due`);
+    // before: two writes at once per stop (its elector's and its candidate's leaving: 6 for 3 stops, 9 writes over 1.5 s)
+    expect(early).toBe(0);
+    expect(writes).toBeLessThanOrEqual(Math.ceil(window / cadence) + 1);
+    // the process leaving, an elector still attached: its row is deleted as soon as that elector has left, not a renewal interval on
+    const name = p.session.name!;
+    expect(p.electors.filter((e) => !followers.includes(e)).length).toBeGreaterThan(0);
+    await sim.run(20);
+    p.stop.abort();
+    await sim.run(20);
+    expect(p.session.name).toBe(name); // the session waits for its electors
+    for (const e of p.electors) await e.stop();
+    const stoppedAt = sim.clock.monotonic();
+    await sim.settle(p.running, 'the session to end');
+    expect(sim.clock.monotonic() - stoppedAt).toBeLessThan(50);
+    const key = sessionKey(name);
+    expect((await new IdentityStore(sim.client, sim.names.identities).read(key.component, key.name)).item).toBeUndefined();
+  });
+
+  it('a process stopped at once (SIGTERM: its session and all its electors told together) writes its session row no more before deleting it', async () => {
+    const { sim, procs, holderOf } = await sessionFleet({ leases: LEAVING });
+    await sim.run(2 * FAST.leaseDurationMs);
+    const p = await holderOf(LEAVING[0]!);
+    const name = p.session.name!;
+    const mark = sim.clock.monotonic();
+    await sim.until('a session renewal', () => sessionWrites(p.machine, mark).length > 0 || undefined, SESSION.renewIntervalMs);
+    await sim.run(20); // answered: the session sleeps until its next renewal
+    const from = sim.clock.monotonic();
+    p.stop.abort();
+    for (const e of p.electors) e.controller.abort();
+    await sim.settle(Promise.all(p.electors.map((e) => e.done)), 'its electors to stop');
+    await sim.settle(p.running, 'the session to end');
+    const writes = sessionWrites(p.machine, from).length;
+    const deletes = p.machine.sent.filter((r) => r.at >= from && r.ok && r.operation === 'DeleteItem' && isTable('-identities')(r)).length;
+    console.log(`${p.electors.length} electors stopped at once, their process's session gone ${sim.clock.monotonic() - from} ms on: ${writes} session writes, ${deletes} delete`);
+    // before: 1 (the first leaving woke the session asleep; the others came while that renewal was in flight)
+    expect(writes).toBe(0);
+    expect(deletes).toBe(1);
+    const key = sessionKey(name);
+    expect((await new IdentityStore(sim.client, sim.names.identities).read(key.component, key.name)).item).toBeUndefined();
+    const others = procs.filter((x) => x !== p);
+    for (const lease of LEAVING) await sim.until(`a new leader of ${lease}`, () => leadersOf(others, lease).length === 1);
+  });
+});
