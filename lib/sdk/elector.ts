@@ -510,25 +510,35 @@ export class LeaderElector {
    * does not land (a fault, or the row moved on meanwhile), the hold outlives run(): the session
    * ends at its deadline and the term runs out on its stamps. Released unsettled, the session's
    * renewals for the process's other electors would keep alive for ever a term nobody leads (the
-   * lease's followers wait on the session). `done`: nothing more to settle (leaveKept need not
-   * look); `read`: the row it read, where the hold was dropped for no term of its own on that session.
+   * lease's followers wait on the session). A release refused is a lost race, not a fault: the row
+   * moved on between the read and the write (another's take or end, a move of its fencing token, or
+   * the AWS SDK's second send refused by the first, which landed with its answer lost), so the lease
+   * is read and the doubt decided again, up to DEPART_TRIES reads. `done`: nothing more to settle
+   * (leaveKept need not look); `read`: the row it read, where the hold was dropped for no term of its
+   * own on that session.
    */
   private async leaveDoubt(): Promise<{ readonly done: boolean; readonly read?: LeaseRead }> {
     const { x, options: o } = this;
     const d = x.takeInDoubt;
     if (!d) return { done: false };
-    let read: LeaseRead;
-    try {
-      read = await x.lock.get(true);
-    } catch (e) {
-      x.report(e);
-      return { done: true };
+    for (let attempt = 1; ; attempt++) {
+      let read: LeaseRead;
+      try {
+        read = await x.lock.get(true);
+      } catch (e) {
+        x.report(e);
+        return { done: true };
+      }
+      const next = leavingDoubt(read.item, d.session, o.identity, this.instance, o.releaseOnCancel ? -1 : this.known.ledToken);
+      if (next.kind === 'keep' && !(await this.keptOffSession(read.item, d.session))) return { done: true };
+      if (next.kind === 'release') {
+        const out = await this.endWith(() => x.lock.release(next.term, x.time.now()));
+        if (out === 'refused' && attempt < DEPART_TRIES) continue;
+        if (out !== 'landed') return { done: true };
+      }
+      this.settleDoubt();
+      return next.kind === 'drop' ? { done: false, read } : { done: true };
     }
-    const next = leavingDoubt(read.item, d.session, o.identity, this.instance, o.releaseOnCancel ? -1 : this.known.ledToken);
-    if (next.kind === 'keep' && !(await this.keptOffSession(read.item, d.session))) return { done: true };
-    if (next.kind === 'release' && !(await this.ended(() => x.lock.release(next.term, x.time.now())))) return { done: true };
-    this.settleDoubt();
-    return next.kind === 'drop' ? { done: false, read } : { done: true };
   }
 
   /**
@@ -689,13 +699,18 @@ export class LeaderElector {
    * term runs out.
    */
   private async ended(write: () => Promise<Lease | undefined>, heir?: string): Promise<boolean> {
+    return (await this.endWith(write, heir)) === 'landed';
+  }
+
+  /** ended(), telling a write refused (the row moved on: a lost race) from a fault (reported). */
+  private async endWith(write: () => Promise<Lease | undefined>, heir?: string): Promise<'landed' | 'refused' | 'failed'> {
     try {
       const l = await write();
       if (l) this.x.push?.wake(this.options.leaseName, l.revision, heir ?? (l.holderIdentity === undefined ? l.successorInstance : undefined));
-      return l !== undefined;
+      return l !== undefined ? 'landed' : 'refused';
     } catch (e) {
       this.x.report(e);
-      return false;
+      return 'failed';
     }
   }
 

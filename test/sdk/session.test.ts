@@ -1065,6 +1065,55 @@ describe("a session-held term whose take's answer is lost, the taker's lease req
     await sim.during(2 * L, 'one leader per lease, each lease led', () => LEASES.every((n) => leadersOf(procs, n).length === 1));
   });
 
+  it("the taker's elector of that lease stops as the throttling ends, its departure's read the last refused: the release it sends after reading the lease lands with its answer lost, the AWS SDK's second send refused by the first; read again, the lease shows no term of its, so the hold goes and its process's session lives on", async () => {
+    const keyOf = (q: { input: unknown }) => (q.input as { Key?: { name?: { S?: string } } }).Key?.name?.S;
+    /** A write to lease `lease` that ends its term (a release: holderIdentity removed). */
+    const releaseOf = (lease: string) => (r: { input: unknown; operation: string }) => {
+      const i = r.input as { Key?: { name?: { S?: string } }; ExpressionAttributeNames?: Record<string, string> };
+      return r.operation === 'UpdateItem' && isTable('-leases')(r) && i.Key?.name?.S === lease && Object.entries(i.ExpressionAttributeNames ?? {}).some(([k, v]) => v === 'holderIdentity' && /^#u\d/.test(k));
+    };
+    // the leases table throttles the taker's requests for this lease until its stopping elector,
+    // its candidacy withdrawn, has had its departure's read refused (the AWS SDK's three tries)
+    let withdrawn: (() => boolean) | undefined;
+    let refusedAfterStop = 0;
+    let releases = 0;
+    let sessionEnds: number | undefined;
+    let onSession: string | undefined;
+    const { sim, procs, lease, L, taker } = await lostTake(
+      (q) => {
+        if (keyOf(q) !== LEASES[0]) return undefined;
+        if (!withdrawn?.()) return throttled();
+        return refusedAfterStop < 3 ? (refusedAfterStop++, throttled()) : undefined;
+      },
+      async (p, sim) => {
+        await sim.until('the take reported failed', () => p.errors.some((e) => /throttl|ProvisionedThroughput/i.test(`${e.name} ${e.message}`)) || undefined, CLIENT_GO.leaseDurationMs);
+        // the first release of the lease lands with its answer lost; the AWS SDK sends it again
+        p.machine.loseAnswer = (r) => releaseOf(LEASES[0]!)(r) && releases++ === 0;
+        sessionEnds = p.session.stats.ended;
+        onSession = p.session.name;
+        const stopFrom = sim.clock.monotonic();
+        withdrawn = () => p.machine.sent.some((r) => r.at >= stopFrom && r.operation === 'DeleteItem' && isTable('-candidates')(r));
+        await p.electors.find((e) => e.elector.options.leaseName === LEASES[0])!.stop();
+        expect(refusedAfterStop).toBe(3); // its departure's read, refused
+        // the release sent after the doubt's read, and the AWS SDK's second send of it, refused by the first
+        expect(p.machine.sent.filter((r) => r.at >= stopFrom && releaseOf(LEASES[0]!)(r)).map((r) => r.ok)).toEqual([true, false]);
+        expect((await sim.leases.read(LEASES[0]!)).item?.holderIdentity).toBeUndefined(); // released
+      },
+    );
+    // the session the term was on lives on: its renewals held no more (before: it ended at its
+    // deadline, "its renewals held: a take of lease … may have landed unanswered")
+    const from = sim.clock.monotonic();
+    await sim.run(CLIENT_GO.renewDeadlineMs + 2 * CLIENT_GO.retryPeriodMs);
+    const ended = taker.session.stats.ended - sessionEnds!;
+    const other = LEASES[1]!;
+    console.log(`the taker's session: ${ended} ended after its elector's stop (${taker.session.name === onSession ? 'the same' : 'another'} session now); the taker ${leadersOf([taker], other).length ? 'leads' : 'follows'} ${other}: ${leaseWrites(taker.machine, from)} lease writes of it since`);
+    expect(ended).toBe(0);
+    expect(taker.session.name).toBe(onSession);
+    expect(taker.errors.some((e) => /Session .* ended/.test(e.message))).toBe(false);
+    expect(leadersOf(procs, lease).length).toBe(1);
+    await sim.during(2 * L, 'one leader per lease, each lease led', () => LEASES.every((n) => leadersOf(procs, n).length === 1));
+  });
+
   it("an electee's confirmation, naming its session, lands with its answer lost, its lease requests failing: it holds its session's renewals too, and another leads within a lease duration, a renew deadline and two retry periods, one leader per lease throughout", async () => {
     const { sim, procs, lease, L } = await settledHolder();
     // a better candidate joins, its session live: the holder is preempted and hands the lease to it,
