@@ -72,8 +72,12 @@ export function endpointKey(endpoint: string): string {
   return `${u.protocol}//${host}${u.pathname.replace(/\/+$/, '')}`;
 }
 
-/** The part of a stream ARN that names its table (`arn:…:table/NAME/stream/`): a newer stream of the same table replaces the older's checkpoints. */
+/** The part of a stream ARN that names its table (`arn:…:table/NAME/`): a newer stream of the same table replaces the older's checkpoints. */
 const tableOf = (streamArn: string) => streamArn.slice(0, streamArn.lastIndexOf('/stream/') + 1);
+/** A stream ARN's label, the time its stream was made (`…/stream/2026-12-01T00:00:00.000`, fixed width): a later label, a newer stream of the table. */
+const labelOf = (streamArn: string) => streamArn.slice(streamArn.lastIndexOf('/stream/') + '/stream/'.length);
+/** `other` is an older stream of `streamArn`'s table than `streamArn`. */
+const olderStreamOf = (other: string, streamArn: string) => other !== streamArn && tableOf(other) === tableOf(streamArn) && labelOf(other) < labelOf(streamArn);
 
 /**
  * `f` with each entry under its endpoint's key (endpointKey), one entry per endpoint and stream: a
@@ -272,10 +276,12 @@ export function loadCheckpoints(file: string, endpoint: string, warn: (message: 
     get: (streamArn, shardId) => entryIn(state, streamArn)?.shards[shardId],
     set: (streamArn, shardId, sequenceNumber) =>
       write((f) => {
+        // the table's older streams (deleted and created again) will not be read again: a start reads its
+        // newest. Never a newer one: a process still reading an older stream (draining it before it follows
+        // the newer, as another process sharing the folder reads the newer) would drop the newer's checkpoints
+        f.streams = f.streams.filter((s) => !(s.endpoint === key && olderStreamOf(s.streamArn, streamArn)));
         let e = entryIn(f, streamArn);
         if (!e) {
-          // the table's older stream (deleted and created again) will not be read again
-          f.streams = f.streams.filter((s) => !(s.endpoint === key && tableOf(s.streamArn) === tableOf(streamArn)));
           e = { endpoint: key, streamArn, shards: {} };
           f.streams.push(e);
         }

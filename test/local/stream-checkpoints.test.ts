@@ -127,6 +127,23 @@ describe('the stream checkpoints file', () => {
     expect(w.told).toEqual([]);
   });
 
+  it('a process still reading a table’s older stream beside one reading its newer stream (the table deleted and created again): the older stream’s write keeps the newer’s entry', async () => {
+    const file = join(folder(), CHECKPOINTS_FILE);
+    const w = warnings();
+    // A still reads ARN, the table's older stream (its readers drain it before following); B, started since, reads NEWER
+    const a = loadCheckpoints(file, 'http://127.0.0.1:8000', w.warn);
+    const b = loadCheckpoints(file, 'http://127.0.0.1:8000', w.warn);
+    await a.set(ARN, 'shard-1', '000000000000000000005');
+    await b.set(NEWER, 'shard-9', '000000000000000000003'); // the newer stream replaces the older's entry
+    await a.set(ARN, 'shard-1', '000000000000000000006');
+    // before the fix: A's write dropped NEWER's entry (undefined), so NEWER's shard was read from TRIM_HORIZON at B's next start
+    const again = loadCheckpoints(file, 'http://127.0.0.1:8000', w.warn);
+    expect(again.get(NEWER, 'shard-9')).toBe('000000000000000000003');
+    await b.set(NEWER, 'shard-9', '000000000000000000004');
+    expect(CheckpointsFile.parse(JSON.parse(readFileSync(file, 'utf8'))).streams).toEqual([{ endpoint: 'http://127.0.0.1:8000', streamArn: NEWER, shards: { 'shard-9': '000000000000000000004' } }]);
+    expect(w.told).toEqual([]);
+  });
+
   it('two real processes writing at once, each its own stream: every checkpoint of both is in the file, whole', async () => {
     const dir = folder();
     const file = join(dir, CHECKPOINTS_FILE);
