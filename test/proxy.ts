@@ -1,8 +1,10 @@
 /**
  * Loopback servers and proxies in front of DynamoDB Local that bring the network's faults: a server
  * that accepts and never answers, a flow that goes dead (black-holed), a connection reset as
- * DynamoDB answers (the request landed, its answer never arrives, and the AWS SDK sends it again).
+ * DynamoDB answers (the request landed, its answer never arrives, and the AWS SDK sends it again),
+ * a table still being created (AWS's CREATING).
  */
+import { createServer as createHttpServer, request, type ServerResponse } from 'node:http';
 import { createServer, connect, type Server, type Socket } from 'node:net';
 
 export interface Listening {
@@ -105,4 +107,78 @@ export async function rewritingProxy(target: string, rewrite: (chunk: string) =>
     s.on('close', () => up.destroy());
     up.on('close', () => s.destroy());
   });
+}
+
+/**
+ * A proxy in front of `target` (DynamoDB Local) under which `table` is being created, as AWS shows
+ * a table still CREATING (DynamoDB Local never does: its CreateTable answers with the table ACTIVE).
+ * `creating(n)`: the next `n` requests on the table other than DescribeTable are answered
+ * ResourceNotFoundException, as DynamoDB answers data-plane requests on a CREATING table; meanwhile
+ * DescribeTable on it says TableStatus CREATING (`describe: 'creating'`), or is refused with
+ * AccessDeniedException (`'denied'`: a worker granted no DescribeTable, as grantWorker's default).
+ * Every other request, and every one after those `n`, is passed on as it is. `notFound()` counts
+ * the requests answered so, `described()` the DescribeTable requests on the table, `inFlight()`
+ * the requests not answered yet.
+ */
+export async function creatingTableProxy(
+  target: string,
+  table: string,
+  o: { describe: 'creating' | 'denied' },
+): Promise<{ endpoint: string; creating: (n: number) => void; notFound: () => number; described: () => number; inFlight: () => number; close: () => Promise<void> }> {
+  let left = 0;
+  let inFlight = 0;
+  let notFound = 0;
+  let described = 0;
+  /** An answer as DynamoDB's: its headers (a Date, which a server clock reads), the length of the body as sent. */
+  const answer = (res: ServerResponse, status: number, body: string, headers: Record<string, string | string[] | undefined> = { date: new Date().toUTCString() }) => {
+    res.writeHead(status, { ...headers, 'content-type': 'application/x-amz-json-1.0', 'content-length': Buffer.byteLength(body) });
+    res.end(body);
+  };
+  const error = (type: string, message: string) => JSON.stringify({ __type: `com.amazonaws.dynamodb.v20120810#${type}`, message });
+  const server = createHttpServer((req, res) => {
+    inFlight++;
+    res.on('close', () => void inFlight--);
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      const operation = String(req.headers['x-amz-target'] ?? '').split('.')[1];
+      let named = false;
+      try {
+        named = (JSON.parse(body.toString('utf8')) as { TableName?: unknown }).TableName === table;
+      } catch {
+        named = false;
+      }
+      const describing = named && operation === 'DescribeTable';
+      if (describing) described++;
+      if (named && left > 0 && !describing) {
+        left--;
+        notFound++;
+        return answer(res, 400, error('ResourceNotFoundException', 'Requested resource not found'));
+      }
+      if (describing && left > 0 && o.describe === 'denied') return answer(res, 400, error('AccessDeniedException', `not authorized to perform: dynamodb:DescribeTable on resource ${table}`));
+      const to = new URL(target);
+      const up = request({ host: to.hostname, port: Number(to.port), method: req.method, path: req.url, headers: req.headers }, (r) => {
+        const back: Buffer[] = [];
+        r.on('data', (c: Buffer) => back.push(c));
+        r.on('end', () => {
+          let text = Buffer.concat(back).toString('utf8');
+          if (describing && left > 0) text = text.replace('"TableStatus":"ACTIVE"', '"TableStatus":"CREATING"');
+          const { 'content-length': _, 'x-amz-crc32': __, ...headers } = r.headers; // the body may be rewritten: its length and checksum are the new one's
+          answer(res, r.statusCode ?? 500, text, headers);
+        });
+      });
+      up.on('error', () => res.destroy());
+      up.end(body);
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  return {
+    endpoint: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
+    creating: (n) => void (left = n),
+    notFound: () => notFound,
+    described: () => described,
+    inFlight: () => inFlight,
+    close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }),
+  };
 }

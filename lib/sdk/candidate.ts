@@ -15,6 +15,7 @@ import { boundedClient, requestBoundMs } from './bounded-client.js';
 import { retryOnConflict } from '../stores/errors.js';
 import { STAMP_ERROR_MS } from './step.js';
 import { ClientSchema, ClockSchema, ClockSyncSchema, StartUp, TablesSchema, aborted, deepFreeze, fn, optionErrors, runningTableNotFound, stampClockFor, type DeepReadonly } from './options.js';
+import { tableState } from './table-state.js';
 import { instanceOnSession, processOf } from '../schemas/instance.js';
 import { SessionSchema, sessionSeam, type Session } from './session.js';
 
@@ -269,7 +270,8 @@ export class LeaseCandidate {
     this.client = requests;
     const subject = `candidate "${this.options.name}" of lease "${this.options.leaseName}"`;
     this.report = faultReporter(this.onError, subject, client, runningTableNotFound(subject, this.options.tables));
-    this.startUp = new StartUp(`candidate "${this.options.name}" of lease "${this.options.leaseName}"`, this.options.tables);
+    // a missing table is looked at (DescribeTable) before the start-up ends: one still being created is waited for
+    this.startUp = new StartUp(`candidate "${this.options.name}" of lease "${this.options.leaseName}"`, this.options.tables, { state: tableState(requests), clock: clock ?? systemClock });
     this.ready = this.startUp.ready;
   }
 
@@ -348,7 +350,7 @@ export class LeaseCandidate {
         row = await this.register();
         this.registered = true;
       } catch (e) {
-        if (this.startUp.cannotStart(e) || e instanceof DuplicateIdentityError) throw this.startUp.fail(e);
+        if (e instanceof DuplicateIdentityError || (await this.startUp.cannotStart(e))) throw this.startUp.fail(e);
         // a fault it can outlive (unreachable, denied, throttled, a malformed row): told, tried again
         this.report(e);
         await new Nap(this.clock, retryDelayMs(failures, START_RETRY_MS, this.clock.random()), signal).done;

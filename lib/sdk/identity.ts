@@ -14,6 +14,7 @@ import { base32 } from '../util/base32.js';
 import { IdentityStore, type IdentityRead } from '../stores/identity-store.js';
 import type { InvalidItem } from '../stores/item-store.js';
 import { ClientSchema, ClockSchema, ClockSyncSchema, StartUp, TablesSchema, aborted, deepFreeze, fn, optionErrors, runningTableNotFound, stampClockFor, type DeepReadonly } from './options.js';
+import { tableState } from './table-state.js';
 
 /** Bytes of sha256 kept in a name: 128 bits, as kube-apiserver keeps (26 base32 characters). */
 const HASH_BYTES = 16;
@@ -210,14 +211,16 @@ export class IdentityLeaseHeartbeat {
     // at most the default's, as a healthy DynamoDB answers in milliseconds: with an interval of hours, a
     // renewal that is never answered would otherwise hold stop() (which waits for it, then reads) for hours
     this.boundMs = requestBoundFor(data.renewIntervalMs);
-    this.store = new IdentityStore(boundedClient(client, clock ?? systemClock, this.boundMs), this.options.tables.identities);
+    const requests = boundedClient(client, clock ?? systemClock, this.boundMs);
+    this.store = new IdentityStore(requests, this.options.tables.identities);
     this.clock = stampClockFor(data.clockSync, client, clock);
     this.leaseName = identityLeaseName(this.options.component, this.options.hostname);
     this.holder = `${this.leaseName}_${newId()}`;
     this.onLost = onLost ?? ((l) => process.emitWarning(`identity lease ${this.leaseName}: ${l.reason === 'gone' ? 'the row was gone and was created again' : `taken by ${l.by}, a newer start-up; this one stopped`}`, { code: 'CONCLAVE_IDENTITY_LOST' }));
     // each fault named (DynamoDBUnreachableError, DynamoDBRefusedError), as an elector's are
     this.onError = faultReporter(errorSink(onError, `identity lease ${this.leaseName}`, clock ?? systemClock), `identity lease ${this.leaseName}`, client, runningTableNotFound(`identity lease ${this.leaseName}`, this.options.tables));
-    this.startUp = new StartUp(`identity lease ${this.leaseName}`, this.options.tables);
+    // a missing table is looked at (DescribeTable) before the start-up ends: one still being created is waited for
+    this.startUp = new StartUp(`identity lease ${this.leaseName}`, this.options.tables, { state: tableState(requests), clock: clock ?? systemClock });
     this.ready = this.startUp.ready;
   }
 
@@ -274,7 +277,7 @@ export class IdentityLeaseHeartbeat {
       } catch (e) {
         // only what can never succeed ends run() (a table that does not exist); a fault it can
         // outlive (unreachable, denied, throttled) is reported and tried again with backoff
-        if (this.startUp.cannotStart(e)) {
+        if (await this.startUp.cannotStart(e)) {
           this.status = 'stopped';
           throw this.startUp.fail(e);
         }

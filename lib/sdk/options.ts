@@ -164,11 +164,15 @@ export class StartUp<T> {
   private resolve!: (value: T) => void;
   private reject!: (error: unknown) => void;
   private claimed = false;
+  /** Monotonic time of the first missing table met while starting, none being created since: where TABLE_WAIT_MS runs from. */
+  private missingSince: number | undefined;
 
   constructor(
     private readonly who: string,
     /** The tables the object uses: a missing one is reported as a TableNotFoundError naming them. */
     private readonly tables?: TableNames,
+    /** How a missing table is looked at (tableState: DescribeTable, through the object's bounded client) and the wait timed; without it, a missing table ends the start-up at once. */
+    private readonly look?: { state: (table: string) => Promise<TableState>; clock: Pick<Clock, 'monotonic'> },
   ) {
     this.ready = new Promise<T>((resolve, reject) => {
       this.resolve = resolve;
@@ -207,11 +211,41 @@ export class StartUp<T> {
    * name does not exist (a `tables` option that names another deployment). run() rejects with it
    * (fail()); every other fault (an unreachable endpoint, a denied or throttled request, a
    * malformed row) is reported to onError and tried again with backoff.
+   *
+   * DynamoDB answers a table still being created (CREATING: `cdk deploy` or local mode making it as
+   * the worker starts) as it answers one that is not there, so a missing table is first looked at
+   * (DescribeTable on each of the object's tables): one CREATING is waited for (tried again with
+   * backoff, for as long as DynamoDB says so); with none CREATING, one that DescribeTable does not
+   * find either ends the start-up at once (a `tables` option naming no table: one DescribeTable
+   * round trip later); where DescribeTable tells nothing (not granted: grantWorker grants it only
+   * with multiRegion; or it failed), the start-up tries again for TABLE_WAIT_MS from the first
+   * missing table, then ends.
    */
-  cannotStart(error: unknown): boolean {
-    return this.tables !== undefined && isTableNotFound(error);
+  async cannotStart(error: unknown): Promise<boolean> {
+    if (this.tables === undefined || !isTableNotFound(error)) return false;
+    if (!this.look) return true;
+    const { state, clock } = this.look;
+    const now = clock.monotonic();
+    this.missingSince ??= now;
+    const names = [...new Set([this.tables.leases, this.tables.candidates, this.tables.identities])];
+    const states = await Promise.all(names.map(state));
+    if (states.includes('creating')) {
+      this.missingSince = undefined; // being made: waited for, the wait counted again from the next missing table not being made
+      return false;
+    }
+    return states.includes('missing') || now - this.missingSince >= TABLE_WAIT_MS;
   }
 }
+
+/**
+ * How long a start-up goes on trying while its table is missing and DescribeTable cannot say
+ * whether it is being created (not granted, or failing): DynamoDB makes a new on-demand table
+ * ACTIVE within seconds to a minute. A table DescribeTable shows CREATING is waited for without it.
+ */
+export const TABLE_WAIT_MS = 60_000;
+
+/** How DescribeTable shows a table (lib/sdk/table-state.ts): not there, being created, there, or not known (DescribeTable refused or failed). */
+export type TableState = 'missing' | 'creating' | 'there' | 'unknown';
 
 const isTableNotFound = (e: unknown): boolean => e instanceof Error && !(e instanceof TableNotFoundError) && e.name === 'ResourceNotFoundException';
 

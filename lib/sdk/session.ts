@@ -25,6 +25,7 @@ import { renewalBoundMs } from './step.js';
 import { IdentityStore, canonicalLeft, type IdentityRead, type SessionRenewal } from '../stores/identity-store.js';
 import type { IdentityLease } from '../schemas/identity.js';
 import { ClientSchema, ClockSchema, ClockSyncSchema, StartUp, TablesSchema, deepFreeze, fn, optionErrors, runningTableNotFound, stampClockFor, type DeepReadonly } from './options.js';
+import { tableState } from './table-state.js';
 import type { StampClock } from './server-clock.js';
 
 export { SESSION_COMPONENT };
@@ -258,7 +259,8 @@ export class Session {
       leave: (lease, term, leaseDurationMs, stillHeld) => this.leave(lease, term, leaseDurationMs, stillHeld),
     });
     this.options = deepFreeze(data);
-    this.startUp = new StartUp<void>('Session', data.tables);
+    // a missing table is looked at (DescribeTable) before the start-up ends: one still being created is waited for
+    this.startUp = new StartUp<void>('Session', data.tables, { state: tableState(requests), clock: this.clock });
     this.component = data.leaseNames ? sessionComponent(data.leaseNames) : allLeasesSessionComponent(this.process);
     this.ready = this.startUp.ready;
   }
@@ -439,7 +441,7 @@ export class Session {
           // only what can never succeed ends run() (a table that does not exist); a fault it can
           // outlive (unreachable, denied, throttled) is reported and tried again with backoff, as a
           // LeaderElector's start-up is: its electors renew their leases themselves meanwhile
-          if (first && this.startUp.cannotStart(e)) throw this.startUp.fail(e);
+          if (first && (await this.startUp.cannotStart(e))) throw this.startUp.fail(e);
           this.failing = true;
           this.onError(e as Error);
           failures++;

@@ -1,0 +1,156 @@
+/**
+ * A worker started while its tables are still being made (`cdk deploy` or local mode creating them):
+ * DynamoDB answers data-plane requests on a CREATING table with ResourceNotFoundException, as for a
+ * table that is not there. A start-up looks at the tables (DescribeTable) before it gives up: one
+ * CREATING is waited for, a `tables` option naming no table still rejects at once, and where
+ * DescribeTable is not granted the start-up goes on trying for TABLE_WAIT_MS, then rejects. DynamoDB
+ * Local never shows CREATING, so a loopback proxy in front of it answers as AWS does
+ * (test/proxy.ts, creatingTableProxy). Time is the test's: each wait asked for moves it at once.
+ */
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { sleepOn, type Clock } from '../../lib/clock.js';
+import { localClient } from '../../lib/local/dynamodb-local.js';
+import { IdentityLeaseHeartbeat, LeaderElector, LeaseCandidate, Session, TableNotFoundError } from '../../lib/sdk/index.js';
+import { TABLE_WAIT_MS } from '../../lib/sdk/options.js';
+import { creatingTableProxy } from '../proxy.js';
+import { testTables, type TestTables } from '../support.js';
+
+let t: TestTables;
+beforeAll(async () => void (t = await testTables('creating')));
+afterAll(async () => t.drop());
+
+/**
+ * A clock the test moves: its timers fire in the order they are due, the next one only once no
+ * request is in flight at the proxy and the process has turned its event loop IDLE_TURNS times
+ * since (the SDK is waiting on a timer, not on DynamoDB). `waited()` is the time gone by on it.
+ */
+const IDLE_TURNS = 20;
+function drivenClock(busy: () => boolean) {
+  const start = 1_800_000_000_000;
+  let at = start;
+  let seq = 0;
+  const timers: { at: number; seq: number; fn: () => void; live: boolean }[] = [];
+  const clock: Clock = {
+    now: () => Math.floor(at),
+    monotonic: () => at,
+    setTimer(ms, fn) {
+      const x = { at: at + Math.max(0, ms), seq: seq++, fn, live: true };
+      timers.push(x);
+      return { cancel: () => void (x.live = false) };
+    },
+    sleep: (ms, signal) => sleepOn(clock, ms, signal),
+    random: () => 0.5,
+  };
+  /** Moves the clock, a timer at a time, until `done()`. */
+  const drive = async (done: () => boolean) => {
+    for (let idle = 0, turns = 0; !done(); turns++) {
+      if (turns > 1_000_000) throw new Error('the clock was driven a million turns without the start-up settling');
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      if (busy()) idle = 0;
+      else if (++idle >= IDLE_TURNS) {
+        idle = 0;
+        const next = timers.filter((x) => x.live).sort((a, b) => a.at - b.at || a.seq - b.seq)[0];
+        if (!next) continue;
+        next.live = false;
+        at = Math.max(at, next.at);
+        next.fn();
+      }
+    }
+  };
+  return { clock, drive, waited: () => at - start };
+}
+
+const candidacy = { emulationVersion: '1.0.0', binaryVersion: '1.0.0' };
+/** Stamped with the test's clock, not DynamoDB's (its Date headers are the machine's, which the test's clock is not). */
+const clockSync = 'none' as const;
+type Role = 'candidates' | 'identities';
+const objects: [string, Role, (client: ReturnType<typeof localClient>, tables: string | TestTables['names'], clock: Clock, onError: (e: Error) => void) => { run(s: AbortSignal): Promise<void>; ready: Promise<unknown> }][] = [
+  // coordinated: its candidacy's start-up
+  ['LeaderElector', 'candidates', (client, tables, clock, onError) => new LeaderElector({ client, tables, clock, clockSync, onError, leaseName: 'job', identity: 'w1', candidacy, platform: 'none', callbacks: { onStartedLeading: () => undefined } })],
+  ['LeaseCandidate', 'candidates', (client, tables, clock, onError) => new LeaseCandidate({ client, tables, clock, clockSync, onError, leaseName: 'job', name: 'w1', ...candidacy })],
+  ['IdentityLeaseHeartbeat', 'identities', (client, tables, clock, onError) => new IdentityLeaseHeartbeat({ client, tables, clock, clockSync, onError, component: 'scheduler' })],
+  ['Session', 'identities', (client, tables, clock, onError) => new Session({ client, tables, clock, clockSync, onError })],
+];
+
+/** Runs `o` until `ready` settles, the clock driven meanwhile; how it settled, and the time it took on the clock. */
+async function start(o: { run(s: AbortSignal): Promise<void>; ready: Promise<unknown> }, c: ReturnType<typeof drivenClock>) {
+  const stop = new AbortController();
+  let ran = false;
+  const running = o.run(stop.signal).catch(() => undefined).finally(() => void (ran = true));
+  let settled: { ok: boolean; error: unknown } | undefined;
+  void o.ready.then(
+    () => void (settled = { ok: true, error: undefined }),
+    (error: unknown) => void (settled = { ok: false, error }),
+  );
+  await c.drive(() => settled !== undefined);
+  const tookMs = c.waited();
+  stop.abort();
+  await c.drive(() => ran);
+  await running;
+  return { ...settled!, tookMs };
+}
+
+describe('a start-up whose table is still being created (CREATING)', () => {
+  it.each(objects)('%s: waits while DescribeTable says CREATING, each try told to onError as a TableNotFoundError naming the tables; starts once the table answers', async (_, role, make) => {
+    const proxy = await creatingTableProxy(inject('ddbEndpoint'), t.names[role], { describe: 'creating' });
+    const client = localClient(proxy.endpoint);
+    try {
+      const c = drivenClock(() => proxy.inFlight() > 0);
+      const errors: Error[] = [];
+      proxy.creating(6);
+      const r = await start(make(client, t.names, c.clock, (e) => void errors.push(e)), c);
+      // before: rejected at the first ResourceNotFoundException with a TableNotFoundError
+      expect(r.error).toBeUndefined();
+      expect(r.ok).toBe(true);
+      expect(proxy.notFound()).toBe(6);
+      expect(proxy.described()).toBeGreaterThanOrEqual(6); // looked at after each
+      expect(errors).toHaveLength(6);
+      for (const e of errors) {
+        expect(e).toBeInstanceOf(TableNotFoundError);
+        expect((e as TableNotFoundError).retrying).toBe(true);
+        expect(e.message).toContain(t.names[role]);
+      }
+    } finally {
+      client.destroy();
+      await proxy.close();
+    }
+  });
+
+  it.each(objects)('%s: DescribeTable not granted: tries again for TABLE_WAIT_MS from the first missing table, told to onError, then rejects with a TableNotFoundError', async (_, role, make) => {
+    const proxy = await creatingTableProxy(inject('ddbEndpoint'), t.names[role], { describe: 'denied' });
+    const client = localClient(proxy.endpoint);
+    try {
+      const c = drivenClock(() => proxy.inFlight() > 0);
+      const errors: Error[] = [];
+      proxy.creating(1_000);
+      const r = await start(make(client, t.names, c.clock, (e) => void errors.push(e)), c);
+      expect(r.ok).toBe(false);
+      expect(r.error).toBeInstanceOf(TableNotFoundError);
+      expect((r.error as TableNotFoundError).retrying).toBe(false);
+      expect(r.tookMs).toBeGreaterThanOrEqual(TABLE_WAIT_MS);
+      expect(r.tookMs).toBeLessThan(TABLE_WAIT_MS + 10_000); // within a retry's backoff after the window
+      expect(errors.length).toBeGreaterThanOrEqual(3);
+      expect(errors.every((e) => e instanceof TableNotFoundError && e.retrying)).toBe(true);
+    } finally {
+      client.destroy();
+      await proxy.close();
+    }
+  });
+
+  it.each(objects)('%s: a `tables` option naming no table (DescribeTable finds none either) still rejects at once, with no wait', async (_, _role, make) => {
+    // the proxy only to see when a request is in flight: it passes everything on
+    const proxy = await creatingTableProxy(inject('ddbEndpoint'), 'none', { describe: 'creating' });
+    const client = localClient(proxy.endpoint);
+    try {
+      const c = drivenClock(() => proxy.inFlight() > 0);
+      const errors: Error[] = [];
+      const r = await start(make(client, 'no-such-deployment', c.clock, (e) => void errors.push(e)), c);
+      expect(r.error).toBeInstanceOf(TableNotFoundError);
+      expect(r.tookMs).toBe(0);
+      expect(errors).toEqual([]);
+    } finally {
+      client.destroy();
+      await proxy.close();
+    }
+  });
+});
